@@ -1,0 +1,75 @@
+#pragma once
+// The configuration file of SPEC section 4, as plain data. Parsing, validation
+// and atomic saving live in config_loader.
+
+#include <QMap>
+#include <QString>
+#include <QStringList>
+#include <optional>
+
+namespace sw::config {
+
+struct ProviderConfig {
+    QString id;
+    QString api;            // anthropic-messages | openai-completions | openai-responses | google-generative-ai
+    QString baseUrl;
+    QStringList credentials; // references: keychain:NAME, env:VAR, passthrough
+    QString region;
+    int maxRetries = 2;
+    int retriesBeforeFailover = 0;
+    bool demo = false;       // a simulated provider of --demo (baseUrl is filled in at start)
+};
+
+struct ModelConfig {
+    QString provider;
+    QString id;              // the upstream's model id (after "provider/")
+    QString kind = QStringLiteral("chat"); // chat | embedding
+    QStringList input{QStringLiteral("text")}; // text, image
+    bool reasoning = false;
+    double costInput = 0;    // per million tokens
+    double costOutput = 0;
+    QString tier;
+    QString key() const { return provider + QLatin1Char('/') + id; }
+};
+
+struct RouteConfig {
+    QString name;
+    QStringList candidates;  // "provider/id", in order
+    QStringList aliases;     // glob patterns
+    std::optional<double> maxFallbackCostMultiplier;
+};
+
+struct TenantConfig {
+    QString name;
+    QStringList keyHashes;   // "sha256:<hex>"
+    QStringList providers;   // empty = all
+    QStringList regions;     // empty = all
+    bool admin = false;
+};
+
+struct FailoverConfig {
+    bool enabled = true;
+    int deadlineMs = 120000;
+    int maxRetryDelayMs = 10000;
+    int keepaliveMs = 15000;
+};
+
+struct LimitsConfig {
+    qint64 maxBodyBytes = 32LL * 1024 * 1024;
+    int maxHeaderBytes = 64 * 1024;
+    int headerTimeoutMs = 10000;
+    int idleTimeoutMs = 120000;
+    int maxConnections = 2048;
+};
+
+struct Config {
+    QString listen = QStringLiteral("127.0.0.1:4141");
+    QMap<QString, ProviderConfig> providers; // by id
+    QMap<QString, ModelConfig> models;       // by "provider/id"
+    QMap<QString, RouteConfig> routes;       // by name
+    QMap<QString, TenantConfig> tenants;     // by name
+    FailoverConfig failover;
+    LimitsConfig limits;
+};
+
+} // namespace sw::config

@@ -1,0 +1,128 @@
+#pragma once
+// The canonical chat model every inbound format decodes into and every upstream
+// stream decodes into. Shaped after pi-ai's Context / AssistantMessageEvent.
+
+#include <QByteArray>
+#include <QJsonObject>
+#include <QList>
+#include <QString>
+#include <optional>
+
+namespace sw::model {
+
+enum class BlockType { Text, Thinking, Image, ToolCall };
+
+struct ContentBlock {
+    BlockType type = BlockType::Text;
+    QString text;              // Text and Thinking
+    QString signature;         // Thinking: provider signature (Anthropic), kept only within one API
+    bool redacted = false;     // Thinking: Anthropic redacted_thinking (data in `signature`)
+    QString mimeType;          // Image
+    QByteArray data;           // Image: base64 payload (not decoded)
+    QString url;               // Image given by URL (http(s) or file id) instead of data
+    QString toolCallId;        // ToolCall
+    QString toolName;          // ToolCall
+    QJsonObject arguments;     // ToolCall: parsed arguments
+    QString argumentsJson;     // ToolCall: raw argument text as streamed (may be partial while streaming)
+
+    static ContentBlock makeText(const QString &t) { ContentBlock b; b.text = t; return b; }
+};
+
+enum class Role { User, Assistant, ToolResult };
+
+struct Message {
+    Role role = Role::User;
+    QList<ContentBlock> content; // User: Text/Image; Assistant: any; ToolResult: Text/Image
+    QString toolCallId;          // ToolResult
+    QString toolName;            // ToolResult
+    bool isError = false;        // ToolResult
+    QString api;                 // Assistant: the upstream API that produced it ("" = unknown)
+};
+
+struct Tool {
+    QString name;
+    QString description;
+    QJsonObject parameters; // JSON schema
+};
+
+struct Context {
+    QString systemPrompt;
+    QList<Message> messages;
+    QList<Tool> tools;
+};
+
+struct Options {
+    std::optional<int> maxTokens;
+    std::optional<double> temperature;
+    std::optional<double> topP;
+    QStringList stop;
+    QString reasoning;                 // "", minimal, low, medium, high, xhigh
+    std::optional<int> thinkingBudget; // tokens, when the client gave one
+    QString toolChoice;                // "", auto, none, required, or a tool name
+};
+
+struct Usage {
+    qint64 input = 0;
+    qint64 output = 0;
+    qint64 cacheRead = 0;
+    qint64 cacheWrite = 0;
+    qint64 totalTokens() const { return input + output + cacheRead + cacheWrite; }
+    bool isZero() const { return totalTokens() == 0; }
+};
+
+enum class StopReason { Stop, Length, ToolUse, Error, Aborted };
+
+struct AssistantMessage {
+    QList<ContentBlock> content;
+    Usage usage;
+    StopReason stopReason = StopReason::Stop;
+    QString errorMessage;
+    std::optional<int> errorStatus; // HTTP-like status for an in-band error, when known
+    QString api;
+    QString provider;
+    QString model;
+    QString responseId;
+};
+
+enum class EventType {
+    Start,
+    TextStart, TextDelta, TextEnd,
+    ThinkingStart, ThinkingDelta, ThinkingEnd,
+    ToolCallStart, ToolCallDelta, ToolCallEnd,
+    Image,
+    Done,
+    Error,
+};
+
+// One event of an assistant message stream. `contentIndex` names the block in
+// the message being built. *_End and Image carry the complete block.
+struct StreamEvent {
+    EventType type = EventType::Start;
+    int contentIndex = -1;
+    QString delta;               // *_Delta
+    ContentBlock block;          // *_Start (ToolCall: id + name), *_End, Image
+    StopReason reason = StopReason::Stop; // Done: stop/length/toolUse; Error: error/aborted
+    QString errorMessage;        // Error
+    std::optional<int> errorStatus; // Error
+    QString errorType;           // Error: provider's error type when it gave one (e.g. overloaded_error)
+    Usage usage;                 // Done (and Error when known): usage so far
+
+    // record: Commit point. start, empty block starts and toolcall_start never commit.
+    bool isMeaningful() const
+    {
+        switch (type) {
+        case EventType::TextDelta:
+        case EventType::ThinkingDelta:
+        case EventType::ToolCallDelta:
+            return !delta.isEmpty();
+        case EventType::Image:
+            return true;
+        default:
+            return false;
+        }
+    }
+};
+
+QString stopReasonName(StopReason r); // pi names: stop, length, toolUse, error, aborted
+
+} // namespace sw::model

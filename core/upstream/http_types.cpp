@@ -1,0 +1,28 @@
+#include "upstream/http_types.h"
+
+namespace sw::upstream {
+
+QByteArray headerValue(const HeaderList &headers, QByteArrayView name)
+{
+    for (const auto &h : headers)
+        if (h.first.compare(name, Qt::CaseInsensitive) == 0)
+            return h.second;
+    return {};
+}
+
+const char *transportErrorName(TransportError e)
+{
+    switch (e) {
+    case TransportError::None: return "none";
+    case TransportError::Refused: return "connection refused";
+    case TransportError::HostNotFound: return "host not found";
+    case TransportError::Tls: return "tls handshake failed";
+    case TransportError::Reset: return "connection reset";
+    case TransportError::Timeout: return "timeout";
+    case TransportError::Aborted: return "aborted";
+    case TransportError::Other: return "network error";
+    }
+    return "network error";
+}
+
+} // namespace sw::upstream

@@ -1,0 +1,53 @@
+#pragma once
+// One adapter per upstream API: builds the HTTP request for a candidate and
+// decodes that API's stream into canonical events.
+
+#include "formats/inbound_codec.h"
+#include "upstream/http_types.h"
+#include "upstream/sse_reader.h"
+
+#include <memory>
+
+namespace sw::upstream {
+
+struct Target {
+    QString provider;
+    QString modelId;   // the upstream's model id
+    QString api;       // anthropic-messages, openai-completions, openai-responses, google-generative-ai
+    QString baseUrl;
+    QByteArray credential; // secret; empty means none (never logged)
+    bool passthroughAuth = false; // credential came from the caller's own header
+};
+
+class StreamDecoder {
+public:
+    virtual ~StreamDecoder() = default;
+    // One SSE event of the upstream stream in, zero or more canonical events out.
+    virtual QList<model::StreamEvent> feed(const SseEvent &event) = 0;
+    // End of body. Emits Done if the stream finished cleanly and Done was not yet
+    // emitted, or an Error ("stream ended before completion") otherwise.
+    virtual QList<model::StreamEvent> finish() = 0;
+};
+
+struct UpstreamErrorInfo {
+    QString message;   // provider's message text, or the body when unparseable
+    QString errorType; // provider's error type/code when given
+};
+
+class UpstreamAdapter {
+public:
+    virtual ~UpstreamAdapter() = default;
+    virtual QString api() const = 0;
+    // Always a streaming request. When `inbound` is this same API, the client's
+    // raw body is forwarded with only `model` replaced (and `stream` forced on),
+    // and `forwardHeaders` (anthropic-beta, anthropic-version, OpenAI-Beta) are kept.
+    virtual HttpRequest buildRequest(const formats::ParsedRequest &request, formats::InboundFormat inbound,
+                                     const Target &target, const HeaderList &forwardHeaders) const = 0;
+    virtual std::unique_ptr<StreamDecoder> makeDecoder(const Target &target) const = 0;
+    virtual UpstreamErrorInfo parseError(int status, const QByteArray &body) const = 0;
+};
+
+// Registry; nullptr for an unknown api name.
+const UpstreamAdapter *adapterFor(const QString &api);
+
+} // namespace sw::upstream

@@ -1,0 +1,23 @@
+#pragma once
+// Time seam: marks, budgets, deadlines and keepalives read time and schedule
+// through a Clock so unit tests drive them with a fake one, never with sleeps.
+
+#include <QtGlobal>
+#include <functional>
+
+namespace sw::util {
+
+class Clock {
+public:
+    using TimerId = quint64;
+    virtual ~Clock() = default;
+    virtual qint64 nowMs() const = 0; // monotonic milliseconds
+    // Calls `callback` once after `delayMs` on the calling thread's event loop.
+    virtual TimerId schedule(qint64 delayMs, std::function<void()> callback) = 0;
+    virtual void cancel(TimerId id) = 0; // no-op for a fired or unknown id
+};
+
+// Real time, QTimer-based. One per thread that schedules.
+Clock &systemClock();
+
+} // namespace sw::util
