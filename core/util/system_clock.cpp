@@ -4,6 +4,9 @@
 #include <QHash>
 #include <QTimer>
 
+#include <algorithm>
+#include <limits>
+
 namespace sw::util {
 namespace {
 
@@ -26,7 +29,7 @@ public:
             cb();
         });
         m_timers.insert(id, timer);
-        timer->start(int(qBound<qint64>(0, delayMs, std::numeric_limits<int>::max())));
+        timer->start(int(std::clamp<qint64>(delayMs, 0, std::numeric_limits<int>::max())));
         return id;
     }
 

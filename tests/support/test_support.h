@@ -1,0 +1,2 @@
+#pragma once
+// Shared helpers for tests (fakes, fake clock, waiting on signals).
