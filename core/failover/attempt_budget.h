@@ -1,0 +1,33 @@
+#pragma once
+// record: Bounds > Attempt budget. Armed just before the upstream call when a
+// follower exists; lifted by the first meaningful event; disarmed by done,
+// error or settle. Only a timer that fired before all of those counts.
+
+#include "model/chat.h"
+#include "util/clock.h"
+
+#include <functional>
+
+namespace sw::failover {
+
+class AttemptBudget {
+public:
+    // endsAtMs in clock time; nullopt = no budget (never fires). onExpire aborts the attempt.
+    AttemptBudget(util::Clock &clock, std::optional<qint64> endsAtMs, std::function<void()> onExpire);
+    ~AttemptBudget();
+    Q_DISABLE_COPY_MOVE(AttemptBudget)
+
+    void observe(const model::StreamEvent &event);
+    void settle();
+    bool timedOut() const { return m_timedOut; }
+    bool armed() const { return m_timer != 0; }
+
+private:
+    void disarm();
+    util::Clock &m_clock;
+    std::function<void()> m_onExpire;
+    util::Clock::TimerId m_timer = 0;
+    bool m_timedOut = false;
+};
+
+} // namespace sw::failover

@@ -1,0 +1,183 @@
+#include "failover/failure_classifier.h"
+
+#include <QDateTime>
+#include <QLocale>
+#include <QRegularExpression>
+
+#include <algorithm>
+
+namespace sw::failover {
+
+QString failureKindName(FailureKind k)
+{
+    switch (k) {
+    case FailureKind::Transport: return QStringLiteral("transport");
+    case FailureKind::ServerError: return QStringLiteral("server_error");
+    case FailureKind::RateLimited: return QStringLiteral("rate_limited");
+    case FailureKind::CredentialExhausted: return QStringLiteral("credential_exhausted");
+    case FailureKind::NotServed: return QStringLiteral("not_served");
+    case FailureKind::SetupError: return QStringLiteral("setup_error");
+    }
+    return QStringLiteral("server_error");
+}
+
+std::optional<FailureKind> failureKindFromName(const QString &name)
+{
+    for (auto k : {FailureKind::Transport, FailureKind::ServerError, FailureKind::RateLimited,
+                   FailureKind::CredentialExhausted, FailureKind::NotServed, FailureKind::SetupError})
+        if (failureKindName(k) == name)
+            return k;
+    return std::nullopt;
+}
+
+namespace {
+
+bool matches(const QString &text, const char *pattern)
+{
+    const QRegularExpression re(QString::fromLatin1(pattern), QRegularExpression::CaseInsensitiveOption);
+    return re.match(text).hasMatch();
+}
+
+} // namespace
+
+RateLimitReason FailureClassifier::parseRateLimitReason(const QString &text)
+{
+    // Substring matches, as the record's parseRateLimitReason: the retryable gate
+    // in classify() keeps "500 inside 205000" from mattering.
+    if (matches(text, "concurren"))
+        return RateLimitReason::ConcurrentLimit;
+    if (matches(text, "rate.?limit|too many requests|429"))
+        return RateLimitReason::RateLimitExceeded;
+    if (matches(text, "capacity|overloaded|529"))
+        return RateLimitReason::ModelCapacityExhausted;
+    if (matches(text, "500|502|503|504|server.?error|internal.?error|service.?unavailable|bad gateway|api_error"))
+        return RateLimitReason::ServerError;
+    return RateLimitReason::Unknown;
+}
+
+bool FailureClassifier::isRetryable(const QString &text)
+{
+    return matches(text, "overloaded|rate.?limit|too many requests|concurren|capacity|\\b(429|500|502|503|504|529)\\b"
+                         "|service.?unavailable|server.?error|internal.?error|bad gateway|api_error"
+                         "|fetch failed|connection|refused|reset|socket|network|host not found|dns|tls|ssl|handshake"
+                         "|timed? ?out|econn|epipe|terminated|other side closed|stream ended");
+}
+
+bool FailureClassifier::isUsageLimit(std::optional<int> status, const QString &text)
+{
+    if (matches(text, "usage.?limit|insufficient.?quota|quota.?exceeded|exceeded your current quota|credit balance"
+                      "|spend(ing)?.?(cap|limit)|billing|out of credits"))
+        return true;
+    // An opaque 429 (no rate-limit or concurrency wording) reads as a usage limit (record F1).
+    return status == 429 && parseRateLimitReason(text) == RateLimitReason::Unknown;
+}
+
+bool FailureClassifier::isConcurrencyCap(const QString &text)
+{
+    return matches(text, "concurren");
+}
+
+std::optional<UpstreamFailure> FailureClassifier::classify(const FailureInput &in)
+{
+    const QString text = in.classificationMessage.isEmpty() ? in.message : in.classificationMessage;
+    auto make = [&](FailureKind k) {
+        UpstreamFailure f;
+        f.kind = k;
+        f.status = in.status;
+        f.message = in.message.isEmpty() ? text : in.message;
+        // Headers win for a thrown error; otherwise only the text can carry a hint.
+        f.retryAfterMs = in.retryAfterMs ? in.retryAfterMs : retryHintFromText(text);
+        return std::optional<UpstreamFailure>(f);
+    };
+
+    if (in.usageLimit || isUsageLimit(in.status, text))
+        return make(FailureKind::CredentialExhausted);
+    if (in.status) {
+        const int s = *in.status;
+        if (s == 401 || (s == 403 && !isConcurrencyCap(text)))
+            return make(FailureKind::CredentialExhausted);
+        if (s == 403 || s == 429)
+            return make(FailureKind::RateLimited);
+        if (s == 404)
+            return make(FailureKind::NotServed);
+        if (s < 500 && s != 408)
+            return std::nullopt;
+        return make(FailureKind::ServerError);
+    }
+    if (!isRetryable(text))
+        return std::nullopt;
+    switch (parseRateLimitReason(text)) {
+    case RateLimitReason::RateLimitExceeded:
+    case RateLimitReason::ConcurrentLimit:
+        return make(FailureKind::RateLimited);
+    case RateLimitReason::ModelCapacityExhausted:
+    case RateLimitReason::ServerError:
+        return make(FailureKind::ServerError);
+    case RateLimitReason::Unknown:
+        break;
+    }
+    return make(FailureKind::Transport);
+}
+
+std::optional<qint64> FailureClassifier::retryAfterFromHeaders(const upstream::HeaderList &headers, qint64 nowEpochMs)
+{
+    std::optional<qint64> best;
+    auto take = [&](qint64 ms) {
+        if (ms >= 0)
+            best = std::max(best.value_or(0), ms);
+    };
+    auto resetValue = [&](double v) -> qint64 {
+        if (v > 1e12)
+            return qint64(v) - nowEpochMs;
+        if (v > 1e9)
+            return qint64(v * 1000) - nowEpochMs;
+        return qint64(v * 1000);
+    };
+    bool ok = false;
+    if (auto v = upstream::headerValue(headers, "retry-after-ms"); !v.isEmpty()) {
+        const double ms = v.trimmed().toDouble(&ok);
+        if (ok)
+            take(qint64(ms));
+    }
+    if (auto v = upstream::headerValue(headers, "retry-after"); !v.isEmpty()) {
+        const double secs = v.trimmed().toDouble(&ok);
+        if (ok) {
+            take(qint64(secs * 1000));
+        } else {
+            const QDateTime when = QDateTime::fromString(QString::fromLatin1(v.trimmed()), Qt::RFC2822Date);
+            if (when.isValid())
+                take(when.toMSecsSinceEpoch() - nowEpochMs);
+        }
+    }
+    if (auto v = upstream::headerValue(headers, "x-ratelimit-reset-ms"); !v.isEmpty()) {
+        const double ms = v.trimmed().toDouble(&ok);
+        if (ok)
+            take(qint64(ms));
+    }
+    if (auto v = upstream::headerValue(headers, "x-ratelimit-reset"); !v.isEmpty()) {
+        const double raw = v.trimmed().toDouble(&ok);
+        if (ok)
+            take(resetValue(raw));
+    }
+    return best;
+}
+
+std::optional<qint64> FailureClassifier::retryHintFromText(const QString &text)
+{
+    static const QRegularExpression re(
+        QStringLiteral("(?:try again|retry|retry after|reset|resets|available)\\s+(?:in|after)\\s+(\\d+(?:\\.\\d+)?)\\s*"
+                       "(ms|milliseconds?|s|secs?|seconds?|m|mins?|minutes?)\\b"),
+        QRegularExpression::CaseInsensitiveOption);
+    const auto m = re.match(text);
+    if (!m.hasMatch())
+        return std::nullopt;
+    const double v = m.captured(1).toDouble();
+    const QString unit = m.captured(2).toLower();
+    if (unit.startsWith(QLatin1String("ms")) || unit.startsWith(QLatin1String("milli")))
+        return qint64(v);
+    if (unit.startsWith(QLatin1Char('m')))
+        return qint64(v * 60000);
+    return qint64(v * 1000);
+}
+
+} // namespace sw::failover

@@ -1,0 +1,40 @@
+#pragma once
+// classifyUpstreamFailure of the record (Which failures fail over): the table,
+// applied in order, to a failure that is not an abort.
+
+#include "failover/upstream_failure.h"
+#include "upstream/http_types.h"
+
+namespace sw::failover {
+
+// parseRateLimitReason: a substring reading of an error text.
+enum class RateLimitReason { Unknown, RateLimitExceeded, ConcurrentLimit, ModelCapacityExhausted, ServerError };
+
+struct FailureInput {
+    std::optional<int> status;   // HTTP status when the upstream answered with one
+    QString message;             // errorMessage
+    QString classificationMessage; // errorClassificationMessage; preferred when set
+    bool usageLimit = false;     // the adapter already knows it is a usage limit
+    std::optional<qint64> retryAfterMs; // from headers (thrown error) — see retryAfterFromHeaders
+};
+
+class FailureClassifier {
+public:
+    // nullopt means stop: the failure goes to the client, no failover.
+    static std::optional<UpstreamFailure> classify(const FailureInput &input);
+
+    static RateLimitReason parseRateLimitReason(const QString &text);
+    // isProviderRetryableError: numbers match only as whole words, so "205000" is not a 500.
+    static bool isRetryable(const QString &text);
+    static bool isUsageLimit(std::optional<int> status, const QString &text);
+    static bool isConcurrencyCap(const QString &text);
+
+    // Retry-After family (PROTOCOLS.md): retry-after-ms, retry-after (seconds or
+    // HTTP date), x-ratelimit-reset-ms, x-ratelimit-reset (epoch ms / epoch s /
+    // delta); the largest wins. nowEpochMs is injectable for tests.
+    static std::optional<qint64> retryAfterFromHeaders(const upstream::HeaderList &headers, qint64 nowEpochMs);
+    // extractProviderRetryHint: "try again in 20s", "retry after 1.5 seconds", "in 300ms".
+    static std::optional<qint64> retryHintFromText(const QString &text);
+};
+
+} // namespace sw::failover

@@ -1,0 +1,104 @@
+#include "failover/provider_down_marks.h"
+
+#include <algorithm>
+
+namespace sw::failover {
+
+bool MarkFilter::matches(const MarkInfo &m) const
+{
+    return (tenant.isEmpty() || tenant == m.tenant) && (provider.isEmpty() || provider == m.provider) &&
+           (baseUrl.isEmpty() || baseUrl == m.baseUrl) && (model.isEmpty() || model == m.model);
+}
+
+ProviderDownMarks::ProviderDownMarks(util::Clock &clock) : m_clock(clock) {}
+
+QString ProviderDownMarks::keyFor(const QString &tenant, const QString &provider, const QString &baseUrl,
+                                  const QString &model)
+{
+    return tenant + QChar(0) + provider + QChar(0) + baseUrl + QChar(0) + model;
+}
+
+qint64 ProviderDownMarks::mark(const QString &tenant, const CandidateRef &c, const UpstreamFailure &failure)
+{
+    if (failure.kind != FailureKind::Transport && failure.kind != FailureKind::ServerError &&
+        failure.kind != FailureKind::RateLimited)
+        return 0;
+    const qint64 now = m_clock.nowMs();
+    // Drop history that can no longer affect strikes.
+    for (auto it = m_entries.begin(); it != m_entries.end();) {
+        if (now - it->expiresAtMs > kStrikeResetMs)
+            it = m_entries.erase(it);
+        else
+            ++it;
+    }
+    const QString model = failure.kind == FailureKind::Transport ? QString() : c.modelId;
+    MarkInfo &m = m_entries[keyFor(tenant, c.provider, c.baseUrl, model)];
+    m.tenant = tenant;
+    m.provider = c.provider;
+    m.baseUrl = c.baseUrl;
+    m.model = model;
+    m.kind = failure.kind;
+    m.strikes += 1;
+    const qint64 base = failure.kind == FailureKind::RateLimited ? kRateLimitedBaseMs : kServerErrorBaseMs;
+    qint64 ttl = base;
+    for (int i = 1; i < m.strikes && ttl < kCapMs; ++i)
+        ttl *= 2;
+    ttl = std::min(ttl, kCapMs);
+    if (failure.retryAfterMs)
+        ttl = std::max(ttl, std::min(*failure.retryAfterMs, kCapMs));
+    m.ttlMs = ttl;
+    m.expiresAtMs = now + ttl;
+    m.retryAfterMs = failure.retryAfterMs;
+    m.lastError = failure.message.left(500);
+    return ttl;
+}
+
+bool ProviderDownMarks::isDown(const QString &tenant, const CandidateRef &c) const
+{
+    return remainingMs(tenant, c) > 0;
+}
+
+qint64 ProviderDownMarks::remainingMs(const QString &tenant, const CandidateRef &c) const
+{
+    const qint64 now = m_clock.nowMs();
+    qint64 best = 0;
+    for (const QString &model : {QString(), c.modelId}) {
+        auto it = m_entries.constFind(keyFor(tenant, c.provider, c.baseUrl, model));
+        if (it != m_entries.cend() && it->expiresAtMs > now) {
+            best = std::max(best, it->expiresAtMs - now); // down until every covering mark expired
+        }
+    }
+    return best;
+}
+
+QList<MarkInfo> ProviderDownMarks::active() const
+{
+    const qint64 now = m_clock.nowMs();
+    QList<MarkInfo> out;
+    for (const MarkInfo &m : m_entries)
+        if (m.expiresAtMs > now)
+            out.append(m);
+    std::sort(out.begin(), out.end(), [](const MarkInfo &a, const MarkInfo &b) {
+        return std::tie(a.tenant, a.provider, a.model) < std::tie(b.tenant, b.provider, b.model);
+    });
+    return out;
+}
+
+int ProviderDownMarks::clear(const MarkFilter &filter)
+{
+    const qint64 now = m_clock.nowMs();
+    int n = 0;
+    for (auto it = m_entries.begin(); it != m_entries.end();) {
+        if (filter.matches(*it)) {
+            if (it->expiresAtMs > now)
+                ++n;
+            // A cleared mark also forgets its strikes: the user said the provider is back.
+            it = m_entries.erase(it);
+        } else {
+            ++it;
+        }
+    }
+    return n;
+}
+
+} // namespace sw::failover

@@ -1,0 +1,60 @@
+#pragma once
+// record: The provider-down mark. Per tenant, in memory, one table per process.
+// Lives on the engine thread; not thread-safe by design.
+
+#include "failover/candidate.h"
+#include "failover/upstream_failure.h"
+#include "util/clock.h"
+
+#include <QHash>
+#include <QList>
+
+namespace sw::failover {
+
+struct MarkInfo {
+    QString tenant;
+    QString provider;
+    QString baseUrl;
+    QString model;          // empty for a transport mark (covers every model on the base URL)
+    FailureKind kind = FailureKind::ServerError;
+    int strikes = 0;
+    qint64 expiresAtMs = 0; // clock time
+    qint64 ttlMs = 0;
+    std::optional<qint64> retryAfterMs;
+    QString lastError;
+};
+
+struct MarkFilter {
+    QString tenant, provider, baseUrl, model; // empty = any
+    bool matches(const MarkInfo &m) const;
+};
+
+class ProviderDownMarks {
+public:
+    static constexpr qint64 kServerErrorBaseMs = 20000;
+    static constexpr qint64 kRateLimitedBaseMs = 30000;
+    static constexpr qint64 kCapMs = 300000;
+    static constexpr qint64 kStrikeResetMs = 300000;
+
+    explicit ProviderDownMarks(util::Clock &clock);
+
+    // Sets or extends a tenant's mark for transport, server_error or rate_limited;
+    // ignores other kinds. Returns the TTL in ms, or 0.
+    qint64 mark(const QString &tenant, const CandidateRef &candidate, const UpstreamFailure &failure);
+    // True if an unexpired mark of this tenant covers (provider, baseUrl) or (provider, baseUrl, model).
+    bool isDown(const QString &tenant, const CandidateRef &candidate) const;
+    // Time until no mark covers this candidate any more (0 when none does).
+    qint64 remainingMs(const QString &tenant, const CandidateRef &candidate) const;
+
+    QList<MarkInfo> active() const; // unexpired marks
+    int clear(const MarkFilter &filter); // clears matching active marks; returns how many
+    qint64 now() const { return m_clock.nowMs(); }
+
+private:
+    static QString keyFor(const QString &tenant, const QString &provider, const QString &baseUrl, const QString &model);
+    util::Clock &m_clock;
+    // Expired entries are kept (for strike history) until they are over kStrikeResetMs old.
+    QHash<QString, MarkInfo> m_entries;
+};
+
+} // namespace sw::failover

@@ -1,0 +1,20 @@
+#pragma once
+#include <QString>
+#include <optional>
+
+namespace sw::failover {
+
+// SPEC section 1 "failure kinds"; record: Which failures fail over.
+enum class FailureKind { Transport, ServerError, RateLimited, CredentialExhausted, NotServed, SetupError };
+
+QString failureKindName(FailureKind k); // transport, server_error, rate_limited, ...
+std::optional<FailureKind> failureKindFromName(const QString &name);
+
+struct UpstreamFailure {
+    FailureKind kind = FailureKind::ServerError;
+    std::optional<int> status;
+    std::optional<qint64> retryAfterMs;
+    QString message;
+};
+
+} // namespace sw::failover

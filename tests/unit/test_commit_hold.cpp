@@ -1,0 +1,122 @@
+// record F2b test cycle: hold primitives on hand-driven event streams.
+#include "failover/attempt_budget.h"
+#include "failover/commit_hold.h"
+#include "fake_clock.h"
+
+#include <QTest>
+
+using namespace sw::failover;
+using sw::model::EventType;
+using sw::model::StreamEvent;
+
+namespace {
+StreamEvent ev(EventType t, const QString &delta = {})
+{
+    StreamEvent e;
+    e.type = t;
+    e.delta = delta;
+    e.contentIndex = 0;
+    return e;
+}
+} // namespace
+
+class TestCommitHold : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void startThenTextDeltaCommitsAndReplaysInOrder()
+    {
+        CommitHold hold;
+        QVERIFY(hold.feed(ev(EventType::Start)).release.isEmpty());
+        QVERIFY(hold.feed(ev(EventType::TextStart)).release.isEmpty());
+        QVERIFY(hold.feed(ev(EventType::TextDelta, QString())).release.isEmpty()); // empty delta holds
+        const auto step = hold.feed(ev(EventType::TextDelta, QStringLiteral("Hi")));
+        QVERIFY(step.justCommitted);
+        QCOMPARE(step.release.size(), 4);
+        QCOMPARE(step.release[0].type, EventType::Start);
+        QCOMPARE(step.release[3].delta, QStringLiteral("Hi"));
+        QVERIFY(hold.committed());
+    }
+    void committedForwardsLaterErrorUnchanged()
+    {
+        CommitHold hold;
+        hold.feed(ev(EventType::Start));
+        hold.feed(ev(EventType::ToolCallStart));
+        QVERIFY(hold.feed(ev(EventType::ToolCallDelta, QStringLiteral("{"))).justCommitted);
+        auto err = ev(EventType::Error);
+        err.errorMessage = QStringLiteral("Overloaded");
+        const auto step = hold.feed(err);
+        QCOMPARE(step.release.size(), 1);
+        QCOMPARE(step.release[0].type, EventType::Error);
+        QCOMPARE(step.release[0].errorMessage, QStringLiteral("Overloaded"));
+        QVERIFY(!step.justFailed);
+    }
+    void startEmptyTextStartThenErrorFails()
+    {
+        CommitHold hold;
+        hold.feed(ev(EventType::Start));
+        hold.feed(ev(EventType::TextStart));
+        hold.feed(ev(EventType::ToolCallStart));
+        auto err = ev(EventType::Error);
+        err.errorMessage = QStringLiteral("503");
+        const auto step = hold.feed(err);
+        QVERIFY(step.justFailed);
+        QVERIFY(step.release.isEmpty());
+        QCOMPARE(hold.state(), CommitHold::State::Failed);
+        QCOMPARE(hold.failure().errorMessage, QStringLiteral("503"));
+    }
+    void doneWithoutContentCommits()
+    {
+        CommitHold hold;
+        hold.feed(ev(EventType::Start));
+        QVERIFY(hold.feed(ev(EventType::Done)).justCommitted);
+    }
+    void budgetFiresAfterSilence()
+    {
+        sw::test::FakeClock clock;
+        bool aborted = false;
+        AttemptBudget budget(clock, clock.nowMs() + 1000, [&] { aborted = true; });
+        budget.observe(ev(EventType::Start));
+        clock.advance(999);
+        QVERIFY(!aborted);
+        clock.advance(1);
+        QVERIFY(aborted);
+        QVERIFY(budget.timedOut());
+    }
+    void budgetNeverFiresAfterMeaningfulEvent()
+    {
+        sw::test::FakeClock clock;
+        bool aborted = false;
+        AttemptBudget budget(clock, clock.nowMs() + 1000, [&] { aborted = true; });
+        budget.observe(ev(EventType::TextDelta, QStringLiteral("x")));
+        clock.advance(5000);
+        QVERIFY(!aborted);
+        QVERIFY(!budget.timedOut());
+    }
+    void doneErrorOrSettleDisarm()
+    {
+        for (int variant = 0; variant < 3; ++variant) {
+            sw::test::FakeClock clock;
+            AttemptBudget budget(clock, clock.nowMs() + 1000, [] {});
+            if (variant == 0)
+                budget.observe(ev(EventType::Done));
+            else if (variant == 1)
+                budget.observe(ev(EventType::Error));
+            else
+                budget.settle();
+            clock.advance(2000);
+            QVERIFY2(!budget.timedOut(), qPrintable(QString::number(variant)));
+            QCOMPARE(clock.pendingTimers(), 0);
+        }
+    }
+    void noBudgetNeverFires()
+    {
+        sw::test::FakeClock clock;
+        AttemptBudget budget(clock, std::nullopt, [] { QFAIL("fired"); });
+        clock.advance(10'000'000);
+        QVERIFY(!budget.timedOut());
+        QVERIFY(!budget.armed());
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCommitHold)
+#include "test_commit_hold.moc"

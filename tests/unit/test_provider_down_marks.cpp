@@ -1,0 +1,127 @@
+// record C1 test cycle: marks on an injected clock.
+#include "failover/provider_down_marks.h"
+#include "fake_clock.h"
+
+#include <QTest>
+
+using namespace sw::failover;
+
+namespace {
+const CandidateRef kA{QStringLiteral("anthropic"), QStringLiteral("claude"), QStringLiteral("http://a")};
+const CandidateRef kASibling{QStringLiteral("anthropic"), QStringLiteral("haiku"), QStringLiteral("http://a")};
+const CandidateRef kB{QStringLiteral("zai"), QStringLiteral("glm"), QStringLiteral("http://b")};
+UpstreamFailure failure(FailureKind k, std::optional<qint64> retryAfter = {})
+{
+    UpstreamFailure f;
+    f.kind = k;
+    f.retryAfterMs = retryAfter;
+    f.message = QStringLiteral("boom");
+    return f;
+}
+} // namespace
+
+class TestProviderDownMarks : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void ttlLadderDoublesToCap()
+    {
+        sw::test::FakeClock clock;
+        ProviderDownMarks marks(clock);
+        const QList<qint64> expected{20000, 40000, 80000, 160000, 300000, 300000};
+        for (qint64 ttl : expected) {
+            QCOMPARE(marks.mark(QStringLiteral("t"), kA, failure(FailureKind::ServerError)), ttl);
+            QVERIFY(marks.isDown(QStringLiteral("t"), kA));
+            clock.advance(ttl - 1);
+            QVERIFY(marks.isDown(QStringLiteral("t"), kA));
+            clock.advance(1);
+            QVERIFY(!marks.isDown(QStringLiteral("t"), kA));
+        }
+    }
+    void rateLimitedStartsAtThirty()
+    {
+        sw::test::FakeClock clock;
+        ProviderDownMarks marks(clock);
+        QCOMPARE(marks.mark(QStringLiteral("t"), kA, failure(FailureKind::RateLimited)), 30000);
+        QCOMPARE(marks.mark(QStringLiteral("t"), kA, failure(FailureKind::RateLimited)), 60000);
+    }
+    void retryAfterRaisesTtlButIsCapped()
+    {
+        sw::test::FakeClock clock;
+        ProviderDownMarks marks(clock);
+        QCOMPARE(marks.mark(QStringLiteral("t"), kA, failure(FailureKind::RateLimited, 90000)), 90000);
+        QCOMPARE(marks.mark(QStringLiteral("t"), kB, failure(FailureKind::ServerError, 3'600'000)), 300000);
+        QCOMPARE(marks.mark(QStringLiteral("u"), kA, failure(FailureKind::ServerError, 1000)), 20000);
+    }
+    void strikesResetAfterQuietPeriod()
+    {
+        sw::test::FakeClock clock;
+        ProviderDownMarks marks(clock);
+        marks.mark(QStringLiteral("t"), kA, failure(FailureKind::ServerError));
+        clock.advance(20000 + 300000); // expired exactly 300 s ago: still consecutive
+        QCOMPARE(marks.mark(QStringLiteral("t"), kA, failure(FailureKind::ServerError)), 40000);
+        clock.advance(40000 + 300001); // expired over 300 s ago
+        QCOMPARE(marks.mark(QStringLiteral("t"), kA, failure(FailureKind::ServerError)), 20000);
+    }
+    void transportCoversEveryModelOnBaseUrl()
+    {
+        sw::test::FakeClock clock;
+        ProviderDownMarks marks(clock);
+        marks.mark(QStringLiteral("t"), kA, failure(FailureKind::Transport));
+        QVERIFY(marks.isDown(QStringLiteral("t"), kA));
+        QVERIFY(marks.isDown(QStringLiteral("t"), kASibling));
+        QVERIFY(!marks.isDown(QStringLiteral("t"), kB));
+        QCOMPARE(marks.active().first().model, QString());
+    }
+    void serverErrorCoversOneModel()
+    {
+        sw::test::FakeClock clock;
+        ProviderDownMarks marks(clock);
+        marks.mark(QStringLiteral("t"), kA, failure(FailureKind::ServerError));
+        QVERIFY(marks.isDown(QStringLiteral("t"), kA));
+        QVERIFY(!marks.isDown(QStringLiteral("t"), kASibling));
+    }
+    void otherKindsSetNoMark()
+    {
+        sw::test::FakeClock clock;
+        ProviderDownMarks marks(clock);
+        for (auto k : {FailureKind::CredentialExhausted, FailureKind::NotServed, FailureKind::SetupError})
+            QCOMPARE(marks.mark(QStringLiteral("t"), kA, failure(k)), 0);
+        QVERIFY(marks.active().isEmpty());
+        QVERIFY(!marks.isDown(QStringLiteral("t"), kA));
+    }
+    void tenantsAreIsolated()
+    {
+        sw::test::FakeClock clock;
+        ProviderDownMarks marks(clock);
+        marks.mark(QStringLiteral("alice"), kA, failure(FailureKind::Transport));
+        QVERIFY(marks.isDown(QStringLiteral("alice"), kA));
+        QVERIFY(!marks.isDown(QStringLiteral("bob"), kA));
+    }
+    void clearingByFilter()
+    {
+        sw::test::FakeClock clock;
+        ProviderDownMarks marks(clock);
+        marks.mark(QStringLiteral("alice"), kA, failure(FailureKind::ServerError));
+        marks.mark(QStringLiteral("alice"), kB, failure(FailureKind::ServerError));
+        marks.mark(QStringLiteral("bob"), kA, failure(FailureKind::ServerError));
+        QCOMPARE(marks.clear({QString(), QStringLiteral("zai"), QString(), QString()}), 1);
+        QCOMPARE(marks.clear({QStringLiteral("alice"), {}, {}, {}}), 1);
+        QCOMPARE(marks.active().size(), 1);
+        QCOMPARE(marks.clear({}), 1);
+        QVERIFY(marks.active().isEmpty());
+        // A cleared mark forgets its strikes.
+        QCOMPARE(marks.mark(QStringLiteral("alice"), kA, failure(FailureKind::ServerError)), 20000);
+    }
+    void remainingIsTheLongestCoveringMark()
+    {
+        sw::test::FakeClock clock;
+        ProviderDownMarks marks(clock);
+        marks.mark(QStringLiteral("t"), kA, failure(FailureKind::Transport));
+        marks.mark(QStringLiteral("t"), kA, failure(FailureKind::RateLimited));
+        clock.advance(5000);
+        QCOMPARE(marks.remainingMs(QStringLiteral("t"), kA), 25000);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestProviderDownMarks)
+#include "test_provider_down_marks.moc"
