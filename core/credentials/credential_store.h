@@ -1,0 +1,36 @@
+#pragma once
+// Where secrets come from. The keychain is asynchronous (D-Bus), so reads take
+// a callback; the engine never blocks on them.
+
+#include <QByteArray>
+#include <QObject>
+#include <QString>
+#include <functional>
+
+namespace sw::credentials {
+
+struct SecretResult {
+    bool ok = false;
+    QByteArray secret;
+    QString error;        // why not, in words the user can act on (never the secret)
+    bool notFound = false; // the store works but holds no such entry
+};
+
+class SecretStore {
+public:
+    virtual ~SecretStore() = default;
+    virtual void read(const QString &name, QObject *context, std::function<void(const SecretResult &)> done) = 0;
+    virtual void write(const QString &name, const QByteArray &secret, QObject *context,
+                       std::function<void(const SecretResult &)> done) = 0;
+};
+
+// QtKeychain, service "switchman", never the insecure fallback.
+class KeychainStore final : public SecretStore {
+public:
+    void read(const QString &name, QObject *context, std::function<void(const SecretResult &)> done) override;
+    void write(const QString &name, const QByteArray &secret, QObject *context,
+               std::function<void(const SecretResult &)> done) override;
+    static QString serviceName() { return QStringLiteral("switchman"); }
+};
+
+} // namespace sw::credentials

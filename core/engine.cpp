@@ -1,0 +1,364 @@
+#include "engine.h"
+
+#include "credentials/credential_pools.h"
+#include "credentials/credential_store.h"
+#include "demo/fake_upstream.h"
+#include "formats/inbound_codec.h"
+#include "server/admin_api.h"
+#include "server/chat_request.h"
+#include "server/http_exchange.h"
+#include "server/http_front.h"
+#include "server/idempotency_store.h"
+#include "telemetry/telemetry.h"
+#include "upstream/qt_transport.h"
+#include "util/clock.h"
+
+#include <QCryptographicHash>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QRandomGenerator>
+#include <QTcpServer>
+
+namespace sw {
+
+using server::HttpExchange;
+using server::InboundRequest;
+
+Engine::Engine(Options options, QObject *parent) : QObject(parent), m_options(std::move(options))
+{
+    util::Clock *clock = m_options.clock ? m_options.clock : &util::systemClock();
+    if (!m_options.transport)
+        m_ownedTransport = std::make_unique<upstream::QtTransport>();
+    if (!m_options.secrets)
+        m_ownedSecrets = std::make_unique<credentials::KeychainStore>();
+    m_marks = std::make_unique<failover::ProviderDownMarks>(*clock);
+    m_pools = std::make_unique<credentials::CredentialPools>(
+        m_options.secrets ? m_options.secrets : m_ownedSecrets.get(), *clock);
+    m_idempotency = std::make_unique<server::IdempotencyStore>(*clock);
+    m_telemetry = new telemetry::Telemetry(this);
+    m_telemetry->setJsonLogToStderr(m_options.jsonLogToStderr);
+
+    config::Config cfg = m_options.config;
+    if (m_options.demo)
+        startDemoUpstreams(cfg);
+    m_ctx.config = std::make_shared<const config::Config>(cfg);
+    m_ctx.clock = clock;
+    m_ctx.transport = m_options.transport ? m_options.transport : m_ownedTransport.get();
+    m_ctx.marks = m_marks.get();
+    m_ctx.pools = m_pools.get();
+    m_ctx.telemetry = m_telemetry;
+    m_ctx.idempotency = m_idempotency.get();
+    m_ctx.marksChanged = [this]() { Q_EMIT marksChanged(); };
+
+    const quint64 r = QRandomGenerator::global()->generate64();
+    m_requestPrefix = QByteArray::number(r, 36).left(6);
+    m_admin = new server::AdminApi(*this, this);
+    m_front = new server::HttpFront(
+        [this](InboundRequest &&req, HttpExchange *ex) { dispatch(std::move(req), ex); }, this);
+}
+
+Engine::~Engine()
+{
+    // Requests first (they reference the context), then the listener.
+    const auto requests = findChildren<server::ChatRequest *>(Qt::FindDirectChildrenOnly);
+    qDeleteAll(requests);
+}
+
+void Engine::startDemoUpstreams(config::Config &cfg)
+{
+    for (auto it = cfg.providers.begin(); it != cfg.providers.end(); ++it) {
+        if (!it->demo)
+            continue;
+        auto *fake = new demo::FakeUpstream(this);
+        fake->setObjectName(it->id);
+        m_demo.insert(it->id, fake);
+        const QString base = fake->baseUrl();
+        it->baseUrl = it->api == QLatin1String("openai-completions") || it->api == QLatin1String("openai-responses")
+                          ? base + QStringLiteral("/v1")
+                          : base;
+    }
+}
+
+demo::FakeUpstream *Engine::demoUpstream(const QString &providerId) const
+{
+    return m_demo.value(providerId);
+}
+
+QStringList Engine::demoProviders() const
+{
+    QStringList ids = m_demo.keys();
+    ids.sort();
+    return ids;
+}
+
+bool Engine::start(QString *error, const QString &listenOverride)
+{
+    const QString listen = listenOverride.isEmpty() ? m_ctx.config->listen : listenOverride;
+    const qsizetype colon = listen.lastIndexOf(QLatin1Char(':'));
+    bool ok = false;
+    const int port = colon > 0 ? listen.mid(colon + 1).toInt(&ok) : -1;
+    QString host = colon > 0 ? listen.left(colon) : QString();
+    if (host.startsWith(QLatin1Char('[')) && host.endsWith(QLatin1Char(']')))
+        host = host.mid(1, host.size() - 2);
+    if (!ok || port < 0 || port > 65535) {
+        if (error)
+            *error = QStringLiteral("listen address \"%1\" is not HOST:PORT").arg(listen);
+        return false;
+    }
+    m_host = host == QLatin1String("localhost") ? QHostAddress(QHostAddress::LocalHost) : QHostAddress(host);
+    if (m_host.isNull()) {
+        if (error)
+            *error = QStringLiteral("listen host \"%1\" is not an IP address").arg(host);
+        return false;
+    }
+    if (!m_host.isLoopback() && m_ctx.config->tenants.isEmpty()) {
+        if (error)
+            *error = QStringLiteral("refusing to listen on non-loopback %1 with no tenants configured: anyone on the "
+                                    "network could use your provider keys. Add a tenant with `switchman key create`.")
+                         .arg(listen);
+        return false;
+    }
+    auto *tcp = new QTcpServer(m_front);
+    if (!tcp->listen(m_host, quint16(port))) {
+        if (error)
+            *error = QStringLiteral("cannot listen on %1: %2").arg(listen, tcp->errorString());
+        delete tcp;
+        return false;
+    }
+    m_front->bind(tcp);
+    m_port = tcp->serverPort();
+    m_telemetry->log(QStringLiteral("info"), QStringLiteral("listening"), {{QStringLiteral("url"), baseUrl()}});
+    return true;
+}
+
+QString Engine::baseUrl() const
+{
+    const QString host = m_host.protocol() == QAbstractSocket::IPv6Protocol
+                             ? QStringLiteral("[%1]").arg(m_host.toString())
+                             : m_host.toString();
+    return QStringLiteral("http://%1:%2").arg(host).arg(m_port);
+}
+
+int Engine::clearMarks(const failover::MarkFilter &filter)
+{
+    const int n = m_marks->clear(filter);
+    if (n > 0)
+        Q_EMIT marksChanged();
+    return n;
+}
+
+QList<failover::MarkInfo> Engine::marks() const
+{
+    return m_marks->active();
+}
+
+void Engine::applyConfig(const config::Config &incoming)
+{
+    config::Config cfg = incoming;
+    // Simulated providers keep the loopback URL of their running fake.
+    for (auto it = cfg.providers.begin(); it != cfg.providers.end(); ++it)
+        if (auto *fake = m_demo.value(it->id))
+            it->baseUrl = m_ctx.config->providers.value(it->id).baseUrl.isEmpty()
+                              ? fake->baseUrl()
+                              : m_ctx.config->providers.value(it->id).baseUrl;
+    m_ctx.config = std::make_shared<const config::Config>(cfg);
+    m_telemetry->log(QStringLiteral("info"), QStringLiteral("configuration applied"));
+    Q_EMIT configApplied();
+}
+
+void Engine::setPaused(bool paused)
+{
+    if (m_paused == paused)
+        return;
+    m_paused = paused;
+    Q_EMIT pausedChanged(paused);
+}
+
+QString Engine::nextRequestId()
+{
+    return QStringLiteral("req_%1%2").arg(QString::fromLatin1(m_requestPrefix)).arg(++m_requestCounter, 6, 10, QLatin1Char('0'));
+}
+
+void Engine::answerJson(HttpExchange *exchange, int status, const QByteArray &body, const upstream::HeaderList &extra)
+{
+    upstream::HeaderList headers{{"Content-Type", "application/json"}};
+    headers += extra;
+    exchange->respond(status, headers, body);
+    exchange->deleteLater();
+}
+
+std::optional<QString> Engine::authenticate(const InboundRequest &req, bool *isAdmin) const
+{
+    const auto &tenants = m_ctx.config->tenants;
+    if (tenants.isEmpty()) {
+        *isAdmin = true;
+        return QStringLiteral("local");
+    }
+    QByteArray key = req.header("x-switchman-key");
+    if (key.isEmpty()) {
+        key = req.header("x-api-key");
+        if (key.isEmpty()) {
+            const QByteArray auth = req.header("authorization");
+            if (auth.size() > 7 && auth.left(7).toLower() == "bearer ")
+                key = auth.mid(7).trimmed();
+        }
+    }
+    if (key.isEmpty())
+        return std::nullopt;
+    const QByteArray hex = QCryptographicHash::hash(key, QCryptographicHash::Sha256).toHex();
+    std::optional<QString> found;
+    for (const auto &t : tenants) {
+        for (const QString &stored : t.keyHashes) {
+            const QByteArray want = stored.mid(7).toLatin1().toLower();
+            // Constant time over the digest length: no early exit on the first differing byte.
+            unsigned char diff = want.size() == hex.size() ? 0 : 1;
+            for (qsizetype i = 0; i < hex.size() && i < want.size(); ++i)
+                diff |= static_cast<unsigned char>(hex[i] ^ want[i]);
+            if (diff == 0 && !found) {
+                found = t.name;
+                *isAdmin = t.admin;
+            }
+        }
+    }
+    return found;
+}
+
+void Engine::dispatch(InboundRequest &&req, HttpExchange *exchange)
+{
+    const QString path = req.path;
+    static const QHash<QString, formats::InboundFormat> chatRoutes{
+        {QStringLiteral("/v1/chat/completions"), formats::InboundFormat::OpenAIChat},
+        {QStringLiteral("/v1/messages"), formats::InboundFormat::AnthropicMessages},
+        {QStringLiteral("/v1/responses"), formats::InboundFormat::OpenAIResponses},
+        {QStringLiteral("/v1/pi/stream"), formats::InboundFormat::PiNative},
+    };
+    if ((path == QLatin1String("/healthz") || path == QLatin1String("/")) &&
+        (req.method == "GET" || req.method == "HEAD"))
+        return answerJson(exchange, 200, QByteArrayLiteral("{\"status\":\"ok\"}"));
+
+    bool isAdmin = false;
+    const auto tenant = authenticate(req, &isAdmin);
+    const auto chat = chatRoutes.constFind(path);
+    if (chat != chatRoutes.cend() && req.method == "POST") {
+        const auto &codec = formats::codecFor(*chat);
+        if (!tenant) {
+            const auto e = model::GatewayError::make(401, model::ErrorCategory::Authentication,
+                                                     QStringLiteral("missing or unknown gateway key"));
+            return answerJson(exchange, 401, codec.encodeError(e));
+        }
+        if (m_paused) {
+            const auto e = model::GatewayError::make(503, model::ErrorCategory::Overloaded,
+                                                     QStringLiteral("Switchman is paused; resume it from the tray"));
+            return answerJson(exchange, 503, codec.encodeError(e), {{"Retry-After", "5"}});
+        }
+        auto *request = new server::ChatRequest(m_ctx, *chat, std::move(req), exchange, *tenant, nextRequestId(), this);
+        ++m_active;
+        connect(request, &server::ChatRequest::done, this, [this]() { --m_active; });
+        request->start();
+        return;
+    }
+    if (path == QLatin1String("/v1/messages/count_tokens") && req.method == "POST") {
+        if (!tenant)
+            return answerJson(exchange, 401,
+                              formats::codecFor(formats::InboundFormat::AnthropicMessages)
+                                  .encodeError(model::GatewayError::make(401, model::ErrorCategory::Authentication,
+                                                                         QStringLiteral("missing or unknown gateway key"))));
+        return countTokens(req, exchange);
+    }
+    if (path == QLatin1String("/v1/models") && req.method == "GET") {
+        if (!tenant)
+            return answerJson(exchange, 401, QByteArrayLiteral("{\"error\":{\"message\":\"missing or unknown gateway key\",\"type\":\"authentication_error\"}}"));
+        return listModels(exchange);
+    }
+    if (path == QLatin1String("/metrics") && req.method == "GET") {
+        if (!tenant || !isAdmin)
+            return answerJson(exchange, 401, QByteArrayLiteral("{\"error\":{\"message\":\"admin key required\"}}"));
+        QHash<QString, int> marks;
+        for (const auto &m : m_marks->active()) {
+            const QByteArray th = QCryptographicHash::hash(m.tenant.toUtf8(), QCryptographicHash::Sha256).toHex().left(12);
+            ++marks[QString::fromLatin1(th) + QChar(0x1f) + failover::failureKindName(m.kind)];
+        }
+        exchange->respond(200, {{"Content-Type", "text/plain; version=0.0.4"}}, m_telemetry->metricsText(marks).toUtf8());
+        exchange->deleteLater();
+        return;
+    }
+    if (path.startsWith(QLatin1String("/admin/"))) {
+        if (!tenant || !isAdmin)
+            return answerJson(exchange, tenant ? 403 : 401,
+                              QByteArrayLiteral("{\"error\":{\"message\":\"admin key required\"}}"));
+        m_admin->handle(req, exchange);
+        if (!exchange->parent() || exchange->parent() != m_admin)
+            exchange->deleteLater();
+        return;
+    }
+    const bool known = chat != chatRoutes.cend();
+    answerJson(exchange, known ? 405 : 404,
+               QJsonDocument(QJsonObject{{QStringLiteral("error"),
+                                          QJsonObject{{QStringLiteral("message"),
+                                                       known ? QStringLiteral("use POST")
+                                                             : QStringLiteral("no route for %1 %2")
+                                                                   .arg(QString::fromLatin1(req.method), path)},
+                                                      {QStringLiteral("type"), QStringLiteral("not_found_error")}}}})
+                   .toJson(QJsonDocument::Compact));
+}
+
+void Engine::countTokens(const InboundRequest &req, HttpExchange *exchange)
+{
+    // Answered locally (seed 004): Claude Code calls it to decide when to compact,
+    // and forwarding breaks for subscription tokens.
+    const auto &codec = formats::codecFor(formats::InboundFormat::AnthropicMessages);
+    QJsonParseError pe;
+    QJsonDocument doc = QJsonDocument::fromJson(req.body, &pe);
+    if (pe.error != QJsonParseError::NoError || !doc.isObject())
+        return answerJson(exchange, 400,
+                          codec.encodeError(model::GatewayError::make(400, model::ErrorCategory::InvalidRequest,
+                                                                      QStringLiteral("body is not a JSON object"))));
+    QJsonObject body = doc.object();
+    if (!body.contains(QStringLiteral("max_tokens")))
+        body.insert(QStringLiteral("max_tokens"), 1);
+    model::GatewayError error;
+    const auto parsed = codec.decode(QJsonDocument(body).toJson(QJsonDocument::Compact), &error);
+    if (!parsed)
+        return answerJson(exchange, 400, codec.encodeError(error));
+    qint64 chars = parsed->context.systemPrompt.size();
+    for (const auto &m : parsed->context.messages)
+        for (const auto &b : m.content)
+            chars += b.text.size() + b.argumentsJson.size() + (b.type == model::BlockType::Image ? 6000 : 0);
+    for (const auto &t : parsed->context.tools)
+        chars += t.name.size() + t.description.size() +
+                 QJsonDocument(t.parameters).toJson(QJsonDocument::Compact).size();
+    const qint64 tokens = std::max<qint64>(1, (chars + 3) / 4);
+    answerJson(exchange, 200, QByteArrayLiteral("{\"input_tokens\":") + QByteArray::number(tokens) + '}');
+}
+
+void Engine::listModels(HttpExchange *exchange)
+{
+    QJsonArray data;
+    auto add = [&data](const QString &id, const QString &kind) {
+        data.append(QJsonObject{{QStringLiteral("id"), id},
+                                {QStringLiteral("object"), QStringLiteral("model")},
+                                {QStringLiteral("created"), 0},
+                                {QStringLiteral("owned_by"), QStringLiteral("switchman")},
+                                {QStringLiteral("switchman_kind"), kind}});
+    };
+    for (const auto &r : m_ctx.config->routes)
+        add(r.name, QStringLiteral("route"));
+    for (const auto &m : m_ctx.config->models)
+        add(m.key(), QStringLiteral("model"));
+    answerJson(exchange, 200,
+               QJsonDocument(QJsonObject{{QStringLiteral("object"), QStringLiteral("list")}, {QStringLiteral("data"), data}})
+                   .toJson(QJsonDocument::Compact));
+}
+
+bool Engine::reload(QString *error)
+{
+    if (m_options.configPath.isEmpty()) {
+        if (error)
+            *error = QStringLiteral("no configuration file to reload (started with --demo or defaults)");
+        return false;
+    }
+    return reloadFromFile(error);
+}
+
+} // namespace sw

@@ -1,0 +1,104 @@
+#pragma once
+// The one facade app/ and ui/ talk to. Lives on the engine thread: the HTTP
+// listener, the transport, the failover loop, marks, credentials and telemetry.
+
+#include "config/config.h"
+#include "failover/provider_down_marks.h"
+#include "server/engine_context.h"
+#include "server/inbound_request.h"
+
+#include <QHostAddress>
+#include <QObject>
+#include <QPointer>
+#include <memory>
+
+namespace sw::upstream { class Transport; }
+namespace sw::credentials { class SecretStore; class CredentialPools; }
+namespace sw::telemetry { class Telemetry; }
+namespace sw::demo { class FakeUpstream; }
+
+namespace sw::server {
+class HttpFront;
+class HttpExchange;
+class IdempotencyStore;
+class AdminApi;
+}
+
+namespace sw {
+
+class Engine final : public QObject {
+    Q_OBJECT
+    Q_DISABLE_COPY_MOVE(Engine)
+public:
+    struct Options {
+        config::Config config;
+        QString configPath;                 // for /admin/reload; empty = no file
+        util::Clock *clock = nullptr;       // default: the system clock of the engine thread
+        upstream::Transport *transport = nullptr; // default: QtTransport
+        credentials::SecretStore *secrets = nullptr; // default: the OS keychain
+        bool jsonLogToStderr = false;
+        bool demo = false;                  // start simulated upstreams for providers with demo: true
+    };
+
+    explicit Engine(Options options, QObject *parent = nullptr);
+    ~Engine() override;
+
+    // Binds the listener (config.listen unless overridden). Returns false with a reason.
+    bool start(QString *error, const QString &listenOverride = {});
+    quint16 port() const { return m_port; }
+    QString baseUrl() const;
+
+    // Commands.
+    int clearMarks(const failover::MarkFilter &filter);
+    QList<failover::MarkInfo> marks() const;
+    bool reload(QString *error);                  // re-read configPath
+    void applyConfig(const config::Config &config); // in-flight requests keep the config they started with
+    void setPaused(bool paused);
+    bool paused() const { return m_paused; }
+    std::shared_ptr<const config::Config> config() const { return m_ctx.config; }
+    demo::FakeUpstream *demoUpstream(const QString &providerId) const;
+    QStringList demoProviders() const;
+
+    telemetry::Telemetry *telemetry() const { return m_telemetry; }
+    failover::ProviderDownMarks &markTable() { return *m_marks; }
+    credentials::CredentialPools &pools() { return *m_pools; }
+    int activeRequests() const { return m_active; }
+    util::Clock &clock() const { return *m_ctx.clock; }
+
+Q_SIGNALS:
+    void marksChanged();
+    void pausedChanged(bool paused);
+    void configApplied();
+
+private:
+    void dispatch(server::InboundRequest &&request, server::HttpExchange *exchange);
+    std::optional<QString> authenticate(const server::InboundRequest &request, bool *isAdmin) const;
+    void answerJson(server::HttpExchange *exchange, int status, const QByteArray &body,
+                    const upstream::HeaderList &extra = {});
+    void countTokens(const server::InboundRequest &request, server::HttpExchange *exchange);
+    void listModels(server::HttpExchange *exchange);
+    void startDemoUpstreams(config::Config &config);
+    QString nextRequestId();
+    bool reloadFromFile(QString *error);
+
+    Options m_options;
+    std::unique_ptr<util::Clock> m_ownedClock;
+    std::unique_ptr<upstream::Transport> m_ownedTransport;
+    std::unique_ptr<credentials::SecretStore> m_ownedSecrets;
+    std::unique_ptr<failover::ProviderDownMarks> m_marks;
+    std::unique_ptr<credentials::CredentialPools> m_pools;
+    std::unique_ptr<server::IdempotencyStore> m_idempotency;
+    telemetry::Telemetry *m_telemetry = nullptr;
+    server::EngineContext m_ctx;
+    server::HttpFront *m_front = nullptr;
+    server::AdminApi *m_admin = nullptr;
+    QHash<QString, demo::FakeUpstream *> m_demo;
+    QHostAddress m_host;
+    quint16 m_port = 0;
+    bool m_paused = false;
+    int m_active = 0;
+    quint64 m_requestCounter = 0;
+    QByteArray m_requestPrefix;
+};
+
+} // namespace sw

@@ -1,0 +1,35 @@
+#pragma once
+// Runs an Engine on its own thread (ARCHITECTURE "Threads"): created and
+// started there, deleted there, then the thread quits. The caller's thread only
+// talks to it with queued calls.
+
+#include "engine.h"
+
+#include <QThread>
+#include <functional>
+
+namespace sw {
+
+class EngineHost final {
+    Q_DISABLE_COPY_MOVE(EngineHost)
+public:
+    EngineHost();
+    ~EngineHost(); // stops the engine and joins the thread
+
+    // Creates the engine on the engine thread and binds the listener. Blocks until done.
+    bool start(Engine::Options options, const QString &listenOverride, QString *error);
+    void stop();
+    Engine *engine() const { return m_engine; } // use only through queued calls from other threads
+    QString baseUrl() const { return m_baseUrl; }
+    // Runs fn on the engine thread and waits for it.
+    void runBlocking(const std::function<void(Engine &)> &fn);
+    // Runs fn on the engine thread without waiting.
+    void post(std::function<void(Engine &)> fn);
+
+private:
+    QThread m_thread;
+    Engine *m_engine = nullptr;
+    QString m_baseUrl;
+};
+
+} // namespace sw

@@ -1,0 +1,113 @@
+#include "failover/candidate_resolver.h"
+
+#include <QRegularExpression>
+
+namespace sw::failover {
+
+bool CandidateResolver::globMatches(const QString &pattern, const QString &text)
+{
+    const QRegularExpression re(QRegularExpression::wildcardToRegularExpression(
+                                    pattern, QRegularExpression::UnanchoredWildcardConversion),
+                                QRegularExpression::CaseInsensitiveOption);
+    return re.match(text).hasMatch() && re.match(text).capturedLength() == text.size();
+}
+
+namespace {
+std::optional<Candidate> candidateFor(const config::Config &config, const QString &key)
+{
+    const auto model = config.models.constFind(key);
+    if (model == config.models.cend())
+        return std::nullopt;
+    const auto provider = config.providers.constFind(model->provider);
+    if (provider == config.providers.cend())
+        return std::nullopt;
+    return Candidate{*model, *provider};
+}
+
+Resolution fromRoute(const config::Config &config, const config::RouteConfig &route, const QString &requested)
+{
+    Resolution r;
+    r.requested = requested;
+    r.routeName = route.name;
+    r.maxCostMultiplier = route.maxFallbackCostMultiplier;
+    for (const QString &key : route.candidates)
+        if (auto c = candidateFor(config, key))
+            r.chain.append(*c);
+    return r;
+}
+} // namespace
+
+std::optional<Resolution> CandidateResolver::resolve(const config::Config &config, const QString &model)
+{
+    if (model.isEmpty())
+        return std::nullopt;
+    if (auto it = config.routes.constFind(model); it != config.routes.cend())
+        return fromRoute(config, *it, model);
+    for (const auto &route : config.routes)
+        for (const QString &alias : route.aliases)
+            if (globMatches(alias, model))
+                return fromRoute(config, route, model);
+    const qsizetype slash = model.indexOf(QLatin1Char('/'));
+    if (slash > 0) {
+        const QString providerId = model.left(slash);
+        const auto provider = config.providers.constFind(providerId);
+        if (provider != config.providers.cend()) {
+            Resolution r;
+            r.requested = model;
+            r.direct = true;
+            if (auto c = candidateFor(config, model)) {
+                r.chain.append(*c);
+            } else {
+                // A provider's model that the config does not list: default capabilities.
+                config::ModelConfig m;
+                m.provider = providerId;
+                m.id = model.mid(slash + 1);
+                r.chain.append(Candidate{m, *provider});
+            }
+            return r;
+        }
+    }
+    std::optional<Candidate> unique;
+    for (const auto &m : config.models) {
+        if (m.id != model)
+            continue;
+        if (unique)
+            return std::nullopt; // ambiguous bare id
+        unique = candidateFor(config, m.key());
+    }
+    if (unique) {
+        Resolution r;
+        r.requested = model;
+        r.direct = true;
+        r.chain.append(*unique);
+        return r;
+    }
+    return std::nullopt;
+}
+
+std::optional<Candidate> CandidateResolver::next(const Resolution &r, const QSet<QString> &tried, const State &state,
+                                                 QList<Skip> *skipped)
+{
+    std::optional<Candidate> deferred;
+    for (const Candidate &c : r.chain) {
+        if (tried.contains(c.ref().key()))
+            continue;
+        if (state.ineligible) {
+            if (auto why = state.ineligible(c)) {
+                if (skipped)
+                    skipped->append({c, *why});
+                continue;
+            }
+        }
+        const bool single = r.chain.size() == 1;
+        const bool marked = !single && state.isMarked && state.isMarked(c);
+        const bool credential = !state.hasCredential || state.hasCredential(c);
+        if (!marked && credential)
+            return c;
+        if (!deferred)
+            deferred = c;
+    }
+    return deferred;
+}
+
+} // namespace sw::failover

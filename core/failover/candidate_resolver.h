@@ -1,0 +1,54 @@
+#pragma once
+// Route resolution (SPEC 4) and the failover resolver (SPEC 5, record v1
+// StableNameResolver with the tried set): pure functions of the chain, policy,
+// marks, credential state and the tried set.
+
+#include "config/config.h"
+#include "failover/candidate.h"
+
+#include <QSet>
+#include <functional>
+#include <optional>
+
+namespace sw::failover {
+
+struct Candidate {
+    config::ModelConfig model;
+    config::ProviderConfig provider;
+    CandidateRef ref() const { return {provider.id, model.id, provider.baseUrl}; }
+    QString name() const { return model.key(); }
+};
+
+struct Resolution {
+    QString requested;       // the client's model string
+    QString routeName;       // empty for a direct selector / bare id
+    bool direct = false;     // a provider/id selector: exactly one candidate, never a follower
+    QList<Candidate> chain;  // in route order (before policy)
+    std::optional<double> maxCostMultiplier;
+};
+
+struct Skip {
+    Candidate candidate;
+    QString reason; // ineligible for tenant, over cost ceiling, ...
+};
+
+class CandidateResolver {
+public:
+    // model string → resolution, or nullopt (404 not_found).
+    static std::optional<Resolution> resolve(const config::Config &config, const QString &model);
+    static bool globMatches(const QString &pattern, const QString &text);
+
+    struct State {
+        std::function<bool(const Candidate &)> isMarked;
+        std::function<bool(const Candidate &)> hasCredential;
+        std::function<std::optional<QString>(const Candidate &)> ineligible; // policy: reason when ineligible
+    };
+    // The candidate to try after `tried` (candidate keys), or nullopt when none is left.
+    // Unmarked candidates with a usable credential first, in chain order; a marked or
+    // credential-less one only when no such candidate is left. A single-candidate
+    // chain ignores its mark.
+    static std::optional<Candidate> next(const Resolution &r, const QSet<QString> &tried, const State &state,
+                                         QList<Skip> *skipped = nullptr);
+};
+
+} // namespace sw::failover

@@ -1,0 +1,142 @@
+#include "server/admin_api.h"
+
+#include "engine.h"
+#include "server/http_exchange.h"
+#include "telemetry/telemetry.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+
+namespace sw::server {
+
+namespace {
+QJsonObject markToJson(const failover::MarkInfo &m, qint64 now)
+{
+    return {{QStringLiteral("tenant"), m.tenant},
+            {QStringLiteral("provider"), m.provider},
+            {QStringLiteral("baseUrl"), m.baseUrl},
+            {QStringLiteral("model"), m.model.isEmpty() ? QJsonValue() : QJsonValue(m.model)},
+            {QStringLiteral("kind"), failover::failureKindName(m.kind)},
+            {QStringLiteral("strikes"), m.strikes},
+            {QStringLiteral("remainingMs"), std::max<qint64>(0, m.expiresAtMs - now)},
+            {QStringLiteral("retryAfterMs"), m.retryAfterMs ? QJsonValue(double(*m.retryAfterMs)) : QJsonValue()},
+            {QStringLiteral("lastError"), m.lastError}};
+}
+
+QJsonObject attemptToJson(const telemetry::AttemptRecord &a)
+{
+    return {{QStringLiteral("requestId"), a.requestId},
+            {QStringLiteral("attempt"), a.attempt},
+            {QStringLiteral("tenant"), a.tenant},
+            {QStringLiteral("requestedModel"), a.requestedModel},
+            {QStringLiteral("candidate"), a.candidate},
+            {QStringLiteral("outcome"), telemetry::outcomeName(a.outcome)},
+            {QStringLiteral("failure"), a.failure.isEmpty() ? QJsonValue() : QJsonValue(a.failure)},
+            {QStringLiteral("status"), a.status ? QJsonValue(a.status) : QJsonValue()},
+            {QStringLiteral("elapsedMs"), double(a.elapsedMs)},
+            {QStringLiteral("ttftMs"), a.ttftMs ? QJsonValue(double(*a.ttftMs)) : QJsonValue()},
+            {QStringLiteral("message"), a.message}};
+}
+} // namespace
+
+AdminApi::AdminApi(Engine &engine, QObject *parent) : QObject(parent), m_engine(engine)
+{
+    connect(m_engine.telemetry(), &telemetry::Telemetry::attemptRecorded, this,
+            [this](const telemetry::AttemptRecord &a) {
+                broadcast("attempt", QJsonDocument(attemptToJson(a)).toJson(QJsonDocument::Compact));
+            });
+    connect(&m_engine, &Engine::marksChanged, this, [this]() { broadcast("marks", marksJson(m_engine)); });
+}
+
+QByteArray AdminApi::marksJson(const Engine &engine)
+{
+    QJsonArray arr;
+    const qint64 now = engine.clock().nowMs();
+    for (const auto &m : engine.marks())
+        arr.append(markToJson(m, now));
+    return QJsonDocument(QJsonObject{{QStringLiteral("marks"), arr}}).toJson(QJsonDocument::Compact);
+}
+
+void AdminApi::json(HttpExchange *exchange, int status, const QByteArray &body)
+{
+    exchange->respond(status, {{"Content-Type", "application/json"}, {"Cache-Control", "no-store"}}, body);
+}
+
+void AdminApi::broadcast(const QByteArray &event, const QByteArray &json)
+{
+    const QByteArray frame = "event: " + event + "\ndata: " + json + "\n\n";
+    for (auto it = m_feeds.begin(); it != m_feeds.end();) {
+        if (!*it || !(*it)->isOpen()) {
+            it = m_feeds.erase(it);
+            continue;
+        }
+        (*it)->write(frame);
+        ++it;
+    }
+}
+
+void AdminApi::handle(const InboundRequest &req, HttpExchange *exchange)
+{
+    const QString path = req.path;
+    auto error = [&](int status, const QString &message) {
+        json(exchange, status,
+             QJsonDocument(QJsonObject{{QStringLiteral("error"), QJsonObject{{QStringLiteral("message"), message}}}})
+                 .toJson(QJsonDocument::Compact));
+    };
+    if (path == QLatin1String("/admin/marks")) {
+        if (req.method == "GET")
+            return json(exchange, 200, marksJson(m_engine));
+        if (req.method == "DELETE") {
+            failover::MarkFilter f;
+            f.tenant = req.query.queryItemValue(QStringLiteral("tenant"), QUrl::FullyDecoded);
+            f.provider = req.query.queryItemValue(QStringLiteral("provider"), QUrl::FullyDecoded);
+            f.baseUrl = req.query.queryItemValue(QStringLiteral("baseUrl"), QUrl::FullyDecoded);
+            f.model = req.query.queryItemValue(QStringLiteral("model"), QUrl::FullyDecoded);
+            const int n = m_engine.clearMarks(f);
+            return json(exchange, 200,
+                        QJsonDocument(QJsonObject{{QStringLiteral("cleared"), n}}).toJson(QJsonDocument::Compact));
+        }
+        return error(405, QStringLiteral("use GET or DELETE"));
+    }
+    if (path == QLatin1String("/admin/attempts") && req.method == "GET") {
+        bool ok = false;
+        int limit = req.query.queryItemValue(QStringLiteral("limit")).toInt(&ok);
+        if (!ok || limit <= 0)
+            limit = 100;
+        QJsonArray arr;
+        for (const auto &a : m_engine.telemetry()->attempts(limit))
+            arr.append(attemptToJson(a));
+        return json(exchange, 200,
+                    QJsonDocument(QJsonObject{{QStringLiteral("attempts"), arr}}).toJson(QJsonDocument::Compact));
+    }
+    if (path == QLatin1String("/admin/usage") && req.method == "GET") {
+        QJsonArray arr;
+        for (const auto &u : m_engine.telemetry()->usage())
+            arr.append(QJsonObject{{QStringLiteral("requestId"), u.requestId},
+                                   {QStringLiteral("tenant"), u.tenant},
+                                   {QStringLiteral("candidate"), u.candidate},
+                                   {QStringLiteral("input"), double(u.input)},
+                                   {QStringLiteral("output"), double(u.output)},
+                                   {QStringLiteral("cost"), u.cost},
+                                   {QStringLiteral("outcome"), u.outcome}});
+        return json(exchange, 200, QJsonDocument(QJsonObject{{QStringLiteral("rows"), arr}}).toJson(QJsonDocument::Compact));
+    }
+    if (path == QLatin1String("/admin/events") && req.method == "GET") {
+        exchange->beginStream(200, {{"Content-Type", "text/event-stream"}, {"Cache-Control", "no-cache"}});
+        exchange->write("event: marks\ndata: " + marksJson(m_engine) + "\n\n");
+        exchange->setParent(this);
+        connect(exchange, &HttpExchange::clientGone, exchange, &QObject::deleteLater);
+        m_feeds.append(exchange);
+        return;
+    }
+    if (path == QLatin1String("/admin/reload") && req.method == "POST") {
+        QString why;
+        if (!m_engine.reload(&why))
+            return error(400, why);
+        return json(exchange, 200, QByteArrayLiteral("{\"reloaded\":true}"));
+    }
+    error(404, QStringLiteral("unknown admin endpoint %1 %2").arg(QString::fromLatin1(req.method), path));
+}
+
+} // namespace sw::server

@@ -1,0 +1,946 @@
+#include "server/chat_request.h"
+
+#include "failover/provider_down_marks.h"
+#include "server/http_exchange.h"
+#include "server/idempotency_store.h"
+#include "telemetry/telemetry.h"
+#include "util/clock.h"
+
+#include <QDateTime>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QRandomGenerator>
+
+#include <cmath>
+
+namespace sw::server {
+
+using failover::FailureKind;
+using model::ErrorCategory;
+using model::GatewayError;
+
+namespace {
+constexpr qint64 kMaxErrorBody = 64 * 1024;
+
+QByteArray sseFrame(const upstream::SseEvent &e)
+{
+    QByteArray out;
+    if (!e.event.isEmpty())
+        out += "event: " + e.event + '\n';
+    for (const QByteArray &line : e.data.split('\n'))
+        out += "data: " + line + '\n';
+    out += '\n';
+    return out;
+}
+
+QString truncated(const QString &s, int n = 300)
+{
+    return s.size() > n ? s.left(n) + QStringLiteral("…") : s;
+}
+} // namespace
+
+ChatRequest::ChatRequest(EngineContext &ctx, formats::InboundFormat format, InboundRequest &&request,
+                         HttpExchange *exchange, QString tenant, QString requestId, QObject *parent)
+    : QObject(parent), m_ctx(ctx), m_config(ctx.config), m_format(format), m_codec(formats::codecFor(format)),
+      m_request(std::move(request)), m_exchange(exchange), m_tenant(std::move(tenant)), m_requestId(std::move(requestId))
+{
+    if (m_exchange) {
+        m_exchange->setParent(this);
+        connect(m_exchange, &HttpExchange::clientGone, this, &ChatRequest::onClientGone);
+    }
+}
+
+ChatRequest::~ChatRequest()
+{
+    if (m_call)
+        m_call->abort();
+    m_budget.reset();
+    m_ctx.pools->release(m_lease);
+    for (auto id : {m_deadlineTimer, m_keepaliveTimer, m_retryTimer})
+        if (id)
+            m_ctx.clock->cancel(id);
+}
+
+void ChatRequest::start()
+{
+    m_startMs = m_ctx.clock->nowMs();
+    m_ctx.telemetry->requestStarted();
+    GatewayError error;
+    auto parsed = m_codec.decode(m_request.body, &error);
+    if (!parsed) {
+        respondError(error);
+        return finish();
+    }
+    m_parsed = std::move(*parsed);
+    m_encodeInfo.model = m_parsed.model;
+    m_encodeInfo.createdSecs = QDateTime::currentSecsSinceEpoch();
+    m_encodeInfo.includeUsage = m_parsed.includeUsage;
+    m_encodeInfo.responseId = m_requestId;
+
+    auto resolution = failover::CandidateResolver::resolve(*m_config, m_parsed.model);
+    if (!resolution || resolution->chain.isEmpty()) {
+        respondError(GatewayError::make(404, ErrorCategory::NotFound,
+                                        QStringLiteral("model \"%1\" is not a route, alias, provider/model selector "
+                                                       "or configured model")
+                                            .arg(m_parsed.model)));
+        return finish();
+    }
+    m_resolution = std::move(*resolution);
+
+    if (m_ctx.idempotency) {
+        const QByteArray key = m_request.header("idempotency-key");
+        if (!key.isEmpty()) {
+            const auto hit = m_ctx.idempotency->begin(m_tenant, key, m_request.body);
+            if (hit.state == IdempotencyStore::State::InFlight) {
+                respondError(GatewayError::make(409, ErrorCategory::Conflict,
+                                                QStringLiteral("a request with this Idempotency-Key is in flight")));
+                return finish();
+            }
+            if (hit.state == IdempotencyStore::State::Completed) {
+                if (m_exchange) {
+                    auto headers = hit.headers;
+                    headers.append({"x-switchman-idempotent-replay", "true"});
+                    m_exchange->respond(hit.status, headers, hit.body);
+                }
+                return finish();
+            }
+            m_idempotencyKey = key;
+        }
+    }
+
+    if (m_config->failover.enabled) {
+        m_deadlineAtMs = m_startMs + m_config->failover.deadlineMs;
+        m_deadlineTimer = m_ctx.clock->schedule(m_config->failover.deadlineMs, [this]() {
+            m_deadlineTimer = 0;
+            onDeadline();
+        });
+    }
+    nextCandidate();
+}
+
+// ---------------------------------------------------------------- the loop
+
+std::optional<QString> ChatRequest::ineligibleReason(const failover::Candidate &c) const
+{
+    const auto tenant = m_config->tenants.constFind(m_tenant);
+    if (tenant != m_config->tenants.cend()) {
+        if (!tenant->providers.isEmpty() && !tenant->providers.contains(c.provider.id))
+            return QStringLiteral("provider not allowed for tenant");
+        if (!tenant->regions.isEmpty() && !tenant->regions.contains(c.provider.region))
+            return QStringLiteral("region not allowed for tenant");
+    }
+    if (m_resolution.maxCostMultiplier) {
+        // seed 003 cost ceiling: priced against the first eligible candidate.
+        for (const auto &first : m_resolution.chain) {
+            const auto t = m_config->tenants.constFind(m_tenant);
+            if (t != m_config->tenants.cend() &&
+                ((!t->providers.isEmpty() && !t->providers.contains(first.provider.id)) ||
+                 (!t->regions.isEmpty() && !t->regions.contains(first.provider.region))))
+                continue;
+            const double base = first.model.costInput + first.model.costOutput;
+            const double mine = c.model.costInput + c.model.costOutput;
+            if (base > 0 && mine > base * *m_resolution.maxCostMultiplier)
+                return QStringLiteral("over the route's cost ceiling (%1x)").arg(*m_resolution.maxCostMultiplier);
+            break;
+        }
+    }
+    return std::nullopt;
+}
+
+std::optional<QString> ChatRequest::precheckRejection(const failover::Candidate &c) const
+{
+    // record: chatRouteRejection and the Responses file-reference check.
+    if (c.model.kind == QLatin1String("embedding"))
+        return QStringLiteral("%1 is an embedding model and cannot answer chat requests").arg(c.name());
+    bool hasImage = false;
+    bool hasFileId = false;
+    for (const auto &m : m_parsed.context.messages)
+        for (const auto &b : m.content)
+            if (b.type == model::BlockType::Image) {
+                hasImage = true;
+                if (b.url.startsWith(QLatin1String("file-")))
+                    hasFileId = true;
+            }
+    if (hasImage && !c.model.input.contains(QLatin1String("image")))
+        return QStringLiteral("%1 does not accept image input").arg(c.name());
+    if (hasFileId && m_format == formats::InboundFormat::OpenAIResponses && c.provider.api != QLatin1String("openai-responses"))
+        return QStringLiteral("%1 cannot read OpenAI file references").arg(c.name());
+    if (!upstream::adapterFor(c.provider.api))
+        return QStringLiteral("%1 uses an unsupported upstream API \"%2\"").arg(c.name(), c.provider.api);
+    return std::nullopt;
+}
+
+failover::CandidateResolver::State ChatRequest::resolverState() const
+{
+    failover::CandidateResolver::State state;
+    state.isMarked = [this](const failover::Candidate &c) { return m_ctx.marks->isDown(m_tenant, c.ref()); };
+    state.hasCredential = [this](const failover::Candidate &c) {
+        return m_ctx.pools->hasUsable(c.provider.id, c.provider.credentials, !callerAuth().isEmpty());
+    };
+    state.ineligible = [this](const failover::Candidate &c) { return ineligibleReason(c); };
+    return state;
+}
+
+bool ChatRequest::hasFollower() const
+{
+    if (!m_config->failover.enabled || m_resolution.direct || m_clientGone)
+        return false;
+    return failover::CandidateResolver::next(m_resolution, m_tried, resolverState()).has_value();
+}
+
+QByteArray ChatRequest::callerAuth() const
+{
+    QByteArray auth = m_request.header("x-api-key");
+    if (auth.isEmpty()) {
+        auth = m_request.header("authorization");
+        if (auth.startsWith("Bearer ") || auth.startsWith("bearer "))
+            auth = auth.mid(7);
+    }
+    // A caller that names its tenant with x-switchman-key sends its own provider key in the auth header.
+    return m_request.header("x-switchman-key").isEmpty() && !m_config->tenants.isEmpty() ? QByteArray() : auth;
+}
+
+void ChatRequest::nextCandidate()
+{
+    if (m_phase == Phase::Finished)
+        return;
+    if (m_clientGone)
+        return finish();
+    QList<failover::Skip> skipped;
+    auto candidate = failover::CandidateResolver::next(m_resolution, m_tried, resolverState(), &skipped);
+    for (const auto &s : skipped) {
+        if (m_tried.contains(s.candidate.ref().key()))
+            continue;
+        m_tried.insert(s.candidate.ref().key());
+        ++m_attemptNo;
+        m_candidate = s.candidate;
+        recordAttempt(telemetry::AttemptOutcome::Skipped, {}, QStringLiteral("skipped"), s.reason);
+    }
+    if (!candidate) {
+        if (m_lastFailure)
+            return finishWithFailure(clientErrorFor(*m_lastFailure), true);
+        if (m_stopError)
+            return finishWithFailure(*m_stopError, false);
+        QString why = QStringLiteral("no eligible candidate for \"%1\"").arg(m_parsed.model);
+        if (m_resolution.maxCostMultiplier)
+            why += QStringLiteral(" (route cost ceiling %1x)").arg(*m_resolution.maxCostMultiplier);
+        return finishWithFailure(GatewayError::make(403, ErrorCategory::Permission, why), false);
+    }
+    if (m_deadlinePassed && m_attemptNo > 0)
+        return finishWithFailure(m_lastFailure ? clientErrorFor(*m_lastFailure)
+                                               : GatewayError::make(504, ErrorCategory::Timeout,
+                                                                    QStringLiteral("request deadline passed")),
+                                 false);
+    beginAttempt(*candidate);
+}
+
+void ChatRequest::beginAttempt(const failover::Candidate &candidate)
+{
+    m_tried.insert(candidate.ref().key());
+    ++m_attemptNo;
+    m_candidate = candidate;
+    m_retries = 0;
+    m_credentialIndex = 0;
+    retireBudget();
+    if (auto rejection = precheckRejection(candidate)) {
+        if (m_attemptNo == 1 || m_resolution.chain.size() == 1) {
+            // The first candidate fails as it would without failover.
+            recordAttempt(telemetry::AttemptOutcome::Failed, {}, QStringLiteral("exhausted"), *rejection);
+            respondError(GatewayError::make(400, ErrorCategory::InvalidRequest, *rejection));
+            return finish();
+        }
+        recordAttempt(telemetry::AttemptOutcome::Skipped, {}, QStringLiteral("skipped"), *rejection);
+        return nextCandidate();
+    }
+    m_adapter = upstream::adapterFor(candidate.provider.api);
+    m_attemptStartMs = m_ctx.clock->nowMs();
+    acquireCredential(0);
+}
+
+void ChatRequest::acquireCredential(int startIndex)
+{
+    m_phase = Phase::Setup;
+    const auto &p = m_candidate->provider;
+    m_ctx.pools->acquire(p.id, p.credentials, callerAuth(), startIndex, this,
+                         [this](const credentials::AcquireResult &r) { onCredential(r); });
+}
+
+void ChatRequest::onCredential(const credentials::AcquireResult &r)
+{
+    if (m_phase != Phase::Setup)
+        return; // the setup was cut by the deadline or the client left
+    if (r.kind != credentials::AcquireResult::Kind::Ok) {
+        failover::UpstreamFailure f;
+        f.kind = r.kind == credentials::AcquireResult::Kind::NoCredential ? FailureKind::CredentialExhausted
+                                                                           : FailureKind::SetupError;
+        f.message = r.error;
+        m_phase = Phase::Waiting;
+        return afterFailure(f);
+    }
+    m_lease = r.lease;
+    m_credentialIndex = r.lease.index;
+    m_target.provider = m_candidate->provider.id;
+    m_target.modelId = m_candidate->model.id;
+    m_target.api = m_candidate->provider.api;
+    m_target.baseUrl = m_candidate->provider.baseUrl;
+    m_target.credential = r.secret;
+    m_target.passthroughAuth = r.passthrough;
+    launchUpstream();
+}
+
+void ChatRequest::launchUpstream()
+{
+    if (m_clientGone)
+        return finish();
+    upstream::HeaderList forward;
+    for (const auto &h : m_request.headers) {
+        const QByteArray name = h.first.toLower();
+        if (name == "anthropic-beta" || name == "anthropic-version" || name == "openai-beta")
+            forward.append(h);
+    }
+    const upstream::HttpRequest req = m_adapter->buildRequest(m_parsed, m_format, m_target, forward);
+
+    // Fresh per-try state.
+    m_hold = failover::CommitHold();
+    m_sse = upstream::SseReader();
+    m_decoder = m_adapter->makeDecoder(m_target);
+    m_accumulator = model::EventAccumulator();
+    m_attemptUsage = {};
+    m_errorBody.clear();
+    m_status = 0;
+    m_headerRetryAfter.reset();
+    m_ttftMs.reset();
+    m_heldRaw.clear();
+    m_terminalSeen = false;
+    m_rawPassthrough = m_parsed.stream && formats::sameApiName(m_format) == m_target.api;
+
+    if (m_parsed.stream)
+        ensureStreamHeaders(); // record RD-3: early headers once the first upstream call starts
+
+    if (!m_budget) {
+        // Armed once per attempt, just before its first upstream call; it covers the
+        // attempt's provider retries and credential rotations too.
+        m_follower = hasFollower();
+        std::optional<qint64> budgetEnd;
+        if (m_follower) {
+            const qint64 now = m_ctx.clock->nowMs();
+            budgetEnd = now + std::max<qint64>(0, (m_deadlineAtMs - now) / 2);
+        }
+        m_budget = std::make_unique<failover::AttemptBudget>(*m_ctx.clock, budgetEnd, [this]() { onBudgetExpired(); });
+    }
+    m_phase = Phase::Upstream;
+    m_call = m_ctx.transport->start(req, this);
+    connect(m_call, &upstream::UpstreamCall::responseStarted, this, &ChatRequest::onResponseStarted);
+    connect(m_call, &upstream::UpstreamCall::bodyData, this, &ChatRequest::onBodyData);
+    connect(m_call, &upstream::UpstreamCall::finished, this, &ChatRequest::onFinished);
+}
+
+void ChatRequest::retireBudget()
+{
+    // Disarm now, destroy later: this may run inside the budget's own expiry callback.
+    if (m_budget) {
+        m_budget->settle();
+        m_retiredBudget = std::move(m_budget);
+    }
+}
+
+void ChatRequest::onBudgetExpired()
+{
+    if (m_call) {
+        m_call->abort(); // onFinished(Aborted) sees timedOut()
+    } else if (m_retryTimer) {
+        // Expired while waiting to retry the same provider.
+        m_ctx.clock->cancel(m_retryTimer);
+        m_retryTimer = 0;
+        failover::FailureInput in;
+        in.message = QStringLiteral("attempt budget expired during provider retries");
+        attemptFailed(in, false);
+    }
+}
+
+// ---------------------------------------------------------------- upstream events
+
+void ChatRequest::onResponseStarted(int status, const upstream::HeaderList &headers)
+{
+    m_status = status;
+    if (status >= 400)
+        m_headerRetryAfter =
+            failover::FailureClassifier::retryAfterFromHeaders(headers, QDateTime::currentMSecsSinceEpoch());
+}
+
+void ChatRequest::onBodyData(const QByteArray &chunk)
+{
+    if (m_phase != Phase::Upstream)
+        return;
+    if (m_status >= 400 || m_status == 0) {
+        if (m_errorBody.size() < kMaxErrorBody)
+            m_errorBody += chunk.left(kMaxErrorBody - m_errorBody.size());
+        return;
+    }
+    const QList<upstream::SseEvent> sse = m_sse.feed(chunk);
+    for (const auto &e : sse) {
+        if (m_phase != Phase::Upstream)
+            return;
+        const QList<upstream::SseEvent> one{e};
+        handleEvents(m_decoder->feed(e), &one);
+    }
+}
+
+void ChatRequest::onFinished(const upstream::TransportResult &result)
+{
+    if (m_phase != Phase::Upstream)
+        return;
+    m_call = nullptr;
+    if (result.error != upstream::TransportError::None) {
+        if (m_budget && m_budget->timedOut()) {
+            failover::FailureInput in;
+            in.message = QStringLiteral("attempt budget expired before the first token");
+            return attemptFailed(in, false);
+        }
+        if (m_committed) {
+            // A committed stream broke: final; the client gets this format's error in band.
+            model::StreamEvent e;
+            e.type = model::EventType::Error;
+            e.reason = model::StopReason::Error;
+            e.errorMessage = QStringLiteral("upstream connection lost: %1").arg(result.message);
+            return handleEvents({e}, nullptr);
+        }
+        failover::FailureInput in;
+        in.message = result.message.isEmpty() ? QString::fromLatin1(upstream::transportErrorName(result.error))
+                                              : result.message;
+        return attemptFailed(in, false);
+    }
+    if (m_status >= 400) {
+        const auto info = m_adapter->parseError(m_status, m_errorBody);
+        failover::FailureInput in;
+        in.status = m_status;
+        in.message = info.message;
+        in.classificationMessage = info.errorType.isEmpty() ? QString() : info.errorType + QStringLiteral(": ") + info.message;
+        in.retryAfterMs = m_headerRetryAfter;
+        return attemptFailed(in, true);
+    }
+    for (const auto &e : m_sse.finish()) {
+        if (m_phase != Phase::Upstream)
+            return;
+        const QList<upstream::SseEvent> one{e};
+        handleEvents(m_decoder->feed(e), &one);
+    }
+    if (m_phase == Phase::Upstream)
+        handleEvents(m_decoder->finish(), nullptr);
+}
+
+void ChatRequest::handleEvents(const QList<model::StreamEvent> &events, const QList<upstream::SseEvent> *raw)
+{
+    if (m_rawPassthrough && raw && !m_hold.committed())
+        for (const auto &r : *raw)
+            m_heldRaw.append(sseFrame(r));
+    bool rawForwarded = false;
+    for (const auto &e : events) {
+        if (m_phase != Phase::Upstream)
+            return;
+        if (m_budget)
+            m_budget->observe(e);
+        if (e.type == model::EventType::Done || e.type == model::EventType::Error) {
+            if (!e.usage.isZero())
+                m_attemptUsage = e.usage;
+        }
+        if (!m_ttftMs && e.isMeaningful())
+            m_ttftMs = m_ctx.clock->nowMs() - m_attemptStartMs;
+
+        if (!m_parsed.stream) {
+            // Non-streaming: the client sees nothing until the drain ends, so any
+            // failure before done fails over, whatever partial content is held.
+            if (e.type == model::EventType::Error) {
+                failover::FailureInput in;
+                in.message = e.errorMessage;
+                in.classificationMessage = e.errorType.isEmpty() ? QString() : e.errorType + QStringLiteral(": ") + e.errorMessage;
+                in.status = e.errorStatus;
+                return attemptFailed(in, false);
+            }
+            m_accumulator.add(e);
+            if (e.type == model::EventType::Done)
+                return succeed();
+            continue;
+        }
+
+        const auto step = m_hold.feed(e);
+        if (step.justFailed) {
+            failover::FailureInput in;
+            in.message = e.errorMessage;
+            in.classificationMessage = e.errorType.isEmpty() ? QString() : e.errorType + QStringLiteral(": ") + e.errorMessage;
+            in.status = e.errorStatus;
+            return attemptFailed(in, false);
+        }
+        if (step.justCommitted) {
+            commit(step.release);
+            rawForwarded = true;
+        } else if (m_committed) {
+            if (m_rawPassthrough) {
+                if (raw && !rawForwarded) {
+                    for (const auto &r : *raw)
+                        m_exchange ? m_exchange->write(sseFrame(r)) : void();
+                    rawForwarded = true;
+                }
+            } else {
+                deliver(e);
+            }
+        }
+        if (m_committed && (e.type == model::EventType::Done || e.type == model::EventType::Error)) {
+            m_terminalSeen = true;
+            if (e.type == model::EventType::Error) {
+                recordUsage(true);
+                if (m_exchange)
+                    m_exchange->endStream();
+                return finish();
+            }
+            return succeed();
+        }
+    }
+}
+
+void ChatRequest::commit(const QList<model::StreamEvent> &released)
+{
+    m_committed = true;
+    if (m_keepaliveTimer) {
+        m_ctx.clock->cancel(m_keepaliveTimer);
+        m_keepaliveTimer = 0;
+    }
+    if (m_ttftMs)
+        m_ctx.telemetry->observeTtft(*m_ttftMs);
+    recordAttempt(telemetry::AttemptOutcome::Committed, {}, {}, {});
+    if (!m_exchange)
+        return;
+    m_exchange->write(QStringLiteral(": switchman candidate=%1 attempt=%2\n\n")
+                          .arg(m_candidate->name())
+                          .arg(m_attemptNo)
+                          .toUtf8());
+    if (m_rawPassthrough) {
+        for (const auto &frame : std::as_const(m_heldRaw))
+            m_exchange->write(frame);
+        m_heldRaw.clear();
+        return;
+    }
+    m_encoder = m_codec.makeStreamEncoder(m_encodeInfo);
+    for (const auto &e : released)
+        deliver(e);
+}
+
+void ChatRequest::deliver(const model::StreamEvent &event)
+{
+    if (!m_encoder || !m_exchange)
+        return;
+    if (event.type == model::EventType::Error) {
+        m_exchange->write(m_encoder->encodeError(
+            GatewayError::make(event.errorStatus.value_or(502),
+                               GatewayError::categoryForStatus(event.errorStatus.value_or(502)),
+                               event.errorMessage)));
+        return;
+    }
+    m_exchange->write(m_encoder->encode(event));
+}
+
+void ChatRequest::succeed()
+{
+    retireBudget();
+    if (!m_parsed.stream) {
+        recordAttempt(telemetry::AttemptOutcome::Committed, {}, {}, {});
+        model::AssistantMessage message = m_accumulator.message();
+        message.model = m_parsed.model;
+        message.provider = m_target.provider;
+        message.api = m_target.api;
+        const QByteArray body = m_codec.encodeResponse(message, m_encodeInfo);
+        auto headers = baseHeaders();
+        headers.append({"Content-Type", "application/json"});
+        headers.append({"x-switchman-candidate", m_candidate->name().toUtf8()});
+        headers.append({"x-switchman-attempts", QByteArray::number(m_attemptNo)});
+        if (!m_fallbackFrom.isEmpty()) {
+            headers.append({"x-switchman-fallback-from", m_fallbackFrom.toUtf8()});
+            headers.append({"x-switchman-fallback-reason", m_fallbackReason.toUtf8()});
+        }
+        if (m_exchange)
+            m_exchange->respond(200, headers, body);
+        if (m_ctx.idempotency && !m_idempotencyKey.isEmpty())
+            m_ctx.idempotency->complete(m_tenant, m_idempotencyKey, 200, headers, body);
+    } else if (m_exchange) {
+        m_exchange->endStream();
+    }
+    recordUsage(true);
+    finish();
+}
+
+// ---------------------------------------------------------------- failures
+
+void ChatRequest::settleAttempt()
+{
+    if (m_call) {
+        auto *call = m_call.data();
+        m_call = nullptr;
+        call->disconnect(this);
+        call->abort();
+        call->deleteLater();
+    }
+    m_ctx.pools->release(m_lease);
+    m_lease = {};
+}
+
+void ChatRequest::attemptFailed(failover::FailureInput input, bool fromHeaders)
+{
+    const bool budgetTimedOut = m_budget && m_budget->timedOut();
+    settleAttempt();
+    m_phase = Phase::Waiting;
+    if (!fromHeaders)
+        input.retryAfterMs.reset(); // record: headers only for a thrown error; in-band errors carry text only
+    if (m_clientGone)
+        return finish();
+    std::optional<failover::UpstreamFailure> failure;
+    if (budgetTimedOut) {
+        failover::UpstreamFailure f; // record: a budget timeout is always server_error
+        f.kind = FailureKind::ServerError;
+        f.message = input.message;
+        failure = f;
+    } else {
+        failure = failover::FailureClassifier::classify(input);
+    }
+    if (!failure)
+        return stopWithUpstreamError(input);
+
+    // refreshGatewayApiKeyAfterAuthError: rotate to the pool's next credential within the attempt.
+    if (failure->kind == FailureKind::CredentialExhausted && m_credentialIndex >= 0 &&
+        !m_candidate->provider.credentials.isEmpty()) {
+        m_ctx.pools->markExhausted({m_candidate->provider.id, m_credentialIndex});
+        if (m_ctx.pools->hasUsable(m_candidate->provider.id, m_candidate->provider.credentials,
+                                   !callerAuth().isEmpty())) {
+            m_ctx.telemetry->log(QStringLiteral("info"), QStringLiteral("credential rotated"),
+                                 {{QStringLiteral("requestId"), m_requestId},
+                                  {QStringLiteral("provider"), m_candidate->provider.id},
+                                  {QStringLiteral("credentialIndex"), m_credentialIndex}});
+            recordUsage(false);
+            return acquireCredential(m_credentialIndex + 1);
+        }
+    }
+    if (!budgetTimedOut && tryInAttemptRetry(*failure))
+        return;
+    m_budgetFailure = budgetTimedOut;
+    afterFailure(*failure);
+}
+
+bool ChatRequest::tryInAttemptRetry(const failover::UpstreamFailure &failure)
+{
+    // SPEC 3: with a follower, fail over at once (unless the provider asks for its own
+    // retries first); without one, retry the same candidate with backoff.
+    if (failure.kind != FailureKind::ServerError && failure.kind != FailureKind::RateLimited &&
+        failure.kind != FailureKind::Transport)
+        return false;
+    const bool follower = hasFollower();
+    const int allowed = follower ? m_candidate->provider.retriesBeforeFailover : m_candidate->provider.maxRetries;
+    if (m_retries >= allowed)
+        return false;
+    const qint64 maxDelay = m_config->failover.maxRetryDelayMs;
+    qint64 delay = qint64(500 * std::pow(2.0, m_retries));
+    delay += QRandomGenerator::global()->bounded(qint64(delay / 4 + 1));
+    if (failure.retryAfterMs) {
+        if (*failure.retryAfterMs > maxDelay)
+            return false; // a longer Retry-After ends the attempt as a classified failure
+        delay = std::max(delay, *failure.retryAfterMs);
+    }
+    delay = std::min(delay, maxDelay);
+    const qint64 now = m_ctx.clock->nowMs();
+    if (m_deadlineAtMs && now + delay >= m_deadlineAtMs)
+        return false;
+    ++m_retries;
+    recordUsage(false);
+    m_ctx.telemetry->log(QStringLiteral("info"), QStringLiteral("provider retry"),
+                         {{QStringLiteral("requestId"), m_requestId},
+                          {QStringLiteral("candidate"), m_candidate->name()},
+                          {QStringLiteral("failure"), failover::failureKindName(failure.kind)},
+                          {QStringLiteral("retry"), m_retries},
+                          {QStringLiteral("delayMs"), delay}});
+    m_retryTimer = m_ctx.clock->schedule(delay, [this]() {
+        m_retryTimer = 0;
+        if (m_clientGone)
+            return finish();
+        acquireCredential(m_credentialIndex >= 0 ? m_credentialIndex : 0);
+    });
+    return true;
+}
+
+void ChatRequest::afterFailure(const failover::UpstreamFailure &failure)
+{
+    retireBudget(); // the attempt is over: disarm
+    m_lastFailure = failure;
+    ++m_failedAttempts;
+    const qint64 ttl = m_ctx.marks->mark(m_tenant, m_candidate->ref(), failure);
+    if (ttl > 0 && m_ctx.marksChanged)
+        m_ctx.marksChanged();
+    m_ctx.telemetry->countFailure(m_candidate->provider.id, failover::failureKindName(failure.kind));
+    recordUsage(false);
+    if (m_fallbackFrom.isEmpty()) {
+        m_fallbackFrom = m_candidate->name();
+        m_fallbackReason = failover::failureKindName(failure.kind);
+    }
+    const bool follower = !m_deadlinePassed && hasFollower();
+    QString logOutcome = m_budgetFailure ? QStringLiteral("budget")
+                         : m_deadlinePassed ? QStringLiteral("deadline")
+                         : follower ? QStringLiteral("retrying")
+                                    : QStringLiteral("exhausted");
+    QString next;
+    if (follower)
+        if (auto n = failover::CandidateResolver::next(m_resolution, m_tried, resolverState()))
+            next = n->name();
+    recordAttempt(telemetry::AttemptOutcome::Failed, failover::failureKindName(failure.kind), logOutcome,
+                  failure.message);
+    logFailure(failure, logOutcome, next);
+    m_budgetFailure = false;
+    if (follower)
+        return nextCandidate();
+    finishWithFailure(clientErrorFor(failure), true);
+}
+
+void ChatRequest::stopWithUpstreamError(const failover::FailureInput &input)
+{
+    // Not a failover failure (400, 422, a deterministic in-band error): the client gets it as is.
+    const int status = input.status.value_or(502);
+    recordAttempt(telemetry::AttemptOutcome::Failed, {}, QStringLiteral("stop"), input.message);
+    recordUsage(false);
+    GatewayError e = GatewayError::make(status, GatewayError::categoryForStatus(status), input.message);
+    finishWithFailure(e, false);
+}
+
+GatewayError ChatRequest::clientErrorFor(const failover::UpstreamFailure &f) const
+{
+    const QString who = m_candidate ? m_candidate->name() : QString();
+    switch (f.kind) {
+    case FailureKind::Transport:
+        return GatewayError::make(502, ErrorCategory::ServerError,
+                                  QStringLiteral("upstream %1 unreachable: %2").arg(who, f.message));
+    case FailureKind::ServerError:
+        if (f.status && *f.status >= 500)
+            return GatewayError::make(*f.status, GatewayError::categoryForStatus(*f.status),
+                                      QStringLiteral("upstream %1: %2").arg(who, f.message));
+        return GatewayError::make(f.status == 408 ? 504 : 502,
+                                  f.status == 408 ? ErrorCategory::Timeout : ErrorCategory::ServerError,
+                                  QStringLiteral("upstream %1: %2").arg(who, f.message));
+    case FailureKind::RateLimited: {
+        auto e = GatewayError::make(429, ErrorCategory::RateLimit, QStringLiteral("upstream %1: %2").arg(who, f.message));
+        e.retryAfterMs = f.retryAfterMs;
+        return e;
+    }
+    case FailureKind::CredentialExhausted:
+        return GatewayError::make(502, ErrorCategory::ServerError,
+                                  QStringLiteral("no usable credential for %1: %2").arg(who, f.message));
+    case FailureKind::NotServed:
+        return GatewayError::make(404, ErrorCategory::NotFound, QStringLiteral("upstream %1: %2").arg(who, f.message));
+    case FailureKind::SetupError:
+        return GatewayError::make(502, ErrorCategory::ServerError,
+                                  QStringLiteral("could not set up %1: %2").arg(who, f.message));
+    }
+    return GatewayError::make(502, ErrorCategory::ServerError, f.message);
+}
+
+void ChatRequest::finishWithFailure(const GatewayError &errorIn, bool markedRetryAfter)
+{
+    GatewayError error = errorIn;
+    if (markedRetryAfter) {
+        // Every candidate marked: tell the client when the first one comes back.
+        qint64 shortest = 0;
+        bool allMarked = !m_resolution.chain.isEmpty();
+        for (const auto &c : m_resolution.chain) {
+            const qint64 left = m_ctx.marks->remainingMs(m_tenant, c.ref());
+            if (left <= 0) {
+                allMarked = false;
+                break;
+            }
+            shortest = shortest == 0 ? left : std::min(shortest, left);
+        }
+        if (allMarked)
+            error.retryAfterMs = shortest;
+    }
+    if (m_exchange && m_exchange->headersSent()) {
+        // Headers are out: the format's in-band error, never a fake [DONE] / message_stop.
+        if (!m_encoder)
+            m_encoder = m_codec.makeStreamEncoder(m_encodeInfo);
+        m_exchange->write(m_encoder->encodeError(error));
+        m_exchange->endStream();
+    } else {
+        respondError(error);
+    }
+    finish();
+}
+
+void ChatRequest::onDeadline()
+{
+    m_deadlinePassed = true;
+    if (m_phase == Phase::Setup) {
+        // record: a setup still running at the deadline is aborted: setup_error,
+        // outcome deadline, no mark, and the request ends.
+        m_phase = Phase::Waiting;
+        failover::UpstreamFailure f;
+        f.kind = FailureKind::SetupError;
+        f.message = QStringLiteral("credential setup still running at the request deadline");
+        m_lastFailure = f;
+        m_ctx.telemetry->countFailure(m_candidate->provider.id, failover::failureKindName(f.kind));
+        recordAttempt(telemetry::AttemptOutcome::Failed, failover::failureKindName(f.kind), QStringLiteral("deadline"),
+                      f.message);
+        logFailure(f, QStringLiteral("deadline"), {});
+        settleAttempt();
+        finishWithFailure(GatewayError::make(502, ErrorCategory::ServerError, f.message), false);
+    } else if (m_phase == Phase::Waiting && m_retryTimer) {
+        // A provider retry waiting for its backoff never starts after the deadline.
+        m_ctx.clock->cancel(m_retryTimer);
+        m_retryTimer = 0;
+        if (m_lastFailure)
+            afterFailure(*m_lastFailure);
+    }
+}
+
+void ChatRequest::onClientGone()
+{
+    if (m_phase == Phase::Finished)
+        return;
+    m_clientGone = true;
+    // record: a request abort stops the loop: no follower, upstream aborted, 499 in the log.
+    if (m_candidate && !m_committed) {
+        recordAttempt(telemetry::AttemptOutcome::Aborted, {}, QStringLiteral("aborted"),
+                      QStringLiteral("client closed the request (499)"));
+    }
+    m_ctx.telemetry->log(QStringLiteral("info"), QStringLiteral("client closed request"),
+                         {{QStringLiteral("requestId"), m_requestId}, {QStringLiteral("status"), 499}});
+    settleAttempt();
+    recordUsage(false);
+    finish();
+}
+
+// ---------------------------------------------------------------- output
+
+upstream::HeaderList ChatRequest::baseHeaders() const
+{
+    return {{"x-switchman-request-id", m_requestId.toUtf8()}, {"x-litellm-model-id", m_parsed.model.toUtf8()}};
+}
+
+void ChatRequest::ensureStreamHeaders()
+{
+    if (!m_exchange || m_exchange->headersSent())
+        return;
+    auto headers = baseHeaders();
+    headers.append({"Content-Type", "text/event-stream; charset=utf-8"});
+    headers.append({"Cache-Control", "no-cache"});
+    headers.append({"Connection", "keep-alive"});
+    m_exchange->beginStream(200, headers);
+    const qint64 every = m_config->failover.keepaliveMs;
+    if (every > 0)
+        m_keepaliveTimer = m_ctx.clock->schedule(every, [this]() { writeKeepalive(); });
+}
+
+void ChatRequest::writeKeepalive()
+{
+    m_keepaliveTimer = 0;
+    if (m_committed || m_phase == Phase::Finished || !m_exchange)
+        return;
+    m_exchange->write(QByteArrayLiteral(": keepalive\n\n"));
+    m_keepaliveTimer = m_ctx.clock->schedule(m_config->failover.keepaliveMs, [this]() { writeKeepalive(); });
+}
+
+void ChatRequest::respondError(const GatewayError &error)
+{
+    if (!m_exchange)
+        return;
+    auto headers = baseHeaders();
+    headers.append({"Content-Type", "application/json"});
+    if (error.retryAfterMs && *error.retryAfterMs > 0)
+        headers.append({"Retry-After", QByteArray::number((*error.retryAfterMs + 999) / 1000)});
+    if (m_attemptNo > 0)
+        headers.append({"x-switchman-attempts", QByteArray::number(m_attemptNo)});
+    m_exchange->respond(error.status, headers, m_codec.encodeError(error));
+}
+
+void ChatRequest::recordAttempt(telemetry::AttemptOutcome outcome, const QString &failure, const QString &logOutcome,
+                                const QString &message)
+{
+    telemetry::AttemptRecord r;
+    r.requestId = m_requestId;
+    r.attempt = m_attemptNo;
+    r.tenant = m_tenant;
+    r.requestedModel = m_parsed.model;
+    if (m_candidate) {
+        r.candidate = m_candidate->name();
+        r.provider = m_candidate->provider.id;
+    }
+    r.outcome = outcome;
+    r.failure = failure;
+    r.status = m_status;
+    r.elapsedMs = m_attemptStartMs ? m_ctx.clock->nowMs() - m_attemptStartMs : 0;
+    r.ttftMs = m_ttftMs;
+    r.startedAtEpochMs = QDateTime::currentMSecsSinceEpoch() - r.elapsedMs;
+    r.format = formats::formatName(m_format);
+    r.logOutcome = logOutcome;
+    r.message = truncated(message);
+    m_ctx.telemetry->recordAttempt(r);
+}
+
+void ChatRequest::recordUsage(bool answered)
+{
+    // RD-5: one row per attempt with nonzero usage; REQ:aN for attempts that did not answer.
+    if (m_attemptUsage.isZero() || !m_candidate)
+        return;
+    telemetry::UsageRow row;
+    row.requestId = answered ? m_requestId : QStringLiteral("%1:a%2").arg(m_requestId).arg(m_attemptNo);
+    row.tenant = m_tenant;
+    row.candidate = m_candidate->name();
+    row.provider = m_candidate->provider.id;
+    row.input = m_attemptUsage.input;
+    row.output = m_attemptUsage.output;
+    row.cacheRead = m_attemptUsage.cacheRead;
+    row.cacheWrite = m_attemptUsage.cacheWrite;
+    row.cost = (double(m_attemptUsage.input + m_attemptUsage.cacheRead + m_attemptUsage.cacheWrite) *
+                    m_candidate->model.costInput +
+                double(m_attemptUsage.output) * m_candidate->model.costOutput) /
+               1e6;
+    row.outcome = answered ? QStringLiteral("ok") : QStringLiteral("error");
+    row.atEpochMs = QDateTime::currentMSecsSinceEpoch();
+    m_ctx.telemetry->recordUsage(row);
+    m_attemptUsage = {};
+}
+
+void ChatRequest::logFailure(const failover::UpstreamFailure &f, const QString &logOutcome, const QString &next)
+{
+    QJsonObject o{{QStringLiteral("requestId"), m_requestId},
+                  {QStringLiteral("format"), formats::formatName(m_format)},
+                  {QStringLiteral("model"), m_parsed.model},
+                  {QStringLiteral("tenant"), m_tenant},
+                  {QStringLiteral("resolvedProvider"), m_candidate->provider.id},
+                  {QStringLiteral("resolvedModel"), m_candidate->model.id},
+                  {QStringLiteral("peer"), m_request.peer.toString()},
+                  {QStringLiteral("attempt"), m_attemptNo},
+                  {QStringLiteral("failure"), failover::failureKindName(f.kind)},
+                  {QStringLiteral("elapsedMs"), m_ctx.clock->nowMs() - m_attemptStartMs},
+                  {QStringLiteral("outcome"), logOutcome},
+                  {QStringLiteral("error"), truncated(f.message)}};
+    if (f.status)
+        o.insert(QStringLiteral("status"), *f.status);
+    if (f.retryAfterMs)
+        o.insert(QStringLiteral("retryAfterMs"), *f.retryAfterMs);
+    if (!next.isEmpty())
+        o.insert(QStringLiteral("next"), next);
+    m_ctx.telemetry->log(QStringLiteral("warn"), QStringLiteral("candidate failover"), o);
+}
+
+void ChatRequest::finish()
+{
+    if (m_phase == Phase::Finished)
+        return;
+    m_phase = Phase::Finished;
+    settleAttempt();
+    retireBudget();
+    for (auto *id : {&m_deadlineTimer, &m_keepaliveTimer, &m_retryTimer}) {
+        if (*id)
+            m_ctx.clock->cancel(*id);
+        *id = 0;
+    }
+    if (m_ctx.idempotency && !m_idempotencyKey.isEmpty())
+        m_ctx.idempotency->abandon(m_tenant, m_idempotencyKey); // no-op once completed
+    m_ctx.telemetry->requestFinished(m_ctx.clock->nowMs() - m_startMs);
+    Q_EMIT done();
+    deleteLater();
+}
+
+} // namespace sw::server

@@ -1,0 +1,149 @@
+#pragma once
+// One chat request on one of the four chat routes, from body to last byte:
+// the record's attempt loop (Approach) with the commit hold, attempt budget,
+// deadline, in-attempt retries, credential rotation, marks and accounting.
+
+#include "credentials/credential_pools.h"
+#include "failover/attempt_budget.h"
+#include "failover/candidate_resolver.h"
+#include "failover/commit_hold.h"
+#include "failover/failure_classifier.h"
+#include "formats/inbound_codec.h"
+#include "model/event_accumulator.h"
+#include "server/engine_context.h"
+#include "server/inbound_request.h"
+#include "upstream/sse_reader.h"
+#include "upstream/transport.h"
+#include "upstream/upstream_adapter.h"
+
+#include <QElapsedTimer>
+#include <QObject>
+#include <QPointer>
+#include <QSet>
+#include <memory>
+
+namespace sw::server {
+
+class HttpExchange;
+
+class ChatRequest final : public QObject {
+    Q_OBJECT
+    Q_DISABLE_COPY_MOVE(ChatRequest)
+public:
+    ChatRequest(EngineContext &ctx, formats::InboundFormat format, InboundRequest &&request, HttpExchange *exchange,
+                QString tenant, QString requestId, QObject *parent = nullptr);
+    ~ChatRequest() override;
+    void start();
+
+Q_SIGNALS:
+    void done();
+
+private:
+    enum class Phase { Idle, Setup, Upstream, Waiting, Finished };
+
+    // loop
+    void nextCandidate();
+    void beginAttempt(const failover::Candidate &candidate);
+    void acquireCredential(int startIndex);
+    void onCredential(const credentials::AcquireResult &result);
+    void launchUpstream();
+    bool hasFollower() const;
+    failover::CandidateResolver::State resolverState() const;
+    QByteArray callerAuth() const;
+    std::optional<QString> ineligibleReason(const failover::Candidate &c) const;
+    std::optional<QString> precheckRejection(const failover::Candidate &c) const;
+
+    // upstream call
+    void onResponseStarted(int status, const upstream::HeaderList &headers);
+    void onBodyData(const QByteArray &chunk);
+    void onFinished(const upstream::TransportResult &result);
+    void handleEvents(const QList<model::StreamEvent> &events, const QList<upstream::SseEvent> *raw);
+    void commit(const QList<model::StreamEvent> &released);
+    void deliver(const model::StreamEvent &event);
+    void succeed();
+
+    // failures
+    void attemptFailed(failover::FailureInput input, bool fromHeaders);
+    void settleAttempt();
+    void afterFailure(const failover::UpstreamFailure &failure);
+    bool tryInAttemptRetry(const failover::UpstreamFailure &failure);
+    void finishWithFailure(const model::GatewayError &error, bool markedRetryAfter);
+    model::GatewayError clientErrorFor(const failover::UpstreamFailure &failure) const;
+    void stopWithUpstreamError(const failover::FailureInput &input);
+    void onDeadline();
+    void onBudgetExpired();
+    void retireBudget();
+    void onClientGone();
+
+    // output
+    void ensureStreamHeaders();
+    void writeKeepalive();
+    void respondError(const model::GatewayError &error);
+    upstream::HeaderList baseHeaders() const;
+    void recordAttempt(telemetry::AttemptOutcome outcome, const QString &failure, const QString &logOutcome,
+                       const QString &message);
+    void recordUsage(bool answered);
+    void logFailure(const failover::UpstreamFailure &failure, const QString &logOutcome, const QString &next);
+    void finish();
+
+    EngineContext &m_ctx;
+    std::shared_ptr<const config::Config> m_config;
+    formats::InboundFormat m_format;
+    const formats::InboundCodec &m_codec;
+    InboundRequest m_request;
+    QPointer<HttpExchange> m_exchange;
+    QString m_tenant;
+    QString m_requestId;
+    formats::ParsedRequest m_parsed;
+    failover::Resolution m_resolution;
+    formats::EncodeInfo m_encodeInfo;
+
+    Phase m_phase = Phase::Idle;
+    qint64 m_startMs = 0;
+    qint64 m_deadlineAtMs = 0;
+    util::Clock::TimerId m_deadlineTimer = 0;
+    util::Clock::TimerId m_keepaliveTimer = 0;
+    util::Clock::TimerId m_retryTimer = 0;
+    bool m_deadlinePassed = false;
+    bool m_clientGone = false;
+    QSet<QString> m_tried;
+    int m_attemptNo = 0;
+    int m_failedAttempts = 0;
+
+    // the current attempt
+    std::optional<failover::Candidate> m_candidate;
+    const upstream::UpstreamAdapter *m_adapter = nullptr;
+    upstream::Target m_target;
+    credentials::Lease m_lease;
+    int m_credentialIndex = 0;
+    int m_retries = 0;
+    bool m_follower = false;
+    QPointer<upstream::UpstreamCall> m_call;
+    std::unique_ptr<failover::AttemptBudget> m_budget;
+    std::unique_ptr<failover::AttemptBudget> m_retiredBudget;
+    failover::CommitHold m_hold;
+    upstream::SseReader m_sse;
+    std::unique_ptr<upstream::StreamDecoder> m_decoder;
+    model::EventAccumulator m_accumulator;
+    model::Usage m_attemptUsage;
+    QByteArray m_errorBody;
+    int m_status = 0;
+    std::optional<qint64> m_headerRetryAfter;
+    qint64 m_attemptStartMs = 0;
+    std::optional<qint64> m_ttftMs;
+    bool m_rawPassthrough = false;
+    QList<QByteArray> m_heldRaw;
+    bool m_terminalSeen = false;
+
+    // across attempts
+    std::optional<failover::UpstreamFailure> m_lastFailure;
+    std::optional<model::GatewayError> m_stopError;
+    QString m_fallbackFrom;
+    QString m_fallbackReason;
+    std::unique_ptr<formats::StreamEncoder> m_encoder;
+    bool m_committed = false;
+    bool m_budgetFailure = false;
+    QByteArray m_idempotencyKey;
+};
+
+} // namespace sw::server

@@ -1,0 +1,46 @@
+#pragma once
+// The one adapter over QHttpServerResponder: a response that is either written
+// whole (Content-Length) or streamed with chunked framing. Writing after the
+// client left is a no-op; clientGone() tells the owner at once.
+
+#include "upstream/http_types.h"
+
+#include <QObject>
+#include <QPointer>
+#include <QTcpSocket>
+#include <memory>
+
+class QHttpServerResponder;
+
+namespace sw::server {
+
+class HttpExchange final : public QObject {
+    Q_OBJECT
+    Q_DISABLE_COPY_MOVE(HttpExchange)
+public:
+    HttpExchange(QHttpServerResponder &&responder, QObject *parent = nullptr);
+    ~HttpExchange() override;
+
+    bool isOpen() const;
+    bool headersSent() const { return m_headersSent; }
+    bool finished() const { return m_finished; }
+
+    void respond(int status, const upstream::HeaderList &headers, const QByteArray &body);
+    void beginStream(int status, const upstream::HeaderList &headers);
+    void write(const QByteArray &bytes); // one chunk; empty is ignored
+    void endStream();
+    // Closes the connection without a proper end (used for a broken stream).
+    void abortConnection();
+
+Q_SIGNALS:
+    void clientGone();
+
+private:
+    std::unique_ptr<QHttpServerResponder> m_responder;
+    QPointer<QTcpSocket> m_socket;
+    bool m_headersSent = false;
+    bool m_finished = false;
+    bool m_gone = false;
+};
+
+} // namespace sw::server

@@ -1,0 +1,50 @@
+#include "server/http_front.h"
+#include "server/http_exchange.h"
+
+#include <QHttpServerRequest>
+#include <QHttpServerResponder>
+
+namespace sw::server {
+
+HttpFront::HttpFront(Handler handler, QObject *parent) : QAbstractHttpServer(parent), m_handler(std::move(handler)) {}
+
+namespace {
+QByteArray methodName(QHttpServerRequest::Method m)
+{
+    switch (m) {
+    case QHttpServerRequest::Method::Get: return "GET";
+    case QHttpServerRequest::Method::Put: return "PUT";
+    case QHttpServerRequest::Method::Delete: return "DELETE";
+    case QHttpServerRequest::Method::Post: return "POST";
+    case QHttpServerRequest::Method::Head: return "HEAD";
+    case QHttpServerRequest::Method::Options: return "OPTIONS";
+    case QHttpServerRequest::Method::Patch: return "PATCH";
+    case QHttpServerRequest::Method::Connect: return "CONNECT";
+    case QHttpServerRequest::Method::Trace: return "TRACE";
+    default: return "UNKNOWN";
+    }
+}
+} // namespace
+
+bool HttpFront::handleRequest(const QHttpServerRequest &request, QTcpSocket *socket)
+{
+    InboundRequest in;
+    in.method = methodName(request.method());
+    in.path = request.url().path();
+    in.query = request.query();
+    in.headers = request.headers();
+    in.body = request.body();
+    in.peer = request.remoteAddress();
+    if (socket)
+        in.peerPort = socket->peerPort();
+    auto *exchange = new HttpExchange(makeResponder(request, socket), socket);
+    m_handler(std::move(in), exchange);
+    return true;
+}
+
+void HttpFront::missingHandler(const QHttpServerRequest &, QTcpSocket *)
+{
+    // Unreachable: handleRequest takes every request.
+}
+
+} // namespace sw::server

@@ -1,0 +1,41 @@
+#pragma once
+// seed 003 idempotency: a completed twin (same tenant and key, within 24 h) is
+// answered from the stored result; a twin in flight gets 409.
+
+#include "upstream/http_types.h"
+#include "util/clock.h"
+
+#include <QHash>
+
+namespace sw::server {
+
+class IdempotencyStore {
+public:
+    static constexpr qint64 kRetentionMs = 24LL * 3600 * 1000;
+    static constexpr int kMaxEntries = 10000;
+    enum class State { New, InFlight, Completed };
+    struct Hit {
+        State state = State::New;
+        int status = 0;
+        upstream::HeaderList headers;
+        QByteArray body;
+    };
+
+    explicit IdempotencyStore(util::Clock &clock) : m_clock(clock) {}
+    // New: the caller owns the key until complete() or abandon().
+    Hit begin(const QString &tenant, const QByteArray &key, const QByteArray &requestBody);
+    void complete(const QString &tenant, const QByteArray &key, int status, const upstream::HeaderList &headers,
+                  const QByteArray &body);
+    void abandon(const QString &tenant, const QByteArray &key); // forget an in-flight entry that did not complete
+
+private:
+    struct Entry {
+        Hit hit;
+        qint64 atMs = 0;
+    };
+    void expire();
+    util::Clock &m_clock;
+    QHash<QString, Entry> m_entries;
+};
+
+} // namespace sw::server

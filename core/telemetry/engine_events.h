@@ -1,0 +1,48 @@
+#pragma once
+// Plain records the engine publishes: to /admin, /metrics, the log and the GUI.
+
+#include <QMetaType>
+#include <QString>
+#include <optional>
+
+namespace sw::telemetry {
+
+enum class AttemptOutcome { Committed, Failed, Skipped, Aborted };
+QString outcomeName(AttemptOutcome o); // committed, failed, skipped, aborted
+
+struct AttemptRecord {
+    QString requestId;
+    int attempt = 0;
+    QString tenant;
+    QString requestedModel;
+    QString candidate;        // provider/id
+    QString provider;
+    AttemptOutcome outcome = AttemptOutcome::Committed;
+    QString failure;          // failure kind name, empty when none
+    int status = 0;           // upstream HTTP status, 0 when none
+    qint64 elapsedMs = 0;
+    std::optional<qint64> ttftMs;
+    qint64 startedAtEpochMs = 0;
+    QString format;           // inbound format name
+    QString logOutcome;       // record's log outcome: retrying, skipped, exhausted, deadline, budget
+    QString message;          // short error text (never a secret)
+};
+
+struct UsageRow {
+    QString requestId;        // REQ, or REQ:aN for an attempt that did not answer
+    QString tenant;
+    QString candidate;
+    QString provider;
+    qint64 input = 0;
+    qint64 output = 0;
+    qint64 cacheRead = 0;
+    qint64 cacheWrite = 0;
+    double cost = 0;
+    QString outcome;          // ok | error
+    qint64 atEpochMs = 0;
+};
+
+} // namespace sw::telemetry
+
+Q_DECLARE_METATYPE(sw::telemetry::AttemptRecord)
+Q_DECLARE_METATYPE(sw::telemetry::UsageRow)

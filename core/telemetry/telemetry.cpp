@@ -1,0 +1,168 @@
+#include "telemetry/telemetry.h"
+
+#include <QDateTime>
+#include <QJsonDocument>
+
+#include <cstdio>
+
+namespace sw::telemetry {
+
+QString outcomeName(AttemptOutcome o)
+{
+    switch (o) {
+    case AttemptOutcome::Committed: return QStringLiteral("committed");
+    case AttemptOutcome::Failed: return QStringLiteral("failed");
+    case AttemptOutcome::Skipped: return QStringLiteral("skipped");
+    case AttemptOutcome::Aborted: return QStringLiteral("aborted");
+    }
+    return QStringLiteral("failed");
+}
+
+void Telemetry::Histogram::observe(double v)
+{
+    if (counts.size() != bounds.size() + 1)
+        counts = QList<qint64>(bounds.size() + 1, 0);
+    int i = 0;
+    while (i < bounds.size() && v > bounds[i])
+        ++i;
+    ++counts[i];
+    sum += v;
+    ++count;
+}
+
+Telemetry::Telemetry(QObject *parent) : QObject(parent)
+{
+    const QList<double> bounds{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120};
+    m_requestSeconds.bounds = bounds;
+    m_ttftSeconds.bounds = bounds;
+    qRegisterMetaType<AttemptRecord>();
+    qRegisterMetaType<UsageRow>();
+}
+
+void Telemetry::recordAttempt(const AttemptRecord &record)
+{
+    m_attempts.push_front(record);
+    if (m_attempts.size() > kAttemptCapacity)
+        m_attempts.pop_back();
+    ++m_attemptsByOutcome[record.provider + QChar(0x1f) + outcomeName(record.outcome)];
+    Q_EMIT attemptRecorded(record);
+}
+
+void Telemetry::recordUsage(const UsageRow &row)
+{
+    m_usage.push_back(row);
+    if (m_usage.size() > kUsageCapacity)
+        m_usage.pop_front();
+    Q_EMIT usageRecorded(row);
+}
+
+void Telemetry::countFailure(const QString &provider, const QString &failureKind)
+{
+    ++m_failures[provider + QChar(0x1f) + failureKind];
+}
+
+void Telemetry::requestFinished(qint64 durationMs)
+{
+    --m_inFlight;
+    m_requestSeconds.observe(double(durationMs) / 1000.0);
+}
+
+void Telemetry::observeTtft(qint64 ms)
+{
+    m_ttftSeconds.observe(double(ms) / 1000.0);
+}
+
+void Telemetry::log(const QString &level, const QString &message, QJsonObject fields)
+{
+    fields.insert(QStringLiteral("ts"), QDateTime::currentDateTimeUtc().toString(Qt::ISODateWithMs));
+    fields.insert(QStringLiteral("level"), level);
+    fields.insert(QStringLiteral("msg"), message);
+    if (m_stderrLog) {
+        const QByteArray line = QJsonDocument(fields).toJson(QJsonDocument::Compact) + '\n';
+        std::fwrite(line.constData(), 1, size_t(line.size()), stderr);
+        std::fflush(stderr);
+    }
+    Q_EMIT logLine(fields);
+}
+
+QList<AttemptRecord> Telemetry::attempts(int limit) const
+{
+    QList<AttemptRecord> out;
+    for (const auto &a : m_attempts) {
+        if (limit >= 0 && out.size() >= limit)
+            break;
+        out.append(a);
+    }
+    return out;
+}
+
+QList<UsageRow> Telemetry::usage() const
+{
+    return QList<UsageRow>(m_usage.begin(), m_usage.end());
+}
+
+namespace {
+QString escapeLabel(const QString &v)
+{
+    QString out = v;
+    out.replace(QLatin1Char('\\'), QLatin1String("\\\\")).replace(QLatin1Char('"'), QLatin1String("\\\""));
+    out.replace(QLatin1Char('\n'), QLatin1String("\\n"));
+    return out;
+}
+} // namespace
+
+QString Telemetry::metricsText(const QHash<QString, int> &marks) const
+{
+    QString out;
+    auto pairs = [](const QHash<QString, qint64> &h) {
+        QList<std::pair<QString, qint64>> v(h.keyValueBegin(), h.keyValueEnd());
+        std::sort(v.begin(), v.end());
+        return v;
+    };
+    out += QLatin1String("# HELP switchman_candidate_failures_total Failed candidate attempts by provider and failure kind.\n"
+                         "# TYPE switchman_candidate_failures_total counter\n");
+    for (const auto &[key, n] : pairs(m_failures)) {
+        const auto parts = key.split(QChar(0x1f));
+        out += QStringLiteral("switchman_candidate_failures_total{provider=\"%1\",failure=\"%2\"} %3\n")
+                   .arg(escapeLabel(parts.value(0)), escapeLabel(parts.value(1)))
+                   .arg(n);
+    }
+    out += QLatin1String("# HELP switchman_attempts_total Attempts by provider and outcome.\n"
+                         "# TYPE switchman_attempts_total counter\n");
+    for (const auto &[key, n] : pairs(m_attemptsByOutcome)) {
+        const auto parts = key.split(QChar(0x1f));
+        out += QStringLiteral("switchman_attempts_total{provider=\"%1\",outcome=\"%2\"} %3\n")
+                   .arg(escapeLabel(parts.value(0)), escapeLabel(parts.value(1)))
+                   .arg(n);
+    }
+    out += QLatin1String("# HELP switchman_marks Active provider-down marks by tenant hash and kind.\n"
+                         "# TYPE switchman_marks gauge\n");
+    QStringList markKeys = marks.keys();
+    std::sort(markKeys.begin(), markKeys.end());
+    for (const QString &key : markKeys) {
+        const auto parts = key.split(QChar(0x1f));
+        out += QStringLiteral("switchman_marks{tenant_hash=\"%1\",kind=\"%2\"} %3\n")
+                   .arg(escapeLabel(parts.value(0)), escapeLabel(parts.value(1)))
+                   .arg(marks.value(key));
+    }
+    out += QStringLiteral("# HELP switchman_requests_in_flight Chat requests being served.\n"
+                          "# TYPE switchman_requests_in_flight gauge\nswitchman_requests_in_flight %1\n")
+               .arg(m_inFlight);
+    auto histogram = [&out](const char *name, const char *help, const Histogram &h) {
+        out += QStringLiteral("# HELP %1 %2\n# TYPE %1 histogram\n").arg(QLatin1String(name), QLatin1String(help));
+        qint64 cumulative = 0;
+        for (int i = 0; i < h.bounds.size(); ++i) {
+            cumulative += h.counts.value(i);
+            out += QStringLiteral("%1_bucket{le=\"%2\"} %3\n").arg(QLatin1String(name)).arg(h.bounds[i]).arg(cumulative);
+        }
+        out += QStringLiteral("%1_bucket{le=\"+Inf\"} %2\n%1_sum %3\n%1_count %2\n")
+                   .arg(QLatin1String(name))
+                   .arg(h.count)
+                   .arg(h.sum);
+    };
+    histogram("switchman_request_duration_seconds", "Chat request duration.", m_requestSeconds);
+    histogram("switchman_ttft_seconds", "Time to first token of committed attempts.", m_ttftSeconds);
+    return out;
+}
+
+} // namespace sw::telemetry

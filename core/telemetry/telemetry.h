@@ -1,0 +1,61 @@
+#pragma once
+// Engine-thread sink for attempts, usage, failure counters and the structured
+// log. Bounded: attempts and usage are ring buffers; counters are maps.
+
+#include "telemetry/engine_events.h"
+
+#include <QHash>
+#include <QJsonObject>
+#include <QObject>
+#include <deque>
+
+namespace sw::telemetry {
+
+class Telemetry final : public QObject {
+    Q_OBJECT
+public:
+    static constexpr int kAttemptCapacity = 2000;
+    static constexpr int kUsageCapacity = 10000;
+
+    explicit Telemetry(QObject *parent = nullptr);
+
+    void recordAttempt(const AttemptRecord &record);
+    void recordUsage(const UsageRow &row);
+    void countFailure(const QString &provider, const QString &failureKind);
+    void requestStarted() { ++m_inFlight; }
+    void requestFinished(qint64 durationMs);
+    void observeTtft(qint64 ms);
+    // One structured log line (JSON); level: info, warn, error.
+    void log(const QString &level, const QString &message, QJsonObject fields = {});
+    void setJsonLogToStderr(bool on) { m_stderrLog = on; }
+
+    QList<AttemptRecord> attempts(int limit) const; // newest first
+    QList<UsageRow> usage() const;                  // oldest first
+    QString metricsText(const QHash<QString, int> &marksByTenantHashAndKind) const;
+    QHash<QString, qint64> failureCounts() const { return m_failures; } // "provider\x1ffailure" -> n
+    int inFlight() const { return m_inFlight; }
+
+Q_SIGNALS:
+    void attemptRecorded(const sw::telemetry::AttemptRecord &record);
+    void usageRecorded(const sw::telemetry::UsageRow &row);
+    void logLine(const QJsonObject &line);
+
+private:
+    struct Histogram {
+        QList<double> bounds; // seconds
+        QList<qint64> counts; // per bound, plus +Inf at the end
+        double sum = 0;
+        qint64 count = 0;
+        void observe(double v);
+    };
+    std::deque<AttemptRecord> m_attempts;
+    std::deque<UsageRow> m_usage;
+    QHash<QString, qint64> m_failures;
+    QHash<QString, qint64> m_attemptsByOutcome;
+    int m_inFlight = 0;
+    Histogram m_requestSeconds;
+    Histogram m_ttftSeconds;
+    bool m_stderrLog = false;
+};
+
+} // namespace sw::telemetry

@@ -1,0 +1,464 @@
+// record F2c + C1: the attempt loop on the real engine, real sockets, fake upstreams.
+#include "credentials/credential_pools.h"
+#include "gateway_fixture.h"
+#include "telemetry/telemetry.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QSignalSpy>
+#include <QTest>
+
+using namespace sw;
+using namespace sw::test;
+using demo::Fault;
+
+namespace {
+Fault fault(Fault::Kind k, int status = 0, QByteArray retryAfter = {}, QByteArray body = {})
+{
+    Fault f;
+    f.kind = k;
+    f.status = status;
+    f.retryAfter = std::move(retryAfter);
+    f.body = std::move(body);
+    return f;
+}
+
+qint64 failuresOf(Engine &e, const QString &provider, const QString &kind)
+{
+    return e.telemetry()->failureCounts().value(provider + QChar(0x1f) + kind);
+}
+
+QList<telemetry::AttemptRecord> attemptsOf(Engine &e, const QByteArray &requestId)
+{
+    QList<telemetry::AttemptRecord> out;
+    for (const auto &a : e.telemetry()->attempts(-1))
+        if (a.requestId == QString::fromLatin1(requestId))
+            out.prepend(a);
+    return out;
+}
+} // namespace
+
+class TestFailoverLoop : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void refusedThenFailsOverEveryRouteAndMode_data()
+    {
+        QTest::addColumn<bool>("anthropicClient");
+        QTest::addColumn<bool>("stream");
+        QTest::addColumn<int>("faultKind");
+        for (int k : {int(Fault::Refuse), int(Fault::Status)})
+            for (bool anthropic : {true, false})
+                for (bool stream : {false, true})
+                    QTest::addRow("%s %s %s", k == Fault::Refuse ? "refused" : "503", anthropic ? "messages" : "chat",
+                                  stream ? "stream" : "json")
+                        << anthropic << stream << k;
+    }
+    void refusedThenFailsOverEveryRouteAndMode()
+    {
+        QFETCH(bool, anthropicClient);
+        QFETCH(bool, stream);
+        QFETCH(int, faultKind);
+        GatewayFixture gw;
+        gw.anthropicA.setFault(faultKind == Fault::Refuse ? fault(Fault::Refuse) : fault(Fault::Status, 503));
+        gw.start();
+        const auto r = anthropicClient
+                           ? gw.post(QStringLiteral("/v1/messages"), GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("ping"), stream))
+                           : gw.post(QStringLiteral("/v1/chat/completions"), GatewayFixture::openaiBody(QStringLiteral("chain"), QStringLiteral("ping"), stream));
+        QCOMPARE(r.status, 200);
+        QString text;
+        if (stream)
+            text = anthropicClient ? anthropicStreamText(r.body) : openaiStreamText(r.body);
+        else
+            text = anthropicClient ? anthropicMessageText(r.json()) : openaiMessageText(r.json());
+        QVERIFY2(text.contains(QStringLiteral("pb/gpt-b")), qPrintable(QString::fromUtf8(r.body)));
+        QVERIFY(text.contains(QStringLiteral("You said: ping")));
+        if (!stream) {
+            QCOMPARE(r.header("x-switchman-candidate"), QByteArray("pb/gpt-b"));
+            QCOMPARE(r.header("x-switchman-attempts"), QByteArray("2"));
+            QCOMPARE(r.header("x-switchman-fallback-from"), QByteArray("pa/claude-a"));
+            QCOMPARE(r.header("x-litellm-model-id"), QByteArray("chain"));
+        } else {
+            QVERIFY(r.body.contains(": switchman candidate=pb/gpt-b attempt=2"));
+        }
+        const QString kind = faultKind == Fault::Refuse ? QStringLiteral("transport") : QStringLiteral("server_error");
+        QCOMPARE(failuresOf(gw.engine(), QStringLiteral("pa"), kind), 1); // onFailure once, with A
+        QCOMPARE(gw.engine().marks().size(), 1);
+        QCOMPARE(gw.engine().marks().first().provider, QStringLiteral("pa"));
+        QCOMPARE(gw.engine().marks().first().model.isEmpty(), faultKind == Fault::Refuse); // transport: whole base URL
+        QCOMPARE(gw.engine().pools().totalInFlight(), 0);
+    }
+
+    void markedCandidateIsDeferred()
+    {
+        GatewayFixture gw;
+        gw.anthropicA.setFault(fault(Fault::Status, 503));
+        gw.start();
+        QCOMPARE(gw.post(QStringLiteral("/v1/messages"), GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("one"), false)).status, 200);
+        const int seenByA = gw.anthropicA.requests().size();
+        gw.anthropicA.clearFault();
+        const auto r = gw.post(QStringLiteral("/v1/messages"), GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("two"), false));
+        QCOMPARE(r.status, 200);
+        QCOMPARE(r.header("x-switchman-candidate"), QByteArray("pb/gpt-b"));
+        QCOMPARE(gw.anthropicA.requests().size(), seenByA); // A not contacted while marked
+        // Clearing the mark through the admin API brings A back at once.
+        const auto cleared = gw.del(QStringLiteral("/admin/marks?provider=pa"));
+        QCOMPARE(cleared.json().value(QStringLiteral("cleared")).toInt(), 1);
+        const auto r3 = gw.post(QStringLiteral("/v1/messages"), GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("three"), false));
+        QCOMPARE(r3.header("x-switchman-candidate"), QByteArray("pa/claude-a"));
+    }
+
+    void stallBeforeHeadersHitsBudget()
+    {
+        GatewayFixture gw;
+        gw.config.failover.deadlineMs = 1200; // budget 600 ms
+        gw.anthropicA.setFault(fault(Fault::StallBeforeHeaders));
+        gw.start();
+        QElapsedTimer t;
+        t.start();
+        const auto r = gw.post(QStringLiteral("/v1/messages"), GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), true));
+        QCOMPARE(r.status, 200);
+        QVERIFY(anthropicStreamText(r.body).contains(QStringLiteral("pb/gpt-b")));
+        QVERIFY(t.elapsed() >= 550);
+        QCOMPARE(failuresOf(gw.engine(), QStringLiteral("pa"), QStringLiteral("server_error")), 1);
+        QVERIFY(r.body.contains(": switchman candidate=pb/gpt-b"));
+    }
+
+    void stallAfter200HitsBudget()
+    {
+        GatewayFixture gw;
+        gw.config.failover.deadlineMs = 1200;
+        gw.anthropicA.setFault(fault(Fault::StallAfter200));
+        gw.start();
+        const auto r = gw.post(QStringLiteral("/v1/chat/completions"), GatewayFixture::openaiBody(QStringLiteral("chain"), QStringLiteral("x"), false));
+        QCOMPARE(r.status, 200);
+        QCOMPARE(r.header("x-switchman-candidate"), QByteArray("pb/gpt-b"));
+        QCOMPARE(r.header("x-switchman-fallback-reason"), QByteArray("server_error"));
+        QCOMPARE(gw.engine().marks().first().kind, failover::FailureKind::ServerError);
+    }
+
+    void providerRetryingA503IsCutByBudget()
+    {
+        GatewayFixture gw;
+        gw.config.failover.deadlineMs = 2400; // budget 1.2 s; retries back off 0.5 s, 1 s, ...
+        gw.config.providers[QStringLiteral("pa")].retriesBeforeFailover = 5;
+        gw.anthropicA.setFault(fault(Fault::Status, 503));
+        gw.start();
+        const auto r = gw.post(QStringLiteral("/v1/messages"), GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), false));
+        QCOMPARE(r.status, 200);
+        QCOMPARE(r.header("x-switchman-candidate"), QByteArray("pb/gpt-b"));
+        QVERIFY(gw.anthropicA.requests().size() >= 2); // it did retry A first
+        QCOMPARE(failuresOf(gw.engine(), QStringLiteral("pa"), QStringLiteral("server_error")), 1);
+    }
+
+    void clientAbortWhileHeldStartsNoFollower()
+    {
+        GatewayFixture gw;
+        gw.anthropicA.setFault(fault(Fault::StallBeforeHeaders));
+        gw.start();
+        QNetworkReply *reply = gw.postAsync(QStringLiteral("/v1/messages"), GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), true));
+        QTRY_COMPARE(gw.anthropicA.requests().size(), 1);
+        QSignalSpy closed(&gw.anthropicA, &demo::FakeUpstream::connectionClosed);
+        reply->abort();
+        QTRY_VERIFY(closed.count() >= 1); // the upstream connection is closed at once
+        QTest::qWait(200);
+        QCOMPARE(gw.openaiB.requests().size(), 0); // no follower started
+        bool sawAbort = false;
+        for (const auto &a : gw.engine().telemetry()->attempts(-1))
+            sawAbort |= a.outcome == telemetry::AttemptOutcome::Aborted;
+        QVERIFY(sawAbort);
+        QTRY_COMPARE(gw.engine().activeRequests(), 0);
+        QCOMPARE(gw.engine().pools().totalInFlight(), 0);
+        reply->deleteLater();
+    }
+
+    void slowFirstDeltaStillAnswers()
+    {
+        GatewayFixture gw;
+        gw.config.failover.deadlineMs = 2000; // budget 1 s
+        Fault slow;
+        slow.chunkDelayMs = 150; // first delta well inside the budget, the whole answer after it
+        gw.anthropicA.setFault(slow);
+        gw.start();
+        QElapsedTimer t;
+        t.start();
+        const auto r = gw.post(QStringLiteral("/v1/messages"), GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("one two three four five six seven eight"), false));
+        QCOMPARE(r.status, 200);
+        QCOMPARE(r.header("x-switchman-candidate"), QByteArray("pa/claude-a"));
+        QVERIFY2(t.elapsed() > 1000, "the answer must outlast the budget for this test to mean anything");
+        QCOMPARE(gw.openaiB.requests().size(), 0);
+    }
+
+    void textThenErrorDoesNotFailOver()
+    {
+        GatewayFixture gw;
+        gw.anthropicA.setFault(fault(Fault::InBandErrorAfterContent));
+        gw.start();
+        const auto r = gw.post(QStringLiteral("/v1/messages"), GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), true));
+        QCOMPARE(r.status, 200);
+        QVERIFY(!anthropicStreamText(r.body).isEmpty()); // A's text
+        QVERIFY(r.body.contains("event: error"));        // and A's error
+        QVERIFY(!r.body.contains("message_stop"));       // never a fake success end
+        QCOMPARE(gw.openaiB.requests().size(), 0);
+    }
+
+    void inBandErrorBeforeContentFailsOver()
+    {
+        GatewayFixture gw;
+        gw.anthropicA.setFault(fault(Fault::InBandErrorBeforeContent));
+        gw.start();
+        const auto r = gw.post(QStringLiteral("/v1/chat/completions"), GatewayFixture::openaiBody(QStringLiteral("chain"), QStringLiteral("x"), true));
+        QCOMPARE(r.status, 200);
+        QVERIFY(openaiStreamText(r.body).contains(QStringLiteral("pb/gpt-b")));
+        QVERIFY(r.body.trimmed().endsWith("data: [DONE]"));
+    }
+
+    void usageLimitRotatesThroughThePool()
+    {
+        GatewayFixture gw;
+        qputenv("SWITCHMAN_TEST_K1", "test-key-one");
+        qputenv("SWITCHMAN_TEST_K2", "test-key-two");
+        qputenv("SWITCHMAN_TEST_K3", "test-key-three");
+        gw.config.providers[QStringLiteral("pa")].credentials = {QStringLiteral("env:SWITCHMAN_TEST_K1"),
+                                                                 QStringLiteral("env:SWITCHMAN_TEST_K2"),
+                                                                 QStringLiteral("env:SWITCHMAN_TEST_K3")};
+        const QByteArray usage = R"({"type":"error","error":{"type":"rate_limit_error","message":"usage_limit_reached"}})";
+        gw.anthropicA.pushFault(fault(Fault::Status, 429, {}, usage));
+        gw.anthropicA.pushFault(fault(Fault::Status, 401, {}, R"({"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}})"));
+        gw.start();
+        const auto r = gw.post(QStringLiteral("/v1/messages"), GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), false));
+        QCOMPARE(r.status, 200);
+        QCOMPARE(r.header("x-switchman-candidate"), QByteArray("pa/claude-a"));
+        const auto seen = gw.anthropicA.requests();
+        QCOMPARE(seen.size(), 3);
+        QCOMPARE(seen[0].header("x-api-key"), QByteArray("test-key-one"));
+        QCOMPARE(seen[1].header("x-api-key"), QByteArray("test-key-two"));
+        QCOMPARE(seen[2].header("x-api-key"), QByteArray("test-key-three"));
+        QVERIFY(gw.engine().marks().isEmpty()); // credential problems set no mark
+        // Exhausted credentials are remembered: the next request starts at the third.
+        gw.post(QStringLiteral("/v1/messages"), GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("y"), false));
+        QCOMPARE(gw.anthropicA.requests().last().header("x-api-key"), QByteArray("test-key-three"));
+    }
+
+    void usageLimitWithOneCredentialFailsOver()
+    {
+        GatewayFixture gw;
+        qputenv("SWITCHMAN_TEST_ONLY", "test-key-only");
+        gw.config.providers[QStringLiteral("pa")].credentials = {QStringLiteral("env:SWITCHMAN_TEST_ONLY")};
+        gw.anthropicA.setFault(fault(Fault::Status, 429, {}, R"({"type":"error","error":{"type":"rate_limit_error","message":"usage_limit_reached"}})"));
+        gw.start();
+        const auto r = gw.post(QStringLiteral("/v1/messages"), GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), false));
+        QCOMPARE(r.header("x-switchman-candidate"), QByteArray("pb/gpt-b"));
+        QCOMPARE(r.header("x-switchman-fallback-reason"), QByteArray("credential_exhausted"));
+        QVERIFY(gw.engine().marks().isEmpty());
+    }
+
+    void credentialStoreFailureIsSetupError()
+    {
+        GatewayFixture gw;
+        gw.config.providers[QStringLiteral("pa")].credentials = {QStringLiteral("keychain:pa-main")};
+        gw.secrets.mode = ScriptedSecretStore::Mode::Fail;
+        gw.start();
+        const auto r = gw.post(QStringLiteral("/v1/messages"), GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), false));
+        QCOMPARE(r.status, 200);
+        QCOMPARE(r.header("x-switchman-fallback-reason"), QByteArray("setup_error"));
+        QCOMPARE(failuresOf(gw.engine(), QStringLiteral("pa"), QStringLiteral("setup_error")), 1);
+        QVERIFY(gw.engine().marks().isEmpty()); // setup failures never mark
+        QCOMPARE(gw.anthropicA.requests().size(), 0);
+    }
+
+    void keychainSecretIsUsedAndCached()
+    {
+        GatewayFixture gw;
+        gw.config.providers[QStringLiteral("pa")].credentials = {QStringLiteral("keychain:pa-main")};
+        gw.secrets.secrets.insert(QStringLiteral("pa-main"), "test-keychain-value");
+        gw.start();
+        for (int i = 0; i < 2; ++i)
+            QCOMPARE(gw.post(QStringLiteral("/v1/messages"), GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), false)).status, 200);
+        QCOMPARE(gw.anthropicA.requests().last().header("x-api-key"), QByteArray("test-keychain-value"));
+        QCOMPARE(gw.secrets.reads, 1);
+    }
+
+    void deadlineDuringSetupEndsTheRequest()
+    {
+        GatewayFixture gw;
+        gw.config.failover.deadlineMs = 400;
+        gw.config.providers[QStringLiteral("pa")].credentials = {QStringLiteral("keychain:pa-main")};
+        gw.secrets.mode = ScriptedSecretStore::Mode::Hang;
+        gw.start();
+        const auto r = gw.post(QStringLiteral("/v1/messages"), GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), false));
+        QCOMPARE(r.status, 502);
+        QCOMPARE(r.json().value(QStringLiteral("type")).toString(), QStringLiteral("error"));
+        QCOMPARE(gw.openaiB.requests().size(), 0); // B never starts
+        QVERIFY(gw.engine().marks().isEmpty());
+        const auto attempts = gw.engine().telemetry()->attempts(1);
+        QCOMPARE(attempts.first().logOutcome, QStringLiteral("deadline"));
+        QCOMPARE(attempts.first().failure, QStringLiteral("setup_error"));
+    }
+
+    void streamingFollowerWithoutCredentialGetsInBandError()
+    {
+        GatewayFixture gw;
+        gw.anthropicA.setFault(fault(Fault::Status, 503));
+        gw.config.providers[QStringLiteral("pb")].credentials = {QStringLiteral("env:SWITCHMAN_TEST_UNSET_VARIABLE")};
+        gw.start();
+        const auto r = gw.post(QStringLiteral("/v1/messages"), GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), true));
+        QCOMPARE(r.status, 200); // headers went out when A's call started
+        QVERIFY(r.body.contains("event: error"));
+        QVERIFY(!r.body.contains("message_stop"));
+    }
+
+    void incompatibleFollowersAreSkippedWithoutFailure()
+    {
+        GatewayFixture gw;
+        config::ModelConfig embed;
+        embed.provider = QStringLiteral("pb");
+        embed.id = QStringLiteral("embed-b");
+        embed.kind = QStringLiteral("embedding");
+        gw.config.models.insert(embed.key(), embed);
+        gw.config.routes[QStringLiteral("chain")].candidates = {QStringLiteral("pa/claude-a"), QStringLiteral("pb/embed-b"),
+                                                               QStringLiteral("pc/claude-c")};
+        gw.anthropicA.setFault(fault(Fault::Status, 503));
+        gw.start();
+        const auto r = gw.post(QStringLiteral("/v1/messages"), GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), false));
+        QCOMPARE(r.status, 200);
+        QCOMPARE(r.header("x-switchman-candidate"), QByteArray("pc/claude-c"));
+        QCOMPARE(failuresOf(gw.engine(), QStringLiteral("pb"), QStringLiteral("setup_error")), 0);
+        const auto attempts = attemptsOf(gw.engine(), r.header("x-switchman-request-id"));
+        QCOMPARE(attempts.size(), 3);
+        QCOMPARE(attempts[1].outcome, telemetry::AttemptOutcome::Skipped);
+        QCOMPARE(attempts[2].outcome, telemetry::AttemptOutcome::Committed);
+    }
+
+    void badRequestDoesNotFailOver()
+    {
+        GatewayFixture gw;
+        gw.anthropicA.setFault(fault(Fault::Status, 400, {}, R"({"type":"error","error":{"type":"invalid_request_error","message":"max_tokens: too large"}})"));
+        gw.start();
+        const auto r = gw.post(QStringLiteral("/v1/chat/completions"), GatewayFixture::openaiBody(QStringLiteral("chain"), QStringLiteral("x"), false));
+        QCOMPARE(r.status, 400);
+        QVERIFY(r.json().value(QStringLiteral("error")).toObject().value(QStringLiteral("message")).toString().contains(QStringLiteral("max_tokens")));
+        QCOMPARE(gw.openaiB.requests().size(), 0);
+        QVERIFY(gw.engine().marks().isEmpty());
+    }
+
+    void directSelectorHasNoFollower()
+    {
+        GatewayFixture gw;
+        gw.anthropicA.setFault(fault(Fault::Status, 503));
+        gw.start();
+        const auto r = gw.post(QStringLiteral("/v1/messages"), GatewayFixture::anthropicBody(QStringLiteral("pa/claude-a"), QStringLiteral("x"), false));
+        QCOMPARE(r.status, 503);
+        QCOMPARE(r.header("x-switchman-attempts"), QByteArray("1"));
+        QCOMPARE(gw.openaiB.requests().size(), 0);
+        QCOMPARE(r.json().value(QStringLiteral("error")).toObject().value(QStringLiteral("type")).toString(),
+                 QStringLiteral("overloaded_error"));
+    }
+
+    void directSelectorRetriesWithBackoffWithoutFollower()
+    {
+        GatewayFixture gw;
+        gw.config.providers[QStringLiteral("pa")].maxRetries = 2;
+        gw.anthropicA.pushFault(fault(Fault::Status, 503, "0"));
+        gw.anthropicA.pushFault(fault(Fault::Status, 529));
+        gw.start();
+        const auto r = gw.post(QStringLiteral("/v1/messages"), GatewayFixture::anthropicBody(QStringLiteral("pa/claude-a"), QStringLiteral("x"), false));
+        QCOMPARE(r.status, 200);
+        QCOMPARE(gw.anthropicA.requests().size(), 3);
+    }
+
+    void everyCandidateMarkedGivesRetryAfter()
+    {
+        GatewayFixture gw;
+        gw.anthropicA.setFault(fault(Fault::Status, 503));
+        gw.openaiB.setFault(fault(Fault::Status, 429, "42", R"({"error":{"message":"Rate limit reached","type":"rate_limit_error"}})"));
+        gw.start();
+        const auto r = gw.post(QStringLiteral("/v1/chat/completions"), GatewayFixture::openaiBody(QStringLiteral("chain"), QStringLiteral("x"), false));
+        QCOMPARE(r.status, 429);
+        const int retryAfter = r.header("retry-after").toInt();
+        QVERIFY2(retryAfter >= 19 && retryAfter <= 20, r.header("retry-after").constData()); // A's 20 s mark is the shortest
+        QCOMPARE(gw.engine().marks().size(), 2);
+        const auto marks = gw.get(QStringLiteral("/admin/marks")).json().value(QStringLiteral("marks")).toArray();
+        QCOMPARE(marks.size(), 2);
+        bool sawB = false;
+        for (const auto &m : marks) {
+            const auto o = m.toObject();
+            if (o.value(QStringLiteral("provider")).toString() == QLatin1String("pb")) {
+                sawB = true;
+                QCOMPARE(o.value(QStringLiteral("kind")).toString(), QStringLiteral("rate_limited"));
+                QCOMPARE(o.value(QStringLiteral("retryAfterMs")).toInt(), 42000);
+                QVERIFY(o.value(QStringLiteral("remainingMs")).toInt() > 41000);
+            }
+        }
+        QVERIFY(sawB);
+    }
+
+    void oneUsageRowPerAttemptWithDistinctIds()
+    {
+        GatewayFixture gw;
+        gw.anthropicA.setFault(fault(Fault::InBandErrorAfterContent)); // non-streaming: fails over after content
+        gw.start();
+        const auto r = gw.post(QStringLiteral("/v1/messages"), GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), false));
+        QCOMPARE(r.status, 200);
+        QCOMPARE(r.header("x-switchman-candidate"), QByteArray("pb/gpt-b"));
+        const QString id = QString::fromLatin1(r.header("x-switchman-request-id"));
+        const auto rows = gw.get(QStringLiteral("/admin/usage")).json().value(QStringLiteral("rows")).toArray();
+        QStringList ids;
+        for (const auto &row : rows)
+            ids << row.toObject().value(QStringLiteral("requestId")).toString();
+        QVERIFY2(ids.contains(id), qPrintable(ids.join(QLatin1Char(','))));
+        QVERIFY2(ids.contains(id + QStringLiteral(":a1")), qPrintable(ids.join(QLatin1Char(','))));
+        QCOMPARE(ids.size(), 2);
+    }
+
+    void metricsExposeFailureCounter()
+    {
+        GatewayFixture gw;
+        gw.anthropicA.setFault(fault(Fault::Refuse));
+        gw.start();
+        gw.post(QStringLiteral("/v1/messages"), GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), false));
+        const auto m = gw.get(QStringLiteral("/metrics"));
+        QCOMPARE(m.status, 200);
+        QVERIFY(m.body.contains("switchman_candidate_failures_total{provider=\"pa\",failure=\"transport\"} 1"));
+        QVERIFY(m.body.contains("switchman_attempts_total{provider=\"pb\",outcome=\"committed\"} 1"));
+        QVERIFY(m.body.contains("switchman_marks{"));
+    }
+
+    void idempotencyKeyReplaysWithoutUpstream()
+    {
+        GatewayFixture gw;
+        gw.start();
+        const QList<QPair<QByteArray, QByteArray>> h{{"Idempotency-Key", "abc-123"}};
+        const auto first = gw.post(QStringLiteral("/v1/messages"), GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), false), h);
+        const auto second = gw.post(QStringLiteral("/v1/messages"), GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), false), h);
+        QCOMPARE(second.status, 200);
+        QCOMPARE(second.body, first.body);
+        QCOMPARE(gw.anthropicA.requests().size(), 1);
+        // While the twin is in flight the second gets 409.
+        gw.anthropicA.setFault(fault(Fault::StallBeforeHeaders));
+        const QList<QPair<QByteArray, QByteArray>> h2{{"Idempotency-Key", "in-flight"}};
+        QNetworkReply *pending = gw.postAsync(QStringLiteral("/v1/messages"), GatewayFixture::anthropicBody(QStringLiteral("pa/claude-a"), QStringLiteral("x"), false), h2);
+        QTRY_COMPARE(gw.anthropicA.requests().size(), 2);
+        QCOMPARE(gw.post(QStringLiteral("/v1/messages"), GatewayFixture::anthropicBody(QStringLiteral("pa/claude-a"), QStringLiteral("x"), false), h2).status, 409);
+        pending->abort();
+        pending->deleteLater();
+    }
+
+    void malformedJsonGets400AndNoUpstreamCall()
+    {
+        GatewayFixture gw;
+        gw.start();
+        const auto a = gw.postRaw(QStringLiteral("/v1/messages"), "{not json");
+        QCOMPARE(a.status, 400);
+        QCOMPARE(a.json().value(QStringLiteral("error")).toObject().value(QStringLiteral("type")).toString(), QStringLiteral("invalid_request_error"));
+        const auto o = gw.postRaw(QStringLiteral("/v1/chat/completions"), "[1,2]");
+        QCOMPARE(o.status, 400);
+        QVERIFY(o.json().value(QStringLiteral("error")).isObject());
+        QCOMPARE(gw.anthropicA.requests().size() + gw.openaiB.requests().size(), 0);
+        const auto unknown = gw.post(QStringLiteral("/v1/messages"), GatewayFixture::anthropicBody(QStringLiteral("nope"), QStringLiteral("x"), false));
+        QCOMPARE(unknown.status, 404);
+        QCOMPARE(unknown.json().value(QStringLiteral("error")).toObject().value(QStringLiteral("type")).toString(), QStringLiteral("not_found_error"));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestFailoverLoop)
+#include "test_failover_loop.moc"
