@@ -83,4 +83,45 @@ model::StreamEvent makeEvent(model::EventType type, int contentIndex, const QStr
     return e;
 }
 
+QList<model::StreamEvent> sampleAssistantStream()
+{
+    using namespace sw::model;
+    QList<StreamEvent> s;
+    StreamEvent start = makeEvent(EventType::Start);
+    start.usage.input = 472;
+    start.usage.cacheRead = 2048;
+    s << start;
+    StreamEvent ts = makeEvent(EventType::ThinkingStart, 0);
+    ts.block.type = BlockType::Thinking;
+    s << ts << makeEvent(EventType::ThinkingDelta, 0, QStringLiteral("Weather needs a lookup."));
+    StreamEvent te = makeEvent(EventType::ThinkingEnd, 0);
+    te.block.type = BlockType::Thinking;
+    te.block.text = QStringLiteral("Weather needs a lookup.");
+    te.block.signature = QStringLiteral("sig-abc");
+    s << te;
+    s << makeEvent(EventType::TextStart, 1) << makeEvent(EventType::TextDelta, 1, QStringLiteral("Checking "))
+      << makeEvent(EventType::TextDelta, 1, QStringLiteral("now."));
+    StreamEvent textEnd = makeEvent(EventType::TextEnd, 1);
+    textEnd.block.text = QStringLiteral("Checking now.");
+    s << textEnd;
+    StreamEvent call = makeEvent(EventType::ToolCallStart, 2);
+    call.block.type = BlockType::ToolCall;
+    call.block.toolCallId = QStringLiteral("call_1");
+    call.block.toolName = QStringLiteral("get_weather");
+    s << call << makeEvent(EventType::ToolCallDelta, 2, QStringLiteral("{\"location\":"))
+      << makeEvent(EventType::ToolCallDelta, 2, QStringLiteral("\"Paris\"}"));
+    StreamEvent callEnd = call;
+    callEnd.type = EventType::ToolCallEnd;
+    callEnd.block.argumentsJson = QStringLiteral("{\"location\":\"Paris\"}");
+    callEnd.block.arguments = QJsonObject{{QStringLiteral("location"), QStringLiteral("Paris")}};
+    s << callEnd;
+    StreamEvent done = makeEvent(EventType::Done);
+    done.reason = StopReason::ToolUse;
+    done.usage.input = 472;
+    done.usage.cacheRead = 2048;
+    done.usage.output = 89;
+    s << done;
+    return s;
+}
+
 } // namespace sw::test

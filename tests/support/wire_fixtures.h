@@ -25,6 +25,11 @@ QList<model::StreamEvent> decodeTranscript(upstream::StreamDecoder &decoder, con
 // compared as JSON (key order is not significant to any client). Empty when equal.
 QString sseDifference(const QByteArray &actual, const QByteArray &expected);
 
+// Thinking (signature "sig-abc"), text "Checking now.", tool call get_weather{"location":"Paris"},
+// done with toolUse; usage input 472, cacheRead 2048, output 89. The golden encoder outputs
+// tests/data/*_stream_golden.sse are this stream.
+QList<model::StreamEvent> sampleAssistantStream();
+
 model::StreamEvent makeEvent(model::EventType type, int contentIndex = -1, const QString &delta = {});
 
 } // namespace sw::test
