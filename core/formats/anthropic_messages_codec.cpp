@@ -1,0 +1,348 @@
+#include "formats/anthropic_messages_codec.h"
+
+#include "formats/anthropic_messages_stream_encoder.h"
+#include "formats/wire_json.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonParseError>
+
+namespace sw::formats {
+
+using namespace sw::model;
+
+namespace {
+
+QLatin1String L(const char *s) { return QLatin1String(s); }
+
+bool fail(GatewayError *error, const QString &message)
+{
+    if (error)
+        *error = GatewayError::make(400, ErrorCategory::InvalidRequest, message);
+    return false;
+}
+
+bool decodeImage(const QJsonObject &block, ContentBlock *out, const QString &where, GatewayError *error)
+{
+    const QJsonObject source = block.value(L("source")).toObject();
+    const QString kind = source.value(L("type")).toString();
+    out->type = BlockType::Image;
+    if (kind == L("base64")) {
+        out->mimeType = source.value(L("media_type")).toString();
+        out->data = source.value(L("data")).toString().toLatin1();
+        if (out->data.isEmpty())
+            return fail(error, where + L(".source.data: required string"));
+        return true;
+    }
+    if (kind == L("url")) {
+        out->url = source.value(L("url")).toString();
+        return true;
+    }
+    if (kind == L("file")) {
+        out->url = source.value(L("file_id")).toString();
+        return true;
+    }
+    return fail(error, where + L(".source.type: must be base64, url or file"));
+}
+
+// Blocks of a user turn, and of a tool_result's content (text and images).
+bool decodeUserBlocks(const QJsonValue &content, QList<ContentBlock> *out, const QString &where,
+                      GatewayError *error, QList<Message> *toolResults)
+{
+    if (content.isString()) {
+        out->append(ContentBlock::makeText(content.toString()));
+        return true;
+    }
+    if (!content.isArray())
+        return fail(error, where + L(": must be a string or an array of content blocks"));
+    const QJsonArray blocks = content.toArray();
+    for (qsizetype i = 0; i < blocks.size(); ++i) {
+        const QString at = QStringLiteral("%1[%2]").arg(where).arg(i);
+        const QJsonObject b = blocks.at(i).toObject();
+        const QString type = b.value(L("type")).toString();
+        if (type == L("text")) {
+            out->append(ContentBlock::makeText(b.value(L("text")).toString()));
+        } else if (type == L("image")) {
+            ContentBlock img;
+            if (!decodeImage(b, &img, at, error))
+                return false;
+            out->append(img);
+        } else if (type == L("tool_result") && toolResults) {
+            Message r;
+            r.role = Role::ToolResult;
+            r.toolCallId = b.value(L("tool_use_id")).toString();
+            if (r.toolCallId.isEmpty())
+                return fail(error, at + L(".tool_use_id: required string"));
+            r.isError = b.value(L("is_error")).toBool(false);
+            const QJsonValue c = b.value(L("content"));
+            if (!c.isUndefined() && !c.isNull() &&
+                !decodeUserBlocks(c, &r.content, at + L(".content"), error, nullptr))
+                return false;
+            toolResults->append(r);
+        } else if (type.isEmpty()) {
+            return fail(error, at + L(".type: required string"));
+        }
+        // document, search_result, server tool blocks...: kept in raw for passthrough only.
+    }
+    return true;
+}
+
+bool decodeAssistantBlocks(const QJsonValue &content, Message *msg, const QString &where, GatewayError *error)
+{
+    if (content.isString()) {
+        msg->content.append(ContentBlock::makeText(content.toString()));
+        return true;
+    }
+    if (!content.isArray())
+        return fail(error, where + L(": must be a string or an array of content blocks"));
+    const QJsonArray blocks = content.toArray();
+    for (qsizetype i = 0; i < blocks.size(); ++i) {
+        const QJsonObject b = blocks.at(i).toObject();
+        const QString type = b.value(L("type")).toString();
+        ContentBlock out;
+        if (type == L("text")) {
+            out = ContentBlock::makeText(b.value(L("text")).toString());
+        } else if (type == L("thinking")) {
+            out.type = BlockType::Thinking;
+            out.text = b.value(L("thinking")).toString();
+            out.signature = b.value(L("signature")).toString();
+        } else if (type == L("redacted_thinking")) {
+            out.type = BlockType::Thinking;
+            out.redacted = true;
+            out.signature = b.value(L("data")).toString();
+        } else if (type == L("tool_use")) {
+            out.type = BlockType::ToolCall;
+            out.toolCallId = b.value(L("id")).toString();
+            out.toolName = b.value(L("name")).toString();
+            if (out.toolName.isEmpty())
+                return fail(error, QStringLiteral("%1[%2].name: required string").arg(where).arg(i));
+            out.arguments = b.value(L("input")).toObject();
+            out.argumentsJson = QString::fromUtf8(compactJson(out.arguments));
+        } else {
+            continue; // server_tool_use and friends: passthrough only
+        }
+        msg->content.append(out);
+    }
+    return true;
+}
+
+std::optional<ParsedRequest> failed(GatewayError *error, const QString &message)
+{
+    fail(error, message);
+    return std::nullopt;
+}
+
+} // namespace
+
+std::optional<ParsedRequest> AnthropicMessagesCodec::decode(const QByteArray &body, GatewayError *error) const
+{
+    QJsonParseError pe;
+    const QJsonDocument doc = QJsonDocument::fromJson(body, &pe);
+    if (pe.error != QJsonParseError::NoError)
+        return failed(error, L("Request body is not valid JSON: ") + pe.errorString());
+    if (!doc.isObject())
+        return failed(error, QStringLiteral("Request body must be a JSON object"));
+    ParsedRequest req;
+    req.raw = doc.object();
+    const QJsonObject &o = req.raw;
+
+    const QJsonValue model = o.value(L("model"));
+    if (!model.isString() || model.toString().isEmpty())
+        return failed(error, QStringLiteral("model: required string"));
+    req.model = model.toString();
+
+    const QJsonValue system = o.value(L("system"));
+    if (system.isString())
+        req.context.systemPrompt = system.toString();
+    else if (system.isArray())
+        for (const QJsonValue &b : system.toArray()) {
+            const QString t = b.toObject().value(L("text")).toString();
+            if (!t.isEmpty())
+                req.context.systemPrompt += (req.context.systemPrompt.isEmpty() ? QString() : QStringLiteral("\n\n")) + t;
+        }
+    else if (!system.isUndefined() && !system.isNull())
+        return failed(error, QStringLiteral("system: must be a string or an array of text blocks"));
+
+    const QJsonValue messages = o.value(L("messages"));
+    if (!messages.isArray())
+        return failed(error, QStringLiteral("messages: required array"));
+    const QJsonArray list = messages.toArray();
+    for (qsizetype i = 0; i < list.size(); ++i) {
+        const QString where = QStringLiteral("messages[%1]").arg(i);
+        if (!list.at(i).isObject())
+            return failed(error, where + L(": must be an object"));
+        const QJsonObject m = list.at(i).toObject();
+        const QString role = m.value(L("role")).toString();
+        const QJsonValue content = m.value(L("content"));
+        if (role == L("user")) {
+            Message msg;
+            msg.role = Role::User;
+            QList<Message> toolResults;
+            if (!decodeUserBlocks(content, &msg.content, where + L(".content"), error, &toolResults))
+                return std::nullopt;
+            // Tool results answer the previous assistant turn, so they come before the user's text.
+            req.context.messages.append(toolResults);
+            if (!msg.content.isEmpty())
+                req.context.messages.append(msg);
+        } else if (role == L("assistant")) {
+            Message msg;
+            msg.role = Role::Assistant;
+            msg.api = QStringLiteral("anthropic-messages");
+            if (!decodeAssistantBlocks(content, &msg, where + L(".content"), error))
+                return std::nullopt;
+            req.context.messages.append(msg);
+        } else {
+            return failed(error, where + L(".role: must be user or assistant"));
+        }
+    }
+    // Tool names of results come from the tool_use blocks they answer.
+    QHash<QString, QString> toolNames;
+    for (Message &msg : req.context.messages) {
+        if (msg.role == Role::Assistant)
+            for (const ContentBlock &b : msg.content)
+                if (b.type == BlockType::ToolCall)
+                    toolNames.insert(b.toolCallId, b.toolName);
+        if (msg.role == Role::ToolResult)
+            msg.toolName = toolNames.value(msg.toolCallId);
+    }
+
+    const QJsonValue stream = o.value(L("stream"));
+    if (!stream.isUndefined() && !stream.isNull() && !stream.isBool())
+        return failed(error, QStringLiteral("stream: must be a boolean"));
+    req.stream = stream.toBool(false);
+
+    Options &opt = req.options;
+    for (const char *key : {"max_tokens", "temperature", "top_p"}) {
+        const QJsonValue v = o.value(L(key));
+        if (!v.isUndefined() && !v.isNull() && !v.isDouble())
+            return failed(error, QString::fromLatin1(key) + L(": must be a number"));
+    }
+    if (o.value(L("max_tokens")).isDouble())
+        opt.maxTokens = o.value(L("max_tokens")).toInt();
+    if (o.value(L("temperature")).isDouble())
+        opt.temperature = o.value(L("temperature")).toDouble();
+    if (o.value(L("top_p")).isDouble())
+        opt.topP = o.value(L("top_p")).toDouble();
+    for (const QJsonValue &s : o.value(L("stop_sequences")).toArray())
+        opt.stop << s.toString();
+    const QJsonObject thinking = o.value(L("thinking")).toObject();
+    if (thinking.value(L("type")).toString() == L("enabled") && thinking.value(L("budget_tokens")).isDouble())
+        opt.thinkingBudget = thinking.value(L("budget_tokens")).toInt();
+    opt.reasoning = o.value(L("output_config")).toObject().value(L("effort")).toString();
+
+    const QJsonValue tools = o.value(L("tools"));
+    if (!tools.isUndefined() && !tools.isNull() && !tools.isArray())
+        return failed(error, QStringLiteral("tools: must be an array"));
+    const QJsonArray toolList = tools.toArray();
+    for (qsizetype i = 0; i < toolList.size(); ++i) {
+        const QJsonObject t = toolList.at(i).toObject();
+        const QString type = t.value(L("type")).toString();
+        if (!type.isEmpty() && type != L("custom"))
+            continue; // server tools (web_search_…, bash_…) only make sense on passthrough
+        Tool tool;
+        tool.name = t.value(L("name")).toString();
+        if (tool.name.isEmpty())
+            return failed(error, QStringLiteral("tools[%1].name: required string").arg(i));
+        tool.description = t.value(L("description")).toString();
+        tool.parameters = t.value(L("input_schema")).toObject();
+        req.context.tools.append(tool);
+    }
+    const QJsonObject choice = o.value(L("tool_choice")).toObject();
+    const QString choiceType = choice.value(L("type")).toString();
+    if (choiceType == L("any"))
+        opt.toolChoice = QStringLiteral("required");
+    else if (choiceType == L("tool"))
+        opt.toolChoice = choice.value(L("name")).toString();
+    else
+        opt.toolChoice = choiceType; // auto, none or ""
+    return req;
+}
+
+std::unique_ptr<StreamEncoder> AnthropicMessagesCodec::makeStreamEncoder(const EncodeInfo &info) const
+{
+    return std::make_unique<AnthropicMessagesStreamEncoder>(info);
+}
+
+QString AnthropicMessagesCodec::stopReasonName(StopReason reason)
+{
+    switch (reason) {
+    case StopReason::Length: return QStringLiteral("max_tokens");
+    case StopReason::ToolUse: return QStringLiteral("tool_use");
+    case StopReason::Error: return QStringLiteral("refusal");
+    case StopReason::Stop:
+    case StopReason::Aborted: break;
+    }
+    return QStringLiteral("end_turn");
+}
+
+QString AnthropicMessagesCodec::errorType(ErrorCategory category)
+{
+    switch (category) {
+    case ErrorCategory::InvalidRequest:
+    case ErrorCategory::Conflict:
+    case ErrorCategory::UnsupportedMedia: return QStringLiteral("invalid_request_error");
+    case ErrorCategory::Authentication: return QStringLiteral("authentication_error");
+    case ErrorCategory::Permission: return QStringLiteral("permission_error");
+    case ErrorCategory::NotFound: return QStringLiteral("not_found_error");
+    case ErrorCategory::PayloadTooLarge: return QStringLiteral("request_too_large");
+    case ErrorCategory::RateLimit: return QStringLiteral("rate_limit_error");
+    case ErrorCategory::Overloaded: return QStringLiteral("overloaded_error");
+    case ErrorCategory::ServerError:
+    case ErrorCategory::Timeout: break;
+    }
+    return QStringLiteral("api_error");
+}
+
+QJsonObject AnthropicMessagesCodec::errorJson(const GatewayError &error)
+{
+    return QJsonObject{{L("type"), L("error")},
+                       {L("error"), QJsonObject{{L("type"), errorType(error.category)}, {L("message"), error.message}}}};
+}
+
+QJsonObject AnthropicMessagesCodec::usageJson(const Usage &usage)
+{
+    return QJsonObject{{L("input_tokens"), usage.input},
+                       {L("cache_creation_input_tokens"), usage.cacheWrite},
+                       {L("cache_read_input_tokens"), usage.cacheRead},
+                       {L("output_tokens"), usage.output}};
+}
+
+QByteArray AnthropicMessagesCodec::encodeResponse(const AssistantMessage &message, const EncodeInfo &info) const
+{
+    QJsonArray content;
+    for (const ContentBlock &b : message.content) {
+        switch (b.type) {
+        case BlockType::Text:
+            content.append(QJsonObject{{L("type"), L("text")}, {L("text"), b.text}});
+            break;
+        case BlockType::Thinking:
+            if (b.redacted)
+                content.append(QJsonObject{{L("type"), L("redacted_thinking")}, {L("data"), b.signature}});
+            else
+                content.append(QJsonObject{{L("type"), L("thinking")}, {L("thinking"), b.text}, {L("signature"), b.signature}});
+            break;
+        case BlockType::ToolCall:
+            content.append(QJsonObject{{L("type"), L("tool_use")},
+                                       {L("id"), b.toolCallId},
+                                       {L("name"), b.toolName},
+                                       {L("input"), b.arguments}});
+            break;
+        case BlockType::Image: break; // Messages answers carry no images
+        }
+    }
+    return compactJson(QJsonObject{{L("id"), info.responseId},
+                                   {L("type"), L("message")},
+                                   {L("role"), L("assistant")},
+                                   {L("model"), info.model},
+                                   {L("content"), content},
+                                   {L("stop_reason"), stopReasonName(message.stopReason)},
+                                   {L("stop_sequence"), QJsonValue::Null},
+                                   {L("usage"), usageJson(message.usage)}});
+}
+
+QByteArray AnthropicMessagesCodec::encodeError(const GatewayError &error) const
+{
+    return compactJson(errorJson(error));
+}
+
+} // namespace sw::formats

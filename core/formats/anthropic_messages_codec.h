@@ -1,0 +1,23 @@
+#pragma once
+// Anthropic Messages (POST /v1/messages) as an inbound format.
+
+#include "formats/inbound_codec.h"
+
+namespace sw::formats {
+
+class AnthropicMessagesCodec final : public InboundCodec {
+public:
+    InboundFormat format() const override { return InboundFormat::AnthropicMessages; }
+    std::optional<ParsedRequest> decode(const QByteArray &body, model::GatewayError *error) const override;
+    std::unique_ptr<StreamEncoder> makeStreamEncoder(const EncodeInfo &info) const override;
+    QByteArray encodeResponse(const model::AssistantMessage &message, const EncodeInfo &info) const override;
+    QByteArray encodeError(const model::GatewayError &error) const override;
+
+    // Wire vocabulary, shared with the stream encoder and the upstream adapter.
+    static QString stopReasonName(model::StopReason reason);         // end_turn, max_tokens, tool_use
+    static QString errorType(model::ErrorCategory category);         // invalid_request_error, ...
+    static QJsonObject errorJson(const model::GatewayError &error);  // {"type":"error","error":{type,message}}
+    static QJsonObject usageJson(const model::Usage &usage);
+};
+
+} // namespace sw::formats

@@ -1,0 +1,362 @@
+#include "formats/openai_chat_codec.h"
+
+#include "formats/openai_chat_stream_encoder.h"
+#include "formats/wire_json.h"
+#include "model/event_accumulator.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonParseError>
+
+namespace sw::formats {
+
+using namespace sw::model;
+
+namespace {
+
+QLatin1String L(const char *s) { return QLatin1String(s); }
+
+bool fail(GatewayError *error, const QString &message)
+{
+    if (error)
+        *error = GatewayError::make(400, ErrorCategory::InvalidRequest, message);
+    return false;
+}
+
+ContentBlock imageFromUrl(const QString &url)
+{
+    ContentBlock b;
+    b.type = BlockType::Image;
+    if (!splitDataUri(url, &b.mimeType, &b.data))
+        b.url = url;
+    return b;
+}
+
+// User content: a string or an array of parts (text, image_url; others ignored).
+bool decodeUserContent(const QJsonValue &content, QList<ContentBlock> *out, const QString &where, GatewayError *error)
+{
+    if (content.isString()) {
+        out->append(ContentBlock::makeText(content.toString()));
+        return true;
+    }
+    if (content.isNull() || content.isUndefined())
+        return true;
+    if (!content.isArray())
+        return fail(error, where + L(".content: must be a string or an array of content parts"));
+    const QJsonArray parts = content.toArray();
+    for (qsizetype i = 0; i < parts.size(); ++i) {
+        const QJsonObject part = parts.at(i).toObject();
+        const QString type = part.value(L("type")).toString();
+        if (type == L("text")) {
+            out->append(ContentBlock::makeText(part.value(L("text")).toString()));
+        } else if (type == L("image_url")) {
+            const QJsonValue iu = part.value(L("image_url"));
+            const QString url = iu.isString() ? iu.toString() : iu.toObject().value(L("url")).toString();
+            if (url.isEmpty())
+                return fail(error, QStringLiteral("%1.content[%2].image_url.url: required").arg(where).arg(i));
+            out->append(imageFromUrl(url));
+        }
+        // input_audio, file and future part types are kept in `raw` only.
+    }
+    return true;
+}
+
+bool decodeMessage(const QJsonObject &m, const QString &where, ParsedRequest *req, GatewayError *error)
+{
+    const QString role = m.value(L("role")).toString();
+    if (role.isEmpty())
+        return fail(error, where + L(".role: required string"));
+    Context &ctx = req->context;
+    if (role == L("system") || role == L("developer")) {
+        const QString text = textOfContent(m.value(L("content")));
+        if (!text.isEmpty())
+            ctx.systemPrompt += (ctx.systemPrompt.isEmpty() ? QString() : QStringLiteral("\n\n")) + text;
+        return true;
+    }
+    if (role == L("user")) {
+        Message msg;
+        msg.role = Role::User;
+        if (!decodeUserContent(m.value(L("content")), &msg.content, where, error))
+            return false;
+        ctx.messages.append(msg);
+        return true;
+    }
+    if (role == L("assistant")) {
+        Message msg;
+        msg.role = Role::Assistant;
+        msg.api = QStringLiteral("openai-completions");
+        for (const char *key : {"reasoning_content", "reasoning", "reasoning_text"}) {
+            const QString r = m.value(L(key)).toString();
+            if (!r.isEmpty()) {
+                ContentBlock t;
+                t.type = BlockType::Thinking;
+                t.text = r;
+                msg.content.append(t);
+                break;
+            }
+        }
+        const QString text = textOfContent(m.value(L("content")));
+        if (!text.isEmpty())
+            msg.content.append(ContentBlock::makeText(text));
+        const QJsonValue calls = m.value(L("tool_calls"));
+        if (!calls.isUndefined() && !calls.isNull() && !calls.isArray())
+            return fail(error, where + L(".tool_calls: must be an array"));
+        QJsonArray callList = calls.toArray();
+        if (m.value(L("function_call")).isObject()) // legacy single call
+            callList.append(QJsonObject{{L("id"), QString()}, {L("function"), m.value(L("function_call"))}});
+        for (const QJsonValue &cv : callList) {
+            const QJsonObject c = cv.toObject();
+            const QJsonObject fn = c.value(L("function")).toObject();
+            ContentBlock b;
+            b.type = BlockType::ToolCall;
+            b.toolCallId = c.value(L("id")).toString();
+            b.toolName = fn.value(L("name")).toString();
+            const QJsonValue args = fn.value(L("arguments"));
+            b.argumentsJson = args.isObject() ? QString::fromUtf8(compactJson(args.toObject())) : args.toString();
+            b.arguments = parseToolArguments(b.argumentsJson);
+            msg.content.append(b);
+        }
+        ctx.messages.append(msg);
+        return true;
+    }
+    if (role == L("tool") || role == L("function")) {
+        Message msg;
+        msg.role = Role::ToolResult;
+        msg.toolCallId = m.value(L("tool_call_id")).toString();
+        msg.toolName = m.value(L("name")).toString();
+        if (msg.toolName.isEmpty()) {
+            // The tool's name is only on the assistant turn that called it.
+            for (auto it = ctx.messages.crbegin(); it != ctx.messages.crend() && msg.toolName.isEmpty(); ++it)
+                for (const ContentBlock &b : it->content)
+                    if (b.type == BlockType::ToolCall && b.toolCallId == msg.toolCallId)
+                        msg.toolName = b.toolName;
+        }
+        const QJsonValue content = m.value(L("content"));
+        if (content.isArray()) {
+            if (!decodeUserContent(content, &msg.content, where, error))
+                return false;
+        } else {
+            msg.content.append(ContentBlock::makeText(content.toString()));
+        }
+        ctx.messages.append(msg);
+        return true;
+    }
+    return fail(error, where + L(".role: unknown role '") + role + L("'"));
+}
+
+bool optionalNumber(const QJsonObject &o, const char *key, std::optional<double> *out, GatewayError *error)
+{
+    const QJsonValue v = o.value(L(key));
+    if (v.isUndefined() || v.isNull())
+        return true;
+    if (!v.isDouble())
+        return fail(error, QString::fromLatin1(key) + L(": must be a number"));
+    *out = v.toDouble();
+    return true;
+}
+
+bool optionalInt(const QJsonObject &o, const char *key, std::optional<int> *out, GatewayError *error)
+{
+    std::optional<double> d;
+    if (!optionalNumber(o, key, &d, error))
+        return false;
+    if (d)
+        *out = int(*d);
+    return true;
+}
+
+} // namespace
+
+std::optional<ParsedRequest> OpenAIChatCodec::decode(const QByteArray &body, GatewayError *error) const
+{
+    QJsonParseError pe;
+    const QJsonDocument doc = QJsonDocument::fromJson(body, &pe);
+    if (pe.error != QJsonParseError::NoError) {
+        fail(error, L("Request body is not valid JSON: ") + pe.errorString());
+        return std::nullopt;
+    }
+    if (!doc.isObject()) {
+        fail(error, QStringLiteral("Request body must be a JSON object"));
+        return std::nullopt;
+    }
+    ParsedRequest req;
+    req.raw = doc.object();
+    const QJsonObject &o = req.raw;
+
+    const QJsonValue model = o.value(L("model"));
+    if (!model.isString() || model.toString().isEmpty()) {
+        fail(error, QStringLiteral("model: required string"));
+        return std::nullopt;
+    }
+    req.model = model.toString();
+    const QJsonValue messages = o.value(L("messages"));
+    if (!messages.isArray()) {
+        fail(error, QStringLiteral("messages: required array"));
+        return std::nullopt;
+    }
+    const QJsonArray list = messages.toArray();
+    for (qsizetype i = 0; i < list.size(); ++i) {
+        if (!list.at(i).isObject()) {
+            fail(error, QStringLiteral("messages[%1]: must be an object").arg(i));
+            return std::nullopt;
+        }
+        if (!decodeMessage(list.at(i).toObject(), QStringLiteral("messages[%1]").arg(i), &req, error))
+            return std::nullopt;
+    }
+
+    const QJsonValue stream = o.value(L("stream"));
+    if (!stream.isUndefined() && !stream.isNull() && !stream.isBool()) {
+        fail(error, QStringLiteral("stream: must be a boolean"));
+        return std::nullopt;
+    }
+    req.stream = stream.toBool(false);
+    req.includeUsage = o.value(L("stream_options")).toObject().value(L("include_usage")).toBool(false);
+
+    Options &opt = req.options;
+    std::optional<int> maxTokens;
+    if (!optionalInt(o, "max_completion_tokens", &opt.maxTokens, error) || !optionalInt(o, "max_tokens", &maxTokens, error))
+        return std::nullopt;
+    if (!opt.maxTokens)
+        opt.maxTokens = maxTokens;
+    if (!optionalNumber(o, "temperature", &opt.temperature, error) || !optionalNumber(o, "top_p", &opt.topP, error))
+        return std::nullopt;
+    const QJsonValue stop = o.value(L("stop"));
+    if (stop.isString())
+        opt.stop << stop.toString();
+    else
+        for (const QJsonValue &s : stop.toArray())
+            opt.stop << s.toString();
+    opt.reasoning = o.value(L("reasoning_effort")).toString();
+    if (opt.reasoning.isEmpty())
+        opt.reasoning = o.value(L("reasoning")).toObject().value(L("effort")).toString(); // OpenRouter style
+
+    const QJsonValue tools = o.value(L("tools"));
+    if (!tools.isUndefined() && !tools.isNull() && !tools.isArray()) {
+        fail(error, QStringLiteral("tools: must be an array"));
+        return std::nullopt;
+    }
+    QJsonArray toolList = tools.toArray();
+    for (const QJsonValue &f : o.value(L("functions")).toArray()) // legacy
+        toolList.append(QJsonObject{{L("type"), L("function")}, {L("function"), f}});
+    for (qsizetype i = 0; i < toolList.size(); ++i) {
+        const QJsonObject t = toolList.at(i).toObject();
+        if (t.value(L("type")).toString(QStringLiteral("function")) != L("function"))
+            continue; // custom / built-in tools stay in raw
+        const QJsonObject fn = t.value(L("function")).toObject();
+        Tool tool;
+        tool.name = fn.value(L("name")).toString();
+        if (tool.name.isEmpty()) {
+            fail(error, QStringLiteral("tools[%1].function.name: required string").arg(i));
+            return std::nullopt;
+        }
+        tool.description = fn.value(L("description")).toString();
+        tool.parameters = fn.value(L("parameters")).toObject();
+        req.context.tools.append(tool);
+    }
+    const QJsonValue choice = o.value(L("tool_choice"));
+    if (choice.isString())
+        opt.toolChoice = choice.toString();
+    else if (choice.isObject())
+        opt.toolChoice = choice.toObject().value(L("function")).toObject().value(L("name")).toString();
+    return req;
+}
+
+std::unique_ptr<StreamEncoder> OpenAIChatCodec::makeStreamEncoder(const EncodeInfo &info) const
+{
+    return std::make_unique<OpenAIChatStreamEncoder>(info);
+}
+
+QString OpenAIChatCodec::finishReason(StopReason reason)
+{
+    switch (reason) {
+    case StopReason::Length: return QStringLiteral("length");
+    case StopReason::ToolUse: return QStringLiteral("tool_calls");
+    case StopReason::Error: return QStringLiteral("content_filter");
+    case StopReason::Stop:
+    case StopReason::Aborted: break;
+    }
+    return QStringLiteral("stop");
+}
+
+QJsonObject OpenAIChatCodec::usageJson(const Usage &usage)
+{
+    // Canonical input excludes cached tokens; OpenAI's prompt_tokens includes them.
+    const qint64 prompt = usage.input + usage.cacheRead + usage.cacheWrite;
+    return QJsonObject{
+        {L("prompt_tokens"), prompt},
+        {L("completion_tokens"), usage.output},
+        {L("total_tokens"), prompt + usage.output},
+        {L("prompt_tokens_details"), QJsonObject{{L("cached_tokens"), usage.cacheRead}}},
+    };
+}
+
+QJsonObject OpenAIChatCodec::errorJson(const GatewayError &error)
+{
+    const char *type = "invalid_request_error";
+    const char *code = "invalid_request";
+    switch (error.category) {
+    case ErrorCategory::InvalidRequest: break;
+    case ErrorCategory::Authentication: type = "authentication_error"; code = "invalid_api_key"; break;
+    case ErrorCategory::Permission: type = "permission_error"; code = "permission_denied"; break;
+    case ErrorCategory::NotFound: type = "not_found_error"; code = "not_found"; break;
+    case ErrorCategory::Conflict: code = "conflict"; break;
+    case ErrorCategory::PayloadTooLarge: code = "request_too_large"; break;
+    case ErrorCategory::UnsupportedMedia: code = "unsupported_media_type"; break;
+    case ErrorCategory::RateLimit: type = "rate_limit_error"; code = "rate_limit_exceeded"; break;
+    case ErrorCategory::ServerError: type = "server_error"; code = "server_error"; break;
+    case ErrorCategory::Overloaded: type = "server_error"; code = "overloaded"; break;
+    case ErrorCategory::Timeout: type = "server_error"; code = "timeout"; break;
+    }
+    return QJsonObject{{L("error"), QJsonObject{{L("message"), error.message},
+                                                {L("type"), L(type)},
+                                                {L("param"), QJsonValue::Null},
+                                                {L("code"), L(code)}}}};
+}
+
+QByteArray OpenAIChatCodec::encodeResponse(const AssistantMessage &message, const EncodeInfo &info) const
+{
+    QString text;
+    QString reasoning;
+    QJsonArray toolCalls;
+    for (const ContentBlock &b : message.content) {
+        switch (b.type) {
+        case BlockType::Text: text += b.text; break;
+        case BlockType::Thinking:
+            if (!b.redacted)
+                reasoning += b.text;
+            break;
+        case BlockType::ToolCall:
+            toolCalls.append(QJsonObject{
+                {L("id"), b.toolCallId},
+                {L("type"), L("function")},
+                {L("function"), QJsonObject{{L("name"), b.toolName},
+                                            {L("arguments"), b.argumentsJson.isEmpty()
+                                                                 ? QString::fromUtf8(compactJson(b.arguments))
+                                                                 : b.argumentsJson}}}});
+            break;
+        case BlockType::Image: break; // chat completions has no image output
+        }
+    }
+    QJsonObject msg{{L("role"), L("assistant")}, {L("content"), text.isEmpty() && !toolCalls.isEmpty() ? QJsonValue() : QJsonValue(text)}};
+    if (!reasoning.isEmpty())
+        msg.insert(L("reasoning_content"), reasoning);
+    if (!toolCalls.isEmpty())
+        msg.insert(L("tool_calls"), toolCalls);
+    const QJsonObject choice{{L("index"), 0},
+                             {L("message"), msg},
+                             {L("logprobs"), QJsonValue::Null},
+                             {L("finish_reason"), finishReason(message.stopReason)}};
+    return compactJson(QJsonObject{{L("id"), info.responseId},
+                                   {L("object"), L("chat.completion")},
+                                   {L("created"), info.createdSecs},
+                                   {L("model"), info.model},
+                                   {L("choices"), QJsonArray{choice}},
+                                   {L("usage"), usageJson(message.usage)}});
+}
+
+QByteArray OpenAIChatCodec::encodeError(const GatewayError &error) const
+{
+    return compactJson(errorJson(error));
+}
+
+} // namespace sw::formats

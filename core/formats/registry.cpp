@@ -1,0 +1,46 @@
+// The inbound format registry: one shared, stateless codec per format.
+#include "formats/anthropic_messages_codec.h"
+#include "formats/inbound_codec.h"
+#include "formats/openai_chat_codec.h"
+
+#include <QtGlobal>
+
+namespace sw::formats {
+
+const InboundCodec &codecFor(InboundFormat f)
+{
+    static const OpenAIChatCodec openAIChat;
+    static const AnthropicMessagesCodec anthropicMessages;
+    switch (f) {
+    case InboundFormat::OpenAIChat: return openAIChat;
+    case InboundFormat::AnthropicMessages: return anthropicMessages;
+    // Adding a format: a static instance above and one case here.
+    case InboundFormat::OpenAIResponses:
+    case InboundFormat::PiNative: break;
+    }
+    qFatal("formats::codecFor: no codec registered for format %s", qPrintable(formatName(f)));
+}
+
+QString sameApiName(InboundFormat f)
+{
+    switch (f) {
+    case InboundFormat::OpenAIChat: return QStringLiteral("openai-completions");
+    case InboundFormat::AnthropicMessages: return QStringLiteral("anthropic-messages");
+    case InboundFormat::OpenAIResponses: return QStringLiteral("openai-responses");
+    case InboundFormat::PiNative: break;
+    }
+    return {};
+}
+
+QString formatName(InboundFormat f)
+{
+    switch (f) {
+    case InboundFormat::OpenAIChat: return QStringLiteral("openai-chat");
+    case InboundFormat::AnthropicMessages: return QStringLiteral("anthropic-messages");
+    case InboundFormat::OpenAIResponses: return QStringLiteral("openai-responses");
+    case InboundFormat::PiNative: return QStringLiteral("pi");
+    }
+    return {};
+}
+
+} // namespace sw::formats

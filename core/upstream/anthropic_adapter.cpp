@@ -1,0 +1,252 @@
+#include "upstream/anthropic_adapter.h"
+
+#include "formats/wire_json.h"
+#include "upstream/anthropic_stream_decoder.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+
+namespace sw::upstream {
+
+using namespace sw::model;
+
+namespace {
+
+QLatin1String L(const char *s) { return QLatin1String(s); }
+
+QJsonObject imageJson(const ContentBlock &b)
+{
+    if (!b.url.isEmpty())
+        return QJsonObject{{L("type"), L("image")}, {L("source"), QJsonObject{{L("type"), L("url")}, {L("url"), b.url}}}};
+    return QJsonObject{{L("type"), L("image")},
+                       {L("source"), QJsonObject{{L("type"), L("base64")},
+                                                 {L("media_type"), b.mimeType},
+                                                 {L("data"), QString::fromLatin1(b.data)}}}};
+}
+
+QJsonArray userContent(const QList<ContentBlock> &blocks)
+{
+    QJsonArray out;
+    for (const ContentBlock &b : blocks) {
+        if (b.type == BlockType::Text && !b.text.isEmpty())
+            out.append(QJsonObject{{L("type"), L("text")}, {L("text"), b.text}});
+        else if (b.type == BlockType::Image)
+            out.append(imageJson(b));
+    }
+    return out;
+}
+
+// Assistant turn; see formats/translation_rules.md for the thinking rule.
+QJsonArray assistantContent(const Message &m)
+{
+    const bool sameApi = m.api == L(AnthropicAdapter::kApi);
+    QJsonArray out;
+    for (const ContentBlock &b : m.content) {
+        switch (b.type) {
+        case BlockType::Text:
+            if (!b.text.isEmpty())
+                out.append(QJsonObject{{L("type"), L("text")}, {L("text"), b.text}});
+            break;
+        case BlockType::Thinking:
+            if (b.redacted) {
+                if (sameApi && !b.signature.isEmpty())
+                    out.append(QJsonObject{{L("type"), L("redacted_thinking")}, {L("data"), b.signature}});
+            } else if (sameApi && !b.signature.isEmpty()) {
+                out.append(QJsonObject{{L("type"), L("thinking")}, {L("thinking"), b.text}, {L("signature"), b.signature}});
+            } else if (!b.text.trimmed().isEmpty()) {
+                out.append(QJsonObject{{L("type"), L("text")}, {L("text"), b.text}});
+            }
+            break;
+        case BlockType::ToolCall:
+            out.append(QJsonObject{{L("type"), L("tool_use")},
+                                   {L("id"), AnthropicAdapter::toolCallId(b.toolCallId)},
+                                   {L("name"), b.toolName},
+                                   {L("input"), b.arguments}});
+            break;
+        case BlockType::Image: break; // assistants cannot send images to Messages
+        }
+    }
+    return out;
+}
+
+void addHeader(HttpRequest &http, const QByteArray &name, const QByteArray &value)
+{
+    http.headers.append(qMakePair(name, value));
+}
+
+int budgetForEffort(const QString &effort)
+{
+    if (effort == L("minimal")) return 1024;
+    if (effort == L("low")) return 2048;
+    if (effort == L("medium")) return 8192;
+    if (effort == L("high")) return 16384;
+    if (effort == L("xhigh")) return 32000;
+    return 0;
+}
+
+} // namespace
+
+QString AnthropicAdapter::toolCallId(const QString &id)
+{
+    QString out;
+    out.reserve(qMin<qsizetype>(id.size(), 64));
+    for (QChar c : id) {
+        if (out.size() == 64)
+            break;
+        const bool ok = (c >= QLatin1Char('a') && c <= QLatin1Char('z')) || (c >= QLatin1Char('A') && c <= QLatin1Char('Z')) ||
+                        (c >= QLatin1Char('0') && c <= QLatin1Char('9')) || c == QLatin1Char('_') || c == QLatin1Char('-');
+        out += ok ? c : QLatin1Char('_');
+    }
+    return out.isEmpty() ? QStringLiteral("toolu_missing") : out;
+}
+
+QJsonObject AnthropicAdapter::buildBody(const formats::ParsedRequest &request, const QString &modelId)
+{
+    const Context &ctx = request.context;
+    const Options &opt = request.options;
+    QJsonArray messages;
+    // Consecutive tool results travel together in one user turn, as Messages requires.
+    QJsonArray pendingResults;
+    auto flushResults = [&] {
+        if (!pendingResults.isEmpty())
+            messages.append(QJsonObject{{L("role"), L("user")}, {L("content"), pendingResults}});
+        pendingResults = {};
+    };
+    for (const Message &m : ctx.messages) {
+        if (m.role == Role::ToolResult) {
+            QJsonObject r{{L("type"), L("tool_result")}, {L("tool_use_id"), toolCallId(m.toolCallId)}};
+            const QJsonArray content = userContent(m.content);
+            if (!content.isEmpty())
+                r.insert(L("content"), content);
+            if (m.isError)
+                r.insert(L("is_error"), true);
+            pendingResults.append(r);
+            continue;
+        }
+        if (m.role == Role::User) {
+            QJsonArray content = userContent(m.content);
+            if (!pendingResults.isEmpty()) { // results first, then the user's words, in one turn
+                for (const QJsonValue &v : content)
+                    pendingResults.append(v);
+                flushResults();
+                continue;
+            }
+            if (!content.isEmpty())
+                messages.append(QJsonObject{{L("role"), L("user")}, {L("content"), content}});
+            continue;
+        }
+        flushResults();
+        const QJsonArray content = assistantContent(m);
+        if (!content.isEmpty())
+            messages.append(QJsonObject{{L("role"), L("assistant")}, {L("content"), content}});
+    }
+    flushResults();
+
+    int thinkingBudget = opt.thinkingBudget.value_or(budgetForEffort(opt.reasoning));
+    int maxTokens = opt.maxTokens.value_or(8192);
+    if (thinkingBudget > 0) {
+        thinkingBudget = qMax(thinkingBudget, 1024);  // Messages' minimum budget
+        if (maxTokens <= thinkingBudget)
+            maxTokens = thinkingBudget + 4096;       // budget must leave room for the answer
+    }
+    QJsonObject body{{L("model"), modelId}, {L("max_tokens"), maxTokens}, {L("stream"), true}, {L("messages"), messages}};
+    if (!ctx.systemPrompt.isEmpty())
+        body.insert(L("system"), ctx.systemPrompt);
+    if (thinkingBudget > 0) {
+        body.insert(L("thinking"), QJsonObject{{L("type"), L("enabled")}, {L("budget_tokens"), thinkingBudget}});
+        // Extended thinking rejects a temperature other than 1 and top_p changes, so they are left out.
+    } else {
+        if (opt.temperature)
+            body.insert(L("temperature"), *opt.temperature);
+        if (opt.topP)
+            body.insert(L("top_p"), *opt.topP);
+    }
+    if (!opt.stop.isEmpty())
+        body.insert(L("stop_sequences"), QJsonArray::fromStringList(opt.stop));
+    if (!ctx.tools.isEmpty()) {
+        QJsonArray tools;
+        for (const Tool &t : ctx.tools) {
+            QJsonObject schema = t.parameters;
+            if (schema.isEmpty())
+                schema = QJsonObject{{L("type"), L("object")}, {L("properties"), QJsonObject()}};
+            QJsonObject tool{{L("name"), t.name}, {L("input_schema"), schema}};
+            if (!t.description.isEmpty())
+                tool.insert(L("description"), t.description);
+            tools.append(tool);
+        }
+        body.insert(L("tools"), tools);
+        if (opt.toolChoice == L("auto"))
+            body.insert(L("tool_choice"), QJsonObject{{L("type"), L("auto")}});
+        else if (opt.toolChoice == L("required"))
+            body.insert(L("tool_choice"), QJsonObject{{L("type"), L("any")}});
+        else if (opt.toolChoice == L("none"))
+            body.insert(L("tool_choice"), QJsonObject{{L("type"), L("none")}});
+        else if (!opt.toolChoice.isEmpty())
+            body.insert(L("tool_choice"), QJsonObject{{L("type"), L("tool")}, {L("name"), opt.toolChoice}});
+    }
+    return body;
+}
+
+HttpRequest AnthropicAdapter::buildRequest(const formats::ParsedRequest &request, formats::InboundFormat inbound,
+                                           const Target &target, const HeaderList &forwardHeaders) const
+{
+    const bool passthrough = formats::sameApiName(inbound) == api();
+    HttpRequest http;
+    QString base = target.baseUrl;
+    while (base.endsWith(QLatin1Char('/')))
+        base.chop(1);
+    http.url = QUrl(base + QStringLiteral("/v1/messages"));
+
+    QJsonObject body;
+    if (passthrough) {
+        body = request.raw; // everything the client sent, unknown fields included
+        body.insert(L("model"), target.modelId);
+        body.insert(L("stream"), true);
+    } else {
+        body = buildBody(request, target.modelId);
+    }
+    http.body = formats::compactJson(body);
+
+    addHeader(http, "content-type", "application/json");
+    addHeader(http, "accept", "text/event-stream");
+    if (!target.credential.isEmpty()) {
+        // OAuth access tokens (Claude subscriptions) go as Bearer; API keys as x-api-key.
+        if (target.credential.startsWith("sk-ant-oat"))
+            addHeader(http, "authorization", "Bearer " + target.credential);
+        else
+            addHeader(http, "x-api-key", target.credential);
+    }
+    QByteArray version = passthrough ? headerValue(forwardHeaders, "anthropic-version") : QByteArray();
+    addHeader(http, "anthropic-version", version.isEmpty() ? QByteArray(kVersion) : version);
+    if (passthrough) {
+        const QByteArray beta = headerValue(forwardHeaders, "anthropic-beta");
+        if (!beta.isEmpty())
+            addHeader(http, "anthropic-beta", beta);
+    }
+    return http;
+}
+
+std::unique_ptr<StreamDecoder> AnthropicAdapter::makeDecoder(const Target &) const
+{
+    return std::make_unique<AnthropicStreamDecoder>();
+}
+
+UpstreamErrorInfo AnthropicAdapter::parseError(int, const QByteArray &body) const
+{
+    UpstreamErrorInfo info;
+    const QJsonObject o = QJsonDocument::fromJson(body).object();
+    const QJsonValue err = o.value(L("error"));
+    if (err.isObject()) {
+        info.errorType = err.toObject().value(L("type")).toString();
+        info.message = err.toObject().value(L("message")).toString();
+    } else if (err.isString()) {
+        info.message = err.toString();
+    } else if (o.value(L("message")).isString()) {
+        info.message = o.value(L("message")).toString();
+    }
+    if (info.message.isEmpty())
+        info.message = QString::fromUtf8(body.left(2000)).trimmed();
+    return info;
+}
+
+} // namespace sw::upstream

@@ -1,0 +1,246 @@
+#include "upstream/anthropic_stream_decoder.h"
+
+#include "model/event_accumulator.h"
+
+#include <QJsonDocument>
+#include <QJsonObject>
+
+namespace sw::upstream {
+
+using namespace sw::model;
+
+namespace {
+
+QLatin1String L(const char *s) { return QLatin1String(s); }
+
+StreamEvent event(EventType type, int contentIndex = -1)
+{
+    StreamEvent e;
+    e.type = type;
+    e.contentIndex = contentIndex;
+    return e;
+}
+
+} // namespace
+
+std::optional<int> AnthropicStreamDecoder::statusForErrorType(const QString &type)
+{
+    static const QHash<QString, int> statuses{
+        {QStringLiteral("invalid_request_error"), 400}, {QStringLiteral("authentication_error"), 401},
+        {QStringLiteral("billing_error"), 402},         {QStringLiteral("permission_error"), 403},
+        {QStringLiteral("not_found_error"), 404},       {QStringLiteral("request_too_large"), 413},
+        {QStringLiteral("rate_limit_error"), 429},      {QStringLiteral("api_error"), 500},
+        {QStringLiteral("timeout_error"), 504},         {QStringLiteral("overloaded_error"), 529},
+    };
+    const auto it = statuses.constFind(type);
+    if (it == statuses.constEnd())
+        return std::nullopt;
+    return *it;
+}
+
+void AnthropicStreamDecoder::readUsage(const QJsonObject &usage)
+{
+    // message_delta repeats the counts cumulatively; only the fields present are updated.
+    if (usage.contains(L("input_tokens")))
+        m_usage.input = usage.value(L("input_tokens")).toInteger();
+    if (usage.contains(L("output_tokens")))
+        m_usage.output = usage.value(L("output_tokens")).toInteger();
+    if (usage.contains(L("cache_read_input_tokens")))
+        m_usage.cacheRead = usage.value(L("cache_read_input_tokens")).toInteger();
+    if (usage.contains(L("cache_creation_input_tokens")))
+        m_usage.cacheWrite = usage.value(L("cache_creation_input_tokens")).toInteger();
+}
+
+StreamEvent AnthropicStreamDecoder::endEvent(const OpenBlock &open) const
+{
+    EventType type = EventType::TextEnd;
+    if (open.block.type == BlockType::Thinking)
+        type = EventType::ThinkingEnd;
+    else if (open.block.type == BlockType::ToolCall)
+        type = EventType::ToolCallEnd;
+    StreamEvent e = event(type, open.contentIndex);
+    e.block = open.block;
+    if (type == EventType::ToolCallEnd)
+        e.block.arguments = parseToolArguments(e.block.argumentsJson);
+    return e;
+}
+
+void AnthropicStreamDecoder::closeAll(QList<StreamEvent> &out)
+{
+    QList<int> keys = m_open.keys();
+    std::sort(keys.begin(), keys.end());
+    for (int k : keys)
+        out << endEvent(m_open.value(k));
+    m_open.clear();
+}
+
+StreamEvent AnthropicStreamDecoder::terminalEvent()
+{
+    m_terminal = true;
+    if (m_stopReason == L("refusal")) {
+        StreamEvent e = event(EventType::Error);
+        e.reason = StopReason::Error;
+        e.errorMessage = QStringLiteral("Anthropic stopped the answer: the model refused (stop_reason refusal)");
+        e.usage = m_usage;
+        return e;
+    }
+    StreamEvent e = event(EventType::Done);
+    e.usage = m_usage;
+    if (m_stopReason == L("max_tokens") || m_stopReason == L("model_context_window_exceeded"))
+        e.reason = StopReason::Length;
+    else if (m_stopReason == L("tool_use"))
+        e.reason = StopReason::ToolUse;
+    else
+        e.reason = StopReason::Stop; // end_turn, stop_sequence, pause_turn
+    return e;
+}
+
+QList<StreamEvent> AnthropicStreamDecoder::feed(const SseEvent &sse)
+{
+    QList<StreamEvent> out;
+    if (m_terminal)
+        return out;
+    const QJsonObject data = QJsonDocument::fromJson(sse.data).object();
+    QString type = QString::fromUtf8(sse.event);
+    if (type.isEmpty())
+        type = data.value(L("type")).toString();
+
+    if (type == L("ping") || type.isEmpty())
+        return out;
+    if (type == L("error")) {
+        const QJsonObject err = data.value(L("error")).toObject();
+        StreamEvent e = event(EventType::Error);
+        e.reason = StopReason::Error;
+        e.errorType = err.value(L("type")).toString();
+        const QString message = err.value(L("message")).toString(QString::fromUtf8(sse.data));
+        e.errorMessage = QStringLiteral("Anthropic stream error (%1): %2").arg(e.errorType, message);
+        e.errorStatus = statusForErrorType(e.errorType);
+        e.usage = m_usage;
+        m_terminal = true;
+        out << e;
+        return out;
+    }
+    if (type == L("message_start")) {
+        readUsage(data.value(L("message")).toObject().value(L("usage")).toObject());
+        if (!m_started) {
+            m_started = true;
+            StreamEvent e = event(EventType::Start);
+            e.usage = m_usage;
+            out << e;
+        }
+        return out;
+    }
+    if (!m_started) { // tolerate a server that skips message_start
+        m_started = true;
+        out << event(EventType::Start);
+    }
+    const int index = data.value(L("index")).toInt(-1);
+    if (type == L("content_block_start")) {
+        const QJsonObject cb = data.value(L("content_block")).toObject();
+        const QString cbType = cb.value(L("type")).toString();
+        OpenBlock open;
+        EventType startType;
+        if (cbType == L("text")) {
+            startType = EventType::TextStart;
+            open.block.type = BlockType::Text;
+        } else if (cbType == L("thinking")) {
+            startType = EventType::ThinkingStart;
+            open.block.type = BlockType::Thinking;
+        } else if (cbType == L("redacted_thinking")) {
+            startType = EventType::ThinkingStart;
+            open.block.type = BlockType::Thinking;
+            open.block.redacted = true;
+            open.block.signature = cb.value(L("data")).toString();
+        } else if (cbType == L("tool_use")) {
+            startType = EventType::ToolCallStart;
+            open.block.type = BlockType::ToolCall;
+            open.block.toolCallId = cb.value(L("id")).toString();
+            open.block.toolName = cb.value(L("name")).toString();
+        } else {
+            return out; // server tool blocks have no canonical form
+        }
+        open.contentIndex = m_nextContentIndex++;
+        StreamEvent e = event(startType, open.contentIndex);
+        e.block = open.block;
+        out << e;
+        const QString initialText = cb.value(L("text")).toString();
+        if (cbType == L("text") && !initialText.isEmpty()) {
+            open.block.text = initialText;
+            StreamEvent d = event(EventType::TextDelta, open.contentIndex);
+            d.delta = initialText;
+            out << d;
+        }
+        m_open.insert(index, open);
+        return out;
+    }
+    if (type == L("content_block_delta")) {
+        auto it = m_open.find(index);
+        if (it == m_open.end())
+            return out;
+        const QJsonObject delta = data.value(L("delta")).toObject();
+        const QString dType = delta.value(L("type")).toString();
+        StreamEvent e = event(EventType::TextDelta, it->contentIndex);
+        if (dType == L("text_delta")) {
+            e.delta = delta.value(L("text")).toString();
+            it->block.text += e.delta;
+        } else if (dType == L("thinking_delta")) {
+            e.type = EventType::ThinkingDelta;
+            e.delta = delta.value(L("thinking")).toString();
+            it->block.text += e.delta;
+        } else if (dType == L("input_json_delta")) {
+            e.type = EventType::ToolCallDelta;
+            e.delta = delta.value(L("partial_json")).toString();
+            it->block.argumentsJson += e.delta;
+        } else if (dType == L("signature_delta")) {
+            it->block.signature += delta.value(L("signature")).toString();
+            return out; // carried by ThinkingEnd
+        } else {
+            return out; // citations_delta and future kinds
+        }
+        if (!e.delta.isEmpty())
+            out << e;
+        return out;
+    }
+    if (type == L("content_block_stop")) {
+        const auto it = m_open.constFind(index);
+        if (it != m_open.constEnd()) {
+            out << endEvent(*it);
+            m_open.erase(it);
+        }
+        return out;
+    }
+    if (type == L("message_delta")) {
+        const QJsonValue stop = data.value(L("delta")).toObject().value(L("stop_reason"));
+        if (stop.isString())
+            m_stopReason = stop.toString();
+        readUsage(data.value(L("usage")).toObject());
+        return out;
+    }
+    if (type == L("message_stop")) {
+        closeAll(out);
+        out << terminalEvent();
+        return out;
+    }
+    return out;
+}
+
+QList<StreamEvent> AnthropicStreamDecoder::finish()
+{
+    QList<StreamEvent> out;
+    if (m_terminal)
+        return out;
+    if (!m_stopReason.isEmpty()) { // message_delta said why it stopped; only message_stop was lost
+        closeAll(out);
+        out << terminalEvent();
+        return out;
+    }
+    m_terminal = true;
+    StreamEvent e = event(EventType::Error);
+    e.reason = StopReason::Error;
+    e.errorMessage = QStringLiteral("stream ended before completion");
+    e.usage = m_usage;
+    out << e;
+    return out;
+}
+
+} // namespace sw::upstream

@@ -1,0 +1,218 @@
+#include "upstream/openai_completions_adapter.h"
+
+#include "formats/wire_json.h"
+#include "upstream/openai_completions_stream_decoder.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+
+namespace sw::upstream {
+
+using namespace sw::model;
+
+namespace {
+
+QLatin1String L(const char *s) { return QLatin1String(s); }
+
+void addHeader(HttpRequest &http, const QByteArray &name, const QByteArray &value)
+{
+    http.headers.append(qMakePair(name, value));
+}
+
+QJsonObject imagePart(const ContentBlock &b)
+{
+    const QString url = b.url.isEmpty() ? formats::makeDataUri(b.mimeType, b.data) : b.url;
+    return QJsonObject{{L("type"), L("image_url")}, {L("image_url"), QJsonObject{{L("url"), url}}}};
+}
+
+// A string when the turn is plain text (what every compatible server accepts), else parts.
+QJsonValue userContent(const QList<ContentBlock> &blocks)
+{
+    bool hasImage = false;
+    QString text;
+    QJsonArray parts;
+    for (const ContentBlock &b : blocks) {
+        if (b.type == BlockType::Text) {
+            text += (text.isEmpty() ? QString() : QStringLiteral("\n")) + b.text;
+            parts.append(QJsonObject{{L("type"), L("text")}, {L("text"), b.text}});
+        } else if (b.type == BlockType::Image) {
+            hasImage = true;
+            parts.append(imagePart(b));
+        }
+    }
+    return hasImage ? QJsonValue(parts) : QJsonValue(text);
+}
+
+QString effortForBudget(int budget)
+{
+    if (budget <= 1024) return QStringLiteral("minimal");
+    if (budget <= 4096) return QStringLiteral("low");
+    if (budget <= 16384) return QStringLiteral("medium");
+    return QStringLiteral("high");
+}
+
+} // namespace
+
+QJsonObject OpenAICompletionsAdapter::buildBody(const formats::ParsedRequest &request, const QString &modelId,
+                                                bool useMaxCompletionTokens)
+{
+    const Context &ctx = request.context;
+    const Options &opt = request.options;
+    QJsonArray messages;
+    if (!ctx.systemPrompt.isEmpty())
+        messages.append(QJsonObject{{L("role"), L("system")}, {L("content"), ctx.systemPrompt}});
+    for (const Message &m : ctx.messages) {
+        switch (m.role) {
+        case Role::User:
+            messages.append(QJsonObject{{L("role"), L("user")}, {L("content"), userContent(m.content)}});
+            break;
+        case Role::Assistant: {
+            // Chat Completions has no input field for reasoning: thinking is dropped or,
+            // from another API, kept as text (formats/translation_rules.md).
+            const bool sameApi = m.api == L(kApi);
+            QString text;
+            QJsonArray calls;
+            for (const ContentBlock &b : m.content) {
+                if (b.type == BlockType::Text) {
+                    text += b.text;
+                } else if (b.type == BlockType::Thinking && !sameApi && !b.redacted && !b.text.trimmed().isEmpty()) {
+                    text += b.text + QStringLiteral("\n\n");
+                } else if (b.type == BlockType::ToolCall) {
+                    const QString args = b.arguments.isEmpty() && !b.argumentsJson.isEmpty()
+                                             ? b.argumentsJson
+                                             : QString::fromUtf8(formats::compactJson(b.arguments));
+                    calls.append(QJsonObject{{L("id"), b.toolCallId},
+                                             {L("type"), L("function")},
+                                             {L("function"), QJsonObject{{L("name"), b.toolName}, {L("arguments"), args}}}});
+                }
+            }
+            if (text.isEmpty() && calls.isEmpty())
+                break;
+            QJsonObject msg{{L("role"), L("assistant")}, {L("content"), text.isEmpty() ? QJsonValue() : QJsonValue(text)}};
+            if (!calls.isEmpty())
+                msg.insert(L("tool_calls"), calls);
+            messages.append(msg);
+            break;
+        }
+        case Role::ToolResult: {
+            QString text;
+            QList<ContentBlock> images;
+            for (const ContentBlock &b : m.content) {
+                if (b.type == BlockType::Text)
+                    text += (text.isEmpty() ? QString() : QStringLiteral("\n")) + b.text;
+                else if (b.type == BlockType::Image)
+                    images.append(b);
+            }
+            messages.append(QJsonObject{{L("role"), L("tool")}, {L("tool_call_id"), m.toolCallId}, {L("content"), text}});
+            if (!images.isEmpty()) { // tool messages carry text only; images follow as a user turn
+                QList<ContentBlock> blocks{ContentBlock::makeText(QStringLiteral("Attached image(s) from tool result:"))};
+                blocks.append(images);
+                messages.append(QJsonObject{{L("role"), L("user")}, {L("content"), userContent(blocks)}});
+            }
+            break;
+        }
+        }
+    }
+    QJsonObject body{{L("model"), modelId},
+                     {L("messages"), messages},
+                     {L("stream"), true},
+                     {L("stream_options"), QJsonObject{{L("include_usage"), true}}}};
+    if (opt.maxTokens)
+        body.insert(useMaxCompletionTokens ? L("max_completion_tokens") : L("max_tokens"), *opt.maxTokens);
+    if (opt.temperature)
+        body.insert(L("temperature"), *opt.temperature);
+    if (opt.topP)
+        body.insert(L("top_p"), *opt.topP);
+    if (!opt.stop.isEmpty())
+        body.insert(L("stop"), QJsonArray::fromStringList(opt.stop));
+    if (!opt.reasoning.isEmpty())
+        body.insert(L("reasoning_effort"), opt.reasoning == L("xhigh") ? QStringLiteral("high") : opt.reasoning);
+    else if (opt.thinkingBudget)
+        body.insert(L("reasoning_effort"), effortForBudget(*opt.thinkingBudget));
+    if (!ctx.tools.isEmpty()) {
+        QJsonArray tools;
+        for (const Tool &t : ctx.tools) {
+            QJsonObject fn{{L("name"), t.name},
+                           {L("parameters"), t.parameters.isEmpty()
+                                                 ? QJsonObject{{L("type"), L("object")}, {L("properties"), QJsonObject()}}
+                                                 : t.parameters}};
+            if (!t.description.isEmpty())
+                fn.insert(L("description"), t.description);
+            tools.append(QJsonObject{{L("type"), L("function")}, {L("function"), fn}});
+        }
+        body.insert(L("tools"), tools);
+        if (opt.toolChoice == L("auto") || opt.toolChoice == L("none") || opt.toolChoice == L("required"))
+            body.insert(L("tool_choice"), opt.toolChoice);
+        else if (!opt.toolChoice.isEmpty())
+            body.insert(L("tool_choice"), QJsonObject{{L("type"), L("function")},
+                                                      {L("function"), QJsonObject{{L("name"), opt.toolChoice}}}});
+    }
+    return body;
+}
+
+HttpRequest OpenAICompletionsAdapter::buildRequest(const formats::ParsedRequest &request, formats::InboundFormat inbound,
+                                                   const Target &target, const HeaderList &forwardHeaders) const
+{
+    const bool passthrough = formats::sameApiName(inbound) == api();
+    HttpRequest http;
+    QString base = target.baseUrl;
+    while (base.endsWith(QLatin1Char('/')))
+        base.chop(1);
+    http.url = QUrl(base + QStringLiteral("/chat/completions"));
+
+    QJsonObject body;
+    if (passthrough) {
+        body = request.raw; // everything the client sent, unknown fields included
+        body.insert(L("model"), target.modelId);
+        body.insert(L("stream"), true);
+        // Usage is needed for accounting even when the client did not ask for it.
+        QJsonObject streamOptions = body.value(L("stream_options")).toObject();
+        streamOptions.insert(L("include_usage"), true);
+        body.insert(L("stream_options"), streamOptions);
+    } else {
+        body = buildBody(request, target.modelId, http.url.host() == L("api.openai.com"));
+    }
+    http.body = formats::compactJson(body);
+
+    addHeader(http, "content-type", "application/json");
+    addHeader(http, "accept", "text/event-stream");
+    if (!target.credential.isEmpty())
+        addHeader(http, "authorization", "Bearer " + target.credential);
+    if (passthrough) {
+        const QByteArray beta = headerValue(forwardHeaders, "openai-beta");
+        if (!beta.isEmpty())
+            addHeader(http, "OpenAI-Beta", beta);
+    }
+    return http;
+}
+
+std::unique_ptr<StreamDecoder> OpenAICompletionsAdapter::makeDecoder(const Target &) const
+{
+    return std::make_unique<OpenAICompletionsStreamDecoder>();
+}
+
+UpstreamErrorInfo OpenAICompletionsAdapter::parseError(int, const QByteArray &body) const
+{
+    UpstreamErrorInfo info;
+    const QJsonDocument doc = QJsonDocument::fromJson(body);
+    // Some compatible servers answer a list with one error object.
+    const QJsonObject o = doc.isArray() ? doc.array().at(0).toObject() : doc.object();
+    const QJsonValue err = o.value(L("error"));
+    if (err.isObject()) {
+        const QJsonObject e = err.toObject();
+        info.message = e.value(L("message")).toString();
+        const QJsonValue code = e.value(L("code"));
+        info.errorType = code.isString() ? code.toString() : e.value(L("type")).toString();
+    } else if (err.isString()) {
+        info.message = err.toString(); // Ollama, llama.cpp
+    } else if (o.value(L("message")).isString()) {
+        info.message = o.value(L("message")).toString();
+    } else if (o.value(L("detail")).isString()) {
+        info.message = o.value(L("detail")).toString(); // vLLM / FastAPI
+    }
+    if (info.message.isEmpty())
+        info.message = QString::fromUtf8(body.left(2000)).trimmed();
+    return info;
+}
+
+} // namespace sw::upstream

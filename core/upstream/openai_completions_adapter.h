@@ -1,0 +1,25 @@
+#pragma once
+// Upstream API "openai-completions": POST {baseUrl}/chat/completions (baseUrl includes /v1),
+// for OpenAI and every OpenAI-compatible server.
+
+#include "upstream/upstream_adapter.h"
+
+namespace sw::upstream {
+
+class OpenAICompletionsAdapter final : public UpstreamAdapter {
+public:
+    static constexpr const char *kApi = "openai-completions";
+
+    QString api() const override { return QString::fromLatin1(kApi); }
+    HttpRequest buildRequest(const formats::ParsedRequest &request, formats::InboundFormat inbound,
+                             const Target &target, const HeaderList &forwardHeaders) const override;
+    std::unique_ptr<StreamDecoder> makeDecoder(const Target &target) const override;
+    UpstreamErrorInfo parseError(int status, const QByteArray &body) const override;
+
+    // The chat body for a request that came in another format (see formats/translation_rules.md).
+    // useMaxCompletionTokens: api.openai.com wants max_completion_tokens; most compatible servers max_tokens.
+    static QJsonObject buildBody(const formats::ParsedRequest &request, const QString &modelId,
+                                 bool useMaxCompletionTokens);
+};
+
+} // namespace sw::upstream

@@ -1,0 +1,228 @@
+#include "upstream/openai_completions_stream_decoder.h"
+
+#include "model/event_accumulator.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+
+namespace sw::upstream {
+
+using namespace sw::model;
+
+namespace {
+
+QLatin1String L(const char *s) { return QLatin1String(s); }
+
+StreamEvent event(EventType type, int contentIndex = -1)
+{
+    StreamEvent e;
+    e.type = type;
+    e.contentIndex = contentIndex;
+    return e;
+}
+
+} // namespace
+
+std::optional<int> OpenAICompletionsStreamDecoder::statusForError(const QJsonObject &error)
+{
+    const QJsonValue code = error.value(L("code"));
+    if (code.isDouble() && code.toInt() >= 400) // OpenRouter and others put the status here
+        return code.toInt();
+    const QString text = code.isString() ? code.toString() : error.value(L("type")).toString();
+    static const QHash<QString, int> statuses{
+        {QStringLiteral("invalid_request_error"), 400}, {QStringLiteral("context_length_exceeded"), 400},
+        {QStringLiteral("invalid_api_key"), 401},       {QStringLiteral("authentication_error"), 401},
+        {QStringLiteral("permission_error"), 403},      {QStringLiteral("model_not_found"), 404},
+        {QStringLiteral("rate_limit_exceeded"), 429},   {QStringLiteral("rate_limit_error"), 429},
+        {QStringLiteral("insufficient_quota"), 429},    {QStringLiteral("server_error"), 500},
+        {QStringLiteral("api_error"), 500},             {QStringLiteral("overloaded"), 503},
+        {QStringLiteral("service_unavailable"), 503},   {QStringLiteral("timeout"), 504},
+    };
+    const auto it = statuses.constFind(text);
+    if (it == statuses.constEnd())
+        return std::nullopt;
+    return *it;
+}
+
+void OpenAICompletionsStreamDecoder::readUsage(const QJsonObject &usage)
+{
+    const qint64 prompt = usage.value(L("prompt_tokens")).toInteger();
+    const qint64 cached = usage.value(L("prompt_tokens_details")).toObject().value(L("cached_tokens")).toInteger();
+    m_usage.input = qMax<qint64>(0, prompt - cached);
+    m_usage.cacheRead = cached;
+    m_usage.cacheWrite = 0;
+    m_usage.output = usage.value(L("completion_tokens")).toInteger();
+}
+
+void OpenAICompletionsStreamDecoder::startBlock(BlockType type, int toolIndex, QList<StreamEvent> &out)
+{
+    closeBlock(out);
+    OpenBlock open;
+    open.contentIndex = m_nextContentIndex++;
+    open.toolIndex = toolIndex;
+    open.block.type = type;
+    m_open = open;
+}
+
+void OpenAICompletionsStreamDecoder::closeBlock(QList<StreamEvent> &out)
+{
+    if (!m_open)
+        return;
+    EventType type = EventType::TextEnd;
+    if (m_open->block.type == BlockType::Thinking)
+        type = EventType::ThinkingEnd;
+    else if (m_open->block.type == BlockType::ToolCall)
+        type = EventType::ToolCallEnd;
+    StreamEvent e = event(type, m_open->contentIndex);
+    e.block = m_open->block;
+    if (type == EventType::ToolCallEnd)
+        e.block.arguments = parseToolArguments(e.block.argumentsJson);
+    out << e;
+    m_open.reset();
+}
+
+StreamEvent OpenAICompletionsStreamDecoder::terminalEvent()
+{
+    m_terminal = true;
+    if (m_finishReason == L("content_filter")) {
+        StreamEvent e = event(EventType::Error);
+        e.reason = StopReason::Error;
+        e.errorMessage = QStringLiteral("The provider's content filter stopped the answer (finish_reason content_filter)");
+        e.usage = m_usage;
+        return e;
+    }
+    StreamEvent e = event(EventType::Done);
+    e.usage = m_usage;
+    if (m_finishReason == L("length"))
+        e.reason = StopReason::Length;
+    else if (m_finishReason == L("tool_calls") || m_finishReason == L("function_call"))
+        e.reason = StopReason::ToolUse;
+    else
+        e.reason = StopReason::Stop;
+    return e;
+}
+
+QList<StreamEvent> OpenAICompletionsStreamDecoder::feed(const SseEvent &sse)
+{
+    QList<StreamEvent> out;
+    if (m_terminal)
+        return out;
+    const QByteArray data = sse.data.trimmed();
+    if (data.isEmpty())
+        return out;
+    if (data == "[DONE]") {
+        closeBlock(out);
+        out << terminalEvent();
+        return out;
+    }
+    const QJsonObject chunk = QJsonDocument::fromJson(data).object();
+    const QJsonValue errorValue = chunk.value(L("error"));
+    if (!errorValue.isUndefined() && !errorValue.isNull()) {
+        const QJsonObject err = errorValue.toObject();
+        StreamEvent e = event(EventType::Error);
+        e.reason = StopReason::Error;
+        const QJsonValue code = err.value(L("code"));
+        e.errorType = code.isString() ? code.toString() : err.value(L("type")).toString();
+        const QString message = errorValue.isString() ? errorValue.toString() : err.value(L("message")).toString();
+        e.errorMessage = e.errorType.isEmpty() ? QStringLiteral("OpenAI stream error: %1").arg(message)
+                                               : QStringLiteral("OpenAI stream error (%1): %2").arg(e.errorType, message);
+        e.errorStatus = statusForError(err);
+        e.usage = m_usage;
+        m_terminal = true;
+        out << e;
+        return out;
+    }
+    if (chunk.isEmpty())
+        return out; // keep-alive or a line we do not understand
+    if (!m_started) {
+        m_started = true;
+        out << event(EventType::Start);
+    }
+    if (chunk.value(L("usage")).isObject())
+        readUsage(chunk.value(L("usage")).toObject());
+
+    const QJsonArray choices = chunk.value(L("choices")).toArray();
+    if (choices.isEmpty())
+        return out;
+    const QJsonObject choice = choices.first().toObject();
+    const QJsonObject delta = choice.value(L("delta")).toObject();
+
+    for (const char *key : {"reasoning_content", "reasoning", "reasoning_text"}) {
+        const QString thinking = delta.value(L(key)).toString();
+        if (thinking.isEmpty())
+            continue;
+        if (!m_open || m_open->block.type != BlockType::Thinking) {
+            startBlock(BlockType::Thinking, -1, out);
+            out << event(EventType::ThinkingStart, m_open->contentIndex);
+            out.last().block.type = BlockType::Thinking;
+        }
+        m_open->block.text += thinking;
+        StreamEvent e = event(EventType::ThinkingDelta, m_open->contentIndex);
+        e.delta = thinking;
+        out << e;
+        break; // servers send one of the three names
+    }
+    const QString text = delta.value(L("content")).toString();
+    if (!text.isEmpty()) {
+        if (!m_open || m_open->block.type != BlockType::Text) {
+            startBlock(BlockType::Text, -1, out);
+            out << event(EventType::TextStart, m_open->contentIndex);
+        }
+        m_open->block.text += text;
+        StreamEvent e = event(EventType::TextDelta, m_open->contentIndex);
+        e.delta = text;
+        out << e;
+    }
+    for (const QJsonValue &v : delta.value(L("tool_calls")).toArray()) {
+        const QJsonObject call = v.toObject();
+        const QJsonObject fn = call.value(L("function")).toObject();
+        const int toolIndex = call.value(L("index")).toInt(0);
+        if (!m_open || m_open->block.type != BlockType::ToolCall || m_open->toolIndex != toolIndex) {
+            startBlock(BlockType::ToolCall, toolIndex, out);
+            m_open->block.toolCallId = call.value(L("id")).toString();
+            m_open->block.toolName = fn.value(L("name")).toString();
+            StreamEvent s = event(EventType::ToolCallStart, m_open->contentIndex);
+            s.block = m_open->block;
+            out << s;
+        } else if (m_open->block.toolName.isEmpty() && fn.contains(L("name"))) {
+            m_open->block.toolName = fn.value(L("name")).toString();
+        }
+        const QJsonValue args = fn.value(L("arguments"));
+        // Some servers send the arguments as an object in one piece.
+        const QString fragment = args.isObject() ? QString::fromUtf8(QJsonDocument(args.toObject()).toJson(QJsonDocument::Compact))
+                                                 : args.toString();
+        if (!fragment.isEmpty()) {
+            m_open->block.argumentsJson += fragment;
+            StreamEvent d = event(EventType::ToolCallDelta, m_open->contentIndex);
+            d.delta = fragment;
+            out << d;
+        }
+    }
+    const QJsonValue finish = choice.value(L("finish_reason"));
+    if (finish.isString() && !finish.toString().isEmpty()) {
+        m_finishReason = finish.toString();
+        closeBlock(out); // the usage chunk and [DONE] may still follow
+    }
+    return out;
+}
+
+QList<StreamEvent> OpenAICompletionsStreamDecoder::finish()
+{
+    QList<StreamEvent> out;
+    if (m_terminal)
+        return out;
+    if (!m_finishReason.isEmpty()) { // finished cleanly, the server just never sent [DONE]
+        out << terminalEvent();
+        return out;
+    }
+    m_terminal = true;
+    StreamEvent e = event(EventType::Error);
+    e.reason = StopReason::Error;
+    e.errorMessage = QStringLiteral("stream ended before completion");
+    e.usage = m_usage;
+    out << e;
+    return out;
+}
+
+} // namespace sw::upstream

@@ -1,0 +1,127 @@
+#include "wire_fixtures.h"
+
+#include <QFile>
+#include <QJsonDocument>
+
+namespace sw::test {
+
+QByteArray readFileBytes(const QString &path)
+{
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly))
+        return {};
+    return f.readAll();
+}
+
+QList<upstream::SseEvent> splitSse(const QByteArray &text)
+{
+    QList<upstream::SseEvent> out;
+    const QList<QByteArray> frames = text.split('\n');
+    upstream::SseEvent current;
+    bool has = false;
+    for (const QByteArray &line : frames) {
+        if (line.isEmpty()) {
+            if (has)
+                out << current;
+            current = {};
+            has = false;
+        } else if (line.startsWith("event:")) {
+            current.event = line.mid(6).trimmed();
+            has = true;
+        } else if (line.startsWith("data:")) {
+            QByteArray d = line.mid(5);
+            if (d.startsWith(' '))
+                d.remove(0, 1);
+            current.data = current.data.isEmpty() ? d : current.data + '\n' + d;
+            has = true;
+        }
+    }
+    if (has)
+        out << current;
+    return out;
+}
+
+QList<model::StreamEvent> decodeTranscript(upstream::StreamDecoder &decoder, const QByteArray &sse)
+{
+    QList<model::StreamEvent> out;
+    for (const upstream::SseEvent &e : splitSse(sse))
+        out += decoder.feed(e);
+    out += decoder.finish();
+    return out;
+}
+
+QString sseDifference(const QByteArray &actual, const QByteArray &expected)
+{
+    if (!actual.endsWith("\n\n"))
+        return QStringLiteral("output does not end with a blank line: ") + QString::fromUtf8(actual.right(80));
+    QList<QByteArray> a = actual.split('\n');
+    QList<QByteArray> e = expected.split('\n');
+    for (qsizetype i = 0; i < qMax(a.size(), e.size()); ++i) {
+        const QByteArray al = a.value(i);
+        const QByteArray el = e.value(i);
+        if (al == el)
+            continue;
+        if (al.startsWith("data: {") && el.startsWith("data: {")) {
+            const QJsonDocument ad = QJsonDocument::fromJson(al.mid(6));
+            const QJsonDocument ed = QJsonDocument::fromJson(el.mid(6));
+            if (!ad.isNull() && ad == ed)
+                continue;
+        }
+        return QStringLiteral("line %1 differs\n  actual:   %2\n  expected: %3")
+            .arg(i + 1)
+            .arg(QString::fromUtf8(al), QString::fromUtf8(el));
+    }
+    return {};
+}
+
+model::StreamEvent makeEvent(model::EventType type, int contentIndex, const QString &delta)
+{
+    model::StreamEvent e;
+    e.type = type;
+    e.contentIndex = contentIndex;
+    e.delta = delta;
+    return e;
+}
+
+QList<model::StreamEvent> sampleAssistantStream()
+{
+    using namespace sw::model;
+    QList<StreamEvent> s;
+    StreamEvent start = makeEvent(EventType::Start);
+    start.usage.input = 472;
+    start.usage.cacheRead = 2048;
+    s << start;
+    StreamEvent ts = makeEvent(EventType::ThinkingStart, 0);
+    ts.block.type = BlockType::Thinking;
+    s << ts << makeEvent(EventType::ThinkingDelta, 0, QStringLiteral("Weather needs a lookup."));
+    StreamEvent te = makeEvent(EventType::ThinkingEnd, 0);
+    te.block.type = BlockType::Thinking;
+    te.block.text = QStringLiteral("Weather needs a lookup.");
+    te.block.signature = QStringLiteral("sig-abc");
+    s << te;
+    s << makeEvent(EventType::TextStart, 1) << makeEvent(EventType::TextDelta, 1, QStringLiteral("Checking "))
+      << makeEvent(EventType::TextDelta, 1, QStringLiteral("now."));
+    StreamEvent textEnd = makeEvent(EventType::TextEnd, 1);
+    textEnd.block.text = QStringLiteral("Checking now.");
+    s << textEnd;
+    StreamEvent call = makeEvent(EventType::ToolCallStart, 2);
+    call.block.type = BlockType::ToolCall;
+    call.block.toolCallId = QStringLiteral("call_1");
+    call.block.toolName = QStringLiteral("get_weather");
+    s << call << makeEvent(EventType::ToolCallDelta, 2, QStringLiteral("{\"location\":"))
+      << makeEvent(EventType::ToolCallDelta, 2, QStringLiteral("\"Paris\"}"));
+    StreamEvent callEnd = call;
+    callEnd.type = EventType::ToolCallEnd;
+    callEnd.block.argumentsJson = QStringLiteral("{\"location\":\"Paris\"}");
+    callEnd.block.arguments = QJsonObject{{QStringLiteral("location"), QStringLiteral("Paris")}};
+    s << callEnd;
+    StreamEvent done = makeEvent(EventType::Done);
+    done.reason = StopReason::ToolUse;
+    done.usage.input = 472;
+    done.usage.cacheRead = 2048;
+    done.usage.output = 89;
+    s << done;
+    return s;
+}
+
+} // namespace sw::test

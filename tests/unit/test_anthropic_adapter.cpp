@@ -1,0 +1,273 @@
+#include "formats/anthropic_messages_codec.h"
+#include "formats/openai_chat_codec.h"
+#include "model/event_accumulator.h"
+#include "upstream/anthropic_adapter.h"
+#include "wire_fixtures.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QtTest>
+
+using namespace sw::model;
+using namespace sw::formats;
+using namespace sw::upstream;
+using sw::test::readTestData;
+
+namespace {
+Target target(const QByteArray &credential = "sk-ant-api03-secret")
+{
+    Target t;
+    t.provider = QStringLiteral("anthropic");
+    t.modelId = QStringLiteral("claude-opus-4-1");
+    t.api = QStringLiteral("anthropic-messages");
+    t.baseUrl = QStringLiteral("https://api.anthropic.com/");
+    t.credential = credential;
+    return t;
+}
+QJsonObject json(const QByteArray &b) { return QJsonDocument::fromJson(b).object(); }
+QString str(const QJsonValue &v) { return v.toString(); }
+const QLatin1String kAnthropicApi("anthropic-messages");
+} // namespace
+
+class TestAnthropicAdapter : public QObject {
+    Q_OBJECT
+private slots:
+    void passthroughKeepsEveryClientField();
+    void crossFormatFromOpenAIChat();
+    void thinkingSignatureOnlyGoesBackToItsApi();
+    void toolCallIdsAreMadeValid();
+    void oauthTokenIsSentAsBearer();
+    void decodesFullTranscript();
+    void inBandOverloadedErrorBecomesErrorEvent();
+    void streamCutShortIsAnError();
+    void refusalIsAnError();
+    void parsesErrorBodies();
+};
+
+void TestAnthropicAdapter::passthroughKeepsEveryClientField()
+{
+    QByteArray clientBody = readTestData(QStringLiteral("anthropic_request_claude_code.json"));
+    clientBody.replace("\"stream\": true", "\"stream\": false");
+    const auto req = AnthropicMessagesCodec().decode(clientBody, nullptr);
+    QVERIFY(req);
+    const HeaderList forward{{"anthropic-beta", "interleaved-thinking-2025-05-14,fine-grained-tool-streaming-2025-05-14"},
+                             {"anthropic-version", "2023-06-01"},
+                             {"x-stainless-os", "Linux"}};
+    const HttpRequest http = AnthropicAdapter().buildRequest(*req, InboundFormat::AnthropicMessages, target(), forward);
+    QCOMPARE(http.method, QByteArray("POST"));
+    QCOMPARE(http.url.toString(), QStringLiteral("https://api.anthropic.com/v1/messages"));
+    const QJsonObject body = json(http.body);
+    QCOMPARE(str(body.value(QStringLiteral("model"))), QStringLiteral("claude-opus-4-1"));
+    QCOMPARE(body.value(QStringLiteral("stream")).toBool(), true);
+    // Everything else is exactly what the client sent.
+    QJsonObject expected = req->raw;
+    expected.insert(QStringLiteral("model"), QStringLiteral("claude-opus-4-1"));
+    expected.insert(QStringLiteral("stream"), true);
+    QCOMPARE(body, expected);
+    QVERIFY(body.value(QStringLiteral("metadata")).isObject());
+    QCOMPARE(body.value(QStringLiteral("tools")).toArray().size(), 3); // server tool kept
+    QCOMPARE(headerValue(http.headers, "x-api-key"), QByteArray("sk-ant-api03-secret"));
+    QCOMPARE(headerValue(http.headers, "anthropic-version"), QByteArray("2023-06-01"));
+    QCOMPARE(headerValue(http.headers, "anthropic-beta"),
+             QByteArray("interleaved-thinking-2025-05-14,fine-grained-tool-streaming-2025-05-14"));
+    QVERIFY(headerValue(http.headers, "x-stainless-os").isEmpty());
+    QVERIFY(headerValue(http.headers, "authorization").isEmpty());
+}
+
+void TestAnthropicAdapter::crossFormatFromOpenAIChat()
+{
+    const auto req = OpenAIChatCodec().decode(readTestData(QStringLiteral("openai_chat_request_sdk.json")), nullptr);
+    QVERIFY(req);
+    const HeaderList forward{{"anthropic-beta", "context-1m-2025-08-07"}, {"OpenAI-Beta", "assistants=v2"}};
+    const HttpRequest http = AnthropicAdapter().buildRequest(*req, InboundFormat::OpenAIChat, target(), forward);
+    const QJsonObject body = json(http.body);
+    QCOMPARE(str(body.value(QStringLiteral("model"))), QStringLiteral("claude-opus-4-1"));
+    QCOMPARE(body.value(QStringLiteral("stream")).toBool(), true);
+    QCOMPARE(str(body.value(QStringLiteral("system"))), QStringLiteral("You are a weather assistant.\n\nAnswer in one sentence."));
+    QVERIFY(!body.contains(QStringLiteral("seed")));     // OpenAI-only fields do not leak
+    const QJsonArray messages = body.value(QStringLiteral("messages")).toArray();
+    QCOMPARE(messages.size(), 3);
+    const QJsonArray first = messages[0].toObject().value(QStringLiteral("content")).toArray();
+    QCOMPARE(first.size(), 3);
+    const QJsonObject b64 = first[1].toObject().value(QStringLiteral("source")).toObject();
+    QCOMPARE(str(b64.value(QStringLiteral("type"))), QStringLiteral("base64"));
+    QCOMPARE(str(b64.value(QStringLiteral("media_type"))), QStringLiteral("image/png"));
+    QCOMPARE(str(first[2].toObject().value(QStringLiteral("source")).toObject().value(QStringLiteral("type"))), QStringLiteral("url"));
+    const QJsonObject toolUse = messages[1].toObject().value(QStringLiteral("content")).toArray()[0].toObject();
+    QCOMPARE(str(toolUse.value(QStringLiteral("type"))), QStringLiteral("tool_use"));
+    QCOMPARE(str(toolUse.value(QStringLiteral("id"))), QStringLiteral("call_DdmO9pD3xa9XTPNJ32zg2hcA"));
+    QCOMPARE(str(toolUse.value(QStringLiteral("input")).toObject().value(QStringLiteral("location"))), QStringLiteral("Paris, France"));
+    // The tool result and the next user words share one user turn, result first.
+    const QJsonObject third = messages[2].toObject();
+    QCOMPARE(str(third.value(QStringLiteral("role"))), QStringLiteral("user"));
+    const QJsonArray thirdContent = third.value(QStringLiteral("content")).toArray();
+    QCOMPARE(str(thirdContent[0].toObject().value(QStringLiteral("type"))), QStringLiteral("tool_result"));
+    QCOMPARE(str(thirdContent[0].toObject().value(QStringLiteral("tool_use_id"))), QStringLiteral("call_DdmO9pD3xa9XTPNJ32zg2hcA"));
+    QCOMPARE(str(thirdContent[1].toObject().value(QStringLiteral("text"))), QStringLiteral("Thanks! And tomorrow?"));
+    const QJsonObject tool = body.value(QStringLiteral("tools")).toArray()[0].toObject();
+    QCOMPARE(str(tool.value(QStringLiteral("name"))), QStringLiteral("get_weather"));
+    QVERIFY(tool.value(QStringLiteral("input_schema")).toObject().contains(QStringLiteral("properties")));
+    QCOMPARE(str(body.value(QStringLiteral("tool_choice")).toObject().value(QStringLiteral("type"))), QStringLiteral("auto"));
+    // reasoning_effort low -> a thinking budget, max_tokens raised above it, temperature left out.
+    QCOMPARE(body.value(QStringLiteral("thinking")).toObject().value(QStringLiteral("budget_tokens")).toInt(), 2048);
+    QVERIFY(body.value(QStringLiteral("max_tokens")).toInt() > 2048);
+    QVERIFY(!body.contains(QStringLiteral("temperature")));
+    QCOMPARE(body.value(QStringLiteral("stop_sequences")).toArray().at(0).toString(), QStringLiteral("\n\nUser:"));
+    // Betas belong to the client's own API; a converted body uses none.
+    QVERIFY(headerValue(http.headers, "anthropic-beta").isEmpty());
+    QCOMPARE(headerValue(http.headers, "anthropic-version"), QByteArray("2023-06-01"));
+}
+
+void TestAnthropicAdapter::thinkingSignatureOnlyGoesBackToItsApi()
+{
+    ParsedRequest req;
+    req.model = QStringLiteral("m");
+    Message user;
+    user.content << ContentBlock::makeText(QStringLiteral("hi"));
+    auto assistant = [](const QString &api) {
+        Message m;
+        m.role = Role::Assistant;
+        m.api = api;
+        ContentBlock t;
+        t.type = BlockType::Thinking;
+        t.text = QStringLiteral("private reasoning");
+        t.signature = QStringLiteral("SIG");
+        ContentBlock r;
+        r.type = BlockType::Thinking;
+        r.redacted = true;
+        r.signature = QStringLiteral("REDACTED");
+        m.content << t << r << ContentBlock::makeText(QStringLiteral("answer"));
+        return m;
+    };
+    req.context.messages << user << assistant(kAnthropicApi) << user << assistant(QStringLiteral("openai-completions")) << user;
+    const QJsonArray msgs = json(AnthropicAdapter().buildRequest(req, InboundFormat::OpenAIChat, target(), {}).body)
+                                .value(QStringLiteral("messages")).toArray();
+    QCOMPARE(msgs.size(), 5);
+    const QJsonArray same = msgs[1].toObject().value(QStringLiteral("content")).toArray();
+    QCOMPARE(same.size(), 3);
+    QCOMPARE(str(same[0].toObject().value(QStringLiteral("type"))), QStringLiteral("thinking"));
+    QCOMPARE(str(same[0].toObject().value(QStringLiteral("signature"))), QStringLiteral("SIG"));
+    QCOMPARE(str(same[1].toObject().value(QStringLiteral("type"))), QStringLiteral("redacted_thinking"));
+    QCOMPARE(str(same[1].toObject().value(QStringLiteral("data"))), QStringLiteral("REDACTED"));
+    const QJsonArray other = msgs[3].toObject().value(QStringLiteral("content")).toArray();
+    QCOMPARE(other.size(), 2); // thinking as text, redacted dropped, answer
+    QCOMPARE(str(other[0].toObject().value(QStringLiteral("type"))), QStringLiteral("text"));
+    QCOMPARE(str(other[0].toObject().value(QStringLiteral("text"))), QStringLiteral("private reasoning"));
+    QVERIFY(!QJsonDocument(other).toJson().contains("SIG"));
+}
+
+void TestAnthropicAdapter::toolCallIdsAreMadeValid()
+{
+    ParsedRequest req;
+    Message a;
+    a.role = Role::Assistant;
+    ContentBlock call;
+    call.type = BlockType::ToolCall;
+    call.toolCallId = QStringLiteral("call_abc|fc_123.x");
+    call.toolName = QStringLiteral("f");
+    a.content << call;
+    Message r;
+    r.role = Role::ToolResult;
+    r.toolCallId = call.toolCallId;
+    r.content << ContentBlock::makeText(QStringLiteral("ok"));
+    req.context.messages << a << r;
+    const QJsonArray msgs = json(AnthropicAdapter().buildRequest(req, InboundFormat::OpenAIResponses, target(), {}).body)
+                                .value(QStringLiteral("messages")).toArray();
+    const QString useId = str(msgs[0].toObject().value(QStringLiteral("content")).toArray()[0].toObject().value(QStringLiteral("id")));
+    const QString resultId = str(msgs[1].toObject().value(QStringLiteral("content")).toArray()[0].toObject().value(QStringLiteral("tool_use_id")));
+    QCOMPARE(useId, QStringLiteral("call_abc_fc_123_x"));
+    QCOMPARE(resultId, useId);
+    QCOMPARE(AnthropicAdapter::toolCallId(QString(100, QLatin1Char('a'))).size(), 64);
+}
+
+void TestAnthropicAdapter::oauthTokenIsSentAsBearer()
+{
+    ParsedRequest req;
+    const HttpRequest http = AnthropicAdapter().buildRequest(req, InboundFormat::OpenAIChat, target("sk-ant-oat01-token"), {});
+    QCOMPARE(headerValue(http.headers, "authorization"), QByteArray("Bearer sk-ant-oat01-token"));
+    QVERIFY(headerValue(http.headers, "x-api-key").isEmpty());
+}
+
+void TestAnthropicAdapter::decodesFullTranscript()
+{
+    auto decoder = AnthropicAdapter().makeDecoder(target());
+    const QList<StreamEvent> events = sw::test::decodeTranscript(*decoder, readTestData(QStringLiteral("anthropic_upstream_full.sse")));
+    QVERIFY(!events.isEmpty());
+    QCOMPARE(events.first().type, EventType::Start);
+    QCOMPARE(events.first().usage.input, 472); // input tokens known from message_start
+    // The commit point is the first thinking text, not the start or an empty block.
+    const auto firstMeaningful = std::find_if(events.begin(), events.end(), [](const StreamEvent &e) { return e.isMeaningful(); });
+    QCOMPARE(firstMeaningful->type, EventType::ThinkingDelta);
+    int toolDeltas = 0;
+    for (const StreamEvent &e : events)
+        toolDeltas += e.type == EventType::ToolCallDelta;
+    QCOMPARE(toolDeltas, 2); // the empty partial_json is not a delta
+    QCOMPARE(events.last().type, EventType::Done);
+
+    EventAccumulator acc;
+    acc.addAll(events);
+    const AssistantMessage m = acc.message();
+    QCOMPARE(m.content.size(), 3);
+    QCOMPARE(m.content[0].text, QStringLiteral("The user wants the weather in Paris. I should call the tool."));
+    QCOMPARE(m.content[0].signature, QStringLiteral("EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds"));
+    QCOMPARE(m.content[1].text, QStringLiteral("Let me check that for you."));
+    QCOMPARE(m.content[2].toolCallId, QStringLiteral("toolu_01T1x1fJ34qAmk2tNTrN7Up6"));
+    QCOMPARE(m.content[2].arguments.value(QStringLiteral("unit")).toString(), QStringLiteral("celsius"));
+    QCOMPARE(m.stopReason, StopReason::ToolUse);
+    QCOMPARE(m.usage.input, 472);
+    QCOMPARE(m.usage.cacheRead, 2048);
+    QCOMPARE(m.usage.output, 89);
+}
+
+void TestAnthropicAdapter::inBandOverloadedErrorBecomesErrorEvent()
+{
+    auto decoder = AnthropicAdapter().makeDecoder(target());
+    const QList<StreamEvent> events =
+        sw::test::decodeTranscript(*decoder, readTestData(QStringLiteral("anthropic_upstream_overloaded.sse")));
+    int terminals = 0;
+    for (const StreamEvent &e : events)
+        terminals += e.type == EventType::Error || e.type == EventType::Done;
+    QCOMPARE(terminals, 1); // finish() adds nothing after the error
+    const StreamEvent &err = events.last();
+    QCOMPARE(err.type, EventType::Error);
+    QCOMPARE(err.reason, StopReason::Error);
+    QCOMPARE(err.errorType, QStringLiteral("overloaded_error"));
+    QCOMPARE(err.errorMessage, QStringLiteral("Anthropic stream error (overloaded_error): Overloaded"));
+    QCOMPARE(err.errorStatus, std::optional<int>(529));
+}
+
+void TestAnthropicAdapter::streamCutShortIsAnError()
+{
+    auto decoder = AnthropicAdapter().makeDecoder(target());
+    const QList<StreamEvent> events = sw::test::decodeTranscript(*decoder, readTestData(QStringLiteral("anthropic_upstream_cut.sse")));
+    QCOMPARE(events.last().type, EventType::Error);
+    QCOMPARE(events.last().errorMessage, QStringLiteral("stream ended before completion"));
+    QCOMPARE(events.last().usage.input, 12);
+    QVERIFY(decoder->finish().isEmpty()); // only once
+}
+
+void TestAnthropicAdapter::refusalIsAnError()
+{
+    const QByteArray sse =
+        "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"usage\":{\"input_tokens\":3,\"output_tokens\":0}}}\n\n"
+        "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"refusal\"},\"usage\":{\"output_tokens\":1}}\n\n"
+        "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
+    auto decoder = AnthropicAdapter().makeDecoder(target());
+    const QList<StreamEvent> events = sw::test::decodeTranscript(*decoder, sse);
+    QCOMPARE(events.last().type, EventType::Error);
+    QVERIFY(events.last().errorMessage.contains(QStringLiteral("refusal")));
+}
+
+void TestAnthropicAdapter::parsesErrorBodies()
+{
+    const UpstreamErrorInfo rate = AnthropicAdapter().parseError(
+        429, R"({"type":"error","error":{"type":"rate_limit_error","message":"Number of request tokens has exceeded your per-minute rate limit"},"request_id":"req_011CSHoEeqs5C35K2UUqR7Fy"})");
+    QCOMPARE(rate.errorType, QStringLiteral("rate_limit_error"));
+    QVERIFY(rate.message.startsWith(QStringLiteral("Number of request tokens")));
+    const UpstreamErrorInfo html = AnthropicAdapter().parseError(502, "<html><body>502 Bad Gateway</body></html>");
+    QVERIFY(html.errorType.isEmpty());
+    QVERIFY(html.message.contains(QStringLiteral("502 Bad Gateway")));
+}
+
+QTEST_GUILESS_MAIN(TestAnthropicAdapter)
+#include "test_anthropic_adapter.moc"

@@ -1,0 +1,261 @@
+#include "formats/anthropic_messages_codec.h"
+#include "wire_fixtures.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QtTest>
+
+using namespace sw::model;
+using namespace sw::formats;
+using sw::test::makeEvent;
+using sw::test::readTestData;
+
+namespace {
+EncodeInfo info()
+{
+    EncodeInfo i;
+    i.responseId = QStringLiteral("msg_sw1");
+    i.model = QStringLiteral("sonnet");
+    i.createdSecs = 1764400000;
+    return i;
+}
+QJsonObject json(const QByteArray &b) { return QJsonDocument::fromJson(b).object(); }
+} // namespace
+
+class TestAnthropicMessagesCodec : public QObject {
+    Q_OBJECT
+private slots:
+    void decodesClaudeCodeRequest();
+    void decodesStringContentAndToolChoice();
+    void decodeRejectsBadBodies_data();
+    void decodeRejectsBadBodies();
+    void encodesFullStreamLikeGolden();
+    void redactedThinkingAndLateStart();
+    void inBandErrorHasNoMessageStop();
+    void errorBodyPerCategory_data();
+    void errorBodyPerCategory();
+    void encodesNonStreamingResponse();
+};
+
+void TestAnthropicMessagesCodec::decodesClaudeCodeRequest()
+{
+    GatewayError err;
+    const auto req = AnthropicMessagesCodec().decode(readTestData(QStringLiteral("anthropic_request_claude_code.json")), &err);
+    QVERIFY2(req, qPrintable(err.message));
+    QCOMPARE(req->model, QStringLiteral("claude-sonnet-4-5-20250929"));
+    QVERIFY(req->stream);
+    QVERIFY(req->context.systemPrompt.startsWith(QStringLiteral("You are Claude Code")));
+    QVERIFY(req->context.systemPrompt.endsWith(QStringLiteral("before editing them.")));
+    const auto &msgs = req->context.messages;
+    // user, assistant, tool result, user "Go ahead.", assistant, tool result
+    QCOMPARE(msgs.size(), 6);
+    QCOMPARE(msgs[0].role, Role::User);
+    QCOMPARE(msgs[0].content.size(), 3);
+    QCOMPARE(msgs[0].content[2].type, BlockType::Image);
+    QCOMPARE(msgs[0].content[2].mimeType, QStringLiteral("image/jpeg"));
+    QCOMPARE(msgs[1].role, Role::Assistant);
+    QCOMPARE(msgs[1].api, QStringLiteral("anthropic-messages"));
+    QCOMPARE(msgs[1].content.size(), 4);
+    QCOMPARE(msgs[1].content[0].type, BlockType::Thinking);
+    QCOMPARE(msgs[1].content[0].signature, QStringLiteral("EqQBCkYIBBgCKkDsig"));
+    QVERIFY(msgs[1].content[1].redacted);
+    QVERIFY(msgs[1].content[1].signature.startsWith(QStringLiteral("EmwKAhgB")));
+    QCOMPARE(msgs[1].content[3].type, BlockType::ToolCall);
+    QCOMPARE(msgs[1].content[3].arguments.value(QStringLiteral("file_path")).toString(), QStringLiteral("/repo/foo.cpp"));
+    // The tool result comes before the text that shared its user turn.
+    QCOMPARE(msgs[2].role, Role::ToolResult);
+    QCOMPARE(msgs[2].toolCallId, QStringLiteral("toolu_01A09q90qw90lq917835lq9"));
+    QCOMPARE(msgs[2].toolName, QStringLiteral("Read"));
+    QCOMPARE(msgs[2].content[0].text, QStringLiteral("int main() { return 1; }"));
+    QCOMPARE(msgs[3].role, Role::User);
+    QCOMPARE(msgs[3].content[0].text, QStringLiteral("Go ahead."));
+    QCOMPARE(msgs[5].role, Role::ToolResult);
+    QVERIFY(msgs[5].isError);
+    QCOMPARE(msgs[5].content[0].text, QStringLiteral("exit code 8"));
+    // Server tools are not function tools; they stay in raw for passthrough.
+    QCOMPARE(req->context.tools.size(), 2);
+    QCOMPARE(req->context.tools[1].name, QStringLiteral("Bash"));
+    QCOMPARE(req->options.thinkingBudget, std::optional<int>(10000));
+    QCOMPARE(req->options.maxTokens, std::optional<int>(32000));
+    QCOMPARE(req->options.toolChoice, QStringLiteral("auto"));
+    QCOMPARE(req->raw.value(QStringLiteral("metadata")).toObject().value(QStringLiteral("user_id")).toString(),
+             QStringLiteral("user_2f1c_account__session_9a7b"));
+    QVERIFY(req->raw.value(QStringLiteral("system")).toArray().at(1).toObject().contains(QStringLiteral("cache_control")));
+}
+
+void TestAnthropicMessagesCodec::decodesStringContentAndToolChoice()
+{
+    const QByteArray body = R"({"model":"claude-haiku-4-5","max_tokens":256,"system":"Be brief.",
+        "messages":[{"role":"user","content":"Hello"},{"role":"assistant","content":"Hi"}],
+        "tools":[{"name":"t","input_schema":{"type":"object"}}],"tool_choice":{"type":"tool","name":"t"},
+        "stop_sequences":["END"],"top_p":0.5})";
+    const auto req = AnthropicMessagesCodec().decode(body, nullptr);
+    QVERIFY(req);
+    QVERIFY(!req->stream);
+    QCOMPARE(req->context.systemPrompt, QStringLiteral("Be brief."));
+    QCOMPARE(req->context.messages[0].content[0].text, QStringLiteral("Hello"));
+    QCOMPARE(req->context.messages[1].content[0].text, QStringLiteral("Hi"));
+    QCOMPARE(req->options.toolChoice, QStringLiteral("t"));
+    QCOMPARE(req->options.stop, QStringList{QStringLiteral("END")});
+    QCOMPARE(req->options.topP, std::optional<double>(0.5));
+    const auto any = AnthropicMessagesCodec().decode(
+        R"({"model":"m","messages":[],"tools":[{"name":"t","input_schema":{}}],"tool_choice":{"type":"any"}})", nullptr);
+    QCOMPARE(any->options.toolChoice, QStringLiteral("required"));
+}
+
+void TestAnthropicMessagesCodec::decodeRejectsBadBodies_data()
+{
+    QTest::addColumn<QByteArray>("body");
+    QTest::addColumn<QString>("field");
+    QTest::newRow("not json") << QByteArray("{\"model\"") << QStringLiteral("JSON");
+    QTest::newRow("no model") << QByteArray(R"({"max_tokens":1,"messages":[]})") << QStringLiteral("model");
+    QTest::newRow("no messages") << QByteArray(R"({"model":"m","max_tokens":1})") << QStringLiteral("messages");
+    QTest::newRow("messages string") << QByteArray(R"({"model":"m","messages":"hi"})") << QStringLiteral("messages");
+    QTest::newRow("system number") << QByteArray(R"({"model":"m","messages":[],"system":1})") << QStringLiteral("system");
+    QTest::newRow("role system") << QByteArray(R"({"model":"m","messages":[{"role":"system","content":"x"}]})") << QStringLiteral("messages[0].role");
+    QTest::newRow("content number") << QByteArray(R"({"model":"m","messages":[{"role":"user","content":1}]})") << QStringLiteral("messages[0].content");
+    QTest::newRow("image without data") << QByteArray(R"({"model":"m","messages":[{"role":"user","content":[{"type":"image","source":{"type":"base64","media_type":"image/png"}}]}]})")
+                                        << QStringLiteral("messages[0].content[0].source.data");
+    QTest::newRow("tool_result without id") << QByteArray(R"({"model":"m","messages":[{"role":"user","content":[{"type":"tool_result","content":"x"}]}]})")
+                                            << QStringLiteral("tool_use_id");
+    QTest::newRow("max_tokens string") << QByteArray(R"({"model":"m","messages":[],"max_tokens":"many"})") << QStringLiteral("max_tokens");
+}
+
+void TestAnthropicMessagesCodec::decodeRejectsBadBodies()
+{
+    QFETCH(QByteArray, body);
+    QFETCH(QString, field);
+    GatewayError err;
+    QVERIFY(!AnthropicMessagesCodec().decode(body, &err));
+    QCOMPARE(err.status, 400);
+    QCOMPARE(err.category, ErrorCategory::InvalidRequest);
+    QVERIFY2(err.message.contains(field), qPrintable(err.message));
+    // The client sees it in Anthropic's shape.
+    QCOMPARE(json(AnthropicMessagesCodec().encodeError(err)).value(QStringLiteral("error")).toObject().value(QStringLiteral("type")).toString(),
+             QStringLiteral("invalid_request_error"));
+}
+
+void TestAnthropicMessagesCodec::encodesFullStreamLikeGolden()
+{
+    auto enc = AnthropicMessagesCodec().makeStreamEncoder(info());
+    QByteArray out;
+    for (const StreamEvent &e : sw::test::sampleAssistantStream())
+        out += enc->encode(e);
+    const QString diff = sw::test::sseDifference(out, readTestData(QStringLiteral("anthropic_stream_golden.sse")));
+    QVERIFY2(diff.isEmpty(), qPrintable(diff + QStringLiteral("\n") + QString::fromUtf8(out)));
+}
+
+void TestAnthropicMessagesCodec::redactedThinkingAndLateStart()
+{
+    // No Start and no TextStart: the encoder still opens the message and a block.
+    auto enc = AnthropicMessagesCodec().makeStreamEncoder(info());
+    StreamEvent redacted = makeEvent(EventType::ThinkingStart, 0);
+    redacted.block.type = BlockType::Thinking;
+    redacted.block.redacted = true;
+    redacted.block.signature = QStringLiteral("opaque");
+    QByteArray out = enc->encode(redacted);
+    StreamEvent redactedEnd = redacted;
+    redactedEnd.type = EventType::ThinkingEnd;
+    out += enc->encode(redactedEnd);
+    out += enc->encode(makeEvent(EventType::TextDelta, 1, QStringLiteral("Hi")));
+    out += enc->encode(makeEvent(EventType::Done));
+    const QList<sw::upstream::SseEvent> events = sw::test::splitSse(out);
+    QStringList names;
+    for (const auto &e : events)
+        names << QString::fromUtf8(e.event);
+    QCOMPARE(names, (QStringList{"message_start", "content_block_start", "content_block_stop", "content_block_start",
+                                 "content_block_delta", "content_block_stop", "message_delta", "message_stop"}));
+    const QJsonObject block = json(events[1].data).value(QStringLiteral("content_block")).toObject();
+    QCOMPARE(block.value(QStringLiteral("type")).toString(), QStringLiteral("redacted_thinking"));
+    QCOMPARE(block.value(QStringLiteral("data")).toString(), QStringLiteral("opaque"));
+    QCOMPARE(json(events[3].data).value(QStringLiteral("index")).toInt(), 1);
+    QVERIFY(!out.contains("signature_delta")); // redacted data is not a signature
+    QCOMPARE(json(events[6].data).value(QStringLiteral("delta")).toObject().value(QStringLiteral("stop_reason")).toString(),
+             QStringLiteral("end_turn"));
+}
+
+void TestAnthropicMessagesCodec::inBandErrorHasNoMessageStop()
+{
+    auto enc = AnthropicMessagesCodec().makeStreamEncoder(info());
+    QByteArray out = enc->encode(makeEvent(EventType::Start));
+    out += enc->encode(makeEvent(EventType::TextStart, 0));
+    out += enc->encode(makeEvent(EventType::TextDelta, 0, QStringLiteral("Hel")));
+    StreamEvent err = makeEvent(EventType::Error);
+    err.errorMessage = QStringLiteral("Anthropic stream error (overloaded_error): Overloaded");
+    err.errorStatus = 529;
+    out += enc->encode(err);
+    out += enc->encode(makeEvent(EventType::Done));
+    QVERIFY(!out.contains("message_stop"));
+    const QByteArray tail = out.mid(out.lastIndexOf("event: "));
+    QVERIFY(tail.startsWith("event: error\ndata: "));
+    QVERIFY(tail.endsWith("}\n\n"));
+    const QJsonObject body = json(tail.mid(tail.indexOf("data: ") + 6).trimmed());
+    QCOMPARE(body.value(QStringLiteral("type")).toString(), QStringLiteral("error"));
+    QCOMPARE(body.value(QStringLiteral("error")).toObject().value(QStringLiteral("type")).toString(), QStringLiteral("overloaded_error"));
+    QCOMPARE(body.value(QStringLiteral("error")).toObject().value(QStringLiteral("message")).toString(), err.errorMessage);
+}
+
+void TestAnthropicMessagesCodec::errorBodyPerCategory_data()
+{
+    QTest::addColumn<int>("category");
+    QTest::addColumn<QString>("type");
+    QTest::newRow("400") << int(ErrorCategory::InvalidRequest) << "invalid_request_error";
+    QTest::newRow("401") << int(ErrorCategory::Authentication) << "authentication_error";
+    QTest::newRow("403") << int(ErrorCategory::Permission) << "permission_error";
+    QTest::newRow("404") << int(ErrorCategory::NotFound) << "not_found_error";
+    QTest::newRow("409") << int(ErrorCategory::Conflict) << "invalid_request_error";
+    QTest::newRow("413") << int(ErrorCategory::PayloadTooLarge) << "request_too_large";
+    QTest::newRow("415") << int(ErrorCategory::UnsupportedMedia) << "invalid_request_error";
+    QTest::newRow("429") << int(ErrorCategory::RateLimit) << "rate_limit_error";
+    QTest::newRow("500") << int(ErrorCategory::ServerError) << "api_error";
+    QTest::newRow("529") << int(ErrorCategory::Overloaded) << "overloaded_error";
+    QTest::newRow("504") << int(ErrorCategory::Timeout) << "api_error";
+}
+
+void TestAnthropicMessagesCodec::errorBodyPerCategory()
+{
+    QFETCH(int, category);
+    QFETCH(QString, type);
+    const QJsonObject o = json(AnthropicMessagesCodec().encodeError(
+        GatewayError::make(500, ErrorCategory(category), QStringLiteral("no candidate could answer"))));
+    QCOMPARE(o.value(QStringLiteral("type")).toString(), QStringLiteral("error"));
+    QCOMPARE(o.value(QStringLiteral("error")).toObject().value(QStringLiteral("type")).toString(), type);
+    QCOMPARE(o.value(QStringLiteral("error")).toObject().value(QStringLiteral("message")).toString(),
+             QStringLiteral("no candidate could answer"));
+}
+
+void TestAnthropicMessagesCodec::encodesNonStreamingResponse()
+{
+    AssistantMessage m;
+    ContentBlock thinking;
+    thinking.type = BlockType::Thinking;
+    thinking.text = QStringLiteral("hmm");
+    thinking.signature = QStringLiteral("sig");
+    ContentBlock call;
+    call.type = BlockType::ToolCall;
+    call.toolCallId = QStringLiteral("toolu_1");
+    call.toolName = QStringLiteral("Read");
+    call.arguments = QJsonObject{{QStringLiteral("file_path"), QStringLiteral("/a")}};
+    m.content << thinking << ContentBlock::makeText(QStringLiteral("Reading.")) << call;
+    m.stopReason = StopReason::ToolUse;
+    m.usage.input = 30;
+    m.usage.cacheWrite = 100;
+    m.usage.output = 12;
+    const QJsonObject o = json(AnthropicMessagesCodec().encodeResponse(m, info()));
+    QCOMPARE(o.value(QStringLiteral("type")).toString(), QStringLiteral("message"));
+    QCOMPARE(o.value(QStringLiteral("id")).toString(), QStringLiteral("msg_sw1"));
+    QCOMPARE(o.value(QStringLiteral("stop_reason")).toString(), QStringLiteral("tool_use"));
+    const QJsonArray content = o.value(QStringLiteral("content")).toArray();
+    QCOMPARE(content.size(), 3);
+    QCOMPARE(content[0].toObject().value(QStringLiteral("signature")).toString(), QStringLiteral("sig"));
+    QCOMPARE(content[1].toObject().value(QStringLiteral("text")).toString(), QStringLiteral("Reading."));
+    QCOMPARE(content[2].toObject().value(QStringLiteral("input")).toObject().value(QStringLiteral("file_path")).toString(),
+             QStringLiteral("/a"));
+    const QJsonObject usage = o.value(QStringLiteral("usage")).toObject();
+    QCOMPARE(usage.value(QStringLiteral("input_tokens")).toInt(), 30);
+    QCOMPARE(usage.value(QStringLiteral("cache_creation_input_tokens")).toInt(), 100);
+    QCOMPARE(usage.value(QStringLiteral("output_tokens")).toInt(), 12);
+}
+
+QTEST_GUILESS_MAIN(TestAnthropicMessagesCodec)
+#include "test_anthropic_messages_codec.moc"

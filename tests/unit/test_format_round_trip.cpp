@@ -1,0 +1,87 @@
+// Upstream SSE of one API -> canonical events -> the other format's client SSE.
+#include "formats/inbound_codec.h"
+#include "upstream/upstream_adapter.h"
+#include "wire_fixtures.h"
+
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QtTest>
+
+using namespace sw::model;
+using namespace sw::formats;
+using namespace sw::upstream;
+using sw::test::readTestData;
+
+namespace {
+QByteArray relay(const QString &upstreamApi, const QByteArray &upstreamSse, InboundFormat client, const EncodeInfo &info)
+{
+    const UpstreamAdapter *adapter = adapterFor(upstreamApi);
+    if (!adapter)
+        return {};
+    auto decoder = adapter->makeDecoder(Target{});
+    auto encoder = codecFor(client).makeStreamEncoder(info);
+    QByteArray out;
+    for (const StreamEvent &e : sw::test::decodeTranscript(*decoder, upstreamSse))
+        out += encoder->encode(e);
+    return out;
+}
+EncodeInfo info(const char *id)
+{
+    EncodeInfo i;
+    i.responseId = QString::fromLatin1(id);
+    i.model = QStringLiteral("sonnet");
+    i.createdSecs = 1764400000;
+    i.includeUsage = true;
+    return i;
+}
+} // namespace
+
+class TestFormatRoundTrip : public QObject {
+    Q_OBJECT
+private slots:
+    void anthropicUpstreamToOpenAIClient();
+    void openAIUpstreamToAnthropicClient();
+    void anthropicOverloadReachesOpenAIClientAsError();
+    void openAICutStreamReachesAnthropicClientAsError();
+};
+
+void TestFormatRoundTrip::anthropicUpstreamToOpenAIClient()
+{
+    const QByteArray out = relay(QStringLiteral("anthropic-messages"), readTestData(QStringLiteral("anthropic_upstream_full.sse")),
+                                 InboundFormat::OpenAIChat, info("chatcmpl-rt"));
+    const QString diff = sw::test::sseDifference(out, readTestData(QStringLiteral("roundtrip_anthropic_to_openai.sse")));
+    QVERIFY2(diff.isEmpty(), qPrintable(diff));
+}
+
+void TestFormatRoundTrip::openAIUpstreamToAnthropicClient()
+{
+    const QByteArray out = relay(QStringLiteral("openai-completions"), readTestData(QStringLiteral("openai_upstream_full.sse")),
+                                 InboundFormat::AnthropicMessages, info("msg_rt"));
+    const QString diff = sw::test::sseDifference(out, readTestData(QStringLiteral("roundtrip_openai_to_anthropic.sse")));
+    QVERIFY2(diff.isEmpty(), qPrintable(diff));
+}
+
+void TestFormatRoundTrip::anthropicOverloadReachesOpenAIClientAsError()
+{
+    const QByteArray out = relay(QStringLiteral("anthropic-messages"), readTestData(QStringLiteral("anthropic_upstream_overloaded.sse")),
+                                 InboundFormat::OpenAIChat, info("chatcmpl-x"));
+    QVERIFY(out.contains("\"content\":\"Hel\""));
+    QVERIFY(!out.contains("[DONE]"));
+    const QByteArray last = out.mid(out.lastIndexOf("data: ") + 6).trimmed();
+    const QJsonObject err = QJsonDocument::fromJson(last).object().value(QStringLiteral("error")).toObject();
+    QCOMPARE(err.value(QStringLiteral("message")).toString(), QStringLiteral("Anthropic stream error (overloaded_error): Overloaded"));
+    QCOMPARE(err.value(QStringLiteral("type")).toString(), QStringLiteral("server_error"));
+}
+
+void TestFormatRoundTrip::openAICutStreamReachesAnthropicClientAsError()
+{
+    const QByteArray out = relay(QStringLiteral("openai-completions"), readTestData(QStringLiteral("openai_upstream_cut.sse")),
+                                 InboundFormat::AnthropicMessages, info("msg_x"));
+    QVERIFY(out.contains("\"text\":\"Half an ans\""));
+    QVERIFY(!out.contains("message_stop"));
+    QVERIFY(out.contains("event: error\ndata: {"));
+    QVERIFY(out.contains("stream ended before completion"));
+}
+
+QTEST_GUILESS_MAIN(TestFormatRoundTrip)
+#include "test_format_round_trip.moc"

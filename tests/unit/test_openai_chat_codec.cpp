@@ -1,0 +1,249 @@
+#include "formats/openai_chat_codec.h"
+#include "wire_fixtures.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QtTest>
+
+using namespace sw::model;
+using namespace sw::formats;
+using sw::test::makeEvent;
+using sw::test::readTestData;
+
+namespace {
+EncodeInfo info(bool includeUsage)
+{
+    EncodeInfo i;
+    i.responseId = QStringLiteral("chatcmpl-sw1");
+    i.model = QStringLiteral("sonnet");
+    i.createdSecs = 1764400000;
+    i.includeUsage = includeUsage;
+    return i;
+}
+QJsonObject json(const QByteArray &b) { return QJsonDocument::fromJson(b).object(); }
+} // namespace
+
+class TestOpenAIChatCodec : public QObject {
+    Q_OBJECT
+private slots:
+    void decodesSdkRequest();
+    void decodeRejectsBadBodies_data();
+    void decodeRejectsBadBodies();
+    void legacyFunctionsAndMaxTokens();
+    void encodesFullStreamLikeGolden();
+    void withoutIncludeUsageNoUsageChunk();
+    void inBandErrorHasNoDone();
+    void errorBodyPerCategory_data();
+    void errorBodyPerCategory();
+    void encodesNonStreamingResponse();
+};
+
+void TestOpenAIChatCodec::decodesSdkRequest()
+{
+    OpenAIChatCodec codec;
+    GatewayError err;
+    const auto req = codec.decode(readTestData(QStringLiteral("openai_chat_request_sdk.json")), &err);
+    QVERIFY2(req, qPrintable(err.message));
+    QCOMPARE(req->model, QStringLiteral("sonnet"));
+    QVERIFY(req->stream);
+    QVERIFY(req->includeUsage);
+    // system and developer both feed the system prompt, in order.
+    QCOMPARE(req->context.systemPrompt, QStringLiteral("You are a weather assistant.\n\nAnswer in one sentence."));
+    const auto &msgs = req->context.messages;
+    QCOMPARE(msgs.size(), 4);
+    QCOMPARE(msgs[0].role, Role::User);
+    QCOMPARE(msgs[0].content.size(), 3);
+    QCOMPARE(msgs[0].content[1].type, BlockType::Image);
+    QCOMPARE(msgs[0].content[1].mimeType, QStringLiteral("image/png"));
+    QVERIFY(msgs[0].content[1].data.startsWith("iVBORw0KGgo"));
+    QVERIFY(msgs[0].content[1].url.isEmpty());
+    QCOMPARE(msgs[0].content[2].url, QStringLiteral("https://upload.wikimedia.org/wikipedia/commons/4/4b/Paris.jpg"));
+    QCOMPARE(msgs[1].role, Role::Assistant);
+    QCOMPARE(msgs[1].api, QStringLiteral("openai-completions"));
+    QCOMPARE(msgs[1].content.size(), 1);
+    QCOMPARE(msgs[1].content[0].toolName, QStringLiteral("get_weather"));
+    QCOMPARE(msgs[1].content[0].arguments.value(QStringLiteral("location")).toString(), QStringLiteral("Paris, France"));
+    QCOMPARE(msgs[2].role, Role::ToolResult);
+    QCOMPARE(msgs[2].toolCallId, QStringLiteral("call_DdmO9pD3xa9XTPNJ32zg2hcA"));
+    QCOMPARE(msgs[2].toolName, QStringLiteral("get_weather")); // looked up from the call
+    QCOMPARE(msgs[2].content[0].text, QString::fromUtf8("18°C and sunny"));
+    QCOMPARE(msgs[3].content[0].text, QStringLiteral("Thanks! And tomorrow?"));
+    QCOMPARE(req->context.tools.size(), 1);
+    QCOMPARE(req->context.tools[0].parameters.value(QStringLiteral("required")).toArray().size(), 1);
+    // max_completion_tokens wins over the deprecated max_tokens.
+    QCOMPARE(req->options.maxTokens, std::optional<int>(1024));
+    QCOMPARE(req->options.temperature, std::optional<double>(0.2));
+    QCOMPARE(req->options.topP, std::optional<double>(0.9));
+    QCOMPARE(req->options.stop, QStringList{QStringLiteral("\n\nUser:")});
+    QCOMPARE(req->options.reasoning, QStringLiteral("low"));
+    QCOMPARE(req->options.toolChoice, QStringLiteral("auto"));
+    // Unknown fields survive for passthrough.
+    QCOMPARE(req->raw.value(QStringLiteral("seed")).toInt(), 42);
+    QCOMPARE(req->raw.value(QStringLiteral("parallel_tool_calls")).toBool(true), false);
+}
+
+void TestOpenAIChatCodec::decodeRejectsBadBodies_data()
+{
+    QTest::addColumn<QByteArray>("body");
+    QTest::addColumn<QString>("field");
+    QTest::newRow("not json") << QByteArray("{\"model\": ") << QStringLiteral("JSON");
+    QTest::newRow("array body") << QByteArray("[]") << QStringLiteral("JSON object");
+    QTest::newRow("no model") << QByteArray(R"({"messages":[]})") << QStringLiteral("model");
+    QTest::newRow("model not string") << QByteArray(R"({"model":3,"messages":[]})") << QStringLiteral("model");
+    QTest::newRow("no messages") << QByteArray(R"({"model":"m"})") << QStringLiteral("messages");
+    QTest::newRow("messages object") << QByteArray(R"({"model":"m","messages":{}})") << QStringLiteral("messages");
+    QTest::newRow("message not object") << QByteArray(R"({"model":"m","messages":["hi"]})") << QStringLiteral("messages[0]");
+    QTest::newRow("no role") << QByteArray(R"({"model":"m","messages":[{"content":"hi"}]})") << QStringLiteral("messages[0].role");
+    QTest::newRow("bad role") << QByteArray(R"({"model":"m","messages":[{"role":"robot","content":"hi"}]})") << QStringLiteral("messages[0].role");
+    QTest::newRow("content number") << QByteArray(R"({"model":"m","messages":[{"role":"user","content":5}]})") << QStringLiteral("messages[0].content");
+    QTest::newRow("temperature string") << QByteArray(R"({"model":"m","messages":[],"temperature":"hot"})") << QStringLiteral("temperature");
+    QTest::newRow("stream string") << QByteArray(R"({"model":"m","messages":[],"stream":"yes"})") << QStringLiteral("stream");
+    QTest::newRow("tools object") << QByteArray(R"({"model":"m","messages":[],"tools":{}})") << QStringLiteral("tools");
+}
+
+void TestOpenAIChatCodec::decodeRejectsBadBodies()
+{
+    QFETCH(QByteArray, body);
+    QFETCH(QString, field);
+    GatewayError err;
+    QVERIFY(!OpenAIChatCodec().decode(body, &err));
+    QCOMPARE(err.status, 400);
+    QCOMPARE(err.category, ErrorCategory::InvalidRequest);
+    QVERIFY2(err.message.contains(field), qPrintable(err.message));
+}
+
+void TestOpenAIChatCodec::legacyFunctionsAndMaxTokens()
+{
+    const QByteArray body = R"({"model":"m","max_tokens":50,"messages":[{"role":"user","content":"hi"},
+        {"role":"assistant","content":"ok","reasoning_content":"hmm"}],
+        "functions":[{"name":"f","parameters":{"type":"object"}}],
+        "tool_choice":{"type":"function","function":{"name":"f"}}})";
+    const auto req = OpenAIChatCodec().decode(body, nullptr);
+    QVERIFY(req);
+    QVERIFY(!req->stream);
+    QCOMPARE(req->options.maxTokens, std::optional<int>(50));
+    QCOMPARE(req->context.tools.size(), 1);
+    QCOMPARE(req->options.toolChoice, QStringLiteral("f"));
+    QCOMPARE(req->context.messages[1].content[0].type, BlockType::Thinking);
+    QCOMPARE(req->context.messages[1].content[1].text, QStringLiteral("ok"));
+}
+
+void TestOpenAIChatCodec::encodesFullStreamLikeGolden()
+{
+    auto enc = OpenAIChatCodec().makeStreamEncoder(info(true));
+    QByteArray out;
+    for (const StreamEvent &e : sw::test::sampleAssistantStream())
+        out += enc->encode(e);
+    const QString diff = sw::test::sseDifference(out, readTestData(QStringLiteral("openai_chat_stream_golden.sse")));
+    QVERIFY2(diff.isEmpty(), qPrintable(diff + QStringLiteral("\n") + QString::fromUtf8(out)));
+    QVERIFY(out.endsWith("data: [DONE]\n\n"));
+    // Nothing after the terminator, whatever arrives.
+    QVERIFY(enc->encode(makeEvent(EventType::TextDelta, 5, QStringLiteral("late"))).isEmpty());
+}
+
+void TestOpenAIChatCodec::withoutIncludeUsageNoUsageChunk()
+{
+    auto enc = OpenAIChatCodec().makeStreamEncoder(info(false));
+    QByteArray out;
+    for (const StreamEvent &e : sw::test::sampleAssistantStream())
+        out += enc->encode(e);
+    QVERIFY(!out.contains("\"usage\""));
+    QVERIFY(out.contains("\"finish_reason\":\"tool_calls\""));
+    QVERIFY(out.endsWith("data: [DONE]\n\n"));
+}
+
+void TestOpenAIChatCodec::inBandErrorHasNoDone()
+{
+    auto enc = OpenAIChatCodec().makeStreamEncoder(info(true));
+    QByteArray out = enc->encode(makeEvent(EventType::Start));
+    out += enc->encode(makeEvent(EventType::TextDelta, 0, QStringLiteral("Hel")));
+    out += enc->encodeError(GatewayError::make(529, ErrorCategory::Overloaded, QStringLiteral("upstream overloaded")));
+    out += enc->encode(makeEvent(EventType::Done)); // a late Done must not add [DONE]
+    QVERIFY(!out.contains("[DONE]"));
+    const QByteArray last = out.mid(out.lastIndexOf("data: "));
+    QVERIFY(last.endsWith("\n\n"));
+    const QJsonObject e = json(last.mid(6).trimmed()).value(QStringLiteral("error")).toObject();
+    QCOMPARE(e.value(QStringLiteral("message")).toString(), QStringLiteral("upstream overloaded"));
+    QCOMPARE(e.value(QStringLiteral("type")).toString(), QStringLiteral("server_error"));
+
+    // An Error event from the upstream takes the same shape.
+    auto enc2 = OpenAIChatCodec().makeStreamEncoder(info(true));
+    StreamEvent ev = makeEvent(EventType::Error);
+    ev.errorMessage = QStringLiteral("rate limited");
+    ev.errorStatus = 429;
+    const QByteArray out2 = enc2->encode(ev);
+    QVERIFY(out2.startsWith("data: {\"error\":"));
+    QCOMPARE(json(out2.mid(6).trimmed()).value(QStringLiteral("error")).toObject().value(QStringLiteral("type")).toString(),
+             QStringLiteral("rate_limit_error"));
+}
+
+void TestOpenAIChatCodec::errorBodyPerCategory_data()
+{
+    QTest::addColumn<int>("category");
+    QTest::addColumn<QString>("type");
+    QTest::addColumn<QString>("code");
+    QTest::newRow("400") << int(ErrorCategory::InvalidRequest) << "invalid_request_error" << "invalid_request";
+    QTest::newRow("401") << int(ErrorCategory::Authentication) << "authentication_error" << "invalid_api_key";
+    QTest::newRow("403") << int(ErrorCategory::Permission) << "permission_error" << "permission_denied";
+    QTest::newRow("404") << int(ErrorCategory::NotFound) << "not_found_error" << "not_found";
+    QTest::newRow("409") << int(ErrorCategory::Conflict) << "invalid_request_error" << "conflict";
+    QTest::newRow("413") << int(ErrorCategory::PayloadTooLarge) << "invalid_request_error" << "request_too_large";
+    QTest::newRow("415") << int(ErrorCategory::UnsupportedMedia) << "invalid_request_error" << "unsupported_media_type";
+    QTest::newRow("429") << int(ErrorCategory::RateLimit) << "rate_limit_error" << "rate_limit_exceeded";
+    QTest::newRow("500") << int(ErrorCategory::ServerError) << "server_error" << "server_error";
+    QTest::newRow("503") << int(ErrorCategory::Overloaded) << "server_error" << "overloaded";
+    QTest::newRow("504") << int(ErrorCategory::Timeout) << "server_error" << "timeout";
+}
+
+void TestOpenAIChatCodec::errorBodyPerCategory()
+{
+    QFETCH(int, category);
+    QFETCH(QString, type);
+    QFETCH(QString, code);
+    const QByteArray body = OpenAIChatCodec().encodeError(
+        GatewayError::make(400, ErrorCategory(category), QStringLiteral("something went wrong")));
+    const QJsonObject e = json(body).value(QStringLiteral("error")).toObject();
+    QCOMPARE(e.value(QStringLiteral("message")).toString(), QStringLiteral("something went wrong"));
+    QCOMPARE(e.value(QStringLiteral("type")).toString(), type);
+    QCOMPARE(e.value(QStringLiteral("code")).toString(), code);
+    QVERIFY(e.contains(QStringLiteral("param")));
+}
+
+void TestOpenAIChatCodec::encodesNonStreamingResponse()
+{
+    AssistantMessage m;
+    ContentBlock thinking;
+    thinking.type = BlockType::Thinking;
+    thinking.text = QStringLiteral("hmm");
+    m.content << thinking << ContentBlock::makeText(QStringLiteral("It is sunny."));
+    ContentBlock call;
+    call.type = BlockType::ToolCall;
+    call.toolCallId = QStringLiteral("call_9");
+    call.toolName = QStringLiteral("get_time");
+    call.arguments = QJsonObject{{QStringLiteral("tz"), QStringLiteral("UTC")}};
+    m.content << call;
+    m.stopReason = StopReason::ToolUse;
+    m.usage.input = 100;
+    m.usage.cacheRead = 20;
+    m.usage.output = 7;
+    const QJsonObject o = json(OpenAIChatCodec().encodeResponse(m, info(false)));
+    QCOMPARE(o.value(QStringLiteral("object")).toString(), QStringLiteral("chat.completion"));
+    QCOMPARE(o.value(QStringLiteral("id")).toString(), QStringLiteral("chatcmpl-sw1"));
+    QCOMPARE(o.value(QStringLiteral("model")).toString(), QStringLiteral("sonnet"));
+    const QJsonObject choice = o.value(QStringLiteral("choices")).toArray().at(0).toObject();
+    QCOMPARE(choice.value(QStringLiteral("finish_reason")).toString(), QStringLiteral("tool_calls"));
+    const QJsonObject msg = choice.value(QStringLiteral("message")).toObject();
+    QCOMPARE(msg.value(QStringLiteral("content")).toString(), QStringLiteral("It is sunny."));
+    QCOMPARE(msg.value(QStringLiteral("reasoning_content")).toString(), QStringLiteral("hmm"));
+    const QJsonObject fn = msg.value(QStringLiteral("tool_calls")).toArray().at(0).toObject().value(QStringLiteral("function")).toObject();
+    QCOMPARE(fn.value(QStringLiteral("name")).toString(), QStringLiteral("get_time"));
+    QCOMPARE(json(fn.value(QStringLiteral("arguments")).toString().toUtf8()).value(QStringLiteral("tz")).toString(), QStringLiteral("UTC"));
+    const QJsonObject usage = o.value(QStringLiteral("usage")).toObject();
+    QCOMPARE(usage.value(QStringLiteral("prompt_tokens")).toInt(), 120);
+    QCOMPARE(usage.value(QStringLiteral("completion_tokens")).toInt(), 7);
+    QCOMPARE(usage.value(QStringLiteral("total_tokens")).toInt(), 127);
+    QCOMPARE(usage.value(QStringLiteral("prompt_tokens_details")).toObject().value(QStringLiteral("cached_tokens")).toInt(), 20);
+}
+
+QTEST_GUILESS_MAIN(TestOpenAIChatCodec)
+#include "test_openai_chat_codec.moc"

@@ -1,0 +1,248 @@
+#include "formats/anthropic_messages_codec.h"
+#include "formats/openai_chat_codec.h"
+#include "model/event_accumulator.h"
+#include "upstream/openai_completions_adapter.h"
+#include "wire_fixtures.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QtTest>
+
+using namespace sw::model;
+using namespace sw::formats;
+using namespace sw::upstream;
+using sw::test::readTestData;
+
+namespace {
+Target target(const QString &baseUrl = QStringLiteral("https://openrouter.ai/api/v1"))
+{
+    Target t;
+    t.provider = QStringLiteral("openrouter");
+    t.modelId = QStringLiteral("deepseek/deepseek-r1");
+    t.api = QStringLiteral("openai-completions");
+    t.baseUrl = baseUrl;
+    t.credential = "sk-or-v1-secret";
+    return t;
+}
+QJsonObject json(const QByteArray &b) { return QJsonDocument::fromJson(b).object(); }
+QString str(const QJsonValue &v) { return v.toString(); }
+QList<StreamEvent> decode(const QByteArray &sse)
+{
+    auto decoder = OpenAICompletionsAdapter().makeDecoder(target());
+    return sw::test::decodeTranscript(*decoder, sse);
+}
+} // namespace
+
+class TestOpenAICompletionsAdapter : public QObject {
+    Q_OBJECT
+private slots:
+    void passthroughKeepsEveryClientField();
+    void crossFormatFromClaudeCode();
+    void maxTokensFieldDependsOnHost();
+    void decodesFullTranscript();
+    void inBandErrorChunkBecomesErrorEvent();
+    void streamCutShortIsAnError();
+    void finishReasonWithoutDoneIsClean();
+    void contentFilterIsAnError();
+    void alternativeReasoningFieldNames();
+    void parsesErrorBodies();
+};
+
+void TestOpenAICompletionsAdapter::passthroughKeepsEveryClientField()
+{
+    QByteArray clientBody = readTestData(QStringLiteral("openai_chat_request_sdk.json"));
+    clientBody.replace("\"stream_options\": {\"include_usage\": true}", "\"stream_options\": {\"include_usage\": false, \"x\": 1}");
+    const auto req = OpenAIChatCodec().decode(clientBody, nullptr);
+    QVERIFY(req);
+    QVERIFY(!req->includeUsage);
+    const HeaderList forward{{"OpenAI-Beta", "assistants=v2"}, {"anthropic-beta", "x"}};
+    const HttpRequest http = OpenAICompletionsAdapter().buildRequest(*req, InboundFormat::OpenAIChat,
+                                                                     target(QStringLiteral("https://api.openai.com/v1/")), forward);
+    QCOMPARE(http.url.toString(), QStringLiteral("https://api.openai.com/v1/chat/completions"));
+    const QJsonObject body = json(http.body);
+    QJsonObject expected = req->raw;
+    expected.insert(QStringLiteral("model"), QStringLiteral("deepseek/deepseek-r1"));
+    expected.insert(QStringLiteral("stream"), true);
+    expected.insert(QStringLiteral("stream_options"), QJsonObject{{QStringLiteral("include_usage"), true}, {QStringLiteral("x"), 1}});
+    QCOMPARE(body, expected);
+    QCOMPARE(body.value(QStringLiteral("seed")).toInt(), 42);
+    QCOMPARE(headerValue(http.headers, "authorization"), QByteArray("Bearer sk-or-v1-secret"));
+    QCOMPARE(headerValue(http.headers, "openai-beta"), QByteArray("assistants=v2"));
+    QVERIFY(headerValue(http.headers, "anthropic-beta").isEmpty());
+}
+
+void TestOpenAICompletionsAdapter::crossFormatFromClaudeCode()
+{
+    const auto req = AnthropicMessagesCodec().decode(readTestData(QStringLiteral("anthropic_request_claude_code.json")), nullptr);
+    QVERIFY(req);
+    const HttpRequest http = OpenAICompletionsAdapter().buildRequest(*req, InboundFormat::AnthropicMessages, target(),
+                                                                     {{"anthropic-beta", "x"}, {"OpenAI-Beta", "y"}});
+    QCOMPARE(http.url.toString(), QStringLiteral("https://openrouter.ai/api/v1/chat/completions"));
+    const QJsonObject body = json(http.body);
+    QCOMPARE(str(body.value(QStringLiteral("model"))), QStringLiteral("deepseek/deepseek-r1"));
+    QCOMPARE(body.value(QStringLiteral("stream")).toBool(), true);
+    QCOMPARE(body.value(QStringLiteral("stream_options")).toObject().value(QStringLiteral("include_usage")).toBool(), true);
+    QVERIFY(!http.body.contains("cache_control"));
+    QVERIFY(!http.body.contains("metadata"));
+    QVERIFY(!http.body.contains("web_search")); // server tools cannot run elsewhere
+    QVERIFY(headerValue(http.headers, "openai-beta").isEmpty());
+
+    const QJsonArray msgs = body.value(QStringLiteral("messages")).toArray();
+    QStringList roles;
+    for (const QJsonValue &m : msgs)
+        roles << str(m.toObject().value(QStringLiteral("role")));
+    QCOMPARE(roles, (QStringList{"system", "user", "assistant", "tool", "user", "assistant", "tool"}));
+    QVERIFY(str(msgs[0].toObject().value(QStringLiteral("content"))).startsWith(QStringLiteral("You are Claude Code")));
+    const QJsonArray userParts = msgs[1].toObject().value(QStringLiteral("content")).toArray();
+    QCOMPARE(userParts.size(), 3);
+    QVERIFY(str(userParts[2].toObject().value(QStringLiteral("image_url")).toObject().value(QStringLiteral("url")))
+                .startsWith(QStringLiteral("data:image/jpeg;base64,/9j/")));
+    const QJsonObject assistant = msgs[2].toObject();
+    // Anthropic thinking turns into text here; its signature and the redacted block never leave.
+    QVERIFY(str(assistant.value(QStringLiteral("content"))).contains(QStringLiteral("I should read foo.cpp first.")));
+    QVERIFY(str(assistant.value(QStringLiteral("content"))).endsWith(QStringLiteral("Reading the file.")));
+    QVERIFY(!http.body.contains("EqQBCkYIBBgCKkDsig"));
+    QVERIFY(!http.body.contains("EmwKAhgB"));
+    const QJsonObject call = assistant.value(QStringLiteral("tool_calls")).toArray()[0].toObject();
+    QCOMPARE(str(call.value(QStringLiteral("id"))), QStringLiteral("toolu_01A09q90qw90lq917835lq9"));
+    const QJsonObject fn = call.value(QStringLiteral("function")).toObject();
+    QCOMPARE(str(fn.value(QStringLiteral("name"))), QStringLiteral("Read"));
+    QCOMPARE(str(json(str(fn.value(QStringLiteral("arguments"))).toUtf8()).value(QStringLiteral("file_path"))), QStringLiteral("/repo/foo.cpp"));
+    QCOMPARE(str(msgs[3].toObject().value(QStringLiteral("tool_call_id"))), QStringLiteral("toolu_01A09q90qw90lq917835lq9"));
+    QCOMPARE(str(msgs[3].toObject().value(QStringLiteral("content"))), QStringLiteral("int main() { return 1; }"));
+    QCOMPARE(str(msgs[4].toObject().value(QStringLiteral("content"))), QStringLiteral("Go ahead."));
+    QCOMPARE(str(msgs[6].toObject().value(QStringLiteral("content"))), QStringLiteral("exit code 8"));
+
+    const QJsonArray tools = body.value(QStringLiteral("tools")).toArray();
+    QCOMPARE(tools.size(), 2);
+    QCOMPARE(str(tools[0].toObject().value(QStringLiteral("type"))), QStringLiteral("function"));
+    QCOMPARE(str(tools[0].toObject().value(QStringLiteral("function")).toObject().value(QStringLiteral("name"))), QStringLiteral("Read"));
+    QCOMPARE(str(body.value(QStringLiteral("tool_choice"))), QStringLiteral("auto"));
+    QCOMPARE(str(body.value(QStringLiteral("reasoning_effort"))), QStringLiteral("medium")); // budget 10000
+    QCOMPARE(body.value(QStringLiteral("max_tokens")).toInt(), 32000);
+    QCOMPARE(body.value(QStringLiteral("temperature")).toDouble(), 1.0);
+}
+
+void TestOpenAICompletionsAdapter::maxTokensFieldDependsOnHost()
+{
+    ParsedRequest req;
+    req.options.maxTokens = 77;
+    const QJsonObject openai = json(OpenAICompletionsAdapter().buildRequest(req, InboundFormat::AnthropicMessages,
+                                                                            target(QStringLiteral("https://api.openai.com/v1")), {}).body);
+    QCOMPARE(openai.value(QStringLiteral("max_completion_tokens")).toInt(), 77);
+    QVERIFY(!openai.contains(QStringLiteral("max_tokens")));
+    const QJsonObject local = json(OpenAICompletionsAdapter().buildRequest(req, InboundFormat::AnthropicMessages,
+                                                                           target(QStringLiteral("http://127.0.0.1:11434/v1")), {}).body);
+    QCOMPARE(local.value(QStringLiteral("max_tokens")).toInt(), 77);
+}
+
+void TestOpenAICompletionsAdapter::decodesFullTranscript()
+{
+    const QList<StreamEvent> events = decode(readTestData(QStringLiteral("openai_upstream_full.sse")));
+    QCOMPARE(events.first().type, EventType::Start);
+    QCOMPARE(events.last().type, EventType::Done);
+    // The role chunk with empty content commits nothing; the reasoning does.
+    const auto firstMeaningful = std::find_if(events.begin(), events.end(), [](const StreamEvent &e) { return e.isMeaningful(); });
+    QCOMPARE(firstMeaningful->type, EventType::ThinkingDelta);
+    // Blocks never overlap: each start comes after the previous block's end.
+    int open = 0;
+    for (const StreamEvent &e : events) {
+        if (e.type == EventType::TextStart || e.type == EventType::ThinkingStart || e.type == EventType::ToolCallStart)
+            QCOMPARE(open++, 0);
+        if (e.type == EventType::TextEnd || e.type == EventType::ThinkingEnd || e.type == EventType::ToolCallEnd)
+            QCOMPARE(--open, 0);
+    }
+    QCOMPARE(open, 0);
+
+    EventAccumulator acc;
+    acc.addAll(events);
+    const AssistantMessage m = acc.message();
+    QCOMPARE(m.content.size(), 4);
+    QCOMPARE(m.content[0].type, BlockType::Thinking);
+    QCOMPARE(m.content[0].text, QStringLiteral("Weather needs a lookup."));
+    QCOMPARE(m.content[1].text, QStringLiteral("Checking now."));
+    QCOMPARE(m.content[2].toolCallId, QStringLiteral("call_DdmO9pD3xa9XTPNJ32zg2hcA"));
+    QCOMPARE(m.content[2].arguments.value(QStringLiteral("location")).toString(), QStringLiteral("Paris, France"));
+    QCOMPARE(m.content[3].toolName, QStringLiteral("get_time"));
+    QCOMPARE(m.content[3].arguments.value(QStringLiteral("tz")).toString(), QStringLiteral("Europe/Paris"));
+    QCOMPARE(m.stopReason, StopReason::ToolUse);
+    QCOMPARE(m.usage.input, 56); // prompt 120 minus 64 cached
+    QCOMPARE(m.usage.cacheRead, 64);
+    QCOMPARE(m.usage.output, 48);
+}
+
+void TestOpenAICompletionsAdapter::inBandErrorChunkBecomesErrorEvent()
+{
+    const QList<StreamEvent> events = decode(readTestData(QStringLiteral("openai_upstream_error.sse")));
+    int terminals = 0;
+    for (const StreamEvent &e : events)
+        terminals += e.type == EventType::Error || e.type == EventType::Done;
+    QCOMPARE(terminals, 1);
+    const StreamEvent &err = events.last();
+    QCOMPARE(err.type, EventType::Error);
+    QCOMPARE(err.errorType, QStringLiteral("rate_limit_exceeded"));
+    QCOMPARE(err.errorStatus, std::optional<int>(429));
+    QCOMPARE(err.errorMessage, QStringLiteral("OpenAI stream error (rate_limit_exceeded): Rate limit exceeded: free-models-per-min"));
+    // Numeric codes (OpenRouter) are statuses.
+    const QList<StreamEvent> numeric = decode("data: {\"error\":{\"code\":502,\"message\":\"Provider returned error\"}}\n\n");
+    QCOMPARE(numeric.last().errorStatus, std::optional<int>(502));
+}
+
+void TestOpenAICompletionsAdapter::streamCutShortIsAnError()
+{
+    const QList<StreamEvent> events = decode(readTestData(QStringLiteral("openai_upstream_cut.sse")));
+    QCOMPARE(events.last().type, EventType::Error);
+    QCOMPARE(events.last().errorMessage, QStringLiteral("stream ended before completion"));
+    EventAccumulator acc;
+    acc.addAll(events);
+    QCOMPARE(acc.message().content.value(0).text, QStringLiteral("Half an ans"));
+}
+
+void TestOpenAICompletionsAdapter::finishReasonWithoutDoneIsClean()
+{
+    const QList<StreamEvent> events = decode(
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\"},\"finish_reason\":null}]}\n\n"
+        "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"length\"}],\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":1}}\n\n");
+    QCOMPARE(events.last().type, EventType::Done);
+    QCOMPARE(events.last().reason, StopReason::Length);
+    QCOMPARE(events.last().usage.input, 5);
+}
+
+void TestOpenAICompletionsAdapter::contentFilterIsAnError()
+{
+    const QList<StreamEvent> events = decode(
+        "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"content_filter\"}]}\n\ndata: [DONE]\n\n");
+    QCOMPARE(events.last().type, EventType::Error);
+    QVERIFY(events.last().errorMessage.contains(QStringLiteral("content_filter")));
+}
+
+void TestOpenAICompletionsAdapter::alternativeReasoningFieldNames()
+{
+    for (const char *field : {"reasoning", "reasoning_text"}) {
+        const QByteArray sse = QByteArray("data: {\"choices\":[{\"index\":0,\"delta\":{\"") + field +
+                               "\":\"think\"},\"finish_reason\":null}]}\n\ndata: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"ok\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n";
+        EventAccumulator acc;
+        acc.addAll(decode(sse));
+        QCOMPARE(acc.message().content.size(), 2);
+        QCOMPARE(acc.message().content[0].type, BlockType::Thinking);
+        QCOMPARE(acc.message().content[0].text, QStringLiteral("think"));
+        QCOMPARE(acc.message().content[1].text, QStringLiteral("ok"));
+    }
+}
+
+void TestOpenAICompletionsAdapter::parsesErrorBodies()
+{
+    const OpenAICompletionsAdapter a;
+    const UpstreamErrorInfo openai = a.parseError(
+        401, R"({"error":{"message":"Incorrect API key provided: sk-abc.","type":"invalid_request_error","param":null,"code":"invalid_api_key"}})");
+    QCOMPARE(openai.errorType, QStringLiteral("invalid_api_key"));
+    QVERIFY(openai.message.startsWith(QStringLiteral("Incorrect API key")));
+    QCOMPARE(a.parseError(404, R"({"error":"model 'llama9' not found"})").message, QStringLiteral("model 'llama9' not found"));
+    QCOMPARE(a.parseError(400, R"({"detail":"max_tokens too large"})").message, QStringLiteral("max_tokens too large"));
+    QCOMPARE(a.parseError(400, R"([{"error":{"code":400,"message":"Invalid JSON payload","status":"INVALID_ARGUMENT"}}])").message,
+             QStringLiteral("Invalid JSON payload"));
+    QCOMPARE(a.parseError(503, "upstream connect error").message, QStringLiteral("upstream connect error"));
+}
+
+QTEST_GUILESS_MAIN(TestOpenAICompletionsAdapter)
+#include "test_openai_completions_adapter.moc"
