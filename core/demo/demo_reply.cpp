@@ -453,6 +453,47 @@ QByteArray googleJson(const model::AssistantMessage &m)
                                                   {"totalTokenCount", m.usage.totalTokens()}}}});
 }
 
+QByteArray anthropicJson(const model::AssistantMessage &m, const QString &modelName)
+{
+    QJsonArray content;
+    for (const auto &b : m.content) {
+        if (b.type == model::BlockType::Text)
+            content.append(QJsonObject{{"type", "text"}, {"text", b.text}});
+        else if (b.type == model::BlockType::Thinking)
+            content.append(QJsonObject{{"type", "thinking"}, {"thinking", b.text}, {"signature", b.signature}});
+        else if (b.type == model::BlockType::ToolCall)
+            content.append(QJsonObject{{"type", "tool_use"}, {"id", b.toolCallId}, {"name", b.toolName}, {"input", b.arguments}});
+    }
+    return compact({{"id", "msg_demo"}, {"type", "message"}, {"role", "assistant"}, {"model", modelName}, {"content", content},
+                    {"stop_reason", anthropicStop(m.stopReason)}, {"stop_sequence", QJsonValue()},
+                    {"usage", QJsonObject{{"input_tokens", m.usage.input}, {"output_tokens", m.usage.output}}}});
+}
+
+QByteArray openaiChatJson(const model::AssistantMessage &m, const QString &modelName)
+{
+    QString text;
+    QString reasoning;
+    QJsonArray toolCalls;
+    for (const auto &b : m.content) {
+        if (b.type == model::BlockType::Text)
+            text += b.text;
+        else if (b.type == model::BlockType::Thinking)
+            reasoning += b.text;
+        else if (b.type == model::BlockType::ToolCall)
+            toolCalls.append(QJsonObject{{"id", b.toolCallId}, {"type", "function"},
+                                         {"function", QJsonObject{{"name", b.toolName}, {"arguments", b.argumentsJson}}}});
+    }
+    QJsonObject message{{"role", "assistant"}, {"content", text.isEmpty() ? QJsonValue() : QJsonValue(text)}};
+    if (!reasoning.isEmpty())
+        message.insert(QLatin1String("reasoning_content"), reasoning);
+    if (!toolCalls.isEmpty())
+        message.insert(QLatin1String("tool_calls"), toolCalls);
+    return compact({{"id", "chatcmpl-demo"}, {"object", "chat.completion"}, {"created", 0}, {"model", modelName},
+                    {"choices", QJsonArray{QJsonObject{{"index", 0}, {"message", message}, {"finish_reason", openaiFinish(m.stopReason)}}}},
+                    {"usage", QJsonObject{{"prompt_tokens", m.usage.input}, {"completion_tokens", m.usage.output},
+                                          {"total_tokens", m.usage.input + m.usage.output}}}});
+}
+
 int firstMeaningful(const QList<StreamEvent> &events)
 {
     for (int i = 0; i < events.size(); ++i)
@@ -481,9 +522,11 @@ DemoReply encodeDemoReply(DemoApi api, const QList<StreamEvent> &events, bool st
             reply.json = codec->encodeResponse(message, info);
         } else if (api == DemoApi::GoogleGenerativeAI) {
             reply.json = googleJson(message);
+        } else if (api == DemoApi::AnthropicMessages || api == DemoApi::OpenAICompletions) {
+            reply.json = api == DemoApi::AnthropicMessages ? anthropicJson(message, model) : openaiChatJson(message, model);
         } else {
-            // Built-in non-streaming bodies are not written: the gateway always
-            // streams upstream. Send the stream instead so a caller sees the reply.
+            // No built-in non-streaming Responses body: the gateway always streams
+            // upstream. Send the stream instead so a caller still sees the reply.
             reply.stream = true;
         }
         if (!reply.stream)

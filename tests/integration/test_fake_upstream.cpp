@@ -91,6 +91,8 @@ private Q_SLOTS:
     void demoReplyInEachApi_data();
     void demoReplyInEachApi();
     void googleNonStreamingAnswersJson();
+    void nonStreamingAnswersJson_data();
+    void nonStreamingAnswersJson();
     void rawReplyIsSentAsGiven();
 
 private:
@@ -325,6 +327,34 @@ void TestFakeUpstream::googleNonStreamingAnswersJson()
                  .at(0).toObject().value("text").toString(),
              QStringLiteral("Hello from lbl. You said: hi"));
     QVERIFY(o.value("usageMetadata").toObject().value("candidatesTokenCount").toInt() >= 1);
+}
+
+void TestFakeUpstream::nonStreamingAnswersJson_data()
+{
+    QTest::addColumn<QByteArray>("path");
+    QTest::addColumn<QByteArray>("body");
+    QTest::addColumn<QString>("pointer"); // dotted path, numbers index arrays
+    QTest::newRow("anthropic") << QByteArray("/v1/messages")
+        << QByteArray(R"({"model":"c","max_tokens":9,"messages":[{"role":"user","content":"hi"}]})") << "content.0.text";
+    QTest::newRow("openai") << QByteArray("/v1/chat/completions")
+        << QByteArray(R"({"model":"g","messages":[{"role":"user","content":"hi"}]})") << "choices.0.message.content";
+}
+
+void TestFakeUpstream::nonStreamingAnswersJson()
+{
+    QFETCH(QByteArray, path);
+    QFETCH(QByteArray, body);
+    QFETCH(QString, pointer);
+    auto *rec = call(path, body);
+    QCOMPARE(rec->status, 200);
+    QCOMPARE(headerValue(rec->headers, "content-type"), QByteArray("application/json"));
+    QJsonValue v = QJsonDocument::fromJson(rec->body).object();
+    for (const auto &key : pointer.split('.')) {
+        bool isIndex = false;
+        const int i = key.toInt(&isIndex);
+        v = isIndex ? v.toArray().at(i) : v.toObject().value(key);
+    }
+    QCOMPARE(v.toString(), QStringLiteral("Hello from lbl. You said: hi"));
 }
 
 void TestFakeUpstream::rawReplyIsSentAsGiven()
