@@ -62,6 +62,8 @@ void QtUpstreamCall::onReadyRead()
     if (m_done || !m_reply)
         return;
     announceResponse();
+    if (m_done || !m_reply)
+        return; // aborted from a responseStarted slot
     const QByteArray chunk = m_reply->readAll();
     if (!chunk.isEmpty())
         Q_EMIT bodyData(chunk);
@@ -77,9 +79,13 @@ void QtUpstreamCall::onFinished()
     if (result.error == TransportError::None || m_started) {
         // Headers and any body left over come before finished, for error statuses too.
         announceResponse();
+        if (m_done || !m_reply)
+            return; // aborted from a responseStarted slot
         const QByteArray rest = m_reply->readAll();
         if (!rest.isEmpty())
             Q_EMIT bodyData(rest);
+        if (m_done)
+            return; // aborted from a bodyData slot
     }
     m_done = true;
     detach();

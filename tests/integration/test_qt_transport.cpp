@@ -8,6 +8,7 @@
 #include "upstream/qt_upstream_call.h"
 
 #include <QElapsedTimer>
+#include <QFile>
 #include <QTest>
 #include <memory>
 
@@ -59,6 +60,8 @@ private Q_SLOTS:
     void resetConnectionIsReset();
     void abortMidStreamClosesConnectionAndIsSynchronous();
     void deletingRunningCallClosesConnectionSilently();
+    void abortFromInsideSignalHandlersFinishesOnce_data();
+    void abortFromInsideSignalHandlersFinishesOnce();
     void sequentialCallsReuseOneConnection();
     void sixHundredConcurrentStreamsToOneHostAllComplete();
     void errorMapping();
@@ -217,6 +220,39 @@ void TestQtTransport::deletingRunningCallClosesConnectionSilently()
     QCOMPARE(m_transport->activeCalls(), 0);
 }
 
+void TestQtTransport::abortFromInsideSignalHandlersFinishesOnce_data()
+{
+    QTest::addColumn<bool>("inResponseStarted");
+    QTest::addColumn<int>("chunkDelayMs");
+    QTest::newRow("responseStarted, whole reply at once") << true << 0;
+    QTest::newRow("bodyData, whole reply at once") << false << 0;
+    QTest::newRow("responseStarted, paced") << true << 30;
+    QTest::newRow("bodyData, paced") << false << 30;
+}
+
+void TestQtTransport::abortFromInsideSignalHandlersFinishesOnce()
+{
+    // The failover loop aborts an attempt from inside its handlers (e.g. on a
+    // 5xx status or an in-band error): that must end the call exactly once.
+    QFETCH(bool, inResponseStarted);
+    QFETCH(int, chunkDelayMs);
+    m_fake->setRawReply(sseEvents(5));
+    m_fake->setFault(fault(Fault::None, chunkDelayMs));
+    auto *call = m_transport->start(post(*m_fake), this);
+    CallRecorder rec(call);
+    if (inResponseStarted)
+        connect(call, &UpstreamCall::responseStarted, this, [call] { call->abort(); });
+    else
+        connect(call, &UpstreamCall::bodyData, this, [call] { call->abort(); });
+    QVERIFY(rec.waitFinished());
+    QTest::qWait(100); // anything still queued on the socket would surface now
+    QCOMPARE(rec.finishedCount, 1);
+    QCOMPARE(rec.error(), TransportError::Aborted);
+    QCOMPARE(rec.signalsAfterFinished, 0);
+    QCOMPARE(rec.chunks.size(), inResponseStarted ? 0 : 1);
+    QCOMPARE(m_transport->activeCalls(), 0);
+}
+
 void TestQtTransport::sequentialCallsReuseOneConnection()
 {
     m_fake->setRawReply(sseEvents(2));
@@ -256,8 +292,14 @@ void TestQtTransport::sixHundredConcurrentStreamsToOneHostAllComplete()
     int ok = 0;
     for (const auto &r : recs)
         ok += (r->error() == TransportError::None && r->status == 200 && r->body == reply) ? 1 : 0;
-    qInfo("%d/%d streams complete in %lld ms, %d managers, peak %d open upstream connections", ok, kStreams,
-          qlonglong(elapsed), m_transport->managerCount(), peakOpen);
+    QFile status(QStringLiteral("/proc/self/status"));
+    QByteArray threads;
+    if (status.open(QIODevice::ReadOnly))
+        for (const QByteArray &line : status.readAll().split('\n'))
+            if (line.startsWith("Threads:") || line.startsWith("VmRSS:"))
+                threads += line.simplified() + ' ';
+    qInfo("%d/%d streams complete in %lld ms, %d managers, peak %d open upstream connections; %s", ok, kStreams,
+          qlonglong(elapsed), m_transport->managerCount(), peakOpen, threads.constData());
     QVERIFY(allDone);
     QCOMPARE(ok, kStreams);
     QVERIFY2(peakOpen >= 512, qPrintable(QString::number(peakOpen)));
