@@ -9,6 +9,7 @@
 //                 [--concurrency 64] [--streams 200]
 
 #include "demo/fake_upstream.h"
+#include "upstream/qt_transport.h"
 
 #include <QCommandLineParser>
 #include <QCoreApplication>
@@ -239,11 +240,84 @@ QList<Result> measure(const QString &name, const QUrl &target, const Options &o)
     return out;
 }
 
+// The same figures through the production upstream transport (QNAM pool), to
+// see what the gateway's upstream leg costs over a raw keep-alive socket.
+Result runTransport(const QString &target, const QString &figure, const QUrl &base, const QByteArray &path,
+                    const QByteArray &body, int concurrency, int total, const QByteArray &marker, int warmup)
+{
+    Result r{target, figure, total, 0, 0, 0, 0};
+    sw::upstream::QtTransport transport;
+    std::vector<qint64> samples;
+    QEventLoop loop;
+    QObject owner;
+    int started = 0;
+    int finished = 0;
+    const int all = total + warmup;
+    QElapsedTimer wall;
+    std::function<void()> next = [&] {
+        if (started >= all)
+            return;
+        const int index = started++;
+        if (index == warmup)
+            wall.start();
+        sw::upstream::HttpRequest req;
+        req.url = QUrl(base.toString() + QString::fromLatin1(path));
+        req.headers = {{"content-type", "application/json"}};
+        req.body = body;
+        auto clock = std::make_shared<QElapsedTimer>();
+        clock->start();
+        auto first = std::make_shared<qint64>(-1);
+        auto *call = transport.start(req, &owner);
+        QObject::connect(call, &sw::upstream::UpstreamCall::bodyData, &owner, [=](const QByteArray &chunk) {
+            if (*first < 0 && !marker.isEmpty() && chunk.contains(marker))
+                *first = clock->nsecsElapsed();
+        });
+        QObject::connect(call, &sw::upstream::UpstreamCall::finished, &owner,
+                         [&, call, clock, first, index](const sw::upstream::TransportResult &res) {
+                             ++finished;
+                             if (index >= warmup) {
+                                 if (res.error != sw::upstream::TransportError::None)
+                                     ++r.failed;
+                                 else
+                                     samples.push_back(marker.isEmpty() ? clock->nsecsElapsed() : *first);
+                             }
+                             call->deleteLater();
+                             if (finished == all)
+                                 loop.quit();
+                             else
+                                 QTimer::singleShot(0, &owner, next);
+                         });
+    };
+    wall.start();
+    for (int i = 0; i < concurrency; ++i)
+        next();
+    QTimer::singleShot(120000, &loop, &QEventLoop::quit);
+    loop.exec();
+    const double secs = double(wall.nsecsElapsed()) / 1e9;
+    r.p50us = percentile(samples, 0.50);
+    r.p99us = percentile(samples, 0.99);
+    r.reqPerSec = secs > 0 ? double(samples.size()) / secs : 0;
+    return r;
+}
+
+QList<Result> measureTransport(const QString &name, const QUrl &target, const Options &o)
+{
+    const QByteArray chatBody = R"({"model":"demo","stream":false,"messages":[{"role":"user","content":"ping"}]})";
+    const QByteArray streamBody = R"({"model":"demo","stream":true,"max_tokens":64,"messages":[{"role":"user","content":"ping"}]})";
+    QList<Result> out;
+    out << runTransport(name, QStringLiteral("latency c=1 (non-stream)"), target, "/v1/chat/completions", chatBody, 1, o.n, {}, 200);
+    out << runTransport(name, QStringLiteral("throughput c=%1 (non-stream)").arg(o.concurrency), target,
+                        "/v1/chat/completions", chatBody, o.concurrency, o.total / 4, {}, 200);
+    out << runTransport(name, QStringLiteral("TTFT c=%1 (stream)").arg(o.streams), target, "/v1/messages", streamBody,
+                        o.streams, o.streams * 5, "text_delta", o.streams);
+    return out;
+}
+
 void printTable(const QList<Result> &results)
 {
-    std::printf("%-10s %-30s %7s %6s %10s %10s %10s\n", "target", "figure", "n", "fail", "p50 us", "p99 us", "req/s");
+    std::printf("%-12s %-30s %7s %6s %10s %10s %10s\n", "target", "figure", "n", "fail", "p50 us", "p99 us", "req/s");
     for (const auto &r : results)
-        std::printf("%-10s %-30s %7d %6d %10.1f %10.1f %10.0f\n", qPrintable(r.target), qPrintable(r.figure), r.n,
+        std::printf("%-12s %-30s %7d %6d %10.1f %10.1f %10.0f\n", qPrintable(r.target), qPrintable(r.figure), r.n,
                     r.failed, r.p50us, r.p99us, r.reqPerSec);
     std::fflush(stdout);
 }
@@ -285,6 +359,7 @@ int main(int argc, char **argv)
     std::printf("mock upstream at %s (zero-delay replies)\n", qPrintable(mockUrl.toString()));
 
     QList<Result> results = measure(QStringLiteral("direct"), mockUrl, o);
+    results += measureTransport(QStringLiteral("QtTransport"), mockUrl, o);
     if (parser.isSet(QStringLiteral("gateway")))
         results += measure(QStringLiteral("gateway"), QUrl(parser.value(QStringLiteral("gateway"))), o);
     printTable(results);

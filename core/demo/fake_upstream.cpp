@@ -53,6 +53,7 @@ FakeUpstream::FakeUpstream(QObject *parent)
     , m_server(new QTcpServer(this))
 {
     m_server->setMaxPendingConnections(4096);
+    m_server->setListenBacklogSize(4096); // Qt's default 50 drops SYNs when hundreds of clients connect at once
     connect(m_server, &QTcpServer::newConnection, this, &FakeUpstream::onNewConnection);
 }
 
