@@ -22,6 +22,7 @@ private:
     SseEvent m_current;
     bool m_hasData = false;
     bool m_lastWasCr = false;
+    bool m_sawFirstLine = false; // added: strip a leading BOM once
 };
 
 } // namespace sw::upstream

@@ -1,0 +1,371 @@
+// Load driver on loopback. Measures a target given by base URL: today the
+// FakeUpstream directly; the gateway (another engineer) is added as a second
+// target with --gateway URL so both are measured side by side in one run.
+//
+// It has its own HTTP/1.1 client on QTcpSocket (keep-alive, Content-Length and
+// chunked responses) so the numbers do not include QNAM's costs.
+//
+//   bench_gateway [--gateway http://127.0.0.1:4141] [--n 2000] [--total 20000]
+//                 [--concurrency 64] [--streams 200]
+
+#include "demo/fake_upstream.h"
+#include "upstream/qt_transport.h"
+
+#include <QCommandLineParser>
+#include <QCoreApplication>
+#include <QElapsedTimer>
+#include <QEventLoop>
+#include <QTcpSocket>
+#include <QThread>
+#include <QTimer>
+#include <QUrl>
+
+#include <algorithm>
+#include <cstdio>
+#include <functional>
+#include <memory>
+#include <vector>
+
+namespace {
+
+// One keep-alive HTTP/1.1 connection sending one request at a time.
+class BenchConnection final : public QObject {
+public:
+    struct Timing {
+        qint64 firstTokenNs = -1; // first body bytes containing the marker
+        qint64 doneNs = 0;
+        int status = 0;
+        bool ok = false;
+    };
+    using Done = std::function<void(const Timing &)>;
+
+    BenchConnection(const QUrl &base, QObject *parent)
+        : QObject(parent)
+        , m_base(base)
+    {
+        connect(&m_socket, &QTcpSocket::readyRead, this, &BenchConnection::onReadyRead);
+        connect(&m_socket, &QTcpSocket::connected, this, [this] {
+            m_socket.setSocketOption(QAbstractSocket::LowDelayOption, 1);
+            if (!m_pending.isEmpty())
+                m_socket.write(std::exchange(m_pending, {}));
+        });
+        connect(&m_socket, &QTcpSocket::disconnected, this, [this] { fail(); });
+        connect(&m_socket, &QTcpSocket::errorOccurred, this, [this] { fail(); });
+    }
+
+    void send(const QByteArray &path, const QByteArray &body, const QByteArray &marker, Done done)
+    {
+        m_done = std::move(done);
+        m_marker = marker;
+        m_buffer.clear();
+        m_timing = {};
+        m_headersDone = false;
+        m_chunked = false;
+        m_contentLength = -1;
+        m_bodyBytes = 0;
+        m_clock.start();
+        const QByteArray request = "POST " + path + " HTTP/1.1\r\nHost: " + m_base.host().toLatin1() + ':'
+                                   + QByteArray::number(m_base.port()) + "\r\nContent-Type: application/json\r\n"
+                                   "Authorization: Bearer bench\r\nContent-Length: " + QByteArray::number(body.size())
+                                   + "\r\n\r\n" + body;
+        if (m_socket.state() == QAbstractSocket::ConnectedState) {
+            m_socket.write(request);
+        } else {
+            m_pending = request;
+            if (m_socket.state() == QAbstractSocket::UnconnectedState)
+                m_socket.connectToHost(m_base.host(), quint16(m_base.port(80)));
+        }
+    }
+
+private:
+    void fail()
+    {
+        if (!m_done)
+            return;
+        m_timing.ok = false;
+        m_timing.doneNs = m_clock.nsecsElapsed();
+        std::exchange(m_done, nullptr)(m_timing);
+    }
+
+    void complete()
+    {
+        m_timing.ok = m_timing.status >= 200 && m_timing.status < 300;
+        m_timing.doneNs = m_clock.nsecsElapsed();
+        if (m_timing.firstTokenNs < 0 && m_marker.isEmpty())
+            m_timing.firstTokenNs = m_timing.doneNs;
+        if (m_done)
+            std::exchange(m_done, nullptr)(m_timing);
+    }
+
+    void onReadyRead()
+    {
+        m_buffer += m_socket.readAll();
+        if (!m_headersDone) {
+            const qsizetype end = m_buffer.indexOf("\r\n\r\n");
+            if (end < 0)
+                return;
+            const QByteArray head = m_buffer.left(end).toLower();
+            m_timing.status = m_buffer.mid(9, 3).toInt();
+            m_chunked = head.contains("transfer-encoding: chunked");
+            if (const qsizetype cl = head.indexOf("content-length:"); cl >= 0)
+                m_contentLength = head.mid(cl + 15, head.indexOf("\r\n", cl) - cl - 15).trimmed().toLongLong();
+            m_buffer.remove(0, end + 4);
+            m_headersDone = true;
+        }
+        if (m_timing.firstTokenNs < 0 && !m_marker.isEmpty() && m_buffer.contains(m_marker))
+            m_timing.firstTokenNs = m_clock.nsecsElapsed();
+        if (m_chunked) {
+            // Walk complete chunks; the body ends with a zero-size chunk.
+            for (;;) {
+                const qsizetype eol = m_buffer.indexOf("\r\n");
+                if (eol < 0)
+                    return;
+                const qsizetype size = m_buffer.left(eol).toLongLong(nullptr, 16);
+                if (size == 0) {
+                    if (m_buffer.size() < eol + 4)
+                        return;
+                    m_buffer.remove(0, eol + 4);
+                    complete();
+                    return;
+                }
+                if (m_buffer.size() < eol + 2 + size + 2)
+                    return;
+                m_buffer.remove(0, eol + 2 + size + 2);
+            }
+        } else if (m_contentLength >= 0 && m_buffer.size() >= m_contentLength) {
+            m_buffer.remove(0, m_contentLength);
+            complete();
+        }
+    }
+
+    QUrl m_base;
+    QTcpSocket m_socket;
+    QByteArray m_pending;
+    QByteArray m_buffer;
+    QByteArray m_marker;
+    QElapsedTimer m_clock;
+    Timing m_timing;
+    Done m_done;
+    bool m_headersDone = false;
+    bool m_chunked = false;
+    qint64 m_contentLength = -1;
+    qint64 m_bodyBytes = 0;
+};
+
+struct Result {
+    QString target;
+    QString figure;
+    int n = 0;
+    int failed = 0;
+    double p50us = 0;
+    double p99us = 0;
+    double reqPerSec = 0;
+};
+
+double percentile(std::vector<qint64> v, double p)
+{
+    if (v.empty())
+        return 0;
+    std::sort(v.begin(), v.end());
+    const size_t i = std::min(v.size() - 1, size_t(p * double(v.size() - 1) + 0.5));
+    return double(v[i]) / 1000.0;
+}
+
+// Runs `total` requests over `concurrency` keep-alive connections; collects
+// per-request latency (or time to first token when a marker is given).
+Result run(const QString &target, const QString &figure, const QUrl &base, const QByteArray &path,
+           const QByteArray &body, int concurrency, int total, const QByteArray &marker, int warmup)
+{
+    Result r{target, figure, total, 0, 0, 0, 0};
+    std::vector<qint64> samples;
+    samples.reserve(size_t(total));
+    QEventLoop loop;
+    QObject owner;
+    int started = 0;
+    int finished = 0;
+    const int all = total + warmup;
+    QElapsedTimer wall;
+    std::function<void(BenchConnection *)> next = [&](BenchConnection *c) {
+        if (started >= all)
+            return;
+        const int index = started++;
+        if (index == warmup)
+            wall.start();
+        c->send(path, body, marker, [&, c, index](const BenchConnection::Timing &t) {
+            ++finished;
+            if (index >= warmup) {
+                if (!t.ok)
+                    ++r.failed;
+                else
+                    samples.push_back(marker.isEmpty() ? t.doneNs : t.firstTokenNs);
+            }
+            if (finished == all)
+                loop.quit();
+            else
+                QTimer::singleShot(0, c, [&, c] { next(c); }); // off the callback stack
+        });
+    };
+    wall.start();
+    for (int i = 0; i < concurrency; ++i)
+        next(new BenchConnection(base, &owner));
+    QTimer::singleShot(120000, &loop, &QEventLoop::quit); // a stuck target must not hang the bench
+    loop.exec();
+    const double secs = double(wall.nsecsElapsed()) / 1e9;
+    r.failed += total - std::min(total, finished - std::min(finished, warmup)) ;
+    r.p50us = percentile(samples, 0.50);
+    r.p99us = percentile(samples, 0.99);
+    r.reqPerSec = secs > 0 ? double(samples.size()) / secs : 0;
+    return r;
+}
+
+struct Options {
+    int n = 2000;
+    int total = 20000;
+    int concurrency = 64;
+    int streams = 200;
+};
+
+// The three figures of SPEC section 11 that this driver covers, for one target.
+QList<Result> measure(const QString &name, const QUrl &target, const Options &o)
+{
+    const QByteArray chatBody = R"({"model":"demo","stream":false,"messages":[{"role":"user","content":"ping"}]})";
+    const QByteArray streamBody = R"({"model":"demo","stream":true,"max_tokens":64,"messages":[{"role":"user","content":"ping"}]})";
+    QList<Result> out;
+    out << run(name, QStringLiteral("latency c=1 (non-stream)"), target, "/v1/chat/completions", chatBody, 1, o.n, {}, 200);
+    out << run(name, QStringLiteral("throughput c=%1 (non-stream)").arg(o.concurrency), target, "/v1/chat/completions",
+               chatBody, o.concurrency, o.total, {}, 500);
+    out << run(name, QStringLiteral("TTFT c=1 (stream)"), target, "/v1/messages", streamBody, 1, o.n / 2, "text_delta", 100);
+    out << run(name, QStringLiteral("TTFT c=%1 (stream)").arg(o.streams), target, "/v1/messages", streamBody, o.streams,
+               o.streams * 5, "text_delta", o.streams);
+    return out;
+}
+
+// The same figures through the production upstream transport (QNAM pool), to
+// see what the gateway's upstream leg costs over a raw keep-alive socket.
+Result runTransport(const QString &target, const QString &figure, const QUrl &base, const QByteArray &path,
+                    const QByteArray &body, int concurrency, int total, const QByteArray &marker, int warmup)
+{
+    Result r{target, figure, total, 0, 0, 0, 0};
+    sw::upstream::QtTransport transport;
+    std::vector<qint64> samples;
+    QEventLoop loop;
+    QObject owner;
+    int started = 0;
+    int finished = 0;
+    const int all = total + warmup;
+    QElapsedTimer wall;
+    std::function<void()> next = [&] {
+        if (started >= all)
+            return;
+        const int index = started++;
+        if (index == warmup)
+            wall.start();
+        sw::upstream::HttpRequest req;
+        req.url = QUrl(base.toString() + QString::fromLatin1(path));
+        req.headers = {{"content-type", "application/json"}};
+        req.body = body;
+        auto clock = std::make_shared<QElapsedTimer>();
+        clock->start();
+        auto first = std::make_shared<qint64>(-1);
+        auto *call = transport.start(req, &owner);
+        QObject::connect(call, &sw::upstream::UpstreamCall::bodyData, &owner, [=](const QByteArray &chunk) {
+            if (*first < 0 && !marker.isEmpty() && chunk.contains(marker))
+                *first = clock->nsecsElapsed();
+        });
+        QObject::connect(call, &sw::upstream::UpstreamCall::finished, &owner,
+                         [&, call, clock, first, index](const sw::upstream::TransportResult &res) {
+                             ++finished;
+                             if (index >= warmup) {
+                                 if (res.error != sw::upstream::TransportError::None)
+                                     ++r.failed;
+                                 else
+                                     samples.push_back(marker.isEmpty() ? clock->nsecsElapsed() : *first);
+                             }
+                             call->deleteLater();
+                             if (finished == all)
+                                 loop.quit();
+                             else
+                                 QTimer::singleShot(0, &owner, next);
+                         });
+    };
+    wall.start();
+    for (int i = 0; i < concurrency; ++i)
+        next();
+    QTimer::singleShot(120000, &loop, &QEventLoop::quit);
+    loop.exec();
+    const double secs = double(wall.nsecsElapsed()) / 1e9;
+    r.p50us = percentile(samples, 0.50);
+    r.p99us = percentile(samples, 0.99);
+    r.reqPerSec = secs > 0 ? double(samples.size()) / secs : 0;
+    return r;
+}
+
+QList<Result> measureTransport(const QString &name, const QUrl &target, const Options &o)
+{
+    const QByteArray chatBody = R"({"model":"demo","stream":false,"messages":[{"role":"user","content":"ping"}]})";
+    const QByteArray streamBody = R"({"model":"demo","stream":true,"max_tokens":64,"messages":[{"role":"user","content":"ping"}]})";
+    QList<Result> out;
+    out << runTransport(name, QStringLiteral("latency c=1 (non-stream)"), target, "/v1/chat/completions", chatBody, 1, o.n, {}, 200);
+    out << runTransport(name, QStringLiteral("throughput c=%1 (non-stream)").arg(o.concurrency), target,
+                        "/v1/chat/completions", chatBody, o.concurrency, o.total / 4, {}, 200);
+    out << runTransport(name, QStringLiteral("TTFT c=%1 (stream)").arg(o.streams), target, "/v1/messages", streamBody,
+                        o.streams, o.streams * 5, "text_delta", o.streams);
+    return out;
+}
+
+void printTable(const QList<Result> &results)
+{
+    std::printf("%-12s %-30s %7s %6s %10s %10s %10s\n", "target", "figure", "n", "fail", "p50 us", "p99 us", "req/s");
+    for (const auto &r : results)
+        std::printf("%-12s %-30s %7d %6d %10.1f %10.1f %10.0f\n", qPrintable(r.target), qPrintable(r.figure), r.n,
+                    r.failed, r.p50us, r.p99us, r.reqPerSec);
+    std::fflush(stdout);
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    QCoreApplication app(argc, argv);
+    QCommandLineParser parser;
+    parser.setApplicationDescription(QStringLiteral("Switchman load driver: direct-to-mock vs gateway"));
+    parser.addHelpOption();
+    parser.addOption({QStringLiteral("gateway"), QStringLiteral("Gateway base URL to measure beside the mock."), QStringLiteral("url")});
+    parser.addOption({QStringLiteral("n"), QStringLiteral("Requests for latency (default 2000)."), QStringLiteral("n"), QStringLiteral("2000")});
+    parser.addOption({QStringLiteral("total"), QStringLiteral("Requests for throughput (default 20000)."), QStringLiteral("n"), QStringLiteral("20000")});
+    parser.addOption({QStringLiteral("concurrency"), QStringLiteral("Connections for throughput (default 64)."), QStringLiteral("n"), QStringLiteral("64")});
+    parser.addOption({QStringLiteral("streams"), QStringLiteral("Concurrent streams for TTFT (default 200)."), QStringLiteral("n"), QStringLiteral("200")});
+    parser.process(app);
+    Options o;
+    o.n = parser.value(QStringLiteral("n")).toInt();
+    o.total = parser.value(QStringLiteral("total")).toInt();
+    o.concurrency = parser.value(QStringLiteral("concurrency")).toInt();
+    o.streams = parser.value(QStringLiteral("streams")).toInt();
+
+    // The mock runs on its own thread so it does not share an event loop with the driver.
+    QThread mockThread;
+    mockThread.setObjectName(QStringLiteral("mock"));
+    mockThread.start();
+    QObject anchor;
+    anchor.moveToThread(&mockThread);
+    sw::demo::FakeUpstream *mock = nullptr;
+    QMetaObject::invokeMethod(&anchor, [&] {
+        mock = new sw::demo::FakeUpstream;
+        mock->setLabel(QStringLiteral("mock"));
+        if (!mock->listen())
+            qFatal("mock upstream could not listen");
+    }, Qt::BlockingQueuedConnection);
+    const QUrl mockUrl(mock->baseUrl());
+    std::printf("mock upstream at %s (zero-delay replies)\n", qPrintable(mockUrl.toString()));
+
+    QList<Result> results = measure(QStringLiteral("direct"), mockUrl, o);
+    results += measureTransport(QStringLiteral("QtTransport"), mockUrl, o);
+    if (parser.isSet(QStringLiteral("gateway")))
+        results += measure(QStringLiteral("gateway"), QUrl(parser.value(QStringLiteral("gateway"))), o);
+    printTable(results);
+
+    QMetaObject::invokeMethod(&anchor, [&] { delete mock; }, Qt::BlockingQueuedConnection);
+    mockThread.quit();
+    mockThread.wait();
+    return 0;
+}

@@ -1,0 +1,348 @@
+#include "demo/fake_upstream.h"
+
+#include "demo/demo_reply.h"
+
+#include <QHostAddress>
+#include <QPointer>
+#include <QTcpServer>
+#include <QTcpSocket>
+#include <QTimer>
+
+#include <sys/socket.h>
+
+namespace sw::demo {
+
+DemoApi demoApiForPath(QByteArrayView path)
+{
+    if (const qsizetype q = path.indexOf('?'); q >= 0)
+        path = path.first(q);
+    if (path.endsWith("/v1/messages") || path == "/messages")
+        return DemoApi::AnthropicMessages;
+    if (path.endsWith("/chat/completions"))
+        return DemoApi::OpenAICompletions;
+    if (path.endsWith("/responses"))
+        return DemoApi::OpenAIResponses;
+    if (path.contains("/models/") && (path.endsWith(":streamGenerateContent") || path.endsWith(":generateContent")))
+        return DemoApi::GoogleGenerativeAI;
+    return DemoApi::Unknown;
+}
+
+QString demoApiName(DemoApi api)
+{
+    switch (api) {
+    case DemoApi::AnthropicMessages: return QStringLiteral("anthropic-messages");
+    case DemoApi::OpenAICompletions: return QStringLiteral("openai-completions");
+    case DemoApi::OpenAIResponses: return QStringLiteral("openai-responses");
+    case DemoApi::GoogleGenerativeAI: return QStringLiteral("google-generative-ai");
+    case DemoApi::Unknown: break;
+    }
+    return {};
+}
+
+// Per-connection parse state. One request is answered at a time; bytes of a
+// pipelined next request wait in `buffer` until the current answer is done.
+struct FakeUpstream::Connection {
+    QByteArray buffer;
+    bool busy = false;        // an answer is being written (or stalled)
+    bool keepAlive = true;
+    bool chunked = false;     // the current answer uses chunked framing
+};
+
+FakeUpstream::FakeUpstream(QObject *parent)
+    : QObject(parent)
+    , m_server(new QTcpServer(this))
+{
+    m_server->setMaxPendingConnections(4096);
+    m_server->setListenBacklogSize(4096); // Qt's default 50 drops SYNs when hundreds of clients connect at once
+    connect(m_server, &QTcpServer::newConnection, this, &FakeUpstream::onNewConnection);
+}
+
+FakeUpstream::~FakeUpstream()
+{
+    for (auto it = m_connections.begin(); it != m_connections.end(); ++it) {
+        it.key()->disconnect(this);
+        delete it.value();
+    }
+    m_connections.clear();
+}
+
+bool FakeUpstream::listen(quint16 port)
+{
+    if (!m_server->listen(QHostAddress::LocalHost, port))
+        return false;
+    m_port = m_server->serverPort();
+    return true;
+}
+
+QString FakeUpstream::baseUrl() const
+{
+    return QStringLiteral("http://127.0.0.1:%1").arg(m_port);
+}
+
+void FakeUpstream::setFault(const Fault &fault)
+{
+    m_fault = fault;
+    applyListening();
+}
+
+void FakeUpstream::pushFault(const Fault &fault)
+{
+    if (fault.kind == Fault::Refuse) {
+        setFault(fault);
+        return;
+    }
+    m_queue.append(fault);
+}
+
+void FakeUpstream::applyListening()
+{
+    if (m_fault.kind == Fault::Refuse) {
+        m_server->close(); // new connections are refused by the kernel; open ones live on
+    } else if (!m_server->isListening() && m_port != 0) {
+        // The port was ours a moment ago; re-listen so clients see the same upstream come back.
+        m_server->listen(QHostAddress::LocalHost, m_port);
+    }
+}
+
+void FakeUpstream::onNewConnection()
+{
+    while (QTcpSocket *socket = m_server->nextPendingConnection()) {
+        ++m_accepted;
+        socket->setSocketOption(QAbstractSocket::LowDelayOption, 1);
+        m_connections.insert(socket, new Connection);
+        connect(socket, &QTcpSocket::readyRead, this, [this, socket]() { onReadyRead(socket); });
+        connect(socket, &QTcpSocket::disconnected, this, [this, socket]() { onDisconnected(socket); });
+        if (socket->bytesAvailable() > 0)
+            onReadyRead(socket);
+    }
+}
+
+void FakeUpstream::onDisconnected(QTcpSocket *socket)
+{
+    delete m_connections.take(socket);
+    socket->disconnect(this);
+    socket->deleteLater();
+    Q_EMIT connectionClosed();
+}
+
+void FakeUpstream::onReadyRead(QTcpSocket *socket)
+{
+    Connection *c = m_connections.value(socket);
+    if (!c)
+        return;
+    c->buffer += socket->readAll();
+    if (c->busy)
+        return;
+    const qsizetype before = m_requests.size();
+    if (!parseRequest(*c))
+        return;
+    Q_ASSERT(m_requests.size() == before + 1);
+    const RecordedRequest request = m_requests.last();
+    const Fault fault = m_queue.isEmpty() ? m_fault : m_queue.takeFirst();
+    c->busy = true;
+    Q_EMIT requestReceived(request);
+    respond(socket, request, fault);
+}
+
+bool FakeUpstream::parseRequest(Connection &c)
+{
+    const qsizetype headerEnd = c.buffer.indexOf("\r\n\r\n");
+    if (headerEnd < 0)
+        return false;
+    const QList<QByteArray> lines = c.buffer.left(headerEnd).split('\n');
+    RecordedRequest r;
+    const QList<QByteArray> requestLine = lines.value(0).trimmed().split(' ');
+    r.method = requestLine.value(0);
+    r.path = requestLine.value(1);
+    const bool http10 = requestLine.value(2) == "HTTP/1.0";
+    for (qsizetype i = 1; i < lines.size(); ++i) {
+        const QByteArray line = lines[i].trimmed();
+        const qsizetype colon = line.indexOf(':');
+        if (colon > 0)
+            r.headers.append({line.left(colon).trimmed(), line.mid(colon + 1).trimmed()});
+    }
+    qsizetype pos = headerEnd + 4;
+    if (r.header("transfer-encoding").toLower().contains("chunked")) {
+        QByteArray body;
+        for (;;) {
+            const qsizetype eol = c.buffer.indexOf("\r\n", pos);
+            if (eol < 0)
+                return false;
+            bool ok = false;
+            const qsizetype size = c.buffer.mid(pos, eol - pos).split(';').value(0).trimmed().toLongLong(&ok, 16);
+            if (!ok)
+                return false;
+            if (size == 0) {
+                const qsizetype end = c.buffer.indexOf("\r\n\r\n", eol); // trailers end with a blank line
+                if (end < 0)
+                    return false;
+                pos = end + 4;
+                break;
+            }
+            if (c.buffer.size() < eol + 2 + size + 2)
+                return false;
+            body += c.buffer.mid(eol + 2, size);
+            pos = eol + 2 + size + 2;
+        }
+        r.body = body;
+    } else {
+        const qsizetype length = r.header("content-length").toLongLong();
+        if (c.buffer.size() < pos + length)
+            return false;
+        r.body = c.buffer.mid(pos, length);
+        pos += length;
+    }
+    c.buffer.remove(0, pos);
+    const QByteArray connection = r.header("connection").toLower();
+    c.keepAlive = http10 ? connection.contains("keep-alive") : !connection.contains("close");
+    m_requests.append(r);
+    return true;
+}
+
+void FakeUpstream::respond(QTcpSocket *socket, const RecordedRequest &request, const Fault &fault)
+{
+    const DemoApi api = demoApiForPath(request.path);
+    switch (fault.kind) {
+    case Fault::None:
+    case Fault::Refuse: // a connection that got in before the listener closed is served normally
+        sendNormal(socket, request, fault);
+        return;
+    case Fault::Reset:
+        resetConnection(socket);
+        return;
+    case Fault::Status: {
+        const QByteArray body = fault.body.isEmpty() ? demoErrorBody(api, fault.status) : fault.body;
+        QByteArray head = "HTTP/1.1 " + QByteArray::number(fault.status) + " Error\r\nContent-Type: application/json\r\n"
+                          "Content-Length: " + QByteArray::number(body.size()) + "\r\n";
+        if (!fault.retryAfter.isEmpty())
+            head += "Retry-After: " + fault.retryAfter + "\r\n";
+        socket->write(head + "\r\n" + body);
+        m_connections.value(socket)->chunked = false;
+        finishResponse(socket);
+        return;
+    }
+    case Fault::StallBeforeHeaders:
+        return; // busy forever: the connection only ends when the client leaves
+    case Fault::StallAfter200:
+        socket->write("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
+                      "Transfer-Encoding: chunked\r\n\r\n");
+        return;
+    case Fault::InBandErrorBeforeContent:
+    case Fault::InBandErrorAfterContent: {
+        QList<QByteArray> events;
+        if (fault.kind == Fault::InBandErrorAfterContent) {
+            if (!m_rawReply.isEmpty()) {
+                const qsizetype end = m_rawReply.indexOf("\n\n");
+                if (end >= 0)
+                    events << m_rawReply.left(end + 2);
+            } else {
+                DemoReply reply = buildDemoReply(api, request, m_label);
+                events = reply.frames.mid(0, reply.firstContentFrame + 1);
+            }
+        }
+        events << demoInBandError(api, QStringLiteral("Overloaded"));
+        socket->write("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
+                      "Transfer-Encoding: chunked\r\n\r\n");
+        m_connections.value(socket)->chunked = true;
+        writeEvents(socket, events, fault.chunkDelayMs, true);
+        return;
+    }
+    }
+}
+
+void FakeUpstream::sendNormal(QTcpSocket *socket, const RecordedRequest &request, const Fault &fault)
+{
+    Connection *c = m_connections.value(socket);
+    QList<QByteArray> events;
+    if (!m_rawReply.isEmpty()) {
+        qsizetype start = 0;
+        while (start < m_rawReply.size()) {
+            const qsizetype end = m_rawReply.indexOf("\n\n", start);
+            const qsizetype stop = end < 0 ? m_rawReply.size() : end + 2;
+            events << m_rawReply.mid(start, stop - start);
+            start = stop;
+        }
+    } else {
+        const DemoApi api = demoApiForPath(request.path);
+        if (api == DemoApi::Unknown) {
+            const QByteArray body = "{\"error\":{\"message\":\"no such route\"}}";
+            socket->write("HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\nContent-Length: "
+                          + QByteArray::number(body.size()) + "\r\n\r\n" + body);
+            c->chunked = false;
+            finishResponse(socket);
+            return;
+        }
+        DemoReply reply = buildDemoReply(api, request, m_label);
+        if (!reply.stream) {
+            socket->write("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: "
+                          + QByteArray::number(reply.json.size()) + "\r\n\r\n" + reply.json);
+            c->chunked = false;
+            finishResponse(socket);
+            return;
+        }
+        events = reply.frames;
+    }
+    c->chunked = true;
+    socket->write("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
+                  "Transfer-Encoding: chunked\r\n\r\n");
+    writeEvents(socket, std::move(events), fault.chunkDelayMs, true);
+}
+
+void FakeUpstream::writeEvents(QTcpSocket *socket, QList<QByteArray> events, int delayMs, bool endStream)
+{
+    auto chunk = [](const QByteArray &e) { return QByteArray::number(e.size(), 16) + "\r\n" + e + "\r\n"; };
+    if (delayMs <= 0) {
+        QByteArray all;
+        for (const auto &e : events)
+            all += chunk(e);
+        socket->write(all);
+        if (endStream)
+            finishResponse(socket);
+        return;
+    }
+    // Paced: one event per delay, the socket as context so a closed connection stops the timers.
+    QTimer::singleShot(delayMs, socket, [this, socket, events = std::move(events), delayMs, endStream, chunk]() mutable {
+        if (!m_connections.contains(socket))
+            return;
+        if (events.isEmpty()) {
+            if (endStream)
+                finishResponse(socket);
+            return;
+        }
+        socket->write(chunk(events.takeFirst()));
+        if (events.isEmpty()) {
+            if (endStream)
+                finishResponse(socket);
+            return;
+        }
+        writeEvents(socket, std::move(events), delayMs, endStream);
+    });
+}
+
+void FakeUpstream::finishResponse(QTcpSocket *socket)
+{
+    Connection *c = m_connections.value(socket);
+    if (!c)
+        return;
+    if (c->chunked)
+        socket->write("0\r\n\r\n");
+    c->busy = false;
+    c->chunked = false;
+    if (!c->keepAlive) {
+        socket->disconnectFromHost();
+        return;
+    }
+    // A pipelined request may already be waiting.
+    if (!c->buffer.isEmpty())
+        QTimer::singleShot(0, socket, [this, socket]() { onReadyRead(socket); });
+}
+
+void FakeUpstream::resetConnection(QTcpSocket *socket)
+{
+    // SO_LINGER 0 turns close into an RST: the client sees "connection reset", not a clean end.
+    const struct linger lin{1, 0};
+    ::setsockopt(int(socket->socketDescriptor()), SOL_SOCKET, SO_LINGER, &lin, sizeof lin);
+    socket->abort();
+}
+
+} // namespace sw::demo

@@ -1,0 +1,98 @@
+#include "upstream/sse_reader.h"
+
+namespace sw::upstream {
+
+QList<SseEvent> SseReader::feed(QByteArrayView chunk)
+{
+    QList<SseEvent> out;
+    if (chunk.isEmpty())
+        return out;
+    // A CRLF split across chunks: the CR already ended the line, so drop the LF.
+    if (m_lastWasCr && chunk.front() == '\n')
+        chunk = chunk.sliced(1);
+    m_lastWasCr = false;
+    if (chunk.isEmpty())
+        return out;
+
+    m_buffer.append(chunk.data(), chunk.size());
+    qsizetype start = 0;
+    const qsizetype size = m_buffer.size();
+    const char *data = m_buffer.constData();
+    for (qsizetype i = 0; i < size; ++i) {
+        const char c = data[i];
+        if (c != '\n' && c != '\r')
+            continue;
+        processLine(QByteArrayView(data + start, i - start), out);
+        if (c == '\r') {
+            if (i + 1 < size) {
+                if (data[i + 1] == '\n')
+                    ++i;
+            } else {
+                m_lastWasCr = true;
+            }
+        }
+        start = i + 1;
+    }
+    m_buffer.remove(0, start);
+    return out;
+}
+
+QList<SseEvent> SseReader::finish()
+{
+    QList<SseEvent> out;
+    if (!m_buffer.isEmpty()) {
+        processLine(m_buffer, out);
+        m_buffer.clear();
+    }
+    processLine({}, out); // the blank line the stream never sent
+    m_lastWasCr = false;
+    return out;
+}
+
+void SseReader::processLine(QByteArrayView line, QList<SseEvent> &out)
+{
+    // The stream may begin with a UTF-8 byte order mark; it is not part of the first field.
+    if (!m_sawFirstLine) {
+        m_sawFirstLine = true;
+        if (line.startsWith("\xEF\xBB\xBF"))
+            line = line.sliced(3);
+    }
+    if (line.isEmpty()) {
+        if (m_hasData) {
+            SseEvent ev;
+            ev.event = m_current.event;
+            ev.data = m_current.data;
+            ev.id = m_current.id;
+            out.append(std::move(ev));
+        }
+        // The id persists across events (the "last event ID"); type and data do not.
+        m_current.event.clear();
+        m_current.data.clear();
+        m_hasData = false;
+        return;
+    }
+    if (line.front() == ':')
+        return; // comment, e.g. keepalive
+    QByteArrayView field = line;
+    QByteArrayView value;
+    if (const qsizetype colon = line.indexOf(':'); colon >= 0) {
+        field = line.first(colon);
+        value = line.sliced(colon + 1);
+        if (!value.isEmpty() && value.front() == ' ')
+            value = value.sliced(1);
+    }
+    if (field == "data") {
+        if (m_hasData)
+            m_current.data.append('\n');
+        m_current.data.append(value.data(), value.size());
+        m_hasData = true;
+    } else if (field == "event") {
+        m_current.event = value.toByteArray();
+    } else if (field == "id") {
+        if (!value.contains('\0'))
+            m_current.id = value.toByteArray();
+    }
+    // "retry" and unknown fields are ignored.
+}
+
+} // namespace sw::upstream

@@ -1,0 +1,166 @@
+// SseReader: the events a client of an upstream stream sees must not depend on
+// how TCP happened to split the bytes.
+#include "upstream/sse_reader.h"
+
+#include <QRandomGenerator>
+#include <QTest>
+
+using sw::upstream::SseEvent;
+using sw::upstream::SseReader;
+
+namespace {
+
+using Events = QList<SseEvent>;
+
+QByteArray describe(const Events &events)
+{
+    QByteArray s;
+    for (const auto &e : events)
+        s += "[event=" + e.event + " id=" + e.id + " data=" + e.data + "]\n";
+    return s;
+}
+
+Events feedInPieces(const QByteArray &transcript, const QList<qsizetype> &cuts)
+{
+    SseReader reader;
+    Events out;
+    qsizetype pos = 0;
+    for (qsizetype cut : cuts) {
+        out += reader.feed(QByteArrayView(transcript).sliced(pos, cut - pos));
+        pos = cut;
+    }
+    out += reader.feed(QByteArrayView(transcript).sliced(pos));
+    out += reader.finish();
+    return out;
+}
+
+} // namespace
+
+class TestSseReader : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void sameEventsForAnySplit_data();
+    void sameEventsForAnySplit();
+    void crlfSplitAcrossChunksIsOneLineEnd();
+    void eventsAreDeliveredAsSoonAsTheirBlankLineArrives();
+    void finishDispatchesUnterminatedEvent();
+    void finishWithoutPendingDataDispatchesNothing();
+};
+
+void TestSseReader::sameEventsForAnySplit_data()
+{
+    QTest::addColumn<QByteArray>("transcript");
+    QTest::addColumn<QByteArray>("expected"); // describe() of the events
+
+    QTest::newRow("anthropic with CRLF and ping")
+        << QByteArray("event: message_start\r\ndata: {\"type\":\"message_start\"}\r\n\r\n"
+                      "event: ping\r\ndata: {\"type\":\"ping\"}\r\n\r\n"
+                      "event: content_block_delta\r\ndata: {\"delta\":{\"text\":\"Hi\"}}\r\n\r\n"
+                      "event: message_stop\r\ndata: {\"type\":\"message_stop\"}\r\n\r\n")
+        << QByteArray("[event=message_start id= data={\"type\":\"message_start\"}]\n"
+                      "[event=ping id= data={\"type\":\"ping\"}]\n"
+                      "[event=content_block_delta id= data={\"delta\":{\"text\":\"Hi\"}}]\n"
+                      "[event=message_stop id= data={\"type\":\"message_stop\"}]\n");
+    QTest::newRow("openai data-only ending in DONE")
+        << QByteArray("data: {\"choices\":[]}\n\ndata: [DONE]\n\n")
+        << QByteArray("[event= id= data={\"choices\":[]}]\n[event= id= data=[DONE]]\n");
+    QTest::newRow("comments skipped")
+        << QByteArray(": keepalive\n\n:another\ndata: x\n: inside\n\n")
+        << QByteArray("[event= id= data=x]\n");
+    QTest::newRow("multi-line data joined with LF")
+        << QByteArray("data: line one\ndata: line two\ndata:\ndata: four\n\n")
+        << QByteArray("[event= id= data=line one\nline two\n\nfour]\n");
+    QTest::newRow("data without the leading space, only one space removed")
+        << QByteArray("data:tight\n\ndata:  two spaces\n\n")
+        << QByteArray("[event= id= data=tight]\n[event= id= data= two spaces]\n");
+    QTest::newRow("event without data is not dispatched and does not leak its type")
+        << QByteArray("event: orphan\n\ndata: after\n\n")
+        << QByteArray("[event= id= data=after]\n");
+    QTest::newRow("bare CR line ends")
+        << QByteArray("event: e\rdata: a\r\rdata: b\r\r")
+        << QByteArray("[event=e id= data=a]\n[event= id= data=b]\n");
+    QTest::newRow("mixed line ends")
+        << QByteArray("data: a\r\n\ndata: b\n\r\ndata: c\r\r\n")
+        << QByteArray("[event= id= data=a]\n[event= id= data=b]\n[event= id= data=c]\n");
+    QTest::newRow("id persists, retry and unknown fields ignored, field without colon")
+        << QByteArray("id: 7\nretry: 100\nfoo: bar\ndata: a\n\ndata\n\n")
+        << QByteArray("[event= id=7 data=a]\n[event= id=7 data=]\n");
+    QTest::newRow("leading BOM stripped")
+        << QByteArray("\xEF\xBB\xBF" "data: x\n\n")
+        << QByteArray("[event= id= data=x]\n");
+    QTest::newRow("empty data line is an event with empty data")
+        << QByteArray("data:\n\n")
+        << QByteArray("[event= id= data=]\n");
+}
+
+void TestSseReader::sameEventsForAnySplit()
+{
+    QFETCH(QByteArray, transcript);
+    QFETCH(QByteArray, expected);
+
+    QCOMPARE(describe(feedInPieces(transcript, {})), expected);
+
+    QList<qsizetype> everyByte;
+    for (qsizetype i = 1; i < transcript.size(); ++i)
+        everyByte.append(i);
+    QCOMPARE(describe(feedInPieces(transcript, everyByte)), expected);
+
+    QRandomGenerator rng(0x5eed);
+    for (int round = 0; round < 300; ++round) {
+        QList<qsizetype> cuts;
+        for (qsizetype i = 1; i < transcript.size(); ++i)
+            if (rng.bounded(4) == 0)
+                cuts.append(i);
+        const QByteArray got = describe(feedInPieces(transcript, cuts));
+        if (got != expected) {
+            QByteArray where;
+            for (auto c : cuts)
+                where += QByteArray::number(c) + ' ';
+            QFAIL(qPrintable("split at " + where + "\n got " + got));
+        }
+    }
+}
+
+void TestSseReader::crlfSplitAcrossChunksIsOneLineEnd()
+{
+    SseReader reader;
+    // If the LF after a chunk-final CR counted as a second line end, "data: a"
+    // would be dispatched early and "data: b" would become a separate event.
+    QVERIFY(reader.feed("data: a\r").isEmpty());
+    QVERIFY(reader.feed("\ndata: b\r").isEmpty());
+    const Events events = reader.feed("\n\r\n");
+    QCOMPARE(events.size(), 1);
+    QCOMPARE(events.front().data, QByteArray("a\nb"));
+}
+
+void TestSseReader::eventsAreDeliveredAsSoonAsTheirBlankLineArrives()
+{
+    SseReader reader;
+    QVERIFY(reader.feed("data: first\n").isEmpty());
+    Events events = reader.feed("\ndata: sec");
+    QCOMPARE(events.size(), 1);
+    QCOMPARE(events.front().data, QByteArray("first"));
+    events = reader.feed("ond\n\n");
+    QCOMPARE(events.size(), 1);
+    QCOMPARE(events.front().data, QByteArray("second"));
+}
+
+void TestSseReader::finishDispatchesUnterminatedEvent()
+{
+    SseReader reader;
+    QVERIFY(reader.feed("event: last\ndata: tail").isEmpty());
+    const Events events = reader.finish();
+    QCOMPARE(events.size(), 1);
+    QCOMPARE(events.front().event, QByteArray("last"));
+    QCOMPARE(events.front().data, QByteArray("tail"));
+}
+
+void TestSseReader::finishWithoutPendingDataDispatchesNothing()
+{
+    SseReader reader;
+    QCOMPARE(reader.feed("data: a\n\nevent: only\n").size(), 1);
+    QVERIFY(reader.finish().isEmpty());
+}
+
+QTEST_APPLESS_MAIN(TestSseReader)
+#include "test_sse_reader.moc"
