@@ -210,8 +210,12 @@ bool ConfigReader::integer(const QJsonObject &object, const QString &path, const
         error(p, QStringLiteral("expected an integer, got %1").arg(d));
         return false;
     }
-    if (d < double(min) || d > double(max)) {
+    if (d < double(min)) {
         error(p, rangeReason);
+        return false;
+    }
+    if (d > double(max)) {
+        error(p, QStringLiteral("must be at most %1").arg(max));
         return false;
     }
     out = qint64(d);

@@ -323,6 +323,8 @@ void TestConfigLoader::validationRules_data()
         "expected an integer, got a string");
     row("failover keepalive negative", R"([[["failover", "keepaliveMs"], -5]])", "failover.keepaliveMs",
         "must be greater than 0");
+    row("failover deadline too large", R"([[["failover", "deadlineMs"], 1e12]])", "failover.deadlineMs",
+        "must be at most 2147483647");
     row("failover typo", R"([[["failover", "deadline"], 5]])", "failover.deadline", "unknown key");
     row("failover wrong type", R"([[["failover"], true]])", "failover", "expected an object, got a boolean");
     row("limits body zero", R"([[["limits"], {"maxBodyBytes": 0}]])", "limits.maxBodyBytes", "must be greater than 0");
