@@ -7,8 +7,7 @@
 
 namespace sw::app {
 
-CliParseResult parseCommandLine(const QStringList &arguments)
-{
+CliParseResult parseCommandLine(const QStringList &arguments) {
     CliParseResult result;
     CliOptions &o = result.options;
 
@@ -87,13 +86,12 @@ CliParseResult parseCommandLine(const QStringList &arguments)
     else if (o.demo && !o.configPath.isEmpty())
         result.error = QStringLiteral("--demo uses the built-in configuration: leave out --config");
     else if (parser.isSet(listen) && !config::parseListenAddress(o.listen))
-        result.error = 
+        result.error =
             QStringLiteral("--listen expects HOST:PORT (e.g. 127.0.0.1:4141 or [::1]:4141), got '%1'").arg(o.listen);
     return result;
 }
 
-QString helpText()
-{
+QString helpText() {
     return QStringLiteral(
                "Usage: switchman [--headless] [--config FILE] [--listen HOST:PORT] [--demo]\n"
                "       switchman check-config FILE\n"

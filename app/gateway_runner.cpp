@@ -6,16 +6,14 @@
 
 namespace sw::app {
 
-int runGateway(const CliOptions &options, const config::Config &config)
-{
+int runGateway(const CliOptions &options, const config::Config &config) {
     Q_UNUSED(options);
     Q_UNUSED(config);
     QTextStream(stderr) << "switchman: the gateway engine is not wired yet (app/gateway_runner.cpp runGateway)\n";
     return 1;
 }
 
-QString listeningBanner(const QString &baseUrl, const config::Config &config)
-{
+QString listeningBanner(const QString &baseUrl, const config::Config &config) {
     // Name something the configuration can answer: a route first, then a model.
     QString model = QStringLiteral("MODEL");
     if (!config.routes.isEmpty())
@@ -30,8 +28,7 @@ QString listeningBanner(const QString &baseUrl, const config::Config &config)
         .arg(baseUrl, auth, model);
 }
 
-void printListening(const QString &baseUrl, const config::Config &config)
-{
+void printListening(const QString &baseUrl, const config::Config &config) {
     QTextStream out(stdout);
     out << listeningBanner(baseUrl, config);
     out.flush();

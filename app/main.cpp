@@ -23,20 +23,17 @@ constexpr int kExitFailure = 1;    // invalid configuration, failed command
 constexpr int kExitUnreadable = 2; // a file that cannot be read
 constexpr int kExitUsage = 64;     // bad command line (EX_USAGE)
 
-QTextStream &out()
-{
+QTextStream &out() {
     static QTextStream stream(stdout);
     return stream;
 }
 
-QTextStream &err()
-{
+QTextStream &err() {
     static QTextStream stream(stderr);
     return stream;
 }
 
-int checkConfig(const QString &file)
-{
+int checkConfig(const QString &file) {
     const config::LoadResult result = config::load(file);
     if (result.ok()) {
         out() << file << ": OK\n";
@@ -48,8 +45,7 @@ int checkConfig(const QString &file)
 }
 
 // The configuration the gateway starts with, or an exit code after telling the user why not.
-int startupConfig(const app::CliOptions &options, config::Config &config)
-{
+int startupConfig(const app::CliOptions &options, config::Config &config) {
     if (options.demo) {
         config = config::demoConfig();
     } else {
@@ -84,8 +80,7 @@ int startupConfig(const app::CliOptions &options, config::Config &config)
     return 0;
 }
 
-std::unique_ptr<QCoreApplication> makeApplication(int &argc, char **argv, const app::CliOptions &options)
-{
+std::unique_ptr<QCoreApplication> makeApplication(int &argc, char **argv, const app::CliOptions &options) {
 #ifdef SWITCHMAN_HAVE_GUI
     if (options.command == app::Command::Run && !options.headless && !options.help && !options.version)
         return std::make_unique<QApplication>(argc, argv);
@@ -97,8 +92,7 @@ std::unique_ptr<QCoreApplication> makeApplication(int &argc, char **argv, const 
 
 } // namespace
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     QStringList arguments;
     for (int i = 0; i < argc; ++i)
         arguments.append(QString::fromLocal8Bit(argv[i]));

@@ -28,8 +28,7 @@ const QString kSecretsAdvice = QStringLiteral(
     "secrets don't go in the config: store the secret with `switchman credential set NAME` and reference it as "
     "keychain:NAME, or use env:VAR");
 
-QString keyPath(const QString &parent, const QString &key)
-{
+QString keyPath(const QString &parent, const QString &key) {
     static const QRegularExpression plain(QStringLiteral("^[A-Za-z0-9_/-]+$"));
     if (!plain.match(key).hasMatch()) {
         QString escaped = key;
@@ -39,13 +38,11 @@ QString keyPath(const QString &parent, const QString &key)
     return parent.isEmpty() ? key : parent + QLatin1Char('.') + key;
 }
 
-QString indexPath(const QString &parent, qsizetype index)
-{
+QString indexPath(const QString &parent, qsizetype index) {
     return parent + QLatin1Char('[') + QString::number(index) + QLatin1Char(']');
 }
 
-QString jsonTypeName(const QJsonValue &value)
-{
+QString jsonTypeName(const QJsonValue &value) {
     switch (value.type()) {
     case QJsonValue::Null:
         return QStringLiteral("null");
@@ -65,15 +62,13 @@ QString jsonTypeName(const QJsonValue &value)
     return QStringLiteral("nothing");
 }
 
-QString quoted(const QString &text)
-{
+QString quoted(const QString &text) {
     return QLatin1Char('"') + text + QLatin1Char('"');
 }
 
 // Heuristic for a pasted API key: well-known key prefixes, or a long token
 // without the ':' every reference has. The value itself is never echoed.
-bool looksLikeSecret(const QString &value)
-{
+bool looksLikeSecret(const QString &value) {
     static const QRegularExpression prefixes(
         QStringLiteral("^(sk-|sk_|rk-|pk-|xai-|gsk_|AIza|ghp_|github_pat_|hf_|Bearer\\s)"));
     if (prefixes.match(value).hasMatch())
@@ -90,8 +85,7 @@ public:
 
 private:
     void error(const QString &path, const QString &reason) { errors.append({path, reason}); }
-    void wrongType(const QString &path, const QString &expected, const QJsonValue &got)
-    {
+    void wrongType(const QString &path, const QString &expected, const QJsonValue &got) {
         error(path, QStringLiteral("expected %1, got %2").arg(expected, jsonTypeName(got)));
     }
 
@@ -124,8 +118,7 @@ private:
     QSet<QString> m_modelKeys;
 };
 
-void ConfigReader::checkKeys(const QJsonObject &object, const QString &path, const QStringList &allowed)
-{
+void ConfigReader::checkKeys(const QJsonObject &object, const QString &path, const QStringList &allowed) {
     for (auto it = object.begin(); it != object.end(); ++it) {
         if (!allowed.contains(it.key()))
             error(keyPath(path, it.key()),
@@ -133,8 +126,7 @@ void ConfigReader::checkKeys(const QJsonObject &object, const QString &path, con
     }
 }
 
-bool ConfigReader::object(const QJsonValue &value, const QString &path, QJsonObject &out)
-{
+bool ConfigReader::object(const QJsonValue &value, const QString &path, QJsonObject &out) {
     if (!value.isObject()) {
         wrongType(path, QStringLiteral("an object"), value);
         return false;
@@ -144,8 +136,7 @@ bool ConfigReader::object(const QJsonValue &value, const QString &path, QJsonObj
 }
 
 bool ConfigReader::string(const QJsonObject &object, const QString &path, const QString &key, QString &out,
-                          bool required)
-{
+                          bool required) {
     const QString p = keyPath(path, key);
     if (!object.contains(key)) {
         if (required)
@@ -161,8 +152,7 @@ bool ConfigReader::string(const QJsonObject &object, const QString &path, const 
     return true;
 }
 
-bool ConfigReader::boolean(const QJsonObject &object, const QString &path, const QString &key, bool &out)
-{
+bool ConfigReader::boolean(const QJsonObject &object, const QString &path, const QString &key, bool &out) {
     if (!object.contains(key))
         return false;
     const QJsonValue value = object.value(key);
@@ -174,9 +164,8 @@ bool ConfigReader::boolean(const QJsonObject &object, const QString &path, const
     return true;
 }
 
-bool ConfigReader::number(const QJsonObject &object, const QString &path, const QString &key, double &out,
-                          double min, const QString &rangeReason)
-{
+bool ConfigReader::number(const QJsonObject &object, const QString &path, const QString &key, double &out, double min,
+                          const QString &rangeReason) {
     if (!object.contains(key))
         return false;
     const QString p = keyPath(path, key);
@@ -194,9 +183,8 @@ bool ConfigReader::number(const QJsonObject &object, const QString &path, const 
     return true;
 }
 
-bool ConfigReader::integer(const QJsonObject &object, const QString &path, const QString &key, qint64 &out,
-                           qint64 min, qint64 max, const QString &rangeReason)
-{
+bool ConfigReader::integer(const QJsonObject &object, const QString &path, const QString &key, qint64 &out, qint64 min,
+                           qint64 max, const QString &rangeReason) {
     if (!object.contains(key))
         return false;
     const QString p = keyPath(path, key);
@@ -223,8 +211,7 @@ bool ConfigReader::integer(const QJsonObject &object, const QString &path, const
 }
 
 bool ConfigReader::intField(const QJsonObject &object, const QString &path, const QString &key, int &out, int min,
-                            const QString &rangeReason)
-{
+                            const QString &rangeReason) {
     qint64 value = 0;
     if (!integer(object, path, key, value, min, std::numeric_limits<int>::max(), rangeReason))
         return false;
@@ -232,8 +219,7 @@ bool ConfigReader::intField(const QJsonObject &object, const QString &path, cons
     return true;
 }
 
-bool ConfigReader::stringList(const QJsonObject &object, const QString &path, const QString &key, QStringList &out)
-{
+bool ConfigReader::stringList(const QJsonObject &object, const QString &path, const QString &key, QStringList &out) {
     if (!object.contains(key))
         return false;
     const QString p = keyPath(path, key);
@@ -258,11 +244,11 @@ bool ConfigReader::stringList(const QJsonObject &object, const QString &path, co
     return ok;
 }
 
-void ConfigReader::read(const QJsonObject &root, Config &config)
-{
+void ConfigReader::read(const QJsonObject &root, Config &config) {
     checkKeys(root, QString(),
-              {QStringLiteral("listen"), QStringLiteral("providers"), QStringLiteral("models"), QStringLiteral("routes"),
-               QStringLiteral("tenants"), QStringLiteral("failover"), QStringLiteral("limits")});
+              {QStringLiteral("listen"), QStringLiteral("providers"), QStringLiteral("models"),
+               QStringLiteral("routes"), QStringLiteral("tenants"), QStringLiteral("failover"),
+               QStringLiteral("limits")});
     // Order matters: models refer to providers, routes to models, tenants to providers.
     readProviders(root, config);
     readModels(root, config);
@@ -273,8 +259,7 @@ void ConfigReader::read(const QJsonObject &root, Config &config)
     readListen(root, config); // after tenants: a non-loopback listener needs them
 }
 
-void ConfigReader::readListen(const QJsonObject &root, Config &config)
-{
+void ConfigReader::readListen(const QJsonObject &root, Config &config) {
     QString listen;
     if (!string(root, QString(), QStringLiteral("listen"), listen))
         return;
@@ -295,8 +280,7 @@ void ConfigReader::readListen(const QJsonObject &root, Config &config)
     config.listen = listen;
 }
 
-void ConfigReader::readProviders(const QJsonObject &root, Config &config)
-{
+void ConfigReader::readProviders(const QJsonObject &root, Config &config) {
     if (!root.contains(QStringLiteral("providers")))
         return;
     const QString path = QStringLiteral("providers");
@@ -346,8 +330,7 @@ void ConfigReader::readProviders(const QJsonObject &root, Config &config)
     }
 }
 
-void ConfigReader::readCredential(const QString &path, const QString &value)
-{
+void ConfigReader::readCredential(const QString &path, const QString &value) {
     static const QRegularExpression keychain(QStringLiteral("^keychain:[A-Za-z0-9._@-]+$"));
     static const QRegularExpression env(QStringLiteral("^env:[A-Za-z_][A-Za-z0-9_]*$"));
     if (value == QLatin1String("passthrough") || keychain.match(value).hasMatch() || env.match(value).hasMatch())
@@ -365,8 +348,7 @@ void ConfigReader::readCredential(const QString &path, const QString &value)
                         kSecretsAdvice);
 }
 
-void ConfigReader::readModels(const QJsonObject &root, Config &config)
-{
+void ConfigReader::readModels(const QJsonObject &root, Config &config) {
     if (!root.contains(QStringLiteral("models")))
         return;
     const QString path = QStringLiteral("models");
@@ -422,8 +404,7 @@ void ConfigReader::readModels(const QJsonObject &root, Config &config)
     }
 }
 
-void ConfigReader::readRoutes(const QJsonObject &root, Config &config)
-{
+void ConfigReader::readRoutes(const QJsonObject &root, Config &config) {
     if (!root.contains(QStringLiteral("routes")))
         return;
     const QString path = QStringLiteral("routes");
@@ -440,9 +421,9 @@ void ConfigReader::readRoutes(const QJsonObject &root, Config &config)
         QJsonObject o;
         if (!object(it.value(), p, o))
             continue;
-        checkKeys(o, p,
-                  {QStringLiteral("candidates"), QStringLiteral("aliases"),
-                   QStringLiteral("maxFallbackCostMultiplier")});
+        checkKeys(
+            o, p,
+            {QStringLiteral("candidates"), QStringLiteral("aliases"), QStringLiteral("maxFallbackCostMultiplier")});
         RouteConfig route;
         route.name = name;
         const QString candidatesPath = keyPath(p, QStringLiteral("candidates"));
@@ -456,7 +437,8 @@ void ConfigReader::readRoutes(const QJsonObject &root, Config &config)
                 if (!m_modelKeys.contains(candidate))
                     error(indexPath(candidatesPath, i), QStringLiteral("unknown model %1").arg(quoted(candidate)));
                 else if (route.candidates.indexOf(candidate) != i)
-                    error(indexPath(candidatesPath, i), QStringLiteral("duplicate candidate %1").arg(quoted(candidate)));
+                    error(indexPath(candidatesPath, i),
+                          QStringLiteral("duplicate candidate %1").arg(quoted(candidate)));
             }
         }
         if (stringList(o, p, QStringLiteral("aliases"), route.aliases)) {
@@ -476,8 +458,7 @@ void ConfigReader::readRoutes(const QJsonObject &root, Config &config)
     }
 }
 
-void ConfigReader::readTenants(const QJsonObject &root, Config &config)
-{
+void ConfigReader::readTenants(const QJsonObject &root, Config &config) {
     if (!root.contains(QStringLiteral("tenants")))
         return;
     const QString path = QStringLiteral("tenants");
@@ -494,15 +475,15 @@ void ConfigReader::readTenants(const QJsonObject &root, Config &config)
         QJsonObject o;
         if (!object(it.value(), p, o))
             continue;
-        checkKeys(o, p,
-                  {QStringLiteral("keys"), QStringLiteral("providers"), QStringLiteral("regions"),
-                   QStringLiteral("admin")});
+        checkKeys(
+            o, p,
+            {QStringLiteral("keys"), QStringLiteral("providers"), QStringLiteral("regions"), QStringLiteral("admin")});
         TenantConfig tenant;
         tenant.name = name;
         const QString keysPath = keyPath(p, QStringLiteral("keys"));
         if (!o.contains(QStringLiteral("keys"))) {
-            error(keysPath, QStringLiteral("missing (required): create a key with `switchman key create --tenant %1`")
-                                .arg(name));
+            error(keysPath,
+                  QStringLiteral("missing (required): create a key with `switchman key create --tenant %1`").arg(name));
         } else if (stringList(o, p, QStringLiteral("keys"), tenant.keyHashes)) {
             if (tenant.keyHashes.isEmpty())
                 error(keysPath, QStringLiteral("must list at least one key hash"));
@@ -518,8 +499,8 @@ void ConfigReader::readTenants(const QJsonObject &root, Config &config)
                 hash = hash.toLower(); // compare hashes case-insensitively
                 const QString owner = keyOwners.value(hash);
                 if (!owner.isNull())
-                    error(indexPath(keysPath, i), QStringLiteral("the same key is already listed for tenant %1")
-                                                      .arg(quoted(owner)));
+                    error(indexPath(keysPath, i),
+                          QStringLiteral("the same key is already listed for tenant %1").arg(quoted(owner)));
                 else
                     keyOwners.insert(hash, name);
             }
@@ -537,8 +518,7 @@ void ConfigReader::readTenants(const QJsonObject &root, Config &config)
     }
 }
 
-void ConfigReader::readFailover(const QJsonObject &root, Config &config)
-{
+void ConfigReader::readFailover(const QJsonObject &root, Config &config) {
     if (!root.contains(QStringLiteral("failover")))
         return;
     const QString p = QStringLiteral("failover");
@@ -556,8 +536,7 @@ void ConfigReader::readFailover(const QJsonObject &root, Config &config)
     intField(o, p, QStringLiteral("keepaliveMs"), f.keepaliveMs, 1, positive);
 }
 
-void ConfigReader::readLimits(const QJsonObject &root, Config &config)
-{
+void ConfigReader::readLimits(const QJsonObject &root, Config &config) {
     if (!root.contains(QStringLiteral("limits")))
         return;
     const QString p = QStringLiteral("limits");
@@ -577,8 +556,7 @@ void ConfigReader::readLimits(const QJsonObject &root, Config &config)
 }
 
 // Offset (in bytes) to "line L, column C", both 1-based.
-QString lineColumn(const QByteArray &text, int offset)
-{
+QString lineColumn(const QByteArray &text, int offset) {
     offset = qBound(0, offset, int(text.size()));
     int line = 1;
     int lineStart = 0;
@@ -591,20 +569,17 @@ QString lineColumn(const QByteArray &text, int offset)
     return QStringLiteral("line %1, column %2").arg(line).arg(offset - lineStart + 1);
 }
 
-QJsonArray toArray(const QStringList &list)
-{
+QJsonArray toArray(const QStringList &list) {
     return QJsonArray::fromStringList(list);
 }
 
 } // namespace
 
-QString ValidationError::toString() const
-{
+QString ValidationError::toString() const {
     return path.isEmpty() ? reason : path + QStringLiteral(": ") + reason;
 }
 
-std::optional<ListenAddress> parseListenAddress(const QString &text)
-{
+std::optional<ListenAddress> parseListenAddress(const QString &text) {
     static const QRegularExpression bracketed(QStringLiteral("^\\[([0-9A-Fa-f:.]+)\\]:([0-9]{1,5})$"));
     static const QRegularExpression plain(QStringLiteral("^([^:\\[\\]\\s]+):([0-9]{1,5})$"));
     static const QRegularExpression hostname(
@@ -627,16 +602,14 @@ std::optional<ListenAddress> parseListenAddress(const QString &text)
     return ListenAddress{host, quint16(port)};
 }
 
-bool isLoopbackHost(const QString &host)
-{
+bool isLoopbackHost(const QString &host) {
     if (host.compare(QLatin1String("localhost"), Qt::CaseInsensitive) == 0)
         return true;
     const QHostAddress address(host);
     return !address.isNull() && address.isLoopback();
 }
 
-ParseResult parse(const QByteArray &json)
-{
+ParseResult parse(const QByteArray &json) {
     ParseResult result;
     QJsonParseError parseError;
     const QJsonDocument document = QJsonDocument::fromJson(json, &parseError);
@@ -658,8 +631,7 @@ ParseResult parse(const QByteArray &json)
     return result;
 }
 
-LoadResult load(const QString &path)
-{
+LoadResult load(const QString &path) {
     LoadResult result;
     const QFileInfo info(path);
     if (!info.exists()) {
@@ -687,13 +659,11 @@ LoadResult load(const QString &path)
     return result;
 }
 
-QList<ValidationError> validate(const Config &config)
-{
+QList<ValidationError> validate(const Config &config) {
     return parse(QJsonDocument(toJson(config)).toJson(QJsonDocument::Compact)).errors;
 }
 
-QJsonObject toJson(const Config &config)
-{
+QJsonObject toJson(const Config &config) {
     QJsonObject root;
     root.insert(QStringLiteral("listen"), config.listen);
 
@@ -794,8 +764,7 @@ QJsonObject toJson(const Config &config)
     return root;
 }
 
-bool save(const QString &path, const Config &config, QString *error)
-{
+bool save(const QString &path, const Config &config, QString *error) {
     const auto fail = [error](const QString &message) {
         if (error)
             *error = message;
@@ -826,16 +795,14 @@ bool save(const QString &path, const Config &config, QString *error)
     return true;
 }
 
-QString defaultConfigPath()
-{
+QString defaultConfigPath() {
     // Independent of whatever application name the caller set: the file's
     // place is part of the product contract.
     const QString configRoot = QStandardPaths::writableLocation(QStandardPaths::GenericConfigLocation);
     return configRoot + QStringLiteral("/switchman/config.json");
 }
 
-Config demoConfig()
-{
+Config demoConfig() {
     Config config;
     config.listen = QStringLiteral("127.0.0.1:4141");
 

@@ -24,15 +24,13 @@ private slots:
 
 namespace {
 
-CliParseResult parseArgs(const QStringList &args)
-{
+CliParseResult parseArgs(const QStringList &args) {
     return parseCommandLine(QStringList{QStringLiteral("switchman")} + args);
 }
 
 } // namespace
 
-void TestCliOptions::commands_data()
-{
+void TestCliOptions::commands_data() {
     QTest::addColumn<QStringList>("args");
     QTest::addColumn<Command>("command");
     QTest::addColumn<QString>("argument");
@@ -40,15 +38,14 @@ void TestCliOptions::commands_data()
     QTest::newRow("check-config") << QStringList{"check-config", "/tmp/c.json"} << Command::CheckConfig
                                   << "/tmp/c.json";
     QTest::newRow("key create") << QStringList{"key", "create", "--tenant", "alice"} << Command::KeyCreate << "alice";
-    QTest::newRow("key create, option first") << QStringList{"--tenant=bob", "key", "create"} << Command::KeyCreate
-                                              << "bob";
+    QTest::newRow("key create, option first")
+        << QStringList{"--tenant=bob", "key", "create"} << Command::KeyCreate << "bob";
     QTest::newRow("credential set") << QStringList{"credential", "set", "anthropic-main"} << Command::CredentialSet
                                     << "anthropic-main";
     QTest::newRow("credential list") << QStringList{"credential", "list"} << Command::CredentialList << QString();
 }
 
-void TestCliOptions::commands()
-{
+void TestCliOptions::commands() {
     QFETCH(QStringList, args);
     QFETCH(Command, command);
     QFETCH(QString, argument);
@@ -58,8 +55,7 @@ void TestCliOptions::commands()
     QCOMPARE(result.options.argument, argument);
 }
 
-void TestCliOptions::runOptions()
-{
+void TestCliOptions::runOptions() {
     CliParseResult result = parseArgs({"--headless", "--config", "/etc/sw.json", "--listen", "127.0.0.1:0"});
     QVERIFY2(result.ok(), qPrintable(result.error));
     QCOMPARE(result.options.command, Command::Run);
@@ -76,8 +72,7 @@ void TestCliOptions::runOptions()
     QVERIFY(result.options.listen.isEmpty());
 }
 
-void TestCliOptions::helpAndVersionWin()
-{
+void TestCliOptions::helpAndVersionWin() {
     QVERIFY(parseArgs({"--help"}).options.help);
     QVERIFY(parseArgs({"-h"}).options.help);
     QVERIFY(parseArgs({"--version"}).options.version);
@@ -89,8 +84,7 @@ void TestCliOptions::helpAndVersionWin()
     QVERIFY(helpText().contains(sw::config::defaultConfigPath()));
 }
 
-void TestCliOptions::usageErrors_data()
-{
+void TestCliOptions::usageErrors_data() {
     QTest::addColumn<QStringList>("args");
     QTest::addColumn<QString>("error"); // a fragment
     QTest::newRow("unknown option") << QStringList{"--frobnicate"} << "frobnicate";
@@ -108,8 +102,7 @@ void TestCliOptions::usageErrors_data()
     QTest::newRow("listen without value") << QStringList{"--listen"} << "listen";
 }
 
-void TestCliOptions::usageErrors()
-{
+void TestCliOptions::usageErrors() {
     QFETCH(QStringList, args);
     QFETCH(QString, error);
     const CliParseResult result = parseArgs(args);
@@ -117,8 +110,7 @@ void TestCliOptions::usageErrors()
     QVERIFY2(result.error.contains(error), qPrintable(result.error));
 }
 
-void TestCliOptions::bannerNamesBaseUrlAndCurl()
-{
+void TestCliOptions::bannerNamesBaseUrlAndCurl() {
     const QString banner = listeningBanner(QStringLiteral("http://127.0.0.1:4141"), sw::config::demoConfig());
     const QStringList lines = banner.split(QLatin1Char('\n'), Qt::SkipEmptyParts);
     QCOMPARE(lines.size(), 2);
@@ -129,8 +121,7 @@ void TestCliOptions::bannerNamesBaseUrlAndCurl()
     QVERIFY(!lines.at(1).contains(QStringLiteral("authorization")));
 }
 
-void TestCliOptions::bannerAddsKeyWhenTenantsExist()
-{
+void TestCliOptions::bannerAddsKeyWhenTenantsExist() {
     sw::config::Config config = sw::config::demoConfig();
     config.tenants.insert(QStringLiteral("alice"), {});
     QVERIFY(listeningBanner(QStringLiteral("http://[::1]:5000"), config)

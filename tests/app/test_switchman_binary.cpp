@@ -15,8 +15,7 @@ struct Run {
     QString err;
 };
 
-Run runSwitchman(const QStringList &args)
-{
+Run runSwitchman(const QStringList &args) {
     QProcess process;
     QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
     env.remove(QStringLiteral("DISPLAY"));
@@ -37,8 +36,7 @@ Run runSwitchman(const QStringList &args)
     return run;
 }
 
-bool writeFile(const QString &path, const QByteArray &data)
-{
+bool writeFile(const QString &path, const QByteArray &data) {
     QFile file(path);
     return file.open(QIODevice::WriteOnly) && file.write(data) == data.size();
 }
@@ -75,16 +73,14 @@ const QByteArray kInvalid = R"({"providers": {"openai": {"api": "openai-chat",
 
 } // namespace
 
-void TestSwitchmanBinary::version()
-{
+void TestSwitchmanBinary::version() {
     const Run run = runSwitchman({QStringLiteral("--version")});
     QCOMPARE(run.exitStatus, QProcess::NormalExit);
     QCOMPARE(run.exitCode, 0);
     QCOMPARE(run.out, QStringLiteral("switchman " SWITCHMAN_VERSION "\n"));
 }
 
-void TestSwitchmanBinary::help()
-{
+void TestSwitchmanBinary::help() {
     const Run run = runSwitchman({QStringLiteral("--help")});
     QCOMPARE(run.exitCode, 0);
     QVERIFY(run.out.startsWith(QStringLiteral("Usage: switchman")));
@@ -92,15 +88,13 @@ void TestSwitchmanBinary::help()
     QVERIFY(run.out.contains(QStringLiteral("check-config FILE")));
 }
 
-void TestSwitchmanBinary::badOptionIsAUsageError()
-{
+void TestSwitchmanBinary::badOptionIsAUsageError() {
     const Run run = runSwitchman({QStringLiteral("--frobnicate")});
     QCOMPARE(run.exitCode, 64);
     QVERIFY2(run.err.contains(QStringLiteral("Try 'switchman --help'")), qPrintable(run.err));
 }
 
-void TestSwitchmanBinary::checkConfigValid()
-{
+void TestSwitchmanBinary::checkConfigValid() {
     QTemporaryDir dir;
     const QString file = dir.filePath(QStringLiteral("config.json"));
     QVERIFY(writeFile(file, kValid));
@@ -109,8 +103,7 @@ void TestSwitchmanBinary::checkConfigValid()
     QCOMPARE(run.out, file + QStringLiteral(": OK\n"));
 }
 
-void TestSwitchmanBinary::checkConfigInvalidListsEveryError()
-{
+void TestSwitchmanBinary::checkConfigInvalidListsEveryError() {
     QTemporaryDir dir;
     const QString file = dir.filePath(QStringLiteral("config.json"));
     QVERIFY(writeFile(file, kInvalid));
@@ -122,13 +115,13 @@ void TestSwitchmanBinary::checkConfigInvalidListsEveryError()
     QCOMPARE(lines.at(0), file + QStringLiteral(": providers.openai.api: unknown api \"openai-chat\" (expected one of: "
                                                 "anthropic-messages, openai-completions, openai-responses, "
                                                 "google-generative-ai)"));
-    QVERIFY(lines.at(1).startsWith(file + QStringLiteral(": providers.openai.credentials[0]: looks like a literal secret")));
+    QVERIFY(lines.at(1).startsWith(file +
+                                   QStringLiteral(": providers.openai.credentials[0]: looks like a literal secret")));
     QCOMPARE(lines.at(2), file + QStringLiteral(": routes.gpt.candidates[0]: unknown model \"openai/gpt-5\""));
     QVERIFY(!run.out.contains(QStringLiteral("sk-proj")));
 }
 
-void TestSwitchmanBinary::checkConfigMissingFile()
-{
+void TestSwitchmanBinary::checkConfigMissingFile() {
     QTemporaryDir dir;
     const QString file = dir.filePath(QStringLiteral("absent.json"));
     Run run = runSwitchman({QStringLiteral("check-config"), file});
@@ -138,8 +131,7 @@ void TestSwitchmanBinary::checkConfigMissingFile()
     QCOMPARE(run.exitCode, 2);
 }
 
-void TestSwitchmanBinary::checkConfigGarbageDoesNotCrash()
-{
+void TestSwitchmanBinary::checkConfigGarbageDoesNotCrash() {
     QTemporaryDir dir;
     const QString file = dir.filePath(QStringLiteral("garbage.json"));
     QByteArray garbage;
@@ -157,8 +149,7 @@ void TestSwitchmanBinary::checkConfigGarbageDoesNotCrash()
     QCOMPARE(run.exitCode, 1);
 }
 
-void TestSwitchmanBinary::startupWithMissingConfigFails()
-{
+void TestSwitchmanBinary::startupWithMissingConfigFails() {
     QTemporaryDir dir;
     const QString file = dir.filePath(QStringLiteral("absent.json"));
     const Run run = runSwitchman({QStringLiteral("--headless"), QStringLiteral("--config"), file});
@@ -167,8 +158,7 @@ void TestSwitchmanBinary::startupWithMissingConfigFails()
     QVERIFY(run.err.contains(QStringLiteral("no such file")));
 }
 
-void TestSwitchmanBinary::startupWithInvalidConfigFails()
-{
+void TestSwitchmanBinary::startupWithInvalidConfigFails() {
     QTemporaryDir dir;
     const QString file = dir.filePath(QStringLiteral("config.json"));
     QVERIFY(writeFile(file, kInvalid));
@@ -177,16 +167,14 @@ void TestSwitchmanBinary::startupWithInvalidConfigFails()
     QVERIFY2(run.err.contains(QStringLiteral("routes.gpt.candidates[0]: unknown model")), qPrintable(run.err));
 }
 
-void TestSwitchmanBinary::startupRefusesNonLoopbackListenWithoutTenants()
-{
-    const Run run = runSwitchman(
-        {QStringLiteral("--headless"), QStringLiteral("--demo"), QStringLiteral("--listen"), QStringLiteral("0.0.0.0:4141")});
+void TestSwitchmanBinary::startupRefusesNonLoopbackListenWithoutTenants() {
+    const Run run = runSwitchman({QStringLiteral("--headless"), QStringLiteral("--demo"), QStringLiteral("--listen"),
+                                  QStringLiteral("0.0.0.0:4141")});
     QCOMPARE(run.exitCode, 1);
     QVERIFY2(run.err.contains(QStringLiteral("not a loopback address")), qPrintable(run.err));
 }
 
-void TestSwitchmanBinary::unimplementedCommandsSaySo()
-{
+void TestSwitchmanBinary::unimplementedCommandsSaySo() {
     const Run run = runSwitchman({QStringLiteral("credential"), QStringLiteral("list")});
     QCOMPARE(run.exitCode, 1);
     QVERIFY(run.err.contains(QStringLiteral("not implemented yet")));

@@ -80,14 +80,12 @@ const char *const kSpecExample = R"({
 
 const QString kAliceKey = QStringLiteral("sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08");
 
-QJsonObject specObject()
-{
+QJsonObject specObject() {
     return QJsonDocument::fromJson(kSpecExample).object();
 }
 
 // Sets (or, for an undefined value, removes) the value at a key path.
-QJsonValue setAt(const QJsonValue &node, const QStringList &keys, const QJsonValue &value)
-{
+QJsonValue setAt(const QJsonValue &node, const QStringList &keys, const QJsonValue &value) {
     if (keys.isEmpty())
         return value;
     QJsonObject object = node.toObject();
@@ -100,8 +98,7 @@ QJsonValue setAt(const QJsonValue &node, const QStringList &keys, const QJsonVal
 }
 
 // A patch is [[key, key, ...], value]; a missing value removes the key.
-QByteArray patchedSpec(const QJsonArray &patches)
-{
+QByteArray patchedSpec(const QJsonArray &patches) {
     QJsonValue root = specObject();
     for (const QJsonValue &patch : patches) {
         const QJsonArray p = patch.toArray();
@@ -113,31 +110,26 @@ QByteArray patchedSpec(const QJsonArray &patches)
     return QJsonDocument(root.toObject()).toJson();
 }
 
-QStringList errorStrings(const QList<ValidationError> &errors)
-{
+QStringList errorStrings(const QList<ValidationError> &errors) {
     QStringList lines;
     for (const ValidationError &e : errors)
         lines.append(e.toString());
     return lines;
 }
 
-QByteArray readFile(const QString &path)
-{
+QByteArray readFile(const QString &path) {
     QFile file(path);
     return file.open(QIODevice::ReadOnly) ? file.readAll() : QByteArray();
 }
 
-bool writeFile(const QString &path, const QByteArray &data)
-{
+bool writeFile(const QString &path, const QByteArray &data) {
     QFile file(path);
     return file.open(QIODevice::WriteOnly) && file.write(data) == data.size();
 }
 
 } // namespace
 
-
-void TestConfigLoader::specExampleParses()
-{
+void TestConfigLoader::specExampleParses() {
     const ParseResult result = parse(kSpecExample);
     QVERIFY2(result.ok(), qPrintable(errorStrings(result.errors).join(QLatin1Char('\n'))));
     const Config &c = *result.config;
@@ -181,8 +173,7 @@ void TestConfigLoader::specExampleParses()
     QCOMPARE(c.failover.deadlineMs, 120000);
 }
 
-void TestConfigLoader::defaultsApplyWhenFieldsAreMissing()
-{
+void TestConfigLoader::defaultsApplyWhenFieldsAreMissing() {
     const ParseResult result = parse(R"({"providers": {"p": {"api": "openai-responses",
         "baseUrl": "http://localhost:8080"}}, "models": {"p/m": {}}})");
     QVERIFY2(result.ok(), qPrintable(errorStrings(result.errors).join(QLatin1Char('\n'))));
@@ -197,8 +188,7 @@ void TestConfigLoader::defaultsApplyWhenFieldsAreMissing()
     QCOMPARE(c.limits.maxBodyBytes, 32LL * 1024 * 1024);
 }
 
-void TestConfigLoader::validationRules_data()
-{
+void TestConfigLoader::validationRules_data() {
     QTest::addColumn<QByteArray>("patches"); // JSON array of [[keys...], value?]
     QTest::addColumn<QString>("path");
     QTest::addColumn<QString>("reason"); // a fragment of the reason
@@ -235,7 +225,8 @@ void TestConfigLoader::validationRules_data()
         "providers.openai.credentials[0]", "secrets don't go in the config");
     row("credential long token", R"([[["providers", "zai", "credentials"], ["0123456789abcdef0123456789abcdef"]]])",
         "providers.zai.credentials[0]", "looks like a literal secret");
-    row("credential empty keychain name", R"([[["providers", "anthropic", "credentials"], ["keychain:a", "keychain:"]]])",
+    row("credential empty keychain name",
+        R"([[["providers", "anthropic", "credentials"], ["keychain:a", "keychain:"]]])",
         "providers.anthropic.credentials[1]", "invalid keychain reference");
     row("credential bad env name", R"([[["providers", "openai", "credentials"], ["env:1BAD"]]])",
         "providers.openai.credentials[0]", "invalid env reference");
@@ -249,8 +240,7 @@ void TestConfigLoader::validationRules_data()
         "expected an integer");
     row("retriesBeforeFailover wrong type", R"([[["providers", "openai", "retriesBeforeFailover"], "1"]])",
         "providers.openai.retriesBeforeFailover", "expected an integer, got a string");
-    row("demo wrong type", R"([[["providers", "openai", "demo"], 1]])", "providers.openai.demo",
-        "expected a boolean");
+    row("demo wrong type", R"([[["providers", "openai", "demo"], 1]])", "providers.openai.demo", "expected a boolean");
     row("provider typo key", R"([[["providers", "openai", "baseURL"], "https://api.openai.com"]])",
         "providers.openai.baseURL", "unknown key");
     // top level
@@ -265,16 +255,16 @@ void TestConfigLoader::validationRules_data()
         "models.openai/gpt-5.input[1]", "unknown input \"audio\"");
     row("model input empty", R"([[["models", "openai/gpt-5", "input"], []]])", "models.openai/gpt-5.input",
         "at least one");
-    row("model input not an array", R"([[["models", "openai/gpt-5", "input"], "text"]])",
-        "models.openai/gpt-5.input", "expected an array of strings");
+    row("model input not an array", R"([[["models", "openai/gpt-5", "input"], "text"]])", "models.openai/gpt-5.input",
+        "expected an array of strings");
     row("model reasoning wrong type", R"([[["models", "openai/gpt-5", "reasoning"], "yes"]])",
         "models.openai/gpt-5.reasoning", "expected a boolean (true or false), got a string");
     row("model cost negative", R"([[["models", "openai/gpt-5", "cost", "input"], -1]])",
         "models.openai/gpt-5.cost.input", "must be 0 or more");
     row("model cost wrong type", R"([[["models", "openai/gpt-5", "cost", "output"], "cheap"]])",
         "models.openai/gpt-5.cost.output", "expected a number, got a string");
-    row("model cost typo", R"([[["models", "openai/gpt-5", "cost", "inputs"], 1]])",
-        "models.openai/gpt-5.cost.inputs", "unknown key");
+    row("model cost typo", R"([[["models", "openai/gpt-5", "cost", "inputs"], 1]])", "models.openai/gpt-5.cost.inputs",
+        "unknown key");
     row("model key with dot is quoted", R"([[["models", "zai/glm-4.6", "cost", "output"], -2]])",
         "models[\"zai/glm-4.6\"].cost.output", "must be 0 or more");
     // routes
@@ -295,8 +285,8 @@ void TestConfigLoader::validationRules_data()
         "routes.sonnet.maxFallbackCostMultiplier", "expected a number");
     row("route empty alias", R"([[["routes", "sonnet", "aliases"], [""]]])", "routes.sonnet.aliases[0]",
         "glob pattern");
-    row("route aliases not an array", R"([[["routes", "sonnet", "aliases"], "claude-*"]])",
-        "routes.sonnet.aliases", "expected an array of strings");
+    row("route aliases not an array", R"([[["routes", "sonnet", "aliases"], "claude-*"]])", "routes.sonnet.aliases",
+        "expected an array of strings");
     row("route typo key", R"([[["routes", "sonnet", "candidate"], []]])", "routes.sonnet.candidate", "unknown key");
     // tenants
     row("tenant key not a hash", R"([[["tenants", "alice", "keys"], ["sha256:abc"]]])", "tenants.alice.keys[0]",
@@ -331,8 +321,7 @@ void TestConfigLoader::validationRules_data()
     row("limits typo", R"([[["limits"], {"maxBody": 10}]])", "limits.maxBody", "unknown key");
 }
 
-void TestConfigLoader::validationRules()
-{
+void TestConfigLoader::validationRules() {
     QFETCH(QByteArray, patches);
     QFETCH(QString, path);
     QFETCH(QString, reason);
@@ -343,37 +332,37 @@ void TestConfigLoader::validationRules()
     bool found = false;
     for (const ValidationError &e : result.errors)
         found = found || (e.path == path && e.reason.contains(reason));
-    QVERIFY2(found, qPrintable(QStringLiteral("want %1: …%2…\ngot:\n%3").arg(path, reason, all.join(QLatin1Char('\n')))));
+    QVERIFY2(found,
+             qPrintable(QStringLiteral("want %1: …%2…\ngot:\n%3").arg(path, reason, all.join(QLatin1Char('\n')))));
 }
 
-void TestConfigLoader::collectsEveryError()
-{
+void TestConfigLoader::collectsEveryError() {
     const QByteArray json = patchedSpec(QJsonDocument::fromJson(R"([
         [["providers", "openai", "api"], "nope"],
         [["models", "openai/gpt-5", "kind"], "x"],
         [["routes", "sonnet", "candidates"], ["anthropic/claude-sonnet-4-5", "zai/glm-4"]],
         [["failover", "deadlineMs"], -1]
-    ])").array());
+    ])")
+                                            .array());
     const ParseResult result = parse(json);
     QStringList paths;
     for (const ValidationError &e : result.errors)
         paths.append(e.path);
     paths.sort();
-    QCOMPARE(paths, QStringList({QStringLiteral("failover.deadlineMs"), QStringLiteral("models.openai/gpt-5.kind"),
-                                 QStringLiteral("providers.openai.api"),
-                                 QStringLiteral("routes.sonnet.candidates[1]")}));
+    QCOMPARE(paths,
+             QStringList({QStringLiteral("failover.deadlineMs"), QStringLiteral("models.openai/gpt-5.kind"),
+                          QStringLiteral("providers.openai.api"), QStringLiteral("routes.sonnet.candidates[1]")}));
     QVERIFY(errorStrings(result.errors)
                 .contains(QStringLiteral("routes.sonnet.candidates[1]: unknown model \"zai/glm-4\"")));
 }
 
-void TestConfigLoader::secretsAreNeverEchoed()
-{
+void TestConfigLoader::secretsAreNeverEchoed() {
     const QString secret = QStringLiteral("sk-ant-api03-notarealkey");
     const QString hashLike = QStringLiteral("my-real-gateway-key-value");
     QJsonArray patches;
-    patches.append(QJsonArray{QJsonArray{QStringLiteral("providers"), QStringLiteral("anthropic"),
-                                         QStringLiteral("credentials")},
-                              QJsonArray{secret}});
+    patches.append(
+        QJsonArray{QJsonArray{QStringLiteral("providers"), QStringLiteral("anthropic"), QStringLiteral("credentials")},
+                   QJsonArray{secret}});
     patches.append(QJsonArray{QJsonArray{QStringLiteral("tenants"), QStringLiteral("alice"), QStringLiteral("keys")},
                               QJsonArray{hashLike}});
     const ParseResult result = parse(patchedSpec(patches));
@@ -384,8 +373,7 @@ void TestConfigLoader::secretsAreNeverEchoed()
     }
 }
 
-void TestConfigLoader::badJsonReportsLineAndColumn()
-{
+void TestConfigLoader::badJsonReportsLineAndColumn() {
     const ParseResult result = parse("{\n  \"listen\": \"127.0.0.1:4141\",\n  \"providers\": {,\n}\n");
     QCOMPARE(result.errors.size(), 1);
     QVERIFY(result.errors.first().path.isEmpty());
@@ -393,24 +381,22 @@ void TestConfigLoader::badJsonReportsLineAndColumn()
              qPrintable(result.errors.first().reason));
 }
 
-void TestConfigLoader::topLevelMustBeAnObject()
-{
+void TestConfigLoader::topLevelMustBeAnObject() {
     const ParseResult result = parse("[1, 2]");
     QCOMPARE(result.errors.size(), 1);
     QCOMPARE(result.errors.first().toString(), QStringLiteral("expected a JSON object at the top level"));
 }
 
-void TestConfigLoader::errorPathQuotesKeysWithDots()
-{
-    const ValidationError e{QStringLiteral("routes.sonnet.candidates[1]"), QStringLiteral("unknown model \"zai/glm-4\"")};
+void TestConfigLoader::errorPathQuotesKeysWithDots() {
+    const ValidationError e{QStringLiteral("routes.sonnet.candidates[1]"),
+                            QStringLiteral("unknown model \"zai/glm-4\"")};
     QCOMPARE(e.toString(), QStringLiteral("routes.sonnet.candidates[1]: unknown model \"zai/glm-4\""));
     const ParseResult result = parse(R"({"routes": {"my.route": {"candidates": ["x/y"]}}})");
     QCOMPARE(errorStrings(result.errors),
              QStringList{QStringLiteral("routes[\"my.route\"].candidates[0]: unknown model \"x/y\"")});
 }
 
-void TestConfigLoader::loadMissingFileIsUnreadable()
-{
+void TestConfigLoader::loadMissingFileIsUnreadable() {
     QTemporaryDir dir;
     const LoadResult result = load(dir.filePath(QStringLiteral("nope.json")));
     QCOMPARE(result.status, LoadStatus::Unreadable);
@@ -419,16 +405,14 @@ void TestConfigLoader::loadMissingFileIsUnreadable()
     QCOMPARE(result.errors.first().reason, QStringLiteral("no such file"));
 }
 
-void TestConfigLoader::loadDirectoryIsUnreadable()
-{
+void TestConfigLoader::loadDirectoryIsUnreadable() {
     QTemporaryDir dir;
     const LoadResult result = load(dir.path());
     QCOMPARE(result.status, LoadStatus::Unreadable);
     QVERIFY(!result.errors.isEmpty());
 }
 
-void TestConfigLoader::loadInvalidFileIsInvalid()
-{
+void TestConfigLoader::loadInvalidFileIsInvalid() {
     QTemporaryDir dir;
     const QString bad = dir.filePath(QStringLiteral("bad.json"));
     QVERIFY(writeFile(bad, "{\"listen\": }"));
@@ -444,8 +428,7 @@ void TestConfigLoader::loadInvalidFileIsInvalid()
     QCOMPARE(*result.config, *parse(kSpecExample).config);
 }
 
-void TestConfigLoader::listenAddresses_data()
-{
+void TestConfigLoader::listenAddresses_data() {
     QTest::addColumn<QString>("text");
     QTest::addColumn<bool>("valid");
     QTest::addColumn<QString>("host");
@@ -463,8 +446,7 @@ void TestConfigLoader::listenAddresses_data()
     QTest::newRow("space") << "127.0.0.1: 4141" << false << "" << 0;
 }
 
-void TestConfigLoader::listenAddresses()
-{
+void TestConfigLoader::listenAddresses() {
     QFETCH(QString, text);
     QFETCH(bool, valid);
     QFETCH(QString, host);
@@ -477,8 +459,7 @@ void TestConfigLoader::listenAddresses()
     }
 }
 
-void TestConfigLoader::validateCatchesOverrides()
-{
+void TestConfigLoader::validateCatchesOverrides() {
     Config config = demoConfig();
     QVERIFY(validate(config).isEmpty());
     config.listen = QStringLiteral("0.0.0.0:4141"); // e.g. --listen with no tenants
@@ -492,8 +473,7 @@ void TestConfigLoader::validateCatchesOverrides()
     QVERIFY(!isLoopbackHost(QStringLiteral("example.com")));
 }
 
-void TestConfigLoader::roundTripSaveLoad()
-{
+void TestConfigLoader::roundTripSaveLoad() {
     Config config = *parse(kSpecExample).config;
     // Exercise every non-default field so none is dropped on the way.
     config.providers[QStringLiteral("openai")].retriesBeforeFailover = 1;
@@ -512,16 +492,14 @@ void TestConfigLoader::roundTripSaveLoad()
     QCOMPARE(toJson(*loaded.config), toJson(config));
 }
 
-void TestConfigLoader::roundTripSpecExample()
-{
+void TestConfigLoader::roundTripSpecExample() {
     const Config config = *parse(kSpecExample).config;
     const ParseResult again = parse(QJsonDocument(toJson(config)).toJson());
     QVERIFY(again.ok());
     QCOMPARE(*again.config, config);
 }
 
-void TestConfigLoader::saveCreatesDirectory()
-{
+void TestConfigLoader::saveCreatesDirectory() {
     QTemporaryDir dir;
     const QString path = dir.filePath(QStringLiteral("a/b/switchman/config.json"));
     QString error;
@@ -529,8 +507,7 @@ void TestConfigLoader::saveCreatesDirectory()
     QCOMPARE(*load(path).config, demoConfig());
 }
 
-void TestConfigLoader::saveRefusesInvalidConfigAndKeepsOldFile()
-{
+void TestConfigLoader::saveRefusesInvalidConfigAndKeepsOldFile() {
     QTemporaryDir dir;
     const QString path = dir.filePath(QStringLiteral("config.json"));
     QVERIFY(save(path, demoConfig()));
@@ -544,8 +521,7 @@ void TestConfigLoader::saveRefusesInvalidConfigAndKeepsOldFile()
     QCOMPARE(readFile(path), before);
 }
 
-void TestConfigLoader::saveIntoReadOnlyDirectoryKeepsOldFile()
-{
+void TestConfigLoader::saveIntoReadOnlyDirectoryKeepsOldFile() {
     QTemporaryDir dir;
     const QString sub = dir.filePath(QStringLiteral("ro"));
     QVERIFY(QDir().mkpath(sub));
@@ -567,8 +543,7 @@ void TestConfigLoader::saveIntoReadOnlyDirectoryKeepsOldFile()
     QCOMPARE(QDir(sub).entryList(QDir::Files | QDir::Hidden), QStringList{QStringLiteral("config.json")});
 }
 
-void TestConfigLoader::saveCutShortByFileSizeLimitKeepsOldFile()
-{
+void TestConfigLoader::saveCutShortByFileSizeLimitKeepsOldFile() {
     // A write that fails half way (disk full, quota) must leave the old file
     // whole. RLIMIT_FSIZE makes the write fail part way, even for root.
     QTemporaryDir dir;
@@ -585,7 +560,7 @@ void TestConfigLoader::saveCutShortByFileSizeLimitKeepsOldFile()
     const QByteArray bigJson = QJsonDocument(toJson(big)).toJson();
     QVERIFY(bigJson.size() > 3 * before.size());
 
-    struct rlimit old{};
+    struct rlimit old {};
     QCOMPARE(getrlimit(RLIMIT_FSIZE, &old), 0);
     const auto oldHandler = std::signal(SIGXFSZ, SIG_IGN);
     struct rlimit limited = old;
@@ -605,8 +580,7 @@ void TestConfigLoader::saveCutShortByFileSizeLimitKeepsOldFile()
     QCOMPARE(readFile(path), bigJson);
 }
 
-void TestConfigLoader::defaultConfigPathIsUnderSwitchman()
-{
+void TestConfigLoader::defaultConfigPathIsUnderSwitchman() {
     QStandardPaths::setTestModeEnabled(true);
     const QString expected = QStandardPaths::writableLocation(QStandardPaths::GenericConfigLocation) +
                              QStringLiteral("/switchman/config.json");
@@ -614,8 +588,7 @@ void TestConfigLoader::defaultConfigPathIsUnderSwitchman()
     QStandardPaths::setTestModeEnabled(false);
 }
 
-void TestConfigLoader::demoConfigIsValidAndComplete()
-{
+void TestConfigLoader::demoConfigIsValidAndComplete() {
     const Config demo = demoConfig();
     QVERIFY(validate(demo).isEmpty());
     QCOMPARE(demo.listen, QStringLiteral("127.0.0.1:4141"));
