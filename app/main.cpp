@@ -80,12 +80,15 @@ int startupConfig(const app::CliOptions &options, config::Config &config) {
     return 0;
 }
 
-std::unique_ptr<QCoreApplication> makeApplication(int &argc, char **argv, const app::CliOptions &options) {
+// QApplication only for the GUI run: it needs a display, and a usage error or
+// a subcommand must work without one.
+std::unique_ptr<QCoreApplication> makeApplication(int &argc, char **argv, const app::CliParseResult &parsed) {
 #ifdef SWITCHMAN_HAVE_GUI
-    if (options.command == app::Command::Run && !options.headless && !options.help && !options.version)
+    const app::CliOptions &options = parsed.options;
+    if (parsed.ok() && options.command == app::Command::Run && !options.headless && !options.help && !options.version)
         return std::make_unique<QApplication>(argc, argv);
 #else
-    Q_UNUSED(options);
+    Q_UNUSED(parsed);
 #endif
     return std::make_unique<QCoreApplication>(argc, argv);
 }
@@ -101,7 +104,7 @@ int main(int argc, char **argv) {
 
     QCoreApplication::setApplicationName(QStringLiteral("switchman"));
     QCoreApplication::setApplicationVersion(QStringLiteral(SWITCHMAN_VERSION));
-    const std::unique_ptr<QCoreApplication> application = makeApplication(argc, argv, options);
+    const std::unique_ptr<QCoreApplication> application = makeApplication(argc, argv, parsed);
 
     if (!parsed.ok()) {
         err() << "switchman: " << parsed.error << "\nTry 'switchman --help'.\n";

@@ -20,6 +20,7 @@ Run runSwitchman(const QStringList &args) {
     QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
     env.remove(QStringLiteral("DISPLAY"));
     env.remove(QStringLiteral("WAYLAND_DISPLAY"));
+    env.remove(QStringLiteral("QT_QPA_PLATFORM")); // like a terminal without a display: nothing may need one
     process.setProcessEnvironment(env);
     process.start(QStringLiteral(SWITCHMAN_BIN), args);
     Run run;
