@@ -1,9 +1,142 @@
+// Entry point: command line, configuration, application object. Wiring only.
+
+#include "cli_options.h"
+#include "config/config_loader.h"
+#include "gateway_runner.h"
+
 #include <QCoreApplication>
+#include <QFileInfo>
 #include <QTextStream>
 
-int main(int argc, char **argv)
-{
-    QCoreApplication app(argc, argv);
-    QTextStream(stdout) << "switchman " << SWITCHMAN_VERSION << "\n";
+#include <memory>
+
+#ifdef SWITCHMAN_HAVE_GUI
+#include <QApplication>
+#endif
+
+namespace {
+
+using namespace sw;
+
+// Exit codes, as --help documents them.
+constexpr int kExitFailure = 1;    // invalid configuration, failed command
+constexpr int kExitUnreadable = 2; // a file that cannot be read
+constexpr int kExitUsage = 64;     // bad command line (EX_USAGE)
+
+QTextStream &out() {
+    static QTextStream stream(stdout);
+    return stream;
+}
+
+QTextStream &err() {
+    static QTextStream stream(stderr);
+    return stream;
+}
+
+int checkConfig(const QString &file) {
+    const config::LoadResult result = config::load(file);
+    if (result.ok()) {
+        out() << file << ": OK\n";
+        return 0;
+    }
+    for (const config::ValidationError &error : result.errors)
+        out() << file << ": " << error.toString() << '\n';
+    return result.status == config::LoadStatus::Unreadable ? kExitUnreadable : kExitFailure;
+}
+
+// The configuration the gateway starts with, or an exit code after telling the user why not.
+int startupConfig(const app::CliOptions &options, config::Config &config) {
+    if (options.demo) {
+        config = config::demoConfig();
+    } else {
+        const bool explicitPath = !options.configPath.isEmpty();
+        const QString path = explicitPath ? options.configPath : config::defaultConfigPath();
+        if (!explicitPath && !QFileInfo::exists(path)) {
+            // First start: nothing configured yet is not an error.
+            err() << "switchman: no configuration at " << path
+                  << " yet; starting with an empty one (try --demo for simulated providers)\n";
+            config = config::Config();
+        } else {
+            const config::LoadResult result = config::load(path);
+            if (!result.ok()) {
+                err() << "switchman: cannot use configuration " << path << ":\n";
+                for (const config::ValidationError &error : result.errors)
+                    err() << "  " << error.toString() << '\n';
+                return result.status == config::LoadStatus::Unreadable ? kExitUnreadable : kExitFailure;
+            }
+            config = *result.config;
+        }
+    }
+    if (!options.listen.isEmpty()) {
+        config.listen = options.listen;
+        const QList<config::ValidationError> errors = config::validate(config);
+        if (!errors.isEmpty()) {
+            err() << "switchman: --listen " << options.listen << ":\n";
+            for (const config::ValidationError &error : errors)
+                err() << "  " << error.toString() << '\n';
+            return kExitFailure;
+        }
+    }
     return 0;
+}
+
+// QApplication only for the GUI run: it needs a display, and a usage error or
+// a subcommand must work without one.
+std::unique_ptr<QCoreApplication> makeApplication(int &argc, char **argv, const app::CliParseResult &parsed) {
+#ifdef SWITCHMAN_HAVE_GUI
+    const app::CliOptions &options = parsed.options;
+    if (parsed.ok() && options.command == app::Command::Run && !options.headless && !options.help && !options.version)
+        return std::make_unique<QApplication>(argc, argv);
+#else
+    Q_UNUSED(parsed);
+#endif
+    return std::make_unique<QCoreApplication>(argc, argv);
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+    QStringList arguments;
+    for (int i = 0; i < argc; ++i)
+        arguments.append(QString::fromLocal8Bit(argv[i]));
+    const app::CliParseResult parsed = app::parseCommandLine(arguments);
+    const app::CliOptions &options = parsed.options;
+
+    QCoreApplication::setApplicationName(QStringLiteral("switchman"));
+    QCoreApplication::setApplicationVersion(QStringLiteral(SWITCHMAN_VERSION));
+    const std::unique_ptr<QCoreApplication> application = makeApplication(argc, argv, parsed);
+
+    if (!parsed.ok()) {
+        err() << "switchman: " << parsed.error << "\nTry 'switchman --help'.\n";
+        return kExitUsage;
+    }
+    if (options.help) {
+        out() << app::helpText();
+        return 0;
+    }
+    if (options.version) {
+        out() << "switchman " << SWITCHMAN_VERSION << '\n';
+        return 0;
+    }
+    switch (options.command) {
+    case app::Command::CheckConfig:
+        return checkConfig(options.argument);
+    case app::Command::KeyCreate:
+        err() << "switchman: key create: not implemented yet\n";
+        return kExitFailure;
+    case app::Command::CredentialSet:
+        err() << "switchman: credential set: not implemented yet\n";
+        return kExitFailure;
+    case app::Command::CredentialList:
+        err() << "switchman: credential list: not implemented yet\n";
+        return kExitFailure;
+    case app::Command::Run:
+        break;
+    }
+    config::Config config;
+    if (const int code = startupConfig(options, config); code != 0)
+        return code;
+    out().flush();
+    err().flush();
+    return app::runGateway(options, config);
 }

@@ -13,11 +13,13 @@ struct ProviderConfig {
     QString id;
     QString api;            // anthropic-messages | openai-completions | openai-responses | google-generative-ai
     QString baseUrl;
-    QStringList credentials; // references: keychain:NAME, env:VAR, passthrough
+    QStringList credentials; // references: keychain:NAME, env:VAR, passthrough; empty = send no auth header
     QString region;
     int maxRetries = 2;
     int retriesBeforeFailover = 0;
     bool demo = false;       // a simulated provider of --demo (baseUrl is filled in at start)
+
+    bool operator==(const ProviderConfig &) const = default;
 };
 
 struct ModelConfig {
@@ -30,6 +32,8 @@ struct ModelConfig {
     double costOutput = 0;
     QString tier;
     QString key() const { return provider + QLatin1Char('/') + id; }
+
+    bool operator==(const ModelConfig &) const = default;
 };
 
 struct RouteConfig {
@@ -37,6 +41,8 @@ struct RouteConfig {
     QStringList candidates;  // "provider/id", in order
     QStringList aliases;     // glob patterns
     std::optional<double> maxFallbackCostMultiplier;
+
+    bool operator==(const RouteConfig &) const = default;
 };
 
 struct TenantConfig {
@@ -45,6 +51,8 @@ struct TenantConfig {
     QStringList providers;   // empty = all
     QStringList regions;     // empty = all
     bool admin = false;
+
+    bool operator==(const TenantConfig &) const = default;
 };
 
 struct FailoverConfig {
@@ -52,6 +60,8 @@ struct FailoverConfig {
     int deadlineMs = 120000;
     int maxRetryDelayMs = 10000;
     int keepaliveMs = 15000;
+
+    bool operator==(const FailoverConfig &) const = default;
 };
 
 struct LimitsConfig {
@@ -60,6 +70,8 @@ struct LimitsConfig {
     int headerTimeoutMs = 10000;
     int idleTimeoutMs = 120000;
     int maxConnections = 2048;
+
+    bool operator==(const LimitsConfig &) const = default;
 };
 
 struct Config {
@@ -70,6 +82,8 @@ struct Config {
     QMap<QString, TenantConfig> tenants;     // by name
     FailoverConfig failover;
     LimitsConfig limits;
+
+    bool operator==(const Config &) const = default;
 };
 
 } // namespace sw::config

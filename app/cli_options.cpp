@@ -1,0 +1,125 @@
+#include "cli_options.h"
+
+#include "config/config_loader.h"
+
+#include <QCommandLineOption>
+#include <QCommandLineParser>
+
+namespace sw::app {
+
+CliParseResult parseCommandLine(const QStringList &arguments) {
+    CliParseResult result;
+    CliOptions &o = result.options;
+
+    QCommandLineParser parser;
+    parser.setSingleDashWordOptionMode(QCommandLineParser::ParseAsLongOptions);
+    const QCommandLineOption headless(QStringLiteral("headless"));
+    const QCommandLineOption config(QStringLiteral("config"), QString(), QStringLiteral("FILE"));
+    const QCommandLineOption listen(QStringLiteral("listen"), QString(), QStringLiteral("HOST:PORT"));
+    const QCommandLineOption demo(QStringLiteral("demo"));
+    const QCommandLineOption tenant(QStringLiteral("tenant"), QString(), QStringLiteral("NAME"));
+    const QCommandLineOption version(QStringList{QStringLiteral("v"), QStringLiteral("version")});
+    const QCommandLineOption help(QStringList{QStringLiteral("h"), QStringLiteral("help")});
+    parser.addOptions({headless, config, listen, demo, tenant, version, help});
+
+    if (!parser.parse(arguments)) {
+        result.error = parser.errorText();
+        return result;
+    }
+    o.help = parser.isSet(help);
+    o.version = parser.isSet(version);
+    if (o.help || o.version)
+        return result; // like every CLI: --help and --version win over the rest
+
+    o.headless = parser.isSet(headless);
+    o.configPath = parser.value(config);
+    o.listen = parser.value(listen);
+    o.demo = parser.isSet(demo);
+
+    const QStringList words = parser.positionalArguments();
+    const QString verb = words.value(0);
+    const auto expectWords = [&](qsizetype count, const QString &usage) {
+        if (words.size() != count)
+            result.error = QStringLiteral("usage: switchman %1").arg(usage);
+        return words.size() == count;
+    };
+    if (words.isEmpty()) {
+        o.command = Command::Run;
+    } else if (verb == QLatin1String("check-config")) {
+        o.command = Command::CheckConfig;
+        if (expectWords(2, QStringLiteral("check-config FILE")))
+            o.argument = words.at(1);
+    } else if (verb == QLatin1String("key")) {
+        o.command = Command::KeyCreate;
+        if (words.value(1) != QLatin1String("create"))
+            result.error = QStringLiteral("usage: switchman key create --tenant NAME");
+        else if (expectWords(2, QStringLiteral("key create --tenant NAME")))
+            o.argument = parser.value(tenant);
+        if (result.ok() && o.argument.isEmpty())
+            result.error = QStringLiteral("key create needs --tenant NAME");
+    } else if (verb == QLatin1String("credential")) {
+        const QString sub = words.value(1);
+        if (sub == QLatin1String("set")) {
+            o.command = Command::CredentialSet;
+            if (expectWords(3, QStringLiteral("credential set NAME")))
+                o.argument = words.at(2);
+        } else if (sub == QLatin1String("list")) {
+            o.command = Command::CredentialList;
+            expectWords(2, QStringLiteral("credential list"));
+        } else {
+            result.error = QStringLiteral("usage: switchman credential set NAME | credential list");
+        }
+    } else {
+        result.error = QStringLiteral("unknown command '%1'").arg(verb);
+    }
+    if (!result.ok())
+        return result;
+
+    // Options that only mean something for one command are refused elsewhere,
+    // so a misplaced one is noticed instead of silently ignored.
+    if (parser.isSet(tenant) && o.command != Command::KeyCreate)
+        result.error = QStringLiteral("--tenant only applies to 'key create'");
+    else if (o.command != Command::Run && (o.headless || o.demo || !o.listen.isEmpty()))
+        result.error = QStringLiteral("--headless, --demo and --listen only apply when running the gateway");
+    else if (o.command == Command::CheckConfig && !o.configPath.isEmpty())
+        result.error = QStringLiteral("check-config takes the file as its argument, not --config");
+    else if (o.demo && !o.configPath.isEmpty())
+        result.error = QStringLiteral("--demo uses the built-in configuration: leave out --config");
+    else if (parser.isSet(listen) && !config::parseListenAddress(o.listen))
+        result.error =
+            QStringLiteral("--listen expects HOST:PORT (e.g. 127.0.0.1:4141 or [::1]:4141), got '%1'").arg(o.listen);
+    return result;
+}
+
+QString helpText() {
+    return QStringLiteral(
+               "Usage: switchman [--headless] [--config FILE] [--listen HOST:PORT] [--demo]\n"
+               "       switchman check-config FILE\n"
+               "       switchman key create --tenant NAME\n"
+               "       switchman credential set NAME\n"
+               "       switchman credential list\n"
+               "\n"
+               "Switchman is an LLM gateway: point an SDK or coding agent at it and it fails over\n"
+               "across upstream providers before the first byte of the answer.\n"
+               "\n"
+               "Options:\n"
+               "  --headless          run without the admin window and tray\n"
+               "  --config FILE       configuration file (default: %1)\n"
+               "  --listen HOST:PORT  listen address, overriding the configuration's\n"
+               "  --demo              built-in configuration with simulated providers\n"
+               "  -v, --version       print the version and exit\n"
+               "  -h, --help          print this help and exit\n"
+               "\n"
+               "Commands:\n"
+               "  check-config FILE           validate a configuration file; exit 0 when valid,\n"
+               "                              1 when not, 2 when it cannot be read\n"
+               "  key create --tenant NAME    make a gateway key for a tenant (printed once, its hash stored)\n"
+               "  credential set NAME         read a secret from stdin into the OS keychain as keychain:NAME\n"
+               "  credential list             list the credential references of the configuration\n"
+               "\n"
+               "Exit status: 0 success, 1 invalid configuration or failure, 2 unreadable file,\n"
+               "64 bad command line.\n")
+        .arg(config::defaultConfigPath());
+}
+
+} // namespace sw::app

@@ -1,0 +1,43 @@
+#pragma once
+// The command line of SPEC section 4, parsed into plain data. Parsing never
+// prints or exits: main() decides what to do with the result.
+
+#include <QString>
+#include <QStringList>
+
+namespace sw::app {
+
+enum class Command {
+    Run,            // switchman [--headless] [--config FILE] [--listen HOST:PORT] [--demo]
+    CheckConfig,    // switchman check-config FILE
+    KeyCreate,      // switchman key create --tenant NAME
+    CredentialSet,  // switchman credential set NAME
+    CredentialList, // switchman credential list
+};
+
+struct CliOptions {
+    Command command = Command::Run;
+    // check-config: the FILE; key create: the tenant NAME; credential set: the credential NAME.
+    QString argument;
+    bool headless = false;
+    QString configPath; // --config; empty = config::defaultConfigPath()
+    QString listen;     // --listen HOST:PORT override; empty = the configuration's
+    bool demo = false;
+    bool version = false;
+    bool help = false;
+};
+
+struct CliParseResult {
+    CliOptions options;
+    QString error; // non-empty on a usage error, e.g. "unknown option 'x'"
+
+    bool ok() const { return error.isEmpty(); }
+};
+
+// arguments as from QCoreApplication::arguments(): the program name first.
+CliParseResult parseCommandLine(const QStringList &arguments);
+
+// The text of --help.
+QString helpText();
+
+} // namespace sw::app

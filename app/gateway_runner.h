@@ -1,0 +1,32 @@
+#pragma once
+// Starting the gateway once the command line and the configuration are known.
+
+#include "cli_options.h"
+#include "config/config.h"
+
+#include <QString>
+
+namespace sw::app {
+
+// ENGINE AUTHOR: this is the seam to fill in (today it prints "not wired yet"
+// and returns 1). By the time it is called main() has created the application
+// object (QApplication for the GUI, QCoreApplication when options.headless or
+// in a build without the GUI), validated `config`, and applied --listen and
+// --demo to it. It must:
+//  - start the engine thread and listen on config.listen (port 0 = any free
+//    port); with --demo, start the simulated upstreams and replace the
+//    placeholder baseUrl of every `demo: true` provider with their real URL;
+//  - once listening, call printListening() with the real base URL: the SDK
+//    client tests and scripts/run wait for that exact first line;
+//  - run the event loop and return its exit code; quit cleanly on SIGINT/SIGTERM.
+int runGateway(const CliOptions &options, const config::Config &config);
+
+// "Switchman listening on http://HOST:PORT" and a curl example line, for the
+// given base URL (no trailing slash).
+QString listeningBanner(const QString &baseUrl, const config::Config &config);
+
+// Writes listeningBanner() to stdout and flushes, so a parent process reading a
+// pipe sees it at once.
+void printListening(const QString &baseUrl, const config::Config &config);
+
+} // namespace sw::app
