@@ -79,12 +79,12 @@ bool looksLikeSecret(const QString &value) {
 // Walks one JSON document, filling a Config and collecting every problem.
 class ConfigReader final {
 public:
-    QList<ValidationError> errors;
+    const QList<ValidationError> &errors() const { return m_errors; }
 
     void read(const QJsonObject &root, Config &config);
 
 private:
-    void error(const QString &path, const QString &reason) { errors.append({path, reason}); }
+    void error(const QString &path, const QString &reason) { m_errors.append({path, reason}); }
     void wrongType(const QString &path, const QString &expected, const QJsonValue &got) {
         error(path, QStringLiteral("expected %1, got %2").arg(expected, jsonTypeName(got)));
     }
@@ -116,6 +116,7 @@ private:
     // reported again as unknown, so one mistake gives one error.
     QSet<QString> m_providerIds;
     QSet<QString> m_modelKeys;
+    QList<ValidationError> m_errors;
 };
 
 void ConfigReader::checkKeys(const QJsonObject &object, const QString &path, const QStringList &allowed) {
@@ -311,8 +312,8 @@ void ConfigReader::readProviders(const QJsonObject &root, Config &config) {
             const QString scheme = url.scheme();
             if (!url.isValid() || (scheme != QLatin1String("http") && scheme != QLatin1String("https")) ||
                 url.host().isEmpty())
-                error(keyPath(p, QStringLiteral("baseUrl")),
-                      QStringLiteral("expected an http:// or https:// URL, got %1").arg(quoted(provider.baseUrl)));
+                // Not echoed: a malformed URL may still carry a password.
+                error(keyPath(p, QStringLiteral("baseUrl")), QStringLiteral("expected an http:// or https:// URL"));
             else if (!url.userInfo().isEmpty())
                 error(keyPath(p, QStringLiteral("baseUrl")),
                       QStringLiteral("must not contain a user name or password: ") + kSecretsAdvice);
@@ -625,7 +626,7 @@ ParseResult parse(const QByteArray &json) {
     Config config;
     ConfigReader reader;
     reader.read(document.object(), config);
-    result.errors = reader.errors;
+    result.errors = reader.errors();
     if (result.errors.isEmpty())
         result.config = config;
     return result;
