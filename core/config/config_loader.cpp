@@ -79,18 +79,20 @@ bool looksLikeSecret(const QString &value) {
 // Walks one JSON document, filling a Config and collecting every problem.
 class ConfigReader final {
 public:
-    QList<ValidationError> errors;
+    const QList<ValidationError> &errors() const { return m_errors; }
 
     void read(const QJsonObject &root, Config &config);
 
 private:
-    void error(const QString &path, const QString &reason) { errors.append({path, reason}); }
+    void error(const QString &path, const QString &reason) { m_errors.append({path, reason}); }
     void wrongType(const QString &path, const QString &expected, const QJsonValue &got) {
         error(path, QStringLiteral("expected %1, got %2").arg(expected, jsonTypeName(got)));
     }
 
     void checkKeys(const QJsonObject &object, const QString &path, const QStringList &allowed);
     bool object(const QJsonValue &value, const QString &path, QJsonObject &out);
+    // A top-level section: false when absent (nothing to read) or not an object (reported).
+    bool section(const QJsonObject &root, const QString &name, QJsonObject &out);
     bool string(const QJsonObject &object, const QString &path, const QString &key, QString &out,
                 bool required = false);
     bool boolean(const QJsonObject &object, const QString &path, const QString &key, bool &out);
@@ -116,6 +118,7 @@ private:
     // reported again as unknown, so one mistake gives one error.
     QSet<QString> m_providerIds;
     QSet<QString> m_modelKeys;
+    QList<ValidationError> m_errors;
 };
 
 void ConfigReader::checkKeys(const QJsonObject &object, const QString &path, const QStringList &allowed) {
@@ -133,6 +136,10 @@ bool ConfigReader::object(const QJsonValue &value, const QString &path, QJsonObj
     }
     out = value.toObject();
     return true;
+}
+
+bool ConfigReader::section(const QJsonObject &root, const QString &name, QJsonObject &out) {
+    return root.contains(name) && object(root.value(name), name, out);
 }
 
 bool ConfigReader::string(const QJsonObject &object, const QString &path, const QString &key, QString &out,
@@ -281,11 +288,9 @@ void ConfigReader::readListen(const QJsonObject &root, Config &config) {
 }
 
 void ConfigReader::readProviders(const QJsonObject &root, Config &config) {
-    if (!root.contains(QStringLiteral("providers")))
-        return;
     const QString path = QStringLiteral("providers");
     QJsonObject providers;
-    if (!object(root.value(path), path, providers))
+    if (!section(root, path, providers))
         return;
     static const QRegularExpression idPattern(QStringLiteral("^[A-Za-z0-9._-]+$"));
     for (auto it = providers.begin(); it != providers.end(); ++it) {
@@ -311,8 +316,8 @@ void ConfigReader::readProviders(const QJsonObject &root, Config &config) {
             const QString scheme = url.scheme();
             if (!url.isValid() || (scheme != QLatin1String("http") && scheme != QLatin1String("https")) ||
                 url.host().isEmpty())
-                error(keyPath(p, QStringLiteral("baseUrl")),
-                      QStringLiteral("expected an http:// or https:// URL, got %1").arg(quoted(provider.baseUrl)));
+                // Not echoed: a malformed URL may still carry a password.
+                error(keyPath(p, QStringLiteral("baseUrl")), QStringLiteral("expected an http:// or https:// URL"));
             else if (!url.userInfo().isEmpty())
                 error(keyPath(p, QStringLiteral("baseUrl")),
                       QStringLiteral("must not contain a user name or password: ") + kSecretsAdvice);
@@ -349,11 +354,9 @@ void ConfigReader::readCredential(const QString &path, const QString &value) {
 }
 
 void ConfigReader::readModels(const QJsonObject &root, Config &config) {
-    if (!root.contains(QStringLiteral("models")))
-        return;
     const QString path = QStringLiteral("models");
     QJsonObject models;
-    if (!object(root.value(path), path, models))
+    if (!section(root, path, models))
         return;
     for (auto it = models.begin(); it != models.end(); ++it) {
         const QString key = it.key();
@@ -405,11 +408,9 @@ void ConfigReader::readModels(const QJsonObject &root, Config &config) {
 }
 
 void ConfigReader::readRoutes(const QJsonObject &root, Config &config) {
-    if (!root.contains(QStringLiteral("routes")))
-        return;
     const QString path = QStringLiteral("routes");
     QJsonObject routes;
-    if (!object(root.value(path), path, routes))
+    if (!section(root, path, routes))
         return;
     for (auto it = routes.begin(); it != routes.end(); ++it) {
         const QString name = it.key();
@@ -459,11 +460,9 @@ void ConfigReader::readRoutes(const QJsonObject &root, Config &config) {
 }
 
 void ConfigReader::readTenants(const QJsonObject &root, Config &config) {
-    if (!root.contains(QStringLiteral("tenants")))
-        return;
     const QString path = QStringLiteral("tenants");
     QJsonObject tenants;
-    if (!object(root.value(path), path, tenants))
+    if (!section(root, path, tenants))
         return;
     static const QRegularExpression hashPattern(QStringLiteral("^sha256:[0-9a-fA-F]{64}$"));
     QHash<QString, QString> keyOwners; // hash -> tenant
@@ -519,11 +518,9 @@ void ConfigReader::readTenants(const QJsonObject &root, Config &config) {
 }
 
 void ConfigReader::readFailover(const QJsonObject &root, Config &config) {
-    if (!root.contains(QStringLiteral("failover")))
-        return;
     const QString p = QStringLiteral("failover");
     QJsonObject o;
-    if (!object(root.value(p), p, o))
+    if (!section(root, p, o))
         return;
     checkKeys(o, p,
               {QStringLiteral("enabled"), QStringLiteral("deadlineMs"), QStringLiteral("maxRetryDelayMs"),
@@ -537,11 +534,9 @@ void ConfigReader::readFailover(const QJsonObject &root, Config &config) {
 }
 
 void ConfigReader::readLimits(const QJsonObject &root, Config &config) {
-    if (!root.contains(QStringLiteral("limits")))
-        return;
     const QString p = QStringLiteral("limits");
     QJsonObject o;
-    if (!object(root.value(p), p, o))
+    if (!section(root, p, o))
         return;
     checkKeys(o, p,
               {QStringLiteral("maxBodyBytes"), QStringLiteral("maxHeaderBytes"), QStringLiteral("headerTimeoutMs"),
@@ -625,7 +620,7 @@ ParseResult parse(const QByteArray &json) {
     Config config;
     ConfigReader reader;
     reader.read(document.object(), config);
-    result.errors = reader.errors;
+    result.errors = reader.errors();
     if (result.errors.isEmpty())
         result.config = config;
     return result;

@@ -25,6 +25,10 @@ export async function startGateway({ startTimeoutMs = 15000 } = {}) {
       resolve({ code, signal });
     });
   });
+  // Never outlive the test process, even when a runner timeout skips stop().
+  const killOnExit = () => child.kill('SIGKILL');
+  process.once('exit', killOnExit);
+  child.on('exit', () => process.removeListener('exit', killOnExit));
   child.stdout.setEncoding('utf8');
   child.stderr.setEncoding('utf8');
   child.stderr.on('data', (chunk) => {

@@ -365,11 +365,16 @@ void TestConfigLoader::secretsAreNeverEchoed() {
                    QJsonArray{secret}});
     patches.append(QJsonArray{QJsonArray{QStringLiteral("tenants"), QStringLiteral("alice"), QStringLiteral("keys")},
                               QJsonArray{hashLike}});
+    const QString password = QStringLiteral("hunter2password");
+    patches.append(
+        QJsonArray{QJsonArray{QStringLiteral("providers"), QStringLiteral("openai"), QStringLiteral("baseUrl")},
+                   QStringLiteral("ftp://user:") + password + QStringLiteral("@api.openai.com")});
     const ParseResult result = parse(patchedSpec(patches));
-    QCOMPARE(result.errors.size(), 2);
+    QCOMPARE(result.errors.size(), 3);
     for (const QString &line : errorStrings(result.errors)) {
         QVERIFY2(!line.contains(secret), qPrintable(line));
         QVERIFY2(!line.contains(hashLike), qPrintable(line));
+        QVERIFY2(!line.contains(password), qPrintable(line));
     }
 }
 
