@@ -1,16 +1,88 @@
 #include "gateway_runner.h"
 
+#include "engine_host.h"
+
+#include <QCoreApplication>
+#include <QSocketNotifier>
 #include <QTextStream>
+
+#ifdef SWITCHMAN_HAVE_GUI
+#include "main_window.h"
+#include <QApplication>
+#endif
+
+#include <csignal>
+#include <memory>
+#include <unistd.h>
 
 #include <cstdio>
 
 namespace sw::app {
 
+namespace {
+
+// SIGINT/SIGTERM → quit the event loop, through a self-pipe (only write() in the handler).
+int g_signalPipe[2] = {-1, -1};
+
+void onSignal(int)
+{
+    const char byte = 1;
+    [[maybe_unused]] const auto n = ::write(g_signalPipe[1], &byte, 1);
+}
+
+void quitOnSignals()
+{
+    if (::pipe(g_signalPipe) != 0)
+        return;
+    auto *notifier = new QSocketNotifier(g_signalPipe[0], QSocketNotifier::Read, QCoreApplication::instance());
+    QObject::connect(notifier, &QSocketNotifier::activated, QCoreApplication::instance(), []() {
+        char byte;
+        [[maybe_unused]] const auto n = ::read(g_signalPipe[0], &byte, 1);
+        QCoreApplication::quit();
+    });
+    struct sigaction sa {};
+    sa.sa_handler = onSignal;
+    sigemptyset(&sa.sa_mask);
+    ::sigaction(SIGINT, &sa, nullptr);
+    ::sigaction(SIGTERM, &sa, nullptr);
+}
+
+} // namespace
+
 int runGateway(const CliOptions &options, const config::Config &config) {
-    Q_UNUSED(options);
-    Q_UNUSED(config);
-    QTextStream(stderr) << "switchman: the gateway engine is not wired yet (app/gateway_runner.cpp runGateway)\n";
-    return 1;
+    Engine::Options engineOptions;
+    engineOptions.config = config;
+    engineOptions.configPath = options.demo ? QString() : options.configPath;
+    engineOptions.demo = options.demo;
+#ifdef SWITCHMAN_HAVE_GUI
+    const bool gui = qobject_cast<QApplication *>(QCoreApplication::instance()) != nullptr;
+#else
+    const bool gui = false;
+#endif
+    engineOptions.jsonLogToStderr = !gui;
+
+    EngineHost host;
+    QString error;
+    if (!host.start(std::move(engineOptions), QString(), &error)) {
+        QTextStream(stderr) << "switchman: " << error << '\n';
+        return 1;
+    }
+    printListening(host.baseUrl(), config);
+    quitOnSignals();
+
+#ifdef SWITCHMAN_HAVE_GUI
+    std::unique_ptr<ui::MainWindow> window;
+    if (gui) {
+        window = std::make_unique<ui::MainWindow>(host.baseUrl());
+        window->show();
+    }
+#endif
+    const int code = QCoreApplication::exec();
+#ifdef SWITCHMAN_HAVE_GUI
+    window.reset();
+#endif
+    host.stop();
+    return code;
 }
 
 QString listeningBanner(const QString &baseUrl, const config::Config &config) {

@@ -85,7 +85,11 @@ int startupConfig(const app::CliOptions &options, config::Config &config) {
 std::unique_ptr<QCoreApplication> makeApplication(int &argc, char **argv, const app::CliParseResult &parsed) {
 #ifdef SWITCHMAN_HAVE_GUI
     const app::CliOptions &options = parsed.options;
-    if (parsed.ok() && options.command == app::Command::Run && !options.headless && !options.help && !options.version)
+    // Without a display the GUI cannot start: run headless instead of aborting.
+    const bool display = qEnvironmentVariableIsSet("DISPLAY") || qEnvironmentVariableIsSet("WAYLAND_DISPLAY") ||
+                         qEnvironmentVariableIsSet("QT_QPA_PLATFORM");
+    if (parsed.ok() && options.command == app::Command::Run && !options.headless && !options.help &&
+        !options.version && display)
         return std::make_unique<QApplication>(argc, argv);
 #else
     Q_UNUSED(parsed);

@@ -1,5 +1,6 @@
 #include "engine.h"
 
+#include "config/config_loader.h"
 #include "credentials/credential_pools.h"
 #include "credentials/credential_store.h"
 #include "demo/fake_upstream.h"
@@ -72,6 +73,12 @@ void Engine::startDemoUpstreams(config::Config &cfg)
             continue;
         auto *fake = new demo::FakeUpstream(this);
         fake->setObjectName(it->id);
+        fake->listen();
+        for (const auto &m : std::as_const(cfg.models))
+            if (m.provider == it->id) {
+                fake->setLabel(m.key());
+                break;
+            }
         m_demo.insert(it->id, fake);
         const QString base = fake->baseUrl();
         it->baseUrl = it->api == QLatin1String("openai-completions") || it->api == QLatin1String("openai-responses")
@@ -359,6 +366,25 @@ bool Engine::reload(QString *error)
         return false;
     }
     return reloadFromFile(error);
+}
+
+} // namespace sw
+
+namespace sw {
+
+bool Engine::reloadFromFile(QString *error)
+{
+    const auto loaded = config::load(m_options.configPath);
+    if (!loaded.ok()) {
+        QStringList lines;
+        for (const auto &e : loaded.errors)
+            lines << e.toString();
+        if (error)
+            *error = QStringLiteral("%1: %2").arg(m_options.configPath, lines.join(QStringLiteral("; ")));
+        return false; // the running configuration stays as it was
+    }
+    applyConfig(*loaded.config);
+    return true;
 }
 
 } // namespace sw

@@ -99,7 +99,7 @@ void ChatRequest::start()
             if (hit.state == IdempotencyStore::State::Completed) {
                 if (m_exchange) {
                     auto headers = hit.headers;
-                    headers.append({"x-switchman-idempotent-replay", "true"});
+                    headers.emplace_back("x-switchman-idempotent-replay", "true");
                     m_exchange->respond(hit.status, headers, hit.body);
                 }
                 return finish();
@@ -550,12 +550,12 @@ void ChatRequest::succeed()
         message.api = m_target.api;
         const QByteArray body = m_codec.encodeResponse(message, m_encodeInfo);
         auto headers = baseHeaders();
-        headers.append({"Content-Type", "application/json"});
-        headers.append({"x-switchman-candidate", m_candidate->name().toUtf8()});
-        headers.append({"x-switchman-attempts", QByteArray::number(m_attemptNo)});
+        headers.emplace_back("Content-Type", "application/json");
+        headers.emplace_back("x-switchman-candidate", m_candidate->name().toUtf8());
+        headers.emplace_back("x-switchman-attempts", QByteArray::number(m_attemptNo));
         if (!m_fallbackFrom.isEmpty()) {
-            headers.append({"x-switchman-fallback-from", m_fallbackFrom.toUtf8()});
-            headers.append({"x-switchman-fallback-reason", m_fallbackReason.toUtf8()});
+            headers.emplace_back("x-switchman-fallback-from", m_fallbackFrom.toUtf8());
+            headers.emplace_back("x-switchman-fallback-reason", m_fallbackReason.toUtf8());
         }
         if (m_exchange)
             m_exchange->respond(200, headers, body);
@@ -822,9 +822,9 @@ void ChatRequest::ensureStreamHeaders()
     if (!m_exchange || m_exchange->headersSent())
         return;
     auto headers = baseHeaders();
-    headers.append({"Content-Type", "text/event-stream; charset=utf-8"});
-    headers.append({"Cache-Control", "no-cache"});
-    headers.append({"Connection", "keep-alive"});
+    headers.emplace_back("Content-Type", "text/event-stream; charset=utf-8");
+    headers.emplace_back("Cache-Control", "no-cache");
+    headers.emplace_back("Connection", "keep-alive");
     m_exchange->beginStream(200, headers);
     const qint64 every = m_config->failover.keepaliveMs;
     if (every > 0)
@@ -845,11 +845,11 @@ void ChatRequest::respondError(const GatewayError &error)
     if (!m_exchange)
         return;
     auto headers = baseHeaders();
-    headers.append({"Content-Type", "application/json"});
+    headers.emplace_back("Content-Type", "application/json");
     if (error.retryAfterMs && *error.retryAfterMs > 0)
-        headers.append({"Retry-After", QByteArray::number((*error.retryAfterMs + 999) / 1000)});
+        headers.emplace_back("Retry-After", QByteArray::number((*error.retryAfterMs + 999) / 1000));
     if (m_attemptNo > 0)
-        headers.append({"x-switchman-attempts", QByteArray::number(m_attemptNo)});
+        headers.emplace_back("x-switchman-attempts", QByteArray::number(m_attemptNo));
     m_exchange->respond(error.status, headers, m_codec.encodeError(error));
 }
 

@@ -12,6 +12,7 @@
 #include "model/event_accumulator.h"
 #include "server/engine_context.h"
 #include "server/inbound_request.h"
+#include "telemetry/engine_events.h"
 #include "upstream/sse_reader.h"
 #include "upstream/transport.h"
 #include "upstream/upstream_adapter.h"
