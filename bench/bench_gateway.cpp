@@ -10,6 +10,7 @@
 
 #include "demo/fake_upstream.h"
 #include "upstream/qt_transport.h"
+#include "upstream/socket_transport.h"
 
 #include <QCommandLineParser>
 #include <QCoreApplication>
@@ -242,11 +243,10 @@ QList<Result> measure(const QString &name, const QUrl &target, const Options &o)
 
 // The same figures through the production upstream transport (QNAM pool), to
 // see what the gateway's upstream leg costs over a raw keep-alive socket.
-Result runTransport(const QString &target, const QString &figure, const QUrl &base, const QByteArray &path,
+Result runTransport(sw::upstream::Transport &transport, const QString &target, const QString &figure, const QUrl &base, const QByteArray &path,
                     const QByteArray &body, int concurrency, int total, const QByteArray &marker, int warmup)
 {
     Result r{target, figure, total, 0, 0, 0, 0};
-    sw::upstream::QtTransport transport;
     std::vector<qint64> samples;
     QEventLoop loop;
     QObject owner;
@@ -300,16 +300,18 @@ Result runTransport(const QString &target, const QString &figure, const QUrl &ba
     return r;
 }
 
-QList<Result> measureTransport(const QString &name, const QUrl &target, const Options &o)
+QList<Result> measureTransport(sw::upstream::Transport &transport, const QString &name, const QUrl &target,
+                               const Options &o)
 {
     const QByteArray chatBody = R"({"model":"demo","stream":false,"messages":[{"role":"user","content":"ping"}]})";
     const QByteArray streamBody = R"({"model":"demo","stream":true,"max_tokens":64,"messages":[{"role":"user","content":"ping"}]})";
     QList<Result> out;
-    out << runTransport(name, QStringLiteral("latency c=1 (non-stream)"), target, "/v1/chat/completions", chatBody, 1, o.n, {}, 200);
-    out << runTransport(name, QStringLiteral("throughput c=%1 (non-stream)").arg(o.concurrency), target,
+    out << runTransport(transport, name, QStringLiteral("latency c=1 (non-stream)"), target, "/v1/chat/completions",
+                        chatBody, 1, o.n, {}, 200);
+    out << runTransport(transport, name, QStringLiteral("throughput c=%1 (non-stream)").arg(o.concurrency), target,
                         "/v1/chat/completions", chatBody, o.concurrency, o.total / 4, {}, 200);
-    out << runTransport(name, QStringLiteral("TTFT c=%1 (stream)").arg(o.streams), target, "/v1/messages", streamBody,
-                        o.streams, o.streams * 5, "text_delta", o.streams);
+    out << runTransport(transport, name, QStringLiteral("TTFT c=%1 (stream)").arg(o.streams), target, "/v1/messages",
+                        streamBody, o.streams, o.streams * 5, "text_delta", o.streams);
     return out;
 }
 
@@ -359,7 +361,12 @@ int main(int argc, char **argv)
     std::printf("mock upstream at %s (zero-delay replies)\n", qPrintable(mockUrl.toString()));
 
     QList<Result> results = measure(QStringLiteral("direct"), mockUrl, o);
-    results += measureTransport(QStringLiteral("QtTransport"), mockUrl, o);
+    {
+        sw::upstream::QtTransport qnam;
+        results += measureTransport(qnam, QStringLiteral("QtTransport"), mockUrl, o);
+        sw::upstream::SocketTransport sockets;
+        results += measureTransport(sockets, QStringLiteral("SocketTransp"), mockUrl, o);
+    }
     if (parser.isSet(QStringLiteral("gateway")))
         results += measure(QStringLiteral("gateway"), QUrl(parser.value(QStringLiteral("gateway"))), o);
     printTable(results);
