@@ -6,8 +6,7 @@ namespace {
 constexpr qsizetype kMaxHeadBytes = 256 * 1024; // a head larger than this is not an HTTP server we want
 }
 
-Http1ResponseParser::Output Http1ResponseParser::feed(QByteArrayView bytes)
-{
+Http1ResponseParser::Output Http1ResponseParser::feed(QByteArrayView bytes) {
     Output out;
     if (m_state == State::Error || m_state == State::Done) {
         m_buffer.append(bytes.data(), bytes.size());
@@ -24,8 +23,7 @@ Http1ResponseParser::Output Http1ResponseParser::feed(QByteArrayView bytes)
     return out;
 }
 
-bool Http1ResponseParser::finishOnClose()
-{
+bool Http1ResponseParser::finishOnClose() {
     if (m_state == State::Body && m_framing == Framing::UntilClose) {
         m_state = State::Done;
         return true;
@@ -33,14 +31,12 @@ bool Http1ResponseParser::finishOnClose()
     return m_state == State::Done;
 }
 
-void Http1ResponseParser::fail(const QString &why)
-{
+void Http1ResponseParser::fail(const QString &why) {
     m_state = State::Error;
     m_error = why;
 }
 
-bool Http1ResponseParser::parseHead(Output &out)
-{
+bool Http1ResponseParser::parseHead(Output &out) {
     const qsizetype end = m_buffer.indexOf("\r\n\r\n");
     if (end < 0) {
         if (m_buffer.size() > kMaxHeadBytes)
@@ -102,8 +98,7 @@ bool Http1ResponseParser::parseHead(Output &out)
     return true;
 }
 
-void Http1ResponseParser::parseBody(Output &out)
-{
+void Http1ResponseParser::parseBody(Output &out) {
     switch (m_framing) {
     case Framing::UntilClose:
         out.body += m_buffer;

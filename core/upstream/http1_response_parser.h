@@ -46,7 +46,7 @@ private:
     HeaderList m_headers;
     bool m_keepAlive = true;
     enum class Framing { Length, Chunked, UntilClose, None } m_framing = Framing::None;
-    qint64 m_remaining = 0;             // Length: body bytes left; Chunked: bytes left in chunk
+    qint64 m_remaining = 0; // Length: body bytes left; Chunked: bytes left in chunk
     enum class ChunkStep { Size, Data, DataEnd, Trailer } m_chunkStep = ChunkStep::Size;
     QString m_error;
 };

@@ -9,35 +9,28 @@
 
 namespace sw::upstream {
 
-SocketTransport::SocketTransport(QObject *parent)
-    : QObject(parent)
-{
-}
+SocketTransport::SocketTransport(QObject *parent) : QObject(parent) {}
 
 SocketTransport::~SocketTransport() = default; // idle sockets are children
 
-QString SocketTransport::hostKeyOf(const QUrl &url)
-{
+QString SocketTransport::hostKeyOf(const QUrl &url) {
     const QString scheme = url.scheme().toLower();
-    return scheme + QLatin1String("://") + url.host().toLower() + QLatin1Char(':')
-           + QString::number(url.port(scheme == QLatin1String("https") ? 443 : 80));
+    return scheme + QLatin1String("://") + url.host().toLower() + QLatin1Char(':') +
+           QString::number(url.port(scheme == QLatin1String("https") ? 443 : 80));
 }
 
-UpstreamCall *SocketTransport::start(const HttpRequest &request, QObject *parent)
-{
+UpstreamCall *SocketTransport::start(const HttpRequest &request, QObject *parent) {
     return new SocketUpstreamCall(this, request, parent);
 }
 
-int SocketTransport::idleConnections() const
-{
+int SocketTransport::idleConnections() const {
     int n = 0;
     for (const auto &list : m_idle)
         n += int(list.size());
     return n;
 }
 
-QAbstractSocket *SocketTransport::takeIdle(const QString &hostKey, QObject *owner)
-{
+QAbstractSocket *SocketTransport::takeIdle(const QString &hostKey, QObject *owner) {
     auto it = m_idle.find(hostKey);
     while (it != m_idle.end() && !it->isEmpty()) {
         QAbstractSocket *s = it->takeLast(); // most recently used: least likely to have timed out
@@ -52,8 +45,7 @@ QAbstractSocket *SocketTransport::takeIdle(const QString &hostKey, QObject *owne
     return nullptr;
 }
 
-QAbstractSocket *SocketTransport::open(const QUrl &url, QObject *owner)
-{
+QAbstractSocket *SocketTransport::open(const QUrl &url, QObject *owner) {
     ++m_opened;
     const bool tls = url.scheme().compare(QLatin1String("https"), Qt::CaseInsensitive) == 0;
     QAbstractSocket *s = nullptr;
@@ -77,8 +69,7 @@ QAbstractSocket *SocketTransport::open(const QUrl &url, QObject *owner)
     return s;
 }
 
-void SocketTransport::giveBack(const QString &hostKey, QAbstractSocket *socket)
-{
+void SocketTransport::giveBack(const QString &hostKey, QAbstractSocket *socket) {
     auto &list = m_idle[hostKey];
     if (list.size() >= m_maxIdlePerHost || socket->state() != QAbstractSocket::ConnectedState) {
         socket->abort();
@@ -92,8 +83,7 @@ void SocketTransport::giveBack(const QString &hostKey, QAbstractSocket *socket)
     connect(socket, &QAbstractSocket::readyRead, this, [this, socket] { dropIdle(socket); });
 }
 
-void SocketTransport::dropIdle(QAbstractSocket *socket)
-{
+void SocketTransport::dropIdle(QAbstractSocket *socket) {
     for (auto &list : m_idle)
         if (list.removeOne(socket))
             break;

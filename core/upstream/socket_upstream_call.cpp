@@ -7,23 +7,17 @@
 namespace sw::upstream {
 
 SocketUpstreamCall::SocketUpstreamCall(SocketTransport *transport, const HttpRequest &request, QObject *parent)
-    : UpstreamCall(parent)
-    , m_transport(transport)
-    , m_request(request)
-    , m_hostKey(SocketTransport::hostKeyOf(request.url))
-    , m_parser(request.method == "HEAD")
-{
+    : UpstreamCall(parent), m_transport(transport), m_request(request),
+      m_hostKey(SocketTransport::hostKeyOf(request.url)), m_parser(request.method == "HEAD") {
     begin(true);
 }
 
-SocketUpstreamCall::~SocketUpstreamCall()
-{
+SocketUpstreamCall::~SocketUpstreamCall() {
     m_done = true;
     releaseSocket(false); // a running exchange dies with its connection
 }
 
-void SocketUpstreamCall::begin(bool allowReuse)
-{
+void SocketUpstreamCall::begin(bool allowReuse) {
     if (!m_transport) {
         complete({TransportError::Other, QStringLiteral("transport gone")}, false);
         return;
@@ -37,8 +31,7 @@ void SocketUpstreamCall::begin(bool allowReuse)
         sendRequest();
 }
 
-void SocketUpstreamCall::attach(QAbstractSocket *socket)
-{
+void SocketUpstreamCall::attach(QAbstractSocket *socket) {
     m_socket = socket;
     m_gotBytes = false;
     m_sent = false;
@@ -51,8 +44,7 @@ void SocketUpstreamCall::attach(QAbstractSocket *socket)
     connect(socket, &QAbstractSocket::disconnected, this, &SocketUpstreamCall::onDisconnected);
 }
 
-void SocketUpstreamCall::sendRequest()
-{
+void SocketUpstreamCall::sendRequest() {
     if (m_sent || !m_socket)
         return;
     m_sent = true;
@@ -89,15 +81,13 @@ void SocketUpstreamCall::sendRequest()
     m_socket->write(head); // one write: head and body leave in as few segments as possible
 }
 
-void SocketUpstreamCall::onReadyRead()
-{
+void SocketUpstreamCall::onReadyRead() {
     if (m_done || !m_socket)
         return;
     consume(m_socket->readAll());
 }
 
-void SocketUpstreamCall::consume(QByteArrayView bytes)
-{
+void SocketUpstreamCall::consume(QByteArrayView bytes) {
     if (bytes.isEmpty())
         return;
     m_gotBytes = true;
@@ -121,8 +111,7 @@ void SocketUpstreamCall::consume(QByteArrayView bytes)
         complete({}, m_parser.keepAlive() && m_parser.leftover().isEmpty());
 }
 
-void SocketUpstreamCall::onSocketError(QAbstractSocket::SocketError error)
-{
+void SocketUpstreamCall::onSocketError(QAbstractSocket::SocketError error) {
     if (m_done || !m_socket)
         return;
     if (error == QAbstractSocket::RemoteHostClosedError) {
@@ -132,8 +121,7 @@ void SocketUpstreamCall::onSocketError(QAbstractSocket::SocketError error)
     connectionLost(errorFor(error), m_socket->errorString());
 }
 
-void SocketUpstreamCall::onDisconnected()
-{
+void SocketUpstreamCall::onDisconnected() {
     if (m_done || !m_socket)
         return;
     consume(m_socket->readAll()); // bytes that arrived with the FIN
@@ -146,8 +134,7 @@ void SocketUpstreamCall::onDisconnected()
     connectionLost(TransportError::Reset, QStringLiteral("connection closed by upstream"));
 }
 
-void SocketUpstreamCall::connectionLost(TransportError error, const QString &message)
-{
+void SocketUpstreamCall::connectionLost(TransportError error, const QString &message) {
     if (m_reused && !m_gotBytes && (error == TransportError::Reset || error == TransportError::Other)) {
         // The server dropped an idle keep-alive connection as we reused it.
         releaseSocket(false);
@@ -157,8 +144,7 @@ void SocketUpstreamCall::connectionLost(TransportError error, const QString &mes
     complete({error, message}, false);
 }
 
-void SocketUpstreamCall::complete(const TransportResult &result, bool reusable)
-{
+void SocketUpstreamCall::complete(const TransportResult &result, bool reusable) {
     if (m_done)
         return;
     m_done = true;
@@ -166,8 +152,7 @@ void SocketUpstreamCall::complete(const TransportResult &result, bool reusable)
     Q_EMIT finished(result);
 }
 
-void SocketUpstreamCall::releaseSocket(bool reusable)
-{
+void SocketUpstreamCall::releaseSocket(bool reusable) {
     if (!m_socket)
         return;
     QAbstractSocket *s = m_socket;
@@ -181,8 +166,7 @@ void SocketUpstreamCall::releaseSocket(bool reusable)
     s->deleteLater();
 }
 
-void SocketUpstreamCall::abort()
-{
+void SocketUpstreamCall::abort() {
     if (m_done)
         return;
     m_done = true;
@@ -190,17 +174,22 @@ void SocketUpstreamCall::abort()
     Q_EMIT finished(TransportResult{TransportError::Aborted, QStringLiteral("aborted")});
 }
 
-TransportError SocketUpstreamCall::errorFor(QAbstractSocket::SocketError error)
-{
+TransportError SocketUpstreamCall::errorFor(QAbstractSocket::SocketError error) {
     switch (error) {
-    case QAbstractSocket::ConnectionRefusedError: return TransportError::Refused;
-    case QAbstractSocket::HostNotFoundError: return TransportError::HostNotFound;
+    case QAbstractSocket::ConnectionRefusedError:
+        return TransportError::Refused;
+    case QAbstractSocket::HostNotFoundError:
+        return TransportError::HostNotFound;
     case QAbstractSocket::SslHandshakeFailedError:
     case QAbstractSocket::SslInternalError:
-    case QAbstractSocket::SslInvalidUserDataError: return TransportError::Tls;
-    case QAbstractSocket::RemoteHostClosedError: return TransportError::Reset;
-    case QAbstractSocket::SocketTimeoutError: return TransportError::Timeout;
-    default: return TransportError::Other;
+    case QAbstractSocket::SslInvalidUserDataError:
+        return TransportError::Tls;
+    case QAbstractSocket::RemoteHostClosedError:
+        return TransportError::Reset;
+    case QAbstractSocket::SocketTimeoutError:
+        return TransportError::Timeout;
+    default:
+        return TransportError::Other;
     }
 }
 

@@ -19,16 +19,14 @@ using namespace sw::upstream;
 
 namespace {
 
-QByteArray sseEvents(int n)
-{
+QByteArray sseEvents(int n) {
     QByteArray s;
     for (int i = 0; i < n; ++i)
         s += "data: {\"n\":" + QByteArray::number(i) + "}\n\n";
     return s + "data: [DONE]\n\n";
 }
 
-HttpRequest post(const QString &base, const char *path = "/v1/chat/completions")
-{
+HttpRequest post(const QString &base, const char *path = "/v1/chat/completions") {
     HttpRequest r;
     r.url = QUrl(base + QLatin1String(path));
     r.headers = {{"content-type", "application/json"}, {"authorization", "Bearer sk-test"}};
@@ -36,8 +34,7 @@ HttpRequest post(const QString &base, const char *path = "/v1/chat/completions")
     return r;
 }
 
-Fault fault(Fault::Kind kind, int chunkDelayMs = 0)
-{
+Fault fault(Fault::Kind kind, int chunkDelayMs = 0) {
     Fault f;
     f.kind = kind;
     f.chunkDelayMs = chunkDelayMs;
@@ -47,8 +44,7 @@ Fault fault(Fault::Kind kind, int chunkDelayMs = 0)
 // A one-shot server answering each connection with canned bytes, then closing.
 class CannedServer : public QTcpServer {
 public:
-    explicit CannedServer(QByteArray answer) : m_answer(std::move(answer))
-    {
+    explicit CannedServer(QByteArray answer) : m_answer(std::move(answer)) {
         connect(this, &QTcpServer::newConnection, this, [this] {
             while (QTcpSocket *s = nextPendingConnection()) {
                 connect(s, &QTcpSocket::readyRead, s, [this, s] {
@@ -91,21 +87,18 @@ private:
     std::unique_ptr<SocketTransport> m_transport;
 };
 
-void TestSocketTransport::init()
-{
+void TestSocketTransport::init() {
     m_fake = std::make_unique<FakeUpstream>();
     QVERIFY(m_fake->listen());
     m_transport = std::make_unique<SocketTransport>();
 }
 
-void TestSocketTransport::cleanup()
-{
+void TestSocketTransport::cleanup() {
     m_transport.reset();
     m_fake.reset();
 }
 
-void TestSocketTransport::sendsRequestAsGiven()
-{
+void TestSocketTransport::sendsRequestAsGiven() {
     m_fake->setRawReply(sseEvents(1));
     HttpRequest req = post(m_fake->baseUrl(), "/v1/messages?beta=true");
     CallRecorder rec(m_transport->start(req, this));
@@ -119,8 +112,7 @@ void TestSocketTransport::sendsRequestAsGiven()
     QCOMPARE(seen.header("host"), QByteArray("127.0.0.1:") + QByteArray::number(m_fake->port()));
 }
 
-void TestSocketTransport::streamArrivesIncrementally()
-{
+void TestSocketTransport::streamArrivesIncrementally() {
     const QByteArray reply = sseEvents(5);
     m_fake->setRawReply(reply);
     m_fake->setFault(fault(Fault::None, 80));
@@ -134,8 +126,7 @@ void TestSocketTransport::streamArrivesIncrementally()
     QCOMPARE(rec.signalsAfterFinished, 0);
 }
 
-void TestSocketTransport::errorStatusIsReportedWithHeadersAndBody()
-{
+void TestSocketTransport::errorStatusIsReportedWithHeadersAndBody() {
     Fault f = fault(Fault::Status);
     f.status = 429;
     f.retryAfter = "7";
@@ -149,8 +140,7 @@ void TestSocketTransport::errorStatusIsReportedWithHeadersAndBody()
     QCOMPARE(rec.order, (QList<QByteArray>{"started", "data", "finished"}));
 }
 
-void TestSocketTransport::closeDelimitedAndContentLengthBodies()
-{
+void TestSocketTransport::closeDelimitedAndContentLengthBodies() {
     CannedServer untilClose("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\nall until close");
     CallRecorder a(m_transport->start(post(untilClose.base()), this));
     QVERIFY(a.waitFinished());
@@ -164,8 +154,7 @@ void TestSocketTransport::closeDelimitedAndContentLengthBodies()
     QCOMPARE(b.body, QByteArray("only this"));
 }
 
-void TestSocketTransport::refusedPortIsRefused()
-{
+void TestSocketTransport::refusedPortIsRefused() {
     m_fake->setFault(fault(Fault::Refuse));
     CallRecorder rec(m_transport->start(post(m_fake->baseUrl()), this));
     QVERIFY(rec.waitFinished());
@@ -173,8 +162,7 @@ void TestSocketTransport::refusedPortIsRefused()
     QCOMPARE(rec.startedCount, 0);
 }
 
-void TestSocketTransport::resetIsResetAndTheRequestWasSentOnce()
-{
+void TestSocketTransport::resetIsResetAndTheRequestWasSentOnce() {
     m_fake->setFault(fault(Fault::Reset));
     CallRecorder rec(m_transport->start(post(m_fake->baseUrl()), this));
     QVERIFY(rec.waitFinished());
@@ -182,8 +170,7 @@ void TestSocketTransport::resetIsResetAndTheRequestWasSentOnce()
     QCOMPARE(m_fake->requests().size(), 1); // never re-sent on a fresh connection
 }
 
-void TestSocketTransport::abortMidStreamClosesConnectionAndIsSynchronous()
-{
+void TestSocketTransport::abortMidStreamClosesConnectionAndIsSynchronous() {
     m_fake->setRawReply(sseEvents(50));
     m_fake->setFault(fault(Fault::None, 50));
     auto *call = m_transport->start(post(m_fake->baseUrl()), this);
@@ -198,8 +185,7 @@ void TestSocketTransport::abortMidStreamClosesConnectionAndIsSynchronous()
     QCOMPARE(m_transport->idleConnections(), 0);
 }
 
-void TestSocketTransport::abortFromResponseStartedFinishesOnce()
-{
+void TestSocketTransport::abortFromResponseStartedFinishesOnce() {
     m_fake->setRawReply(sseEvents(3));
     auto *call = m_transport->start(post(m_fake->baseUrl()), this);
     CallRecorder rec(call);
@@ -210,8 +196,7 @@ void TestSocketTransport::abortFromResponseStartedFinishesOnce()
     QCOMPARE(rec.error(), TransportError::Aborted);
 }
 
-void TestSocketTransport::stallAfter200ReportsHeaders()
-{
+void TestSocketTransport::stallAfter200ReportsHeaders() {
     m_fake->pushFault(fault(Fault::StallAfter200));
     auto *call = m_transport->start(post(m_fake->baseUrl()), this);
     CallRecorder rec(call);
@@ -222,8 +207,7 @@ void TestSocketTransport::stallAfter200ReportsHeaders()
     QCOMPARE(rec.error(), TransportError::Aborted);
 }
 
-void TestSocketTransport::sequentialCallsReuseOneConnection()
-{
+void TestSocketTransport::sequentialCallsReuseOneConnection() {
     m_fake->setRawReply(sseEvents(2));
     for (int i = 0; i < 5; ++i) {
         auto *call = m_transport->start(post(m_fake->baseUrl()), this);
@@ -237,8 +221,7 @@ void TestSocketTransport::sequentialCallsReuseOneConnection()
     QCOMPARE(m_transport->idleConnections(), 1);
 }
 
-void TestSocketTransport::staleKeepAliveConnectionIsRetriedOnAFreshOne()
-{
+void TestSocketTransport::staleKeepAliveConnectionIsRetriedOnAFreshOne() {
     m_fake->setRawReply(sseEvents(1));
     {
         CallRecorder first(m_transport->start(post(m_fake->baseUrl()), this));
@@ -255,8 +238,7 @@ void TestSocketTransport::staleKeepAliveConnectionIsRetriedOnAFreshOne()
     QCOMPARE(m_transport->connectionsOpened(), 2);
 }
 
-void TestSocketTransport::sixHundredConcurrentStreamsToOneHostAllComplete()
-{
+void TestSocketTransport::sixHundredConcurrentStreamsToOneHostAllComplete() {
     constexpr int kStreams = 600;
     const QByteArray reply = sseEvents(3);
     m_fake->setRawReply(reply);
@@ -267,8 +249,8 @@ void TestSocketTransport::sixHundredConcurrentStreamsToOneHostAllComplete()
     std::vector<std::unique_ptr<CallRecorder>> recs;
     for (int i = 0; i < kStreams; ++i)
         recs.push_back(std::make_unique<CallRecorder>(m_transport->start(post(m_fake->baseUrl()), this)));
-    QVERIFY(waitUntil([&] { return std::all_of(recs.begin(), recs.end(), [](const auto &r) { return r->isFinished(); }); },
-                      15000));
+    QVERIFY(waitUntil(
+        [&] { return std::all_of(recs.begin(), recs.end(), [](const auto &r) { return r->isFinished(); }); }, 15000));
     int ok = 0;
     for (const auto &r : recs)
         ok += (r->error() == TransportError::None && r->body == reply) ? 1 : 0;

@@ -20,8 +20,7 @@ struct Parsed {
     State state = State::Head;
 };
 
-Parsed parse(const QByteArray &bytes, const QList<qsizetype> &cuts, bool close = false)
-{
+Parsed parse(const QByteArray &bytes, const QList<qsizetype> &cuts, bool close = false) {
     Http1ResponseParser p;
     Parsed r;
     qsizetype pos = 0;
@@ -59,8 +58,7 @@ private Q_SLOTS:
     void pipelinedBytesAreLeftOver();
 };
 
-void TestHttp1ResponseParser::anySplitGivesTheSameResponse_data()
-{
+void TestHttp1ResponseParser::anySplitGivesTheSameResponse_data() {
     QTest::addColumn<QByteArray>("bytes");
     QTest::addColumn<int>("status");
     QTest::addColumn<QByteArray>("body");
@@ -68,23 +66,25 @@ void TestHttp1ResponseParser::anySplitGivesTheSameResponse_data()
     QTest::newRow("content-length") << QByteArray("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello") << 200
                                     << QByteArray("hello") << true;
     QTest::newRow("chunked with extension and trailer")
-        << QByteArray("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5;ext=1\r\nhello\r\n6\r\n world\r\n0\r\nX-T: 1\r\n\r\n")
+        << QByteArray("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5;ext=1\r\nhello\r\n6\r\n "
+                      "world\r\n0\r\nX-T: 1\r\n\r\n")
         << 200 << QByteArray("hello world") << true;
     QTest::newRow("100 continue skipped")
-        << QByteArray("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 429 Too Many\r\nRetry-After: 3\r\nContent-Length: 2\r\n\r\n{}")
+        << QByteArray(
+               "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 429 Too Many\r\nRetry-After: 3\r\nContent-Length: 2\r\n\r\n{}")
         << 429 << QByteArray("{}") << true;
     QTest::newRow("204 has no body") << QByteArray("HTTP/1.1 204 No Content\r\nContent-Length: 10\r\n\r\n") << 204
                                      << QByteArray() << true;
     QTest::newRow("connection close") << QByteArray("HTTP/1.1 500 E\r\nConnection: close\r\nContent-Length: 1\r\n\r\nx")
                                       << 500 << QByteArray("x") << false;
-    QTest::newRow("HTTP/1.0 defaults to close") << QByteArray("HTTP/1.0 200 OK\r\nContent-Length: 1\r\n\r\ny") << 200
-                                                << QByteArray("y") << false;
-    QTest::newRow("uppercase hex chunk size") << QByteArray("HTTP/1.1 200 OK\r\ntransfer-encoding: CHUNKED\r\n\r\nA\r\n0123456789\r\n0\r\n\r\n")
-                                              << 200 << QByteArray("0123456789") << true;
+    QTest::newRow("HTTP/1.0 defaults to close")
+        << QByteArray("HTTP/1.0 200 OK\r\nContent-Length: 1\r\n\r\ny") << 200 << QByteArray("y") << false;
+    QTest::newRow("uppercase hex chunk size")
+        << QByteArray("HTTP/1.1 200 OK\r\ntransfer-encoding: CHUNKED\r\n\r\nA\r\n0123456789\r\n0\r\n\r\n") << 200
+        << QByteArray("0123456789") << true;
 }
 
-void TestHttp1ResponseParser::anySplitGivesTheSameResponse()
-{
+void TestHttp1ResponseParser::anySplitGivesTheSameResponse() {
     QFETCH(QByteArray, bytes);
     QFETCH(int, status);
     QFETCH(QByteArray, body);
@@ -116,8 +116,7 @@ void TestHttp1ResponseParser::anySplitGivesTheSameResponse()
     }
 }
 
-void TestHttp1ResponseParser::closeDelimitedBodyEndsOnlyOnClose()
-{
+void TestHttp1ResponseParser::closeDelimitedBodyEndsOnlyOnClose() {
     const QByteArray bytes = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\ndata: a\n\n";
     Parsed open = parse(bytes, {});
     QCOMPARE(open.state, State::Body);
@@ -127,8 +126,7 @@ void TestHttp1ResponseParser::closeDelimitedBodyEndsOnlyOnClose()
     QVERIFY(parse(bytes, {}, true).done);
 }
 
-void TestHttp1ResponseParser::truncatedLengthBodyIsNotDone()
-{
+void TestHttp1ResponseParser::truncatedLengthBodyIsNotDone() {
     const Parsed r = parse("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc", {}, true);
     QVERIFY(!r.done);
     QCOMPARE(r.body, QByteArray("abc"));
@@ -136,8 +134,7 @@ void TestHttp1ResponseParser::truncatedLengthBodyIsNotDone()
     QVERIFY(!c.done); // no terminating zero chunk
 }
 
-void TestHttp1ResponseParser::malformedResponsesAreErrors_data()
-{
+void TestHttp1ResponseParser::malformedResponsesAreErrors_data() {
     QTest::addColumn<QByteArray>("bytes");
     QTest::newRow("not http") << QByteArray("SSH-2.0-OpenSSH\r\n\r\n");
     QTest::newRow("bad status") << QByteArray("HTTP/1.1 abc OK\r\n\r\n");
@@ -146,14 +143,12 @@ void TestHttp1ResponseParser::malformedResponsesAreErrors_data()
     QTest::newRow("chunk overrun") << QByteArray("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nabcd\r\n");
 }
 
-void TestHttp1ResponseParser::malformedResponsesAreErrors()
-{
+void TestHttp1ResponseParser::malformedResponsesAreErrors() {
     QFETCH(QByteArray, bytes);
     QCOMPARE(parse(bytes, {}).state, State::Error);
 }
 
-void TestHttp1ResponseParser::pipelinedBytesAreLeftOver()
-{
+void TestHttp1ResponseParser::pipelinedBytesAreLeftOver() {
     const Parsed r = parse("HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nxHTTP/1.1 200", {});
     QVERIFY(r.done);
     QCOMPARE(r.leftover, QByteArray("HTTP/1.1 200"));
