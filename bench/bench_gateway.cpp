@@ -10,6 +10,7 @@
 
 #include "demo/fake_upstream.h"
 #include "upstream/qt_transport.h"
+#include "upstream/socket_transport.h"
 
 #include <QCommandLineParser>
 #include <QCoreApplication>
@@ -39,10 +40,7 @@ public:
     };
     using Done = std::function<void(const Timing &)>;
 
-    BenchConnection(const QUrl &base, QObject *parent)
-        : QObject(parent)
-        , m_base(base)
-    {
+    BenchConnection(const QUrl &base, QObject *parent) : QObject(parent), m_base(base) {
         connect(&m_socket, &QTcpSocket::readyRead, this, &BenchConnection::onReadyRead);
         connect(&m_socket, &QTcpSocket::connected, this, [this] {
             m_socket.setSocketOption(QAbstractSocket::LowDelayOption, 1);
@@ -53,8 +51,7 @@ public:
         connect(&m_socket, &QTcpSocket::errorOccurred, this, [this] { fail(); });
     }
 
-    void send(const QByteArray &path, const QByteArray &body, const QByteArray &marker, Done done)
-    {
+    void send(const QByteArray &path, const QByteArray &body, const QByteArray &marker, Done done) {
         m_done = std::move(done);
         m_marker = marker;
         m_buffer.clear();
@@ -64,10 +61,11 @@ public:
         m_contentLength = -1;
         m_bodyBytes = 0;
         m_clock.start();
-        const QByteArray request = "POST " + path + " HTTP/1.1\r\nHost: " + m_base.host().toLatin1() + ':'
-                                   + QByteArray::number(m_base.port()) + "\r\nContent-Type: application/json\r\n"
-                                   "Authorization: Bearer bench\r\nContent-Length: " + QByteArray::number(body.size())
-                                   + "\r\n\r\n" + body;
+        const QByteArray request = "POST " + path + " HTTP/1.1\r\nHost: " + m_base.host().toLatin1() + ':' +
+                                   QByteArray::number(m_base.port()) +
+                                   "\r\nContent-Type: application/json\r\n"
+                                   "Authorization: Bearer bench\r\nContent-Length: " +
+                                   QByteArray::number(body.size()) + "\r\n\r\n" + body;
         if (m_socket.state() == QAbstractSocket::ConnectedState) {
             m_socket.write(request);
         } else {
@@ -78,8 +76,7 @@ public:
     }
 
 private:
-    void fail()
-    {
+    void fail() {
         if (!m_done)
             return;
         m_timing.ok = false;
@@ -87,8 +84,7 @@ private:
         std::exchange(m_done, nullptr)(m_timing);
     }
 
-    void complete()
-    {
+    void complete() {
         m_timing.ok = m_timing.status >= 200 && m_timing.status < 300;
         m_timing.doneNs = m_clock.nsecsElapsed();
         if (m_timing.firstTokenNs < 0 && m_marker.isEmpty())
@@ -97,8 +93,7 @@ private:
             std::exchange(m_done, nullptr)(m_timing);
     }
 
-    void onReadyRead()
-    {
+    void onReadyRead() {
         m_buffer += m_socket.readAll();
         if (!m_headersDone) {
             const qsizetype end = m_buffer.indexOf("\r\n\r\n");
@@ -162,8 +157,7 @@ struct Result {
     double reqPerSec = 0;
 };
 
-double percentile(std::vector<qint64> v, double p)
-{
+double percentile(std::vector<qint64> v, double p) {
     if (v.empty())
         return 0;
     std::sort(v.begin(), v.end());
@@ -174,8 +168,7 @@ double percentile(std::vector<qint64> v, double p)
 // Runs `total` requests over `concurrency` keep-alive connections; collects
 // per-request latency (or time to first token when a marker is given).
 Result run(const QString &target, const QString &figure, const QUrl &base, const QByteArray &path,
-           const QByteArray &body, int concurrency, int total, const QByteArray &marker, int warmup)
-{
+           const QByteArray &body, int concurrency, int total, const QByteArray &marker, int warmup) {
     Result r{target, figure, total, 0, 0, 0, 0};
     std::vector<qint64> samples;
     samples.reserve(size_t(total));
@@ -211,7 +204,7 @@ Result run(const QString &target, const QString &figure, const QUrl &base, const
     QTimer::singleShot(120000, &loop, &QEventLoop::quit); // a stuck target must not hang the bench
     loop.exec();
     const double secs = double(wall.nsecsElapsed()) / 1e9;
-    r.failed += total - std::min(total, finished - std::min(finished, warmup)) ;
+    r.failed += total - std::min(total, finished - std::min(finished, warmup));
     r.p50us = percentile(samples, 0.50);
     r.p99us = percentile(samples, 0.99);
     r.reqPerSec = secs > 0 ? double(samples.size()) / secs : 0;
@@ -226,15 +219,17 @@ struct Options {
 };
 
 // The three figures of SPEC section 11 that this driver covers, for one target.
-QList<Result> measure(const QString &name, const QUrl &target, const Options &o)
-{
+QList<Result> measure(const QString &name, const QUrl &target, const Options &o) {
     const QByteArray chatBody = R"({"model":"demo","stream":false,"messages":[{"role":"user","content":"ping"}]})";
-    const QByteArray streamBody = R"({"model":"demo","stream":true,"max_tokens":64,"messages":[{"role":"user","content":"ping"}]})";
+    const QByteArray streamBody =
+        R"({"model":"demo","stream":true,"max_tokens":64,"messages":[{"role":"user","content":"ping"}]})";
     QList<Result> out;
-    out << run(name, QStringLiteral("latency c=1 (non-stream)"), target, "/v1/chat/completions", chatBody, 1, o.n, {}, 200);
+    out << run(name, QStringLiteral("latency c=1 (non-stream)"), target, "/v1/chat/completions", chatBody, 1, o.n, {},
+               200);
     out << run(name, QStringLiteral("throughput c=%1 (non-stream)").arg(o.concurrency), target, "/v1/chat/completions",
                chatBody, o.concurrency, o.total, {}, 500);
-    out << run(name, QStringLiteral("TTFT c=1 (stream)"), target, "/v1/messages", streamBody, 1, o.n / 2, "text_delta", 100);
+    out << run(name, QStringLiteral("TTFT c=1 (stream)"), target, "/v1/messages", streamBody, 1, o.n / 2, "text_delta",
+               100);
     out << run(name, QStringLiteral("TTFT c=%1 (stream)").arg(o.streams), target, "/v1/messages", streamBody, o.streams,
                o.streams * 5, "text_delta", o.streams);
     return out;
@@ -242,11 +237,10 @@ QList<Result> measure(const QString &name, const QUrl &target, const Options &o)
 
 // The same figures through the production upstream transport (QNAM pool), to
 // see what the gateway's upstream leg costs over a raw keep-alive socket.
-Result runTransport(const QString &target, const QString &figure, const QUrl &base, const QByteArray &path,
-                    const QByteArray &body, int concurrency, int total, const QByteArray &marker, int warmup)
-{
+Result runTransport(sw::upstream::Transport &transport, const QString &target, const QString &figure, const QUrl &base,
+                    const QByteArray &path, const QByteArray &body, int concurrency, int total,
+                    const QByteArray &marker, int warmup) {
     Result r{target, figure, total, 0, 0, 0, 0};
-    sw::upstream::QtTransport transport;
     std::vector<qint64> samples;
     QEventLoop loop;
     QObject owner;
@@ -300,21 +294,22 @@ Result runTransport(const QString &target, const QString &figure, const QUrl &ba
     return r;
 }
 
-QList<Result> measureTransport(const QString &name, const QUrl &target, const Options &o)
-{
+QList<Result> measureTransport(sw::upstream::Transport &transport, const QString &name, const QUrl &target,
+                               const Options &o) {
     const QByteArray chatBody = R"({"model":"demo","stream":false,"messages":[{"role":"user","content":"ping"}]})";
-    const QByteArray streamBody = R"({"model":"demo","stream":true,"max_tokens":64,"messages":[{"role":"user","content":"ping"}]})";
+    const QByteArray streamBody =
+        R"({"model":"demo","stream":true,"max_tokens":64,"messages":[{"role":"user","content":"ping"}]})";
     QList<Result> out;
-    out << runTransport(name, QStringLiteral("latency c=1 (non-stream)"), target, "/v1/chat/completions", chatBody, 1, o.n, {}, 200);
-    out << runTransport(name, QStringLiteral("throughput c=%1 (non-stream)").arg(o.concurrency), target,
+    out << runTransport(transport, name, QStringLiteral("latency c=1 (non-stream)"), target, "/v1/chat/completions",
+                        chatBody, 1, o.n, {}, 200);
+    out << runTransport(transport, name, QStringLiteral("throughput c=%1 (non-stream)").arg(o.concurrency), target,
                         "/v1/chat/completions", chatBody, o.concurrency, o.total / 4, {}, 200);
-    out << runTransport(name, QStringLiteral("TTFT c=%1 (stream)").arg(o.streams), target, "/v1/messages", streamBody,
-                        o.streams, o.streams * 5, "text_delta", o.streams);
+    out << runTransport(transport, name, QStringLiteral("TTFT c=%1 (stream)").arg(o.streams), target, "/v1/messages",
+                        streamBody, o.streams, o.streams * 5, "text_delta", o.streams);
     return out;
 }
 
-void printTable(const QList<Result> &results)
-{
+void printTable(const QList<Result> &results) {
     std::printf("%-12s %-30s %7s %6s %10s %10s %10s\n", "target", "figure", "n", "fail", "p50 us", "p99 us", "req/s");
     for (const auto &r : results)
         std::printf("%-12s %-30s %7d %6d %10.1f %10.1f %10.0f\n", qPrintable(r.target), qPrintable(r.figure), r.n,
@@ -324,17 +319,21 @@ void printTable(const QList<Result> &results)
 
 } // namespace
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     QCoreApplication app(argc, argv);
     QCommandLineParser parser;
     parser.setApplicationDescription(QStringLiteral("Switchman load driver: direct-to-mock vs gateway"));
     parser.addHelpOption();
-    parser.addOption({QStringLiteral("gateway"), QStringLiteral("Gateway base URL to measure beside the mock."), QStringLiteral("url")});
-    parser.addOption({QStringLiteral("n"), QStringLiteral("Requests for latency (default 2000)."), QStringLiteral("n"), QStringLiteral("2000")});
-    parser.addOption({QStringLiteral("total"), QStringLiteral("Requests for throughput (default 20000)."), QStringLiteral("n"), QStringLiteral("20000")});
-    parser.addOption({QStringLiteral("concurrency"), QStringLiteral("Connections for throughput (default 64)."), QStringLiteral("n"), QStringLiteral("64")});
-    parser.addOption({QStringLiteral("streams"), QStringLiteral("Concurrent streams for TTFT (default 200)."), QStringLiteral("n"), QStringLiteral("200")});
+    parser.addOption({QStringLiteral("gateway"), QStringLiteral("Gateway base URL to measure beside the mock."),
+                      QStringLiteral("url")});
+    parser.addOption({QStringLiteral("n"), QStringLiteral("Requests for latency (default 2000)."), QStringLiteral("n"),
+                      QStringLiteral("2000")});
+    parser.addOption({QStringLiteral("total"), QStringLiteral("Requests for throughput (default 20000)."),
+                      QStringLiteral("n"), QStringLiteral("20000")});
+    parser.addOption({QStringLiteral("concurrency"), QStringLiteral("Connections for throughput (default 64)."),
+                      QStringLiteral("n"), QStringLiteral("64")});
+    parser.addOption({QStringLiteral("streams"), QStringLiteral("Concurrent streams for TTFT (default 200)."),
+                      QStringLiteral("n"), QStringLiteral("200")});
     parser.process(app);
     Options o;
     o.n = parser.value(QStringLiteral("n")).toInt();
@@ -349,22 +348,31 @@ int main(int argc, char **argv)
     QObject anchor;
     anchor.moveToThread(&mockThread);
     sw::demo::FakeUpstream *mock = nullptr;
-    QMetaObject::invokeMethod(&anchor, [&] {
-        mock = new sw::demo::FakeUpstream;
-        mock->setLabel(QStringLiteral("mock"));
-        if (!mock->listen())
-            qFatal("mock upstream could not listen");
-    }, Qt::BlockingQueuedConnection);
+    QMetaObject::invokeMethod(
+        &anchor,
+        [&] {
+            mock = new sw::demo::FakeUpstream;
+            mock->setLabel(QStringLiteral("mock"));
+            if (!mock->listen())
+                qFatal("mock upstream could not listen");
+        },
+        Qt::BlockingQueuedConnection);
     const QUrl mockUrl(mock->baseUrl());
     std::printf("mock upstream at %s (zero-delay replies)\n", qPrintable(mockUrl.toString()));
 
     QList<Result> results = measure(QStringLiteral("direct"), mockUrl, o);
-    results += measureTransport(QStringLiteral("QtTransport"), mockUrl, o);
+    {
+        sw::upstream::QtTransport qnam;
+        results += measureTransport(qnam, QStringLiteral("QtTransport"), mockUrl, o);
+        sw::upstream::SocketTransport sockets;
+        results += measureTransport(sockets, QStringLiteral("SocketTransp"), mockUrl, o);
+    }
     if (parser.isSet(QStringLiteral("gateway")))
         results += measure(QStringLiteral("gateway"), QUrl(parser.value(QStringLiteral("gateway"))), o);
     printTable(results);
 
-    QMetaObject::invokeMethod(&anchor, [&] { delete mock; }, Qt::BlockingQueuedConnection);
+    QMetaObject::invokeMethod(
+        &anchor, [&] { delete mock; }, Qt::BlockingQueuedConnection);
     mockThread.quit();
     mockThread.wait();
     return 0;

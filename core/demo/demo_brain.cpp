@@ -11,8 +11,7 @@ using model::ContentBlock;
 using model::EventType;
 using model::StreamEvent;
 
-QString textOf(const model::Message &m)
-{
+QString textOf(const model::Message &m) {
     QStringList parts;
     for (const auto &b : m.content)
         if (b.type == model::BlockType::Text)
@@ -20,26 +19,22 @@ QString textOf(const model::Message &m)
     return parts.join(QLatin1Char('\n'));
 }
 
-qint64 contextChars(const model::Context &context)
-{
+qint64 contextChars(const model::Context &context) {
     qint64 n = context.systemPrompt.size();
     for (const auto &m : context.messages)
         for (const auto &b : m.content)
             n += b.text.size() + b.argumentsJson.size() + b.data.size();
     for (const auto &t : context.tools)
-        n += t.name.size() + t.description.size()
-             + QJsonDocument(t.parameters).toJson(QJsonDocument::Compact).size();
+        n += t.name.size() + t.description.size() + QJsonDocument(t.parameters).toJson(QJsonDocument::Compact).size();
     return n;
 }
 
-qint64 wordCount(const QString &s)
-{
+qint64 wordCount(const QString &s) {
     return s.split(QLatin1Char(' '), Qt::SkipEmptyParts).size();
 }
 
 // Splits text into about `parts` pieces at word boundaries, keeping every character.
-QStringList splitIntoDeltas(const QString &text, int parts)
-{
+QStringList splitIntoDeltas(const QString &text, int parts) {
     const QStringList words = text.split(QLatin1Char(' '));
     QStringList out;
     const int perPart = std::max<int>(1, int((words.size() + parts - 1) / parts));
@@ -52,16 +47,14 @@ QStringList splitIntoDeltas(const QString &text, int parts)
     return out;
 }
 
-StreamEvent event(EventType type, int index)
-{
+StreamEvent event(EventType type, int index) {
     StreamEvent e;
     e.type = type;
     e.contentIndex = index;
     return e;
 }
 
-const model::Tool *chosenTool(const model::Context &context, const model::Options &options)
-{
+const model::Tool *chosenTool(const model::Context &context, const model::Options &options) {
     if (context.tools.isEmpty() || context.messages.isEmpty() || options.toolChoice == QLatin1String("none"))
         return nullptr;
     const model::Message &last = context.messages.last();
@@ -70,16 +63,15 @@ const model::Tool *chosenTool(const model::Context &context, const model::Option
     for (const auto &t : context.tools)
         if (!options.toolChoice.isEmpty() && t.name == options.toolChoice)
             return &t;
-    if (options.toolChoice == QLatin1String("required")
-        || textOf(last).contains(QLatin1String("tool"), Qt::CaseInsensitive))
+    if (options.toolChoice == QLatin1String("required") ||
+        textOf(last).contains(QLatin1String("tool"), Qt::CaseInsensitive))
         return &context.tools.first();
     return nullptr;
 }
 
 } // namespace
 
-QList<StreamEvent> replyFor(const model::Context &context, const model::Options &options, const QString &label)
-{
+QList<StreamEvent> replyFor(const model::Context &context, const model::Options &options, const QString &label) {
     QList<StreamEvent> events;
     events << event(EventType::Start, -1);
     qint64 outputWords = 0;
@@ -88,8 +80,8 @@ QList<StreamEvent> replyFor(const model::Context &context, const model::Options 
 
     auto emitTextBlock = [&](EventType startType, const QString &text, const QString &signature) {
         const int index = int(std::count_if(events.begin(), events.end(), [](const StreamEvent &e) {
-            return e.type == EventType::TextStart || e.type == EventType::ThinkingStart
-                   || e.type == EventType::ToolCallStart;
+            return e.type == EventType::TextStart || e.type == EventType::ThinkingStart ||
+                   e.type == EventType::ToolCallStart;
         }));
         const bool thinking = startType == EventType::ThinkingStart;
         StreamEvent start = event(startType, index);
@@ -145,8 +137,7 @@ QList<StreamEvent> replyFor(const model::Context &context, const model::Options 
                 userText = textOf(*it);
                 break;
             }
-        emitTextBlock(EventType::TextStart,
-                      QStringLiteral("Hello from %1. You said: %2").arg(label, userText), {});
+        emitTextBlock(EventType::TextStart, QStringLiteral("Hello from %1. You said: %2").arg(label, userText), {});
     }
 
     done.usage.input = std::max<qint64>(1, contextChars(context) / 4);
@@ -155,8 +146,7 @@ QList<StreamEvent> replyFor(const model::Context &context, const model::Options 
     return events;
 }
 
-model::AssistantMessage assembleMessage(const QList<StreamEvent> &events)
-{
+model::AssistantMessage assembleMessage(const QList<StreamEvent> &events) {
     model::AssistantMessage m;
     for (const auto &e : events) {
         switch (e.type) {

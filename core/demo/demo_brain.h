@@ -18,8 +18,7 @@ namespace sw::demo {
 //  - otherwise: a thinking block first when reasoning or a thinking budget was
 //    asked for, then "Hello from <label>. You said: <last user text>" in ~4 deltas.
 // Usage: input = all characters of the context / 4 (>= 1), output = words emitted (>= 1).
-QList<model::StreamEvent> replyFor(const model::Context &context, const model::Options &options,
-                                   const QString &label);
+QList<model::StreamEvent> replyFor(const model::Context &context, const model::Options &options, const QString &label);
 
 // The message those events build (for non-streaming answers).
 model::AssistantMessage assembleMessage(const QList<model::StreamEvent> &events);

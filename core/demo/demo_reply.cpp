@@ -22,13 +22,11 @@ namespace {
 using model::EventType;
 using model::StreamEvent;
 
-QByteArray compact(const QJsonObject &o)
-{
+QByteArray compact(const QJsonObject &o) {
     return QJsonDocument(o).toJson(QJsonDocument::Compact);
 }
 
-QByteArray frame(const QByteArray &eventName, const QJsonObject &data)
-{
+QByteArray frame(const QByteArray &eventName, const QJsonObject &data) {
     QByteArray f;
     if (!eventName.isEmpty())
         f += "event: " + eventName + '\n';
@@ -36,18 +34,20 @@ QByteArray frame(const QByteArray &eventName, const QJsonObject &data)
     return f;
 }
 
-std::optional<formats::InboundFormat> formatOf(DemoApi api)
-{
+std::optional<formats::InboundFormat> formatOf(DemoApi api) {
     switch (api) {
-    case DemoApi::AnthropicMessages: return formats::InboundFormat::AnthropicMessages;
-    case DemoApi::OpenAICompletions: return formats::InboundFormat::OpenAIChat;
-    case DemoApi::OpenAIResponses: return formats::InboundFormat::OpenAIResponses;
-    default: return std::nullopt;
+    case DemoApi::AnthropicMessages:
+        return formats::InboundFormat::AnthropicMessages;
+    case DemoApi::OpenAICompletions:
+        return formats::InboundFormat::OpenAIChat;
+    case DemoApi::OpenAIResponses:
+        return formats::InboundFormat::OpenAIResponses;
+    default:
+        return std::nullopt;
     }
 }
 
-const formats::InboundCodec *codecFor(DemoApi api)
-{
+const formats::InboundCodec *codecFor(DemoApi api) {
     if (!demoCodecsAvailable())
         return nullptr;
     const auto f = formatOf(api);
@@ -56,8 +56,7 @@ const formats::InboundCodec *codecFor(DemoApi api)
 
 // ---- built-in request reading: just what the demo brain looks at ----------
 
-QString joinText(const QJsonValue &content)
-{
+QString joinText(const QJsonValue &content) {
     if (content.isString())
         return content.toString();
     QStringList parts;
@@ -71,16 +70,14 @@ QString joinText(const QJsonValue &content)
     return parts.join(QLatin1Char('\n'));
 }
 
-model::Message message(model::Role role, const QString &text)
-{
+model::Message message(model::Role role, const QString &text) {
     model::Message m;
     m.role = role;
     m.content << model::ContentBlock::makeText(text);
     return m;
 }
 
-model::Tool tool(const QJsonObject &o, const char *schemaKey)
-{
+model::Tool tool(const QJsonObject &o, const char *schemaKey) {
     return model::Tool{o.value(QLatin1String("name")).toString(), o.value(QLatin1String("description")).toString(),
                        o.value(QLatin1String(schemaKey)).toObject()};
 }
@@ -92,8 +89,7 @@ struct DemoInput {
     QString model;
 };
 
-DemoInput readBuiltin(DemoApi api, const RecordedRequest &request)
-{
+DemoInput readBuiltin(DemoApi api, const RecordedRequest &request) {
     DemoInput in;
     const QJsonObject body = QJsonDocument::fromJson(request.body).object();
     in.stream = body.value(QLatin1String("stream")).toBool(false);
@@ -120,7 +116,7 @@ DemoInput readBuiltin(DemoApi api, const RecordedRequest &request)
             in.options.thinkingBudget = thinking.value(QLatin1String("budget_tokens")).toInt(1024);
         const QJsonObject choice = body.value(QLatin1String("tool_choice")).toObject();
         const QString type = choice.value(QLatin1String("type")).toString();
-        in.options.toolChoice = type == QLatin1String("any") ? QStringLiteral("required")
+        in.options.toolChoice = type == QLatin1String("any")    ? QStringLiteral("required")
                                 : type == QLatin1String("tool") ? choice.value(QLatin1String("name")).toString()
                                                                 : type;
         break;
@@ -133,7 +129,7 @@ DemoInput readBuiltin(DemoApi api, const RecordedRequest &request)
             if (role == QLatin1String("system") || role == QLatin1String("developer"))
                 ctx.systemPrompt += text;
             else
-                ctx.messages << message(role == QLatin1String("user") ? model::Role::User
+                ctx.messages << message(role == QLatin1String("user")   ? model::Role::User
                                         : role == QLatin1String("tool") ? model::Role::ToolResult
                                                                         : model::Role::Assistant,
                                         text);
@@ -142,9 +138,10 @@ DemoInput readBuiltin(DemoApi api, const RecordedRequest &request)
             ctx.tools << tool(t.toObject().value(QLatin1String("function")).toObject(), "parameters");
         in.options.reasoning = body.value(QLatin1String("reasoning_effort")).toString();
         const QJsonValue choice = body.value(QLatin1String("tool_choice"));
-        in.options.toolChoice = choice.isString() ? choice.toString()
-                                                  : choice.toObject().value(QLatin1String("function")).toObject()
-                                                        .value(QLatin1String("name")).toString();
+        in.options.toolChoice =
+            choice.isString()
+                ? choice.toString()
+                : choice.toObject().value(QLatin1String("function")).toObject().value(QLatin1String("name")).toString();
         break;
     }
     case DemoApi::OpenAIResponses: {
@@ -161,15 +158,17 @@ DemoInput readBuiltin(DemoApi api, const RecordedRequest &request)
                 ctx.messages << message(model::Role::Assistant, {});
             else
                 ctx.messages << message(item.value(QLatin1String("role")).toString() == QLatin1String("assistant")
-                                            ? model::Role::Assistant : model::Role::User,
+                                            ? model::Role::Assistant
+                                            : model::Role::User,
                                         joinText(item.value(QLatin1String("content"))));
         }
         for (const auto &t : body.value(QLatin1String("tools")).toArray())
             ctx.tools << tool(t.toObject(), "parameters");
-        in.options.reasoning = body.value(QLatin1String("reasoning")).toObject().value(QLatin1String("effort")).toString();
+        in.options.reasoning =
+            body.value(QLatin1String("reasoning")).toObject().value(QLatin1String("effort")).toString();
         const QJsonValue choice = body.value(QLatin1String("tool_choice"));
-        in.options.toolChoice = choice.isString() ? choice.toString()
-                                                  : choice.toObject().value(QLatin1String("name")).toString();
+        in.options.toolChoice =
+            choice.isString() ? choice.toString() : choice.toObject().value(QLatin1String("name")).toString();
         break;
     }
     case DemoApi::GoogleGenerativeAI: {
@@ -178,7 +177,8 @@ DemoInput readBuiltin(DemoApi api, const RecordedRequest &request)
         const int to = request.path.indexOf(':', from);
         if (from >= 8 && to > from)
             in.model = QString::fromUtf8(request.path.mid(from, to - from));
-        ctx.systemPrompt = joinText(body.value(QLatin1String("systemInstruction")).toObject().value(QLatin1String("parts")));
+        ctx.systemPrompt =
+            joinText(body.value(QLatin1String("systemInstruction")).toObject().value(QLatin1String("parts")));
         for (const auto &v : body.value(QLatin1String("contents")).toArray()) {
             const QJsonObject c = v.toObject();
             const QJsonArray parts = c.value(QLatin1String("parts")).toArray();
@@ -195,14 +195,16 @@ DemoInput readBuiltin(DemoApi api, const RecordedRequest &request)
                 }
             }
             const bool user = c.value(QLatin1String("role")).toString() != QLatin1String("model");
-            ctx.messages << message(isResult ? model::Role::ToolResult : user ? model::Role::User : model::Role::Assistant,
+            ctx.messages << message(isResult ? model::Role::ToolResult
+                                    : user   ? model::Role::User
+                                             : model::Role::Assistant,
                                     isResult ? resultText : joinText(parts));
         }
         for (const auto &t : body.value(QLatin1String("tools")).toArray())
             for (const auto &d : t.toObject().value(QLatin1String("functionDeclarations")).toArray())
                 ctx.tools << tool(d.toObject(), "parameters");
-        const QJsonObject thinking = body.value(QLatin1String("generationConfig")).toObject()
-                                         .value(QLatin1String("thinkingConfig")).toObject();
+        const QJsonObject thinking =
+            body.value(QLatin1String("generationConfig")).toObject().value(QLatin1String("thinkingConfig")).toObject();
         if (thinking.contains(QLatin1String("thinkingBudget")))
             in.options.thinkingBudget = thinking.value(QLatin1String("thinkingBudget")).toInt();
         break;
@@ -215,18 +217,15 @@ DemoInput readBuiltin(DemoApi api, const RecordedRequest &request)
 
 // ---- built-in stream encoders ---------------------------------------------
 
-const char *anthropicStop(model::StopReason r)
-{
+const char *anthropicStop(model::StopReason r) {
     return r == model::StopReason::ToolUse ? "tool_use" : r == model::StopReason::Length ? "max_tokens" : "end_turn";
 }
 
-const char *openaiFinish(model::StopReason r)
-{
+const char *openaiFinish(model::StopReason r) {
     return r == model::StopReason::ToolUse ? "tool_calls" : r == model::StopReason::Length ? "length" : "stop";
 }
 
-QList<QByteArray> encodeAnthropic(const QList<StreamEvent> &events, const QString &modelName)
-{
+QList<QByteArray> encodeAnthropic(const QList<StreamEvent> &events, const QString &modelName) {
     QList<QByteArray> out;
     qint64 input = 0;
     for (const auto &e : events)
@@ -240,35 +239,54 @@ QList<QByteArray> encodeAnthropic(const QList<StreamEvent> &events, const QStrin
         };
         switch (e.type) {
         case EventType::Start:
-            out << frame("message_start", {{"type", "message_start"},
-                                           {"message", QJsonObject{{"id", "msg_demo"}, {"type", "message"},
-                                                                   {"role", "assistant"}, {"model", modelName},
-                                                                   {"content", QJsonArray{}}, {"stop_reason", QJsonValue()},
-                                                                   {"usage", QJsonObject{{"input_tokens", input}, {"output_tokens", 1}}}}}});
+            out << frame(
+                "message_start",
+                {{"type", "message_start"},
+                 {"message", QJsonObject{{"id", "msg_demo"},
+                                         {"type", "message"},
+                                         {"role", "assistant"},
+                                         {"model", modelName},
+                                         {"content", QJsonArray{}},
+                                         {"stop_reason", QJsonValue()},
+                                         {"usage", QJsonObject{{"input_tokens", input}, {"output_tokens", 1}}}}}});
             break;
         case EventType::TextStart:
-            out << frame("content_block_start", block("content_block_start", {{"content_block", QJsonObject{{"type", "text"}, {"text", ""}}}}));
+            out << frame(
+                "content_block_start",
+                block("content_block_start", {{"content_block", QJsonObject{{"type", "text"}, {"text", ""}}}}));
             break;
         case EventType::ThinkingStart:
-            out << frame("content_block_start", block("content_block_start", {{"content_block", QJsonObject{{"type", "thinking"}, {"thinking", ""}}}}));
+            out << frame(
+                "content_block_start",
+                block("content_block_start", {{"content_block", QJsonObject{{"type", "thinking"}, {"thinking", ""}}}}));
             break;
         case EventType::ToolCallStart:
             out << frame("content_block_start",
-                         block("content_block_start", {{"content_block", QJsonObject{{"type", "tool_use"}, {"id", e.block.toolCallId},
-                                                                                       {"name", e.block.toolName}, {"input", QJsonObject{}}}}}));
+                         block("content_block_start", {{"content_block", QJsonObject{{"type", "tool_use"},
+                                                                                     {"id", e.block.toolCallId},
+                                                                                     {"name", e.block.toolName},
+                                                                                     {"input", QJsonObject{}}}}}));
             break;
         case EventType::TextDelta:
-            out << frame("content_block_delta", block("content_block_delta", {{"delta", QJsonObject{{"type", "text_delta"}, {"text", e.delta}}}}));
+            out << frame(
+                "content_block_delta",
+                block("content_block_delta", {{"delta", QJsonObject{{"type", "text_delta"}, {"text", e.delta}}}}));
             break;
         case EventType::ThinkingDelta:
-            out << frame("content_block_delta", block("content_block_delta", {{"delta", QJsonObject{{"type", "thinking_delta"}, {"thinking", e.delta}}}}));
+            out << frame("content_block_delta",
+                         block("content_block_delta",
+                               {{"delta", QJsonObject{{"type", "thinking_delta"}, {"thinking", e.delta}}}}));
             break;
         case EventType::ToolCallDelta:
-            out << frame("content_block_delta", block("content_block_delta", {{"delta", QJsonObject{{"type", "input_json_delta"}, {"partial_json", e.delta}}}}));
+            out << frame("content_block_delta",
+                         block("content_block_delta",
+                               {{"delta", QJsonObject{{"type", "input_json_delta"}, {"partial_json", e.delta}}}}));
             break;
         case EventType::ThinkingEnd:
             if (!e.block.signature.isEmpty())
-                out << frame("content_block_delta", block("content_block_delta", {{"delta", QJsonObject{{"type", "signature_delta"}, {"signature", e.block.signature}}}}));
+                out << frame("content_block_delta",
+                             block("content_block_delta", {{"delta", QJsonObject{{"type", "signature_delta"},
+                                                                                 {"signature", e.block.signature}}}}));
             Q_FALLTHROUGH();
         case EventType::TextEnd:
         case EventType::ToolCallEnd:
@@ -276,7 +294,8 @@ QList<QByteArray> encodeAnthropic(const QList<StreamEvent> &events, const QStrin
             break;
         case EventType::Done:
             out << frame("message_delta", {{"type", "message_delta"},
-                                           {"delta", QJsonObject{{"stop_reason", anthropicStop(e.reason)}, {"stop_sequence", QJsonValue()}}},
+                                           {"delta", QJsonObject{{"stop_reason", anthropicStop(e.reason)},
+                                                                 {"stop_sequence", QJsonValue()}}},
                                            {"usage", QJsonObject{{"output_tokens", e.usage.output}}}});
             out << frame("message_stop", {{"type", "message_stop"}});
             break;
@@ -287,12 +306,15 @@ QList<QByteArray> encodeAnthropic(const QList<StreamEvent> &events, const QStrin
     return out;
 }
 
-QList<QByteArray> encodeOpenAIChat(const QList<StreamEvent> &events, const QString &modelName)
-{
+QList<QByteArray> encodeOpenAIChat(const QList<StreamEvent> &events, const QString &modelName) {
     QList<QByteArray> out;
     auto chunk = [&](const QJsonObject &delta, const QJsonValue &finish) {
-        return frame({}, {{"id", "chatcmpl-demo"}, {"object", "chat.completion.chunk"}, {"created", 0}, {"model", modelName},
-                          {"choices", QJsonArray{QJsonObject{{"index", 0}, {"delta", delta}, {"finish_reason", finish}}}}});
+        return frame({},
+                     {{"id", "chatcmpl-demo"},
+                      {"object", "chat.completion.chunk"},
+                      {"created", 0},
+                      {"model", modelName},
+                      {"choices", QJsonArray{QJsonObject{{"index", 0}, {"delta", delta}, {"finish_reason", finish}}}}});
     };
     for (const auto &e : events) {
         switch (e.type) {
@@ -306,19 +328,28 @@ QList<QByteArray> encodeOpenAIChat(const QList<StreamEvent> &events, const QStri
             out << chunk({{"reasoning_content", e.delta}}, QJsonValue());
             break;
         case EventType::ToolCallStart:
-            out << chunk({{"tool_calls", QJsonArray{QJsonObject{{"index", 0}, {"id", e.block.toolCallId}, {"type", "function"},
-                                                                {"function", QJsonObject{{"name", e.block.toolName}, {"arguments", ""}}}}}}},
-                         QJsonValue());
+            out << chunk(
+                {{"tool_calls",
+                  QJsonArray{QJsonObject{{"index", 0},
+                                         {"id", e.block.toolCallId},
+                                         {"type", "function"},
+                                         {"function", QJsonObject{{"name", e.block.toolName}, {"arguments", ""}}}}}}},
+                QJsonValue());
             break;
         case EventType::ToolCallDelta:
-            out << chunk({{"tool_calls", QJsonArray{QJsonObject{{"index", 0}, {"function", QJsonObject{{"arguments", e.delta}}}}}}},
+            out << chunk({{"tool_calls",
+                           QJsonArray{QJsonObject{{"index", 0}, {"function", QJsonObject{{"arguments", e.delta}}}}}}},
                          QJsonValue());
             break;
         case EventType::Done:
             out << chunk({}, QString::fromLatin1(openaiFinish(e.reason)));
-            out << frame({}, {{"id", "chatcmpl-demo"}, {"object", "chat.completion.chunk"}, {"created", 0}, {"model", modelName},
+            out << frame({}, {{"id", "chatcmpl-demo"},
+                              {"object", "chat.completion.chunk"},
+                              {"created", 0},
+                              {"model", modelName},
                               {"choices", QJsonArray{}},
-                              {"usage", QJsonObject{{"prompt_tokens", e.usage.input}, {"completion_tokens", e.usage.output},
+                              {"usage", QJsonObject{{"prompt_tokens", e.usage.input},
+                                                    {"completion_tokens", e.usage.output},
                                                     {"total_tokens", e.usage.input + e.usage.output}}}});
             out << QByteArray("data: [DONE]\n\n");
             break;
@@ -329,8 +360,7 @@ QList<QByteArray> encodeOpenAIChat(const QList<StreamEvent> &events, const QStri
     return out;
 }
 
-QList<QByteArray> encodeResponses(const QList<StreamEvent> &events, const QString &modelName)
-{
+QList<QByteArray> encodeResponses(const QList<StreamEvent> &events, const QString &modelName) {
     QList<QByteArray> out;
     int seq = 0;
     QJsonArray output;
@@ -340,9 +370,11 @@ QList<QByteArray> encodeResponses(const QList<StreamEvent> &events, const QStrin
         out << frame(type, o);
     };
     auto response = [&](const char *status, const model::Usage *usage) {
-        QJsonObject r{{"id", "resp_demo"}, {"object", "response"}, {"model", modelName}, {"status", status}, {"output", output}};
+        QJsonObject r{
+            {"id", "resp_demo"}, {"object", "response"}, {"model", modelName}, {"status", status}, {"output", output}};
         if (usage)
-            r.insert(QLatin1String("usage"), QJsonObject{{"input_tokens", usage->input}, {"output_tokens", usage->output},
+            r.insert(QLatin1String("usage"), QJsonObject{{"input_tokens", usage->input},
+                                                         {"output_tokens", usage->output},
                                                          {"total_tokens", usage->input + usage->output}});
         return r;
     };
@@ -355,49 +387,84 @@ QList<QByteArray> encodeResponses(const QList<StreamEvent> &events, const QStrin
             ev("response.in_progress", {{"response", response("in_progress", nullptr)}});
             break;
         case EventType::TextStart:
-            ev("response.output_item.added", {{"output_index", oi}, {"item", QJsonObject{{"type", "message"}, {"id", itemId}, {"role", "assistant"}, {"status", "in_progress"}, {"content", QJsonArray{}}}}});
-            ev("response.content_part.added", {{"item_id", itemId}, {"output_index", oi}, {"content_index", 0}, {"part", QJsonObject{{"type", "output_text"}, {"text", ""}}}});
+            ev("response.output_item.added", {{"output_index", oi},
+                                              {"item", QJsonObject{{"type", "message"},
+                                                                   {"id", itemId},
+                                                                   {"role", "assistant"},
+                                                                   {"status", "in_progress"},
+                                                                   {"content", QJsonArray{}}}}});
+            ev("response.content_part.added", {{"item_id", itemId},
+                                               {"output_index", oi},
+                                               {"content_index", 0},
+                                               {"part", QJsonObject{{"type", "output_text"}, {"text", ""}}}});
             break;
         case EventType::TextDelta:
-            ev("response.output_text.delta", {{"item_id", itemId}, {"output_index", oi}, {"content_index", 0}, {"delta", e.delta}});
+            ev("response.output_text.delta",
+               {{"item_id", itemId}, {"output_index", oi}, {"content_index", 0}, {"delta", e.delta}});
             break;
         case EventType::TextEnd: {
             const QJsonObject part{{"type", "output_text"}, {"text", e.block.text}, {"annotations", QJsonArray{}}};
-            ev("response.output_text.done", {{"item_id", itemId}, {"output_index", oi}, {"content_index", 0}, {"text", e.block.text}});
-            ev("response.content_part.done", {{"item_id", itemId}, {"output_index", oi}, {"content_index", 0}, {"part", part}});
-            const QJsonObject item{{"type", "message"}, {"id", itemId}, {"role", "assistant"}, {"status", "completed"}, {"content", QJsonArray{part}}};
+            ev("response.output_text.done",
+               {{"item_id", itemId}, {"output_index", oi}, {"content_index", 0}, {"text", e.block.text}});
+            ev("response.content_part.done",
+               {{"item_id", itemId}, {"output_index", oi}, {"content_index", 0}, {"part", part}});
+            const QJsonObject item{{"type", "message"},
+                                   {"id", itemId},
+                                   {"role", "assistant"},
+                                   {"status", "completed"},
+                                   {"content", QJsonArray{part}}};
             output.append(item);
             ev("response.output_item.done", {{"output_index", oi}, {"item", item}});
             break;
         }
         case EventType::ThinkingStart:
-            ev("response.output_item.added", {{"output_index", oi}, {"item", QJsonObject{{"type", "reasoning"}, {"id", itemId}, {"summary", QJsonArray{}}}}});
+            ev("response.output_item.added",
+               {{"output_index", oi},
+                {"item", QJsonObject{{"type", "reasoning"}, {"id", itemId}, {"summary", QJsonArray{}}}}});
             break;
         case EventType::ThinkingDelta:
-            ev("response.reasoning_summary_text.delta", {{"item_id", itemId}, {"output_index", oi}, {"summary_index", 0}, {"delta", e.delta}});
+            ev("response.reasoning_summary_text.delta",
+               {{"item_id", itemId}, {"output_index", oi}, {"summary_index", 0}, {"delta", e.delta}});
             break;
         case EventType::ThinkingEnd: {
-            const QJsonObject item{{"type", "reasoning"}, {"id", itemId}, {"encrypted_content", e.block.signature},
-                                   {"summary", QJsonArray{QJsonObject{{"type", "summary_text"}, {"text", e.block.text}}}}};
+            const QJsonObject item{
+                {"type", "reasoning"},
+                {"id", itemId},
+                {"encrypted_content", e.block.signature},
+                {"summary", QJsonArray{QJsonObject{{"type", "summary_text"}, {"text", e.block.text}}}}};
             output.append(item);
             ev("response.output_item.done", {{"output_index", oi}, {"item", item}});
             break;
         }
         case EventType::ToolCallStart:
-            ev("response.output_item.added", {{"output_index", oi}, {"item", QJsonObject{{"type", "function_call"}, {"id", itemId}, {"call_id", e.block.toolCallId}, {"name", e.block.toolName}, {"arguments", ""}, {"status", "in_progress"}}}});
+            ev("response.output_item.added", {{"output_index", oi},
+                                              {"item", QJsonObject{{"type", "function_call"},
+                                                                   {"id", itemId},
+                                                                   {"call_id", e.block.toolCallId},
+                                                                   {"name", e.block.toolName},
+                                                                   {"arguments", ""},
+                                                                   {"status", "in_progress"}}}});
             break;
         case EventType::ToolCallDelta:
-            ev("response.function_call_arguments.delta", {{"item_id", itemId}, {"output_index", oi}, {"delta", e.delta}});
+            ev("response.function_call_arguments.delta",
+               {{"item_id", itemId}, {"output_index", oi}, {"delta", e.delta}});
             break;
         case EventType::ToolCallEnd: {
-            ev("response.function_call_arguments.done", {{"item_id", itemId}, {"output_index", oi}, {"arguments", e.block.argumentsJson}});
-            const QJsonObject item{{"type", "function_call"}, {"id", itemId}, {"call_id", e.block.toolCallId}, {"name", e.block.toolName}, {"arguments", e.block.argumentsJson}, {"status", "completed"}};
+            ev("response.function_call_arguments.done",
+               {{"item_id", itemId}, {"output_index", oi}, {"arguments", e.block.argumentsJson}});
+            const QJsonObject item{{"type", "function_call"},
+                                   {"id", itemId},
+                                   {"call_id", e.block.toolCallId},
+                                   {"name", e.block.toolName},
+                                   {"arguments", e.block.argumentsJson},
+                                   {"status", "completed"}};
             output.append(item);
             ev("response.output_item.done", {{"output_index", oi}, {"item", item}});
             break;
         }
         case EventType::Done:
-            ev("response.completed", {{"response", response(e.reason == model::StopReason::Length ? "incomplete" : "completed", &e.usage)}});
+            ev("response.completed",
+               {{"response", response(e.reason == model::StopReason::Length ? "incomplete" : "completed", &e.usage)}});
             break;
         default:
             break;
@@ -406,11 +473,12 @@ QList<QByteArray> encodeResponses(const QList<StreamEvent> &events, const QStrin
     return out;
 }
 
-QList<QByteArray> encodeGoogle(const QList<StreamEvent> &events)
-{
+QList<QByteArray> encodeGoogle(const QList<StreamEvent> &events) {
     QList<QByteArray> out;
     auto chunk = [&](const QJsonArray &parts) {
-        return frame({}, {{"candidates", QJsonArray{QJsonObject{{"content", QJsonObject{{"role", "model"}, {"parts", parts}}}, {"index", 0}}}}});
+        return frame(
+            {}, {{"candidates", QJsonArray{QJsonObject{{"content", QJsonObject{{"role", "model"}, {"parts", parts}}},
+                                                       {"index", 0}}}}});
     };
     for (const auto &e : events) {
         switch (e.type) {
@@ -421,13 +489,19 @@ QList<QByteArray> encodeGoogle(const QList<StreamEvent> &events)
             out << chunk({QJsonObject{{"text", e.delta}, {"thought", true}}});
             break;
         case EventType::ToolCallEnd:
-            out << chunk({QJsonObject{{"functionCall", QJsonObject{{"name", e.block.toolName}, {"args", e.block.arguments}}}}});
+            out << chunk(
+                {QJsonObject{{"functionCall", QJsonObject{{"name", e.block.toolName}, {"args", e.block.arguments}}}}});
             break;
         case EventType::Done:
-            out << frame({}, {{"candidates", QJsonArray{QJsonObject{{"content", QJsonObject{{"role", "model"}, {"parts", QJsonArray{QJsonObject{{"text", ""}}}}}},
-                                                                    {"finishReason", e.reason == model::StopReason::Length ? "MAX_TOKENS" : "STOP"}, {"index", 0}}}},
-                              {"usageMetadata", QJsonObject{{"promptTokenCount", e.usage.input}, {"candidatesTokenCount", e.usage.output},
-                                                            {"totalTokenCount", e.usage.input + e.usage.output}}}});
+            out << frame(
+                {}, {{"candidates",
+                      QJsonArray{QJsonObject{
+                          {"content", QJsonObject{{"role", "model"}, {"parts", QJsonArray{QJsonObject{{"text", ""}}}}}},
+                          {"finishReason", e.reason == model::StopReason::Length ? "MAX_TOKENS" : "STOP"},
+                          {"index", 0}}}},
+                     {"usageMetadata", QJsonObject{{"promptTokenCount", e.usage.input},
+                                                   {"candidatesTokenCount", e.usage.output},
+                                                   {"totalTokenCount", e.usage.input + e.usage.output}}}});
             break;
         default:
             break;
@@ -436,8 +510,7 @@ QList<QByteArray> encodeGoogle(const QList<StreamEvent> &events)
     return out;
 }
 
-QByteArray googleJson(const model::AssistantMessage &m)
-{
+QByteArray googleJson(const model::AssistantMessage &m) {
     QJsonArray parts;
     for (const auto &b : m.content) {
         if (b.type == model::BlockType::Text)
@@ -447,14 +520,16 @@ QByteArray googleJson(const model::AssistantMessage &m)
         else if (b.type == model::BlockType::ToolCall)
             parts.append(QJsonObject{{"functionCall", QJsonObject{{"name", b.toolName}, {"args", b.arguments}}}});
     }
-    return compact({{"candidates", QJsonArray{QJsonObject{{"content", QJsonObject{{"role", "model"}, {"parts", parts}}},
-                                                          {"finishReason", m.stopReason == model::StopReason::Length ? "MAX_TOKENS" : "STOP"}}}},
-                    {"usageMetadata", QJsonObject{{"promptTokenCount", m.usage.input}, {"candidatesTokenCount", m.usage.output},
-                                                  {"totalTokenCount", m.usage.totalTokens()}}}});
+    return compact(
+        {{"candidates",
+          QJsonArray{QJsonObject{{"content", QJsonObject{{"role", "model"}, {"parts", parts}}},
+                                 {"finishReason", m.stopReason == model::StopReason::Length ? "MAX_TOKENS" : "STOP"}}}},
+         {"usageMetadata", QJsonObject{{"promptTokenCount", m.usage.input},
+                                       {"candidatesTokenCount", m.usage.output},
+                                       {"totalTokenCount", m.usage.totalTokens()}}}});
 }
 
-QByteArray anthropicJson(const model::AssistantMessage &m, const QString &modelName)
-{
+QByteArray anthropicJson(const model::AssistantMessage &m, const QString &modelName) {
     QJsonArray content;
     for (const auto &b : m.content) {
         if (b.type == model::BlockType::Text)
@@ -462,15 +537,20 @@ QByteArray anthropicJson(const model::AssistantMessage &m, const QString &modelN
         else if (b.type == model::BlockType::Thinking)
             content.append(QJsonObject{{"type", "thinking"}, {"thinking", b.text}, {"signature", b.signature}});
         else if (b.type == model::BlockType::ToolCall)
-            content.append(QJsonObject{{"type", "tool_use"}, {"id", b.toolCallId}, {"name", b.toolName}, {"input", b.arguments}});
+            content.append(
+                QJsonObject{{"type", "tool_use"}, {"id", b.toolCallId}, {"name", b.toolName}, {"input", b.arguments}});
     }
-    return compact({{"id", "msg_demo"}, {"type", "message"}, {"role", "assistant"}, {"model", modelName}, {"content", content},
-                    {"stop_reason", anthropicStop(m.stopReason)}, {"stop_sequence", QJsonValue()},
+    return compact({{"id", "msg_demo"},
+                    {"type", "message"},
+                    {"role", "assistant"},
+                    {"model", modelName},
+                    {"content", content},
+                    {"stop_reason", anthropicStop(m.stopReason)},
+                    {"stop_sequence", QJsonValue()},
                     {"usage", QJsonObject{{"input_tokens", m.usage.input}, {"output_tokens", m.usage.output}}}});
 }
 
-QByteArray openaiChatJson(const model::AssistantMessage &m, const QString &modelName)
-{
+QByteArray openaiChatJson(const model::AssistantMessage &m, const QString &modelName) {
     QString text;
     QString reasoning;
     QJsonArray toolCalls;
@@ -480,22 +560,29 @@ QByteArray openaiChatJson(const model::AssistantMessage &m, const QString &model
         else if (b.type == model::BlockType::Thinking)
             reasoning += b.text;
         else if (b.type == model::BlockType::ToolCall)
-            toolCalls.append(QJsonObject{{"id", b.toolCallId}, {"type", "function"},
-                                         {"function", QJsonObject{{"name", b.toolName}, {"arguments", b.argumentsJson}}}});
+            toolCalls.append(
+                QJsonObject{{"id", b.toolCallId},
+                            {"type", "function"},
+                            {"function", QJsonObject{{"name", b.toolName}, {"arguments", b.argumentsJson}}}});
     }
     QJsonObject message{{"role", "assistant"}, {"content", text.isEmpty() ? QJsonValue() : QJsonValue(text)}};
     if (!reasoning.isEmpty())
         message.insert(QLatin1String("reasoning_content"), reasoning);
     if (!toolCalls.isEmpty())
         message.insert(QLatin1String("tool_calls"), toolCalls);
-    return compact({{"id", "chatcmpl-demo"}, {"object", "chat.completion"}, {"created", 0}, {"model", modelName},
-                    {"choices", QJsonArray{QJsonObject{{"index", 0}, {"message", message}, {"finish_reason", openaiFinish(m.stopReason)}}}},
-                    {"usage", QJsonObject{{"prompt_tokens", m.usage.input}, {"completion_tokens", m.usage.output},
-                                          {"total_tokens", m.usage.input + m.usage.output}}}});
+    return compact(
+        {{"id", "chatcmpl-demo"},
+         {"object", "chat.completion"},
+         {"created", 0},
+         {"model", modelName},
+         {"choices",
+          QJsonArray{QJsonObject{{"index", 0}, {"message", message}, {"finish_reason", openaiFinish(m.stopReason)}}}},
+         {"usage", QJsonObject{{"prompt_tokens", m.usage.input},
+                               {"completion_tokens", m.usage.output},
+                               {"total_tokens", m.usage.input + m.usage.output}}}});
 }
 
-int firstMeaningful(const QList<StreamEvent> &events)
-{
+int firstMeaningful(const QList<StreamEvent> &events) {
     for (int i = 0; i < events.size(); ++i)
         if (events[i].isMeaningful())
             return i;
@@ -504,13 +591,11 @@ int firstMeaningful(const QList<StreamEvent> &events)
 
 } // namespace
 
-bool demoCodecsAvailable()
-{
+bool demoCodecsAvailable() {
     return &formats::codecFor != nullptr;
 }
 
-DemoReply encodeDemoReply(DemoApi api, const QList<StreamEvent> &events, bool stream, const QString &modelName)
-{
+DemoReply encodeDemoReply(DemoApi api, const QList<StreamEvent> &events, bool stream, const QString &modelName) {
     DemoReply reply;
     reply.stream = stream;
     const QString model = modelName.isEmpty() ? QStringLiteral("demo-model") : modelName;
@@ -523,7 +608,8 @@ DemoReply encodeDemoReply(DemoApi api, const QList<StreamEvent> &events, bool st
         } else if (api == DemoApi::GoogleGenerativeAI) {
             reply.json = googleJson(message);
         } else if (api == DemoApi::AnthropicMessages || api == DemoApi::OpenAICompletions) {
-            reply.json = api == DemoApi::AnthropicMessages ? anthropicJson(message, model) : openaiChatJson(message, model);
+            reply.json =
+                api == DemoApi::AnthropicMessages ? anthropicJson(message, model) : openaiChatJson(message, model);
         } else {
             // No built-in non-streaming Responses body: the gateway always streams
             // upstream. Send the stream instead so a caller still sees the reply.
@@ -548,10 +634,14 @@ DemoReply encodeDemoReply(DemoApi api, const QList<StreamEvent> &events, bool st
     // Built-in: encode the prefix up to the first meaningful event separately to find its frame.
     auto encodeAll = [&](const QList<StreamEvent> &part) {
         switch (api) {
-        case DemoApi::AnthropicMessages: return encodeAnthropic(part, model);
-        case DemoApi::OpenAIResponses: return encodeResponses(part, model);
-        case DemoApi::GoogleGenerativeAI: return encodeGoogle(part);
-        default: return encodeOpenAIChat(part, model);
+        case DemoApi::AnthropicMessages:
+            return encodeAnthropic(part, model);
+        case DemoApi::OpenAIResponses:
+            return encodeResponses(part, model);
+        case DemoApi::GoogleGenerativeAI:
+            return encodeGoogle(part);
+        default:
+            return encodeOpenAIChat(part, model);
         }
     };
     reply.frames = encodeAll(events);
@@ -566,8 +656,7 @@ DemoReply encodeDemoReply(DemoApi api, const QList<StreamEvent> &events, bool st
     return reply;
 }
 
-DemoReply buildDemoReply(DemoApi api, const RecordedRequest &request, const QString &label)
-{
+DemoReply buildDemoReply(DemoApi api, const RecordedRequest &request, const QString &label) {
     DemoInput in;
     if (const formats::InboundCodec *codec = codecFor(api)) {
         model::GatewayError error;
@@ -585,39 +674,53 @@ DemoReply buildDemoReply(DemoApi api, const RecordedRequest &request, const QStr
     return encodeDemoReply(api, replyFor(in.context, in.options, label), in.stream, in.model);
 }
 
-QByteArray demoInBandError(DemoApi api, const QString &message)
-{
+QByteArray demoInBandError(DemoApi api, const QString &message) {
     switch (api) {
     case DemoApi::AnthropicMessages:
-        return frame("error", {{"type", "error"}, {"error", QJsonObject{{"type", "overloaded_error"}, {"message", message}}}});
+        return frame("error",
+                     {{"type", "error"}, {"error", QJsonObject{{"type", "overloaded_error"}, {"message", message}}}});
     case DemoApi::OpenAIResponses:
-        return frame("error", {{"type", "error"}, {"code", "server_error"}, {"message", message}, {"sequence_number", 0}});
+        return frame("error",
+                     {{"type", "error"}, {"code", "server_error"}, {"message", message}, {"sequence_number", 0}});
     case DemoApi::GoogleGenerativeAI:
         return frame({}, {{"error", QJsonObject{{"code", 503}, {"message", message}, {"status", "UNAVAILABLE"}}}});
     default:
-        return frame({}, {{"error", QJsonObject{{"message", message}, {"type", "server_error"}, {"param", QJsonValue()}, {"code", QJsonValue()}}}});
+        return frame({}, {{"error", QJsonObject{{"message", message},
+                                                {"type", "server_error"},
+                                                {"param", QJsonValue()},
+                                                {"code", QJsonValue()}}}});
     }
 }
 
-QByteArray demoErrorBody(DemoApi api, int status)
-{
+QByteArray demoErrorBody(DemoApi api, int status) {
     const QString message = QStringLiteral("demo upstream answered %1").arg(status);
     switch (api) {
     case DemoApi::AnthropicMessages: {
-        const char *type = status == 400 ? "invalid_request_error" : status == 401 ? "authentication_error"
-                           : status == 403 ? "permission_error" : status == 404 ? "not_found_error"
-                           : status == 429 ? "rate_limit_error" : status == 529 || status == 503 ? "overloaded_error"
-                                                                                                 : "api_error";
+        const char *type = status == 400                    ? "invalid_request_error"
+                           : status == 401                  ? "authentication_error"
+                           : status == 403                  ? "permission_error"
+                           : status == 404                  ? "not_found_error"
+                           : status == 429                  ? "rate_limit_error"
+                           : status == 529 || status == 503 ? "overloaded_error"
+                                                            : "api_error";
         return compact({{"type", "error"}, {"error", QJsonObject{{"type", type}, {"message", message}}}});
     }
     case DemoApi::GoogleGenerativeAI: {
-        const char *s = status == 429 ? "RESOURCE_EXHAUSTED" : status == 400 ? "INVALID_ARGUMENT" : status == 404 ? "NOT_FOUND"
-                        : status == 503 ? "UNAVAILABLE" : status == 401 ? "UNAUTHENTICATED" : "INTERNAL";
+        const char *s = status == 429   ? "RESOURCE_EXHAUSTED"
+                        : status == 400 ? "INVALID_ARGUMENT"
+                        : status == 404 ? "NOT_FOUND"
+                        : status == 503 ? "UNAVAILABLE"
+                        : status == 401 ? "UNAUTHENTICATED"
+                                        : "INTERNAL";
         return compact({{"error", QJsonObject{{"code", status}, {"message", message}, {"status", s}}}});
     }
     default: {
-        const char *type = status == 429 ? "rate_limit_exceeded" : status >= 500 ? "server_error" : "invalid_request_error";
-        return compact({{"error", QJsonObject{{"message", message}, {"type", type}, {"param", QJsonValue()}, {"code", QJsonValue()}}}});
+        const char *type = status == 429   ? "rate_limit_exceeded"
+                           : status >= 500 ? "server_error"
+                                           : "invalid_request_error";
+        return compact(
+            {{"error",
+              QJsonObject{{"message", message}, {"type", type}, {"param", QJsonValue()}, {"code", QJsonValue()}}}});
     }
     }
 }

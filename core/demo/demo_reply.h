@@ -15,9 +15,9 @@ namespace sw::demo {
 
 struct DemoReply {
     bool stream = true;
-    QList<QByteArray> frames;  // complete SSE frames, in order (stream)
+    QList<QByteArray> frames;   // complete SSE frames, in order (stream)
     int firstContentFrame = -1; // index of the frame carrying the first meaningful delta
-    QByteArray json;           // full answer (non-stream)
+    QByteArray json;            // full answer (non-stream)
 };
 
 // True when the inbound codecs are linked into this binary.

@@ -12,8 +12,7 @@
 
 namespace sw::demo {
 
-DemoApi demoApiForPath(QByteArrayView path)
-{
+DemoApi demoApiForPath(QByteArrayView path) {
     if (const qsizetype q = path.indexOf('?'); q >= 0)
         path = path.first(q);
     if (path.endsWith("/v1/messages") || path == "/messages")
@@ -27,14 +26,18 @@ DemoApi demoApiForPath(QByteArrayView path)
     return DemoApi::Unknown;
 }
 
-QString demoApiName(DemoApi api)
-{
+QString demoApiName(DemoApi api) {
     switch (api) {
-    case DemoApi::AnthropicMessages: return QStringLiteral("anthropic-messages");
-    case DemoApi::OpenAICompletions: return QStringLiteral("openai-completions");
-    case DemoApi::OpenAIResponses: return QStringLiteral("openai-responses");
-    case DemoApi::GoogleGenerativeAI: return QStringLiteral("google-generative-ai");
-    case DemoApi::Unknown: break;
+    case DemoApi::AnthropicMessages:
+        return QStringLiteral("anthropic-messages");
+    case DemoApi::OpenAICompletions:
+        return QStringLiteral("openai-completions");
+    case DemoApi::OpenAIResponses:
+        return QStringLiteral("openai-responses");
+    case DemoApi::GoogleGenerativeAI:
+        return QStringLiteral("google-generative-ai");
+    case DemoApi::Unknown:
+        break;
     }
     return {};
 }
@@ -43,22 +46,18 @@ QString demoApiName(DemoApi api)
 // pipelined next request wait in `buffer` until the current answer is done.
 struct FakeUpstream::Connection {
     QByteArray buffer;
-    bool busy = false;        // an answer is being written (or stalled)
+    bool busy = false; // an answer is being written (or stalled)
     bool keepAlive = true;
-    bool chunked = false;     // the current answer uses chunked framing
+    bool chunked = false; // the current answer uses chunked framing
 };
 
-FakeUpstream::FakeUpstream(QObject *parent)
-    : QObject(parent)
-    , m_server(new QTcpServer(this))
-{
+FakeUpstream::FakeUpstream(QObject *parent) : QObject(parent), m_server(new QTcpServer(this)) {
     m_server->setMaxPendingConnections(4096);
     m_server->setListenBacklogSize(4096); // Qt's default 50 drops SYNs when hundreds of clients connect at once
     connect(m_server, &QTcpServer::newConnection, this, &FakeUpstream::onNewConnection);
 }
 
-FakeUpstream::~FakeUpstream()
-{
+FakeUpstream::~FakeUpstream() {
     for (auto it = m_connections.begin(); it != m_connections.end(); ++it) {
         it.key()->disconnect(this);
         delete it.value();
@@ -66,27 +65,23 @@ FakeUpstream::~FakeUpstream()
     m_connections.clear();
 }
 
-bool FakeUpstream::listen(quint16 port)
-{
+bool FakeUpstream::listen(quint16 port) {
     if (!m_server->listen(QHostAddress::LocalHost, port))
         return false;
     m_port = m_server->serverPort();
     return true;
 }
 
-QString FakeUpstream::baseUrl() const
-{
+QString FakeUpstream::baseUrl() const {
     return QStringLiteral("http://127.0.0.1:%1").arg(m_port);
 }
 
-void FakeUpstream::setFault(const Fault &fault)
-{
+void FakeUpstream::setFault(const Fault &fault) {
     m_fault = fault;
     applyListening();
 }
 
-void FakeUpstream::pushFault(const Fault &fault)
-{
+void FakeUpstream::pushFault(const Fault &fault) {
     if (fault.kind == Fault::Refuse) {
         setFault(fault);
         return;
@@ -94,8 +89,7 @@ void FakeUpstream::pushFault(const Fault &fault)
     m_queue.append(fault);
 }
 
-void FakeUpstream::applyListening()
-{
+void FakeUpstream::applyListening() {
     if (m_fault.kind == Fault::Refuse) {
         m_server->close(); // new connections are refused by the kernel; open ones live on
     } else if (!m_server->isListening() && m_port != 0) {
@@ -104,8 +98,7 @@ void FakeUpstream::applyListening()
     }
 }
 
-void FakeUpstream::onNewConnection()
-{
+void FakeUpstream::onNewConnection() {
     while (QTcpSocket *socket = m_server->nextPendingConnection()) {
         ++m_accepted;
         socket->setSocketOption(QAbstractSocket::LowDelayOption, 1);
@@ -117,16 +110,14 @@ void FakeUpstream::onNewConnection()
     }
 }
 
-void FakeUpstream::onDisconnected(QTcpSocket *socket)
-{
+void FakeUpstream::onDisconnected(QTcpSocket *socket) {
     delete m_connections.take(socket);
     socket->disconnect(this);
     socket->deleteLater();
     Q_EMIT connectionClosed();
 }
 
-void FakeUpstream::onReadyRead(QTcpSocket *socket)
-{
+void FakeUpstream::onReadyRead(QTcpSocket *socket) {
     Connection *c = m_connections.value(socket);
     if (!c)
         return;
@@ -144,8 +135,7 @@ void FakeUpstream::onReadyRead(QTcpSocket *socket)
     respond(socket, request, fault);
 }
 
-bool FakeUpstream::parseRequest(Connection &c)
-{
+bool FakeUpstream::parseRequest(Connection &c) {
     const qsizetype headerEnd = c.buffer.indexOf("\r\n\r\n");
     if (headerEnd < 0)
         return false;
@@ -199,8 +189,7 @@ bool FakeUpstream::parseRequest(Connection &c)
     return true;
 }
 
-void FakeUpstream::respond(QTcpSocket *socket, const RecordedRequest &request, const Fault &fault)
-{
+void FakeUpstream::respond(QTcpSocket *socket, const RecordedRequest &request, const Fault &fault) {
     const DemoApi api = demoApiForPath(request.path);
     switch (fault.kind) {
     case Fault::None:
@@ -212,8 +201,10 @@ void FakeUpstream::respond(QTcpSocket *socket, const RecordedRequest &request, c
         return;
     case Fault::Status: {
         const QByteArray body = fault.body.isEmpty() ? demoErrorBody(api, fault.status) : fault.body;
-        QByteArray head = "HTTP/1.1 " + QByteArray::number(fault.status) + " Error\r\nContent-Type: application/json\r\n"
-                          "Content-Length: " + QByteArray::number(body.size()) + "\r\n";
+        QByteArray head = "HTTP/1.1 " + QByteArray::number(fault.status) +
+                          " Error\r\nContent-Type: application/json\r\n"
+                          "Content-Length: " +
+                          QByteArray::number(body.size()) + "\r\n";
         if (!fault.retryAfter.isEmpty())
             head += "Retry-After: " + fault.retryAfter + "\r\n";
         socket->write(head + "\r\n" + body);
@@ -250,8 +241,7 @@ void FakeUpstream::respond(QTcpSocket *socket, const RecordedRequest &request, c
     }
 }
 
-void FakeUpstream::sendNormal(QTcpSocket *socket, const RecordedRequest &request, const Fault &fault)
-{
+void FakeUpstream::sendNormal(QTcpSocket *socket, const RecordedRequest &request, const Fault &fault) {
     Connection *c = m_connections.value(socket);
     QList<QByteArray> events;
     if (!m_rawReply.isEmpty()) {
@@ -266,16 +256,16 @@ void FakeUpstream::sendNormal(QTcpSocket *socket, const RecordedRequest &request
         const DemoApi api = demoApiForPath(request.path);
         if (api == DemoApi::Unknown) {
             const QByteArray body = "{\"error\":{\"message\":\"no such route\"}}";
-            socket->write("HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\nContent-Length: "
-                          + QByteArray::number(body.size()) + "\r\n\r\n" + body);
+            socket->write("HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\nContent-Length: " +
+                          QByteArray::number(body.size()) + "\r\n\r\n" + body);
             c->chunked = false;
             finishResponse(socket);
             return;
         }
         DemoReply reply = buildDemoReply(api, request, m_label);
         if (!reply.stream) {
-            socket->write("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: "
-                          + QByteArray::number(reply.json.size()) + "\r\n\r\n" + reply.json);
+            socket->write("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " +
+                          QByteArray::number(reply.json.size()) + "\r\n\r\n" + reply.json);
             c->chunked = false;
             finishResponse(socket);
             return;
@@ -288,8 +278,7 @@ void FakeUpstream::sendNormal(QTcpSocket *socket, const RecordedRequest &request
     writeEvents(socket, std::move(events), fault.chunkDelayMs, true);
 }
 
-void FakeUpstream::writeEvents(QTcpSocket *socket, QList<QByteArray> events, int delayMs, bool endStream)
-{
+void FakeUpstream::writeEvents(QTcpSocket *socket, QList<QByteArray> events, int delayMs, bool endStream) {
     auto chunk = [](const QByteArray &e) { return QByteArray::number(e.size(), 16) + "\r\n" + e + "\r\n"; };
     if (delayMs <= 0) {
         QByteArray all;
@@ -301,26 +290,26 @@ void FakeUpstream::writeEvents(QTcpSocket *socket, QList<QByteArray> events, int
         return;
     }
     // Paced: one event per delay, the socket as context so a closed connection stops the timers.
-    QTimer::singleShot(delayMs, socket, [this, socket, events = std::move(events), delayMs, endStream, chunk]() mutable {
-        if (!m_connections.contains(socket))
-            return;
-        if (events.isEmpty()) {
-            if (endStream)
-                finishResponse(socket);
-            return;
-        }
-        socket->write(chunk(events.takeFirst()));
-        if (events.isEmpty()) {
-            if (endStream)
-                finishResponse(socket);
-            return;
-        }
-        writeEvents(socket, std::move(events), delayMs, endStream);
-    });
+    QTimer::singleShot(delayMs, socket,
+                       [this, socket, events = std::move(events), delayMs, endStream, chunk]() mutable {
+                           if (!m_connections.contains(socket))
+                               return;
+                           if (events.isEmpty()) {
+                               if (endStream)
+                                   finishResponse(socket);
+                               return;
+                           }
+                           socket->write(chunk(events.takeFirst()));
+                           if (events.isEmpty()) {
+                               if (endStream)
+                                   finishResponse(socket);
+                               return;
+                           }
+                           writeEvents(socket, std::move(events), delayMs, endStream);
+                       });
 }
 
-void FakeUpstream::finishResponse(QTcpSocket *socket)
-{
+void FakeUpstream::finishResponse(QTcpSocket *socket) {
     Connection *c = m_connections.value(socket);
     if (!c)
         return;
@@ -337,10 +326,9 @@ void FakeUpstream::finishResponse(QTcpSocket *socket)
         QTimer::singleShot(0, socket, [this, socket]() { onReadyRead(socket); });
 }
 
-void FakeUpstream::resetConnection(QTcpSocket *socket)
-{
+void FakeUpstream::resetConnection(QTcpSocket *socket) {
     // SO_LINGER 0 turns close into an RST: the client sees "connection reset", not a clean end.
-    const struct linger lin{1, 0};
+    const struct linger lin { 1, 0 };
     ::setsockopt(int(socket->socketDescriptor()), SOL_SOCKET, SO_LINGER, &lin, sizeof lin);
     socket->abort();
 }

@@ -11,15 +11,13 @@ namespace sw::upstream {
 
 namespace {
 
-QString hostKeyOf(const QUrl &url)
-{
+QString hostKeyOf(const QUrl &url) {
     const QString scheme = url.scheme().toLower();
     const int port = url.port(scheme == QLatin1String("https") ? 443 : 80);
     return scheme + QLatin1String("://") + url.host().toLower() + QLatin1Char(':') + QString::number(port);
 }
 
-QNetworkRequest toQtRequest(const HttpRequest &request)
-{
+QNetworkRequest toQtRequest(const HttpRequest &request) {
     QNetworkRequest r(request.url);
     // The gateway decides what to do with a 3xx; never follow one silently.
     r.setAttribute(QNetworkRequest::RedirectPolicyAttribute, QNetworkRequest::ManualRedirectPolicy);
@@ -37,15 +35,11 @@ QNetworkRequest toQtRequest(const HttpRequest &request)
 
 } // namespace
 
-QtTransport::QtTransport(QObject *parent)
-    : QObject(parent)
-{
-}
+QtTransport::QtTransport(QObject *parent) : QObject(parent) {}
 
 QtTransport::~QtTransport() = default; // managers are children; their replies die with them
 
-QtTransport::PooledManager &QtTransport::managerFor(const QString &hostKey)
-{
+QtTransport::PooledManager &QtTransport::managerFor(const QString &hostKey) {
     for (auto &pm : m_pool)
         if (pm.activeByHost.value(hostKey) < m_maxPerManager)
             return pm;
@@ -58,8 +52,7 @@ QtTransport::PooledManager &QtTransport::managerFor(const QString &hostKey)
     return m_pool.last();
 }
 
-void QtTransport::release(QNetworkAccessManager *manager, const QString &hostKey)
-{
+void QtTransport::release(QNetworkAccessManager *manager, const QString &hostKey) {
     for (auto &pm : m_pool) {
         if (pm.manager != manager)
             continue;
@@ -71,8 +64,7 @@ void QtTransport::release(QNetworkAccessManager *manager, const QString &hostKey
     --m_activeCalls;
 }
 
-UpstreamCall *QtTransport::start(const HttpRequest &request, QObject *parent)
-{
+UpstreamCall *QtTransport::start(const HttpRequest &request, QObject *parent) {
     const QString hostKey = hostKeyOf(request.url);
     PooledManager &pm = managerFor(hostKey);
     ++pm.activeByHost[hostKey];

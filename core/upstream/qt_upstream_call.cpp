@@ -5,17 +5,13 @@
 namespace sw::upstream {
 
 QtUpstreamCall::QtUpstreamCall(QNetworkReply *reply, std::function<void()> release, QObject *parent)
-    : UpstreamCall(parent)
-    , m_reply(reply)
-    , m_release(std::move(release))
-{
+    : UpstreamCall(parent), m_reply(reply), m_release(std::move(release)) {
     connect(reply, &QNetworkReply::metaDataChanged, this, &QtUpstreamCall::onMetaDataChanged);
     connect(reply, &QNetworkReply::readyRead, this, &QtUpstreamCall::onReadyRead);
     connect(reply, &QNetworkReply::finished, this, &QtUpstreamCall::onFinished);
 }
 
-QtUpstreamCall::~QtUpstreamCall()
-{
+QtUpstreamCall::~QtUpstreamCall() {
     // Deleted while running (e.g. with its parent): close the connection, say nothing.
     if (m_reply && !m_done) {
         m_reply->disconnect(this);
@@ -25,8 +21,7 @@ QtUpstreamCall::~QtUpstreamCall()
     detach();
 }
 
-void QtUpstreamCall::abort()
-{
+void QtUpstreamCall::abort() {
     if (m_done)
         return;
     m_done = true;
@@ -39,8 +34,7 @@ void QtUpstreamCall::abort()
     Q_EMIT finished(TransportResult{TransportError::Aborted, QStringLiteral("aborted")});
 }
 
-void QtUpstreamCall::announceResponse()
-{
+void QtUpstreamCall::announceResponse() {
     if (m_started || !m_reply)
         return;
     const QVariant status = m_reply->attribute(QNetworkRequest::HttpStatusCodeAttribute);
@@ -50,15 +44,13 @@ void QtUpstreamCall::announceResponse()
     Q_EMIT responseStarted(status.toInt(), m_reply->rawHeaderPairs());
 }
 
-void QtUpstreamCall::onMetaDataChanged()
-{
+void QtUpstreamCall::onMetaDataChanged() {
     if (m_done)
         return;
     announceResponse();
 }
 
-void QtUpstreamCall::onReadyRead()
-{
+void QtUpstreamCall::onReadyRead() {
     if (m_done || !m_reply)
         return;
     announceResponse();
@@ -69,8 +61,7 @@ void QtUpstreamCall::onReadyRead()
         Q_EMIT bodyData(chunk);
 }
 
-void QtUpstreamCall::onFinished()
-{
+void QtUpstreamCall::onFinished() {
     if (m_done || !m_reply)
         return;
     const bool gotStatus = m_reply->attribute(QNetworkRequest::HttpStatusCodeAttribute).isValid();
@@ -92,8 +83,7 @@ void QtUpstreamCall::onFinished()
     Q_EMIT finished(result);
 }
 
-void QtUpstreamCall::detach()
-{
+void QtUpstreamCall::detach() {
     if (m_reply) {
         m_reply->disconnect(this);
         m_reply->deleteLater();
@@ -106,10 +96,12 @@ void QtUpstreamCall::detach()
     }
 }
 
-TransportResult QtUpstreamCall::resultFor(QNetworkReply::NetworkError error, bool gotHttpStatus, const QString &message)
-{
+TransportResult QtUpstreamCall::resultFor(QNetworkReply::NetworkError error, bool gotHttpStatus,
+                                          const QString &message) {
     using E = QNetworkReply::NetworkError;
-    auto make = [&](TransportError e) { return TransportResult{e, message.isEmpty() ? QString::fromLatin1(transportErrorName(e)) : message}; };
+    auto make = [&](TransportError e) {
+        return TransportResult{e, message.isEmpty() ? QString::fromLatin1(transportErrorName(e)) : message};
+    };
     switch (error) {
     case E::NoError:
         return {};
@@ -138,8 +130,8 @@ TransportResult QtUpstreamCall::resultFor(QNetworkReply::NetworkError error, boo
     // Content (2xx..) and server (4xx..) error codes are Qt's view of an HTTP
     // error status: the response arrived complete, so the transport succeeded.
     const int code = int(error);
-    if (gotHttpStatus && code >= int(E::ContentAccessDenied) && code <= int(E::UnknownServerError)
-        && !(code >= int(E::ProtocolUnknownError) && code <= int(E::ProtocolFailure)))
+    if (gotHttpStatus && code >= int(E::ContentAccessDenied) && code <= int(E::UnknownServerError) &&
+        !(code >= int(E::ProtocolUnknownError) && code <= int(E::ProtocolFailure)))
         return {};
     return make(TransportError::Other);
 }

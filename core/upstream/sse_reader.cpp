@@ -2,8 +2,7 @@
 
 namespace sw::upstream {
 
-QList<SseEvent> SseReader::feed(QByteArrayView chunk)
-{
+QList<SseEvent> SseReader::feed(QByteArrayView chunk) {
     QList<SseEvent> out;
     if (chunk.isEmpty())
         return out;
@@ -37,8 +36,7 @@ QList<SseEvent> SseReader::feed(QByteArrayView chunk)
     return out;
 }
 
-QList<SseEvent> SseReader::finish()
-{
+QList<SseEvent> SseReader::finish() {
     QList<SseEvent> out;
     if (!m_buffer.isEmpty()) {
         processLine(m_buffer, out);
@@ -49,8 +47,7 @@ QList<SseEvent> SseReader::finish()
     return out;
 }
 
-void SseReader::processLine(QByteArrayView line, QList<SseEvent> &out)
-{
+void SseReader::processLine(QByteArrayView line, QList<SseEvent> &out) {
     // The stream may begin with a UTF-8 byte order mark; it is not part of the first field.
     if (!m_sawFirstLine) {
         m_sawFirstLine = true;

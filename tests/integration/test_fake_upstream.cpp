@@ -24,8 +24,7 @@ using namespace sw::upstream;
 
 namespace {
 
-Fault fault(Fault::Kind kind, int status = 0)
-{
+Fault fault(Fault::Kind kind, int status = 0) {
     Fault f;
     f.kind = kind;
     f.status = status;
@@ -33,8 +32,7 @@ Fault fault(Fault::Kind kind, int status = 0)
 }
 
 // Text the client would show, pulled out of one API's stream.
-QString streamedText(const QByteArray &path, const QByteArray &sse, QStringList *eventNames = nullptr)
-{
+QString streamedText(const QByteArray &path, const QByteArray &sse, QStringList *eventNames = nullptr) {
     SseReader reader;
     auto events = reader.feed(sse);
     events += reader.finish();
@@ -52,7 +50,8 @@ QString streamedText(const QByteArray &path, const QByteArray &sse, QStringList 
             if (e.event == "response.output_text.delta")
                 text += o.value("delta").toString();
         } else {
-            for (const auto &p : o.value("candidates").toArray().at(0).toObject().value("content").toObject().value("parts").toArray())
+            for (const auto &p :
+                 o.value("candidates").toArray().at(0).toObject().value("content").toObject().value("parts").toArray())
                 if (!p.toObject().value("thought").toBool())
                     text += p.toObject().value("text").toString();
         }
@@ -60,13 +59,14 @@ QString streamedText(const QByteArray &path, const QByteArray &sse, QStringList 
     return text;
 }
 
-QByteArray readUntil(QTcpSocket &socket, const std::function<bool(const QByteArray &)> &done, int timeoutMs = 3000)
-{
+QByteArray readUntil(QTcpSocket &socket, const std::function<bool(const QByteArray &)> &done, int timeoutMs = 3000) {
     QByteArray got;
-    waitUntil([&] {
-        got += socket.readAll();
-        return done(got);
-    }, timeoutMs);
+    waitUntil(
+        [&] {
+            got += socket.readAll();
+            return done(got);
+        },
+        timeoutMs);
     return got;
 }
 
@@ -102,24 +102,21 @@ private:
     QList<CallRecorder *> m_recorders;
 };
 
-void TestFakeUpstream::init()
-{
+void TestFakeUpstream::init() {
     m_fake = std::make_unique<FakeUpstream>();
     m_fake->setLabel(QStringLiteral("lbl"));
     QVERIFY(m_fake->listen());
     m_transport = std::make_unique<QtTransport>();
 }
 
-void TestFakeUpstream::cleanup()
-{
+void TestFakeUpstream::cleanup() {
     qDeleteAll(m_recorders);
     m_recorders.clear();
     m_transport.reset();
     m_fake.reset();
 }
 
-CallRecorder *TestFakeUpstream::call(const QByteArray &path, const QByteArray &body)
-{
+CallRecorder *TestFakeUpstream::call(const QByteArray &path, const QByteArray &body) {
     HttpRequest r;
     r.url = QUrl(m_fake->baseUrl() + QString::fromLatin1(path));
     r.headers = {{"content-type", "application/json"}};
@@ -130,8 +127,7 @@ CallRecorder *TestFakeUpstream::call(const QByteArray &path, const QByteArray &b
     return rec;
 }
 
-void TestFakeUpstream::recordsMethodPathHeadersAndBody()
-{
+void TestFakeUpstream::recordsMethodPathHeadersAndBody() {
     QTcpSocket s;
     s.connectToHost(QHostAddress::LocalHost, m_fake->port());
     QVERIFY(s.waitForConnected(2000));
@@ -147,8 +143,7 @@ void TestFakeUpstream::recordsMethodPathHeadersAndBody()
     QVERIFY(m_fake->requests().isEmpty());
 }
 
-void TestFakeUpstream::decodesChunkedRequestBodySplitAcrossWrites()
-{
+void TestFakeUpstream::decodesChunkedRequestBodySplitAcrossWrites() {
     m_fake->setRawReply("data: ok\n\n");
     QTcpSocket s;
     s.connectToHost(QHostAddress::LocalHost, m_fake->port());
@@ -162,8 +157,7 @@ void TestFakeUpstream::decodesChunkedRequestBodySplitAcrossWrites()
     QCOMPARE(m_fake->requests().front().body, QByteArray("hello world"));
 }
 
-void TestFakeUpstream::servesPipelinedRequestsOnOneKeptAliveConnection()
-{
+void TestFakeUpstream::servesPipelinedRequestsOnOneKeptAliveConnection() {
     m_fake->setRawReply("data: ok\n\n");
     QTcpSocket s;
     s.connectToHost(QHostAddress::LocalHost, m_fake->port());
@@ -177,8 +171,7 @@ void TestFakeUpstream::servesPipelinedRequestsOnOneKeptAliveConnection()
     QCOMPARE(s.state(), QAbstractSocket::ConnectedState);
 }
 
-void TestFakeUpstream::connectionCloseIsHonoured()
-{
+void TestFakeUpstream::connectionCloseIsHonoured() {
     m_fake->setRawReply("data: ok\n\n");
     QTcpSocket s;
     s.connectToHost(QHostAddress::LocalHost, m_fake->port());
@@ -188,8 +181,7 @@ void TestFakeUpstream::connectionCloseIsHonoured()
     QVERIFY(s.readAll().startsWith("HTTP/1.1 200"));
 }
 
-void TestFakeUpstream::oneShotFaultsAreConsumedInOrderThenGlobalApplies()
-{
+void TestFakeUpstream::oneShotFaultsAreConsumedInOrderThenGlobalApplies() {
     m_fake->setRawReply("data: ok\n\n");
     m_fake->pushFault(fault(Fault::Status, 503));
     m_fake->pushFault(fault(Fault::Status, 429));
@@ -203,22 +195,25 @@ void TestFakeUpstream::oneShotFaultsAreConsumedInOrderThenGlobalApplies()
     QCOMPARE(m_fake->pendingFaults(), 0);
 }
 
-void TestFakeUpstream::errorStatusBodyHasTheApisShape_data()
-{
+void TestFakeUpstream::errorStatusBodyHasTheApisShape_data() {
     QTest::addColumn<QByteArray>("path");
     QTest::addColumn<int>("status");
     QTest::addColumn<QString>("pointer"); // dotted path to a string field
     QTest::addColumn<QString>("value");
-    QTest::newRow("anthropic 529") << QByteArray("/v1/messages") << 529 << "error.type" << "overloaded_error";
-    QTest::newRow("anthropic 429") << QByteArray("/v1/messages") << 429 << "error.type" << "rate_limit_error";
-    QTest::newRow("openai 429") << QByteArray("/v1/chat/completions") << 429 << "error.type" << "rate_limit_exceeded";
-    QTest::newRow("responses 500") << QByteArray("/v1/responses") << 500 << "error.type" << "server_error";
+    QTest::newRow("anthropic 529") << QByteArray("/v1/messages") << 529 << "error.type"
+                                   << "overloaded_error";
+    QTest::newRow("anthropic 429") << QByteArray("/v1/messages") << 429 << "error.type"
+                                   << "rate_limit_error";
+    QTest::newRow("openai 429") << QByteArray("/v1/chat/completions") << 429 << "error.type"
+                                << "rate_limit_exceeded";
+    QTest::newRow("responses 500") << QByteArray("/v1/responses") << 500 << "error.type"
+                                   << "server_error";
     QTest::newRow("google 429") << QByteArray("/v1beta/models/gemini:streamGenerateContent?alt=sse") << 429
-                                << "error.status" << "RESOURCE_EXHAUSTED";
+                                << "error.status"
+                                << "RESOURCE_EXHAUSTED";
 }
 
-void TestFakeUpstream::errorStatusBodyHasTheApisShape()
-{
+void TestFakeUpstream::errorStatusBodyHasTheApisShape() {
     QFETCH(QByteArray, path);
     QFETCH(int, status);
     QFETCH(QString, pointer);
@@ -235,8 +230,7 @@ void TestFakeUpstream::errorStatusBodyHasTheApisShape()
     QCOMPARE(v.toString(), value);
 }
 
-void TestFakeUpstream::stallBeforeHeadersSendsNothing()
-{
+void TestFakeUpstream::stallBeforeHeadersSendsNothing() {
     m_fake->setFault(fault(Fault::StallBeforeHeaders));
     QTcpSocket s;
     s.connectToHost(QHostAddress::LocalHost, m_fake->port());
@@ -247,18 +241,17 @@ void TestFakeUpstream::stallBeforeHeadersSendsNothing()
     QCOMPARE(s.state(), QAbstractSocket::ConnectedState);
 }
 
-void TestFakeUpstream::inBandErrorBeforeContent_data()
-{
+void TestFakeUpstream::inBandErrorBeforeContent_data() {
     QTest::addColumn<QByteArray>("path");
     QTest::addColumn<QByteArray>("marker");
     QTest::newRow("anthropic") << QByteArray("/v1/messages") << QByteArray("event: error\ndata: {");
     QTest::newRow("openai") << QByteArray("/v1/chat/completions") << QByteArray("data: {\"error\":{");
     QTest::newRow("responses") << QByteArray("/v1/responses") << QByteArray("event: error\n");
-    QTest::newRow("google") << QByteArray("/v1beta/models/g:streamGenerateContent?alt=sse") << QByteArray("data: {\"error\":{");
+    QTest::newRow("google") << QByteArray("/v1beta/models/g:streamGenerateContent?alt=sse")
+                            << QByteArray("data: {\"error\":{");
 }
 
-void TestFakeUpstream::inBandErrorBeforeContent()
-{
+void TestFakeUpstream::inBandErrorBeforeContent() {
     QFETCH(QByteArray, path);
     QFETCH(QByteArray, marker);
     m_fake->pushFault(fault(Fault::InBandErrorBeforeContent));
@@ -271,8 +264,7 @@ void TestFakeUpstream::inBandErrorBeforeContent()
     QVERIFY(!rec->body.contains("message_stop"));
 }
 
-void TestFakeUpstream::inBandErrorAfterContentFollowsFirstDelta()
-{
+void TestFakeUpstream::inBandErrorAfterContentFollowsFirstDelta() {
     m_fake->pushFault(fault(Fault::InBandErrorAfterContent));
     const QByteArray path = "/v1/messages";
     auto *rec = call(path, R"({"stream":true,"messages":[{"role":"user","content":"hi there"}]})");
@@ -285,27 +277,29 @@ void TestFakeUpstream::inBandErrorAfterContentFollowsFirstDelta()
     QVERIFY(!names.contains(QStringLiteral("message_stop")));
 }
 
-void TestFakeUpstream::demoReplyInEachApi_data()
-{
+void TestFakeUpstream::demoReplyInEachApi_data() {
     QTest::addColumn<QByteArray>("path");
     QTest::addColumn<QByteArray>("body");
     QTest::addColumn<QByteArray>("terminal");
-    QTest::newRow("anthropic-messages") << QByteArray("/v1/messages")
-        << QByteArray(R"({"model":"claude","stream":true,"max_tokens":100,"messages":[{"role":"user","content":[{"type":"text","text":"hi there"}]}]})")
+    QTest::newRow("anthropic-messages")
+        << QByteArray("/v1/messages")
+        << QByteArray(
+               R"({"model":"claude","stream":true,"max_tokens":100,"messages":[{"role":"user","content":[{"type":"text","text":"hi there"}]}]})")
         << QByteArray("message_stop");
-    QTest::newRow("openai-completions") << QByteArray("/api/v1/chat/completions")
+    QTest::newRow("openai-completions")
+        << QByteArray("/api/v1/chat/completions")
         << QByteArray(R"({"model":"gpt","stream":true,"messages":[{"role":"user","content":"hi there"}]})")
         << QByteArray("data: [DONE]");
     QTest::newRow("openai-responses") << QByteArray("/v1/responses")
-        << QByteArray(R"({"model":"gpt","stream":true,"input":"hi there"})")
-        << QByteArray("response.completed");
-    QTest::newRow("google-generative-ai") << QByteArray("/v1beta/models/gemini-2.5:streamGenerateContent?alt=sse")
+                                      << QByteArray(R"({"model":"gpt","stream":true,"input":"hi there"})")
+                                      << QByteArray("response.completed");
+    QTest::newRow("google-generative-ai")
+        << QByteArray("/v1beta/models/gemini-2.5:streamGenerateContent?alt=sse")
         << QByteArray(R"({"contents":[{"role":"user","parts":[{"text":"hi there"}]}]})")
         << QByteArray("\"finishReason\":\"STOP\"");
 }
 
-void TestFakeUpstream::demoReplyInEachApi()
-{
+void TestFakeUpstream::demoReplyInEachApi() {
     QFETCH(QByteArray, path);
     QFETCH(QByteArray, body);
     QFETCH(QByteArray, terminal);
@@ -317,31 +311,41 @@ void TestFakeUpstream::demoReplyInEachApi()
     QVERIFY2(rec->body.contains(terminal), rec->body.constData());
 }
 
-void TestFakeUpstream::googleNonStreamingAnswersJson()
-{
-    auto *rec = call("/v1beta/models/gemini:generateContent",
-                     R"({"contents":[{"role":"user","parts":[{"text":"hi"}]}]})");
+void TestFakeUpstream::googleNonStreamingAnswersJson() {
+    auto *rec =
+        call("/v1beta/models/gemini:generateContent", R"({"contents":[{"role":"user","parts":[{"text":"hi"}]}]})");
     QCOMPARE(rec->status, 200);
     const QJsonObject o = QJsonDocument::fromJson(rec->body).object();
-    QCOMPARE(o.value("candidates").toArray().at(0).toObject().value("content").toObject().value("parts").toArray()
-                 .at(0).toObject().value("text").toString(),
+    QCOMPARE(o.value("candidates")
+                 .toArray()
+                 .at(0)
+                 .toObject()
+                 .value("content")
+                 .toObject()
+                 .value("parts")
+                 .toArray()
+                 .at(0)
+                 .toObject()
+                 .value("text")
+                 .toString(),
              QStringLiteral("Hello from lbl. You said: hi"));
     QVERIFY(o.value("usageMetadata").toObject().value("candidatesTokenCount").toInt() >= 1);
 }
 
-void TestFakeUpstream::nonStreamingAnswersJson_data()
-{
+void TestFakeUpstream::nonStreamingAnswersJson_data() {
     QTest::addColumn<QByteArray>("path");
     QTest::addColumn<QByteArray>("body");
     QTest::addColumn<QString>("pointer"); // dotted path, numbers index arrays
     QTest::newRow("anthropic") << QByteArray("/v1/messages")
-        << QByteArray(R"({"model":"c","max_tokens":9,"messages":[{"role":"user","content":"hi"}]})") << "content.0.text";
+                               << QByteArray(
+                                      R"({"model":"c","max_tokens":9,"messages":[{"role":"user","content":"hi"}]})")
+                               << "content.0.text";
     QTest::newRow("openai") << QByteArray("/v1/chat/completions")
-        << QByteArray(R"({"model":"g","messages":[{"role":"user","content":"hi"}]})") << "choices.0.message.content";
+                            << QByteArray(R"({"model":"g","messages":[{"role":"user","content":"hi"}]})")
+                            << "choices.0.message.content";
 }
 
-void TestFakeUpstream::nonStreamingAnswersJson()
-{
+void TestFakeUpstream::nonStreamingAnswersJson() {
     QFETCH(QByteArray, path);
     QFETCH(QByteArray, body);
     QFETCH(QString, pointer);
@@ -357,8 +361,7 @@ void TestFakeUpstream::nonStreamingAnswersJson()
     QCOMPARE(v.toString(), QStringLiteral("Hello from lbl. You said: hi"));
 }
 
-void TestFakeUpstream::rawReplyIsSentAsGiven()
-{
+void TestFakeUpstream::rawReplyIsSentAsGiven() {
     const QByteArray raw = "event: a\ndata: 1\n\n: comment\ndata: 2\n\n";
     m_fake->setRawReply(raw);
     auto *rec = call("/anything", "{}");

@@ -20,16 +20,14 @@ using namespace sw::upstream;
 
 namespace {
 
-QByteArray sseEvents(int n)
-{
+QByteArray sseEvents(int n) {
     QByteArray s;
     for (int i = 0; i < n; ++i)
         s += "data: {\"n\":" + QByteArray::number(i) + "}\n\n";
     return s + "data: [DONE]\n\n";
 }
 
-HttpRequest post(const FakeUpstream &fake, const char *path = "/v1/chat/completions")
-{
+HttpRequest post(const FakeUpstream &fake, const char *path = "/v1/chat/completions") {
     HttpRequest r;
     r.url = QUrl(fake.baseUrl() + QLatin1String(path));
     r.headers = {{"content-type", "application/json"}, {"authorization", "Bearer sk-test"}};
@@ -37,8 +35,7 @@ HttpRequest post(const FakeUpstream &fake, const char *path = "/v1/chat/completi
     return r;
 }
 
-Fault fault(Fault::Kind kind, int chunkDelayMs = 0)
-{
+Fault fault(Fault::Kind kind, int chunkDelayMs = 0) {
     Fault f;
     f.kind = kind;
     f.chunkDelayMs = chunkDelayMs;
@@ -71,21 +68,18 @@ private:
     std::unique_ptr<QtTransport> m_transport;
 };
 
-void TestQtTransport::init()
-{
+void TestQtTransport::init() {
     m_fake = std::make_unique<FakeUpstream>();
     QVERIFY(m_fake->listen());
     m_transport = std::make_unique<QtTransport>();
 }
 
-void TestQtTransport::cleanup()
-{
+void TestQtTransport::cleanup() {
     m_transport.reset();
     m_fake.reset();
 }
 
-void TestQtTransport::sendsRequestAsGiven()
-{
+void TestQtTransport::sendsRequestAsGiven() {
     m_fake->setRawReply(sseEvents(1));
     HttpRequest req = post(*m_fake, "/v1/chat/completions?x=1");
     req.headers.append(qMakePair(QByteArray("x-custom"), QByteArray("yes")));
@@ -101,8 +95,7 @@ void TestQtTransport::sendsRequestAsGiven()
     QVERIFY(seen.header("cookie").isEmpty());
 }
 
-void TestQtTransport::streamArrivesIncrementally()
-{
+void TestQtTransport::streamArrivesIncrementally() {
     const QByteArray reply = sseEvents(5);
     m_fake->setRawReply(reply);
     m_fake->setFault(fault(Fault::None, 80));
@@ -123,8 +116,7 @@ void TestQtTransport::streamArrivesIncrementally()
     QCOMPARE(rec.signalsAfterFinished, 0);
 }
 
-void TestQtTransport::errorStatusIsReportedWithHeadersAndBodyNotAsTransportError()
-{
+void TestQtTransport::errorStatusIsReportedWithHeadersAndBodyNotAsTransportError() {
     Fault f = fault(Fault::Status);
     f.status = 429;
     f.retryAfter = "7";
@@ -145,8 +137,7 @@ void TestQtTransport::errorStatusIsReportedWithHeadersAndBodyNotAsTransportError
     QCOMPARE(next.status, 200);
 }
 
-void TestQtTransport::headersReportedBeforeAnyBodyWhenUpstreamStallsAfter200()
-{
+void TestQtTransport::headersReportedBeforeAnyBodyWhenUpstreamStallsAfter200() {
     m_fake->pushFault(fault(Fault::StallAfter200));
     auto *call = m_transport->start(post(*m_fake), this);
     CallRecorder rec(call);
@@ -158,8 +149,7 @@ void TestQtTransport::headersReportedBeforeAnyBodyWhenUpstreamStallsAfter200()
     QCOMPARE(rec.error(), TransportError::Aborted);
 }
 
-void TestQtTransport::refusedPortIsRefused()
-{
+void TestQtTransport::refusedPortIsRefused() {
     m_fake->setFault(fault(Fault::Refuse));
     CallRecorder rec(m_transport->start(post(*m_fake), this));
     QVERIFY(rec.waitFinished());
@@ -176,8 +166,7 @@ void TestQtTransport::refusedPortIsRefused()
     QCOMPARE(again.status, 200);
 }
 
-void TestQtTransport::resetConnectionIsReset()
-{
+void TestQtTransport::resetConnectionIsReset() {
     m_fake->setFault(fault(Fault::Reset));
     CallRecorder rec(m_transport->start(post(*m_fake), this));
     QVERIFY(rec.waitFinished());
@@ -187,8 +176,7 @@ void TestQtTransport::resetConnectionIsReset()
     qInfo("QNAM sent the request %lld time(s) to a resetting upstream", qlonglong(m_fake->requests().size()));
 }
 
-void TestQtTransport::abortMidStreamClosesConnectionAndIsSynchronous()
-{
+void TestQtTransport::abortMidStreamClosesConnectionAndIsSynchronous() {
     m_fake->setRawReply(sseEvents(50));
     m_fake->setFault(fault(Fault::None, 50));
     auto *call = m_transport->start(post(*m_fake), this);
@@ -208,8 +196,7 @@ void TestQtTransport::abortMidStreamClosesConnectionAndIsSynchronous()
     QCOMPARE(m_transport->activeCalls(), 0);
 }
 
-void TestQtTransport::deletingRunningCallClosesConnectionSilently()
-{
+void TestQtTransport::deletingRunningCallClosesConnectionSilently() {
     m_fake->pushFault(fault(Fault::StallBeforeHeaders));
     auto *call = m_transport->start(post(*m_fake), this);
     CallRecorder rec(call);
@@ -220,8 +207,7 @@ void TestQtTransport::deletingRunningCallClosesConnectionSilently()
     QCOMPARE(m_transport->activeCalls(), 0);
 }
 
-void TestQtTransport::abortFromInsideSignalHandlersFinishesOnce_data()
-{
+void TestQtTransport::abortFromInsideSignalHandlersFinishesOnce_data() {
     QTest::addColumn<bool>("inResponseStarted");
     QTest::addColumn<int>("chunkDelayMs");
     QTest::newRow("responseStarted, whole reply at once") << true << 0;
@@ -230,8 +216,7 @@ void TestQtTransport::abortFromInsideSignalHandlersFinishesOnce_data()
     QTest::newRow("bodyData, paced") << false << 30;
 }
 
-void TestQtTransport::abortFromInsideSignalHandlersFinishesOnce()
-{
+void TestQtTransport::abortFromInsideSignalHandlersFinishesOnce() {
     // The failover loop aborts an attempt from inside its handlers (e.g. on a
     // 5xx status or an in-band error): that must end the call exactly once.
     QFETCH(bool, inResponseStarted);
@@ -253,8 +238,7 @@ void TestQtTransport::abortFromInsideSignalHandlersFinishesOnce()
     QCOMPARE(m_transport->activeCalls(), 0);
 }
 
-void TestQtTransport::sequentialCallsReuseOneConnection()
-{
+void TestQtTransport::sequentialCallsReuseOneConnection() {
     m_fake->setRawReply(sseEvents(2));
     for (int i = 0; i < 5; ++i) {
         auto *call = m_transport->start(post(*m_fake), this);
@@ -268,8 +252,7 @@ void TestQtTransport::sequentialCallsReuseOneConnection()
     QCOMPARE(m_transport->managerCount(), 1);
 }
 
-void TestQtTransport::sixHundredConcurrentStreamsToOneHostAllComplete()
-{
+void TestQtTransport::sixHundredConcurrentStreamsToOneHostAllComplete() {
     // Each stream takes >= 1 s (4 events, 250 ms apart), so finishing all 600 in
     // well under 600/6 * 1 s requires them to run side by side.
     constexpr int kStreams = 600;
@@ -285,9 +268,8 @@ void TestQtTransport::sixHundredConcurrentStreamsToOneHostAllComplete()
     std::vector<std::unique_ptr<CallRecorder>> recs;
     for (int i = 0; i < kStreams; ++i)
         recs.push_back(std::make_unique<CallRecorder>(m_transport->start(post(*m_fake), this)));
-    const bool allDone = waitUntil([&] {
-        return std::all_of(recs.begin(), recs.end(), [](const auto &r) { return r->isFinished(); });
-    }, 15000);
+    const bool allDone = waitUntil(
+        [&] { return std::all_of(recs.begin(), recs.end(), [](const auto &r) { return r->isFinished(); }); }, 15000);
     const qint64 elapsed = t.elapsed();
     int ok = 0;
     for (const auto &r : recs)
@@ -306,8 +288,7 @@ void TestQtTransport::sixHundredConcurrentStreamsToOneHostAllComplete()
     QCOMPARE(m_transport->activeCalls(), 0);
 }
 
-void TestQtTransport::errorMapping()
-{
+void TestQtTransport::errorMapping() {
     using E = QNetworkReply::NetworkError;
     auto map = [](E e, bool gotStatus) { return QtUpstreamCall::resultFor(e, gotStatus, {}).error; };
     QCOMPARE(map(E::ConnectionRefusedError, false), TransportError::Refused);

@@ -4,18 +4,15 @@
 
 namespace sw::test {
 
-CallRecorder::CallRecorder(upstream::UpstreamCall *call, QObject *parent)
-    : QObject(parent)
-{
+CallRecorder::CallRecorder(upstream::UpstreamCall *call, QObject *parent) : QObject(parent) {
     m_clock.start();
-    connect(call, &upstream::UpstreamCall::responseStarted, this,
-            [this](int s, const upstream::HeaderList &h) {
-                signalsAfterFinished += finishedCount;
-                ++startedCount;
-                status = s;
-                headers = h;
-                order << "started";
-            });
+    connect(call, &upstream::UpstreamCall::responseStarted, this, [this](int s, const upstream::HeaderList &h) {
+        signalsAfterFinished += finishedCount;
+        ++startedCount;
+        status = s;
+        headers = h;
+        order << "started";
+    });
     connect(call, &upstream::UpstreamCall::bodyData, this, [this](const QByteArray &chunk) {
         signalsAfterFinished += finishedCount;
         body += chunk;
@@ -31,8 +28,7 @@ CallRecorder::CallRecorder(upstream::UpstreamCall *call, QObject *parent)
     });
 }
 
-bool CallRecorder::waitFinished(int timeoutMs) const
-{
+bool CallRecorder::waitFinished(int timeoutMs) const {
     return waitUntil([this]() { return isFinished(); }, timeoutMs);
 }
 

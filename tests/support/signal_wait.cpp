@@ -4,8 +4,7 @@
 
 namespace sw::test {
 
-bool waitUntil(const std::function<bool()> &condition, int timeoutMs)
-{
+bool waitUntil(const std::function<bool()> &condition, int timeoutMs) {
     QDeadlineTimer deadline(timeoutMs);
     while (!condition()) {
         if (deadline.hasExpired())

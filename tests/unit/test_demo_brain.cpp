@@ -10,29 +10,25 @@ using sw::demo::replyFor;
 
 namespace {
 
-Message userSays(const QString &text)
-{
+Message userSays(const QString &text) {
     Message m;
     m.role = Role::User;
     m.content << ContentBlock::makeText(text);
     return m;
 }
 
-Tool weatherTool()
-{
+Tool weatherTool() {
     Tool t;
     t.name = QStringLiteral("get_weather");
-    t.parameters = QJsonObject{
-        {"type", "object"},
-        {"properties", QJsonObject{{"city", QJsonObject{{"type", "string"}}},
-                                   {"days", QJsonObject{{"type", "integer"}}},
-                                   {"unit", QJsonObject{{"type", "string"}}}}},
-        {"required", QJsonArray{"city", "days"}}};
+    t.parameters = QJsonObject{{"type", "object"},
+                               {"properties", QJsonObject{{"city", QJsonObject{{"type", "string"}}},
+                                                          {"days", QJsonObject{{"type", "integer"}}},
+                                                          {"unit", QJsonObject{{"type", "string"}}}}},
+                               {"required", QJsonArray{"city", "days"}}};
     return t;
 }
 
-QString concatDeltas(const QList<StreamEvent> &events, EventType type)
-{
+QString concatDeltas(const QList<StreamEvent> &events, EventType type) {
     QString s;
     for (const auto &e : events)
         if (e.type == type)
@@ -40,8 +36,7 @@ QString concatDeltas(const QList<StreamEvent> &events, EventType type)
     return s;
 }
 
-int countOf(const QList<StreamEvent> &events, EventType type)
-{
+int countOf(const QList<StreamEvent> &events, EventType type) {
     return int(std::count_if(events.begin(), events.end(), [type](const StreamEvent &e) { return e.type == type; }));
 }
 
@@ -62,8 +57,7 @@ private Q_SLOTS:
     void assembledMessageMatchesEvents();
 };
 
-void TestDemoBrain::plainTextEchoesUserInFourDeltas()
-{
+void TestDemoBrain::plainTextEchoesUserInFourDeltas() {
     Context ctx;
     ctx.messages << userSays(QStringLiteral("what is the capital of France"));
     const auto events = replyFor(ctx, {}, QStringLiteral("alpha"));
@@ -75,14 +69,14 @@ void TestDemoBrain::plainTextEchoesUserInFourDeltas()
     QCOMPARE(concatDeltas(events, EventType::TextDelta), expected);
     const int deltas = countOf(events, EventType::TextDelta);
     QVERIFY2(deltas >= 3 && deltas <= 5, qPrintable(QString::number(deltas)));
-    const auto end = std::find_if(events.begin(), events.end(), [](const StreamEvent &e) { return e.type == EventType::TextEnd; });
+    const auto end =
+        std::find_if(events.begin(), events.end(), [](const StreamEvent &e) { return e.type == EventType::TextEnd; });
     QVERIFY(end != events.end());
     QCOMPARE(end->block.text, expected);
     QCOMPARE(end->contentIndex, 0);
 }
 
-void TestDemoBrain::usageCountsContextCharactersAndOutputWords()
-{
+void TestDemoBrain::usageCountsContextCharactersAndOutputWords() {
     Context ctx;
     ctx.systemPrompt = QString(40, QLatin1Char('s'));
     ctx.messages << userSays(QString(60, QLatin1Char('u'))); // 100 characters in all
@@ -96,8 +90,7 @@ void TestDemoBrain::usageCountsContextCharactersAndOutputWords()
     QCOMPARE(replyFor(tiny, {}, QStringLiteral("b")).back().usage.input, 1);
 }
 
-void TestDemoBrain::reasoningAddsSignedThinkingBlockFirst()
-{
+void TestDemoBrain::reasoningAddsSignedThinkingBlockFirst() {
     Context ctx;
     ctx.messages << userSays(QStringLiteral("hi"));
     Options opts;
@@ -106,16 +99,17 @@ void TestDemoBrain::reasoningAddsSignedThinkingBlockFirst()
     QCOMPARE(events[1].type, EventType::ThinkingStart);
     QCOMPARE(events[1].contentIndex, 0);
     QCOMPARE(concatDeltas(events, EventType::ThinkingDelta), QStringLiteral("Thinking about the request."));
-    const auto end = std::find_if(events.begin(), events.end(), [](const StreamEvent &e) { return e.type == EventType::ThinkingEnd; });
+    const auto end = std::find_if(events.begin(), events.end(),
+                                  [](const StreamEvent &e) { return e.type == EventType::ThinkingEnd; });
     QCOMPARE(end->block.signature, QStringLiteral("sig-demo-gamma"));
-    const auto textStart = std::find_if(events.begin(), events.end(), [](const StreamEvent &e) { return e.type == EventType::TextStart; });
+    const auto textStart =
+        std::find_if(events.begin(), events.end(), [](const StreamEvent &e) { return e.type == EventType::TextStart; });
     QVERIFY(textStart > end);
     QCOMPARE(textStart->contentIndex, 1);
     QCOMPARE(concatDeltas(events, EventType::TextDelta), QStringLiteral("Hello from gamma. You said: hi"));
 }
 
-void TestDemoBrain::thinkingBudgetAlsoAddsThinking()
-{
+void TestDemoBrain::thinkingBudgetAlsoAddsThinking() {
     Context ctx;
     ctx.messages << userSays(QStringLiteral("hi"));
     Options opts;
@@ -123,8 +117,7 @@ void TestDemoBrain::thinkingBudgetAlsoAddsThinking()
     QCOMPARE(countOf(replyFor(ctx, opts, QStringLiteral("d")), EventType::ThinkingStart), 1);
 }
 
-void TestDemoBrain::toolRequestCallsFirstToolWithRequiredStringArguments()
-{
+void TestDemoBrain::toolRequestCallsFirstToolWithRequiredStringArguments() {
     Context ctx;
     Tool second = weatherTool();
     second.name = QStringLiteral("other");
@@ -134,7 +127,8 @@ void TestDemoBrain::toolRequestCallsFirstToolWithRequiredStringArguments()
     QCOMPARE(events.back().reason, StopReason::ToolUse);
     QCOMPARE(countOf(events, EventType::TextStart), 0);
     QCOMPARE(countOf(events, EventType::ToolCallStart), 1);
-    const auto end = std::find_if(events.begin(), events.end(), [](const StreamEvent &e) { return e.type == EventType::ToolCallEnd; });
+    const auto end = std::find_if(events.begin(), events.end(),
+                                  [](const StreamEvent &e) { return e.type == EventType::ToolCallEnd; });
     QVERIFY(end != events.end());
     QCOMPARE(end->block.toolName, QStringLiteral("get_weather"));
     QVERIFY(!end->block.toolCallId.isEmpty());
@@ -143,8 +137,7 @@ void TestDemoBrain::toolRequestCallsFirstToolWithRequiredStringArguments()
     QCOMPARE(concatDeltas(events, EventType::ToolCallDelta), QStringLiteral("{\"city\":\"demo\"}"));
 }
 
-void TestDemoBrain::toolChoiceRequiredForcesToolCall()
-{
+void TestDemoBrain::toolChoiceRequiredForcesToolCall() {
     Context ctx;
     ctx.tools << weatherTool();
     ctx.messages << userSays(QStringLiteral("weather in Paris"));
@@ -153,8 +146,7 @@ void TestDemoBrain::toolChoiceRequiredForcesToolCall()
     QCOMPARE(replyFor(ctx, opts, QStringLiteral("t")).back().reason, StopReason::ToolUse);
 }
 
-void TestDemoBrain::toolsWithoutAskingGiveText()
-{
+void TestDemoBrain::toolsWithoutAskingGiveText() {
     Context ctx;
     ctx.tools << weatherTool();
     ctx.messages << userSays(QStringLiteral("weather in Paris"));
@@ -163,8 +155,7 @@ void TestDemoBrain::toolsWithoutAskingGiveText()
     QCOMPARE(countOf(events, EventType::ToolCallStart), 0);
 }
 
-void TestDemoBrain::toolResultIsAcknowledged()
-{
+void TestDemoBrain::toolResultIsAcknowledged() {
     Context ctx;
     ctx.tools << weatherTool();
     ctx.messages << userSays(QStringLiteral("use the tool"));
@@ -178,8 +169,7 @@ void TestDemoBrain::toolResultIsAcknowledged()
     QCOMPARE(concatDeltas(events, EventType::TextDelta), QStringLiteral("Tool result received: sunny, 21C"));
 }
 
-void TestDemoBrain::sameInputSameReply()
-{
+void TestDemoBrain::sameInputSameReply() {
     Context ctx;
     ctx.messages << userSays(QStringLiteral("repeat after me"));
     Options opts;
@@ -194,8 +184,7 @@ void TestDemoBrain::sameInputSameReply()
     }
 }
 
-void TestDemoBrain::assembledMessageMatchesEvents()
-{
+void TestDemoBrain::assembledMessageMatchesEvents() {
     Context ctx;
     ctx.messages << userSays(QStringLiteral("hi"));
     Options opts;

@@ -12,30 +12,26 @@ namespace {
 
 class ScriptedReply final : public QNetworkReply {
 public:
-    ScriptedReply()
-    {
+    ScriptedReply() {
         open(QIODevice::ReadOnly | QIODevice::Unbuffered);
         setFinished(false);
     }
     void abort() override { ++aborted; }
     qint64 bytesAvailable() const override { return m_data.size() + QNetworkReply::bytesAvailable(); }
 
-    void headers(int status, const HeaderList &h, bool announce = true)
-    {
+    void headers(int status, const HeaderList &h, bool announce = true) {
         setAttribute(QNetworkRequest::HttpStatusCodeAttribute, status);
         for (const auto &p : h)
             setRawHeader(p.first, p.second);
         if (announce)
             Q_EMIT metaDataChanged();
     }
-    void data(const QByteArray &d, bool announce = true)
-    {
+    void data(const QByteArray &d, bool announce = true) {
         m_data += d;
         if (announce)
             Q_EMIT readyRead();
     }
-    void finish(NetworkError e = NoError)
-    {
+    void finish(NetworkError e = NoError) {
         if (e != NoError)
             setError(e, QStringLiteral("scripted"));
         setFinished(true);
@@ -44,8 +40,7 @@ public:
     int aborted = 0;
 
 protected:
-    qint64 readData(char *out, qint64 max) override
-    {
+    qint64 readData(char *out, qint64 max) override {
         const qint64 n = std::min<qint64>(max, m_data.size());
         memcpy(out, m_data.constData(), size_t(n));
         m_data.remove(0, n);
@@ -61,8 +56,7 @@ struct Log {
     QByteArray body;
     QList<TransportResult> results;
     int status = 0;
-    void attach(UpstreamCall *call, QObject *ctx)
-    {
+    void attach(UpstreamCall *call, QObject *ctx) {
         QObject::connect(call, &UpstreamCall::responseStarted, ctx, [this](int s, const HeaderList &) {
             order << "started";
             status = s;
@@ -94,8 +88,7 @@ private Q_SLOTS:
     void releaseRunsExactlyOnce();
 };
 
-void TestQtUpstreamCall::bodyBeforeMetadataStillStartsFirst()
-{
+void TestQtUpstreamCall::bodyBeforeMetadataStillStartsFirst() {
     auto *reply = new ScriptedReply;
     QtUpstreamCall call(reply, {}, nullptr);
     Log log;
@@ -108,8 +101,7 @@ void TestQtUpstreamCall::bodyBeforeMetadataStillStartsFirst()
     QCOMPARE(log.results.front().error, TransportError::None);
 }
 
-void TestQtUpstreamCall::bodyLeftUnreadAtFinishIsDelivered()
-{
+void TestQtUpstreamCall::bodyLeftUnreadAtFinishIsDelivered() {
     auto *reply = new ScriptedReply;
     QtUpstreamCall call(reply, {}, nullptr);
     Log log;
@@ -121,8 +113,7 @@ void TestQtUpstreamCall::bodyLeftUnreadAtFinishIsDelivered()
     QCOMPARE(log.body, QByteArray("tail"));
 }
 
-void TestQtUpstreamCall::errorStatusIsNotATransportError()
-{
+void TestQtUpstreamCall::errorStatusIsNotATransportError() {
     auto *reply = new ScriptedReply;
     QtUpstreamCall call(reply, {}, nullptr);
     Log log;
@@ -135,8 +126,7 @@ void TestQtUpstreamCall::errorStatusIsNotATransportError()
     QCOMPARE(log.results.front().error, TransportError::None);
 }
 
-void TestQtUpstreamCall::cutOffMidBodyIsResetAfterTheBodySoFar()
-{
+void TestQtUpstreamCall::cutOffMidBodyIsResetAfterTheBodySoFar() {
     auto *reply = new ScriptedReply;
     QtUpstreamCall call(reply, {}, nullptr);
     Log log;
@@ -148,8 +138,7 @@ void TestQtUpstreamCall::cutOffMidBodyIsResetAfterTheBodySoFar()
     QCOMPARE(log.results.front().error, TransportError::Reset);
 }
 
-void TestQtUpstreamCall::refusedHasNoResponse()
-{
+void TestQtUpstreamCall::refusedHasNoResponse() {
     auto *reply = new ScriptedReply;
     QtUpstreamCall call(reply, {}, nullptr);
     Log log;
@@ -159,8 +148,7 @@ void TestQtUpstreamCall::refusedHasNoResponse()
     QCOMPARE(log.results.front().error, TransportError::Refused);
 }
 
-void TestQtUpstreamCall::abortInResponseStartedDuringReadyRead()
-{
+void TestQtUpstreamCall::abortInResponseStartedDuringReadyRead() {
     auto *reply = new ScriptedReply;
     QtUpstreamCall call(reply, {}, nullptr);
     Log log;
@@ -173,8 +161,7 @@ void TestQtUpstreamCall::abortInResponseStartedDuringReadyRead()
     QCOMPARE(reply->aborted, 1);
 }
 
-void TestQtUpstreamCall::abortInBodyDataDuringFinish()
-{
+void TestQtUpstreamCall::abortInBodyDataDuringFinish() {
     auto *reply = new ScriptedReply;
     QtUpstreamCall call(reply, {}, nullptr);
     Log log;
@@ -188,8 +175,7 @@ void TestQtUpstreamCall::abortInBodyDataDuringFinish()
     QCOMPARE(log.results.front().error, TransportError::Aborted);
 }
 
-void TestQtUpstreamCall::abortIsSynchronousAndClosesReplyOnce()
-{
+void TestQtUpstreamCall::abortIsSynchronousAndClosesReplyOnce() {
     auto *reply = new ScriptedReply;
     QtUpstreamCall call(reply, {}, nullptr);
     Log log;
@@ -205,12 +191,12 @@ void TestQtUpstreamCall::abortIsSynchronousAndClosesReplyOnce()
     QCOMPARE(reply->aborted, 1);
 }
 
-void TestQtUpstreamCall::releaseRunsExactlyOnce()
-{
+void TestQtUpstreamCall::releaseRunsExactlyOnce() {
     int released = 0;
     {
         auto *reply = new ScriptedReply;
-        QtUpstreamCall call(reply, [&] { ++released; }, nullptr);
+        QtUpstreamCall call(
+            reply, [&] { ++released; }, nullptr);
         reply->finish();
         QCOMPARE(released, 1);
         call.abort(); // after finish: nothing
@@ -218,14 +204,16 @@ void TestQtUpstreamCall::releaseRunsExactlyOnce()
     QCOMPARE(released, 1);
     {
         auto *reply = new ScriptedReply;
-        QtUpstreamCall call(reply, [&] { ++released; }, nullptr);
+        QtUpstreamCall call(
+            reply, [&] { ++released; }, nullptr);
         call.abort();
         QCOMPARE(released, 2);
     }
     QCOMPARE(released, 2);
     {
         auto *reply = new ScriptedReply;
-        QtUpstreamCall call(reply, [&] { ++released; }, nullptr);
+        QtUpstreamCall call(
+            reply, [&] { ++released; }, nullptr);
     } // destroyed while running
     QCOMPARE(released, 3);
 }

@@ -12,16 +12,14 @@ namespace {
 
 using Events = QList<SseEvent>;
 
-QByteArray describe(const Events &events)
-{
+QByteArray describe(const Events &events) {
     QByteArray s;
     for (const auto &e : events)
         s += "[event=" + e.event + " id=" + e.id + " data=" + e.data + "]\n";
     return s;
 }
 
-Events feedInPieces(const QByteArray &transcript, const QList<qsizetype> &cuts)
-{
+Events feedInPieces(const QByteArray &transcript, const QList<qsizetype> &cuts) {
     SseReader reader;
     Events out;
     qsizetype pos = 0;
@@ -47,8 +45,7 @@ private Q_SLOTS:
     void finishWithoutPendingDataDispatchesNothing();
 };
 
-void TestSseReader::sameEventsForAnySplit_data()
-{
+void TestSseReader::sameEventsForAnySplit_data() {
     QTest::addColumn<QByteArray>("transcript");
     QTest::addColumn<QByteArray>("expected"); // describe() of the events
 
@@ -64,9 +61,8 @@ void TestSseReader::sameEventsForAnySplit_data()
     QTest::newRow("openai data-only ending in DONE")
         << QByteArray("data: {\"choices\":[]}\n\ndata: [DONE]\n\n")
         << QByteArray("[event= id= data={\"choices\":[]}]\n[event= id= data=[DONE]]\n");
-    QTest::newRow("comments skipped")
-        << QByteArray(": keepalive\n\n:another\ndata: x\n: inside\n\n")
-        << QByteArray("[event= id= data=x]\n");
+    QTest::newRow("comments skipped") << QByteArray(": keepalive\n\n:another\ndata: x\n: inside\n\n")
+                                      << QByteArray("[event= id= data=x]\n");
     QTest::newRow("multi-line data joined with LF")
         << QByteArray("data: line one\ndata: line two\ndata:\ndata: four\n\n")
         << QByteArray("[event= id= data=line one\nline two\n\nfour]\n");
@@ -74,27 +70,22 @@ void TestSseReader::sameEventsForAnySplit_data()
         << QByteArray("data:tight\n\ndata:  two spaces\n\n")
         << QByteArray("[event= id= data=tight]\n[event= id= data= two spaces]\n");
     QTest::newRow("event without data is not dispatched and does not leak its type")
-        << QByteArray("event: orphan\n\ndata: after\n\n")
-        << QByteArray("[event= id= data=after]\n");
-    QTest::newRow("bare CR line ends")
-        << QByteArray("event: e\rdata: a\r\rdata: b\r\r")
-        << QByteArray("[event=e id= data=a]\n[event= id= data=b]\n");
-    QTest::newRow("mixed line ends")
-        << QByteArray("data: a\r\n\ndata: b\n\r\ndata: c\r\r\n")
-        << QByteArray("[event= id= data=a]\n[event= id= data=b]\n[event= id= data=c]\n");
+        << QByteArray("event: orphan\n\ndata: after\n\n") << QByteArray("[event= id= data=after]\n");
+    QTest::newRow("bare CR line ends") << QByteArray("event: e\rdata: a\r\rdata: b\r\r")
+                                       << QByteArray("[event=e id= data=a]\n[event= id= data=b]\n");
+    QTest::newRow("mixed line ends") << QByteArray("data: a\r\n\ndata: b\n\r\ndata: c\r\r\n")
+                                     << QByteArray("[event= id= data=a]\n[event= id= data=b]\n[event= id= data=c]\n");
     QTest::newRow("id persists, retry and unknown fields ignored, field without colon")
         << QByteArray("id: 7\nretry: 100\nfoo: bar\ndata: a\n\ndata\n\n")
         << QByteArray("[event= id=7 data=a]\n[event= id=7 data=]\n");
-    QTest::newRow("leading BOM stripped")
-        << QByteArray("\xEF\xBB\xBF" "data: x\n\n")
-        << QByteArray("[event= id= data=x]\n");
+    QTest::newRow("leading BOM stripped") << QByteArray("\xEF\xBB\xBF"
+                                                        "data: x\n\n")
+                                          << QByteArray("[event= id= data=x]\n");
     QTest::newRow("empty data line is an event with empty data")
-        << QByteArray("data:\n\n")
-        << QByteArray("[event= id= data=]\n");
+        << QByteArray("data:\n\n") << QByteArray("[event= id= data=]\n");
 }
 
-void TestSseReader::sameEventsForAnySplit()
-{
+void TestSseReader::sameEventsForAnySplit() {
     QFETCH(QByteArray, transcript);
     QFETCH(QByteArray, expected);
 
@@ -121,8 +112,7 @@ void TestSseReader::sameEventsForAnySplit()
     }
 }
 
-void TestSseReader::crlfSplitAcrossChunksIsOneLineEnd()
-{
+void TestSseReader::crlfSplitAcrossChunksIsOneLineEnd() {
     SseReader reader;
     // If the LF after a chunk-final CR counted as a second line end, "data: a"
     // would be dispatched early and "data: b" would become a separate event.
@@ -133,8 +123,7 @@ void TestSseReader::crlfSplitAcrossChunksIsOneLineEnd()
     QCOMPARE(events.front().data, QByteArray("a\nb"));
 }
 
-void TestSseReader::eventsAreDeliveredAsSoonAsTheirBlankLineArrives()
-{
+void TestSseReader::eventsAreDeliveredAsSoonAsTheirBlankLineArrives() {
     SseReader reader;
     QVERIFY(reader.feed("data: first\n").isEmpty());
     Events events = reader.feed("\ndata: sec");
@@ -145,8 +134,7 @@ void TestSseReader::eventsAreDeliveredAsSoonAsTheirBlankLineArrives()
     QCOMPARE(events.front().data, QByteArray("second"));
 }
 
-void TestSseReader::finishDispatchesUnterminatedEvent()
-{
+void TestSseReader::finishDispatchesUnterminatedEvent() {
     SseReader reader;
     QVERIFY(reader.feed("event: last\ndata: tail").isEmpty());
     const Events events = reader.finish();
@@ -155,8 +143,7 @@ void TestSseReader::finishDispatchesUnterminatedEvent()
     QCOMPARE(events.front().data, QByteArray("tail"));
 }
 
-void TestSseReader::finishWithoutPendingDataDispatchesNothing()
-{
+void TestSseReader::finishWithoutPendingDataDispatchesNothing() {
     SseReader reader;
     QCOMPARE(reader.feed("data: a\n\nevent: only\n").size(), 1);
     QVERIFY(reader.finish().isEmpty());

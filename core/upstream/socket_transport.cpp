@@ -1,0 +1,95 @@
+#include "upstream/socket_transport.h"
+
+#include "upstream/socket_upstream_call.h"
+
+#include <QNetworkProxy>
+#include <QSslConfiguration>
+#include <QSslSocket>
+#include <QTcpSocket>
+
+namespace sw::upstream {
+
+SocketTransport::SocketTransport(QObject *parent) : QObject(parent) {}
+
+SocketTransport::~SocketTransport() = default; // idle sockets are children
+
+QString SocketTransport::hostKeyOf(const QUrl &url) {
+    const QString scheme = url.scheme().toLower();
+    return scheme + QLatin1String("://") + url.host().toLower() + QLatin1Char(':') +
+           QString::number(url.port(scheme == QLatin1String("https") ? 443 : 80));
+}
+
+UpstreamCall *SocketTransport::start(const HttpRequest &request, QObject *parent) {
+    return new SocketUpstreamCall(this, request, parent);
+}
+
+int SocketTransport::idleConnections() const {
+    int n = 0;
+    for (const auto &list : m_idle)
+        n += int(list.size());
+    return n;
+}
+
+QAbstractSocket *SocketTransport::takeIdle(const QString &hostKey, QObject *owner) {
+    auto it = m_idle.find(hostKey);
+    while (it != m_idle.end() && !it->isEmpty()) {
+        QAbstractSocket *s = it->takeLast(); // most recently used: least likely to have timed out
+        s->disconnect(this);
+        if (s->state() == QAbstractSocket::ConnectedState && s->bytesAvailable() == 0) {
+            s->setParent(owner);
+            return s;
+        }
+        s->abort();
+        s->deleteLater();
+    }
+    return nullptr;
+}
+
+QAbstractSocket *SocketTransport::open(const QUrl &url, QObject *owner) {
+    ++m_opened;
+    const bool tls = url.scheme().compare(QLatin1String("https"), Qt::CaseInsensitive) == 0;
+    QAbstractSocket *s = nullptr;
+    if (tls) {
+        auto *ssl = new QSslSocket(owner);
+        QSslConfiguration conf = ssl->sslConfiguration();
+        conf.setAllowedNextProtocols({QSslConfiguration::NextProtocolHttp1_1});
+        ssl->setSslConfiguration(conf);
+        s = ssl;
+    } else {
+        s = new QTcpSocket(owner);
+    }
+    s->setProxy(QNetworkProxy::NoProxy); // the gateway talks to providers directly
+    // Nagle off as soon as the socket exists; set again on connect (Qt applies options to a live descriptor).
+    connect(s, &QAbstractSocket::connected, s, [s] { s->setSocketOption(QAbstractSocket::LowDelayOption, 1); });
+    const quint16 port = quint16(url.port(tls ? 443 : 80));
+    if (tls)
+        static_cast<QSslSocket *>(s)->connectToHostEncrypted(url.host(), port);
+    else
+        s->connectToHost(url.host(), port);
+    return s;
+}
+
+void SocketTransport::giveBack(const QString &hostKey, QAbstractSocket *socket) {
+    auto &list = m_idle[hostKey];
+    if (list.size() >= m_maxIdlePerHost || socket->state() != QAbstractSocket::ConnectedState) {
+        socket->abort();
+        socket->deleteLater();
+        return;
+    }
+    socket->setParent(this);
+    list.append(socket);
+    // An idle connection that hears anything (the server closing it, or stray bytes) is useless.
+    connect(socket, &QAbstractSocket::disconnected, this, [this, socket] { dropIdle(socket); });
+    connect(socket, &QAbstractSocket::readyRead, this, [this, socket] { dropIdle(socket); });
+}
+
+void SocketTransport::dropIdle(QAbstractSocket *socket) {
+    for (auto &list : m_idle)
+        if (list.removeOne(socket))
+            break;
+    socket->disconnect(this);
+    socket->abort();
+    socket->deleteLater();
+}
+
+} // namespace sw::upstream

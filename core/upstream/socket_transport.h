@@ -1,0 +1,53 @@
+#pragma once
+// An HTTP/1.1 transport on QTcpSocket / QSslSocket, an alternative to
+// QtTransport for when the upstream leg must be cheap: no per-host connection
+// cap, no helper thread per manager, TCP_NODELAY on every connection, and a
+// request sent on a fresh connection is never silently re-sent (QNAM re-sends
+// a POST whose connection was reset). HTTP/2 is not spoken; HTTPS uses HTTP/1.1.
+//
+// Keep-alive: a connection whose response ended cleanly goes back to an idle
+// pool per scheme://host:port. A request on a reused connection that dies
+// before any response byte is retried once on a fresh one (the server may have
+// timed the idle connection out as we sent).
+
+#include "upstream/transport.h"
+
+#include <QHash>
+#include <QList>
+#include <QObject>
+
+class QAbstractSocket;
+
+namespace sw::upstream {
+
+class SocketUpstreamCall;
+
+class SocketTransport final : public QObject, public Transport {
+    Q_OBJECT
+public:
+    explicit SocketTransport(QObject *parent = nullptr);
+    ~SocketTransport() override;
+    Q_DISABLE_COPY_MOVE(SocketTransport)
+
+    UpstreamCall *start(const HttpRequest &request, QObject *parent) override;
+
+    int idleConnections() const;
+    int connectionsOpened() const { return m_opened; }
+    void setMaxIdlePerHost(int n) { m_maxIdlePerHost = n; }
+
+    static QString hostKeyOf(const QUrl &url);
+
+private:
+    friend class SocketUpstreamCall;
+    // A connected idle socket for the host, reparented to `owner`; nullptr if none.
+    QAbstractSocket *takeIdle(const QString &hostKey, QObject *owner);
+    QAbstractSocket *open(const QUrl &url, QObject *owner);
+    void giveBack(const QString &hostKey, QAbstractSocket *socket);
+    void dropIdle(QAbstractSocket *socket);
+
+    QHash<QString, QList<QAbstractSocket *>> m_idle;
+    int m_maxIdlePerHost = 256;
+    int m_opened = 0;
+};
+
+} // namespace sw::upstream

@@ -1,0 +1,262 @@
+// SocketTransport (HTTP/1.1 on QTcpSocket) against the fake upstream: the same
+// contract as QtTransport, plus what it does differently (a reset request is
+// sent once; a stale keep-alive connection is retried; no per-host cap).
+#include "call_recorder.h"
+#include "demo/fake_upstream.h"
+#include "signal_wait.h"
+#include "upstream/socket_transport.h"
+
+#include <QTcpServer>
+#include <QTcpSocket>
+#include <QTest>
+#include <memory>
+
+using sw::demo::FakeUpstream;
+using sw::demo::Fault;
+using sw::test::CallRecorder;
+using sw::test::waitUntil;
+using namespace sw::upstream;
+
+namespace {
+
+QByteArray sseEvents(int n) {
+    QByteArray s;
+    for (int i = 0; i < n; ++i)
+        s += "data: {\"n\":" + QByteArray::number(i) + "}\n\n";
+    return s + "data: [DONE]\n\n";
+}
+
+HttpRequest post(const QString &base, const char *path = "/v1/chat/completions") {
+    HttpRequest r;
+    r.url = QUrl(base + QLatin1String(path));
+    r.headers = {{"content-type", "application/json"}, {"authorization", "Bearer sk-test"}};
+    r.body = R"({"model":"m","stream":true,"messages":[{"role":"user","content":"hi"}]})";
+    return r;
+}
+
+Fault fault(Fault::Kind kind, int chunkDelayMs = 0) {
+    Fault f;
+    f.kind = kind;
+    f.chunkDelayMs = chunkDelayMs;
+    return f;
+}
+
+// A one-shot server answering each connection with canned bytes, then closing.
+class CannedServer : public QTcpServer {
+public:
+    explicit CannedServer(QByteArray answer) : m_answer(std::move(answer)) {
+        connect(this, &QTcpServer::newConnection, this, [this] {
+            while (QTcpSocket *s = nextPendingConnection()) {
+                connect(s, &QTcpSocket::readyRead, s, [this, s] {
+                    s->readAll();
+                    s->write(m_answer);
+                    s->disconnectFromHost();
+                });
+            }
+        });
+        listen(QHostAddress::LocalHost);
+    }
+    QString base() const { return QStringLiteral("http://127.0.0.1:%1").arg(serverPort()); }
+
+private:
+    QByteArray m_answer;
+};
+
+} // namespace
+
+class TestSocketTransport : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void init();
+    void cleanup();
+    void sendsRequestAsGiven();
+    void streamArrivesIncrementally();
+    void errorStatusIsReportedWithHeadersAndBody();
+    void closeDelimitedAndContentLengthBodies();
+    void refusedPortIsRefused();
+    void resetIsResetAndTheRequestWasSentOnce();
+    void abortMidStreamClosesConnectionAndIsSynchronous();
+    void abortFromResponseStartedFinishesOnce();
+    void stallAfter200ReportsHeaders();
+    void sequentialCallsReuseOneConnection();
+    void staleKeepAliveConnectionIsRetriedOnAFreshOne();
+    void sixHundredConcurrentStreamsToOneHostAllComplete();
+
+private:
+    std::unique_ptr<FakeUpstream> m_fake;
+    std::unique_ptr<SocketTransport> m_transport;
+};
+
+void TestSocketTransport::init() {
+    m_fake = std::make_unique<FakeUpstream>();
+    QVERIFY(m_fake->listen());
+    m_transport = std::make_unique<SocketTransport>();
+}
+
+void TestSocketTransport::cleanup() {
+    m_transport.reset();
+    m_fake.reset();
+}
+
+void TestSocketTransport::sendsRequestAsGiven() {
+    m_fake->setRawReply(sseEvents(1));
+    HttpRequest req = post(m_fake->baseUrl(), "/v1/messages?beta=true");
+    CallRecorder rec(m_transport->start(req, this));
+    QVERIFY(rec.waitFinished());
+    QCOMPARE(rec.error(), TransportError::None);
+    const auto seen = m_fake->requests().front();
+    QCOMPARE(seen.method, QByteArray("POST"));
+    QCOMPARE(seen.path, QByteArray("/v1/messages?beta=true"));
+    QCOMPARE(seen.body, req.body);
+    QCOMPARE(seen.header("authorization"), QByteArray("Bearer sk-test"));
+    QCOMPARE(seen.header("host"), QByteArray("127.0.0.1:") + QByteArray::number(m_fake->port()));
+}
+
+void TestSocketTransport::streamArrivesIncrementally() {
+    const QByteArray reply = sseEvents(5);
+    m_fake->setRawReply(reply);
+    m_fake->setFault(fault(Fault::None, 80));
+    CallRecorder rec(m_transport->start(post(m_fake->baseUrl()), this));
+    QVERIFY(rec.waitFinished());
+    QCOMPARE(rec.error(), TransportError::None);
+    QCOMPARE(rec.status, 200);
+    QCOMPARE(rec.body, reply);
+    QVERIFY2(rec.chunks.size() >= 4, qPrintable(QString::number(rec.chunks.size())));
+    QVERIFY(rec.chunkTimesMs.last() - rec.chunkTimesMs.first() >= 250);
+    QCOMPARE(rec.signalsAfterFinished, 0);
+}
+
+void TestSocketTransport::errorStatusIsReportedWithHeadersAndBody() {
+    Fault f = fault(Fault::Status);
+    f.status = 429;
+    f.retryAfter = "7";
+    m_fake->pushFault(f);
+    CallRecorder rec(m_transport->start(post(m_fake->baseUrl(), "/v1/messages"), this));
+    QVERIFY(rec.waitFinished());
+    QCOMPARE(rec.error(), TransportError::None);
+    QCOMPARE(rec.status, 429);
+    QCOMPARE(headerValue(rec.headers, "retry-after"), QByteArray("7"));
+    QVERIFY(rec.body.contains("\"rate_limit_error\""));
+    QCOMPARE(rec.order, (QList<QByteArray>{"started", "data", "finished"}));
+}
+
+void TestSocketTransport::closeDelimitedAndContentLengthBodies() {
+    CannedServer untilClose("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\nall until close");
+    CallRecorder a(m_transport->start(post(untilClose.base()), this));
+    QVERIFY(a.waitFinished());
+    QCOMPARE(a.error(), TransportError::None);
+    QCOMPARE(a.body, QByteArray("all until close"));
+
+    CannedServer cutShort("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nonly this");
+    CallRecorder b(m_transport->start(post(cutShort.base()), this));
+    QVERIFY(b.waitFinished());
+    QCOMPARE(b.error(), TransportError::Reset); // a body cut short is not a success
+    QCOMPARE(b.body, QByteArray("only this"));
+}
+
+void TestSocketTransport::refusedPortIsRefused() {
+    m_fake->setFault(fault(Fault::Refuse));
+    CallRecorder rec(m_transport->start(post(m_fake->baseUrl()), this));
+    QVERIFY(rec.waitFinished());
+    QCOMPARE(rec.error(), TransportError::Refused);
+    QCOMPARE(rec.startedCount, 0);
+}
+
+void TestSocketTransport::resetIsResetAndTheRequestWasSentOnce() {
+    m_fake->setFault(fault(Fault::Reset));
+    CallRecorder rec(m_transport->start(post(m_fake->baseUrl()), this));
+    QVERIFY(rec.waitFinished());
+    QCOMPARE(rec.error(), TransportError::Reset);
+    QCOMPARE(m_fake->requests().size(), 1); // never re-sent on a fresh connection
+}
+
+void TestSocketTransport::abortMidStreamClosesConnectionAndIsSynchronous() {
+    m_fake->setRawReply(sseEvents(50));
+    m_fake->setFault(fault(Fault::None, 50));
+    auto *call = m_transport->start(post(m_fake->baseUrl()), this);
+    CallRecorder rec(call);
+    QVERIFY(waitUntil([&] { return !rec.body.isEmpty(); }));
+    call->abort();
+    QCOMPARE(rec.finishedCount, 1);
+    QCOMPARE(rec.error(), TransportError::Aborted);
+    QVERIFY(waitUntil([&] { return m_fake->openConnections() == 0; }, 1000));
+    QTest::qWait(150);
+    QCOMPARE(rec.signalsAfterFinished, 0);
+    QCOMPARE(m_transport->idleConnections(), 0);
+}
+
+void TestSocketTransport::abortFromResponseStartedFinishesOnce() {
+    m_fake->setRawReply(sseEvents(3));
+    auto *call = m_transport->start(post(m_fake->baseUrl()), this);
+    CallRecorder rec(call);
+    connect(call, &UpstreamCall::responseStarted, this, [call] { call->abort(); });
+    QVERIFY(rec.waitFinished());
+    QTest::qWait(50);
+    QCOMPARE(rec.order, (QList<QByteArray>{"started", "finished"}));
+    QCOMPARE(rec.error(), TransportError::Aborted);
+}
+
+void TestSocketTransport::stallAfter200ReportsHeaders() {
+    m_fake->pushFault(fault(Fault::StallAfter200));
+    auto *call = m_transport->start(post(m_fake->baseUrl()), this);
+    CallRecorder rec(call);
+    QVERIFY(waitUntil([&] { return rec.startedCount == 1; }));
+    QCOMPARE(rec.status, 200);
+    QVERIFY(!rec.isFinished());
+    call->abort();
+    QCOMPARE(rec.error(), TransportError::Aborted);
+}
+
+void TestSocketTransport::sequentialCallsReuseOneConnection() {
+    m_fake->setRawReply(sseEvents(2));
+    for (int i = 0; i < 5; ++i) {
+        auto *call = m_transport->start(post(m_fake->baseUrl()), this);
+        CallRecorder rec(call);
+        QVERIFY(rec.waitFinished());
+        QCOMPARE(rec.status, 200);
+        delete call;
+    }
+    QCOMPARE(m_fake->acceptedConnections(), 1);
+    QCOMPARE(m_transport->connectionsOpened(), 1);
+    QCOMPARE(m_transport->idleConnections(), 1);
+}
+
+void TestSocketTransport::staleKeepAliveConnectionIsRetriedOnAFreshOne() {
+    m_fake->setRawReply(sseEvents(1));
+    {
+        CallRecorder first(m_transport->start(post(m_fake->baseUrl()), this));
+        QVERIFY(first.waitFinished());
+    }
+    QCOMPARE(m_transport->idleConnections(), 1);
+    // The upstream resets the next request on the reused connection (as a server
+    // timing out an idle connection would); the transport must try once more fresh.
+    m_fake->pushFault(fault(Fault::Reset));
+    CallRecorder second(m_transport->start(post(m_fake->baseUrl()), this));
+    QVERIFY(second.waitFinished());
+    QCOMPARE(second.error(), TransportError::None);
+    QCOMPARE(second.status, 200);
+    QCOMPARE(m_transport->connectionsOpened(), 2);
+}
+
+void TestSocketTransport::sixHundredConcurrentStreamsToOneHostAllComplete() {
+    constexpr int kStreams = 600;
+    const QByteArray reply = sseEvents(3);
+    m_fake->setRawReply(reply);
+    m_fake->setFault(fault(Fault::None, 250));
+    int peakOpen = 0;
+    connect(m_fake.get(), &FakeUpstream::requestReceived, this,
+            [&](const sw::demo::RecordedRequest &) { peakOpen = std::max(peakOpen, m_fake->openConnections()); });
+    std::vector<std::unique_ptr<CallRecorder>> recs;
+    for (int i = 0; i < kStreams; ++i)
+        recs.push_back(std::make_unique<CallRecorder>(m_transport->start(post(m_fake->baseUrl()), this)));
+    QVERIFY(waitUntil(
+        [&] { return std::all_of(recs.begin(), recs.end(), [](const auto &r) { return r->isFinished(); }); }, 15000));
+    int ok = 0;
+    for (const auto &r : recs)
+        ok += (r->error() == TransportError::None && r->body == reply) ? 1 : 0;
+    QCOMPARE(ok, kStreams);
+    QVERIFY2(peakOpen >= 512, qPrintable(QString::number(peakOpen)));
+}
+
+QTEST_GUILESS_MAIN(TestSocketTransport)
+#include "test_socket_transport.moc"

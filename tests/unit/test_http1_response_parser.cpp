@@ -1,0 +1,158 @@
+// Http1ResponseParser: what SocketTransport reports must not depend on how the
+// response bytes were split, and badly framed responses must not pass as good.
+#include "upstream/http1_response_parser.h"
+
+#include <QRandomGenerator>
+#include <QTest>
+
+using sw::upstream::Http1ResponseParser;
+using State = Http1ResponseParser::State;
+
+namespace {
+
+struct Parsed {
+    int status = 0;
+    QByteArray body;
+    int headEvents = 0;
+    bool done = false;
+    bool keepAlive = false;
+    QByteArray leftover;
+    State state = State::Head;
+};
+
+Parsed parse(const QByteArray &bytes, const QList<qsizetype> &cuts, bool close = false) {
+    Http1ResponseParser p;
+    Parsed r;
+    qsizetype pos = 0;
+    auto feed = [&](QByteArrayView v) {
+        const auto out = p.feed(v);
+        r.headEvents += out.headComplete ? 1 : 0;
+        r.body += out.body;
+        r.done |= out.done;
+    };
+    for (qsizetype c : cuts) {
+        feed(QByteArrayView(bytes).sliced(pos, c - pos));
+        pos = c;
+    }
+    feed(QByteArrayView(bytes).sliced(pos));
+    if (close)
+        r.done |= p.finishOnClose();
+    r.status = p.status();
+    r.keepAlive = p.keepAlive();
+    r.leftover = p.leftover();
+    r.state = p.state();
+    return r;
+}
+
+} // namespace
+
+class TestHttp1ResponseParser : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void anySplitGivesTheSameResponse_data();
+    void anySplitGivesTheSameResponse();
+    void closeDelimitedBodyEndsOnlyOnClose();
+    void truncatedLengthBodyIsNotDone();
+    void malformedResponsesAreErrors_data();
+    void malformedResponsesAreErrors();
+    void pipelinedBytesAreLeftOver();
+};
+
+void TestHttp1ResponseParser::anySplitGivesTheSameResponse_data() {
+    QTest::addColumn<QByteArray>("bytes");
+    QTest::addColumn<int>("status");
+    QTest::addColumn<QByteArray>("body");
+    QTest::addColumn<bool>("keepAlive");
+    QTest::newRow("content-length") << QByteArray("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello") << 200
+                                    << QByteArray("hello") << true;
+    QTest::newRow("chunked with extension and trailer")
+        << QByteArray("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5;ext=1\r\nhello\r\n6\r\n "
+                      "world\r\n0\r\nX-T: 1\r\n\r\n")
+        << 200 << QByteArray("hello world") << true;
+    QTest::newRow("100 continue skipped")
+        << QByteArray(
+               "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 429 Too Many\r\nRetry-After: 3\r\nContent-Length: 2\r\n\r\n{}")
+        << 429 << QByteArray("{}") << true;
+    QTest::newRow("204 has no body") << QByteArray("HTTP/1.1 204 No Content\r\nContent-Length: 10\r\n\r\n") << 204
+                                     << QByteArray() << true;
+    QTest::newRow("connection close") << QByteArray("HTTP/1.1 500 E\r\nConnection: close\r\nContent-Length: 1\r\n\r\nx")
+                                      << 500 << QByteArray("x") << false;
+    QTest::newRow("HTTP/1.0 defaults to close")
+        << QByteArray("HTTP/1.0 200 OK\r\nContent-Length: 1\r\n\r\ny") << 200 << QByteArray("y") << false;
+    QTest::newRow("uppercase hex chunk size")
+        << QByteArray("HTTP/1.1 200 OK\r\ntransfer-encoding: CHUNKED\r\n\r\nA\r\n0123456789\r\n0\r\n\r\n") << 200
+        << QByteArray("0123456789") << true;
+}
+
+void TestHttp1ResponseParser::anySplitGivesTheSameResponse() {
+    QFETCH(QByteArray, bytes);
+    QFETCH(int, status);
+    QFETCH(QByteArray, body);
+    QFETCH(bool, keepAlive);
+    auto check = [&](const QList<qsizetype> &cuts) {
+        const Parsed r = parse(bytes, cuts);
+        QCOMPARE(r.state, State::Done);
+        QVERIFY(r.done);
+        QCOMPARE(r.headEvents, 1);
+        QCOMPARE(r.status, status);
+        QCOMPARE(r.body, body);
+        QCOMPARE(r.keepAlive, keepAlive);
+        QVERIFY(r.leftover.isEmpty());
+    };
+    check({});
+    QList<qsizetype> every;
+    for (qsizetype i = 1; i < bytes.size(); ++i)
+        every << i;
+    check(every);
+    QRandomGenerator rng(42);
+    for (int round = 0; round < 100; ++round) {
+        QList<qsizetype> cuts;
+        for (qsizetype i = 1; i < bytes.size(); ++i)
+            if (rng.bounded(5) == 0)
+                cuts << i;
+        check(cuts);
+        if (QTest::currentTestFailed())
+            return;
+    }
+}
+
+void TestHttp1ResponseParser::closeDelimitedBodyEndsOnlyOnClose() {
+    const QByteArray bytes = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\ndata: a\n\n";
+    Parsed open = parse(bytes, {});
+    QCOMPARE(open.state, State::Body);
+    QVERIFY(!open.done);
+    QCOMPARE(open.body, QByteArray("data: a\n\n"));
+    QVERIFY(!open.keepAlive);
+    QVERIFY(parse(bytes, {}, true).done);
+}
+
+void TestHttp1ResponseParser::truncatedLengthBodyIsNotDone() {
+    const Parsed r = parse("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc", {}, true);
+    QVERIFY(!r.done);
+    QCOMPARE(r.body, QByteArray("abc"));
+    const Parsed c = parse("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n", {}, true);
+    QVERIFY(!c.done); // no terminating zero chunk
+}
+
+void TestHttp1ResponseParser::malformedResponsesAreErrors_data() {
+    QTest::addColumn<QByteArray>("bytes");
+    QTest::newRow("not http") << QByteArray("SSH-2.0-OpenSSH\r\n\r\n");
+    QTest::newRow("bad status") << QByteArray("HTTP/1.1 abc OK\r\n\r\n");
+    QTest::newRow("bad length") << QByteArray("HTTP/1.1 200 OK\r\nContent-Length: -4\r\n\r\n");
+    QTest::newRow("bad chunk size") << QByteArray("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n");
+    QTest::newRow("chunk overrun") << QByteArray("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nabcd\r\n");
+}
+
+void TestHttp1ResponseParser::malformedResponsesAreErrors() {
+    QFETCH(QByteArray, bytes);
+    QCOMPARE(parse(bytes, {}).state, State::Error);
+}
+
+void TestHttp1ResponseParser::pipelinedBytesAreLeftOver() {
+    const Parsed r = parse("HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nxHTTP/1.1 200", {});
+    QVERIFY(r.done);
+    QCOMPARE(r.leftover, QByteArray("HTTP/1.1 200"));
+}
+
+QTEST_APPLESS_MAIN(TestHttp1ResponseParser)
+#include "test_http1_response_parser.moc"
