@@ -23,7 +23,7 @@ private:
     bool m_finished = false;
     int m_openContentIndex = -1; // canonical index of the open block, -1 when none
     bool m_openHadDelta = false;
-    int m_nextWireIndex = 0;     // Anthropic's block index counts only blocks actually sent
+    int m_nextWireIndex = 0; // Anthropic's block index counts only blocks actually sent
 };
 
 } // namespace sw::formats

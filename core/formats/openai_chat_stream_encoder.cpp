@@ -10,11 +10,12 @@ namespace sw::formats {
 using namespace sw::model;
 
 namespace {
-QLatin1String L(const char *s) { return QLatin1String(s); }
+QLatin1String L(const char *s) {
+    return QLatin1String(s);
+}
 } // namespace
 
-QByteArray OpenAIChatStreamEncoder::chunk(const QJsonObject &delta, const QJsonValue &finishReason)
-{
+QByteArray OpenAIChatStreamEncoder::chunk(const QJsonObject &delta, const QJsonValue &finishReason) {
     const QJsonObject choice{{L("index"), 0}, {L("delta"), delta}, {L("finish_reason"), finishReason}};
     return sseFrame(QJsonObject{{L("id"), m_info.responseId},
                                 {L("object"), L("chat.completion.chunk")},
@@ -23,16 +24,14 @@ QByteArray OpenAIChatStreamEncoder::chunk(const QJsonObject &delta, const QJsonV
                                 {L("choices"), QJsonArray{choice}}});
 }
 
-QByteArray OpenAIChatStreamEncoder::roleChunkOnce()
-{
+QByteArray OpenAIChatStreamEncoder::roleChunkOnce() {
     if (m_sentRole)
         return {};
     m_sentRole = true;
     return chunk(QJsonObject{{L("role"), L("assistant")}, {L("content"), QString()}});
 }
 
-QByteArray OpenAIChatStreamEncoder::encode(const StreamEvent &event)
-{
+QByteArray OpenAIChatStreamEncoder::encode(const StreamEvent &event) {
     if (m_finished)
         return {};
     switch (event.type) {
@@ -50,10 +49,11 @@ QByteArray OpenAIChatStreamEncoder::encode(const StreamEvent &event)
     case EventType::ToolCallStart: {
         const int index = int(m_toolIndexByContentIndex.size());
         m_toolIndexByContentIndex.insert(event.contentIndex, index);
-        const QJsonObject call{{L("index"), index},
-                               {L("id"), event.block.toolCallId},
-                               {L("type"), L("function")},
-                               {L("function"), QJsonObject{{L("name"), event.block.toolName}, {L("arguments"), QString()}}}};
+        const QJsonObject call{
+            {L("index"), index},
+            {L("id"), event.block.toolCallId},
+            {L("type"), L("function")},
+            {L("function"), QJsonObject{{L("name"), event.block.toolName}, {L("arguments"), QString()}}}};
         return roleChunkOnce() + chunk(QJsonObject{{L("tool_calls"), QJsonArray{call}}});
     }
     case EventType::ToolCallDelta: {
@@ -94,8 +94,7 @@ QByteArray OpenAIChatStreamEncoder::encode(const StreamEvent &event)
     return {};
 }
 
-QByteArray OpenAIChatStreamEncoder::encodeError(const GatewayError &error)
-{
+QByteArray OpenAIChatStreamEncoder::encodeError(const GatewayError &error) {
     m_finished = true;
     return sseFrame(OpenAIChatCodec::errorJson(error));
 }

@@ -13,8 +13,8 @@ using namespace sw::upstream;
 using sw::test::readTestData;
 
 namespace {
-QByteArray relay(const QString &upstreamApi, const QByteArray &upstreamSse, InboundFormat client, const EncodeInfo &info)
-{
+QByteArray relay(const QString &upstreamApi, const QByteArray &upstreamSse, InboundFormat client,
+                 const EncodeInfo &info) {
     const UpstreamAdapter *adapter = adapterFor(upstreamApi);
     if (!adapter)
         return {};
@@ -25,8 +25,7 @@ QByteArray relay(const QString &upstreamApi, const QByteArray &upstreamSse, Inbo
         out += encoder->encode(e);
     return out;
 }
-EncodeInfo info(const char *id)
-{
+EncodeInfo info(const char *id) {
     EncodeInfo i;
     i.responseId = QString::fromLatin1(id);
     i.model = QStringLiteral("sonnet");
@@ -45,38 +44,41 @@ private slots:
     void openAICutStreamReachesAnthropicClientAsError();
 };
 
-void TestFormatRoundTrip::anthropicUpstreamToOpenAIClient()
-{
-    const QByteArray out = relay(QStringLiteral("anthropic-messages"), readTestData(QStringLiteral("anthropic_upstream_full.sse")),
-                                 InboundFormat::OpenAIChat, info("chatcmpl-rt"));
-    const QString diff = sw::test::sseDifference(out, readTestData(QStringLiteral("roundtrip_anthropic_to_openai.sse")));
+void TestFormatRoundTrip::anthropicUpstreamToOpenAIClient() {
+    const QByteArray out =
+        relay(QStringLiteral("anthropic-messages"), readTestData(QStringLiteral("anthropic_upstream_full.sse")),
+              InboundFormat::OpenAIChat, info("chatcmpl-rt"));
+    const QString diff =
+        sw::test::sseDifference(out, readTestData(QStringLiteral("roundtrip_anthropic_to_openai.sse")));
     QVERIFY2(diff.isEmpty(), qPrintable(diff));
 }
 
-void TestFormatRoundTrip::openAIUpstreamToAnthropicClient()
-{
-    const QByteArray out = relay(QStringLiteral("openai-completions"), readTestData(QStringLiteral("openai_upstream_full.sse")),
-                                 InboundFormat::AnthropicMessages, info("msg_rt"));
-    const QString diff = sw::test::sseDifference(out, readTestData(QStringLiteral("roundtrip_openai_to_anthropic.sse")));
+void TestFormatRoundTrip::openAIUpstreamToAnthropicClient() {
+    const QByteArray out =
+        relay(QStringLiteral("openai-completions"), readTestData(QStringLiteral("openai_upstream_full.sse")),
+              InboundFormat::AnthropicMessages, info("msg_rt"));
+    const QString diff =
+        sw::test::sseDifference(out, readTestData(QStringLiteral("roundtrip_openai_to_anthropic.sse")));
     QVERIFY2(diff.isEmpty(), qPrintable(diff));
 }
 
-void TestFormatRoundTrip::anthropicOverloadReachesOpenAIClientAsError()
-{
-    const QByteArray out = relay(QStringLiteral("anthropic-messages"), readTestData(QStringLiteral("anthropic_upstream_overloaded.sse")),
-                                 InboundFormat::OpenAIChat, info("chatcmpl-x"));
+void TestFormatRoundTrip::anthropicOverloadReachesOpenAIClientAsError() {
+    const QByteArray out =
+        relay(QStringLiteral("anthropic-messages"), readTestData(QStringLiteral("anthropic_upstream_overloaded.sse")),
+              InboundFormat::OpenAIChat, info("chatcmpl-x"));
     QVERIFY(out.contains("\"content\":\"Hel\""));
     QVERIFY(!out.contains("[DONE]"));
     const QByteArray last = out.mid(out.lastIndexOf("data: ") + 6).trimmed();
     const QJsonObject err = QJsonDocument::fromJson(last).object().value(QStringLiteral("error")).toObject();
-    QCOMPARE(err.value(QStringLiteral("message")).toString(), QStringLiteral("Anthropic stream error (overloaded_error): Overloaded"));
+    QCOMPARE(err.value(QStringLiteral("message")).toString(),
+             QStringLiteral("Anthropic stream error (overloaded_error): Overloaded"));
     QCOMPARE(err.value(QStringLiteral("type")).toString(), QStringLiteral("server_error"));
 }
 
-void TestFormatRoundTrip::openAICutStreamReachesAnthropicClientAsError()
-{
-    const QByteArray out = relay(QStringLiteral("openai-completions"), readTestData(QStringLiteral("openai_upstream_cut.sse")),
-                                 InboundFormat::AnthropicMessages, info("msg_x"));
+void TestFormatRoundTrip::openAICutStreamReachesAnthropicClientAsError() {
+    const QByteArray out =
+        relay(QStringLiteral("openai-completions"), readTestData(QStringLiteral("openai_upstream_cut.sse")),
+              InboundFormat::AnthropicMessages, info("msg_x"));
     QVERIFY(out.contains("\"text\":\"Half an ans\""));
     QVERIFY(!out.contains("message_stop"));
     QVERIFY(out.contains("event: error\ndata: {"));
