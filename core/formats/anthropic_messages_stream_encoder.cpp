@@ -75,6 +75,14 @@ QByteArray AnthropicMessagesStreamEncoder::delta(const QJsonObject &delta) {
         "content_block_delta");
 }
 
+QByteArray AnthropicMessagesStreamEncoder::openThenDelta(int contentIndex, model::BlockType type,
+                                                         const QJsonObject &payload) {
+    // Two statements: the delta's block index depends on the block ensureOpen may open.
+    QByteArray out = ensureOpen(contentIndex, type);
+    out += delta(payload);
+    return out;
+}
+
 QByteArray AnthropicMessagesStreamEncoder::encode(const StreamEvent &event) {
     if (m_finished)
         return {};
@@ -96,18 +104,18 @@ QByteArray AnthropicMessagesStreamEncoder::encode(const StreamEvent &event) {
     case EventType::TextDelta:
         if (event.delta.isEmpty())
             return {};
-        return ensureOpen(event.contentIndex, BlockType::Text) +
-               delta(QJsonObject{{L("type"), L("text_delta")}, {L("text"), event.delta}});
+        return openThenDelta(event.contentIndex, BlockType::Text,
+                             QJsonObject{{L("type"), L("text_delta")}, {L("text"), event.delta}});
     case EventType::ThinkingDelta:
         if (event.delta.isEmpty())
             return {};
-        return ensureOpen(event.contentIndex, BlockType::Thinking) +
-               delta(QJsonObject{{L("type"), L("thinking_delta")}, {L("thinking"), event.delta}});
+        return openThenDelta(event.contentIndex, BlockType::Thinking,
+                             QJsonObject{{L("type"), L("thinking_delta")}, {L("thinking"), event.delta}});
     case EventType::ToolCallDelta:
         if (event.delta.isEmpty())
             return {};
-        return ensureOpen(event.contentIndex, BlockType::ToolCall) +
-               delta(QJsonObject{{L("type"), L("input_json_delta")}, {L("partial_json"), event.delta}});
+        return openThenDelta(event.contentIndex, BlockType::ToolCall,
+                             QJsonObject{{L("type"), L("input_json_delta")}, {L("partial_json"), event.delta}});
     case EventType::TextEnd:
         return event.contentIndex == m_openContentIndex ? closeBlock() : QByteArray();
     case EventType::ThinkingEnd: {

@@ -17,6 +17,7 @@ private:
     QByteArray ensureOpen(int contentIndex, model::BlockType type);
     QByteArray closeBlock();
     QByteArray delta(const QJsonObject &delta);
+    QByteArray openThenDelta(int contentIndex, model::BlockType type, const QJsonObject &payload);
 
     EncodeInfo m_info;
     bool m_started = false;

@@ -62,7 +62,20 @@ QByteArray OpenAIChatStreamEncoder::encode(const StreamEvent &event) {
         const auto it = m_toolIndexByContentIndex.constFind(event.contentIndex);
         if (it == m_toolIndexByContentIndex.constEnd())
             return {}; // a delta without its start has no id to attach to
+        m_toolsWithArguments.insert(event.contentIndex);
         const QJsonObject call{{L("index"), *it}, {L("function"), QJsonObject{{L("arguments"), event.delta}}}};
+        return chunk(QJsonObject{{L("tool_calls"), QJsonArray{call}}});
+    }
+    case EventType::ToolCallEnd: {
+        // A call with no streamed arguments (a tool without parameters) still gets "{}",
+        // as OpenAI sends it: clients JSON.parse the arguments string.
+        const auto it = m_toolIndexByContentIndex.constFind(event.contentIndex);
+        if (it == m_toolIndexByContentIndex.constEnd() || m_toolsWithArguments.contains(event.contentIndex))
+            return {};
+        m_toolsWithArguments.insert(event.contentIndex);
+        const QJsonObject call{
+            {L("index"), *it},
+            {L("function"), QJsonObject{{L("arguments"), QString::fromUtf8(compactJson(event.block.arguments))}}}};
         return chunk(QJsonObject{{L("tool_calls"), QJsonArray{call}}});
     }
     case EventType::Done: {
@@ -87,7 +100,6 @@ QByteArray OpenAIChatStreamEncoder::encode(const StreamEvent &event) {
     case EventType::TextEnd:
     case EventType::ThinkingStart:
     case EventType::ThinkingEnd:
-    case EventType::ToolCallEnd:
     case EventType::Image: // chat completions streams carry no images
         return {};
     }

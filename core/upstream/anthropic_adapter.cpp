@@ -17,6 +17,9 @@ QLatin1String L(const char *s) {
 }
 
 QJsonObject imageJson(const ContentBlock &b) {
+    if (b.url.startsWith(L("file_"))) // an Anthropic Files API id
+        return QJsonObject{{L("type"), L("image")},
+                           {L("source"), QJsonObject{{L("type"), L("file")}, {L("file_id"), b.url}}}};
     if (!b.url.isEmpty())
         return QJsonObject{{L("type"), L("image")},
                            {L("source"), QJsonObject{{L("type"), L("url")}, {L("url"), b.url}}}};

@@ -35,6 +35,9 @@ QJsonValue userContent(const QList<ContentBlock> &blocks) {
             text += (text.isEmpty() ? QString() : QStringLiteral("\n")) + b.text;
             parts.append(QJsonObject{{L("type"), L("text")}, {L("text"), b.text}});
         } else if (b.type == BlockType::Image) {
+            // A provider file id (Anthropic Files API) means nothing to another server.
+            if (!b.url.isEmpty() && !b.url.startsWith(L("http")) && !b.url.startsWith(L("data:")))
+                continue;
             hasImage = true;
             parts.append(imagePart(b));
         }

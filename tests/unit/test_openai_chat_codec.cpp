@@ -34,6 +34,7 @@ private slots:
     void encodesFullStreamLikeGolden();
     void withoutIncludeUsageNoUsageChunk();
     void inBandErrorHasNoDone();
+    void toolCallWithoutArgumentsGetsEmptyObject();
     void errorBodyPerCategory_data();
     void errorBodyPerCategory();
     void encodesNonStreamingResponse();
@@ -177,6 +178,33 @@ void TestOpenAIChatCodec::inBandErrorHasNoDone() {
     QCOMPARE(
         json(out2.mid(6).trimmed()).value(QStringLiteral("error")).toObject().value(QStringLiteral("type")).toString(),
         QStringLiteral("rate_limit_error"));
+}
+
+void TestOpenAIChatCodec::toolCallWithoutArgumentsGetsEmptyObject() {
+    auto enc = OpenAIChatCodec().makeStreamEncoder(info(false));
+    StreamEvent start = makeEvent(EventType::ToolCallStart, 0);
+    start.block.toolCallId = QStringLiteral("toolu_1");
+    start.block.toolName = QStringLiteral("list_files");
+    StreamEvent end = start;
+    end.type = EventType::ToolCallEnd;
+    QByteArray out = enc->encode(start);
+    out += enc->encode(end);
+    StreamEvent done = makeEvent(EventType::Done);
+    done.reason = StopReason::ToolUse;
+    out += enc->encode(done);
+    QString arguments;
+    for (const auto &e : sw::test::splitSse(out)) {
+        const QJsonArray choices = json(e.data).value(QStringLiteral("choices")).toArray();
+        for (const QJsonValue &c : choices[0]
+                                       .toObject()
+                                       .value(QStringLiteral("delta"))
+                                       .toObject()
+                                       .value(QStringLiteral("tool_calls"))
+                                       .toArray())
+            arguments +=
+                c.toObject().value(QStringLiteral("function")).toObject().value(QStringLiteral("arguments")).toString();
+    }
+    QVERIFY2(arguments == QStringLiteral("{}"), out.constData());
 }
 
 void TestOpenAIChatCodec::errorBodyPerCategory_data() {
