@@ -157,7 +157,7 @@ bool optionalInt(const QJsonObject &o, const char *key, std::optional<int> *out,
     if (!optionalNumber(o, key, &d, error))
         return false;
     if (d)
-        *out = int(*d);
+        *out = int(qBound(0.0, *d, 2147483647.0)); // out-of-range doubles must not reach int
     return true;
 }
 

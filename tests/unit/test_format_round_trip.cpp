@@ -1,8 +1,10 @@
 // Upstream SSE of one API -> canonical events -> the other format's client SSE.
 #include "formats/inbound_codec.h"
+#include "model/event_accumulator.h"
 #include "upstream/upstream_adapter.h"
 #include "wire_fixtures.h"
 
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QtTest>
@@ -42,6 +44,7 @@ private slots:
     void openAIUpstreamToAnthropicClient();
     void anthropicOverloadReachesOpenAIClientAsError();
     void openAICutStreamReachesAnthropicClientAsError();
+    void nonStreamingAnswerFromAnthropicUpstreamForOpenAIClient();
 };
 
 void TestFormatRoundTrip::anthropicUpstreamToOpenAIClient() {
@@ -83,6 +86,27 @@ void TestFormatRoundTrip::openAICutStreamReachesAnthropicClientAsError() {
     QVERIFY(!out.contains("message_stop"));
     QVERIFY(out.contains("event: error\ndata: {"));
     QVERIFY(out.contains("stream ended before completion"));
+}
+
+void TestFormatRoundTrip::nonStreamingAnswerFromAnthropicUpstreamForOpenAIClient() {
+    // A stream:false client: the upstream stream is folded and answered as one chat.completion.
+    auto decoder = adapterFor(QStringLiteral("anthropic-messages"))->makeDecoder(Target{});
+    EventAccumulator acc;
+    acc.addAll(sw::test::decodeTranscript(*decoder, readTestData(QStringLiteral("anthropic_upstream_full.sse"))));
+    const QJsonObject o =
+        QJsonDocument::fromJson(codecFor(InboundFormat::OpenAIChat).encodeResponse(acc.message(), info("chatcmpl-ns")))
+            .object();
+    const QJsonObject choice = o.value(QStringLiteral("choices")).toArray().at(0).toObject();
+    QCOMPARE(choice.value(QStringLiteral("finish_reason")).toString(), QStringLiteral("tool_calls"));
+    const QJsonObject msg = choice.value(QStringLiteral("message")).toObject();
+    QCOMPARE(msg.value(QStringLiteral("content")).toString(), QStringLiteral("Let me check that for you."));
+    const QJsonObject fn =
+        msg.value(QStringLiteral("tool_calls")).toArray().at(0).toObject().value(QStringLiteral("function")).toObject();
+    const QJsonObject args =
+        QJsonDocument::fromJson(fn.value(QStringLiteral("arguments")).toString().toUtf8()).object();
+    QCOMPARE(args.value(QStringLiteral("location")).toString(), QStringLiteral("Paris, France"));
+    QCOMPARE(o.value(QStringLiteral("usage")).toObject().value(QStringLiteral("completion_tokens")).toInt(), 89);
+    QCOMPARE(o.value(QStringLiteral("usage")).toObject().value(QStringLiteral("prompt_tokens")).toInt(), 2520);
 }
 
 QTEST_GUILESS_MAIN(TestFormatRoundTrip)

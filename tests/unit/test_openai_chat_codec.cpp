@@ -31,6 +31,7 @@ private slots:
     void decodeRejectsBadBodies_data();
     void decodeRejectsBadBodies();
     void legacyFunctionsAndMaxTokens();
+    void hugeMaxTokensIsClamped();
     void encodesFullStreamLikeGolden();
     void withoutIncludeUsageNoUsageChunk();
     void inBandErrorHasNoDone();
@@ -131,6 +132,12 @@ void TestOpenAIChatCodec::legacyFunctionsAndMaxTokens() {
     QCOMPARE(req->options.toolChoice, QStringLiteral("f"));
     QCOMPARE(req->context.messages[1].content[0].type, BlockType::Thinking);
     QCOMPARE(req->context.messages[1].content[1].text, QStringLiteral("ok"));
+}
+
+void TestOpenAIChatCodec::hugeMaxTokensIsClamped() {
+    const auto req = OpenAIChatCodec().decode(R"({"model":"m","messages":[],"max_tokens":1e300})", nullptr);
+    QVERIFY(req);
+    QCOMPARE(req->options.maxTokens, std::optional<int>(2147483647));
 }
 
 void TestOpenAIChatCodec::encodesFullStreamLikeGolden() {
