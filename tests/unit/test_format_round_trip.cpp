@@ -45,6 +45,8 @@ private slots:
     void anthropicOverloadReachesOpenAIClientAsError();
     void openAICutStreamReachesAnthropicClientAsError();
     void nonStreamingAnswerFromAnthropicUpstreamForOpenAIClient();
+    void everyCutOfATranscriptEndsWithExactlyOneTerminal_data();
+    void everyCutOfATranscriptEndsWithExactlyOneTerminal();
 };
 
 void TestFormatRoundTrip::anthropicUpstreamToOpenAIClient() {
@@ -107,6 +109,50 @@ void TestFormatRoundTrip::nonStreamingAnswerFromAnthropicUpstreamForOpenAIClient
     QCOMPARE(args.value(QStringLiteral("location")).toString(), QStringLiteral("Paris, France"));
     QCOMPARE(o.value(QStringLiteral("usage")).toObject().value(QStringLiteral("completion_tokens")).toInt(), 89);
     QCOMPARE(o.value(QStringLiteral("usage")).toObject().value(QStringLiteral("prompt_tokens")).toInt(), 2520);
+}
+
+void TestFormatRoundTrip::everyCutOfATranscriptEndsWithExactlyOneTerminal_data() {
+    QTest::addColumn<QString>("api");
+    QTest::addColumn<QString>("file");
+    QTest::newRow("anthropic") << "anthropic-messages"
+                               << "anthropic_upstream_full.sse";
+    QTest::newRow("openai") << "openai-completions"
+                            << "openai_upstream_full.sse";
+}
+
+void TestFormatRoundTrip::everyCutOfATranscriptEndsWithExactlyOneTerminal() {
+    // Whatever point the connection drops at, the client gets one ending: never none, never two.
+    QFETCH(QString, api);
+    QFETCH(QString, file);
+    const QList<SseEvent> all = sw::test::splitSse(readTestData(file));
+    QVERIFY(all.size() > 5);
+    for (qsizetype cut = 0; cut <= all.size(); ++cut) {
+        auto decoder = adapterFor(api)->makeDecoder(Target{});
+        QList<StreamEvent> events;
+        for (qsizetype i = 0; i < cut; ++i)
+            events += decoder->feed(all[i]);
+        events += decoder->finish();
+        events += decoder->finish();
+        int terminals = 0;
+        for (const StreamEvent &e : events)
+            terminals += e.type == EventType::Done || e.type == EventType::Error;
+        QVERIFY2(terminals == 1,
+                 qPrintable(QStringLiteral("cut after %1 events: %2 terminals").arg(cut).arg(terminals)));
+        if (cut == all.size())
+            QCOMPARE(events.last().type, EventType::Done);
+        // Both sides of the relay survive it: the encoded stream ends in exactly one terminator.
+        auto encoder = codecFor(InboundFormat::AnthropicMessages).makeStreamEncoder(info("msg_cut"));
+        QByteArray out;
+        for (const StreamEvent &e : events)
+            out += encoder->encode(e);
+        QCOMPARE(out.count("event: message_stop") + out.count("event: error"), 1);
+    }
+    // Garbage between events is ignored, not fatal.
+    auto decoder = adapterFor(api)->makeDecoder(Target{});
+    SseEvent junk;
+    junk.data = "{not json";
+    for (const StreamEvent &e : decoder->feed(junk))
+        QVERIFY(e.type != EventType::Done && e.type != EventType::Error);
 }
 
 QTEST_GUILESS_MAIN(TestFormatRoundTrip)
