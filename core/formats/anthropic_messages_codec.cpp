@@ -13,17 +13,17 @@ using namespace sw::model;
 
 namespace {
 
-QLatin1String L(const char *s) { return QLatin1String(s); }
+QLatin1String L(const char *s) {
+    return QLatin1String(s);
+}
 
-bool fail(GatewayError *error, const QString &message)
-{
+bool fail(GatewayError *error, const QString &message) {
     if (error)
         *error = GatewayError::make(400, ErrorCategory::InvalidRequest, message);
     return false;
 }
 
-bool decodeImage(const QJsonObject &block, ContentBlock *out, const QString &where, GatewayError *error)
-{
+bool decodeImage(const QJsonObject &block, ContentBlock *out, const QString &where, GatewayError *error) {
     const QJsonObject source = block.value(L("source")).toObject();
     const QString kind = source.value(L("type")).toString();
     out->type = BlockType::Image;
@@ -46,9 +46,8 @@ bool decodeImage(const QJsonObject &block, ContentBlock *out, const QString &whe
 }
 
 // Blocks of a user turn, and of a tool_result's content (text and images).
-bool decodeUserBlocks(const QJsonValue &content, QList<ContentBlock> *out, const QString &where,
-                      GatewayError *error, QList<Message> *toolResults)
-{
+bool decodeUserBlocks(const QJsonValue &content, QList<ContentBlock> *out, const QString &where, GatewayError *error,
+                      QList<Message> *toolResults) {
     if (content.isString()) {
         out->append(ContentBlock::makeText(content.toString()));
         return true;
@@ -75,8 +74,7 @@ bool decodeUserBlocks(const QJsonValue &content, QList<ContentBlock> *out, const
                 return fail(error, at + L(".tool_use_id: required string"));
             r.isError = b.value(L("is_error")).toBool(false);
             const QJsonValue c = b.value(L("content"));
-            if (!c.isUndefined() && !c.isNull() &&
-                !decodeUserBlocks(c, &r.content, at + L(".content"), error, nullptr))
+            if (!c.isUndefined() && !c.isNull() && !decodeUserBlocks(c, &r.content, at + L(".content"), error, nullptr))
                 return false;
             toolResults->append(r);
         } else if (type.isEmpty()) {
@@ -87,8 +85,7 @@ bool decodeUserBlocks(const QJsonValue &content, QList<ContentBlock> *out, const
     return true;
 }
 
-bool decodeAssistantBlocks(const QJsonValue &content, Message *msg, const QString &where, GatewayError *error)
-{
+bool decodeAssistantBlocks(const QJsonValue &content, Message *msg, const QString &where, GatewayError *error) {
     if (content.isString()) {
         msg->content.append(ContentBlock::makeText(content.toString()));
         return true;
@@ -126,16 +123,14 @@ bool decodeAssistantBlocks(const QJsonValue &content, Message *msg, const QStrin
     return true;
 }
 
-std::optional<ParsedRequest> failed(GatewayError *error, const QString &message)
-{
+std::optional<ParsedRequest> failed(GatewayError *error, const QString &message) {
     fail(error, message);
     return std::nullopt;
 }
 
 } // namespace
 
-std::optional<ParsedRequest> AnthropicMessagesCodec::decode(const QByteArray &body, GatewayError *error) const
-{
+std::optional<ParsedRequest> AnthropicMessagesCodec::decode(const QByteArray &body, GatewayError *error) const {
     QJsonParseError pe;
     const QJsonDocument doc = QJsonDocument::fromJson(body, &pe);
     if (pe.error != QJsonParseError::NoError)
@@ -158,7 +153,8 @@ std::optional<ParsedRequest> AnthropicMessagesCodec::decode(const QByteArray &bo
         for (const QJsonValue &b : system.toArray()) {
             const QString t = b.toObject().value(L("text")).toString();
             if (!t.isEmpty())
-                req.context.systemPrompt += (req.context.systemPrompt.isEmpty() ? QString() : QStringLiteral("\n\n")) + t;
+                req.context.systemPrompt +=
+                    (req.context.systemPrompt.isEmpty() ? QString() : QStringLiteral("\n\n")) + t;
         }
     else if (!system.isUndefined() && !system.isNull())
         return failed(error, QStringLiteral("system: must be a string or an array of text blocks"));
@@ -258,57 +254,64 @@ std::optional<ParsedRequest> AnthropicMessagesCodec::decode(const QByteArray &bo
     return req;
 }
 
-std::unique_ptr<StreamEncoder> AnthropicMessagesCodec::makeStreamEncoder(const EncodeInfo &info) const
-{
+std::unique_ptr<StreamEncoder> AnthropicMessagesCodec::makeStreamEncoder(const EncodeInfo &info) const {
     return std::make_unique<AnthropicMessagesStreamEncoder>(info);
 }
 
-QString AnthropicMessagesCodec::stopReasonName(StopReason reason)
-{
+QString AnthropicMessagesCodec::stopReasonName(StopReason reason) {
     switch (reason) {
-    case StopReason::Length: return QStringLiteral("max_tokens");
-    case StopReason::ToolUse: return QStringLiteral("tool_use");
-    case StopReason::Error: return QStringLiteral("refusal");
+    case StopReason::Length:
+        return QStringLiteral("max_tokens");
+    case StopReason::ToolUse:
+        return QStringLiteral("tool_use");
+    case StopReason::Error:
+        return QStringLiteral("refusal");
     case StopReason::Stop:
-    case StopReason::Aborted: break;
+    case StopReason::Aborted:
+        break;
     }
     return QStringLiteral("end_turn");
 }
 
-QString AnthropicMessagesCodec::errorType(ErrorCategory category)
-{
+QString AnthropicMessagesCodec::errorType(ErrorCategory category) {
     switch (category) {
     case ErrorCategory::InvalidRequest:
     case ErrorCategory::Conflict:
-    case ErrorCategory::UnsupportedMedia: return QStringLiteral("invalid_request_error");
-    case ErrorCategory::Authentication: return QStringLiteral("authentication_error");
-    case ErrorCategory::Permission: return QStringLiteral("permission_error");
-    case ErrorCategory::NotFound: return QStringLiteral("not_found_error");
-    case ErrorCategory::PayloadTooLarge: return QStringLiteral("request_too_large");
-    case ErrorCategory::RateLimit: return QStringLiteral("rate_limit_error");
-    case ErrorCategory::Overloaded: return QStringLiteral("overloaded_error");
+    case ErrorCategory::UnsupportedMedia:
+        return QStringLiteral("invalid_request_error");
+    case ErrorCategory::Authentication:
+        return QStringLiteral("authentication_error");
+    case ErrorCategory::Permission:
+        return QStringLiteral("permission_error");
+    case ErrorCategory::NotFound:
+        return QStringLiteral("not_found_error");
+    case ErrorCategory::PayloadTooLarge:
+        return QStringLiteral("request_too_large");
+    case ErrorCategory::RateLimit:
+        return QStringLiteral("rate_limit_error");
+    case ErrorCategory::Overloaded:
+        return QStringLiteral("overloaded_error");
     case ErrorCategory::ServerError:
-    case ErrorCategory::Timeout: break;
+    case ErrorCategory::Timeout:
+        break;
     }
     return QStringLiteral("api_error");
 }
 
-QJsonObject AnthropicMessagesCodec::errorJson(const GatewayError &error)
-{
-    return QJsonObject{{L("type"), L("error")},
-                       {L("error"), QJsonObject{{L("type"), errorType(error.category)}, {L("message"), error.message}}}};
+QJsonObject AnthropicMessagesCodec::errorJson(const GatewayError &error) {
+    return QJsonObject{
+        {L("type"), L("error")},
+        {L("error"), QJsonObject{{L("type"), errorType(error.category)}, {L("message"), error.message}}}};
 }
 
-QJsonObject AnthropicMessagesCodec::usageJson(const Usage &usage)
-{
+QJsonObject AnthropicMessagesCodec::usageJson(const Usage &usage) {
     return QJsonObject{{L("input_tokens"), usage.input},
                        {L("cache_creation_input_tokens"), usage.cacheWrite},
                        {L("cache_read_input_tokens"), usage.cacheRead},
                        {L("output_tokens"), usage.output}};
 }
 
-QByteArray AnthropicMessagesCodec::encodeResponse(const AssistantMessage &message, const EncodeInfo &info) const
-{
+QByteArray AnthropicMessagesCodec::encodeResponse(const AssistantMessage &message, const EncodeInfo &info) const {
     QJsonArray content;
     for (const ContentBlock &b : message.content) {
         switch (b.type) {
@@ -319,7 +322,8 @@ QByteArray AnthropicMessagesCodec::encodeResponse(const AssistantMessage &messag
             if (b.redacted)
                 content.append(QJsonObject{{L("type"), L("redacted_thinking")}, {L("data"), b.signature}});
             else
-                content.append(QJsonObject{{L("type"), L("thinking")}, {L("thinking"), b.text}, {L("signature"), b.signature}});
+                content.append(
+                    QJsonObject{{L("type"), L("thinking")}, {L("thinking"), b.text}, {L("signature"), b.signature}});
             break;
         case BlockType::ToolCall:
             content.append(QJsonObject{{L("type"), L("tool_use")},
@@ -327,7 +331,8 @@ QByteArray AnthropicMessagesCodec::encodeResponse(const AssistantMessage &messag
                                        {L("name"), b.toolName},
                                        {L("input"), b.arguments}});
             break;
-        case BlockType::Image: break; // Messages answers carry no images
+        case BlockType::Image:
+            break; // Messages answers carry no images
         }
     }
     return compactJson(QJsonObject{{L("id"), info.responseId},
@@ -340,8 +345,7 @@ QByteArray AnthropicMessagesCodec::encodeResponse(const AssistantMessage &messag
                                    {L("usage"), usageJson(message.usage)}});
 }
 
-QByteArray AnthropicMessagesCodec::encodeError(const GatewayError &error) const
-{
+QByteArray AnthropicMessagesCodec::encodeError(const GatewayError &error) const {
     return compactJson(errorJson(error));
 }
 

@@ -14,9 +14,9 @@ public:
     QByteArray encodeError(const model::GatewayError &error) const override;
 
     // Wire vocabulary, shared with the stream encoder and the upstream adapter.
-    static QString stopReasonName(model::StopReason reason);         // end_turn, max_tokens, tool_use
-    static QString errorType(model::ErrorCategory category);         // invalid_request_error, ...
-    static QJsonObject errorJson(const model::GatewayError &error);  // {"type":"error","error":{type,message}}
+    static QString stopReasonName(model::StopReason reason);        // end_turn, max_tokens, tool_use
+    static QString errorType(model::ErrorCategory category);        // invalid_request_error, ...
+    static QJsonObject errorJson(const model::GatewayError &error); // {"type":"error","error":{type,message}}
     static QJsonObject usageJson(const model::Usage &usage);
 };
 

@@ -10,11 +10,12 @@ namespace sw::formats {
 using namespace sw::model;
 
 namespace {
-QLatin1String L(const char *s) { return QLatin1String(s); }
+QLatin1String L(const char *s) {
+    return QLatin1String(s);
+}
 } // namespace
 
-QByteArray AnthropicMessagesStreamEncoder::messageStartOnce(const Usage &usage)
-{
+QByteArray AnthropicMessagesStreamEncoder::messageStartOnce(const Usage &usage) {
     if (m_started)
         return {};
     m_started = true;
@@ -29,8 +30,7 @@ QByteArray AnthropicMessagesStreamEncoder::messageStartOnce(const Usage &usage)
     return sseFrame(QJsonObject{{L("type"), L("message_start")}, {L("message"), message}}, "message_start");
 }
 
-QByteArray AnthropicMessagesStreamEncoder::closeBlock()
-{
+QByteArray AnthropicMessagesStreamEncoder::closeBlock() {
     if (m_openContentIndex < 0)
         return {};
     m_openContentIndex = -1;
@@ -38,8 +38,7 @@ QByteArray AnthropicMessagesStreamEncoder::closeBlock()
                     "content_block_stop");
 }
 
-QByteArray AnthropicMessagesStreamEncoder::openBlock(int contentIndex, const QJsonObject &contentBlock)
-{
+QByteArray AnthropicMessagesStreamEncoder::openBlock(int contentIndex, const QJsonObject &contentBlock) {
     // Anthropic blocks never interleave: a new block closes the one still open.
     QByteArray out = messageStartOnce({}) + closeBlock();
     m_openContentIndex = contentIndex;
@@ -51,31 +50,40 @@ QByteArray AnthropicMessagesStreamEncoder::openBlock(int contentIndex, const QJs
     return out;
 }
 
-QByteArray AnthropicMessagesStreamEncoder::ensureOpen(int contentIndex, BlockType type)
-{
+QByteArray AnthropicMessagesStreamEncoder::ensureOpen(int contentIndex, BlockType type) {
     if (m_openContentIndex == contentIndex && contentIndex >= 0)
         return {};
     switch (type) {
     case BlockType::Thinking:
         return openBlock(contentIndex, QJsonObject{{L("type"), L("thinking")}, {L("thinking"), QString()}});
     case BlockType::ToolCall:
-        return openBlock(contentIndex, QJsonObject{{L("type"), L("tool_use")}, {L("id"), QString()},
-                                                   {L("name"), QString()}, {L("input"), QJsonObject()}});
+        return openBlock(contentIndex, QJsonObject{{L("type"), L("tool_use")},
+                                                   {L("id"), QString()},
+                                                   {L("name"), QString()},
+                                                   {L("input"), QJsonObject()}});
     case BlockType::Text:
-    case BlockType::Image: break;
+    case BlockType::Image:
+        break;
     }
     return openBlock(contentIndex, QJsonObject{{L("type"), L("text")}, {L("text"), QString()}});
 }
 
-QByteArray AnthropicMessagesStreamEncoder::delta(const QJsonObject &delta)
-{
+QByteArray AnthropicMessagesStreamEncoder::delta(const QJsonObject &delta) {
     m_openHadDelta = true;
-    return sseFrame(QJsonObject{{L("type"), L("content_block_delta")}, {L("index"), m_nextWireIndex - 1}, {L("delta"), delta}},
-                    "content_block_delta");
+    return sseFrame(
+        QJsonObject{{L("type"), L("content_block_delta")}, {L("index"), m_nextWireIndex - 1}, {L("delta"), delta}},
+        "content_block_delta");
 }
 
-QByteArray AnthropicMessagesStreamEncoder::encode(const StreamEvent &event)
-{
+QByteArray AnthropicMessagesStreamEncoder::openThenDelta(int contentIndex, model::BlockType type,
+                                                         const QJsonObject &payload) {
+    // Two statements: the delta's block index depends on the block ensureOpen may open.
+    QByteArray out = ensureOpen(contentIndex, type);
+    out += delta(payload);
+    return out;
+}
+
+QByteArray AnthropicMessagesStreamEncoder::encode(const StreamEvent &event) {
     if (m_finished)
         return {};
     switch (event.type) {
@@ -96,18 +104,18 @@ QByteArray AnthropicMessagesStreamEncoder::encode(const StreamEvent &event)
     case EventType::TextDelta:
         if (event.delta.isEmpty())
             return {};
-        return ensureOpen(event.contentIndex, BlockType::Text) +
-               delta(QJsonObject{{L("type"), L("text_delta")}, {L("text"), event.delta}});
+        return openThenDelta(event.contentIndex, BlockType::Text,
+                             QJsonObject{{L("type"), L("text_delta")}, {L("text"), event.delta}});
     case EventType::ThinkingDelta:
         if (event.delta.isEmpty())
             return {};
-        return ensureOpen(event.contentIndex, BlockType::Thinking) +
-               delta(QJsonObject{{L("type"), L("thinking_delta")}, {L("thinking"), event.delta}});
+        return openThenDelta(event.contentIndex, BlockType::Thinking,
+                             QJsonObject{{L("type"), L("thinking_delta")}, {L("thinking"), event.delta}});
     case EventType::ToolCallDelta:
         if (event.delta.isEmpty())
             return {};
-        return ensureOpen(event.contentIndex, BlockType::ToolCall) +
-               delta(QJsonObject{{L("type"), L("input_json_delta")}, {L("partial_json"), event.delta}});
+        return openThenDelta(event.contentIndex, BlockType::ToolCall,
+                             QJsonObject{{L("type"), L("input_json_delta")}, {L("partial_json"), event.delta}});
     case EventType::TextEnd:
         return event.contentIndex == m_openContentIndex ? closeBlock() : QByteArray();
     case EventType::ThinkingEnd: {
@@ -133,11 +141,13 @@ QByteArray AnthropicMessagesStreamEncoder::encode(const StreamEvent &event)
     case EventType::Done: {
         m_finished = true;
         QByteArray out = messageStartOnce({}) + closeBlock();
-        out += sseFrame(QJsonObject{{L("type"), L("message_delta")},
-                                    {L("delta"), QJsonObject{{L("stop_reason"), AnthropicMessagesCodec::stopReasonName(event.reason)},
-                                                             {L("stop_sequence"), QJsonValue::Null}}},
-                                    {L("usage"), AnthropicMessagesCodec::usageJson(event.usage)}},
-                        "message_delta");
+        out +=
+            sseFrame(QJsonObject{{L("type"), L("message_delta")},
+                                 {L("delta"),
+                                  QJsonObject{{L("stop_reason"), AnthropicMessagesCodec::stopReasonName(event.reason)},
+                                              {L("stop_sequence"), QJsonValue::Null}}},
+                                 {L("usage"), AnthropicMessagesCodec::usageJson(event.usage)}},
+                     "message_delta");
         out += sseFrame(QJsonObject{{L("type"), L("message_stop")}}, "message_stop");
         return out;
     }
@@ -149,8 +159,7 @@ QByteArray AnthropicMessagesStreamEncoder::encode(const StreamEvent &event)
     return {};
 }
 
-QByteArray AnthropicMessagesStreamEncoder::encodeError(const GatewayError &error)
-{
+QByteArray AnthropicMessagesStreamEncoder::encodeError(const GatewayError &error) {
     m_finished = true;
     return sseFrame(AnthropicMessagesCodec::errorJson(error), "error");
 }

@@ -17,13 +17,14 @@ private:
     QByteArray ensureOpen(int contentIndex, model::BlockType type);
     QByteArray closeBlock();
     QByteArray delta(const QJsonObject &delta);
+    QByteArray openThenDelta(int contentIndex, model::BlockType type, const QJsonObject &payload);
 
     EncodeInfo m_info;
     bool m_started = false;
     bool m_finished = false;
     int m_openContentIndex = -1; // canonical index of the open block, -1 when none
     bool m_openHadDelta = false;
-    int m_nextWireIndex = 0;     // Anthropic's block index counts only blocks actually sent
+    int m_nextWireIndex = 0; // Anthropic's block index counts only blocks actually sent
 };
 
 } // namespace sw::formats

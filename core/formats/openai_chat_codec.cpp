@@ -14,17 +14,17 @@ using namespace sw::model;
 
 namespace {
 
-QLatin1String L(const char *s) { return QLatin1String(s); }
+QLatin1String L(const char *s) {
+    return QLatin1String(s);
+}
 
-bool fail(GatewayError *error, const QString &message)
-{
+bool fail(GatewayError *error, const QString &message) {
     if (error)
         *error = GatewayError::make(400, ErrorCategory::InvalidRequest, message);
     return false;
 }
 
-ContentBlock imageFromUrl(const QString &url)
-{
+ContentBlock imageFromUrl(const QString &url) {
     ContentBlock b;
     b.type = BlockType::Image;
     if (!splitDataUri(url, &b.mimeType, &b.data))
@@ -33,8 +33,7 @@ ContentBlock imageFromUrl(const QString &url)
 }
 
 // User content: a string or an array of parts (text, image_url; others ignored).
-bool decodeUserContent(const QJsonValue &content, QList<ContentBlock> *out, const QString &where, GatewayError *error)
-{
+bool decodeUserContent(const QJsonValue &content, QList<ContentBlock> *out, const QString &where, GatewayError *error) {
     if (content.isString()) {
         out->append(ContentBlock::makeText(content.toString()));
         return true;
@@ -61,8 +60,7 @@ bool decodeUserContent(const QJsonValue &content, QList<ContentBlock> *out, cons
     return true;
 }
 
-bool decodeMessage(const QJsonObject &m, const QString &where, ParsedRequest *req, GatewayError *error)
-{
+bool decodeMessage(const QJsonObject &m, const QString &where, ParsedRequest *req, GatewayError *error) {
     const QString role = m.value(L("role")).toString();
     if (role.isEmpty())
         return fail(error, where + L(".role: required string"));
@@ -144,8 +142,7 @@ bool decodeMessage(const QJsonObject &m, const QString &where, ParsedRequest *re
     return fail(error, where + L(".role: unknown role '") + role + L("'"));
 }
 
-bool optionalNumber(const QJsonObject &o, const char *key, std::optional<double> *out, GatewayError *error)
-{
+bool optionalNumber(const QJsonObject &o, const char *key, std::optional<double> *out, GatewayError *error) {
     const QJsonValue v = o.value(L(key));
     if (v.isUndefined() || v.isNull())
         return true;
@@ -155,20 +152,18 @@ bool optionalNumber(const QJsonObject &o, const char *key, std::optional<double>
     return true;
 }
 
-bool optionalInt(const QJsonObject &o, const char *key, std::optional<int> *out, GatewayError *error)
-{
+bool optionalInt(const QJsonObject &o, const char *key, std::optional<int> *out, GatewayError *error) {
     std::optional<double> d;
     if (!optionalNumber(o, key, &d, error))
         return false;
     if (d)
-        *out = int(*d);
+        *out = int(qBound(0.0, *d, 2147483647.0)); // out-of-range doubles must not reach int
     return true;
 }
 
 } // namespace
 
-std::optional<ParsedRequest> OpenAIChatCodec::decode(const QByteArray &body, GatewayError *error) const
-{
+std::optional<ParsedRequest> OpenAIChatCodec::decode(const QByteArray &body, GatewayError *error) const {
     QJsonParseError pe;
     const QJsonDocument doc = QJsonDocument::fromJson(body, &pe);
     if (pe.error != QJsonParseError::NoError) {
@@ -214,7 +209,8 @@ std::optional<ParsedRequest> OpenAIChatCodec::decode(const QByteArray &body, Gat
 
     Options &opt = req.options;
     std::optional<int> maxTokens;
-    if (!optionalInt(o, "max_completion_tokens", &opt.maxTokens, error) || !optionalInt(o, "max_tokens", &maxTokens, error))
+    if (!optionalInt(o, "max_completion_tokens", &opt.maxTokens, error) ||
+        !optionalInt(o, "max_tokens", &maxTokens, error))
         return std::nullopt;
     if (!opt.maxTokens)
         opt.maxTokens = maxTokens;
@@ -261,25 +257,26 @@ std::optional<ParsedRequest> OpenAIChatCodec::decode(const QByteArray &body, Gat
     return req;
 }
 
-std::unique_ptr<StreamEncoder> OpenAIChatCodec::makeStreamEncoder(const EncodeInfo &info) const
-{
+std::unique_ptr<StreamEncoder> OpenAIChatCodec::makeStreamEncoder(const EncodeInfo &info) const {
     return std::make_unique<OpenAIChatStreamEncoder>(info);
 }
 
-QString OpenAIChatCodec::finishReason(StopReason reason)
-{
+QString OpenAIChatCodec::finishReason(StopReason reason) {
     switch (reason) {
-    case StopReason::Length: return QStringLiteral("length");
-    case StopReason::ToolUse: return QStringLiteral("tool_calls");
-    case StopReason::Error: return QStringLiteral("content_filter");
+    case StopReason::Length:
+        return QStringLiteral("length");
+    case StopReason::ToolUse:
+        return QStringLiteral("tool_calls");
+    case StopReason::Error:
+        return QStringLiteral("content_filter");
     case StopReason::Stop:
-    case StopReason::Aborted: break;
+    case StopReason::Aborted:
+        break;
     }
     return QStringLiteral("stop");
 }
 
-QJsonObject OpenAIChatCodec::usageJson(const Usage &usage)
-{
+QJsonObject OpenAIChatCodec::usageJson(const Usage &usage) {
     // Canonical input excludes cached tokens; OpenAI's prompt_tokens includes them.
     const qint64 prompt = usage.input + usage.cacheRead + usage.cacheWrite;
     return QJsonObject{
@@ -290,22 +287,49 @@ QJsonObject OpenAIChatCodec::usageJson(const Usage &usage)
     };
 }
 
-QJsonObject OpenAIChatCodec::errorJson(const GatewayError &error)
-{
+QJsonObject OpenAIChatCodec::errorJson(const GatewayError &error) {
     const char *type = "invalid_request_error";
     const char *code = "invalid_request";
     switch (error.category) {
-    case ErrorCategory::InvalidRequest: break;
-    case ErrorCategory::Authentication: type = "authentication_error"; code = "invalid_api_key"; break;
-    case ErrorCategory::Permission: type = "permission_error"; code = "permission_denied"; break;
-    case ErrorCategory::NotFound: type = "not_found_error"; code = "not_found"; break;
-    case ErrorCategory::Conflict: code = "conflict"; break;
-    case ErrorCategory::PayloadTooLarge: code = "request_too_large"; break;
-    case ErrorCategory::UnsupportedMedia: code = "unsupported_media_type"; break;
-    case ErrorCategory::RateLimit: type = "rate_limit_error"; code = "rate_limit_exceeded"; break;
-    case ErrorCategory::ServerError: type = "server_error"; code = "server_error"; break;
-    case ErrorCategory::Overloaded: type = "server_error"; code = "overloaded"; break;
-    case ErrorCategory::Timeout: type = "server_error"; code = "timeout"; break;
+    case ErrorCategory::InvalidRequest:
+        break;
+    case ErrorCategory::Authentication:
+        type = "authentication_error";
+        code = "invalid_api_key";
+        break;
+    case ErrorCategory::Permission:
+        type = "permission_error";
+        code = "permission_denied";
+        break;
+    case ErrorCategory::NotFound:
+        type = "not_found_error";
+        code = "not_found";
+        break;
+    case ErrorCategory::Conflict:
+        code = "conflict";
+        break;
+    case ErrorCategory::PayloadTooLarge:
+        code = "request_too_large";
+        break;
+    case ErrorCategory::UnsupportedMedia:
+        code = "unsupported_media_type";
+        break;
+    case ErrorCategory::RateLimit:
+        type = "rate_limit_error";
+        code = "rate_limit_exceeded";
+        break;
+    case ErrorCategory::ServerError:
+        type = "server_error";
+        code = "server_error";
+        break;
+    case ErrorCategory::Overloaded:
+        type = "server_error";
+        code = "overloaded";
+        break;
+    case ErrorCategory::Timeout:
+        type = "server_error";
+        code = "timeout";
+        break;
     }
     return QJsonObject{{L("error"), QJsonObject{{L("message"), error.message},
                                                 {L("type"), L(type)},
@@ -313,14 +337,15 @@ QJsonObject OpenAIChatCodec::errorJson(const GatewayError &error)
                                                 {L("code"), L(code)}}}};
 }
 
-QByteArray OpenAIChatCodec::encodeResponse(const AssistantMessage &message, const EncodeInfo &info) const
-{
+QByteArray OpenAIChatCodec::encodeResponse(const AssistantMessage &message, const EncodeInfo &info) const {
     QString text;
     QString reasoning;
     QJsonArray toolCalls;
     for (const ContentBlock &b : message.content) {
         switch (b.type) {
-        case BlockType::Text: text += b.text; break;
+        case BlockType::Text:
+            text += b.text;
+            break;
         case BlockType::Thinking:
             if (!b.redacted)
                 reasoning += b.text;
@@ -329,15 +354,17 @@ QByteArray OpenAIChatCodec::encodeResponse(const AssistantMessage &message, cons
             toolCalls.append(QJsonObject{
                 {L("id"), b.toolCallId},
                 {L("type"), L("function")},
-                {L("function"), QJsonObject{{L("name"), b.toolName},
-                                            {L("arguments"), b.argumentsJson.isEmpty()
-                                                                 ? QString::fromUtf8(compactJson(b.arguments))
-                                                                 : b.argumentsJson}}}});
+                {L("function"),
+                 QJsonObject{{L("name"), b.toolName},
+                             {L("arguments"), b.argumentsJson.isEmpty() ? QString::fromUtf8(compactJson(b.arguments))
+                                                                        : b.argumentsJson}}}});
             break;
-        case BlockType::Image: break; // chat completions has no image output
+        case BlockType::Image:
+            break; // chat completions has no image output
         }
     }
-    QJsonObject msg{{L("role"), L("assistant")}, {L("content"), text.isEmpty() && !toolCalls.isEmpty() ? QJsonValue() : QJsonValue(text)}};
+    QJsonObject msg{{L("role"), L("assistant")},
+                    {L("content"), text.isEmpty() && !toolCalls.isEmpty() ? QJsonValue() : QJsonValue(text)}};
     if (!reasoning.isEmpty())
         msg.insert(L("reasoning_content"), reasoning);
     if (!toolCalls.isEmpty())
@@ -354,8 +381,7 @@ QByteArray OpenAIChatCodec::encodeResponse(const AssistantMessage &message, cons
                                    {L("usage"), usageJson(message.usage)}});
 }
 
-QByteArray OpenAIChatCodec::encodeError(const GatewayError &error) const
-{
+QByteArray OpenAIChatCodec::encodeError(const GatewayError &error) const {
     return compactJson(errorJson(error));
 }
 

@@ -10,11 +10,12 @@ namespace sw::formats {
 using namespace sw::model;
 
 namespace {
-QLatin1String L(const char *s) { return QLatin1String(s); }
+QLatin1String L(const char *s) {
+    return QLatin1String(s);
+}
 } // namespace
 
-QByteArray OpenAIChatStreamEncoder::chunk(const QJsonObject &delta, const QJsonValue &finishReason)
-{
+QByteArray OpenAIChatStreamEncoder::chunk(const QJsonObject &delta, const QJsonValue &finishReason) {
     const QJsonObject choice{{L("index"), 0}, {L("delta"), delta}, {L("finish_reason"), finishReason}};
     return sseFrame(QJsonObject{{L("id"), m_info.responseId},
                                 {L("object"), L("chat.completion.chunk")},
@@ -23,16 +24,14 @@ QByteArray OpenAIChatStreamEncoder::chunk(const QJsonObject &delta, const QJsonV
                                 {L("choices"), QJsonArray{choice}}});
 }
 
-QByteArray OpenAIChatStreamEncoder::roleChunkOnce()
-{
+QByteArray OpenAIChatStreamEncoder::roleChunkOnce() {
     if (m_sentRole)
         return {};
     m_sentRole = true;
     return chunk(QJsonObject{{L("role"), L("assistant")}, {L("content"), QString()}});
 }
 
-QByteArray OpenAIChatStreamEncoder::encode(const StreamEvent &event)
-{
+QByteArray OpenAIChatStreamEncoder::encode(const StreamEvent &event) {
     if (m_finished)
         return {};
     switch (event.type) {
@@ -50,10 +49,11 @@ QByteArray OpenAIChatStreamEncoder::encode(const StreamEvent &event)
     case EventType::ToolCallStart: {
         const int index = int(m_toolIndexByContentIndex.size());
         m_toolIndexByContentIndex.insert(event.contentIndex, index);
-        const QJsonObject call{{L("index"), index},
-                               {L("id"), event.block.toolCallId},
-                               {L("type"), L("function")},
-                               {L("function"), QJsonObject{{L("name"), event.block.toolName}, {L("arguments"), QString()}}}};
+        const QJsonObject call{
+            {L("index"), index},
+            {L("id"), event.block.toolCallId},
+            {L("type"), L("function")},
+            {L("function"), QJsonObject{{L("name"), event.block.toolName}, {L("arguments"), QString()}}}};
         return roleChunkOnce() + chunk(QJsonObject{{L("tool_calls"), QJsonArray{call}}});
     }
     case EventType::ToolCallDelta: {
@@ -62,7 +62,20 @@ QByteArray OpenAIChatStreamEncoder::encode(const StreamEvent &event)
         const auto it = m_toolIndexByContentIndex.constFind(event.contentIndex);
         if (it == m_toolIndexByContentIndex.constEnd())
             return {}; // a delta without its start has no id to attach to
+        m_toolsWithArguments.insert(event.contentIndex);
         const QJsonObject call{{L("index"), *it}, {L("function"), QJsonObject{{L("arguments"), event.delta}}}};
+        return chunk(QJsonObject{{L("tool_calls"), QJsonArray{call}}});
+    }
+    case EventType::ToolCallEnd: {
+        // A call with no streamed arguments (a tool without parameters) still gets "{}",
+        // as OpenAI sends it: clients JSON.parse the arguments string.
+        const auto it = m_toolIndexByContentIndex.constFind(event.contentIndex);
+        if (it == m_toolIndexByContentIndex.constEnd() || m_toolsWithArguments.contains(event.contentIndex))
+            return {};
+        m_toolsWithArguments.insert(event.contentIndex);
+        const QJsonObject call{
+            {L("index"), *it},
+            {L("function"), QJsonObject{{L("arguments"), QString::fromUtf8(compactJson(event.block.arguments))}}}};
         return chunk(QJsonObject{{L("tool_calls"), QJsonArray{call}}});
     }
     case EventType::Done: {
@@ -87,15 +100,13 @@ QByteArray OpenAIChatStreamEncoder::encode(const StreamEvent &event)
     case EventType::TextEnd:
     case EventType::ThinkingStart:
     case EventType::ThinkingEnd:
-    case EventType::ToolCallEnd:
     case EventType::Image: // chat completions streams carry no images
         return {};
     }
     return {};
 }
 
-QByteArray OpenAIChatStreamEncoder::encodeError(const GatewayError &error)
-{
+QByteArray OpenAIChatStreamEncoder::encodeError(const GatewayError &error) {
     m_finished = true;
     return sseFrame(OpenAIChatCodec::errorJson(error));
 }

@@ -4,6 +4,7 @@
 #include "formats/inbound_codec.h"
 
 #include <QHash>
+#include <QSet>
 
 namespace sw::formats {
 
@@ -21,6 +22,7 @@ private:
     bool m_sentRole = false;
     bool m_finished = false;
     QHash<int, int> m_toolIndexByContentIndex;
+    QSet<int> m_toolsWithArguments; // content indexes whose arguments were streamed
 };
 
 } // namespace sw::formats

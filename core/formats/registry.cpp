@@ -7,38 +7,46 @@
 
 namespace sw::formats {
 
-const InboundCodec &codecFor(InboundFormat f)
-{
+const InboundCodec &codecFor(InboundFormat f) {
     static const OpenAIChatCodec openAIChat;
     static const AnthropicMessagesCodec anthropicMessages;
     switch (f) {
-    case InboundFormat::OpenAIChat: return openAIChat;
-    case InboundFormat::AnthropicMessages: return anthropicMessages;
+    case InboundFormat::OpenAIChat:
+        return openAIChat;
+    case InboundFormat::AnthropicMessages:
+        return anthropicMessages;
     // Adding a format: a static instance above and one case here.
     case InboundFormat::OpenAIResponses:
-    case InboundFormat::PiNative: break;
+    case InboundFormat::PiNative:
+        break;
     }
     qFatal("formats::codecFor: no codec registered for format %s", qPrintable(formatName(f)));
 }
 
-QString sameApiName(InboundFormat f)
-{
+QString sameApiName(InboundFormat f) {
     switch (f) {
-    case InboundFormat::OpenAIChat: return QStringLiteral("openai-completions");
-    case InboundFormat::AnthropicMessages: return QStringLiteral("anthropic-messages");
-    case InboundFormat::OpenAIResponses: return QStringLiteral("openai-responses");
-    case InboundFormat::PiNative: break;
+    case InboundFormat::OpenAIChat:
+        return QStringLiteral("openai-completions");
+    case InboundFormat::AnthropicMessages:
+        return QStringLiteral("anthropic-messages");
+    case InboundFormat::OpenAIResponses:
+        return QStringLiteral("openai-responses");
+    case InboundFormat::PiNative:
+        break;
     }
     return {};
 }
 
-QString formatName(InboundFormat f)
-{
+QString formatName(InboundFormat f) {
     switch (f) {
-    case InboundFormat::OpenAIChat: return QStringLiteral("openai-chat");
-    case InboundFormat::AnthropicMessages: return QStringLiteral("anthropic-messages");
-    case InboundFormat::OpenAIResponses: return QStringLiteral("openai-responses");
-    case InboundFormat::PiNative: return QStringLiteral("pi");
+    case InboundFormat::OpenAIChat:
+        return QStringLiteral("openai-chat");
+    case InboundFormat::AnthropicMessages:
+        return QStringLiteral("anthropic-messages");
+    case InboundFormat::OpenAIResponses:
+        return QStringLiteral("openai-responses");
+    case InboundFormat::PiNative:
+        return QStringLiteral("pi");
     }
     return {};
 }

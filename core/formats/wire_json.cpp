@@ -5,13 +5,11 @@
 
 namespace sw::formats {
 
-QByteArray compactJson(const QJsonObject &object)
-{
+QByteArray compactJson(const QJsonObject &object) {
     return QJsonDocument(object).toJson(QJsonDocument::Compact);
 }
 
-QByteArray sseFrame(const QJsonObject &object, QByteArrayView eventName)
-{
+QByteArray sseFrame(const QJsonObject &object, QByteArrayView eventName) {
     QByteArray out;
     if (!eventName.isEmpty()) {
         out += "event: ";
@@ -24,8 +22,7 @@ QByteArray sseFrame(const QJsonObject &object, QByteArrayView eventName)
     return out;
 }
 
-bool splitDataUri(const QString &uri, QString *mimeType, QByteArray *base64)
-{
+bool splitDataUri(const QString &uri, QString *mimeType, QByteArray *base64) {
     if (!uri.startsWith(QLatin1String("data:"), Qt::CaseInsensitive))
         return false;
     const qsizetype comma = uri.indexOf(QLatin1Char(','));
@@ -39,13 +36,11 @@ bool splitDataUri(const QString &uri, QString *mimeType, QByteArray *base64)
     return true;
 }
 
-QString makeDataUri(const QString &mimeType, const QByteArray &base64)
-{
+QString makeDataUri(const QString &mimeType, const QByteArray &base64) {
     return QLatin1String("data:") + mimeType + QLatin1String(";base64,") + QString::fromLatin1(base64);
 }
 
-QString textOfContent(const QJsonValue &content)
-{
+QString textOfContent(const QJsonValue &content) {
     if (content.isString())
         return content.toString();
     QString out;

@@ -4,16 +4,14 @@
 
 namespace sw::model {
 
-QJsonObject parseToolArguments(const QString &json)
-{
+QJsonObject parseToolArguments(const QString &json) {
     if (json.trimmed().isEmpty())
         return {};
     const QJsonDocument doc = QJsonDocument::fromJson(json.toUtf8());
     return doc.isObject() ? doc.object() : QJsonObject();
 }
 
-ContentBlock &EventAccumulator::blockFor(int contentIndex, BlockType type)
-{
+ContentBlock &EventAccumulator::blockFor(int contentIndex, BlockType type) {
     auto it = m_positionByIndex.constFind(contentIndex);
     if (it != m_positionByIndex.constEnd())
         return m_message.content[*it];
@@ -25,8 +23,7 @@ ContentBlock &EventAccumulator::blockFor(int contentIndex, BlockType type)
     return m_message.content.last();
 }
 
-void EventAccumulator::add(const StreamEvent &event)
-{
+void EventAccumulator::add(const StreamEvent &event) {
     switch (event.type) {
     case EventType::Start:
         break;
@@ -97,21 +94,18 @@ void EventAccumulator::add(const StreamEvent &event)
     }
 }
 
-void EventAccumulator::addAll(const QList<StreamEvent> &events)
-{
+void EventAccumulator::addAll(const QList<StreamEvent> &events) {
     for (const StreamEvent &e : events)
         add(e);
 }
 
-void EventAccumulator::finalizeToolCalls()
-{
+void EventAccumulator::finalizeToolCalls() {
     for (ContentBlock &b : m_message.content)
         if (b.type == BlockType::ToolCall && b.arguments.isEmpty())
             b.arguments = parseToolArguments(b.argumentsJson);
 }
 
-AssistantMessage EventAccumulator::takeMessage()
-{
+AssistantMessage EventAccumulator::takeMessage() {
     AssistantMessage m = std::move(m_message);
     m_message = {};
     m_positionByIndex.clear();

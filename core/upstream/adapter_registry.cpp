@@ -5,8 +5,7 @@
 
 namespace sw::upstream {
 
-const UpstreamAdapter *adapterFor(const QString &api)
-{
+const UpstreamAdapter *adapterFor(const QString &api) {
     static const AnthropicAdapter anthropic;
     static const OpenAICompletionsAdapter openAICompletions;
     // Adding an API: a static instance above and one line here.

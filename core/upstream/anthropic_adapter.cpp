@@ -12,20 +12,24 @@ using namespace sw::model;
 
 namespace {
 
-QLatin1String L(const char *s) { return QLatin1String(s); }
+QLatin1String L(const char *s) {
+    return QLatin1String(s);
+}
 
-QJsonObject imageJson(const ContentBlock &b)
-{
+QJsonObject imageJson(const ContentBlock &b) {
+    if (b.url.startsWith(L("file_"))) // an Anthropic Files API id
+        return QJsonObject{{L("type"), L("image")},
+                           {L("source"), QJsonObject{{L("type"), L("file")}, {L("file_id"), b.url}}}};
     if (!b.url.isEmpty())
-        return QJsonObject{{L("type"), L("image")}, {L("source"), QJsonObject{{L("type"), L("url")}, {L("url"), b.url}}}};
+        return QJsonObject{{L("type"), L("image")},
+                           {L("source"), QJsonObject{{L("type"), L("url")}, {L("url"), b.url}}}};
     return QJsonObject{{L("type"), L("image")},
                        {L("source"), QJsonObject{{L("type"), L("base64")},
                                                  {L("media_type"), b.mimeType},
                                                  {L("data"), QString::fromLatin1(b.data)}}}};
 }
 
-QJsonArray userContent(const QList<ContentBlock> &blocks)
-{
+QJsonArray userContent(const QList<ContentBlock> &blocks) {
     QJsonArray out;
     for (const ContentBlock &b : blocks) {
         if (b.type == BlockType::Text && !b.text.isEmpty())
@@ -37,8 +41,7 @@ QJsonArray userContent(const QList<ContentBlock> &blocks)
 }
 
 // Assistant turn; see formats/translation_rules.md for the thinking rule.
-QJsonArray assistantContent(const Message &m)
-{
+QJsonArray assistantContent(const Message &m) {
     const bool sameApi = m.api == L(AnthropicAdapter::kApi);
     QJsonArray out;
     for (const ContentBlock &b : m.content) {
@@ -52,7 +55,8 @@ QJsonArray assistantContent(const Message &m)
                 if (sameApi && !b.signature.isEmpty())
                     out.append(QJsonObject{{L("type"), L("redacted_thinking")}, {L("data"), b.signature}});
             } else if (sameApi && !b.signature.isEmpty()) {
-                out.append(QJsonObject{{L("type"), L("thinking")}, {L("thinking"), b.text}, {L("signature"), b.signature}});
+                out.append(
+                    QJsonObject{{L("type"), L("thinking")}, {L("thinking"), b.text}, {L("signature"), b.signature}});
             } else if (!b.text.trimmed().isEmpty()) {
                 out.append(QJsonObject{{L("type"), L("text")}, {L("text"), b.text}});
             }
@@ -63,45 +67,48 @@ QJsonArray assistantContent(const Message &m)
                                    {L("name"), b.toolName},
                                    {L("input"), b.arguments}});
             break;
-        case BlockType::Image: break; // assistants cannot send images to Messages
+        case BlockType::Image:
+            break; // assistants cannot send images to Messages
         }
     }
     return out;
 }
 
-void addHeader(HttpRequest &http, const QByteArray &name, const QByteArray &value)
-{
+void addHeader(HttpRequest &http, const QByteArray &name, const QByteArray &value) {
     http.headers.append(qMakePair(name, value));
 }
 
-int budgetForEffort(const QString &effort)
-{
-    if (effort == L("minimal")) return 1024;
-    if (effort == L("low")) return 2048;
-    if (effort == L("medium")) return 8192;
-    if (effort == L("high")) return 16384;
-    if (effort == L("xhigh")) return 32000;
+int budgetForEffort(const QString &effort) {
+    if (effort == L("minimal"))
+        return 1024;
+    if (effort == L("low"))
+        return 2048;
+    if (effort == L("medium"))
+        return 8192;
+    if (effort == L("high"))
+        return 16384;
+    if (effort == L("xhigh"))
+        return 32000;
     return 0;
 }
 
 } // namespace
 
-QString AnthropicAdapter::toolCallId(const QString &id)
-{
+QString AnthropicAdapter::toolCallId(const QString &id) {
     QString out;
     out.reserve(qMin<qsizetype>(id.size(), 64));
     for (QChar c : id) {
         if (out.size() == 64)
             break;
-        const bool ok = (c >= QLatin1Char('a') && c <= QLatin1Char('z')) || (c >= QLatin1Char('A') && c <= QLatin1Char('Z')) ||
-                        (c >= QLatin1Char('0') && c <= QLatin1Char('9')) || c == QLatin1Char('_') || c == QLatin1Char('-');
+        const bool ok =
+            (c >= QLatin1Char('a') && c <= QLatin1Char('z')) || (c >= QLatin1Char('A') && c <= QLatin1Char('Z')) ||
+            (c >= QLatin1Char('0') && c <= QLatin1Char('9')) || c == QLatin1Char('_') || c == QLatin1Char('-');
         out += ok ? c : QLatin1Char('_');
     }
     return out.isEmpty() ? QStringLiteral("toolu_missing") : out;
 }
 
-QJsonObject AnthropicAdapter::buildBody(const formats::ParsedRequest &request, const QString &modelId)
-{
+QJsonObject AnthropicAdapter::buildBody(const formats::ParsedRequest &request, const QString &modelId) {
     const Context &ctx = request.context;
     const Options &opt = request.options;
     QJsonArray messages;
@@ -145,11 +152,12 @@ QJsonObject AnthropicAdapter::buildBody(const formats::ParsedRequest &request, c
     int thinkingBudget = opt.thinkingBudget.value_or(budgetForEffort(opt.reasoning));
     int maxTokens = opt.maxTokens.value_or(8192);
     if (thinkingBudget > 0) {
-        thinkingBudget = qMax(thinkingBudget, 1024);  // Messages' minimum budget
+        thinkingBudget = qMax(thinkingBudget, 1024); // Messages' minimum budget
         if (maxTokens <= thinkingBudget)
-            maxTokens = thinkingBudget + 4096;       // budget must leave room for the answer
+            maxTokens = thinkingBudget + 4096; // budget must leave room for the answer
     }
-    QJsonObject body{{L("model"), modelId}, {L("max_tokens"), maxTokens}, {L("stream"), true}, {L("messages"), messages}};
+    QJsonObject body{
+        {L("model"), modelId}, {L("max_tokens"), maxTokens}, {L("stream"), true}, {L("messages"), messages}};
     if (!ctx.systemPrompt.isEmpty())
         body.insert(L("system"), ctx.systemPrompt);
     if (thinkingBudget > 0) {
@@ -188,8 +196,7 @@ QJsonObject AnthropicAdapter::buildBody(const formats::ParsedRequest &request, c
 }
 
 HttpRequest AnthropicAdapter::buildRequest(const formats::ParsedRequest &request, formats::InboundFormat inbound,
-                                           const Target &target, const HeaderList &forwardHeaders) const
-{
+                                           const Target &target, const HeaderList &forwardHeaders) const {
     const bool passthrough = formats::sameApiName(inbound) == api();
     HttpRequest http;
     QString base = target.baseUrl;
@@ -226,13 +233,11 @@ HttpRequest AnthropicAdapter::buildRequest(const formats::ParsedRequest &request
     return http;
 }
 
-std::unique_ptr<StreamDecoder> AnthropicAdapter::makeDecoder(const Target &) const
-{
+std::unique_ptr<StreamDecoder> AnthropicAdapter::makeDecoder(const Target &) const {
     return std::make_unique<AnthropicStreamDecoder>();
 }
 
-UpstreamErrorInfo AnthropicAdapter::parseError(int, const QByteArray &body) const
-{
+UpstreamErrorInfo AnthropicAdapter::parseError(int, const QByteArray &body) const {
     UpstreamErrorInfo info;
     const QJsonObject o = QJsonDocument::fromJson(body).object();
     const QJsonValue err = o.value(L("error"));

@@ -11,10 +11,11 @@ using namespace sw::model;
 
 namespace {
 
-QLatin1String L(const char *s) { return QLatin1String(s); }
+QLatin1String L(const char *s) {
+    return QLatin1String(s);
+}
 
-StreamEvent event(EventType type, int contentIndex = -1)
-{
+StreamEvent event(EventType type, int contentIndex = -1) {
     StreamEvent e;
     e.type = type;
     e.contentIndex = contentIndex;
@@ -23,8 +24,7 @@ StreamEvent event(EventType type, int contentIndex = -1)
 
 } // namespace
 
-std::optional<int> AnthropicStreamDecoder::statusForErrorType(const QString &type)
-{
+std::optional<int> AnthropicStreamDecoder::statusForErrorType(const QString &type) {
     static const QHash<QString, int> statuses{
         {QStringLiteral("invalid_request_error"), 400}, {QStringLiteral("authentication_error"), 401},
         {QStringLiteral("billing_error"), 402},         {QStringLiteral("permission_error"), 403},
@@ -38,8 +38,7 @@ std::optional<int> AnthropicStreamDecoder::statusForErrorType(const QString &typ
     return *it;
 }
 
-void AnthropicStreamDecoder::readUsage(const QJsonObject &usage)
-{
+void AnthropicStreamDecoder::readUsage(const QJsonObject &usage) {
     // message_delta repeats the counts cumulatively; only the fields present are updated.
     if (usage.contains(L("input_tokens")))
         m_usage.input = usage.value(L("input_tokens")).toInteger();
@@ -51,8 +50,7 @@ void AnthropicStreamDecoder::readUsage(const QJsonObject &usage)
         m_usage.cacheWrite = usage.value(L("cache_creation_input_tokens")).toInteger();
 }
 
-StreamEvent AnthropicStreamDecoder::endEvent(const OpenBlock &open) const
-{
+StreamEvent AnthropicStreamDecoder::endEvent(const OpenBlock &open) const {
     EventType type = EventType::TextEnd;
     if (open.block.type == BlockType::Thinking)
         type = EventType::ThinkingEnd;
@@ -65,8 +63,7 @@ StreamEvent AnthropicStreamDecoder::endEvent(const OpenBlock &open) const
     return e;
 }
 
-void AnthropicStreamDecoder::closeAll(QList<StreamEvent> &out)
-{
+void AnthropicStreamDecoder::closeAll(QList<StreamEvent> &out) {
     QList<int> keys = m_open.keys();
     std::sort(keys.begin(), keys.end());
     for (int k : keys)
@@ -74,8 +71,7 @@ void AnthropicStreamDecoder::closeAll(QList<StreamEvent> &out)
     m_open.clear();
 }
 
-StreamEvent AnthropicStreamDecoder::terminalEvent()
-{
+StreamEvent AnthropicStreamDecoder::terminalEvent() {
     m_terminal = true;
     if (m_stopReason == L("refusal")) {
         StreamEvent e = event(EventType::Error);
@@ -95,15 +91,15 @@ StreamEvent AnthropicStreamDecoder::terminalEvent()
     return e;
 }
 
-QList<StreamEvent> AnthropicStreamDecoder::feed(const SseEvent &sse)
-{
+QList<StreamEvent> AnthropicStreamDecoder::feed(const SseEvent &sse) {
     QList<StreamEvent> out;
     if (m_terminal)
         return out;
     const QJsonObject data = QJsonDocument::fromJson(sse.data).object();
-    QString type = QString::fromUtf8(sse.event);
+    // The payload's own type is authoritative; the event: line is the fallback.
+    QString type = data.value(L("type")).toString();
     if (type.isEmpty())
-        type = data.value(L("type")).toString();
+        type = QString::fromUtf8(sse.event);
 
     if (type == L("ping") || type.isEmpty())
         return out;
@@ -224,8 +220,7 @@ QList<StreamEvent> AnthropicStreamDecoder::feed(const SseEvent &sse)
     return out;
 }
 
-QList<StreamEvent> AnthropicStreamDecoder::finish()
-{
+QList<StreamEvent> AnthropicStreamDecoder::finish() {
     QList<StreamEvent> out;
     if (m_terminal)
         return out;

@@ -28,7 +28,7 @@ private:
     QHash<int, OpenBlock> m_open; // by Anthropic block index
     int m_nextContentIndex = 0;
     model::Usage m_usage;
-    QString m_stopReason;         // raw stop_reason from message_delta
+    QString m_stopReason; // raw stop_reason from message_delta
     bool m_started = false;
     bool m_terminal = false;
 };

@@ -12,22 +12,21 @@ using namespace sw::model;
 
 namespace {
 
-QLatin1String L(const char *s) { return QLatin1String(s); }
+QLatin1String L(const char *s) {
+    return QLatin1String(s);
+}
 
-void addHeader(HttpRequest &http, const QByteArray &name, const QByteArray &value)
-{
+void addHeader(HttpRequest &http, const QByteArray &name, const QByteArray &value) {
     http.headers.append(qMakePair(name, value));
 }
 
-QJsonObject imagePart(const ContentBlock &b)
-{
+QJsonObject imagePart(const ContentBlock &b) {
     const QString url = b.url.isEmpty() ? formats::makeDataUri(b.mimeType, b.data) : b.url;
     return QJsonObject{{L("type"), L("image_url")}, {L("image_url"), QJsonObject{{L("url"), url}}}};
 }
 
 // A string when the turn is plain text (what every compatible server accepts), else parts.
-QJsonValue userContent(const QList<ContentBlock> &blocks)
-{
+QJsonValue userContent(const QList<ContentBlock> &blocks) {
     bool hasImage = false;
     QString text;
     QJsonArray parts;
@@ -36,6 +35,9 @@ QJsonValue userContent(const QList<ContentBlock> &blocks)
             text += (text.isEmpty() ? QString() : QStringLiteral("\n")) + b.text;
             parts.append(QJsonObject{{L("type"), L("text")}, {L("text"), b.text}});
         } else if (b.type == BlockType::Image) {
+            // A provider file id (Anthropic Files API) means nothing to another server.
+            if (!b.url.isEmpty() && !b.url.startsWith(L("http")) && !b.url.startsWith(L("data:")))
+                continue;
             hasImage = true;
             parts.append(imagePart(b));
         }
@@ -43,19 +45,20 @@ QJsonValue userContent(const QList<ContentBlock> &blocks)
     return hasImage ? QJsonValue(parts) : QJsonValue(text);
 }
 
-QString effortForBudget(int budget)
-{
-    if (budget <= 1024) return QStringLiteral("minimal");
-    if (budget <= 4096) return QStringLiteral("low");
-    if (budget <= 16384) return QStringLiteral("medium");
+QString effortForBudget(int budget) {
+    if (budget <= 1024)
+        return QStringLiteral("minimal");
+    if (budget <= 4096)
+        return QStringLiteral("low");
+    if (budget <= 16384)
+        return QStringLiteral("medium");
     return QStringLiteral("high");
 }
 
 } // namespace
 
 QJsonObject OpenAICompletionsAdapter::buildBody(const formats::ParsedRequest &request, const QString &modelId,
-                                                bool useMaxCompletionTokens)
-{
+                                                bool useMaxCompletionTokens) {
     const Context &ctx = request.context;
     const Options &opt = request.options;
     QJsonArray messages;
@@ -81,14 +84,16 @@ QJsonObject OpenAICompletionsAdapter::buildBody(const formats::ParsedRequest &re
                     const QString args = b.arguments.isEmpty() && !b.argumentsJson.isEmpty()
                                              ? b.argumentsJson
                                              : QString::fromUtf8(formats::compactJson(b.arguments));
-                    calls.append(QJsonObject{{L("id"), b.toolCallId},
-                                             {L("type"), L("function")},
-                                             {L("function"), QJsonObject{{L("name"), b.toolName}, {L("arguments"), args}}}});
+                    calls.append(
+                        QJsonObject{{L("id"), b.toolCallId},
+                                    {L("type"), L("function")},
+                                    {L("function"), QJsonObject{{L("name"), b.toolName}, {L("arguments"), args}}}});
                 }
             }
             if (text.isEmpty() && calls.isEmpty())
                 break;
-            QJsonObject msg{{L("role"), L("assistant")}, {L("content"), text.isEmpty() ? QJsonValue() : QJsonValue(text)}};
+            QJsonObject msg{{L("role"), L("assistant")},
+                            {L("content"), text.isEmpty() ? QJsonValue() : QJsonValue(text)}};
             if (!calls.isEmpty())
                 msg.insert(L("tool_calls"), calls);
             messages.append(msg);
@@ -103,9 +108,11 @@ QJsonObject OpenAICompletionsAdapter::buildBody(const formats::ParsedRequest &re
                 else if (b.type == BlockType::Image)
                     images.append(b);
             }
-            messages.append(QJsonObject{{L("role"), L("tool")}, {L("tool_call_id"), m.toolCallId}, {L("content"), text}});
+            messages.append(
+                QJsonObject{{L("role"), L("tool")}, {L("tool_call_id"), m.toolCallId}, {L("content"), text}});
             if (!images.isEmpty()) { // tool messages carry text only; images follow as a user turn
-                QList<ContentBlock> blocks{ContentBlock::makeText(QStringLiteral("Attached image(s) from tool result:"))};
+                QList<ContentBlock> blocks{
+                    ContentBlock::makeText(QStringLiteral("Attached image(s) from tool result:"))};
                 blocks.append(images);
                 messages.append(QJsonObject{{L("role"), L("user")}, {L("content"), userContent(blocks)}});
             }
@@ -133,9 +140,9 @@ QJsonObject OpenAICompletionsAdapter::buildBody(const formats::ParsedRequest &re
         QJsonArray tools;
         for (const Tool &t : ctx.tools) {
             QJsonObject fn{{L("name"), t.name},
-                           {L("parameters"), t.parameters.isEmpty()
-                                                 ? QJsonObject{{L("type"), L("object")}, {L("properties"), QJsonObject()}}
-                                                 : t.parameters}};
+                           {L("parameters"), t.parameters.isEmpty() ? QJsonObject{{L("type"), L("object")},
+                                                                                  {L("properties"), QJsonObject()}}
+                                                                    : t.parameters}};
             if (!t.description.isEmpty())
                 fn.insert(L("description"), t.description);
             tools.append(QJsonObject{{L("type"), L("function")}, {L("function"), fn}});
@@ -150,9 +157,9 @@ QJsonObject OpenAICompletionsAdapter::buildBody(const formats::ParsedRequest &re
     return body;
 }
 
-HttpRequest OpenAICompletionsAdapter::buildRequest(const formats::ParsedRequest &request, formats::InboundFormat inbound,
-                                                   const Target &target, const HeaderList &forwardHeaders) const
-{
+HttpRequest OpenAICompletionsAdapter::buildRequest(const formats::ParsedRequest &request,
+                                                   formats::InboundFormat inbound, const Target &target,
+                                                   const HeaderList &forwardHeaders) const {
     const bool passthrough = formats::sameApiName(inbound) == api();
     HttpRequest http;
     QString base = target.baseUrl;
@@ -186,13 +193,11 @@ HttpRequest OpenAICompletionsAdapter::buildRequest(const formats::ParsedRequest 
     return http;
 }
 
-std::unique_ptr<StreamDecoder> OpenAICompletionsAdapter::makeDecoder(const Target &) const
-{
+std::unique_ptr<StreamDecoder> OpenAICompletionsAdapter::makeDecoder(const Target &) const {
     return std::make_unique<OpenAICompletionsStreamDecoder>();
 }
 
-UpstreamErrorInfo OpenAICompletionsAdapter::parseError(int, const QByteArray &body) const
-{
+UpstreamErrorInfo OpenAICompletionsAdapter::parseError(int, const QByteArray &body) const {
     UpstreamErrorInfo info;
     const QJsonDocument doc = QJsonDocument::fromJson(body);
     // Some compatible servers answer a list with one error object.

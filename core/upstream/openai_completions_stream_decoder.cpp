@@ -12,10 +12,11 @@ using namespace sw::model;
 
 namespace {
 
-QLatin1String L(const char *s) { return QLatin1String(s); }
+QLatin1String L(const char *s) {
+    return QLatin1String(s);
+}
 
-StreamEvent event(EventType type, int contentIndex = -1)
-{
+StreamEvent event(EventType type, int contentIndex = -1) {
     StreamEvent e;
     e.type = type;
     e.contentIndex = contentIndex;
@@ -24,20 +25,26 @@ StreamEvent event(EventType type, int contentIndex = -1)
 
 } // namespace
 
-std::optional<int> OpenAICompletionsStreamDecoder::statusForError(const QJsonObject &error)
-{
+std::optional<int> OpenAICompletionsStreamDecoder::statusForError(const QJsonObject &error) {
     const QJsonValue code = error.value(L("code"));
     if (code.isDouble() && code.toInt() >= 400) // OpenRouter and others put the status here
         return code.toInt();
     const QString text = code.isString() ? code.toString() : error.value(L("type")).toString();
     static const QHash<QString, int> statuses{
-        {QStringLiteral("invalid_request_error"), 400}, {QStringLiteral("context_length_exceeded"), 400},
-        {QStringLiteral("invalid_api_key"), 401},       {QStringLiteral("authentication_error"), 401},
-        {QStringLiteral("permission_error"), 403},      {QStringLiteral("model_not_found"), 404},
-        {QStringLiteral("rate_limit_exceeded"), 429},   {QStringLiteral("rate_limit_error"), 429},
-        {QStringLiteral("insufficient_quota"), 429},    {QStringLiteral("server_error"), 500},
-        {QStringLiteral("api_error"), 500},             {QStringLiteral("overloaded"), 503},
-        {QStringLiteral("service_unavailable"), 503},   {QStringLiteral("timeout"), 504},
+        {QStringLiteral("invalid_request_error"), 400},
+        {QStringLiteral("context_length_exceeded"), 400},
+        {QStringLiteral("invalid_api_key"), 401},
+        {QStringLiteral("authentication_error"), 401},
+        {QStringLiteral("permission_error"), 403},
+        {QStringLiteral("model_not_found"), 404},
+        {QStringLiteral("rate_limit_exceeded"), 429},
+        {QStringLiteral("rate_limit_error"), 429},
+        {QStringLiteral("insufficient_quota"), 429},
+        {QStringLiteral("server_error"), 500},
+        {QStringLiteral("api_error"), 500},
+        {QStringLiteral("overloaded"), 503},
+        {QStringLiteral("service_unavailable"), 503},
+        {QStringLiteral("timeout"), 504},
     };
     const auto it = statuses.constFind(text);
     if (it == statuses.constEnd())
@@ -45,8 +52,7 @@ std::optional<int> OpenAICompletionsStreamDecoder::statusForError(const QJsonObj
     return *it;
 }
 
-void OpenAICompletionsStreamDecoder::readUsage(const QJsonObject &usage)
-{
+void OpenAICompletionsStreamDecoder::readUsage(const QJsonObject &usage) {
     const qint64 prompt = usage.value(L("prompt_tokens")).toInteger();
     const qint64 cached = usage.value(L("prompt_tokens_details")).toObject().value(L("cached_tokens")).toInteger();
     m_usage.input = qMax<qint64>(0, prompt - cached);
@@ -55,8 +61,7 @@ void OpenAICompletionsStreamDecoder::readUsage(const QJsonObject &usage)
     m_usage.output = usage.value(L("completion_tokens")).toInteger();
 }
 
-void OpenAICompletionsStreamDecoder::startBlock(BlockType type, int toolIndex, QList<StreamEvent> &out)
-{
+void OpenAICompletionsStreamDecoder::startBlock(BlockType type, int toolIndex, QList<StreamEvent> &out) {
     closeBlock(out);
     OpenBlock open;
     open.contentIndex = m_nextContentIndex++;
@@ -65,8 +70,7 @@ void OpenAICompletionsStreamDecoder::startBlock(BlockType type, int toolIndex, Q
     m_open = open;
 }
 
-void OpenAICompletionsStreamDecoder::closeBlock(QList<StreamEvent> &out)
-{
+void OpenAICompletionsStreamDecoder::closeBlock(QList<StreamEvent> &out) {
     if (!m_open)
         return;
     EventType type = EventType::TextEnd;
@@ -82,13 +86,13 @@ void OpenAICompletionsStreamDecoder::closeBlock(QList<StreamEvent> &out)
     m_open.reset();
 }
 
-StreamEvent OpenAICompletionsStreamDecoder::terminalEvent()
-{
+StreamEvent OpenAICompletionsStreamDecoder::terminalEvent() {
     m_terminal = true;
     if (m_finishReason == L("content_filter")) {
         StreamEvent e = event(EventType::Error);
         e.reason = StopReason::Error;
-        e.errorMessage = QStringLiteral("The provider's content filter stopped the answer (finish_reason content_filter)");
+        e.errorMessage =
+            QStringLiteral("The provider's content filter stopped the answer (finish_reason content_filter)");
         e.usage = m_usage;
         return e;
     }
@@ -103,8 +107,7 @@ StreamEvent OpenAICompletionsStreamDecoder::terminalEvent()
     return e;
 }
 
-QList<StreamEvent> OpenAICompletionsStreamDecoder::feed(const SseEvent &sse)
-{
+QList<StreamEvent> OpenAICompletionsStreamDecoder::feed(const SseEvent &sse) {
     QList<StreamEvent> out;
     if (m_terminal)
         return out;
@@ -125,8 +128,9 @@ QList<StreamEvent> OpenAICompletionsStreamDecoder::feed(const SseEvent &sse)
         const QJsonValue code = err.value(L("code"));
         e.errorType = code.isString() ? code.toString() : err.value(L("type")).toString();
         const QString message = errorValue.isString() ? errorValue.toString() : err.value(L("message")).toString();
-        e.errorMessage = e.errorType.isEmpty() ? QStringLiteral("OpenAI stream error: %1").arg(message)
-                                               : QStringLiteral("OpenAI stream error (%1): %2").arg(e.errorType, message);
+        e.errorMessage = e.errorType.isEmpty()
+                             ? QStringLiteral("OpenAI stream error: %1").arg(message)
+                             : QStringLiteral("OpenAI stream error (%1): %2").arg(e.errorType, message);
         e.errorStatus = statusForError(err);
         e.usage = m_usage;
         m_terminal = true;
@@ -190,8 +194,9 @@ QList<StreamEvent> OpenAICompletionsStreamDecoder::feed(const SseEvent &sse)
         }
         const QJsonValue args = fn.value(L("arguments"));
         // Some servers send the arguments as an object in one piece.
-        const QString fragment = args.isObject() ? QString::fromUtf8(QJsonDocument(args.toObject()).toJson(QJsonDocument::Compact))
-                                                 : args.toString();
+        const QString fragment = args.isObject()
+                                     ? QString::fromUtf8(QJsonDocument(args.toObject()).toJson(QJsonDocument::Compact))
+                                     : args.toString();
         if (!fragment.isEmpty()) {
             m_open->block.argumentsJson += fragment;
             StreamEvent d = event(EventType::ToolCallDelta, m_open->contentIndex);
@@ -207,8 +212,7 @@ QList<StreamEvent> OpenAICompletionsStreamDecoder::feed(const SseEvent &sse)
     return out;
 }
 
-QList<StreamEvent> OpenAICompletionsStreamDecoder::finish()
-{
+QList<StreamEvent> OpenAICompletionsStreamDecoder::finish() {
     QList<StreamEvent> out;
     if (m_terminal)
         return out;

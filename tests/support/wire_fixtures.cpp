@@ -5,16 +5,14 @@
 
 namespace sw::test {
 
-QByteArray readFileBytes(const QString &path)
-{
+QByteArray readFileBytes(const QString &path) {
     QFile f(path);
     if (!f.open(QIODevice::ReadOnly))
         return {};
     return f.readAll();
 }
 
-QList<upstream::SseEvent> splitSse(const QByteArray &text)
-{
+QList<upstream::SseEvent> splitSse(const QByteArray &text) {
     QList<upstream::SseEvent> out;
     const QList<QByteArray> frames = text.split('\n');
     upstream::SseEvent current;
@@ -41,8 +39,7 @@ QList<upstream::SseEvent> splitSse(const QByteArray &text)
     return out;
 }
 
-QList<model::StreamEvent> decodeTranscript(upstream::StreamDecoder &decoder, const QByteArray &sse)
-{
+QList<model::StreamEvent> decodeTranscript(upstream::StreamDecoder &decoder, const QByteArray &sse) {
     QList<model::StreamEvent> out;
     for (const upstream::SseEvent &e : splitSse(sse))
         out += decoder.feed(e);
@@ -50,8 +47,7 @@ QList<model::StreamEvent> decodeTranscript(upstream::StreamDecoder &decoder, con
     return out;
 }
 
-QString sseDifference(const QByteArray &actual, const QByteArray &expected)
-{
+QString sseDifference(const QByteArray &actual, const QByteArray &expected) {
     if (!actual.endsWith("\n\n"))
         return QStringLiteral("output does not end with a blank line: ") + QString::fromUtf8(actual.right(80));
     QList<QByteArray> a = actual.split('\n');
@@ -74,8 +70,7 @@ QString sseDifference(const QByteArray &actual, const QByteArray &expected)
     return {};
 }
 
-model::StreamEvent makeEvent(model::EventType type, int contentIndex, const QString &delta)
-{
+model::StreamEvent makeEvent(model::EventType type, int contentIndex, const QString &delta) {
     model::StreamEvent e;
     e.type = type;
     e.contentIndex = contentIndex;
@@ -83,8 +78,7 @@ model::StreamEvent makeEvent(model::EventType type, int contentIndex, const QStr
     return e;
 }
 
-QList<model::StreamEvent> sampleAssistantStream()
-{
+QList<model::StreamEvent> sampleAssistantStream() {
     using namespace sw::model;
     QList<StreamEvent> s;
     StreamEvent start = makeEvent(EventType::Start);

@@ -11,8 +11,10 @@
 namespace sw::test {
 
 QByteArray readFileBytes(const QString &path); // empty when missing
-#ifdef SWITCHMAN_TEST_DATA // defined for test executables only
-inline QByteArray readTestData(const QString &name) { return readFileBytes(QStringLiteral(SWITCHMAN_TEST_DATA "/") + name); }
+#ifdef SWITCHMAN_TEST_DATA                     // defined for test executables only
+inline QByteArray readTestData(const QString &name) {
+    return readFileBytes(QStringLiteral(SWITCHMAN_TEST_DATA "/") + name);
+}
 #endif
 
 // Splits an LF-framed SSE transcript into events (test data only; the product uses SseReader).

@@ -14,8 +14,7 @@ using namespace sw::upstream;
 using sw::test::readTestData;
 
 namespace {
-Target target(const QByteArray &credential = "sk-ant-api03-secret")
-{
+Target target(const QByteArray &credential = "sk-ant-api03-secret") {
     Target t;
     t.provider = QStringLiteral("anthropic");
     t.modelId = QStringLiteral("claude-opus-4-1");
@@ -24,8 +23,12 @@ Target target(const QByteArray &credential = "sk-ant-api03-secret")
     t.credential = credential;
     return t;
 }
-QJsonObject json(const QByteArray &b) { return QJsonDocument::fromJson(b).object(); }
-QString str(const QJsonValue &v) { return v.toString(); }
+QJsonObject json(const QByteArray &b) {
+    return QJsonDocument::fromJson(b).object();
+}
+QString str(const QJsonValue &v) {
+    return v.toString();
+}
 const QLatin1String kAnthropicApi("anthropic-messages");
 } // namespace
 
@@ -41,18 +44,19 @@ private slots:
     void inBandOverloadedErrorBecomesErrorEvent();
     void streamCutShortIsAnError();
     void refusalIsAnError();
+    void dataOnlyStreamWithoutEventLines();
     void parsesErrorBodies();
 };
 
-void TestAnthropicAdapter::passthroughKeepsEveryClientField()
-{
+void TestAnthropicAdapter::passthroughKeepsEveryClientField() {
     QByteArray clientBody = readTestData(QStringLiteral("anthropic_request_claude_code.json"));
     clientBody.replace("\"stream\": true", "\"stream\": false");
     const auto req = AnthropicMessagesCodec().decode(clientBody, nullptr);
     QVERIFY(req);
-    const HeaderList forward{{"anthropic-beta", "interleaved-thinking-2025-05-14,fine-grained-tool-streaming-2025-05-14"},
-                             {"anthropic-version", "2023-06-01"},
-                             {"x-stainless-os", "Linux"}};
+    const HeaderList forward{
+        {"anthropic-beta", "interleaved-thinking-2025-05-14,fine-grained-tool-streaming-2025-05-14"},
+        {"anthropic-version", "2023-06-01"},
+        {"x-stainless-os", "Linux"}};
     const HttpRequest http = AnthropicAdapter().buildRequest(*req, InboundFormat::AnthropicMessages, target(), forward);
     QCOMPARE(http.method, QByteArray("POST"));
     QCOMPARE(http.url.toString(), QStringLiteral("https://api.anthropic.com/v1/messages"));
@@ -74,8 +78,7 @@ void TestAnthropicAdapter::passthroughKeepsEveryClientField()
     QVERIFY(headerValue(http.headers, "authorization").isEmpty());
 }
 
-void TestAnthropicAdapter::crossFormatFromOpenAIChat()
-{
+void TestAnthropicAdapter::crossFormatFromOpenAIChat() {
     const auto req = OpenAIChatCodec().decode(readTestData(QStringLiteral("openai_chat_request_sdk.json")), nullptr);
     QVERIFY(req);
     const HeaderList forward{{"anthropic-beta", "context-1m-2025-08-07"}, {"OpenAI-Beta", "assistants=v2"}};
@@ -83,8 +86,9 @@ void TestAnthropicAdapter::crossFormatFromOpenAIChat()
     const QJsonObject body = json(http.body);
     QCOMPARE(str(body.value(QStringLiteral("model"))), QStringLiteral("claude-opus-4-1"));
     QCOMPARE(body.value(QStringLiteral("stream")).toBool(), true);
-    QCOMPARE(str(body.value(QStringLiteral("system"))), QStringLiteral("You are a weather assistant.\n\nAnswer in one sentence."));
-    QVERIFY(!body.contains(QStringLiteral("seed")));     // OpenAI-only fields do not leak
+    QCOMPARE(str(body.value(QStringLiteral("system"))),
+             QStringLiteral("You are a weather assistant.\n\nAnswer in one sentence."));
+    QVERIFY(!body.contains(QStringLiteral("seed"))); // OpenAI-only fields do not leak
     const QJsonArray messages = body.value(QStringLiteral("messages")).toArray();
     QCOMPARE(messages.size(), 3);
     const QJsonArray first = messages[0].toObject().value(QStringLiteral("content")).toArray();
@@ -92,22 +96,26 @@ void TestAnthropicAdapter::crossFormatFromOpenAIChat()
     const QJsonObject b64 = first[1].toObject().value(QStringLiteral("source")).toObject();
     QCOMPARE(str(b64.value(QStringLiteral("type"))), QStringLiteral("base64"));
     QCOMPARE(str(b64.value(QStringLiteral("media_type"))), QStringLiteral("image/png"));
-    QCOMPARE(str(first[2].toObject().value(QStringLiteral("source")).toObject().value(QStringLiteral("type"))), QStringLiteral("url"));
+    QCOMPARE(str(first[2].toObject().value(QStringLiteral("source")).toObject().value(QStringLiteral("type"))),
+             QStringLiteral("url"));
     const QJsonObject toolUse = messages[1].toObject().value(QStringLiteral("content")).toArray()[0].toObject();
     QCOMPARE(str(toolUse.value(QStringLiteral("type"))), QStringLiteral("tool_use"));
     QCOMPARE(str(toolUse.value(QStringLiteral("id"))), QStringLiteral("call_DdmO9pD3xa9XTPNJ32zg2hcA"));
-    QCOMPARE(str(toolUse.value(QStringLiteral("input")).toObject().value(QStringLiteral("location"))), QStringLiteral("Paris, France"));
+    QCOMPARE(str(toolUse.value(QStringLiteral("input")).toObject().value(QStringLiteral("location"))),
+             QStringLiteral("Paris, France"));
     // The tool result and the next user words share one user turn, result first.
     const QJsonObject third = messages[2].toObject();
     QCOMPARE(str(third.value(QStringLiteral("role"))), QStringLiteral("user"));
     const QJsonArray thirdContent = third.value(QStringLiteral("content")).toArray();
     QCOMPARE(str(thirdContent[0].toObject().value(QStringLiteral("type"))), QStringLiteral("tool_result"));
-    QCOMPARE(str(thirdContent[0].toObject().value(QStringLiteral("tool_use_id"))), QStringLiteral("call_DdmO9pD3xa9XTPNJ32zg2hcA"));
+    QCOMPARE(str(thirdContent[0].toObject().value(QStringLiteral("tool_use_id"))),
+             QStringLiteral("call_DdmO9pD3xa9XTPNJ32zg2hcA"));
     QCOMPARE(str(thirdContent[1].toObject().value(QStringLiteral("text"))), QStringLiteral("Thanks! And tomorrow?"));
     const QJsonObject tool = body.value(QStringLiteral("tools")).toArray()[0].toObject();
     QCOMPARE(str(tool.value(QStringLiteral("name"))), QStringLiteral("get_weather"));
     QVERIFY(tool.value(QStringLiteral("input_schema")).toObject().contains(QStringLiteral("properties")));
-    QCOMPARE(str(body.value(QStringLiteral("tool_choice")).toObject().value(QStringLiteral("type"))), QStringLiteral("auto"));
+    QCOMPARE(str(body.value(QStringLiteral("tool_choice")).toObject().value(QStringLiteral("type"))),
+             QStringLiteral("auto"));
     // reasoning_effort low -> a thinking budget, max_tokens raised above it, temperature left out.
     QCOMPARE(body.value(QStringLiteral("thinking")).toObject().value(QStringLiteral("budget_tokens")).toInt(), 2048);
     QVERIFY(body.value(QStringLiteral("max_tokens")).toInt() > 2048);
@@ -118,8 +126,7 @@ void TestAnthropicAdapter::crossFormatFromOpenAIChat()
     QCOMPARE(headerValue(http.headers, "anthropic-version"), QByteArray("2023-06-01"));
 }
 
-void TestAnthropicAdapter::thinkingSignatureOnlyGoesBackToItsApi()
-{
+void TestAnthropicAdapter::thinkingSignatureOnlyGoesBackToItsApi() {
     ParsedRequest req;
     req.model = QStringLiteral("m");
     Message user;
@@ -139,9 +146,11 @@ void TestAnthropicAdapter::thinkingSignatureOnlyGoesBackToItsApi()
         m.content << t << r << ContentBlock::makeText(QStringLiteral("answer"));
         return m;
     };
-    req.context.messages << user << assistant(kAnthropicApi) << user << assistant(QStringLiteral("openai-completions")) << user;
+    req.context.messages << user << assistant(kAnthropicApi) << user << assistant(QStringLiteral("openai-completions"))
+                         << user;
     const QJsonArray msgs = json(AnthropicAdapter().buildRequest(req, InboundFormat::OpenAIChat, target(), {}).body)
-                                .value(QStringLiteral("messages")).toArray();
+                                .value(QStringLiteral("messages"))
+                                .toArray();
     QCOMPARE(msgs.size(), 5);
     const QJsonArray same = msgs[1].toObject().value(QStringLiteral("content")).toArray();
     QCOMPARE(same.size(), 3);
@@ -156,8 +165,7 @@ void TestAnthropicAdapter::thinkingSignatureOnlyGoesBackToItsApi()
     QVERIFY(!QJsonDocument(other).toJson().contains("SIG"));
 }
 
-void TestAnthropicAdapter::toolCallIdsAreMadeValid()
-{
+void TestAnthropicAdapter::toolCallIdsAreMadeValid() {
     ParsedRequest req;
     Message a;
     a.role = Role::Assistant;
@@ -171,32 +179,41 @@ void TestAnthropicAdapter::toolCallIdsAreMadeValid()
     r.toolCallId = call.toolCallId;
     r.content << ContentBlock::makeText(QStringLiteral("ok"));
     req.context.messages << a << r;
-    const QJsonArray msgs = json(AnthropicAdapter().buildRequest(req, InboundFormat::OpenAIResponses, target(), {}).body)
-                                .value(QStringLiteral("messages")).toArray();
-    const QString useId = str(msgs[0].toObject().value(QStringLiteral("content")).toArray()[0].toObject().value(QStringLiteral("id")));
-    const QString resultId = str(msgs[1].toObject().value(QStringLiteral("content")).toArray()[0].toObject().value(QStringLiteral("tool_use_id")));
+    const QJsonArray msgs =
+        json(AnthropicAdapter().buildRequest(req, InboundFormat::OpenAIResponses, target(), {}).body)
+            .value(QStringLiteral("messages"))
+            .toArray();
+    const QString useId =
+        str(msgs[0].toObject().value(QStringLiteral("content")).toArray()[0].toObject().value(QStringLiteral("id")));
+    const QString resultId = str(msgs[1]
+                                     .toObject()
+                                     .value(QStringLiteral("content"))
+                                     .toArray()[0]
+                                     .toObject()
+                                     .value(QStringLiteral("tool_use_id")));
     QCOMPARE(useId, QStringLiteral("call_abc_fc_123_x"));
     QCOMPARE(resultId, useId);
     QCOMPARE(AnthropicAdapter::toolCallId(QString(100, QLatin1Char('a'))).size(), 64);
 }
 
-void TestAnthropicAdapter::oauthTokenIsSentAsBearer()
-{
+void TestAnthropicAdapter::oauthTokenIsSentAsBearer() {
     ParsedRequest req;
-    const HttpRequest http = AnthropicAdapter().buildRequest(req, InboundFormat::OpenAIChat, target("sk-ant-oat01-token"), {});
+    const HttpRequest http =
+        AnthropicAdapter().buildRequest(req, InboundFormat::OpenAIChat, target("sk-ant-oat01-token"), {});
     QCOMPARE(headerValue(http.headers, "authorization"), QByteArray("Bearer sk-ant-oat01-token"));
     QVERIFY(headerValue(http.headers, "x-api-key").isEmpty());
 }
 
-void TestAnthropicAdapter::decodesFullTranscript()
-{
+void TestAnthropicAdapter::decodesFullTranscript() {
     auto decoder = AnthropicAdapter().makeDecoder(target());
-    const QList<StreamEvent> events = sw::test::decodeTranscript(*decoder, readTestData(QStringLiteral("anthropic_upstream_full.sse")));
+    const QList<StreamEvent> events =
+        sw::test::decodeTranscript(*decoder, readTestData(QStringLiteral("anthropic_upstream_full.sse")));
     QVERIFY(!events.isEmpty());
     QCOMPARE(events.first().type, EventType::Start);
     QCOMPARE(events.first().usage.input, 472); // input tokens known from message_start
     // The commit point is the first thinking text, not the start or an empty block.
-    const auto firstMeaningful = std::find_if(events.begin(), events.end(), [](const StreamEvent &e) { return e.isMeaningful(); });
+    const auto firstMeaningful =
+        std::find_if(events.begin(), events.end(), [](const StreamEvent &e) { return e.isMeaningful(); });
     QCOMPARE(firstMeaningful->type, EventType::ThinkingDelta);
     int toolDeltas = 0;
     for (const StreamEvent &e : events)
@@ -219,8 +236,7 @@ void TestAnthropicAdapter::decodesFullTranscript()
     QCOMPARE(m.usage.output, 89);
 }
 
-void TestAnthropicAdapter::inBandOverloadedErrorBecomesErrorEvent()
-{
+void TestAnthropicAdapter::inBandOverloadedErrorBecomesErrorEvent() {
     auto decoder = AnthropicAdapter().makeDecoder(target());
     const QList<StreamEvent> events =
         sw::test::decodeTranscript(*decoder, readTestData(QStringLiteral("anthropic_upstream_overloaded.sse")));
@@ -236,21 +252,23 @@ void TestAnthropicAdapter::inBandOverloadedErrorBecomesErrorEvent()
     QCOMPARE(err.errorStatus, std::optional<int>(529));
 }
 
-void TestAnthropicAdapter::streamCutShortIsAnError()
-{
+void TestAnthropicAdapter::streamCutShortIsAnError() {
     auto decoder = AnthropicAdapter().makeDecoder(target());
-    const QList<StreamEvent> events = sw::test::decodeTranscript(*decoder, readTestData(QStringLiteral("anthropic_upstream_cut.sse")));
+    const QList<StreamEvent> events =
+        sw::test::decodeTranscript(*decoder, readTestData(QStringLiteral("anthropic_upstream_cut.sse")));
     QCOMPARE(events.last().type, EventType::Error);
     QCOMPARE(events.last().errorMessage, QStringLiteral("stream ended before completion"));
     QCOMPARE(events.last().usage.input, 12);
     QVERIFY(decoder->finish().isEmpty()); // only once
 }
 
-void TestAnthropicAdapter::refusalIsAnError()
-{
+void TestAnthropicAdapter::refusalIsAnError() {
     const QByteArray sse =
-        "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"usage\":{\"input_tokens\":3,\"output_tokens\":0}}}\n\n"
-        "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"refusal\"},\"usage\":{\"output_tokens\":1}}\n\n"
+        "event: message_start\ndata: "
+        "{\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"usage\":{\"input_tokens\":3,\"output_tokens\":0}}}"
+        "\n\n"
+        "event: message_delta\ndata: "
+        "{\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"refusal\"},\"usage\":{\"output_tokens\":1}}\n\n"
         "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
     auto decoder = AnthropicAdapter().makeDecoder(target());
     const QList<StreamEvent> events = sw::test::decodeTranscript(*decoder, sse);
@@ -258,10 +276,26 @@ void TestAnthropicAdapter::refusalIsAnError()
     QVERIFY(events.last().errorMessage.contains(QStringLiteral("refusal")));
 }
 
-void TestAnthropicAdapter::parsesErrorBodies()
-{
+void TestAnthropicAdapter::dataOnlyStreamWithoutEventLines() {
+    // Some Anthropic-compatible servers omit the event: lines; the payload's type is enough.
+    QByteArray sse = readTestData(QStringLiteral("anthropic_upstream_full.sse"));
+    QByteArray dataOnly;
+    for (const QByteArray &line : sse.split('\n'))
+        if (!line.startsWith("event:"))
+            dataOnly += line + '\n';
+    auto decoder = AnthropicAdapter().makeDecoder(target());
+    EventAccumulator acc;
+    acc.addAll(sw::test::decodeTranscript(*decoder, dataOnly));
+    QVERIFY(acc.isFinished());
+    QCOMPARE(acc.message().stopReason, StopReason::ToolUse);
+    QCOMPARE(acc.message().content.size(), 3);
+    QCOMPARE(acc.message().content[1].text, QStringLiteral("Let me check that for you."));
+}
+
+void TestAnthropicAdapter::parsesErrorBodies() {
     const UpstreamErrorInfo rate = AnthropicAdapter().parseError(
-        429, R"({"type":"error","error":{"type":"rate_limit_error","message":"Number of request tokens has exceeded your per-minute rate limit"},"request_id":"req_011CSHoEeqs5C35K2UUqR7Fy"})");
+        429,
+        R"({"type":"error","error":{"type":"rate_limit_error","message":"Number of request tokens has exceeded your per-minute rate limit"},"request_id":"req_011CSHoEeqs5C35K2UUqR7Fy"})");
     QCOMPARE(rate.errorType, QStringLiteral("rate_limit_error"));
     QVERIFY(rate.message.startsWith(QStringLiteral("Number of request tokens")));
     const UpstreamErrorInfo html = AnthropicAdapter().parseError(502, "<html><body>502 Bad Gateway</body></html>");

@@ -11,15 +11,16 @@ using sw::test::makeEvent;
 using sw::test::readTestData;
 
 namespace {
-EncodeInfo info()
-{
+EncodeInfo info() {
     EncodeInfo i;
     i.responseId = QStringLiteral("msg_sw1");
     i.model = QStringLiteral("sonnet");
     i.createdSecs = 1764400000;
     return i;
 }
-QJsonObject json(const QByteArray &b) { return QJsonDocument::fromJson(b).object(); }
+QJsonObject json(const QByteArray &b) {
+    return QJsonDocument::fromJson(b).object();
+}
 } // namespace
 
 class TestAnthropicMessagesCodec : public QObject {
@@ -37,10 +38,10 @@ private slots:
     void encodesNonStreamingResponse();
 };
 
-void TestAnthropicMessagesCodec::decodesClaudeCodeRequest()
-{
+void TestAnthropicMessagesCodec::decodesClaudeCodeRequest() {
     GatewayError err;
-    const auto req = AnthropicMessagesCodec().decode(readTestData(QStringLiteral("anthropic_request_claude_code.json")), &err);
+    const auto req =
+        AnthropicMessagesCodec().decode(readTestData(QStringLiteral("anthropic_request_claude_code.json")), &err);
     QVERIFY2(req, qPrintable(err.message));
     QCOMPARE(req->model, QStringLiteral("claude-sonnet-4-5-20250929"));
     QVERIFY(req->stream);
@@ -61,7 +62,8 @@ void TestAnthropicMessagesCodec::decodesClaudeCodeRequest()
     QVERIFY(msgs[1].content[1].redacted);
     QVERIFY(msgs[1].content[1].signature.startsWith(QStringLiteral("EmwKAhgB")));
     QCOMPARE(msgs[1].content[3].type, BlockType::ToolCall);
-    QCOMPARE(msgs[1].content[3].arguments.value(QStringLiteral("file_path")).toString(), QStringLiteral("/repo/foo.cpp"));
+    QCOMPARE(msgs[1].content[3].arguments.value(QStringLiteral("file_path")).toString(),
+             QStringLiteral("/repo/foo.cpp"));
     // The tool result comes before the text that shared its user turn.
     QCOMPARE(msgs[2].role, Role::ToolResult);
     QCOMPARE(msgs[2].toolCallId, QStringLiteral("toolu_01A09q90qw90lq917835lq9"));
@@ -80,11 +82,11 @@ void TestAnthropicMessagesCodec::decodesClaudeCodeRequest()
     QCOMPARE(req->options.toolChoice, QStringLiteral("auto"));
     QCOMPARE(req->raw.value(QStringLiteral("metadata")).toObject().value(QStringLiteral("user_id")).toString(),
              QStringLiteral("user_2f1c_account__session_9a7b"));
-    QVERIFY(req->raw.value(QStringLiteral("system")).toArray().at(1).toObject().contains(QStringLiteral("cache_control")));
+    QVERIFY(
+        req->raw.value(QStringLiteral("system")).toArray().at(1).toObject().contains(QStringLiteral("cache_control")));
 }
 
-void TestAnthropicMessagesCodec::decodesStringContentAndToolChoice()
-{
+void TestAnthropicMessagesCodec::decodesStringContentAndToolChoice() {
     const QByteArray body = R"({"model":"claude-haiku-4-5","max_tokens":256,"system":"Be brief.",
         "messages":[{"role":"user","content":"Hello"},{"role":"assistant","content":"Hi"}],
         "tools":[{"name":"t","input_schema":{"type":"object"}}],"tool_choice":{"type":"tool","name":"t"},
@@ -99,30 +101,36 @@ void TestAnthropicMessagesCodec::decodesStringContentAndToolChoice()
     QCOMPARE(req->options.stop, QStringList{QStringLiteral("END")});
     QCOMPARE(req->options.topP, std::optional<double>(0.5));
     const auto any = AnthropicMessagesCodec().decode(
-        R"({"model":"m","messages":[],"tools":[{"name":"t","input_schema":{}}],"tool_choice":{"type":"any"}})", nullptr);
+        R"({"model":"m","messages":[],"tools":[{"name":"t","input_schema":{}}],"tool_choice":{"type":"any"}})",
+        nullptr);
     QCOMPARE(any->options.toolChoice, QStringLiteral("required"));
 }
 
-void TestAnthropicMessagesCodec::decodeRejectsBadBodies_data()
-{
+void TestAnthropicMessagesCodec::decodeRejectsBadBodies_data() {
     QTest::addColumn<QByteArray>("body");
     QTest::addColumn<QString>("field");
     QTest::newRow("not json") << QByteArray("{\"model\"") << QStringLiteral("JSON");
     QTest::newRow("no model") << QByteArray(R"({"max_tokens":1,"messages":[]})") << QStringLiteral("model");
     QTest::newRow("no messages") << QByteArray(R"({"model":"m","max_tokens":1})") << QStringLiteral("messages");
     QTest::newRow("messages string") << QByteArray(R"({"model":"m","messages":"hi"})") << QStringLiteral("messages");
-    QTest::newRow("system number") << QByteArray(R"({"model":"m","messages":[],"system":1})") << QStringLiteral("system");
-    QTest::newRow("role system") << QByteArray(R"({"model":"m","messages":[{"role":"system","content":"x"}]})") << QStringLiteral("messages[0].role");
-    QTest::newRow("content number") << QByteArray(R"({"model":"m","messages":[{"role":"user","content":1}]})") << QStringLiteral("messages[0].content");
-    QTest::newRow("image without data") << QByteArray(R"({"model":"m","messages":[{"role":"user","content":[{"type":"image","source":{"type":"base64","media_type":"image/png"}}]}]})")
-                                        << QStringLiteral("messages[0].content[0].source.data");
-    QTest::newRow("tool_result without id") << QByteArray(R"({"model":"m","messages":[{"role":"user","content":[{"type":"tool_result","content":"x"}]}]})")
-                                            << QStringLiteral("tool_use_id");
-    QTest::newRow("max_tokens string") << QByteArray(R"({"model":"m","messages":[],"max_tokens":"many"})") << QStringLiteral("max_tokens");
+    QTest::newRow("system number") << QByteArray(R"({"model":"m","messages":[],"system":1})")
+                                   << QStringLiteral("system");
+    QTest::newRow("role system") << QByteArray(R"({"model":"m","messages":[{"role":"system","content":"x"}]})")
+                                 << QStringLiteral("messages[0].role");
+    QTest::newRow("content number") << QByteArray(R"({"model":"m","messages":[{"role":"user","content":1}]})")
+                                    << QStringLiteral("messages[0].content");
+    QTest::newRow("image without data")
+        << QByteArray(
+               R"({"model":"m","messages":[{"role":"user","content":[{"type":"image","source":{"type":"base64","media_type":"image/png"}}]}]})")
+        << QStringLiteral("messages[0].content[0].source.data");
+    QTest::newRow("tool_result without id")
+        << QByteArray(R"({"model":"m","messages":[{"role":"user","content":[{"type":"tool_result","content":"x"}]}]})")
+        << QStringLiteral("tool_use_id");
+    QTest::newRow("max_tokens string") << QByteArray(R"({"model":"m","messages":[],"max_tokens":"many"})")
+                                       << QStringLiteral("max_tokens");
 }
 
-void TestAnthropicMessagesCodec::decodeRejectsBadBodies()
-{
+void TestAnthropicMessagesCodec::decodeRejectsBadBodies() {
     QFETCH(QByteArray, body);
     QFETCH(QString, field);
     GatewayError err;
@@ -131,12 +139,15 @@ void TestAnthropicMessagesCodec::decodeRejectsBadBodies()
     QCOMPARE(err.category, ErrorCategory::InvalidRequest);
     QVERIFY2(err.message.contains(field), qPrintable(err.message));
     // The client sees it in Anthropic's shape.
-    QCOMPARE(json(AnthropicMessagesCodec().encodeError(err)).value(QStringLiteral("error")).toObject().value(QStringLiteral("type")).toString(),
+    QCOMPARE(json(AnthropicMessagesCodec().encodeError(err))
+                 .value(QStringLiteral("error"))
+                 .toObject()
+                 .value(QStringLiteral("type"))
+                 .toString(),
              QStringLiteral("invalid_request_error"));
 }
 
-void TestAnthropicMessagesCodec::encodesFullStreamLikeGolden()
-{
+void TestAnthropicMessagesCodec::encodesFullStreamLikeGolden() {
     auto enc = AnthropicMessagesCodec().makeStreamEncoder(info());
     QByteArray out;
     for (const StreamEvent &e : sw::test::sampleAssistantStream())
@@ -145,8 +156,7 @@ void TestAnthropicMessagesCodec::encodesFullStreamLikeGolden()
     QVERIFY2(diff.isEmpty(), qPrintable(diff + QStringLiteral("\n") + QString::fromUtf8(out)));
 }
 
-void TestAnthropicMessagesCodec::redactedThinkingAndLateStart()
-{
+void TestAnthropicMessagesCodec::redactedThinkingAndLateStart() {
     // No Start and no TextStart: the encoder still opens the message and a block.
     auto enc = AnthropicMessagesCodec().makeStreamEncoder(info());
     StreamEvent redacted = makeEvent(EventType::ThinkingStart, 0);
@@ -170,12 +180,12 @@ void TestAnthropicMessagesCodec::redactedThinkingAndLateStart()
     QCOMPARE(block.value(QStringLiteral("data")).toString(), QStringLiteral("opaque"));
     QCOMPARE(json(events[3].data).value(QStringLiteral("index")).toInt(), 1);
     QVERIFY(!out.contains("signature_delta")); // redacted data is not a signature
-    QCOMPARE(json(events[6].data).value(QStringLiteral("delta")).toObject().value(QStringLiteral("stop_reason")).toString(),
-             QStringLiteral("end_turn"));
+    QCOMPARE(
+        json(events[6].data).value(QStringLiteral("delta")).toObject().value(QStringLiteral("stop_reason")).toString(),
+        QStringLiteral("end_turn"));
 }
 
-void TestAnthropicMessagesCodec::inBandErrorHasNoMessageStop()
-{
+void TestAnthropicMessagesCodec::inBandErrorHasNoMessageStop() {
     auto enc = AnthropicMessagesCodec().makeStreamEncoder(info());
     QByteArray out = enc->encode(makeEvent(EventType::Start));
     out += enc->encode(makeEvent(EventType::TextStart, 0));
@@ -191,12 +201,13 @@ void TestAnthropicMessagesCodec::inBandErrorHasNoMessageStop()
     QVERIFY(tail.endsWith("}\n\n"));
     const QJsonObject body = json(tail.mid(tail.indexOf("data: ") + 6).trimmed());
     QCOMPARE(body.value(QStringLiteral("type")).toString(), QStringLiteral("error"));
-    QCOMPARE(body.value(QStringLiteral("error")).toObject().value(QStringLiteral("type")).toString(), QStringLiteral("overloaded_error"));
-    QCOMPARE(body.value(QStringLiteral("error")).toObject().value(QStringLiteral("message")).toString(), err.errorMessage);
+    QCOMPARE(body.value(QStringLiteral("error")).toObject().value(QStringLiteral("type")).toString(),
+             QStringLiteral("overloaded_error"));
+    QCOMPARE(body.value(QStringLiteral("error")).toObject().value(QStringLiteral("message")).toString(),
+             err.errorMessage);
 }
 
-void TestAnthropicMessagesCodec::errorBodyPerCategory_data()
-{
+void TestAnthropicMessagesCodec::errorBodyPerCategory_data() {
     QTest::addColumn<int>("category");
     QTest::addColumn<QString>("type");
     QTest::newRow("400") << int(ErrorCategory::InvalidRequest) << "invalid_request_error";
@@ -212,8 +223,7 @@ void TestAnthropicMessagesCodec::errorBodyPerCategory_data()
     QTest::newRow("504") << int(ErrorCategory::Timeout) << "api_error";
 }
 
-void TestAnthropicMessagesCodec::errorBodyPerCategory()
-{
+void TestAnthropicMessagesCodec::errorBodyPerCategory() {
     QFETCH(int, category);
     QFETCH(QString, type);
     const QJsonObject o = json(AnthropicMessagesCodec().encodeError(
@@ -224,8 +234,7 @@ void TestAnthropicMessagesCodec::errorBodyPerCategory()
              QStringLiteral("no candidate could answer"));
 }
 
-void TestAnthropicMessagesCodec::encodesNonStreamingResponse()
-{
+void TestAnthropicMessagesCodec::encodesNonStreamingResponse() {
     AssistantMessage m;
     ContentBlock thinking;
     thinking.type = BlockType::Thinking;
@@ -249,8 +258,9 @@ void TestAnthropicMessagesCodec::encodesNonStreamingResponse()
     QCOMPARE(content.size(), 3);
     QCOMPARE(content[0].toObject().value(QStringLiteral("signature")).toString(), QStringLiteral("sig"));
     QCOMPARE(content[1].toObject().value(QStringLiteral("text")).toString(), QStringLiteral("Reading."));
-    QCOMPARE(content[2].toObject().value(QStringLiteral("input")).toObject().value(QStringLiteral("file_path")).toString(),
-             QStringLiteral("/a"));
+    QCOMPARE(
+        content[2].toObject().value(QStringLiteral("input")).toObject().value(QStringLiteral("file_path")).toString(),
+        QStringLiteral("/a"));
     const QJsonObject usage = o.value(QStringLiteral("usage")).toObject();
     QCOMPARE(usage.value(QStringLiteral("input_tokens")).toInt(), 30);
     QCOMPARE(usage.value(QStringLiteral("cache_creation_input_tokens")).toInt(), 100);

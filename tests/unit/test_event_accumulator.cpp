@@ -15,8 +15,7 @@ private slots:
     void unparseableToolArgumentsBecomeEmptyObject();
 };
 
-void TestEventAccumulator::foldsTextThinkingAndToolCallInOrder()
-{
+void TestEventAccumulator::foldsTextThinkingAndToolCallInOrder() {
     EventAccumulator acc;
     acc.add(makeEvent(EventType::Start));
     acc.add(makeEvent(EventType::ThinkingStart, 0));
@@ -62,8 +61,7 @@ void TestEventAccumulator::foldsTextThinkingAndToolCallInOrder()
     QCOMPARE(m.usage.totalTokens(), 35);
 }
 
-void TestEventAccumulator::deltaWithoutStartStillBuildsBlock()
-{
+void TestEventAccumulator::deltaWithoutStartStillBuildsBlock() {
     EventAccumulator acc;
     acc.add(makeEvent(EventType::TextDelta, 0, QStringLiteral("a")));
     acc.add(makeEvent(EventType::TextDelta, 0, QStringLiteral("b")));
@@ -72,8 +70,7 @@ void TestEventAccumulator::deltaWithoutStartStillBuildsBlock()
     QCOMPARE(acc.message().content[0].text, QStringLiteral("ab"));
 }
 
-void TestEventAccumulator::errorKeepsPartialContentAndMessage()
-{
+void TestEventAccumulator::errorKeepsPartialContentAndMessage() {
     EventAccumulator acc;
     acc.add(makeEvent(EventType::TextStart, 0));
     acc.add(makeEvent(EventType::TextDelta, 0, QStringLiteral("partial")));
@@ -90,8 +87,7 @@ void TestEventAccumulator::errorKeepsPartialContentAndMessage()
     QCOMPARE(m.content.value(0).text, QStringLiteral("partial"));
 }
 
-void TestEventAccumulator::unparseableToolArgumentsBecomeEmptyObject()
-{
+void TestEventAccumulator::unparseableToolArgumentsBecomeEmptyObject() {
     EventAccumulator acc;
     acc.add(makeEvent(EventType::ToolCallStart, 0));
     acc.add(makeEvent(EventType::ToolCallDelta, 0, QStringLiteral("{\"cut")));

@@ -13,15 +13,13 @@ private slots:
     void adaptersByApiName();
 };
 
-void TestFormatRegistry::codecsAnswerForTheirFormat()
-{
+void TestFormatRegistry::codecsAnswerForTheirFormat() {
     QCOMPARE(codecFor(InboundFormat::OpenAIChat).format(), InboundFormat::OpenAIChat);
     QCOMPARE(codecFor(InboundFormat::AnthropicMessages).format(), InboundFormat::AnthropicMessages);
     QCOMPARE(&codecFor(InboundFormat::OpenAIChat), &codecFor(InboundFormat::OpenAIChat)); // shared instance
 }
 
-void TestFormatRegistry::namesAndSameApi()
-{
+void TestFormatRegistry::namesAndSameApi() {
     QCOMPARE(sameApiName(InboundFormat::OpenAIChat), QStringLiteral("openai-completions"));
     QCOMPARE(sameApiName(InboundFormat::AnthropicMessages), QStringLiteral("anthropic-messages"));
     QCOMPARE(sameApiName(InboundFormat::OpenAIResponses), QStringLiteral("openai-responses"));
@@ -32,8 +30,7 @@ void TestFormatRegistry::namesAndSameApi()
     QCOMPARE(formatName(InboundFormat::PiNative), QStringLiteral("pi"));
 }
 
-void TestFormatRegistry::adaptersByApiName()
-{
+void TestFormatRegistry::adaptersByApiName() {
     using sw::upstream::adapterFor;
     QVERIFY(adapterFor(QStringLiteral("anthropic-messages")));
     QCOMPARE(adapterFor(QStringLiteral("anthropic-messages"))->api(), QStringLiteral("anthropic-messages"));

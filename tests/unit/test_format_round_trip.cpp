@@ -1,8 +1,10 @@
 // Upstream SSE of one API -> canonical events -> the other format's client SSE.
 #include "formats/inbound_codec.h"
+#include "model/event_accumulator.h"
 #include "upstream/upstream_adapter.h"
 #include "wire_fixtures.h"
 
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QtTest>
@@ -13,8 +15,8 @@ using namespace sw::upstream;
 using sw::test::readTestData;
 
 namespace {
-QByteArray relay(const QString &upstreamApi, const QByteArray &upstreamSse, InboundFormat client, const EncodeInfo &info)
-{
+QByteArray relay(const QString &upstreamApi, const QByteArray &upstreamSse, InboundFormat client,
+                 const EncodeInfo &info) {
     const UpstreamAdapter *adapter = adapterFor(upstreamApi);
     if (!adapter)
         return {};
@@ -25,8 +27,7 @@ QByteArray relay(const QString &upstreamApi, const QByteArray &upstreamSse, Inbo
         out += encoder->encode(e);
     return out;
 }
-EncodeInfo info(const char *id)
-{
+EncodeInfo info(const char *id) {
     EncodeInfo i;
     i.responseId = QString::fromLatin1(id);
     i.model = QStringLiteral("sonnet");
@@ -43,44 +44,115 @@ private slots:
     void openAIUpstreamToAnthropicClient();
     void anthropicOverloadReachesOpenAIClientAsError();
     void openAICutStreamReachesAnthropicClientAsError();
+    void nonStreamingAnswerFromAnthropicUpstreamForOpenAIClient();
+    void everyCutOfATranscriptEndsWithExactlyOneTerminal_data();
+    void everyCutOfATranscriptEndsWithExactlyOneTerminal();
 };
 
-void TestFormatRoundTrip::anthropicUpstreamToOpenAIClient()
-{
-    const QByteArray out = relay(QStringLiteral("anthropic-messages"), readTestData(QStringLiteral("anthropic_upstream_full.sse")),
-                                 InboundFormat::OpenAIChat, info("chatcmpl-rt"));
-    const QString diff = sw::test::sseDifference(out, readTestData(QStringLiteral("roundtrip_anthropic_to_openai.sse")));
+void TestFormatRoundTrip::anthropicUpstreamToOpenAIClient() {
+    const QByteArray out =
+        relay(QStringLiteral("anthropic-messages"), readTestData(QStringLiteral("anthropic_upstream_full.sse")),
+              InboundFormat::OpenAIChat, info("chatcmpl-rt"));
+    const QString diff =
+        sw::test::sseDifference(out, readTestData(QStringLiteral("roundtrip_anthropic_to_openai.sse")));
     QVERIFY2(diff.isEmpty(), qPrintable(diff));
 }
 
-void TestFormatRoundTrip::openAIUpstreamToAnthropicClient()
-{
-    const QByteArray out = relay(QStringLiteral("openai-completions"), readTestData(QStringLiteral("openai_upstream_full.sse")),
-                                 InboundFormat::AnthropicMessages, info("msg_rt"));
-    const QString diff = sw::test::sseDifference(out, readTestData(QStringLiteral("roundtrip_openai_to_anthropic.sse")));
+void TestFormatRoundTrip::openAIUpstreamToAnthropicClient() {
+    const QByteArray out =
+        relay(QStringLiteral("openai-completions"), readTestData(QStringLiteral("openai_upstream_full.sse")),
+              InboundFormat::AnthropicMessages, info("msg_rt"));
+    const QString diff =
+        sw::test::sseDifference(out, readTestData(QStringLiteral("roundtrip_openai_to_anthropic.sse")));
     QVERIFY2(diff.isEmpty(), qPrintable(diff));
 }
 
-void TestFormatRoundTrip::anthropicOverloadReachesOpenAIClientAsError()
-{
-    const QByteArray out = relay(QStringLiteral("anthropic-messages"), readTestData(QStringLiteral("anthropic_upstream_overloaded.sse")),
-                                 InboundFormat::OpenAIChat, info("chatcmpl-x"));
+void TestFormatRoundTrip::anthropicOverloadReachesOpenAIClientAsError() {
+    const QByteArray out =
+        relay(QStringLiteral("anthropic-messages"), readTestData(QStringLiteral("anthropic_upstream_overloaded.sse")),
+              InboundFormat::OpenAIChat, info("chatcmpl-x"));
     QVERIFY(out.contains("\"content\":\"Hel\""));
     QVERIFY(!out.contains("[DONE]"));
     const QByteArray last = out.mid(out.lastIndexOf("data: ") + 6).trimmed();
     const QJsonObject err = QJsonDocument::fromJson(last).object().value(QStringLiteral("error")).toObject();
-    QCOMPARE(err.value(QStringLiteral("message")).toString(), QStringLiteral("Anthropic stream error (overloaded_error): Overloaded"));
+    QCOMPARE(err.value(QStringLiteral("message")).toString(),
+             QStringLiteral("Anthropic stream error (overloaded_error): Overloaded"));
     QCOMPARE(err.value(QStringLiteral("type")).toString(), QStringLiteral("server_error"));
 }
 
-void TestFormatRoundTrip::openAICutStreamReachesAnthropicClientAsError()
-{
-    const QByteArray out = relay(QStringLiteral("openai-completions"), readTestData(QStringLiteral("openai_upstream_cut.sse")),
-                                 InboundFormat::AnthropicMessages, info("msg_x"));
+void TestFormatRoundTrip::openAICutStreamReachesAnthropicClientAsError() {
+    const QByteArray out =
+        relay(QStringLiteral("openai-completions"), readTestData(QStringLiteral("openai_upstream_cut.sse")),
+              InboundFormat::AnthropicMessages, info("msg_x"));
     QVERIFY(out.contains("\"text\":\"Half an ans\""));
     QVERIFY(!out.contains("message_stop"));
     QVERIFY(out.contains("event: error\ndata: {"));
     QVERIFY(out.contains("stream ended before completion"));
+}
+
+void TestFormatRoundTrip::nonStreamingAnswerFromAnthropicUpstreamForOpenAIClient() {
+    // A stream:false client: the upstream stream is folded and answered as one chat.completion.
+    auto decoder = adapterFor(QStringLiteral("anthropic-messages"))->makeDecoder(Target{});
+    EventAccumulator acc;
+    acc.addAll(sw::test::decodeTranscript(*decoder, readTestData(QStringLiteral("anthropic_upstream_full.sse"))));
+    const QJsonObject o =
+        QJsonDocument::fromJson(codecFor(InboundFormat::OpenAIChat).encodeResponse(acc.message(), info("chatcmpl-ns")))
+            .object();
+    const QJsonObject choice = o.value(QStringLiteral("choices")).toArray().at(0).toObject();
+    QCOMPARE(choice.value(QStringLiteral("finish_reason")).toString(), QStringLiteral("tool_calls"));
+    const QJsonObject msg = choice.value(QStringLiteral("message")).toObject();
+    QCOMPARE(msg.value(QStringLiteral("content")).toString(), QStringLiteral("Let me check that for you."));
+    const QJsonObject fn =
+        msg.value(QStringLiteral("tool_calls")).toArray().at(0).toObject().value(QStringLiteral("function")).toObject();
+    const QJsonObject args =
+        QJsonDocument::fromJson(fn.value(QStringLiteral("arguments")).toString().toUtf8()).object();
+    QCOMPARE(args.value(QStringLiteral("location")).toString(), QStringLiteral("Paris, France"));
+    QCOMPARE(o.value(QStringLiteral("usage")).toObject().value(QStringLiteral("completion_tokens")).toInt(), 89);
+    QCOMPARE(o.value(QStringLiteral("usage")).toObject().value(QStringLiteral("prompt_tokens")).toInt(), 2520);
+}
+
+void TestFormatRoundTrip::everyCutOfATranscriptEndsWithExactlyOneTerminal_data() {
+    QTest::addColumn<QString>("api");
+    QTest::addColumn<QString>("file");
+    QTest::newRow("anthropic") << "anthropic-messages"
+                               << "anthropic_upstream_full.sse";
+    QTest::newRow("openai") << "openai-completions"
+                            << "openai_upstream_full.sse";
+}
+
+void TestFormatRoundTrip::everyCutOfATranscriptEndsWithExactlyOneTerminal() {
+    // Whatever point the connection drops at, the client gets one ending: never none, never two.
+    QFETCH(QString, api);
+    QFETCH(QString, file);
+    const QList<SseEvent> all = sw::test::splitSse(readTestData(file));
+    QVERIFY(all.size() > 5);
+    for (qsizetype cut = 0; cut <= all.size(); ++cut) {
+        auto decoder = adapterFor(api)->makeDecoder(Target{});
+        QList<StreamEvent> events;
+        for (qsizetype i = 0; i < cut; ++i)
+            events += decoder->feed(all[i]);
+        events += decoder->finish();
+        events += decoder->finish();
+        int terminals = 0;
+        for (const StreamEvent &e : events)
+            terminals += e.type == EventType::Done || e.type == EventType::Error;
+        QVERIFY2(terminals == 1,
+                 qPrintable(QStringLiteral("cut after %1 events: %2 terminals").arg(cut).arg(terminals)));
+        if (cut == all.size())
+            QCOMPARE(events.last().type, EventType::Done);
+        // Both sides of the relay survive it: the encoded stream ends in exactly one terminator.
+        auto encoder = codecFor(InboundFormat::AnthropicMessages).makeStreamEncoder(info("msg_cut"));
+        QByteArray out;
+        for (const StreamEvent &e : events)
+            out += encoder->encode(e);
+        QCOMPARE(out.count("event: message_stop") + out.count("event: error"), 1);
+    }
+    // Garbage between events is ignored, not fatal.
+    auto decoder = adapterFor(api)->makeDecoder(Target{});
+    SseEvent junk;
+    junk.data = "{not json";
+    for (const StreamEvent &e : decoder->feed(junk))
+        QVERIFY(e.type != EventType::Done && e.type != EventType::Error);
 }
 
 QTEST_GUILESS_MAIN(TestFormatRoundTrip)

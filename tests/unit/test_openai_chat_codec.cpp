@@ -11,8 +11,7 @@ using sw::test::makeEvent;
 using sw::test::readTestData;
 
 namespace {
-EncodeInfo info(bool includeUsage)
-{
+EncodeInfo info(bool includeUsage) {
     EncodeInfo i;
     i.responseId = QStringLiteral("chatcmpl-sw1");
     i.model = QStringLiteral("sonnet");
@@ -20,7 +19,9 @@ EncodeInfo info(bool includeUsage)
     i.includeUsage = includeUsage;
     return i;
 }
-QJsonObject json(const QByteArray &b) { return QJsonDocument::fromJson(b).object(); }
+QJsonObject json(const QByteArray &b) {
+    return QJsonDocument::fromJson(b).object();
+}
 } // namespace
 
 class TestOpenAIChatCodec : public QObject {
@@ -30,16 +31,17 @@ private slots:
     void decodeRejectsBadBodies_data();
     void decodeRejectsBadBodies();
     void legacyFunctionsAndMaxTokens();
+    void hugeMaxTokensIsClamped();
     void encodesFullStreamLikeGolden();
     void withoutIncludeUsageNoUsageChunk();
     void inBandErrorHasNoDone();
+    void toolCallWithoutArgumentsGetsEmptyObject();
     void errorBodyPerCategory_data();
     void errorBodyPerCategory();
     void encodesNonStreamingResponse();
 };
 
-void TestOpenAIChatCodec::decodesSdkRequest()
-{
+void TestOpenAIChatCodec::decodesSdkRequest() {
     OpenAIChatCodec codec;
     GatewayError err;
     const auto req = codec.decode(readTestData(QStringLiteral("openai_chat_request_sdk.json")), &err);
@@ -62,7 +64,8 @@ void TestOpenAIChatCodec::decodesSdkRequest()
     QCOMPARE(msgs[1].api, QStringLiteral("openai-completions"));
     QCOMPARE(msgs[1].content.size(), 1);
     QCOMPARE(msgs[1].content[0].toolName, QStringLiteral("get_weather"));
-    QCOMPARE(msgs[1].content[0].arguments.value(QStringLiteral("location")).toString(), QStringLiteral("Paris, France"));
+    QCOMPARE(msgs[1].content[0].arguments.value(QStringLiteral("location")).toString(),
+             QStringLiteral("Paris, France"));
     QCOMPARE(msgs[2].role, Role::ToolResult);
     QCOMPARE(msgs[2].toolCallId, QStringLiteral("call_DdmO9pD3xa9XTPNJ32zg2hcA"));
     QCOMPARE(msgs[2].toolName, QStringLiteral("get_weather")); // looked up from the call
@@ -82,8 +85,7 @@ void TestOpenAIChatCodec::decodesSdkRequest()
     QCOMPARE(req->raw.value(QStringLiteral("parallel_tool_calls")).toBool(true), false);
 }
 
-void TestOpenAIChatCodec::decodeRejectsBadBodies_data()
-{
+void TestOpenAIChatCodec::decodeRejectsBadBodies_data() {
     QTest::addColumn<QByteArray>("body");
     QTest::addColumn<QString>("field");
     QTest::newRow("not json") << QByteArray("{\"model\": ") << QStringLiteral("JSON");
@@ -92,17 +94,22 @@ void TestOpenAIChatCodec::decodeRejectsBadBodies_data()
     QTest::newRow("model not string") << QByteArray(R"({"model":3,"messages":[]})") << QStringLiteral("model");
     QTest::newRow("no messages") << QByteArray(R"({"model":"m"})") << QStringLiteral("messages");
     QTest::newRow("messages object") << QByteArray(R"({"model":"m","messages":{}})") << QStringLiteral("messages");
-    QTest::newRow("message not object") << QByteArray(R"({"model":"m","messages":["hi"]})") << QStringLiteral("messages[0]");
-    QTest::newRow("no role") << QByteArray(R"({"model":"m","messages":[{"content":"hi"}]})") << QStringLiteral("messages[0].role");
-    QTest::newRow("bad role") << QByteArray(R"({"model":"m","messages":[{"role":"robot","content":"hi"}]})") << QStringLiteral("messages[0].role");
-    QTest::newRow("content number") << QByteArray(R"({"model":"m","messages":[{"role":"user","content":5}]})") << QStringLiteral("messages[0].content");
-    QTest::newRow("temperature string") << QByteArray(R"({"model":"m","messages":[],"temperature":"hot"})") << QStringLiteral("temperature");
-    QTest::newRow("stream string") << QByteArray(R"({"model":"m","messages":[],"stream":"yes"})") << QStringLiteral("stream");
+    QTest::newRow("message not object") << QByteArray(R"({"model":"m","messages":["hi"]})")
+                                        << QStringLiteral("messages[0]");
+    QTest::newRow("no role") << QByteArray(R"({"model":"m","messages":[{"content":"hi"}]})")
+                             << QStringLiteral("messages[0].role");
+    QTest::newRow("bad role") << QByteArray(R"({"model":"m","messages":[{"role":"robot","content":"hi"}]})")
+                              << QStringLiteral("messages[0].role");
+    QTest::newRow("content number") << QByteArray(R"({"model":"m","messages":[{"role":"user","content":5}]})")
+                                    << QStringLiteral("messages[0].content");
+    QTest::newRow("temperature string") << QByteArray(R"({"model":"m","messages":[],"temperature":"hot"})")
+                                        << QStringLiteral("temperature");
+    QTest::newRow("stream string") << QByteArray(R"({"model":"m","messages":[],"stream":"yes"})")
+                                   << QStringLiteral("stream");
     QTest::newRow("tools object") << QByteArray(R"({"model":"m","messages":[],"tools":{}})") << QStringLiteral("tools");
 }
 
-void TestOpenAIChatCodec::decodeRejectsBadBodies()
-{
+void TestOpenAIChatCodec::decodeRejectsBadBodies() {
     QFETCH(QByteArray, body);
     QFETCH(QString, field);
     GatewayError err;
@@ -112,8 +119,7 @@ void TestOpenAIChatCodec::decodeRejectsBadBodies()
     QVERIFY2(err.message.contains(field), qPrintable(err.message));
 }
 
-void TestOpenAIChatCodec::legacyFunctionsAndMaxTokens()
-{
+void TestOpenAIChatCodec::legacyFunctionsAndMaxTokens() {
     const QByteArray body = R"({"model":"m","max_tokens":50,"messages":[{"role":"user","content":"hi"},
         {"role":"assistant","content":"ok","reasoning_content":"hmm"}],
         "functions":[{"name":"f","parameters":{"type":"object"}}],
@@ -128,8 +134,13 @@ void TestOpenAIChatCodec::legacyFunctionsAndMaxTokens()
     QCOMPARE(req->context.messages[1].content[1].text, QStringLiteral("ok"));
 }
 
-void TestOpenAIChatCodec::encodesFullStreamLikeGolden()
-{
+void TestOpenAIChatCodec::hugeMaxTokensIsClamped() {
+    const auto req = OpenAIChatCodec().decode(R"({"model":"m","messages":[],"max_tokens":1e300})", nullptr);
+    QVERIFY(req);
+    QCOMPARE(req->options.maxTokens, std::optional<int>(2147483647));
+}
+
+void TestOpenAIChatCodec::encodesFullStreamLikeGolden() {
     auto enc = OpenAIChatCodec().makeStreamEncoder(info(true));
     QByteArray out;
     for (const StreamEvent &e : sw::test::sampleAssistantStream())
@@ -141,8 +152,7 @@ void TestOpenAIChatCodec::encodesFullStreamLikeGolden()
     QVERIFY(enc->encode(makeEvent(EventType::TextDelta, 5, QStringLiteral("late"))).isEmpty());
 }
 
-void TestOpenAIChatCodec::withoutIncludeUsageNoUsageChunk()
-{
+void TestOpenAIChatCodec::withoutIncludeUsageNoUsageChunk() {
     auto enc = OpenAIChatCodec().makeStreamEncoder(info(false));
     QByteArray out;
     for (const StreamEvent &e : sw::test::sampleAssistantStream())
@@ -152,8 +162,7 @@ void TestOpenAIChatCodec::withoutIncludeUsageNoUsageChunk()
     QVERIFY(out.endsWith("data: [DONE]\n\n"));
 }
 
-void TestOpenAIChatCodec::inBandErrorHasNoDone()
-{
+void TestOpenAIChatCodec::inBandErrorHasNoDone() {
     auto enc = OpenAIChatCodec().makeStreamEncoder(info(true));
     QByteArray out = enc->encode(makeEvent(EventType::Start));
     out += enc->encode(makeEvent(EventType::TextDelta, 0, QStringLiteral("Hel")));
@@ -173,30 +182,67 @@ void TestOpenAIChatCodec::inBandErrorHasNoDone()
     ev.errorStatus = 429;
     const QByteArray out2 = enc2->encode(ev);
     QVERIFY(out2.startsWith("data: {\"error\":"));
-    QCOMPARE(json(out2.mid(6).trimmed()).value(QStringLiteral("error")).toObject().value(QStringLiteral("type")).toString(),
-             QStringLiteral("rate_limit_error"));
+    QCOMPARE(
+        json(out2.mid(6).trimmed()).value(QStringLiteral("error")).toObject().value(QStringLiteral("type")).toString(),
+        QStringLiteral("rate_limit_error"));
 }
 
-void TestOpenAIChatCodec::errorBodyPerCategory_data()
-{
+void TestOpenAIChatCodec::toolCallWithoutArgumentsGetsEmptyObject() {
+    auto enc = OpenAIChatCodec().makeStreamEncoder(info(false));
+    StreamEvent start = makeEvent(EventType::ToolCallStart, 0);
+    start.block.toolCallId = QStringLiteral("toolu_1");
+    start.block.toolName = QStringLiteral("list_files");
+    StreamEvent end = start;
+    end.type = EventType::ToolCallEnd;
+    QByteArray out = enc->encode(start);
+    out += enc->encode(end);
+    StreamEvent done = makeEvent(EventType::Done);
+    done.reason = StopReason::ToolUse;
+    out += enc->encode(done);
+    QString arguments;
+    for (const auto &e : sw::test::splitSse(out)) {
+        const QJsonArray choices = json(e.data).value(QStringLiteral("choices")).toArray();
+        for (const QJsonValue &c : choices[0]
+                                       .toObject()
+                                       .value(QStringLiteral("delta"))
+                                       .toObject()
+                                       .value(QStringLiteral("tool_calls"))
+                                       .toArray())
+            arguments +=
+                c.toObject().value(QStringLiteral("function")).toObject().value(QStringLiteral("arguments")).toString();
+    }
+    QVERIFY2(arguments == QStringLiteral("{}"), out.constData());
+}
+
+void TestOpenAIChatCodec::errorBodyPerCategory_data() {
     QTest::addColumn<int>("category");
     QTest::addColumn<QString>("type");
     QTest::addColumn<QString>("code");
-    QTest::newRow("400") << int(ErrorCategory::InvalidRequest) << "invalid_request_error" << "invalid_request";
-    QTest::newRow("401") << int(ErrorCategory::Authentication) << "authentication_error" << "invalid_api_key";
-    QTest::newRow("403") << int(ErrorCategory::Permission) << "permission_error" << "permission_denied";
-    QTest::newRow("404") << int(ErrorCategory::NotFound) << "not_found_error" << "not_found";
-    QTest::newRow("409") << int(ErrorCategory::Conflict) << "invalid_request_error" << "conflict";
-    QTest::newRow("413") << int(ErrorCategory::PayloadTooLarge) << "invalid_request_error" << "request_too_large";
-    QTest::newRow("415") << int(ErrorCategory::UnsupportedMedia) << "invalid_request_error" << "unsupported_media_type";
-    QTest::newRow("429") << int(ErrorCategory::RateLimit) << "rate_limit_error" << "rate_limit_exceeded";
-    QTest::newRow("500") << int(ErrorCategory::ServerError) << "server_error" << "server_error";
-    QTest::newRow("503") << int(ErrorCategory::Overloaded) << "server_error" << "overloaded";
-    QTest::newRow("504") << int(ErrorCategory::Timeout) << "server_error" << "timeout";
+    QTest::newRow("400") << int(ErrorCategory::InvalidRequest) << "invalid_request_error"
+                         << "invalid_request";
+    QTest::newRow("401") << int(ErrorCategory::Authentication) << "authentication_error"
+                         << "invalid_api_key";
+    QTest::newRow("403") << int(ErrorCategory::Permission) << "permission_error"
+                         << "permission_denied";
+    QTest::newRow("404") << int(ErrorCategory::NotFound) << "not_found_error"
+                         << "not_found";
+    QTest::newRow("409") << int(ErrorCategory::Conflict) << "invalid_request_error"
+                         << "conflict";
+    QTest::newRow("413") << int(ErrorCategory::PayloadTooLarge) << "invalid_request_error"
+                         << "request_too_large";
+    QTest::newRow("415") << int(ErrorCategory::UnsupportedMedia) << "invalid_request_error"
+                         << "unsupported_media_type";
+    QTest::newRow("429") << int(ErrorCategory::RateLimit) << "rate_limit_error"
+                         << "rate_limit_exceeded";
+    QTest::newRow("500") << int(ErrorCategory::ServerError) << "server_error"
+                         << "server_error";
+    QTest::newRow("503") << int(ErrorCategory::Overloaded) << "server_error"
+                         << "overloaded";
+    QTest::newRow("504") << int(ErrorCategory::Timeout) << "server_error"
+                         << "timeout";
 }
 
-void TestOpenAIChatCodec::errorBodyPerCategory()
-{
+void TestOpenAIChatCodec::errorBodyPerCategory() {
     QFETCH(int, category);
     QFETCH(QString, type);
     QFETCH(QString, code);
@@ -209,8 +255,7 @@ void TestOpenAIChatCodec::errorBodyPerCategory()
     QVERIFY(e.contains(QStringLiteral("param")));
 }
 
-void TestOpenAIChatCodec::encodesNonStreamingResponse()
-{
+void TestOpenAIChatCodec::encodesNonStreamingResponse() {
     AssistantMessage m;
     ContentBlock thinking;
     thinking.type = BlockType::Thinking;
@@ -235,14 +280,18 @@ void TestOpenAIChatCodec::encodesNonStreamingResponse()
     const QJsonObject msg = choice.value(QStringLiteral("message")).toObject();
     QCOMPARE(msg.value(QStringLiteral("content")).toString(), QStringLiteral("It is sunny."));
     QCOMPARE(msg.value(QStringLiteral("reasoning_content")).toString(), QStringLiteral("hmm"));
-    const QJsonObject fn = msg.value(QStringLiteral("tool_calls")).toArray().at(0).toObject().value(QStringLiteral("function")).toObject();
+    const QJsonObject fn =
+        msg.value(QStringLiteral("tool_calls")).toArray().at(0).toObject().value(QStringLiteral("function")).toObject();
     QCOMPARE(fn.value(QStringLiteral("name")).toString(), QStringLiteral("get_time"));
-    QCOMPARE(json(fn.value(QStringLiteral("arguments")).toString().toUtf8()).value(QStringLiteral("tz")).toString(), QStringLiteral("UTC"));
+    QCOMPARE(json(fn.value(QStringLiteral("arguments")).toString().toUtf8()).value(QStringLiteral("tz")).toString(),
+             QStringLiteral("UTC"));
     const QJsonObject usage = o.value(QStringLiteral("usage")).toObject();
     QCOMPARE(usage.value(QStringLiteral("prompt_tokens")).toInt(), 120);
     QCOMPARE(usage.value(QStringLiteral("completion_tokens")).toInt(), 7);
     QCOMPARE(usage.value(QStringLiteral("total_tokens")).toInt(), 127);
-    QCOMPARE(usage.value(QStringLiteral("prompt_tokens_details")).toObject().value(QStringLiteral("cached_tokens")).toInt(), 20);
+    QCOMPARE(
+        usage.value(QStringLiteral("prompt_tokens_details")).toObject().value(QStringLiteral("cached_tokens")).toInt(),
+        20);
 }
 
 QTEST_GUILESS_MAIN(TestOpenAIChatCodec)

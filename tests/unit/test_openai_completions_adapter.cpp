@@ -14,8 +14,7 @@ using namespace sw::upstream;
 using sw::test::readTestData;
 
 namespace {
-Target target(const QString &baseUrl = QStringLiteral("https://openrouter.ai/api/v1"))
-{
+Target target(const QString &baseUrl = QStringLiteral("https://openrouter.ai/api/v1")) {
     Target t;
     t.provider = QStringLiteral("openrouter");
     t.modelId = QStringLiteral("deepseek/deepseek-r1");
@@ -24,10 +23,13 @@ Target target(const QString &baseUrl = QStringLiteral("https://openrouter.ai/api
     t.credential = "sk-or-v1-secret";
     return t;
 }
-QJsonObject json(const QByteArray &b) { return QJsonDocument::fromJson(b).object(); }
-QString str(const QJsonValue &v) { return v.toString(); }
-QList<StreamEvent> decode(const QByteArray &sse)
-{
+QJsonObject json(const QByteArray &b) {
+    return QJsonDocument::fromJson(b).object();
+}
+QString str(const QJsonValue &v) {
+    return v.toString();
+}
+QList<StreamEvent> decode(const QByteArray &sse) {
     auto decoder = OpenAICompletionsAdapter().makeDecoder(target());
     return sw::test::decodeTranscript(*decoder, sse);
 }
@@ -48,22 +50,23 @@ private slots:
     void parsesErrorBodies();
 };
 
-void TestOpenAICompletionsAdapter::passthroughKeepsEveryClientField()
-{
+void TestOpenAICompletionsAdapter::passthroughKeepsEveryClientField() {
     QByteArray clientBody = readTestData(QStringLiteral("openai_chat_request_sdk.json"));
-    clientBody.replace("\"stream_options\": {\"include_usage\": true}", "\"stream_options\": {\"include_usage\": false, \"x\": 1}");
+    clientBody.replace("\"stream_options\": {\"include_usage\": true}",
+                       "\"stream_options\": {\"include_usage\": false, \"x\": 1}");
     const auto req = OpenAIChatCodec().decode(clientBody, nullptr);
     QVERIFY(req);
     QVERIFY(!req->includeUsage);
     const HeaderList forward{{"OpenAI-Beta", "assistants=v2"}, {"anthropic-beta", "x"}};
-    const HttpRequest http = OpenAICompletionsAdapter().buildRequest(*req, InboundFormat::OpenAIChat,
-                                                                     target(QStringLiteral("https://api.openai.com/v1/")), forward);
+    const HttpRequest http = OpenAICompletionsAdapter().buildRequest(
+        *req, InboundFormat::OpenAIChat, target(QStringLiteral("https://api.openai.com/v1/")), forward);
     QCOMPARE(http.url.toString(), QStringLiteral("https://api.openai.com/v1/chat/completions"));
     const QJsonObject body = json(http.body);
     QJsonObject expected = req->raw;
     expected.insert(QStringLiteral("model"), QStringLiteral("deepseek/deepseek-r1"));
     expected.insert(QStringLiteral("stream"), true);
-    expected.insert(QStringLiteral("stream_options"), QJsonObject{{QStringLiteral("include_usage"), true}, {QStringLiteral("x"), 1}});
+    expected.insert(QStringLiteral("stream_options"),
+                    QJsonObject{{QStringLiteral("include_usage"), true}, {QStringLiteral("x"), 1}});
     QCOMPARE(body, expected);
     QCOMPARE(body.value(QStringLiteral("seed")).toInt(), 42);
     QCOMPARE(headerValue(http.headers, "authorization"), QByteArray("Bearer sk-or-v1-secret"));
@@ -71,9 +74,9 @@ void TestOpenAICompletionsAdapter::passthroughKeepsEveryClientField()
     QVERIFY(headerValue(http.headers, "anthropic-beta").isEmpty());
 }
 
-void TestOpenAICompletionsAdapter::crossFormatFromClaudeCode()
-{
-    const auto req = AnthropicMessagesCodec().decode(readTestData(QStringLiteral("anthropic_request_claude_code.json")), nullptr);
+void TestOpenAICompletionsAdapter::crossFormatFromClaudeCode() {
+    const auto req =
+        AnthropicMessagesCodec().decode(readTestData(QStringLiteral("anthropic_request_claude_code.json")), nullptr);
     QVERIFY(req);
     const HttpRequest http = OpenAICompletionsAdapter().buildRequest(*req, InboundFormat::AnthropicMessages, target(),
                                                                      {{"anthropic-beta", "x"}, {"OpenAI-Beta", "y"}});
@@ -81,7 +84,8 @@ void TestOpenAICompletionsAdapter::crossFormatFromClaudeCode()
     const QJsonObject body = json(http.body);
     QCOMPARE(str(body.value(QStringLiteral("model"))), QStringLiteral("deepseek/deepseek-r1"));
     QCOMPARE(body.value(QStringLiteral("stream")).toBool(), true);
-    QCOMPARE(body.value(QStringLiteral("stream_options")).toObject().value(QStringLiteral("include_usage")).toBool(), true);
+    QCOMPARE(body.value(QStringLiteral("stream_options")).toObject().value(QStringLiteral("include_usage")).toBool(),
+             true);
     QVERIFY(!http.body.contains("cache_control"));
     QVERIFY(!http.body.contains("metadata"));
     QVERIFY(!http.body.contains("web_search")); // server tools cannot run elsewhere
@@ -107,8 +111,10 @@ void TestOpenAICompletionsAdapter::crossFormatFromClaudeCode()
     QCOMPARE(str(call.value(QStringLiteral("id"))), QStringLiteral("toolu_01A09q90qw90lq917835lq9"));
     const QJsonObject fn = call.value(QStringLiteral("function")).toObject();
     QCOMPARE(str(fn.value(QStringLiteral("name"))), QStringLiteral("Read"));
-    QCOMPARE(str(json(str(fn.value(QStringLiteral("arguments"))).toUtf8()).value(QStringLiteral("file_path"))), QStringLiteral("/repo/foo.cpp"));
-    QCOMPARE(str(msgs[3].toObject().value(QStringLiteral("tool_call_id"))), QStringLiteral("toolu_01A09q90qw90lq917835lq9"));
+    QCOMPARE(str(json(str(fn.value(QStringLiteral("arguments"))).toUtf8()).value(QStringLiteral("file_path"))),
+             QStringLiteral("/repo/foo.cpp"));
+    QCOMPARE(str(msgs[3].toObject().value(QStringLiteral("tool_call_id"))),
+             QStringLiteral("toolu_01A09q90qw90lq917835lq9"));
     QCOMPARE(str(msgs[3].toObject().value(QStringLiteral("content"))), QStringLiteral("int main() { return 1; }"));
     QCOMPARE(str(msgs[4].toObject().value(QStringLiteral("content"))), QStringLiteral("Go ahead."));
     QCOMPARE(str(msgs[6].toObject().value(QStringLiteral("content"))), QStringLiteral("exit code 8"));
@@ -116,33 +122,37 @@ void TestOpenAICompletionsAdapter::crossFormatFromClaudeCode()
     const QJsonArray tools = body.value(QStringLiteral("tools")).toArray();
     QCOMPARE(tools.size(), 2);
     QCOMPARE(str(tools[0].toObject().value(QStringLiteral("type"))), QStringLiteral("function"));
-    QCOMPARE(str(tools[0].toObject().value(QStringLiteral("function")).toObject().value(QStringLiteral("name"))), QStringLiteral("Read"));
+    QCOMPARE(str(tools[0].toObject().value(QStringLiteral("function")).toObject().value(QStringLiteral("name"))),
+             QStringLiteral("Read"));
     QCOMPARE(str(body.value(QStringLiteral("tool_choice"))), QStringLiteral("auto"));
     QCOMPARE(str(body.value(QStringLiteral("reasoning_effort"))), QStringLiteral("medium")); // budget 10000
     QCOMPARE(body.value(QStringLiteral("max_tokens")).toInt(), 32000);
     QCOMPARE(body.value(QStringLiteral("temperature")).toDouble(), 1.0);
 }
 
-void TestOpenAICompletionsAdapter::maxTokensFieldDependsOnHost()
-{
+void TestOpenAICompletionsAdapter::maxTokensFieldDependsOnHost() {
     ParsedRequest req;
     req.options.maxTokens = 77;
-    const QJsonObject openai = json(OpenAICompletionsAdapter().buildRequest(req, InboundFormat::AnthropicMessages,
-                                                                            target(QStringLiteral("https://api.openai.com/v1")), {}).body);
+    const QJsonObject openai = json(OpenAICompletionsAdapter()
+                                        .buildRequest(req, InboundFormat::AnthropicMessages,
+                                                      target(QStringLiteral("https://api.openai.com/v1")), {})
+                                        .body);
     QCOMPARE(openai.value(QStringLiteral("max_completion_tokens")).toInt(), 77);
     QVERIFY(!openai.contains(QStringLiteral("max_tokens")));
-    const QJsonObject local = json(OpenAICompletionsAdapter().buildRequest(req, InboundFormat::AnthropicMessages,
-                                                                           target(QStringLiteral("http://127.0.0.1:11434/v1")), {}).body);
+    const QJsonObject local = json(OpenAICompletionsAdapter()
+                                       .buildRequest(req, InboundFormat::AnthropicMessages,
+                                                     target(QStringLiteral("http://127.0.0.1:11434/v1")), {})
+                                       .body);
     QCOMPARE(local.value(QStringLiteral("max_tokens")).toInt(), 77);
 }
 
-void TestOpenAICompletionsAdapter::decodesFullTranscript()
-{
+void TestOpenAICompletionsAdapter::decodesFullTranscript() {
     const QList<StreamEvent> events = decode(readTestData(QStringLiteral("openai_upstream_full.sse")));
     QCOMPARE(events.first().type, EventType::Start);
     QCOMPARE(events.last().type, EventType::Done);
     // The role chunk with empty content commits nothing; the reasoning does.
-    const auto firstMeaningful = std::find_if(events.begin(), events.end(), [](const StreamEvent &e) { return e.isMeaningful(); });
+    const auto firstMeaningful =
+        std::find_if(events.begin(), events.end(), [](const StreamEvent &e) { return e.isMeaningful(); });
     QCOMPARE(firstMeaningful->type, EventType::ThinkingDelta);
     // Blocks never overlap: each start comes after the previous block's end.
     int open = 0;
@@ -171,8 +181,7 @@ void TestOpenAICompletionsAdapter::decodesFullTranscript()
     QCOMPARE(m.usage.output, 48);
 }
 
-void TestOpenAICompletionsAdapter::inBandErrorChunkBecomesErrorEvent()
-{
+void TestOpenAICompletionsAdapter::inBandErrorChunkBecomesErrorEvent() {
     const QList<StreamEvent> events = decode(readTestData(QStringLiteral("openai_upstream_error.sse")));
     int terminals = 0;
     for (const StreamEvent &e : events)
@@ -182,14 +191,15 @@ void TestOpenAICompletionsAdapter::inBandErrorChunkBecomesErrorEvent()
     QCOMPARE(err.type, EventType::Error);
     QCOMPARE(err.errorType, QStringLiteral("rate_limit_exceeded"));
     QCOMPARE(err.errorStatus, std::optional<int>(429));
-    QCOMPARE(err.errorMessage, QStringLiteral("OpenAI stream error (rate_limit_exceeded): Rate limit exceeded: free-models-per-min"));
+    QCOMPARE(err.errorMessage,
+             QStringLiteral("OpenAI stream error (rate_limit_exceeded): Rate limit exceeded: free-models-per-min"));
     // Numeric codes (OpenRouter) are statuses.
-    const QList<StreamEvent> numeric = decode("data: {\"error\":{\"code\":502,\"message\":\"Provider returned error\"}}\n\n");
+    const QList<StreamEvent> numeric =
+        decode("data: {\"error\":{\"code\":502,\"message\":\"Provider returned error\"}}\n\n");
     QCOMPARE(numeric.last().errorStatus, std::optional<int>(502));
 }
 
-void TestOpenAICompletionsAdapter::streamCutShortIsAnError()
-{
+void TestOpenAICompletionsAdapter::streamCutShortIsAnError() {
     const QList<StreamEvent> events = decode(readTestData(QStringLiteral("openai_upstream_cut.sse")));
     QCOMPARE(events.last().type, EventType::Error);
     QCOMPARE(events.last().errorMessage, QStringLiteral("stream ended before completion"));
@@ -198,29 +208,30 @@ void TestOpenAICompletionsAdapter::streamCutShortIsAnError()
     QCOMPARE(acc.message().content.value(0).text, QStringLiteral("Half an ans"));
 }
 
-void TestOpenAICompletionsAdapter::finishReasonWithoutDoneIsClean()
-{
-    const QList<StreamEvent> events = decode(
-        "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\"},\"finish_reason\":null}]}\n\n"
-        "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"length\"}],\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":1}}\n\n");
+void TestOpenAICompletionsAdapter::finishReasonWithoutDoneIsClean() {
+    const QList<StreamEvent> events =
+        decode("data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\"},\"finish_reason\":null}]}\n\n"
+               "data: "
+               "{\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"length\"}],\"usage\":{\"prompt_tokens\":5,"
+               "\"completion_tokens\":1}}\n\n");
     QCOMPARE(events.last().type, EventType::Done);
     QCOMPARE(events.last().reason, StopReason::Length);
     QCOMPARE(events.last().usage.input, 5);
 }
 
-void TestOpenAICompletionsAdapter::contentFilterIsAnError()
-{
+void TestOpenAICompletionsAdapter::contentFilterIsAnError() {
     const QList<StreamEvent> events = decode(
         "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"content_filter\"}]}\n\ndata: [DONE]\n\n");
     QCOMPARE(events.last().type, EventType::Error);
     QVERIFY(events.last().errorMessage.contains(QStringLiteral("content_filter")));
 }
 
-void TestOpenAICompletionsAdapter::alternativeReasoningFieldNames()
-{
+void TestOpenAICompletionsAdapter::alternativeReasoningFieldNames() {
     for (const char *field : {"reasoning", "reasoning_text"}) {
         const QByteArray sse = QByteArray("data: {\"choices\":[{\"index\":0,\"delta\":{\"") + field +
-                               "\":\"think\"},\"finish_reason\":null}]}\n\ndata: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"ok\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n";
+                               "\":\"think\"},\"finish_reason\":null}]}\n\ndata: "
+                               "{\"choices\":[{\"index\":0,\"delta\":{\"content\":\"ok\"},\"finish_reason\":\"stop\"}]}"
+                               "\n\ndata: [DONE]\n\n";
         EventAccumulator acc;
         acc.addAll(decode(sse));
         QCOMPARE(acc.message().content.size(), 2);
@@ -230,17 +241,20 @@ void TestOpenAICompletionsAdapter::alternativeReasoningFieldNames()
     }
 }
 
-void TestOpenAICompletionsAdapter::parsesErrorBodies()
-{
+void TestOpenAICompletionsAdapter::parsesErrorBodies() {
     const OpenAICompletionsAdapter a;
     const UpstreamErrorInfo openai = a.parseError(
-        401, R"({"error":{"message":"Incorrect API key provided: sk-abc.","type":"invalid_request_error","param":null,"code":"invalid_api_key"}})");
+        401,
+        R"({"error":{"message":"Incorrect API key provided: sk-abc.","type":"invalid_request_error","param":null,"code":"invalid_api_key"}})");
     QCOMPARE(openai.errorType, QStringLiteral("invalid_api_key"));
     QVERIFY(openai.message.startsWith(QStringLiteral("Incorrect API key")));
-    QCOMPARE(a.parseError(404, R"({"error":"model 'llama9' not found"})").message, QStringLiteral("model 'llama9' not found"));
+    QCOMPARE(a.parseError(404, R"({"error":"model 'llama9' not found"})").message,
+             QStringLiteral("model 'llama9' not found"));
     QCOMPARE(a.parseError(400, R"({"detail":"max_tokens too large"})").message, QStringLiteral("max_tokens too large"));
-    QCOMPARE(a.parseError(400, R"([{"error":{"code":400,"message":"Invalid JSON payload","status":"INVALID_ARGUMENT"}}])").message,
-             QStringLiteral("Invalid JSON payload"));
+    QCOMPARE(
+        a.parseError(400, R"([{"error":{"code":400,"message":"Invalid JSON payload","status":"INVALID_ARGUMENT"}}])")
+            .message,
+        QStringLiteral("Invalid JSON payload"));
     QCOMPARE(a.parseError(503, "upstream connect error").message, QStringLiteral("upstream connect error"));
 }
 
