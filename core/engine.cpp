@@ -11,7 +11,7 @@
 #include "server/http_front.h"
 #include "server/idempotency_store.h"
 #include "telemetry/telemetry.h"
-#include "upstream/qt_transport.h"
+#include "upstream/default_transport.h"
 #include "util/clock.h"
 
 #include <QCryptographicHash>
@@ -30,7 +30,7 @@ Engine::Engine(Options options, QObject *parent) : QObject(parent), m_options(st
 {
     util::Clock *clock = m_options.clock ? m_options.clock : &util::systemClock();
     if (!m_options.transport)
-        m_ownedTransport = std::make_unique<upstream::QtTransport>();
+        m_ownedTransport = std::make_unique<upstream::DefaultTransport>();
     if (!m_options.secrets)
         m_ownedSecrets = std::make_unique<credentials::KeychainStore>();
     m_marks = std::make_unique<failover::ProviderDownMarks>(*clock);

@@ -142,6 +142,7 @@ QList<StreamEvent> replyFor(const model::Context &context, const model::Options 
 
     done.usage.input = std::max<qint64>(1, contextChars(context) / 4);
     done.usage.output = std::max<qint64>(1, outputWords);
+    events.first().usage.input = done.usage.input; // input is known up front, as providers report it
     events << done;
     return events;
 }

@@ -105,7 +105,7 @@ struct StreamEvent {
     QString errorMessage;        // Error
     std::optional<int> errorStatus; // Error
     QString errorType;           // Error: provider's error type when it gave one (e.g. overloaded_error)
-    Usage usage;                 // Done (and Error when known): usage so far
+    Usage usage;                 // Start (input known up front), Done, Error: usage so far
 
     // record: Commit point. start, empty block starts and toolcall_start never commit.
     bool isMeaningful() const

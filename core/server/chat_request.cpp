@@ -440,9 +440,12 @@ void ChatRequest::handleEvents(const QList<model::StreamEvent> &events, const QL
             return;
         if (m_budget)
             m_budget->observe(e);
-        if (e.type == model::EventType::Done || e.type == model::EventType::Error) {
-            if (!e.usage.isZero())
-                m_attemptUsage = e.usage;
+        if (!e.usage.isZero()) {
+            // Usage arrives in parts (Anthropic: input on start, output at the end).
+            m_attemptUsage.input = std::max(m_attemptUsage.input, e.usage.input);
+            m_attemptUsage.output = std::max(m_attemptUsage.output, e.usage.output);
+            m_attemptUsage.cacheRead = std::max(m_attemptUsage.cacheRead, e.usage.cacheRead);
+            m_attemptUsage.cacheWrite = std::max(m_attemptUsage.cacheWrite, e.usage.cacheWrite);
         }
         if (!m_ttftMs && e.isMeaningful())
             m_ttftMs = m_ctx.clock->nowMs() - m_attemptStartMs;

@@ -130,8 +130,10 @@ TransportResult QtUpstreamCall::resultFor(QNetworkReply::NetworkError error, boo
     // Content (2xx..) and server (4xx..) error codes are Qt's view of an HTTP
     // error status: the response arrived complete, so the transport succeeded.
     const int code = int(error);
+    // Qt also reports a 400 as ProtocolInvalidOperationError: once a status line
+    // arrived, the HTTP layer worked and the status speaks for itself.
     if (gotHttpStatus && code >= int(E::ContentAccessDenied) && code <= int(E::UnknownServerError) &&
-        !(code >= int(E::ProtocolUnknownError) && code <= int(E::ProtocolFailure)))
+        error != E::ProtocolFailure && error != E::ProtocolUnknownError)
         return {};
     return make(TransportError::Other);
 }

@@ -1,0 +1,12 @@
+#include "upstream/default_transport.h"
+
+namespace sw::upstream {
+
+UpstreamCall *DefaultTransport::start(const HttpRequest &request, QObject *parent)
+{
+    if (request.url.scheme() == QLatin1String("http"))
+        return m_plain.start(request, parent);
+    return m_tls.start(request, parent);
+}
+
+} // namespace sw::upstream
