@@ -7,6 +7,7 @@
 #include "formats/inbound_codec.h"
 #include "server/admin_api.h"
 #include "server/chat_request.h"
+#include "server/guarded_tcp_server.h"
 #include "server/http_exchange.h"
 #include "server/http_front.h"
 #include "server/idempotency_store.h"
@@ -126,7 +127,7 @@ bool Engine::start(QString *error, const QString &listenOverride)
                          .arg(listen);
         return false;
     }
-    auto *tcp = new QTcpServer(m_front);
+    auto *tcp = new server::GuardedTcpServer(m_ctx.config->limits, m_front, m_front);
     if (!tcp->listen(m_host, quint16(port))) {
         if (error)
             *error = QStringLiteral("cannot listen on %1: %2").arg(listen, tcp->errorString());
@@ -134,7 +135,11 @@ bool Engine::start(QString *error, const QString &listenOverride)
         return false;
     }
     m_front->bind(tcp);
+    m_tcp = tcp;
     m_port = tcp->serverPort();
+    m_front->setListener({m_host, m_port});
+    m_front->setLimits(m_ctx.config->limits);
+    prewarmCredentials();
     m_telemetry->log(QStringLiteral("info"), QStringLiteral("listening"), {{QStringLiteral("url"), baseUrl()}});
     return true;
 }
@@ -170,8 +175,21 @@ void Engine::applyConfig(const config::Config &incoming)
                               ? fake->baseUrl()
                               : m_ctx.config->providers.value(it->id).baseUrl;
     m_ctx.config = std::make_shared<const config::Config>(cfg);
+    m_front->setLimits(cfg.limits);
+    if (m_tcp)
+        m_tcp->setLimits(cfg.limits);
+    prewarmCredentials();
     m_telemetry->log(QStringLiteral("info"), QStringLiteral("configuration applied"));
     Q_EMIT configApplied();
+}
+
+void Engine::prewarmCredentials()
+{
+    // Keychain reads go over D-Bus: do them now, in the background, not on a request's path.
+    QStringList refs;
+    for (const auto &p : m_ctx.config->providers)
+        refs += p.credentials;
+    m_pools->prewarm(refs, this);
 }
 
 void Engine::setPaused(bool paused)

@@ -22,6 +22,7 @@ class HttpFront;
 class HttpExchange;
 class IdempotencyStore;
 class AdminApi;
+class GuardedTcpServer;
 }
 
 namespace sw {
@@ -80,6 +81,7 @@ private:
     void startDemoUpstreams(config::Config &config);
     QString nextRequestId();
     bool reloadFromFile(QString *error);
+    void prewarmCredentials();
 
     Options m_options;
     std::unique_ptr<util::Clock> m_ownedClock;
@@ -92,6 +94,7 @@ private:
     server::EngineContext m_ctx;
     server::HttpFront *m_front = nullptr;
     server::AdminApi *m_admin = nullptr;
+    QPointer<server::GuardedTcpServer> m_tcp;
     QHash<QString, demo::FakeUpstream *> m_demo;
     QHostAddress m_host;
     quint16 m_port = 0;

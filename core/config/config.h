@@ -17,6 +17,7 @@ struct ProviderConfig {
     QString region;
     int maxRetries = 2;
     int retriesBeforeFailover = 0;
+    qint64 exhaustedResetMs = 3600 * 1000; // how long a credential that hit 401/403/usage limit is skipped
     bool demo = false;       // a simulated provider of --demo (baseUrl is filled in at start)
 
     bool operator==(const ProviderConfig &) const = default;

@@ -305,7 +305,7 @@ void ConfigReader::readProviders(const QJsonObject &root, Config &config) {
         checkKeys(o, p,
                   {QStringLiteral("api"), QStringLiteral("baseUrl"), QStringLiteral("credentials"),
                    QStringLiteral("region"), QStringLiteral("maxRetries"), QStringLiteral("retriesBeforeFailover"),
-                   QStringLiteral("demo")});
+                   QStringLiteral("exhaustedResetMs"), QStringLiteral("demo")});
         ProviderConfig provider;
         provider.id = id;
         if (string(o, p, QStringLiteral("api"), provider.api, true) && !kApis.contains(provider.api))
@@ -330,6 +330,9 @@ void ConfigReader::readProviders(const QJsonObject &root, Config &config) {
         intField(o, p, QStringLiteral("maxRetries"), provider.maxRetries, 0, QStringLiteral("must be 0 or more"));
         intField(o, p, QStringLiteral("retriesBeforeFailover"), provider.retriesBeforeFailover, 0,
                  QStringLiteral("must be 0 or more"));
+        // Usage limits reset slowly (hours); a bad key stays bad: at least a second, at most a week.
+        integer(o, p, QStringLiteral("exhaustedResetMs"), provider.exhaustedResetMs, 1000, 7LL * 24 * 3600 * 1000,
+                QStringLiteral("must be at least 1000 (one second)"));
         boolean(o, p, QStringLiteral("demo"), provider.demo);
         config.providers.insert(id, provider);
     }
@@ -675,6 +678,8 @@ QJsonObject toJson(const Config &config) {
             o.insert(QStringLiteral("maxRetries"), p.maxRetries);
         if (p.retriesBeforeFailover != defaultProvider.retriesBeforeFailover)
             o.insert(QStringLiteral("retriesBeforeFailover"), p.retriesBeforeFailover);
+        if (p.exhaustedResetMs != defaultProvider.exhaustedResetMs)
+            o.insert(QStringLiteral("exhaustedResetMs"), p.exhaustedResetMs);
         if (p.demo)
             o.insert(QStringLiteral("demo"), true);
         providers.insert(p.id, o);

@@ -1,6 +1,7 @@
 #include "credentials/credential_pools.h"
 
 #include <QPointer>
+#include <QSet>
 
 namespace sw::credentials {
 
@@ -95,6 +96,24 @@ void CredentialPools::acquire(const QString &provider, const QStringList &refs, 
     none.kind = AcquireResult::Kind::NoCredential;
     none.error = QStringLiteral("no usable credential for provider \"%1\"").arg(provider);
     done(none);
+}
+
+void CredentialPools::prewarm(const QStringList &refs, QObject *context)
+{
+    m_cache.clear();
+    const quint64 generation = ++m_prewarmGeneration;
+    if (!m_store)
+        return;
+    QSet<QString> names;
+    for (const QString &ref : refs)
+        if (ref.startsWith(QLatin1String("keychain:")))
+            names.insert(ref.mid(9));
+    for (const QString &name : std::as_const(names)) {
+        m_store->read(name, context, [this, name, generation](const SecretResult &res) {
+            if (generation == m_prewarmGeneration && res.ok && !res.secret.isEmpty())
+                m_cache.insert(name, res.secret);
+        });
+    }
 }
 
 void CredentialPools::release(const Lease &lease)

@@ -43,6 +43,11 @@ public:
     int inFlight(const QString &provider, int index) const;
     int totalInFlight() const;
     void forgetCached(const QString &name) { m_cache.remove(name); }
+    // Reads every keychain: reference of `refs` into the cache in the background, so
+    // requests rarely wait on D-Bus. Replaces the cache (a reload picks up a new secret);
+    // failures are left for acquire() to report in words.
+    void prewarm(const QStringList &refs, QObject *context);
+    bool isCached(const QString &name) const { return m_cache.contains(name); }
     void setStore(SecretStore *store) { m_store = store; }
 
 private:
@@ -53,6 +58,7 @@ private:
     QHash<QString, qint64> m_exhaustedUntil;
     QHash<QString, int> m_inFlight;
     QHash<QString, QByteArray> m_cache; // keychain name -> secret (memory only)
+    quint64 m_prewarmGeneration = 0;    // a newer prewarm wins over answers of an older one
 };
 
 } // namespace sw::credentials

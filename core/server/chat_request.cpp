@@ -610,7 +610,7 @@ void ChatRequest::attemptFailed(failover::FailureInput input, bool fromHeaders)
     // refreshGatewayApiKeyAfterAuthError: rotate to the pool's next credential within the attempt.
     if (failure->kind == FailureKind::CredentialExhausted && m_credentialIndex >= 0 &&
         !m_candidate->provider.credentials.isEmpty()) {
-        m_ctx.pools->markExhausted({m_candidate->provider.id, m_credentialIndex});
+        m_ctx.pools->markExhausted({m_candidate->provider.id, m_credentialIndex}, m_candidate->provider.exhaustedResetMs);
         if (m_ctx.pools->hasUsable(m_candidate->provider.id, m_candidate->provider.credentials,
                                    !callerAuth().isEmpty())) {
             m_ctx.telemetry->log(QStringLiteral("info"), QStringLiteral("credential rotated"),

@@ -1,4 +1,5 @@
 #include "server/http_front.h"
+#include "server/connection_guard.h"
 #include "server/http_exchange.h"
 
 #include <QHttpServerRequest>
@@ -38,6 +39,18 @@ bool HttpFront::handleRequest(const QHttpServerRequest &request, QTcpSocket *soc
     if (socket)
         in.peerPort = socket->peerPort();
     auto *exchange = new HttpExchange(makeResponder(request, socket), socket);
+    if (auto *guard = ConnectionGuard::of(socket)) {
+        guard->requestDispatched(); // no connection timers while this answer is pending
+        connect(exchange, &QObject::destroyed, guard, &ConnectionGuard::responseDone);
+    }
+    std::optional<Rejection> rejection = RequestGuard::check(m_listener, in.method, in.headers, in.body.size());
+    if (!rejection && in.body.size() > m_limits.maxBodyBytes) // the guard counts first; this is the backstop
+        rejection = Rejection{413, "request_too_large", QStringLiteral("request body is over limits.maxBodyBytes")};
+    if (rejection) {
+        exchange->respond(rejection->status, {{"Content-Type", "application/json"}}, RequestGuard::body(*rejection));
+        exchange->deleteLater();
+        return true;
+    }
     m_handler(std::move(in), exchange);
     return true;
 }

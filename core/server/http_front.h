@@ -3,7 +3,9 @@
 // request (any path, any method) reaches one handler as an InboundRequest and
 // an HttpExchange.
 
+#include "config/config.h"
 #include "server/inbound_request.h"
+#include "server/request_guard.h"
 
 #include <QAbstractHttpServer>
 #include <functional>
@@ -17,6 +19,9 @@ class HttpFront final : public QAbstractHttpServer {
 public:
     using Handler = std::function<void(InboundRequest &&request, HttpExchange *exchange)>;
     explicit HttpFront(Handler handler, QObject *parent = nullptr);
+    // Who we are, for the Host and Origin checks (SPEC 10); set once listening.
+    void setListener(const ListenerIdentity &listener) { m_listener = listener; }
+    void setLimits(const config::LimitsConfig &limits) { m_limits = limits; }
 
 protected:
     bool handleRequest(const QHttpServerRequest &request, QTcpSocket *socket) override;
@@ -24,6 +29,8 @@ protected:
 
 private:
     Handler m_handler;
+    ListenerIdentity m_listener;
+    config::LimitsConfig m_limits;
 };
 
 } // namespace sw::server

@@ -181,6 +181,7 @@ void TestConfigLoader::defaultsApplyWhenFieldsAreMissing() {
     QCOMPARE(c.listen, QStringLiteral("127.0.0.1:4141"));
     QVERIFY(c.providers.value(QStringLiteral("p")).credentials.isEmpty());
     QCOMPARE(c.providers.value(QStringLiteral("p")).maxRetries, 2);
+    QCOMPARE(c.providers.value(QStringLiteral("p")).exhaustedResetMs, qint64(3600 * 1000)); // a usage limit resets in about an hour
     QCOMPARE(c.models.value(QStringLiteral("p/m")).kind, QStringLiteral("chat"));
     QCOMPARE(c.models.value(QStringLiteral("p/m")).input, QStringList{QStringLiteral("text")});
     QVERIFY(c.failover.enabled);
@@ -240,6 +241,10 @@ void TestConfigLoader::validationRules_data() {
         "expected an integer");
     row("retriesBeforeFailover wrong type", R"([[["providers", "openai", "retriesBeforeFailover"], "1"]])",
         "providers.openai.retriesBeforeFailover", "expected an integer, got a string");
+    row("exhaustedResetMs too short", R"([[["providers", "openai", "exhaustedResetMs"], 10]])",
+        "providers.openai.exhaustedResetMs", "must be at least 1000");
+    row("exhaustedResetMs wrong type", R"([[["providers", "openai", "exhaustedResetMs"], "1h"]])",
+        "providers.openai.exhaustedResetMs", "expected an integer, got a string");
     row("demo wrong type", R"([[["providers", "openai", "demo"], 1]])", "providers.openai.demo", "expected a boolean");
     row("provider typo key", R"([[["providers", "openai", "baseURL"], "https://api.openai.com"]])",
         "providers.openai.baseURL", "unknown key");
@@ -483,6 +488,7 @@ void TestConfigLoader::roundTripSaveLoad() {
     // Exercise every non-default field so none is dropped on the way.
     config.providers[QStringLiteral("openai")].retriesBeforeFailover = 1;
     config.providers[QStringLiteral("openai")].maxRetries = 5;
+    config.providers[QStringLiteral("openai")].exhaustedResetMs = 90000;
     config.providers[QStringLiteral("zai")].demo = true;
     config.tenants[QStringLiteral("alice")].regions = {QStringLiteral("sg"), QStringLiteral("eu")};
     config.failover = {false, 5000, 2000, 1000};

@@ -1,0 +1,351 @@
+#include "server/connection_guard.h"
+
+#include <QRegularExpression>
+#include <QTcpSocket>
+#include <QTimer>
+
+namespace sw::server {
+
+namespace {
+constexpr int kDrainMs = 500;          // keep reading after a refusal so the client sees the answer
+constexpr int kMaxChunkLine = 4096;    // a chunk-size line with extensions
+constexpr qint64 kBufferSlack = 1 << 20;
+
+bool validRequestLine(const QByteArray &line)
+{
+    // METHOD SP request-target SP HTTP/1.x ; tokens only, no control bytes.
+    static const QRegularExpression re(QStringLiteral("^[A-Z]{1,16} [\\x21-\\x7e]{1,8192} HTTP/1\\.[01]$"));
+    return re.match(QString::fromLatin1(line)).hasMatch();
+}
+} // namespace
+
+ConnectionGuard::ConnectionGuard(QTcpSocket *socket, const config::LimitsConfig &limits, QObject *httpServer,
+                                 std::function<void()> onGone)
+    : QObject(socket), m_socket(socket), m_httpServer(httpServer), m_limits(limits), m_onGone(std::move(onGone))
+{
+    setObjectName(QStringLiteral("sw-connection-guard"));
+    // Qt's parser keeps a whole request in the socket buffer: never more than a
+    // request may hold, whatever the client sends.
+    socket->setReadBufferSize(qint64(m_limits.maxHeaderBytes) + m_limits.maxBodyBytes + kBufferSlack);
+    m_timer = new QTimer(this);
+    m_timer->setSingleShot(true);
+    connect(m_timer, &QTimer::timeout, this, &ConnectionGuard::onTimeout);
+    // Connected before the HTTP server's own readyRead handler, so it runs first.
+    m_readConnection = connect(socket, &QIODevice::readyRead, this, &ConnectionGuard::onReadyRead);
+    rearm();
+}
+
+ConnectionGuard::~ConnectionGuard()
+{
+    if (m_onGone)
+        m_onGone();
+}
+
+ConnectionGuard *ConnectionGuard::of(QTcpSocket *socket)
+{
+    return socket ? socket->findChild<ConnectionGuard *>(QStringLiteral("sw-connection-guard"),
+                                                          Qt::FindDirectChildrenOnly)
+                  : nullptr;
+}
+
+void ConnectionGuard::onReadyRead()
+{
+    if (!m_socket)
+        return;
+    if (m_phase == Phase::Rejected) {
+        // Draining: Qt's parser is cut off; its transaction (if any) is dropped with the bytes.
+        if (m_socket->isTransactionStarted())
+            m_socket->commitTransaction();
+        m_socket->readAll();
+        return;
+    }
+    // Qt's handler reads everything it is given, so what is unread now is new.
+    const QByteArray fresh = m_socket->peek(m_socket->bytesAvailable());
+    if (fresh.isEmpty())
+        return;
+    m_everSpoke = true;
+    consume(fresh);
+    if (m_phase != Phase::Rejected && !m_parserCheckQueued) {
+        m_parserCheckQueued = true;
+        QMetaObject::invokeMethod(this, &ConnectionGuard::checkParserAlive, Qt::QueuedConnection);
+    }
+}
+
+void ConnectionGuard::checkParserAlive()
+{
+    m_parserCheckQueued = false;
+    // Qt 6.4's server answers a parse error by disconnecting every signal of the
+    // socket (ours included) and leaving it open: answer 400 and close instead.
+    if (!m_readConnection && m_phase != Phase::Rejected)
+        reject({400, "invalid_request_error", QStringLiteral("malformed HTTP request")});
+}
+
+void ConnectionGuard::consume(QByteArrayView bytes)
+{
+    while (!bytes.isEmpty() && m_phase != Phase::Rejected) {
+        switch (m_phase) {
+        case Phase::Head: {
+            const bool wasEmpty = m_head.isEmpty();
+            const qsizetype before = m_head.size();
+            m_head.append(bytes.data(), bytes.size());
+            if (wasEmpty)
+                rearm(); // the header clock starts with the request's first byte
+            // Allow a stray CRLF between keep-alive requests (RFC 9112 2.2).
+            qsizetype stripped = 0;
+            while (m_head.startsWith("\r\n")) {
+                m_head.remove(0, 2);
+                stripped += 2;
+            }
+            const qsizetype firstLineEnd = m_head.indexOf("\r\n");
+            if (firstLineEnd >= 0 && !validRequestLine(m_head.left(firstLineEnd)))
+                return reject({400, "invalid_request_error", QStringLiteral("malformed HTTP request line")});
+            if (firstLineEnd < 0 && m_head.size() > 16 + 8192 + 10)
+                return reject({431, "invalid_request_error",
+                               QStringLiteral("request line too long (limit %1 header bytes)").arg(m_limits.maxHeaderBytes)});
+            const qsizetype end = m_head.indexOf("\r\n\r\n");
+            const qsizetype headSize = end >= 0 ? end + 4 : m_head.size();
+            if (headSize > m_limits.maxHeaderBytes)
+                return reject({431, "invalid_request_error",
+                               QStringLiteral("request headers are over limits.maxHeaderBytes (%1 bytes)")
+                                   .arg(m_limits.maxHeaderBytes)});
+            if (end < 0)
+                return;
+            const qsizetype used = headSize + stripped - before;
+            m_head.truncate(headSize);
+            bytes = bytes.sliced(std::min<qsizetype>(bytes.size(), std::max<qsizetype>(0, used)));
+            onHeadComplete();
+            break;
+        }
+        case Phase::Body:
+            consumeBody(bytes);
+            return;
+        case Phase::Complete:
+            // The next request's bytes (keep-alive) before this one was dispatched; Qt
+            // 6.4 does not pipeline, so only count them against the header limit.
+            if (bytes.size() > m_limits.maxHeaderBytes)
+                return reject({431, "invalid_request_error", QStringLiteral("too many bytes after a request")});
+            return;
+        case Phase::Rejected:
+            return;
+        }
+    }
+}
+
+void ConnectionGuard::onHeadComplete()
+{
+    m_contentLength = 0;
+    m_bodySeen = 0;
+    m_chunked = false;
+    m_chunkState = ChunkState::Size;
+    m_chunkLine.clear();
+    m_chunkLeft = 0;
+    bool haveLength = false;
+    const QList<QByteArray> lines = m_head.split('\n');
+    for (qsizetype i = 1; i < lines.size(); ++i) {
+        const QByteArray line = lines[i].trimmed();
+        const qsizetype colon = line.indexOf(':');
+        if (colon <= 0)
+            continue;
+        const QByteArray name = line.left(colon).trimmed().toLower();
+        const QByteArray value = line.mid(colon + 1).trimmed();
+        if (name == "content-length") {
+            bool ok = false;
+            const qint64 n = value.toLongLong(&ok);
+            if (!ok || n < 0 || (haveLength && n != m_contentLength))
+                return reject({400, "invalid_request_error", QStringLiteral("invalid Content-Length")});
+            haveLength = true;
+            m_contentLength = n;
+        } else if (name == "transfer-encoding") {
+            if (value.toLower() != "chunked")
+                return reject({400, "invalid_request_error",
+                               QStringLiteral("unsupported Transfer-Encoding (only chunked is accepted)")});
+            m_chunked = true;
+        }
+    }
+    if (m_chunked && haveLength) // request smuggling shape (RFC 9112 6.1)
+        return reject({400, "invalid_request_error", QStringLiteral("both Content-Length and Transfer-Encoding")});
+    if (m_contentLength > m_limits.maxBodyBytes)
+        return reject({413, "request_too_large",
+                       QStringLiteral("request body of %1 bytes is over limits.maxBodyBytes (%2 bytes)")
+                           .arg(m_contentLength)
+                           .arg(m_limits.maxBodyBytes)});
+    if (!m_chunked && m_contentLength == 0) {
+        m_phase = Phase::Complete;
+    } else {
+        m_phase = Phase::Body;
+    }
+    rearm();
+}
+
+void ConnectionGuard::consumeBody(QByteArrayView bytes)
+{
+    if (m_chunked)
+        return consumeChunked(bytes);
+    const qint64 take = std::min<qint64>(bytes.size(), m_contentLength - m_bodySeen);
+    m_bodySeen += take;
+    if (m_bodySeen >= m_contentLength) {
+        m_phase = Phase::Complete;
+        rearm();
+        consume(bytes.sliced(take));
+    }
+}
+
+void ConnectionGuard::consumeChunked(QByteArrayView bytes)
+{
+    auto bad = [this]() { reject({400, "invalid_request_error", QStringLiteral("malformed chunked body")}); };
+    qsizetype i = 0;
+    while (i < bytes.size() && m_phase == Phase::Body) {
+        switch (m_chunkState) {
+        case ChunkState::Size:
+        case ChunkState::Trailer: {
+            const char c = bytes[i++];
+            if (c != '\n') {
+                m_chunkLine += c;
+                if (m_chunkLine.size() > kMaxChunkLine)
+                    return bad();
+                break;
+            }
+            const QByteArray line = m_chunkLine.trimmed();
+            m_chunkLine.clear();
+            if (m_chunkState == ChunkState::Trailer) {
+                if (line.isEmpty()) {
+                    m_phase = Phase::Complete;
+                    rearm();
+                    return consume(bytes.sliced(i));
+                }
+                break; // a trailer field: ignored
+            }
+            bool ok = false;
+            const qint64 size = line.split(';').value(0).trimmed().toLongLong(&ok, 16);
+            if (!ok || size < 0)
+                return bad();
+            if (size == 0) {
+                m_chunkState = ChunkState::Trailer;
+                break;
+            }
+            if (size > m_limits.maxBodyBytes - m_bodySeen)
+                return reject({413, "request_too_large",
+                               QStringLiteral("chunked request body is over limits.maxBodyBytes (%1 bytes)")
+                                   .arg(m_limits.maxBodyBytes)});
+            m_bodySeen += size;
+            m_chunkLeft = size;
+            m_chunkState = ChunkState::Data;
+            break;
+        }
+        case ChunkState::Data: {
+            const qint64 take = std::min<qint64>(m_chunkLeft, bytes.size() - i);
+            m_chunkLeft -= take;
+            i += take;
+            if (m_chunkLeft == 0) {
+                m_chunkState = ChunkState::DataEnd;
+                m_chunkLine.clear();
+            }
+            break;
+        }
+        case ChunkState::DataEnd: {
+            const char c = bytes[i++];
+            if (c == '\r' && m_chunkLine.isEmpty()) {
+                m_chunkLine += c;
+                break;
+            }
+            if (c != '\n')
+                return bad();
+            m_chunkLine.clear();
+            m_chunkState = ChunkState::Size;
+            break;
+        }
+        }
+    }
+}
+
+void ConnectionGuard::requestDispatched()
+{
+    m_busy = true;
+    startNextRequest();
+}
+
+void ConnectionGuard::responseDone()
+{
+    m_busy = false;
+    rearm();
+}
+
+void ConnectionGuard::startNextRequest()
+{
+    if (m_phase == Phase::Rejected)
+        return;
+    m_phase = Phase::Head;
+    m_head.clear();
+    rearm();
+}
+
+void ConnectionGuard::rearm()
+{
+    if (m_phase == Phase::Rejected)
+        return;
+    m_timer->stop();
+    if (m_phase == Phase::Head && m_head.isEmpty()) {
+        if (m_busy)
+            return; // the answer is on its way; the request's own deadline bounds it
+        // Silent: a fresh connection gets the header timeout, a kept-alive one the idle timeout.
+        m_timer->start(m_everSpoke ? m_limits.idleTimeoutMs : m_limits.headerTimeoutMs);
+    } else if (m_phase == Phase::Head) {
+        m_timer->start(m_limits.headerTimeoutMs); // from the first byte, not reset by more bytes
+    } else {
+        m_timer->start(m_limits.idleTimeoutMs); // the body, from the end of the head, as a whole
+    }
+}
+
+void ConnectionGuard::onTimeout()
+{
+    if (m_phase == Phase::Rejected) {
+        closeQuietly();
+        return;
+    }
+    if (m_phase == Phase::Head && m_head.isEmpty())
+        return closeQuietly(); // idle: nothing to answer
+    reject({408, "timeout_error",
+            m_phase == Phase::Head
+                ? QStringLiteral("request headers not received within limits.headerTimeoutMs (%1 ms)")
+                      .arg(m_limits.headerTimeoutMs)
+                : QStringLiteral("request body not received within limits.idleTimeoutMs (%1 ms)")
+                      .arg(m_limits.idleTimeoutMs)});
+}
+
+void ConnectionGuard::reject(const Rejection &rejection)
+{
+    if (!m_socket || m_phase == Phase::Rejected)
+        return;
+    m_phase = Phase::Rejected;
+    m_timer->stop();
+    // Qt's parser must never see these bytes (it would buffer a huge body).
+    if (m_httpServer)
+        disconnect(m_socket, &QIODevice::readyRead, m_httpServer, nullptr);
+    if (!m_readConnection)
+        m_readConnection = connect(m_socket, &QIODevice::readyRead, this, &ConnectionGuard::onReadyRead);
+    if (m_socket->isTransactionStarted())
+        m_socket->commitTransaction();
+    m_socket->readAll();
+    if (m_socket->state() == QAbstractSocket::ConnectedState) {
+        m_socket->write(RequestGuard::responseBytes(rejection));
+        m_socket->flush();
+    }
+    m_timer->start(kDrainMs);
+}
+
+void ConnectionGuard::closeQuietly()
+{
+    if (!m_socket)
+        return;
+    m_timer->stop();
+    QTcpSocket *socket = m_socket;
+    socket->disconnectFromHost();
+    // Qt's server deletes its sockets on disconnected, but not after a parse error
+    // (it cut every connection of the socket); make sure it goes either way.
+    QTimer::singleShot(kDrainMs, socket, [socket]() {
+        socket->abort();
+        socket->deleteLater();
+    });
+}
+
+} // namespace sw::server

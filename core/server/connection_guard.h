@@ -1,0 +1,76 @@
+#pragma once
+// Watches one client connection's incoming bytes ahead of Qt's HTTP parser,
+// which buffers a whole request before the gateway sees it and has no limits
+// (ARCHITECTURE, Qt 6.4 facts). Enforces SPEC 10 on the wire: header bytes
+// (431), body bytes incl. chunked (413) before the request is dispatched, a
+// header-read timeout (408), a body timeout, an idle timeout, and a parse error
+// answered and closed instead of a connection left hanging.
+
+#include "config/config.h"
+#include "server/request_guard.h"
+
+#include <QObject>
+#include <QPointer>
+#include <functional>
+
+class QTcpSocket;
+class QTimer;
+
+namespace sw::server {
+
+class ConnectionGuard final : public QObject {
+    Q_OBJECT
+    Q_DISABLE_COPY_MOVE(ConnectionGuard)
+public:
+    // A child of `socket`. `httpServer` is the receiver of Qt's own readyRead
+    // connection, cut when this guard refuses a request. `onGone` runs once in
+    // the destructor (connection accounting).
+    ConnectionGuard(QTcpSocket *socket, const config::LimitsConfig &limits, QObject *httpServer,
+                    std::function<void()> onGone);
+    ~ConnectionGuard() override;
+
+    static ConnectionGuard *of(QTcpSocket *socket);
+
+    // The HTTP server took a complete request: the connection is busy (no timers)
+    // until responseDone().
+    void requestDispatched();
+    void responseDone();
+    // Answers `rejection` at once, stops Qt's parser, drains what the client still
+    // sends for a moment (so it reads the answer instead of a reset), then closes.
+    void reject(const Rejection &rejection);
+    bool rejected() const { return m_phase == Phase::Rejected; }
+
+private:
+    enum class Phase { Head, Body, Complete, Rejected };
+    enum class ChunkState { Size, Data, DataEnd, Trailer };
+    void onReadyRead();
+    void consume(QByteArrayView bytes);
+    void onHeadComplete();
+    void consumeBody(QByteArrayView bytes);
+    void consumeChunked(QByteArrayView bytes);
+    void checkParserAlive();
+    void startNextRequest();
+    void rearm();
+    void onTimeout();
+    void closeQuietly();
+
+    QPointer<QTcpSocket> m_socket;
+    QPointer<QObject> m_httpServer;
+    config::LimitsConfig m_limits;
+    std::function<void()> m_onGone;
+    QTimer *m_timer = nullptr;
+    QMetaObject::Connection m_readConnection;
+    Phase m_phase = Phase::Head;
+    bool m_busy = false;
+    bool m_everSpoke = false; // any byte of this connection seen
+    QByteArray m_head;        // the current request's head, up to the limit
+    qint64 m_contentLength = 0;
+    qint64 m_bodySeen = 0;    // decoded body bytes of the current request
+    bool m_chunked = false;
+    ChunkState m_chunkState = ChunkState::Size;
+    QByteArray m_chunkLine;
+    qint64 m_chunkLeft = 0;
+    bool m_parserCheckQueued = false;
+};
+
+} // namespace sw::server

@@ -1,0 +1,31 @@
+#pragma once
+// The listening socket of the HTTP front: every accepted connection gets a
+// ConnectionGuard before Qt's HTTP server sees it, and connections over
+// limits.maxConnections are answered 503 and closed.
+
+#include "config/config.h"
+
+#include <QTcpServer>
+
+namespace sw::server {
+
+class GuardedTcpServer final : public QTcpServer {
+    Q_OBJECT
+    Q_DISABLE_COPY_MOVE(GuardedTcpServer)
+public:
+    // `httpServer` is the QAbstractHttpServer this server is bound to.
+    GuardedTcpServer(const config::LimitsConfig &limits, QObject *httpServer, QObject *parent = nullptr);
+    // New connections use the new limits; open ones keep theirs.
+    void setLimits(const config::LimitsConfig &limits) { m_limits = limits; }
+    int openConnections() const { return m_open; }
+
+protected:
+    void incomingConnection(qintptr handle) override;
+
+private:
+    config::LimitsConfig m_limits;
+    QObject *m_httpServer;
+    int m_open = 0;
+};
+
+} // namespace sw::server

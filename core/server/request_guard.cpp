@@ -1,0 +1,147 @@
+#include "server/request_guard.h"
+
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QUrl>
+
+namespace sw::server {
+
+namespace {
+// "127.0.0.1:4141" -> ("127.0.0.1", "4141"); "[::1]:4141" -> ("::1", "4141"); no port -> empty port.
+bool splitHostPort(const QByteArray &text, QByteArray *host, QByteArray *port)
+{
+    if (text.startsWith('[')) {
+        const qsizetype close = text.indexOf(']');
+        if (close < 0)
+            return false;
+        *host = text.mid(1, close - 1);
+        const QByteArray rest = text.mid(close + 1);
+        if (rest.isEmpty())
+            return true;
+        if (!rest.startsWith(':'))
+            return false;
+        *port = rest.mid(1);
+        return true;
+    }
+    const qsizetype colon = text.indexOf(':');
+    if (colon < 0) {
+        *host = text;
+        return true;
+    }
+    if (text.indexOf(':', colon + 1) >= 0)
+        return false; // a bare IPv6 literal is not a valid Host
+    *host = text.left(colon);
+    *port = text.mid(colon + 1);
+    return true;
+}
+
+bool hostNamesListener(const ListenerIdentity &listener, const QByteArray &hostText, bool portRequired)
+{
+    QByteArray host;
+    QByteArray port;
+    if (!splitHostPort(hostText.trimmed().toLower(), &host, &port) || host.isEmpty())
+        return false;
+    if (!port.isEmpty() && port != QByteArray::number(listener.port))
+        return false;
+    if (port.isEmpty() && portRequired && listener.port != 80)
+        return false;
+    if (host == "localhost" || host == "localhost.")
+        return true;
+    const QHostAddress address(QString::fromLatin1(host));
+    return !address.isNull() && address.isEqual(listener.host, QHostAddress::TolerantConversion);
+}
+
+Rejection make(int status, const char *type, const QString &message)
+{
+    return {status, QByteArray(type), message};
+}
+
+const char *reasonPhrase(int status)
+{
+    switch (status) {
+    case 400: return "Bad Request";
+    case 403: return "Forbidden";
+    case 408: return "Request Timeout";
+    case 413: return "Payload Too Large";
+    case 415: return "Unsupported Media Type";
+    case 431: return "Request Header Fields Too Large";
+    case 503: return "Service Unavailable";
+    default: return "Error";
+    }
+}
+} // namespace
+
+std::optional<Rejection> RequestGuard::checkHost(const ListenerIdentity &listener, const QByteArray &host)
+{
+    if (!listener.host.isLoopback())
+        return std::nullopt; // reachable from the network only with tenant keys
+    if (host.isEmpty())
+        return make(403, "permission_error", QStringLiteral("a Host header naming this gateway is required"));
+    if (!hostNamesListener(listener, host, false))
+        return make(403, "permission_error",
+                    QStringLiteral("Host does not name this gateway (use 127.0.0.1 or localhost); requests through "
+                                   "other host names are refused to stop DNS rebinding"));
+    return std::nullopt;
+}
+
+std::optional<Rejection> RequestGuard::checkOrigin(const ListenerIdentity &listener, const QByteArray &origin)
+{
+    if (origin.isEmpty())
+        return std::nullopt; // not a browser, or a same-origin GET
+    const QUrl url(QString::fromLatin1(origin.trimmed()), QUrl::StrictMode);
+    const bool sameOrigin = url.isValid() && url.scheme() == QLatin1String("http") && url.path().isEmpty() &&
+                            url.port() == int(listener.port) &&
+                            hostNamesListener(listener,
+                                              (url.host().contains(QLatin1Char(':'))
+                                                   ? QByteArray("[") + url.host().toLatin1() + ']'
+                                                   : url.host().toLatin1()),
+                                              false);
+    if (!sameOrigin)
+        return make(403, "permission_error",
+                    QStringLiteral("cross-site requests are refused: this gateway holds your provider keys"));
+    return std::nullopt;
+}
+
+std::optional<Rejection> RequestGuard::checkContentType(const QByteArray &method, const QByteArray &contentType,
+                                                        qint64 bodySize)
+{
+    if (method != "POST" && method != "PUT" && method != "PATCH")
+        return std::nullopt;
+    if (contentType.isEmpty() && bodySize == 0)
+        return std::nullopt; // e.g. POST /admin/reload
+    const QByteArray mediaType = contentType.split(';').value(0).trimmed().toLower();
+    if (mediaType != "application/json")
+        return make(415, "invalid_request_error",
+                    QStringLiteral("request bodies must be JSON: send Content-Type: application/json"));
+    return std::nullopt;
+}
+
+std::optional<Rejection> RequestGuard::check(const ListenerIdentity &listener, const QByteArray &method,
+                                             const upstream::HeaderList &headers, qint64 bodySize)
+{
+    if (auto r = checkHost(listener, upstream::headerValue(headers, "host")))
+        return r;
+    if (auto r = checkOrigin(listener, upstream::headerValue(headers, "origin")))
+        return r;
+    return checkContentType(method, upstream::headerValue(headers, "content-type"), bodySize);
+}
+
+QByteArray RequestGuard::body(const Rejection &rejection)
+{
+    const QJsonObject error{{QStringLiteral("type"), QString::fromLatin1(rejection.errorType)},
+                            {QStringLiteral("message"), rejection.message}};
+    return QJsonDocument(QJsonObject{{QStringLiteral("type"), QStringLiteral("error")}, {QStringLiteral("error"), error}})
+        .toJson(QJsonDocument::Compact);
+}
+
+QByteArray RequestGuard::responseBytes(const Rejection &rejection)
+{
+    const QByteArray payload = body(rejection);
+    QByteArray out = "HTTP/1.1 " + QByteArray::number(rejection.status) + ' ' + reasonPhrase(rejection.status) + "\r\n";
+    out += "Content-Type: application/json\r\nConnection: close\r\nContent-Length: " + QByteArray::number(payload.size()) +
+           "\r\n\r\n";
+    out += payload;
+    return out;
+}
+
+} // namespace sw::server

@@ -1,0 +1,45 @@
+#pragma once
+// SPEC 10 checks on a complete request's head, before any routing: the Host
+// must name this loopback listener (DNS rebinding), a browser Origin must be
+// this listener itself, and a POST body must be JSON. Pure functions, so every
+// rule is unit-tested without sockets.
+
+#include "upstream/http_types.h"
+
+#include <QHostAddress>
+#include <optional>
+
+namespace sw::server {
+
+struct ListenerIdentity {
+    QHostAddress host; // the bound address
+    quint16 port = 0;
+};
+
+struct Rejection {
+    int status = 0;        // 400, 403, 413, 415, 431, 408, 503
+    QByteArray errorType;  // the error.type of the JSON body
+    QString message;       // says what to change; never echoes a header value
+};
+
+class RequestGuard {
+public:
+    // Host: the listener's own loopback address or "localhost", with or without the
+    // listener's port. A non-loopback listener (tenants required) accepts any Host.
+    static std::optional<Rejection> checkHost(const ListenerIdentity &listener, const QByteArray &host);
+    // Origin: absent, or http://<an allowed host>[:port] of this listener. "null" and
+    // every other site are cross-site.
+    static std::optional<Rejection> checkOrigin(const ListenerIdentity &listener, const QByteArray &origin);
+    // POST/PUT/PATCH: a body, or any Content-Type, must be application/json (+ parameters).
+    static std::optional<Rejection> checkContentType(const QByteArray &method, const QByteArray &contentType,
+                                                     qint64 bodySize);
+    // All three, in that order.
+    static std::optional<Rejection> check(const ListenerIdentity &listener, const QByteArray &method,
+                                          const upstream::HeaderList &headers, qint64 bodySize);
+    // A complete HTTP/1.1 response carrying {"type":"error","error":{"type","message"}} (readable
+    // by OpenAI and Anthropic clients alike) and Connection: close.
+    static QByteArray responseBytes(const Rejection &rejection);
+    static QByteArray body(const Rejection &rejection);
+};
+
+} // namespace sw::server
