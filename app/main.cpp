@@ -1,6 +1,7 @@
 // Entry point: command line, configuration, application object. Wiring only.
 
 #include "cli_options.h"
+#include "credential_commands.h"
 #include "config/config_loader.h"
 #include "gateway_runner.h"
 
@@ -126,14 +127,13 @@ int main(int argc, char **argv) {
     case app::Command::CheckConfig:
         return checkConfig(options.argument);
     case app::Command::KeyCreate:
-        err() << "switchman: key create: not implemented yet\n";
-        return kExitFailure;
+        return app::keyCreate(options.configPath.isEmpty() ? config::defaultConfigPath() : options.configPath,
+                              !options.configPath.isEmpty(), options.argument, out(), err());
     case app::Command::CredentialSet:
-        err() << "switchman: credential set: not implemented yet\n";
-        return kExitFailure;
+        return app::credentialSet(options.argument, out(), err());
     case app::Command::CredentialList:
-        err() << "switchman: credential list: not implemented yet\n";
-        return kExitFailure;
+        return app::credentialList(options.configPath.isEmpty() ? config::defaultConfigPath() : options.configPath,
+                                   !options.configPath.isEmpty(), out(), err());
     case app::Command::Run:
         break;
     }

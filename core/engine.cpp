@@ -144,6 +144,11 @@ bool Engine::start(QString *error, const QString &listenOverride)
     return true;
 }
 
+int Engine::openConnections() const
+{
+    return m_tcp ? m_tcp->openConnections() : 0;
+}
+
 QString Engine::baseUrl() const
 {
     const QString host = m_host.protocol() == QAbstractSocket::IPv6Protocol

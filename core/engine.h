@@ -64,6 +64,7 @@ public:
     failover::ProviderDownMarks &markTable() { return *m_marks; }
     credentials::CredentialPools &pools() { return *m_pools; }
     int activeRequests() const { return m_active; }
+    int openConnections() const; // client connections the listener holds now
     util::Clock &clock() const { return *m_ctx.clock; }
 
 Q_SIGNALS:

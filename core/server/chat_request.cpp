@@ -214,11 +214,13 @@ void ChatRequest::nextCandidate()
         m_tried.insert(s.candidate.ref().key());
         ++m_attemptNo;
         m_candidate = s.candidate;
+        if (s.reason.startsWith(QLatin1String("over the route's cost ceiling")))
+            m_overCostCeiling = true;
         recordAttempt(telemetry::AttemptOutcome::Skipped, {}, QStringLiteral("skipped"), s.reason);
     }
     if (!candidate) {
         if (m_lastFailure)
-            return finishWithFailure(clientErrorFor(*m_lastFailure), true);
+            return finishWithFailure(withCostCeilingNote(clientErrorFor(*m_lastFailure)), true);
         if (m_stopError)
             return finishWithFailure(*m_stopError, false);
         QString why = QStringLiteral("no eligible candidate for \"%1\"").arg(m_parsed.model);
@@ -414,7 +416,7 @@ void ChatRequest::onFinished(const upstream::TransportResult &result)
         const auto info = m_adapter->parseError(m_status, m_errorBody);
         failover::FailureInput in;
         in.status = m_status;
-        in.message = info.message;
+        in.message = redacted(info.message);
         in.classificationMessage = info.errorType.isEmpty() ? QString() : info.errorType + QStringLiteral(": ") + info.message;
         in.retryAfterMs = m_headerRetryAfter;
         return attemptFailed(in, true);
@@ -455,7 +457,7 @@ void ChatRequest::handleEvents(const QList<model::StreamEvent> &events, const QL
             // failure before done fails over, whatever partial content is held.
             if (e.type == model::EventType::Error) {
                 failover::FailureInput in;
-                in.message = e.errorMessage;
+                in.message = redacted(e.errorMessage);
                 in.classificationMessage = e.errorType.isEmpty() ? QString() : e.errorType + QStringLiteral(": ") + e.errorMessage;
                 in.status = e.errorStatus;
                 return attemptFailed(in, false);
@@ -469,7 +471,7 @@ void ChatRequest::handleEvents(const QList<model::StreamEvent> &events, const QL
         const auto step = m_hold.feed(e);
         if (step.justFailed) {
             failover::FailureInput in;
-            in.message = e.errorMessage;
+            in.message = redacted(e.errorMessage);
             in.classificationMessage = e.errorType.isEmpty() ? QString() : e.errorType + QStringLiteral(": ") + e.errorMessage;
             in.status = e.errorStatus;
             return attemptFailed(in, false);
@@ -499,6 +501,14 @@ void ChatRequest::handleEvents(const QList<model::StreamEvent> &events, const QL
             return succeed();
         }
     }
+}
+
+QString ChatRequest::redacted(QString text) const
+{
+    // Some providers quote the key they rejected; it must not reach the client, a log or the GUI.
+    if (m_target.credential.size() >= 8)
+        text.replace(QString::fromUtf8(m_target.credential), QStringLiteral("[redacted]"));
+    return text;
 }
 
 void ChatRequest::commit(const QList<model::StreamEvent> &released)
@@ -536,7 +546,7 @@ void ChatRequest::deliver(const model::StreamEvent &event)
         m_exchange->write(m_encoder->encodeError(
             GatewayError::make(event.errorStatus.value_or(502),
                                GatewayError::categoryForStatus(event.errorStatus.value_or(502)),
-                               event.errorMessage)));
+                               redacted(event.errorMessage))));
         return;
     }
     m_exchange->write(m_encoder->encode(event));
@@ -696,7 +706,7 @@ void ChatRequest::afterFailure(const failover::UpstreamFailure &failure)
     m_budgetFailure = false;
     if (follower)
         return nextCandidate();
-    finishWithFailure(clientErrorFor(failure), true);
+    finishWithFailure(withCostCeilingNote(clientErrorFor(failure)), true);
 }
 
 void ChatRequest::stopWithUpstreamError(const failover::FailureInput &input)
@@ -738,6 +748,21 @@ GatewayError ChatRequest::clientErrorFor(const failover::UpstreamFailure &f) con
                                   QStringLiteral("could not set up %1: %2").arg(who, f.message));
     }
     return GatewayError::make(502, ErrorCategory::ServerError, f.message);
+}
+
+GatewayError ChatRequest::withCostCeilingNote(GatewayError error) const
+{
+    // seed 003: when the ceiling is why nothing is left, the client is told so, naming it.
+    bool ceiling = m_overCostCeiling;
+    for (const auto &c : m_resolution.chain)
+        if (!ceiling && !m_tried.contains(c.ref().key()))
+            if (const auto why = ineligibleReason(c); why && why->startsWith(QLatin1String("over the route's cost ceiling")))
+                ceiling = true;
+    if (ceiling && m_resolution.maxCostMultiplier)
+        error.message += QStringLiteral("; no fallback left: the other candidates are priced over the route's cost "
+                                        "ceiling (maxFallbackCostMultiplier %1)")
+                             .arg(*m_resolution.maxCostMultiplier);
+    return error;
 }
 
 void ChatRequest::finishWithFailure(const GatewayError &errorIn, bool markedRetryAfter)

@@ -69,6 +69,8 @@ private:
     void afterFailure(const failover::UpstreamFailure &failure);
     bool tryInAttemptRetry(const failover::UpstreamFailure &failure);
     void finishWithFailure(const model::GatewayError &error, bool markedRetryAfter);
+    QString redacted(QString text) const;
+    model::GatewayError withCostCeilingNote(model::GatewayError error) const;
     model::GatewayError clientErrorFor(const failover::UpstreamFailure &failure) const;
     void stopWithUpstreamError(const failover::FailureInput &input);
     void onDeadline();
@@ -107,6 +109,7 @@ private:
     util::Clock::TimerId m_retryTimer = 0;
     bool m_deadlinePassed = false;
     bool m_clientGone = false;
+    bool m_overCostCeiling = false; // some candidate was skipped for the route's cost ceiling
     QSet<QString> m_tried;
     int m_attemptNo = 0;
     int m_failedAttempts = 0;

@@ -101,6 +101,7 @@ void GatewayFixture::start()
     Engine::Options o;
     o.config = config;
     o.secrets = &secrets;
+    o.clock = clock;
     m_engine = std::make_unique<Engine>(std::move(o));
     QString error;
     if (!m_engine->start(&error))

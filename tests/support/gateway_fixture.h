@@ -46,6 +46,7 @@ public:
     demo::FakeUpstream anthropicC; // provider "pc", api anthropic-messages
     config::Config config;         // route "chain" = [pa/claude-a, pb/gpt-b]; edit before start()
     ScriptedSecretStore secrets;
+    util::Clock *clock = nullptr;  // default: the system clock; set before start()
 
     void start();
     Engine &engine() { return *m_engine; }

@@ -1,0 +1,222 @@
+#include "credential_commands.h"
+
+#include "config/config_loader.h"
+#include "credentials/credential_store.h"
+
+#include <QCryptographicHash>
+#include <QEventLoop>
+#include <QFileInfo>
+#include <QRandomGenerator>
+#include <QRegularExpression>
+#include <QTimer>
+
+#include <cstdio>
+#include <iostream>
+#include <string>
+#include <termios.h>
+#include <unistd.h>
+
+namespace sw::app {
+
+namespace {
+constexpr int kKeychainTimeoutMs = 30000;
+const char *const kNoKeychainWayOut =
+    "Without a working Secret Service (gnome-keyring, KWallet), keep the key in an environment variable and "
+    "reference it as env:VAR in the configuration's credentials list instead.";
+
+// Runs one keychain job to completion on a local event loop (the CLI has nothing else to do).
+credentials::SecretResult runKeychain(const std::function<void(QObject *, std::function<void(const credentials::SecretResult &)>)> &job)
+{
+    credentials::SecretResult result;
+    bool finished = false;
+    QObject context;
+    QEventLoop loop;
+    job(&context, [&](const credentials::SecretResult &r) {
+        result = r;
+        finished = true;
+        loop.quit();
+    });
+    if (!finished) {
+        QTimer::singleShot(kKeychainTimeoutMs, &loop, &QEventLoop::quit);
+        loop.exec();
+    }
+    if (!finished) {
+        result = {};
+        result.error = QStringLiteral("the OS keychain (Secret Service) did not answer within %1 s")
+                           .arg(kKeychainTimeoutMs / 1000);
+    }
+    return result;
+}
+
+// The whole of stdin from a pipe, or one line typed with echo off on a terminal.
+QByteArray readSecret(const QString &name, QTextStream &err)
+{
+    std::string text;
+    if (isatty(STDIN_FILENO)) {
+        err << "Secret for keychain:" << name << " (input hidden): " << Qt::flush;
+        termios saved{};
+        const bool haveTerm = tcgetattr(STDIN_FILENO, &saved) == 0;
+        if (haveTerm) {
+            termios quiet = saved;
+            quiet.c_lflag &= ~tcflag_t(ECHO);
+            tcsetattr(STDIN_FILENO, TCSAFLUSH, &quiet);
+        }
+        std::getline(std::cin, text);
+        if (haveTerm)
+            tcsetattr(STDIN_FILENO, TCSAFLUSH, &saved);
+        err << '\n' << Qt::flush;
+    } else {
+        text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+    }
+    QByteArray secret = QByteArray::fromStdString(text).trimmed();
+    std::fill(text.begin(), text.end(), '\0');
+    return secret;
+}
+
+// The configuration to edit or list: the file when it exists; an empty one when the
+// default path has none yet. nullopt after telling the user why not.
+std::optional<config::Config> loadForCommand(const QString &path, bool explicitPath, bool createIfMissing,
+                                             QTextStream &err, int *exitCode)
+{
+    if (!QFileInfo::exists(path)) {
+        if (createIfMissing || !explicitPath)
+            return config::Config();
+        err << "switchman: cannot read " << path << ": no such file\n";
+        *exitCode = 2;
+        return std::nullopt;
+    }
+    const config::LoadResult loaded = config::load(path);
+    if (!loaded.ok()) {
+        err << "switchman: cannot use configuration " << path << ":\n";
+        for (const auto &e : loaded.errors)
+            err << "  " << e.toString() << '\n';
+        *exitCode = loaded.status == config::LoadStatus::Unreadable ? 2 : 1;
+        return std::nullopt;
+    }
+    return *loaded.config;
+}
+} // namespace
+
+QString newGatewayKey()
+{
+    QByteArray bytes(32, Qt::Uninitialized);
+    QRandomGenerator::system()->generate(reinterpret_cast<quint32 *>(bytes.data()),
+                                         reinterpret_cast<quint32 *>(bytes.data() + bytes.size()));
+    return QStringLiteral("sm-") +
+           QString::fromLatin1(bytes.toBase64(QByteArray::Base64UrlEncoding | QByteArray::OmitTrailingEquals));
+}
+
+QString gatewayKeyHash(const QString &key)
+{
+    return QStringLiteral("sha256:") +
+           QString::fromLatin1(QCryptographicHash::hash(key.toUtf8(), QCryptographicHash::Sha256).toHex());
+}
+
+int keyCreate(const QString &configPath, bool explicitPath, const QString &tenantName, QTextStream &out,
+              QTextStream &err)
+{
+    int code = 1;
+    auto config = loadForCommand(configPath, explicitPath, true, err, &code);
+    if (!config)
+        return code;
+    const bool firstTenant = config->tenants.isEmpty();
+    config::TenantConfig &tenant = config->tenants[tenantName];
+    const bool created = tenant.name.isEmpty();
+    tenant.name = tenantName;
+    if (created && firstTenant)
+        tenant.admin = true; // the workstation owner keeps the admin API they had before keys existed
+    const QString key = newGatewayKey();
+    tenant.keyHashes.append(gatewayKeyHash(key));
+    QString error;
+    if (!config::save(configPath, *config, &error)) {
+        err << "switchman: key create: nothing saved: " << error << '\n';
+        return 1;
+    }
+    // The key itself goes to stdout once (so it can be piped); everything else to stderr.
+    out << key << '\n' << Qt::flush;
+    err << "switchman: " << (created ? "created tenant " : "added a key to tenant ") << tenantName
+        << (created && firstTenant ? " (admin)" : "") << " in " << configPath
+        << ".\nThis key is shown once: only its sha256 hash is stored. Send it as `Authorization: Bearer KEY` or "
+           "`x-api-key: KEY`.\n";
+    if (firstTenant)
+        err << "Callers now need a key: with tenants configured, requests without one get 401.\n";
+    return 0;
+}
+
+int credentialSet(const QString &name, QTextStream &out, QTextStream &err)
+{
+    static const QRegularExpression namePattern(QStringLiteral("^[A-Za-z0-9._@-]+$"));
+    if (!namePattern.match(name).hasMatch()) {
+        err << "switchman: credential set: NAME may only use letters, digits, '.', '_', '@' and '-'\n";
+        return 64;
+    }
+    QByteArray secret = readSecret(name, err);
+    if (secret.isEmpty()) {
+        err << "switchman: credential set: nothing was read from stdin; nothing stored\n";
+        return 1;
+    }
+    credentials::KeychainStore store;
+    const auto result = runKeychain([&](QObject *context, auto done) { store.write(name, secret, context, done); });
+    secret.fill('\0');
+    if (!result.ok) {
+        err << "switchman: could not store keychain:" << name << ": " << result.error << "\nNothing was stored. "
+            << kNoKeychainWayOut << '\n';
+        return 1;
+    }
+    out << "stored keychain:" << name << " in the OS keychain (service \"" << credentials::KeychainStore::serviceName()
+        << "\"). Reference it as \"keychain:" << name << "\" in a provider's credentials.\n";
+    return 0;
+}
+
+int credentialList(const QString &configPath, bool explicitPath, QTextStream &out, QTextStream &err)
+{
+    int code = 1;
+    const auto config = loadForCommand(configPath, explicitPath, false, err, &code);
+    if (!config)
+        return code;
+    credentials::KeychainStore store;
+    bool keychainBroken = false;
+    QString keychainError;
+    int listed = 0;
+    for (const auto &provider : config->providers) {
+        for (const QString &ref : provider.credentials) {
+            QString where;
+            if (ref.startsWith(QLatin1String("keychain:"))) {
+                if (keychainBroken) {
+                    where = QStringLiteral("keychain: unavailable");
+                } else {
+                    auto result = runKeychain([&](QObject *context, auto done) { store.read(ref.mid(9), context, done); });
+                    result.secret.fill('\0');
+                    if (result.ok)
+                        where = QStringLiteral("keychain: present");
+                    else if (result.notFound)
+                        where = QStringLiteral("keychain: MISSING (switchman credential set %1)").arg(ref.mid(9));
+                    else {
+                        keychainBroken = true;
+                        keychainError = result.error;
+                        where = QStringLiteral("keychain: unavailable");
+                    }
+                }
+            } else if (ref.startsWith(QLatin1String("env:"))) {
+                where = qEnvironmentVariableIsEmpty(qPrintable(ref.mid(4))) ? QStringLiteral("environment: unset")
+                                                                            : QStringLiteral("environment: set");
+            } else if (ref == QLatin1String("passthrough")) {
+                where = QStringLiteral("the caller's own key");
+            } else {
+                where = QStringLiteral("unknown reference");
+            }
+            out << provider.id << '\t' << ref << '\t' << where << '\n';
+            ++listed;
+        }
+    }
+    if (listed == 0)
+        out << "no credential references in " << configPath << '\n';
+    out.flush();
+    if (keychainBroken) {
+        err << "switchman: the OS keychain could not be read: " << keychainError << '\n' << kNoKeychainWayOut << '\n';
+        return 1;
+    }
+    return 0;
+}
+
+} // namespace sw::app

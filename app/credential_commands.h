@@ -1,0 +1,26 @@
+#pragma once
+// The credential and key commands of SPEC 4 and 7: `key create --tenant NAME`,
+// `credential set NAME`, `credential list`. They never print a secret except
+// the new gateway key, once, on stdout.
+
+#include <QString>
+#include <QTextStream>
+
+namespace sw::app {
+
+// A new gateway key: "sm-" + base64url of 32 bytes from the system CSPRNG (256 bits).
+QString newGatewayKey();
+// "sha256:<hex>" as tenants store it.
+QString gatewayKeyHash(const QString &key);
+
+// Adds a new key's hash to tenant NAME of the configuration at `configPath`
+// (creating the file and the tenant as needed), saves atomically, then prints
+// the key. Exit code: 0, 1 on failure (nothing printed, nothing saved).
+int keyCreate(const QString &configPath, bool explicitPath, const QString &tenant, QTextStream &out,
+              QTextStream &err);
+// Reads a secret from stdin (no echo on a terminal) into the keychain as NAME.
+int credentialSet(const QString &name, QTextStream &out, QTextStream &err);
+// Every credential reference of the configuration and where it lives; never values.
+int credentialList(const QString &configPath, bool explicitPath, QTextStream &out, QTextStream &err);
+
+} // namespace sw::app

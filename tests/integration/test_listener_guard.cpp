@@ -1,0 +1,373 @@
+// SPEC 10 on the real listener, with raw sockets: Host (DNS rebinding), Origin,
+// content type, no wildcard CORS, header and body limits (incl. chunked) before
+// any upstream is contacted, slow and silent clients, garbage bytes, and a
+// connection cap. After each abuse the listener still answers.
+#include "gateway_fixture.h"
+#include "raw_http_client.h"
+#include "signal_wait.h"
+
+#include <QElapsedTimer>
+#include <QRandomGenerator>
+#include <QTest>
+
+#include <memory>
+
+using namespace sw;
+using namespace sw::test;
+
+namespace {
+QByteArray chatPost(quint16 port, const QByteArray &extraHeaders, const QByteArray &contentType = "application/json")
+{
+    const QByteArray body = R"({"model":"chain","max_tokens":16,"messages":[{"role":"user","content":"hi"}]})";
+    return "POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1:" + QByteArray::number(port) +
+           "\r\nContent-Type: " + contentType + "\r\nContent-Length: " + QByteArray::number(body.size()) + "\r\n" +
+           extraHeaders + "\r\n" + body;
+}
+
+// The listener still serves a plain request after whatever came before.
+bool listenerStillUp(GatewayFixture &gw)
+{
+    return gw.get(QStringLiteral("/healthz"), 5000).status == 200;
+}
+
+int rawStatus(quint16 port, const QByteArray &request, QByteArray *body = nullptr)
+{
+    RawHttpClient c(port);
+    if (!c.waitConnected())
+        return -1;
+    c.send(request);
+    c.waitResponse(8000);
+    if (body)
+        *body = c.body();
+    return c.status();
+}
+} // namespace
+
+class TestListenerGuard : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void hostMustNameThisListener_data()
+    {
+        QTest::addColumn<QByteArray>("host");
+        QTest::addColumn<int>("status");
+        QTest::addRow("address with port") << QByteArray("127.0.0.1:%PORT") << 200;
+        QTest::addRow("address without port") << QByteArray("127.0.0.1") << 200;
+        QTest::addRow("localhost with port") << QByteArray("localhost:%PORT") << 200;
+        QTest::addRow("LOCALHOST") << QByteArray("LOCALHOST") << 200;
+        QTest::addRow("rebinding name") << QByteArray("attacker.example:%PORT") << 403;
+        QTest::addRow("rebinding name no port") << QByteArray("attacker.example") << 403;
+        QTest::addRow("other port") << QByteArray("127.0.0.1:1") << 403;
+        QTest::addRow("other loopback address") << QByteArray("127.0.0.2:%PORT") << 403;
+        QTest::addRow("empty") << QByteArray("") << 403;
+    }
+    void hostMustNameThisListener()
+    {
+        QFETCH(QByteArray, host);
+        QFETCH(int, status);
+        GatewayFixture gw;
+        gw.start();
+        const QByteArray port = QByteArray::number(gw.engine().port());
+        host.replace("%PORT", port);
+        const QByteArray body = R"({"model":"chain","max_tokens":16,"messages":[{"role":"user","content":"hi"}]})";
+        const QByteArray req = "POST /v1/messages HTTP/1.1\r\nHost: " + host +
+                               "\r\nContent-Type: application/json\r\nContent-Length: " +
+                               QByteArray::number(body.size()) + "\r\n\r\n" + body;
+        QByteArray answer;
+        QCOMPARE(rawStatus(gw.engine().port(), req, &answer), status);
+        if (status == 403) {
+            QVERIFY2(answer.contains("DNS rebinding") || answer.contains("Host"), answer.constData());
+            QCOMPARE(gw.anthropicA.requests().size(), 0); // refused before any upstream
+        }
+    }
+
+    void crossSiteOriginIs403_data()
+    {
+        QTest::addColumn<QByteArray>("origin");
+        QTest::addColumn<int>("status");
+        QTest::addRow("other site") << QByteArray("https://attacker.example") << 403;
+        QTest::addRow("null origin") << QByteArray("null") << 403;
+        QTest::addRow("loopback other port") << QByteArray("http://127.0.0.1:1") << 403;
+        QTest::addRow("https to our port") << QByteArray("https://127.0.0.1:%PORT") << 403;
+        QTest::addRow("same origin") << QByteArray("http://127.0.0.1:%PORT") << 200;
+        QTest::addRow("same origin localhost") << QByteArray("http://localhost:%PORT") << 200;
+    }
+    void crossSiteOriginIs403()
+    {
+        QFETCH(QByteArray, origin);
+        QFETCH(int, status);
+        GatewayFixture gw;
+        gw.start();
+        const quint16 port = gw.engine().port();
+        origin.replace("%PORT", QByteArray::number(port));
+        QCOMPARE(rawStatus(port, chatPost(port, "Origin: " + origin + "\r\n")), status);
+        QCOMPARE(gw.anthropicA.requests().size(), status == 200 ? 1 : 0);
+    }
+
+    void nonJsonPostIs415_data()
+    {
+        QTest::addColumn<QByteArray>("contentType");
+        QTest::addColumn<int>("status");
+        QTest::addRow("text/plain (form CSRF)") << QByteArray("text/plain") << 415;
+        QTest::addRow("form urlencoded") << QByteArray("application/x-www-form-urlencoded") << 415;
+        QTest::addRow("multipart") << QByteArray("multipart/form-data; boundary=x") << 415;
+        QTest::addRow("json with charset") << QByteArray("application/json; charset=utf-8") << 200;
+        QTest::addRow("JSON upper case") << QByteArray("Application/JSON") << 200;
+    }
+    void nonJsonPostIs415()
+    {
+        QFETCH(QByteArray, contentType);
+        QFETCH(int, status);
+        GatewayFixture gw;
+        gw.start();
+        const quint16 port = gw.engine().port();
+        QByteArray body;
+        QCOMPARE(rawStatus(port, chatPost(port, {}, contentType), &body), status);
+        if (status == 415) {
+            QVERIFY(body.contains("application/json"));
+            QCOMPARE(gw.anthropicA.requests().size(), 0);
+        }
+    }
+
+    void noWildcardCors()
+    {
+        GatewayFixture gw;
+        gw.start();
+        const quint16 port = gw.engine().port();
+        RawHttpClient preflight(port);
+        QVERIFY(preflight.waitConnected());
+        preflight.send("OPTIONS /v1/messages HTTP/1.1\r\nHost: 127.0.0.1:" + QByteArray::number(port) +
+                       "\r\nOrigin: http://127.0.0.1:" + QByteArray::number(port) +
+                       "\r\nAccess-Control-Request-Method: POST\r\n\r\n");
+        QVERIFY(preflight.waitResponse());
+        QVERIFY(preflight.status() >= 400); // no preflight is ever granted
+        QVERIFY(!preflight.head().toLower().contains("access-control-allow-origin"));
+        RawHttpClient post(port);
+        QVERIFY(post.waitConnected());
+        post.send(chatPost(port, {}));
+        QVERIFY(post.waitResponse());
+        QCOMPARE(post.status(), 200);
+        QVERIFY(!post.head().toLower().contains("access-control-allow"));
+    }
+
+    void oversizedHeadersAre431()
+    {
+        GatewayFixture gw;
+        gw.config.limits.maxHeaderBytes = 4096;
+        gw.start();
+        const quint16 port = gw.engine().port();
+        RawHttpClient c(port);
+        QVERIFY(c.waitConnected());
+        // Sent in pieces and never finished: the answer comes as soon as the limit is crossed.
+        c.send("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n");
+        for (int i = 0; i < 10 && !c.closed() && c.status() == 0; ++i) {
+            c.send("X-Filler-" + QByteArray::number(i) + ": " + QByteArray(1000, 'a') + "\r\n");
+            waitUntil([&c]() { return c.status() != 0; }, 50);
+        }
+        QVERIFY(c.waitResponse());
+        QCOMPARE(c.status(), 431);
+        QVERIFY(c.body().contains("maxHeaderBytes"));
+        QVERIFY(c.waitClosed());
+        QVERIFY(listenerStillUp(gw));
+        // Headers just under the limit are fine.
+        QCOMPARE(rawStatus(port, "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Filler: " + QByteArray(3000, 'a') +
+                                     "\r\n\r\n"),
+                 200);
+    }
+
+    void oversizedBodyIs413BeforeAnyUpstream()
+    {
+        GatewayFixture gw;
+        gw.config.limits.maxBodyBytes = 1024;
+        gw.start();
+        const quint16 port = gw.engine().port();
+        RawHttpClient c(port);
+        QVERIFY(c.waitConnected());
+        // A declared 100 MB body: refused on the head alone, the body is never read.
+        c.send("POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+               "Content-Length: 100000000\r\n\r\n{\"model\":\"chain\",");
+        QVERIFY(c.waitResponse());
+        QCOMPARE(c.status(), 413);
+        QVERIFY(c.body().contains("maxBodyBytes"));
+        QVERIFY(c.waitClosed());
+        QCOMPARE(gw.anthropicA.requests().size(), 0);
+        QCOMPARE(gw.openaiB.requests().size(), 0);
+        QVERIFY(listenerStillUp(gw));
+        // A body at the limit still goes through.
+        QByteArray small = R"({"model":"chain","max_tokens":16,"messages":[{"role":"user","content":")";
+        small += QByteArray(1000 - small.size(), 'x') + "\"}]}";
+        QVERIFY(small.size() <= 1024);
+        QCOMPARE(rawStatus(port, "POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                                 "Content-Length: " +
+                                     QByteArray::number(small.size()) + "\r\n\r\n" + small),
+                 200);
+    }
+
+    void oversizedChunkedBodyIs413()
+    {
+        GatewayFixture gw;
+        gw.config.limits.maxBodyBytes = 4096;
+        gw.start();
+        const quint16 port = gw.engine().port();
+        RawHttpClient c(port);
+        QVERIFY(c.waitConnected());
+        c.send("POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+               "Transfer-Encoding: chunked\r\n\r\n");
+        // 1 KiB chunks, forever: the answer must come once 4 KiB have arrived.
+        for (int i = 0; i < 64 && c.status() == 0 && !c.closed(); ++i) {
+            c.send("400\r\n" + QByteArray(1024, 'x') + "\r\n");
+            waitUntil([&c]() { return c.status() != 0; }, 20);
+        }
+        QVERIFY(c.waitResponse());
+        QCOMPARE(c.status(), 413);
+        QVERIFY(c.waitClosed());
+        QCOMPARE(gw.anthropicA.requests().size(), 0);
+        QVERIFY(listenerStillUp(gw));
+    }
+
+    void smallChunkedBodyIsServed()
+    {
+        GatewayFixture gw;
+        gw.config.limits.maxBodyBytes = 4096;
+        gw.start();
+        const quint16 port = gw.engine().port();
+        const QByteArray body = R"({"model":"chain","max_tokens":16,"messages":[{"role":"user","content":"chunky"}]})";
+        const QByteArray a = body.left(20);
+        const QByteArray b = body.mid(20);
+        QByteArray answer;
+        const int status = rawStatus(
+            port, "POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                  "Transfer-Encoding: chunked\r\n\r\n" +
+                      QByteArray::number(a.size(), 16) + "\r\n" + a + "\r\n" + QByteArray::number(b.size(), 16) +
+                      ";ext=1\r\n" + b + "\r\n0\r\n\r\n",
+            &answer);
+        QCOMPARE(status, 200);
+        QVERIFY2(answer.contains("You said: chunky"), answer.constData());
+    }
+
+    void byteASecondClientGets408()
+    {
+        GatewayFixture gw;
+        gw.config.limits.headerTimeoutMs = 400;
+        gw.start();
+        RawHttpClient c(gw.engine().port());
+        QVERIFY(c.waitConnected());
+        const QByteArray request = "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+        QElapsedTimer t;
+        t.start();
+        int sent = 0;
+        // One byte every 100 ms (a slowloris scaled down): every byte arrives, the head never completes in time.
+        while (sent < request.size() - 1 && !c.closed() && c.status() == 0) {
+            c.send(request.mid(sent++, 1));
+            waitUntil([&c]() { return c.closed() || c.status() != 0; }, 100);
+        }
+        QVERIFY(c.waitResponse(2000));
+        QCOMPARE(c.status(), 408);
+        QVERIFY(c.waitClosed(2000));
+        QVERIFY2(t.elapsed() < 2500, qPrintable(QString::number(t.elapsed())));
+        QVERIFY(sent < request.size() - 1);
+        QVERIFY(listenerStillUp(gw));
+    }
+
+    void silentConnectionsAreClosed()
+    {
+        GatewayFixture gw;
+        gw.config.limits.headerTimeoutMs = 300;
+        gw.config.limits.idleTimeoutMs = 300;
+        gw.start();
+        const quint16 port = gw.engine().port();
+        RawHttpClient fresh(port);
+        QVERIFY(fresh.waitConnected());
+        QVERIFY(fresh.waitClosed(3000)); // never said a word
+        QCOMPARE(fresh.received(), QByteArray());
+
+        RawHttpClient kept(port);
+        QVERIFY(kept.waitConnected());
+        kept.send("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+        QVERIFY(kept.waitResponse());
+        QCOMPARE(kept.status(), 200);
+        QVERIFY(!kept.closed());
+        QVERIFY(kept.waitClosed(3000)); // idle keep-alive connection closed
+    }
+
+    void slowUpstreamAnswerIsNotCutByIdleTimeout()
+    {
+        GatewayFixture gw;
+        gw.config.limits.idleTimeoutMs = 200;
+        demo::Fault slow;
+        slow.chunkDelayMs = 150; // the answer takes longer than the idle timeout, in pieces
+        gw.anthropicA.setFault(slow);
+        gw.start();
+        const quint16 port = gw.engine().port();
+        QByteArray answer;
+        QCOMPARE(rawStatus(port, chatPost(port, {}), &answer), 200);
+        QVERIFY(answer.contains("You said: hi"));
+    }
+
+    void garbageBytesLeaveTheListenerUp_data()
+    {
+        QTest::addColumn<QByteArray>("bytes");
+        QTest::addRow("binary") << QByteArray::fromHex("0001fffe16030100a0010000");
+        QTest::addRow("tls client hello") << QByteArray::fromHex("16030100f4010000f00303") + QByteArray(40, '\x07');
+        QTest::addRow("bad request line") << QByteArray("HELLO\r\n\r\n");
+        QTest::addRow("bad header line") << QByteArray("GET / HTTP/1.1\r\nHost 127.0.0.1\r\n\x01\x02\r\n\r\n");
+        QTest::addRow("bad content length") << QByteArray("POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                                                          "Content-Length: -5\r\n\r\n");
+        QTest::addRow("smuggling") << QByteArray("POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 4\r\n"
+                                                 "Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n");
+        QTest::addRow("bad chunk size") << QByteArray("POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                                                      "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+                                                      "zz\r\n{}\r\n0\r\n\r\n");
+        QByteArray noise(4096, Qt::Uninitialized);
+        QRandomGenerator rng(20261129);
+        for (auto &ch : noise)
+            ch = char(rng.bounded(256));
+        QTest::addRow("random") << noise;
+        QTest::addRow("nul bytes") << QByteArray(2048, '\0');
+    }
+    void garbageBytesLeaveTheListenerUp()
+    {
+        QFETCH(QByteArray, bytes);
+        GatewayFixture gw;
+        gw.config.limits.headerTimeoutMs = 1000;
+        gw.start();
+        RawHttpClient c(gw.engine().port());
+        QVERIFY(c.waitConnected());
+        c.send(bytes);
+        QVERIFY(c.waitClosed(4000)); // answered (or not) and closed: never left hanging
+        if (c.status() != 0)
+            QVERIFY2(c.status() == 400 || c.status() == 408 || c.status() == 431, c.head().constData());
+        QCOMPARE(gw.anthropicA.requests().size(), 0);
+        QVERIFY(listenerStillUp(gw));
+    }
+
+    void connectionsOverTheCapGet503()
+    {
+        GatewayFixture gw;
+        gw.config.limits.maxConnections = 4;
+        gw.start();
+        const quint16 port = gw.engine().port();
+        std::vector<std::unique_ptr<RawHttpClient>> held;
+        for (int i = 0; i < 4; ++i) {
+            held.push_back(std::make_unique<RawHttpClient>(port));
+            QVERIFY(held.back()->waitConnected());
+        }
+        QVERIFY(waitUntil([&gw]() { return gw.engine().openConnections() == 4; }));
+        RawHttpClient over(port);
+        QVERIFY(over.waitConnected());
+        over.send("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+        QVERIFY(over.waitResponse());
+        QCOMPARE(over.status(), 503);
+        QVERIFY(over.body().contains("maxConnections"));
+        QVERIFY(over.waitClosed());
+        // One of the held connections still works, and freeing one lets a new client in.
+        held.front()->send("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+        QVERIFY(held.front()->waitResponse());
+        QCOMPARE(held.front()->status(), 200);
+        held.pop_back();
+        QVERIFY(waitUntil([&gw]() { return gw.engine().openConnections() == 3; }));
+        QCOMPARE(rawStatus(port, "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"), 200);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestListenerGuard)
+#include "test_listener_guard.moc"

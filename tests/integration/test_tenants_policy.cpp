@@ -1,0 +1,311 @@
+// Tenants (SPEC 4: keys, 401 in the inbound format, isolation of marks, usage
+// and logs) and routing policy (tenant providers/regions, the route cost
+// ceiling, alias globs and the resolution order) on the real engine.
+#include "gateway_fixture.h"
+#include "telemetry/telemetry.h"
+
+#include <QCryptographicHash>
+#include <QJsonArray>
+#include <QSignalSpy>
+#include <QTest>
+
+using namespace sw;
+using namespace sw::test;
+
+namespace {
+const QByteArray kAliceKey = "sm-alice-test-key-000000000000000000";
+const QByteArray kBobKey = "sm-bob-test-key-1111111111111111111111";
+
+QString hashOf(const QByteArray &key)
+{
+    return QStringLiteral("sha256:") + QString::fromLatin1(QCryptographicHash::hash(key, QCryptographicHash::Sha256).toHex());
+}
+
+void addTenant(config::Config &c, const QString &name, const QByteArray &key, bool admin = false)
+{
+    config::TenantConfig t;
+    t.name = name;
+    t.keyHashes = {hashOf(key)};
+    t.admin = admin;
+    c.tenants.insert(name, t);
+}
+
+demo::Fault status(int code)
+{
+    demo::Fault f;
+    f.kind = demo::Fault::Status;
+    f.status = code;
+    return f;
+}
+
+QList<QPair<QByteArray, QByteArray>> bearer(const QByteArray &key)
+{
+    return {{"authorization", "Bearer " + key}};
+}
+
+QString errorMessage(const HttpResult &r)
+{
+    return r.json().value(QStringLiteral("error")).toObject().value(QStringLiteral("message")).toString();
+}
+
+QList<telemetry::AttemptRecord> attemptsFor(Engine &e, const QByteArray &requestId)
+{
+    QList<telemetry::AttemptRecord> out;
+    for (const auto &a : e.telemetry()->attempts(-1))
+        if (a.requestId == QString::fromLatin1(requestId))
+            out.prepend(a);
+    return out;
+}
+} // namespace
+
+class TestTenantsPolicy : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void missingOrWrongKeyIs401InTheInboundFormat_data()
+    {
+        QTest::addColumn<QString>("path");
+        QTest::addColumn<QByteArray>("key");
+        QTest::addRow("messages, no key") << QStringLiteral("/v1/messages") << QByteArray();
+        QTest::addRow("messages, wrong key") << QStringLiteral("/v1/messages") << QByteArray("sm-wrong");
+        QTest::addRow("chat, no key") << QStringLiteral("/v1/chat/completions") << QByteArray();
+        QTest::addRow("chat, wrong key") << QStringLiteral("/v1/chat/completions") << QByteArray("sm-wrong");
+        QTest::addRow("chat, key with one byte changed")
+            << QStringLiteral("/v1/chat/completions") << QByteArray(kAliceKey).replace(3, 1, "X");
+    }
+    void missingOrWrongKeyIs401InTheInboundFormat()
+    {
+        QFETCH(QString, path);
+        QFETCH(QByteArray, key);
+        GatewayFixture gw;
+        addTenant(gw.config, QStringLiteral("alice"), kAliceKey);
+        gw.start();
+        const bool anthropic = path == QLatin1String("/v1/messages");
+        const auto body = anthropic ? GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), false)
+                                    : GatewayFixture::openaiBody(QStringLiteral("chain"), QStringLiteral("x"), false);
+        const auto r = gw.post(path, body, key.isEmpty() ? QList<QPair<QByteArray, QByteArray>>{} : bearer(key));
+        QCOMPARE(r.status, 401);
+        const QJsonObject error = r.json().value(QStringLiteral("error")).toObject();
+        QVERIFY(!error.value(QStringLiteral("message")).toString().isEmpty());
+        if (anthropic) {
+            QCOMPARE(r.json().value(QStringLiteral("type")).toString(), QStringLiteral("error"));
+            QCOMPARE(error.value(QStringLiteral("type")).toString(), QStringLiteral("authentication_error"));
+        }
+        QVERIFY(!r.body.contains(key.isEmpty() ? QByteArray("\x01") : key)); // the key is never echoed
+        QCOMPARE(gw.anthropicA.requests().size() + gw.openaiB.requests().size(), 0);
+        // The right key, either header, gets through.
+        QCOMPARE(gw.post(path, body, bearer(kAliceKey)).status, 200);
+        QCOMPARE(gw.post(path, body, {{"x-api-key", kAliceKey}}).status, 200);
+    }
+
+    void noTenantsMeansLocalAndNoKey()
+    {
+        GatewayFixture gw;
+        gw.start();
+        QCOMPARE(gw.post(QStringLiteral("/v1/messages"),
+                         GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), false))
+                     .status,
+                 200);
+        QCOMPARE(gw.engine().telemetry()->attempts(1).value(0).tenant, QStringLiteral("local"));
+    }
+
+    void nonLoopbackListenerNeedsTenants()
+    {
+        GatewayFixture gw;
+        gw.config.listen = QStringLiteral("0.0.0.0:0");
+        Engine::Options o;
+        o.config = gw.config;
+        o.secrets = &gw.secrets;
+        Engine engine(o);
+        QString error;
+        QVERIFY(!engine.start(&error));
+        QVERIFY2(error.contains(QStringLiteral("non-loopback")) && error.contains(QStringLiteral("key create")),
+                 qPrintable(error));
+    }
+
+    void marksUsageAndLogsAreIsolatedPerTenant()
+    {
+        GatewayFixture gw;
+        addTenant(gw.config, QStringLiteral("alice"), kAliceKey);
+        addTenant(gw.config, QStringLiteral("bob"), kBobKey);
+        gw.start();
+        QSignalSpy logs(gw.engine().telemetry(), &telemetry::Telemetry::logLine);
+        const auto body = GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), false);
+
+        gw.anthropicA.pushFault(status(503)); // alice's request finds pa down
+        const auto a = gw.post(QStringLiteral("/v1/messages"), body, bearer(kAliceKey));
+        QCOMPARE(a.header("x-switchman-candidate"), QByteArray("pb/gpt-b"));
+        QCOMPARE(gw.engine().marks().size(), 1);
+        QCOMPARE(gw.engine().marks().first().tenant, QStringLiteral("alice"));
+
+        // bob's routing is untouched by alice's mark: pa is tried first, and answers.
+        const auto b = gw.post(QStringLiteral("/v1/messages"), body, bearer(kBobKey));
+        QCOMPARE(b.header("x-switchman-candidate"), QByteArray("pa/claude-a"));
+        // alice still avoids pa while her mark lasts.
+        const int paSeen = gw.anthropicA.requests().size();
+        QCOMPARE(gw.post(QStringLiteral("/v1/messages"), body, bearer(kAliceKey)).header("x-switchman-candidate"),
+                 QByteArray("pb/gpt-b"));
+        QCOMPARE(gw.anthropicA.requests().size(), paSeen);
+
+        // Usage rows carry the tenant that spent them.
+        QSet<QString> aliceCandidates;
+        QSet<QString> bobCandidates;
+        for (const auto &row : gw.engine().telemetry()->usage()) {
+            QVERIFY(row.tenant == QLatin1String("alice") || row.tenant == QLatin1String("bob"));
+            (row.tenant == QLatin1String("alice") ? aliceCandidates : bobCandidates).insert(row.candidate);
+        }
+        QCOMPARE(aliceCandidates, QSet<QString>{QStringLiteral("pb/gpt-b")});
+        QCOMPARE(bobCandidates, QSet<QString>{QStringLiteral("pa/claude-a")});
+        // Attempts and the failover log line name the tenant.
+        const auto attempts = attemptsFor(gw.engine(), a.header("x-switchman-request-id"));
+        QCOMPARE(attempts.size(), 2);
+        for (const auto &at : attempts)
+            QCOMPARE(at.tenant, QStringLiteral("alice"));
+        bool logged = false;
+        for (const auto &args : logs) {
+            const QJsonObject line = args.at(0).toJsonObject();
+            if (line.value(QStringLiteral("msg")).toString() == QLatin1String("candidate failover")) {
+                QCOMPARE(line.value(QStringLiteral("tenant")).toString(), QStringLiteral("alice"));
+                logged = true;
+            }
+        }
+        QVERIFY(logged);
+        // Clearing by tenant touches only that tenant's marks.
+        QCOMPARE(gw.engine().clearMarks({QStringLiteral("bob"), {}, {}, {}}), 0);
+        QCOMPARE(gw.engine().clearMarks({QStringLiteral("alice"), {}, {}, {}}), 1);
+    }
+
+    void tenantProvidersLimitEligibility()
+    {
+        GatewayFixture gw;
+        addTenant(gw.config, QStringLiteral("alice"), kAliceKey);
+        gw.config.tenants[QStringLiteral("alice")].providers = {QStringLiteral("pb")};
+        gw.start();
+        const auto r = gw.post(QStringLiteral("/v1/messages"),
+                               GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), false),
+                               bearer(kAliceKey));
+        QCOMPARE(r.status, 200);
+        QCOMPARE(r.header("x-switchman-candidate"), QByteArray("pb/gpt-b"));
+        QCOMPARE(gw.anthropicA.requests().size(), 0);
+        const auto attempts = attemptsFor(gw.engine(), r.header("x-switchman-request-id"));
+        QCOMPARE(attempts.first().outcome, telemetry::AttemptOutcome::Skipped);
+        QVERIFY(attempts.first().message.contains(QStringLiteral("provider not allowed")));
+        // A direct selector of a forbidden provider is refused too, naming why.
+        const auto direct = gw.post(QStringLiteral("/v1/messages"),
+                                    GatewayFixture::anthropicBody(QStringLiteral("pa/claude-a"), QStringLiteral("x"), false),
+                                    bearer(kAliceKey));
+        QCOMPARE(direct.status, 403);
+        QVERIFY2(errorMessage(direct).contains(QStringLiteral("no eligible candidate")), direct.body.constData());
+        QCOMPARE(gw.anthropicA.requests().size(), 0);
+    }
+
+    void tenantRegionsLimitEligibility()
+    {
+        GatewayFixture gw;
+        gw.config.providers[QStringLiteral("pa")].region = QStringLiteral("us");
+        gw.config.providers[QStringLiteral("pb")].region = QStringLiteral("eu");
+        addTenant(gw.config, QStringLiteral("alice"), kAliceKey);
+        addTenant(gw.config, QStringLiteral("bob"), kBobKey);
+        gw.config.tenants[QStringLiteral("alice")].regions = {QStringLiteral("eu")};
+        gw.start();
+        const auto body = GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), false);
+        QCOMPARE(gw.post(QStringLiteral("/v1/messages"), body, bearer(kAliceKey)).header("x-switchman-candidate"),
+                 QByteArray("pb/gpt-b"));
+        QCOMPARE(gw.anthropicA.requests().size(), 0);
+        QCOMPARE(gw.post(QStringLiteral("/v1/messages"), body, bearer(kBobKey)).header("x-switchman-candidate"),
+                 QByteArray("pa/claude-a")); // bob has no region rule
+    }
+
+    void costCeilingSkipsExpensiveFollowersAndSaysSo()
+    {
+        GatewayFixture gw;
+        gw.config.models[QStringLiteral("pb/gpt-b")].costInput = 50; // 50 + 2 vs 1 + 2: over 5x
+        gw.config.routes[QStringLiteral("chain")].maxFallbackCostMultiplier = 5;
+        gw.anthropicA.setFault(status(503));
+        gw.start();
+        const auto r = gw.post(QStringLiteral("/v1/messages"),
+                               GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), false));
+        QCOMPARE(r.status, 503);
+        QVERIFY2(errorMessage(r).contains(QStringLiteral("cost ceiling")) &&
+                     errorMessage(r).contains(QStringLiteral("maxFallbackCostMultiplier 5")),
+                 r.body.constData());
+        QCOMPARE(gw.openaiB.requests().size(), 0);
+    }
+
+    void costCeilingAllowsCheaperFollowers()
+    {
+        GatewayFixture gw;
+        gw.config.models[QStringLiteral("pb/gpt-b")].costInput = 10; // 12 vs 3: within 5x
+        gw.config.routes[QStringLiteral("chain")].maxFallbackCostMultiplier = 5;
+        gw.anthropicA.setFault(status(503));
+        gw.start();
+        const auto r = gw.post(QStringLiteral("/v1/messages"),
+                               GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), false));
+        QCOMPARE(r.status, 200);
+        QCOMPARE(r.header("x-switchman-candidate"), QByteArray("pb/gpt-b"));
+    }
+
+    void costCeilingIsPricedAgainstTheFirstEligibleCandidate()
+    {
+        // alice may not use pa, so pb (expensive) is her first eligible candidate and the
+        // ceiling is measured from it: pc at the same price is allowed.
+        GatewayFixture gw;
+        gw.config.models[QStringLiteral("pb/gpt-b")].costInput = 50;
+        gw.config.models[QStringLiteral("pc/claude-c")].costInput = 50;
+        auto &route = gw.config.routes[QStringLiteral("chain")];
+        route.candidates.append(QStringLiteral("pc/claude-c"));
+        route.maxFallbackCostMultiplier = 2;
+        addTenant(gw.config, QStringLiteral("alice"), kAliceKey);
+        gw.config.tenants[QStringLiteral("alice")].providers = {QStringLiteral("pb"), QStringLiteral("pc")};
+        gw.openaiB.setFault(status(503));
+        gw.start();
+        const auto r = gw.post(QStringLiteral("/v1/messages"),
+                               GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), false),
+                               bearer(kAliceKey));
+        QCOMPARE(r.status, 200);
+        QCOMPARE(r.header("x-switchman-candidate"), QByteArray("pc/claude-c"));
+    }
+
+    void aliasGlobsReachARoute_data()
+    {
+        QTest::addColumn<QString>("model");
+        QTest::addColumn<int>("status");
+        QTest::addColumn<QByteArray>("candidate");
+        QTest::addRow("claude code dated name") << QStringLiteral("claude-sonnet-4-5-20250929") << 200 << QByteArray("pa/claude-a");
+        QTest::addRow("alias is case-insensitive") << QStringLiteral("Claude-Sonnet-4-5") << 200 << QByteArray("pa/claude-a");
+        QTest::addRow("exact route beats alias") << QStringLiteral("claude-sonnet-special") << 200 << QByteArray("pb/gpt-b");
+        QTest::addRow("direct selector") << QStringLiteral("pc/claude-c") << 200 << QByteArray("pc/claude-c");
+        QTest::addRow("unique bare id") << QStringLiteral("gpt-b") << 200 << QByteArray("pb/gpt-b");
+        QTest::addRow("glob is anchored") << QStringLiteral("my-claude-sonnet-4") << 404 << QByteArray();
+        QTest::addRow("unknown") << QStringLiteral("claude-opus-4-1") << 404 << QByteArray();
+    }
+    void aliasGlobsReachARoute()
+    {
+        QFETCH(QString, model);
+        QFETCH(int, status);
+        QFETCH(QByteArray, candidate);
+        GatewayFixture gw;
+        config::RouteConfig sonnet;
+        sonnet.name = QStringLiteral("sonnet");
+        sonnet.candidates = {QStringLiteral("pa/claude-a"), QStringLiteral("pb/gpt-b")};
+        sonnet.aliases = {QStringLiteral("claude-sonnet-*")};
+        gw.config.routes.insert(sonnet.name, sonnet);
+        config::RouteConfig special;
+        special.name = QStringLiteral("claude-sonnet-special");
+        special.candidates = {QStringLiteral("pb/gpt-b")};
+        gw.config.routes.insert(special.name, special);
+        gw.start();
+        const auto r = gw.post(QStringLiteral("/v1/messages"), GatewayFixture::anthropicBody(model, QStringLiteral("x"), false));
+        QCOMPARE(r.status, status);
+        if (status == 200) {
+            QCOMPARE(r.header("x-switchman-candidate"), candidate);
+            QCOMPARE(r.header("x-litellm-model-id"), model.toUtf8()); // names what the client asked for
+        } else {
+            QCOMPARE(r.json().value(QStringLiteral("error")).toObject().value(QStringLiteral("type")).toString(),
+                     QStringLiteral("not_found_error"));
+            QCOMPARE(gw.anthropicA.requests().size() + gw.openaiB.requests().size() + gw.anthropicC.requests().size(), 0);
+        }
+    }
+};
+
+QTEST_GUILESS_MAIN(TestTenantsPolicy)
+#include "test_tenants_policy.moc"
