@@ -618,7 +618,8 @@ void ChatRequest::attemptFailed(failover::FailureInput input, bool fromHeaders)
         return stopWithUpstreamError(input);
 
     // refreshGatewayApiKeyAfterAuthError: rotate to the pool's next credential within the attempt.
-    if (failure->kind == FailureKind::CredentialExhausted && m_credentialIndex >= 0 &&
+    // A caller's own (passthrough) key is that caller's business: it never exhausts the pool for others.
+    if (failure->kind == FailureKind::CredentialExhausted && m_credentialIndex >= 0 && !m_target.passthroughAuth &&
         !m_candidate->provider.credentials.isEmpty()) {
         m_ctx.pools->markExhausted({m_candidate->provider.id, m_credentialIndex}, m_candidate->provider.exhaustedResetMs);
         if (m_ctx.pools->hasUsable(m_candidate->provider.id, m_candidate->provider.credentials,

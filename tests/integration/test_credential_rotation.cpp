@@ -234,6 +234,19 @@ private Q_SLOTS:
         QVERIFY(!upstreamSaw(gw.anthropicC, "pa-own-key"));
     }
 
+    void aCallersRejectedKeyDoesNotLockOutOtherCallers()
+    {
+        GatewayFixture gw;
+        gw.config.providers[QStringLiteral("pc")].credentials = {QStringLiteral("passthrough")};
+        gw.anthropicC.pushFault(status(401));
+        gw.start();
+        const auto body = GatewayFixture::anthropicBody(QStringLiteral("pc/claude-c"), QStringLiteral("x"), false);
+        QCOMPARE(gw.post(QStringLiteral("/v1/messages"), body, {{"x-api-key", "callers-revoked-key"}}).status, 502);
+        const auto other = gw.post(QStringLiteral("/v1/messages"), body, {{"x-api-key", "another-callers-key"}});
+        QCOMPARE(other.status, 200);
+        QCOMPARE(authSeen(gw.anthropicC), (QByteArrayList{"callers-revoked-key", "another-callers-key"}));
+    }
+
     void passthroughAloneWithoutCallerKeyIsCredentialExhausted()
     {
         GatewayFixture gw;

@@ -1,0 +1,161 @@
+// SPEC 7 / issue 5 "no secrets anywhere": a unique fake key is planted as an
+// env: credential, a keychain credential, a passthrough caller key and a
+// gateway key; every error path is driven; then the logs, the attempts, the
+// usage ledger, /metrics, the admin API, every response and the saved config
+// are searched for it. Upstream error bodies that quote the key are included
+// (some providers do).
+#include "config/config_loader.h"
+#include "fake_clock.h"
+#include "gateway_fixture.h"
+#include "telemetry/telemetry.h"
+
+#include <QCryptographicHash>
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QRandomGenerator>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QTest>
+
+using namespace sw;
+using namespace sw::test;
+
+namespace {
+demo::Fault statusQuoting(int code, const QByteArray &key)
+{
+    demo::Fault f;
+    f.kind = demo::Fault::Status;
+    f.status = code;
+    f.body = R"({"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key )" + key +
+             R"("},"error_openai":{"message":"Incorrect API key provided: )" + key + R"("}})";
+    return f;
+}
+} // namespace
+
+class TestSecretCanary : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void plantedKeyAppearsNowhere()
+    {
+        const QByteArray canary = "sk-canary-" + QByteArray::number(QRandomGenerator::system()->generate64(), 16);
+        const QByteArray envKey = canary + "-env";
+        const QByteArray keychainKey = canary + "-keychain";
+        const QByteArray callerKey = canary + "-caller";
+        const QByteArray gatewayKey = canary + "-gateway";
+        qputenv("SW_CANARY_ENV", envKey);
+
+        FakeClock clock;
+        GatewayFixture gw;
+        gw.clock = &clock;
+        gw.config.providers[QStringLiteral("pa")].credentials = {QStringLiteral("env:SW_CANARY_ENV")};
+        gw.config.providers[QStringLiteral("pb")].credentials = {QStringLiteral("keychain:canary")};
+        gw.config.providers[QStringLiteral("pc")].credentials = {QStringLiteral("passthrough")};
+        gw.secrets.secrets.insert(QStringLiteral("canary"), keychainKey);
+        config::TenantConfig alice;
+        alice.name = QStringLiteral("alice");
+        alice.admin = true;
+        alice.keyHashes = {QStringLiteral("sha256:") +
+                           QString::fromLatin1(QCryptographicHash::hash(gatewayKey, QCryptographicHash::Sha256).toHex())};
+        gw.config.tenants.insert(alice.name, alice);
+        config::RouteConfig all;
+        all.name = QStringLiteral("all");
+        all.candidates = {QStringLiteral("pc/claude-c"), QStringLiteral("pa/claude-a"), QStringLiteral("pb/gpt-b")};
+        gw.config.routes.insert(all.name, all);
+        gw.start();
+        QSignalSpy logs(gw.engine().telemetry(), &telemetry::Telemetry::logLine);
+
+        QList<HttpResult> responses;
+        const QList<QPair<QByteArray, QByteArray>> asAlice{{"authorization", "Bearer " + gatewayKey}};
+        const QList<QPair<QByteArray, QByteArray>> passthrough{{"x-switchman-key", gatewayKey}, {"x-api-key", callerKey}};
+        auto messages = [&](const QString &model, bool stream, const QList<QPair<QByteArray, QByteArray>> &h) {
+            responses << gw.post(QStringLiteral("/v1/messages"),
+                                 GatewayFixture::anthropicBody(model, QStringLiteral("hello"), stream), h);
+        };
+        auto chat = [&](const QString &model, bool stream, const QList<QPair<QByteArray, QByteArray>> &h) {
+            responses << gw.post(QStringLiteral("/v1/chat/completions"),
+                                 GatewayFixture::openaiBody(model, QStringLiteral("hello"), stream), h);
+        };
+
+        // Upstream 401s that quote the key they got, on every provider, then 5xx, then success.
+        gw.anthropicC.pushFault(statusQuoting(401, callerKey));
+        gw.anthropicA.pushFault(statusQuoting(401, envKey));
+        gw.openaiB.pushFault(statusQuoting(401, keychainKey));
+        messages(QStringLiteral("all"), false, passthrough);
+        clock.advance(3600 * 1000 + 1); // exhausted credentials and marks expire
+        for (auto *u : {&gw.anthropicA, &gw.openaiB, &gw.anthropicC})
+            u->pushFault(statusQuoting(503, canary));
+        chat(QStringLiteral("all"), true, passthrough);
+        messages(QStringLiteral("pb/gpt-b"), true, asAlice);
+        gw.anthropicA.pushFault(statusQuoting(429, envKey));
+        chat(QStringLiteral("pa/claude-a"), false, asAlice);
+        // In-band stream error after content, and a plain success with usage.
+        messages(QStringLiteral("pc/claude-c"), false, passthrough);
+        demo::Fault inBand;
+        inBand.kind = demo::Fault::InBandErrorAfterContent;
+        gw.anthropicC.pushFault(inBand);
+        chat(QStringLiteral("pc/claude-c"), true, passthrough);
+        // Tenant 401s: a wrong key that looks like the canary, and the caller key as gateway key.
+        messages(QStringLiteral("all"), false, {{"authorization", "Bearer " + canary + "-wrong"}});
+        chat(QStringLiteral("all"), false, {{"x-api-key", callerKey}});
+        // Bad requests carrying the key in the body and in odd headers.
+        responses << gw.postRaw(QStringLiteral("/v1/messages"), "{\"model\": \"" + canary + "\", broken", asAlice);
+        responses << gw.postRaw(QStringLiteral("/v1/chat/completions"), "[\"" + gatewayKey + "\"]", asAlice);
+        responses << gw.post(QStringLiteral("/v1/messages/count_tokens"),
+                             GatewayFixture::anthropicBody(QStringLiteral("all"), QString::fromLatin1(canary), false),
+                             asAlice);
+        // Admin and metrics, with and without the key.
+        auto getAs = [&](const QString &path, const QByteArray &key) {
+            QNetworkRequest req(QUrl(gw.baseUrl() + path));
+            if (!key.isEmpty())
+                req.setRawHeader("authorization", "Bearer " + key);
+            return gw.wait(gw.nam.get(req));
+        };
+        for (const QString &path : {QStringLiteral("/admin/marks"), QStringLiteral("/admin/attempts?limit=500"),
+                                    QStringLiteral("/admin/usage"), QStringLiteral("/metrics"), QStringLiteral("/v1/models"),
+                                    QStringLiteral("/admin/nope")}) {
+            responses << getAs(path, gatewayKey);
+            responses << getAs(path, canary + "-not-a-key");
+        }
+        const HttpResult usage = getAs(QStringLiteral("/admin/usage"), gatewayKey);
+        QCOMPARE(usage.status, 200);
+        QVERIFY2(!usage.json().value(QStringLiteral("rows")).toArray().isEmpty(), "the ledger has rows to search");
+        const HttpResult attempts = getAs(QStringLiteral("/admin/attempts?limit=500"), gatewayKey);
+        QVERIFY(attempts.json().value(QStringLiteral("attempts")).toArray().size() >= 8);
+
+        // Search everything a user, a log collector or a support bundle could see.
+        QByteArray haystack;
+        for (const auto &r : responses) {
+            haystack += r.body;
+            for (const auto &h : r.headers)
+                haystack += h.first + ": " + h.second + '\n';
+        }
+        for (const auto &args : logs)
+            haystack += QJsonDocument(args.at(0).toJsonObject()).toJson(QJsonDocument::Compact) + '\n';
+        for (const auto &a : gw.engine().telemetry()->attempts(-1))
+            haystack += (a.requestId + a.tenant + a.requestedModel + a.candidate + a.failure + a.message).toUtf8();
+        for (const auto &u : gw.engine().telemetry()->usage())
+            haystack += (u.requestId + u.tenant + u.candidate + u.provider + u.outcome).toUtf8();
+        for (const auto &m : gw.engine().marks())
+            haystack += (m.tenant + m.provider + m.baseUrl + m.model + m.lastError).toUtf8();
+        QTemporaryDir dir;
+        const QString saved = dir.filePath(QStringLiteral("config.json"));
+        QString error;
+        QVERIFY2(config::save(saved, *gw.engine().config(), &error), qPrintable(error));
+        QFile file(saved);
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        haystack += file.readAll();
+
+        QVERIFY(haystack.size() > 10000); // we really did collect something
+        QVERIFY(logs.size() > 5);
+        // Sanity: the upstreams did receive the planted keys, so the search is meaningful.
+        QCOMPARE(gw.anthropicA.requests().first().header("x-api-key"), envKey);
+        QCOMPARE(gw.anthropicC.requests().first().header("x-api-key"), callerKey);
+        QCOMPARE(gw.openaiB.requests().first().header("authorization"), "Bearer " + keychainKey);
+        const qsizetype at = haystack.indexOf(canary);
+        QVERIFY2(at < 0, haystack.mid(std::max<qsizetype>(0, at - 200), 400).constData());
+    }
+};
+
+QTEST_GUILESS_MAIN(TestSecretCanary)
+#include "test_secret_canary.moc"
