@@ -1,6 +1,7 @@
 #include "server/connection_guard.h"
 
 #include <QRegularExpression>
+#include <algorithm>
 #include <QTcpSocket>
 #include <QTimer>
 

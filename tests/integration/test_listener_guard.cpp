@@ -11,14 +11,22 @@
 #include <QTest>
 
 #include <memory>
+#include <vector>
 
 using namespace sw;
 using namespace sw::test;
 
 namespace {
+// Moc does not read raw string literals inside a class: JSON bodies are built here.
+QByteArray messagesBody(const QByteArray &content)
+{
+    return "{\"model\":\"chain\",\"max_tokens\":16,\"messages\":[{\"role\":\"user\",\"content\":\"" + content +
+           "\"}]}";
+}
+
 QByteArray chatPost(quint16 port, const QByteArray &extraHeaders, const QByteArray &contentType = "application/json")
 {
-    const QByteArray body = R"({"model":"chain","max_tokens":16,"messages":[{"role":"user","content":"hi"}]})";
+    const QByteArray body = messagesBody("hi");
     return "POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1:" + QByteArray::number(port) +
            "\r\nContent-Type: " + contentType + "\r\nContent-Length: " + QByteArray::number(body.size()) + "\r\n" +
            extraHeaders + "\r\n" + body;
@@ -68,7 +76,7 @@ private Q_SLOTS:
         gw.start();
         const QByteArray port = QByteArray::number(gw.engine().port());
         host.replace("%PORT", port);
-        const QByteArray body = R"({"model":"chain","max_tokens":16,"messages":[{"role":"user","content":"hi"}]})";
+        const QByteArray body = messagesBody("hi");
         const QByteArray req = "POST /v1/messages HTTP/1.1\r\nHost: " + host +
                                "\r\nContent-Type: application/json\r\nContent-Length: " +
                                QByteArray::number(body.size()) + "\r\n\r\n" + body;
@@ -193,8 +201,7 @@ private Q_SLOTS:
         QCOMPARE(gw.openaiB.requests().size(), 0);
         QVERIFY(listenerStillUp(gw));
         // A body at the limit still goes through.
-        QByteArray small = R"({"model":"chain","max_tokens":16,"messages":[{"role":"user","content":")";
-        small += QByteArray(1000 - small.size(), 'x') + "\"}]}";
+        const QByteArray small = messagesBody(QByteArray(900, 'x'));
         QVERIFY(small.size() <= 1024);
         QCOMPARE(rawStatus(port, "POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
                                  "Content-Length: " +
@@ -230,7 +237,7 @@ private Q_SLOTS:
         gw.config.limits.maxBodyBytes = 4096;
         gw.start();
         const quint16 port = gw.engine().port();
-        const QByteArray body = R"({"model":"chain","max_tokens":16,"messages":[{"role":"user","content":"chunky"}]})";
+        const QByteArray body = messagesBody("chunky");
         const QByteArray a = body.left(20);
         const QByteArray b = body.mid(20);
         QByteArray answer;
@@ -329,13 +336,15 @@ private Q_SLOTS:
         QFETCH(QByteArray, bytes);
         GatewayFixture gw;
         gw.config.limits.headerTimeoutMs = 1000;
+        gw.config.limits.idleTimeoutMs = 1000; // a lenient parse answered with keep-alive is closed too
         gw.start();
         RawHttpClient c(gw.engine().port());
         QVERIFY(c.waitConnected());
         c.send(bytes);
-        QVERIFY(c.waitClosed(4000)); // answered (or not) and closed: never left hanging
+        QVERIFY2(c.waitClosed(4000), c.received().constData()); // answered (or not) and closed: never left hanging
         if (c.status() != 0)
-            QVERIFY2(c.status() == 400 || c.status() == 408 || c.status() == 431, c.head().constData());
+            QVERIFY2(c.status() == 400 || c.status() == 403 || c.status() == 408 || c.status() == 431,
+                     c.head().constData()); // 403: Qt's lenient parser read a header line without a colon; no Host
         QCOMPARE(gw.anthropicA.requests().size(), 0);
         QVERIFY(listenerStillUp(gw));
     }

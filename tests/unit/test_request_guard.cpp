@@ -24,7 +24,7 @@ private Q_SLOTS:
         QTest::addRow("wrong port") << v4 << QByteArray("127.0.0.1:80") << false;
         QTest::addRow("rebinding") << v4 << QByteArray("evil.example:4141") << false;
         QTest::addRow("localhost subdomain") << v4 << QByteArray("localhost.evil.example:4141") << false;
-        QTest::addRow("v6 on v4 listener") << v4 << QByteArray("[::1]:4141") << false;
+        QTest::addRow("v6 loopback literal on v4 listener") << v4 << QByteArray("[::1]:4141") << true; // a literal cannot be rebound
         QTest::addRow("v6 literal") << v6 << QByteArray("[::1]:4141") << true;
         QTest::addRow("v6 no port") << v6 << QByteArray("[::1]") << true;
         QTest::addRow("v6 unbracketed") << v6 << QByteArray("::1") << false;
