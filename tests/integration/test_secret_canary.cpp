@@ -83,8 +83,9 @@ private Q_SLOTS:
         gw.openaiB.pushFault(statusQuoting(401, keychainKey));
         messages(QStringLiteral("all"), false, passthrough);
         clock.advance(3600 * 1000 + 1); // exhausted credentials and marks expire
-        for (auto *u : {&gw.anthropicA, &gw.openaiB, &gw.anthropicC})
-            u->pushFault(statusQuoting(503, canary));
+        gw.anthropicC.pushFault(statusQuoting(503, callerKey));
+        gw.anthropicA.pushFault(statusQuoting(503, envKey));
+        gw.openaiB.pushFault(statusQuoting(503, keychainKey));
         chat(QStringLiteral("all"), true, passthrough);
         messages(QStringLiteral("pb/gpt-b"), true, asAlice);
         gw.anthropicA.pushFault(statusQuoting(429, envKey));
