@@ -58,7 +58,6 @@ private slots:
     void startupWithMissingConfigFails();
     void startupWithInvalidConfigFails();
     void startupRefusesNonLoopbackListenWithoutTenants();
-    void unimplementedCommandsSaySo();
 };
 
 // After the class: moc does not follow raw string literals.
@@ -173,12 +172,6 @@ void TestSwitchmanBinary::startupRefusesNonLoopbackListenWithoutTenants() {
                                   QStringLiteral("0.0.0.0:4141")});
     QCOMPARE(run.exitCode, 1);
     QVERIFY2(run.err.contains(QStringLiteral("not a loopback address")), qPrintable(run.err));
-}
-
-void TestSwitchmanBinary::unimplementedCommandsSaySo() {
-    const Run run = runSwitchman({QStringLiteral("credential"), QStringLiteral("list")});
-    QCOMPARE(run.exitCode, 1);
-    QVERIFY(run.err.contains(QStringLiteral("not implemented yet")));
 }
 
 QTEST_GUILESS_MAIN(TestSwitchmanBinary)
