@@ -194,7 +194,16 @@ void Engine::prewarmCredentials()
     QStringList refs;
     for (const auto &p : m_ctx.config->providers)
         refs += p.credentials;
-    m_pools->prewarm(refs, this);
+    m_pools->prewarm(refs, this, [this](const QString &name, const credentials::SecretResult &result) {
+        // Said once per start or reload, in words that name the way out; never the secret.
+        m_telemetry->log(QStringLiteral("warn"),
+                         result.notFound ? QStringLiteral("keychain credential missing")
+                                         : QStringLiteral("keychain unavailable"),
+                         {{QStringLiteral("credential"), QStringLiteral("keychain:") + name},
+                          {QStringLiteral("hint"), result.notFound
+                                                       ? QStringLiteral("store it with: switchman credential set %1").arg(name)
+                                                       : result.error}});
+    });
 }
 
 void Engine::setPaused(bool paused)

@@ -98,7 +98,8 @@ void CredentialPools::acquire(const QString &provider, const QStringList &refs, 
     done(none);
 }
 
-void CredentialPools::prewarm(const QStringList &refs, QObject *context)
+void CredentialPools::prewarm(const QStringList &refs, QObject *context,
+                              std::function<void(const QString &, const SecretResult &)> onProblem)
 {
     m_cache.clear();
     const quint64 generation = ++m_prewarmGeneration;
@@ -109,9 +110,13 @@ void CredentialPools::prewarm(const QStringList &refs, QObject *context)
         if (ref.startsWith(QLatin1String("keychain:")))
             names.insert(ref.mid(9));
     for (const QString &name : std::as_const(names)) {
-        m_store->read(name, context, [this, name, generation](const SecretResult &res) {
-            if (generation == m_prewarmGeneration && res.ok && !res.secret.isEmpty())
+        m_store->read(name, context, [this, name, generation, onProblem](const SecretResult &res) {
+            if (generation != m_prewarmGeneration)
+                return;
+            if (res.ok && !res.secret.isEmpty())
                 m_cache.insert(name, res.secret);
+            else if (onProblem)
+                onProblem(name, res);
         });
     }
 }

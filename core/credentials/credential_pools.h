@@ -46,7 +46,10 @@ public:
     // Reads every keychain: reference of `refs` into the cache in the background, so
     // requests rarely wait on D-Bus. Replaces the cache (a reload picks up a new secret);
     // failures are left for acquire() to report in words.
-    void prewarm(const QStringList &refs, QObject *context);
+    // `onProblem` hears of each name the keychain could not give (missing entry or no
+    // Secret Service), so a headless start says so instead of failing later, silently.
+    void prewarm(const QStringList &refs, QObject *context,
+                 std::function<void(const QString &name, const SecretResult &result)> onProblem = {});
     bool isCached(const QString &name) const { return m_cache.contains(name); }
     void setStore(SecretStore *store) { m_store = store; }
 

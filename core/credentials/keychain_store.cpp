@@ -15,7 +15,9 @@ QString explain(QKeychain::Error e, const QString &detail)
             .arg(detail);
     case QKeychain::AccessDenied:
     case QKeychain::AccessDeniedByUser:
-        return QStringLiteral("access to the keychain was denied: %1").arg(detail);
+        return QStringLiteral("the OS keychain refused access; it may be locked (unlock it, e.g. by logging in to "
+                              "the desktop session): %1")
+            .arg(detail);
     case QKeychain::EntryNotFound:
         return QStringLiteral("no such keychain entry");
     default:

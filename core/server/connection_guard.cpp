@@ -285,9 +285,9 @@ void ConnectionGuard::rearm()
     if (m_phase == Phase::Rejected)
         return;
     m_timer->stop();
+    if (m_busy)
+        return; // an answer is on its way (the request's own deadline bounds it); the next request's clock starts after it
     if (m_phase == Phase::Head && m_head.isEmpty()) {
-        if (m_busy)
-            return; // the answer is on its way; the request's own deadline bounds it
         // Silent: a fresh connection gets the header timeout, a kept-alive one the idle timeout.
         m_timer->start(m_everSpoke ? m_limits.idleTimeoutMs : m_limits.headerTimeoutMs);
     } else if (m_phase == Phase::Head) {
@@ -319,6 +319,12 @@ void ConnectionGuard::reject(const Rejection &rejection)
         return;
     m_phase = Phase::Rejected;
     m_timer->stop();
+    if (m_busy) {
+        // A response is being written on this connection: no second status line in
+        // the middle of it. Only an abusive pipelining client gets here.
+        m_socket->abort();
+        return;
+    }
     // Qt's parser must never see these bytes (it would buffer a huge body).
     if (m_httpServer)
         disconnect(m_socket, &QIODevice::readyRead, m_httpServer, nullptr);

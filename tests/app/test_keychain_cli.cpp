@@ -7,6 +7,7 @@
 
 #include <QProcess>
 #include <QRandomGenerator>
+#include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -122,6 +123,42 @@ private Q_SLOTS:
         QVERIFY2(list.out.contains(QStringLiteral("keychain:main\tkeychain: unavailable")), qPrintable(list.out));
         QVERIFY(list.out.contains(QStringLiteral("env:HOME\tenvironment: set"))); // env: references keep working
         QVERIFY(list.err.contains(QStringLiteral("env:VAR")));
+    }
+
+    void aLockedKeyringIsReportedAndNothingStored()
+    {
+        // A private session of its own (locking the shared one would break other tests):
+        // an unlocked keyring is created, its login collection locked, then the CLI run.
+        if (QStandardPaths::findExecutable(QStringLiteral("dbus-run-session")).isEmpty() ||
+            QStandardPaths::findExecutable(QStringLiteral("gnome-keyring-daemon")).isEmpty())
+            QSKIP("needs dbus-run-session and gnome-keyring-daemon");
+        QTemporaryDir home;
+        const QString script = QStringLiteral(
+            "set -e\n"
+            "export XDG_DATA_HOME=\"$1\" XDG_RUNTIME_DIR=\"$1/run\"\n" // never the outer session's daemon
+            "mkdir -p -m 700 \"$XDG_RUNTIME_DIR\"\n"
+            "eval \"$(echo -n pw | gnome-keyring-daemon --unlock --components=secrets)\"\n"
+            "for i in $(seq 50); do dbus-send --session --print-reply --dest=org.freedesktop.DBus /org/freedesktop/DBus "
+            "org.freedesktop.DBus.NameHasOwner string:org.freedesktop.secrets | grep -q 'boolean true' && break; sleep 0.1; done\n"
+            "dbus-send --session --print-reply --dest=org.freedesktop.secrets /org/freedesktop/secrets "
+            "org.freedesktop.Secret.Service.Lock array:objpath:/org/freedesktop/secrets/collection/login >/dev/null\n"
+            "set +e\n"
+            "echo sk-locked-out | \"$2\" credential set locked-test 2>&1\n"
+            "echo \"exit=$?\"\n");
+        QProcess p;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.remove(QStringLiteral("DISPLAY")); // no prompter can ask the user
+        env.remove(QStringLiteral("WAYLAND_DISPLAY"));
+        p.setProcessEnvironment(env);
+        p.start(QStringLiteral("dbus-run-session"), {QStringLiteral("--"), QStringLiteral("bash"), QStringLiteral("-c"), script,
+                                                      QStringLiteral("locked"), home.path(), QStringLiteral(SWITCHMAN_BIN)});
+        QVERIFY(p.waitForFinished(60000));
+        const QString out = QString::fromUtf8(p.readAllStandardOutput());
+        QVERIFY2(out.contains(QStringLiteral("exit=1")), qPrintable(out));
+        QVERIFY2(out.contains(QStringLiteral("locked")) && out.contains(QStringLiteral("env:VAR")) &&
+                     out.contains(QStringLiteral("Nothing was stored")),
+                 qPrintable(out));
+        QVERIFY(!out.contains(QStringLiteral("sk-locked-out")));
     }
 
     void emptyInputStoresNothing()

@@ -8,6 +8,8 @@
 #include "telemetry/telemetry.h"
 
 #include <QCryptographicHash>
+#include <QJsonObject>
+#include <QSignalSpy>
 #include <QTest>
 
 using namespace sw;
@@ -173,6 +175,29 @@ private Q_SLOTS:
                      .status,
                  200);
         QCOMPARE(authSeen(gw.anthropicA), QByteArrayList{"pa-rotated"});
+    }
+
+    void keychainProblemsAreLoggedAtStart()
+    {
+        GatewayFixture gw;
+        gw.config.providers[QStringLiteral("pa")].credentials = {QStringLiteral("keychain:pa-missing")};
+        gw.start();
+        QSignalSpy logs(gw.engine().telemetry(), &telemetry::Telemetry::logLine);
+        QVERIFY(waitUntil([&logs]() { return !logs.isEmpty(); }));
+        const QJsonObject line = logs.first().at(0).toJsonObject();
+        QCOMPARE(line.value(QStringLiteral("level")).toString(), QStringLiteral("warn"));
+        QCOMPARE(line.value(QStringLiteral("msg")).toString(), QStringLiteral("keychain credential missing"));
+        QCOMPARE(line.value(QStringLiteral("credential")).toString(), QStringLiteral("keychain:pa-missing"));
+        QVERIFY(line.value(QStringLiteral("hint")).toString().contains(QStringLiteral("switchman credential set pa-missing")));
+
+        GatewayFixture down;
+        down.config.providers[QStringLiteral("pa")].credentials = {QStringLiteral("keychain:pa-main")};
+        down.secrets.mode = ScriptedSecretStore::Mode::Fail;
+        down.start();
+        QSignalSpy downLogs(down.engine().telemetry(), &telemetry::Telemetry::logLine);
+        QVERIFY(waitUntil([&downLogs]() { return !downLogs.isEmpty(); }));
+        QCOMPARE(downLogs.first().at(0).toJsonObject().value(QStringLiteral("msg")).toString(),
+                 QStringLiteral("keychain unavailable"));
     }
 
     void keychainFailureIsASetupErrorThatFailsOver()
