@@ -626,6 +626,7 @@ void ChatRequest::attemptFailed(failover::FailureInput input, bool fromHeaders)
                                    !callerAuth().isEmpty())) {
             m_ctx.telemetry->log(QStringLiteral("info"), QStringLiteral("credential rotated"),
                                  {{QStringLiteral("requestId"), m_requestId},
+                                  {QStringLiteral("tenant"), m_tenant},
                                   {QStringLiteral("provider"), m_candidate->provider.id},
                                   {QStringLiteral("credentialIndex"), m_credentialIndex}});
             recordUsage(false);
@@ -665,6 +666,7 @@ bool ChatRequest::tryInAttemptRetry(const failover::UpstreamFailure &failure)
     recordUsage(false);
     m_ctx.telemetry->log(QStringLiteral("info"), QStringLiteral("provider retry"),
                          {{QStringLiteral("requestId"), m_requestId},
+                          {QStringLiteral("tenant"), m_tenant},
                           {QStringLiteral("candidate"), m_candidate->name()},
                           {QStringLiteral("failure"), failover::failureKindName(failure.kind)},
                           {QStringLiteral("retry"), m_retries},
@@ -833,7 +835,9 @@ void ChatRequest::onClientGone()
                       QStringLiteral("client closed the request (499)"));
     }
     m_ctx.telemetry->log(QStringLiteral("info"), QStringLiteral("client closed request"),
-                         {{QStringLiteral("requestId"), m_requestId}, {QStringLiteral("status"), 499}});
+                         {{QStringLiteral("requestId"), m_requestId},
+                          {QStringLiteral("tenant"), m_tenant},
+                          {QStringLiteral("status"), 499}});
     settleAttempt();
     recordUsage(false);
     finish();

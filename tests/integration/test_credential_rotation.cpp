@@ -78,11 +78,21 @@ private Q_SLOTS:
         gw.anthropicA.pushFault(status(401)); // key-one rejected
         gw.anthropicA.pushFault(status(403)); // key-two: a plain 403 (not a concurrency cap) too
         gw.start();
+        QSignalSpy logs(gw.engine().telemetry(), &telemetry::Telemetry::logLine);
 
         const auto body = GatewayFixture::anthropicBody(QStringLiteral("pa/claude-a"), QStringLiteral("hi"), false);
         const auto first = gw.post(QStringLiteral("/v1/messages"), body);
         QCOMPARE(first.status, 200);
         QCOMPARE(authSeen(gw.anthropicA), (QByteArrayList{"key-one", "key-two", "key-three"}));
+        QList<int> rotatedFrom;
+        for (const auto &args : logs) {
+            const QJsonObject line = args.at(0).toJsonObject();
+            if (line.value(QStringLiteral("msg")).toString() != QLatin1String("credential rotated"))
+                continue;
+            QCOMPARE(line.value(QStringLiteral("tenant")).toString(), QStringLiteral("local"));
+            rotatedFrom << line.value(QStringLiteral("credentialIndex")).toInt();
+        }
+        QCOMPARE(rotatedFrom, (QList<int>{0, 1})); // logged by position, never by value
         QCOMPARE(first.header("x-switchman-attempts"), QByteArray("1")); // rotation stays inside the attempt
         QVERIFY(gw.engine().marks().isEmpty());                         // and marks nothing
 
