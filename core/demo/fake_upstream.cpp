@@ -264,7 +264,9 @@ void FakeUpstream::sendNormal(QTcpSocket *socket, const RecordedRequest &request
         }
         DemoReply reply = buildDemoReply(api, request, m_label);
         if (!reply.stream) {
-            socket->write("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " +
+            socket->write("HTTP/1.1 " + QByteArray::number(reply.status) +
+                          (reply.status == 200 ? " OK" : " Error") +
+                          "\r\nContent-Type: application/json\r\nContent-Length: " +
                           QByteArray::number(reply.json.size()) + "\r\n\r\n" + reply.json);
             c->chunked = false;
             finishResponse(socket);

@@ -313,6 +313,9 @@ void ChatRequest::launchUpstream()
     m_heldRaw.clear();
     m_terminalSeen = false;
     m_rawPassthrough = m_parsed.stream && formats::sameApiName(m_format) == m_target.api;
+    // pi answers name the API that produced them, so the client's next turn keeps its signatures.
+    m_encodeInfo.upstreamApi = m_target.api;
+    m_encodeInfo.upstreamProvider = m_target.provider;
 
     if (m_parsed.stream)
         ensureStreamHeaders(); // record RD-3: early headers once the first upstream call starts
