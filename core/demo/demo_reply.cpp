@@ -57,16 +57,22 @@ DemoReply encodeDemoReply(DemoApi api, const QList<StreamEvent> &events, bool st
                 reply.firstContentFrame = int(reply.frames.size());
             reply.frames << frames;
         }
+        reply.inBandErrorAfterContent = demoInBandError(api, QStringLiteral("Overloaded"));
         return reply;
     }
     auto encoder = codec->makeStreamEncoder(encodeInfo(model));
+    auto cut = codec->makeStreamEncoder(encodeInfo(model)); // replays up to the first content, then fails
     for (int i = 0; i < events.size(); ++i) {
         const QByteArray bytes = encoder->encode(events[i]);
+        if (i <= meaningful)
+            cut->encode(events[i]);
         if (i == meaningful)
             reply.firstContentFrame = int(reply.frames.size());
         if (!bytes.isEmpty())
             reply.frames << bytes;
     }
+    reply.inBandErrorAfterContent =
+        cut->encodeError(model::GatewayError::make(529, model::ErrorCategory::Overloaded, QStringLiteral("Overloaded")));
     return reply;
 }
 

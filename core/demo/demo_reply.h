@@ -19,6 +19,9 @@ struct DemoReply {
     QList<QByteArray> frames;   // complete SSE frames, in order (stream)
     int firstContentFrame = -1; // index of the frame carrying the first meaningful delta
     QByteArray json;            // full answer (non-stream) or the error body
+    // Stream: the API's in-band error as it follows frames[0..firstContentFrame] from
+    // the same encoder (Responses numbers its events: the count continues).
+    QByteArray inBandErrorAfterContent;
 };
 
 DemoReply buildDemoReply(DemoApi api, const RecordedRequest &request, const QString &label);

@@ -43,6 +43,8 @@ QByteArray OpenAIResponsesStreamEncoder::openItem(int contentIndex, BlockType ty
     item.type = type;
     item.block = start;
     item.block.type = type;
+    item.block.text.clear(); // what was streamed is accumulated from the deltas
+    item.block.argumentsJson.clear();
     const QString suffix = QStringLiteral("%1_%2").arg(m_info.responseId).arg(item.outputIndex);
     switch (type) {
     case BlockType::Text:

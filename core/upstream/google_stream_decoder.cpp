@@ -134,6 +134,8 @@ QList<StreamEvent> GoogleStreamDecoder::feed(const SseEvent &sse) {
             ++m_toolCalls;
             StreamEvent s = event(EventType::ToolCallStart, index);
             s.block = b;
+            s.block.arguments = {};
+            s.block.argumentsJson.clear(); // the arguments follow as the delta
             out << s;
             StreamEvent d = event(EventType::ToolCallDelta, index);
             d.delta = b.argumentsJson;

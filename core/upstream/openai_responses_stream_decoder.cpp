@@ -119,16 +119,22 @@ QList<StreamEvent> OpenAIResponsesStreamDecoder::feed(const SseEvent &sse) {
         // {type:error, code, message} (older servers nest it in "error")
         const QJsonObject err = data.value(L("error")).isObject() ? data.value(L("error")).toObject() : data;
         const QJsonValue code = err.value(L("code"));
-        out << errorEvent(code.isString() ? code.toString() : err.value(L("type")).toString(),
-                          err.value(L("message")).toString());
+        // response.failed follows: the error ends the stream there (or at the end of the body),
+        // so a passthrough client gets both frames.
+        m_pendingErrorCode = code.isString() ? code.toString() : err.value(L("type")).toString();
+        m_pendingErrorMessage = err.value(L("message")).toString(QStringLiteral("unknown error"));
         return out;
     }
     if (type == L("response.failed")) {
         const QJsonObject response = data.value(L("response")).toObject();
         readUsage(response.value(L("usage")).toObject());
         const QJsonObject err = response.value(L("error")).toObject();
-        out << errorEvent(err.value(L("code")).toString(),
-                          err.value(L("message")).toString(QStringLiteral("the response failed")));
+        const QString message = err.value(L("message")).toString();
+        if (message.isEmpty() && !m_pendingErrorMessage.isEmpty())
+            out << errorEvent(m_pendingErrorCode, m_pendingErrorMessage);
+        else
+            out << errorEvent(err.value(L("code")).toString(m_pendingErrorCode),
+                              message.isEmpty() ? QStringLiteral("the response failed") : message);
         return out;
     }
     if (!m_started) {
@@ -247,6 +253,10 @@ QList<StreamEvent> OpenAIResponsesStreamDecoder::finish() {
     QList<StreamEvent> out;
     if (m_terminal)
         return out;
+    if (!m_pendingErrorMessage.isEmpty()) {
+        out << errorEvent(m_pendingErrorCode, m_pendingErrorMessage);
+        return out;
+    }
     m_terminal = true;
     StreamEvent e = event(EventType::Error);
     e.reason = StopReason::Error;

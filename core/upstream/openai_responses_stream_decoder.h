@@ -28,6 +28,8 @@ private:
     QHash<int, OpenBlock> m_open; // by output_index
     int m_nextContentIndex = 0;
     model::Usage m_usage;
+    QString m_pendingErrorCode; // from an `error` event, reported with response.failed
+    QString m_pendingErrorMessage;
     bool m_sawToolCall = false;
     bool m_started = false;
     bool m_terminal = false;
