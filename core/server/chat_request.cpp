@@ -313,6 +313,9 @@ void ChatRequest::launchUpstream()
     m_heldRaw.clear();
     m_terminalSeen = false;
     m_rawPassthrough = m_parsed.stream && formats::sameApiName(m_format) == m_target.api;
+    // pi answers name the API that produced them, so the client's next turn keeps its signatures.
+    m_encodeInfo.upstreamApi = m_target.api;
+    m_encodeInfo.upstreamProvider = m_target.provider;
 
     if (m_parsed.stream)
         ensureStreamHeaders(); // record RD-3: early headers once the first upstream call starts
@@ -495,6 +498,12 @@ void ChatRequest::handleEvents(const QList<model::StreamEvent> &events, const QL
             return succeed();
         }
     }
+    // On passthrough a frame that decodes to no canonical event (Anthropic message_delta
+    // with the stop reason and usage, OpenAI's usage chunk, ping, Responses *.done events)
+    // still belongs to the client's stream.
+    if (m_rawPassthrough && m_committed && raw && !rawForwarded && m_phase == Phase::Upstream && m_exchange)
+        for (const auto &r : *raw)
+            m_exchange->write(sseFrame(r));
 }
 
 void ChatRequest::commit(const QList<model::StreamEvent> &released)
