@@ -818,6 +818,11 @@ Config demoConfig() {
                             provider(QStringLiteral("sim-anthropic"), QStringLiteral("anthropic-messages")));
     config.providers.insert(QStringLiteral("sim-openai"),
                             provider(QStringLiteral("sim-openai"), QStringLiteral("openai-completions")));
+    // One simulated provider per upstream API, so --demo reaches every adapter.
+    config.providers.insert(QStringLiteral("sim-responses"),
+                            provider(QStringLiteral("sim-responses"), QStringLiteral("openai-responses")));
+    config.providers.insert(QStringLiteral("sim-google"),
+                            provider(QStringLiteral("sim-google"), QStringLiteral("google-generative-ai")));
 
     const auto model = [](const QString &providerId, const QString &id, double costInput, double costOutput) {
         ModelConfig m;
@@ -833,6 +838,10 @@ Config demoConfig() {
     const ModelConfig gpt = model(QStringLiteral("sim-openai"), QStringLiteral("gpt-sim"), 1.25, 10);
     config.models.insert(claude.key(), claude);
     config.models.insert(gpt.key(), gpt);
+    const ModelConfig responses = model(QStringLiteral("sim-responses"), QStringLiteral("gpt-responses-sim"), 1.25, 10);
+    const ModelConfig gemini = model(QStringLiteral("sim-google"), QStringLiteral("gemini-sim"), 1.25, 10);
+    config.models.insert(responses.key(), responses);
+    config.models.insert(gemini.key(), gemini);
 
     RouteConfig route;
     route.name = QStringLiteral("demo");
