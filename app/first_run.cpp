@@ -5,22 +5,6 @@
 
 namespace sw::app {
 
-QString firstRunNextSteps(const QString &path) {
-    return QStringLiteral(
-               "Next steps:\n"
-               "  1. Store a provider key in the OS keychain (paste it, then press Ctrl-D):\n"
-               "       switchman credential set anthropic\n"
-               "       switchman credential set openai\n"
-               "     or export ANTHROPIC_API_KEY / OPENAI_API_KEY before starting Switchman.\n"
-               "  2. Point a client at http://127.0.0.1:4141, e.g.\n"
-               "       ANTHROPIC_BASE_URL=http://127.0.0.1:4141 claude\n"
-               "  3. Edit %1 to change providers, models and routes\n"
-               "     (keys that start with '_' are comments), then check it with\n"
-               "       switchman check-config %1\n"
-               "  No key yet? Try the simulated providers: switchman --demo\n")
-        .arg(path);
-}
-
 FirstRun firstRun(const QString &path) {
     FirstRun result;
     QString error;
@@ -41,7 +25,7 @@ FirstRun firstRun(const QString &path) {
     }
     result.config = *loaded.config;
     result.message = QStringLiteral("switchman: first start: wrote a starter configuration to %1\n").arg(path) +
-                     firstRunNextSteps(path);
+                     config::starterNextSteps(path);
     return result;
 }
 

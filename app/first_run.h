@@ -20,7 +20,4 @@ struct FirstRun {
 // written the gateway starts with an empty configuration and the message says why.
 FirstRun firstRun(const QString &path);
 
-// The "next steps" text for a starter file at `path`; also what the GUI shows.
-QString firstRunNextSteps(const QString &path);
-
 } // namespace sw::app

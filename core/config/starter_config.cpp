@@ -54,6 +54,22 @@ QByteArray starterConfigJson() {
 )json");
 }
 
+QString starterNextSteps(const QString &path) {
+    return QStringLiteral(
+               "Next steps:\n"
+               "  1. Store a provider key in the OS keychain (paste it, then press Ctrl-D):\n"
+               "       switchman credential set anthropic\n"
+               "       switchman credential set openai\n"
+               "     or export ANTHROPIC_API_KEY / OPENAI_API_KEY before starting Switchman.\n"
+               "  2. Point a client at http://127.0.0.1:4141, e.g.\n"
+               "       ANTHROPIC_BASE_URL=http://127.0.0.1:4141 claude\n"
+               "  3. Edit %1 to change providers, models and routes\n"
+               "     (keys that start with '_' are comments), then check it with\n"
+               "       switchman check-config %1\n"
+               "  No key yet? Try the simulated providers: switchman --demo\n")
+        .arg(path);
+}
+
 bool writeStarterConfig(const QString &path, QString *error) {
     const auto fail = [error](const QString &message) {
         if (error)

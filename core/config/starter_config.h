@@ -18,4 +18,9 @@ QByteArray starterConfigJson();
 // cannot be written; nothing is left behind on failure.
 bool writeStarterConfig(const QString &path, QString *error = nullptr);
 
+// What to do after the starter file was written to `path`: store a key, point a
+// client at the gateway, edit and check the file, or try --demo. Printed by a
+// headless first start; the admin window shows the same text.
+QString starterNextSteps(const QString &path);
+
 } // namespace sw::config
