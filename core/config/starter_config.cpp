@@ -20,16 +20,16 @@ QByteArray starterConfigJson() {
   ],
   "listen": "127.0.0.1:4141",
   "providers": {
-    "_comment": "One entry per upstream endpoint. api is anthropic-messages, openai-completions, openai-responses or google-generative-ai. Credentials are tried in order.",
+    "_comment": "One entry per upstream endpoint. api is anthropic-messages, openai-completions, openai-responses or google-generative-ai. Credentials are tried in order: an environment variable that is not set is skipped, so the keychain is only read when it is needed.",
     "anthropic": {
       "api": "anthropic-messages",
       "baseUrl": "https://api.anthropic.com",
-      "credentials": ["keychain:anthropic", "env:ANTHROPIC_API_KEY"]
+      "credentials": ["env:ANTHROPIC_API_KEY", "keychain:anthropic"]
     },
     "openai": {
       "api": "openai-completions",
       "baseUrl": "https://api.openai.com/v1",
-      "credentials": ["keychain:openai", "env:OPENAI_API_KEY"]
+      "credentials": ["env:OPENAI_API_KEY", "keychain:openai"]
     }
   },
   "models": {
@@ -61,7 +61,7 @@ QString starterNextSteps(const QString &path) {
                "       switchman credential set anthropic\n"
                "       switchman credential set openai\n"
                "     or export ANTHROPIC_API_KEY / OPENAI_API_KEY before starting Switchman.\n"
-               "  2. Point a client at http://127.0.0.1:4141, e.g.\n"
+               "  2. Point a client at the gateway (the URL printed below; normally http://127.0.0.1:4141):\n"
                "       ANTHROPIC_BASE_URL=http://127.0.0.1:4141 claude\n"
                "  3. Edit %1 to change providers, models and routes\n"
                "     (keys that start with '_' are comments), then check it with\n"
