@@ -9,9 +9,10 @@ FirstRun firstRun(const QString &path) {
     FirstRun result;
     QString error;
     if (!config::writeStarterConfig(path, &error)) {
-        result.message = QStringLiteral("switchman: no configuration at %1, and a starter one could not be written (%2);"
-                                        " starting with an empty configuration (try --demo for simulated providers)\n")
-                             .arg(path, error);
+        result.message =
+            QStringLiteral("switchman: no configuration at %1, and a starter one could not be written (%2);"
+                           " starting with an empty configuration (try --demo for simulated providers)\n")
+                .arg(path, error);
         return result;
     }
     result.wrote = true;

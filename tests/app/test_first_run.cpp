@@ -28,7 +28,8 @@ void TestFirstRun::writesStarterAndSaysWhatNext() {
     QVERIFY(QFile::exists(path));
     QVERIFY(first.config.routes.contains(QStringLiteral("claude")));
     QVERIFY(first.config.providers.contains(QStringLiteral("anthropic")));
-    QVERIFY2(first.message.contains(QStringLiteral("wrote a starter configuration to ") + path), qPrintable(first.message));
+    QVERIFY2(first.message.contains(QStringLiteral("wrote a starter configuration to ") + path),
+             qPrintable(first.message));
     QVERIFY(first.message.contains(QStringLiteral("switchman credential set anthropic")));
     QVERIFY(first.message.contains(QStringLiteral("switchman check-config ") + path));
     QVERIFY(first.message.contains(QStringLiteral("switchman --demo")));

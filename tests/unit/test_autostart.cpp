@@ -62,7 +62,8 @@ void TestAutostart::cleanup() {
 }
 
 void TestAutostart::entryLivesInXdgConfigHome() {
-    QCOMPARE(Autostart::entryPath(), m_home->path() + QStringLiteral("/autostart/io.github.switchman.Switchman.desktop"));
+    QCOMPARE(Autostart::entryPath(),
+             m_home->path() + QStringLiteral("/autostart/io.github.switchman.Switchman.desktop"));
 }
 
 void TestAutostart::offWhenThereIsNoEntry() {
