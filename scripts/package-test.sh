@@ -81,7 +81,10 @@ start_server() {
   local log=$1
   shift
   base_url=
-  run_installed /usr/bin/switchman "$@" >"$log.out" 2>"$log.err" &
+  # Not through run_installed: a function in the background is a subshell,
+  # and killing it would orphan switchman. env execs, so $! is switchman itself.
+  env -u DISPLAY -u WAYLAND_DISPLAY -u QT_QPA_PLATFORM HOME="$work/home" XDG_CONFIG_HOME="$work/home/.config" \
+    /usr/bin/switchman "$@" >"$log.out" 2>"$log.err" &
   server_pid=$!
   started_pids+=("$server_pid")
   for _ in $(seq 150); do
@@ -187,5 +190,15 @@ check "the desktop file, metadata, icons and unit are gone" bash -c '! ls /usr/s
 check "dpkg no longer knows the package" bash -c '! dpkg-query -W switchman >/dev/null 2>&1'
 check "no switchman process this test started is left" bash -c 'for pid; do ! kill -0 "$pid" 2>/dev/null || exit 1; done' \
   _ "${started_pids[@]}"
+# Whatever started it: no process may still run the purged /usr/bin/switchman.
+installed_binary_processes() {
+  local exe
+  for exe in /proc/[0-9]*/exe; do
+    [[ $(readlink "$exe" 2>/dev/null) == "/usr/bin/switchman"* ]] && echo "${exe%/exe}"
+  done
+  return 0
+}
+check "no process runs the installed binary any more" bash -c '[[ -z $1 ]] || { echo "$1"; exit 1; }' \
+  _ "$(installed_binary_processes)"
 
 finish
