@@ -721,6 +721,34 @@ private Q_SLOTS:
         QCOMPARE(pi.status, 200);
     }
 
+    void countTokensIsAnsweredLocally() {
+        QJsonObject body = requestBody(Format::Anthropic, Ask{QStringLiteral("pa/claude-a"), false});
+        body.remove("max_tokens"); // count_tokens bodies carry none
+        const HttpResult small = m_gw->post(QStringLiteral("/v1/messages/count_tokens"), body);
+        QCOMPARE(small.status, 200);
+        const qint64 few = small.json().value("input_tokens").toInteger();
+        QVERIFY(few > 0);
+        body.insert("system", QString(4000, QLatin1Char('x')));
+        const qint64 many =
+            m_gw->post(QStringLiteral("/v1/messages/count_tokens?beta=true"), body).json().value("input_tokens").toInteger();
+        QVERIFY2(many >= few + 900, qPrintable(QStringLiteral("%1 vs %2").arg(many).arg(few))); // ~4 chars a token
+        QCOMPARE(m_gw->anthropicA.requests().size(), 0); // never forwarded
+    }
+
+    void modelsListsRoutesAndModelsInOpenAIShape() {
+        const HttpResult r = m_gw->get(QStringLiteral("/v1/models"));
+        QCOMPARE(r.status, 200);
+        const QJsonObject list = r.json();
+        QCOMPARE(list.value("object").toString(), QStringLiteral("list"));
+        QStringList ids;
+        for (const QJsonValue &m : list.value("data").toArray()) {
+            QCOMPARE(m.toObject().value("object").toString(), QStringLiteral("model"));
+            ids << m.toObject().value("id").toString();
+        }
+        for (const char *id : {"chain", "pa/claude-a", "pb/gpt-b", "pd/resp-d", "pe/gemini-e"})
+            QVERIFY2(ids.contains(QLatin1String(id)), qPrintable(ids.join(',')));
+    }
+
     void piAcceptsModelObjectAndDefaultsToStreaming() {
         // pi's streamProxy sends the whole Model object and no stream flag.
         QJsonObject body = requestBody(Format::Pi, Ask{QStringLiteral("pb/gpt-b"), false});
