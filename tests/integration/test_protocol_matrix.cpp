@@ -721,6 +721,46 @@ private Q_SLOTS:
         QCOMPARE(pi.status, 200);
     }
 
+    void signaturesReturnOnlyToTheirOwnApi_data() {
+        QTest::addColumn<QString>("producedBy"); // the API that made the assistant turn (pi records it)
+        QTest::addColumn<QString>("signature");
+        QTest::addColumn<QString>("model");      // the upstream the next turn goes to
+        QTest::addColumn<bool>("kept");
+        const QString responsesItem = QStringLiteral(R"({"type":"reasoning","id":"rs_1","summary":[],"encrypted_content":"ENC-1"})");
+        for (const Upstream &u : kUpstreams) {
+            const QString model = QString::fromLatin1(u.model);
+            QTest::addRow("anthropic sig -> %s", u.api) << "anthropic-messages" << "SIG-ANTHROPIC" << model
+                                                        << (QLatin1String(u.api) == "anthropic-messages");
+            QTest::addRow("google sig -> %s", u.api) << "google-generative-ai" << "SIG-GOOGLE" << model
+                                                     << (QLatin1String(u.api) == "google-generative-ai");
+            QTest::addRow("responses item -> %s", u.api) << "openai-responses" << responsesItem << model
+                                                         << (QLatin1String(u.api) == "openai-responses");
+        }
+    }
+    void signaturesReturnOnlyToTheirOwnApi() {
+        QFETCH(QString, producedBy);
+        QFETCH(QString, signature);
+        QFETCH(QString, model);
+        QFETCH(bool, kept);
+        QJsonObject body = requestBody(Format::Pi, Ask{model, false});
+        QJsonObject context = body.value("context").toObject();
+        QJsonArray messages = context.value("messages").toArray();
+        messages.append(QJsonObject{{"role", "assistant"},
+                                    {"api", producedBy},
+                                    {"content", QJsonArray{QJsonObject{{"type", "thinking"},
+                                                                       {"thinking", "Earlier musing."},
+                                                                       {"thinkingSignature", signature}},
+                                                           QJsonObject{{"type", "text"}, {"text", "Earlier answer."}}}}});
+        messages.append(QJsonObject{{"role", "user"}, {"content", "and now?"}});
+        context.insert("messages", messages);
+        body.insert("context", context);
+        QCOMPARE(m_gw->post(pathOf(Format::Pi), body).status, 200); // the upstream accepted the converted history
+        const QByteArray sent = fakeFor(model).requests().last().body;
+        const QByteArray marker = producedBy == "openai-responses" ? QByteArray("ENC-1") : signature.toUtf8();
+        QCOMPARE(sent.contains(marker), kept);
+        QVERIFY2(sent.contains("Earlier musing."), sent.constData()); // the thinking text itself survives
+    }
+
     void countTokensIsAnsweredLocally() {
         QJsonObject body = requestBody(Format::Anthropic, Ask{QStringLiteral("pa/claude-a"), false});
         body.remove("max_tokens"); // count_tokens bodies carry none
