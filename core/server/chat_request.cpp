@@ -434,10 +434,16 @@ void ChatRequest::onFinished(const upstream::TransportResult &result)
 
 void ChatRequest::handleEvents(const QList<model::StreamEvent> &events, const QList<upstream::SseEvent> *raw)
 {
-    if (m_rawPassthrough && raw && !m_hold.committed())
-        for (const auto &r : *raw)
-            m_heldRaw.append(sseFrame(r));
-    bool rawForwarded = false;
+    if (m_rawPassthrough && raw) {
+        // Same API: the client gets the upstream's own frames, including those that
+        // carry no canonical event (ping, message_delta, the usage chunk).
+        for (const auto &r : *raw) {
+            if (m_hold.committed() && m_exchange)
+                m_exchange->write(sseFrame(r));
+            else
+                m_heldRaw.append(sseFrame(r));
+        }
+    }
     for (const auto &e : events) {
         if (m_phase != Phase::Upstream)
             return;
@@ -477,20 +483,10 @@ void ChatRequest::handleEvents(const QList<model::StreamEvent> &events, const QL
             in.status = e.errorStatus;
             return attemptFailed(in, false);
         }
-        if (step.justCommitted) {
+        if (step.justCommitted)
             commit(step.release);
-            rawForwarded = true;
-        } else if (m_committed) {
-            if (m_rawPassthrough) {
-                if (raw && !rawForwarded) {
-                    for (const auto &r : *raw)
-                        m_exchange ? m_exchange->write(sseFrame(r)) : void();
-                    rawForwarded = true;
-                }
-            } else {
-                deliver(e);
-            }
-        }
+        else if (m_committed && !m_rawPassthrough)
+            deliver(e);
         if (m_committed && (e.type == model::EventType::Done || e.type == model::EventType::Error)) {
             m_terminalSeen = true;
             if (e.type == model::EventType::Error) {
