@@ -498,12 +498,6 @@ void ChatRequest::handleEvents(const QList<model::StreamEvent> &events, const QL
             return succeed();
         }
     }
-    // On passthrough a frame that decodes to no canonical event (Anthropic message_delta
-    // with the stop reason and usage, OpenAI's usage chunk, ping, Responses *.done events)
-    // still belongs to the client's stream.
-    if (m_rawPassthrough && m_committed && raw && !rawForwarded && m_phase == Phase::Upstream && m_exchange)
-        for (const auto &r : *raw)
-            m_exchange->write(sseFrame(r));
 }
 
 void ChatRequest::commit(const QList<model::StreamEvent> &released)
