@@ -13,6 +13,7 @@
 #include <QStandardPaths>
 #include <QUrl>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -76,6 +77,14 @@ bool looksLikeSecret(const QString &value) {
     return !value.contains(QLatin1Char(':')) && value.size() >= 20;
 }
 
+// Keys that start with '_' are comments ("_comment": "..."), in every object of
+// the file, including the provider, model, route and tenant maps: JSON has no
+// comments, and the starter configuration explains itself this way. They are
+// skipped, not validated, and not written back by save().
+bool isCommentKey(const QString &key) {
+    return key.startsWith(QLatin1Char('_'));
+}
+
 // Walks one JSON document, filling a Config and collecting every problem.
 class ConfigReader final {
 public:
@@ -123,7 +132,7 @@ private:
 
 void ConfigReader::checkKeys(const QJsonObject &object, const QString &path, const QStringList &allowed) {
     for (auto it = object.begin(); it != object.end(); ++it) {
-        if (!allowed.contains(it.key()))
+        if (!allowed.contains(it.key()) && !isCommentKey(it.key()))
             error(keyPath(path, it.key()),
                   QStringLiteral("unknown key (expected one of: %1)").arg(allowed.join(QStringLiteral(", "))));
     }
@@ -277,7 +286,11 @@ void ConfigReader::readListen(const QJsonObject &root, Config &config) {
         return;
     }
     // With no tenants every caller is trusted, so only loopback may reach it (SPEC 4).
-    if (!isLoopbackHost(address->host) && root.value(QStringLiteral("tenants")).toObject().isEmpty()) {
+    const QStringList tenantNames = root.value(QStringLiteral("tenants")).toObject().keys();
+    // A tenants object holding only "_comment" keys has no tenant.
+    const bool anyTenant =
+        std::any_of(tenantNames.begin(), tenantNames.end(), [](const QString &name) { return !isCommentKey(name); });
+    if (!isLoopbackHost(address->host) && !anyTenant) {
         error(QStringLiteral("listen"),
               QStringLiteral("%1 is not a loopback address: listening beyond this machine needs at least one tenant "
                              "with a key")
@@ -294,6 +307,8 @@ void ConfigReader::readProviders(const QJsonObject &root, Config &config) {
         return;
     static const QRegularExpression idPattern(QStringLiteral("^[A-Za-z0-9._-]+$"));
     for (auto it = providers.begin(); it != providers.end(); ++it) {
+        if (isCommentKey(it.key()))
+            continue;
         const QString id = it.key();
         const QString p = keyPath(path, id);
         m_providerIds.insert(id);
@@ -362,6 +377,8 @@ void ConfigReader::readModels(const QJsonObject &root, Config &config) {
     if (!section(root, path, models))
         return;
     for (auto it = models.begin(); it != models.end(); ++it) {
+        if (isCommentKey(it.key()))
+            continue;
         const QString key = it.key();
         const QString p = keyPath(path, key);
         m_modelKeys.insert(key);
@@ -416,6 +433,8 @@ void ConfigReader::readRoutes(const QJsonObject &root, Config &config) {
     if (!section(root, path, routes))
         return;
     for (auto it = routes.begin(); it != routes.end(); ++it) {
+        if (isCommentKey(it.key()))
+            continue;
         const QString name = it.key();
         const QString p = keyPath(path, name);
         if (name.trimmed().isEmpty())
@@ -470,6 +489,8 @@ void ConfigReader::readTenants(const QJsonObject &root, Config &config) {
     static const QRegularExpression hashPattern(QStringLiteral("^sha256:[0-9a-fA-F]{64}$"));
     QHash<QString, QString> keyOwners; // hash -> tenant
     for (auto it = tenants.begin(); it != tenants.end(); ++it) {
+        if (isCommentKey(it.key()))
+            continue;
         const QString name = it.key();
         const QString p = keyPath(path, name);
         if (name.trimmed().isEmpty())

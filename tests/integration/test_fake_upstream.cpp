@@ -94,6 +94,8 @@ private Q_SLOTS:
     void nonStreamingAnswersJson_data();
     void nonStreamingAnswersJson();
     void rawReplyIsSentAsGiven();
+    void unreadableBodyIsRefusedInTheApisShape_data();
+    void unreadableBodyIsRefusedInTheApisShape();
 
 private:
     CallRecorder *call(const QByteArray &path, const QByteArray &body);
@@ -369,6 +371,30 @@ void TestFakeUpstream::rawReplyIsSentAsGiven() {
     auto *rec = call("/anything", "{}");
     QCOMPARE(rec->status, 200);
     QCOMPARE(rec->body, raw);
+}
+
+void TestFakeUpstream::unreadableBodyIsRefusedInTheApisShape_data() {
+    QTest::addColumn<QByteArray>("path");
+    QTest::addColumn<QString>("pointer");
+    QTest::addColumn<QString>("value");
+    QTest::newRow("anthropic") << QByteArray("/v1/messages") << "error.type" << "invalid_request_error";
+    QTest::newRow("openai") << QByteArray("/v1/chat/completions") << "error.type" << "invalid_request_error";
+    QTest::newRow("responses") << QByteArray("/v1/responses") << "error.type" << "invalid_request_error";
+}
+
+void TestFakeUpstream::unreadableBodyIsRefusedInTheApisShape() {
+    // The fake reads requests with the real codecs, so a malformed converted body fails
+    // loudly (as at the provider) instead of being answered anyway.
+    QFETCH(QByteArray, path);
+    QFETCH(QString, pointer);
+    QFETCH(QString, value);
+    auto *rec = call(path, R"({"stream":true,"messages":"not a list"})");
+    QCOMPARE(rec->status, 400);
+    QJsonValue v = QJsonDocument::fromJson(rec->body).object();
+    for (const auto &key : pointer.split('.'))
+        v = v.toObject().value(key);
+    QCOMPARE(v.toString(), value);
+    QCOMPARE(m_fake->requests().size(), 1);
 }
 
 QTEST_GUILESS_MAIN(TestFakeUpstream)

@@ -721,6 +721,74 @@ private Q_SLOTS:
         QCOMPARE(pi.status, 200);
     }
 
+    void signaturesReturnOnlyToTheirOwnApi_data() {
+        QTest::addColumn<QString>("producedBy"); // the API that made the assistant turn (pi records it)
+        QTest::addColumn<QString>("signature");
+        QTest::addColumn<QString>("model");      // the upstream the next turn goes to
+        QTest::addColumn<bool>("kept");
+        const QString responsesItem = QStringLiteral(R"({"type":"reasoning","id":"rs_1","summary":[],"encrypted_content":"ENC-1"})");
+        for (const Upstream &u : kUpstreams) {
+            const QString model = QString::fromLatin1(u.model);
+            QTest::addRow("anthropic sig -> %s", u.api) << "anthropic-messages" << "SIG-ANTHROPIC" << model
+                                                        << (QLatin1String(u.api) == "anthropic-messages");
+            QTest::addRow("google sig -> %s", u.api) << "google-generative-ai" << "SIG-GOOGLE" << model
+                                                     << (QLatin1String(u.api) == "google-generative-ai");
+            QTest::addRow("responses item -> %s", u.api) << "openai-responses" << responsesItem << model
+                                                         << (QLatin1String(u.api) == "openai-responses");
+        }
+    }
+    void signaturesReturnOnlyToTheirOwnApi() {
+        QFETCH(QString, producedBy);
+        QFETCH(QString, signature);
+        QFETCH(QString, model);
+        QFETCH(bool, kept);
+        QJsonObject body = requestBody(Format::Pi, Ask{model, false});
+        QJsonObject context = body.value("context").toObject();
+        QJsonArray messages = context.value("messages").toArray();
+        messages.append(QJsonObject{{"role", "assistant"},
+                                    {"api", producedBy},
+                                    {"content", QJsonArray{QJsonObject{{"type", "thinking"},
+                                                                       {"thinking", "Earlier musing."},
+                                                                       {"thinkingSignature", signature}},
+                                                           QJsonObject{{"type", "text"}, {"text", "Earlier answer."}}}}});
+        messages.append(QJsonObject{{"role", "user"}, {"content", "and now?"}});
+        context.insert("messages", messages);
+        body.insert("context", context);
+        QCOMPARE(m_gw->post(pathOf(Format::Pi), body).status, 200); // the upstream accepted the converted history
+        const QByteArray sent = fakeFor(model).requests().last().body;
+        const QByteArray marker = producedBy == "openai-responses" ? QByteArray("ENC-1") : signature.toUtf8();
+        QCOMPARE(sent.contains(marker), kept);
+        QVERIFY2(sent.contains("Earlier musing."), sent.constData()); // the thinking text itself survives
+    }
+
+    void countTokensIsAnsweredLocally() {
+        QJsonObject body = requestBody(Format::Anthropic, Ask{QStringLiteral("pa/claude-a"), false});
+        body.remove("max_tokens"); // count_tokens bodies carry none
+        const HttpResult small = m_gw->post(QStringLiteral("/v1/messages/count_tokens"), body);
+        QCOMPARE(small.status, 200);
+        const qint64 few = small.json().value("input_tokens").toInteger();
+        QVERIFY(few > 0);
+        body.insert("system", QString(4000, QLatin1Char('x')));
+        const qint64 many =
+            m_gw->post(QStringLiteral("/v1/messages/count_tokens?beta=true"), body).json().value("input_tokens").toInteger();
+        QVERIFY2(many >= few + 900, qPrintable(QStringLiteral("%1 vs %2").arg(many).arg(few))); // ~4 chars a token
+        QCOMPARE(m_gw->anthropicA.requests().size(), 0); // never forwarded
+    }
+
+    void modelsListsRoutesAndModelsInOpenAIShape() {
+        const HttpResult r = m_gw->get(QStringLiteral("/v1/models"));
+        QCOMPARE(r.status, 200);
+        const QJsonObject list = r.json();
+        QCOMPARE(list.value("object").toString(), QStringLiteral("list"));
+        QStringList ids;
+        for (const QJsonValue &m : list.value("data").toArray()) {
+            QCOMPARE(m.toObject().value("object").toString(), QStringLiteral("model"));
+            ids << m.toObject().value("id").toString();
+        }
+        for (const char *id : {"chain", "pa/claude-a", "pb/gpt-b", "pd/resp-d", "pe/gemini-e"})
+            QVERIFY2(ids.contains(QLatin1String(id)), qPrintable(ids.join(',')));
+    }
+
     void piAcceptsModelObjectAndDefaultsToStreaming() {
         // pi's streamProxy sends the whole Model object and no stream flag.
         QJsonObject body = requestBody(Format::Pi, Ask{QStringLiteral("pb/gpt-b"), false});

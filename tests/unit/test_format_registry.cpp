@@ -16,6 +16,8 @@ private slots:
 void TestFormatRegistry::codecsAnswerForTheirFormat() {
     QCOMPARE(codecFor(InboundFormat::OpenAIChat).format(), InboundFormat::OpenAIChat);
     QCOMPARE(codecFor(InboundFormat::AnthropicMessages).format(), InboundFormat::AnthropicMessages);
+    QCOMPARE(codecFor(InboundFormat::OpenAIResponses).format(), InboundFormat::OpenAIResponses);
+    QCOMPARE(codecFor(InboundFormat::PiNative).format(), InboundFormat::PiNative);
     QCOMPARE(&codecFor(InboundFormat::OpenAIChat), &codecFor(InboundFormat::OpenAIChat)); // shared instance
 }
 
@@ -36,6 +38,10 @@ void TestFormatRegistry::adaptersByApiName() {
     QCOMPARE(adapterFor(QStringLiteral("anthropic-messages"))->api(), QStringLiteral("anthropic-messages"));
     QVERIFY(adapterFor(QStringLiteral("openai-completions")));
     QCOMPARE(adapterFor(QStringLiteral("openai-completions"))->api(), QStringLiteral("openai-completions"));
+    for (const char *api : {"openai-responses", "google-generative-ai"}) {
+        QVERIFY(adapterFor(QLatin1String(api)));
+        QCOMPARE(adapterFor(QLatin1String(api))->api(), QLatin1String(api));
+    }
     QCOMPARE(adapterFor(QStringLiteral("no-such-api")), nullptr);
     QCOMPARE(adapterFor(QString()), nullptr);
 }

@@ -135,7 +135,7 @@ void TestGoogleAdapter::decodesFullTranscript() {
 void TestGoogleAdapter::inBandErrorAndSafetyStop() {
     const auto error = decode("data: {\"error\":{\"code\":503,\"message\":\"The model is overloaded.\",\"status\":\"UNAVAILABLE\"}}\n\n");
     QCOMPARE(error.last().type, EventType::Error);
-    QCOMPARE(error.last().errorStatus, 503);
+    QCOMPARE(error.last().errorStatus, std::optional<int>(503));
     QVERIFY(error.last().errorMessage.contains(QStringLiteral("overloaded")));
     const auto safety = decode("data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"Hel\"}],\"role\":\"model\"},"
                                "\"finishReason\":\"SAFETY\"}]}\n\n");
@@ -176,7 +176,7 @@ void TestGoogleAdapter::writerAndReaderAgree() {
     QCOMPARE(back.context.systemPrompt, QStringLiteral("S"));
     QCOMPARE(back.context.messages.size(), 1);
     QCOMPARE(back.context.tools[0].name, QStringLiteral("f"));
-    QCOMPARE(back.options.thinkingBudget, 2048);
+    QCOMPARE(back.options.thinkingBudget, std::optional<int>(2048));
 }
 
 QTEST_GUILESS_MAIN(TestGoogleAdapter)

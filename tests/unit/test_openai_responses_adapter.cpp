@@ -130,7 +130,7 @@ void TestOpenAIResponsesAdapter::errorThenFailedIsOneErrorEvent() {
         errors += e.type == EventType::Error;
     QCOMPARE(errors, 1);
     QCOMPARE(events.last().type, EventType::Error);
-    QCOMPARE(events.last().errorStatus, 500);
+    QCOMPARE(events.last().errorStatus, std::optional<int>(500));
     QVERIFY(events.last().errorMessage.contains(QStringLiteral("server had an error")));
 }
 

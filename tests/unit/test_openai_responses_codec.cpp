@@ -68,7 +68,7 @@ void TestOpenAIResponsesCodec::decodesItemsInstructionsToolsAndReasoning() {
     QCOMPARE(req->model, QStringLiteral("gpt-5"));
     QVERIFY(req->stream);
     QCOMPARE(req->context.systemPrompt, QStringLiteral("Be brief.\n\nUse metric units."));
-    QCOMPARE(req->options.maxTokens, 500);
+    QCOMPARE(req->options.maxTokens, std::optional<int>(500));
     QCOMPARE(req->options.reasoning, QStringLiteral("high"));
     QCOMPARE(req->options.toolChoice, QStringLiteral("get_weather"));
     QCOMPARE(req->context.tools.size(), 1); // built-in tools stay in raw for passthrough
@@ -189,7 +189,9 @@ void TestOpenAIResponsesCodec::lengthEndsWithResponseIncomplete() {
     auto encoder = OpenAIResponsesCodec().makeStreamEncoder(info());
     StreamEvent done = sw::test::makeEvent(EventType::Done);
     done.reason = StopReason::Length;
-    const QList<Frame> f = frames(encoder->encode(sw::test::makeEvent(EventType::Start)) + encoder->encode(done));
+    QByteArray sse = encoder->encode(sw::test::makeEvent(EventType::Start));
+    sse += encoder->encode(done);
+    const QList<Frame> f = frames(sse);
     QCOMPARE(f.last().event, QStringLiteral("response.incomplete"));
     QCOMPARE(f.last().data.value("response").toObject().value("incomplete_details").toObject().value("reason").toString(),
              QStringLiteral("max_output_tokens"));

@@ -45,7 +45,7 @@ void TestPiNativeCodec::decodesStreamProxyBodyWithModelObject() {
     QVERIFY(req->stream);                           // pi native streams by default
     QCOMPARE(req->context.systemPrompt, QStringLiteral("You are a weather assistant."));
     QCOMPARE(req->options.reasoning, QStringLiteral("medium"));
-    QCOMPARE(req->options.maxTokens, 4096);
+    QCOMPARE(req->options.maxTokens, std::optional<int>(4096));
     QCOMPARE(*req->options.temperature, 0.2);
     const auto &m = req->context.messages;
     QCOMPARE(m.size(), 3);
@@ -136,7 +136,9 @@ void TestPiNativeCodec::streamIsAssistantMessageEventsEndedByDone() {
 void TestPiNativeCodec::errorAfterHeadersIsErrorEventThenDone() {
     auto encoder = PiNativeCodec().makeStreamEncoder(info());
     const auto events = sampleAssistantStream();
-    QByteArray sse = encoder->encode(events[0]) + encoder->encode(events[4]) + encoder->encode(events[5]);
+    QByteArray sse = encoder->encode(events[0]); // one statement each: the order of + operands is unspecified
+    sse += encoder->encode(events[4]);
+    sse += encoder->encode(events[5]);
     sse += encoder->encodeError(GatewayError::make(529, ErrorCategory::Overloaded, QStringLiteral("Overloaded")));
     sse += encoder->encode(events.last()); // nothing after the failure
     QVERIFY(sse.endsWith("data: [DONE]\n\n"));
