@@ -552,7 +552,7 @@ QWidget *ConfigEditor::buildTenantsTab()
         fillList(m_tenants, m_working.tenants.keys());
         m_tenants->setCurrentRow(int(m_working.tenants.keys().indexOf(name)));
         edited();
-        createKey(); // a tenant without a key cannot call: offer the first one at once
+        this->createKey(); // a tenant without a key cannot call: offer the first one at once
     });
     connect(remove, &QPushButton::clicked, this, [this]() {
         m_working.tenants.remove(selected(m_tenants));
@@ -599,7 +599,7 @@ void ConfigEditor::loadProvider()
     m_providerCredentials->clear();
     m_providerCredentials->addItems(p.credentials);
     if (p.credentials.isEmpty() && !id.isEmpty())
-        m_providerCredentials->addItem(tr("(none: requests carry no auth header)"))->setFlags(Qt::NoItemFlags);
+        (new QListWidgetItem(tr("(none: requests carry no auth header)"), m_providerCredentials))->setFlags(Qt::NoItemFlags);
     m_loading = false;
 }
 

@@ -1,5 +1,6 @@
 #include "shared/state_palette.h"
 
+#include <QObject>
 #include <QPainter>
 #include <QPixmap>
 

@@ -8,6 +8,7 @@
 #include <QLabel>
 #include <QLocale>
 #include <QTimer>
+#include <QStyle>
 #include <QToolButton>
 
 namespace sw::ui {
