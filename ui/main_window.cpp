@@ -13,6 +13,7 @@
 #include "marks/marks_view.h"
 #include "shared/engine_commands.h"
 #include "shared/sidebar_delegate.h"
+#include "shared/ui_resources.h"
 #include "status/status_line.h"
 #include "tray/tray_controller.h"
 #include "usage/usage_view.h"
@@ -39,6 +40,7 @@ MainWindow::MainWindow(EngineHost *host, const Options &options, QWidget *parent
     : QMainWindow(parent), m_commands(new EngineCommands(host, this)), m_attempts(new AttemptsModel(5000, this)),
       m_marks(new MarksModel(this)), m_log(new LogModel(5000, this)), m_useTray(options.tray)
 {
+    ensureUiResources();
     setWindowTitle(options.demo ? tr("Switchman (demo)") : tr("Switchman"));
     const QString appIcon = QFile::exists(QStringLiteral(":/icons/switchman.svg"))
                                 ? QStringLiteral(":/icons/switchman.svg")
@@ -192,7 +194,7 @@ void MainWindow::updateBadge()
     auto *item = m_sidebar->item(Marks);
     const int n = m_marks->rowCount();
     item->setData(SidebarDelegate::BadgeRole, n);
-    item->setToolTip(n > 0 ? tr("Marks: %n active (Ctrl+3)", nullptr, n) : tr("Marks (Ctrl+3)"));
+    item->setToolTip(n > 0 ? tr("Marks: %1 active (Ctrl+3)").arg(n) : tr("Marks (Ctrl+3)"));
 }
 
 void MainWindow::updateState()
@@ -209,7 +211,7 @@ void MainWindow::updateState()
         detail = tr("a request got no answer from any candidate (%1)").arg(m_lastUnansweredReason);
     } else if (marks > 0) {
         state = HealthState::Marks;
-        detail = tr("%n candidate(s) marked down", nullptr, marks);
+        detail = (marks == 1 ? tr("1 candidate marked down") : tr("%1 candidates marked down").arg(marks));
     }
     m_state = state;
     m_status->setState(state, detail);

@@ -648,7 +648,7 @@ void ConfigEditor::loadTenant()
     m_tenantRegions->setText(t.regions.join(QStringLiteral(", ")));
     m_tenantAdmin->setChecked(t.admin);
     m_tenantKeys->setText(t.keyHashes.isEmpty() ? tr("no key yet: this tenant cannot call")
-                                                : tr("%n key(s), stored as hashes", nullptr, int(t.keyHashes.size())));
+                                                : (t.keyHashes.size() == 1 ? tr("1 key, stored as a hash") : tr("%1 keys, stored as hashes").arg(t.keyHashes.size())));
     m_loading = false;
 }
 
@@ -679,7 +679,7 @@ void ConfigEditor::revalidate()
     m_problems->setVisible(!errors.isEmpty());
     QString state;
     if (!errors.isEmpty())
-        state = tr("%n problem(s) to fix before saving", nullptr, int(errors.size()));
+        state = (errors.size() == 1 ? tr("1 problem to fix before saving") : tr("%1 problems to fix before saving").arg(errors.size()));
     else if (m_dirty)
         state = m_path.isEmpty() ? tr("Unsaved changes (demo: applied to the running gateway only)")
                                  : tr("Unsaved changes to %1").arg(m_path);
@@ -696,7 +696,7 @@ bool ConfigEditor::saveAndApply()
     const auto errors = config::validate(m_working);
     if (!errors.isEmpty()) {
         revalidate();
-        m_state->setText(tr("Not saved: %n problem(s) to fix first", nullptr, int(errors.size())));
+        m_state->setText((errors.size() == 1 ? tr("Not saved: 1 problem to fix first") : tr("Not saved: %1 problems to fix first").arg(errors.size())));
         return false;
     }
     if (!m_path.isEmpty()) {

@@ -104,7 +104,7 @@ void DashboardView::refreshMarks()
         m_cardWidgets[i]->set(QStringLiteral("<b>%1</b> · %2 · %3")
                                   .arg(m.tenant.toHtmlEscaped(), m.provider.toHtmlEscaped(),
                                        (m.model.isEmpty() ? tr("all models") : m.model).toHtmlEscaped()),
-                              tr("%1 · %n strike(s)", nullptr, m.strikes).arg(kind), m_marks->remainingMs(i), m.ttlMs);
+                              (m.strikes == 1 ? tr("%1 · 1 strike").arg(kind) : tr("%1 · %2 strikes").arg(kind).arg(m.strikes)), m_marks->remainingMs(i), m.ttlMs);
     }
     m_noMarks->setVisible(n == 0);
 }

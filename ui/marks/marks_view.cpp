@@ -123,8 +123,8 @@ void MarksView::clearAll()
 {
     if (m_model->rowCount() == 0)
         return;
-    if (!confirm(tr("Clear all %n mark(s)? Every tenant will try those candidates again at once.", nullptr,
-                    m_model->rowCount())))
+    if (!confirm((m_model->rowCount() == 1 ? tr("Clear the mark? Its tenant will try that candidate again at once.")
+                                 : tr("Clear all %1 marks? Every tenant will try those candidates again at once.").arg(m_model->rowCount()))))
         return;
     m_commands->clearMarks({});
 }

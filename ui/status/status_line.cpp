@@ -90,7 +90,7 @@ void StatusLine::applySnapshot(const snapshot::EngineSnapshot &s)
     m_url->setText(QStringLiteral("<b>%1</b>").arg(s.baseUrl.toHtmlEscaped()));
     const QLocale locale;
     m_rate->setText(tr("%1 req/min").arg(locale.toString(s.requestsPerMinute)));
-    m_streams->setText(tr("%n open stream(s)", nullptr, s.openStreams));
+    m_streams->setText((s.openStreams == 1 ? tr("1 open stream") : tr("%1 open streams").arg(s.openStreams)));
     setPaused(s.paused);
 }
 

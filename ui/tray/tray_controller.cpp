@@ -1,5 +1,7 @@
 #include "tray/tray_controller.h"
 
+#include "shared/ui_resources.h"
+
 #include <QApplication>
 #include <QClipboard>
 #include <QMenu>
@@ -40,6 +42,7 @@ TrayController::~TrayController()
 
 QString TrayController::iconPath(HealthState state)
 {
+    ensureUiResources();
     switch (state) {
     case HealthState::Healthy: return QStringLiteral(":/icons/tray-healthy.svg");
     case HealthState::Marks: return QStringLiteral(":/icons/tray-marks.svg");
@@ -73,7 +76,7 @@ void TrayController::setState(HealthState state, int marks, bool paused, const Q
         m_icon->setIcon(QIcon(iconPath(state)));
     QString tip = tr("Switchman — %1").arg(StatePalette::word(state));
     if (state == HealthState::Marks)
-        tip += tr(": %n mark(s)", nullptr, marks);
+        tip += (marks == 1 ? tr(": 1 mark") : tr(": %1 marks").arg(marks));
     if (!detail.isEmpty())
         tip += QStringLiteral(" (%1)").arg(detail);
     if (!baseUrl.isEmpty())
