@@ -157,7 +157,7 @@ private Q_SLOTS:
         QVERIFY(test::waitUntil([&window]() { return window.state() == HealthState::Marks; }));
         QCOMPARE(window.tray()->state(), HealthState::Marks);
         QVERIFY(window.tray()->toolTip().contains(QStringLiteral("1 mark")));
-        QCOMPARE(window.marksModel()->index(0, MarksModel::RetryAfter).data().toString(), QStringLiteral("45.0 s"));
+        QCOMPARE(window.marksModel()->index(0, MarksModel::RetryAfter).data().toString(), QStringLiteral("45 s"));
 
         // Clear all from the window: the tray is healthy again before the engine even answers.
         window.marksView()->setConfirmBulkClear(false);

@@ -21,7 +21,9 @@
 #include <QJsonDocument>
 #include <QNetworkAccessManager>
 #include <QNetworkReply>
+#include <QLabel>
 #include <QPainter>
+#include <QTableView>
 #include <QTest>
 
 using namespace sw;
@@ -118,6 +120,12 @@ private Q_SLOTS:
 
         // A request selected in Attempts shows its story.
         window.showView(MainWindow::Attempts);
+        auto *table = window.viewWidget(MainWindow::Attempts)->findChild<QTableView *>(QStringLiteral("attemptsTable"));
+        QVERIFY(table);
+        table->selectRow(1);
+        auto *detail = window.viewWidget(MainWindow::Attempts)->findChild<QLabel *>(QStringLiteral("attemptDetail"));
+        QVERIFY2(detail->text().contains(QStringLiteral("Attempt 1")), qPrintable(detail->text()));
+        QVERIFY(detail->text().contains(QStringLiteral("Attempt 2")));
         QTest::qWait(1200); // let a countdown tick and the snapshots settle
         for (int v = 0; v < MainWindow::ViewCount; ++v) {
             window.showView(MainWindow::View(v));

@@ -55,9 +55,9 @@ AttemptsView::AttemptsView(AttemptsModel *model, QWidget *parent)
     m_table->verticalHeader()->setDefaultSectionSize(m_table->fontMetrics().height() + 6);
     m_table->horizontalHeader()->setStretchLastSection(true);
     const int w = m_table->fontMetrics().horizontalAdvance(QLatin1Char('0'));
-    const QList<int> widths{10, 16, 8, 14, 3, 24, 12, 14, 6, 9, 8};
+    const QList<int> widths{9, 15, 7, 12, 3, 22, 11, 12, 5, 8, 7};
     for (int c = 0; c < widths.size(); ++c)
-        m_table->setColumnWidth(c, widths[c] * w + 16);
+        m_table->setColumnWidth(c, widths[c] * w + 12);
     m_detail = new QLabel(split);
     m_detail->setObjectName(QStringLiteral("attemptDetail"));
     m_detail->setWordWrap(true);

@@ -44,6 +44,17 @@ QSpinBox *msSpin(QWidget *parent, int max)
     return s;
 }
 
+// Fields at the top, growing only where text grows (URLs, lists), extra space below.
+QFormLayout *topAlignedForm(QWidget *host)
+{
+    auto *outer = new QVBoxLayout(host);
+    auto *form = new QFormLayout;
+    form->setFieldGrowthPolicy(QFormLayout::ExpandingFieldsGrow);
+    outer->addLayout(form);
+    outer->addStretch(1);
+    return form;
+}
+
 // A list of names with Add / Remove under it, and a form beside it.
 QWidget *masterDetail(QListWidget *list, QPushButton *add, QPushButton *remove, QWidget *form, QWidget *parent)
 {
@@ -155,7 +166,7 @@ void ConfigEditor::fillList(QListWidget *list, const QStringList &names)
 QWidget *ConfigEditor::buildGeneralTab()
 {
     auto *w = new QWidget(this);
-    auto *form = new QFormLayout(w);
+    auto *form = topAlignedForm(w);
     m_listen = new QLineEdit(w);
     m_listen->setObjectName(QStringLiteral("listen"));
     m_failoverEnabled = new QCheckBox(tr("Fail over to the next candidate before the first byte"), w);
@@ -203,7 +214,7 @@ QWidget *ConfigEditor::buildProvidersTab()
     auto *add = new QPushButton(tr("Add…"), this);
     auto *remove = new QPushButton(tr("Remove"), this);
     m_providerForm = new QWidget(this);
-    auto *form = new QFormLayout(m_providerForm);
+    auto *form = topAlignedForm(m_providerForm);
     m_providerApi = new QComboBox(m_providerForm);
     m_providerApi->addItems({QStringLiteral("anthropic-messages"), QStringLiteral("openai-completions"),
                              QStringLiteral("openai-responses"), QStringLiteral("google-generative-ai")});
@@ -304,7 +315,7 @@ QWidget *ConfigEditor::buildModelsTab()
     auto *add = new QPushButton(tr("Add…"), this);
     auto *remove = new QPushButton(tr("Remove"), this);
     m_modelForm = new QWidget(this);
-    auto *form = new QFormLayout(m_modelForm);
+    auto *form = topAlignedForm(m_modelForm);
     m_modelKind = new QComboBox(m_modelForm);
     m_modelKind->addItems({QStringLiteral("chat"), QStringLiteral("embedding")});
     auto *inputs = new QHBoxLayout;
@@ -390,7 +401,7 @@ QWidget *ConfigEditor::buildRoutesTab()
     auto *add = new QPushButton(tr("Add…"), this);
     auto *remove = new QPushButton(tr("Remove"), this);
     m_routeForm = new QWidget(this);
-    auto *form = new QFormLayout(m_routeForm);
+    auto *form = topAlignedForm(m_routeForm);
     m_routeCandidates = new QListWidget(m_routeForm);
     m_routeCandidates->setObjectName(QStringLiteral("routeCandidates"));
     m_routeCandidates->setDragDropMode(QAbstractItemView::InternalMove);
@@ -504,7 +515,7 @@ QWidget *ConfigEditor::buildTenantsTab()
     auto *add = new QPushButton(tr("Add…"), this);
     auto *remove = new QPushButton(tr("Remove"), this);
     m_tenantForm = new QWidget(this);
-    auto *form = new QFormLayout(m_tenantForm);
+    auto *form = topAlignedForm(m_tenantForm);
     m_tenantProviders = new QLineEdit(m_tenantForm);
     m_tenantProviders->setPlaceholderText(tr("all providers"));
     m_tenantRegions = new QLineEdit(m_tenantForm);

@@ -2,6 +2,7 @@
 
 #include "attempts/attempts_model.h"
 #include "attempts/request_story.h"
+#include "dashboard/failure_sparkline.h"
 #include "dashboard/mark_card.h"
 #include "marks/marks_model.h"
 #include "shared/engine_commands.h"
@@ -56,6 +57,9 @@ DashboardView::DashboardView(AttemptsModel *attempts, MarksModel *marks, EngineC
 
     auto *right = new QVBoxLayout;
     right->addWidget(heading(tr("Failures (30 min)"), this));
+    m_sparkline = new FailureSparkline(this);
+    m_sparkline->setObjectName(QStringLiteral("failureSparkline"));
+    right->addWidget(m_sparkline);
     m_failures = new QLabel(this);
     m_failures->setObjectName(QStringLiteral("dashboardFailures"));
     m_failures->setTextFormat(Qt::RichText);
@@ -66,6 +70,7 @@ DashboardView::DashboardView(AttemptsModel *attempts, MarksModel *marks, EngineC
     m_requests = new QListWidget(this);
     m_requests->setObjectName(QStringLiteral("lastRequests"));
     m_requests->setFrameShape(QFrame::NoFrame);
+    m_requests->setIconSize(QSize(10, 10));
     m_requests->setToolTip(tr("Double-click a request to see its attempts"));
     right->addWidget(m_requests, 1);
     m_noRequests = new QLabel(tr("No requests yet — point a client at the URL above."), this);
@@ -146,19 +151,14 @@ void DashboardView::applySnapshot(const snapshot::EngineSnapshot &s)
             perMinute[29 - int(ago)] += it.value();
         }
     }
+    m_sparkline->setCounts(perMinute);
     if (byKind.isEmpty()) {
-        m_failures->setText(tr("<span>No candidate failures in the last 30 minutes.</span>"));
+        m_failures->setText(tr("No candidate failures in the last 30 minutes."));
         return;
     }
-    const qint64 peak = *std::max_element(perMinute.begin(), perMinute.end());
-    static const QString bars = QStringLiteral("\u2581\u2582\u2583\u2584\u2585\u2586\u2587\u2588");
-    QString spark;
-    for (qint64 n : perMinute)
-        spark += n == 0 ? QStringLiteral("\u2581") : bars.at(int(std::min<qint64>(7, 1 + n * 6 / std::max<qint64>(1, peak))));
     QStringList kinds = byKind.keys();
     kinds.sort();
-    QString html = QStringLiteral("<span style='font-size:large; color:%1'>%2</span><br>")
-                       .arg(StatePalette::color(HealthState::Error).name(), spark);
+    QString html;
     for (const QString &k : kinds)
         html += QStringLiteral("<span style='color:%1'>\u25A0</span> %2 &nbsp;<b>%3</b><br>")
                     .arg(StatePalette::color(HealthState::Error).name(), k.toHtmlEscaped())

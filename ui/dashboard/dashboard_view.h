@@ -17,6 +17,7 @@ class AttemptsModel;
 class MarksModel;
 class EngineCommands;
 class MarkCard;
+class FailureSparkline;
 
 class DashboardView final : public QWidget {
     Q_OBJECT
@@ -38,6 +39,7 @@ private:
     QVBoxLayout *m_cards = nullptr;
     QList<MarkCard *> m_cardWidgets;
     QLabel *m_noMarks = nullptr;
+    FailureSparkline *m_sparkline = nullptr;
     QLabel *m_failures = nullptr;
     QListWidget *m_requests = nullptr;
     QLabel *m_noRequests = nullptr;

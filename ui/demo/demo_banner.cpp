@@ -27,6 +27,8 @@ DemoBanner::DemoBanner(EngineCommands *commands, QWidget *parent) : QFrame(paren
     m_provider->setObjectName(QStringLiteral("demoProvider"));
     m_fault = new QComboBox(this);
     m_fault->setObjectName(QStringLiteral("demoFault"));
+    m_provider->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+    m_fault->setSizeAdjustPolicy(QComboBox::AdjustToContents);
     m_fault->addItem(tr("refuse connections"), Refuse);
     m_fault->addItem(tr("503 Service Unavailable"), Status503);
     m_fault->addItem(tr("429 with Retry-After 45 s"), RateLimited429);

@@ -91,13 +91,26 @@ void LogModel::append(const QList<QJsonObject> &lines)
         l.time = ts.isValid() ? ts.toLocalTime().toString(QStringLiteral("HH:mm:ss.zzz")) : l.tsIso;
         l.level = o.value(QStringLiteral("level")).toString(QStringLiteral("info"));
         l.message = o.value(QStringLiteral("msg")).toString();
+        // The keys a reader looks for first, then the rest in name order.
+        static const QStringList first{QStringLiteral("requestId"), QStringLiteral("tenant"), QStringLiteral("model"),
+                                       QStringLiteral("resolvedProvider"), QStringLiteral("resolvedModel"),
+                                       QStringLiteral("attempt"), QStringLiteral("failure"), QStringLiteral("status"),
+                                       QStringLiteral("outcome"), QStringLiteral("next"), QStringLiteral("error")};
+        QStringList keys = o.keys();
+        std::stable_sort(keys.begin(), keys.end(), [](const QString &a, const QString &b) {
+            const auto ia = first.indexOf(a), ib = first.indexOf(b);
+            return (ia < 0 ? first.size() : ia) < (ib < 0 ? first.size() : ib);
+        });
         QStringList parts;
-        for (auto it = o.begin(); it != o.end(); ++it) {
-            if (it.key() == QLatin1String("ts") || it.key() == QLatin1String("level") || it.key() == QLatin1String("msg"))
+        for (const QString &key : std::as_const(keys)) {
+            if (key == QLatin1String("ts") || key == QLatin1String("level") || key == QLatin1String("msg"))
                 continue;
-            const QJsonValue v = it.value();
-            const QString text = v.isString() ? v.toString() : v.isDouble() ? QString::number(v.toDouble()) : v.isBool() ? (v.toBool() ? QStringLiteral("true") : QStringLiteral("false")) : QStringLiteral("…");
-            parts << QStringLiteral("%1=%2").arg(it.key(), text);
+            const QJsonValue v = o.value(key);
+            const QString text = v.isString() ? v.toString()
+                                 : v.isDouble() ? QString::number(v.toDouble())
+                                 : v.isBool()   ? (v.toBool() ? QStringLiteral("true") : QStringLiteral("false"))
+                                                : QStringLiteral("…");
+            parts << QStringLiteral("%1=%2").arg(key, text);
         }
         l.details = parts.join(QLatin1Char(' '));
         m_lines.push_front(std::move(l));

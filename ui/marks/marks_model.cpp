@@ -86,7 +86,7 @@ QVariant MarksModel::data(const QModelIndex &index, int role) const
         case Kind: return failover::failureKindName(m.kind);
         case Strikes: return m.strikes;
         case Expires: return TimeText::countdown(remainingMs(index.row()));
-        case RetryAfter: return m.retryAfterMs ? TimeText::duration(*m.retryAfterMs) : QString();
+        case RetryAfter: return m.retryAfterMs ? tr("%1 s").arg((*m.retryAfterMs + 999) / 1000) : QString();
         case LastError: return m.lastError;
         }
         return {};

@@ -21,7 +21,8 @@ MarksView::MarksView(MarksModel *model, EngineCommands *commands, QWidget *paren
 {
     auto *layout = new QVBoxLayout(this);
     auto *bar = new QHBoxLayout;
-    auto *title = new QLabel(tr("<b>Provider-down marks</b> — candidates each tenant skips until the mark expires"), this);
+    auto *title = new QLabel(tr("<b>Provider-down marks</b> — candidates each tenant skips until the mark expires. Select one and press "
+                               "Delete to retry it now."), this);
     bar->addWidget(title, 1);
     m_clearSelected = new QPushButton(tr("Clear selected"), this);
     m_clearSelected->setObjectName(QStringLiteral("clearSelected"));
@@ -46,6 +47,7 @@ MarksView::MarksView(MarksModel *model, EngineCommands *commands, QWidget *paren
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_table->setAlternatingRowColors(true);
     m_table->verticalHeader()->hide();
+    m_table->verticalHeader()->setDefaultSectionSize(m_table->fontMetrics().height() + 8);
     m_table->horizontalHeader()->setStretchLastSection(true);
     m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     m_table->horizontalHeader()->setSectionResizeMode(MarksModel::LastError, QHeaderView::Stretch);
