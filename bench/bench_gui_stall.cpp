@@ -14,7 +14,9 @@
 
 #include "config/config_loader.h"
 #include "engine_host.h"
+#include "demo/fake_upstream.h"
 #include "main_window.h"
+#include "shared/engine_commands.h"
 #include "snapshot/snapshot_publisher.h"
 
 #include <QApplication>
