@@ -114,18 +114,43 @@ void DashboardView::refreshMarks()
     m_noMarks->setVisible(n == 0);
 }
 
+void DashboardView::showEvent(QShowEvent *event)
+{
+    QWidget::showEvent(event);
+    if (m_requestsDirty)
+        refreshRequests();
+}
+
 void DashboardView::refreshRequests()
 {
-    // The newest requests, each told once, from the attempts buffer (newest first).
+    // Hidden: remember to do it when shown (keeps the GUI thread idle under load).
+    m_requestsDirty = true;
+    if (!isVisible())
+        return;
+    m_requestsDirty = false;
+    // The newest requests, each told once. Their attempts sit near the top of the
+    // buffer (newest first): one pass over a bounded window, not a scan per request.
     QStringList ids;
-    for (int r = 0; r < m_attempts->rowCount() && ids.size() < kLastRequests; ++r) {
-        const QString id = m_attempts->at(r).requestId;
-        if (!ids.contains(id))
-            ids << id;
+    QHash<QString, QList<telemetry::AttemptRecord>> byId;
+    const int window = std::min(m_attempts->rowCount(), kLastRequests * 16);
+    for (int r = 0; r < window; ++r) {
+        const auto &a = m_attempts->at(r);
+        if (!byId.contains(a.requestId)) {
+            if (ids.size() == kLastRequests)
+                continue;
+            ids << a.requestId;
+        }
+        byId[a.requestId].append(a);
     }
+    QStringList stories;
+    for (const QString &id : std::as_const(ids))
+        stories << id + RequestStory::line(byId.value(id));
+    if (stories == m_shownStories)
+        return;
+    m_shownStories = stories;
     m_requests->clear();
     for (const QString &id : std::as_const(ids)) {
-        const auto attempts = m_attempts->attemptsOf(id);
+        const auto &attempts = byId[id];
         const bool ok = RequestStory::answered(attempts);
         auto *item = new QListWidgetItem(StatePalette::dot(ok ? HealthState::Healthy : HealthState::Error, 10),
                                          RequestStory::line(attempts), m_requests);

@@ -29,6 +29,9 @@ public:
 Q_SIGNALS:
     void requestActivated(const QString &requestId);
 
+protected:
+    void showEvent(QShowEvent *event) override;
+
 private:
     void refreshMarks();
     void refreshRequests();
@@ -43,6 +46,8 @@ private:
     QLabel *m_failures = nullptr;
     QListWidget *m_requests = nullptr;
     QLabel *m_noRequests = nullptr;
+    QStringList m_shownStories;
+    bool m_requestsDirty = true;
 };
 
 } // namespace sw::ui
