@@ -13,8 +13,8 @@
 //   bench_gui_stall [--rate 2000] [--seconds 10] [--connections 16] [--view dashboard|attempts|marks|failures|log]
 
 #include "config/config_loader.h"
-#include "engine_host.h"
 #include "demo/fake_upstream.h"
+#include "engine_host.h"
 #include "main_window.h"
 #include "shared/engine_commands.h"
 #include "snapshot/snapshot_publisher.h"
@@ -47,8 +47,7 @@ struct Percentiles {
     size_t n = 0;
 };
 
-Percentiles percentiles(std::vector<double> v)
-{
+Percentiles percentiles(std::vector<double> v) {
     Percentiles p;
     p.n = v.size();
     if (v.empty())
@@ -63,8 +62,7 @@ Percentiles percentiles(std::vector<double> v)
 
 // One keep-alive connection on a blocking socket, sending at a fixed pace.
 void clientLoop(quint16 port, double ratePerConnection, Clock::time_point until, std::atomic<long> &ok,
-                std::atomic<long> &failed, std::atomic<bool> &stop)
-{
+                std::atomic<long> &failed, std::atomic<bool> &stop) {
     const std::string body = R"({"model":"demo","messages":[{"role":"user","content":"ping"}]})";
     const std::string request = "POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n"
                                 "Content-Type: application/json\r\nContent-Length: " +
@@ -84,7 +82,8 @@ void clientLoop(quint16 port, double ratePerConnection, Clock::time_point until,
     };
     if (!connectSocket())
         return;
-    const auto interval = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(1.0 / ratePerConnection));
+    const auto interval =
+        std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(1.0 / ratePerConnection));
     auto next = Clock::now();
     std::string buffer;
     char chunk[16384];
@@ -112,7 +111,8 @@ void clientLoop(quint16 port, double ratePerConnection, Clock::time_point until,
                 if (headerEnd == std::string::npos)
                     continue;
                 std::string head = buffer.substr(0, headerEnd);
-                std::transform(head.begin(), head.end(), head.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+                std::transform(head.begin(), head.end(), head.begin(),
+                               [](unsigned char c) { return char(std::tolower(c)); });
                 const size_t cl = head.find("content-length:");
                 need = headerEnd + 4 + (cl == std::string::npos ? 0 : std::stoul(head.substr(cl + 15)));
                 good = head.rfind("http/1.1 200", 0) == 0;
@@ -133,23 +133,26 @@ void clientLoop(quint16 port, double ratePerConnection, Clock::time_point until,
 
 } // namespace
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     if (!qEnvironmentVariableIsSet("DISPLAY") && !qEnvironmentVariableIsSet("QT_QPA_PLATFORM"))
         qputenv("QT_QPA_PLATFORM", "offscreen");
     QApplication app(argc, argv);
     QCommandLineParser parser;
     parser.addHelpOption();
-    parser.addOption({QStringLiteral("rate"), QStringLiteral("requests per second"), QStringLiteral("n"), QStringLiteral("2000")});
-    parser.addOption({QStringLiteral("seconds"), QStringLiteral("duration"), QStringLiteral("s"), QStringLiteral("10")});
-    parser.addOption({QStringLiteral("connections"), QStringLiteral("client connections"), QStringLiteral("n"), QStringLiteral("16")});
-    parser.addOption({QStringLiteral("view"), QStringLiteral("view shown during the run"), QStringLiteral("name"), QStringLiteral("dashboard")});
+    parser.addOption(
+        {QStringLiteral("rate"), QStringLiteral("requests per second"), QStringLiteral("n"), QStringLiteral("2000")});
+    parser.addOption(
+        {QStringLiteral("seconds"), QStringLiteral("duration"), QStringLiteral("s"), QStringLiteral("10")});
+    parser.addOption({QStringLiteral("connections"), QStringLiteral("client connections"), QStringLiteral("n"),
+                      QStringLiteral("16")});
+    parser.addOption({QStringLiteral("view"), QStringLiteral("view shown during the run"), QStringLiteral("name"),
+                      QStringLiteral("dashboard")});
     parser.process(app);
     const double rate = parser.value(QStringLiteral("rate")).toDouble();
     const int seconds = parser.value(QStringLiteral("seconds")).toInt();
     const int connections = std::max(1, parser.value(QStringLiteral("connections")).toInt());
     const QStringList views{QStringLiteral("dashboard"), QStringLiteral("attempts"), QStringLiteral("marks"),
-                            QStringLiteral("failures"), QStringLiteral("usage"), QStringLiteral("configuration"),
+                            QStringLiteral("failures"),  QStringLiteral("usage"),    QStringLiteral("configuration"),
                             QStringLiteral("log")};
     const int view = std::max(0, int(views.indexOf(parser.value(QStringLiteral("view")))));
 
@@ -210,7 +213,8 @@ int main(int argc, char **argv)
     QTimer::singleShot(500, &app, [&]() {
         until = Clock::now() + std::chrono::seconds(seconds);
         for (int i = 0; i < connections; ++i)
-            clients.emplace_back(clientLoop, port, rate / connections, until, std::ref(ok), std::ref(failed), std::ref(stop));
+            clients.emplace_back(clientLoop, port, rate / connections, until, std::ref(ok), std::ref(failed),
+                                 std::ref(stop));
         measuring = true;
         wall.start();
     });
@@ -237,7 +241,8 @@ int main(int argc, char **argv)
                 qPrintable(views.at(view)), rate, connections, seconds, qPrintable(QGuiApplication::platformName()));
     std::printf("  requests: ok=%ld failed=%ld achieved=%.0f req/s\n", ok.load(), failed.load(),
                 double(ok.load() + failed.load()) / std::max(0.001, elapsed));
-    std::printf("  GUI thread stall (4 ms timer lateness): p50=%.2f ms p99=%.2f ms max=%.2f ms (n=%zu)  goal p99 <= 16 ms: %s\n",
+    std::printf("  GUI thread stall (4 ms timer lateness): p50=%.2f ms p99=%.2f ms max=%.2f ms (n=%zu)  goal p99 <= 16 "
+                "ms: %s\n",
                 stall.p50, stall.p99, stall.max, stall.n, stall.p99 <= 16.0 ? "met" : "NOT met");
     std::printf("  snapshot apply on GUI thread: p50=%.2f ms p99=%.2f ms max=%.2f ms (snapshots=%d, %.1f/s)\n",
                 apply.p50, apply.p99, apply.max, snapshots, double(snapshots) / std::max(0.001, elapsed));

@@ -38,8 +38,7 @@ constexpr qint64 kErrorWindowMs = 60'000; // "requests failing" while one went u
 
 MainWindow::MainWindow(EngineHost *host, const Options &options, QWidget *parent)
     : QMainWindow(parent), m_commands(new EngineCommands(host, this)), m_attempts(new AttemptsModel(5000, this)),
-      m_marks(new MarksModel(this)), m_log(new LogModel(5000, this)), m_useTray(options.tray)
-{
+      m_marks(new MarksModel(this)), m_log(new LogModel(5000, this)), m_useTray(options.tray) {
     ensureUiResources();
     setWindowTitle(options.demo ? tr("Switchman (demo)") : tr("Switchman"));
     const QString appIcon = QFile::exists(QStringLiteral(":/icons/switchman.svg"))
@@ -72,7 +71,7 @@ MainWindow::MainWindow(EngineHost *host, const Options &options, QWidget *parent
     m_sidebar->setFrameShape(QFrame::NoFrame);
     m_sidebar->setBackgroundRole(QPalette::Window);
     m_sidebar->setAutoFillBackground(true);
-    const QStringList names{tr("Dashboard"), tr("Attempts"), tr("Marks"), tr("Failures"),
+    const QStringList names{tr("Dashboard"), tr("Attempts"),      tr("Marks"), tr("Failures"),
                             tr("Usage"),     tr("Configuration"), tr("Log")};
     for (int i = 0; i < names.size(); ++i) {
         auto *item = new QListWidgetItem(names[i], m_sidebar);
@@ -91,7 +90,7 @@ MainWindow::MainWindow(EngineHost *host, const Options &options, QWidget *parent
     m_configEditor->setConfigPath(options.demo ? QString() : options.configPath);
     m_logView = new LogView(m_log, m_pages);
     for (QWidget *w : std::initializer_list<QWidget *>{m_dashboard, m_attemptsView, m_marksView, m_failuresView,
-                                                        m_usageView, m_configEditor, m_logView}) {
+                                                       m_usageView, m_configEditor, m_logView}) {
         w->layout()->setContentsMargins(12, 10, 12, 10);
         m_pages->addWidget(w);
     }
@@ -150,23 +149,19 @@ MainWindow::MainWindow(EngineHost *host, const Options &options, QWidget *parent
 
 MainWindow::~MainWindow() = default;
 
-QWidget *MainWindow::viewWidget(View view) const
-{
+QWidget *MainWindow::viewWidget(View view) const {
     return m_pages->widget(view);
 }
 
-void MainWindow::showView(View view)
-{
+void MainWindow::showView(View view) {
     m_sidebar->setCurrentRow(view);
 }
 
-MainWindow::View MainWindow::currentView() const
-{
+MainWindow::View MainWindow::currentView() const {
     return View(m_pages->currentIndex());
 }
 
-void MainWindow::applySnapshot(const snapshot::EngineSnapshot &s)
-{
+void MainWindow::applySnapshot(const snapshot::EngineSnapshot &s) {
     m_baseUrl = s.baseUrl;
     m_paused = s.paused;
     m_lastUnansweredWallMs = s.lastUnansweredWallMs;
@@ -189,16 +184,14 @@ void MainWindow::applySnapshot(const snapshot::EngineSnapshot &s)
     updateState();
 }
 
-void MainWindow::updateBadge()
-{
+void MainWindow::updateBadge() {
     auto *item = m_sidebar->item(Marks);
     const int n = m_marks->rowCount();
     item->setData(SidebarDelegate::BadgeRole, n);
     item->setToolTip(n > 0 ? tr("Marks: %1 active (Ctrl+3)").arg(n) : tr("Marks (Ctrl+3)"));
 }
 
-void MainWindow::updateState()
-{
+void MainWindow::updateState() {
     const qint64 now = QDateTime::currentMSecsSinceEpoch();
     const int marks = m_marks->rowCount();
     QString detail;
@@ -218,8 +211,7 @@ void MainWindow::updateState()
     m_tray->setState(state, marks, m_paused, m_baseUrl, detail);
 }
 
-void MainWindow::closeEvent(QCloseEvent *event)
-{
+void MainWindow::closeEvent(QCloseEvent *event) {
     if (m_useTray && TrayController::available() && m_tray->icon()->isVisible()) {
         // The proxy keeps running in the tray; say so the first time.
         hide();

@@ -44,8 +44,8 @@ public:
 
     struct Options {
         bool demo = false;
-        QString configPath;                         // where Save writes; empty in --demo
-        bool tray = true;                           // use the system tray when one exists
+        QString configPath;                          // where Save writes; empty in --demo
+        bool tray = true;                            // use the system tray when one exists
         credentials::SecretStore *secrets = nullptr; // "Set key…"; default: the OS keychain
     };
 

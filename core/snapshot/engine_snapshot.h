@@ -44,8 +44,8 @@ struct EngineSnapshot {
     qint64 wallMs = 0; // wall time (ms since epoch) the snapshot was taken
     QString baseUrl;
     bool paused = false;
-    int openStreams = 0;       // chat requests being served
-    int requestsPerMinute = 0; // requests seen in the last 60 s
+    int openStreams = 0;             // chat requests being served
+    int requestsPerMinute = 0;       // requests seen in the last 60 s
     qint64 lastUnansweredWallMs = 0; // last request that got no answer from any candidate (0 = none)
     QString lastUnansweredReason;
 

@@ -11,8 +11,7 @@ namespace {
 constexpr qint64 kMinuteMs = 60'000;
 constexpr int kRecentIdsKept = 8192; // enough to tell a request's 2nd attempt from a new request at 2000 req/s
 
-void add(UsageTotals &t, const telemetry::UsageRow &row)
-{
+void add(UsageTotals &t, const telemetry::UsageRow &row) {
     ++t.attempts;
     t.input += row.input;
     t.output += row.output;
@@ -22,8 +21,7 @@ void add(UsageTotals &t, const telemetry::UsageRow &row)
 }
 } // namespace
 
-SnapshotPublisher::SnapshotPublisher(Engine &engine, int intervalMs) : QObject(&engine), m_engine(engine)
-{
+SnapshotPublisher::SnapshotPublisher(Engine &engine, int intervalMs) : QObject(&engine), m_engine(engine) {
     qRegisterMetaType<EngineSnapshot>();
     auto *telemetry = engine.telemetry();
     connect(telemetry, &telemetry::Telemetry::attemptRecorded, this, &SnapshotPublisher::onAttempt);
@@ -50,8 +48,7 @@ SnapshotPublisher::SnapshotPublisher(Engine &engine, int intervalMs) : QObject(&
 
 SnapshotPublisher::~SnapshotPublisher() = default;
 
-void SnapshotPublisher::onAttempt(const telemetry::AttemptRecord &record)
-{
+void SnapshotPublisher::onAttempt(const telemetry::AttemptRecord &record) {
     const qint64 now = QDateTime::currentMSecsSinceEpoch();
     if (m_pendingAttempts.size() < kMaxAttemptsPerSnapshot)
         m_pendingAttempts.append(record);
@@ -65,7 +62,8 @@ void SnapshotPublisher::onAttempt(const telemetry::AttemptRecord &record)
             m_failureMinutes.push_back(FailureMinute{minute, {}});
         ++m_failureMinutes.back().counts[record.provider + QChar(0x1f) + record.failure];
         while (m_failureMinutes.size() > size_t(kFailureMinutes) ||
-               (!m_failureMinutes.empty() && m_failureMinutes.front().minuteEpochMs < minute - kFailureMinutes * kMinuteMs))
+               (!m_failureMinutes.empty() &&
+                m_failureMinutes.front().minuteEpochMs < minute - kFailureMinutes * kMinuteMs))
             m_failureMinutes.pop_front();
     }
     if (record.outcome == telemetry::AttemptOutcome::Failed &&
@@ -76,15 +74,13 @@ void SnapshotPublisher::onAttempt(const telemetry::AttemptRecord &record)
     m_dirty = true;
 }
 
-void SnapshotPublisher::onUsage(const telemetry::UsageRow &row)
-{
+void SnapshotPublisher::onUsage(const telemetry::UsageRow &row) {
     add(m_usageByTenant[row.tenant], row);
     add(m_usageByProvider[row.provider], row);
     m_dirty = true;
 }
 
-void SnapshotPublisher::onLogLine(const QJsonObject &line)
-{
+void SnapshotPublisher::onLogLine(const QJsonObject &line) {
     if (m_pendingLog.size() < kMaxLogLinesPerSnapshot)
         m_pendingLog.append(line);
     else
@@ -92,8 +88,7 @@ void SnapshotPublisher::onLogLine(const QJsonObject &line)
     m_dirty = true;
 }
 
-void SnapshotPublisher::noteRequest(const QString &requestId, qint64 nowWallMs)
-{
+void SnapshotPublisher::noteRequest(const QString &requestId, qint64 nowWallMs) {
     if (m_recentRequestIds.contains(requestId))
         return;
     m_recentRequestIds.insert(requestId);
@@ -108,8 +103,7 @@ void SnapshotPublisher::noteRequest(const QString &requestId, qint64 nowWallMs)
     ++m_requestsPerSecond.back().second;
 }
 
-int SnapshotPublisher::requestsInLastMinute(qint64 nowWallMs)
-{
+int SnapshotPublisher::requestsInLastMinute(qint64 nowWallMs) {
     const qint64 oldest = nowWallMs / 1000 - 59;
     while (!m_requestsPerSecond.empty() && m_requestsPerSecond.front().first < oldest)
         m_requestsPerSecond.pop_front();
@@ -119,16 +113,14 @@ int SnapshotPublisher::requestsInLastMinute(qint64 nowWallMs)
     return n;
 }
 
-void SnapshotPublisher::onTick()
-{
+void SnapshotPublisher::onTick() {
     const qint64 now = QDateTime::currentMSecsSinceEpoch();
     // Heartbeat: rates, open streams and mark expiry move even when nothing is recorded.
     if (m_dirty || now - m_lastPublishWallMs >= 1000)
         publishNow();
 }
 
-void SnapshotPublisher::publishNow()
-{
+void SnapshotPublisher::publishNow() {
     EngineSnapshot s;
     s.sequence = ++m_sequence;
     s.wallMs = QDateTime::currentMSecsSinceEpoch();

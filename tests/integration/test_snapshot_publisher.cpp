@@ -16,8 +16,7 @@ using namespace sw;
 class TestSnapshotPublisher : public QObject {
     Q_OBJECT
 private Q_SLOTS:
-    void snapshotsCarryWhatTheEngineDid()
-    {
+    void snapshotsCarryWhatTheEngineDid() {
         test::GatewayFixture gw;
         gw.start();
         auto *publisher = new snapshot::SnapshotPublisher(gw.engine(), 250);
@@ -68,8 +67,7 @@ private Q_SLOTS:
         QCOMPARE(seen.first().marks.size(), 1);
     }
 
-    void atMostAFewSnapshotsPerSecondUnderLoad()
-    {
+    void atMostAFewSnapshotsPerSecondUnderLoad() {
         test::GatewayFixture gw;
         gw.start();
         auto *publisher = new snapshot::SnapshotPublisher(gw.engine(), 250);
@@ -80,8 +78,9 @@ private Q_SLOTS:
         while (t.elapsed() < 1500) {
             QList<QNetworkReply *> replies;
             for (int i = 0; i < 8; ++i)
-                replies << gw.postAsync(QStringLiteral("/v1/messages"),
-                                        test::GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), false));
+                replies << gw.postAsync(
+                    QStringLiteral("/v1/messages"),
+                    test::GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), false));
             for (auto *r : replies)
                 gw.wait(r);
             sent += 8;

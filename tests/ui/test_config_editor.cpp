@@ -10,15 +10,15 @@
 #include "shared/engine_commands.h"
 #include "signal_wait.h"
 
-#include <QCryptographicHash>
 #include <QComboBox>
+#include <QCryptographicHash>
 #include <QDir>
 #include <QDoubleSpinBox>
 #include <QJsonDocument>
 #include <QLabel>
-#include <QTabWidget>
 #include <QListWidget>
 #include <QPushButton>
+#include <QTabWidget>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -26,16 +26,14 @@ using namespace sw;
 using namespace sw::ui;
 
 namespace {
-template <typename T> T *child(QWidget &w, const char *name)
-{
+template <typename T> T *child(QWidget &w, const char *name) {
     auto *c = w.findChild<T *>(QString::fromLatin1(name));
     if (!c)
         qFatal("no child %s", name);
     return c;
 }
 
-config::Config startingConfig()
-{
+config::Config startingConfig() {
     config::Config c = config::demoConfig();
     // A file-backed configuration: real-looking providers, not simulated ones.
     for (auto &p : c.providers) {
@@ -49,8 +47,7 @@ config::Config startingConfig()
 class TestConfigEditor : public QObject {
     Q_OBJECT
 private Q_SLOTS:
-    void rejectsAnInvalidRouteAndSavesAValidOne()
-    {
+    void rejectsAnInvalidRouteAndSavesAValidOne() {
         QTemporaryDir dir;
         const QString path = dir.filePath(QStringLiteral("sub/config.json"));
         EngineHost host;
@@ -108,22 +105,25 @@ private Q_SLOTS:
                  (QStringList{QStringLiteral("sim-openai/gpt-sim"), QStringLiteral("sim-anthropic/claude-sim")}));
         QCOMPARE(route.maxFallbackCostMultiplier.value_or(0), 4.0);
         // No temporary file left next to it (QSaveFile renamed it into place).
-        QCOMPARE(QDir(dir.filePath(QStringLiteral("sub"))).entryList(QDir::Files), QStringList{QStringLiteral("config.json")});
+        QCOMPARE(QDir(dir.filePath(QStringLiteral("sub"))).entryList(QDir::Files),
+                 QStringList{QStringLiteral("config.json")});
 
         // And the running engine got it.
         QVERIFY(test::waitUntil([&host]() {
             QStringList running;
-            host.runBlocking([&running](Engine &e) { running = e.config()->routes.value(QStringLiteral("demo")).candidates; });
+            host.runBlocking(
+                [&running](Engine &e) { running = e.config()->routes.value(QStringLiteral("demo")).candidates; });
             return running.value(0) == QStringLiteral("sim-openai/gpt-sim");
         }));
     }
 
-    void setKeyStoresTheSecretAndAddsTheReference()
-    {
+    void setKeyStoresTheSecretAndAddsTheReference() {
         test::ScriptedSecretStore secrets;
         ConfigEditor editor(nullptr, &secrets);
         editor.setRunningConfig(startingConfig(), 1);
-        editor.askText = [](const QString &, const QString &, const QString &initial) { return initial + QStringLiteral("-main"); };
+        editor.askText = [](const QString &, const QString &, const QString &initial) {
+            return initial + QStringLiteral("-main");
+        };
         editor.askSecret = [](const QString &, const QString &) { return QStringLiteral("sk-secret-123"); };
         auto *providers = child<QListWidget>(editor, "providerList");
         providers->setCurrentRow(0);
@@ -138,8 +138,7 @@ private Q_SLOTS:
         QVERIFY(!QJsonDocument(config::toJson(editor.workingConfig())).toJson().contains("sk-secret-123"));
     }
 
-    void createdTenantKeyIsShownOnceAndOnlyItsHashKept()
-    {
+    void createdTenantKeyIsShownOnceAndOnlyItsHashKept() {
         ConfigEditor editor(nullptr, nullptr);
         editor.setRunningConfig(startingConfig(), 1);
         QString shownKey;

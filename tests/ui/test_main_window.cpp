@@ -19,8 +19,7 @@ using namespace sw;
 using namespace sw::ui;
 
 namespace {
-snapshot::EngineSnapshot baseSnapshot()
-{
+snapshot::EngineSnapshot baseSnapshot() {
     snapshot::EngineSnapshot s;
     s.sequence = 1;
     s.wallMs = QDateTime::currentMSecsSinceEpoch();
@@ -30,8 +29,7 @@ snapshot::EngineSnapshot baseSnapshot()
     return s;
 }
 
-snapshot::MarkRow oneMark()
-{
+snapshot::MarkRow oneMark() {
     snapshot::MarkRow r;
     r.info.tenant = QStringLiteral("alice");
     r.info.provider = QStringLiteral("anthropic");
@@ -44,8 +42,7 @@ snapshot::MarkRow oneMark()
     return r;
 }
 
-MainWindow::Options noTray()
-{
+MainWindow::Options noTray() {
     MainWindow::Options o;
     o.tray = false;
     return o;
@@ -55,8 +52,7 @@ MainWindow::Options noTray()
 class TestMainWindow : public QObject {
     Q_OBJECT
 private Q_SLOTS:
-    void ctrlDigitsReachEveryView()
-    {
+    void ctrlDigitsReachEveryView() {
         MainWindow window(nullptr, noTray());
         window.show();
         QVERIFY(QTest::qWaitForWindowExposed(&window));
@@ -66,8 +62,7 @@ private Q_SLOTS:
         }
     }
 
-    void emptyViewsTeach()
-    {
+    void emptyViewsTeach() {
         MainWindow window(nullptr, noTray());
         window.applySnapshot(baseSnapshot());
         auto *marks = window.viewWidget(MainWindow::Marks)->findChild<EmptyStateStack *>();
@@ -83,8 +78,7 @@ private Q_SLOTS:
         QVERIFY(teachesUrl);
     }
 
-    void stateIsToldByWordIconAndColourEverywhere()
-    {
+    void stateIsToldByWordIconAndColourEverywhere() {
         MainWindow window(nullptr, noTray());
         auto s = baseSnapshot();
         window.applySnapshot(s);
@@ -125,8 +119,7 @@ private Q_SLOTS:
         QCOMPARE(sidebar->item(MainWindow::Marks)->data(SidebarDelegate::BadgeRole).toInt(), 0);
     }
 
-    void trayMenuHasTheFiveActionsAndEveryStateHasAnIcon()
-    {
+    void trayMenuHasTheFiveActionsAndEveryStateHasAnIcon() {
         TrayController tray;
         QStringList texts;
         for (auto *a : tray.menu()->actions())
@@ -145,8 +138,7 @@ private Q_SLOTS:
         QVERIFY(healthy != marks);
     }
 
-    void closingWithoutATrayQuits()
-    {
+    void closingWithoutATrayQuits() {
         MainWindow window(nullptr, noTray());
         window.show();
         QVERIFY(QTest::qWaitForWindowExposed(&window));
@@ -154,8 +146,7 @@ private Q_SLOTS:
         QVERIFY(!window.isVisible());
     }
 
-    void closingKeepsRunningInTheTray()
-    {
+    void closingKeepsRunningInTheTray() {
         if (!QSystemTrayIcon::isSystemTrayAvailable())
             QSKIP("no system tray here (needs a tray host such as trayer under Xvfb)");
         MainWindow::Options options;
@@ -166,7 +157,7 @@ private Q_SLOTS:
         QVERIFY(window.tray()->icon()->isVisible());
         QVERIFY(!window.close()); // ignored: hidden, still running
         QVERIFY(!window.isVisible());
-        QVERIFY(!window.tray()->notifyKeptRunningOnce()); // the notification was shown already, once
+        QVERIFY(!window.tray()->notifyKeptRunningOnce());  // the notification was shown already, once
         window.tray()->menu()->actions().at(0)->trigger(); // Open dashboard
         QVERIFY(window.isVisible());
     }

@@ -31,22 +31,20 @@ class TestMarksView : public QObject {
     test::ScriptedSecretStore m_secrets; // used on the engine thread only
     snapshot::SnapshotPublisher *m_publisher = nullptr;
 
-    int engineMarkCount()
-    {
+    int engineMarkCount() {
         int n = 0;
         m_host->runBlocking([&n](Engine &e) { n = int(e.marks().size()); });
         return n;
     }
 
-    int postChat(const QString &model)
-    {
+    int postChat(const QString &model) {
         QNetworkAccessManager nam;
         QNetworkRequest req(QUrl(m_host->baseUrl() + QStringLiteral("/v1/chat/completions")));
         req.setHeader(QNetworkRequest::ContentTypeHeader, QByteArrayLiteral("application/json"));
-        const QJsonObject body{{QStringLiteral("model"), model},
-                               {QStringLiteral("messages"),
-                                QJsonArray{QJsonObject{{QStringLiteral("role"), QStringLiteral("user")},
-                                                       {QStringLiteral("content"), QStringLiteral("hi")}}}}};
+        const QJsonObject body{
+            {QStringLiteral("model"), model},
+            {QStringLiteral("messages"), QJsonArray{QJsonObject{{QStringLiteral("role"), QStringLiteral("user")},
+                                                                {QStringLiteral("content"), QStringLiteral("hi")}}}}};
         QNetworkReply *reply = nam.post(req, QJsonDocument(body).toJson());
         bool done = test::waitUntil([reply]() { return reply->isFinished(); }, 15000);
         const int status = done ? reply->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt() : -1;
@@ -55,8 +53,7 @@ class TestMarksView : public QObject {
     }
 
 private Q_SLOTS:
-    void init()
-    {
+    void init() {
         m_host = std::make_unique<EngineHost>();
         Engine::Options options;
         options.config = config::demoConfig();
@@ -67,14 +64,12 @@ private Q_SLOTS:
         m_host->runBlocking([this](Engine &e) { m_publisher = new snapshot::SnapshotPublisher(e, 50); });
     }
 
-    void cleanup()
-    {
+    void cleanup() {
         m_host.reset();
         m_publisher = nullptr;
     }
 
-    void failingProviderShowsAMarkAndDeleteClearsItInTheEngine()
-    {
+    void failingProviderShowsAMarkAndDeleteClearsItInTheEngine() {
         EngineCommands commands(m_host.get());
         MarksModel model;
         MarksView view(&model, &commands);
@@ -104,8 +99,7 @@ private Q_SLOTS:
         QCOMPARE(model.rowCount(), 0);
     }
 
-    void clearTenantAndClearAllGoThroughTheEngine()
-    {
+    void clearTenantAndClearAllGoThroughTheEngine() {
         EngineCommands commands(m_host.get());
         MarksModel model;
         MarksView view(&model, &commands);
@@ -134,8 +128,7 @@ private Q_SLOTS:
         QVERIFY(test::waitUntil([this]() { return engineMarkCount() == 0; }));
     }
 
-    void windowBadgeAndTrayFollowTheEngine()
-    {
+    void windowBadgeAndTrayFollowTheEngine() {
         MainWindow::Options options;
         options.demo = true;
         options.tray = false;
@@ -143,8 +136,10 @@ private Q_SLOTS:
         MainWindow window(m_host.get(), options);
         connect(m_publisher, &snapshot::SnapshotPublisher::snapshotReady, &window, &MainWindow::applySnapshot);
         window.show();
-        QVERIFY(test::waitUntil([&window]() { return !window.tray()->toolTip().isEmpty() &&
-                                                     window.tray()->toolTip().contains(QStringLiteral("http://127.0.0.1")); }));
+        QVERIFY(test::waitUntil([&window]() {
+            return !window.tray()->toolTip().isEmpty() &&
+                   window.tray()->toolTip().contains(QStringLiteral("http://127.0.0.1"));
+        }));
         QCOMPARE(window.state(), HealthState::Healthy);
 
         m_host->runBlocking([](Engine &e) {

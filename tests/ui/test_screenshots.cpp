@@ -19,9 +19,9 @@
 #include <QDir>
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <QLabel>
 #include <QNetworkAccessManager>
 #include <QNetworkReply>
-#include <QLabel>
 #include <QPainter>
 #include <QTableView>
 #include <QTest>
@@ -36,8 +36,7 @@ class TestScreenshots : public QObject {
     test::ScriptedSecretStore m_secrets;
     QNetworkAccessManager m_nam;
 
-    int chat(const QString &model)
-    {
+    int chat(const QString &model) {
         QNetworkRequest req(QUrl(m_host->baseUrl() + QStringLiteral("/v1/chat/completions")));
         req.setHeader(QNetworkRequest::ContentTypeHeader, QByteArrayLiteral("application/json"));
         const QJsonObject body{{QStringLiteral("model"), model},
@@ -51,8 +50,7 @@ class TestScreenshots : public QObject {
         return status;
     }
 
-    static void save(QWidget &w, const QString &name)
-    {
+    static void save(QWidget &w, const QString &name) {
         const QString dir = qEnvironmentVariable("SWITCHMAN_SCREENSHOT_DIR");
         if (dir.isEmpty())
             return;
@@ -61,8 +59,7 @@ class TestScreenshots : public QObject {
     }
 
 private Q_SLOTS:
-    void everyViewShowsTheOutage()
-    {
+    void everyViewShowsTheOutage() {
         m_host = std::make_unique<EngineHost>();
         Engine::Options options;
         options.config = config::demoConfig();
@@ -130,7 +127,7 @@ private Q_SLOTS:
         for (int v = 0; v < MainWindow::ViewCount; ++v) {
             window.showView(MainWindow::View(v));
             QTest::qWait(50);
-            static const char *names[] = {"1-dashboard", "2-attempts", "3-marks", "4-failures",
+            static const char *names[] = {"1-dashboard", "2-attempts",      "3-marks", "4-failures",
                                           "5-usage",     "6-configuration", "7-log"};
             save(window, QString::fromLatin1(names[v]));
         }
@@ -146,7 +143,8 @@ private Q_SLOTS:
         }
         p.end();
         if (!qEnvironmentVariable("SWITCHMAN_SCREENSHOT_DIR").isEmpty())
-            QVERIFY(tray.save(QDir(qEnvironmentVariable("SWITCHMAN_SCREENSHOT_DIR")).filePath(QStringLiteral("8-tray-states.png"))));
+            QVERIFY(tray.save(
+                QDir(qEnvironmentVariable("SWITCHMAN_SCREENSHOT_DIR")).filePath(QStringLiteral("8-tray-states.png"))));
         m_host.reset();
     }
 };

@@ -19,9 +19,9 @@ using namespace sw::ui;
 
 namespace {
 
-telemetry::AttemptRecord attempt(const QString &request, int n, const QString &tenant, telemetry::AttemptOutcome outcome,
-                                 const QString &provider, const QString &failure = {}, int status = 0)
-{
+telemetry::AttemptRecord attempt(const QString &request, int n, const QString &tenant,
+                                 telemetry::AttemptOutcome outcome, const QString &provider,
+                                 const QString &failure = {}, int status = 0) {
     telemetry::AttemptRecord a;
     a.requestId = request;
     a.attempt = n;
@@ -38,8 +38,7 @@ telemetry::AttemptRecord attempt(const QString &request, int n, const QString &t
 }
 
 snapshot::MarkRow mark(const QString &tenant, const QString &provider, const QString &model, qint64 remainingMs,
-                       int strikes = 1)
-{
+                       int strikes = 1) {
     snapshot::MarkRow r;
     r.info.tenant = tenant;
     r.info.provider = provider;
@@ -58,8 +57,7 @@ snapshot::MarkRow mark(const QString &tenant, const QString &provider, const QSt
 class TestUiModels : public QObject {
     Q_OBJECT
 private Q_SLOTS:
-    void attemptsRingKeepsNewestOnTopAndDropsOldest()
-    {
+    void attemptsRingKeepsNewestOnTopAndDropsOldest() {
         AttemptsModel model(5);
         AttemptsFilterModel filter;
         filter.setSourceModel(&model);
@@ -79,8 +77,9 @@ private Q_SLOTS:
 
         batch.clear();
         for (int i = 4; i <= 7; ++i)
-            batch << attempt(QStringLiteral("req_%1").arg(i), 1, QStringLiteral("bob"), telemetry::AttemptOutcome::Failed,
-                             QStringLiteral("zai"), QStringLiteral("server_error"), 503);
+            batch << attempt(QStringLiteral("req_%1").arg(i), 1, QStringLiteral("bob"),
+                             telemetry::AttemptOutcome::Failed, QStringLiteral("zai"), QStringLiteral("server_error"),
+                             503);
         model.append(batch);
         QCOMPARE(model.rowCount(), 5); // bounded
         QCOMPARE(inserted.size(), 2);
@@ -102,8 +101,7 @@ private Q_SLOTS:
         QCOMPARE(model.index(4, AttemptsModel::Request).data().toString(), QStringLiteral("req_16"));
     }
 
-    void attemptsFilterByTenantAndOutcome()
-    {
+    void attemptsFilterByTenantAndOutcome() {
         AttemptsModel model(100);
         AttemptsFilterModel filter;
         filter.setSourceModel(&model);
@@ -128,14 +126,14 @@ private Q_SLOTS:
         QCOMPARE(filter.rowCount(), 3);
     }
 
-    void requestReadsAsOneStory()
-    {
+    void requestReadsAsOneStory() {
         const QList<telemetry::AttemptRecord> attempts{
             attempt(QStringLiteral("r1"), 2, QStringLiteral("alice"), telemetry::AttemptOutcome::Committed,
                     QStringLiteral("zai")),
             attempt(QStringLiteral("r1"), 1, QStringLiteral("alice"), telemetry::AttemptOutcome::Failed,
                     QStringLiteral("anthropic"), QStringLiteral("server_error"), 503)};
-        QCOMPARE(RequestStory::line(attempts), QStringLiteral("\u2713 sonnet \u2192 zai/m on attempt 2, anthropic 503"));
+        QCOMPARE(RequestStory::line(attempts),
+                 QStringLiteral("\u2713 sonnet \u2192 zai/m on attempt 2, anthropic 503"));
         QVERIFY(RequestStory::answered(attempts));
         const QStringList steps = RequestStory::steps(attempts);
         QCOMPARE(steps.size(), 2);
@@ -145,16 +143,16 @@ private Q_SLOTS:
         QVERIFY(RequestStory::line(failed).contains(QStringLiteral("unanswered")));
     }
 
-    void marksCountDownOnTheirOwnClock()
-    {
+    void marksCountDownOnTheirOwnClock() {
         qint64 now = 5'000'000;
         MarksModel model;
         model.setWallClock([&now]() { return now; });
         QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
         QSignalSpy count(&model, &MarksModel::countChanged);
-        model.applySnapshot({mark(QStringLiteral("alice"), QStringLiteral("anthropic"), QStringLiteral("sonnet"), 38'000),
-                             mark(QStringLiteral("bob"), QStringLiteral("zai"), QString(), 3'000)},
-                            now);
+        model.applySnapshot(
+            {mark(QStringLiteral("alice"), QStringLiteral("anthropic"), QStringLiteral("sonnet"), 38'000),
+             mark(QStringLiteral("bob"), QStringLiteral("zai"), QString(), 3'000)},
+            now);
         QCOMPARE(model.rowCount(), 2);
         QCOMPARE(count.size(), 1);
         QCOMPARE(model.index(0, MarksModel::Expires).data().toString(), QStringLiteral("0:38"));
@@ -174,15 +172,14 @@ private Q_SLOTS:
         QCOMPARE(model.index(0, MarksModel::Tenant).data().toString(), QStringLiteral("alice"));
 
         // A later snapshot extends the mark in place (same row, new expiry).
-        model.applySnapshot({mark(QStringLiteral("alice"), QStringLiteral("anthropic"), QStringLiteral("sonnet"), 80'000, 2)},
-                            now);
+        model.applySnapshot(
+            {mark(QStringLiteral("alice"), QStringLiteral("anthropic"), QStringLiteral("sonnet"), 80'000, 2)}, now);
         QCOMPARE(model.rowCount(), 1);
         QCOMPARE(model.index(0, MarksModel::Expires).data().toString(), QStringLiteral("1:20"));
         QCOMPARE(model.index(0, MarksModel::Strikes).data().toInt(), 2);
     }
 
-    void clearedMarksStayGoneUntilTheEngineConfirms()
-    {
+    void clearedMarksStayGoneUntilTheEngineConfirms() {
         qint64 now = 5'000'000;
         MarksModel model;
         model.setWallClock([&now]() { return now; });
@@ -205,8 +202,7 @@ private Q_SLOTS:
         QCOMPARE(model.filterFor(0).tenant, QStringLiteral("bob"));
     }
 
-    void usageTotalsPerKey()
-    {
+    void usageTotalsPerKey() {
         UsageModel model(QStringLiteral("Tenant"));
         QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
         QMap<QString, snapshot::UsageTotals> totals;
@@ -225,8 +221,7 @@ private Q_SLOTS:
         QCOMPARE(model.rowCount(), 1);
     }
 
-    void failureTotalsMatchTheMetricsCounter()
-    {
+    void failureTotalsMatchTheMetricsCounter() {
         FailureTotalsModel model;
         QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
         QHash<QString, qint64> totals;
@@ -241,8 +236,7 @@ private Q_SLOTS:
         QCOMPARE(model.total(), 7);
     }
 
-    void logFiltersByLevelAndSearch()
-    {
+    void logFiltersByLevelAndSearch() {
         LogModel model(3);
         LogFilterModel filter;
         filter.setSourceModel(&model);

@@ -9,22 +9,17 @@ namespace sw::ui {
 
 AttemptsModel::AttemptsModel(int capacity, QObject *parent)
     : QAbstractTableModel(parent), m_capacity(std::max(1, capacity)),
-      m_now([]() { return QDateTime::currentMSecsSinceEpoch(); })
-{
-}
+      m_now([]() { return QDateTime::currentMSecsSinceEpoch(); }) {}
 
-int AttemptsModel::rowCount(const QModelIndex &parent) const
-{
+int AttemptsModel::rowCount(const QModelIndex &parent) const {
     return parent.isValid() ? 0 : int(m_rows.size());
 }
 
-int AttemptsModel::columnCount(const QModelIndex &parent) const
-{
+int AttemptsModel::columnCount(const QModelIndex &parent) const {
     return parent.isValid() ? 0 : ColumnCount;
 }
 
-QVariant AttemptsModel::headerData(int section, Qt::Orientation orientation, int role) const
-{
+QVariant AttemptsModel::headerData(int section, Qt::Orientation orientation, int role) const {
     if (orientation != Qt::Horizontal)
         return {};
     if (role == Qt::TextAlignmentRole) {
@@ -34,32 +29,46 @@ QVariant AttemptsModel::headerData(int section, Qt::Orientation orientation, int
     if (role != Qt::DisplayRole)
         return {};
     switch (section) {
-    case Time: return tr("Time");
-    case Request: return tr("Request");
-    case Tenant: return tr("Tenant");
-    case Model: return tr("Requested");
-    case Attempt: return tr("#");
-    case Candidate: return tr("Candidate");
-    case Outcome: return tr("Outcome");
-    case Failure: return tr("Failure");
-    case Status: return tr("Status");
-    case Elapsed: return tr("Elapsed");
-    case Ttft: return tr("TTFT");
+    case Time:
+        return tr("Time");
+    case Request:
+        return tr("Request");
+    case Tenant:
+        return tr("Tenant");
+    case Model:
+        return tr("Requested");
+    case Attempt:
+        return tr("#");
+    case Candidate:
+        return tr("Candidate");
+    case Outcome:
+        return tr("Outcome");
+    case Failure:
+        return tr("Failure");
+    case Status:
+        return tr("Status");
+    case Elapsed:
+        return tr("Elapsed");
+    case Ttft:
+        return tr("TTFT");
     }
     return {};
 }
 
-QVariant AttemptsModel::data(const QModelIndex &index, int role) const
-{
+QVariant AttemptsModel::data(const QModelIndex &index, int role) const {
     if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid))
         return {};
     const auto &a = m_rows[size_t(index.row())];
     const QString outcome = telemetry::outcomeName(a.outcome);
     switch (role) {
-    case RequestIdRole: return a.requestId;
-    case TenantRole: return a.tenant;
-    case OutcomeRole: return outcome;
-    case FailureRole: return a.failure;
+    case RequestIdRole:
+        return a.requestId;
+    case TenantRole:
+        return a.tenant;
+    case OutcomeRole:
+        return outcome;
+    case FailureRole:
+        return a.failure;
     case Qt::TextAlignmentRole: {
         const int c = index.column();
         const bool numeric = c == Attempt || c == Status || c == Elapsed || c == Ttft;
@@ -86,25 +95,35 @@ QVariant AttemptsModel::data(const QModelIndex &index, int role) const
         return {};
     case Qt::DisplayRole:
         switch (index.column()) {
-        case Time: return TimeText::ago(a.startedAtEpochMs, m_now());
-        case Request: return a.requestId;
-        case Tenant: return a.tenant;
-        case Model: return a.requestedModel;
-        case Attempt: return a.attempt;
-        case Candidate: return a.candidate;
-        case Outcome: return outcome;
-        case Failure: return a.failure.isEmpty() ? QString() : a.failure;
-        case Status: return a.status > 0 ? QVariant(a.status) : QVariant(QString());
-        case Elapsed: return TimeText::duration(a.elapsedMs);
-        case Ttft: return a.ttftMs ? TimeText::duration(*a.ttftMs) : QString();
+        case Time:
+            return TimeText::ago(a.startedAtEpochMs, m_now());
+        case Request:
+            return a.requestId;
+        case Tenant:
+            return a.tenant;
+        case Model:
+            return a.requestedModel;
+        case Attempt:
+            return a.attempt;
+        case Candidate:
+            return a.candidate;
+        case Outcome:
+            return outcome;
+        case Failure:
+            return a.failure.isEmpty() ? QString() : a.failure;
+        case Status:
+            return a.status > 0 ? QVariant(a.status) : QVariant(QString());
+        case Elapsed:
+            return TimeText::duration(a.elapsedMs);
+        case Ttft:
+            return a.ttftMs ? TimeText::duration(*a.ttftMs) : QString();
         }
         return {};
     }
     return {};
 }
 
-void AttemptsModel::append(const QList<telemetry::AttemptRecord> &batch)
-{
+void AttemptsModel::append(const QList<telemetry::AttemptRecord> &batch) {
     if (batch.isEmpty())
         return;
     const int n = int(std::min<qsizetype>(batch.size(), m_capacity));
@@ -133,8 +152,7 @@ void AttemptsModel::append(const QList<telemetry::AttemptRecord> &batch)
     }
 }
 
-QList<telemetry::AttemptRecord> AttemptsModel::attemptsOf(const QString &requestId) const
-{
+QList<telemetry::AttemptRecord> AttemptsModel::attemptsOf(const QString &requestId) const {
     QList<telemetry::AttemptRecord> out;
     for (const auto &a : m_rows)
         if (a.requestId == requestId)

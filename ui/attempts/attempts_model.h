@@ -15,7 +15,20 @@ class AttemptsModel final : public QAbstractTableModel {
     Q_OBJECT
     Q_DISABLE_COPY_MOVE(AttemptsModel)
 public:
-    enum Column { Time, Request, Tenant, Model, Attempt, Candidate, Outcome, Failure, Status, Elapsed, Ttft, ColumnCount };
+    enum Column {
+        Time,
+        Request,
+        Tenant,
+        Model,
+        Attempt,
+        Candidate,
+        Outcome,
+        Failure,
+        Status,
+        Elapsed,
+        Ttft,
+        ColumnCount
+    };
     enum Role { RequestIdRole = Qt::UserRole + 1, TenantRole, OutcomeRole, FailureRole };
 
     explicit AttemptsModel(int capacity = 5000, QObject *parent = nullptr);

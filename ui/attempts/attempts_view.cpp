@@ -18,8 +18,7 @@
 namespace sw::ui {
 
 AttemptsView::AttemptsView(AttemptsModel *model, QWidget *parent)
-    : QWidget(parent), m_model(model), m_filter(new AttemptsFilterModel(this))
-{
+    : QWidget(parent), m_model(model), m_filter(new AttemptsFilterModel(this)) {
     m_filter->setSourceModel(model);
     auto *layout = new QVBoxLayout(this);
     auto *bar = new QHBoxLayout;
@@ -105,20 +104,17 @@ AttemptsView::AttemptsView(AttemptsModel *model, QWidget *parent)
     refreshEmpty();
 }
 
-void AttemptsView::setBaseUrl(const QString &baseUrl)
-{
+void AttemptsView::setBaseUrl(const QString &baseUrl) {
     m_stack->setHint(tr("Every try of every candidate shows here, live. Point a client at %1/v1 (OpenAI) or %1 "
                         "(Anthropic) and send a request.")
                          .arg(baseUrl));
 }
 
-void AttemptsView::refreshEmpty()
-{
+void AttemptsView::refreshEmpty() {
     m_stack->setEmpty(m_model->rowCount() == 0);
 }
 
-void AttemptsView::showRequest(const QString &requestId)
-{
+void AttemptsView::showRequest(const QString &requestId) {
     m_filter->setRequestId(requestId);
     m_requestFilter->setText(tr("Request %1").arg(requestId));
     m_requestFilter->show();
@@ -127,15 +123,14 @@ void AttemptsView::showRequest(const QString &requestId)
     updateDetail();
 }
 
-void AttemptsView::updateDetail()
-{
+void AttemptsView::updateDetail() {
     if (m_shownRequest.isEmpty())
         return;
     const auto attempts = m_model->attemptsOf(m_shownRequest);
     if (attempts.isEmpty())
         return;
-    QString html = QStringLiteral("<b>%1</b> &nbsp; %2<br>").arg(m_shownRequest.toHtmlEscaped(),
-                                                                  RequestStory::line(attempts).toHtmlEscaped());
+    QString html = QStringLiteral("<b>%1</b> &nbsp; %2<br>")
+                       .arg(m_shownRequest.toHtmlEscaped(), RequestStory::line(attempts).toHtmlEscaped());
     html += QStringLiteral("<span style='white-space:pre'>");
     for (const QString &s : RequestStory::steps(attempts))
         html += s.toHtmlEscaped() + QStringLiteral("<br>");

@@ -25,8 +25,7 @@
 namespace sw::ui {
 
 namespace {
-QStringList splitList(const QString &text)
-{
+QStringList splitList(const QString &text) {
     QStringList out;
     for (const QString &part : text.split(QLatin1Char(','), Qt::SkipEmptyParts))
         if (!part.trimmed().isEmpty())
@@ -34,8 +33,7 @@ QStringList splitList(const QString &text)
     return out;
 }
 
-QSpinBox *msSpin(QWidget *parent, int max)
-{
+QSpinBox *msSpin(QWidget *parent, int max) {
     auto *s = new QSpinBox(parent);
     s->setRange(0, max);
     s->setSingleStep(1000);
@@ -45,8 +43,7 @@ QSpinBox *msSpin(QWidget *parent, int max)
 }
 
 // Fields at the top, growing only where text grows (URLs, lists), extra space below.
-QFormLayout *topAlignedForm(QWidget *host)
-{
+QFormLayout *topAlignedForm(QWidget *host) {
     auto *outer = new QVBoxLayout(host);
     auto *form = new QFormLayout;
     form->setFieldGrowthPolicy(QFormLayout::ExpandingFieldsGrow);
@@ -56,8 +53,7 @@ QFormLayout *topAlignedForm(QWidget *host)
 }
 
 // A list of names with Add / Remove under it, and a form beside it.
-QWidget *masterDetail(QListWidget *list, QPushButton *add, QPushButton *remove, QWidget *form, QWidget *parent)
-{
+QWidget *masterDetail(QListWidget *list, QPushButton *add, QPushButton *remove, QWidget *form, QWidget *parent) {
     auto *split = new QSplitter(parent);
     auto *left = new QWidget(split);
     auto *l = new QVBoxLayout(left);
@@ -76,8 +72,7 @@ QWidget *masterDetail(QListWidget *list, QPushButton *add, QPushButton *remove, 
 } // namespace
 
 ConfigEditor::ConfigEditor(EngineCommands *commands, credentials::SecretStore *secrets, QWidget *parent)
-    : QWidget(parent), m_commands(commands), m_secrets(secrets)
-{
+    : QWidget(parent), m_commands(commands), m_secrets(secrets) {
     askText = [this](const QString &title, const QString &label, const QString &initial) {
         bool ok = false;
         const QString v = QInputDialog::getText(this, title, label, QLineEdit::Normal, initial, &ok);
@@ -122,8 +117,7 @@ ConfigEditor::ConfigEditor(EngineCommands *commands, credentials::SecretStore *s
     revalidate();
 }
 
-void ConfigEditor::setConfigPath(const QString &path)
-{
+void ConfigEditor::setConfigPath(const QString &path) {
     m_path = path;
     m_save->setText(path.isEmpty() ? tr("Apply") : tr("Save and apply"));
     m_save->setToolTip(path.isEmpty() ? tr("Demo mode: changes apply to the running gateway and are not saved")
@@ -133,8 +127,7 @@ void ConfigEditor::setConfigPath(const QString &path)
     revalidate();
 }
 
-void ConfigEditor::setRunningConfig(const config::Config &config, quint64 generation)
-{
+void ConfigEditor::setRunningConfig(const config::Config &config, quint64 generation) {
     if (generation == m_generation)
         return;
     m_generation = generation;
@@ -146,14 +139,12 @@ void ConfigEditor::setRunningConfig(const config::Config &config, quint64 genera
     revalidate();
 }
 
-QString ConfigEditor::selected(QListWidget *list) const
-{
+QString ConfigEditor::selected(QListWidget *list) const {
     auto *item = list->currentItem();
     return item ? item->text() : QString();
 }
 
-void ConfigEditor::fillList(QListWidget *list, const QStringList &names)
-{
+void ConfigEditor::fillList(QListWidget *list, const QStringList &names) {
     const QString current = list->currentItem() ? list->currentItem()->text() : QString();
     list->clear();
     list->addItems(names);
@@ -163,8 +154,7 @@ void ConfigEditor::fillList(QListWidget *list, const QStringList &names)
 
 // ---- tabs -------------------------------------------------------------------
 
-QWidget *ConfigEditor::buildGeneralTab()
-{
+QWidget *ConfigEditor::buildGeneralTab() {
     auto *w = new QWidget(this);
     auto *form = topAlignedForm(w);
     m_listen = new QLineEdit(w);
@@ -207,8 +197,7 @@ QWidget *ConfigEditor::buildGeneralTab()
     return w;
 }
 
-QWidget *ConfigEditor::buildProvidersTab()
-{
+QWidget *ConfigEditor::buildProvidersTab() {
     m_providers = new QListWidget(this);
     m_providers->setObjectName(QStringLiteral("providerList"));
     auto *add = new QPushButton(tr("Add…"), this);
@@ -249,8 +238,8 @@ QWidget *ConfigEditor::buildProvidersTab()
     form->addRow(tr("Credential pool"), m_providerCredentials);
     form->addRow(QString(), credButtons);
     form->addRow(QString(), m_keyStatus);
-    auto *note = new QLabel(tr("Secrets never go into the file: a pool lists references, tried in order."),
-                            m_providerForm);
+    auto *note =
+        new QLabel(tr("Secrets never go into the file: a pool lists references, tried in order."), m_providerForm);
     note->setForegroundRole(QPalette::PlaceholderText);
     form->addRow(QString(), note);
 
@@ -308,8 +297,7 @@ QWidget *ConfigEditor::buildProvidersTab()
     return masterDetail(m_providers, add, remove, m_providerForm, this);
 }
 
-QWidget *ConfigEditor::buildModelsTab()
-{
+QWidget *ConfigEditor::buildModelsTab() {
     m_models = new QListWidget(this);
     m_models->setObjectName(QStringLiteral("modelList"));
     auto *add = new QPushButton(tr("Add…"), this);
@@ -394,8 +382,7 @@ QWidget *ConfigEditor::buildModelsTab()
     return masterDetail(m_models, add, remove, m_modelForm, this);
 }
 
-QWidget *ConfigEditor::buildRoutesTab()
-{
+QWidget *ConfigEditor::buildRoutesTab() {
     m_routes = new QListWidget(this);
     m_routes->setObjectName(QStringLiteral("routeList"));
     auto *add = new QPushButton(tr("Add…"), this);
@@ -435,8 +422,8 @@ QWidget *ConfigEditor::buildRoutesTab()
     form->addRow(QString(), order);
     form->addRow(tr("Aliases (globs)"), m_routeAliases);
     form->addRow(tr("Cost ceiling"), m_routeCeiling);
-    auto *note = new QLabel(tr("A follower priced over the ceiling × the first eligible candidate is skipped."),
-                            m_routeForm);
+    auto *note =
+        new QLabel(tr("A follower priced over the ceiling × the first eligible candidate is skipped."), m_routeForm);
     note->setForegroundRole(QPalette::PlaceholderText);
     form->addRow(QString(), note);
 
@@ -470,8 +457,8 @@ QWidget *ConfigEditor::buildRoutesTab()
     connect(up, &QPushButton::clicked, this, [move]() { move(-1); });
     connect(down, &QPushButton::clicked, this, [move]() { move(+1); });
     connect(drop, &QPushButton::clicked, this, [this, withRoute]() {
-        const int row = m_routeCandidates->currentRow() >= 0 ? m_routeCandidates->currentRow()
-                                                              : m_routeCandidates->count() - 1;
+        const int row =
+            m_routeCandidates->currentRow() >= 0 ? m_routeCandidates->currentRow() : m_routeCandidates->count() - 1;
         if (row < 0)
             return;
         withRoute([&](auto &r) { r.candidates.removeAt(row); });
@@ -508,8 +495,7 @@ QWidget *ConfigEditor::buildRoutesTab()
     return masterDetail(m_routes, add, remove, m_routeForm, this);
 }
 
-QWidget *ConfigEditor::buildTenantsTab()
-{
+QWidget *ConfigEditor::buildTenantsTab() {
     m_tenants = new QListWidget(this);
     m_tenants->setObjectName(QStringLiteral("tenantList"));
     auto *add = new QPushButton(tr("Add…"), this);
@@ -531,8 +517,8 @@ QWidget *ConfigEditor::buildTenantsTab()
     form->addRow(tr("Regions"), m_tenantRegions);
     form->addRow(tr("Admin"), m_tenantAdmin);
     form->addRow(tr("Keys"), keys);
-    auto *note = new QLabel(tr("With no tenants every caller is tenant \"local\" and only loopback is allowed."),
-                            m_tenantForm);
+    auto *note =
+        new QLabel(tr("With no tenants every caller is tenant \"local\" and only loopback is allowed."), m_tenantForm);
     note->setForegroundRole(QPalette::PlaceholderText);
     form->addRow(QString(), note);
 
@@ -575,8 +561,7 @@ QWidget *ConfigEditor::buildTenantsTab()
 
 // ---- working copy -> forms ------------------------------------------------------
 
-void ConfigEditor::loadForms()
-{
+void ConfigEditor::loadForms() {
     m_loading = true;
     m_listen->setText(m_working.listen);
     m_failoverEnabled->setChecked(m_working.failover.enabled);
@@ -594,8 +579,7 @@ void ConfigEditor::loadForms()
     loadTenant();
 }
 
-void ConfigEditor::loadProvider()
-{
+void ConfigEditor::loadProvider() {
     const QString id = selected(m_providers);
     m_providerForm->setEnabled(m_working.providers.contains(id));
     const config::ProviderConfig p = m_working.providers.value(id);
@@ -610,12 +594,12 @@ void ConfigEditor::loadProvider()
     m_providerCredentials->clear();
     m_providerCredentials->addItems(p.credentials);
     if (p.credentials.isEmpty() && !id.isEmpty())
-        (new QListWidgetItem(tr("(none: requests carry no auth header)"), m_providerCredentials))->setFlags(Qt::NoItemFlags);
+        (new QListWidgetItem(tr("(none: requests carry no auth header)"), m_providerCredentials))
+            ->setFlags(Qt::NoItemFlags);
     m_loading = false;
 }
 
-void ConfigEditor::loadModel()
-{
+void ConfigEditor::loadModel() {
     const QString key = selected(m_models);
     m_modelForm->setEnabled(m_working.models.contains(key));
     const config::ModelConfig m = m_working.models.value(key);
@@ -630,8 +614,7 @@ void ConfigEditor::loadModel()
     m_loading = false;
 }
 
-void ConfigEditor::loadRoute()
-{
+void ConfigEditor::loadRoute() {
     const QString name = selected(m_routes);
     m_routeForm->setEnabled(m_working.routes.contains(name));
     const config::RouteConfig r = m_working.routes.value(name);
@@ -649,8 +632,7 @@ void ConfigEditor::loadRoute()
     m_loading = false;
 }
 
-void ConfigEditor::loadTenant()
-{
+void ConfigEditor::loadTenant() {
     const QString name = selected(m_tenants);
     m_tenantForm->setEnabled(m_working.tenants.contains(name));
     const config::TenantConfig t = m_working.tenants.value(name);
@@ -658,31 +640,30 @@ void ConfigEditor::loadTenant()
     m_tenantProviders->setText(t.providers.join(QStringLiteral(", ")));
     m_tenantRegions->setText(t.regions.join(QStringLiteral(", ")));
     m_tenantAdmin->setChecked(t.admin);
-    m_tenantKeys->setText(t.keyHashes.isEmpty() ? tr("no key yet: this tenant cannot call")
-                                                : (t.keyHashes.size() == 1 ? tr("1 key, stored as a hash") : tr("%1 keys, stored as hashes").arg(t.keyHashes.size())));
+    m_tenantKeys->setText(t.keyHashes.isEmpty()
+                              ? tr("no key yet: this tenant cannot call")
+                              : (t.keyHashes.size() == 1 ? tr("1 key, stored as a hash")
+                                                         : tr("%1 keys, stored as hashes").arg(t.keyHashes.size())));
     m_loading = false;
 }
 
 // ---- edits, validation, save --------------------------------------------------------
 
-void ConfigEditor::edited()
-{
+void ConfigEditor::edited() {
     if (m_loading)
         return;
     m_dirty = m_working != m_running;
     revalidate();
 }
 
-QStringList ConfigEditor::problems() const
-{
+QStringList ConfigEditor::problems() const {
     QStringList out;
     for (int i = 0; i < m_problems->count(); ++i)
         out << m_problems->item(i)->text();
     return out;
 }
 
-void ConfigEditor::revalidate()
-{
+void ConfigEditor::revalidate() {
     const auto errors = config::validate(m_working);
     m_problems->clear();
     for (const auto &e : errors)
@@ -690,7 +671,8 @@ void ConfigEditor::revalidate()
     m_problems->setVisible(!errors.isEmpty());
     QString state;
     if (!errors.isEmpty())
-        state = (errors.size() == 1 ? tr("1 problem to fix before saving") : tr("%1 problems to fix before saving").arg(errors.size()));
+        state = (errors.size() == 1 ? tr("1 problem to fix before saving")
+                                    : tr("%1 problems to fix before saving").arg(errors.size()));
     else if (m_dirty)
         state = m_path.isEmpty() ? tr("Unsaved changes (demo: applied to the running gateway only)")
                                  : tr("Unsaved changes to %1").arg(m_path);
@@ -702,12 +684,12 @@ void ConfigEditor::revalidate()
     m_revert->setEnabled(m_dirty);
 }
 
-bool ConfigEditor::saveAndApply()
-{
+bool ConfigEditor::saveAndApply() {
     const auto errors = config::validate(m_working);
     if (!errors.isEmpty()) {
         revalidate();
-        m_state->setText((errors.size() == 1 ? tr("Not saved: 1 problem to fix first") : tr("Not saved: %1 problems to fix first").arg(errors.size())));
+        m_state->setText((errors.size() == 1 ? tr("Not saved: 1 problem to fix first")
+                                             : tr("Not saved: %1 problems to fix first").arg(errors.size())));
         return false;
     }
     if (!m_path.isEmpty()) {
@@ -731,16 +713,14 @@ bool ConfigEditor::saveAndApply()
     return true;
 }
 
-void ConfigEditor::revert()
-{
+void ConfigEditor::revert() {
     m_working = m_running;
     m_dirty = false;
     loadForms();
     revalidate();
 }
 
-void ConfigEditor::setKey()
-{
+void ConfigEditor::setKey() {
     const QString id = selected(m_providers);
     if (id.isEmpty() || !m_secrets)
         return;
@@ -753,8 +733,9 @@ void ConfigEditor::setKey()
     m_keyStatus->setText(tr("Saving to the keychain…"));
     m_secrets->write(name, secret.toUtf8(), this, [this, id, name](const credentials::SecretResult &result) {
         if (!result.ok) {
-            m_keyStatus->setText(tr("<span style='color:%1'>\u2716</span> Not stored: %2")
-                                     .arg(StatePalette::color(HealthState::Error).name(), result.error.toHtmlEscaped()));
+            m_keyStatus->setText(
+                tr("<span style='color:%1'>\u2716</span> Not stored: %2")
+                    .arg(StatePalette::color(HealthState::Error).name(), result.error.toHtmlEscaped()));
             return;
         }
         const QString ref = QStringLiteral("keychain:") + name;
@@ -768,8 +749,7 @@ void ConfigEditor::setKey()
     });
 }
 
-void ConfigEditor::createKey()
-{
+void ConfigEditor::createKey() {
     const QString name = selected(m_tenants);
     if (!m_working.tenants.contains(name))
         return;

@@ -63,12 +63,12 @@ private:
     QWidget *buildModelsTab();
     QWidget *buildRoutesTab();
     QWidget *buildTenantsTab();
-    void loadForms();      // working copy -> every list and form
-    void loadProvider();   // selected provider -> form
+    void loadForms();    // working copy -> every list and form
+    void loadProvider(); // selected provider -> form
     void loadModel();
     void loadRoute();
     void loadTenant();
-    void edited();         // a form changed the working copy
+    void edited(); // a form changed the working copy
     void revalidate();
     void setKey();
     void createKey();

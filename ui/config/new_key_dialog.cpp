@@ -11,8 +11,7 @@
 
 namespace sw::ui {
 
-NewKeyDialog::NewKeyDialog(const QString &tenant, const QString &key, QWidget *parent) : QDialog(parent)
-{
+NewKeyDialog::NewKeyDialog(const QString &tenant, const QString &key, QWidget *parent) : QDialog(parent) {
     setWindowTitle(tr("New key for %1").arg(tenant));
     auto *layout = new QVBoxLayout(this);
     auto *text = new QLabel(tr("This is the only time the key is shown. Copy it into the client's settings "

@@ -5,8 +5,7 @@
 
 namespace sw::ui {
 
-QString TenantKey::generate()
-{
+QString TenantKey::generate() {
     static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
     QString key = QStringLiteral("sk-sw-");
     auto *rng = QRandomGenerator::system(); // cryptographically secure source
@@ -15,8 +14,7 @@ QString TenantKey::generate()
     return key;
 }
 
-QString TenantKey::hashReference(const QString &key)
-{
+QString TenantKey::hashReference(const QString &key) {
     return QStringLiteral("sha256:") +
            QString::fromLatin1(QCryptographicHash::hash(key.toUtf8(), QCryptographicHash::Sha256).toHex());
 }

@@ -8,7 +8,7 @@ namespace sw::ui {
 
 class TenantKey final {
 public:
-    static QString generate();                  // "sk-sw-" + 40 random base62 characters
+    static QString generate();                        // "sk-sw-" + 40 random base62 characters
     static QString hashReference(const QString &key); // "sha256:<hex>"
 };
 

@@ -21,8 +21,7 @@ namespace {
 constexpr int kLastRequests = 12;
 constexpr qint64 kMinuteMs = 60'000;
 
-QLabel *heading(const QString &text, QWidget *parent)
-{
+QLabel *heading(const QString &text, QWidget *parent) {
     auto *l = new QLabel(text, parent);
     QFont f = l->font();
     f.setBold(true);
@@ -32,8 +31,7 @@ QLabel *heading(const QString &text, QWidget *parent)
 } // namespace
 
 DashboardView::DashboardView(AttemptsModel *attempts, MarksModel *marks, EngineCommands *commands, QWidget *parent)
-    : QWidget(parent), m_attempts(attempts), m_marks(marks), m_commands(commands)
-{
+    : QWidget(parent), m_attempts(attempts), m_marks(marks), m_commands(commands) {
     auto *row = new QHBoxLayout(this);
     auto *left = new QVBoxLayout;
     left->addWidget(heading(tr("Marks now"), this));
@@ -88,8 +86,7 @@ DashboardView::DashboardView(AttemptsModel *attempts, MarksModel *marks, EngineC
     refreshRequests();
 }
 
-void DashboardView::refreshMarks()
-{
+void DashboardView::refreshMarks() {
     const int n = m_marks->rowCount();
     while (m_cardWidgets.size() > n)
         delete m_cardWidgets.takeLast();
@@ -106,23 +103,23 @@ void DashboardView::refreshMarks()
     for (int i = 0; i < n; ++i) {
         const auto &m = m_marks->markAt(i);
         const QString kind = failover::failureKindName(m.kind);
-        m_cardWidgets[i]->set(QStringLiteral("<b>%1</b> · %2 · %3")
-                                  .arg(m.tenant.toHtmlEscaped(), m.provider.toHtmlEscaped(),
-                                       (m.model.isEmpty() ? tr("all models") : m.model).toHtmlEscaped()),
-                              (m.strikes == 1 ? tr("%1 · 1 strike").arg(kind) : tr("%1 · %2 strikes").arg(kind).arg(m.strikes)), m_marks->remainingMs(i), m.ttlMs);
+        m_cardWidgets[i]->set(
+            QStringLiteral("<b>%1</b> · %2 · %3")
+                .arg(m.tenant.toHtmlEscaped(), m.provider.toHtmlEscaped(),
+                     (m.model.isEmpty() ? tr("all models") : m.model).toHtmlEscaped()),
+            (m.strikes == 1 ? tr("%1 · 1 strike").arg(kind) : tr("%1 · %2 strikes").arg(kind).arg(m.strikes)),
+            m_marks->remainingMs(i), m.ttlMs);
     }
     m_noMarks->setVisible(n == 0);
 }
 
-void DashboardView::showEvent(QShowEvent *event)
-{
+void DashboardView::showEvent(QShowEvent *event) {
     QWidget::showEvent(event);
     if (m_requestsDirty)
         refreshRequests();
 }
 
-void DashboardView::refreshRequests()
-{
+void DashboardView::refreshRequests() {
     // Hidden: remember to do it when shown (keeps the GUI thread idle under load).
     m_requestsDirty = true;
     if (!isVisible())
@@ -161,8 +158,7 @@ void DashboardView::refreshRequests()
     m_requests->setVisible(!ids.isEmpty());
 }
 
-void DashboardView::applySnapshot(const snapshot::EngineSnapshot &s)
-{
+void DashboardView::applySnapshot(const snapshot::EngineSnapshot &s) {
     // Failures of the last 30 minutes by kind, with a text sparkline per minute.
     const qint64 current = s.wallMs - s.wallMs % kMinuteMs;
     QHash<QString, qint64> byKind;

@@ -6,13 +6,11 @@
 
 namespace sw::ui {
 
-FailureSparkline::FailureSparkline(QWidget *parent) : QWidget(parent)
-{
+FailureSparkline::FailureSparkline(QWidget *parent) : QWidget(parent) {
     setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Fixed);
 }
 
-void FailureSparkline::setCounts(const QList<qint64> &perMinute)
-{
+void FailureSparkline::setCounts(const QList<qint64> &perMinute) {
     if (perMinute == m_counts)
         return;
     m_counts = perMinute;
@@ -25,8 +23,7 @@ void FailureSparkline::setCounts(const QList<qint64> &perMinute)
     update();
 }
 
-void FailureSparkline::paintEvent(QPaintEvent *)
-{
+void FailureSparkline::paintEvent(QPaintEvent *) {
     QPainter p(this);
     const int n = int(m_counts.size());
     if (n == 0)

@@ -10,8 +10,7 @@
 
 namespace sw::ui {
 
-MarkCard::MarkCard(QWidget *parent) : QFrame(parent)
-{
+MarkCard::MarkCard(QWidget *parent) : QFrame(parent) {
     setFrameShape(QFrame::StyledPanel);
     auto *grid = new QGridLayout(this);
     grid->setContentsMargins(8, 6, 8, 6);
@@ -43,8 +42,7 @@ MarkCard::MarkCard(QWidget *parent) : QFrame(parent)
     connect(clear, &QToolButton::clicked, this, &MarkCard::clearClicked);
 }
 
-void MarkCard::set(const QString &title, const QString &subtitle, qint64 remainingMs, qint64 ttlMs)
-{
+void MarkCard::set(const QString &title, const QString &subtitle, qint64 remainingMs, qint64 ttlMs) {
     m_title->setText(title);
     m_subtitle->setText(subtitle);
     m_bar->setValue(ttlMs > 0 ? int(std::clamp<qint64>(remainingMs * 1000 / ttlMs, 0, 1000)) : 0);

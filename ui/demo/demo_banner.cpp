@@ -11,8 +11,7 @@
 
 namespace sw::ui {
 
-DemoBanner::DemoBanner(EngineCommands *commands, QWidget *parent) : QFrame(parent), m_commands(commands)
-{
+DemoBanner::DemoBanner(EngineCommands *commands, QWidget *parent) : QFrame(parent), m_commands(commands) {
     setObjectName(QStringLiteral("demoBanner"));
     setFrameShape(QFrame::StyledPanel);
     setAutoFillBackground(true);
@@ -22,7 +21,7 @@ DemoBanner::DemoBanner(EngineCommands *commands, QWidget *parent) : QFrame(paren
     col->setContentsMargins(10, 4, 10, 4);
     col->setSpacing(2);
     auto *row = new QHBoxLayout;
-    auto *title = new QLabel(tr("<b>Demo mode</b> — simulated providers. Take one down:"), this);
+    auto *title = new QLabel(tr("<b>Demo mode</b> — take a simulated provider down:"), this);
     m_provider = new QComboBox(this);
     m_provider->setObjectName(QStringLiteral("demoProvider"));
     m_fault = new QComboBox(this);
@@ -39,6 +38,7 @@ DemoBanner::DemoBanner(EngineCommands *commands, QWidget *parent) : QFrame(paren
     m_back->setObjectName(QStringLiteral("demoBringBack"));
     m_status = new QLabel(this);
     m_status->setObjectName(QStringLiteral("demoStatus"));
+    m_status->setWordWrap(true);
     row->addWidget(title);
     row->addWidget(m_provider);
     row->addWidget(m_fault);
@@ -51,16 +51,14 @@ DemoBanner::DemoBanner(EngineCommands *commands, QWidget *parent) : QFrame(paren
     m_try->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_try->setWordWrap(true);
     col->addWidget(m_try);
-    connect(m_down, &QPushButton::clicked, this, [this]() {
-        takeDown(m_provider->currentText(), FaultChoice(m_fault->currentData().toInt()));
-    });
+    connect(m_down, &QPushButton::clicked, this,
+            [this]() { takeDown(m_provider->currentText(), FaultChoice(m_fault->currentData().toInt())); });
     connect(m_back, &QPushButton::clicked, this, [this]() { bringBack(m_provider->currentText()); });
     connect(m_provider, &QComboBox::currentIndexChanged, this, &DemoBanner::refreshStatus);
     refreshStatus();
 }
 
-void DemoBanner::setProviders(const QStringList &providers)
-{
+void DemoBanner::setProviders(const QStringList &providers) {
     QStringList shown;
     for (int i = 0; i < m_provider->count(); ++i)
         shown << m_provider->itemText(i);
@@ -71,15 +69,13 @@ void DemoBanner::setProviders(const QStringList &providers)
     refreshStatus();
 }
 
-void DemoBanner::setBaseUrl(const QString &baseUrl)
-{
+void DemoBanner::setBaseUrl(const QString &baseUrl) {
     m_try->setText(tr("Try: curl -s %1/v1/chat/completions -H 'content-type: application/json' -d "
                       "'{\"model\":\"demo\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}'")
                        .arg(baseUrl));
 }
 
-void DemoBanner::takeDown(const QString &provider, FaultChoice choice)
-{
+void DemoBanner::takeDown(const QString &provider, FaultChoice choice) {
     if (provider.isEmpty())
         return;
     demo::Fault f;
@@ -110,15 +106,13 @@ void DemoBanner::takeDown(const QString &provider, FaultChoice choice)
     refreshStatus();
 }
 
-void DemoBanner::bringBack(const QString &provider)
-{
+void DemoBanner::bringBack(const QString &provider) {
     m_commands->setDemoFault(provider, demo::Fault{});
     m_outages.remove(provider);
     refreshStatus();
 }
 
-void DemoBanner::refreshStatus()
-{
+void DemoBanner::refreshStatus() {
     QStringList parts;
     for (auto it = m_outages.cbegin(); it != m_outages.cend(); ++it)
         parts << QStringLiteral("<span style='color:%1'>\u2716</span> <b>%2</b> down (%3)")

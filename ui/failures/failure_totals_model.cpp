@@ -8,18 +8,15 @@ namespace sw::ui {
 
 FailureTotalsModel::FailureTotalsModel(QObject *parent) : QAbstractTableModel(parent) {}
 
-int FailureTotalsModel::rowCount(const QModelIndex &parent) const
-{
+int FailureTotalsModel::rowCount(const QModelIndex &parent) const {
     return parent.isValid() ? 0 : int(m_keys.size());
 }
 
-int FailureTotalsModel::columnCount(const QModelIndex &parent) const
-{
+int FailureTotalsModel::columnCount(const QModelIndex &parent) const {
     return parent.isValid() ? 0 : ColumnCount;
 }
 
-QVariant FailureTotalsModel::headerData(int section, Qt::Orientation orientation, int role) const
-{
+QVariant FailureTotalsModel::headerData(int section, Qt::Orientation orientation, int role) const {
     if (orientation != Qt::Horizontal)
         return {};
     if (role == Qt::TextAlignmentRole)
@@ -27,15 +24,17 @@ QVariant FailureTotalsModel::headerData(int section, Qt::Orientation orientation
     if (role != Qt::DisplayRole)
         return {};
     switch (section) {
-    case Provider: return tr("Provider");
-    case Failure: return tr("Failure kind");
-    case Count: return tr("Total");
+    case Provider:
+        return tr("Provider");
+    case Failure:
+        return tr("Failure kind");
+    case Count:
+        return tr("Total");
     }
     return {};
 }
 
-QVariant FailureTotalsModel::data(const QModelIndex &index, int role) const
-{
+QVariant FailureTotalsModel::data(const QModelIndex &index, int role) const {
     if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid))
         return {};
     const QString &key = m_keys.at(index.row());
@@ -49,15 +48,17 @@ QVariant FailureTotalsModel::data(const QModelIndex &index, int role) const
     if (role != Qt::DisplayRole)
         return {};
     switch (index.column()) {
-    case Provider: return parts.value(0);
-    case Failure: return parts.value(1);
-    case Count: return QLocale().toString(m_totals.value(key));
+    case Provider:
+        return parts.value(0);
+    case Failure:
+        return parts.value(1);
+    case Count:
+        return QLocale().toString(m_totals.value(key));
     }
     return {};
 }
 
-void FailureTotalsModel::setTotals(const QHash<QString, qint64> &totals)
-{
+void FailureTotalsModel::setTotals(const QHash<QString, qint64> &totals) {
     bool subset = true;
     for (const QString &k : std::as_const(m_keys))
         subset = subset && totals.contains(k);
@@ -85,13 +86,11 @@ void FailureTotalsModel::setTotals(const QHash<QString, qint64> &totals)
         Q_EMIT dataChanged(index(0, Count), index(rowCount() - 1, Count));
 }
 
-qint64 FailureTotalsModel::count(const QString &provider, const QString &failure) const
-{
+qint64 FailureTotalsModel::count(const QString &provider, const QString &failure) const {
     return m_totals.value(provider + QChar(0x1f) + failure);
 }
 
-qint64 FailureTotalsModel::total() const
-{
+qint64 FailureTotalsModel::total() const {
     qint64 n = 0;
     for (qint64 v : m_totals)
         n += v;

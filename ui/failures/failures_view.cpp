@@ -13,8 +13,8 @@
 #include <QLabel>
 #include <QStackedBarSeries>
 #include <QTableView>
-#include <QValueAxis>
 #include <QVBoxLayout>
+#include <QValueAxis>
 
 namespace sw::ui {
 
@@ -22,8 +22,7 @@ namespace {
 constexpr qint64 kMinuteMs = 60'000;
 constexpr int kMinutes = 30;
 
-bool sameMinutes(const QList<snapshot::FailureMinute> &a, const QList<snapshot::FailureMinute> &b)
-{
+bool sameMinutes(const QList<snapshot::FailureMinute> &a, const QList<snapshot::FailureMinute> &b) {
     if (a.size() != b.size())
         return false;
     for (qsizetype i = 0; i < a.size(); ++i)
@@ -33,8 +32,7 @@ bool sameMinutes(const QList<snapshot::FailureMinute> &a, const QList<snapshot::
 }
 } // namespace
 
-FailuresView::FailuresView(QWidget *parent) : QWidget(parent), m_totals(new FailureTotalsModel(this))
-{
+FailuresView::FailuresView(QWidget *parent) : QWidget(parent), m_totals(new FailureTotalsModel(this)) {
     auto *content = new QWidget(this);
     auto *layout = new QVBoxLayout(content);
     layout->setContentsMargins(0, 0, 0, 0);
@@ -73,8 +71,7 @@ FailuresView::FailuresView(QWidget *parent) : QWidget(parent), m_totals(new Fail
     outer->addWidget(m_stack);
 }
 
-void FailuresView::applySnapshot(const snapshot::EngineSnapshot &s)
-{
+void FailuresView::applySnapshot(const snapshot::EngineSnapshot &s) {
     m_totals->setTotals(s.failureTotals);
     m_stack->setEmpty(s.failureTotals.isEmpty());
     const qint64 minute = s.wallMs - s.wallMs % kMinuteMs;
@@ -82,8 +79,7 @@ void FailuresView::applySnapshot(const snapshot::EngineSnapshot &s)
         rebuildChart(s.failuresByMinute, s.wallMs);
 }
 
-void FailuresView::rebuildChart(const QList<snapshot::FailureMinute> &minutes, qint64 nowWallMs)
-{
+void FailuresView::rebuildChart(const QList<snapshot::FailureMinute> &minutes, qint64 nowWallMs) {
     m_shownMinutes = minutes;
     const qint64 current = nowWallMs - nowWallMs % kMinuteMs;
     m_shownMinute = current;
@@ -140,8 +136,7 @@ void FailuresView::rebuildChart(const QList<snapshot::FailureMinute> &minutes, q
     m_chart->legend()->setVisible(!keys.isEmpty());
 }
 
-QStringList FailuresView::seriesNames() const
-{
+QStringList FailuresView::seriesNames() const {
     QStringList out;
     for (auto *s : m_chart->series())
         if (auto *stacked = qobject_cast<QStackedBarSeries *>(s))

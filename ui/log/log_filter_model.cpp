@@ -4,24 +4,21 @@
 
 namespace sw::ui {
 
-void LogFilterModel::setMinimumLevel(int rank)
-{
+void LogFilterModel::setMinimumLevel(int rank) {
     if (rank == m_minimumLevel)
         return;
     m_minimumLevel = rank;
     invalidateFilter();
 }
 
-void LogFilterModel::setSearchText(const QString &text)
-{
+void LogFilterModel::setSearchText(const QString &text) {
     if (text == m_search)
         return;
     m_search = text;
     invalidateFilter();
 }
 
-bool LogFilterModel::filterAcceptsRow(int sourceRow, const QModelIndex &sourceParent) const
-{
+bool LogFilterModel::filterAcceptsRow(int sourceRow, const QModelIndex &sourceParent) const {
     const QModelIndex i = sourceModel()->index(sourceRow, 0, sourceParent);
     if (i.data(LogModel::LevelRankRole).toInt() < m_minimumLevel)
         return false;

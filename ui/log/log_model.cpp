@@ -9,18 +9,15 @@ namespace sw::ui {
 
 LogModel::LogModel(int capacity, QObject *parent) : QAbstractTableModel(parent), m_capacity(std::max(1, capacity)) {}
 
-int LogModel::rowCount(const QModelIndex &parent) const
-{
+int LogModel::rowCount(const QModelIndex &parent) const {
     return parent.isValid() ? 0 : int(m_lines.size());
 }
 
-int LogModel::columnCount(const QModelIndex &parent) const
-{
+int LogModel::columnCount(const QModelIndex &parent) const {
     return parent.isValid() ? 0 : ColumnCount;
 }
 
-int LogModel::levelRank(const QString &level)
-{
+int LogModel::levelRank(const QString &level) {
     if (level == QLatin1String("error"))
         return 2;
     if (level == QLatin1String("warn") || level == QLatin1String("warning"))
@@ -28,27 +25,31 @@ int LogModel::levelRank(const QString &level)
     return 0;
 }
 
-QVariant LogModel::headerData(int section, Qt::Orientation orientation, int role) const
-{
+QVariant LogModel::headerData(int section, Qt::Orientation orientation, int role) const {
     if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
         return {};
     switch (section) {
-    case Time: return tr("Time");
-    case Level: return tr("Level");
-    case Message: return tr("Message");
-    case Details: return tr("Details");
+    case Time:
+        return tr("Time");
+    case Level:
+        return tr("Level");
+    case Message:
+        return tr("Message");
+    case Details:
+        return tr("Details");
     }
     return {};
 }
 
-QVariant LogModel::data(const QModelIndex &index, int role) const
-{
+QVariant LogModel::data(const QModelIndex &index, int role) const {
     if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid))
         return {};
     const Line &l = m_lines[size_t(index.row())];
     switch (role) {
-    case LevelRankRole: return levelRank(l.level);
-    case SearchTextRole: return l.message + QLatin1Char(' ') + l.details;
+    case LevelRankRole:
+        return levelRank(l.level);
+    case SearchTextRole:
+        return l.message + QLatin1Char(' ') + l.details;
     case Qt::ToolTipRole:
         if (index.column() == Time)
             return l.tsIso;
@@ -61,18 +62,21 @@ QVariant LogModel::data(const QModelIndex &index, int role) const
         return {};
     case Qt::DisplayRole:
         switch (index.column()) {
-        case Time: return l.time;
-        case Level: return l.level;
-        case Message: return l.message;
-        case Details: return l.details;
+        case Time:
+            return l.time;
+        case Level:
+            return l.level;
+        case Message:
+            return l.message;
+        case Details:
+            return l.details;
         }
         return {};
     }
     return {};
 }
 
-void LogModel::append(const QList<QJsonObject> &lines)
-{
+void LogModel::append(const QList<QJsonObject> &lines) {
     if (lines.isEmpty())
         return;
     const int n = int(std::min<qsizetype>(lines.size(), m_capacity));
@@ -92,10 +96,12 @@ void LogModel::append(const QList<QJsonObject> &lines)
         l.level = o.value(QStringLiteral("level")).toString(QStringLiteral("info"));
         l.message = o.value(QStringLiteral("msg")).toString();
         // The keys a reader looks for first, then the rest in name order.
-        static const QStringList first{QStringLiteral("requestId"), QStringLiteral("tenant"), QStringLiteral("model"),
-                                       QStringLiteral("resolvedProvider"), QStringLiteral("resolvedModel"),
-                                       QStringLiteral("attempt"), QStringLiteral("failure"), QStringLiteral("status"),
-                                       QStringLiteral("outcome"), QStringLiteral("next"), QStringLiteral("error")};
+        static const QStringList first{QStringLiteral("requestId"),     QStringLiteral("tenant"),
+                                       QStringLiteral("model"),         QStringLiteral("resolvedProvider"),
+                                       QStringLiteral("resolvedModel"), QStringLiteral("attempt"),
+                                       QStringLiteral("failure"),       QStringLiteral("status"),
+                                       QStringLiteral("outcome"),       QStringLiteral("next"),
+                                       QStringLiteral("error")};
         QStringList keys = o.keys();
         std::stable_sort(keys.begin(), keys.end(), [](const QString &a, const QString &b) {
             const auto ia = first.indexOf(a), ib = first.indexOf(b);
@@ -106,7 +112,7 @@ void LogModel::append(const QList<QJsonObject> &lines)
             if (key == QLatin1String("ts") || key == QLatin1String("level") || key == QLatin1String("msg"))
                 continue;
             const QJsonValue v = o.value(key);
-            const QString text = v.isString() ? v.toString()
+            const QString text = v.isString()   ? v.toString()
                                  : v.isDouble() ? QString::number(v.toDouble())
                                  : v.isBool()   ? (v.toBool() ? QStringLiteral("true") : QStringLiteral("false"))
                                                 : QStringLiteral("…");

@@ -27,8 +27,8 @@ public:
 
 private:
     struct Line {
-        QString time;    // HH:mm:ss.zzz local
-        QString tsIso;   // as logged
+        QString time;  // HH:mm:ss.zzz local
+        QString tsIso; // as logged
         QString level;
         QString message;
         QString details; // the other fields, key=value

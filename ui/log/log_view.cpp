@@ -13,8 +13,8 @@
 
 namespace sw::ui {
 
-LogView::LogView(LogModel *model, QWidget *parent) : QWidget(parent), m_model(model), m_filter(new LogFilterModel(this))
-{
+LogView::LogView(LogModel *model, QWidget *parent)
+    : QWidget(parent), m_model(model), m_filter(new LogFilterModel(this)) {
     m_filter->setSourceModel(model);
     auto *layout = new QVBoxLayout(this);
     auto *bar = new QHBoxLayout;

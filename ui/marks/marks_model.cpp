@@ -9,22 +9,17 @@
 namespace sw::ui {
 
 MarksModel::MarksModel(QObject *parent)
-    : QAbstractTableModel(parent), m_now([]() { return QDateTime::currentMSecsSinceEpoch(); })
-{
-}
+    : QAbstractTableModel(parent), m_now([]() { return QDateTime::currentMSecsSinceEpoch(); }) {}
 
-int MarksModel::rowCount(const QModelIndex &parent) const
-{
+int MarksModel::rowCount(const QModelIndex &parent) const {
     return parent.isValid() ? 0 : int(m_rows.size());
 }
 
-int MarksModel::columnCount(const QModelIndex &parent) const
-{
+int MarksModel::columnCount(const QModelIndex &parent) const {
     return parent.isValid() ? 0 : ColumnCount;
 }
 
-QVariant MarksModel::headerData(int section, Qt::Orientation orientation, int role) const
-{
+QVariant MarksModel::headerData(int section, Qt::Orientation orientation, int role) const {
     if (orientation != Qt::Horizontal)
         return {};
     if (role == Qt::TextAlignmentRole) {
@@ -34,33 +29,42 @@ QVariant MarksModel::headerData(int section, Qt::Orientation orientation, int ro
     if (role != Qt::DisplayRole)
         return {};
     switch (section) {
-    case Tenant: return tr("Tenant");
-    case Provider: return tr("Provider");
-    case Scope: return tr("Scope");
-    case Kind: return tr("Kind");
-    case Strikes: return tr("Strikes");
-    case Expires: return tr("Expires in");
-    case RetryAfter: return tr("Retry-After");
-    case LastError: return tr("Last error");
+    case Tenant:
+        return tr("Tenant");
+    case Provider:
+        return tr("Provider");
+    case Scope:
+        return tr("Scope");
+    case Kind:
+        return tr("Kind");
+    case Strikes:
+        return tr("Strikes");
+    case Expires:
+        return tr("Expires in");
+    case RetryAfter:
+        return tr("Retry-After");
+    case LastError:
+        return tr("Last error");
     }
     return {};
 }
 
-qint64 MarksModel::remainingMs(int row) const
-{
+qint64 MarksModel::remainingMs(int row) const {
     return std::max<qint64>(0, m_rows.at(row).expiresAtWallMs - m_now());
 }
 
-QVariant MarksModel::data(const QModelIndex &index, int role) const
-{
+QVariant MarksModel::data(const QModelIndex &index, int role) const {
     if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid))
         return {};
     const Row &r = m_rows.at(index.row());
     const auto &m = r.info;
     switch (role) {
-    case RemainingMsRole: return remainingMs(index.row());
-    case TtlMsRole: return m.ttlMs;
-    case TenantRole: return m.tenant;
+    case RemainingMsRole:
+        return remainingMs(index.row());
+    case TtlMsRole:
+        return m.ttlMs;
+    case TenantRole:
+        return m.tenant;
     case Qt::TextAlignmentRole: {
         const int c = index.column();
         const bool numeric = c == Strikes || c == Expires || c == RetryAfter;
@@ -72,35 +76,44 @@ QVariant MarksModel::data(const QModelIndex &index, int role) const
         return {};
     case Qt::ToolTipRole:
         switch (index.column()) {
-        case Expires: return tr("Until %1 (TTL %2 s)").arg(TimeText::absolute(r.expiresAtWallMs)).arg(m.ttlMs / 1000);
-        case Scope: return m.baseUrl;
-        case LastError: return m.lastError;
-        default: return {};
+        case Expires:
+            return tr("Until %1 (TTL %2 s)").arg(TimeText::absolute(r.expiresAtWallMs)).arg(m.ttlMs / 1000);
+        case Scope:
+            return m.baseUrl;
+        case LastError:
+            return m.lastError;
+        default:
+            return {};
         }
     case Qt::DisplayRole:
         switch (index.column()) {
-        case Tenant: return m.tenant;
-        case Provider: return m.provider;
+        case Tenant:
+            return m.tenant;
+        case Provider:
+            return m.provider;
         case Scope:
             return m.model.isEmpty() ? tr("every model at %1").arg(m.baseUrl) : m.model;
-        case Kind: return failover::failureKindName(m.kind);
-        case Strikes: return m.strikes;
-        case Expires: return TimeText::countdown(remainingMs(index.row()));
-        case RetryAfter: return m.retryAfterMs ? tr("%1 s").arg((*m.retryAfterMs + 999) / 1000) : QString();
-        case LastError: return m.lastError;
+        case Kind:
+            return failover::failureKindName(m.kind);
+        case Strikes:
+            return m.strikes;
+        case Expires:
+            return TimeText::countdown(remainingMs(index.row()));
+        case RetryAfter:
+            return m.retryAfterMs ? tr("%1 s").arg((*m.retryAfterMs + 999) / 1000) : QString();
+        case LastError:
+            return m.lastError;
         }
         return {};
     }
     return {};
 }
 
-QString MarksModel::keyOf(const failover::MarkInfo &m)
-{
+QString MarksModel::keyOf(const failover::MarkInfo &m) {
     return m.tenant + QChar(0) + m.provider + QChar(0) + m.baseUrl + QChar(0) + m.model;
 }
 
-void MarksModel::removeRows(const std::function<bool(const Row &)> &predicate)
-{
+void MarksModel::removeRows(const std::function<bool(const Row &)> &predicate) {
     // Bottom up, so each removal is one merged range and indexes stay valid.
     for (int i = int(m_rows.size()) - 1; i >= 0;) {
         if (!predicate(m_rows.at(i))) {
@@ -117,8 +130,7 @@ void MarksModel::removeRows(const std::function<bool(const Row &)> &predicate)
     }
 }
 
-void MarksModel::applySnapshot(const QList<snapshot::MarkRow> &marks, qint64 snapshotWallMs)
-{
+void MarksModel::applySnapshot(const QList<snapshot::MarkRow> &marks, qint64 snapshotWallMs) {
     const int before = rowCount();
     // Requests answered by the engine no longer need shielding.
     m_pendingClears.removeIf([snapshotWallMs](const PendingClear &p) { return p.requestedAtWallMs <= snapshotWallMs; });
@@ -158,8 +170,7 @@ void MarksModel::applySnapshot(const QList<snapshot::MarkRow> &marks, qint64 sna
         Q_EMIT countChanged(rowCount());
 }
 
-void MarksModel::tick()
-{
+void MarksModel::tick() {
     const int before = rowCount();
     const qint64 now = m_now();
     removeRows([now](const Row &r) { return r.expiresAtWallMs <= now; });
@@ -169,8 +180,7 @@ void MarksModel::tick()
         Q_EMIT countChanged(rowCount());
 }
 
-void MarksModel::removeMatching(const failover::MarkFilter &filter)
-{
+void MarksModel::removeMatching(const failover::MarkFilter &filter) {
     m_pendingClears.append(PendingClear{filter, m_now()});
     const int before = rowCount();
     removeRows([&filter](const Row &r) { return filter.matches(r.info); });
@@ -178,8 +188,7 @@ void MarksModel::removeMatching(const failover::MarkFilter &filter)
         Q_EMIT countChanged(rowCount());
 }
 
-failover::MarkFilter MarksModel::filterFor(int row) const
-{
+failover::MarkFilter MarksModel::filterFor(int row) const {
     const auto &m = m_rows.at(row).info;
     failover::MarkFilter f;
     f.tenant = m.tenant;
@@ -189,8 +198,7 @@ failover::MarkFilter MarksModel::filterFor(int row) const
     return f;
 }
 
-QStringList MarksModel::tenants() const
-{
+QStringList MarksModel::tenants() const {
     QStringList out;
     for (const auto &r : m_rows)
         if (!out.contains(r.info.tenant))

@@ -17,12 +17,13 @@
 namespace sw::ui {
 
 MarksView::MarksView(MarksModel *model, EngineCommands *commands, QWidget *parent)
-    : QWidget(parent), m_model(model), m_commands(commands)
-{
+    : QWidget(parent), m_model(model), m_commands(commands) {
     auto *layout = new QVBoxLayout(this);
     auto *bar = new QHBoxLayout;
-    auto *title = new QLabel(tr("<b>Provider-down marks</b> — candidates each tenant skips until the mark expires. Select one and press "
-                               "Delete to retry it now."), this);
+    auto *title = new QLabel(
+        tr("<b>Provider-down marks</b> — candidates each tenant skips until the mark expires. Select one and press "
+           "Delete to retry it now."),
+        this);
     bar->addWidget(title, 1);
     m_clearSelected = new QPushButton(tr("Clear selected"), this);
     m_clearSelected->setObjectName(QStringLiteral("clearSelected"));
@@ -59,7 +60,8 @@ MarksView::MarksView(MarksModel *model, EngineCommands *commands, QWidget *paren
 
     auto *del = new QShortcut(QKeySequence::Delete, m_table, nullptr, nullptr, Qt::WidgetWithChildrenShortcut);
     connect(del, &QShortcut::activated, this, &MarksView::clearSelected);
-    auto *backspace = new QShortcut(QKeySequence(Qt::Key_Backspace), m_table, nullptr, nullptr, Qt::WidgetWithChildrenShortcut);
+    auto *backspace =
+        new QShortcut(QKeySequence(Qt::Key_Backspace), m_table, nullptr, nullptr, Qt::WidgetWithChildrenShortcut);
     connect(backspace, &QShortcut::activated, this, &MarksView::clearSelected);
     connect(m_clearSelected, &QPushButton::clicked, this, &MarksView::clearSelected);
     connect(m_clearTenant, &QPushButton::clicked, this, [this]() { clearTenant(m_tenant->currentText()); });
@@ -72,8 +74,7 @@ MarksView::MarksView(MarksModel *model, EngineCommands *commands, QWidget *paren
     refresh();
 }
 
-void MarksView::refresh()
-{
+void MarksView::refresh() {
     const bool empty = m_model->rowCount() == 0;
     m_stack->setEmpty(empty);
     const QStringList tenants = m_model->tenants();
@@ -93,16 +94,14 @@ void MarksView::refresh()
     m_clearAll->setEnabled(!empty);
 }
 
-bool MarksView::confirm(const QString &text)
-{
+bool MarksView::confirm(const QString &text) {
     if (!m_confirmBulk)
         return true;
     return QMessageBox::question(this, tr("Clear marks"), text, QMessageBox::Yes | QMessageBox::Cancel,
                                  QMessageBox::Cancel) == QMessageBox::Yes;
 }
 
-void MarksView::clearSelected()
-{
+void MarksView::clearSelected() {
     QList<failover::MarkFilter> filters;
     for (const QModelIndex &i : m_table->selectionModel()->selectedRows())
         filters << m_model->filterFor(i.row());
@@ -110,23 +109,24 @@ void MarksView::clearSelected()
         m_commands->clearMarks(f);
 }
 
-void MarksView::clearTenant(const QString &tenant)
-{
+void MarksView::clearTenant(const QString &tenant) {
     if (tenant.isEmpty())
         return;
-    if (!confirm(tr("Clear every mark of tenant %1? Its requests will try those candidates again at once.").arg(tenant)))
+    if (!confirm(
+            tr("Clear every mark of tenant %1? Its requests will try those candidates again at once.").arg(tenant)))
         return;
     failover::MarkFilter f;
     f.tenant = tenant;
     m_commands->clearMarks(f);
 }
 
-void MarksView::clearAll()
-{
+void MarksView::clearAll() {
     if (m_model->rowCount() == 0)
         return;
-    if (!confirm((m_model->rowCount() == 1 ? tr("Clear the mark? Its tenant will try that candidate again at once.")
-                                 : tr("Clear all %1 marks? Every tenant will try those candidates again at once.").arg(m_model->rowCount()))))
+    if (!confirm((m_model->rowCount() == 1
+                      ? tr("Clear the mark? Its tenant will try that candidate again at once.")
+                      : tr("Clear all %1 marks? Every tenant will try those candidates again at once.")
+                            .arg(m_model->rowCount()))))
         return;
     m_commands->clearMarks({});
 }

@@ -6,8 +6,7 @@
 namespace sw::ui {
 
 EmptyStateStack::EmptyStateStack(QWidget *content, const QString &title, const QString &hint, QWidget *parent)
-    : QStackedWidget(parent)
-{
+    : QStackedWidget(parent) {
     auto *empty = new QWidget(this);
     auto *layout = new QVBoxLayout(empty);
     layout->addStretch(2);
@@ -30,13 +29,11 @@ EmptyStateStack::EmptyStateStack(QWidget *content, const QString &title, const Q
     setCurrentIndex(0);
 }
 
-void EmptyStateStack::setEmpty(bool empty)
-{
+void EmptyStateStack::setEmpty(bool empty) {
     setCurrentIndex(empty ? 0 : 1);
 }
 
-void EmptyStateStack::setHint(const QString &hint)
-{
+void EmptyStateStack::setHint(const QString &hint) {
     m_hint->setText(hint);
 }
 

@@ -6,8 +6,7 @@
 
 namespace sw::ui {
 
-void SidebarDelegate::paint(QPainter *painter, const QStyleOptionViewItem &option, const QModelIndex &index) const
-{
+void SidebarDelegate::paint(QPainter *painter, const QStyleOptionViewItem &option, const QModelIndex &index) const {
     QStyledItemDelegate::paint(painter, option, index);
     const int count = index.data(BadgeRole).toInt();
     if (count <= 0)
@@ -30,8 +29,7 @@ void SidebarDelegate::paint(QPainter *painter, const QStyleOptionViewItem &optio
     painter->restore();
 }
 
-QSize SidebarDelegate::sizeHint(const QStyleOptionViewItem &option, const QModelIndex &index) const
-{
+QSize SidebarDelegate::sizeHint(const QStyleOptionViewItem &option, const QModelIndex &index) const {
     QSize s = QStyledItemDelegate::sizeHint(option, index);
     s.setHeight(std::max(s.height(), option.fontMetrics.height() + 14));
     s.setWidth(s.width() + 40);

@@ -6,41 +6,49 @@
 
 namespace sw::ui {
 
-QColor StatePalette::color(HealthState state)
-{
+QColor StatePalette::color(HealthState state) {
     switch (state) {
-    case HealthState::Healthy: return QColor(0x2e, 0x9d, 0x4f); // green
-    case HealthState::Marks: return QColor(0xe0, 0x8e, 0x0b);   // amber
-    case HealthState::Paused: return QColor(0x8a, 0x8f, 0x98);  // grey
-    case HealthState::Error: return QColor(0xd0, 0x38, 0x2b);   // red
+    case HealthState::Healthy:
+        return QColor(0x2e, 0x9d, 0x4f); // green
+    case HealthState::Marks:
+        return QColor(0xe0, 0x8e, 0x0b); // amber
+    case HealthState::Paused:
+        return QColor(0x8a, 0x8f, 0x98); // grey
+    case HealthState::Error:
+        return QColor(0xd0, 0x38, 0x2b); // red
     }
     return {};
 }
 
-QString StatePalette::word(HealthState state)
-{
+QString StatePalette::word(HealthState state) {
     switch (state) {
-    case HealthState::Healthy: return QObject::tr("Healthy");
-    case HealthState::Marks: return QObject::tr("Marks present");
-    case HealthState::Paused: return QObject::tr("Paused");
-    case HealthState::Error: return QObject::tr("Requests failing");
+    case HealthState::Healthy:
+        return QObject::tr("Healthy");
+    case HealthState::Marks:
+        return QObject::tr("Marks present");
+    case HealthState::Paused:
+        return QObject::tr("Paused");
+    case HealthState::Error:
+        return QObject::tr("Requests failing");
     }
     return {};
 }
 
-QString StatePalette::glyph(HealthState state)
-{
+QString StatePalette::glyph(HealthState state) {
     switch (state) {
-    case HealthState::Healthy: return QStringLiteral("\u25CF"); // ●
-    case HealthState::Marks: return QStringLiteral("\u25B2");   // ▲
-    case HealthState::Paused: return QStringLiteral("\u23F8");  // ⏸
-    case HealthState::Error: return QStringLiteral("\u2716");   // ✖
+    case HealthState::Healthy:
+        return QStringLiteral("\u25CF"); // ●
+    case HealthState::Marks:
+        return QStringLiteral("\u25B2"); // ▲
+    case HealthState::Paused:
+        return QStringLiteral("\u23F8"); // ⏸
+    case HealthState::Error:
+        return QStringLiteral("\u2716"); // ✖
     }
     return {};
 }
 
-QIcon StatePalette::dot(HealthState state, int size)
-{
+QIcon StatePalette::dot(HealthState state, int size) {
     const qreal dpr = 2.0;
     QPixmap pm(QSize(size, size) * dpr);
     pm.setDevicePixelRatio(dpr);
@@ -70,14 +78,15 @@ QIcon StatePalette::dot(HealthState state, int size)
         p.drawLine(QPointF(size - m, m), QPointF(m, size - m));
         break;
     }
-    case HealthState::Healthy: p.drawEllipse(r); break;
+    case HealthState::Healthy:
+        p.drawEllipse(r);
+        break;
     }
     p.end();
     return QIcon(pm);
 }
 
-QColor StatePalette::outcomeColor(const QString &outcome)
-{
+QColor StatePalette::outcomeColor(const QString &outcome) {
     if (outcome == QLatin1String("committed"))
         return color(HealthState::Healthy);
     if (outcome == QLatin1String("failed"))

@@ -3,15 +3,13 @@
 #include <QtGlobal>
 
 // Q_INIT_RESOURCE must be used outside any namespace.
-static void initSwitchmanResources()
-{
+static void initSwitchmanResources() {
     Q_INIT_RESOURCE(resources);
 }
 
 namespace sw::ui {
 
-void ensureUiResources()
-{
+void ensureUiResources() {
     static const bool done = []() {
         initSwitchmanResources();
         return true;

@@ -7,14 +7,13 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLocale>
-#include <QTimer>
 #include <QStyle>
+#include <QTimer>
 #include <QToolButton>
 
 namespace sw::ui {
 
-StatusLine::StatusLine(EngineCommands *commands, QWidget *parent) : QFrame(parent), m_commands(commands)
-{
+StatusLine::StatusLine(EngineCommands *commands, QWidget *parent) : QFrame(parent), m_commands(commands) {
     setObjectName(QStringLiteral("statusLine"));
     setFrameShape(QFrame::NoFrame);
     setAutoFillBackground(true);
@@ -64,8 +63,7 @@ StatusLine::StatusLine(EngineCommands *commands, QWidget *parent) : QFrame(paren
     setPaused(false);
 }
 
-void StatusLine::setPaused(bool paused)
-{
+void StatusLine::setPaused(bool paused) {
     m_paused = paused;
     m_pause->setText(paused ? tr("Resume") : tr("Pause"));
     m_pause->setIcon(style()->standardIcon(paused ? QStyle::SP_MediaPlay : QStyle::SP_MediaPause));
@@ -73,8 +71,7 @@ void StatusLine::setPaused(bool paused)
                                : tr("Pause: answer every request with 503 until resumed"));
 }
 
-void StatusLine::setState(HealthState state, const QString &detail)
-{
+void StatusLine::setState(HealthState state, const QString &detail) {
     m_stateIcon->setPixmap(StatePalette::dot(state, 14).pixmap(14, 14));
     m_stateWord->setText(StatePalette::word(state));
     m_stateWord->setToolTip(detail);
@@ -84,8 +81,7 @@ void StatusLine::setState(HealthState state, const QString &detail)
     m_stateWord->setPalette(p);
 }
 
-void StatusLine::applySnapshot(const snapshot::EngineSnapshot &s)
-{
+void StatusLine::applySnapshot(const snapshot::EngineSnapshot &s) {
     m_baseUrl = s.baseUrl;
     m_url->setText(QStringLiteral("<b>%1</b>").arg(s.baseUrl.toHtmlEscaped()));
     const QLocale locale;

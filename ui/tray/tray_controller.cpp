@@ -9,8 +9,7 @@
 
 namespace sw::ui {
 
-TrayController::TrayController(QObject *parent) : QObject(parent)
-{
+TrayController::TrayController(QObject *parent) : QObject(parent) {
     m_menu = new QMenu;
     m_menu->setObjectName(QStringLiteral("trayMenu"));
     auto *open = m_menu->addAction(tr("Open dashboard"));
@@ -35,36 +34,36 @@ TrayController::TrayController(QObject *parent) : QObject(parent)
     setState(HealthState::Healthy, 0, false, {});
 }
 
-TrayController::~TrayController()
-{
+TrayController::~TrayController() {
     delete m_menu; // a QMenu cannot have a QObject (non-widget) parent
 }
 
-QString TrayController::iconPath(HealthState state)
-{
+QString TrayController::iconPath(HealthState state) {
     ensureUiResources();
     switch (state) {
-    case HealthState::Healthy: return QStringLiteral(":/icons/tray-healthy.svg");
-    case HealthState::Marks: return QStringLiteral(":/icons/tray-marks.svg");
-    case HealthState::Paused: return QStringLiteral(":/icons/tray-paused.svg");
-    case HealthState::Error: return QStringLiteral(":/icons/tray-error.svg");
+    case HealthState::Healthy:
+        return QStringLiteral(":/icons/tray-healthy.svg");
+    case HealthState::Marks:
+        return QStringLiteral(":/icons/tray-marks.svg");
+    case HealthState::Paused:
+        return QStringLiteral(":/icons/tray-paused.svg");
+    case HealthState::Error:
+        return QStringLiteral(":/icons/tray-error.svg");
     }
     return {};
 }
 
-bool TrayController::available()
-{
+bool TrayController::available() {
     return QSystemTrayIcon::isSystemTrayAvailable();
 }
 
-void TrayController::show()
-{
+void TrayController::show() {
     if (available())
         m_icon->show();
 }
 
-void TrayController::setState(HealthState state, int marks, bool paused, const QString &baseUrl, const QString &detail)
-{
+void TrayController::setState(HealthState state, int marks, bool paused, const QString &baseUrl,
+                              const QString &detail) {
     const bool iconChanged = state != m_state;
     m_state = state;
     m_paused = paused;
@@ -84,13 +83,11 @@ void TrayController::setState(HealthState state, int marks, bool paused, const Q
     m_icon->setToolTip(tip);
 }
 
-QString TrayController::toolTip() const
-{
+QString TrayController::toolTip() const {
     return m_icon->toolTip();
 }
 
-bool TrayController::notifyKeptRunningOnce()
-{
+bool TrayController::notifyKeptRunningOnce() {
     if (m_notified)
         return false;
     m_notified = true;

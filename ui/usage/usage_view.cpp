@@ -12,8 +12,7 @@
 namespace sw::ui {
 
 namespace {
-QTableView *makeTable(QAbstractItemModel *model, const QString &name, QWidget *parent)
-{
+QTableView *makeTable(QAbstractItemModel *model, const QString &name, QWidget *parent) {
     auto *t = new QTableView(parent);
     t->setObjectName(name);
     t->setModel(model);
@@ -25,8 +24,8 @@ QTableView *makeTable(QAbstractItemModel *model, const QString &name, QWidget *p
 } // namespace
 
 UsageView::UsageView(QWidget *parent)
-    : QWidget(parent), m_byTenant(new UsageModel(tr("Tenant"), this)), m_byProvider(new UsageModel(tr("Provider"), this))
-{
+    : QWidget(parent), m_byTenant(new UsageModel(tr("Tenant"), this)),
+      m_byProvider(new UsageModel(tr("Provider"), this)) {
     auto *content = new QWidget(this);
     auto *layout = new QVBoxLayout(content);
     layout->setContentsMargins(0, 0, 0, 0);
@@ -48,8 +47,7 @@ UsageView::UsageView(QWidget *parent)
     outer->addWidget(m_stack);
 }
 
-void UsageView::applySnapshot(const snapshot::EngineSnapshot &s)
-{
+void UsageView::applySnapshot(const snapshot::EngineSnapshot &s) {
     m_byTenant->setTotals(s.usageByTenant);
     m_byProvider->setTotals(s.usageByProvider);
     const auto t = m_byTenant->total();
