@@ -50,6 +50,7 @@ DemoBanner::DemoBanner(EngineCommands *commands, QWidget *parent) : QFrame(paren
     m_try = new QLabel(this);
     m_try->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_try->setWordWrap(true);
+    m_try->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
     col->addWidget(m_try);
     connect(m_down, &QPushButton::clicked, this,
             [this]() { takeDown(m_provider->currentText(), FaultChoice(m_fault->currentData().toInt())); });

@@ -24,6 +24,7 @@ MarksView::MarksView(MarksModel *model, EngineCommands *commands, QWidget *paren
         tr("<b>Provider-down marks</b> — candidates each tenant skips until the mark expires. Select one and press "
            "Delete to retry it now."),
         this);
+    title->setWordWrap(true); // the stacked pages share one minimum width: never let a sentence set it
     bar->addWidget(title, 1);
     m_clearSelected = new QPushButton(tr("Clear selected"), this);
     m_clearSelected->setObjectName(QStringLiteral("clearSelected"));
