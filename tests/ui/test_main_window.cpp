@@ -56,6 +56,8 @@ private Q_SLOTS:
         MainWindow window(nullptr, noTray());
         window.show();
         QVERIFY(QTest::qWaitForWindowExposed(&window));
+        window.activateWindow(); // window shortcuts need the active window (no window manager under bare Xvfb)
+        QVERIFY(QTest::qWaitForWindowActive(&window));
         for (int i = MainWindow::ViewCount - 1; i >= 0; --i) {
             QTest::keyClick(&window, Qt::Key(Qt::Key_1 + i), Qt::ControlModifier);
             QCOMPARE(int(window.currentView()), i);
