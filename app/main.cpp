@@ -2,6 +2,7 @@
 
 #include "cli_options.h"
 #include "config/config_loader.h"
+#include "first_run.h"
 #include "gateway_runner.h"
 
 #include <QCoreApplication>
@@ -44,6 +45,14 @@ int checkConfig(const QString &file) {
     return result.status == config::LoadStatus::Unreadable ? kExitUnreadable : kExitFailure;
 }
 
+// First start: nothing configured yet is not an error. Writes the commented
+// starter configuration and says what to do next (app/first_run.h).
+config::Config firstStart(const QString &path) {
+    const app::FirstRun first = app::firstRun(path);
+    err() << first.message;
+    return first.config;
+}
+
 // The configuration the gateway starts with, or an exit code after telling the user why not.
 int startupConfig(const app::CliOptions &options, config::Config &config) {
     if (options.demo) {
@@ -52,10 +61,7 @@ int startupConfig(const app::CliOptions &options, config::Config &config) {
         const bool explicitPath = !options.configPath.isEmpty();
         const QString path = explicitPath ? options.configPath : config::defaultConfigPath();
         if (!explicitPath && !QFileInfo::exists(path)) {
-            // First start: nothing configured yet is not an error.
-            err() << "switchman: no configuration at " << path
-                  << " yet; starting with an empty one (try --demo for simulated providers)\n";
-            config = config::Config();
+            config = firstStart(path);
         } else {
             const config::LoadResult result = config::load(path);
             if (!result.ok()) {

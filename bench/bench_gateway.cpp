@@ -1,14 +1,16 @@
-// Load driver on loopback. Measures a target given by base URL: today the
-// FakeUpstream directly; the gateway (another engineer) is added as a second
-// target with --gateway URL so both are measured side by side in one run.
+// Load driver on loopback: the same FakeUpstream measured directly and through
+// an in-process Switchman, side by side in one run (SPEC section 11), plus the
+// failover figures of issue 4 (refused and 503 first candidates, and a first
+// candidate that is already marked) against the healthy gateway path.
 //
 // It has its own HTTP/1.1 client on QTcpSocket (keep-alive, Content-Length and
 // chunked responses) so the numbers do not include QNAM's costs.
 //
-//   bench_gateway [--gateway http://127.0.0.1:4141] [--n 2000] [--total 20000]
-//                 [--concurrency 64] [--streams 200]
+//   bench_gateway [--n 2000] [--total 20000] [--concurrency 64] [--streams 200] [--transports]
 
+#include "config/config.h"
 #include "demo/fake_upstream.h"
+#include "engine_host.h"
 #include "upstream/qt_transport.h"
 #include "upstream/socket_transport.h"
 
@@ -16,6 +18,7 @@
 #include <QCoreApplication>
 #include <QElapsedTimer>
 #include <QEventLoop>
+#include <QTcpServer>
 #include <QTcpSocket>
 #include <QThread>
 #include <QTimer>
@@ -168,7 +171,8 @@ double percentile(std::vector<qint64> v, double p) {
 // Runs `total` requests over `concurrency` keep-alive connections; collects
 // per-request latency (or time to first token when a marker is given).
 Result run(const QString &target, const QString &figure, const QUrl &base, const QByteArray &path,
-           const QByteArray &body, int concurrency, int total, const QByteArray &marker, int warmup) {
+           const QByteArray &body, int concurrency, int total, const QByteArray &marker, int warmup,
+           const std::function<void()> &beforeEach = {}) {
     Result r{target, figure, total, 0, 0, 0, 0};
     std::vector<qint64> samples;
     samples.reserve(size_t(total));
@@ -184,6 +188,8 @@ Result run(const QString &target, const QString &figure, const QUrl &base, const
         const int index = started++;
         if (index == warmup)
             wall.start();
+        if (beforeEach)
+            beforeEach(); // outside the timed window: each request's clock starts in send()
         c->send(path, body, marker, [&, c, index](const BenchConnection::Timing &t) {
             ++finished;
             if (index >= warmup) {
@@ -220,9 +226,11 @@ struct Options {
 
 // The three figures of SPEC section 11 that this driver covers, for one target.
 QList<Result> measure(const QString &name, const QUrl &target, const Options &o) {
-    const QByteArray chatBody = R"({"model":"demo","stream":false,"messages":[{"role":"user","content":"ping"}]})";
+    // The mock ignores model names; the gateway routes "gpt-bench" to its OpenAI
+    // mock and "claude-bench" to its Anthropic mock, so both legs are same-API.
+    const QByteArray chatBody = R"({"model":"gpt-bench","stream":false,"messages":[{"role":"user","content":"ping"}]})";
     const QByteArray streamBody =
-        R"({"model":"demo","stream":true,"max_tokens":64,"messages":[{"role":"user","content":"ping"}]})";
+        R"({"model":"claude-bench","stream":true,"max_tokens":64,"messages":[{"role":"user","content":"ping"}]})";
     QList<Result> out;
     out << run(name, QStringLiteral("latency c=1 (non-stream)"), target, "/v1/chat/completions", chatBody, 1, o.n, {},
                200);
@@ -317,15 +325,75 @@ void printTable(const QList<Result> &results) {
     std::fflush(stdout);
 }
 
+// The gateway in process, on its own engine thread, in front of the same mock.
+sw::config::Config benchConfig(const QUrl &mock, const QUrl &failing, quint16 deadPort) {
+    using namespace sw::config;
+    Config c;
+    c.listen = QStringLiteral("127.0.0.1:0");
+    auto provider = [&c](const QString &id, const QString &api, const QString &url) {
+        ProviderConfig p;
+        p.id = id;
+        p.api = api;
+        p.baseUrl = url;
+        p.maxRetries = 0;
+        c.providers.insert(id, p);
+        ModelConfig m;
+        m.provider = id;
+        m.id = QStringLiteral("m");
+        c.models.insert(m.key(), m);
+    };
+    const QString base = mock.toString();
+    provider(QStringLiteral("openai"), QStringLiteral("openai-completions"), base + QStringLiteral("/v1"));
+    provider(QStringLiteral("anthropic"), QStringLiteral("anthropic-messages"), base);
+    provider(QStringLiteral("dead"), QStringLiteral("openai-completions"),
+             QStringLiteral("http://127.0.0.1:%1/v1").arg(deadPort));
+    provider(QStringLiteral("failing"), QStringLiteral("openai-completions"), failing.toString() + QStringLiteral("/v1"));
+    auto route = [&c](const QString &name, QStringList candidates) {
+        RouteConfig r;
+        r.name = name;
+        r.candidates = std::move(candidates);
+        c.routes.insert(name, r);
+    };
+    route(QStringLiteral("gpt-bench"), {QStringLiteral("openai/m")});
+    route(QStringLiteral("claude-bench"), {QStringLiteral("anthropic/m")});
+    route(QStringLiteral("fo-refused"), {QStringLiteral("dead/m"), QStringLiteral("openai/m")});
+    route(QStringLiteral("fo-503"), {QStringLiteral("failing/m"), QStringLiteral("openai/m")});
+    return c;
+}
+
+void printRatios(const QList<Result> &results) {
+    auto find = [&](const QString &target, const QString &figure) -> const Result * {
+        for (const auto &r : results)
+            if (r.target == target && r.figure == figure)
+                return &r;
+        return nullptr;
+    };
+    std::printf("\n%-30s %14s %14s %12s\n", "gateway vs direct", "added p50 us", "added p99 us", "throughput");
+    for (const auto &r : results) {
+        if (r.target != QLatin1String("gateway"))
+            continue;
+        if (const Result *d = find(QStringLiteral("direct"), r.figure))
+            std::printf("%-30s %14.1f %14.1f %11.1f%%\n", qPrintable(r.figure), r.p50us - d->p50us, r.p99us - d->p99us,
+                        d->reqPerSec > 0 ? 100.0 * r.reqPerSec / d->reqPerSec : 0.0);
+    }
+    const Result *healthy = find(QStringLiteral("gateway"), QStringLiteral("latency c=1 (non-stream)"));
+    for (const char *figure : {"failover from refused", "failover from 503", "first candidate marked"}) {
+        const Result *f = find(QStringLiteral("failover"), QLatin1String(figure));
+        if (f && healthy)
+            std::printf("%-30s %14.1f %14.1f   (over the healthy gateway path)\n", figure, f->p50us - healthy->p50us,
+                        f->p99us - healthy->p99us);
+    }
+    std::fflush(stdout);
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
     QCoreApplication app(argc, argv);
     QCommandLineParser parser;
-    parser.setApplicationDescription(QStringLiteral("Switchman load driver: direct-to-mock vs gateway"));
+    parser.setApplicationDescription(
+        QStringLiteral("Switchman load driver: direct-to-mock vs through an in-process gateway, same mock, same run"));
     parser.addHelpOption();
-    parser.addOption({QStringLiteral("gateway"), QStringLiteral("Gateway base URL to measure beside the mock."),
-                      QStringLiteral("url")});
     parser.addOption({QStringLiteral("n"), QStringLiteral("Requests for latency (default 2000)."), QStringLiteral("n"),
                       QStringLiteral("2000")});
     parser.addOption({QStringLiteral("total"), QStringLiteral("Requests for throughput (default 20000)."),
@@ -334,6 +402,7 @@ int main(int argc, char **argv) {
                       QStringLiteral("n"), QStringLiteral("64")});
     parser.addOption({QStringLiteral("streams"), QStringLiteral("Concurrent streams for TTFT (default 200)."),
                       QStringLiteral("n"), QStringLiteral("200")});
+    parser.addOption({QStringLiteral("transports"), QStringLiteral("Also measure the upstream transports alone.")});
     parser.process(app);
     Options o;
     o.n = parser.value(QStringLiteral("n")).toInt();
@@ -341,38 +410,77 @@ int main(int argc, char **argv) {
     o.concurrency = parser.value(QStringLiteral("concurrency")).toInt();
     o.streams = parser.value(QStringLiteral("streams")).toInt();
 
-    // The mock runs on its own thread so it does not share an event loop with the driver.
+    // The mocks run on their own thread so they do not share an event loop with the driver.
     QThread mockThread;
     mockThread.setObjectName(QStringLiteral("mock"));
     mockThread.start();
     QObject anchor;
     anchor.moveToThread(&mockThread);
     sw::demo::FakeUpstream *mock = nullptr;
+    sw::demo::FakeUpstream *failing = nullptr;
+    quint16 deadPort = 0;
     QMetaObject::invokeMethod(
         &anchor,
         [&] {
             mock = new sw::demo::FakeUpstream;
             mock->setLabel(QStringLiteral("mock"));
-            if (!mock->listen())
+            failing = new sw::demo::FakeUpstream;
+            sw::demo::Fault f;
+            f.kind = sw::demo::Fault::Status;
+            f.status = 503;
+            if (!mock->listen() || !failing->listen())
                 qFatal("mock upstream could not listen");
+            failing->setFault(f);
+            QTcpServer probe; // a port nobody listens on: connections are refused
+            probe.listen(QHostAddress::LocalHost, 0);
+            deadPort = probe.serverPort();
         },
         Qt::BlockingQueuedConnection);
     const QUrl mockUrl(mock->baseUrl());
     std::printf("mock upstream at %s (zero-delay replies)\n", qPrintable(mockUrl.toString()));
 
+    sw::EngineHost gateway;
+    sw::Engine::Options eo;
+    eo.config = benchConfig(mockUrl, QUrl(failing->baseUrl()), deadPort);
+    QString error;
+    if (!gateway.start(std::move(eo), QString(), &error))
+        qFatal("gateway did not start: %s", qPrintable(error));
+    const QUrl gatewayUrl(gateway.baseUrl());
+    std::printf("gateway at %s\n", qPrintable(gatewayUrl.toString()));
+
     QList<Result> results = measure(QStringLiteral("direct"), mockUrl, o);
-    {
+    results += measure(QStringLiteral("gateway"), gatewayUrl, o);
+
+    // Failover: each request fails over afresh (marks cleared before it, outside the timed window).
+    auto clearMarks = [&gateway] { gateway.runBlocking([](sw::Engine &e) { e.clearMarks({}); }); };
+    auto body = [](const char *model) {
+        return QByteArray(R"({"model":")") + model + R"(","stream":false,"messages":[{"role":"user","content":"ping"}]})";
+    };
+    const int nf = std::max(100, o.n / 4);
+    results << run(QStringLiteral("failover"), QStringLiteral("failover from refused"), gatewayUrl,
+                   "/v1/chat/completions", body("fo-refused"), 1, nf, {}, 50, clearMarks);
+    results << run(QStringLiteral("failover"), QStringLiteral("failover from 503"), gatewayUrl, "/v1/chat/completions",
+                   body("fo-503"), 1, nf, {}, 50, clearMarks);
+    results << run(QStringLiteral("failover"), QStringLiteral("first candidate marked"), gatewayUrl,
+                   "/v1/chat/completions", body("fo-503"), 1, o.n, {}, 50);
+
+    if (parser.isSet(QStringLiteral("transports"))) {
         sw::upstream::QtTransport qnam;
         results += measureTransport(qnam, QStringLiteral("QtTransport"), mockUrl, o);
         sw::upstream::SocketTransport sockets;
         results += measureTransport(sockets, QStringLiteral("SocketTransp"), mockUrl, o);
     }
-    if (parser.isSet(QStringLiteral("gateway")))
-        results += measure(QStringLiteral("gateway"), QUrl(parser.value(QStringLiteral("gateway"))), o);
     printTable(results);
+    printRatios(results);
 
+    gateway.stop();
     QMetaObject::invokeMethod(
-        &anchor, [&] { delete mock; }, Qt::BlockingQueuedConnection);
+        &anchor,
+        [&] {
+            delete mock;
+            delete failing;
+        },
+        Qt::BlockingQueuedConnection);
     mockThread.quit();
     mockThread.wait();
     return 0;

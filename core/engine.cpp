@@ -81,9 +81,13 @@ void Engine::startDemoUpstreams(config::Config &cfg)
             }
         m_demo.insert(it->id, fake);
         const QString base = fake->baseUrl();
-        it->baseUrl = it->api == QLatin1String("openai-completions") || it->api == QLatin1String("openai-responses")
-                          ? base + QStringLiteral("/v1")
-                          : base;
+        // Base URLs as the real providers spell them: OpenAI's include /v1, Google's /v1beta.
+        if (it->api == QLatin1String("openai-completions") || it->api == QLatin1String("openai-responses"))
+            it->baseUrl = base + QStringLiteral("/v1");
+        else if (it->api == QLatin1String("google-generative-ai"))
+            it->baseUrl = base + QStringLiteral("/v1beta");
+        else
+            it->baseUrl = base;
     }
 }
 

@@ -9,6 +9,7 @@ packages=(
   qtkeychain-qt6-dev
   xvfb xauth gnome-keyring dbus dbus-x11 libsecret-tools
   nodejs npm curl
+  dpkg-dev file desktop-file-utils appstream
 )
 
 is_installed() {

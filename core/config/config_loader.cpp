@@ -13,6 +13,7 @@
 #include <QStandardPaths>
 #include <QUrl>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -76,6 +77,14 @@ bool looksLikeSecret(const QString &value) {
     return !value.contains(QLatin1Char(':')) && value.size() >= 20;
 }
 
+// Keys that start with '_' are comments ("_comment": "..."), in every object of
+// the file, including the provider, model, route and tenant maps: JSON has no
+// comments, and the starter configuration explains itself this way. They are
+// skipped, not validated, and not written back by save().
+bool isCommentKey(const QString &key) {
+    return key.startsWith(QLatin1Char('_'));
+}
+
 // Walks one JSON document, filling a Config and collecting every problem.
 class ConfigReader final {
 public:
@@ -123,7 +132,7 @@ private:
 
 void ConfigReader::checkKeys(const QJsonObject &object, const QString &path, const QStringList &allowed) {
     for (auto it = object.begin(); it != object.end(); ++it) {
-        if (!allowed.contains(it.key()))
+        if (!allowed.contains(it.key()) && !isCommentKey(it.key()))
             error(keyPath(path, it.key()),
                   QStringLiteral("unknown key (expected one of: %1)").arg(allowed.join(QStringLiteral(", "))));
     }
@@ -277,7 +286,11 @@ void ConfigReader::readListen(const QJsonObject &root, Config &config) {
         return;
     }
     // With no tenants every caller is trusted, so only loopback may reach it (SPEC 4).
-    if (!isLoopbackHost(address->host) && root.value(QStringLiteral("tenants")).toObject().isEmpty()) {
+    const QStringList tenantNames = root.value(QStringLiteral("tenants")).toObject().keys();
+    // A tenants object holding only "_comment" keys has no tenant.
+    const bool anyTenant =
+        std::any_of(tenantNames.begin(), tenantNames.end(), [](const QString &name) { return !isCommentKey(name); });
+    if (!isLoopbackHost(address->host) && !anyTenant) {
         error(QStringLiteral("listen"),
               QStringLiteral("%1 is not a loopback address: listening beyond this machine needs at least one tenant "
                              "with a key")
@@ -294,6 +307,8 @@ void ConfigReader::readProviders(const QJsonObject &root, Config &config) {
         return;
     static const QRegularExpression idPattern(QStringLiteral("^[A-Za-z0-9._-]+$"));
     for (auto it = providers.begin(); it != providers.end(); ++it) {
+        if (isCommentKey(it.key()))
+            continue;
         const QString id = it.key();
         const QString p = keyPath(path, id);
         m_providerIds.insert(id);
@@ -359,6 +374,8 @@ void ConfigReader::readModels(const QJsonObject &root, Config &config) {
     if (!section(root, path, models))
         return;
     for (auto it = models.begin(); it != models.end(); ++it) {
+        if (isCommentKey(it.key()))
+            continue;
         const QString key = it.key();
         const QString p = keyPath(path, key);
         m_modelKeys.insert(key);
@@ -413,6 +430,8 @@ void ConfigReader::readRoutes(const QJsonObject &root, Config &config) {
     if (!section(root, path, routes))
         return;
     for (auto it = routes.begin(); it != routes.end(); ++it) {
+        if (isCommentKey(it.key()))
+            continue;
         const QString name = it.key();
         const QString p = keyPath(path, name);
         if (name.trimmed().isEmpty())
@@ -467,6 +486,8 @@ void ConfigReader::readTenants(const QJsonObject &root, Config &config) {
     static const QRegularExpression hashPattern(QStringLiteral("^sha256:[0-9a-fA-F]{64}$"));
     QHash<QString, QString> keyOwners; // hash -> tenant
     for (auto it = tenants.begin(); it != tenants.end(); ++it) {
+        if (isCommentKey(it.key()))
+            continue;
         const QString name = it.key();
         const QString p = keyPath(path, name);
         if (name.trimmed().isEmpty())
@@ -813,6 +834,11 @@ Config demoConfig() {
                             provider(QStringLiteral("sim-anthropic"), QStringLiteral("anthropic-messages")));
     config.providers.insert(QStringLiteral("sim-openai"),
                             provider(QStringLiteral("sim-openai"), QStringLiteral("openai-completions")));
+    // One simulated provider per upstream API, so --demo reaches every adapter.
+    config.providers.insert(QStringLiteral("sim-responses"),
+                            provider(QStringLiteral("sim-responses"), QStringLiteral("openai-responses")));
+    config.providers.insert(QStringLiteral("sim-google"),
+                            provider(QStringLiteral("sim-google"), QStringLiteral("google-generative-ai")));
 
     const auto model = [](const QString &providerId, const QString &id, double costInput, double costOutput) {
         ModelConfig m;
@@ -828,6 +854,10 @@ Config demoConfig() {
     const ModelConfig gpt = model(QStringLiteral("sim-openai"), QStringLiteral("gpt-sim"), 1.25, 10);
     config.models.insert(claude.key(), claude);
     config.models.insert(gpt.key(), gpt);
+    const ModelConfig responses = model(QStringLiteral("sim-responses"), QStringLiteral("gpt-responses-sim"), 1.25, 10);
+    const ModelConfig gemini = model(QStringLiteral("sim-google"), QStringLiteral("gemini-sim"), 1.25, 10);
+    config.models.insert(responses.key(), responses);
+    config.models.insert(gemini.key(), gemini);
 
     RouteConfig route;
     route.name = QStringLiteral("demo");

@@ -221,6 +221,7 @@ void FakeUpstream::respond(QTcpSocket *socket, const RecordedRequest &request, c
     case Fault::InBandErrorBeforeContent:
     case Fault::InBandErrorAfterContent: {
         QList<QByteArray> events;
+        QByteArray error = demoInBandError(api, QStringLiteral("Overloaded"));
         if (fault.kind == Fault::InBandErrorAfterContent) {
             if (!m_rawReply.isEmpty()) {
                 const qsizetype end = m_rawReply.indexOf("\n\n");
@@ -229,9 +230,11 @@ void FakeUpstream::respond(QTcpSocket *socket, const RecordedRequest &request, c
             } else {
                 DemoReply reply = buildDemoReply(api, request, m_label);
                 events = reply.frames.mid(0, reply.firstContentFrame + 1);
+                if (!reply.inBandErrorAfterContent.isEmpty())
+                    error = reply.inBandErrorAfterContent;
             }
         }
-        events << demoInBandError(api, QStringLiteral("Overloaded"));
+        events << error;
         socket->write("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
                       "Transfer-Encoding: chunked\r\n\r\n");
         m_connections.value(socket)->chunked = true;
@@ -264,7 +267,9 @@ void FakeUpstream::sendNormal(QTcpSocket *socket, const RecordedRequest &request
         }
         DemoReply reply = buildDemoReply(api, request, m_label);
         if (!reply.stream) {
-            socket->write("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " +
+            socket->write("HTTP/1.1 " + QByteArray::number(reply.status) +
+                          (reply.status == 200 ? " OK" : " Error") +
+                          "\r\nContent-Type: application/json\r\nContent-Length: " +
                           QByteArray::number(reply.json.size()) + "\r\n\r\n" + reply.json);
             c->chunked = false;
             finishResponse(socket);

@@ -1,15 +1,31 @@
 #include "failover/candidate_resolver.h"
 
-#include <QRegularExpression>
 
 namespace sw::failover {
 
 bool CandidateResolver::globMatches(const QString &pattern, const QString &text)
 {
-    const QRegularExpression re(QRegularExpression::wildcardToRegularExpression(
-                                    pattern, QRegularExpression::UnanchoredWildcardConversion),
-                                QRegularExpression::CaseInsensitiveOption);
-    return re.match(text).hasMatch() && re.match(text).capturedLength() == text.size();
+    // '*' and '?' wildcards, case-insensitive; iterative with one backtrack point,
+    // so no regex is compiled on the request path.
+    qsizetype p = 0, t = 0, star = -1, mark = 0;
+    while (t < text.size()) {
+        if (p < pattern.size() && (pattern[p] == QLatin1Char('?') ||
+                                   pattern[p].toCaseFolded() == text[t].toCaseFolded())) {
+            ++p;
+            ++t;
+        } else if (p < pattern.size() && pattern[p] == QLatin1Char('*')) {
+            star = p++;
+            mark = t;
+        } else if (star >= 0) {
+            p = star + 1;
+            t = ++mark;
+        } else {
+            return false;
+        }
+    }
+    while (p < pattern.size() && pattern[p] == QLatin1Char('*'))
+        ++p;
+    return p == pattern.size();
 }
 
 namespace {

@@ -1,6 +1,7 @@
 #include "failover/failure_classifier.h"
 
 #include <QDateTime>
+#include <QHash>
 #include <QLocale>
 #include <QRegularExpression>
 
@@ -32,10 +33,16 @@ std::optional<FailureKind> failureKindFromName(const QString &name)
 
 namespace {
 
+// Patterns are compiled once per thread (QRegularExpression compiles and JITs
+// on first use, which costs far more than the match itself).
 bool matches(const QString &text, const char *pattern)
 {
-    const QRegularExpression re(QString::fromLatin1(pattern), QRegularExpression::CaseInsensitiveOption);
-    return re.match(text).hasMatch();
+    thread_local QHash<const char *, QRegularExpression> cache;
+    auto it = cache.find(pattern);
+    if (it == cache.end())
+        it = cache.insert(pattern, QRegularExpression(QString::fromLatin1(pattern),
+                                                      QRegularExpression::CaseInsensitiveOption));
+    return it->match(text).hasMatch();
 }
 
 } // namespace

@@ -187,8 +187,28 @@ std::optional<ParsedRequest> AnthropicMessagesCodec::decode(const QByteArray &bo
             if (!decodeAssistantBlocks(content, &msg, where + L(".content"), error))
                 return std::nullopt;
             req.context.messages.append(msg);
+        } else if (role == L("system")) {
+            // Claude Code 2.x sends system messages between the turns (anthropic-beta
+            // mid-conversation-system-2026-04-07). Same-API passthrough forwards them as
+            // sent; for translation their text joins the system prompt.
+            QString text;
+            if (content.isString()) {
+                text = content.toString();
+            } else if (content.isArray()) {
+                for (const QJsonValue &b : content.toArray()) {
+                    if (b.toObject().value(L("type")).toString() != L("text"))
+                        return failed(error, where + L(".content: a system message holds text blocks only"));
+                    text += (text.isEmpty() ? QString() : QStringLiteral("\n\n")) +
+                            b.toObject().value(L("text")).toString();
+                }
+            } else {
+                return failed(error, where + L(".content: must be a string or an array of text blocks"));
+            }
+            if (!text.isEmpty())
+                req.context.systemPrompt +=
+                    (req.context.systemPrompt.isEmpty() ? QString() : QStringLiteral("\n\n")) + text;
         } else {
-            return failed(error, where + L(".role: must be user or assistant"));
+            return failed(error, where + L(".role: must be user, assistant or system"));
         }
     }
     // Tool names of results come from the tool_use blocks they answer.

@@ -33,6 +33,8 @@ struct EncodeInfo {
     QString model;             // the model name the client asked for
     qint64 createdSecs = 0;    // unix seconds
     bool includeUsage = false; // OpenAI chat: send the final usage chunk
+    QString upstreamApi;       // the API that produced the answer (pi: AssistantMessage.api), when known
+    QString upstreamProvider;  // the provider id that produced it (pi: AssistantMessage.provider)
 };
 
 // Stateful: one per streamed response. Returns raw SSE bytes (complete frames).

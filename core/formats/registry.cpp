@@ -2,6 +2,8 @@
 #include "formats/anthropic_messages_codec.h"
 #include "formats/inbound_codec.h"
 #include "formats/openai_chat_codec.h"
+#include "formats/openai_responses_codec.h"
+#include "formats/pi_native_codec.h"
 
 #include <QtGlobal>
 
@@ -10,15 +12,17 @@ namespace sw::formats {
 const InboundCodec &codecFor(InboundFormat f) {
     static const OpenAIChatCodec openAIChat;
     static const AnthropicMessagesCodec anthropicMessages;
+    static const OpenAIResponsesCodec openAIResponses;
+    static const PiNativeCodec piNative;
     switch (f) {
     case InboundFormat::OpenAIChat:
         return openAIChat;
     case InboundFormat::AnthropicMessages:
         return anthropicMessages;
-    // Adding a format: a static instance above and one case here.
     case InboundFormat::OpenAIResponses:
+        return openAIResponses;
     case InboundFormat::PiNative:
-        break;
+        return piNative;
     }
     qFatal("formats::codecFor: no codec registered for format %s", qPrintable(formatName(f)));
 }

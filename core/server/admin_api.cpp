@@ -44,9 +44,13 @@ AdminApi::AdminApi(Engine &engine, QObject *parent) : QObject(parent), m_engine(
 {
     connect(m_engine.telemetry(), &telemetry::Telemetry::attemptRecorded, this,
             [this](const telemetry::AttemptRecord &a) {
-                broadcast("attempt", QJsonDocument(attemptToJson(a)).toJson(QJsonDocument::Compact));
+                if (!m_feeds.isEmpty()) // no JSON work on the request path when nobody listens
+                    broadcast("attempt", QJsonDocument(attemptToJson(a)).toJson(QJsonDocument::Compact));
             });
-    connect(&m_engine, &Engine::marksChanged, this, [this]() { broadcast("marks", marksJson(m_engine)); });
+    connect(&m_engine, &Engine::marksChanged, this, [this]() {
+        if (!m_feeds.isEmpty())
+            broadcast("marks", marksJson(m_engine));
+    });
 }
 
 QByteArray AdminApi::marksJson(const Engine &engine)

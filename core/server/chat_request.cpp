@@ -313,6 +313,9 @@ void ChatRequest::launchUpstream()
     m_heldRaw.clear();
     m_terminalSeen = false;
     m_rawPassthrough = m_parsed.stream && formats::sameApiName(m_format) == m_target.api;
+    // pi answers name the API that produced them, so the client's next turn keeps its signatures.
+    m_encodeInfo.upstreamApi = m_target.api;
+    m_encodeInfo.upstreamProvider = m_target.provider;
 
     if (m_parsed.stream)
         ensureStreamHeaders(); // record RD-3: early headers once the first upstream call starts
@@ -431,10 +434,16 @@ void ChatRequest::onFinished(const upstream::TransportResult &result)
 
 void ChatRequest::handleEvents(const QList<model::StreamEvent> &events, const QList<upstream::SseEvent> *raw)
 {
-    if (m_rawPassthrough && raw && !m_hold.committed())
-        for (const auto &r : *raw)
-            m_heldRaw.append(sseFrame(r));
-    bool rawForwarded = false;
+    if (m_rawPassthrough && raw) {
+        // Same API: the client gets the upstream's own frames, including those that
+        // carry no canonical event (ping, message_delta, the usage chunk).
+        for (const auto &r : *raw) {
+            if (m_hold.committed() && m_exchange)
+                m_exchange->write(sseFrame(r));
+            else
+                m_heldRaw.append(sseFrame(r));
+        }
+    }
     for (const auto &e : events) {
         if (m_phase != Phase::Upstream)
             return;
@@ -474,20 +483,10 @@ void ChatRequest::handleEvents(const QList<model::StreamEvent> &events, const QL
             in.status = e.errorStatus;
             return attemptFailed(in, false);
         }
-        if (step.justCommitted) {
+        if (step.justCommitted)
             commit(step.release);
-            rawForwarded = true;
-        } else if (m_committed) {
-            if (m_rawPassthrough) {
-                if (raw && !rawForwarded) {
-                    for (const auto &r : *raw)
-                        m_exchange ? m_exchange->write(sseFrame(r)) : void();
-                    rawForwarded = true;
-                }
-            } else {
-                deliver(e);
-            }
-        }
+        else if (m_committed && !m_rawPassthrough)
+            deliver(e);
         if (m_committed && (e.type == model::EventType::Done || e.type == model::EventType::Error)) {
             m_terminalSeen = true;
             if (e.type == model::EventType::Error) {

@@ -443,6 +443,40 @@ private Q_SLOTS:
         pending->deleteLater();
     }
 
+    void keepalivesFlowWhileHeld()
+    {
+        GatewayFixture gw;
+        gw.config.failover.keepaliveMs = 100; // 15 s in production
+        gw.config.failover.deadlineMs = 1000; // budget 500 ms
+        gw.anthropicA.setFault(fault(Fault::StallBeforeHeaders));
+        gw.start();
+        const auto r = gw.post(QStringLiteral("/v1/messages"), GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), true));
+        QCOMPARE(r.status, 200);
+        QVERIFY(r.body.count(": keepalive\n\n") >= 3);
+        const qsizetype lastKeepalive = r.body.lastIndexOf(": keepalive");
+        QVERIFY(lastKeepalive < r.body.indexOf("event: message_start")); // never after commit
+        QVERIFY(anthropicStreamText(r.body).contains(QStringLiteral("pb/gpt-b")));
+    }
+
+    void clientLeavingMidStreamAbortsUpstreamAndServerSurvives()
+    {
+        GatewayFixture gw;
+        Fault slow;
+        slow.chunkDelayMs = 200;
+        gw.anthropicA.setFault(slow);
+        gw.start();
+        QNetworkReply *reply = gw.postAsync(QStringLiteral("/v1/messages"), GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("a b c d e f g h"), true));
+        QTRY_VERIFY(reply->bytesAvailable() > 0 && reply->peek(4096).contains("content_block_delta"));
+        QSignalSpy closed(&gw.anthropicA, &demo::FakeUpstream::connectionClosed);
+        reply->abort();
+        reply->deleteLater();
+        QTRY_VERIFY(closed.count() >= 1);
+        QTRY_COMPARE(gw.engine().activeRequests(), 0);
+        QCOMPARE(gw.engine().pools().totalInFlight(), 0);
+        gw.anthropicA.clearFault();
+        QCOMPARE(gw.post(QStringLiteral("/v1/messages"), GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("again"), false)).status, 200);
+    }
+
     void malformedJsonGets400AndNoUpstreamCall()
     {
         GatewayFixture gw;

@@ -204,7 +204,8 @@ void TestFakeUpstream::errorStatusBodyHasTheApisShape_data() {
                                    << "overloaded_error";
     QTest::newRow("anthropic 429") << QByteArray("/v1/messages") << 429 << "error.type"
                                    << "rate_limit_error";
-    QTest::newRow("openai 429") << QByteArray("/v1/chat/completions") << 429 << "error.type"
+    // OpenAI names the rate limit in `code` (its `type` varies: requests, tokens, ...).
+    QTest::newRow("openai 429") << QByteArray("/v1/chat/completions") << 429 << "error.code"
                                 << "rate_limit_exceeded";
     QTest::newRow("responses 500") << QByteArray("/v1/responses") << 500 << "error.type"
                                    << "server_error";
@@ -267,7 +268,8 @@ void TestFakeUpstream::inBandErrorBeforeContent() {
 void TestFakeUpstream::inBandErrorAfterContentFollowsFirstDelta() {
     m_fake->pushFault(fault(Fault::InBandErrorAfterContent));
     const QByteArray path = "/v1/messages";
-    auto *rec = call(path, R"({"stream":true,"messages":[{"role":"user","content":"hi there"}]})");
+    // A body the Messages API accepts (model included): the fake reads it with the real codec.
+    auto *rec = call(path, R"({"model":"m","stream":true,"messages":[{"role":"user","content":"hi there"}]})");
     QCOMPARE(rec->status, 200);
     QStringList names;
     const QString text = streamedText(path, rec->body, &names);

@@ -50,8 +50,10 @@ void ScriptedSecretStore::write(const QString &name, const QByteArray &secret, Q
 
 GatewayFixture::GatewayFixture()
 {
-    for (auto *f : {&anthropicA, &openaiB, &anthropicC})
+    for (auto *f : {&anthropicA, &openaiB, &anthropicC, &responsesD, &googleE})
         f->listen();
+    responsesD.setLabel(QStringLiteral("pd/resp-d"));
+    googleE.setLabel(QStringLiteral("pe/gemini-e"));
     anthropicA.setLabel(QStringLiteral("pa/claude-a"));
     openaiB.setLabel(QStringLiteral("pb/gpt-b"));
     anthropicC.setLabel(QStringLiteral("pc/claude-c"));
@@ -71,6 +73,10 @@ GatewayFixture::GatewayFixture()
                                                            openaiB.baseUrl() + QStringLiteral("/v1")));
     config.providers.insert(QStringLiteral("pc"),
                             provider(QStringLiteral("pc"), QStringLiteral("anthropic-messages"), anthropicC.baseUrl()));
+    config.providers.insert(QStringLiteral("pd"), provider(QStringLiteral("pd"), QStringLiteral("openai-responses"),
+                                                           responsesD.baseUrl() + QStringLiteral("/v1")));
+    config.providers.insert(QStringLiteral("pe"), provider(QStringLiteral("pe"), QStringLiteral("google-generative-ai"),
+                                                           googleE.baseUrl() + QStringLiteral("/v1beta")));
     auto model = [](const QString &provider, const QString &id) {
         config::ModelConfig m;
         m.provider = provider;
@@ -82,7 +88,9 @@ GatewayFixture::GatewayFixture()
     };
     for (const auto &m : {model(QStringLiteral("pa"), QStringLiteral("claude-a")),
                           model(QStringLiteral("pb"), QStringLiteral("gpt-b")),
-                          model(QStringLiteral("pc"), QStringLiteral("claude-c"))})
+                          model(QStringLiteral("pc"), QStringLiteral("claude-c")),
+                          model(QStringLiteral("pd"), QStringLiteral("resp-d")),
+                          model(QStringLiteral("pe"), QStringLiteral("gemini-e"))})
         config.models.insert(m.key(), m);
     config::RouteConfig route;
     route.name = QStringLiteral("chain");

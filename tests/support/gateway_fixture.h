@@ -44,6 +44,8 @@ public:
     demo::FakeUpstream anthropicA; // provider "pa", api anthropic-messages
     demo::FakeUpstream openaiB;    // provider "pb", api openai-completions
     demo::FakeUpstream anthropicC; // provider "pc", api anthropic-messages
+    demo::FakeUpstream responsesD; // provider "pd", api openai-responses (model pd/resp-d)
+    demo::FakeUpstream googleE;    // provider "pe", api google-generative-ai (model pe/gemini-e)
     config::Config config;         // route "chain" = [pa/claude-a, pb/gpt-b]; edit before start()
     ScriptedSecretStore secrets;
 

@@ -115,7 +115,7 @@ void TestAnthropicMessagesCodec::decodeRejectsBadBodies_data() {
     QTest::newRow("messages string") << QByteArray(R"({"model":"m","messages":"hi"})") << QStringLiteral("messages");
     QTest::newRow("system number") << QByteArray(R"({"model":"m","messages":[],"system":1})")
                                    << QStringLiteral("system");
-    QTest::newRow("role system") << QByteArray(R"({"model":"m","messages":[{"role":"system","content":"x"}]})")
+    QTest::newRow("role tool") << QByteArray(R"({"model":"m","messages":[{"role":"tool","content":"x"}]})")
                                  << QStringLiteral("messages[0].role");
     QTest::newRow("content number") << QByteArray(R"({"model":"m","messages":[{"role":"user","content":1}]})")
                                     << QStringLiteral("messages[0].content");

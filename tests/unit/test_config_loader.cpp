@@ -597,9 +597,15 @@ void TestConfigLoader::demoConfigIsValidAndComplete() {
     const Config demo = demoConfig();
     QVERIFY(validate(demo).isEmpty());
     QCOMPARE(demo.listen, QStringLiteral("127.0.0.1:4141"));
-    QCOMPARE(demo.providers.keys(), QStringList({QStringLiteral("sim-anthropic"), QStringLiteral("sim-openai")}));
+    QCOMPARE(demo.providers.keys(), QStringList({QStringLiteral("sim-anthropic"), QStringLiteral("sim-google"),
+                                                 QStringLiteral("sim-openai"), QStringLiteral("sim-responses")}));
     QCOMPARE(demo.providers.value(QStringLiteral("sim-anthropic")).api, QStringLiteral("anthropic-messages"));
     QCOMPARE(demo.providers.value(QStringLiteral("sim-openai")).api, QStringLiteral("openai-completions"));
+    QCOMPARE(demo.providers.value(QStringLiteral("sim-responses")).api, QStringLiteral("openai-responses"));
+    QCOMPARE(demo.providers.value(QStringLiteral("sim-google")).api, QStringLiteral("google-generative-ai"));
+    QCOMPARE(demo.models.value(QStringLiteral("sim-responses/gpt-responses-sim")).provider,
+             QStringLiteral("sim-responses"));
+    QCOMPARE(demo.models.value(QStringLiteral("sim-google/gemini-sim")).provider, QStringLiteral("sim-google"));
     for (const ProviderConfig &p : demo.providers) {
         QVERIFY(p.demo);
         QVERIFY(p.credentials.isEmpty());

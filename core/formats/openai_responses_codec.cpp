@@ -1,0 +1,357 @@
+#include "formats/openai_responses_codec.h"
+
+#include "formats/openai_chat_codec.h"
+#include "formats/openai_responses_stream_encoder.h"
+#include "formats/wire_json.h"
+#include "model/event_accumulator.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonParseError>
+
+namespace sw::formats {
+
+using namespace sw::model;
+
+namespace {
+
+QLatin1String L(const char *s) {
+    return QLatin1String(s);
+}
+
+bool fail(GatewayError *error, const QString &message) {
+    if (error)
+        *error = GatewayError::make(400, ErrorCategory::InvalidRequest, message);
+    return false;
+}
+
+std::optional<ParsedRequest> failed(GatewayError *error, const QString &message) {
+    fail(error, message);
+    return std::nullopt;
+}
+
+const QString kApi = QStringLiteral("openai-responses");
+
+// Parts of a message item: input_text / output_text / refusal / input_image (input_file ignored).
+bool decodeParts(const QJsonValue &content, QList<ContentBlock> *out, const QString &where, GatewayError *error) {
+    if (content.isString()) {
+        out->append(ContentBlock::makeText(content.toString()));
+        return true;
+    }
+    if (!content.isArray())
+        return fail(error, where + L(": must be a string or an array of content parts"));
+    const QJsonArray parts = content.toArray();
+    for (qsizetype i = 0; i < parts.size(); ++i) {
+        const QJsonObject p = parts.at(i).toObject();
+        const QString type = p.value(L("type")).toString();
+        if (type == L("input_text") || type == L("output_text") || type == L("text")) {
+            out->append(ContentBlock::makeText(p.value(L("text")).toString()));
+        } else if (type == L("refusal")) {
+            out->append(ContentBlock::makeText(p.value(L("refusal")).toString()));
+        } else if (type == L("input_image")) {
+            ContentBlock b;
+            b.type = BlockType::Image;
+            const QString url = p.value(L("image_url")).toString();
+            if (!url.isEmpty()) {
+                if (!splitDataUri(url, &b.mimeType, &b.data))
+                    b.url = url;
+            } else if (p.value(L("file_id")).isString()) {
+                b.url = p.value(L("file_id")).toString();
+            } else {
+                return fail(error, QStringLiteral("%1[%2]: input_image needs image_url or file_id").arg(where).arg(i));
+            }
+            out->append(b);
+        } else if (type.isEmpty()) {
+            return fail(error, QStringLiteral("%1[%2].type: required string").arg(where).arg(i));
+        }
+        // input_file, input_audio: kept in raw (passthrough only).
+    }
+    return true;
+}
+
+Message &assistantTurn(Context &ctx) {
+    // Consecutive output items (reasoning, message, function_call) form one assistant turn.
+    if (ctx.messages.isEmpty() || ctx.messages.last().role != Role::Assistant) {
+        Message m;
+        m.role = Role::Assistant;
+        m.api = kApi;
+        ctx.messages.append(m);
+    }
+    return ctx.messages.last();
+}
+
+bool decodeItem(const QJsonObject &item, const QString &where, ParsedRequest *req, GatewayError *error) {
+    Context &ctx = req->context;
+    QString type = item.value(L("type")).toString();
+    if (type.isEmpty() && item.contains(L("role")))
+        type = QStringLiteral("message"); // EasyInputMessage has no type
+    if (type == L("message")) {
+        const QString role = item.value(L("role")).toString();
+        if (role == L("system") || role == L("developer")) {
+            const QString text = textOfContent(item.value(L("content")));
+            if (!text.isEmpty())
+                ctx.systemPrompt += (ctx.systemPrompt.isEmpty() ? QString() : QStringLiteral("\n\n")) + text;
+            return true;
+        }
+        if (role == L("user")) {
+            Message m;
+            m.role = Role::User;
+            if (!decodeParts(item.value(L("content")), &m.content, where + L(".content"), error))
+                return false;
+            ctx.messages.append(m);
+            return true;
+        }
+        if (role == L("assistant")) {
+            QList<ContentBlock> blocks;
+            if (!decodeParts(item.value(L("content")), &blocks, where + L(".content"), error))
+                return false;
+            assistantTurn(ctx).content.append(blocks);
+            return true;
+        }
+        return fail(error, where + L(".role: must be user, assistant, system or developer"));
+    }
+    if (type == L("function_call")) {
+        ContentBlock b;
+        b.type = BlockType::ToolCall;
+        b.toolCallId = item.value(L("call_id")).toString();
+        b.toolName = item.value(L("name")).toString();
+        if (b.toolCallId.isEmpty() || b.toolName.isEmpty())
+            return fail(error, where + L(": function_call needs call_id and name"));
+        b.argumentsJson = item.value(L("arguments")).toString();
+        b.arguments = parseToolArguments(b.argumentsJson);
+        assistantTurn(ctx).content.append(b);
+        return true;
+    }
+    if (type == L("function_call_output")) {
+        Message r;
+        r.role = Role::ToolResult;
+        r.toolCallId = item.value(L("call_id")).toString();
+        if (r.toolCallId.isEmpty())
+            return fail(error, where + L(".call_id: required string"));
+        const QJsonValue output = item.value(L("output"));
+        if (output.isArray()) {
+            if (!decodeParts(output, &r.content, where + L(".output"), error))
+                return false;
+        } else {
+            r.content.append(ContentBlock::makeText(output.toString()));
+        }
+        for (auto it = ctx.messages.crbegin(); it != ctx.messages.crend() && r.toolName.isEmpty(); ++it)
+            for (const ContentBlock &b : it->content)
+                if (b.type == BlockType::ToolCall && b.toolCallId == r.toolCallId)
+                    r.toolName = b.toolName;
+        ctx.messages.append(r);
+        return true;
+    }
+    if (type == L("reasoning")) {
+        ContentBlock b;
+        b.type = BlockType::Thinking;
+        QStringList summary;
+        for (const QJsonValue &s : item.value(L("summary")).toArray())
+            summary << s.toObject().value(L("text")).toString();
+        b.text = summary.join(QStringLiteral("\n\n"));
+        // The whole item is the signature: only the Responses API can use it again.
+        b.signature = QString::fromUtf8(compactJson(item));
+        assistantTurn(ctx).content.append(b);
+        return true;
+    }
+    if (type.isEmpty())
+        return fail(error, where + L(".type: required string"));
+    return true; // item_reference, built-in tool calls: passthrough only
+}
+
+} // namespace
+
+std::optional<ParsedRequest> OpenAIResponsesCodec::decode(const QByteArray &body, GatewayError *error) const {
+    QJsonParseError pe;
+    const QJsonDocument doc = QJsonDocument::fromJson(body, &pe);
+    if (pe.error != QJsonParseError::NoError)
+        return failed(error, L("Request body is not valid JSON: ") + pe.errorString());
+    if (!doc.isObject())
+        return failed(error, QStringLiteral("Request body must be a JSON object"));
+    ParsedRequest req;
+    req.raw = doc.object();
+    const QJsonObject &o = req.raw;
+
+    const QJsonValue model = o.value(L("model"));
+    if (!model.isString() || model.toString().isEmpty())
+        return failed(error, QStringLiteral("model: required string"));
+    req.model = model.toString();
+
+    const QJsonValue instructions = o.value(L("instructions"));
+    if (instructions.isString())
+        req.context.systemPrompt = instructions.toString();
+    else if (!instructions.isUndefined() && !instructions.isNull())
+        return failed(error, QStringLiteral("instructions: must be a string"));
+
+    const QJsonValue input = o.value(L("input"));
+    if (input.isString()) {
+        Message m;
+        m.role = Role::User;
+        m.content.append(ContentBlock::makeText(input.toString()));
+        req.context.messages.append(m);
+    } else if (input.isArray()) {
+        const QJsonArray items = input.toArray();
+        for (qsizetype i = 0; i < items.size(); ++i) {
+            const QString where = QStringLiteral("input[%1]").arg(i);
+            if (!items.at(i).isObject())
+                return failed(error, where + L(": must be an object"));
+            if (!decodeItem(items.at(i).toObject(), where, &req, error))
+                return std::nullopt;
+        }
+    } else if (!input.isUndefined() && !input.isNull()) {
+        return failed(error, QStringLiteral("input: must be a string or an array of items"));
+    }
+
+    const QJsonValue stream = o.value(L("stream"));
+    if (!stream.isUndefined() && !stream.isNull() && !stream.isBool())
+        return failed(error, QStringLiteral("stream: must be a boolean"));
+    req.stream = stream.toBool(false);
+
+    Options &opt = req.options;
+    for (const char *key : {"max_output_tokens", "temperature", "top_p"}) {
+        const QJsonValue v = o.value(L(key));
+        if (!v.isUndefined() && !v.isNull() && !v.isDouble())
+            return failed(error, QString::fromLatin1(key) + L(": must be a number"));
+    }
+    if (o.value(L("max_output_tokens")).isDouble())
+        opt.maxTokens = int(qBound(0.0, o.value(L("max_output_tokens")).toDouble(), 2147483647.0));
+    if (o.value(L("temperature")).isDouble())
+        opt.temperature = o.value(L("temperature")).toDouble();
+    if (o.value(L("top_p")).isDouble())
+        opt.topP = o.value(L("top_p")).toDouble();
+    opt.reasoning = o.value(L("reasoning")).toObject().value(L("effort")).toString();
+    if (opt.reasoning == L("none"))
+        opt.reasoning.clear();
+
+    const QJsonValue tools = o.value(L("tools"));
+    if (!tools.isUndefined() && !tools.isNull() && !tools.isArray())
+        return failed(error, QStringLiteral("tools: must be an array"));
+    const QJsonArray toolList = tools.toArray();
+    for (qsizetype i = 0; i < toolList.size(); ++i) {
+        const QJsonObject t = toolList.at(i).toObject();
+        if (t.value(L("type")).toString() != L("function"))
+            continue; // web_search, file_search, mcp...: passthrough only
+        Tool tool;
+        tool.name = t.value(L("name")).toString();
+        if (tool.name.isEmpty())
+            return failed(error, QStringLiteral("tools[%1].name: required string").arg(i));
+        tool.description = t.value(L("description")).toString();
+        tool.parameters = t.value(L("parameters")).toObject();
+        req.context.tools.append(tool);
+    }
+    const QJsonValue choice = o.value(L("tool_choice"));
+    if (choice.isString())
+        opt.toolChoice = choice.toString();
+    else if (choice.isObject() && choice.toObject().value(L("type")).toString() == L("function"))
+        opt.toolChoice = choice.toObject().value(L("name")).toString();
+    return req;
+}
+
+std::unique_ptr<StreamEncoder> OpenAIResponsesCodec::makeStreamEncoder(const EncodeInfo &info) const {
+    return std::make_unique<OpenAIResponsesStreamEncoder>(info);
+}
+
+QJsonObject OpenAIResponsesCodec::usageJson(const Usage &usage) {
+    const qint64 input = usage.input + usage.cacheRead + usage.cacheWrite; // Responses counts cached in input
+    return QJsonObject{{L("input_tokens"), input},
+                       {L("input_tokens_details"), QJsonObject{{L("cached_tokens"), usage.cacheRead}}},
+                       {L("output_tokens"), usage.output},
+                       {L("output_tokens_details"), QJsonObject{{L("reasoning_tokens"), 0}}},
+                       {L("total_tokens"), input + usage.output}};
+}
+
+QString OpenAIResponsesCodec::errorCode(const GatewayError &error) {
+    return OpenAIChatCodec::errorJson(error).value(L("error")).toObject().value(L("code")).toString();
+}
+
+QJsonObject OpenAIResponsesCodec::responseJson(const EncodeInfo &info, const QString &status, const QJsonArray &output,
+                                               const Usage *usage, const GatewayError *error, bool incomplete) {
+    QJsonObject r{{L("id"), info.responseId},
+                  {L("object"), L("response")},
+                  {L("created_at"), info.createdSecs},
+                  {L("status"), status},
+                  {L("model"), info.model},
+                  {L("output"), output},
+                  {L("parallel_tool_calls"), true},
+                  {L("tool_choice"), L("auto")},
+                  {L("tools"), QJsonArray()},
+                  {L("text"), QJsonObject{{L("format"), QJsonObject{{L("type"), L("text")}}}}},
+                  {L("incomplete_details"), incomplete ? QJsonValue(QJsonObject{{L("reason"), L("max_output_tokens")}})
+                                                       : QJsonValue()},
+                  {L("error"), error ? QJsonValue(QJsonObject{{L("code"), errorCode(*error)},
+                                                              {L("message"), error->message}})
+                                     : QJsonValue()},
+                  {L("usage"), usage ? QJsonValue(usageJson(*usage)) : QJsonValue()}};
+    return r;
+}
+
+QJsonObject OpenAIResponsesCodec::reasoningItem(const ContentBlock &thinking, const QString &fallbackId) {
+    const QJsonObject original = QJsonDocument::fromJson(thinking.signature.toUtf8()).object();
+    const bool fromResponses = original.value(L("type")).toString() == L("reasoning");
+    QJsonArray summary;
+    if (!thinking.text.isEmpty())
+        summary.append(QJsonObject{{L("type"), L("summary_text")}, {L("text"), thinking.text}});
+    QJsonObject item{{L("id"), fromResponses ? original.value(L("id")).toString(fallbackId) : fallbackId},
+                     {L("type"), L("reasoning")},
+                     {L("summary"), summary}};
+    if (fromResponses && original.value(L("encrypted_content")).isString())
+        item.insert(L("encrypted_content"), original.value(L("encrypted_content")));
+    return item;
+}
+
+QByteArray OpenAIResponsesCodec::encodeResponse(const AssistantMessage &message, const EncodeInfo &info) const {
+    QJsonArray output;
+    int n = 0;
+    for (const ContentBlock &b : message.content) {
+        const QString suffix = QStringLiteral("%1_%2").arg(info.responseId).arg(n++);
+        switch (b.type) {
+        case BlockType::Text: {
+            const QJsonObject part{{L("type"), L("output_text")}, {L("text"), b.text}, {L("annotations"), QJsonArray()}};
+            output.append(QJsonObject{{L("id"), L("msg_") + suffix},
+                                      {L("type"), L("message")},
+                                      {L("status"), L("completed")},
+                                      {L("role"), L("assistant")},
+                                      {L("content"), QJsonArray{part}}});
+            break;
+        }
+        case BlockType::Thinking:
+            if (!b.redacted || b.signature.startsWith(QLatin1Char('{')))
+                output.append(reasoningItem(b, L("rs_") + suffix));
+            break;
+        case BlockType::ToolCall:
+            output.append(QJsonObject{{L("id"), L("fc_") + suffix},
+                                      {L("type"), L("function_call")},
+                                      {L("status"), L("completed")},
+                                      {L("call_id"), b.toolCallId},
+                                      {L("name"), b.toolName},
+                                      {L("arguments"), b.argumentsJson.isEmpty()
+                                                           ? QString::fromUtf8(compactJson(b.arguments))
+                                                           : b.argumentsJson}});
+            break;
+        case BlockType::Image:
+            break; // no image output items for a chat answer
+        }
+    }
+    QJsonObject r;
+    if (message.stopReason == StopReason::Error || message.stopReason == StopReason::Aborted) {
+        const int status = message.errorStatus.value_or(500);
+        const GatewayError e = GatewayError::make(status, GatewayError::categoryForStatus(status), message.errorMessage);
+        r = responseJson(info, QStringLiteral("failed"), output, &message.usage, &e);
+    } else {
+        const bool incomplete = message.stopReason == StopReason::Length;
+        r = responseJson(info, incomplete ? QStringLiteral("incomplete") : QStringLiteral("completed"), output,
+                         &message.usage, nullptr, incomplete);
+    }
+    QString text;
+    for (const ContentBlock &b : message.content)
+        if (b.type == BlockType::Text)
+            text += b.text;
+    r.insert(L("output_text"), text); // the SDKs' convenience field, also sent by some servers
+    return compactJson(r);
+}
+
+QByteArray OpenAIResponsesCodec::encodeError(const GatewayError &error) const {
+    return compactJson(OpenAIChatCodec::errorJson(error));
+}
+
+} // namespace sw::formats

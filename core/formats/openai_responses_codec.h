@@ -1,0 +1,29 @@
+#pragma once
+// OpenAI Responses (POST /v1/responses) as an inbound format.
+
+#include "formats/inbound_codec.h"
+
+namespace sw::formats {
+
+class OpenAIResponsesCodec final : public InboundCodec {
+public:
+    InboundFormat format() const override { return InboundFormat::OpenAIResponses; }
+    std::optional<ParsedRequest> decode(const QByteArray &body, model::GatewayError *error) const override;
+    std::unique_ptr<StreamEncoder> makeStreamEncoder(const EncodeInfo &info) const override;
+    QByteArray encodeResponse(const model::AssistantMessage &message, const EncodeInfo &info) const override;
+    QByteArray encodeError(const model::GatewayError &error) const override;
+
+    // Wire vocabulary, shared with the stream encoder and the upstream adapter.
+    static QJsonObject usageJson(const model::Usage &usage); // input_tokens (incl. cached), output_tokens, ...
+    // The response object: status completed / incomplete / failed / in_progress.
+    static QJsonObject responseJson(const EncodeInfo &info, const QString &status, const QJsonArray &output,
+                                    const model::Usage *usage, const model::GatewayError *error = nullptr,
+                                    bool incomplete = false);
+    // A reasoning item as it goes back to the Responses API. A thinking block whose
+    // signature is a whole reasoning item (decoded from this API) keeps its id and
+    // encrypted_content; any other signature is dropped (formats/translation_rules.md).
+    static QJsonObject reasoningItem(const model::ContentBlock &thinking, const QString &fallbackId);
+    static QString errorCode(const model::GatewayError &error); // server_error, rate_limit_exceeded, ...
+};
+
+} // namespace sw::formats

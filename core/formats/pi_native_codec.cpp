@@ -1,0 +1,282 @@
+#include "formats/pi_native_codec.h"
+
+#include "formats/anthropic_messages_codec.h"
+#include "formats/pi_native_stream_encoder.h"
+#include "formats/wire_json.h"
+#include "model/event_accumulator.h"
+
+#include <QDateTime>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonParseError>
+
+namespace sw::formats {
+
+using namespace sw::model;
+
+namespace {
+
+QLatin1String L(const char *s) {
+    return QLatin1String(s);
+}
+
+bool fail(GatewayError *error, const QString &message) {
+    if (error)
+        *error = GatewayError::make(400, ErrorCategory::InvalidRequest, message);
+    return false;
+}
+
+std::optional<ParsedRequest> failed(GatewayError *error, const QString &message) {
+    fail(error, message);
+    return std::nullopt;
+}
+
+// User and tool-result content: a string or [{type:text}|{type:image, data, mimeType}].
+bool decodeUserContent(const QJsonValue &content, QList<ContentBlock> *out, const QString &where, GatewayError *error) {
+    if (content.isString()) {
+        out->append(ContentBlock::makeText(content.toString()));
+        return true;
+    }
+    if (!content.isArray())
+        return fail(error, where + L(": must be a string or an array of content blocks"));
+    const QJsonArray blocks = content.toArray();
+    for (qsizetype i = 0; i < blocks.size(); ++i) {
+        const QJsonObject b = blocks.at(i).toObject();
+        const QString type = b.value(L("type")).toString();
+        if (type == L("text")) {
+            out->append(ContentBlock::makeText(b.value(L("text")).toString()));
+        } else if (type == L("image")) {
+            ContentBlock img;
+            img.type = BlockType::Image;
+            img.mimeType = b.value(L("mimeType")).toString();
+            img.data = b.value(L("data")).toString().toLatin1();
+            if (img.data.isEmpty())
+                return fail(error, QStringLiteral("%1[%2].data: required base64 string").arg(where).arg(i));
+            out->append(img);
+        } else {
+            return fail(error, QStringLiteral("%1[%2].type: must be text or image").arg(where).arg(i));
+        }
+    }
+    return true;
+}
+
+bool decodeAssistant(const QJsonObject &m, Message *msg, const QString &where, GatewayError *error) {
+    msg->role = Role::Assistant;
+    // pi records which API produced the turn: signatures stay valid only for that API.
+    msg->api = m.value(L("api")).toString();
+    const QJsonValue content = m.value(L("content"));
+    if (content.isString()) {
+        msg->content.append(ContentBlock::makeText(content.toString()));
+        return true;
+    }
+    const QJsonArray blocks = content.toArray();
+    for (qsizetype i = 0; i < blocks.size(); ++i) {
+        const QJsonObject b = blocks.at(i).toObject();
+        const QString type = b.value(L("type")).toString();
+        ContentBlock out;
+        if (type == L("text")) {
+            out = ContentBlock::makeText(b.value(L("text")).toString());
+        } else if (type == L("thinking")) {
+            out.type = BlockType::Thinking;
+            out.text = b.value(L("thinking")).toString();
+            out.signature = b.value(L("thinkingSignature")).toString();
+            out.redacted = b.value(L("redacted")).toBool(false);
+        } else if (type == L("toolCall")) {
+            out.type = BlockType::ToolCall;
+            out.toolCallId = b.value(L("id")).toString();
+            out.toolName = b.value(L("name")).toString();
+            if (out.toolName.isEmpty())
+                return fail(error, QStringLiteral("%1.content[%2].name: required string").arg(where).arg(i));
+            out.arguments = b.value(L("arguments")).toObject();
+            out.argumentsJson = QString::fromUtf8(compactJson(out.arguments));
+            out.signature = b.value(L("thoughtSignature")).toString(); // Google: kept only for the same API
+        } else {
+            return fail(error, QStringLiteral("%1.content[%2].type: must be text, thinking or toolCall").arg(where).arg(i));
+        }
+        msg->content.append(out);
+    }
+    return true;
+}
+
+} // namespace
+
+std::optional<ParsedRequest> PiNativeCodec::decode(const QByteArray &body, GatewayError *error) const {
+    QJsonParseError pe;
+    const QJsonDocument doc = QJsonDocument::fromJson(body, &pe);
+    if (pe.error != QJsonParseError::NoError)
+        return failed(error, L("Request body is not valid JSON: ") + pe.errorString());
+    if (!doc.isObject())
+        return failed(error, QStringLiteral("Request body must be a JSON object"));
+    ParsedRequest req;
+    req.raw = doc.object();
+    const QJsonObject &o = req.raw;
+
+    // modelId, or model as a string, or pi's whole Model object (as streamProxy sends it).
+    const QJsonValue model = o.value(L("model"));
+    req.model = o.value(L("modelId")).toString();
+    if (req.model.isEmpty())
+        req.model = model.isObject() ? model.toObject().value(L("id")).toString() : model.toString();
+    if (req.model.isEmpty())
+        return failed(error, QStringLiteral("modelId: required string (or model as a string or a Model object)"));
+
+    const QJsonValue contextValue = o.value(L("context"));
+    if (!contextValue.isObject())
+        return failed(error, QStringLiteral("context: required object"));
+    const QJsonObject context = contextValue.toObject();
+    const QJsonValue system = context.value(L("systemPrompt"));
+    if (system.isString())
+        req.context.systemPrompt = system.toString();
+    else if (!system.isUndefined() && !system.isNull())
+        return failed(error, QStringLiteral("context.systemPrompt: must be a string"));
+    const QJsonValue messages = context.value(L("messages"));
+    if (!messages.isArray())
+        return failed(error, QStringLiteral("context.messages: required array"));
+    const QJsonArray list = messages.toArray();
+    for (qsizetype i = 0; i < list.size(); ++i) {
+        const QString where = QStringLiteral("context.messages[%1]").arg(i);
+        const QJsonObject m = list.at(i).toObject();
+        const QString role = m.value(L("role")).toString();
+        Message msg;
+        if (role == L("user")) {
+            msg.role = Role::User;
+            if (!decodeUserContent(m.value(L("content")), &msg.content, where + L(".content"), error))
+                return std::nullopt;
+        } else if (role == L("assistant")) {
+            if (!decodeAssistant(m, &msg, where, error))
+                return std::nullopt;
+        } else if (role == L("toolResult")) {
+            msg.role = Role::ToolResult;
+            msg.toolCallId = m.value(L("toolCallId")).toString();
+            msg.toolName = m.value(L("toolName")).toString();
+            msg.isError = m.value(L("isError")).toBool(false);
+            if (msg.toolCallId.isEmpty())
+                return failed(error, where + L(".toolCallId: required string"));
+            if (!decodeUserContent(m.value(L("content")), &msg.content, where + L(".content"), error))
+                return std::nullopt;
+        } else {
+            return failed(error, where + L(".role: must be user, assistant or toolResult"));
+        }
+        req.context.messages.append(msg);
+    }
+    const QJsonArray tools = context.value(L("tools")).toArray();
+    for (qsizetype i = 0; i < tools.size(); ++i) {
+        const QJsonObject t = tools.at(i).toObject();
+        Tool tool;
+        tool.name = t.value(L("name")).toString();
+        if (tool.name.isEmpty())
+            return failed(error, QStringLiteral("context.tools[%1].name: required string").arg(i));
+        tool.description = t.value(L("description")).toString();
+        tool.parameters = t.value(L("parameters")).toObject();
+        req.context.tools.append(tool);
+    }
+
+    const QJsonValue stream = o.value(L("stream"));
+    if (!stream.isUndefined() && !stream.isNull() && !stream.isBool())
+        return failed(error, QStringLiteral("stream: must be a boolean"));
+    req.stream = stream.toBool(true); // pi native streams unless told otherwise
+
+    const QJsonObject options = o.value(L("options")).toObject();
+    Options &opt = req.options;
+    for (const char *key : {"maxTokens", "temperature"}) {
+        const QJsonValue v = options.value(L(key));
+        if (!v.isUndefined() && !v.isNull() && !v.isDouble())
+            return failed(error, QStringLiteral("options.") + QString::fromLatin1(key) + L(": must be a number"));
+    }
+    if (options.value(L("maxTokens")).isDouble())
+        opt.maxTokens = int(qBound(0.0, options.value(L("maxTokens")).toDouble(), 2147483647.0));
+    if (options.value(L("temperature")).isDouble())
+        opt.temperature = options.value(L("temperature")).toDouble();
+    opt.reasoning = options.value(L("reasoning")).toString();
+    if (opt.reasoning == L("off"))
+        opt.reasoning.clear();
+    const QJsonValue budgets = options.value(L("thinkingBudgets"));
+    if (!opt.reasoning.isEmpty() && budgets.toObject().value(opt.reasoning).isDouble())
+        opt.thinkingBudget = budgets.toObject().value(opt.reasoning).toInt();
+    const QJsonValue choice = options.value(L("toolChoice"));
+    if (choice.isString())
+        opt.toolChoice = choice.toString() == L("any") ? QStringLiteral("required") : choice.toString();
+    else if (choice.isObject()) {
+        const QJsonObject c = choice.toObject();
+        opt.toolChoice = c.value(L("name")).toString(c.value(L("function")).toObject().value(L("name")).toString());
+    }
+    return req;
+}
+
+std::unique_ptr<StreamEncoder> PiNativeCodec::makeStreamEncoder(const EncodeInfo &info) const {
+    return std::make_unique<PiNativeStreamEncoder>(info);
+}
+
+QJsonObject PiNativeCodec::usageJson(const Usage &usage) {
+    // The gateway does not price per client; cost is left at zero for the client to compute.
+    return QJsonObject{{L("input"), usage.input},
+                       {L("output"), usage.output},
+                       {L("cacheRead"), usage.cacheRead},
+                       {L("cacheWrite"), usage.cacheWrite},
+                       {L("totalTokens"), usage.totalTokens()},
+                       {L("cost"), QJsonObject{{L("input"), 0},
+                                               {L("output"), 0},
+                                               {L("cacheRead"), 0},
+                                               {L("cacheWrite"), 0},
+                                               {L("total"), 0}}}};
+}
+
+QJsonObject PiNativeCodec::blockJson(const ContentBlock &b) {
+    switch (b.type) {
+    case BlockType::Text:
+        return QJsonObject{{L("type"), L("text")}, {L("text"), b.text}};
+    case BlockType::Thinking: {
+        QJsonObject o{{L("type"), L("thinking")}, {L("thinking"), b.text}};
+        if (!b.signature.isEmpty())
+            o.insert(L("thinkingSignature"), b.signature);
+        if (b.redacted)
+            o.insert(L("redacted"), true);
+        return o;
+    }
+    case BlockType::ToolCall: {
+        QJsonObject o{{L("type"), L("toolCall")},
+                      {L("id"), b.toolCallId},
+                      {L("name"), b.toolName},
+                      {L("arguments"), b.arguments.isEmpty() ? parseToolArguments(b.argumentsJson) : b.arguments}};
+        if (!b.signature.isEmpty())
+            o.insert(L("thoughtSignature"), b.signature);
+        return o;
+    }
+    case BlockType::Image:
+        break;
+    }
+    return {};
+}
+
+QJsonObject PiNativeCodec::messageJson(const AssistantMessage &message, const EncodeInfo &info) {
+    QJsonArray content;
+    for (const ContentBlock &b : message.content)
+        if (b.type != BlockType::Image)
+            content.append(blockJson(b));
+    QJsonObject o{{L("role"), L("assistant")},
+                  {L("content"), content},
+                  {L("api"), message.api.isEmpty() ? info.upstreamApi : message.api},
+                  {L("provider"), message.provider.isEmpty() ? info.upstreamProvider : message.provider},
+                  {L("model"), info.model},
+                  {L("responseId"), info.responseId},
+                  {L("usage"), usageJson(message.usage)},
+                  {L("stopReason"), stopReasonName(message.stopReason)},
+                  {L("timestamp"), info.createdSecs * 1000}};
+    if (!message.errorMessage.isEmpty())
+        o.insert(L("errorMessage"), message.errorMessage);
+    return o;
+}
+
+QJsonObject PiNativeCodec::errorJson(const GatewayError &error) {
+    return QJsonObject{{L("error"), QJsonObject{{L("type"), AnthropicMessagesCodec::errorType(error.category)},
+                                                {L("message"), error.message}}}};
+}
+
+QByteArray PiNativeCodec::encodeResponse(const AssistantMessage &message, const EncodeInfo &info) const {
+    return compactJson(QJsonObject{{L("message"), messageJson(message, info)}});
+}
+
+QByteArray PiNativeCodec::encodeError(const GatewayError &error) const {
+    return compactJson(errorJson(error));
+}
+
+} // namespace sw::formats

@@ -1,0 +1,28 @@
+#pragma once
+// Canonical events -> pi AssistantMessageEvent JSON, one `data:` frame each, ended by `data: [DONE]`.
+
+#include "formats/inbound_codec.h"
+#include "model/event_accumulator.h"
+
+#include <QHash>
+
+namespace sw::formats {
+
+class PiNativeStreamEncoder final : public StreamEncoder {
+public:
+    explicit PiNativeStreamEncoder(const EncodeInfo &info) : m_info(info) {}
+    QByteArray encode(const model::StreamEvent &event) override;
+    QByteArray encodeError(const model::GatewayError &error) override;
+
+private:
+    QByteArray startOnce();
+    int position(int contentIndex); // pi's contentIndex: the block's place in message.content
+
+    EncodeInfo m_info;
+    model::EventAccumulator m_accumulator;
+    QHash<int, int> m_positionByIndex;
+    bool m_started = false;
+    bool m_finished = false;
+};
+
+} // namespace sw::formats

@@ -1,0 +1,396 @@
+#include "upstream/google_adapter.h"
+
+#include "formats/wire_json.h"
+#include "model/event_accumulator.h"
+#include "upstream/google_stream_decoder.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+
+namespace sw::upstream {
+
+using namespace sw::model;
+
+namespace {
+
+QLatin1String L(const char *s) {
+    return QLatin1String(s);
+}
+
+void addHeader(HttpRequest &http, const QByteArray &name, const QByteArray &value) {
+    http.headers.append(qMakePair(name, value));
+}
+
+// Text and inline images. Images given by URL or provider file id cannot be sent
+// inline and Google fetches no URLs: they are left out (formats/translation_rules.md).
+QJsonArray userParts(const QList<ContentBlock> &blocks) {
+    QJsonArray parts;
+    for (const ContentBlock &b : blocks) {
+        if (b.type == BlockType::Text && !b.text.isEmpty())
+            parts.append(QJsonObject{{L("text"), b.text}});
+        else if (b.type == BlockType::Image && b.url.isEmpty())
+            parts.append(QJsonObject{{L("inlineData"), QJsonObject{{L("mimeType"), b.mimeType},
+                                                                    {L("data"), QString::fromLatin1(b.data)}}}});
+    }
+    return parts;
+}
+
+int budgetForEffort(const QString &effort) {
+    if (effort == L("minimal"))
+        return 1024;
+    if (effort == L("low"))
+        return 2048;
+    if (effort == L("medium"))
+        return 8192;
+    if (effort == L("high"))
+        return 16384;
+    if (effort == L("xhigh"))
+        return 32000;
+    return 0;
+}
+
+const char *statusName(int status) {
+    switch (status) {
+    case 400:
+        return "INVALID_ARGUMENT";
+    case 401:
+        return "UNAUTHENTICATED";
+    case 403:
+        return "PERMISSION_DENIED";
+    case 404:
+        return "NOT_FOUND";
+    case 429:
+        return "RESOURCE_EXHAUSTED";
+    case 503:
+        return "UNAVAILABLE";
+    case 504:
+        return "DEADLINE_EXCEEDED";
+    default:
+        return status >= 500 ? "INTERNAL" : "FAILED_PRECONDITION";
+    }
+}
+
+QString finishReasonFor(StopReason r) {
+    return r == StopReason::Length ? QStringLiteral("MAX_TOKENS") : QStringLiteral("STOP");
+}
+
+QJsonObject usageMetadata(const Usage &u) {
+    return QJsonObject{{L("promptTokenCount"), u.input + u.cacheRead},
+                       {L("cachedContentTokenCount"), u.cacheRead},
+                       {L("candidatesTokenCount"), u.output},
+                       {L("totalTokenCount"), u.input + u.cacheRead + u.output}};
+}
+
+QJsonObject candidateChunk(const QJsonArray &parts, const QString &finishReason = {}) {
+    QJsonObject candidate{{L("content"), QJsonObject{{L("role"), L("model")}, {L("parts"), parts}}}, {L("index"), 0}};
+    if (!finishReason.isEmpty())
+        candidate.insert(L("finishReason"), finishReason);
+    return QJsonObject{{L("candidates"), QJsonArray{candidate}}};
+}
+
+QJsonObject partFor(const ContentBlock &b) {
+    QJsonObject part;
+    if (b.type == BlockType::ToolCall) {
+        part.insert(L("functionCall"), QJsonObject{{L("name"), b.toolName}, {L("args"), b.arguments}});
+    } else {
+        part.insert(L("text"), b.text);
+        if (b.type == BlockType::Thinking)
+            part.insert(L("thought"), true);
+    }
+    if (!b.signature.isEmpty())
+        part.insert(L("thoughtSignature"), b.signature);
+    return part;
+}
+
+} // namespace
+
+QJsonObject GoogleAdapter::buildBody(const formats::ParsedRequest &request) {
+    const Context &ctx = request.context;
+    const Options &opt = request.options;
+    QJsonArray contents;
+    QJsonArray pendingResults; // consecutive tool results travel in one user turn
+    auto flushResults = [&] {
+        if (!pendingResults.isEmpty())
+            contents.append(QJsonObject{{L("role"), L("user")}, {L("parts"), pendingResults}});
+        pendingResults = {};
+    };
+    for (const Message &m : ctx.messages) {
+        if (m.role == Role::ToolResult) {
+            QString text;
+            QList<ContentBlock> images;
+            for (const ContentBlock &b : m.content) {
+                if (b.type == BlockType::Text)
+                    text += (text.isEmpty() ? QString() : QStringLiteral("\n")) + b.text;
+                else if (b.type == BlockType::Image)
+                    images.append(b);
+            }
+            pendingResults.append(QJsonObject{
+                {L("functionResponse"),
+                 QJsonObject{{L("name"), m.toolName},
+                             {L("response"), QJsonObject{{m.isError ? L("error") : L("output"), text}}}}}});
+            for (const QJsonValue &p : userParts(images))
+                pendingResults.append(p);
+            continue;
+        }
+        flushResults();
+        if (m.role == Role::User) {
+            const QJsonArray parts = userParts(m.content);
+            if (!parts.isEmpty())
+                contents.append(QJsonObject{{L("role"), L("user")}, {L("parts"), parts}});
+            continue;
+        }
+        const bool sameApi = m.api == L(kApi);
+        QJsonArray parts;
+        for (const ContentBlock &b : m.content) {
+            switch (b.type) {
+            case BlockType::Text:
+                if (!b.text.isEmpty()) {
+                    QJsonObject p{{L("text"), b.text}};
+                    if (sameApi && !b.signature.isEmpty())
+                        p.insert(L("thoughtSignature"), b.signature);
+                    parts.append(p);
+                }
+                break;
+            case BlockType::Thinking:
+                // Thought parts (and their signatures) go back only to Google; other APIs'
+                // thinking becomes text.
+                if (sameApi && !b.redacted && !b.signature.isEmpty())
+                    parts.append(QJsonObject{{L("text"), b.text}, {L("thought"), true}, {L("thoughtSignature"), b.signature}});
+                else if (!sameApi && !b.redacted && !b.text.trimmed().isEmpty())
+                    parts.append(QJsonObject{{L("text"), b.text}});
+                break;
+            case BlockType::ToolCall: {
+                QJsonObject p{{L("functionCall"), QJsonObject{{L("name"), b.toolName}, {L("args"), b.arguments}}}};
+                if (sameApi && !b.signature.isEmpty())
+                    p.insert(L("thoughtSignature"), b.signature);
+                parts.append(p);
+                break;
+            }
+            case BlockType::Image:
+                break;
+            }
+        }
+        if (!parts.isEmpty())
+            contents.append(QJsonObject{{L("role"), L("model")}, {L("parts"), parts}});
+    }
+    flushResults();
+
+    QJsonObject body{{L("contents"), contents}};
+    if (!ctx.systemPrompt.isEmpty())
+        body.insert(L("systemInstruction"), QJsonObject{{L("parts"), QJsonArray{QJsonObject{{L("text"), ctx.systemPrompt}}}}});
+    QJsonObject generation;
+    if (opt.maxTokens)
+        generation.insert(L("maxOutputTokens"), *opt.maxTokens);
+    if (opt.temperature)
+        generation.insert(L("temperature"), *opt.temperature);
+    if (opt.topP)
+        generation.insert(L("topP"), *opt.topP);
+    if (!opt.stop.isEmpty())
+        generation.insert(L("stopSequences"), QJsonArray::fromStringList(opt.stop));
+    const int budget = opt.thinkingBudget.value_or(budgetForEffort(opt.reasoning));
+    if (budget > 0)
+        generation.insert(L("thinkingConfig"), QJsonObject{{L("includeThoughts"), true}, {L("thinkingBudget"), budget}});
+    if (!generation.isEmpty())
+        body.insert(L("generationConfig"), generation);
+    if (!ctx.tools.isEmpty()) {
+        QJsonArray declarations;
+        for (const Tool &t : ctx.tools) {
+            QJsonObject d{{L("name"), t.name},
+                          {L("parametersJsonSchema"), t.parameters.isEmpty() ? QJsonObject{{L("type"), L("object")},
+                                                                                          {L("properties"), QJsonObject()}}
+                                                                              : t.parameters}};
+            if (!t.description.isEmpty())
+                d.insert(L("description"), t.description);
+            declarations.append(d);
+        }
+        body.insert(L("tools"), QJsonArray{QJsonObject{{L("functionDeclarations"), declarations}}});
+        QJsonObject config;
+        if (opt.toolChoice == L("auto"))
+            config.insert(L("mode"), L("AUTO"));
+        else if (opt.toolChoice == L("none"))
+            config.insert(L("mode"), L("NONE"));
+        else if (opt.toolChoice == L("required"))
+            config.insert(L("mode"), L("ANY"));
+        else if (!opt.toolChoice.isEmpty())
+            config = QJsonObject{{L("mode"), L("ANY")}, {L("allowedFunctionNames"), QJsonArray{opt.toolChoice}}};
+        if (!config.isEmpty())
+            body.insert(L("toolConfig"), QJsonObject{{L("functionCallingConfig"), config}});
+    }
+    return body;
+}
+
+HttpRequest GoogleAdapter::buildRequest(const formats::ParsedRequest &request, formats::InboundFormat,
+                                        const Target &target, const HeaderList &) const {
+    HttpRequest http;
+    QString base = target.baseUrl;
+    while (base.endsWith(QLatin1Char('/')))
+        base.chop(1);
+    QUrl url(base + QStringLiteral("/models/") + target.modelId + QStringLiteral(":streamGenerateContent"));
+    url.setQuery(QStringLiteral("alt=sse"));
+    http.url = url;
+    http.body = formats::compactJson(buildBody(request));
+    addHeader(http, "content-type", "application/json");
+    addHeader(http, "accept", "text/event-stream");
+    if (!target.credential.isEmpty())
+        addHeader(http, "x-goog-api-key", target.credential);
+    return http;
+}
+
+std::unique_ptr<StreamDecoder> GoogleAdapter::makeDecoder(const Target &) const {
+    return std::make_unique<GoogleStreamDecoder>();
+}
+
+UpstreamErrorInfo GoogleAdapter::parseError(int, const QByteArray &body) const {
+    UpstreamErrorInfo info;
+    const QJsonDocument doc = QJsonDocument::fromJson(body);
+    const QJsonObject o = doc.isArray() ? doc.array().at(0).toObject() : doc.object(); // some proxies wrap it
+    const QJsonObject err = o.value(L("error")).toObject();
+    info.message = err.value(L("message")).toString();
+    info.errorType = err.value(L("status")).toString();
+    if (info.message.isEmpty())
+        info.message = QString::fromUtf8(body.left(2000)).trimmed();
+    return info;
+}
+
+formats::ParsedRequest GoogleAdapter::decodeBody(const QByteArray &body) {
+    formats::ParsedRequest req;
+    req.raw = QJsonDocument::fromJson(body).object();
+    const QJsonObject &o = req.raw;
+    Context &ctx = req.context;
+    for (const QJsonValue &p : o.value(L("systemInstruction")).toObject().value(L("parts")).toArray())
+        ctx.systemPrompt += p.toObject().value(L("text")).toString();
+    QHash<QString, QString> unansweredIds; // tool name -> id of its latest call
+    int calls = 0;
+    for (const QJsonValue &cv : o.value(L("contents")).toArray()) {
+        const QJsonObject c = cv.toObject();
+        const bool model = c.value(L("role")).toString() == L("model");
+        Message turn;
+        turn.role = model ? Role::Assistant : Role::User;
+        turn.api = model ? QString::fromLatin1(kApi) : QString();
+        for (const QJsonValue &pv : c.value(L("parts")).toArray()) {
+            const QJsonObject p = pv.toObject();
+            ContentBlock b;
+            if (p.contains(L("functionCall"))) {
+                const QJsonObject fc = p.value(L("functionCall")).toObject();
+                b.type = BlockType::ToolCall;
+                b.toolName = fc.value(L("name")).toString();
+                b.toolCallId = QStringLiteral("call_%1").arg(++calls);
+                unansweredIds.insert(b.toolName, b.toolCallId);
+                b.arguments = fc.value(L("args")).toObject();
+                b.argumentsJson = QString::fromUtf8(formats::compactJson(b.arguments));
+            } else if (p.contains(L("functionResponse"))) {
+                const QJsonObject fr = p.value(L("functionResponse")).toObject();
+                Message r;
+                r.role = Role::ToolResult;
+                r.toolName = fr.value(L("name")).toString();
+                r.toolCallId = unansweredIds.value(r.toolName);
+                const QJsonObject response = fr.value(L("response")).toObject();
+                r.isError = response.contains(L("error"));
+                const QJsonValue v = response.value(r.isError ? L("error") : L("output"));
+                r.content.append(ContentBlock::makeText(
+                    v.isString() ? v.toString() : QString::fromUtf8(formats::compactJson(response))));
+                ctx.messages.append(r);
+                continue;
+            } else if (p.contains(L("inlineData"))) {
+                const QJsonObject d = p.value(L("inlineData")).toObject();
+                b.type = BlockType::Image;
+                b.mimeType = d.value(L("mimeType")).toString();
+                b.data = d.value(L("data")).toString().toLatin1();
+            } else {
+                b.type = p.value(L("thought")).toBool() ? BlockType::Thinking : BlockType::Text;
+                b.text = p.value(L("text")).toString();
+            }
+            b.signature = p.value(L("thoughtSignature")).toString();
+            turn.content.append(b);
+        }
+        if (!turn.content.isEmpty())
+            ctx.messages.append(turn);
+    }
+    for (const QJsonValue &tv : o.value(L("tools")).toArray())
+        for (const QJsonValue &dv : tv.toObject().value(L("functionDeclarations")).toArray()) {
+            const QJsonObject d = dv.toObject();
+            const QJsonValue schema = d.contains(L("parametersJsonSchema")) ? d.value(L("parametersJsonSchema"))
+                                                                             : d.value(L("parameters"));
+            ctx.tools.append(Tool{d.value(L("name")).toString(), d.value(L("description")).toString(), schema.toObject()});
+        }
+    const QJsonObject fcc = o.value(L("toolConfig")).toObject().value(L("functionCallingConfig")).toObject();
+    const QString mode = fcc.value(L("mode")).toString();
+    const QJsonArray allowed = fcc.value(L("allowedFunctionNames")).toArray();
+    if (mode == L("ANY"))
+        req.options.toolChoice = allowed.size() == 1 ? allowed.at(0).toString() : QStringLiteral("required");
+    else if (mode == L("NONE"))
+        req.options.toolChoice = QStringLiteral("none");
+    else if (mode == L("AUTO"))
+        req.options.toolChoice = QStringLiteral("auto");
+    const QJsonObject generation = o.value(L("generationConfig")).toObject();
+    if (generation.value(L("maxOutputTokens")).isDouble())
+        req.options.maxTokens = generation.value(L("maxOutputTokens")).toInt();
+    const QJsonObject thinking = generation.value(L("thinkingConfig")).toObject();
+    if (thinking.value(L("thinkingBudget")).toInt() > 0)
+        req.options.thinkingBudget = thinking.value(L("thinkingBudget")).toInt();
+    else if (thinking.value(L("includeThoughts")).toBool())
+        req.options.reasoning = QStringLiteral("medium");
+    return req;
+}
+
+QList<QByteArray> GoogleAdapter::encodeStream(const QList<StreamEvent> &events) {
+    QList<QByteArray> out;
+    for (const StreamEvent &e : events) {
+        switch (e.type) {
+        case EventType::TextDelta:
+        case EventType::ThinkingDelta:
+            if (!e.delta.isEmpty()) {
+                QJsonObject part{{L("text"), e.delta}};
+                if (e.type == EventType::ThinkingDelta)
+                    part.insert(L("thought"), true);
+                out << formats::sseFrame(candidateChunk(QJsonArray{part}));
+            }
+            break;
+        case EventType::ThinkingEnd:
+            if (!e.block.signature.isEmpty()) // the signature closes the thought, on an empty part
+                out << formats::sseFrame(candidateChunk(
+                    QJsonArray{QJsonObject{{L("text"), QString()}, {L("thought"), true},
+                                           {L("thoughtSignature"), e.block.signature}}}));
+            break;
+        case EventType::ToolCallEnd: {
+            ContentBlock b = e.block;
+            if (b.arguments.isEmpty())
+                b.arguments = parseToolArguments(b.argumentsJson);
+            out << formats::sseFrame(candidateChunk(QJsonArray{partFor(b)}));
+            break;
+        }
+        case EventType::Done: {
+            QJsonObject last = candidateChunk(QJsonArray{QJsonObject{{L("text"), QString()}}}, finishReasonFor(e.reason));
+            last.insert(L("usageMetadata"), usageMetadata(e.usage));
+            out << formats::sseFrame(last);
+            break;
+        }
+        case EventType::Error: {
+            const int status = e.errorStatus.value_or(500);
+            out << formats::sseFrame(errorJson(status, e.errorMessage));
+            break;
+        }
+        default:
+            break; // Google has no start / block boundary events
+        }
+    }
+    return out;
+}
+
+QByteArray GoogleAdapter::encodeResponse(const AssistantMessage &message) {
+    QJsonArray parts;
+    for (const ContentBlock &b : message.content)
+        if (b.type != BlockType::Image)
+            parts.append(partFor(b));
+    QJsonObject body = candidateChunk(parts, finishReasonFor(message.stopReason));
+    body.insert(L("usageMetadata"), usageMetadata(message.usage));
+    return formats::compactJson(body);
+}
+
+QJsonObject GoogleAdapter::errorJson(int status, const QString &message) {
+    return QJsonObject{{L("error"), QJsonObject{{L("code"), status},
+                                                {L("message"), message},
+                                                {L("status"), QString::fromLatin1(statusName(status))}}}};
+}
+
+} // namespace sw::upstream

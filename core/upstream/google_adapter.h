@@ -1,0 +1,31 @@
+#pragma once
+// Upstream API "google-generative-ai": POST {baseUrl}/models/{model}:streamGenerateContent?alt=sse
+// (baseUrl includes /v1beta), key in x-goog-api-key.
+
+#include "upstream/upstream_adapter.h"
+
+namespace sw::upstream {
+
+class GoogleAdapter final : public UpstreamAdapter {
+public:
+    static constexpr const char *kApi = "google-generative-ai";
+
+    QString api() const override { return QString::fromLatin1(kApi); }
+    HttpRequest buildRequest(const formats::ParsedRequest &request, formats::InboundFormat inbound,
+                             const Target &target, const HeaderList &forwardHeaders) const override;
+    std::unique_ptr<StreamDecoder> makeDecoder(const Target &target) const override;
+    UpstreamErrorInfo parseError(int status, const QByteArray &body) const override;
+
+    // The generateContent body (see formats/translation_rules.md).
+    static QJsonObject buildBody(const formats::ParsedRequest &request);
+
+    // The other side of the wire, for the simulated provider (Google has no inbound
+    // codec): a generateContent body read back into the canonical request, and
+    // canonical events / a message written as Google's answer.
+    static formats::ParsedRequest decodeBody(const QByteArray &body);
+    static QList<QByteArray> encodeStream(const QList<model::StreamEvent> &events); // data-only SSE frames
+    static QByteArray encodeResponse(const model::AssistantMessage &message);
+    static QJsonObject errorJson(int status, const QString &message); // {"error":{code,message,status}}
+};
+
+} // namespace sw::upstream

@@ -1,0 +1,208 @@
+#include "upstream/openai_responses_adapter.h"
+
+#include "formats/openai_responses_codec.h"
+#include "formats/wire_json.h"
+#include "upstream/openai_completions_adapter.h"
+#include "upstream/openai_responses_stream_decoder.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+
+namespace sw::upstream {
+
+using namespace sw::model;
+
+namespace {
+
+QLatin1String L(const char *s) {
+    return QLatin1String(s);
+}
+
+void addHeader(HttpRequest &http, const QByteArray &name, const QByteArray &value) {
+    http.headers.append(qMakePair(name, value));
+}
+
+// User turn parts; an image given by a non-OpenAI file id cannot be resolved and is left out.
+QJsonArray userParts(const QList<ContentBlock> &blocks) {
+    QJsonArray parts;
+    for (const ContentBlock &b : blocks) {
+        if (b.type == BlockType::Text) {
+            parts.append(QJsonObject{{L("type"), L("input_text")}, {L("text"), b.text}});
+        } else if (b.type == BlockType::Image) {
+            if (b.url.startsWith(L("file-")))
+                parts.append(QJsonObject{{L("type"), L("input_image")}, {L("file_id"), b.url}, {L("detail"), L("auto")}});
+            else if (b.url.isEmpty() || b.url.startsWith(L("http")) || b.url.startsWith(L("data:")))
+                parts.append(QJsonObject{{L("type"), L("input_image")},
+                                         {L("image_url"), b.url.isEmpty() ? formats::makeDataUri(b.mimeType, b.data)
+                                                                          : b.url},
+                                         {L("detail"), L("auto")}});
+        }
+    }
+    return parts;
+}
+
+QString effortForBudget(int budget) {
+    if (budget <= 1024)
+        return QStringLiteral("minimal");
+    if (budget <= 4096)
+        return QStringLiteral("low");
+    if (budget <= 16384)
+        return QStringLiteral("medium");
+    return QStringLiteral("high");
+}
+
+} // namespace
+
+QJsonObject OpenAIResponsesAdapter::buildBody(const formats::ParsedRequest &request, const QString &modelId) {
+    const Context &ctx = request.context;
+    const Options &opt = request.options;
+    QJsonArray input;
+    int n = 0;
+    for (const Message &m : ctx.messages) {
+        switch (m.role) {
+        case Role::User: {
+            const QJsonArray parts = userParts(m.content);
+            if (!parts.isEmpty())
+                input.append(QJsonObject{{L("role"), L("user")}, {L("content"), parts}});
+            break;
+        }
+        case Role::Assistant: {
+            const bool sameApi = m.api == L(kApi);
+            QString text;
+            auto flushText = [&] {
+                if (!text.isEmpty())
+                    input.append(QJsonObject{{L("role"), L("assistant")}, {L("content"), text}});
+                text.clear();
+            };
+            for (const ContentBlock &b : m.content) {
+                if (b.type == BlockType::Text) {
+                    text += b.text;
+                } else if (b.type == BlockType::Thinking) {
+                    // A reasoning item goes back only to the API that produced it; other
+                    // APIs' thinking becomes text (formats/translation_rules.md).
+                    if (sameApi && b.signature.startsWith(QLatin1Char('{'))) {
+                        flushText();
+                        input.append(formats::OpenAIResponsesCodec::reasoningItem(b, QStringLiteral("rs_%1").arg(n++)));
+                    } else if (!sameApi && !b.redacted && !b.text.trimmed().isEmpty()) {
+                        text += b.text + QStringLiteral("\n\n");
+                    }
+                } else if (b.type == BlockType::ToolCall) {
+                    flushText();
+                    // pi joins "call_id|item_id"; the call id is the part before the bar.
+                    const QString callId = b.toolCallId.section(QLatin1Char('|'), 0, 0);
+                    const QString args = b.arguments.isEmpty() && !b.argumentsJson.isEmpty()
+                                             ? b.argumentsJson
+                                             : QString::fromUtf8(formats::compactJson(b.arguments));
+                    input.append(QJsonObject{{L("type"), L("function_call")},
+                                             {L("call_id"), callId},
+                                             {L("name"), b.toolName},
+                                             {L("arguments"), args}});
+                }
+            }
+            flushText();
+            break;
+        }
+        case Role::ToolResult: {
+            QString text;
+            QList<ContentBlock> images;
+            for (const ContentBlock &b : m.content) {
+                if (b.type == BlockType::Text)
+                    text += (text.isEmpty() ? QString() : QStringLiteral("\n")) + b.text;
+                else if (b.type == BlockType::Image)
+                    images.append(b);
+            }
+            input.append(QJsonObject{{L("type"), L("function_call_output")},
+                                     {L("call_id"), m.toolCallId.section(QLatin1Char('|'), 0, 0)},
+                                     {L("output"), text}});
+            if (!images.isEmpty()) {
+                QList<ContentBlock> blocks{ContentBlock::makeText(QStringLiteral("Attached image(s) from tool result:"))};
+                blocks.append(images);
+                input.append(QJsonObject{{L("role"), L("user")}, {L("content"), userParts(blocks)}});
+            }
+            break;
+        }
+        }
+    }
+    QJsonObject body{{L("model"), modelId}, {L("input"), input}, {L("stream"), true}, {L("store"), false}};
+    if (!ctx.systemPrompt.isEmpty())
+        body.insert(L("instructions"), ctx.systemPrompt);
+    if (opt.maxTokens)
+        body.insert(L("max_output_tokens"), *opt.maxTokens);
+    QString effort = opt.reasoning;
+    if (effort.isEmpty() && opt.thinkingBudget)
+        effort = effortForBudget(*opt.thinkingBudget);
+    if (effort == L("xhigh"))
+        effort = QStringLiteral("high");
+    if (!effort.isEmpty()) {
+        body.insert(L("reasoning"), QJsonObject{{L("effort"), effort}, {L("summary"), L("auto")}});
+        // store:false: the reasoning must travel back encrypted for the next turn.
+        body.insert(L("include"), QJsonArray{L("reasoning.encrypted_content")});
+    } else {
+        if (opt.temperature)
+            body.insert(L("temperature"), *opt.temperature);
+        if (opt.topP)
+            body.insert(L("top_p"), *opt.topP);
+    }
+    if (!ctx.tools.isEmpty()) {
+        QJsonArray tools;
+        for (const Tool &t : ctx.tools) {
+            QJsonObject tool{{L("type"), L("function")},
+                             {L("name"), t.name},
+                             {L("parameters"), t.parameters.isEmpty() ? QJsonObject{{L("type"), L("object")},
+                                                                                     {L("properties"), QJsonObject()}}
+                                                                       : t.parameters},
+                             {L("strict"), false}};
+            if (!t.description.isEmpty())
+                tool.insert(L("description"), t.description);
+            tools.append(tool);
+        }
+        body.insert(L("tools"), tools);
+        if (opt.toolChoice == L("auto") || opt.toolChoice == L("none") || opt.toolChoice == L("required"))
+            body.insert(L("tool_choice"), opt.toolChoice);
+        else if (!opt.toolChoice.isEmpty())
+            body.insert(L("tool_choice"), QJsonObject{{L("type"), L("function")}, {L("name"), opt.toolChoice}});
+    }
+    // Stop sequences have no Responses field: they are dropped (formats/translation_rules.md).
+    return body;
+}
+
+HttpRequest OpenAIResponsesAdapter::buildRequest(const formats::ParsedRequest &request,
+                                                 formats::InboundFormat inbound, const Target &target,
+                                                 const HeaderList &forwardHeaders) const {
+    const bool passthrough = formats::sameApiName(inbound) == api();
+    HttpRequest http;
+    QString base = target.baseUrl;
+    while (base.endsWith(QLatin1Char('/')))
+        base.chop(1);
+    http.url = QUrl(base + QStringLiteral("/responses"));
+    QJsonObject body;
+    if (passthrough) {
+        body = request.raw; // everything the client sent, unknown fields included
+        body.insert(L("model"), target.modelId);
+        body.insert(L("stream"), true);
+    } else {
+        body = buildBody(request, target.modelId);
+    }
+    http.body = formats::compactJson(body);
+    addHeader(http, "content-type", "application/json");
+    addHeader(http, "accept", "text/event-stream");
+    if (!target.credential.isEmpty())
+        addHeader(http, "authorization", "Bearer " + target.credential);
+    if (passthrough) {
+        const QByteArray beta = headerValue(forwardHeaders, "openai-beta");
+        if (!beta.isEmpty())
+            addHeader(http, "OpenAI-Beta", beta);
+    }
+    return http;
+}
+
+std::unique_ptr<StreamDecoder> OpenAIResponsesAdapter::makeDecoder(const Target &) const {
+    return std::make_unique<OpenAIResponsesStreamDecoder>();
+}
+
+UpstreamErrorInfo OpenAIResponsesAdapter::parseError(int status, const QByteArray &body) const {
+    // Same error body as Chat Completions: {"error":{message,type,param,code}}.
+    return OpenAICompletionsAdapter().parseError(status, body);
+}
+
+} // namespace sw::upstream

@@ -1,0 +1,38 @@
+#pragma once
+// OpenAI Responses SSE -> canonical events.
+
+#include "upstream/upstream_adapter.h"
+
+#include <QHash>
+
+namespace sw::upstream {
+
+class OpenAIResponsesStreamDecoder final : public StreamDecoder {
+public:
+    QList<model::StreamEvent> feed(const SseEvent &event) override;
+    QList<model::StreamEvent> finish() override;
+
+private:
+    // One canonical block per output item (messages: per content part).
+    struct OpenBlock {
+        int contentIndex = -1;
+        model::ContentBlock block;
+        int summaryParts = 0; // reasoning: summary parts seen, to separate them
+    };
+    OpenBlock &open(int outputIndex, model::BlockType type, QList<model::StreamEvent> &out);
+    void close(int outputIndex, QList<model::StreamEvent> &out);
+    void closeAll(QList<model::StreamEvent> &out);
+    void readUsage(const QJsonObject &usage);
+    model::StreamEvent errorEvent(const QString &code, const QString &message);
+
+    QHash<int, OpenBlock> m_open; // by output_index
+    int m_nextContentIndex = 0;
+    model::Usage m_usage;
+    QString m_pendingErrorCode; // from an `error` event, reported with response.failed
+    QString m_pendingErrorMessage;
+    bool m_sawToolCall = false;
+    bool m_started = false;
+    bool m_terminal = false;
+};
+
+} // namespace sw::upstream

@@ -1,0 +1,747 @@
+// The full protocol matrix: each of the four inbound formats answered by each of
+// the four upstream APIs (fake upstreams speaking the real wire formats), streaming
+// and not, for text, thinking, a tool call round trip, an image, usage and stop
+// reason; same-API passthrough; and every format's error shapes.
+
+#include "gateway_fixture.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QtTest>
+
+using namespace sw;
+using namespace sw::test;
+
+namespace {
+
+enum class Format { Chat, Anthropic, Responses, Pi };
+
+const char *kPng = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
+
+QString pathOf(Format f) {
+    switch (f) {
+    case Format::Chat:
+        return QStringLiteral("/v1/chat/completions");
+    case Format::Anthropic:
+        return QStringLiteral("/v1/messages");
+    case Format::Responses:
+        return QStringLiteral("/v1/responses");
+    case Format::Pi:
+        return QStringLiteral("/v1/pi/stream");
+    }
+    return {};
+}
+
+QJsonObject weatherSchema() {
+    return QJsonObject{{"type", "object"},
+                       {"properties", QJsonObject{{"location", QJsonObject{{"type", "string"}}}}},
+                       {"required", QJsonArray{"location"}}};
+}
+
+// What a request asks for, independent of its wire format.
+struct Ask {
+    QString model;
+    bool stream = false;
+    QString text = QStringLiteral("hello matrix");
+    bool reasoning = false;
+    bool tools = false;
+    bool image = false;
+    // Tool round trip, second request: the call the first answer made and its result.
+    QString callId = {}, callName = {}, callArgs = {}, toolOutput = {};
+};
+
+QJsonObject requestBody(Format f, const Ask &a) {
+    const bool followUp = !a.callId.isEmpty();
+    QJsonObject o;
+    switch (f) {
+    case Format::Chat: {
+        QJsonValue content = a.text;
+        if (a.image)
+            content = QJsonArray{QJsonObject{{"type", "text"}, {"text", a.text}},
+                                 QJsonObject{{"type", "image_url"},
+                                             {"image_url", QJsonObject{{"url", QStringLiteral("data:image/png;base64,") + kPng}}}}};
+        QJsonArray messages{QJsonObject{{"role", "user"}, {"content", content}}};
+        if (followUp) {
+            messages.append(QJsonObject{
+                {"role", "assistant"},
+                {"content", QJsonValue()},
+                {"tool_calls", QJsonArray{QJsonObject{{"id", a.callId},
+                                                      {"type", "function"},
+                                                      {"function", QJsonObject{{"name", a.callName}, {"arguments", a.callArgs}}}}}}});
+            messages.append(QJsonObject{{"role", "tool"}, {"tool_call_id", a.callId}, {"content", a.toolOutput}});
+        }
+        o = {{"model", a.model}, {"messages", messages}, {"stream", a.stream}};
+        if (a.stream)
+            o.insert("stream_options", QJsonObject{{"include_usage", true}});
+        if (a.reasoning)
+            o.insert("reasoning_effort", "low");
+        if (a.tools)
+            o.insert("tools", QJsonArray{QJsonObject{
+                                  {"type", "function"},
+                                  {"function", QJsonObject{{"name", "get_weather"}, {"parameters", weatherSchema()}}}}});
+        break;
+    }
+    case Format::Anthropic: {
+        QJsonValue content = a.text;
+        if (a.image)
+            content = QJsonArray{QJsonObject{{"type", "text"}, {"text", a.text}},
+                                 QJsonObject{{"type", "image"},
+                                             {"source", QJsonObject{{"type", "base64"}, {"media_type", "image/png"}, {"data", kPng}}}}};
+        QJsonArray messages{QJsonObject{{"role", "user"}, {"content", content}}};
+        if (followUp) {
+            messages.append(QJsonObject{
+                {"role", "assistant"},
+                {"content", QJsonArray{QJsonObject{{"type", "tool_use"},
+                                                   {"id", a.callId},
+                                                   {"name", a.callName},
+                                                   {"input", QJsonDocument::fromJson(a.callArgs.toUtf8()).object()}}}}});
+            messages.append(QJsonObject{
+                {"role", "user"},
+                {"content", QJsonArray{QJsonObject{{"type", "tool_result"}, {"tool_use_id", a.callId}, {"content", a.toolOutput}}}}});
+        }
+        o = {{"model", a.model}, {"max_tokens", 256}, {"messages", messages}, {"stream", a.stream}};
+        if (a.reasoning) {
+            o.insert("thinking", QJsonObject{{"type", "enabled"}, {"budget_tokens", 2048}});
+            o.insert("max_tokens", 4096);
+        }
+        if (a.tools)
+            o.insert("tools", QJsonArray{QJsonObject{{"name", "get_weather"}, {"input_schema", weatherSchema()}}});
+        break;
+    }
+    case Format::Responses: {
+        QJsonValue input = a.text;
+        if (a.image || followUp) {
+            QJsonArray content{QJsonObject{{"type", "input_text"}, {"text", a.text}}};
+            if (a.image)
+                content.append(QJsonObject{{"type", "input_image"},
+                                           {"image_url", QStringLiteral("data:image/png;base64,") + kPng}});
+            QJsonArray items{QJsonObject{{"role", "user"}, {"content", content}}};
+            if (followUp) {
+                items.append(QJsonObject{{"type", "function_call"},
+                                         {"call_id", a.callId},
+                                         {"name", a.callName},
+                                         {"arguments", a.callArgs}});
+                items.append(QJsonObject{{"type", "function_call_output"}, {"call_id", a.callId}, {"output", a.toolOutput}});
+            }
+            input = items;
+        }
+        o = {{"model", a.model}, {"input", input}, {"stream", a.stream}};
+        if (a.reasoning)
+            o.insert("reasoning", QJsonObject{{"effort", "low"}, {"summary", "auto"}});
+        if (a.tools)
+            o.insert("tools", QJsonArray{QJsonObject{{"type", "function"}, {"name", "get_weather"}, {"parameters", weatherSchema()}}});
+        break;
+    }
+    case Format::Pi: {
+        QJsonValue content = a.text;
+        if (a.image)
+            content = QJsonArray{QJsonObject{{"type", "text"}, {"text", a.text}},
+                                 QJsonObject{{"type", "image"}, {"data", kPng}, {"mimeType", "image/png"}}};
+        QJsonArray messages{QJsonObject{{"role", "user"}, {"content", content}, {"timestamp", 1}}};
+        if (followUp) {
+            messages.append(QJsonObject{
+                {"role", "assistant"},
+                {"api", "openai-completions"},
+                {"content", QJsonArray{QJsonObject{{"type", "toolCall"},
+                                                   {"id", a.callId},
+                                                   {"name", a.callName},
+                                                   {"arguments", QJsonDocument::fromJson(a.callArgs.toUtf8()).object()}}}},
+                {"stopReason", "toolUse"}});
+            messages.append(QJsonObject{{"role", "toolResult"},
+                                        {"toolCallId", a.callId},
+                                        {"toolName", a.callName},
+                                        {"content", QJsonArray{QJsonObject{{"type", "text"}, {"text", a.toolOutput}}}},
+                                        {"isError", false}});
+        }
+        QJsonObject context{{"systemPrompt", "be brief"}, {"messages", messages}};
+        if (a.tools)
+            context.insert("tools", QJsonArray{QJsonObject{{"name", "get_weather"}, {"description", "weather"}, {"parameters", weatherSchema()}}});
+        o = {{"model", a.model}, {"context", context}, {"stream", a.stream}};
+        if (a.reasoning)
+            o.insert("options", QJsonObject{{"reasoning", "low"}});
+        break;
+    }
+    }
+    return o;
+}
+
+// What a client of any format ends up with.
+struct Answer {
+    QString text;
+    QString thinking;
+    QString toolId, toolName;
+    QJsonObject toolArgs;
+    QString stop;      // canonical: stop, length, toolUse, error
+    qint64 input = 0;  // prompt tokens as the format reports them
+    qint64 output = 0;
+    QString error;     // the in-band error's type / code, or the error body's
+    bool cleanEnd = false; // the format's success terminator arrived
+    bool failedEnd = false; // the format's failure terminator arrived (responses: response.failed; pi: error)
+    QString problem;   // a protocol violation seen while parsing
+};
+
+struct Sse {
+    QByteArray event;
+    QByteArray data;
+};
+
+QList<Sse> sseEvents(const QByteArray &body) {
+    QList<Sse> out;
+    Sse cur;
+    for (const QByteArray &raw : body.split('\n')) {
+        const QByteArray line = raw.endsWith('\r') ? raw.chopped(1) : raw;
+        if (line.isEmpty()) {
+            if (!cur.data.isEmpty() || !cur.event.isEmpty())
+                out << cur;
+            cur = {};
+        } else if (line.startsWith("event:")) {
+            cur.event = line.mid(6).trimmed();
+        } else if (line.startsWith("data:")) {
+            cur.data += line.mid(5).trimmed();
+        }
+    }
+    if (!cur.data.isEmpty())
+        out << cur;
+    return out;
+}
+
+Answer parseStream(Format f, const QByteArray &body) {
+    Answer a;
+    QString toolArgs;
+    int lastSequence = -1;
+    bool sawDone = false;
+    for (const Sse &e : sseEvents(body)) {
+        if (e.data == "[DONE]") {
+            sawDone = true;
+            if (f == Format::Chat && a.stop.isEmpty())
+                a.problem = QStringLiteral("[DONE] without a finish_reason");
+            continue;
+        }
+        if (sawDone)
+            a.problem = QStringLiteral("data after [DONE]");
+        const QJsonObject o = QJsonDocument::fromJson(e.data).object();
+        const QString type = o.value("type").toString();
+        switch (f) {
+        case Format::Chat: {
+            if (o.contains("error")) {
+                a.error = o.value("error").toObject().value("type").toString();
+                break;
+            }
+            if (o.value("usage").isObject()) {
+                a.input = o.value("usage").toObject().value("prompt_tokens").toInteger();
+                a.output = o.value("usage").toObject().value("completion_tokens").toInteger();
+            }
+            for (const QJsonValue &c : o.value("choices").toArray()) {
+                const QJsonObject d = c.toObject().value("delta").toObject();
+                a.text += d.value("content").toString();
+                a.thinking += d.value("reasoning_content").toString();
+                for (const QJsonValue &tc : d.value("tool_calls").toArray()) {
+                    const QJsonObject t = tc.toObject();
+                    if (t.contains("id"))
+                        a.toolId = t.value("id").toString();
+                    const QJsonObject fn = t.value("function").toObject();
+                    if (fn.contains("name"))
+                        a.toolName = fn.value("name").toString();
+                    toolArgs += fn.value("arguments").toString();
+                }
+                const QString finish = c.toObject().value("finish_reason").toString();
+                if (!finish.isEmpty())
+                    a.stop = finish == "tool_calls" ? "toolUse" : finish;
+            }
+            break;
+        }
+        case Format::Anthropic: {
+            if (e.event != type.toUtf8())
+                a.problem = QStringLiteral("event line %1 != type %2").arg(QString::fromUtf8(e.event), type);
+            if (type == "error")
+                a.error = o.value("error").toObject().value("type").toString();
+            else if (type == "message_start")
+                a.input = o.value("message").toObject().value("usage").toObject().value("input_tokens").toInteger();
+            else if (type == "content_block_start" && o.value("content_block").toObject().value("type") == "tool_use") {
+                a.toolId = o.value("content_block").toObject().value("id").toString();
+                a.toolName = o.value("content_block").toObject().value("name").toString();
+            } else if (type == "content_block_delta") {
+                const QJsonObject d = o.value("delta").toObject();
+                a.text += d.value("text").toString();
+                a.thinking += d.value("thinking").toString();
+                toolArgs += d.value("partial_json").toString();
+            } else if (type == "message_delta") {
+                // Converted answers know the input count only at the end; clients update from here.
+                const qint64 in = o.value("usage").toObject().value("input_tokens").toInteger();
+                if (in > 0)
+                    a.input = in;
+                const QString stop = o.value("delta").toObject().value("stop_reason").toString();
+                a.stop = stop == "end_turn" ? "stop" : stop == "tool_use" ? "toolUse" : stop == "max_tokens" ? "length" : stop;
+                a.output = o.value("usage").toObject().value("output_tokens").toInteger();
+            } else if (type == "message_stop") {
+                a.cleanEnd = true;
+            }
+            break;
+        }
+        case Format::Responses: {
+            const int seq = o.value("sequence_number").toInt(-1);
+            if (seq <= lastSequence)
+                a.problem = QStringLiteral("sequence_number %1 after %2").arg(seq).arg(lastSequence);
+            lastSequence = seq;
+            if (e.event != type.toUtf8())
+                a.problem = QStringLiteral("event line %1 != type %2").arg(QString::fromUtf8(e.event), type);
+            if (a.failedEnd || a.cleanEnd)
+                a.problem = QStringLiteral("%1 after the terminal event").arg(type);
+            if (type == "response.output_text.delta")
+                a.text += o.value("delta").toString();
+            else if (type == "response.reasoning_summary_text.delta")
+                a.thinking += o.value("delta").toString();
+            else if (type == "response.function_call_arguments.delta")
+                toolArgs += o.value("delta").toString();
+            else if (type == "response.output_item.done" && o.value("item").toObject().value("type") == "function_call") {
+                a.toolId = o.value("item").toObject().value("call_id").toString();
+                a.toolName = o.value("item").toObject().value("name").toString();
+                if (o.value("item").toObject().value("arguments").toString() != toolArgs)
+                    a.problem = QStringLiteral("function_call item arguments differ from the streamed deltas");
+            } else if (type == "error") {
+                a.error = o.value("code").toString();
+            } else if (type == "response.failed") {
+                a.failedEnd = true;
+            } else if (type == "response.completed" || type == "response.incomplete") {
+                const QJsonObject r = o.value("response").toObject();
+                a.cleanEnd = true;
+                a.input = r.value("usage").toObject().value("input_tokens").toInteger();
+                a.output = r.value("usage").toObject().value("output_tokens").toInteger();
+                bool calls = false;
+                for (const QJsonValue &item : r.value("output").toArray())
+                    calls |= item.toObject().value("type") == "function_call";
+                a.stop = type == "response.incomplete" ? "length" : calls ? "toolUse" : "stop";
+            }
+            break;
+        }
+        case Format::Pi: {
+            if (type == "text_delta")
+                a.text += o.value("delta").toString();
+            else if (type == "thinking_delta")
+                a.thinking += o.value("delta").toString();
+            else if (type == "toolcall_end") {
+                const QJsonObject call = o.value("toolCall").toObject();
+                a.toolId = call.value("id").toString();
+                a.toolName = call.value("name").toString();
+                a.toolArgs = call.value("arguments").toObject();
+            } else if (type == "done") {
+                a.stop = o.value("reason").toString();
+                const QJsonObject usage = o.value("message").toObject().value("usage").toObject();
+                a.input = usage.value("input").toInteger();
+                a.output = usage.value("output").toInteger();
+                if (o.value("message").toObject().value("role") != "assistant")
+                    a.problem = QStringLiteral("done.message is not an assistant message");
+            } else if (type == "error") {
+                a.error = o.value("reason").toString();
+                a.failedEnd = true;
+                if (o.value("error").toObject().value("stopReason") != "error")
+                    a.problem = QStringLiteral("error.error.stopReason is not error");
+            }
+            if (type != "start" && type != "done" && type != "error" && !o.contains("contentIndex"))
+                a.problem = QStringLiteral("%1 without contentIndex").arg(type);
+            break;
+        }
+        }
+    }
+    if (f == Format::Chat || f == Format::Pi)
+        a.cleanEnd = sawDone && a.error.isEmpty();
+    if (f == Format::Pi && !sawDone)
+        a.problem = QStringLiteral("pi stream not ended by [DONE]");
+    if (a.toolArgs.isEmpty() && !toolArgs.isEmpty())
+        a.toolArgs = QJsonDocument::fromJson(toolArgs.toUtf8()).object();
+    return a;
+}
+
+Answer parseJson(Format f, const QJsonObject &o) {
+    Answer a;
+    a.cleanEnd = true;
+    switch (f) {
+    case Format::Chat: {
+        const QJsonObject choice = o.value("choices").toArray().at(0).toObject();
+        const QJsonObject m = choice.value("message").toObject();
+        a.text = m.value("content").toString();
+        a.thinking = m.value("reasoning_content").toString();
+        const QJsonObject call = m.value("tool_calls").toArray().at(0).toObject();
+        a.toolId = call.value("id").toString();
+        a.toolName = call.value("function").toObject().value("name").toString();
+        a.toolArgs = QJsonDocument::fromJson(call.value("function").toObject().value("arguments").toString().toUtf8()).object();
+        const QString finish = choice.value("finish_reason").toString();
+        a.stop = finish == "tool_calls" ? "toolUse" : finish;
+        a.input = o.value("usage").toObject().value("prompt_tokens").toInteger();
+        a.output = o.value("usage").toObject().value("completion_tokens").toInteger();
+        break;
+    }
+    case Format::Anthropic: {
+        for (const QJsonValue &v : o.value("content").toArray()) {
+            const QJsonObject b = v.toObject();
+            if (b.value("type") == "text")
+                a.text += b.value("text").toString();
+            else if (b.value("type") == "thinking")
+                a.thinking += b.value("thinking").toString();
+            else if (b.value("type") == "tool_use") {
+                a.toolId = b.value("id").toString();
+                a.toolName = b.value("name").toString();
+                a.toolArgs = b.value("input").toObject();
+            }
+        }
+        const QString stop = o.value("stop_reason").toString();
+        a.stop = stop == "end_turn" ? "stop" : stop == "tool_use" ? "toolUse" : stop == "max_tokens" ? "length" : stop;
+        a.input = o.value("usage").toObject().value("input_tokens").toInteger();
+        a.output = o.value("usage").toObject().value("output_tokens").toInteger();
+        break;
+    }
+    case Format::Responses: {
+        bool calls = false;
+        for (const QJsonValue &v : o.value("output").toArray()) {
+            const QJsonObject item = v.toObject();
+            if (item.value("type") == "message")
+                for (const QJsonValue &p : item.value("content").toArray())
+                    a.text += p.toObject().value("text").toString();
+            else if (item.value("type") == "reasoning")
+                for (const QJsonValue &s : item.value("summary").toArray())
+                    a.thinking += s.toObject().value("text").toString();
+            else if (item.value("type") == "function_call") {
+                calls = true;
+                a.toolId = item.value("call_id").toString();
+                a.toolName = item.value("name").toString();
+                a.toolArgs = QJsonDocument::fromJson(item.value("arguments").toString().toUtf8()).object();
+            }
+        }
+        const QString status = o.value("status").toString();
+        a.stop = status == "incomplete" ? "length" : status == "completed" ? (calls ? "toolUse" : "stop") : status;
+        a.input = o.value("usage").toObject().value("input_tokens").toInteger();
+        a.output = o.value("usage").toObject().value("output_tokens").toInteger();
+        if (o.value("object") != "response")
+            a.problem = QStringLiteral("object is not response");
+        break;
+    }
+    case Format::Pi: {
+        const QJsonObject m = o.value("message").toObject();
+        for (const QJsonValue &v : m.value("content").toArray()) {
+            const QJsonObject b = v.toObject();
+            if (b.value("type") == "text")
+                a.text += b.value("text").toString();
+            else if (b.value("type") == "thinking")
+                a.thinking += b.value("thinking").toString();
+            else if (b.value("type") == "toolCall") {
+                a.toolId = b.value("id").toString();
+                a.toolName = b.value("name").toString();
+                a.toolArgs = b.value("arguments").toObject();
+            }
+        }
+        a.stop = m.value("stopReason").toString();
+        a.input = m.value("usage").toObject().value("input").toInteger();
+        a.output = m.value("usage").toObject().value("output").toInteger();
+        break;
+    }
+    }
+    return a;
+}
+
+struct Upstream {
+    const char *model;
+    const char *api;
+};
+const Upstream kUpstreams[] = {{"pa/claude-a", "anthropic-messages"},
+                               {"pb/gpt-b", "openai-completions"},
+                               {"pd/resp-d", "openai-responses"},
+                               {"pe/gemini-e", "google-generative-ai"}};
+const std::pair<Format, const char *> kFormats[] = {
+    {Format::Chat, "chat"}, {Format::Anthropic, "anthropic"}, {Format::Responses, "responses"}, {Format::Pi, "pi"}};
+
+// The error body's type / code in each format's own shape, or "" when the shape is wrong.
+QString errorTypeOf(Format f, const QJsonObject &o) {
+    const QJsonObject e = o.value("error").toObject();
+    switch (f) {
+    case Format::Chat:
+    case Format::Responses:
+        return e.contains("message") && e.contains("code") ? e.value("type").toString() : QString();
+    case Format::Anthropic:
+        return o.value("type") == "error" && e.contains("message") ? e.value("type").toString() : QString();
+    case Format::Pi:
+        return e.contains("message") ? e.value("type").toString() : QString();
+    }
+    return {};
+}
+
+} // namespace
+
+Q_DECLARE_METATYPE(Format)
+
+class TestProtocolMatrix : public QObject {
+    Q_OBJECT
+
+private:
+    GatewayFixture *m_gw = nullptr;
+    QByteArray m_lastRaw; // the last answer, printed when a test fails
+
+    demo::FakeUpstream &fakeFor(const QString &model) {
+        if (model.startsWith("pa/"))
+            return m_gw->anthropicA;
+        if (model.startsWith("pb/"))
+            return m_gw->openaiB;
+        if (model.startsWith("pd/"))
+            return m_gw->responsesD;
+        return m_gw->googleE;
+    }
+
+    Answer ask(Format f, const Ask &a, int *status = nullptr, QByteArray *raw = nullptr) {
+        const HttpResult r = m_gw->post(pathOf(f), requestBody(f, a));
+        m_lastRaw = r.body;
+        if (status)
+            *status = r.status;
+        if (raw)
+            *raw = r.body;
+        if (r.status != 200) {
+            Answer bad;
+            bad.problem = QStringLiteral("HTTP %1: %2").arg(r.status).arg(QString::fromUtf8(r.body.left(400)));
+            return bad;
+        }
+        return a.stream ? parseStream(f, r.body) : parseJson(f, r.json());
+    }
+
+    static void addMatrixRows() {
+        QTest::addColumn<Format>("format");
+        QTest::addColumn<QString>("model");
+        QTest::addColumn<bool>("stream");
+        for (const auto &[format, name] : kFormats)
+            for (const Upstream &u : kUpstreams)
+                for (bool stream : {false, true})
+                    QTest::addRow("%s<-%s %s", name, u.api, stream ? "stream" : "json") << format << QString::fromLatin1(u.model) << stream;
+    }
+
+private Q_SLOTS:
+    void init() {
+        m_gw = new GatewayFixture;
+        m_gw->start();
+    }
+    void cleanup() {
+        if (QTest::currentTestFailed())
+            qWarning("last answer:\n%s", m_lastRaw.constData());
+        delete m_gw;
+        m_gw = nullptr;
+    }
+
+    void plainTextUsageAndStopReason_data() { addMatrixRows(); }
+    void plainTextUsageAndStopReason() {
+        QFETCH(Format, format);
+        QFETCH(QString, model);
+        QFETCH(bool, stream);
+        const Answer a = ask(format, Ask{model, stream});
+        QVERIFY2(a.problem.isEmpty(), qPrintable(a.problem));
+        QVERIFY(a.cleanEnd);
+        QCOMPARE(a.text, QStringLiteral("Hello from %1. You said: hello matrix").arg(model));
+        QCOMPARE(a.stop, QStringLiteral("stop"));
+        QVERIFY2(a.input > 0, "input tokens reported");
+        QCOMPARE(a.output, qint64(a.text.split(QLatin1Char(' ')).size())); // the demo brain counts words
+        QVERIFY(a.thinking.isEmpty());
+    }
+
+    void thinking_data() { addMatrixRows(); }
+    void thinking() {
+        QFETCH(Format, format);
+        QFETCH(QString, model);
+        QFETCH(bool, stream);
+        Ask ask_{model, stream};
+        ask_.reasoning = true;
+        const Answer a = ask(format, ask_);
+        QVERIFY2(a.problem.isEmpty(), qPrintable(a.problem));
+        // The request's reasoning wish reached the upstream in its own dialect, and its
+        // thinking came back in the client's.
+        QCOMPARE(a.thinking, QStringLiteral("Thinking about the request."));
+        QVERIFY(a.text.contains(QStringLiteral("You said: hello matrix")));
+        QCOMPARE(a.stop, QStringLiteral("stop"));
+    }
+
+    void toolCallRoundTrip_data() { addMatrixRows(); }
+    void toolCallRoundTrip() {
+        QFETCH(Format, format);
+        QFETCH(QString, model);
+        QFETCH(bool, stream);
+        Ask first{model, stream, QStringLiteral("use the tool please")};
+        first.tools = true;
+        const Answer call = ask(format, first);
+        QVERIFY2(call.problem.isEmpty(), qPrintable(call.problem));
+        QCOMPARE(call.stop, QStringLiteral("toolUse"));
+        QCOMPARE(call.toolName, QStringLiteral("get_weather"));
+        QCOMPARE(call.toolArgs, QJsonObject({{"location", "demo"}}));
+        QVERIFY(!call.toolId.isEmpty());
+
+        Ask second = first;
+        second.callId = call.toolId;
+        second.callName = call.toolName;
+        second.callArgs = QString::fromUtf8(QJsonDocument(call.toolArgs).toJson(QJsonDocument::Compact));
+        second.toolOutput = QStringLiteral("sunny, 21 C");
+        const Answer answer = ask(format, second);
+        QVERIFY2(answer.problem.isEmpty(), qPrintable(answer.problem));
+        QCOMPARE(answer.text, QStringLiteral("Tool result received: sunny, 21 C"));
+        QCOMPARE(answer.stop, QStringLiteral("stop"));
+        // The upstream saw the call and its result, tied by one id, in its own format.
+        const QByteArray upstreamBody = fakeFor(model).requests().last().body;
+        QVERIFY2(upstreamBody.contains("sunny, 21 C"), upstreamBody.constData());
+        if (!model.startsWith("pe/")) // Google ties results to calls by name, not id
+            QVERIFY2(upstreamBody.count(call.toolId.toUtf8()) >= 2, upstreamBody.constData());
+    }
+
+    void imageInput_data() { addMatrixRows(); }
+    void imageInput() {
+        QFETCH(Format, format);
+        QFETCH(QString, model);
+        QFETCH(bool, stream);
+        Ask a{model, stream, QStringLiteral("describe this")};
+        a.image = true;
+        const Answer answer = ask(format, a);
+        QVERIFY2(answer.problem.isEmpty(), qPrintable(answer.problem));
+        QVERIFY(answer.text.endsWith(QStringLiteral("You said: describe this")));
+        const demo::RecordedRequest sent = fakeFor(model).requests().last();
+        QVERIFY2(sent.body.contains(kPng), sent.body.constData());
+        QVERIFY2(sent.body.contains("image/png"), sent.body.constData());
+    }
+
+    void inBandStreamError_data() {
+        QTest::addColumn<Format>("format");
+        QTest::addColumn<QString>("model");
+        for (const auto &[format, name] : kFormats)
+            for (const Upstream &u : kUpstreams)
+                QTest::addRow("%s<-%s", name, u.api) << format << QString::fromLatin1(u.model);
+    }
+    void inBandStreamError() {
+        QFETCH(Format, format);
+        QFETCH(QString, model);
+        demo::Fault fault;
+        fault.kind = demo::Fault::InBandErrorAfterContent;
+        fakeFor(model).pushFault(fault);
+        QByteArray raw;
+        int status = 0;
+        const HttpResult r = m_gw->post(pathOf(format), requestBody(format, Ask{model, true}));
+        status = r.status;
+        raw = r.body;
+        QCOMPARE(status, 200); // committed: headers and content were out
+        const Answer a = parseStream(format, raw);
+        QVERIFY2(a.problem.isEmpty(), qPrintable(a.problem + QLatin1Char('\n') + QString::fromUtf8(raw)));
+        QVERIFY2(!a.text.isEmpty(), "content before the error reached the client");
+        QVERIFY2(!a.error.isEmpty(), raw.constData());
+        QVERIFY2(!a.cleanEnd, "no success terminator after a failure");
+        if (format == Format::Responses || format == Format::Pi)
+            QVERIFY2(a.failedEnd, raw.constData());
+        if (format == Format::Pi)
+            QVERIFY(raw.trimmed().endsWith("data: [DONE]"));
+    }
+
+    void errorShapes_data() {
+        QTest::addColumn<Format>("format");
+        for (const auto &[format, name] : kFormats)
+            QTest::addRow("%s", name) << format;
+    }
+    void errorShapes() {
+        QFETCH(Format, format);
+        // Bad JSON: 400 in the format's shape, no upstream contacted.
+        const HttpResult bad = m_gw->postRaw(pathOf(format), "{\"model\": \"pa/claude-a\", ");
+        QCOMPARE(bad.status, 400);
+        QCOMPARE(errorTypeOf(format, bad.json()), QStringLiteral("invalid_request_error"));
+        // Unknown model: 404.
+        const HttpResult unknown = m_gw->post(pathOf(format), requestBody(format, Ask{QStringLiteral("nobody/none"), false}));
+        QCOMPARE(unknown.status, 404);
+        QCOMPARE(errorTypeOf(format, unknown.json()), QStringLiteral("not_found_error"));
+        for (const auto *fake : {&m_gw->anthropicA, &m_gw->openaiB, &m_gw->responsesD, &m_gw->googleE})
+            QCOMPARE(fake->requests().size(), 0);
+        // Upstream 4xx and 5xx on a single candidate: the status and the message come through.
+        for (int upstreamStatus : {400, 500}) {
+            for (const Upstream &u : kUpstreams) {
+                demo::Fault fault;
+                fault.kind = demo::Fault::Status;
+                fault.status = upstreamStatus;
+                fakeFor(QString::fromLatin1(u.model)).setFault(fault);
+                const HttpResult r =
+                    m_gw->post(pathOf(format), requestBody(format, Ask{QString::fromLatin1(u.model), false}));
+                fakeFor(QString::fromLatin1(u.model)).clearFault();
+                QVERIFY2(r.status >= 400, qPrintable(QStringLiteral("%1 -> %2").arg(u.api).arg(r.status)));
+                if (upstreamStatus == 400)
+                    QCOMPARE(r.status, 400);
+                else
+                    QVERIFY2(r.status >= 500, qPrintable(QString::number(r.status)));
+                QVERIFY2(!errorTypeOf(format, r.json()).isEmpty(), r.body.constData());
+                QVERIFY2(r.body.contains("demo upstream answered"), r.body.constData());
+            }
+        }
+    }
+
+    void passthroughKeepsUnknownFieldsAndHeaders_data() {
+        QTest::addColumn<Format>("format");
+        QTest::addColumn<QString>("model");
+        QTest::addColumn<QByteArray>("header");
+        QTest::addRow("anthropic") << Format::Anthropic << QStringLiteral("pa/claude-a") << QByteArray("anthropic-beta");
+        QTest::addRow("chat") << Format::Chat << QStringLiteral("pb/gpt-b") << QByteArray("OpenAI-Beta");
+        QTest::addRow("responses") << Format::Responses << QStringLiteral("pd/resp-d") << QByteArray("OpenAI-Beta");
+    }
+    void passthroughKeepsUnknownFieldsAndHeaders() {
+        QFETCH(Format, format);
+        QFETCH(QString, model);
+        QFETCH(QByteArray, header);
+        for (bool stream : {false, true}) {
+            QJsonObject body = requestBody(format, Ask{model, stream});
+            body.insert("metadata", QJsonObject{{"user_id", "u-42"}});
+            body.insert("x_future_field", QJsonObject{{"keep", true}});
+            const QList<QPair<QByteArray, QByteArray>> headers{
+                {header, "future-feature-2099-01-01"}, {"anthropic-version", "2023-06-01"}};
+            const HttpResult r = m_gw->post(pathOf(format), body, headers);
+            QCOMPARE(r.status, 200);
+            const demo::RecordedRequest sent = fakeFor(model).requests().last();
+            const QJsonObject upstream = QJsonDocument::fromJson(sent.body).object();
+            QCOMPARE(upstream.value("metadata"), body.value("metadata"));
+            QCOMPARE(upstream.value("x_future_field"), body.value("x_future_field"));
+            QCOMPARE(upstream.value("model").toString(), model.section('/', 1)); // only model replaced
+            QCOMPARE(upstream.value("stream").toBool(), true);
+            QCOMPARE(sent.header(header), QByteArray("future-feature-2099-01-01"));
+            if (format == Format::Anthropic)
+                QCOMPARE(sent.header("anthropic-version"), QByteArray("2023-06-01"));
+        }
+    }
+
+    void convertedRequestsDropBetaHeaders() {
+        const QList<QPair<QByteArray, QByteArray>> headers{{"anthropic-beta", "future-feature-2099-01-01"},
+                                                           {"OpenAI-Beta", "assistants=v2"}};
+        for (const Upstream &u : kUpstreams) {
+            const QString model = QString::fromLatin1(u.model);
+            QCOMPARE(m_gw->post(pathOf(Format::Pi), requestBody(Format::Pi, Ask{model, false}), headers).status, 200);
+            const demo::RecordedRequest sent = fakeFor(model).requests().last();
+            QVERIFY(sent.header("anthropic-beta").isEmpty());
+            QVERIFY(sent.header("openai-beta").isEmpty());
+        }
+    }
+
+    void routesAcceptQueryStrings() {
+        // Claude Code posts to /v1/messages?beta=true.
+        const HttpResult r = m_gw->post(QStringLiteral("/v1/messages?beta=true"),
+                                        requestBody(Format::Anthropic, Ask{QStringLiteral("pa/claude-a"), true}));
+        QCOMPARE(r.status, 200);
+        QVERIFY(parseStream(Format::Anthropic, r.body).cleanEnd);
+        const HttpResult pi = m_gw->post(QStringLiteral("/v1/responses?foo=1"),
+                                         requestBody(Format::Responses, Ask{QStringLiteral("pe/gemini-e"), false}));
+        QCOMPARE(pi.status, 200);
+    }
+
+    void piAcceptsModelObjectAndDefaultsToStreaming() {
+        // pi's streamProxy sends the whole Model object and no stream flag.
+        QJsonObject body = requestBody(Format::Pi, Ask{QStringLiteral("pb/gpt-b"), false});
+        body.remove("stream");
+        body.insert("model", QJsonObject{{"id", "pb/gpt-b"},
+                                         {"name", "GPT B"},
+                                         {"api", "openai-completions"},
+                                         {"provider", "switchman"},
+                                         {"baseUrl", m_gw->baseUrl()},
+                                         {"reasoning", false},
+                                         {"input", QJsonArray{"text"}}});
+        const HttpResult r = m_gw->post(pathOf(Format::Pi), body);
+        QCOMPARE(r.status, 200);
+        QVERIFY(r.header("content-type").startsWith("text/event-stream"));
+        const Answer a = parseStream(Format::Pi, r.body);
+        QVERIFY2(a.problem.isEmpty(), qPrintable(a.problem));
+        QVERIFY(a.text.contains(QStringLiteral("You said: hello matrix")));
+        // The answer names the API that produced it, so pi keeps signatures on the next turn.
+        QVERIFY2(r.body.contains("\"api\":\"openai-completions\""), r.body.constData());
+    }
+};
+
+QTEST_GUILESS_MAIN(TestProtocolMatrix)
+#include "test_protocol_matrix.moc"

@@ -1,0 +1,124 @@
+// SPEC 4 resolution order and SPEC 5 resolver (record v1 StableNameResolver with the tried set).
+#include "failover/candidate_resolver.h"
+
+#include <QTest>
+
+using namespace sw;
+using namespace sw::failover;
+
+namespace {
+config::Config sample()
+{
+    config::Config c;
+    for (const auto &[id, api] : {std::pair{"anthropic", "anthropic-messages"}, {"zai", "anthropic-messages"},
+                                  {"openai", "openai-completions"}}) {
+        config::ProviderConfig p;
+        p.id = QString::fromLatin1(id);
+        p.api = QString::fromLatin1(api);
+        p.baseUrl = QStringLiteral("http://") + p.id;
+        c.providers.insert(p.id, p);
+    }
+    for (const auto &[provider, id] : {std::pair{"anthropic", "claude-sonnet-4-5"}, {"zai", "glm-4.6"},
+                                       {"openai", "gpt-5"}, {"openai", "glm-4.6-mirror"}}) {
+        config::ModelConfig m;
+        m.provider = QString::fromLatin1(provider);
+        m.id = QString::fromLatin1(id);
+        c.models.insert(m.key(), m);
+    }
+    config::RouteConfig r;
+    r.name = QStringLiteral("sonnet");
+    r.candidates = {QStringLiteral("anthropic/claude-sonnet-4-5"), QStringLiteral("zai/glm-4.6"),
+                    QStringLiteral("openai/gpt-5")};
+    r.aliases = {QStringLiteral("claude-sonnet-*")};
+    c.routes.insert(r.name, r);
+    return c;
+}
+
+QStringList walk(const Resolution &r, const CandidateResolver::State &state)
+{
+    QSet<QString> tried;
+    QStringList order;
+    while (auto c = CandidateResolver::next(r, tried, state)) {
+        order << c->name();
+        tried.insert(c->ref().key());
+    }
+    return order;
+}
+} // namespace
+
+class TestCandidateResolver : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void resolutionOrder()
+    {
+        const auto c = sample();
+        QCOMPARE(CandidateResolver::resolve(c, QStringLiteral("sonnet"))->routeName, QStringLiteral("sonnet"));
+        // Claude Code's hard-coded names reach the route through its alias.
+        const auto alias = CandidateResolver::resolve(c, QStringLiteral("claude-sonnet-4-5-20250929"));
+        QVERIFY(alias && alias->routeName == QLatin1String("sonnet") && !alias->direct);
+        const auto direct = CandidateResolver::resolve(c, QStringLiteral("zai/glm-4.6"));
+        QVERIFY(direct && direct->direct && direct->chain.size() == 1);
+        const auto bare = CandidateResolver::resolve(c, QStringLiteral("gpt-5"));
+        QVERIFY(bare && bare->direct && bare->chain.first().name() == QLatin1String("openai/gpt-5"));
+        QVERIFY(!CandidateResolver::resolve(c, QStringLiteral("nothing-like-it")));
+        QVERIFY(!CandidateResolver::resolve(c, QString()));
+    }
+    void globs()
+    {
+        QVERIFY(CandidateResolver::globMatches(QStringLiteral("claude-*"), QStringLiteral("Claude-Opus-4")));
+        QVERIFY(CandidateResolver::globMatches(QStringLiteral("*-mini"), QStringLiteral("gpt-5-mini")));
+        QVERIFY(CandidateResolver::globMatches(QStringLiteral("gpt-?"), QStringLiteral("gpt-5")));
+        QVERIFY(CandidateResolver::globMatches(QStringLiteral("a*b*c"), QStringLiteral("axxbyyc")));
+        QVERIFY(!CandidateResolver::globMatches(QStringLiteral("a*b*c"), QStringLiteral("axxbyy")));
+        QVERIFY(!CandidateResolver::globMatches(QStringLiteral("claude-*"), QStringLiteral("xclaude-1")));
+    }
+    void markedCandidatesAreDeferred()
+    {
+        const auto r = *CandidateResolver::resolve(sample(), QStringLiteral("sonnet"));
+        CandidateResolver::State s;
+        s.isMarked = [](const Candidate &c) { return c.provider.id == QLatin1String("anthropic"); };
+        QCOMPARE(walk(r, s), (QStringList{QStringLiteral("zai/glm-4.6"), QStringLiteral("openai/gpt-5"),
+                                          QStringLiteral("anthropic/claude-sonnet-4-5")}));
+    }
+    void allMarkedFirstWins()
+    {
+        const auto r = *CandidateResolver::resolve(sample(), QStringLiteral("sonnet"));
+        CandidateResolver::State s;
+        s.isMarked = [](const Candidate &) { return true; };
+        QCOMPARE(CandidateResolver::next(r, {}, s)->name(), QStringLiteral("anthropic/claude-sonnet-4-5"));
+    }
+    void credentialLessDeferredLikeMarked()
+    {
+        const auto r = *CandidateResolver::resolve(sample(), QStringLiteral("sonnet"));
+        CandidateResolver::State s;
+        s.hasCredential = [](const Candidate &c) { return c.provider.id != QLatin1String("anthropic"); };
+        QCOMPARE(CandidateResolver::next(r, {}, s)->name(), QStringLiteral("zai/glm-4.6"));
+    }
+    void singleCandidateIgnoresItsMark()
+    {
+        const auto r = *CandidateResolver::resolve(sample(), QStringLiteral("zai/glm-4.6"));
+        CandidateResolver::State s;
+        s.isMarked = [](const Candidate &) { return true; };
+        QCOMPARE(CandidateResolver::next(r, {}, s)->name(), QStringLiteral("zai/glm-4.6"));
+        QSet<QString> tried{r.chain.first().ref().key()};
+        QVERIFY(!CandidateResolver::next(r, tried, s)); // a direct selector has no follower
+    }
+    void ineligibleIsSkippedAndReported()
+    {
+        const auto r = *CandidateResolver::resolve(sample(), QStringLiteral("sonnet"));
+        CandidateResolver::State s;
+        s.ineligible = [](const Candidate &c) -> std::optional<QString> {
+            if (c.provider.id == QLatin1String("zai"))
+                return QStringLiteral("region");
+            return std::nullopt;
+        };
+        QList<Skip> skipped;
+        QSet<QString> tried{r.chain.first().ref().key()};
+        QCOMPARE(CandidateResolver::next(r, tried, s, &skipped)->name(), QStringLiteral("openai/gpt-5"));
+        QCOMPARE(skipped.size(), 1);
+        QCOMPARE(skipped.first().reason, QStringLiteral("region"));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCandidateResolver)
+#include "test_candidate_resolver.moc"

@@ -1,0 +1,183 @@
+#include "formats/openai_chat_codec.h"
+#include "formats/pi_native_codec.h"
+#include "model/event_accumulator.h"
+#include "upstream/google_adapter.h"
+#include "wire_fixtures.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QtTest>
+
+using namespace sw::model;
+using namespace sw::formats;
+using namespace sw::upstream;
+using sw::test::readTestData;
+
+namespace {
+Target target() {
+    Target t;
+    t.provider = QStringLiteral("google");
+    t.modelId = QStringLiteral("gemini-2.5-pro");
+    t.api = QStringLiteral("google-generative-ai");
+    t.baseUrl = QStringLiteral("https://generativelanguage.googleapis.com/v1beta");
+    t.credential = "AIza-secret";
+    return t;
+}
+QJsonObject json(const QByteArray &b) {
+    return QJsonDocument::fromJson(b).object();
+}
+QList<StreamEvent> decode(const QByteArray &sse) {
+    auto decoder = GoogleAdapter().makeDecoder(target());
+    return sw::test::decodeTranscript(*decoder, sse);
+}
+} // namespace
+
+class TestGoogleAdapter : public QObject {
+    Q_OBJECT
+private slots:
+    void buildsStreamGenerateContentRequest();
+    void signaturesGoBackOnlyToGoogle();
+    void decodesFullTranscript();
+    void inBandErrorAndSafetyStop();
+    void streamWithoutFinishReasonIsAnError();
+    void parsesErrorBody();
+    void writerAndReaderAgree();
+};
+
+void TestGoogleAdapter::buildsStreamGenerateContentRequest() {
+    const QByteArray body = R"({"model":"m","max_tokens":1000,"temperature":0.3,"reasoning_effort":"low",
+      "tool_choice":"required",
+      "tools":[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object"}}}],
+      "messages":[{"role":"system","content":"Be brief."},
+        {"role":"user","content":[{"type":"text","text":"Weather?"},
+          {"type":"image_url","image_url":{"url":"data:image/png;base64,iVBORw0KGgo="}}]},
+        {"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function",
+          "function":{"name":"get_weather","arguments":"{\"location\":\"Paris\"}"}}]},
+        {"role":"tool","tool_call_id":"call_1","content":"sunny"}]})";
+    const auto req = OpenAIChatCodec().decode(body, nullptr);
+    QVERIFY(req);
+    const HttpRequest http = GoogleAdapter().buildRequest(*req, InboundFormat::OpenAIChat, target(), {{"OpenAI-Beta", "x"}});
+    QCOMPARE(http.url.toString(), QStringLiteral("https://generativelanguage.googleapis.com/v1beta/models/"
+                                                 "gemini-2.5-pro:streamGenerateContent?alt=sse"));
+    QCOMPARE(headerValue(http.headers, "x-goog-api-key"), QByteArray("AIza-secret"));
+    QVERIFY(headerValue(http.headers, "authorization").isEmpty());
+    QVERIFY(headerValue(http.headers, "openai-beta").isEmpty());
+    const QJsonObject sent = json(http.body);
+    QCOMPARE(sent.value("systemInstruction").toObject().value("parts").toArray()[0].toObject().value("text").toString(),
+             QStringLiteral("Be brief."));
+    const QJsonArray contents = sent.value("contents").toArray();
+    QCOMPARE(contents.size(), 3);
+    QCOMPARE(contents[0].toObject().value("parts").toArray()[1].toObject().value("inlineData").toObject().value("data").toString(),
+             QStringLiteral("iVBORw0KGgo="));
+    QCOMPARE(contents[1].toObject().value("role").toString(), QStringLiteral("model"));
+    const QJsonObject call = contents[1].toObject().value("parts").toArray()[0].toObject().value("functionCall").toObject();
+    QCOMPARE(call.value("name").toString(), QStringLiteral("get_weather"));
+    QCOMPARE(call.value("args").toObject().value("location").toString(), QStringLiteral("Paris"));
+    const QJsonObject result =
+        contents[2].toObject().value("parts").toArray()[0].toObject().value("functionResponse").toObject();
+    QCOMPARE(result.value("name").toString(), QStringLiteral("get_weather")); // Google ties results by name
+    QCOMPARE(result.value("response").toObject().value("output").toString(), QStringLiteral("sunny"));
+    const QJsonObject gen = sent.value("generationConfig").toObject();
+    QCOMPARE(gen.value("maxOutputTokens").toInt(), 1000);
+    QCOMPARE(gen.value("temperature").toDouble(), 0.3);
+    QCOMPARE(gen.value("thinkingConfig").toObject().value("thinkingBudget").toInt(), 2048);
+    QCOMPARE(gen.value("thinkingConfig").toObject().value("includeThoughts").toBool(), true);
+    const QJsonObject decl =
+        sent.value("tools").toArray()[0].toObject().value("functionDeclarations").toArray()[0].toObject();
+    QCOMPARE(decl.value("name").toString(), QStringLiteral("get_weather"));
+    QCOMPARE(sent.value("toolConfig").toObject().value("functionCallingConfig").toObject().value("mode").toString(),
+             QStringLiteral("ANY"));
+}
+
+void TestGoogleAdapter::signaturesGoBackOnlyToGoogle() {
+    auto piBody = [](const char *api) {
+        return QByteArray(R"({"modelId":"m","context":{"messages":[{"role":"user","content":"q"},
+          {"role":"assistant","api":")") + api + R"(","content":[
+            {"type":"thinking","thinking":"hm","thinkingSignature":"SIG-T"},
+            {"type":"toolCall","id":"c1","name":"f","arguments":{},"thoughtSignature":"SIG-F"}]}]}})";
+    };
+    const auto same = PiNativeCodec().decode(piBody("google-generative-ai"), nullptr);
+    QVERIFY(same);
+    const QJsonArray sameParts =
+        GoogleAdapter::buildBody(*same).value("contents").toArray()[1].toObject().value("parts").toArray();
+    QCOMPARE(sameParts[0].toObject().value("thought").toBool(), true);
+    QCOMPARE(sameParts[0].toObject().value("thoughtSignature").toString(), QStringLiteral("SIG-T"));
+    QCOMPARE(sameParts[1].toObject().value("thoughtSignature").toString(), QStringLiteral("SIG-F"));
+    const auto other = PiNativeCodec().decode(piBody("anthropic-messages"), nullptr);
+    QVERIFY(other);
+    const QJsonObject otherBody = GoogleAdapter::buildBody(*other);
+    QVERIFY(!QJsonDocument(otherBody).toJson().contains("SIG-"));
+    const QJsonArray otherParts = otherBody.value("contents").toArray()[1].toObject().value("parts").toArray();
+    QCOMPARE(otherParts[0].toObject().value("text").toString(), QStringLiteral("hm"));
+    QVERIFY(!otherParts[0].toObject().contains("thought"));
+}
+
+void TestGoogleAdapter::decodesFullTranscript() {
+    const auto events = decode(readTestData(QStringLiteral("google_upstream_full.sse")));
+    EventAccumulator acc;
+    acc.addAll(events);
+    QVERIFY(acc.isFinished());
+    const AssistantMessage &m = acc.message();
+    QCOMPARE(m.stopReason, StopReason::ToolUse); // STOP with a function call
+    QCOMPARE(m.content.size(), 3);
+    QCOMPARE(m.content[0].type, BlockType::Thinking);
+    QCOMPARE(m.content[0].text, QStringLiteral("Need the weather."));
+    QCOMPARE(m.content[1].text, QStringLiteral("Checking now."));
+    QCOMPARE(m.content[2].toolName, QStringLiteral("get_weather"));
+    QCOMPARE(m.content[2].arguments.value("location").toString(), QStringLiteral("Paris"));
+    QCOMPARE(m.content[2].signature, QStringLiteral("CiQB0e2Kb-opaque"));
+    QVERIFY(!m.content[2].toolCallId.isEmpty());
+    QCOMPARE(m.usage.input, 472);
+    QCOMPARE(m.usage.cacheRead, 2048);
+    QCOMPARE(m.usage.output, 89); // candidates + thoughts
+}
+
+void TestGoogleAdapter::inBandErrorAndSafetyStop() {
+    const auto error = decode("data: {\"error\":{\"code\":503,\"message\":\"The model is overloaded.\",\"status\":\"UNAVAILABLE\"}}\n\n");
+    QCOMPARE(error.last().type, EventType::Error);
+    QCOMPARE(error.last().errorStatus, 503);
+    QVERIFY(error.last().errorMessage.contains(QStringLiteral("overloaded")));
+    const auto safety = decode("data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"Hel\"}],\"role\":\"model\"},"
+                               "\"finishReason\":\"SAFETY\"}]}\n\n");
+    QCOMPARE(safety.last().type, EventType::Error);
+    QVERIFY(safety.last().errorMessage.contains(QStringLiteral("SAFETY")));
+}
+
+void TestGoogleAdapter::streamWithoutFinishReasonIsAnError() {
+    const auto events = decode("data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"Hel\"}],\"role\":\"model\"}}]}\n\n");
+    QCOMPARE(events.last().type, EventType::Error);
+    QVERIFY(events.last().errorMessage.contains(QStringLiteral("before completion")));
+}
+
+void TestGoogleAdapter::parsesErrorBody() {
+    const auto info = GoogleAdapter().parseError(
+        429, R"({"error":{"code":429,"message":"Resource has been exhausted","status":"RESOURCE_EXHAUSTED"}})");
+    QCOMPARE(info.message, QStringLiteral("Resource has been exhausted"));
+    QCOMPARE(info.errorType, QStringLiteral("RESOURCE_EXHAUSTED"));
+}
+
+void TestGoogleAdapter::writerAndReaderAgree() {
+    // The simulated provider writes with encodeStream; the decoder must read it back whole.
+    QByteArray sse;
+    for (const QByteArray &frame : GoogleAdapter::encodeStream(sw::test::sampleAssistantStream()))
+        sse += frame;
+    EventAccumulator acc;
+    acc.addAll(decode(sse));
+    QCOMPARE(acc.message().stopReason, StopReason::ToolUse);
+    QCOMPARE(acc.message().content.size(), 3);
+    QCOMPARE(acc.message().content[0].signature, QStringLiteral("sig-abc"));
+    QCOMPARE(acc.message().content[1].text, QStringLiteral("Checking now."));
+    QCOMPARE(acc.message().usage.output, 89);
+    // And the request reader inverts buildBody.
+    const auto req = OpenAIChatCodec().decode(
+        R"({"model":"m","reasoning_effort":"low","tools":[{"type":"function","function":{"name":"f"}}],
+            "messages":[{"role":"system","content":"S"},{"role":"user","content":"q"}]})", nullptr);
+    const ParsedRequest back = GoogleAdapter::decodeBody(QJsonDocument(GoogleAdapter::buildBody(*req)).toJson());
+    QCOMPARE(back.context.systemPrompt, QStringLiteral("S"));
+    QCOMPARE(back.context.messages.size(), 1);
+    QCOMPARE(back.context.tools[0].name, QStringLiteral("f"));
+    QCOMPARE(back.options.thinkingBudget, 2048);
+}
+
+QTEST_GUILESS_MAIN(TestGoogleAdapter)
+#include "test_google_adapter.moc"

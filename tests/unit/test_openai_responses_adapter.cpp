@@ -1,0 +1,152 @@
+#include "formats/anthropic_messages_codec.h"
+#include "formats/openai_responses_codec.h"
+#include "model/event_accumulator.h"
+#include "upstream/openai_responses_adapter.h"
+#include "wire_fixtures.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QtTest>
+
+using namespace sw::model;
+using namespace sw::formats;
+using namespace sw::upstream;
+using sw::test::readTestData;
+
+namespace {
+Target target() {
+    Target t;
+    t.provider = QStringLiteral("openai");
+    t.modelId = QStringLiteral("gpt-5");
+    t.api = QStringLiteral("openai-responses");
+    t.baseUrl = QStringLiteral("https://api.openai.com/v1/");
+    t.credential = "sk-secret";
+    return t;
+}
+QJsonObject json(const QByteArray &b) {
+    return QJsonDocument::fromJson(b).object();
+}
+QList<StreamEvent> decode(const QByteArray &sse) {
+    auto decoder = OpenAIResponsesAdapter().makeDecoder(target());
+    return sw::test::decodeTranscript(*decoder, sse);
+}
+} // namespace
+
+class TestOpenAIResponsesAdapter : public QObject {
+    Q_OBJECT
+private slots:
+    void passthroughKeepsEveryFieldAndBetaHeader();
+    void convertsAnthropicConversation();
+    void decodesFullTranscript();
+    void errorThenFailedIsOneErrorEvent();
+    void streamCutShortIsAnError();
+    void parsesErrorBody();
+};
+
+void TestOpenAIResponsesAdapter::passthroughKeepsEveryFieldAndBetaHeader() {
+    const QByteArray body =
+        R"({"model":"fast","input":"hi","previous_response_id":"resp_9","tools":[{"type":"web_search"}],"x_new":1})";
+    const auto req = OpenAIResponsesCodec().decode(body, nullptr);
+    QVERIFY(req);
+    const HttpRequest http = OpenAIResponsesAdapter().buildRequest(*req, InboundFormat::OpenAIResponses, target(),
+                                                                   {{"OpenAI-Beta", "responses=v9"}});
+    QCOMPARE(http.url.toString(), QStringLiteral("https://api.openai.com/v1/responses"));
+    const QJsonObject sent = json(http.body);
+    QCOMPARE(sent.value("model").toString(), QStringLiteral("gpt-5"));
+    QCOMPARE(sent.value("stream").toBool(), true);
+    QCOMPARE(sent.value("previous_response_id").toString(), QStringLiteral("resp_9"));
+    QCOMPARE(sent.value("x_new").toInt(), 1);
+    QCOMPARE(sent.value("tools").toArray()[0].toObject().value("type").toString(), QStringLiteral("web_search"));
+    QCOMPARE(headerValue(http.headers, "authorization"), QByteArray("Bearer sk-secret"));
+    QCOMPARE(headerValue(http.headers, "openai-beta"), QByteArray("responses=v9"));
+}
+
+void TestOpenAIResponsesAdapter::convertsAnthropicConversation() {
+    const QByteArray body = R"({"model":"m","max_tokens":1000,"system":"Be brief.","stop_sequences":["END"],
+      "thinking":{"type":"enabled","budget_tokens":3000},
+      "tools":[{"name":"get_weather","input_schema":{"type":"object"}}],
+      "messages":[
+        {"role":"user","content":[{"type":"text","text":"Weather?"},
+          {"type":"image","source":{"type":"base64","media_type":"image/png","data":"iVBORw0KGgo="}}]},
+        {"role":"assistant","content":[{"type":"thinking","thinking":"Look it up.","signature":"sig-abc"},
+          {"type":"tool_use","id":"toolu_01","name":"get_weather","input":{"location":"Paris"}}]},
+        {"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_01","content":"sunny"}]}]})";
+    const auto req = AnthropicMessagesCodec().decode(body, nullptr);
+    QVERIFY(req);
+    const HttpRequest http =
+        OpenAIResponsesAdapter().buildRequest(*req, InboundFormat::AnthropicMessages, target(), {{"anthropic-beta", "x"}});
+    const QJsonObject sent = json(http.body);
+    QCOMPARE(sent.value("instructions").toString(), QStringLiteral("Be brief."));
+    QCOMPARE(sent.value("max_output_tokens").toInt(), 1000);
+    QCOMPARE(sent.value("reasoning").toObject().value("effort").toString(), QStringLiteral("low")); // 3000 tokens
+    QCOMPARE(sent.value("store").toBool(true), false);
+    QVERIFY(!sent.contains("stop")); // no Responses field for stop sequences
+    QVERIFY(headerValue(http.headers, "anthropic-beta").isEmpty());
+    const QJsonArray input = sent.value("input").toArray();
+    QCOMPARE(input.size(), 4);
+    QCOMPARE(input[0].toObject().value("content").toArray()[1].toObject().value("image_url").toString(),
+             QStringLiteral("data:image/png;base64,iVBORw0KGgo="));
+    // Anthropic thinking has no Responses form: its text travels as assistant text, the signature is dropped.
+    QCOMPARE(input[1].toObject().value("role").toString(), QStringLiteral("assistant"));
+    QVERIFY(input[1].toObject().value("content").toString().startsWith(QStringLiteral("Look it up.")));
+    QVERIFY(!QJsonDocument(sent).toJson().contains("sig-abc"));
+    QCOMPARE(input[2].toObject().value("type").toString(), QStringLiteral("function_call"));
+    QCOMPARE(input[2].toObject().value("call_id").toString(), QStringLiteral("toolu_01"));
+    QCOMPARE(input[2].toObject().value("arguments").toString(), QStringLiteral("{\"location\":\"Paris\"}"));
+    QCOMPARE(input[3].toObject().value("type").toString(), QStringLiteral("function_call_output"));
+    QCOMPARE(input[3].toObject().value("output").toString(), QStringLiteral("sunny"));
+    QCOMPARE(sent.value("tools").toArray()[0].toObject().value("name").toString(), QStringLiteral("get_weather"));
+}
+
+void TestOpenAIResponsesAdapter::decodesFullTranscript() {
+    const auto events = decode(readTestData(QStringLiteral("responses_upstream_full.sse")));
+    EventAccumulator acc;
+    acc.addAll(events);
+    QVERIFY(acc.isFinished());
+    const AssistantMessage &m = acc.message();
+    QCOMPARE(m.stopReason, StopReason::ToolUse);
+    QCOMPARE(m.content.size(), 3);
+    QCOMPARE(m.content[0].type, BlockType::Thinking);
+    QCOMPARE(m.content[0].text, QStringLiteral("Need the weather."));
+    QCOMPARE(json(m.content[0].signature.toUtf8()).value("encrypted_content").toString(), QStringLiteral("gAAAAB-opaque"));
+    QCOMPARE(m.content[1].text, QStringLiteral("Checking now."));
+    QCOMPARE(m.content[2].toolCallId, QStringLiteral("call_abc"));
+    QCOMPARE(m.content[2].arguments.value("location").toString(), QStringLiteral("Paris"));
+    QCOMPARE(m.usage.input, 472);
+    QCOMPARE(m.usage.cacheRead, 2048);
+    QCOMPARE(m.usage.output, 89);
+    // The first meaningful event is the reasoning delta, not the item announcements.
+    int firstMeaningful = -1;
+    for (int i = 0; i < events.size() && firstMeaningful < 0; ++i)
+        if (events[i].isMeaningful())
+            firstMeaningful = i;
+    QCOMPARE(events[firstMeaningful].type, EventType::ThinkingDelta);
+}
+
+void TestOpenAIResponsesAdapter::errorThenFailedIsOneErrorEvent() {
+    const auto events = decode(readTestData(QStringLiteral("responses_upstream_failed.sse")));
+    int errors = 0;
+    for (const auto &e : events)
+        errors += e.type == EventType::Error;
+    QCOMPARE(errors, 1);
+    QCOMPARE(events.last().type, EventType::Error);
+    QCOMPARE(events.last().errorStatus, 500);
+    QVERIFY(events.last().errorMessage.contains(QStringLiteral("server had an error")));
+}
+
+void TestOpenAIResponsesAdapter::streamCutShortIsAnError() {
+    QByteArray full = readTestData(QStringLiteral("responses_upstream_full.sse"));
+    const auto events = decode(full.left(full.indexOf("event: response.completed")));
+    QCOMPARE(events.last().type, EventType::Error);
+    QVERIFY(events.last().errorMessage.contains(QStringLiteral("before completion")));
+}
+
+void TestOpenAIResponsesAdapter::parsesErrorBody() {
+    const auto info = OpenAIResponsesAdapter().parseError(
+        429, R"({"error":{"message":"Rate limit reached","type":"requests","param":null,"code":"rate_limit_exceeded"}})");
+    QCOMPARE(info.message, QStringLiteral("Rate limit reached"));
+    QCOMPARE(info.errorType, QStringLiteral("rate_limit_exceeded"));
+}
+
+QTEST_GUILESS_MAIN(TestOpenAIResponsesAdapter)
+#include "test_openai_responses_adapter.moc"

@@ -1,0 +1,236 @@
+#include "formats/openai_responses_codec.h"
+#include "wire_fixtures.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QtTest>
+
+using namespace sw::model;
+using namespace sw::formats;
+using sw::test::sampleAssistantStream;
+
+namespace {
+EncodeInfo info() {
+    EncodeInfo i;
+    i.responseId = QStringLiteral("resp_sw1");
+    i.model = QStringLiteral("sonnet");
+    i.createdSecs = 1764400000;
+    return i;
+}
+QJsonObject json(const QByteArray &b) {
+    return QJsonDocument::fromJson(b).object();
+}
+struct Frame {
+    QString event;
+    QJsonObject data;
+};
+QList<Frame> frames(const QByteArray &sse) {
+    QList<Frame> out;
+    for (const auto &e : sw::test::splitSse(sse))
+        out << Frame{QString::fromUtf8(e.event), json(e.data)};
+    return out;
+}
+} // namespace
+
+class TestOpenAIResponsesCodec : public QObject {
+    Q_OBJECT
+private slots:
+    void decodesItemsInstructionsToolsAndReasoning();
+    void decodesStringInput();
+    void decodeRejectsBadBodies_data();
+    void decodeRejectsBadBodies();
+    void streamFollowsTheReferenceEventOrder();
+    void failureIsErrorThenResponseFailedNeverCompleted();
+    void lengthEndsWithResponseIncomplete();
+    void nonStreamingResponseObject();
+    void reasoningSignatureSurvivesOnlyAsResponsesItem();
+};
+
+void TestOpenAIResponsesCodec::decodesItemsInstructionsToolsAndReasoning() {
+    const QByteArray body = R"({
+      "model": "gpt-5", "instructions": "Be brief.", "stream": true, "max_output_tokens": 500,
+      "reasoning": {"effort": "high", "summary": "auto"}, "store": false, "include": ["reasoning.encrypted_content"],
+      "tools": [{"type": "function", "name": "get_weather", "description": "Weather", "parameters": {"type": "object"}},
+                {"type": "web_search"}],
+      "tool_choice": {"type": "function", "name": "get_weather"},
+      "input": [
+        {"role": "developer", "content": "Use metric units."},
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Weather?"},
+          {"type": "input_image", "image_url": "data:image/png;base64,iVBORw0KGgo=", "detail": "auto"}]},
+        {"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "Need data."}], "encrypted_content": "gAAA"},
+        {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Checking.", "annotations": []}]},
+        {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "get_weather", "arguments": "{\"location\":\"Paris\"}"},
+        {"type": "function_call_output", "call_id": "call_1", "output": "sunny"}
+      ]})";
+    GatewayError err;
+    const auto req = OpenAIResponsesCodec().decode(body, &err);
+    QVERIFY2(req, qPrintable(err.message));
+    QCOMPARE(req->model, QStringLiteral("gpt-5"));
+    QVERIFY(req->stream);
+    QCOMPARE(req->context.systemPrompt, QStringLiteral("Be brief.\n\nUse metric units."));
+    QCOMPARE(req->options.maxTokens, 500);
+    QCOMPARE(req->options.reasoning, QStringLiteral("high"));
+    QCOMPARE(req->options.toolChoice, QStringLiteral("get_weather"));
+    QCOMPARE(req->context.tools.size(), 1); // built-in tools stay in raw for passthrough
+    const auto &m = req->context.messages;
+    QCOMPARE(m.size(), 3);
+    QCOMPARE(m[0].role, Role::User);
+    QCOMPARE(m[0].content[1].type, BlockType::Image);
+    QCOMPARE(m[0].content[1].mimeType, QStringLiteral("image/png"));
+    // reasoning + message + function_call: one assistant turn, as the Responses API produced it.
+    QCOMPARE(m[1].role, Role::Assistant);
+    QCOMPARE(m[1].api, QStringLiteral("openai-responses"));
+    QCOMPARE(m[1].content.size(), 3);
+    QCOMPARE(m[1].content[0].type, BlockType::Thinking);
+    QCOMPARE(m[1].content[0].text, QStringLiteral("Need data."));
+    QCOMPARE(json(m[1].content[0].signature.toUtf8()).value("encrypted_content").toString(), QStringLiteral("gAAA"));
+    QCOMPARE(m[1].content[2].toolCallId, QStringLiteral("call_1"));
+    QCOMPARE(m[1].content[2].arguments.value("location").toString(), QStringLiteral("Paris"));
+    QCOMPARE(m[2].role, Role::ToolResult);
+    QCOMPARE(m[2].toolName, QStringLiteral("get_weather"));
+    QCOMPARE(m[2].content[0].text, QStringLiteral("sunny"));
+}
+
+void TestOpenAIResponsesCodec::decodesStringInput() {
+    const auto req = OpenAIResponsesCodec().decode(R"({"model":"m","input":"hi"})", nullptr);
+    QVERIFY(req);
+    QVERIFY(!req->stream);
+    QCOMPARE(req->context.messages.size(), 1);
+    QCOMPARE(req->context.messages[0].content[0].text, QStringLiteral("hi"));
+}
+
+void TestOpenAIResponsesCodec::decodeRejectsBadBodies_data() {
+    QTest::addColumn<QByteArray>("body");
+    QTest::addColumn<QString>("field");
+    QTest::newRow("not json") << QByteArray("{\"model\":") << "JSON";
+    QTest::newRow("no model") << QByteArray(R"({"input":"hi"})") << "model";
+    QTest::newRow("input number") << QByteArray(R"({"model":"m","input":3})") << "input";
+    QTest::newRow("call without id") << QByteArray(R"({"model":"m","input":[{"type":"function_call","name":"f"}]})")
+                                     << "input[0]";
+    QTest::newRow("stream string") << QByteArray(R"({"model":"m","input":"hi","stream":"yes"})") << "stream";
+}
+
+void TestOpenAIResponsesCodec::decodeRejectsBadBodies() {
+    QFETCH(QByteArray, body);
+    QFETCH(QString, field);
+    GatewayError err;
+    QVERIFY(!OpenAIResponsesCodec().decode(body, &err));
+    QCOMPARE(err.status, 400);
+    QVERIFY2(err.message.contains(field), qPrintable(err.message));
+    const QJsonObject e = json(OpenAIResponsesCodec().encodeError(err)).value("error").toObject();
+    QCOMPARE(e.value("type").toString(), QStringLiteral("invalid_request_error"));
+    QCOMPARE(e.value("message").toString(), err.message);
+}
+
+void TestOpenAIResponsesCodec::streamFollowsTheReferenceEventOrder() {
+    auto encoder = OpenAIResponsesCodec().makeStreamEncoder(info());
+    QByteArray sse;
+    for (const auto &e : sampleAssistantStream())
+        sse += encoder->encode(e);
+    const QList<Frame> f = frames(sse);
+    QStringList names;
+    for (int i = 0; i < f.size(); ++i) {
+        names << f[i].event;
+        QCOMPARE(f[i].data.value("type").toString(), f[i].event);
+        QCOMPARE(f[i].data.value("sequence_number").toInt(-1), i); // 0, 1, 2, ... without gaps
+    }
+    // The order of the public Responses streaming reference: reasoning item, message item, function call.
+    const QStringList expected{
+        "response.created", "response.in_progress",
+        "response.output_item.added", "response.reasoning_summary_part.added",
+        "response.reasoning_summary_text.delta", "response.reasoning_summary_text.done",
+        "response.reasoning_summary_part.done", "response.output_item.done",
+        "response.output_item.added", "response.content_part.added", "response.output_text.delta",
+        "response.output_text.delta", "response.output_text.done", "response.content_part.done",
+        "response.output_item.done", "response.output_item.added", "response.function_call_arguments.delta",
+        "response.function_call_arguments.delta", "response.function_call_arguments.done",
+        "response.output_item.done", "response.completed"};
+    QCOMPARE(names, expected);
+    QCOMPARE(f[2].data.value("item").toObject().value("type").toString(), QStringLiteral("reasoning"));
+    QCOMPARE(f[10].data.value("delta").toString(), QStringLiteral("Checking "));
+    QCOMPARE(f[10].data.value("output_index").toInt(), 1);
+    QCOMPARE(f[12].data.value("text").toString(), QStringLiteral("Checking now."));
+    const QJsonObject call = f[19].data.value("item").toObject();
+    QCOMPARE(call.value("call_id").toString(), QStringLiteral("call_1"));
+    QCOMPARE(call.value("name").toString(), QStringLiteral("get_weather"));
+    QCOMPARE(call.value("arguments").toString(), QStringLiteral("{\"location\":\"Paris\"}"));
+    const QJsonObject done = f.last().data.value("response").toObject();
+    QCOMPARE(done.value("status").toString(), QStringLiteral("completed"));
+    QCOMPARE(done.value("id").toString(), QStringLiteral("resp_sw1"));
+    QCOMPARE(done.value("output").toArray().size(), 3);
+    const QJsonObject usage = done.value("usage").toObject();
+    QCOMPARE(usage.value("input_tokens").toInt(), 472 + 2048); // Responses counts cached input in input_tokens
+    QCOMPARE(usage.value("input_tokens_details").toObject().value("cached_tokens").toInt(), 2048);
+    QCOMPARE(usage.value("output_tokens").toInt(), 89);
+    QCOMPARE(usage.value("total_tokens").toInt(), 472 + 2048 + 89);
+}
+
+void TestOpenAIResponsesCodec::failureIsErrorThenResponseFailedNeverCompleted() {
+    auto encoder = OpenAIResponsesCodec().makeStreamEncoder(info());
+    QByteArray sse;
+    const auto events = sampleAssistantStream();
+    for (int i = 0; i < 6; ++i)
+        sse += encoder->encode(events[i]);
+    StreamEvent error = sw::test::makeEvent(EventType::Error);
+    error.errorMessage = QStringLiteral("Overloaded");
+    error.errorStatus = 529;
+    sse += encoder->encode(error);
+    sse += encoder->encode(events.last()); // nothing may follow the failure
+    const QList<Frame> f = frames(sse);
+    QCOMPARE(f[f.size() - 2].event, QStringLiteral("error"));
+    QCOMPARE(f[f.size() - 2].data.value("message").toString(), QStringLiteral("Overloaded"));
+    QCOMPARE(f.last().event, QStringLiteral("response.failed"));
+    QCOMPARE(f.last().data.value("response").toObject().value("status").toString(), QStringLiteral("failed"));
+    QVERIFY(!sse.contains("response.completed"));
+    QCOMPARE(f.last().data.value("sequence_number").toInt(), f.size() - 1);
+}
+
+void TestOpenAIResponsesCodec::lengthEndsWithResponseIncomplete() {
+    auto encoder = OpenAIResponsesCodec().makeStreamEncoder(info());
+    StreamEvent done = sw::test::makeEvent(EventType::Done);
+    done.reason = StopReason::Length;
+    const QList<Frame> f = frames(encoder->encode(sw::test::makeEvent(EventType::Start)) + encoder->encode(done));
+    QCOMPARE(f.last().event, QStringLiteral("response.incomplete"));
+    QCOMPARE(f.last().data.value("response").toObject().value("incomplete_details").toObject().value("reason").toString(),
+             QStringLiteral("max_output_tokens"));
+}
+
+void TestOpenAIResponsesCodec::nonStreamingResponseObject() {
+    AssistantMessage m;
+    m.content << ContentBlock::makeText(QStringLiteral("Hi."));
+    ContentBlock call;
+    call.type = BlockType::ToolCall;
+    call.toolCallId = QStringLiteral("call_9");
+    call.toolName = QStringLiteral("f");
+    call.arguments = QJsonObject{{"a", 1}};
+    m.content << call;
+    m.stopReason = StopReason::ToolUse;
+    m.usage.input = 10;
+    m.usage.output = 5;
+    const QJsonObject r = json(OpenAIResponsesCodec().encodeResponse(m, info()));
+    QCOMPARE(r.value("object").toString(), QStringLiteral("response"));
+    QCOMPARE(r.value("status").toString(), QStringLiteral("completed"));
+    QCOMPARE(r.value("output_text").toString(), QStringLiteral("Hi."));
+    const QJsonArray out = r.value("output").toArray();
+    QCOMPARE(out.size(), 2);
+    QCOMPARE(out[0].toObject().value("content").toArray()[0].toObject().value("type").toString(),
+             QStringLiteral("output_text"));
+    QCOMPARE(out[1].toObject().value("arguments").toString(), QStringLiteral("{\"a\":1}"));
+    QCOMPARE(r.value("usage").toObject().value("total_tokens").toInt(), 15);
+}
+
+void TestOpenAIResponsesCodec::reasoningSignatureSurvivesOnlyAsResponsesItem() {
+    ContentBlock fromAnthropic;
+    fromAnthropic.type = BlockType::Thinking;
+    fromAnthropic.text = QStringLiteral("hm");
+    fromAnthropic.signature = QStringLiteral("sig-abc");
+    QVERIFY(!OpenAIResponsesCodec::reasoningItem(fromAnthropic, QStringLiteral("rs_x")).contains("encrypted_content"));
+    ContentBlock fromResponses = fromAnthropic;
+    fromResponses.signature = QStringLiteral(R"({"type":"reasoning","id":"rs_7","summary":[],"encrypted_content":"gAAA"})");
+    const QJsonObject item = OpenAIResponsesCodec::reasoningItem(fromResponses, QStringLiteral("rs_x"));
+    QCOMPARE(item.value("id").toString(), QStringLiteral("rs_7"));
+    QCOMPARE(item.value("encrypted_content").toString(), QStringLiteral("gAAA"));
+}
+
+QTEST_GUILESS_MAIN(TestOpenAIResponsesCodec)
+#include "test_openai_responses_codec.moc"

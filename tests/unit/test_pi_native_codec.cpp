@@ -1,0 +1,169 @@
+#include "formats/pi_native_codec.h"
+#include "wire_fixtures.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QtTest>
+
+using namespace sw::model;
+using namespace sw::formats;
+using sw::test::readTestData;
+using sw::test::sampleAssistantStream;
+
+namespace {
+EncodeInfo info() {
+    EncodeInfo i;
+    i.responseId = QStringLiteral("req_1");
+    i.model = QStringLiteral("sonnet");
+    i.createdSecs = 1764400000;
+    i.upstreamApi = QStringLiteral("anthropic-messages");
+    i.upstreamProvider = QStringLiteral("anthropic");
+    return i;
+}
+QJsonObject json(const QByteArray &b) {
+    return QJsonDocument::fromJson(b).object();
+}
+} // namespace
+
+class TestPiNativeCodec : public QObject {
+    Q_OBJECT
+private slots:
+    void decodesStreamProxyBodyWithModelObject();
+    void modelIdAndStreamFalse();
+    void decodeRejectsBadBodies_data();
+    void decodeRejectsBadBodies();
+    void streamIsAssistantMessageEventsEndedByDone();
+    void errorAfterHeadersIsErrorEventThenDone();
+    void nonStreamingAnswerIsMessage();
+};
+
+void TestPiNativeCodec::decodesStreamProxyBodyWithModelObject() {
+    GatewayError err;
+    const auto req = PiNativeCodec().decode(readTestData(QStringLiteral("pi_request_stream_proxy.json")), &err);
+    QVERIFY2(req, qPrintable(err.message));
+    QCOMPARE(req->model, QStringLiteral("sonnet")); // the Model object's id routes
+    QVERIFY(req->stream);                           // pi native streams by default
+    QCOMPARE(req->context.systemPrompt, QStringLiteral("You are a weather assistant."));
+    QCOMPARE(req->options.reasoning, QStringLiteral("medium"));
+    QCOMPARE(req->options.maxTokens, 4096);
+    QCOMPARE(*req->options.temperature, 0.2);
+    const auto &m = req->context.messages;
+    QCOMPARE(m.size(), 3);
+    QCOMPARE(m[0].content[1].type, BlockType::Image);
+    QCOMPARE(m[0].content[1].data, QByteArray("iVBORw0KGgo="));
+    QCOMPARE(m[1].api, QStringLiteral("anthropic-messages")); // pi says which API made the turn
+    QCOMPARE(m[1].content[0].signature, QStringLiteral("sig-abc"));
+    QCOMPARE(m[1].content[2].toolCallId, QStringLiteral("toolu_01"));
+    QCOMPARE(m[2].role, Role::ToolResult);
+    QCOMPARE(m[2].toolName, QStringLiteral("get_weather"));
+    QCOMPARE(req->context.tools.size(), 1);
+}
+
+void TestPiNativeCodec::modelIdAndStreamFalse() {
+    const auto req = PiNativeCodec().decode(
+        R"({"modelId":"demo","model":"ignored","stream":false,"context":{"messages":[{"role":"user","content":"hi"}]}})",
+        nullptr);
+    QVERIFY(req);
+    QCOMPARE(req->model, QStringLiteral("demo"));
+    QVERIFY(!req->stream);
+}
+
+void TestPiNativeCodec::decodeRejectsBadBodies_data() {
+    QTest::addColumn<QByteArray>("body");
+    QTest::addColumn<QString>("field");
+    QTest::newRow("not json") << QByteArray("[") << "JSON";
+    QTest::newRow("no model") << QByteArray(R"({"context":{"messages":[]}})") << "modelId";
+    QTest::newRow("no context") << QByteArray(R"({"modelId":"m"})") << "context";
+    QTest::newRow("bad role") << QByteArray(R"({"modelId":"m","context":{"messages":[{"role":"system"}]}})")
+                              << "context.messages[0].role";
+}
+
+void TestPiNativeCodec::decodeRejectsBadBodies() {
+    QFETCH(QByteArray, body);
+    QFETCH(QString, field);
+    GatewayError err;
+    QVERIFY(!PiNativeCodec().decode(body, &err));
+    QCOMPARE(err.status, 400);
+    QVERIFY2(err.message.contains(field), qPrintable(err.message));
+    const QJsonObject e = json(PiNativeCodec().encodeError(err)).value("error").toObject();
+    QCOMPARE(e.value("type").toString(), QStringLiteral("invalid_request_error"));
+    QCOMPARE(e.value("message").toString(), err.message);
+}
+
+void TestPiNativeCodec::streamIsAssistantMessageEventsEndedByDone() {
+    auto encoder = PiNativeCodec().makeStreamEncoder(info());
+    QByteArray sse;
+    for (const auto &e : sampleAssistantStream())
+        sse += encoder->encode(e);
+    QVERIFY(sse.endsWith("data: [DONE]\n\n"));
+    QList<QJsonObject> events;
+    for (const auto &e : sw::test::splitSse(sse)) {
+        QVERIFY(e.event.isEmpty()); // data-only frames
+        if (e.data != "[DONE]")
+            events << json(e.data);
+    }
+    QStringList types;
+    for (const auto &o : events)
+        types << o.value("type").toString();
+    QCOMPARE(types, QStringList({"start", "thinking_start", "thinking_delta", "thinking_end", "text_start", "text_delta",
+                                 "text_delta", "text_end", "toolcall_start", "toolcall_delta", "toolcall_delta",
+                                 "toolcall_end", "done"}));
+    QCOMPARE(events[0].value("partial").toObject().value("role").toString(), QStringLiteral("assistant"));
+    QCOMPARE(events[3].value("content").toString(), QStringLiteral("Weather needs a lookup."));
+    QCOMPARE(events[3].value("contentSignature").toString(), QStringLiteral("sig-abc"));
+    QCOMPARE(events[5].value("contentIndex").toInt(), 1);
+    QCOMPARE(events[7].value("content").toString(), QStringLiteral("Checking now."));
+    QCOMPARE(events[8].value("id").toString(), QStringLiteral("call_1"));
+    QCOMPARE(events[8].value("toolName").toString(), QStringLiteral("get_weather"));
+    const QJsonObject call = events[11].value("toolCall").toObject();
+    QCOMPARE(call.value("type").toString(), QStringLiteral("toolCall"));
+    QCOMPARE(call.value("arguments").toObject().value("location").toString(), QStringLiteral("Paris"));
+    const QJsonObject done = events.last();
+    QCOMPARE(done.value("reason").toString(), QStringLiteral("toolUse"));
+    const QJsonObject message = done.value("message").toObject();
+    QCOMPARE(message.value("stopReason").toString(), QStringLiteral("toolUse"));
+    QCOMPARE(message.value("api").toString(), QStringLiteral("anthropic-messages"));
+    QCOMPARE(message.value("content").toArray().size(), 3);
+    QCOMPARE(message.value("content").toArray()[0].toObject().value("thinkingSignature").toString(),
+             QStringLiteral("sig-abc"));
+    const QJsonObject usage = message.value("usage").toObject();
+    QCOMPARE(usage.value("input").toInt(), 472);
+    QCOMPARE(usage.value("cacheRead").toInt(), 2048);
+    QCOMPARE(usage.value("output").toInt(), 89);
+    QCOMPARE(usage.value("totalTokens").toInt(), 472 + 2048 + 89);
+}
+
+void TestPiNativeCodec::errorAfterHeadersIsErrorEventThenDone() {
+    auto encoder = PiNativeCodec().makeStreamEncoder(info());
+    const auto events = sampleAssistantStream();
+    QByteArray sse = encoder->encode(events[0]) + encoder->encode(events[4]) + encoder->encode(events[5]);
+    sse += encoder->encodeError(GatewayError::make(529, ErrorCategory::Overloaded, QStringLiteral("Overloaded")));
+    sse += encoder->encode(events.last()); // nothing after the failure
+    QVERIFY(sse.endsWith("data: [DONE]\n\n"));
+    QCOMPARE(sse.count("[DONE]"), 1);
+    const auto frames = sw::test::splitSse(sse);
+    const QJsonObject error = json(frames[frames.size() - 2].data);
+    QCOMPARE(error.value("type").toString(), QStringLiteral("error"));
+    QCOMPARE(error.value("reason").toString(), QStringLiteral("error"));
+    const QJsonObject partial = error.value("error").toObject();
+    QCOMPARE(partial.value("stopReason").toString(), QStringLiteral("error"));
+    QCOMPARE(partial.value("errorMessage").toString(), QStringLiteral("Overloaded"));
+    QCOMPARE(partial.value("content").toArray()[0].toObject().value("text").toString(), QStringLiteral("Checking "));
+}
+
+void TestPiNativeCodec::nonStreamingAnswerIsMessage() {
+    AssistantMessage m;
+    m.content << ContentBlock::makeText(QStringLiteral("Hi."));
+    m.usage.input = 3;
+    m.usage.output = 1;
+    m.api = QStringLiteral("google-generative-ai");
+    const QJsonObject message = json(PiNativeCodec().encodeResponse(m, info())).value("message").toObject();
+    QCOMPARE(message.value("role").toString(), QStringLiteral("assistant"));
+    QCOMPARE(message.value("api").toString(), QStringLiteral("google-generative-ai"));
+    QCOMPARE(message.value("stopReason").toString(), QStringLiteral("stop"));
+    QCOMPARE(message.value("content").toArray()[0].toObject().value("text").toString(), QStringLiteral("Hi."));
+    QCOMPARE(message.value("usage").toObject().value("totalTokens").toInt(), 4);
+}
+
+QTEST_GUILESS_MAIN(TestPiNativeCodec)
+#include "test_pi_native_codec.moc"
