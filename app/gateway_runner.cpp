@@ -1,5 +1,6 @@
 #include "gateway_runner.h"
 
+#include "config/config_loader.h"
 #include "engine_host.h"
 
 #include <QCoreApplication>
@@ -8,6 +9,7 @@
 
 #ifdef SWITCHMAN_HAVE_GUI
 #include "main_window.h"
+#include "snapshot/snapshot_publisher.h"
 #include <QApplication>
 #endif
 
@@ -73,7 +75,18 @@ int runGateway(const CliOptions &options, const config::Config &config) {
 #ifdef SWITCHMAN_HAVE_GUI
     std::unique_ptr<ui::MainWindow> window;
     if (gui) {
-        window = std::make_unique<ui::MainWindow>(host.baseUrl());
+        ui::MainWindow::Options windowOptions;
+        windowOptions.demo = options.demo;
+        windowOptions.configPath = options.demo ? QString()
+                                   : options.configPath.isEmpty() ? config::defaultConfigPath()
+                                                                  : options.configPath;
+        window = std::make_unique<ui::MainWindow>(&host, windowOptions);
+        // The publisher lives on the engine thread; its snapshots reach the window by queued signal.
+        snapshot::SnapshotPublisher *publisher = nullptr;
+        host.runBlocking([&publisher](Engine &engine) { publisher = new snapshot::SnapshotPublisher(engine); });
+        QObject::connect(publisher, &snapshot::SnapshotPublisher::snapshotReady, window.get(),
+                         &ui::MainWindow::applySnapshot, Qt::QueuedConnection);
+        host.post([publisher](Engine &) { publisher->publishNow(); });
         window->show();
     }
 #endif

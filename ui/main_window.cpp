@@ -1,16 +1,226 @@
 #include "main_window.h"
 
-#include <QLabel>
+#include "attempts/attempts_model.h"
+#include "attempts/attempts_view.h"
+#include "config/config_editor.h"
+#include "credentials/credential_store.h"
+#include "dashboard/dashboard_view.h"
+#include "demo/demo_banner.h"
+#include "failures/failures_view.h"
+#include "log/log_model.h"
+#include "log/log_view.h"
+#include "marks/marks_model.h"
+#include "marks/marks_view.h"
+#include "shared/engine_commands.h"
+#include "shared/sidebar_delegate.h"
+#include "shared/ui_resources.h"
+#include "status/status_line.h"
+#include "tray/tray_controller.h"
+#include "usage/usage_view.h"
+
+#include <QApplication>
+#include <QCloseEvent>
+#include <QDateTime>
+#include <QFile>
+#include <QHBoxLayout>
+#include <QListWidget>
+#include <QShortcut>
+#include <QStackedWidget>
+#include <QSystemTrayIcon>
+#include <QTimer>
+#include <QVBoxLayout>
 
 namespace sw::ui {
 
-MainWindow::MainWindow(const QString &baseUrl, QWidget *parent) : QMainWindow(parent)
-{
-    setWindowTitle(tr("Switchman"));
-    auto *label = new QLabel(tr("Serving on %1").arg(baseUrl), this);
-    label->setMargin(24);
-    setCentralWidget(label);
-    resize(900, 560);
+namespace {
+constexpr qint64 kErrorWindowMs = 60'000; // "requests failing" while one went unanswered in the last minute
+}
+
+MainWindow::MainWindow(EngineHost *host, const Options &options, QWidget *parent)
+    : QMainWindow(parent), m_commands(new EngineCommands(host, this)), m_attempts(new AttemptsModel(5000, this)),
+      m_marks(new MarksModel(this)), m_log(new LogModel(5000, this)), m_useTray(options.tray) {
+    ensureUiResources();
+    setWindowTitle(options.demo ? tr("Switchman (demo)") : tr("Switchman"));
+    const QString appIcon = QFile::exists(QStringLiteral(":/icons/switchman.svg"))
+                                ? QStringLiteral(":/icons/switchman.svg")
+                                : TrayController::iconPath(HealthState::Healthy);
+    setWindowIcon(QIcon(appIcon));
+
+    credentials::SecretStore *secrets = options.secrets;
+    if (!secrets) {
+        m_ownedSecrets = std::make_unique<credentials::KeychainStore>();
+        secrets = m_ownedSecrets.get();
+    }
+
+    auto *central = new QWidget(this);
+    auto *column = new QVBoxLayout(central);
+    column->setContentsMargins(0, 0, 0, 0);
+    column->setSpacing(0);
+    m_status = new StatusLine(m_commands, central);
+    column->addWidget(m_status);
+    if (options.demo) {
+        m_demoBanner = new DemoBanner(m_commands, central);
+        column->addWidget(m_demoBanner);
+    }
+    auto *row = new QHBoxLayout;
+    row->setContentsMargins(0, 0, 0, 0);
+    row->setSpacing(0);
+    m_sidebar = new QListWidget(central);
+    m_sidebar->setObjectName(QStringLiteral("sidebar"));
+    m_sidebar->setItemDelegate(new SidebarDelegate(m_sidebar));
+    m_sidebar->setFrameShape(QFrame::NoFrame);
+    m_sidebar->setBackgroundRole(QPalette::Window);
+    m_sidebar->setAutoFillBackground(true);
+    const QStringList names{tr("Dashboard"), tr("Attempts"),      tr("Marks"), tr("Failures"),
+                            tr("Usage"),     tr("Configuration"), tr("Log")};
+    for (int i = 0; i < names.size(); ++i) {
+        auto *item = new QListWidgetItem(names[i], m_sidebar);
+        item->setToolTip(tr("%1 (Ctrl+%2)").arg(names[i]).arg(i + 1));
+    }
+    m_sidebar->setFixedWidth(m_sidebar->sizeHintForColumn(0) + 24);
+    row->addWidget(m_sidebar);
+
+    m_pages = new QStackedWidget(central);
+    m_dashboard = new DashboardView(m_attempts, m_marks, m_commands, m_pages);
+    m_attemptsView = new AttemptsView(m_attempts, m_pages);
+    m_marksView = new MarksView(m_marks, m_commands, m_pages);
+    m_failuresView = new FailuresView(m_pages);
+    m_usageView = new UsageView(m_pages);
+    m_configEditor = new ConfigEditor(m_commands, secrets, m_pages);
+    m_configEditor->setConfigPath(options.demo ? QString() : options.configPath);
+    m_logView = new LogView(m_log, m_pages);
+    for (QWidget *w : std::initializer_list<QWidget *>{m_dashboard, m_attemptsView, m_marksView, m_failuresView,
+                                                       m_usageView, m_configEditor, m_logView}) {
+        w->layout()->setContentsMargins(12, 10, 12, 10);
+        m_pages->addWidget(w);
+    }
+    row->addWidget(m_pages, 1);
+    column->addLayout(row, 1);
+    setCentralWidget(central);
+
+    connect(m_sidebar, &QListWidget::currentRowChanged, m_pages, &QStackedWidget::setCurrentIndex);
+    for (int i = 0; i < ViewCount; ++i) {
+        auto *shortcut = new QShortcut(QKeySequence(Qt::CTRL | Qt::Key(Qt::Key_1 + i)), this);
+        connect(shortcut, &QShortcut::activated, this, [this, i]() { showView(View(i)); });
+    }
+    connect(m_dashboard, &DashboardView::requestActivated, this, [this](const QString &id) {
+        m_attemptsView->showRequest(id);
+        showView(Attempts);
+    });
+    connect(m_marks, &MarksModel::countChanged, this, [this]() {
+        updateBadge();
+        updateState(); // the tray answers a clear at once, before the engine's next snapshot
+    });
+    connect(m_commands, &EngineCommands::pausedRequested, this, [this](bool paused) {
+        m_paused = paused;
+        updateState();
+    });
+
+    // Countdowns and "12 s ago" move every second on the GUI's own clock.
+    m_second = new QTimer(this);
+    m_second->setInterval(1000);
+    connect(m_second, &QTimer::timeout, m_marks, &MarksModel::tick);
+    connect(m_second, &QTimer::timeout, this, &MainWindow::updateState);
+    m_second->start();
+
+    m_tray = new TrayController(this);
+    connect(m_tray, &TrayController::openDashboardRequested, this, [this]() {
+        showNormal();
+        raise();
+        activateWindow();
+        showView(Dashboard);
+    });
+    connect(m_tray, &TrayController::pauseToggled, m_commands, &EngineCommands::setPaused);
+    connect(m_tray, &TrayController::clearAllMarksRequested, this, [this]() {
+        showNormal(); // the one confirmation needs a visible parent
+        m_marksView->clearAll();
+    });
+    connect(m_tray, &TrayController::quitRequested, qApp, &QCoreApplication::quit);
+    if (m_useTray && TrayController::available()) {
+        m_tray->show();
+        QApplication::setQuitOnLastWindowClosed(false); // dialogs closing must not end the tray's process
+    }
+
+    m_sidebar->setCurrentRow(Dashboard);
+    resize(1180, 720);
+    updateBadge();
+    updateState();
+}
+
+MainWindow::~MainWindow() = default;
+
+QWidget *MainWindow::viewWidget(View view) const {
+    return m_pages->widget(view);
+}
+
+void MainWindow::showView(View view) {
+    m_sidebar->setCurrentRow(view);
+}
+
+MainWindow::View MainWindow::currentView() const {
+    return View(m_pages->currentIndex());
+}
+
+void MainWindow::applySnapshot(const snapshot::EngineSnapshot &s) {
+    m_baseUrl = s.baseUrl;
+    m_paused = s.paused;
+    m_lastUnansweredWallMs = s.lastUnansweredWallMs;
+    m_lastUnansweredReason = s.lastUnansweredReason;
+    m_lastSnapshotWallMs = s.wallMs;
+    m_attempts->append(s.newAttempts);
+    m_marks->applySnapshot(s.marks, s.wallMs);
+    m_log->append(s.newLogLines);
+    m_status->applySnapshot(s);
+    m_dashboard->applySnapshot(s);
+    m_failuresView->applySnapshot(s);
+    m_usageView->applySnapshot(s);
+    m_attemptsView->setBaseUrl(s.baseUrl);
+    if (s.config)
+        m_configEditor->setRunningConfig(*s.config, s.configGeneration);
+    if (m_demoBanner) {
+        m_demoBanner->setProviders(s.demoProviders);
+        m_demoBanner->setBaseUrl(s.baseUrl);
+    }
+    updateState();
+}
+
+void MainWindow::updateBadge() {
+    auto *item = m_sidebar->item(Marks);
+    const int n = m_marks->rowCount();
+    item->setData(SidebarDelegate::BadgeRole, n);
+    item->setToolTip(n > 0 ? tr("Marks: %1 active (Ctrl+3)").arg(n) : tr("Marks (Ctrl+3)"));
+}
+
+void MainWindow::updateState() {
+    const qint64 now = QDateTime::currentMSecsSinceEpoch();
+    const int marks = m_marks->rowCount();
+    QString detail;
+    HealthState state = HealthState::Healthy;
+    if (m_paused) {
+        state = HealthState::Paused;
+        detail = tr("requests are answered 503 until resumed");
+    } else if (m_lastUnansweredWallMs > 0 && now - m_lastUnansweredWallMs < kErrorWindowMs) {
+        state = HealthState::Error;
+        detail = tr("a request got no answer from any candidate (%1)").arg(m_lastUnansweredReason);
+    } else if (marks > 0) {
+        state = HealthState::Marks;
+        detail = (marks == 1 ? tr("1 candidate marked down") : tr("%1 candidates marked down").arg(marks));
+    }
+    m_state = state;
+    m_status->setState(state, detail);
+    m_tray->setState(state, marks, m_paused, m_baseUrl, detail);
+}
+
+void MainWindow::closeEvent(QCloseEvent *event) {
+    if (m_useTray && TrayController::available() && m_tray->icon()->isVisible()) {
+        // The proxy keeps running in the tray; say so the first time.
+        hide();
+        m_tray->notifyKeptRunningOnce();
+        event->ignore();
+        return;
+    }
+    event->accept();
+    QCoreApplication::quit(); // no tray: closing the window ends Switchman, as any window would
 }
 
 } // namespace sw::ui

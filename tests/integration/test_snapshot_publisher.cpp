@@ -1,0 +1,100 @@
+// The engine-thread SnapshotPublisher: what the GUI sees must be what the
+// engine did (attempts, marks with remaining TTL, /metrics failure counters,
+// usage) and it must arrive batched, a few snapshots per second at most.
+
+#include "gateway_fixture.h"
+#include "signal_wait.h"
+#include "snapshot/snapshot_publisher.h"
+#include "telemetry/telemetry.h"
+
+#include <QElapsedTimer>
+#include <QSignalSpy>
+#include <QTest>
+
+using namespace sw;
+
+class TestSnapshotPublisher : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void snapshotsCarryWhatTheEngineDid() {
+        test::GatewayFixture gw;
+        gw.start();
+        auto *publisher = new snapshot::SnapshotPublisher(gw.engine(), 250);
+        QList<snapshot::EngineSnapshot> seen;
+        connect(publisher, &snapshot::SnapshotPublisher::snapshotReady, this,
+                [&seen](const snapshot::EngineSnapshot &s) { seen << s; });
+
+        gw.anthropicA.setFault(demo::Fault{demo::Fault::Status, 503, "7", {}, 0});
+        for (int i = 0; i < 3; ++i)
+            QCOMPARE(gw.post(QStringLiteral("/v1/messages"),
+                             test::GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("hi"), false))
+                         .status,
+                     200);
+        seen.clear();
+        publisher->publishNow();
+        QCOMPARE(seen.size(), 1);
+        const auto s = seen.first();
+        QCOMPARE(s.baseUrl, gw.baseUrl());
+        QVERIFY(!s.paused);
+        QCOMPARE(s.requestsPerMinute, 3);
+        // Every attempt since the last snapshot, oldest first: 503 then the follower, per request
+        // (later requests skip the marked candidate).
+        QVERIFY(s.newAttempts.size() >= 4);
+        QCOMPARE(s.newAttempts.first().outcome, telemetry::AttemptOutcome::Failed);
+        QCOMPARE(s.newAttempts.first().status, 503);
+        QCOMPARE(s.newAttempts.at(1).outcome, telemetry::AttemptOutcome::Committed);
+        // The mark, with its remaining TTL at snapshot time.
+        QCOMPARE(s.marks.size(), 1);
+        QCOMPARE(s.marks.first().info.provider, QStringLiteral("pa"));
+        QVERIFY(s.marks.first().remainingMs > 15'000 && s.marks.first().remainingMs <= 20'000);
+        // The /metrics counter, and the per-minute buckets add up to it.
+        const QString key = QStringLiteral("pa") + QChar(0x1f) + QStringLiteral("server_error");
+        QCOMPARE(s.failureTotals.value(key), gw.engine().telemetry()->failureCounts().value(key));
+        QVERIFY(gw.engine().telemetry()->metricsText({}).contains(
+            QStringLiteral("switchman_candidate_failures_total{provider=\"pa\",failure=\"server_error\"} %1")
+                .arg(s.failureTotals.value(key))));
+        qint64 bucketed = 0;
+        for (const auto &m : s.failuresByMinute)
+            bucketed += m.counts.value(key);
+        QCOMPARE(bucketed, s.failureTotals.value(key));
+        QVERIFY(s.config);
+        QVERIFY(s.config->routes.contains(QStringLiteral("chain")));
+
+        // Nothing new: the next snapshot carries no attempts again.
+        seen.clear();
+        publisher->publishNow();
+        QVERIFY(seen.first().newAttempts.isEmpty());
+        QCOMPARE(seen.first().marks.size(), 1);
+    }
+
+    void atMostAFewSnapshotsPerSecondUnderLoad() {
+        test::GatewayFixture gw;
+        gw.start();
+        auto *publisher = new snapshot::SnapshotPublisher(gw.engine(), 250);
+        QSignalSpy spy(publisher, &snapshot::SnapshotPublisher::snapshotReady);
+        QElapsedTimer t;
+        t.start();
+        int sent = 0;
+        while (t.elapsed() < 1500) {
+            QList<QNetworkReply *> replies;
+            for (int i = 0; i < 8; ++i)
+                replies << gw.postAsync(
+                    QStringLiteral("/v1/messages"),
+                    test::GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), false));
+            for (auto *r : replies)
+                gw.wait(r);
+            sent += 8;
+        }
+        const double seconds = double(t.elapsed()) / 1000.0;
+        QVERIFY(sent >= 16);
+        QVERIFY2(spy.size() <= int(seconds * 4) + 2, qPrintable(QString::number(spy.size())));
+        publisher->publishNow(); // whatever is still pending
+        int attempts = 0;
+        for (const auto &args : spy)
+            attempts += int(args.first().value<snapshot::EngineSnapshot>().newAttempts.size());
+        QCOMPARE(attempts, sent); // batched, none lost
+    }
+};
+
+QTEST_MAIN(TestSnapshotPublisher)
+#include "test_snapshot_publisher.moc"

@@ -1,0 +1,75 @@
+#include "attempts/request_story.h"
+
+#include <QObject>
+
+namespace sw::ui {
+
+namespace {
+void byAttempt(QList<telemetry::AttemptRecord> &a) {
+    std::sort(a.begin(), a.end(), [](const auto &x, const auto &y) { return x.attempt < y.attempt; });
+}
+
+QString why(const telemetry::AttemptRecord &a) {
+    if (a.status > 0)
+        return QString::number(a.status);
+    if (!a.failure.isEmpty())
+        return a.failure;
+    return telemetry::outcomeName(a.outcome);
+}
+} // namespace
+
+bool RequestStory::answered(const QList<telemetry::AttemptRecord> &attempts) {
+    return std::any_of(attempts.begin(), attempts.end(),
+                       [](const auto &a) { return a.outcome == telemetry::AttemptOutcome::Committed; });
+}
+
+QString RequestStory::line(QList<telemetry::AttemptRecord> attempts) {
+    if (attempts.isEmpty())
+        return {};
+    byAttempt(attempts);
+    const QString model = attempts.first().requestedModel;
+    QStringList failures;
+    const telemetry::AttemptRecord *winner = nullptr;
+    for (const auto &a : attempts) {
+        if (a.outcome == telemetry::AttemptOutcome::Committed)
+            winner = &a;
+        else if (a.outcome == telemetry::AttemptOutcome::Failed || a.outcome == telemetry::AttemptOutcome::Skipped)
+            failures << QStringLiteral("%1 %2").arg(a.provider.isEmpty() ? a.candidate : a.provider, why(a));
+    }
+    if (winner) {
+        QString s = QStringLiteral("\u2713 %1 \u2192 %2").arg(model, winner->candidate);
+        if (winner->attempt > 1)
+            s += QObject::tr(" on attempt %1").arg(winner->attempt);
+        if (!failures.isEmpty())
+            s += QStringLiteral(", ") + failures.join(QStringLiteral(", "));
+        return s;
+    }
+    const auto &last = attempts.last();
+    if (last.outcome == telemetry::AttemptOutcome::Aborted)
+        return QObject::tr("\u25CB %1: client left after %2 attempt(s)").arg(model).arg(last.attempt);
+    return QObject::tr("\u2716 %1 unanswered: %2")
+        .arg(model, failures.isEmpty() ? why(last) : failures.join(QStringLiteral(", ")));
+}
+
+QStringList RequestStory::steps(QList<telemetry::AttemptRecord> attempts) {
+    byAttempt(attempts);
+    QStringList out;
+    for (const auto &a : attempts) {
+        QString s = QObject::tr("Attempt %1: %2 — %3")
+                        .arg(a.attempt)
+                        .arg(a.candidate.isEmpty() ? QObject::tr("(no candidate)") : a.candidate,
+                             telemetry::outcomeName(a.outcome));
+        if (!a.failure.isEmpty())
+            s += QStringLiteral(" (%1%2)").arg(a.failure,
+                                               a.status > 0 ? QStringLiteral(", HTTP %1").arg(a.status) : QString());
+        s += QObject::tr(" after %1 ms").arg(a.elapsedMs);
+        if (a.ttftMs)
+            s += QObject::tr(", first token at %1 ms").arg(*a.ttftMs);
+        if (!a.message.isEmpty())
+            s += QStringLiteral(": ") + a.message;
+        out << s;
+    }
+    return out;
+}
+
+} // namespace sw::ui

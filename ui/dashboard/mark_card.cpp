@@ -1,0 +1,52 @@
+#include "dashboard/mark_card.h"
+
+#include "shared/state_palette.h"
+#include "shared/time_text.h"
+
+#include <QGridLayout>
+#include <QLabel>
+#include <QProgressBar>
+#include <QToolButton>
+
+namespace sw::ui {
+
+MarkCard::MarkCard(QWidget *parent) : QFrame(parent) {
+    setFrameShape(QFrame::StyledPanel);
+    auto *grid = new QGridLayout(this);
+    grid->setContentsMargins(8, 6, 8, 6);
+    grid->setVerticalSpacing(2);
+    auto *icon = new QLabel(this);
+    icon->setPixmap(StatePalette::dot(HealthState::Marks, 12).pixmap(12, 12));
+    m_title = new QLabel(this);
+    m_subtitle = new QLabel(this);
+    m_subtitle->setForegroundRole(QPalette::PlaceholderText);
+    m_bar = new QProgressBar(this);
+    m_bar->setTextVisible(false);
+    m_bar->setMaximumHeight(8);
+    m_bar->setRange(0, 1000);
+    QPalette p = m_bar->palette();
+    p.setColor(QPalette::Highlight, StatePalette::color(HealthState::Marks));
+    m_bar->setPalette(p);
+    m_expires = new QLabel(this);
+    auto *clear = new QToolButton(this);
+    clear->setText(QStringLiteral("\u2715"));
+    clear->setToolTip(tr("Clear this mark: the candidate is tried again at once"));
+    clear->setAutoRaise(true);
+    grid->addWidget(icon, 0, 0);
+    grid->addWidget(m_title, 0, 1, 1, 2);
+    grid->addWidget(clear, 0, 3, Qt::AlignRight);
+    grid->addWidget(m_subtitle, 1, 1, 1, 3);
+    grid->addWidget(m_bar, 2, 1, 1, 1);
+    grid->addWidget(m_expires, 2, 2, 1, 2, Qt::AlignRight);
+    grid->setColumnStretch(1, 1);
+    connect(clear, &QToolButton::clicked, this, &MarkCard::clearClicked);
+}
+
+void MarkCard::set(const QString &title, const QString &subtitle, qint64 remainingMs, qint64 ttlMs) {
+    m_title->setText(title);
+    m_subtitle->setText(subtitle);
+    m_bar->setValue(ttlMs > 0 ? int(std::clamp<qint64>(remainingMs * 1000 / ttlMs, 0, 1000)) : 0);
+    m_expires->setText(tr("expires in %1").arg(TimeText::countdown(remainingMs)));
+}
+
+} // namespace sw::ui

@@ -1,0 +1,28 @@
+#pragma once
+// One mark on the dashboard: who and what, kind and strikes, a bar draining
+// towards expiry, and a one-click clear.
+
+#include <QFrame>
+
+class QLabel;
+class QProgressBar;
+
+namespace sw::ui {
+
+class MarkCard final : public QFrame {
+    Q_OBJECT
+public:
+    explicit MarkCard(QWidget *parent = nullptr);
+    void set(const QString &title, const QString &subtitle, qint64 remainingMs, qint64 ttlMs);
+
+Q_SIGNALS:
+    void clearClicked();
+
+private:
+    QLabel *m_title = nullptr;
+    QLabel *m_subtitle = nullptr;
+    QProgressBar *m_bar = nullptr;
+    QLabel *m_expires = nullptr;
+};
+
+} // namespace sw::ui

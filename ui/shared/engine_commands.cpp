@@ -1,0 +1,34 @@
+#include "shared/engine_commands.h"
+
+#include "engine_host.h"
+
+namespace sw::ui {
+
+EngineCommands::EngineCommands(EngineHost *host, QObject *parent) : QObject(parent), m_host(host) {}
+
+void EngineCommands::clearMarks(const failover::MarkFilter &filter) {
+    Q_EMIT marksClearRequested(filter);
+    if (m_host)
+        m_host->post([filter](Engine &engine) { engine.clearMarks(filter); });
+}
+
+void EngineCommands::setPaused(bool paused) {
+    Q_EMIT pausedRequested(paused);
+    if (m_host)
+        m_host->post([paused](Engine &engine) { engine.setPaused(paused); });
+}
+
+void EngineCommands::applyConfig(const config::Config &config) {
+    if (m_host)
+        m_host->post([config](Engine &engine) { engine.applyConfig(config); });
+}
+
+void EngineCommands::setDemoFault(const QString &provider, const demo::Fault &fault) {
+    if (m_host)
+        m_host->post([provider, fault](Engine &engine) {
+            if (auto *upstream = engine.demoUpstream(provider))
+                upstream->setFault(fault);
+        });
+}
+
+} // namespace sw::ui

@@ -1,0 +1,39 @@
+#pragma once
+// The GUI's only way to change the engine: every command is a queued call run
+// on the engine thread (ARCHITECTURE "Threads"). Never blocks the GUI thread.
+
+#include "config/config.h"
+#include "demo/fake_upstream.h"
+#include "failover/provider_down_marks.h"
+
+#include <QObject>
+
+namespace sw {
+class EngineHost;
+}
+
+namespace sw::ui {
+
+class EngineCommands final : public QObject {
+    Q_OBJECT
+    Q_DISABLE_COPY_MOVE(EngineCommands)
+public:
+    explicit EngineCommands(EngineHost *host, QObject *parent = nullptr);
+
+    void clearMarks(const failover::MarkFilter &filter);
+    void setPaused(bool paused);
+    void applyConfig(const config::Config &config);
+    // --demo: fault for every request to a simulated provider; Fault{} brings it back.
+    void setDemoFault(const QString &provider, const demo::Fault &fault);
+
+Q_SIGNALS:
+    // Emitted on the GUI thread right away, so views that show the state can
+    // update before the next snapshot arrives (the snapshot then confirms it).
+    void marksClearRequested(const sw::failover::MarkFilter &filter);
+    void pausedRequested(bool paused);
+
+private:
+    EngineHost *m_host = nullptr;
+};
+
+} // namespace sw::ui
