@@ -7,7 +7,7 @@ namespace sw::failover {
 bool MarkFilter::matches(const MarkInfo &m) const
 {
     return (tenant.isEmpty() || tenant == m.tenant) && (provider.isEmpty() || provider == m.provider) &&
-           (baseUrl.isEmpty() || baseUrl == m.baseUrl) && (model.isEmpty() || model == m.model);
+           (baseUrl.isEmpty() || baseUrl == m.baseUrl) && (exactModel ? model == m.model : model.isEmpty() || model == m.model);
 }
 
 ProviderDownMarks::ProviderDownMarks(util::Clock &clock) : m_clock(clock) {}

@@ -26,6 +26,7 @@ struct MarkInfo {
 
 struct MarkFilter {
     QString tenant, provider, baseUrl, model; // empty = any
+    bool exactModel = false; // one mark: the model must match as given, "" = only the transport mark
     bool matches(const MarkInfo &m) const;
 };
 

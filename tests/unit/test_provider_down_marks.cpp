@@ -112,6 +112,18 @@ private Q_SLOTS:
         // A cleared mark forgets its strikes.
         QCOMPARE(marks.mark(QStringLiteral("alice"), kA, failure(FailureKind::ServerError)), 20000);
     }
+    void clearingOneTransportMarkLeavesModelMarks()
+    {
+        sw::test::FakeClock clock;
+        ProviderDownMarks marks(clock);
+        marks.mark(QStringLiteral("t"), kA, failure(FailureKind::Transport));
+        marks.mark(QStringLiteral("t"), kA, failure(FailureKind::ServerError));
+        MarkFilter one{QStringLiteral("t"), QStringLiteral("anthropic"), QStringLiteral("http://a"), QString()};
+        one.exactModel = true;
+        QCOMPARE(marks.clear(one), 1);
+        QCOMPARE(marks.active().size(), 1);
+        QCOMPARE(marks.active().first().model, QStringLiteral("claude"));
+    }
     void remainingIsTheLongestCoveringMark()
     {
         sw::test::FakeClock clock;

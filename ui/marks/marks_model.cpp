@@ -194,7 +194,8 @@ failover::MarkFilter MarksModel::filterFor(int row) const {
     f.tenant = m.tenant;
     f.provider = m.provider;
     f.baseUrl = m.baseUrl;
-    f.model = m.model; // empty for a transport mark: it then also clears that base URL's model marks
+    f.model = m.model;
+    f.exactModel = true; // clearing a transport mark leaves that base URL's model marks alone
     return f;
 }
 
