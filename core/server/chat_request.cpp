@@ -217,6 +217,7 @@ void ChatRequest::nextCandidate()
         if (s.reason.startsWith(QLatin1String("over the route's cost ceiling")))
             m_overCostCeiling = true;
         recordAttempt(telemetry::AttemptOutcome::Skipped, {}, QStringLiteral("skipped"), s.reason);
+        logSkip(s.reason);
     }
     if (!candidate) {
         if (m_lastFailure)
@@ -252,6 +253,7 @@ void ChatRequest::beginAttempt(const failover::Candidate &candidate)
             return finish();
         }
         recordAttempt(telemetry::AttemptOutcome::Skipped, {}, QStringLiteral("skipped"), *rejection);
+        logSkip(*rejection);
         return nextCandidate();
     }
     m_adapter = upstream::adapterFor(candidate.provider.api);
@@ -933,26 +935,39 @@ void ChatRequest::recordUsage(bool answered)
     m_attemptUsage = {};
 }
 
+QJsonObject ChatRequest::attemptLogFields(const QString &logOutcome) const
+{
+    // record: the auth-gateway request log's keys plus the attempt's.
+    return {{QStringLiteral("requestId"), m_requestId},
+            {QStringLiteral("format"), formats::formatName(m_format)},
+            {QStringLiteral("model"), m_parsed.model},
+            {QStringLiteral("tenant"), m_tenant},
+            {QStringLiteral("resolvedProvider"), m_candidate->provider.id},
+            {QStringLiteral("resolvedModel"), m_candidate->model.id},
+            {QStringLiteral("peer"), m_request.peer.toString()},
+            {QStringLiteral("attempt"), m_attemptNo},
+            {QStringLiteral("outcome"), logOutcome}};
+}
+
 void ChatRequest::logFailure(const failover::UpstreamFailure &f, const QString &logOutcome, const QString &next)
 {
-    QJsonObject o{{QStringLiteral("requestId"), m_requestId},
-                  {QStringLiteral("format"), formats::formatName(m_format)},
-                  {QStringLiteral("model"), m_parsed.model},
-                  {QStringLiteral("tenant"), m_tenant},
-                  {QStringLiteral("resolvedProvider"), m_candidate->provider.id},
-                  {QStringLiteral("resolvedModel"), m_candidate->model.id},
-                  {QStringLiteral("peer"), m_request.peer.toString()},
-                  {QStringLiteral("attempt"), m_attemptNo},
-                  {QStringLiteral("failure"), failover::failureKindName(f.kind)},
-                  {QStringLiteral("elapsedMs"), m_ctx.clock->nowMs() - m_attemptStartMs},
-                  {QStringLiteral("outcome"), logOutcome},
-                  {QStringLiteral("error"), truncated(f.message)}};
+    QJsonObject o = attemptLogFields(logOutcome);
+    o.insert(QStringLiteral("failure"), failover::failureKindName(f.kind));
+    o.insert(QStringLiteral("elapsedMs"), m_ctx.clock->nowMs() - m_attemptStartMs);
+    o.insert(QStringLiteral("error"), truncated(f.message));
     if (f.status)
         o.insert(QStringLiteral("status"), *f.status);
     if (f.retryAfterMs)
         o.insert(QStringLiteral("retryAfterMs"), *f.retryAfterMs);
     if (!next.isEmpty())
         o.insert(QStringLiteral("next"), next);
+    m_ctx.telemetry->log(QStringLiteral("warn"), QStringLiteral("candidate failover"), o);
+}
+
+void ChatRequest::logSkip(const QString &reason)
+{
+    QJsonObject o = attemptLogFields(QStringLiteral("skipped"));
+    o.insert(QStringLiteral("reason"), reason);
     m_ctx.telemetry->log(QStringLiteral("warn"), QStringLiteral("candidate failover"), o);
 }
 

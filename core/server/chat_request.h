@@ -18,6 +18,7 @@
 #include "upstream/upstream_adapter.h"
 
 #include <QElapsedTimer>
+#include <QJsonObject>
 #include <QObject>
 #include <QPointer>
 #include <QSet>
@@ -87,6 +88,8 @@ private:
                        const QString &message);
     void recordUsage(bool answered);
     void logFailure(const failover::UpstreamFailure &failure, const QString &logOutcome, const QString &next);
+    void logSkip(const QString &reason);
+    QJsonObject attemptLogFields(const QString &logOutcome) const;
     void finish();
 
     EngineContext &m_ctx;

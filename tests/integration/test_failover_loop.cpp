@@ -43,35 +43,44 @@ class TestFailoverLoop : public QObject {
 private Q_SLOTS:
     void refusedThenFailsOverEveryRouteAndMode_data()
     {
-        QTest::addColumn<bool>("anthropicClient");
+        QTest::addColumn<QString>("route");
         QTest::addColumn<bool>("stream");
         QTest::addColumn<int>("faultKind");
         for (int k : {int(Fault::Refuse), int(Fault::Status)})
-            for (bool anthropic : {true, false})
+            for (const char *route : {"/v1/messages", "/v1/chat/completions", "/v1/responses", "/v1/pi/stream"})
                 for (bool stream : {false, true})
-                    QTest::addRow("%s %s %s", k == Fault::Refuse ? "refused" : "503", anthropic ? "messages" : "chat",
-                                  stream ? "stream" : "json")
-                        << anthropic << stream << k;
+                    QTest::addRow("%s %s %s", k == Fault::Refuse ? "refused" : "503", route, stream ? "stream" : "json")
+                        << QString::fromLatin1(route) << stream << k;
     }
     void refusedThenFailsOverEveryRouteAndMode()
     {
-        QFETCH(bool, anthropicClient);
+        QFETCH(QString, route);
         QFETCH(bool, stream);
         QFETCH(int, faultKind);
         GatewayFixture gw;
         gw.anthropicA.setFault(faultKind == Fault::Refuse ? fault(Fault::Refuse) : fault(Fault::Status, 503));
         gw.start();
-        const auto r = anthropicClient
-                           ? gw.post(QStringLiteral("/v1/messages"), GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("ping"), stream))
-                           : gw.post(QStringLiteral("/v1/chat/completions"), GatewayFixture::openaiBody(QStringLiteral("chain"), QStringLiteral("ping"), stream));
-        QCOMPARE(r.status, 200);
-        QString text;
-        if (stream)
-            text = anthropicClient ? anthropicStreamText(r.body) : openaiStreamText(r.body);
+        QJsonObject body;
+        if (route == QLatin1String("/v1/messages"))
+            body = GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("ping"), stream);
+        else if (route == QLatin1String("/v1/chat/completions"))
+            body = GatewayFixture::openaiBody(QStringLiteral("chain"), QStringLiteral("ping"), stream);
+        else if (route == QLatin1String("/v1/responses"))
+            body = {{QStringLiteral("model"), QStringLiteral("chain")}, {QStringLiteral("input"), QStringLiteral("ping")},
+                    {QStringLiteral("stream"), stream}};
         else
-            text = anthropicClient ? anthropicMessageText(r.json()) : openaiMessageText(r.json());
-        QVERIFY2(text.contains(QStringLiteral("pb/gpt-b")), qPrintable(QString::fromUtf8(r.body)));
-        QVERIFY(text.contains(QStringLiteral("You said: ping")));
+            body = {{QStringLiteral("model"), QStringLiteral("chain")},
+                    {QStringLiteral("stream"), stream},
+                    {QStringLiteral("context"),
+                     QJsonObject{{QStringLiteral("messages"),
+                                  QJsonArray{QJsonObject{{QStringLiteral("role"), QStringLiteral("user")},
+                                                         {QStringLiteral("content"), QStringLiteral("ping")},
+                                                         {QStringLiteral("timestamp"), 0}}}}}}};
+        const auto r = gw.post(route, body);
+        QCOMPARE(r.status, 200);
+        // B answered: its label is in the text, and no error reached the client.
+        QVERIFY2(r.body.contains("pb/gpt-b"), r.body.constData());
+        QVERIFY(!r.body.contains("pa/claude-a"));
         if (!stream) {
             QCOMPARE(r.header("x-switchman-candidate"), QByteArray("pb/gpt-b"));
             QCOMPARE(r.header("x-switchman-attempts"), QByteArray("2"));
@@ -79,6 +88,7 @@ private Q_SLOTS:
             QCOMPARE(r.header("x-litellm-model-id"), QByteArray("chain"));
         } else {
             QVERIFY(r.body.contains(": switchman candidate=pb/gpt-b attempt=2"));
+            QVERIFY(!r.body.contains("event: error"));
         }
         const QString kind = faultKind == Fault::Refuse ? QStringLiteral("transport") : QStringLiteral("server_error");
         QCOMPARE(failuresOf(gw.engine(), QStringLiteral("pa"), kind), 1); // onFailure once, with A
@@ -319,7 +329,11 @@ private Q_SLOTS:
                                                                QStringLiteral("pc/claude-c")};
         gw.anthropicA.setFault(fault(Fault::Status, 503));
         gw.start();
+        QSignalSpy logged(gw.engine().telemetry(), &telemetry::Telemetry::logLine);
         const auto r = gw.post(QStringLiteral("/v1/messages"), GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), false));
+        for (int i = logged.count() - 1; i >= 0; --i)
+            if (logged.at(i).at(0).toJsonObject().value(QStringLiteral("msg")).toString() != QLatin1String("candidate failover"))
+                logged.removeAt(i);
         QCOMPARE(r.status, 200);
         QCOMPARE(r.header("x-switchman-candidate"), QByteArray("pc/claude-c"));
         QCOMPARE(failuresOf(gw.engine(), QStringLiteral("pb"), QStringLiteral("setup_error")), 0);
@@ -327,6 +341,10 @@ private Q_SLOTS:
         QCOMPARE(attempts.size(), 3);
         QCOMPARE(attempts[1].outcome, telemetry::AttemptOutcome::Skipped);
         QCOMPARE(attempts[2].outcome, telemetry::AttemptOutcome::Committed);
+        QCOMPARE(logged.count(), 2); // one line for A's failure, one for the skipped follower
+        QCOMPARE(logged.at(1).at(0).toJsonObject().value(QStringLiteral("outcome")).toString(), QStringLiteral("skipped"));
+        QCOMPARE(logged.at(0).at(0).toJsonObject().value(QStringLiteral("failure")).toString(), QStringLiteral("server_error"));
+        QCOMPARE(logged.at(0).at(0).toJsonObject().value(QStringLiteral("next")).toString(), QStringLiteral("pb/embed-b")); // the next one considered
     }
 
     void badRequestDoesNotFailOver()
@@ -441,6 +459,24 @@ private Q_SLOTS:
         QCOMPARE(gw.post(QStringLiteral("/v1/messages"), GatewayFixture::anthropicBody(QStringLiteral("pa/claude-a"), QStringLiteral("x"), false), h2).status, 409);
         pending->abort();
         pending->deleteLater();
+    }
+
+    void adminEventFeedStreamsAttemptsAndMarks()
+    {
+        GatewayFixture gw;
+        gw.anthropicA.setFault(fault(Fault::Status, 503));
+        gw.start();
+        QNetworkReply *feed = gw.nam.get(QNetworkRequest(QUrl(gw.baseUrl() + QStringLiteral("/admin/events"))));
+        QTRY_VERIFY(feed->bytesAvailable() > 0); // the current marks arrive first
+        QCOMPARE(gw.post(QStringLiteral("/v1/messages"), GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), false)).status, 200);
+        QByteArray seen;
+        QTRY_VERIFY((seen += feed->readAll()).contains("\"candidate\":\"pb/gpt-b\""));
+        QVERIFY(seen.contains("event: attempt"));
+        QVERIFY(seen.contains("\"outcome\":\"failed\""));
+        QVERIFY(seen.count("event: marks") >= 2); // initial, then A's new mark
+        QVERIFY(seen.contains("\"provider\":\"pa\""));
+        feed->abort();
+        feed->deleteLater();
     }
 
     void keepalivesFlowWhileHeld()
