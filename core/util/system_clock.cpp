@@ -6,44 +6,81 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
 
 namespace sw::util {
 namespace {
 
+// One QTimer per thread, armed for the earliest due callback. Every request
+// schedules a deadline and often a budget and a keepalive, and most are
+// cancelled long before they fire: a map insert and erase is far cheaper than
+// creating and registering a QTimer each time.
 class SystemClock final : public Clock {
 public:
-    SystemClock() { m_elapsed.start(); }
-    ~SystemClock() override { qDeleteAll(m_timers); }
+    SystemClock()
+    {
+        m_elapsed.start();
+        m_timer.setSingleShot(true);
+        m_timer.setTimerType(Qt::PreciseTimer);
+        QObject::connect(&m_timer, &QTimer::timeout, &m_timer, [this]() { fireDue(); });
+    }
 
     qint64 nowMs() const override { return m_elapsed.elapsed(); }
 
     TimerId schedule(qint64 delayMs, std::function<void()> callback) override
     {
         const TimerId id = ++m_next;
-        auto *timer = new QTimer;
-        timer->setSingleShot(true);
-        timer->setTimerType(Qt::PreciseTimer);
-        QObject::connect(timer, &QTimer::timeout, timer, [this, id, cb = std::move(callback)]() {
-            if (QTimer *t = m_timers.take(id))
-                t->deleteLater();
-            cb();
-        });
-        m_timers.insert(id, timer);
-        timer->start(int(std::clamp<qint64>(delayMs, 0, std::numeric_limits<int>::max())));
+        const qint64 due = nowMs() + std::max<qint64>(0, delayMs);
+        const auto it = m_byDue.emplace(due, id);
+        m_pending.insert(id, {it, std::move(callback)});
+        if (it == m_byDue.begin())
+            arm();
         return id;
     }
 
     void cancel(TimerId id) override
     {
-        if (QTimer *t = m_timers.take(id)) {
-            t->stop();
-            t->deleteLater();
-        }
+        const auto it = m_pending.find(id);
+        if (it == m_pending.end())
+            return;
+        m_byDue.erase(it->where);
+        m_pending.erase(it);
+        // The QTimer may now fire early; fireDue() then re-arms for the next one.
     }
 
 private:
+    struct Pending {
+        std::multimap<qint64, TimerId>::iterator where;
+        std::function<void()> callback;
+    };
+
+    void arm()
+    {
+        if (m_byDue.empty()) {
+            m_timer.stop();
+            return;
+        }
+        const qint64 wait = std::max<qint64>(0, m_byDue.begin()->first - nowMs());
+        m_timer.start(int(std::min<qint64>(wait, std::numeric_limits<int>::max())));
+    }
+
+    void fireDue()
+    {
+        const qint64 now = nowMs();
+        while (!m_byDue.empty() && m_byDue.begin()->first <= now) {
+            const TimerId id = m_byDue.begin()->second;
+            m_byDue.erase(m_byDue.begin());
+            auto callback = std::move(m_pending[id].callback);
+            m_pending.remove(id);
+            callback(); // may schedule or cancel others
+        }
+        arm();
+    }
+
     QElapsedTimer m_elapsed;
-    QHash<TimerId, QTimer *> m_timers;
+    QTimer m_timer;
+    std::multimap<qint64, TimerId> m_byDue;
+    QHash<TimerId, Pending> m_pending;
     TimerId m_next = 0;
 };
 
