@@ -131,20 +131,11 @@ std::optional<ParsedRequest> failed(GatewayError *error, const QString &message)
 } // namespace
 
 std::optional<ParsedRequest> AnthropicMessagesCodec::decode(const QByteArray &body, GatewayError *error) const {
-    QJsonParseError pe;
-    const QJsonDocument doc = QJsonDocument::fromJson(body, &pe);
-    if (pe.error != QJsonParseError::NoError)
-        return failed(error, L("Request body is not valid JSON: ") + pe.errorString());
-    if (!doc.isObject())
-        return failed(error, QStringLiteral("Request body must be a JSON object"));
-    ParsedRequest req;
-    req.raw = doc.object();
+    auto begun = beginDecode(body, error);
+    if (!begun)
+        return std::nullopt;
+    ParsedRequest req = std::move(*begun);
     const QJsonObject &o = req.raw;
-
-    const QJsonValue model = o.value(L("model"));
-    if (!model.isString() || model.toString().isEmpty())
-        return failed(error, QStringLiteral("model: required string"));
-    req.model = model.toString();
 
     const QJsonValue system = o.value(L("system"));
     if (system.isString())

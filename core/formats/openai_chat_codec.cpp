@@ -164,26 +164,11 @@ bool optionalInt(const QJsonObject &o, const char *key, std::optional<int> *out,
 } // namespace
 
 std::optional<ParsedRequest> OpenAIChatCodec::decode(const QByteArray &body, GatewayError *error) const {
-    QJsonParseError pe;
-    const QJsonDocument doc = QJsonDocument::fromJson(body, &pe);
-    if (pe.error != QJsonParseError::NoError) {
-        fail(error, L("Request body is not valid JSON: ") + pe.errorString());
+    auto begun = beginDecode(body, error);
+    if (!begun)
         return std::nullopt;
-    }
-    if (!doc.isObject()) {
-        fail(error, QStringLiteral("Request body must be a JSON object"));
-        return std::nullopt;
-    }
-    ParsedRequest req;
-    req.raw = doc.object();
+    ParsedRequest req = std::move(*begun);
     const QJsonObject &o = req.raw;
-
-    const QJsonValue model = o.value(L("model"));
-    if (!model.isString() || model.toString().isEmpty()) {
-        fail(error, QStringLiteral("model: required string"));
-        return std::nullopt;
-    }
-    req.model = model.toString();
     const QJsonValue messages = o.value(L("messages"));
     if (!messages.isArray()) {
         fail(error, QStringLiteral("messages: required array"));

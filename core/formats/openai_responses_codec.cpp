@@ -162,20 +162,11 @@ bool decodeItem(const QJsonObject &item, const QString &where, ParsedRequest *re
 } // namespace
 
 std::optional<ParsedRequest> OpenAIResponsesCodec::decode(const QByteArray &body, GatewayError *error) const {
-    QJsonParseError pe;
-    const QJsonDocument doc = QJsonDocument::fromJson(body, &pe);
-    if (pe.error != QJsonParseError::NoError)
-        return failed(error, L("Request body is not valid JSON: ") + pe.errorString());
-    if (!doc.isObject())
-        return failed(error, QStringLiteral("Request body must be a JSON object"));
-    ParsedRequest req;
-    req.raw = doc.object();
+    auto begun = beginDecode(body, error);
+    if (!begun)
+        return std::nullopt;
+    ParsedRequest req = std::move(*begun);
     const QJsonObject &o = req.raw;
-
-    const QJsonValue model = o.value(L("model"));
-    if (!model.isString() || model.toString().isEmpty())
-        return failed(error, QStringLiteral("model: required string"));
-    req.model = model.toString();
 
     const QJsonValue instructions = o.value(L("instructions"));
     if (instructions.isString())

@@ -101,14 +101,10 @@ bool decodeAssistant(const QJsonObject &m, Message *msg, const QString &where, G
 } // namespace
 
 std::optional<ParsedRequest> PiNativeCodec::decode(const QByteArray &body, GatewayError *error) const {
-    QJsonParseError pe;
-    const QJsonDocument doc = QJsonDocument::fromJson(body, &pe);
-    if (pe.error != QJsonParseError::NoError)
-        return failed(error, L("Request body is not valid JSON: ") + pe.errorString());
-    if (!doc.isObject())
-        return failed(error, QStringLiteral("Request body must be a JSON object"));
-    ParsedRequest req;
-    req.raw = doc.object();
+    auto begun = beginDecode(body, error, /*requireModel=*/false); // pi names the model its own ways
+    if (!begun)
+        return std::nullopt;
+    ParsedRequest req = std::move(*begun);
     const QJsonObject &o = req.raw;
 
     // modelId, or model as a string, or pi's whole Model object (as streamProxy sends it).

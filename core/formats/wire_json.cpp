@@ -60,4 +60,35 @@ QString textOfContent(const QJsonValue &content) {
     return out;
 }
 
+void rejectRequest(model::GatewayError *error, const QString &message)
+{
+    if (error)
+        *error = model::GatewayError::make(400, model::ErrorCategory::InvalidRequest, message);
+}
+
+std::optional<ParsedRequest> beginDecode(const QByteArray &body, model::GatewayError *error, bool requireModel)
+{
+    QJsonParseError pe;
+    const QJsonDocument doc = QJsonDocument::fromJson(body, &pe);
+    if (pe.error != QJsonParseError::NoError) {
+        rejectRequest(error, QStringLiteral("Request body is not valid JSON: ") + pe.errorString());
+        return std::nullopt;
+    }
+    if (!doc.isObject()) {
+        rejectRequest(error, QStringLiteral("Request body must be a JSON object"));
+        return std::nullopt;
+    }
+    ParsedRequest req;
+    req.raw = doc.object();
+    if (requireModel) {
+        const QJsonValue model = req.raw.value(QLatin1String("model"));
+        if (!model.isString() || model.toString().isEmpty()) {
+            rejectRequest(error, QStringLiteral("model: required string"));
+            return std::nullopt;
+        }
+        req.model = model.toString();
+    }
+    return req;
+}
+
 } // namespace sw::formats

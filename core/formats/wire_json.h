@@ -1,4 +1,6 @@
 #pragma once
+
+#include "formats/inbound_codec.h"
 // Small JSON helpers shared by the wire codecs and upstream adapters.
 
 #include <QByteArray>
@@ -18,5 +20,12 @@ QString makeDataUri(const QString &mimeType, const QByteArray &base64);
 
 // Text of a JSON value that may be a string or an array of {type:"text", text} parts.
 QString textOfContent(const QJsonValue &content);
+
+// The start every inbound decode shares: the body must be a JSON object. On
+// failure fills *error with a 400 naming what is wrong and returns nullopt.
+// With requireModel, "model" must also be a non-empty string (copied to .model).
+std::optional<ParsedRequest> beginDecode(const QByteArray &body, model::GatewayError *error, bool requireModel = true);
+// Sets *error to a 400 invalid-request error with `message`.
+void rejectRequest(model::GatewayError *error, const QString &message);
 
 } // namespace sw::formats
