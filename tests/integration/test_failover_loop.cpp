@@ -1,4 +1,5 @@
 // record F2c + C1: the attempt loop on the real engine, real sockets, fake upstreams.
+#include "config/config_loader.h"
 #include "credentials/credential_pools.h"
 #include "gateway_fixture.h"
 #include "telemetry/telemetry.h"
@@ -6,6 +7,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QSignalSpy>
+#include <QTemporaryDir>
 #include <QTest>
 
 using namespace sw;
@@ -477,6 +479,44 @@ private Q_SLOTS:
         QVERIFY(seen.contains("\"provider\":\"pa\""));
         feed->abort();
         feed->deleteLater();
+    }
+
+    void reloadAppliesNewConfigWithoutDroppingInFlight()
+    {
+        QTemporaryDir dir;
+        GatewayFixture gw;
+        gw.configPath = dir.filePath(QStringLiteral("config.json"));
+        QVERIFY(config::save(gw.configPath, gw.config));
+        Fault slow;
+        slow.chunkDelayMs = 150;
+        gw.anthropicA.setFault(slow);
+        gw.start();
+        QNetworkReply *inFlight = gw.postAsync(QStringLiteral("/v1/messages"), GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("a b c d"), true));
+        QTRY_COMPARE(gw.anthropicA.requests().size(), 1);
+
+        config::Config next = gw.config;
+        next.routes[QStringLiteral("chain")].candidates = {QStringLiteral("pb/gpt-b")};
+        QVERIFY(config::save(gw.configPath, next));
+        const auto reloaded = gw.postRaw(QStringLiteral("/admin/reload"), "{}");
+        QCOMPARE(reloaded.status, 200);
+        const auto after = gw.post(QStringLiteral("/v1/messages"), GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), false));
+        QCOMPARE(after.header("x-switchman-candidate"), QByteArray("pb/gpt-b")); // new requests see the new route
+
+        const auto first = gw.wait(inFlight); // the request already running finishes on A
+        QCOMPARE(first.status, 200);
+        QVERIFY(anthropicStreamText(first.body).contains(QStringLiteral("pa/claude-a")));
+        QVERIFY(first.body.contains("message_stop"));
+
+        // A broken file is refused and the running configuration stays.
+        QFile broken(gw.configPath);
+        QVERIFY(broken.open(QIODevice::WriteOnly | QIODevice::Truncate));
+        broken.write("{\"routes\": 42}");
+        broken.close();
+        const auto refused = gw.postRaw(QStringLiteral("/admin/reload"), "{}");
+        QCOMPARE(refused.status, 400);
+        QVERIFY(refused.body.contains("routes"));
+        QCOMPARE(gw.post(QStringLiteral("/v1/messages"), GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("y"), false)).header("x-switchman-candidate"),
+                 QByteArray("pb/gpt-b"));
     }
 
     void keepalivesFlowWhileHeld()

@@ -49,6 +49,7 @@ public:
     config::Config config;         // route "chain" = [pa/claude-a, pb/gpt-b]; edit before start()
     ScriptedSecretStore secrets;
     util::Clock *clock = nullptr;  // default: the system clock; set before start()
+    QString configPath;            // for /admin/reload; set before start()
 
     void start();
     Engine &engine() { return *m_engine; }
