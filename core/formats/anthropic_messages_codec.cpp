@@ -17,12 +17,6 @@ QLatin1String L(const char *s) {
     return QLatin1String(s);
 }
 
-bool fail(GatewayError *error, const QString &message) {
-    if (error)
-        *error = GatewayError::make(400, ErrorCategory::InvalidRequest, message);
-    return false;
-}
-
 bool decodeImage(const QJsonObject &block, ContentBlock *out, const QString &where, GatewayError *error) {
     const QJsonObject source = block.value(L("source")).toObject();
     const QString kind = source.value(L("type")).toString();
@@ -31,7 +25,7 @@ bool decodeImage(const QJsonObject &block, ContentBlock *out, const QString &whe
         out->mimeType = source.value(L("media_type")).toString();
         out->data = source.value(L("data")).toString().toLatin1();
         if (out->data.isEmpty())
-            return fail(error, where + L(".source.data: required string"));
+            return rejectRequest(error, where + L(".source.data: required string"));
         return true;
     }
     if (kind == L("url")) {
@@ -42,7 +36,7 @@ bool decodeImage(const QJsonObject &block, ContentBlock *out, const QString &whe
         out->url = source.value(L("file_id")).toString();
         return true;
     }
-    return fail(error, where + L(".source.type: must be base64, url or file"));
+    return rejectRequest(error, where + L(".source.type: must be base64, url or file"));
 }
 
 // Blocks of a user turn, and of a tool_result's content (text and images).
@@ -53,7 +47,7 @@ bool decodeUserBlocks(const QJsonValue &content, QList<ContentBlock> *out, const
         return true;
     }
     if (!content.isArray())
-        return fail(error, where + L(": must be a string or an array of content blocks"));
+        return rejectRequest(error, where + L(": must be a string or an array of content blocks"));
     const QJsonArray blocks = content.toArray();
     for (qsizetype i = 0; i < blocks.size(); ++i) {
         const QString at = QStringLiteral("%1[%2]").arg(where).arg(i);
@@ -71,14 +65,14 @@ bool decodeUserBlocks(const QJsonValue &content, QList<ContentBlock> *out, const
             r.role = Role::ToolResult;
             r.toolCallId = b.value(L("tool_use_id")).toString();
             if (r.toolCallId.isEmpty())
-                return fail(error, at + L(".tool_use_id: required string"));
+                return rejectRequest(error, at + L(".tool_use_id: required string"));
             r.isError = b.value(L("is_error")).toBool(false);
             const QJsonValue c = b.value(L("content"));
             if (!c.isUndefined() && !c.isNull() && !decodeUserBlocks(c, &r.content, at + L(".content"), error, nullptr))
                 return false;
             toolResults->append(r);
         } else if (type.isEmpty()) {
-            return fail(error, at + L(".type: required string"));
+            return rejectRequest(error, at + L(".type: required string"));
         }
         // document, search_result, server tool blocks...: kept in raw for passthrough only.
     }
@@ -91,7 +85,7 @@ bool decodeAssistantBlocks(const QJsonValue &content, Message *msg, const QStrin
         return true;
     }
     if (!content.isArray())
-        return fail(error, where + L(": must be a string or an array of content blocks"));
+        return rejectRequest(error, where + L(": must be a string or an array of content blocks"));
     const QJsonArray blocks = content.toArray();
     for (qsizetype i = 0; i < blocks.size(); ++i) {
         const QJsonObject b = blocks.at(i).toObject();
@@ -112,7 +106,7 @@ bool decodeAssistantBlocks(const QJsonValue &content, Message *msg, const QStrin
             out.toolCallId = b.value(L("id")).toString();
             out.toolName = b.value(L("name")).toString();
             if (out.toolName.isEmpty())
-                return fail(error, QStringLiteral("%1[%2].name: required string").arg(where).arg(i));
+                return rejectRequest(error, QStringLiteral("%1[%2].name: required string").arg(where).arg(i));
             out.arguments = b.value(L("input")).toObject();
             out.argumentsJson = QString::fromUtf8(compactJson(out.arguments));
         } else {
@@ -121,11 +115,6 @@ bool decodeAssistantBlocks(const QJsonValue &content, Message *msg, const QStrin
         msg->content.append(out);
     }
     return true;
-}
-
-std::optional<ParsedRequest> failed(GatewayError *error, const QString &message) {
-    fail(error, message);
-    return std::nullopt;
 }
 
 } // namespace
@@ -148,16 +137,16 @@ std::optional<ParsedRequest> AnthropicMessagesCodec::decode(const QByteArray &bo
                     (req.context.systemPrompt.isEmpty() ? QString() : QStringLiteral("\n\n")) + t;
         }
     else if (!system.isUndefined() && !system.isNull())
-        return failed(error, QStringLiteral("system: must be a string or an array of text blocks"));
+        return rejected(error, QStringLiteral("system: must be a string or an array of text blocks"));
 
     const QJsonValue messages = o.value(L("messages"));
     if (!messages.isArray())
-        return failed(error, QStringLiteral("messages: required array"));
+        return rejected(error, QStringLiteral("messages: required array"));
     const QJsonArray list = messages.toArray();
     for (qsizetype i = 0; i < list.size(); ++i) {
         const QString where = QStringLiteral("messages[%1]").arg(i);
         if (!list.at(i).isObject())
-            return failed(error, where + L(": must be an object"));
+            return rejected(error, where + L(": must be an object"));
         const QJsonObject m = list.at(i).toObject();
         const QString role = m.value(L("role")).toString();
         const QJsonValue content = m.value(L("content"));
@@ -188,18 +177,18 @@ std::optional<ParsedRequest> AnthropicMessagesCodec::decode(const QByteArray &bo
             } else if (content.isArray()) {
                 for (const QJsonValue &b : content.toArray()) {
                     if (b.toObject().value(L("type")).toString() != L("text"))
-                        return failed(error, where + L(".content: a system message holds text blocks only"));
+                        return rejected(error, where + L(".content: a system message holds text blocks only"));
                     text += (text.isEmpty() ? QString() : QStringLiteral("\n\n")) +
                             b.toObject().value(L("text")).toString();
                 }
             } else {
-                return failed(error, where + L(".content: must be a string or an array of text blocks"));
+                return rejected(error, where + L(".content: must be a string or an array of text blocks"));
             }
             if (!text.isEmpty())
                 req.context.systemPrompt +=
                     (req.context.systemPrompt.isEmpty() ? QString() : QStringLiteral("\n\n")) + text;
         } else {
-            return failed(error, where + L(".role: must be user, assistant or system"));
+            return rejected(error, where + L(".role: must be user, assistant or system"));
         }
     }
     // Tool names of results come from the tool_use blocks they answer.
@@ -215,14 +204,14 @@ std::optional<ParsedRequest> AnthropicMessagesCodec::decode(const QByteArray &bo
 
     const QJsonValue stream = o.value(L("stream"));
     if (!stream.isUndefined() && !stream.isNull() && !stream.isBool())
-        return failed(error, QStringLiteral("stream: must be a boolean"));
+        return rejected(error, QStringLiteral("stream: must be a boolean"));
     req.stream = stream.toBool(false);
 
     Options &opt = req.options;
     for (const char *key : {"max_tokens", "temperature", "top_p"}) {
         const QJsonValue v = o.value(L(key));
         if (!v.isUndefined() && !v.isNull() && !v.isDouble())
-            return failed(error, QString::fromLatin1(key) + L(": must be a number"));
+            return rejected(error, QString::fromLatin1(key) + L(": must be a number"));
     }
     if (o.value(L("max_tokens")).isDouble())
         opt.maxTokens = o.value(L("max_tokens")).toInt();
@@ -239,7 +228,7 @@ std::optional<ParsedRequest> AnthropicMessagesCodec::decode(const QByteArray &bo
 
     const QJsonValue tools = o.value(L("tools"));
     if (!tools.isUndefined() && !tools.isNull() && !tools.isArray())
-        return failed(error, QStringLiteral("tools: must be an array"));
+        return rejected(error, QStringLiteral("tools: must be an array"));
     const QJsonArray toolList = tools.toArray();
     for (qsizetype i = 0; i < toolList.size(); ++i) {
         const QJsonObject t = toolList.at(i).toObject();
@@ -249,7 +238,7 @@ std::optional<ParsedRequest> AnthropicMessagesCodec::decode(const QByteArray &bo
         Tool tool;
         tool.name = t.value(L("name")).toString();
         if (tool.name.isEmpty())
-            return failed(error, QStringLiteral("tools[%1].name: required string").arg(i));
+            return rejected(error, QStringLiteral("tools[%1].name: required string").arg(i));
         tool.description = t.value(L("description")).toString();
         tool.parameters = t.value(L("input_schema")).toObject();
         req.context.tools.append(tool);

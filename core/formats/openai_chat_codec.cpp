@@ -18,12 +18,6 @@ QLatin1String L(const char *s) {
     return QLatin1String(s);
 }
 
-bool fail(GatewayError *error, const QString &message) {
-    if (error)
-        *error = GatewayError::make(400, ErrorCategory::InvalidRequest, message);
-    return false;
-}
-
 ContentBlock imageFromUrl(const QString &url) {
     ContentBlock b;
     b.type = BlockType::Image;
@@ -41,7 +35,7 @@ bool decodeUserContent(const QJsonValue &content, QList<ContentBlock> *out, cons
     if (content.isNull() || content.isUndefined())
         return true;
     if (!content.isArray())
-        return fail(error, where + L(".content: must be a string or an array of content parts"));
+        return rejectRequest(error, where + L(".content: must be a string or an array of content parts"));
     const QJsonArray parts = content.toArray();
     for (qsizetype i = 0; i < parts.size(); ++i) {
         const QJsonObject part = parts.at(i).toObject();
@@ -52,7 +46,7 @@ bool decodeUserContent(const QJsonValue &content, QList<ContentBlock> *out, cons
             const QJsonValue iu = part.value(L("image_url"));
             const QString url = iu.isString() ? iu.toString() : iu.toObject().value(L("url")).toString();
             if (url.isEmpty())
-                return fail(error, QStringLiteral("%1.content[%2].image_url.url: required").arg(where).arg(i));
+                return rejectRequest(error, QStringLiteral("%1.content[%2].image_url.url: required").arg(where).arg(i));
             out->append(imageFromUrl(url));
         }
         // input_audio, file and future part types are kept in `raw` only.
@@ -63,7 +57,7 @@ bool decodeUserContent(const QJsonValue &content, QList<ContentBlock> *out, cons
 bool decodeMessage(const QJsonObject &m, const QString &where, ParsedRequest *req, GatewayError *error) {
     const QString role = m.value(L("role")).toString();
     if (role.isEmpty())
-        return fail(error, where + L(".role: required string"));
+        return rejectRequest(error, where + L(".role: required string"));
     Context &ctx = req->context;
     if (role == L("system") || role == L("developer")) {
         const QString text = textOfContent(m.value(L("content")));
@@ -98,7 +92,7 @@ bool decodeMessage(const QJsonObject &m, const QString &where, ParsedRequest *re
             msg.content.append(ContentBlock::makeText(text));
         const QJsonValue calls = m.value(L("tool_calls"));
         if (!calls.isUndefined() && !calls.isNull() && !calls.isArray())
-            return fail(error, where + L(".tool_calls: must be an array"));
+            return rejectRequest(error, where + L(".tool_calls: must be an array"));
         QJsonArray callList = calls.toArray();
         if (m.value(L("function_call")).isObject()) // legacy single call
             callList.append(QJsonObject{{L("id"), QString()}, {L("function"), m.value(L("function_call"))}});
@@ -139,7 +133,7 @@ bool decodeMessage(const QJsonObject &m, const QString &where, ParsedRequest *re
         ctx.messages.append(msg);
         return true;
     }
-    return fail(error, where + L(".role: unknown role '") + role + L("'"));
+    return rejectRequest(error, where + L(".role: unknown role '") + role + L("'"));
 }
 
 bool optionalNumber(const QJsonObject &o, const char *key, std::optional<double> *out, GatewayError *error) {
@@ -147,7 +141,7 @@ bool optionalNumber(const QJsonObject &o, const char *key, std::optional<double>
     if (v.isUndefined() || v.isNull())
         return true;
     if (!v.isDouble())
-        return fail(error, QString::fromLatin1(key) + L(": must be a number"));
+        return rejectRequest(error, QString::fromLatin1(key) + L(": must be a number"));
     *out = v.toDouble();
     return true;
 }
@@ -171,13 +165,13 @@ std::optional<ParsedRequest> OpenAIChatCodec::decode(const QByteArray &body, Gat
     const QJsonObject &o = req.raw;
     const QJsonValue messages = o.value(L("messages"));
     if (!messages.isArray()) {
-        fail(error, QStringLiteral("messages: required array"));
+        rejectRequest(error, QStringLiteral("messages: required array"));
         return std::nullopt;
     }
     const QJsonArray list = messages.toArray();
     for (qsizetype i = 0; i < list.size(); ++i) {
         if (!list.at(i).isObject()) {
-            fail(error, QStringLiteral("messages[%1]: must be an object").arg(i));
+            rejectRequest(error, QStringLiteral("messages[%1]: must be an object").arg(i));
             return std::nullopt;
         }
         if (!decodeMessage(list.at(i).toObject(), QStringLiteral("messages[%1]").arg(i), &req, error))
@@ -186,7 +180,7 @@ std::optional<ParsedRequest> OpenAIChatCodec::decode(const QByteArray &body, Gat
 
     const QJsonValue stream = o.value(L("stream"));
     if (!stream.isUndefined() && !stream.isNull() && !stream.isBool()) {
-        fail(error, QStringLiteral("stream: must be a boolean"));
+        rejectRequest(error, QStringLiteral("stream: must be a boolean"));
         return std::nullopt;
     }
     req.stream = stream.toBool(false);
@@ -213,7 +207,7 @@ std::optional<ParsedRequest> OpenAIChatCodec::decode(const QByteArray &body, Gat
 
     const QJsonValue tools = o.value(L("tools"));
     if (!tools.isUndefined() && !tools.isNull() && !tools.isArray()) {
-        fail(error, QStringLiteral("tools: must be an array"));
+        rejectRequest(error, QStringLiteral("tools: must be an array"));
         return std::nullopt;
     }
     QJsonArray toolList = tools.toArray();
@@ -227,7 +221,7 @@ std::optional<ParsedRequest> OpenAIChatCodec::decode(const QByteArray &body, Gat
         Tool tool;
         tool.name = fn.value(L("name")).toString();
         if (tool.name.isEmpty()) {
-            fail(error, QStringLiteral("tools[%1].function.name: required string").arg(i));
+            rejectRequest(error, QStringLiteral("tools[%1].function.name: required string").arg(i));
             return std::nullopt;
         }
         tool.description = fn.value(L("description")).toString();

@@ -19,17 +19,6 @@ QLatin1String L(const char *s) {
     return QLatin1String(s);
 }
 
-bool fail(GatewayError *error, const QString &message) {
-    if (error)
-        *error = GatewayError::make(400, ErrorCategory::InvalidRequest, message);
-    return false;
-}
-
-std::optional<ParsedRequest> failed(GatewayError *error, const QString &message) {
-    fail(error, message);
-    return std::nullopt;
-}
-
 const QString kApi = QStringLiteral("openai-responses");
 
 // Parts of a message item: input_text / output_text / refusal / input_image (input_file ignored).
@@ -39,7 +28,7 @@ bool decodeParts(const QJsonValue &content, QList<ContentBlock> *out, const QStr
         return true;
     }
     if (!content.isArray())
-        return fail(error, where + L(": must be a string or an array of content parts"));
+        return rejectRequest(error, where + L(": must be a string or an array of content parts"));
     const QJsonArray parts = content.toArray();
     for (qsizetype i = 0; i < parts.size(); ++i) {
         const QJsonObject p = parts.at(i).toObject();
@@ -58,11 +47,11 @@ bool decodeParts(const QJsonValue &content, QList<ContentBlock> *out, const QStr
             } else if (p.value(L("file_id")).isString()) {
                 b.url = p.value(L("file_id")).toString();
             } else {
-                return fail(error, QStringLiteral("%1[%2]: input_image needs image_url or file_id").arg(where).arg(i));
+                return rejectRequest(error, QStringLiteral("%1[%2]: input_image needs image_url or file_id").arg(where).arg(i));
             }
             out->append(b);
         } else if (type.isEmpty()) {
-            return fail(error, QStringLiteral("%1[%2].type: required string").arg(where).arg(i));
+            return rejectRequest(error, QStringLiteral("%1[%2].type: required string").arg(where).arg(i));
         }
         // input_file, input_audio: kept in raw (passthrough only).
     }
@@ -108,7 +97,7 @@ bool decodeItem(const QJsonObject &item, const QString &where, ParsedRequest *re
             assistantTurn(ctx).content.append(blocks);
             return true;
         }
-        return fail(error, where + L(".role: must be user, assistant, system or developer"));
+        return rejectRequest(error, where + L(".role: must be user, assistant, system or developer"));
     }
     if (type == L("function_call")) {
         ContentBlock b;
@@ -116,7 +105,7 @@ bool decodeItem(const QJsonObject &item, const QString &where, ParsedRequest *re
         b.toolCallId = item.value(L("call_id")).toString();
         b.toolName = item.value(L("name")).toString();
         if (b.toolCallId.isEmpty() || b.toolName.isEmpty())
-            return fail(error, where + L(": function_call needs call_id and name"));
+            return rejectRequest(error, where + L(": function_call needs call_id and name"));
         b.argumentsJson = item.value(L("arguments")).toString();
         b.arguments = parseToolArguments(b.argumentsJson);
         assistantTurn(ctx).content.append(b);
@@ -127,7 +116,7 @@ bool decodeItem(const QJsonObject &item, const QString &where, ParsedRequest *re
         r.role = Role::ToolResult;
         r.toolCallId = item.value(L("call_id")).toString();
         if (r.toolCallId.isEmpty())
-            return fail(error, where + L(".call_id: required string"));
+            return rejectRequest(error, where + L(".call_id: required string"));
         const QJsonValue output = item.value(L("output"));
         if (output.isArray()) {
             if (!decodeParts(output, &r.content, where + L(".output"), error))
@@ -155,7 +144,7 @@ bool decodeItem(const QJsonObject &item, const QString &where, ParsedRequest *re
         return true;
     }
     if (type.isEmpty())
-        return fail(error, where + L(".type: required string"));
+        return rejectRequest(error, where + L(".type: required string"));
     return true; // item_reference, built-in tool calls: passthrough only
 }
 
@@ -172,7 +161,7 @@ std::optional<ParsedRequest> OpenAIResponsesCodec::decode(const QByteArray &body
     if (instructions.isString())
         req.context.systemPrompt = instructions.toString();
     else if (!instructions.isUndefined() && !instructions.isNull())
-        return failed(error, QStringLiteral("instructions: must be a string"));
+        return rejected(error, QStringLiteral("instructions: must be a string"));
 
     const QJsonValue input = o.value(L("input"));
     if (input.isString()) {
@@ -185,24 +174,24 @@ std::optional<ParsedRequest> OpenAIResponsesCodec::decode(const QByteArray &body
         for (qsizetype i = 0; i < items.size(); ++i) {
             const QString where = QStringLiteral("input[%1]").arg(i);
             if (!items.at(i).isObject())
-                return failed(error, where + L(": must be an object"));
+                return rejected(error, where + L(": must be an object"));
             if (!decodeItem(items.at(i).toObject(), where, &req, error))
                 return std::nullopt;
         }
     } else if (!input.isUndefined() && !input.isNull()) {
-        return failed(error, QStringLiteral("input: must be a string or an array of items"));
+        return rejected(error, QStringLiteral("input: must be a string or an array of items"));
     }
 
     const QJsonValue stream = o.value(L("stream"));
     if (!stream.isUndefined() && !stream.isNull() && !stream.isBool())
-        return failed(error, QStringLiteral("stream: must be a boolean"));
+        return rejected(error, QStringLiteral("stream: must be a boolean"));
     req.stream = stream.toBool(false);
 
     Options &opt = req.options;
     for (const char *key : {"max_output_tokens", "temperature", "top_p"}) {
         const QJsonValue v = o.value(L(key));
         if (!v.isUndefined() && !v.isNull() && !v.isDouble())
-            return failed(error, QString::fromLatin1(key) + L(": must be a number"));
+            return rejected(error, QString::fromLatin1(key) + L(": must be a number"));
     }
     if (o.value(L("max_output_tokens")).isDouble())
         opt.maxTokens = int(qBound(0.0, o.value(L("max_output_tokens")).toDouble(), 2147483647.0));
@@ -216,7 +205,7 @@ std::optional<ParsedRequest> OpenAIResponsesCodec::decode(const QByteArray &body
 
     const QJsonValue tools = o.value(L("tools"));
     if (!tools.isUndefined() && !tools.isNull() && !tools.isArray())
-        return failed(error, QStringLiteral("tools: must be an array"));
+        return rejected(error, QStringLiteral("tools: must be an array"));
     const QJsonArray toolList = tools.toArray();
     for (qsizetype i = 0; i < toolList.size(); ++i) {
         const QJsonObject t = toolList.at(i).toObject();
@@ -225,7 +214,7 @@ std::optional<ParsedRequest> OpenAIResponsesCodec::decode(const QByteArray &body
         Tool tool;
         tool.name = t.value(L("name")).toString();
         if (tool.name.isEmpty())
-            return failed(error, QStringLiteral("tools[%1].name: required string").arg(i));
+            return rejected(error, QStringLiteral("tools[%1].name: required string").arg(i));
         tool.description = t.value(L("description")).toString();
         tool.parameters = t.value(L("parameters")).toObject();
         req.context.tools.append(tool);

@@ -20,17 +20,6 @@ QLatin1String L(const char *s) {
     return QLatin1String(s);
 }
 
-bool fail(GatewayError *error, const QString &message) {
-    if (error)
-        *error = GatewayError::make(400, ErrorCategory::InvalidRequest, message);
-    return false;
-}
-
-std::optional<ParsedRequest> failed(GatewayError *error, const QString &message) {
-    fail(error, message);
-    return std::nullopt;
-}
-
 // User and tool-result content: a string or [{type:text}|{type:image, data, mimeType}].
 bool decodeUserContent(const QJsonValue &content, QList<ContentBlock> *out, const QString &where, GatewayError *error) {
     if (content.isString()) {
@@ -38,7 +27,7 @@ bool decodeUserContent(const QJsonValue &content, QList<ContentBlock> *out, cons
         return true;
     }
     if (!content.isArray())
-        return fail(error, where + L(": must be a string or an array of content blocks"));
+        return rejectRequest(error, where + L(": must be a string or an array of content blocks"));
     const QJsonArray blocks = content.toArray();
     for (qsizetype i = 0; i < blocks.size(); ++i) {
         const QJsonObject b = blocks.at(i).toObject();
@@ -51,10 +40,10 @@ bool decodeUserContent(const QJsonValue &content, QList<ContentBlock> *out, cons
             img.mimeType = b.value(L("mimeType")).toString();
             img.data = b.value(L("data")).toString().toLatin1();
             if (img.data.isEmpty())
-                return fail(error, QStringLiteral("%1[%2].data: required base64 string").arg(where).arg(i));
+                return rejectRequest(error, QStringLiteral("%1[%2].data: required base64 string").arg(where).arg(i));
             out->append(img);
         } else {
-            return fail(error, QStringLiteral("%1[%2].type: must be text or image").arg(where).arg(i));
+            return rejectRequest(error, QStringLiteral("%1[%2].type: must be text or image").arg(where).arg(i));
         }
     }
     return true;
@@ -86,12 +75,12 @@ bool decodeAssistant(const QJsonObject &m, Message *msg, const QString &where, G
             out.toolCallId = b.value(L("id")).toString();
             out.toolName = b.value(L("name")).toString();
             if (out.toolName.isEmpty())
-                return fail(error, QStringLiteral("%1.content[%2].name: required string").arg(where).arg(i));
+                return rejectRequest(error, QStringLiteral("%1.content[%2].name: required string").arg(where).arg(i));
             out.arguments = b.value(L("arguments")).toObject();
             out.argumentsJson = QString::fromUtf8(compactJson(out.arguments));
             out.signature = b.value(L("thoughtSignature")).toString(); // Google: kept only for the same API
         } else {
-            return fail(error, QStringLiteral("%1.content[%2].type: must be text, thinking or toolCall").arg(where).arg(i));
+            return rejectRequest(error, QStringLiteral("%1.content[%2].type: must be text, thinking or toolCall").arg(where).arg(i));
         }
         msg->content.append(out);
     }
@@ -113,20 +102,20 @@ std::optional<ParsedRequest> PiNativeCodec::decode(const QByteArray &body, Gatew
     if (req.model.isEmpty())
         req.model = model.isObject() ? model.toObject().value(L("id")).toString() : model.toString();
     if (req.model.isEmpty())
-        return failed(error, QStringLiteral("modelId: required string (or model as a string or a Model object)"));
+        return rejected(error, QStringLiteral("modelId: required string (or model as a string or a Model object)"));
 
     const QJsonValue contextValue = o.value(L("context"));
     if (!contextValue.isObject())
-        return failed(error, QStringLiteral("context: required object"));
+        return rejected(error, QStringLiteral("context: required object"));
     const QJsonObject context = contextValue.toObject();
     const QJsonValue system = context.value(L("systemPrompt"));
     if (system.isString())
         req.context.systemPrompt = system.toString();
     else if (!system.isUndefined() && !system.isNull())
-        return failed(error, QStringLiteral("context.systemPrompt: must be a string"));
+        return rejected(error, QStringLiteral("context.systemPrompt: must be a string"));
     const QJsonValue messages = context.value(L("messages"));
     if (!messages.isArray())
-        return failed(error, QStringLiteral("context.messages: required array"));
+        return rejected(error, QStringLiteral("context.messages: required array"));
     const QJsonArray list = messages.toArray();
     for (qsizetype i = 0; i < list.size(); ++i) {
         const QString where = QStringLiteral("context.messages[%1]").arg(i);
@@ -146,11 +135,11 @@ std::optional<ParsedRequest> PiNativeCodec::decode(const QByteArray &body, Gatew
             msg.toolName = m.value(L("toolName")).toString();
             msg.isError = m.value(L("isError")).toBool(false);
             if (msg.toolCallId.isEmpty())
-                return failed(error, where + L(".toolCallId: required string"));
+                return rejected(error, where + L(".toolCallId: required string"));
             if (!decodeUserContent(m.value(L("content")), &msg.content, where + L(".content"), error))
                 return std::nullopt;
         } else {
-            return failed(error, where + L(".role: must be user, assistant or toolResult"));
+            return rejected(error, where + L(".role: must be user, assistant or toolResult"));
         }
         req.context.messages.append(msg);
     }
@@ -160,7 +149,7 @@ std::optional<ParsedRequest> PiNativeCodec::decode(const QByteArray &body, Gatew
         Tool tool;
         tool.name = t.value(L("name")).toString();
         if (tool.name.isEmpty())
-            return failed(error, QStringLiteral("context.tools[%1].name: required string").arg(i));
+            return rejected(error, QStringLiteral("context.tools[%1].name: required string").arg(i));
         tool.description = t.value(L("description")).toString();
         tool.parameters = t.value(L("parameters")).toObject();
         req.context.tools.append(tool);
@@ -168,7 +157,7 @@ std::optional<ParsedRequest> PiNativeCodec::decode(const QByteArray &body, Gatew
 
     const QJsonValue stream = o.value(L("stream"));
     if (!stream.isUndefined() && !stream.isNull() && !stream.isBool())
-        return failed(error, QStringLiteral("stream: must be a boolean"));
+        return rejected(error, QStringLiteral("stream: must be a boolean"));
     req.stream = stream.toBool(true); // pi native streams unless told otherwise
 
     const QJsonObject options = o.value(L("options")).toObject();
@@ -176,7 +165,7 @@ std::optional<ParsedRequest> PiNativeCodec::decode(const QByteArray &body, Gatew
     for (const char *key : {"maxTokens", "temperature"}) {
         const QJsonValue v = options.value(L(key));
         if (!v.isUndefined() && !v.isNull() && !v.isDouble())
-            return failed(error, QStringLiteral("options.") + QString::fromLatin1(key) + L(": must be a number"));
+            return rejected(error, QStringLiteral("options.") + QString::fromLatin1(key) + L(": must be a number"));
     }
     if (options.value(L("maxTokens")).isDouble())
         opt.maxTokens = int(qBound(0.0, options.value(L("maxTokens")).toDouble(), 2147483647.0));

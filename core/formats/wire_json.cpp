@@ -60,10 +60,17 @@ QString textOfContent(const QJsonValue &content) {
     return out;
 }
 
-void rejectRequest(model::GatewayError *error, const QString &message)
+bool rejectRequest(model::GatewayError *error, const QString &message)
 {
     if (error)
         *error = model::GatewayError::make(400, model::ErrorCategory::InvalidRequest, message);
+    return false;
+}
+
+std::optional<ParsedRequest> rejected(model::GatewayError *error, const QString &message)
+{
+    rejectRequest(error, message);
+    return std::nullopt;
 }
 
 std::optional<ParsedRequest> beginDecode(const QByteArray &body, model::GatewayError *error, bool requireModel)

@@ -25,7 +25,10 @@ QString textOfContent(const QJsonValue &content);
 // failure fills *error with a 400 naming what is wrong and returns nullopt.
 // With requireModel, "model" must also be a non-empty string (copied to .model).
 std::optional<ParsedRequest> beginDecode(const QByteArray &body, model::GatewayError *error, bool requireModel = true);
-// Sets *error to a 400 invalid-request error with `message`.
-void rejectRequest(model::GatewayError *error, const QString &message);
+// Sets *error to a 400 invalid-request error with `message`; returns false so a
+// validating helper can `return rejectRequest(...)`.
+bool rejectRequest(model::GatewayError *error, const QString &message);
+// The same, for a decode that gives up: returns nullopt.
+std::optional<ParsedRequest> rejected(model::GatewayError *error, const QString &message);
 
 } // namespace sw::formats

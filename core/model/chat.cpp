@@ -14,4 +14,30 @@ QString stopReasonName(StopReason r)
     return QStringLiteral("stop");
 }
 
+int thinkingBudgetForEffort(const QString &effort)
+{
+    if (effort == QLatin1String("minimal"))
+        return 1024;
+    if (effort == QLatin1String("low"))
+        return 2048;
+    if (effort == QLatin1String("medium"))
+        return 8192;
+    if (effort == QLatin1String("high"))
+        return 16384;
+    if (effort == QLatin1String("xhigh"))
+        return 32000;
+    return 0;
+}
+
+QString effortForThinkingBudget(int budget)
+{
+    if (budget <= 1024)
+        return QStringLiteral("minimal");
+    if (budget <= 4096)
+        return QStringLiteral("low");
+    if (budget <= 16384)
+        return QStringLiteral("medium");
+    return QStringLiteral("high");
+}
+
 } // namespace sw::model

@@ -125,4 +125,9 @@ struct StreamEvent {
 
 QString stopReasonName(StopReason r); // pi names: stop, length, toolUse, error, aborted
 
+// The one mapping between reasoning effort names and thinking-token budgets,
+// used wherever one API speaks effort and the other budget (translation_rules.md).
+int thinkingBudgetForEffort(const QString &effort); // 0 for "" or an unknown name
+QString effortForThinkingBudget(int budget);
+
 } // namespace sw::model

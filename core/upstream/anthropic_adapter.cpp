@@ -78,20 +78,6 @@ void addHeader(HttpRequest &http, const QByteArray &name, const QByteArray &valu
     http.headers.append(qMakePair(name, value));
 }
 
-int budgetForEffort(const QString &effort) {
-    if (effort == L("minimal"))
-        return 1024;
-    if (effort == L("low"))
-        return 2048;
-    if (effort == L("medium"))
-        return 8192;
-    if (effort == L("high"))
-        return 16384;
-    if (effort == L("xhigh"))
-        return 32000;
-    return 0;
-}
-
 } // namespace
 
 QString AnthropicAdapter::toolCallId(const QString &id) {
@@ -149,7 +135,7 @@ QJsonObject AnthropicAdapter::buildBody(const formats::ParsedRequest &request, c
     }
     flushResults();
 
-    int thinkingBudget = opt.thinkingBudget.value_or(budgetForEffort(opt.reasoning));
+    int thinkingBudget = opt.thinkingBudget.value_or(model::thinkingBudgetForEffort(opt.reasoning));
     int maxTokens = opt.maxTokens.value_or(8192);
     if (thinkingBudget > 0) {
         thinkingBudget = qMax(thinkingBudget, 1024); // Messages' minimum budget
@@ -199,10 +185,7 @@ HttpRequest AnthropicAdapter::buildRequest(const formats::ParsedRequest &request
                                            const Target &target, const HeaderList &forwardHeaders) const {
     const bool passthrough = formats::sameApiName(inbound) == api();
     HttpRequest http;
-    QString base = target.baseUrl;
-    while (base.endsWith(QLatin1Char('/')))
-        base.chop(1);
-    http.url = QUrl(base + QStringLiteral("/v1/messages"));
+    http.url = joinUrl(target.baseUrl, QStringLiteral("/v1/messages"));
 
     QJsonObject body;
     if (passthrough) {

@@ -35,20 +35,6 @@ QJsonArray userParts(const QList<ContentBlock> &blocks) {
     return parts;
 }
 
-int budgetForEffort(const QString &effort) {
-    if (effort == L("minimal"))
-        return 1024;
-    if (effort == L("low"))
-        return 2048;
-    if (effort == L("medium"))
-        return 8192;
-    if (effort == L("high"))
-        return 16384;
-    if (effort == L("xhigh"))
-        return 32000;
-    return 0;
-}
-
 const char *statusName(int status) {
     switch (status) {
     case 400:
@@ -187,7 +173,7 @@ QJsonObject GoogleAdapter::buildBody(const formats::ParsedRequest &request) {
         generation.insert(L("topP"), *opt.topP);
     if (!opt.stop.isEmpty())
         generation.insert(L("stopSequences"), QJsonArray::fromStringList(opt.stop));
-    const int budget = opt.thinkingBudget.value_or(budgetForEffort(opt.reasoning));
+    const int budget = opt.thinkingBudget.value_or(model::thinkingBudgetForEffort(opt.reasoning));
     if (budget > 0)
         generation.insert(L("thinkingConfig"), QJsonObject{{L("includeThoughts"), true}, {L("thinkingBudget"), budget}});
     if (!generation.isEmpty())
@@ -222,10 +208,7 @@ QJsonObject GoogleAdapter::buildBody(const formats::ParsedRequest &request) {
 HttpRequest GoogleAdapter::buildRequest(const formats::ParsedRequest &request, formats::InboundFormat,
                                         const Target &target, const HeaderList &) const {
     HttpRequest http;
-    QString base = target.baseUrl;
-    while (base.endsWith(QLatin1Char('/')))
-        base.chop(1);
-    QUrl url(base + QStringLiteral("/models/") + target.modelId + QStringLiteral(":streamGenerateContent"));
+    QUrl url = joinUrl(target.baseUrl, QStringLiteral("/models/") + target.modelId + QStringLiteral(":streamGenerateContent"));
     url.setQuery(QStringLiteral("alt=sse"));
     http.url = url;
     http.body = formats::compactJson(buildBody(request));

@@ -10,6 +10,14 @@ QByteArray headerValue(const HeaderList &headers, QByteArrayView name)
     return {};
 }
 
+QUrl joinUrl(const QString &baseUrl, const QString &path)
+{
+    QString base = baseUrl;
+    while (base.endsWith(QLatin1Char('/')))
+        base.chop(1);
+    return QUrl(base + path);
+}
+
 const char *transportErrorName(TransportError e)
 {
     switch (e) {

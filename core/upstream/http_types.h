@@ -9,6 +9,8 @@ namespace sw::upstream {
 using HeaderList = QList<QPair<QByteArray, QByteArray>>;
 
 QByteArray headerValue(const HeaderList &headers, QByteArrayView name); // case-insensitive, first match
+// A provider's baseUrl (trailing slashes ignored) followed by an API path.
+QUrl joinUrl(const QString &baseUrl, const QString &path);
 
 struct HttpRequest {
     QByteArray method = "POST";

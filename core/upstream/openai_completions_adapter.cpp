@@ -45,16 +45,6 @@ QJsonValue userContent(const QList<ContentBlock> &blocks) {
     return hasImage ? QJsonValue(parts) : QJsonValue(text);
 }
 
-QString effortForBudget(int budget) {
-    if (budget <= 1024)
-        return QStringLiteral("minimal");
-    if (budget <= 4096)
-        return QStringLiteral("low");
-    if (budget <= 16384)
-        return QStringLiteral("medium");
-    return QStringLiteral("high");
-}
-
 } // namespace
 
 QJsonObject OpenAICompletionsAdapter::buildBody(const formats::ParsedRequest &request, const QString &modelId,
@@ -135,7 +125,7 @@ QJsonObject OpenAICompletionsAdapter::buildBody(const formats::ParsedRequest &re
     if (!opt.reasoning.isEmpty())
         body.insert(L("reasoning_effort"), opt.reasoning == L("xhigh") ? QStringLiteral("high") : opt.reasoning);
     else if (opt.thinkingBudget)
-        body.insert(L("reasoning_effort"), effortForBudget(*opt.thinkingBudget));
+        body.insert(L("reasoning_effort"), model::effortForThinkingBudget(*opt.thinkingBudget));
     if (!ctx.tools.isEmpty()) {
         QJsonArray tools;
         for (const Tool &t : ctx.tools) {
@@ -162,10 +152,7 @@ HttpRequest OpenAICompletionsAdapter::buildRequest(const formats::ParsedRequest 
                                                    const HeaderList &forwardHeaders) const {
     const bool passthrough = formats::sameApiName(inbound) == api();
     HttpRequest http;
-    QString base = target.baseUrl;
-    while (base.endsWith(QLatin1Char('/')))
-        base.chop(1);
-    http.url = QUrl(base + QStringLiteral("/chat/completions"));
+    http.url = joinUrl(target.baseUrl, QStringLiteral("/chat/completions"));
 
     QJsonObject body;
     if (passthrough) {

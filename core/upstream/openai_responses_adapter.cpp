@@ -41,16 +41,6 @@ QJsonArray userParts(const QList<ContentBlock> &blocks) {
     return parts;
 }
 
-QString effortForBudget(int budget) {
-    if (budget <= 1024)
-        return QStringLiteral("minimal");
-    if (budget <= 4096)
-        return QStringLiteral("low");
-    if (budget <= 16384)
-        return QStringLiteral("medium");
-    return QStringLiteral("high");
-}
-
 } // namespace
 
 QJsonObject OpenAIResponsesAdapter::buildBody(const formats::ParsedRequest &request, const QString &modelId) {
@@ -130,7 +120,7 @@ QJsonObject OpenAIResponsesAdapter::buildBody(const formats::ParsedRequest &requ
         body.insert(L("max_output_tokens"), *opt.maxTokens);
     QString effort = opt.reasoning;
     if (effort.isEmpty() && opt.thinkingBudget)
-        effort = effortForBudget(*opt.thinkingBudget);
+        effort = model::effortForThinkingBudget(*opt.thinkingBudget);
     if (effort == L("xhigh"))
         effort = QStringLiteral("high");
     if (!effort.isEmpty()) {
@@ -171,10 +161,7 @@ HttpRequest OpenAIResponsesAdapter::buildRequest(const formats::ParsedRequest &r
                                                  const HeaderList &forwardHeaders) const {
     const bool passthrough = formats::sameApiName(inbound) == api();
     HttpRequest http;
-    QString base = target.baseUrl;
-    while (base.endsWith(QLatin1Char('/')))
-        base.chop(1);
-    http.url = QUrl(base + QStringLiteral("/responses"));
+    http.url = joinUrl(target.baseUrl, QStringLiteral("/responses"));
     QJsonObject body;
     if (passthrough) {
         body = request.raw; // everything the client sent, unknown fields included
