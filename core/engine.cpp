@@ -6,6 +6,7 @@
 #include "demo/fake_upstream.h"
 #include "formats/inbound_codec.h"
 #include "server/admin_api.h"
+#include "redis/redis_mark_sync.h"
 #include "server/chat_request.h"
 #include "server/guarded_tcp_server.h"
 #include "server/http_exchange.h"
@@ -15,7 +16,9 @@
 #include "upstream/default_transport.h"
 #include "util/clock.h"
 
+#include <QCoreApplication>
 #include <QCryptographicHash>
+#include <QSysInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -58,6 +61,61 @@ Engine::Engine(Options options, QObject *parent) : QObject(parent), m_options(st
     m_admin = new server::AdminApi(*this, this);
     m_front = new server::HttpFront(
         [this](InboundRequest &&req, HttpExchange *ex) { dispatch(std::move(req), ex); }, this);
+    startMarkSync();
+}
+
+void Engine::startMarkSync()
+{
+    // Redis-shared marks are chosen at start: a reload that changes `marks` takes effect on restart.
+    const config::MarksConfig &mc = m_ctx.config->marks;
+    if (mc.store != QLatin1String("redis"))
+        return;
+    auto endpoint = redis::RedisEndpoint::parse(mc.url, nullptr);
+    if (!endpoint)
+        return; // the loader already refused such a file
+    redis::RedisMarkSync::Options o;
+    o.endpoint = *endpoint;
+    o.prefix = mc.prefix;
+    o.replicaId = QStringLiteral("%1-%2-%3")
+                      .arg(QSysInfo::machineHostName())
+                      .arg(QCoreApplication::applicationPid())
+                      .arg(QString::fromLatin1(m_requestPrefix));
+    o.log = [this](const QString &level, const QString &message, const QJsonObject &fields) {
+        m_telemetry->log(level, message, fields);
+    };
+    auto begin = [this](redis::RedisMarkSync::Options options) {
+        m_markSync = new redis::RedisMarkSync(*m_marks, *m_ctx.clock, std::move(options), this);
+        connect(m_markSync, &redis::RedisMarkSync::marksChanged, this, &Engine::marksChanged);
+        connect(m_markSync, &redis::RedisMarkSync::storeUpChanged, this, &Engine::marksStoreChanged);
+        m_markSync->start();
+    };
+    if (mc.password.startsWith(QLatin1String("env:"))) {
+        o.endpoint.password = qgetenv(mc.password.mid(4).toLocal8Bit().constData());
+        begin(std::move(o));
+    } else if (mc.password.startsWith(QLatin1String("keychain:"))) {
+        credentials::SecretStore *store = m_options.secrets ? m_options.secrets : m_ownedSecrets.get();
+        store->read(mc.password.mid(9), this, [this, o, begin](const credentials::SecretResult &r) mutable {
+            if (!r.ok)
+                m_telemetry->log(QStringLiteral("warn"), QStringLiteral("marks: cannot read the Redis password"),
+                                 {{QStringLiteral("error"), r.error}});
+            o.endpoint.password = r.secret;
+            begin(std::move(o));
+        });
+    } else {
+        begin(std::move(o));
+    }
+}
+
+QString Engine::marksStoreDescription() const
+{
+    if (m_ctx.config->marks.store != QLatin1String("redis"))
+        return QStringLiteral("memory");
+    return m_markSync ? m_markSync->describe() : QStringLiteral("local only (Redis unreachable)");
+}
+
+bool Engine::marksStoreUp() const
+{
+    return m_ctx.config->marks.store != QLatin1String("redis") || (m_markSync && m_markSync->storeUp());
 }
 
 Engine::~Engine()
@@ -278,7 +336,10 @@ void Engine::dispatch(InboundRequest &&req, HttpExchange *exchange)
     };
     if ((path == QLatin1String("/healthz") || path == QLatin1String("/")) &&
         (req.method == "GET" || req.method == "HEAD"))
-        return answerJson(exchange, 200, QByteArrayLiteral("{\"status\":\"ok\"}"));
+        return answerJson(exchange, 200,
+                          QJsonDocument(QJsonObject{{QStringLiteral("status"), QStringLiteral("ok")},
+                                                    {QStringLiteral("marks"), marksStoreDescription()}})
+                              .toJson(QJsonDocument::Compact));
 
     bool isAdmin = false;
     const auto tenant = authenticate(req, &isAdmin);
@@ -322,7 +383,13 @@ void Engine::dispatch(InboundRequest &&req, HttpExchange *exchange)
             const QByteArray th = QCryptographicHash::hash(m.tenant.toUtf8(), QCryptographicHash::Sha256).toHex().left(12);
             ++marks[QString::fromLatin1(th) + QChar(0x1f) + failover::failureKindName(m.kind)];
         }
-        exchange->respond(200, {{"Content-Type", "text/plain; version=0.0.4"}}, m_telemetry->metricsText(marks).toUtf8());
+        exchange->respond(200, {{"Content-Type", "text/plain; version=0.0.4"}}, 
+                           (m_telemetry->metricsText(marks) +
+                            QStringLiteral("# HELP switchman_marks_store_up 1 when the marks store is reachable "
+                                           "(always 1 for memory)\n# TYPE switchman_marks_store_up gauge\n"
+                                           "switchman_marks_store_up %1\n")
+                                .arg(marksStoreUp() ? 1 : 0))
+                               .toUtf8());
         exchange->deleteLater();
         return;
     }

@@ -16,6 +16,7 @@ namespace sw::upstream { class Transport; }
 namespace sw::credentials { class SecretStore; class CredentialPools; }
 namespace sw::telemetry { class Telemetry; }
 namespace sw::demo { class FakeUpstream; }
+namespace sw::redis { class RedisMarkSync; }
 
 namespace sw::server {
 class HttpFront;
@@ -65,12 +66,18 @@ public:
     credentials::CredentialPools &pools() { return *m_pools; }
     int activeRequests() const { return m_active; }
     int openConnections() const; // client connections the listener holds now
+    // Where marks live: "memory", "shared via redis://…, N replicas seen", or
+    // "local only (Redis unreachable)"; marksStoreUp() is false only in that last case.
+    QString marksStoreDescription() const;
+    bool marksStoreUp() const;
+    redis::RedisMarkSync *markSync() const { return m_markSync; }
     util::Clock &clock() const { return *m_ctx.clock; }
 
 Q_SIGNALS:
     void marksChanged();
     void pausedChanged(bool paused);
     void configApplied();
+    void marksStoreChanged();
 
 private:
     void dispatch(server::InboundRequest &&request, server::HttpExchange *exchange);
@@ -83,6 +90,7 @@ private:
     QString nextRequestId();
     bool reloadFromFile(QString *error);
     void prewarmCredentials();
+    void startMarkSync();
 
     Options m_options;
     std::unique_ptr<util::Clock> m_ownedClock;
@@ -97,6 +105,7 @@ private:
     server::AdminApi *m_admin = nullptr;
     QPointer<server::GuardedTcpServer> m_tcp;
     QHash<QString, demo::FakeUpstream *> m_demo;
+    redis::RedisMarkSync *m_markSync = nullptr;
     QHostAddress m_host;
     quint16 m_port = 0;
     bool m_paused = false;

@@ -75,6 +75,16 @@ struct LimitsConfig {
     bool operator==(const LimitsConfig &) const = default;
 };
 
+// Where provider-down marks live: this process only, or shared by replicas through Redis.
+struct MarksConfig {
+    QString store = QStringLiteral("memory"); // memory | redis
+    QString url;                              // redis://HOST:PORT/DB or rediss://…
+    QString prefix = QStringLiteral("switchman");
+    QString password;                         // a reference: keychain:NAME or env:VAR; never inline
+
+    bool operator==(const MarksConfig &) const = default;
+};
+
 struct Config {
     QString listen = QStringLiteral("127.0.0.1:4141");
     QMap<QString, ProviderConfig> providers; // by id
@@ -83,6 +93,7 @@ struct Config {
     QMap<QString, TenantConfig> tenants;     // by name
     FailoverConfig failover;
     LimitsConfig limits;
+    MarksConfig marks;
 
     bool operator==(const Config &) const = default;
 };

@@ -1,5 +1,7 @@
 #include "config/config_loader.h"
 
+#include "redis/redis_endpoint.h"
+
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
@@ -122,6 +124,7 @@ private:
     void readTenants(const QJsonObject &root, Config &config);
     void readFailover(const QJsonObject &root, Config &config);
     void readLimits(const QJsonObject &root, Config &config);
+    void readMarks(const QJsonObject &root, Config &config);
 
     // Keys present in the document, valid or not: references to them are not
     // reported again as unknown, so one mistake gives one error.
@@ -264,7 +267,7 @@ void ConfigReader::read(const QJsonObject &root, Config &config) {
     checkKeys(root, QString(),
               {QStringLiteral("listen"), QStringLiteral("providers"), QStringLiteral("models"),
                QStringLiteral("routes"), QStringLiteral("tenants"), QStringLiteral("failover"),
-               QStringLiteral("limits")});
+               QStringLiteral("limits"), QStringLiteral("marks")});
     // Order matters: models refer to providers, routes to models, tenants to providers.
     readProviders(root, config);
     readModels(root, config);
@@ -272,6 +275,7 @@ void ConfigReader::read(const QJsonObject &root, Config &config) {
     readTenants(root, config);
     readFailover(root, config);
     readLimits(root, config);
+    readMarks(root, config);
     readListen(root, config); // after tenants: a non-loopback listener needs them
 }
 
@@ -574,6 +578,39 @@ void ConfigReader::readLimits(const QJsonObject &root, Config &config) {
     intField(o, p, QStringLiteral("maxConnections"), l.maxConnections, 1, positive);
 }
 
+void ConfigReader::readMarks(const QJsonObject &root, Config &config) {
+    const QString p = QStringLiteral("marks");
+    QJsonObject o;
+    if (!section(root, p, o))
+        return;
+    checkKeys(o, p, {QStringLiteral("store"), QStringLiteral("url"), QStringLiteral("prefix"), QStringLiteral("password")});
+    MarksConfig &m = config.marks;
+    string(o, p, QStringLiteral("store"), m.store);
+    string(o, p, QStringLiteral("url"), m.url);
+    string(o, p, QStringLiteral("prefix"), m.prefix);
+    string(o, p, QStringLiteral("password"), m.password);
+    if (m.store != QLatin1String("memory") && m.store != QLatin1String("redis")) {
+        error(p + QStringLiteral(".store"), QStringLiteral("expected \"memory\" or \"redis\", got %1").arg(quoted(m.store)));
+        return;
+    }
+    if (m.prefix.isEmpty() || m.prefix.contains(QLatin1Char('*')) || m.prefix.contains(QLatin1Char(':')))
+        error(p + QStringLiteral(".prefix"), QStringLiteral("must be a non-empty name without '*' or ':'"));
+    if (!m.password.isEmpty() && !m.password.startsWith(QLatin1String("keychain:")) &&
+        !m.password.startsWith(QLatin1String("env:")))
+        error(p + QStringLiteral(".password"),
+              QStringLiteral("must be a reference (keychain:NAME or env:VAR); a password is never written inline"));
+    if (m.store == QLatin1String("redis")) {
+        QString why;
+        if (m.url.isEmpty())
+            error(p + QStringLiteral(".url"), QStringLiteral("required when store is \"redis\" (redis://HOST:PORT/DB)"));
+        else if (!redis::RedisEndpoint::parse(m.url, &why))
+            error(p + QStringLiteral(".url"), why);
+        else if (!redis::RedisEndpoint::parse(m.url, &why)->password.isEmpty())
+            error(p + QStringLiteral(".url"),
+                  QStringLiteral("holds a password; put it in the keychain and name it in marks.password"));
+    }
+}
+
 // Offset (in bytes) to "line L, column C", both 1-based.
 QString lineColumn(const QByteArray &text, int offset) {
     offset = qBound(0, offset, int(text.size()));
@@ -782,6 +819,17 @@ QJsonObject toJson(const Config &config) {
         limits.insert(QStringLiteral("maxConnections"), config.limits.maxConnections);
     if (!limits.isEmpty())
         root.insert(QStringLiteral("limits"), limits);
+
+    if (config.marks != MarksConfig()) {
+        QJsonObject marks{{QStringLiteral("store"), config.marks.store}};
+        if (!config.marks.url.isEmpty())
+            marks.insert(QStringLiteral("url"), config.marks.url);
+        if (config.marks.prefix != MarksConfig().prefix)
+            marks.insert(QStringLiteral("prefix"), config.marks.prefix);
+        if (!config.marks.password.isEmpty())
+            marks.insert(QStringLiteral("password"), config.marks.password);
+        root.insert(QStringLiteral("marks"), marks);
+    }
     return root;
 }
 

@@ -50,6 +50,9 @@ qint64 ProviderDownMarks::mark(const QString &tenant, const CandidateRef &c, con
     m.expiresAtMs = now + ttl;
     m.retryAfterMs = failure.retryAfterMs;
     m.lastError = failure.message.left(500);
+    m.setBy.clear();
+    if (m_observer)
+        m_observer->markSet(m, failure, std::nullopt);
     return ttl;
 }
 
@@ -84,7 +87,26 @@ QList<MarkInfo> ProviderDownMarks::active() const
     return out;
 }
 
+void ProviderDownMarks::apply(const MarkInfo &mark)
+{
+    m_entries.insert(keyFor(mark.tenant, mark.provider, mark.baseUrl, mark.model), mark);
+}
+
+int ProviderDownMarks::applyClear(const MarkFilter &filter)
+{
+    return clearEntries(filter, nullptr);
+}
+
 int ProviderDownMarks::clear(const MarkFilter &filter)
+{
+    QList<MarkInfo> removed;
+    const int n = clearEntries(filter, &removed);
+    if (m_observer && !removed.isEmpty())
+        m_observer->marksCleared(removed);
+    return n;
+}
+
+int ProviderDownMarks::clearEntries(const MarkFilter &filter, QList<MarkInfo> *removed)
 {
     const qint64 now = m_clock.nowMs();
     int n = 0;
@@ -92,6 +114,8 @@ int ProviderDownMarks::clear(const MarkFilter &filter)
         if (filter.matches(*it)) {
             if (it->expiresAtMs > now)
                 ++n;
+            if (removed)
+                removed->append(*it);
             // A cleared mark also forgets its strikes: the user said the provider is back.
             it = m_entries.erase(it);
         } else {

@@ -22,12 +22,23 @@ struct MarkInfo {
     qint64 ttlMs = 0;
     std::optional<qint64> retryAfterMs;
     QString lastError;
+    QString setBy;          // the replica that set it, when shared through Redis; empty = this process
 };
 
 struct MarkFilter {
     QString tenant, provider, baseUrl, model; // empty = any
     bool exactModel = false; // one mark: the model must match as given, "" = only the transport mark
     bool matches(const MarkInfo &m) const;
+};
+
+// Told of every mark this process sets and every clear it makes (not of state
+// applied from elsewhere), so a shared store can pass them on.
+class MarkObserver {
+public:
+    virtual ~MarkObserver() = default;
+    virtual void markSet(const MarkInfo &mark, const UpstreamFailure &failure,
+                         std::optional<qint64> attemptStartedAtMs) = 0;
+    virtual void marksCleared(const QList<MarkInfo> &removed) = 0;
 };
 
 class ProviderDownMarks {
@@ -51,9 +62,17 @@ public:
     int clear(const MarkFilter &filter); // clears matching active marks; returns how many
     qint64 now() const { return m_clock.nowMs(); }
 
+    void setObserver(MarkObserver *observer) { m_observer = observer; }
+    // State learned from another replica: replaces the entry with the same key. No observer call.
+    void apply(const MarkInfo &mark);
+    // Clears like clear(), without telling the observer (the clear came from elsewhere).
+    int applyClear(const MarkFilter &filter);
+
 private:
     static QString keyFor(const QString &tenant, const QString &provider, const QString &baseUrl, const QString &model);
+    int clearEntries(const MarkFilter &filter, QList<MarkInfo> *removed);
     util::Clock &m_clock;
+    MarkObserver *m_observer = nullptr;
     // Expired entries are kept (for strike history) until they are over kStrikeResetMs old.
     QHash<QString, MarkInfo> m_entries;
 };

@@ -21,7 +21,9 @@ QJsonObject markToJson(const failover::MarkInfo &m, qint64 now)
             {QStringLiteral("strikes"), m.strikes},
             {QStringLiteral("remainingMs"), std::max<qint64>(0, m.expiresAtMs - now)},
             {QStringLiteral("retryAfterMs"), m.retryAfterMs ? QJsonValue(double(*m.retryAfterMs)) : QJsonValue()},
-            {QStringLiteral("lastError"), m.lastError}};
+            {QStringLiteral("lastError"), m.lastError},
+            // With Redis-shared marks: the replica that set it (null = this one).
+            {QStringLiteral("setBy"), m.setBy.isEmpty() ? QJsonValue() : QJsonValue(m.setBy)}};
 }
 
 QJsonObject attemptToJson(const telemetry::AttemptRecord &a)

@@ -1,0 +1,271 @@
+#include "redis/redis_client.h"
+
+#include <QSslSocket>
+
+#include <hiredis/hiredis.h>
+#include <hiredis/read.h>
+
+#include <cstdlib>
+#include <vector>
+
+namespace sw::redis {
+
+namespace {
+RedisValue convert(const redisReply *r)
+{
+    RedisValue v;
+    switch (r->type) {
+    case REDIS_REPLY_STRING:
+        v.type = RedisValue::Type::String;
+        v.str = QByteArray(r->str, qsizetype(r->len));
+        break;
+    case REDIS_REPLY_STATUS:
+        v.type = RedisValue::Type::Status;
+        v.str = QByteArray(r->str, qsizetype(r->len));
+        break;
+    case REDIS_REPLY_ERROR:
+        v.type = RedisValue::Type::Error;
+        v.str = QByteArray(r->str, qsizetype(r->len));
+        break;
+    case REDIS_REPLY_INTEGER:
+        v.type = RedisValue::Type::Integer;
+        v.integer = r->integer;
+        break;
+    case REDIS_REPLY_ARRAY:
+        v.type = RedisValue::Type::Array;
+        v.elements.reserve(qsizetype(r->elements));
+        for (size_t i = 0; i < r->elements; ++i)
+            v.elements.append(convert(r->element[i]));
+        break;
+    default:
+        break;
+    }
+    return v;
+}
+} // namespace
+
+RedisValue RedisValue::error(const QByteArray &message)
+{
+    RedisValue v;
+    v.type = Type::Error;
+    v.str = message;
+    return v;
+}
+
+RedisClient::RedisClient(RedisEndpoint endpoint, QObject *parent) : QObject(parent), m_endpoint(std::move(endpoint))
+{
+    m_elapsed.start();
+    m_reconnectTimer.setSingleShot(true);
+    connect(&m_reconnectTimer, &QTimer::timeout, this, &RedisClient::connectNow);
+    m_watchdog.setInterval(250);
+    connect(&m_watchdog, &QTimer::timeout, this, &RedisClient::checkTimeouts);
+}
+
+RedisClient::~RedisClient()
+{
+    m_open = false;
+    if (m_socket)
+        m_socket->abort();
+    if (m_reader)
+        redisReaderFree(m_reader);
+}
+
+void RedisClient::open()
+{
+    if (m_open)
+        return;
+    m_open = true;
+    connectNow();
+}
+
+void RedisClient::close()
+{
+    m_open = false;
+    m_reconnectTimer.stop();
+    fail(QStringLiteral("closed"));
+}
+
+void RedisClient::connectNow()
+{
+    if (!m_open)
+        return;
+    if (m_socket) {
+        m_socket->disconnect(this);
+        m_socket->abort();
+        m_socket->deleteLater();
+    }
+    if (m_reader)
+        redisReaderFree(m_reader);
+    m_reader = redisReaderCreate();
+    m_socket = new QSslSocket(this);
+    m_socket->setSocketOption(QAbstractSocket::LowDelayOption, 1);
+    m_failing = false;
+    connect(m_socket, &QSslSocket::readyRead, this, &RedisClient::onReadyRead);
+    connect(m_socket, &QSslSocket::disconnected, this, [this]() { fail(QStringLiteral("connection closed")); });
+    connect(m_socket, &QSslSocket::errorOccurred, this, [this](QAbstractSocket::SocketError) {
+        fail(m_socket ? m_socket->errorString() : QStringLiteral("socket error"));
+    });
+    if (m_endpoint.tls) {
+        connect(m_socket, &QSslSocket::encrypted, this, &RedisClient::onConnected);
+        m_socket->connectToHostEncrypted(m_endpoint.host, m_endpoint.port);
+    } else {
+        connect(m_socket, &QSslSocket::connected, this, &RedisClient::onConnected);
+        m_socket->connectToHost(m_endpoint.host, m_endpoint.port);
+    }
+    // A connect that hangs counts as a timeout too.
+    m_pending.push_back({Callback(), m_elapsed.elapsed(), true});
+    m_handshakeLeft = 1;
+    m_watchdog.start();
+}
+
+void RedisClient::onConnected()
+{
+    // The connect placeholder is answered; now the handshake commands.
+    m_pending.pop_front();
+    m_handshakeLeft = 0;
+    auto expectOk = [this](const RedisValue &v) {
+        if (v.isError())
+            fail(QStringLiteral("handshake refused: %1").arg(QString::fromUtf8(v.str.left(200))));
+    };
+    if (!m_endpoint.password.isEmpty()) {
+        QList<QByteArray> auth{"AUTH"};
+        if (!m_endpoint.username.isEmpty())
+            auth.append(m_endpoint.username.toUtf8());
+        auth.append(m_endpoint.password);
+        send(auth, expectOk, true);
+    }
+    if (m_endpoint.db != 0)
+        send({"SELECT", QByteArray::number(m_endpoint.db)}, expectOk, true);
+    for (const QByteArray &ch : std::as_const(m_channels))
+        send({"SUBSCRIBE", ch}, expectOk, true);
+    if (m_handshakeLeft == 0) {
+        m_ready = true;
+        m_backoffMs = 250;
+        Q_EMIT ready();
+    }
+}
+
+void RedisClient::send(const QList<QByteArray> &argv, Callback done, bool handshake)
+{
+    if (!m_socket || (!m_ready && !handshake) || m_pending.size() >= size_t(kMaxPending)) {
+        if (done)
+            done(RedisValue::error(m_ready ? "ERR too many commands in flight" : "ERR not connected to Redis"));
+        return;
+    }
+    std::vector<const char *> args;
+    std::vector<size_t> lens;
+    for (const QByteArray &a : argv) {
+        args.push_back(a.constData());
+        lens.push_back(size_t(a.size()));
+    }
+    char *out = nullptr;
+    const int n = redisFormatCommandArgv(&out, int(args.size()), args.data(), lens.data());
+    if (n < 0 || !out) {
+        if (done)
+            done(RedisValue::error("ERR cannot format command"));
+        return;
+    }
+    m_socket->write(out, n);
+    std::free(out);
+    m_pending.push_back({std::move(done), m_elapsed.elapsed(), handshake});
+    if (handshake)
+        ++m_handshakeLeft;
+}
+
+void RedisClient::command(const QList<QByteArray> &argv, Callback done)
+{
+    send(argv, std::move(done), false);
+}
+
+void RedisClient::subscribe(const QByteArray &channel)
+{
+    if (m_channels.contains(channel))
+        return;
+    m_channels.append(channel);
+    if (m_ready)
+        send({"SUBSCRIBE", channel}, {}, true);
+}
+
+void RedisClient::onReadyRead()
+{
+    const QByteArray bytes = m_socket->readAll();
+    if (redisReaderFeed(m_reader, bytes.constData(), size_t(bytes.size())) != REDIS_OK)
+        return fail(QStringLiteral("protocol error"));
+    if (m_reader->len > size_t(kMaxReplyBuffer))
+        return fail(QStringLiteral("reply over %1 bytes").arg(kMaxReplyBuffer));
+    for (;;) {
+        void *raw = nullptr;
+        if (redisReaderGetReply(m_reader, &raw) != REDIS_OK)
+            return fail(QStringLiteral("protocol error: %1").arg(QString::fromLatin1(m_reader->errstr)));
+        if (!raw)
+            return;
+        RedisValue v = convert(static_cast<redisReply *>(raw));
+        freeReplyObject(raw);
+        onReply(std::move(v));
+        if (!m_socket)
+            return; // a callback closed us
+    }
+}
+
+void RedisClient::onReply(RedisValue reply)
+{
+    // Pushed messages of a subscribed connection answer no command.
+    if (reply.type == RedisValue::Type::Array && reply.elements.size() == 3 &&
+        reply.elements[0].str == "message") {
+        Q_EMIT message(reply.elements[1].str, reply.elements[2].str);
+        return;
+    }
+    if (m_pending.empty())
+        return fail(QStringLiteral("unexpected reply"));
+    Pending p = std::move(m_pending.front());
+    m_pending.pop_front();
+    if (p.handshake && --m_handshakeLeft == 0 && !m_ready && !m_failing) {
+        if (p.done)
+            p.done(reply);
+        if (m_failing || !m_socket)
+            return;
+        m_ready = true;
+        m_backoffMs = 250;
+        Q_EMIT ready();
+        return;
+    }
+    if (p.done)
+        p.done(reply);
+}
+
+void RedisClient::checkTimeouts()
+{
+    if (!m_pending.empty() && m_elapsed.elapsed() - m_pending.front().sentAtMs > m_commandTimeoutMs)
+        fail(QStringLiteral("no answer from Redis within %1 ms").arg(m_commandTimeoutMs));
+}
+
+void RedisClient::fail(const QString &why)
+{
+    if (m_failing)
+        return;
+    m_failing = true;
+    const bool wasReady = m_ready;
+    m_ready = false;
+    m_watchdog.stop();
+    if (m_socket) {
+        QSslSocket *s = m_socket;
+        m_socket = nullptr;
+        s->disconnect(this);
+        s->abort();
+        s->deleteLater();
+    }
+    auto pending = std::move(m_pending);
+    m_pending.clear();
+    m_handshakeLeft = 0;
+    for (auto &p : pending)
+        if (p.done)
+            p.done(RedisValue::error("ERR connection lost: " + why.toUtf8()));
+    if (wasReady || m_open)
+        Q_EMIT lost(why);
+    if (m_open) {
+        m_reconnectTimer.start(m_backoffMs);
+        m_backoffMs = std::min(m_backoffMs * 2, 5000);
+    }
+}
+
+} // namespace sw::redis

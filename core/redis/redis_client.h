@@ -1,0 +1,96 @@
+#pragma once
+// One asynchronous connection to a Redis server on the calling thread's event
+// loop. The RESP protocol (framing commands, parsing replies) is hiredis's
+// reader and formatter; the socket is Qt's, so TLS (rediss://) and the event
+// loop come from Qt and no call ever blocks the thread.
+//
+// Nothing is queued while the connection is down: a command then fails at
+// once, so a dead Redis costs a caller nothing but the error.
+
+#include "redis/redis_endpoint.h"
+
+#include <QElapsedTimer>
+#include <QList>
+#include <QObject>
+#include <QTimer>
+#include <deque>
+#include <functional>
+
+class QSslSocket;
+struct redisReader;
+
+namespace sw::redis {
+
+struct RedisValue {
+    enum class Type { Nil, String, Status, Error, Integer, Array };
+    Type type = Type::Nil;
+    QByteArray str; // String, Status, Error
+    qint64 integer = 0;
+    QList<RedisValue> elements;
+
+    bool isError() const { return type == Type::Error; }
+    static RedisValue error(const QByteArray &message);
+};
+
+class RedisClient final : public QObject {
+    Q_OBJECT
+    Q_DISABLE_COPY_MOVE(RedisClient)
+public:
+    using Callback = std::function<void(const RedisValue &)>;
+    static constexpr int kMaxPending = 4096;              // commands awaiting a reply
+    static constexpr qsizetype kMaxReplyBuffer = 64 << 20; // unparsed reply bytes
+
+    explicit RedisClient(RedisEndpoint endpoint, QObject *parent = nullptr);
+    ~RedisClient() override;
+
+    // Connects, and reconnects after any loss (backoff 250 ms doubling to 5 s) until close().
+    void open();
+    void close();
+    bool isReady() const { return m_ready; }
+    const RedisEndpoint &endpoint() const { return m_endpoint; }
+    // A command unanswered for this long drops the connection (default 2000 ms).
+    void setCommandTimeoutMs(int ms) { m_commandTimeoutMs = ms; }
+
+    // Sends one command. `done` gets the reply, or an Error value when the
+    // connection is not ready or drops before the reply.
+    void command(const QList<QByteArray> &argv, Callback done = {});
+    // Subscribes this connection to a channel (now if ready, and after every
+    // reconnect). A subscribed connection takes no other command.
+    void subscribe(const QByteArray &channel);
+
+Q_SIGNALS:
+    void ready();
+    void lost(const QString &why);
+    void message(const QByteArray &channel, const QByteArray &payload);
+
+private:
+    struct Pending {
+        Callback done;
+        qint64 sentAtMs = 0;
+        bool handshake = false;
+    };
+    void connectNow();
+    void onConnected();
+    void onReadyRead();
+    void onReply(RedisValue reply);
+    void fail(const QString &why);
+    void send(const QList<QByteArray> &argv, Callback done, bool handshake);
+    void checkTimeouts();
+
+    RedisEndpoint m_endpoint;
+    QSslSocket *m_socket = nullptr;
+    redisReader *m_reader = nullptr;
+    std::deque<Pending> m_pending;
+    QList<QByteArray> m_channels;
+    QTimer m_reconnectTimer;
+    QTimer m_watchdog;
+    QElapsedTimer m_elapsed;
+    int m_backoffMs = 250;
+    int m_commandTimeoutMs = 2000;
+    int m_handshakeLeft = 0;
+    bool m_open = false;
+    bool m_ready = false;
+    bool m_failing = false;
+};
+
+} // namespace sw::redis

@@ -1,0 +1,364 @@
+#include "redis/redis_mark_sync.h"
+
+#include <QDateTime>
+#include <QJsonArray>
+#include <QJsonDocument>
+
+namespace sw::redis {
+
+using failover::FailureKind;
+using failover::MarkInfo;
+using failover::ProviderDownMarks;
+
+namespace {
+// Sets or extends one mark. KEYS: mark, history. ARGV: now, base TTL, cap, strike
+// reset, Retry-After (-1 none), attempt start (-1 unknown), mark JSON, channel.
+// The history key outlives the mark by the strike-reset window, so strikes
+// survive a short gap between failures and reset after a long one.
+constexpr char kSetScript[] = R"lua(
+local now = tonumber(ARGV[1])
+local base = tonumber(ARGV[2])
+local cap = tonumber(ARGV[3])
+local reset = tonumber(ARGV[4])
+local retryAfter = tonumber(ARGV[5])
+local started = tonumber(ARGV[6])
+local mark = cjson.decode(ARGV[7])
+local h = redis.call('HMGET', KEYS[2], 'strikes', 'setAt', 'expiresAt')
+local strikes = tonumber(h[1]) or 0
+local setAt = tonumber(h[2]) or 0
+local expiresAt = tonumber(h[3]) or 0
+if expiresAt > 0 and now - expiresAt > reset then strikes = 0 end
+-- A failure of an attempt that started at or before the last strike is the
+-- same blip (parallel requests failing together): no new strike.
+local burst = strikes > 0 and started >= 0 and started <= setAt
+if not burst then
+  strikes = strikes + 1
+  setAt = now
+end
+local ttl = base
+for i = 2, strikes do
+  ttl = ttl * 2
+  if ttl >= cap then break end
+end
+if ttl > cap then ttl = cap end
+if retryAfter >= 0 then
+  local r = math.min(retryAfter, cap)
+  if r > ttl then ttl = r end
+end
+local newExpiry = math.max(expiresAt, now + ttl)
+redis.call('HSET', KEYS[2], 'strikes', strikes, 'setAt', string.format('%.0f', setAt),
+           'expiresAt', string.format('%.0f', newExpiry))
+redis.call('PEXPIRE', KEYS[2], newExpiry - now + reset)
+mark.op = 'set'
+mark.strikes = strikes
+mark.ttlMs = newExpiry - now
+mark.expiresAt = string.format('%.0f', newExpiry)
+mark.setAt = string.format('%.0f', setAt)
+local payload = cjson.encode(mark)
+redis.call('SET', KEYS[1], payload, 'PX', newExpiry - now)
+redis.call('PUBLISH', ARGV[8], payload)
+return payload
+)lua";
+
+// Puts back a mark this replica learned while Redis was away: the later
+// expiry and the higher strike count win. KEYS: mark, history. ARGV: now,
+// strike reset, mark JSON (with expiresAt, strikes), channel.
+constexpr char kImportScript[] = R"lua(
+local now = tonumber(ARGV[1])
+local reset = tonumber(ARGV[2])
+local mark = cjson.decode(ARGV[3])
+local h = redis.call('HMGET', KEYS[2], 'strikes', 'setAt', 'expiresAt')
+local strikes = math.max(tonumber(h[1]) or 0, tonumber(mark.strikes))
+local expiresAt = math.max(tonumber(h[3]) or 0, tonumber(mark.expiresAt))
+local setAt = tonumber(h[2]) or tonumber(mark.setAt) or now
+if expiresAt <= now then return false end
+redis.call('HSET', KEYS[2], 'strikes', strikes, 'setAt', string.format('%.0f', setAt),
+           'expiresAt', string.format('%.0f', expiresAt))
+redis.call('PEXPIRE', KEYS[2], expiresAt - now + reset)
+mark.op = 'set'
+mark.strikes = strikes
+mark.expiresAt = string.format('%.0f', expiresAt)
+mark.setAt = string.format('%.0f', setAt)
+local payload = cjson.encode(mark)
+redis.call('SET', KEYS[1], payload, 'PX', expiresAt - now)
+redis.call('PUBLISH', ARGV[4], payload)
+return payload
+)lua";
+
+// Deletes marks and their strike history, and tells every replica.
+// KEYS: mark and history keys. ARGV: channel, payload.
+constexpr char kClearScript[] = R"lua(
+for i, k in ipairs(KEYS) do redis.call('DEL', k) end
+redis.call('PUBLISH', ARGV[1], ARGV[2])
+return #KEYS
+)lua";
+
+// Every live mark under the prefix. ARGV: pattern.
+constexpr char kPullScript[] = R"lua(
+local out = {}
+for i, k in ipairs(redis.call('KEYS', ARGV[1])) do
+  local v = redis.call('GET', k)
+  if v then out[#out + 1] = v end
+end
+return out
+)lua";
+
+// Announces this replica and counts the live ones. KEYS: own key. ARGV: TTL, pattern.
+constexpr char kHeartbeatScript[] = R"lua(
+redis.call('SET', KEYS[1], '1', 'PX', tonumber(ARGV[1]))
+return #redis.call('KEYS', ARGV[2])
+)lua";
+
+QByteArray num(qint64 v)
+{
+    return QByteArray::number(v);
+}
+} // namespace
+
+RedisMarkSync::RedisMarkSync(ProviderDownMarks &marks, util::Clock &clock, Options options, QObject *parent)
+    : QObject(parent), m_marks(marks), m_clock(clock), m_options(std::move(options))
+{
+    if (!m_options.wallClock)
+        m_options.wallClock = []() { return QDateTime::currentMSecsSinceEpoch(); };
+    m_channel = (m_options.prefix + QStringLiteral(":marks")).toUtf8();
+    m_commands = new RedisClient(m_options.endpoint, this);
+    m_subscriber = new RedisClient(m_options.endpoint, this);
+    m_subscriber->subscribe(m_channel);
+    connect(m_commands, &RedisClient::ready, this, &RedisMarkSync::onReady);
+    connect(m_commands, &RedisClient::lost, this, &RedisMarkSync::onLost);
+    connect(m_subscriber, &RedisClient::ready, this, [this]() {
+        // A subscriber that was away missed messages: catch up.
+        if (m_up)
+            pullAll();
+    });
+    connect(m_subscriber, &RedisClient::lost, this, &RedisMarkSync::onLost);
+    connect(m_subscriber, &RedisClient::message, this, &RedisMarkSync::onMessage);
+    m_heartbeat.setInterval(m_options.heartbeatMs);
+    connect(&m_heartbeat, &QTimer::timeout, this, &RedisMarkSync::heartbeat);
+    m_marks.setObserver(this);
+}
+
+RedisMarkSync::~RedisMarkSync()
+{
+    m_marks.setObserver(nullptr);
+}
+
+void RedisMarkSync::start()
+{
+    m_commands->open();
+    m_subscriber->open();
+    m_heartbeat.start();
+}
+
+QString RedisMarkSync::describe() const
+{
+    if (!m_up)
+        return QStringLiteral("local only (Redis unreachable)");
+    return QStringLiteral("shared via %1, %2 replica%3 seen")
+        .arg(m_options.endpoint.display())
+        .arg(m_replicas)
+        .arg(m_replicas == 1 ? QString() : QStringLiteral("s"));
+}
+
+qint64 RedisMarkSync::wallNow() const
+{
+    return m_options.wallClock();
+}
+
+QByteArray RedisMarkSync::idFor(const MarkInfo &m) const
+{
+    const QString raw = m.tenant + QChar(0) + m.provider + QChar(0) + m.baseUrl + QChar(0) + m.model;
+    return raw.toUtf8().toBase64(QByteArray::Base64UrlEncoding | QByteArray::OmitTrailingEquals);
+}
+
+QByteArray RedisMarkSync::key(const char *kind, const QByteArray &id) const
+{
+    return m_options.prefix.toUtf8() + ':' + kind + ':' + id;
+}
+
+QJsonObject RedisMarkSync::describeMark(const MarkInfo &m) const
+{
+    QJsonObject o{{QStringLiteral("tenant"), m.tenant},
+                  {QStringLiteral("provider"), m.provider},
+                  {QStringLiteral("baseUrl"), m.baseUrl},
+                  {QStringLiteral("model"), m.model},
+                  {QStringLiteral("kind"), failover::failureKindName(m.kind)},
+                  {QStringLiteral("lastError"), m.lastError.left(500)},
+                  {QStringLiteral("replica"), m.setBy.isEmpty() ? m_options.replicaId : m.setBy}};
+    if (m.retryAfterMs)
+        o.insert(QStringLiteral("retryAfterMs"), double(*m.retryAfterMs));
+    return o;
+}
+
+void RedisMarkSync::markSet(const MarkInfo &mark, const failover::UpstreamFailure &failure,
+                            std::optional<qint64> attemptStartedAtMs)
+{
+    if (m_applyingRemote || !m_up)
+        return; // down: the mark stays local and is pushed on reconnect
+    const qint64 now = wallNow();
+    const qint64 started = attemptStartedAtMs ? now - (m_clock.nowMs() - *attemptStartedAtMs) : -1;
+    const qint64 base = failure.kind == FailureKind::RateLimited ? ProviderDownMarks::kRateLimitedBaseMs
+                                                                 : ProviderDownMarks::kServerErrorBaseMs;
+    const QByteArray id = idFor(mark);
+    const QByteArray json = QJsonDocument(describeMark(mark)).toJson(QJsonDocument::Compact);
+    m_commands->command({"EVAL", kSetScript, "2", key("mark", id), key("hist", id), num(now), num(base),
+                         num(ProviderDownMarks::kCapMs), num(ProviderDownMarks::kStrikeResetMs),
+                         num(failure.retryAfterMs.value_or(-1)), num(started), json, m_channel},
+                        [this](const RedisValue &v) {
+                            if (v.type != RedisValue::Type::String)
+                                return; // lost or refused: the local mark stands
+                            applyRemote(QJsonDocument::fromJson(v.str).object());
+                        });
+}
+
+void RedisMarkSync::marksCleared(const QList<MarkInfo> &removed)
+{
+    if (m_applyingRemote || !m_up || removed.isEmpty())
+        return;
+    QList<QByteArray> argv{"EVAL", kClearScript, QByteArray::number(removed.size() * 2)};
+    QJsonArray ids;
+    for (const MarkInfo &m : removed) {
+        const QByteArray id = idFor(m);
+        argv << key("mark", id) << key("hist", id);
+        ids.append(QString::fromLatin1(id));
+    }
+    const QJsonObject payload{{QStringLiteral("op"), QStringLiteral("clear")},
+                              {QStringLiteral("ids"), ids},
+                              {QStringLiteral("replica"), m_options.replicaId}};
+    argv << m_channel << QJsonDocument(payload).toJson(QJsonDocument::Compact);
+    m_commands->command(argv);
+}
+
+void RedisMarkSync::applyRemote(const QJsonObject &o)
+{
+    MarkInfo m;
+    m.tenant = o.value(QStringLiteral("tenant")).toString();
+    m.provider = o.value(QStringLiteral("provider")).toString();
+    m.baseUrl = o.value(QStringLiteral("baseUrl")).toString();
+    m.model = o.value(QStringLiteral("model")).toString();
+    const auto kind = failover::failureKindFromName(o.value(QStringLiteral("kind")).toString());
+    if (m.provider.isEmpty() || !kind)
+        return;
+    m.kind = *kind;
+    m.strikes = o.value(QStringLiteral("strikes")).toInt();
+    m.ttlMs = qint64(o.value(QStringLiteral("ttlMs")).toDouble());
+    const qint64 expiresAt = o.value(QStringLiteral("expiresAt")).toString().toLongLong();
+    m.expiresAtMs = m_clock.nowMs() + (expiresAt - wallNow());
+    if (o.contains(QStringLiteral("retryAfterMs")))
+        m.retryAfterMs = qint64(o.value(QStringLiteral("retryAfterMs")).toDouble());
+    m.lastError = o.value(QStringLiteral("lastError")).toString();
+    const QString replica = o.value(QStringLiteral("replica")).toString();
+    m.setBy = replica == m_options.replicaId ? QString() : replica;
+    m_applyingRemote = true;
+    m_marks.apply(m);
+    m_applyingRemote = false;
+    Q_EMIT marksChanged();
+}
+
+void RedisMarkSync::onMessage(const QByteArray &channel, const QByteArray &payload)
+{
+    if (channel != m_channel)
+        return;
+    const QJsonObject o = QJsonDocument::fromJson(payload).object();
+    const QString op = o.value(QStringLiteral("op")).toString();
+    if (op == QLatin1String("set")) {
+        applyRemote(o);
+    } else if (op == QLatin1String("clear")) {
+        if (o.value(QStringLiteral("replica")).toString() == m_options.replicaId)
+            return;
+        int n = 0;
+        m_applyingRemote = true;
+        for (const QJsonValue &v : o.value(QStringLiteral("ids")).toArray()) {
+            const QList<QByteArray> parts =
+                QByteArray::fromBase64(v.toString().toLatin1(), QByteArray::Base64UrlEncoding).split('\0');
+            if (parts.size() != 4)
+                continue;
+            failover::MarkFilter f;
+            f.tenant = QString::fromUtf8(parts[0]);
+            f.provider = QString::fromUtf8(parts[1]);
+            f.baseUrl = QString::fromUtf8(parts[2]);
+            f.model = QString::fromUtf8(parts[3]);
+            f.exactModel = true;
+            n += m_marks.applyClear(f);
+        }
+        m_applyingRemote = false;
+        if (n > 0)
+            Q_EMIT marksChanged();
+    }
+}
+
+void RedisMarkSync::onReady()
+{
+    const bool was = m_up;
+    m_up = true;
+    m_loggedDown = false;
+    if (m_options.log)
+        m_options.log(QStringLiteral("info"), QStringLiteral("marks shared through Redis"),
+                      {{QStringLiteral("store"), m_options.endpoint.display()},
+                       {QStringLiteral("replica"), m_options.replicaId}});
+    pushLocalMarks();
+    pullAll();
+    heartbeat();
+    if (!was)
+        Q_EMIT storeUpChanged(true);
+}
+
+void RedisMarkSync::onLost(const QString &why)
+{
+    const bool was = m_up;
+    m_up = false;
+    // One line per outage, not one per request or reconnect attempt.
+    if (!m_loggedDown && m_options.log) {
+        m_loggedDown = true;
+        m_options.log(QStringLiteral("warn"), QStringLiteral("marks: local only (Redis unreachable)"),
+                      {{QStringLiteral("store"), m_options.endpoint.display()}, {QStringLiteral("error"), why}});
+    }
+    if (was)
+        Q_EMIT storeUpChanged(false);
+}
+
+void RedisMarkSync::pushLocalMarks()
+{
+    // Marks this replica learned while Redis was away go back, so the others learn them too.
+    const qint64 nowLocal = m_clock.nowMs();
+    const qint64 now = wallNow();
+    for (const MarkInfo &m : m_marks.active()) {
+        if (!m.setBy.isEmpty())
+            continue; // another replica's: Redis is its source
+        QJsonObject o = describeMark(m);
+        o.insert(QStringLiteral("strikes"), m.strikes);
+        o.insert(QStringLiteral("ttlMs"), double(m.ttlMs));
+        o.insert(QStringLiteral("expiresAt"), QString::number(now + (m.expiresAtMs - nowLocal)));
+        const QByteArray id = idFor(m);
+        m_commands->command({"EVAL", kImportScript, "2", key("mark", id), key("hist", id), num(now),
+                             num(ProviderDownMarks::kStrikeResetMs), QJsonDocument(o).toJson(QJsonDocument::Compact),
+                             m_channel});
+    }
+}
+
+void RedisMarkSync::pullAll()
+{
+    m_commands->command({"EVAL", kPullScript, "0", key("mark", "*")}, [this](const RedisValue &v) {
+        if (v.type != RedisValue::Type::Array)
+            return;
+        for (const RedisValue &e : v.elements)
+            if (e.type == RedisValue::Type::String)
+                applyRemote(QJsonDocument::fromJson(e.str).object());
+    });
+}
+
+void RedisMarkSync::heartbeat()
+{
+    if (!m_up)
+        return;
+    const QByteArray own = key("replica", m_options.replicaId.toUtf8());
+    m_commands->command({"EVAL", kHeartbeatScript, "1", own, num(m_options.heartbeatMs * 3), key("replica", "*")},
+                        [this](const RedisValue &v) {
+                            if (v.type == RedisValue::Type::Integer && int(v.integer) != m_replicas) {
+                                m_replicas = int(v.integer);
+                                Q_EMIT storeUpChanged(m_up); // the description changed
+                            }
+                        });
+}
+
+} // namespace sw::redis

@@ -1,0 +1,84 @@
+#pragma once
+// Shares a process's provider-down marks with the other replicas through
+// Redis. The local table stays the one the resolver reads, so a request never
+// waits on the network; this class keeps it in step:
+//
+// - A local mark goes to Redis, where one Lua script applies the ladder
+//   atomically (strikes, 20/40/80/160/300 s, never below Retry-After, one
+//   strike per burst, expiry never shortened) and publishes the result; the
+//   authoritative answer replaces the local guess.
+// - Marks and clears published by other replicas are applied locally.
+// - A clear on any replica deletes the marks in Redis and is published.
+// - Redis down: marks stay local (one log line, storeUp() false); on
+//   reconnect this replica pushes the marks it set meanwhile and pulls all.
+
+#include "failover/provider_down_marks.h"
+#include "redis/redis_client.h"
+#include "util/clock.h"
+
+#include <QJsonObject>
+#include <QObject>
+#include <functional>
+
+namespace sw::redis {
+
+class RedisMarkSync final : public QObject, public failover::MarkObserver {
+    Q_OBJECT
+    Q_DISABLE_COPY_MOVE(RedisMarkSync)
+public:
+    struct Options {
+        RedisEndpoint endpoint;
+        QString prefix = QStringLiteral("switchman");
+        QString replicaId;                 // unique per process
+        std::function<qint64()> wallClock; // epoch ms; default: the system clock
+        std::function<void(const QString &level, const QString &message, const QJsonObject &fields)> log;
+        int heartbeatMs = 2000;
+    };
+
+    RedisMarkSync(failover::ProviderDownMarks &marks, util::Clock &clock, Options options, QObject *parent = nullptr);
+    ~RedisMarkSync() override;
+
+    void start();
+    bool storeUp() const { return m_up; }
+    int replicasSeen() const { return m_replicas; }
+    QString replicaId() const { return m_options.replicaId; }
+    QString endpointDisplay() const { return m_options.endpoint.display(); }
+    // "shared via redis://host:port/0, 2 replicas seen" or "local only (Redis unreachable)".
+    QString describe() const;
+
+    // failover::MarkObserver
+    void markSet(const failover::MarkInfo &mark, const failover::UpstreamFailure &failure,
+                 std::optional<qint64> attemptStartedAtMs) override;
+    void marksCleared(const QList<failover::MarkInfo> &removed) override;
+
+Q_SIGNALS:
+    void marksChanged();
+    void storeUpChanged(bool up);
+
+private:
+    QByteArray idFor(const failover::MarkInfo &m) const;
+    QByteArray key(const char *kind, const QByteArray &id) const;
+    qint64 wallNow() const;
+    void onReady();
+    void onLost(const QString &why);
+    void onMessage(const QByteArray &channel, const QByteArray &payload);
+    void applyRemote(const QJsonObject &o);
+    void pushLocalMarks();
+    void pullAll();
+    void heartbeat();
+    QJsonObject describeMark(const failover::MarkInfo &m) const;
+
+    failover::ProviderDownMarks &m_marks;
+    util::Clock &m_clock;
+    Options m_options;
+    RedisClient *m_commands = nullptr;
+    RedisClient *m_subscriber = nullptr;
+    QTimer m_heartbeat;
+    QByteArray m_channel;
+    bool m_up = false;
+    bool m_loggedDown = false;
+    bool m_applyingRemote = false;
+    int m_replicas = 0;
+};
+
+} // namespace sw::redis

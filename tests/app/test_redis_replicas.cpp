@@ -1,0 +1,241 @@
+// Two real `switchman --headless` processes sharing one private redis-server,
+// in front of fake upstreams in this test process: what a team running
+// replicas behind a load balancer sees.
+
+#include "demo/fake_upstream.h"
+#include "redis_server.h"
+#include "signal_wait.h"
+
+#include <QCryptographicHash>
+#include <QEventLoop>
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QNetworkAccessManager>
+#include <QNetworkReply>
+#include <QProcess>
+#include <QTcpServer>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QTimer>
+#include <memory>
+
+using namespace sw;
+
+namespace {
+
+const QByteArray kAliceKey = "test-gateway-key-alice";
+const QByteArray kBobKey = "test-gateway-key-bob";
+
+quint16 freePort()
+{
+    QTcpServer probe;
+    probe.listen(QHostAddress::LocalHost, 0);
+    return probe.serverPort();
+}
+
+struct Reply {
+    int status = 0;
+    QByteArray body;
+    QJsonObject json() const { return QJsonDocument::fromJson(body).object(); }
+};
+
+class Replica {
+public:
+    Replica(const QString &configPath) : m_port(freePort())
+    {
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.remove(QStringLiteral("DISPLAY"));
+        env.remove(QStringLiteral("WAYLAND_DISPLAY"));
+        m_process.setProcessEnvironment(env);
+        m_process.setProcessChannelMode(QProcess::ForwardedErrorChannel);
+        m_process.start(QStringLiteral(SWITCHMAN_BIN),
+                        {QStringLiteral("--headless"), QStringLiteral("--config"), configPath, QStringLiteral("--listen"),
+                         QStringLiteral("127.0.0.1:%1").arg(m_port)});
+    }
+    ~Replica()
+    {
+        m_process.terminate();
+        if (!m_process.waitForFinished(5000))
+            m_process.kill();
+        m_process.waitForFinished(2000);
+    }
+    Reply send(const QByteArray &method, const QString &path, const QByteArray &key, const QByteArray &body = {})
+    {
+        QNetworkRequest req(QUrl(QStringLiteral("http://127.0.0.1:%1%2").arg(m_port).arg(path)));
+        req.setRawHeader("x-api-key", key);
+        req.setRawHeader("anthropic-version", "2023-06-01");
+        if (!body.isEmpty())
+            req.setHeader(QNetworkRequest::ContentTypeHeader, QByteArrayLiteral("application/json"));
+        QNetworkReply *reply = m_nam.sendCustomRequest(req, method, body);
+        QEventLoop loop;
+        QObject::connect(reply, &QNetworkReply::finished, &loop, &QEventLoop::quit);
+        QTimer::singleShot(20000, &loop, &QEventLoop::quit);
+        loop.exec();
+        Reply r;
+        r.status = reply->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt();
+        r.body = reply->readAll();
+        reply->deleteLater();
+        return r;
+    }
+    Reply chat(const QByteArray &key = kAliceKey)
+    {
+        const QJsonObject body{{QStringLiteral("model"), QStringLiteral("chain")},
+                               {QStringLiteral("max_tokens"), 64},
+                               {QStringLiteral("messages"),
+                                QJsonArray{QJsonObject{{QStringLiteral("role"), QStringLiteral("user")},
+                                                       {QStringLiteral("content"), QStringLiteral("hello")}}}}};
+        return send("POST", QStringLiteral("/v1/messages"), key, QJsonDocument(body).toJson(QJsonDocument::Compact));
+    }
+    QJsonArray marks() { return send("GET", QStringLiteral("/admin/marks"), kAliceKey).json().value(QStringLiteral("marks")).toArray(); }
+    QString store() { return send("GET", QStringLiteral("/healthz"), kAliceKey).json().value(QStringLiteral("marks")).toString(); }
+    bool waitReady()
+    {
+        return test::waitUntil([&]() { return send("GET", QStringLiteral("/healthz"), {}).status == 200; }, 15000);
+    }
+
+private:
+    quint16 m_port;
+    QProcess m_process;
+    QNetworkAccessManager m_nam;
+};
+
+QByteArray sha(const QByteArray &key)
+{
+    return "sha256:" + QCryptographicHash::hash(key, QCryptographicHash::Sha256).toHex();
+}
+
+} // namespace
+
+class TestRedisReplicas : public QObject {
+    Q_OBJECT
+
+    std::unique_ptr<test::RedisServer> m_redis;
+    std::unique_ptr<demo::FakeUpstream> m_a, m_b;
+    QTemporaryDir m_dir;
+    std::unique_ptr<Replica> m_one, m_two;
+
+    QString writeConfig()
+    {
+        const QJsonObject provider{{QStringLiteral("api"), QStringLiteral("anthropic-messages")},
+                                   {QStringLiteral("credentials"), QJsonArray{}}};
+        QJsonObject pa = provider, pb = provider;
+        pa.insert(QStringLiteral("baseUrl"), m_a->baseUrl());
+        pb.insert(QStringLiteral("baseUrl"), m_b->baseUrl());
+        const QJsonObject config{
+            {QStringLiteral("listen"), QStringLiteral("127.0.0.1:0")},
+            {QStringLiteral("providers"), QJsonObject{{QStringLiteral("pa"), pa}, {QStringLiteral("pb"), pb}}},
+            {QStringLiteral("models"),
+             QJsonObject{{QStringLiteral("pa/claude-a"), QJsonObject{}}, {QStringLiteral("pb/claude-b"), QJsonObject{}}}},
+            {QStringLiteral("routes"),
+             QJsonObject{{QStringLiteral("chain"),
+                          QJsonObject{{QStringLiteral("candidates"),
+                                       QJsonArray{QStringLiteral("pa/claude-a"), QStringLiteral("pb/claude-b")}}}}}},
+            {QStringLiteral("tenants"),
+             QJsonObject{{QStringLiteral("alice"), QJsonObject{{QStringLiteral("keys"), QJsonArray{QString::fromLatin1(sha(kAliceKey))}},
+                                                               {QStringLiteral("admin"), true}}},
+                         {QStringLiteral("bob"), QJsonObject{{QStringLiteral("keys"), QJsonArray{QString::fromLatin1(sha(kBobKey))}}}}}},
+            {QStringLiteral("marks"), QJsonObject{{QStringLiteral("store"), QStringLiteral("redis")},
+                                                  {QStringLiteral("url"), m_redis->url()},
+                                                  {QStringLiteral("prefix"), QStringLiteral("replicatest")}}}};
+        const QString path = m_dir.filePath(QStringLiteral("config.json"));
+        QFile f(path);
+        if (!f.open(QIODevice::WriteOnly))
+            return {};
+        f.write(QJsonDocument(config).toJson());
+        return path;
+    }
+    void failA() { m_a->setFault({demo::Fault::Status, 503, {}, {}, 0}); }
+
+private Q_SLOTS:
+    void init()
+    {
+        m_redis = std::make_unique<test::RedisServer>();
+        QVERIFY2(m_redis->start(), qPrintable(m_redis->error()));
+        m_a = std::make_unique<demo::FakeUpstream>();
+        m_b = std::make_unique<demo::FakeUpstream>();
+        QVERIFY(m_a->listen() && m_b->listen());
+        const QString config = writeConfig();
+        m_one = std::make_unique<Replica>(config);
+        m_two = std::make_unique<Replica>(config);
+        QVERIFY(m_one->waitReady() && m_two->waitReady());
+        QVERIFY(test::waitUntil([&]() { return m_one->store().startsWith(QStringLiteral("shared via")) &&
+                                               m_two->store().startsWith(QStringLiteral("shared via")); },
+                                10000));
+    }
+    void cleanup()
+    {
+        m_one.reset();
+        m_two.reset();
+        m_redis.reset();
+    }
+
+    void anOutageSeenByOneReplicaSparesTheOther()
+    {
+        failA();
+        QCOMPARE(m_one->chat().status, 200); // answered by B after A's 503
+        QCOMPARE(m_a->requests().size(), 1);
+        QVERIFY(test::waitUntil([&]() { return m_two->marks().size() == 1; }, 2000));
+        m_a->clearRequests();
+        QCOMPARE(m_two->chat().status, 200);
+        QCOMPARE(m_a->requests().size(), 0); // replica 2 skipped A without calling it
+
+        const QJsonObject one = m_one->marks().first().toObject();
+        const QJsonObject two = m_two->marks().first().toObject();
+        QCOMPARE(two.value(QStringLiteral("provider")).toString(), QStringLiteral("pa"));
+        QCOMPARE(two.value(QStringLiteral("strikes")).toInt(), 1);
+        QVERIFY(one.value(QStringLiteral("setBy")).isNull());                 // replica 1 set it
+        QVERIFY(!two.value(QStringLiteral("setBy")).toString().isEmpty());   // replica 2 names replica 1
+        const double gap = qAbs(one.value(QStringLiteral("remainingMs")).toDouble() -
+                                two.value(QStringLiteral("remainingMs")).toDouble());
+        qInfo("remaining time on the two replicas differs by %.0f ms", gap);
+        QVERIFY(gap <= 150); // ±100 ms, plus the time between the two reads
+    }
+
+    void aClearOnOneReplicaBringsTheProviderBackOnTheOther()
+    {
+        failA();
+        QCOMPARE(m_one->chat().status, 200);
+        QVERIFY(test::waitUntil([&]() { return m_two->marks().size() == 1; }, 2000));
+        m_a->clearFault();
+        QCOMPARE(m_two->send("DELETE", QStringLiteral("/admin/marks"), kAliceKey).json().value(QStringLiteral("cleared")).toInt(), 1);
+        QVERIFY(test::waitUntil([&]() { return m_one->marks().isEmpty(); }, 2000));
+        m_a->clearRequests();
+        QCOMPARE(m_one->chat().status, 200);
+        QCOMPARE(m_a->requests().size(), 1); // A answers again on replica 1
+    }
+
+    void aTenantsMarkNeverSteersAnotherAcrossReplicas()
+    {
+        failA();
+        QCOMPARE(m_one->chat(kAliceKey).status, 200);
+        QVERIFY(test::waitUntil([&]() { return m_two->marks().size() == 1; }, 2000));
+        m_a->clearFault();
+        m_a->clearRequests();
+        QCOMPARE(m_two->chat(kBobKey).status, 200);
+        QCOMPARE(m_a->requests().size(), 1); // bob still reaches A
+    }
+
+    void redisDownKeepsEveryRequestAnsweredThenResyncs()
+    {
+        m_redis->kill();
+        QVERIFY(test::waitUntil([&]() { return m_one->store().startsWith(QStringLiteral("local only")); }, 5000));
+        QVERIFY(m_one->send("GET", QStringLiteral("/metrics"), kAliceKey).body.contains("switchman_marks_store_up 0"));
+        failA();
+        for (int i = 0; i < 6; ++i)
+            QCOMPARE((i % 2 ? m_two : m_one)->chat().status, 200); // zero failed requests
+        QVERIFY(!m_one->marks().isEmpty()); // learned locally
+        QVERIFY2(m_redis->start(), qPrintable(m_redis->error()));
+        QVERIFY(test::waitUntil([&]() { return m_one->store().startsWith(QStringLiteral("shared via")) &&
+                                               m_two->store().startsWith(QStringLiteral("shared via")); },
+                                15000));
+        QVERIFY(m_one->send("GET", QStringLiteral("/metrics"), kAliceKey).body.contains("switchman_marks_store_up 1"));
+        // Both replicas now hold the same mark, as Redis does.
+        QVERIFY(test::waitUntil([&]() { return m_one->marks().size() == 1 && m_two->marks().size() == 1; }, 3000));
+        QVERIFY(m_redis->command({"KEYS", "replicatest:mark:*"}).startsWith("*1"));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestRedisReplicas)
+#include "test_redis_replicas.moc"

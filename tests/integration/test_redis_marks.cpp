@@ -1,0 +1,234 @@
+// Marks shared through a real, private redis-server by two replicas in one
+// process (each its own mark table, clock and connections). Local time runs on
+// fake clocks and the shared wall clock is injected, so the ladder and the
+// strike reset are exact; only the Redis round trips are real I/O.
+
+#include "failover/provider_down_marks.h"
+#include "redis/redis_mark_sync.h"
+#include "fake_clock.h"
+#include "redis_server.h"
+#include "signal_wait.h"
+
+#include <QElapsedTimer>
+#include <QTest>
+#include <memory>
+
+using namespace sw;
+using failover::FailureKind;
+
+namespace {
+const failover::CandidateRef kA{QStringLiteral("pa"), QStringLiteral("claude-a"), QStringLiteral("http://127.0.0.1:1")};
+
+failover::UpstreamFailure failure(FailureKind kind, std::optional<qint64> retryAfter = std::nullopt)
+{
+    failover::UpstreamFailure f;
+    f.kind = kind;
+    f.status = kind == FailureKind::RateLimited ? 429 : 503;
+    f.retryAfterMs = retryAfter;
+    f.message = QStringLiteral("upstream said no");
+    return f;
+}
+
+struct Replica {
+    test::FakeClock clock;
+    failover::ProviderDownMarks marks{clock};
+    std::unique_ptr<redis::RedisMarkSync> sync;
+    QStringList logs;
+    int changes = 0; // marks applied from Redis (script answers and published messages)
+
+    Replica(const QString &url, const QString &id, qint64 *wall)
+    {
+        redis::RedisMarkSync::Options o;
+        o.endpoint = *redis::RedisEndpoint::parse(url, nullptr);
+        o.prefix = QStringLiteral("t");
+        o.replicaId = id;
+        o.wallClock = [wall]() { return *wall; };
+        o.heartbeatMs = 200;
+        o.log = [this](const QString &level, const QString &message, const QJsonObject &) {
+            logs.append(level + QLatin1Char(' ') + message);
+        };
+        sync = std::make_unique<redis::RedisMarkSync>(marks, clock, o);
+        QObject::connect(sync.get(), &redis::RedisMarkSync::marksChanged, sync.get(), [this]() { ++changes; });
+        sync->start();
+    }
+    std::optional<failover::MarkInfo> mark(const QString &tenant = QStringLiteral("alice")) const
+    {
+        for (const auto &m : marks.active())
+            if (m.tenant == tenant && m.provider == kA.provider)
+                return m;
+        return std::nullopt;
+    }
+};
+} // namespace
+
+class TestRedisMarks : public QObject {
+    Q_OBJECT
+
+    std::unique_ptr<test::RedisServer> m_redis;
+    qint64 m_wall = 1'800'000'000'000;
+    std::unique_ptr<Replica> m_one, m_two;
+
+    // Moves every clock: the two replicas' local ones and the shared wall clock.
+    void advance(qint64 ms)
+    {
+        m_wall += ms;
+        m_one->clock.advance(ms);
+        m_two->clock.advance(ms);
+    }
+    // A failure on replica `r`, as the loop reports it, then wait for Redis's answer on both.
+    qint64 fail(Replica &r, const failover::UpstreamFailure &f, std::optional<qint64> attemptStart = std::nullopt,
+                const QString &tenant = QStringLiteral("alice"))
+    {
+        const int seenOne = m_one->changes, seenTwo = m_two->changes;
+        if (attemptStart) {
+            // What the loop will report once marks know each attempt's start: the
+            // observer call alone (the local table's own ladder does not know bursts yet).
+            failover::MarkInfo m;
+            m.tenant = tenant;
+            m.provider = kA.provider;
+            m.baseUrl = kA.baseUrl;
+            m.model = f.kind == FailureKind::Transport ? QString() : kA.modelId;
+            m.kind = f.kind;
+            m.lastError = f.message;
+            r.sync->markSet(m, f, attemptStart);
+        } else {
+            r.marks.mark(tenant, kA, f);
+        }
+        // Both replicas agree once the script's answer and its message arrived.
+        test::waitUntil(
+            [&]() {
+                auto a = m_one->mark(tenant), b = m_two->mark(tenant);
+                return m_one->changes > seenOne && m_two->changes > seenTwo && a && b && a->strikes == b->strikes && qAbs(a->expiresAtMs - b->expiresAtMs) <= 1;
+            },
+            3000);
+        return m_two->mark(tenant) ? m_two->mark(tenant)->expiresAtMs - m_two->clock.nowMs() : 0;
+    }
+
+private Q_SLOTS:
+    void init()
+    {
+        m_redis = std::make_unique<test::RedisServer>();
+        QVERIFY2(m_redis->start(), qPrintable(m_redis->error()));
+        m_one = std::make_unique<Replica>(m_redis->url(), QStringLiteral("one"), &m_wall);
+        m_two = std::make_unique<Replica>(m_redis->url(), QStringLiteral("two"), &m_wall);
+        QVERIFY(test::waitUntil([&]() { return m_one->sync->storeUp() && m_two->sync->storeUp(); }, 5000));
+    }
+    void cleanup()
+    {
+        m_one.reset();
+        m_two.reset();
+        m_redis.reset();
+    }
+
+    void ladderIsSharedAcrossReplicas()
+    {
+        // Failures alternate between replicas; each lands after the previous mark expired,
+        // within the strike-reset window, so strikes climb the one ladder.
+        const QList<qint64> expected{20000, 40000, 80000, 160000, 300000, 300000};
+        for (int i = 0; i < expected.size(); ++i) {
+            Replica &r = i % 2 ? *m_two : *m_one;
+            const qint64 ttl = fail(r, failure(FailureKind::ServerError));
+            QCOMPARE(ttl, expected[i]);
+            QCOMPARE(m_one->mark()->strikes, i + 1);
+            advance(expected[i] + 1000);
+        }
+    }
+
+    void rateLimitedStartsAt30sAndHonoursRetryAfter()
+    {
+        QCOMPARE(fail(*m_one, failure(FailureKind::RateLimited)), qint64(30000));
+        advance(31000);
+        // Retry-After above the ladder wins, capped at 300 s.
+        QCOMPARE(fail(*m_two, failure(FailureKind::RateLimited, 900000)), qint64(300000));
+    }
+
+    void aLaterFailureNeverShortensAMark()
+    {
+        QCOMPARE(fail(*m_one, failure(FailureKind::RateLimited, 300000)), qint64(300000));
+        advance(1000);
+        // A plain 429 on the other replica would give 60 s: the 299 s left stand.
+        QCOMPARE(fail(*m_two, failure(FailureKind::RateLimited)), qint64(299000));
+    }
+
+    void aBurstOfParallelFailuresIsOneStrike()
+    {
+        const qint64 attemptStart = m_one->clock.nowMs(); // six attempts started together
+        advance(5);
+        QCOMPARE(fail(*m_one, failure(FailureKind::ServerError), attemptStart), qint64(20000));
+        for (int i = 0; i < 5; ++i) {
+            advance(3);
+            fail(i % 2 ? *m_one : *m_two, failure(FailureKind::ServerError), attemptStart);
+        }
+        QCOMPARE(m_two->mark()->strikes, 1);
+        QCOMPARE(m_one->mark()->strikes, 1);
+        // An attempt that started after the mark was set is a new failure: a strike.
+        advance(20000);
+        const qint64 laterStart = m_one->clock.nowMs();
+        QCOMPARE(fail(*m_two, failure(FailureKind::ServerError), laterStart), qint64(40000));
+    }
+
+    void strikesResetAfterFiveQuietMinutes()
+    {
+        fail(*m_one, failure(FailureKind::ServerError));
+        advance(21000);
+        QCOMPARE(fail(*m_two, failure(FailureKind::ServerError)), qint64(40000));
+        advance(40000 + 300001);
+        QCOMPARE(fail(*m_one, failure(FailureKind::ServerError)), qint64(20000));
+        QCOMPARE(m_two->mark()->strikes, 1);
+    }
+
+    void aMarkReachesTheOtherReplicaQuickly()
+    {
+        QElapsedTimer t;
+        t.start();
+        m_one->marks.mark(QStringLiteral("alice"), kA, failure(FailureKind::Transport));
+        QVERIFY(test::waitUntil([&]() { return m_two->marks.isDown(QStringLiteral("alice"), kA); }, 2000));
+        qInfo("mark propagated to the other replica in %lld ms", qint64(t.elapsed()));
+        QVERIFY2(t.elapsed() < 1000, "propagation took over a second");
+        const auto seen = m_two->mark();
+        QCOMPARE(seen->setBy, QStringLiteral("one")); // the window shows which replica set it
+        QVERIFY(seen->model.isEmpty());             // a transport mark covers the base URL
+    }
+
+    void aClearOnOneReplicaClearsEverywhere()
+    {
+        fail(*m_one, failure(FailureKind::ServerError));
+        QVERIFY(m_one->marks.isDown(QStringLiteral("alice"), kA));
+        QCOMPARE(m_two->marks.clear({}), 1);
+        QVERIFY(test::waitUntil([&]() { return !m_one->marks.isDown(QStringLiteral("alice"), kA); }, 2000));
+        // The strikes went with it: the next failure starts the ladder again.
+        advance(1000);
+        QCOMPARE(fail(*m_one, failure(FailureKind::ServerError)), qint64(20000));
+    }
+
+    void aTenantsMarkNeverSteersAnother()
+    {
+        fail(*m_one, failure(FailureKind::ServerError), std::nullopt, QStringLiteral("alice"));
+        QVERIFY(m_two->marks.isDown(QStringLiteral("alice"), kA));
+        QVERIFY(!m_two->marks.isDown(QStringLiteral("bob"), kA));
+        QVERIFY(!m_one->marks.isDown(QStringLiteral("bob"), kA));
+    }
+
+    void redisDownMeansLocalMarksThenResync()
+    {
+        m_redis->kill();
+        QVERIFY(test::waitUntil([&]() { return !m_one->sync->storeUp() && !m_two->sync->storeUp(); }, 5000));
+        QCOMPARE(m_one->sync->describe(), QStringLiteral("local only (Redis unreachable)"));
+        // Marks still work, locally.
+        m_one->marks.mark(QStringLiteral("alice"), kA, failure(FailureKind::ServerError));
+        QVERIFY(m_one->marks.isDown(QStringLiteral("alice"), kA));
+        QVERIFY(!m_two->marks.isDown(QStringLiteral("alice"), kA));
+        // Several reconnect attempts fail meanwhile: one log line per outage.
+        QTest::qWait(1200);
+        QCOMPARE(m_one->logs.filter(QStringLiteral("local only")).size(), 1);
+
+        QVERIFY2(m_redis->start(), qPrintable(m_redis->error()));
+        QVERIFY(test::waitUntil([&]() { return m_one->sync->storeUp() && m_two->sync->storeUp(); }, 10000));
+        // The mark learned while Redis was away reaches the other replica.
+        QVERIFY(test::waitUntil([&]() { return m_two->marks.isDown(QStringLiteral("alice"), kA); }, 3000));
+        QVERIFY(m_one->sync->describe().startsWith(QStringLiteral("shared via redis://127.0.0.1:")));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestRedisMarks)
+#include "test_redis_marks.moc"
