@@ -128,10 +128,13 @@ int keyCreate(const QString &configPath, bool explicitPath, const QString &tenan
     const QString key = newGatewayKey();
     tenant.keyHashes.append(gatewayKeyHash(key));
     QString error;
-    if (!config::save(configPath, *config, &error)) {
+    QString note;
+    if (!config::save(configPath, *config, &error, &note)) {
         err << "switchman: key create: nothing saved: " << error << '\n';
         return 1;
     }
+    if (!note.isEmpty())
+        err << "switchman: " << note << '\n';
     // The key itself goes to stdout once (so it can be piped); everything else to stderr.
     out << key << '\n' << Qt::flush;
     err << "switchman: " << (created ? "created tenant " : "added a key to tenant ") << tenantName

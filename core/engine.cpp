@@ -5,6 +5,7 @@
 #include "credentials/credential_store.h"
 #include "demo/fake_upstream.h"
 #include "formats/inbound_codec.h"
+#include "formats/wire_json.h"
 #include "server/admin_api.h"
 #include "redis/redis_mark_sync.h"
 #include "server/chat_request.h"
@@ -12,6 +13,7 @@
 #include "server/http_exchange.h"
 #include "server/http_front.h"
 #include "server/idempotency_store.h"
+#include "server/request_guard.h"
 #include "telemetry/telemetry.h"
 #include "upstream/default_transport.h"
 #include "util/clock.h"
@@ -307,9 +309,14 @@ std::optional<QString> Engine::authenticate(const InboundRequest &req, bool *isA
     }
     if (key.isEmpty())
         return std::nullopt;
+    return tenantForKey(key, isAdmin);
+}
+
+std::optional<QString> Engine::tenantForKey(const QByteArray &key, bool *isAdmin) const
+{
     const QByteArray hex = QCryptographicHash::hash(key, QCryptographicHash::Sha256).toHex();
     std::optional<QString> found;
-    for (const auto &t : tenants) {
+    for (const auto &t : m_ctx.config->tenants) {
         for (const QString &stored : t.keyHashes) {
             const QByteArray want = stored.mid(7).toLatin1().toLower();
             // Constant time over the digest length: no early exit on the first differing byte.
@@ -325,6 +332,44 @@ std::optional<QString> Engine::authenticate(const InboundRequest &req, bool *isA
     return found;
 }
 
+std::optional<QString> Engine::gatewayKeyInProviderSlot(const InboundRequest &req) const
+{
+    // With x-switchman-key naming the tenant, x-api-key and Authorization carry the caller's own
+    // provider key and are forwarded to passthrough providers: a gateway key there (SDKs send
+    // theirs by default) would leave the machine. Any tenant's key counts, not only the caller's.
+    if (m_ctx.config->tenants.isEmpty() || req.header("x-switchman-key").isEmpty())
+        return std::nullopt;
+    const QByteArray apiKey = req.header("x-api-key");
+    QByteArray bearer = req.header("authorization");
+    bearer = bearer.size() > 7 && bearer.left(7).toLower() == "bearer " ? bearer.mid(7).trimmed() : QByteArray();
+    const std::pair<const char *, QByteArray> places[] = {{"x-api-key", apiKey}, {"Authorization", bearer}};
+    for (const auto &[header, value] : places) {
+        if (value.isEmpty())
+            continue;
+        bool admin = false;
+        if (tenantForKey(value, &admin))
+            return QStringLiteral("%1 carries a Switchman gateway key; with x-switchman-key set, %1 is forwarded to "
+                                  "the provider as your own provider key. Send the gateway key only in "
+                                  "x-switchman-key and remove it from %1")
+                .arg(QLatin1String(header));
+    }
+    return std::nullopt;
+}
+
+std::optional<QString> Engine::idempotencyKeyProblem(const InboundRequest &req) const
+{
+    const QByteArray key = req.header("idempotency-key");
+    if (key.isEmpty())
+        return std::nullopt;
+    // Stored for 24 h and named in answers: printable ASCII only, and short.
+    if (key.size() > formats::kMaxIdentifierBytes)
+        return QStringLiteral("Idempotency-Key is longer than %1 bytes").arg(formats::kMaxIdentifierBytes);
+    for (const char c : key)
+        if (c < 0x20 || c > 0x7e)
+            return QStringLiteral("Idempotency-Key may only contain printable ASCII characters");
+    return std::nullopt;
+}
+
 void Engine::dispatch(InboundRequest &&req, HttpExchange *exchange)
 {
     const QString path = req.path;
@@ -334,6 +379,16 @@ void Engine::dispatch(InboundRequest &&req, HttpExchange *exchange)
         {QStringLiteral("/v1/responses"), formats::InboundFormat::OpenAIResponses},
         {QStringLiteral("/v1/pi/stream"), formats::InboundFormat::PiNative},
     };
+    const auto chat = chatRoutes.constFind(path);
+    // Header values go upstream (anthropic-beta, a passthrough key, ...) and into logs: a control
+    // byte is refused here, before routing, in the format the client reads.
+    if (const auto problem = server::RequestGuard::controlByteProblem(req.headers)) {
+        const auto e = model::GatewayError::make(400, model::ErrorCategory::InvalidRequest, *problem);
+        if (chat != chatRoutes.cend())
+            return answerJson(exchange, 400, formats::codecFor(*chat).encodeError(e));
+        return answerJson(exchange, 400,
+                          server::RequestGuard::body({400, QByteArrayLiteral("invalid_request_error"), *problem}));
+    }
     if ((path == QLatin1String("/healthz") || path == QLatin1String("/")) &&
         (req.method == "GET" || req.method == "HEAD"))
         return answerJson(exchange, 200,
@@ -343,7 +398,6 @@ void Engine::dispatch(InboundRequest &&req, HttpExchange *exchange)
 
     bool isAdmin = false;
     const auto tenant = authenticate(req, &isAdmin);
-    const auto chat = chatRoutes.constFind(path);
     if (chat != chatRoutes.cend() && req.method == "POST") {
         const auto &codec = formats::codecFor(*chat);
         if (!tenant) {
@@ -351,6 +405,20 @@ void Engine::dispatch(InboundRequest &&req, HttpExchange *exchange)
                                                      QStringLiteral("missing or unknown gateway key"));
             return answerJson(exchange, 401, codec.encodeError(e));
         }
+        for (const auto &problem : {gatewayKeyInProviderSlot(req), idempotencyKeyProblem(req)})
+            if (problem)
+                return answerJson(exchange, 400,
+                                  codec.encodeError(model::GatewayError::make(400, model::ErrorCategory::InvalidRequest,
+                                                                              *problem)));
+        const QByteArray idempotencyKey = req.header("idempotency-key");
+        if (!idempotencyKey.isEmpty() && m_idempotency->usedWithOtherBody(*tenant, idempotencyKey, req.body))
+            return answerJson(
+                exchange, 422,
+                codec.encodeError(model::GatewayError::make(
+                    422, model::ErrorCategory::InvalidRequest,
+                    QStringLiteral("Idempotency-Key \"%1\" was already used with a different request body; use a new "
+                                   "key for a new request (the same body with the same key replays the first answer)")
+                        .arg(QString::fromLatin1(idempotencyKey)))));
         if (m_paused) {
             const auto e = model::GatewayError::make(503, model::ErrorCategory::Overloaded,
                                                      QStringLiteral("Switchman is paused; resume it from the tray"));

@@ -82,6 +82,10 @@ Q_SIGNALS:
 private:
     void dispatch(server::InboundRequest &&request, server::HttpExchange *exchange);
     std::optional<QString> authenticate(const server::InboundRequest &request, bool *isAdmin) const;
+    std::optional<QString> tenantForKey(const QByteArray &key, bool *isAdmin) const;
+    // Why a chat request must be refused (400) before a ChatRequest exists, or nullopt.
+    std::optional<QString> gatewayKeyInProviderSlot(const server::InboundRequest &request) const;
+    std::optional<QString> idempotencyKeyProblem(const server::InboundRequest &request) const;
     void answerJson(server::HttpExchange *exchange, int status, const QByteArray &body,
                     const upstream::HeaderList &extra = {});
     void countTokens(const server::InboundRequest &request, server::HttpExchange *exchange);

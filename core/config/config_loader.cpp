@@ -833,7 +833,7 @@ QJsonObject toJson(const Config &config) {
     return root;
 }
 
-bool save(const QString &path, const Config &config, QString *error) {
+bool save(const QString &path, const Config &config, QString *error, QString *note) {
     const auto fail = [error](const QString &message) {
         if (error)
             *error = message;
@@ -848,19 +848,72 @@ bool save(const QString &path, const Config &config, QString *error) {
             lines.append(e.toString());
         return fail(QStringLiteral("configuration is not valid:\n") + lines.join(QLatin1Char('\n')));
     }
-    const QString directory = QFileInfo(path).absolutePath();
-    if (!QDir().mkpath(directory))
-        return fail(QStringLiteral("cannot create directory %1").arg(directory));
-    QSaveFile file(path);
+    // A symbolic link is resolved, never replaced by a file (dotfile managers link config.json
+    // into a repository), and the caller is told which file was written.
+    QString target = path;
+    const QFileInfo info(path);
+    if (info.isSymLink()) {
+        target = info.canonicalFilePath();
+        if (target.isEmpty())
+            return fail(QStringLiteral("%1 is a symbolic link to %2, which does not exist; fix the link or pass the "
+                                       "real path with --config")
+                            .arg(path, info.symLinkTarget()));
+        if (note)
+            *note = QStringLiteral("%1 is a symbolic link: wrote its target %2").arg(path, target);
+    } else if (note) {
+        note->clear();
+    }
+    QString why;
+    const QString directory = QFileInfo(target).absolutePath();
+    if (!makePrivateDirectory(directory, &why))
+        return fail(why);
+    // Tenant key hashes and credential references: owner only for a new file. An existing file
+    // keeps the mode its owner chose, unless anyone on the machine could read it.
+    constexpr QFileDevice::Permissions kOwnerOnly =
+        QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ReadUser | QFileDevice::WriteUser;
+    constexpr QFileDevice::Permissions kOther = QFileDevice::ReadOther | QFileDevice::WriteOther | QFileDevice::ExeOther;
+    const bool exists = QFileInfo::exists(target);
+    const QFileDevice::Permissions mode = exists ? QFile::permissions(target) & ~kOther : kOwnerOnly;
+    QSaveFile file(target);
     if (!file.open(QIODevice::WriteOnly))
-        return fail(QStringLiteral("cannot write %1: %2").arg(path, file.errorString()));
+        return fail(QStringLiteral("cannot write %1: %2").arg(target, file.errorString()));
+    // Before the first byte: QSaveFile creates a new file with the umask's mode (often 0644).
+    if (!file.setPermissions(mode)) {
+        file.cancelWriting();
+        return fail(QStringLiteral("cannot set the permissions of %1: %2").arg(target, file.errorString()));
+    }
     if (file.write(json) != json.size()) {
         const QString reason = file.errorString();
         file.cancelWriting();
-        return fail(QStringLiteral("cannot write %1: %2").arg(path, reason));
+        return fail(QStringLiteral("cannot write %1: %2").arg(target, reason));
     }
     if (!file.commit())
-        return fail(QStringLiteral("cannot write %1: %2").arg(path, file.errorString()));
+        return fail(QStringLiteral("cannot write %1: %2").arg(target, file.errorString()));
+    return true;
+}
+
+bool makePrivateDirectory(const QString &directory, QString *error) {
+    const QString absolute = QDir::cleanPath(QDir(directory).absolutePath());
+    QStringList missing;
+    for (QString at = absolute; !QFileInfo::exists(at); at = QFileInfo(at).absolutePath()) {
+        missing.prepend(at);
+        if (QFileInfo(at).absolutePath() == at)
+            break; // the root itself is missing: mkdir reports it below
+    }
+    for (const QString &dir : std::as_const(missing)) {
+        if (!QDir().mkdir(dir, QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner |
+                                   QFileDevice::ReadUser | QFileDevice::WriteUser | QFileDevice::ExeUser) &&
+            !QFileInfo(dir).isDir()) {
+            if (error)
+                *error = QStringLiteral("cannot create directory %1").arg(dir);
+            return false;
+        }
+    }
+    if (!QFileInfo(absolute).isDir()) {
+        if (error)
+            *error = QStringLiteral("cannot create directory %1: a file of that name is in the way").arg(absolute);
+        return false;
+    }
     return true;
 }
 

@@ -74,7 +74,15 @@ QJsonObject toJson(const Config &config);
 // Validates, then writes atomically with QSaveFile (the target is either the
 // old or the new complete file, never a partial one), creating the directory.
 // On failure returns false and sets *error (when error is non-null).
-bool save(const QString &path, const Config &config, QString *error = nullptr);
+// Permissions: a new file is 0600 and directories it creates are 0700; an
+// existing file keeps its mode minus any access for others. A symbolic link is
+// resolved and its target written (the link stays); *note (when non-null) then
+// says so, and is cleared otherwise. A dangling link is refused.
+bool save(const QString &path, const Config &config, QString *error = nullptr, QString *note = nullptr);
+
+// Creates `directory` and any missing parents with mode 0700 (existing ones are
+// left as they are). False with *error when it cannot.
+bool makePrivateDirectory(const QString &directory, QString *error = nullptr);
 
 // QStandardPaths::AppConfigLocation for the application name "switchman",
 // plus "/config.json" (normally ~/.config/switchman/config.json).

@@ -1,5 +1,7 @@
 #include "config/starter_config.h"
 
+#include "config/config_loader.h"
+
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
@@ -76,12 +78,14 @@ bool writeStarterConfig(const QString &path, QString *error) {
             *error = message;
         return false;
     };
-    const QString directory = QFileInfo(path).absolutePath();
-    if (!QDir().mkpath(directory))
-        return fail(QStringLiteral("cannot create directory %1").arg(directory));
+    QString why;
+    if (!makePrivateDirectory(QFileInfo(path).absolutePath(), &why))
+        return fail(why);
     QFile file(path);
-    // NewOnly: a file that appeared meanwhile (another instance, the user) is kept.
-    if (!file.open(QIODevice::WriteOnly | QIODevice::NewOnly))
+    // NewOnly: a file that appeared meanwhile (another instance, the user) is kept. Owner only,
+    // like every configuration the gateway writes (config_loader save()).
+    if (!file.open(QIODevice::WriteOnly | QIODevice::NewOnly,
+                   QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ReadUser | QFileDevice::WriteUser))
         return fail(QFileInfo::exists(path) ? QStringLiteral("%1 already exists").arg(path)
                                             : QStringLiteral("cannot write %1: %2").arg(path, file.errorString()));
     const QByteArray json = starterConfigJson();

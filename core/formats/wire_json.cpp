@@ -73,6 +73,19 @@ std::optional<ParsedRequest> rejected(model::GatewayError *error, const QString 
     return std::nullopt;
 }
 
+std::optional<QString> identifierProblem(const QString &value)
+{
+    if (value.toUtf8().size() > kMaxIdentifierBytes)
+        return QStringLiteral("is longer than %1 bytes").arg(kMaxIdentifierBytes);
+    for (const QChar c : value) {
+        // C0, DEL and C1 controls, and the Unicode line and paragraph separators: any of them
+        // could end a header line or an SSE field wherever the identifier is echoed.
+        if (c.category() == QChar::Other_Control || c == QChar(0x2028) || c == QChar(0x2029))
+            return QStringLiteral("contains a control character");
+    }
+    return std::nullopt;
+}
+
 std::optional<ParsedRequest> beginDecode(const QByteArray &body, model::GatewayError *error, bool requireModel)
 {
     QJsonParseError pe;
@@ -87,6 +100,22 @@ std::optional<ParsedRequest> beginDecode(const QByteArray &body, model::GatewayE
     }
     ParsedRequest req;
     req.raw = doc.object();
+    // Every way a client names the model (pi adds modelId and a Model object) is kept in the
+    // attempt history and echoed in headers: checked once here, before anything stores it.
+    const QJsonValue modelValue = req.raw.value(QLatin1String("model"));
+    const std::pair<QString, QJsonValue> names[] = {
+        {QStringLiteral("model"), modelValue},
+        {QStringLiteral("modelId"), req.raw.value(QLatin1String("modelId"))},
+        {QStringLiteral("model.id"), modelValue.toObject().value(QLatin1String("id"))},
+    };
+    for (const auto &[field, value] : names) {
+        if (!value.isString())
+            continue;
+        if (const auto problem = identifierProblem(value.toString())) {
+            rejectRequest(error, field + QLatin1Char(' ') + *problem);
+            return std::nullopt;
+        }
+    }
     if (requireModel) {
         const QJsonValue model = req.raw.value(QLatin1String("model"));
         if (!model.isString() || model.toString().isEmpty()) {

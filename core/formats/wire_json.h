@@ -7,6 +7,7 @@
 #include <QJsonObject>
 #include <QJsonValue>
 #include <QString>
+#include <optional>
 
 namespace sw::formats {
 
@@ -21,8 +22,15 @@ QString makeDataUri(const QString &mimeType, const QByteArray &base64);
 // Text of a JSON value that may be a string or an array of {type:"text", text} parts.
 QString textOfContent(const QJsonValue &content);
 
+// The longest identifier (model name, Idempotency-Key, ...) the gateway accepts from a client.
+inline constexpr int kMaxIdentifierBytes = 256;
+// Why `value` cannot be an identifier the gateway stores or echoes (over kMaxIdentifierBytes
+// in UTF-8, or a control character), or nullopt when it can. The reason never quotes the value.
+std::optional<QString> identifierProblem(const QString &value);
+
 // The start every inbound decode shares: the body must be a JSON object. On
 // failure fills *error with a 400 naming what is wrong and returns nullopt.
+// Model names ("model", pi's "modelId" and "model.id") must pass identifierProblem().
 // With requireModel, "model" must also be a non-empty string (copied to .model).
 std::optional<ParsedRequest> beginDecode(const QByteArray &body, model::GatewayError *error, bool requireModel = true);
 // Sets *error to a 400 invalid-request error with `message`; returns false so a

@@ -69,16 +69,57 @@ void AdminApi::json(HttpExchange *exchange, int status, const QByteArray &body)
     exchange->respond(status, {{"Content-Type", "application/json"}, {"Cache-Control", "no-store"}}, body);
 }
 
+qint64 AdminApi::unsent(const Feed &feed)
+{
+    return feed.socket ? feed.socket->bytesToWrite() : 0;
+}
+
 void AdminApi::broadcast(const QByteArray &event, const QByteArray &json)
 {
+    // Every frame goes to the socket's write buffer: a subscriber that does not read must not
+    // grow it without bound (each marks change carries every mark, to every subscriber).
+    const bool marks = event == "marks";
     const QByteArray frame = "event: " + event + "\ndata: " + json + "\n\n";
     for (auto it = m_feeds.begin(); it != m_feeds.end();) {
-        if (!*it || !(*it)->isOpen()) {
+        if (!it->exchange || !it->exchange->isOpen()) {
             it = m_feeds.erase(it);
             continue;
         }
-        (*it)->write(frame);
+        if (unsent(*it) > kFeedSoftLimitBytes) {
+            // Behind: marks changes fold into one snapshot for later; attempt events cannot be
+            // folded, so one that misses too many is dropped (it reconnects and starts afresh).
+            if (marks)
+                it->marksPending = true;
+            else
+                it->skippedBytes += frame.size();
+            if (it->skippedBytes > kFeedHardLimitBytes) {
+                m_engine.telemetry()->log(QStringLiteral("warn"), QStringLiteral("admin event subscriber dropped"),
+                                          {{QStringLiteral("reason"), QStringLiteral("not reading its events")}});
+                HttpExchange *exchange = it->exchange;
+                it = m_feeds.erase(it);
+                exchange->abortConnection();
+                exchange->deleteLater();
+                continue;
+            }
+        } else {
+            it->exchange->write(frame);
+            if (marks)
+                it->marksPending = false;
+        }
         ++it;
+    }
+}
+
+void AdminApi::catchUp(HttpExchange *exchange)
+{
+    for (auto &feed : m_feeds) {
+        if (feed.exchange != exchange || unsent(feed) > kFeedSoftLimitBytes / 2)
+            continue;
+        feed.skippedBytes = 0;
+        if (feed.marksPending) {
+            feed.marksPending = false;
+            exchange->write("event: marks\ndata: " + marksJson(m_engine) + "\n\n");
+        }
     }
 }
 
@@ -129,11 +170,16 @@ void AdminApi::handle(const InboundRequest &req, HttpExchange *exchange)
         return json(exchange, 200, QJsonDocument(QJsonObject{{QStringLiteral("rows"), arr}}).toJson(QJsonDocument::Compact));
     }
     if (path == QLatin1String("/admin/events") && req.method == "GET") {
+        // HttpFront makes every exchange a child of its connection's socket; taken before the
+        // exchange moves under this API for the life of the feed.
+        Feed feed{exchange, qobject_cast<QTcpSocket *>(exchange->parent())};
         exchange->beginStream(200, {{"Content-Type", "text/event-stream"}, {"Cache-Control", "no-cache"}});
         exchange->write("event: marks\ndata: " + marksJson(m_engine) + "\n\n");
         exchange->setParent(this);
         connect(exchange, &HttpExchange::clientGone, exchange, &QObject::deleteLater);
-        m_feeds.append(exchange);
+        if (feed.socket)
+            connect(feed.socket, &QIODevice::bytesWritten, exchange, [this, exchange]() { catchUp(exchange); });
+        m_feeds.append(feed);
         return;
     }
     if (path == QLatin1String("/admin/reload") && req.method == "POST") {

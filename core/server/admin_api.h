@@ -6,6 +6,7 @@
 #include <QList>
 #include <QObject>
 #include <QPointer>
+#include <QTcpSocket>
 
 namespace sw { class Engine; }
 
@@ -22,11 +23,26 @@ public:
 
     static QByteArray marksJson(const Engine &engine);
 
+    // An /admin/events subscriber whose socket holds more than this unsent is behind: it gets no
+    // new frames; marks changes are coalesced into one snapshot sent when it catches up.
+    static constexpr qint64 kFeedSoftLimitBytes = 64 * 1024;
+    // A subscriber that missed this many bytes of attempt events while behind is dropped.
+    static constexpr qint64 kFeedHardLimitBytes = 1024 * 1024;
+    int feedCount() const { return int(m_feeds.size()); }
+
 private:
+    struct Feed {
+        QPointer<HttpExchange> exchange;
+        QPointer<QTcpSocket> socket; // to see what it has not sent yet
+        bool marksPending = false;   // a marks change it has not seen
+        qint64 skippedBytes = 0;     // attempt frames it missed while behind
+    };
     void json(HttpExchange *exchange, int status, const QByteArray &body);
     void broadcast(const QByteArray &event, const QByteArray &json);
+    void catchUp(HttpExchange *exchange);
+    static qint64 unsent(const Feed &feed);
     Engine &m_engine;
-    QList<QPointer<HttpExchange>> m_feeds;
+    QList<Feed> m_feeds;
 };
 
 } // namespace sw::server

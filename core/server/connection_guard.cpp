@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <QTcpSocket>
 #include <QTimer>
+#include <QUrl>
 
 namespace sw::server {
 
@@ -54,10 +55,19 @@ void ConnectionGuard::onReadyRead()
     if (!m_socket)
         return;
     if (m_phase == Phase::Rejected) {
+        m_parked = false;
         // Draining: Qt's parser is cut off; its transaction (if any) is dropped with the bytes.
         if (m_socket->isTransactionStarted())
             m_socket->commitTransaction();
         m_socket->readAll();
+        return;
+    }
+    if (m_busy) {
+        // A pipelined request while an answer is pending: Qt's server would parse and answer it
+        // at once, before the pending one (out of order). Hide its bytes from Qt inside a read
+        // transaction until responseDone(), which rolls them back for both parsers. The socket's
+        // read buffer bounds what a pipelining client can park.
+        parkPipelined();
         return;
     }
     // Qt's handler reads everything it is given, so what is unread now is new.
@@ -121,10 +131,8 @@ void ConnectionGuard::consume(QByteArrayView bytes)
             consumeBody(bytes);
             return;
         case Phase::Complete:
-            // The next request's bytes (keep-alive) before this one was dispatched; Qt
-            // 6.4 does not pipeline, so only count them against the header limit.
-            if (bytes.size() > m_limits.maxHeaderBytes)
-                return reject({431, "invalid_request_error", QStringLiteral("too many bytes after a request")});
+            // A pipelined next request, before this one was dispatched: read again from the
+            // start once this one is answered (requestDispatched parks it until then).
             return;
         case Phase::Rejected:
             return;
@@ -141,6 +149,8 @@ void ConnectionGuard::onHeadComplete()
     m_chunkLine.clear();
     m_chunkLeft = 0;
     bool haveLength = false;
+    int hostCount = 0;
+    QByteArray host;
     const QList<QByteArray> lines = m_head.split('\n');
     for (qsizetype i = 1; i < lines.size(); ++i) {
         const QByteArray line = lines[i].trimmed();
@@ -149,7 +159,10 @@ void ConnectionGuard::onHeadComplete()
             continue;
         const QByteArray name = line.left(colon).trimmed().toLower();
         const QByteArray value = line.mid(colon + 1).trimmed();
-        if (name == "content-length") {
+        if (name == "host") {
+            ++hostCount;
+            host = value;
+        } else if (name == "content-length") {
             bool ok = false;
             const qint64 n = value.toLongLong(&ok);
             if (!ok || n < 0 || (haveLength && n != m_contentLength))
@@ -162,6 +175,19 @@ void ConnectionGuard::onHeadComplete()
                                QStringLiteral("unsupported Transfer-Encoding (only chunked is accepted)")});
             m_chunked = true;
         }
+    }
+    // Qt takes the first Host and lets it override an absolute-form target's authority: two Hosts,
+    // or a target naming another host, would be answered as if sent to us (RFC 9112 3.2).
+    if (hostCount > 1)
+        return reject({400, "invalid_request_error", QStringLiteral("more than one Host header")});
+    const QByteArray target = lines.value(0).split(' ').value(1);
+    if (!target.startsWith('/') && target != "*") {
+        const QUrl url = QUrl::fromEncoded(target, QUrl::StrictMode);
+        if (!url.isValid() || url.scheme() != QLatin1String("http") ||
+            url.authority().toLower() != QString::fromLatin1(host).toLower())
+            return reject({400, "invalid_request_error",
+                           QStringLiteral("the request target names another host than the Host header; send an "
+                                          "origin-form target (a path) to this gateway")});
     }
     if (m_chunked && haveLength) // request smuggling shape (RFC 9112 6.1)
         return reject({400, "invalid_request_error", QStringLiteral("both Content-Length and Transfer-Encoding")});
@@ -214,7 +240,10 @@ void ConnectionGuard::consumeChunked(QByteArrayView bytes)
                     rearm();
                     return consume(bytes.sliced(i));
                 }
-                break; // a trailer field: ignored
+                // Qt 6.4's parser expects CRLF right after the last chunk: a trailer would leave
+                // the request undispatched (or its rest parsed as a next request). Refused at once.
+                return reject({400, "invalid_request_error",
+                               QStringLiteral("trailer fields after a chunked request body are not supported")});
             }
             bool ok = false;
             const qint64 size = line.split(';').value(0).trimmed().toLongLong(&ok, 16);
@@ -265,10 +294,27 @@ void ConnectionGuard::requestDispatched()
     startNextRequest();
 }
 
+void ConnectionGuard::parkPipelined()
+{
+    if (!m_parked) {
+        if (m_socket->isTransactionStarted())
+            return; // Qt's own, mid-request: cannot happen while busy; leave it be
+        m_socket->startTransaction();
+        m_parked = true;
+    }
+    m_socket->read(m_socket->bytesAvailable());
+}
+
 void ConnectionGuard::responseDone()
 {
     m_busy = false;
+    if (m_parked && m_socket) {
+        m_parked = false;
+        m_socket->rollbackTransaction();
+    }
     rearm();
+    if (m_socket && m_socket->bytesAvailable() > 0 && m_phase != Phase::Rejected)
+        QMetaObject::invokeMethod(m_socket.data(), &QIODevice::readyRead, Qt::QueuedConnection);
 }
 
 void ConnectionGuard::startNextRequest()

@@ -4,7 +4,9 @@
 // (ARCHITECTURE, Qt 6.4 facts). Enforces SPEC 10 on the wire: header bytes
 // (431), body bytes incl. chunked (413) before the request is dispatched, a
 // header-read timeout (408), a body timeout, an idle timeout, and a parse error
-// answered and closed instead of a connection left hanging.
+// answered and closed instead of a connection left hanging. Pipelined requests
+// are answered in request order: the next one is held back until the current
+// answer is complete.
 
 #include "config/config.h"
 #include "server/request_guard.h"
@@ -49,6 +51,7 @@ private:
     void consumeBody(QByteArrayView bytes);
     void consumeChunked(QByteArrayView bytes);
     void checkParserAlive();
+    void parkPipelined();
     void startNextRequest();
     void rearm();
     void onTimeout();
@@ -71,6 +74,7 @@ private:
     QByteArray m_chunkLine;
     qint64 m_chunkLeft = 0;
     bool m_parserCheckQueued = false;
+    bool m_parked = false;    // a read transaction of ours hides pipelined bytes from Qt
 };
 
 } // namespace sw::server

@@ -2,7 +2,40 @@
 
 #include <QHttpServerResponder>
 
+#include <algorithm>
+#include <cstring>
+
 namespace sw::server {
+
+namespace {
+// The one gate between a value and the header block: a name must be a token and a value may not
+// hold CR, LF, NUL or another control byte (RFC 9110 5.5), or one request's model name could
+// end the header line and add its own (response splitting). Control bytes are percent-encoded,
+// so a diagnostic header stays readable; a header whose name is not a token is left out.
+bool isTokenChar(char c)
+{
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+           std::strchr("!#$%&'*+-.^_`|~", c) != nullptr;
+}
+
+void writeSafeHeader(QHttpServerResponder &responder, const QByteArray &name, const QByteArray &value)
+{
+    if (name.isEmpty() || !std::all_of(name.cbegin(), name.cend(), [](char c) { return c != 0 && isTokenChar(c); }))
+        return;
+    QByteArray safe;
+    safe.reserve(value.size());
+    for (const char ch : value) {
+        const auto c = static_cast<unsigned char>(ch);
+        if ((c < 0x20 && c != '\t') || c == 0x7f) {
+            safe += '%';
+            safe += QByteArray::number(c, 16).rightJustified(2, '0').toUpper();
+        } else {
+            safe += ch;
+        }
+    }
+    responder.writeHeader(name, safe);
+}
+} // namespace
 
 HttpExchange::HttpExchange(QHttpServerResponder &&responder, QObject *parent)
     : QObject(parent), m_responder(std::make_unique<QHttpServerResponder>(std::move(responder)))
@@ -39,7 +72,7 @@ void HttpExchange::respond(int status, const upstream::HeaderList &headers, cons
         return;
     m_responder->writeStatusLine(QHttpServerResponder::StatusCode(status));
     for (const auto &h : headers)
-        m_responder->writeHeader(h.first, h.second);
+        writeSafeHeader(*m_responder, h.first, h.second);
     m_responder->writeHeader("Content-Length", QByteArray::number(body.size()));
     m_responder->writeBody(body);
 }
@@ -53,7 +86,7 @@ void HttpExchange::beginStream(int status, const upstream::HeaderList &headers)
         return;
     m_responder->writeStatusLine(QHttpServerResponder::StatusCode(status));
     for (const auto &h : headers)
-        m_responder->writeHeader(h.first, h.second);
+        writeSafeHeader(*m_responder, h.first, h.second);
     m_responder->writeHeader("Transfer-Encoding", "chunked");
     m_responder->writeBody(QByteArray()); // ends the header block now, so the client sees 200 at once
 }

@@ -1,11 +1,18 @@
 #include "server/idempotency_store.h"
 
+#include <QCryptographicHash>
+
 namespace sw::server {
 
 namespace {
 QString keyOf(const QString &tenant, const QByteArray &key)
 {
     return tenant + QChar(0) + QString::fromUtf8(key);
+}
+
+QByteArray digestOf(const QByteArray &body)
+{
+    return QCryptographicHash::hash(body, QCryptographicHash::Sha256);
 }
 } // namespace
 
@@ -20,7 +27,7 @@ void IdempotencyStore::expire()
     }
 }
 
-IdempotencyStore::Hit IdempotencyStore::begin(const QString &tenant, const QByteArray &key, const QByteArray &)
+IdempotencyStore::Hit IdempotencyStore::begin(const QString &tenant, const QByteArray &key, const QByteArray &requestBody)
 {
     expire();
     const QString k = keyOf(tenant, key);
@@ -30,9 +37,17 @@ IdempotencyStore::Hit IdempotencyStore::begin(const QString &tenant, const QByte
         return {}; // full: serve without idempotency rather than refuse
     Entry e;
     e.hit.state = State::InFlight;
+    e.bodyDigest = digestOf(requestBody);
     e.atMs = m_clock.nowMs();
     m_entries.insert(k, e);
     return {};
+}
+
+bool IdempotencyStore::usedWithOtherBody(const QString &tenant, const QByteArray &key, const QByteArray &requestBody)
+{
+    expire();
+    const auto it = m_entries.constFind(keyOf(tenant, key));
+    return it != m_entries.cend() && it->bodyDigest != digestOf(requestBody);
 }
 
 void IdempotencyStore::complete(const QString &tenant, const QByteArray &key, int status,

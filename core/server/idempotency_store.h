@@ -1,6 +1,8 @@
 #pragma once
 // seed 003 idempotency: a completed twin (same tenant and key, within 24 h) is
-// answered from the stored result; a twin in flight gets 409.
+// answered from the stored result; a twin in flight gets 409. A key reused with
+// a different body is a client bug, not a retry: it is refused (422), never
+// answered with the other request's result.
 
 #include "upstream/http_types.h"
 #include "util/clock.h"
@@ -27,10 +29,14 @@ public:
     void complete(const QString &tenant, const QByteArray &key, int status, const upstream::HeaderList &headers,
                   const QByteArray &body);
     void abandon(const QString &tenant, const QByteArray &key); // forget an in-flight entry that did not complete
+    // True when `key` is held (in flight or completed) for a request whose body differs from
+    // `requestBody`, byte for byte: the front answers 422 before begin() would replay.
+    bool usedWithOtherBody(const QString &tenant, const QByteArray &key, const QByteArray &requestBody);
 
 private:
     struct Entry {
         Hit hit;
+        QByteArray bodyDigest; // SHA-256 of the request body that took the key
         qint64 atMs = 0;
     };
     void expire();

@@ -51,6 +51,15 @@ bool hostNamesListener(const ListenerIdentity &listener, const QByteArray &hostT
     return !address.isNull() && address.isEqual(listener.host, QHostAddress::TolerantConversion);
 }
 
+// A header name fit to quote in a message: Qt's parser is lenient about names too.
+QString printableName(const QByteArray &name)
+{
+    for (const char c : name)
+        if (c <= 0x20 || c >= 0x7f)
+            return QStringLiteral("(a header with an invalid name)");
+    return QString::fromLatin1(name).toLower();
+}
+
 Rejection make(int status, const char *type, const QString &message)
 {
     return {status, QByteArray(type), message};
@@ -124,6 +133,20 @@ std::optional<Rejection> RequestGuard::check(const ListenerIdentity &listener, c
     if (auto r = checkOrigin(listener, upstream::headerValue(headers, "origin")))
         return r;
     return checkContentType(method, upstream::headerValue(headers, "content-type"), bodySize);
+}
+
+std::optional<QString> RequestGuard::controlByteProblem(const upstream::HeaderList &headers)
+{
+    for (const auto &[name, value] : headers) {
+        for (const char ch : value) {
+            const auto c = static_cast<unsigned char>(ch);
+            if ((c < 0x20 && c != '\t') || c == 0x7f)
+                return QStringLiteral("header %1 contains a control character (CR, LF, NUL or another control "
+                                      "byte); remove it")
+                    .arg(printableName(name));
+        }
+    }
+    return std::nullopt;
 }
 
 QByteArray RequestGuard::body(const Rejection &rejection)

@@ -33,6 +33,10 @@ public:
     // POST/PUT/PATCH: a body, or any Content-Type, must be application/json (+ parameters).
     static std::optional<Rejection> checkContentType(const QByteArray &method, const QByteArray &contentType,
                                                      qint64 bodySize);
+    // Every header value is free of control bytes (CR, LF, NUL and the rest of C0, and DEL;
+    // a horizontal tab is allowed, RFC 9110 5.5): such a value would be forwarded upstream or
+    // echoed raw. Returns a message naming the first offending header (never its value).
+    static std::optional<QString> controlByteProblem(const upstream::HeaderList &headers);
     // All three, in that order.
     static std::optional<Rejection> check(const ListenerIdentity &listener, const QByteArray &method,
                                           const upstream::HeaderList &headers, qint64 bodySize);

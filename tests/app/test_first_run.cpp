@@ -26,6 +26,12 @@ void TestFirstRun::writesStarterAndSaysWhatNext() {
     const FirstRun first = sw::app::firstRun(path);
     QVERIFY(first.wrote);
     QVERIFY(QFile::exists(path));
+    // Owner only, like every configuration the gateway writes (issue 11 item 13).
+    QCOMPARE(QFile::permissions(path) & ~(QFileDevice::ReadUser | QFileDevice::WriteUser),
+             QFileDevice::ReadOwner | QFileDevice::WriteOwner);
+    QCOMPARE(QFile::permissions(dir.filePath(QStringLiteral("switchman"))) &
+                 ~(QFileDevice::ReadUser | QFileDevice::WriteUser | QFileDevice::ExeUser),
+             QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
     QVERIFY(first.config.routes.contains(QStringLiteral("claude")));
     QVERIFY(first.config.providers.contains(QStringLiteral("anthropic")));
     QVERIFY2(first.message.contains(QStringLiteral("wrote a starter configuration to ") + path),

@@ -1,13 +1,18 @@
 // `switchman key create --tenant NAME` as a user runs it: a new key printed
 // once, only its hash stored, the file saved atomically and still valid, and
-// nothing printed or written when the configuration cannot be used.
+// nothing printed or written when the configuration cannot be used; the file
+// and its directory readable by the owner only, a symlinked path resolved.
 #include "config/config_loader.h"
 
 #include <QCryptographicHash>
+#include <QDir>
 #include <QFile>
+#include <QFileInfo>
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QTest>
+
+#include <sys/stat.h>
 
 namespace {
 struct Run {
@@ -36,6 +41,14 @@ QByteArray readAll(const QString &path)
 {
     QFile f(path);
     return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+}
+
+int modeOf(const QString &path)
+{
+    struct stat st {};
+    if (::stat(QFile::encodeName(path).constData(), &st) != 0)
+        return -1;
+    return int(st.st_mode & 07777);
 }
 
 QString hashOf(const QByteArray &key)
@@ -120,6 +133,75 @@ private Q_SLOTS:
         QCOMPARE(r.exitCode, 1);
         QCOMPARE(r.out, QByteArray());
         QCOMPARE(readAll(path), broken);
+    }
+
+    // Issue 11 item 13: the file holds tenant key hashes and credential references.
+    void newConfigIsOwnerOnlyInAnOwnerOnlyDirectory()
+    {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("a/b/config.json"));
+        const Run r = run({QStringLiteral("key"), QStringLiteral("create"), QStringLiteral("--tenant"),
+                           QStringLiteral("alice"), QStringLiteral("--config"), path});
+        QCOMPARE(r.exitCode, 0);
+        QCOMPARE(modeOf(path), 0600);
+        QCOMPARE(modeOf(dir.filePath(QStringLiteral("a/b"))), 0700);
+        QCOMPARE(modeOf(dir.filePath(QStringLiteral("a"))), 0700);
+        QVERIFY(!r.err.contains("symbolic link"));
+    }
+
+    void existingModesAreKeptUnlessWorldReadable_data()
+    {
+        QTest::addColumn<int>("before");
+        QTest::addColumn<int>("after");
+        QTest::addRow("0644 tightened") << 0644 << 0640;
+        QTest::addRow("0666 tightened") << 0666 << 0660;
+        QTest::addRow("0640 kept") << 0640 << 0640;
+        QTest::addRow("0600 kept") << 0600 << 0600;
+    }
+    void existingModesAreKeptUnlessWorldReadable()
+    {
+        QFETCH(int, before);
+        QFETCH(int, after);
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("config.json"));
+        QVERIFY(sw::config::save(path, sw::config::Config{}));
+        QVERIFY(::chmod(QFile::encodeName(path).constData(), mode_t(before)) == 0);
+        const Run r = run({QStringLiteral("key"), QStringLiteral("create"), QStringLiteral("--tenant"),
+                           QStringLiteral("alice"), QStringLiteral("--config"), path});
+        QCOMPARE(r.exitCode, 0);
+        QCOMPARE(modeOf(path), after);
+    }
+
+    // Resolved and reported (not refused): dotfile managers link config.json into a repository.
+    void symlinkedConfigWritesItsTargetAndSaysSo()
+    {
+        QTemporaryDir dir;
+        QVERIFY(QDir(dir.path()).mkdir(QStringLiteral("dotfiles")));
+        const QString target = dir.filePath(QStringLiteral("dotfiles/switchman.json"));
+        QVERIFY(sw::config::save(target, sw::config::Config{}));
+        const QString link = dir.filePath(QStringLiteral("config.json"));
+        QVERIFY(QFile::link(target, link));
+        const Run r = run({QStringLiteral("key"), QStringLiteral("create"), QStringLiteral("--tenant"),
+                           QStringLiteral("alice"), QStringLiteral("--config"), link});
+        QCOMPARE(r.exitCode, 0);
+        QVERIFY(QFileInfo(link).isSymLink()); // the link stays a link
+        QVERIFY2(r.err.contains("symbolic link") && r.err.contains(QFileInfo(target).canonicalFilePath().toUtf8()),
+                 r.err.constData());
+        const auto loaded = sw::config::load(target);
+        QVERIFY(loaded.ok());
+        QCOMPARE(loaded.config->tenants.value(QStringLiteral("alice")).keyHashes, QStringList{hashOf(r.out.trimmed())});
+        QCOMPARE(modeOf(target), 0600);
+    }
+
+    void danglingSymlinkIsRefused()
+    {
+        QTemporaryDir dir;
+        const QString link = dir.filePath(QStringLiteral("config.json"));
+        QVERIFY(QFile::link(dir.filePath(QStringLiteral("elsewhere/missing.json")), link));
+        QString error;
+        QVERIFY(!sw::config::save(link, sw::config::Config{}, &error));
+        QVERIFY2(error.contains(QStringLiteral("symbolic link")), qPrintable(error));
+        QVERIFY(!QFileInfo::exists(dir.filePath(QStringLiteral("elsewhere"))));
     }
 };
 

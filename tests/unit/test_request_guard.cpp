@@ -1,4 +1,5 @@
-// SPEC 10 request rules as pure functions: Host (DNS rebinding), Origin, JSON bodies.
+// SPEC 10 request rules as pure functions: Host (DNS rebinding), Origin, JSON bodies,
+// and no control byte in any header value (issue 11).
 #include "server/request_guard.h"
 
 #include <QJsonDocument>
@@ -104,6 +105,32 @@ private Q_SLOTS:
         QCOMPARE(o.value(QStringLiteral("error")).toObject().value(QStringLiteral("message")).toString(),
                  QStringLiteral("too big")); // and OpenAI's error.message
         QVERIFY(!bytes.toLower().contains("access-control"));
+    }
+
+    void headerValuesWithControlBytes_data()
+    {
+        QTest::addColumn<QByteArray>("value");
+        QTest::addColumn<bool>("refused");
+        QTest::addRow("plain") << QByteArray("2023-06-01") << false;
+        QTest::addRow("tab between list items") << QByteArray("a,\tb") << false;
+        QTest::addRow("UTF-8 (obs-text)") << QByteArray("caf\xc3\xa9") << false;
+        QTest::addRow("bare CR") << QByteArray("a\rb") << true;
+        QTest::addRow("LF") << QByteArray("a\nb") << true;
+        QTest::addRow("NUL") << QByteArray("a\0b", 3) << true;
+        QTest::addRow("ESC") << QByteArray("a\x1b[31m") << true;
+        QTest::addRow("DEL") << QByteArray("a\x7f") << true;
+    }
+    void headerValuesWithControlBytes()
+    {
+        QFETCH(QByteArray, value);
+        QFETCH(bool, refused);
+        const sw::upstream::HeaderList headers{{"Host", "127.0.0.1"}, {"Anthropic-Beta", value}};
+        const auto problem = RequestGuard::controlByteProblem(headers);
+        QCOMPARE(problem.has_value(), refused);
+        if (refused) {
+            QVERIFY2(problem->contains(QStringLiteral("anthropic-beta")), qPrintable(*problem));
+            QVERIFY(!problem->contains(QString::fromLatin1(value))); // names the header, never echoes the value
+        }
     }
 };
 

@@ -1,0 +1,510 @@
+// Issue 11 at the front door, on the real engine with raw sockets (a client
+// library would refuse most of these bytes): identifiers and header values with
+// control bytes or attacker sizes are a 400 in the client's own format before
+// anything is stored or forwarded; no response header can be split; a gateway
+// key never reaches a passthrough provider; two Hosts, a foreign absolute-form
+// target and a chunked trailer are refused at once; pipelined requests are
+// answered in order; an Idempotency-Key reused with another body is a 422.
+#include "gateway_fixture.h"
+#include "raw_http_client.h"
+#include "signal_wait.h"
+#include "telemetry/telemetry.h"
+
+#include <QCryptographicHash>
+#include <QElapsedTimer>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QTest>
+
+using namespace sw;
+using namespace sw::test;
+
+namespace {
+const QByteArray kAliceKey = "sm-alice-test-key-000000000000000000";
+const QByteArray kBobKey = "sm-bob-test-key-1111111111111111111111";
+const QByteArray kOwnProviderKey = "own-provider-key-for-tests";
+
+const char *const kRoutes[] = {"/v1/messages", "/v1/chat/completions", "/v1/responses", "/v1/pi/stream"};
+
+void addTenant(config::Config &c, const QString &name, const QByteArray &key)
+{
+    config::TenantConfig t;
+    t.name = name;
+    t.keyHashes = {QStringLiteral("sha256:") +
+                   QString::fromLatin1(QCryptographicHash::hash(key, QCryptographicHash::Sha256).toHex())};
+    c.tenants.insert(name, t);
+}
+
+// A chat body for `route` naming `model` (pi's field is given as `modelField`).
+QByteArray chatBody(const QString &route, const QString &model, const QString &modelField = QStringLiteral("model"))
+{
+    QJsonObject body;
+    if (route == QLatin1String("/v1/messages"))
+        body = GatewayFixture::anthropicBody(model, QStringLiteral("hi"), false);
+    else if (route == QLatin1String("/v1/chat/completions"))
+        body = GatewayFixture::openaiBody(model, QStringLiteral("hi"), false);
+    else if (route == QLatin1String("/v1/responses"))
+        body = {{QStringLiteral("model"), model}, {QStringLiteral("input"), QStringLiteral("hi")}};
+    else
+        body = {{modelField, model},
+                {QStringLiteral("context"),
+                 QJsonObject{{QStringLiteral("messages"),
+                              QJsonArray{QJsonObject{{QStringLiteral("role"), QStringLiteral("user")},
+                                                     {QStringLiteral("content"), QStringLiteral("hi")},
+                                                     {QStringLiteral("timestamp"), 0}}}}}}};
+    return QJsonDocument(body).toJson(QJsonDocument::Compact);
+}
+
+QByteArray post(quint16 port, const QByteArray &path, const QByteArray &body, const QByteArray &extraHeaders = {})
+{
+    return "POST " + path + " HTTP/1.1\r\nHost: 127.0.0.1:" + QByteArray::number(port) +
+           "\r\nContent-Type: application/json\r\nContent-Length: " + QByteArray::number(body.size()) + "\r\n" +
+           extraHeaders + "\r\n" + body;
+}
+
+struct RawAnswer {
+    int status = 0;
+    QByteArray head;
+    QJsonObject json;
+};
+
+RawAnswer exchange(quint16 port, const QByteArray &request)
+{
+    RawHttpClient c(port);
+    RawAnswer a;
+    if (!c.waitConnected())
+        return a;
+    c.send(request);
+    c.waitResponse(8000);
+    a.status = c.status();
+    a.head = c.head();
+    a.json = QJsonDocument::fromJson(c.body()).object();
+    return a;
+}
+
+// The error body is the one the client of `route` reads: Anthropic's {"type":"error",...},
+// OpenAI's {"error":{...,"code"}}, pi's {"error":{type,message}}.
+bool inClientFormat(const QString &route, const QJsonObject &json, const QString &errorType)
+{
+    const QJsonObject error = json.value(QStringLiteral("error")).toObject();
+    if (error.value(QStringLiteral("type")).toString() != errorType ||
+        error.value(QStringLiteral("message")).toString().isEmpty())
+        return false;
+    if (route == QLatin1String("/v1/messages"))
+        return json.value(QStringLiteral("type")).toString() == QLatin1String("error");
+    if (route == QLatin1String("/v1/pi/stream"))
+        return !json.contains(QStringLiteral("type")) && !error.contains(QStringLiteral("code"));
+    return !json.contains(QStringLiteral("type")) && error.contains(QStringLiteral("code"));
+}
+
+QString messageOf(const QJsonObject &json)
+{
+    return json.value(QStringLiteral("error")).toObject().value(QStringLiteral("message")).toString();
+}
+
+int upstreamRequests(GatewayFixture &gw)
+{
+    return int(gw.anthropicA.requests().size() + gw.openaiB.requests().size() + gw.anthropicC.requests().size() +
+               gw.responsesD.requests().size() + gw.googleE.requests().size());
+}
+
+// Header lines of a response head, lower-cased names: a split value would show up as its own line.
+QList<QByteArray> headerNames(const QByteArray &head)
+{
+    QList<QByteArray> names;
+    const QList<QByteArray> lines = head.split('\n');
+    for (qsizetype i = 1; i < lines.size(); ++i)
+        names.append(lines[i].left(lines[i].indexOf(':')).trimmed().toLower());
+    return names;
+}
+
+// Whole responses (Content-Length framed) in the order they came on one connection.
+QList<QByteArray> responsesIn(const QByteArray &stream)
+{
+    QList<QByteArray> out;
+    qsizetype at = 0;
+    while (at < stream.size()) {
+        const qsizetype end = stream.indexOf("\r\n\r\n", at);
+        if (end < 0)
+            break;
+        const QByteArray head = stream.mid(at, end - at).toLower();
+        const qsizetype cl = head.indexOf("content-length:");
+        const qint64 length = cl < 0 ? 0 : head.mid(cl + 15, head.indexOf('\n', cl) - cl - 15).trimmed().toLongLong();
+        if (stream.size() < end + 4 + length)
+            break;
+        out.append(stream.mid(at, end + 4 + length - at));
+        at = end + 4 + length;
+    }
+    return out;
+}
+} // namespace
+
+class TestHostileFront : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    // Item 2: names the gateway keeps in its attempt history and echoes in headers.
+    void oversizedOrControlModelNamesAre400BeforeAnythingIsStored_data()
+    {
+        QTest::addColumn<QString>("route");
+        QTest::addColumn<QString>("field");
+        QTest::addColumn<QString>("model");
+        for (const char *route : kRoutes) {
+            QTest::addRow("%s 257 bytes", route) << route << "model" << QString(257, QLatin1Char('m'));
+            QTest::addRow("%s 1 MiB", route) << route << "model" << QString(1 << 20, QLatin1Char('m'));
+            QTest::addRow("%s 129 two-byte characters", route) << route << "model" << QString(129, QChar(0xe9));
+            QTest::addRow("%s SOH", route) << route << "model" << QStringLiteral("chain\x01");
+            QTest::addRow("%s DEL", route) << route << "model" << QStringLiteral("chain\x7f");
+            QTest::addRow("%s C1 NEL", route) << route << "model" << (QStringLiteral("chain") + QChar(0x85));
+            QTest::addRow("%s line separator", route) << route << "model" << (QStringLiteral("chain") + QChar(0x2028));
+        }
+        QTest::addRow("pi modelId 257 bytes") << "/v1/pi/stream" << "modelId" << QString(257, QLatin1Char('m'));
+        QTest::addRow("pi modelId LF") << "/v1/pi/stream" << "modelId" << QStringLiteral("chain\n: fake");
+    }
+    void oversizedOrControlModelNamesAre400BeforeAnythingIsStored()
+    {
+        QFETCH(QString, route);
+        QFETCH(QString, field);
+        QFETCH(QString, model);
+        GatewayFixture gw;
+        gw.start();
+        const quint16 port = gw.engine().port();
+        const RawAnswer a = exchange(port, post(port, route.toLatin1(), chatBody(route, model, field)));
+        QCOMPARE(a.status, 400);
+        QVERIFY2(inClientFormat(route, a.json, QStringLiteral("invalid_request_error")),
+                 QJsonDocument(a.json).toJson().constData());
+        QVERIFY2(messageOf(a.json).startsWith(field + QLatin1Char(' ')), qPrintable(messageOf(a.json)));
+        QVERIFY(messageOf(a.json).size() < 200); // says what is wrong, never quotes the name back
+        QVERIFY(!a.head.contains(model.left(64).toUtf8()));
+        QCOMPARE(gw.engine().telemetry()->attempts(-1).size(), 0);
+        QCOMPARE(gw.engine().marks().size(), 0);
+        QCOMPARE(upstreamRequests(gw), 0);
+    }
+
+    void modelNamesAtTheLimitStillRoute()
+    {
+        GatewayFixture gw;
+        config::RouteConfig route;
+        route.name = QString(256, QLatin1Char('r'));
+        route.candidates = {QStringLiteral("pa/claude-a")};
+        gw.config.routes.insert(route.name, route);
+        gw.start();
+        const quint16 port = gw.engine().port();
+        const RawAnswer a = exchange(port, post(port, "/v1/messages", chatBody(QStringLiteral("/v1/messages"), route.name)));
+        QCOMPARE(a.status, 200);
+        QCOMPARE(gw.anthropicA.requests().size(), 1);
+    }
+
+    // Item 4, on the way in: the classic splitting payload, on every chat route.
+    void modelWithCrLfNeverBecomesAHeader_data()
+    {
+        QTest::addColumn<QString>("route");
+        for (const char *route : kRoutes)
+            QTest::addRow("%s", route) << route;
+    }
+    void modelWithCrLfNeverBecomesAHeader()
+    {
+        QFETCH(QString, route);
+        GatewayFixture gw;
+        gw.start();
+        const quint16 port = gw.engine().port();
+        const QString model = QStringLiteral("nosuch\r\nSet-Cookie: injected=1");
+        RawHttpClient c(port);
+        QVERIFY(c.waitConnected());
+        // Twice on one keep-alive connection: a split could also inject a whole second response.
+        const QByteArray request = post(port, route.toLatin1(), chatBody(route, model));
+        c.send(request + request);
+        QVERIFY(waitUntil([&c]() { return responsesIn(c.received()).size() == 2 || c.closed(); }, 8000));
+        const QList<QByteArray> answers = responsesIn(c.received());
+        QCOMPARE(answers.size(), 2);
+        for (const QByteArray &answer : answers) {
+            QVERIFY2(answer.startsWith("HTTP/1.1 400"), answer.constData());
+            const QByteArray head = answer.left(answer.indexOf("\r\n\r\n"));
+            QVERIFY2(!headerNames(head).contains("set-cookie"), head.constData());
+            QVERIFY2(!head.toLower().contains("injected"), head.constData());
+        }
+        QVERIFY(!c.received().toLower().contains("\r\nset-cookie"));
+        QCOMPARE(upstreamRequests(gw), 0);
+    }
+
+    // Item 4, on the way out: the one place that writes headers encodes what it is given, whatever
+    // the source (here a candidate name from the configuration).
+    void headerValuesAreMadeSafeWhereHeadersAreWritten()
+    {
+        GatewayFixture gw;
+        // The model id goes upstream (the fake refuses control bytes too); the provider id only names it.
+        config::ProviderConfig provider = gw.config.providers.value(QStringLiteral("pa"));
+        provider.id = QStringLiteral("bad\r\nSet-Cookie: injected=1");
+        gw.config.providers.insert(provider.id, provider);
+        config::ModelConfig bad = gw.config.models.value(QStringLiteral("pa/claude-a"));
+        bad.provider = provider.id;
+        gw.config.models.insert(bad.key(), bad);
+        config::RouteConfig route;
+        route.name = QStringLiteral("odd");
+        route.candidates = {bad.key()};
+        gw.config.routes.insert(route.name, route);
+        gw.start();
+        const quint16 port = gw.engine().port();
+        const RawAnswer a = exchange(port, post(port, "/v1/messages", chatBody(QStringLiteral("/v1/messages"), route.name)));
+        QVERIFY2(a.status == 200, QJsonDocument(a.json).toJson().constData());
+        QVERIFY2(!headerNames(a.head).contains("set-cookie"), a.head.constData());
+        QVERIFY2(a.head.contains("x-switchman-candidate: bad%0D%0ASet-Cookie: injected=1/claude-a"), a.head.constData());
+    }
+
+    // Item 5: forwarded header values with control bytes.
+    void controlBytesInForwardedHeadersAre400InTheClientsFormat_data()
+    {
+        QTest::addColumn<QString>("route");
+        QTest::addColumn<QByteArray>("header");
+        QTest::addColumn<QByteArray>("value");
+        const QList<QPair<QByteArray, QByteArray>> cases = {
+            {"anthropic-beta", QByteArray("tools-2024-04-04\rX-Injected: 1")},
+            {"anthropic-version", QByteArray("2023-06-01\x01")},
+            {"anthropic-version", QByteArray("2023-06-01\x7f")},
+            {"OpenAI-Beta", QByteArray("assistants=v2\rx")},
+            {"Authorization", QByteArray("Bearer own\rkey")},
+            {"x-api-key", QByteArray("own\x1bkey")},
+            {"x-switchman-key", QByteArray("sm-\x02")},
+            {"Idempotency-Key", QByteArray("k\rEvil: 1")},
+        };
+        for (const char *route : kRoutes)
+            for (const auto &[header, value] : cases)
+                QTest::addRow("%s %s %s", route, header.constData(),
+                              value.toPercentEncoding().right(6).constData())
+                    << route << header << value;
+    }
+    void controlBytesInForwardedHeadersAre400InTheClientsFormat()
+    {
+        QFETCH(QString, route);
+        QFETCH(QByteArray, header);
+        QFETCH(QByteArray, value);
+        GatewayFixture gw;
+        gw.config.providers[QStringLiteral("pa")].credentials = {QStringLiteral("passthrough")};
+        gw.start();
+        const quint16 port = gw.engine().port();
+        const RawAnswer a = exchange(port, post(port, route.toLatin1(), chatBody(route, QStringLiteral("chain")),
+                                                header + ": " + value + "\r\n"));
+        QCOMPARE(a.status, 400);
+        QVERIFY2(inClientFormat(route, a.json, QStringLiteral("invalid_request_error")),
+                 QJsonDocument(a.json).toJson().constData());
+        QVERIFY2(messageOf(a.json).contains(QString::fromLatin1(header.toLower())), qPrintable(messageOf(a.json)));
+        QCOMPARE(upstreamRequests(gw), 0);
+        QCOMPARE(gw.engine().telemetry()->attempts(-1).size(), 0);
+    }
+
+    void cleanForwardedHeadersStillReachTheUpstream()
+    {
+        GatewayFixture gw;
+        gw.config.providers[QStringLiteral("pa")].credentials = {QStringLiteral("passthrough")};
+        gw.start();
+        const quint16 port = gw.engine().port();
+        const RawAnswer a = exchange(port, post(port, "/v1/messages", chatBody(QStringLiteral("/v1/messages"), QStringLiteral("chain")),
+                                                "anthropic-beta: tools-2024-04-04,\tprompt-caching\r\nx-api-key: " +
+                                                    kOwnProviderKey + "\r\n"));
+        QCOMPARE(a.status, 200);
+        QCOMPARE(gw.anthropicA.requests().size(), 1);
+        QCOMPARE(gw.anthropicA.requests().first().header("x-api-key"), kOwnProviderKey);
+        QVERIFY(gw.anthropicA.requests().first().header("anthropic-beta").startsWith("tools-2024-04-04"));
+    }
+
+    // Item 8: a gateway key in the provider-key slot never leaves the machine.
+    void gatewayKeyInTheProviderSlotIs400AndNeverForwarded_data()
+    {
+        QTest::addColumn<QString>("route");
+        QTest::addColumn<QByteArray>("header");
+        QTest::addColumn<QByteArray>("value");
+        for (const char *route : {"/v1/messages", "/v1/chat/completions"}) {
+            QTest::addRow("%s own key as x-api-key", route) << route << QByteArray("x-api-key") << kAliceKey;
+            QTest::addRow("%s own key as bearer", route) << route << QByteArray("Authorization") << "Bearer " + kAliceKey;
+            QTest::addRow("%s other tenant's key as bearer", route)
+                << route << QByteArray("Authorization") << "bearer " + kBobKey;
+            QTest::addRow("%s other tenant's key as x-api-key", route) << route << QByteArray("x-api-key") << kBobKey;
+        }
+    }
+    void gatewayKeyInTheProviderSlotIs400AndNeverForwarded()
+    {
+        QFETCH(QString, route);
+        QFETCH(QByteArray, header);
+        QFETCH(QByteArray, value);
+        GatewayFixture gw;
+        addTenant(gw.config, QStringLiteral("alice"), kAliceKey);
+        addTenant(gw.config, QStringLiteral("bob"), kBobKey);
+        for (const QString &p : {QStringLiteral("pa"), QStringLiteral("pb")})
+            gw.config.providers[p].credentials = {QStringLiteral("passthrough")};
+        gw.start();
+        const quint16 port = gw.engine().port();
+        const RawAnswer a = exchange(port, post(port, route.toLatin1(), chatBody(route, QStringLiteral("chain")),
+                                                "x-switchman-key: " + kAliceKey + "\r\n" + header + ": " + value + "\r\n"));
+        QCOMPARE(a.status, 400);
+        QVERIFY2(inClientFormat(route, a.json, QStringLiteral("invalid_request_error")),
+                 QJsonDocument(a.json).toJson().constData());
+        QVERIFY2(messageOf(a.json).contains(QString::fromLatin1(header)) &&
+                     messageOf(a.json).contains(QStringLiteral("gateway key")),
+                 qPrintable(messageOf(a.json)));
+        QVERIFY(!QJsonDocument(a.json).toJson().contains(kAliceKey));
+        QCOMPARE(upstreamRequests(gw), 0);
+
+        // The caller's own provider key in that slot is still forwarded: that is what the slot is for.
+        const RawAnswer ok = exchange(port, post(port, route.toLatin1(), chatBody(route, QStringLiteral("chain")),
+                                                 "x-switchman-key: " + kAliceKey + "\r\n" + header + ": " +
+                                                     (header == "x-api-key" ? kOwnProviderKey : "Bearer " + kOwnProviderKey) +
+                                                     "\r\n"));
+        QCOMPARE(ok.status, 200);
+        QCOMPARE(gw.anthropicA.requests().size(), 1);
+        const auto &sent = gw.anthropicA.requests().first();
+        QVERIFY2(sent.header("x-api-key") == kOwnProviderKey || sent.header("authorization").endsWith(kOwnProviderKey),
+                 sent.header("x-api-key").constData());
+        for (const auto &h : sent.headers) {
+            QVERIFY(!h.second.contains(kAliceKey));
+            QVERIFY(!h.second.contains(kBobKey));
+        }
+    }
+
+    // Item 9.
+    void ambiguousHostsAre400_data()
+    {
+        QTest::addColumn<QByteArray>("requestLine");
+        QTest::addColumn<QByteArray>("hosts");
+        QTest::addColumn<int>("status");
+        QTest::addRow("two Host headers, ours first")
+            << QByteArray("GET /healthz HTTP/1.1") << QByteArray("Host: 127.0.0.1:%PORT\r\nHost: evil.example\r\n") << 400;
+        QTest::addRow("two Host headers, same value")
+            << QByteArray("GET /healthz HTTP/1.1") << QByteArray("Host: 127.0.0.1:%PORT\r\nhost: 127.0.0.1:%PORT\r\n") << 400;
+        QTest::addRow("absolute-form, foreign host")
+            << QByteArray("GET http://evil.example/healthz HTTP/1.1") << QByteArray("Host: 127.0.0.1:%PORT\r\n") << 400;
+        QTest::addRow("absolute-form, foreign host, no Host")
+            << QByteArray("GET http://evil.example/healthz HTTP/1.1") << QByteArray() << 400;
+        QTest::addRow("absolute-form, https to us")
+            << QByteArray("GET https://127.0.0.1:%PORT/healthz HTTP/1.1") << QByteArray("Host: 127.0.0.1:%PORT\r\n") << 400;
+        QTest::addRow("absolute-form naming us") << QByteArray("GET http://127.0.0.1:%PORT/healthz HTTP/1.1")
+                                                 << QByteArray("Host: 127.0.0.1:%PORT\r\n") << 200;
+        QTest::addRow("one Host") << QByteArray("GET /healthz HTTP/1.1") << QByteArray("Host: 127.0.0.1:%PORT\r\n") << 200;
+    }
+    void ambiguousHostsAre400()
+    {
+        QFETCH(QByteArray, requestLine);
+        QFETCH(QByteArray, hosts);
+        QFETCH(int, status);
+        GatewayFixture gw;
+        gw.start();
+        const QByteArray port = QByteArray::number(gw.engine().port());
+        requestLine.replace("%PORT", port);
+        hosts.replace("%PORT", port);
+        RawHttpClient c(gw.engine().port());
+        QVERIFY(c.waitConnected());
+        c.send(requestLine + "\r\n" + hosts + "\r\n");
+        QVERIFY(c.waitResponse());
+        QCOMPARE(c.status(), status);
+        if (status == 400) {
+            QVERIFY2(c.body().contains("Host") || c.body().contains("host"), c.body().constData());
+            QVERIFY(c.waitClosed());
+        }
+    }
+
+    // Item 10: the slow answer first, then the quick one, on one connection.
+    void pipelinedRequestsAreAnsweredInOrder()
+    {
+        GatewayFixture gw;
+        demo::Fault slow;
+        slow.chunkDelayMs = 150;
+        gw.anthropicA.setFault(slow);
+        gw.start();
+        const quint16 port = gw.engine().port();
+        RawHttpClient c(port);
+        QVERIFY(c.waitConnected());
+        const QByteArray health = "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+        c.send(post(port, "/v1/messages", chatBody(QStringLiteral("/v1/messages"), QStringLiteral("chain"))) + health +
+               post(port, "/v1/chat/completions", chatBody(QStringLiteral("/v1/chat/completions"), QStringLiteral("pb/gpt-b"))) +
+               health);
+        QVERIFY(waitUntil([&c]() { return responsesIn(c.received()).size() == 4 || c.closed(); }, 15000));
+        const QList<QByteArray> answers = responsesIn(c.received());
+        QCOMPARE(answers.size(), 4);
+        QVERIFY2(answers[0].contains("\"type\":\"message\"") && answers[0].contains("pa/claude-a"), answers[0].constData());
+        QVERIFY2(answers[1].contains("{\"status\":\"ok\"}"), answers[1].constData());
+        QVERIFY2(answers[2].contains("chat.completion") && answers[2].contains("pb/gpt-b"), answers[2].constData());
+        QVERIFY2(answers[3].contains("{\"status\":\"ok\"}"), answers[3].constData());
+        QVERIFY(!c.closed()); // kept alive: nothing was refused
+    }
+
+    // Item 11: a trailer is refused at once, not held to the idle timeout.
+    void chunkedTrailerIs400AtOnce()
+    {
+        GatewayFixture gw;
+        gw.config.limits.idleTimeoutMs = 5000;
+        gw.start();
+        const quint16 port = gw.engine().port();
+        const QByteArray body = chatBody(QStringLiteral("/v1/messages"), QStringLiteral("chain"));
+        RawHttpClient c(port);
+        QVERIFY(c.waitConnected());
+        QElapsedTimer t;
+        t.start();
+        c.send("POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+               "Transfer-Encoding: chunked\r\n\r\n" +
+               QByteArray::number(body.size(), 16) + "\r\n" + body + "\r\n0\r\nX-Checksum: abc\r\n\r\n");
+        QVERIFY(c.waitResponse(3000));
+        QCOMPARE(c.status(), 400);
+        QVERIFY2(c.body().contains("trailer"), c.body().constData());
+        QVERIFY2(t.elapsed() < 2000, qPrintable(QString::number(t.elapsed())));
+        QVERIFY(c.waitClosed(3000));
+        QCOMPARE(upstreamRequests(gw), 0);
+        // The same body without a trailer is served.
+        const RawAnswer ok = exchange(port, "POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: "
+                                            "application/json\r\nTransfer-Encoding: chunked\r\n\r\n" +
+                                                QByteArray::number(body.size(), 16) + "\r\n" + body + "\r\n0\r\n\r\n");
+        QCOMPARE(ok.status, 200);
+    }
+
+    // Item 12.
+    void idempotencyKeyReusedWithAnotherBodyIs422_data()
+    {
+        QTest::addColumn<QString>("route");
+        for (const char *route : {"/v1/messages", "/v1/chat/completions"})
+            QTest::addRow("%s", route) << route;
+    }
+    void idempotencyKeyReusedWithAnotherBodyIs422()
+    {
+        QFETCH(QString, route);
+        GatewayFixture gw;
+        gw.start();
+        const quint16 port = gw.engine().port();
+        const QByteArray key = "Idempotency-Key: order-42\r\n";
+        const QByteArray first = chatBody(route, QStringLiteral("chain"));
+        const RawAnswer a = exchange(port, post(port, route.toLatin1(), first, key));
+        QCOMPARE(a.status, 200);
+        QCOMPARE(upstreamRequests(gw), 1);
+        // The same body replays.
+        const RawAnswer replay = exchange(port, post(port, route.toLatin1(), first, key));
+        QCOMPARE(replay.status, 200);
+        QVERIFY(replay.head.contains("x-switchman-idempotent-replay: true"));
+        QCOMPARE(upstreamRequests(gw), 1);
+        // Another body with the same key is refused, naming the key; never the first answer.
+        const RawAnswer other = exchange(port, post(port, route.toLatin1(), chatBody(route, QStringLiteral("pb/gpt-b")), key));
+        QCOMPARE(other.status, 422);
+        QVERIFY2(inClientFormat(route, other.json, QStringLiteral("invalid_request_error")),
+                 QJsonDocument(other.json).toJson().constData());
+        QVERIFY2(messageOf(other.json).contains(QStringLiteral("order-42")), qPrintable(messageOf(other.json)));
+        QVERIFY(!other.head.contains("idempotent-replay"));
+        QCOMPARE(upstreamRequests(gw), 1);
+        // A new key for the new body is served.
+        QCOMPARE(exchange(port, post(port, route.toLatin1(), chatBody(route, QStringLiteral("pb/gpt-b")),
+                                     "Idempotency-Key: order-43\r\n"))
+                     .status,
+                 200);
+    }
+
+    void oversizedIdempotencyKeyIs400AndNotStored()
+    {
+        GatewayFixture gw;
+        gw.start();
+        const quint16 port = gw.engine().port();
+        const QByteArray body = chatBody(QStringLiteral("/v1/messages"), QStringLiteral("chain"));
+        const RawAnswer a = exchange(port, post(port, "/v1/messages", body, "Idempotency-Key: " + QByteArray(257, 'k') + "\r\n"));
+        QCOMPARE(a.status, 400);
+        QVERIFY(messageOf(a.json).contains(QStringLiteral("Idempotency-Key")));
+        QCOMPARE(upstreamRequests(gw), 0);
+        const RawAnswer atLimit = exchange(port, post(port, "/v1/messages", body, "Idempotency-Key: " + QByteArray(256, 'k') + "\r\n"));
+        QCOMPARE(atLimit.status, 200);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestHostileFront)
+#include "test_hostile_front.moc"

@@ -1,0 +1,179 @@
+// Issue 11, memory: what a client sends or fails to read cannot grow the
+// gateway. The real engine on loopback; RSS of this process (engine and test
+// client together) is read from /proc while the flood lasts.
+#include "gateway_fixture.h"
+#include "raw_http_client.h"
+#include "signal_wait.h"
+#include "telemetry/telemetry.h"
+
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QSignalSpy>
+#include <QTcpSocket>
+#include <QTest>
+
+using namespace sw;
+using namespace sw::test;
+
+namespace {
+// Resident set size of this process in MiB (Linux).
+double rssMiB()
+{
+    QFile f(QStringLiteral("/proc/self/status"));
+    if (!f.open(QIODevice::ReadOnly))
+        return -1;
+    for (const QByteArray &line : f.readAll().split('\n'))
+        if (line.startsWith("VmRSS:"))
+            return line.mid(6).trimmed().split(' ').value(0).toDouble() / 1024.0;
+    return -1;
+}
+
+demo::Fault status503()
+{
+    demo::Fault f;
+    f.kind = demo::Fault::Status;
+    f.status = 503;
+    return f;
+}
+} // namespace
+
+class TestHostileMemory : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    // Item 2: 400 requests naming a 1 MiB model. Before the fix each was kept (twice) in the
+    // attempt history: 1.8 GiB of RSS and an 839 MB /admin/attempts.
+    void megabyteModelNamesAreNotKept()
+    {
+        if (rssMiB() < 0)
+            QSKIP("no /proc/self/status");
+        GatewayFixture gw;
+        gw.anthropicA.setFault(status503()); // a failing attempt would also leave a mark per distinct name
+        gw.start();
+        const quint16 port = gw.engine().port();
+        int serial = 0;
+        // "pa/<id>" names a model of provider pa: without the limit it is attempted and recorded.
+        auto once = [&]() {
+            const QByteArray body = "{\"model\":\"pa/" + QByteArray::number(++serial) + QByteArray(1 << 20, 'm') +
+                                    "\",\"max_tokens\":16,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}";
+            RawHttpClient c(port);
+            if (!c.waitConnected())
+                return 0;
+            c.send("POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: " +
+                   QByteArray::number(body.size()) + "\r\n\r\n" + body);
+            c.waitResponse(10000);
+            return c.status();
+        };
+        QMap<int, int> statuses;
+        for (int i = 0; i < 20; ++i) // allocator warm-up: the first megabyte buffers are not growth
+            ++statuses[once()];
+        const double before = rssMiB();
+        double peak = before;
+        for (int i = 0; i < 400; ++i) {
+            ++statuses[once()];
+            peak = std::max(peak, rssMiB());
+        }
+        qInfo("RSS %.1f MiB before, peak %.1f MiB over 400 requests with a 1 MiB model name", before, peak);
+        QVERIFY2(peak - before < 96, qPrintable(QStringLiteral("RSS grew by %1 MiB").arg(peak - before)));
+        QCOMPARE(statuses.value(400), 420); // each one refused, in the client's format
+        QCOMPARE(gw.engine().telemetry()->attempts(-1).size(), 0);
+        QCOMPARE(gw.engine().marks().size(), 0);
+        const auto attempts = gw.get(QStringLiteral("/admin/attempts?limit=2000"));
+        QCOMPARE(attempts.status, 200);
+        QVERIFY2(attempts.body.size() < 4096, qPrintable(QString::number(attempts.body.size())));
+    }
+
+    // Item 3: an /admin/events subscriber that never reads, over many mark changes that each
+    // carry every mark. Before the fix every frame was queued for it: RSS grew with
+    // changes x marks.
+    void stalledEventSubscriberCannotGrowMemory()
+    {
+        if (rssMiB() < 0)
+            QSKIP("no /proc/self/status");
+        GatewayFixture gw;
+        gw.anthropicA.setFault(status503());
+        gw.openaiB.setFault(status503());
+        gw.start();
+        // 300 standing marks (other tenants') make every marks frame about 200 KB.
+        failover::UpstreamFailure failure;
+        failure.kind = failover::FailureKind::ServerError;
+        failure.status = 503;
+        failure.message = QString(480, QLatin1Char('e'));
+        const QString baseUrl = gw.config.providers.value(QStringLiteral("pc")).baseUrl;
+        for (int i = 0; i < 300; ++i)
+            gw.engine().markTable().mark(QStringLiteral("tenant-%1").arg(i),
+                                         {QStringLiteral("pc"), QStringLiteral("claude-c"), baseUrl}, failure);
+
+        QTcpSocket stalled;
+        stalled.setReadBufferSize(1024); // takes 1 KiB and then never reads again
+        stalled.connectToHost(QHostAddress::LocalHost, gw.engine().port());
+        QVERIFY(stalled.waitForConnected(5000));
+        stalled.write("GET /admin/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+        QVERIFY(waitUntil([&stalled]() { return stalled.bytesAvailable() > 0; }));
+
+        QSignalSpy changes(&gw.engine(), &Engine::marksChanged);
+        const double before = rssMiB();
+        double peak = before;
+        const auto body = GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), false);
+        for (int i = 0; i < 400; ++i) {
+            QVERIFY(gw.post(QStringLiteral("/v1/messages"), body).status >= 500);
+            if (i % 20 == 0)
+                peak = std::max(peak, rssMiB());
+        }
+        peak = std::max(peak, rssMiB());
+        const qint64 frameBytes = gw.get(QStringLiteral("/admin/marks")).body.size();
+        qInfo("%lld mark changes of %lld-byte snapshots; RSS %.1f MiB before, peak %.1f MiB", qint64(changes.count()),
+              frameBytes, before, peak);
+        // The load is real: unbounded queuing would have held hundreds of MiB.
+        QVERIFY(changes.count() >= 400);
+        QVERIFY(frameBytes > 150000);
+        QVERIFY2(peak - before < 48, qPrintable(QStringLiteral("RSS grew by %1 MiB").arg(peak - before)));
+        QVERIFY(gw.get(QStringLiteral("/healthz")).status == 200);
+    }
+
+    // The coalescing a slow subscriber sees: when it reads again it gets the current marks in
+    // one snapshot, not every change it missed.
+    void subscriberThatCatchesUpGetsOneCurrentSnapshot()
+    {
+        GatewayFixture gw;
+        gw.anthropicA.setFault(status503());
+        gw.openaiB.setFault(status503());
+        gw.start();
+        failover::UpstreamFailure failure;
+        failure.kind = failover::FailureKind::ServerError;
+        failure.status = 503;
+        failure.message = QString(480, QLatin1Char('e'));
+        const QString baseUrl = gw.config.providers.value(QStringLiteral("pc")).baseUrl;
+        for (int i = 0; i < 300; ++i)
+            gw.engine().markTable().mark(QStringLiteral("tenant-%1").arg(i),
+                                         {QStringLiteral("pc"), QStringLiteral("claude-c"), baseUrl}, failure);
+        QTcpSocket slow;
+        slow.setReadBufferSize(1024);
+        slow.connectToHost(QHostAddress::LocalHost, gw.engine().port());
+        QVERIFY(slow.waitForConnected(5000));
+        slow.write("GET /admin/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+        QVERIFY(waitUntil([&slow]() { return slow.bytesAvailable() > 0; }));
+        QSignalSpy changes(&gw.engine(), &Engine::marksChanged);
+        const auto body = GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), false);
+        for (int i = 0; i < 100; ++i)
+            QVERIFY(gw.post(QStringLiteral("/v1/messages"), body).status >= 500);
+        QVERIFY(changes.count() >= 100);
+        // A new mark the subscriber has not seen in any frame yet.
+        gw.engine().markTable().mark(QStringLiteral("latecomer"), {QStringLiteral("pc"), QStringLiteral("claude-c"), baseUrl},
+                                     failure);
+        Q_EMIT gw.engine().marksChanged();
+        // Now it reads everything.
+        slow.setReadBufferSize(0);
+        QByteArray received;
+        QObject::connect(&slow, &QIODevice::readyRead, &slow, [&]() { received += slow.readAll(); });
+        received += slow.readAll();
+        QVERIFY(waitUntil([&received]() { return received.contains("latecomer"); }, 10000));
+        QTest::qWait(200); // whatever else is on its way
+        const qsizetype marksFrames = received.count("event: marks");
+        qInfo("%lld mark changes, %lld marks frames delivered", qint64(changes.count()), qint64(marksFrames));
+        QVERIFY2(marksFrames < changes.count() / 4, qPrintable(QString::number(marksFrames)));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestHostileMemory)
+#include "test_hostile_memory.moc"
