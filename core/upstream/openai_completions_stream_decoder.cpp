@@ -88,20 +88,14 @@ void OpenAICompletionsStreamDecoder::closeBlock(QList<StreamEvent> &out) {
 
 StreamEvent OpenAICompletionsStreamDecoder::terminalEvent() {
     m_terminal = true;
-    if (m_finishReason == L("content_filter")) {
-        StreamEvent e = event(EventType::Error);
-        e.reason = StopReason::Error;
-        e.errorMessage =
-            QStringLiteral("The provider's content filter stopped the answer (finish_reason content_filter)");
-        e.usage = m_usage;
-        return e;
-    }
     StreamEvent e = event(EventType::Done);
     e.usage = m_usage;
     if (m_finishReason == L("length"))
         e.reason = StopReason::Length;
     else if (m_finishReason == L("tool_calls") || m_finishReason == L("function_call"))
         e.reason = StopReason::ToolUse;
+    else if (m_finishReason == L("content_filter") || m_sawRefusal)
+        e.reason = StopReason::Refusal; // the provider's filter or the model declined: not an outage
     else
         e.reason = StopReason::Stop;
     return e;
@@ -167,7 +161,10 @@ QList<StreamEvent> OpenAICompletionsStreamDecoder::feed(const SseEvent &sse) {
         out << e;
         break; // servers send one of the three names
     }
-    const QString text = delta.value(L("content")).toString();
+    // A model refusal (structured outputs) arrives as delta.refusal: its text is the answer.
+    const QString refusal = delta.value(L("refusal")).toString();
+    m_sawRefusal |= !refusal.isEmpty();
+    const QString text = delta.value(L("content")).toString() + refusal;
     if (!text.isEmpty()) {
         if (!m_open || m_open->block.type != BlockType::Text) {
             startBlock(BlockType::Text, -1, out);

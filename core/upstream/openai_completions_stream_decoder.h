@@ -33,6 +33,7 @@ private:
     model::Usage m_usage;
     QString m_finishReason;
     bool m_started = false;
+    bool m_sawRefusal = false;
     bool m_terminal = false;
 };
 

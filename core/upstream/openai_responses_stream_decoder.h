@@ -31,6 +31,7 @@ private:
     QString m_pendingErrorCode; // from an `error` event, reported with response.failed
     QString m_pendingErrorMessage;
     bool m_sawToolCall = false;
+    bool m_sawRefusal = false; // a `refusal` content part: the model declined
     bool m_started = false;
     bool m_terminal = false;
 };

@@ -4,6 +4,7 @@
 // reason; same-API passthrough; and every format's error shapes.
 
 #include "gateway_fixture.h"
+#include "wire_fixtures.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -246,7 +247,7 @@ Answer parseStream(Format f, const QByteArray &body) {
                 }
                 const QString finish = c.toObject().value("finish_reason").toString();
                 if (!finish.isEmpty())
-                    a.stop = finish == "tool_calls" ? "toolUse" : finish;
+                    a.stop = finish == "tool_calls" ? "toolUse" : finish == "content_filter" ? "refusal" : finish;
             }
             break;
         }
@@ -310,7 +311,8 @@ Answer parseStream(Format f, const QByteArray &body) {
                 bool calls = false;
                 for (const QJsonValue &item : r.value("output").toArray())
                     calls |= item.toObject().value("type") == "function_call";
-                a.stop = type == "response.incomplete" ? "length" : calls ? "toolUse" : "stop";
+                const QString why = r.value("incomplete_details").toObject().value("reason").toString();
+                a.stop = why == "content_filter" ? "refusal" : type == "response.incomplete" ? "length" : calls ? "toolUse" : "stop";
             }
             break;
         }
@@ -366,7 +368,7 @@ Answer parseJson(Format f, const QJsonObject &o) {
         a.toolName = call.value("function").toObject().value("name").toString();
         a.toolArgs = QJsonDocument::fromJson(call.value("function").toObject().value("arguments").toString().toUtf8()).object();
         const QString finish = choice.value("finish_reason").toString();
-        a.stop = finish == "tool_calls" ? "toolUse" : finish;
+        a.stop = finish == "tool_calls" ? "toolUse" : finish == "content_filter" ? "refusal" : finish;
         a.input = o.value("usage").toObject().value("prompt_tokens").toInteger();
         a.output = o.value("usage").toObject().value("completion_tokens").toInteger();
         break;
@@ -408,7 +410,11 @@ Answer parseJson(Format f, const QJsonObject &o) {
             }
         }
         const QString status = o.value("status").toString();
-        a.stop = status == "incomplete" ? "length" : status == "completed" ? (calls ? "toolUse" : "stop") : status;
+        const QString why = o.value("incomplete_details").toObject().value("reason").toString();
+        a.stop = why == "content_filter" ? "refusal"
+                 : status == "incomplete" ? "length"
+                 : status == "completed"  ? (calls ? "toolUse" : "stop")
+                                          : status;
         a.input = o.value("usage").toObject().value("input_tokens").toInteger();
         a.output = o.value("usage").toObject().value("output_tokens").toInteger();
         if (o.value("object") != "response")
@@ -504,6 +510,9 @@ private:
         QTest::addColumn<Format>("format");
         QTest::addColumn<QString>("model");
         QTest::addColumn<bool>("stream");
+        addMatrixRowsInto();
+    }
+    static void addMatrixRowsInto() {
         for (const auto &[format, name] : kFormats)
             for (const Upstream &u : kUpstreams)
                 for (bool stream : {false, true})
@@ -626,6 +635,45 @@ private Q_SLOTS:
             QVERIFY2(a.failedEnd, raw.constData());
         if (format == Format::Pi)
             QVERIFY(raw.trimmed().endsWith("data: [DONE]"));
+    }
+
+    void refusalIsAnAnswerNotAnOutage_data() {
+        QTest::addColumn<Format>("format");
+        QTest::addColumn<QString>("model");
+        QTest::addColumn<bool>("stream");
+        addMatrixRowsInto();
+    }
+    void refusalIsAnAnswerNotAnOutage() {
+        QFETCH(Format, format);
+        QFETCH(QString, model);
+        QFETCH(bool, stream);
+        // A route whose first candidate refuses and whose follower (pc) would answer:
+        // a refusal is the model's answer, so the follower is never asked and nothing is marked.
+        delete m_gw;
+        m_gw = new GatewayFixture;
+        config::RouteConfig route;
+        route.name = QStringLiteral("refuse");
+        route.candidates = {model, QStringLiteral("pc/claude-c")};
+        m_gw->config.routes.insert(route.name, route);
+        m_gw->start();
+        const QString fixture = model.startsWith("pa/")   ? QStringLiteral("anthropic_upstream_refusal.sse")
+                                : model.startsWith("pb/") ? QStringLiteral("openai_upstream_content_filter.sse")
+                                : model.startsWith("pd/") ? QStringLiteral("responses_upstream_content_filter.sse")
+                                                          : QStringLiteral("google_upstream_safety.sse");
+        fakeFor(model).setRawReply(sw::test::readTestData(fixture));
+        int status = 0;
+        const Answer a = ask(format, Ask{QStringLiteral("refuse"), stream}, &status);
+        QCOMPARE(status, 200);
+        QVERIFY2(a.problem.isEmpty(), qPrintable(a.problem));
+        QVERIFY2(a.error.isEmpty(), qPrintable(a.error));
+        QVERIFY(a.cleanEnd);
+        QCOMPARE(a.text, QStringLiteral("I can't help with that."));
+        // Chat content_filter, Anthropic refusal, Responses incomplete/content_filter; pi has
+        // no refusal reason, so its answer simply stops.
+        QCOMPARE(a.stop, format == Format::Pi ? QStringLiteral("stop") : QStringLiteral("refusal"));
+        QCOMPARE(fakeFor(model).requests().size(), 1);
+        QCOMPARE(m_gw->anthropicC.requests().size(), 0);
+        QVERIFY(m_gw->engine().marks().isEmpty());
     }
 
     void errorShapes_data() {

@@ -45,7 +45,7 @@ private slots:
     void inBandErrorChunkBecomesErrorEvent();
     void streamCutShortIsAnError();
     void finishReasonWithoutDoneIsClean();
-    void contentFilterIsAnError();
+    void contentFilterIsARefusal();
     void alternativeReasoningFieldNames();
     void parsesErrorBodies();
 };
@@ -219,11 +219,11 @@ void TestOpenAICompletionsAdapter::finishReasonWithoutDoneIsClean() {
     QCOMPARE(events.last().usage.input, 5);
 }
 
-void TestOpenAICompletionsAdapter::contentFilterIsAnError() {
+void TestOpenAICompletionsAdapter::contentFilterIsARefusal() {
     const QList<StreamEvent> events = decode(
         "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"content_filter\"}]}\n\ndata: [DONE]\n\n");
-    QCOMPARE(events.last().type, EventType::Error);
-    QVERIFY(events.last().errorMessage.contains(QStringLiteral("content_filter")));
+    QCOMPARE(events.last().type, EventType::Done);
+    QCOMPARE(events.last().reason, StopReason::Refusal);
 }
 
 void TestOpenAICompletionsAdapter::alternativeReasoningFieldNames() {
