@@ -102,6 +102,14 @@ StreamEvent OpenAIResponsesStreamDecoder::errorEvent(const QString &code, const 
 }
 
 QList<StreamEvent> OpenAIResponsesStreamDecoder::feed(const SseEvent &sse) {
+    return m_sequencer.feed(decode(sse));
+}
+
+QList<StreamEvent> OpenAIResponsesStreamDecoder::finish() {
+    return m_sequencer.feed(decodeFinish());
+}
+
+QList<StreamEvent> OpenAIResponsesStreamDecoder::decode(const SseEvent &sse) {
     QList<StreamEvent> out;
     if (m_terminal)
         return out;
@@ -258,7 +266,7 @@ QList<StreamEvent> OpenAIResponsesStreamDecoder::feed(const SseEvent &sse) {
     return out; // created, in_progress, *.done texts, annotations, built-in tool progress
 }
 
-QList<StreamEvent> OpenAIResponsesStreamDecoder::finish() {
+QList<StreamEvent> OpenAIResponsesStreamDecoder::decodeFinish() {
     QList<StreamEvent> out;
     if (m_terminal)
         return out;

@@ -444,6 +444,83 @@ Answer parseJson(Format f, const QJsonObject &o) {
     return a;
 }
 
+
+struct Call {
+    QString id, name;
+    QJsonObject args;
+    bool operator==(const Call &o) const { return id == o.id && name == o.name && args == o.args; }
+};
+
+// Every tool call a client of the format assembles, in order, the way its SDK does
+// (Chat by delta index, Anthropic by block index, Responses from the finished items).
+QList<Call> toolCallsOf(Format f, bool stream, const QByteArray &body) {
+    QList<Call> calls;
+    auto args = [](const QString &json) { return QJsonDocument::fromJson(json.toUtf8()).object(); };
+    if (!stream) {
+        const QJsonObject o = QJsonDocument::fromJson(body).object();
+        switch (f) {
+        case Format::Chat:
+            for (const QJsonValue &v : o.value("choices").toArray().at(0).toObject().value("message").toObject().value("tool_calls").toArray()) {
+                const QJsonObject fn = v.toObject().value("function").toObject();
+                calls << Call{v.toObject().value("id").toString(), fn.value("name").toString(), args(fn.value("arguments").toString())};
+            }
+            break;
+        case Format::Anthropic:
+            for (const QJsonValue &v : o.value("content").toArray())
+                if (v.toObject().value("type") == "tool_use")
+                    calls << Call{v.toObject().value("id").toString(), v.toObject().value("name").toString(), v.toObject().value("input").toObject()};
+            break;
+        case Format::Responses:
+            for (const QJsonValue &v : o.value("output").toArray())
+                if (v.toObject().value("type") == "function_call")
+                    calls << Call{v.toObject().value("call_id").toString(), v.toObject().value("name").toString(), args(v.toObject().value("arguments").toString())};
+            break;
+        case Format::Pi:
+            for (const QJsonValue &v : o.value("message").toObject().value("content").toArray())
+                if (v.toObject().value("type") == "toolCall")
+                    calls << Call{v.toObject().value("id").toString(), v.toObject().value("name").toString(), v.toObject().value("arguments").toObject()};
+            break;
+        }
+        return calls;
+    }
+    QMap<int, Call> byIndex;
+    QMap<int, QString> argText;
+    for (const Sse &e : sseEvents(body)) {
+        const QJsonObject o = QJsonDocument::fromJson(e.data).object();
+        const QString type = o.value("type").toString();
+        if (f == Format::Chat) {
+            for (const QJsonValue &tc : o.value("choices").toArray().at(0).toObject().value("delta").toObject().value("tool_calls").toArray()) {
+                const int i = tc.toObject().value("index").toInt();
+                const QJsonObject fn = tc.toObject().value("function").toObject();
+                if (tc.toObject().contains("id"))
+                    byIndex[i].id = tc.toObject().value("id").toString();
+                if (fn.contains("name"))
+                    byIndex[i].name = fn.value("name").toString();
+                argText[i] += fn.value("arguments").toString();
+            }
+        } else if (f == Format::Anthropic) {
+            const int i = o.value("index").toInt();
+            if (type == "content_block_start" && o.value("content_block").toObject().value("type") == "tool_use")
+                byIndex[i] = Call{o.value("content_block").toObject().value("id").toString(),
+                                  o.value("content_block").toObject().value("name").toString(), {}};
+            else if (type == "content_block_delta" && byIndex.contains(i))
+                argText[i] += o.value("delta").toObject().value("partial_json").toString();
+        } else if (f == Format::Responses) {
+            const QJsonObject item = o.value("item").toObject();
+            if (type == "response.output_item.done" && item.value("type") == "function_call")
+                calls << Call{item.value("call_id").toString(), item.value("name").toString(), args(item.value("arguments").toString())};
+        } else if (type == "toolcall_end") {
+            const QJsonObject c = o.value("toolCall").toObject();
+            calls << Call{c.value("id").toString(), c.value("name").toString(), c.value("arguments").toObject()};
+        }
+    }
+    for (auto it = byIndex.begin(); it != byIndex.end(); ++it) {
+        it->args = args(argText.value(it.key()));
+        calls << *it;
+    }
+    return calls;
+}
+
 struct Upstream {
     const char *model;
     const char *api;
@@ -674,6 +751,41 @@ private Q_SLOTS:
         QCOMPARE(fakeFor(model).requests().size(), 1);
         QCOMPARE(m_gw->anthropicC.requests().size(), 0);
         QVERIFY(m_gw->engine().marks().isEmpty());
+    }
+
+    void interleavedToolCallDeltasReachEveryFormatWhole_data() {
+        QTest::addColumn<Format>("format");
+        QTest::addColumn<QString>("model");
+        QTest::addColumn<bool>("stream");
+        for (const auto &[format, name] : kFormats)
+            for (const char *model : {"pb/gpt-b", "pd/resp-d"})
+                for (bool stream : {false, true})
+                    QTest::addRow("%s<-%s %s", name, model, stream ? "stream" : "json") << format << QString::fromLatin1(model) << stream;
+    }
+    void interleavedToolCallDeltasReachEveryFormatWhole() {
+        QFETCH(Format, format);
+        QFETCH(QString, model);
+        QFETCH(bool, stream);
+        // Two parallel calls whose argument deltas alternate (vLLM: index 0, 1, 0, 1; Responses: output_index).
+        const bool chat = model.startsWith("pb/");
+        fakeFor(model).setRawReply(sw::test::readTestData(chat ? QStringLiteral("openai_upstream_interleaved_tools.sse")
+                                                               : QStringLiteral("responses_upstream_interleaved_tools.sse")));
+        Ask a{model, stream, QStringLiteral("weather and time")};
+        a.tools = true;
+        int status = 0;
+        QByteArray raw;
+        const Answer answer = ask(format, a, &status, &raw);
+        QCOMPARE(status, 200);
+        QVERIFY2(answer.problem.isEmpty() || answer.problem.contains("arguments differ"), qPrintable(answer.problem));
+        const QList<Call> calls = toolCallsOf(format, stream, raw);
+        QCOMPARE(calls.size(), 2);
+        QCOMPARE(calls[0].id, chat ? QStringLiteral("chatcmpl-tool-a1") : QStringLiteral("call_a"));
+        QCOMPARE(calls[0].name, QStringLiteral("get_weather"));
+        QCOMPARE(calls[0].args, QJsonObject({{"location", "Paris"}}));
+        QCOMPARE(calls[1].id, chat ? QStringLiteral("chatcmpl-tool-b2") : QStringLiteral("call_b"));
+        QCOMPARE(calls[1].name, QStringLiteral("get_time"));
+        QCOMPARE(calls[1].args, QJsonObject({{"zone", "CET"}}));
+        QCOMPARE(answer.stop, QStringLiteral("toolUse"));
     }
 
     void errorShapes_data() {
