@@ -264,8 +264,9 @@ QString AnthropicMessagesCodec::stopReasonName(StopReason reason) {
         return QStringLiteral("max_tokens");
     case StopReason::ToolUse:
         return QStringLiteral("tool_use");
-    case StopReason::Error:
+    case StopReason::Refusal:
         return QStringLiteral("refusal");
+    case StopReason::Error:
     case StopReason::Stop:
     case StopReason::Aborted:
         break;

@@ -246,8 +246,9 @@ QString OpenAIChatCodec::finishReason(StopReason reason) {
         return QStringLiteral("length");
     case StopReason::ToolUse:
         return QStringLiteral("tool_calls");
-    case StopReason::Error:
+    case StopReason::Refusal:
         return QStringLiteral("content_filter");
+    case StopReason::Error:
     case StopReason::Stop:
     case StopReason::Aborted:
         break;

@@ -245,7 +245,8 @@ QString OpenAIResponsesCodec::errorCode(const GatewayError &error) {
 }
 
 QJsonObject OpenAIResponsesCodec::responseJson(const EncodeInfo &info, const QString &status, const QJsonArray &output,
-                                               const Usage *usage, const GatewayError *error, bool incomplete) {
+                                               const Usage *usage, const GatewayError *error,
+                                               const QString &incompleteReason) {
     QJsonObject r{{L("id"), info.responseId},
                   {L("object"), L("response")},
                   {L("created_at"), info.createdSecs},
@@ -256,13 +257,22 @@ QJsonObject OpenAIResponsesCodec::responseJson(const EncodeInfo &info, const QSt
                   {L("tool_choice"), L("auto")},
                   {L("tools"), QJsonArray()},
                   {L("text"), QJsonObject{{L("format"), QJsonObject{{L("type"), L("text")}}}}},
-                  {L("incomplete_details"), incomplete ? QJsonValue(QJsonObject{{L("reason"), L("max_output_tokens")}})
-                                                       : QJsonValue()},
+                  {L("incomplete_details"), !incompleteReason.isEmpty()
+                                                ? QJsonValue(QJsonObject{{L("reason"), incompleteReason}})
+                                                : QJsonValue()},
                   {L("error"), error ? QJsonValue(QJsonObject{{L("code"), errorCode(*error)},
                                                               {L("message"), error->message}})
                                      : QJsonValue()},
                   {L("usage"), usage ? QJsonValue(usageJson(*usage)) : QJsonValue()}};
     return r;
+}
+
+std::pair<QString, QString> OpenAIResponsesCodec::statusFor(StopReason reason) {
+    if (reason == StopReason::Length)
+        return {QStringLiteral("incomplete"), QStringLiteral("max_output_tokens")};
+    if (reason == StopReason::Refusal)
+        return {QStringLiteral("incomplete"), QStringLiteral("content_filter")};
+    return {QStringLiteral("completed"), QString()};
 }
 
 QJsonObject OpenAIResponsesCodec::reasoningItem(const ContentBlock &thinking, const QString &fallbackId) {
@@ -318,9 +328,8 @@ QByteArray OpenAIResponsesCodec::encodeResponse(const AssistantMessage &message,
         const GatewayError e = GatewayError::make(status, GatewayError::categoryForStatus(status), message.errorMessage);
         r = responseJson(info, QStringLiteral("failed"), output, &message.usage, &e);
     } else {
-        const bool incomplete = message.stopReason == StopReason::Length;
-        r = responseJson(info, incomplete ? QStringLiteral("incomplete") : QStringLiteral("completed"), output,
-                         &message.usage, nullptr, incomplete);
+        const auto [status, why] = statusFor(message.stopReason);
+        r = responseJson(info, status, output, &message.usage, nullptr, why);
     }
     QString text;
     for (const ContentBlock &b : message.content)

@@ -16,9 +16,13 @@ public:
     // Wire vocabulary, shared with the stream encoder and the upstream adapter.
     static QJsonObject usageJson(const model::Usage &usage); // input_tokens (incl. cached), output_tokens, ...
     // The response object: status completed / incomplete / failed / in_progress.
+    // `incompleteReason` (max_output_tokens, content_filter) fills incomplete_details.
     static QJsonObject responseJson(const EncodeInfo &info, const QString &status, const QJsonArray &output,
                                     const model::Usage *usage, const model::GatewayError *error = nullptr,
-                                    bool incomplete = false);
+                                    const QString &incompleteReason = {});
+    // A finished answer's status and incomplete reason: length -> incomplete/max_output_tokens,
+    // refusal -> incomplete/content_filter (how the Responses API reports a filtered answer).
+    static std::pair<QString, QString> statusFor(model::StopReason reason);
     // A reasoning item as it goes back to the Responses API. A thinking block whose
     // signature is a whole reasoning item (decoded from this API) keeps its id and
     // encrypted_content; any other signature is dropped (formats/translation_rules.md).

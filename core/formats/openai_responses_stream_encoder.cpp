@@ -224,11 +224,11 @@ QByteArray OpenAIResponsesStreamEncoder::encode(const StreamEvent &event) {
     case EventType::Done: {
         QByteArray out = startOnce() + closeAll();
         m_finished = true;
-        const bool incomplete = event.reason == StopReason::Length;
-        const QJsonObject response = OpenAIResponsesCodec::responseJson(
-            m_info, incomplete ? QStringLiteral("incomplete") : QStringLiteral("completed"), m_output, &event.usage,
-            nullptr, incomplete);
-        out += eventFrame(incomplete ? "response.incomplete" : "response.completed", QJsonObject{{L("response"), response}});
+        const auto [status, why] = OpenAIResponsesCodec::statusFor(event.reason);
+        const QJsonObject response =
+            OpenAIResponsesCodec::responseJson(m_info, status, m_output, &event.usage, nullptr, why);
+        out += eventFrame(why.isEmpty() ? "response.completed" : "response.incomplete",
+                          QJsonObject{{L("response"), response}});
         return out;
     }
     case EventType::Error: {

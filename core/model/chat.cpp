@@ -5,7 +5,8 @@ namespace sw::model {
 QString stopReasonName(StopReason r)
 {
     switch (r) {
-    case StopReason::Stop: return QStringLiteral("stop");
+    case StopReason::Stop:
+    case StopReason::Refusal: return QStringLiteral("stop");
     case StopReason::Length: return QStringLiteral("length");
     case StopReason::ToolUse: return QStringLiteral("toolUse");
     case StopReason::Error: return QStringLiteral("error");

@@ -70,7 +70,10 @@ struct Usage {
     bool isZero() const { return totalTokens() == 0; }
 };
 
-enum class StopReason { Stop, Length, ToolUse, Error, Aborted };
+// Refusal: the model (or the provider's safety filter) declined to answer. It is a
+// completed answer, never an outage: no mark, no failover (Anthropic `refusal`,
+// OpenAI `content_filter`, Google SAFETY and its kin).
+enum class StopReason { Stop, Length, ToolUse, Error, Aborted, Refusal };
 
 struct AssistantMessage {
     QList<ContentBlock> content;
@@ -101,7 +104,7 @@ struct StreamEvent {
     int contentIndex = -1;
     QString delta;               // *_Delta
     ContentBlock block;          // *_Start (ToolCall: id + name), *_End, Image
-    StopReason reason = StopReason::Stop; // Done: stop/length/toolUse; Error: error/aborted
+    StopReason reason = StopReason::Stop; // Done: stop/length/toolUse/refusal; Error: error/aborted
     QString errorMessage;        // Error
     std::optional<int> errorStatus; // Error
     QString errorType;           // Error: provider's error type when it gave one (e.g. overloaded_error)
@@ -123,7 +126,9 @@ struct StreamEvent {
     }
 };
 
-QString stopReasonName(StopReason r); // pi names: stop, length, toolUse, error, aborted
+// pi names: stop, length, toolUse, error, aborted. pi has no refusal reason: a refusal is a
+// completed answer there, so it is "stop" (the refusal text, if any, is the content).
+QString stopReasonName(StopReason r);
 
 // The one mapping between reasoning effort names and thinking-token budgets,
 // used wherever one API speaks effort and the other budget (translation_rules.md).

@@ -5,7 +5,14 @@
 #include "upstream/openai_responses_adapter.h"
 #include "upstream/upstream_adapter.h"
 
+#include <QUrl>
+
 namespace sw::upstream {
+
+QString modelPathSegment(const QString &modelId) {
+    // Everything but RFC 3986 unreserved characters is encoded: "/" is %2F, "?" %3F, "#" %23.
+    return QString::fromLatin1(QUrl::toPercentEncoding(modelId));
+}
 
 const UpstreamAdapter *adapterFor(const QString &api) {
     static const AnthropicAdapter anthropic;

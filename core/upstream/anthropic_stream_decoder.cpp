@@ -73,19 +73,14 @@ void AnthropicStreamDecoder::closeAll(QList<StreamEvent> &out) {
 
 StreamEvent AnthropicStreamDecoder::terminalEvent() {
     m_terminal = true;
-    if (m_stopReason == L("refusal")) {
-        StreamEvent e = event(EventType::Error);
-        e.reason = StopReason::Error;
-        e.errorMessage = QStringLiteral("Anthropic stopped the answer: the model refused (stop_reason refusal)");
-        e.usage = m_usage;
-        return e;
-    }
     StreamEvent e = event(EventType::Done);
     e.usage = m_usage;
     if (m_stopReason == L("max_tokens") || m_stopReason == L("model_context_window_exceeded"))
         e.reason = StopReason::Length;
     else if (m_stopReason == L("tool_use"))
         e.reason = StopReason::ToolUse;
+    else if (m_stopReason == L("refusal"))
+        e.reason = StopReason::Refusal; // an answer, not an outage: no mark, no failover
     else
         e.reason = StopReason::Stop; // end_turn, stop_sequence, pause_turn
     return e;

@@ -208,7 +208,9 @@ QJsonObject GoogleAdapter::buildBody(const formats::ParsedRequest &request) {
 HttpRequest GoogleAdapter::buildRequest(const formats::ParsedRequest &request, formats::InboundFormat,
                                         const Target &target, const HeaderList &) const {
     HttpRequest http;
-    QUrl url = joinUrl(target.baseUrl, QStringLiteral("/models/") + target.modelId + QStringLiteral(":streamGenerateContent"));
+    // The id is one encoded segment: "G/../../admin?x=1#" must not walk out of /models/.
+    QUrl url = joinUrl(target.baseUrl,
+                       QStringLiteral("/models/") + modelPathSegment(target.modelId) + QStringLiteral(":streamGenerateContent"));
     url.setQuery(QStringLiteral("alt=sse"));
     http.url = url;
     http.body = formats::compactJson(buildBody(request));

@@ -62,7 +62,19 @@ StreamEvent GoogleStreamDecoder::terminalEvent() {
                                                       : StopReason::Stop;
         return e;
     }
-    // SAFETY, RECITATION, PROHIBITED_CONTENT, MALFORMED_FUNCTION_CALL, ...
+    // A safety stop (or a blocked prompt, promptFeedback.blockReason) is Google's refusal:
+    // a completed answer, never an outage.
+    static const QStringList refusals{QStringLiteral("SAFETY"),        QStringLiteral("RECITATION"),
+                                      QStringLiteral("BLOCKLIST"),     QStringLiteral("PROHIBITED_CONTENT"),
+                                      QStringLiteral("SPII"),          QStringLiteral("IMAGE_SAFETY"),
+                                      QStringLiteral("IMAGE_PROHIBITED_CONTENT")};
+    if (refusals.contains(m_finishReason)) {
+        StreamEvent e = event(EventType::Done);
+        e.usage = m_usage;
+        e.reason = StopReason::Refusal;
+        return e;
+    }
+    // MALFORMED_FUNCTION_CALL, UNEXPECTED_TOOL_CALL, ...: the model failed to answer.
     StreamEvent e = event(EventType::Error);
     e.reason = StopReason::Error;
     e.errorMessage = QStringLiteral("Google stopped the answer (finishReason %1)").arg(m_finishReason);

@@ -61,53 +61,111 @@ void OpenAICompletionsStreamDecoder::readUsage(const QJsonObject &usage) {
     m_usage.output = usage.value(L("completion_tokens")).toInteger();
 }
 
-void OpenAICompletionsStreamDecoder::startBlock(BlockType type, int toolIndex, QList<StreamEvent> &out) {
+void OpenAICompletionsStreamDecoder::startBlock(BlockType type, QList<StreamEvent> &out) {
     closeBlock(out);
     OpenBlock open;
     open.contentIndex = m_nextContentIndex++;
-    open.toolIndex = toolIndex;
     open.block.type = type;
     m_open = open;
 }
 
+namespace {
+StreamEvent endEvent(const ContentBlock &block, int contentIndex) {
+    EventType type = EventType::TextEnd;
+    if (block.type == BlockType::Thinking)
+        type = EventType::ThinkingEnd;
+    else if (block.type == BlockType::ToolCall)
+        type = EventType::ToolCallEnd;
+    StreamEvent e = event(type, contentIndex);
+    e.block = block;
+    if (type == EventType::ToolCallEnd)
+        e.block.arguments = parseToolArguments(e.block.argumentsJson);
+    return e;
+}
+} // namespace
+
 void OpenAICompletionsStreamDecoder::closeBlock(QList<StreamEvent> &out) {
     if (!m_open)
         return;
-    EventType type = EventType::TextEnd;
-    if (m_open->block.type == BlockType::Thinking)
-        type = EventType::ThinkingEnd;
-    else if (m_open->block.type == BlockType::ToolCall)
-        type = EventType::ToolCallEnd;
-    StreamEvent e = event(type, m_open->contentIndex);
-    e.block = m_open->block;
-    if (type == EventType::ToolCallEnd)
-        e.block.arguments = parseToolArguments(e.block.argumentsJson);
-    out << e;
+    out << endEvent(m_open->block, m_open->contentIndex);
     m_open.reset();
+}
+
+void OpenAICompletionsStreamDecoder::closeTool(int toolIndex, QList<StreamEvent> &out) {
+    const auto it = m_tools.constFind(toolIndex);
+    if (it == m_tools.constEnd())
+        return;
+    out << endEvent(it->block, it->contentIndex);
+    m_tools.erase(it);
+}
+
+void OpenAICompletionsStreamDecoder::closeAll(QList<StreamEvent> &out) {
+    closeBlock(out);
+    while (!m_tools.isEmpty())
+        closeTool(m_tools.firstKey(), out);
+}
+
+void OpenAICompletionsStreamDecoder::toolDelta(const QJsonObject &call, QList<StreamEvent> &out) {
+    const QJsonObject fn = call.value(L("function")).toObject();
+    const int toolIndex = call.value(L("index")).toInt(0);
+    const QString id = call.value(L("id")).toString();
+    auto it = m_tools.find(toolIndex);
+    // A server that numbers every call 0 still gives each its own id: a new id is a new call.
+    if (it != m_tools.end() && !id.isEmpty() && !it->block.toolCallId.isEmpty() && id != it->block.toolCallId) {
+        closeTool(toolIndex, out);
+        it = m_tools.end();
+    }
+    if (it == m_tools.end()) {
+        closeBlock(out); // text or thinking before the calls is finished
+        OpenBlock open;
+        open.contentIndex = m_nextContentIndex++;
+        open.toolIndex = toolIndex;
+        open.block.type = BlockType::ToolCall;
+        open.block.toolCallId = id;
+        open.block.toolName = fn.value(L("name")).toString();
+        StreamEvent s = event(EventType::ToolCallStart, open.contentIndex);
+        s.block = open.block;
+        out << s;
+        it = m_tools.insert(toolIndex, open);
+    } else {
+        if (it->block.toolName.isEmpty() && fn.contains(L("name")))
+            it->block.toolName = fn.value(L("name")).toString();
+        if (it->block.toolCallId.isEmpty() && !id.isEmpty())
+            it->block.toolCallId = id;
+    }
+    const QJsonValue args = fn.value(L("arguments"));
+    // Some servers send the arguments as an object in one piece.
+    const QString fragment = args.isObject()
+                                 ? QString::fromUtf8(QJsonDocument(args.toObject()).toJson(QJsonDocument::Compact))
+                                 : args.toString();
+    if (!fragment.isEmpty()) {
+        it->block.argumentsJson += fragment;
+        StreamEvent d = event(EventType::ToolCallDelta, it->contentIndex);
+        d.delta = fragment;
+        out << d;
+    }
 }
 
 StreamEvent OpenAICompletionsStreamDecoder::terminalEvent() {
     m_terminal = true;
-    if (m_finishReason == L("content_filter")) {
-        StreamEvent e = event(EventType::Error);
-        e.reason = StopReason::Error;
-        e.errorMessage =
-            QStringLiteral("The provider's content filter stopped the answer (finish_reason content_filter)");
-        e.usage = m_usage;
-        return e;
-    }
     StreamEvent e = event(EventType::Done);
     e.usage = m_usage;
     if (m_finishReason == L("length"))
         e.reason = StopReason::Length;
     else if (m_finishReason == L("tool_calls") || m_finishReason == L("function_call"))
         e.reason = StopReason::ToolUse;
+    else if (m_finishReason == L("content_filter") || m_sawRefusal)
+        e.reason = StopReason::Refusal; // the provider's filter or the model declined: not an outage
     else
         e.reason = StopReason::Stop;
     return e;
 }
 
 QList<StreamEvent> OpenAICompletionsStreamDecoder::feed(const SseEvent &sse) {
+    return m_sequencer.feed(decode(sse));
+}
+
+QList<StreamEvent> OpenAICompletionsStreamDecoder::decode(const SseEvent &sse) {
     QList<StreamEvent> out;
     if (m_terminal)
         return out;
@@ -115,7 +173,7 @@ QList<StreamEvent> OpenAICompletionsStreamDecoder::feed(const SseEvent &sse) {
     if (data.isEmpty())
         return out;
     if (data == "[DONE]") {
-        closeBlock(out);
+        closeAll(out);
         out << terminalEvent();
         return out;
     }
@@ -157,7 +215,7 @@ QList<StreamEvent> OpenAICompletionsStreamDecoder::feed(const SseEvent &sse) {
         if (thinking.isEmpty())
             continue;
         if (!m_open || m_open->block.type != BlockType::Thinking) {
-            startBlock(BlockType::Thinking, -1, out);
+            startBlock(BlockType::Thinking, out);
             out << event(EventType::ThinkingStart, m_open->contentIndex);
             out.last().block.type = BlockType::Thinking;
         }
@@ -167,10 +225,13 @@ QList<StreamEvent> OpenAICompletionsStreamDecoder::feed(const SseEvent &sse) {
         out << e;
         break; // servers send one of the three names
     }
-    const QString text = delta.value(L("content")).toString();
+    // A model refusal (structured outputs) arrives as delta.refusal: its text is the answer.
+    const QString refusal = delta.value(L("refusal")).toString();
+    m_sawRefusal |= !refusal.isEmpty();
+    const QString text = delta.value(L("content")).toString() + refusal;
     if (!text.isEmpty()) {
         if (!m_open || m_open->block.type != BlockType::Text) {
-            startBlock(BlockType::Text, -1, out);
+            startBlock(BlockType::Text, out);
             out << event(EventType::TextStart, m_open->contentIndex);
         }
         m_open->block.text += text;
@@ -178,36 +239,12 @@ QList<StreamEvent> OpenAICompletionsStreamDecoder::feed(const SseEvent &sse) {
         e.delta = text;
         out << e;
     }
-    for (const QJsonValue &v : delta.value(L("tool_calls")).toArray()) {
-        const QJsonObject call = v.toObject();
-        const QJsonObject fn = call.value(L("function")).toObject();
-        const int toolIndex = call.value(L("index")).toInt(0);
-        if (!m_open || m_open->block.type != BlockType::ToolCall || m_open->toolIndex != toolIndex) {
-            startBlock(BlockType::ToolCall, toolIndex, out);
-            m_open->block.toolCallId = call.value(L("id")).toString();
-            m_open->block.toolName = fn.value(L("name")).toString();
-            StreamEvent s = event(EventType::ToolCallStart, m_open->contentIndex);
-            s.block = m_open->block;
-            out << s;
-        } else if (m_open->block.toolName.isEmpty() && fn.contains(L("name"))) {
-            m_open->block.toolName = fn.value(L("name")).toString();
-        }
-        const QJsonValue args = fn.value(L("arguments"));
-        // Some servers send the arguments as an object in one piece.
-        const QString fragment = args.isObject()
-                                     ? QString::fromUtf8(QJsonDocument(args.toObject()).toJson(QJsonDocument::Compact))
-                                     : args.toString();
-        if (!fragment.isEmpty()) {
-            m_open->block.argumentsJson += fragment;
-            StreamEvent d = event(EventType::ToolCallDelta, m_open->contentIndex);
-            d.delta = fragment;
-            out << d;
-        }
-    }
+    for (const QJsonValue &v : delta.value(L("tool_calls")).toArray())
+        toolDelta(v.toObject(), out);
     const QJsonValue finish = choice.value(L("finish_reason"));
     if (finish.isString() && !finish.toString().isEmpty()) {
         m_finishReason = finish.toString();
-        closeBlock(out); // the usage chunk and [DONE] may still follow
+        closeAll(out); // the usage chunk and [DONE] may still follow
     }
     return out;
 }
@@ -218,7 +255,7 @@ QList<StreamEvent> OpenAICompletionsStreamDecoder::finish() {
         return out;
     if (!m_finishReason.isEmpty()) { // finished cleanly, the server just never sent [DONE]
         out << terminalEvent();
-        return out;
+        return m_sequencer.feed(out);
     }
     m_terminal = true;
     StreamEvent e = event(EventType::Error);
@@ -226,7 +263,7 @@ QList<StreamEvent> OpenAICompletionsStreamDecoder::finish() {
     e.errorMessage = QStringLiteral("stream ended before completion");
     e.usage = m_usage;
     out << e;
-    return out;
+    return m_sequencer.feed(out);
 }
 
 } // namespace sw::upstream

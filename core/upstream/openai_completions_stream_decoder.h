@@ -1,9 +1,11 @@
 #pragma once
 // OpenAI Chat Completions SSE (and compatible servers) -> canonical events.
 
+#include "model/block_sequencer.h"
 #include "upstream/upstream_adapter.h"
 
 #include <QHash>
+#include <QMap>
 
 namespace sw::upstream {
 
@@ -16,23 +18,32 @@ public:
     static std::optional<int> statusForError(const QJsonObject &error);
 
 private:
-    // Chat Completions has no block boundaries: one block is open at a time and a
-    // delta of another kind (or another tool index) closes it.
+    // Text and thinking: one block open at a time, a delta of the other kind closes it.
+    // Tool calls: one block per `index`, open until the choice finishes, because
+    // servers may interleave parallel calls (index 0, 1, 0, 1 …); the sequencer puts
+    // the blocks back in order for the client.
     struct OpenBlock {
         int contentIndex = -1;
         int toolIndex = -1;
         model::ContentBlock block;
     };
-    void startBlock(model::BlockType type, int toolIndex, QList<model::StreamEvent> &out);
+    QList<model::StreamEvent> decode(const SseEvent &event);
+    void startBlock(model::BlockType type, QList<model::StreamEvent> &out);
     void closeBlock(QList<model::StreamEvent> &out);
+    void closeTool(int toolIndex, QList<model::StreamEvent> &out);
+    void closeAll(QList<model::StreamEvent> &out);
+    void toolDelta(const QJsonObject &call, QList<model::StreamEvent> &out);
     void readUsage(const QJsonObject &usage);
     model::StreamEvent terminalEvent();
 
+    model::BlockSequencer m_sequencer;
+    QMap<int, OpenBlock> m_tools; // open tool calls by index
     std::optional<OpenBlock> m_open;
     int m_nextContentIndex = 0;
     model::Usage m_usage;
     QString m_finishReason;
     bool m_started = false;
+    bool m_sawRefusal = false;
     bool m_terminal = false;
 };
 

@@ -102,6 +102,14 @@ StreamEvent OpenAIResponsesStreamDecoder::errorEvent(const QString &code, const 
 }
 
 QList<StreamEvent> OpenAIResponsesStreamDecoder::feed(const SseEvent &sse) {
+    return m_sequencer.feed(decode(sse));
+}
+
+QList<StreamEvent> OpenAIResponsesStreamDecoder::finish() {
+    return m_sequencer.feed(decodeFinish());
+}
+
+QList<StreamEvent> OpenAIResponsesStreamDecoder::decode(const SseEvent &sse) {
     QList<StreamEvent> out;
     if (m_terminal)
         return out;
@@ -163,6 +171,7 @@ QList<StreamEvent> OpenAIResponsesStreamDecoder::feed(const SseEvent &sse) {
     }
     if (type == L("response.content_part.added")) {
         const QString partType = data.value(L("part")).toObject().value(L("type")).toString();
+        m_sawRefusal |= partType == L("refusal");
         if (partType == L("output_text") || partType == L("refusal"))
             open(oi, BlockType::Text, out);
         return out;
@@ -173,6 +182,7 @@ QList<StreamEvent> OpenAIResponsesStreamDecoder::feed(const SseEvent &sse) {
         const BlockType kind = type.startsWith(L("response.reasoning")) ? BlockType::Thinking
                                : type == L("response.function_call_arguments.delta") ? BlockType::ToolCall
                                                                                        : BlockType::Text;
+        m_sawRefusal |= type == L("response.refusal.delta");
         const QString delta = data.value(L("delta")).toString();
         if (delta.isEmpty())
             return out;
@@ -239,17 +249,24 @@ QList<StreamEvent> OpenAIResponsesStreamDecoder::feed(const SseEvent &sse) {
         m_terminal = true;
         StreamEvent e = event(EventType::Done);
         e.usage = m_usage;
-        if (type == L("response.incomplete") || response.value(L("status")).toString() == L("incomplete"))
+        const bool incomplete =
+            type == L("response.incomplete") || response.value(L("status")).toString() == L("incomplete");
+        const QString why = response.value(L("incomplete_details")).toObject().value(L("reason")).toString();
+        if (incomplete && why == L("content_filter"))
+            e.reason = StopReason::Refusal; // the filter answered: not an outage
+        else if (incomplete)
             e.reason = StopReason::Length;
+        else if (m_sawToolCall)
+            e.reason = StopReason::ToolUse;
         else
-            e.reason = m_sawToolCall ? StopReason::ToolUse : StopReason::Stop;
+            e.reason = m_sawRefusal ? StopReason::Refusal : StopReason::Stop;
         out << e;
         return out;
     }
     return out; // created, in_progress, *.done texts, annotations, built-in tool progress
 }
 
-QList<StreamEvent> OpenAIResponsesStreamDecoder::finish() {
+QList<StreamEvent> OpenAIResponsesStreamDecoder::decodeFinish() {
     QList<StreamEvent> out;
     if (m_terminal)
         return out;

@@ -47,6 +47,11 @@ public:
     virtual UpstreamErrorInfo parseError(int status, const QByteArray &body) const = 0;
 };
 
+// A model id as one percent-encoded path segment: "/", "?", "#" and "%" inside an id
+// can never leave the API's model path (an id is configuration or client input). A
+// caller appends its API suffix (":streamGenerateContent"), so ".." is never a segment.
+QString modelPathSegment(const QString &modelId);
+
 // Registry; nullptr for an unknown api name.
 const UpstreamAdapter *adapterFor(const QString &api);
 

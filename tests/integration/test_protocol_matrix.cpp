@@ -4,6 +4,7 @@
 // reason; same-API passthrough; and every format's error shapes.
 
 #include "gateway_fixture.h"
+#include "wire_fixtures.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -246,7 +247,7 @@ Answer parseStream(Format f, const QByteArray &body) {
                 }
                 const QString finish = c.toObject().value("finish_reason").toString();
                 if (!finish.isEmpty())
-                    a.stop = finish == "tool_calls" ? "toolUse" : finish;
+                    a.stop = finish == "tool_calls" ? "toolUse" : finish == "content_filter" ? "refusal" : finish;
             }
             break;
         }
@@ -310,7 +311,8 @@ Answer parseStream(Format f, const QByteArray &body) {
                 bool calls = false;
                 for (const QJsonValue &item : r.value("output").toArray())
                     calls |= item.toObject().value("type") == "function_call";
-                a.stop = type == "response.incomplete" ? "length" : calls ? "toolUse" : "stop";
+                const QString why = r.value("incomplete_details").toObject().value("reason").toString();
+                a.stop = why == "content_filter" ? "refusal" : type == "response.incomplete" ? "length" : calls ? "toolUse" : "stop";
             }
             break;
         }
@@ -366,7 +368,7 @@ Answer parseJson(Format f, const QJsonObject &o) {
         a.toolName = call.value("function").toObject().value("name").toString();
         a.toolArgs = QJsonDocument::fromJson(call.value("function").toObject().value("arguments").toString().toUtf8()).object();
         const QString finish = choice.value("finish_reason").toString();
-        a.stop = finish == "tool_calls" ? "toolUse" : finish;
+        a.stop = finish == "tool_calls" ? "toolUse" : finish == "content_filter" ? "refusal" : finish;
         a.input = o.value("usage").toObject().value("prompt_tokens").toInteger();
         a.output = o.value("usage").toObject().value("completion_tokens").toInteger();
         break;
@@ -408,7 +410,11 @@ Answer parseJson(Format f, const QJsonObject &o) {
             }
         }
         const QString status = o.value("status").toString();
-        a.stop = status == "incomplete" ? "length" : status == "completed" ? (calls ? "toolUse" : "stop") : status;
+        const QString why = o.value("incomplete_details").toObject().value("reason").toString();
+        a.stop = why == "content_filter" ? "refusal"
+                 : status == "incomplete" ? "length"
+                 : status == "completed"  ? (calls ? "toolUse" : "stop")
+                                          : status;
         a.input = o.value("usage").toObject().value("input_tokens").toInteger();
         a.output = o.value("usage").toObject().value("output_tokens").toInteger();
         if (o.value("object") != "response")
@@ -436,6 +442,83 @@ Answer parseJson(Format f, const QJsonObject &o) {
     }
     }
     return a;
+}
+
+
+struct Call {
+    QString id, name;
+    QJsonObject args;
+    bool operator==(const Call &o) const { return id == o.id && name == o.name && args == o.args; }
+};
+
+// Every tool call a client of the format assembles, in order, the way its SDK does
+// (Chat by delta index, Anthropic by block index, Responses from the finished items).
+QList<Call> toolCallsOf(Format f, bool stream, const QByteArray &body) {
+    QList<Call> calls;
+    auto args = [](const QString &json) { return QJsonDocument::fromJson(json.toUtf8()).object(); };
+    if (!stream) {
+        const QJsonObject o = QJsonDocument::fromJson(body).object();
+        switch (f) {
+        case Format::Chat:
+            for (const QJsonValue &v : o.value("choices").toArray().at(0).toObject().value("message").toObject().value("tool_calls").toArray()) {
+                const QJsonObject fn = v.toObject().value("function").toObject();
+                calls << Call{v.toObject().value("id").toString(), fn.value("name").toString(), args(fn.value("arguments").toString())};
+            }
+            break;
+        case Format::Anthropic:
+            for (const QJsonValue &v : o.value("content").toArray())
+                if (v.toObject().value("type") == "tool_use")
+                    calls << Call{v.toObject().value("id").toString(), v.toObject().value("name").toString(), v.toObject().value("input").toObject()};
+            break;
+        case Format::Responses:
+            for (const QJsonValue &v : o.value("output").toArray())
+                if (v.toObject().value("type") == "function_call")
+                    calls << Call{v.toObject().value("call_id").toString(), v.toObject().value("name").toString(), args(v.toObject().value("arguments").toString())};
+            break;
+        case Format::Pi:
+            for (const QJsonValue &v : o.value("message").toObject().value("content").toArray())
+                if (v.toObject().value("type") == "toolCall")
+                    calls << Call{v.toObject().value("id").toString(), v.toObject().value("name").toString(), v.toObject().value("arguments").toObject()};
+            break;
+        }
+        return calls;
+    }
+    QMap<int, Call> byIndex;
+    QMap<int, QString> argText;
+    for (const Sse &e : sseEvents(body)) {
+        const QJsonObject o = QJsonDocument::fromJson(e.data).object();
+        const QString type = o.value("type").toString();
+        if (f == Format::Chat) {
+            for (const QJsonValue &tc : o.value("choices").toArray().at(0).toObject().value("delta").toObject().value("tool_calls").toArray()) {
+                const int i = tc.toObject().value("index").toInt();
+                const QJsonObject fn = tc.toObject().value("function").toObject();
+                if (tc.toObject().contains("id"))
+                    byIndex[i].id = tc.toObject().value("id").toString();
+                if (fn.contains("name"))
+                    byIndex[i].name = fn.value("name").toString();
+                argText[i] += fn.value("arguments").toString();
+            }
+        } else if (f == Format::Anthropic) {
+            const int i = o.value("index").toInt();
+            if (type == "content_block_start" && o.value("content_block").toObject().value("type") == "tool_use")
+                byIndex[i] = Call{o.value("content_block").toObject().value("id").toString(),
+                                  o.value("content_block").toObject().value("name").toString(), {}};
+            else if (type == "content_block_delta" && byIndex.contains(i))
+                argText[i] += o.value("delta").toObject().value("partial_json").toString();
+        } else if (f == Format::Responses) {
+            const QJsonObject item = o.value("item").toObject();
+            if (type == "response.output_item.done" && item.value("type") == "function_call")
+                calls << Call{item.value("call_id").toString(), item.value("name").toString(), args(item.value("arguments").toString())};
+        } else if (type == "toolcall_end") {
+            const QJsonObject c = o.value("toolCall").toObject();
+            calls << Call{c.value("id").toString(), c.value("name").toString(), c.value("arguments").toObject()};
+        }
+    }
+    for (auto it = byIndex.begin(); it != byIndex.end(); ++it) {
+        it->args = args(argText.value(it.key()));
+        calls << *it;
+    }
+    return calls;
 }
 
 struct Upstream {
@@ -504,6 +587,9 @@ private:
         QTest::addColumn<Format>("format");
         QTest::addColumn<QString>("model");
         QTest::addColumn<bool>("stream");
+        addMatrixRowsInto();
+    }
+    static void addMatrixRowsInto() {
         for (const auto &[format, name] : kFormats)
             for (const Upstream &u : kUpstreams)
                 for (bool stream : {false, true})
@@ -626,6 +712,80 @@ private Q_SLOTS:
             QVERIFY2(a.failedEnd, raw.constData());
         if (format == Format::Pi)
             QVERIFY(raw.trimmed().endsWith("data: [DONE]"));
+    }
+
+    void refusalIsAnAnswerNotAnOutage_data() {
+        QTest::addColumn<Format>("format");
+        QTest::addColumn<QString>("model");
+        QTest::addColumn<bool>("stream");
+        addMatrixRowsInto();
+    }
+    void refusalIsAnAnswerNotAnOutage() {
+        QFETCH(Format, format);
+        QFETCH(QString, model);
+        QFETCH(bool, stream);
+        // A route whose first candidate refuses and whose follower (pc) would answer:
+        // a refusal is the model's answer, so the follower is never asked and nothing is marked.
+        delete m_gw;
+        m_gw = new GatewayFixture;
+        config::RouteConfig route;
+        route.name = QStringLiteral("refuse");
+        route.candidates = {model, QStringLiteral("pc/claude-c")};
+        m_gw->config.routes.insert(route.name, route);
+        m_gw->start();
+        const QString fixture = model.startsWith("pa/")   ? QStringLiteral("anthropic_upstream_refusal.sse")
+                                : model.startsWith("pb/") ? QStringLiteral("openai_upstream_content_filter.sse")
+                                : model.startsWith("pd/") ? QStringLiteral("responses_upstream_content_filter.sse")
+                                                          : QStringLiteral("google_upstream_safety.sse");
+        fakeFor(model).setRawReply(sw::test::readTestData(fixture));
+        int status = 0;
+        const Answer a = ask(format, Ask{QStringLiteral("refuse"), stream}, &status);
+        QCOMPARE(status, 200);
+        QVERIFY2(a.problem.isEmpty(), qPrintable(a.problem));
+        QVERIFY2(a.error.isEmpty(), qPrintable(a.error));
+        QVERIFY(a.cleanEnd);
+        QCOMPARE(a.text, QStringLiteral("I can't help with that."));
+        // Chat content_filter, Anthropic refusal, Responses incomplete/content_filter; pi has
+        // no refusal reason, so its answer simply stops.
+        QCOMPARE(a.stop, format == Format::Pi ? QStringLiteral("stop") : QStringLiteral("refusal"));
+        QCOMPARE(fakeFor(model).requests().size(), 1);
+        QCOMPARE(m_gw->anthropicC.requests().size(), 0);
+        QVERIFY(m_gw->engine().marks().isEmpty());
+    }
+
+    void interleavedToolCallDeltasReachEveryFormatWhole_data() {
+        QTest::addColumn<Format>("format");
+        QTest::addColumn<QString>("model");
+        QTest::addColumn<bool>("stream");
+        for (const auto &[format, name] : kFormats)
+            for (const char *model : {"pb/gpt-b", "pd/resp-d"})
+                for (bool stream : {false, true})
+                    QTest::addRow("%s<-%s %s", name, model, stream ? "stream" : "json") << format << QString::fromLatin1(model) << stream;
+    }
+    void interleavedToolCallDeltasReachEveryFormatWhole() {
+        QFETCH(Format, format);
+        QFETCH(QString, model);
+        QFETCH(bool, stream);
+        // Two parallel calls whose argument deltas alternate (vLLM: index 0, 1, 0, 1; Responses: output_index).
+        const bool chat = model.startsWith("pb/");
+        fakeFor(model).setRawReply(sw::test::readTestData(chat ? QStringLiteral("openai_upstream_interleaved_tools.sse")
+                                                               : QStringLiteral("responses_upstream_interleaved_tools.sse")));
+        Ask a{model, stream, QStringLiteral("weather and time")};
+        a.tools = true;
+        int status = 0;
+        QByteArray raw;
+        const Answer answer = ask(format, a, &status, &raw);
+        QCOMPARE(status, 200);
+        QVERIFY2(answer.problem.isEmpty() || answer.problem.contains("arguments differ"), qPrintable(answer.problem));
+        const QList<Call> calls = toolCallsOf(format, stream, raw);
+        QCOMPARE(calls.size(), 2);
+        QCOMPARE(calls[0].id, chat ? QStringLiteral("chatcmpl-tool-a1") : QStringLiteral("call_a"));
+        QCOMPARE(calls[0].name, QStringLiteral("get_weather"));
+        QCOMPARE(calls[0].args, QJsonObject({{"location", "Paris"}}));
+        QCOMPARE(calls[1].id, chat ? QStringLiteral("chatcmpl-tool-b2") : QStringLiteral("call_b"));
+        QCOMPARE(calls[1].name, QStringLiteral("get_time"));
+        QCOMPARE(calls[1].args, QJsonObject({{"zone", "CET"}}));
+        QCOMPARE(answer.stop, QStringLiteral("toolUse"));
     }
 
     void errorShapes_data() {

@@ -43,7 +43,7 @@ private slots:
     void decodesFullTranscript();
     void inBandOverloadedErrorBecomesErrorEvent();
     void streamCutShortIsAnError();
-    void refusalIsAnError();
+    void refusalIsACompletedAnswer();
     void dataOnlyStreamWithoutEventLines();
     void parsesErrorBodies();
 };
@@ -262,7 +262,7 @@ void TestAnthropicAdapter::streamCutShortIsAnError() {
     QVERIFY(decoder->finish().isEmpty()); // only once
 }
 
-void TestAnthropicAdapter::refusalIsAnError() {
+void TestAnthropicAdapter::refusalIsACompletedAnswer() {
     const QByteArray sse =
         "event: message_start\ndata: "
         "{\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"usage\":{\"input_tokens\":3,\"output_tokens\":0}}}"
@@ -272,8 +272,10 @@ void TestAnthropicAdapter::refusalIsAnError() {
         "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
     auto decoder = AnthropicAdapter().makeDecoder(target());
     const QList<StreamEvent> events = sw::test::decodeTranscript(*decoder, sse);
-    QCOMPARE(events.last().type, EventType::Error);
-    QVERIFY(events.last().errorMessage.contains(QStringLiteral("refusal")));
+    // A refusal is the model's answer, not an outage: Done, so nothing marks or fails over.
+    QCOMPARE(events.last().type, EventType::Done);
+    QCOMPARE(events.last().reason, StopReason::Refusal);
+    QCOMPARE(events.last().usage.output, 1);
 }
 
 void TestAnthropicAdapter::dataOnlyStreamWithoutEventLines() {

@@ -1,3 +1,4 @@
+#include "model/block_sequencer.h"
 #include "model/event_accumulator.h"
 #include "wire_fixtures.h"
 
@@ -9,6 +10,7 @@ using sw::test::makeEvent;
 class TestEventAccumulator : public QObject {
     Q_OBJECT
 private slots:
+    void sequencerStreamsOneBlockAtATime();
     void foldsTextThinkingAndToolCallInOrder();
     void deltaWithoutStartStillBuildsBlock();
     void errorKeepsPartialContentAndMessage();
@@ -94,6 +96,36 @@ void TestEventAccumulator::unparseableToolArgumentsBecomeEmptyObject() {
     acc.add(makeEvent(EventType::Done));
     QCOMPARE(acc.message().content[0].argumentsJson, QStringLiteral("{\"cut"));
     QVERIFY(acc.message().content[0].arguments.isEmpty());
+}
+
+void TestEventAccumulator::sequencerStreamsOneBlockAtATime() {
+    auto ev = [](EventType t, int index, const QString &delta = {}) {
+        StreamEvent e;
+        e.type = t;
+        e.contentIndex = index;
+        e.delta = delta;
+        return e;
+    };
+    BlockSequencer seq;
+    QList<StreamEvent> out = seq.feed({ev(EventType::Start, -1), ev(EventType::ToolCallStart, 0),
+                                       ev(EventType::ToolCallStart, 1), ev(EventType::ToolCallDelta, 0, "a"),
+                                       ev(EventType::ToolCallDelta, 1, "b")});
+    // Block 0 is live; block 1 waits.
+    QCOMPARE(out.size(), 3);
+    QCOMPARE(out[2].delta, QStringLiteral("a"));
+    out = seq.feed({ev(EventType::ToolCallDelta, 0, "c"), ev(EventType::ToolCallEnd, 0)});
+    // Block 0 ends: block 1's start and delta follow at once, then it is live.
+    QCOMPARE(out.size(), 4);
+    QCOMPARE(out[2].type, EventType::ToolCallStart);
+    QCOMPARE(out[2].contentIndex, 1);
+    QCOMPARE(out[3].delta, QStringLiteral("b"));
+    out = seq.feed({ev(EventType::ToolCallDelta, 1, "d")});
+    QCOMPARE(out.size(), 1);
+    // A block still waiting when the stream ends is released before Done.
+    out = seq.feed({ev(EventType::TextStart, 2), ev(EventType::TextDelta, 2, "t"), ev(EventType::Done, -1)});
+    QCOMPARE(out.size(), 3);
+    QCOMPARE(out[1].delta, QStringLiteral("t"));
+    QCOMPARE(out[2].type, EventType::Done);
 }
 
 QTEST_GUILESS_MAIN(TestEventAccumulator)

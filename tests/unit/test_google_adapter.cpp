@@ -42,7 +42,32 @@ private slots:
     void streamWithoutFinishReasonIsAnError();
     void parsesErrorBody();
     void writerAndReaderAgree();
+    void modelIdStaysOneSegmentForEveryAdapter();
 };
+
+void TestGoogleAdapter::modelIdStaysOneSegmentForEveryAdapter() {
+    // A hostile id must not walk the URL: no "/admin", no query or fragment taken from it.
+    const auto req = OpenAIChatCodec().decode(R"({"model":"m","messages":[{"role":"user","content":"hi"}]})", nullptr);
+    QVERIFY(req);
+    Target t = target();
+    t.modelId = QStringLiteral("G/../../../admin?x=1#");
+    const HttpRequest google = GoogleAdapter().buildRequest(*req, InboundFormat::OpenAIChat, t, {});
+    QCOMPARE(google.url.path(QUrl::FullyEncoded),
+             QStringLiteral("/v1beta/models/G%2F..%2F..%2F..%2Fadmin%3Fx%3D1%23:streamGenerateContent"));
+    QCOMPARE(google.url.query(QUrl::FullyEncoded), QStringLiteral("alt=sse"));
+    QVERIFY(!google.url.hasFragment());
+    QCOMPARE(google.url.host(), QStringLiteral("generativelanguage.googleapis.com"));
+    // The other APIs carry the id in the body only: their path is the API's, whatever the id.
+    const std::pair<const char *, const char *> others[] = {{"anthropic-messages", "/v1beta/v1/messages"},
+                                                           {"openai-completions", "/v1beta/chat/completions"},
+                                                           {"openai-responses", "/v1beta/responses"}};
+    for (const auto &[api, path] : others) {
+        const HttpRequest http = adapterFor(QLatin1String(api))->buildRequest(*req, InboundFormat::OpenAIChat, t, {});
+        QCOMPARE(http.url.path(QUrl::FullyEncoded), QLatin1String(path));
+        QVERIFY(!http.url.hasQuery());
+        QCOMPARE(json(http.body).value("model").toString(), t.modelId);
+    }
+}
 
 void TestGoogleAdapter::buildsStreamGenerateContentRequest() {
     const QByteArray body = R"({"model":"m","max_tokens":1000,"temperature":0.3,"reasoning_effort":"low",
@@ -139,8 +164,15 @@ void TestGoogleAdapter::inBandErrorAndSafetyStop() {
     QVERIFY(error.last().errorMessage.contains(QStringLiteral("overloaded")));
     const auto safety = decode("data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"Hel\"}],\"role\":\"model\"},"
                                "\"finishReason\":\"SAFETY\"}]}\n\n");
-    QCOMPARE(safety.last().type, EventType::Error);
-    QVERIFY(safety.last().errorMessage.contains(QStringLiteral("SAFETY")));
+    QCOMPARE(safety.last().type, EventType::Done); // a refusal is an answer, not an outage
+    QCOMPARE(safety.last().reason, StopReason::Refusal);
+    const auto blocked = decode("data: {\"promptFeedback\":{\"blockReason\":\"PROHIBITED_CONTENT\"},"
+                                "\"usageMetadata\":{\"promptTokenCount\":9}}\n\n");
+    QCOMPARE(blocked.last().type, EventType::Done);
+    QCOMPARE(blocked.last().reason, StopReason::Refusal);
+    const auto malformed = decode("data: {\"candidates\":[{\"content\":{\"parts\":[]},"
+                                  "\"finishReason\":\"MALFORMED_FUNCTION_CALL\"}]}\n\n");
+    QCOMPARE(malformed.last().type, EventType::Error);
 }
 
 void TestGoogleAdapter::streamWithoutFinishReasonIsAnError() {

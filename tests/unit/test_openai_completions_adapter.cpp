@@ -35,9 +35,27 @@ QList<StreamEvent> decode(const QByteArray &sse) {
 }
 } // namespace
 
+namespace {
+// Blocks come out one at a time: once another block's event follows, a block is never seen again.
+QString interleaving(const QList<StreamEvent> &events) {
+    QList<int> seen;
+    for (const StreamEvent &e : events) {
+        if (e.contentIndex < 0)
+            continue;
+        if (!seen.isEmpty() && seen.last() == e.contentIndex)
+            continue;
+        if (seen.contains(e.contentIndex))
+            return QStringLiteral("block %1 resumed after block %2").arg(e.contentIndex).arg(seen.last());
+        seen << e.contentIndex;
+    }
+    return {};
+}
+} // namespace
+
 class TestOpenAICompletionsAdapter : public QObject {
     Q_OBJECT
 private slots:
+    void interleavedToolCallDeltasAssembleByIndex();
     void passthroughKeepsEveryClientField();
     void crossFormatFromClaudeCode();
     void maxTokensFieldDependsOnHost();
@@ -45,7 +63,7 @@ private slots:
     void inBandErrorChunkBecomesErrorEvent();
     void streamCutShortIsAnError();
     void finishReasonWithoutDoneIsClean();
-    void contentFilterIsAnError();
+    void contentFilterIsARefusal();
     void alternativeReasoningFieldNames();
     void parsesErrorBodies();
 };
@@ -219,11 +237,11 @@ void TestOpenAICompletionsAdapter::finishReasonWithoutDoneIsClean() {
     QCOMPARE(events.last().usage.input, 5);
 }
 
-void TestOpenAICompletionsAdapter::contentFilterIsAnError() {
+void TestOpenAICompletionsAdapter::contentFilterIsARefusal() {
     const QList<StreamEvent> events = decode(
         "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"content_filter\"}]}\n\ndata: [DONE]\n\n");
-    QCOMPARE(events.last().type, EventType::Error);
-    QVERIFY(events.last().errorMessage.contains(QStringLiteral("content_filter")));
+    QCOMPARE(events.last().type, EventType::Done);
+    QCOMPARE(events.last().reason, StopReason::Refusal);
 }
 
 void TestOpenAICompletionsAdapter::alternativeReasoningFieldNames() {
@@ -256,6 +274,33 @@ void TestOpenAICompletionsAdapter::parsesErrorBodies() {
             .message,
         QStringLiteral("Invalid JSON payload"));
     QCOMPARE(a.parseError(503, "upstream connect error").message, QStringLiteral("upstream connect error"));
+}
+
+void TestOpenAICompletionsAdapter::interleavedToolCallDeltasAssembleByIndex() {
+    // vLLM-style: two parallel calls whose deltas alternate (index 0, 1, 0, 1).
+    const QList<StreamEvent> events = decode(readTestData(QStringLiteral("openai_upstream_interleaved_tools.sse")));
+    QVERIFY2(interleaving(events).isEmpty(), qPrintable(interleaving(events)));
+    EventAccumulator acc;
+    acc.addAll(events);
+    const AssistantMessage &m = acc.message();
+    QCOMPARE(m.stopReason, StopReason::ToolUse);
+    QCOMPARE(m.content.size(), 2);
+    QCOMPARE(m.content[0].toolCallId, QStringLiteral("chatcmpl-tool-a1"));
+    QCOMPARE(m.content[0].toolName, QStringLiteral("get_weather"));
+    QCOMPARE(m.content[0].arguments, QJsonObject({{"location", "Paris"}}));
+    QCOMPARE(m.content[1].toolCallId, QStringLiteral("chatcmpl-tool-b2"));
+    QCOMPARE(m.content[1].toolName, QStringLiteral("get_time"));
+    QCOMPARE(m.content[1].arguments, QJsonObject({{"zone", "CET"}}));
+    // A server that numbers every call 0 but gives each its own id still yields two calls.
+    const QList<StreamEvent> zeroed = decode(
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c1\",\"function\":"
+        "{\"name\":\"f\",\"arguments\":\"{}\"}}]}}]}\n\n"
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c2\",\"function\":"
+        "{\"name\":\"g\",\"arguments\":\"{}\"}}]},\"finish_reason\":\"tool_calls\"}]}\n\ndata: [DONE]\n\n");
+    EventAccumulator two;
+    two.addAll(zeroed);
+    QCOMPARE(two.message().content.size(), 2);
+    QCOMPARE(two.message().content[1].toolName, QStringLiteral("g"));
 }
 
 QTEST_GUILESS_MAIN(TestOpenAICompletionsAdapter)

@@ -32,9 +32,27 @@ QList<StreamEvent> decode(const QByteArray &sse) {
 }
 } // namespace
 
+namespace {
+// Blocks come out one at a time: once another block's event follows, a block is never seen again.
+QString interleaving(const QList<StreamEvent> &events) {
+    QList<int> seen;
+    for (const StreamEvent &e : events) {
+        if (e.contentIndex < 0)
+            continue;
+        if (!seen.isEmpty() && seen.last() == e.contentIndex)
+            continue;
+        if (seen.contains(e.contentIndex))
+            return QStringLiteral("block %1 resumed after block %2").arg(e.contentIndex).arg(seen.last());
+        seen << e.contentIndex;
+    }
+    return {};
+}
+} // namespace
+
 class TestOpenAIResponsesAdapter : public QObject {
     Q_OBJECT
 private slots:
+    void interleavedFunctionCallsAssembleByOutputIndex();
     void passthroughKeepsEveryFieldAndBetaHeader();
     void convertsAnthropicConversation();
     void decodesFullTranscript();
@@ -146,6 +164,22 @@ void TestOpenAIResponsesAdapter::parsesErrorBody() {
         429, R"({"error":{"message":"Rate limit reached","type":"requests","param":null,"code":"rate_limit_exceeded"}})");
     QCOMPARE(info.message, QStringLiteral("Rate limit reached"));
     QCOMPARE(info.errorType, QStringLiteral("rate_limit_exceeded"));
+}
+
+void TestOpenAIResponsesAdapter::interleavedFunctionCallsAssembleByOutputIndex() {
+    auto decoder = OpenAIResponsesAdapter().makeDecoder(target());
+    const QList<StreamEvent> events =
+        sw::test::decodeTranscript(*decoder, readTestData(QStringLiteral("responses_upstream_interleaved_tools.sse")));
+    QVERIFY2(interleaving(events).isEmpty(), qPrintable(interleaving(events)));
+    EventAccumulator acc;
+    acc.addAll(events);
+    const AssistantMessage &m = acc.message();
+    QCOMPARE(m.stopReason, StopReason::ToolUse);
+    QCOMPARE(m.content.size(), 2);
+    QCOMPARE(m.content[0].toolCallId, QStringLiteral("call_a"));
+    QCOMPARE(m.content[0].arguments, QJsonObject({{"location", "Paris"}}));
+    QCOMPARE(m.content[1].toolCallId, QStringLiteral("call_b"));
+    QCOMPARE(m.content[1].arguments, QJsonObject({{"zone", "CET"}}));
 }
 
 QTEST_GUILESS_MAIN(TestOpenAIResponsesAdapter)
