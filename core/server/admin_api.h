@@ -21,8 +21,12 @@ public:
     void handle(const InboundRequest &request, HttpExchange *exchange);
 
     static QByteArray marksJson(const Engine &engine);
+    // GET /admin/credentials body (admin_credentials.cpp): references and states, never a secret.
+    static QByteArray credentialsJson(const Engine &engine);
 
 private:
+    // GET / DELETE /admin/credentials (issue 13).
+    void handleCredentials(const InboundRequest &request, HttpExchange *exchange);
     void json(HttpExchange *exchange, int status, const QByteArray &body);
     void broadcast(const QByteArray &event, const QByteArray &json);
     Engine &m_engine;
