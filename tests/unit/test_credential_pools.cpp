@@ -4,6 +4,7 @@
 // parked / rejected states, how long a credential is parked (park_policy), and
 // what brings one back (time, a new secret, a changed pool, a clear).
 #include "config/config.h"
+#include "config/config_loader.h"
 #include "credentials/credential_pools.h"
 #include "credentials/park_policy.h"
 #include "fake_clock.h"
@@ -179,6 +180,24 @@ private Q_SLOTS:
         QVERIFY(!v.reject);
         QCOMPARE(v.reason, ParkReason::Auth);
         QCOMPARE(v.durationMs, qint64(3600000));
+    }
+
+    void parkingTimesAreConfiguredUnderFailover()
+    {
+        const auto defaults = config::parse(R"({"failover": {"enabled": true}})");
+        QVERIFY(defaults.ok());
+        QCOMPARE(defaults.config->failover.rateLimitParkMs, qint64(60000));
+        QCOMPARE(defaults.config->failover.exhaustedResetMs, qint64(3600000));
+        const auto set = config::parse(R"({"failover": {"rateLimitParkMs": 30000, "exhaustedResetMs": 600000}})");
+        QVERIFY(set.ok());
+        QCOMPARE(set.config->failover.rateLimitParkMs, qint64(30000));
+        QCOMPARE(set.config->failover.exhaustedResetMs, qint64(600000));
+        const QJsonObject saved = config::toJson(*set.config).value(QStringLiteral("failover")).toObject();
+        QCOMPARE(saved.value(QStringLiteral("rateLimitParkMs")).toInteger(), 30000);
+        QCOMPARE(saved.value(QStringLiteral("exhaustedResetMs")).toInteger(), 600000);
+        const auto tooShort = config::parse(R"({"failover": {"rateLimitParkMs": 5}})");
+        QVERIFY(!tooShort.ok());
+        QCOMPARE(tooShort.errors.first().path, QStringLiteral("failover.rateLimitParkMs"));
     }
 
     void providerResetHeadersPreferTheExhaustedBudget()
