@@ -183,7 +183,7 @@ std::optional<qint64> resetHintFromText(const QString &text, qint64 nowEpochMs)
 ParkReason parkReasonFor(const CredentialFailure &f)
 {
     const int status = f.status.value_or(0);
-    if (f.usageLimit || usageWording(f.message))
+    if (f.usageLimit || usageWording(f.message) || usageWording(f.classification))
         return ParkReason::UsageLimit;
     if (status == 401 || status == 403)
         return ParkReason::Auth;
@@ -201,6 +201,8 @@ qint64 parkDurationMs(ParkReason reason, const CredentialFailure &f, const ParkD
         hint = h;
     else if (auto t = resetHintFromText(f.message, nowEpochMs); usable(t))
         hint = t;
+    else if (auto c = resetHintFromText(f.classification, nowEpochMs); usable(c))
+        hint = c;
     if (hint)
         return std::min(*hint, kMaxParkMs);
     return reason == ParkReason::RateLimit ? d.rateLimitParkMs : d.exhaustedResetMs;
@@ -209,7 +211,7 @@ qint64 parkDurationMs(ParkReason reason, const CredentialFailure &f, const ParkD
 CredentialVerdict judgeCredentialFailure(const CredentialFailure &f, const ParkDefaults &d, qint64 nowEpochMs)
 {
     CredentialVerdict v;
-    if (f.status == 401 && !f.usageLimit && !usageWording(f.message)) {
+    if (f.status == 401 && !f.usageLimit && !usageWording(f.message) && !usageWording(f.classification)) {
         v.reject = true; // a wrong key stays wrong: no timer brings it back, a new secret does
         v.reason = ParkReason::Auth;
         return v;

@@ -34,7 +34,8 @@ ParkDefaults parkDefaultsFor(const config::Config &config, const config::Provide
 // What the failover loop knows of a failure that was blamed on the credential.
 struct CredentialFailure {
     std::optional<int> status;          // HTTP status when the upstream answered with one
-    QString message;                    // the (already redacted) error text
+    QString message;                    // the (already redacted) error text: kept as lastError
+    QString classification;             // text read only for the reason and hints, never kept (e.g. errorType: message)
     bool usageLimit = false;            // the adapter already knows it is a usage limit
     std::optional<qint64> retryAfterMs; // Retry-After family from the headers (thrown errors only)
     upstream::HeaderList headers;       // the error response's headers, when there were any

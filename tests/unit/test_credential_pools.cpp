@@ -161,6 +161,11 @@ private Q_SLOTS:
         v = judgeCredentialFailure(failure(429, QStringLiteral("You exceeded your current quota")), d, kNoon);
         QCOMPARE(v.reason, ParkReason::UsageLimit);
         QCOMPARE(v.durationMs, qint64(3600000));
+        // OpenAI says "insufficient_quota" in the error type, not the message.
+        auto quota = failure(429, QStringLiteral("You exceeded your quota"));
+        QCOMPARE(judgeCredentialFailure(quota, d, kNoon).reason, ParkReason::RateLimit);
+        quota.classification = QStringLiteral("insufficient_quota: You exceeded your quota");
+        QCOMPARE(judgeCredentialFailure(quota, d, kNoon).reason, ParkReason::UsageLimit);
         // The configured values are used, not the built-in ones.
         config::Config cfg;
         cfg.failover.rateLimitParkMs = 15000;
