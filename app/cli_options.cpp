@@ -18,9 +18,10 @@ CliParseResult parseCommandLine(const QStringList &arguments) {
     const QCommandLineOption listen(QStringLiteral("listen"), QString(), QStringLiteral("HOST:PORT"));
     const QCommandLineOption demo(QStringLiteral("demo"));
     const QCommandLineOption tenant(QStringLiteral("tenant"), QString(), QStringLiteral("NAME"));
+    const QCommandLineOption provider(QStringLiteral("provider"), QString(), QStringLiteral("ID"));
     const QCommandLineOption version(QStringList{QStringLiteral("v"), QStringLiteral("version")});
     const QCommandLineOption help(QStringList{QStringLiteral("h"), QStringLiteral("help")});
-    parser.addOptions({headless, config, listen, demo, tenant, version, help});
+    parser.addOptions({headless, config, listen, demo, tenant, provider, version, help});
 
     if (!parser.parse(arguments)) {
         result.error = parser.errorText();
@@ -66,9 +67,24 @@ CliParseResult parseCommandLine(const QStringList &arguments) {
         } else if (sub == QLatin1String("list")) {
             o.command = Command::CredentialList;
             expectWords(2, QStringLiteral("credential list"));
+        } else if (sub == QLatin1String("retry")) {
+            o.command = Command::CredentialRetry;
+            if (words.size() > 3)
+                result.error = QStringLiteral("usage: switchman credential retry [PROVIDER]");
+            o.argument = words.value(2);
         } else {
-            result.error = QStringLiteral("usage: switchman credential set NAME | credential list");
+            result.error =
+                QStringLiteral("usage: switchman credential set NAME | credential list | credential retry [PROVIDER]");
         }
+    } else if (verb == QLatin1String("status")) {
+        o.command = Command::Status;
+        expectWords(1, QStringLiteral("status"));
+    } else if (verb == QLatin1String("marks")) {
+        o.command = Command::MarksClear;
+        if (words.value(1) != QLatin1String("clear") || words.size() != 2)
+            result.error = QStringLiteral("usage: switchman marks clear [--tenant T] [--provider P]");
+        o.tenant = parser.value(tenant);
+        o.provider = parser.value(provider);
     } else {
         result.error = QStringLiteral("unknown command '%1'").arg(verb);
     }
@@ -77,10 +93,16 @@ CliParseResult parseCommandLine(const QStringList &arguments) {
 
     // Options that only mean something for one command are refused elsewhere,
     // so a misplaced one is noticed instead of silently ignored.
-    if (parser.isSet(tenant) && o.command != Command::KeyCreate)
-        result.error = QStringLiteral("--tenant only applies to 'key create'");
-    else if (o.command != Command::Run && (o.headless || o.demo || !o.listen.isEmpty()))
-        result.error = QStringLiteral("--headless, --demo and --listen only apply when running the gateway");
+    const bool remote =
+        o.command == Command::Status || o.command == Command::MarksClear || o.command == Command::CredentialRetry;
+    if (parser.isSet(tenant) && o.command != Command::KeyCreate && o.command != Command::MarksClear)
+        result.error = QStringLiteral("--tenant only applies to 'key create' and 'marks clear'");
+    else if (parser.isSet(provider) && o.command != Command::MarksClear)
+        result.error = QStringLiteral("--provider only applies to 'marks clear'");
+    else if (o.command != Command::Run && (o.headless || o.demo))
+        result.error = QStringLiteral("--headless and --demo only apply when running the gateway");
+    else if (o.command != Command::Run && !remote && !o.listen.isEmpty())
+        result.error = QStringLiteral("--listen only applies when running the gateway or talking to it");
     else if (o.command == Command::CheckConfig && !o.configPath.isEmpty())
         result.error = QStringLiteral("check-config takes the file as its argument, not --config");
     else if (o.demo && !o.configPath.isEmpty())
@@ -98,6 +120,9 @@ QString helpText() {
                "       switchman key create --tenant NAME\n"
                "       switchman credential set NAME\n"
                "       switchman credential list\n"
+               "       switchman status\n"
+               "       switchman marks clear [--tenant T] [--provider P]\n"
+               "       switchman credential retry [PROVIDER]\n"
                "\n"
                "Switchman is an LLM gateway: point an SDK or coding agent at it and it fails over\n"
                "across upstream providers before the first byte of the answer.\n"
@@ -116,6 +141,14 @@ QString helpText() {
                "  key create --tenant NAME    make a gateway key for a tenant (printed once, its hash stored)\n"
                "  credential set NAME         read a secret from stdin into the OS keychain as keychain:NAME\n"
                "  credential list             list the credential references of the configuration\n"
+               "\n"
+               "Commands for the running instance (its admin API at the configuration's listen\n"
+               "address, or --listen HOST:PORT; with tenants configured, an admin tenant's key\n"
+               "in SWITCHMAN_ADMIN_KEY):\n"
+               "  status                      state, provider-down marks and credential health\n"
+               "  marks clear [--tenant T] [--provider P]\n"
+               "                              clear marks (all, or the matching ones)\n"
+               "  credential retry [PROVIDER] put parked or rejected credentials back in use now\n"
                "\n"
                "Exit status: 0 success, 1 invalid configuration or failure, 2 unreadable file,\n"
                "64 bad command line.\n")

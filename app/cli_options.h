@@ -13,15 +13,23 @@ enum class Command {
     KeyCreate,      // switchman key create --tenant NAME
     CredentialSet,  // switchman credential set NAME
     CredentialList, // switchman credential list
+    // Talk to the running instance's admin API (SPEC 8) on the configured listen address.
+    Status,          // switchman status
+    MarksClear,      // switchman marks clear [--tenant T] [--provider P]
+    CredentialRetry, // switchman credential retry [PROVIDER]
 };
 
 struct CliOptions {
     Command command = Command::Run;
-    // check-config: the FILE; key create: the tenant NAME; credential set: the credential NAME.
+    // check-config: the FILE; key create: the tenant NAME; credential set: the credential NAME;
+    // credential retry: the PROVIDER (empty = all).
     QString argument;
+    QString tenant;   // marks clear --tenant
+    QString provider; // marks clear --provider
     bool headless = false;
     QString configPath; // --config; empty = config::defaultConfigPath()
-    QString listen;     // --listen HOST:PORT override; empty = the configuration's
+    QString listen;     // --listen HOST:PORT override; empty = the configuration's (also: where the
+                        // status / marks clear / credential retry commands find the running instance)
     bool demo = false;
     bool version = false;
     bool help = false;

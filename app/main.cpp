@@ -1,5 +1,6 @@
 // Entry point: command line, configuration, application object. Wiring only.
 
+#include "admin_commands.h"
 #include "cli_options.h"
 #include "credential_commands.h"
 #include "config/config_loader.h"
@@ -135,8 +136,37 @@ int main(int argc, char **argv) {
     case app::Command::KeyCreate:
         return app::keyCreate(options.configPath.isEmpty() ? config::defaultConfigPath() : options.configPath,
                               !options.configPath.isEmpty(), options.argument, out(), err());
-    case app::Command::CredentialSet:
-        return app::credentialSet(options.argument, out(), err());
+    case app::Command::CredentialSet: {
+        const int code = app::credentialSet(options.argument, out(), err());
+        if (code == 0) {
+            // A running instance drops that credential's parking and cached secret now (issue 13).
+            QString ignored;
+            QTextStream quiet(&ignored);
+            int unused = 0;
+            const app::AdminTarget target = app::adminTarget(
+                options.configPath.isEmpty() ? config::defaultConfigPath() : options.configPath,
+                !options.configPath.isEmpty(), {}, quiet, &unused);
+            if (!target.baseUrl.isEmpty() &&
+                app::notifyCredentialChanged(target, QStringLiteral("keychain:") + options.argument, nullptr))
+                out() << "The running Switchman at " << target.baseUrl << " uses it from the next request.\n";
+        }
+        return code;
+    }
+    case app::Command::Status:
+    case app::Command::MarksClear:
+    case app::Command::CredentialRetry: {
+        int code = 1;
+        const app::AdminTarget target =
+            app::adminTarget(options.configPath.isEmpty() ? config::defaultConfigPath() : options.configPath,
+                             !options.configPath.isEmpty(), options.listen, err(), &code);
+        if (target.baseUrl.isEmpty())
+            return code;
+        if (options.command == app::Command::Status)
+            return app::statusCommand(target, out(), err());
+        if (options.command == app::Command::MarksClear)
+            return app::marksClearCommand(target, options.tenant, options.provider, out(), err());
+        return app::credentialRetryCommand(target, options.argument, out(), err());
+    }
     case app::Command::CredentialList:
         return app::credentialList(options.configPath.isEmpty() ? config::defaultConfigPath() : options.configPath,
                                    !options.configPath.isEmpty(), out(), err());

@@ -57,6 +57,8 @@ Engine::Engine(Options options, QObject *parent) : QObject(parent), m_options(st
     m_ctx.telemetry = m_telemetry;
     m_ctx.idempotency = m_idempotency.get();
     m_ctx.marksChanged = [this]() { Q_EMIT marksChanged(); };
+    m_pools->setChangedCallback([this]() { Q_EMIT credentialsChanged(); });
+    configurePools();
 
     const quint64 r = QRandomGenerator::global()->generate64();
     m_requestPrefix = QByteArray::number(r, 36).left(6);
@@ -234,6 +236,37 @@ QList<failover::MarkInfo> Engine::marks() const
     return m_marks->active();
 }
 
+void Engine::configurePools()
+{
+    QMap<QString, QStringList> pools;
+    for (const auto &p : m_ctx.config->providers)
+        pools.insert(p.id, p.credentials);
+    m_pools->configure(pools);
+}
+
+QList<credentials::CredentialStatus> Engine::credentialStates() const
+{
+    return m_pools->states();
+}
+
+int Engine::clearCredentials(const credentials::CredentialFilter &filter)
+{
+    const int n = m_pools->clear(filter);
+    m_telemetry->log(QStringLiteral("info"), QStringLiteral("credentials cleared"),
+                     {{QStringLiteral("provider"), filter.provider},
+                      {QStringLiteral("ref"), filter.ref},
+                      {QStringLiteral("cleared"), n}});
+    return n;
+}
+
+int Engine::credentialChanged(const QString &ref)
+{
+    const int n = m_pools->credentialChanged(ref);
+    m_telemetry->log(QStringLiteral("info"), QStringLiteral("credential changed"),
+                     {{QStringLiteral("ref"), ref}, {QStringLiteral("cleared"), n}});
+    return n;
+}
+
 void Engine::applyConfig(const config::Config &incoming)
 {
     config::Config cfg = incoming;
@@ -244,6 +277,7 @@ void Engine::applyConfig(const config::Config &incoming)
                               ? fake->baseUrl()
                               : m_ctx.config->providers.value(it->id).baseUrl;
     m_ctx.config = std::make_shared<const config::Config>(cfg);
+    configurePools(); // a pool that changed starts over: its positions may hold other secrets now
     m_front->setLimits(cfg.limits);
     if (m_tcp)
         m_tcp->setLimits(cfg.limits);

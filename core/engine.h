@@ -3,6 +3,7 @@
 // listener, the transport, the failover loop, marks, credentials and telemetry.
 
 #include "config/config.h"
+#include "credentials/credential_pools.h"
 #include "failover/provider_down_marks.h"
 #include "server/engine_context.h"
 #include "server/inbound_request.h"
@@ -53,6 +54,11 @@ public:
     // Commands.
     int clearMarks(const failover::MarkFilter &filter);
     QList<failover::MarkInfo> marks() const;
+    // Credential health (issue 13): every configured credential's state; clear parking (and re-read the
+    // keychain for the matching ones); a new secret stored for a reference.
+    QList<credentials::CredentialStatus> credentialStates() const;
+    int clearCredentials(const credentials::CredentialFilter &filter);
+    int credentialChanged(const QString &ref);
     bool reload(QString *error);                  // re-read configPath
     void applyConfig(const config::Config &config); // in-flight requests keep the config they started with
     void setPaused(bool paused);
@@ -75,6 +81,7 @@ public:
 
 Q_SIGNALS:
     void marksChanged();
+    void credentialsChanged(); // a credential was parked, rejected or cleared
     void pausedChanged(bool paused);
     void configApplied();
     void marksStoreChanged();
@@ -95,6 +102,7 @@ private:
     bool reloadFromFile(QString *error);
     void prewarmCredentials();
     void startMarkSync();
+    void configurePools();
 
     Options m_options;
     std::unique_ptr<util::Clock> m_ownedClock;

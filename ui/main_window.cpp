@@ -9,6 +9,7 @@
 #include "failures/failures_view.h"
 #include "log/log_model.h"
 #include "log/log_view.h"
+#include "marks/credentials_model.h"
 #include "marks/marks_model.h"
 #include "marks/marks_view.h"
 #include "shared/engine_commands.h"
@@ -38,7 +39,7 @@ constexpr qint64 kErrorWindowMs = 60'000; // "requests failing" while one went u
 
 MainWindow::MainWindow(EngineHost *host, const Options &options, QWidget *parent)
     : QMainWindow(parent), m_commands(new EngineCommands(host, this)), m_attempts(new AttemptsModel(5000, this)),
-      m_marks(new MarksModel(this)), m_log(new LogModel(5000, this)), m_useTray(options.tray) {
+      m_marks(new MarksModel(this)), m_credentials(new CredentialsModel(this)), m_log(new LogModel(5000, this)), m_useTray(options.tray) {
     ensureUiResources();
     setWindowTitle(options.demo ? tr("Switchman (demo)") : tr("Switchman"));
     const QString appIcon = QFile::exists(QStringLiteral(":/icons/switchman.svg"))
@@ -81,9 +82,9 @@ MainWindow::MainWindow(EngineHost *host, const Options &options, QWidget *parent
     row->addWidget(m_sidebar);
 
     m_pages = new QStackedWidget(central);
-    m_dashboard = new DashboardView(m_attempts, m_marks, m_commands, m_pages);
+    m_dashboard = new DashboardView(m_attempts, m_marks, m_commands, m_pages, m_credentials);
     m_attemptsView = new AttemptsView(m_attempts, m_pages);
-    m_marksView = new MarksView(m_marks, m_commands, m_pages);
+    m_marksView = new MarksView(m_marks, m_commands, m_pages, m_credentials);
     m_failuresView = new FailuresView(m_pages);
     m_usageView = new UsageView(m_pages);
     m_configEditor = new ConfigEditor(m_commands, secrets, m_pages);
@@ -111,6 +112,10 @@ MainWindow::MainWindow(EngineHost *host, const Options &options, QWidget *parent
         updateBadge();
         updateState(); // the tray answers a clear at once, before the engine's next snapshot
     });
+    connect(m_credentials, &CredentialsModel::parkedCountChanged, this, [this]() {
+        updateBadge();
+        updateState();
+    });
     connect(m_commands, &EngineCommands::pausedRequested, this, [this](bool paused) {
         m_paused = paused;
         updateState();
@@ -120,6 +125,7 @@ MainWindow::MainWindow(EngineHost *host, const Options &options, QWidget *parent
     m_second = new QTimer(this);
     m_second->setInterval(1000);
     connect(m_second, &QTimer::timeout, m_marks, &MarksModel::tick);
+    connect(m_second, &QTimer::timeout, m_credentials, &CredentialsModel::tick);
     connect(m_second, &QTimer::timeout, this, &MainWindow::updateState);
     m_second->start();
 
@@ -169,6 +175,7 @@ void MainWindow::applySnapshot(const snapshot::EngineSnapshot &s) {
     m_lastSnapshotWallMs = s.wallMs;
     m_attempts->append(s.newAttempts);
     m_marks->applySnapshot(s.marks, s.wallMs);
+    m_credentials->applySnapshot(s.credentials, s.wallMs);
     m_log->append(s.newLogLines);
     m_status->applySnapshot(s);
     m_dashboard->applySnapshot(s);
@@ -187,8 +194,12 @@ void MainWindow::applySnapshot(const snapshot::EngineSnapshot &s) {
 void MainWindow::updateBadge() {
     auto *item = m_sidebar->item(Marks);
     const int n = m_marks->rowCount();
-    item->setData(SidebarDelegate::BadgeRole, n);
-    item->setToolTip(n > 0 ? tr("Marks: %1 active (Ctrl+3)").arg(n) : tr("Marks (Ctrl+3)"));
+    const int keys = m_credentials->parkedCount();
+    item->setData(SidebarDelegate::BadgeRole, n + keys); // the Marks screen shows both tables
+    QString tip = n > 0 ? tr("Marks: %1 active").arg(n) : tr("Marks");
+    if (keys > 0)
+        tip += keys == 1 ? tr(", 1 key parked") : tr(", %1 keys parked").arg(keys);
+    item->setToolTip(tip + tr(" (Ctrl+3)"));
 }
 
 void MainWindow::updateState() {
@@ -209,6 +220,9 @@ void MainWindow::updateState() {
     m_state = state;
     m_status->setState(state, detail);
     m_tray->setState(state, marks, m_paused, m_baseUrl, detail);
+    const int keys = m_credentials->parkedCount();
+    m_status->setKeysParked(keys);
+    m_tray->setKeysParked(keys);
 }
 
 void MainWindow::closeEvent(QCloseEvent *event) {

@@ -33,6 +33,7 @@ class LogModel;
 class LogView;
 class MarksModel;
 class MarksView;
+class CredentialsModel;
 class StatusLine;
 class TrayController;
 class UsageView;
@@ -60,6 +61,8 @@ public:
     EngineCommands *commands() const { return m_commands; }
     AttemptsModel *attemptsModel() const { return m_attempts; }
     MarksModel *marksModel() const { return m_marks; }
+    CredentialsModel *credentialsModel() const { return m_credentials; }
+    StatusLine *statusLine() const { return m_status; }
     LogModel *logModel() const { return m_log; }
     MarksView *marksView() const { return m_marksView; }
     ConfigEditor *configEditor() const { return m_configEditor; }
@@ -80,6 +83,7 @@ private:
     EngineCommands *m_commands;
     AttemptsModel *m_attempts;
     MarksModel *m_marks;
+    CredentialsModel *m_credentials;
     LogModel *m_log;
     StatusLine *m_status = nullptr;
     DemoBanner *m_demoBanner = nullptr;

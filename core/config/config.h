@@ -61,6 +61,9 @@ struct FailoverConfig {
     int deadlineMs = 120000;
     int maxRetryDelayMs = 10000;
     int keepaliveMs = 15000;
+    // How long a credential is parked when the provider gives no Retry-After or reset hint.
+    qint64 rateLimitParkMs = 60 * 1000;        // an opaque 429: usually a per-minute limit
+    qint64 exhaustedResetMs = 3600 * 1000;     // a usage limit: resets slowly
 
     bool operator==(const FailoverConfig &) const = default;
 };

@@ -552,13 +552,17 @@ void ConfigReader::readFailover(const QJsonObject &root, Config &config) {
         return;
     checkKeys(o, p,
               {QStringLiteral("enabled"), QStringLiteral("deadlineMs"), QStringLiteral("maxRetryDelayMs"),
-               QStringLiteral("keepaliveMs")});
+               QStringLiteral("keepaliveMs"), QStringLiteral("rateLimitParkMs"), QStringLiteral("exhaustedResetMs")});
     FailoverConfig &f = config.failover;
     boolean(o, p, QStringLiteral("enabled"), f.enabled);
     const QString positive = QStringLiteral("must be greater than 0 (milliseconds)");
     intField(o, p, QStringLiteral("deadlineMs"), f.deadlineMs, 1, positive);
     intField(o, p, QStringLiteral("maxRetryDelayMs"), f.maxRetryDelayMs, 0, QStringLiteral("must be 0 or more"));
     intField(o, p, QStringLiteral("keepaliveMs"), f.keepaliveMs, 1, positive);
+    const qint64 week = 7LL * 24 * 3600 * 1000;
+    const QString atLeastSecond = QStringLiteral("must be at least 1000 (one second)");
+    integer(o, p, QStringLiteral("rateLimitParkMs"), f.rateLimitParkMs, 1000, week, atLeastSecond);
+    integer(o, p, QStringLiteral("exhaustedResetMs"), f.exhaustedResetMs, 1000, week, atLeastSecond);
 }
 
 void ConfigReader::readLimits(const QJsonObject &root, Config &config) {
@@ -803,6 +807,10 @@ QJsonObject toJson(const Config &config) {
         failover.insert(QStringLiteral("maxRetryDelayMs"), config.failover.maxRetryDelayMs);
     if (config.failover.keepaliveMs != defaultFailover.keepaliveMs)
         failover.insert(QStringLiteral("keepaliveMs"), config.failover.keepaliveMs);
+    if (config.failover.rateLimitParkMs != defaultFailover.rateLimitParkMs)
+        failover.insert(QStringLiteral("rateLimitParkMs"), config.failover.rateLimitParkMs);
+    if (config.failover.exhaustedResetMs != defaultFailover.exhaustedResetMs)
+        failover.insert(QStringLiteral("exhaustedResetMs"), config.failover.exhaustedResetMs);
     root.insert(QStringLiteral("failover"), failover);
 
     const LimitsConfig defaultLimits;

@@ -1,16 +1,226 @@
 #include "credentials/credential_pools.h"
 
+#include <QCryptographicHash>
+#include <QDateTime>
 #include <QPointer>
 #include <QSet>
 
 namespace sw::credentials {
 
+QString credentialHealthName(CredentialHealth health)
+{
+    switch (health) {
+    case CredentialHealth::Parked:
+        return QStringLiteral("parked");
+    case CredentialHealth::Rejected:
+        return QStringLiteral("rejected");
+    case CredentialHealth::Ok:
+        break;
+    }
+    return QStringLiteral("ok");
+}
+
+bool CredentialFilter::matches(const QString &p, const QString &r) const
+{
+    return (provider.isEmpty() || provider == p) && (ref.isEmpty() || ref == r);
+}
+
 CredentialPools::CredentialPools(SecretStore *store, util::Clock &clock) : m_store(store), m_clock(clock) {}
 
 bool CredentialPools::exhausted(const QString &provider, int index) const
 {
-    const auto it = m_exhaustedUntil.constFind(slotKey(provider, index));
-    return it != m_exhaustedUntil.cend() && *it > m_clock.nowMs();
+    const auto it = m_states.constFind(slotKey(provider, index));
+    if (it == m_states.cend())
+        return false;
+    if (it->health == CredentialHealth::Parked)
+        return it->untilMs > m_clock.nowMs();
+    if (it->health == CredentialHealth::Rejected) {
+        // The refused secret is known and the one in reach now differs: someone fixed it.
+        const QByteArray now = currentFingerprint(it->ref);
+        return it->fingerprint.isEmpty() || now.isEmpty() || now == it->fingerprint;
+    }
+    return false;
+}
+
+QString CredentialPools::refAt(const QString &provider, int index) const
+{
+    return m_pools.value(provider).value(index);
+}
+
+QByteArray CredentialPools::currentFingerprint(const QString &ref) const
+{
+    QByteArray secret;
+    if (ref.startsWith(QLatin1String("env:")))
+        secret = qgetenv(qPrintable(ref.mid(4)));
+    else if (ref.startsWith(QLatin1String("keychain:")))
+        secret = m_cache.value(ref.mid(9));
+    if (secret.isEmpty())
+        return {};
+    return QCryptographicHash::hash(secret, QCryptographicHash::Sha256);
+}
+
+QList<QByteArray> CredentialPools::knownSecrets(const QString &ref) const
+{
+    QList<QByteArray> out;
+    if (ref.startsWith(QLatin1String("env:")))
+        out << qgetenv(qPrintable(ref.mid(4)));
+    else if (ref.startsWith(QLatin1String("keychain:")))
+        out << m_cache.value(ref.mid(9));
+    // Every secret in reach, not only this one's: an error may quote another key of the pool.
+    for (const QByteArray &s : m_cache)
+        out << s;
+    return out;
+}
+
+void CredentialPools::notifyChanged()
+{
+    if (m_changed)
+        m_changed();
+}
+
+void CredentialPools::dropExpired()
+{
+    const qint64 now = m_clock.nowMs();
+    m_states.removeIf([now](const auto &it) {
+        return it.value().health == CredentialHealth::Parked && it.value().untilMs <= now;
+    });
+}
+
+void CredentialPools::park(const Lease &lease, ParkReason reason, int status, qint64 durationMs,
+                           const QString &lastError)
+{
+    if (lease.index < 0)
+        return;
+    const QString ref = refAt(lease.provider, lease.index);
+    if (ref == QLatin1String("passthrough"))
+        return; // the caller's own key is the caller's business, never the pool's
+    SlotState &s = m_states[slotKey(lease.provider, lease.index)];
+    const qint64 until = m_clock.nowMs() + std::max<qint64>(0, durationMs);
+    if (s.health == CredentialHealth::Rejected || (s.health == CredentialHealth::Parked && s.untilMs > until &&
+                                                  s.untilMs > m_clock.nowMs()))
+        return; // a later failure never shortens the sentence, nor turns a rejection into a timer
+    s.ref = ref;
+    s.health = CredentialHealth::Parked;
+    s.reason = reason;
+    s.status = status;
+    s.untilMs = until;
+    s.parkedForMs = std::max<qint64>(0, durationMs);
+    s.lastError = redactCredentialError(lastError, knownSecrets(ref));
+    s.fingerprint.clear();
+    notifyChanged();
+}
+
+void CredentialPools::reject(const Lease &lease, int status, const QString &lastError)
+{
+    if (lease.index < 0)
+        return;
+    const QString ref = refAt(lease.provider, lease.index);
+    if (ref == QLatin1String("passthrough"))
+        return;
+    SlotState &s = m_states[slotKey(lease.provider, lease.index)];
+    s.ref = ref;
+    s.health = CredentialHealth::Rejected;
+    s.reason = ParkReason::Auth;
+    s.status = status;
+    s.untilMs = 0;
+    s.parkedForMs = 0;
+    s.lastError = redactCredentialError(lastError, knownSecrets(ref));
+    s.fingerprint = currentFingerprint(ref);
+    notifyChanged();
+}
+
+CredentialVerdict CredentialPools::recordFailure(const Lease &lease, const CredentialFailure &failure,
+                                                 const ParkDefaults &defaults)
+{
+    const CredentialVerdict v = judgeCredentialFailure(failure, defaults, QDateTime::currentMSecsSinceEpoch());
+    if (v.reject)
+        reject(lease, failure.status.value_or(0), failure.message);
+    else
+        park(lease, v.reason, failure.status.value_or(0), v.durationMs, failure.message);
+    return v;
+}
+
+void CredentialPools::configure(const QMap<QString, QStringList> &pools)
+{
+    bool changed = false;
+    for (auto it = m_states.begin(); it != m_states.end();) {
+        const QString provider = it.key().section(QChar(0), 0, 0);
+        if (pools.value(provider) != m_pools.value(provider) || !pools.contains(provider)) {
+            it = m_states.erase(it);
+            changed = true;
+        } else {
+            ++it;
+        }
+    }
+    m_pools = pools;
+    if (changed)
+        notifyChanged();
+}
+
+QList<CredentialStatus> CredentialPools::states() const
+{
+    QList<CredentialStatus> out;
+    const qint64 now = m_clock.nowMs();
+    for (auto it = m_pools.cbegin(); it != m_pools.cend(); ++it) {
+        for (int i = 0; i < it->size(); ++i) {
+            CredentialStatus row;
+            row.provider = it.key();
+            row.ref = it->at(i);
+            row.position = i;
+            row.leases = inFlight(it.key(), i);
+            const auto st = m_states.constFind(slotKey(it.key(), i));
+            if (st != m_states.cend() && st->ref == row.ref && exhausted(it.key(), i)) {
+                row.state = st->health;
+                row.reason = st->reason;
+                row.status = st->status;
+                row.lastError = st->lastError;
+                if (st->health == CredentialHealth::Parked) {
+                    row.remainingMs = st->untilMs - now;
+                    row.parkedForMs = st->parkedForMs;
+                }
+            }
+            out << row;
+        }
+    }
+    return out;
+}
+
+int CredentialPools::parkedCount() const
+{
+    int n = 0;
+    for (const auto &row : states())
+        n += row.state != CredentialHealth::Ok;
+    return n;
+}
+
+int CredentialPools::clear(const CredentialFilter &filter)
+{
+    dropExpired();
+    int n = 0;
+    for (auto it = m_states.begin(); it != m_states.end();) {
+        const QString provider = it.key().section(QChar(0), 0, 0);
+        if (filter.matches(provider, it->ref)) {
+            it = m_states.erase(it);
+            ++n;
+        } else {
+            ++it;
+        }
+    }
+    // "Retry now" after fixing the key in the keychain by other means: read it again.
+    for (auto it = m_pools.cbegin(); it != m_pools.cend(); ++it)
+        for (const QString &ref : *it)
+            if (filter.matches(it.key(), ref) && ref.startsWith(QLatin1String("keychain:")))
+                m_cache.remove(ref.mid(9));
+    if (n > 0)
+        notifyChanged();
+    return n;
+}
+
+int CredentialPools::credentialChanged(const QString &ref)
+{
+    CredentialFilter f;
+    f.ref = ref;
+    return clear(f);
 }
 
 bool CredentialPools::hasUsable(const QString &provider, const QStringList &refs, bool callerHasAuth) const
@@ -44,6 +254,11 @@ void CredentialPools::acquire(const QString &provider, const QStringList &refs, 
         if (exhausted(provider, i))
             continue;
         const QString &ref = refs[i];
+        if (auto st = m_states.find(slotKey(provider, i));
+            st != m_states.end() && st->health == CredentialHealth::Rejected) {
+            m_states.erase(st); // usable again although rejected: its secret changed
+            notifyChanged();
+        }
         AcquireResult r;
         r.lease = {provider, i};
         if (ref == QLatin1String("passthrough")) {
@@ -113,9 +328,19 @@ void CredentialPools::prewarm(const QStringList &refs, QObject *context,
         m_store->read(name, context, [this, name, generation, onProblem](const SecretResult &res) {
             if (generation != m_prewarmGeneration)
                 return;
-            if (res.ok && !res.secret.isEmpty())
+            if (res.ok && !res.secret.isEmpty()) {
                 m_cache.insert(name, res.secret);
-            else if (onProblem)
+                // A rejected keychain credential whose secret now reads differently was fixed.
+                const QByteArray fp = QCryptographicHash::hash(res.secret, QCryptographicHash::Sha256);
+                const int before = int(m_states.size());
+                m_states.removeIf([&](const auto &it) {
+                    return it.value().health == CredentialHealth::Rejected &&
+                           it.value().ref == QLatin1String("keychain:") + name && !it.value().fingerprint.isEmpty() &&
+                           it.value().fingerprint != fp;
+                });
+                if (m_states.size() != before)
+                    notifyChanged();
+            } else if (onProblem)
                 onProblem(name, res);
         });
     }
@@ -132,8 +357,7 @@ void CredentialPools::release(const Lease &lease)
 
 void CredentialPools::markExhausted(const Lease &lease, qint64 forMs)
 {
-    if (lease.index >= 0)
-        m_exhaustedUntil.insert(slotKey(lease.provider, lease.index), m_clock.nowMs() + forMs);
+    park(lease, ParkReason::UsageLimit, 0, forMs, {});
 }
 
 int CredentialPools::inFlight(const QString &provider, int index) const

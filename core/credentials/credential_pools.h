@@ -3,9 +3,11 @@
 // refreshGatewayApiKeyAfterAuthError, leases). Engine thread only.
 
 #include "credentials/credential_store.h"
+#include "credentials/park_policy.h"
 #include "util/clock.h"
 
 #include <QHash>
+#include <QMap>
 #include <QStringList>
 
 namespace sw::credentials {
@@ -24,6 +26,34 @@ struct AcquireResult {
     QString error;
 };
 
+// Issue 13: each credential of a pool (provider + position + reference) is ok,
+// parked (until a time, with a reason) or rejected (a 401: until its secret changes).
+enum class CredentialHealth { Ok, Parked, Rejected };
+QString credentialHealthName(CredentialHealth health); // ok, parked, rejected
+
+// One row of GET /admin/credentials and of the GUI's Credentials table. Never a secret.
+struct CredentialStatus {
+    QString provider;
+    QString ref; // as configured: keychain:NAME, env:VAR, passthrough
+    int position = 0;
+    CredentialHealth state = CredentialHealth::Ok;
+    ParkReason reason = ParkReason::None;
+    int status = 0;                     // the HTTP status that parked or rejected it; 0 = none
+    std::optional<qint64> remainingMs;  // parked only
+    qint64 parkedForMs = 0;             // the whole parking time (for a draining bar)
+    QString lastError;                  // redacted
+    int leases = 0;
+
+    bool operator==(const CredentialStatus &) const = default;
+};
+
+// Which credentials DELETE /admin/credentials (or "Retry now") clears: empty fields match any.
+struct CredentialFilter {
+    QString provider;
+    QString ref;
+    bool matches(const QString &provider, const QString &ref) const;
+};
+
 class CredentialPools {
 public:
     static constexpr qint64 kDefaultExhaustedMs = 3600 * 1000; // usage limits reset slowly
@@ -39,7 +69,30 @@ public:
                  QObject *context, std::function<void(const AcquireResult &)> done);
     void release(const Lease &lease);
     // 401, non-cap 403 or usage limit: rotate away from this credential until `forMs` passed.
+    // Kept for callers that know no more than that; park()/reject()/recordFailure() say why.
     void markExhausted(const Lease &lease, qint64 forMs = kDefaultExhaustedMs);
+
+    // Parks the credential for `durationMs` (a later park never shortens an earlier one).
+    void park(const Lease &lease, ParkReason reason, int status, qint64 durationMs, const QString &lastError);
+    // A 401: out until its secret changes (credentialChanged, a new pool, a keychain read that differs).
+    void reject(const Lease &lease, int status, const QString &lastError);
+    // The failover loop's one call after a failure blamed on the credential: judges reject or park, and
+    // for how long (park_policy.h), then records it. Passthrough credentials are the caller's: ignored.
+    CredentialVerdict recordFailure(const Lease &lease, const CredentialFailure &failure, const ParkDefaults &defaults);
+
+    // The pools as configured (provider -> references in order). A pool that changed loses its states:
+    // its positions may now mean other secrets.
+    void configure(const QMap<QString, QStringList> &pools);
+    // Every configured credential with its state, providers sorted, positions in order.
+    QList<CredentialStatus> states() const;
+    int parkedCount() const; // parked or rejected now
+    // Clears parking and rejection of the matching credentials; also forgets their cached keychain
+    // secrets so the next use reads the keychain again. Returns how many had a state.
+    int clear(const CredentialFilter &filter);
+    // A new secret was stored for `ref` (credential set, the GUI's Set key…): its state goes at once.
+    int credentialChanged(const QString &ref);
+    // Told whenever a state appears or goes (engine thread), so observers can refresh.
+    void setChangedCallback(std::function<void()> callback) { m_changed = std::move(callback); }
     int inFlight(const QString &provider, int index) const;
     int totalInFlight() const;
     void forgetCached(const QString &name) { m_cache.remove(name); }
@@ -54,11 +107,28 @@ public:
     void setStore(SecretStore *store) { m_store = store; }
 
 private:
+    struct SlotState {
+        QString ref;
+        CredentialHealth health = CredentialHealth::Ok;
+        ParkReason reason = ParkReason::None;
+        int status = 0;
+        qint64 untilMs = 0;    // parked: engine clock
+        qint64 parkedForMs = 0;
+        QString lastError;
+        QByteArray fingerprint; // rejected: sha256 of the secret that was refused, when known
+    };
     QString slotKey(const QString &provider, int index) const { return provider + QChar(0) + QString::number(index); }
     bool exhausted(const QString &provider, int index) const;
+    QString refAt(const QString &provider, int index) const;
+    QByteArray currentFingerprint(const QString &ref) const; // empty when the secret is not known now
+    QList<QByteArray> knownSecrets(const QString &ref) const;
+    void dropExpired();
+    void notifyChanged();
     SecretStore *m_store;
     util::Clock &m_clock;
-    QHash<QString, qint64> m_exhaustedUntil;
+    QHash<QString, SlotState> m_states; // slotKey -> state (ok slots are absent)
+    QMap<QString, QStringList> m_pools;
+    std::function<void()> m_changed;
     QHash<QString, int> m_inFlight;
     QHash<QString, QByteArray> m_cache; // keychain name -> secret (memory only)
     quint64 m_prewarmGeneration = 0;    // a newer prewarm wins over answers of an older one

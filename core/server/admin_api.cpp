@@ -146,6 +146,8 @@ void AdminApi::handle(const InboundRequest &req, HttpExchange *exchange)
         }
         return error(405, QStringLiteral("use GET or DELETE"));
     }
+    if (path == QLatin1String("/admin/credentials"))
+        return handleCredentials(req, exchange);
     if (path == QLatin1String("/admin/attempts") && req.method == "GET") {
         bool ok = false;
         int limit = req.query.queryItemValue(QStringLiteral("limit")).toInt(&ok);

@@ -22,6 +22,8 @@ public:
     void handle(const InboundRequest &request, HttpExchange *exchange);
 
     static QByteArray marksJson(const Engine &engine);
+    // GET /admin/credentials body (admin_credentials.cpp): references and states, never a secret.
+    static QByteArray credentialsJson(const Engine &engine);
 
     // An /admin/events subscriber whose socket holds more than this unsent is behind: it gets no
     // new frames; marks changes are coalesced into one snapshot sent when it catches up.
@@ -37,6 +39,8 @@ private:
         bool marksPending = false;   // a marks change it has not seen
         qint64 skippedBytes = 0;     // attempt frames it missed while behind
     };
+    // GET / DELETE /admin/credentials (issue 13).
+    void handleCredentials(const InboundRequest &request, HttpExchange *exchange);
     void json(HttpExchange *exchange, int status, const QByteArray &body);
     void broadcast(const QByteArray &event, const QByteArray &json);
     void catchUp(HttpExchange *exchange);

@@ -5,6 +5,7 @@
 // queued signal and the GUI never touches an engine object.
 
 #include "config/config.h"
+#include "credentials/credential_pools.h"
 #include "failover/provider_down_marks.h"
 #include "telemetry/engine_events.h"
 
@@ -52,6 +53,8 @@ struct EngineSnapshot {
     QList<telemetry::AttemptRecord> newAttempts; // since the previous snapshot, oldest first
     int droppedAttempts = 0;                     // more than fit in one batch (the GUI ring is bounded anyway)
     QList<MarkRow> marks;                        // every active mark
+    // Every configured credential and its health; remainingMs of a parked one is measured at `wallMs`.
+    QList<credentials::CredentialStatus> credentials;
     QHash<QString, qint64> failureTotals;        // the /metrics counter: "provider\x1ffailure" -> n
     QList<FailureMinute> failuresByMinute;       // the last 30 minutes that had failures, oldest first
     QMap<QString, UsageTotals> usageByTenant;

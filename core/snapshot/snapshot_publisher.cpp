@@ -28,6 +28,7 @@ SnapshotPublisher::SnapshotPublisher(Engine &engine, int intervalMs) : QObject(&
     connect(telemetry, &telemetry::Telemetry::usageRecorded, this, &SnapshotPublisher::onUsage);
     connect(telemetry, &telemetry::Telemetry::logLine, this, &SnapshotPublisher::onLogLine);
     connect(&engine, &Engine::marksChanged, this, [this]() { m_dirty = true; });
+    connect(&engine, &Engine::credentialsChanged, this, [this]() { m_dirty = true; });
     connect(&engine, &Engine::pausedChanged, this, [this]() {
         m_dirty = true;
         publishNow(); // the tray and the status line answer a click at once
@@ -138,6 +139,7 @@ void SnapshotPublisher::publishNow() {
     s.marks.reserve(marks.size());
     for (const auto &m : marks)
         s.marks.append(MarkRow{m, std::max<qint64>(0, m.expiresAtMs - engineNow)});
+    s.credentials = m_engine.credentialStates();
     s.failureTotals = m_engine.telemetry()->failureCounts();
     s.failuresByMinute = QList<FailureMinute>(m_failureMinutes.begin(), m_failureMinutes.end());
     s.usageByTenant = m_usageByTenant;

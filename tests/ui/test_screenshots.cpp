@@ -10,6 +10,7 @@
 #include "gateway_fixture.h"
 #include "log/log_model.h"
 #include "main_window.h"
+#include "marks/credentials_model.h"
 #include "marks/marks_model.h"
 #include "shared/empty_state_stack.h"
 #include "signal_wait.h"
@@ -63,6 +64,15 @@ private Q_SLOTS:
         m_host = std::make_unique<EngineHost>();
         Engine::Options options;
         options.config = config::demoConfig();
+        // Key pools with a spare each, so parking one (below) shows in the pictures without changing the routing.
+        qputenv("SW_SHOT_ANTHROPIC_SPARE", "screenshot-spare-a");
+        qputenv("SW_SHOT_OPENAI", "screenshot-openai");
+        qputenv("SW_SHOT_OPENAI_SPARE", "screenshot-spare-b");
+        m_secrets.secrets.insert(QStringLiteral("sim-anthropic-main"), "screenshot-main-a");
+        options.config.providers[QStringLiteral("sim-anthropic")].credentials = {
+            QStringLiteral("keychain:sim-anthropic-main"), QStringLiteral("env:SW_SHOT_ANTHROPIC_SPARE")};
+        options.config.providers[QStringLiteral("sim-openai")].credentials = {
+            QStringLiteral("env:SW_SHOT_OPENAI"), QStringLiteral("env:SW_SHOT_OPENAI_SPARE")};
         options.demo = true;
         options.secrets = &m_secrets;
         QString error;
@@ -123,6 +133,18 @@ private Q_SLOTS:
         auto *detail = window.viewWidget(MainWindow::Attempts)->findChild<QLabel *>(QStringLiteral("attemptDetail"));
         QVERIFY2(detail->text().contains(QStringLiteral("Attempt 1")), qPrintable(detail->text()));
         QVERIFY(detail->text().contains(QStringLiteral("Attempt 2")));
+        // Two keys out of use: one refused (401, a mistyped key), one over its usage limit.
+        m_host->runBlocking([](Engine &e) {
+            credentials::CredentialFailure unauthorized;
+            unauthorized.status = 401;
+            unauthorized.message = QStringLiteral("authentication_error: invalid x-api-key");
+            e.pools().recordFailure({QStringLiteral("sim-anthropic"), 0}, unauthorized, {});
+            credentials::CredentialFailure limited;
+            limited.status = 429;
+            limited.message = QStringLiteral("You have reached your usage limit for this billing period; try again in 47m");
+            e.pools().recordFailure({QStringLiteral("sim-openai"), 0}, limited, {});
+        });
+        QVERIFY(test::waitUntil([&window]() { return window.credentialsModel()->parkedCount() == 2; }));
         QTest::qWait(1200); // let a countdown tick and the snapshots settle
         for (int v = 0; v < MainWindow::ViewCount; ++v) {
             window.showView(MainWindow::View(v));

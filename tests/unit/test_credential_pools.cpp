@@ -1,11 +1,17 @@
 // CredentialPools on a fake clock and a scripted store: exhausted credentials
 // are skipped until their reset, leases count in-flight use per credential,
-// and pre-warming fills the keychain cache off the request path.
+// and pre-warming fills the keychain cache off the request path. Issue 13:
+// parked / rejected states, how long a credential is parked (park_policy), and
+// what brings one back (time, a new secret, a changed pool, a clear).
+#include "config/config.h"
+#include "config/config_loader.h"
 #include "credentials/credential_pools.h"
+#include "credentials/park_policy.h"
 #include "fake_clock.h"
 #include "gateway_fixture.h"
 #include "signal_wait.h"
 
+#include <QDateTime>
 #include <QTest>
 
 using namespace sw;
@@ -13,18 +19,42 @@ using namespace sw::credentials;
 using namespace sw::test;
 
 namespace {
-AcquireResult acquireNow(CredentialPools &pools, const QStringList &refs, const QByteArray &callerAuth = {})
+AcquireResult acquireNow(CredentialPools &pools, const QStringList &refs, const QByteArray &callerAuth = {},
+                         const QString &provider = QStringLiteral("p"))
 {
     AcquireResult out;
     bool done = false;
     QObject context;
-    pools.acquire(QStringLiteral("p"), refs, callerAuth, 0, &context, [&](const AcquireResult &r) {
+    pools.acquire(provider, refs, callerAuth, 0, &context, [&](const AcquireResult &r) {
         out = r;
         done = true;
     });
     waitUntil([&done]() { return done; }, 2000);
     return out;
 }
+const QString P = QStringLiteral("p");
+
+CredentialStatus stateOf(const CredentialPools &pools, const QString &provider, int position)
+{
+    for (const auto &s : pools.states())
+        if (s.provider == provider && s.position == position)
+            return s;
+    return {};
+}
+
+CredentialFailure failure(int status, const QString &message = {}, std::optional<qint64> retryAfterMs = {},
+                          upstream::HeaderList headers = {})
+{
+    CredentialFailure f;
+    f.status = status;
+    f.message = message;
+    f.retryAfterMs = retryAfterMs;
+    f.headers = std::move(headers);
+    return f;
+}
+
+// 2026-11-30 12:00:00 UTC: a fixed "now" for reset times written as absolute times.
+constexpr qint64 kNoon = 1796040000000;
 } // namespace
 
 class TestCredentialPools : public QObject {
@@ -110,6 +140,291 @@ private Q_SLOTS:
         QCOMPARE(r.kind, AcquireResult::Kind::StoreError);
         QVERIFY(r.error.contains(QStringLiteral("k1")));
         QVERIFY(r.secret.isEmpty());
+    }
+
+    // ---------------------------------------------------------------- issue 13: parking time
+
+    void parkingTimeFollowsRetryAfterThenHintsThenTheReason()
+    {
+        const ParkDefaults d; // 60 s for an opaque 429, 1 h for a usage limit
+        // Retry-After wins over everything else.
+        QCOMPARE(judgeCredentialFailure(failure(429, {}, 7000), d, kNoon).durationMs, qint64(7000));
+        auto v = judgeCredentialFailure(failure(429, QStringLiteral("usage limit reached, try again in 5h"), 7000), d, kNoon);
+        QCOMPARE(v.reason, ParkReason::UsageLimit);
+        QCOMPARE(v.durationMs, qint64(7000));
+        // An opaque 429 (no wording, no hint) is a per-minute limit: a minute, not an hour.
+        v = judgeCredentialFailure(failure(429, QStringLiteral("Too Many Requests")), d, kNoon);
+        QCOMPARE(v.reason, ParkReason::RateLimit);
+        QCOMPARE(v.durationMs, qint64(60000));
+        QVERIFY(!v.reject);
+        // A usage limit without a hint: exhaustedResetMs.
+        v = judgeCredentialFailure(failure(429, QStringLiteral("You exceeded your current quota")), d, kNoon);
+        QCOMPARE(v.reason, ParkReason::UsageLimit);
+        QCOMPARE(v.durationMs, qint64(3600000));
+        // OpenAI says "insufficient_quota" in the error type, not the message.
+        auto quota = failure(429, QStringLiteral("You exceeded your quota"));
+        QCOMPARE(judgeCredentialFailure(quota, d, kNoon).reason, ParkReason::RateLimit);
+        quota.classification = QStringLiteral("insufficient_quota: You exceeded your quota");
+        QCOMPARE(judgeCredentialFailure(quota, d, kNoon).reason, ParkReason::UsageLimit);
+        // The configured values are used, not the built-in ones.
+        config::Config cfg;
+        cfg.failover.rateLimitParkMs = 15000;
+        cfg.failover.exhaustedResetMs = 7200000;
+        const ParkDefaults mine = parkDefaultsFor(cfg, config::ProviderConfig());
+        QCOMPARE(judgeCredentialFailure(failure(429), mine, kNoon).durationMs, qint64(15000));
+        QCOMPARE(judgeCredentialFailure(failure(402, QStringLiteral("credit balance too low")), mine, kNoon).durationMs,
+                 qint64(7200000));
+        config::ProviderConfig slow;
+        slow.exhaustedResetMs = 90000; // a provider's own setting still wins
+        QCOMPARE(parkDefaultsFor(cfg, slow).exhaustedResetMs, qint64(90000));
+        // A 401 is not timed at all; a 403 is parked as auth.
+        v = judgeCredentialFailure(failure(401, QStringLiteral("invalid x-api-key")), d, kNoon);
+        QVERIFY(v.reject);
+        QCOMPARE(v.reason, ParkReason::Auth);
+        v = judgeCredentialFailure(failure(403, QStringLiteral("forbidden")), d, kNoon);
+        QVERIFY(!v.reject);
+        QCOMPARE(v.reason, ParkReason::Auth);
+        QCOMPARE(v.durationMs, qint64(3600000));
+    }
+
+    void parkingTimesAreConfiguredUnderFailover()
+    {
+        const auto defaults = config::parse(R"({"failover": {"enabled": true}})");
+        QVERIFY(defaults.ok());
+        QCOMPARE(defaults.config->failover.rateLimitParkMs, qint64(60000));
+        QCOMPARE(defaults.config->failover.exhaustedResetMs, qint64(3600000));
+        const auto set = config::parse(R"({"failover": {"rateLimitParkMs": 30000, "exhaustedResetMs": 600000}})");
+        QVERIFY(set.ok());
+        QCOMPARE(set.config->failover.rateLimitParkMs, qint64(30000));
+        QCOMPARE(set.config->failover.exhaustedResetMs, qint64(600000));
+        const QJsonObject saved = config::toJson(*set.config).value(QStringLiteral("failover")).toObject();
+        QCOMPARE(saved.value(QStringLiteral("rateLimitParkMs")).toInteger(), 30000);
+        QCOMPARE(saved.value(QStringLiteral("exhaustedResetMs")).toInteger(), 600000);
+        const auto tooShort = config::parse(R"({"failover": {"rateLimitParkMs": 5}})");
+        QVERIFY(!tooShort.ok());
+        QCOMPARE(tooShort.errors.first().path, QStringLiteral("failover.rateLimitParkMs"));
+    }
+
+    void providerResetHeadersPreferTheExhaustedBudget()
+    {
+        // Anthropic: RFC 3339 times; the requests budget is used up, the token budget is not.
+        const upstream::HeaderList anthropic{
+            {"anthropic-ratelimit-requests-remaining", "0"},
+            {"anthropic-ratelimit-requests-reset", "2026-11-30T12:00:42Z"},
+            {"anthropic-ratelimit-tokens-remaining", "90000"},
+            {"anthropic-ratelimit-tokens-reset", "2026-11-30T12:05:00Z"}};
+        QCOMPARE(resetHintFromHeaders(anthropic, kNoon), std::optional<qint64>(42000));
+        QCOMPARE(judgeCredentialFailure(failure(429, {}, {}, anthropic), {}, kNoon).durationMs, qint64(42000));
+        // OpenAI: Go durations; the token budget is used up.
+        const upstream::HeaderList openai{{"x-ratelimit-remaining-requests", "499"},
+                                          {"x-ratelimit-reset-requests", "120ms"},
+                                          {"x-ratelimit-remaining-tokens", "0"},
+                                          {"x-ratelimit-reset-tokens", "6m0s"}};
+        QCOMPARE(resetHintFromHeaders(openai, kNoon), std::optional<qint64>(360000));
+        // No remaining counts: the latest reset.
+        QCOMPARE(resetHintFromHeaders({{"x-ratelimit-reset-requests", "1.5s"}, {"x-ratelimit-reset-tokens", "20s"}}, kNoon),
+                 std::optional<qint64>(20000));
+        // A reset already in the past is no hint: the reason's default applies.
+        const upstream::HeaderList stale{{"anthropic-ratelimit-requests-reset", "2026-11-30T11:00:00Z"}};
+        QCOMPARE(resetHintFromHeaders(stale, kNoon), std::nullopt);
+        QCOMPARE(judgeCredentialFailure(failure(429, {}, {}, stale), {}, kNoon).durationMs, qint64(60000));
+    }
+
+    void resetHintsInTheErrorText()
+    {
+        QCOMPARE(resetHintFromText(QStringLiteral("Rate limit reached. Please try again in 20s."), kNoon),
+                 std::optional<qint64>(20000));
+        QCOMPARE(resetHintFromText(QStringLiteral("quota exhausted, try again in 1h 30m"), kNoon),
+                 std::optional<qint64>(5400000));
+        QCOMPARE(resetHintFromText(QStringLiteral("usage limit; resets at 2026-11-30T15:00:00Z"), kNoon),
+                 std::optional<qint64>(3 * 3600000));
+        QCOMPARE(resetHintFromText(QStringLiteral("Claude AI usage limit reached|1796047200"), kNoon),
+                 std::optional<qint64>(2 * 3600000));
+        QCOMPARE(resetHintFromText(QStringLiteral("Your limit resets at 5pm UTC"), kNoon),
+                 std::optional<qint64>(5 * 3600000));
+        QCOMPARE(resetHintFromText(QStringLiteral("Your limit resets at 11:00 UTC"), kNoon), // tomorrow's 11:00
+                 std::optional<qint64>(23 * 3600000));
+        QCOMPARE(resetHintFromText(QStringLiteral("error 500 at line 5"), kNoon), std::nullopt);
+        const auto v = judgeCredentialFailure(
+            failure(429, QStringLiteral("You have hit your usage limit. It resets at 2026-11-30T13:00:00Z.")), {}, kNoon);
+        QCOMPARE(v.reason, ParkReason::UsageLimit);
+        QCOMPARE(v.durationMs, qint64(3600000));
+    }
+
+    void redactionMasksSecretsAndKeyShapes()
+    {
+        const QString e = redactCredentialError(
+            QStringLiteral("invalid x-api-key fixture-secret-0001 (sk-test-abcdefgh); Bearer xyz.abc"),
+            {"fixture-secret-0001"});
+        QVERIFY2(!e.contains(QStringLiteral("fixture-secret-0001")), qPrintable(e));
+        QVERIFY2(!e.contains(QStringLiteral("sk-test-abcdefgh")), qPrintable(e));
+        QVERIFY2(!e.contains(QStringLiteral("xyz.abc")), qPrintable(e));
+        QVERIFY(e.startsWith(QStringLiteral("invalid x-api-key [redacted]")));
+    }
+
+    // ---------------------------------------------------------------- issue 13: states
+
+    void parkedCountsDownOnTheClockAndComesBack()
+    {
+        qputenv("SW_POOL_A", "a");
+        qputenv("SW_POOL_B", "b");
+        FakeClock clock;
+        CredentialPools pools(nullptr, clock);
+        const QStringList refs{QStringLiteral("env:SW_POOL_A"), QStringLiteral("env:SW_POOL_B")};
+        pools.configure({{P, refs}});
+        int changes = 0;
+        pools.setChangedCallback([&changes]() { ++changes; });
+        QCOMPARE(stateOf(pools, P, 0).state, CredentialHealth::Ok);
+        QCOMPARE(stateOf(pools, P, 0).remainingMs, std::nullopt);
+
+        const auto v = pools.recordFailure({P, 0}, failure(429, QStringLiteral("slow down"), 7000), {});
+        QCOMPARE(v.durationMs, qint64(7000));
+        QCOMPARE(changes, 1);
+        auto s = stateOf(pools, P, 0);
+        QCOMPARE(s.state, CredentialHealth::Parked);
+        QCOMPARE(s.reason, ParkReason::RateLimit);
+        QCOMPARE(s.status, 429);
+        QCOMPARE(s.remainingMs, std::optional<qint64>(7000));
+        QCOMPARE(s.ref, QStringLiteral("env:SW_POOL_A"));
+        QCOMPARE(pools.parkedCount(), 1);
+        QCOMPARE(acquireNow(pools, refs).secret, QByteArray("b"));
+
+        clock.advance(6999);
+        QCOMPARE(stateOf(pools, P, 0).remainingMs, std::optional<qint64>(1));
+        QCOMPARE(acquireNow(pools, refs).secret, QByteArray("b"));
+        clock.advance(1);
+        QCOMPARE(stateOf(pools, P, 0).state, CredentialHealth::Ok);
+        QCOMPARE(pools.parkedCount(), 0);
+        QCOMPARE(acquireNow(pools, refs).secret, QByteArray("a"));
+
+        // An opaque 429: a minute.
+        pools.recordFailure({P, 0}, failure(429), {});
+        clock.advance(59999);
+        QVERIFY(!pools.hasUsable(P, {refs.at(0)}, false));
+        clock.advance(1);
+        QVERIFY(pools.hasUsable(P, {refs.at(0)}, false));
+    }
+
+    void aLaterFailureNeverShortensParking()
+    {
+        qputenv("SW_POOL_A", "a");
+        FakeClock clock;
+        CredentialPools pools(nullptr, clock);
+        const QStringList refs{QStringLiteral("env:SW_POOL_A")};
+        pools.configure({{P, refs}});
+        pools.park({P, 0}, ParkReason::UsageLimit, 429, 3600000, QStringLiteral("usage limit"));
+        pools.park({P, 0}, ParkReason::RateLimit, 429, 60000, QStringLiteral("slow down"));
+        QCOMPARE(stateOf(pools, P, 0).remainingMs, std::optional<qint64>(3600000));
+        QCOMPARE(stateOf(pools, P, 0).reason, ParkReason::UsageLimit);
+    }
+
+    void rejectedStaysUntilTheSecretChanges()
+    {
+        qputenv("SW_POOL_A", "wrong-one");
+        FakeClock clock;
+        ScriptedSecretStore store;
+        store.secrets.insert(QStringLiteral("k"), "typo-key");
+        CredentialPools pools(&store, clock);
+        const QStringList refs{QStringLiteral("keychain:k"), QStringLiteral("env:SW_POOL_A")};
+        pools.configure({{P, refs}});
+        QCOMPARE(acquireNow(pools, refs).secret, QByteArray("typo-key"));
+
+        pools.recordFailure({P, 0}, failure(401, QStringLiteral("invalid x-api-key typo-key")), {});
+        auto s = stateOf(pools, P, 0);
+        QCOMPARE(s.state, CredentialHealth::Rejected);
+        QCOMPARE(s.reason, ParkReason::Auth);
+        QCOMPARE(s.status, 401);
+        QCOMPARE(s.remainingMs, std::nullopt); // no timer
+        QVERIFY2(!s.lastError.contains(QStringLiteral("typo-key")), qPrintable(s.lastError));
+        clock.advance(30LL * 24 * 3600 * 1000); // a month later: still rejected
+        QCOMPARE(stateOf(pools, P, 0).state, CredentialHealth::Rejected);
+        QCOMPARE(acquireNow(pools, refs).secret, QByteArray("wrong-one"));
+
+        // The user stores the right key (credential set): the next acquire reads it at once.
+        store.secrets.insert(QStringLiteral("k"), "fixed-key");
+        QCOMPARE(pools.credentialChanged(QStringLiteral("keychain:k")), 1);
+        QCOMPARE(stateOf(pools, P, 0).state, CredentialHealth::Ok);
+        QCOMPARE(acquireNow(pools, refs).secret, QByteArray("fixed-key"));
+
+        // An env: key fixed in place (the same process sees the new value) is noticed without a command.
+        pools.recordFailure({P, 1}, failure(401), {});
+        QCOMPARE(stateOf(pools, P, 1).state, CredentialHealth::Rejected);
+        qputenv("SW_POOL_A", "right-one");
+        QCOMPARE(stateOf(pools, P, 1).state, CredentialHealth::Ok);
+    }
+
+    void aReloadThatReadsANewSecretClearsTheRejection()
+    {
+        FakeClock clock;
+        ScriptedSecretStore store;
+        store.secrets.insert(QStringLiteral("k"), "typo-key");
+        CredentialPools pools(&store, clock);
+        const QStringList refs{QStringLiteral("keychain:k")};
+        pools.configure({{P, refs}});
+        QObject context;
+        pools.prewarm(refs, &context);
+        QVERIFY(waitUntil([&pools]() { return pools.isCached(QStringLiteral("k")); }));
+        pools.reject({P, 0}, 401, {});
+        pools.prewarm(refs, &context); // the same secret again: still rejected
+        QVERIFY(waitUntil([&pools]() { return pools.isCached(QStringLiteral("k")); }));
+        QCOMPARE(stateOf(pools, P, 0).state, CredentialHealth::Rejected);
+        store.secrets.insert(QStringLiteral("k"), "fixed-key"); // Set key… in the GUI, then a reload
+        pools.prewarm(refs, &context);
+        QVERIFY(waitUntil([&pools]() { return stateOf(pools, P, 0).state == CredentialHealth::Ok; }));
+    }
+
+    void aChangedPoolStartsOverAndClearFilters()
+    {
+        qputenv("SW_POOL_A", "a");
+        qputenv("SW_POOL_B", "b");
+        FakeClock clock;
+        CredentialPools pools(nullptr, clock);
+        const QString a = QStringLiteral("env:SW_POOL_A");
+        const QString b = QStringLiteral("env:SW_POOL_B");
+        pools.configure({{P, {a, b}}, {QStringLiteral("q"), {a}}});
+        pools.park({P, 0}, ParkReason::RateLimit, 429, 60000, {});
+        pools.park({P, 1}, ParkReason::RateLimit, 429, 60000, {});
+        pools.park({QStringLiteral("q"), 0}, ParkReason::UsageLimit, 429, 60000, {});
+        QCOMPARE(pools.parkedCount(), 3);
+
+        // The same pools again (an unrelated configuration change): nothing moves.
+        pools.configure({{P, {a, b}}, {QStringLiteral("q"), {a}}});
+        QCOMPARE(pools.parkedCount(), 3);
+        // q's pool changed: its states go; p's stay.
+        pools.configure({{P, {a, b}}, {QStringLiteral("q"), {b, a}}});
+        QCOMPARE(pools.parkedCount(), 2);
+
+        CredentialFilter byRef;
+        byRef.provider = P;
+        byRef.ref = b;
+        QCOMPARE(pools.clear(byRef), 1);
+        QCOMPARE(stateOf(pools, P, 0).state, CredentialHealth::Parked);
+        QCOMPARE(stateOf(pools, P, 1).state, CredentialHealth::Ok);
+        QCOMPARE(pools.clear({}), 1);
+        QCOMPARE(pools.parkedCount(), 0);
+        QCOMPARE(pools.clear({}), 0);
+    }
+
+    void passthroughIsNeverParked()
+    {
+        FakeClock clock;
+        CredentialPools pools(nullptr, clock);
+        pools.configure({{P, {QStringLiteral("passthrough")}}});
+        pools.recordFailure({P, 0}, failure(401), {});
+        pools.park({P, 0}, ParkReason::RateLimit, 429, 60000, {});
+        QCOMPARE(stateOf(pools, P, 0).state, CredentialHealth::Ok);
+        QVERIFY(pools.hasUsable(P, {QStringLiteral("passthrough")}, true));
+    }
+
+    void markExhaustedStillParks()
+    {
+        qputenv("SW_POOL_A", "a");
+        FakeClock clock;
+        CredentialPools pools(nullptr, clock);
+        pools.configure({{P, {QStringLiteral("env:SW_POOL_A")}}});
+        pools.markExhausted({P, 0}, 5000);
+        QCOMPARE(stateOf(pools, P, 0).state, CredentialHealth::Parked);
+        QCOMPARE(stateOf(pools, P, 0).remainingMs, std::optional<qint64>(5000));
     }
 };
 

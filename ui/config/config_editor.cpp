@@ -739,6 +739,8 @@ void ConfigEditor::setKey() {
             return;
         }
         const QString ref = QStringLiteral("keychain:") + name;
+        if (m_commands)
+            m_commands->credentialChanged(ref); // a key parked or rejected under this name is tried again at once
         if (m_working.providers.contains(id) && !m_working.providers[id].credentials.contains(ref)) {
             m_working.providers[id].credentials << ref;
             edited();

@@ -4,9 +4,11 @@
 #include "attempts/request_story.h"
 #include "dashboard/failure_sparkline.h"
 #include "dashboard/mark_card.h"
+#include "marks/credentials_model.h"
 #include "marks/marks_model.h"
 #include "shared/engine_commands.h"
 #include "shared/state_palette.h"
+#include "shared/time_text.h"
 
 #include <QDateTime>
 #include <QHBoxLayout>
@@ -30,8 +32,9 @@ QLabel *heading(const QString &text, QWidget *parent) {
 }
 } // namespace
 
-DashboardView::DashboardView(AttemptsModel *attempts, MarksModel *marks, EngineCommands *commands, QWidget *parent)
-    : QWidget(parent), m_attempts(attempts), m_marks(marks), m_commands(commands) {
+DashboardView::DashboardView(AttemptsModel *attempts, MarksModel *marks, EngineCommands *commands, QWidget *parent,
+                             CredentialsModel *credentials)
+    : QWidget(parent), m_attempts(attempts), m_marks(marks), m_commands(commands), m_credentials(credentials) {
     auto *row = new QHBoxLayout(this);
     auto *left = new QVBoxLayout;
     left->addWidget(heading(tr("Marks now"), this));
@@ -82,7 +85,13 @@ DashboardView::DashboardView(AttemptsModel *attempts, MarksModel *marks, EngineC
     connect(marks, &MarksModel::countChanged, this, &DashboardView::refreshMarks);
     connect(marks, &QAbstractItemModel::dataChanged, this, &DashboardView::refreshMarks);
     connect(attempts, &QAbstractItemModel::rowsInserted, this, &DashboardView::refreshRequests);
+    if (credentials) {
+        connect(credentials, &CredentialsModel::parkedCountChanged, this, &DashboardView::refreshKeys);
+        connect(credentials, &QAbstractItemModel::dataChanged, this, &DashboardView::refreshKeys);
+        connect(credentials, &QAbstractItemModel::modelReset, this, &DashboardView::refreshKeys);
+    }
     refreshMarks();
+    refreshKeys();
     refreshRequests();
 }
 
@@ -110,7 +119,47 @@ void DashboardView::refreshMarks() {
             (m.strikes == 1 ? tr("%1 · 1 strike").arg(kind) : tr("%1 · %2 strikes").arg(kind).arg(m.strikes)),
             m_marks->remainingMs(i), m.ttlMs);
     }
-    m_noMarks->setVisible(n == 0);
+    m_noMarks->setVisible(n == 0 && m_keyCards.isEmpty());
+}
+
+void DashboardView::refreshKeys() {
+    if (!m_credentials)
+        return;
+    const QList<int> rows = m_credentials->parkedRows();
+    while (m_keyCards.size() > rows.size())
+        delete m_keyCards.takeLast();
+    while (m_keyCards.size() < rows.size()) {
+        auto *card = new MarkCard(m_cards->parentWidget());
+        card->setObjectName(QStringLiteral("keyCard"));
+        card->setClearToolTip(tr("Retry now: put this key back in use"));
+        const int index = int(m_keyCards.size());
+        connect(card, &MarkCard::clearClicked, this, [this, index]() {
+            const QList<int> parked = m_credentials->parkedRows();
+            if (index < parked.size())
+                m_commands->retryCredentials(m_credentials->filterFor(parked.at(index)));
+        });
+        m_cards->insertWidget(m_cards->count() - 1, card); // after the mark cards, before the stretch
+        m_keyCards.append(card);
+    }
+    for (int i = 0; i < rows.size(); ++i) {
+        const auto &c = m_credentials->at(rows[i]);
+        const bool rejected = m_credentials->stateAt(rows[i]) == credentials::CredentialHealth::Rejected;
+        QString why = credentials::parkReasonName(c.reason).replace(QLatin1Char('_'), QLatin1Char(' '));
+        if (c.status)
+            why += QStringLiteral(" · %1").arg(c.status);
+        MarkCard *card = m_keyCards[i];
+        card->set(QStringLiteral("<b>%1</b> · key %2 · %3")
+                      .arg(c.provider.toHtmlEscaped())
+                      .arg(c.position + 1)
+                      .arg(c.ref.toHtmlEscaped()),
+                  (rejected ? tr("rejected · %1").arg(why) : tr("parked · %1").arg(why)),
+                  rejected ? 1 : m_credentials->remainingMs(rows[i]), rejected ? 1 : c.parkedForMs);
+        card->setState(rejected);
+        card->setExpiresText(rejected ? tr("until the key changes")
+                                      : tr("back in %1").arg(TimeText::countdown(m_credentials->remainingMs(rows[i]))));
+        card->setToolTip(c.lastError);
+    }
+    m_noMarks->setVisible(m_marks->rowCount() == 0 && m_keyCards.isEmpty());
 }
 
 void DashboardView::showEvent(QShowEvent *event) {

@@ -15,6 +15,7 @@ namespace sw::ui {
 
 class AttemptsModel;
 class MarksModel;
+class CredentialsModel;
 class EngineCommands;
 class MarkCard;
 class FailureSparkline;
@@ -22,7 +23,9 @@ class FailureSparkline;
 class DashboardView final : public QWidget {
     Q_OBJECT
 public:
-    DashboardView(AttemptsModel *attempts, MarksModel *marks, EngineCommands *commands, QWidget *parent = nullptr);
+    // `credentials` may be null: no cards for parked keys then.
+    DashboardView(AttemptsModel *attempts, MarksModel *marks, EngineCommands *commands, QWidget *parent = nullptr,
+                  CredentialsModel *credentials = nullptr);
     void applySnapshot(const snapshot::EngineSnapshot &snapshot);
     QListWidget *lastRequests() const { return m_requests; }
 
@@ -34,6 +37,7 @@ protected:
 
 private:
     void refreshMarks();
+    void refreshKeys();
     void refreshRequests();
 
     AttemptsModel *m_attempts;
@@ -41,6 +45,8 @@ private:
     EngineCommands *m_commands;
     QVBoxLayout *m_cards = nullptr;
     QList<MarkCard *> m_cardWidgets;
+    CredentialsModel *m_credentials = nullptr;
+    QList<MarkCard *> m_keyCards; // one per parked or rejected key, after the marks
     QLabel *m_noMarks = nullptr;
     FailureSparkline *m_sparkline = nullptr;
     QLabel *m_failures = nullptr;

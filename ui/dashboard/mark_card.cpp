@@ -15,7 +15,7 @@ MarkCard::MarkCard(QWidget *parent) : QFrame(parent) {
     auto *grid = new QGridLayout(this);
     grid->setContentsMargins(8, 6, 8, 6);
     grid->setVerticalSpacing(2);
-    auto *icon = new QLabel(this);
+    auto *icon = m_icon = new QLabel(this);
     icon->setPixmap(StatePalette::dot(HealthState::Marks, 12).pixmap(12, 12));
     m_title = new QLabel(this);
     m_subtitle = new QLabel(this);
@@ -28,7 +28,7 @@ MarkCard::MarkCard(QWidget *parent) : QFrame(parent) {
     p.setColor(QPalette::Highlight, StatePalette::color(HealthState::Marks));
     m_bar->setPalette(p);
     m_expires = new QLabel(this);
-    auto *clear = new QToolButton(this);
+    auto *clear = m_clear = new QToolButton(this);
     clear->setText(QStringLiteral("\u2715"));
     clear->setToolTip(tr("Clear this mark: the candidate is tried again at once"));
     clear->setAutoRaise(true);
@@ -47,6 +47,22 @@ void MarkCard::set(const QString &title, const QString &subtitle, qint64 remaini
     m_subtitle->setText(subtitle);
     m_bar->setValue(ttlMs > 0 ? int(std::clamp<qint64>(remainingMs * 1000 / ttlMs, 0, 1000)) : 0);
     m_expires->setText(tr("expires in %1").arg(TimeText::countdown(remainingMs)));
+}
+
+void MarkCard::setExpiresText(const QString &text) {
+    m_expires->setText(text);
+}
+
+void MarkCard::setClearToolTip(const QString &text) {
+    m_clear->setToolTip(text);
+}
+
+void MarkCard::setState(bool error) {
+    const HealthState state = error ? HealthState::Error : HealthState::Marks;
+    m_icon->setPixmap(StatePalette::dot(state, 12).pixmap(12, 12));
+    QPalette p = m_bar->palette();
+    p.setColor(QPalette::Highlight, StatePalette::color(state));
+    m_bar->setPalette(p);
 }
 
 } // namespace sw::ui

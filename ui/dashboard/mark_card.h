@@ -6,6 +6,7 @@
 
 class QLabel;
 class QProgressBar;
+class QToolButton;
 
 namespace sw::ui {
 
@@ -14,6 +15,10 @@ class MarkCard final : public QFrame {
 public:
     explicit MarkCard(QWidget *parent = nullptr);
     void set(const QString &title, const QString &subtitle, qint64 remainingMs, qint64 ttlMs);
+    // A parked credential's card says "back in …" or "until the key changes" instead of "expires in".
+    void setExpiresText(const QString &text);
+    void setClearToolTip(const QString &text);
+    void setState(bool error); // red for a rejected key, amber otherwise
 
 Q_SIGNALS:
     void clearClicked();
@@ -23,6 +28,8 @@ private:
     QLabel *m_subtitle = nullptr;
     QProgressBar *m_bar = nullptr;
     QLabel *m_expires = nullptr;
+    QLabel *m_icon = nullptr;
+    QToolButton *m_clear = nullptr;
 };
 
 } // namespace sw::ui

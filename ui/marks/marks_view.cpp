@@ -1,5 +1,6 @@
 #include "marks/marks_view.h"
 
+#include "marks/credentials_model.h"
 #include "marks/marks_model.h"
 #include "shared/empty_state_stack.h"
 #include "shared/engine_commands.h"
@@ -11,14 +12,18 @@
 #include <QMessageBox>
 #include <QPushButton>
 #include <QShortcut>
+#include <QSplitter>
 #include <QTableView>
 #include <QVBoxLayout>
 
 namespace sw::ui {
 
-MarksView::MarksView(MarksModel *model, EngineCommands *commands, QWidget *parent)
-    : QWidget(parent), m_model(model), m_commands(commands) {
+MarksView::MarksView(MarksModel *model, EngineCommands *commands, QWidget *parent, CredentialsModel *credentials)
+    : QWidget(parent), m_model(model), m_commands(commands), m_credentials(credentials) {
     auto *layout = new QVBoxLayout(this);
+    auto *marksPane = new QWidget(this);
+    auto *marksColumn = new QVBoxLayout(marksPane);
+    marksColumn->setContentsMargins(0, 0, 0, 0);
     auto *bar = new QHBoxLayout;
     auto *title = new QLabel(
         tr("<b>Provider-down marks</b> — candidates each tenant skips until the mark expires. Select one and press "
@@ -41,7 +46,7 @@ MarksView::MarksView(MarksModel *model, EngineCommands *commands, QWidget *paren
     bar->addWidget(m_clearTenant);
     bar->addSpacing(12);
     bar->addWidget(m_clearAll);
-    layout->addLayout(bar);
+    marksColumn->addLayout(bar);
 
     m_table = new QTableView(this);
     m_table->setObjectName(QStringLiteral("marksTable"));
@@ -57,7 +62,55 @@ MarksView::MarksView(MarksModel *model, EngineCommands *commands, QWidget *paren
                                   tr("When an upstream fails, the tenant's mark shows here with its countdown and "
                                      "requests skip that candidate until it expires. Clear a mark to retry it now."),
                                   this);
-    layout->addWidget(m_stack, 1);
+    marksColumn->addWidget(m_stack, 1);
+    if (!credentials) {
+        layout->addWidget(marksPane, 1);
+    } else {
+        auto *split = new QSplitter(Qt::Vertical, this);
+        split->setChildrenCollapsible(false);
+        split->addWidget(marksPane);
+        auto *credPane = new QWidget(split);
+        auto *credColumn = new QVBoxLayout(credPane);
+        credColumn->setContentsMargins(0, 8, 0, 0);
+        auto *credBar = new QHBoxLayout;
+        auto *credTitle = new QLabel(tr("<b>Credentials</b> — each provider key and whether requests may use it. A "
+                                        "parked key waits out its provider's limit; a rejected one (401) waits for a "
+                                        "new secret."),
+                                     credPane);
+        credTitle->setWordWrap(true);
+        credBar->addWidget(credTitle, 1);
+        m_credSummary = new QLabel(credPane);
+        m_credSummary->setObjectName(QStringLiteral("credentialsSummary"));
+        credBar->addWidget(m_credSummary);
+        credBar->addSpacing(12);
+        m_retry = new QPushButton(tr("Retry now"), credPane);
+        m_retry->setObjectName(QStringLiteral("retryCredentials"));
+        credBar->addWidget(m_retry);
+        credColumn->addLayout(credBar);
+        m_credTable = new QTableView(credPane);
+        m_credTable->setObjectName(QStringLiteral("credentialsTable"));
+        m_credTable->setModel(credentials);
+        m_credTable->setSelectionBehavior(QAbstractItemView::SelectRows);
+        m_credTable->setAlternatingRowColors(true);
+        m_credTable->verticalHeader()->hide();
+        m_credTable->verticalHeader()->setDefaultSectionSize(m_credTable->fontMetrics().height() + 8);
+        m_credTable->horizontalHeader()->setStretchLastSection(true);
+        m_credTable->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+        m_credTable->horizontalHeader()->setSectionResizeMode(CredentialsModel::LastError, QHeaderView::Stretch);
+        credColumn->addWidget(m_credTable, 1);
+        split->addWidget(credPane);
+        split->setStretchFactor(0, 3);
+        split->setStretchFactor(1, 2);
+        layout->addWidget(split, 1);
+        connect(m_retry, &QPushButton::clicked, this, &MarksView::retrySelectedCredentials);
+        connect(commands, &EngineCommands::credentialsRetryRequested, credentials, &CredentialsModel::markRetried);
+        connect(credentials, &CredentialsModel::parkedCountChanged, this, &MarksView::refreshCredentials);
+        connect(credentials, &QAbstractItemModel::modelReset, this, &MarksView::refreshCredentials);
+        connect(credentials, &QAbstractItemModel::dataChanged, this, &MarksView::refreshCredentials);
+        connect(m_credTable->selectionModel(), &QItemSelectionModel::selectionChanged, this,
+                &MarksView::refreshCredentials);
+        refreshCredentials();
+    }
 
     auto *del = new QShortcut(QKeySequence::Delete, m_table, nullptr, nullptr, Qt::WidgetWithChildrenShortcut);
     connect(del, &QShortcut::activated, this, &MarksView::clearSelected);
@@ -93,6 +146,36 @@ void MarksView::refresh() {
     m_tenant->setEnabled(!empty);
     m_clearTenant->setEnabled(!empty);
     m_clearAll->setEnabled(!empty);
+}
+
+void MarksView::refreshCredentials() {
+    if (!m_credentials)
+        return;
+    const int parked = m_credentials->parkedCount();
+    const bool selected = m_credTable->selectionModel()->hasSelection();
+    m_credSummary->setText(parked == 0   ? tr("every key in use")
+                           : parked == 1 ? tr("1 key parked")
+                                         : tr("%1 keys parked").arg(parked));
+    m_retry->setText(selected ? tr("Retry selected now") : tr("Retry now"));
+    m_retry->setToolTip(selected ? tr("Put the selected keys back in use; the next request tries them")
+                                 : tr("Put every parked or rejected key back in use; the next request tries them"));
+    m_retry->setEnabled(parked > 0);
+}
+
+void MarksView::retrySelectedCredentials() {
+    if (!m_credentials)
+        return;
+    QList<int> rows;
+    for (const QModelIndex &i : m_credTable->selectionModel()->selectedRows())
+        rows << i.row();
+    if (rows.isEmpty())
+        rows = m_credentials->parkedRows();
+    QList<credentials::CredentialFilter> filters;
+    for (int row : std::as_const(rows))
+        if (m_credentials->stateAt(row) != credentials::CredentialHealth::Ok)
+            filters << m_credentials->filterFor(row);
+    for (const auto &f : filters) // routine: one click, no confirmation
+        m_commands->retryCredentials(f);
 }
 
 bool MarksView::confirm(const QString &text) {

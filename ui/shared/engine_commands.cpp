@@ -23,6 +23,20 @@ void EngineCommands::applyConfig(const config::Config &config) {
         m_host->post([config](Engine &engine) { engine.applyConfig(config); });
 }
 
+void EngineCommands::retryCredentials(const credentials::CredentialFilter &filter) {
+    Q_EMIT credentialsRetryRequested(filter);
+    if (m_host)
+        m_host->post([filter](Engine &engine) { engine.clearCredentials(filter); });
+}
+
+void EngineCommands::credentialChanged(const QString &ref) {
+    credentials::CredentialFilter filter;
+    filter.ref = ref;
+    Q_EMIT credentialsRetryRequested(filter);
+    if (m_host)
+        m_host->post([ref](Engine &engine) { engine.credentialChanged(ref); });
+}
+
 void EngineCommands::setDemoFault(const QString &provider, const demo::Fault &fault) {
     if (m_host)
         m_host->post([provider, fault](Engine &engine) {

@@ -3,6 +3,7 @@
 // on the engine thread (ARCHITECTURE "Threads"). Never blocks the GUI thread.
 
 #include "config/config.h"
+#include "credentials/credential_pools.h"
 #include "demo/fake_upstream.h"
 #include "failover/provider_down_marks.h"
 
@@ -23,6 +24,10 @@ public:
     void clearMarks(const failover::MarkFilter &filter);
     void setPaused(bool paused);
     void applyConfig(const config::Config &config);
+    // "Retry now": the matching credentials leave parking (and their keychain secret is read again).
+    void retryCredentials(const credentials::CredentialFilter &filter);
+    // A new secret was stored for `ref` (Set key…): the engine drops its state and cached secret.
+    void credentialChanged(const QString &ref);
     // --demo: fault for every request to a simulated provider; Fault{} brings it back.
     void setDemoFault(const QString &provider, const demo::Fault &fault);
 
@@ -31,6 +36,7 @@ Q_SIGNALS:
     // update before the next snapshot arrives (the snapshot then confirms it).
     void marksClearRequested(const sw::failover::MarkFilter &filter);
     void pausedRequested(bool paused);
+    void credentialsRetryRequested(const sw::credentials::CredentialFilter &filter);
 
 private:
     EngineHost *m_host = nullptr;

@@ -37,11 +37,17 @@ StatusLine::StatusLine(EngineCommands *commands, QWidget *parent) : QFrame(paren
     m_rate->setObjectName(QStringLiteral("rate"));
     m_streams = new QLabel(this);
     m_streams->setObjectName(QStringLiteral("streams"));
+    m_keys = new QLabel(this);
+    m_keys->setObjectName(QStringLiteral("keysParked"));
+    m_keys->setToolTip(tr("Provider keys out of use for now: see Marks → Credentials"));
+    m_keys->hide();
     m_pause = new QToolButton(this);
     m_pause->setObjectName(QStringLiteral("pauseButton"));
     m_pause->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
     row->addWidget(m_stateIcon);
     row->addWidget(m_stateWord);
+    row->addSpacing(8);
+    row->addWidget(m_keys);
     row->addSpacing(8);
     row->addWidget(new QLabel(tr("Serving on"), this));
     row->addWidget(m_url);
@@ -79,6 +85,14 @@ void StatusLine::setState(HealthState state, const QString &detail) {
     p.setColor(QPalette::WindowText,
                state == HealthState::Healthy ? palette().color(QPalette::WindowText) : StatePalette::color(state));
     m_stateWord->setPalette(p);
+}
+
+void StatusLine::setKeysParked(int count) {
+    m_keys->setText(count == 1 ? tr("· 1 key parked") : tr("· %1 keys parked").arg(count));
+    QPalette p = m_keys->palette();
+    p.setColor(QPalette::WindowText, StatePalette::color(HealthState::Marks));
+    m_keys->setPalette(p);
+    m_keys->setVisible(count > 0);
 }
 
 void StatusLine::applySnapshot(const snapshot::EngineSnapshot &s) {

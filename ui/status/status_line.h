@@ -21,6 +21,8 @@ public:
     void applySnapshot(const snapshot::EngineSnapshot &snapshot);
     void setState(HealthState state, const QString &detail);
     void setPaused(bool paused);
+    // "1 key parked" next to the state word; hidden when every key is in use.
+    void setKeysParked(int count);
     QString baseUrl() const { return m_baseUrl; }
 
 private:
@@ -33,6 +35,7 @@ private:
     QToolButton *m_copy = nullptr;
     QLabel *m_rate = nullptr;
     QLabel *m_streams = nullptr;
+    QLabel *m_keys = nullptr;
     QToolButton *m_pause = nullptr;
 };
 

@@ -78,8 +78,23 @@ void TrayController::setState(HealthState state, int marks, bool paused, const Q
         tip += (marks == 1 ? tr(": 1 mark") : tr(": %1 marks").arg(marks));
     if (!detail.isEmpty())
         tip += QStringLiteral(" (%1)").arg(detail);
-    if (!baseUrl.isEmpty())
-        tip += QLatin1Char('\n') + baseUrl;
+    m_tipBase = tip;
+    updateToolTip();
+}
+
+void TrayController::setKeysParked(int count) {
+    if (count == m_keysParked)
+        return;
+    m_keysParked = count;
+    updateToolTip();
+}
+
+void TrayController::updateToolTip() {
+    QString tip = m_tipBase;
+    if (m_keysParked > 0)
+        tip += QLatin1Char('\n') + (m_keysParked == 1 ? tr("1 key parked") : tr("%1 keys parked").arg(m_keysParked));
+    if (!m_baseUrl.isEmpty())
+        tip += QLatin1Char('\n') + m_baseUrl;
     m_icon->setToolTip(tip);
 }
 

@@ -27,6 +27,8 @@ public:
     void show();
     void setState(HealthState state, int marks, bool paused, const QString &baseUrl, const QString &detail = {});
     HealthState state() const { return m_state; }
+    // The tooltip adds "1 key parked" while a provider key is out of use.
+    void setKeysParked(int count);
     QString toolTip() const;
     QMenu *menu() const { return m_menu; }
     QSystemTrayIcon *icon() const { return m_icon; }
@@ -48,6 +50,9 @@ private:
     bool m_paused = false;
     bool m_notified = false;
     QString m_baseUrl;
+    QString m_tipBase; // the state line, before the keys and the URL
+    int m_keysParked = 0;
+    void updateToolTip();
 };
 
 } // namespace sw::ui

@@ -1,0 +1,307 @@
+#include "admin_commands.h"
+
+#include "config/config_loader.h"
+
+#include <QEventLoop>
+#include <QFileInfo>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QNetworkAccessManager>
+#include <QNetworkReply>
+#include <QTimer>
+#include <QUrlQuery>
+
+namespace sw::app {
+
+namespace {
+constexpr int kAdminTimeoutMs = 5000;
+
+struct AdminReply {
+    bool reached = false; // an HTTP answer came back (any status)
+    int status = 0;
+    QByteArray body;
+    QString error; // why not reached, in words
+};
+
+AdminReply call(const AdminTarget &target, const QByteArray &method, const QString &path, const QUrlQuery &query = {},
+                int timeoutMs = kAdminTimeoutMs)
+{
+    QUrl url(target.baseUrl + path);
+    url.setQuery(query);
+    QNetworkRequest request(url);
+    request.setTransferTimeout(timeoutMs);
+    if (!target.key.isEmpty())
+        request.setRawHeader("x-switchman-key", target.key);
+    QNetworkAccessManager nam;
+    QNetworkReply *reply = nam.sendCustomRequest(request, method);
+    QEventLoop loop;
+    QObject::connect(reply, &QNetworkReply::finished, &loop, &QEventLoop::quit);
+    QTimer::singleShot(timeoutMs + 500, &loop, &QEventLoop::quit);
+    if (!reply->isFinished())
+        loop.exec();
+    AdminReply out;
+    if (!reply->isFinished()) {
+        reply->abort();
+        out.error = QStringLiteral("no answer within %1 s").arg(timeoutMs / 1000);
+    } else {
+        const QVariant status = reply->attribute(QNetworkRequest::HttpStatusCodeAttribute);
+        out.reached = status.isValid();
+        out.status = status.toInt();
+        out.body = reply->readAll();
+        if (!out.reached)
+            out.error = reply->errorString();
+    }
+    reply->deleteLater();
+    return out;
+}
+
+// Says why a call failed, in words that name the way out. Returns the exit code.
+int explain(const AdminTarget &target, const AdminReply &reply, QTextStream &err)
+{
+    if (!reply.reached) {
+        err << "switchman: no Switchman answers at " << target.baseUrl << " (" << reply.error
+            << ").\nStart it with `switchman --headless`, or name its address with --listen HOST:PORT or --config "
+               "FILE.\n";
+        return 1;
+    }
+    if (reply.status == 401 || reply.status == 403) {
+        err << "switchman: the admin API at " << target.baseUrl << " wants an admin tenant's key"
+            << (target.key.isEmpty() ? ": set SWITCHMAN_ADMIN_KEY to one." : ": SWITCHMAN_ADMIN_KEY is not one.")
+            << '\n';
+        return 1;
+    }
+    const QString message = QJsonDocument::fromJson(reply.body)
+                                .object()
+                                .value(QStringLiteral("error"))
+                                .toObject()
+                                .value(QStringLiteral("message"))
+                                .toString();
+    err << "switchman: " << target.baseUrl << " answered " << reply.status
+        << (message.isEmpty() ? QString() : QStringLiteral(": ") + message) << '\n';
+    return 1;
+}
+
+QJsonObject jsonOf(const AdminReply &reply)
+{
+    return QJsonDocument::fromJson(reply.body).object();
+}
+
+// Columns padded to their widest cell; the last column is left ragged.
+void printTable(QTextStream &out, const QStringList &header, const QList<QStringList> &rows)
+{
+    QList<int> widths;
+    for (const QString &h : header)
+        widths << int(h.size());
+    for (const auto &row : rows)
+        for (int i = 0; i < row.size() && i < widths.size(); ++i)
+            widths[i] = std::max(widths[i], int(row[i].size()));
+    auto line = [&](const QStringList &cells) {
+        QString text;
+        for (int i = 0; i < cells.size(); ++i)
+            text += i + 1 < cells.size() ? cells[i].leftJustified(widths[i] + 2) : cells[i];
+        while (text.endsWith(QLatin1Char(' ')))
+            text.chop(1);
+        out << "  " << text << '\n';
+    };
+    line(header);
+    for (const auto &row : rows)
+        line(row);
+}
+
+QString orDash(const QJsonValue &v)
+{
+    if (v.isNull() || v.isUndefined())
+        return QStringLiteral("-");
+    if (v.isDouble())
+        return QString::number(v.toInteger());
+    const QString s = v.toString();
+    return s.isEmpty() ? QStringLiteral("-") : s;
+}
+} // namespace
+
+QString remainingText(qint64 ms)
+{
+    const qint64 s = (std::max<qint64>(0, ms) + 999) / 1000;
+    if (s < 60)
+        return QStringLiteral("%1 s").arg(s);
+    if (s < 3600)
+        return QStringLiteral("%1 min %2 s").arg(s / 60).arg(s % 60, 2, 10, QLatin1Char('0'));
+    return QStringLiteral("%1 h %2 min").arg(s / 3600).arg((s % 3600) / 60, 2, 10, QLatin1Char('0'));
+}
+
+AdminTarget adminTarget(const QString &configPath, bool explicitPath, const QString &listenOverride,
+                        QTextStream &err, int *exitCode)
+{
+    AdminTarget target;
+    QString listen = listenOverride;
+    if (listen.isEmpty()) {
+        config::Config cfg; // no file at the default path: the default listen address
+        if (explicitPath || QFileInfo::exists(configPath)) {
+            const config::LoadResult loaded = config::load(configPath);
+            if (!loaded.ok()) {
+                err << "switchman: cannot use configuration " << configPath << ":\n";
+                for (const auto &e : loaded.errors)
+                    err << "  " << e.toString() << '\n';
+                *exitCode = loaded.status == config::LoadStatus::Unreadable ? 2 : 1;
+                return target;
+            }
+            cfg = *loaded.config;
+        }
+        listen = cfg.listen;
+    }
+    const auto address = config::parseListenAddress(listen);
+    if (!address) {
+        err << "switchman: listen address \"" << listen << "\" is not HOST:PORT\n";
+        *exitCode = 1;
+        return target;
+    }
+    QString host = address->host;
+    if (host == QLatin1String("0.0.0.0") || host.isEmpty())
+        host = QStringLiteral("127.0.0.1"); // listening everywhere includes loopback
+    else if (host == QLatin1String("::"))
+        host = QStringLiteral("::1");
+    if (host.contains(QLatin1Char(':')))
+        host = QLatin1Char('[') + host + QLatin1Char(']');
+    target.baseUrl = QStringLiteral("http://%1:%2").arg(host).arg(address->port);
+    target.key = qgetenv("SWITCHMAN_ADMIN_KEY");
+    return target;
+}
+
+int statusCommand(const AdminTarget &target, QTextStream &out, QTextStream &err)
+{
+    const AdminReply marksReply = call(target, "GET", QStringLiteral("/admin/marks"));
+    if (!marksReply.reached || marksReply.status != 200)
+        return explain(target, marksReply, err);
+    const AdminReply credsReply = call(target, "GET", QStringLiteral("/admin/credentials"));
+    if (!credsReply.reached || credsReply.status != 200)
+        return explain(target, credsReply, err);
+    const QJsonArray marks = jsonOf(marksReply).value(QStringLiteral("marks")).toArray();
+    const QJsonArray creds = jsonOf(credsReply).value(QStringLiteral("credentials")).toArray();
+    int parked = 0;
+    int rejected = 0;
+    for (const auto &v : creds) {
+        const QString state = v.toObject().value(QStringLiteral("state")).toString();
+        parked += state == QLatin1String("parked");
+        rejected += state == QLatin1String("rejected");
+    }
+
+    QStringList summary;
+    if (!marks.isEmpty())
+        summary << (marks.size() == 1 ? QStringLiteral("1 mark") : QStringLiteral("%1 marks").arg(marks.size()));
+    if (parked + rejected > 0)
+        summary << (parked + rejected == 1 ? QStringLiteral("1 key parked")
+                                           : QStringLiteral("%1 keys parked").arg(parked + rejected));
+    out << "Switchman at " << target.baseUrl << ": running, "
+        << (summary.isEmpty() ? QStringLiteral("healthy") : summary.join(QStringLiteral(", "))) << "\n\n";
+
+    out << "Marks" << (marks.isEmpty() ? QStringLiteral(": none, every candidate is healthy") : QString()) << '\n';
+    if (!marks.isEmpty()) {
+        QList<QStringList> rows;
+        for (const auto &v : marks) {
+            const QJsonObject m = v.toObject();
+            const QString model = m.value(QStringLiteral("model")).toString();
+            rows << QStringList{m.value(QStringLiteral("tenant")).toString(),
+                                m.value(QStringLiteral("provider")).toString(),
+                                model.isEmpty() ? QStringLiteral("every model at ") +
+                                                      m.value(QStringLiteral("baseUrl")).toString()
+                                                : model,
+                                m.value(QStringLiteral("kind")).toString(),
+                                QString::number(m.value(QStringLiteral("strikes")).toInt()),
+                                remainingText(m.value(QStringLiteral("remainingMs")).toInteger()),
+                                orDash(m.value(QStringLiteral("lastError")))};
+        }
+        printTable(out, {QStringLiteral("TENANT"), QStringLiteral("PROVIDER"), QStringLiteral("SCOPE"),
+                         QStringLiteral("KIND"), QStringLiteral("STRIKES"), QStringLiteral("EXPIRES IN"),
+                         QStringLiteral("LAST ERROR")},
+                   rows);
+    }
+    out << '\n'
+        << "Credentials" << (creds.isEmpty() ? QStringLiteral(": none configured") : QString()) << '\n';
+    if (!creds.isEmpty()) {
+        QList<QStringList> rows;
+        for (const auto &v : creds) {
+            const QJsonObject c = v.toObject();
+            const QJsonValue remaining = c.value(QStringLiteral("remainingMs"));
+            const QString state = c.value(QStringLiteral("state")).toString();
+            rows << QStringList{c.value(QStringLiteral("provider")).toString(),
+                                QString::number(c.value(QStringLiteral("position")).toInt()),
+                                c.value(QStringLiteral("ref")).toString(),
+                                state,
+                                orDash(c.value(QStringLiteral("reason"))),
+                                orDash(c.value(QStringLiteral("status"))),
+                                remaining.isNull() ? (state == QLatin1String("rejected")
+                                                          ? QStringLiteral("until the key changes")
+                                                          : QStringLiteral("-"))
+                                                   : remainingText(remaining.toInteger()),
+                                QString::number(c.value(QStringLiteral("leases")).toInt()),
+                                orDash(c.value(QStringLiteral("lastError")))};
+        }
+        printTable(out, {QStringLiteral("PROVIDER"), QStringLiteral("#"), QStringLiteral("REF"), QStringLiteral("STATE"),
+                         QStringLiteral("REASON"), QStringLiteral("STATUS"), QStringLiteral("BACK IN"),
+                         QStringLiteral("LEASES"), QStringLiteral("LAST ERROR")},
+                   rows);
+        if (parked + rejected > 0)
+            out << "\nPut them back in use now: switchman credential retry [PROVIDER]\n";
+    }
+    out.flush();
+    return 0;
+}
+
+int marksClearCommand(const AdminTarget &target, const QString &tenant, const QString &provider, QTextStream &out,
+                      QTextStream &err)
+{
+    QUrlQuery query;
+    if (!tenant.isEmpty())
+        query.addQueryItem(QStringLiteral("tenant"), tenant);
+    if (!provider.isEmpty())
+        query.addQueryItem(QStringLiteral("provider"), provider);
+    const AdminReply reply = call(target, "DELETE", QStringLiteral("/admin/marks"), query);
+    if (!reply.reached || reply.status != 200)
+        return explain(target, reply, err);
+    const int n = jsonOf(reply).value(QStringLiteral("cleared")).toInt();
+    out << "cleared " << (n == 1 ? QStringLiteral("1 mark") : QStringLiteral("%1 marks").arg(n));
+    if (!tenant.isEmpty() || !provider.isEmpty()) {
+        QStringList which;
+        if (!tenant.isEmpty())
+            which << QStringLiteral("tenant ") + tenant;
+        if (!provider.isEmpty())
+            which << QStringLiteral("provider ") + provider;
+        out << " (" << which.join(QStringLiteral(", ")) << ')';
+    }
+    out << '\n' << Qt::flush;
+    return 0;
+}
+
+int credentialRetryCommand(const AdminTarget &target, const QString &provider, QTextStream &out, QTextStream &err)
+{
+    QUrlQuery query;
+    if (!provider.isEmpty())
+        query.addQueryItem(QStringLiteral("provider"), provider);
+    const AdminReply reply = call(target, "DELETE", QStringLiteral("/admin/credentials"), query);
+    if (!reply.reached || reply.status != 200)
+        return explain(target, reply, err);
+    const int n = jsonOf(reply).value(QStringLiteral("cleared")).toInt();
+    if (n == 0)
+        out << "no parked or rejected credential" << (provider.isEmpty() ? QString() : QStringLiteral(" of ") + provider)
+            << "; nothing to retry\n";
+    else
+        out << (n == 1 ? QStringLiteral("1 credential") : QStringLiteral("%1 credentials").arg(n))
+            << " back in use: the next request tries " << (n == 1 ? "it" : "them") << " again\n";
+    out.flush();
+    return 0;
+}
+
+bool notifyCredentialChanged(const AdminTarget &target, const QString &ref, int *cleared)
+{
+    QUrlQuery query;
+    query.addQueryItem(QStringLiteral("ref"), ref);
+    const AdminReply reply = call(target, "DELETE", QStringLiteral("/admin/credentials"), query, 2000);
+    if (!reply.reached || reply.status != 200)
+        return false;
+    if (cleared)
+        *cleared = jsonOf(reply).value(QStringLiteral("cleared")).toInt();
+    return true;
+}
+
+} // namespace sw::app

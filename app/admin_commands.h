@@ -1,0 +1,39 @@
+#pragma once
+// The command line's way to a running instance (SPEC 8 "headless parity"):
+// `switchman status`, `switchman marks clear`, `switchman credential retry`,
+// and the nudge `credential set` gives a running instance. They use the same
+// admin API as curl would, on the configured listen address, so a headless
+// user needs nothing else. Nothing here ever prints a secret.
+
+#include <QByteArray>
+#include <QString>
+#include <QTextStream>
+
+namespace sw::app {
+
+struct AdminTarget {
+    QString baseUrl; // http://HOST:PORT of the running instance
+    QByteArray key;  // SWITCHMAN_ADMIN_KEY, sent as x-switchman-key when set
+};
+
+// Where the running instance listens: --listen when given, else the configuration's `listen`
+// (the default configuration when the default file does not exist). A wildcard address is
+// reached over loopback. Empty baseUrl after telling the user why (exit code in *exitCode).
+AdminTarget adminTarget(const QString &configPath, bool explicitPath, const QString &listenOverride,
+                        QTextStream &err, int *exitCode);
+
+// `switchman status`: state, marks and the credential table.
+int statusCommand(const AdminTarget &target, QTextStream &out, QTextStream &err);
+// `switchman marks clear [--tenant T] [--provider P]`.
+int marksClearCommand(const AdminTarget &target, const QString &tenant, const QString &provider, QTextStream &out,
+                      QTextStream &err);
+// `switchman credential retry [PROVIDER]`.
+int credentialRetryCommand(const AdminTarget &target, const QString &provider, QTextStream &out, QTextStream &err);
+// After `credential set NAME`: a running instance drops that reference's state and cached secret.
+// Best effort and quiet when nothing runs; returns whether an instance took it.
+bool notifyCredentialChanged(const AdminTarget &target, const QString &ref, int *cleared);
+
+// "42 s", "3 min 20 s", "1 h 05 min" for the countdown columns.
+QString remainingText(qint64 ms);
+
+} // namespace sw::app

@@ -1,0 +1,240 @@
+#include "credentials/park_policy.h"
+
+#include "config/config.h"
+
+#include <QDateTime>
+#include <QRegularExpression>
+
+namespace sw::credentials {
+
+namespace {
+constexpr qint64 kMaxParkMs = 7LL * 24 * 3600 * 1000; // the longest a configured reset may be; hints too
+
+// Go-style durations as OpenAI sends them ("6m0s", "1.5s", "120ms", "1h2m").
+std::optional<qint64> parseDuration(const QString &text)
+{
+    static const QRegularExpression part(QStringLiteral("(\\d+(?:\\.\\d+)?)(ms|h|m|s)"));
+    static const QRegularExpression whole(QStringLiteral("^(?:\\d+(?:\\.\\d+)?(?:ms|h|m|s))+$"));
+    if (!whole.match(text).hasMatch())
+        return std::nullopt;
+    double ms = 0;
+    for (auto it = part.globalMatch(text); it.hasNext();) {
+        const auto m = it.next();
+        const double v = m.captured(1).toDouble();
+        const QString unit = m.captured(2);
+        ms += unit == QLatin1String("ms")  ? v
+              : unit == QLatin1String("s") ? v * 1000
+              : unit == QLatin1String("m") ? v * 60000
+                                           : v * 3600000;
+    }
+    return qint64(ms);
+}
+
+// One reset header value as a delay: an RFC 3339 time, a duration, epoch ms / epoch s, or seconds.
+std::optional<qint64> resetValue(const QByteArray &raw, qint64 nowEpochMs)
+{
+    const QString v = QString::fromLatin1(raw).trimmed();
+    if (v.isEmpty())
+        return std::nullopt;
+    const QDateTime when = QDateTime::fromString(v, Qt::ISODateWithMs);
+    if (when.isValid())
+        return when.toMSecsSinceEpoch() - nowEpochMs;
+    if (auto d = parseDuration(v))
+        return d;
+    bool ok = false;
+    const double n = v.toDouble(&ok);
+    if (!ok)
+        return std::nullopt;
+    if (n > 1e12)
+        return qint64(n) - nowEpochMs;
+    if (n > 1e9)
+        return qint64(n * 1000) - nowEpochMs;
+    return qint64(n * 1000);
+}
+
+bool usable(std::optional<qint64> ms)
+{
+    return ms && *ms > 0;
+}
+
+bool usageWording(const QString &text)
+{
+    static const QRegularExpression re(
+        QStringLiteral("usage.?limit|insufficient.?quota|quota.?exceeded|exceeded your current quota|credit balance"
+                       "|spend(ing)?.?(cap|limit)|billing|out of credits"),
+        QRegularExpression::CaseInsensitiveOption);
+    return re.match(text).hasMatch();
+}
+} // namespace
+
+QString parkReasonName(ParkReason reason)
+{
+    switch (reason) {
+    case ParkReason::UsageLimit:
+        return QStringLiteral("usage_limit");
+    case ParkReason::RateLimit:
+        return QStringLiteral("rate_limit");
+    case ParkReason::Auth:
+        return QStringLiteral("auth");
+    case ParkReason::None:
+        break;
+    }
+    return {};
+}
+
+ParkDefaults parkDefaultsFor(const config::Config &config, const config::ProviderConfig &provider)
+{
+    ParkDefaults d;
+    d.rateLimitParkMs = config.failover.rateLimitParkMs;
+    d.exhaustedResetMs = provider.exhaustedResetMs != config::ProviderConfig().exhaustedResetMs
+                             ? provider.exhaustedResetMs
+                             : config.failover.exhaustedResetMs;
+    return d;
+}
+
+std::optional<qint64> resetHintFromHeaders(const upstream::HeaderList &headers, qint64 nowEpochMs)
+{
+    // Prefer the budget that is used up (remaining 0); without one, the latest reset.
+    std::optional<qint64> exhausted;
+    std::optional<qint64> latest;
+    for (const auto &[rawName, value] : headers) {
+        const QByteArray name = rawName.toLower();
+        QByteArray remainingName;
+        if (name.startsWith("anthropic-ratelimit-") && name.endsWith("-reset"))
+            remainingName = name.chopped(int(qstrlen("-reset"))) + "-remaining";
+        else if (name.startsWith("x-ratelimit-reset-") && name != "x-ratelimit-reset-ms")
+            remainingName = "x-ratelimit-remaining-" + name.mid(int(qstrlen("x-ratelimit-reset-")));
+        else
+            continue;
+        const auto ms = resetValue(value, nowEpochMs);
+        if (!usable(ms))
+            continue;
+        latest = std::max(latest.value_or(0), *ms);
+        const QByteArray remaining = upstream::headerValue(headers, remainingName).trimmed();
+        if (remaining == "0")
+            exhausted = std::max(exhausted.value_or(0), *ms);
+    }
+    return exhausted ? exhausted : latest;
+}
+
+std::optional<qint64> resetHintFromText(const QString &text, qint64 nowEpochMs)
+{
+    // "try again in 1h 30m", "retry after 20 seconds", "resets in 3 hours".
+    static const QRegularExpression relative(
+        QStringLiteral("(?:try again|retry|reset|resets|available)\\s+(?:in|after)\\s+((?:\\d+(?:\\.\\d+)?\\s*"
+                       "(?:ms|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?)\\b[\\s,]*(?:and\\s+)?)+)"),
+        QRegularExpression::CaseInsensitiveOption);
+    static const QRegularExpression part(
+        QStringLiteral("(\\d+(?:\\.\\d+)?)\\s*(ms|milli|s|sec|m|min|h|hr|hour)"), QRegularExpression::CaseInsensitiveOption);
+    if (const auto m = relative.match(text); m.hasMatch()) {
+        double ms = 0;
+        for (auto it = part.globalMatch(m.captured(1)); it.hasNext();) {
+            const auto p = it.next();
+            const double v = p.captured(1).toDouble();
+            const QString unit = p.captured(2).toLower();
+            ms += unit.startsWith(QLatin1String("ms")) || unit.startsWith(QLatin1String("milli")) ? v
+                  : unit.startsWith(QLatin1Char('h'))                                               ? v * 3600000
+                  : unit.startsWith(QLatin1Char('m'))                                               ? v * 60000
+                                                                                                    : v * 1000;
+        }
+        if (ms > 0)
+            return qint64(ms);
+    }
+    // "resets at 2026-01-01T00:00:00Z" / "reset at 1767225600" / Claude's "usage limit reached|1767225600".
+    static const QRegularExpression isoAt(QStringLiteral("(?:resets?|available|again)\\s+(?:at|on)\\s+(\\d{4}-\\d{2}-\\d{2}"
+                                                         "[T ]\\d{2}:\\d{2}(?::\\d{2}(?:\\.\\d+)?)?(?:Z|[+-]\\d{2}:?\\d{2})?)"),
+                                          QRegularExpression::CaseInsensitiveOption);
+    if (const auto m = isoAt.match(text); m.hasMatch()) {
+        QString iso = m.captured(1);
+        iso.replace(QLatin1Char(' '), QLatin1Char('T'));
+        QDateTime when = QDateTime::fromString(iso, Qt::ISODateWithMs);
+        if (when.isValid())
+            return when.toMSecsSinceEpoch() - nowEpochMs;
+    }
+    static const QRegularExpression epochAt(
+        QStringLiteral("(?:(?:resets?|available|again)\\s+at\\s+|\\|)(\\d{10}|\\d{13})\\b"), QRegularExpression::CaseInsensitiveOption);
+    if (const auto m = epochAt.match(text); m.hasMatch()) {
+        const qint64 n = m.captured(1).toLongLong();
+        return (m.captured(1).size() == 13 ? n : n * 1000) - nowEpochMs;
+    }
+    // "resets at 5pm", "resets at 17:30 UTC": the next such wall-clock time (local unless UTC is said).
+    static const QRegularExpression clockAt(
+        QStringLiteral("(?:resets?|available|again)\\s+at\\s+(\\d{1,2})(?::(\\d{2}))?\\s*(am|pm)?\\s*(utc|gmt|z)?\\b"),
+        QRegularExpression::CaseInsensitiveOption);
+    if (const auto m = clockAt.match(text); m.hasMatch()) {
+        int hour = m.captured(1).toInt();
+        const int minute = m.captured(2).isEmpty() ? 0 : m.captured(2).toInt();
+        const QString ampm = m.captured(3).toLower();
+        if (!ampm.isEmpty() && hour >= 1 && hour <= 12)
+            hour = hour % 12 + (ampm == QLatin1String("pm") ? 12 : 0);
+        if (hour > 23 || minute > 59 || (ampm.isEmpty() && m.captured(2).isEmpty()))
+            return std::nullopt; // "resets at 5" alone is not a time
+        const bool utc = !m.captured(4).isEmpty();
+        const Qt::TimeSpec spec = utc ? Qt::UTC : Qt::LocalTime;
+        const QDateTime now = QDateTime::fromMSecsSinceEpoch(nowEpochMs, spec);
+        QDateTime when(now.date(), QTime(hour, minute), spec);
+        if (when.toMSecsSinceEpoch() <= nowEpochMs)
+            when = when.addDays(1);
+        return when.toMSecsSinceEpoch() - nowEpochMs;
+    }
+    return std::nullopt;
+}
+
+ParkReason parkReasonFor(const CredentialFailure &f)
+{
+    const int status = f.status.value_or(0);
+    if (f.usageLimit || usageWording(f.message) || usageWording(f.classification))
+        return ParkReason::UsageLimit;
+    if (status == 401 || status == 403)
+        return ParkReason::Auth;
+    if (status == 429)
+        return ParkReason::RateLimit; // opaque: no usage wording, most often a per-minute limit
+    return ParkReason::UsageLimit;    // in-band, no status: the classifier blamed the credential for its wording
+}
+
+qint64 parkDurationMs(ParkReason reason, const CredentialFailure &f, const ParkDefaults &d, qint64 nowEpochMs)
+{
+    std::optional<qint64> hint;
+    if (usable(f.retryAfterMs))
+        hint = f.retryAfterMs;
+    else if (auto h = resetHintFromHeaders(f.headers, nowEpochMs); usable(h))
+        hint = h;
+    else if (auto t = resetHintFromText(f.message, nowEpochMs); usable(t))
+        hint = t;
+    else if (auto c = resetHintFromText(f.classification, nowEpochMs); usable(c))
+        hint = c;
+    if (hint)
+        return std::min(*hint, kMaxParkMs);
+    return reason == ParkReason::RateLimit ? d.rateLimitParkMs : d.exhaustedResetMs;
+}
+
+CredentialVerdict judgeCredentialFailure(const CredentialFailure &f, const ParkDefaults &d, qint64 nowEpochMs)
+{
+    CredentialVerdict v;
+    if (f.status == 401 && !f.usageLimit && !usageWording(f.message) && !usageWording(f.classification)) {
+        v.reject = true; // a wrong key stays wrong: no timer brings it back, a new secret does
+        v.reason = ParkReason::Auth;
+        return v;
+    }
+    v.reason = parkReasonFor(f);
+    v.durationMs = parkDurationMs(v.reason, f, d, nowEpochMs);
+    return v;
+}
+
+QString redactCredentialError(QString text, const QList<QByteArray> &secrets)
+{
+    static const QString mask = QStringLiteral("[redacted]");
+    for (const QByteArray &s : secrets)
+        if (s.size() >= 4)
+            text.replace(QString::fromUtf8(s), mask);
+    static const QRegularExpression shaped(
+        QStringLiteral("(?:\\b(?:sk|pk|rk|sess|key|api)[-_][A-Za-z0-9_\\-]{6,})|(?:(?:Bearer|Basic)\\s+[^\\s\"',]+)"
+                       "|(?:[A-Za-z0-9_\\-]{32,})"),
+        QRegularExpression::CaseInsensitiveOption);
+    text.replace(shaped, mask);
+    if (text.size() > 300)
+        text = text.left(299) + QChar(0x2026);
+    return text;
+}
+
+} // namespace sw::credentials

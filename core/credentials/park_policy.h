@@ -1,0 +1,69 @@
+#pragma once
+// How long a credential sits out after the provider refused it (issue 13).
+// Pure functions: no clock, no state; the caller passes the wall time.
+//
+// Order: Retry-After (the family the classifier already read) when given; else
+// the provider's own reset hint (Anthropic `anthropic-ratelimit-*-reset`,
+// OpenAI `x-ratelimit-reset-*`, "try again in 20s" / "resets at ..." text);
+// else per reason: a usage limit `exhaustedResetMs`, an opaque 429
+// `rateLimitParkMs`. A 401 is not parked at all: it is rejected until the
+// secret changes.
+
+#include "upstream/http_types.h"
+
+#include <QString>
+#include <optional>
+
+namespace sw::config {
+struct Config;
+struct ProviderConfig;
+} // namespace sw::config
+
+namespace sw::credentials {
+
+enum class ParkReason { None, UsageLimit, RateLimit, Auth };
+QString parkReasonName(ParkReason reason); // usage_limit, rate_limit, auth; empty for None
+
+struct ParkDefaults {
+    qint64 rateLimitParkMs = 60 * 1000;
+    qint64 exhaustedResetMs = 3600 * 1000;
+};
+// failover.* of the configuration; a provider's own exhaustedResetMs wins when it was changed from the default.
+ParkDefaults parkDefaultsFor(const config::Config &config, const config::ProviderConfig &provider);
+
+// What the failover loop knows of a failure that was blamed on the credential.
+struct CredentialFailure {
+    std::optional<int> status;          // HTTP status when the upstream answered with one
+    QString message;                    // the (already redacted) error text: kept as lastError
+    QString classification;             // text read only for the reason and hints, never kept (e.g. errorType: message)
+    bool usageLimit = false;            // the adapter already knows it is a usage limit
+    std::optional<qint64> retryAfterMs; // Retry-After family from the headers (thrown errors only)
+    upstream::HeaderList headers;       // the error response's headers, when there were any
+};
+
+struct CredentialVerdict {
+    bool reject = false; // 401: out until the secret changes; durationMs is then 0
+    ParkReason reason = ParkReason::None;
+    qint64 durationMs = 0;
+};
+
+// The reset time a provider announced in its rate-limit headers, as a delay from now (the largest wins:
+// the credential is usable only once every exhausted budget refilled). Anthropic sends RFC 3339 times,
+// OpenAI durations such as "6m0s", "1.5s" or "120ms".
+std::optional<qint64> resetHintFromHeaders(const upstream::HeaderList &headers, qint64 nowEpochMs);
+// "try again in 20s", "retry after 2 minutes", "resets in 3h", "resets at 2026-01-01T00:00:00Z",
+// "resets at 1767225600" (epoch seconds), "resets at 5pm" / "resets at 17:30 UTC" (next such time).
+std::optional<qint64> resetHintFromText(const QString &text, qint64 nowEpochMs);
+
+ParkReason parkReasonFor(const CredentialFailure &failure);
+// The parking time for a reason that is already decided.
+qint64 parkDurationMs(ParkReason reason, const CredentialFailure &failure, const ParkDefaults &defaults,
+                      qint64 nowEpochMs);
+// Reject or park, why, and for how long.
+CredentialVerdict judgeCredentialFailure(const CredentialFailure &failure, const ParkDefaults &defaults,
+                                         qint64 nowEpochMs);
+
+// Error text safe to keep and show: known secrets and anything shaped like a key are masked.
+QString redactCredentialError(QString text, const QList<QByteArray> &secrets = {});
+
+} // namespace sw::credentials

@@ -1,0 +1,58 @@
+// GET / DELETE /admin/credentials (SPEC 8, issue 13): credential health for a
+// headless user. Kept apart from admin_api.cpp so the endpoints of other
+// subsystems grow there without touching these.
+#include "server/admin_api.h"
+
+#include "engine.h"
+#include "server/http_exchange.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+
+namespace sw::server {
+
+namespace {
+QJsonObject credentialToJson(const credentials::CredentialStatus &c)
+{
+    const QString reason = credentials::parkReasonName(c.reason);
+    return {{QStringLiteral("provider"), c.provider},
+            {QStringLiteral("ref"), c.ref},
+            {QStringLiteral("position"), c.position},
+            {QStringLiteral("state"), credentials::credentialHealthName(c.state)},
+            {QStringLiteral("reason"), reason.isEmpty() ? QJsonValue() : QJsonValue(reason)},
+            {QStringLiteral("status"), c.status ? QJsonValue(c.status) : QJsonValue()},
+            {QStringLiteral("remainingMs"),
+             c.remainingMs ? QJsonValue(double(std::max<qint64>(0, *c.remainingMs))) : QJsonValue()},
+            {QStringLiteral("lastError"), c.lastError.isEmpty() ? QJsonValue() : QJsonValue(c.lastError)},
+            {QStringLiteral("leases"), c.leases}};
+}
+} // namespace
+
+QByteArray AdminApi::credentialsJson(const Engine &engine)
+{
+    QJsonArray arr;
+    for (const auto &c : engine.credentialStates())
+        arr.append(credentialToJson(c));
+    return QJsonDocument(QJsonObject{{QStringLiteral("credentials"), arr}}).toJson(QJsonDocument::Compact);
+}
+
+void AdminApi::handleCredentials(const InboundRequest &req, HttpExchange *exchange)
+{
+    if (req.method == "GET")
+        return json(exchange, 200, credentialsJson(m_engine));
+    if (req.method == "DELETE") {
+        credentials::CredentialFilter f;
+        f.provider = req.query.queryItemValue(QStringLiteral("provider"), QUrl::FullyDecoded);
+        f.ref = req.query.queryItemValue(QStringLiteral("ref"), QUrl::FullyDecoded);
+        const int n = m_engine.clearCredentials(f);
+        return json(exchange, 200,
+                    QJsonDocument(QJsonObject{{QStringLiteral("cleared"), n}}).toJson(QJsonDocument::Compact));
+    }
+    json(exchange, 405,
+         QJsonDocument(QJsonObject{{QStringLiteral("error"),
+                                    QJsonObject{{QStringLiteral("message"), QStringLiteral("use GET or DELETE")}}}})
+             .toJson(QJsonDocument::Compact));
+}
+
+} // namespace sw::server

@@ -1,0 +1,200 @@
+// `switchman status`, `switchman marks clear`, `switchman credential retry` as a
+// headless user runs them: the built binary against a real engine on a real
+// socket (issue 13). The engine runs in this process, so the binary is waited
+// for with the event loop turning.
+#include "config/config_loader.h"
+#include "credentials/credential_pools.h"
+#include "gateway_fixture.h"
+#include "signal_wait.h"
+
+#include <QCryptographicHash>
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QProcess>
+#include <QRandomGenerator>
+#include <QTcpServer>
+#include <QTemporaryDir>
+#include <QTest>
+
+using namespace sw;
+using namespace sw::test;
+
+namespace {
+struct Run {
+    int exitCode = -1;
+    QString out;
+    QString err;
+};
+
+Run runSwitchman(const QStringList &args, const QByteArray &adminKey = {})
+{
+    static QTemporaryDir home; // no user configuration is read by accident
+    QProcess process;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.remove(QStringLiteral("DISPLAY"));
+    env.remove(QStringLiteral("WAYLAND_DISPLAY"));
+    env.remove(QStringLiteral("QT_QPA_PLATFORM"));
+    env.remove(QStringLiteral("SWITCHMAN_ADMIN_KEY"));
+    env.insert(QStringLiteral("XDG_CONFIG_HOME"), home.path());
+    if (!adminKey.isEmpty())
+        env.insert(QStringLiteral("SWITCHMAN_ADMIN_KEY"), QString::fromLatin1(adminKey));
+    process.setProcessEnvironment(env);
+    process.start(QStringLiteral(SWITCHMAN_BIN), args);
+    Run run;
+    if (!waitUntil([&process]() { return process.state() == QProcess::NotRunning; }, 20000)) {
+        process.kill();
+        process.waitForFinished();
+        run.err = QStringLiteral("timed out");
+        return run;
+    }
+    run.exitCode = process.exitCode();
+    run.out = QString::fromUtf8(process.readAllStandardOutput());
+    run.err = QString::fromUtf8(process.readAllStandardError());
+    return run;
+}
+
+QString listenOf(GatewayFixture &gw)
+{
+    return QStringLiteral("127.0.0.1:%1").arg(gw.engine().port());
+}
+
+demo::Fault status(int code)
+{
+    demo::Fault f;
+    f.kind = demo::Fault::Status;
+    f.status = code;
+    return f;
+}
+} // namespace
+
+class TestAdminCommands : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void statusShowsMarksAndParkedKeysThenRetryPutsThemBack()
+    {
+        const QByteArray canary = "sk-canary-" + QByteArray::number(QRandomGenerator::system()->generate64(), 16);
+        qputenv("SW_ADMIN_CMD_KEY", "env-key-one");
+        GatewayFixture gw;
+        gw.config.providers[QStringLiteral("pa")].credentials = {QStringLiteral("keychain:pa-main"),
+                                                                 QStringLiteral("env:SW_ADMIN_CMD_KEY")};
+        gw.secrets.secrets.insert(QStringLiteral("pa-main"), canary);
+        gw.anthropicC.pushFault(status(503)); // a mark for pc
+        gw.start();
+        QVERIFY(waitUntil([&gw]() { return gw.engine().pools().isCached(QStringLiteral("pa-main")); }));
+        config::RouteConfig route;
+        route.name = QStringLiteral("c-then-b");
+        route.candidates = {QStringLiteral("pc/claude-c"), QStringLiteral("pb/gpt-b")};
+        config::Config cfg = *gw.engine().config();
+        cfg.routes.insert(route.name, route);
+        gw.engine().applyConfig(cfg);
+        QCOMPARE(gw.post(QStringLiteral("/v1/messages"),
+                         GatewayFixture::anthropicBody(QStringLiteral("c-then-b"), QStringLiteral("hi"), false))
+                     .header("x-switchman-candidate"),
+                 QByteArray("pb/gpt-b"));
+        credentials::CredentialFailure unauthorized;
+        unauthorized.status = 401;
+        unauthorized.message = QStringLiteral("invalid x-api-key ") + QString::fromLatin1(canary);
+        gw.engine().pools().recordFailure({QStringLiteral("pa"), 0}, unauthorized, {});
+        credentials::CredentialFailure limited;
+        limited.status = 429;
+        limited.retryAfterMs = 90000;
+        gw.engine().pools().recordFailure({QStringLiteral("pa"), 1}, limited, {});
+
+        const Run st = runSwitchman({QStringLiteral("status"), QStringLiteral("--listen"), listenOf(gw)});
+        QCOMPARE(st.exitCode, 0);
+        QVERIFY2(st.out.contains(QStringLiteral("running, 1 mark, 2 keys parked")), qPrintable(st.out));
+        QVERIFY2(st.out.contains(QStringLiteral("server_error")), qPrintable(st.out));
+        const QStringList lines = st.out.split(QLatin1Char('\n'));
+        auto lineWith = [&lines](const QString &needle) {
+            for (const QString &l : lines)
+                if (l.contains(needle))
+                    return l;
+            return QString();
+        };
+        const QString rejected = lineWith(QStringLiteral("keychain:pa-main"));
+        QVERIFY2(rejected.contains(QStringLiteral("rejected")) && rejected.contains(QStringLiteral("401")) &&
+                     rejected.contains(QStringLiteral("until the key changes")),
+                 qPrintable(rejected));
+        const QString parked = lineWith(QStringLiteral("env:SW_ADMIN_CMD_KEY"));
+        QVERIFY2(parked.contains(QStringLiteral("parked")) && parked.contains(QStringLiteral("rate_limit")) &&
+                     parked.contains(QStringLiteral("1 min 30 s")),
+                 qPrintable(parked));
+        QVERIFY(!st.out.contains(QString::fromLatin1(canary)));
+        QVERIFY(!st.err.contains(QString::fromLatin1(canary)));
+
+        // Retry one provider: only its credentials come back.
+        const Run none = runSwitchman({QStringLiteral("credential"), QStringLiteral("retry"), QStringLiteral("pb"),
+                                       QStringLiteral("--listen"), listenOf(gw)});
+        QCOMPARE(none.exitCode, 0);
+        QVERIFY2(none.out.contains(QStringLiteral("nothing to retry")), qPrintable(none.out));
+        const Run retry = runSwitchman({QStringLiteral("credential"), QStringLiteral("retry"), QStringLiteral("pa"),
+                                        QStringLiteral("--listen"), listenOf(gw)});
+        QCOMPARE(retry.exitCode, 0);
+        QVERIFY2(retry.out.contains(QStringLiteral("2 credentials back in use")), qPrintable(retry.out));
+        QCOMPARE(gw.engine().pools().parkedCount(), 0);
+
+        // Marks: a filter that matches nothing, then the one that does.
+        const Run other = runSwitchman({QStringLiteral("marks"), QStringLiteral("clear"), QStringLiteral("--provider"),
+                                        QStringLiteral("pa"), QStringLiteral("--listen"), listenOf(gw)});
+        QCOMPARE(other.exitCode, 0);
+        QVERIFY2(other.out.contains(QStringLiteral("cleared 0 marks")), qPrintable(other.out));
+        QCOMPARE(gw.engine().marks().size(), 1);
+        const Run clear = runSwitchman({QStringLiteral("marks"), QStringLiteral("clear"), QStringLiteral("--tenant"),
+                                        QStringLiteral("local"), QStringLiteral("--provider"), QStringLiteral("pc"),
+                                        QStringLiteral("--listen"), listenOf(gw)});
+        QCOMPARE(clear.exitCode, 0);
+        QVERIFY2(clear.out.contains(QStringLiteral("cleared 1 mark (tenant local, provider pc)")), qPrintable(clear.out));
+        QVERIFY(gw.engine().marks().isEmpty());
+
+        const Run healthy = runSwitchman({QStringLiteral("status"), QStringLiteral("--listen"), listenOf(gw)});
+        QVERIFY2(healthy.out.contains(QStringLiteral("running, healthy")), qPrintable(healthy.out));
+        QVERIFY(healthy.out.contains(QStringLiteral("Marks: none")));
+    }
+
+    void theAddressComesFromTheConfigurationAndTheAdminKeyFromTheEnvironment()
+    {
+        const QByteArray adminKey = "test-admin-key-for-cli-0001";
+        GatewayFixture gw;
+        config::TenantConfig admin;
+        admin.name = QStringLiteral("ops");
+        admin.admin = true;
+        admin.keyHashes = {QStringLiteral("sha256:") +
+                           QString::fromLatin1(QCryptographicHash::hash(adminKey, QCryptographicHash::Sha256).toHex())};
+        gw.config.tenants.insert(admin.name, admin);
+        gw.start();
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("config.json"));
+        config::Config onDisk = gw.config;
+        onDisk.listen = listenOf(gw);
+        QFile file(path);
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        file.write(QJsonDocument(config::toJson(onDisk)).toJson());
+        file.close();
+
+        const Run refused = runSwitchman({QStringLiteral("status"), QStringLiteral("--config"), path});
+        QCOMPARE(refused.exitCode, 1);
+        QVERIFY2(refused.err.contains(QStringLiteral("SWITCHMAN_ADMIN_KEY")), qPrintable(refused.err));
+        const Run ok = runSwitchman({QStringLiteral("status"), QStringLiteral("--config"), path}, adminKey);
+        QCOMPARE(ok.exitCode, 0);
+        QVERIFY2(ok.out.contains(QStringLiteral("Switchman at http://") + listenOf(gw)), qPrintable(ok.out));
+        QVERIFY(!ok.out.contains(QString::fromLatin1(adminKey)));
+    }
+
+    void nothingRunningSaysSoAndHowToStartIt()
+    {
+        QTcpServer probe; // a port nobody listens on
+        QVERIFY(probe.listen(QHostAddress::LocalHost));
+        const quint16 port = probe.serverPort();
+        probe.close();
+        const Run run =
+            runSwitchman({QStringLiteral("status"), QStringLiteral("--listen"), QStringLiteral("127.0.0.1:%1").arg(port)});
+        QCOMPARE(run.exitCode, 1);
+        QVERIFY2(run.err.contains(QStringLiteral("no Switchman answers at http://127.0.0.1:%1").arg(port)),
+                 qPrintable(run.err));
+        QVERIFY(run.err.contains(QStringLiteral("switchman --headless")));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestAdminCommands)
+#include "test_admin_commands.moc"
