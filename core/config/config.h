@@ -61,6 +61,8 @@ struct FailoverConfig {
     int deadlineMs = 120000;
     int maxRetryDelayMs = 10000;
     int keepaliveMs = 15000;
+    // No upstream byte for this long ends the attempt as server_error: no request lives forever.
+    int upstreamIdleTimeoutMs = 300000;
 
     bool operator==(const FailoverConfig &) const = default;
 };

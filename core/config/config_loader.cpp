@@ -548,13 +548,14 @@ void ConfigReader::readFailover(const QJsonObject &root, Config &config) {
         return;
     checkKeys(o, p,
               {QStringLiteral("enabled"), QStringLiteral("deadlineMs"), QStringLiteral("maxRetryDelayMs"),
-               QStringLiteral("keepaliveMs")});
+               QStringLiteral("keepaliveMs"), QStringLiteral("upstreamIdleTimeoutMs")});
     FailoverConfig &f = config.failover;
     boolean(o, p, QStringLiteral("enabled"), f.enabled);
     const QString positive = QStringLiteral("must be greater than 0 (milliseconds)");
     intField(o, p, QStringLiteral("deadlineMs"), f.deadlineMs, 1, positive);
     intField(o, p, QStringLiteral("maxRetryDelayMs"), f.maxRetryDelayMs, 0, QStringLiteral("must be 0 or more"));
     intField(o, p, QStringLiteral("keepaliveMs"), f.keepaliveMs, 1, positive);
+    intField(o, p, QStringLiteral("upstreamIdleTimeoutMs"), f.upstreamIdleTimeoutMs, 1, positive);
 }
 
 void ConfigReader::readLimits(const QJsonObject &root, Config &config) {
@@ -766,6 +767,8 @@ QJsonObject toJson(const Config &config) {
         failover.insert(QStringLiteral("maxRetryDelayMs"), config.failover.maxRetryDelayMs);
     if (config.failover.keepaliveMs != defaultFailover.keepaliveMs)
         failover.insert(QStringLiteral("keepaliveMs"), config.failover.keepaliveMs);
+    if (config.failover.upstreamIdleTimeoutMs != defaultFailover.upstreamIdleTimeoutMs)
+        failover.insert(QStringLiteral("upstreamIdleTimeoutMs"), config.failover.upstreamIdleTimeoutMs);
     root.insert(QStringLiteral("failover"), failover);
 
     const LimitsConfig defaultLimits;
