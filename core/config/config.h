@@ -64,6 +64,8 @@ struct FailoverConfig {
     // How long a credential is parked when the provider gives no Retry-After or reset hint.
     qint64 rateLimitParkMs = 60 * 1000;        // an opaque 429: usually a per-minute limit
     qint64 exhaustedResetMs = 3600 * 1000;     // a usage limit: resets slowly
+    // No upstream byte for this long ends the attempt as server_error: no request lives forever.
+    int upstreamIdleTimeoutMs = 300000;
 
     bool operator==(const FailoverConfig &) const = default;
 };

@@ -552,7 +552,8 @@ void ConfigReader::readFailover(const QJsonObject &root, Config &config) {
         return;
     checkKeys(o, p,
               {QStringLiteral("enabled"), QStringLiteral("deadlineMs"), QStringLiteral("maxRetryDelayMs"),
-               QStringLiteral("keepaliveMs"), QStringLiteral("rateLimitParkMs"), QStringLiteral("exhaustedResetMs")});
+               QStringLiteral("keepaliveMs"), QStringLiteral("rateLimitParkMs"), QStringLiteral("exhaustedResetMs"),
+               QStringLiteral("upstreamIdleTimeoutMs")});
     FailoverConfig &f = config.failover;
     boolean(o, p, QStringLiteral("enabled"), f.enabled);
     const QString positive = QStringLiteral("must be greater than 0 (milliseconds)");
@@ -563,6 +564,7 @@ void ConfigReader::readFailover(const QJsonObject &root, Config &config) {
     const QString atLeastSecond = QStringLiteral("must be at least 1000 (one second)");
     integer(o, p, QStringLiteral("rateLimitParkMs"), f.rateLimitParkMs, 1000, week, atLeastSecond);
     integer(o, p, QStringLiteral("exhaustedResetMs"), f.exhaustedResetMs, 1000, week, atLeastSecond);
+    intField(o, p, QStringLiteral("upstreamIdleTimeoutMs"), f.upstreamIdleTimeoutMs, 1, positive);
 }
 
 void ConfigReader::readLimits(const QJsonObject &root, Config &config) {
@@ -811,6 +813,8 @@ QJsonObject toJson(const Config &config) {
         failover.insert(QStringLiteral("rateLimitParkMs"), config.failover.rateLimitParkMs);
     if (config.failover.exhaustedResetMs != defaultFailover.exhaustedResetMs)
         failover.insert(QStringLiteral("exhaustedResetMs"), config.failover.exhaustedResetMs);
+    if (config.failover.upstreamIdleTimeoutMs != defaultFailover.upstreamIdleTimeoutMs)
+        failover.insert(QStringLiteral("upstreamIdleTimeoutMs"), config.failover.upstreamIdleTimeoutMs);
     root.insert(QStringLiteral("failover"), failover);
 
     const LimitsConfig defaultLimits;

@@ -207,6 +207,8 @@ void FakeUpstream::respond(QTcpSocket *socket, const RecordedRequest &request, c
                           QByteArray::number(body.size()) + "\r\n";
         if (!fault.retryAfter.isEmpty())
             head += "Retry-After: " + fault.retryAfter + "\r\n";
+        if (!fault.location.isEmpty())
+            head += "Location: " + fault.location + "\r\n";
         socket->write(head + "\r\n" + body);
         m_connections.value(socket)->chunked = false;
         finishResponse(socket);
@@ -219,10 +221,11 @@ void FakeUpstream::respond(QTcpSocket *socket, const RecordedRequest &request, c
                       "Transfer-Encoding: chunked\r\n\r\n");
         return;
     case Fault::InBandErrorBeforeContent:
-    case Fault::InBandErrorAfterContent: {
+    case Fault::InBandErrorAfterContent:
+    case Fault::ResetAfterContent: {
         QList<QByteArray> events;
         QByteArray error = demoInBandError(api, QStringLiteral("Overloaded"));
-        if (fault.kind == Fault::InBandErrorAfterContent) {
+        if (fault.kind != Fault::InBandErrorBeforeContent) {
             if (!m_rawReply.isEmpty()) {
                 const qsizetype end = m_rawReply.indexOf("\n\n");
                 if (end >= 0)
@@ -234,10 +237,19 @@ void FakeUpstream::respond(QTcpSocket *socket, const RecordedRequest &request, c
                     error = reply.inBandErrorAfterContent;
             }
         }
-        events << error;
         socket->write("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
                       "Transfer-Encoding: chunked\r\n\r\n");
         m_connections.value(socket)->chunked = true;
+        if (fault.kind == Fault::ResetAfterContent) {
+            writeEvents(socket, events, 0, false);
+            // After the content is on the wire, a reset: the gateway has committed by then.
+            QTimer::singleShot(std::max(fault.chunkDelayMs, 50), socket, [this, socket]() {
+                if (m_connections.contains(socket))
+                    resetConnection(socket);
+            });
+            return;
+        }
+        events << error;
         writeEvents(socket, events, fault.chunkDelayMs, true);
         return;
     }

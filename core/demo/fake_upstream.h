@@ -40,11 +40,13 @@ struct Fault {
         StallAfter200,            // 200 + SSE headers, then nothing
         InBandErrorBeforeContent, // 200, then the API's stream error event before any content
         InBandErrorAfterContent,  // 200, content up to the first delta, then the stream error event
+        ResetAfterContent,        // 200, content up to the first delta, then the connection is reset (RST)
     };
     Kind kind = None;
     int status = 0;
     QByteArray retryAfter; // Retry-After header value, sent when non-empty
     QByteArray body;       // Status: body to send instead of the API-shaped default
+    QByteArray location;   // Status: Location header, sent when non-empty (a 3xx)
     int chunkDelayMs = 0;  // pause between SSE events (and before the first one)
 };
 

@@ -115,10 +115,15 @@ std::optional<Candidate> CandidateResolver::next(const Resolution &r, const QSet
                 continue;
             }
         }
+        if (state.hasCredential && !state.hasCredential(c)) {
+            // Not a follower: trying it could only replace the real upstream error with ours.
+            if (skipped)
+                skipped->append({c, QStringLiteral("no usable credential for provider \"%1\"").arg(c.provider.id), true});
+            continue;
+        }
         const bool single = r.chain.size() == 1;
         const bool marked = !single && state.isMarked && state.isMarked(c);
-        const bool credential = !state.hasCredential || state.hasCredential(c);
-        if (!marked && credential)
+        if (!marked)
             return c;
         if (!deferred)
             deferred = c;

@@ -29,7 +29,8 @@ struct Resolution {
 
 struct Skip {
     Candidate candidate;
-    QString reason; // ineligible for tenant, over cost ceiling, ...
+    QString reason; // ineligible for tenant, over cost ceiling, no usable credential, ...
+    bool noCredential = false; // passed over for want of a usable credential (credential_exhausted)
 };
 
 class CandidateResolver {
@@ -44,9 +45,10 @@ public:
         std::function<std::optional<QString>(const Candidate &)> ineligible; // policy: reason when ineligible
     };
     // The candidate to try after `tried` (candidate keys), or nullopt when none is left.
-    // Unmarked candidates with a usable credential first, in chain order; a marked or
-    // credential-less one only when no such candidate is left. A single-candidate
-    // chain ignores its mark.
+    // Unmarked candidates first, in chain order; a marked one only when no unmarked one
+    // is left. A candidate with no usable credential is never returned (nor is it a
+    // follower): it is reported in `skipped`. A single-candidate chain never consults
+    // its mark.
     static std::optional<Candidate> next(const Resolution &r, const QSet<QString> &tried, const State &state,
                                          QList<Skip> *skipped = nullptr);
 };

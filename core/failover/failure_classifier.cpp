@@ -6,6 +6,7 @@
 #include <QRegularExpression>
 
 #include <algorithm>
+#include <cmath>
 
 namespace sw::failover {
 
@@ -45,6 +46,15 @@ bool matches(const QString &text, const char *pattern)
     return it->match(text).hasMatch();
 }
 
+// A peer-supplied number of milliseconds as a sane delay: non-finite and negative
+// values are dropped, huge ones clamped before the cast (a cast of inf is UB).
+std::optional<qint64> clampedMs(double ms)
+{
+    if (!std::isfinite(ms) || ms < 0)
+        return std::nullopt;
+    return qint64(std::min(ms, double(FailureClassifier::kMaxRetryAfterMs)));
+}
+
 } // namespace
 
 RateLimitReason FailureClassifier::parseRateLimitReason(const QString &text)
@@ -66,8 +76,7 @@ bool FailureClassifier::isRetryable(const QString &text)
 {
     return matches(text, "overloaded|rate.?limit|too many requests|concurren|capacity|\\b(429|500|502|503|504|529)\\b"
                          "|service.?unavailable|server.?error|internal.?error|bad gateway|api_error"
-                         "|fetch failed|connection|refused|reset|socket|network|host not found|dns|tls|ssl|handshake"
-                         "|timed? ?out|econn|epipe|terminated|other side closed|stream ended");
+                         "|connection|reset|socket|network|timed? ?out|terminated|other side closed|stream ended");
 }
 
 bool FailureClassifier::isUsageLimit(std::optional<int> status, const QString &text)
@@ -97,10 +106,16 @@ std::optional<UpstreamFailure> FailureClassifier::classify(const FailureInput &i
         return std::optional<UpstreamFailure>(f);
     };
 
+    // record row "No status; any other reason (connect, DNS, TLS, socket close)": the
+    // transport's type decides, never its wording (Qt's "Host ... not found" once slipped by).
+    if (in.transportError && *in.transportError != upstream::TransportError::None)
+        return make(FailureKind::Transport);
     if (in.usageLimit || isUsageLimit(in.status, text))
         return make(FailureKind::CredentialExhausted);
     if (in.status) {
         const int s = *in.status;
+        if (s < 400)
+            return std::nullopt; // a redirect (or any other non-error) is not an outage: stop
         if (s == 401 || (s == 403 && !isConcurrencyCap(text)))
             return make(FailureKind::CredentialExhausted);
         if (s == 403 || s == 429)
@@ -123,43 +138,45 @@ std::optional<UpstreamFailure> FailureClassifier::classify(const FailureInput &i
     case RateLimitReason::Unknown:
         break;
     }
-    return make(FailureKind::Transport);
+    // An in-band error arrived over a working connection: whatever it says about
+    // sockets, the base URL answered, so it marks the model, not the whole host.
+    return make(FailureKind::ServerError);
 }
 
 std::optional<qint64> FailureClassifier::retryAfterFromHeaders(const upstream::HeaderList &headers, qint64 nowEpochMs)
 {
     std::optional<qint64> best;
-    auto take = [&](qint64 ms) {
-        if (ms >= 0)
-            best = std::max(best.value_or(0), ms);
+    auto take = [&](double ms) {
+        if (const auto clamped = clampedMs(ms))
+            best = std::max(best.value_or(0), *clamped);
     };
-    auto resetValue = [&](double v) -> qint64 {
+    auto resetValue = [&](double v) -> double {
         if (v > 1e12)
-            return qint64(v) - nowEpochMs;
+            return v - double(nowEpochMs);
         if (v > 1e9)
-            return qint64(v * 1000) - nowEpochMs;
-        return qint64(v * 1000);
+            return v * 1000 - double(nowEpochMs);
+        return v * 1000;
     };
     bool ok = false;
     if (auto v = upstream::headerValue(headers, "retry-after-ms"); !v.isEmpty()) {
         const double ms = v.trimmed().toDouble(&ok);
         if (ok)
-            take(qint64(ms));
+            take(ms);
     }
     if (auto v = upstream::headerValue(headers, "retry-after"); !v.isEmpty()) {
         const double secs = v.trimmed().toDouble(&ok);
         if (ok) {
-            take(qint64(secs * 1000));
+            take(secs * 1000);
         } else {
             const QDateTime when = QDateTime::fromString(QString::fromLatin1(v.trimmed()), Qt::RFC2822Date);
             if (when.isValid())
-                take(when.toMSecsSinceEpoch() - nowEpochMs);
+                take(double(when.toMSecsSinceEpoch() - nowEpochMs));
         }
     }
     if (auto v = upstream::headerValue(headers, "x-ratelimit-reset-ms"); !v.isEmpty()) {
         const double ms = v.trimmed().toDouble(&ok);
         if (ok)
-            take(qint64(ms));
+            take(ms);
     }
     if (auto v = upstream::headerValue(headers, "x-ratelimit-reset"); !v.isEmpty()) {
         const double raw = v.trimmed().toDouble(&ok);
@@ -181,10 +198,10 @@ std::optional<qint64> FailureClassifier::retryHintFromText(const QString &text)
     const double v = m.captured(1).toDouble();
     const QString unit = m.captured(2).toLower();
     if (unit.startsWith(QLatin1String("ms")) || unit.startsWith(QLatin1String("milli")))
-        return qint64(v);
+        return clampedMs(v);
     if (unit.startsWith(QLatin1Char('m')))
-        return qint64(v * 60000);
-    return qint64(v * 1000);
+        return clampedMs(v * 60000);
+    return clampedMs(v * 1000);
 }
 
 } // namespace sw::failover

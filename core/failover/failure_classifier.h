@@ -11,6 +11,9 @@ namespace sw::failover {
 enum class RateLimitReason { Unknown, RateLimitExceeded, ConcurrentLimit, ModelCapacityExhausted, ServerError };
 
 struct FailureInput {
+    // The transport's typed cause when the connection failed (never our own abort): read
+    // instead of any text, so a DNS, TLS or parse failure fails over whatever Qt calls it.
+    std::optional<upstream::TransportError> transportError;
     std::optional<int> status;   // HTTP status when the upstream answered with one
     QString message;             // errorMessage
     QString classificationMessage; // errorClassificationMessage; preferred when set
@@ -20,6 +23,10 @@ struct FailureInput {
 
 class FailureClassifier {
 public:
+    // Retry-After and reset hints beyond this are a peer's nonsense, not a plan: clamped
+    // so a non-finite or huge value can never overflow a qint64 (a week covers weekly quotas).
+    static constexpr qint64 kMaxRetryAfterMs = 7LL * 24 * 3600 * 1000;
+
     // nullopt means stop: the failure goes to the client, no failover.
     static std::optional<UpstreamFailure> classify(const FailureInput &input);
 

@@ -18,7 +18,8 @@ QString ProviderDownMarks::keyFor(const QString &tenant, const QString &provider
     return tenant + QChar(0) + provider + QChar(0) + baseUrl + QChar(0) + model;
 }
 
-qint64 ProviderDownMarks::mark(const QString &tenant, const CandidateRef &c, const UpstreamFailure &failure)
+qint64 ProviderDownMarks::mark(const QString &tenant, const CandidateRef &c, const UpstreamFailure &failure,
+                               std::optional<qint64> attemptStartedAtMs)
 {
     if (failure.kind != FailureKind::Transport && failure.kind != FailureKind::ServerError &&
         failure.kind != FailureKind::RateLimited)
@@ -38,7 +39,13 @@ qint64 ProviderDownMarks::mark(const QString &tenant, const CandidateRef &c, con
     m.baseUrl = c.baseUrl;
     m.model = model;
     m.kind = failure.kind;
-    m.strikes += 1;
+    // Envoy's ejection multiplier grows only when a host fails again after it was let
+    // back in; here: only an attempt started after the last strike can add one.
+    const bool sameBlip = m.strikes > 0 && attemptStartedAtMs && *attemptStartedAtMs <= m.struckAtMs;
+    if (!sameBlip) {
+        m.strikes += 1;
+        m.struckAtMs = now;
+    }
     const qint64 base = failure.kind == FailureKind::RateLimited ? kRateLimitedBaseMs : kServerErrorBaseMs;
     qint64 ttl = base;
     for (int i = 1; i < m.strikes && ttl < kCapMs; ++i)
@@ -46,14 +53,15 @@ qint64 ProviderDownMarks::mark(const QString &tenant, const CandidateRef &c, con
     ttl = std::min(ttl, kCapMs);
     if (failure.retryAfterMs)
         ttl = std::max(ttl, std::min(*failure.retryAfterMs, kCapMs));
-    m.ttlMs = ttl;
-    m.expiresAtMs = now + ttl;
-    m.retryAfterMs = failure.retryAfterMs;
+    m.expiresAtMs = std::max(m.expiresAtMs, now + ttl); // a later, plainer failure never shortens a mark
+    m.ttlMs = m.expiresAtMs - now;
+    if (failure.retryAfterMs || m.ttlMs == ttl)
+        m.retryAfterMs = failure.retryAfterMs;
     m.lastError = failure.message.left(500);
     m.setBy.clear();
     if (m_observer)
-        m_observer->markSet(m, failure, std::nullopt);
-    return ttl;
+        m_observer->markSet(m, failure, attemptStartedAtMs);
+    return m.expiresAtMs - now;
 }
 
 bool ProviderDownMarks::isDown(const QString &tenant, const CandidateRef &c) const

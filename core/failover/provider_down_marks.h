@@ -19,6 +19,7 @@ struct MarkInfo {
     FailureKind kind = FailureKind::ServerError;
     int strikes = 0;
     qint64 expiresAtMs = 0; // clock time
+    qint64 struckAtMs = 0;  // clock time of the last strike: older attempts add none
     qint64 ttlMs = 0;
     std::optional<qint64> retryAfterMs;
     QString lastError;
@@ -51,8 +52,12 @@ public:
     explicit ProviderDownMarks(util::Clock &clock);
 
     // Sets or extends a tenant's mark for transport, server_error or rate_limited;
-    // ignores other kinds. Returns the TTL in ms, or 0.
-    qint64 mark(const QString &tenant, const CandidateRef &candidate, const UpstreamFailure &failure);
+    // ignores other kinds. Returns the time the mark now has left in ms, or 0.
+    // A mark is never shortened (expiry = max(current, now + TTL)), and a failure of an
+    // attempt that started at or before the last strike adds none: parallel requests
+    // failing on one blip are one strike (attemptStartedAtMs unknown = a new strike).
+    qint64 mark(const QString &tenant, const CandidateRef &candidate, const UpstreamFailure &failure,
+                std::optional<qint64> attemptStartedAtMs = std::nullopt);
     // True if an unexpired mark of this tenant covers (provider, baseUrl) or (provider, baseUrl, model).
     bool isDown(const QString &tenant, const CandidateRef &candidate) const;
     // Time until no mark covers this candidate any more (0 when none does).

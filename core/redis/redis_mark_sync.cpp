@@ -244,6 +244,9 @@ void RedisMarkSync::applyRemote(const QJsonObject &o)
     m.ttlMs = qint64(o.value(QStringLiteral("ttlMs")).toDouble());
     const qint64 expiresAt = o.value(QStringLiteral("expiresAt")).toString().toLongLong();
     m.expiresAtMs = m_clock.nowMs() + (expiresAt - wallNow());
+    // The last strike's time, so the local table keeps the burst rule for the next failure too.
+    const qint64 setAt = o.value(QStringLiteral("setAt")).toString().toLongLong();
+    m.struckAtMs = setAt > 0 ? m_clock.nowMs() + (setAt - wallNow()) : m.expiresAtMs - m.ttlMs;
     if (o.contains(QStringLiteral("retryAfterMs")))
         m.retryAfterMs = qint64(o.value(QStringLiteral("retryAfterMs")).toDouble());
     m.lastError = o.value(QStringLiteral("lastError")).toString();

@@ -5,6 +5,7 @@
 #include "server/idempotency_store.h"
 #include "telemetry/telemetry.h"
 #include "util/clock.h"
+#include "util/redaction.h"
 
 #include <QDateTime>
 #include <QJsonArray>
@@ -33,9 +34,9 @@ QByteArray sseFrame(const upstream::SseEvent &e)
     return out;
 }
 
-QString truncated(const QString &s, int n = 300)
+bool is2xx(int status)
 {
-    return s.size() > n ? s.left(n) + QStringLiteral("…") : s;
+    return status >= 200 && status < 300;
 }
 } // namespace
 
@@ -56,7 +57,7 @@ ChatRequest::~ChatRequest()
         m_call->abort();
     m_budget.reset();
     m_ctx.pools->release(m_lease);
-    for (auto id : {m_deadlineTimer, m_keepaliveTimer, m_retryTimer})
+    for (auto id : {m_deadlineTimer, m_keepaliveTimer, m_retryTimer, m_idleTimer})
         if (id)
             m_ctx.clock->cancel(id);
 }
@@ -173,7 +174,9 @@ std::optional<QString> ChatRequest::precheckRejection(const failover::Candidate 
 failover::CandidateResolver::State ChatRequest::resolverState() const
 {
     failover::CandidateResolver::State state;
-    state.isMarked = [this](const failover::Candidate &c) { return m_ctx.marks->isDown(m_tenant, c.ref()); };
+    // failover.enabled false: a plain relay, marks are neither set nor consulted.
+    if (m_config->failover.enabled)
+        state.isMarked = [this](const failover::Candidate &c) { return m_ctx.marks->isDown(m_tenant, c.ref()); };
     state.hasCredential = [this](const failover::Candidate &c) {
         return m_ctx.pools->hasUsable(c.provider.id, c.provider.credentials, !callerAuth().isEmpty());
     };
@@ -200,14 +203,8 @@ QByteArray ChatRequest::callerAuth() const
     return m_request.header("x-switchman-key").isEmpty() && !m_config->tenants.isEmpty() ? QByteArray() : auth;
 }
 
-void ChatRequest::nextCandidate()
+void ChatRequest::recordSkips(const QList<failover::Skip> &skipped)
 {
-    if (m_phase == Phase::Finished)
-        return;
-    if (m_clientGone)
-        return finish();
-    QList<failover::Skip> skipped;
-    auto candidate = failover::CandidateResolver::next(m_resolution, m_tried, resolverState(), &skipped);
     for (const auto &s : skipped) {
         if (m_tried.contains(s.candidate.ref().key()))
             continue;
@@ -216,14 +213,36 @@ void ChatRequest::nextCandidate()
         m_candidate = s.candidate;
         if (s.reason.startsWith(QLatin1String("over the route's cost ceiling")))
             m_overCostCeiling = true;
-        recordAttempt(telemetry::AttemptOutcome::Skipped, {}, QStringLiteral("skipped"), s.reason);
-        logSkip(s.reason);
+        // issue 13: a candidate passed over for want of a credential is visible, never a silent reroute.
+        const QString failure =
+            s.noCredential ? failover::failureKindName(FailureKind::CredentialExhausted) : QString();
+        if (s.noCredential && !m_noCredential)
+            m_noCredential = QStringLiteral("no usable credential for %1: %2").arg(s.candidate.name(), s.reason);
+        m_status = 0;
+        m_attemptStartMs = 0;
+        m_ttftMs.reset();
+        recordAttempt(telemetry::AttemptOutcome::Skipped, failure, QStringLiteral("skipped"), s.reason);
+        logSkip(s.reason, failure);
     }
+}
+
+void ChatRequest::nextCandidate()
+{
+    if (m_phase == Phase::Finished)
+        return;
+    if (m_clientGone)
+        return finish();
+    QList<failover::Skip> skipped;
+    auto candidate = failover::CandidateResolver::next(m_resolution, m_tried, resolverState(), &skipped);
+    recordSkips(skipped);
     if (!candidate) {
+        // The last real upstream failure wins over our own "no credential".
         if (m_lastFailure)
             return finishWithFailure(withCostCeilingNote(clientErrorFor(*m_lastFailure)), true);
         if (m_stopError)
             return finishWithFailure(*m_stopError, false);
+        if (m_noCredential)
+            return finishWithFailure(GatewayError::make(502, ErrorCategory::ServerError, *m_noCredential), false);
         QString why = QStringLiteral("no eligible candidate for \"%1\"").arg(m_parsed.model);
         if (m_resolution.maxCostMultiplier)
             why += QStringLiteral(" (route cost ceiling %1x)").arg(*m_resolution.maxCostMultiplier);
@@ -243,6 +262,7 @@ void ChatRequest::beginAttempt(const failover::Candidate &candidate)
     ++m_attemptNo;
     m_candidate = candidate;
     m_retries = 0;
+    m_usageRows = 0;
     m_credentialIndex = 0;
     retireBudget();
     if (auto rejection = precheckRejection(candidate)) {
@@ -316,6 +336,9 @@ void ChatRequest::launchUpstream()
     m_ttftMs.reset();
     m_heldRaw.clear();
     m_terminalSeen = false;
+    m_location.clear();
+    m_idleFired = false;
+    m_streamEnded = false;
     m_rawPassthrough = m_parsed.stream && formats::sameApiName(m_format) == m_target.api;
     // pi answers name the API that produced them, so the client's next turn keeps its signatures.
     m_encodeInfo.upstreamApi = m_target.api;
@@ -336,6 +359,9 @@ void ChatRequest::launchUpstream()
         m_budget = std::make_unique<failover::AttemptBudget>(*m_ctx.clock, budgetEnd, [this]() { onBudgetExpired(); });
     }
     m_phase = Phase::Upstream;
+    m_tryStartMs = m_ctx.clock->nowMs();
+    m_lastByteMs = m_tryStartMs;
+    armIdleTimer(m_config->failover.upstreamIdleTimeoutMs);
     m_call = m_ctx.transport->start(req, this);
     connect(m_call, &upstream::UpstreamCall::responseStarted, this, &ChatRequest::onResponseStarted);
     connect(m_call, &upstream::UpstreamCall::bodyData, this, &ChatRequest::onBodyData);
@@ -365,12 +391,41 @@ void ChatRequest::onBudgetExpired()
     }
 }
 
+void ChatRequest::armIdleTimer(qint64 delayMs)
+{
+    if (m_idleTimer)
+        m_ctx.clock->cancel(m_idleTimer);
+    m_idleTimer = 0;
+    if (m_config->failover.upstreamIdleTimeoutMs <= 0)
+        return;
+    m_idleTimer = m_ctx.clock->schedule(std::max<qint64>(1, delayMs), [this]() {
+        m_idleTimer = 0;
+        onIdleTimer();
+    });
+}
+
+void ChatRequest::onIdleTimer()
+{
+    // One timer per try, re-armed for the remainder on fire: no cancel/schedule per chunk.
+    if (m_phase != Phase::Upstream || !m_call)
+        return;
+    const qint64 silent = m_ctx.clock->nowMs() - m_lastByteMs;
+    const qint64 limit = m_config->failover.upstreamIdleTimeoutMs;
+    if (silent < limit)
+        return armIdleTimer(limit - silent);
+    m_idleFired = true;
+    m_call->abort(); // onFinished(Aborted) sees m_idleFired
+}
+
 // ---------------------------------------------------------------- upstream events
 
 void ChatRequest::onResponseStarted(int status, const upstream::HeaderList &headers)
 {
     m_status = status;
-    if (status >= 400)
+    m_lastByteMs = m_ctx.clock->nowMs();
+    if (status >= 300 && status < 400)
+        m_location = upstream::headerValue(headers, "location");
+    if (!is2xx(status))
         m_headerRetryAfter =
             failover::FailureClassifier::retryAfterFromHeaders(headers, QDateTime::currentMSecsSinceEpoch());
 }
@@ -379,7 +434,8 @@ void ChatRequest::onBodyData(const QByteArray &chunk)
 {
     if (m_phase != Phase::Upstream)
         return;
-    if (m_status >= 400 || m_status == 0) {
+    m_lastByteMs = m_ctx.clock->nowMs();
+    if (!is2xx(m_status)) {
         if (m_errorBody.size() < kMaxErrorBody)
             m_errorBody += chunk.left(kMaxErrorBody - m_errorBody.size());
         return;
@@ -398,7 +454,30 @@ void ChatRequest::onFinished(const upstream::TransportResult &result)
     if (m_phase != Phase::Upstream)
         return;
     m_call = nullptr;
+    if (m_idleTimer) {
+        m_ctx.clock->cancel(m_idleTimer);
+        m_idleTimer = 0;
+    }
     if (result.error != upstream::TransportError::None) {
+        const QString transportText = result.message.isEmpty()
+                                          ? QString::fromLatin1(upstream::transportErrorName(result.error))
+                                          : result.message;
+        model::StreamEvent cut;
+        cut.type = model::EventType::Error;
+        cut.reason = model::StopReason::Error;
+        if (m_idleFired) {
+            // issue 10 item 11: a silent upstream ends as server_error (next candidate, or the
+            // client's error), never an endless keepalive.
+            cut.errorMessage = QStringLiteral("no byte from the upstream for %1 ms (failover.upstreamIdleTimeoutMs)")
+                                   .arg(m_config->failover.upstreamIdleTimeoutMs);
+            cut.errorStatus = 504;
+            if (m_committed)
+                return handleEvents({cut}, nullptr);
+            failover::FailureInput in;
+            in.message = cut.errorMessage;
+            in.status = 504; // a gateway timeout: server_error by the table
+            return attemptFailed(in, false);
+        }
         if (m_budget && m_budget->timedOut()) {
             failover::FailureInput in;
             in.message = QStringLiteral("attempt budget expired before the first token");
@@ -406,18 +485,29 @@ void ChatRequest::onFinished(const upstream::TransportResult &result)
         }
         if (m_committed) {
             // A committed stream broke: final; the client gets this format's error in band.
-            model::StreamEvent e;
-            e.type = model::EventType::Error;
-            e.reason = model::StopReason::Error;
-            e.errorMessage = QStringLiteral("upstream connection lost: %1").arg(result.message);
-            return handleEvents({e}, nullptr);
+            cut.errorMessage = QStringLiteral("upstream connection lost: %1").arg(transportText);
+            return handleEvents({cut}, nullptr);
         }
         failover::FailureInput in;
-        in.message = result.message.isEmpty() ? QString::fromLatin1(upstream::transportErrorName(result.error))
-                                              : result.message;
+        // Our own aborts never get here (settle disconnects first; budget and idle are
+        // handled above), so even an "Aborted" is the peer's doing: a transport failure.
+        in.transportError = result.error == upstream::TransportError::Aborted ? upstream::TransportError::Other
+                                                                               : result.error;
+        in.message = transportText;
         return attemptFailed(in, false);
     }
-    if (m_status >= 400) {
+    if (m_status >= 300 && m_status < 400) {
+        failover::FailureInput in;
+        in.status = m_status;
+        in.message = QStringLiteral("upstream %1 answered HTTP %2, a redirect to %3; Switchman does not follow "
+                                    "redirects: check the provider's baseUrl")
+                         .arg(m_candidate->name())
+                         .arg(m_status)
+                         .arg(m_location.isEmpty() ? QStringLiteral("(no Location)")
+                                                   : redacted(QString::fromUtf8(m_location.left(512))));
+        return attemptFailed(in, true);
+    }
+    if (!is2xx(m_status)) {
         const auto info = m_adapter->parseError(m_status, m_errorBody);
         failover::FailureInput in;
         in.status = m_status;
@@ -432,8 +522,10 @@ void ChatRequest::onFinished(const upstream::TransportResult &result)
         const QList<upstream::SseEvent> one{e};
         handleEvents(m_decoder->feed(e), &one);
     }
-    if (m_phase == Phase::Upstream)
+    if (m_phase == Phase::Upstream) {
+        m_streamEnded = true; // an error the decoder makes now means the socket closed early
         handleEvents(m_decoder->finish(), nullptr);
+    }
 }
 
 void ChatRequest::handleEvents(const QList<model::StreamEvent> &events, const QList<upstream::SseEvent> *raw)
@@ -442,8 +534,10 @@ void ChatRequest::handleEvents(const QList<model::StreamEvent> &events, const QL
         // Same API: the client gets the upstream's own frames, including those that
         // carry no canonical event (ping, message_delta, the usage chunk).
         for (const auto &r : *raw) {
+            // Raw frames skip the encoder, so they take the redaction here (an upstream
+            // error event may quote the key it rejected).
             if (m_hold.committed() && m_exchange)
-                m_exchange->write(sseFrame(r));
+                m_exchange->write(util::redactSecrets(sseFrame(r), m_target.credential));
             else
                 m_heldRaw.append(sseFrame(r));
         }
@@ -471,6 +565,8 @@ void ChatRequest::handleEvents(const QList<model::StreamEvent> &events, const QL
                 in.message = redacted(e.errorMessage);
                 in.classificationMessage = e.errorType.isEmpty() ? QString() : e.errorType + QStringLiteral(": ") + e.errorMessage;
                 in.status = e.errorStatus;
+                if (m_streamEnded)
+                    in.transportError = upstream::TransportError::Other; // the body ended early: a socket close
                 return attemptFailed(in, false);
             }
             m_accumulator.add(e);
@@ -485,12 +581,20 @@ void ChatRequest::handleEvents(const QList<model::StreamEvent> &events, const QL
             in.message = redacted(e.errorMessage);
             in.classificationMessage = e.errorType.isEmpty() ? QString() : e.errorType + QStringLiteral(": ") + e.errorMessage;
             in.status = e.errorStatus;
+            if (m_streamEnded && !raw)
+                in.transportError = upstream::TransportError::Other; // the body ended early: a socket close
             return attemptFailed(in, false);
         }
         if (step.justCommitted)
             commit(step.release);
         else if (m_committed && !m_rawPassthrough)
             deliver(e);
+        else if (m_committed && e.type == model::EventType::Error && !raw)
+            // Passthrough, and the break is ours to tell (reset, early end, silence): the
+            // format's own error, never a made-up message_stop or [DONE].
+            writeStreamError(GatewayError::make(e.errorStatus.value_or(502),
+                                                GatewayError::categoryForStatus(e.errorStatus.value_or(502)),
+                                                redacted(e.errorMessage)));
         if (m_committed && (e.type == model::EventType::Done || e.type == model::EventType::Error)) {
             m_terminalSeen = true;
             if (e.type == model::EventType::Error) {
@@ -507,9 +611,16 @@ void ChatRequest::handleEvents(const QList<model::StreamEvent> &events, const QL
 QString ChatRequest::redacted(QString text) const
 {
     // Some providers quote the key they rejected; it must not reach the client, a log or the GUI.
-    if (m_target.credential.size() >= 8)
-        text.replace(QString::fromUtf8(m_target.credential), QStringLiteral("[redacted]"));
-    return text;
+    return util::redactSecrets(text, m_target.credential);
+}
+
+void ChatRequest::writeStreamError(const GatewayError &error)
+{
+    if (!m_exchange)
+        return;
+    if (!m_encoder)
+        m_encoder = m_codec.makeStreamEncoder(m_encodeInfo);
+    m_exchange->write(m_encoder->encodeError(error));
 }
 
 void ChatRequest::commit(const QList<model::StreamEvent> &released)
@@ -530,7 +641,7 @@ void ChatRequest::commit(const QList<model::StreamEvent> &released)
                           .toUtf8());
     if (m_rawPassthrough) {
         for (const auto &frame : std::as_const(m_heldRaw))
-            m_exchange->write(frame);
+            m_exchange->write(util::redactSecrets(frame, m_target.credential));
         m_heldRaw.clear();
         return;
     }
@@ -586,6 +697,10 @@ void ChatRequest::succeed()
 
 void ChatRequest::settleAttempt()
 {
+    if (m_idleTimer) {
+        m_ctx.clock->cancel(m_idleTimer);
+        m_idleTimer = 0;
+    }
     if (m_call) {
         auto *call = m_call.data();
         m_call = nullptr;
@@ -685,10 +800,13 @@ void ChatRequest::afterFailure(const failover::UpstreamFailure &failure)
 {
     retireBudget(); // the attempt is over: disarm
     m_lastFailure = failure;
+    m_lastFailureWho = m_candidate->name();
     ++m_failedAttempts;
-    const qint64 ttl = m_ctx.marks->mark(m_tenant, m_candidate->ref(), failure);
-    if (ttl > 0 && m_ctx.marksChanged)
-        m_ctx.marksChanged();
+    if (m_config->failover.enabled) {
+        const qint64 ttl = m_ctx.marks->mark(m_tenant, m_candidate->ref(), failure, m_tryStartMs);
+        if (ttl > 0 && m_ctx.marksChanged)
+            m_ctx.marksChanged();
+    }
     m_ctx.telemetry->countFailure(m_candidate->provider.id, failover::failureKindName(failure.kind));
     recordUsage(false);
     if (m_fallbackFrom.isEmpty()) {
@@ -710,13 +828,24 @@ void ChatRequest::afterFailure(const failover::UpstreamFailure &failure)
     m_budgetFailure = false;
     if (follower)
         return nextCandidate();
+    if (!m_deadlinePassed && m_config->failover.enabled && !m_resolution.direct && !m_clientGone) {
+        // No follower: candidates passed over for want of a credential still leave their row.
+        QList<failover::Skip> skipped;
+        failover::CandidateResolver::next(m_resolution, m_tried, resolverState(), &skipped);
+        QList<failover::Skip> noCredential;
+        for (const auto &sk : skipped)
+            if (sk.noCredential)
+                noCredential.append(sk);
+        recordSkips(noCredential);
+    }
     finishWithFailure(withCostCeilingNote(clientErrorFor(failure)), true);
 }
 
 void ChatRequest::stopWithUpstreamError(const failover::FailureInput &input)
 {
     // Not a failover failure (400, 422, a deterministic in-band error): the client gets it as is.
-    const int status = input.status.value_or(502);
+    // A redirect is not an answer the client can use: 502, the message names it.
+    const int status = input.status && *input.status >= 400 ? *input.status : 502;
     recordAttempt(telemetry::AttemptOutcome::Failed, {}, QStringLiteral("stop"), input.message);
     recordUsage(false);
     GatewayError e = GatewayError::make(status, GatewayError::categoryForStatus(status), input.message);
@@ -725,7 +854,8 @@ void ChatRequest::stopWithUpstreamError(const failover::FailureInput &input)
 
 GatewayError ChatRequest::clientErrorFor(const failover::UpstreamFailure &f) const
 {
-    const QString who = m_candidate ? m_candidate->name() : QString();
+    // Skipped candidates may follow the failure: name the one that failed.
+    const QString who = !m_lastFailureWho.isEmpty() ? m_lastFailureWho : m_candidate ? m_candidate->name() : QString();
     switch (f.kind) {
     case FailureKind::Transport:
         return GatewayError::make(502, ErrorCategory::ServerError,
@@ -772,7 +902,7 @@ GatewayError ChatRequest::withCostCeilingNote(GatewayError error) const
 void ChatRequest::finishWithFailure(const GatewayError &errorIn, bool markedRetryAfter)
 {
     GatewayError error = errorIn;
-    if (markedRetryAfter) {
+    if (markedRetryAfter && m_config->failover.enabled) {
         // Every candidate marked: tell the client when the first one comes back.
         qint64 shortest = 0;
         bool allMarked = !m_resolution.chain.isEmpty();
@@ -789,9 +919,7 @@ void ChatRequest::finishWithFailure(const GatewayError &errorIn, bool markedRetr
     }
     if (m_exchange && m_exchange->headersSent()) {
         // Headers are out: the format's in-band error, never a fake [DONE] / message_stop.
-        if (!m_encoder)
-            m_encoder = m_codec.makeStreamEncoder(m_encodeInfo);
-        m_exchange->write(m_encoder->encodeError(error));
+        writeStreamError(error);
         m_exchange->endStream();
     } else {
         respondError(error);
@@ -835,12 +963,13 @@ void ChatRequest::onClientGone()
         recordAttempt(telemetry::AttemptOutcome::Aborted, {}, QStringLiteral("aborted"),
                       QStringLiteral("client closed the request (499)"));
     }
+    const bool answering = m_committed;
     m_ctx.telemetry->log(QStringLiteral("info"), QStringLiteral("client closed request"),
                          {{QStringLiteral("requestId"), m_requestId},
                           {QStringLiteral("tenant"), m_tenant},
                           {QStringLiteral("status"), 499}});
     settleAttempt();
-    recordUsage(false);
+    recordUsage(answering); // the attempt that answered keeps the plain request id
     finish();
 }
 
@@ -907,7 +1036,7 @@ void ChatRequest::recordAttempt(telemetry::AttemptOutcome outcome, const QString
     r.startedAtEpochMs = QDateTime::currentMSecsSinceEpoch() - r.elapsedMs;
     r.format = formats::formatName(m_format);
     r.logOutcome = logOutcome;
-    r.message = truncated(message);
+    r.message = util::redactedAndTruncated(message, 300, m_target.credential);
     m_ctx.telemetry->recordAttempt(r);
 }
 
@@ -917,7 +1046,13 @@ void ChatRequest::recordUsage(bool answered)
     if (m_attemptUsage.isZero() || !m_candidate)
         return;
     telemetry::UsageRow row;
-    row.requestId = answered ? m_requestId : QStringLiteral("%1:a%2").arg(m_requestId).arg(m_attemptNo);
+    // The answer keeps the plain id; a failed try is REQ:aN, and a further try of the same
+    // attempt (provider retry, rotated credential) REQ:aN.K, so no two rows share an id.
+    QString id = QStringLiteral("%1:a%2").arg(m_requestId).arg(m_attemptNo);
+    if (m_usageRows > 0)
+        id += QStringLiteral(".%1").arg(m_usageRows + 1);
+    row.requestId = answered ? m_requestId : id;
+    ++m_usageRows;
     row.tenant = m_tenant;
     row.candidate = m_candidate->name();
     row.provider = m_candidate->provider.id;
@@ -954,7 +1089,7 @@ void ChatRequest::logFailure(const failover::UpstreamFailure &f, const QString &
     QJsonObject o = attemptLogFields(logOutcome);
     o.insert(QStringLiteral("failure"), failover::failureKindName(f.kind));
     o.insert(QStringLiteral("elapsedMs"), m_ctx.clock->nowMs() - m_attemptStartMs);
-    o.insert(QStringLiteral("error"), truncated(f.message));
+    o.insert(QStringLiteral("error"), util::redactedAndTruncated(f.message, 300, m_target.credential));
     if (f.status)
         o.insert(QStringLiteral("status"), *f.status);
     if (f.retryAfterMs)
@@ -964,10 +1099,12 @@ void ChatRequest::logFailure(const failover::UpstreamFailure &f, const QString &
     m_ctx.telemetry->log(QStringLiteral("warn"), QStringLiteral("candidate failover"), o);
 }
 
-void ChatRequest::logSkip(const QString &reason)
+void ChatRequest::logSkip(const QString &reason, const QString &failure)
 {
     QJsonObject o = attemptLogFields(QStringLiteral("skipped"));
     o.insert(QStringLiteral("reason"), reason);
+    if (!failure.isEmpty())
+        o.insert(QStringLiteral("failure"), failure);
     m_ctx.telemetry->log(QStringLiteral("warn"), QStringLiteral("candidate failover"), o);
 }
 
@@ -978,7 +1115,7 @@ void ChatRequest::finish()
     m_phase = Phase::Finished;
     settleAttempt();
     retireBudget();
-    for (auto *id : {&m_deadlineTimer, &m_keepaliveTimer, &m_retryTimer}) {
+    for (auto *id : {&m_deadlineTimer, &m_keepaliveTimer, &m_retryTimer, &m_idleTimer}) {
         if (*id)
             m_ctx.clock->cancel(*id);
         *id = 0;

@@ -45,6 +45,7 @@ private:
 
     // loop
     void nextCandidate();
+    void recordSkips(const QList<failover::Skip> &skipped);
     void beginAttempt(const failover::Candidate &candidate);
     void acquireCredential(int startIndex);
     void onCredential(const credentials::AcquireResult &result);
@@ -76,6 +77,8 @@ private:
     void stopWithUpstreamError(const failover::FailureInput &input);
     void onDeadline();
     void onBudgetExpired();
+    void armIdleTimer(qint64 delayMs);
+    void onIdleTimer();
     void retireBudget();
     void onClientGone();
 
@@ -88,7 +91,8 @@ private:
                        const QString &message);
     void recordUsage(bool answered);
     void logFailure(const failover::UpstreamFailure &failure, const QString &logOutcome, const QString &next);
-    void logSkip(const QString &reason);
+    void logSkip(const QString &reason, const QString &failure = {});
+    void writeStreamError(const model::GatewayError &error);
     QJsonObject attemptLogFields(const QString &logOutcome) const;
     void finish();
 
@@ -110,6 +114,7 @@ private:
     util::Clock::TimerId m_deadlineTimer = 0;
     util::Clock::TimerId m_keepaliveTimer = 0;
     util::Clock::TimerId m_retryTimer = 0;
+    util::Clock::TimerId m_idleTimer = 0; // failover.upstreamIdleTimeoutMs: no request lives forever
     bool m_deadlinePassed = false;
     bool m_clientGone = false;
     bool m_overCostCeiling = false; // some candidate was skipped for the route's cost ceiling
@@ -124,6 +129,7 @@ private:
     credentials::Lease m_lease;
     int m_credentialIndex = 0;
     int m_retries = 0;
+    int m_usageRows = 0; // usage rows this attempt wrote: each id must be unique
     bool m_follower = false;
     QPointer<upstream::UpstreamCall> m_call;
     std::unique_ptr<failover::AttemptBudget> m_budget;
@@ -137,6 +143,11 @@ private:
     int m_status = 0;
     std::optional<qint64> m_headerRetryAfter;
     qint64 m_attemptStartMs = 0;
+    qint64 m_tryStartMs = 0;   // this upstream call's launch (a strike needs a try newer than the mark)
+    qint64 m_lastByteMs = 0;   // the upstream's last byte, for the idle timeout
+    bool m_idleFired = false;  // our abort() for silence: server_error, not the client's or a transport's
+    bool m_streamEnded = false; // the upstream closed cleanly; errors the decoder makes now are a socket close
+    QByteArray m_location;     // a 3xx's Location, to name the redirect
     std::optional<qint64> m_ttftMs;
     bool m_rawPassthrough = false;
     QList<QByteArray> m_heldRaw;
@@ -144,7 +155,9 @@ private:
 
     // across attempts
     std::optional<failover::UpstreamFailure> m_lastFailure;
+    QString m_lastFailureWho; // the candidate m_lastFailure came from
     std::optional<model::GatewayError> m_stopError;
+    std::optional<QString> m_noCredential; // the first candidate skipped for want of a credential, and why
     QString m_fallbackFrom;
     QString m_fallbackReason;
     std::unique_ptr<formats::StreamEncoder> m_encoder;

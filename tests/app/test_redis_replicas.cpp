@@ -79,6 +79,16 @@ public:
         reply->deleteLater();
         return r;
     }
+    quint16 port() const { return m_port; }
+    static QByteArray chatBody()
+    {
+        const QJsonObject body{{QStringLiteral("model"), QStringLiteral("chain")},
+                               {QStringLiteral("max_tokens"), 64},
+                               {QStringLiteral("messages"),
+                                QJsonArray{QJsonObject{{QStringLiteral("role"), QStringLiteral("user")},
+                                                       {QStringLiteral("content"), QStringLiteral("hello")}}}}};
+        return QJsonDocument(body).toJson(QJsonDocument::Compact);
+    }
     Reply chat(const QByteArray &key = kAliceKey)
     {
         const QJsonObject body{{QStringLiteral("model"), QStringLiteral("chain")},
@@ -204,6 +214,35 @@ private Q_SLOTS:
         m_a->clearRequests();
         QCOMPARE(m_one->chat().status, 200);
         QCOMPARE(m_a->requests().size(), 1); // A answers again on replica 1
+    }
+
+    void sixParallelFailuresAcrossBothReplicasAreOneStrike()
+    {
+        // One blip, six parallel requests split across the replicas: each try started before
+        // the first mark was set, so the shared ladder takes one strike (20 s), not six.
+        m_a->setFault({demo::Fault::Status, 503, {}, {}, 150});
+        m_b->setFault({demo::Fault::None, 0, {}, {}, 0});
+        QList<QNetworkReply *> replies;
+        QNetworkAccessManager nam;
+        for (int i = 0; i < 6; ++i) {
+            const quint16 port = (i % 2 ? m_two : m_one)->port();
+            QNetworkRequest req(QUrl(QStringLiteral("http://127.0.0.1:%1/v1/messages").arg(port)));
+            req.setRawHeader("x-api-key", kAliceKey);
+            req.setHeader(QNetworkRequest::ContentTypeHeader, QByteArrayLiteral("application/json"));
+            replies << nam.post(req, Replica::chatBody());
+        }
+        QVERIFY(test::waitUntil([&]() {
+            return std::all_of(replies.begin(), replies.end(), [](QNetworkReply *r) { return r->isFinished(); });
+        }, 20000));
+        for (QNetworkReply *r : replies)
+            QCOMPARE(r->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt(), 200);
+        QCOMPARE(m_a->requests().size(), 6); // all six reached A before any mark existed
+        QVERIFY(test::waitUntil([&]() { return m_two->marks().size() == 1 && m_one->marks().size() == 1; }, 2000));
+        QTest::qWait(200); // let every script answer land
+        const QJsonObject mark = m_one->marks().first().toObject();
+        QCOMPARE(mark.value(QStringLiteral("strikes")).toInt(), 1);
+        QVERIFY(mark.value(QStringLiteral("remainingMs")).toDouble() <= 20000);
+        QCOMPARE(m_two->marks().first().toObject().value(QStringLiteral("strikes")).toInt(), 1);
     }
 
     void aTenantsMarkNeverSteersAnotherAcrossReplicas()

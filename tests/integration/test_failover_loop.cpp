@@ -6,7 +6,10 @@
 
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <QElapsedTimer>
 #include <QSignalSpy>
+#include <QTcpServer>
+#include <QTcpSocket>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -29,6 +32,43 @@ qint64 failuresOf(Engine &e, const QString &provider, const QString &kind)
 {
     return e.telemetry()->failureCounts().value(provider + QChar(0x1f) + kind);
 }
+
+QJsonObject routeBody(const QString &route, const QString &model, bool stream)
+{
+    if (route == QLatin1String("/v1/messages"))
+        return GatewayFixture::anthropicBody(model, QStringLiteral("a b c d e f"), stream);
+    if (route == QLatin1String("/v1/chat/completions"))
+        return GatewayFixture::openaiBody(model, QStringLiteral("a b c d e f"), stream);
+    if (route == QLatin1String("/v1/responses"))
+        return {{QStringLiteral("model"), model}, {QStringLiteral("input"), QStringLiteral("a b c d e f")},
+                {QStringLiteral("stream"), stream}};
+    return {{QStringLiteral("model"), model},
+            {QStringLiteral("stream"), stream},
+            {QStringLiteral("context"),
+             QJsonObject{{QStringLiteral("messages"),
+                          QJsonArray{QJsonObject{{QStringLiteral("role"), QStringLiteral("user")},
+                                                 {QStringLiteral("content"), QStringLiteral("a b c d e f")},
+                                                 {QStringLiteral("timestamp"), 0}}}}}}};
+}
+
+// A listener that answers every connection with bytes that are not HTTP, then closes.
+class GarbageServer : public QTcpServer {
+public:
+    GarbageServer()
+    {
+        connect(this, &QTcpServer::newConnection, this, [this]() {
+            while (QTcpSocket *s = nextPendingConnection()) {
+                connect(s, &QTcpSocket::readyRead, s, [s]() {
+                    s->readAll();
+                    s->write("SMTP READY, NOT HTTP AT ALL\r\n\r\n");
+                    s->disconnectFromHost();
+                });
+            }
+        });
+        listen(QHostAddress::LocalHost);
+    }
+    QString url() const { return QStringLiteral("http://127.0.0.1:%1").arg(serverPort()); }
+};
 
 QList<telemetry::AttemptRecord> attemptsOf(Engine &e, const QByteArray &requestId)
 {
@@ -551,6 +591,322 @@ private Q_SLOTS:
         QCOMPARE(gw.engine().pools().totalInFlight(), 0);
         gw.anthropicA.clearFault();
         QCOMPARE(gw.post(QStringLiteral("/v1/messages"), GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("again"), false)).status, 200);
+    }
+
+    // ---- issue 10, end to end (one test per numbered case)
+
+    void malformedResponseAndUnknownHostFailOverAsTransport_data()
+    {
+        QTest::addColumn<int>("which");
+        QTest::newRow("not HTTP") << 0;
+        QTest::newRow("unknown host") << 1;
+    }
+    void malformedResponseAndUnknownHostFailOverAsTransport()
+    {
+        // issue 10 item 2: the transport's type decides, whatever Qt or the parser call it.
+        QFETCH(int, which);
+        GarbageServer garbage;
+        GatewayFixture gw;
+        gw.config.providers[QStringLiteral("pa")].baseUrl =
+            which == 0 ? garbage.url() : QStringLiteral("http://no-such-host.invalid");
+        gw.start();
+        const auto r = gw.post(QStringLiteral("/v1/messages"),
+                               GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), false), {},
+                               20000);
+        QCOMPARE(r.status, 200);
+        QCOMPARE(r.header("x-switchman-candidate"), QByteArray("pb/gpt-b"));
+        QCOMPARE(r.header("x-switchman-fallback-reason"), QByteArray("transport"));
+        QCOMPARE(gw.engine().marks().size(), 1);
+        QVERIFY(gw.engine().marks().first().model.isEmpty()); // the whole base URL
+    }
+
+    void cutAfterCommitWritesTheFormatsError_data()
+    {
+        QTest::addColumn<QString>("route");
+        QTest::addColumn<QString>("model");
+        // Same-API passthrough on the first three (the raw frames path), the encoder on pi.
+        QTest::newRow("messages passthrough") << QStringLiteral("/v1/messages") << QStringLiteral("pa/claude-a");
+        QTest::newRow("chat passthrough") << QStringLiteral("/v1/chat/completions") << QStringLiteral("pb/gpt-b");
+        QTest::newRow("responses passthrough") << QStringLiteral("/v1/responses") << QStringLiteral("pd/resp-d");
+        QTest::newRow("pi") << QStringLiteral("/v1/pi/stream") << QStringLiteral("pa/claude-a");
+        QTest::newRow("chat from anthropic") << QStringLiteral("/v1/chat/completions") << QStringLiteral("pa/claude-a");
+    }
+    void cutAfterCommitWritesTheFormatsError()
+    {
+        // issue 10 item 3: a reset after content is the format's error, never a clean end.
+        QFETCH(QString, route);
+        QFETCH(QString, model);
+        GatewayFixture gw;
+        for (auto *f : {&gw.anthropicA, &gw.openaiB, &gw.responsesD})
+            f->setFault(fault(Fault::ResetAfterContent));
+        gw.start();
+        const auto r = gw.post(route, routeBody(route, model, true));
+        QCOMPARE(r.status, 200);
+        QVERIFY2(r.body.contains(": switchman candidate="), r.body.constData()); // it had committed
+        if (route == QLatin1String("/v1/messages")) {
+            QVERIFY2(r.body.contains("event: error"), r.body.constData());
+            QVERIFY(!r.body.contains("message_stop"));
+        } else if (route == QLatin1String("/v1/chat/completions")) {
+            QVERIFY2(r.body.contains("\"error\""), r.body.constData());
+            QVERIFY(!r.body.contains("[DONE]"));
+            QVERIFY(!r.body.contains("\"finish_reason\":\"stop\""));
+        } else if (route == QLatin1String("/v1/responses")) {
+            QVERIFY2(r.body.contains("response.failed"), r.body.constData());
+            QVERIFY(!r.body.contains("response.completed"));
+        } else {
+            QVERIFY2(r.body.contains("\"type\":\"error\""), r.body.constData());
+            QVERIFY(!r.body.contains("\"type\":\"done\""));
+        }
+        QVERIFY(r.body.contains("upstream connection lost"));
+    }
+
+    void redirectStopsWithA502NamingIt()
+    {
+        // issue 10 item 4: a 3xx is not an outage (no mark, no failover) and not a success.
+        GatewayFixture gw;
+        Fault moved = fault(Fault::Status, 301, {}, "{}");
+        moved.location = "https://api.example.test/v2/messages";
+        gw.anthropicA.setFault(moved);
+        gw.start();
+        const auto r = gw.post(QStringLiteral("/v1/chat/completions"),
+                               GatewayFixture::openaiBody(QStringLiteral("chain"), QStringLiteral("x"), false));
+        QCOMPARE(r.status, 502);
+        const QString message = r.json().value(QStringLiteral("error")).toObject().value(QStringLiteral("message")).toString();
+        QVERIFY2(message.contains(QStringLiteral("redirect")) &&
+                     message.contains(QStringLiteral("https://api.example.test/v2/messages")),
+                 qPrintable(message));
+        QCOMPARE(gw.openaiB.requests().size(), 0);
+        QVERIFY(gw.engine().marks().isEmpty());
+    }
+
+    void laterPlainFailureNeverShortensAMark()
+    {
+        // issue 10 item 5: a 300 s Retry-After mark stays 300 s after a plain 429.
+        GatewayFixture gw;
+        gw.anthropicA.pushFault(fault(Fault::Status, 429, "300", R"({"type":"error","error":{"type":"rate_limit_error","message":"Rate limited"}})"));
+        gw.anthropicA.pushFault(fault(Fault::Status, 429, {}, R"({"type":"error","error":{"type":"rate_limit_error","message":"Rate limited"}})"));
+        gw.start();
+        const auto body = GatewayFixture::anthropicBody(QStringLiteral("pa/claude-a"), QStringLiteral("x"), false);
+        QCOMPARE(gw.post(QStringLiteral("/v1/messages"), body).status, 429);
+        QCOMPARE(gw.post(QStringLiteral("/v1/messages"), body).status, 429); // a direct selector ignores its mark
+        QCOMPARE(gw.anthropicA.requests().size(), 2);
+        QCOMPARE(gw.engine().marks().size(), 1);
+        const qint64 left = gw.engine().marks().first().expiresAtMs - gw.engine().markTable().now();
+        QVERIFY2(left > 290000, qPrintable(QString::number(left)));
+    }
+
+    void parallelFailuresOnOneBlipAreOneStrike()
+    {
+        // issue 10 item 6: six requests in flight when A stalls add one strike (20 s), not six.
+        GatewayFixture gw;
+        gw.config.failover.deadlineMs = 1200; // budget 600 ms, then server_error on A for each
+        gw.anthropicA.setFault(fault(Fault::StallBeforeHeaders));
+        gw.start();
+        QList<QNetworkReply *> replies;
+        for (int i = 0; i < 6; ++i)
+            replies << gw.postAsync(QStringLiteral("/v1/messages"),
+                                    GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), false));
+        QTRY_COMPARE(gw.anthropicA.requests().size(), 6);
+        for (auto *reply : replies) {
+            const auto r = gw.wait(reply);
+            QCOMPARE(r.status, 200);
+            QCOMPARE(r.header("x-switchman-candidate"), QByteArray("pb/gpt-b"));
+            reply->deleteLater();
+        }
+        QCOMPARE(failuresOf(gw.engine(), QStringLiteral("pa"), QStringLiteral("server_error")), 6);
+        const auto marks = gw.engine().marks();
+        QCOMPARE(marks.size(), 1);
+        QCOMPARE(marks.first().strikes, 1);
+        QCOMPARE(marks.first().ttlMs, 20000);
+    }
+
+    void disabledFailoverIsAPlainRelay()
+    {
+        // issue 10 item 7: no marks set or consulted; the first eligible candidate answers or fails.
+        GatewayFixture gw;
+        gw.config.failover.enabled = false;
+        gw.anthropicA.setFault(fault(Fault::Status, 503));
+        gw.start();
+        const auto body = GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), false);
+        QCOMPARE(gw.post(QStringLiteral("/v1/messages"), body).status, 503);
+        QVERIFY(gw.engine().marks().isEmpty());
+        gw.anthropicA.clearFault();
+        // A pre-existing mark (say, from before the switch) is not consulted either.
+        failover::UpstreamFailure f;
+        f.kind = failover::FailureKind::ServerError;
+        gw.engine().markTable().mark(QStringLiteral("local"), {QStringLiteral("pa"), QStringLiteral("claude-a"), gw.anthropicA.baseUrl()}, f);
+        const auto r = gw.post(QStringLiteral("/v1/messages"), body);
+        QCOMPARE(r.status, 200);
+        QCOMPARE(r.header("x-switchman-candidate"), QByteArray("pa/claude-a"));
+        QCOMPARE(gw.openaiB.requests().size(), 0);
+    }
+
+    void credentialLessFollowerIsNoFollower()
+    {
+        // issue 10 item 8 + issue 13: B has no usable key, so A keeps its own retries, the
+        // client gets A's real error, and B leaves a skipped credential_exhausted row.
+        GatewayFixture gw;
+        gw.config.providers[QStringLiteral("pa")].maxRetries = 1;
+        gw.config.providers[QStringLiteral("pb")].credentials = {QStringLiteral("env:SWITCHMAN_TEST_UNSET_VARIABLE")};
+        gw.anthropicA.setFault(fault(Fault::Status, 503));
+        gw.start();
+        QSignalSpy logged(gw.engine().telemetry(), &telemetry::Telemetry::logLine);
+        const auto r = gw.post(QStringLiteral("/v1/messages"),
+                               GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), false));
+        QCOMPARE(r.status, 503);
+        QCOMPARE(r.json().value(QStringLiteral("error")).toObject().value(QStringLiteral("type")).toString(),
+                 QStringLiteral("overloaded_error"));
+        QVERIFY(!r.body.contains("no usable credential"));
+        QCOMPARE(gw.anthropicA.requests().size(), 2); // its in-attempt retry was not taken away
+        QCOMPARE(gw.openaiB.requests().size(), 0);
+        const auto attempts = attemptsOf(gw.engine(), r.header("x-switchman-request-id"));
+        QCOMPARE(attempts.size(), 2);
+        QCOMPARE(attempts[1].candidate, QStringLiteral("pb/gpt-b"));
+        QCOMPARE(attempts[1].outcome, telemetry::AttemptOutcome::Skipped);
+        QCOMPARE(attempts[1].failure, QStringLiteral("credential_exhausted"));
+        QVERIFY(attempts[1].message.contains(QStringLiteral("no usable credential")));
+        bool sawSkipLine = false;
+        for (const auto &args : logged) {
+            const auto o = args.at(0).toJsonObject();
+            sawSkipLine |= o.value(QStringLiteral("outcome")).toString() == QLatin1String("skipped") &&
+                           o.value(QStringLiteral("failure")).toString() == QLatin1String("credential_exhausted") &&
+                           o.value(QStringLiteral("reason")).toString().contains(QStringLiteral("no usable credential"));
+        }
+        QVERIFY(sawSkipLine);
+    }
+
+    void hugeRetryAfterIsClamped()
+    {
+        // issue 10 item 9 (classifier part): a non-finite or absurd Retry-After is a capped mark, not UB.
+        GatewayFixture gw;
+        gw.anthropicA.pushFault(fault(Fault::Status, 429, "1e400", R"({"type":"error","error":{"type":"rate_limit_error","message":"Rate limited"}})"));
+        gw.openaiB.pushFault(fault(Fault::Status, 429, "99999999999999999999999", R"({"error":{"message":"Rate limit reached","type":"rate_limit_error"}})"));
+        gw.start();
+        const auto r = gw.post(QStringLiteral("/v1/messages"),
+                               GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), false));
+        QCOMPARE(r.status, 429);
+        for (const auto &m : gw.engine().marks())
+            QVERIFY(m.ttlMs > 0 && m.ttlMs <= 300000);
+        QVERIFY(r.header("retry-after").toLongLong() > 0);
+        QVERIFY(r.header("retry-after").toLongLong() <= 300);
+    }
+
+    void usageRowIdsAreUniqueAndTheAnswerKeepsThePlainId()
+    {
+        // issue 10 item 10: two failed tries of one attempt, then the answer.
+        GatewayFixture gw;
+        gw.config.providers[QStringLiteral("pa")].maxRetries = 2;
+        gw.anthropicA.pushFault(fault(Fault::InBandErrorAfterContent));
+        gw.anthropicA.pushFault(fault(Fault::InBandErrorAfterContent));
+        gw.start();
+        const auto r = gw.post(QStringLiteral("/v1/messages"),
+                               GatewayFixture::anthropicBody(QStringLiteral("pa/claude-a"), QStringLiteral("x"), false));
+        QCOMPARE(r.status, 200);
+        QCOMPARE(gw.anthropicA.requests().size(), 3);
+        const QString id = QString::fromLatin1(r.header("x-switchman-request-id"));
+        const auto rows = gw.get(QStringLiteral("/admin/usage")).json().value(QStringLiteral("rows")).toArray();
+        QStringList ids;
+        for (const auto &row : rows)
+            ids << row.toObject().value(QStringLiteral("requestId")).toString();
+        QCOMPARE(ids.size(), 3);
+        QCOMPARE(QSet<QString>(ids.begin(), ids.end()).size(), 3);
+        QVERIFY2(ids.contains(id), qPrintable(ids.join(QLatin1Char(','))));
+    }
+
+    void clientAbortAfterCommitBillsThePlainId()
+    {
+        GatewayFixture gw;
+        Fault slow;
+        slow.chunkDelayMs = 200;
+        gw.anthropicA.setFault(slow);
+        gw.start();
+        QNetworkReply *reply = gw.postAsync(QStringLiteral("/v1/messages"), GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("a b c d e f g h"), true));
+        QTRY_VERIFY(reply->bytesAvailable() > 0 && reply->peek(4096).contains("content_block_delta"));
+        const QString id = QString::fromLatin1(reply->rawHeader("x-switchman-request-id"));
+        reply->abort();
+        reply->deleteLater();
+        QTRY_COMPARE(gw.engine().activeRequests(), 0);
+        const auto rows = gw.get(QStringLiteral("/admin/usage")).json().value(QStringLiteral("rows")).toArray();
+        QCOMPARE(rows.size(), 1);
+        QCOMPARE(rows.first().toObject().value(QStringLiteral("requestId")).toString(), id);
+    }
+
+    void silentLastCandidateEndsAtTheIdleTimeout_data()
+    {
+        QTest::addColumn<bool>("stream");
+        QTest::newRow("stream") << true;
+        QTest::newRow("json") << false;
+    }
+    void silentLastCandidateEndsAtTheIdleTimeout()
+    {
+        // issue 10 item 11: 200 then nothing from the only candidate: the client gets an error in
+        // its format when failover.upstreamIdleTimeoutMs passes, and keepalives stop.
+        QFETCH(bool, stream);
+        GatewayFixture gw;
+        gw.config.failover.keepaliveMs = 50;
+        gw.config.failover.upstreamIdleTimeoutMs = 400;
+        gw.anthropicA.setFault(fault(Fault::StallAfter200));
+        gw.start();
+        QElapsedTimer t;
+        t.start();
+        const auto r = gw.post(QStringLiteral("/v1/messages"),
+                               GatewayFixture::anthropicBody(QStringLiteral("pa/claude-a"), QStringLiteral("x"), stream), {},
+                               10000);
+        QVERIFY(!r.timedOut);
+        QVERIFY2(t.elapsed() >= 380 && t.elapsed() < 5000, qPrintable(QString::number(t.elapsed())));
+        if (stream) {
+            QCOMPARE(r.status, 200);
+            QVERIFY(r.body.contains(": keepalive"));
+            QVERIFY2(r.body.trimmed().endsWith("}"), r.body.constData()); // the error event is the last thing
+            QVERIFY(r.body.contains("event: error"));
+            QVERIFY(r.body.contains("upstreamIdleTimeoutMs"));
+        } else {
+            QCOMPARE(r.status, 504);
+            QCOMPARE(r.json().value(QStringLiteral("type")).toString(), QStringLiteral("error"));
+        }
+        QCOMPARE(failuresOf(gw.engine(), QStringLiteral("pa"), QStringLiteral("server_error")), 1);
+    }
+
+    void silentFirstCandidateFailsOverAtTheIdleTimeout()
+    {
+        GatewayFixture gw;
+        gw.config.failover.upstreamIdleTimeoutMs = 300; // well inside the 60 s budget
+        gw.anthropicA.setFault(fault(Fault::StallBeforeHeaders));
+        gw.start();
+        const auto r = gw.post(QStringLiteral("/v1/messages"),
+                               GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), false));
+        QCOMPARE(r.status, 200);
+        QCOMPARE(r.header("x-switchman-candidate"), QByteArray("pb/gpt-b"));
+        QCOMPARE(r.header("x-switchman-fallback-reason"), QByteArray("server_error"));
+    }
+
+    void aSlowButTalkingStreamIsNeverCut()
+    {
+        GatewayFixture gw;
+        gw.config.failover.upstreamIdleTimeoutMs = 300;
+        Fault slow;
+        slow.chunkDelayMs = 150; // every gap under the idle limit, the whole answer well over it
+        gw.anthropicA.setFault(slow);
+        gw.start();
+        const auto r = gw.post(QStringLiteral("/v1/messages"),
+                               GatewayFixture::anthropicBody(QStringLiteral("pa/claude-a"), QStringLiteral("one two three four five six"), true));
+        QCOMPARE(r.status, 200);
+        QVERIFY(r.body.contains("message_stop"));
+        QVERIFY(!r.body.contains("event: error"));
+    }
+
+    void markedSingleCandidateIsStillTried()
+    {
+        // The resolver's "a single candidate ignores its mark", end to end.
+        GatewayFixture gw;
+        gw.start();
+        failover::UpstreamFailure f;
+        f.kind = failover::FailureKind::ServerError;
+        gw.engine().markTable().mark(QStringLiteral("local"), {QStringLiteral("pa"), QStringLiteral("claude-a"), gw.anthropicA.baseUrl()}, f);
+        const auto r = gw.post(QStringLiteral("/v1/messages"),
+                               GatewayFixture::anthropicBody(QStringLiteral("pa/claude-a"), QStringLiteral("x"), false));
+        QCOMPARE(r.status, 200);
+        QCOMPARE(gw.anthropicA.requests().size(), 1);
     }
 
     void malformedJsonGets400AndNoUpstreamCall()

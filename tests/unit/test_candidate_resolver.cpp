@@ -87,19 +87,34 @@ private Q_SLOTS:
         s.isMarked = [](const Candidate &) { return true; };
         QCOMPARE(CandidateResolver::next(r, {}, s)->name(), QStringLiteral("anthropic/claude-sonnet-4-5"));
     }
-    void credentialLessDeferredLikeMarked()
+    void credentialLessIsSkippedNeverAFollower()
     {
         const auto r = *CandidateResolver::resolve(sample(), QStringLiteral("sonnet"));
         CandidateResolver::State s;
-        s.hasCredential = [](const Candidate &c) { return c.provider.id != QLatin1String("anthropic"); };
-        QCOMPARE(CandidateResolver::next(r, {}, s)->name(), QStringLiteral("zai/glm-4.6"));
+        s.hasCredential = [](const Candidate &c) { return c.provider.id != QLatin1String("zai"); };
+        QList<Skip> skipped;
+        QCOMPARE(CandidateResolver::next(r, {}, s, &skipped)->name(), QStringLiteral("anthropic/claude-sonnet-4-5"));
+        QVERIFY(skipped.isEmpty()); // not reached yet
+        QSet<QString> tried{r.chain.first().ref().key()};
+        QCOMPARE(CandidateResolver::next(r, tried, s, &skipped)->name(), QStringLiteral("openai/gpt-5"));
+        QCOMPARE(skipped.size(), 1);
+        QVERIFY(skipped.first().noCredential);
+        QCOMPARE(skipped.first().candidate.provider.id, QStringLiteral("zai"));
+        // Even when it is all that is left, a credential-less candidate is not returned.
+        s.hasCredential = [](const Candidate &) { return false; };
+        QVERIFY(!CandidateResolver::next(r, {}, s));
     }
     void singleCandidateIgnoresItsMark()
     {
         const auto r = *CandidateResolver::resolve(sample(), QStringLiteral("zai/glm-4.6"));
         CandidateResolver::State s;
-        s.isMarked = [](const Candidate &) { return true; };
+        int consulted = 0;
+        s.isMarked = [&consulted](const Candidate &) {
+            ++consulted;
+            return true;
+        };
         QCOMPARE(CandidateResolver::next(r, {}, s)->name(), QStringLiteral("zai/glm-4.6"));
+        QCOMPARE(consulted, 0); // deferring it would give the same answer: the mark must not even be read
         QSet<QString> tried{r.chain.first().ref().key()};
         QVERIFY(!CandidateResolver::next(r, tried, s)); // a direct selector has no follower
     }

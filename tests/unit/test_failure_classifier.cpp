@@ -52,11 +52,61 @@ private Q_SLOTS:
         QCOMPARE(kindOf(std::nullopt, QStringLiteral("Anthropic stream error (overloaded_error): Overloaded")),
                  FailureKind::ServerError);
     }
-    void statusLessTransport()
+    void typedTransportErrorsAreTransportWhateverTheirText_data()
     {
-        QCOMPARE(kindOf(std::nullopt, QStringLiteral("fetch failed")), FailureKind::Transport);
-        QCOMPARE(kindOf(std::nullopt, QStringLiteral("connection refused")), FailureKind::Transport);
-        QCOMPARE(kindOf(std::nullopt, QStringLiteral("tls handshake failed")), FailureKind::Transport);
+        using sw::upstream::TransportError;
+        QTest::addColumn<int>("error");
+        QTest::addColumn<QString>("message");
+        // Qt's own wordings that the old text regex missed, and an empty one.
+        QTest::newRow("dns") << int(TransportError::HostNotFound) << QStringLiteral("Host api.example.test not found");
+        QTest::newRow("refused") << int(TransportError::Refused) << QStringLiteral("Connection refused");
+        QTest::newRow("tls") << int(TransportError::Tls) << QStringLiteral("SSL handshake failed");
+        QTest::newRow("reset") << int(TransportError::Reset) << QStringLiteral("Connection reset by peer");
+        QTest::newRow("timeout") << int(TransportError::Timeout) << QStringLiteral("Socket operation timed out");
+        QTest::newRow("bad response") << int(TransportError::Other) << QStringLiteral("bad HTTP response");
+        QTest::newRow("canceled") << int(TransportError::Other) << QStringLiteral("Operation canceled");
+        QTest::newRow("no text") << int(TransportError::Other) << QString();
+    }
+    void typedTransportErrorsAreTransportWhateverTheirText()
+    {
+        QFETCH(int, error);
+        QFETCH(QString, message);
+        FailureInput in;
+        in.transportError = sw::upstream::TransportError(error);
+        in.message = message;
+        const auto f = FailureClassifier::classify(in);
+        QVERIFY(f);
+        QCOMPARE(f->kind, FailureKind::Transport);
+    }
+    void inBandTextIsNeverTransport()
+    {
+        // A stream error arrived over a working connection: it marks the model, not the host.
+        QCOMPARE(kindOf(std::nullopt, QStringLiteral("upstream connection reset")), FailureKind::ServerError);
+        // Refusal wording is not a connection failure (a refusal is a Done, decoded upstream of here).
+        QCOMPARE(kindOf(std::nullopt, QStringLiteral("The model refused to answer this request")), std::nullopt);
+        QCOMPARE(kindOf(std::nullopt, QStringLiteral("fetch failed")), std::nullopt);
+    }
+    void redirectsStop()
+    {
+        QCOMPARE(kindOf(301, QStringLiteral("Moved Permanently")), std::nullopt);
+        QCOMPARE(kindOf(307, QStringLiteral("")), std::nullopt);
+        QCOMPARE(kindOf(302, QStringLiteral("503 service unavailable")), std::nullopt);
+    }
+    void hostileRetryAfterIsClamped()
+    {
+        using H = sw::upstream::HeaderList;
+        const qint64 now = 1'700'000'000'000;
+        const qint64 cap = FailureClassifier::kMaxRetryAfterMs;
+        QCOMPARE(FailureClassifier::retryAfterFromHeaders(H{{"Retry-After", "1e400"}}, now), std::nullopt); // inf
+        QCOMPARE(FailureClassifier::retryAfterFromHeaders(H{{"Retry-After", "nan"}}, now), std::nullopt);
+        QCOMPARE(FailureClassifier::retryAfterFromHeaders(H{{"Retry-After", "-5"}}, now), std::nullopt);
+        QCOMPARE(FailureClassifier::retryAfterFromHeaders(H{{"Retry-After", "99999999999999999999999"}}, now), cap);
+        QCOMPARE(FailureClassifier::retryAfterFromHeaders(H{{"retry-after-ms", "1e300"}}, now), cap);
+        QCOMPARE(FailureClassifier::retryAfterFromHeaders(H{{"x-ratelimit-reset", "1e300"}}, now), cap);
+        const auto overflow = FailureClassifier::retryHintFromText(QStringLiteral("try again in ") +
+                                                                   QString(400, QLatin1Char('9')) + QStringLiteral("s"));
+        QVERIFY(!overflow || *overflow == cap); // dropped or capped, never a cast of inf
+        QCOMPARE(FailureClassifier::retryHintFromText(QStringLiteral("try again in 9999999999999 minutes")), cap);
     }
     void retryableGateStopsDeterministicErrors()
     {

@@ -52,6 +52,35 @@ private Q_SLOTS:
         QCOMPARE(marks.mark(QStringLiteral("t"), kB, failure(FailureKind::ServerError, 3'600'000)), 300000);
         QCOMPARE(marks.mark(QStringLiteral("u"), kA, failure(FailureKind::ServerError, 1000)), 20000);
     }
+    void laterShorterFailureNeverShortensAMark()
+    {
+        sw::test::FakeClock clock;
+        ProviderDownMarks marks(clock);
+        QCOMPARE(marks.mark(QStringLiteral("t"), kA, failure(FailureKind::RateLimited, 300000)), 300000);
+        clock.advance(1000);
+        // A plain 429 would be 60 s on its own; the mark keeps its 299 s.
+        QCOMPARE(marks.mark(QStringLiteral("t"), kA, failure(FailureKind::RateLimited)), 299000);
+        clock.advance(298999);
+        QVERIFY(marks.isDown(QStringLiteral("t"), kA));
+        clock.advance(1);
+        QVERIFY(!marks.isDown(QStringLiteral("t"), kA));
+    }
+    void failuresOfAttemptsStartedBeforeTheStrikeAddNone()
+    {
+        sw::test::FakeClock clock;
+        clock.advance(1000);
+        ProviderDownMarks marks(clock);
+        const qint64 started = clock.nowMs();
+        clock.advance(500); // six parallel attempts, all started at `started`, fail at once
+        for (int i = 0; i < 6; ++i)
+            QCOMPARE(marks.mark(QStringLiteral("t"), kA, failure(FailureKind::ServerError), started), 20000);
+        QCOMPARE(marks.active().first().strikes, 1);
+        clock.advance(20000); // let back in; an attempt started now that fails is a second strike
+        const qint64 later = clock.nowMs();
+        clock.advance(100);
+        QCOMPARE(marks.mark(QStringLiteral("t"), kA, failure(FailureKind::ServerError), later), 40000);
+        QCOMPARE(marks.active().first().strikes, 2);
+    }
     void strikesResetAfterQuietPeriod()
     {
         sw::test::FakeClock clock;

@@ -1,0 +1,26 @@
+#pragma once
+// The one redaction every byte bound for a client, a log, the admin API or the
+// GUI passes (issue 11 item 7): the attempt's own secret, anything after
+// "Bearer ", and tokens shaped like provider keys. Apply it before truncating,
+// so a key across the cut cannot leak its start.
+
+#include <QByteArray>
+#include <QString>
+
+namespace sw::util {
+
+inline constexpr char kRedacted[] = "[redacted]";
+
+// `secret` is the credential the attempt sent (may be empty). Short secrets
+// (under 8 bytes) are not replaced verbatim: they would match ordinary words.
+QString redactSecrets(const QString &text, QByteArrayView secret = {});
+QByteArray redactSecrets(const QByteArray &bytes, QByteArrayView secret = {});
+
+// Cheap pre-check for the hot path (every passthrough frame): false means
+// redactSecrets would return the input unchanged.
+bool mayHoldSecret(QByteArrayView bytes, QByteArrayView secret = {});
+
+// Redacts, then cuts to `maxChars` characters with an ellipsis.
+QString redactedAndTruncated(const QString &text, int maxChars, QByteArrayView secret = {});
+
+} // namespace sw::util
