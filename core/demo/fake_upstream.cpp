@@ -209,9 +209,18 @@ void FakeUpstream::respond(QTcpSocket *socket, const RecordedRequest &request, c
             head += "Retry-After: " + fault.retryAfter + "\r\n";
         if (!fault.location.isEmpty())
             head += "Location: " + fault.location + "\r\n";
-        socket->write(head + "\r\n" + body);
-        m_connections.value(socket)->chunked = false;
-        finishResponse(socket);
+        auto answer = [this, socket, bytes = head + "\r\n" + body]() {
+            if (!m_connections.contains(socket))
+                return; // the client left meanwhile
+            socket->write(bytes);
+            m_connections.value(socket)->chunked = false;
+            finishResponse(socket);
+        };
+        // chunkDelayMs delays an error status too: a slow-failing upstream, so parallel tries overlap.
+        if (fault.chunkDelayMs > 0)
+            QTimer::singleShot(fault.chunkDelayMs, this, answer);
+        else
+            answer();
         return;
     }
     case Fault::StallBeforeHeaders:
