@@ -218,7 +218,7 @@ void FakeUpstream::respond(QTcpSocket *socket, const RecordedRequest &request, c
         };
         // chunkDelayMs delays an error status too: a slow-failing upstream, so parallel tries overlap.
         if (fault.chunkDelayMs > 0)
-            QTimer::singleShot(fault.chunkDelayMs, this, answer);
+            QTimer::singleShot(fault.chunkDelayMs, socket, answer);
         else
             answer();
         return;
