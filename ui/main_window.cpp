@@ -175,6 +175,7 @@ void MainWindow::applySnapshot(const snapshot::EngineSnapshot &s) {
     m_lastSnapshotWallMs = s.wallMs;
     m_attempts->append(s.newAttempts);
     m_marks->applySnapshot(s.marks, s.wallMs);
+    m_marksView->setStore(s.marksStore, s.marksStoreShared, s.marksStoreUp);
     m_credentials->applySnapshot(s.credentials, s.wallMs);
     m_log->append(s.newLogLines);
     m_status->applySnapshot(s);

@@ -53,6 +53,9 @@ struct EngineSnapshot {
     QList<telemetry::AttemptRecord> newAttempts; // since the previous snapshot, oldest first
     int droppedAttempts = 0;                     // more than fit in one batch (the GUI ring is bounded anyway)
     QList<MarkRow> marks;                        // every active mark
+    QString marksStore = QStringLiteral("memory"); // Engine::marksStoreDescription()
+    bool marksStoreShared = false;                 // marks go through Redis (store "redis")
+    bool marksStoreUp = true;                      // false: Redis unreachable, marks are local only
     // Every configured credential and its health; remainingMs of a parked one is measured at `wallMs`.
     QList<credentials::CredentialStatus> credentials;
     QHash<QString, qint64> failureTotals;        // the /metrics counter: "provider\x1ffailure" -> n

@@ -28,6 +28,7 @@ SnapshotPublisher::SnapshotPublisher(Engine &engine, int intervalMs) : QObject(&
     connect(telemetry, &telemetry::Telemetry::usageRecorded, this, &SnapshotPublisher::onUsage);
     connect(telemetry, &telemetry::Telemetry::logLine, this, &SnapshotPublisher::onLogLine);
     connect(&engine, &Engine::marksChanged, this, [this]() { m_dirty = true; });
+    connect(&engine, &Engine::marksStoreChanged, this, [this]() { m_dirty = true; });
     connect(&engine, &Engine::credentialsChanged, this, [this]() { m_dirty = true; });
     connect(&engine, &Engine::pausedChanged, this, [this]() {
         m_dirty = true;
@@ -140,6 +141,9 @@ void SnapshotPublisher::publishNow() {
     for (const auto &m : marks)
         s.marks.append(MarkRow{m, std::max<qint64>(0, m.expiresAtMs - engineNow)});
     s.credentials = m_engine.credentialStates();
+    s.marksStore = m_engine.marksStoreDescription();
+    s.marksStoreShared = m_engine.config()->marks.store == QLatin1String("redis");
+    s.marksStoreUp = m_engine.marksStoreUp();
     s.failureTotals = m_engine.telemetry()->failureCounts();
     s.failuresByMinute = QList<FailureMinute>(m_failureMinutes.begin(), m_failureMinutes.end());
     s.usageByTenant = m_usageByTenant;

@@ -43,6 +43,8 @@ QVariant MarksModel::headerData(int section, Qt::Orientation orientation, int ro
         return tr("Expires in");
     case RetryAfter:
         return tr("Retry-After");
+    case SetBy:
+        return tr("Set by");
     case LastError:
         return tr("Last error");
     }
@@ -101,6 +103,9 @@ QVariant MarksModel::data(const QModelIndex &index, int role) const {
             return TimeText::countdown(remainingMs(index.row()));
         case RetryAfter:
             return m.retryAfterMs ? tr("%1 s").arg((*m.retryAfterMs + 999) / 1000) : QString();
+        case SetBy:
+            // Shared marks name the replica that saw the failure; empty = this one.
+            return m.setBy.isEmpty() ? tr("this replica") : m.setBy;
         case LastError:
             return m.lastError;
         }

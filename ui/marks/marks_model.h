@@ -16,7 +16,7 @@ class MarksModel final : public QAbstractTableModel {
     Q_OBJECT
     Q_DISABLE_COPY_MOVE(MarksModel)
 public:
-    enum Column { Tenant, Provider, Scope, Kind, Strikes, Expires, RetryAfter, LastError, ColumnCount };
+    enum Column { Tenant, Provider, Scope, Kind, Strikes, Expires, RetryAfter, SetBy, LastError, ColumnCount };
     enum Role { RemainingMsRole = Qt::UserRole + 1, TtlMsRole, TenantRole };
 
     explicit MarksModel(QObject *parent = nullptr);

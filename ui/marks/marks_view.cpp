@@ -4,6 +4,7 @@
 #include "marks/marks_model.h"
 #include "shared/empty_state_stack.h"
 #include "shared/engine_commands.h"
+#include "shared/state_palette.h"
 
 #include <QComboBox>
 #include <QHBoxLayout>
@@ -47,6 +48,11 @@ MarksView::MarksView(MarksModel *model, EngineCommands *commands, QWidget *paren
     bar->addSpacing(12);
     bar->addWidget(m_clearAll);
     marksColumn->addLayout(bar);
+    m_store = new QLabel(this);
+    m_store->setObjectName(QStringLiteral("marksStore"));
+    m_store->setWordWrap(true);
+    m_store->hide();
+    marksColumn->addWidget(m_store);
 
     m_table = new QTableView(this);
     m_table->setObjectName(QStringLiteral("marksTable"));
@@ -58,6 +64,7 @@ MarksView::MarksView(MarksModel *model, EngineCommands *commands, QWidget *paren
     m_table->horizontalHeader()->setStretchLastSection(true);
     m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     m_table->horizontalHeader()->setSectionResizeMode(MarksModel::LastError, QHeaderView::Stretch);
+    m_table->setColumnHidden(MarksModel::SetBy, true); // only marks shared by replicas have another author
     m_stack = new EmptyStateStack(m_table, tr("No marks — every candidate is healthy"),
                                   tr("When an upstream fails, the tenant's mark shows here with its countdown and "
                                      "requests skip that candidate until it expires. Clear a mark to retry it now."),
@@ -213,6 +220,20 @@ void MarksView::clearAll() {
                             .arg(m_model->rowCount()))))
         return;
     m_commands->clearMarks({});
+}
+
+void MarksView::setStore(const QString &description, bool shared, bool up) {
+    m_table->setColumnHidden(MarksModel::SetBy, !shared);
+    m_store->setVisible(shared);
+    if (!shared)
+        return;
+    m_store->setText(up ? tr("Marks are %1.").arg(description.toHtmlEscaped())
+                        : tr("<b>Marks: %1</b> — each replica keeps the marks it learns and shares them again "
+                             "when Redis is back.")
+                              .arg(description.toHtmlEscaped()));
+    QPalette p = m_store->palette();
+    p.setColor(QPalette::WindowText, up ? palette().color(QPalette::WindowText) : StatePalette::color(HealthState::Marks));
+    m_store->setPalette(p);
 }
 
 } // namespace sw::ui

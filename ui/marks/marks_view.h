@@ -30,6 +30,9 @@ public:
     void setConfirmBulkClear(bool confirm) { m_confirmBulk = confirm; }
     QTableView *table() const { return m_table; }
     QTableView *credentialsTable() const { return m_credTable; }
+    // Where marks live: with Redis, a line names the store and the "Set by" column shows.
+    void setStore(const QString &description, bool shared, bool up);
+    QLabel *storeLabel() const { return m_store; }
 
 public Q_SLOTS:
     void clearSelected();
@@ -55,6 +58,7 @@ private:
     QTableView *m_credTable = nullptr;
     QPushButton *m_retry = nullptr;
     QLabel *m_credSummary = nullptr;
+    QLabel *m_store = nullptr;
     bool m_confirmBulk = true;
 };
 

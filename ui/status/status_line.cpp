@@ -41,6 +41,9 @@ StatusLine::StatusLine(EngineCommands *commands, QWidget *parent) : QFrame(paren
     m_keys->setObjectName(QStringLiteral("keysParked"));
     m_keys->setToolTip(tr("Provider keys out of use for now: see Marks → Credentials"));
     m_keys->hide();
+    m_store = new QLabel(this);
+    m_store->setObjectName(QStringLiteral("marksStore"));
+    m_store->hide();
     m_pause = new QToolButton(this);
     m_pause->setObjectName(QStringLiteral("pauseButton"));
     m_pause->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
@@ -48,6 +51,7 @@ StatusLine::StatusLine(EngineCommands *commands, QWidget *parent) : QFrame(paren
     row->addWidget(m_stateWord);
     row->addSpacing(8);
     row->addWidget(m_keys);
+    row->addWidget(m_store);
     row->addSpacing(8);
     row->addWidget(new QLabel(tr("Serving on"), this));
     row->addWidget(m_url);
@@ -102,6 +106,14 @@ void StatusLine::applySnapshot(const snapshot::EngineSnapshot &s) {
     m_rate->setText(tr("%1 req/min").arg(locale.toString(s.requestsPerMinute)));
     m_streams->setText((s.openStreams == 1 ? tr("1 open stream") : tr("%1 open streams").arg(s.openStreams)));
     setPaused(s.paused);
+    // Only a shared store has something to say: where marks go, or that they stay local.
+    m_store->setVisible(s.marksStoreShared);
+    m_store->setText(s.marksStoreUp ? tr("· marks shared") : tr("· marks: local only (Redis unreachable)"));
+    m_store->setToolTip(s.marksStore);
+    QPalette p = m_store->palette();
+    p.setColor(QPalette::WindowText,
+               s.marksStoreUp ? palette().color(QPalette::WindowText) : StatePalette::color(HealthState::Marks));
+    m_store->setPalette(p);
 }
 
 } // namespace sw::ui

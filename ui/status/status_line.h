@@ -36,6 +36,7 @@ private:
     QLabel *m_rate = nullptr;
     QLabel *m_streams = nullptr;
     QLabel *m_keys = nullptr;
+    QLabel *m_store = nullptr;
     QToolButton *m_pause = nullptr;
 };
 
