@@ -156,7 +156,15 @@ class TestRedisReplicas : public QObject {
         f.write(QJsonDocument(config).toJson());
         return path;
     }
-    void failA() { m_a->setFault({demo::Fault::Status, 503, {}, {}, 0}); }
+    static demo::Fault status503(int delayMs = 0)
+    {
+        demo::Fault f;
+        f.kind = demo::Fault::Status;
+        f.status = 503;
+        f.chunkDelayMs = delayMs;
+        return f;
+    }
+    void failA() { m_a->setFault(status503()); }
 
 private Q_SLOTS:
     void init()
@@ -220,8 +228,8 @@ private Q_SLOTS:
     {
         // One blip, six parallel requests split across the replicas: each try started before
         // the first mark was set, so the shared ladder takes one strike (20 s), not six.
-        m_a->setFault({demo::Fault::Status, 503, {}, {}, 150});
-        m_b->setFault({demo::Fault::None, 0, {}, {}, 0});
+        m_a->setFault(status503(150));
+        m_b->clearFault();
         QList<QNetworkReply *> replies;
         QNetworkAccessManager nam;
         for (int i = 0; i < 6; ++i) {
