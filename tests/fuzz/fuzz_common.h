@@ -6,6 +6,7 @@
 
 #include <QByteArray>
 #include <cstddef>
+#include <algorithm>
 #include <cstdint>
 
 namespace sw::fuzz {
@@ -25,9 +26,9 @@ void feedInChunks(const QByteArray &input, Feed &&feed)
         return;
     }
     const int step = 1 + (static_cast<unsigned char>(input.at(0)) % 64);
-    const QByteArrayView rest = QByteArrayView(input).mid(1);
+    const QByteArrayView rest = QByteArrayView(input).sliced(1);
     for (qsizetype at = 0; at < rest.size(); at += step)
-        feed(rest.mid(at, step));
+        feed(rest.sliced(at, std::min<qsizetype>(step, rest.size() - at)));
 }
 
 } // namespace sw::fuzz
