@@ -441,9 +441,9 @@ void Engine::dispatch(InboundRequest &&req, HttpExchange *exchange)
         }
         for (const auto &problem : {gatewayKeyInProviderSlot(req), idempotencyKeyProblem(req)})
             if (problem)
-                return answerJson(exchange, 400,
-                                  codec.encodeError(model::GatewayError::make(400, model::ErrorCategory::InvalidRequest,
-                                                                              *problem)));
+                return answerJson(
+                    exchange, 400,
+                    codec.encodeError(model::GatewayError::make(400, model::ErrorCategory::InvalidRequest, *problem)));
         const QByteArray idempotencyKey = req.header("idempotency-key");
         if (!idempotencyKey.isEmpty() && m_idempotency->usedWithOtherBody(*tenant, idempotencyKey, req.body))
             return answerJson(

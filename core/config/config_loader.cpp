@@ -883,7 +883,8 @@ bool save(const QString &path, const Config &config, QString *error, QString *no
     // keeps the mode its owner chose, unless anyone on the machine could read it.
     constexpr QFileDevice::Permissions kOwnerOnly =
         QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ReadUser | QFileDevice::WriteUser;
-    constexpr QFileDevice::Permissions kOther = QFileDevice::ReadOther | QFileDevice::WriteOther | QFileDevice::ExeOther;
+    constexpr QFileDevice::Permissions kOther =
+        QFileDevice::ReadOther | QFileDevice::WriteOther | QFileDevice::ExeOther;
     const bool exists = QFileInfo::exists(target);
     const QFileDevice::Permissions mode = exists ? QFile::permissions(target) & ~kOther : kOwnerOnly;
     QSaveFile file(target);

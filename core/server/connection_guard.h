@@ -74,7 +74,7 @@ private:
     QByteArray m_chunkLine;
     qint64 m_chunkLeft = 0;
     bool m_parserCheckQueued = false;
-    bool m_parked = false;    // a read transaction of ours hides pipelined bytes from Qt
+    bool m_parked = false; // a read transaction of ours hides pipelined bytes from Qt
 };
 
 } // namespace sw::server

@@ -27,7 +27,8 @@ void IdempotencyStore::expire()
     }
 }
 
-IdempotencyStore::Hit IdempotencyStore::begin(const QString &tenant, const QByteArray &key, const QByteArray &requestBody)
+IdempotencyStore::Hit IdempotencyStore::begin(const QString &tenant, const QByteArray &key,
+                                              const QByteArray &requestBody)
 {
     expire();
     const QString k = keyOf(tenant, key);

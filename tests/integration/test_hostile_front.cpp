@@ -425,6 +425,30 @@ private Q_SLOTS:
         QVERIFY(!c.closed()); // kept alive: nothing was refused
     }
 
+    // Held back while the first is answered, a pipelined request still meets every listener limit.
+    void pipelinedOversizedRequestIsRefusedAfterTheFirstAnswer()
+    {
+        GatewayFixture gw;
+        gw.config.limits.maxBodyBytes = 4096;
+        demo::Fault slow;
+        slow.chunkDelayMs = 100;
+        gw.anthropicA.setFault(slow);
+        gw.start();
+        const quint16 port = gw.engine().port();
+        RawHttpClient c(port);
+        QVERIFY(c.waitConnected());
+        c.send(post(port, "/v1/messages", chatBody(QStringLiteral("/v1/messages"), QStringLiteral("chain"))) +
+               "POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+               "Content-Length: 100000\r\n\r\n" +
+               QByteArray(2000, 'x'));
+        QVERIFY(waitUntil([&c]() { return c.closed(); }, 10000));
+        const QList<QByteArray> answers = responsesIn(c.received());
+        QCOMPARE(answers.size(), 2);
+        QVERIFY2(answers[0].startsWith("HTTP/1.1 200") && answers[0].contains("pa/claude-a"), answers[0].constData());
+        QVERIFY2(answers[1].startsWith("HTTP/1.1 413") && answers[1].contains("maxBodyBytes"), answers[1].constData());
+        QCOMPARE(gw.anthropicA.requests().size(), 1);
+    }
+
     // Item 11: a trailer is refused at once, not held to the idle timeout.
     void chunkedTrailerIs400AtOnce()
     {
