@@ -91,6 +91,7 @@ private:
     bool reloadFromFile(QString *error);
     void prewarmCredentials();
     void configurePools();
+    void logCredentialChanges();
 
     Options m_options;
     std::unique_ptr<util::Clock> m_ownedClock;
@@ -111,6 +112,7 @@ private:
     int m_active = 0;
     quint64 m_requestCounter = 0;
     QByteArray m_requestPrefix;
+    QHash<QString, credentials::CredentialHealth> m_credentialHealth; // as last logged
 };
 
 } // namespace sw
