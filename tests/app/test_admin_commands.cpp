@@ -185,36 +185,6 @@ private Q_SLOTS:
         QVERIFY(!ok.out.contains(QString::fromLatin1(adminKey)));
     }
 
-    void credentialSetTellsTheRunningInstance()
-    {
-        if (qgetenv("SWITCHMAN_IN_KEYRING_SESSION") != "1")
-            QSKIP("needs a Secret Service: scripts/test runs this under scripts/with-keyring");
-        const QString name = QStringLiteral("cli-retry-%1").arg(QRandomGenerator::system()->generate64(), 0, 16);
-        GatewayFixture gw;
-        gw.config.providers[QStringLiteral("pa")].credentials = {QStringLiteral("keychain:") + name};
-        gw.secrets.secrets.insert(name, "typo-key");
-        gw.anthropicA.pushFault(status(401));
-        gw.start();
-        QVERIFY(waitUntil([&gw, &name]() { return gw.engine().pools().isCached(name); }));
-        const auto body = GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("hi"), false);
-        QCOMPARE(gw.post(QStringLiteral("/v1/messages"), body).header("x-switchman-candidate"), QByteArray("pb/gpt-b"));
-        QCOMPARE(gw.engine().pools().parkedCount(), 1);
-
-        QTemporaryDir dir;
-        const QString path = dir.filePath(QStringLiteral("config.json"));
-        config::Config onDisk = gw.config;
-        onDisk.listen = listenOf(gw);
-        QVERIFY(config::save(path, onDisk));
-        gw.secrets.secrets.insert(name, "fixed-key"); // what the engine's keychain will read from now on
-        const Run set = runSwitchman({QStringLiteral("credential"), QStringLiteral("set"), name, QStringLiteral("--config"), path},
-                                     {}, "fixed-key\n");
-        QVERIFY2(set.exitCode == 0, qPrintable(set.err));
-        QVERIFY2(set.out.contains(QStringLiteral("uses it from the next request")), qPrintable(set.out));
-        QCOMPARE(gw.engine().pools().parkedCount(), 0);
-        QCOMPARE(gw.post(QStringLiteral("/v1/messages"), body).header("x-switchman-candidate"), QByteArray("pa/claude-a"));
-        QCOMPARE(gw.anthropicA.requests().last().header("x-api-key"), QByteArray("fixed-key"));
-    }
-
     void nothingRunningSaysSoAndHowToStartIt()
     {
         QTcpServer probe; // a port nobody listens on
