@@ -22,8 +22,7 @@ struct Run {
     QString err;
 };
 
-Run runSwitchman(const QStringList &args, const QByteArray &adminKey = {}, const QByteArray &stdinData = {})
-{
+Run runSwitchman(const QStringList &args, const QByteArray &adminKey = {}, const QByteArray &stdinData = {}) {
     static QTemporaryDir home; // no user configuration is read by accident
     QProcess process;
     QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
@@ -53,13 +52,11 @@ Run runSwitchman(const QStringList &args, const QByteArray &adminKey = {}, const
     return run;
 }
 
-QString listenOf(GatewayFixture &gw)
-{
+QString listenOf(GatewayFixture &gw) {
     return QStringLiteral("127.0.0.1:%1").arg(gw.engine().port());
 }
 
-demo::Fault status(int code)
-{
+demo::Fault status(int code) {
     demo::Fault f;
     f.kind = demo::Fault::Status;
     f.status = code;
@@ -70,8 +67,7 @@ demo::Fault status(int code)
 class TestKeychainRetry : public QObject {
     Q_OBJECT
 private Q_SLOTS:
-    void credentialSetTellsTheRunningInstance()
-    {
+    void credentialSetTellsTheRunningInstance() {
         if (qgetenv("SWITCHMAN_IN_KEYRING_SESSION") != "1")
             QSKIP("needs a Secret Service: scripts/test runs this under scripts/with-keyring");
         const QString name = QStringLiteral("cli-retry-%1").arg(QRandomGenerator::system()->generate64(), 0, 16);
@@ -91,15 +87,16 @@ private Q_SLOTS:
         onDisk.listen = listenOf(gw);
         QVERIFY(config::save(path, onDisk));
         gw.secrets.secrets.insert(name, "fixed-key"); // what the engine's keychain will read from now on
-        const Run set = runSwitchman({QStringLiteral("credential"), QStringLiteral("set"), name, QStringLiteral("--config"), path},
-                                     {}, "fixed-key\n");
+        const Run set =
+            runSwitchman({QStringLiteral("credential"), QStringLiteral("set"), name, QStringLiteral("--config"), path},
+                         {}, "fixed-key\n");
         QVERIFY2(set.exitCode == 0, qPrintable(set.err));
         QVERIFY2(set.out.contains(QStringLiteral("uses it from the next request")), qPrintable(set.out));
         QCOMPARE(gw.engine().pools().parkedCount(), 0);
-        QCOMPARE(gw.post(QStringLiteral("/v1/messages"), body).header("x-switchman-candidate"), QByteArray("pa/claude-a"));
+        QCOMPARE(gw.post(QStringLiteral("/v1/messages"), body).header("x-switchman-candidate"),
+                 QByteArray("pa/claude-a"));
         QCOMPARE(gw.anthropicA.requests().last().header("x-api-key"), QByteArray("fixed-key"));
     }
-
 };
 
 QTEST_GUILESS_MAIN(TestKeychainRetry)
