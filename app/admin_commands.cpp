@@ -25,8 +25,7 @@ struct AdminReply {
 };
 
 AdminReply call(const AdminTarget &target, const QByteArray &method, const QString &path, const QUrlQuery &query = {},
-                int timeoutMs = kAdminTimeoutMs)
-{
+                int timeoutMs = kAdminTimeoutMs) {
     QUrl url(target.baseUrl + path);
     url.setQuery(query);
     QNetworkRequest request(url);
@@ -57,8 +56,7 @@ AdminReply call(const AdminTarget &target, const QByteArray &method, const QStri
 }
 
 // Says why a call failed, in words that name the way out. Returns the exit code.
-int explain(const AdminTarget &target, const AdminReply &reply, QTextStream &err)
-{
+int explain(const AdminTarget &target, const AdminReply &reply, QTextStream &err) {
     if (!reply.reached) {
         err << "switchman: no Switchman answers at " << target.baseUrl << " (" << reply.error
             << ").\nStart it with `switchman --headless`, or name its address with --listen HOST:PORT or --config "
@@ -82,14 +80,12 @@ int explain(const AdminTarget &target, const AdminReply &reply, QTextStream &err
     return 1;
 }
 
-QJsonObject jsonOf(const AdminReply &reply)
-{
+QJsonObject jsonOf(const AdminReply &reply) {
     return QJsonDocument::fromJson(reply.body).object();
 }
 
 // Columns padded to their widest cell; the last column is left ragged.
-void printTable(QTextStream &out, const QStringList &header, const QList<QStringList> &rows)
-{
+void printTable(QTextStream &out, const QStringList &header, const QList<QStringList> &rows) {
     QList<int> widths;
     for (const QString &h : header)
         widths << int(h.size());
@@ -109,8 +105,7 @@ void printTable(QTextStream &out, const QStringList &header, const QList<QString
         line(row);
 }
 
-QString orDash(const QJsonValue &v)
-{
+QString orDash(const QJsonValue &v) {
     if (v.isNull() || v.isUndefined())
         return QStringLiteral("-");
     if (v.isDouble())
@@ -120,8 +115,7 @@ QString orDash(const QJsonValue &v)
 }
 } // namespace
 
-QString remainingText(qint64 ms)
-{
+QString remainingText(qint64 ms) {
     const qint64 s = (std::max<qint64>(0, ms) + 999) / 1000;
     if (s < 60)
         return QStringLiteral("%1 s").arg(s);
@@ -130,9 +124,8 @@ QString remainingText(qint64 ms)
     return QStringLiteral("%1 h %2 min").arg(s / 3600).arg((s % 3600) / 60, 2, 10, QLatin1Char('0'));
 }
 
-AdminTarget adminTarget(const QString &configPath, bool explicitPath, const QString &listenOverride,
-                        QTextStream &err, int *exitCode)
-{
+AdminTarget adminTarget(const QString &configPath, bool explicitPath, const QString &listenOverride, QTextStream &err,
+                        int *exitCode) {
     AdminTarget target;
     QString listen = listenOverride;
     if (listen.isEmpty()) {
@@ -168,8 +161,7 @@ AdminTarget adminTarget(const QString &configPath, bool explicitPath, const QStr
     return target;
 }
 
-int statusCommand(const AdminTarget &target, QTextStream &out, QTextStream &err)
-{
+int statusCommand(const AdminTarget &target, QTextStream &out, QTextStream &err) {
     const AdminReply marksReply = call(target, "GET", QStringLiteral("/admin/marks"));
     if (!marksReply.reached || marksReply.status != 200)
         return explain(target, marksReply, err);
@@ -203,21 +195,21 @@ int statusCommand(const AdminTarget &target, QTextStream &out, QTextStream &err)
             const QString model = m.value(QStringLiteral("model")).toString();
             rows << QStringList{m.value(QStringLiteral("tenant")).toString(),
                                 m.value(QStringLiteral("provider")).toString(),
-                                model.isEmpty() ? QStringLiteral("every model at ") +
-                                                      m.value(QStringLiteral("baseUrl")).toString()
-                                                : model,
+                                model.isEmpty()
+                                    ? QStringLiteral("every model at ") + m.value(QStringLiteral("baseUrl")).toString()
+                                    : model,
                                 m.value(QStringLiteral("kind")).toString(),
                                 QString::number(m.value(QStringLiteral("strikes")).toInt()),
                                 remainingText(m.value(QStringLiteral("remainingMs")).toInteger()),
                                 orDash(m.value(QStringLiteral("lastError")))};
         }
-        printTable(out, {QStringLiteral("TENANT"), QStringLiteral("PROVIDER"), QStringLiteral("SCOPE"),
-                         QStringLiteral("KIND"), QStringLiteral("STRIKES"), QStringLiteral("EXPIRES IN"),
-                         QStringLiteral("LAST ERROR")},
+        printTable(out,
+                   {QStringLiteral("TENANT"), QStringLiteral("PROVIDER"), QStringLiteral("SCOPE"),
+                    QStringLiteral("KIND"), QStringLiteral("STRIKES"), QStringLiteral("EXPIRES IN"),
+                    QStringLiteral("LAST ERROR")},
                    rows);
     }
-    out << '\n'
-        << "Credentials" << (creds.isEmpty() ? QStringLiteral(": none configured") : QString()) << '\n';
+    out << '\n' << "Credentials" << (creds.isEmpty() ? QStringLiteral(": none configured") : QString()) << '\n';
     if (!creds.isEmpty()) {
         QList<QStringList> rows;
         for (const auto &v : creds) {
@@ -230,16 +222,17 @@ int statusCommand(const AdminTarget &target, QTextStream &out, QTextStream &err)
                                 state,
                                 orDash(c.value(QStringLiteral("reason"))),
                                 orDash(c.value(QStringLiteral("status"))),
-                                remaining.isNull() ? (state == QLatin1String("rejected")
-                                                          ? QStringLiteral("until the key changes")
-                                                          : QStringLiteral("-"))
-                                                   : remainingText(remaining.toInteger()),
+                                remaining.isNull()
+                                    ? (state == QLatin1String("rejected") ? QStringLiteral("until the key changes")
+                                                                          : QStringLiteral("-"))
+                                    : remainingText(remaining.toInteger()),
                                 QString::number(c.value(QStringLiteral("leases")).toInt()),
                                 orDash(c.value(QStringLiteral("lastError")))};
         }
-        printTable(out, {QStringLiteral("PROVIDER"), QStringLiteral("#"), QStringLiteral("REF"), QStringLiteral("STATE"),
-                         QStringLiteral("REASON"), QStringLiteral("STATUS"), QStringLiteral("BACK IN"),
-                         QStringLiteral("LEASES"), QStringLiteral("LAST ERROR")},
+        printTable(out,
+                   {QStringLiteral("PROVIDER"), QStringLiteral("#"), QStringLiteral("REF"), QStringLiteral("STATE"),
+                    QStringLiteral("REASON"), QStringLiteral("STATUS"), QStringLiteral("BACK IN"),
+                    QStringLiteral("LEASES"), QStringLiteral("LAST ERROR")},
                    rows);
         if (parked + rejected > 0)
             out << "\nPut them back in use now: switchman credential retry [PROVIDER]\n";
@@ -249,8 +242,7 @@ int statusCommand(const AdminTarget &target, QTextStream &out, QTextStream &err)
 }
 
 int marksClearCommand(const AdminTarget &target, const QString &tenant, const QString &provider, QTextStream &out,
-                      QTextStream &err)
-{
+                      QTextStream &err) {
     QUrlQuery query;
     if (!tenant.isEmpty())
         query.addQueryItem(QStringLiteral("tenant"), tenant);
@@ -273,8 +265,7 @@ int marksClearCommand(const AdminTarget &target, const QString &tenant, const QS
     return 0;
 }
 
-int credentialRetryCommand(const AdminTarget &target, const QString &provider, QTextStream &out, QTextStream &err)
-{
+int credentialRetryCommand(const AdminTarget &target, const QString &provider, QTextStream &out, QTextStream &err) {
     QUrlQuery query;
     if (!provider.isEmpty())
         query.addQueryItem(QStringLiteral("provider"), provider);
@@ -283,8 +274,8 @@ int credentialRetryCommand(const AdminTarget &target, const QString &provider, Q
         return explain(target, reply, err);
     const int n = jsonOf(reply).value(QStringLiteral("cleared")).toInt();
     if (n == 0)
-        out << "no parked or rejected credential" << (provider.isEmpty() ? QString() : QStringLiteral(" of ") + provider)
-            << "; nothing to retry\n";
+        out << "no parked or rejected credential"
+            << (provider.isEmpty() ? QString() : QStringLiteral(" of ") + provider) << "; nothing to retry\n";
     else
         out << (n == 1 ? QStringLiteral("1 credential") : QStringLiteral("%1 credentials").arg(n))
             << " back in use: the next request tries " << (n == 1 ? "it" : "them") << " again\n";
@@ -292,8 +283,7 @@ int credentialRetryCommand(const AdminTarget &target, const QString &provider, Q
     return 0;
 }
 
-bool notifyCredentialChanged(const AdminTarget &target, const QString &ref, int *cleared)
-{
+bool notifyCredentialChanged(const AdminTarget &target, const QString &ref, int *cleared) {
     QUrlQuery query;
     query.addQueryItem(QStringLiteral("ref"), ref);
     const AdminReply reply = call(target, "DELETE", QStringLiteral("/admin/credentials"), query, 2000);

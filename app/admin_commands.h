@@ -19,8 +19,8 @@ struct AdminTarget {
 // Where the running instance listens: --listen when given, else the configuration's `listen`
 // (the default configuration when the default file does not exist). A wildcard address is
 // reached over loopback. Empty baseUrl after telling the user why (exit code in *exitCode).
-AdminTarget adminTarget(const QString &configPath, bool explicitPath, const QString &listenOverride,
-                        QTextStream &err, int *exitCode);
+AdminTarget adminTarget(const QString &configPath, bool explicitPath, const QString &listenOverride, QTextStream &err,
+                        int *exitCode);
 
 // `switchman status`: state, marks and the credential table.
 int statusCommand(const AdminTarget &target, QTextStream &out, QTextStream &err);

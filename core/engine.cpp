@@ -57,7 +57,10 @@ Engine::Engine(Options options, QObject *parent) : QObject(parent), m_options(st
     m_ctx.telemetry = m_telemetry;
     m_ctx.idempotency = m_idempotency.get();
     m_ctx.marksChanged = [this]() { Q_EMIT marksChanged(); };
-    m_pools->setChangedCallback([this]() { Q_EMIT credentialsChanged(); });
+    m_pools->setChangedCallback([this]() {
+        logCredentialChanges();
+        Q_EMIT credentialsChanged();
+    });
     configurePools();
 
     const quint64 r = QRandomGenerator::global()->generate64();
@@ -242,6 +245,35 @@ void Engine::configurePools()
     for (const auto &p : m_ctx.config->providers)
         pools.insert(p.id, p.credentials);
     m_pools->configure(pools);
+}
+
+void Engine::logCredentialChanges()
+{
+    // One line per credential that went out of use or came back, so a headless log says why a
+    // provider is passed over (issue 13). By reference and position, never by value.
+    QHash<QString, credentials::CredentialHealth> now;
+    for (const auto &c : m_pools->states()) {
+        const QString key = c.provider + QChar(0) + QString::number(c.position);
+        now.insert(key, c.state);
+        if (c.state == m_credentialHealth.value(key, credentials::CredentialHealth::Ok))
+            continue;
+        QJsonObject fields{{QStringLiteral("provider"), c.provider},
+                           {QStringLiteral("credentialIndex"), c.position},
+                           {QStringLiteral("ref"), c.ref}};
+        if (c.state != credentials::CredentialHealth::Ok) {
+            fields.insert(QStringLiteral("reason"), credentials::parkReasonName(c.reason));
+            fields.insert(QStringLiteral("status"), c.status);
+            if (c.remainingMs)
+                fields.insert(QStringLiteral("parkedForMs"), double(*c.remainingMs));
+            fields.insert(QStringLiteral("lastError"), c.lastError);
+        }
+        m_telemetry->log(c.state == credentials::CredentialHealth::Ok ? QStringLiteral("info") : QStringLiteral("warn"),
+                         c.state == credentials::CredentialHealth::Parked     ? QStringLiteral("credential parked")
+                         : c.state == credentials::CredentialHealth::Rejected ? QStringLiteral("credential rejected")
+                                                                              : QStringLiteral("credential back in use"),
+                         fields);
+    }
+    m_credentialHealth = now;
 }
 
 QList<credentials::CredentialStatus> Engine::credentialStates() const

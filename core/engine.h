@@ -103,6 +103,7 @@ private:
     void prewarmCredentials();
     void startMarkSync();
     void configurePools();
+    void logCredentialChanges();
 
     Options m_options;
     std::unique_ptr<util::Clock> m_ownedClock;
@@ -124,6 +125,7 @@ private:
     int m_active = 0;
     quint64 m_requestCounter = 0;
     QByteArray m_requestPrefix;
+    QHash<QString, credentials::CredentialHealth> m_credentialHealth; // as last logged
 };
 
 } // namespace sw

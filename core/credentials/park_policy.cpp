@@ -11,8 +11,7 @@ namespace {
 constexpr qint64 kMaxParkMs = 7LL * 24 * 3600 * 1000; // the longest a configured reset may be; hints too
 
 // Go-style durations as OpenAI sends them ("6m0s", "1.5s", "120ms", "1h2m").
-std::optional<qint64> parseDuration(const QString &text)
-{
+std::optional<qint64> parseDuration(const QString &text) {
     static const QRegularExpression part(QStringLiteral("(\\d+(?:\\.\\d+)?)(ms|h|m|s)"));
     static const QRegularExpression whole(QStringLiteral("^(?:\\d+(?:\\.\\d+)?(?:ms|h|m|s))+$"));
     if (!whole.match(text).hasMatch())
@@ -31,8 +30,7 @@ std::optional<qint64> parseDuration(const QString &text)
 }
 
 // One reset header value as a delay: an RFC 3339 time, a duration, epoch ms / epoch s, or seconds.
-std::optional<qint64> resetValue(const QByteArray &raw, qint64 nowEpochMs)
-{
+std::optional<qint64> resetValue(const QByteArray &raw, qint64 nowEpochMs) {
     const QString v = QString::fromLatin1(raw).trimmed();
     if (v.isEmpty())
         return std::nullopt;
@@ -52,13 +50,11 @@ std::optional<qint64> resetValue(const QByteArray &raw, qint64 nowEpochMs)
     return qint64(n * 1000);
 }
 
-bool usable(std::optional<qint64> ms)
-{
+bool usable(std::optional<qint64> ms) {
     return ms && *ms > 0;
 }
 
-bool usageWording(const QString &text)
-{
+bool usageWording(const QString &text) {
     static const QRegularExpression re(
         QStringLiteral("usage.?limit|insufficient.?quota|quota.?exceeded|exceeded your current quota|credit balance"
                        "|spend(ing)?.?(cap|limit)|billing|out of credits"),
@@ -67,8 +63,7 @@ bool usageWording(const QString &text)
 }
 } // namespace
 
-QString parkReasonName(ParkReason reason)
-{
+QString parkReasonName(ParkReason reason) {
     switch (reason) {
     case ParkReason::UsageLimit:
         return QStringLiteral("usage_limit");
@@ -82,8 +77,7 @@ QString parkReasonName(ParkReason reason)
     return {};
 }
 
-ParkDefaults parkDefaultsFor(const config::Config &config, const config::ProviderConfig &provider)
-{
+ParkDefaults parkDefaultsFor(const config::Config &config, const config::ProviderConfig &provider) {
     ParkDefaults d;
     d.rateLimitParkMs = config.failover.rateLimitParkMs;
     d.exhaustedResetMs = provider.exhaustedResetMs != config::ProviderConfig().exhaustedResetMs
@@ -92,8 +86,7 @@ ParkDefaults parkDefaultsFor(const config::Config &config, const config::Provide
     return d;
 }
 
-std::optional<qint64> resetHintFromHeaders(const upstream::HeaderList &headers, qint64 nowEpochMs)
-{
+std::optional<qint64> resetHintFromHeaders(const upstream::HeaderList &headers, qint64 nowEpochMs) {
     // Prefer the budget that is used up (remaining 0); without one, the latest reset.
     std::optional<qint64> exhausted;
     std::optional<qint64> latest;
@@ -117,15 +110,14 @@ std::optional<qint64> resetHintFromHeaders(const upstream::HeaderList &headers, 
     return exhausted ? exhausted : latest;
 }
 
-std::optional<qint64> resetHintFromText(const QString &text, qint64 nowEpochMs)
-{
+std::optional<qint64> resetHintFromText(const QString &text, qint64 nowEpochMs) {
     // "try again in 1h 30m", "retry after 20 seconds", "resets in 3 hours".
     static const QRegularExpression relative(
         QStringLiteral("(?:try again|retry|reset|resets|available)\\s+(?:in|after)\\s+((?:\\d+(?:\\.\\d+)?\\s*"
                        "(?:ms|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?)\\b[\\s,]*(?:and\\s+)?)+)"),
         QRegularExpression::CaseInsensitiveOption);
-    static const QRegularExpression part(
-        QStringLiteral("(\\d+(?:\\.\\d+)?)\\s*(ms|milli|s|sec|m|min|h|hr|hour)"), QRegularExpression::CaseInsensitiveOption);
+    static const QRegularExpression part(QStringLiteral("(\\d+(?:\\.\\d+)?)\\s*(ms|milli|s|sec|m|min|h|hr|hour)"),
+                                         QRegularExpression::CaseInsensitiveOption);
     if (const auto m = relative.match(text); m.hasMatch()) {
         double ms = 0;
         for (auto it = part.globalMatch(m.captured(1)); it.hasNext();) {
@@ -133,17 +125,18 @@ std::optional<qint64> resetHintFromText(const QString &text, qint64 nowEpochMs)
             const double v = p.captured(1).toDouble();
             const QString unit = p.captured(2).toLower();
             ms += unit.startsWith(QLatin1String("ms")) || unit.startsWith(QLatin1String("milli")) ? v
-                  : unit.startsWith(QLatin1Char('h'))                                               ? v * 3600000
-                  : unit.startsWith(QLatin1Char('m'))                                               ? v * 60000
-                                                                                                    : v * 1000;
+                  : unit.startsWith(QLatin1Char('h'))                                             ? v * 3600000
+                  : unit.startsWith(QLatin1Char('m'))                                             ? v * 60000
+                                                                                                  : v * 1000;
         }
         if (ms > 0)
             return qint64(ms);
     }
     // "resets at 2026-01-01T00:00:00Z" / "reset at 1767225600" / Claude's "usage limit reached|1767225600".
-    static const QRegularExpression isoAt(QStringLiteral("(?:resets?|available|again)\\s+(?:at|on)\\s+(\\d{4}-\\d{2}-\\d{2}"
-                                                         "[T ]\\d{2}:\\d{2}(?::\\d{2}(?:\\.\\d+)?)?(?:Z|[+-]\\d{2}:?\\d{2})?)"),
-                                          QRegularExpression::CaseInsensitiveOption);
+    static const QRegularExpression isoAt(
+        QStringLiteral("(?:resets?|available|again)\\s+(?:at|on)\\s+(\\d{4}-\\d{2}-\\d{2}"
+                       "[T ]\\d{2}:\\d{2}(?::\\d{2}(?:\\.\\d+)?)?(?:Z|[+-]\\d{2}:?\\d{2})?)"),
+        QRegularExpression::CaseInsensitiveOption);
     if (const auto m = isoAt.match(text); m.hasMatch()) {
         QString iso = m.captured(1);
         iso.replace(QLatin1Char(' '), QLatin1Char('T'));
@@ -152,7 +145,8 @@ std::optional<qint64> resetHintFromText(const QString &text, qint64 nowEpochMs)
             return when.toMSecsSinceEpoch() - nowEpochMs;
     }
     static const QRegularExpression epochAt(
-        QStringLiteral("(?:(?:resets?|available|again)\\s+at\\s+|\\|)(\\d{10}|\\d{13})\\b"), QRegularExpression::CaseInsensitiveOption);
+        QStringLiteral("(?:(?:resets?|available|again)\\s+at\\s+|\\|)(\\d{10}|\\d{13})\\b"),
+        QRegularExpression::CaseInsensitiveOption);
     if (const auto m = epochAt.match(text); m.hasMatch()) {
         const qint64 n = m.captured(1).toLongLong();
         return (m.captured(1).size() == 13 ? n : n * 1000) - nowEpochMs;
@@ -180,8 +174,7 @@ std::optional<qint64> resetHintFromText(const QString &text, qint64 nowEpochMs)
     return std::nullopt;
 }
 
-ParkReason parkReasonFor(const CredentialFailure &f)
-{
+ParkReason parkReasonFor(const CredentialFailure &f) {
     const int status = f.status.value_or(0);
     if (f.usageLimit || usageWording(f.message) || usageWording(f.classification))
         return ParkReason::UsageLimit;
@@ -192,8 +185,7 @@ ParkReason parkReasonFor(const CredentialFailure &f)
     return ParkReason::UsageLimit;    // in-band, no status: the classifier blamed the credential for its wording
 }
 
-qint64 parkDurationMs(ParkReason reason, const CredentialFailure &f, const ParkDefaults &d, qint64 nowEpochMs)
-{
+qint64 parkDurationMs(ParkReason reason, const CredentialFailure &f, const ParkDefaults &d, qint64 nowEpochMs) {
     std::optional<qint64> hint;
     if (usable(f.retryAfterMs))
         hint = f.retryAfterMs;
@@ -208,8 +200,7 @@ qint64 parkDurationMs(ParkReason reason, const CredentialFailure &f, const ParkD
     return reason == ParkReason::RateLimit ? d.rateLimitParkMs : d.exhaustedResetMs;
 }
 
-CredentialVerdict judgeCredentialFailure(const CredentialFailure &f, const ParkDefaults &d, qint64 nowEpochMs)
-{
+CredentialVerdict judgeCredentialFailure(const CredentialFailure &f, const ParkDefaults &d, qint64 nowEpochMs) {
     CredentialVerdict v;
     if (f.status == 401 && !f.usageLimit && !usageWording(f.message) && !usageWording(f.classification)) {
         v.reject = true; // a wrong key stays wrong: no timer brings it back, a new secret does
@@ -221,8 +212,7 @@ CredentialVerdict judgeCredentialFailure(const CredentialFailure &f, const ParkD
     return v;
 }
 
-QString redactCredentialError(QString text, const QList<QByteArray> &secrets)
-{
+QString redactCredentialError(QString text, const QList<QByteArray> &secrets) {
     static const QString mask = QStringLiteral("[redacted]");
     for (const QByteArray &s : secrets)
         if (s.size() >= 4)

@@ -13,8 +13,7 @@
 namespace sw::server {
 
 namespace {
-QJsonObject credentialToJson(const credentials::CredentialStatus &c)
-{
+QJsonObject credentialToJson(const credentials::CredentialStatus &c) {
     const QString reason = credentials::parkReasonName(c.reason);
     return {{QStringLiteral("provider"), c.provider},
             {QStringLiteral("ref"), c.ref},
@@ -29,16 +28,14 @@ QJsonObject credentialToJson(const credentials::CredentialStatus &c)
 }
 } // namespace
 
-QByteArray AdminApi::credentialsJson(const Engine &engine)
-{
+QByteArray AdminApi::credentialsJson(const Engine &engine) {
     QJsonArray arr;
     for (const auto &c : engine.credentialStates())
         arr.append(credentialToJson(c));
     return QJsonDocument(QJsonObject{{QStringLiteral("credentials"), arr}}).toJson(QJsonDocument::Compact);
 }
 
-void AdminApi::handleCredentials(const InboundRequest &req, HttpExchange *exchange)
-{
+void AdminApi::handleCredentials(const InboundRequest &req, HttpExchange *exchange) {
     if (req.method == "GET")
         return json(exchange, 200, credentialsJson(m_engine));
     if (req.method == "DELETE") {

@@ -27,8 +27,7 @@ struct Run {
     QString err;
 };
 
-Run runSwitchman(const QStringList &args, const QByteArray &adminKey = {})
-{
+Run runSwitchman(const QStringList &args, const QByteArray &adminKey = {}, const QByteArray &stdinData = {}) {
     static QTemporaryDir home; // no user configuration is read by accident
     QProcess process;
     QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
@@ -41,6 +40,10 @@ Run runSwitchman(const QStringList &args, const QByteArray &adminKey = {})
         env.insert(QStringLiteral("SWITCHMAN_ADMIN_KEY"), QString::fromLatin1(adminKey));
     process.setProcessEnvironment(env);
     process.start(QStringLiteral(SWITCHMAN_BIN), args);
+    if (!stdinData.isEmpty()) {
+        process.write(stdinData);
+        process.closeWriteChannel();
+    }
     Run run;
     if (!waitUntil([&process]() { return process.state() == QProcess::NotRunning; }, 20000)) {
         process.kill();
@@ -54,13 +57,11 @@ Run runSwitchman(const QStringList &args, const QByteArray &adminKey = {})
     return run;
 }
 
-QString listenOf(GatewayFixture &gw)
-{
+QString listenOf(GatewayFixture &gw) {
     return QStringLiteral("127.0.0.1:%1").arg(gw.engine().port());
 }
 
-demo::Fault status(int code)
-{
+demo::Fault status(int code) {
     demo::Fault f;
     f.kind = demo::Fault::Status;
     f.status = code;
@@ -71,8 +72,7 @@ demo::Fault status(int code)
 class TestAdminCommands : public QObject {
     Q_OBJECT
 private Q_SLOTS:
-    void statusShowsMarksAndParkedKeysThenRetryPutsThemBack()
-    {
+    void statusShowsMarksAndParkedKeysThenRetryPutsThemBack() {
         const QByteArray canary = "sk-canary-" + QByteArray::number(QRandomGenerator::system()->generate64(), 16);
         qputenv("SW_ADMIN_CMD_KEY", "env-key-one");
         GatewayFixture gw;
@@ -144,7 +144,8 @@ private Q_SLOTS:
                                         QStringLiteral("local"), QStringLiteral("--provider"), QStringLiteral("pc"),
                                         QStringLiteral("--listen"), listenOf(gw)});
         QCOMPARE(clear.exitCode, 0);
-        QVERIFY2(clear.out.contains(QStringLiteral("cleared 1 mark (tenant local, provider pc)")), qPrintable(clear.out));
+        QVERIFY2(clear.out.contains(QStringLiteral("cleared 1 mark (tenant local, provider pc)")),
+                 qPrintable(clear.out));
         QVERIFY(gw.engine().marks().isEmpty());
 
         const Run healthy = runSwitchman({QStringLiteral("status"), QStringLiteral("--listen"), listenOf(gw)});
@@ -152,8 +153,7 @@ private Q_SLOTS:
         QVERIFY(healthy.out.contains(QStringLiteral("Marks: none")));
     }
 
-    void theAddressComesFromTheConfigurationAndTheAdminKeyFromTheEnvironment()
-    {
+    void theAddressComesFromTheConfigurationAndTheAdminKeyFromTheEnvironment() {
         const QByteArray adminKey = "test-admin-key-for-cli-0001";
         GatewayFixture gw;
         config::TenantConfig admin;
@@ -181,14 +181,13 @@ private Q_SLOTS:
         QVERIFY(!ok.out.contains(QString::fromLatin1(adminKey)));
     }
 
-    void nothingRunningSaysSoAndHowToStartIt()
-    {
+    void nothingRunningSaysSoAndHowToStartIt() {
         QTcpServer probe; // a port nobody listens on
         QVERIFY(probe.listen(QHostAddress::LocalHost));
         const quint16 port = probe.serverPort();
         probe.close();
-        const Run run =
-            runSwitchman({QStringLiteral("status"), QStringLiteral("--listen"), QStringLiteral("127.0.0.1:%1").arg(port)});
+        const Run run = runSwitchman(
+            {QStringLiteral("status"), QStringLiteral("--listen"), QStringLiteral("127.0.0.1:%1").arg(port)});
         QCOMPARE(run.exitCode, 1);
         QVERIFY2(run.err.contains(QStringLiteral("no Switchman answers at http://127.0.0.1:%1").arg(port)),
                  qPrintable(run.err));

@@ -344,9 +344,21 @@ private Q_SLOTS:
         QVERIFY(pa.value(QStringLiteral("reason")).isNull());
         QCOMPARE(pa.value(QStringLiteral("leases")).toInt(), 0);
 
+        QSignalSpy logs(gw.engine().telemetry(), &telemetry::Telemetry::logLine);
         const auto first = gw.post(QStringLiteral("/v1/messages"), body);
         QCOMPARE(first.status, 200);
         QCOMPARE(first.header("x-switchman-candidate"), QByteArray("pb/gpt-b"));
+        // The log says which key went out of use, by reference, never by value.
+        QJsonObject parkedLine;
+        for (const auto &args : logs) {
+            const QJsonObject line = args.at(0).toJsonObject();
+            const QString msg = line.value(QStringLiteral("msg")).toString();
+            if (msg == QLatin1String("credential parked") || msg == QLatin1String("credential rejected"))
+                parkedLine = line;
+            QVERIFY(!QJsonDocument(line).toJson().contains("typo-key"));
+        }
+        QCOMPARE(parkedLine.value(QStringLiteral("ref")).toString(), QStringLiteral("keychain:pa-main"));
+        QCOMPARE(parkedLine.value(QStringLiteral("level")).toString(), QStringLiteral("warn"));
         pa = credentialEntry(gw, QStringLiteral("pa"));
         QVERIFY2(pa.value(QStringLiteral("state")).toString() != QLatin1String("ok"),
                  QJsonDocument(pa).toJson().constData());

@@ -28,8 +28,7 @@ using namespace sw::ui;
 using credentials::CredentialHealth;
 
 namespace {
-credentials::CredentialStatus parkedRow(const QString &provider, int position, qint64 remainingMs)
-{
+credentials::CredentialStatus parkedRow(const QString &provider, int position, qint64 remainingMs) {
     credentials::CredentialStatus c;
     c.provider = provider;
     c.ref = QStringLiteral("env:KEY_%1").arg(position);
@@ -106,7 +105,8 @@ private Q_SLOTS:
         f.provider = QStringLiteral("p");
         model.markRetried(f);
         QCOMPARE(model.parkedCount(), 0);
-        model.applySnapshot({parkedRow(QStringLiteral("p"), 0, 1000), parkedRow(QStringLiteral("p"), 1, 53000)}, now - 1);
+        model.applySnapshot({parkedRow(QStringLiteral("p"), 0, 1000), parkedRow(QStringLiteral("p"), 1, 53000)},
+                            now - 1);
         QCOMPARE(model.parkedCount(), 0);
         model.applySnapshot({parkedRow(QStringLiteral("p"), 1, 30000)}, now + 1); // a newer one: parked again
         QCOMPARE(model.parkedCount(), 1);
@@ -143,7 +143,8 @@ private Q_SLOTS:
         QVERIFY(test::waitUntil([&window]() { return window.credentialsModel()->parkedCount() == 1; }));
         QVERIFY(keysLabel->isVisible());
         QCOMPARE(keysLabel->text(), QStringLiteral("· 1 key parked"));
-        QVERIFY2(window.tray()->toolTip().contains(QStringLiteral("1 key parked")), qPrintable(window.tray()->toolTip()));
+        QVERIFY2(window.tray()->toolTip().contains(QStringLiteral("1 key parked")),
+                 qPrintable(window.tray()->toolTip()));
 
         m_host->runBlocking([](Engine &e) {
             credentials::CredentialFailure limited;
@@ -176,8 +177,9 @@ private Q_SLOTS:
         // The dashboard has a card per parked key.
         window.showView(MainWindow::Dashboard);
         QVERIFY(test::waitUntil([&window]() {
-            return window.viewWidget(MainWindow::Dashboard)->findChildren<MarkCard *>(QStringLiteral("keyCard")).size() ==
-                   2;
+            return window.viewWidget(MainWindow::Dashboard)
+                       ->findChildren<MarkCard *>(QStringLiteral("keyCard"))
+                       .size() == 2;
         }));
 
         // Retry the selected one: only it leaves parking, in the engine too.

@@ -10,8 +10,7 @@ namespace sw::ui {
 using credentials::CredentialHealth;
 
 namespace {
-bool sameRows(const QList<credentials::CredentialStatus> &a, const QList<credentials::CredentialStatus> &b)
-{
+bool sameRows(const QList<credentials::CredentialStatus> &a, const QList<credentials::CredentialStatus> &b) {
     if (a.size() != b.size())
         return false;
     for (qsizetype i = 0; i < a.size(); ++i)
