@@ -13,6 +13,11 @@ using namespace sw::model;
 
 namespace {
 
+constexpr const char *kGoogleApi = "google-generative-ai";
+// Marks a Google function call's thoughtSignature carried in a thinking block. Gemini
+// signatures are base64, so they never start with this text.
+constexpr const char *kFunctionCallCarrier = "fc.";
+
 QLatin1String L(const char *s) {
     return QLatin1String(s);
 }
@@ -87,6 +92,7 @@ bool decodeAssistantBlocks(const QJsonValue &content, Message *msg, const QStrin
     if (!content.isArray())
         return rejectRequest(error, where + L(": must be a string or an array of content blocks"));
     const QJsonArray blocks = content.toArray();
+    QString pendingCallSignature;
     for (qsizetype i = 0; i < blocks.size(); ++i) {
         const QJsonObject b = blocks.at(i).toObject();
         const QString type = b.value(L("type")).toString();
@@ -96,13 +102,26 @@ bool decodeAssistantBlocks(const QJsonValue &content, Message *msg, const QStrin
         } else if (type == L("thinking")) {
             out.type = BlockType::Thinking;
             out.text = b.value(L("thinking")).toString();
-            out.signature = b.value(L("signature")).toString();
+            // A tagged signature was made by another API (an answer after a failover);
+            // an untagged one is Anthropic's own (formats/translation_rules.md).
+            const TaggedSignature sig = untagSignature(b.value(L("signature")).toString());
+            out.signature = sig.signature;
+            out.signatureApi = sig.api;
+            if (sig.api == L(kGoogleApi) && sig.signature.startsWith(L(kFunctionCallCarrier)) && out.text.isEmpty()) {
+                pendingCallSignature = sig.signature.mid(qsizetype(qstrlen(kFunctionCallCarrier)));
+                continue; // it belongs to the tool_use that follows
+            }
         } else if (type == L("redacted_thinking")) {
             out.type = BlockType::Thinking;
             out.redacted = true;
             out.signature = b.value(L("data")).toString();
         } else if (type == L("tool_use")) {
             out.type = BlockType::ToolCall;
+            if (!pendingCallSignature.isEmpty()) {
+                out.signature = pendingCallSignature;
+                out.signatureApi = QLatin1String(kGoogleApi);
+                pendingCallSignature.clear();
+            }
             out.toolCallId = b.value(L("id")).toString();
             out.toolName = b.value(L("name")).toString();
             if (out.toolName.isEmpty())
@@ -312,6 +331,24 @@ QJsonObject AnthropicMessagesCodec::usageJson(const Usage &usage) {
                        {L("output_tokens"), usage.output}};
 }
 
+QString AnthropicMessagesCodec::signatureFor(const ContentBlock &thinking, const QString &upstreamApi) {
+    const QString maker = thinking.signatureApi.isEmpty() ? upstreamApi : thinking.signatureApi;
+    if (maker == L("anthropic-messages") || maker.isEmpty())
+        return thinking.signature;
+    // Tagged even when empty: the client sends the block back, and the tag says it is foreign.
+    return tagSignature(maker, thinking.signature);
+}
+
+std::optional<QJsonObject> AnthropicMessagesCodec::functionCallSignatureBlock(const ContentBlock &call,
+                                                                              const QString &upstreamApi) {
+    const QString maker = call.signatureApi.isEmpty() ? upstreamApi : call.signatureApi;
+    if (call.signature.isEmpty() || maker != L(kGoogleApi))
+        return std::nullopt;
+    return QJsonObject{{L("type"), L("thinking")},
+                       {L("thinking"), QString()},
+                       {L("signature"), tagSignature(maker, QLatin1String(kFunctionCallCarrier) + call.signature)}};
+}
+
 QByteArray AnthropicMessagesCodec::encodeResponse(const AssistantMessage &message, const EncodeInfo &info) const {
     QJsonArray content;
     for (const ContentBlock &b : message.content) {
@@ -323,10 +360,12 @@ QByteArray AnthropicMessagesCodec::encodeResponse(const AssistantMessage &messag
             if (b.redacted)
                 content.append(QJsonObject{{L("type"), L("redacted_thinking")}, {L("data"), b.signature}});
             else
-                content.append(
-                    QJsonObject{{L("type"), L("thinking")}, {L("thinking"), b.text}, {L("signature"), b.signature}});
+                content.append(QJsonObject{
+                    {L("type"), L("thinking")}, {L("thinking"), b.text}, {L("signature"), signatureFor(b, info.upstreamApi)}});
             break;
         case BlockType::ToolCall:
+            if (const auto carrier = functionCallSignatureBlock(b, info.upstreamApi))
+                content.append(*carrier);
             content.append(QJsonObject{{L("type"), L("tool_use")},
                                        {L("id"), b.toolCallId},
                                        {L("name"), b.toolName},

@@ -138,8 +138,16 @@ bool decodeItem(const QJsonObject &item, const QString &where, ParsedRequest *re
         for (const QJsonValue &s : item.value(L("summary")).toArray())
             summary << s.toObject().value(L("text")).toString();
         b.text = summary.join(QStringLiteral("\n\n"));
-        // The whole item is the signature: only the Responses API can use it again.
-        b.signature = QString::fromUtf8(compactJson(item));
+        const TaggedSignature foreign = untagSignature(item.value(L("encrypted_content")).toString());
+        if (!foreign.api.isEmpty()) {
+            // Reasoning another API made, carried through this client (reasoningItem below).
+            b.signature = foreign.signature;
+            b.signatureApi = foreign.api;
+        } else {
+            // The whole item is the signature: only the Responses API can use it again.
+            b.signature = QString::fromUtf8(compactJson(item));
+            b.signatureApi = kApi;
+        }
         assistantTurn(ctx).content.append(b);
         return true;
     }
@@ -275,8 +283,12 @@ std::pair<QString, QString> OpenAIResponsesCodec::statusFor(StopReason reason) {
     return {QStringLiteral("completed"), QString()};
 }
 
-QJsonObject OpenAIResponsesCodec::reasoningItem(const ContentBlock &thinking, const QString &fallbackId) {
-    const QJsonObject original = QJsonDocument::fromJson(thinking.signature.toUtf8()).object();
+QJsonObject OpenAIResponsesCodec::reasoningItem(const ContentBlock &thinking, const QString &fallbackId,
+                                                const QString &upstreamApi) {
+    const QString maker = thinking.signatureApi.isEmpty() ? upstreamApi : thinking.signatureApi;
+    const QJsonObject original = maker.isEmpty() || maker == kApi
+                                     ? QJsonDocument::fromJson(thinking.signature.toUtf8()).object()
+                                     : QJsonObject();
     const bool fromResponses = original.value(L("type")).toString() == L("reasoning");
     QJsonArray summary;
     if (!thinking.text.isEmpty())
@@ -286,6 +298,10 @@ QJsonObject OpenAIResponsesCodec::reasoningItem(const ContentBlock &thinking, co
                      {L("summary"), summary}};
     if (fromResponses && original.value(L("encrypted_content")).isString())
         item.insert(L("encrypted_content"), original.value(L("encrypted_content")));
+    else if (!fromResponses && !maker.isEmpty() && maker != kApi && !thinking.signature.isEmpty())
+        // Another API's signature rides in encrypted_content, tagged with its maker, so a
+        // Codex-style client sends it back and only that API ever receives it.
+        item.insert(L("encrypted_content"), tagSignature(maker, thinking.signature));
     return item;
 }
 
@@ -306,7 +322,7 @@ QByteArray OpenAIResponsesCodec::encodeResponse(const AssistantMessage &message,
         }
         case BlockType::Thinking:
             if (!b.redacted || b.signature.startsWith(QLatin1Char('{')))
-                output.append(reasoningItem(b, L("rs_") + suffix));
+                output.append(reasoningItem(b, L("rs_") + suffix, info.upstreamApi));
             break;
         case BlockType::ToolCall:
             output.append(QJsonObject{{L("id"), L("fc_") + suffix},

@@ -60,16 +60,13 @@ QJsonObject OpenAICompletionsAdapter::buildBody(const formats::ParsedRequest &re
             messages.append(QJsonObject{{L("role"), L("user")}, {L("content"), userContent(m.content)}});
             break;
         case Role::Assistant: {
-            // Chat Completions has no input field for reasoning: thinking is dropped or,
-            // from another API, kept as text (formats/translation_rules.md).
-            const bool sameApi = m.api == L(kApi);
+            // Chat Completions has no input field for reasoning: thinking is dropped,
+            // never replayed as text (formats/translation_rules.md).
             QString text;
             QJsonArray calls;
             for (const ContentBlock &b : m.content) {
                 if (b.type == BlockType::Text) {
                     text += b.text;
-                } else if (b.type == BlockType::Thinking && !sameApi && !b.redacted && !b.text.trimmed().isEmpty()) {
-                    text += b.text + QStringLiteral("\n\n");
                 } else if (b.type == BlockType::ToolCall) {
                     const QString args = b.arguments.isEmpty() && !b.argumentsJson.isEmpty()
                                              ? b.argumentsJson
