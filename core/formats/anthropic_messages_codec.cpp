@@ -319,9 +319,32 @@ QString AnthropicMessagesCodec::errorType(ErrorCategory category) {
 }
 
 QJsonObject AnthropicMessagesCodec::errorJson(const GatewayError &error) {
-    return QJsonObject{
-        {L("type"), L("error")},
-        {L("error"), QJsonObject{{L("type"), errorType(error.category)}, {L("message"), error.message}}}};
+    QString type = errorType(error.category);
+    QString message = error.message;
+    if (error.upstreamApi == L("anthropic-messages") && !error.code.isEmpty()) {
+        type = error.code; // Anthropic's own error type, as sent
+    } else {
+        switch (error.portable()) {
+        case GatewayError::Portable::ContextLength:
+            // Claude Code compacts the conversation when it reads this phrase.
+            type = QStringLiteral("invalid_request_error");
+            if (!message.contains(QLatin1String("prompt is too long"), Qt::CaseInsensitive))
+                message = QStringLiteral("prompt is too long: ") + message;
+            break;
+        case GatewayError::Portable::RateLimit:
+            type = QStringLiteral("rate_limit_error");
+            break;
+        case GatewayError::Portable::Overloaded:
+            type = QStringLiteral("overloaded_error");
+            break;
+        case GatewayError::Portable::Authentication:
+            type = QStringLiteral("authentication_error");
+            break;
+        case GatewayError::Portable::None:
+            break;
+        }
+    }
+    return QJsonObject{{L("type"), L("error")}, {L("error"), QJsonObject{{L("type"), type}, {L("message"), message}}}};
 }
 
 QJsonObject AnthropicMessagesCodec::usageJson(const Usage &usage) {

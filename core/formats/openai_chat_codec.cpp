@@ -311,10 +311,42 @@ QJsonObject OpenAIChatCodec::errorJson(const GatewayError &error) {
         code = "timeout";
         break;
     }
+    QString outType = QLatin1String(type);
+    QString outCode = QLatin1String(code);
+    QJsonValue param = QJsonValue::Null;
+    if (error.upstreamApi == L("openai-completions") || error.upstreamApi == L("openai-responses")) {
+        // The same error vocabulary: code, type and param as the upstream sent them
+        // (Codex and the SDKs read context_length_exceeded from here).
+        if (!error.code.isEmpty())
+            outCode = error.code;
+        if (!error.providerType.isEmpty())
+            outType = error.providerType;
+        if (!error.param.isEmpty())
+            param = error.param;
+    } else {
+        switch (error.portable()) {
+        case GatewayError::Portable::ContextLength:
+            outType = QStringLiteral("invalid_request_error");
+            outCode = QStringLiteral("context_length_exceeded");
+            param = QStringLiteral("messages");
+            break;
+        case GatewayError::Portable::RateLimit:
+            outCode = QStringLiteral("rate_limit_exceeded");
+            break;
+        case GatewayError::Portable::Overloaded:
+            outCode = QStringLiteral("server_is_overloaded");
+            break;
+        case GatewayError::Portable::Authentication:
+            outCode = QStringLiteral("invalid_api_key");
+            break;
+        case GatewayError::Portable::None:
+            break;
+        }
+    }
     return QJsonObject{{L("error"), QJsonObject{{L("message"), error.message},
-                                                {L("type"), L(type)},
-                                                {L("param"), QJsonValue::Null},
-                                                {L("code"), L(code)}}}};
+                                                {L("type"), outType},
+                                                {L("param"), param},
+                                                {L("code"), outCode}}}};
 }
 
 QByteArray OpenAIChatCodec::encodeResponse(const AssistantMessage &message, const EncodeInfo &info) const {

@@ -192,6 +192,9 @@ UpstreamErrorInfo OpenAICompletionsAdapter::parseError(int, const QByteArray &bo
         info.message = e.value(L("message")).toString();
         const QJsonValue code = e.value(L("code"));
         info.errorType = code.isString() ? code.toString() : e.value(L("type")).toString();
+        if (code.isString())
+            info.providerType = e.value(L("type")).toString();
+        info.param = e.value(L("param")).toString();
     } else if (err.isString()) {
         info.message = err.toString(); // Ollama, llama.cpp
     } else if (o.value(L("message")).isString()) {

@@ -898,6 +898,47 @@ private Q_SLOTS:
                  QStringLiteral("text"));
     }
 
+    void contextOverflowKeepsItsMeaningInEveryFormat_data() {
+        QTest::addColumn<Format>("format");
+        QTest::addColumn<QString>("model");
+        for (const auto &[format, name] : kFormats)
+            for (const Upstream &u : kUpstreams)
+                QTest::addRow("%s<-%s", name, u.api) << format << QString::fromLatin1(u.model);
+    }
+    void contextOverflowKeepsItsMeaningInEveryFormat() {
+        QFETCH(Format, format);
+        QFETCH(QString, model);
+        // Each provider's real "context too long" body: Codex and the SDKs detect OpenAI's code,
+        // Claude Code Anthropic's phrase; either must survive, same API or across formats.
+        const QString fixture = model.startsWith("pa/")   ? QStringLiteral("errors/anthropic_prompt_too_long.json")
+                                : model.startsWith("pe/") ? QStringLiteral("errors/google_input_token_count.json")
+                                                          : QStringLiteral("errors/openai_context_length_exceeded.json");
+        demo::Fault fault;
+        fault.kind = demo::Fault::Status;
+        fault.status = 400;
+        fault.body = sw::test::readTestData(fixture);
+        fakeFor(model).pushFault(fault);
+        const HttpResult r = m_gw->post(pathOf(format), requestBody(format, Ask{model, false}));
+        m_lastRaw = r.body;
+        QCOMPARE(r.status, 400);
+        const QJsonObject e = r.json().value("error").toObject();
+        switch (format) {
+        case Format::Chat:
+        case Format::Responses:
+            QCOMPARE(e.value("code").toString(), QStringLiteral("context_length_exceeded"));
+            QCOMPARE(e.value("type").toString(), QStringLiteral("invalid_request_error"));
+            QCOMPARE(e.value("param").toString(), QStringLiteral("messages"));
+            break;
+        case Format::Anthropic:
+            QCOMPARE(e.value("type").toString(), QStringLiteral("invalid_request_error"));
+            QVERIFY2(e.value("message").toString().contains("prompt is too long"), r.body.constData());
+            break;
+        case Format::Pi:
+            QVERIFY2(e.value("message").toString().contains("token"), r.body.constData());
+            break;
+        }
+    }
+
     void errorShapes_data() {
         QTest::addColumn<Format>("format");
         for (const auto &[format, name] : kFormats)
