@@ -398,7 +398,10 @@ QByteArray AnthropicMessagesCodec::encodeResponse(const AssistantMessage &messag
             break; // Messages answers carry no images
         }
     }
-    return compactJson(QJsonObject{{L("id"), info.responseId},
+    // The upstream's own id when it is the client's API (what a passthrough stream shows too).
+    const QString id = info.upstreamApi == L("anthropic-messages") && !message.responseId.isEmpty() ? message.responseId
+                                                                                    : info.responseId;
+    return compactJson(QJsonObject{{L("id"), id},
                                    {L("type"), L("message")},
                                    {L("role"), L("assistant")},
                                    {L("model"), info.model},

@@ -385,7 +385,10 @@ QByteArray OpenAIChatCodec::encodeResponse(const AssistantMessage &message, cons
                              {L("message"), msg},
                              {L("logprobs"), QJsonValue::Null},
                              {L("finish_reason"), finishReason(message.stopReason)}};
-    return compactJson(QJsonObject{{L("id"), info.responseId},
+    // The upstream's own id when it is the client's API (what a passthrough stream shows too).
+    const QString id = info.upstreamApi == L("openai-completions") && !message.responseId.isEmpty() ? message.responseId
+                                                                                    : info.responseId;
+    return compactJson(QJsonObject{{L("id"), id},
                                    {L("object"), L("chat.completion")},
                                    {L("created"), info.createdSecs},
                                    {L("model"), info.model},

@@ -305,15 +305,24 @@ QJsonObject OpenAIResponsesCodec::reasoningItem(const ContentBlock &thinking, co
     return item;
 }
 
-QByteArray OpenAIResponsesCodec::encodeResponse(const AssistantMessage &message, const EncodeInfo &info) const {
+QByteArray OpenAIResponsesCodec::encodeResponse(const AssistantMessage &message, const EncodeInfo &infoIn) const {
+    // A Responses upstream's own ids pass through (a later previous_response_id names
+    // something real), as they do on a streaming passthrough.
+    const bool sameApi = infoIn.upstreamApi == kApi;
+    EncodeInfo info = infoIn;
+    if (sameApi && !message.responseId.isEmpty())
+        info.responseId = message.responseId;
+    auto idFor = [&](const ContentBlock &b, const QString &generated) {
+        return sameApi && !b.itemId.isEmpty() ? b.itemId : generated;
+    };
     QJsonArray output;
     int n = 0;
     for (const ContentBlock &b : message.content) {
-        const QString suffix = QStringLiteral("%1_%2").arg(info.responseId).arg(n++);
+        const QString suffix = QStringLiteral("%1_%2").arg(infoIn.responseId).arg(n++);
         switch (b.type) {
         case BlockType::Text: {
             const QJsonObject part{{L("type"), L("output_text")}, {L("text"), b.text}, {L("annotations"), QJsonArray()}};
-            output.append(QJsonObject{{L("id"), L("msg_") + suffix},
+            output.append(QJsonObject{{L("id"), idFor(b, L("msg_") + suffix)},
                                       {L("type"), L("message")},
                                       {L("status"), L("completed")},
                                       {L("role"), L("assistant")},
@@ -322,10 +331,10 @@ QByteArray OpenAIResponsesCodec::encodeResponse(const AssistantMessage &message,
         }
         case BlockType::Thinking:
             if (!b.redacted || b.signature.startsWith(QLatin1Char('{')))
-                output.append(reasoningItem(b, L("rs_") + suffix, info.upstreamApi));
+                output.append(reasoningItem(b, idFor(b, L("rs_") + suffix), info.upstreamApi));
             break;
         case BlockType::ToolCall:
-            output.append(QJsonObject{{L("id"), L("fc_") + suffix},
+            output.append(QJsonObject{{L("id"), idFor(b, L("fc_") + suffix)},
                                       {L("type"), L("function_call")},
                                       {L("status"), L("completed")},
                                       {L("call_id"), b.toolCallId},

@@ -25,6 +25,7 @@ struct ContentBlock {
     QString toolName;          // ToolCall
     QJsonObject arguments;     // ToolCall: parsed arguments
     QString argumentsJson;     // ToolCall: raw argument text as streamed (may be partial while streaming)
+    QString itemId;            // the upstream's own id for this block (Responses output item), when it gave one
 
     static ContentBlock makeText(const QString &t) { ContentBlock b; b.text = t; return b; }
 };
@@ -110,6 +111,7 @@ struct StreamEvent {
     std::optional<int> errorStatus; // Error
     QString errorType;           // Error: provider's error type when it gave one (e.g. overloaded_error)
     Usage usage;                 // Start (input known up front), Done, Error: usage so far
+    QString responseId;          // Start: the upstream's id for the answer (resp_…, msg_…, chatcmpl-…)
 
     // record: Commit point. start, empty block starts and toolcall_start never commit.
     bool isMeaningful() const

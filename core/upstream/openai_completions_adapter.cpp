@@ -111,8 +111,11 @@ QJsonObject OpenAICompletionsAdapter::buildBody(const formats::ParsedRequest &re
                      {L("messages"), messages},
                      {L("stream"), true},
                      {L("stream_options"), QJsonObject{{L("include_usage"), true}}}};
+    // Reasoning models reject max_tokens and want max_completion_tokens; older compatible
+    // servers know only max_tokens, so it stays for them when no reasoning is asked.
+    const bool reasoning = !opt.reasoning.isEmpty() || opt.thinkingBudget.has_value();
     if (opt.maxTokens)
-        body.insert(useMaxCompletionTokens ? L("max_completion_tokens") : L("max_tokens"), *opt.maxTokens);
+        body.insert(useMaxCompletionTokens || reasoning ? L("max_completion_tokens") : L("max_tokens"), *opt.maxTokens);
     if (opt.temperature)
         body.insert(L("temperature"), *opt.temperature);
     if (opt.topP)

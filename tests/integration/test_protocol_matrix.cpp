@@ -939,6 +939,30 @@ private Q_SLOTS:
         }
     }
 
+    void sameApiJsonAnswersKeepUpstreamIds() {
+        // A streaming passthrough shows the upstream's ids; a JSON answer must too, or a
+        // following previous_response_id names nothing real.
+        m_gw->responsesD.setRawReply(sw::test::readTestData(QStringLiteral("responses_upstream_full.sse")));
+        const HttpResult r = m_gw->post(pathOf(Format::Responses), requestBody(Format::Responses, Ask{"pd/resp-d", false}));
+        QCOMPARE(r.status, 200);
+        const QJsonObject o = r.json();
+        QCOMPARE(o.value("id").toString(), QStringLiteral("resp_01"));
+        QStringList ids;
+        for (const QJsonValue &item : o.value("output").toArray())
+            ids << item.toObject().value("id").toString();
+        QCOMPARE(ids, (QStringList{"rs_01", "msg_01", "fc_01"}));
+
+        m_gw->anthropicA.setRawReply(sw::test::readTestData(QStringLiteral("anthropic_upstream_full.sse")));
+        const HttpResult a = m_gw->post(pathOf(Format::Anthropic), requestBody(Format::Anthropic, Ask{"pa/claude-a", false}));
+        QCOMPARE(a.json().value("id").toString(), QStringLiteral("msg_01XFDUDYJgAACzvnptvVoYEL"));
+        m_gw->openaiB.setRawReply(sw::test::readTestData(QStringLiteral("openai_upstream_full.sse")));
+        const HttpResult c = m_gw->post(pathOf(Format::Chat), requestBody(Format::Chat, Ask{"pb/gpt-b", false}));
+        QCOMPARE(c.json().value("id").toString(), QStringLiteral("chatcmpl-B9MHDbslfkBeAs8l4bebGdFOJ6PeG"));
+        // Across APIs the gateway's own id stays: an upstream id means nothing to another API.
+        const HttpResult x = m_gw->post(pathOf(Format::Responses), requestBody(Format::Responses, Ask{"pa/claude-a", false}));
+        QVERIFY(!x.json().value("id").toString().startsWith("msg_01XF"));
+    }
+
     void errorShapes_data() {
         QTest::addColumn<Format>("format");
         for (const auto &[format, name] : kFormats)
