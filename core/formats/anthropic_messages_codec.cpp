@@ -13,6 +13,11 @@ using namespace sw::model;
 
 namespace {
 
+constexpr const char *kGoogleApi = "google-generative-ai";
+// Marks a Google function call's thoughtSignature carried in a thinking block. Gemini
+// signatures are base64, so they never start with this text.
+constexpr const char *kFunctionCallCarrier = "fc.";
+
 QLatin1String L(const char *s) {
     return QLatin1String(s);
 }
@@ -87,6 +92,7 @@ bool decodeAssistantBlocks(const QJsonValue &content, Message *msg, const QStrin
     if (!content.isArray())
         return rejectRequest(error, where + L(": must be a string or an array of content blocks"));
     const QJsonArray blocks = content.toArray();
+    QString pendingCallSignature;
     for (qsizetype i = 0; i < blocks.size(); ++i) {
         const QJsonObject b = blocks.at(i).toObject();
         const QString type = b.value(L("type")).toString();
@@ -96,13 +102,26 @@ bool decodeAssistantBlocks(const QJsonValue &content, Message *msg, const QStrin
         } else if (type == L("thinking")) {
             out.type = BlockType::Thinking;
             out.text = b.value(L("thinking")).toString();
-            out.signature = b.value(L("signature")).toString();
+            // A tagged signature was made by another API (an answer after a failover);
+            // an untagged one is Anthropic's own (formats/translation_rules.md).
+            const TaggedSignature sig = untagSignature(b.value(L("signature")).toString());
+            out.signature = sig.signature;
+            out.signatureApi = sig.api;
+            if (sig.api == L(kGoogleApi) && sig.signature.startsWith(L(kFunctionCallCarrier)) && out.text.isEmpty()) {
+                pendingCallSignature = sig.signature.mid(qsizetype(qstrlen(kFunctionCallCarrier)));
+                continue; // it belongs to the tool_use that follows
+            }
         } else if (type == L("redacted_thinking")) {
             out.type = BlockType::Thinking;
             out.redacted = true;
             out.signature = b.value(L("data")).toString();
         } else if (type == L("tool_use")) {
             out.type = BlockType::ToolCall;
+            if (!pendingCallSignature.isEmpty()) {
+                out.signature = pendingCallSignature;
+                out.signatureApi = QLatin1String(kGoogleApi);
+                pendingCallSignature.clear();
+            }
             out.toolCallId = b.value(L("id")).toString();
             out.toolName = b.value(L("name")).toString();
             if (out.toolName.isEmpty())
@@ -300,9 +319,32 @@ QString AnthropicMessagesCodec::errorType(ErrorCategory category) {
 }
 
 QJsonObject AnthropicMessagesCodec::errorJson(const GatewayError &error) {
-    return QJsonObject{
-        {L("type"), L("error")},
-        {L("error"), QJsonObject{{L("type"), errorType(error.category)}, {L("message"), error.message}}}};
+    QString type = errorType(error.category);
+    QString message = error.message;
+    if (error.upstreamApi == L("anthropic-messages") && !error.code.isEmpty()) {
+        type = error.code; // Anthropic's own error type, as sent
+    } else {
+        switch (error.portable()) {
+        case GatewayError::Portable::ContextLength:
+            // Claude Code compacts the conversation when it reads this phrase.
+            type = QStringLiteral("invalid_request_error");
+            if (!message.contains(QLatin1String("prompt is too long"), Qt::CaseInsensitive))
+                message = QStringLiteral("prompt is too long: ") + message;
+            break;
+        case GatewayError::Portable::RateLimit:
+            type = QStringLiteral("rate_limit_error");
+            break;
+        case GatewayError::Portable::Overloaded:
+            type = QStringLiteral("overloaded_error");
+            break;
+        case GatewayError::Portable::Authentication:
+            type = QStringLiteral("authentication_error");
+            break;
+        case GatewayError::Portable::None:
+            break;
+        }
+    }
+    return QJsonObject{{L("type"), L("error")}, {L("error"), QJsonObject{{L("type"), type}, {L("message"), message}}}};
 }
 
 QJsonObject AnthropicMessagesCodec::usageJson(const Usage &usage) {
@@ -310,6 +352,24 @@ QJsonObject AnthropicMessagesCodec::usageJson(const Usage &usage) {
                        {L("cache_creation_input_tokens"), usage.cacheWrite},
                        {L("cache_read_input_tokens"), usage.cacheRead},
                        {L("output_tokens"), usage.output}};
+}
+
+QString AnthropicMessagesCodec::signatureFor(const ContentBlock &thinking, const QString &upstreamApi) {
+    const QString maker = thinking.signatureApi.isEmpty() ? upstreamApi : thinking.signatureApi;
+    if (maker == L("anthropic-messages") || maker.isEmpty())
+        return thinking.signature;
+    // Tagged even when empty: the client sends the block back, and the tag says it is foreign.
+    return tagSignature(maker, thinking.signature);
+}
+
+std::optional<QJsonObject> AnthropicMessagesCodec::functionCallSignatureBlock(const ContentBlock &call,
+                                                                              const QString &upstreamApi) {
+    const QString maker = call.signatureApi.isEmpty() ? upstreamApi : call.signatureApi;
+    if (call.signature.isEmpty() || maker != L(kGoogleApi))
+        return std::nullopt;
+    return QJsonObject{{L("type"), L("thinking")},
+                       {L("thinking"), QString()},
+                       {L("signature"), tagSignature(maker, QLatin1String(kFunctionCallCarrier) + call.signature)}};
 }
 
 QByteArray AnthropicMessagesCodec::encodeResponse(const AssistantMessage &message, const EncodeInfo &info) const {
@@ -323,10 +383,12 @@ QByteArray AnthropicMessagesCodec::encodeResponse(const AssistantMessage &messag
             if (b.redacted)
                 content.append(QJsonObject{{L("type"), L("redacted_thinking")}, {L("data"), b.signature}});
             else
-                content.append(
-                    QJsonObject{{L("type"), L("thinking")}, {L("thinking"), b.text}, {L("signature"), b.signature}});
+                content.append(QJsonObject{
+                    {L("type"), L("thinking")}, {L("thinking"), b.text}, {L("signature"), signatureFor(b, info.upstreamApi)}});
             break;
         case BlockType::ToolCall:
+            if (const auto carrier = functionCallSignatureBlock(b, info.upstreamApi))
+                content.append(*carrier);
             content.append(QJsonObject{{L("type"), L("tool_use")},
                                        {L("id"), b.toolCallId},
                                        {L("name"), b.toolName},
@@ -336,7 +398,10 @@ QByteArray AnthropicMessagesCodec::encodeResponse(const AssistantMessage &messag
             break; // Messages answers carry no images
         }
     }
-    return compactJson(QJsonObject{{L("id"), info.responseId},
+    // The upstream's own id when it is the client's API (what a passthrough stream shows too).
+    const QString id = info.upstreamApi == L("anthropic-messages") && !message.responseId.isEmpty() ? message.responseId
+                                                                                    : info.responseId;
+    return compactJson(QJsonObject{{L("id"), id},
                                    {L("type"), L("message")},
                                    {L("role"), L("assistant")},
                                    {L("model"), info.model},

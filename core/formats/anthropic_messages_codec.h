@@ -18,6 +18,14 @@ public:
     static QString errorType(model::ErrorCategory category);        // invalid_request_error, ...
     static QJsonObject errorJson(const model::GatewayError &error); // {"type":"error","error":{type,message}}
     static QJsonObject usageJson(const model::Usage &usage);
+    // The signature an answer's thinking block carries: the provider's own when
+    // Anthropic made it, else tagged with its maker (model::tagSignature), so the
+    // next request never hands Anthropic a signature it did not sign.
+    static QString signatureFor(const model::ContentBlock &thinking, const QString &upstreamApi);
+    // A Google function call's thoughtSignature rides in an empty thinking block just
+    // before its tool_use (tool_use has no field for it); nullopt when there is none.
+    static std::optional<QJsonObject> functionCallSignatureBlock(const model::ContentBlock &call,
+                                                                 const QString &upstreamApi);
 };
 
 } // namespace sw::formats

@@ -96,11 +96,19 @@ QByteArray AnthropicMessagesStreamEncoder::encode(const StreamEvent &event) {
             return openBlock(event.contentIndex,
                              QJsonObject{{L("type"), L("redacted_thinking")}, {L("data"), event.block.signature}});
         return openBlock(event.contentIndex, QJsonObject{{L("type"), L("thinking")}, {L("thinking"), QString()}});
-    case EventType::ToolCallStart:
-        return openBlock(event.contentIndex, QJsonObject{{L("type"), L("tool_use")},
+    case EventType::ToolCallStart: {
+        QByteArray out;
+        if (const auto carrier = AnthropicMessagesCodec::functionCallSignatureBlock(event.block, m_info.upstreamApi)) {
+            // Google's function-call signature, in a thinking block of its own just before the call.
+            out += openBlock(-2, QJsonObject{{L("type"), L("thinking")}, {L("thinking"), QString()}});
+            out += delta(QJsonObject{{L("type"), L("signature_delta")}, {L("signature"), carrier->value(L("signature"))}});
+            out += closeBlock();
+        }
+        return out + openBlock(event.contentIndex, QJsonObject{{L("type"), L("tool_use")},
                                                          {L("id"), event.block.toolCallId},
                                                          {L("name"), event.block.toolName},
                                                          {L("input"), QJsonObject()}});
+    }
     case EventType::TextDelta:
         if (event.delta.isEmpty())
             return {};
@@ -123,8 +131,9 @@ QByteArray AnthropicMessagesStreamEncoder::encode(const StreamEvent &event) {
             return {};
         QByteArray out;
         // The signature travels as the block's last delta, before content_block_stop.
-        if (!event.block.redacted && !event.block.signature.isEmpty())
-            out += delta(QJsonObject{{L("type"), L("signature_delta")}, {L("signature"), event.block.signature}});
+        const QString signature = AnthropicMessagesCodec::signatureFor(event.block, m_info.upstreamApi);
+        if (!event.block.redacted && !signature.isEmpty())
+            out += delta(QJsonObject{{L("type"), L("signature_delta")}, {L("signature"), signature}});
         return out + closeBlock();
     }
     case EventType::ToolCallEnd: {

@@ -311,10 +311,42 @@ QJsonObject OpenAIChatCodec::errorJson(const GatewayError &error) {
         code = "timeout";
         break;
     }
+    QString outType = QLatin1String(type);
+    QString outCode = QLatin1String(code);
+    QJsonValue param = QJsonValue::Null;
+    if (error.upstreamApi == L("openai-completions") || error.upstreamApi == L("openai-responses")) {
+        // The same error vocabulary: code, type and param as the upstream sent them
+        // (Codex and the SDKs read context_length_exceeded from here).
+        if (!error.code.isEmpty())
+            outCode = error.code;
+        if (!error.providerType.isEmpty())
+            outType = error.providerType;
+        if (!error.param.isEmpty())
+            param = error.param;
+    } else {
+        switch (error.portable()) {
+        case GatewayError::Portable::ContextLength:
+            outType = QStringLiteral("invalid_request_error");
+            outCode = QStringLiteral("context_length_exceeded");
+            param = QStringLiteral("messages");
+            break;
+        case GatewayError::Portable::RateLimit:
+            outCode = QStringLiteral("rate_limit_exceeded");
+            break;
+        case GatewayError::Portable::Overloaded:
+            outCode = QStringLiteral("server_is_overloaded");
+            break;
+        case GatewayError::Portable::Authentication:
+            outCode = QStringLiteral("invalid_api_key");
+            break;
+        case GatewayError::Portable::None:
+            break;
+        }
+    }
     return QJsonObject{{L("error"), QJsonObject{{L("message"), error.message},
-                                                {L("type"), L(type)},
-                                                {L("param"), QJsonValue::Null},
-                                                {L("code"), L(code)}}}};
+                                                {L("type"), outType},
+                                                {L("param"), param},
+                                                {L("code"), outCode}}}};
 }
 
 QByteArray OpenAIChatCodec::encodeResponse(const AssistantMessage &message, const EncodeInfo &info) const {
@@ -353,7 +385,10 @@ QByteArray OpenAIChatCodec::encodeResponse(const AssistantMessage &message, cons
                              {L("message"), msg},
                              {L("logprobs"), QJsonValue::Null},
                              {L("finish_reason"), finishReason(message.stopReason)}};
-    return compactJson(QJsonObject{{L("id"), info.responseId},
+    // The upstream's own id when it is the client's API (what a passthrough stream shows too).
+    const QString id = info.upstreamApi == L("openai-completions") && !message.responseId.isEmpty() ? message.responseId
+                                                                                    : info.responseId;
+    return compactJson(QJsonObject{{L("id"), id},
                                    {L("object"), L("chat.completion")},
                                    {L("created"), info.createdSecs},
                                    {L("model"), info.model},

@@ -138,8 +138,16 @@ bool decodeItem(const QJsonObject &item, const QString &where, ParsedRequest *re
         for (const QJsonValue &s : item.value(L("summary")).toArray())
             summary << s.toObject().value(L("text")).toString();
         b.text = summary.join(QStringLiteral("\n\n"));
-        // The whole item is the signature: only the Responses API can use it again.
-        b.signature = QString::fromUtf8(compactJson(item));
+        const TaggedSignature foreign = untagSignature(item.value(L("encrypted_content")).toString());
+        if (!foreign.api.isEmpty()) {
+            // Reasoning another API made, carried through this client (reasoningItem below).
+            b.signature = foreign.signature;
+            b.signatureApi = foreign.api;
+        } else {
+            // The whole item is the signature: only the Responses API can use it again.
+            b.signature = QString::fromUtf8(compactJson(item));
+            b.signatureApi = kApi;
+        }
         assistantTurn(ctx).content.append(b);
         return true;
     }
@@ -275,8 +283,12 @@ std::pair<QString, QString> OpenAIResponsesCodec::statusFor(StopReason reason) {
     return {QStringLiteral("completed"), QString()};
 }
 
-QJsonObject OpenAIResponsesCodec::reasoningItem(const ContentBlock &thinking, const QString &fallbackId) {
-    const QJsonObject original = QJsonDocument::fromJson(thinking.signature.toUtf8()).object();
+QJsonObject OpenAIResponsesCodec::reasoningItem(const ContentBlock &thinking, const QString &fallbackId,
+                                                const QString &upstreamApi) {
+    const QString maker = thinking.signatureApi.isEmpty() ? upstreamApi : thinking.signatureApi;
+    const QJsonObject original = maker.isEmpty() || maker == kApi
+                                     ? QJsonDocument::fromJson(thinking.signature.toUtf8()).object()
+                                     : QJsonObject();
     const bool fromResponses = original.value(L("type")).toString() == L("reasoning");
     QJsonArray summary;
     if (!thinking.text.isEmpty())
@@ -286,18 +298,31 @@ QJsonObject OpenAIResponsesCodec::reasoningItem(const ContentBlock &thinking, co
                      {L("summary"), summary}};
     if (fromResponses && original.value(L("encrypted_content")).isString())
         item.insert(L("encrypted_content"), original.value(L("encrypted_content")));
+    else if (!fromResponses && !maker.isEmpty() && maker != kApi && !thinking.signature.isEmpty())
+        // Another API's signature rides in encrypted_content, tagged with its maker, so a
+        // Codex-style client sends it back and only that API ever receives it.
+        item.insert(L("encrypted_content"), tagSignature(maker, thinking.signature));
     return item;
 }
 
-QByteArray OpenAIResponsesCodec::encodeResponse(const AssistantMessage &message, const EncodeInfo &info) const {
+QByteArray OpenAIResponsesCodec::encodeResponse(const AssistantMessage &message, const EncodeInfo &infoIn) const {
+    // A Responses upstream's own ids pass through (a later previous_response_id names
+    // something real), as they do on a streaming passthrough.
+    const bool sameApi = infoIn.upstreamApi == kApi;
+    EncodeInfo info = infoIn;
+    if (sameApi && !message.responseId.isEmpty())
+        info.responseId = message.responseId;
+    auto idFor = [&](const ContentBlock &b, const QString &generated) {
+        return sameApi && !b.itemId.isEmpty() ? b.itemId : generated;
+    };
     QJsonArray output;
     int n = 0;
     for (const ContentBlock &b : message.content) {
-        const QString suffix = QStringLiteral("%1_%2").arg(info.responseId).arg(n++);
+        const QString suffix = QStringLiteral("%1_%2").arg(infoIn.responseId).arg(n++);
         switch (b.type) {
         case BlockType::Text: {
             const QJsonObject part{{L("type"), L("output_text")}, {L("text"), b.text}, {L("annotations"), QJsonArray()}};
-            output.append(QJsonObject{{L("id"), L("msg_") + suffix},
+            output.append(QJsonObject{{L("id"), idFor(b, L("msg_") + suffix)},
                                       {L("type"), L("message")},
                                       {L("status"), L("completed")},
                                       {L("role"), L("assistant")},
@@ -306,10 +331,10 @@ QByteArray OpenAIResponsesCodec::encodeResponse(const AssistantMessage &message,
         }
         case BlockType::Thinking:
             if (!b.redacted || b.signature.startsWith(QLatin1Char('{')))
-                output.append(reasoningItem(b, L("rs_") + suffix));
+                output.append(reasoningItem(b, idFor(b, L("rs_") + suffix), info.upstreamApi));
             break;
         case BlockType::ToolCall:
-            output.append(QJsonObject{{L("id"), L("fc_") + suffix},
+            output.append(QJsonObject{{L("id"), idFor(b, L("fc_") + suffix)},
                                       {L("type"), L("function_call")},
                                       {L("status"), L("completed")},
                                       {L("call_id"), b.toolCallId},

@@ -26,7 +26,10 @@ public:
     // A reasoning item as it goes back to the Responses API. A thinking block whose
     // signature is a whole reasoning item (decoded from this API) keeps its id and
     // encrypted_content; any other signature is dropped (formats/translation_rules.md).
-    static QJsonObject reasoningItem(const model::ContentBlock &thinking, const QString &fallbackId);
+    // In an answer (`upstreamApi` = the API that made it), another API's signature goes
+    // in encrypted_content, tagged with its maker (model::tagSignature).
+    static QJsonObject reasoningItem(const model::ContentBlock &thinking, const QString &fallbackId,
+                                     const QString &upstreamApi = {});
     static QString errorCode(const model::GatewayError &error); // server_error, rate_limit_exceeded, ...
 };
 

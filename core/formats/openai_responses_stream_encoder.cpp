@@ -133,7 +133,7 @@ QByteArray OpenAIResponsesStreamEncoder::closeItem(int contentIndex, const Conte
                                 {L("output_index"), oi},
                                 {L("summary_index"), 0},
                                 {L("part"), QJsonObject{{L("type"), L("summary_text")}, {L("text"), block.text}}}});
-        const QJsonObject done = OpenAIResponsesCodec::reasoningItem(block, item.id);
+        const QJsonObject done = OpenAIResponsesCodec::reasoningItem(block, item.id, m_info.upstreamApi);
         m_output.append(done);
         out += eventFrame("response.output_item.done", QJsonObject{{L("output_index"), oi}, {L("item"), done}});
         break;

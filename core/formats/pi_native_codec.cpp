@@ -252,8 +252,10 @@ QJsonObject PiNativeCodec::messageJson(const AssistantMessage &message, const En
 }
 
 QJsonObject PiNativeCodec::errorJson(const GatewayError &error) {
-    return QJsonObject{{L("error"), QJsonObject{{L("type"), AnthropicMessagesCodec::errorType(error.category)},
-                                                {L("message"), error.message}}}};
+    QJsonObject e{{L("type"), AnthropicMessagesCodec::errorType(error.category)}, {L("message"), error.message}};
+    if (!error.code.isEmpty())
+        e.insert(L("code"), error.code); // the upstream's own code (context_length_exceeded, ...)
+    return QJsonObject{{L("error"), e}};
 }
 
 QByteArray PiNativeCodec::encodeResponse(const AssistantMessage &message, const EncodeInfo &info) const {

@@ -15,6 +15,25 @@ QString stopReasonName(StopReason r)
     return QStringLiteral("stop");
 }
 
+namespace {
+constexpr QLatin1String kSignatureTag("swsig1.");
+}
+
+QString tagSignature(const QString &api, const QString &signature)
+{
+    return kSignatureTag + api + QLatin1Char('.') + signature;
+}
+
+TaggedSignature untagSignature(const QString &text)
+{
+    if (!text.startsWith(kSignatureTag))
+        return {QString(), text};
+    const qsizetype dot = text.indexOf(QLatin1Char('.'), kSignatureTag.size());
+    if (dot < 0)
+        return {QString(), text};
+    return {text.mid(kSignatureTag.size(), dot - kSignatureTag.size()), text.mid(dot + 1)};
+}
+
 int thinkingBudgetForEffort(const QString &effort)
 {
     if (effort == QLatin1String("minimal"))

@@ -15,7 +15,8 @@ enum class BlockType { Text, Thinking, Image, ToolCall };
 struct ContentBlock {
     BlockType type = BlockType::Text;
     QString text;              // Text and Thinking
-    QString signature;         // Thinking: provider signature (Anthropic), kept only within one API
+    QString signature;         // Thinking (ToolCall: Google thoughtSignature): opaque, valid only for its API
+    QString signatureApi;      // the upstream API that made `signature` ("" = the message's api)
     bool redacted = false;     // Thinking: Anthropic redacted_thinking (data in `signature`)
     QString mimeType;          // Image
     QByteArray data;           // Image: base64 payload (not decoded)
@@ -24,6 +25,7 @@ struct ContentBlock {
     QString toolName;          // ToolCall
     QJsonObject arguments;     // ToolCall: parsed arguments
     QString argumentsJson;     // ToolCall: raw argument text as streamed (may be partial while streaming)
+    QString itemId;            // the upstream's own id for this block (Responses output item), when it gave one
 
     static ContentBlock makeText(const QString &t) { ContentBlock b; b.text = t; return b; }
 };
@@ -109,6 +111,7 @@ struct StreamEvent {
     std::optional<int> errorStatus; // Error
     QString errorType;           // Error: provider's error type when it gave one (e.g. overloaded_error)
     Usage usage;                 // Start (input known up front), Done, Error: usage so far
+    QString responseId;          // Start: the upstream's id for the answer (resp_…, msg_…, chatcmpl-…)
 
     // record: Commit point. start, empty block starts and toolcall_start never commit.
     bool isMeaningful() const
@@ -129,6 +132,24 @@ struct StreamEvent {
 // pi names: stop, length, toolUse, error, aborted. pi has no refusal reason: a refusal is a
 // completed answer there, so it is "stop" (the refusal text, if any, is the content).
 QString stopReasonName(StopReason r);
+
+// A signature (or Google thoughtSignature, or Responses reasoning item) written into
+// an answer for a client whose API did not make it carries its maker, so that at the
+// next request the gateway replays it only to that API: "swsig1.<api>.<signature>".
+// A signature without the prefix belongs to the client format's own API.
+QString tagSignature(const QString &api, const QString &signature);
+struct TaggedSignature {
+    QString api;       // "" when the text had no tag
+    QString signature; // the provider's own signature
+};
+TaggedSignature untagSignature(const QString &text);
+
+// The API whose upstream may receive this block's signature back: the block's own
+// signatureApi, else the message's api.
+inline const QString &signatureOwner(const Message &m, const ContentBlock &b)
+{
+    return b.signatureApi.isEmpty() ? m.api : b.signatureApi;
+}
 
 // The one mapping between reasoning effort names and thinking-token budgets,
 // used wherever one API speaks effort and the other budget (translation_rules.md).

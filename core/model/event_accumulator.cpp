@@ -26,6 +26,8 @@ ContentBlock &EventAccumulator::blockFor(int contentIndex, BlockType type) {
 void EventAccumulator::add(const StreamEvent &event) {
     switch (event.type) {
     case EventType::Start:
+        if (!event.responseId.isEmpty())
+            m_message.responseId = event.responseId;
         break;
     case EventType::TextStart:
     case EventType::ThinkingStart:
@@ -66,6 +68,8 @@ void EventAccumulator::add(const StreamEvent &event) {
             b.toolCallId = streamed.toolCallId;
         if (b.toolName.isEmpty())
             b.toolName = streamed.toolName;
+        if (b.itemId.isEmpty())
+            b.itemId = streamed.itemId;
         if (type == BlockType::ToolCall && b.arguments.isEmpty())
             b.arguments = parseToolArguments(b.argumentsJson);
         break;

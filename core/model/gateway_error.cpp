@@ -19,4 +19,27 @@ ErrorCategory GatewayError::categoryForStatus(int status)
     }
 }
 
+GatewayError::Portable GatewayError::portable() const
+{
+    const auto is = [this](std::initializer_list<const char *> codes) {
+        for (const char *c : codes)
+            if (code == QLatin1String(c))
+                return true;
+        return false;
+    };
+    // Context overflow: OpenAI's code, Anthropic's documented message, Gemini's wording.
+    if (is({"context_length_exceeded", "model_context_window_exceeded", "string_above_max_length"}) ||
+        message.contains(QLatin1String("prompt is too long"), Qt::CaseInsensitive) ||
+        message.contains(QLatin1String("exceeds the maximum number of tokens"), Qt::CaseInsensitive) ||
+        message.contains(QLatin1String("maximum context length"), Qt::CaseInsensitive))
+        return Portable::ContextLength;
+    if (is({"rate_limit_exceeded", "rate_limit_error", "RESOURCE_EXHAUSTED"}))
+        return Portable::RateLimit;
+    if (is({"overloaded_error", "server_is_overloaded", "overloaded", "UNAVAILABLE"}))
+        return Portable::Overloaded;
+    if (is({"authentication_error", "invalid_api_key", "UNAUTHENTICATED"}))
+        return Portable::Authentication;
+    return Portable::None;
+}
+
 } // namespace sw::model

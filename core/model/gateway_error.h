@@ -25,8 +25,19 @@ struct GatewayError {
     ErrorCategory category = ErrorCategory::ServerError;
     QString message;
     std::optional<qint64> retryAfterMs;
+    // An upstream's own error, so a client of the same API gets it as sent and a client of
+    // another format gets the equivalent code (formats/translation_rules.md). Empty when
+    // the gateway made the error.
+    QString upstreamApi;  // the API that answered with it
+    QString code;         // OpenAI `code` (else its `type`), Anthropic error type, Google status
+    QString providerType; // OpenAI `type` when `code` was given
+    QString param;        // OpenAI `param`
 
-    static GatewayError make(int status, ErrorCategory c, const QString &m) { return {status, c, m, {}}; }
+    static GatewayError make(int status, ErrorCategory c, const QString &m) { return {status, c, m, {}, {}, {}, {}, {}}; }
+
+    // The meaning of an upstream error that every format can say, or Portable::None.
+    enum class Portable { None, ContextLength, RateLimit, Overloaded, Authentication };
+    Portable portable() const;
     // Category that fits an HTTP status from an upstream.
     static ErrorCategory categoryForStatus(int status);
 };

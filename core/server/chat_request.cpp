@@ -509,6 +509,11 @@ void ChatRequest::onFinished(const upstream::TransportResult &result)
     }
     if (!is2xx(m_status)) {
         const auto info = m_adapter->parseError(m_status, m_errorBody);
+        m_upstreamError = GatewayError::make(m_status, {}, {}); // translation: code/param reach the client
+        m_upstreamError.upstreamApi = m_target.api;
+        m_upstreamError.code = info.errorType;
+        m_upstreamError.providerType = info.providerType;
+        m_upstreamError.param = info.param;
         failover::FailureInput in;
         in.status = m_status;
         in.message = redacted(info.message);
@@ -902,6 +907,12 @@ GatewayError ChatRequest::withCostCeilingNote(GatewayError error) const
 void ChatRequest::finishWithFailure(const GatewayError &errorIn, bool markedRetryAfter)
 {
     GatewayError error = errorIn;
+    if (!m_upstreamError.upstreamApi.isEmpty() && error.status == m_upstreamError.status) {
+        error.upstreamApi = m_upstreamError.upstreamApi;
+        error.code = m_upstreamError.code;
+        error.providerType = m_upstreamError.providerType;
+        error.param = m_upstreamError.param;
+    }
     if (markedRetryAfter && m_config->failover.enabled) {
         // Every candidate marked: tell the client when the first one comes back.
         qint64 shortest = 0;

@@ -140,6 +140,7 @@ private:
     model::EventAccumulator m_accumulator;
     model::Usage m_attemptUsage;
     QByteArray m_errorBody;
+    model::GatewayError m_upstreamError; // the last upstream error body's code/param, for the client's error
     int m_status = 0;
     std::optional<qint64> m_headerRetryAfter;
     qint64 m_attemptStartMs = 0;

@@ -42,7 +42,6 @@ QJsonArray userContent(const QList<ContentBlock> &blocks) {
 
 // Assistant turn; see formats/translation_rules.md for the thinking rule.
 QJsonArray assistantContent(const Message &m) {
-    const bool sameApi = m.api == L(AnthropicAdapter::kApi);
     QJsonArray out;
     for (const ContentBlock &b : m.content) {
         switch (b.type) {
@@ -51,15 +50,15 @@ QJsonArray assistantContent(const Message &m) {
                 out.append(QJsonObject{{L("type"), L("text")}, {L("text"), b.text}});
             break;
         case BlockType::Thinking:
-            if (b.redacted) {
-                if (sameApi && !b.signature.isEmpty())
-                    out.append(QJsonObject{{L("type"), L("redacted_thinking")}, {L("data"), b.signature}});
-            } else if (sameApi && !b.signature.isEmpty()) {
+            // Only reasoning Anthropic signed goes back; any other is dropped, never
+            // replayed as text (it would break the thinking-before-tool_use rule).
+            if (signatureOwner(m, b) != L(AnthropicAdapter::kApi) || b.signature.isEmpty())
+                break;
+            if (b.redacted)
+                out.append(QJsonObject{{L("type"), L("redacted_thinking")}, {L("data"), b.signature}});
+            else
                 out.append(
                     QJsonObject{{L("type"), L("thinking")}, {L("thinking"), b.text}, {L("signature"), b.signature}});
-            } else if (!b.text.trimmed().isEmpty()) {
-                out.append(QJsonObject{{L("type"), L("text")}, {L("text"), b.text}});
-            }
             break;
         case BlockType::ToolCall:
             out.append(QJsonObject{{L("type"), L("tool_use")},
@@ -137,10 +136,24 @@ QJsonObject AnthropicAdapter::buildBody(const formats::ParsedRequest &request, c
 
     int thinkingBudget = opt.thinkingBudget.value_or(model::thinkingBudgetForEffort(opt.reasoning));
     int maxTokens = opt.maxTokens.value_or(8192);
+    // Messages rejects a forced tool_choice with thinking on: the client's forced call wins.
+    const bool forcedTool = !ctx.tools.isEmpty() && !opt.toolChoice.isEmpty() && opt.toolChoice != L("auto") &&
+                            opt.toolChoice != L("none");
+    if (forcedTool)
+        thinkingBudget = 0;
     if (thinkingBudget > 0) {
         thinkingBudget = qMax(thinkingBudget, 1024); // Messages' minimum budget
-        if (maxTokens <= thinkingBudget)
-            maxTokens = thinkingBudget + 4096; // budget must leave room for the answer
+        if (maxTokens <= thinkingBudget) {
+            if (opt.maxTokens) {
+                // The client's cap is never raised: the budget shrinks to fit under it,
+                // and with no room for Messages' minimum budget thinking is off.
+                thinkingBudget = maxTokens - qMin(maxTokens / 4, 4096);
+                if (thinkingBudget < 1024)
+                    thinkingBudget = 0;
+            } else {
+                maxTokens = thinkingBudget + 4096; // the gateway's own default may grow
+            }
+        }
     }
     QJsonObject body{
         {L("model"), modelId}, {L("max_tokens"), maxTokens}, {L("stream"), true}, {L("messages"), messages}};
@@ -178,7 +191,69 @@ QJsonObject AnthropicAdapter::buildBody(const formats::ParsedRequest &request, c
         else if (!opt.toolChoice.isEmpty())
             body.insert(L("tool_choice"), QJsonObject{{L("type"), L("tool")}, {L("name"), opt.toolChoice}});
     }
+    applyThinkingRules(body);
     return body;
+}
+
+bool AnthropicAdapter::applyThinkingRules(QJsonObject &body) {
+    bool changed = false;
+    const QJsonArray sent = body.value(L("messages")).toArray();
+    QJsonArray messages;
+    qsizetype lastAssistant = -1;
+    for (const QJsonValue &mv : sent) {
+        QJsonObject m = mv.toObject();
+        const QJsonValue content = m.value(L("content"));
+        if (m.value(L("role")).toString() != L("assistant") || !content.isArray()) {
+            if (m.value(L("role")).toString() == L("assistant"))
+                lastAssistant = messages.size();
+            messages.append(mv);
+            continue;
+        }
+        QJsonArray kept;
+        bool dropped = false;
+        for (const QJsonValue &v : content.toArray()) {
+            const QJsonObject b = v.toObject();
+            const QString type = b.value(L("type")).toString();
+            const QString signature = b.value(L("signature")).toString();
+            const bool foreign =
+                (type == L("thinking") && (signature.isEmpty() || !untagSignature(signature).api.isEmpty())) ||
+                (type == L("redacted_thinking") && b.value(L("data")).toString().isEmpty());
+            if (foreign)
+                dropped = true;
+            else
+                kept.append(v);
+        }
+        if (dropped) {
+            changed = true;
+            if (kept.isEmpty())
+                continue; // nothing else in the turn: Messages joins the user turns around it
+            m.insert(L("content"), kept);
+        }
+        lastAssistant = messages.size();
+        messages.append(m);
+    }
+    if (changed)
+        body.insert(L("messages"), messages);
+
+    // With thinking on, a tool loop's last assistant turn must start with a signed
+    // thinking block; a turn answered elsewhere has none, so this turn goes without.
+    const QJsonObject thinking = body.value(L("thinking")).toObject();
+    if (thinking.isEmpty() || thinking.value(L("type")).toString() == L("disabled") || lastAssistant < 0 ||
+        messages.isEmpty())
+        return changed;
+    const QJsonObject last = messages.last().toObject();
+    bool toolLoop = false;
+    if (last.value(L("role")).toString() == L("user"))
+        for (const QJsonValue &v : last.value(L("content")).toArray())
+            toolLoop |= v.toObject().value(L("type")).toString() == L("tool_result");
+    if (!toolLoop)
+        return changed;
+    const QJsonArray content = messages.at(lastAssistant).toObject().value(L("content")).toArray();
+    const QString first = content.isEmpty() ? QString() : content.first().toObject().value(L("type")).toString();
+    if (first == L("thinking") || first == L("redacted_thinking"))
+        return changed;
+    body.insert(L("thinking"), QJsonObject{{L("type"), L("disabled")}});
+    return true;
 }
 
 HttpRequest AnthropicAdapter::buildRequest(const formats::ParsedRequest &request, formats::InboundFormat inbound,
@@ -192,6 +267,8 @@ HttpRequest AnthropicAdapter::buildRequest(const formats::ParsedRequest &request
         body = request.raw; // everything the client sent, unknown fields included
         body.insert(L("model"), target.modelId);
         body.insert(L("stream"), true);
+        // Except reasoning another API made (an earlier turn answered after a failover).
+        applyThinkingRules(body);
     } else {
         body = buildBody(request, target.modelId);
     }

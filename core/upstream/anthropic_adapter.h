@@ -20,6 +20,12 @@ public:
     static QJsonObject buildBody(const formats::ParsedRequest &request, const QString &modelId);
     // Anthropic tool ids must match ^[a-zA-Z0-9_-]{1,64}$; other APIs' ids are mapped onto that.
     static QString toolCallId(const QString &id);
+    // History rules on a body about to go to Anthropic (converted or passthrough):
+    // thinking blocks Anthropic did not sign (tagged or empty signatures) are dropped,
+    // and a tool loop whose last assistant turn does not start with a signed thinking
+    // block goes with thinking off, as Messages requires (translation_rules.md).
+    // Returns true when it changed the body.
+    static bool applyThinkingRules(QJsonObject &body);
 };
 
 } // namespace sw::upstream

@@ -117,6 +117,7 @@ QList<StreamEvent> AnthropicStreamDecoder::feed(const SseEvent &sse) {
             m_started = true;
             StreamEvent e = event(EventType::Start);
             e.usage = m_usage;
+            e.responseId = data.value(L("message")).toObject().value(L("id")).toString();
             out << e;
         }
         return out;

@@ -125,30 +125,36 @@ QJsonObject GoogleAdapter::buildBody(const formats::ParsedRequest &request) {
                 contents.append(QJsonObject{{L("role"), L("user")}, {L("parts"), parts}});
             continue;
         }
-        const bool sameApi = m.api == L(kApi);
+        auto ownSignature = [&](const ContentBlock &b) {
+            return signatureOwner(m, b) == L(kApi) && !b.signature.isEmpty();
+        };
         QJsonArray parts;
+        bool firstCall = true;
         for (const ContentBlock &b : m.content) {
             switch (b.type) {
             case BlockType::Text:
                 if (!b.text.isEmpty()) {
                     QJsonObject p{{L("text"), b.text}};
-                    if (sameApi && !b.signature.isEmpty())
+                    if (ownSignature(b))
                         p.insert(L("thoughtSignature"), b.signature);
                     parts.append(p);
                 }
                 break;
             case BlockType::Thinking:
                 // Thought parts (and their signatures) go back only to Google; other APIs'
-                // thinking becomes text.
-                if (sameApi && !b.redacted && !b.signature.isEmpty())
+                // thinking is dropped, never replayed as text.
+                if (!b.redacted && ownSignature(b))
                     parts.append(QJsonObject{{L("text"), b.text}, {L("thought"), true}, {L("thoughtSignature"), b.signature}});
-                else if (!sameApi && !b.redacted && !b.text.trimmed().isEmpty())
-                    parts.append(QJsonObject{{L("text"), b.text}});
                 break;
             case BlockType::ToolCall: {
                 QJsonObject p{{L("functionCall"), QJsonObject{{L("name"), b.toolName}, {L("args"), b.arguments}}}};
-                if (sameApi && !b.signature.isEmpty())
+                if (ownSignature(b))
                     p.insert(L("thoughtSignature"), b.signature);
+                else if (firstCall)
+                    // Gemini 3 validates the first call of a step; for a call it did not make,
+                    // Google documents this value to skip the check.
+                    p.insert(L("thoughtSignature"), QStringLiteral("skip_thought_signature_validator"));
+                firstCall = false;
                 parts.append(p);
                 break;
             }

@@ -60,16 +60,13 @@ QJsonObject OpenAICompletionsAdapter::buildBody(const formats::ParsedRequest &re
             messages.append(QJsonObject{{L("role"), L("user")}, {L("content"), userContent(m.content)}});
             break;
         case Role::Assistant: {
-            // Chat Completions has no input field for reasoning: thinking is dropped or,
-            // from another API, kept as text (formats/translation_rules.md).
-            const bool sameApi = m.api == L(kApi);
+            // Chat Completions has no input field for reasoning: thinking is dropped,
+            // never replayed as text (formats/translation_rules.md).
             QString text;
             QJsonArray calls;
             for (const ContentBlock &b : m.content) {
                 if (b.type == BlockType::Text) {
                     text += b.text;
-                } else if (b.type == BlockType::Thinking && !sameApi && !b.redacted && !b.text.trimmed().isEmpty()) {
-                    text += b.text + QStringLiteral("\n\n");
                 } else if (b.type == BlockType::ToolCall) {
                     const QString args = b.arguments.isEmpty() && !b.argumentsJson.isEmpty()
                                              ? b.argumentsJson
@@ -114,8 +111,11 @@ QJsonObject OpenAICompletionsAdapter::buildBody(const formats::ParsedRequest &re
                      {L("messages"), messages},
                      {L("stream"), true},
                      {L("stream_options"), QJsonObject{{L("include_usage"), true}}}};
+    // Reasoning models reject max_tokens and want max_completion_tokens; older compatible
+    // servers know only max_tokens, so it stays for them when no reasoning is asked.
+    const bool reasoning = !opt.reasoning.isEmpty() || opt.thinkingBudget.has_value();
     if (opt.maxTokens)
-        body.insert(useMaxCompletionTokens ? L("max_completion_tokens") : L("max_tokens"), *opt.maxTokens);
+        body.insert(useMaxCompletionTokens || reasoning ? L("max_completion_tokens") : L("max_tokens"), *opt.maxTokens);
     if (opt.temperature)
         body.insert(L("temperature"), *opt.temperature);
     if (opt.topP)
@@ -195,6 +195,9 @@ UpstreamErrorInfo OpenAICompletionsAdapter::parseError(int, const QByteArray &bo
         info.message = e.value(L("message")).toString();
         const QJsonValue code = e.value(L("code"));
         info.errorType = code.isString() ? code.toString() : e.value(L("type")).toString();
+        if (code.isString())
+            info.providerType = e.value(L("type")).toString();
+        info.param = e.value(L("param")).toString();
     } else if (err.isString()) {
         info.message = err.toString(); // Ollama, llama.cpp
     } else if (o.value(L("message")).isString()) {

@@ -199,7 +199,9 @@ QList<StreamEvent> OpenAICompletionsStreamDecoder::decode(const SseEvent &sse) {
         return out; // keep-alive or a line we do not understand
     if (!m_started) {
         m_started = true;
-        out << event(EventType::Start);
+        StreamEvent e = event(EventType::Start);
+        e.responseId = chunk.value(L("id")).toString();
+        out << e;
     }
     if (chunk.value(L("usage")).isObject())
         readUsage(chunk.value(L("usage")).toObject());

@@ -57,7 +57,6 @@ QJsonObject OpenAIResponsesAdapter::buildBody(const formats::ParsedRequest &requ
             break;
         }
         case Role::Assistant: {
-            const bool sameApi = m.api == L(kApi);
             QString text;
             auto flushText = [&] {
                 if (!text.isEmpty())
@@ -69,12 +68,10 @@ QJsonObject OpenAIResponsesAdapter::buildBody(const formats::ParsedRequest &requ
                     text += b.text;
                 } else if (b.type == BlockType::Thinking) {
                     // A reasoning item goes back only to the API that produced it; other
-                    // APIs' thinking becomes text (formats/translation_rules.md).
-                    if (sameApi && b.signature.startsWith(QLatin1Char('{'))) {
+                    // APIs' thinking is dropped, never replayed as text (translation_rules.md).
+                    if (signatureOwner(m, b) == L(kApi) && b.signature.startsWith(QLatin1Char('{'))) {
                         flushText();
                         input.append(formats::OpenAIResponsesCodec::reasoningItem(b, QStringLiteral("rs_%1").arg(n++)));
-                    } else if (!sameApi && !b.redacted && !b.text.trimmed().isEmpty()) {
-                        text += b.text + QStringLiteral("\n\n");
                     }
                 } else if (b.type == BlockType::ToolCall) {
                     flushText();
@@ -167,6 +164,20 @@ HttpRequest OpenAIResponsesAdapter::buildRequest(const formats::ParsedRequest &r
         body = request.raw; // everything the client sent, unknown fields included
         body.insert(L("model"), target.modelId);
         body.insert(L("stream"), true);
+        // Except reasoning items another API made (tagged encrypted_content, after a failover).
+        if (body.value(L("input")).isArray()) {
+            const QJsonArray input = body.value(L("input")).toArray();
+            QJsonArray kept;
+            for (const QJsonValue &v : input) {
+                const QJsonObject item = v.toObject();
+                if (item.value(L("type")).toString() == L("reasoning") &&
+                    !untagSignature(item.value(L("encrypted_content")).toString()).api.isEmpty())
+                    continue;
+                kept.append(v);
+            }
+            if (kept.size() != input.size())
+                body.insert(L("input"), kept);
+        }
     } else {
         body = buildBody(request, target.modelId);
     }

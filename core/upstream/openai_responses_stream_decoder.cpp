@@ -147,19 +147,22 @@ QList<StreamEvent> OpenAIResponsesStreamDecoder::decode(const SseEvent &sse) {
     }
     if (!m_started) {
         m_started = true;
-        out << event(EventType::Start);
+        StreamEvent e = event(EventType::Start);
+        e.responseId = data.value(L("response")).toObject().value(L("id")).toString();
+        out << e;
     }
     const int oi = data.value(L("output_index")).toInt(-1);
     if (type == L("response.output_item.added")) {
         const QJsonObject item = data.value(L("item")).toObject();
         const QString itemType = item.value(L("type")).toString();
         if (itemType == L("reasoning")) {
-            open(oi, BlockType::Thinking, out);
+            open(oi, BlockType::Thinking, out).block.itemId = item.value(L("id")).toString();
         } else if (itemType == L("function_call")) {
             m_sawToolCall = true;
             OpenBlock b;
             b.contentIndex = m_nextContentIndex++;
             b.block.type = BlockType::ToolCall;
+            b.block.itemId = item.value(L("id")).toString();
             b.block.toolCallId = item.value(L("call_id")).toString();
             b.block.toolName = item.value(L("name")).toString();
             StreamEvent s = event(EventType::ToolCallStart, b.contentIndex);
@@ -173,7 +176,7 @@ QList<StreamEvent> OpenAIResponsesStreamDecoder::decode(const SseEvent &sse) {
         const QString partType = data.value(L("part")).toObject().value(L("type")).toString();
         m_sawRefusal |= partType == L("refusal");
         if (partType == L("output_text") || partType == L("refusal"))
-            open(oi, BlockType::Text, out);
+            open(oi, BlockType::Text, out).block.itemId = data.value(L("item_id")).toString();
         return out;
     }
     if (type == L("response.output_text.delta") || type == L("response.refusal.delta") ||

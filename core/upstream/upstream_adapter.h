@@ -32,6 +32,8 @@ public:
 struct UpstreamErrorInfo {
     QString message;   // provider's message text, or the body when unparseable
     QString errorType; // provider's error type/code when given
+    QString providerType; // OpenAI `type` when `code` was given too
+    QString param;        // OpenAI `param`
 };
 
 class UpstreamAdapter {

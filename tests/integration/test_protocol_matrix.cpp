@@ -521,6 +521,53 @@ QList<Call> toolCallsOf(Format f, bool stream, const QByteArray &body) {
     return calls;
 }
 
+
+// The assistant content an Anthropic SDK assembles from a stream (what Claude Code stores
+// and sends back on the next turn).
+QJsonArray anthropicContentFromStream(const QByteArray &body) {
+    QMap<int, QJsonObject> blocks;
+    QMap<int, QString> json;
+    for (const Sse &e : sseEvents(body)) {
+        const QJsonObject o = QJsonDocument::fromJson(e.data).object();
+        const QString type = o.value("type").toString();
+        const int i = o.value("index").toInt();
+        if (type == "content_block_start") {
+            blocks[i] = o.value("content_block").toObject();
+        } else if (type == "content_block_delta") {
+            const QJsonObject d = o.value("delta").toObject();
+            QJsonObject &b = blocks[i];
+            const QString dt = d.value("type").toString();
+            if (dt == "text_delta")
+                b.insert("text", b.value("text").toString() + d.value("text").toString());
+            else if (dt == "thinking_delta")
+                b.insert("thinking", b.value("thinking").toString() + d.value("thinking").toString());
+            else if (dt == "signature_delta")
+                b.insert("signature", b.value("signature").toString() + d.value("signature").toString());
+            else if (dt == "input_json_delta")
+                json[i] += d.value("partial_json").toString();
+        }
+    }
+    QJsonArray out;
+    for (auto it = blocks.begin(); it != blocks.end(); ++it) {
+        QJsonObject b = *it;
+        if (b.value("type") == "tool_use")
+            b.insert("input", QJsonDocument::fromJson(json.value(it.key()).toUtf8()).object());
+        if (b.value("type") == "thinking" && !b.contains("signature"))
+            b.insert("signature", QString()); // the SDK's block always has the field
+        out.append(b);
+    }
+    return out;
+}
+
+// The user turn answering every tool_use of an assistant turn.
+QJsonObject toolResultsFor(const QJsonArray &assistant, const QString &output) {
+    QJsonArray results;
+    for (const QJsonValue &v : assistant)
+        if (v.toObject().value("type") == "tool_use")
+            results.append(QJsonObject{{"type", "tool_result"}, {"tool_use_id", v.toObject().value("id")}, {"content", output}});
+    return QJsonObject{{"role", "user"}, {"content", results}};
+}
+
 struct Upstream {
     const char *model;
     const char *api;
@@ -788,6 +835,134 @@ private Q_SLOTS:
         QCOMPARE(answer.stop, QStringLiteral("toolUse"));
     }
 
+    void claudeCodeSessionSurvivesAFailoverAndComesBack() {
+        // Turn 1 on Anthropic (signed thinking + a tool call), turn 2 fails over to an
+        // OpenAI-style upstream (its own reasoning + calls), turn 3 is back on Anthropic.
+        m_gw->anthropicA.setRawReply(sw::test::readTestData(QStringLiteral("anthropic_upstream_full.sse")));
+        m_gw->openaiB.setRawReply(sw::test::readTestData(QStringLiteral("openai_upstream_full.sse")));
+        QJsonArray messages{QJsonObject{{"role", "user"}, {"content", "Weather in Paris?"}}};
+        auto turn = [&]() {
+            const QJsonObject body{{"model", "chain"},
+                                   {"max_tokens", 8000},
+                                   {"stream", true},
+                                   {"thinking", QJsonObject{{"type", "enabled"}, {"budget_tokens", 2048}}},
+                                   {"tools", QJsonArray{QJsonObject{{"name", "get_weather"}, {"input_schema", weatherSchema()}},
+                                                        QJsonObject{{"name", "get_time"}, {"input_schema", QJsonObject{{"type", "object"}}}}}},
+                                   {"messages", messages}};
+            const HttpResult r = m_gw->post(QStringLiteral("/v1/messages?beta=true"), body);
+            m_lastRaw = r.body;
+            return r;
+        };
+        const HttpResult first = turn();
+        QCOMPARE(first.status, 200);
+        const QJsonArray one = anthropicContentFromStream(first.body);
+        QCOMPARE(one[0].toObject().value("type").toString(), QStringLiteral("thinking"));
+        const QString anthropicSignature = one[0].toObject().value("signature").toString();
+        QVERIFY(anthropicSignature.startsWith("EqQB"));
+        messages.append(QJsonObject{{"role", "assistant"}, {"content", one}});
+        messages.append(toolResultsFor(one, QStringLiteral("sunny, 21 C")));
+
+        demo::Fault overloaded;
+        overloaded.kind = demo::Fault::Status;
+        overloaded.status = 529;
+        m_gw->anthropicA.pushFault(overloaded);
+        const HttpResult second = turn();
+        QCOMPARE(second.status, 200);
+        QCOMPARE(m_gw->openaiB.requests().size(), 1);
+        const QByteArray toOpenAI = m_gw->openaiB.requests().last().body;
+        QVERIFY2(!toOpenAI.contains(anthropicSignature.toUtf8()), toOpenAI.constData());
+        QVERIFY2(!toOpenAI.contains("The user wants the weather"), toOpenAI.constData()); // never as text
+        const QJsonArray two = anthropicContentFromStream(second.body);
+        QCOMPARE(two[0].toObject().value("type").toString(), QStringLiteral("thinking"));
+        QCOMPARE(two[0].toObject().value("thinking").toString(), QStringLiteral("Weather needs a lookup."));
+        // The OpenAI-made reasoning reaches Claude Code marked as not Anthropic's.
+        QVERIFY(two[0].toObject().value("signature").toString().startsWith("swsig1.openai-completions."));
+        messages.append(QJsonObject{{"role", "assistant"}, {"content", two}});
+        messages.append(toolResultsFor(two, QStringLiteral("done")));
+
+        QCOMPARE(m_gw->del(QStringLiteral("/admin/marks?provider=pa")).status, 200);
+        const int before = int(m_gw->anthropicA.requests().size());
+        const HttpResult third = turn();
+        QCOMPARE(third.status, 200);
+        QCOMPARE(int(m_gw->anthropicA.requests().size()), before + 1);
+        const QJsonObject sent = QJsonDocument::fromJson(m_gw->anthropicA.requests().last().body).object();
+        const QByteArray sentText = QJsonDocument(sent).toJson();
+        // Anthropic gets its own signed thinking back, nothing it did not sign, and no reasoning as text.
+        QVERIFY(sentText.contains(anthropicSignature.toUtf8()));
+        QVERIFY2(!sentText.contains("swsig1"), sentText.constData());
+        QVERIFY2(!sentText.contains("Weather needs a lookup."), sentText.constData());
+        // Its last assistant turn came from elsewhere: this turn goes with thinking off, as Messages requires.
+        QCOMPARE(sent.value("thinking").toObject().value("type").toString(), QStringLiteral("disabled"));
+        const QJsonArray sentMessages = sent.value("messages").toArray();
+        QCOMPARE(sentMessages[3].toObject().value("content").toArray()[0].toObject().value("type").toString(),
+                 QStringLiteral("text"));
+    }
+
+    void contextOverflowKeepsItsMeaningInEveryFormat_data() {
+        QTest::addColumn<Format>("format");
+        QTest::addColumn<QString>("model");
+        for (const auto &[format, name] : kFormats)
+            for (const Upstream &u : kUpstreams)
+                QTest::addRow("%s<-%s", name, u.api) << format << QString::fromLatin1(u.model);
+    }
+    void contextOverflowKeepsItsMeaningInEveryFormat() {
+        QFETCH(Format, format);
+        QFETCH(QString, model);
+        // Each provider's real "context too long" body: Codex and the SDKs detect OpenAI's code,
+        // Claude Code Anthropic's phrase; either must survive, same API or across formats.
+        const QString fixture = model.startsWith("pa/")   ? QStringLiteral("errors/anthropic_prompt_too_long.json")
+                                : model.startsWith("pe/") ? QStringLiteral("errors/google_input_token_count.json")
+                                                          : QStringLiteral("errors/openai_context_length_exceeded.json");
+        demo::Fault fault;
+        fault.kind = demo::Fault::Status;
+        fault.status = 400;
+        fault.body = sw::test::readTestData(fixture);
+        fakeFor(model).pushFault(fault);
+        const HttpResult r = m_gw->post(pathOf(format), requestBody(format, Ask{model, false}));
+        m_lastRaw = r.body;
+        QCOMPARE(r.status, 400);
+        const QJsonObject e = r.json().value("error").toObject();
+        switch (format) {
+        case Format::Chat:
+        case Format::Responses:
+            QCOMPARE(e.value("code").toString(), QStringLiteral("context_length_exceeded"));
+            QCOMPARE(e.value("type").toString(), QStringLiteral("invalid_request_error"));
+            QCOMPARE(e.value("param").toString(), QStringLiteral("messages"));
+            break;
+        case Format::Anthropic:
+            QCOMPARE(e.value("type").toString(), QStringLiteral("invalid_request_error"));
+            QVERIFY2(e.value("message").toString().contains("prompt is too long"), r.body.constData());
+            break;
+        case Format::Pi:
+            QVERIFY2(e.value("message").toString().contains("token"), r.body.constData());
+            break;
+        }
+    }
+
+    void sameApiJsonAnswersKeepUpstreamIds() {
+        // A streaming passthrough shows the upstream's ids; a JSON answer must too, or a
+        // following previous_response_id names nothing real.
+        m_gw->responsesD.setRawReply(sw::test::readTestData(QStringLiteral("responses_upstream_full.sse")));
+        const HttpResult r = m_gw->post(pathOf(Format::Responses), requestBody(Format::Responses, Ask{"pd/resp-d", false}));
+        QCOMPARE(r.status, 200);
+        const QJsonObject o = r.json();
+        QCOMPARE(o.value("id").toString(), QStringLiteral("resp_01"));
+        QStringList ids;
+        for (const QJsonValue &item : o.value("output").toArray())
+            ids << item.toObject().value("id").toString();
+        QCOMPARE(ids, (QStringList{"rs_01", "msg_01", "fc_01"}));
+
+        m_gw->anthropicA.setRawReply(sw::test::readTestData(QStringLiteral("anthropic_upstream_full.sse")));
+        const HttpResult a = m_gw->post(pathOf(Format::Anthropic), requestBody(Format::Anthropic, Ask{"pa/claude-a", false}));
+        QCOMPARE(a.json().value("id").toString(), QStringLiteral("msg_01XFDUDYJgAACzvnptvVoYEL"));
+        m_gw->openaiB.setRawReply(sw::test::readTestData(QStringLiteral("openai_upstream_full.sse")));
+        const HttpResult c = m_gw->post(pathOf(Format::Chat), requestBody(Format::Chat, Ask{"pb/gpt-b", false}));
+        QCOMPARE(c.json().value("id").toString(), QStringLiteral("chatcmpl-B9MHDbslfkBeAs8l4bebGdFOJ6PeG"));
+        // Across APIs the gateway's own id stays: an upstream id means nothing to another API.
+        const HttpResult x = m_gw->post(pathOf(Format::Responses), requestBody(Format::Responses, Ask{"pa/claude-a", false}));
+        QVERIFY(!x.json().value("id").toString().startsWith("msg_01XF"));
+    }
+
     void errorShapes_data() {
         QTest::addColumn<Format>("format");
         for (const auto &[format, name] : kFormats)
@@ -918,7 +1093,8 @@ private Q_SLOTS:
         const QByteArray sent = fakeFor(model).requests().last().body;
         const QByteArray marker = producedBy == "openai-responses" ? QByteArray("ENC-1") : signature.toUtf8();
         QCOMPARE(sent.contains(marker), kept);
-        QVERIFY2(sent.contains("Earlier musing."), sent.constData()); // the thinking text itself survives
+        // Reasoning goes back only to the API that made it; elsewhere it is dropped, never replayed as text.
+        QVERIFY2(sent.contains("Earlier musing.") == kept, sent.constData());
     }
 
     void countTokensIsAnsweredLocally() {

@@ -46,7 +46,111 @@ private slots:
     void refusalIsACompletedAnswer();
     void dataOnlyStreamWithoutEventLines();
     void parsesErrorBodies();
+    void passthroughDropsForeignThinking();
+    void foreignToolLoopGoesWithThinkingOff();
+    void clientTokenCapIsNeverRaised();
+    void forcedToolChoiceTurnsThinkingOff();
 };
+
+namespace {
+// A Claude Code turn: the assistant's thinking (with `signature`) and a tool call, then its result.
+QByteArray claudeCodeToolLoop(const QString &signature, bool thinkingOn = true) {
+    QJsonObject body{
+        {"model", "claude-sonnet-4-5"},
+        {"max_tokens", 32000},
+        {"stream", true},
+        {"messages",
+         QJsonArray{QJsonObject{{"role", "user"}, {"content", "fix the test"}},
+                    QJsonObject{{"role", "assistant"},
+                                {"content", QJsonArray{QJsonObject{{"type", "thinking"},
+                                                                   {"thinking", "Read the file first."},
+                                                                   {"signature", signature}},
+                                                       QJsonObject{{"type", "tool_use"},
+                                                                   {"id", "call_9"},
+                                                                   {"name", "Read"},
+                                                                   {"input", QJsonObject{{"file_path", "/repo/a.cpp"}}}}}}},
+                    QJsonObject{{"role", "user"},
+                                {"content", QJsonArray{QJsonObject{
+                                                {"type", "tool_result"}, {"tool_use_id", "call_9"}, {"content", "int x;"}}}}}}}};
+    if (thinkingOn)
+        body.insert("thinking", QJsonObject{{"type", "enabled"}, {"budget_tokens", 10000}});
+    return QJsonDocument(body).toJson(QJsonDocument::Compact);
+}
+QJsonObject sentFor(const QByteArray &clientBody, InboundFormat inbound = InboundFormat::AnthropicMessages) {
+    const auto req = inbound == InboundFormat::AnthropicMessages ? AnthropicMessagesCodec().decode(clientBody, nullptr)
+                                                                 : OpenAIChatCodec().decode(clientBody, nullptr);
+    if (!req)
+        return {};
+    return json(AnthropicAdapter().buildRequest(*req, inbound, target(), {}).body);
+}
+} // namespace
+
+void TestAnthropicAdapter::passthroughDropsForeignThinking() {
+    // Anthropic's own signature: the tool loop goes as sent, thinking on.
+    const QJsonObject own = sentFor(claudeCodeToolLoop(QStringLiteral("EqQBCkYIBBgCKkDown")));
+    QCOMPARE(own.value("thinking").toObject().value("type").toString(), QStringLiteral("enabled"));
+    QVERIFY(QJsonDocument(own).toJson().contains("EqQBCkYIBBgCKkDown"));
+    // An earlier turn answered by an OpenAI-style upstream (tagged), or an unsigned block:
+    // dropped, never sent to Anthropic, never turned into text.
+    for (const QString &foreign : {tagSignature(QStringLiteral("openai-responses"), QStringLiteral("{\"type\":\"reasoning\"}")),
+                                   QString()}) {
+        QJsonObject client = json(claudeCodeToolLoop(foreign, false));
+        QJsonArray messages = client.value("messages").toArray();
+        messages.append(QJsonObject{{"role", "assistant"}, {"content", "Done."}});
+        messages.append(QJsonObject{{"role", "user"}, {"content", "thanks"}});
+        client.insert("messages", messages);
+        const QJsonObject sent = sentFor(QJsonDocument(client).toJson());
+        const QByteArray text = QJsonDocument(sent).toJson();
+        QVERIFY2(!text.contains("Read the file first."), text.constData());
+        QVERIFY(!text.contains("swsig1"));
+        const QJsonArray turn = sent.value("messages").toArray()[1].toObject().value("content").toArray();
+        QCOMPARE(turn.size(), 1);
+        QCOMPARE(turn[0].toObject().value("type").toString(), QStringLiteral("tool_use"));
+    }
+}
+
+void TestAnthropicAdapter::foreignToolLoopGoesWithThinkingOff() {
+    // The last assistant turn came from elsewhere: Messages would answer 400 ("Expected
+    // `thinking` … found `tool_use`"), so this one request goes with thinking off.
+    const QJsonObject sent =
+        sentFor(claudeCodeToolLoop(tagSignature(QStringLiteral("openai-completions"), QString())));
+    QCOMPARE(sent.value("thinking").toObject(), QJsonObject({{"type", "disabled"}}));
+    const QJsonArray turn = sent.value("messages").toArray()[1].toObject().value("content").toArray();
+    QCOMPARE(turn[0].toObject().value("type").toString(), QStringLiteral("tool_use"));
+    // Converted from Chat: the assistant turn has no Anthropic thinking at all.
+    const QByteArray chat = R"({"model":"m","reasoning_effort":"high","messages":[{"role":"user","content":"go"},
+      {"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"f","arguments":"{}"}}]},
+      {"role":"tool","tool_call_id":"call_1","content":"ok"}],"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object"}}}]})";
+    QCOMPARE(sentFor(chat, InboundFormat::OpenAIChat).value("thinking").toObject(), QJsonObject({{"type", "disabled"}}));
+}
+
+void TestAnthropicAdapter::clientTokenCapIsNeverRaised() {
+    auto sent = [](int maxTokens, const char *effort) {
+        const QByteArray body = QStringLiteral(R"({"model":"m","max_completion_tokens":%1,"reasoning_effort":"%2",
+          "messages":[{"role":"user","content":"hi"}]})").arg(maxTokens).arg(QLatin1String(effort)).toUtf8();
+        return sentFor(body, InboundFormat::OpenAIChat);
+    };
+    const QJsonObject small = sent(1000, "high"); // no room for Messages' 1024 minimum budget
+    QCOMPARE(small.value("max_tokens").toInt(), 1000);
+    QVERIFY(!small.contains("thinking"));
+    const QJsonObject mid = sent(10000, "high"); // 16384 wanted: the budget shrinks under the cap
+    QCOMPARE(mid.value("max_tokens").toInt(), 10000);
+    const int budget = mid.value("thinking").toObject().value("budget_tokens").toInt();
+    QVERIFY2(budget >= 1024 && budget < 10000, qPrintable(QString::number(budget)));
+    const QJsonObject roomy = sent(40000, "high");
+    QCOMPARE(roomy.value("max_tokens").toInt(), 40000);
+    QCOMPARE(roomy.value("thinking").toObject().value("budget_tokens").toInt(), 16384);
+}
+
+void TestAnthropicAdapter::forcedToolChoiceTurnsThinkingOff() {
+    // Messages rejects a forced tool_choice with thinking on (documented 400): the forced call wins.
+    const QByteArray body = R"({"model":"m","reasoning_effort":"medium","tool_choice":"required",
+      "messages":[{"role":"user","content":"go"}],
+      "tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object"}}}]})";
+    const QJsonObject sent = sentFor(body, InboundFormat::OpenAIChat);
+    QCOMPARE(sent.value("tool_choice").toObject().value("type").toString(), QStringLiteral("any"));
+    QVERIFY(!sent.contains("thinking"));
+}
 
 void TestAnthropicAdapter::passthroughKeepsEveryClientField() {
     QByteArray clientBody = readTestData(QStringLiteral("anthropic_request_claude_code.json"));
@@ -116,10 +220,11 @@ void TestAnthropicAdapter::crossFormatFromOpenAIChat() {
     QVERIFY(tool.value(QStringLiteral("input_schema")).toObject().contains(QStringLiteral("properties")));
     QCOMPARE(str(body.value(QStringLiteral("tool_choice")).toObject().value(QStringLiteral("type"))),
              QStringLiteral("auto"));
-    // reasoning_effort low -> a thinking budget, max_tokens raised above it, temperature left out.
-    QCOMPARE(body.value(QStringLiteral("thinking")).toObject().value(QStringLiteral("budget_tokens")).toInt(), 2048);
-    QVERIFY(body.value(QStringLiteral("max_tokens")).toInt() > 2048);
-    QVERIFY(!body.contains(QStringLiteral("temperature")));
+    // reasoning_effort low wants 2048 thinking tokens, but the client capped the answer at 1024
+    // (max_completion_tokens): the cap is never raised, and with no room for Messages' minimum
+    // budget under it thinking is off.
+    QCOMPARE(body.value(QStringLiteral("max_tokens")).toInt(), 1024);
+    QVERIFY(!body.contains(QStringLiteral("thinking")));
     QCOMPARE(body.value(QStringLiteral("stop_sequences")).toArray().at(0).toString(), QStringLiteral("\n\nUser:"));
     // Betas belong to the client's own API; a converted body uses none.
     QVERIFY(headerValue(http.headers, "anthropic-beta").isEmpty());
@@ -159,10 +264,10 @@ void TestAnthropicAdapter::thinkingSignatureOnlyGoesBackToItsApi() {
     QCOMPARE(str(same[1].toObject().value(QStringLiteral("type"))), QStringLiteral("redacted_thinking"));
     QCOMPARE(str(same[1].toObject().value(QStringLiteral("data"))), QStringLiteral("REDACTED"));
     const QJsonArray other = msgs[3].toObject().value(QStringLiteral("content")).toArray();
-    QCOMPARE(other.size(), 2); // thinking as text, redacted dropped, answer
-    QCOMPARE(str(other[0].toObject().value(QStringLiteral("type"))), QStringLiteral("text"));
-    QCOMPARE(str(other[0].toObject().value(QStringLiteral("text"))), QStringLiteral("private reasoning"));
+    QCOMPARE(other.size(), 1); // foreign thinking dropped (never replayed as text), answer kept
+    QCOMPARE(str(other[0].toObject().value(QStringLiteral("text"))), QStringLiteral("answer"));
     QVERIFY(!QJsonDocument(other).toJson().contains("SIG"));
+    QVERIFY(!QJsonDocument(other).toJson().contains("private reasoning"));
 }
 
 void TestAnthropicAdapter::toolCallIdsAreMadeValid() {

@@ -26,6 +26,7 @@ QJsonObject json(const QByteArray &b) {
 class TestAnthropicMessagesCodec : public QObject {
     Q_OBJECT
 private slots:
+    void foreignSignaturesAreTaggedAndComeBackWithTheirMaker();
     void decodesClaudeCodeRequest();
     void decodesStringContentAndToolChoice();
     void decodeRejectsBadBodies_data();
@@ -265,6 +266,60 @@ void TestAnthropicMessagesCodec::encodesNonStreamingResponse() {
     QCOMPARE(usage.value(QStringLiteral("input_tokens")).toInt(), 30);
     QCOMPARE(usage.value(QStringLiteral("cache_creation_input_tokens")).toInt(), 100);
     QCOMPARE(usage.value(QStringLiteral("output_tokens")).toInt(), 12);
+}
+
+void TestAnthropicMessagesCodec::foreignSignaturesAreTaggedAndComeBackWithTheirMaker() {
+    // An answer made by a Responses upstream (after a failover): its reasoning item is the
+    // signature. Claude Code stores the block and sends it back on the next turn.
+    AssistantMessage m;
+    ContentBlock thinking;
+    thinking.type = BlockType::Thinking;
+    thinking.text = QStringLiteral("Plan the edit.");
+    thinking.signature = QStringLiteral(R"({"type":"reasoning","id":"rs_1","encrypted_content":"gAAA"})");
+    ContentBlock call;
+    call.type = BlockType::ToolCall;
+    call.toolCallId = QStringLiteral("call_1");
+    call.toolName = QStringLiteral("Edit");
+    m.content << thinking << call;
+    m.stopReason = StopReason::ToolUse;
+    EncodeInfo info;
+    info.responseId = QStringLiteral("msg_1");
+    info.upstreamApi = QStringLiteral("openai-responses");
+    const QJsonObject answer = QJsonDocument::fromJson(AnthropicMessagesCodec().encodeResponse(m, info)).object();
+    const QString signature = answer.value("content").toArray()[0].toObject().value("signature").toString();
+    QVERIFY2(signature.startsWith(QLatin1String("swsig1.openai-responses.")), qPrintable(signature));
+
+    // From Anthropic itself, the signature is untouched.
+    ContentBlock own = thinking;
+    own.signature = QStringLiteral("EqQBCkYI");
+    QCOMPARE(AnthropicMessagesCodec::signatureFor(own, QStringLiteral("anthropic-messages")), QStringLiteral("EqQBCkYI"));
+
+    // A Google function call's thoughtSignature rides in an empty thinking block before the tool_use.
+    ContentBlock gcall = call;
+    gcall.signature = QStringLiteral("CiQB0e2K");
+    AssistantMessage g;
+    g.content << gcall;
+    info.upstreamApi = QStringLiteral("google-generative-ai");
+    const QJsonArray gContent =
+        QJsonDocument::fromJson(AnthropicMessagesCodec().encodeResponse(g, info)).object().value("content").toArray();
+    QCOMPARE(gContent.size(), 2);
+    QCOMPARE(gContent[0].toObject().value("type").toString(), QStringLiteral("thinking"));
+
+    // The next request: each block comes back knowing its maker; the carrier becomes the call's signature.
+    QJsonArray history{answer.value("content").toArray()[0], gContent[0], gContent[1]};
+    const QJsonObject body{{"model", "m"},
+                           {"max_tokens", 100},
+                           {"messages", QJsonArray{QJsonObject{{"role", "user"}, {"content", "go"}},
+                                                   QJsonObject{{"role", "assistant"}, {"content", history}}}}};
+    const auto req = AnthropicMessagesCodec().decode(QJsonDocument(body).toJson(), nullptr);
+    QVERIFY(req);
+    const Message &turn = req->context.messages[1];
+    QCOMPARE(turn.content.size(), 2);
+    QCOMPARE(turn.content[0].signatureApi, QStringLiteral("openai-responses"));
+    QCOMPARE(turn.content[0].signature, thinking.signature);
+    QCOMPARE(turn.content[1].type, BlockType::ToolCall);
+    QCOMPARE(turn.content[1].signature, QStringLiteral("CiQB0e2K"));
+    QCOMPARE(turn.content[1].signatureApi, QStringLiteral("google-generative-ai"));
 }
 
 QTEST_GUILESS_MAIN(TestAnthropicMessagesCodec)

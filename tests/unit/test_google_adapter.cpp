@@ -133,8 +133,12 @@ void TestGoogleAdapter::signaturesGoBackOnlyToGoogle() {
     const QJsonObject otherBody = GoogleAdapter::buildBody(*other);
     QVERIFY(!QJsonDocument(otherBody).toJson().contains("SIG-"));
     const QJsonArray otherParts = otherBody.value("contents").toArray()[1].toObject().value("parts").toArray();
-    QCOMPARE(otherParts[0].toObject().value("text").toString(), QStringLiteral("hm"));
-    QVERIFY(!otherParts[0].toObject().contains("thought"));
+    // Foreign thinking is dropped, never replayed as text; the call Gemini did not make gets
+    // the value Google documents for history from elsewhere, so Gemini 3 accepts it.
+    QCOMPARE(otherParts.size(), 1);
+    QVERIFY(!QJsonDocument(otherBody).toJson().contains("hm"));
+    QCOMPARE(otherParts[0].toObject().value("thoughtSignature").toString(),
+             QStringLiteral("skip_thought_signature_validator"));
 }
 
 void TestGoogleAdapter::decodesFullTranscript() {

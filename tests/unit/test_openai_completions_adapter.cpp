@@ -55,6 +55,7 @@ QString interleaving(const QList<StreamEvent> &events) {
 class TestOpenAICompletionsAdapter : public QObject {
     Q_OBJECT
 private slots:
+    void reasoningUsesMaxCompletionTokens();
     void interleavedToolCallDeltasAssembleByIndex();
     void passthroughKeepsEveryClientField();
     void crossFormatFromClaudeCode();
@@ -120,9 +121,9 @@ void TestOpenAICompletionsAdapter::crossFormatFromClaudeCode() {
     QVERIFY(str(userParts[2].toObject().value(QStringLiteral("image_url")).toObject().value(QStringLiteral("url")))
                 .startsWith(QStringLiteral("data:image/jpeg;base64,/9j/")));
     const QJsonObject assistant = msgs[2].toObject();
-    // Anthropic thinking turns into text here; its signature and the redacted block never leave.
-    QVERIFY(str(assistant.value(QStringLiteral("content"))).contains(QStringLiteral("I should read foo.cpp first.")));
-    QVERIFY(str(assistant.value(QStringLiteral("content"))).endsWith(QStringLiteral("Reading the file.")));
+    // Anthropic thinking is dropped, never replayed as text; its signature and the redacted block never leave.
+    QVERIFY(!http.body.contains("I should read foo.cpp first."));
+    QCOMPARE(str(assistant.value(QStringLiteral("content"))), QStringLiteral("Reading the file."));
     QVERIFY(!http.body.contains("EqQBCkYIBBgCKkDsig"));
     QVERIFY(!http.body.contains("EmwKAhgB"));
     const QJsonObject call = assistant.value(QStringLiteral("tool_calls")).toArray()[0].toObject();
@@ -144,7 +145,7 @@ void TestOpenAICompletionsAdapter::crossFormatFromClaudeCode() {
              QStringLiteral("Read"));
     QCOMPARE(str(body.value(QStringLiteral("tool_choice"))), QStringLiteral("auto"));
     QCOMPARE(str(body.value(QStringLiteral("reasoning_effort"))), QStringLiteral("medium")); // budget 10000
-    QCOMPARE(body.value(QStringLiteral("max_tokens")).toInt(), 32000);
+    QCOMPARE(body.value(QStringLiteral("max_completion_tokens")).toInt(), 32000); // reasoning: never max_tokens
     QCOMPARE(body.value(QStringLiteral("temperature")).toDouble(), 1.0);
 }
 
@@ -301,6 +302,25 @@ void TestOpenAICompletionsAdapter::interleavedToolCallDeltasAssembleByIndex() {
     two.addAll(zeroed);
     QCOMPARE(two.message().content.size(), 2);
     QCOMPARE(two.message().content[1].toolName, QStringLiteral("g"));
+}
+
+void TestOpenAICompletionsAdapter::reasoningUsesMaxCompletionTokens() {
+    // Reasoning models reject max_tokens; a plain request to a compatible server keeps it.
+    Target t;
+    t.api = QStringLiteral("openai-completions");
+    t.baseUrl = QStringLiteral("http://127.0.0.1:8000/v1");
+    t.modelId = QStringLiteral("m");
+    auto sent = [&](const char *body) {
+        const auto req = AnthropicMessagesCodec().decode(body, nullptr);
+        return QJsonDocument::fromJson(OpenAICompletionsAdapter().buildRequest(*req, InboundFormat::AnthropicMessages, t, {}).body)
+            .object();
+    };
+    const QJsonObject thinking = sent(R"({"model":"m","max_tokens":1000,"thinking":{"type":"enabled","budget_tokens":2048},
+      "messages":[{"role":"user","content":"hi"}]})");
+    QCOMPARE(thinking.value("max_completion_tokens").toInt(), 1000); // never raised either
+    QVERIFY(!thinking.contains("max_tokens"));
+    const QJsonObject plain = sent(R"({"model":"m","max_tokens":1000,"messages":[{"role":"user","content":"hi"}]})");
+    QCOMPARE(plain.value("max_tokens").toInt(), 1000);
 }
 
 QTEST_GUILESS_MAIN(TestOpenAICompletionsAdapter)

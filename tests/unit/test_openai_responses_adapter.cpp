@@ -101,18 +101,17 @@ void TestOpenAIResponsesAdapter::convertsAnthropicConversation() {
     QVERIFY(!sent.contains("stop")); // no Responses field for stop sequences
     QVERIFY(headerValue(http.headers, "anthropic-beta").isEmpty());
     const QJsonArray input = sent.value("input").toArray();
-    QCOMPARE(input.size(), 4);
+    QCOMPARE(input.size(), 3);
     QCOMPARE(input[0].toObject().value("content").toArray()[1].toObject().value("image_url").toString(),
              QStringLiteral("data:image/png;base64,iVBORw0KGgo="));
-    // Anthropic thinking has no Responses form: its text travels as assistant text, the signature is dropped.
-    QCOMPARE(input[1].toObject().value("role").toString(), QStringLiteral("assistant"));
-    QVERIFY(input[1].toObject().value("content").toString().startsWith(QStringLiteral("Look it up.")));
+    // Anthropic thinking has no Responses form and is never replayed as text: text and signature are dropped.
     QVERIFY(!QJsonDocument(sent).toJson().contains("sig-abc"));
-    QCOMPARE(input[2].toObject().value("type").toString(), QStringLiteral("function_call"));
-    QCOMPARE(input[2].toObject().value("call_id").toString(), QStringLiteral("toolu_01"));
-    QCOMPARE(input[2].toObject().value("arguments").toString(), QStringLiteral("{\"location\":\"Paris\"}"));
-    QCOMPARE(input[3].toObject().value("type").toString(), QStringLiteral("function_call_output"));
-    QCOMPARE(input[3].toObject().value("output").toString(), QStringLiteral("sunny"));
+    QVERIFY(!QJsonDocument(sent).toJson().contains("Look it up."));
+    QCOMPARE(input[1].toObject().value("type").toString(), QStringLiteral("function_call"));
+    QCOMPARE(input[1].toObject().value("call_id").toString(), QStringLiteral("toolu_01"));
+    QCOMPARE(input[1].toObject().value("arguments").toString(), QStringLiteral("{\"location\":\"Paris\"}"));
+    QCOMPARE(input[2].toObject().value("type").toString(), QStringLiteral("function_call_output"));
+    QCOMPARE(input[2].toObject().value("output").toString(), QStringLiteral("sunny"));
     QCOMPARE(sent.value("tools").toArray()[0].toObject().value("name").toString(), QStringLiteral("get_weather"));
 }
 
