@@ -448,8 +448,21 @@ int main(int argc, char **argv) {
     const QUrl gatewayUrl(gateway.baseUrl());
     std::printf("gateway at %s\n", qPrintable(gatewayUrl.toString()));
 
+    // Upstream connections the mock accepted while the gateway was measured: with
+    // keep-alive this stays near the concurrency, never at the request count.
+    auto accepted = [&] {
+        int n = 0;
+        QMetaObject::invokeMethod(&anchor, [&] { n = mock->acceptedConnections(); }, Qt::BlockingQueuedConnection);
+        return n;
+    };
     QList<Result> results = measure(QStringLiteral("direct"), mockUrl, o);
+    const int acceptedBefore = accepted();
     results += measure(QStringLiteral("gateway"), gatewayUrl, o);
+    const int gatewayConnections = accepted() - acceptedBefore;
+    int gatewayRequests = 0;
+    for (const auto &r : results)
+        if (r.target == QLatin1String("gateway"))
+            gatewayRequests += r.n;
 
     // Failover: each request fails over afresh (marks cleared before it, outside the timed window).
     auto clearMarks = [&gateway] { gateway.runBlocking([](sw::Engine &e) { e.clearMarks({}); }); };
@@ -472,6 +485,8 @@ int main(int argc, char **argv) {
     }
     printTable(results);
     printRatios(results);
+    std::printf("\nupstream connections opened by the gateway: %d for %d requests\n", gatewayConnections,
+                gatewayRequests);
 
     gateway.stop();
     QMetaObject::invokeMethod(

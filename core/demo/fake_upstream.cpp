@@ -91,7 +91,16 @@ void FakeUpstream::pushFault(const Fault &fault) {
 
 void FakeUpstream::applyListening() {
     if (m_fault.kind == Fault::Refuse) {
-        m_server->close(); // new connections are refused by the kernel; open ones live on
+        m_server->close(); // new connections are refused by the kernel; answers in flight live on
+        // A server that is down holds no idle keep-alive connections either: without
+        // this, a client's pooled connection would still be served while "refusing".
+        // (Collected first: a close may emit disconnected at once, which edits m_connections.)
+        QList<QTcpSocket *> idle;
+        for (auto it = m_connections.cbegin(); it != m_connections.cend(); ++it)
+            if (!it.value()->busy)
+                idle.append(it.key());
+        for (QTcpSocket *socket : idle)
+            socket->disconnectFromHost();
     } else if (!m_server->isListening() && m_port != 0) {
         // The port was ours a moment ago; re-listen so clients see the same upstream come back.
         m_server->listen(QHostAddress::LocalHost, m_port);

@@ -2,17 +2,13 @@
 
 namespace sw::upstream {
 
-namespace {
-constexpr qsizetype kMaxHeadBytes = 256 * 1024; // a head larger than this is not an HTTP server we want
-}
-
 Http1ResponseParser::Output Http1ResponseParser::feed(QByteArrayView bytes) {
     Output out;
-    if (m_state == State::Error || m_state == State::Done) {
-        m_buffer.append(bytes.data(), bytes.size());
-        return out;
-    }
+    if (m_state == State::Error)
+        return out; // nothing after a failure is read; the connection is closed
     m_buffer.append(bytes.data(), bytes.size());
+    if (m_state == State::Done)
+        return out; // pipelined or stray bytes: kept as leftover, which makes the connection not reusable
     while (m_state == State::Head) {
         if (!parseHead(out))
             return out;
@@ -31,42 +27,83 @@ bool Http1ResponseParser::finishOnClose() {
     return m_state == State::Done;
 }
 
-void Http1ResponseParser::fail(const QString &why) {
+void Http1ResponseParser::fail(Failure failure, const QString &why) {
     m_state = State::Error;
+    m_failure = failure;
     m_error = why;
+    m_buffer.clear();
+}
+
+bool Http1ResponseParser::takeLine(qsizetype &pos, QByteArrayView &line, const char *what) {
+    const qsizetype eol = m_buffer.indexOf('\n', pos);
+    if (eol < 0) {
+        if (m_buffer.size() - pos > kMaxLineBytes)
+            fail(Failure::TooLarge,
+                 QStringLiteral("%1 longer than %2 bytes").arg(QLatin1String(what)).arg(kMaxLineBytes));
+        return false;
+    }
+    if (eol - pos > kMaxLineBytes) {
+        fail(Failure::TooLarge, QStringLiteral("%1 longer than %2 bytes").arg(QLatin1String(what)).arg(kMaxLineBytes));
+        return false;
+    }
+    line = QByteArrayView(m_buffer).sliced(pos, eol - pos);
+    if (line.endsWith('\r'))
+        line.chop(1);
+    pos = eol + 1;
+    return true;
 }
 
 bool Http1ResponseParser::parseHead(Output &out) {
-    const qsizetype end = m_buffer.indexOf("\r\n\r\n");
-    if (end < 0) {
+    // The head ends at its first empty line. Lines end in CRLF, but servers that end
+    // them in a bare LF exist (RFC 9112 lets a recipient accept that), so both count.
+    qsizetype end = -1;
+    qsizetype bodyStart = 0;
+    for (qsizetype i = m_buffer.indexOf('\n', std::max<qsizetype>(0, m_headScanned - 2)); i >= 0;
+         i = m_buffer.indexOf('\n', i + 1)) {
+        if (i + 1 < m_buffer.size() && m_buffer.at(i + 1) == '\n') {
+            end = i;
+            bodyStart = i + 2;
+            break;
+        }
+        if (i + 2 < m_buffer.size() && m_buffer.at(i + 1) == '\r' && m_buffer.at(i + 2) == '\n') {
+            end = i;
+            bodyStart = i + 3;
+            break;
+        }
+    }
+    if (end < 0 || end > kMaxHeadBytes) {
+        m_headScanned = m_buffer.size();
         if (m_buffer.size() > kMaxHeadBytes)
-            fail(QStringLiteral("response head too large"));
+            fail(Failure::TooLarge, QStringLiteral("response head longer than %1 bytes").arg(kMaxHeadBytes));
         return false;
     }
     const QByteArray head = m_buffer.left(end);
-    m_buffer.remove(0, end + 4);
-    const qsizetype firstEol = head.indexOf("\r\n");
-    const QByteArray statusLine = firstEol < 0 ? head : head.left(firstEol);
+    m_buffer.remove(0, bodyStart);
+    m_headScanned = 0;
+    const QList<QByteArray> lines = head.split('\n');
+    QByteArray statusLine = lines.value(0);
+    if (statusLine.endsWith('\r'))
+        statusLine.chop(1);
     // "HTTP/1.1 200 OK"
-    if (!statusLine.startsWith("HTTP/1.") || statusLine.size() < 12) {
-        fail(QStringLiteral("malformed status line"));
+    if (!statusLine.startsWith("HTTP/1.") || statusLine.size() < 12 || statusLine.at(8) != ' ') {
+        fail(Failure::Malformed, QStringLiteral("malformed status line"));
         return false;
     }
     bool ok = false;
     const int status = statusLine.mid(9, 3).toInt(&ok);
     if (!ok || status < 100 || status > 999) {
-        fail(QStringLiteral("malformed status code"));
+        fail(Failure::Malformed, QStringLiteral("malformed status code"));
         return false;
     }
     HeaderList headers;
-    if (firstEol >= 0) {
-        for (const QByteArray &line : head.mid(firstEol + 2).split('\n')) {
-            const QByteArray l = line.endsWith('\r') ? line.chopped(1) : line;
-            const qsizetype colon = l.indexOf(':');
-            if (colon <= 0)
-                continue;
-            headers.append(qMakePair(l.left(colon).trimmed(), l.mid(colon + 1).trimmed()));
-        }
+    for (qsizetype i = 1; i < lines.size(); ++i) {
+        QByteArrayView l = lines[i];
+        if (l.endsWith('\r'))
+            l.chop(1);
+        const qsizetype colon = l.indexOf(':');
+        if (colon <= 0)
+            continue;
+        headers.append(qMakePair(l.first(colon).trimmed().toByteArray(), l.sliced(colon + 1).trimmed().toByteArray()));
     }
     if (status >= 100 && status < 200 && status != 101)
         return true; // interim (100 Continue, 103 Early Hints): the real response follows
@@ -85,7 +122,7 @@ bool Http1ResponseParser::parseHead(Output &out) {
     } else if (!cl.isEmpty()) {
         m_remaining = cl.trimmed().toLongLong(&ok);
         if (!ok || m_remaining < 0) {
-            fail(QStringLiteral("malformed content-length"));
+            fail(Failure::Malformed, QStringLiteral("malformed content-length"));
             return false;
         }
         m_framing = m_remaining == 0 ? Framing::None : Framing::Length;
@@ -122,20 +159,21 @@ void Http1ResponseParser::parseBody(Output &out) {
     qsizetype pos = 0;
     for (;;) {
         if (m_chunkStep == ChunkStep::Size) {
-            const qsizetype eol = m_buffer.indexOf("\r\n", pos);
-            if (eol < 0)
+            QByteArrayView sizeText;
+            if (!takeLine(pos, sizeText, "chunk size line"))
                 break;
-            QByteArrayView sizeText = QByteArrayView(m_buffer).sliced(pos, eol - pos);
             if (const qsizetype semi = sizeText.indexOf(';'); semi >= 0)
-                sizeText = sizeText.first(semi);
+                sizeText = sizeText.first(semi); // chunk extensions are ignored
+            sizeText = sizeText.trimmed();
             bool ok = false;
-            m_remaining = sizeText.trimmed().toLongLong(&ok, 16);
+            // At most 15 hex digits: a size that does not fit a qint64 is not a size.
+            m_remaining = sizeText.size() <= 15 ? sizeText.toLongLong(&ok, 16) : -1;
             if (!ok || m_remaining < 0) {
-                fail(QStringLiteral("malformed chunk size"));
+                fail(Failure::Malformed, QStringLiteral("malformed chunk size"));
                 return;
             }
-            pos = eol + 2;
             m_chunkStep = m_remaining == 0 ? ChunkStep::Trailer : ChunkStep::Data;
+            m_trailerBytes = 0;
         } else if (m_chunkStep == ChunkStep::Data) {
             const qint64 take = std::min<qint64>(m_remaining, m_buffer.size() - pos);
             if (take == 0)
@@ -146,26 +184,44 @@ void Http1ResponseParser::parseBody(Output &out) {
             if (m_remaining == 0)
                 m_chunkStep = ChunkStep::DataEnd;
         } else if (m_chunkStep == ChunkStep::DataEnd) {
-            if (m_buffer.size() - pos < 2)
+            const qsizetype avail = m_buffer.size() - pos;
+            if (avail < 1)
                 break;
-            if (m_buffer.at(pos) != '\r' || m_buffer.at(pos + 1) != '\n') {
-                fail(QStringLiteral("malformed chunk end"));
+            if (m_buffer.at(pos) == '\n') {
+                pos += 1;
+            } else if (m_buffer.at(pos) == '\r') {
+                if (avail < 2)
+                    break;
+                if (m_buffer.at(pos + 1) != '\n') {
+                    fail(Failure::Malformed, QStringLiteral("malformed chunk end"));
+                    return;
+                }
+                pos += 2;
+            } else {
+                fail(Failure::Malformed, QStringLiteral("malformed chunk end"));
                 return;
             }
-            pos += 2;
             m_chunkStep = ChunkStep::Size;
-        } else { // Trailer: lines until an empty one
-            const qsizetype eol = m_buffer.indexOf("\r\n", pos);
-            if (eol < 0)
+        } else { // Trailer: lines until an empty one, all of them within the head limit
+            const qsizetype before = pos;
+            QByteArrayView line;
+            if (!takeLine(pos, line, "trailer line"))
                 break;
-            const bool empty = eol == pos;
-            pos = eol + 2;
-            if (empty) {
+            m_trailerBytes += pos - before;
+            if (m_trailerBytes > kMaxHeadBytes) {
+                fail(Failure::TooLarge, QStringLiteral("trailers longer than %1 bytes").arg(kMaxHeadBytes));
+                return;
+            }
+            if (line.isEmpty()) {
                 m_state = State::Done;
                 break;
             }
         }
+        if (m_state == State::Error)
+            return;
     }
+    if (m_state == State::Error)
+        return;
     m_buffer.remove(0, pos);
 }
 

@@ -2,6 +2,11 @@
 // Incremental HTTP/1.1 response parser for the socket transport: status line,
 // headers, then a body framed by Content-Length, chunked encoding or the
 // connection closing. 1xx interim responses are skipped.
+//
+// The upstream is not trusted to be well-behaved: a line (status, header,
+// chunk size, trailer) longer than kMaxLineBytes or a head longer than
+// kMaxHeadBytes ends the parse as TooLarge instead of growing without bound.
+// Body bytes are never held: each feed returns what it decoded.
 
 #include "upstream/http_types.h"
 
@@ -12,6 +17,10 @@ namespace sw::upstream {
 class Http1ResponseParser {
 public:
     enum class State { Head, Body, Done, Error };
+    enum class Failure { None, Malformed, TooLarge };
+
+    static constexpr qsizetype kMaxLineBytes = 64 * 1024;
+    static constexpr qsizetype kMaxHeadBytes = 64 * 1024; // status line and every header, with line ends
 
     struct Output {
         bool headComplete = false; // status() and headers() became valid during this feed
@@ -28,19 +37,26 @@ public:
     bool finishOnClose();
 
     State state() const { return m_state; }
+    Failure failure() const { return m_failure; }
     int status() const { return m_status; }
     const HeaderList &headers() const { return m_headers; }
     bool keepAlive() const { return m_keepAlive; }
+    // The body ends at a known point (Content-Length or chunked), not at the connection's close.
+    bool selfDelimited() const { return m_framing == Framing::Length || m_framing == Framing::Chunked; }
     QByteArray leftover() const { return m_buffer; } // bytes after the end of the response
     QString errorString() const { return m_error; }
 
 private:
     bool parseHead(Output &out);
     void parseBody(Output &out);
-    void fail(const QString &why);
+    void fail(Failure failure, const QString &why);
+    // The next line in m_buffer from `pos`, without its LF or CRLF; false when it is not complete yet
+    // (and fails TooLarge when the incomplete line is already over the limit).
+    bool takeLine(qsizetype &pos, QByteArrayView &line, const char *what);
 
     QByteArray m_buffer;
     State m_state = State::Head;
+    Failure m_failure = Failure::None;
     bool m_headRequest = false;
     int m_status = 0;
     HeaderList m_headers;
@@ -48,6 +64,8 @@ private:
     enum class Framing { Length, Chunked, UntilClose, None } m_framing = Framing::None;
     qint64 m_remaining = 0; // Length: body bytes left; Chunked: bytes left in chunk
     enum class ChunkStep { Size, Data, DataEnd, Trailer } m_chunkStep = ChunkStep::Size;
+    qsizetype m_trailerBytes = 0;
+    qsizetype m_headScanned = 0; // bytes of the head already searched for its end
     QString m_error;
 };
 

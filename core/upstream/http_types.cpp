@@ -2,33 +2,42 @@
 
 namespace sw::upstream {
 
-QByteArray headerValue(const HeaderList &headers, QByteArrayView name)
-{
+QByteArray headerValue(const HeaderList &headers, QByteArrayView name) {
     for (const auto &h : headers)
         if (h.first.compare(name, Qt::CaseInsensitive) == 0)
             return h.second;
     return {};
 }
 
-QUrl joinUrl(const QString &baseUrl, const QString &path)
-{
+QUrl joinUrl(const QString &baseUrl, const QString &path) {
     QString base = baseUrl;
     while (base.endsWith(QLatin1Char('/')))
         base.chop(1);
     return QUrl(base + path);
 }
 
-const char *transportErrorName(TransportError e)
-{
+const char *transportErrorName(TransportError e) {
     switch (e) {
-    case TransportError::None: return "none";
-    case TransportError::Refused: return "connection refused";
-    case TransportError::HostNotFound: return "host not found";
-    case TransportError::Tls: return "tls handshake failed";
-    case TransportError::Reset: return "connection reset";
-    case TransportError::Timeout: return "timeout";
-    case TransportError::Aborted: return "aborted";
-    case TransportError::Other: return "network error";
+    case TransportError::None:
+        return "none";
+    case TransportError::Refused:
+        return "connection refused";
+    case TransportError::HostNotFound:
+        return "host not found";
+    case TransportError::Tls:
+        return "tls handshake failed";
+    case TransportError::Reset:
+        return "connection reset";
+    case TransportError::Timeout:
+        return "timeout";
+    case TransportError::Aborted:
+        return "aborted";
+    case TransportError::Protocol:
+        return "malformed response";
+    case TransportError::TooLarge:
+        return "response over size limit";
+    case TransportError::Other:
+        return "network error";
     }
     return "network error";
 }

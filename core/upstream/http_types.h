@@ -20,7 +20,20 @@ struct HttpRequest {
 };
 
 // Connection-level causes, kept distinct so the classifier and logs can tell them apart.
-enum class TransportError { None, Refused, HostNotFound, Tls, Reset, Timeout, Aborted, Other };
+// Every value but None and Aborted is the upstream's (or the network's) failure;
+// Aborted means only that the caller itself called UpstreamCall::abort().
+enum class TransportError {
+    None,
+    Refused,      // nothing listens at the address
+    HostNotFound, // DNS gave no address
+    Tls,          // handshake or certificate failure
+    Reset,        // the connection was reset or closed before the response ended
+    Timeout,      // connect or transfer timed out, or Qt canceled the transfer on its own
+    Aborted,      // the caller's own abort(); nothing else
+    Protocol,     // the bytes are not an HTTP response we can read
+    TooLarge,     // a head, line or event over its limit: the upstream is not allowed to grow our memory
+    Other,
+};
 const char *transportErrorName(TransportError e);
 
 struct TransportResult {

@@ -1,11 +1,14 @@
 #include "upstream/qt_upstream_call.h"
 
 #include <QNetworkRequest>
+#include <QTimer>
+
+#include <memory>
 
 namespace sw::upstream {
 
-QtUpstreamCall::QtUpstreamCall(QNetworkReply *reply, std::function<void()> release, QObject *parent)
-    : UpstreamCall(parent), m_reply(reply), m_release(std::move(release)) {
+QtUpstreamCall::QtUpstreamCall(QNetworkReply *reply, std::function<void()> release, QObject *parent, int lingerMs)
+    : UpstreamCall(parent), m_reply(reply), m_release(std::move(release)), m_lingerMs(lingerMs) {
     connect(reply, &QNetworkReply::metaDataChanged, this, &QtUpstreamCall::onMetaDataChanged);
     connect(reply, &QNetworkReply::readyRead, this, &QtUpstreamCall::onReadyRead);
     connect(reply, &QNetworkReply::finished, this, &QtUpstreamCall::onFinished);
@@ -25,13 +28,54 @@ void QtUpstreamCall::abort() {
     if (m_done)
         return;
     m_done = true;
-    if (m_reply) {
+    if (m_reply && m_started && m_lingerMs > 0 && !m_reply->isFinished()) {
+        lingerThenClose();
+    } else if (m_reply) {
         // Disconnect first: QNetworkReply::abort() emits finished() synchronously.
         m_reply->disconnect(this);
         m_reply->abort(); // closes the socket now; the connection is not reused
     }
     detach();
     Q_EMIT finished(TransportResult{TransportError::Aborted, QStringLiteral("aborted")});
+}
+
+void QtUpstreamCall::lingerThenClose() {
+    // A caller often stops at the last event it needs, a moment before the body's own
+    // end arrives; QNAM's abort() would then close a connection that was about to be
+    // reusable. Let the reply run on, unheard, for a short and bounded while: if it
+    // ends, QNAM keeps the connection; past the bound it is aborted as before. The
+    // manager slot is held until then.
+    QNetworkReply *reply = m_reply;
+    m_reply = nullptr;
+    reply->disconnect(this);
+    reply->setReadBufferSize(0);
+    struct Linger {
+        std::function<void()> release;
+        qint64 bytes = 0;
+        bool over = false;
+    };
+    auto state = std::make_shared<Linger>();
+    state->release = std::move(m_release);
+    m_release = nullptr;
+    auto end = [reply, state] {
+        if (state->over)
+            return;
+        state->over = true;
+        if (!reply->isFinished())
+            reply->abort(); // emits finished synchronously: `over` keeps this from running twice
+        reply->deleteLater();
+        if (state->release)
+            std::exchange(state->release, nullptr)();
+    };
+    QObject::connect(reply, &QNetworkReply::finished, reply, end);
+    QObject::connect(reply, &QNetworkReply::readyRead, reply, [reply, state, end] {
+        state->bytes += reply->readAll().size(); // discarded: nobody listens any more
+        if (state->bytes > kLingerBytes)
+            end();
+    });
+    QTimer::singleShot(m_lingerMs, reply, end);
+    if (reply->bytesAvailable() > 0)
+        state->bytes += reply->readAll().size();
 }
 
 void QtUpstreamCall::announceResponse() {
@@ -50,9 +94,37 @@ void QtUpstreamCall::onMetaDataChanged() {
     announceResponse();
 }
 
+void QtUpstreamCall::setReadPaused(bool paused) {
+    if (m_done || paused == m_paused || !m_reply)
+        return;
+    m_paused = paused;
+    // A read buffer limit makes QNAM stop reading its socket once that much waits
+    // unread in the reply; over HTTP/1.1 TCP flow control then holds the upstream.
+    // (Qt 6.4's HTTP/2 keeps granting stream window as frames arrive, so on an h2
+    // connection the bytes still arrive, only not into the caller.) Unlimited
+    // again before reading, so Qt's emitted-bytes count starts over at the next pause.
+    m_reply->setReadBufferSize(paused ? kPausedReadBuffer : 0);
+    if (!paused) // queued: the caller is not re-entered from inside its own setReadPaused(false)
+        QMetaObject::invokeMethod(this, &QtUpstreamCall::resumeReading, Qt::QueuedConnection);
+}
+
+void QtUpstreamCall::resumeReading() {
+    if (m_done || m_paused || !m_reply)
+        return;
+    onReadyRead();
+    if (!m_done && !m_paused && m_finishedWhilePaused) {
+        m_finishedWhilePaused = false;
+        onFinished();
+    }
+}
+
 void QtUpstreamCall::onReadyRead() {
     if (m_done || !m_reply)
         return;
+    if (m_paused) {
+        announceResponse(); // the head is not body: a paused caller may still learn the status
+        return;
+    }
     announceResponse();
     if (m_done || !m_reply)
         return; // aborted from a responseStarted slot
@@ -64,6 +136,10 @@ void QtUpstreamCall::onReadyRead() {
 void QtUpstreamCall::onFinished() {
     if (m_done || !m_reply)
         return;
+    if (m_paused) {
+        m_finishedWhilePaused = true;
+        return;
+    }
     const bool gotStatus = m_reply->attribute(QNetworkRequest::HttpStatusCodeAttribute).isValid();
     const QNetworkReply::NetworkError error = m_reply->error();
     const TransportResult result = resultFor(error, gotStatus, m_reply->errorString());
@@ -121,15 +197,21 @@ TransportResult QtUpstreamCall::resultFor(QNetworkReply::NetworkError error, boo
     case E::ProxyTimeoutError:
         return make(TransportError::Timeout);
     case E::OperationCanceledError:
-        // Our own abort() never reaches here (it disconnects first); the other
-        // source of a cancel in Qt 6.4 is a transfer timeout.
+        // Our own abort() never reaches here (it disconnects first), so a cancel is
+        // Qt's own: in Qt 6.4, a transfer timeout. Never Aborted, which would read
+        // as the caller having gone.
         return make(TransportError::Timeout);
+    case E::TemporaryNetworkFailureError:
+    case E::NetworkSessionFailedError:
+        return make(TransportError::Reset);
     default:
         break;
     }
     // Content (2xx..) and server (4xx..) error codes are Qt's view of an HTTP
     // error status: the response arrived complete, so the transport succeeded.
     const int code = int(error);
+    if (error == E::ProtocolFailure || (!gotHttpStatus && error == E::ProtocolInvalidOperationError))
+        return make(TransportError::Protocol); // bytes Qt could not read as an HTTP response
     // Qt also reports a 400 as ProtocolInvalidOperationError: once a status line
     // arrived, the HTTP layer worked and the status speaks for itself.
     if (gotHttpStatus && code >= int(E::ContentAccessDenied) && code <= int(E::UnknownServerError) &&

@@ -6,6 +6,9 @@
 #include <QSslConfiguration>
 #include <QSslSocket>
 #include <QTcpSocket>
+#include <QTimer>
+
+#include <memory>
 
 namespace sw::upstream {
 
@@ -77,6 +80,7 @@ void SocketTransport::giveBack(const QString &hostKey, QAbstractSocket *socket) 
         return;
     }
     socket->setParent(this);
+    socket->setReadBufferSize(0);
     list.append(socket);
     // An idle connection that hears anything (the server closing it, or stray bytes) is useless.
     connect(socket, &QAbstractSocket::disconnected, this, [this, socket] { dropIdle(socket); });
@@ -90,6 +94,64 @@ void SocketTransport::dropIdle(QAbstractSocket *socket) {
     socket->disconnect(this);
     socket->abort();
     socket->deleteLater();
+}
+
+} // namespace sw::upstream
+
+namespace sw::upstream {
+
+void SocketTransport::drain(const QString &hostKey, QAbstractSocket *socket, const Http1ResponseParser &parser) {
+    ++m_draining;
+    // State shared by the handlers below; the timer is the socket's child, so it goes with it.
+    struct Drain {
+        Http1ResponseParser parser;
+        qint64 bytes = 0;
+        bool over = false;
+    };
+    auto state = std::make_shared<Drain>(Drain{parser, 0, false});
+    socket->setReadBufferSize(0);
+    auto *timer = new QTimer(socket);
+    timer->setSingleShot(true);
+    auto end = [this, hostKey, socket, state, timer](bool reusable) {
+        if (state->over)
+            return;
+        state->over = true;
+        --m_draining;
+        timer->stop();
+        timer->deleteLater();
+        socket->disconnect(this);
+        if (reusable) {
+            giveBack(hostKey, socket);
+            return;
+        }
+        socket->abort();
+        socket->deleteLater();
+    };
+    auto read = [socket, state, end] {
+        const QByteArray bytes = socket->readAll();
+        state->bytes += bytes.size();
+        state->parser.feed(bytes); // the body is discarded: nobody listens any more
+        const auto st = state->parser.state();
+        if (st == Http1ResponseParser::State::Done)
+            end(state->parser.keepAlive() && state->parser.leftover().isEmpty());
+        else if (st == Http1ResponseParser::State::Error || state->bytes > kDrainBytes)
+            end(false);
+    };
+    socket->setParent(this);
+    connect(timer, &QTimer::timeout, this, [socket, state, end, read] {
+        // The end may be in the kernel's buffer with its notification not yet handled
+        // (timers can run first in a busy loop iteration): look once more without blocking.
+        if (socket->waitForReadyRead(0))
+            read();
+        if (!state->over)
+            end(false);
+    });
+    connect(socket, &QAbstractSocket::readyRead, this, read);
+    connect(socket, &QAbstractSocket::disconnected, this, [end] { end(false); });
+    connect(socket, &QAbstractSocket::errorOccurred, this, [end] { end(false); });
+    timer->start(kDrainMs);
+    if (socket->bytesAvailable() > 0)
+        read();
 }
 
 } // namespace sw::upstream

@@ -10,6 +10,7 @@
 // before any response byte is retried once on a fresh one (the server may have
 // timed the idle connection out as we sent).
 
+#include "upstream/http1_response_parser.h"
 #include "upstream/transport.h"
 
 #include <QHash>
@@ -33,6 +34,12 @@ public:
 
     int idleConnections() const;
     int connectionsOpened() const { return m_opened; }
+    int drainingConnections() const { return m_draining; }
+
+    // An aborted call's connection is read to the end of its response for at most
+    // this long and this many bytes, then pooled; past either bound it is closed.
+    static constexpr int kDrainMs = 50;
+    static constexpr qint64 kDrainBytes = 64 * 1024;
     void setMaxIdlePerHost(int n) { m_maxIdlePerHost = n; }
 
     static QString hostKeyOf(const QUrl &url);
@@ -44,10 +51,13 @@ private:
     QAbstractSocket *open(const QUrl &url, QObject *owner);
     void giveBack(const QString &hostKey, QAbstractSocket *socket);
     void dropIdle(QAbstractSocket *socket);
+    // Takes an aborted call's connection, mid-body with `parser`'s state.
+    void drain(const QString &hostKey, QAbstractSocket *socket, const Http1ResponseParser &parser);
 
     QHash<QString, QList<QAbstractSocket *>> m_idle;
     int m_maxIdlePerHost = 256;
     int m_opened = 0;
+    int m_draining = 0;
 };
 
 } // namespace sw::upstream

@@ -35,6 +35,7 @@ void SocketUpstreamCall::attach(QAbstractSocket *socket) {
     m_socket = socket;
     m_gotBytes = false;
     m_sent = false;
+    socket->setReadBufferSize(m_paused ? kPausedReadBuffer : 0);
     if (auto *ssl = qobject_cast<QSslSocket *>(socket))
         connect(ssl, &QSslSocket::encrypted, this, &SocketUpstreamCall::sendRequest);
     else
@@ -82,9 +83,36 @@ void SocketUpstreamCall::sendRequest() {
 }
 
 void SocketUpstreamCall::onReadyRead() {
-    if (m_done || !m_socket)
-        return;
+    if (m_done || !m_socket || m_paused)
+        return; // paused: the bytes wait in the socket's bounded buffer
     consume(m_socket->readAll());
+}
+
+void SocketUpstreamCall::setReadPaused(bool paused) {
+    if (m_done || paused == m_paused)
+        return;
+    m_paused = paused;
+    if (m_socket)
+        m_socket->setReadBufferSize(paused ? kPausedReadBuffer : 0);
+    if (!paused) // queued: the caller is not re-entered from inside its own setReadPaused(false)
+        QMetaObject::invokeMethod(this, &SocketUpstreamCall::resumeReading, Qt::QueuedConnection);
+}
+
+void SocketUpstreamCall::resumeReading() {
+    if (m_done || m_paused || !m_socket)
+        return;
+    if (m_socket->bytesAvailable() > 0)
+        onReadyRead();
+    if (m_done || m_paused)
+        return;
+    if (m_errorWhilePaused) {
+        const auto error = *m_errorWhilePaused;
+        m_errorWhilePaused.reset();
+        onSocketError(error);
+    } else if (m_closedWhilePaused) {
+        m_closedWhilePaused = false;
+        onDisconnected();
+    }
 }
 
 void SocketUpstreamCall::consume(QByteArrayView bytes) {
@@ -93,8 +121,14 @@ void SocketUpstreamCall::consume(QByteArrayView bytes) {
     m_gotBytes = true;
     const Http1ResponseParser::Output out = m_parser.feed(bytes);
     if (m_parser.state() == Http1ResponseParser::State::Error) {
-        complete({TransportError::Other, QStringLiteral("bad HTTP response: ") + m_parser.errorString()}, false);
+        complete({errorFor(m_parser.failure()), QStringLiteral("bad HTTP response: ") + m_parser.errorString()}, false);
         return;
+    }
+    if (out.done) {
+        // The response is whole: the connection goes back to the pool before anyone
+        // hears of it, so a caller that stops at the last event it needs (and aborts
+        // or deletes the call from that slot) does not cost a new connection.
+        releaseSocket(m_parser.keepAlive() && m_parser.leftover().isEmpty());
     }
     if (out.headComplete && !m_started) {
         m_started = true;
@@ -108,12 +142,17 @@ void SocketUpstreamCall::consume(QByteArrayView bytes) {
             return;
     }
     if (out.done)
-        complete({}, m_parser.keepAlive() && m_parser.leftover().isEmpty());
+        complete({}, false); // the socket is already released
 }
 
 void SocketUpstreamCall::onSocketError(QAbstractSocket::SocketError error) {
     if (m_done || !m_socket)
         return;
+    if (m_paused) {
+        if (!m_errorWhilePaused)
+            m_errorWhilePaused = error;
+        return;
+    }
     if (error == QAbstractSocket::RemoteHostClosedError) {
         onDisconnected();
         return;
@@ -124,6 +163,10 @@ void SocketUpstreamCall::onSocketError(QAbstractSocket::SocketError error) {
 void SocketUpstreamCall::onDisconnected() {
     if (m_done || !m_socket)
         return;
+    if (m_paused) {
+        m_closedWhilePaused = true;
+        return;
+    }
     consume(m_socket->readAll()); // bytes that arrived with the FIN
     if (m_done)
         return;
@@ -170,7 +213,19 @@ void SocketUpstreamCall::abort() {
     if (m_done)
         return;
     m_done = true;
-    releaseSocket(false);
+    QAbstractSocket *s = m_socket;
+    if (s && m_transport && m_started && m_parser.state() == Http1ResponseParser::State::Body &&
+        m_parser.selfDelimited() && m_parser.keepAlive() && !m_closedWhilePaused && !m_errorWhilePaused) {
+        // A caller often stops at the last event it needs, a moment before the body's
+        // own end (the chunked terminator) arrives: let the transport read that end for
+        // a short, bounded while and keep the connection, instead of reconnecting for
+        // the next request. A body that goes on is closed when the bound is reached.
+        m_socket = nullptr;
+        s->disconnect(this);
+        m_transport->drain(m_hostKey, s, m_parser);
+    } else {
+        releaseSocket(false);
+    }
     Q_EMIT finished(TransportResult{TransportError::Aborted, QStringLiteral("aborted")});
 }
 
@@ -191,6 +246,10 @@ TransportError SocketUpstreamCall::errorFor(QAbstractSocket::SocketError error) 
     default:
         return TransportError::Other;
     }
+}
+
+TransportError SocketUpstreamCall::errorFor(Http1ResponseParser::Failure failure) {
+    return failure == Http1ResponseParser::Failure::TooLarge ? TransportError::TooLarge : TransportError::Protocol;
 }
 
 } // namespace sw::upstream

@@ -6,6 +6,7 @@
 
 #include <QAbstractSocket>
 #include <QPointer>
+#include <optional>
 
 namespace sw::upstream {
 
@@ -14,13 +15,19 @@ class SocketTransport;
 class SocketUpstreamCall final : public UpstreamCall {
     Q_OBJECT
 public:
+    // While paused, the socket buffers at most this much; the kernel's buffers and
+    // then TCP flow control hold the rest at the upstream.
+    static constexpr qint64 kPausedReadBuffer = 64 * 1024;
+
     SocketUpstreamCall(SocketTransport *transport, const HttpRequest &request, QObject *parent);
     ~SocketUpstreamCall() override;
     Q_DISABLE_COPY_MOVE(SocketUpstreamCall)
 
     void abort() override;
+    void setReadPaused(bool paused) override;
 
     static TransportError errorFor(QAbstractSocket::SocketError error);
+    static TransportError errorFor(Http1ResponseParser::Failure failure);
 
 private:
     void begin(bool allowReuse);
@@ -29,6 +36,7 @@ private:
     void onReadyRead();
     void onSocketError(QAbstractSocket::SocketError error);
     void onDisconnected();
+    void resumeReading();
     void consume(QByteArrayView bytes);
     void connectionLost(TransportError error, const QString &message);
     void complete(const TransportResult &result, bool reusable);
@@ -44,6 +52,10 @@ private:
     bool m_started = false;
     bool m_done = false;
     bool m_sent = false;
+    bool m_paused = false;
+    // Noticed while paused, reported on resume after the bytes that came before it.
+    bool m_closedWhilePaused = false;
+    std::optional<QAbstractSocket::SocketError> m_errorWhilePaused;
 };
 
 } // namespace sw::upstream

@@ -2,9 +2,16 @@
 
 namespace sw::upstream {
 
+void SseReader::overflow() {
+    m_overflowed = true;
+    m_buffer = QByteArray();
+    m_current = SseEvent();
+    m_hasData = false;
+}
+
 QList<SseEvent> SseReader::feed(QByteArrayView chunk) {
     QList<SseEvent> out;
-    if (chunk.isEmpty())
+    if (chunk.isEmpty() || m_overflowed)
         return out;
     // A CRLF split across chunks: the CR already ended the line, so drop the LF.
     if (m_lastWasCr && chunk.front() == '\n')
@@ -13,15 +20,21 @@ QList<SseEvent> SseReader::feed(QByteArrayView chunk) {
     if (chunk.isEmpty())
         return out;
 
+    // The held bytes are an unfinished line: only the new ones can end it.
+    const qsizetype scanFrom = m_buffer.size();
     m_buffer.append(chunk.data(), chunk.size());
     qsizetype start = 0;
     const qsizetype size = m_buffer.size();
     const char *data = m_buffer.constData();
-    for (qsizetype i = 0; i < size; ++i) {
+    for (qsizetype i = scanFrom; i < size; ++i) {
         const char c = data[i];
         if (c != '\n' && c != '\r')
             continue;
         processLine(QByteArrayView(data + start, i - start), out);
+        if (m_current.data.size() + m_current.event.size() > kMaxEventBytes) {
+            overflow();
+            return out; // the events completed before the oversized one still count
+        }
         if (c == '\r') {
             if (i + 1 < size) {
                 if (data[i + 1] == '\n')
@@ -33,11 +46,15 @@ QList<SseEvent> SseReader::feed(QByteArrayView chunk) {
         start = i + 1;
     }
     m_buffer.remove(0, start);
+    if (heldBytes() > kMaxEventBytes)
+        overflow();
     return out;
 }
 
 QList<SseEvent> SseReader::finish() {
     QList<SseEvent> out;
+    if (m_overflowed)
+        return out;
     if (!m_buffer.isEmpty()) {
         processLine(m_buffer, out);
         m_buffer.clear();

@@ -12,17 +12,30 @@ struct SseEvent {
 
 // Incremental Server-Sent Events parser (WHATWG rules): any chunk boundaries,
 // LF / CR / CRLF line ends, comment lines skipped, multi-line data joined.
+//
+// One event (its unfinished line plus the data, type and id gathered so far)
+// may hold at most kMaxEventBytes: past that the reader overflows, drops what
+// it held and reads nothing more. The caller ends the attempt as a transport
+// failure (TransportError::TooLarge): an upstream must not grow our memory by
+// never ending a line or an event.
 class SseReader {
 public:
+    static constexpr qsizetype kMaxEventBytes = 8 * 1024 * 1024;
+
     QList<SseEvent> feed(QByteArrayView chunk);
     QList<SseEvent> finish(); // dispatches a last event not followed by a blank line
+    bool overflowed() const { return m_overflowed; }
+
 private:
+    qsizetype heldBytes() const { return m_buffer.size() + m_current.data.size() + m_current.event.size(); }
+    void overflow();
     void processLine(QByteArrayView line, QList<SseEvent> &out);
     QByteArray m_buffer;
     SseEvent m_current;
     bool m_hasData = false;
     bool m_lastWasCr = false;
     bool m_sawFirstLine = false; // added: strip a leading BOM once
+    bool m_overflowed = false;
 };
 
 } // namespace sw::upstream

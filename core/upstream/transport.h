@@ -15,6 +15,12 @@ public:
     // Closes the upstream connection at once. finished(Aborted) follows
     // synchronously or soon; no other signal after abort().
     virtual void abort() = 0;
+    // Backpressure: while paused, no bodyData is emitted and the connection is not
+    // read beyond a small bounded buffer, so TCP flow control slows the upstream
+    // instead of our memory growing. Resuming delivers what was held, in order,
+    // then the rest. A failure or end noticed while paused is reported after the
+    // held bytes, on resume. Both real transports implement it.
+    virtual void setReadPaused(bool paused) { Q_UNUSED(paused); }
 
 Q_SIGNALS:
     void responseStarted(int status, const sw::upstream::HeaderList &headers);

@@ -3,18 +3,23 @@
 // distinct connection failures, abort) and that one host takes 600 streams.
 #include "call_recorder.h"
 #include "demo/fake_upstream.h"
+#include "hostile_upstream.h"
 #include "signal_wait.h"
 #include "upstream/qt_transport.h"
 #include "upstream/qt_upstream_call.h"
 
 #include <QElapsedTimer>
 #include <QFile>
+#include <QTcpSocket>
 #include <QTest>
+#include <QTimer>
 #include <memory>
+#include <optional>
 
 using sw::demo::FakeUpstream;
 using sw::demo::Fault;
 using sw::test::CallRecorder;
+using sw::test::HostileUpstream;
 using sw::test::waitUntil;
 using namespace sw::upstream;
 
@@ -62,6 +67,8 @@ private Q_SLOTS:
     void sequentialCallsReuseOneConnection();
     void sixHundredConcurrentStreamsToOneHostAllComplete();
     void errorMapping();
+    void abortAtTheLastEventStillKeepsTheConnection();
+    void pausedCallHoldsAFloodAndResumesInOrder();
 
 private:
     std::unique_ptr<FakeUpstream> m_fake;
@@ -299,8 +306,108 @@ void TestQtTransport::errorMapping() {
     QCOMPARE(map(E::OperationCanceledError, false), TransportError::Timeout);
     QCOMPARE(map(E::InternalServerError, true), TransportError::None);
     QCOMPARE(map(E::ContentNotFoundError, true), TransportError::None);
-    QCOMPARE(map(E::ProtocolFailure, true), TransportError::Other);
+    QCOMPARE(map(E::ProtocolFailure, true), TransportError::Protocol);
+    QCOMPARE(map(E::ProtocolFailure, false), TransportError::Protocol);
+    QCOMPARE(map(E::ProtocolInvalidOperationError, false), TransportError::Protocol);
+    QCOMPARE(map(E::ProtocolInvalidOperationError, true), TransportError::None); // Qt's name for a 400
     QCOMPARE(map(E::UnknownNetworkError, false), TransportError::Other);
+}
+
+void TestQtTransport::abortAtTheLastEventStillKeepsTheConnection() {
+    // A caller stops at the event it needs and aborts, a moment before the chunked
+    // terminator arrives in its own segment: the next call should not need a new connection.
+    HostileUpstream up;
+    QVERIFY(up.listen());
+    up.setScript([](QTcpSocket *s, const QByteArray &) {
+        const QByteArray events = sseEvents(2);
+        s->write("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n" +
+                 QByteArray::number(events.size(), 16) + "\r\n" + events + "\r\n");
+        QTimer::singleShot(10, s, [s] { s->write("0\r\n\r\n"); });
+    });
+    HttpRequest req;
+    req.url = QUrl(up.baseUrl() + QStringLiteral("/v1/chat/completions"));
+    req.body = "{}";
+    for (int i = 0; i < 5; ++i) {
+        auto *call = m_transport->start(req, this);
+        CallRecorder rec(call);
+        connect(call, &UpstreamCall::bodyData, this, [call, &rec] {
+            if (rec.body.contains("[DONE]"))
+                call->abort();
+        });
+        QVERIFY(rec.waitFinished());
+        QCOMPARE(rec.error(), TransportError::Aborted);
+        QVERIFY(waitUntil([&] { return m_transport->activeCalls() == 0; }, 1000));
+        delete call;
+    }
+    QCOMPARE(up.acceptedConnections(), 1);
+}
+
+void TestQtTransport::pausedCallHoldsAFloodAndResumesInOrder() {
+    // As for the socket transport: over HTTP/1.1 a paused call leaves the flood at the
+    // upstream (QNAM stops reading at the read buffer limit), and resuming delivers it all in order.
+    constexpr qint64 kPiece = 64 * 1024;
+    constexpr qint64 kPieces = 768;
+    auto pattern = [](qint64 offset) { return char((offset * 7 + offset / 251) & 0xff); };
+    HostileUpstream up;
+    QVERIFY(up.listen());
+    up.setScript([&](QTcpSocket *s, const QByteArray &) {
+        up.flood(s, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n", [&](qint64 i) -> QByteArray {
+            if (i > kPieces)
+                return {};
+            if (i == kPieces)
+                return "0\r\n\r\n";
+            QByteArray data(kPiece, Qt::Uninitialized);
+            for (qint64 j = 0; j < kPiece; ++j)
+                data[j] = pattern(i * kPiece + j);
+            return QByteArray::number(kPiece, 16) + "\r\n" + data + "\r\n";
+        });
+    });
+    HttpRequest req;
+    req.url = QUrl(up.baseUrl() + QStringLiteral("/v1/chat/completions"));
+    req.body = "{}";
+    auto *call = m_transport->start(req, this);
+    qint64 received = 0;
+    bool inOrder = true;
+    int chunksWhilePaused = 0;
+    bool paused = false;
+    connect(call, &UpstreamCall::responseStarted, this, [&] {
+        call->setReadPaused(true);
+        paused = true;
+    });
+    connect(call, &UpstreamCall::bodyData, this, [&](const QByteArray &chunk) {
+        chunksWhilePaused += paused ? 1 : 0;
+        for (qsizetype j = 0; j < chunk.size() && inOrder; ++j)
+            inOrder = chunk.at(j) == pattern(received + j);
+        received += chunk.size();
+    });
+    std::optional<TransportResult> result;
+    connect(call, &UpstreamCall::finished, this, [&](const TransportResult &r) { result = r; });
+    QVERIFY(waitUntil([&] { return paused; }));
+    const qint64 rssBefore = sw::test::residentBytes();
+    qint64 rssPeak = rssBefore;
+    qint64 last = -1;
+    QVERIFY(waitUntil(
+        [&] {
+            QTest::qWait(100);
+            rssPeak = std::max(rssPeak, sw::test::residentBytes());
+            const bool still = up.floodedBytes() == last;
+            last = up.floodedBytes();
+            return still;
+        },
+        10000));
+    QVERIFY(up.floodRunning());
+    QVERIFY2(up.floodedBytes() < 24LL * 1024 * 1024, qPrintable(QString::number(up.floodedBytes())));
+    QVERIFY2(rssPeak - rssBefore < 8LL * 1024 * 1024,
+             qPrintable(QStringLiteral("RSS grew by %1 KiB while paused").arg((rssPeak - rssBefore) / 1024)));
+    QCOMPARE(chunksWhilePaused, 0);
+    QVERIFY(!result);
+
+    paused = false;
+    call->setReadPaused(false);
+    QVERIFY(waitUntil([&] { return result.has_value(); }, 20000));
+    QCOMPARE(result->error, TransportError::None);
+    QCOMPARE(received, kPiece * kPieces);
+    QVERIFY(inOrder);
 }
 
 QTEST_GUILESS_MAIN(TestQtTransport)

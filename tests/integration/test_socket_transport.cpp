@@ -3,17 +3,21 @@
 // sent once; a stale keep-alive connection is retried; no per-host cap).
 #include "call_recorder.h"
 #include "demo/fake_upstream.h"
+#include "hostile_upstream.h"
 #include "signal_wait.h"
 #include "upstream/socket_transport.h"
 
 #include <QTcpServer>
 #include <QTcpSocket>
 #include <QTest>
+#include <QTimer>
 #include <memory>
+#include <optional>
 
 using sw::demo::FakeUpstream;
 using sw::demo::Fault;
 using sw::test::CallRecorder;
+using sw::test::HostileUpstream;
 using sw::test::waitUntil;
 using namespace sw::upstream;
 
@@ -81,6 +85,12 @@ private Q_SLOTS:
     void sequentialCallsReuseOneConnection();
     void staleKeepAliveConnectionIsRetriedOnAFreshOne();
     void sixHundredConcurrentStreamsToOneHostAllComplete();
+    void abortAtTheLastEventStillKeepsTheConnection();
+    void lfOnlyResponseHeadIsRead();
+    void malformedResponseIsAProtocolError();
+    void endlessUpstreamBytesEndAsTooLargeWithBoundedMemory_data();
+    void endlessUpstreamBytesEndAsTooLargeWithBoundedMemory();
+    void pausedCallHoldsAFloodAndResumesInOrder();
 
 private:
     std::unique_ptr<FakeUpstream> m_fake;
@@ -256,6 +266,173 @@ void TestSocketTransport::sixHundredConcurrentStreamsToOneHostAllComplete() {
         ok += (r->error() == TransportError::None && r->body == reply) ? 1 : 0;
     QCOMPARE(ok, kStreams);
     QVERIFY2(peakOpen >= 512, qPrintable(QString::number(peakOpen)));
+}
+
+void TestSocketTransport::abortAtTheLastEventStillKeepsTheConnection() {
+    // A caller stops at the event it needs ([DONE], message_stop) and aborts, a moment
+    // before the chunked terminator arrives in its own segment (as servers that flush
+    // per event send it). The connection must still be reused.
+    HostileUpstream up;
+    QVERIFY(up.listen());
+    up.setScript([](QTcpSocket *s, const QByteArray &) {
+        const QByteArray events = sseEvents(2);
+        s->write("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n" +
+                 QByteArray::number(events.size(), 16) + "\r\n" + events + "\r\n");
+        QTimer::singleShot(10, s, [s] { s->write("0\r\n\r\n"); });
+    });
+    HttpRequest req = post(up.baseUrl());
+    for (int i = 0; i < 5; ++i) {
+        auto *call = m_transport->start(req, this);
+        CallRecorder rec(call);
+        connect(call, &UpstreamCall::bodyData, this, [call, &rec] {
+            if (rec.body.contains("[DONE]"))
+                call->abort();
+        });
+        QVERIFY(rec.waitFinished());
+        QCOMPARE(rec.error(), TransportError::Aborted);
+        QVERIFY(waitUntil([&] { return m_transport->drainingConnections() == 0; }, 1000));
+        delete call;
+    }
+    QCOMPARE(up.acceptedConnections(), 1);
+    QCOMPARE(m_transport->idleConnections(), 1);
+}
+
+void TestSocketTransport::lfOnlyResponseHeadIsRead() {
+    CannedServer lf("HTTP/1.1 200 OK\nContent-Type: text/plain\nContent-Length: 5\n\nhello");
+    CallRecorder a(m_transport->start(post(lf.base()), this));
+    QVERIFY(a.waitFinished());
+    QCOMPARE(a.error(), TransportError::None);
+    QCOMPARE(a.status, 200);
+    QCOMPARE(headerValue(a.headers, "content-type"), QByteArray("text/plain"));
+    QCOMPARE(a.body, QByteArray("hello"));
+
+    CannedServer lfChunked("HTTP/1.1 200 OK\nTransfer-Encoding: chunked\n\n5\nhello\n0\n\n");
+    CallRecorder b(m_transport->start(post(lfChunked.base()), this));
+    QVERIFY(b.waitFinished());
+    QCOMPARE(b.error(), TransportError::None);
+    QCOMPARE(b.body, QByteArray("hello"));
+}
+
+void TestSocketTransport::malformedResponseIsAProtocolError() {
+    CannedServer garbage("SSH-2.0-OpenSSH_9.2\r\n\r\n");
+    CallRecorder a(m_transport->start(post(garbage.base()), this));
+    QVERIFY(a.waitFinished());
+    QCOMPARE(a.error(), TransportError::Protocol);
+    QVERIFY2(a.result->message.contains(QLatin1String("bad HTTP response")), qPrintable(a.result->message));
+
+    CannedServer badChunk("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n");
+    CallRecorder b(m_transport->start(post(badChunk.base()), this));
+    QVERIFY(b.waitFinished());
+    QCOMPARE(b.error(), TransportError::Protocol);
+}
+
+void TestSocketTransport::endlessUpstreamBytesEndAsTooLargeWithBoundedMemory_data() {
+    QTest::addColumn<QByteArray>("head");
+    QTest::addColumn<QByteArray>("piece");
+    const QByteArray chunked = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n";
+    QTest::newRow("status line with no end") << QByteArray("HTTP/1.1 200 ") << QByteArray(4096, 'O');
+    QTest::newRow("header line with no end") << QByteArray("HTTP/1.1 200 OK\r\nX-Pad: ") << QByteArray(4096, 'x');
+    QTest::newRow("head with no end") << QByteArray("HTTP/1.1 200 OK\r\n")
+                                      << QByteArray("X-Pad: 0123456789abcdef0123456789abcdef\r\n").repeated(100);
+    QTest::newRow("chunk size line with no end") << chunked + "1" << QByteArray(4096, '0');
+    QTest::newRow("chunk extension with no end") << chunked + "5;ext=" << QByteArray(4096, 'e');
+    QTest::newRow("trailer line with no end") << chunked + "5\r\nhello\r\n0\r\nX-Trailer: " << QByteArray(4096, 't');
+    QTest::newRow("trailers with no end")
+        << chunked + "5\r\nhello\r\n0\r\n"
+        << QByteArray("X-Trailer: 0123456789abcdef0123456789abcdef\r\n").repeated(100);
+}
+
+void TestSocketTransport::endlessUpstreamBytesEndAsTooLargeWithBoundedMemory() {
+    QFETCH(QByteArray, head);
+    QFETCH(QByteArray, piece);
+    constexpr qint64 kFlood = 1024LL * 1024 * 1024; // 1 GiB if nobody stops it
+    HostileUpstream up;
+    QVERIFY(up.listen());
+    up.setScript([&](QTcpSocket *s, const QByteArray &) {
+        up.flood(s, head, HostileUpstream::repeat(piece, kFlood / piece.size()));
+    });
+    const qint64 rssBefore = sw::test::residentBytes();
+    qint64 rssPeak = rssBefore;
+    auto *call = m_transport->start(post(up.baseUrl()), this);
+    CallRecorder rec(call);
+    QVERIFY(waitUntil(
+        [&] {
+            rssPeak = std::max(rssPeak, sw::test::residentBytes());
+            return rec.isFinished();
+        },
+        10000));
+    QCOMPARE(rec.error(), TransportError::TooLarge);
+    QVERIFY2(rec.result->message.contains(QLatin1String("longer than")), qPrintable(rec.result->message));
+    QVERIFY(waitUntil([&] { return !up.floodRunning(); }, 2000)); // we closed the connection
+    QVERIFY2(up.floodedBytes() < 32LL * 1024 * 1024, qPrintable(QString::number(up.floodedBytes())));
+    QVERIFY2(rssPeak - rssBefore < 16LL * 1024 * 1024,
+             qPrintable(QStringLiteral("RSS grew by %1 KiB").arg((rssPeak - rssBefore) / 1024)));
+}
+
+void TestSocketTransport::pausedCallHoldsAFloodAndResumesInOrder() {
+    // 48 MiB of body while the caller is paused: it must stay at the upstream (TCP
+    // flow control), not in our memory; on resume every byte arrives, in order.
+    constexpr qint64 kPiece = 64 * 1024;
+    constexpr qint64 kPieces = 768;
+    auto pattern = [](qint64 offset) { return char((offset * 7 + offset / 251) & 0xff); };
+    HostileUpstream up;
+    QVERIFY(up.listen());
+    up.setScript([&](QTcpSocket *s, const QByteArray &) {
+        up.flood(s, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n", [&](qint64 i) -> QByteArray {
+            if (i > kPieces)
+                return {};
+            if (i == kPieces)
+                return "0\r\n\r\n";
+            QByteArray data(kPiece, Qt::Uninitialized);
+            for (qint64 j = 0; j < kPiece; ++j)
+                data[j] = pattern(i * kPiece + j);
+            return QByteArray::number(kPiece, 16) + "\r\n" + data + "\r\n";
+        });
+    });
+    auto *call = m_transport->start(post(up.baseUrl()), this);
+    qint64 received = 0;
+    bool inOrder = true;
+    int chunksWhilePaused = 0;
+    bool paused = false;
+    connect(call, &UpstreamCall::responseStarted, this, [&] {
+        call->setReadPaused(true);
+        paused = true;
+    });
+    connect(call, &UpstreamCall::bodyData, this, [&](const QByteArray &chunk) {
+        chunksWhilePaused += paused ? 1 : 0;
+        for (qsizetype j = 0; j < chunk.size() && inOrder; ++j)
+            inOrder = chunk.at(j) == pattern(received + j);
+        received += chunk.size();
+    });
+    std::optional<TransportResult> result; // not a CallRecorder: it would keep a copy of every byte
+    connect(call, &UpstreamCall::finished, this, [&](const TransportResult &r) { result = r; });
+    QVERIFY(waitUntil([&] { return paused; }));
+    const qint64 rssBefore = sw::test::residentBytes();
+    qint64 rssPeak = rssBefore;
+    // Wait until the flood stops moving: the kernel's buffers are full and the upstream is held.
+    qint64 last = -1;
+    QVERIFY(waitUntil(
+        [&] {
+            QTest::qWait(100);
+            rssPeak = std::max(rssPeak, sw::test::residentBytes());
+            const bool still = up.floodedBytes() == last;
+            last = up.floodedBytes();
+            return still;
+        },
+        10000));
+    QVERIFY(up.floodRunning());
+    QVERIFY2(up.floodedBytes() < 24LL * 1024 * 1024, qPrintable(QString::number(up.floodedBytes())));
+    QVERIFY2(rssPeak - rssBefore < 8LL * 1024 * 1024,
+             qPrintable(QStringLiteral("RSS grew by %1 KiB while paused").arg((rssPeak - rssBefore) / 1024)));
+    QCOMPARE(chunksWhilePaused, 0);
+    QVERIFY(!result);
+
+    paused = false;
+    call->setReadPaused(false);
+    QVERIFY(waitUntil([&] { return result.has_value(); }, 20000));
+    QCOMPARE(result->error, TransportError::None);
+    QCOMPARE(received, kPiece * kPieces);
+    QVERIFY(inOrder);
 }
 
 QTEST_GUILESS_MAIN(TestSocketTransport)

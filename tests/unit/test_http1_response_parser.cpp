@@ -56,6 +56,8 @@ private Q_SLOTS:
     void malformedResponsesAreErrors_data();
     void malformedResponsesAreErrors();
     void pipelinedBytesAreLeftOver();
+    void endlessLinesAndHeadsAreTooLarge_data();
+    void endlessLinesAndHeadsAreTooLarge();
 };
 
 void TestHttp1ResponseParser::anySplitGivesTheSameResponse_data() {
@@ -82,6 +84,18 @@ void TestHttp1ResponseParser::anySplitGivesTheSameResponse_data() {
     QTest::newRow("uppercase hex chunk size")
         << QByteArray("HTTP/1.1 200 OK\r\ntransfer-encoding: CHUNKED\r\n\r\nA\r\n0123456789\r\n0\r\n\r\n") << 200
         << QByteArray("0123456789") << true;
+    // RFC 9112 lets a recipient take a bare LF as a line end; some servers send only that.
+    QTest::newRow("LF-only head") << QByteArray("HTTP/1.1 200 OK\nContent-Length: 5\n\nhello") << 200
+                                  << QByteArray("hello") << true;
+    QTest::newRow("LF-only chunked with trailer")
+        << QByteArray("HTTP/1.1 200 OK\nTransfer-Encoding: chunked\n\n5\nhello\n0\nX-T: 1\n\n") << 200
+        << QByteArray("hello") << true;
+    QTest::newRow("mixed line ends") << QByteArray("HTTP/1.1 200 OK\r\nContent-Length: 2\n\r\nok") << 200
+                                     << QByteArray("ok") << true;
+    QTest::newRow("head just under the limit")
+        << QByteArray("HTTP/1.1 200 OK\r\nX-Pad: " + QByteArray(Http1ResponseParser::kMaxHeadBytes - 64, 'p') +
+                      "\r\nContent-Length: 1\r\n\r\nz")
+        << 200 << QByteArray("z") << true;
 }
 
 void TestHttp1ResponseParser::anySplitGivesTheSameResponse() {
@@ -141,11 +155,49 @@ void TestHttp1ResponseParser::malformedResponsesAreErrors_data() {
     QTest::newRow("bad length") << QByteArray("HTTP/1.1 200 OK\r\nContent-Length: -4\r\n\r\n");
     QTest::newRow("bad chunk size") << QByteArray("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n");
     QTest::newRow("chunk overrun") << QByteArray("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nabcd\r\n");
+    QTest::newRow("chunk size beyond 64 bits")
+        << QByteArray("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1000000000000000000\r\n");
 }
 
 void TestHttp1ResponseParser::malformedResponsesAreErrors() {
     QFETCH(QByteArray, bytes);
-    QCOMPARE(parse(bytes, {}).state, State::Error);
+    Http1ResponseParser p;
+    p.feed(bytes);
+    QCOMPARE(p.state(), State::Error);
+    QCOMPARE(p.failure(), Http1ResponseParser::Failure::Malformed);
+}
+
+void TestHttp1ResponseParser::endlessLinesAndHeadsAreTooLarge_data() {
+    QTest::addColumn<QByteArray>("start");
+    QTest::addColumn<QByteArray>("piece");
+    const QByteArray chunked = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n";
+    QTest::newRow("status line") << QByteArray("HTTP/1.1 200 ") << QByteArray("O");
+    QTest::newRow("header line") << QByteArray("HTTP/1.1 200 OK\r\nX: ") << QByteArray("x");
+    QTest::newRow("many headers") << QByteArray("HTTP/1.1 200 OK\r\n") << QByteArray("X-Pad: 0123456789\r\n");
+    QTest::newRow("chunk size line") << chunked + "1" << QByteArray("0");
+    QTest::newRow("chunk extension") << chunked + "1;e=" << QByteArray("e");
+    QTest::newRow("trailer line") << chunked + "0\r\nX-T: " << QByteArray("t");
+    QTest::newRow("many trailers") << chunked + "0\r\n" << QByteArray("X-T: 0123456789\r\n");
+}
+
+void TestHttp1ResponseParser::endlessLinesAndHeadsAreTooLarge() {
+    QFETCH(QByteArray, start);
+    QFETCH(QByteArray, piece);
+    Http1ResponseParser p;
+    p.feed(start);
+    const QByteArray block = piece.repeated(4096 / piece.size() + 1);
+    qsizetype fed = start.size();
+    // The failure must come within one block of the limit, however the bytes are split.
+    while (p.state() != State::Error && fed < 4 * Http1ResponseParser::kMaxHeadBytes) {
+        p.feed(block);
+        fed += block.size();
+    }
+    QCOMPARE(p.state(), State::Error);
+    QCOMPARE(p.failure(), Http1ResponseParser::Failure::TooLarge);
+    QVERIFY2(fed <= Http1ResponseParser::kMaxHeadBytes + 2 * block.size(), qPrintable(QString::number(fed)));
+    QVERIFY(p.leftover().isEmpty()); // nothing is held after the failure
+    p.feed(block);
+    QVERIFY(p.leftover().isEmpty());
 }
 
 void TestHttp1ResponseParser::pipelinedBytesAreLeftOver() {

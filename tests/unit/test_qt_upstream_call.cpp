@@ -77,6 +77,8 @@ struct Log {
 class TestQtUpstreamCall : public QObject {
     Q_OBJECT
 private Q_SLOTS:
+    void abortAfterTheHeadLetsAnEndingBodyEnd();
+    void abortAfterTheHeadClosesABodyThatGoesOn();
     void bodyBeforeMetadataStillStartsFirst();
     void bodyLeftUnreadAtFinishIsDelivered();
     void errorStatusIsNotATransportError();
@@ -90,7 +92,7 @@ private Q_SLOTS:
 
 void TestQtUpstreamCall::bodyBeforeMetadataStillStartsFirst() {
     auto *reply = new ScriptedReply;
-    QtUpstreamCall call(reply, {}, nullptr);
+    QtUpstreamCall call(reply, {}, nullptr, 0);
     Log log;
     log.attach(&call, this);
     reply->headers(200, {{"content-type", "text/event-stream"}}, false);
@@ -103,7 +105,7 @@ void TestQtUpstreamCall::bodyBeforeMetadataStillStartsFirst() {
 
 void TestQtUpstreamCall::bodyLeftUnreadAtFinishIsDelivered() {
     auto *reply = new ScriptedReply;
-    QtUpstreamCall call(reply, {}, nullptr);
+    QtUpstreamCall call(reply, {}, nullptr, 0);
     Log log;
     log.attach(&call, this);
     reply->headers(200, {});
@@ -115,7 +117,7 @@ void TestQtUpstreamCall::bodyLeftUnreadAtFinishIsDelivered() {
 
 void TestQtUpstreamCall::errorStatusIsNotATransportError() {
     auto *reply = new ScriptedReply;
-    QtUpstreamCall call(reply, {}, nullptr);
+    QtUpstreamCall call(reply, {}, nullptr, 0);
     Log log;
     log.attach(&call, this);
     reply->headers(503, {{"retry-after", "2"}}, false);
@@ -128,7 +130,7 @@ void TestQtUpstreamCall::errorStatusIsNotATransportError() {
 
 void TestQtUpstreamCall::cutOffMidBodyIsResetAfterTheBodySoFar() {
     auto *reply = new ScriptedReply;
-    QtUpstreamCall call(reply, {}, nullptr);
+    QtUpstreamCall call(reply, {}, nullptr, 0);
     Log log;
     log.attach(&call, this);
     reply->headers(200, {});
@@ -140,7 +142,7 @@ void TestQtUpstreamCall::cutOffMidBodyIsResetAfterTheBodySoFar() {
 
 void TestQtUpstreamCall::refusedHasNoResponse() {
     auto *reply = new ScriptedReply;
-    QtUpstreamCall call(reply, {}, nullptr);
+    QtUpstreamCall call(reply, {}, nullptr, 0);
     Log log;
     log.attach(&call, this);
     reply->finish(QNetworkReply::ConnectionRefusedError);
@@ -150,7 +152,7 @@ void TestQtUpstreamCall::refusedHasNoResponse() {
 
 void TestQtUpstreamCall::abortInResponseStartedDuringReadyRead() {
     auto *reply = new ScriptedReply;
-    QtUpstreamCall call(reply, {}, nullptr);
+    QtUpstreamCall call(reply, {}, nullptr, 0);
     Log log;
     log.attach(&call, this);
     connect(&call, &UpstreamCall::responseStarted, this, [&call] { call.abort(); });
@@ -163,7 +165,7 @@ void TestQtUpstreamCall::abortInResponseStartedDuringReadyRead() {
 
 void TestQtUpstreamCall::abortInBodyDataDuringFinish() {
     auto *reply = new ScriptedReply;
-    QtUpstreamCall call(reply, {}, nullptr);
+    QtUpstreamCall call(reply, {}, nullptr, 0);
     Log log;
     log.attach(&call, this);
     connect(&call, &UpstreamCall::bodyData, this, [&call] { call.abort(); });
@@ -177,7 +179,7 @@ void TestQtUpstreamCall::abortInBodyDataDuringFinish() {
 
 void TestQtUpstreamCall::abortIsSynchronousAndClosesReplyOnce() {
     auto *reply = new ScriptedReply;
-    QtUpstreamCall call(reply, {}, nullptr);
+    QtUpstreamCall call(reply, {}, nullptr, 0);
     Log log;
     log.attach(&call, this);
     reply->headers(200, {});
@@ -196,7 +198,7 @@ void TestQtUpstreamCall::releaseRunsExactlyOnce() {
     {
         auto *reply = new ScriptedReply;
         QtUpstreamCall call(
-            reply, [&] { ++released; }, nullptr);
+            reply, [&] { ++released; }, nullptr, 0);
         reply->finish();
         QCOMPARE(released, 1);
         call.abort(); // after finish: nothing
@@ -205,7 +207,7 @@ void TestQtUpstreamCall::releaseRunsExactlyOnce() {
     {
         auto *reply = new ScriptedReply;
         QtUpstreamCall call(
-            reply, [&] { ++released; }, nullptr);
+            reply, [&] { ++released; }, nullptr, 0);
         call.abort();
         QCOMPARE(released, 2);
     }
@@ -213,9 +215,50 @@ void TestQtUpstreamCall::releaseRunsExactlyOnce() {
     {
         auto *reply = new ScriptedReply;
         QtUpstreamCall call(
-            reply, [&] { ++released; }, nullptr);
+            reply, [&] { ++released; }, nullptr, 0);
     } // destroyed while running
     QCOMPARE(released, 3);
+}
+
+void TestQtUpstreamCall::abortAfterTheHeadLetsAnEndingBodyEnd() {
+    // A caller that stops at its last event: the reply runs on unheard, and when it
+    // ends by itself it is not aborted (QNAM keeps the connection), and the slot is released.
+    int released = 0;
+    auto *reply = new ScriptedReply;
+    QtUpstreamCall call(
+        reply, [&] { ++released; }, nullptr, 60000);
+    Log log;
+    log.attach(&call, this);
+    reply->headers(200, {});
+    reply->data("data: [DONE]\n\n");
+    call.abort();
+    QCOMPARE(log.order, (QList<QByteArray>{"started", "data", "finished"})); // still synchronous
+    QCOMPARE(log.results.front().error, TransportError::Aborted);
+    QCOMPARE(released, 0); // the connection is still in use
+    reply->data("tail");
+    reply->finish();
+    QCOMPARE(reply->aborted, 0);
+    QCOMPARE(released, 1);
+    QCOMPARE(log.order.size(), 3); // nothing more reached the caller
+}
+
+void TestQtUpstreamCall::abortAfterTheHeadClosesABodyThatGoesOn() {
+    int released = 0;
+    auto *reply = new ScriptedReply;
+    QtUpstreamCall call(
+        reply, [&] { ++released; }, nullptr, 60000);
+    Log log;
+    log.attach(&call, this);
+    reply->headers(200, {});
+    call.abort();
+    const QByteArray piece(16 * 1024, 'x');
+    for (int i = 0; i < 4; ++i)
+        reply->data(piece);
+    QCOMPARE(reply->aborted, 0); // within the bound
+    reply->data(piece);          // past QtUpstreamCall::kLingerBytes
+    QCOMPARE(reply->aborted, 1);
+    QCOMPARE(released, 1);
+    QCOMPARE(log.order, (QList<QByteArray>{"started", "finished"}));
 }
 
 QTEST_GUILESS_MAIN(TestQtUpstreamCall)

@@ -43,6 +43,9 @@ private Q_SLOTS:
     void eventsAreDeliveredAsSoonAsTheirBlankLineArrives();
     void finishDispatchesUnterminatedEvent();
     void finishWithoutPendingDataDispatchesNothing();
+    void lineWithNoEndOverflowsAtTheEventLimit();
+    void eventOfManyLinesOverflowsAtTheEventLimit();
+    void largeEventUnderTheLimitIsWhole();
 };
 
 void TestSseReader::sameEventsForAnySplit_data() {
@@ -147,6 +150,48 @@ void TestSseReader::finishWithoutPendingDataDispatchesNothing() {
     SseReader reader;
     QCOMPARE(reader.feed("data: a\n\nevent: only\n").size(), 1);
     QVERIFY(reader.finish().isEmpty());
+}
+
+void TestSseReader::lineWithNoEndOverflowsAtTheEventLimit() {
+    SseReader reader;
+    QCOMPARE(reader.feed("data: before\n\ndata: ").size(), 1);
+    const QByteArray piece(64 * 1024, 'a');
+    qsizetype fed = 0;
+    while (!reader.overflowed() && fed < 4 * SseReader::kMaxEventBytes) {
+        QVERIFY(reader.feed(piece).isEmpty());
+        fed += piece.size();
+    }
+    QVERIFY(reader.overflowed());
+    QVERIFY2(fed <= SseReader::kMaxEventBytes + piece.size(), qPrintable(QString::number(fed)));
+    // Overflowed is final: even a proper end delivers nothing of the oversized event.
+    QVERIFY(reader.feed("\n\ndata: after\n\n").isEmpty());
+    QVERIFY(reader.finish().isEmpty());
+}
+
+void TestSseReader::eventOfManyLinesOverflowsAtTheEventLimit() {
+    SseReader reader;
+    const QByteArray line = "data: " + QByteArray(1018, 'b') + "\n"; // 1 KiB a line, never a blank one
+    qsizetype fed = 0;
+    while (!reader.overflowed() && fed < 4 * SseReader::kMaxEventBytes) {
+        QVERIFY(reader.feed(line.repeated(64)).isEmpty());
+        fed += 64 * line.size();
+    }
+    QVERIFY(reader.overflowed());
+    // The limit counts the data (each line's "data: " prefix is not held), so allow for the prefixes.
+    QVERIFY2(fed <= SseReader::kMaxEventBytes / 1019 * line.size() + 64 * line.size(),
+             qPrintable(QString::number(fed)));
+}
+
+void TestSseReader::largeEventUnderTheLimitIsWhole() {
+    SseReader reader;
+    const QByteArray big(SseReader::kMaxEventBytes - 1024, 'c');
+    Events events;
+    for (qsizetype pos = 0; pos < big.size(); pos += 100000)
+        events += reader.feed(pos == 0 ? "data: " + big.mid(pos, 100000) : big.mid(pos, 100000));
+    events += reader.feed("\n\n");
+    QVERIFY(!reader.overflowed());
+    QCOMPARE(events.size(), 1);
+    QCOMPARE(events.front().data.size(), big.size());
 }
 
 QTEST_APPLESS_MAIN(TestSseReader)
