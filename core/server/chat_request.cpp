@@ -22,6 +22,21 @@ using model::GatewayError;
 
 namespace {
 constexpr qint64 kMaxErrorBody = 64 * 1024;
+// Backpressure: stop reading the upstream while the client has more than this unsent.
+constexpr qint64 kMaxClientQueue = 1024 * 1024;
+
+// Frames that cannot change what the client sees, so they are never kept for replay
+// before commit: keepalive pings and empty deltas (a flood of them once took RSS to 1 GiB).
+bool isNoiseFrame(const upstream::SseEvent &r, const QList<model::StreamEvent> &events)
+{
+    if (r.event == "ping" || (r.data.size() < 128 && r.data.contains("\"ping\"")))
+        return true;
+    if (!events.isEmpty())
+        return false; // decided by the hold, per event
+    // A delta chunk that decoded to nothing: no text, no finish reason, no usage.
+    return r.data.contains("\"delta\"") && !r.data.contains("\"finish_reason\":\"") &&
+           !r.data.contains("\"usage\":{");
+}
 
 QByteArray sseFrame(const upstream::SseEvent &e)
 {
@@ -48,6 +63,7 @@ ChatRequest::ChatRequest(EngineContext &ctx, formats::InboundFormat format, Inbo
     if (m_exchange) {
         m_exchange->setParent(this);
         connect(m_exchange, &HttpExchange::clientGone, this, &ChatRequest::onClientGone);
+        connect(m_exchange, &HttpExchange::drained, this, &ChatRequest::onClientDrained);
     }
 }
 
@@ -337,6 +353,9 @@ void ChatRequest::launchUpstream()
     m_heldRaw.clear();
     m_terminalSeen = false;
     m_location.clear();
+    m_heldRawBytes = 0;
+    m_bodyBytes = 0;
+    m_readPaused = false;
     m_idleFired = false;
     m_streamEnded = false;
     m_rawPassthrough = m_parsed.stream && formats::sameApiName(m_format) == m_target.api;
@@ -440,6 +459,17 @@ void ChatRequest::onBodyData(const QByteArray &chunk)
             m_errorBody += chunk.left(kMaxErrorBody - m_errorBody.size());
         return;
     }
+    m_bodyBytes += chunk.size();
+    if (!m_parsed.stream && m_bodyBytes > m_config->limits.maxResponseBytes) {
+        // The whole answer is kept until done: bounded by configuration, not by the peer.
+        settleAttempt();
+        m_phase = Phase::Waiting;
+        failover::FailureInput in;
+        in.message = QStringLiteral("the upstream answer of %1 exceeds limits.maxResponseBytes (%2 bytes)")
+                         .arg(m_candidate->name())
+                         .arg(m_config->limits.maxResponseBytes);
+        return stopWithUpstreamError(in);
+    }
     const QList<upstream::SseEvent> sse = m_sse.feed(chunk);
     for (const auto &e : sse) {
         if (m_phase != Phase::Upstream)
@@ -530,18 +560,29 @@ void ChatRequest::onFinished(const upstream::TransportResult &result)
 
 void ChatRequest::handleEvents(const QList<model::StreamEvent> &events, const QList<upstream::SseEvent> *raw)
 {
+    // Held frame, when this call holds one: taken back out below if nothing in it was kept.
+    qsizetype provisional = -1;
+    qint64 frameBytes = 0;
+    if (raw)
+        for (const auto &r : *raw)
+            frameBytes += r.event.size() + r.data.size();
     if (m_rawPassthrough && raw) {
         // Same API: the client gets the upstream's own frames, including those that
-        // carry no canonical event (ping, message_delta, the usage chunk).
+        // carry no canonical event (message_delta, the usage chunk).
         for (const auto &r : *raw) {
             // Raw frames skip the encoder, so they take the redaction here (an upstream
             // error event may quote the key it rejected).
-            if (m_hold.committed() && m_exchange)
-                m_exchange->write(util::redactSecrets(sseFrame(r), m_target.credential));
-            else
+            if (m_hold.committed()) {
+                if (m_exchange)
+                    m_exchange->write(util::redactSecrets(sseFrame(r), m_target.credential));
+            } else if (m_parsed.stream && !isNoiseFrame(r, events)) {
+                provisional = m_heldRaw.size();
                 m_heldRaw.append(sseFrame(r));
+                m_heldRawBytes += m_heldRaw.last().size();
+            }
         }
     }
+    bool keptAny = false;
     for (const auto &e : events) {
         if (m_phase != Phase::Upstream)
             return;
@@ -575,7 +616,9 @@ void ChatRequest::handleEvents(const QList<model::StreamEvent> &events, const QL
             continue;
         }
 
-        const auto step = m_hold.feed(e);
+        // Canonical holds pay for their frame once; raw holds are counted as frames above.
+        const auto step = m_hold.feed(e, m_rawPassthrough || keptAny ? 0 : frameBytes);
+        keptAny |= m_hold.lastHeld();
         if (step.justFailed) {
             failover::FailureInput in;
             in.message = redacted(e.errorMessage);
@@ -605,6 +648,40 @@ void ChatRequest::handleEvents(const QList<model::StreamEvent> &events, const QL
             }
             return succeed();
         }
+    }
+    if (m_phase != Phase::Upstream || !m_parsed.stream)
+        return;
+    if (m_hold.committed())
+        return applyBackpressure();
+    if (provisional >= 0 && !keptAny && !events.isEmpty()) {
+        // Every event of the frame was noise (empty deltas): the frame goes too.
+        m_heldRawBytes -= m_heldRaw.at(provisional).size();
+        m_heldRaw.removeAt(provisional);
+    }
+    if (m_hold.heldBytes() + m_heldRawBytes > m_config->limits.maxHoldBytes) {
+        // Nothing meaningful after this much: not an answer the client will get soon.
+        failover::FailureInput in;
+        in.status = 502; // server_error by the table: the next candidate may answer
+        in.message = QStringLiteral("%1 bytes held before the first token, over limits.maxHoldBytes")
+                         .arg(m_hold.heldBytes() + m_heldRawBytes);
+        attemptFailed(in, false);
+    }
+}
+
+void ChatRequest::applyBackpressure()
+{
+    // A slow client slows the upstream, not our memory: stop reading past 1 MiB queued.
+    if (!m_readPaused && m_call && m_exchange && m_exchange->pendingBytes() > kMaxClientQueue) {
+        m_readPaused = true;
+        m_call->setReadPaused(true);
+    }
+}
+
+void ChatRequest::onClientDrained()
+{
+    if (m_readPaused && m_call && m_exchange && m_exchange->pendingBytes() <= kMaxClientQueue / 2) {
+        m_readPaused = false;
+        m_call->setReadPaused(false);
     }
 }
 
@@ -643,6 +720,7 @@ void ChatRequest::commit(const QList<model::StreamEvent> &released)
         for (const auto &frame : std::as_const(m_heldRaw))
             m_exchange->write(util::redactSecrets(frame, m_target.credential));
         m_heldRaw.clear();
+        m_heldRawBytes = 0;
         return;
     }
     m_encoder = m_codec.makeStreamEncoder(m_encodeInfo);

@@ -15,6 +15,9 @@ public:
     // Closes the upstream connection at once. finished(Aborted) follows
     // synchronously or soon; no other signal after abort().
     virtual void abort() = 0;
+    // Backpressure: stop (true) or resume (false) reading the upstream socket, so a slow
+    // client slows the upstream instead of growing our queue. Default: no effect.
+    virtual void setReadPaused(bool paused) { Q_UNUSED(paused); }
 
 Q_SIGNALS:
     void responseStarted(int status, const sw::upstream::HeaderList &headers);
