@@ -1,6 +1,8 @@
 #include "server/chat_request.h"
 
+#include "failover/failure_response.h"
 #include "failover/provider_down_marks.h"
+#include "failover/retry_policy.h"
 #include "server/http_exchange.h"
 #include "server/idempotency_store.h"
 #include "telemetry/telemetry.h"
@@ -10,9 +12,7 @@
 #include <QDateTime>
 #include <QJsonArray>
 #include <QJsonDocument>
-#include <QRandomGenerator>
 
-#include <cmath>
 
 namespace sw::server {
 
@@ -837,25 +837,20 @@ bool ChatRequest::tryInAttemptRetry(const failover::UpstreamFailure &failure)
 {
     // SPEC 3: with a follower, fail over at once (unless the provider asks for its own
     // retries first); without one, retry the same candidate with backoff.
-    if (failure.kind != FailureKind::ServerError && failure.kind != FailureKind::RateLimited &&
-        failure.kind != FailureKind::Transport)
+    failover::RetryInput in;
+    in.failure = failure;
+    in.hasFollower = hasFollower();
+    in.retriesSoFar = m_retries;
+    in.retriesBeforeFailover = m_candidate->provider.retriesBeforeFailover;
+    in.maxRetries = m_candidate->provider.maxRetries;
+    in.maxRetryDelayMs = m_config->failover.maxRetryDelayMs;
+    in.nowMs = m_ctx.clock->nowMs();
+    if (m_deadlineAtMs)
+        in.deadlineAtMs = m_deadlineAtMs;
+    const auto next = failover::RetryPolicy::nextDelay(in, failover::RetryPolicy::systemRandom());
+    if (!next)
         return false;
-    const bool follower = hasFollower();
-    const int allowed = follower ? m_candidate->provider.retriesBeforeFailover : m_candidate->provider.maxRetries;
-    if (m_retries >= allowed)
-        return false;
-    const qint64 maxDelay = m_config->failover.maxRetryDelayMs;
-    qint64 delay = qint64(500 * std::pow(2.0, m_retries));
-    delay += QRandomGenerator::global()->bounded(qint64(delay / 4 + 1));
-    if (failure.retryAfterMs) {
-        if (*failure.retryAfterMs > maxDelay)
-            return false; // a longer Retry-After ends the attempt as a classified failure
-        delay = std::max(delay, *failure.retryAfterMs);
-    }
-    delay = std::min(delay, maxDelay);
-    const qint64 now = m_ctx.clock->nowMs();
-    if (m_deadlineAtMs && now + delay >= m_deadlineAtMs)
-        return false;
+    const qint64 delay = *next;
     ++m_retries;
     recordUsage(false);
     m_ctx.telemetry->log(QStringLiteral("info"), QStringLiteral("provider retry"),
@@ -934,32 +929,7 @@ GatewayError ChatRequest::clientErrorFor(const failover::UpstreamFailure &f) con
 {
     // Skipped candidates may follow the failure: name the one that failed.
     const QString who = !m_lastFailureWho.isEmpty() ? m_lastFailureWho : m_candidate ? m_candidate->name() : QString();
-    switch (f.kind) {
-    case FailureKind::Transport:
-        return GatewayError::make(502, ErrorCategory::ServerError,
-                                  QStringLiteral("upstream %1 unreachable: %2").arg(who, f.message));
-    case FailureKind::ServerError:
-        if (f.status && *f.status >= 500)
-            return GatewayError::make(*f.status, GatewayError::categoryForStatus(*f.status),
-                                      QStringLiteral("upstream %1: %2").arg(who, f.message));
-        return GatewayError::make(f.status == 408 ? 504 : 502,
-                                  f.status == 408 ? ErrorCategory::Timeout : ErrorCategory::ServerError,
-                                  QStringLiteral("upstream %1: %2").arg(who, f.message));
-    case FailureKind::RateLimited: {
-        auto e = GatewayError::make(429, ErrorCategory::RateLimit, QStringLiteral("upstream %1: %2").arg(who, f.message));
-        e.retryAfterMs = f.retryAfterMs;
-        return e;
-    }
-    case FailureKind::CredentialExhausted:
-        return GatewayError::make(502, ErrorCategory::ServerError,
-                                  QStringLiteral("no usable credential for %1: %2").arg(who, f.message));
-    case FailureKind::NotServed:
-        return GatewayError::make(404, ErrorCategory::NotFound, QStringLiteral("upstream %1: %2").arg(who, f.message));
-    case FailureKind::SetupError:
-        return GatewayError::make(502, ErrorCategory::ServerError,
-                                  QStringLiteral("could not set up %1: %2").arg(who, f.message));
-    }
-    return GatewayError::make(502, ErrorCategory::ServerError, f.message);
+    return failover::FailureResponse::forFailure(f, who);
 }
 
 GatewayError ChatRequest::withCostCeilingNote(GatewayError error) const
@@ -982,18 +952,11 @@ void ChatRequest::finishWithFailure(const GatewayError &errorIn, bool markedRetr
     GatewayError error = errorIn;
     if (markedRetryAfter && m_config->failover.enabled) {
         // Every candidate marked: tell the client when the first one comes back.
-        qint64 shortest = 0;
-        bool allMarked = !m_resolution.chain.isEmpty();
-        for (const auto &c : m_resolution.chain) {
-            const qint64 left = m_ctx.marks->remainingMs(m_tenant, c.ref());
-            if (left <= 0) {
-                allMarked = false;
-                break;
-            }
-            shortest = shortest == 0 ? left : std::min(shortest, left);
-        }
-        if (allMarked)
-            error.retryAfterMs = shortest;
+        QList<qint64> remaining;
+        for (const auto &c : m_resolution.chain)
+            remaining.append(m_ctx.marks->remainingMs(m_tenant, c.ref()));
+        if (const auto retryAfter = failover::FailureResponse::retryAfterWhenAllMarked(remaining))
+            error.retryAfterMs = *retryAfter;
     }
     if (m_exchange && m_exchange->headersSent()) {
         // Headers are out: the format's in-band error, never a fake [DONE] / message_stop.

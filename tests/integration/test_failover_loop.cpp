@@ -856,6 +856,27 @@ private Q_SLOTS:
         QVERIFY(sawSkipLine);
     }
 
+    void credentialLessFirstCandidateLeavesASkippedRow()
+    {
+        // issue 13: no silent reroute. A has no usable key: B answers, and A's row says why.
+        GatewayFixture gw;
+        gw.config.providers[QStringLiteral("pa")].credentials = {QStringLiteral("env:SWITCHMAN_TEST_UNSET_VARIABLE")};
+        gw.start();
+        const auto r = gw.post(QStringLiteral("/v1/messages"),
+                               GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), true));
+        QCOMPARE(r.status, 200);
+        QVERIFY(r.body.contains(": switchman candidate=pb/gpt-b attempt=2"));
+        QCOMPARE(gw.anthropicA.requests().size(), 0);
+        const auto attempts = attemptsOf(gw.engine(), r.header("x-switchman-request-id"));
+        QCOMPARE(attempts.size(), 2);
+        QCOMPARE(attempts[0].candidate, QStringLiteral("pa/claude-a"));
+        QCOMPARE(attempts[0].outcome, telemetry::AttemptOutcome::Skipped);
+        QCOMPARE(attempts[0].failure, QStringLiteral("credential_exhausted"));
+        QCOMPARE(attempts[0].logOutcome, QStringLiteral("skipped"));
+        QCOMPARE(attempts[1].outcome, telemetry::AttemptOutcome::Committed);
+        QVERIFY(gw.engine().marks().isEmpty());
+    }
+
     void hugeRetryAfterIsClamped()
     {
         // issue 10 item 9 (classifier part): a non-finite or absurd Retry-After is a capped mark, not UB.
