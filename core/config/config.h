@@ -76,6 +76,10 @@ struct LimitsConfig {
     int headerTimeoutMs = 10000;
     int idleTimeoutMs = 120000;
     int maxConnections = 2048;
+    // What one upstream answer may make us keep: the replay held before commit (past it the
+    // attempt fails as server_error) and a whole non-streaming answer (past it, an error).
+    qint64 maxHoldBytes = 8LL * 1024 * 1024;
+    qint64 maxResponseBytes = 64LL * 1024 * 1024;
 
     bool operator==(const LimitsConfig &) const = default;
 };

@@ -574,7 +574,8 @@ void ConfigReader::readLimits(const QJsonObject &root, Config &config) {
         return;
     checkKeys(o, p,
               {QStringLiteral("maxBodyBytes"), QStringLiteral("maxHeaderBytes"), QStringLiteral("headerTimeoutMs"),
-               QStringLiteral("idleTimeoutMs"), QStringLiteral("maxConnections")});
+               QStringLiteral("idleTimeoutMs"), QStringLiteral("maxConnections"), QStringLiteral("maxHoldBytes"),
+               QStringLiteral("maxResponseBytes")});
     LimitsConfig &l = config.limits;
     const QString positive = QStringLiteral("must be greater than 0");
     integer(o, p, QStringLiteral("maxBodyBytes"), l.maxBodyBytes, 1, qint64(1) << 53, positive);
@@ -582,6 +583,8 @@ void ConfigReader::readLimits(const QJsonObject &root, Config &config) {
     intField(o, p, QStringLiteral("headerTimeoutMs"), l.headerTimeoutMs, 1, positive);
     intField(o, p, QStringLiteral("idleTimeoutMs"), l.idleTimeoutMs, 1, positive);
     intField(o, p, QStringLiteral("maxConnections"), l.maxConnections, 1, positive);
+    integer(o, p, QStringLiteral("maxHoldBytes"), l.maxHoldBytes, 1, qint64(1) << 53, positive);
+    integer(o, p, QStringLiteral("maxResponseBytes"), l.maxResponseBytes, 1, qint64(1) << 53, positive);
 }
 
 void ConfigReader::readMarks(const QJsonObject &root, Config &config) {
@@ -829,6 +832,10 @@ QJsonObject toJson(const Config &config) {
         limits.insert(QStringLiteral("idleTimeoutMs"), config.limits.idleTimeoutMs);
     if (config.limits.maxConnections != defaultLimits.maxConnections)
         limits.insert(QStringLiteral("maxConnections"), config.limits.maxConnections);
+    if (config.limits.maxHoldBytes != defaultLimits.maxHoldBytes)
+        limits.insert(QStringLiteral("maxHoldBytes"), config.limits.maxHoldBytes);
+    if (config.limits.maxResponseBytes != defaultLimits.maxResponseBytes)
+        limits.insert(QStringLiteral("maxResponseBytes"), config.limits.maxResponseBytes);
     if (!limits.isEmpty())
         root.insert(QStringLiteral("limits"), limits);
 

@@ -2,9 +2,24 @@
 
 namespace sw::failover {
 
-CommitHold::Step CommitHold::feed(const model::StreamEvent &event)
+namespace {
+bool isEmptyDelta(const model::StreamEvent &e)
+{
+    switch (e.type) {
+    case model::EventType::TextDelta:
+    case model::EventType::ThinkingDelta:
+    case model::EventType::ToolCallDelta:
+        return e.delta.isEmpty();
+    default:
+        return false;
+    }
+}
+} // namespace
+
+CommitHold::Step CommitHold::feed(const model::StreamEvent &event, qint64 bytes)
 {
     Step step;
+    m_lastHeld = false;
     switch (m_state) {
     case State::Committed:
         step.release.append(event);
@@ -21,11 +36,16 @@ CommitHold::Step CommitHold::feed(const model::StreamEvent &event)
         step.justFailed = true;
         return step;
     }
+    if (isEmptyDelta(event))
+        return step; // carries nothing a client could miss: never kept for replay
     m_held.append(event);
+    m_heldBytes += bytes;
+    m_lastHeld = true;
     if (event.isMeaningful() || event.type == model::EventType::Done) {
         m_state = State::Committed;
         step.release = std::move(m_held);
         m_held.clear();
+        m_heldBytes = 0;
         step.justCommitted = true;
     }
     return step;

@@ -2,6 +2,8 @@
 // record: Commit point (holdUntilCommit). Buffers an attempt's events until the
 // first meaningful event or done (committed) or an error (failed). After
 // commit every event passes straight through: a committed attempt is final.
+// Empty deltas are never held (a flood of them must not grow memory, issue 11),
+// and the hold counts the bytes it keeps so its owner can bound it.
 
 #include "model/chat.h"
 
@@ -20,7 +22,14 @@ public:
         bool justFailed = false; // the failure event is failure(); nothing was released
     };
 
-    Step feed(const model::StreamEvent &event);
+    // Default bound on held bytes (limits.maxHoldBytes): past it the attempt fails as server_error.
+    static constexpr qint64 kDefaultMaxBytes = 8LL * 1024 * 1024;
+
+    // `bytes` is what the event costs to keep (its upstream frame); counted only if held.
+    Step feed(const model::StreamEvent &event, qint64 bytes = 0);
+    // True when the last feed() kept its event for replay (false for dropped empty deltas).
+    bool lastHeld() const { return m_lastHeld; }
+    qint64 heldBytes() const { return m_heldBytes; }
     State state() const { return m_state; }
     bool committed() const { return m_state == State::Committed; }
     const model::StreamEvent &failure() const { return m_failure; }
@@ -30,6 +39,8 @@ private:
     State m_state = State::Holding;
     QList<model::StreamEvent> m_held;
     model::StreamEvent m_failure;
+    qint64 m_heldBytes = 0;
+    bool m_lastHeld = false;
 };
 
 } // namespace sw::failover

@@ -1,6 +1,8 @@
 #include "server/chat_request.h"
 
+#include "failover/failure_response.h"
 #include "failover/provider_down_marks.h"
+#include "failover/retry_policy.h"
 #include "server/http_exchange.h"
 #include "server/idempotency_store.h"
 #include "telemetry/telemetry.h"
@@ -10,9 +12,7 @@
 #include <QDateTime>
 #include <QJsonArray>
 #include <QJsonDocument>
-#include <QRandomGenerator>
 
-#include <cmath>
 
 namespace sw::server {
 
@@ -22,6 +22,21 @@ using model::GatewayError;
 
 namespace {
 constexpr qint64 kMaxErrorBody = 64 * 1024;
+// Backpressure: stop reading the upstream while the client has more than this unsent.
+constexpr qint64 kMaxClientQueue = 1024 * 1024;
+
+// Frames that cannot change what the client sees, so they are never kept for replay
+// before commit: keepalive pings and empty deltas (a flood of them once took RSS to 1 GiB).
+bool isNoiseFrame(const upstream::SseEvent &r, const QList<model::StreamEvent> &events)
+{
+    if (r.event == "ping" || (r.data.size() < 128 && r.data.contains("\"ping\"")))
+        return true;
+    if (!events.isEmpty())
+        return false; // decided by the hold, per event
+    // A delta chunk that decoded to nothing: no text, no finish reason, no usage.
+    return r.data.contains("\"delta\"") && !r.data.contains("\"finish_reason\":\"") &&
+           !r.data.contains("\"usage\":{");
+}
 
 QByteArray sseFrame(const upstream::SseEvent &e)
 {
@@ -48,6 +63,7 @@ ChatRequest::ChatRequest(EngineContext &ctx, formats::InboundFormat format, Inbo
     if (m_exchange) {
         m_exchange->setParent(this);
         connect(m_exchange, &HttpExchange::clientGone, this, &ChatRequest::onClientGone);
+        connect(m_exchange, &HttpExchange::drained, this, &ChatRequest::onClientDrained);
     }
 }
 
@@ -337,6 +353,9 @@ void ChatRequest::launchUpstream()
     m_heldRaw.clear();
     m_terminalSeen = false;
     m_location.clear();
+    m_heldRawBytes = 0;
+    m_bodyBytes = 0;
+    m_readPaused = false;
     m_idleFired = false;
     m_streamEnded = false;
     m_rawPassthrough = m_parsed.stream && formats::sameApiName(m_format) == m_target.api;
@@ -440,6 +459,17 @@ void ChatRequest::onBodyData(const QByteArray &chunk)
             m_errorBody += chunk.left(kMaxErrorBody - m_errorBody.size());
         return;
     }
+    m_bodyBytes += chunk.size();
+    if (!m_parsed.stream && m_bodyBytes > m_config->limits.maxResponseBytes) {
+        // The whole answer is kept until done: bounded by configuration, not by the peer.
+        settleAttempt();
+        m_phase = Phase::Waiting;
+        failover::FailureInput in;
+        in.message = QStringLiteral("the upstream answer of %1 exceeds limits.maxResponseBytes (%2 bytes)")
+                         .arg(m_candidate->name())
+                         .arg(m_config->limits.maxResponseBytes);
+        return stopWithUpstreamError(in);
+    }
     const QList<upstream::SseEvent> sse = m_sse.feed(chunk);
     for (const auto &e : sse) {
         if (m_phase != Phase::Upstream)
@@ -535,18 +565,29 @@ void ChatRequest::onFinished(const upstream::TransportResult &result)
 
 void ChatRequest::handleEvents(const QList<model::StreamEvent> &events, const QList<upstream::SseEvent> *raw)
 {
+    // Held frame, when this call holds one: taken back out below if nothing in it was kept.
+    qsizetype provisional = -1;
+    qint64 frameBytes = 0;
+    if (raw)
+        for (const auto &r : *raw)
+            frameBytes += r.event.size() + r.data.size();
     if (m_rawPassthrough && raw) {
         // Same API: the client gets the upstream's own frames, including those that
-        // carry no canonical event (ping, message_delta, the usage chunk).
+        // carry no canonical event (message_delta, the usage chunk).
         for (const auto &r : *raw) {
             // Raw frames skip the encoder, so they take the redaction here (an upstream
             // error event may quote the key it rejected).
-            if (m_hold.committed() && m_exchange)
-                m_exchange->write(util::redactSecrets(sseFrame(r), m_target.credential));
-            else
+            if (m_hold.committed()) {
+                if (m_exchange)
+                    m_exchange->write(util::redactSecrets(sseFrame(r), m_target.credential));
+            } else if (m_parsed.stream && !isNoiseFrame(r, events)) {
+                provisional = m_heldRaw.size();
                 m_heldRaw.append(sseFrame(r));
+                m_heldRawBytes += m_heldRaw.last().size();
+            }
         }
     }
+    bool keptAny = false;
     for (const auto &e : events) {
         if (m_phase != Phase::Upstream)
             return;
@@ -580,7 +621,9 @@ void ChatRequest::handleEvents(const QList<model::StreamEvent> &events, const QL
             continue;
         }
 
-        const auto step = m_hold.feed(e);
+        // Canonical holds pay for their frame once; raw holds are counted as frames above.
+        const auto step = m_hold.feed(e, m_rawPassthrough || keptAny ? 0 : frameBytes);
+        keptAny |= m_hold.lastHeld();
         if (step.justFailed) {
             failover::FailureInput in;
             in.message = redacted(e.errorMessage);
@@ -610,6 +653,40 @@ void ChatRequest::handleEvents(const QList<model::StreamEvent> &events, const QL
             }
             return succeed();
         }
+    }
+    if (m_phase != Phase::Upstream || !m_parsed.stream)
+        return;
+    if (m_hold.committed())
+        return applyBackpressure();
+    if (provisional >= 0 && !keptAny && !events.isEmpty()) {
+        // Every event of the frame was noise (empty deltas): the frame goes too.
+        m_heldRawBytes -= m_heldRaw.at(provisional).size();
+        m_heldRaw.removeAt(provisional);
+    }
+    if (m_hold.heldBytes() + m_heldRawBytes > m_config->limits.maxHoldBytes) {
+        // Nothing meaningful after this much: not an answer the client will get soon.
+        failover::FailureInput in;
+        in.status = 502; // server_error by the table: the next candidate may answer
+        in.message = QStringLiteral("%1 bytes held before the first token, over limits.maxHoldBytes")
+                         .arg(m_hold.heldBytes() + m_heldRawBytes);
+        attemptFailed(in, false);
+    }
+}
+
+void ChatRequest::applyBackpressure()
+{
+    // A slow client slows the upstream, not our memory: stop reading past 1 MiB queued.
+    if (!m_readPaused && m_call && m_exchange && m_exchange->pendingBytes() > kMaxClientQueue) {
+        m_readPaused = true;
+        m_call->setReadPaused(true);
+    }
+}
+
+void ChatRequest::onClientDrained()
+{
+    if (m_readPaused && m_call && m_exchange && m_exchange->pendingBytes() <= kMaxClientQueue / 2) {
+        m_readPaused = false;
+        m_call->setReadPaused(false);
     }
 }
 
@@ -648,6 +725,7 @@ void ChatRequest::commit(const QList<model::StreamEvent> &released)
         for (const auto &frame : std::as_const(m_heldRaw))
             m_exchange->write(util::redactSecrets(frame, m_target.credential));
         m_heldRaw.clear();
+        m_heldRawBytes = 0;
         return;
     }
     m_encoder = m_codec.makeStreamEncoder(m_encodeInfo);
@@ -764,25 +842,20 @@ bool ChatRequest::tryInAttemptRetry(const failover::UpstreamFailure &failure)
 {
     // SPEC 3: with a follower, fail over at once (unless the provider asks for its own
     // retries first); without one, retry the same candidate with backoff.
-    if (failure.kind != FailureKind::ServerError && failure.kind != FailureKind::RateLimited &&
-        failure.kind != FailureKind::Transport)
+    failover::RetryInput in;
+    in.failure = failure;
+    in.hasFollower = hasFollower();
+    in.retriesSoFar = m_retries;
+    in.retriesBeforeFailover = m_candidate->provider.retriesBeforeFailover;
+    in.maxRetries = m_candidate->provider.maxRetries;
+    in.maxRetryDelayMs = m_config->failover.maxRetryDelayMs;
+    in.nowMs = m_ctx.clock->nowMs();
+    if (m_deadlineAtMs)
+        in.deadlineAtMs = m_deadlineAtMs;
+    const auto next = failover::RetryPolicy::nextDelay(in, failover::RetryPolicy::systemRandom());
+    if (!next)
         return false;
-    const bool follower = hasFollower();
-    const int allowed = follower ? m_candidate->provider.retriesBeforeFailover : m_candidate->provider.maxRetries;
-    if (m_retries >= allowed)
-        return false;
-    const qint64 maxDelay = m_config->failover.maxRetryDelayMs;
-    qint64 delay = qint64(500 * std::pow(2.0, m_retries));
-    delay += QRandomGenerator::global()->bounded(qint64(delay / 4 + 1));
-    if (failure.retryAfterMs) {
-        if (*failure.retryAfterMs > maxDelay)
-            return false; // a longer Retry-After ends the attempt as a classified failure
-        delay = std::max(delay, *failure.retryAfterMs);
-    }
-    delay = std::min(delay, maxDelay);
-    const qint64 now = m_ctx.clock->nowMs();
-    if (m_deadlineAtMs && now + delay >= m_deadlineAtMs)
-        return false;
+    const qint64 delay = *next;
     ++m_retries;
     recordUsage(false);
     m_ctx.telemetry->log(QStringLiteral("info"), QStringLiteral("provider retry"),
@@ -861,32 +934,7 @@ GatewayError ChatRequest::clientErrorFor(const failover::UpstreamFailure &f) con
 {
     // Skipped candidates may follow the failure: name the one that failed.
     const QString who = !m_lastFailureWho.isEmpty() ? m_lastFailureWho : m_candidate ? m_candidate->name() : QString();
-    switch (f.kind) {
-    case FailureKind::Transport:
-        return GatewayError::make(502, ErrorCategory::ServerError,
-                                  QStringLiteral("upstream %1 unreachable: %2").arg(who, f.message));
-    case FailureKind::ServerError:
-        if (f.status && *f.status >= 500)
-            return GatewayError::make(*f.status, GatewayError::categoryForStatus(*f.status),
-                                      QStringLiteral("upstream %1: %2").arg(who, f.message));
-        return GatewayError::make(f.status == 408 ? 504 : 502,
-                                  f.status == 408 ? ErrorCategory::Timeout : ErrorCategory::ServerError,
-                                  QStringLiteral("upstream %1: %2").arg(who, f.message));
-    case FailureKind::RateLimited: {
-        auto e = GatewayError::make(429, ErrorCategory::RateLimit, QStringLiteral("upstream %1: %2").arg(who, f.message));
-        e.retryAfterMs = f.retryAfterMs;
-        return e;
-    }
-    case FailureKind::CredentialExhausted:
-        return GatewayError::make(502, ErrorCategory::ServerError,
-                                  QStringLiteral("no usable credential for %1: %2").arg(who, f.message));
-    case FailureKind::NotServed:
-        return GatewayError::make(404, ErrorCategory::NotFound, QStringLiteral("upstream %1: %2").arg(who, f.message));
-    case FailureKind::SetupError:
-        return GatewayError::make(502, ErrorCategory::ServerError,
-                                  QStringLiteral("could not set up %1: %2").arg(who, f.message));
-    }
-    return GatewayError::make(502, ErrorCategory::ServerError, f.message);
+    return failover::FailureResponse::forFailure(f, who);
 }
 
 GatewayError ChatRequest::withCostCeilingNote(GatewayError error) const
@@ -915,18 +963,11 @@ void ChatRequest::finishWithFailure(const GatewayError &errorIn, bool markedRetr
     }
     if (markedRetryAfter && m_config->failover.enabled) {
         // Every candidate marked: tell the client when the first one comes back.
-        qint64 shortest = 0;
-        bool allMarked = !m_resolution.chain.isEmpty();
-        for (const auto &c : m_resolution.chain) {
-            const qint64 left = m_ctx.marks->remainingMs(m_tenant, c.ref());
-            if (left <= 0) {
-                allMarked = false;
-                break;
-            }
-            shortest = shortest == 0 ? left : std::min(shortest, left);
-        }
-        if (allMarked)
-            error.retryAfterMs = shortest;
+        QList<qint64> remaining;
+        for (const auto &c : m_resolution.chain)
+            remaining.append(m_ctx.marks->remainingMs(m_tenant, c.ref()));
+        if (const auto retryAfter = failover::FailureResponse::retryAfterWhenAllMarked(remaining))
+            error.retryAfterMs = *retryAfter;
     }
     if (m_exchange && m_exchange->headersSent()) {
         // Headers are out: the format's in-band error, never a fake [DONE] / message_stop.

@@ -62,6 +62,8 @@ private:
     void onFinished(const upstream::TransportResult &result);
     void handleEvents(const QList<model::StreamEvent> &events, const QList<upstream::SseEvent> *raw);
     void commit(const QList<model::StreamEvent> &released);
+    void applyBackpressure();
+    void onClientDrained();
     void deliver(const model::StreamEvent &event);
     void succeed();
 
@@ -152,6 +154,9 @@ private:
     std::optional<qint64> m_ttftMs;
     bool m_rawPassthrough = false;
     QList<QByteArray> m_heldRaw;
+    qint64 m_heldRawBytes = 0; // with the hold's own count, bounded by limits.maxHoldBytes
+    qint64 m_bodyBytes = 0;    // this try's 2xx body, bounded by limits.maxResponseBytes when not streaming
+    bool m_readPaused = false; // backpressure: the upstream is not read while the client lags
     bool m_terminalSeen = false;
 
     // across attempts

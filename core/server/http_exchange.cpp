@@ -50,6 +50,7 @@ HttpExchange::HttpExchange(QHttpServerResponder &&responder, QObject *parent)
             if (!m_finished)
                 Q_EMIT clientGone();
         });
+        connect(m_socket, &QAbstractSocket::bytesWritten, this, &HttpExchange::drained);
     } else {
         m_gone = true;
     }
@@ -110,6 +111,11 @@ void HttpExchange::endStream()
     m_finished = true;
     if (m_headersSent && isOpen())
         m_responder->writeBody(QByteArrayLiteral("0\r\n\r\n"));
+}
+
+qint64 HttpExchange::pendingBytes() const
+{
+    return m_socket ? m_socket->bytesToWrite() : 0;
 }
 
 void HttpExchange::abortConnection()

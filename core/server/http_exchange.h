@@ -31,9 +31,13 @@ public:
     void endStream();
     // Closes the connection without a proper end (used for a broken stream).
     void abortConnection();
+    // Bytes written but not yet taken by the client's socket (backpressure).
+    qint64 pendingBytes() const;
 
 Q_SIGNALS:
     void clientGone();
+    // The client's socket took bytes; pendingBytes() tells how many are still queued.
+    void drained();
 
 private:
     std::unique_ptr<QHttpServerResponder> m_responder;

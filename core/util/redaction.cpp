@@ -20,7 +20,7 @@ const QRegularExpression &keyPattern()
 
 const QRegularExpression &bearerPattern()
 {
-    static const QRegularExpression re(QStringLiteral("(\\bBearer\\s+)[A-Za-z0-9_\\-\\.=:+/~]+"),
+    static const QRegularExpression re(QStringLiteral("(\\bBearer\\s+)[A-Za-z0-9_\\-\\.=:+/~]{12,}"),
                                        QRegularExpression::CaseInsensitiveOption);
     return re;
 }

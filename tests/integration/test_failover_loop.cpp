@@ -2,7 +2,9 @@
 #include "config/config_loader.h"
 #include "credentials/credential_pools.h"
 #include "gateway_fixture.h"
+#include "raw_http_client.h"
 #include "telemetry/telemetry.h"
+#include "upstream/default_transport.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -11,6 +13,7 @@
 #include <QTcpServer>
 #include <QTcpSocket>
 #include <QTemporaryDir>
+#include <QTimer>
 #include <QTest>
 
 using namespace sw;
@@ -69,6 +72,84 @@ public:
     }
     QString url() const { return QStringLiteral("http://127.0.0.1:%1").arg(serverPort()); }
 };
+
+// The engine's own transport, recording what the loop asks of each call's reading and
+// honouring it as a socket would: while paused, nothing more reaches the engine.
+class ReadPauseProbe final : public upstream::Transport {
+public:
+    class Call final : public upstream::UpstreamCall {
+    public:
+        Call(upstream::UpstreamCall *inner, ReadPauseProbe &probe, QObject *parent)
+            : upstream::UpstreamCall(parent), m_inner(inner), m_probe(probe)
+        {
+            inner->setParent(this);
+            connect(inner, &UpstreamCall::responseStarted, this, &UpstreamCall::responseStarted);
+            connect(inner, &UpstreamCall::bodyData, this, [this](const QByteArray &chunk) {
+                if (m_paused || !m_held.isEmpty())
+                    m_held.append(chunk);
+                else
+                    Q_EMIT bodyData(chunk);
+            });
+            connect(inner, &UpstreamCall::finished, this, [this](const upstream::TransportResult &r) {
+                m_finished = r;
+                flush();
+            });
+        }
+        void abort() override { m_inner->abort(); }
+        void setReadPaused(bool paused) override
+        {
+            m_probe.pauses << paused;
+            m_paused = paused;
+            if (!paused)
+                QTimer::singleShot(0, this, [this]() { flush(); });
+        }
+
+    private:
+        void flush()
+        {
+            while (!m_paused && !m_held.isEmpty())
+                Q_EMIT bodyData(m_held.takeFirst());
+            if (!m_paused && m_held.isEmpty() && m_finished) {
+                const auto r = *m_finished;
+                m_finished.reset();
+                Q_EMIT finished(r);
+            }
+        }
+        upstream::UpstreamCall *m_inner;
+        ReadPauseProbe &m_probe;
+        bool m_paused = false;
+        QList<QByteArray> m_held;
+        std::optional<upstream::TransportResult> m_finished;
+    };
+    upstream::UpstreamCall *start(const upstream::HttpRequest &request, QObject *parent) override
+    {
+        return new Call(m_real.start(request, nullptr), *this, parent);
+    }
+    QList<bool> pauses;
+
+private:
+    upstream::DefaultTransport m_real;
+};
+
+QByteArray anthropicSse(const QByteArray &type, const QByteArray &json)
+{
+    return "event: " + type + "\ndata: " + json + "\n\n";
+}
+
+// An Anthropic stream: `before` frames, then one text block of `deltas` deltas of `deltaBytes` each.
+QByteArray anthropicStream(const QByteArray &before, int deltas, int deltaBytes)
+{
+    QByteArray out = anthropicSse("message_start", R"({"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","content":[],"model":"m","stop_reason":null,"usage":{"input_tokens":3,"output_tokens":1}}})");
+    out += before;
+    out += anthropicSse("content_block_start", R"({"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}})");
+    const QByteArray text(deltaBytes, 'x');
+    for (int i = 0; i < deltas; ++i)
+        out += anthropicSse("content_block_delta", R"({"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":")" + text + R"("}})");
+    out += anthropicSse("content_block_stop", R"({"type":"content_block_stop","index":0})");
+    out += anthropicSse("message_delta", R"({"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":5}})");
+    out += anthropicSse("message_stop", R"({"type":"message_stop"})");
+    return out;
+}
 
 QList<telemetry::AttemptRecord> attemptsOf(Engine &e, const QByteArray &requestId)
 {
@@ -775,6 +856,27 @@ private Q_SLOTS:
         QVERIFY(sawSkipLine);
     }
 
+    void credentialLessFirstCandidateLeavesASkippedRow()
+    {
+        // issue 13: no silent reroute. A has no usable key: B answers, and A's row says why.
+        GatewayFixture gw;
+        gw.config.providers[QStringLiteral("pa")].credentials = {QStringLiteral("env:SWITCHMAN_TEST_UNSET_VARIABLE")};
+        gw.start();
+        const auto r = gw.post(QStringLiteral("/v1/messages"),
+                               GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), true));
+        QCOMPARE(r.status, 200);
+        QVERIFY(r.body.contains(": switchman candidate=pb/gpt-b attempt=2"));
+        QCOMPARE(gw.anthropicA.requests().size(), 0);
+        const auto attempts = attemptsOf(gw.engine(), r.header("x-switchman-request-id"));
+        QCOMPARE(attempts.size(), 2);
+        QCOMPARE(attempts[0].candidate, QStringLiteral("pa/claude-a"));
+        QCOMPARE(attempts[0].outcome, telemetry::AttemptOutcome::Skipped);
+        QCOMPARE(attempts[0].failure, QStringLiteral("credential_exhausted"));
+        QCOMPARE(attempts[0].logOutcome, QStringLiteral("skipped"));
+        QCOMPARE(attempts[1].outcome, telemetry::AttemptOutcome::Committed);
+        QVERIFY(gw.engine().marks().isEmpty());
+    }
+
     void hugeRetryAfterIsClamped()
     {
         // issue 10 item 9 (classifier part): a non-finite or absurd Retry-After is a capped mark, not UB.
@@ -907,6 +1009,123 @@ private Q_SLOTS:
                                GatewayFixture::anthropicBody(QStringLiteral("pa/claude-a"), QStringLiteral("x"), false));
         QCOMPARE(r.status, 200);
         QCOMPARE(gw.anthropicA.requests().size(), 1);
+    }
+
+    // ---- issue 11 items 1 and 7 inside the loop
+
+    void pingsAndEmptyDeltasAreNeverHeld_data()
+    {
+        QTest::addColumn<QString>("route");
+        QTest::newRow("passthrough frames") << QStringLiteral("/v1/messages");
+        QTest::newRow("canonical events") << QStringLiteral("/v1/chat/completions");
+    }
+    void pingsAndEmptyDeltasAreNeverHeld()
+    {
+        // 40 000 pings and empty deltas before the first token: ~3 MiB that a 64 KiB hold
+        // would have to keep if they counted. A answers; no ping is replayed.
+        QFETCH(QString, route);
+        GatewayFixture gw;
+        gw.config.limits.maxHoldBytes = 64 * 1024;
+        QByteArray noise;
+        for (int i = 0; i < 20000; ++i) {
+            noise += anthropicSse("ping", R"({"type": "ping"})");
+            noise += anthropicSse("content_block_delta", R"({"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":""}})");
+        }
+        gw.anthropicA.setRawReply(anthropicStream(noise, 3, 10));
+        gw.start();
+        const auto r = gw.post(route, routeBody(route, QStringLiteral("chain"), true), {}, 30000);
+        QCOMPARE(r.status, 200);
+        QVERIFY2(r.body.contains(": switchman candidate=pa/claude-a"), r.body.left(2000).constData());
+        QVERIFY(r.body.size() < 64 * 1024);
+        QCOMPARE(r.body.count("ping"), 0);
+        QCOMPARE(gw.openaiB.requests().size(), 0);
+    }
+
+    void holdOverItsByteLimitFailsOverAsServerError()
+    {
+        GatewayFixture gw;
+        gw.config.limits.maxHoldBytes = 64 * 1024;
+        QByteArray blocks; // empty block starts: held (they open blocks), never meaningful
+        for (int i = 1; i <= 2000; ++i)
+            blocks += anthropicSse("content_block_start", R"({"type":"content_block_start","index":)" + QByteArray::number(i) + R"(,"content_block":{"type":"text","text":""}})");
+        gw.anthropicA.setRawReply(anthropicStream(blocks, 1, 10));
+        gw.start();
+        const auto r = gw.post(QStringLiteral("/v1/messages"),
+                               GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), true));
+        QCOMPARE(r.status, 200);
+        QVERIFY(r.body.contains(": switchman candidate=pb/gpt-b"));
+        QCOMPARE(failuresOf(gw.engine(), QStringLiteral("pa"), QStringLiteral("server_error")), 1);
+        const auto attempts = attemptsOf(gw.engine(), r.header("x-switchman-request-id"));
+        QVERIFY(attempts.first().message.contains(QStringLiteral("maxHoldBytes")));
+    }
+
+    void nonStreamingAnswerOverMaxResponseBytesIsAnError()
+    {
+        GatewayFixture gw;
+        gw.config.limits.maxResponseBytes = 100 * 1024;
+        gw.anthropicA.setRawReply(anthropicStream({}, 200, 1024)); // ~240 KiB
+        gw.start();
+        const auto r = gw.post(QStringLiteral("/v1/chat/completions"),
+                               GatewayFixture::openaiBody(QStringLiteral("chain"), QStringLiteral("x"), false));
+        QCOMPARE(r.status, 502);
+        QVERIFY2(r.json().value(QStringLiteral("error")).toObject().value(QStringLiteral("message")).toString().contains(
+                     QStringLiteral("maxResponseBytes")),
+                 r.body.constData());
+        QCOMPARE(gw.openaiB.requests().size(), 0); // the same answer elsewhere would be as large
+    }
+
+    void aClientThatDoesNotReadPausesTheUpstream()
+    {
+        // After commit the upstream is read only while the client has at most 1 MiB unsent.
+        ReadPauseProbe probe;
+        GatewayFixture gw;
+        gw.transport = &probe;
+        gw.anthropicA.setRawReply(anthropicStream({}, 3000, 8 * 1024)); // 24 MiB of text
+        gw.start();
+        QTcpSocket client;
+        client.setReadBufferSize(4096); // read nothing beyond this: the kernel buffers fill
+        client.connectToHost(QHostAddress::LocalHost, gw.engine().port());
+        QVERIFY(client.waitForConnected(5000));
+        const QByteArray body = QJsonDocument(GatewayFixture::anthropicBody(QStringLiteral("pa/claude-a"), QStringLiteral("x"), true)).toJson(QJsonDocument::Compact);
+        client.write("POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: " +
+                     QByteArray::number(body.size()) + "\r\n\r\n" + body);
+        QTRY_VERIFY_WITH_TIMEOUT(probe.pauses.contains(true), 15000);
+        // Now read it all: reading resumes and the stream completes.
+        client.setReadBufferSize(0);
+        QByteArray received;
+        QElapsedTimer t;
+        t.start();
+        while (!received.contains("message_stop") && t.elapsed() < 30000) {
+            QTest::qWait(5);
+            received += client.readAll();
+            received = received.right(4096);
+        }
+        QVERIFY(received.contains("message_stop"));
+        QCOMPARE(probe.pauses.first(), true);
+        QVERIFY(probe.pauses.contains(false));
+    }
+
+    void keysNeverLeaveThroughPassthroughFrames()
+    {
+        // issue 11 item 7: an upstream error event quoting a key, after commit, on a same-API route.
+        GatewayFixture gw;
+        qputenv("SWITCHMAN_TEST_LEAKY", "test-secret-value-0123456789");
+        gw.config.providers[QStringLiteral("pa")].credentials = {QStringLiteral("env:SWITCHMAN_TEST_LEAKY")};
+        QByteArray stream = anthropicStream({}, 1, 5);
+        stream.truncate(stream.indexOf("event: content_block_stop"));
+        stream += anthropicSse("error", R"({"type":"error","error":{"type":"api_error","message":"bad key test-secret-value-0123456789, header Bearer abcdefghijklmnop1234 and sk-ant-api03-AAAAAAAAAAAAAAAAAAAAAAAA"}})");
+        gw.anthropicA.setRawReply(stream);
+        gw.start();
+        const auto r = gw.post(QStringLiteral("/v1/messages"),
+                               GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), true));
+        QCOMPARE(r.status, 200);
+        QVERIFY(r.body.contains("event: error"));
+        QVERIFY2(!r.body.contains("test-secret-value"), r.body.constData());
+        QVERIFY(!r.body.contains("abcdefghijklmnop1234"));
+        QVERIFY(!r.body.contains("AAAAAAAAAAAAAAAA"));
+        QVERIFY(r.body.contains("[redacted]"));
+        for (const auto &a : gw.engine().telemetry()->attempts(-1))
+            QVERIFY(!a.message.contains(QStringLiteral("test-secret-value")));
     }
 
     void malformedJsonGets400AndNoUpstreamCall()

@@ -110,6 +110,7 @@ void GatewayFixture::start()
     o.config = config;
     o.secrets = &secrets;
     o.clock = clock;
+    o.transport = transport;
     o.configPath = configPath;
     m_engine = std::make_unique<Engine>(std::move(o));
     QString error;

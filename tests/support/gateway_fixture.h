@@ -49,6 +49,7 @@ public:
     config::Config config;         // route "chain" = [pa/claude-a, pb/gpt-b]; edit before start()
     ScriptedSecretStore secrets;
     util::Clock *clock = nullptr;  // default: the system clock; set before start()
+    upstream::Transport *transport = nullptr; // default: the engine's; set before start()
     QString configPath;            // for /admin/reload; set before start()
 
     void start();

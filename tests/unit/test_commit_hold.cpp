@@ -28,13 +28,30 @@ private Q_SLOTS:
         CommitHold hold;
         QVERIFY(hold.feed(ev(EventType::Start)).release.isEmpty());
         QVERIFY(hold.feed(ev(EventType::TextStart)).release.isEmpty());
-        QVERIFY(hold.feed(ev(EventType::TextDelta, QString())).release.isEmpty()); // empty delta holds
+        QVERIFY(hold.feed(ev(EventType::TextDelta, QString())).release.isEmpty()); // an empty delta does not commit
+        QVERIFY(!hold.lastHeld());                                                  // and is not kept either
         const auto step = hold.feed(ev(EventType::TextDelta, QStringLiteral("Hi")));
         QVERIFY(step.justCommitted);
-        QCOMPARE(step.release.size(), 4);
+        QCOMPARE(step.release.size(), 3);
         QCOMPARE(step.release[0].type, EventType::Start);
-        QCOMPARE(step.release[3].delta, QStringLiteral("Hi"));
+        QCOMPARE(step.release[2].delta, QStringLiteral("Hi"));
         QVERIFY(hold.committed());
+    }
+    void aFloodOfEmptyDeltasHoldsNothing()
+    {
+        CommitHold hold;
+        hold.feed(ev(EventType::Start), 100);
+        for (int i = 0; i < 100000; ++i) {
+            hold.feed(ev(EventType::TextDelta), 64);
+            hold.feed(ev(EventType::ThinkingDelta), 64);
+            hold.feed(ev(EventType::ToolCallDelta), 64);
+        }
+        QCOMPARE(hold.heldCount(), 1);
+        QCOMPARE(hold.heldBytes(), 100);
+        hold.feed(ev(EventType::TextStart), 50);
+        QCOMPARE(hold.heldBytes(), 150);
+        QVERIFY(hold.feed(ev(EventType::TextDelta, QStringLiteral("x")), 10).justCommitted);
+        QCOMPARE(hold.heldBytes(), 0);
     }
     void committedForwardsLaterErrorUnchanged()
     {

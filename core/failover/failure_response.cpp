@@ -1,0 +1,53 @@
+#include "failover/failure_response.h"
+
+#include <algorithm>
+
+namespace sw::failover {
+
+using model::ErrorCategory;
+using model::GatewayError;
+
+GatewayError FailureResponse::forFailure(const UpstreamFailure &f, const QString &who)
+{
+    switch (f.kind) {
+    case FailureKind::Transport:
+        return GatewayError::make(502, ErrorCategory::ServerError,
+                                  QStringLiteral("upstream %1 unreachable: %2").arg(who, f.message));
+    case FailureKind::ServerError:
+        if (f.status && *f.status >= 500)
+            return GatewayError::make(*f.status, GatewayError::categoryForStatus(*f.status),
+                                      QStringLiteral("upstream %1: %2").arg(who, f.message));
+        return GatewayError::make(f.status == 408 ? 504 : 502,
+                                  f.status == 408 ? ErrorCategory::Timeout : ErrorCategory::ServerError,
+                                  QStringLiteral("upstream %1: %2").arg(who, f.message));
+    case FailureKind::RateLimited: {
+        auto e = GatewayError::make(429, ErrorCategory::RateLimit, QStringLiteral("upstream %1: %2").arg(who, f.message));
+        e.retryAfterMs = f.retryAfterMs;
+        return e;
+    }
+    case FailureKind::CredentialExhausted:
+        return GatewayError::make(502, ErrorCategory::ServerError,
+                                  QStringLiteral("no usable credential for %1: %2").arg(who, f.message));
+    case FailureKind::NotServed:
+        return GatewayError::make(404, ErrorCategory::NotFound, QStringLiteral("upstream %1: %2").arg(who, f.message));
+    case FailureKind::SetupError:
+        return GatewayError::make(502, ErrorCategory::ServerError,
+                                  QStringLiteral("could not set up %1: %2").arg(who, f.message));
+    }
+    return GatewayError::make(502, ErrorCategory::ServerError, f.message);
+}
+
+std::optional<qint64> FailureResponse::retryAfterWhenAllMarked(const QList<qint64> &remainingMs)
+{
+    if (remainingMs.isEmpty())
+        return std::nullopt;
+    qint64 shortest = remainingMs.first();
+    for (qint64 left : remainingMs) {
+        if (left <= 0)
+            return std::nullopt; // one candidate is usable now: no reason to make the client wait
+        shortest = std::min(shortest, left);
+    }
+    return shortest;
+}
+
+} // namespace sw::failover

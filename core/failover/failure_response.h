@@ -1,0 +1,22 @@
+#pragma once
+// What the client gets when the loop ends without an answer (record: "A failure
+// reaches the client only when no follower remains or the deadline has passed").
+
+#include "failover/upstream_failure.h"
+#include "model/gateway_error.h"
+
+#include <QList>
+
+namespace sw::failover {
+
+class FailureResponse {
+public:
+    // The last failure as the client's error: status and category per kind, the
+    // candidate that failed named in the message.
+    static model::GatewayError forFailure(const UpstreamFailure &failure, const QString &candidate);
+    // Every candidate marked: Retry-After is the shortest remaining mark. `remainingMs`
+    // holds one entry per chain candidate (0 = not marked); nullopt when any is unmarked.
+    static std::optional<qint64> retryAfterWhenAllMarked(const QList<qint64> &remainingMs);
+};
+
+} // namespace sw::failover

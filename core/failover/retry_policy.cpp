@@ -1,0 +1,36 @@
+#include "failover/retry_policy.h"
+
+#include <QRandomGenerator>
+
+#include <algorithm>
+
+namespace sw::failover {
+
+RetryPolicy::Random RetryPolicy::systemRandom()
+{
+    return [](qint64 bound) { return bound > 0 ? QRandomGenerator::global()->bounded(bound) : 0; };
+}
+
+std::optional<qint64> RetryPolicy::nextDelay(const RetryInput &in, const Random &random)
+{
+    const FailureKind k = in.failure.kind;
+    if (k != FailureKind::ServerError && k != FailureKind::RateLimited && k != FailureKind::Transport)
+        return std::nullopt; // credential, not-served and setup failures are not helped by waiting
+    const int allowed = in.hasFollower ? in.retriesBeforeFailover : in.maxRetries;
+    if (in.retriesSoFar >= allowed)
+        return std::nullopt;
+    // 500 ms doubling; the shift is bounded so a huge retry count cannot overflow.
+    qint64 delay = qint64(500) << std::min(in.retriesSoFar, 20);
+    delay += random(delay / 4 + 1);
+    if (in.failure.retryAfterMs) {
+        if (*in.failure.retryAfterMs > in.maxRetryDelayMs)
+            return std::nullopt; // a longer Retry-After ends the attempt as a classified failure
+        delay = std::max(delay, *in.failure.retryAfterMs);
+    }
+    delay = std::min(delay, in.maxRetryDelayMs);
+    if (in.deadlineAtMs && in.nowMs + delay >= *in.deadlineAtMs)
+        return std::nullopt;
+    return delay;
+}
+
+} // namespace sw::failover

@@ -1,0 +1,36 @@
+#pragma once
+// SPEC 3, record "in-attempt retries": whether one more try of the same candidate
+// is allowed, and after how long. Pure; the random source is injected so the
+// jitter is testable.
+
+#include "failover/upstream_failure.h"
+
+#include <functional>
+#include <optional>
+
+namespace sw::failover {
+
+struct RetryInput {
+    UpstreamFailure failure;
+    bool hasFollower = false;       // with a follower: retriesBeforeFailover, else maxRetries
+    int retriesSoFar = 0;           // tries of this attempt already retried
+    int retriesBeforeFailover = 0;  // provider setting
+    int maxRetries = 0;             // provider setting
+    qint64 maxRetryDelayMs = 10000; // failover.maxRetryDelayMs
+    qint64 nowMs = 0;
+    std::optional<qint64> deadlineAtMs; // no retry that would start at or after it
+};
+
+class RetryPolicy {
+public:
+    // Returns a value in [0, bound) (QRandomGenerator in production).
+    using Random = std::function<qint64(qint64 bound)>;
+    static Random systemRandom();
+
+    // The delay before the next try, or nullopt when the attempt must end now (the
+    // failure is then classified for failover). Backoff 500 ms · 2^n plus up to 25 %
+    // jitter; a Retry-After raises it; one longer than maxRetryDelayMs ends the attempt.
+    static std::optional<qint64> nextDelay(const RetryInput &in, const Random &random);
+};
+
+} // namespace sw::failover

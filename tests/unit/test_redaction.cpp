@@ -1,0 +1,39 @@
+// issue 11 item 7: the one redaction, before any truncation.
+#include "util/redaction.h"
+
+#include <QTest>
+
+using namespace sw::util;
+
+class TestRedaction : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void theAttemptsSecretAndKeyShapesGo()
+    {
+        const QString text = QStringLiteral("key test-secret-value-0123 rejected; Authorization: Bearer abc.def-123_XYZ789 "
+                                            "and sk-ant-api03-AAAAAAAAAAAAAAAAAAAA and AIzaSyA1234567890123456789012");
+        const QString out = redactSecrets(text, "test-secret-value-0123");
+        QVERIFY2(!out.contains(QStringLiteral("test-secret")), qPrintable(out));
+        QVERIFY(!out.contains(QStringLiteral("abc.def")));
+        QVERIFY(!out.contains(QStringLiteral("AAAAAAAA")));
+        QVERIFY(!out.contains(QStringLiteral("AIzaSy")));
+        QVERIFY(out.contains(QStringLiteral("Bearer [redacted]")));
+    }
+    void proseStays()
+    {
+        const QString text = QStringLiteral("use sk-learn for the task-runner; a bearer of news");
+        QCOMPARE(redactSecrets(text), text);
+        QCOMPARE(redactSecrets(QByteArray("event: ping\ndata: {}\n\n")), QByteArray("event: ping\ndata: {}\n\n"));
+        QVERIFY(!mayHoldSecret("data: {\"type\":\"content_block_delta\"}"));
+    }
+    void redactionComesBeforeTheCut()
+    {
+        // A key across the cut must not leak its start.
+        const QString text = QString(290, QLatin1Char('.')) + QStringLiteral(" sk-proj-ABCDEFGHIJKLMNOPQRSTUVWX");
+        const QString out = redactedAndTruncated(text, 300);
+        QVERIFY2(!out.contains(QStringLiteral("sk-proj")), qPrintable(out));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestRedaction)
+#include "test_redaction.moc"
