@@ -10,6 +10,7 @@
 #include "util/redaction.h"
 
 #include <QDateTime>
+#include <QJsonObject>
 #include <QJsonArray>
 #include <QJsonDocument>
 
@@ -33,9 +34,28 @@ bool isNoiseFrame(const upstream::SseEvent &r, const QList<model::StreamEvent> &
         return true;
     if (!events.isEmpty())
         return false; // decided by the hold, per event
-    // A delta chunk that decoded to nothing: no text, no finish reason, no usage.
-    return r.data.contains("\"delta\"") && !r.data.contains("\"finish_reason\":\"") &&
-           !r.data.contains("\"usage\":{");
+    // A frame that decoded to nothing may still carry content a decoder defers (a second
+    // tool call's deltas while the first is open), so only a provably empty Chat delta
+    // chunk is noise: choices whose deltas hold no more than a role and empty content,
+    // no finish reason, no usage. Anything else is held (and counted against maxHoldBytes).
+    if (r.data.size() > 1024 || !r.data.contains("\"delta\""))
+        return false;
+    const QJsonObject chunk = QJsonDocument::fromJson(r.data).object();
+    const QJsonArray choices = chunk.value(QStringLiteral("choices")).toArray();
+    if (choices.isEmpty() || (chunk.contains(QStringLiteral("usage")) && !chunk.value(QStringLiteral("usage")).isNull()))
+        return false;
+    for (const QJsonValue &c : choices) {
+        const QJsonObject choice = c.toObject();
+        if (!choice.value(QStringLiteral("finish_reason")).isNull() && choice.contains(QStringLiteral("finish_reason")))
+            return false;
+        const QJsonObject delta = choice.value(QStringLiteral("delta")).toObject();
+        for (auto it = delta.begin(); it != delta.end(); ++it) {
+            const bool empty = it.value().isNull() || (it.value().isString() && it.value().toString().isEmpty());
+            if (it.key() != QLatin1String("role") && !empty)
+                return false;
+        }
+    }
+    return true;
 }
 
 QByteArray sseFrame(const upstream::SseEvent &e)
