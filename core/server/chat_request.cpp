@@ -35,27 +35,38 @@ bool isNoiseFrame(const upstream::SseEvent &r, const QList<model::StreamEvent> &
     if (!events.isEmpty())
         return false; // decided by the hold, per event
     // A frame that decoded to nothing may still carry content a decoder defers (a second
-    // tool call's deltas while the first is open), so only a provably empty Chat delta
-    // chunk is noise: choices whose deltas hold no more than a role and empty content,
-    // no finish reason, no usage. Anything else is held (and counted against maxHoldBytes).
+    // tool call's deltas while the first is open), so only a provably empty delta is
+    // noise: a delta holding no more than its type or role and empty strings (Anthropic
+    // content_block_delta, Responses *.delta, Chat choices), with no finish reason or usage.
+    // Anything else is held, and counted against maxHoldBytes.
     if (r.data.size() > 1024 || !r.data.contains("\"delta\""))
         return false;
-    const QJsonObject chunk = QJsonDocument::fromJson(r.data).object();
-    const QJsonArray choices = chunk.value(QStringLiteral("choices")).toArray();
-    if (choices.isEmpty() || (chunk.contains(QStringLiteral("usage")) && !chunk.value(QStringLiteral("usage")).isNull()))
-        return false;
-    for (const QJsonValue &c : choices) {
-        const QJsonObject choice = c.toObject();
-        if (!choice.value(QStringLiteral("finish_reason")).isNull() && choice.contains(QStringLiteral("finish_reason")))
+    const auto emptyDelta = [](const QJsonValue &d) {
+        if (d.isNull() || (d.isString() && d.toString().isEmpty()))
+            return true;
+        if (!d.isObject())
             return false;
-        const QJsonObject delta = choice.value(QStringLiteral("delta")).toObject();
-        for (auto it = delta.begin(); it != delta.end(); ++it) {
-            const bool empty = it.value().isNull() || (it.value().isString() && it.value().toString().isEmpty());
-            if (it.key() != QLatin1String("role") && !empty)
+        const QJsonObject o = d.toObject();
+        for (auto it = o.begin(); it != o.end(); ++it) {
+            if (it.key() == QLatin1String("type") || it.key() == QLatin1String("role"))
+                continue;
+            if (!it.value().isNull() && !(it.value().isString() && it.value().toString().isEmpty()))
                 return false;
         }
+        return true;
+    };
+    const QJsonObject frame = QJsonDocument::fromJson(r.data).object();
+    if (frame.contains(QStringLiteral("usage")) && !frame.value(QStringLiteral("usage")).isNull())
+        return false;
+    if (!frame.contains(QStringLiteral("choices")))
+        return frame.contains(QStringLiteral("delta")) && emptyDelta(frame.value(QStringLiteral("delta")));
+    const QJsonArray choices = frame.value(QStringLiteral("choices")).toArray();
+    for (const QJsonValue &c : choices) {
+        const QJsonObject choice = c.toObject();
+        if (!choice.value(QStringLiteral("finish_reason")).isNull() || !emptyDelta(choice.value(QStringLiteral("delta"))))
+            return false;
     }
-    return true;
+    return !choices.isEmpty();
 }
 
 QByteArray sseFrame(const upstream::SseEvent &e)
