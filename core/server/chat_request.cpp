@@ -1,5 +1,6 @@
 #include "server/chat_request.h"
 
+#include "failover/candidate_policy.h"
 #include "failover/failure_response.h"
 #include "failover/provider_down_marks.h"
 #include "failover/retry_policy.h"
@@ -170,29 +171,7 @@ void ChatRequest::start()
 
 std::optional<QString> ChatRequest::ineligibleReason(const failover::Candidate &c) const
 {
-    const auto tenant = m_config->tenants.constFind(m_tenant);
-    if (tenant != m_config->tenants.cend()) {
-        if (!tenant->providers.isEmpty() && !tenant->providers.contains(c.provider.id))
-            return QStringLiteral("provider not allowed for tenant");
-        if (!tenant->regions.isEmpty() && !tenant->regions.contains(c.provider.region))
-            return QStringLiteral("region not allowed for tenant");
-    }
-    if (m_resolution.maxCostMultiplier) {
-        // seed 003 cost ceiling: priced against the first eligible candidate.
-        for (const auto &first : m_resolution.chain) {
-            const auto t = m_config->tenants.constFind(m_tenant);
-            if (t != m_config->tenants.cend() &&
-                ((!t->providers.isEmpty() && !t->providers.contains(first.provider.id)) ||
-                 (!t->regions.isEmpty() && !t->regions.contains(first.provider.region))))
-                continue;
-            const double base = first.model.costInput + first.model.costOutput;
-            const double mine = c.model.costInput + c.model.costOutput;
-            if (base > 0 && mine > base * *m_resolution.maxCostMultiplier)
-                return QStringLiteral("over the route's cost ceiling (%1x)").arg(*m_resolution.maxCostMultiplier);
-            break;
-        }
-    }
-    return std::nullopt;
+    return failover::CandidatePolicy::ineligibleReason(*m_config, m_tenant, m_resolution, c);
 }
 
 std::optional<QString> ChatRequest::precheckRejection(const failover::Candidate &c) const
@@ -258,7 +237,7 @@ void ChatRequest::recordSkips(const QList<failover::Skip> &skipped)
         m_tried.insert(s.candidate.ref().key());
         ++m_attemptNo;
         m_candidate = s.candidate;
-        if (s.reason.startsWith(QLatin1String("over the route's cost ceiling")))
+        if (failover::CandidatePolicy::isCostCeiling(s.reason))
             m_overCostCeiling = true;
         // issue 13: a candidate passed over for want of a credential is visible, never a silent reroute.
         const QString failure =
@@ -974,7 +953,7 @@ GatewayError ChatRequest::withCostCeilingNote(GatewayError error) const
     bool ceiling = m_overCostCeiling;
     for (const auto &c : m_resolution.chain)
         if (!ceiling && !m_tried.contains(c.ref().key()))
-            if (const auto why = ineligibleReason(c); why && why->startsWith(QLatin1String("over the route's cost ceiling")))
+            if (const auto why = ineligibleReason(c); why && failover::CandidatePolicy::isCostCeiling(*why))
                 ceiling = true;
     if (ceiling && m_resolution.maxCostMultiplier)
         error.message += QStringLiteral("; no fallback left: the other candidates are priced over the route's cost "

@@ -1,4 +1,5 @@
 // SPEC 4 resolution order and SPEC 5 resolver (record v1 StableNameResolver with the tried set).
+#include "failover/candidate_policy.h"
 #include "failover/candidate_resolver.h"
 
 #include <QTest>
@@ -117,6 +118,29 @@ private Q_SLOTS:
         QCOMPARE(consulted, 0); // deferring it would give the same answer: the mark must not even be read
         QSet<QString> tried{r.chain.first().ref().key()};
         QVERIFY(!CandidateResolver::next(r, tried, s)); // a direct selector has no follower
+    }
+    void costCeilingIsPricedAgainstTheTenantsFirstCandidate()
+    {
+        config::Config c = sample();
+        c.models[QStringLiteral("anthropic/claude-sonnet-4-5")].costInput = 3;
+        c.models[QStringLiteral("anthropic/claude-sonnet-4-5")].costOutput = 15; // 18
+        c.models[QStringLiteral("zai/glm-4.6")].costOutput = 2;                   // 2
+        c.models[QStringLiteral("openai/gpt-5")].costOutput = 10;                 // 10
+        c.routes[QStringLiteral("sonnet")].maxFallbackCostMultiplier = 2.0;
+        const auto r = *CandidateResolver::resolve(c, QStringLiteral("sonnet"));
+        // Against anthropic (18): nothing is over 36.
+        for (const auto &cand : r.chain)
+            QVERIFY(!CandidatePolicy::ineligibleReason(c, QStringLiteral("t"), r, cand));
+        // A tenant without anthropic prices against zai (2): gpt-5 (10) is over 4.
+        config::TenantConfig t;
+        t.name = QStringLiteral("t");
+        t.providers = {QStringLiteral("zai"), QStringLiteral("openai")};
+        c.tenants.insert(t.name, t);
+        const auto why = CandidatePolicy::ineligibleReason(c, QStringLiteral("t"), r, r.chain[2]);
+        QVERIFY(why && CandidatePolicy::isCostCeiling(*why));
+        QCOMPARE(*CandidatePolicy::ineligibleReason(c, QStringLiteral("t"), r, r.chain[0]),
+                 QStringLiteral("provider not allowed for tenant"));
+        QVERIFY(!CandidatePolicy::isCostCeiling(QStringLiteral("provider not allowed for tenant")));
     }
     void ineligibleIsSkippedAndReported()
     {

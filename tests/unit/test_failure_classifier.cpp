@@ -1,5 +1,9 @@
 // record F1 test cycle: the classifier table with the record's messages.
 #include "failover/failure_classifier.h"
+#include "upstream/sse_reader.h"
+#include "upstream/upstream_adapter.h"
+
+#include <QFile>
 
 #include <QTest>
 #include <QTimeZone>
@@ -18,9 +22,87 @@ std::optional<FailureKind> kindOf(std::optional<int> status, const QString &mess
 }
 } // namespace
 
+namespace {
+QByteArray fixture(const QString &name)
+{
+    QFile f(QStringLiteral(SWITCHMAN_TEST_DATA "/") + name);
+    return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+}
+
+// As the loop builds its input from an HTTP error: the adapter's reading of the body.
+std::optional<UpstreamFailure> classifyBody(const QString &api, int status, const QByteArray &body)
+{
+    const auto *adapter = sw::upstream::adapterFor(api);
+    const auto info = adapter->parseError(status, body);
+    FailureInput in;
+    in.status = status;
+    in.message = info.message;
+    in.classificationMessage = info.errorType.isEmpty() ? QString() : info.errorType + QStringLiteral(": ") + info.message;
+    return FailureClassifier::classify(in);
+}
+} // namespace
+
 class TestFailureClassifier : public QObject {
     Q_OBJECT
 private Q_SLOTS:
+    void realProviderBodies_data()
+    {
+        QTest::addColumn<QString>("api");
+        QTest::addColumn<int>("status");
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<int>("kind");
+        const QString anthropic = QStringLiteral("anthropic-messages");
+        const QString openai = QStringLiteral("openai-completions");
+        const QString google = QStringLiteral("google-generative-ai");
+        QTest::newRow("anthropic 529 overloaded_error") << anthropic << 529 << QStringLiteral("anthropic_529_overloaded.json") << int(FailureKind::ServerError);
+        QTest::newRow("anthropic 429 rate_limit_error") << anthropic << 429 << QStringLiteral("anthropic_429_rate_limit.json") << int(FailureKind::RateLimited);
+        QTest::newRow("openai 429 insufficient_quota") << openai << 429 << QStringLiteral("openai_429_insufficient_quota.json") << int(FailureKind::CredentialExhausted);
+        QTest::newRow("openai 429 rate_limit_exceeded") << openai << 429 << QStringLiteral("openai_429_rate_limit_exceeded.json") << int(FailureKind::RateLimited);
+        QTest::newRow("openai 500 server_error") << openai << 500 << QStringLiteral("openai_500_server_error.json") << int(FailureKind::ServerError);
+        // An opaque 429 (no rate-limit wording) reads as a usage limit (record F1).
+        QTest::newRow("google 429 RESOURCE_EXHAUSTED") << google << 429 << QStringLiteral("google_429_resource_exhausted.json") << int(FailureKind::CredentialExhausted);
+        QTest::newRow("google 503 UNAVAILABLE") << google << 503 << QStringLiteral("google_503_unavailable.json") << int(FailureKind::ServerError);
+    }
+    void realProviderBodies()
+    {
+        QFETCH(QString, api);
+        QFETCH(int, status);
+        QFETCH(QString, file);
+        QFETCH(int, kind);
+        const QByteArray body = fixture(QStringLiteral("failures/") + file);
+        QVERIFY(!body.isEmpty());
+        const auto f = classifyBody(api, status, body);
+        QVERIFY(f);
+        QCOMPARE(int(f->kind), kind);
+        QCOMPARE(f->status, status);
+    }
+    void openaiRateLimitHintFromItsText()
+    {
+        const auto f = classifyBody(QStringLiteral("openai-completions"), 429,
+                                    fixture(QStringLiteral("failures/openai_429_rate_limit_exceeded.json")));
+        QVERIFY(f);
+        QCOMPARE(f->retryAfterMs, 2220);
+    }
+    void responsesFailedStreamIsAServerError()
+    {
+        // The in-band shape: error then response.failed, decoded as the loop decodes it.
+        const auto *adapter = sw::upstream::adapterFor(QStringLiteral("openai-responses"));
+        auto decoder = adapter->makeDecoder({});
+        sw::upstream::SseReader sse;
+        std::optional<sw::model::StreamEvent> error;
+        for (const auto &e : sse.feed(fixture(QStringLiteral("responses_upstream_failed.sse"))))
+            for (const auto &ev : decoder->feed(e))
+                if (ev.type == sw::model::EventType::Error && !error)
+                    error = ev;
+        QVERIFY(error);
+        FailureInput in;
+        in.message = error->errorMessage;
+        in.classificationMessage = error->errorType.isEmpty() ? QString() : error->errorType + QStringLiteral(": ") + error->errorMessage;
+        in.status = error->errorStatus;
+        const auto f = FailureClassifier::classify(in);
+        QVERIFY(f);
+        QCOMPARE(f->kind, FailureKind::ServerError);
+    }
     void credentialExhausted()
     {
         QCOMPARE(kindOf(429, QStringLiteral("usage_limit_reached: The usage limit has been reached")),
