@@ -1,6 +1,7 @@
 #include "server/chat_request.h"
 
 #include "failover/candidate_policy.h"
+#include "credentials/park_policy.h"
 #include "failover/failure_response.h"
 #include "failover/provider_down_marks.h"
 #include "failover/retry_policy.h"
@@ -359,6 +360,7 @@ void ChatRequest::launchUpstream()
     m_errorBody.clear();
     m_status = 0;
     m_headerRetryAfter.reset();
+    m_errorHeaders.clear();
     m_ttftMs.reset();
     m_heldRaw.clear();
     m_terminalSeen = false;
@@ -454,6 +456,8 @@ void ChatRequest::onResponseStarted(int status, const upstream::HeaderList &head
     m_lastByteMs = m_ctx.clock->nowMs();
     if (status >= 300 && status < 400)
         m_location = upstream::headerValue(headers, "location");
+    if (!is2xx(status))
+        m_errorHeaders = headers;
     if (!is2xx(status))
         m_headerRetryAfter =
             failover::FailureClassifier::retryAfterFromHeaders(headers, QDateTime::currentMSecsSinceEpoch());
@@ -830,7 +834,18 @@ void ChatRequest::attemptFailed(failover::FailureInput input, bool fromHeaders)
     // A caller's own (passthrough) key is that caller's business: it never exhausts the pool for others.
     if (failure->kind == FailureKind::CredentialExhausted && m_credentialIndex >= 0 && !m_target.passthroughAuth &&
         !m_candidate->provider.credentials.isEmpty()) {
-        m_ctx.pools->markExhausted({m_candidate->provider.id, m_credentialIndex}, m_candidate->provider.exhaustedResetMs);
+        // The pools judge: a 401 is rejected until the key changes; anything else is parked for
+        // Retry-After, the provider's reset hint, or the configured default for its reason.
+        credentials::CredentialFailure cf;
+        cf.status = input.status;
+        cf.message = input.message; // already redacted: kept as the credential's last error
+        cf.classification = input.classificationMessage;
+        cf.usageLimit = input.usageLimit;
+        cf.retryAfterMs = input.retryAfterMs; // headers only: attemptFailed drops in-band values
+        if (fromHeaders)
+            cf.headers = m_errorHeaders;
+        m_ctx.pools->recordFailure({m_candidate->provider.id, m_credentialIndex}, cf,
+                                   credentials::parkDefaultsFor(*m_config, m_candidate->provider));
         if (m_ctx.pools->hasUsable(m_candidate->provider.id, m_candidate->provider.credentials,
                                    !callerAuth().isEmpty())) {
             m_ctx.telemetry->log(QStringLiteral("info"), QStringLiteral("credential rotated"),

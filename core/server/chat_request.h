@@ -145,6 +145,7 @@ private:
     model::GatewayError m_upstreamError; // the last upstream error body's code/param, for the client's error
     int m_status = 0;
     std::optional<qint64> m_headerRetryAfter;
+    upstream::HeaderList m_errorHeaders; // a non-2xx answer's headers: credential reset hints
     qint64 m_attemptStartMs = 0;
     qint64 m_tryStartMs = 0;   // this upstream call's launch (a strike needs a try newer than the mark)
     qint64 m_lastByteMs = 0;   // the upstream's last byte, for the idle timeout
