@@ -419,9 +419,9 @@ private Q_SLOTS:
         const QList<QByteArray> answers = responsesIn(c.received());
         QCOMPARE(answers.size(), 4);
         QVERIFY2(answers[0].contains("\"type\":\"message\"") && answers[0].contains("pa/claude-a"), answers[0].constData());
-        QVERIFY2(answers[1].contains("{\"status\":\"ok\"}"), answers[1].constData());
+        QVERIFY2(answers[1].contains("\"status\":\"ok\""), answers[1].constData());
         QVERIFY2(answers[2].contains("chat.completion") && answers[2].contains("pb/gpt-b"), answers[2].constData());
-        QVERIFY2(answers[3].contains("{\"status\":\"ok\"}"), answers[3].constData());
+        QVERIFY2(answers[3].contains("\"status\":\"ok\""), answers[3].constData());
         QVERIFY(!c.closed()); // kept alive: nothing was refused
     }
 
