@@ -25,12 +25,25 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QRandomGenerator>
+#include <QSslCertificate>
 #include <QTcpServer>
 
 namespace sw {
 
 using server::HttpExchange;
 using server::InboundRequest;
+
+namespace {
+// providers.NAME.caFile → the transport's trust table (the loader has checked each file).
+void applyCaFiles(upstream::Transport *transport, const config::Config &cfg)
+{
+    upstream::Transport::CaTable table;
+    for (const auto &p : cfg.providers)
+        if (!p.caFile.isEmpty())
+            table[upstream::hostKeyOf(QUrl(p.baseUrl))] += QSslCertificate::fromPath(p.caFile, QSsl::Pem);
+    transport->setExtraCaCertificates(table);
+}
+} // namespace
 
 Engine::Engine(Options options, QObject *parent) : QObject(parent), m_options(std::move(options))
 {
@@ -52,6 +65,7 @@ Engine::Engine(Options options, QObject *parent) : QObject(parent), m_options(st
     m_ctx.config = std::make_shared<const config::Config>(cfg);
     m_ctx.clock = clock;
     m_ctx.transport = m_options.transport ? m_options.transport : m_ownedTransport.get();
+    applyCaFiles(m_ctx.transport, cfg);
     m_ctx.marks = m_marks.get();
     m_ctx.pools = m_pools.get();
     m_ctx.telemetry = m_telemetry;
@@ -310,6 +324,7 @@ void Engine::applyConfig(const config::Config &incoming)
                               : m_ctx.config->providers.value(it->id).baseUrl;
     m_ctx.config = std::make_shared<const config::Config>(cfg);
     configurePools(); // a pool that changed starts over: its positions may hold other secrets now
+    applyCaFiles(m_ctx.transport, cfg);
     m_front->setLimits(cfg.limits);
     if (m_tcp)
         m_tcp->setLimits(cfg.limits);

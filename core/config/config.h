@@ -19,6 +19,9 @@ struct ProviderConfig {
     int retriesBeforeFailover = 0;
     qint64 exhaustedResetMs = 3600 * 1000; // how long a credential that hit 401/403/usage limit is skipped
     bool demo = false;       // a simulated provider of --demo (baseUrl is filled in at start)
+    // Absolute path of a PEM bundle trusted for this provider's https:// in addition
+    // to the system store (a corporate TLS proxy's CA, a self-hosted server's own CA).
+    QString caFile;
 
     bool operator==(const ProviderConfig &) const = default;
 };

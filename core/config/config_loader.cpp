@@ -12,6 +12,7 @@
 #include <QRegularExpression>
 #include <QSaveFile>
 #include <QSet>
+#include <QSslCertificate>
 #include <QStandardPaths>
 #include <QUrl>
 
@@ -119,6 +120,7 @@ private:
     void readListen(const QJsonObject &root, Config &config);
     void readProviders(const QJsonObject &root, Config &config);
     void readCredential(const QString &path, const QString &value);
+    void readCaFile(const QString &path, const QString &file);
     void readModels(const QJsonObject &root, Config &config);
     void readRoutes(const QJsonObject &root, Config &config);
     void readTenants(const QJsonObject &root, Config &config);
@@ -324,7 +326,7 @@ void ConfigReader::readProviders(const QJsonObject &root, Config &config) {
         checkKeys(o, p,
                   {QStringLiteral("api"), QStringLiteral("baseUrl"), QStringLiteral("credentials"),
                    QStringLiteral("region"), QStringLiteral("maxRetries"), QStringLiteral("retriesBeforeFailover"),
-                   QStringLiteral("exhaustedResetMs"), QStringLiteral("demo")});
+                   QStringLiteral("exhaustedResetMs"), QStringLiteral("demo"), QStringLiteral("caFile")});
         ProviderConfig provider;
         provider.id = id;
         if (string(o, p, QStringLiteral("api"), provider.api, true) && !kApis.contains(provider.api))
@@ -353,8 +355,26 @@ void ConfigReader::readProviders(const QJsonObject &root, Config &config) {
         integer(o, p, QStringLiteral("exhaustedResetMs"), provider.exhaustedResetMs, 1000, 7LL * 24 * 3600 * 1000,
                 QStringLiteral("must be at least 1000 (one second)"));
         boolean(o, p, QStringLiteral("demo"), provider.demo);
+        if (string(o, p, QStringLiteral("caFile"), provider.caFile))
+            readCaFile(keyPath(p, QStringLiteral("caFile")), provider.caFile);
         config.providers.insert(id, provider);
     }
+}
+
+void ConfigReader::readCaFile(const QString &path, const QString &file) {
+    // Checked now, so a typo is a configuration error naming the key, not a TLS
+    // failure at the first request (which would read as the provider being down).
+    if (file.isEmpty() || !QFileInfo(file).isAbsolute()) {
+        error(path, QStringLiteral("expected the absolute path of a PEM file of CA certificates"));
+        return;
+    }
+    const QFileInfo info(file);
+    if (!info.exists() || !info.isFile()) {
+        error(path, QStringLiteral("no such file: %1").arg(file));
+        return;
+    }
+    if (QSslCertificate::fromPath(file, QSsl::Pem).isEmpty())
+        error(path, QStringLiteral("no PEM certificate could be read from %1").arg(file));
 }
 
 void ConfigReader::readCredential(const QString &path, const QString &value) {
@@ -749,6 +769,8 @@ QJsonObject toJson(const Config &config) {
             o.insert(QStringLiteral("exhaustedResetMs"), p.exhaustedResetMs);
         if (p.demo)
             o.insert(QStringLiteral("demo"), true);
+        if (!p.caFile.isEmpty())
+            o.insert(QStringLiteral("caFile"), p.caFile);
         providers.insert(p.id, o);
     }
     root.insert(QStringLiteral("providers"), providers);

@@ -9,4 +9,10 @@ UpstreamCall *DefaultTransport::start(const HttpRequest &request, QObject *paren
     return m_tls.start(request, parent);
 }
 
+void DefaultTransport::setExtraCaCertificates(const CaTable &table)
+{
+    m_plain.setExtraCaCertificates(table);
+    m_tls.setExtraCaCertificates(table);
+}
+
 } // namespace sw::upstream

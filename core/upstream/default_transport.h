@@ -12,6 +12,7 @@ namespace sw::upstream {
 class DefaultTransport final : public Transport {
 public:
     UpstreamCall *start(const HttpRequest &request, QObject *parent) override;
+    void setExtraCaCertificates(const CaTable &table) override;
 
 private:
     SocketTransport m_plain;

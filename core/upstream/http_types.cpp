@@ -16,6 +16,12 @@ QUrl joinUrl(const QString &baseUrl, const QString &path) {
     return QUrl(base + path);
 }
 
+QString hostKeyOf(const QUrl &url) {
+    const QString scheme = url.scheme().toLower();
+    return scheme + QLatin1String("://") + url.host().toLower() + QLatin1Char(':') +
+           QString::number(url.port(scheme == QLatin1String("https") ? 443 : 80));
+}
+
 const char *transportErrorName(TransportError e) {
     switch (e) {
     case TransportError::None:

@@ -11,6 +11,8 @@ using HeaderList = QList<QPair<QByteArray, QByteArray>>;
 QByteArray headerValue(const HeaderList &headers, QByteArrayView name); // case-insensitive, first match
 // A provider's baseUrl (trailing slashes ignored) followed by an API path.
 QUrl joinUrl(const QString &baseUrl, const QString &path);
+// "scheme://host:port" with the scheme's default port filled in: what a connection is pooled and trusted by.
+QString hostKeyOf(const QUrl &url);
 
 struct HttpRequest {
     QByteArray method = "POST";

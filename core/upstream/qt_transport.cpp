@@ -6,18 +6,13 @@
 #include <QNetworkReply>
 #include <QNetworkRequest>
 #include <QPointer>
+#include <QSslConfiguration>
 
 namespace sw::upstream {
 
 namespace {
 
-QString hostKeyOf(const QUrl &url) {
-    const QString scheme = url.scheme().toLower();
-    const int port = url.port(scheme == QLatin1String("https") ? 443 : 80);
-    return scheme + QLatin1String("://") + url.host().toLower() + QLatin1Char(':') + QString::number(port);
-}
-
-QNetworkRequest toQtRequest(const HttpRequest &request) {
+QNetworkRequest toQtRequest(const HttpRequest &request, const QList<QSslCertificate> &extraCa) {
     QNetworkRequest r(request.url);
     // The gateway decides what to do with a 3xx; never follow one silently.
     r.setAttribute(QNetworkRequest::RedirectPolicyAttribute, QNetworkRequest::ManualRedirectPolicy);
@@ -28,6 +23,11 @@ QNetworkRequest toQtRequest(const HttpRequest &request) {
     r.setAttribute(QNetworkRequest::CookieSaveControlAttribute, QNetworkRequest::Manual);
     r.setAttribute(QNetworkRequest::DoNotBufferUploadDataAttribute, false);
     r.setTransferTimeout(0); // deadlines belong to the attempt budget, not to Qt
+    if (!extraCa.isEmpty()) {
+        QSslConfiguration tls = QSslConfiguration::defaultConfiguration();
+        tls.addCaCertificates(extraCa); // in addition to the system store, never instead of it
+        r.setSslConfiguration(tls);
+    }
     for (const auto &h : request.headers)
         r.setRawHeader(h.first, h.second);
     return r;
@@ -71,7 +71,8 @@ UpstreamCall *QtTransport::start(const HttpRequest &request, QObject *parent) {
     ++m_activeCalls;
     QNetworkAccessManager *manager = pm.manager;
 
-    QNetworkReply *reply = manager->sendCustomRequest(toQtRequest(request), request.method, request.body);
+    QNetworkReply *reply =
+        manager->sendCustomRequest(toQtRequest(request, m_extraCa.value(hostKey)), request.method, request.body);
     QPointer<QtTransport> self(this);
     auto release = [self, manager, hostKey]() {
         if (self)

@@ -30,6 +30,7 @@ public:
     Q_DISABLE_COPY_MOVE(QtTransport)
 
     UpstreamCall *start(const HttpRequest &request, QObject *parent) override;
+    void setExtraCaCertificates(const CaTable &table) override { m_extraCa = table; }
 
     // 6 = Qt 6.4's per-host connection limit of one manager.
     int maxCallsPerHostPerManager() const { return m_maxPerManager; }
@@ -46,6 +47,7 @@ private:
     void release(QNetworkAccessManager *manager, const QString &hostKey);
 
     QList<PooledManager> m_pool;
+    CaTable m_extraCa;
     int m_maxPerManager = 6;
     int m_activeCalls = 0;
 };

@@ -16,12 +16,6 @@ SocketTransport::SocketTransport(QObject *parent) : QObject(parent) {}
 
 SocketTransport::~SocketTransport() = default; // idle sockets are children
 
-QString SocketTransport::hostKeyOf(const QUrl &url) {
-    const QString scheme = url.scheme().toLower();
-    return scheme + QLatin1String("://") + url.host().toLower() + QLatin1Char(':') +
-           QString::number(url.port(scheme == QLatin1String("https") ? 443 : 80));
-}
-
 UpstreamCall *SocketTransport::start(const HttpRequest &request, QObject *parent) {
     return new SocketUpstreamCall(this, request, parent);
 }
@@ -56,6 +50,8 @@ QAbstractSocket *SocketTransport::open(const QUrl &url, QObject *owner) {
         auto *ssl = new QSslSocket(owner);
         QSslConfiguration conf = ssl->sslConfiguration();
         conf.setAllowedNextProtocols({QSslConfiguration::NextProtocolHttp1_1});
+        if (const auto ca = m_extraCa.value(hostKeyOf(url)); !ca.isEmpty())
+            conf.addCaCertificates(ca); // in addition to the system store
         ssl->setSslConfiguration(conf);
         s = ssl;
     } else {

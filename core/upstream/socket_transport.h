@@ -31,6 +31,7 @@ public:
     Q_DISABLE_COPY_MOVE(SocketTransport)
 
     UpstreamCall *start(const HttpRequest &request, QObject *parent) override;
+    void setExtraCaCertificates(const CaTable &table) override { m_extraCa = table; }
 
     int idleConnections() const;
     int connectionsOpened() const { return m_opened; }
@@ -42,7 +43,7 @@ public:
     static constexpr qint64 kDrainBytes = 64 * 1024;
     void setMaxIdlePerHost(int n) { m_maxIdlePerHost = n; }
 
-    static QString hostKeyOf(const QUrl &url);
+    static QString hostKeyOf(const QUrl &url) { return upstream::hostKeyOf(url); }
 
 private:
     friend class SocketUpstreamCall;
@@ -58,6 +59,7 @@ private:
     int m_maxIdlePerHost = 256;
     int m_opened = 0;
     int m_draining = 0;
+    CaTable m_extraCa;
 };
 
 } // namespace sw::upstream

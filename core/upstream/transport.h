@@ -4,7 +4,10 @@
 
 #include "upstream/http_types.h"
 
+#include <QHash>
+#include <QList>
 #include <QObject>
+#include <QSslCertificate>
 
 namespace sw::upstream {
 
@@ -12,8 +15,12 @@ class UpstreamCall : public QObject {
     Q_OBJECT
 public:
     using QObject::QObject;
-    // Closes the upstream connection at once. finished(Aborted) follows
-    // synchronously or soon; no other signal after abort().
+    // Ends the exchange at once: finished(Aborted) follows synchronously, and no
+    // other signal after it. The connection is closed at once, except when the
+    // response has started with a self-delimited body: then the transport reads
+    // on, unheard, for at most ~50 ms / 64 KiB, and keeps the connection if the
+    // body ends within that (a caller that stops at its last event costs no
+    // reconnect); otherwise it closes it then.
     virtual void abort() = 0;
     // Backpressure: while paused, no bodyData is emitted and the connection is not
     // read beyond a small bounded buffer, so TCP flow control slows the upstream
@@ -33,6 +40,11 @@ public:
     virtual ~Transport() = default;
     // The call is parented to `parent` (the caller deletes it, or it dies with parent).
     virtual UpstreamCall *start(const HttpRequest &request, QObject *parent) = 0;
+    // CA certificates trusted in addition to the system store, per hostKeyOf() of a
+    // provider's baseUrl (providers.NAME.caFile); replaces the whole table. Calls
+    // already running keep the trust they started with.
+    using CaTable = QHash<QString, QList<QSslCertificate>>;
+    virtual void setExtraCaCertificates(const CaTable &table) { Q_UNUSED(table); }
 };
 
 } // namespace sw::upstream

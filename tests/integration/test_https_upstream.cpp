@@ -1,0 +1,177 @@
+// The https path end to end: real providers are reached over TLS through QNAM,
+// so the failover cases run over TLS too, against the fake upstream behind a
+// TLS front whose throwaway CA the provider trusts through providers.NAME.caFile
+// (issue 15). A certificate for another host is a transport failure that says so.
+#include "call_recorder.h"
+#include "config/config_loader.h"
+#include "gateway_fixture.h"
+#include "tls_front.h"
+#include "upstream/qt_transport.h"
+
+#include <QFile>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTemporaryDir>
+#include <QTest>
+
+using namespace sw;
+using namespace sw::test;
+using demo::Fault;
+
+namespace {
+
+upstream::HttpRequest post(const QString &base) {
+    upstream::HttpRequest r;
+    r.url = QUrl(base + QStringLiteral("/v1/messages"));
+    r.headers = {{"content-type", "application/json"}};
+    r.body = R"({"model":"claude-a","max_tokens":16,"messages":[{"role":"user","content":"hi"}]})";
+    return r;
+}
+
+QByteArray configWithCaFile(const QString &caFile) {
+    QJsonObject pa{{QStringLiteral("api"), QStringLiteral("anthropic-messages")},
+                   {QStringLiteral("baseUrl"), QStringLiteral("https://127.0.0.1:1")},
+                   {QStringLiteral("caFile"), caFile}};
+    QJsonObject root{{QStringLiteral("listen"), QStringLiteral("127.0.0.1:0")},
+                     {QStringLiteral("providers"), QJsonObject{{QStringLiteral("pa"), pa}}},
+                     {QStringLiteral("models"), QJsonObject{{QStringLiteral("pa/claude-a"), QJsonObject{}}}}};
+    return QJsonDocument(root).toJson(QJsonDocument::Compact);
+}
+
+} // namespace
+
+class TestHttpsUpstream : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void caFileIsCheckedWhenTheConfigIsRead();
+    void trustComesFromTheCaFileOnly();
+    void certificateForAnotherHostIsATransportFailureThatSaysSo();
+    void failoverOverTls_data();
+    void failoverOverTls();
+};
+
+void TestHttpsUpstream::caFileIsCheckedWhenTheConfigIsRead() {
+    QTemporaryDir dir;
+    const QString notPem = dir.filePath(QStringLiteral("not.pem"));
+    QFile f(notPem);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write("this is not a certificate\n");
+    f.close();
+    for (const QString &bad :
+         {dir.filePath(QStringLiteral("missing.pem")), QStringLiteral("relative/ca.pem"), notPem}) {
+        const auto result = config::parse(configWithCaFile(bad));
+        QVERIFY2(!result.ok(), qPrintable(bad));
+        QCOMPARE(result.errors.size(), 1);
+        QCOMPARE(result.errors.front().path, QStringLiteral("providers.pa.caFile"));
+    }
+    {
+        demo::FakeUpstream fake;
+        QVERIFY(fake.listen());
+        TlsFront front(fake.port());
+        QVERIFY(front.ok());
+        const auto good = config::parse(configWithCaFile(front.caFile()));
+        QVERIFY2(good.ok(), good.errors.isEmpty() ? "" : qPrintable(good.errors.front().toString()));
+        QCOMPARE(good.config->providers.value(QStringLiteral("pa")).caFile, front.caFile());
+        // Saved back as given.
+        QCOMPARE(config::toJson(*good.config)
+                     .value(QStringLiteral("providers"))
+                     .toObject()
+                     .value(QStringLiteral("pa"))
+                     .toObject()
+                     .value(QStringLiteral("caFile"))
+                     .toString(),
+                 front.caFile());
+    }
+}
+
+void TestHttpsUpstream::trustComesFromTheCaFileOnly() {
+    demo::FakeUpstream fake;
+    QVERIFY(fake.listen());
+    TlsFront front(fake.port());
+    QVERIFY(front.ok());
+
+    upstream::QtTransport untrusting;
+    CallRecorder refused(untrusting.start(post(front.baseUrl()), this));
+    QVERIFY(refused.waitFinished(10000));
+    QCOMPARE(refused.error(), upstream::TransportError::Tls);
+    QVERIFY(fake.requests().isEmpty()); // nothing was sent to an untrusted server
+
+    upstream::QtTransport trusting;
+    trusting.setExtraCaCertificates(
+        {{upstream::hostKeyOf(QUrl(front.baseUrl())), QSslCertificate::fromPath(front.caFile())}});
+    CallRecorder ok(trusting.start(post(front.baseUrl()), this));
+    QVERIFY(ok.waitFinished(10000));
+    QCOMPARE(ok.error(), upstream::TransportError::None);
+    QCOMPARE(ok.status, 200);
+    QCOMPARE(fake.requests().size(), 1);
+}
+
+void TestHttpsUpstream::certificateForAnotherHostIsATransportFailureThatSaysSo() {
+    demo::FakeUpstream fake;
+    QVERIFY(fake.listen());
+    TlsFront front(fake.port(), QStringLiteral("api.other.example"));
+    QVERIFY(front.ok());
+    upstream::QtTransport trusting;
+    trusting.setExtraCaCertificates(
+        {{upstream::hostKeyOf(QUrl(front.baseUrl())), QSslCertificate::fromPath(front.caFile())}});
+    CallRecorder rec(trusting.start(post(front.baseUrl()), this));
+    QVERIFY(rec.waitFinished(10000));
+    QCOMPARE(rec.error(), upstream::TransportError::Tls);
+    QVERIFY2(rec.result->message.contains(QLatin1String("host name did not match")), qPrintable(rec.result->message));
+}
+
+void TestHttpsUpstream::failoverOverTls_data() {
+    QTest::addColumn<int>("faultKind");
+    QTest::addColumn<bool>("stream");
+    QTest::addColumn<bool>("failsOver");
+    for (bool stream : {false, true}) {
+        const char *mode = stream ? "stream" : "json";
+        QTest::addRow("healthy %s", mode) << int(Fault::None) << stream << false;
+        QTest::addRow("refused %s", mode) << int(Fault::Refuse) << stream << true;
+        QTest::addRow("reset %s", mode) << int(Fault::Reset) << stream << true;
+        QTest::addRow("503 %s", mode) << int(Fault::Status) << stream << true;
+        QTest::addRow("stall before headers %s", mode) << int(Fault::StallBeforeHeaders) << stream << true;
+        QTest::addRow("stall after 200 %s", mode) << int(Fault::StallAfter200) << stream << true;
+        QTest::addRow("in-band error before content %s", mode)
+            << int(Fault::InBandErrorBeforeContent) << stream << true;
+    }
+}
+
+void TestHttpsUpstream::failoverOverTls() {
+    QFETCH(int, faultKind);
+    QFETCH(bool, stream);
+    QFETCH(bool, failsOver);
+    GatewayFixture gw;
+    TlsFront front(gw.anthropicA.port());
+    QVERIFY(front.ok());
+    config::ProviderConfig &pa = gw.config.providers[QStringLiteral("pa")];
+    pa.baseUrl = front.baseUrl();
+    pa.caFile = front.caFile();
+    gw.config.failover.deadlineMs = 2000; // the stall case waits for the first candidate's budget (half)
+    gw.start();
+    Fault f;
+    f.kind = Fault::Kind(faultKind);
+    f.status = 503;
+    if (f.kind == Fault::Refuse)
+        front.setRefusing(true); // the https listener itself is gone
+    else if (f.kind == Fault::Reset)
+        gw.anthropicA.setFault(f); // every time: QNAM re-sends a POST once after a reset (see the qInfo below)
+    else if (f.kind != Fault::None)
+        gw.anthropicA.pushFault(f);
+
+    const HttpResult r = gw.post(QStringLiteral("/v1/messages"),
+                                 GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("hi"), stream));
+    QCOMPARE(r.status, 200);
+    if (!stream) // a stream's head leaves before the answering candidate is known
+        QCOMPARE(r.header("x-switchman-candidate"), failsOver ? QByteArray("pb/gpt-b") : QByteArray("pa/claude-a"));
+    const QString text = stream ? anthropicStreamText(r.body) : anthropicMessageText(r.json());
+    QVERIFY2(text.contains(failsOver ? QLatin1String("pb/gpt-b") : QLatin1String("pa/claude-a")), qPrintable(text));
+    if (f.kind == Fault::Reset)
+        qInfo("QNAM sent the request %lld time(s) to a resetting https upstream",
+              qlonglong(gw.anthropicA.requests().size()));
+    else if (f.kind != Fault::Refuse)
+        QCOMPARE(gw.anthropicA.requests().size(), 1); // the request did reach pa, over TLS
+}
+
+QTEST_GUILESS_MAIN(TestHttpsUpstream)
+#include "test_https_upstream.moc"
