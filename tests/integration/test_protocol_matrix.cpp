@@ -963,6 +963,49 @@ private Q_SLOTS:
         QVERIFY(!x.json().value("id").toString().startsWith("msg_01XF"));
     }
 
+    void fieldsWithoutATranslationMakeTheCandidateIncompatible() {
+        // previous_response_id: only a Responses upstream holds that state. Elsewhere the
+        // client would get 200 with its earlier context gone; it gets a 400 naming the field.
+        QJsonObject continued = requestBody(Format::Responses, Ask{"pa/claude-a", false});
+        continued.insert("previous_response_id", "resp_earlier");
+        const HttpResult refused = m_gw->post(pathOf(Format::Responses), continued);
+        QCOMPARE(refused.status, 400);
+        QVERIFY2(refused.body.contains("previous_response_id"), refused.body.constData());
+        QCOMPARE(m_gw->anthropicA.requests().size(), 0);
+        continued.insert("model", "pd/resp-d");
+        QCOMPARE(m_gw->post(pathOf(Format::Responses), continued).status, 200);
+        QCOMPARE(QJsonDocument::fromJson(m_gw->responsesD.requests().last().body).object().value("previous_response_id").toString(),
+                 QStringLiteral("resp_earlier"));
+
+        // A follower that cannot continue it is skipped, never asked.
+        delete m_gw;
+        m_gw = new GatewayFixture;
+        config::RouteConfig route;
+        route.name = QStringLiteral("codex");
+        route.candidates = {QStringLiteral("pd/resp-d"), QStringLiteral("pa/claude-a")};
+        m_gw->config.routes.insert(route.name, route);
+        m_gw->start();
+        demo::Fault down;
+        down.kind = demo::Fault::Status;
+        down.status = 503;
+        m_gw->responsesD.pushFault(down);
+        continued.insert("model", "codex");
+        const HttpResult failed = m_gw->post(pathOf(Format::Responses), continued);
+        QVERIFY(failed.status >= 500);
+        QCOMPARE(m_gw->anthropicA.requests().size(), 0);
+
+        // Structured output is not translated yet: a 400 naming the field instead of prose.
+        QJsonObject schema = requestBody(Format::Chat, Ask{"pa/claude-a", false});
+        schema.insert("response_format", QJsonObject{{"type", "json_schema"},
+                                                     {"json_schema", QJsonObject{{"name", "w"}, {"schema", weatherSchema()}}}});
+        const HttpResult noSchema = m_gw->post(pathOf(Format::Chat), schema);
+        QCOMPARE(noSchema.status, 400);
+        QVERIFY2(noSchema.body.contains("response_format"), noSchema.body.constData());
+        schema.insert("model", "pb/gpt-b"); // the same API keeps it
+        QCOMPARE(m_gw->post(pathOf(Format::Chat), schema).status, 200);
+        QVERIFY(m_gw->openaiB.requests().last().body.contains("json_schema"));
+    }
+
     void errorShapes_data() {
         QTest::addColumn<Format>("format");
         for (const auto &[format, name] : kFormats)
