@@ -16,7 +16,7 @@ QString modelPathSegment(const QString &modelId) {
 }
 
 std::optional<QString> UpstreamAdapter::incompatibility(const formats::ParsedRequest &request,
-                                                       formats::InboundFormat inbound) const {
+                                                        formats::InboundFormat inbound) const {
     if (formats::sameApiName(inbound) == api())
         return std::nullopt; // passthrough: every field reaches the API that defines it
     const QJsonObject &raw = request.raw;
@@ -29,11 +29,16 @@ std::optional<QString> UpstreamAdapter::incompatibility(const formats::ParsedReq
             return QStringLiteral("%1: only an openai-responses upstream holds that conversation state, not %2")
                 .arg(QLatin1String(field), api());
     // Structured output has no translation yet: prose instead of the schema would break .parse().
-    const QString chatFormat = raw.value(QLatin1String("response_format")).toObject().value(QLatin1String("type")).toString();
+    const QString chatFormat =
+        raw.value(QLatin1String("response_format")).toObject().value(QLatin1String("type")).toString();
     if (!chatFormat.isEmpty() && chatFormat != QLatin1String("text"))
         return QStringLiteral("response_format: structured output is not translated to %1").arg(api());
-    const QString textFormat = raw.value(QLatin1String("text")).toObject().value(QLatin1String("format")).toObject()
-                                   .value(QLatin1String("type")).toString();
+    const QString textFormat = raw.value(QLatin1String("text"))
+                                   .toObject()
+                                   .value(QLatin1String("format"))
+                                   .toObject()
+                                   .value(QLatin1String("type"))
+                                   .toString();
     if (!textFormat.isEmpty() && textFormat != QLatin1String("text"))
         return QStringLiteral("text.format: structured output is not translated to %1").arg(api());
     if (present(raw.value(QLatin1String("output_format"))) ||

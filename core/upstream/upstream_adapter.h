@@ -51,8 +51,7 @@ public:
     // nullopt when it can. A field that changes what the model does and has no
     // mapping to this API makes the candidate incompatible, never silently dropped
     // (formats/translation_rules.md): failover skips it for one that can.
-    std::optional<QString> incompatibility(const formats::ParsedRequest &request,
-                                           formats::InboundFormat inbound) const;
+    std::optional<QString> incompatibility(const formats::ParsedRequest &request, formats::InboundFormat inbound) const;
 };
 
 // A model id as one percent-encoded path segment: "/", "?", "#" and "%" inside an id
