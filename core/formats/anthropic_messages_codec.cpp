@@ -383,8 +383,9 @@ QByteArray AnthropicMessagesCodec::encodeResponse(const AssistantMessage &messag
             if (b.redacted)
                 content.append(QJsonObject{{L("type"), L("redacted_thinking")}, {L("data"), b.signature}});
             else
-                content.append(QJsonObject{
-                    {L("type"), L("thinking")}, {L("thinking"), b.text}, {L("signature"), signatureFor(b, info.upstreamApi)}});
+                content.append(QJsonObject{{L("type"), L("thinking")},
+                                           {L("thinking"), b.text},
+                                           {L("signature"), signatureFor(b, info.upstreamApi)}});
             break;
         case BlockType::ToolCall:
             if (const auto carrier = functionCallSignatureBlock(b, info.upstreamApi))
@@ -400,7 +401,7 @@ QByteArray AnthropicMessagesCodec::encodeResponse(const AssistantMessage &messag
     }
     // The upstream's own id when it is the client's API (what a passthrough stream shows too).
     const QString id = info.upstreamApi == L("anthropic-messages") && !message.responseId.isEmpty() ? message.responseId
-                                                                                    : info.responseId;
+                                                                                                    : info.responseId;
     return compactJson(QJsonObject{{L("id"), id},
                                    {L("type"), L("message")},
                                    {L("role"), L("assistant")},

@@ -101,13 +101,14 @@ QByteArray AnthropicMessagesStreamEncoder::encode(const StreamEvent &event) {
         if (const auto carrier = AnthropicMessagesCodec::functionCallSignatureBlock(event.block, m_info.upstreamApi)) {
             // Google's function-call signature, in a thinking block of its own just before the call.
             out += openBlock(-2, QJsonObject{{L("type"), L("thinking")}, {L("thinking"), QString()}});
-            out += delta(QJsonObject{{L("type"), L("signature_delta")}, {L("signature"), carrier->value(L("signature"))}});
+            out +=
+                delta(QJsonObject{{L("type"), L("signature_delta")}, {L("signature"), carrier->value(L("signature"))}});
             out += closeBlock();
         }
         return out + openBlock(event.contentIndex, QJsonObject{{L("type"), L("tool_use")},
-                                                         {L("id"), event.block.toolCallId},
-                                                         {L("name"), event.block.toolName},
-                                                         {L("input"), QJsonObject()}});
+                                                               {L("id"), event.block.toolCallId},
+                                                               {L("name"), event.block.toolName},
+                                                               {L("input"), QJsonObject()}});
     }
     case EventType::TextDelta:
         if (event.delta.isEmpty())

@@ -343,10 +343,9 @@ QJsonObject OpenAIChatCodec::errorJson(const GatewayError &error) {
             break;
         }
     }
-    return QJsonObject{{L("error"), QJsonObject{{L("message"), error.message},
-                                                {L("type"), outType},
-                                                {L("param"), param},
-                                                {L("code"), outCode}}}};
+    return QJsonObject{
+        {L("error"),
+         QJsonObject{{L("message"), error.message}, {L("type"), outType}, {L("param"), param}, {L("code"), outCode}}}};
 }
 
 QByteArray OpenAIChatCodec::encodeResponse(const AssistantMessage &message, const EncodeInfo &info) const {
@@ -387,7 +386,7 @@ QByteArray OpenAIChatCodec::encodeResponse(const AssistantMessage &message, cons
                              {L("finish_reason"), finishReason(message.stopReason)}};
     // The upstream's own id when it is the client's API (what a passthrough stream shows too).
     const QString id = info.upstreamApi == L("openai-completions") && !message.responseId.isEmpty() ? message.responseId
-                                                                                    : info.responseId;
+                                                                                                    : info.responseId;
     return compactJson(QJsonObject{{L("id"), id},
                                    {L("object"), L("chat.completion")},
                                    {L("created"), info.createdSecs},

@@ -255,23 +255,22 @@ QString OpenAIResponsesCodec::errorCode(const GatewayError &error) {
 QJsonObject OpenAIResponsesCodec::responseJson(const EncodeInfo &info, const QString &status, const QJsonArray &output,
                                                const Usage *usage, const GatewayError *error,
                                                const QString &incompleteReason) {
-    QJsonObject r{{L("id"), info.responseId},
-                  {L("object"), L("response")},
-                  {L("created_at"), info.createdSecs},
-                  {L("status"), status},
-                  {L("model"), info.model},
-                  {L("output"), output},
-                  {L("parallel_tool_calls"), true},
-                  {L("tool_choice"), L("auto")},
-                  {L("tools"), QJsonArray()},
-                  {L("text"), QJsonObject{{L("format"), QJsonObject{{L("type"), L("text")}}}}},
-                  {L("incomplete_details"), !incompleteReason.isEmpty()
-                                                ? QJsonValue(QJsonObject{{L("reason"), incompleteReason}})
-                                                : QJsonValue()},
-                  {L("error"), error ? QJsonValue(QJsonObject{{L("code"), errorCode(*error)},
-                                                              {L("message"), error->message}})
-                                     : QJsonValue()},
-                  {L("usage"), usage ? QJsonValue(usageJson(*usage)) : QJsonValue()}};
+    QJsonObject r{
+        {L("id"), info.responseId},
+        {L("object"), L("response")},
+        {L("created_at"), info.createdSecs},
+        {L("status"), status},
+        {L("model"), info.model},
+        {L("output"), output},
+        {L("parallel_tool_calls"), true},
+        {L("tool_choice"), L("auto")},
+        {L("tools"), QJsonArray()},
+        {L("text"), QJsonObject{{L("format"), QJsonObject{{L("type"), L("text")}}}}},
+        {L("incomplete_details"),
+         !incompleteReason.isEmpty() ? QJsonValue(QJsonObject{{L("reason"), incompleteReason}}) : QJsonValue()},
+        {L("error"), error ? QJsonValue(QJsonObject{{L("code"), errorCode(*error)}, {L("message"), error->message}})
+                           : QJsonValue()},
+        {L("usage"), usage ? QJsonValue(usageJson(*usage)) : QJsonValue()}};
     return r;
 }
 
@@ -334,14 +333,14 @@ QByteArray OpenAIResponsesCodec::encodeResponse(const AssistantMessage &message,
                 output.append(reasoningItem(b, idFor(b, L("rs_") + suffix), info.upstreamApi));
             break;
         case BlockType::ToolCall:
-            output.append(QJsonObject{{L("id"), idFor(b, L("fc_") + suffix)},
-                                      {L("type"), L("function_call")},
-                                      {L("status"), L("completed")},
-                                      {L("call_id"), b.toolCallId},
-                                      {L("name"), b.toolName},
-                                      {L("arguments"), b.argumentsJson.isEmpty()
-                                                           ? QString::fromUtf8(compactJson(b.arguments))
-                                                           : b.argumentsJson}});
+            output.append(
+                QJsonObject{{L("id"), idFor(b, L("fc_") + suffix)},
+                            {L("type"), L("function_call")},
+                            {L("status"), L("completed")},
+                            {L("call_id"), b.toolCallId},
+                            {L("name"), b.toolName},
+                            {L("arguments"), b.argumentsJson.isEmpty() ? QString::fromUtf8(compactJson(b.arguments))
+                                                                       : b.argumentsJson}});
             break;
         case BlockType::Image:
             break; // no image output items for a chat answer

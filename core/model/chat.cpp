@@ -6,7 +6,8 @@ QString stopReasonName(StopReason r)
 {
     switch (r) {
     case StopReason::Stop:
-    case StopReason::Refusal: return QStringLiteral("stop");
+    case StopReason::Refusal:
+        return QStringLiteral("stop");
     case StopReason::Length: return QStringLiteral("length");
     case StopReason::ToolUse: return QStringLiteral("toolUse");
     case StopReason::Error: return QStringLiteral("error");
@@ -19,13 +20,11 @@ namespace {
 constexpr QLatin1String kSignatureTag("swsig1.");
 }
 
-QString tagSignature(const QString &api, const QString &signature)
-{
+QString tagSignature(const QString &api, const QString &signature) {
     return kSignatureTag + api + QLatin1Char('.') + signature;
 }
 
-TaggedSignature untagSignature(const QString &text)
-{
+TaggedSignature untagSignature(const QString &text) {
     if (!text.startsWith(kSignatureTag))
         return {QString(), text};
     const qsizetype dot = text.indexOf(QLatin1Char('.'), kSignatureTag.size());

@@ -146,8 +146,7 @@ TaggedSignature untagSignature(const QString &text);
 
 // The API whose upstream may receive this block's signature back: the block's own
 // signatureApi, else the message's api.
-inline const QString &signatureOwner(const Message &m, const ContentBlock &b)
-{
+inline const QString &signatureOwner(const Message &m, const ContentBlock &b) {
     return b.signatureApi.isEmpty() ? m.api : b.signatureApi;
 }
 

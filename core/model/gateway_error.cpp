@@ -19,8 +19,7 @@ ErrorCategory GatewayError::categoryForStatus(int status)
     }
 }
 
-GatewayError::Portable GatewayError::portable() const
-{
+GatewayError::Portable GatewayError::portable() const {
     const auto is = [this](std::initializer_list<const char *> codes) {
         for (const char *c : codes)
             if (code == QLatin1String(c))

@@ -33,7 +33,9 @@ struct GatewayError {
     QString providerType; // OpenAI `type` when `code` was given
     QString param;        // OpenAI `param`
 
-    static GatewayError make(int status, ErrorCategory c, const QString &m) { return {status, c, m, {}, {}, {}, {}, {}}; }
+    static GatewayError make(int status, ErrorCategory c, const QString &m) {
+        return {status, c, m, {}, {}, {}, {}, {}};
+    }
 
     // The meaning of an upstream error that every format can say, or Portable::None.
     enum class Portable { None, ContextLength, RateLimit, Overloaded, Authentication };

@@ -195,6 +195,8 @@ std::optional<QString> ChatRequest::precheckRejection(const failover::Candidate 
         return QStringLiteral("%1 cannot read OpenAI file references").arg(c.name());
     if (!upstream::adapterFor(c.provider.api))
         return QStringLiteral("%1 uses an unsupported upstream API \"%2\"").arg(c.name(), c.provider.api);
+    if (auto why = upstream::adapterFor(c.provider.api)->incompatibility(m_parsed, m_format)) // translation
+        return QStringLiteral("%1 cannot serve this request: %2").arg(c.name(), *why);
     return std::nullopt;
 }
 

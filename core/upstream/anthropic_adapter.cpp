@@ -137,8 +137,8 @@ QJsonObject AnthropicAdapter::buildBody(const formats::ParsedRequest &request, c
     int thinkingBudget = opt.thinkingBudget.value_or(model::thinkingBudgetForEffort(opt.reasoning));
     int maxTokens = opt.maxTokens.value_or(8192);
     // Messages rejects a forced tool_choice with thinking on: the client's forced call wins.
-    const bool forcedTool = !ctx.tools.isEmpty() && !opt.toolChoice.isEmpty() && opt.toolChoice != L("auto") &&
-                            opt.toolChoice != L("none");
+    const bool forcedTool =
+        !ctx.tools.isEmpty() && !opt.toolChoice.isEmpty() && opt.toolChoice != L("auto") && opt.toolChoice != L("none");
     if (forcedTool)
         thinkingBudget = 0;
     if (thinkingBudget > 0) {

@@ -144,7 +144,8 @@ QJsonObject GoogleAdapter::buildBody(const formats::ParsedRequest &request) {
                 // Thought parts (and their signatures) go back only to Google; other APIs'
                 // thinking is dropped, never replayed as text.
                 if (!b.redacted && ownSignature(b))
-                    parts.append(QJsonObject{{L("text"), b.text}, {L("thought"), true}, {L("thoughtSignature"), b.signature}});
+                    parts.append(
+                        QJsonObject{{L("text"), b.text}, {L("thought"), true}, {L("thoughtSignature"), b.signature}});
                 break;
             case BlockType::ToolCall: {
                 QJsonObject p{{L("functionCall"), QJsonObject{{L("name"), b.toolName}, {L("args"), b.arguments}}}};
@@ -215,8 +216,8 @@ HttpRequest GoogleAdapter::buildRequest(const formats::ParsedRequest &request, f
                                         const Target &target, const HeaderList &) const {
     HttpRequest http;
     // The id is one encoded segment: "G/../../admin?x=1#" must not walk out of /models/.
-    QUrl url = joinUrl(target.baseUrl,
-                       QStringLiteral("/models/") + modelPathSegment(target.modelId) + QStringLiteral(":streamGenerateContent"));
+    QUrl url = joinUrl(target.baseUrl, QStringLiteral("/models/") + modelPathSegment(target.modelId) +
+                                           QStringLiteral(":streamGenerateContent"));
     url.setQuery(QStringLiteral("alt=sse"));
     http.url = url;
     http.body = formats::compactJson(buildBody(request));

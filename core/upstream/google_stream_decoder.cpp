@@ -64,9 +64,12 @@ StreamEvent GoogleStreamDecoder::terminalEvent() {
     }
     // A safety stop (or a blocked prompt, promptFeedback.blockReason) is Google's refusal:
     // a completed answer, never an outage.
-    static const QStringList refusals{QStringLiteral("SAFETY"),        QStringLiteral("RECITATION"),
-                                      QStringLiteral("BLOCKLIST"),     QStringLiteral("PROHIBITED_CONTENT"),
-                                      QStringLiteral("SPII"),          QStringLiteral("IMAGE_SAFETY"),
+    static const QStringList refusals{QStringLiteral("SAFETY"),
+                                      QStringLiteral("RECITATION"),
+                                      QStringLiteral("BLOCKLIST"),
+                                      QStringLiteral("PROHIBITED_CONTENT"),
+                                      QStringLiteral("SPII"),
+                                      QStringLiteral("IMAGE_SAFETY"),
                                       QStringLiteral("IMAGE_PROHIBITED_CONTENT")};
     if (refusals.contains(m_finishReason)) {
         StreamEvent e = event(EventType::Done);

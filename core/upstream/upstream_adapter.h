@@ -47,6 +47,11 @@ public:
                                      const Target &target, const HeaderList &forwardHeaders) const = 0;
     virtual std::unique_ptr<StreamDecoder> makeDecoder(const Target &target) const = 0;
     virtual UpstreamErrorInfo parseError(int status, const QByteArray &body) const = 0;
+    // Why this API cannot serve the request as the client asked, naming the field, or
+    // nullopt when it can. A field that changes what the model does and has no
+    // mapping to this API makes the candidate incompatible, never silently dropped
+    // (formats/translation_rules.md): failover skips it for one that can.
+    std::optional<QString> incompatibility(const formats::ParsedRequest &request, formats::InboundFormat inbound) const;
 };
 
 // A model id as one percent-encoded path segment: "/", "?", "#" and "%" inside an id

@@ -312,7 +312,10 @@ Answer parseStream(Format f, const QByteArray &body) {
                 for (const QJsonValue &item : r.value("output").toArray())
                     calls |= item.toObject().value("type") == "function_call";
                 const QString why = r.value("incomplete_details").toObject().value("reason").toString();
-                a.stop = why == "content_filter" ? "refusal" : type == "response.incomplete" ? "length" : calls ? "toolUse" : "stop";
+                a.stop = why == "content_filter"         ? "refusal"
+                         : type == "response.incomplete" ? "length"
+                         : calls                         ? "toolUse"
+                                                         : "stop";
             }
             break;
         }
@@ -411,7 +414,7 @@ Answer parseJson(Format f, const QJsonObject &o) {
         }
         const QString status = o.value("status").toString();
         const QString why = o.value("incomplete_details").toObject().value("reason").toString();
-        a.stop = why == "content_filter" ? "refusal"
+        a.stop = why == "content_filter"  ? "refusal"
                  : status == "incomplete" ? "length"
                  : status == "completed"  ? (calls ? "toolUse" : "stop")
                                           : status;
@@ -444,7 +447,6 @@ Answer parseJson(Format f, const QJsonObject &o) {
     return a;
 }
 
-
 struct Call {
     QString id, name;
     QJsonObject args;
@@ -460,25 +462,36 @@ QList<Call> toolCallsOf(Format f, bool stream, const QByteArray &body) {
         const QJsonObject o = QJsonDocument::fromJson(body).object();
         switch (f) {
         case Format::Chat:
-            for (const QJsonValue &v : o.value("choices").toArray().at(0).toObject().value("message").toObject().value("tool_calls").toArray()) {
+            for (const QJsonValue &v : o.value("choices")
+                                           .toArray()
+                                           .at(0)
+                                           .toObject()
+                                           .value("message")
+                                           .toObject()
+                                           .value("tool_calls")
+                                           .toArray()) {
                 const QJsonObject fn = v.toObject().value("function").toObject();
-                calls << Call{v.toObject().value("id").toString(), fn.value("name").toString(), args(fn.value("arguments").toString())};
+                calls << Call{v.toObject().value("id").toString(), fn.value("name").toString(),
+                              args(fn.value("arguments").toString())};
             }
             break;
         case Format::Anthropic:
             for (const QJsonValue &v : o.value("content").toArray())
                 if (v.toObject().value("type") == "tool_use")
-                    calls << Call{v.toObject().value("id").toString(), v.toObject().value("name").toString(), v.toObject().value("input").toObject()};
+                    calls << Call{v.toObject().value("id").toString(), v.toObject().value("name").toString(),
+                                  v.toObject().value("input").toObject()};
             break;
         case Format::Responses:
             for (const QJsonValue &v : o.value("output").toArray())
                 if (v.toObject().value("type") == "function_call")
-                    calls << Call{v.toObject().value("call_id").toString(), v.toObject().value("name").toString(), args(v.toObject().value("arguments").toString())};
+                    calls << Call{v.toObject().value("call_id").toString(), v.toObject().value("name").toString(),
+                                  args(v.toObject().value("arguments").toString())};
             break;
         case Format::Pi:
             for (const QJsonValue &v : o.value("message").toObject().value("content").toArray())
                 if (v.toObject().value("type") == "toolCall")
-                    calls << Call{v.toObject().value("id").toString(), v.toObject().value("name").toString(), v.toObject().value("arguments").toObject()};
+                    calls << Call{v.toObject().value("id").toString(), v.toObject().value("name").toString(),
+                                  v.toObject().value("arguments").toObject()};
             break;
         }
         return calls;
@@ -489,7 +502,14 @@ QList<Call> toolCallsOf(Format f, bool stream, const QByteArray &body) {
         const QJsonObject o = QJsonDocument::fromJson(e.data).object();
         const QString type = o.value("type").toString();
         if (f == Format::Chat) {
-            for (const QJsonValue &tc : o.value("choices").toArray().at(0).toObject().value("delta").toObject().value("tool_calls").toArray()) {
+            for (const QJsonValue &tc : o.value("choices")
+                                            .toArray()
+                                            .at(0)
+                                            .toObject()
+                                            .value("delta")
+                                            .toObject()
+                                            .value("tool_calls")
+                                            .toArray()) {
                 const int i = tc.toObject().value("index").toInt();
                 const QJsonObject fn = tc.toObject().value("function").toObject();
                 if (tc.toObject().contains("id"))
@@ -502,13 +522,15 @@ QList<Call> toolCallsOf(Format f, bool stream, const QByteArray &body) {
             const int i = o.value("index").toInt();
             if (type == "content_block_start" && o.value("content_block").toObject().value("type") == "tool_use")
                 byIndex[i] = Call{o.value("content_block").toObject().value("id").toString(),
-                                  o.value("content_block").toObject().value("name").toString(), {}};
+                                  o.value("content_block").toObject().value("name").toString(),
+                                  {}};
             else if (type == "content_block_delta" && byIndex.contains(i))
                 argText[i] += o.value("delta").toObject().value("partial_json").toString();
         } else if (f == Format::Responses) {
             const QJsonObject item = o.value("item").toObject();
             if (type == "response.output_item.done" && item.value("type") == "function_call")
-                calls << Call{item.value("call_id").toString(), item.value("name").toString(), args(item.value("arguments").toString())};
+                calls << Call{item.value("call_id").toString(), item.value("name").toString(),
+                              args(item.value("arguments").toString())};
         } else if (type == "toolcall_end") {
             const QJsonObject c = o.value("toolCall").toObject();
             calls << Call{c.value("id").toString(), c.value("name").toString(), c.value("arguments").toObject()};
@@ -520,7 +542,6 @@ QList<Call> toolCallsOf(Format f, bool stream, const QByteArray &body) {
     }
     return calls;
 }
-
 
 // The assistant content an Anthropic SDK assembles from a stream (what Claude Code stores
 // and sends back on the next turn).
@@ -564,7 +585,8 @@ QJsonObject toolResultsFor(const QJsonArray &assistant, const QString &output) {
     QJsonArray results;
     for (const QJsonValue &v : assistant)
         if (v.toObject().value("type") == "tool_use")
-            results.append(QJsonObject{{"type", "tool_result"}, {"tool_use_id", v.toObject().value("id")}, {"content", output}});
+            results.append(
+                QJsonObject{{"type", "tool_result"}, {"tool_use_id", v.toObject().value("id")}, {"content", output}});
     return QJsonObject{{"role", "user"}, {"content", results}};
 }
 
@@ -807,7 +829,8 @@ private Q_SLOTS:
         for (const auto &[format, name] : kFormats)
             for (const char *model : {"pb/gpt-b", "pd/resp-d"})
                 for (bool stream : {false, true})
-                    QTest::addRow("%s<-%s %s", name, model, stream ? "stream" : "json") << format << QString::fromLatin1(model) << stream;
+                    QTest::addRow("%s<-%s %s", name, model, stream ? "stream" : "json")
+                        << format << QString::fromLatin1(model) << stream;
     }
     void interleavedToolCallDeltasReachEveryFormatWhole() {
         QFETCH(Format, format);
@@ -815,8 +838,9 @@ private Q_SLOTS:
         QFETCH(bool, stream);
         // Two parallel calls whose argument deltas alternate (vLLM: index 0, 1, 0, 1; Responses: output_index).
         const bool chat = model.startsWith("pb/");
-        fakeFor(model).setRawReply(sw::test::readTestData(chat ? QStringLiteral("openai_upstream_interleaved_tools.sse")
-                                                               : QStringLiteral("responses_upstream_interleaved_tools.sse")));
+        fakeFor(model).setRawReply(
+            sw::test::readTestData(chat ? QStringLiteral("openai_upstream_interleaved_tools.sse")
+                                        : QStringLiteral("responses_upstream_interleaved_tools.sse")));
         Ask a{model, stream, QStringLiteral("weather and time")};
         a.tools = true;
         int status = 0;
@@ -842,13 +866,15 @@ private Q_SLOTS:
         m_gw->openaiB.setRawReply(sw::test::readTestData(QStringLiteral("openai_upstream_full.sse")));
         QJsonArray messages{QJsonObject{{"role", "user"}, {"content", "Weather in Paris?"}}};
         auto turn = [&]() {
-            const QJsonObject body{{"model", "chain"},
-                                   {"max_tokens", 8000},
-                                   {"stream", true},
-                                   {"thinking", QJsonObject{{"type", "enabled"}, {"budget_tokens", 2048}}},
-                                   {"tools", QJsonArray{QJsonObject{{"name", "get_weather"}, {"input_schema", weatherSchema()}},
-                                                        QJsonObject{{"name", "get_time"}, {"input_schema", QJsonObject{{"type", "object"}}}}}},
-                                   {"messages", messages}};
+            const QJsonObject body{
+                {"model", "chain"},
+                {"max_tokens", 8000},
+                {"stream", true},
+                {"thinking", QJsonObject{{"type", "enabled"}, {"budget_tokens", 2048}}},
+                {"tools",
+                 QJsonArray{QJsonObject{{"name", "get_weather"}, {"input_schema", weatherSchema()}},
+                            QJsonObject{{"name", "get_time"}, {"input_schema", QJsonObject{{"type", "object"}}}}}},
+                {"messages", messages}};
             const HttpResult r = m_gw->post(QStringLiteral("/v1/messages?beta=true"), body);
             m_lastRaw = r.body;
             return r;
@@ -910,9 +936,10 @@ private Q_SLOTS:
         QFETCH(QString, model);
         // Each provider's real "context too long" body: Codex and the SDKs detect OpenAI's code,
         // Claude Code Anthropic's phrase; either must survive, same API or across formats.
-        const QString fixture = model.startsWith("pa/")   ? QStringLiteral("errors/anthropic_prompt_too_long.json")
-                                : model.startsWith("pe/") ? QStringLiteral("errors/google_input_token_count.json")
-                                                          : QStringLiteral("errors/openai_context_length_exceeded.json");
+        const QString fixture = model.startsWith("pa/") ? QStringLiteral("errors/anthropic_prompt_too_long.json")
+                                : model.startsWith("pe/")
+                                    ? QStringLiteral("errors/google_input_token_count.json")
+                                    : QStringLiteral("errors/openai_context_length_exceeded.json");
         demo::Fault fault;
         fault.kind = demo::Fault::Status;
         fault.status = 400;
@@ -943,7 +970,8 @@ private Q_SLOTS:
         // A streaming passthrough shows the upstream's ids; a JSON answer must too, or a
         // following previous_response_id names nothing real.
         m_gw->responsesD.setRawReply(sw::test::readTestData(QStringLiteral("responses_upstream_full.sse")));
-        const HttpResult r = m_gw->post(pathOf(Format::Responses), requestBody(Format::Responses, Ask{"pd/resp-d", false}));
+        const HttpResult r =
+            m_gw->post(pathOf(Format::Responses), requestBody(Format::Responses, Ask{"pd/resp-d", false}));
         QCOMPARE(r.status, 200);
         const QJsonObject o = r.json();
         QCOMPARE(o.value("id").toString(), QStringLiteral("resp_01"));
@@ -953,14 +981,63 @@ private Q_SLOTS:
         QCOMPARE(ids, (QStringList{"rs_01", "msg_01", "fc_01"}));
 
         m_gw->anthropicA.setRawReply(sw::test::readTestData(QStringLiteral("anthropic_upstream_full.sse")));
-        const HttpResult a = m_gw->post(pathOf(Format::Anthropic), requestBody(Format::Anthropic, Ask{"pa/claude-a", false}));
+        const HttpResult a =
+            m_gw->post(pathOf(Format::Anthropic), requestBody(Format::Anthropic, Ask{"pa/claude-a", false}));
         QCOMPARE(a.json().value("id").toString(), QStringLiteral("msg_01XFDUDYJgAACzvnptvVoYEL"));
         m_gw->openaiB.setRawReply(sw::test::readTestData(QStringLiteral("openai_upstream_full.sse")));
         const HttpResult c = m_gw->post(pathOf(Format::Chat), requestBody(Format::Chat, Ask{"pb/gpt-b", false}));
         QCOMPARE(c.json().value("id").toString(), QStringLiteral("chatcmpl-B9MHDbslfkBeAs8l4bebGdFOJ6PeG"));
         // Across APIs the gateway's own id stays: an upstream id means nothing to another API.
-        const HttpResult x = m_gw->post(pathOf(Format::Responses), requestBody(Format::Responses, Ask{"pa/claude-a", false}));
+        const HttpResult x =
+            m_gw->post(pathOf(Format::Responses), requestBody(Format::Responses, Ask{"pa/claude-a", false}));
         QVERIFY(!x.json().value("id").toString().startsWith("msg_01XF"));
+    }
+
+    void fieldsWithoutATranslationMakeTheCandidateIncompatible() {
+        // previous_response_id: only a Responses upstream holds that state. Elsewhere the
+        // client would get 200 with its earlier context gone; it gets a 400 naming the field.
+        QJsonObject continued = requestBody(Format::Responses, Ask{"pa/claude-a", false});
+        continued.insert("previous_response_id", "resp_earlier");
+        const HttpResult refused = m_gw->post(pathOf(Format::Responses), continued);
+        QCOMPARE(refused.status, 400);
+        QVERIFY2(refused.body.contains("previous_response_id"), refused.body.constData());
+        QCOMPARE(m_gw->anthropicA.requests().size(), 0);
+        continued.insert("model", "pd/resp-d");
+        QCOMPARE(m_gw->post(pathOf(Format::Responses), continued).status, 200);
+        QCOMPARE(QJsonDocument::fromJson(m_gw->responsesD.requests().last().body)
+                     .object()
+                     .value("previous_response_id")
+                     .toString(),
+                 QStringLiteral("resp_earlier"));
+
+        // A follower that cannot continue it is skipped, never asked.
+        delete m_gw;
+        m_gw = new GatewayFixture;
+        config::RouteConfig route;
+        route.name = QStringLiteral("codex");
+        route.candidates = {QStringLiteral("pd/resp-d"), QStringLiteral("pa/claude-a")};
+        m_gw->config.routes.insert(route.name, route);
+        m_gw->start();
+        demo::Fault down;
+        down.kind = demo::Fault::Status;
+        down.status = 503;
+        m_gw->responsesD.pushFault(down);
+        continued.insert("model", "codex");
+        const HttpResult failed = m_gw->post(pathOf(Format::Responses), continued);
+        QVERIFY(failed.status >= 500);
+        QCOMPARE(m_gw->anthropicA.requests().size(), 0);
+
+        // Structured output is not translated yet: a 400 naming the field instead of prose.
+        QJsonObject schema = requestBody(Format::Chat, Ask{"pa/claude-a", false});
+        schema.insert("response_format",
+                      QJsonObject{{"type", "json_schema"},
+                                  {"json_schema", QJsonObject{{"name", "w"}, {"schema", weatherSchema()}}}});
+        const HttpResult noSchema = m_gw->post(pathOf(Format::Chat), schema);
+        QCOMPARE(noSchema.status, 400);
+        QVERIFY2(noSchema.body.contains("response_format"), noSchema.body.constData());
+        schema.insert("model", "pb/gpt-b"); // the same API keeps it
+        QCOMPARE(m_gw->post(pathOf(Format::Chat), schema).status, 200);
+        QVERIFY(m_gw->openaiB.requests().last().body.contains("json_schema"));
     }
 
     void errorShapes_data() {

@@ -60,18 +60,20 @@ QByteArray claudeCodeToolLoop(const QString &signature, bool thinkingOn = true) 
         {"max_tokens", 32000},
         {"stream", true},
         {"messages",
-         QJsonArray{QJsonObject{{"role", "user"}, {"content", "fix the test"}},
-                    QJsonObject{{"role", "assistant"},
-                                {"content", QJsonArray{QJsonObject{{"type", "thinking"},
-                                                                   {"thinking", "Read the file first."},
-                                                                   {"signature", signature}},
-                                                       QJsonObject{{"type", "tool_use"},
-                                                                   {"id", "call_9"},
-                                                                   {"name", "Read"},
-                                                                   {"input", QJsonObject{{"file_path", "/repo/a.cpp"}}}}}}},
-                    QJsonObject{{"role", "user"},
-                                {"content", QJsonArray{QJsonObject{
-                                                {"type", "tool_result"}, {"tool_use_id", "call_9"}, {"content", "int x;"}}}}}}}};
+         QJsonArray{
+             QJsonObject{{"role", "user"}, {"content", "fix the test"}},
+             QJsonObject{{"role", "assistant"},
+                         {"content", QJsonArray{QJsonObject{{"type", "thinking"},
+                                                            {"thinking", "Read the file first."},
+                                                            {"signature", signature}},
+                                                QJsonObject{{"type", "tool_use"},
+                                                            {"id", "call_9"},
+                                                            {"name", "Read"},
+                                                            {"input", QJsonObject{{"file_path", "/repo/a.cpp"}}}}}}},
+             QJsonObject{
+                 {"role", "user"},
+                 {"content", QJsonArray{QJsonObject{
+                                 {"type", "tool_result"}, {"tool_use_id", "call_9"}, {"content", "int x;"}}}}}}}};
     if (thinkingOn)
         body.insert("thinking", QJsonObject{{"type", "enabled"}, {"budget_tokens", 10000}});
     return QJsonDocument(body).toJson(QJsonDocument::Compact);
@@ -92,8 +94,8 @@ void TestAnthropicAdapter::passthroughDropsForeignThinking() {
     QVERIFY(QJsonDocument(own).toJson().contains("EqQBCkYIBBgCKkDown"));
     // An earlier turn answered by an OpenAI-style upstream (tagged), or an unsigned block:
     // dropped, never sent to Anthropic, never turned into text.
-    for (const QString &foreign : {tagSignature(QStringLiteral("openai-responses"), QStringLiteral("{\"type\":\"reasoning\"}")),
-                                   QString()}) {
+    for (const QString &foreign :
+         {tagSignature(QStringLiteral("openai-responses"), QStringLiteral("{\"type\":\"reasoning\"}")), QString()}) {
         QJsonObject client = json(claudeCodeToolLoop(foreign, false));
         QJsonArray messages = client.value("messages").toArray();
         messages.append(QJsonObject{{"role", "assistant"}, {"content", "Done."}});
@@ -112,8 +114,7 @@ void TestAnthropicAdapter::passthroughDropsForeignThinking() {
 void TestAnthropicAdapter::foreignToolLoopGoesWithThinkingOff() {
     // The last assistant turn came from elsewhere: Messages would answer 400 ("Expected
     // `thinking` … found `tool_use`"), so this one request goes with thinking off.
-    const QJsonObject sent =
-        sentFor(claudeCodeToolLoop(tagSignature(QStringLiteral("openai-completions"), QString())));
+    const QJsonObject sent = sentFor(claudeCodeToolLoop(tagSignature(QStringLiteral("openai-completions"), QString())));
     QCOMPARE(sent.value("thinking").toObject(), QJsonObject({{"type", "disabled"}}));
     const QJsonArray turn = sent.value("messages").toArray()[1].toObject().value("content").toArray();
     QCOMPARE(turn[0].toObject().value("type").toString(), QStringLiteral("tool_use"));
@@ -121,13 +122,17 @@ void TestAnthropicAdapter::foreignToolLoopGoesWithThinkingOff() {
     const QByteArray chat = R"({"model":"m","reasoning_effort":"high","messages":[{"role":"user","content":"go"},
       {"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"f","arguments":"{}"}}]},
       {"role":"tool","tool_call_id":"call_1","content":"ok"}],"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object"}}}]})";
-    QCOMPARE(sentFor(chat, InboundFormat::OpenAIChat).value("thinking").toObject(), QJsonObject({{"type", "disabled"}}));
+    QCOMPARE(sentFor(chat, InboundFormat::OpenAIChat).value("thinking").toObject(),
+             QJsonObject({{"type", "disabled"}}));
 }
 
 void TestAnthropicAdapter::clientTokenCapIsNeverRaised() {
     auto sent = [](int maxTokens, const char *effort) {
         const QByteArray body = QStringLiteral(R"({"model":"m","max_completion_tokens":%1,"reasoning_effort":"%2",
-          "messages":[{"role":"user","content":"hi"}]})").arg(maxTokens).arg(QLatin1String(effort)).toUtf8();
+          "messages":[{"role":"user","content":"hi"}]})")
+                                    .arg(maxTokens)
+                                    .arg(QLatin1String(effort))
+                                    .toUtf8();
         return sentFor(body, InboundFormat::OpenAIChat);
     };
     const QJsonObject small = sent(1000, "high"); // no room for Messages' 1024 minimum budget

@@ -292,7 +292,8 @@ void TestAnthropicMessagesCodec::foreignSignaturesAreTaggedAndComeBackWithTheirM
     // From Anthropic itself, the signature is untouched.
     ContentBlock own = thinking;
     own.signature = QStringLiteral("EqQBCkYI");
-    QCOMPARE(AnthropicMessagesCodec::signatureFor(own, QStringLiteral("anthropic-messages")), QStringLiteral("EqQBCkYI"));
+    QCOMPARE(AnthropicMessagesCodec::signatureFor(own, QStringLiteral("anthropic-messages")),
+             QStringLiteral("EqQBCkYI"));
 
     // A Google function call's thoughtSignature rides in an empty thinking block before the tool_use.
     ContentBlock gcall = call;

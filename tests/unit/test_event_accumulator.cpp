@@ -107,9 +107,9 @@ void TestEventAccumulator::sequencerStreamsOneBlockAtATime() {
         return e;
     };
     BlockSequencer seq;
-    QList<StreamEvent> out = seq.feed({ev(EventType::Start, -1), ev(EventType::ToolCallStart, 0),
-                                       ev(EventType::ToolCallStart, 1), ev(EventType::ToolCallDelta, 0, "a"),
-                                       ev(EventType::ToolCallDelta, 1, "b")});
+    QList<StreamEvent> out =
+        seq.feed({ev(EventType::Start, -1), ev(EventType::ToolCallStart, 0), ev(EventType::ToolCallStart, 1),
+                  ev(EventType::ToolCallDelta, 0, "a"), ev(EventType::ToolCallDelta, 1, "b")});
     // Block 0 is live; block 1 waits.
     QCOMPARE(out.size(), 3);
     QCOMPARE(out[2].delta, QStringLiteral("a"));

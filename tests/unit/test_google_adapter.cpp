@@ -59,8 +59,8 @@ void TestGoogleAdapter::modelIdStaysOneSegmentForEveryAdapter() {
     QCOMPARE(google.url.host(), QStringLiteral("generativelanguage.googleapis.com"));
     // The other APIs carry the id in the body only: their path is the API's, whatever the id.
     const std::pair<const char *, const char *> others[] = {{"anthropic-messages", "/v1beta/v1/messages"},
-                                                           {"openai-completions", "/v1beta/chat/completions"},
-                                                           {"openai-responses", "/v1beta/responses"}};
+                                                            {"openai-completions", "/v1beta/chat/completions"},
+                                                            {"openai-responses", "/v1beta/responses"}};
     for (const auto &[api, path] : others) {
         const HttpRequest http = adapterFor(QLatin1String(api))->buildRequest(*req, InboundFormat::OpenAIChat, t, {});
         QCOMPARE(http.url.path(QUrl::FullyEncoded), QLatin1String(path));

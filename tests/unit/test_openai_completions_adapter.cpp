@@ -293,11 +293,11 @@ void TestOpenAICompletionsAdapter::interleavedToolCallDeltasAssembleByIndex() {
     QCOMPARE(m.content[1].toolName, QStringLiteral("get_time"));
     QCOMPARE(m.content[1].arguments, QJsonObject({{"zone", "CET"}}));
     // A server that numbers every call 0 but gives each its own id still yields two calls.
-    const QList<StreamEvent> zeroed = decode(
-        "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c1\",\"function\":"
-        "{\"name\":\"f\",\"arguments\":\"{}\"}}]}}]}\n\n"
-        "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c2\",\"function\":"
-        "{\"name\":\"g\",\"arguments\":\"{}\"}}]},\"finish_reason\":\"tool_calls\"}]}\n\ndata: [DONE]\n\n");
+    const QList<StreamEvent> zeroed =
+        decode("data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c1\",\"function\":"
+               "{\"name\":\"f\",\"arguments\":\"{}\"}}]}}]}\n\n"
+               "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c2\",\"function\":"
+               "{\"name\":\"g\",\"arguments\":\"{}\"}}]},\"finish_reason\":\"tool_calls\"}]}\n\ndata: [DONE]\n\n");
     EventAccumulator two;
     two.addAll(zeroed);
     QCOMPARE(two.message().content.size(), 2);
@@ -312,10 +312,12 @@ void TestOpenAICompletionsAdapter::reasoningUsesMaxCompletionTokens() {
     t.modelId = QStringLiteral("m");
     auto sent = [&](const char *body) {
         const auto req = AnthropicMessagesCodec().decode(body, nullptr);
-        return QJsonDocument::fromJson(OpenAICompletionsAdapter().buildRequest(*req, InboundFormat::AnthropicMessages, t, {}).body)
+        return QJsonDocument::fromJson(
+                   OpenAICompletionsAdapter().buildRequest(*req, InboundFormat::AnthropicMessages, t, {}).body)
             .object();
     };
-    const QJsonObject thinking = sent(R"({"model":"m","max_tokens":1000,"thinking":{"type":"enabled","budget_tokens":2048},
+    const QJsonObject thinking =
+        sent(R"({"model":"m","max_tokens":1000,"thinking":{"type":"enabled","budget_tokens":2048},
       "messages":[{"role":"user","content":"hi"}]})");
     QCOMPARE(thinking.value("max_completion_tokens").toInt(), 1000); // never raised either
     QVERIFY(!thinking.contains("max_tokens"));
