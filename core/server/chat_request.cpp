@@ -493,6 +493,21 @@ void ChatRequest::onBodyData(const QByteArray &chunk)
         const QList<upstream::SseEvent> one{e};
         handleEvents(m_decoder->feed(e), &one);
     }
+    if (m_phase == Phase::Upstream && m_sse.overflowed()) {
+        // One SSE event over the reader's bound: a hostile or broken upstream. The reader
+        // keeps nothing more; the attempt ends as a connection-level failure (transport).
+        if (m_call) {
+            auto *call = m_call.data();
+            m_call = nullptr;
+            call->disconnect(this);
+            call->abort();
+            call->deleteLater();
+        }
+        upstream::TransportResult tooLarge;
+        tooLarge.error = upstream::TransportError::TooLarge;
+        tooLarge.message = QStringLiteral("one upstream SSE event over 8 MiB");
+        onFinished(tooLarge);
+    }
 }
 
 void ChatRequest::onFinished(const upstream::TransportResult &result)

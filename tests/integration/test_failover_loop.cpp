@@ -1078,6 +1078,21 @@ private Q_SLOTS:
         QCOMPARE(gw.openaiB.requests().size(), 0);
     }
 
+    void anSseEventOverEightMiBEndsTheAttemptAsTransport()
+    {
+        // One event of 9 MiB before any content: the reader drops it and the attempt ends as
+        // a connection-level failure, so the follower answers and the base URL is marked.
+        GatewayFixture gw;
+        const QByteArray huge = anthropicSse("content_block_delta", "{\"pad\":\"" + QByteArray(9 * 1024 * 1024, 'p') + "\"}");
+        gw.anthropicA.setRawReply(anthropicStream(huge, 3, 10));
+        gw.start();
+        const auto r = gw.post(QStringLiteral("/v1/messages"),
+                               GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), true), {}, 30000);
+        QCOMPARE(r.status, 200);
+        QVERIFY(r.body.contains(": switchman candidate=pb/gpt-b"));
+        QCOMPARE(failuresOf(gw.engine(), QStringLiteral("pa"), QStringLiteral("transport")), 1);
+    }
+
     void holdOverItsByteLimitFailsOverAsServerError()
     {
         GatewayFixture gw;
