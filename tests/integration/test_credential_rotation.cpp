@@ -129,10 +129,10 @@ private Q_SLOTS:
         QCOMPARE(gw.post(QStringLiteral("/v1/messages"), body).status, 200);
         QCOMPARE(authSeen(gw.anthropicA), QByteArrayList{"key-three"});
 
-        clock.advance(1); // exhaustedResetMs passed: the pool starts over at the first credential
+        clock.advance(1); // exhaustedResetMs passed: the parked key is back; the rejected (401) one waits for a new secret
         gw.anthropicA.clearRequests();
         QCOMPARE(gw.post(QStringLiteral("/v1/messages"), body).status, 200);
-        QCOMPARE(authSeen(gw.anthropicA), QByteArrayList{"key-one"});
+        QCOMPARE(authSeen(gw.anthropicA), QByteArrayList{"key-two"});
         QCOMPARE(gw.engine().pools().totalInFlight(), 0);
     }
 
@@ -509,7 +509,8 @@ private Q_SLOTS:
         QVERIFY(skipped);
         gw.del(QStringLiteral("/admin/credentials"));
 
-        gw.anthropicA.pushFault(statusWith(429, "7"));
+        // An opaque 429 (no rate-limit wording: a 429 that says "rate limit" is a mark instead).
+        gw.anthropicA.pushFault(statusWith(429, "7", R"({"type":"error","error":{"type":"error","message":"nope"}})"));
         QCOMPARE(gw.post(QStringLiteral("/v1/messages"), body).header("x-switchman-candidate"), QByteArray("pb/gpt-b"));
         QCOMPARE(credentialEntry(gw, QStringLiteral("pa")).value(QStringLiteral("remainingMs")).toInteger(), 7000);
         gw.del(QStringLiteral("/admin/credentials"));
