@@ -6,6 +6,7 @@
 #include "credentials/credential_pools.h"
 #include "gateway_fixture.h"
 #include "signal_wait.h"
+#include "switchman_run.h"
 
 #include <QCryptographicHash>
 #include <QFile>
@@ -20,54 +21,6 @@
 using namespace sw;
 using namespace sw::test;
 
-namespace {
-struct Run {
-    int exitCode = -1;
-    QString out;
-    QString err;
-};
-
-Run runSwitchman(const QStringList &args, const QByteArray &adminKey = {}, const QByteArray &stdinData = {}) {
-    static QTemporaryDir home; // no user configuration is read by accident
-    QProcess process;
-    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-    env.remove(QStringLiteral("DISPLAY"));
-    env.remove(QStringLiteral("WAYLAND_DISPLAY"));
-    env.remove(QStringLiteral("QT_QPA_PLATFORM"));
-    env.remove(QStringLiteral("SWITCHMAN_ADMIN_KEY"));
-    env.insert(QStringLiteral("XDG_CONFIG_HOME"), home.path());
-    if (!adminKey.isEmpty())
-        env.insert(QStringLiteral("SWITCHMAN_ADMIN_KEY"), QString::fromLatin1(adminKey));
-    process.setProcessEnvironment(env);
-    process.start(QStringLiteral(SWITCHMAN_BIN), args);
-    if (!stdinData.isEmpty()) {
-        process.write(stdinData);
-        process.closeWriteChannel();
-    }
-    Run run;
-    if (!waitUntil([&process]() { return process.state() == QProcess::NotRunning; }, 20000)) {
-        process.kill();
-        process.waitForFinished();
-        run.err = QStringLiteral("timed out");
-        return run;
-    }
-    run.exitCode = process.exitCode();
-    run.out = QString::fromUtf8(process.readAllStandardOutput());
-    run.err = QString::fromUtf8(process.readAllStandardError());
-    return run;
-}
-
-QString listenOf(GatewayFixture &gw) {
-    return QStringLiteral("127.0.0.1:%1").arg(gw.engine().port());
-}
-
-demo::Fault status(int code) {
-    demo::Fault f;
-    f.kind = demo::Fault::Status;
-    f.status = code;
-    return f;
-}
-} // namespace
 
 class TestAdminCommands : public QObject {
     Q_OBJECT
@@ -79,7 +32,7 @@ private Q_SLOTS:
         gw.config.providers[QStringLiteral("pa")].credentials = {QStringLiteral("keychain:pa-main"),
                                                                  QStringLiteral("env:SW_ADMIN_CMD_KEY")};
         gw.secrets.secrets.insert(QStringLiteral("pa-main"), canary);
-        gw.anthropicC.pushFault(status(503)); // a mark for pc
+        gw.anthropicC.pushFault(statusFault(503)); // a mark for pc
         gw.start();
         QVERIFY(waitUntil([&gw]() { return gw.engine().pools().isCached(QStringLiteral("pa-main")); }));
         config::RouteConfig route;
@@ -101,7 +54,7 @@ private Q_SLOTS:
         limited.retryAfterMs = 90000;
         gw.engine().pools().recordFailure({QStringLiteral("pa"), 1}, limited, {});
 
-        const Run st = runSwitchman({QStringLiteral("status"), QStringLiteral("--listen"), listenOf(gw)});
+        const SwitchmanRun st = runSwitchman({QStringLiteral("status"), QStringLiteral("--listen"), listenOf(gw)});
         QCOMPARE(st.exitCode, 0);
         QVERIFY2(st.out.contains(QStringLiteral("running, 1 mark, 2 keys parked")), qPrintable(st.out));
         QVERIFY2(st.out.contains(QStringLiteral("server_error")), qPrintable(st.out));
@@ -124,23 +77,23 @@ private Q_SLOTS:
         QVERIFY(!st.err.contains(QString::fromLatin1(canary)));
 
         // Retry one provider: only its credentials come back.
-        const Run none = runSwitchman({QStringLiteral("credential"), QStringLiteral("retry"), QStringLiteral("pb"),
+        const SwitchmanRun none = runSwitchman({QStringLiteral("credential"), QStringLiteral("retry"), QStringLiteral("pb"),
                                        QStringLiteral("--listen"), listenOf(gw)});
         QCOMPARE(none.exitCode, 0);
         QVERIFY2(none.out.contains(QStringLiteral("nothing to retry")), qPrintable(none.out));
-        const Run retry = runSwitchman({QStringLiteral("credential"), QStringLiteral("retry"), QStringLiteral("pa"),
+        const SwitchmanRun retry = runSwitchman({QStringLiteral("credential"), QStringLiteral("retry"), QStringLiteral("pa"),
                                         QStringLiteral("--listen"), listenOf(gw)});
         QCOMPARE(retry.exitCode, 0);
         QVERIFY2(retry.out.contains(QStringLiteral("2 credentials back in use")), qPrintable(retry.out));
         QCOMPARE(gw.engine().pools().parkedCount(), 0);
 
         // Marks: a filter that matches nothing, then the one that does.
-        const Run other = runSwitchman({QStringLiteral("marks"), QStringLiteral("clear"), QStringLiteral("--provider"),
+        const SwitchmanRun other = runSwitchman({QStringLiteral("marks"), QStringLiteral("clear"), QStringLiteral("--provider"),
                                         QStringLiteral("pa"), QStringLiteral("--listen"), listenOf(gw)});
         QCOMPARE(other.exitCode, 0);
         QVERIFY2(other.out.contains(QStringLiteral("cleared 0 marks")), qPrintable(other.out));
         QCOMPARE(gw.engine().marks().size(), 1);
-        const Run clear = runSwitchman({QStringLiteral("marks"), QStringLiteral("clear"), QStringLiteral("--tenant"),
+        const SwitchmanRun clear = runSwitchman({QStringLiteral("marks"), QStringLiteral("clear"), QStringLiteral("--tenant"),
                                         QStringLiteral("local"), QStringLiteral("--provider"), QStringLiteral("pc"),
                                         QStringLiteral("--listen"), listenOf(gw)});
         QCOMPARE(clear.exitCode, 0);
@@ -148,7 +101,7 @@ private Q_SLOTS:
                  qPrintable(clear.out));
         QVERIFY(gw.engine().marks().isEmpty());
 
-        const Run healthy = runSwitchman({QStringLiteral("status"), QStringLiteral("--listen"), listenOf(gw)});
+        const SwitchmanRun healthy = runSwitchman({QStringLiteral("status"), QStringLiteral("--listen"), listenOf(gw)});
         QVERIFY2(healthy.out.contains(QStringLiteral("running, healthy")), qPrintable(healthy.out));
         QVERIFY(healthy.out.contains(QStringLiteral("Marks: none")));
     }
@@ -172,10 +125,10 @@ private Q_SLOTS:
         file.write(QJsonDocument(config::toJson(onDisk)).toJson());
         file.close();
 
-        const Run refused = runSwitchman({QStringLiteral("status"), QStringLiteral("--config"), path});
+        const SwitchmanRun refused = runSwitchman({QStringLiteral("status"), QStringLiteral("--config"), path});
         QCOMPARE(refused.exitCode, 1);
         QVERIFY2(refused.err.contains(QStringLiteral("SWITCHMAN_ADMIN_KEY")), qPrintable(refused.err));
-        const Run ok = runSwitchman({QStringLiteral("status"), QStringLiteral("--config"), path}, adminKey);
+        const SwitchmanRun ok = runSwitchman({QStringLiteral("status"), QStringLiteral("--config"), path}, adminKey);
         QCOMPARE(ok.exitCode, 0);
         QVERIFY2(ok.out.contains(QStringLiteral("Switchman at http://") + listenOf(gw)), qPrintable(ok.out));
         QVERIFY(!ok.out.contains(QString::fromLatin1(adminKey)));
@@ -186,7 +139,7 @@ private Q_SLOTS:
         QVERIFY(probe.listen(QHostAddress::LocalHost));
         const quint16 port = probe.serverPort();
         probe.close();
-        const Run run = runSwitchman(
+        const SwitchmanRun run = runSwitchman(
             {QStringLiteral("status"), QStringLiteral("--listen"), QStringLiteral("127.0.0.1:%1").arg(port)});
         QCOMPARE(run.exitCode, 1);
         QVERIFY2(run.err.contains(QStringLiteral("no Switchman answers at http://127.0.0.1:%1").arg(port)),

@@ -6,6 +6,7 @@
 #include "credentials/credential_pools.h"
 #include "gateway_fixture.h"
 #include "signal_wait.h"
+#include "switchman_run.h"
 
 #include <QProcess>
 #include <QRandomGenerator>
@@ -15,54 +16,6 @@
 using namespace sw;
 using namespace sw::test;
 
-namespace {
-struct Run {
-    int exitCode = -1;
-    QString out;
-    QString err;
-};
-
-Run runSwitchman(const QStringList &args, const QByteArray &adminKey = {}, const QByteArray &stdinData = {}) {
-    static QTemporaryDir home; // no user configuration is read by accident
-    QProcess process;
-    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-    env.remove(QStringLiteral("DISPLAY"));
-    env.remove(QStringLiteral("WAYLAND_DISPLAY"));
-    env.remove(QStringLiteral("QT_QPA_PLATFORM"));
-    env.remove(QStringLiteral("SWITCHMAN_ADMIN_KEY"));
-    env.insert(QStringLiteral("XDG_CONFIG_HOME"), home.path());
-    if (!adminKey.isEmpty())
-        env.insert(QStringLiteral("SWITCHMAN_ADMIN_KEY"), QString::fromLatin1(adminKey));
-    process.setProcessEnvironment(env);
-    process.start(QStringLiteral(SWITCHMAN_BIN), args);
-    if (!stdinData.isEmpty()) {
-        process.write(stdinData);
-        process.closeWriteChannel();
-    }
-    Run run;
-    if (!waitUntil([&process]() { return process.state() == QProcess::NotRunning; }, 20000)) {
-        process.kill();
-        process.waitForFinished();
-        run.err = QStringLiteral("timed out");
-        return run;
-    }
-    run.exitCode = process.exitCode();
-    run.out = QString::fromUtf8(process.readAllStandardOutput());
-    run.err = QString::fromUtf8(process.readAllStandardError());
-    return run;
-}
-
-QString listenOf(GatewayFixture &gw) {
-    return QStringLiteral("127.0.0.1:%1").arg(gw.engine().port());
-}
-
-demo::Fault status(int code) {
-    demo::Fault f;
-    f.kind = demo::Fault::Status;
-    f.status = code;
-    return f;
-}
-} // namespace
 
 class TestKeychainRetry : public QObject {
     Q_OBJECT
@@ -74,7 +27,7 @@ private Q_SLOTS:
         GatewayFixture gw;
         gw.config.providers[QStringLiteral("pa")].credentials = {QStringLiteral("keychain:") + name};
         gw.secrets.secrets.insert(name, "typo-key");
-        gw.anthropicA.pushFault(status(401));
+        gw.anthropicA.pushFault(statusFault(401));
         gw.start();
         QVERIFY(waitUntil([&gw, &name]() { return gw.engine().pools().isCached(name); }));
         const auto body = GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("hi"), false);
@@ -87,7 +40,7 @@ private Q_SLOTS:
         onDisk.listen = listenOf(gw);
         QVERIFY(config::save(path, onDisk));
         gw.secrets.secrets.insert(name, "fixed-key"); // what the engine's keychain will read from now on
-        const Run set =
+        const SwitchmanRun set =
             runSwitchman({QStringLiteral("credential"), QStringLiteral("set"), name, QStringLiteral("--config"), path},
                          {}, "fixed-key\n");
         QVERIFY2(set.exitCode == 0, qPrintable(set.err));
