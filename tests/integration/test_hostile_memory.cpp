@@ -2,6 +2,7 @@
 // gateway. The real engine on loopback; RSS of this process (engine and test
 // client together) is read from /proc while the flood lasts.
 #include "gateway_fixture.h"
+#include "hostile_upstream.h"
 #include "raw_http_client.h"
 #include "signal_wait.h"
 #include "telemetry/telemetry.h"
@@ -10,6 +11,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QSignalSpy>
+#include <QElapsedTimer>
 #include <QTcpSocket>
 #include <QTest>
 
@@ -81,6 +83,75 @@ private Q_SLOTS:
         const auto attempts = gw.get(QStringLiteral("/admin/attempts?limit=2000"));
         QCOMPARE(attempts.status, 200);
         QVERIFY2(attempts.body.size() < 4096, qPrintable(QString::number(attempts.body.size())));
+    }
+
+    // Item 1, end to end: an upstream that streams without end at full speed, and a client
+    // that never reads. After commit the gateway queues at most about 1 MiB for the client
+    // and stops reading the upstream; before commit, pings are never held. Either way the
+    // flood must not reach our memory.
+    void aFloodingUpstreamAndANonReadingClientKeepMemoryBounded_data()
+    {
+        QTest::addColumn<bool>("content");
+        QTest::newRow("text deltas after commit") << true;
+        QTest::newRow("pings before commit") << false;
+    }
+    void aFloodingUpstreamAndANonReadingClientKeepMemoryBounded()
+    {
+        QFETCH(bool, content);
+        if (rssMiB() < 0)
+            QSKIP("no /proc/self/status");
+        HostileUpstream up;
+        QVERIFY(up.listen());
+        qint64 sent = 0;
+        const QByteArray start =
+            "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"type\":\"message\","
+            "\"role\":\"assistant\",\"content\":[],\"model\":\"m\",\"stop_reason\":null,\"usage\":{\"input_tokens\":3,"
+            "\"output_tokens\":1}}}\n\nevent: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,"
+            "\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n";
+        const QByteArray delta = "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,"
+                                 "\"delta\":{\"type\":\"text_delta\",\"text\":\"" +
+                                 QByteArray(4096, 'x') + "\"}}\n\n";
+        QByteArray pings;
+        for (int i = 0; i < 64; ++i)
+            pings += "event: ping\ndata: {\"type\": \"ping\"}\n\n";
+        up.setScript([&](QTcpSocket *socket, const QByteArray &) {
+            up.flood(socket, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n",
+                     [&](qint64 i) -> QByteArray {
+                         const QByteArray piece = i == 0 ? start : content ? delta : pings;
+                         sent += piece.size();
+                         return piece; // never ends
+                     });
+        });
+        GatewayFixture gw;
+        gw.config.providers[QStringLiteral("pa")].baseUrl = up.baseUrl();
+        gw.start();
+
+        QTcpSocket client;
+        client.setReadBufferSize(4096); // takes the head and a little, then never reads
+        client.connectToHost(QHostAddress::LocalHost, gw.engine().port());
+        QVERIFY(client.waitForConnected(5000));
+        const QByteArray body = QJsonDocument(GatewayFixture::anthropicBody(QStringLiteral("pa/claude-a"),
+                                                                            QStringLiteral("x"), true))
+                                    .toJson(QJsonDocument::Compact);
+        client.write("POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                     "Content-Length: " + QByteArray::number(body.size()) + "\r\n\r\n" + body);
+        QVERIFY(waitUntil([&]() { return sent > 4 * 1024 * 1024; }, 10000));
+        QTest::qWait(500); // queues fill
+        const double before = rssMiB();
+        double peak = before;
+        const qint64 sentBefore = sent;
+        QElapsedTimer t;
+        t.start();
+        while (t.elapsed() < 3000) {
+            QTest::qWait(50);
+            peak = std::max(peak, rssMiB());
+        }
+        const double mibSent = double(sent - sentBefore) / (1024 * 1024);
+        qInfo("%s: RSS %.1f MiB, peak %.1f MiB while the upstream sent %.1f MiB more in 3 s",
+              content ? "content" : "pings", before, peak, mibSent);
+        QVERIFY2(peak - before < 32, qPrintable(QStringLiteral("RSS grew by %1 MiB").arg(peak - before)));
+        if (content) // paused: the upstream's writes stall once the kernel buffers are full
+            QVERIFY2(mibSent < 16, qPrintable(QStringLiteral("%1 MiB read while the client took nothing").arg(mibSent)));
     }
 
     // Item 3: an /admin/events subscriber that never reads, over many mark changes that each
