@@ -11,8 +11,7 @@
 namespace sw::redis {
 
 namespace {
-RedisValue convert(const redisReply *r)
-{
+RedisValue convert(const redisReply *r) {
     RedisValue v;
     switch (r->type) {
     case REDIS_REPLY_STRING:
@@ -44,16 +43,14 @@ RedisValue convert(const redisReply *r)
 }
 } // namespace
 
-RedisValue RedisValue::error(const QByteArray &message)
-{
+RedisValue RedisValue::error(const QByteArray &message) {
     RedisValue v;
     v.type = Type::Error;
     v.str = message;
     return v;
 }
 
-RedisClient::RedisClient(RedisEndpoint endpoint, QObject *parent) : QObject(parent), m_endpoint(std::move(endpoint))
-{
+RedisClient::RedisClient(RedisEndpoint endpoint, QObject *parent) : QObject(parent), m_endpoint(std::move(endpoint)) {
     m_elapsed.start();
     m_reconnectTimer.setSingleShot(true);
     connect(&m_reconnectTimer, &QTimer::timeout, this, &RedisClient::connectNow);
@@ -61,8 +58,7 @@ RedisClient::RedisClient(RedisEndpoint endpoint, QObject *parent) : QObject(pare
     connect(&m_watchdog, &QTimer::timeout, this, &RedisClient::checkTimeouts);
 }
 
-RedisClient::~RedisClient()
-{
+RedisClient::~RedisClient() {
     m_open = false;
     if (m_socket)
         m_socket->abort();
@@ -70,23 +66,20 @@ RedisClient::~RedisClient()
         redisReaderFree(m_reader);
 }
 
-void RedisClient::open()
-{
+void RedisClient::open() {
     if (m_open)
         return;
     m_open = true;
     connectNow();
 }
 
-void RedisClient::close()
-{
+void RedisClient::close() {
     m_open = false;
     m_reconnectTimer.stop();
     fail(QStringLiteral("closed"));
 }
 
-void RedisClient::connectNow()
-{
+void RedisClient::connectNow() {
     if (!m_open)
         return;
     if (m_socket) {
@@ -118,8 +111,7 @@ void RedisClient::connectNow()
     m_watchdog.start();
 }
 
-void RedisClient::onConnected()
-{
+void RedisClient::onConnected() {
     // The connect placeholder is answered; now the handshake commands.
     m_pending.pop_front();
     m_handshakeLeft = 0;
@@ -145,8 +137,7 @@ void RedisClient::onConnected()
     }
 }
 
-void RedisClient::send(const QList<QByteArray> &argv, Callback done, bool handshake)
-{
+void RedisClient::send(const QList<QByteArray> &argv, Callback done, bool handshake) {
     if (!m_socket || (!m_ready && !handshake) || m_pending.size() >= size_t(kMaxPending)) {
         if (done)
             done(RedisValue::error(m_ready ? "ERR too many commands in flight" : "ERR not connected to Redis"));
@@ -172,13 +163,11 @@ void RedisClient::send(const QList<QByteArray> &argv, Callback done, bool handsh
         ++m_handshakeLeft;
 }
 
-void RedisClient::command(const QList<QByteArray> &argv, Callback done)
-{
+void RedisClient::command(const QList<QByteArray> &argv, Callback done) {
     send(argv, std::move(done), false);
 }
 
-void RedisClient::subscribe(const QByteArray &channel)
-{
+void RedisClient::subscribe(const QByteArray &channel) {
     if (m_channels.contains(channel))
         return;
     m_channels.append(channel);
@@ -186,8 +175,7 @@ void RedisClient::subscribe(const QByteArray &channel)
         send({"SUBSCRIBE", channel}, {}, true);
 }
 
-void RedisClient::onReadyRead()
-{
+void RedisClient::onReadyRead() {
     const QByteArray bytes = m_socket->readAll();
     if (redisReaderFeed(m_reader, bytes.constData(), size_t(bytes.size())) != REDIS_OK)
         return fail(QStringLiteral("protocol error"));
@@ -207,11 +195,9 @@ void RedisClient::onReadyRead()
     }
 }
 
-void RedisClient::onReply(RedisValue reply)
-{
+void RedisClient::onReply(RedisValue reply) {
     // Pushed messages of a subscribed connection answer no command.
-    if (reply.type == RedisValue::Type::Array && reply.elements.size() == 3 &&
-        reply.elements[0].str == "message") {
+    if (reply.type == RedisValue::Type::Array && reply.elements.size() == 3 && reply.elements[0].str == "message") {
         Q_EMIT message(reply.elements[1].str, reply.elements[2].str);
         return;
     }
@@ -233,14 +219,12 @@ void RedisClient::onReply(RedisValue reply)
         p.done(reply);
 }
 
-void RedisClient::checkTimeouts()
-{
+void RedisClient::checkTimeouts() {
     if (!m_pending.empty() && m_elapsed.elapsed() - m_pending.front().sentAtMs > m_commandTimeoutMs)
         fail(QStringLiteral("no answer from Redis within %1 ms").arg(m_commandTimeoutMs));
 }
 
-void RedisClient::fail(const QString &why)
-{
+void RedisClient::fail(const QString &why) {
     if (m_failing)
         return;
     m_failing = true;

@@ -37,7 +37,7 @@ class RedisClient final : public QObject {
     Q_DISABLE_COPY_MOVE(RedisClient)
 public:
     using Callback = std::function<void(const RedisValue &)>;
-    static constexpr int kMaxPending = 4096;              // commands awaiting a reply
+    static constexpr int kMaxPending = 4096;               // commands awaiting a reply
     static constexpr qsizetype kMaxReplyBuffer = 64 << 20; // unparsed reply bytes
 
     explicit RedisClient(RedisEndpoint endpoint, QObject *parent = nullptr);

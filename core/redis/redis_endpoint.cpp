@@ -4,13 +4,14 @@
 
 namespace sw::redis {
 
-QString RedisEndpoint::display() const
-{
-    return QStringLiteral("%1://%2:%3/%4").arg(tls ? QStringLiteral("rediss") : QStringLiteral("redis"), host).arg(port).arg(db);
+QString RedisEndpoint::display() const {
+    return QStringLiteral("%1://%2:%3/%4")
+        .arg(tls ? QStringLiteral("rediss") : QStringLiteral("redis"), host)
+        .arg(port)
+        .arg(db);
 }
 
-std::optional<RedisEndpoint> RedisEndpoint::parse(const QString &text, QString *error)
-{
+std::optional<RedisEndpoint> RedisEndpoint::parse(const QString &text, QString *error) {
     const QUrl url(text, QUrl::StrictMode);
     auto fail = [&](const QString &why) -> std::optional<RedisEndpoint> {
         if (error)

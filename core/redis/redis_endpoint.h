@@ -14,7 +14,7 @@ struct RedisEndpoint {
     int db = 0;
     bool tls = false;
     QString username;
-    QByteArray password; // secret: never logged
+    QByteArray password;     // secret: never logged
     QString display() const; // "redis://host:port/db", no credentials
 
     // nullopt with *error set when the URL is not a usable Redis URL.

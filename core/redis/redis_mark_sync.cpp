@@ -109,15 +109,13 @@ redis.call('SET', KEYS[1], '1', 'PX', tonumber(ARGV[1]))
 return #redis.call('KEYS', ARGV[2])
 )lua";
 
-QByteArray num(qint64 v)
-{
+QByteArray num(qint64 v) {
     return QByteArray::number(v);
 }
 } // namespace
 
 RedisMarkSync::RedisMarkSync(ProviderDownMarks &marks, util::Clock &clock, Options options, QObject *parent)
-    : QObject(parent), m_marks(marks), m_clock(clock), m_options(std::move(options))
-{
+    : QObject(parent), m_marks(marks), m_clock(clock), m_options(std::move(options)) {
     if (!m_options.wallClock)
         m_options.wallClock = []() { return QDateTime::currentMSecsSinceEpoch(); };
     m_channel = (m_options.prefix + QStringLiteral(":marks")).toUtf8();
@@ -138,20 +136,17 @@ RedisMarkSync::RedisMarkSync(ProviderDownMarks &marks, util::Clock &clock, Optio
     m_marks.setObserver(this);
 }
 
-RedisMarkSync::~RedisMarkSync()
-{
+RedisMarkSync::~RedisMarkSync() {
     m_marks.setObserver(nullptr);
 }
 
-void RedisMarkSync::start()
-{
+void RedisMarkSync::start() {
     m_commands->open();
     m_subscriber->open();
     m_heartbeat.start();
 }
 
-QString RedisMarkSync::describe() const
-{
+QString RedisMarkSync::describe() const {
     if (!m_up)
         return QStringLiteral("local only (Redis unreachable)");
     return QStringLiteral("shared via %1, %2 replica%3 seen")
@@ -160,24 +155,20 @@ QString RedisMarkSync::describe() const
         .arg(m_replicas == 1 ? QString() : QStringLiteral("s"));
 }
 
-qint64 RedisMarkSync::wallNow() const
-{
+qint64 RedisMarkSync::wallNow() const {
     return m_options.wallClock();
 }
 
-QByteArray RedisMarkSync::idFor(const MarkInfo &m) const
-{
+QByteArray RedisMarkSync::idFor(const MarkInfo &m) const {
     const QString raw = m.tenant + QChar(0) + m.provider + QChar(0) + m.baseUrl + QChar(0) + m.model;
     return raw.toUtf8().toBase64(QByteArray::Base64UrlEncoding | QByteArray::OmitTrailingEquals);
 }
 
-QByteArray RedisMarkSync::key(const char *kind, const QByteArray &id) const
-{
+QByteArray RedisMarkSync::key(const char *kind, const QByteArray &id) const {
     return m_options.prefix.toUtf8() + ':' + kind + ':' + id;
 }
 
-QJsonObject RedisMarkSync::describeMark(const MarkInfo &m) const
-{
+QJsonObject RedisMarkSync::describeMark(const MarkInfo &m) const {
     QJsonObject o{{QStringLiteral("tenant"), m.tenant},
                   {QStringLiteral("provider"), m.provider},
                   {QStringLiteral("baseUrl"), m.baseUrl},
@@ -191,8 +182,7 @@ QJsonObject RedisMarkSync::describeMark(const MarkInfo &m) const
 }
 
 void RedisMarkSync::markSet(const MarkInfo &mark, const failover::UpstreamFailure &failure,
-                            std::optional<qint64> attemptStartedAtMs)
-{
+                            std::optional<qint64> attemptStartedAtMs) {
     if (m_applyingRemote || !m_up)
         return; // down: the mark stays local and is pushed on reconnect
     const qint64 now = wallNow();
@@ -211,8 +201,7 @@ void RedisMarkSync::markSet(const MarkInfo &mark, const failover::UpstreamFailur
                         });
 }
 
-void RedisMarkSync::marksCleared(const QList<MarkInfo> &removed)
-{
+void RedisMarkSync::marksCleared(const QList<MarkInfo> &removed) {
     if (m_applyingRemote || !m_up || removed.isEmpty())
         return;
     QList<QByteArray> argv{"EVAL", kClearScript, QByteArray::number(removed.size() * 2)};
@@ -229,8 +218,7 @@ void RedisMarkSync::marksCleared(const QList<MarkInfo> &removed)
     m_commands->command(argv);
 }
 
-void RedisMarkSync::applyRemote(const QJsonObject &o)
-{
+void RedisMarkSync::applyRemote(const QJsonObject &o) {
     MarkInfo m;
     m.tenant = o.value(QStringLiteral("tenant")).toString();
     m.provider = o.value(QStringLiteral("provider")).toString();
@@ -258,8 +246,7 @@ void RedisMarkSync::applyRemote(const QJsonObject &o)
     Q_EMIT marksChanged();
 }
 
-void RedisMarkSync::onMessage(const QByteArray &channel, const QByteArray &payload)
-{
+void RedisMarkSync::onMessage(const QByteArray &channel, const QByteArray &payload) {
     if (channel != m_channel)
         return;
     const QJsonObject o = QJsonDocument::fromJson(payload).object();
@@ -290,8 +277,7 @@ void RedisMarkSync::onMessage(const QByteArray &channel, const QByteArray &paylo
     }
 }
 
-void RedisMarkSync::onReady()
-{
+void RedisMarkSync::onReady() {
     const bool was = m_up;
     m_up = true;
     m_loggedDown = false;
@@ -306,8 +292,7 @@ void RedisMarkSync::onReady()
         Q_EMIT storeUpChanged(true);
 }
 
-void RedisMarkSync::onLost(const QString &why)
-{
+void RedisMarkSync::onLost(const QString &why) {
     const bool was = m_up;
     m_up = false;
     // One line per outage, not one per request or reconnect attempt.
@@ -320,8 +305,7 @@ void RedisMarkSync::onLost(const QString &why)
         Q_EMIT storeUpChanged(false);
 }
 
-void RedisMarkSync::pushLocalMarks()
-{
+void RedisMarkSync::pushLocalMarks() {
     // Marks this replica learned while Redis was away go back, so the others learn them too.
     const qint64 nowLocal = m_clock.nowMs();
     const qint64 now = wallNow();
@@ -339,8 +323,7 @@ void RedisMarkSync::pushLocalMarks()
     }
 }
 
-void RedisMarkSync::pullAll()
-{
+void RedisMarkSync::pullAll() {
     m_commands->command({"EVAL", kPullScript, "0", key("mark", "*")}, [this](const RedisValue &v) {
         if (v.type != RedisValue::Type::Array)
             return;
@@ -350,8 +333,7 @@ void RedisMarkSync::pullAll()
     });
 }
 
-void RedisMarkSync::heartbeat()
-{
+void RedisMarkSync::heartbeat() {
     if (!m_up)
         return;
     const QByteArray own = key("replica", m_options.replicaId.toUtf8());

@@ -28,8 +28,7 @@ namespace {
 const QByteArray kAliceKey = "test-gateway-key-alice";
 const QByteArray kBobKey = "test-gateway-key-bob";
 
-quint16 freePort()
-{
+quint16 freePort() {
     QTcpServer probe;
     probe.listen(QHostAddress::LocalHost, 0);
     return probe.serverPort();
@@ -43,26 +42,23 @@ struct Reply {
 
 class Replica {
 public:
-    Replica(const QString &configPath) : m_port(freePort())
-    {
+    Replica(const QString &configPath) : m_port(freePort()) {
         QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
         env.remove(QStringLiteral("DISPLAY"));
         env.remove(QStringLiteral("WAYLAND_DISPLAY"));
         m_process.setProcessEnvironment(env);
         m_process.setProcessChannelMode(QProcess::ForwardedErrorChannel);
         m_process.start(QStringLiteral(SWITCHMAN_BIN),
-                        {QStringLiteral("--headless"), QStringLiteral("--config"), configPath, QStringLiteral("--listen"),
-                         QStringLiteral("127.0.0.1:%1").arg(m_port)});
+                        {QStringLiteral("--headless"), QStringLiteral("--config"), configPath,
+                         QStringLiteral("--listen"), QStringLiteral("127.0.0.1:%1").arg(m_port)});
     }
-    ~Replica()
-    {
+    ~Replica() {
         m_process.terminate();
         if (!m_process.waitForFinished(5000))
             m_process.kill();
         m_process.waitForFinished(2000);
     }
-    Reply send(const QByteArray &method, const QString &path, const QByteArray &key, const QByteArray &body = {})
-    {
+    Reply send(const QByteArray &method, const QString &path, const QByteArray &key, const QByteArray &body = {}) {
         QNetworkRequest req(QUrl(QStringLiteral("http://127.0.0.1:%1%2").arg(m_port).arg(path)));
         req.setRawHeader("x-api-key", key);
         req.setRawHeader("anthropic-version", "2023-06-01");
@@ -80,8 +76,7 @@ public:
         return r;
     }
     quint16 port() const { return m_port; }
-    static QByteArray chatBody()
-    {
+    static QByteArray chatBody() {
         const QJsonObject body{{QStringLiteral("model"), QStringLiteral("chain")},
                                {QStringLiteral("max_tokens"), 64},
                                {QStringLiteral("messages"),
@@ -89,8 +84,7 @@ public:
                                                        {QStringLiteral("content"), QStringLiteral("hello")}}}}};
         return QJsonDocument(body).toJson(QJsonDocument::Compact);
     }
-    Reply chat(const QByteArray &key = kAliceKey)
-    {
+    Reply chat(const QByteArray &key = kAliceKey) {
         const QJsonObject body{{QStringLiteral("model"), QStringLiteral("chain")},
                                {QStringLiteral("max_tokens"), 64},
                                {QStringLiteral("messages"),
@@ -98,10 +92,13 @@ public:
                                                        {QStringLiteral("content"), QStringLiteral("hello")}}}}};
         return send("POST", QStringLiteral("/v1/messages"), key, QJsonDocument(body).toJson(QJsonDocument::Compact));
     }
-    QJsonArray marks() { return send("GET", QStringLiteral("/admin/marks"), kAliceKey).json().value(QStringLiteral("marks")).toArray(); }
-    QString store() { return send("GET", QStringLiteral("/healthz"), kAliceKey).json().value(QStringLiteral("marks")).toString(); }
-    bool waitReady()
-    {
+    QJsonArray marks() {
+        return send("GET", QStringLiteral("/admin/marks"), kAliceKey).json().value(QStringLiteral("marks")).toArray();
+    }
+    QString store() {
+        return send("GET", QStringLiteral("/healthz"), kAliceKey).json().value(QStringLiteral("marks")).toString();
+    }
+    bool waitReady() {
         return test::waitUntil([&]() { return send("GET", QStringLiteral("/healthz"), {}).status == 200; }, 15000);
     }
 
@@ -111,8 +108,7 @@ private:
     QNetworkAccessManager m_nam;
 };
 
-QByteArray sha(const QByteArray &key)
-{
+QByteArray sha(const QByteArray &key) {
     return "sha256:" + QCryptographicHash::hash(key, QCryptographicHash::Sha256).toHex();
 }
 
@@ -126,8 +122,7 @@ class TestRedisReplicas : public QObject {
     QTemporaryDir m_dir;
     std::unique_ptr<Replica> m_one, m_two;
 
-    QString writeConfig()
-    {
+    QString writeConfig() {
         const QJsonObject provider{{QStringLiteral("api"), QStringLiteral("anthropic-messages")},
                                    {QStringLiteral("credentials"), QJsonArray{}}};
         QJsonObject pa = provider, pb = provider;
@@ -136,16 +131,18 @@ class TestRedisReplicas : public QObject {
         const QJsonObject config{
             {QStringLiteral("listen"), QStringLiteral("127.0.0.1:0")},
             {QStringLiteral("providers"), QJsonObject{{QStringLiteral("pa"), pa}, {QStringLiteral("pb"), pb}}},
-            {QStringLiteral("models"),
-             QJsonObject{{QStringLiteral("pa/claude-a"), QJsonObject{}}, {QStringLiteral("pb/claude-b"), QJsonObject{}}}},
+            {QStringLiteral("models"), QJsonObject{{QStringLiteral("pa/claude-a"), QJsonObject{}},
+                                                   {QStringLiteral("pb/claude-b"), QJsonObject{}}}},
             {QStringLiteral("routes"),
              QJsonObject{{QStringLiteral("chain"),
                           QJsonObject{{QStringLiteral("candidates"),
                                        QJsonArray{QStringLiteral("pa/claude-a"), QStringLiteral("pb/claude-b")}}}}}},
             {QStringLiteral("tenants"),
-             QJsonObject{{QStringLiteral("alice"), QJsonObject{{QStringLiteral("keys"), QJsonArray{QString::fromLatin1(sha(kAliceKey))}},
-                                                               {QStringLiteral("admin"), true}}},
-                         {QStringLiteral("bob"), QJsonObject{{QStringLiteral("keys"), QJsonArray{QString::fromLatin1(sha(kBobKey))}}}}}},
+             QJsonObject{{QStringLiteral("alice"),
+                          QJsonObject{{QStringLiteral("keys"), QJsonArray{QString::fromLatin1(sha(kAliceKey))}},
+                                      {QStringLiteral("admin"), true}}},
+                         {QStringLiteral("bob"),
+                          QJsonObject{{QStringLiteral("keys"), QJsonArray{QString::fromLatin1(sha(kBobKey))}}}}}},
             {QStringLiteral("marks"), QJsonObject{{QStringLiteral("store"), QStringLiteral("redis")},
                                                   {QStringLiteral("url"), m_redis->url()},
                                                   {QStringLiteral("prefix"), QStringLiteral("replicatest")}}}};
@@ -156,8 +153,7 @@ class TestRedisReplicas : public QObject {
         f.write(QJsonDocument(config).toJson());
         return path;
     }
-    static demo::Fault status503(int delayMs = 0)
-    {
+    static demo::Fault status503(int delayMs = 0) {
         demo::Fault f;
         f.kind = demo::Fault::Status;
         f.status = 503;
@@ -167,8 +163,7 @@ class TestRedisReplicas : public QObject {
     void failA() { m_a->setFault(status503()); }
 
 private Q_SLOTS:
-    void init()
-    {
+    void init() {
         m_redis = std::make_unique<test::RedisServer>();
         QVERIFY2(m_redis->start(), qPrintable(m_redis->error()));
         m_a = std::make_unique<demo::FakeUpstream>();
@@ -178,19 +173,20 @@ private Q_SLOTS:
         m_one = std::make_unique<Replica>(config);
         m_two = std::make_unique<Replica>(config);
         QVERIFY(m_one->waitReady() && m_two->waitReady());
-        QVERIFY(test::waitUntil([&]() { return m_one->store().startsWith(QStringLiteral("shared via")) &&
-                                               m_two->store().startsWith(QStringLiteral("shared via")); },
-                                10000));
+        QVERIFY(test::waitUntil(
+            [&]() {
+                return m_one->store().startsWith(QStringLiteral("shared via")) &&
+                       m_two->store().startsWith(QStringLiteral("shared via"));
+            },
+            10000));
     }
-    void cleanup()
-    {
+    void cleanup() {
         m_one.reset();
         m_two.reset();
         m_redis.reset();
     }
 
-    void anOutageSeenByOneReplicaSparesTheOther()
-    {
+    void anOutageSeenByOneReplicaSparesTheOther() {
         failA();
         QCOMPARE(m_one->chat().status, 200); // answered by B after A's 503
         QCOMPARE(m_a->requests().size(), 1);
@@ -203,29 +199,31 @@ private Q_SLOTS:
         const QJsonObject two = m_two->marks().first().toObject();
         QCOMPARE(two.value(QStringLiteral("provider")).toString(), QStringLiteral("pa"));
         QCOMPARE(two.value(QStringLiteral("strikes")).toInt(), 1);
-        QVERIFY(one.value(QStringLiteral("setBy")).isNull());                 // replica 1 set it
-        QVERIFY(!two.value(QStringLiteral("setBy")).toString().isEmpty());   // replica 2 names replica 1
+        QVERIFY(one.value(QStringLiteral("setBy")).isNull());              // replica 1 set it
+        QVERIFY(!two.value(QStringLiteral("setBy")).toString().isEmpty()); // replica 2 names replica 1
         const double gap = qAbs(one.value(QStringLiteral("remainingMs")).toDouble() -
                                 two.value(QStringLiteral("remainingMs")).toDouble());
         qInfo("remaining time on the two replicas differs by %.0f ms", gap);
         QVERIFY(gap <= 150); // ±100 ms, plus the time between the two reads
     }
 
-    void aClearOnOneReplicaBringsTheProviderBackOnTheOther()
-    {
+    void aClearOnOneReplicaBringsTheProviderBackOnTheOther() {
         failA();
         QCOMPARE(m_one->chat().status, 200);
         QVERIFY(test::waitUntil([&]() { return m_two->marks().size() == 1; }, 2000));
         m_a->clearFault();
-        QCOMPARE(m_two->send("DELETE", QStringLiteral("/admin/marks"), kAliceKey).json().value(QStringLiteral("cleared")).toInt(), 1);
+        QCOMPARE(m_two->send("DELETE", QStringLiteral("/admin/marks"), kAliceKey)
+                     .json()
+                     .value(QStringLiteral("cleared"))
+                     .toInt(),
+                 1);
         QVERIFY(test::waitUntil([&]() { return m_one->marks().isEmpty(); }, 2000));
         m_a->clearRequests();
         QCOMPARE(m_one->chat().status, 200);
         QCOMPARE(m_a->requests().size(), 1); // A answers again on replica 1
     }
 
-    void sixParallelFailuresAcrossBothReplicasAreOneStrike()
-    {
+    void sixParallelFailuresAcrossBothReplicasAreOneStrike() {
         // One blip, six parallel requests split across the replicas: each try started before
         // the first mark was set, so the shared ladder takes one strike (20 s), not six.
         m_a->setFault(status503(150));
@@ -239,9 +237,11 @@ private Q_SLOTS:
             req.setHeader(QNetworkRequest::ContentTypeHeader, QByteArrayLiteral("application/json"));
             replies << nam.post(req, Replica::chatBody());
         }
-        QVERIFY(test::waitUntil([&]() {
-            return std::all_of(replies.begin(), replies.end(), [](QNetworkReply *r) { return r->isFinished(); });
-        }, 20000));
+        QVERIFY(test::waitUntil(
+            [&]() {
+                return std::all_of(replies.begin(), replies.end(), [](QNetworkReply *r) { return r->isFinished(); });
+            },
+            20000));
         for (QNetworkReply *r : replies)
             QCOMPARE(r->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt(), 200);
         QCOMPARE(m_a->requests().size(), 6); // all six reached A before any mark existed
@@ -253,8 +253,7 @@ private Q_SLOTS:
         QCOMPARE(m_two->marks().first().toObject().value(QStringLiteral("strikes")).toInt(), 1);
     }
 
-    void aTenantsMarkNeverSteersAnotherAcrossReplicas()
-    {
+    void aTenantsMarkNeverSteersAnotherAcrossReplicas() {
         failA();
         QCOMPARE(m_one->chat(kAliceKey).status, 200);
         QVERIFY(test::waitUntil([&]() { return m_two->marks().size() == 1; }, 2000));
@@ -264,19 +263,21 @@ private Q_SLOTS:
         QCOMPARE(m_a->requests().size(), 1); // bob still reaches A
     }
 
-    void redisDownKeepsEveryRequestAnsweredThenResyncs()
-    {
+    void redisDownKeepsEveryRequestAnsweredThenResyncs() {
         m_redis->kill();
         QVERIFY(test::waitUntil([&]() { return m_one->store().startsWith(QStringLiteral("local only")); }, 5000));
         QVERIFY(m_one->send("GET", QStringLiteral("/metrics"), kAliceKey).body.contains("switchman_marks_store_up 0"));
         failA();
         for (int i = 0; i < 6; ++i)
             QCOMPARE((i % 2 ? m_two : m_one)->chat().status, 200); // zero failed requests
-        QVERIFY(!m_one->marks().isEmpty()); // learned locally
+        QVERIFY(!m_one->marks().isEmpty());                        // learned locally
         QVERIFY2(m_redis->start(), qPrintable(m_redis->error()));
-        QVERIFY(test::waitUntil([&]() { return m_one->store().startsWith(QStringLiteral("shared via")) &&
-                                               m_two->store().startsWith(QStringLiteral("shared via")); },
-                                15000));
+        QVERIFY(test::waitUntil(
+            [&]() {
+                return m_one->store().startsWith(QStringLiteral("shared via")) &&
+                       m_two->store().startsWith(QStringLiteral("shared via"));
+            },
+            15000));
         QVERIFY(m_one->send("GET", QStringLiteral("/metrics"), kAliceKey).body.contains("switchman_marks_store_up 1"));
         // Both replicas now hold the same mark, as Redis does.
         QVERIFY(test::waitUntil([&]() { return m_one->marks().size() == 1 && m_two->marks().size() == 1; }, 3000));

@@ -5,22 +5,19 @@
 // ctest replays every crash or slow input ever found.
 
 #include <QByteArray>
-#include <cstddef>
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 
 namespace sw::fuzz {
 
-inline QByteArray bytes(const uint8_t *data, size_t size)
-{
+inline QByteArray bytes(const uint8_t *data, size_t size) {
     return QByteArray(reinterpret_cast<const char *>(data), qsizetype(size));
 }
 
 // Splits the input at boundaries chosen by its first byte, so incremental
 // parsers see arbitrary chunking as well as arbitrary content.
-template <typename Feed>
-void feedInChunks(const QByteArray &input, Feed &&feed)
-{
+template <typename Feed> void feedInChunks(const QByteArray &input, Feed &&feed) {
     if (input.isEmpty()) {
         feed(QByteArrayView());
         return;

@@ -2,8 +2,7 @@
 #include "config/config_loader.h"
 #include "fuzz_common.h"
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
-{
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     sw::config::parse(sw::fuzz::bytes(data, size));
     return 0;
 }

@@ -3,8 +3,7 @@
 #include "fuzz_common.h"
 #include "upstream/http1_response_parser.h"
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
-{
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     const QByteArray input = sw::fuzz::bytes(data, size);
     sw::upstream::Http1ResponseParser parser(!input.isEmpty() && (input.at(0) & 0x80));
     sw::fuzz::feedInChunks(input, [&](QByteArrayView chunk) {

@@ -2,8 +2,7 @@
 #include "formats/inbound_codec.h"
 #include "fuzz_common.h"
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
-{
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     sw::model::GatewayError error;
     sw::formats::codecFor(sw::formats::InboundFormat::OpenAIResponses).decode(sw::fuzz::bytes(data, size), &error);
     return 0;

@@ -2,8 +2,7 @@
 #include "fuzz_common.h"
 #include "upstream/sse_reader.h"
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
-{
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     sw::upstream::SseReader reader;
     sw::fuzz::feedInChunks(sw::fuzz::bytes(data, size), [&](QByteArrayView chunk) { reader.feed(chunk); });
     reader.finish();

@@ -8,8 +8,7 @@
 namespace sw::fuzz {
 
 // The adapter's stream decoder on an arbitrary SSE body in arbitrary chunks.
-inline int streamDecoder(const QString &api, const uint8_t *data, size_t size)
-{
+inline int streamDecoder(const QString &api, const uint8_t *data, size_t size) {
     const auto *adapter = upstream::adapterFor(api);
     upstream::Target target;
     target.provider = QStringLiteral("fuzz");
@@ -28,8 +27,7 @@ inline int streamDecoder(const QString &api, const uint8_t *data, size_t size)
 }
 
 // The adapter's JSON (error) body decoder; the first byte picks the status.
-inline int jsonDecoder(const QString &api, const uint8_t *data, size_t size)
-{
+inline int jsonDecoder(const QString &api, const uint8_t *data, size_t size) {
     const QByteArray input = bytes(data, size);
     const int status = input.isEmpty() ? 500 : 400 + static_cast<unsigned char>(input.at(0)) % 200;
     upstream::adapterFor(api)->parseError(status, input);

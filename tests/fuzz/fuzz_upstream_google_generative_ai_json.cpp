@@ -1,7 +1,6 @@
 // The google-generative-ai adapter's JSON (error) body decoder on arbitrary bodies and statuses.
 #include "fuzz_upstream.h"
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
-{
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     return sw::fuzz::jsonDecoder(QStringLiteral("google-generative-ai"), data, size);
 }

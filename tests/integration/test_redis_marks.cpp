@@ -4,8 +4,8 @@
 // strike reset are exact; only the Redis round trips are real I/O.
 
 #include "failover/provider_down_marks.h"
-#include "redis/redis_mark_sync.h"
 #include "fake_clock.h"
+#include "redis/redis_mark_sync.h"
 #include "redis_server.h"
 #include "signal_wait.h"
 
@@ -19,8 +19,7 @@ using failover::FailureKind;
 namespace {
 const failover::CandidateRef kA{QStringLiteral("pa"), QStringLiteral("claude-a"), QStringLiteral("http://127.0.0.1:1")};
 
-failover::UpstreamFailure failure(FailureKind kind, std::optional<qint64> retryAfter = std::nullopt)
-{
+failover::UpstreamFailure failure(FailureKind kind, std::optional<qint64> retryAfter = std::nullopt) {
     failover::UpstreamFailure f;
     f.kind = kind;
     f.status = kind == FailureKind::RateLimited ? 429 : 503;
@@ -36,8 +35,7 @@ struct Replica {
     QStringList logs;
     int changes = 0; // marks applied from Redis (script answers and published messages)
 
-    Replica(const QString &url, const QString &id, qint64 *wall)
-    {
+    Replica(const QString &url, const QString &id, qint64 *wall) {
         redis::RedisMarkSync::Options o;
         o.endpoint = *redis::RedisEndpoint::parse(url, nullptr);
         o.prefix = QStringLiteral("t");
@@ -51,8 +49,7 @@ struct Replica {
         QObject::connect(sync.get(), &redis::RedisMarkSync::marksChanged, sync.get(), [this]() { ++changes; });
         sync->start();
     }
-    std::optional<failover::MarkInfo> mark(const QString &tenant = QStringLiteral("alice")) const
-    {
+    std::optional<failover::MarkInfo> mark(const QString &tenant = QStringLiteral("alice")) const {
         for (const auto &m : marks.active())
             if (m.tenant == tenant && m.provider == kA.provider)
                 return m;
@@ -69,16 +66,14 @@ class TestRedisMarks : public QObject {
     std::unique_ptr<Replica> m_one, m_two;
 
     // Moves every clock: the two replicas' local ones and the shared wall clock.
-    void advance(qint64 ms)
-    {
+    void advance(qint64 ms) {
         m_wall += ms;
         m_one->clock.advance(ms);
         m_two->clock.advance(ms);
     }
     // A failure on replica `r`, as the loop reports it, then wait for Redis's answer on both.
     qint64 fail(Replica &r, const failover::UpstreamFailure &f, std::optional<qint64> attemptStart = std::nullopt,
-                const QString &tenant = QStringLiteral("alice"))
-    {
+                const QString &tenant = QStringLiteral("alice")) {
         const int seenOne = m_one->changes, seenTwo = m_two->changes;
         if (attemptStart) {
             // What the loop will report once marks know each attempt's start: the
@@ -98,30 +93,28 @@ class TestRedisMarks : public QObject {
         test::waitUntil(
             [&]() {
                 auto a = m_one->mark(tenant), b = m_two->mark(tenant);
-                return m_one->changes > seenOne && m_two->changes > seenTwo && a && b && a->strikes == b->strikes && qAbs(a->expiresAtMs - b->expiresAtMs) <= 1;
+                return m_one->changes > seenOne && m_two->changes > seenTwo && a && b && a->strikes == b->strikes &&
+                       qAbs(a->expiresAtMs - b->expiresAtMs) <= 1;
             },
             3000);
         return m_two->mark(tenant) ? m_two->mark(tenant)->expiresAtMs - m_two->clock.nowMs() : 0;
     }
 
 private Q_SLOTS:
-    void init()
-    {
+    void init() {
         m_redis = std::make_unique<test::RedisServer>();
         QVERIFY2(m_redis->start(), qPrintable(m_redis->error()));
         m_one = std::make_unique<Replica>(m_redis->url(), QStringLiteral("one"), &m_wall);
         m_two = std::make_unique<Replica>(m_redis->url(), QStringLiteral("two"), &m_wall);
         QVERIFY(test::waitUntil([&]() { return m_one->sync->storeUp() && m_two->sync->storeUp(); }, 5000));
     }
-    void cleanup()
-    {
+    void cleanup() {
         m_one.reset();
         m_two.reset();
         m_redis.reset();
     }
 
-    void ladderIsSharedAcrossReplicas()
-    {
+    void ladderIsSharedAcrossReplicas() {
         // Failures alternate between replicas; each lands after the previous mark expired,
         // within the strike-reset window, so strikes climb the one ladder.
         const QList<qint64> expected{20000, 40000, 80000, 160000, 300000, 300000};
@@ -134,24 +127,21 @@ private Q_SLOTS:
         }
     }
 
-    void rateLimitedStartsAt30sAndHonoursRetryAfter()
-    {
+    void rateLimitedStartsAt30sAndHonoursRetryAfter() {
         QCOMPARE(fail(*m_one, failure(FailureKind::RateLimited)), qint64(30000));
         advance(31000);
         // Retry-After above the ladder wins, capped at 300 s.
         QCOMPARE(fail(*m_two, failure(FailureKind::RateLimited, 900000)), qint64(300000));
     }
 
-    void aLaterFailureNeverShortensAMark()
-    {
+    void aLaterFailureNeverShortensAMark() {
         QCOMPARE(fail(*m_one, failure(FailureKind::RateLimited, 300000)), qint64(300000));
         advance(1000);
         // A plain 429 on the other replica would give 60 s: the 299 s left stand.
         QCOMPARE(fail(*m_two, failure(FailureKind::RateLimited)), qint64(299000));
     }
 
-    void aBurstOfParallelFailuresIsOneStrike()
-    {
+    void aBurstOfParallelFailuresIsOneStrike() {
         const qint64 attemptStart = m_one->clock.nowMs(); // six attempts started together
         advance(5);
         QCOMPARE(fail(*m_one, failure(FailureKind::ServerError), attemptStart), qint64(20000));
@@ -167,8 +157,7 @@ private Q_SLOTS:
         QCOMPARE(fail(*m_two, failure(FailureKind::ServerError), laterStart), qint64(40000));
     }
 
-    void strikesResetAfterFiveQuietMinutes()
-    {
+    void strikesResetAfterFiveQuietMinutes() {
         fail(*m_one, failure(FailureKind::ServerError));
         advance(21000);
         QCOMPARE(fail(*m_two, failure(FailureKind::ServerError)), qint64(40000));
@@ -177,8 +166,7 @@ private Q_SLOTS:
         QCOMPARE(m_two->mark()->strikes, 1);
     }
 
-    void aMarkReachesTheOtherReplicaQuickly()
-    {
+    void aMarkReachesTheOtherReplicaQuickly() {
         QElapsedTimer t;
         t.start();
         m_one->marks.mark(QStringLiteral("alice"), kA, failure(FailureKind::Transport));
@@ -187,11 +175,10 @@ private Q_SLOTS:
         QVERIFY2(t.elapsed() < 1000, "propagation took over a second");
         const auto seen = m_two->mark();
         QCOMPARE(seen->setBy, QStringLiteral("one")); // the window shows which replica set it
-        QVERIFY(seen->model.isEmpty());             // a transport mark covers the base URL
+        QVERIFY(seen->model.isEmpty());               // a transport mark covers the base URL
     }
 
-    void aClearOnOneReplicaClearsEverywhere()
-    {
+    void aClearOnOneReplicaClearsEverywhere() {
         fail(*m_one, failure(FailureKind::ServerError));
         QVERIFY(m_one->marks.isDown(QStringLiteral("alice"), kA));
         QCOMPARE(m_two->marks.clear({}), 1);
@@ -201,16 +188,14 @@ private Q_SLOTS:
         QCOMPARE(fail(*m_one, failure(FailureKind::ServerError)), qint64(20000));
     }
 
-    void aTenantsMarkNeverSteersAnother()
-    {
+    void aTenantsMarkNeverSteersAnother() {
         fail(*m_one, failure(FailureKind::ServerError), std::nullopt, QStringLiteral("alice"));
         QVERIFY(m_two->marks.isDown(QStringLiteral("alice"), kA));
         QVERIFY(!m_two->marks.isDown(QStringLiteral("bob"), kA));
         QVERIFY(!m_one->marks.isDown(QStringLiteral("bob"), kA));
     }
 
-    void redisDownMeansLocalMarksThenResync()
-    {
+    void redisDownMeansLocalMarksThenResync() {
         m_redis->kill();
         QVERIFY(test::waitUntil([&]() { return !m_one->sync->storeUp() && !m_two->sync->storeUp(); }, 5000));
         QCOMPARE(m_one->sync->describe(), QStringLiteral("local only (Redis unreachable)"));

@@ -8,8 +8,7 @@
 namespace sw::test {
 
 namespace {
-quint16 freePort()
-{
+quint16 freePort() {
     QTcpServer probe;
     probe.listen(QHostAddress::LocalHost, 0);
     return probe.serverPort();
@@ -18,13 +17,11 @@ quint16 freePort()
 
 RedisServer::RedisServer() : m_port(freePort()) {}
 
-RedisServer::~RedisServer()
-{
+RedisServer::~RedisServer() {
     kill();
 }
 
-bool RedisServer::start()
-{
+bool RedisServer::start() {
     const QString binary = QStandardPaths::findExecutable(QStringLiteral("redis-server"));
     if (binary.isEmpty()) {
         m_error = QStringLiteral("redis-server is not installed (scripts/deps.sh installs it)");
@@ -33,8 +30,8 @@ bool RedisServer::start()
     m_process.setProgram(binary);
     m_process.setArguments({QStringLiteral("--port"), QString::number(m_port), QStringLiteral("--bind"),
                             QStringLiteral("127.0.0.1"), QStringLiteral("--save"), QString(),
-                            QStringLiteral("--appendonly"), QStringLiteral("no"), QStringLiteral("--dir"),
-                            m_dir.path(), QStringLiteral("--daemonize"), QStringLiteral("no")});
+                            QStringLiteral("--appendonly"), QStringLiteral("no"), QStringLiteral("--dir"), m_dir.path(),
+                            QStringLiteral("--daemonize"), QStringLiteral("no")});
     m_process.setProcessChannelMode(QProcess::MergedChannels);
     m_process.start();
     if (!m_process.waitForStarted(5000)) {
@@ -50,16 +47,14 @@ bool RedisServer::start()
     return false;
 }
 
-void RedisServer::kill()
-{
+void RedisServer::kill() {
     if (m_process.state() != QProcess::NotRunning) {
         m_process.kill();
         m_process.waitForFinished(5000);
     }
 }
 
-QByteArray RedisServer::command(const QList<QByteArray> &argv)
-{
+QByteArray RedisServer::command(const QList<QByteArray> &argv) {
     QTcpSocket s;
     s.connectToHost(QHostAddress::LocalHost, m_port);
     if (!s.waitForConnected(500))

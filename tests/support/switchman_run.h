@@ -20,8 +20,7 @@ struct SwitchmanRun {
 
 // No display, no user configuration (a private XDG_CONFIG_HOME), the admin key only when given.
 inline SwitchmanRun runSwitchman(const QStringList &args, const QByteArray &adminKey = {},
-                                 const QByteArray &stdinData = {})
-{
+                                 const QByteArray &stdinData = {}) {
     static QTemporaryDir home;
     QProcess process;
     QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
@@ -51,13 +50,11 @@ inline SwitchmanRun runSwitchman(const QStringList &args, const QByteArray &admi
     return run;
 }
 
-inline QString listenOf(GatewayFixture &gw)
-{
+inline QString listenOf(GatewayFixture &gw) {
     return QStringLiteral("127.0.0.1:%1").arg(gw.engine().port());
 }
 
-inline demo::Fault statusFault(int code)
-{
+inline demo::Fault statusFault(int code) {
     demo::Fault f;
     f.kind = demo::Fault::Status;
     f.status = code;

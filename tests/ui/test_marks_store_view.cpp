@@ -24,8 +24,7 @@ using namespace sw::ui;
 class TestMarksStoreView : public QObject {
     Q_OBJECT
 
-    static void save(QWidget &w, const QString &name)
-    {
+    static void save(QWidget &w, const QString &name) {
         const QString dir = qEnvironmentVariable("SWITCHMAN_SCREENSHOT_DIR");
         if (dir.isEmpty())
             return;
@@ -34,8 +33,7 @@ class TestMarksStoreView : public QObject {
     }
 
 private Q_SLOTS:
-    void theWindowShowsWhereMarksLive()
-    {
+    void theWindowShowsWhereMarksLive() {
         test::RedisServer redis;
         QVERIFY2(redis.start(), qPrintable(redis.error()));
         test::ScriptedSecretStore secrets;
@@ -62,7 +60,8 @@ private Q_SLOTS:
         window.showView(MainWindow::Marks);
 
         auto *view = window.marksView();
-        QVERIFY(test::waitUntil([&]() { return view->storeLabel()->text().contains(QStringLiteral("shared via redis://")); }));
+        QVERIFY(test::waitUntil(
+            [&]() { return view->storeLabel()->text().contains(QStringLiteral("shared via redis://")); }));
         QVERIFY(!view->table()->isColumnHidden(MarksModel::SetBy));
 
         // A mark another replica set, as it arrives from Redis, and one of ours.
@@ -101,13 +100,15 @@ private Q_SLOTS:
         redis.kill();
         auto *status = window.findChild<QLabel *>(QStringLiteral("marksStore"), Qt::FindChildrenRecursively);
         QVERIFY(status);
-        QVERIFY(test::waitUntil([&]() {
-            const auto labels = window.findChildren<QLabel *>(QStringLiteral("marksStore"));
-            for (auto *l : labels)
-                if (l->isVisible() && l->text().contains(QStringLiteral("local only (Redis unreachable)")))
-                    return true;
-            return false;
-        }, 8000));
+        QVERIFY(test::waitUntil(
+            [&]() {
+                const auto labels = window.findChildren<QLabel *>(QStringLiteral("marksStore"));
+                for (auto *l : labels)
+                    if (l->isVisible() && l->text().contains(QStringLiteral("local only (Redis unreachable)")))
+                        return true;
+                return false;
+            },
+            8000));
         QTest::qWait(300);
         save(window, QStringLiteral("3c-marks-redis-down"));
         // With the store back to memory (a plain configuration), nothing of this shows.
