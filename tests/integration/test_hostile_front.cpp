@@ -350,7 +350,7 @@ private Q_SLOTS:
                                                      "\r\n"));
         QCOMPARE(ok.status, 200);
         QCOMPARE(gw.anthropicA.requests().size(), 1);
-        const auto &sent = gw.anthropicA.requests().first();
+        const demo::RecordedRequest sent = gw.anthropicA.requests().first(); // a copy: requests() returns a temporary
         QVERIFY2(sent.header("x-api-key") == kOwnProviderKey || sent.header("authorization").endsWith(kOwnProviderKey),
                  sent.header("x-api-key").constData());
         for (const auto &h : sent.headers) {
