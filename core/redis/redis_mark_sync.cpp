@@ -11,11 +11,31 @@ using failover::MarkInfo;
 using failover::ProviderDownMarks;
 
 namespace {
-// Sets or extends one mark. KEYS: mark, history. ARGV: now, base TTL, cap, strike
-// reset, Retry-After (-1 none), attempt start (-1 unknown), mark JSON, channel.
-// The history key outlives the mark by the strike-reset window, so strikes
-// survive a short gap between failures and reset after a long one.
-constexpr char kSetScript[] = R"lua(
+// Stores a mark and its strike history, and tells every replica: shared by the
+// set and import scripts (KEYS: mark, history). The history key outlives the mark
+// by the strike-reset window, so strikes survive a short gap between failures
+// and reset after a long one.
+constexpr char kStoreMarkLua[] = R"lua(
+local function storeMark(mark, strikes, setAt, expiresAt, now, reset, channel)
+  redis.call('HSET', KEYS[2], 'strikes', strikes, 'setAt', string.format('%.0f', setAt),
+             'expiresAt', string.format('%.0f', expiresAt))
+  redis.call('PEXPIRE', KEYS[2], expiresAt - now + reset)
+  mark.op = 'set'
+  mark.strikes = strikes
+  mark.ttlMs = expiresAt - now
+  mark.expiresAt = string.format('%.0f', expiresAt)
+  mark.setAt = string.format('%.0f', setAt)
+  local payload = cjson.encode(mark)
+  redis.call('SET', KEYS[1], payload, 'PX', expiresAt - now)
+  redis.call('PUBLISH', channel, payload)
+  return payload
+end
+)lua";
+
+// Sets or extends one mark: the new expiry is never earlier than the current one.
+// KEYS: mark, history. ARGV: now, base TTL, cap, strike reset, Retry-After (-1
+// none), attempt start (-1 unknown), mark JSON, channel.
+constexpr char kSetLua[] = R"lua(
 local now = tonumber(ARGV[1])
 local base = tonumber(ARGV[2])
 local cap = tonumber(ARGV[3])
@@ -45,25 +65,13 @@ if retryAfter >= 0 then
   local r = math.min(retryAfter, cap)
   if r > ttl then ttl = r end
 end
-local newExpiry = math.max(expiresAt, now + ttl)
-redis.call('HSET', KEYS[2], 'strikes', strikes, 'setAt', string.format('%.0f', setAt),
-           'expiresAt', string.format('%.0f', newExpiry))
-redis.call('PEXPIRE', KEYS[2], newExpiry - now + reset)
-mark.op = 'set'
-mark.strikes = strikes
-mark.ttlMs = newExpiry - now
-mark.expiresAt = string.format('%.0f', newExpiry)
-mark.setAt = string.format('%.0f', setAt)
-local payload = cjson.encode(mark)
-redis.call('SET', KEYS[1], payload, 'PX', newExpiry - now)
-redis.call('PUBLISH', ARGV[8], payload)
-return payload
+return storeMark(mark, strikes, setAt, math.max(expiresAt, now + ttl), now, reset, ARGV[8])
 )lua";
 
 // Puts back a mark this replica learned while Redis was away: the later
 // expiry and the higher strike count win. KEYS: mark, history. ARGV: now,
 // strike reset, mark JSON (with expiresAt, strikes), channel.
-constexpr char kImportScript[] = R"lua(
+constexpr char kImportLua[] = R"lua(
 local now = tonumber(ARGV[1])
 local reset = tonumber(ARGV[2])
 local mark = cjson.decode(ARGV[3])
@@ -72,17 +80,7 @@ local strikes = math.max(tonumber(h[1]) or 0, tonumber(mark.strikes))
 local expiresAt = math.max(tonumber(h[3]) or 0, tonumber(mark.expiresAt))
 local setAt = tonumber(h[2]) or tonumber(mark.setAt) or now
 if expiresAt <= now then return false end
-redis.call('HSET', KEYS[2], 'strikes', strikes, 'setAt', string.format('%.0f', setAt),
-           'expiresAt', string.format('%.0f', expiresAt))
-redis.call('PEXPIRE', KEYS[2], expiresAt - now + reset)
-mark.op = 'set'
-mark.strikes = strikes
-mark.expiresAt = string.format('%.0f', expiresAt)
-mark.setAt = string.format('%.0f', setAt)
-local payload = cjson.encode(mark)
-redis.call('SET', KEYS[1], payload, 'PX', expiresAt - now)
-redis.call('PUBLISH', ARGV[4], payload)
-return payload
+return storeMark(mark, strikes, setAt, expiresAt, now, reset, ARGV[4])
 )lua";
 
 // Deletes marks and their strike history, and tells every replica.
@@ -92,6 +90,9 @@ for i, k in ipairs(KEYS) do redis.call('DEL', k) end
 redis.call('PUBLISH', ARGV[1], ARGV[2])
 return #KEYS
 )lua";
+
+const QByteArray kSetScript = QByteArray(kStoreMarkLua) + kSetLua;
+const QByteArray kImportScript = QByteArray(kStoreMarkLua) + kImportLua;
 
 // Every live mark under the prefix. ARGV: pattern.
 constexpr char kPullScript[] = R"lua(
