@@ -37,7 +37,7 @@ public:
         config::Config config;
         QString configPath;                 // for /admin/reload; empty = no file
         util::Clock *clock = nullptr;       // default: the system clock of the engine thread
-        upstream::Transport *transport = nullptr; // default: QtTransport
+        upstream::Transport *transport = nullptr; // default: DefaultTransport (our HTTP/1.1 sockets)
         credentials::SecretStore *secrets = nullptr; // default: the OS keychain
         bool jsonLogToStderr = false;
         bool demo = false;                  // start simulated upstreams for providers with demo: true

@@ -1,22 +1,24 @@
 #pragma once
-// The production transport: plain http:// (loopback servers, Ollama, vLLM,
-// llama.cpp, the demo) over our own HTTP/1.1 sockets with TCP_NODELAY, which
-// adds ~40 µs where QNetworkAccessManager adds ~300 µs (bench_gateway); https://
-// providers over QNAM, which negotiates HTTP/2 and handles TLS.
+// The production transport: every upstream, http:// and https://, over our own
+// HTTP/1.1 sockets (SocketTransport). Why not QNetworkAccessManager for https,
+// which would negotiate HTTP/2:
+// - QNAM (Qt 6.4) reads an HTTP/1.1 response head without any bound: a peer
+//   that never ends its status or header lines grows our memory until the
+//   deadline; our parser ends the attempt at 64 KiB as `transport`.
+// - QNAM re-sends a POST once when the connection is reset before the answer,
+//   so a provider that processed the request bills it twice; a socket call
+//   sends a request once (it retries only a reused keep-alive connection that
+//   died before the request could have been read).
+// - It adds ~300 µs per request where the socket transport adds ~40 µs.
+// The official OpenAI and Anthropic SDKs speak HTTP/1.1 to these APIs too. The
+// cost: concurrent streams to one host each hold their own TLS connection
+// (pooled and reused while idle) instead of sharing one HTTP/2 connection.
+// QtTransport stays available behind the same interface.
 
-#include "upstream/qt_transport.h"
 #include "upstream/socket_transport.h"
 
 namespace sw::upstream {
 
-class DefaultTransport final : public Transport {
-public:
-    UpstreamCall *start(const HttpRequest &request, QObject *parent) override;
-    void setExtraCaCertificates(const CaTable &table) override;
-
-private:
-    SocketTransport m_plain;
-    QtTransport m_tls;
-};
+using DefaultTransport = SocketTransport;
 
 } // namespace sw::upstream

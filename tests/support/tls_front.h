@@ -1,6 +1,6 @@
 #pragma once
 // TLS in front of a plain upstream (the fake upstream), so every fault it can
-// script is seen over https:// through QNAM, as real providers are reached. The
+// script is seen over https://, as real providers are reached. The
 // certificates are made at construction with the openssl command line: a
 // throwaway CA, and a server certificate it signed for 127.0.0.1 (or, to test
 // the name check, for another host). Nothing is kept after the test.
