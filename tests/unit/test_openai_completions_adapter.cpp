@@ -136,7 +136,9 @@ void TestOpenAICompletionsAdapter::crossFormatFromClaudeCode() {
              QStringLiteral("toolu_01A09q90qw90lq917835lq9"));
     QCOMPARE(str(msgs[3].toObject().value(QStringLiteral("content"))), QStringLiteral("int main() { return 1; }"));
     QCOMPARE(str(msgs[4].toObject().value(QStringLiteral("content"))), QStringLiteral("Go ahead."));
-    QCOMPARE(str(msgs[6].toObject().value(QStringLiteral("content"))), QStringLiteral("exit code 8"));
+    // is_error has no Chat field: the failure is said in the tool message's text.
+    QCOMPARE(str(msgs[6].toObject().value(QStringLiteral("content"))),
+             OpenAICompletionsAdapter::toolErrorText(QStringLiteral("exit code 8")));
 
     const QJsonArray tools = body.value(QStringLiteral("tools")).toArray();
     QCOMPARE(tools.size(), 2);
