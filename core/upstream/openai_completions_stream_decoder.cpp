@@ -206,6 +206,13 @@ StreamEvent OpenAICompletionsStreamDecoder::terminalEvent() {
     return e;
 }
 
+bool OpenAICompletionsStreamDecoder::isUsageOnlyChunk(const QByteArray &data) {
+    if (!data.contains("\"usage\""))
+        return false; // most chunks: no parse needed
+    const QJsonObject chunk = QJsonDocument::fromJson(data).object();
+    return chunk.value(L("usage")).isObject() && chunk.value(L("choices")).toArray().isEmpty();
+}
+
 QList<StreamEvent> OpenAICompletionsStreamDecoder::feed(const SseEvent &sse) {
     return m_sequencer.feed(decode(sse));
 }

@@ -16,6 +16,11 @@ public:
     QList<model::StreamEvent> feed(const SseEvent &event) override;
     QList<model::StreamEvent> finish() override;
 
+    // The chunk a Chat stream ends with when stream_options.include_usage is on: no
+    // choices, a usage object. The gateway always asks for usage (it counts tokens), so
+    // on a passthrough this frame must not reach a client that did not ask for it.
+    static bool isUsageOnlyChunk(const QByteArray &data);
+
     // HTTP-like status for an OpenAI error code/type ("rate_limit_exceeded" -> 429), nullopt when unknown.
     static std::optional<int> statusForError(const QJsonObject &error);
 

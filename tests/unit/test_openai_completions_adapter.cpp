@@ -2,6 +2,7 @@
 #include "formats/openai_chat_codec.h"
 #include "model/event_accumulator.h"
 #include "upstream/openai_completions_adapter.h"
+#include "upstream/openai_completions_stream_decoder.h"
 #include "wire_fixtures.h"
 
 #include <QJsonArray>
@@ -67,6 +68,8 @@ private slots:
     void contentFilterIsARefusal();
     void alternativeReasoningFieldNames();
     void parsesErrorBodies();
+    void usageOnlyChunkIsRecognised();
+    void sameApiExtrasRideOnDone();
 };
 
 void TestOpenAICompletionsAdapter::passthroughKeepsEveryClientField() {
@@ -325,6 +328,29 @@ void TestOpenAICompletionsAdapter::reasoningUsesMaxCompletionTokens() {
     QVERIFY(!thinking.contains("max_tokens"));
     const QJsonObject plain = sent(R"({"model":"m","max_tokens":1000,"messages":[{"role":"user","content":"hi"}]})");
     QCOMPARE(plain.value("max_tokens").toInt(), 1000);
+}
+
+void TestOpenAICompletionsAdapter::usageOnlyChunkIsRecognised() {
+    // The frame a passthrough must hold back from a client that did not set include_usage.
+    int usageOnly = 0;
+    for (const auto &e : sw::test::splitSse(readTestData(QStringLiteral("openai_upstream_logprobs.sse"))))
+        usageOnly += OpenAICompletionsStreamDecoder::isUsageOnlyChunk(e.data);
+    QCOMPARE(usageOnly, 1);
+    QVERIFY(!OpenAICompletionsStreamDecoder::isUsageOnlyChunk("[DONE]"));
+    QVERIFY(!OpenAICompletionsStreamDecoder::isUsageOnlyChunk(
+        R"({"choices":[{"index":0,"delta":{"content":"usage"},"finish_reason":null}],"usage":null})"));
+}
+
+void TestOpenAICompletionsAdapter::sameApiExtrasRideOnDone() {
+    auto decoder = OpenAICompletionsAdapter().makeDecoder(Target());
+    const QList<StreamEvent> events =
+        sw::test::decodeTranscript(*decoder, readTestData(QStringLiteral("openai_upstream_logprobs.sse")));
+    QCOMPARE(events.last().type, EventType::Done);
+    const QJsonObject native = events.last().native;
+    QCOMPARE(native.value(QStringLiteral("logprobs")).toObject().value(QStringLiteral("content")).toArray().size(), 3);
+    QCOMPARE(native.value(QStringLiteral("annotations")).toArray().size(), 1);
+    QCOMPARE(str(native.value(QStringLiteral("system_fingerprint"))), QStringLiteral("fp_f33640a400"));
+    QCOMPARE(native.value(QStringLiteral("usage")).toObject().value(QStringLiteral("total_tokens")).toInt(), 13);
 }
 
 QTEST_GUILESS_MAIN(TestOpenAICompletionsAdapter)
