@@ -137,9 +137,12 @@ QJsonObject OpenAICompletionsAdapter::buildBody(const formats::ParsedRequest &re
     const bool reasoning = !opt.reasoning.isEmpty() || opt.thinkingBudget.has_value();
     if (opt.maxTokens)
         body.insert(useMaxCompletionTokens || reasoning ? L("max_completion_tokens") : L("max_tokens"), *opt.maxTokens);
-    if (opt.temperature)
+    // OpenAI's reasoning models accept only the default sampling (as Messages and Responses
+    // with reasoning); compatible servers that reason (DeepSeek, vLLM) take both.
+    const bool defaultSamplingOnly = reasoning && useMaxCompletionTokens;
+    if (opt.temperature && !defaultSamplingOnly)
         body.insert(L("temperature"), *opt.temperature);
-    if (opt.topP)
+    if (opt.topP && !defaultSamplingOnly)
         body.insert(L("top_p"), *opt.topP);
     if (!opt.stop.isEmpty())
         body.insert(L("stop"), QJsonArray::fromStringList(opt.stop));

@@ -168,6 +168,24 @@ void TestOpenAICompletionsAdapter::maxTokensFieldDependsOnHost() {
                                                      target(QStringLiteral("http://127.0.0.1:11434/v1")), {})
                                        .body);
     QCOMPARE(local.value(QStringLiteral("max_tokens")).toInt(), 77);
+    // With reasoning: max_completion_tokens everywhere, the client's cap as given, and
+    // OpenAI's reasoning models get no sampling change they would reject.
+    req.options.maxTokens = 1000;
+    req.options.reasoning = QStringLiteral("high");
+    req.options.temperature = 0.2;
+    const QJsonObject reasoning = json(OpenAICompletionsAdapter()
+                                           .buildRequest(req, InboundFormat::AnthropicMessages,
+                                                         target(QStringLiteral("https://api.openai.com/v1")), {})
+                                           .body);
+    QCOMPARE(reasoning.value(QStringLiteral("max_completion_tokens")).toInt(), 1000);
+    QVERIFY(!reasoning.contains(QStringLiteral("max_tokens")));
+    QVERIFY(!reasoning.contains(QStringLiteral("temperature")));
+    const QJsonObject reasoningLocal = json(OpenAICompletionsAdapter()
+                                                .buildRequest(req, InboundFormat::AnthropicMessages,
+                                                              target(QStringLiteral("http://127.0.0.1:8000/v1")), {})
+                                                .body);
+    QCOMPARE(reasoningLocal.value(QStringLiteral("max_completion_tokens")).toInt(), 1000);
+    QCOMPARE(reasoningLocal.value(QStringLiteral("temperature")).toDouble(), 0.2);
 }
 
 void TestOpenAICompletionsAdapter::decodesFullTranscript() {
