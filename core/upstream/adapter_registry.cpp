@@ -5,7 +5,10 @@
 #include "upstream/openai_responses_adapter.h"
 #include "upstream/upstream_adapter.h"
 
+#include <QJsonArray>
 #include <QJsonObject>
+
+#include <functional>
 #include <QUrl>
 
 namespace sw::upstream {
@@ -14,6 +17,57 @@ QString modelPathSegment(const QString &modelId) {
     // Everything but RFC 3986 unreserved characters is encoded: "/" is %2F, "?" %3F, "#" %23.
     return QString::fromLatin1(QUrl::toPercentEncoding(modelId));
 }
+
+namespace {
+
+// The first content part of the client's messages whose type has no canonical form
+// (a document, a file, audio): a converted request would go without it.
+QString unmappedPart(const QJsonObject &raw, formats::InboundFormat inbound) {
+    static const QStringList chat{QStringLiteral("input_audio"), QStringLiteral("file")};
+    static const QStringList anthropic{QStringLiteral("document"), QStringLiteral("search_result"),
+                                       QStringLiteral("container_upload")};
+    static const QStringList responses{QStringLiteral("input_file"), QStringLiteral("input_audio")};
+    const QStringList *unmapped = nullptr;
+    QJsonArray items;
+    switch (inbound) {
+    case formats::InboundFormat::OpenAIChat:
+        unmapped = &chat;
+        items = raw.value(QLatin1String("messages")).toArray();
+        break;
+    case formats::InboundFormat::AnthropicMessages:
+        unmapped = &anthropic;
+        items = raw.value(QLatin1String("messages")).toArray();
+        break;
+    case formats::InboundFormat::OpenAIResponses:
+        unmapped = &responses;
+        items = raw.value(QLatin1String("input")).toArray();
+        break;
+    case formats::InboundFormat::PiNative:
+        return {};
+    }
+    std::function<QString(const QJsonValue &)> scan = [&](const QJsonValue &content) -> QString {
+        for (const QJsonValue &v : content.toArray()) {
+            const QJsonObject part = v.toObject();
+            const QString type = part.value(QLatin1String("type")).toString();
+            if (unmapped->contains(type))
+                return type;
+            if (type == QLatin1String("tool_result")) // Anthropic: parts inside a tool result too
+                if (const QString inner = scan(part.value(QLatin1String("content"))); !inner.isEmpty())
+                    return inner;
+        }
+        return {};
+    };
+    for (const QJsonValue &item : items) {
+        const QJsonObject o = item.toObject();
+        if (const QString found = scan(o.value(QLatin1String("content"))); !found.isEmpty())
+            return found;
+        if (const QString found = scan(o.value(QLatin1String("output"))); !found.isEmpty())
+            return found; // Responses function_call_output given as parts
+    }
+    return {};
+}
+
+} // namespace
 
 std::optional<QString> UpstreamAdapter::incompatibility(const formats::ParsedRequest &request,
                                                         formats::InboundFormat inbound) const {
@@ -51,6 +105,8 @@ std::optional<QString> UpstreamAdapter::incompatibility(const formats::ParsedReq
     // At most one tool call per turn: Gemini has no such switch.
     if (toGoogle && request.options.parallelToolCalls == false && !request.context.tools.isEmpty())
         return QStringLiteral("parallel_tool_calls: false has no equivalent on %1").arg(target);
+    if (const QString part = unmappedPart(raw, inbound); !part.isEmpty())
+        return QStringLiteral("content part \"%1\": no translation to %2").arg(part, target);
     // Images the target could not read would otherwise be left out of the request.
     for (const model::Message &m : request.context.messages)
         for (const model::ContentBlock &b : m.content) {

@@ -214,6 +214,14 @@ private Q_SLOTS:
                                                                                              {"file_id", "file_011CNha8iCJcU1wXNR6q4V8w"}}}},
                                                           QJsonObject{{"type", "text"}, {"text", "what is this?"}}}}}});
         refused(QStringLiteral("/v1/messages"), fileImage, "file_011CNha8iCJcU1wXNR6q4V8w");
+        QJsonObject pdf = GatewayFixture::anthropicBody("pe/gemini-e", "summarise", false);
+        pdf.insert("messages",
+                   QJsonArray{QJsonObject{{"role", "user"},
+                                          {"content", QJsonArray{QJsonObject{{"type", "document"},
+                                                                             {"source", QJsonObject{{"type", "url"},
+                                                                                                    {"url", "https://docs.example.org/a.pdf"}}}},
+                                                                 QJsonObject{{"type", "text"}, {"text", "summarise"}}}}}});
+        refused(QStringLiteral("/v1/messages"), pdf, "document");
         QCOMPARE(m_gw->googleE.requests().size() + m_gw->openaiB.requests().size() + m_gw->anthropicA.requests().size(),
                  before);
     }
