@@ -252,14 +252,23 @@ std::optional<ParsedRequest> AnthropicMessagesCodec::decode(const QByteArray &bo
     for (qsizetype i = 0; i < toolList.size(); ++i) {
         const QJsonObject t = toolList.at(i).toObject();
         const QString type = t.value(L("type")).toString();
-        if (!type.isEmpty() && type != L("custom"))
-            continue; // server tools (web_search_…, bash_…) only make sense on passthrough
+        if (type.startsWith(L("web_search_"))) {
+            req.context.builtinTools.append(BuiltinTool{QStringLiteral("web_search"), t});
+            continue;
+        }
+        if (!type.isEmpty() && type != L("custom")) {
+            // bash_…, text_editor_…, code_execution_…, web_fetch_…: Anthropic's own; no mapping.
+            req.context.builtinTools.append(BuiltinTool{type, t});
+            continue;
+        }
         Tool tool;
         tool.name = t.value(L("name")).toString();
         if (tool.name.isEmpty())
             return rejected(error, QStringLiteral("tools[%1].name: required string").arg(i));
         tool.description = t.value(L("description")).toString();
         tool.parameters = t.value(L("input_schema")).toObject();
+        if (t.value(L("strict")).isBool())
+            tool.strict = t.value(L("strict")).toBool();
         req.context.tools.append(tool);
     }
     const QJsonObject choice = o.value(L("tool_choice")).toObject();
@@ -270,6 +279,17 @@ std::optional<ParsedRequest> AnthropicMessagesCodec::decode(const QByteArray &bo
         opt.toolChoice = choice.value(L("name")).toString();
     else
         opt.toolChoice = choiceType; // auto, none or ""
+    if (choice.value(L("disable_parallel_tool_use")).toBool(false))
+        opt.parallelToolCalls = false;
+    // Structured outputs: output_config.format (GA) or the beta's output_format.
+    QJsonObject format = o.value(L("output_config")).toObject().value(L("format")).toObject();
+    if (format.isEmpty())
+        format = o.value(L("output_format")).toObject();
+    if (format.value(L("type")).toString() == L("json_schema")) {
+        opt.outputFormat.type = QStringLiteral("json_schema");
+        opt.outputFormat.schema = format.value(L("schema")).toObject();
+        opt.outputFormat.strict = true; // Anthropic's structured outputs always follow the schema
+    }
     return req;
 }
 
@@ -373,6 +393,14 @@ std::optional<QJsonObject> AnthropicMessagesCodec::functionCallSignatureBlock(co
 }
 
 QByteArray AnthropicMessagesCodec::encodeResponse(const AssistantMessage &message, const EncodeInfo &info) const {
+    if (info.upstreamApi == L("anthropic-messages") && !message.native.isEmpty() &&
+        message.stopReason != StopReason::Error && message.stopReason != StopReason::Aborted) {
+        // Same API: the upstream's own message, every field it defines (stop_sequence,
+        // citations, server tool blocks, usage.server_tool_use), as a passthrough stream shows.
+        QJsonObject native = message.native;
+        native.insert(L("model"), info.model);
+        return compactJson(native);
+    }
     QJsonArray content;
     for (const ContentBlock &b : message.content) {
         switch (b.type) {

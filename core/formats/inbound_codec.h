@@ -25,6 +25,10 @@ struct ParsedRequest {
     model::Context context;
     model::Options options;
     QJsonObject raw;           // the body as sent, for same-API passthrough
+
+    // Names of the client's free-form (`custom`) tools: their calls go back to the client
+    // as custom calls whatever API answered (EncodeInfo::customTools).
+    QStringList customToolNames() const;
 };
 
 // Facts an encoder puts into its output.
@@ -35,6 +39,7 @@ struct EncodeInfo {
     bool includeUsage = false; // OpenAI chat: send the final usage chunk
     QString upstreamApi;       // the API that produced the answer (pi: AssistantMessage.api), when known
     QString upstreamProvider;  // the provider id that produced it (pi: AssistantMessage.provider)
+    QStringList customTools;   // ParsedRequest::customToolNames(): calls of these are custom_tool_call items
 };
 
 // Stateful: one per streamed response. Returns raw SSE bytes (complete frames).

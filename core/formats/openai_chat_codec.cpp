@@ -47,7 +47,9 @@ bool decodeUserContent(const QJsonValue &content, QList<ContentBlock> *out, cons
             const QString url = iu.isString() ? iu.toString() : iu.toObject().value(L("url")).toString();
             if (url.isEmpty())
                 return rejectRequest(error, QStringLiteral("%1.content[%2].image_url.url: required").arg(where).arg(i));
-            out->append(imageFromUrl(url));
+            ContentBlock image = imageFromUrl(url);
+            image.detail = iu.toObject().value(L("detail")).toString();
+            out->append(image);
         }
         // input_audio, file and future part types are kept in `raw` only.
     }
@@ -215,8 +217,31 @@ std::optional<ParsedRequest> OpenAIChatCodec::decode(const QByteArray &body, Gat
         toolList.append(QJsonObject{{L("type"), L("function")}, {L("function"), f}});
     for (qsizetype i = 0; i < toolList.size(); ++i) {
         const QJsonObject t = toolList.at(i).toObject();
-        if (t.value(L("type")).toString(QStringLiteral("function")) != L("function"))
-            continue; // custom / built-in tools stay in raw
+        const QString type = t.value(L("type")).toString(QStringLiteral("function"));
+        if (type == L("custom")) {
+            // A free-form tool: {custom: {name, description, format}}, the format's grammar
+            // nested as {type: grammar, grammar: {syntax, definition}}.
+            const QJsonObject c = t.value(L("custom")).toObject();
+            Tool tool;
+            tool.custom = true;
+            tool.name = c.value(L("name")).toString();
+            if (tool.name.isEmpty()) {
+                rejectRequest(error, QStringLiteral("tools[%1].custom.name: required string").arg(i));
+                return std::nullopt;
+            }
+            tool.description = c.value(L("description")).toString();
+            const QJsonObject format = c.value(L("format")).toObject();
+            tool.format = format.value(L("grammar")).isObject() ? format.value(L("grammar")).toObject() : format;
+            if (format.value(L("grammar")).isObject())
+                tool.format.insert(L("type"), L("grammar"));
+            tool.parameters = customToolParameters();
+            req.context.tools.append(tool);
+            continue;
+        }
+        if (type != L("function")) {
+            req.context.builtinTools.append(BuiltinTool{type, t}); // no mapping: incompatible elsewhere
+            continue;
+        }
         const QJsonObject fn = t.value(L("function")).toObject();
         Tool tool;
         tool.name = fn.value(L("name")).toString();
@@ -226,13 +251,36 @@ std::optional<ParsedRequest> OpenAIChatCodec::decode(const QByteArray &body, Gat
         }
         tool.description = fn.value(L("description")).toString();
         tool.parameters = fn.value(L("parameters")).toObject();
+        if (fn.value(L("strict")).isBool())
+            tool.strict = fn.value(L("strict")).toBool();
         req.context.tools.append(tool);
     }
+    if (o.value(L("web_search_options")).isObject()) // search models' built-in web search
+        req.context.builtinTools.append(
+            BuiltinTool{QStringLiteral("web_search"), o.value(L("web_search_options")).toObject()});
     const QJsonValue choice = o.value(L("tool_choice"));
     if (choice.isString())
         opt.toolChoice = choice.toString();
-    else if (choice.isObject())
-        opt.toolChoice = choice.toObject().value(L("function")).toObject().value(L("name")).toString();
+    else if (choice.isObject()) {
+        const QJsonObject c = choice.toObject();
+        opt.toolChoice = c.value(L("function")).toObject().value(L("name")).toString(
+            c.value(L("custom")).toObject().value(L("name")).toString());
+    }
+    if (o.value(L("parallel_tool_calls")).isBool())
+        opt.parallelToolCalls = o.value(L("parallel_tool_calls")).toBool();
+    const QJsonObject format = o.value(L("response_format")).toObject();
+    const QString formatType = format.value(L("type")).toString();
+    if (formatType == L("json_object")) {
+        opt.outputFormat.type = formatType;
+    } else if (formatType == L("json_schema")) {
+        const QJsonObject js = format.value(L("json_schema")).toObject();
+        opt.outputFormat.type = formatType;
+        opt.outputFormat.name = js.value(L("name")).toString();
+        opt.outputFormat.description = js.value(L("description")).toString();
+        opt.outputFormat.schema = js.value(L("schema")).toObject();
+        if (js.value(L("strict")).isBool())
+            opt.outputFormat.strict = js.value(L("strict")).toBool();
+    }
     return req;
 }
 
@@ -374,25 +422,42 @@ QByteArray OpenAIChatCodec::encodeResponse(const AssistantMessage &message, cons
             break; // chat completions has no image output
         }
     }
+    // Same API: what the canonical message has no room for comes from the upstream's
+    // stream as sent (logprobs, annotations, refusal, usage details, system_fingerprint).
+    const bool sameApi = info.upstreamApi == L("openai-completions");
+    const QJsonObject native = sameApi ? message.native : QJsonObject();
+    const QString refusal = native.value(L("refusal")).toString();
+    if (!refusal.isEmpty() && text.endsWith(refusal))
+        text.chop(refusal.size()); // the canonical text carries the refusal too
     QJsonObject msg{{L("role"), L("assistant")},
-                    {L("content"), text.isEmpty() && !toolCalls.isEmpty() ? QJsonValue() : QJsonValue(text)}};
+                    {L("content"), text.isEmpty() && (!toolCalls.isEmpty() || !refusal.isEmpty()) ? QJsonValue()
+                                                                                                  : QJsonValue(text)}};
+    if (!refusal.isEmpty())
+        msg.insert(L("refusal"), refusal);
     if (!reasoning.isEmpty())
         msg.insert(L("reasoning_content"), reasoning);
     if (!toolCalls.isEmpty())
         msg.insert(L("tool_calls"), toolCalls);
+    if (native.value(L("annotations")).isArray())
+        msg.insert(L("annotations"), native.value(L("annotations")));
     const QJsonObject choice{{L("index"), 0},
                              {L("message"), msg},
-                             {L("logprobs"), QJsonValue::Null},
+                             {L("logprobs"), native.value(L("logprobs")).isObject() ? native.value(L("logprobs"))
+                                                                                      : QJsonValue(QJsonValue::Null)},
                              {L("finish_reason"), finishReason(message.stopReason)}};
     // The upstream's own id when it is the client's API (what a passthrough stream shows too).
-    const QString id = info.upstreamApi == L("openai-completions") && !message.responseId.isEmpty() ? message.responseId
-                                                                                                    : info.responseId;
-    return compactJson(QJsonObject{{L("id"), id},
-                                   {L("object"), L("chat.completion")},
-                                   {L("created"), info.createdSecs},
-                                   {L("model"), info.model},
-                                   {L("choices"), QJsonArray{choice}},
-                                   {L("usage"), usageJson(message.usage)}});
+    const QString id = sameApi && !message.responseId.isEmpty() ? message.responseId : info.responseId;
+    QJsonObject body{{L("id"), id},
+                     {L("object"), L("chat.completion")},
+                     {L("created"), info.createdSecs},
+                     {L("model"), info.model},
+                     {L("choices"), QJsonArray{choice}},
+                     {L("usage"), native.value(L("usage")).isObject() ? native.value(L("usage"))
+                                                                       : QJsonValue(usageJson(message.usage))}};
+    for (const char *key : {"system_fingerprint", "service_tier"})
+        if (native.value(L(key)).isString())
+            body.insert(L(key), native.value(L(key)));
+    return compactJson(body);
 }
 
 QByteArray OpenAIChatCodec::encodeError(const GatewayError &error) const {

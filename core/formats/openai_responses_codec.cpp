@@ -49,6 +49,7 @@ bool decodeParts(const QJsonValue &content, QList<ContentBlock> *out, const QStr
             } else {
                 return rejectRequest(error, QStringLiteral("%1[%2]: input_image needs image_url or file_id").arg(where).arg(i));
             }
+            b.detail = p.value(L("detail")).toString();
             out->append(b);
         } else if (type.isEmpty()) {
             return rejectRequest(error, QStringLiteral("%1[%2].type: required string").arg(where).arg(i));
@@ -108,10 +109,26 @@ bool decodeItem(const QJsonObject &item, const QString &where, ParsedRequest *re
             return rejectRequest(error, where + L(": function_call needs call_id and name"));
         b.argumentsJson = item.value(L("arguments")).toString();
         b.arguments = parseToolArguments(b.argumentsJson);
+        b.itemId = item.value(L("id")).toString();
         assistantTurn(ctx).content.append(b);
         return true;
     }
-    if (type == L("function_call_output")) {
+    if (type == L("custom_tool_call")) {
+        // Codex's free-form calls (apply_patch): the text is the whole input.
+        ContentBlock b;
+        b.type = BlockType::ToolCall;
+        b.custom = true;
+        b.toolCallId = item.value(L("call_id")).toString();
+        b.toolName = item.value(L("name")).toString();
+        if (b.toolCallId.isEmpty() || b.toolName.isEmpty())
+            return rejectRequest(error, where + L(": custom_tool_call needs call_id and name"));
+        b.arguments = QJsonObject{{L("input"), item.value(L("input")).toString()}};
+        b.argumentsJson = QString::fromUtf8(compactJson(b.arguments));
+        b.itemId = item.value(L("id")).toString();
+        assistantTurn(ctx).content.append(b);
+        return true;
+    }
+    if (type == L("function_call_output") || type == L("custom_tool_call_output")) {
         Message r;
         r.role = Role::ToolResult;
         r.toolCallId = item.value(L("call_id")).toString();
@@ -217,20 +234,47 @@ std::optional<ParsedRequest> OpenAIResponsesCodec::decode(const QByteArray &body
     const QJsonArray toolList = tools.toArray();
     for (qsizetype i = 0; i < toolList.size(); ++i) {
         const QJsonObject t = toolList.at(i).toObject();
-        if (t.value(L("type")).toString() != L("function"))
-            continue; // web_search, file_search, mcp...: passthrough only
-        Tool tool;
-        tool.name = t.value(L("name")).toString();
-        if (tool.name.isEmpty())
-            return rejected(error, QStringLiteral("tools[%1].name: required string").arg(i));
-        tool.description = t.value(L("description")).toString();
-        tool.parameters = t.value(L("parameters")).toObject();
-        req.context.tools.append(tool);
+        const QString type = t.value(L("type")).toString();
+        if (type == L("function") || type == L("custom")) {
+            Tool tool;
+            tool.name = t.value(L("name")).toString();
+            if (tool.name.isEmpty())
+                return rejected(error, QStringLiteral("tools[%1].name: required string").arg(i));
+            tool.description = t.value(L("description")).toString();
+            if (type == L("custom")) {
+                tool.custom = true;
+                tool.format = t.value(L("format")).toObject();
+                tool.parameters = customToolParameters();
+            } else {
+                tool.parameters = t.value(L("parameters")).toObject();
+                // Responses function tools are strict unless the client says otherwise.
+                tool.strict = t.value(L("strict")).isBool() ? t.value(L("strict")).toBool() : true;
+            }
+            req.context.tools.append(tool);
+        } else if (type.startsWith(L("web_search"))) {
+            req.context.builtinTools.append(BuiltinTool{QStringLiteral("web_search"), t});
+        } else if (!type.isEmpty()) {
+            // file_search, code_interpreter, mcp, local_shell, …: only a Responses upstream runs them.
+            req.context.builtinTools.append(BuiltinTool{type, t});
+        }
+    }
+    if (o.value(L("parallel_tool_calls")).isBool())
+        opt.parallelToolCalls = o.value(L("parallel_tool_calls")).toBool();
+    const QJsonObject format = o.value(L("text")).toObject().value(L("format")).toObject();
+    const QString formatType = format.value(L("type")).toString();
+    if (formatType == L("json_schema") || formatType == L("json_object")) {
+        opt.outputFormat.type = formatType;
+        opt.outputFormat.name = format.value(L("name")).toString();
+        opt.outputFormat.description = format.value(L("description")).toString();
+        opt.outputFormat.schema = format.value(L("schema")).toObject();
+        if (format.value(L("strict")).isBool())
+            opt.outputFormat.strict = format.value(L("strict")).toBool();
     }
     const QJsonValue choice = o.value(L("tool_choice"));
     if (choice.isString())
         opt.toolChoice = choice.toString();
-    else if (choice.isObject() && choice.toObject().value(L("type")).toString() == L("function"))
+    else if (choice.isObject() && (choice.toObject().value(L("type")).toString() == L("function") ||
+                                   choice.toObject().value(L("type")).toString() == L("custom")))
         opt.toolChoice = choice.toObject().value(L("name")).toString();
     return req;
 }
@@ -304,10 +348,36 @@ QJsonObject OpenAIResponsesCodec::reasoningItem(const ContentBlock &thinking, co
     return item;
 }
 
+QString OpenAIResponsesCodec::customInput(const ContentBlock &call) {
+    QJsonObject args = call.arguments;
+    if (args.isEmpty() && !call.argumentsJson.isEmpty())
+        args = parseToolArguments(call.argumentsJson);
+    if (args.value(L("input")).isString())
+        return args.value(L("input")).toString();
+    if (args.size() == 1 && args.begin().value().isString())
+        return args.begin().value().toString();
+    return args.isEmpty() ? call.argumentsJson : QString::fromUtf8(compactJson(args));
+}
+
 QByteArray OpenAIResponsesCodec::encodeResponse(const AssistantMessage &message, const EncodeInfo &infoIn) const {
     // A Responses upstream's own ids pass through (a later previous_response_id names
     // something real), as they do on a streaming passthrough.
     const bool sameApi = infoIn.upstreamApi == kApi;
+    if (sameApi && message.native.value(L("output")).isArray() &&
+        (!message.native.value(L("output")).toArray().isEmpty() || message.content.isEmpty()) &&
+        message.stopReason != StopReason::Error && message.stopReason != StopReason::Aborted) {
+        // The upstream's own response object (response.completed): every item and field as sent.
+        QJsonObject native = message.native;
+        native.insert(L("model"), infoIn.model);
+        if (!native.contains(L("output_text"))) {
+            QString text;
+            for (const ContentBlock &b : message.content)
+                if (b.type == BlockType::Text)
+                    text += b.text;
+            native.insert(L("output_text"), text);
+        }
+        return compactJson(native);
+    }
     EncodeInfo info = infoIn;
     if (sameApi && !message.responseId.isEmpty())
         info.responseId = message.responseId;
@@ -333,6 +403,15 @@ QByteArray OpenAIResponsesCodec::encodeResponse(const AssistantMessage &message,
                 output.append(reasoningItem(b, idFor(b, L("rs_") + suffix), info.upstreamApi));
             break;
         case BlockType::ToolCall:
+            if (b.custom || info.customTools.contains(b.toolName)) {
+                output.append(QJsonObject{{L("id"), idFor(b, L("ctc_") + suffix)},
+                                          {L("type"), L("custom_tool_call")},
+                                          {L("status"), L("completed")},
+                                          {L("call_id"), b.toolCallId},
+                                          {L("name"), b.toolName},
+                                          {L("input"), customInput(b)}});
+                break;
+            }
             output.append(
                 QJsonObject{{L("id"), idFor(b, L("fc_") + suffix)},
                             {L("type"), L("function_call")},

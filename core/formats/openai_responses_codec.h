@@ -30,6 +30,10 @@ public:
     // in encrypted_content, tagged with its maker (model::tagSignature).
     static QJsonObject reasoningItem(const model::ContentBlock &thinking, const QString &fallbackId,
                                      const QString &upstreamApi = {});
+    // The text of a custom tool's call: arguments["input"] as the function-shaped tool
+    // received it (model::customToolParameters), else the only string argument, else the
+    // raw argument text.
+    static QString customInput(const model::ContentBlock &call);
     static QString errorCode(const model::GatewayError &error); // server_error, rate_limit_exceeded, ...
 };
 

@@ -74,6 +74,20 @@ QByteArray OpenAIResponsesStreamEncoder::openItem(int contentIndex, BlockType ty
                                 {L("part"), QJsonObject{{L("type"), L("summary_text")}, {L("text"), QString()}}}});
         break;
     case BlockType::ToolCall:
+        if (m_info.customTools.contains(start.toolName)) {
+            // A free-form tool the client declared: its call goes back as the client's own item.
+            item.custom = true;
+            item.id = L("ctc_") + suffix;
+            out += eventFrame("response.output_item.added",
+                              QJsonObject{{L("output_index"), item.outputIndex},
+                                          {L("item"), QJsonObject{{L("id"), item.id},
+                                                                  {L("type"), L("custom_tool_call")},
+                                                                  {L("status"), L("in_progress")},
+                                                                  {L("call_id"), start.toolCallId},
+                                                                  {L("name"), start.toolName},
+                                                                  {L("input"), QString()}}}});
+            break;
+        }
         item.id = L("fc_") + suffix;
         out += eventFrame("response.output_item.added", QJsonObject{{L("output_index"), item.outputIndex},
                                                                {L("item"), QJsonObject{{L("id"), item.id},
@@ -139,6 +153,26 @@ QByteArray OpenAIResponsesStreamEncoder::closeItem(int contentIndex, const Conte
         break;
     }
     case BlockType::ToolCall: {
+        if (item.custom) {
+            // The upstream streamed {"input": "…"} as JSON; the client gets the text, whole.
+            ContentBlock call = end;
+            if (call.argumentsJson.isEmpty() && call.arguments.isEmpty())
+                call.argumentsJson = item.block.argumentsJson;
+            const QString input = OpenAIResponsesCodec::customInput(call);
+            out += eventFrame("response.custom_tool_call_input.delta",
+                              QJsonObject{{L("item_id"), item.id}, {L("output_index"), oi}, {L("delta"), input}});
+            out += eventFrame("response.custom_tool_call_input.done",
+                              QJsonObject{{L("item_id"), item.id}, {L("output_index"), oi}, {L("input"), input}});
+            const QJsonObject done{{L("id"), item.id},
+                                   {L("type"), L("custom_tool_call")},
+                                   {L("status"), L("completed")},
+                                   {L("call_id"), end.toolCallId.isEmpty() ? item.block.toolCallId : end.toolCallId},
+                                   {L("name"), end.toolName.isEmpty() ? item.block.toolName : end.toolName},
+                                   {L("input"), input}};
+            m_output.append(done);
+            out += eventFrame("response.output_item.done", QJsonObject{{L("output_index"), oi}, {L("item"), done}});
+            break;
+        }
         QString args = item.block.argumentsJson;
         if (!item.argumentsStreamed) {
             // Arguments given whole (or none at all): one delta, so clients that only read deltas see them.
@@ -206,6 +240,8 @@ QByteArray OpenAIResponsesStreamEncoder::encode(const StreamEvent &event) {
                                                                               {L("output_index"), item.outputIndex},
                                                                               {L("summary_index"), 0},
                                                                               {L("delta"), event.delta}});
+        } else if (item.custom) {
+            item.block.argumentsJson += event.delta; // sent as text when the call ends
         } else {
             item.block.argumentsJson += event.delta;
             item.argumentsStreamed = true;

@@ -21,6 +21,7 @@ private:
         model::BlockType type = model::BlockType::Text;
         model::ContentBlock block; // what was streamed so far
         bool argumentsStreamed = false;
+        bool custom = false; // a call of a client `custom` tool: a custom_tool_call item
     };
     QByteArray eventFrame(const char *type, QJsonObject payload);
     QByteArray startOnce();

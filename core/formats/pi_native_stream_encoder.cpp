@@ -122,7 +122,9 @@ QByteArray PiNativeStreamEncoder::encodeError(const GatewayError &error) {
                         {L("error"), PiNativeCodec::messageJson(message, m_info)},
                         {L("errorMessage"), error.message},
                         {L("usage"), PiNativeCodec::usageJson(message.usage)}};
-    return out + sseFrame(o) + kDone; // pi: [DONE] ends every stream, failed ones too
+    // The error event ends a failed stream: [DONE] follows only a `done` event, so a
+    // reader never takes a failure for a finished answer.
+    return out + sseFrame(o);
 }
 
 } // namespace sw::formats

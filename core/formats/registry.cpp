@@ -56,3 +56,15 @@ QString formatName(InboundFormat f) {
 }
 
 } // namespace sw::formats
+
+namespace sw::formats {
+
+QStringList ParsedRequest::customToolNames() const {
+    QStringList names;
+    for (const model::Tool &t : context.tools)
+        if (t.custom)
+            names << t.name;
+    return names;
+}
+
+} // namespace sw::formats

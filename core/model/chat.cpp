@@ -1,5 +1,7 @@
 #include "model/chat.h"
 
+#include <QJsonArray>
+
 namespace sw::model {
 
 QString stopReasonName(StopReason r)
@@ -57,6 +59,35 @@ QString effortForThinkingBudget(int budget)
     if (budget <= 16384)
         return QStringLiteral("medium");
     return QStringLiteral("high");
+}
+
+} // namespace sw::model
+
+namespace sw::model {
+
+QJsonObject customToolParameters() {
+    return QJsonObject{
+        {QStringLiteral("type"), QStringLiteral("object")},
+        {QStringLiteral("properties"),
+         QJsonObject{{QStringLiteral("input"),
+                      QJsonObject{{QStringLiteral("type"), QStringLiteral("string")},
+                                  {QStringLiteral("description"), QStringLiteral("The tool's whole input text.")}}}}},
+        {QStringLiteral("required"), QJsonArray{QStringLiteral("input")}},
+        {QStringLiteral("additionalProperties"), false}};
+}
+
+QString customToolDescription(const Tool &tool) {
+    QString out = tool.description;
+    if (tool.format.value(QStringLiteral("type")).toString() == QLatin1String("grammar")) {
+        // The grammar is what the model must write; without it the function's one string
+        // parameter would invite any text.
+        const QString syntax = tool.format.value(QStringLiteral("syntax")).toString();
+        out += QStringLiteral("%1The `input` string must follow this %2 grammar:\n%3")
+                   .arg(out.isEmpty() ? QString() : QStringLiteral("\n\n"),
+                        syntax.isEmpty() ? QStringLiteral("lark") : syntax,
+                        tool.format.value(QStringLiteral("definition")).toString());
+    }
+    return out;
 }
 
 } // namespace sw::model

@@ -26,6 +26,8 @@ struct ContentBlock {
     QJsonObject arguments;     // ToolCall: parsed arguments
     QString argumentsJson;     // ToolCall: raw argument text as streamed (may be partial while streaming)
     QString itemId;            // the upstream's own id for this block (Responses output item), when it gave one
+    QString detail;            // Image: OpenAI's detail (low, high, auto) when the client gave one
+    bool custom = false;       // ToolCall: a call of a free-form (Codex `custom`) tool; its text is arguments["input"]
 
     static ContentBlock makeText(const QString &t) { ContentBlock b; b.text = t; return b; }
 };
@@ -45,12 +47,42 @@ struct Tool {
     QString name;
     QString description;
     QJsonObject parameters; // JSON schema
+    std::optional<bool> strict; // the client's strict-schema wish, when it said
+    // A free-form tool (OpenAI `custom`, Codex's apply_patch): it takes one text input,
+    // optionally constrained by `format` (a grammar). APIs without such tools get a
+    // function with one string parameter "input" (customToolParameters) and the grammar
+    // in its description; calls come back as custom calls (translation_rules.md).
+    bool custom = false;
+    QJsonObject format; // custom: {type: text} or {type: grammar, syntax, definition}
+};
+
+// The one-string schema a custom tool becomes on APIs that only know function tools.
+QJsonObject customToolParameters();
+// Its description there: the client's words plus the grammar the input must follow.
+QString customToolDescription(const Tool &tool);
+
+// A provider-run tool the client asked for by kind (Responses `web_search`, Anthropic
+// `web_search_…`): mapped to the target's own equivalent or the candidate is incompatible.
+struct BuiltinTool {
+    QString kind;       // "web_search", or the client's own type name for ones with no mapping
+    QJsonObject config; // the client's tool object as sent
 };
 
 struct Context {
     QString systemPrompt;
     QList<Message> messages;
     QList<Tool> tools;
+    QList<BuiltinTool> builtinTools;
+};
+
+// Structured output: the answer must be JSON (json_object) or follow a schema (json_schema).
+struct OutputFormat {
+    QString type; // "" (free text), "json_object", "json_schema"
+    QString name; // json_schema: the schema's name (Chat / Responses require one)
+    QString description;
+    QJsonObject schema;
+    std::optional<bool> strict;
+    bool isSet() const { return !type.isEmpty(); }
 };
 
 struct Options {
@@ -61,6 +93,8 @@ struct Options {
     QString reasoning;                 // "", minimal, low, medium, high, xhigh
     std::optional<int> thinkingBudget; // tokens, when the client gave one
     QString toolChoice;                // "", auto, none, required, or a tool name
+    std::optional<bool> parallelToolCalls; // false: at most one tool call per turn
+    OutputFormat outputFormat;
 };
 
 struct Usage {
@@ -87,6 +121,9 @@ struct AssistantMessage {
     QString provider;
     QString model;
     QString responseId;
+    // The upstream API's own non-streaming answer, assembled from its stream by the
+    // decoder (every field that API defines), for a client of that same API.
+    QJsonObject native;
 };
 
 enum class EventType {
@@ -112,6 +149,7 @@ struct StreamEvent {
     QString errorType;           // Error: provider's error type when it gave one (e.g. overloaded_error)
     Usage usage;                 // Start (input known up front), Done, Error: usage so far
     QString responseId;          // Start: the upstream's id for the answer (resp_…, msg_…, chatcmpl-…)
+    QJsonObject native;          // Done: the upstream API's own non-streaming answer (AssistantMessage::native)
 
     // record: Commit point. start, empty block starts and toolcall_start never commit.
     bool isMeaningful() const

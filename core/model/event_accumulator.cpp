@@ -83,6 +83,7 @@ void EventAccumulator::add(const StreamEvent &event) {
     case EventType::Done:
         m_message.stopReason = event.reason;
         m_message.usage = event.usage;
+        m_message.native = event.native;
         finalizeToolCalls();
         m_finished = true;
         break;

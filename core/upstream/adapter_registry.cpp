@@ -5,7 +5,10 @@
 #include "upstream/openai_responses_adapter.h"
 #include "upstream/upstream_adapter.h"
 
+#include <QJsonArray>
 #include <QJsonObject>
+
+#include <functional>
 #include <QUrl>
 
 namespace sw::upstream {
@@ -14,6 +17,57 @@ QString modelPathSegment(const QString &modelId) {
     // Everything but RFC 3986 unreserved characters is encoded: "/" is %2F, "?" %3F, "#" %23.
     return QString::fromLatin1(QUrl::toPercentEncoding(modelId));
 }
+
+namespace {
+
+// The first content part of the client's messages whose type has no canonical form
+// (a document, a file, audio): a converted request would go without it.
+QString unmappedPart(const QJsonObject &raw, formats::InboundFormat inbound) {
+    static const QStringList chat{QStringLiteral("input_audio"), QStringLiteral("file")};
+    static const QStringList anthropic{QStringLiteral("document"), QStringLiteral("search_result"),
+                                       QStringLiteral("container_upload")};
+    static const QStringList responses{QStringLiteral("input_file"), QStringLiteral("input_audio")};
+    const QStringList *unmapped = nullptr;
+    QJsonArray items;
+    switch (inbound) {
+    case formats::InboundFormat::OpenAIChat:
+        unmapped = &chat;
+        items = raw.value(QLatin1String("messages")).toArray();
+        break;
+    case formats::InboundFormat::AnthropicMessages:
+        unmapped = &anthropic;
+        items = raw.value(QLatin1String("messages")).toArray();
+        break;
+    case formats::InboundFormat::OpenAIResponses:
+        unmapped = &responses;
+        items = raw.value(QLatin1String("input")).toArray();
+        break;
+    case formats::InboundFormat::PiNative:
+        return {};
+    }
+    std::function<QString(const QJsonValue &)> scan = [&](const QJsonValue &content) -> QString {
+        for (const QJsonValue &v : content.toArray()) {
+            const QJsonObject part = v.toObject();
+            const QString type = part.value(QLatin1String("type")).toString();
+            if (unmapped->contains(type))
+                return type;
+            if (type == QLatin1String("tool_result")) // Anthropic: parts inside a tool result too
+                if (const QString inner = scan(part.value(QLatin1String("content"))); !inner.isEmpty())
+                    return inner;
+        }
+        return {};
+    };
+    for (const QJsonValue &item : items) {
+        const QJsonObject o = item.toObject();
+        if (const QString found = scan(o.value(QLatin1String("content"))); !found.isEmpty())
+            return found;
+        if (const QString found = scan(o.value(QLatin1String("output"))); !found.isEmpty())
+            return found; // Responses function_call_output given as parts
+    }
+    return {};
+}
+
+} // namespace
 
 std::optional<QString> UpstreamAdapter::incompatibility(const formats::ParsedRequest &request,
                                                         formats::InboundFormat inbound) const {
@@ -28,22 +82,49 @@ std::optional<QString> UpstreamAdapter::incompatibility(const formats::ParsedReq
         if (present(raw.value(QLatin1String(field))))
             return QStringLiteral("%1: only an openai-responses upstream holds that conversation state, not %2")
                 .arg(QLatin1String(field), api());
-    // Structured output has no translation yet: prose instead of the schema would break .parse().
-    const QString chatFormat =
-        raw.value(QLatin1String("response_format")).toObject().value(QLatin1String("type")).toString();
-    if (!chatFormat.isEmpty() && chatFormat != QLatin1String("text"))
-        return QStringLiteral("response_format: structured output is not translated to %1").arg(api());
-    const QString textFormat = raw.value(QLatin1String("text"))
-                                   .toObject()
-                                   .value(QLatin1String("format"))
-                                   .toObject()
-                                   .value(QLatin1String("type"))
-                                   .toString();
-    if (!textFormat.isEmpty() && textFormat != QLatin1String("text"))
-        return QStringLiteral("text.format: structured output is not translated to %1").arg(api());
-    if (present(raw.value(QLatin1String("output_format"))) ||
-        present(raw.value(QLatin1String("output_config")).toObject().value(QLatin1String("format"))))
-        return QStringLiteral("output_format: structured output is not translated to %1").arg(api());
+    const QString target = api();
+    const bool toAnthropic = target == QLatin1String(AnthropicAdapter::kApi);
+    const bool toGoogle = target == QLatin1String(GoogleAdapter::kApi);
+    const bool toChat = target == QLatin1String(OpenAICompletionsAdapter::kApi);
+    const bool toResponses = target == QLatin1String(OpenAIResponsesAdapter::kApi);
+    // Provider-run tools: web search has an equivalent on Messages, Gemini and Responses;
+    // the others run only at the provider that defines them.
+    for (const model::BuiltinTool &b : request.context.builtinTools) {
+        if (b.kind == QLatin1String("web_search")) {
+            if (toChat)
+                return QStringLiteral("tools: web_search has no equivalent on %1").arg(target);
+            continue;
+        }
+        return QStringLiteral("tools: the built-in tool \"%1\" runs only on its own provider's API, not %2")
+            .arg(b.kind, target);
+    }
+    // Structured output is mapped everywhere but "any JSON object" to Messages, whose
+    // structured outputs need a schema.
+    if (toAnthropic && request.options.outputFormat.type == QLatin1String("json_object"))
+        return QStringLiteral("response_format: json_object (JSON without a schema) has no equivalent on %1").arg(target);
+    // At most one tool call per turn: Gemini has no such switch.
+    if (toGoogle && request.options.parallelToolCalls == false && !request.context.tools.isEmpty())
+        return QStringLiteral("parallel_tool_calls: false has no equivalent on %1").arg(target);
+    if (const QString part = unmappedPart(raw, inbound); !part.isEmpty())
+        return QStringLiteral("content part \"%1\": no translation to %2").arg(part, target);
+    // Images the target could not read would otherwise be left out of the request.
+    for (const model::Message &m : request.context.messages)
+        for (const model::ContentBlock &b : m.content) {
+            if (b.type != model::BlockType::Image || b.url.isEmpty())
+                continue;
+            const bool web = b.url.startsWith(QLatin1String("http://")) || b.url.startsWith(QLatin1String("https://"));
+            bool readable = web;
+            if (toAnthropic)
+                readable |= b.url.startsWith(QLatin1String("file_")); // Anthropic Files API id
+            else if (toGoogle)
+                readable = GoogleAdapter::isFetchableUrl(b.url);
+            else if (toResponses)
+                readable |= b.url.startsWith(QLatin1String("file-")) || b.url.startsWith(QLatin1String("data:"));
+            else if (toChat)
+                readable |= b.url.startsWith(QLatin1String("data:"));
+            if (!readable)
+                return QStringLiteral("image \"%1\": a file id %2 cannot resolve").arg(b.url.left(64), target);
+        }
     return std::nullopt;
 }
 

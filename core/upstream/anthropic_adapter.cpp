@@ -73,6 +73,27 @@ QJsonArray assistantContent(const Message &m) {
     return out;
 }
 
+// A Responses `web_search` (or Anthropic's own) as Messages' server tool; the domain
+// filter and the approximate location have the same meaning on both.
+QJsonObject webSearchTool(const QJsonObject &config) {
+    QJsonObject tool{{L("type"), L("web_search_20250305")}, {L("name"), L("web_search")}};
+    QJsonValue domains = config.value(L("filters")).toObject().value(L("allowed_domains"));
+    if (!domains.isArray())
+        domains = config.value(L("allowed_domains"));
+    if (domains.isArray() && !domains.toArray().isEmpty())
+        tool.insert(L("allowed_domains"), domains);
+    if (config.value(L("blocked_domains")).isArray())
+        tool.insert(L("blocked_domains"), config.value(L("blocked_domains")));
+    QJsonObject location = config.value(L("user_location")).toObject();
+    if (!location.isEmpty()) {
+        location.insert(L("type"), L("approximate"));
+        tool.insert(L("user_location"), location);
+    }
+    if (config.value(L("max_uses")).isDouble())
+        tool.insert(L("max_uses"), config.value(L("max_uses")));
+    return tool;
+}
+
 void addHeader(HttpRequest &http, const QByteArray &name, const QByteArray &value) {
     http.headers.append(qMakePair(name, value));
 }
@@ -170,27 +191,43 @@ QJsonObject AnthropicAdapter::buildBody(const formats::ParsedRequest &request, c
     }
     if (!opt.stop.isEmpty())
         body.insert(L("stop_sequences"), QJsonArray::fromStringList(opt.stop));
-    if (!ctx.tools.isEmpty()) {
-        QJsonArray tools;
-        for (const Tool &t : ctx.tools) {
-            QJsonObject schema = t.parameters;
-            if (schema.isEmpty())
-                schema = QJsonObject{{L("type"), L("object")}, {L("properties"), QJsonObject()}};
-            QJsonObject tool{{L("name"), t.name}, {L("input_schema"), schema}};
-            if (!t.description.isEmpty())
-                tool.insert(L("description"), t.description);
-            tools.append(tool);
-        }
-        body.insert(L("tools"), tools);
-        if (opt.toolChoice == L("auto"))
-            body.insert(L("tool_choice"), QJsonObject{{L("type"), L("auto")}});
-        else if (opt.toolChoice == L("required"))
-            body.insert(L("tool_choice"), QJsonObject{{L("type"), L("any")}});
-        else if (opt.toolChoice == L("none"))
-            body.insert(L("tool_choice"), QJsonObject{{L("type"), L("none")}});
-        else if (!opt.toolChoice.isEmpty())
-            body.insert(L("tool_choice"), QJsonObject{{L("type"), L("tool")}, {L("name"), opt.toolChoice}});
+    QJsonArray tools;
+    for (const Tool &t : ctx.tools) {
+        QJsonObject schema = t.parameters;
+        if (schema.isEmpty())
+            schema = QJsonObject{{L("type"), L("object")}, {L("properties"), QJsonObject()}};
+        QJsonObject tool{{L("name"), t.name}, {L("input_schema"), schema}};
+        const QString description = t.custom ? customToolDescription(t) : t.description;
+        if (!description.isEmpty())
+            tool.insert(L("description"), description);
+        if (t.strict.value_or(false))
+            tool.insert(L("strict"), true); // strict tool use: inputs validated against the schema
+        tools.append(tool);
     }
+    for (const BuiltinTool &b : ctx.builtinTools)
+        if (b.kind == L("web_search"))
+            tools.append(webSearchTool(b.config));
+    if (!tools.isEmpty()) {
+        body.insert(L("tools"), tools);
+        QJsonObject choice;
+        if (opt.toolChoice == L("required"))
+            choice = QJsonObject{{L("type"), L("any")}};
+        else if (opt.toolChoice == L("none"))
+            choice = QJsonObject{{L("type"), L("none")}};
+        else if (!opt.toolChoice.isEmpty() && opt.toolChoice != L("auto"))
+            choice = QJsonObject{{L("type"), L("tool")}, {L("name"), opt.toolChoice}};
+        else if (!opt.toolChoice.isEmpty() || opt.parallelToolCalls == false)
+            choice = QJsonObject{{L("type"), L("auto")}};
+        // parallel_tool_calls: false is Messages' disable_parallel_tool_use (not valid with none).
+        if (opt.parallelToolCalls == false && choice.value(L("type")).toString() != L("none"))
+            choice.insert(L("disable_parallel_tool_use"), true);
+        if (!choice.isEmpty())
+            body.insert(L("tool_choice"), choice);
+    }
+    if (opt.outputFormat.type == L("json_schema"))
+        // Structured outputs (GA): the answer's text is JSON following the schema.
+        body.insert(L("output_config"),
+                    QJsonObject{{L("format"), QJsonObject{{L("type"), L("json_schema")}, {L("schema"), opt.outputFormat.schema}}}});
     applyThinkingRules(body);
     return body;
 }

@@ -2,6 +2,7 @@
 
 #include "model/event_accumulator.h"
 
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 
@@ -71,10 +72,89 @@ void AnthropicStreamDecoder::closeAll(QList<StreamEvent> &out) {
     m_open.clear();
 }
 
+void AnthropicStreamDecoder::nativeFeed(const QString &type, const QJsonObject &data) {
+    if (m_nativeOverflow)
+        return;
+    const int index = data.value(L("index")).toInt(-1);
+    if (type == L("message_start")) {
+        m_nativeMessage = data.value(L("message")).toObject();
+    } else if (type == L("content_block_start")) {
+        NativeBlock b;
+        b.block = data.value(L("content_block")).toObject();
+        b.text = b.block.value(b.block.value(L("type")).toString() == L("thinking") ? L("thinking") : L("text")).toString();
+        b.signature = b.block.value(L("signature")).toString();
+        m_nativeBlocks.insert(index, b);
+    } else if (type == L("content_block_delta")) {
+        auto it = m_nativeBlocks.find(index);
+        if (it == m_nativeBlocks.end())
+            return;
+        const QJsonObject delta = data.value(L("delta")).toObject();
+        const QString dType = delta.value(L("type")).toString();
+        QString piece;
+        if (dType == L("text_delta")) {
+            piece = delta.value(L("text")).toString();
+            it->text += piece;
+        } else if (dType == L("thinking_delta")) {
+            piece = delta.value(L("thinking")).toString();
+            it->text += piece;
+        } else if (dType == L("input_json_delta")) {
+            piece = delta.value(L("partial_json")).toString();
+            it->partialJson += piece;
+        } else if (dType == L("signature_delta")) {
+            piece = delta.value(L("signature")).toString();
+            it->signature += piece;
+        } else if (dType == L("citations_delta")) {
+            QJsonArray citations = it->block.value(L("citations")).toArray();
+            citations.append(delta.value(L("citation")));
+            it->block.insert(L("citations"), citations);
+            piece = QString::number(citations.size()); // counted roughly: citations are small
+        }
+        m_nativeChars += piece.size();
+        if (m_nativeChars > kMaxNativeChars) {
+            m_nativeOverflow = true;
+            m_nativeBlocks.clear();
+        }
+    } else if (type == L("message_delta")) {
+        const QJsonObject delta = data.value(L("delta")).toObject();
+        for (auto it = delta.begin(); it != delta.end(); ++it)
+            m_nativeMessage.insert(it.key(), it.value()); // stop_reason, stop_sequence, container
+        QJsonObject usage = m_nativeMessage.value(L("usage")).toObject();
+        const QJsonObject more = data.value(L("usage")).toObject();
+        for (auto it = more.begin(); it != more.end(); ++it)
+            if (!it.value().isNull())
+                usage.insert(it.key(), it.value()); // cumulative: output_tokens, server_tool_use, …
+        m_nativeMessage.insert(L("usage"), usage);
+    }
+}
+
+QJsonObject AnthropicStreamDecoder::nativeMessage() const {
+    if (m_nativeOverflow || m_nativeMessage.isEmpty())
+        return {};
+    QJsonObject message = m_nativeMessage;
+    QJsonArray content;
+    for (const NativeBlock &n : m_nativeBlocks) {
+        QJsonObject b = n.block;
+        const QString type = b.value(L("type")).toString();
+        if (type == L("text")) {
+            b.insert(L("text"), n.text);
+        } else if (type == L("thinking")) {
+            b.insert(L("thinking"), n.text);
+            b.insert(L("signature"), n.signature);
+        } else if (b.contains(L("input"))) { // tool_use, server_tool_use, mcp_tool_use
+            if (!n.partialJson.trimmed().isEmpty())
+                b.insert(L("input"), QJsonDocument::fromJson(n.partialJson.toUtf8()).object());
+        }
+        content.append(b);
+    }
+    message.insert(L("content"), content);
+    return message;
+}
+
 StreamEvent AnthropicStreamDecoder::terminalEvent() {
     m_terminal = true;
     StreamEvent e = event(EventType::Done);
     e.usage = m_usage;
+    e.native = nativeMessage();
     if (m_stopReason == L("max_tokens") || m_stopReason == L("model_context_window_exceeded"))
         e.reason = StopReason::Length;
     else if (m_stopReason == L("tool_use"))
@@ -98,6 +178,7 @@ QList<StreamEvent> AnthropicStreamDecoder::feed(const SseEvent &sse) {
 
     if (type == L("ping") || type.isEmpty())
         return out;
+    nativeFeed(type, data);
     if (type == L("error")) {
         const QJsonObject err = data.value(L("error")).toObject();
         StreamEvent e = event(EventType::Error);

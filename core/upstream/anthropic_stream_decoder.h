@@ -4,6 +4,8 @@
 #include "upstream/upstream_adapter.h"
 
 #include <QHash>
+#include <QJsonObject>
+#include <QMap>
 
 namespace sw::upstream {
 
@@ -24,6 +26,21 @@ private:
     void closeAll(QList<model::StreamEvent> &out);
     model::StreamEvent endEvent(const OpenBlock &open) const;
     model::StreamEvent terminalEvent();
+
+    // The same-API answer (StreamEvent::native): message_start's message, every block as
+    // the API defines it (server tool blocks, citations too), message_delta's fields.
+    struct NativeBlock {
+        QJsonObject block;
+        QString text;        // text / thinking
+        QString partialJson; // tool_use / server_tool_use input
+        QString signature;
+    };
+    void nativeFeed(const QString &type, const QJsonObject &data);
+    QJsonObject nativeMessage() const;
+    QJsonObject m_nativeMessage;
+    QMap<int, NativeBlock> m_nativeBlocks; // by Anthropic block index
+    qint64 m_nativeChars = 0;
+    bool m_nativeOverflow = false; // past kMaxNativeChars: the canonical answer is used
 
     QHash<int, OpenBlock> m_open; // by Anthropic block index
     int m_nextContentIndex = 0;

@@ -6,6 +6,7 @@
 
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <QUrl>
 
 namespace sw::upstream {
 
@@ -21,16 +22,40 @@ void addHeader(HttpRequest &http, const QByteArray &name, const QByteArray &valu
     http.headers.append(qMakePair(name, value));
 }
 
-// Text and inline images. Images given by URL or provider file id cannot be sent
-// inline and Google fetches no URLs: they are left out (formats/translation_rules.md).
+// The image type Gemini is told for a URL, from its extension ("" when it does not say).
+QString mimeTypeForUrl(const QString &url) {
+    const QString path = QUrl(url).path().toLower();
+    if (path.endsWith(L(".png")))
+        return QStringLiteral("image/png");
+    if (path.endsWith(L(".jpg")) || path.endsWith(L(".jpeg")))
+        return QStringLiteral("image/jpeg");
+    if (path.endsWith(L(".webp")))
+        return QStringLiteral("image/webp");
+    if (path.endsWith(L(".gif")))
+        return QStringLiteral("image/gif");
+    if (path.endsWith(L(".heic")))
+        return QStringLiteral("image/heic");
+    return {};
+}
+
+// Text and images: inline data as inlineData, an http(s) URL as fileData (Gemini reads
+// public URLs itself). A provider file id cannot be resolved here: such a request is
+// incompatible (GoogleAdapter::imageProblem), never sent without the image.
 QJsonArray userParts(const QList<ContentBlock> &blocks) {
     QJsonArray parts;
     for (const ContentBlock &b : blocks) {
-        if (b.type == BlockType::Text && !b.text.isEmpty())
+        if (b.type == BlockType::Text && !b.text.isEmpty()) {
             parts.append(QJsonObject{{L("text"), b.text}});
-        else if (b.type == BlockType::Image && b.url.isEmpty())
+        } else if (b.type == BlockType::Image && b.url.isEmpty()) {
             parts.append(QJsonObject{{L("inlineData"), QJsonObject{{L("mimeType"), b.mimeType},
                                                                     {L("data"), QString::fromLatin1(b.data)}}}});
+        } else if (b.type == BlockType::Image && GoogleAdapter::isFetchableUrl(b.url)) {
+            QJsonObject file{{L("fileUri"), b.url}};
+            const QString mime = b.mimeType.isEmpty() ? mimeTypeForUrl(b.url) : b.mimeType;
+            if (!mime.isEmpty())
+                file.insert(L("mimeType"), mime);
+            parts.append(QJsonObject{{L("fileData"), file}});
+        }
     }
     return parts;
 }
@@ -89,6 +114,10 @@ QJsonObject partFor(const ContentBlock &b) {
 }
 
 } // namespace
+
+bool GoogleAdapter::isFetchableUrl(const QString &url) {
+    return url.startsWith(L("https://")) || url.startsWith(L("http://")) || url.startsWith(L("gs://"));
+}
 
 QJsonObject GoogleAdapter::buildBody(const formats::ParsedRequest &request) {
     const Context &ctx = request.context;
@@ -185,6 +214,15 @@ QJsonObject GoogleAdapter::buildBody(const formats::ParsedRequest &request) {
         generation.insert(L("thinkingConfig"), QJsonObject{{L("includeThoughts"), true}, {L("thinkingBudget"), budget}});
     if (!generation.isEmpty())
         body.insert(L("generationConfig"), generation);
+    if (opt.outputFormat.isSet()) {
+        // Structured output: JSON, following the client's JSON Schema when it gave one.
+        generation.insert(L("responseMimeType"), L("application/json"));
+        if (opt.outputFormat.type == L("json_schema"))
+            generation.insert(L("responseJsonSchema"), opt.outputFormat.schema);
+        body.insert(L("generationConfig"), generation);
+    }
+    QJsonArray tools;
+    bool strict = false;
     if (!ctx.tools.isEmpty()) {
         QJsonArray declarations;
         for (const Tool &t : ctx.tools) {
@@ -192,20 +230,32 @@ QJsonObject GoogleAdapter::buildBody(const formats::ParsedRequest &request) {
                           {L("parametersJsonSchema"), t.parameters.isEmpty() ? QJsonObject{{L("type"), L("object")},
                                                                                           {L("properties"), QJsonObject()}}
                                                                               : t.parameters}};
-            if (!t.description.isEmpty())
-                d.insert(L("description"), t.description);
+            const QString description = t.custom ? customToolDescription(t) : t.description;
+            if (!description.isEmpty())
+                d.insert(L("description"), description);
+            strict |= t.strict.value_or(false);
             declarations.append(d);
         }
-        body.insert(L("tools"), QJsonArray{QJsonObject{{L("functionDeclarations"), declarations}}});
+        tools.append(QJsonObject{{L("functionDeclarations"), declarations}});
+    }
+    for (const BuiltinTool &b : ctx.builtinTools)
+        if (b.kind == L("web_search"))
+            tools.append(QJsonObject{{L("googleSearch"), QJsonObject()}}); // grounding with Google Search
+    if (!tools.isEmpty())
+        body.insert(L("tools"), tools);
+    if (!ctx.tools.isEmpty()) {
         QJsonObject config;
-        if (opt.toolChoice == L("auto"))
-            config.insert(L("mode"), L("AUTO"));
-        else if (opt.toolChoice == L("none"))
+        if (opt.toolChoice == L("none"))
             config.insert(L("mode"), L("NONE"));
         else if (opt.toolChoice == L("required"))
             config.insert(L("mode"), L("ANY"));
-        else if (!opt.toolChoice.isEmpty())
+        else if (!opt.toolChoice.isEmpty() && opt.toolChoice != L("auto"))
             config = QJsonObject{{L("mode"), L("ANY")}, {L("allowedFunctionNames"), QJsonArray{opt.toolChoice}}};
+        else if (strict)
+            // strict: calls must follow their schema, which Gemini's VALIDATED mode ensures.
+            config.insert(L("mode"), L("VALIDATED"));
+        else if (opt.toolChoice == L("auto"))
+            config.insert(L("mode"), L("AUTO"));
         if (!config.isEmpty())
             body.insert(L("toolConfig"), QJsonObject{{L("functionCallingConfig"), config}});
     }
@@ -303,7 +353,11 @@ formats::ParsedRequest GoogleAdapter::decodeBody(const QByteArray &body) {
             const QJsonObject d = dv.toObject();
             const QJsonValue schema = d.contains(L("parametersJsonSchema")) ? d.value(L("parametersJsonSchema"))
                                                                              : d.value(L("parameters"));
-            ctx.tools.append(Tool{d.value(L("name")).toString(), d.value(L("description")).toString(), schema.toObject()});
+            Tool tool;
+            tool.name = d.value(L("name")).toString();
+            tool.description = d.value(L("description")).toString();
+            tool.parameters = schema.toObject();
+            ctx.tools.append(tool);
         }
     const QJsonObject fcc = o.value(L("toolConfig")).toObject().value(L("functionCallingConfig")).toObject();
     const QString mode = fcc.value(L("mode")).toString();

@@ -16,6 +16,8 @@ public:
     std::unique_ptr<StreamDecoder> makeDecoder(const Target &target) const override;
     UpstreamErrorInfo parseError(int status, const QByteArray &body) const override;
 
+    // An image URL Gemini reads itself (fileData.fileUri): http(s) and Cloud Storage.
+    static bool isFetchableUrl(const QString &url);
     // The generateContent body (see formats/translation_rules.md).
     static QJsonObject buildBody(const formats::ParsedRequest &request);
 

@@ -22,7 +22,10 @@ void addHeader(HttpRequest &http, const QByteArray &name, const QByteArray &valu
 
 QJsonObject imagePart(const ContentBlock &b) {
     const QString url = b.url.isEmpty() ? formats::makeDataUri(b.mimeType, b.data) : b.url;
-    return QJsonObject{{L("type"), L("image_url")}, {L("image_url"), QJsonObject{{L("url"), url}}}};
+    QJsonObject image{{L("url"), url}};
+    if (!b.detail.isEmpty())
+        image.insert(L("detail"), b.detail); // the client's resolution choice (low, high, auto)
+    return QJsonObject{{L("type"), L("image_url")}, {L("image_url"), image}};
 }
 
 // A string when the turn is plain text (what every compatible server accepts), else parts.
@@ -46,6 +49,22 @@ QJsonValue userContent(const QList<ContentBlock> &blocks) {
 }
 
 } // namespace
+
+QString OpenAICompletionsAdapter::toolErrorText(const QString &text) {
+    return QStringLiteral("Error (the tool reported a failure): ") + text;
+}
+
+QJsonObject OpenAICompletionsAdapter::responseFormat(const OutputFormat &format) {
+    if (format.type == L("json_object"))
+        return QJsonObject{{L("type"), L("json_object")}};
+    QJsonObject schema{{L("name"), format.name.isEmpty() ? QStringLiteral("response") : format.name},
+                       {L("schema"), format.schema}};
+    if (!format.description.isEmpty())
+        schema.insert(L("description"), format.description);
+    if (format.strict)
+        schema.insert(L("strict"), *format.strict);
+    return QJsonObject{{L("type"), L("json_schema")}, {L("json_schema"), schema}};
+}
 
 QJsonObject OpenAICompletionsAdapter::buildBody(const formats::ParsedRequest &request, const QString &modelId,
                                                 bool useMaxCompletionTokens) {
@@ -95,8 +114,10 @@ QJsonObject OpenAICompletionsAdapter::buildBody(const formats::ParsedRequest &re
                 else if (b.type == BlockType::Image)
                     images.append(b);
             }
-            messages.append(
-                QJsonObject{{L("role"), L("tool")}, {L("tool_call_id"), m.toolCallId}, {L("content"), text}});
+            // Tool messages have no error flag: the model learns of a failure from the text.
+            messages.append(QJsonObject{{L("role"), L("tool")},
+                                        {L("tool_call_id"), m.toolCallId},
+                                        {L("content"), m.isError ? toolErrorText(text) : text}});
             if (!images.isEmpty()) { // tool messages carry text only; images follow as a user turn
                 QList<ContentBlock> blocks{
                     ContentBlock::makeText(QStringLiteral("Attached image(s) from tool result:"))};
@@ -116,9 +137,12 @@ QJsonObject OpenAICompletionsAdapter::buildBody(const formats::ParsedRequest &re
     const bool reasoning = !opt.reasoning.isEmpty() || opt.thinkingBudget.has_value();
     if (opt.maxTokens)
         body.insert(useMaxCompletionTokens || reasoning ? L("max_completion_tokens") : L("max_tokens"), *opt.maxTokens);
-    if (opt.temperature)
+    // OpenAI's reasoning models accept only the default sampling (as Messages and Responses
+    // with reasoning); compatible servers that reason (DeepSeek, vLLM) take both.
+    const bool defaultSamplingOnly = reasoning && useMaxCompletionTokens;
+    if (opt.temperature && !defaultSamplingOnly)
         body.insert(L("temperature"), *opt.temperature);
-    if (opt.topP)
+    if (opt.topP && !defaultSamplingOnly)
         body.insert(L("top_p"), *opt.topP);
     if (!opt.stop.isEmpty())
         body.insert(L("stop"), QJsonArray::fromStringList(opt.stop));
@@ -133,17 +157,24 @@ QJsonObject OpenAICompletionsAdapter::buildBody(const formats::ParsedRequest &re
                            {L("parameters"), t.parameters.isEmpty() ? QJsonObject{{L("type"), L("object")},
                                                                                   {L("properties"), QJsonObject()}}
                                                                     : t.parameters}};
-            if (!t.description.isEmpty())
-                fn.insert(L("description"), t.description);
+            const QString description = t.custom ? customToolDescription(t) : t.description;
+            if (!description.isEmpty())
+                fn.insert(L("description"), description);
+            if (t.strict)
+                fn.insert(L("strict"), *t.strict);
             tools.append(QJsonObject{{L("type"), L("function")}, {L("function"), fn}});
         }
         body.insert(L("tools"), tools);
+        if (opt.parallelToolCalls == false)
+            body.insert(L("parallel_tool_calls"), false);
         if (opt.toolChoice == L("auto") || opt.toolChoice == L("none") || opt.toolChoice == L("required"))
             body.insert(L("tool_choice"), opt.toolChoice);
         else if (!opt.toolChoice.isEmpty())
             body.insert(L("tool_choice"), QJsonObject{{L("type"), L("function")},
                                                       {L("function"), QJsonObject{{L("name"), opt.toolChoice}}}});
     }
+    if (opt.outputFormat.isSet())
+        body.insert(L("response_format"), responseFormat(opt.outputFormat));
     return body;
 }
 

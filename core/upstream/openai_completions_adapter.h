@@ -20,6 +20,10 @@ public:
     // useMaxCompletionTokens: api.openai.com wants max_completion_tokens; most compatible servers max_tokens.
     static QJsonObject buildBody(const formats::ParsedRequest &request, const QString &modelId,
                                  bool useMaxCompletionTokens);
+    // A failed tool result's text as it goes to an API with no is_error flag (Chat, Responses).
+    static QString toolErrorText(const QString &text);
+    // Chat's response_format for a structured-output request.
+    static QJsonObject responseFormat(const model::OutputFormat &format);
 };
 
 } // namespace sw::upstream

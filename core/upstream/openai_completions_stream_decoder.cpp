@@ -146,10 +146,55 @@ void OpenAICompletionsStreamDecoder::toolDelta(const QJsonObject &call, QList<St
     }
 }
 
+void OpenAICompletionsStreamDecoder::collectNative(const QJsonObject &chunk, const QJsonObject &choice,
+                                                   const QJsonObject &delta, qsizetype chunkBytes) {
+    for (const char *key : {"system_fingerprint", "service_tier"})
+        if (chunk.value(L(key)).isString())
+            m_native.insert(L(key), chunk.value(L(key)));
+    if (m_nativeOverflow)
+        return;
+    const QJsonObject logprobs = choice.value(L("logprobs")).toObject();
+    const QJsonArray annotations = delta.value(L("annotations")).toArray();
+    if (!logprobs.isEmpty() || !annotations.isEmpty()) {
+        // Logprobs grow with every token; past the bound the answer goes without them rather
+        // than hold an unbounded copy (the client can stream to get them all).
+        m_nativeBytes += chunkBytes;
+        if (m_nativeBytes > kMaxNativeChars) {
+            m_nativeOverflow = true;
+            m_logprobsContent = {};
+            m_logprobsRefusal = {};
+            m_annotations = {};
+            return;
+        }
+    }
+    if (!logprobs.isEmpty()) {
+        m_sawLogprobs = true;
+        for (const QJsonValue &v : logprobs.value(L("content")).toArray())
+            m_logprobsContent.append(v);
+        for (const QJsonValue &v : logprobs.value(L("refusal")).toArray())
+            m_logprobsRefusal.append(v);
+    }
+    for (const QJsonValue &v : annotations)
+        m_annotations.append(v);
+    m_refusal += delta.value(L("refusal")).toString();
+}
+
 StreamEvent OpenAICompletionsStreamDecoder::terminalEvent() {
     m_terminal = true;
     StreamEvent e = event(EventType::Done);
     e.usage = m_usage;
+    e.native = m_native;
+    if (!m_nativeOverflow) {
+        if (m_sawLogprobs)
+            e.native.insert(L("logprobs"), QJsonObject{{L("content"), m_logprobsContent},
+                                                       {L("refusal"), m_logprobsRefusal.isEmpty()
+                                                                          ? QJsonValue(QJsonValue::Null)
+                                                                          : QJsonValue(m_logprobsRefusal)}});
+        if (!m_annotations.isEmpty())
+            e.native.insert(L("annotations"), m_annotations);
+        if (!m_refusal.isEmpty())
+            e.native.insert(L("refusal"), m_refusal);
+    }
     if (m_finishReason == L("length"))
         e.reason = StopReason::Length;
     else if (m_finishReason == L("tool_calls") || m_finishReason == L("function_call"))
@@ -159,6 +204,13 @@ StreamEvent OpenAICompletionsStreamDecoder::terminalEvent() {
     else
         e.reason = StopReason::Stop;
     return e;
+}
+
+bool OpenAICompletionsStreamDecoder::isUsageOnlyChunk(const QByteArray &data) {
+    if (!data.contains("\"usage\""))
+        return false; // most chunks: no parse needed
+    const QJsonObject chunk = QJsonDocument::fromJson(data).object();
+    return chunk.value(L("usage")).isObject() && chunk.value(L("choices")).toArray().isEmpty();
 }
 
 QList<StreamEvent> OpenAICompletionsStreamDecoder::feed(const SseEvent &sse) {
@@ -203,14 +255,17 @@ QList<StreamEvent> OpenAICompletionsStreamDecoder::decode(const SseEvent &sse) {
         e.responseId = chunk.value(L("id")).toString();
         out << e;
     }
-    if (chunk.value(L("usage")).isObject())
+    if (chunk.value(L("usage")).isObject()) {
         readUsage(chunk.value(L("usage")).toObject());
+        m_native.insert(L("usage"), chunk.value(L("usage"))); // with its *_details as sent
+    }
 
     const QJsonArray choices = chunk.value(L("choices")).toArray();
     if (choices.isEmpty())
         return out;
     const QJsonObject choice = choices.first().toObject();
     const QJsonObject delta = choice.value(L("delta")).toObject();
+    collectNative(chunk, choice, delta, data.size());
 
     for (const char *key : {"reasoning_content", "reasoning", "reasoning_text"}) {
         const QString thinking = delta.value(L(key)).toString();

@@ -5,6 +5,8 @@
 #include "upstream/upstream_adapter.h"
 
 #include <QHash>
+#include <QJsonArray>
+#include <QJsonObject>
 #include <QMap>
 
 namespace sw::upstream {
@@ -13,6 +15,11 @@ class OpenAICompletionsStreamDecoder final : public StreamDecoder {
 public:
     QList<model::StreamEvent> feed(const SseEvent &event) override;
     QList<model::StreamEvent> finish() override;
+
+    // The chunk a Chat stream ends with when stream_options.include_usage is on: no
+    // choices, a usage object. The gateway always asks for usage (it counts tokens), so
+    // on a passthrough this frame must not reach a client that did not ask for it.
+    static bool isUsageOnlyChunk(const QByteArray &data);
 
     // HTTP-like status for an OpenAI error code/type ("rate_limit_exceeded" -> 429), nullopt when unknown.
     static std::optional<int> statusForError(const QJsonObject &error);
@@ -35,6 +42,20 @@ private:
     void toolDelta(const QJsonObject &call, QList<model::StreamEvent> &out);
     void readUsage(const QJsonObject &usage);
     model::StreamEvent terminalEvent();
+
+    // What a same-API JSON answer needs beyond the canonical message (StreamEvent::native):
+    // the upstream's usage object, system_fingerprint, service_tier, the refusal text,
+    // logprobs and annotations, collected as they stream.
+    void collectNative(const QJsonObject &chunk, const QJsonObject &choice, const QJsonObject &delta,
+                       qsizetype chunkBytes);
+    QJsonObject m_native;
+    QJsonArray m_logprobsContent;
+    QJsonArray m_logprobsRefusal;
+    QJsonArray m_annotations;
+    QString m_refusal;
+    bool m_sawLogprobs = false;
+    qint64 m_nativeBytes = 0;
+    bool m_nativeOverflow = false;
 
     model::BlockSequencer m_sequencer;
     QMap<int, OpenBlock> m_tools; // open tool calls by index

@@ -29,13 +29,15 @@ QJsonArray userParts(const QList<ContentBlock> &blocks) {
         if (b.type == BlockType::Text) {
             parts.append(QJsonObject{{L("type"), L("input_text")}, {L("text"), b.text}});
         } else if (b.type == BlockType::Image) {
+            // The client's detail (resolution) choice, else the API's default.
+            const QString detail = b.detail.isEmpty() ? QStringLiteral("auto") : b.detail;
             if (b.url.startsWith(L("file-")))
-                parts.append(QJsonObject{{L("type"), L("input_image")}, {L("file_id"), b.url}, {L("detail"), L("auto")}});
+                parts.append(QJsonObject{{L("type"), L("input_image")}, {L("file_id"), b.url}, {L("detail"), detail}});
             else if (b.url.isEmpty() || b.url.startsWith(L("http")) || b.url.startsWith(L("data:")))
                 parts.append(QJsonObject{{L("type"), L("input_image")},
                                          {L("image_url"), b.url.isEmpty() ? formats::makeDataUri(b.mimeType, b.data)
                                                                           : b.url},
-                                         {L("detail"), L("auto")}});
+                                         {L("detail"), detail}});
         }
     }
     return parts;
@@ -100,7 +102,7 @@ QJsonObject OpenAIResponsesAdapter::buildBody(const formats::ParsedRequest &requ
             }
             input.append(QJsonObject{{L("type"), L("function_call_output")},
                                      {L("call_id"), m.toolCallId.section(QLatin1Char('|'), 0, 0)},
-                                     {L("output"), text}});
+                                     {L("output"), m.isError ? OpenAICompletionsAdapter::toolErrorText(text) : text}});
             if (!images.isEmpty()) {
                 QList<ContentBlock> blocks{ContentBlock::makeText(QStringLiteral("Attached image(s) from tool result:"))};
                 blocks.append(images);
@@ -130,7 +132,7 @@ QJsonObject OpenAIResponsesAdapter::buildBody(const formats::ParsedRequest &requ
         if (opt.topP)
             body.insert(L("top_p"), *opt.topP);
     }
-    if (!ctx.tools.isEmpty()) {
+    if (!ctx.tools.isEmpty() || !ctx.builtinTools.isEmpty()) {
         QJsonArray tools;
         for (const Tool &t : ctx.tools) {
             QJsonObject tool{{L("type"), L("function")},
@@ -138,16 +140,44 @@ QJsonObject OpenAIResponsesAdapter::buildBody(const formats::ParsedRequest &requ
                              {L("parameters"), t.parameters.isEmpty() ? QJsonObject{{L("type"), L("object")},
                                                                                      {L("properties"), QJsonObject()}}
                                                                        : t.parameters},
-                             {L("strict"), false}};
-            if (!t.description.isEmpty())
-                tool.insert(L("description"), t.description);
+                             // Responses defaults to strict; only a client that asked for it gets it.
+                             {L("strict"), t.strict.value_or(false)}};
+            const QString description = t.custom ? customToolDescription(t) : t.description;
+            if (!description.isEmpty())
+                tool.insert(L("description"), description);
             tools.append(tool);
         }
+        for (const BuiltinTool &b : ctx.builtinTools)
+            if (b.kind == L("web_search")) {
+                QJsonObject search{{L("type"), L("web_search")}};
+                const QJsonValue domains = b.config.value(L("allowed_domains"));
+                if (domains.isArray())
+                    search.insert(L("filters"), QJsonObject{{L("allowed_domains"), domains}});
+                const QJsonObject location = b.config.value(L("user_location")).toObject();
+                if (!location.isEmpty())
+                    search.insert(L("user_location"), location);
+                tools.append(search);
+            }
         body.insert(L("tools"), tools);
+        if (opt.parallelToolCalls == false)
+            body.insert(L("parallel_tool_calls"), false);
         if (opt.toolChoice == L("auto") || opt.toolChoice == L("none") || opt.toolChoice == L("required"))
             body.insert(L("tool_choice"), opt.toolChoice);
         else if (!opt.toolChoice.isEmpty())
             body.insert(L("tool_choice"), QJsonObject{{L("type"), L("function")}, {L("name"), opt.toolChoice}});
+    }
+    if (opt.outputFormat.isSet()) {
+        // Chat's response_format, one to one as text.format.
+        QJsonObject format{{L("type"), opt.outputFormat.type}};
+        if (opt.outputFormat.type == L("json_schema")) {
+            format.insert(L("name"), opt.outputFormat.name.isEmpty() ? QStringLiteral("response") : opt.outputFormat.name);
+            format.insert(L("schema"), opt.outputFormat.schema);
+            if (!opt.outputFormat.description.isEmpty())
+                format.insert(L("description"), opt.outputFormat.description);
+            if (opt.outputFormat.strict)
+                format.insert(L("strict"), *opt.outputFormat.strict);
+        }
+        body.insert(L("text"), QJsonObject{{L("format"), format}});
     }
     // Stop sequences have no Responses field: they are dropped (formats/translation_rules.md).
     return body;

@@ -215,6 +215,9 @@ QList<StreamEvent> OpenAIResponsesStreamDecoder::decode(const SseEvent &sse) {
     }
     if (type == L("response.output_item.done")) {
         const QJsonObject item = data.value(L("item")).toObject();
+        m_doneItemBytes += raw.size();
+        if (m_doneItemBytes <= kMaxNativeChars)
+            m_doneItems.insert(oi, item);
         const QString itemType = item.value(L("type")).toString();
         auto it = m_open.find(oi);
         if (itemType == L("reasoning")) {
@@ -248,10 +251,22 @@ QList<StreamEvent> OpenAIResponsesStreamDecoder::decode(const SseEvent &sse) {
         readUsage(response.value(L("usage")).toObject());
         closeAll(out);
         for (const QJsonValue &item : response.value(L("output")).toArray())
-            m_sawToolCall |= item.toObject().value(L("type")).toString() == L("function_call");
+            m_sawToolCall |= item.toObject().value(L("type")).toString() == L("function_call") ||
+                             item.toObject().value(L("type")).toString() == L("custom_tool_call");
         m_terminal = true;
         StreamEvent e = event(EventType::Done);
         e.usage = m_usage;
+        e.native = response; // the whole answer as the Responses API defines it
+        if (response.value(L("output")).toArray().size() < m_doneItems.size()) {
+            if (m_doneItemBytes > kMaxNativeChars) {
+                e.native = {}; // too large to keep whole: the canonical answer is used
+            } else {
+                QJsonArray items;
+                for (const QJsonObject &item : std::as_const(m_doneItems))
+                    items.append(item);
+                e.native.insert(L("output"), items);
+            }
+        }
         const bool incomplete =
             type == L("response.incomplete") || response.value(L("status")).toString() == L("incomplete");
         const QString why = response.value(L("incomplete_details")).toObject().value(L("reason")).toString();

@@ -5,6 +5,8 @@
 #include "upstream/upstream_adapter.h"
 
 #include <QHash>
+#include <QJsonObject>
+#include <QMap>
 
 namespace sw::upstream {
 
@@ -36,6 +38,10 @@ private:
     model::Usage m_usage;
     QString m_pendingErrorCode; // from an `error` event, reported with response.failed
     QString m_pendingErrorMessage;
+    // Finished output items by output_index, for a response.completed whose `output` is
+    // shorter than what was streamed (some servers send it empty): StreamEvent::native.
+    QMap<int, QJsonObject> m_doneItems;
+    qint64 m_doneItemBytes = 0;
     bool m_sawToolCall = false;
     bool m_sawRefusal = false; // a `refusal` content part: the model declined
     bool m_started = false;

@@ -19,6 +19,11 @@ struct Target {
     bool passthroughAuth = false; // credential came from the caller's own header
 };
 
+// The most answer text (or, for Chat logprobs, chunk bytes) a decoder keeps to rebuild a
+// same-API JSON answer (StreamEvent::native); past it the canonical answer is used. A
+// streaming client never needs it, so the bound also caps what a stream costs.
+inline constexpr qint64 kMaxNativeChars = 8 * 1024 * 1024;
+
 class StreamDecoder {
 public:
     virtual ~StreamDecoder() = default;

@@ -350,8 +350,11 @@ Answer parseStream(Format f, const QByteArray &body) {
     }
     if (f == Format::Chat || f == Format::Pi)
         a.cleanEnd = sawDone && a.error.isEmpty();
-    if (f == Format::Pi && !sawDone)
+    // pi: a finished answer ends with [DONE]; a failed one with its error event, no [DONE].
+    if (f == Format::Pi && !a.failedEnd && !sawDone)
         a.problem = QStringLiteral("pi stream not ended by [DONE]");
+    if (f == Format::Pi && a.failedEnd && sawDone)
+        a.problem = QStringLiteral("pi stream sent [DONE] after its error event");
     if (a.toolArgs.isEmpty() && !toolArgs.isEmpty())
         a.toolArgs = QJsonDocument::fromJson(toolArgs.toUtf8()).object();
     return a;
@@ -779,8 +782,8 @@ private Q_SLOTS:
         QVERIFY2(!a.cleanEnd, "no success terminator after a failure");
         if (format == Format::Responses || format == Format::Pi)
             QVERIFY2(a.failedEnd, raw.constData());
-        if (format == Format::Pi)
-            QVERIFY(raw.trimmed().endsWith("data: [DONE]"));
+        if (format == Format::Pi) // the error event is the end: [DONE] would read as a finished answer
+            QVERIFY2(!raw.contains("data: [DONE]"), raw.constData());
     }
 
     void refusalIsAnAnswerNotAnOutage_data() {
@@ -1027,17 +1030,41 @@ private Q_SLOTS:
         QVERIFY(failed.status >= 500);
         QCOMPARE(m_gw->anthropicA.requests().size(), 0);
 
-        // Structured output is not translated yet: a 400 naming the field instead of prose.
+        // Structured output is mapped: Chat response_format -> Messages output_config.format,
+        // Responses text.format, Gemini responseMimeType + responseJsonSchema.
         QJsonObject schema = requestBody(Format::Chat, Ask{"pa/claude-a", false});
         schema.insert("response_format",
                       QJsonObject{{"type", "json_schema"},
-                                  {"json_schema", QJsonObject{{"name", "w"}, {"schema", weatherSchema()}}}});
+                                  {"json_schema", QJsonObject{{"name", "w"}, {"strict", true}, {"schema", weatherSchema()}}}});
+        QCOMPARE(m_gw->post(pathOf(Format::Chat), schema).status, 200);
+        const QJsonObject toClaude = QJsonDocument::fromJson(m_gw->anthropicA.requests().last().body).object();
+        QCOMPARE(toClaude.value("output_config").toObject().value("format").toObject().value("schema").toObject(),
+                 weatherSchema());
+        schema.insert("model", "pd/resp-d");
+        QCOMPARE(m_gw->post(pathOf(Format::Chat), schema).status, 200);
+        const QJsonObject toResponses = QJsonDocument::fromJson(m_gw->responsesD.requests().last().body).object();
+        const QJsonObject textFormat = toResponses.value("text").toObject().value("format").toObject();
+        QCOMPARE(textFormat.value("type").toString(), QStringLiteral("json_schema"));
+        QCOMPARE(textFormat.value("name").toString(), QStringLiteral("w"));
+        QCOMPARE(textFormat.value("strict").toBool(), true);
+        QCOMPARE(textFormat.value("schema").toObject(), weatherSchema());
+        schema.insert("model", "pe/gemini-e");
+        QCOMPARE(m_gw->post(pathOf(Format::Chat), schema).status, 200);
+        const QJsonObject toGemini = QJsonDocument::fromJson(m_gw->googleE.requests().last().body).object();
+        const QJsonObject generation = toGemini.value("generationConfig").toObject();
+        QCOMPARE(generation.value("responseMimeType").toString(), QStringLiteral("application/json"));
+        QCOMPARE(generation.value("responseJsonSchema").toObject(), weatherSchema());
+        schema.insert("model", "pb/gpt-b"); // the same API keeps it as sent
+        QCOMPARE(m_gw->post(pathOf(Format::Chat), schema).status, 200);
+        QVERIFY(m_gw->openaiB.requests().last().body.contains("json_schema"));
+        // JSON without a schema has no Messages equivalent: never prose in its place.
+        const qsizetype claudeAsked = m_gw->anthropicA.requests().size();
+        schema.insert("model", "pa/claude-a");
+        schema.insert("response_format", QJsonObject{{"type", "json_object"}});
         const HttpResult noSchema = m_gw->post(pathOf(Format::Chat), schema);
         QCOMPARE(noSchema.status, 400);
         QVERIFY2(noSchema.body.contains("response_format"), noSchema.body.constData());
-        schema.insert("model", "pb/gpt-b"); // the same API keeps it
-        QCOMPARE(m_gw->post(pathOf(Format::Chat), schema).status, 200);
-        QVERIFY(m_gw->openaiB.requests().last().body.contains("json_schema"));
+        QCOMPARE(m_gw->anthropicA.requests().size(), claudeAsked);
     }
 
     void errorShapes_data() {

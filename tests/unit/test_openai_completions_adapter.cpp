@@ -2,6 +2,7 @@
 #include "formats/openai_chat_codec.h"
 #include "model/event_accumulator.h"
 #include "upstream/openai_completions_adapter.h"
+#include "upstream/openai_completions_stream_decoder.h"
 #include "wire_fixtures.h"
 
 #include <QJsonArray>
@@ -67,6 +68,8 @@ private slots:
     void contentFilterIsARefusal();
     void alternativeReasoningFieldNames();
     void parsesErrorBodies();
+    void usageOnlyChunkIsRecognised();
+    void sameApiExtrasRideOnDone();
 };
 
 void TestOpenAICompletionsAdapter::passthroughKeepsEveryClientField() {
@@ -136,7 +139,9 @@ void TestOpenAICompletionsAdapter::crossFormatFromClaudeCode() {
              QStringLiteral("toolu_01A09q90qw90lq917835lq9"));
     QCOMPARE(str(msgs[3].toObject().value(QStringLiteral("content"))), QStringLiteral("int main() { return 1; }"));
     QCOMPARE(str(msgs[4].toObject().value(QStringLiteral("content"))), QStringLiteral("Go ahead."));
-    QCOMPARE(str(msgs[6].toObject().value(QStringLiteral("content"))), QStringLiteral("exit code 8"));
+    // is_error has no Chat field: the failure is said in the tool message's text.
+    QCOMPARE(str(msgs[6].toObject().value(QStringLiteral("content"))),
+             OpenAICompletionsAdapter::toolErrorText(QStringLiteral("exit code 8")));
 
     const QJsonArray tools = body.value(QStringLiteral("tools")).toArray();
     QCOMPARE(tools.size(), 2);
@@ -163,6 +168,24 @@ void TestOpenAICompletionsAdapter::maxTokensFieldDependsOnHost() {
                                                      target(QStringLiteral("http://127.0.0.1:11434/v1")), {})
                                        .body);
     QCOMPARE(local.value(QStringLiteral("max_tokens")).toInt(), 77);
+    // With reasoning: max_completion_tokens everywhere, the client's cap as given, and
+    // OpenAI's reasoning models get no sampling change they would reject.
+    req.options.maxTokens = 1000;
+    req.options.reasoning = QStringLiteral("high");
+    req.options.temperature = 0.2;
+    const QJsonObject reasoning = json(OpenAICompletionsAdapter()
+                                           .buildRequest(req, InboundFormat::AnthropicMessages,
+                                                         target(QStringLiteral("https://api.openai.com/v1")), {})
+                                           .body);
+    QCOMPARE(reasoning.value(QStringLiteral("max_completion_tokens")).toInt(), 1000);
+    QVERIFY(!reasoning.contains(QStringLiteral("max_tokens")));
+    QVERIFY(!reasoning.contains(QStringLiteral("temperature")));
+    const QJsonObject reasoningLocal = json(OpenAICompletionsAdapter()
+                                                .buildRequest(req, InboundFormat::AnthropicMessages,
+                                                              target(QStringLiteral("http://127.0.0.1:8000/v1")), {})
+                                                .body);
+    QCOMPARE(reasoningLocal.value(QStringLiteral("max_completion_tokens")).toInt(), 1000);
+    QCOMPARE(reasoningLocal.value(QStringLiteral("temperature")).toDouble(), 0.2);
 }
 
 void TestOpenAICompletionsAdapter::decodesFullTranscript() {
@@ -323,6 +346,29 @@ void TestOpenAICompletionsAdapter::reasoningUsesMaxCompletionTokens() {
     QVERIFY(!thinking.contains("max_tokens"));
     const QJsonObject plain = sent(R"({"model":"m","max_tokens":1000,"messages":[{"role":"user","content":"hi"}]})");
     QCOMPARE(plain.value("max_tokens").toInt(), 1000);
+}
+
+void TestOpenAICompletionsAdapter::usageOnlyChunkIsRecognised() {
+    // The frame a passthrough must hold back from a client that did not set include_usage.
+    int usageOnly = 0;
+    for (const auto &e : sw::test::splitSse(readTestData(QStringLiteral("openai_upstream_logprobs.sse"))))
+        usageOnly += OpenAICompletionsStreamDecoder::isUsageOnlyChunk(e.data);
+    QCOMPARE(usageOnly, 1);
+    QVERIFY(!OpenAICompletionsStreamDecoder::isUsageOnlyChunk("[DONE]"));
+    QVERIFY(!OpenAICompletionsStreamDecoder::isUsageOnlyChunk(
+        R"({"choices":[{"index":0,"delta":{"content":"usage"},"finish_reason":null}],"usage":null})"));
+}
+
+void TestOpenAICompletionsAdapter::sameApiExtrasRideOnDone() {
+    auto decoder = OpenAICompletionsAdapter().makeDecoder(Target());
+    const QList<StreamEvent> events =
+        sw::test::decodeTranscript(*decoder, readTestData(QStringLiteral("openai_upstream_logprobs.sse")));
+    QCOMPARE(events.last().type, EventType::Done);
+    const QJsonObject native = events.last().native;
+    QCOMPARE(native.value(QStringLiteral("logprobs")).toObject().value(QStringLiteral("content")).toArray().size(), 3);
+    QCOMPARE(native.value(QStringLiteral("annotations")).toArray().size(), 1);
+    QCOMPARE(str(native.value(QStringLiteral("system_fingerprint"))), QStringLiteral("fp_f33640a400"));
+    QCOMPARE(native.value(QStringLiteral("usage")).toObject().value(QStringLiteral("total_tokens")).toInt(), 13);
 }
 
 QTEST_GUILESS_MAIN(TestOpenAICompletionsAdapter)

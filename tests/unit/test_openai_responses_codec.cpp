@@ -44,6 +44,7 @@ private slots:
     void lengthEndsWithResponseIncomplete();
     void nonStreamingResponseObject();
     void reasoningSignatureSurvivesOnlyAsResponsesItem();
+    void customToolCallsGoBackAsCustomItems();
 };
 
 void TestOpenAIResponsesCodec::decodesItemsInstructionsToolsAndReasoning() {
@@ -232,6 +233,82 @@ void TestOpenAIResponsesCodec::reasoningSignatureSurvivesOnlyAsResponsesItem() {
     const QJsonObject item = OpenAIResponsesCodec::reasoningItem(fromResponses, QStringLiteral("rs_x"));
     QCOMPARE(item.value("id").toString(), QStringLiteral("rs_7"));
     QCOMPARE(item.value("encrypted_content").toString(), QStringLiteral("gAAA"));
+}
+
+
+void TestOpenAIResponsesCodec::customToolCallsGoBackAsCustomItems() {
+    // Codex declared apply_patch as a custom tool; another API answered with a function
+    // call whose one argument is the patch. Codex must get its own custom_tool_call item.
+    const QByteArray body = R"({"model":"m","input":[
+        {"type":"message","role":"user","content":"fix it"},
+        {"type":"custom_tool_call","id":"ctc_1","call_id":"call_1","name":"apply_patch","input":"*** Begin Patch\n*** End Patch\n"},
+        {"type":"custom_tool_call_output","call_id":"call_1","output":"Done!"}],
+      "tools":[{"type":"custom","name":"apply_patch","description":"Edit files.",
+                "format":{"type":"grammar","syntax":"lark","definition":"start: \"*** Begin Patch\""}}]})";
+    GatewayError error;
+    const auto req = OpenAIResponsesCodec().decode(body, &error);
+    QVERIFY(req);
+    QCOMPARE(req->customToolNames(), QStringList{"apply_patch"});
+    QCOMPARE(req->context.tools[0].parameters, customToolParameters());
+    QVERIFY(customToolDescription(req->context.tools[0]).contains(QLatin1String("lark grammar")));
+    const ContentBlock call = req->context.messages[1].content[0];
+    QVERIFY(call.custom);
+    QCOMPARE(call.arguments.value("input").toString(), QStringLiteral("*** Begin Patch\n*** End Patch\n"));
+    QCOMPARE(req->context.messages[2].role, Role::ToolResult);
+    QCOMPARE(req->context.messages[2].toolName, QStringLiteral("apply_patch"));
+
+    EncodeInfo i = info();
+    i.upstreamApi = QStringLiteral("anthropic-messages");
+    i.customTools = req->customToolNames();
+    ContentBlock answer;
+    answer.type = BlockType::ToolCall;
+    answer.toolCallId = QStringLiteral("toolu_01");
+    answer.toolName = QStringLiteral("apply_patch");
+    const QString patch = QStringLiteral("*** Begin Patch\n*** Add File: a.txt\n+hi\n*** End Patch\n");
+    const QString args = QString::fromUtf8(QJsonDocument(QJsonObject{{"input", patch}}).toJson(QJsonDocument::Compact));
+
+    auto encoder = OpenAIResponsesCodec().makeStreamEncoder(i);
+    QByteArray sse;
+    StreamEvent e;
+    e.type = EventType::Start;
+    sse += encoder->encode(e);
+    e.type = EventType::ToolCallStart;
+    e.contentIndex = 0;
+    e.block = answer;
+    sse += encoder->encode(e);
+    for (const QString &piece : {args.left(10), args.mid(10)}) { // the JSON streams in pieces
+        e.type = EventType::ToolCallDelta;
+        e.delta = piece;
+        sse += encoder->encode(e);
+    }
+    e.type = EventType::ToolCallEnd;
+    e.delta.clear();
+    sse += encoder->encode(e);
+    e.type = EventType::Done;
+    e.reason = StopReason::ToolUse;
+    sse += encoder->encode(e);
+    QStringList events;
+    QJsonObject done;
+    for (const Frame &f : frames(sse)) {
+        events << f.event;
+        if (f.event == QLatin1String("response.custom_tool_call_input.done"))
+            QCOMPARE(f.data.value("input").toString(), patch);
+        if (f.event == QLatin1String("response.completed"))
+            done = f.data.value("response").toObject().value("output").toArray()[0].toObject();
+    }
+    QVERIFY2(!events.contains(QLatin1String("response.function_call_arguments.delta")), qPrintable(events.join(',')));
+    QVERIFY(events.contains(QLatin1String("response.custom_tool_call_input.delta")));
+    QCOMPARE(done.value("type").toString(), QStringLiteral("custom_tool_call"));
+    QCOMPARE(done.value("call_id").toString(), QStringLiteral("toolu_01"));
+    QCOMPARE(done.value("input").toString(), patch);
+
+    AssistantMessage m;
+    answer.argumentsJson = args;
+    m.content << answer;
+    m.stopReason = StopReason::ToolUse;
+    const QJsonObject item = json(OpenAIResponsesCodec().encodeResponse(m, i)).value("output").toArray()[0].toObject();
+    QCOMPARE(item.value("type").toString(), QStringLiteral("custom_tool_call"));
+    QCOMPARE(item.value("input").toString(), patch);
 }
 
 QTEST_GUILESS_MAIN(TestOpenAIResponsesCodec)

@@ -1,0 +1,313 @@
+// What a converted request carries to each upstream API, and what a same-API JSON
+// answer keeps (issue 12 items 6, 7, 9, 10): the real engine on loopback in front of
+// the fake upstreams, which record the body they were sent and can replay real
+// provider streams from tests/data. Every request names one candidate, so an
+// incompatible one answers 400 naming the field whether the loop reports the first
+// incompatibility or skips to the next candidate and finds none.
+
+#include "gateway_fixture.h"
+#include "wire_fixtures.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QtTest>
+
+using namespace sw;
+using namespace sw::test;
+
+namespace {
+
+QJsonObject sentTo(const demo::FakeUpstream &fake) {
+    return QJsonDocument::fromJson(fake.requests().last().body).object();
+}
+
+QJsonObject shellTool() {
+    return QJsonObject{{"type", "function"},
+                       {"name", "shell"},
+                       {"description", "Runs a shell command and returns its output."},
+                       {"strict", false},
+                       {"parameters",
+                        QJsonObject{{"type", "object"},
+                                    {"properties", QJsonObject{{"command", QJsonObject{{"type", "array"},
+                                                                                      {"items", QJsonObject{{"type", "string"}}}}}}},
+                                    {"required", QJsonArray{"command"}}}}};
+}
+
+const char *kGrammar = "start: begin_patch hunk+ end_patch\nbegin_patch: \"*** Begin Patch\" LF\n"
+                       "end_patch: \"*** End Patch\" LF?\n";
+const char *kPatch = "*** Begin Patch\n*** Update File: src/main.c\n@@\n-  return 1;\n+  return 0;\n*** End Patch\n";
+
+QJsonObject applyPatchTool() {
+    return QJsonObject{{"type", "custom"},
+                       {"name", "apply_patch"},
+                       {"description", "Use the `apply_patch` tool to edit files."},
+                       {"format", QJsonObject{{"type", "grammar"}, {"syntax", "lark"}, {"definition", kGrammar}}}};
+}
+
+// A Codex turn after one apply_patch call: reasoning on, its own tools, no parallel calls.
+QJsonObject codexBody(const QString &model) {
+    return QJsonObject{
+        {"model", model},
+        {"stream", false},
+        {"instructions", "You are a coding agent."},
+        {"parallel_tool_calls", false},
+        {"reasoning", QJsonObject{{"effort", "medium"}}},
+        {"tools", QJsonArray{shellTool(), applyPatchTool(), QJsonObject{{"type", "web_search"}}}},
+        {"input",
+         QJsonArray{QJsonObject{{"type", "message"},
+                                {"role", "user"},
+                                {"content", QJsonArray{QJsonObject{{"type", "input_text"}, {"text", "fix main"}}}}},
+                    QJsonObject{{"type", "custom_tool_call"},
+                                {"id", "ctc_01"},
+                                {"call_id", "call_patch1"},
+                                {"name", "apply_patch"},
+                                {"input", kPatch}},
+                    QJsonObject{{"type", "custom_tool_call_output"}, {"call_id", "call_patch1"}, {"output", "Done!"}}}}};
+}
+
+} // namespace
+
+class TestProtocolTranslation : public QObject {
+    Q_OBJECT
+
+private:
+    GatewayFixture *m_gw = nullptr;
+
+private Q_SLOTS:
+    void init() {
+        m_gw = new GatewayFixture;
+        m_gw->start();
+    }
+    void cleanup() {
+        delete m_gw;
+        m_gw = nullptr;
+    }
+
+    // Item 9: a JSON answer from the client's own API is that API's body, not one rebuilt
+    // from canonical events.
+    void sameApiJsonKeepsEveryField() {
+        m_gw->anthropicA.setRawReply(readTestData(QStringLiteral("anthropic_upstream_web_search.sse")));
+        const HttpResult search =
+            m_gw->post(QStringLiteral("/v1/messages"), GatewayFixture::anthropicBody("pa/claude-a", "weather?", false));
+        QCOMPARE(search.status, 200);
+        const QJsonObject m = search.json();
+        QCOMPARE(m.value("id").toString(), QStringLiteral("msg_01G8dMkWH4tCzrPFgzW6fTqU"));
+        const QJsonArray content = m.value("content").toArray();
+        QStringList types;
+        for (const QJsonValue &b : content)
+            types << b.toObject().value("type").toString();
+        QCOMPARE(types, (QStringList{"server_tool_use", "web_search_tool_result", "text", "text"}));
+        QCOMPARE(content[0].toObject().value("input").toObject().value("query").toString(),
+                 QStringLiteral("weather Paris today"));
+        QCOMPARE(content[1].toObject().value("content").toArray()[0].toObject().value("url").toString(),
+                 QStringLiteral("https://weather.example.org/paris"));
+        const QJsonObject citation = content[3].toObject().value("citations").toArray()[0].toObject();
+        QCOMPARE(citation.value("type").toString(), QStringLiteral("web_search_result_location"));
+        QCOMPARE(citation.value("cited_text").toString(), QStringLiteral("Paris: 12 °C, light rain in the afternoon."));
+        QCOMPARE(content[3].toObject().value("text").toString(), QStringLiteral("12 °C with light rain in the afternoon."));
+        QCOMPARE(m.value("usage").toObject().value("server_tool_use").toObject().value("web_search_requests").toInt(), 1);
+        QCOMPARE(m.value("usage").toObject().value("output_tokens").toInt(), 112);
+        QCOMPARE(m.value("stop_reason").toString(), QStringLiteral("end_turn"));
+        QCOMPARE(m.value("model").toString(), QStringLiteral("pa/claude-a")); // the name the client asked for
+
+        m_gw->anthropicA.setRawReply(readTestData(QStringLiteral("anthropic_upstream_stop_sequence.sse")));
+        const QJsonObject stopped =
+            m_gw->post(QStringLiteral("/v1/messages"), GatewayFixture::anthropicBody("pa/claude-a", "count", false)).json();
+        QCOMPARE(stopped.value("stop_reason").toString(), QStringLiteral("stop_sequence"));
+        QCOMPARE(stopped.value("stop_sequence").toString(), QStringLiteral("###"));
+
+        m_gw->openaiB.setRawReply(readTestData(QStringLiteral("openai_upstream_logprobs.sse")));
+        QJsonObject chat = GatewayFixture::openaiBody("pb/gpt-b", "weather?", false);
+        chat.insert("logprobs", true);
+        chat.insert("top_logprobs", 1);
+        const QJsonObject c = m_gw->post(QStringLiteral("/v1/chat/completions"), chat).json();
+        const QJsonObject choice = c.value("choices").toArray()[0].toObject();
+        QCOMPARE(choice.value("message").toObject().value("content").toString(), QStringLiteral("Paris is 12 °C."));
+        QStringList tokens;
+        for (const QJsonValue &t : choice.value("logprobs").toObject().value("content").toArray())
+            tokens << t.toObject().value("token").toString();
+        QCOMPARE(tokens, (QStringList{"Paris", " is", " 12 °C."}));
+        const QJsonObject annotation = choice.value("message").toObject().value("annotations").toArray()[0].toObject();
+        QCOMPARE(annotation.value("type").toString(), QStringLiteral("url_citation"));
+        QCOMPARE(annotation.value("url_citation").toObject().value("url").toString(),
+                 QStringLiteral("https://weather.example.org/paris"));
+        QCOMPARE(c.value("system_fingerprint").toString(), QStringLiteral("fp_f33640a400"));
+        QVERIFY(c.value("usage").toObject().value("completion_tokens_details").toObject().contains("reasoning_tokens"));
+        QCOMPARE(c.value("id").toString(), QStringLiteral("chatcmpl-CY2mX4vHq9LrT0aPz1bK7dN3wE5sF"));
+
+        m_gw->responsesD.setRawReply(readTestData(QStringLiteral("responses_upstream_full.sse")));
+        const QJsonObject r =
+            m_gw->post(QStringLiteral("/v1/responses"),
+                       QJsonObject{{"model", "pd/resp-d"}, {"input", "weather in Paris?"}, {"stream", false}})
+                .json();
+        QCOMPARE(r.value("usage").toObject().value("output_tokens_details").toObject().value("reasoning_tokens").toInt(),
+                 40);
+        QCOMPARE(r.value("output").toArray().size(), 3); // reasoning, message, function_call as streamed
+    }
+
+    // Item 7: Codex's own tools and history on a Messages upstream.
+    void codexToolsReachAnthropic() {
+        const HttpResult r = m_gw->post(QStringLiteral("/v1/responses"), codexBody("pa/claude-a"));
+        QCOMPARE(r.status, 200);
+        const QJsonObject sent = sentTo(m_gw->anthropicA);
+        const QJsonArray tools = sent.value("tools").toArray();
+        QCOMPARE(tools.size(), 3);
+        const QJsonObject patch = tools[1].toObject();
+        QCOMPARE(patch.value("name").toString(), QStringLiteral("apply_patch"));
+        const QJsonObject schema = patch.value("input_schema").toObject();
+        QCOMPARE(schema.value("properties").toObject().value("input").toObject().value("type").toString(),
+                 QStringLiteral("string"));
+        QCOMPARE(schema.value("required").toArray(), QJsonArray{"input"});
+        QVERIFY2(patch.value("description").toString().contains(QLatin1String(kGrammar)),
+                 qPrintable(patch.value("description").toString()));
+        QVERIFY(!tools[0].toObject().contains("strict")); // Codex said strict: false
+        QCOMPARE(tools[2].toObject().value("type").toString(), QStringLiteral("web_search_20250305"));
+        QCOMPARE(sent.value("tool_choice").toObject(),
+                 QJsonObject({{"type", "auto"}, {"disable_parallel_tool_use", true}}));
+        // The history: the custom call as a tool_use whose one input is the patch, and its output.
+        const QJsonArray messages = sent.value("messages").toArray();
+        QCOMPARE(messages.size(), 3);
+        const QJsonObject call = messages[1].toObject().value("content").toArray().last().toObject();
+        QCOMPARE(call.value("type").toString(), QStringLiteral("tool_use"));
+        QCOMPARE(call.value("id").toString(), QStringLiteral("call_patch1"));
+        QCOMPARE(call.value("input").toObject().value("input").toString(), QLatin1String(kPatch));
+        const QJsonObject result = messages[2].toObject().value("content").toArray()[0].toObject();
+        QCOMPARE(result.value("tool_use_id").toString(), QStringLiteral("call_patch1"));
+        QCOMPARE(result.value("content").toArray()[0].toObject().value("text").toString(), QStringLiteral("Done!"));
+        // The last assistant turn was answered by OpenAI: no Anthropic signature, so this
+        // tool-loop turn goes with thinking off, as Messages requires.
+        QCOMPARE(sent.value("thinking").toObject().value("type").toString(), QStringLiteral("disabled"));
+
+        // Gemini: grounding with Google Search, the same one-string function.
+        QJsonObject gemini = codexBody("pe/gemini-e");
+        gemini.remove("parallel_tool_calls");
+        QCOMPARE(m_gw->post(QStringLiteral("/v1/responses"), gemini).status, 200);
+        const QJsonArray googleTools = sentTo(m_gw->googleE).value("tools").toArray();
+        QCOMPARE(googleTools.size(), 2);
+        const QJsonArray declarations = googleTools[0].toObject().value("functionDeclarations").toArray();
+        QCOMPARE(declarations[1].toObject().value("name").toString(), QStringLiteral("apply_patch"));
+        QCOMPARE(googleTools[1].toObject(), QJsonObject({{"googleSearch", QJsonObject()}}));
+    }
+
+    // The rule's other half: no mapping means the candidate cannot serve, never a silent drop.
+    void unmappableFieldsNameThemselves() {
+        auto refused = [&](const QString &path, const QJsonObject &body, const char *field) {
+            const HttpResult r = m_gw->post(path, body);
+            QVERIFY2(r.status == 400 && r.body.contains(field),
+                     qPrintable(QStringLiteral("%1: %2").arg(r.status).arg(QString::fromUtf8(r.body))));
+        };
+        const qsizetype before = m_gw->googleE.requests().size() + m_gw->openaiB.requests().size() +
+                                 m_gw->anthropicA.requests().size();
+        refused(QStringLiteral("/v1/responses"), codexBody("pe/gemini-e"), "parallel_tool_calls");
+        QJsonObject search = codexBody("pb/gpt-b");
+        search.remove("parallel_tool_calls");
+        refused(QStringLiteral("/v1/responses"), search, "web_search");
+        QJsonObject files = codexBody("pa/claude-a");
+        files.insert("tools", QJsonArray{QJsonObject{{"type", "file_search"}, {"vector_store_ids", QJsonArray{"vs_1"}}}});
+        refused(QStringLiteral("/v1/responses"), files, "file_search");
+        QJsonObject fileImage = GatewayFixture::anthropicBody("pb/gpt-b", "what is this?", false);
+        fileImage.insert(
+            "messages",
+            QJsonArray{QJsonObject{{"role", "user"},
+                                   {"content", QJsonArray{QJsonObject{{"type", "image"},
+                                                                      {"source", QJsonObject{{"type", "file"},
+                                                                                             {"file_id", "file_011CNha8iCJcU1wXNR6q4V8w"}}}},
+                                                          QJsonObject{{"type", "text"}, {"text", "what is this?"}}}}}});
+        refused(QStringLiteral("/v1/messages"), fileImage, "file_011CNha8iCJcU1wXNR6q4V8w");
+        QJsonObject pdf = GatewayFixture::anthropicBody("pe/gemini-e", "summarise", false);
+        pdf.insert("messages",
+                   QJsonArray{QJsonObject{{"role", "user"},
+                                          {"content", QJsonArray{QJsonObject{{"type", "document"},
+                                                                             {"source", QJsonObject{{"type", "url"},
+                                                                                                    {"url", "https://docs.example.org/a.pdf"}}}},
+                                                                 QJsonObject{{"type", "text"}, {"text", "summarise"}}}}}});
+        refused(QStringLiteral("/v1/messages"), pdf, "document");
+        QCOMPARE(m_gw->googleE.requests().size() + m_gw->openaiB.requests().size() + m_gw->anthropicA.requests().size(),
+                 before);
+    }
+
+    // Item 10: the smaller fields, each across formats.
+    void smallerFieldsCrossFormats() {
+        const QString url = QStringLiteral("https://images.example.org/cat.png");
+        QJsonObject chat{
+            {"model", "pd/resp-d"},
+            {"parallel_tool_calls", false},
+            {"messages", QJsonArray{QJsonObject{
+                             {"role", "user"},
+                             {"content", QJsonArray{QJsonObject{{"type", "text"}, {"text", "describe"}},
+                                                    QJsonObject{{"type", "image_url"},
+                                                                {"image_url", QJsonObject{{"url", url}, {"detail", "high"}}}}}}}}},
+            {"tools", QJsonArray{QJsonObject{{"type", "function"},
+                                             {"function", QJsonObject{{"name", "tag"},
+                                                                      {"strict", true},
+                                                                      {"parameters", QJsonObject{{"type", "object"}}}}}}}}};
+        QCOMPARE(m_gw->post(QStringLiteral("/v1/chat/completions"), chat).status, 200);
+        const QJsonObject toResponses = sentTo(m_gw->responsesD);
+        const QJsonObject image = toResponses.value("input").toArray()[0].toObject().value("content").toArray()[1].toObject();
+        QCOMPARE(image.value("detail").toString(), QStringLiteral("high"));
+        QCOMPARE(image.value("image_url").toString(), url);
+        QCOMPARE(toResponses.value("tools").toArray()[0].toObject().value("strict").toBool(), true);
+        QCOMPARE(toResponses.value("parallel_tool_calls").toBool(true), false);
+
+        // Responses function tools are strict unless they say otherwise: Chat is told so.
+        QJsonObject responses{{"model", "pb/gpt-b"},
+                              {"input", "tag it"},
+                              {"tools", QJsonArray{QJsonObject{{"type", "function"},
+                                                               {"name", "tag"},
+                                                               {"parameters", QJsonObject{{"type", "object"}}}}}}};
+        QCOMPARE(m_gw->post(QStringLiteral("/v1/responses"), responses).status, 200);
+        QCOMPARE(sentTo(m_gw->openaiB).value("tools").toArray()[0].toObject().value("function").toObject().value("strict").toBool(),
+                 true);
+
+        // Anthropic: disable_parallel_tool_use and a failed tool result, to Chat.
+        QJsonObject claude{
+            {"model", "pb/gpt-b"},
+            {"max_tokens", 512},
+            {"tool_choice", QJsonObject{{"type", "auto"}, {"disable_parallel_tool_use", true}}},
+            {"tools", QJsonArray{QJsonObject{{"name", "Bash"}, {"input_schema", QJsonObject{{"type", "object"}}}}}},
+            {"messages",
+             QJsonArray{QJsonObject{{"role", "user"}, {"content", "run the tests"}},
+                        QJsonObject{{"role", "assistant"},
+                                    {"content", QJsonArray{QJsonObject{{"type", "tool_use"},
+                                                                       {"id", "toolu_01"},
+                                                                       {"name", "Bash"},
+                                                                       {"input", QJsonObject{{"command", "ctest"}}}}}}},
+                        QJsonObject{{"role", "user"},
+                                    {"content", QJsonArray{QJsonObject{{"type", "tool_result"},
+                                                                       {"tool_use_id", "toolu_01"},
+                                                                       {"is_error", true},
+                                                                       {"content", "exit code 8"}}}}}}}};
+        QCOMPARE(m_gw->post(QStringLiteral("/v1/messages"), claude).status, 200);
+        const QJsonObject toChat = sentTo(m_gw->openaiB);
+        QCOMPARE(toChat.value("parallel_tool_calls").toBool(true), false);
+        const QString toolText = toChat.value("messages").toArray().last().toObject().value("content").toString();
+        QVERIFY2(toolText.startsWith(QLatin1String("Error")) && toolText.endsWith(QLatin1String("exit code 8")),
+                 qPrintable(toolText));
+
+        // Gemini reads a URL image itself (fileData), and strict tools get VALIDATED calls.
+        chat.insert("model", "pe/gemini-e");
+        chat.remove("parallel_tool_calls");
+        QCOMPARE(m_gw->post(QStringLiteral("/v1/chat/completions"), chat).status, 200);
+        const QJsonObject toGemini = sentTo(m_gw->googleE);
+        const QJsonObject file =
+            toGemini.value("contents").toArray()[0].toObject().value("parts").toArray()[1].toObject().value("fileData").toObject();
+        QCOMPARE(file.value("fileUri").toString(), url);
+        QCOMPARE(file.value("mimeType").toString(), QStringLiteral("image/png"));
+        QCOMPARE(toGemini.value("toolConfig").toObject().value("functionCallingConfig").toObject().value("mode").toString(),
+                 QStringLiteral("VALIDATED"));
+
+        // Responses text.format to Messages: structured outputs.
+        QJsonObject format{{"model", "pa/claude-a"},
+                           {"input", "the weather as JSON"},
+                           {"text", QJsonObject{{"format", QJsonObject{{"type", "json_schema"},
+                                                                       {"name", "weather"},
+                                                                       {"strict", true},
+                                                                       {"schema", QJsonObject{{"type", "object"}}}}}}}};
+        QCOMPARE(m_gw->post(QStringLiteral("/v1/responses"), format).status, 200);
+        QCOMPARE(sentTo(m_gw->anthropicA).value("output_config").toObject().value("format").toObject(),
+                 QJsonObject({{"type", "json_schema"}, {"schema", QJsonObject{{"type", "object"}}}}));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestProtocolTranslation)
+#include "test_protocol_translation.moc"
