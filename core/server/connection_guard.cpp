@@ -13,6 +13,56 @@ constexpr int kDrainMs = 500;          // keep reading after a refusal so the cl
 constexpr int kMaxChunkLine = 4096;    // a chunk-size line with extensions
 constexpr qint64 kBufferSlack = 1 << 20;
 
+// The bytes of a request line so far could still become a valid one: garbage
+// (binary, a TLS hello, NULs) is refused at its first byte instead of after the
+// header timeout.
+bool plausibleRequestLineStart(QByteArrayView partial)
+{
+    if (partial == "\r")
+        return true; // the first half of a stray CRLF between kept-alive requests
+    qsizetype i = 0;
+    while (i < partial.size() && i < 16 && partial[i] >= 'A' && partial[i] <= 'Z')
+        ++i;
+    if (i == partial.size())
+        return true;
+    if (i == 0 || partial[i] != ' ')
+        return false;
+    ++i;
+    const qsizetype targetStart = i;
+    while (i < partial.size() && partial[i] >= 0x21 && partial[i] <= 0x7e)
+        ++i;
+    if (i == partial.size())
+        return true;
+    if (i == targetStart || partial[i] != ' ')
+        return false;
+    const QByteArrayView version = partial.sliced(i + 1);
+    const QByteArrayView expected("HTTP/1.1\r");
+    if (version.size() > expected.size())
+        return false;
+    if (version.size() == expected.size()) // HTTP/1.0 or HTTP/1.1, then CR
+        return version.startsWith("HTTP/1.") && (version[7] == '0' || version[7] == '1') && version[8] == '\r';
+    return expected.startsWith(version) || QByteArrayView("HTTP/1.0").startsWith(version);
+}
+
+bool validHeaderLine(QByteArrayView line)
+{
+    // field-name ":" (RFC 9110 5.1): a token name, no space before the colon. Qt
+    // 6.4 reads a line without a colon as a header anyway; an obs-fold is refused.
+    // Control bytes in a value are the request layer's (400 in the client's format,
+    // naming the header).
+    static constexpr QByteArrayView tchar("!#$%&'*+-.^_`|~");
+    const qsizetype colon = line.indexOf(':');
+    if (colon <= 0)
+        return false;
+    for (qsizetype i = 0; i < colon; ++i) {
+        const char c = line[i];
+        const bool alnum = (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z');
+        if (!alnum && !tchar.contains(c))
+            return false;
+    }
+    return true;
+}
+
 bool validRequestLine(const QByteArray &line)
 {
     // METHOD SP request-target SP HTTP/1.x ; tokens only, no control bytes.
@@ -108,7 +158,11 @@ void ConnectionGuard::consume(QByteArrayView bytes)
                 stripped += 2;
             }
             const qsizetype firstLineEnd = m_head.indexOf("\r\n");
-            if (firstLineEnd >= 0 && !validRequestLine(m_head.left(firstLineEnd)))
+            if (firstLineEnd < 0 && !m_head.isEmpty() && m_head[0] == '\x16')
+                return reject({400, "invalid_request_error",
+                               QStringLiteral("this listener speaks plain HTTP, not TLS: use an http:// base URL")});
+            if ((firstLineEnd >= 0 && !validRequestLine(m_head.left(firstLineEnd))) ||
+                (firstLineEnd < 0 && !plausibleRequestLineStart(m_head)))
                 return reject({400, "invalid_request_error", QStringLiteral("malformed HTTP request line")});
             if (firstLineEnd < 0 && m_head.size() > 16 + 8192 + 10)
                 return reject({431, "invalid_request_error",
@@ -153,10 +207,14 @@ void ConnectionGuard::onHeadComplete()
     QByteArray host;
     const QList<QByteArray> lines = m_head.split('\n');
     for (qsizetype i = 1; i < lines.size(); ++i) {
-        const QByteArray line = lines[i].trimmed();
+        QByteArray line = lines[i];
+        if (line.endsWith('\r'))
+            line.chop(1);
+        if (line.isEmpty())
+            continue; // the blank line that ends the head
+        if (!validHeaderLine(line))
+            return reject({400, "invalid_request_error", QStringLiteral("malformed HTTP header line")});
         const qsizetype colon = line.indexOf(':');
-        if (colon <= 0)
-            continue;
         const QByteArray name = line.left(colon).trimmed().toLower();
         const QByteArray value = line.mid(colon + 1).trimmed();
         if (name == "host") {

@@ -149,8 +149,13 @@ private Q_SLOTS:
     }
 
     void closingKeepsRunningInTheTray() {
+        // scripts/test-tray sets SWITCHMAN_REQUIRE_TRAY: there a missing tray host is a
+        // failure, not a skip, so the tray path cannot pass by never running.
+        const bool required = qEnvironmentVariableIsSet("SWITCHMAN_REQUIRE_TRAY");
+        if (required) // the tray host may still be claiming the tray selection
+            QTRY_VERIFY_WITH_TIMEOUT(QSystemTrayIcon::isSystemTrayAvailable(), 10000);
         if (!QSystemTrayIcon::isSystemTrayAvailable())
-            QSKIP("no system tray here (needs a tray host such as trayer under Xvfb)");
+            QSKIP("no system tray here (needs a tray host such as trayer under Xvfb: scripts/test-tray)");
         MainWindow::Options options;
         options.tray = true;
         MainWindow window(nullptr, options);

@@ -2,6 +2,7 @@
 
 #include <QDir>
 #include <QFile>
+#include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QStandardPaths>
@@ -38,7 +39,8 @@ private slots:
     void roundTripSpecExample();
     void saveCreatesDirectory();
     void saveRefusesInvalidConfigAndKeepsOldFile();
-    void saveIntoReadOnlyDirectoryKeepsOldFile();
+    void saveThatCannotCreateItsFileKeepsOldFile();
+    void saveOntoADirectoryLeavesItAlone();
     void saveCutShortByFileSizeLimitKeepsOldFile();
     void defaultConfigPathIsUnderSwitchman();
     void demoConfigIsValidAndComplete();
@@ -532,26 +534,58 @@ void TestConfigLoader::saveRefusesInvalidConfigAndKeepsOldFile() {
     QCOMPARE(readFile(path), before);
 }
 
-void TestConfigLoader::saveIntoReadOnlyDirectoryKeepsOldFile() {
+void TestConfigLoader::saveThatCannotCreateItsFileKeepsOldFile() {
+    // The save's new file cannot be created (a read-only directory, no file
+    // descriptors left): the old file stays as it was and nothing is left behind.
+    // A read-only directory does not stop root (CI runs as root); the descriptor
+    // limit fails the same open() for everyone: every descriptor from the lowest
+    // free one up is over the limit.
     QTemporaryDir dir;
-    const QString sub = dir.filePath(QStringLiteral("ro"));
-    QVERIFY(QDir().mkpath(sub));
-    const QString path = sub + QStringLiteral("/config.json");
+    const QString path = dir.filePath(QStringLiteral("config.json"));
     QVERIFY(save(path, demoConfig()));
     const QByteArray before = readFile(path);
-    QVERIFY(QFile::setPermissions(sub, QFileDevice::ReadOwner | QFileDevice::ExeOwner));
-    const auto restore = qScopeGuard(
-        [&] { QFile::setPermissions(sub, QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner); });
-    if (::access(qPrintable(sub), W_OK) == 0)
-        QSKIP("running with privileges that ignore directory permissions (root); see the file size limit test");
-
     Config changed = demoConfig();
     changed.listen = QStringLiteral("127.0.0.1:5000");
+
+    const int lowestFree = ::dup(0);
+    QVERIFY(lowestFree >= 0);
+    ::close(lowestFree);
+    struct rlimit old {};
+    QCOMPARE(getrlimit(RLIMIT_NOFILE, &old), 0);
+    struct rlimit limited = old;
+    limited.rlim_cur = rlim_t(lowestFree);
+    QCOMPARE(setrlimit(RLIMIT_NOFILE, &limited), 0);
     QString error;
-    QVERIFY(!save(path, changed, &error));
-    QVERIFY(!error.isEmpty());
+    const bool saved = save(path, changed, &error);
+    setrlimit(RLIMIT_NOFILE, &old);
+
+    QVERIFY(!saved);
+    QVERIFY2(error.startsWith(QStringLiteral("cannot write ") + path), qPrintable(error));
     QCOMPARE(readFile(path), before);
-    QCOMPARE(QDir(sub).entryList(QDir::Files | QDir::Hidden), QStringList{QStringLiteral("config.json")});
+    QCOMPARE(QDir(dir.path()).entryList(QDir::Files | QDir::Hidden), QStringList{QStringLiteral("config.json")});
+    // With descriptors again the same save goes through.
+    QVERIFY2(save(path, changed, &error), qPrintable(error));
+    QVERIFY(readFile(path).contains("127.0.0.1:5000"));
+}
+
+void TestConfigLoader::saveOntoADirectoryLeavesItAlone() {
+    // --config naming a directory by mistake: refused with the path named, the
+    // directory and what is in it untouched, no temporary file next to it.
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("config.json"));
+    QVERIFY(QDir().mkpath(path));
+    QFile inside(path + QStringLiteral("/keep.txt"));
+    QVERIFY(inside.open(QIODevice::WriteOnly));
+    inside.write("mine");
+    inside.close();
+
+    QString error;
+    QVERIFY(!save(path, demoConfig(), &error));
+    QVERIFY2(error.contains(path), qPrintable(error));
+    QVERIFY(QFileInfo(path).isDir());
+    QCOMPARE(readFile(path + QStringLiteral("/keep.txt")), QByteArray("mine"));
+    QCOMPARE(QDir(dir.path()).entryList(QDir::AllEntries | QDir::Hidden | QDir::NoDotAndDotDot),
+             QStringList{QStringLiteral("config.json")});
 }
 
 void TestConfigLoader::saveCutShortByFileSizeLimitKeepsOldFile() {
