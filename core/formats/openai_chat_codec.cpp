@@ -1,6 +1,7 @@
 #include "formats/openai_chat_codec.h"
 
 #include "formats/openai_chat_stream_encoder.h"
+#include "formats/openai_responses_codec.h"
 #include "formats/wire_json.h"
 #include "model/event_accumulator.h"
 
@@ -410,6 +411,13 @@ QByteArray OpenAIChatCodec::encodeResponse(const AssistantMessage &message, cons
                 reasoning += b.text;
             break;
         case BlockType::ToolCall:
+            if (info.customTools.contains(b.toolName)) {
+                toolCalls.append(QJsonObject{
+                    {L("id"), b.toolCallId},
+                    {L("type"), L("custom")},
+                    {L("custom"), QJsonObject{{L("name"), b.toolName}, {L("input"), OpenAIResponsesCodec::customInput(b)}}}});
+                break;
+            }
             toolCalls.append(QJsonObject{
                 {L("id"), b.toolCallId},
                 {L("type"), L("function")},
