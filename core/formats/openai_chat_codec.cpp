@@ -412,10 +412,11 @@ QByteArray OpenAIChatCodec::encodeResponse(const AssistantMessage &message, cons
             break;
         case BlockType::ToolCall:
             if (info.customTools.contains(b.toolName)) {
-                toolCalls.append(QJsonObject{
-                    {L("id"), b.toolCallId},
-                    {L("type"), L("custom")},
-                    {L("custom"), QJsonObject{{L("name"), b.toolName}, {L("input"), OpenAIResponsesCodec::customInput(b)}}}});
+                toolCalls.append(
+                    QJsonObject{{L("id"), b.toolCallId},
+                                {L("type"), L("custom")},
+                                {L("custom"), QJsonObject{{L("name"), b.toolName},
+                                                          {L("input"), OpenAIResponsesCodec::customInput(b)}}}});
                 break;
             }
             toolCalls.append(QJsonObject{

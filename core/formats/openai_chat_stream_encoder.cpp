@@ -84,11 +84,11 @@ QByteArray OpenAIChatStreamEncoder::encode(const StreamEvent &event) {
             ContentBlock call = m_customCalls.take(event.contentIndex);
             if (!event.block.arguments.isEmpty())
                 call.arguments = event.block.arguments;
-            const QJsonObject custom{
-                {L("index"), *it},
-                {L("id"), call.toolCallId},
-                {L("type"), L("custom")},
-                {L("custom"), QJsonObject{{L("name"), call.toolName}, {L("input"), OpenAIResponsesCodec::customInput(call)}}}};
+            const QJsonObject custom{{L("index"), *it},
+                                     {L("id"), call.toolCallId},
+                                     {L("type"), L("custom")},
+                                     {L("custom"), QJsonObject{{L("name"), call.toolName},
+                                                               {L("input"), OpenAIResponsesCodec::customInput(call)}}}};
             return chunk(QJsonObject{{L("tool_calls"), QJsonArray{custom}}});
         }
         if (it == m_toolIndexByContentIndex.constEnd() || m_toolsWithArguments.contains(event.contentIndex))

@@ -95,15 +95,17 @@ QJsonObject structuredRequest(Inbound f, const QString &model, bool stream) {
         return QJsonObject{{"model", model},
                            {"stream", stream},
                            {"messages", QJsonArray{QJsonObject{{"role", "user"}, {"content", "weather in Paris"}}}},
-                           {"response_format",
-                            QJsonObject{{"type", "json_schema"},
-                                        {"json_schema", QJsonObject{{"name", "weather"}, {"strict", true}, {"schema", weatherSchema()}}}}}};
+                           {"response_format", QJsonObject{{"type", "json_schema"},
+                                                           {"json_schema", QJsonObject{{"name", "weather"},
+                                                                                       {"strict", true},
+                                                                                       {"schema", weatherSchema()}}}}}};
     case Inbound::Anthropic:
         return QJsonObject{{"model", model},
                            {"stream", stream},
                            {"max_tokens", 512},
                            {"messages", QJsonArray{QJsonObject{{"role", "user"}, {"content", "weather in Paris"}}}},
-                           {"output_config", QJsonObject{{"format", QJsonObject{{"type", "json_schema"}, {"schema", weatherSchema()}}}}}};
+                           {"output_config", QJsonObject{{"format", QJsonObject{{"type", "json_schema"},
+                                                                                {"schema", weatherSchema()}}}}}};
     case Inbound::Responses:
         return QJsonObject{{"model", model},
                            {"stream", stream},
@@ -124,22 +126,25 @@ QJsonObject schemaSent(const QString &api, const QJsonObject &sent) {
         return sent.value("response_format").toObject().value("json_schema").toObject().value("schema").toObject();
     if (api == QLatin1String("openai-responses"))
         return sent.value("text").toObject().value("format").toObject().value("schema").toObject();
-    if (sent.value("generationConfig").toObject().value("responseMimeType").toString() != QLatin1String("application/json"))
+    if (sent.value("generationConfig").toObject().value("responseMimeType").toString() !=
+        QLatin1String("application/json"))
         return {};
     return sent.value("generationConfig").toObject().value("responseJsonSchema").toObject();
 }
 
 // A tool and "at most one call per turn", in the inbound format.
 QJsonObject oneCallRequest(Inbound f, const QString &model) {
-    const QJsonObject schema{{"type", "object"}, {"properties", QJsonObject{{"city", QJsonObject{{"type", "string"}}}}}};
+    const QJsonObject schema{{"type", "object"},
+                             {"properties", QJsonObject{{"city", QJsonObject{{"type", "string"}}}}}};
     const QJsonArray userTurn{QJsonObject{{"role", "user"}, {"content", "use the tool for Paris and Rome"}}};
     switch (f) {
     case Inbound::Chat:
-        return QJsonObject{{"model", model},
-                           {"parallel_tool_calls", false},
-                           {"messages", userTurn},
-                           {"tools", QJsonArray{QJsonObject{{"type", "function"},
-                                                            {"function", QJsonObject{{"name", "weather"}, {"parameters", schema}}}}}}};
+        return QJsonObject{
+            {"model", model},
+            {"parallel_tool_calls", false},
+            {"messages", userTurn},
+            {"tools", QJsonArray{QJsonObject{{"type", "function"},
+                                             {"function", QJsonObject{{"name", "weather"}, {"parameters", schema}}}}}}};
     case Inbound::Anthropic:
         return QJsonObject{{"model", model},
                            {"max_tokens", 512},
@@ -147,10 +152,11 @@ QJsonObject oneCallRequest(Inbound f, const QString &model) {
                            {"messages", userTurn},
                            {"tools", QJsonArray{QJsonObject{{"name", "weather"}, {"input_schema", schema}}}}};
     case Inbound::Responses:
-        return QJsonObject{{"model", model},
-                           {"parallel_tool_calls", false},
-                           {"input", "use the tool for Paris and Rome"},
-                           {"tools", QJsonArray{QJsonObject{{"type", "function"}, {"name", "weather"}, {"parameters", schema}}}}};
+        return QJsonObject{
+            {"model", model},
+            {"parallel_tool_calls", false},
+            {"input", "use the tool for Paris and Rome"},
+            {"tools", QJsonArray{QJsonObject{{"type", "function"}, {"name", "weather"}, {"parameters", schema}}}}};
     }
     return {};
 }
