@@ -196,7 +196,9 @@ std::optional<ParsedRequest> OpenAIChatCodec::decode(const QByteArray &body, Gat
         return std::nullopt;
     if (!opt.maxTokens)
         opt.maxTokens = maxTokens;
-    if (!optionalNumber(o, "temperature", &opt.temperature, error) || !optionalNumber(o, "top_p", &opt.topP, error))
+    if (!optionalNumber(o, "temperature", &opt.temperature, error) || !optionalNumber(o, "top_p", &opt.topP, error) ||
+        !optionalNumber(o, "presence_penalty", &opt.presencePenalty, error) ||
+        !optionalNumber(o, "frequency_penalty", &opt.frequencyPenalty, error))
         return std::nullopt;
     const QJsonValue stop = o.value(L("stop"));
     if (stop.isString())

@@ -188,6 +188,8 @@ QJsonObject AnthropicAdapter::buildBody(const formats::ParsedRequest &request, c
             body.insert(L("temperature"), *opt.temperature);
         if (opt.topP)
             body.insert(L("top_p"), *opt.topP);
+        if (opt.topK)
+            body.insert(L("top_k"), *opt.topK);
     }
     if (!opt.stop.isEmpty())
         body.insert(L("stop_sequences"), QJsonArray::fromStringList(opt.stop));
