@@ -112,17 +112,20 @@ std::optional<QString> UpstreamAdapter::incompatibility(const formats::ParsedReq
     const model::Options &opt = request.options;
     if (opt.topK && (toChat || toResponses))
         return QStringLiteral("top_k has no equivalent on %1").arg(target);
-    for (const auto &[value, name] : {std::pair{opt.presencePenalty, "presence_penalty"},
-                                      std::pair{opt.frequencyPenalty, "frequency_penalty"}})
+    for (const auto &[value, name] :
+         {std::pair{opt.presencePenalty, "presence_penalty"}, std::pair{opt.frequencyPenalty, "frequency_penalty"}})
         if (value && *value != 0.0 && (toAnthropic || toResponses))
             return QStringLiteral("%1 has no equivalent on %2").arg(QLatin1String(name), target);
     // Several answers per request: the canonical answer is one choice.
     if (raw.value(QLatin1String("n")).toInt(1) > 1)
-        return QStringLiteral("n: %1 choices cannot come from %2").arg(raw.value(QLatin1String("n")).toInt()).arg(target);
+        return QStringLiteral("n: %1 choices cannot come from %2")
+            .arg(raw.value(QLatin1String("n")).toInt())
+            .arg(target);
     // Responses features whose state or execution lives at OpenAI.
     for (const char *field : {"prompt", "background"})
         if (present(raw.value(QLatin1String(field))) && raw.value(QLatin1String(field)) != QJsonValue(false))
-            return QStringLiteral("%1: only an openai-responses upstream runs it, not %2").arg(QLatin1String(field), target);
+            return QStringLiteral("%1: only an openai-responses upstream runs it, not %2")
+                .arg(QLatin1String(field), target);
     // Spoken answers: no canonical audio output.
     for (const QJsonValue &m : raw.value(QLatin1String("modalities")).toArray())
         if (m.toString() == QLatin1String("audio"))

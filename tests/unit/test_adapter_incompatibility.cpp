@@ -33,18 +33,26 @@ void TestAdapterIncompatibility::reasons_data() {
     auto claudeBody = [&](const char *extra) {
         return "{\"model\":\"m\",\"max_tokens\":100," + user + "," + QByteArray(extra) + "}";
     };
-    auto responsesBody = [&](const char *extra) { return "{\"model\":\"m\",\"input\":\"hi\"," + QByteArray(extra) + "}"; };
+    auto responsesBody = [&](const char *extra) {
+        return "{\"model\":\"m\",\"input\":\"hi\"," + QByteArray(extra) + "}";
+    };
 
-    QTest::addRow("zero penalties change nothing") << chat << chatBody(R"("presence_penalty":0,"frequency_penalty":0)")
-                                                   << "anthropic-messages" << "";
+    QTest::addRow("zero penalties change nothing")
+        << chat << chatBody(R"("presence_penalty":0,"frequency_penalty":0)") << "anthropic-messages"
+        << "";
     QTest::addRow("penalty to Messages") << chat << chatBody(R"("frequency_penalty":0.5)") << "anthropic-messages"
                                          << "frequency_penalty";
-    QTest::addRow("penalty to Gemini is mapped") << chat << chatBody(R"("presence_penalty":0.5)")
-                                                 << "google-generative-ai" << "";
-    QTest::addRow("top_k to Chat") << claude << claudeBody(R"("top_k":40)") << "openai-completions" << "top_k";
-    QTest::addRow("top_k to Gemini is mapped") << claude << claudeBody(R"("top_k":40)") << "google-generative-ai" << "";
-    QTest::addRow("n > 1") << chat << chatBody(R"("n":3)") << "google-generative-ai" << "n: 3";
-    QTest::addRow("n > 1, same API") << chat << chatBody(R"("n":3)") << "openai-completions" << "";
+    QTest::addRow("penalty to Gemini is mapped")
+        << chat << chatBody(R"("presence_penalty":0.5)") << "google-generative-ai"
+        << "";
+    QTest::addRow("top_k to Chat") << claude << claudeBody(R"("top_k":40)") << "openai-completions"
+                                   << "top_k";
+    QTest::addRow("top_k to Gemini is mapped") << claude << claudeBody(R"("top_k":40)") << "google-generative-ai"
+                                               << "";
+    QTest::addRow("n > 1") << chat << chatBody(R"("n":3)") << "google-generative-ai"
+                           << "n: 3";
+    QTest::addRow("n > 1, same API") << chat << chatBody(R"("n":3)") << "openai-completions"
+                                     << "";
     QTest::addRow("audio output") << chat << chatBody(R"("modalities":["text","audio"])") << "anthropic-messages"
                                   << "modalities";
     QTest::addRow("stored prompt") << responses << responsesBody(R"("prompt":{"id":"pmpt_1"})") << "anthropic-messages"
@@ -52,35 +60,48 @@ void TestAdapterIncompatibility::reasons_data() {
     QTest::addRow("background") << responses << responsesBody(R"("background":true)") << "google-generative-ai"
                                 << "background";
     QTest::addRow("web_search to Chat") << responses << responsesBody(R"("tools":[{"type":"web_search"}])")
-                                        << "openai-completions" << "web_search";
+                                        << "openai-completions"
+                                        << "web_search";
     QTest::addRow("web_search to Messages is mapped")
-        << responses << responsesBody(R"("tools":[{"type":"web_search"}])") << "anthropic-messages" << "";
+        << responses << responsesBody(R"("tools":[{"type":"web_search"}])") << "anthropic-messages"
+        << "";
     QTest::addRow("code_interpreter") << responses << responsesBody(R"("tools":[{"type":"code_interpreter"}])")
-                                      << "anthropic-messages" << "code_interpreter";
+                                      << "anthropic-messages"
+                                      << "code_interpreter";
     QTest::addRow("Anthropic bash tool") << claude << claudeBody(R"("tools":[{"type":"bash_20250124","name":"bash"}])")
-                                         << "openai-responses" << "bash_20250124";
-    QTest::addRow("json_object to Messages") << chat << chatBody(R"("response_format":{"type":"json_object"})")
-                                             << "anthropic-messages" << "json_object";
-    QTest::addRow("json_object to Gemini is mapped") << chat << chatBody(R"("response_format":{"type":"json_object"})")
-                                                     << "google-generative-ai" << "";
-    QTest::addRow("input_file") << responses
-                                << responsesBody(R"("input":[{"role":"user","content":[{"type":"input_file","file_id":"file-1"}]}])")
-                                << "anthropic-messages" << "input_file";
+                                         << "openai-responses"
+                                         << "bash_20250124";
+    QTest::addRow("json_object to Messages")
+        << chat << chatBody(R"("response_format":{"type":"json_object"})") << "anthropic-messages"
+        << "json_object";
+    QTest::addRow("json_object to Gemini is mapped")
+        << chat << chatBody(R"("response_format":{"type":"json_object"})") << "google-generative-ai"
+        << "";
+    QTest::addRow("input_file")
+        << responses
+        << responsesBody(R"("input":[{"role":"user","content":[{"type":"input_file","file_id":"file-1"}]}])")
+        << "anthropic-messages"
+        << "input_file";
     QTest::addRow("document in a tool result")
-        << claude
-        << QByteArray(R"({"model":"m","max_tokens":10,"messages":[{"role":"user","content":"go"},
+        << claude << QByteArray(R"({"model":"m","max_tokens":10,"messages":[{"role":"user","content":"go"},
              {"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"f","input":{}}]},
              {"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":[
                {"type":"document","source":{"type":"text","media_type":"text/plain","data":"x"}}]}]}]})")
-        << "openai-completions" << "document";
+        << "openai-completions"
+        << "document";
     QTest::addRow("URL image to Gemini is mapped")
         << chat
-        << QByteArray(R"({"model":"m","messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"https://x.example/a.png"}}]}]})")
-        << "google-generative-ai" << "";
+        << QByteArray(
+               R"({"model":"m","messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"https://x.example/a.png"}}]}]})")
+        << "google-generative-ai"
+        << "";
     QTest::addRow("Anthropic file id to Gemini")
         << claude
-        << claudeBody("").replace(user, R"("messages":[{"role":"user","content":[{"type":"image","source":{"type":"file","file_id":"file_01"}}]}])")
-        << "google-generative-ai" << "file_01";
+        << claudeBody("").replace(
+               user,
+               R"("messages":[{"role":"user","content":[{"type":"image","source":{"type":"file","file_id":"file_01"}}]}])")
+        << "google-generative-ai"
+        << "file_01";
 }
 
 void TestAdapterIncompatibility::reasons() {
