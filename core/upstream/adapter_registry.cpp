@@ -116,6 +116,12 @@ std::optional<QString> UpstreamAdapter::incompatibility(const formats::ParsedReq
          {std::pair{opt.presencePenalty, "presence_penalty"}, std::pair{opt.frequencyPenalty, "frequency_penalty"}})
         if (value && *value != 0.0 && (toAnthropic || toResponses))
             return QStringLiteral("%1 has no equivalent on %2").arg(QLatin1String(name), target);
+    // A tool choice the canonical request cannot say (allowed_tools, a forced built-in tool).
+    const QJsonValue choice = raw.value(QLatin1String("tool_choice"));
+    const QString choiceType = choice.toObject().value(QLatin1String("type")).toString();
+    if (inbound != formats::InboundFormat::AnthropicMessages && choice.isObject() &&
+        choiceType != QLatin1String("function") && choiceType != QLatin1String("custom"))
+        return QStringLiteral("tool_choice: \"%1\" has no translation to %2").arg(choiceType, target);
     // Several answers per request: the canonical answer is one choice.
     if (raw.value(QLatin1String("n")).toInt(1) > 1)
         return QStringLiteral("n: %1 choices cannot come from %2")
