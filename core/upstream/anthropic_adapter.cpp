@@ -85,6 +85,8 @@ QJsonObject webSearchTool(const QJsonObject &config) {
     if (config.value(L("blocked_domains")).isArray())
         tool.insert(L("blocked_domains"), config.value(L("blocked_domains")));
     QJsonObject location = config.value(L("user_location")).toObject();
+    if (location.value(L("approximate")).isObject()) // Chat's web_search_options nest it
+        location = location.value(L("approximate")).toObject();
     if (!location.isEmpty()) {
         location.insert(L("type"), L("approximate"));
         tool.insert(L("user_location"), location);

@@ -40,7 +40,7 @@ QString mimeTypeForUrl(const QString &url) {
 
 // Text and images: inline data as inlineData, an http(s) URL as fileData (Gemini reads
 // public URLs itself). A provider file id cannot be resolved here: such a request is
-// incompatible (GoogleAdapter::imageProblem), never sent without the image.
+// incompatible (UpstreamAdapter::incompatibility), never sent without the image.
 QJsonArray userParts(const QList<ContentBlock> &blocks) {
     QJsonArray parts;
     for (const ContentBlock &b : blocks) {
