@@ -301,6 +301,36 @@ private Q_SLOTS:
         QCOMPARE(r.value("output").toArray().size(), 3); // reasoning, message, function_call as streamed
     }
 
+    // Item 7, same API: a Codex turn whose only content is an apply_patch custom_tool_call
+    // commits on the patch's first delta, as text would, and is never held whole (a long
+    // patch would outgrow limits.maxHoldBytes and fail over as "nothing meaningful yet").
+    void codexCustomCallStreamsThroughAtOnce() {
+        delete m_gw;
+        m_gw = new GatewayFixture;
+        m_gw->config.limits.maxHoldBytes = 2000; // the frames before the first delta fit; the whole patch does not
+        m_gw->start();
+        // The recorded stream without its reasoning item (output_index 0): only the call is content.
+        const QByteArray sse = readTestData(QStringLiteral("responses_upstream_custom_tool.sse"));
+        QByteArray onlyTheCall;
+        for (qsizetype at = 0; at < sse.size();) {
+            qsizetype end = sse.indexOf("\n\n", at);
+            end = end < 0 ? sse.size() : end + 2;
+            const QByteArray frame = sse.mid(at, end - at);
+            if (!frame.trimmed().isEmpty() && !frame.contains("\"output_index\":0"))
+                onlyTheCall += frame;
+            at = end;
+        }
+        m_gw->responsesD.setRawReply(onlyTheCall);
+        QJsonObject body = codexBody("pd/resp-d");
+        body.insert("stream", true);
+        const HttpResult r = m_gw->post(QStringLiteral("/v1/responses"), body);
+        QCOMPARE(r.status, 200);
+        QVERIFY2(r.body.contains("response.custom_tool_call_input.done"), r.body.constData());
+        QVERIFY2(r.body.contains("response.completed"), r.body.constData());
+        QVERIFY2(!r.body.contains("response.failed"), r.body.constData());
+        QCOMPARE(m_gw->responsesD.requests().size(), 1);
+    }
+
     // Item 7: Codex's own tools and history on a Messages upstream.
     void codexToolsReachAnthropic() {
         const HttpResult r = m_gw->post(QStringLiteral("/v1/responses"), codexBody("pa/claude-a"));
