@@ -216,7 +216,8 @@ QList<StreamEvent> OpenAIResponsesStreamDecoder::decode(const SseEvent &sse) {
         if (piece.isEmpty() || it == m_open.end() || !it->block.custom)
             return out;
         StreamEvent d = event(EventType::ToolCallDelta, it->contentIndex);
-        d.delta = (it->block.argumentsJson.isEmpty() ? QStringLiteral("{\"input\":\"") : QString()) + jsonStringBody(piece);
+        d.delta =
+            (it->block.argumentsJson.isEmpty() ? QStringLiteral("{\"input\":\"") : QString()) + jsonStringBody(piece);
         it->block.argumentsJson += d.delta;
         out << d;
         return out;

@@ -51,11 +51,16 @@ void TestAdapterIncompatibility::reasons_data() {
                                                << "";
     QTest::addRow("allowed_tools choice")
         << responses
-        << responsesBody(R"("tools":[{"type":"function","name":"f","parameters":{}}],"tool_choice":{"type":"allowed_tools","mode":"auto","tools":[{"type":"function","name":"f"}]})")
-        << "anthropic-messages" << "allowed_tools";
+        << responsesBody(
+               R"("tools":[{"type":"function","name":"f","parameters":{}}],"tool_choice":{"type":"allowed_tools","mode":"auto","tools":[{"type":"function","name":"f"}]})")
+        << "anthropic-messages"
+        << "allowed_tools";
     QTest::addRow("named function choice is mapped")
-        << chat << chatBody(R"("tools":[{"type":"function","function":{"name":"f"}}],"tool_choice":{"type":"function","function":{"name":"f"}})")
-        << "anthropic-messages" << "";
+        << chat
+        << chatBody(
+               R"("tools":[{"type":"function","function":{"name":"f"}}],"tool_choice":{"type":"function","function":{"name":"f"}})")
+        << "anthropic-messages"
+        << "";
     QTest::addRow("n > 1") << chat << chatBody(R"("n":3)") << "google-generative-ai"
                            << "n: 3";
     QTest::addRow("n > 1, same API") << chat << chatBody(R"("n":3)") << "openai-completions"

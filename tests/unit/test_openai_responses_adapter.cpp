@@ -198,9 +198,10 @@ void TestOpenAIResponsesAdapter::customToolCallItemsAreToolCalls() {
     QVERIFY(call.custom);
     QCOMPARE(call.toolName, QStringLiteral("apply_patch"));
     QCOMPARE(call.toolCallId, QStringLiteral("call_Xq4mR7vB2nL9sK3tP8wZ1yH6"));
-    QCOMPARE(call.arguments.value(QStringLiteral("input")).toString(),
-             QStringLiteral("*** Begin Patch\n*** Update File: src/main.c\n@@ int main(void) {\n-    return 1;\n+    return "
-                            "0;\n }\n*** End Patch\n"));
+    QCOMPARE(
+        call.arguments.value(QStringLiteral("input")).toString(),
+        QStringLiteral("*** Begin Patch\n*** Update File: src/main.c\n@@ int main(void) {\n-    return 1;\n+    return "
+                       "0;\n }\n*** End Patch\n"));
     int meaningfulCallDeltas = 0;
     for (const StreamEvent &e : events)
         meaningfulCallDeltas += e.type == EventType::ToolCallDelta && e.isMeaningful();
