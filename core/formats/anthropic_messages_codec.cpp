@@ -227,7 +227,7 @@ std::optional<ParsedRequest> AnthropicMessagesCodec::decode(const QByteArray &bo
     req.stream = stream.toBool(false);
 
     Options &opt = req.options;
-    for (const char *key : {"max_tokens", "temperature", "top_p"}) {
+    for (const char *key : {"max_tokens", "temperature", "top_p", "top_k"}) {
         const QJsonValue v = o.value(L(key));
         if (!v.isUndefined() && !v.isNull() && !v.isDouble())
             return rejected(error, QString::fromLatin1(key) + L(": must be a number"));
@@ -238,6 +238,8 @@ std::optional<ParsedRequest> AnthropicMessagesCodec::decode(const QByteArray &bo
         opt.temperature = o.value(L("temperature")).toDouble();
     if (o.value(L("top_p")).isDouble())
         opt.topP = o.value(L("top_p")).toDouble();
+    if (o.value(L("top_k")).isDouble())
+        opt.topK = o.value(L("top_k")).toInt();
     for (const QJsonValue &s : o.value(L("stop_sequences")).toArray())
         opt.stop << s.toString();
     const QJsonObject thinking = o.value(L("thinking")).toObject();

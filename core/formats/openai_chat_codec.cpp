@@ -1,6 +1,7 @@
 #include "formats/openai_chat_codec.h"
 
 #include "formats/openai_chat_stream_encoder.h"
+#include "formats/openai_responses_codec.h"
 #include "formats/wire_json.h"
 #include "model/event_accumulator.h"
 
@@ -195,7 +196,9 @@ std::optional<ParsedRequest> OpenAIChatCodec::decode(const QByteArray &body, Gat
         return std::nullopt;
     if (!opt.maxTokens)
         opt.maxTokens = maxTokens;
-    if (!optionalNumber(o, "temperature", &opt.temperature, error) || !optionalNumber(o, "top_p", &opt.topP, error))
+    if (!optionalNumber(o, "temperature", &opt.temperature, error) || !optionalNumber(o, "top_p", &opt.topP, error) ||
+        !optionalNumber(o, "presence_penalty", &opt.presencePenalty, error) ||
+        !optionalNumber(o, "frequency_penalty", &opt.frequencyPenalty, error))
         return std::nullopt;
     const QJsonValue stop = o.value(L("stop"));
     if (stop.isString())
@@ -410,6 +413,14 @@ QByteArray OpenAIChatCodec::encodeResponse(const AssistantMessage &message, cons
                 reasoning += b.text;
             break;
         case BlockType::ToolCall:
+            if (info.customTools.contains(b.toolName)) {
+                toolCalls.append(
+                    QJsonObject{{L("id"), b.toolCallId},
+                                {L("type"), L("custom")},
+                                {L("custom"), QJsonObject{{L("name"), b.toolName},
+                                                          {L("input"), OpenAIResponsesCodec::customInput(b)}}}});
+                break;
+            }
             toolCalls.append(QJsonObject{
                 {L("id"), b.toolCallId},
                 {L("type"), L("function")},

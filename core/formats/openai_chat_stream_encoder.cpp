@@ -1,6 +1,7 @@
 #include "formats/openai_chat_stream_encoder.h"
 
 #include "formats/openai_chat_codec.h"
+#include "formats/openai_responses_codec.h"
 #include "formats/wire_json.h"
 
 #include <QJsonArray>
@@ -49,6 +50,11 @@ QByteArray OpenAIChatStreamEncoder::encode(const StreamEvent &event) {
     case EventType::ToolCallStart: {
         const int index = int(m_toolIndexByContentIndex.size());
         m_toolIndexByContentIndex.insert(event.contentIndex, index);
+        if (m_info.customTools.contains(event.block.toolName)) {
+            // A custom tool's call: its input is text, sent whole when the call ends.
+            m_customCalls.insert(event.contentIndex, event.block);
+            return roleChunkOnce();
+        }
         const QJsonObject call{
             {L("index"), index},
             {L("id"), event.block.toolCallId},
@@ -62,6 +68,10 @@ QByteArray OpenAIChatStreamEncoder::encode(const StreamEvent &event) {
         const auto it = m_toolIndexByContentIndex.constFind(event.contentIndex);
         if (it == m_toolIndexByContentIndex.constEnd())
             return {}; // a delta without its start has no id to attach to
+        if (m_customCalls.contains(event.contentIndex)) {
+            m_customCalls[event.contentIndex].argumentsJson += event.delta;
+            return {};
+        }
         m_toolsWithArguments.insert(event.contentIndex);
         const QJsonObject call{{L("index"), *it}, {L("function"), QJsonObject{{L("arguments"), event.delta}}}};
         return chunk(QJsonObject{{L("tool_calls"), QJsonArray{call}}});
@@ -70,6 +80,17 @@ QByteArray OpenAIChatStreamEncoder::encode(const StreamEvent &event) {
         // A call with no streamed arguments (a tool without parameters) still gets "{}",
         // as OpenAI sends it: clients JSON.parse the arguments string.
         const auto it = m_toolIndexByContentIndex.constFind(event.contentIndex);
+        if (it != m_toolIndexByContentIndex.constEnd() && m_customCalls.contains(event.contentIndex)) {
+            ContentBlock call = m_customCalls.take(event.contentIndex);
+            if (!event.block.arguments.isEmpty())
+                call.arguments = event.block.arguments;
+            const QJsonObject custom{{L("index"), *it},
+                                     {L("id"), call.toolCallId},
+                                     {L("type"), L("custom")},
+                                     {L("custom"), QJsonObject{{L("name"), call.toolName},
+                                                               {L("input"), OpenAIResponsesCodec::customInput(call)}}}};
+            return chunk(QJsonObject{{L("tool_calls"), QJsonArray{custom}}});
+        }
         if (it == m_toolIndexByContentIndex.constEnd() || m_toolsWithArguments.contains(event.contentIndex))
             return {};
         m_toolsWithArguments.insert(event.contentIndex);

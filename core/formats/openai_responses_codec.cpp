@@ -247,8 +247,10 @@ std::optional<ParsedRequest> OpenAIResponsesCodec::decode(const QByteArray &body
                 tool.parameters = customToolParameters();
             } else {
                 tool.parameters = t.value(L("parameters")).toObject();
-                // Responses function tools are strict unless the client says otherwise.
-                tool.strict = t.value(L("strict")).isBool() ? t.value(L("strict")).toBool() : true;
+                // Only a strict the client wrote travels: an omitted one means each API's own
+                // default, and another API's strict mode would reject schemas it was never asked to check.
+                if (t.value(L("strict")).isBool())
+                    tool.strict = t.value(L("strict")).toBool();
             }
             req.context.tools.append(tool);
         } else if (type.startsWith(L("web_search"))) {

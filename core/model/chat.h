@@ -89,6 +89,9 @@ struct Options {
     std::optional<int> maxTokens;
     std::optional<double> temperature;
     std::optional<double> topP;
+    std::optional<int> topK;                // Anthropic / Gemini
+    std::optional<double> presencePenalty;  // Chat / Gemini
+    std::optional<double> frequencyPenalty; // Chat / Gemini
     QStringList stop;
     QString reasoning;                 // "", minimal, low, medium, high, xhigh
     std::optional<int> thinkingBudget; // tokens, when the client gave one

@@ -107,6 +107,35 @@ std::optional<QString> UpstreamAdapter::incompatibility(const formats::ParsedReq
         return QStringLiteral("parallel_tool_calls: false has no equivalent on %1").arg(target);
     if (const QString part = unmappedPart(raw, inbound); !part.isEmpty())
         return QStringLiteral("content part \"%1\": no translation to %2").arg(part, target);
+    // Sampling controls the target has no field for. Zero penalties are the default and
+    // change nothing (SDKs often send them), so only a real change counts.
+    const model::Options &opt = request.options;
+    if (opt.topK && (toChat || toResponses))
+        return QStringLiteral("top_k has no equivalent on %1").arg(target);
+    for (const auto &[value, name] :
+         {std::pair{opt.presencePenalty, "presence_penalty"}, std::pair{opt.frequencyPenalty, "frequency_penalty"}})
+        if (value && *value != 0.0 && (toAnthropic || toResponses))
+            return QStringLiteral("%1 has no equivalent on %2").arg(QLatin1String(name), target);
+    // A tool choice the canonical request cannot say (allowed_tools, a forced built-in tool).
+    const QJsonValue choice = raw.value(QLatin1String("tool_choice"));
+    const QString choiceType = choice.toObject().value(QLatin1String("type")).toString();
+    if (inbound != formats::InboundFormat::AnthropicMessages && choice.isObject() &&
+        choiceType != QLatin1String("function") && choiceType != QLatin1String("custom"))
+        return QStringLiteral("tool_choice: \"%1\" has no translation to %2").arg(choiceType, target);
+    // Several answers per request: the canonical answer is one choice.
+    if (raw.value(QLatin1String("n")).toInt(1) > 1)
+        return QStringLiteral("n: %1 choices cannot come from %2")
+            .arg(raw.value(QLatin1String("n")).toInt())
+            .arg(target);
+    // Responses features whose state or execution lives at OpenAI.
+    for (const char *field : {"prompt", "background"})
+        if (present(raw.value(QLatin1String(field))) && raw.value(QLatin1String(field)) != QJsonValue(false))
+            return QStringLiteral("%1: only an openai-responses upstream runs it, not %2")
+                .arg(QLatin1String(field), target);
+    // Spoken answers: no canonical audio output.
+    for (const QJsonValue &m : raw.value(QLatin1String("modalities")).toArray())
+        if (m.toString() == QLatin1String("audio"))
+            return QStringLiteral("modalities: audio output has no translation to %1").arg(target);
     // Images the target could not read would otherwise be left out of the request.
     for (const model::Message &m : request.context.messages)
         for (const model::ContentBlock &b : m.content) {

@@ -85,6 +85,8 @@ QJsonObject webSearchTool(const QJsonObject &config) {
     if (config.value(L("blocked_domains")).isArray())
         tool.insert(L("blocked_domains"), config.value(L("blocked_domains")));
     QJsonObject location = config.value(L("user_location")).toObject();
+    if (location.value(L("approximate")).isObject()) // Chat's web_search_options nest it
+        location = location.value(L("approximate")).toObject();
     if (!location.isEmpty()) {
         location.insert(L("type"), L("approximate"));
         tool.insert(L("user_location"), location);
@@ -188,6 +190,8 @@ QJsonObject AnthropicAdapter::buildBody(const formats::ParsedRequest &request, c
             body.insert(L("temperature"), *opt.temperature);
         if (opt.topP)
             body.insert(L("top_p"), *opt.topP);
+        if (opt.topK)
+            body.insert(L("top_k"), *opt.topK);
     }
     if (!opt.stop.isEmpty())
         body.insert(L("stop_sequences"), QJsonArray::fromStringList(opt.stop));

@@ -40,7 +40,7 @@ QString mimeTypeForUrl(const QString &url) {
 
 // Text and images: inline data as inlineData, an http(s) URL as fileData (Gemini reads
 // public URLs itself). A provider file id cannot be resolved here: such a request is
-// incompatible (GoogleAdapter::imageProblem), never sent without the image.
+// incompatible (UpstreamAdapter::incompatibility), never sent without the image.
 QJsonArray userParts(const QList<ContentBlock> &blocks) {
     QJsonArray parts;
     for (const ContentBlock &b : blocks) {
@@ -207,6 +207,12 @@ QJsonObject GoogleAdapter::buildBody(const formats::ParsedRequest &request) {
         generation.insert(L("temperature"), *opt.temperature);
     if (opt.topP)
         generation.insert(L("topP"), *opt.topP);
+    if (opt.topK)
+        generation.insert(L("topK"), *opt.topK);
+    if (opt.presencePenalty)
+        generation.insert(L("presencePenalty"), *opt.presencePenalty);
+    if (opt.frequencyPenalty)
+        generation.insert(L("frequencyPenalty"), *opt.frequencyPenalty);
     if (!opt.stop.isEmpty())
         generation.insert(L("stopSequences"), QJsonArray::fromStringList(opt.stop));
     const int budget = opt.thinkingBudget.value_or(model::thinkingBudgetForEffort(opt.reasoning));

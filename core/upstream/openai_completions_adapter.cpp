@@ -144,6 +144,10 @@ QJsonObject OpenAICompletionsAdapter::buildBody(const formats::ParsedRequest &re
         body.insert(L("temperature"), *opt.temperature);
     if (opt.topP && !defaultSamplingOnly)
         body.insert(L("top_p"), *opt.topP);
+    if (opt.presencePenalty && !defaultSamplingOnly)
+        body.insert(L("presence_penalty"), *opt.presencePenalty);
+    if (opt.frequencyPenalty && !defaultSamplingOnly)
+        body.insert(L("frequency_penalty"), *opt.frequencyPenalty);
     if (!opt.stop.isEmpty())
         body.insert(L("stop"), QJsonArray::fromStringList(opt.stop));
     if (!opt.reasoning.isEmpty())

@@ -153,9 +153,13 @@ QJsonObject OpenAIResponsesAdapter::buildBody(const formats::ParsedRequest &requ
                 const QJsonValue domains = b.config.value(L("allowed_domains"));
                 if (domains.isArray())
                     search.insert(L("filters"), QJsonObject{{L("allowed_domains"), domains}});
-                const QJsonObject location = b.config.value(L("user_location")).toObject();
-                if (!location.isEmpty())
+                QJsonObject location = b.config.value(L("user_location")).toObject();
+                if (location.value(L("approximate")).isObject()) // Chat's web_search_options nest it
+                    location = location.value(L("approximate")).toObject();
+                if (!location.isEmpty()) {
+                    location.insert(L("type"), L("approximate"));
                     search.insert(L("user_location"), location);
+                }
                 tools.append(search);
             }
         body.insert(L("tools"), tools);

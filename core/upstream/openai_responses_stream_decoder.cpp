@@ -109,6 +109,14 @@ QList<StreamEvent> OpenAIResponsesStreamDecoder::finish() {
     return m_sequencer.feed(decodeFinish());
 }
 
+namespace {
+// `text` escaped as the inside of a JSON string (no quotes around it).
+QString jsonStringBody(const QString &text) {
+    const QByteArray quoted = QJsonDocument(QJsonArray{text}).toJson(QJsonDocument::Compact); // ["…"]
+    return QString::fromUtf8(quoted.mid(2, quoted.size() - 4));
+}
+} // namespace
+
 QList<StreamEvent> OpenAIResponsesStreamDecoder::decode(const SseEvent &sse) {
     QList<StreamEvent> out;
     if (m_terminal)
@@ -157,11 +165,12 @@ QList<StreamEvent> OpenAIResponsesStreamDecoder::decode(const SseEvent &sse) {
         const QString itemType = item.value(L("type")).toString();
         if (itemType == L("reasoning")) {
             open(oi, BlockType::Thinking, out).block.itemId = item.value(L("id")).toString();
-        } else if (itemType == L("function_call")) {
+        } else if (itemType == L("function_call") || itemType == L("custom_tool_call")) {
             m_sawToolCall = true;
             OpenBlock b;
             b.contentIndex = m_nextContentIndex++;
             b.block.type = BlockType::ToolCall;
+            b.block.custom = itemType == L("custom_tool_call");
             b.block.itemId = item.value(L("id")).toString();
             b.block.toolCallId = item.value(L("call_id")).toString();
             b.block.toolName = item.value(L("name")).toString();
@@ -196,6 +205,20 @@ QList<StreamEvent> OpenAIResponsesStreamDecoder::decode(const SseEvent &sse) {
             b.block.argumentsJson += delta;
         else
             b.block.text += delta;
+        out << d;
+        return out;
+    }
+    if (type == L("response.custom_tool_call_input.delta")) {
+        // A custom tool's input is text; canonically it is the argument JSON {"input": "…"},
+        // streamed as escaped fragments so the call commits and counts as it arrives.
+        const QString piece = data.value(L("delta")).toString();
+        auto it = m_open.find(oi);
+        if (piece.isEmpty() || it == m_open.end() || !it->block.custom)
+            return out;
+        StreamEvent d = event(EventType::ToolCallDelta, it->contentIndex);
+        d.delta =
+            (it->block.argumentsJson.isEmpty() ? QStringLiteral("{\"input\":\"") : QString()) + jsonStringBody(piece);
+        it->block.argumentsJson += d.delta;
         out << d;
         return out;
     }
@@ -242,6 +265,13 @@ QList<StreamEvent> OpenAIResponsesStreamDecoder::decode(const SseEvent &sse) {
             }
             if (it->block.toolCallId.isEmpty())
                 it->block.toolCallId = item.value(L("call_id")).toString();
+        } else if (itemType == L("custom_tool_call") && it != m_open.end()) {
+            StreamEvent d = event(EventType::ToolCallDelta, it->contentIndex);
+            d.delta = it->block.argumentsJson.isEmpty()
+                          ? QString::fromUtf8(formats::compactJson(QJsonObject{{L("input"), item.value(L("input"))}}))
+                          : QStringLiteral("\"}");
+            it->block.argumentsJson += d.delta;
+            out << d;
         }
         close(oi, out);
         return out;

@@ -1,6 +1,9 @@
 // Starts the built switchman binary on its demo configuration for SDK tests.
 // SWITCHMAN_BIN names the binary (scripts/test sets it).
 import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 const LISTENING = /^Switchman listening on (http:\/\/127\.0\.0\.1:\d+)\s*$/m;
 
@@ -8,13 +11,28 @@ const LISTENING = /^Switchman listening on (http:\/\/127\.0\.0\.1:\d+)\s*$/m;
 // line "Switchman listening on http://127.0.0.1:PORT" and returns
 // { baseUrl, stop, output }. Fails fast when the process exits first, and
 // after startTimeoutMs when it never prints the line.
-export async function startGateway({ startTimeoutMs = 15000 } = {}) {
+// With `config` (a configuration object), the gateway runs on that instead of the demo:
+// it is written to a temporary file, and `env` is added to the child's environment (for
+// the env:VAR credentials the configuration names).
+export async function startGateway({ startTimeoutMs = 15000, config, env = {} } = {}) {
   const bin = process.env.SWITCHMAN_BIN;
   if (!bin) {
     throw new Error('SWITCHMAN_BIN is not set: point it at the built switchman binary (scripts/test does)');
   }
-  const child = spawn(bin, ['--headless', '--demo', '--listen', '127.0.0.1:0'], {
+  let configDir;
+  let args = ['--headless', '--demo', '--listen', '127.0.0.1:0'];
+  if (config) {
+    configDir = mkdtempSync(join(tmpdir(), 'switchman-client-'));
+    const configPath = join(configDir, 'config.json');
+    writeFileSync(configPath, JSON.stringify(config));
+    args = ['--headless', '--config', configPath, '--listen', '127.0.0.1:0'];
+  }
+  const child = spawn(bin, args, {
     stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ...env },
+  });
+  child.on('exit', () => {
+    if (configDir) rmSync(configDir, { recursive: true, force: true });
   });
   let stdout = '';
   let stderr = '';

@@ -65,13 +65,138 @@ QJsonObject codexBody(const QString &model) {
                     QJsonObject{{"type", "custom_tool_call_output"}, {"call_id", "call_patch1"}, {"output", "Done!"}}}}};
 }
 
+enum class Inbound { Chat, Anthropic, Responses };
+
+const std::pair<Inbound, const char *> kInbound[] = {
+    {Inbound::Chat, "chat"}, {Inbound::Anthropic, "anthropic"}, {Inbound::Responses, "responses"}};
+const std::pair<const char *, const char *> kTargets[] = {{"pa/claude-a", "anthropic-messages"},
+                                                          {"pb/gpt-b", "openai-completions"},
+                                                          {"pd/resp-d", "openai-responses"},
+                                                          {"pe/gemini-e", "google-generative-ai"}};
+
+QString pathFor(Inbound f) {
+    return f == Inbound::Chat        ? QStringLiteral("/v1/chat/completions")
+           : f == Inbound::Anthropic ? QStringLiteral("/v1/messages")
+                                     : QStringLiteral("/v1/responses");
+}
+
+QJsonObject weatherSchema() {
+    return QJsonObject{{"type", "object"},
+                       {"properties", QJsonObject{{"city", QJsonObject{{"type", "string"}}},
+                                                  {"celsius", QJsonObject{{"type", "number"}}}}},
+                       {"required", QJsonArray{"city", "celsius"}},
+                       {"additionalProperties", false}};
+}
+
+// One question in the inbound format, asking for JSON that follows weatherSchema().
+QJsonObject structuredRequest(Inbound f, const QString &model, bool stream) {
+    switch (f) {
+    case Inbound::Chat:
+        return QJsonObject{{"model", model},
+                           {"stream", stream},
+                           {"messages", QJsonArray{QJsonObject{{"role", "user"}, {"content", "weather in Paris"}}}},
+                           {"response_format", QJsonObject{{"type", "json_schema"},
+                                                           {"json_schema", QJsonObject{{"name", "weather"},
+                                                                                       {"strict", true},
+                                                                                       {"schema", weatherSchema()}}}}}};
+    case Inbound::Anthropic:
+        return QJsonObject{{"model", model},
+                           {"stream", stream},
+                           {"max_tokens", 512},
+                           {"messages", QJsonArray{QJsonObject{{"role", "user"}, {"content", "weather in Paris"}}}},
+                           {"output_config", QJsonObject{{"format", QJsonObject{{"type", "json_schema"},
+                                                                                {"schema", weatherSchema()}}}}}};
+    case Inbound::Responses:
+        return QJsonObject{{"model", model},
+                           {"stream", stream},
+                           {"input", "weather in Paris"},
+                           {"text", QJsonObject{{"format", QJsonObject{{"type", "json_schema"},
+                                                                       {"name", "weather"},
+                                                                       {"strict", true},
+                                                                       {"schema", weatherSchema()}}}}}};
+    }
+    return {};
+}
+
+// The schema the upstream was asked to follow, read from its own API's field.
+QJsonObject schemaSent(const QString &api, const QJsonObject &sent) {
+    if (api == QLatin1String("anthropic-messages"))
+        return sent.value("output_config").toObject().value("format").toObject().value("schema").toObject();
+    if (api == QLatin1String("openai-completions"))
+        return sent.value("response_format").toObject().value("json_schema").toObject().value("schema").toObject();
+    if (api == QLatin1String("openai-responses"))
+        return sent.value("text").toObject().value("format").toObject().value("schema").toObject();
+    if (sent.value("generationConfig").toObject().value("responseMimeType").toString() !=
+        QLatin1String("application/json"))
+        return {};
+    return sent.value("generationConfig").toObject().value("responseJsonSchema").toObject();
+}
+
+// A tool and "at most one call per turn", in the inbound format.
+QJsonObject oneCallRequest(Inbound f, const QString &model) {
+    const QJsonObject schema{{"type", "object"},
+                             {"properties", QJsonObject{{"city", QJsonObject{{"type", "string"}}}}}};
+    const QJsonArray userTurn{QJsonObject{{"role", "user"}, {"content", "use the tool for Paris and Rome"}}};
+    switch (f) {
+    case Inbound::Chat:
+        return QJsonObject{
+            {"model", model},
+            {"parallel_tool_calls", false},
+            {"messages", userTurn},
+            {"tools", QJsonArray{QJsonObject{{"type", "function"},
+                                             {"function", QJsonObject{{"name", "weather"}, {"parameters", schema}}}}}}};
+    case Inbound::Anthropic:
+        return QJsonObject{{"model", model},
+                           {"max_tokens", 512},
+                           {"tool_choice", QJsonObject{{"type", "auto"}, {"disable_parallel_tool_use", true}}},
+                           {"messages", userTurn},
+                           {"tools", QJsonArray{QJsonObject{{"name", "weather"}, {"input_schema", schema}}}}};
+    case Inbound::Responses:
+        return QJsonObject{
+            {"model", model},
+            {"parallel_tool_calls", false},
+            {"input", "use the tool for Paris and Rome"},
+            {"tools", QJsonArray{QJsonObject{{"type", "function"}, {"name", "weather"}, {"parameters", schema}}}}};
+    }
+    return {};
+}
+
+bool oneCallSent(const QString &api, const QJsonObject &sent) {
+    if (api == QLatin1String("anthropic-messages"))
+        return sent.value("tool_choice").toObject().value("disable_parallel_tool_use").toBool();
+    return sent.contains("parallel_tool_calls") && !sent.value("parallel_tool_calls").toBool(true);
+}
+
 } // namespace
+
+Q_DECLARE_METATYPE(Inbound)
 
 class TestProtocolTranslation : public QObject {
     Q_OBJECT
 
 private:
     GatewayFixture *m_gw = nullptr;
+
+    demo::FakeUpstream &fakeFor(const QString &model) {
+        return model.startsWith("pa/")   ? m_gw->anthropicA
+               : model.startsWith("pb/") ? m_gw->openaiB
+               : model.startsWith("pd/") ? m_gw->responsesD
+                                         : m_gw->googleE;
+    }
+    static void addPairs(bool withStream) {
+        QTest::addColumn<Inbound>("inbound");
+        QTest::addColumn<QString>("model");
+        QTest::addColumn<QString>("api");
+        QTest::addColumn<bool>("stream");
+        for (const auto &[inbound, name] : kInbound)
+            for (const auto &[model, api] : kTargets)
+                for (bool stream : {false, true}) {
+                    if (stream && !withStream)
+                        continue;
+                    QTest::addRow("%s->%s%s", name, api, stream ? " stream" : "")
+                        << inbound << QString::fromLatin1(model) << QString::fromLatin1(api) << stream;
+                }
+    }
 
 private Q_SLOTS:
     void init() {
@@ -81,6 +206,37 @@ private Q_SLOTS:
     void cleanup() {
         delete m_gw;
         m_gw = nullptr;
+    }
+
+    // Item 6, every inbound format with structured output x every upstream API: the
+    // schema reaches the upstream in its own field (same API: as sent).
+    void structuredOutputEveryPair_data() { addPairs(true); }
+    void structuredOutputEveryPair() {
+        QFETCH(Inbound, inbound);
+        QFETCH(QString, model);
+        QFETCH(QString, api);
+        QFETCH(bool, stream);
+        const HttpResult r = m_gw->post(pathFor(inbound), structuredRequest(inbound, model, stream));
+        QVERIFY2(r.status == 200, r.body.constData());
+        QCOMPARE(schemaSent(api, sentTo(fakeFor(model))), weatherSchema());
+    }
+
+    // Item 10: at most one tool call per turn, every pair; Gemini has no switch for it.
+    void parallelToolCallsOffEveryPair_data() { addPairs(false); }
+    void parallelToolCallsOffEveryPair() {
+        QFETCH(Inbound, inbound);
+        QFETCH(QString, model);
+        QFETCH(QString, api);
+        const qsizetype before = fakeFor(model).requests().size();
+        const HttpResult r = m_gw->post(pathFor(inbound), oneCallRequest(inbound, model));
+        if (api == QLatin1String("google-generative-ai")) {
+            QCOMPARE(r.status, 400);
+            QVERIFY2(r.body.contains("parallel_tool_calls"), r.body.constData());
+            QCOMPARE(fakeFor(model).requests().size(), before);
+            return;
+        }
+        QVERIFY2(r.status == 200, r.body.constData());
+        QVERIFY2(oneCallSent(api, sentTo(fakeFor(model))), fakeFor(model).requests().last().body.constData());
     }
 
     // Item 9: a JSON answer from the client's own API is that API's body, not one rebuilt
@@ -143,6 +299,36 @@ private Q_SLOTS:
         QCOMPARE(r.value("usage").toObject().value("output_tokens_details").toObject().value("reasoning_tokens").toInt(),
                  40);
         QCOMPARE(r.value("output").toArray().size(), 3); // reasoning, message, function_call as streamed
+    }
+
+    // Item 7, same API: a Codex turn whose only content is an apply_patch custom_tool_call
+    // commits on the patch's first delta, as text would, and is never held whole (a long
+    // patch would outgrow limits.maxHoldBytes and fail over as "nothing meaningful yet").
+    void codexCustomCallStreamsThroughAtOnce() {
+        delete m_gw;
+        m_gw = new GatewayFixture;
+        m_gw->config.limits.maxHoldBytes = 2000; // the frames before the first delta fit; the whole patch does not
+        m_gw->start();
+        // The recorded stream without its reasoning item (output_index 0): only the call is content.
+        const QByteArray sse = readTestData(QStringLiteral("responses_upstream_custom_tool.sse"));
+        QByteArray onlyTheCall;
+        for (qsizetype at = 0; at < sse.size();) {
+            qsizetype end = sse.indexOf("\n\n", at);
+            end = end < 0 ? sse.size() : end + 2;
+            const QByteArray frame = sse.mid(at, end - at);
+            if (!frame.trimmed().isEmpty() && !frame.contains("\"output_index\":0"))
+                onlyTheCall += frame;
+            at = end;
+        }
+        m_gw->responsesD.setRawReply(onlyTheCall);
+        QJsonObject body = codexBody("pd/resp-d");
+        body.insert("stream", true);
+        const HttpResult r = m_gw->post(QStringLiteral("/v1/responses"), body);
+        QCOMPARE(r.status, 200);
+        QVERIFY2(r.body.contains("response.custom_tool_call_input.done"), r.body.constData());
+        QVERIFY2(r.body.contains("response.completed"), r.body.constData());
+        QVERIFY2(!r.body.contains("response.failed"), r.body.constData());
+        QCOMPARE(m_gw->responsesD.requests().size(), 1);
     }
 
     // Item 7: Codex's own tools and history on a Messages upstream.
@@ -249,15 +435,20 @@ private Q_SLOTS:
         QCOMPARE(toResponses.value("tools").toArray()[0].toObject().value("strict").toBool(), true);
         QCOMPARE(toResponses.value("parallel_tool_calls").toBool(true), false);
 
-        // Responses function tools are strict unless they say otherwise: Chat is told so.
+        // strict as the client wrote it, both ways; none written, none sent.
         QJsonObject responses{{"model", "pb/gpt-b"},
                               {"input", "tag it"},
                               {"tools", QJsonArray{QJsonObject{{"type", "function"},
                                                                {"name", "tag"},
+                                                               {"strict", true},
+                                                               {"parameters", QJsonObject{{"type", "object"}}}},
+                                                   QJsonObject{{"type", "function"},
+                                                               {"name", "note"},
                                                                {"parameters", QJsonObject{{"type", "object"}}}}}}};
         QCOMPARE(m_gw->post(QStringLiteral("/v1/responses"), responses).status, 200);
-        QCOMPARE(sentTo(m_gw->openaiB).value("tools").toArray()[0].toObject().value("function").toObject().value("strict").toBool(),
-                 true);
+        const QJsonArray chatTools = sentTo(m_gw->openaiB).value("tools").toArray();
+        QCOMPARE(chatTools[0].toObject().value("function").toObject().value("strict").toBool(), true);
+        QVERIFY(!chatTools[1].toObject().value("function").toObject().contains("strict"));
 
         // Anthropic: disable_parallel_tool_use and a failed tool result, to Chat.
         QJsonObject claude{

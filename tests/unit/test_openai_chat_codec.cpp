@@ -39,6 +39,7 @@ private slots:
     void errorBodyPerCategory_data();
     void errorBodyPerCategory();
     void encodesNonStreamingResponse();
+    void customToolsDecodeAndTheirCallsEncodeAsCustom();
 };
 
 void TestOpenAIChatCodec::decodesSdkRequest() {
@@ -292,6 +293,66 @@ void TestOpenAIChatCodec::encodesNonStreamingResponse() {
     QCOMPARE(
         usage.value(QStringLiteral("prompt_tokens_details")).toObject().value(QStringLiteral("cached_tokens")).toInt(),
         20);
+}
+
+void TestOpenAIChatCodec::customToolsDecodeAndTheirCallsEncodeAsCustom() {
+    const QByteArray body = R"({"model":"m","messages":[{"role":"user","content":"edit"}],"parallel_tool_calls":false,
+      "response_format":{"type":"json_schema","json_schema":{"name":"r","strict":true,"schema":{"type":"object"}}},
+      "tools":[{"type":"custom","custom":{"name":"apply_patch","description":"Edit files.",
+        "format":{"type":"grammar","grammar":{"syntax":"lark","definition":"start: PATCH"}}}}]})";
+    GatewayError error;
+    const auto req = OpenAIChatCodec().decode(body, &error);
+    QVERIFY(req);
+    QCOMPARE(req->customToolNames(), QStringList{"apply_patch"});
+    QCOMPARE(req->context.tools[0].format.value("definition").toString(), QStringLiteral("start: PATCH"));
+    QCOMPARE(req->options.parallelToolCalls, std::optional<bool>(false));
+    QCOMPARE(req->options.outputFormat.type, QStringLiteral("json_schema"));
+    QCOMPARE(req->options.outputFormat.name, QStringLiteral("r"));
+
+    EncodeInfo i = info(false);
+    i.customTools = req->customToolNames();
+    auto enc = OpenAIChatCodec().makeStreamEncoder(i);
+    StreamEvent start = makeEvent(EventType::ToolCallStart, 0);
+    start.block.toolCallId = QStringLiteral("toolu_1");
+    start.block.toolName = QStringLiteral("apply_patch");
+    StreamEvent delta = makeEvent(EventType::ToolCallDelta, 0);
+    delta.delta = QStringLiteral(R"({"input":"*** Begin Patch\n"})");
+    StreamEvent end = start;
+    end.type = EventType::ToolCallEnd;
+    QByteArray out = enc->encode(start);
+    out += enc->encode(delta);
+    out += enc->encode(end);
+    QJsonObject custom;
+    for (const auto &e : sw::test::splitSse(out))
+        for (const QJsonValue &c : json(e.data)
+                                       .value(QStringLiteral("choices"))
+                                       .toArray()[0]
+                                       .toObject()
+                                       .value(QStringLiteral("delta"))
+                                       .toObject()
+                                       .value(QStringLiteral("tool_calls"))
+                                       .toArray())
+            custom = c.toObject();
+    QCOMPARE(custom.value("type").toString(), QStringLiteral("custom"));
+    QCOMPARE(custom.value("custom").toObject().value("input").toString(), QStringLiteral("*** Begin Patch\n"));
+
+    AssistantMessage m;
+    ContentBlock call = start.block;
+    call.type = BlockType::ToolCall;
+    call.argumentsJson = delta.delta;
+    m.content << call;
+    m.stopReason = StopReason::ToolUse;
+    const QJsonObject whole = json(OpenAIChatCodec().encodeResponse(m, i))
+                                  .value("choices")
+                                  .toArray()[0]
+                                  .toObject()
+                                  .value("message")
+                                  .toObject()
+                                  .value("tool_calls")
+                                  .toArray()[0]
+                                  .toObject();
+    QCOMPARE(whole.value("custom").toObject().value("name").toString(), QStringLiteral("apply_patch"));
+    QCOMPARE(whole.value("custom").toObject().value("input").toString(), QStringLiteral("*** Begin Patch\n"));
 }
 
 QTEST_GUILESS_MAIN(TestOpenAIChatCodec)

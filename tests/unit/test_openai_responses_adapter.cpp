@@ -59,6 +59,7 @@ private slots:
     void errorThenFailedIsOneErrorEvent();
     void streamCutShortIsAnError();
     void parsesErrorBody();
+    void customToolCallItemsAreToolCalls();
 };
 
 void TestOpenAIResponsesAdapter::passthroughKeepsEveryFieldAndBetaHeader() {
@@ -179,6 +180,35 @@ void TestOpenAIResponsesAdapter::interleavedFunctionCallsAssembleByOutputIndex()
     QCOMPARE(m.content[0].arguments, QJsonObject({{"location", "Paris"}}));
     QCOMPARE(m.content[1].toolCallId, QStringLiteral("call_b"));
     QCOMPARE(m.content[1].arguments, QJsonObject({{"zone", "CET"}}));
+}
+
+void TestOpenAIResponsesAdapter::customToolCallItemsAreToolCalls() {
+    // Codex passthrough: GPT-5 answers apply_patch as a custom_tool_call. Its input deltas
+    // are the answer's content (the gateway commits on them and counts them), and the
+    // canonical call carries {"input": patch}.
+    auto decoder = OpenAIResponsesAdapter().makeDecoder(target());
+    const QList<StreamEvent> events =
+        sw::test::decodeTranscript(*decoder, readTestData(QStringLiteral("responses_upstream_custom_tool.sse")));
+    EventAccumulator acc;
+    acc.addAll(events);
+    const AssistantMessage m = acc.message();
+    QCOMPARE(m.content.size(), 2);
+    const ContentBlock call = m.content[1];
+    QCOMPARE(call.type, BlockType::ToolCall);
+    QVERIFY(call.custom);
+    QCOMPARE(call.toolName, QStringLiteral("apply_patch"));
+    QCOMPARE(call.toolCallId, QStringLiteral("call_Xq4mR7vB2nL9sK3tP8wZ1yH6"));
+    QCOMPARE(
+        call.arguments.value(QStringLiteral("input")).toString(),
+        QStringLiteral("*** Begin Patch\n*** Update File: src/main.c\n@@ int main(void) {\n-    return 1;\n+    return "
+                       "0;\n }\n*** End Patch\n"));
+    int meaningfulCallDeltas = 0;
+    for (const StreamEvent &e : events)
+        meaningfulCallDeltas += e.type == EventType::ToolCallDelta && e.isMeaningful();
+    QVERIFY2(meaningfulCallDeltas >= 7, qPrintable(QString::number(meaningfulCallDeltas))); // one per streamed line
+    QCOMPARE(m.stopReason, StopReason::ToolUse);
+    QCOMPARE(m.native.value(QStringLiteral("output")).toArray()[1].toObject().value(QStringLiteral("type")).toString(),
+             QStringLiteral("custom_tool_call"));
 }
 
 QTEST_GUILESS_MAIN(TestOpenAIResponsesAdapter)

@@ -1,0 +1,136 @@
+// UpstreamAdapter::incompatibility: which fields of a converted request make a candidate
+// unable to serve it (formats/translation_rules.md, "Incompatible candidates"), per
+// inbound format and upstream API. The reason always names the field.
+
+#include "formats/inbound_codec.h"
+#include "upstream/upstream_adapter.h"
+
+#include <QtTest>
+
+using namespace sw::formats;
+using namespace sw::upstream;
+
+Q_DECLARE_METATYPE(InboundFormat)
+
+class TestAdapterIncompatibility : public QObject {
+    Q_OBJECT
+private slots:
+    void reasons_data();
+    void reasons();
+};
+
+void TestAdapterIncompatibility::reasons_data() {
+    QTest::addColumn<InboundFormat>("inbound");
+    QTest::addColumn<QByteArray>("body");
+    QTest::addColumn<QString>("api");
+    QTest::addColumn<QString>("named"); // "" = compatible
+
+    const auto chat = InboundFormat::OpenAIChat;
+    const auto claude = InboundFormat::AnthropicMessages;
+    const auto responses = InboundFormat::OpenAIResponses;
+    const QByteArray user = R"("messages":[{"role":"user","content":"hi"}])";
+    auto chatBody = [&](const char *extra) { return "{\"model\":\"m\"," + user + "," + QByteArray(extra) + "}"; };
+    auto claudeBody = [&](const char *extra) {
+        return "{\"model\":\"m\",\"max_tokens\":100," + user + "," + QByteArray(extra) + "}";
+    };
+    auto responsesBody = [&](const char *extra) {
+        return "{\"model\":\"m\",\"input\":\"hi\"," + QByteArray(extra) + "}";
+    };
+
+    QTest::addRow("zero penalties change nothing")
+        << chat << chatBody(R"("presence_penalty":0,"frequency_penalty":0)") << "anthropic-messages"
+        << "";
+    QTest::addRow("penalty to Messages") << chat << chatBody(R"("frequency_penalty":0.5)") << "anthropic-messages"
+                                         << "frequency_penalty";
+    QTest::addRow("penalty to Gemini is mapped")
+        << chat << chatBody(R"("presence_penalty":0.5)") << "google-generative-ai"
+        << "";
+    QTest::addRow("top_k to Chat") << claude << claudeBody(R"("top_k":40)") << "openai-completions"
+                                   << "top_k";
+    QTest::addRow("top_k to Gemini is mapped") << claude << claudeBody(R"("top_k":40)") << "google-generative-ai"
+                                               << "";
+    QTest::addRow("allowed_tools choice")
+        << responses
+        << responsesBody(
+               R"("tools":[{"type":"function","name":"f","parameters":{}}],"tool_choice":{"type":"allowed_tools","mode":"auto","tools":[{"type":"function","name":"f"}]})")
+        << "anthropic-messages"
+        << "allowed_tools";
+    QTest::addRow("named function choice is mapped")
+        << chat
+        << chatBody(
+               R"("tools":[{"type":"function","function":{"name":"f"}}],"tool_choice":{"type":"function","function":{"name":"f"}})")
+        << "anthropic-messages"
+        << "";
+    QTest::addRow("n > 1") << chat << chatBody(R"("n":3)") << "google-generative-ai"
+                           << "n: 3";
+    QTest::addRow("n > 1, same API") << chat << chatBody(R"("n":3)") << "openai-completions"
+                                     << "";
+    QTest::addRow("audio output") << chat << chatBody(R"("modalities":["text","audio"])") << "anthropic-messages"
+                                  << "modalities";
+    QTest::addRow("stored prompt") << responses << responsesBody(R"("prompt":{"id":"pmpt_1"})") << "anthropic-messages"
+                                   << "prompt";
+    QTest::addRow("background") << responses << responsesBody(R"("background":true)") << "google-generative-ai"
+                                << "background";
+    QTest::addRow("web_search to Chat") << responses << responsesBody(R"("tools":[{"type":"web_search"}])")
+                                        << "openai-completions"
+                                        << "web_search";
+    QTest::addRow("web_search to Messages is mapped")
+        << responses << responsesBody(R"("tools":[{"type":"web_search"}])") << "anthropic-messages"
+        << "";
+    QTest::addRow("code_interpreter") << responses << responsesBody(R"("tools":[{"type":"code_interpreter"}])")
+                                      << "anthropic-messages"
+                                      << "code_interpreter";
+    QTest::addRow("Anthropic bash tool") << claude << claudeBody(R"("tools":[{"type":"bash_20250124","name":"bash"}])")
+                                         << "openai-responses"
+                                         << "bash_20250124";
+    QTest::addRow("json_object to Messages")
+        << chat << chatBody(R"("response_format":{"type":"json_object"})") << "anthropic-messages"
+        << "json_object";
+    QTest::addRow("json_object to Gemini is mapped")
+        << chat << chatBody(R"("response_format":{"type":"json_object"})") << "google-generative-ai"
+        << "";
+    QTest::addRow("input_file")
+        << responses
+        << responsesBody(R"("input":[{"role":"user","content":[{"type":"input_file","file_id":"file-1"}]}])")
+        << "anthropic-messages"
+        << "input_file";
+    QTest::addRow("document in a tool result")
+        << claude << QByteArray(R"({"model":"m","max_tokens":10,"messages":[{"role":"user","content":"go"},
+             {"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"f","input":{}}]},
+             {"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":[
+               {"type":"document","source":{"type":"text","media_type":"text/plain","data":"x"}}]}]}]})")
+        << "openai-completions"
+        << "document";
+    QTest::addRow("URL image to Gemini is mapped")
+        << chat
+        << QByteArray(
+               R"({"model":"m","messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"https://x.example/a.png"}}]}]})")
+        << "google-generative-ai"
+        << "";
+    QTest::addRow("Anthropic file id to Gemini")
+        << claude
+        << claudeBody("").replace(
+               user,
+               R"("messages":[{"role":"user","content":[{"type":"image","source":{"type":"file","file_id":"file_01"}}]}])")
+        << "google-generative-ai"
+        << "file_01";
+}
+
+void TestAdapterIncompatibility::reasons() {
+    QFETCH(InboundFormat, inbound);
+    QFETCH(QByteArray, body);
+    QFETCH(QString, api);
+    QFETCH(QString, named);
+    sw::model::GatewayError error;
+    const auto request = codecFor(inbound).decode(body.replace(",}", "}"), &error);
+    QVERIFY2(request, qPrintable(error.message));
+    const auto why = adapterFor(api)->incompatibility(*request, inbound);
+    if (named.isEmpty()) {
+        QVERIFY2(!why, qPrintable(why.value_or(QString())));
+        return;
+    }
+    QVERIFY2(why && why->contains(named), qPrintable(why.value_or(QStringLiteral("(compatible)"))));
+}
+
+QTEST_GUILESS_MAIN(TestAdapterIncompatibility)
+#include "test_adapter_incompatibility.moc"
