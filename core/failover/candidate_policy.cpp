@@ -1,12 +1,13 @@
 #include "failover/candidate_policy.h"
 
+#include "upstream/upstream_adapter.h"
+
 namespace sw::failover {
 
 namespace {
 const QLatin1String kCeiling("over the route's cost ceiling");
 
-std::optional<QString> tenantReason(const config::Config &config, const QString &tenant, const Candidate &c)
-{
+std::optional<QString> tenantReason(const config::Config &config, const QString &tenant, const Candidate &c) {
     const auto t = config.tenants.constFind(tenant);
     if (t == config.tenants.cend())
         return std::nullopt;
@@ -19,8 +20,7 @@ std::optional<QString> tenantReason(const config::Config &config, const QString 
 } // namespace
 
 std::optional<QString> CandidatePolicy::ineligibleReason(const config::Config &config, const QString &tenant,
-                                                         const Resolution &resolution, const Candidate &c)
-{
+                                                         const Resolution &resolution, const Candidate &c) {
     if (auto why = tenantReason(config, tenant, c))
         return why;
     if (!resolution.maxCostMultiplier)
@@ -38,9 +38,41 @@ std::optional<QString> CandidatePolicy::ineligibleReason(const config::Config &c
     return std::nullopt;
 }
 
-bool CandidatePolicy::isCostCeiling(const QString &reason)
-{
+bool CandidatePolicy::isCostCeiling(const QString &reason) {
     return reason.startsWith(kCeiling);
+}
+
+std::optional<QString> CandidatePolicy::precheckRejection(const Candidate &c, const formats::ParsedRequest &request,
+                                                          formats::InboundFormat format) {
+    if (c.model.kind == QLatin1String("embedding"))
+        return QStringLiteral("%1 is an embedding model and cannot answer chat requests").arg(c.name());
+    bool hasImage = false;
+    bool hasFileId = false;
+    for (const auto &m : request.context.messages)
+        for (const auto &b : m.content)
+            if (b.type == model::BlockType::Image) {
+                hasImage = true;
+                if (b.url.startsWith(QLatin1String("file-")))
+                    hasFileId = true;
+            }
+    if (hasImage && !c.model.input.contains(QLatin1String("image")))
+        return QStringLiteral("%1 does not accept image input").arg(c.name());
+    if (hasFileId && format == formats::InboundFormat::OpenAIResponses &&
+        c.provider.api != QLatin1String("openai-responses"))
+        return QStringLiteral("%1 cannot read OpenAI file references").arg(c.name());
+    if (!upstream::adapterFor(c.provider.api))
+        return QStringLiteral("%1 uses an unsupported upstream API \"%2\"").arg(c.name(), c.provider.api);
+    return std::nullopt;
+}
+
+std::optional<QString> CandidatePolicy::incompatibility(const Candidate &c, const formats::ParsedRequest &request,
+                                                        formats::InboundFormat format) {
+    const upstream::UpstreamAdapter *adapter = upstream::adapterFor(c.provider.api);
+    if (!adapter)
+        return std::nullopt; // precheckRejection's business
+    if (auto why = adapter->incompatibility(request, format))
+        return QStringLiteral("%1 cannot serve this request: %2").arg(c.name(), *why);
+    return std::nullopt;
 }
 
 } // namespace sw::failover

@@ -1,0 +1,883 @@
+#include "failover/attempt_loop.h"
+
+#include "failover/attempt_budget.h"
+#include "failover/candidate_policy.h"
+#include "failover/failure_response.h"
+#include "failover/provider_down_marks.h"
+#include "failover/retry_policy.h"
+#include "util/redaction.h"
+
+namespace sw::failover {
+
+using model::ErrorCategory;
+using model::GatewayError;
+
+// One attempt: one candidate, with its in-attempt tries (provider retries, rotated credentials).
+struct AttemptLoop::Attempt {
+    AttemptId id = 0;
+    int no = 0;
+    Candidate candidate;
+    Phase phase = Phase::Setup;
+    TryReady ready;
+    int retries = 0;
+    int usageRows = 0; // usage rows this attempt wrote: each id must be unique
+    qint64 startMs = 0;
+    qint64 tryStartMs = 0; // this try's launch (a strike needs a try newer than the mark)
+    qint64 lastByteMs = 0; // the upstream's last byte, for the idle timeout
+    int status = 0;
+    std::optional<qint64> ttftMs;
+    std::unique_ptr<AttemptBudget> budget; // armed once, before the first launch; covers every try
+    CommitHold hold;
+    QList<QByteArray> heldRaw; // passthrough frames held with the hold's events
+    qint64 heldRawBytes = 0;
+    model::EventAccumulator accumulator;
+    model::Usage usage;
+    util::Clock::TimerId idleTimer = 0;
+    util::Clock::TimerId retryTimer = 0;
+    std::optional<UpstreamFailure> pending; // the failure a backoff waits to retry
+    bool readPaused = false;
+};
+
+namespace {
+// Backpressure: stop reading the upstream while the client has more than this unsent.
+constexpr qint64 kMaxClientQueue = 1024 * 1024;
+
+QString classificationOf(const model::StreamEvent &e) {
+    return e.errorType.isEmpty() ? QString() : e.errorType + QStringLiteral(": ") + e.errorMessage;
+}
+} // namespace
+
+AttemptLoop::AttemptLoop(Deps deps, LoopSettings settings, Resolution resolution, const formats::ParsedRequest &parsed,
+                         std::function<void()> onFinished)
+    : m_deps(std::move(deps)), m_clock(*m_deps.clock), m_settings(std::move(settings)),
+      m_resolution(std::move(resolution)), m_parsed(parsed), m_onFinished(std::move(onFinished)) {
+    if (!m_deps.random)
+        m_deps.random = RetryPolicy::systemRandom();
+}
+
+AttemptLoop::~AttemptLoop() {
+    for (auto &[id, a] : m_attempts) {
+        if (a->phase != Phase::Done && m_deps.runner)
+            m_deps.runner->abort(id);
+        for (auto timer : {a->idleTimer, a->retryTimer})
+            if (timer)
+                m_clock.cancel(timer);
+    }
+    for (auto timer : {m_deadlineTimer, m_keepaliveTimer})
+        if (timer)
+            m_clock.cancel(timer);
+}
+
+AttemptLoop::Attempt *AttemptLoop::live(AttemptId id) {
+    if (m_finished)
+        return nullptr;
+    const auto it = m_attempts.find(id);
+    return it == m_attempts.end() || it->second->phase == Phase::Done ? nullptr : it->second.get();
+}
+
+void AttemptLoop::start() {
+    m_startMs = m_clock.nowMs();
+    if (m_settings.failoverEnabled) {
+        // record Bounds: one deadline for the whole request, every attempt inside it.
+        m_deadlineAtMs = m_startMs + m_settings.deadlineMs;
+        m_deadlineTimer = m_clock.schedule(m_settings.deadlineMs, [this]() {
+            m_deadlineTimer = 0;
+            onDeadline();
+        });
+    }
+    nextCandidate();
+}
+
+// ---------------------------------------------------------------- choosing a candidate
+
+std::optional<QString> AttemptLoop::ineligibleReason(const Candidate &c) const {
+    static const config::Config kNoPolicy;
+    return CandidatePolicy::ineligibleReason(m_deps.config ? *m_deps.config : kNoPolicy, m_settings.tenant,
+                                             m_resolution, c);
+}
+
+CandidateResolver::State AttemptLoop::resolverState() const {
+    CandidateResolver::State state;
+    // failover.enabled false: a plain relay, marks are neither set nor consulted.
+    if (m_settings.failoverEnabled)
+        state.isMarked = [this](const Candidate &c) { return m_deps.marks->isDown(m_settings.tenant, c.ref()); };
+    state.hasCredential = [this](const Candidate &c) { return m_deps.runner->hasUsableCredential(c); };
+    state.ineligible = [this](const Candidate &c) { return ineligibleReason(c); };
+    return state;
+}
+
+bool AttemptLoop::hasFollower() const {
+    if (!m_settings.failoverEnabled || m_resolution.direct || m_clientGone)
+        return false;
+    return CandidateResolver::next(m_resolution, m_tried, resolverState()).has_value();
+}
+
+void AttemptLoop::recordSkips(const QList<Skip> &skipped) {
+    for (const auto &s : skipped) {
+        if (m_tried.contains(s.candidate.ref().key()))
+            continue;
+        m_tried.insert(s.candidate.ref().key());
+        ++m_attemptNo;
+        if (CandidatePolicy::isCostCeiling(s.reason))
+            m_overCostCeiling = true;
+        // issue 13: a candidate passed over for want of a credential is visible, never a silent reroute.
+        const QString failure = s.noCredential ? failureKindName(FailureKind::CredentialExhausted) : QString();
+        if (s.noCredential && !m_noCredential)
+            m_noCredential = QStringLiteral("no usable credential for %1: %2").arg(s.candidate.name(), s.reason);
+        AttemptReport r;
+        r.attemptNo = m_attemptNo;
+        r.candidate = s.candidate;
+        r.outcome = AttemptOutcome::Skipped;
+        r.failure = failure;
+        r.logOutcome = QStringLiteral("skipped");
+        r.message = s.reason;
+        m_deps.observer->attemptRecorded(r);
+        QJsonObject extra{{QStringLiteral("reason"), s.reason}};
+        if (!failure.isEmpty())
+            extra.insert(QStringLiteral("failure"), failure);
+        m_deps.observer->attemptLogged(r, extra);
+    }
+}
+
+void AttemptLoop::nextCandidate() {
+    if (m_finished)
+        return;
+    if (m_clientGone)
+        return finish();
+    QList<Skip> skipped;
+    auto candidate = CandidateResolver::next(m_resolution, m_tried, resolverState(), &skipped);
+    recordSkips(skipped);
+    if (!candidate) {
+        // The last real upstream failure wins over our own "incompatible" or "no credential".
+        if (m_lastFailure)
+            return finishWithFailure(withCostCeilingNote(clientErrorFor(*m_lastFailure)), true);
+        if (m_incompatible)
+            return finishWithFailure(GatewayError::make(400, ErrorCategory::InvalidRequest, *m_incompatible), false);
+        if (m_noCredential)
+            return finishWithFailure(GatewayError::make(502, ErrorCategory::ServerError, *m_noCredential), false);
+        QString why = QStringLiteral("no eligible candidate for \"%1\"").arg(m_settings.requestedModel);
+        if (m_resolution.maxCostMultiplier)
+            why += QStringLiteral(" (route cost ceiling %1x)").arg(*m_resolution.maxCostMultiplier);
+        return finishWithFailure(GatewayError::make(403, ErrorCategory::Permission, why), false);
+    }
+    if (m_deadlinePassed && m_attemptNo > 0)
+        return finishWithFailure(
+            m_lastFailure ? clientErrorFor(*m_lastFailure)
+                          : GatewayError::make(504, ErrorCategory::Timeout, QStringLiteral("request deadline passed")),
+            false);
+    beginAttempt(*candidate);
+}
+
+void AttemptLoop::beginAttempt(const Candidate &candidate) {
+    m_tried.insert(candidate.ref().key());
+    ++m_attemptNo;
+    AttemptReport r;
+    r.attemptNo = m_attemptNo;
+    r.candidate = candidate;
+    if (auto rejection = CandidatePolicy::precheckRejection(candidate, m_parsed, m_settings.format)) {
+        r.message = *rejection;
+        if (m_attemptNo == 1 || m_resolution.chain.size() == 1) {
+            // The first candidate fails as it would without failover.
+            r.outcome = AttemptOutcome::Failed;
+            r.logOutcome = QStringLiteral("exhausted");
+            m_deps.observer->attemptRecorded(r);
+            m_deps.client->fail(GatewayError::make(400, ErrorCategory::InvalidRequest, *rejection), m_attemptNo);
+            return finish();
+        }
+        r.outcome = AttemptOutcome::Skipped;
+        r.logOutcome = QStringLiteral("skipped");
+        m_deps.observer->attemptRecorded(r);
+        m_deps.observer->attemptLogged(r, {{QStringLiteral("reason"), *rejection}});
+        return nextCandidate();
+    }
+    if (auto why = CandidatePolicy::incompatibility(candidate, m_parsed, m_settings.format)) {
+        // issue 12: a field this API cannot honour is skipped like a precheck, whichever position
+        // the candidate has; failover finds one that can, else the client gets a 400 naming it.
+        r.message = *why;
+        r.outcome = AttemptOutcome::Skipped;
+        r.logOutcome = QStringLiteral("skipped");
+        m_deps.observer->attemptRecorded(r);
+        m_deps.observer->attemptLogged(r, {{QStringLiteral("reason"), *why}});
+        if (!m_incompatible)
+            m_incompatible = *why;
+        return nextCandidate();
+    }
+    auto attempt = std::make_unique<Attempt>();
+    attempt->id = m_nextId++;
+    attempt->no = m_attemptNo;
+    attempt->candidate = candidate;
+    attempt->startMs = m_clock.nowMs();
+    Attempt &a = *attempt;
+    m_attempts.emplace(a.id, std::move(attempt));
+    startTry(a, false);
+}
+
+void AttemptLoop::startTry(Attempt &a, bool nextCredential) {
+    a.phase = Phase::Setup;
+    TryStart s;
+    s.id = a.id;
+    s.attemptNo = a.no;
+    s.candidate = a.candidate;
+    s.nextCredential = nextCredential;
+    m_deps.runner->start(s); // may answer at once
+}
+
+// ---------------------------------------------------------------- runner events
+
+void AttemptLoop::onSetupFailed(AttemptId id, FailureKind kind, const QString &message) {
+    Attempt *a = live(id);
+    if (!a || a->phase != Phase::Setup)
+        return; // the setup was cut by the deadline or the client left
+    UpstreamFailure f;
+    f.kind = kind;
+    f.message = message;
+    a->phase = Phase::Backoff;
+    afterFailure(*a, f);
+}
+
+void AttemptLoop::onSetupDone(AttemptId id, const TryReady &ready) {
+    Attempt *a = live(id);
+    if (!a || a->phase != Phase::Setup)
+        return;
+    if (m_clientGone)
+        return finish();
+    a->ready = ready;
+    a->hold = CommitHold();
+    a->heldRaw.clear();
+    a->heldRawBytes = 0;
+    a->accumulator = model::EventAccumulator();
+    a->usage = {};
+    a->status = 0;
+    a->ttftMs.reset();
+    a->readPaused = false;
+    m_deps.client->upstreamChosen(ready.upstreamApi, ready.upstreamProvider);
+    if (m_settings.stream && !m_deps.client->streamOpen()) {
+        // record RD-3: early headers once the first upstream call starts, then keepalives
+        // until commit so the client's own idle timeout never fires while we fail over.
+        m_deps.client->openStream();
+        if (m_settings.keepaliveMs > 0 && !m_keepaliveTimer)
+            m_keepaliveTimer = m_clock.schedule(m_settings.keepaliveMs, [this]() { writeKeepalive(); });
+    }
+    if (!a->budget) {
+        // record Bounds > Attempt budget: armed once per attempt, just before its first upstream
+        // call, only with a follower; half the time left. It covers the attempt's retries too.
+        std::optional<qint64> budgetEnd;
+        if (hasFollower()) {
+            const qint64 now = m_clock.nowMs();
+            budgetEnd = now + std::max<qint64>(0, (m_deadlineAtMs - now) / 2);
+        }
+        const AttemptId aid = a->id;
+        a->budget = std::make_unique<AttemptBudget>(m_clock, budgetEnd, [this, aid]() { onBudgetExpired(aid); });
+    }
+    a->phase = Phase::Upstream;
+    a->tryStartMs = m_clock.nowMs();
+    a->lastByteMs = a->tryStartMs;
+    armIdle(*a, m_settings.upstreamIdleTimeoutMs);
+    m_deps.runner->launch(a->id);
+}
+
+void AttemptLoop::onResponseHead(AttemptId id, int status) {
+    if (Attempt *a = live(id); a && a->phase == Phase::Upstream) {
+        a->status = status;
+        a->lastByteMs = m_clock.nowMs();
+    }
+}
+
+void AttemptLoop::onActivity(AttemptId id) {
+    if (Attempt *a = live(id); a && a->phase == Phase::Upstream)
+        a->lastByteMs = m_clock.nowMs();
+}
+
+void AttemptLoop::onFrame(AttemptId id, const TryFrame &frame) {
+    if (Attempt *a = live(id); a && a->phase == Phase::Upstream)
+        handleEvents(*a, frame);
+}
+
+void AttemptLoop::onTransportError(AttemptId id, upstream::TransportError error, const QString &message) {
+    Attempt *a = live(id);
+    if (!a || a->phase != Phase::Upstream)
+        return;
+    const QString text = message.isEmpty() ? QString::fromLatin1(upstream::transportErrorName(error)) : message;
+    if (m_committed == id) {
+        // A committed stream broke: final; the client gets this format's error in band.
+        model::StreamEvent cut;
+        cut.type = model::EventType::Error;
+        cut.reason = model::StopReason::Error;
+        cut.errorMessage = QStringLiteral("upstream connection lost: %1").arg(text);
+        TryFrame f;
+        f.events = {cut};
+        return handleEvents(*a, f);
+    }
+    TryFailure f;
+    // Our own aborts never get here (budget, idle and the client are decided by the loop,
+    // which aborts the try first), so even an "Aborted" is the peer's doing: transport.
+    f.input.transportError = error == upstream::TransportError::Aborted ? upstream::TransportError::Other : error;
+    f.input.message = text;
+    attemptFailed(*a, f);
+}
+
+void AttemptLoop::onFailure(AttemptId id, const TryFailure &failure) {
+    if (Attempt *a = live(id); a && a->phase == Phase::Upstream)
+        attemptFailed(*a, failure);
+}
+
+// ---------------------------------------------------------------- the commit point
+
+void AttemptLoop::handleEvents(Attempt &a, const TryFrame &frame) {
+    const bool committed = m_committed == a.id;
+    // Held frame, when this call holds one: taken back out below if nothing in it was kept.
+    qsizetype provisional = -1;
+    if (a.ready.passthrough && frame.raw) {
+        // Same API: the client gets the upstream's own frames, including those that carry
+        // no canonical event (message_delta, the usage chunk).
+        if (committed)
+            m_deps.client->streamFrame(*frame.raw);
+        else if (m_settings.stream && !frame.noise) {
+            provisional = a.heldRaw.size();
+            a.heldRaw.append(*frame.raw);
+            a.heldRawBytes += frame.raw->size();
+        }
+    }
+    bool keptAny = false;
+    const AttemptId id = a.id;
+    for (const auto &e : frame.events) {
+        if (!live(id) || a.phase != Phase::Upstream)
+            return;
+        if (a.budget)
+            a.budget->observe(e);
+        if (!e.usage.isZero()) {
+            // Usage arrives in parts (Anthropic: input on start, output at the end).
+            a.usage.input = std::max(a.usage.input, e.usage.input);
+            a.usage.output = std::max(a.usage.output, e.usage.output);
+            a.usage.cacheRead = std::max(a.usage.cacheRead, e.usage.cacheRead);
+            a.usage.cacheWrite = std::max(a.usage.cacheWrite, e.usage.cacheWrite);
+        }
+        if (!a.ttftMs && e.isMeaningful())
+            a.ttftMs = m_clock.nowMs() - a.startMs;
+
+        if (!m_settings.stream) {
+            // Non-streaming: the client sees nothing until the drain ends, so any failure
+            // before done fails over, whatever partial content is held.
+            if (e.type == model::EventType::Error) {
+                TryFailure f;
+                f.input.message = e.errorMessage;
+                f.input.classificationMessage = classificationOf(e);
+                f.input.status = e.errorStatus;
+                if (frame.afterEnd)
+                    f.input.transportError = upstream::TransportError::Other; // the body ended early
+                return attemptFailed(a, f);
+            }
+            a.accumulator.add(e);
+            if (e.type == model::EventType::Done)
+                return succeed(a);
+            continue;
+        }
+
+        // Canonical holds pay for their frame once; raw holds are counted as frames above.
+        const auto step = a.hold.feed(e, a.ready.passthrough || keptAny ? 0 : frame.frameBytes);
+        keptAny |= a.hold.lastHeld();
+        const bool isCommitted = m_committed == a.id;
+        if (step.justFailed) {
+            TryFailure f;
+            f.input.message = e.errorMessage;
+            f.input.classificationMessage = classificationOf(e);
+            f.input.status = e.errorStatus;
+            if (frame.afterEnd)
+                f.input.transportError = upstream::TransportError::Other; // the body ended early: a socket close
+            return attemptFailed(a, f);
+        }
+        if (step.justCommitted)
+            commit(a, step.release);
+        else if (isCommitted && !a.ready.passthrough)
+            deliver(a, e);
+        else if (isCommitted && e.type == model::EventType::Error && !frame.raw)
+            // Passthrough, and the break is ours to tell (reset, early end, silence): the
+            // format's own error, never a made-up message_stop or [DONE].
+            m_deps.client->streamError(GatewayError::make(e.errorStatus.value_or(502),
+                                                          GatewayError::categoryForStatus(e.errorStatus.value_or(502)),
+                                                          e.errorMessage));
+        if (m_finished)
+            return;
+        if (m_committed == a.id && (e.type == model::EventType::Done || e.type == model::EventType::Error)) {
+            if (e.type == model::EventType::Error) {
+                settle(a);
+                recordUsage(a, true);
+                m_deps.client->endStream();
+                return finish();
+            }
+            return succeed(a);
+        }
+    }
+    if (!live(id) || a.phase != Phase::Upstream || !m_settings.stream)
+        return;
+    if (m_committed == a.id)
+        return applyBackpressure(a);
+    if (provisional >= 0 && !keptAny && !frame.events.isEmpty()) {
+        // Every event of the frame was noise (empty deltas): the frame goes too.
+        a.heldRawBytes -= a.heldRaw.at(provisional).size();
+        a.heldRaw.removeAt(provisional);
+    }
+    if (a.hold.heldBytes() + a.heldRawBytes > m_settings.maxHoldBytes) {
+        // Nothing meaningful after this much: not an answer the client will get soon.
+        TryFailure f;
+        f.input.status = 502; // server_error by the table: the next candidate may answer
+        f.input.message = QStringLiteral("%1 bytes held before the first token, over limits.maxHoldBytes")
+                              .arg(a.hold.heldBytes() + a.heldRawBytes);
+        attemptFailed(a, f);
+    }
+}
+
+AnswerInfo AttemptLoop::answerInfo(const Attempt &a) const {
+    AnswerInfo info;
+    info.candidate = a.candidate.name();
+    info.attempts = a.no;
+    info.fallbackFrom = m_fallbackFrom;
+    info.fallbackReason = m_fallbackReason;
+    info.upstreamApi = a.ready.upstreamApi;
+    info.upstreamProvider = a.ready.upstreamProvider;
+    return info;
+}
+
+void AttemptLoop::commit(Attempt &a, const QList<model::StreamEvent> &released) {
+    // record Commit point: this attempt is final from here on. (A hedged second try would be
+    // aborted and billed here.)
+    m_committed = a.id;
+    if (m_keepaliveTimer) {
+        m_clock.cancel(m_keepaliveTimer);
+        m_keepaliveTimer = 0;
+    }
+    if (a.ttftMs)
+        m_deps.observer->ttftObserved(*a.ttftMs);
+    m_deps.observer->attemptRecorded(reportOf(a, AttemptOutcome::Committed, {}, {}, {}));
+    m_deps.client->commitStream(answerInfo(a), a.ready.passthrough);
+    if (a.ready.passthrough) {
+        for (const auto &frame : std::as_const(a.heldRaw))
+            m_deps.client->streamFrame(frame);
+        a.heldRaw.clear();
+        a.heldRawBytes = 0;
+        return;
+    }
+    for (const auto &e : released)
+        deliver(a, e);
+}
+
+void AttemptLoop::deliver(Attempt &a, const model::StreamEvent &event) {
+    Q_UNUSED(a);
+    m_deps.client->streamEvent(event);
+}
+
+void AttemptLoop::applyBackpressure(Attempt &a) {
+    // A slow client slows the upstream, not our memory: stop reading past 1 MiB queued.
+    if (!a.readPaused && m_deps.client->pendingBytes() > kMaxClientQueue) {
+        a.readPaused = true;
+        m_deps.runner->setReadPaused(a.id, true);
+    }
+}
+
+void AttemptLoop::onClientDrained() {
+    Attempt *a = live(m_committed);
+    if (a && a->readPaused && m_deps.client->pendingBytes() <= kMaxClientQueue / 2) {
+        a->readPaused = false;
+        m_deps.runner->setReadPaused(a->id, false);
+    }
+}
+
+void AttemptLoop::succeed(Attempt &a) {
+    if (a.budget)
+        a.budget->settle();
+    settle(a);
+    if (!m_settings.stream) {
+        m_deps.observer->attemptRecorded(reportOf(a, AttemptOutcome::Committed, {}, {}, {}));
+        m_deps.client->answer(a.accumulator.message(), answerInfo(a));
+    } else {
+        m_deps.client->endStream();
+    }
+    recordUsage(a, true);
+    finish();
+}
+
+// ---------------------------------------------------------------- failures
+
+void AttemptLoop::settle(Attempt &a) {
+    if (a.idleTimer) {
+        m_clock.cancel(a.idleTimer);
+        a.idleTimer = 0;
+    }
+    m_deps.runner->abort(a.id);
+}
+
+void AttemptLoop::attemptFailed(Attempt &a, TryFailure failure) {
+    const bool budgetTimedOut = a.budget && a.budget->timedOut();
+    settle(a);
+    a.phase = Phase::Backoff;
+    if (!failure.fromHeaders)
+        failure.input.retryAfterMs.reset(); // record: headers only for a thrown error; in-band errors carry text only
+    if (m_clientGone)
+        return finish();
+    if (failure.upstreamError)
+        m_upstreamError = failure.upstreamError; // translation: the API's code/param reach the client
+    std::optional<UpstreamFailure> classified;
+    if (budgetTimedOut) {
+        UpstreamFailure f; // record: a budget timeout is always server_error
+        f.kind = FailureKind::ServerError;
+        f.message = failure.input.message;
+        classified = f;
+    } else if (!failure.stop) {
+        classified = FailureClassifier::classify(failure.input);
+    }
+    if (!classified)
+        return stopWithUpstreamError(a, failure.input);
+
+    // refreshGatewayApiKeyAfterAuthError: rotate to the pool's next credential within the attempt.
+    if (classified->kind == FailureKind::CredentialExhausted) {
+        if (const auto left = m_deps.runner->rotateCredential(a.id, failure)) {
+            m_deps.observer->note(
+                QStringLiteral("credential rotated"),
+                {{QStringLiteral("provider"), a.candidate.provider.id}, {QStringLiteral("credentialIndex"), *left}});
+            recordUsage(a, false);
+            return startTry(a, true);
+        }
+    }
+    if (!budgetTimedOut && tryInAttemptRetry(a, *classified))
+        return;
+    afterFailure(a, *classified, budgetTimedOut ? QStringLiteral("budget") : QString());
+}
+
+bool AttemptLoop::tryInAttemptRetry(Attempt &a, const UpstreamFailure &failure) {
+    // SPEC 3: with a follower, fail over at once (unless the provider asks for its own
+    // retries first); without one, retry the same candidate with backoff.
+    RetryInput in;
+    in.failure = failure;
+    in.hasFollower = hasFollower();
+    in.retriesSoFar = a.retries;
+    in.retriesBeforeFailover = a.candidate.provider.retriesBeforeFailover;
+    in.maxRetries = a.candidate.provider.maxRetries;
+    in.maxRetryDelayMs = m_settings.maxRetryDelayMs;
+    in.nowMs = m_clock.nowMs();
+    if (m_deadlineAtMs)
+        in.deadlineAtMs = m_deadlineAtMs;
+    const auto next = RetryPolicy::nextDelay(in, m_deps.random);
+    if (!next)
+        return false;
+    ++a.retries;
+    recordUsage(a, false);
+    m_deps.observer->note(QStringLiteral("provider retry"), {{QStringLiteral("candidate"), a.candidate.name()},
+                                                             {QStringLiteral("failure"), failureKindName(failure.kind)},
+                                                             {QStringLiteral("retry"), a.retries},
+                                                             {QStringLiteral("delayMs"), *next}});
+    a.pending = failure;
+    const AttemptId id = a.id;
+    a.retryTimer = m_clock.schedule(*next, [this, id]() {
+        Attempt *t = live(id);
+        if (!t)
+            return;
+        t->retryTimer = 0;
+        t->pending.reset();
+        if (m_clientGone)
+            return finish();
+        startTry(*t, false);
+    });
+    return true;
+}
+
+void AttemptLoop::afterFailure(Attempt &a, const UpstreamFailure &failure, const QString &cause) {
+    if (a.budget)
+        a.budget->settle(); // the attempt is over: disarm
+    a.phase = Phase::Done;
+    m_lastFailure = failure;
+    m_lastFailureWho = a.candidate.name();
+    if (m_settings.failoverEnabled) {
+        // record: the try's start decides whether this failure is a new strike (issue 10 item 6).
+        const qint64 ttl = m_deps.marks->mark(m_settings.tenant, a.candidate.ref(), failure,
+                                              a.tryStartMs ? std::optional<qint64>(a.tryStartMs) : std::nullopt);
+        if (ttl > 0)
+            m_deps.observer->marked(a.candidate, ttl);
+    }
+    m_deps.observer->failureCounted(a.candidate, failure.kind);
+    recordUsage(a, false);
+    if (m_fallbackFrom.isEmpty()) {
+        m_fallbackFrom = a.candidate.name();
+        m_fallbackReason = failureKindName(failure.kind);
+    }
+    const bool follower = !m_deadlinePassed && hasFollower();
+    const QString logOutcome = !cause.isEmpty()   ? cause
+                               : m_deadlinePassed ? QStringLiteral("deadline")
+                               : follower         ? QStringLiteral("retrying")
+                                                  : QStringLiteral("exhausted");
+    QString next;
+    if (follower)
+        if (auto n = CandidateResolver::next(m_resolution, m_tried, resolverState()))
+            next = n->name();
+    m_deps.observer->attemptRecorded(
+        reportOf(a, AttemptOutcome::Failed, failureKindName(failure.kind), logOutcome, failure.message));
+    logFailure(a, failure, logOutcome, next);
+    if (follower)
+        return nextCandidate();
+    if (!m_deadlinePassed && m_settings.failoverEnabled && !m_resolution.direct && !m_clientGone) {
+        // No follower: candidates passed over for want of a credential still leave their row.
+        QList<Skip> skipped;
+        CandidateResolver::next(m_resolution, m_tried, resolverState(), &skipped);
+        QList<Skip> noCredential;
+        for (const auto &sk : skipped)
+            if (sk.noCredential)
+                noCredential.append(sk);
+        recordSkips(noCredential);
+    }
+    finishWithFailure(withCostCeilingNote(clientErrorFor(failure)), true);
+}
+
+void AttemptLoop::stopWithUpstreamError(Attempt &a, const FailureInput &input) {
+    // Not a failover failure (400, 422, a deterministic in-band error): the client gets it as is.
+    // A redirect is not an answer the client can use: 502, the message names it.
+    if (a.budget)
+        a.budget->settle();
+    a.phase = Phase::Done;
+    const int status = input.status && *input.status >= 400 ? *input.status : 502;
+    m_deps.observer->attemptRecorded(reportOf(a, AttemptOutcome::Failed, {}, QStringLiteral("stop"), input.message));
+    recordUsage(a, false);
+    finishWithFailure(GatewayError::make(status, GatewayError::categoryForStatus(status), input.message), false);
+}
+
+// ---------------------------------------------------------------- timers
+
+void AttemptLoop::armIdle(Attempt &a, qint64 delayMs) {
+    if (a.idleTimer)
+        m_clock.cancel(a.idleTimer);
+    a.idleTimer = 0;
+    if (m_settings.upstreamIdleTimeoutMs <= 0)
+        return;
+    const AttemptId id = a.id;
+    a.idleTimer = m_clock.schedule(std::max<qint64>(1, delayMs), [this, id]() {
+        if (Attempt *t = live(id)) {
+            t->idleTimer = 0;
+            onIdle(id);
+        }
+    });
+}
+
+void AttemptLoop::onIdle(AttemptId id) {
+    // One timer per try, re-armed for the remainder on fire: no cancel/schedule per chunk.
+    Attempt *a = live(id);
+    if (!a || a->phase != Phase::Upstream)
+        return;
+    const qint64 silent = m_clock.nowMs() - a->lastByteMs;
+    const qint64 limit = m_settings.upstreamIdleTimeoutMs;
+    if (silent < limit)
+        return armIdle(*a, limit - silent);
+    // issue 10 item 11: a silent upstream ends as server_error (next candidate, or the
+    // client's error), never an endless keepalive.
+    m_deps.runner->abort(id);
+    const QString message =
+        QStringLiteral("no byte from the upstream for %1 ms (failover.upstreamIdleTimeoutMs)").arg(limit);
+    if (m_committed == id) {
+        model::StreamEvent cut;
+        cut.type = model::EventType::Error;
+        cut.reason = model::StopReason::Error;
+        cut.errorMessage = message;
+        cut.errorStatus = 504;
+        TryFrame f;
+        f.events = {cut};
+        return handleEvents(*a, f);
+    }
+    TryFailure f;
+    f.input.message = message;
+    f.input.status = 504; // a gateway timeout: server_error by the table
+    attemptFailed(*a, f);
+}
+
+void AttemptLoop::onBudgetExpired(AttemptId id) {
+    Attempt *a = live(id);
+    if (!a)
+        return;
+    TryFailure f;
+    if (a->phase == Phase::Backoff && a->retryTimer) {
+        m_clock.cancel(a->retryTimer);
+        a->retryTimer = 0;
+        f.input.message = QStringLiteral("attempt budget expired during provider retries");
+    } else if (a->phase == Phase::Setup) {
+        f.input.message = QStringLiteral("attempt budget expired during credential setup");
+    } else if (a->phase == Phase::Upstream) {
+        f.input.message = QStringLiteral("attempt budget expired before the first token");
+    } else {
+        return;
+    }
+    attemptFailed(*a, f); // settles the try; the budget's timedOut() makes it server_error
+}
+
+void AttemptLoop::onDeadline() {
+    m_deadlinePassed = true;
+    for (auto &[id, attempt] : m_attempts) {
+        Attempt &a = *attempt;
+        if (m_finished)
+            return;
+        if (a.phase == Phase::Setup) {
+            // record: a setup still running at the deadline is aborted: setup_error,
+            // outcome deadline, no mark, and the request ends.
+            a.phase = Phase::Done;
+            UpstreamFailure f;
+            f.kind = FailureKind::SetupError;
+            f.message = QStringLiteral("credential setup still running at the request deadline");
+            m_lastFailure = f;
+            m_deps.observer->failureCounted(a.candidate, f.kind);
+            m_deps.observer->attemptRecorded(
+                reportOf(a, AttemptOutcome::Failed, failureKindName(f.kind), QStringLiteral("deadline"), f.message));
+            logFailure(a, f, QStringLiteral("deadline"), {});
+            settle(a);
+            return finishWithFailure(GatewayError::make(502, ErrorCategory::ServerError, f.message), false);
+        }
+        if (a.phase == Phase::Backoff && a.retryTimer) {
+            // A provider retry waiting for its backoff never starts after the deadline.
+            m_clock.cancel(a.retryTimer);
+            a.retryTimer = 0;
+            const UpstreamFailure f = a.pending ? *a.pending : m_lastFailure.value_or(UpstreamFailure{});
+            return afterFailure(a, f);
+        }
+    }
+}
+
+void AttemptLoop::writeKeepalive() {
+    m_keepaliveTimer = 0;
+    if (m_committed || m_finished)
+        return;
+    m_deps.client->keepalive();
+    m_keepaliveTimer = m_clock.schedule(m_settings.keepaliveMs, [this]() { writeKeepalive(); });
+}
+
+void AttemptLoop::onClientGone() {
+    if (m_finished)
+        return;
+    m_clientGone = true;
+    // record: a request abort stops the loop: no follower, upstream aborted, 499 in the log.
+    for (auto &[id, a] : m_attempts)
+        if (a->phase != Phase::Done && id != m_committed)
+            m_deps.observer->attemptRecorded(reportOf(*a, AttemptOutcome::Aborted, {}, QStringLiteral("aborted"),
+                                                      QStringLiteral("client closed the request (499)")));
+    m_deps.observer->note(QStringLiteral("client closed request"), {{QStringLiteral("status"), 499}});
+    for (auto &[id, a] : m_attempts) {
+        if (a->phase == Phase::Done)
+            continue;
+        settle(*a);
+        recordUsage(*a, id == m_committed); // the attempt that answered keeps the plain request id
+    }
+    finish();
+}
+
+// ---------------------------------------------------------------- the end
+
+GatewayError AttemptLoop::clientErrorFor(const UpstreamFailure &f) const {
+    // Skipped candidates may follow the failure: name the one that failed.
+    return FailureResponse::forFailure(f, m_lastFailureWho);
+}
+
+GatewayError AttemptLoop::withCostCeilingNote(GatewayError error) const {
+    // seed 003: when the ceiling is why nothing is left, the client is told so, naming it.
+    bool ceiling = m_overCostCeiling;
+    for (const auto &c : m_resolution.chain)
+        if (!ceiling && !m_tried.contains(c.ref().key()))
+            if (const auto why = ineligibleReason(c); why && CandidatePolicy::isCostCeiling(*why))
+                ceiling = true;
+    if (ceiling && m_resolution.maxCostMultiplier)
+        error.message += QStringLiteral("; no fallback left: the other candidates are priced over the route's cost "
+                                        "ceiling (maxFallbackCostMultiplier %1)")
+                             .arg(*m_resolution.maxCostMultiplier);
+    return error;
+}
+
+void AttemptLoop::finishWithFailure(const GatewayError &errorIn, bool markedRetryAfter) {
+    if (m_finished)
+        return;
+    GatewayError error = errorIn;
+    if (m_upstreamError && !m_upstreamError->upstreamApi.isEmpty() && error.status == m_upstreamError->status) {
+        error.upstreamApi = m_upstreamError->upstreamApi;
+        error.code = m_upstreamError->code;
+        error.providerType = m_upstreamError->providerType;
+        error.param = m_upstreamError->param;
+    }
+    if (markedRetryAfter && m_settings.failoverEnabled) {
+        // Every candidate marked: tell the client when the first one comes back.
+        QList<qint64> remaining;
+        for (const auto &c : m_resolution.chain)
+            remaining.append(m_deps.marks->remainingMs(m_settings.tenant, c.ref()));
+        if (const auto retryAfter = FailureResponse::retryAfterWhenAllMarked(remaining))
+            error.retryAfterMs = *retryAfter;
+    }
+    m_deps.client->fail(error, m_attemptNo);
+    finish();
+}
+
+void AttemptLoop::finish() {
+    if (m_finished)
+        return;
+    for (auto &[id, a] : m_attempts) {
+        if (a->phase != Phase::Done)
+            settle(*a);
+        if (a->retryTimer)
+            m_clock.cancel(a->retryTimer);
+        a->retryTimer = 0;
+        if (a->budget)
+            a->budget->settle();
+        a->phase = Phase::Done;
+    }
+    m_finished = true;
+    for (auto *timer : {&m_deadlineTimer, &m_keepaliveTimer}) {
+        if (*timer)
+            m_clock.cancel(*timer);
+        *timer = 0;
+    }
+    if (m_onFinished)
+        m_onFinished();
+}
+
+// ---------------------------------------------------------------- accounting
+
+AttemptReport AttemptLoop::reportOf(const Attempt &a, AttemptOutcome outcome, const QString &failure,
+                                    const QString &logOutcome, const QString &message) const {
+    AttemptReport r;
+    r.attemptNo = a.no;
+    r.candidate = a.candidate;
+    r.outcome = outcome;
+    r.failure = failure;
+    r.logOutcome = logOutcome;
+    r.message = message;
+    r.status = a.status;
+    r.elapsedMs = a.startMs ? m_clock.nowMs() - a.startMs : 0;
+    r.ttftMs = a.ttftMs;
+    return r;
+}
+
+void AttemptLoop::logFailure(const Attempt &a, const UpstreamFailure &f, const QString &logOutcome,
+                             const QString &next) {
+    QJsonObject o;
+    o.insert(QStringLiteral("failure"), failureKindName(f.kind));
+    o.insert(QStringLiteral("elapsedMs"), m_clock.nowMs() - a.startMs);
+    o.insert(QStringLiteral("error"), util::redactedAndTruncated(f.message, 300, {}));
+    if (f.status)
+        o.insert(QStringLiteral("status"), *f.status);
+    if (f.retryAfterMs)
+        o.insert(QStringLiteral("retryAfterMs"), *f.retryAfterMs);
+    if (!next.isEmpty())
+        o.insert(QStringLiteral("next"), next);
+    m_deps.observer->attemptLogged(reportOf(a, AttemptOutcome::Failed, failureKindName(f.kind), logOutcome, f.message),
+                                   o);
+}
+
+void AttemptLoop::recordUsage(Attempt &a, bool answered) {
+    // RD-5: one row per try with nonzero usage. The answer keeps the plain id; a failed try
+    // is REQ:aN, and a further try of the same attempt (provider retry, rotated credential)
+    // REQ:aN.K, so no two rows share an id (issue 10 item 10).
+    if (a.usage.isZero())
+        return;
+    QString id = QStringLiteral("%1:a%2").arg(m_settings.requestId).arg(a.no);
+    if (a.usageRows > 0)
+        id += QStringLiteral(".%1").arg(a.usageRows + 1);
+    ++a.usageRows;
+    UsageReport u;
+    u.rowId = answered ? m_settings.requestId : id;
+    u.candidate = a.candidate;
+    u.usage = a.usage;
+    u.answered = answered;
+    m_deps.observer->usageRecorded(u);
+    a.usage = {};
+}
+
+} // namespace sw::failover

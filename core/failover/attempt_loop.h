@@ -1,0 +1,274 @@
+#pragma once
+// The record's attempt loop ("Approach") as one state machine: try candidates in
+// route order, hold each attempt's events until its first meaningful one, fail
+// over only before that point, and give the client exactly one answer or error.
+//
+// Inputs are typed events (the runner's setup done or failed, response head,
+// decoded frames, transport error, failure; and the loop's own timers: budget,
+// deadline, idle, retry backoff, keepalive; and the client leaving). Outputs go
+// through three narrow seams: AttemptRunner (one upstream try), AttemptObserver
+// (rows, log lines, counters, marks told) and ClientSink (what the client sees).
+// Every timer runs on the injected util::Clock, so tests/unit/test_attempt_loop.cpp
+// drives the whole loop with a scripted runner on a FakeClock.
+//
+// Attempts are kept by AttemptId, not as one "current attempt": a later hedged
+// follower (two tries in flight, commit whichever commits first) needs no new state.
+
+#include "failover/candidate_resolver.h"
+#include "failover/commit_hold.h"
+#include "failover/failure_classifier.h"
+#include "formats/inbound_codec.h"
+#include "model/event_accumulator.h"
+#include "model/gateway_error.h"
+#include "util/clock.h"
+
+#include <QJsonObject>
+#include <functional>
+#include <map>
+#include <memory>
+
+namespace sw::failover {
+
+class AttemptBudget;
+class ProviderDownMarks;
+
+using AttemptId = quint64;
+
+// One try of one candidate, as the runner is asked to start it.
+struct TryStart {
+    AttemptId id = 0;
+    int attemptNo = 0; // the attempt's number in the request (1-based; skipped candidates count)
+    Candidate candidate;
+    bool nextCredential = false; // a rotation: the pool's credential after the one last used
+};
+
+// A failure the runner saw. `fromHeaders`: an HTTP error answer (its Retry-After counts);
+// `stop`: not the classifier's to judge (a body over our own limit): straight to the client.
+struct TryFailure {
+    FailureInput input;
+    bool fromHeaders = false;
+    bool stop = false;
+    std::optional<model::GatewayError> upstreamError; // code/param/type the API gave, for the client's error
+};
+
+// What setup (credential) produced, once it is done.
+struct TryReady {
+    bool passthrough = false; // same API and streaming: the client gets the upstream's own frames
+    QString upstreamApi;      // the API that will answer (the encoder names it)
+    QString upstreamProvider;
+};
+
+// One decoded upstream frame. `raw` is the frame as the client would get it on the
+// passthrough path (already redacted), absent otherwise and for the decoder's end events.
+struct TryFrame {
+    QList<model::StreamEvent> events;
+    std::optional<QByteArray> raw;
+    bool noise = false;    // a ping or provably empty delta: never kept for replay
+    qint64 frameBytes = 0; // what the frame costs to keep
+    bool afterEnd = false; // made by the decoder at end of body: an Error then is an early close
+};
+
+class AttemptRunner {
+public:
+    virtual ~AttemptRunner() = default;
+    // Starts setup (credential) for one try; answers with AttemptLoop::onSetupDone/onSetupFailed,
+    // possibly before returning.
+    virtual void start(const TryStart &start) = 0;
+    // After onSetupDone: launches the upstream call. Events follow on the loop's on*() inputs.
+    virtual void launch(AttemptId id) = 0;
+    // Ends the try at once; nothing more is reported for `id`. Idempotent.
+    virtual void abort(AttemptId id) = 0;
+    virtual void setReadPaused(AttemptId id, bool paused) = 0;
+    // Could a try of this candidate find a credential now? (a candidate without one is no follower)
+    virtual bool hasUsableCredential(const Candidate &candidate) const = 0;
+    // credential_exhausted: park or reject the credential `id` used; true when the pool has
+    // another usable one to rotate to (never for a caller's own passthrough key).
+    // Returns the index of the credential left behind, or nullopt when there is none to rotate to.
+    virtual std::optional<int> rotateCredential(AttemptId id, const TryFailure &failure) = 0;
+};
+
+enum class AttemptOutcome { Committed, Failed, Skipped, Aborted };
+
+// One attempt row / log line's facts; the observer adds the request's own (id, tenant, format…).
+struct AttemptReport {
+    int attemptNo = 0;
+    std::optional<Candidate> candidate;
+    AttemptOutcome outcome = AttemptOutcome::Committed;
+    QString failure;    // failure kind name, empty when none
+    QString logOutcome; // committed (empty), retrying, exhausted, budget, deadline, stop, skipped, aborted
+    QString message;
+    int status = 0;
+    qint64 elapsedMs = 0;
+    std::optional<qint64> ttftMs;
+};
+
+struct UsageReport {
+    QString rowId; // REQ for the answer, REQ:aN, REQ:aN.K for other tries: never repeated
+    Candidate candidate;
+    model::Usage usage;
+    bool answered = false;
+};
+
+class AttemptObserver {
+public:
+    virtual ~AttemptObserver() = default;
+    virtual void attemptRecorded(const AttemptReport &report) = 0;
+    // The "candidate failover" line of a failed or skipped attempt; `extra` holds its own keys.
+    virtual void attemptLogged(const AttemptReport &report, const QJsonObject &extra) = 0;
+    virtual void usageRecorded(const UsageReport &usage) = 0;
+    virtual void note(const QString &message, const QJsonObject &fields) = 0; // an info log line
+    virtual void failureCounted(const Candidate &candidate, FailureKind kind) = 0;
+    virtual void marked(const Candidate &candidate, qint64 ttlMs) = 0;
+    virtual void ttftObserved(qint64 ms) = 0;
+};
+
+// The one answer or error the client gets, in its format.
+struct AnswerInfo {
+    QString candidate;
+    int attempts = 0;
+    QString fallbackFrom;
+    QString fallbackReason;
+    QString upstreamApi;
+    QString upstreamProvider;
+};
+
+class ClientSink {
+public:
+    virtual ~ClientSink() = default;
+    virtual void openStream() = 0; // early SSE headers (idempotent)
+    // The API and provider about to answer: an encoder made before commit (an error) names them.
+    virtual void upstreamChosen(const QString &api, const QString &provider) = 0;
+    virtual bool streamOpen() const = 0; // headers are out: errors go in band
+    virtual void keepalive() = 0;
+    // Commit of a streamed attempt: the candidate comment, and the encoder unless passthrough.
+    virtual void commitStream(const AnswerInfo &info, bool passthrough) = 0;
+    virtual void streamEvent(const model::StreamEvent &event) = 0;  // through the encoder
+    virtual void streamFrame(const QByteArray &frame) = 0;          // passthrough, already redacted
+    virtual void streamError(const model::GatewayError &error) = 0; // the format's in-band error
+    virtual void endStream() = 0;
+    virtual void answer(model::AssistantMessage message, const AnswerInfo &info) = 0; // JSON 200
+    virtual void fail(const model::GatewayError &error, int attempts) = 0;            // whole error, or in band + end
+    virtual qint64 pendingBytes() const = 0;
+};
+
+struct LoopSettings {
+    QString tenant;
+    QString requestId;
+    QString requestedModel;
+    formats::InboundFormat format = formats::InboundFormat::AnthropicMessages;
+    bool stream = false;
+    bool failoverEnabled = true;
+    qint64 deadlineMs = 0;
+    qint64 keepaliveMs = 0;
+    qint64 upstreamIdleTimeoutMs = 0;
+    qint64 maxRetryDelayMs = 10000;
+    qint64 maxHoldBytes = CommitHold::kDefaultMaxBytes;
+};
+
+class AttemptLoop {
+public:
+    struct Deps {
+        util::Clock *clock = nullptr;
+        ProviderDownMarks *marks = nullptr;
+        AttemptRunner *runner = nullptr;
+        AttemptObserver *observer = nullptr;
+        ClientSink *client = nullptr;
+        std::shared_ptr<const config::Config> config; // tenant policy and cost ceiling
+        std::function<qint64(qint64)> random;         // retry jitter; RetryPolicy::systemRandom() when empty
+    };
+
+    AttemptLoop(Deps deps, LoopSettings settings, Resolution resolution, const formats::ParsedRequest &parsed,
+                std::function<void()> onFinished);
+    ~AttemptLoop();
+    Q_DISABLE_COPY_MOVE(AttemptLoop)
+
+    void start(); // arms the deadline, begins with the first candidate
+    bool finished() const { return m_finished; }
+
+    // Inputs from the runner, by try.
+    void onSetupDone(AttemptId id, const TryReady &ready);
+    void onSetupFailed(AttemptId id, FailureKind kind, const QString &message);
+    void onResponseHead(AttemptId id, int status);
+    void onActivity(AttemptId id); // any upstream byte: the idle timeout counts from the last
+    void onFrame(AttemptId id, const TryFrame &frame);
+    void onTransportError(AttemptId id, upstream::TransportError error, const QString &message);
+    void onFailure(AttemptId id, const TryFailure &failure);
+    // Inputs from the client.
+    void onClientGone();
+    void onClientDrained();
+
+private:
+    struct Attempt;
+    enum class Phase { Setup, Upstream, Backoff, Done };
+
+    Attempt *live(AttemptId id);
+    void nextCandidate();
+    void recordSkips(const QList<Skip> &skipped);
+    void beginAttempt(const Candidate &candidate);
+    void startTry(Attempt &a, bool nextCredential);
+    CandidateResolver::State resolverState() const;
+    bool hasFollower() const;
+    std::optional<QString> ineligibleReason(const Candidate &c) const;
+
+    void handleEvents(Attempt &a, const TryFrame &frame);
+    void commit(Attempt &a, const QList<model::StreamEvent> &released);
+    void deliver(Attempt &a, const model::StreamEvent &event);
+    void succeed(Attempt &a);
+    void applyBackpressure(Attempt &a);
+
+    void attemptFailed(Attempt &a, TryFailure failure);
+    bool tryInAttemptRetry(Attempt &a, const UpstreamFailure &failure);
+    void afterFailure(Attempt &a, const UpstreamFailure &failure, const QString &cause = {});
+    void stopWithUpstreamError(Attempt &a, const FailureInput &input);
+    void settle(Attempt &a);
+    void armIdle(Attempt &a, qint64 delayMs);
+    void onIdle(AttemptId id);
+    void onBudgetExpired(AttemptId id);
+    void onDeadline();
+    void writeKeepalive();
+
+    model::GatewayError clientErrorFor(const UpstreamFailure &failure) const;
+    model::GatewayError withCostCeilingNote(model::GatewayError error) const;
+    void finishWithFailure(const model::GatewayError &error, bool markedRetryAfter);
+    void finish();
+
+    AttemptReport reportOf(const Attempt &a, AttemptOutcome outcome, const QString &failure, const QString &logOutcome,
+                           const QString &message) const;
+    void logFailure(const Attempt &a, const UpstreamFailure &failure, const QString &logOutcome, const QString &next);
+    void recordUsage(Attempt &a, bool answered);
+    AnswerInfo answerInfo(const Attempt &a) const;
+
+    Deps m_deps;
+    util::Clock &m_clock;
+    LoopSettings m_settings;
+    Resolution m_resolution;
+    const formats::ParsedRequest &m_parsed;
+    std::function<void()> m_onFinished;
+
+    // Every attempt of the request, by id; kept (settled) to the end so a callback of a
+    // timer that belongs to one never outlives it.
+    std::map<AttemptId, std::unique_ptr<Attempt>> m_attempts;
+    AttemptId m_nextId = 1;
+    AttemptId m_committed = 0;
+    QSet<QString> m_tried;
+    int m_attemptNo = 0;
+
+    qint64 m_startMs = 0;
+    qint64 m_deadlineAtMs = 0;
+    util::Clock::TimerId m_deadlineTimer = 0;
+    util::Clock::TimerId m_keepaliveTimer = 0;
+    bool m_deadlinePassed = false;
+    bool m_clientGone = false;
+    bool m_finished = false;
+    bool m_overCostCeiling = false;
+
+    std::optional<UpstreamFailure> m_lastFailure;
+    QString m_lastFailureWho;
+    std::optional<QString> m_noCredential;
+    std::optional<QString> m_incompatible; // the first candidate that could not serve the request, and why
+    std::optional<model::GatewayError> m_upstreamError;
+    QString m_fallbackFrom;
+    QString m_fallbackReason;
+};
+
+} // namespace sw::failover

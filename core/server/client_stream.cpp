@@ -1,0 +1,135 @@
+#include "server/client_stream.h"
+
+#include "server/http_exchange.h"
+
+namespace sw::server {
+
+using model::GatewayError;
+
+ClientStream::ClientStream(HttpExchange *exchange, formats::InboundFormat format, formats::EncodeInfo info,
+                           upstream::HeaderList baseHeaders,
+                           std::function<void(int, const upstream::HeaderList &, const QByteArray &)> answered)
+    : m_exchange(exchange), m_codec(formats::codecFor(format)), m_info(std::move(info)),
+      m_baseHeaders(std::move(baseHeaders)), m_answered(std::move(answered)) {}
+
+void ClientStream::setRequest(const formats::ParsedRequest &request) {
+    m_info.model = request.model;
+    m_info.includeUsage = request.includeUsage;
+    m_baseHeaders.emplace_back("x-litellm-model-id", request.model.toUtf8());
+}
+
+void ClientStream::openStream() {
+    if (!m_exchange || m_exchange->headersSent())
+        return;
+    auto headers = m_baseHeaders;
+    headers.emplace_back("Content-Type", "text/event-stream; charset=utf-8");
+    headers.emplace_back("Cache-Control", "no-cache");
+    headers.emplace_back("Connection", "keep-alive");
+    m_exchange->beginStream(200, headers);
+}
+
+void ClientStream::upstreamChosen(const QString &api, const QString &provider) {
+    // pi answers name the API that produced them, so the client's next turn keeps its signatures.
+    m_info.upstreamApi = api;
+    m_info.upstreamProvider = provider;
+}
+
+bool ClientStream::streamOpen() const {
+    return m_exchange && m_exchange->headersSent();
+}
+
+void ClientStream::keepalive() {
+    if (m_exchange)
+        m_exchange->write(QByteArrayLiteral(": keepalive\n\n"));
+}
+
+void ClientStream::commitStream(const failover::AnswerInfo &info, bool passthrough) {
+    if (!m_exchange)
+        return;
+    m_exchange->write(
+        QStringLiteral(": switchman candidate=%1 attempt=%2\n\n").arg(info.candidate).arg(info.attempts).toUtf8());
+    if (!passthrough) {
+        m_info.upstreamApi = info.upstreamApi;
+        m_info.upstreamProvider = info.upstreamProvider;
+        m_encoder = m_codec.makeStreamEncoder(m_info);
+    }
+}
+
+void ClientStream::streamEvent(const model::StreamEvent &event) {
+    if (!m_encoder || !m_exchange)
+        return;
+    if (event.type == model::EventType::Error) {
+        const int status = event.errorStatus.value_or(502);
+        m_exchange->write(m_encoder->encodeError(
+            GatewayError::make(status, GatewayError::categoryForStatus(status), event.errorMessage)));
+        return;
+    }
+    m_exchange->write(m_encoder->encode(event));
+}
+
+void ClientStream::streamFrame(const QByteArray &frame) {
+    if (m_exchange)
+        m_exchange->write(frame);
+}
+
+void ClientStream::streamError(const GatewayError &error) {
+    if (!m_exchange)
+        return;
+    if (!m_encoder)
+        m_encoder = m_codec.makeStreamEncoder(m_info);
+    m_exchange->write(m_encoder->encodeError(error));
+}
+
+void ClientStream::endStream() {
+    if (m_exchange)
+        m_exchange->endStream();
+}
+
+void ClientStream::answer(model::AssistantMessage message, const failover::AnswerInfo &info) {
+    message.model = m_info.model;
+    message.provider = info.upstreamProvider;
+    message.api = info.upstreamApi;
+    m_info.upstreamApi = info.upstreamApi;
+    m_info.upstreamProvider = info.upstreamProvider;
+    const QByteArray body = m_codec.encodeResponse(message, m_info);
+    auto headers = m_baseHeaders;
+    headers.emplace_back("Content-Type", "application/json");
+    headers.emplace_back("x-switchman-candidate", info.candidate.toUtf8());
+    headers.emplace_back("x-switchman-attempts", QByteArray::number(info.attempts));
+    if (!info.fallbackFrom.isEmpty()) {
+        headers.emplace_back("x-switchman-fallback-from", info.fallbackFrom.toUtf8());
+        headers.emplace_back("x-switchman-fallback-reason", info.fallbackReason.toUtf8());
+    }
+    if (m_exchange)
+        m_exchange->respond(200, headers, body);
+    if (m_answered)
+        m_answered(200, headers, body);
+}
+
+void ClientStream::fail(const GatewayError &error, int attempts) {
+    if (m_exchange && m_exchange->headersSent()) {
+        // Headers are out: the format's in-band error, never a fake [DONE] / message_stop.
+        streamError(error);
+        m_exchange->endStream();
+        return;
+    }
+    respondError(error, attempts);
+}
+
+void ClientStream::respondError(const GatewayError &error, int attempts) {
+    if (!m_exchange)
+        return;
+    auto headers = m_baseHeaders;
+    headers.emplace_back("Content-Type", "application/json");
+    if (error.retryAfterMs && *error.retryAfterMs > 0)
+        headers.emplace_back("Retry-After", QByteArray::number((*error.retryAfterMs + 999) / 1000));
+    if (attempts > 0)
+        headers.emplace_back("x-switchman-attempts", QByteArray::number(attempts));
+    m_exchange->respond(error.status, headers, m_codec.encodeError(error));
+}
+
+qint64 ClientStream::pendingBytes() const {
+    return m_exchange ? m_exchange->pendingBytes() : 0;
+}
+
+} // namespace sw::server

@@ -1,0 +1,53 @@
+#pragma once
+// What the client of one chat request sees (failover::ClientSink): the response
+// headers, early SSE headers and keepalives, the committed attempt's passthrough
+// frames or the format's encoder, the JSON answer, and the one final error in the
+// client's format (whole, or in band once headers are out).
+
+#include "failover/attempt_loop.h"
+#include "formats/inbound_codec.h"
+#include "upstream/http_types.h"
+
+#include <QPointer>
+#include <functional>
+#include <memory>
+
+namespace sw::server {
+
+class HttpExchange;
+
+class ClientStream final : public failover::ClientSink {
+public:
+    // `answered` hears every JSON 200 answer (the idempotency store keeps it).
+    ClientStream(HttpExchange *exchange, formats::InboundFormat format, formats::EncodeInfo info,
+                 upstream::HeaderList baseHeaders,
+                 std::function<void(int, const upstream::HeaderList &, const QByteArray &)> answered = {});
+
+    void openStream() override;
+    void upstreamChosen(const QString &api, const QString &provider) override;
+    bool streamOpen() const override;
+    void keepalive() override;
+    void commitStream(const failover::AnswerInfo &info, bool passthrough) override;
+    void streamEvent(const model::StreamEvent &event) override;
+    void streamFrame(const QByteArray &frame) override;
+    void streamError(const model::GatewayError &error) override;
+    void endStream() override;
+    void answer(model::AssistantMessage message, const failover::AnswerInfo &info) override;
+    void fail(const model::GatewayError &error, int attempts) override;
+    qint64 pendingBytes() const override;
+
+    // Once the body is parsed: the model the client asked for names the answer (and a header).
+    void setRequest(const formats::ParsedRequest &request);
+    // An error before the loop runs (bad body, unknown model, idempotency conflict).
+    void respondError(const model::GatewayError &error, int attempts = 0);
+
+private:
+    QPointer<HttpExchange> m_exchange;
+    const formats::InboundCodec &m_codec;
+    formats::EncodeInfo m_info;
+    upstream::HeaderList m_baseHeaders;
+    std::function<void(int, const upstream::HeaderList &, const QByteArray &)> m_answered;
+    std::unique_ptr<formats::StreamEncoder> m_encoder;
+};
+
+} // namespace sw::server

@@ -1,0 +1,107 @@
+#include "telemetry/attempt_reporter.h"
+
+#include "telemetry/telemetry.h"
+#include "util/redaction.h"
+
+#include <QDateTime>
+
+namespace sw::telemetry {
+
+namespace {
+AttemptOutcome outcomeOf(failover::AttemptOutcome o) {
+    switch (o) {
+    case failover::AttemptOutcome::Committed:
+        return AttemptOutcome::Committed;
+    case failover::AttemptOutcome::Failed:
+        return AttemptOutcome::Failed;
+    case failover::AttemptOutcome::Skipped:
+        return AttemptOutcome::Skipped;
+    case failover::AttemptOutcome::Aborted:
+        return AttemptOutcome::Aborted;
+    }
+    return AttemptOutcome::Failed;
+}
+} // namespace
+
+AttemptReporter::AttemptReporter(Telemetry &telemetry, RequestFacts facts, std::function<void()> marksChanged)
+    : m_telemetry(telemetry), m_facts(std::move(facts)), m_marksChanged(std::move(marksChanged)) {}
+
+void AttemptReporter::attemptRecorded(const failover::AttemptReport &report) {
+    AttemptRecord r;
+    r.requestId = m_facts.requestId;
+    r.attempt = report.attemptNo;
+    r.tenant = m_facts.tenant;
+    r.requestedModel = m_facts.requestedModel;
+    if (report.candidate) {
+        r.candidate = report.candidate->name();
+        r.provider = report.candidate->provider.id;
+    }
+    r.outcome = outcomeOf(report.outcome);
+    r.failure = report.failure;
+    r.status = report.status;
+    r.elapsedMs = report.elapsedMs;
+    r.ttftMs = report.ttftMs;
+    r.startedAtEpochMs = QDateTime::currentMSecsSinceEpoch() - r.elapsedMs;
+    r.format = m_facts.format;
+    r.logOutcome = report.logOutcome;
+    r.message = util::redactedAndTruncated(report.message, 300, {});
+    m_telemetry.recordAttempt(r);
+}
+
+void AttemptReporter::attemptLogged(const failover::AttemptReport &report, const QJsonObject &extra) {
+    // record: the auth-gateway request log's keys plus the attempt's.
+    QJsonObject o{{QStringLiteral("requestId"), m_facts.requestId},
+                  {QStringLiteral("format"), m_facts.format},
+                  {QStringLiteral("model"), m_facts.requestedModel},
+                  {QStringLiteral("tenant"), m_facts.tenant},
+                  {QStringLiteral("resolvedProvider"), report.candidate ? report.candidate->provider.id : QString()},
+                  {QStringLiteral("resolvedModel"), report.candidate ? report.candidate->model.id : QString()},
+                  {QStringLiteral("peer"), m_facts.peer},
+                  {QStringLiteral("attempt"), report.attemptNo},
+                  {QStringLiteral("outcome"), report.logOutcome}};
+    for (auto it = extra.begin(); it != extra.end(); ++it)
+        o.insert(it.key(), it.value());
+    m_telemetry.log(QStringLiteral("warn"), QStringLiteral("candidate failover"), o);
+}
+
+void AttemptReporter::usageRecorded(const failover::UsageReport &u) {
+    UsageRow row;
+    row.requestId = u.rowId;
+    row.tenant = m_facts.tenant;
+    row.candidate = u.candidate.name();
+    row.provider = u.candidate.provider.id;
+    row.input = u.usage.input;
+    row.output = u.usage.output;
+    row.cacheRead = u.usage.cacheRead;
+    row.cacheWrite = u.usage.cacheWrite;
+    row.cost = (double(u.usage.input + u.usage.cacheRead + u.usage.cacheWrite) * u.candidate.model.costInput +
+                double(u.usage.output) * u.candidate.model.costOutput) /
+               1e6;
+    row.outcome = u.answered ? QStringLiteral("ok") : QStringLiteral("error");
+    row.atEpochMs = QDateTime::currentMSecsSinceEpoch();
+    m_telemetry.recordUsage(row);
+}
+
+void AttemptReporter::note(const QString &message, const QJsonObject &fields) {
+    QJsonObject o{{QStringLiteral("requestId"), m_facts.requestId}, {QStringLiteral("tenant"), m_facts.tenant}};
+    for (auto it = fields.begin(); it != fields.end(); ++it)
+        o.insert(it.key(), it.value());
+    m_telemetry.log(QStringLiteral("info"), message, o);
+}
+
+void AttemptReporter::failureCounted(const failover::Candidate &candidate, failover::FailureKind kind) {
+    m_telemetry.countFailure(candidate.provider.id, failover::failureKindName(kind));
+}
+
+void AttemptReporter::marked(const failover::Candidate &candidate, qint64 ttlMs) {
+    Q_UNUSED(candidate);
+    Q_UNUSED(ttlMs);
+    if (m_marksChanged)
+        m_marksChanged();
+}
+
+void AttemptReporter::ttftObserved(qint64 ms) {
+    m_telemetry.observeTtft(ms);
+}
+
+} // namespace sw::telemetry

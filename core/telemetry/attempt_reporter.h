@@ -1,0 +1,41 @@
+#pragma once
+// The failover loop's accounting (failover::AttemptObserver) for one request: attempt
+// rows, usage rows priced by the candidate's model, the "candidate failover" log lines
+// with the auth-gateway request log's keys, failure counters, TTFT, and the news that
+// marks changed. Every text passes util::redactedAndTruncated first.
+
+#include "failover/attempt_loop.h"
+
+#include <functional>
+
+namespace sw::telemetry {
+
+class Telemetry;
+
+struct RequestFacts {
+    QString requestId;
+    QString tenant;
+    QString requestedModel;
+    QString format; // inbound format name
+    QString peer;
+};
+
+class AttemptReporter final : public failover::AttemptObserver {
+public:
+    AttemptReporter(Telemetry &telemetry, RequestFacts facts, std::function<void()> marksChanged = {});
+
+    void attemptRecorded(const failover::AttemptReport &report) override;
+    void attemptLogged(const failover::AttemptReport &report, const QJsonObject &extra) override;
+    void usageRecorded(const failover::UsageReport &usage) override;
+    void note(const QString &message, const QJsonObject &fields) override;
+    void failureCounted(const failover::Candidate &candidate, failover::FailureKind kind) override;
+    void marked(const failover::Candidate &candidate, qint64 ttlMs) override;
+    void ttftObserved(qint64 ms) override;
+
+private:
+    Telemetry &m_telemetry;
+    RequestFacts m_facts;
+    std::function<void()> m_marksChanged;
+};
+
+} // namespace sw::telemetry

@@ -1,0 +1,366 @@
+#include "upstream/upstream_attempt.h"
+
+#include "credentials/credential_pools.h"
+#include "credentials/park_policy.h"
+#include "util/redaction.h"
+
+#include <QDateTime>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+
+namespace sw::upstream {
+
+namespace {
+constexpr qint64 kMaxErrorBody = 64 * 1024;
+
+// Frames that cannot change what the client sees, so they are never kept for replay
+// before commit: keepalive pings and empty deltas (a flood of them once took RSS to 1 GiB).
+bool isNoiseFrame(const upstream::SseEvent &r, const QList<model::StreamEvent> &events) {
+    if (r.event == "ping" || (r.data.size() < 128 && r.data.contains("\"ping\"")))
+        return true;
+    if (!events.isEmpty())
+        return false; // decided by the hold, per event
+    // A frame that decoded to nothing may still carry content a decoder defers (a second
+    // tool call's deltas while the first is open), so only a provably empty delta is
+    // noise: a delta holding no more than its type or role and empty strings (Anthropic
+    // content_block_delta, Responses *.delta, Chat choices), with no finish reason or usage.
+    // Anything else is held, and counted against maxHoldBytes.
+    if (r.data.size() > 1024 || !r.data.contains("\"delta\""))
+        return false;
+    const auto emptyDelta = [](const QJsonValue &d) {
+        if (d.isNull() || (d.isString() && d.toString().isEmpty()))
+            return true;
+        if (!d.isObject())
+            return false;
+        const QJsonObject o = d.toObject();
+        for (auto it = o.begin(); it != o.end(); ++it) {
+            if (it.key() == QLatin1String("type") || it.key() == QLatin1String("role"))
+                continue;
+            if (!it.value().isNull() && !(it.value().isString() && it.value().toString().isEmpty()))
+                return false;
+        }
+        return true;
+    };
+    const QJsonObject frame = QJsonDocument::fromJson(r.data).object();
+    if (frame.contains(QStringLiteral("usage")) && !frame.value(QStringLiteral("usage")).isNull())
+        return false;
+    if (!frame.contains(QStringLiteral("choices")))
+        return frame.contains(QStringLiteral("delta")) && emptyDelta(frame.value(QStringLiteral("delta")));
+    const QJsonArray choices = frame.value(QStringLiteral("choices")).toArray();
+    for (const QJsonValue &c : choices) {
+        const QJsonObject choice = c.toObject();
+        if (!choice.value(QStringLiteral("finish_reason")).isNull() ||
+            !emptyDelta(choice.value(QStringLiteral("delta"))))
+            return false;
+    }
+    return !choices.isEmpty();
+}
+
+QByteArray sseFrame(const upstream::SseEvent &e) {
+    QByteArray out;
+    if (!e.event.isEmpty())
+        out += "event: " + e.event + '\n';
+    for (const QByteArray &line : e.data.split('\n'))
+        out += "data: " + line + '\n';
+    out += '\n';
+    return out;
+}
+
+bool is2xx(int status) {
+    return status >= 200 && status < 300;
+}
+} // namespace
+
+// One attempt's tries: the credential it holds and the call in flight.
+struct UpstreamAttempts::Try {
+    failover::AttemptId id = 0;
+    failover::Candidate candidate;
+    quint64 generation = 0; // bumped by abort(): callbacks of an older try are not heard
+    bool started = false;
+    int credentialIndex = 0;
+    credentials::Lease lease;
+    Target target;
+    const UpstreamAdapter *adapter = nullptr;
+    bool passthrough = false;
+    QPointer<UpstreamCall> call;
+    SseReader sse;
+    std::unique_ptr<StreamDecoder> decoder;
+    int status = 0;
+    QByteArray errorBody;
+    HeaderList errorHeaders; // a non-2xx answer's headers: credential reset hints
+    std::optional<qint64> headerRetryAfter;
+    QByteArray location;  // a 3xx's Location, to name the redirect
+    qint64 bodyBytes = 0; // this try's 2xx body, bounded by limits.maxResponseBytes when not streaming
+};
+
+UpstreamAttempts::UpstreamAttempts(UpstreamAttemptSetup setup, QObject *parent)
+    : QObject(parent), m_setup(std::move(setup)) {}
+
+UpstreamAttempts::~UpstreamAttempts() {
+    for (auto &[id, t] : m_tries)
+        abort(id);
+}
+
+UpstreamAttempts::Try *UpstreamAttempts::current(failover::AttemptId id, quint64 generation) {
+    const auto it = m_tries.find(id);
+    return it == m_tries.end() || it->second->generation != generation ? nullptr : it->second.get();
+}
+
+QString UpstreamAttempts::redacted(const Try &t, const QString &text) const {
+    // Some providers quote the key they rejected; it must not reach the client, a log or the GUI.
+    return util::redactSecrets(text, t.target.credential);
+}
+
+bool UpstreamAttempts::hasUsableCredential(const failover::Candidate &c) const {
+    return m_setup.pools->hasUsable(c.provider.id, c.provider.credentials, !m_setup.callerAuth.isEmpty());
+}
+
+void UpstreamAttempts::start(const failover::TryStart &s) {
+    auto &slot = m_tries[s.id];
+    if (!slot) {
+        slot = std::make_unique<Try>();
+        slot->id = s.id;
+        slot->candidate = s.candidate;
+    }
+    Try &t = *slot;
+    // The first try starts at the pool's first usable credential; a provider retry keeps
+    // the one it used, a rotation takes the one after it.
+    const int startIndex = !t.started ? 0 : s.nextCredential ? t.credentialIndex + 1 : std::max(0, t.credentialIndex);
+    t.started = true;
+    const quint64 generation = ++t.generation;
+    const auto &p = t.candidate.provider;
+    const failover::AttemptId id = s.id;
+    m_setup.pools->acquire(p.id, p.credentials, m_setup.callerAuth, startIndex, this,
+                           [this, id, generation](const credentials::AcquireResult &r) {
+                               Try *t = current(id, generation);
+                               if (!t || t->call) {
+                                   // the setup was cut by the deadline or the client left
+                                   if (r.kind == credentials::AcquireResult::Kind::Ok)
+                                       m_setup.pools->release(r.lease);
+                                   return;
+                               }
+                               if (r.kind != credentials::AcquireResult::Kind::Ok) {
+                                   const auto kind = r.kind == credentials::AcquireResult::Kind::NoCredential
+                                                         ? failover::FailureKind::CredentialExhausted
+                                                         : failover::FailureKind::SetupError;
+                                   return m_loop->onSetupFailed(id, kind, r.error);
+                               }
+                               t->lease = r.lease;
+                               t->credentialIndex = r.lease.index;
+                               t->target.provider = t->candidate.provider.id;
+                               t->target.modelId = t->candidate.model.id;
+                               t->target.api = t->candidate.provider.api;
+                               t->target.baseUrl = t->candidate.provider.baseUrl;
+                               t->target.credential = r.secret;
+                               t->target.passthroughAuth = r.passthrough;
+                               t->adapter = adapterFor(t->target.api);
+                               t->passthrough =
+                                   m_setup.request->stream && formats::sameApiName(m_setup.format) == t->target.api;
+                               failover::TryReady ready;
+                               ready.passthrough = t->passthrough;
+                               ready.upstreamApi = t->target.api;
+                               ready.upstreamProvider = t->target.provider;
+                               m_loop->onSetupDone(id, ready);
+                           });
+}
+
+void UpstreamAttempts::launch(failover::AttemptId id) {
+    const auto it = m_tries.find(id);
+    if (it == m_tries.end() || !it->second->adapter)
+        return;
+    Try &t = *it->second;
+    const HttpRequest req = t.adapter->buildRequest(*m_setup.request, m_setup.format, t.target, m_setup.forwardHeaders);
+    // Fresh per-try state.
+    t.sse = SseReader();
+    t.decoder = t.adapter->makeDecoder(t.target);
+    t.status = 0;
+    t.errorBody.clear();
+    t.errorHeaders.clear();
+    t.headerRetryAfter.reset();
+    t.location.clear();
+    t.bodyBytes = 0;
+    const quint64 generation = t.generation;
+    t.call = m_setup.transport->start(req, this);
+    connect(t.call, &UpstreamCall::responseStarted, this,
+            [this, id, generation](int status, const HeaderList &headers) {
+                if (Try *t = current(id, generation))
+                    onResponseStarted(*t, status, headers);
+            });
+    connect(t.call, &UpstreamCall::bodyData, this, [this, id, generation](const QByteArray &chunk) {
+        if (Try *t = current(id, generation))
+            onBodyData(*t, chunk);
+    });
+    connect(t.call, &UpstreamCall::finished, this, [this, id, generation](const TransportResult &result) {
+        if (Try *t = current(id, generation))
+            onFinished(*t, result);
+    });
+}
+
+void UpstreamAttempts::abort(failover::AttemptId id) {
+    const auto it = m_tries.find(id);
+    if (it == m_tries.end())
+        return;
+    Try &t = *it->second;
+    ++t.generation;
+    if (t.call) {
+        auto *call = t.call.data();
+        t.call = nullptr;
+        call->disconnect(this);
+        call->abort();
+        call->deleteLater();
+    }
+    m_setup.pools->release(t.lease);
+    t.lease = {};
+}
+
+void UpstreamAttempts::setReadPaused(failover::AttemptId id, bool paused) {
+    const auto it = m_tries.find(id);
+    if (it != m_tries.end() && it->second->call)
+        it->second->call->setReadPaused(paused);
+}
+
+std::optional<int> UpstreamAttempts::rotateCredential(failover::AttemptId id, const failover::TryFailure &failure) {
+    // refreshGatewayApiKeyAfterAuthError. A caller's own (passthrough) key is that caller's
+    // business: it never exhausts the pool for others.
+    const auto it = m_tries.find(id);
+    if (it == m_tries.end())
+        return std::nullopt;
+    Try &t = *it->second;
+    const auto &p = t.candidate.provider;
+    if (t.credentialIndex < 0 || t.target.passthroughAuth || p.credentials.isEmpty())
+        return std::nullopt;
+    // The pools judge: a 401 is rejected until the key changes; anything else is parked for
+    // Retry-After, the provider's reset hint, or the configured default for its reason.
+    credentials::CredentialFailure cf;
+    cf.status = failure.input.status;
+    cf.message = failure.input.message; // already redacted: kept as the credential's last error
+    cf.classification = failure.input.classificationMessage;
+    cf.usageLimit = failure.input.usageLimit;
+    cf.retryAfterMs = failure.input.retryAfterMs; // headers only: the loop drops in-band values
+    if (failure.fromHeaders)
+        cf.headers = t.errorHeaders;
+    credentials::Lease lease;
+    lease.provider = p.id;
+    lease.index = t.credentialIndex;
+    m_setup.pools->recordFailure(lease, cf, credentials::parkDefaultsFor(*m_setup.config, p));
+    if (!m_setup.pools->hasUsable(p.id, p.credentials, !m_setup.callerAuth.isEmpty()))
+        return std::nullopt;
+    return t.credentialIndex;
+}
+
+void UpstreamAttempts::onResponseStarted(Try &t, int status, const HeaderList &headers) {
+    t.status = status;
+    if (status >= 300 && status < 400)
+        t.location = headerValue(headers, "location");
+    if (!is2xx(status)) {
+        t.errorHeaders = headers;
+        t.headerRetryAfter =
+            failover::FailureClassifier::retryAfterFromHeaders(headers, QDateTime::currentMSecsSinceEpoch());
+    }
+    m_loop->onResponseHead(t.id, status);
+}
+
+void UpstreamAttempts::onBodyData(Try &t, const QByteArray &chunk) {
+    const failover::AttemptId id = t.id;
+    const quint64 generation = t.generation;
+    m_loop->onActivity(id);
+    if (!is2xx(t.status)) {
+        if (t.errorBody.size() < kMaxErrorBody)
+            t.errorBody += chunk.left(kMaxErrorBody - t.errorBody.size());
+        return;
+    }
+    t.bodyBytes += chunk.size();
+    if (!m_setup.request->stream && t.bodyBytes > m_setup.config->limits.maxResponseBytes) {
+        // The whole answer is kept until done: bounded by configuration, not by the peer.
+        failover::TryFailure f;
+        f.stop = true;
+        f.input.message = QStringLiteral("the upstream answer of %1 exceeds limits.maxResponseBytes (%2 bytes)")
+                              .arg(t.candidate.name())
+                              .arg(m_setup.config->limits.maxResponseBytes);
+        abort(id);
+        return m_loop->onFailure(id, f);
+    }
+    feedSse(t, t.sse.feed(chunk));
+    Try *again = current(id, generation);
+    if (again && again->sse.overflowed()) {
+        // One SSE event over the reader's bound: a hostile or broken upstream. The reader
+        // keeps nothing more; the attempt ends as a connection-level failure (transport).
+        abort(id);
+        m_loop->onTransportError(id, TransportError::TooLarge, QStringLiteral("one upstream SSE event over 8 MiB"));
+    }
+}
+
+void UpstreamAttempts::feedSse(Try &t, const QList<SseEvent> &events) {
+    const failover::AttemptId id = t.id;
+    const quint64 generation = t.generation;
+    for (const auto &e : events) {
+        Try *live = current(id, generation);
+        if (!live)
+            return;
+        failover::TryFrame frame;
+        frame.events = live->decoder->feed(e);
+        for (auto &ev : frame.events)
+            if (ev.type == model::EventType::Error)
+                ev.errorMessage = redacted(*live, ev.errorMessage);
+        frame.frameBytes = e.event.size() + e.data.size();
+        if (live->passthrough) {
+            // Raw frames skip the encoder, so they take the redaction here (an upstream
+            // error event may quote the key it rejected).
+            frame.raw = util::redactSecrets(sseFrame(e), live->target.credential);
+            frame.noise = isNoiseFrame(e, frame.events);
+        }
+        m_loop->onFrame(id, frame);
+    }
+}
+
+void UpstreamAttempts::onFinished(Try &t, const TransportResult &result) {
+    t.call = nullptr;
+    const failover::AttemptId id = t.id;
+    const quint64 generation = t.generation;
+    if (result.error != TransportError::None)
+        return m_loop->onTransportError(id, result.error, redacted(t, result.message));
+    if (t.status >= 300 && t.status < 400) {
+        failover::TryFailure f;
+        f.fromHeaders = true;
+        f.input.status = t.status;
+        f.input.message = QStringLiteral("upstream %1 answered HTTP %2, a redirect to %3; Switchman does not follow "
+                                         "redirects: check the provider's baseUrl")
+                              .arg(t.candidate.name())
+                              .arg(t.status)
+                              .arg(t.location.isEmpty() ? QStringLiteral("(no Location)")
+                                                        : redacted(t, QString::fromUtf8(t.location.left(512))));
+        return m_loop->onFailure(id, f);
+    }
+    if (!is2xx(t.status)) {
+        const auto info = t.adapter->parseError(t.status, t.errorBody);
+        failover::TryFailure f;
+        f.fromHeaders = true;
+        model::GatewayError upstream = model::GatewayError::make(t.status, {}, {});
+        upstream.upstreamApi = t.target.api;
+        upstream.code = info.errorType;
+        upstream.providerType = info.providerType;
+        upstream.param = info.param;
+        f.upstreamError = upstream;
+        f.input.status = t.status;
+        f.input.message = redacted(t, info.message);
+        f.input.classificationMessage =
+            info.errorType.isEmpty() ? QString() : info.errorType + QStringLiteral(": ") + info.message;
+        f.input.retryAfterMs = t.headerRetryAfter;
+        return m_loop->onFailure(id, f);
+    }
+    feedSse(t, t.sse.finish());
+    Try *live = current(id, generation);
+    if (!live)
+        return;
+    // The upstream closed cleanly: an error the decoder makes now means the body ended early.
+    failover::TryFrame end;
+    end.events = live->decoder->finish();
+    for (auto &ev : end.events)
+        if (ev.type == model::EventType::Error)
+            ev.errorMessage = redacted(*live, ev.errorMessage);
+    end.afterEnd = true;
+    m_loop->onFrame(id, end);
+}
+
+} // namespace sw::upstream

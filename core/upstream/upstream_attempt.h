@@ -1,0 +1,61 @@
+#pragma once
+// One upstream try of the failover loop (failover::AttemptRunner): the credential
+// (setup), the HTTP call, its head and body, the SSE reader and the API's decoder,
+// error bodies, and redaction of everything the try reports. The loop decides
+// what any of it means; this class only reports it, by AttemptId.
+
+#include "failover/attempt_loop.h"
+#include "upstream/transport.h"
+#include "upstream/upstream_adapter.h"
+
+#include <QObject>
+#include <QPointer>
+#include <map>
+#include <memory>
+
+namespace sw::credentials {
+class CredentialPools;
+}
+
+namespace sw::upstream {
+
+struct UpstreamAttemptSetup {
+    credentials::CredentialPools *pools = nullptr;
+    Transport *transport = nullptr;
+    std::shared_ptr<const config::Config> config; // park defaults, limits.maxResponseBytes
+    const formats::ParsedRequest *request = nullptr;
+    formats::InboundFormat format = formats::InboundFormat::AnthropicMessages;
+    HeaderList forwardHeaders; // anthropic-beta, anthropic-version, OpenAI-Beta
+    QByteArray callerAuth;     // the caller's own provider key, when it may send one
+};
+
+class UpstreamAttempts final : public QObject, public failover::AttemptRunner {
+    Q_OBJECT
+    Q_DISABLE_COPY_MOVE(UpstreamAttempts)
+public:
+    explicit UpstreamAttempts(UpstreamAttemptSetup setup, QObject *parent = nullptr);
+    ~UpstreamAttempts() override;
+    void setLoop(failover::AttemptLoop *loop) { m_loop = loop; }
+
+    void start(const failover::TryStart &start) override;
+    void launch(failover::AttemptId id) override;
+    void abort(failover::AttemptId id) override;
+    void setReadPaused(failover::AttemptId id, bool paused) override;
+    bool hasUsableCredential(const failover::Candidate &candidate) const override;
+    std::optional<int> rotateCredential(failover::AttemptId id, const failover::TryFailure &failure) override;
+
+private:
+    struct Try;
+    Try *current(failover::AttemptId id, quint64 generation);
+    void onResponseStarted(Try &t, int status, const HeaderList &headers);
+    void onBodyData(Try &t, const QByteArray &chunk);
+    void onFinished(Try &t, const TransportResult &result);
+    void feedSse(Try &t, const QList<SseEvent> &events);
+    QString redacted(const Try &t, const QString &text) const;
+
+    UpstreamAttemptSetup m_setup;
+    failover::AttemptLoop *m_loop = nullptr;
+    std::map<failover::AttemptId, std::unique_ptr<Try>> m_tries;
+};
+
+} // namespace sw::upstream

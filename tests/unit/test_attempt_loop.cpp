@@ -1,0 +1,784 @@
+// The failover loop (failover::AttemptLoop) driven through its seams: a scripted
+// runner stands for the upstream, a recording observer for telemetry and a
+// recording sink for the client, all on a FakeClock. No sockets, no sleeps: the
+// budget, deadline, keepalive, idle and backoff timers move only when the test
+// advances the clock.
+#include "failover/attempt_loop.h"
+#include "failover/provider_down_marks.h"
+#include "fake_clock.h"
+
+#include <QJsonObject>
+#include <QTest>
+
+using namespace sw;
+using namespace sw::failover;
+using model::EventType;
+using model::StreamEvent;
+
+namespace {
+
+Candidate candidate(const QString &provider, const QString &api = QStringLiteral("anthropic-messages")) {
+    Candidate c;
+    c.provider.id = provider;
+    c.provider.api = api;
+    c.provider.baseUrl = QStringLiteral("http://%1.test").arg(provider);
+    c.provider.maxRetries = 0;
+    c.provider.retriesBeforeFailover = 0;
+    c.model.provider = provider;
+    c.model.id = QStringLiteral("m-") + provider;
+    c.model.costInput = 1;
+    c.model.costOutput = 2;
+    return c;
+}
+
+StreamEvent ev(EventType t, const QString &delta = {}) {
+    StreamEvent e;
+    e.type = t;
+    e.delta = delta;
+    e.contentIndex = 0;
+    return e;
+}
+
+class ScriptedRunner final : public AttemptRunner {
+public:
+    AttemptLoop *loop = nullptr;
+    QList<TryStart> starts;
+    QList<AttemptId> launches;
+    QList<AttemptId> aborts;
+    QSet<QString> noCredential; // providers without a usable credential
+    QSet<QString> setupHangs;   // providers whose setup never answers
+    QSet<QString> setupFails;   // providers whose setup fails (store error)
+    int credentialsLeft = 0;    // rotations the pool still allows
+    QList<QPair<AttemptId, bool>> paused;
+
+    void start(const TryStart &s) override {
+        starts.append(s);
+        if (setupHangs.contains(s.candidate.provider.id))
+            return;
+        if (setupFails.contains(s.candidate.provider.id))
+            return loop->onSetupFailed(s.id, FailureKind::SetupError, QStringLiteral("keychain locked"));
+        TryReady ready;
+        ready.upstreamApi = s.candidate.provider.api;
+        ready.upstreamProvider = s.candidate.provider.id;
+        ready.passthrough = passthrough;
+        loop->onSetupDone(s.id, ready);
+    }
+    void launch(AttemptId id) override { launches.append(id); }
+    void abort(AttemptId id) override { aborts.append(id); }
+    void setReadPaused(AttemptId id, bool p) override { paused.append({id, p}); }
+    bool hasUsableCredential(const Candidate &c) const override { return !noCredential.contains(c.provider.id); }
+    std::optional<int> rotateCredential(AttemptId, const TryFailure &) override {
+        if (credentialsLeft <= 0)
+            return std::nullopt;
+        --credentialsLeft;
+        return 0;
+    }
+    AttemptId lastId() const { return starts.last().id; }
+    QString lastProvider() const { return starts.last().candidate.provider.id; }
+    bool passthrough = false;
+};
+
+class Recorder final : public AttemptObserver {
+public:
+    QList<AttemptReport> rows;
+    QList<QPair<AttemptReport, QJsonObject>> lines;
+    QList<UsageReport> usage;
+    QStringList notes;
+    QList<QPair<QString, FailureKind>> failures;
+    int marksTold = 0;
+    QList<qint64> ttfts;
+    void attemptRecorded(const AttemptReport &r) override { rows.append(r); }
+    void attemptLogged(const AttemptReport &r, const QJsonObject &extra) override { lines.append({r, extra}); }
+    void usageRecorded(const UsageReport &u) override { usage.append(u); }
+    void note(const QString &m, const QJsonObject &) override { notes.append(m); }
+    void failureCounted(const Candidate &c, FailureKind k) override { failures.append({c.provider.id, k}); }
+    void marked(const Candidate &, qint64) override { ++marksTold; }
+    void ttftObserved(qint64 ms) override { ttfts.append(ms); }
+};
+
+class Sink final : public ClientSink {
+public:
+    bool open = false;
+    int keepalives = 0;
+    QList<AnswerInfo> commits;
+    QList<StreamEvent> events;
+    QList<QByteArray> frames;
+    QList<model::GatewayError> inBand;
+    bool ended = false;
+    std::optional<AnswerInfo> answered;
+    QString answerText;
+    std::optional<model::GatewayError> failed;
+    qint64 pending = 0;
+
+    void openStream() override { open = true; }
+    void upstreamChosen(const QString &, const QString &) override {}
+    bool streamOpen() const override { return open; }
+    void keepalive() override { ++keepalives; }
+    void commitStream(const AnswerInfo &info, bool) override { commits.append(info); }
+    void streamEvent(const StreamEvent &e) override { events.append(e); }
+    void streamFrame(const QByteArray &f) override { frames.append(f); }
+    void streamError(const model::GatewayError &e) override { inBand.append(e); }
+    void endStream() override { ended = true; }
+    void answer(model::AssistantMessage m, const AnswerInfo &info) override {
+        answered = info;
+        for (const auto &b : m.content)
+            answerText += b.text;
+    }
+    void fail(const model::GatewayError &e, int) override {
+        failed = e;
+        if (open) {
+            inBand.append(e);
+            ended = true;
+        }
+    }
+    qint64 pendingBytes() const override { return pending; }
+};
+
+// One request's loop with its fakes.
+struct Harness {
+    test::FakeClock clock;
+    ProviderDownMarks marks{clock};
+    ScriptedRunner runner;
+    Recorder seen;
+    Sink client;
+    formats::ParsedRequest parsed;
+    LoopSettings settings;
+    Resolution resolution;
+    std::unique_ptr<AttemptLoop> loop;
+    bool done = false;
+
+    Harness(QList<Candidate> chain, bool stream, bool direct = false) {
+        parsed.model = QStringLiteral("route");
+        parsed.stream = stream;
+        model::Message m;
+        m.role = model::Role::User;
+        model::ContentBlock b;
+        b.type = model::BlockType::Text;
+        b.text = QStringLiteral("hi");
+        m.content.append(b);
+        parsed.context.messages.append(m);
+        settings.tenant = QStringLiteral("t");
+        settings.requestId = QStringLiteral("REQ");
+        settings.requestedModel = parsed.model;
+        settings.stream = stream;
+        settings.deadlineMs = 60000;
+        settings.keepaliveMs = 15000;
+        settings.upstreamIdleTimeoutMs = 300000;
+        resolution.requested = parsed.model;
+        resolution.chain = std::move(chain);
+        resolution.direct = direct;
+    }
+    void start() {
+        AttemptLoop::Deps deps;
+        deps.clock = &clock;
+        deps.marks = &marks;
+        deps.runner = &runner;
+        deps.observer = &seen;
+        deps.client = &client;
+        deps.random = [](qint64) { return qint64(0); };
+        loop = std::make_unique<AttemptLoop>(deps, settings, resolution, parsed, [this]() { done = true; });
+        runner.loop = loop.get();
+        loop->start();
+    }
+    AttemptId id() const { return runner.lastId(); }
+    void frame(QList<StreamEvent> events, bool afterEnd = false) {
+        TryFrame f;
+        f.events = std::move(events);
+        f.afterEnd = afterEnd;
+        f.frameBytes = 32;
+        loop->onFrame(id(), f);
+    }
+    void answer(const QString &text = QStringLiteral("Hello")) {
+        loop->onResponseHead(id(), 200);
+        frame({ev(EventType::Start), ev(EventType::TextStart)});
+        frame({ev(EventType::TextDelta, text)});
+        StreamEvent d = ev(EventType::Done);
+        d.usage.input = 10;
+        d.usage.output = 5;
+        frame({ev(EventType::TextEnd), d});
+    }
+    void httpError(int status, const QString &message = QStringLiteral("upstream says no")) {
+        loop->onResponseHead(id(), status);
+        TryFailure f;
+        f.fromHeaders = true;
+        f.input.status = status;
+        f.input.message = message;
+        loop->onFailure(id(), f);
+    }
+    QStringList outcomes() const {
+        QStringList out;
+        for (const auto &r : seen.rows)
+            out << QStringLiteral("%1:%2").arg(r.candidate ? r.candidate->provider.id : QString(),
+                                               r.logOutcome.isEmpty() ? QStringLiteral("committed") : r.logOutcome);
+        return out;
+    }
+};
+
+enum class Shape { Transport, Status, InBand };
+
+} // namespace
+
+class TestAttemptLoop : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void firstCandidateAnswers_data() {
+        QTest::addColumn<bool>("stream");
+        QTest::newRow("stream") << true;
+        QTest::newRow("json") << false;
+    }
+    void firstCandidateAnswers() {
+        QFETCH(bool, stream);
+        Harness h({candidate("pa"), candidate("pb")}, stream);
+        h.start();
+        QCOMPARE(h.runner.launches.size(), 1);
+        QCOMPARE(h.client.open, stream); // early headers only for a stream
+        h.answer();
+        QVERIFY(h.done);
+        QCOMPARE(h.outcomes(), QStringList{"pa:committed"});
+        QCOMPARE(h.seen.usage.size(), 1);
+        QCOMPARE(h.seen.usage[0].rowId, QStringLiteral("REQ"));
+        QVERIFY(h.seen.usage[0].answered);
+        if (stream) {
+            QCOMPARE(h.client.commits.size(), 1);
+            QVERIFY(h.client.ended);
+            QCOMPARE(h.client.events.first().type, EventType::Start); // the held events replayed in order
+        } else {
+            QVERIFY(h.client.answered);
+            QCOMPARE(h.client.answerText, QStringLiteral("Hello"));
+        }
+        QVERIFY(h.marks.active().isEmpty());
+        QCOMPARE(h.clock.pendingTimers(), 0); // deadline, keepalive, idle, budget all disarmed
+    }
+
+    // record: Which failures fail over, every row, stream and JSON, with and without a follower.
+    void classifierTable_data() {
+        QTest::addColumn<int>("shape");
+        QTest::addColumn<int>("status");
+        QTest::addColumn<QString>("text");
+        QTest::addColumn<QString>("kind"); // empty: stop
+        QTest::addColumn<int>("clientStatus");
+        QTest::addColumn<bool>("marks");
+        const struct {
+            const char *name;
+            Shape shape;
+            int status;
+            const char *text;
+            const char *kind;
+            int clientStatus;
+            bool marks;
+        } rows[] = {
+            {"dns", Shape::Transport, 0, "Host api.example not found", "transport", 502, true},
+            {"usage limit text", Shape::Status, 429, "You have reached your usage limit", "credential_exhausted", 0,
+             false},
+            {"401", Shape::Status, 401, "invalid x-api-key", "credential_exhausted", 0, false},
+            {"403", Shape::Status, 403, "forbidden", "credential_exhausted", 0, false},
+            {"403 concurrency cap", Shape::Status, 403, "too many concurrent requests", "rate_limited", 429, true},
+            {"429", Shape::Status, 429, "rate_limit_error: slow down", "rate_limited", 429, true},
+            {"404", Shape::Status, 404, "model not found", "not_served", 0, false},
+            {"3xx", Shape::Status, 302, "redirect", "", 502, false},
+            {"400", Shape::Status, 400, "max_tokens: too large", "", 400, false},
+            {"422", Shape::Status, 422, "unprocessable", "", 422, false},
+            {"408", Shape::Status, 408, "request timeout", "server_error", 0, true},
+            {"503", Shape::Status, 503, "overloaded", "server_error", 503, true},
+            {"529", Shape::Status, 529, "overloaded_error: Overloaded", "server_error", 0, true},
+            {"in-band rate limit", Shape::InBand, 0, "rate limit exceeded", "rate_limited", 0, true},
+            {"in-band overloaded", Shape::InBand, 0, "Overloaded", "server_error", 0, true},
+            {"in-band not retryable", Shape::InBand, 0, "prompt is too long", "", 0, false},
+        };
+        for (const auto &r : rows)
+            QTest::newRow(r.name) << int(r.shape) << r.status << QString::fromLatin1(r.text)
+                                  << QString::fromLatin1(r.kind) << r.clientStatus << r.marks;
+    }
+    void classifierTable() {
+        QFETCH(int, shape);
+        QFETCH(int, status);
+        QFETCH(QString, text);
+        QFETCH(QString, kind);
+        QFETCH(int, clientStatus);
+        QFETCH(bool, marks);
+        for (const bool stream : {true, false}) {
+            for (const bool follower : {true, false}) {
+                const QString where = QStringLiteral("stream=%1 follower=%2").arg(stream).arg(follower);
+                QList<Candidate> chain{candidate("pa")};
+                if (follower)
+                    chain.append(candidate("pb"));
+                Harness h(chain, stream);
+                h.start();
+                if (Shape(shape) == Shape::Transport) {
+                    h.loop->onTransportError(h.id(), upstream::TransportError::HostNotFound, text);
+                } else if (Shape(shape) == Shape::Status) {
+                    h.httpError(status, text);
+                } else {
+                    h.loop->onResponseHead(h.id(), 200);
+                    StreamEvent e = ev(EventType::Error);
+                    e.errorMessage = text;
+                    h.frame({ev(EventType::Start), e});
+                }
+                const bool failsOver = !kind.isEmpty();
+                QVERIFY2(h.marks.active().isEmpty() != marks, qPrintable(where));
+                if (failsOver && follower) {
+                    QVERIFY2(!h.done, qPrintable(where));
+                    QCOMPARE(h.runner.lastProvider(), QStringLiteral("pb"));
+                    QCOMPARE(h.seen.rows.first().failure, kind);
+                    QCOMPARE(h.seen.rows.first().logOutcome, QStringLiteral("retrying"));
+                    h.answer();
+                    QVERIFY2(h.done && !h.client.failed, qPrintable(where));
+                } else {
+                    // No follower, or a stop: the client gets the error, in band once headers are out.
+                    QVERIFY2(h.done, qPrintable(where));
+                    QVERIFY2(h.client.failed, qPrintable(where));
+                    QCOMPARE(h.runner.starts.size(), 1);
+                    if (clientStatus)
+                        QCOMPARE(h.client.failed->status, clientStatus);
+                    QCOMPARE(h.seen.rows.first().logOutcome,
+                             failsOver ? QStringLiteral("exhausted") : QStringLiteral("stop"));
+                    QCOMPARE(h.client.inBand.isEmpty(), !stream);
+                }
+            }
+        }
+    }
+
+    void refusalIsAnAnswerNotAnOutage() {
+        // issue 10 item 1: a refusal is Done with its stop reason: it commits, no mark, no failover.
+        Harness h({candidate("pa"), candidate("pb")}, true);
+        h.start();
+        StreamEvent d = ev(EventType::Done);
+        d.reason = model::StopReason::Refusal;
+        h.frame({ev(EventType::Start), d});
+        QVERIFY(h.done);
+        QCOMPARE(h.runner.starts.size(), 1);
+        QCOMPARE(h.outcomes(), QStringList{"pa:committed"});
+        QCOMPARE(h.client.events.last().reason, model::StopReason::Refusal);
+        QVERIFY(h.marks.active().isEmpty());
+    }
+
+    void cutAfterCommitWritesTheFormatsErrorOnPassthrough() {
+        // issue 10 item 3: a same-API stream cut after content gets the format's error, never a made-up end.
+        Harness h({candidate("pa"), candidate("pb")}, true);
+        h.runner.passthrough = true;
+        h.start();
+        TryFrame f;
+        f.events = {ev(EventType::Start), ev(EventType::TextStart), ev(EventType::TextDelta, QStringLiteral("Hel"))};
+        f.raw = QByteArray("event: content_block_delta\ndata: {}\n\n");
+        h.loop->onFrame(h.id(), f);
+        QCOMPARE(h.client.frames.size(), 1);
+        h.loop->onTransportError(h.id(), upstream::TransportError::Reset, QStringLiteral("reset"));
+        QVERIFY(h.done);
+        QCOMPARE(h.client.inBand.size(), 1);
+        QVERIFY(h.client.inBand[0].message.contains(QStringLiteral("reset")));
+        QVERIFY(h.client.ended);
+        QCOMPARE(h.runner.starts.size(), 1); // committed: final
+        QVERIFY(h.marks.active().isEmpty());
+    }
+
+    void redirectStopsWithA502() {
+        Harness h({candidate("pa"), candidate("pb")}, false);
+        h.start();
+        h.httpError(301, QStringLiteral("upstream pa answered HTTP 301, a redirect"));
+        QCOMPARE(h.client.failed->status, 502);
+        QCOMPARE(h.runner.starts.size(), 1);
+        QVERIFY(h.marks.active().isEmpty());
+    }
+
+    void parallelFailureOnOneBlipAddsNoStrike() {
+        // issue 10 item 6: the loop hands the mark its try's start, so a try launched before
+        // another request's strike adds none (one blip, one strike, 20 s).
+        Harness a({candidate("pa"), candidate("pb")}, false);
+        a.start();
+        a.clock.advance(10);
+        a.marks.mark(QStringLiteral("t"), candidate("pa").ref(),
+                     UpstreamFailure{FailureKind::ServerError, 503, std::nullopt, QStringLiteral("blip")},
+                     a.clock.nowMs() - 5); // a parallel request's strike, after our try started
+        a.httpError(503);
+        QCOMPARE(a.marks.active().first().strikes, 1);
+        QCOMPARE(a.marks.active().first().ttlMs, ProviderDownMarks::kServerErrorBaseMs);
+        // A try launched after the mark does add one.
+        a.answer();
+        Harness b({candidate("pa"), candidate("pb")}, false);
+        b.clock.advance(10);
+        b.marks.mark(QStringLiteral("t"), candidate("pa").ref(),
+                     UpstreamFailure{FailureKind::ServerError, 503, std::nullopt, QStringLiteral("blip")},
+                     b.clock.nowMs() - 5);
+        b.clock.advance(30000); // expired: pa is tried first again
+        b.start();
+        QCOMPARE(b.runner.lastProvider(), QStringLiteral("pa"));
+        b.clock.advance(10);
+        b.httpError(503);
+        QCOMPARE(b.marks.active().first().strikes, 2);
+    }
+
+    void disabledFailoverIsAPlainRelay() {
+        // issue 10 item 7: no marks set or consulted, no follower, no deadline.
+        Harness h({candidate("pa"), candidate("pb")}, false);
+        h.settings.failoverEnabled = false;
+        h.marks.mark(QStringLiteral("t"), candidate("pa").ref(),
+                     UpstreamFailure{FailureKind::ServerError, 503, std::nullopt, QStringLiteral("old")});
+        h.start();
+        QCOMPARE(h.runner.lastProvider(), QStringLiteral("pa")); // its mark is not consulted
+        h.httpError(503);
+        QVERIFY(h.done);
+        QCOMPARE(h.client.failed->status, 503);
+        QCOMPARE(h.marks.active().first().strikes, 1); // not struck again
+        QCOMPARE(h.runner.starts.size(), 1);
+    }
+
+    void credentialLessFollowerIsNoFollower() {
+        // issue 10 item 8: pb has no credential: pa keeps its own retries and the client gets
+        // pa's real failure, with pb's skipped row.
+        Harness h({candidate("pa"), candidate("pb")}, false);
+        h.resolution.chain[0].provider.maxRetries = 1;
+        h.runner.noCredential.insert(QStringLiteral("pb"));
+        h.start();
+        h.httpError(503);
+        QVERIFY(!h.done); // a retry of pa, as without a follower
+        QCOMPARE(h.seen.notes, QStringList{"provider retry"});
+        h.clock.advance(1000);
+        QCOMPARE(h.runner.starts.size(), 2);
+        QCOMPARE(h.runner.lastProvider(), QStringLiteral("pa"));
+        h.httpError(503, QStringLiteral("still overloaded"));
+        QVERIFY(h.done);
+        QCOMPARE(h.client.failed->status, 503);
+        QVERIFY(h.client.failed->message.contains(QStringLiteral("still overloaded")));
+        QCOMPARE(h.outcomes(), (QStringList{"pa:exhausted", "pb:skipped"}));
+        QCOMPARE(h.seen.rows[1].failure, QStringLiteral("credential_exhausted"));
+    }
+
+    void usageRowIdsAreUniqueAndTheAnswerKeepsThePlainId() {
+        // issue 10 item 10.
+        Harness h({candidate("pa"), candidate("pb")}, false);
+        h.resolution.chain[0].provider.retriesBeforeFailover = 1;
+        h.start();
+        auto failWithUsage = [&h]() {
+            StreamEvent s = ev(EventType::Start);
+            s.usage.input = 7;
+            StreamEvent e = ev(EventType::Error);
+            e.errorMessage = QStringLiteral("Overloaded");
+            h.frame({s, e});
+        };
+        failWithUsage();
+        h.clock.advance(1000); // pa's own retry
+        QCOMPARE(h.runner.starts.size(), 2);
+        failWithUsage();
+        QCOMPARE(h.runner.lastProvider(), QStringLiteral("pb"));
+        h.answer();
+        QStringList ids;
+        for (const auto &u : h.seen.usage)
+            ids << u.rowId;
+        QCOMPARE(ids, (QStringList{"REQ:a1", "REQ:a1.2", "REQ"}));
+    }
+
+    void clientAbortAfterCommitBillsThePlainId() {
+        Harness h({candidate("pa"), candidate("pb")}, true);
+        h.start();
+        StreamEvent s = ev(EventType::Start);
+        s.usage.input = 9;
+        h.frame({s, ev(EventType::TextStart), ev(EventType::TextDelta, QStringLiteral("Hi"))});
+        h.loop->onClientGone();
+        QVERIFY(h.done);
+        QCOMPARE(h.seen.usage.size(), 1);
+        QCOMPARE(h.seen.usage[0].rowId, QStringLiteral("REQ"));
+        QVERIFY(h.runner.aborts.contains(h.id()));
+        QCOMPARE(h.outcomes(), QStringList{"pa:committed"}); // no aborted row for the answer
+    }
+
+    void clientAbortWhileHeldStartsNoFollower() {
+        Harness h({candidate("pa"), candidate("pb")}, true);
+        h.start();
+        h.frame({ev(EventType::Start)});
+        h.loop->onClientGone();
+        QVERIFY(h.done);
+        QCOMPARE(h.runner.starts.size(), 1);
+        QCOMPARE(h.outcomes(), QStringList{"pa:aborted"});
+        QVERIFY(h.seen.notes.contains(QStringLiteral("client closed request")));
+        QVERIFY(!h.client.failed); // nobody to tell
+        QCOMPARE(h.clock.pendingTimers(), 0);
+    }
+
+    void silentOnlyCandidateEndsAtTheIdleTimeout_data() {
+        QTest::addColumn<bool>("answered200");
+        QTest::newRow("200 then silence") << true;
+        QTest::newRow("no answer") << false;
+    }
+    void silentOnlyCandidateEndsAtTheIdleTimeout() {
+        // issue 10 item 11: keepalives every 15 s until the idle timeout, then the error, then nothing.
+        QFETCH(bool, answered200);
+        Harness h({candidate("pa")}, true);
+        h.settings.deadlineMs = 4000; // shorter than the idle timeout: it must not matter
+        h.start();
+        if (answered200)
+            h.loop->onResponseHead(h.id(), 200);
+        h.clock.advance(299999);
+        QVERIFY(!h.done);
+        QCOMPARE(h.client.keepalives, 19);
+        h.clock.advance(1);
+        QVERIFY(h.done);
+        QCOMPARE(h.client.failed->status, 504);
+        QCOMPARE(h.seen.rows.first().failure, QStringLiteral("server_error"));
+        QVERIFY(h.runner.aborts.contains(h.id()));
+        h.clock.advance(60000);
+        QCOMPARE(h.client.keepalives, 19);
+        QCOMPARE(h.clock.pendingTimers(), 0);
+    }
+
+    void silentFirstCandidateFailsOverAtTheIdleTimeout() {
+        Harness h({candidate("pa"), candidate("pb")}, false);
+        h.settings.deadlineMs = 10 * 60 * 1000; // budget: half of it, past the idle timeout
+        h.settings.upstreamIdleTimeoutMs = 1000;
+        h.start();
+        h.clock.advance(1000);
+        QCOMPARE(h.runner.lastProvider(), QStringLiteral("pb"));
+        h.answer();
+        QVERIFY(h.client.answered);
+        QCOMPARE(h.client.answered->fallbackReason, QStringLiteral("server_error"));
+    }
+
+    void aSlowButTalkingStreamIsNeverCut() {
+        Harness h({candidate("pa")}, true);
+        h.settings.upstreamIdleTimeoutMs = 1000;
+        h.settings.deadlineMs = 4000;
+        h.start();
+        h.frame({ev(EventType::Start), ev(EventType::TextStart), ev(EventType::TextDelta, QStringLiteral("a"))});
+        for (int i = 0; i < 60; ++i) {
+            h.clock.advance(900);
+            h.loop->onActivity(h.id());
+            h.frame({ev(EventType::TextDelta, QStringLiteral("b"))});
+        }
+        QVERIFY(!h.done); // 54 s, past the deadline: a committed answer is never cut for time
+        h.frame({ev(EventType::TextEnd), ev(EventType::Done)});
+        QVERIFY(h.done);
+        QVERIFY(h.client.inBand.isEmpty());
+    }
+
+    void budgetFiresAtHalfTheDeadlineOnTheClock() {
+        Harness h({candidate("pa"), candidate("pb")}, true);
+        h.settings.deadlineMs = 20000;
+        h.start();
+        h.frame({ev(EventType::Start)}); // not meaningful: the budget stays armed
+        h.clock.advance(9999);
+        QCOMPARE(h.runner.starts.size(), 1);
+        h.clock.advance(1);
+        QVERIFY(h.runner.aborts.contains(h.runner.starts.first().id));
+        QCOMPARE(h.runner.lastProvider(), QStringLiteral("pb"));
+        QCOMPARE(h.seen.rows.first().logOutcome, QStringLiteral("budget"));
+        QCOMPARE(h.seen.rows.first().failure, QStringLiteral("server_error"));
+        // The follower's own budget: none, it has no follower. It answers at 19 s.
+        h.clock.advance(9000);
+        h.answer();
+        QVERIFY(h.done && h.client.commits.size() == 1);
+    }
+
+    void meaningfulEventLiftsTheBudget() {
+        Harness h({candidate("pa"), candidate("pb")}, true);
+        h.settings.deadlineMs = 20000;
+        h.start();
+        h.frame({ev(EventType::Start), ev(EventType::TextStart), ev(EventType::TextDelta, QStringLiteral("x"))});
+        h.clock.advance(15000);
+        QCOMPARE(h.runner.starts.size(), 1);
+        QVERIFY(!h.done);
+    }
+
+    void budgetCutsTheProviderRetryBackoff() {
+        Harness h({candidate("pa"), candidate("pb")}, false);
+        h.settings.deadlineMs = 20000;
+        h.resolution.chain[0].provider.retriesBeforeFailover = 3;
+        h.start();
+        TryFailure f;
+        f.fromHeaders = true;
+        f.input.status = 503;
+        f.input.message = QStringLiteral("overloaded");
+        f.input.retryAfterMs = 9000; // waits past the budget
+        h.loop->onResponseHead(h.id(), 503);
+        h.loop->onFailure(h.id(), f);
+        QCOMPARE(h.runner.starts.size(), 1);
+        h.clock.advance(10000);
+        QCOMPARE(h.runner.lastProvider(), QStringLiteral("pb"));
+        QCOMPARE(h.seen.rows.first().logOutcome, QStringLiteral("budget"));
+    }
+
+    void deadlineDuringSetupOnTheClock() {
+        Harness h({candidate("pa"), candidate("pb")}, false);
+        h.settings.deadlineMs = 5000;
+        h.runner.setupHangs.insert(QStringLiteral("pa"));
+        h.start();
+        h.clock.advance(5000);
+        QVERIFY(h.done);
+        QCOMPARE(h.client.failed->status, 502);
+        QCOMPARE(h.seen.rows.first().failure, QStringLiteral("setup_error"));
+        QCOMPARE(h.seen.rows.first().logOutcome, QStringLiteral("deadline"));
+        QVERIFY(h.marks.active().isEmpty());
+        QCOMPARE(h.runner.starts.size(), 1);
+    }
+
+    void noProviderRetryStartsAtOrAfterTheDeadline() {
+        Harness h({candidate("pa")}, false);
+        h.settings.deadlineMs = 60000;
+        h.resolution.chain[0].provider.maxRetries = 2;
+        h.start();
+        h.clock.advance(59000);
+        h.httpError(503, QStringLiteral("busy"));
+        QVERIFY(!h.done); // a 500 ms backoff still starts before the deadline
+        h.clock.advance(500);
+        QCOMPARE(h.runner.starts.size(), 2);
+        h.clock.advance(300);
+        h.httpError(503, QStringLiteral("busy again")); // 1 s of backoff would end past it
+        QVERIFY(h.done);
+        QCOMPARE(h.client.failed->status, 503);
+        QVERIFY(h.client.failed->message.contains(QStringLiteral("busy again")));
+        QCOMPARE(h.runner.starts.size(), 2);
+    }
+
+    void keepaliveCadenceWhileHeldAndNoneAfterCommit() {
+        Harness h({candidate("pa")}, true);
+        h.start();
+        h.clock.advance(44999);
+        QCOMPARE(h.client.keepalives, 2);
+        h.clock.advance(1);
+        QCOMPARE(h.client.keepalives, 3);
+        h.frame({ev(EventType::Start), ev(EventType::TextStart), ev(EventType::TextDelta, QStringLiteral("x"))});
+        h.clock.advance(60000);
+        QCOMPARE(h.client.keepalives, 3);
+    }
+
+    void jsonRequestsGetNoKeepalive() {
+        Harness h({candidate("pa")}, false);
+        h.start();
+        h.clock.advance(60000);
+        QCOMPARE(h.client.keepalives, 0);
+        QVERIFY(!h.client.open);
+    }
+
+    void rotationTriesTheNextCredentialWithinTheAttempt() {
+        Harness h({candidate("pa"), candidate("pb")}, false);
+        h.runner.credentialsLeft = 1;
+        h.start();
+        h.httpError(401, QStringLiteral("invalid x-api-key"));
+        QCOMPARE(h.runner.starts.size(), 2);
+        QCOMPARE(h.runner.lastProvider(), QStringLiteral("pa"));
+        QVERIFY(h.runner.starts.last().nextCredential);
+        QCOMPARE(h.runner.starts.last().id, h.runner.starts.first().id); // the same attempt
+        QVERIFY(h.seen.notes.contains(QStringLiteral("credential rotated")));
+        h.httpError(401, QStringLiteral("invalid x-api-key"));
+        QCOMPARE(h.runner.lastProvider(), QStringLiteral("pb")); // the pool is spent: fail over
+        h.answer();
+        QCOMPARE(h.client.answered->attempts, 2);
+        QCOMPARE(h.client.answered->fallbackReason, QStringLiteral("credential_exhausted"));
+    }
+
+    void singleCandidateIgnoresItsMark() {
+        // A direct selector or a one-candidate route is tried even when marked: deferring it
+        // would give the same answer later. Fails if the loop consulted the mark to skip it.
+        Harness h({candidate("pa")}, false, true);
+        h.marks.mark(QStringLiteral("t"), candidate("pa").ref(),
+                     UpstreamFailure{FailureKind::ServerError, 503, std::nullopt, QStringLiteral("old")});
+        h.start();
+        QCOMPARE(h.runner.starts.size(), 1);
+        QCOMPARE(h.runner.lastProvider(), QStringLiteral("pa"));
+        h.answer();
+        QVERIFY(h.client.answered);
+    }
+
+    void markedCandidateIsDeferredBehindAnUnmarkedOne() {
+        Harness h({candidate("pa"), candidate("pb")}, false);
+        h.marks.mark(QStringLiteral("t"), candidate("pa").ref(),
+                     UpstreamFailure{FailureKind::ServerError, 503, std::nullopt, QStringLiteral("old")});
+        h.start();
+        QCOMPARE(h.runner.lastProvider(), QStringLiteral("pb"));
+        h.httpError(503);
+        QCOMPARE(h.runner.lastProvider(), QStringLiteral("pa")); // marked, but all that is left
+        h.httpError(503);
+        QVERIFY(h.client.failed->retryAfterMs); // every candidate marked: Retry-After
+    }
+
+    void setupFailureFailsOverWithoutAMark() {
+        Harness h({candidate("pa"), candidate("pb")}, false);
+        h.runner.setupFails.insert(QStringLiteral("pa"));
+        h.start();
+        QCOMPARE(h.runner.lastProvider(), QStringLiteral("pb"));
+        QCOMPARE(h.seen.rows.first().failure, QStringLiteral("setup_error"));
+        QVERIFY(h.marks.active().isEmpty());
+    }
+
+    void holdOverItsByteLimitFailsOverAsServerError() {
+        Harness h({candidate("pa"), candidate("pb")}, true);
+        h.settings.maxHoldBytes = 100;
+        h.start();
+        for (int i = 0; i < 4; ++i)
+            h.frame({ev(EventType::TextStart)});
+        QCOMPARE(h.runner.lastProvider(), QStringLiteral("pb"));
+        QCOMPARE(h.seen.rows.first().failure, QStringLiteral("server_error"));
+    }
+
+    void earlyEndOfBodyIsTransport() {
+        // The decoder's "ended before completion" at end of body: the connection closed early.
+        Harness h({candidate("pa"), candidate("pb")}, false);
+        h.start();
+        StreamEvent e = ev(EventType::Error);
+        e.errorMessage = QStringLiteral("stream ended before completion");
+        h.frame({ev(EventType::Start)});
+        h.frame({e}, true);
+        QCOMPARE(h.seen.rows.first().failure, QStringLiteral("transport"));
+        QCOMPARE(h.runner.lastProvider(), QStringLiteral("pb"));
+    }
+
+    void backpressurePausesTheCommittedTry() {
+        Harness h({candidate("pa")}, true);
+        h.start();
+        h.client.pending = 2 * 1024 * 1024;
+        h.frame({ev(EventType::Start), ev(EventType::TextStart), ev(EventType::TextDelta, QStringLiteral("x"))});
+        QCOMPARE(h.runner.paused.size(), 1);
+        QVERIFY(h.runner.paused[0].second);
+        h.client.pending = 0;
+        h.loop->onClientDrained();
+        QCOMPARE(h.runner.paused.size(), 2);
+        QVERIFY(!h.runner.paused[1].second);
+    }
+
+    void incompatibleCandidateIsSkippedLikeAPrecheck() {
+        // issue 12 item 3: previous_response_id on /v1/responses: a chat-completions upstream is
+        // skipped (a row with the reason), the Responses one answers.
+        Harness h({candidate("pb", QStringLiteral("openai-completions")),
+                   candidate("pd", QStringLiteral("openai-responses"))},
+                  false);
+        h.settings.format = formats::InboundFormat::OpenAIResponses;
+        h.parsed.raw.insert(QStringLiteral("previous_response_id"), QStringLiteral("resp_earlier"));
+        h.start();
+        QCOMPARE(h.runner.starts.size(), 1);
+        QCOMPARE(h.runner.lastProvider(), QStringLiteral("pd"));
+        QCOMPARE(h.outcomes().first(), QStringLiteral("pb:skipped"));
+        QVERIFY(h.seen.rows.first().message.contains(QStringLiteral("previous_response_id")));
+        h.answer();
+        QVERIFY(h.client.answered);
+    }
+
+    void noCompatibleCandidateLeftIsA400NamingTheField() {
+        Harness h({candidate("pb", QStringLiteral("openai-completions"))}, false);
+        h.settings.format = formats::InboundFormat::OpenAIResponses;
+        h.parsed.raw.insert(QStringLiteral("previous_response_id"), QStringLiteral("resp_earlier"));
+        h.start();
+        QVERIFY(h.done);
+        QVERIFY(h.runner.starts.isEmpty());
+        QCOMPARE(h.client.failed->status, 400);
+        QVERIFY(h.client.failed->message.contains(QStringLiteral("previous_response_id")));
+    }
+
+    void attemptsAreKeptByIdSoALateCallbackIsIgnored() {
+        // A try the loop gave up on (budget) may still report; it is not heard.
+        Harness h({candidate("pa"), candidate("pb")}, true);
+        h.settings.deadlineMs = 20000;
+        h.start();
+        const AttemptId first = h.id();
+        h.clock.advance(10000);
+        QVERIFY(h.id() != first);
+        TryFrame late;
+        late.events = {ev(EventType::Start), ev(EventType::TextStart),
+                       ev(EventType::TextDelta, QStringLiteral("late"))};
+        h.loop->onFrame(first, late);
+        QVERIFY(h.client.commits.isEmpty());
+        h.answer();
+        QCOMPARE(h.client.commits.size(), 1);
+        QCOMPARE(h.client.commits[0].candidate, candidate("pb").name());
+    }
+};
+
+QTEST_GUILESS_MAIN(TestAttemptLoop)
+#include "test_attempt_loop.moc"
