@@ -332,7 +332,7 @@ void AttemptLoop::handleEvents(Attempt &a, const TryFrame &frame) {
         // no canonical event (message_delta, the usage chunk).
         if (committed)
             m_deps.client->streamFrame(*frame.raw);
-        else if (m_settings.stream && !frame.noise) {
+        else if (m_settings.stream && !(frame.isNoise && frame.isNoise())) {
             provisional = a.heldRaw.size();
             a.heldRaw.append(*frame.raw);
             a.heldRawBytes += frame.raw->size();
@@ -485,13 +485,14 @@ void AttemptLoop::onClientDrained() {
 void AttemptLoop::succeed(Attempt &a) {
     if (a.budget)
         a.budget->settle();
-    settle(a);
     if (!m_settings.stream) {
         m_deps.observer->attemptRecorded(reportOf(a, AttemptOutcome::Committed, {}, {}, {}));
         m_deps.client->answer(a.accumulator.message(), answerInfo(a));
     } else {
         m_deps.client->endStream();
     }
+    // The client has its answer before the upstream call is let go (abort may read on briefly).
+    settle(a);
     recordUsage(a, true);
     finish();
 }

@@ -63,7 +63,9 @@ struct TryReady {
 struct TryFrame {
     QList<model::StreamEvent> events;
     std::optional<QByteArray> raw;
-    bool noise = false;    // a ping or provably empty delta: never kept for replay
+    // A ping or provably empty delta, never kept for replay. Asked only while the attempt is
+    // held: deciding it may parse the frame, which a committed stream must not pay for.
+    std::function<bool()> isNoise;
     qint64 frameBytes = 0; // what the frame costs to keep
     bool afterEnd = false; // made by the decoder at end of body: an Error then is an early close
 };

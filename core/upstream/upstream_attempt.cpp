@@ -308,7 +308,7 @@ void UpstreamAttempts::feedSse(Try &t, const QList<SseEvent> &events) {
             // Raw frames skip the encoder, so they take the redaction here (an upstream
             // error event may quote the key it rejected).
             frame.raw = util::redactSecrets(sseFrame(e), live->target.credential);
-            frame.noise = isNoiseFrame(e, frame.events);
+            frame.isNoise = [&e, &frame]() { return isNoiseFrame(e, frame.events); };
         }
         m_loop->onFrame(id, frame);
     }
