@@ -249,32 +249,8 @@ private Q_SLOTS:
         QCOMPARE(r3.header("x-switchman-candidate"), QByteArray("pa/claude-a"));
     }
 
-    void stallAfter200HitsBudget()
-    {
-        GatewayFixture gw;
-        gw.config.failover.deadlineMs = 1200;
-        gw.anthropicA.setFault(fault(Fault::StallAfter200));
-        gw.start();
-        const auto r = gw.post(QStringLiteral("/v1/chat/completions"), GatewayFixture::openaiBody(QStringLiteral("chain"), QStringLiteral("x"), false));
-        QCOMPARE(r.status, 200);
-        QCOMPARE(r.header("x-switchman-candidate"), QByteArray("pb/gpt-b"));
-        QCOMPARE(r.header("x-switchman-fallback-reason"), QByteArray("server_error"));
-        QCOMPARE(gw.engine().marks().first().kind, failover::FailureKind::ServerError);
-    }
-
-    void providerRetryingA503IsCutByBudget()
-    {
-        GatewayFixture gw;
-        gw.config.failover.deadlineMs = 2400; // budget 1.2 s; retries back off 0.5 s, 1 s, ...
-        gw.config.providers[QStringLiteral("pa")].retriesBeforeFailover = 5;
-        gw.anthropicA.setFault(fault(Fault::Status, 503));
-        gw.start();
-        const auto r = gw.post(QStringLiteral("/v1/messages"), GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), false));
-        QCOMPARE(r.status, 200);
-        QCOMPARE(r.header("x-switchman-candidate"), QByteArray("pb/gpt-b"));
-        QVERIFY(gw.anthropicA.requests().size() >= 2); // it did retry A first
-        QCOMPARE(failuresOf(gw.engine(), QStringLiteral("pa"), QStringLiteral("server_error")), 1);
-    }
+    // stallAfter200HitsBudget and providerRetryingA503IsCutByBudget only waited for the budget
+    // on the real clock: they are tests/unit/test_attempt_loop.cpp now (FakeClock).
 
     void clientAbortWhileHeldStartsNoFollower()
     {

@@ -567,6 +567,38 @@ private Q_SLOTS:
         QVERIFY(h.done && h.client.commits.size() == 1);
     }
 
+    void stallAfter200HitsBudget() {
+        // Moved from the real-clock integration test: a 200 and then nothing, with a follower.
+        Harness h({candidate("pa"), candidate("pb")}, false);
+        h.settings.deadlineMs = 1200;
+        h.start();
+        h.loop->onResponseHead(h.id(), 200);
+        h.clock.advance(600);
+        QCOMPARE(h.runner.lastProvider(), QStringLiteral("pb"));
+        h.answer();
+        QCOMPARE(h.client.answered->candidate, candidate("pb").name());
+        QCOMPARE(h.client.answered->fallbackReason, QStringLiteral("server_error"));
+        QCOMPARE(h.marks.active().first().kind, FailureKind::ServerError);
+    }
+
+    void providerRetryingA503IsCutByBudget() {
+        // Moved from the real-clock integration test: budget 1.2 s; retries back off 0.5 s, 1 s, ...
+        Harness h({candidate("pa"), candidate("pb")}, false);
+        h.settings.deadlineMs = 2400;
+        h.resolution.chain[0].provider.retriesBeforeFailover = 5;
+        h.start();
+        h.httpError(503);
+        h.clock.advance(500);
+        QCOMPARE(h.runner.starts.size(), 2); // it did retry pa first
+        h.httpError(503);
+        h.clock.advance(700); // 1.2 s: the budget, inside the 1 s backoff
+        QCOMPARE(h.runner.lastProvider(), QStringLiteral("pb"));
+        QCOMPARE(h.seen.failures.size(), 1); // one server_error for pa, not one per try
+        QCOMPARE(h.seen.failures[0].second, FailureKind::ServerError);
+        h.answer();
+        QCOMPARE(h.client.answered->candidate, candidate("pb").name());
+    }
+
     void meaningfulEventLiftsTheBudget() {
         Harness h({candidate("pa"), candidate("pb")}, true);
         h.settings.deadlineMs = 20000;
