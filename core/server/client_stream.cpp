@@ -15,6 +15,7 @@ ClientStream::ClientStream(HttpExchange *exchange, formats::InboundFormat format
 void ClientStream::setRequest(const formats::ParsedRequest &request) {
     m_info.model = request.model;
     m_info.includeUsage = request.includeUsage;
+    m_info.customTools = request.customToolNames(); // their calls go back as custom calls
     m_baseHeaders.emplace_back("x-litellm-model-id", request.model.toUtf8());
 }
 

@@ -2,6 +2,7 @@
 
 #include "credentials/credential_pools.h"
 #include "credentials/park_policy.h"
+#include "upstream/openai_completions_stream_decoder.h"
 #include "util/redaction.h"
 
 #include <QDateTime>
@@ -307,7 +308,11 @@ void UpstreamAttempts::feedSse(Try &t, const QList<SseEvent> &events) {
         if (live->passthrough) {
             // Raw frames skip the encoder, so they take the redaction here (an upstream
             // error event may quote the key it rejected).
-            frame.raw = util::redactSecrets(sseFrame(e), live->target.credential);
+            // The gateway asks a Chat upstream for usage; its usage-only chunk is not the
+            // client's unless it set stream_options.include_usage (the usage is still counted).
+            if (!(m_setup.format == formats::InboundFormat::OpenAIChat && !m_setup.request->includeUsage &&
+                  OpenAICompletionsStreamDecoder::isUsageOnlyChunk(e.data)))
+                frame.raw = util::redactSecrets(sseFrame(e), live->target.credential);
             frame.isNoise = [&e, &frame]() { return isNoiseFrame(e, frame.events); };
         }
         m_loop->onFrame(id, frame);

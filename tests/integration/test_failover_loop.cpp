@@ -462,6 +462,35 @@ private Q_SLOTS:
         QCOMPARE(only.openaiB.requests().size(), 0);
     }
 
+    void chatPassthroughUsageChunkOnlyForClientsThatAskedForIt()
+    {
+        // The gateway asks a Chat upstream for usage (to bill it); the usage-only chunk is the
+        // client's only with stream_options.include_usage. The usage row is written either way.
+        GatewayFixture gw;
+        gw.start();
+        auto usageChunks = [](const QByteArray &body) {
+            int n = 0;
+            for (const QByteArray &line : body.split('\n')) {
+                if (!line.startsWith("data: {"))
+                    continue;
+                const QJsonObject o = QJsonDocument::fromJson(line.mid(6)).object();
+                n += o.value("usage").isObject() && o.value("choices").toArray().isEmpty();
+            }
+            return n;
+        };
+        QSignalSpy usage(gw.engine().telemetry(), &telemetry::Telemetry::usageRecorded);
+        QJsonObject body = GatewayFixture::openaiBody(QStringLiteral("pb/gpt-b"), QStringLiteral("x"), true);
+        body.remove("stream_options");
+        const auto plain = gw.post(QStringLiteral("/v1/chat/completions"), body);
+        QCOMPARE(plain.status, 200);
+        QVERIFY2(plain.body.contains("[DONE]"), plain.body.constData());
+        QVERIFY2(usageChunks(plain.body) == 0, plain.body.constData());
+        QCOMPARE(usage.count(), 1);
+        body.insert("stream_options", QJsonObject{{"include_usage", true}});
+        const auto asked = gw.post(QStringLiteral("/v1/chat/completions"), body);
+        QCOMPARE(usageChunks(asked.body), 1);
+    }
+
     void badRequestDoesNotFailOver()
     {
         GatewayFixture gw;
