@@ -1,10 +1,13 @@
 // Usage that survives a restart (issue 17), with the real binary: requests
-// through `switchman --headless`, the process stopped, the ledger file read by
+// through `switchman --headless`, the process killed (no shutdown), the ledger file read by
 // `switchman usage` with no instance running, then a second run on the same data
 // directory whose /admin/usage still holds the first run's rows.
 
 #include "demo/fake_upstream.h"
 #include "signal_wait.h"
+#include "telemetry/usage_database.h"
+
+#include <QElapsedTimer>
 
 #include <QFile>
 #include <QJsonArray>
@@ -54,6 +57,12 @@ class TestUsageRestart final : public QObject {
             20000);
         const auto m = QRegularExpression(QStringLiteral("listening on (http://\\S+)")).match(banner);
         return m.hasMatch() ? m.captured(1) : QString();
+    }
+
+    qsizetype rowsInFile() const {
+        telemetry::UsageDatabase db;
+        QString error;
+        return db.open(ledgerPath(), telemetry::UsageDatabase::Mode::ReadOnly, &error) ? db.query({}).rows.size() : -1;
     }
 
     static bool stopGateway(QProcess &process) {
@@ -135,14 +144,20 @@ private Q_SLOTS:
             QVERIFY2(!base.isEmpty(), qPrintable(QString::fromUtf8(gateway.readAllStandardError())));
             for (int i = 0; i < 3; ++i)
                 QCOMPARE(chat(base), 200);
-            const QJsonArray rows = QJsonDocument::fromJson(http(base + QStringLiteral("/admin/usage")).second)
-                                        .object()
-                                        .value(QStringLiteral("rows"))
-                                        .toArray();
-            QCOMPARE(rows.size(), 3);
-            for (const auto &r : rows)
-                firstIds << r.toObject().value(QStringLiteral("requestId")).toString();
-            QVERIFY(stopGateway(gateway));
+            // Written off the request path within about a second of the answer, with nothing asking for
+            // them: a crash (SIGKILL, no shutdown) keeps them.
+            QElapsedTimer inFile;
+            inFile.start();
+            QVERIFY(test::waitUntil([this]() { return rowsInFile() == 3; }, 5000));
+            qInfo("rows reached the file %lld ms after the last answer", inFile.elapsed());
+            QVERIFY2(inFile.elapsed() < 2000, qPrintable(QString::number(inFile.elapsed())));
+            telemetry::UsageDatabase db;
+            QString error;
+            QVERIFY(db.open(ledgerPath(), telemetry::UsageDatabase::Mode::ReadOnly, &error));
+            for (const auto &r : db.query({}).rows)
+                firstIds << r.requestId;
+            gateway.kill();
+            gateway.waitForFinished();
         }
         QCOMPARE(m_upstream.requests().size(), 3);
         QVERIFY(QFile::exists(ledgerPath()));
@@ -197,11 +212,11 @@ private Q_SLOTS:
         QVERIFY(stopGateway(gateway));
     }
 
-    void badUsageArgumentsAreUsageErrors()
-    {
+    void badUsageArgumentsAreUsageErrors() {
         const Run week = runUsage({QStringLiteral("--by"), QStringLiteral("week")});
         QCOMPARE(week.exitCode, 64);
-        QVERIFY2(week.err.contains(QStringLiteral("--by expects day, provider, model or tenant")), qPrintable(week.err));
+        QVERIFY2(week.err.contains(QStringLiteral("--by expects day, provider, model or tenant")),
+                 qPrintable(week.err));
         const Run since = runUsage({QStringLiteral("--since"), QStringLiteral("last tuesday")});
         QCOMPARE(since.exitCode, 64);
         QVERIFY2(since.err.contains(QStringLiteral("--since expects 7d")), qPrintable(since.err));
