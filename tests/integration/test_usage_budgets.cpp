@@ -130,6 +130,31 @@ private Q_SLOTS:
         QCOMPARE(upstreamCalls(gw), calls + 1);
     }
 
+    void aRestartKeepsTheSpendAndTheNotice() {
+        QTemporaryDir dir;
+        const QString ledger = dir.filePath(QStringLiteral("usage.sqlite"));
+        const QString route = QStringLiteral("/v1/messages");
+        {
+            GatewayFixture gw;
+            gw.usageLedgerPath = ledger;
+            addTenants(gw, 0.00001);
+            gw.start();
+            QCOMPARE(gw.engine().budgetWarnings().size(), 0);
+            QCOMPARE(gw.post(route, routeBody(route, QStringLiteral("pa/claude-a")), as(m_teamKey)).status, 200);
+            QCOMPARE(gw.engine().budgetWarnings().size(), 1); // 80 % (and 100 %) crossed
+            QCOMPARE(gw.engine().budgetWarnings().first().tenant, QStringLiteral("team-a"));
+        }
+        GatewayFixture gw;
+        gw.usageLedgerPath = ledger;
+        addTenants(gw, 0.00001);
+        gw.start();
+        // The spend came back from the file: refused at once, and the notice is not given twice.
+        QCOMPARE(gw.engine().budgetWarnings().size(), 0);
+        QVERIFY(gw.engine().budgets().first().spent > 0.00001);
+        QCOMPARE(gw.post(route, routeBody(route, QStringLiteral("pa/claude-a")), as(m_teamKey)).status, 429);
+        QCOMPARE(gw.anthropicA.requests().size(), 0);
+    }
+
     void metricsShowSpendAndBudget() {
         GatewayFixture gw;
         addTenants(gw, 20);
