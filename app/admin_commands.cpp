@@ -1,6 +1,10 @@
 #include "admin_commands.h"
 
 #include "config/config_loader.h"
+#include "telemetry/usage_database.h"
+#include "telemetry/usage_report.h"
+
+#include <QDateTime>
 
 #include <QEventLoop>
 #include <QFileInfo>
@@ -114,6 +118,55 @@ QString orDash(const QJsonValue &v) {
     return s.isEmpty() ? QStringLiteral("-") : s;
 }
 } // namespace
+
+int usageCommand(const AdminTarget &target, const UsageArguments &args, QTextStream &out, QTextStream &err) {
+    const qint64 now = QDateTime::currentMSecsSinceEpoch();
+    telemetry::UsageQuery q;
+    q.sinceMs = args.since.isEmpty() ? 0 : telemetry::parseTimeBound(args.since, now).value_or(0);
+    q.untilMs = args.until.isEmpty() ? 0 : telemetry::parseTimeBound(args.until, now).value_or(0);
+    q.tenant = args.tenant;
+    q.groupBy = telemetry::groupingFromName(args.by).value_or(telemetry::UsageGrouping::None);
+    telemetry::UsageReport report;
+    bool fromInstance = false;
+    if (!target.baseUrl.isEmpty()) {
+        // Bounds go as epoch milliseconds: "7d" means the same on both sides of the call.
+        QUrlQuery query;
+        if (q.sinceMs)
+            query.addQueryItem(QStringLiteral("since"), QString::number(q.sinceMs));
+        if (q.untilMs)
+            query.addQueryItem(QStringLiteral("until"), QString::number(q.untilMs));
+        if (!q.tenant.isEmpty())
+            query.addQueryItem(QStringLiteral("tenant"), q.tenant);
+        if (!args.by.isEmpty())
+            query.addQueryItem(QStringLiteral("groupBy"), args.by);
+        const AdminReply reply = call(target, "GET", QStringLiteral("/admin/usage"), query);
+        if (reply.reached && reply.status != 200)
+            return explain(target, reply, err);
+        if (reply.reached) {
+            report = telemetry::UsageReport::fromJson(jsonOf(reply));
+            fromInstance = true;
+        }
+    }
+    if (!fromInstance) {
+        telemetry::UsageDatabase db;
+        QString error;
+        if (!db.open(args.ledgerPath, telemetry::UsageDatabase::Mode::ReadOnly, &error)) {
+            err << "switchman: no Switchman answers"
+                << (target.baseUrl.isEmpty() ? QString() : QStringLiteral(" at ") + target.baseUrl)
+                << " and the usage ledger cannot be read: " << error << '\n';
+            return 1;
+        }
+        report = db.query(q);
+        // On stderr: the CSV on stdout stays a clean file.
+        err << "switchman: no Switchman answers"
+            << (target.baseUrl.isEmpty() ? QString() : QStringLiteral(" at ") + target.baseUrl) << "; read "
+            << args.ledgerPath << '\n';
+    }
+    if (!report.error.isEmpty())
+        err << "switchman: " << report.error << '\n';
+    out << (args.csv ? report.toCsv() : report.toText());
+    return 0;
+}
 
 QString remainingText(qint64 ms) {
     const qint64 s = (std::max<qint64>(0, ms) + 999) / 1000;

@@ -33,6 +33,15 @@ int credentialRetryCommand(const AdminTarget &target, const QString &provider, Q
 // Best effort and quiet when nothing runs; returns whether an instance took it.
 bool notifyCredentialChanged(const AdminTarget &target, const QString &ref, int *cleared);
 
+// `switchman usage`: the running instance's /admin/usage, or, when no instance answers, the
+// ledger file itself (read-only; SQLite's WAL lets it be read while another process writes).
+struct UsageArguments {
+    QString since, until, tenant, by;
+    bool csv = false;
+    QString ledgerPath; // the file read when no instance runs
+};
+int usageCommand(const AdminTarget &target, const UsageArguments &args, QTextStream &out, QTextStream &err);
+
 // "42 s", "3 min 20 s", "1 h 05 min" for the countdown columns.
 QString remainingText(qint64 ms);
 

@@ -1,6 +1,8 @@
 #include "cli_options.h"
 
 #include "config/config_loader.h"
+#include "telemetry/usage_database.h"
+#include "telemetry/usage_report.h"
 
 #include <QCommandLineOption>
 #include <QCommandLineParser>
@@ -19,9 +21,13 @@ CliParseResult parseCommandLine(const QStringList &arguments) {
     const QCommandLineOption demo(QStringLiteral("demo"));
     const QCommandLineOption tenant(QStringLiteral("tenant"), QString(), QStringLiteral("NAME"));
     const QCommandLineOption provider(QStringLiteral("provider"), QString(), QStringLiteral("ID"));
+    const QCommandLineOption since(QStringLiteral("since"), QString(), QStringLiteral("WHEN"));
+    const QCommandLineOption until(QStringLiteral("until"), QString(), QStringLiteral("WHEN"));
+    const QCommandLineOption by(QStringLiteral("by"), QString(), QStringLiteral("GROUP"));
+    const QCommandLineOption csv(QStringLiteral("csv"));
     const QCommandLineOption version(QStringList{QStringLiteral("v"), QStringLiteral("version")});
     const QCommandLineOption help(QStringList{QStringLiteral("h"), QStringLiteral("help")});
-    parser.addOptions({headless, config, listen, demo, tenant, provider, version, help});
+    parser.addOptions({headless, config, listen, demo, tenant, provider, since, until, by, csv, version, help});
 
     if (!parser.parse(arguments)) {
         result.error = parser.errorText();
@@ -85,6 +91,23 @@ CliParseResult parseCommandLine(const QStringList &arguments) {
             result.error = QStringLiteral("usage: switchman marks clear [--tenant T] [--provider P]");
         o.tenant = parser.value(tenant);
         o.provider = parser.value(provider);
+    } else if (verb == QLatin1String("usage")) {
+        o.command = Command::Usage;
+        expectWords(1, QStringLiteral("usage [--since 7d] [--until WHEN] [--tenant T] [--by provider] [--csv]"));
+        o.tenant = parser.value(tenant);
+        o.since = parser.value(since);
+        o.until = parser.value(until);
+        o.by = parser.value(by);
+        o.csv = parser.isSet(csv);
+        const qint64 now = 1; // only the form is checked here; the time is read when the command runs
+        for (const auto &[name, value] :
+             {std::pair{QStringLiteral("--since"), o.since}, std::pair{QStringLiteral("--until"), o.until}})
+            if (!value.isEmpty() && !telemetry::parseTimeBound(value, now) && result.ok())
+                result.error =
+                    QStringLiteral("%1 expects 7d, 24h, 30m, a date (2026-01-05) or an ISO date-time, got '%2'")
+                        .arg(name, value);
+        if (result.ok() && !o.by.isEmpty() && !telemetry::groupingFromName(o.by))
+            result.error = QStringLiteral("--by expects day, provider, model or tenant, got '%1'").arg(o.by);
     } else {
         result.error = QStringLiteral("unknown command '%1'").arg(verb);
     }
@@ -93,10 +116,14 @@ CliParseResult parseCommandLine(const QStringList &arguments) {
 
     // Options that only mean something for one command are refused elsewhere,
     // so a misplaced one is noticed instead of silently ignored.
-    const bool remote =
-        o.command == Command::Status || o.command == Command::MarksClear || o.command == Command::CredentialRetry;
-    if (parser.isSet(tenant) && o.command != Command::KeyCreate && o.command != Command::MarksClear)
-        result.error = QStringLiteral("--tenant only applies to 'key create' and 'marks clear'");
+    const bool remote = o.command == Command::Status || o.command == Command::MarksClear ||
+                        o.command == Command::CredentialRetry || o.command == Command::Usage;
+    const bool usageOption = parser.isSet(since) || parser.isSet(until) || parser.isSet(by) || parser.isSet(csv);
+    if (parser.isSet(tenant) && o.command != Command::KeyCreate && o.command != Command::MarksClear &&
+        o.command != Command::Usage)
+        result.error = QStringLiteral("--tenant only applies to 'key create', 'marks clear' and 'usage'");
+    else if (usageOption && o.command != Command::Usage)
+        result.error = QStringLiteral("--since, --until, --by and --csv only apply to 'usage'");
     else if (parser.isSet(provider) && o.command != Command::MarksClear)
         result.error = QStringLiteral("--provider only applies to 'marks clear'");
     else if (o.command != Command::Run && (o.headless || o.demo))
@@ -123,6 +150,8 @@ QString helpText() {
                "       switchman status\n"
                "       switchman marks clear [--tenant T] [--provider P]\n"
                "       switchman credential retry [PROVIDER]\n"
+               "       switchman usage [--since 7d] [--until WHEN] [--tenant T] [--by day|provider|model|tenant] "
+               "[--csv]\n"
                "\n"
                "Switchman is an LLM gateway: point an SDK or coding agent at it and it fails over\n"
                "across upstream providers before the first byte of the answer.\n"
@@ -149,10 +178,15 @@ QString helpText() {
                "  marks clear [--tenant T] [--provider P]\n"
                "                              clear marks (all, or the matching ones)\n"
                "  credential retry [PROVIDER] put parked or rejected credentials back in use now\n"
+               "  usage [--since 7d] [--until WHEN] [--tenant T] [--by GROUP] [--csv]\n"
+               "                              tokens and cost from the usage ledger, one line per attempt or\n"
+               "                              grouped by day, provider, model or tenant; WHEN is 7d, 24h, 30m,\n"
+               "                              a date (2026-01-05) or an ISO date-time. With no instance\n"
+               "                              running it reads %2 directly\n"
                "\n"
                "Exit status: 0 success, 1 invalid configuration or failure, 2 unreadable file,\n"
                "64 bad command line.\n")
-        .arg(config::defaultConfigPath());
+        .arg(config::defaultConfigPath(), telemetry::UsageDatabase::defaultPath());
 }
 
 } // namespace sw::app

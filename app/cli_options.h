@@ -17,6 +17,8 @@ enum class Command {
     Status,          // switchman status
     MarksClear,      // switchman marks clear [--tenant T] [--provider P]
     CredentialRetry, // switchman credential retry [PROVIDER]
+    // The usage ledger: from the running instance, or the file itself when none runs.
+    Usage, // switchman usage [--since 7d] [--until T] [--tenant T] [--by day|provider|model|tenant] [--csv]
 };
 
 struct CliOptions {
@@ -26,6 +28,10 @@ struct CliOptions {
     QString argument;
     QString tenant;   // marks clear --tenant
     QString provider; // marks clear --provider
+    QString since;    // usage --since (7d, 24h, 2026-01-05, ...); empty = from the start
+    QString until;    // usage --until
+    QString by;       // usage --by day|provider|model|tenant; empty = one line per row
+    bool csv = false; // usage --csv
     bool headless = false;
     QString configPath; // --config; empty = config::defaultConfigPath()
     QString listen;     // --listen HOST:PORT override; empty = the configuration's (also: where the

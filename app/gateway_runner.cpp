@@ -2,6 +2,7 @@
 
 #include "config/config_loader.h"
 #include "engine_host.h"
+#include "telemetry/usage_database.h"
 
 #include <QCoreApplication>
 #include <QSocketNotifier>
@@ -56,6 +57,10 @@ int runGateway(const CliOptions &options, const config::Config &config) {
     engineOptions.config = config;
     engineOptions.configPath = options.demo ? QString() : options.configPath;
     engineOptions.demo = options.demo;
+    // Usage survives a restart in $XDG_DATA_HOME/switchman/usage.sqlite; --demo's simulated spend stays
+    // in memory so it never mixes with real usage.
+    if (!options.demo)
+        engineOptions.usageLedgerPath = telemetry::UsageDatabase::defaultPath();
 #ifdef SWITCHMAN_HAVE_GUI
     const bool gui = qobject_cast<QApplication *>(QCoreApplication::instance()) != nullptr;
 #else

@@ -2,10 +2,11 @@
 
 #include "admin_commands.h"
 #include "cli_options.h"
-#include "credential_commands.h"
 #include "config/config_loader.h"
+#include "credential_commands.h"
 #include "first_run.h"
 #include "gateway_runner.h"
+#include "telemetry/usage_database.h"
 
 #include <QCoreApplication>
 #include <QFileInfo>
@@ -166,6 +167,23 @@ int main(int argc, char **argv) {
         if (options.command == app::Command::MarksClear)
             return app::marksClearCommand(target, options.tenant, options.provider, out(), err());
         return app::credentialRetryCommand(target, options.argument, out(), err());
+    }
+    case app::Command::Usage: {
+        int code = 1;
+        QString quietText;
+        QTextStream quiet(&quietText);
+        // No configuration file is not an error here: the default address, then the file.
+        const app::AdminTarget target =
+            app::adminTarget(options.configPath.isEmpty() ? config::defaultConfigPath() : options.configPath,
+                             !options.configPath.isEmpty(), options.listen, quiet, &code);
+        app::UsageArguments args;
+        args.since = options.since;
+        args.until = options.until;
+        args.tenant = options.tenant;
+        args.by = options.by;
+        args.csv = options.csv;
+        args.ledgerPath = telemetry::UsageDatabase::defaultPath();
+        return app::usageCommand(target, args, out(), err());
     }
     case app::Command::CredentialList:
         return app::credentialList(options.configPath.isEmpty() ? config::defaultConfigPath() : options.configPath,

@@ -6,26 +6,30 @@
 #include "demo/fake_upstream.h"
 #include "formats/inbound_codec.h"
 #include "formats/wire_json.h"
-#include "server/admin_api.h"
 #include "redis/redis_mark_sync.h"
+#include "server/admin_api.h"
 #include "server/chat_request.h"
 #include "server/guarded_tcp_server.h"
 #include "server/http_exchange.h"
 #include "server/http_front.h"
 #include "server/idempotency_store.h"
 #include "server/request_guard.h"
+#include "telemetry/budget_tracker.h"
 #include "telemetry/telemetry.h"
+#include "telemetry/usage_ledger.h"
+#include "telemetry/usage_report.h"
 #include "upstream/default_transport.h"
 #include "util/clock.h"
 
 #include <QCoreApplication>
 #include <QCryptographicHash>
-#include <QSysInfo>
+#include <QDateTime>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QRandomGenerator>
 #include <QSslCertificate>
+#include <QSysInfo>
 #include <QTcpServer>
 
 namespace sw {
@@ -76,6 +80,7 @@ Engine::Engine(Options options, QObject *parent) : QObject(parent), m_options(st
         Q_EMIT credentialsChanged();
     });
     configurePools();
+    startUsage();
 
     const quint64 r = QRandomGenerator::global()->generate64();
     m_requestPrefix = QByteArray::number(r, 36).left(6);
@@ -83,6 +88,80 @@ Engine::Engine(Options options, QObject *parent) : QObject(parent), m_options(st
     m_front = new server::HttpFront(
         [this](InboundRequest &&req, HttpExchange *ex) { dispatch(std::move(req), ex); }, this);
     startMarkSync();
+}
+
+void Engine::startUsage() {
+    telemetry::UsageLedger::Options lo;
+    lo.path = m_options.usageLedgerPath;
+    lo.retentionDays = m_ctx.config->usage.retentionDays;
+    lo.maxPages = m_options.usageLedgerMaxPages;
+    lo.routeOf = [this](const QString &requestId) { return m_telemetry->routeOf(requestId); };
+    m_ledger = std::make_unique<telemetry::UsageLedger>(
+        std::move(lo), *m_ctx.clock, [this](const QString &level, const QString &message, const QJsonObject &fields) {
+            m_telemetry->log(level, message, fields);
+        });
+    telemetry::BudgetTracker::Store store;
+    store.spentSince = [this](const QString &tenant, qint64 since) { return m_ledger->spentSince(tenant, since); };
+    store.noticeGiven = [this](const QString &tenant, qint64 start) {
+        return m_ledger->budgetNoticeGiven(tenant, start);
+    };
+    store.rememberNotice = [this](const QString &tenant, qint64 start) {
+        m_ledger->rememberBudgetNotice(tenant, start);
+    };
+    m_budgets = new telemetry::BudgetTracker(*m_ctx.clock, std::move(store), this);
+    connect(m_telemetry, &telemetry::Telemetry::usageRecorded, this, [this](const telemetry::UsageRow &row) {
+        m_ledger->append(row);
+        m_budgets->add(row.tenant, row.cost);
+    });
+    connect(m_budgets, &telemetry::BudgetTracker::warning, this, [this](const telemetry::BudgetState &s) {
+        m_telemetry->log(QStringLiteral("warn"), QStringLiteral("budget at 80 %"),
+                         {{QStringLiteral("tenant"), s.tenant},
+                          {QStringLiteral("budget"), telemetry::budgetDescription(s)},
+                          {QStringLiteral("spentUsd"), s.spent}});
+        if (m_budgetWarnings.size() >= 100)
+            m_budgetWarnings.removeFirst();
+        m_budgetWarnings.append(s);
+        Q_EMIT budgetWarning(s);
+    });
+    connect(m_budgets, &telemetry::BudgetTracker::reached, this, [this](const telemetry::BudgetState &s) {
+        m_telemetry->log(
+            QStringLiteral("warn"), QStringLiteral("budget reached: requests refused until the period resets"),
+            {{QStringLiteral("tenant"), s.tenant},
+             {QStringLiteral("budget"), telemetry::budgetDescription(s)},
+             {QStringLiteral("spentUsd"), s.spent},
+             {QStringLiteral("resetsAt"), QDateTime::fromMSecsSinceEpoch(s.periodEndMs).toString(Qt::ISODate)}});
+    });
+    m_budgets->configure(m_ctx.config->tenants);
+}
+
+void Engine::queryUsage(const telemetry::UsageQuery &query, QObject *context,
+                        std::function<void(const telemetry::UsageReport &)> done) {
+    m_ledger->query(query, context, std::move(done));
+}
+
+QList<telemetry::BudgetState> Engine::budgets() const {
+    return m_budgets->states();
+}
+
+QString Engine::budgetMetrics() const {
+    auto label = [](QString v) {
+        v.replace(QLatin1Char('\\'), QLatin1String("\\\\")).replace(QLatin1Char('"'), QLatin1String("\\\""));
+        return v.replace(QLatin1Char('\n'), QLatin1String("\\n"));
+    };
+    const auto states = m_budgets->states();
+    QString spend = QStringLiteral("# HELP switchman_tenant_spend_usd Cost of a tenant's usage in its current budget "
+                                   "period (tenants with a budget).\n# TYPE switchman_tenant_spend_usd gauge\n");
+    QString budget = QStringLiteral("# HELP switchman_tenant_budget_usd A tenant's spend budget per period.\n"
+                                    "# TYPE switchman_tenant_budget_usd gauge\n");
+    for (const auto &s : states) {
+        spend += QStringLiteral("switchman_tenant_spend_usd{tenant=\"%1\"} %2\n")
+                     .arg(label(s.tenant))
+                     .arg(s.spent, 0, 'g', 12);
+        budget += QStringLiteral("switchman_tenant_budget_usd{tenant=\"%1\"} %2\n")
+                      .arg(label(s.tenant))
+                      .arg(s.usd, 0, 'g', 12);
+    }
+    return spend + budget;
 }
 
 void Engine::startMarkSync()
@@ -144,6 +223,8 @@ Engine::~Engine()
     // Requests first (they reference the context), then the listener.
     const auto requests = findChildren<server::ChatRequest *>(Qt::FindDirectChildrenOnly);
     qDeleteAll(requests);
+    // Then the ledger: what is pending is written before the worker stops (telemetry still lives).
+    m_ledger.reset();
 }
 
 void Engine::startDemoUpstreams(config::Config &cfg)
@@ -324,6 +405,8 @@ void Engine::applyConfig(const config::Config &incoming)
                               : m_ctx.config->providers.value(it->id).baseUrl;
     m_ctx.config = std::make_shared<const config::Config>(cfg);
     configurePools(); // a pool that changed starts over: its positions may hold other secrets now
+    m_ledger->setRetentionDays(cfg.usage.retentionDays);
+    m_budgets->configure(cfg.tenants);
     applyCaFiles(m_ctx.transport, cfg);
     m_front->setLimits(cfg.limits);
     if (m_tcp)
@@ -505,6 +588,15 @@ void Engine::dispatch(InboundRequest &&req, HttpExchange *exchange)
                                                      QStringLiteral("Switchman is paused; resume it from the tray"));
             return answerJson(exchange, 503, codec.encodeError(e), {{"Retry-After", "5"}});
         }
+        // A tenant at its budget: refused here, before a ChatRequest exists, so no upstream sees it and
+        // nothing fails over. Retry-After points at the period's reset.
+        if (const auto refusal = m_budgets->refusal(*tenant)) {
+            auto e = model::GatewayError::make(429, model::ErrorCategory::RateLimit, refusal->message);
+            e.retryAfterMs = refusal->retryAfterS * 1000;
+            return answerJson(
+                exchange, 429, codec.encodeError(e),
+                {{"Retry-After", QByteArray::number(refusal->retryAfterS)}, {"x-switchman-budget", "exceeded"}});
+        }
         auto *request = new server::ChatRequest(m_ctx, *chat, std::move(req), exchange, *tenant, nextRequestId(), this);
         ++m_active;
         connect(request, &server::ChatRequest::done, this, [this]() { --m_active; });
@@ -532,13 +624,14 @@ void Engine::dispatch(InboundRequest &&req, HttpExchange *exchange)
             const QByteArray th = QCryptographicHash::hash(m.tenant.toUtf8(), QCryptographicHash::Sha256).toHex().left(12);
             ++marks[QString::fromLatin1(th) + QChar(0x1f) + failover::failureKindName(m.kind)];
         }
-        exchange->respond(200, {{"Content-Type", "text/plain; version=0.0.4"}}, 
-                           (m_telemetry->metricsText(marks) +
-                            QStringLiteral("# HELP switchman_marks_store_up 1 when the marks store is reachable "
-                                           "(always 1 for memory)\n# TYPE switchman_marks_store_up gauge\n"
-                                           "switchman_marks_store_up %1\n")
-                                .arg(marksStoreUp() ? 1 : 0))
-                               .toUtf8());
+        exchange->respond(200, {{"Content-Type", "text/plain; version=0.0.4"}},
+                          (m_telemetry->metricsText(marks) +
+                           QStringLiteral("# HELP switchman_marks_store_up 1 when the marks store is reachable "
+                                          "(always 1 for memory)\n# TYPE switchman_marks_store_up gauge\n"
+                                          "switchman_marks_store_up %1\n")
+                               .arg(marksStoreUp() ? 1 : 0) +
+                           budgetMetrics())
+                              .toUtf8());
         exchange->deleteLater();
         return;
     }

@@ -7,15 +7,22 @@
 #include "failover/provider_down_marks.h"
 #include "server/engine_context.h"
 #include "server/inbound_request.h"
+#include "telemetry/budget_tracker.h"
 
 #include <QHostAddress>
 #include <QObject>
 #include <QPointer>
+#include <functional>
 #include <memory>
 
 namespace sw::upstream { class Transport; }
 namespace sw::credentials { class SecretStore; class CredentialPools; }
-namespace sw::telemetry { class Telemetry; }
+namespace sw::telemetry {
+class Telemetry;
+class UsageLedger;
+struct UsageQuery;
+struct UsageReport;
+} // namespace sw::telemetry
 namespace sw::demo { class FakeUpstream; }
 namespace sw::redis { class RedisMarkSync; }
 
@@ -41,6 +48,10 @@ public:
         credentials::SecretStore *secrets = nullptr; // default: the OS keychain
         bool jsonLogToStderr = false;
         bool demo = false;                  // start simulated upstreams for providers with demo: true
+        // The usage ledger's SQLite file; empty = kept in memory (tests, --demo). The app passes
+        // telemetry::UsageDatabase::defaultPath().
+        QString usageLedgerPath;
+        qint64 usageLedgerMaxPages = 0; // > 0: cap the file (tests stand in for a full disk)
     };
 
     explicit Engine(Options options, QObject *parent = nullptr);
@@ -68,6 +79,14 @@ public:
     QStringList demoProviders() const;
 
     telemetry::Telemetry *telemetry() const { return m_telemetry; }
+    telemetry::UsageLedger *usageLedger() const { return m_ledger.get(); }
+    // Usage from the ledger; `done` runs on `context`'s thread once every row recorded so far is in.
+    void queryUsage(const telemetry::UsageQuery &query, QObject *context,
+                    std::function<void(const telemetry::UsageReport &)> done);
+    // Tenants with a budget: spend in the current period (engine clock's wall time).
+    QList<telemetry::BudgetState> budgets() const;
+    // Every 80 % budget notice given since start, oldest first (the snapshot publisher passes them on).
+    const QList<telemetry::BudgetState> &budgetWarnings() const { return m_budgetWarnings; }
     failover::ProviderDownMarks &markTable() { return *m_marks; }
     credentials::CredentialPools &pools() { return *m_pools; }
     int activeRequests() const { return m_active; }
@@ -85,6 +104,7 @@ Q_SIGNALS:
     void pausedChanged(bool paused);
     void configApplied();
     void marksStoreChanged();
+    void budgetWarning(const sw::telemetry::BudgetState &state); // a tenant reached 80 % of its budget
 
 private:
     void dispatch(server::InboundRequest &&request, server::HttpExchange *exchange);
@@ -104,6 +124,8 @@ private:
     void startMarkSync();
     void configurePools();
     void logCredentialChanges();
+    void startUsage();
+    QString budgetMetrics() const;
 
     Options m_options;
     std::unique_ptr<util::Clock> m_ownedClock;
@@ -113,6 +135,9 @@ private:
     std::unique_ptr<credentials::CredentialPools> m_pools;
     std::unique_ptr<server::IdempotencyStore> m_idempotency;
     telemetry::Telemetry *m_telemetry = nullptr;
+    std::unique_ptr<telemetry::UsageLedger> m_ledger;
+    telemetry::BudgetTracker *m_budgets = nullptr;
+    QList<telemetry::BudgetState> m_budgetWarnings;
     server::EngineContext m_ctx;
     server::HttpFront *m_front = nullptr;
     server::AdminApi *m_admin = nullptr;

@@ -71,7 +71,7 @@ trap cleanup EXIT
 
 # The installed binary, run as a fresh user: its own HOME and config dir, no display.
 run_installed() {
-  env -u DISPLAY -u WAYLAND_DISPLAY -u QT_QPA_PLATFORM HOME="$work/home" XDG_CONFIG_HOME="$work/home/.config" \
+  env -u DISPLAY -u WAYLAND_DISPLAY -u QT_QPA_PLATFORM HOME="$work/home" XDG_CONFIG_HOME="$work/home/.config" XDG_DATA_HOME="$work/home/.local/share" \
     "$@"
 }
 
@@ -83,7 +83,7 @@ start_server() {
   base_url=
   # Not through run_installed: a function in the background is a subshell,
   # and killing it would orphan switchman. env execs, so $! is switchman itself.
-  env -u DISPLAY -u WAYLAND_DISPLAY -u QT_QPA_PLATFORM HOME="$work/home" XDG_CONFIG_HOME="$work/home/.config" \
+  env -u DISPLAY -u WAYLAND_DISPLAY -u QT_QPA_PLATFORM HOME="$work/home" XDG_CONFIG_HOME="$work/home/.config" XDG_DATA_HOME="$work/home/.local/share" \
     /usr/bin/switchman "$@" >"$log.out" 2>"$log.err" &
   server_pid=$!
   started_pids+=("$server_pid")
@@ -126,6 +126,8 @@ depends=$(dpkg-deb -f "$deb" Depends)
 recommends=$(dpkg-deb -f "$deb" Recommends)
 check "Depends names Qt 6 and QtKeychain (dpkg-shlibdeps): $depends" \
   bash -c '[[ $1 == *libqt6core6* && $1 == *libqt6network6* && $1 == *libqt6keychain1* ]]' _ "$depends"
+check "Depends names the Qt SQLite driver of the usage ledger: $depends" \
+  bash -c '[[ $1 == *libqt6sql6-sqlite* ]]' _ "$depends"
 check "Recommends a Secret Service: $recommends" \
   bash -c '[[ $1 == *libsecret-1-0* && $1 == *gnome-keyring* ]]' _ "$recommends"
 

@@ -24,7 +24,9 @@
 #include <QDateTime>
 #include <QFile>
 #include <QHBoxLayout>
+#include <QLabel>
 #include <QListWidget>
+#include <QPushButton>
 #include <QShortcut>
 #include <QStackedWidget>
 #include <QSystemTrayIcon>
@@ -63,6 +65,28 @@ MainWindow::MainWindow(EngineHost *host, const Options &options, QWidget *parent
         m_demoBanner = new DemoBanner(m_commands, central);
         column->addWidget(m_demoBanner);
     }
+    // A tenant at 80 % of its budget: said here until dismissed, and once in the tray.
+    m_budgetBanner = new QWidget(central);
+    m_budgetBanner->setObjectName(QStringLiteral("budgetBanner"));
+    m_budgetBanner->setAutoFillBackground(true);
+    QPalette warm = m_budgetBanner->palette();
+    warm.setColor(QPalette::Window, QColor(0xfd, 0xf0, 0xd5));
+    warm.setColor(QPalette::WindowText, QColor(0x5c, 0x3b, 0x00));
+    m_budgetBanner->setPalette(warm);
+    auto *bannerRow = new QHBoxLayout(m_budgetBanner);
+    bannerRow->setContentsMargins(10, 4, 6, 4);
+    m_budgetText = new QLabel(m_budgetBanner);
+    m_budgetText->setWordWrap(true);
+    bannerRow->addWidget(m_budgetText, 1);
+    auto *usageLink = new QPushButton(tr("Open Usage"), m_budgetBanner);
+    auto *dismiss = new QPushButton(tr("Dismiss"), m_budgetBanner);
+    bannerRow->addWidget(usageLink);
+    bannerRow->addWidget(dismiss);
+    connect(usageLink, &QPushButton::clicked, this, [this]() { showView(Usage); });
+    connect(dismiss, &QPushButton::clicked, m_budgetBanner, &QWidget::hide);
+    m_budgetBanner->hide();
+    column->addWidget(m_budgetBanner);
+
     auto *row = new QHBoxLayout;
     row->setContentsMargins(0, 0, 0, 0);
     row->setSpacing(0);
@@ -86,7 +110,7 @@ MainWindow::MainWindow(EngineHost *host, const Options &options, QWidget *parent
     m_attemptsView = new AttemptsView(m_attempts, m_pages);
     m_marksView = new MarksView(m_marks, m_commands, m_pages, m_credentials);
     m_failuresView = new FailuresView(m_pages);
-    m_usageView = new UsageView(m_pages);
+    m_usageView = new UsageView(m_commands, m_pages);
     m_configEditor = new ConfigEditor(m_commands, secrets, m_pages);
     m_configEditor->setConfigPath(options.demo ? QString() : options.configPath);
     m_logView = new LogView(m_log, m_pages);
@@ -182,6 +206,8 @@ void MainWindow::applySnapshot(const snapshot::EngineSnapshot &s) {
     m_dashboard->applySnapshot(s);
     m_failuresView->applySnapshot(s);
     m_usageView->applySnapshot(s);
+    for (const auto &warning : s.newBudgetWarnings)
+        showBudgetWarning(warning);
     m_attemptsView->setBaseUrl(s.baseUrl);
     if (s.config)
         m_configEditor->setRunningConfig(*s.config, s.configGeneration);
@@ -190,6 +216,24 @@ void MainWindow::applySnapshot(const snapshot::EngineSnapshot &s) {
         m_demoBanner->setBaseUrl(s.baseUrl);
     }
     updateState();
+}
+
+void MainWindow::showBudgetWarning(const telemetry::BudgetState &b) {
+    const int percent = b.usd > 0 ? int(100.0 * b.spent / b.usd) : 100;
+    const QString text = tr("Tenant %1 has spent $%2 of its budget of %3 (%4 %). At 100 % its requests get 429 until "
+                            "the %5 resets.")
+                             .arg(b.tenant)
+                             .arg(b.spent, 0, 'f', 2)
+                             .arg(telemetry::budgetDescription(b))
+                             .arg(percent)
+                             .arg(b.period);
+    m_budgetText->setText(QStringLiteral("<b>%1</b> %2").arg(tr("Budget:"), text.toHtmlEscaped()));
+    m_budgetBanner->show();
+    m_tray->notifyBudget(tr("Switchman: %1 at %2 % of its budget").arg(b.tenant).arg(percent), text);
+}
+
+QString MainWindow::budgetNotice() const {
+    return m_budgetBanner->isVisible() || !m_budgetBanner->isHidden() ? m_budgetText->text() : QString();
 }
 
 void MainWindow::updateBadge() {

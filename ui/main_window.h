@@ -9,6 +9,7 @@
 
 #include <QMainWindow>
 
+class QLabel;
 class QListWidget;
 class QStackedWidget;
 class QTimer;
@@ -69,6 +70,9 @@ public:
     TrayController *tray() const { return m_tray; }
     DemoBanner *demoBanner() const { return m_demoBanner; }
     QWidget *viewWidget(View view) const;
+    UsageView *usageView() const { return m_usageView; }
+    // The budget notice across the top of the window (empty when none or dismissed).
+    QString budgetNotice() const;
 
 public Q_SLOTS:
     void applySnapshot(const sw::snapshot::EngineSnapshot &snapshot);
@@ -79,6 +83,7 @@ protected:
 private:
     void updateState();
     void updateBadge();
+    void showBudgetWarning(const telemetry::BudgetState &state);
 
     EngineCommands *m_commands;
     AttemptsModel *m_attempts;
@@ -87,6 +92,8 @@ private:
     LogModel *m_log;
     StatusLine *m_status = nullptr;
     DemoBanner *m_demoBanner = nullptr;
+    QWidget *m_budgetBanner = nullptr;
+    QLabel *m_budgetText = nullptr;
     QListWidget *m_sidebar = nullptr;
     QStackedWidget *m_pages = nullptr;
     DashboardView *m_dashboard = nullptr;

@@ -49,12 +49,22 @@ struct RouteConfig {
     bool operator==(const RouteConfig &) const = default;
 };
 
+// A spend limit per calendar period in local time: a tenant whose cost in the current period has
+// reached `usd` gets 429 until the period turns (issue 17).
+struct BudgetConfig {
+    double usd = 0;
+    QString period = QStringLiteral("month"); // day | week | month
+
+    bool operator==(const BudgetConfig &) const = default;
+};
+
 struct TenantConfig {
     QString name;
     QStringList keyHashes;   // "sha256:<hex>"
     QStringList providers;   // empty = all
     QStringList regions;     // empty = all
     bool admin = false;
+    std::optional<BudgetConfig> budget;
 
     bool operator==(const TenantConfig &) const = default;
 };
@@ -97,6 +107,13 @@ struct MarksConfig {
     bool operator==(const MarksConfig &) const = default;
 };
 
+// The usage ledger ($XDG_DATA_HOME/switchman/usage.sqlite): rows older than this are pruned daily.
+struct UsageConfig {
+    int retentionDays = 400;
+
+    bool operator==(const UsageConfig &) const = default;
+};
+
 struct Config {
     QString listen = QStringLiteral("127.0.0.1:4141");
     QMap<QString, ProviderConfig> providers; // by id
@@ -106,6 +123,7 @@ struct Config {
     FailoverConfig failover;
     LimitsConfig limits;
     MarksConfig marks;
+    UsageConfig usage;
 
     bool operator==(const Config &) const = default;
 };

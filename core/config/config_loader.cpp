@@ -127,6 +127,8 @@ private:
     void readFailover(const QJsonObject &root, Config &config);
     void readLimits(const QJsonObject &root, Config &config);
     void readMarks(const QJsonObject &root, Config &config);
+    void readUsage(const QJsonObject &root, Config &config);
+    void readBudget(const QJsonObject &tenant, const QString &path, TenantConfig &out);
 
     // Keys present in the document, valid or not: references to them are not
     // reported again as unknown, so one mistake gives one error.
@@ -269,7 +271,7 @@ void ConfigReader::read(const QJsonObject &root, Config &config) {
     checkKeys(root, QString(),
               {QStringLiteral("listen"), QStringLiteral("providers"), QStringLiteral("models"),
                QStringLiteral("routes"), QStringLiteral("tenants"), QStringLiteral("failover"),
-               QStringLiteral("limits"), QStringLiteral("marks")});
+               QStringLiteral("limits"), QStringLiteral("marks"), QStringLiteral("usage")});
     // Order matters: models refer to providers, routes to models, tenants to providers.
     readProviders(root, config);
     readModels(root, config);
@@ -278,6 +280,7 @@ void ConfigReader::read(const QJsonObject &root, Config &config) {
     readFailover(root, config);
     readLimits(root, config);
     readMarks(root, config);
+    readUsage(root, config);
     readListen(root, config); // after tenants: a non-loopback listener needs them
 }
 
@@ -522,9 +525,9 @@ void ConfigReader::readTenants(const QJsonObject &root, Config &config) {
         QJsonObject o;
         if (!object(it.value(), p, o))
             continue;
-        checkKeys(
-            o, p,
-            {QStringLiteral("keys"), QStringLiteral("providers"), QStringLiteral("regions"), QStringLiteral("admin")});
+        checkKeys(o, p,
+                  {QStringLiteral("keys"), QStringLiteral("providers"), QStringLiteral("regions"),
+                   QStringLiteral("admin"), QStringLiteral("budget")});
         TenantConfig tenant;
         tenant.name = name;
         const QString keysPath = keyPath(p, QStringLiteral("keys"));
@@ -561,8 +564,40 @@ void ConfigReader::readTenants(const QJsonObject &root, Config &config) {
         }
         stringList(o, p, QStringLiteral("regions"), tenant.regions);
         boolean(o, p, QStringLiteral("admin"), tenant.admin);
+        readBudget(o, p, tenant);
         config.tenants.insert(name, tenant);
     }
+}
+
+void ConfigReader::readBudget(const QJsonObject &tenant, const QString &path, TenantConfig &out) {
+    if (!tenant.contains(QStringLiteral("budget")))
+        return;
+    const QString p = keyPath(path, QStringLiteral("budget"));
+    QJsonObject o;
+    if (!object(tenant.value(QStringLiteral("budget")), p, o))
+        return;
+    checkKeys(o, p, {QStringLiteral("usd"), QStringLiteral("period")});
+    BudgetConfig budget;
+    if (!o.contains(QStringLiteral("usd")))
+        error(keyPath(p, QStringLiteral("usd")), QStringLiteral("missing (required): the spend limit in US dollars"));
+    else if (!number(o, p, QStringLiteral("usd"), budget.usd, 0,
+                     QStringLiteral("must be 0 or more (US dollars per period)")))
+        return;
+    if (string(o, p, QStringLiteral("period"), budget.period) &&
+        !QStringList{QStringLiteral("day"), QStringLiteral("week"), QStringLiteral("month")}.contains(budget.period))
+        error(keyPath(p, QStringLiteral("period")),
+              QStringLiteral("expected \"day\", \"week\" or \"month\", got %1").arg(quoted(budget.period)));
+    out.budget = budget;
+}
+
+void ConfigReader::readUsage(const QJsonObject &root, Config &config) {
+    const QString p = QStringLiteral("usage");
+    QJsonObject o;
+    if (!section(root, p, o))
+        return;
+    checkKeys(o, p, {QStringLiteral("retentionDays")});
+    intField(o, p, QStringLiteral("retentionDays"), config.usage.retentionDays, 1,
+             QStringLiteral("must be at least 1 (days of usage rows kept)"));
 }
 
 void ConfigReader::readFailover(const QJsonObject &root, Config &config) {
@@ -821,6 +856,9 @@ QJsonObject toJson(const Config &config) {
                 o.insert(QStringLiteral("regions"), toArray(t.regions));
             if (t.admin)
                 o.insert(QStringLiteral("admin"), true);
+            if (t.budget)
+                o.insert(QStringLiteral("budget"), QJsonObject{{QStringLiteral("usd"), t.budget->usd},
+                                                               {QStringLiteral("period"), t.budget->period}});
             tenants.insert(it.key(), o);
         }
         root.insert(QStringLiteral("tenants"), tenants);
@@ -871,6 +909,9 @@ QJsonObject toJson(const Config &config) {
             marks.insert(QStringLiteral("password"), config.marks.password);
         root.insert(QStringLiteral("marks"), marks);
     }
+    if (config.usage != UsageConfig())
+        root.insert(QStringLiteral("usage"),
+                    QJsonObject{{QStringLiteral("retentionDays"), config.usage.retentionDays}});
     return root;
 }
 

@@ -3,6 +3,7 @@
 #include "engine.h"
 #include "server/http_exchange.h"
 #include "telemetry/telemetry.h"
+#include "telemetry/usage_report.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -123,6 +124,49 @@ void AdminApi::catchUp(HttpExchange *exchange)
     }
 }
 
+void AdminApi::handleUsage(const InboundRequest &req, HttpExchange *exchange) {
+    // ?since=&until=&tenant=&groupBy=day|provider|model|tenant, answered from the ledger once
+    // every row recorded so far is written (on the ledger's thread, off the request path).
+    auto bad = [&](const QString &message) {
+        json(exchange, 400,
+             QJsonDocument(QJsonObject{{QStringLiteral("error"), QJsonObject{{QStringLiteral("message"), message}}}})
+                 .toJson(QJsonDocument::Compact));
+    };
+    telemetry::UsageQuery q;
+    const qint64 now = m_engine.clock().epochMs();
+    for (const auto &[name, target] :
+         {std::pair{QStringLiteral("since"), &q.sinceMs}, std::pair{QStringLiteral("until"), &q.untilMs}}) {
+        const QString value = req.query.queryItemValue(name, QUrl::FullyDecoded);
+        if (value.isEmpty())
+            continue;
+        const auto parsed = telemetry::parseTimeBound(value, now);
+        if (!parsed)
+            return bad(QStringLiteral("%1=%2 is not a time: use 7d, 24h, 30m, 2026-01-05, an ISO date-time or epoch "
+                                      "milliseconds")
+                           .arg(name, value));
+        *target = *parsed;
+    }
+    q.tenant = req.query.queryItemValue(QStringLiteral("tenant"), QUrl::FullyDecoded);
+    const auto grouping = telemetry::groupingFromName(req.query.queryItemValue(QStringLiteral("groupBy")));
+    if (!grouping)
+        return bad(QStringLiteral("groupBy must be day, provider, model or tenant"));
+    q.groupBy = *grouping;
+    bool ok = false;
+    const int limit = req.query.queryItemValue(QStringLiteral("limit")).toInt(&ok);
+    if (ok && limit > 0)
+        q.limit = limit;
+    // The exchange outlives this call: kept under the API until the ledger answers or the client leaves.
+    exchange->setParent(this);
+    QPointer<HttpExchange> target(exchange);
+    connect(exchange, &HttpExchange::clientGone, exchange, &QObject::deleteLater);
+    m_engine.queryUsage(q, this, [this, target](const telemetry::UsageReport &report) {
+        if (!target)
+            return;
+        json(target, 200, QJsonDocument(report.toJson()).toJson(QJsonDocument::Compact));
+        target->deleteLater();
+    });
+}
+
 void AdminApi::handle(const InboundRequest &req, HttpExchange *exchange)
 {
     const QString path = req.path;
@@ -159,18 +203,8 @@ void AdminApi::handle(const InboundRequest &req, HttpExchange *exchange)
         return json(exchange, 200,
                     QJsonDocument(QJsonObject{{QStringLiteral("attempts"), arr}}).toJson(QJsonDocument::Compact));
     }
-    if (path == QLatin1String("/admin/usage") && req.method == "GET") {
-        QJsonArray arr;
-        for (const auto &u : m_engine.telemetry()->usage())
-            arr.append(QJsonObject{{QStringLiteral("requestId"), u.requestId},
-                                   {QStringLiteral("tenant"), u.tenant},
-                                   {QStringLiteral("candidate"), u.candidate},
-                                   {QStringLiteral("input"), double(u.input)},
-                                   {QStringLiteral("output"), double(u.output)},
-                                   {QStringLiteral("cost"), u.cost},
-                                   {QStringLiteral("outcome"), u.outcome}});
-        return json(exchange, 200, QJsonDocument(QJsonObject{{QStringLiteral("rows"), arr}}).toJson(QJsonDocument::Compact));
-    }
+    if (path == QLatin1String("/admin/usage") && req.method == "GET")
+        return handleUsage(req, exchange);
     if (path == QLatin1String("/admin/events") && req.method == "GET") {
         // HttpFront makes every exchange a child of its connection's socket; taken before the
         // exchange moves under this API for the life of the feed.

@@ -41,6 +41,8 @@ private:
     };
     // GET / DELETE /admin/credentials (issue 13).
     void handleCredentials(const InboundRequest &request, HttpExchange *exchange);
+    // GET /admin/usage (issue 17): from the usage ledger, filtered and grouped.
+    void handleUsage(const InboundRequest &request, HttpExchange *exchange);
     void json(HttpExchange *exchange, int status, const QByteArray &body);
     void broadcast(const QByteArray &event, const QByteArray &json);
     void catchUp(HttpExchange *exchange);

@@ -7,6 +7,7 @@
 #include "config/config.h"
 #include "credentials/credential_pools.h"
 #include "failover/provider_down_marks.h"
+#include "telemetry/budget_tracker.h"
 #include "telemetry/engine_events.h"
 
 #include <QHash>
@@ -62,6 +63,8 @@ struct EngineSnapshot {
     QList<FailureMinute> failuresByMinute;       // the last 30 minutes that had failures, oldest first
     QMap<QString, UsageTotals> usageByTenant;
     QMap<QString, UsageTotals> usageByProvider;
+    QList<telemetry::BudgetState> budgets;           // tenants with a budget: spend in the current period
+    QList<telemetry::BudgetState> newBudgetWarnings; // 80 % notices since the previous snapshot (once per period)
     QList<QJsonObject> newLogLines; // since the previous snapshot, oldest first
     int droppedLogLines = 0;
     std::shared_ptr<const config::Config> config; // the running configuration (immutable)

@@ -38,6 +38,12 @@ SnapshotPublisher::SnapshotPublisher(Engine &engine, int intervalMs) : QObject(&
         ++m_configGeneration;
         m_dirty = true;
     });
+    // Budget notices given before the window existed (at start, from the ledger's spend) still show.
+    m_pendingBudgetWarnings = engine.budgetWarnings();
+    connect(&engine, &Engine::budgetWarning, this, [this](const telemetry::BudgetState &s) {
+        m_pendingBudgetWarnings.append(s);
+        m_dirty = true;
+    });
     // Usage history from before the publisher existed still counts.
     for (const auto &row : telemetry->usage()) {
         add(m_usageByTenant[row.tenant], row);
@@ -148,6 +154,8 @@ void SnapshotPublisher::publishNow() {
     s.failuresByMinute = QList<FailureMinute>(m_failureMinutes.begin(), m_failureMinutes.end());
     s.usageByTenant = m_usageByTenant;
     s.usageByProvider = m_usageByProvider;
+    s.budgets = m_engine.budgets();
+    s.newBudgetWarnings = std::exchange(m_pendingBudgetWarnings, {});
     s.newLogLines = std::move(m_pendingLog);
     m_pendingLog = {};
     s.droppedLogLines = std::exchange(m_droppedLog, 0);

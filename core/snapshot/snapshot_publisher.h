@@ -52,6 +52,7 @@ private:
     quint64 m_configGeneration = 1;
     QList<telemetry::AttemptRecord> m_pendingAttempts;
     int m_droppedAttempts = 0;
+    QList<telemetry::BudgetState> m_pendingBudgetWarnings;
     QList<QJsonObject> m_pendingLog;
     int m_droppedLog = 0;
     QMap<QString, UsageTotals> m_usageByTenant;

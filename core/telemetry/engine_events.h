@@ -31,6 +31,7 @@ struct AttemptRecord {
 struct UsageRow {
     QString requestId;        // REQ, or REQ:aN for an attempt that did not answer
     QString tenant;
+    QString route; // the model or route the client asked for; filled from the attempts when empty
     QString candidate;
     QString provider;
     qint64 input = 0;

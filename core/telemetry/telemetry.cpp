@@ -4,6 +4,7 @@
 #include <QJsonDocument>
 
 #include <cstdio>
+#include <utility>
 
 namespace sw::telemetry {
 
@@ -45,6 +46,11 @@ void Telemetry::recordAttempt(const AttemptRecord &record)
     if (m_attempts.size() > kAttemptCapacity)
         m_attempts.pop_back();
     ++m_attemptsByOutcome[record.provider + QChar(0x1f) + outcomeName(record.outcome)];
+    if (!record.requestedModel.isEmpty()) {
+        if (m_routes.size() >= 4096)
+            m_oldRoutes = std::exchange(m_routes, {});
+        m_routes.insert(record.requestId, record.requestedModel);
+    }
     Q_EMIT attemptRecorded(record);
 }
 
@@ -94,6 +100,12 @@ QList<AttemptRecord> Telemetry::attempts(int limit) const
         out.append(a);
     }
     return out;
+}
+
+QString Telemetry::routeOf(const QString &requestId) const {
+    const QString id = requestId.section(QLatin1Char(':'), 0, 0);
+    const auto it = m_routes.constFind(id);
+    return it != m_routes.cend() ? *it : m_oldRoutes.value(id);
 }
 
 QList<UsageRow> Telemetry::usage() const

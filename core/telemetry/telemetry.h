@@ -31,6 +31,9 @@ public:
 
     QList<AttemptRecord> attempts(int limit) const; // newest first
     QList<UsageRow> usage() const;                  // oldest first
+    // The model or route a recent request asked for (from its attempts), for usage rows that
+    // do not carry it; "REQ:aN" ids name their request. Empty when unknown or long gone.
+    QString routeOf(const QString &requestId) const;
     QString metricsText(const QHash<QString, int> &marksByTenantHashAndKind) const;
     QHash<QString, qint64> failureCounts() const { return m_failures; } // "provider\x1ffailure" -> n
     int inFlight() const { return m_inFlight; }
@@ -50,6 +53,9 @@ private:
     };
     std::deque<AttemptRecord> m_attempts;
     std::deque<UsageRow> m_usage;
+    // requestId -> requested model; two generations so a lookup soon after the request finds it.
+    QHash<QString, QString> m_routes;
+    QHash<QString, QString> m_oldRoutes;
     QHash<QString, qint64> m_failures;
     QHash<QString, qint64> m_attemptsByOutcome;
     int m_inFlight = 0;

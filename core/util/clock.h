@@ -12,6 +12,8 @@ public:
     using TimerId = quint64;
     virtual ~Clock() = default;
     virtual qint64 nowMs() const = 0; // monotonic milliseconds
+    // Wall time, ms since the epoch: calendar periods (budgets) and the ledger's daily prune read it here.
+    virtual qint64 epochMs() const;
     // Calls `callback` once after `delayMs` on the calling thread's event loop.
     virtual TimerId schedule(qint64 delayMs, std::function<void()> callback) = 0;
     virtual void cancel(TimerId id) = 0; // no-op for a fired or unknown id

@@ -1,5 +1,6 @@
 #include "util/clock.h"
 
+#include <QDateTime>
 #include <QElapsedTimer>
 #include <QHash>
 #include <QTimer>
@@ -9,6 +10,11 @@
 #include <map>
 
 namespace sw::util {
+
+qint64 Clock::epochMs() const {
+    return QDateTime::currentMSecsSinceEpoch();
+}
+
 namespace {
 
 // One QTimer per thread, armed for the earliest due callback. Every request

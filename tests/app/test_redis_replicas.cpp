@@ -46,6 +46,8 @@ public:
         QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
         env.remove(QStringLiteral("DISPLAY"));
         env.remove(QStringLiteral("WAYLAND_DISPLAY"));
+        // The usage ledger goes to $XDG_DATA_HOME: a private one, never the user's.
+        env.insert(QStringLiteral("XDG_DATA_HOME"), m_data.path());
         m_process.setProcessEnvironment(env);
         m_process.setProcessChannelMode(QProcess::ForwardedErrorChannel);
         m_process.start(QStringLiteral(SWITCHMAN_BIN),
@@ -104,6 +106,7 @@ public:
 
 private:
     quint16 m_port;
+    QTemporaryDir m_data;
     QProcess m_process;
     QNetworkAccessManager m_nam;
 };

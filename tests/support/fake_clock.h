@@ -9,6 +9,9 @@ namespace sw::test {
 class FakeClock final : public util::Clock {
 public:
     qint64 nowMs() const override { return m_now; }
+    // Wall time moves with nowMs(); setEpochMs() puts "now" at a chosen calendar moment.
+    qint64 epochMs() const override { return m_epochBase + m_now; }
+    void setEpochMs(qint64 epochMs) { m_epochBase = epochMs - m_now; }
     TimerId schedule(qint64 delayMs, std::function<void()> callback) override;
     void cancel(TimerId id) override;
     void advance(qint64 ms);
@@ -20,6 +23,7 @@ private:
         std::function<void()> callback;
     };
     qint64 m_now = 1'000'000;
+    qint64 m_epochBase = 1'767'225'600'000 - 1'000'000; // 2026-01-01T00:00:00Z at the start
     TimerId m_next = 0;
     QMap<TimerId, Pending> m_timers;
 };

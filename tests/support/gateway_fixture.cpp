@@ -112,6 +112,8 @@ void GatewayFixture::start()
     o.clock = clock;
     o.transport = transport;
     o.configPath = configPath;
+    o.usageLedgerPath = usageLedgerPath;
+    o.usageLedgerMaxPages = usageLedgerMaxPages;
     m_engine = std::make_unique<Engine>(std::move(o));
     QString error;
     if (!m_engine->start(&error))

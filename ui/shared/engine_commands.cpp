@@ -2,6 +2,9 @@
 
 #include "engine_host.h"
 
+#include <QCoreApplication>
+#include <QPointer>
+
 namespace sw::ui {
 
 EngineCommands::EngineCommands(EngineHost *host, QObject *parent) : QObject(parent), m_host(host) {}
@@ -35,6 +38,21 @@ void EngineCommands::credentialChanged(const QString &ref) {
     Q_EMIT credentialsRetryRequested(filter);
     if (m_host)
         m_host->post([ref](Engine &engine) { engine.credentialChanged(ref); });
+}
+
+void EngineCommands::queryUsage(const telemetry::UsageQuery &query, QObject *receiver,
+                                std::function<void(const telemetry::UsageReport &)> done) {
+    if (!m_host)
+        return;
+    // The answer is posted to the application object, which outlives every view, and the receiver
+    // is checked there, on the GUI thread: a view closed meanwhile is never called.
+    QPointer<QObject> target(receiver);
+    m_host->post([query, target, done = std::move(done)](Engine &engine) {
+        engine.queryUsage(query, QCoreApplication::instance(), [target, done](const telemetry::UsageReport &report) {
+            if (target)
+                done(report);
+        });
+    });
 }
 
 void EngineCommands::setDemoFault(const QString &provider, const demo::Fault &fault) {

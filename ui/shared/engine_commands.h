@@ -6,6 +6,7 @@
 #include "credentials/credential_pools.h"
 #include "demo/fake_upstream.h"
 #include "failover/provider_down_marks.h"
+#include "telemetry/usage_report.h"
 
 #include <QObject>
 
@@ -30,6 +31,9 @@ public:
     void credentialChanged(const QString &ref);
     // --demo: fault for every request to a simulated provider; Fault{} brings it back.
     void setDemoFault(const QString &provider, const demo::Fault &fault);
+    // The usage ledger, asked on its own thread; `done` runs on the GUI thread while `receiver` lives.
+    void queryUsage(const telemetry::UsageQuery &query, QObject *receiver,
+                    std::function<void(const telemetry::UsageReport &)> done);
 
 Q_SIGNALS:
     // Emitted on the GUI thread right away, so views that show the state can

@@ -112,4 +112,10 @@ bool TrayController::notifyKeptRunningOnce() {
     return true;
 }
 
+void TrayController::notifyBudget(const QString &title, const QString &text) {
+    m_lastBudgetNotice = text;
+    if (m_icon->isVisible())
+        m_icon->showMessage(title, text, QSystemTrayIcon::Warning, 10000);
+}
+
 } // namespace sw::ui

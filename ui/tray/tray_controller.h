@@ -34,6 +34,10 @@ public:
     QSystemTrayIcon *icon() const { return m_icon; }
     // "Switchman keeps running in the tray" — shown the first time only. Returns whether it showed it now.
     bool notifyKeptRunningOnce();
+    // A tenant reached 80 % of its budget (the engine sends each notice once per period). Shown as a
+    // tray message when the icon is up; the text is kept for the tooltip-less case and for tests.
+    void notifyBudget(const QString &title, const QString &text);
+    QString lastBudgetNotice() const { return m_lastBudgetNotice; }
 
 Q_SIGNALS:
     void openDashboardRequested();
@@ -52,6 +56,7 @@ private:
     QString m_baseUrl;
     QString m_tipBase; // the state line, before the keys and the URL
     int m_keysParked = 0;
+    QString m_lastBudgetNotice;
     void updateToolTip();
 };
 

@@ -87,6 +87,13 @@ QVariant UsageModel::data(const QModelIndex &index, int role) const {
     return {};
 }
 
+void UsageModel::setKeyTitle(const QString &title) {
+    if (title == m_keyTitle)
+        return;
+    m_keyTitle = title;
+    Q_EMIT headerDataChanged(Qt::Horizontal, Name, Name);
+}
+
 void UsageModel::setTotals(const QMap<QString, snapshot::UsageTotals> &totals) {
     // Keys only grow in practice (totals are cumulative): insert new ones in place.
     bool subset = true;

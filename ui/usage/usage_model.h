@@ -1,5 +1,5 @@
 #pragma once
-// Tokens and cost per tenant or per provider (SPEC 6), every attempt counted:
+// Tokens and cost per tenant, provider or model (SPEC 6), every attempt counted:
 // totals come from the engine's usage ledger, one row per key, sorted by name.
 
 #include "snapshot/engine_snapshot.h"
@@ -22,6 +22,7 @@ public:
     QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
 
     void setTotals(const QMap<QString, snapshot::UsageTotals> &totals);
+    void setKeyTitle(const QString &title); // the first column's header: Tenant, Provider, Model
     snapshot::UsageTotals total() const; // all rows together
 
 private:

@@ -1,0 +1,384 @@
+#include "telemetry/usage_database.h"
+
+#include <QAtomicInteger>
+#include <QDir>
+#include <QFileInfo>
+#include <QSqlDatabase>
+#include <QSqlError>
+#include <QSqlQuery>
+#include <QStandardPaths>
+#include <QVariant>
+
+#include <cmath>
+
+namespace sw::telemetry {
+
+namespace {
+
+QAtomicInteger<quint64> g_connections;
+
+// A null QString binds as SQL NULL and a NaN as NULL too: every column is NOT NULL, and one row the
+// file refuses would hold back every row after it.
+QVariant text(const QString &s) {
+    return s.isNull() ? QVariant(QStringLiteral("")) : QVariant(s);
+}
+
+QVariant number(double d) {
+    return std::isfinite(d) ? QVariant(d) : QVariant(0.0);
+}
+
+QString lastError(const QSqlQuery &q) {
+    return q.lastError().text();
+}
+
+// Schema steps, in order: step N takes a file from version N to N + 1. A file is never
+// rewritten wholesale; each step runs in one transaction with the version bump.
+const QList<QStringList> &migrationSteps() {
+    static const QList<QStringList> steps{
+        // 0 → 1: the first ledger, one row per attempt that reported usage.
+        {QStringLiteral("CREATE TABLE usage ("
+                        " id INTEGER PRIMARY KEY,"
+                        " request_id TEXT NOT NULL,"
+                        " tenant TEXT NOT NULL,"
+                        " candidate TEXT NOT NULL,"
+                        " provider TEXT NOT NULL,"
+                        " model TEXT NOT NULL,"
+                        " input INTEGER NOT NULL, output INTEGER NOT NULL,"
+                        " cache_read INTEGER NOT NULL, cache_write INTEGER NOT NULL,"
+                        " cost REAL NOT NULL,"
+                        " outcome TEXT NOT NULL,"
+                        " at_ms INTEGER NOT NULL)"),
+         QStringLiteral("CREATE INDEX usage_at ON usage(at_ms)"),
+         QStringLiteral("CREATE INDEX usage_tenant_at ON usage(tenant, at_ms)")},
+        // 1 → 2: the route the client asked for, and the budget notices given (once per period).
+        {QStringLiteral("ALTER TABLE usage ADD COLUMN route TEXT NOT NULL DEFAULT ''"),
+         QStringLiteral("CREATE TABLE budget_notices (tenant TEXT NOT NULL, period_start_ms INTEGER NOT NULL,"
+                        " PRIMARY KEY (tenant, period_start_ms))")},
+    };
+    return steps;
+}
+
+} // namespace
+
+UsageDatabase::UsageDatabase()
+    : m_connection(QStringLiteral("switchman-usage-%1").arg(g_connections.fetchAndAddRelaxed(1))) {}
+
+UsageDatabase::~UsageDatabase() {
+    {
+        QSqlDatabase db = QSqlDatabase::database(m_connection, false);
+        if (db.isValid())
+            db.close();
+    }
+    if (QSqlDatabase::contains(m_connection))
+        QSqlDatabase::removeDatabase(m_connection);
+}
+
+QString UsageDatabase::defaultPath() {
+    // GenericDataLocation honours XDG_DATA_HOME.
+    return QDir(QStandardPaths::writableLocation(QStandardPaths::GenericDataLocation))
+        .filePath(QStringLiteral("switchman/usage.sqlite"));
+}
+
+bool UsageDatabase::open(const QString &path, Mode mode, QString *error) {
+    m_path = path;
+    const bool memory = path == QLatin1String(":memory:");
+    if (!memory && mode == Mode::ReadWrite) {
+        const QString dir = QFileInfo(path).absolutePath();
+        if (!QDir().mkpath(dir)) {
+            *error = QStringLiteral("cannot create the folder %1").arg(dir);
+            return false;
+        }
+    }
+    if (!memory && mode == Mode::ReadOnly && !QFileInfo::exists(path)) {
+        *error = QStringLiteral("%1 does not exist (no usage recorded yet)").arg(path);
+        return false;
+    }
+    QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), m_connection);
+    if (!db.isValid()) {
+        *error = QStringLiteral("the Qt SQLite driver is missing (Debian: install libqt6sql6-sqlite)");
+        return false;
+    }
+    db.setDatabaseName(path);
+    // A writer holding the lock for a batch is brief: wait for it rather than fail.
+    db.setConnectOptions(mode == Mode::ReadOnly ? QStringLiteral("QSQLITE_OPEN_READONLY;QSQLITE_BUSY_TIMEOUT=5000")
+                                                : QStringLiteral("QSQLITE_BUSY_TIMEOUT=5000"));
+    if (!db.open()) {
+        *error = db.lastError().text();
+        return false;
+    }
+    QSqlQuery q(db);
+    if (mode == Mode::ReadWrite && !memory) {
+        // WAL: readers (the command line, a query) never block the writer, and a batch is one fsync.
+        if (!q.exec(QStringLiteral("PRAGMA journal_mode=WAL")) || !q.next() ||
+            q.value(0).toString().compare(QLatin1String("wal"), Qt::CaseInsensitive) != 0) {
+            *error = QStringLiteral("cannot use write-ahead logging: %1").arg(lastError(q));
+            db.close();
+            return false;
+        }
+        q.exec(QStringLiteral("PRAGMA synchronous=NORMAL"));
+    }
+    if (mode == Mode::ReadWrite) {
+        if (!migrate(error)) {
+            db.close();
+            return false;
+        }
+    } else if (schemaVersion() > kSchemaVersion || schemaVersion() < 1) {
+        *error = QStringLiteral("%1 has schema version %2; this Switchman reads version 1 to %3")
+                     .arg(path)
+                     .arg(schemaVersion())
+                     .arg(kSchemaVersion);
+        db.close();
+        return false;
+    }
+    m_open = true;
+    return true;
+}
+
+int UsageDatabase::schemaVersion() const {
+    QSqlQuery q(QSqlDatabase::database(m_connection, false));
+    if (!q.exec(QStringLiteral("PRAGMA user_version")) || !q.next())
+        return -1;
+    return q.value(0).toInt();
+}
+
+bool UsageDatabase::migrate(QString *error) {
+    QSqlDatabase db = QSqlDatabase::database(m_connection, false);
+    const int version = schemaVersion();
+    if (version < 0) {
+        *error = QStringLiteral("cannot read the schema version: %1").arg(db.lastError().text());
+        return false;
+    }
+    if (version > kSchemaVersion) {
+        // A newer Switchman wrote it: leave it alone rather than guess.
+        *error = QStringLiteral("schema version %1 is newer than this Switchman's %2").arg(version).arg(kSchemaVersion);
+        return false;
+    }
+    const auto &steps = migrationSteps();
+    for (int v = version; v < kSchemaVersion; ++v) {
+        if (!db.transaction()) {
+            *error = db.lastError().text();
+            return false;
+        }
+        QSqlQuery q(db);
+        for (const QString &sql : steps.at(v)) {
+            if (!q.exec(sql)) {
+                *error = QStringLiteral("migrating to schema version %1: %2").arg(v + 1).arg(lastError(q));
+                db.rollback();
+                return false;
+            }
+        }
+        if (!q.exec(QStringLiteral("PRAGMA user_version=%1").arg(v + 1)) || !db.commit()) {
+            *error = QStringLiteral("migrating to schema version %1: %2").arg(v + 1).arg(db.lastError().text());
+            db.rollback();
+            return false;
+        }
+    }
+    return true;
+}
+
+void UsageDatabase::setMaxPages(qint64 pages) {
+    QSqlQuery q(QSqlDatabase::database(m_connection, false));
+    q.exec(QStringLiteral("PRAGMA max_page_count=%1").arg(pages));
+}
+
+bool UsageDatabase::insert(const QList<UsageRow> &rows, QString *error) {
+    if (!m_open) {
+        *error = QStringLiteral("the ledger is not open");
+        return false;
+    }
+    if (rows.isEmpty())
+        return true;
+    QSqlDatabase db = QSqlDatabase::database(m_connection, false);
+    if (!db.transaction()) {
+        *error = db.lastError().text();
+        return false;
+    }
+    QSqlQuery q(db);
+    q.prepare(QStringLiteral("INSERT INTO usage (request_id, tenant, route, candidate, provider, model, input, output,"
+                             " cache_read, cache_write, cost, outcome, at_ms)"
+                             " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+    for (const UsageRow &r : rows) {
+        const QVariantList values{text(r.requestId),
+                                  text(r.tenant),
+                                  text(r.route),
+                                  text(r.candidate),
+                                  text(r.provider),
+                                  text(modelOfCandidate(r.candidate)),
+                                  r.input,
+                                  r.output,
+                                  r.cacheRead,
+                                  r.cacheWrite,
+                                  number(r.cost),
+                                  text(r.outcome),
+                                  r.atEpochMs};
+        for (int i = 0; i < values.size(); ++i)
+            q.bindValue(i, values.at(i));
+        if (!q.exec()) {
+            *error = lastError(q);
+            db.rollback();
+            return false;
+        }
+    }
+    if (!db.commit()) {
+        *error = db.lastError().text();
+        db.rollback();
+        return false;
+    }
+    return true;
+}
+
+UsageReport UsageDatabase::query(const UsageQuery &uq) const {
+    UsageReport report;
+    report.groupBy = uq.groupBy;
+    if (!m_open) {
+        report.error = QStringLiteral("the ledger is not open");
+        return report;
+    }
+    QStringList where;
+    QVariantList args;
+    if (uq.sinceMs > 0) {
+        where << QStringLiteral("at_ms >= ?");
+        args << uq.sinceMs;
+    }
+    if (uq.untilMs > 0) {
+        where << QStringLiteral("at_ms < ?");
+        args << uq.untilMs;
+    }
+    if (!uq.tenant.isEmpty()) {
+        where << QStringLiteral("tenant = ?");
+        args << uq.tenant;
+    }
+    const QString filter =
+        where.isEmpty() ? QString() : QStringLiteral(" WHERE ") + where.join(QStringLiteral(" AND "));
+    const QString sums = QStringLiteral("COUNT(*), COALESCE(SUM(input),0), COALESCE(SUM(output),0),"
+                                        " COALESCE(SUM(cache_read),0), COALESCE(SUM(cache_write),0),"
+                                        " COALESCE(SUM(cost),0)");
+    QSqlDatabase db = QSqlDatabase::database(m_connection, false);
+    auto run = [&](const QString &sql) {
+        QSqlQuery q(db);
+        q.setForwardOnly(true);
+        q.prepare(sql);
+        for (int i = 0; i < args.size(); ++i)
+            q.bindValue(i, args.at(i));
+        if (!q.exec() && report.error.isEmpty())
+            report.error = lastError(q);
+        return q;
+    };
+    auto totalsFrom = [](const QSqlQuery &q, int first) {
+        UsageTotals t;
+        t.attempts = q.value(first).toLongLong();
+        t.input = q.value(first + 1).toLongLong();
+        t.output = q.value(first + 2).toLongLong();
+        t.cacheRead = q.value(first + 3).toLongLong();
+        t.cacheWrite = q.value(first + 4).toLongLong();
+        t.cost = q.value(first + 5).toDouble();
+        return t;
+    };
+    {
+        QSqlQuery q = run(QStringLiteral("SELECT ") + sums + QStringLiteral(" FROM usage") + filter);
+        if (q.next())
+            report.totals = totalsFrom(q, 0);
+    }
+    QString key;
+    switch (uq.groupBy) {
+    case UsageGrouping::None:
+        break;
+    // SQLite's 'localtime' is the C library's, as QDateTime's local time is: days agree with the Usage screen.
+    case UsageGrouping::Day:
+        key = QStringLiteral("strftime('%Y-%m-%d', at_ms / 1000, 'unixepoch', 'localtime')");
+        break;
+    case UsageGrouping::Provider:
+        key = QStringLiteral("provider");
+        break;
+    case UsageGrouping::Model:
+        key = QStringLiteral("model");
+        break;
+    case UsageGrouping::Tenant:
+        key = QStringLiteral("tenant");
+        break;
+    }
+    if (uq.groupBy != UsageGrouping::None) {
+        QSqlQuery q =
+            run(QStringLiteral("SELECT %1 AS k, %2 FROM usage%3 GROUP BY k ORDER BY k").arg(key, sums, filter));
+        while (q.next()) {
+            UsageTotals t = totalsFrom(q, 1);
+            t.key = q.value(0).toString();
+            report.groups.append(t);
+        }
+        return report;
+    }
+    QSqlQuery q = run(QStringLiteral("SELECT request_id, tenant, route, candidate, provider, input, output, cache_read,"
+                                     " cache_write, cost, outcome, at_ms FROM (SELECT * FROM usage%1"
+                                     " ORDER BY at_ms DESC, id DESC LIMIT %2) ORDER BY at_ms, id")
+                          .arg(filter)
+                          .arg(std::max(0, uq.limit)));
+    while (q.next()) {
+        UsageRow r;
+        r.requestId = q.value(0).toString();
+        r.tenant = q.value(1).toString();
+        r.route = q.value(2).toString();
+        r.candidate = q.value(3).toString();
+        r.provider = q.value(4).toString();
+        r.input = q.value(5).toLongLong();
+        r.output = q.value(6).toLongLong();
+        r.cacheRead = q.value(7).toLongLong();
+        r.cacheWrite = q.value(8).toLongLong();
+        r.cost = q.value(9).toDouble();
+        r.outcome = q.value(10).toString();
+        r.atEpochMs = q.value(11).toLongLong();
+        report.rows.append(r);
+    }
+    return report;
+}
+
+double UsageDatabase::spentSince(const QString &tenant, qint64 sinceEpochMs) const {
+    if (!m_open)
+        return 0;
+    QSqlQuery q(QSqlDatabase::database(m_connection, false));
+    q.prepare(QStringLiteral("SELECT COALESCE(SUM(cost),0) FROM usage WHERE tenant = ? AND at_ms >= ?"));
+    q.bindValue(0, tenant);
+    q.bindValue(1, sinceEpochMs);
+    if (!q.exec() || !q.next())
+        return 0;
+    return q.value(0).toDouble();
+}
+
+int UsageDatabase::pruneBefore(qint64 cutoffEpochMs, QString *error) {
+    QSqlQuery q(QSqlDatabase::database(m_connection, false));
+    q.prepare(QStringLiteral("DELETE FROM usage WHERE at_ms < ?"));
+    q.bindValue(0, cutoffEpochMs);
+    if (!q.exec()) {
+        *error = lastError(q);
+        return -1;
+    }
+    const int n = q.numRowsAffected();
+    // Notices of periods long gone are kept with the same retention as rows.
+    q.prepare(QStringLiteral("DELETE FROM budget_notices WHERE period_start_ms < ?"));
+    q.bindValue(0, cutoffEpochMs);
+    q.exec();
+    return n;
+}
+
+bool UsageDatabase::budgetNoticeGiven(const QString &tenant, qint64 periodStartMs) const {
+    if (!m_open)
+        return false;
+    QSqlQuery q(QSqlDatabase::database(m_connection, false));
+    q.prepare(QStringLiteral("SELECT 1 FROM budget_notices WHERE tenant = ? AND period_start_ms = ?"));
+    q.bindValue(0, tenant);
+    q.bindValue(1, periodStartMs);
+    return q.exec() && q.next();
+}
+
+bool UsageDatabase::rememberBudgetNotice(const QString &tenant, qint64 periodStartMs, QString *error) {
+    QSqlQuery q(QSqlDatabase::database(m_connection, false));
+    q.prepare(QStringLiteral("INSERT OR IGNORE INTO budget_notices (tenant, period_start_ms) VALUES (?, ?)"));
+    q.bindValue(0, tenant);
+    q.bindValue(1, periodStartMs);
+    if (!q.exec()) {
+        *error = lastError(q);
+        return false;
+    }
+    return true;
+}
+
+} // namespace sw::telemetry

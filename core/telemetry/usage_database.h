@@ -1,0 +1,52 @@
+#pragma once
+// The usage ledger's SQLite file through Qt SQL (QSQLITE): schema, migration,
+// batched inserts, grouped queries and the retention prune. One connection per
+// object, used only on the thread that opened it (a Qt SQL rule): the ledger's
+// worker thread, or the command line reading the file of a stopped instance.
+
+#include "telemetry/usage_report.h"
+
+#include <QString>
+
+namespace sw::telemetry {
+
+class UsageDatabase final {
+    Q_DISABLE_COPY_MOVE(UsageDatabase)
+public:
+    static constexpr int kSchemaVersion = 2;
+
+    UsageDatabase();
+    ~UsageDatabase();
+
+    enum class Mode { ReadWrite, ReadOnly };
+    // Creates the file and its folder (ReadWrite), turns on WAL and migrates the schema to
+    // kSchemaVersion. ":memory:" holds the ledger in memory. False with *error set.
+    bool open(const QString &path, Mode mode, QString *error);
+    bool isOpen() const { return m_open; }
+    QString path() const { return m_path; }
+    int schemaVersion() const;
+
+    // One transaction for the whole batch: all rows or none. maxPages > 0 caps the file (a
+    // stand-in for a full disk in tests).
+    bool insert(const QList<UsageRow> &rows, QString *error);
+    void setMaxPages(qint64 pages);
+    UsageReport query(const UsageQuery &query) const;
+    // Cost per tenant since `sinceEpochMs` (budgets after a restart).
+    double spentSince(const QString &tenant, qint64 sinceEpochMs) const;
+    // Deletes rows older than the cutoff; the number deleted, or -1 on error.
+    int pruneBefore(qint64 cutoffEpochMs, QString *error);
+    // The 80 % budget notice, once per tenant and period, across restarts.
+    bool budgetNoticeGiven(const QString &tenant, qint64 periodStartMs) const;
+    bool rememberBudgetNotice(const QString &tenant, qint64 periodStartMs, QString *error);
+
+    // The default file: $XDG_DATA_HOME/switchman/usage.sqlite (~/.local/share/switchman/usage.sqlite).
+    static QString defaultPath();
+
+private:
+    bool migrate(QString *error);
+    QString m_connection;
+    QString m_path;
+    bool m_open = false;
+};
+
+} // namespace sw::telemetry

@@ -1,0 +1,84 @@
+#pragma once
+// The usage ledger (issue 17): every usage row, kept across restarts in a SQLite
+// file written off the request path. Lives on the engine thread; the file is
+// owned by a worker thread. Rows collect here and go to the worker as one batch
+// per second (or per kBatchRows), so a crash loses at most the last second. A
+// file that cannot be opened or written (read-only, full disk) costs one log
+// line, never a request: rows are then kept in memory (bounded) and retried.
+
+#include "telemetry/usage_report.h"
+
+#include <QObject>
+#include <QThread>
+#include <functional>
+
+namespace sw::util {
+class Clock;
+}
+
+namespace sw::telemetry {
+
+class UsageDatabase;
+
+class UsageLedger final : public QObject {
+    Q_OBJECT
+    Q_DISABLE_COPY_MOVE(UsageLedger)
+public:
+    static constexpr qint64 kFlushMs = 1000;
+    static constexpr int kBatchRows = 500;
+    static constexpr int kMaxUnwritten = 20000; // rows kept while the file cannot take them
+    static constexpr qint64 kPruneEveryMs = 24LL * 3600 * 1000;
+
+    struct Options {
+        QString path;            // empty or ":memory:" = this process only
+        int retentionDays = 400; // usage.retentionDays
+        qint64 maxPages = 0;     // > 0: cap the file's pages (tests: a full disk)
+        // Fills a row's route when it has none, at batch time (the request's attempts name it by then).
+        std::function<QString(const QString &requestId)> routeOf;
+    };
+    using LogFn = std::function<void(const QString &level, const QString &message, const QJsonObject &fields)>;
+
+    // Opens the file on the worker thread and waits for it (once, at engine start).
+    UsageLedger(Options options, util::Clock &clock, LogFn log, QObject *parent = nullptr);
+    ~UsageLedger() override; // writes what is pending, then stops the worker
+
+    void append(const UsageRow &row);
+    // Answers on `context`'s thread after every row appended so far is written.
+    void query(const UsageQuery &query, QObject *context, std::function<void(const UsageReport &)> done);
+    void setRetentionDays(int days) { m_options.retentionDays = days; }
+    // Blocking (engine start, a budget added by a reload): cost of a tenant since a moment.
+    double spentSince(const QString &tenant, qint64 sinceEpochMs);
+    bool budgetNoticeGiven(const QString &tenant, qint64 periodStartMs);
+    void rememberBudgetNotice(const QString &tenant, qint64 periodStartMs);
+    // Hands the pending batch to the worker and waits until it is written (or failed).
+    void flushAndWait();
+    // Prunes now (also runs at start and then every kPruneEveryMs on the clock).
+    void pruneNow();
+
+    bool persistent() const { return m_persistent; } // a file, opened and writable at start
+    QString path() const { return m_options.path; }
+    int unwrittenRows() const { return m_unwritten; } // waiting for the file to take them
+
+private:
+    void scheduleFlush();
+    void flush();
+    void schedulePrune();
+    void onWriteResult(bool ok, const QString &error, int unwritten);
+
+    Options m_options;
+    util::Clock &m_clock;
+    LogFn m_log;
+    QThread m_thread;
+    UsageDatabase *m_db = nullptr; // used on m_thread only
+    QObject *m_worker = nullptr;   // context for calls on m_thread
+    QList<UsageRow> m_pending;
+    quint64 m_flushTimer = 0;
+    quint64 m_pruneTimer = 0;
+    bool m_persistent = false;
+    bool m_failing = false; // a write failed; the next success says so once
+    int m_unwritten = 0;
+    // Worker side: rows a failed write could not store, retried with the next batch.
+    QList<UsageRow> m_retry;
+};
+
+} // namespace sw::telemetry

@@ -1,0 +1,64 @@
+#pragma once
+// A question to the usage ledger and its answer, as plain values: the admin API,
+// the command line (`switchman usage`) and the Usage screen ask the same way and
+// print the same JSON and CSV.
+
+#include "telemetry/engine_events.h"
+
+#include <QJsonObject>
+#include <QList>
+#include <QMetaType>
+#include <QString>
+#include <optional>
+
+namespace sw::telemetry {
+
+enum class UsageGrouping { None, Day, Provider, Model, Tenant };
+QString groupingName(UsageGrouping g); // "", day, provider, model, tenant
+std::optional<UsageGrouping> groupingFromName(const QString &name);
+
+struct UsageQuery {
+    qint64 sinceMs = 0; // epoch ms, inclusive; 0 = from the start
+    qint64 untilMs = 0; // epoch ms, exclusive; 0 = until now
+    QString tenant;     // empty = every tenant
+    UsageGrouping groupBy = UsageGrouping::None;
+    int limit = 10000; // ungrouped rows: the newest `limit`, oldest first
+};
+
+struct UsageTotals {
+    QString key; // the group (a local date yyyy-MM-dd, a provider, model or tenant); empty for totals
+    qint64 attempts = 0;
+    qint64 input = 0;
+    qint64 output = 0;
+    qint64 cacheRead = 0;
+    qint64 cacheWrite = 0;
+    double cost = 0;
+};
+
+struct UsageReport {
+    UsageGrouping groupBy = UsageGrouping::None;
+    QList<UsageRow> rows;      // groupBy None
+    QList<UsageTotals> groups; // otherwise, ordered by key
+    UsageTotals totals;
+    QString error; // the ledger could not answer (the rows may be partial)
+
+    // {"rows": [...], "totals": {...}}: ungrouped rows keep the /admin/usage row shape
+    // (requestId, tenant, candidate, input, output, cost, outcome, plus the rest).
+    QJsonObject toJson() const;
+    static UsageReport fromJson(const QJsonObject &json); // what toJson() wrote
+    // Header line, then one line per row or group; RFC 4180 quoting.
+    QString toCsv() const;
+    // Aligned columns for a terminal, with a totals line.
+    QString toText() const;
+};
+
+// "7d", "24h", "30m" (before `nowEpochMs`), "2026-01-05" (local midnight), an ISO date-time, or
+// epoch milliseconds. nullopt when it is none of these.
+std::optional<qint64> parseTimeBound(const QString &text, qint64 nowEpochMs);
+
+// The model part of a candidate "provider/model".
+QString modelOfCandidate(const QString &candidate);
+
+} // namespace sw::telemetry
+
+Q_DECLARE_METATYPE(sw::telemetry::UsageReport)

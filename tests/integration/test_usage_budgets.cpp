@@ -1,0 +1,277 @@
+// Usage ledger and budgets through the real engine (issue 17): a tenant at its
+// budget gets 429 in its own format, with Retry-After, and no upstream sees the
+// request; /metrics shows spend and budget; /admin/usage groups rows; an
+// unwritable ledger answers every request and says so once.
+
+#include "gateway_fixture.h"
+#include "telemetry/telemetry.h"
+#include "telemetry/usage_ledger.h"
+
+#include <QCryptographicHash>
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QRandomGenerator>
+#include <QTemporaryDir>
+#include <QTest>
+
+using namespace sw;
+using namespace sw::test;
+
+namespace {
+
+QJsonObject routeBody(const QString &route, const QString &model) {
+    if (route == QLatin1String("/v1/messages"))
+        return GatewayFixture::anthropicBody(model, QStringLiteral("a b c d e f"), false);
+    if (route == QLatin1String("/v1/chat/completions"))
+        return GatewayFixture::openaiBody(model, QStringLiteral("a b c d e f"), false);
+    if (route == QLatin1String("/v1/responses"))
+        return {{QStringLiteral("model"), model}, {QStringLiteral("input"), QStringLiteral("a b c d e f")}};
+    return {{QStringLiteral("model"), model},
+            {QStringLiteral("context"),
+             QJsonObject{{QStringLiteral("messages"),
+                          QJsonArray{QJsonObject{{QStringLiteral("role"), QStringLiteral("user")},
+                                                 {QStringLiteral("content"), QStringLiteral("a b c d e f")},
+                                                 {QStringLiteral("timestamp"), 0}}}}}}};
+}
+
+// A gateway key made at run time (no key-shaped literal in the repository).
+QByteArray makeKey(const char *who) {
+    return QByteArray("test-") + who + '-' + QByteArray::number(QRandomGenerator::global()->generate64(), 36);
+}
+
+config::TenantConfig tenant(const QString &name, const QByteArray &key, bool admin,
+                            std::optional<config::BudgetConfig> budget = std::nullopt) {
+    config::TenantConfig t;
+    t.name = name;
+    t.keyHashes = {QStringLiteral("sha256:") +
+                   QString::fromLatin1(QCryptographicHash::hash(key, QCryptographicHash::Sha256).toHex())};
+    t.admin = admin;
+    t.budget = budget;
+    return t;
+}
+
+QList<QPair<QByteArray, QByteArray>> as(const QByteArray &key) {
+    return {{"authorization", "Bearer " + key}};
+}
+
+int upstreamCalls(GatewayFixture &gw) {
+    return int(gw.anthropicA.requests().size() + gw.openaiB.requests().size() + gw.responsesD.requests().size());
+}
+
+} // namespace
+
+class TestUsageBudgets : public QObject {
+    Q_OBJECT
+
+    QByteArray m_adminKey = makeKey("admin");
+    QByteArray m_teamKey = makeKey("team");
+
+    void addTenants(GatewayFixture &gw, double usd) {
+        gw.config.tenants.insert(QStringLiteral("ops"), tenant(QStringLiteral("ops"), m_adminKey, true));
+        gw.config.tenants.insert(QStringLiteral("team-a"), tenant(QStringLiteral("team-a"), m_teamKey, false,
+                                                                  config::BudgetConfig{usd, QStringLiteral("day")}));
+    }
+
+    HttpResult adminGet(GatewayFixture &gw, const QString &path) {
+        QNetworkRequest req(QUrl(gw.baseUrl() + path));
+        req.setRawHeader("authorization", "Bearer " + m_adminKey);
+        return gw.wait(gw.nam.get(req));
+    }
+
+private Q_SLOTS:
+    void tenantAtItsBudgetGets429InItsOwnFormat_data() {
+        QTest::addColumn<QString>("route");
+        QTest::addColumn<QString>("model");
+        QTest::newRow("openai chat") << QStringLiteral("/v1/chat/completions") << QStringLiteral("pb/gpt-b");
+        QTest::newRow("anthropic messages") << QStringLiteral("/v1/messages") << QStringLiteral("pa/claude-a");
+        QTest::newRow("openai responses") << QStringLiteral("/v1/responses") << QStringLiteral("pd/resp-d");
+        QTest::newRow("pi native") << QStringLiteral("/v1/pi/stream") << QStringLiteral("pa/claude-a");
+    }
+    void tenantAtItsBudgetGets429InItsOwnFormat() {
+        QFETCH(QString, route);
+        QFETCH(QString, model);
+        GatewayFixture gw;
+        addTenants(gw, 0.00001); // one answer of the fake upstream costs more than this
+        gw.start();
+        const HttpResult first = gw.post(route, routeBody(route, model), as(m_teamKey));
+        QCOMPARE(first.status, 200);
+        const int calls = upstreamCalls(gw);
+        QCOMPARE(calls, 1);
+
+        const HttpResult refused = gw.post(route, routeBody(route, model), as(m_teamKey));
+        QCOMPARE(refused.status, 429);
+        QCOMPARE(upstreamCalls(gw), calls); // never reached an upstream, never failed over
+        bool ok = false;
+        const int retryAfter = refused.header("retry-after").toInt(&ok);
+        QVERIFY2(ok && retryAfter >= 1 && retryAfter <= 86400 + 3600, refused.header("retry-after").constData());
+        const QJsonObject body = refused.json();
+        QString message;
+        if (route == QLatin1String("/v1/messages")) {
+            QCOMPARE(body.value(QStringLiteral("type")).toString(), QStringLiteral("error"));
+            const QJsonObject e = body.value(QStringLiteral("error")).toObject();
+            QCOMPARE(e.value(QStringLiteral("type")).toString(), QStringLiteral("rate_limit_error"));
+            message = e.value(QStringLiteral("message")).toString();
+        } else if (route == QLatin1String("/v1/pi/stream")) {
+            const QJsonObject e = body.value(QStringLiteral("error")).toObject();
+            QCOMPARE(e.value(QStringLiteral("type")).toString(), QStringLiteral("rate_limit_error"));
+            message = e.value(QStringLiteral("message")).toString();
+        } else {
+            const QJsonObject e = body.value(QStringLiteral("error")).toObject();
+            QCOMPARE(e.value(QStringLiteral("code")).toString(), QStringLiteral("rate_limit_exceeded"));
+            message = e.value(QStringLiteral("message")).toString();
+        }
+        QVERIFY2(message.contains(QStringLiteral("budget of $0.00 per day")), qPrintable(message));
+        QVERIFY2(message.contains(QStringLiteral("team-a")), qPrintable(message));
+        QVERIFY2(message.contains(QStringLiteral("until the day resets")), qPrintable(message));
+
+        // Another tenant (no budget) is still served.
+        QCOMPARE(gw.post(route, routeBody(route, model), as(m_adminKey)).status, 200);
+        QCOMPARE(upstreamCalls(gw), calls + 1);
+    }
+
+    void aRestartKeepsTheSpendAndTheNotice() {
+        QTemporaryDir dir;
+        const QString ledger = dir.filePath(QStringLiteral("usage.sqlite"));
+        const QString route = QStringLiteral("/v1/messages");
+        {
+            GatewayFixture gw;
+            gw.usageLedgerPath = ledger;
+            addTenants(gw, 0.00001);
+            gw.start();
+            QCOMPARE(gw.engine().budgetWarnings().size(), 0);
+            QCOMPARE(gw.post(route, routeBody(route, QStringLiteral("pa/claude-a")), as(m_teamKey)).status, 200);
+            QCOMPARE(gw.engine().budgetWarnings().size(), 1); // 80 % (and 100 %) crossed
+            QCOMPARE(gw.engine().budgetWarnings().first().tenant, QStringLiteral("team-a"));
+        }
+        GatewayFixture gw;
+        gw.usageLedgerPath = ledger;
+        addTenants(gw, 0.00001);
+        gw.start();
+        // The spend came back from the file: refused at once, and the notice is not given twice.
+        QCOMPARE(gw.engine().budgetWarnings().size(), 0);
+        QVERIFY(gw.engine().budgets().first().spent > 0.00001);
+        QCOMPARE(gw.post(route, routeBody(route, QStringLiteral("pa/claude-a")), as(m_teamKey)).status, 429);
+        QCOMPARE(gw.anthropicA.requests().size(), 0);
+    }
+
+    void metricsShowSpendAndBudget() {
+        GatewayFixture gw;
+        addTenants(gw, 20);
+        gw.start();
+        QCOMPARE(gw.post(QStringLiteral("/v1/messages"),
+                         routeBody(QStringLiteral("/v1/messages"), QStringLiteral("pa/claude-a")), as(m_teamKey))
+                     .status,
+                 200);
+        const QString metrics = QString::fromUtf8(adminGet(gw, QStringLiteral("/metrics")).body);
+        QVERIFY2(metrics.contains(QStringLiteral("switchman_tenant_budget_usd{tenant=\"team-a\"} 20\n")),
+                 qPrintable(metrics));
+        const qsizetype at = metrics.indexOf(QStringLiteral("switchman_tenant_spend_usd{tenant=\"team-a\"} "));
+        QVERIFY2(at >= 0, qPrintable(metrics));
+        const double spent =
+            metrics.mid(at).section(QLatin1Char(' '), 1, 1).section(QLatin1Char('\n'), 0, 0).toDouble();
+        double rowCost = 0;
+        for (const auto &row : gw.engine().telemetry()->usage())
+            rowCost += row.cost;
+        QVERIFY(rowCost > 0);
+        QCOMPARE(spent, rowCost);
+        QVERIFY(!metrics.contains(QStringLiteral("switchman_tenant_budget_usd{tenant=\"ops\"}"))); // no budget
+    }
+
+    void adminUsageGroupsAndFilters() {
+        GatewayFixture gw;
+        addTenants(gw, 100);
+        gw.start();
+        for (const auto &[route, model, key] :
+             {std::tuple{QStringLiteral("/v1/messages"), QStringLiteral("pa/claude-a"), m_teamKey},
+              std::tuple{QStringLiteral("/v1/chat/completions"), QStringLiteral("pb/gpt-b"), m_teamKey},
+              std::tuple{QStringLiteral("/v1/chat/completions"), QStringLiteral("pb/gpt-b"), m_adminKey}})
+            QCOMPARE(gw.post(route, routeBody(route, model), as(key)).status, 200);
+
+        // Unchanged shape without parameters, plus totals.
+        const QJsonObject all = adminGet(gw, QStringLiteral("/admin/usage")).json();
+        const QJsonArray rows = all.value(QStringLiteral("rows")).toArray();
+        QCOMPARE(rows.size(), 3);
+        QCOMPARE(rows.at(0).toObject().value(QStringLiteral("candidate")).toString(), QStringLiteral("pa/claude-a"));
+        QCOMPARE(rows.at(0).toObject().value(QStringLiteral("route")).toString(), QStringLiteral("pa/claude-a"));
+        QCOMPARE(all.value(QStringLiteral("totals")).toObject().value(QStringLiteral("attempts")).toInt(), 3);
+
+        const QJsonObject byProvider = adminGet(gw, QStringLiteral("/admin/usage?groupBy=provider")).json();
+        const QJsonArray groups = byProvider.value(QStringLiteral("rows")).toArray();
+        QCOMPARE(groups.size(), 2);
+        QCOMPARE(groups.at(0).toObject().value(QStringLiteral("provider")).toString(), QStringLiteral("pa"));
+        QCOMPARE(groups.at(0).toObject().value(QStringLiteral("attempts")).toInt(), 1);
+        QCOMPARE(groups.at(1).toObject().value(QStringLiteral("provider")).toString(), QStringLiteral("pb"));
+        QCOMPARE(groups.at(1).toObject().value(QStringLiteral("attempts")).toInt(), 2);
+
+        const QJsonObject team =
+            adminGet(gw, QStringLiteral("/admin/usage?tenant=team-a&groupBy=model&since=1d")).json();
+        QCOMPARE(team.value(QStringLiteral("totals")).toObject().value(QStringLiteral("attempts")).toInt(), 2);
+        const QJsonObject future = adminGet(gw, QStringLiteral("/admin/usage?since=2999-01-01")).json();
+        QCOMPARE(future.value(QStringLiteral("rows")).toArray().size(), 0);
+        const QJsonObject byDay = adminGet(gw, QStringLiteral("/admin/usage?groupBy=day")).json();
+        QCOMPARE(
+            byDay.value(QStringLiteral("rows")).toArray().first().toObject().value(QStringLiteral("day")).toString(),
+            QDate::currentDate().toString(Qt::ISODate));
+
+        QCOMPARE(adminGet(gw, QStringLiteral("/admin/usage?groupBy=week")).status, 400);
+        QCOMPARE(adminGet(gw, QStringLiteral("/admin/usage?since=yesterday-ish")).status, 400);
+    }
+
+    void anUnwritableLedgerStillAnswersEveryRequest() {
+        QTemporaryDir dir;
+        QFile blocker(dir.filePath(QStringLiteral("file")));
+        QVERIFY(blocker.open(QIODevice::WriteOnly));
+        blocker.close();
+        GatewayFixture gw;
+        gw.usageLedgerPath = dir.filePath(QStringLiteral("file/switchman/usage.sqlite"));
+        QList<QJsonObject> lines;
+        gw.start();
+        QVERIFY(!gw.engine().usageLedger()->persistent());
+        connect(gw.engine().telemetry(), &telemetry::Telemetry::logLine, this,
+                [&lines](const QJsonObject &l) { lines.append(l); });
+        for (int i = 0; i < 4; ++i) {
+            const QString route = i % 2 ? QStringLiteral("/v1/messages") : QStringLiteral("/v1/chat/completions");
+            QCOMPARE(gw.post(route, routeBody(route, QStringLiteral("chain"))).status, 200);
+        }
+        // The session's usage is still there, from memory.
+        QCOMPARE(gw.get(QStringLiteral("/admin/usage")).json().value(QStringLiteral("rows")).toArray().size(), 4);
+        for (const auto &l : lines)
+            QVERIFY2(!l.value(QStringLiteral("msg")).toString().contains(QStringLiteral("usage ledger")),
+                     qPrintable(l.value(QStringLiteral("msg")).toString())); // said once, at start
+    }
+
+    void aLedgerThatFillsUpStillAnswersEveryRequest() {
+        QTemporaryDir dir;
+        GatewayFixture gw;
+        gw.usageLedgerPath = dir.filePath(QStringLiteral("usage.sqlite"));
+        gw.usageLedgerMaxPages = 1; // SQLite raises it to the file's size at open: a disk with no room left
+        gw.start();
+        QVERIFY(gw.engine().usageLedger()->persistent());
+        QList<QString> ledgerLines;
+        connect(gw.engine().telemetry(), &telemetry::Telemetry::logLine, this, [&ledgerLines](const QJsonObject &l) {
+            const QString msg = l.value(QStringLiteral("msg")).toString();
+            if (msg.startsWith(QStringLiteral("usage ledger")))
+                ledgerLines.append(msg);
+        });
+        int served = 0;
+        for (; served < 300 && gw.engine().usageLedger()->unwrittenRows() == 0; ++served) {
+            const QString route = served % 2 ? QStringLiteral("/v1/messages") : QStringLiteral("/v1/chat/completions");
+            QCOMPARE(gw.post(route, routeBody(route, QStringLiteral("chain"))).status, 200);
+            if (served % 10 == 9)
+                gw.engine().usageLedger()->flushAndWait();
+        }
+        QVERIFY2(gw.engine().usageLedger()->unwrittenRows() > 0, "the file never filled up");
+        for (int i = 0; i < 10; ++i) // and it keeps answering
+            QCOMPARE(gw.post(QStringLiteral("/v1/messages"),
+                             routeBody(QStringLiteral("/v1/messages"), QStringLiteral("chain")))
+                         .status,
+                     200);
+        gw.engine().usageLedger()->flushAndWait();
+        QCOMPARE(ledgerLines.size(), 1);
+        QVERIFY2(ledgerLines.first().contains(QStringLiteral("full")), qPrintable(ledgerLines.first()));
+    }
+};
+
+QTEST_MAIN(TestUsageBudgets)
+#include "test_usage_budgets.moc"

@@ -1,0 +1,170 @@
+// Spend budgets per tenant (issue 17) on the fake clock: calendar periods in
+// local time, the refusal and its Retry-After, the reset when the period turns,
+// the 80 % notice once per period (also across a restart), and the spend a
+// restarted engine reads back from the ledger.
+
+#include "fake_clock.h"
+#include "telemetry/budget_tracker.h"
+
+#include <QDateTime>
+#include <QSignalSpy>
+#include <QTest>
+
+#include <ctime>
+
+using namespace sw;
+using namespace sw::telemetry;
+
+namespace {
+
+qint64 localMs(int y, int mo, int d, int h = 0, int mi = 0) {
+    return QDateTime(QDate(y, mo, d), QTime(h, mi)).toMSecsSinceEpoch();
+}
+
+QMap<QString, config::TenantConfig> tenants(double usd, const QString &period) {
+    config::TenantConfig t;
+    t.name = QStringLiteral("team-a");
+    t.keyHashes = {QStringLiteral("sha256:") + QString(64, QLatin1Char('0'))};
+    t.budget = config::BudgetConfig{usd, period};
+    config::TenantConfig free;
+    free.name = QStringLiteral("free");
+    return {{t.name, t}, {free.name, free}};
+}
+
+} // namespace
+
+class TestBudgetTracker : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void initTestCase() {
+        qputenv("TZ", "Europe/Berlin");
+        ::tzset();
+    }
+
+    void calendarPeriodsAreLocal() {
+        // Wednesday 2026-01-14, 15:20 local.
+        const qint64 now = localMs(2026, 1, 14, 15, 20);
+        const auto day = calendarPeriod(QStringLiteral("day"), now);
+        QCOMPARE(day.startMs, localMs(2026, 1, 14));
+        QCOMPARE(day.endMs, localMs(2026, 1, 15));
+        const auto week = calendarPeriod(QStringLiteral("week"), now);
+        QCOMPARE(week.startMs, localMs(2026, 1, 12)); // Monday
+        QCOMPARE(week.endMs, localMs(2026, 1, 19));
+        const auto month = calendarPeriod(QStringLiteral("month"), now);
+        QCOMPARE(month.startMs, localMs(2026, 1, 1));
+        QCOMPARE(month.endMs, localMs(2026, 2, 1));
+        // The day clocks go forward has 23 hours: a period is a calendar day, not 24 h.
+        const auto dst = calendarPeriod(QStringLiteral("day"), localMs(2026, 3, 29, 12));
+        QCOMPARE(dst.endMs - dst.startMs, 23 * 3'600'000LL);
+        // December rolls into the next year.
+        QCOMPARE(calendarPeriod(QStringLiteral("month"), localMs(2026, 12, 31, 23)).endMs, localMs(2027, 1, 1));
+    }
+
+    void refusesAtTheBudgetUntilThePeriodResets() {
+        test::FakeClock clock;
+        clock.setEpochMs(localMs(2026, 1, 14, 10));
+        BudgetTracker budgets(clock, {});
+        budgets.configure(tenants(1.0, QStringLiteral("day")));
+        QVERIFY(!budgets.refusal(QStringLiteral("team-a")));
+        budgets.add(QStringLiteral("team-a"), 0.6);
+        QVERIFY(!budgets.refusal(QStringLiteral("team-a")));
+        budgets.add(QStringLiteral("team-a"), 0.4);
+        const auto refusal = budgets.refusal(QStringLiteral("team-a"));
+        QVERIFY(refusal);
+        QCOMPARE(refusal->retryAfterS, 14 * 3600); // until local midnight
+        QVERIFY2(refusal->message.contains(QStringLiteral("$1.00 per day")), qPrintable(refusal->message));
+        QVERIFY(refusal->message.contains(QStringLiteral("team-a")));
+        QVERIFY(refusal->message.contains(QStringLiteral("2026-01-15 00:00")));
+        // A tenant without a budget, or an unknown one, is never refused.
+        budgets.add(QStringLiteral("free"), 1000);
+        QVERIFY(!budgets.refusal(QStringLiteral("free")));
+        QVERIFY(!budgets.refusal(QStringLiteral("nobody")));
+
+        clock.advance(14 * 3'600'000LL - 1000);
+        QVERIFY(budgets.refusal(QStringLiteral("team-a")));
+        QCOMPARE(budgets.refusal(QStringLiteral("team-a"))->retryAfterS, 1);
+        clock.advance(1000); // midnight: a new day
+        QVERIFY(!budgets.refusal(QStringLiteral("team-a")));
+        QCOMPARE(budgets.states().first().spent, 0.0);
+        QCOMPARE(budgets.states().first().periodStartMs, localMs(2026, 1, 15));
+    }
+
+    void weeklyAndMonthlyBudgetsResetOnTheirBoundary() {
+        test::FakeClock clock;
+        clock.setEpochMs(localMs(2026, 1, 18, 23)); // Sunday evening
+        BudgetTracker budgets(clock, {});
+        budgets.configure(tenants(5, QStringLiteral("week")));
+        budgets.add(QStringLiteral("team-a"), 5);
+        QCOMPARE(budgets.refusal(QStringLiteral("team-a"))->retryAfterS, 3600);
+        clock.advance(3'600'000); // Monday 00:00
+        QVERIFY(!budgets.refusal(QStringLiteral("team-a")));
+
+        budgets.configure(tenants(5, QStringLiteral("month")));
+        budgets.add(QStringLiteral("team-a"), 5);
+        QVERIFY(budgets.refusal(QStringLiteral("team-a")));
+        clock.setEpochMs(localMs(2026, 1, 31, 23, 59));
+        QVERIFY(budgets.refusal(QStringLiteral("team-a")));
+        clock.setEpochMs(localMs(2026, 2, 1));
+        QVERIFY(!budgets.refusal(QStringLiteral("team-a")));
+    }
+
+    void warnsOnceAtEightyPercentPerPeriod() {
+        test::FakeClock clock;
+        clock.setEpochMs(localMs(2026, 1, 14, 10));
+        QList<std::pair<QString, qint64>> remembered;
+        BudgetTracker::Store store;
+        store.rememberNotice = [&remembered](const QString &t, qint64 start) { remembered.append({t, start}); };
+        BudgetTracker budgets(clock, store);
+        QSignalSpy warnings(&budgets, &BudgetTracker::warning);
+        QSignalSpy reached(&budgets, &BudgetTracker::reached);
+        budgets.configure(tenants(10, QStringLiteral("day")));
+        budgets.add(QStringLiteral("team-a"), 7.9);
+        QCOMPARE(warnings.size(), 0);
+        budgets.add(QStringLiteral("team-a"), 0.2);
+        QCOMPARE(warnings.size(), 1);
+        QCOMPARE(warnings.first().first().value<BudgetState>().spent, 8.1);
+        budgets.add(QStringLiteral("team-a"), 0.5);
+        QCOMPARE(warnings.size(), 1);
+        QCOMPARE(reached.size(), 0);
+        budgets.add(QStringLiteral("team-a"), 2);
+        QCOMPARE(reached.size(), 1);
+        QCOMPARE(remembered, (QList<std::pair<QString, qint64>>{{QStringLiteral("team-a"), localMs(2026, 1, 14)}}));
+        // The next day warns again, once.
+        clock.advance(24 * 3'600'000LL);
+        budgets.add(QStringLiteral("team-a"), 9);
+        budgets.add(QStringLiteral("team-a"), 0.1);
+        QCOMPARE(warnings.size(), 2);
+    }
+
+    void aRestartReadsTheSpendAndTheNoticeFromTheLedger() {
+        test::FakeClock clock;
+        clock.setEpochMs(localMs(2026, 1, 14, 10));
+        qint64 askedSince = 0;
+        BudgetTracker::Store store;
+        store.spentSince = [&askedSince](const QString &tenant, qint64 since) {
+            askedSince = since;
+            return tenant == QLatin1String("team-a") ? 9.0 : 0.0;
+        };
+        store.noticeGiven = [](const QString &, qint64) { return true; }; // the earlier run warned already
+        BudgetTracker budgets(clock, store);
+        QSignalSpy warnings(&budgets, &BudgetTracker::warning);
+        budgets.configure(tenants(10, QStringLiteral("day")));
+        QCOMPARE(askedSince, localMs(2026, 1, 14));
+        QCOMPARE(budgets.states().first().spent, 9.0);
+        QCOMPARE(warnings.size(), 0);
+        QVERIFY(!budgets.refusal(QStringLiteral("team-a")));
+        budgets.add(QStringLiteral("team-a"), 1);
+        QVERIFY(budgets.refusal(QStringLiteral("team-a")));
+        // A reload with the same budget keeps the count; a changed period reads it again.
+        askedSince = 0;
+        budgets.configure(tenants(20, QStringLiteral("day")));
+        QCOMPARE(askedSince, 0);
+        QCOMPARE(budgets.states().first().spent, 10.0);
+        budgets.configure(tenants(20, QStringLiteral("month")));
+        QCOMPARE(askedSince, localMs(2026, 1, 1));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestBudgetTracker)
+#include "test_budget_tracker.moc"

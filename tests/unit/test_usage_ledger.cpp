@@ -1,0 +1,395 @@
+// The usage ledger (issue 17): rows survive reopening the file, reach it within a
+// second, group and export as a user reads them, migrate from the first schema,
+// prune past retention once a day, and a file that cannot be opened or written
+// costs one log line and no lost answer. Time is the fake clock's.
+
+#include "fake_clock.h"
+#include "signal_wait.h"
+#include "telemetry/usage_database.h"
+#include "telemetry/usage_ledger.h"
+
+#include <QDateTime>
+#include <QFile>
+#include <QJsonArray>
+#include <QSqlDatabase>
+#include <QSqlQuery>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <cmath>
+#include <ctime>
+
+using namespace sw;
+using namespace sw::telemetry;
+
+namespace {
+
+struct LogLine {
+    QString level;
+    QString message;
+};
+
+qint64 localMs(int y, int mo, int d, int h = 12, int mi = 0) {
+    return QDateTime(QDate(y, mo, d), QTime(h, mi)).toMSecsSinceEpoch();
+}
+
+UsageRow row(const QString &id, const QString &tenant, const QString &candidate, qint64 in, qint64 out, double cost,
+             qint64 at) {
+    UsageRow r;
+    r.requestId = id;
+    r.tenant = tenant;
+    r.route = QStringLiteral("coding");
+    r.candidate = candidate;
+    r.provider = candidate.section(QLatin1Char('/'), 0, 0);
+    r.input = in;
+    r.output = out;
+    r.cacheRead = in / 2;
+    r.cacheWrite = 1;
+    r.cost = cost;
+    r.outcome = QStringLiteral("ok");
+    r.atEpochMs = at;
+    return r;
+}
+
+// What a stopped instance's file holds, read the way `switchman usage` reads it.
+UsageReport readFile(const QString &path, UsageGrouping g = UsageGrouping::None) {
+    UsageDatabase db;
+    QString error;
+    if (!db.open(path, UsageDatabase::Mode::ReadOnly, &error)) {
+        UsageReport r;
+        r.error = error;
+        return r;
+    }
+    UsageQuery q;
+    q.groupBy = g;
+    return db.query(q);
+}
+
+UsageReport ask(UsageLedger &ledger, const UsageQuery &q) {
+    std::optional<UsageReport> out;
+    QObject context;
+    ledger.query(q, &context, [&out](const UsageReport &r) { out = r; });
+    if (!test::waitUntil([&out]() { return out.has_value(); }, 5000))
+        qWarning("the ledger did not answer");
+    return out.value_or(UsageReport{});
+}
+
+} // namespace
+
+class TestUsageLedger : public QObject {
+    Q_OBJECT
+
+    QList<LogLine> m_log;
+    UsageLedger::LogFn logger() {
+        return [this](const QString &level, const QString &message, const QJsonObject &) {
+            m_log.append({level, message});
+        };
+    }
+
+private Q_SLOTS:
+    void initTestCase() {
+        qputenv("TZ", "Europe/Berlin"); // local days differ from UTC ones: grouping must use local time
+        ::tzset();
+    }
+    void init() { m_log.clear(); }
+
+    void rowsSurviveReopeningTheFile() {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("switchman/usage.sqlite"));
+        test::FakeClock clock;
+        clock.setEpochMs(localMs(2026, 1, 10));
+        {
+            UsageLedger ledger({path, 400, 0, {}}, clock, logger());
+            QVERIFY(ledger.persistent());
+            ledger.append(row(QStringLiteral("req_1"), QStringLiteral("team-a"), QStringLiteral("pa/claude-a"), 100, 20,
+                              0.5, localMs(2026, 1, 10)));
+            ledger.append(row(QStringLiteral("req_2:a1"), QStringLiteral("team-b"), QStringLiteral("pb/gpt-b"), 7, 3,
+                              0.25, localMs(2026, 1, 10, 13)));
+        } // closing writes what is pending
+        const UsageReport r = readFile(path);
+        QVERIFY2(r.error.isEmpty(), qPrintable(r.error));
+        QCOMPARE(r.rows.size(), 2);
+        const UsageRow &a = r.rows.at(0);
+        QCOMPARE(a.requestId, QStringLiteral("req_1"));
+        QCOMPARE(a.tenant, QStringLiteral("team-a"));
+        QCOMPARE(a.route, QStringLiteral("coding"));
+        QCOMPARE(a.candidate, QStringLiteral("pa/claude-a"));
+        QCOMPARE(a.provider, QStringLiteral("pa"));
+        QCOMPARE(a.input, 100);
+        QCOMPARE(a.output, 20);
+        QCOMPARE(a.cacheRead, 50);
+        QCOMPARE(a.cacheWrite, 1);
+        QCOMPARE(a.cost, 0.5);
+        QCOMPARE(a.outcome, QStringLiteral("ok"));
+        QCOMPARE(a.atEpochMs, localMs(2026, 1, 10));
+        QCOMPARE(r.rows.at(1).requestId, QStringLiteral("req_2:a1"));
+        QCOMPARE(r.totals.cost, 0.75);
+
+        // A second run appends to the same file.
+        {
+            UsageLedger ledger({path, 400, 0, {}}, clock, logger());
+            ledger.append(row(QStringLiteral("req_3"), QStringLiteral("team-a"), QStringLiteral("pa/claude-a"), 1, 1,
+                              1.0, localMs(2026, 1, 11)));
+            QCOMPARE(ask(ledger, {}).rows.size(), 3);
+        }
+        QCOMPARE(readFile(path).rows.size(), 3);
+        QVERIFY(m_log.isEmpty());
+    }
+
+    void aRowReachesTheFileWithinASecond() {
+        // A crash loses at most the last second: the batch goes to the file on the 1 s tick.
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("usage.sqlite"));
+        test::FakeClock clock;
+        UsageLedger ledger({path, 400, 0, {}}, clock, logger());
+        ledger.append(
+            row(QStringLiteral("req_1"), QStringLiteral("t"), QStringLiteral("pa/m"), 1, 1, 0.1, clock.epochMs()));
+        QTest::qWait(50);
+        QCOMPARE(readFile(path).rows.size(), 0); // not on the request path
+        clock.advance(UsageLedger::kFlushMs);
+        QTRY_COMPARE_WITH_TIMEOUT(readFile(path).rows.size(), 1, 5000);
+    }
+
+    void groupsAndCsvMatchKnownRows() {
+        test::FakeClock clock;
+        clock.setEpochMs(localMs(2026, 1, 12));
+        UsageLedger ledger({QString(), 400, 0, {}}, clock, logger());
+        // 23:30 local on Jan 10 is Jan 10 22:30 UTC; 00:30 local on Jan 11 is Jan 10 23:30 UTC.
+        ledger.append(row(QStringLiteral("r1"), QStringLiteral("team-a"), QStringLiteral("pa/claude-a"), 100, 10, 0.10,
+                          localMs(2026, 1, 10, 23, 30)));
+        ledger.append(row(QStringLiteral("r2"), QStringLiteral("team-b"), QStringLiteral("pb/gpt-b"), 200, 20, 0.20,
+                          localMs(2026, 1, 11, 0, 30)));
+        ledger.append(row(QStringLiteral("r3"), QStringLiteral("team-a"), QStringLiteral("pb/gpt-b"), 300, 30, 0.30,
+                          localMs(2026, 1, 11, 9)));
+        ledger.append(row(QStringLiteral("r4"), QStringLiteral("team-a"), QStringLiteral("pa/claude-a"), 400, 40, 0.40,
+                          localMs(2026, 1, 12, 9)));
+
+        UsageQuery q;
+        q.groupBy = UsageGrouping::Day;
+        UsageReport byDay = ask(ledger, q);
+        QCOMPARE(byDay.groups.size(), 3);
+        QCOMPARE(byDay.groups.at(0).key, QStringLiteral("2026-01-10"));
+        QCOMPARE(byDay.groups.at(1).key, QStringLiteral("2026-01-11"));
+        QCOMPARE(byDay.groups.at(1).attempts, 2);
+        QCOMPARE(byDay.groups.at(1).input, 500);
+        QCOMPARE(byDay.groups.at(1).cost, 0.5);
+        QCOMPARE(byDay.totals.attempts, 4);
+        QCOMPARE(byDay.totals.input, 1000);
+        QCOMPARE(byDay.totals.cacheRead, 500);
+        QCOMPARE(byDay.totals.cost, 1.0);
+
+        q.groupBy = UsageGrouping::Provider;
+        const UsageReport byProvider = ask(ledger, q);
+        QCOMPARE(byProvider.groups.size(), 2);
+        QCOMPARE(byProvider.groups.at(0).key, QStringLiteral("pa"));
+        QCOMPARE(byProvider.groups.at(0).output, 50);
+        QCOMPARE(byProvider.groups.at(1).key, QStringLiteral("pb"));
+        QCOMPARE(byProvider.groups.at(1).output, 50);
+
+        q.groupBy = UsageGrouping::Model;
+        QCOMPARE(ask(ledger, q).groups.at(0).key, QStringLiteral("claude-a"));
+
+        // Filters: a tenant, and a local-day window [Jan 11, Jan 12).
+        q.groupBy = UsageGrouping::Tenant;
+        q.sinceMs = *parseTimeBound(QStringLiteral("2026-01-11"), clock.epochMs());
+        q.untilMs = *parseTimeBound(QStringLiteral("2026-01-12"), clock.epochMs());
+        const UsageReport window = ask(ledger, q);
+        QCOMPARE(window.groups.size(), 2);
+        QCOMPARE(window.groups.at(0).key, QStringLiteral("team-a"));
+        QCOMPARE(window.groups.at(0).input, 300);
+        QCOMPARE(window.groups.at(1).key, QStringLiteral("team-b"));
+        QCOMPARE(window.totals.input, 500);
+        q.tenant = QStringLiteral("team-b");
+        QCOMPARE(ask(ledger, q).totals.input, 200);
+
+        // CSV: a header, one line per group, costs to six places.
+        UsageQuery csvQuery;
+        csvQuery.groupBy = UsageGrouping::Day;
+        QCOMPARE(ask(ledger, csvQuery).toCsv(), QStringLiteral("day,attempts,input,output,cacheRead,cacheWrite,cost\r\n"
+                                                               "2026-01-10,1,100,10,50,1,0.100000\r\n"
+                                                               "2026-01-11,2,500,50,250,2,0.500000\r\n"
+                                                               "2026-01-12,1,400,40,200,1,0.400000\r\n"));
+        UsageQuery rowsQuery;
+        rowsQuery.sinceMs = localMs(2026, 1, 12, 0);
+        const QString rowsCsv = ask(ledger, rowsQuery).toCsv();
+        QCOMPARE(rowsCsv,
+                 QStringLiteral("at,requestId,tenant,route,provider,model,input,output,cacheRead,cacheWrite,"
+                                "cost,outcome\r\n"
+                                "2026-01-12T09:00:00,r4,team-a,coding,pa,claude-a,400,40,200,1,0.400000,ok\r\n"));
+        // The JSON keeps the /admin/usage row shape.
+        const QJsonObject json = ask(ledger, rowsQuery).toJson();
+        const QJsonObject first = json.value(QStringLiteral("rows")).toArray().first().toObject();
+        for (const char *key : {"requestId", "tenant", "candidate", "input", "output", "cost", "outcome"})
+            QVERIFY2(first.contains(QLatin1String(key)), key);
+        QCOMPARE(json.value(QStringLiteral("totals")).toObject().value(QStringLiteral("input")).toInt(), 400);
+    }
+
+    void aRowWithMissingFieldsIsStillKept()
+    {
+        // No route known yet, no outcome, a cost that is not a number: one such row must not hold
+        // back every row after it.
+        test::FakeClock clock;
+        UsageLedger ledger({QString(), 400, 0, {}}, clock, logger());
+        UsageRow odd;
+        odd.requestId = QStringLiteral("req_odd");
+        odd.candidate = QStringLiteral("pa/m");
+        odd.cost = std::nan("");
+        odd.atEpochMs = clock.epochMs();
+        ledger.append(odd);
+        ledger.append(row(QStringLiteral("req_next"), QStringLiteral("t"), QStringLiteral("pa/m"), 1, 1, 0.1,
+                          clock.epochMs()));
+        const UsageReport r = ask(ledger, {});
+        QVERIFY2(r.error.isEmpty(), qPrintable(r.error));
+        QCOMPARE(r.rows.size(), 2);
+        QCOMPARE(r.rows.first().cost, 0.0);
+        QVERIFY(m_log.isEmpty());
+    }
+
+    void csvQuotesFieldsThatNeedIt() {
+        UsageReport r;
+        r.groupBy = UsageGrouping::Tenant;
+        UsageTotals t;
+        t.key = QStringLiteral("acme, \"east\"");
+        r.groups.append(t);
+        QVERIFY(r.toCsv().endsWith(QStringLiteral("\"acme, \"\"east\"\"\",0,0,0,0,0,0.000000\r\n")));
+    }
+
+    void timeBoundsParse() {
+        const qint64 now = localMs(2026, 1, 12, 15);
+        QCOMPARE(*parseTimeBound(QStringLiteral("7d"), now), now - 7 * 86'400'000LL);
+        QCOMPARE(*parseTimeBound(QStringLiteral("24h"), now), now - 86'400'000LL);
+        QCOMPARE(*parseTimeBound(QStringLiteral("2026-01-05"), now), localMs(2026, 1, 5, 0));
+        QCOMPARE(*parseTimeBound(QStringLiteral("1767225600000"), now), 1767225600000LL);
+        QVERIFY(!parseTimeBound(QStringLiteral("last tuesday"), now));
+    }
+
+    void migratesAVersionOneFile() {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("usage.sqlite"));
+        {
+            // The first schema, as a Switchman of schema version 1 left it.
+            QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), QStringLiteral("v1"));
+            db.setDatabaseName(path);
+            QVERIFY(db.open());
+            QSqlQuery q(db);
+            QVERIFY(q.exec(QStringLiteral(
+                "CREATE TABLE usage (id INTEGER PRIMARY KEY, request_id TEXT NOT NULL, tenant TEXT NOT NULL,"
+                " candidate TEXT NOT NULL, provider TEXT NOT NULL, model TEXT NOT NULL, input INTEGER NOT NULL,"
+                " output INTEGER NOT NULL, cache_read INTEGER NOT NULL, cache_write INTEGER NOT NULL,"
+                " cost REAL NOT NULL, outcome TEXT NOT NULL, at_ms INTEGER NOT NULL)")));
+            QVERIFY(q.exec(QStringLiteral("INSERT INTO usage VALUES (1, 'old', 'team-a', 'pa/m', 'pa', 'm', 5, 6, 0, 0,"
+                                          " 0.5, 'ok', %1)")
+                               .arg(localMs(2026, 1, 9))));
+            QVERIFY(q.exec(QStringLiteral("PRAGMA user_version=1")));
+            db.close();
+        }
+        QSqlDatabase::removeDatabase(QStringLiteral("v1"));
+        test::FakeClock clock;
+        clock.setEpochMs(localMs(2026, 1, 10));
+        {
+            UsageLedger ledger({path, 400, 0, {}}, clock, logger());
+            QVERIFY(ledger.persistent());
+            ledger.append(row(QStringLiteral("new"), QStringLiteral("team-a"), QStringLiteral("pa/m"), 1, 1, 0.25,
+                              localMs(2026, 1, 10)));
+        }
+        QVERIFY2(m_log.isEmpty(), m_log.isEmpty() ? "" : qPrintable(m_log.first().message));
+        UsageDatabase db;
+        QString error;
+        QVERIFY2(db.open(path, UsageDatabase::Mode::ReadOnly, &error), qPrintable(error));
+        QCOMPARE(db.schemaVersion(), UsageDatabase::kSchemaVersion);
+        const UsageReport r = db.query({});
+        QCOMPARE(r.rows.size(), 2);
+        QCOMPARE(r.rows.at(0).requestId, QStringLiteral("old"));
+        QCOMPARE(r.rows.at(0).route, QString()); // unknown for rows the first schema kept
+        QCOMPARE(r.rows.at(1).route, QStringLiteral("coding"));
+        QCOMPARE(db.spentSince(QStringLiteral("team-a"), 0), 0.75);
+    }
+
+    void aNewerSchemaIsLeftAlone() {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("usage.sqlite"));
+        {
+            QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), QStringLiteral("v9"));
+            db.setDatabaseName(path);
+            QVERIFY(db.open());
+            QSqlQuery(db).exec(QStringLiteral("PRAGMA user_version=9"));
+            db.close();
+        }
+        QSqlDatabase::removeDatabase(QStringLiteral("v9"));
+        test::FakeClock clock;
+        UsageLedger ledger({path, 400, 0, {}}, clock, logger());
+        QVERIFY(!ledger.persistent());
+        QCOMPARE(m_log.size(), 1);
+        QVERIFY2(m_log.first().message.contains(QStringLiteral("newer")), qPrintable(m_log.first().message));
+    }
+
+    void aFileThatCannotBeCreatedCostsOneLine() {
+        // A path below a regular file cannot be created, whoever runs the test (root included).
+        QTemporaryDir dir;
+        QFile blocker(dir.filePath(QStringLiteral("not-a-folder")));
+        QVERIFY(blocker.open(QIODevice::WriteOnly));
+        blocker.close();
+        const QString path = dir.filePath(QStringLiteral("not-a-folder/switchman/usage.sqlite"));
+        test::FakeClock clock;
+        UsageLedger ledger({path, 400, 0, {}}, clock, logger());
+        QVERIFY(!ledger.persistent());
+        for (int i = 0; i < 5; ++i)
+            ledger.append(row(QStringLiteral("r%1").arg(i), QStringLiteral("t"), QStringLiteral("pa/m"), 1, 1, 0.1,
+                              clock.epochMs()));
+        clock.advance(UsageLedger::kFlushMs);
+        // Still answers, from memory, for this session.
+        QCOMPARE(ask(ledger, {}).rows.size(), 5);
+        QCOMPARE(m_log.size(), 1);
+        QCOMPARE(m_log.first().level, QStringLiteral("error"));
+        QVERIFY2(m_log.first().message.contains(path), qPrintable(m_log.first().message));
+        QVERIFY(m_log.first().message.contains(QStringLiteral("requests are served as usual")));
+    }
+
+    void aFullDiskCostsOneLineAndKeepsTheRows() {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("usage.sqlite"));
+        test::FakeClock clock;
+        // A page cap stands in for a full disk: SQLite answers "database or disk is full".
+        UsageLedger ledger({path, 400, 12, {}}, clock, logger());
+        QVERIFY(ledger.persistent());
+        const QString longId = QString(600, QLatin1Char('x'));
+        for (int batch = 0; batch < 20; ++batch) {
+            for (int i = 0; i < 20; ++i)
+                ledger.append(row(longId + QString::number(batch * 100 + i), QStringLiteral("t"),
+                                  QStringLiteral("pa/m"), 1, 1, 0.1, clock.epochMs()));
+            ledger.flushAndWait();
+        }
+        QVERIFY(ledger.unwrittenRows() > 0);
+        QCOMPARE(m_log.size(), 1);
+        QVERIFY2(m_log.first().message.contains(QStringLiteral("cannot write")), qPrintable(m_log.first().message));
+        QVERIFY2(m_log.first().message.contains(QStringLiteral("full")), qPrintable(m_log.first().message));
+        const UsageReport r = ask(ledger, {});
+        QVERIFY(r.rows.size() > 0);
+        QVERIFY2(r.error.contains(QStringLiteral("not written yet")), qPrintable(r.error));
+    }
+
+    void prunesPastRetentionDaily() {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("usage.sqlite"));
+        test::FakeClock clock;
+        clock.setEpochMs(localMs(2026, 3, 1));
+        const qint64 day = 86'400'000;
+        {
+            UsageLedger ledger({path, 400, 0, {}}, clock, logger());
+            for (int age : {40, 11, 9, 0})
+                ledger.append(row(QStringLiteral("age%1").arg(age), QStringLiteral("t"), QStringLiteral("pa/m"), 1, 1,
+                                  0.1, clock.epochMs() - age * day - 1000));
+        }
+        UsageLedger ledger({path, 10, 0, {}}, clock, logger());
+        // At start: older than 10 days goes.
+        QTRY_COMPARE_WITH_TIMEOUT(ask(ledger, {}).rows.size(), 2, 5000);
+        QCOMPARE(ask(ledger, {}).rows.first().requestId, QStringLiteral("age9"));
+        // A day later (the daily prune), the 9-day-old row is 10 days and a bit old.
+        clock.advance(UsageLedger::kPruneEveryMs + 1000);
+        QTRY_COMPARE_WITH_TIMEOUT(ask(ledger, {}).rows.size(), 1, 5000);
+        QCOMPARE(ask(ledger, {}).rows.first().requestId, QStringLiteral("age0"));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestUsageLedger)
+#include "test_usage_ledger.moc"
