@@ -13,6 +13,7 @@
 
 #include <QByteArrayView>
 #include <QString>
+#include <QStringView>
 
 namespace sw::credentials {
 
@@ -28,5 +29,10 @@ QString gatewayKeyHash(const QString &key);
 inline QString gatewayKeyHash(const QByteArray &key) {
     return gatewayKeyHash(QByteArrayView(key));
 }
+
+// Whether two stored forms name the same key: the hex compared case-insensitively
+// (hand-edited configs may hold upper case) and in constant time over the digest,
+// so how far a presented key's hash matches is not told by the time taken.
+bool sameGatewayKeyHash(QStringView presented, QStringView stored);
 
 } // namespace sw::credentials

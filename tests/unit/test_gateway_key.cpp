@@ -42,6 +42,23 @@ private Q_SLOTS:
         QCOMPARE(gatewayKeyHash(old.toUtf8()), stored);
         QVERIFY(stored != gatewayKeyHash(newGatewayKey()));
     }
+    void presentedKeyMatchesItsStoredHashOnly() {
+        const QString key = newGatewayKey();
+        const QString presented = gatewayKeyHash(key.toUtf8());
+        QVERIFY(sameGatewayKeyHash(presented, gatewayKeyHash(key)));
+        // A hand-edited config may hold the hex in capitals; it is the same hash.
+        QString upper = gatewayKeyHash(key);
+        upper = upper.left(7) + upper.mid(7).toUpper();
+        QVERIFY(sameGatewayKeyHash(presented, upper));
+        QVERIFY(!sameGatewayKeyHash(presented, gatewayKeyHash(newGatewayKey())));
+        QVERIFY(!sameGatewayKeyHash(presented, presented.chopped(1)));
+        QVERIFY(!sameGatewayKeyHash(presented, QStringLiteral("sha256:")));
+        QVERIFY(!sameGatewayKeyHash(presented, presented.mid(7)));
+        // One differing digit anywhere, the last one too.
+        QString last = presented;
+        last[last.size() - 1] = last.at(last.size() - 1) == QLatin1Char('0') ? QLatin1Char('1') : QLatin1Char('0');
+        QVERIFY(!sameGatewayKeyHash(presented, last));
+    }
     void storedHashIsAcceptedByTheConfiguration() {
         QJsonObject tenant{{QStringLiteral("keys"), QJsonArray{gatewayKeyHash(newGatewayKey())}}};
         QJsonObject root{{QStringLiteral("tenants"), QJsonObject{{QStringLiteral("alice"), tenant}}}};
