@@ -2,11 +2,10 @@
 
 #include "config/config_loader.h"
 #include "credentials/credential_store.h"
+#include "credentials/gateway_key.h"
 
-#include <QCryptographicHash>
 #include <QEventLoop>
 #include <QFileInfo>
-#include <QRandomGenerator>
 #include <QRegularExpression>
 #include <QTimer>
 
@@ -97,21 +96,6 @@ std::optional<config::Config> loadForCommand(const QString &path, bool explicitP
 }
 } // namespace
 
-QString newGatewayKey()
-{
-    QByteArray bytes(32, Qt::Uninitialized);
-    QRandomGenerator::system()->generate(reinterpret_cast<quint32 *>(bytes.data()),
-                                         reinterpret_cast<quint32 *>(bytes.data() + bytes.size()));
-    return QStringLiteral("sm-") +
-           QString::fromLatin1(bytes.toBase64(QByteArray::Base64UrlEncoding | QByteArray::OmitTrailingEquals));
-}
-
-QString gatewayKeyHash(const QString &key)
-{
-    return QStringLiteral("sha256:") +
-           QString::fromLatin1(QCryptographicHash::hash(key.toUtf8(), QCryptographicHash::Sha256).toHex());
-}
-
 int keyCreate(const QString &configPath, bool explicitPath, const QString &tenantName, QTextStream &out,
               QTextStream &err)
 {
@@ -125,8 +109,8 @@ int keyCreate(const QString &configPath, bool explicitPath, const QString &tenan
     tenant.name = tenantName;
     if (created && firstTenant)
         tenant.admin = true; // the workstation owner keeps the admin API they had before keys existed
-    const QString key = newGatewayKey();
-    tenant.keyHashes.append(gatewayKeyHash(key));
+    const QString key = credentials::newGatewayKey();
+    tenant.keyHashes.append(credentials::gatewayKeyHash(key));
     QString error;
     QString note;
     if (!config::save(configPath, *config, &error, &note)) {

@@ -8,11 +8,6 @@
 
 namespace sw::app {
 
-// A new gateway key: "sm-" + base64url of 32 bytes from the system CSPRNG (256 bits).
-QString newGatewayKey();
-// "sha256:<hex>" as tenants store it.
-QString gatewayKeyHash(const QString &key);
-
 // Adds a new key's hash to tenant NAME of the configuration at `configPath`
 // (creating the file and the tenant as needed), saves atomically, then prints
 // the key. Exit code: 0, 1 on failure (nothing printed, nothing saved).

@@ -3,6 +3,7 @@
 #include "config/config_loader.h"
 #include "credentials/credential_pools.h"
 #include "credentials/credential_store.h"
+#include "credentials/gateway_key.h"
 #include "demo/fake_upstream.h"
 #include "formats/inbound_codec.h"
 #include "formats/wire_json.h"
@@ -478,16 +479,12 @@ std::optional<QString> Engine::authenticate(const InboundRequest &req, bool *isA
 
 std::optional<QString> Engine::tenantForKey(const QByteArray &key, bool *isAdmin) const
 {
-    const QByteArray hex = QCryptographicHash::hash(key, QCryptographicHash::Sha256).toHex();
+    const QString presented = credentials::gatewayKeyHash(key);
     std::optional<QString> found;
     for (const auto &t : m_ctx.config->tenants) {
         for (const QString &stored : t.keyHashes) {
-            const QByteArray want = stored.mid(7).toLatin1().toLower();
-            // Constant time over the digest length: no early exit on the first differing byte.
-            unsigned char diff = want.size() == hex.size() ? 0 : 1;
-            for (qsizetype i = 0; i < hex.size() && i < want.size(); ++i)
-                diff |= static_cast<unsigned char>(hex[i] ^ want[i]);
-            if (diff == 0 && !found) {
+            // Every stored hash is compared, in constant time: which one matched is not told by the time taken.
+            if (credentials::sameGatewayKeyHash(presented, stored) && !found) {
                 found = t.name;
                 *isAdmin = t.admin;
             }

@@ -1,6 +1,7 @@
 #include "config/config_loader.h"
 
 #include "redis/redis_endpoint.h"
+#include "util/glob_pattern.h"
 
 #include <QDir>
 #include <QFile>
@@ -495,9 +496,11 @@ void ConfigReader::readRoutes(const QJsonObject &root, Config &config) {
             const QString aliasesPath = keyPath(p, QStringLiteral("aliases"));
             for (qsizetype i = 0; i < route.aliases.size(); ++i) {
                 const QString &alias = route.aliases.at(i);
-                const QRegularExpression glob(QRegularExpression::wildcardToRegularExpression(alias));
-                if (alias.trimmed().isEmpty() || !glob.isValid())
-                    error(indexPath(aliasesPath, i), QStringLiteral("expected a glob pattern such as \"claude-*\""));
+                const util::GlobPattern glob(alias);
+                if (!glob.isValid())
+                    error(indexPath(aliasesPath, i),
+                          QStringLiteral("expected a glob pattern such as \"claude-*\" or \"claude-[34]*\": %1")
+                              .arg(glob.errorString()));
             }
         }
         double multiplier = 0;

@@ -1,6 +1,8 @@
 #include "demo/fake_upstream.h"
 
 #include "demo/demo_reply.h"
+#include "http/body_decoder.h"
+#include "http/head_parser.h"
 
 #include <QHostAddress>
 #include <QPointer>
@@ -9,6 +11,7 @@
 #include <QTimer>
 
 #include <sys/socket.h>
+#include <utility>
 
 namespace sw::demo {
 
@@ -45,7 +48,13 @@ QString demoApiName(DemoApi api) {
 // Per-connection parse state. One request is answered at a time; bytes of a
 // pipelined next request wait in `buffer` until the current answer is done.
 struct FakeUpstream::Connection {
+    static constexpr qsizetype kMaxHeadBytes = 64 * 1024;
     QByteArray buffer;
+    http::HeadParser head{kMaxHeadBytes, http::HeadParser::FieldLines::Skip};
+    http::BodyDecoder body; // Reading while `request` waits for the rest of its body
+    RecordedRequest request;
+    bool inBody = false;
+    bool broken = false; // bytes that are no request: the connection is dropped
     bool busy = false; // an answer is being written (or stalled)
     bool keepAlive = true;
     bool chunked = false; // the current answer uses chunked framing
@@ -134,8 +143,11 @@ void FakeUpstream::onReadyRead(QTcpSocket *socket) {
     if (c->busy)
         return;
     const qsizetype before = m_requests.size();
-    if (!parseRequest(*c))
+    if (!parseRequest(*c)) {
+        if (c->broken)
+            socket->disconnectFromHost(); // as a strict server would; onDisconnected may run at once
         return;
+    }
     Q_ASSERT(m_requests.size() == before + 1);
     const RecordedRequest request = m_requests.last();
     const Fault fault = m_queue.isEmpty() ? m_fault : m_queue.takeFirst();
@@ -145,56 +157,43 @@ void FakeUpstream::onReadyRead(QTcpSocket *socket) {
 }
 
 bool FakeUpstream::parseRequest(Connection &c) {
-    const qsizetype headerEnd = c.buffer.indexOf("\r\n\r\n");
-    if (headerEnd < 0)
-        return false;
-    const QList<QByteArray> lines = c.buffer.left(headerEnd).split('\n');
-    RecordedRequest r;
-    const QList<QByteArray> requestLine = lines.value(0).trimmed().split(' ');
-    r.method = requestLine.value(0);
-    r.path = requestLine.value(1);
-    const bool http10 = requestLine.value(2) == "HTTP/1.0";
-    for (qsizetype i = 1; i < lines.size(); ++i) {
-        const QByteArray line = lines[i].trimmed();
-        const qsizetype colon = line.indexOf(':');
-        if (colon > 0)
-            r.headers.append({line.left(colon).trimmed(), line.mid(colon + 1).trimmed()});
-    }
-    qsizetype pos = headerEnd + 4;
-    if (r.header("transfer-encoding").toLower().contains("chunked")) {
-        QByteArray body;
-        for (;;) {
-            const qsizetype eol = c.buffer.indexOf("\r\n", pos);
-            if (eol < 0)
-                return false;
-            bool ok = false;
-            const qsizetype size = c.buffer.mid(pos, eol - pos).split(';').value(0).trimmed().toLongLong(&ok, 16);
-            if (!ok)
-                return false;
-            if (size == 0) {
-                const qsizetype end = c.buffer.indexOf("\r\n\r\n", eol); // trailers end with a blank line
-                if (end < 0)
-                    return false;
-                pos = end + 4;
-                break;
-            }
-            if (c.buffer.size() < eol + 2 + size + 2)
-                return false;
-            body += c.buffer.mid(eol + 2, size);
-            pos = eol + 2 + size + 2;
-        }
-        r.body = body;
-    } else {
-        const qsizetype length = r.header("content-length").toLongLong();
-        if (c.buffer.size() < pos + length)
+    if (!c.inBody) {
+        switch (c.head.parse(c.buffer)) {
+        case http::HeadParser::Status::Incomplete:
             return false;
-        r.body = c.buffer.mid(pos, length);
-        pos += length;
+        case http::HeadParser::Status::TooLarge:
+        case http::HeadParser::Status::Malformed:
+            c.broken = true; // not a request a client of ours sends
+            return false;
+        case http::HeadParser::Status::Complete:
+            break;
+        }
+        RecordedRequest r;
+        const QList<QByteArray> requestLine = c.head.startLine().trimmed().split(' ');
+        r.method = requestLine.value(0);
+        r.path = requestLine.value(1);
+        r.headers = c.head.headers();
+        const QByteArray connection = r.header("connection").toLower();
+        c.keepAlive =
+            requestLine.value(2) == "HTTP/1.0" ? connection.contains("keep-alive") : !connection.contains("close");
+        c.buffer.remove(0, c.head.headBytes());
+        c.head.reset();
+        if (r.header("transfer-encoding").toLower().contains("chunked"))
+            c.body.start(http::BodyDecoder::Framing::Chunked);
+        else
+            c.body.start(http::BodyDecoder::Framing::Length, r.header("content-length").toLongLong());
+        c.request = r;
+        c.inBody = true;
     }
-    c.buffer.remove(0, pos);
-    const QByteArray connection = r.header("connection").toLower();
-    c.keepAlive = http10 ? connection.contains("keep-alive") : !connection.contains("close");
-    m_requests.append(r);
+    c.buffer.remove(0, c.body.feed(c.buffer, &c.request.body));
+    if (c.body.failed()) {
+        c.broken = true;
+        return false;
+    }
+    if (!c.body.done())
+        return false;
+    c.inBody = false;
+    m_requests.append(std::exchange(c.request, RecordedRequest()));
     return true;
 }
 

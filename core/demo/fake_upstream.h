@@ -5,7 +5,7 @@
 // misbehave (refuse, reset, error status, stall, in-band error) globally or for
 // the next requests one at a time.
 
-#include "upstream/http_types.h"
+#include "http/headers.h"
 
 #include <QByteArray>
 #include <QHash>
@@ -25,9 +25,9 @@ QString demoApiName(DemoApi api);            // "anthropic-messages", ...
 struct RecordedRequest {
     QByteArray method;
     QByteArray path; // with query, as sent
-    upstream::HeaderList headers;
+    http::HeaderList headers;
     QByteArray body;
-    QByteArray header(QByteArrayView name) const { return upstream::headerValue(headers, name); }
+    QByteArray header(QByteArrayView name) const { return http::headerValue(headers, name); }
 };
 
 struct Fault {

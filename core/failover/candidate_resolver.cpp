@@ -1,32 +1,8 @@
 #include "failover/candidate_resolver.h"
 
+#include "util/glob_pattern.h"
 
 namespace sw::failover {
-
-bool CandidateResolver::globMatches(const QString &pattern, const QString &text)
-{
-    // '*' and '?' wildcards, case-insensitive; iterative with one backtrack point,
-    // so no regex is compiled on the request path.
-    qsizetype p = 0, t = 0, star = -1, mark = 0;
-    while (t < text.size()) {
-        if (p < pattern.size() && (pattern[p] == QLatin1Char('?') ||
-                                   pattern[p].toCaseFolded() == text[t].toCaseFolded())) {
-            ++p;
-            ++t;
-        } else if (p < pattern.size() && pattern[p] == QLatin1Char('*')) {
-            star = p++;
-            mark = t;
-        } else if (star >= 0) {
-            p = star + 1;
-            t = ++mark;
-        } else {
-            return false;
-        }
-    }
-    while (p < pattern.size() && pattern[p] == QLatin1Char('*'))
-        ++p;
-    return p == pattern.size();
-}
 
 namespace {
 std::optional<Candidate> candidateFor(const config::Config &config, const QString &key)
@@ -61,7 +37,7 @@ std::optional<Resolution> CandidateResolver::resolve(const config::Config &confi
         return fromRoute(config, *it, model);
     for (const auto &route : config.routes)
         for (const QString &alias : route.aliases)
-            if (globMatches(alias, model))
+            if (util::GlobPattern(alias).matches(model))
                 return fromRoute(config, route, model);
     const qsizetype slash = model.indexOf(QLatin1Char('/'));
     if (slash > 0) {

@@ -37,7 +37,6 @@ class CandidateResolver {
 public:
     // model string → resolution, or nullopt (404 not_found).
     static std::optional<Resolution> resolve(const config::Config &config, const QString &model);
-    static bool globMatches(const QString &pattern, const QString &text);
 
     struct State {
         std::function<bool(const Candidate &)> isMarked;

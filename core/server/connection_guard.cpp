@@ -44,25 +44,6 @@ bool plausibleRequestLineStart(QByteArrayView partial)
     return expected.startsWith(version) || QByteArrayView("HTTP/1.0").startsWith(version);
 }
 
-bool validHeaderLine(QByteArrayView line)
-{
-    // field-name ":" (RFC 9110 5.1): a token name, no space before the colon. Qt
-    // 6.4 reads a line without a colon as a header anyway; an obs-fold is refused.
-    // Control bytes in a value are the request layer's (400 in the client's format,
-    // naming the header).
-    static constexpr QByteArrayView tchar("!#$%&'*+-.^_`|~");
-    const qsizetype colon = line.indexOf(':');
-    if (colon <= 0)
-        return false;
-    for (qsizetype i = 0; i < colon; ++i) {
-        const char c = line[i];
-        const bool alnum = (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z');
-        if (!alnum && !tchar.contains(c))
-            return false;
-    }
-    return true;
-}
-
 bool validRequestLine(const QByteArray &line)
 {
     // METHOD SP request-target SP HTTP/1.x ; tokens only, no control bytes.
@@ -73,7 +54,9 @@ bool validRequestLine(const QByteArray &line)
 
 ConnectionGuard::ConnectionGuard(QTcpSocket *socket, const config::LimitsConfig &limits, QObject *httpServer,
                                  std::function<void()> onGone)
-    : QObject(socket), m_socket(socket), m_httpServer(httpServer), m_limits(limits), m_onGone(std::move(onGone))
+    : QObject(socket), m_socket(socket), m_httpServer(httpServer), m_limits(limits), m_onGone(std::move(onGone)),
+      // Qt 6.4 reads a line without a colon as a header anyway: a malformed field line is refused here.
+      m_headParser(limits.maxHeaderBytes, http::HeadParser::FieldLines::Refuse)
 {
     setObjectName(QStringLiteral("sw-connection-guard"));
     // Qt's parser keeps a whole request in the socket buffer: never more than a
@@ -167,14 +150,21 @@ void ConnectionGuard::consume(QByteArrayView bytes)
             if (firstLineEnd < 0 && m_head.size() > 16 + 8192 + 10)
                 return reject({431, "invalid_request_error",
                                QStringLiteral("request line too long (limit %1 header bytes)").arg(m_limits.maxHeaderBytes)});
-            const qsizetype end = m_head.indexOf("\r\n\r\n");
-            const qsizetype headSize = end >= 0 ? end + 4 : m_head.size();
-            if (headSize > m_limits.maxHeaderBytes)
+            if (stripped > 0)
+                m_headParser.reset(); // what it searched has moved
+            switch (m_headParser.parse(m_head)) {
+            case http::HeadParser::Status::Incomplete:
+                return;
+            case http::HeadParser::Status::TooLarge:
                 return reject({431, "invalid_request_error",
                                QStringLiteral("request headers are over limits.maxHeaderBytes (%1 bytes)")
                                    .arg(m_limits.maxHeaderBytes)});
-            if (end < 0)
-                return;
+            case http::HeadParser::Status::Malformed:
+                return reject({400, "invalid_request_error", QStringLiteral("malformed HTTP header line")});
+            case http::HeadParser::Status::Complete:
+                break;
+            }
+            const qsizetype headSize = m_headParser.headBytes();
             const qsizetype used = headSize + stripped - before;
             m_head.truncate(headSize);
             bytes = bytes.sliced(std::min<qsizetype>(bytes.size(), std::max<qsizetype>(0, used)));
@@ -196,49 +186,34 @@ void ConnectionGuard::consume(QByteArrayView bytes)
 
 void ConnectionGuard::onHeadComplete()
 {
-    m_contentLength = 0;
-    m_bodySeen = 0;
-    m_chunked = false;
-    m_chunkState = ChunkState::Size;
-    m_chunkLine.clear();
-    m_chunkLeft = 0;
+    qint64 contentLength = 0;
     bool haveLength = false;
+    bool chunked = false;
     int hostCount = 0;
     QByteArray host;
-    const QList<QByteArray> lines = m_head.split('\n');
-    for (qsizetype i = 1; i < lines.size(); ++i) {
-        QByteArray line = lines[i];
-        if (line.endsWith('\r'))
-            line.chop(1);
-        if (line.isEmpty())
-            continue; // the blank line that ends the head
-        if (!validHeaderLine(line))
-            return reject({400, "invalid_request_error", QStringLiteral("malformed HTTP header line")});
-        const qsizetype colon = line.indexOf(':');
-        const QByteArray name = line.left(colon).trimmed().toLower();
-        const QByteArray value = line.mid(colon + 1).trimmed();
-        if (name == "host") {
+    for (const auto &[name, value] : m_headParser.headers()) {
+        if (name.compare("host", Qt::CaseInsensitive) == 0) {
             ++hostCount;
             host = value;
-        } else if (name == "content-length") {
+        } else if (name.compare("content-length", Qt::CaseInsensitive) == 0) {
             bool ok = false;
             const qint64 n = value.toLongLong(&ok);
-            if (!ok || n < 0 || (haveLength && n != m_contentLength))
+            if (!ok || n < 0 || (haveLength && n != contentLength))
                 return reject({400, "invalid_request_error", QStringLiteral("invalid Content-Length")});
             haveLength = true;
-            m_contentLength = n;
-        } else if (name == "transfer-encoding") {
+            contentLength = n;
+        } else if (name.compare("transfer-encoding", Qt::CaseInsensitive) == 0) {
             if (value.toLower() != "chunked")
                 return reject({400, "invalid_request_error",
                                QStringLiteral("unsupported Transfer-Encoding (only chunked is accepted)")});
-            m_chunked = true;
+            chunked = true;
         }
     }
     // Qt takes the first Host and lets it override an absolute-form target's authority: two Hosts,
     // or a target naming another host, would be answered as if sent to us (RFC 9112 3.2).
     if (hostCount > 1)
         return reject({400, "invalid_request_error", QStringLiteral("more than one Host header")});
-    const QByteArray target = lines.value(0).split(' ').value(1);
+    const QByteArray target = m_headParser.startLine().split(' ').value(1);
     if (!target.startsWith('/') && target != "*") {
         const QUrl url = QUrl::fromEncoded(target, QUrl::StrictMode);
         if (!url.isValid() || url.scheme() != QLatin1String("http") ||
@@ -247,102 +222,49 @@ void ConnectionGuard::onHeadComplete()
                            QStringLiteral("the request target names another host than the Host header; send an "
                                           "origin-form target (a path) to this gateway")});
     }
-    if (m_chunked && haveLength) // request smuggling shape (RFC 9112 6.1)
+    if (chunked && haveLength) // request smuggling shape (RFC 9112 6.1)
         return reject({400, "invalid_request_error", QStringLiteral("both Content-Length and Transfer-Encoding")});
-    if (m_contentLength > m_limits.maxBodyBytes)
+    if (contentLength > m_limits.maxBodyBytes)
         return reject({413, "request_too_large",
                        QStringLiteral("request body of %1 bytes is over limits.maxBodyBytes (%2 bytes)")
-                           .arg(m_contentLength)
+                           .arg(contentLength)
                            .arg(m_limits.maxBodyBytes)});
-    if (!m_chunked && m_contentLength == 0) {
-        m_phase = Phase::Complete;
+    if (chunked) {
+        http::BodyDecoder::Limits limits;
+        limits.maxLineBytes = kMaxChunkLine;
+        limits.maxTrailerBytes = kMaxChunkLine;
+        limits.maxBodyBytes = m_limits.maxBodyBytes;
+        // Qt 6.4's parser expects CRLF right after the last chunk: a trailer would leave
+        // the request undispatched (or its rest parsed as a next request).
+        limits.trailers = false;
+        m_body.start(http::BodyDecoder::Framing::Chunked, 0, limits);
     } else {
-        m_phase = Phase::Body;
+        m_body.start(http::BodyDecoder::Framing::Length, contentLength);
     }
+    m_phase = m_body.done() ? Phase::Complete : Phase::Body;
     rearm();
 }
 
 void ConnectionGuard::consumeBody(QByteArrayView bytes)
 {
-    if (m_chunked)
-        return consumeChunked(bytes);
-    const qint64 take = std::min<qint64>(bytes.size(), m_contentLength - m_bodySeen);
-    m_bodySeen += take;
-    if (m_bodySeen >= m_contentLength) {
+    const qsizetype used = m_body.feed(bytes);
+    switch (m_body.status()) {
+    case http::BodyDecoder::Status::Reading:
+        return;
+    case http::BodyDecoder::Status::Done:
         m_phase = Phase::Complete;
         rearm();
-        consume(bytes.sliced(take));
-    }
-}
-
-void ConnectionGuard::consumeChunked(QByteArrayView bytes)
-{
-    auto bad = [this]() { reject({400, "invalid_request_error", QStringLiteral("malformed chunked body")}); };
-    qsizetype i = 0;
-    while (i < bytes.size() && m_phase == Phase::Body) {
-        switch (m_chunkState) {
-        case ChunkState::Size:
-        case ChunkState::Trailer: {
-            const char c = bytes[i++];
-            if (c != '\n') {
-                m_chunkLine += c;
-                if (m_chunkLine.size() > kMaxChunkLine)
-                    return bad();
-                break;
-            }
-            const QByteArray line = m_chunkLine.trimmed();
-            m_chunkLine.clear();
-            if (m_chunkState == ChunkState::Trailer) {
-                if (line.isEmpty()) {
-                    m_phase = Phase::Complete;
-                    rearm();
-                    return consume(bytes.sliced(i));
-                }
-                // Qt 6.4's parser expects CRLF right after the last chunk: a trailer would leave
-                // the request undispatched (or its rest parsed as a next request). Refused at once.
-                return reject({400, "invalid_request_error",
-                               QStringLiteral("trailer fields after a chunked request body are not supported")});
-            }
-            bool ok = false;
-            const qint64 size = line.split(';').value(0).trimmed().toLongLong(&ok, 16);
-            if (!ok || size < 0)
-                return bad();
-            if (size == 0) {
-                m_chunkState = ChunkState::Trailer;
-                break;
-            }
-            if (size > m_limits.maxBodyBytes - m_bodySeen)
-                return reject({413, "request_too_large",
-                               QStringLiteral("chunked request body is over limits.maxBodyBytes (%1 bytes)")
-                                   .arg(m_limits.maxBodyBytes)});
-            m_bodySeen += size;
-            m_chunkLeft = size;
-            m_chunkState = ChunkState::Data;
-            break;
-        }
-        case ChunkState::Data: {
-            const qint64 take = std::min<qint64>(m_chunkLeft, bytes.size() - i);
-            m_chunkLeft -= take;
-            i += take;
-            if (m_chunkLeft == 0) {
-                m_chunkState = ChunkState::DataEnd;
-                m_chunkLine.clear();
-            }
-            break;
-        }
-        case ChunkState::DataEnd: {
-            const char c = bytes[i++];
-            if (c == '\r' && m_chunkLine.isEmpty()) {
-                m_chunkLine += c;
-                break;
-            }
-            if (c != '\n')
-                return bad();
-            m_chunkLine.clear();
-            m_chunkState = ChunkState::Size;
-            break;
-        }
-        }
+        return consume(bytes.sliced(used));
+    case http::BodyDecoder::Status::BodyTooLarge:
+        return reject({413, "request_too_large",
+                       QStringLiteral("chunked request body is over limits.maxBodyBytes (%1 bytes)")
+                           .arg(m_limits.maxBodyBytes)});
+    case http::BodyDecoder::Status::TrailerRefused:
+        return reject({400, "invalid_request_error",
+                       QStringLiteral("trailer fields after a chunked request body are not supported")});
+    case http::BodyDecoder::Status::Malformed:
+    case http::BodyDecoder::Status::TooLarge:
+        return reject({400, "invalid_request_error", QStringLiteral("malformed chunked body")});
     }
 }
 
@@ -381,6 +303,7 @@ void ConnectionGuard::startNextRequest()
         return;
     m_phase = Phase::Head;
     m_head.clear();
+    m_headParser.reset();
     rearm();
 }
 

@@ -9,6 +9,8 @@
 // answer is complete.
 
 #include "config/config.h"
+#include "http/body_decoder.h"
+#include "http/head_parser.h"
 #include "server/request_guard.h"
 
 #include <QObject>
@@ -44,12 +46,10 @@ public:
 
 private:
     enum class Phase { Head, Body, Complete, Rejected };
-    enum class ChunkState { Size, Data, DataEnd, Trailer };
     void onReadyRead();
     void consume(QByteArrayView bytes);
     void onHeadComplete();
     void consumeBody(QByteArrayView bytes);
-    void consumeChunked(QByteArrayView bytes);
     void checkParserAlive();
     void parkPipelined();
     void startNextRequest();
@@ -67,12 +67,8 @@ private:
     bool m_busy = false;
     bool m_everSpoke = false; // any byte of this connection seen
     QByteArray m_head;        // the current request's head, up to the limit
-    qint64 m_contentLength = 0;
-    qint64 m_bodySeen = 0;    // decoded body bytes of the current request
-    bool m_chunked = false;
-    ChunkState m_chunkState = ChunkState::Size;
-    QByteArray m_chunkLine;
-    qint64 m_chunkLeft = 0;
+    http::HeadParser m_headParser;
+    http::BodyDecoder m_body; // counts the current request's body; Qt's parser keeps the bytes
     bool m_parserCheckQueued = false;
     bool m_parked = false; // a read transaction of ours hides pipelined bytes from Qt
 };

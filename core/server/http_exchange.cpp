@@ -63,7 +63,7 @@ bool HttpExchange::isOpen() const
     return !m_gone && m_socket && m_socket->state() == QAbstractSocket::ConnectedState;
 }
 
-void HttpExchange::respond(int status, const upstream::HeaderList &headers, const QByteArray &body)
+void HttpExchange::respond(int status, const http::HeaderList &headers, const QByteArray &body)
 {
     if (m_headersSent || m_finished)
         return;
@@ -78,7 +78,7 @@ void HttpExchange::respond(int status, const upstream::HeaderList &headers, cons
     m_responder->writeBody(body);
 }
 
-void HttpExchange::beginStream(int status, const upstream::HeaderList &headers)
+void HttpExchange::beginStream(int status, const http::HeaderList &headers)
 {
     if (m_headersSent || m_finished)
         return;

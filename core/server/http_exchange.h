@@ -3,7 +3,7 @@
 // whole (Content-Length) or streamed with chunked framing. Writing after the
 // client left is a no-op; clientGone() tells the owner at once.
 
-#include "upstream/http_types.h"
+#include "http/headers.h"
 
 #include <QObject>
 #include <QPointer>
@@ -25,8 +25,8 @@ public:
     bool headersSent() const { return m_headersSent; }
     bool finished() const { return m_finished; }
 
-    void respond(int status, const upstream::HeaderList &headers, const QByteArray &body);
-    void beginStream(int status, const upstream::HeaderList &headers);
+    void respond(int status, const http::HeaderList &headers, const QByteArray &body);
+    void beginStream(int status, const http::HeaderList &headers);
     void write(const QByteArray &bytes); // one chunk; empty is ignored
     void endStream();
     // Closes the connection without a proper end (used for a broken stream).

@@ -52,7 +52,7 @@ bool IdempotencyStore::usedWithOtherBody(const QString &tenant, const QByteArray
 }
 
 void IdempotencyStore::complete(const QString &tenant, const QByteArray &key, int status,
-                                const upstream::HeaderList &headers, const QByteArray &body)
+                                const http::HeaderList &headers, const QByteArray &body)
 {
     auto it = m_entries.find(keyOf(tenant, key));
     if (it == m_entries.end())

@@ -4,7 +4,7 @@
 // a different body is a client bug, not a retry: it is refused (422), never
 // answered with the other request's result.
 
-#include "upstream/http_types.h"
+#include "http/headers.h"
 #include "util/clock.h"
 
 #include <QHash>
@@ -19,14 +19,14 @@ public:
     struct Hit {
         State state = State::New;
         int status = 0;
-        upstream::HeaderList headers;
+        http::HeaderList headers;
         QByteArray body;
     };
 
     explicit IdempotencyStore(util::Clock &clock) : m_clock(clock) {}
     // New: the caller owns the key until complete() or abandon().
     Hit begin(const QString &tenant, const QByteArray &key, const QByteArray &requestBody);
-    void complete(const QString &tenant, const QByteArray &key, int status, const upstream::HeaderList &headers,
+    void complete(const QString &tenant, const QByteArray &key, int status, const http::HeaderList &headers,
                   const QByteArray &body);
     void abandon(const QString &tenant, const QByteArray &key); // forget an in-flight entry that did not complete
     // True when `key` is held (in flight or completed) for a request whose body differs from

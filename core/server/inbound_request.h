@@ -1,5 +1,5 @@
 #pragma once
-#include "upstream/http_types.h"
+#include "http/headers.h"
 
 #include <QHostAddress>
 #include <QUrlQuery>
@@ -12,12 +12,12 @@ struct InboundRequest {
     QByteArray method;  // GET, POST, DELETE, HEAD, OPTIONS, ...
     QString path;       // without the query string
     QUrlQuery query;
-    upstream::HeaderList headers;
+    http::HeaderList headers;
     QByteArray body;
     QHostAddress peer;
     quint16 peerPort = 0;
 
-    QByteArray header(QByteArrayView name) const { return upstream::headerValue(headers, name); }
+    QByteArray header(QByteArrayView name) const { return http::headerValue(headers, name); }
 };
 
 } // namespace sw::server

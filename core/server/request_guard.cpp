@@ -126,16 +126,16 @@ std::optional<Rejection> RequestGuard::checkContentType(const QByteArray &method
 }
 
 std::optional<Rejection> RequestGuard::check(const ListenerIdentity &listener, const QByteArray &method,
-                                             const upstream::HeaderList &headers, qint64 bodySize)
+                                             const http::HeaderList &headers, qint64 bodySize)
 {
-    if (auto r = checkHost(listener, upstream::headerValue(headers, "host")))
+    if (auto r = checkHost(listener, http::headerValue(headers, "host")))
         return r;
-    if (auto r = checkOrigin(listener, upstream::headerValue(headers, "origin")))
+    if (auto r = checkOrigin(listener, http::headerValue(headers, "origin")))
         return r;
-    return checkContentType(method, upstream::headerValue(headers, "content-type"), bodySize);
+    return checkContentType(method, http::headerValue(headers, "content-type"), bodySize);
 }
 
-std::optional<QString> RequestGuard::controlByteProblem(const upstream::HeaderList &headers)
+std::optional<QString> RequestGuard::controlByteProblem(const http::HeaderList &headers)
 {
     for (const auto &[name, value] : headers) {
         for (const char ch : value) {

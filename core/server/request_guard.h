@@ -4,7 +4,7 @@
 // this listener itself, and a POST body must be JSON. Pure functions, so every
 // rule is unit-tested without sockets.
 
-#include "upstream/http_types.h"
+#include "http/headers.h"
 
 #include <QHostAddress>
 #include <optional>
@@ -36,10 +36,10 @@ public:
     // Every header value is free of control bytes (CR, LF, NUL and the rest of C0, and DEL;
     // a horizontal tab is allowed, RFC 9110 5.5): such a value would be forwarded upstream or
     // echoed raw. Returns a message naming the first offending header (never its value).
-    static std::optional<QString> controlByteProblem(const upstream::HeaderList &headers);
+    static std::optional<QString> controlByteProblem(const http::HeaderList &headers);
     // All three, in that order.
     static std::optional<Rejection> check(const ListenerIdentity &listener, const QByteArray &method,
-                                          const upstream::HeaderList &headers, qint64 bodySize);
+                                          const http::HeaderList &headers, qint64 bodySize);
     // A complete HTTP/1.1 response carrying {"type":"error","error":{"type","message"}} (readable
     // by OpenAI and Anthropic clients alike) and Connection: close.
     static QByteArray responseBytes(const Rejection &rejection);

@@ -1,13 +1,16 @@
 #pragma once
 // Incremental HTTP/1.1 response parser for the socket transport: status line,
 // headers, then a body framed by Content-Length, chunked encoding or the
-// connection closing. 1xx interim responses are skipped.
+// connection closing. 1xx interim responses are skipped. The framing itself is
+// core/http's (HeadParser, BodyDecoder); this reads a response's meaning into it.
 //
 // The upstream is not trusted to be well-behaved: a line (status, header,
 // chunk size, trailer) longer than kMaxLineBytes or a head longer than
 // kMaxHeadBytes ends the parse as TooLarge instead of growing without bound.
 // Body bytes are never held: each feed returns what it decoded.
 
+#include "http/body_decoder.h"
+#include "http/head_parser.h"
 #include "upstream/http_types.h"
 
 #include <QByteArray>
@@ -42,7 +45,11 @@ public:
     const HeaderList &headers() const { return m_headers; }
     bool keepAlive() const { return m_keepAlive; }
     // The body ends at a known point (Content-Length or chunked), not at the connection's close.
-    bool selfDelimited() const { return m_framing == Framing::Length || m_framing == Framing::Chunked; }
+    bool selfDelimited() const
+    {
+        return m_body.framing() == http::BodyDecoder::Framing::Length ||
+               m_body.framing() == http::BodyDecoder::Framing::Chunked;
+    }
     QByteArray leftover() const { return m_buffer; } // bytes after the end of the response
     QString errorString() const { return m_error; }
 
@@ -50,9 +57,6 @@ private:
     bool parseHead(Output &out);
     void parseBody(Output &out);
     void fail(Failure failure, const QString &why);
-    // The next line in m_buffer from `pos`, without its LF or CRLF; false when it is not complete yet
-    // (and fails TooLarge when the incomplete line is already over the limit).
-    bool takeLine(qsizetype &pos, QByteArrayView &line, const char *what);
 
     QByteArray m_buffer;
     State m_state = State::Head;
@@ -61,11 +65,8 @@ private:
     int m_status = 0;
     HeaderList m_headers;
     bool m_keepAlive = true;
-    enum class Framing { Length, Chunked, UntilClose, None } m_framing = Framing::None;
-    qint64 m_remaining = 0; // Length: body bytes left; Chunked: bytes left in chunk
-    enum class ChunkStep { Size, Data, DataEnd, Trailer } m_chunkStep = ChunkStep::Size;
-    qsizetype m_trailerBytes = 0;
-    qsizetype m_headScanned = 0; // bytes of the head already searched for its end
+    http::HeadParser m_head{kMaxHeadBytes, http::HeadParser::FieldLines::Skip};
+    http::BodyDecoder m_body;
     QString m_error;
 };
 

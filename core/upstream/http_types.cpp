@@ -2,13 +2,6 @@
 
 namespace sw::upstream {
 
-QByteArray headerValue(const HeaderList &headers, QByteArrayView name) {
-    for (const auto &h : headers)
-        if (h.first.compare(name, Qt::CaseInsensitive) == 0)
-            return h.second;
-    return {};
-}
-
 QUrl joinUrl(const QString &baseUrl, const QString &path) {
     QString base = baseUrl;
     while (base.endsWith(QLatin1Char('/')))

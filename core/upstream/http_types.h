@@ -1,4 +1,6 @@
 #pragma once
+#include "http/headers.h"
+
 #include <QByteArray>
 #include <QList>
 #include <QPair>
@@ -6,9 +8,10 @@
 
 namespace sw::upstream {
 
-using HeaderList = QList<QPair<QByteArray, QByteArray>>;
+// Header fields are core/http's; named here too for the adapters and transports that speak of them.
+using http::HeaderList;
+using http::headerValue;
 
-QByteArray headerValue(const HeaderList &headers, QByteArrayView name); // case-insensitive, first match
 // A provider's baseUrl (trailing slashes ignored) followed by an API path.
 QUrl joinUrl(const QString &baseUrl, const QString &path);
 // "scheme://host:port" with the scheme's default port filled in: what a connection is pooled and trusted by.

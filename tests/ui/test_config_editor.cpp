@@ -4,7 +4,7 @@
 
 #include "config/config_editor.h"
 #include "config/config_loader.h"
-#include "config/tenant_key.h"
+#include "credentials/gateway_key.h"
 #include "engine_host.h"
 #include "gateway_fixture.h"
 #include "shared/engine_commands.h"
@@ -159,9 +159,10 @@ private Q_SLOTS:
         QVERIFY(addTenant);
         QTest::mouseClick(addTenant, Qt::LeftButton);
         QCOMPARE(shown, 1);
-        QVERIFY(shownKey.startsWith(QStringLiteral("sk-sw-")));
+        // The same format `switchman key create` prints.
+        QVERIFY(shownKey.startsWith(QStringLiteral("sm-")) && shownKey.size() == 46);
         const auto tenant = editor.workingConfig().tenants.value(QStringLiteral("alice"));
-        QCOMPARE(tenant.keyHashes, QStringList{TenantKey::hashReference(shownKey)});
+        QCOMPARE(tenant.keyHashes, QStringList{credentials::gatewayKeyHash(shownKey)});
         QVERIFY(!QJsonDocument(config::toJson(editor.workingConfig())).toJson().contains(shownKey.toUtf8()));
         QVERIFY(editor.problems().isEmpty());
     }

@@ -292,6 +292,8 @@ void TestConfigLoader::validationRules_data() {
         "routes.sonnet.maxFallbackCostMultiplier", "expected a number");
     row("route empty alias", R"([[["routes", "sonnet", "aliases"], [""]]])", "routes.sonnet.aliases[0]",
         "glob pattern");
+    row("route alias with unclosed set", R"([[["routes", "sonnet", "aliases"], ["claude-[34*"]]])",
+        "routes.sonnet.aliases[0]", "no closing ']'");
     row("route aliases not an array", R"([[["routes", "sonnet", "aliases"], "claude-*"]])", "routes.sonnet.aliases",
         "expected an array of strings");
     row("route typo key", R"([[["routes", "sonnet", "candidate"], []]])", "routes.sonnet.candidate", "unknown key");

@@ -124,7 +124,7 @@ private Q_SLOTS:
     {
         QFETCH(QByteArray, value);
         QFETCH(bool, refused);
-        const sw::upstream::HeaderList headers{{"Host", "127.0.0.1"}, {"Anthropic-Beta", value}};
+        const sw::http::HeaderList headers{{"Host", "127.0.0.1"}, {"Anthropic-Beta", value}};
         const auto problem = RequestGuard::controlByteProblem(headers);
         QCOMPARE(problem.has_value(), refused);
         if (refused) {

@@ -2,7 +2,7 @@
 
 #include "config/config_loader.h"
 #include "config/new_key_dialog.h"
-#include "config/tenant_key.h"
+#include "credentials/gateway_key.h"
 #include "credentials/credential_store.h"
 #include "shared/engine_commands.h"
 #include "shared/state_palette.h"
@@ -755,8 +755,8 @@ void ConfigEditor::createKey() {
     const QString name = selected(m_tenants);
     if (!m_working.tenants.contains(name))
         return;
-    const QString key = TenantKey::generate();
-    m_working.tenants[name].keyHashes << TenantKey::hashReference(key);
+    const QString key = credentials::newGatewayKey();
+    m_working.tenants[name].keyHashes << credentials::gatewayKeyHash(key);
     edited();
     loadTenant();
     showNewKey(name, key);
