@@ -18,6 +18,7 @@
 #include "upstream/default_transport.h"
 #include "util/clock.h"
 
+#include <utility>
 #include <QCoreApplication>
 #include <QCryptographicHash>
 #include <QSysInfo>
@@ -144,6 +145,10 @@ Engine::~Engine()
     // Requests first (they reference the context), then the listener.
     const auto requests = findChildren<server::ChatRequest *>(Qt::FindDirectChildrenOnly);
     qDeleteAll(requests);
+    // The Redis sync is a child (deleted by ~QObject, after the members) and detaches
+    // itself from the mark table in its destructor: it must go while m_marks still exists
+    // (ASan: heap-use-after-free on every exit with marks.store redis).
+    delete std::exchange(m_markSync, nullptr);
 }
 
 void Engine::startDemoUpstreams(config::Config &cfg)
