@@ -18,12 +18,16 @@
 // The process holds the clients and the fakes too: RSS and fds are the whole
 // process's, which is why the fakes' request logs are cleared as it runs.
 //
-//   soak [--minutes 10] [--clients 200] [--seed N] [--deadline-ms 20000]
+// The attempt rows also reach this (GUI) thread through a SnapshotPublisher on the
+// engine thread, the window's path: every row must arrive there too.
+//
+//   soak [--minutes 10] [--clients 200] [--seed N] [--deadline-ms 20000] [--warmup-s S]
 // Exit status 1 when a check failed.
 
 #include "config/config.h"
 #include "demo/fake_upstream.h"
 #include "engine_host.h"
+#include "snapshot/snapshot_publisher.h"
 #include "telemetry/telemetry.h"
 
 #include <QCommandLineParser>
@@ -185,6 +189,7 @@ public:
         int clients = 200;
         quint32 seed = 1;
         int deadlineMs = 20000;
+        int warmupS = -1; // -1: a third of the run, at least 60 s (see main)
     };
     explicit Soak(const Options &o) : m_o(o), m_rng(o.seed), m_modes(modes()) {}
 
@@ -220,6 +225,7 @@ private:
     std::vector<qint64> m_sampleAtMs;
     QElapsedTimer m_clock;
     quint16 m_port = 0;
+    qint64 m_snapshots = 0, m_snapshotAttempts = 0, m_snapshotBytes = 0;
     bool m_launching = true;
     bool m_measuring = false;
     qint64 m_measureStartMs = 0, m_measureEndMs = 0, m_measuredOk = 0;
@@ -562,6 +568,18 @@ int Soak::run() {
                 ++m_t.usageRows;
                 ++(r.outcome == QLatin1String("ok") ? m_t.usageOk : m_t.usageError);
             }, Qt::QueuedConnection);
+        // The GUI's path: a SnapshotPublisher on the engine thread, snapshots queued to this
+        // (the "GUI") thread and read there, as the window models do.
+        auto *publisher = new snapshot::SnapshotPublisher(e, 250);
+        connect(publisher, &snapshot::SnapshotPublisher::snapshotReady, this,
+                [this](const snapshot::EngineSnapshot &s) {
+                    ++m_snapshots;
+                    m_snapshotAttempts += s.newAttempts.size() + s.droppedAttempts;
+                    for (const auto &a : s.newAttempts)
+                        m_snapshotBytes += a.requestId.size() + a.candidate.size() + a.message.size();
+                    m_snapshotBytes += s.marks.size() + s.failureTotals.size() + s.newLogLines.size();
+                },
+                Qt::QueuedConnection);
         connect(t, &telemetry::Telemetry::logLine, this, [this](const QJsonObject &line) {
                 if (line.value(QStringLiteral("msg")).toString() == QLatin1String("candidate failover"))
                     ++m_t.failoverLogLines;
@@ -569,7 +587,8 @@ int Soak::run() {
     });
 
     const qint64 runMs = qint64(m_o.minutes) * 60000;
-    const qint64 warmupMs = std::min<qint64>(60000, runMs / 5);
+    const qint64 warmupMs = m_o.warmupS >= 0 ? std::min<qint64>(qint64(m_o.warmupS) * 1000, runMs / 2)
+                                             : std::max<qint64>(std::min<qint64>(60000, runMs / 5), runMs / 3);
     std::printf("soak: %d clients, %d min (warm-up %lld s), deadline %d ms, seed %u, gateway %s\n", m_o.clients,
                 m_o.minutes, warmupMs / 1000, m_o.deadlineMs, m_o.seed, qPrintable(host.baseUrl()));
     std::fflush(stdout);
@@ -671,7 +690,9 @@ int Soak::run() {
         std::printf(" %s=%lld", qPrintable(it.key()), it.value());
         metricAttemptsTotal += it.value();
     }
-    std::printf("; candidate failures %lld; in flight %lld\n\nchecks:\n", metricFailures, metricInFlight);
+    std::printf("; candidate failures %lld; in flight %lld\n", metricFailures, metricInFlight);
+    std::printf("GUI snapshots: %lld received on the main thread, carrying %lld attempts\n\nchecks:\n", m_snapshots,
+                m_snapshotAttempts);
 
     check(t.outlived == 0 && inFlight == 0, "every request ended within the deadline (+5 s)",
           QStringLiteral("%1 outlived, %2 still open").arg(t.outlived).arg(inFlight));
@@ -694,6 +715,8 @@ int Soak::run() {
               .arg(t.ok)
               .arg(t.usageRows)
               .arg(t.attempts));
+    check(m_snapshotAttempts == t.attempts, "GUI snapshots carried every attempt row (or counted it dropped)",
+          QStringLiteral("%1 of %2").arg(m_snapshotAttempts).arg(t.attempts));
     check(metricInFlight == 0, "/metrics requests in flight back to 0", QString::number(metricInFlight));
 
     // RSS and fds: the first two minutes after warm-up against the last two.
@@ -746,12 +769,18 @@ int main(int argc, char **argv) {
                       QStringLiteral("1")});
     parser.addOption({QStringLiteral("deadline-ms"), QStringLiteral("failover.deadlineMs (default 20000)."),
                       QStringLiteral("ms"), QStringLiteral("20000")});
+    parser.addOption({QStringLiteral("warmup-s"),
+                      QStringLiteral("Seconds before RSS/fd baselines and rates are taken (default: a third of the run, "
+                                     "at least 60 s; heap arenas and bounded buffers fill for minutes)."),
+                      QStringLiteral("s")});
     parser.process(app);
     Soak::Options o;
     o.minutes = std::max(1, parser.value(QStringLiteral("minutes")).toInt());
     o.clients = std::max(1, parser.value(QStringLiteral("clients")).toInt());
     o.seed = parser.value(QStringLiteral("seed")).toUInt();
     o.deadlineMs = std::max(1000, parser.value(QStringLiteral("deadline-ms")).toInt());
+    if (parser.isSet(QStringLiteral("warmup-s")))
+        o.warmupS = std::max(0, parser.value(QStringLiteral("warmup-s")).toInt());
     Soak soak(o);
     return soak.run();
 }

@@ -22,6 +22,7 @@
 #include "upstream/default_transport.h"
 #include "util/clock.h"
 
+#include <utility>
 #include <QCoreApplication>
 #include <QCryptographicHash>
 #include <QDateTime>
@@ -226,6 +227,10 @@ Engine::~Engine()
     qDeleteAll(requests);
     // Then the ledger: what is pending is written before the worker stops (telemetry still lives).
     m_ledger.reset();
+    // The Redis sync is a child (deleted by ~QObject, after the members) and detaches
+    // itself from the mark table in its destructor: it must go while m_marks still exists
+    // (ASan: heap-use-after-free on every exit with marks.store redis).
+    delete std::exchange(m_markSync, nullptr);
 }
 
 void Engine::startDemoUpstreams(config::Config &cfg)

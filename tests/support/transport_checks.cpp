@@ -73,8 +73,13 @@ void checkPausedCallHoldsAFloodAndResumesInOrder(sw::upstream::Transport &transp
         10000));
     QVERIFY(up.floodRunning());
     QVERIFY2(up.floodedBytes() < 24LL * 1024 * 1024, qPrintable(QString::number(up.floodedBytes())));
+#if !defined(__SANITIZE_ADDRESS__) // ASan's shadow memory and quarantine: RSS says nothing there
     QVERIFY2(rssPeak - rssBefore < 8LL * 1024 * 1024,
              qPrintable(QStringLiteral("RSS grew by %1 KiB while paused").arg((rssPeak - rssBefore) / 1024)));
+#else
+    Q_UNUSED(rssBefore);
+    Q_UNUSED(rssPeak);
+#endif
     QCOMPARE(chunksWhilePaused, 0);
     QVERIFY(!result);
 
