@@ -63,8 +63,19 @@ QByteArray AdminApi::marksJson(const EngineControl &engine) {
     return QJsonDocument(QJsonObject{{QStringLiteral("marks"), arr}}).toJson(QJsonDocument::Compact);
 }
 
-void AdminApi::json(HttpExchange *exchange, int status, const QByteArray &body) {
-    exchange->respond(status, {{"Content-Type", "application/json"}, {"Cache-Control", "no-store"}}, body);
+void AdminApi::json(HttpExchange *exchange, int status, const QByteArray &body, const http::HeaderList &extra) {
+    http::HeaderList headers{{"Content-Type", "application/json"}, {"Cache-Control", "no-store"}};
+    headers += extra;
+    exchange->respond(status, headers, body);
+}
+
+void AdminApi::wrongMethod(HttpExchange *exchange, const QByteArray &allowed) {
+    json(exchange, 405,
+         QJsonDocument(QJsonObject{{QStringLiteral("error"),
+                                    QJsonObject{{QStringLiteral("message"),
+                                                 QStringLiteral("use %1").arg(QString::fromLatin1(allowed))}}}})
+             .toJson(QJsonDocument::Compact),
+         {{"Allow", allowed}});
 }
 
 qint64 AdminApi::unsent(const Feed &feed) {
@@ -181,7 +192,7 @@ void AdminApi::handle(const InboundRequest &req, HttpExchange *exchange) {
             return json(exchange, 200,
                         QJsonDocument(QJsonObject{{QStringLiteral("cleared"), n}}).toJson(QJsonDocument::Compact));
         }
-        return error(405, QStringLiteral("use GET or DELETE"));
+        return wrongMethod(exchange, "GET, DELETE");
     }
     if (path == QLatin1String("/admin/credentials"))
         return handleCredentials(req, exchange);

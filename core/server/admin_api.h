@@ -46,7 +46,9 @@ private:
     void handleCredentials(const InboundRequest &request, HttpExchange *exchange);
     // GET /admin/usage: from the usage ledger, filtered and grouped.
     void handleUsage(const InboundRequest &request, HttpExchange *exchange);
-    void json(HttpExchange *exchange, int status, const QByteArray &body);
+    void json(HttpExchange *exchange, int status, const QByteArray &body, const http::HeaderList &extra = {});
+    // 405 with Allow: `allowed` lists the methods the path answers ("GET, DELETE").
+    void wrongMethod(HttpExchange *exchange, const QByteArray &allowed);
     void broadcast(const QByteArray &event, const QByteArray &json);
     void catchUp(HttpExchange *exchange);
     static qint64 unsent(const Feed &feed);

@@ -45,10 +45,7 @@ void AdminApi::handleCredentials(const InboundRequest &req, HttpExchange *exchan
         return json(exchange, 200,
                     QJsonDocument(QJsonObject{{QStringLiteral("cleared"), n}}).toJson(QJsonDocument::Compact));
     }
-    json(exchange, 405,
-         QJsonDocument(QJsonObject{{QStringLiteral("error"),
-                                    QJsonObject{{QStringLiteral("message"), QStringLiteral("use GET or DELETE")}}}})
-             .toJson(QJsonDocument::Compact));
+    wrongMethod(exchange, "GET, DELETE");
 }
 
 } // namespace sw::server

@@ -161,6 +161,10 @@ private Q_SLOTS:
             << QByteArray("GET") << QByteArray("/v1/messages/count_tokens") << QByteArray("POST");
         QTest::addRow("DELETE models") << QByteArray("DELETE") << QByteArray("/v1/models") << QByteArray("GET");
         QTest::addRow("DELETE healthz") << QByteArray("DELETE") << QByteArray("/healthz") << QByteArray("GET, HEAD");
+        QTest::addRow("POST admin marks")
+            << QByteArray("POST") << QByteArray("/admin/marks") << QByteArray("GET, DELETE");
+        QTest::addRow("PUT admin credentials")
+            << QByteArray("PUT") << QByteArray("/admin/credentials") << QByteArray("GET, DELETE");
         QTest::addRow("DELETE metrics") << QByteArray("DELETE") << QByteArray("/metrics") << QByteArray("GET");
     }
     void wrongMethodIs405WithAllow() {
