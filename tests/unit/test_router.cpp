@@ -30,7 +30,7 @@ class StubEngine final : public EngineControl {
 public:
     explicit StubEngine(util::Clock &clock) : m_clock(clock) {}
     util::Clock &clock() const override { return m_clock; }
-    telemetry::Telemetry *telemetry() const override { return const_cast<telemetry::Telemetry *>(&m_telemetry); }
+    telemetry::Telemetry *telemetry() const override { return &m_telemetry; }
     QList<failover::MarkInfo> marks() const override { return {}; }
     int clearMarks(const failover::MarkFilter &) override { return 0; }
     QString marksStoreDescription() const override { return QStringLiteral("stub store"); }
@@ -50,7 +50,7 @@ public:
 
 private:
     util::Clock &m_clock;
-    telemetry::Telemetry m_telemetry;
+    mutable telemetry::Telemetry m_telemetry; // the interface hands out a mutable pointer from a const call
 };
 
 config::TenantConfig tenant(const QString &name, const QByteArray &key, bool admin) {
