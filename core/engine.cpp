@@ -3,46 +3,34 @@
 #include "config/config_loader.h"
 #include "credentials/credential_pools.h"
 #include "credentials/credential_store.h"
-#include "credentials/gateway_key.h"
 #include "demo/fake_upstream.h"
-#include "formats/inbound_codec.h"
-#include "formats/wire_json.h"
 #include "redis/redis_mark_sync.h"
 #include "server/admin_api.h"
-#include "server/chat_request.h"
 #include "server/guarded_tcp_server.h"
-#include "server/http_exchange.h"
 #include "server/http_front.h"
 #include "server/idempotency_store.h"
-#include "server/request_guard.h"
+#include "server/router.h"
 #include "telemetry/budget_tracker.h"
 #include "telemetry/telemetry.h"
 #include "telemetry/usage_ledger.h"
 #include "telemetry/usage_report.h"
 #include "upstream/default_transport.h"
+#include "upstream/upstream_attempt.h"
 #include "util/clock.h"
 
-#include <utility>
 #include <QCoreApplication>
-#include <QCryptographicHash>
 #include <QDateTime>
-#include <QJsonArray>
-#include <QJsonDocument>
 #include <QJsonObject>
 #include <QRandomGenerator>
 #include <QSslCertificate>
 #include <QSysInfo>
-#include <QTcpServer>
+#include <utility>
 
 namespace sw {
 
-using server::HttpExchange;
-using server::InboundRequest;
-
 namespace {
 // providers.NAME.caFile → the transport's trust table (the loader has checked each file).
-void applyCaFiles(upstream::Transport *transport, const config::Config &cfg)
-{
+void applyCaFiles(upstream::Transport *transport, const config::Config &cfg) {
     upstream::Transport::CaTable table;
     for (const auto &p : cfg.providers)
         if (!p.caFile.isEmpty())
@@ -51,8 +39,7 @@ void applyCaFiles(upstream::Transport *transport, const config::Config &cfg)
 }
 } // namespace
 
-Engine::Engine(Options options, QObject *parent) : QObject(parent), m_options(std::move(options))
-{
+Engine::Engine(Options options, QObject *parent) : QObject(parent), m_options(std::move(options)) {
     util::Clock *clock = m_options.clock ? m_options.clock : &util::systemClock();
     if (!m_options.transport)
         m_ownedTransport = std::make_unique<upstream::DefaultTransport>();
@@ -70,13 +57,25 @@ Engine::Engine(Options options, QObject *parent) : QObject(parent), m_options(st
         startDemoUpstreams(cfg);
     m_ctx.config = std::make_shared<const config::Config>(cfg);
     m_ctx.clock = clock;
-    m_ctx.transport = m_options.transport ? m_options.transport : m_ownedTransport.get();
-    applyCaFiles(m_ctx.transport, cfg);
+    m_transport = m_options.transport ? m_options.transport : m_ownedTransport.get();
+    applyCaFiles(m_transport, cfg);
     m_ctx.marks = m_marks.get();
-    m_ctx.pools = m_pools.get();
     m_ctx.telemetry = m_telemetry;
     m_ctx.idempotency = m_idempotency.get();
     m_ctx.marksChanged = [this]() { Q_EMIT marksChanged(); };
+    // The upstream side of each chat request: our transport and credential pools behind the failover loop.
+    m_ctx.makeAttemptRunner = [this](server::AttemptRunnerSetup s, QObject *parent) {
+        upstream::UpstreamAttemptSetup setup;
+        setup.pools = m_pools.get();
+        setup.transport = m_transport;
+        setup.config = std::move(s.config);
+        setup.request = s.request;
+        setup.format = s.format;
+        setup.forwardHeaders = std::move(s.forwardHeaders);
+        setup.callerAuth = std::move(s.callerAuth);
+        auto *runner = new upstream::UpstreamAttempts(std::move(setup), parent);
+        return server::AttemptRunnerHandle{runner, [runner](failover::AttemptLoop *loop) { runner->setLoop(loop); }};
+    };
     m_pools->setChangedCallback([this]() {
         logCredentialChanges();
         Q_EMIT credentialsChanged();
@@ -86,9 +85,12 @@ Engine::Engine(Options options, QObject *parent) : QObject(parent), m_options(st
 
     const quint64 r = QRandomGenerator::global()->generate64();
     m_requestPrefix = QByteArray::number(r, 36).left(6);
-    m_admin = new server::AdminApi(*this, this);
-    m_front = new server::HttpFront(
-        [this](InboundRequest &&req, HttpExchange *ex) { dispatch(std::move(req), ex); }, this);
+    m_router = new server::Router(m_ctx, *this, m_budgets, m_requestPrefix, this);
+    connect(this, &Engine::marksChanged, &m_router->admin(), &server::AdminApi::publishMarks);
+    m_front =
+        new server::HttpFront([router = m_router](server::InboundRequest &&req,
+                                                  server::HttpExchange *ex) { router->dispatch(std::move(req), ex); },
+                              this);
     startMarkSync();
 }
 
@@ -145,29 +147,7 @@ QList<telemetry::BudgetState> Engine::budgets() const {
     return m_budgets->states();
 }
 
-QString Engine::budgetMetrics() const {
-    auto label = [](QString v) {
-        v.replace(QLatin1Char('\\'), QLatin1String("\\\\")).replace(QLatin1Char('"'), QLatin1String("\\\""));
-        return v.replace(QLatin1Char('\n'), QLatin1String("\\n"));
-    };
-    const auto states = m_budgets->states();
-    QString spend = QStringLiteral("# HELP switchman_tenant_spend_usd Cost of a tenant's usage in its current budget "
-                                   "period (tenants with a budget).\n# TYPE switchman_tenant_spend_usd gauge\n");
-    QString budget = QStringLiteral("# HELP switchman_tenant_budget_usd A tenant's spend budget per period.\n"
-                                    "# TYPE switchman_tenant_budget_usd gauge\n");
-    for (const auto &s : states) {
-        spend += QStringLiteral("switchman_tenant_spend_usd{tenant=\"%1\"} %2\n")
-                     .arg(label(s.tenant))
-                     .arg(s.spent, 0, 'g', 12);
-        budget += QStringLiteral("switchman_tenant_budget_usd{tenant=\"%1\"} %2\n")
-                      .arg(label(s.tenant))
-                      .arg(s.usd, 0, 'g', 12);
-    }
-    return spend + budget;
-}
-
-void Engine::startMarkSync()
-{
+void Engine::startMarkSync() {
     // Redis-shared marks are chosen at start: a reload that changes `marks` takes effect on restart.
     const config::MarksConfig &mc = m_ctx.config->marks;
     if (mc.store != QLatin1String("redis"))
@@ -208,23 +188,19 @@ void Engine::startMarkSync()
     }
 }
 
-QString Engine::marksStoreDescription() const
-{
+QString Engine::marksStoreDescription() const {
     if (m_ctx.config->marks.store != QLatin1String("redis"))
         return QStringLiteral("memory");
     return m_markSync ? m_markSync->describe() : QStringLiteral("local only (Redis unreachable)");
 }
 
-bool Engine::marksStoreUp() const
-{
+bool Engine::marksStoreUp() const {
     return m_ctx.config->marks.store != QLatin1String("redis") || (m_markSync && m_markSync->storeUp());
 }
 
-Engine::~Engine()
-{
+Engine::~Engine() {
     // Requests first (they reference the context), then the listener.
-    const auto requests = findChildren<server::ChatRequest *>(Qt::FindDirectChildrenOnly);
-    qDeleteAll(requests);
+    m_router->closeRequests();
     // Then the ledger: what is pending is written before the worker stops (telemetry still lives).
     m_ledger.reset();
     // The Redis sync is a child (deleted by ~QObject, after the members) and detaches
@@ -233,8 +209,7 @@ Engine::~Engine()
     delete std::exchange(m_markSync, nullptr);
 }
 
-void Engine::startDemoUpstreams(config::Config &cfg)
-{
+void Engine::startDemoUpstreams(config::Config &cfg) {
     for (auto it = cfg.providers.begin(); it != cfg.providers.end(); ++it) {
         if (!it->demo)
             continue;
@@ -258,20 +233,17 @@ void Engine::startDemoUpstreams(config::Config &cfg)
     }
 }
 
-demo::FakeUpstream *Engine::demoUpstream(const QString &providerId) const
-{
+demo::FakeUpstream *Engine::demoUpstream(const QString &providerId) const {
     return m_demo.value(providerId);
 }
 
-QStringList Engine::demoProviders() const
-{
+QStringList Engine::demoProviders() const {
     QStringList ids = m_demo.keys();
     ids.sort();
     return ids;
 }
 
-bool Engine::start(QString *error, const QString &listenOverride)
-{
+bool Engine::start(QString *error, const QString &listenOverride) {
     const QString listen = listenOverride.isEmpty() ? m_ctx.config->listen : listenOverride;
     const qsizetype colon = listen.lastIndexOf(QLatin1Char(':'));
     bool ok = false;
@@ -314,44 +286,42 @@ bool Engine::start(QString *error, const QString &listenOverride)
     return true;
 }
 
-int Engine::openConnections() const
-{
+int Engine::activeRequests() const {
+    return m_router->activeRequests();
+}
+
+int Engine::openConnections() const {
     return m_tcp ? m_tcp->openConnections() : 0;
 }
 
-QString Engine::baseUrl() const
-{
+QString Engine::baseUrl() const {
     const QString host = m_host.protocol() == QAbstractSocket::IPv6Protocol
                              ? QStringLiteral("[%1]").arg(m_host.toString())
                              : m_host.toString();
     return QStringLiteral("http://%1:%2").arg(host).arg(m_port);
 }
 
-int Engine::clearMarks(const failover::MarkFilter &filter)
-{
+int Engine::clearMarks(const failover::MarkFilter &filter) {
     const int n = m_marks->clear(filter);
     if (n > 0)
         Q_EMIT marksChanged();
     return n;
 }
 
-QList<failover::MarkInfo> Engine::marks() const
-{
+QList<failover::MarkInfo> Engine::marks() const {
     return m_marks->active();
 }
 
-void Engine::configurePools()
-{
+void Engine::configurePools() {
     QMap<QString, QStringList> pools;
     for (const auto &p : m_ctx.config->providers)
         pools.insert(p.id, p.credentials);
     m_pools->configure(pools);
 }
 
-void Engine::logCredentialChanges()
-{
+void Engine::logCredentialChanges() {
     // One line per credential that went out of use or came back, so a headless log says why a
-    // provider is passed over (issue 13). By reference and position, never by value.
+    // provider is passed over. By reference and position, never by value.
     QHash<QString, credentials::CredentialHealth> now;
     for (const auto &c : m_pools->states()) {
         const QString key = c.provider + QChar(0) + QString::number(c.position);
@@ -369,21 +339,20 @@ void Engine::logCredentialChanges()
             fields.insert(QStringLiteral("lastError"), c.lastError);
         }
         m_telemetry->log(c.state == credentials::CredentialHealth::Ok ? QStringLiteral("info") : QStringLiteral("warn"),
-                         c.state == credentials::CredentialHealth::Parked     ? QStringLiteral("credential parked")
-                         : c.state == credentials::CredentialHealth::Rejected ? QStringLiteral("credential rejected")
-                                                                              : QStringLiteral("credential back in use"),
+                         c.state == credentials::CredentialHealth::Parked ? QStringLiteral("credential parked")
+                         : c.state == credentials::CredentialHealth::Rejected
+                             ? QStringLiteral("credential rejected")
+                             : QStringLiteral("credential back in use"),
                          fields);
     }
     m_credentialHealth = now;
 }
 
-QList<credentials::CredentialStatus> Engine::credentialStates() const
-{
+QList<credentials::CredentialStatus> Engine::credentialStates() const {
     return m_pools->states();
 }
 
-int Engine::clearCredentials(const credentials::CredentialFilter &filter)
-{
+int Engine::clearCredentials(const credentials::CredentialFilter &filter) {
     const int n = m_pools->clear(filter);
     m_telemetry->log(QStringLiteral("info"), QStringLiteral("credentials cleared"),
                      {{QStringLiteral("provider"), filter.provider},
@@ -392,16 +361,14 @@ int Engine::clearCredentials(const credentials::CredentialFilter &filter)
     return n;
 }
 
-int Engine::credentialChanged(const QString &ref)
-{
+int Engine::credentialChanged(const QString &ref) {
     const int n = m_pools->credentialChanged(ref);
     m_telemetry->log(QStringLiteral("info"), QStringLiteral("credential changed"),
                      {{QStringLiteral("ref"), ref}, {QStringLiteral("cleared"), n}});
     return n;
 }
 
-void Engine::applyConfig(const config::Config &incoming)
-{
+void Engine::applyConfig(const config::Config &incoming) {
     config::Config cfg = incoming;
     // Simulated providers keep the loopback URL of their running fake.
     for (auto it = cfg.providers.begin(); it != cfg.providers.end(); ++it)
@@ -413,7 +380,7 @@ void Engine::applyConfig(const config::Config &incoming)
     configurePools(); // a pool that changed starts over: its positions may hold other secrets now
     m_ledger->setRetentionDays(cfg.usage.retentionDays);
     m_budgets->configure(cfg.tenants);
-    applyCaFiles(m_ctx.transport, cfg);
+    applyCaFiles(m_transport, cfg);
     m_front->setLimits(cfg.limits);
     if (m_tcp)
         m_tcp->setLimits(cfg.limits);
@@ -422,8 +389,7 @@ void Engine::applyConfig(const config::Config &incoming)
     Q_EMIT configApplied();
 }
 
-void Engine::prewarmCredentials()
-{
+void Engine::prewarmCredentials() {
     // Keychain reads go over D-Bus: do them now, in the background, not on a request's path.
     QStringList refs;
     for (const auto &p : m_ctx.config->providers)
@@ -434,279 +400,20 @@ void Engine::prewarmCredentials()
                          result.notFound ? QStringLiteral("keychain credential missing")
                                          : QStringLiteral("keychain unavailable"),
                          {{QStringLiteral("credential"), QStringLiteral("keychain:") + name},
-                          {QStringLiteral("hint"), result.notFound
-                                                       ? QStringLiteral("store it with: switchman credential set %1").arg(name)
-                                                       : result.error}});
+                          {QStringLiteral("hint"),
+                           result.notFound ? QStringLiteral("store it with: switchman credential set %1").arg(name)
+                                           : result.error}});
     });
 }
 
-void Engine::setPaused(bool paused)
-{
+void Engine::setPaused(bool paused) {
     if (m_paused == paused)
         return;
     m_paused = paused;
     Q_EMIT pausedChanged(paused);
 }
 
-QString Engine::nextRequestId()
-{
-    return QStringLiteral("req_%1%2").arg(QString::fromLatin1(m_requestPrefix)).arg(++m_requestCounter, 6, 10, QLatin1Char('0'));
-}
-
-void Engine::answerJson(HttpExchange *exchange, int status, const QByteArray &body, const upstream::HeaderList &extra)
-{
-    upstream::HeaderList headers{{"Content-Type", "application/json"}};
-    headers += extra;
-    exchange->respond(status, headers, body);
-    exchange->deleteLater();
-}
-
-std::optional<QString> Engine::authenticate(const InboundRequest &req, bool *isAdmin) const
-{
-    const auto &tenants = m_ctx.config->tenants;
-    if (tenants.isEmpty()) {
-        *isAdmin = true;
-        return QStringLiteral("local");
-    }
-    QByteArray key = req.header("x-switchman-key");
-    if (key.isEmpty()) {
-        key = req.header("x-api-key");
-        if (key.isEmpty()) {
-            const QByteArray auth = req.header("authorization");
-            if (auth.size() > 7 && auth.left(7).toLower() == "bearer ")
-                key = auth.mid(7).trimmed();
-        }
-    }
-    if (key.isEmpty())
-        return std::nullopt;
-    return tenantForKey(key, isAdmin);
-}
-
-std::optional<QString> Engine::tenantForKey(const QByteArray &key, bool *isAdmin) const
-{
-    const QString presented = credentials::gatewayKeyHash(key);
-    std::optional<QString> found;
-    for (const auto &t : m_ctx.config->tenants) {
-        for (const QString &stored : t.keyHashes) {
-            // Every stored hash is compared, in constant time: which one matched is not told by the time taken.
-            if (credentials::sameGatewayKeyHash(presented, stored) && !found) {
-                found = t.name;
-                *isAdmin = t.admin;
-            }
-        }
-    }
-    return found;
-}
-
-std::optional<QString> Engine::gatewayKeyInProviderSlot(const InboundRequest &req) const
-{
-    // With x-switchman-key naming the tenant, x-api-key and Authorization carry the caller's own
-    // provider key and are forwarded to passthrough providers: a gateway key there (SDKs send
-    // theirs by default) would leave the machine. Any tenant's key counts, not only the caller's.
-    if (m_ctx.config->tenants.isEmpty() || req.header("x-switchman-key").isEmpty())
-        return std::nullopt;
-    const QByteArray apiKey = req.header("x-api-key");
-    QByteArray bearer = req.header("authorization");
-    bearer = bearer.size() > 7 && bearer.left(7).toLower() == "bearer " ? bearer.mid(7).trimmed() : QByteArray();
-    const std::pair<const char *, QByteArray> places[] = {{"x-api-key", apiKey}, {"Authorization", bearer}};
-    for (const auto &[header, value] : places) {
-        if (value.isEmpty())
-            continue;
-        bool admin = false;
-        if (tenantForKey(value, &admin))
-            return QStringLiteral("%1 carries a Switchman gateway key; with x-switchman-key set, %1 is forwarded to "
-                                  "the provider as your own provider key. Send the gateway key only in "
-                                  "x-switchman-key and remove it from %1")
-                .arg(QLatin1String(header));
-    }
-    return std::nullopt;
-}
-
-std::optional<QString> Engine::idempotencyKeyProblem(const InboundRequest &req) const
-{
-    const QByteArray key = req.header("idempotency-key");
-    if (key.isEmpty())
-        return std::nullopt;
-    // Stored for 24 h and named in answers: printable ASCII only, and short.
-    if (key.size() > formats::kMaxIdentifierBytes)
-        return QStringLiteral("Idempotency-Key is longer than %1 bytes").arg(formats::kMaxIdentifierBytes);
-    for (const char c : key)
-        if (c < 0x20 || c > 0x7e)
-            return QStringLiteral("Idempotency-Key may only contain printable ASCII characters");
-    return std::nullopt;
-}
-
-void Engine::dispatch(InboundRequest &&req, HttpExchange *exchange)
-{
-    const QString path = req.path;
-    static const QHash<QString, formats::InboundFormat> chatRoutes{
-        {QStringLiteral("/v1/chat/completions"), formats::InboundFormat::OpenAIChat},
-        {QStringLiteral("/v1/messages"), formats::InboundFormat::AnthropicMessages},
-        {QStringLiteral("/v1/responses"), formats::InboundFormat::OpenAIResponses},
-        {QStringLiteral("/v1/pi/stream"), formats::InboundFormat::PiNative},
-    };
-    const auto chat = chatRoutes.constFind(path);
-    // Header values go upstream (anthropic-beta, a passthrough key, ...) and into logs: a control
-    // byte is refused here, before routing, in the format the client reads.
-    if (const auto problem = server::RequestGuard::controlByteProblem(req.headers)) {
-        const auto e = model::GatewayError::make(400, model::ErrorCategory::InvalidRequest, *problem);
-        if (chat != chatRoutes.cend())
-            return answerJson(exchange, 400, formats::codecFor(*chat).encodeError(e));
-        return answerJson(exchange, 400,
-                          server::RequestGuard::body({400, QByteArrayLiteral("invalid_request_error"), *problem}));
-    }
-    if ((path == QLatin1String("/healthz") || path == QLatin1String("/")) &&
-        (req.method == "GET" || req.method == "HEAD"))
-        return answerJson(exchange, 200,
-                          QJsonDocument(QJsonObject{{QStringLiteral("status"), QStringLiteral("ok")},
-                                                    {QStringLiteral("marks"), marksStoreDescription()}})
-                              .toJson(QJsonDocument::Compact));
-
-    bool isAdmin = false;
-    const auto tenant = authenticate(req, &isAdmin);
-    if (chat != chatRoutes.cend() && req.method == "POST") {
-        const auto &codec = formats::codecFor(*chat);
-        if (!tenant) {
-            const auto e = model::GatewayError::make(401, model::ErrorCategory::Authentication,
-                                                     QStringLiteral("missing or unknown gateway key"));
-            return answerJson(exchange, 401, codec.encodeError(e));
-        }
-        for (const auto &problem : {gatewayKeyInProviderSlot(req), idempotencyKeyProblem(req)})
-            if (problem)
-                return answerJson(
-                    exchange, 400,
-                    codec.encodeError(model::GatewayError::make(400, model::ErrorCategory::InvalidRequest, *problem)));
-        const QByteArray idempotencyKey = req.header("idempotency-key");
-        if (!idempotencyKey.isEmpty() && m_idempotency->usedWithOtherBody(*tenant, idempotencyKey, req.body))
-            return answerJson(
-                exchange, 422,
-                codec.encodeError(model::GatewayError::make(
-                    422, model::ErrorCategory::InvalidRequest,
-                    QStringLiteral("Idempotency-Key \"%1\" was already used with a different request body; use a new "
-                                   "key for a new request (the same body with the same key replays the first answer)")
-                        .arg(QString::fromLatin1(idempotencyKey)))));
-        if (m_paused) {
-            const auto e = model::GatewayError::make(503, model::ErrorCategory::Overloaded,
-                                                     QStringLiteral("Switchman is paused; resume it from the tray"));
-            return answerJson(exchange, 503, codec.encodeError(e), {{"Retry-After", "5"}});
-        }
-        // A tenant at its budget: refused here, before a ChatRequest exists, so no upstream sees it and
-        // nothing fails over. Retry-After points at the period's reset.
-        if (const auto refusal = m_budgets->refusal(*tenant)) {
-            auto e = model::GatewayError::make(429, model::ErrorCategory::RateLimit, refusal->message);
-            e.retryAfterMs = refusal->retryAfterS * 1000;
-            return answerJson(
-                exchange, 429, codec.encodeError(e),
-                {{"Retry-After", QByteArray::number(refusal->retryAfterS)}, {"x-switchman-budget", "exceeded"}});
-        }
-        auto *request = new server::ChatRequest(m_ctx, *chat, std::move(req), exchange, *tenant, nextRequestId(), this);
-        ++m_active;
-        connect(request, &server::ChatRequest::done, this, [this]() { --m_active; });
-        request->start();
-        return;
-    }
-    if (path == QLatin1String("/v1/messages/count_tokens") && req.method == "POST") {
-        if (!tenant)
-            return answerJson(exchange, 401,
-                              formats::codecFor(formats::InboundFormat::AnthropicMessages)
-                                  .encodeError(model::GatewayError::make(401, model::ErrorCategory::Authentication,
-                                                                         QStringLiteral("missing or unknown gateway key"))));
-        return countTokens(req, exchange);
-    }
-    if (path == QLatin1String("/v1/models") && req.method == "GET") {
-        if (!tenant)
-            return answerJson(exchange, 401, QByteArrayLiteral("{\"error\":{\"message\":\"missing or unknown gateway key\",\"type\":\"authentication_error\"}}"));
-        return listModels(exchange);
-    }
-    if (path == QLatin1String("/metrics") && req.method == "GET") {
-        if (!tenant || !isAdmin)
-            return answerJson(exchange, 401, QByteArrayLiteral("{\"error\":{\"message\":\"admin key required\"}}"));
-        QHash<QString, int> marks;
-        for (const auto &m : m_marks->active()) {
-            const QByteArray th = QCryptographicHash::hash(m.tenant.toUtf8(), QCryptographicHash::Sha256).toHex().left(12);
-            ++marks[QString::fromLatin1(th) + QChar(0x1f) + failover::failureKindName(m.kind)];
-        }
-        exchange->respond(200, {{"Content-Type", "text/plain; version=0.0.4"}},
-                          (m_telemetry->metricsText(marks) +
-                           QStringLiteral("# HELP switchman_marks_store_up 1 when the marks store is reachable "
-                                          "(always 1 for memory)\n# TYPE switchman_marks_store_up gauge\n"
-                                          "switchman_marks_store_up %1\n")
-                               .arg(marksStoreUp() ? 1 : 0) +
-                           budgetMetrics())
-                              .toUtf8());
-        exchange->deleteLater();
-        return;
-    }
-    if (path.startsWith(QLatin1String("/admin/"))) {
-        if (!tenant || !isAdmin)
-            return answerJson(exchange, tenant ? 403 : 401,
-                              QByteArrayLiteral("{\"error\":{\"message\":\"admin key required\"}}"));
-        m_admin->handle(req, exchange);
-        if (!exchange->parent() || exchange->parent() != m_admin)
-            exchange->deleteLater();
-        return;
-    }
-    const bool known = chat != chatRoutes.cend();
-    answerJson(exchange, known ? 405 : 404,
-               QJsonDocument(QJsonObject{{QStringLiteral("error"),
-                                          QJsonObject{{QStringLiteral("message"),
-                                                       known ? QStringLiteral("use POST")
-                                                             : QStringLiteral("no route for %1 %2")
-                                                                   .arg(QString::fromLatin1(req.method), path)},
-                                                      {QStringLiteral("type"), QStringLiteral("not_found_error")}}}})
-                   .toJson(QJsonDocument::Compact));
-}
-
-void Engine::countTokens(const InboundRequest &req, HttpExchange *exchange)
-{
-    // Answered locally (seed 004): Claude Code calls it to decide when to compact,
-    // and forwarding breaks for subscription tokens.
-    const auto &codec = formats::codecFor(formats::InboundFormat::AnthropicMessages);
-    QJsonParseError pe;
-    QJsonDocument doc = QJsonDocument::fromJson(req.body, &pe);
-    if (pe.error != QJsonParseError::NoError || !doc.isObject())
-        return answerJson(exchange, 400,
-                          codec.encodeError(model::GatewayError::make(400, model::ErrorCategory::InvalidRequest,
-                                                                      QStringLiteral("body is not a JSON object"))));
-    QJsonObject body = doc.object();
-    if (!body.contains(QStringLiteral("max_tokens")))
-        body.insert(QStringLiteral("max_tokens"), 1);
-    model::GatewayError error;
-    const auto parsed = codec.decode(QJsonDocument(body).toJson(QJsonDocument::Compact), &error);
-    if (!parsed)
-        return answerJson(exchange, 400, codec.encodeError(error));
-    qint64 chars = parsed->context.systemPrompt.size();
-    for (const auto &m : parsed->context.messages)
-        for (const auto &b : m.content)
-            chars += b.text.size() + b.argumentsJson.size() + (b.type == model::BlockType::Image ? 6000 : 0);
-    for (const auto &t : parsed->context.tools)
-        chars += t.name.size() + t.description.size() +
-                 QJsonDocument(t.parameters).toJson(QJsonDocument::Compact).size();
-    const qint64 tokens = std::max<qint64>(1, (chars + 3) / 4);
-    answerJson(exchange, 200, QByteArrayLiteral("{\"input_tokens\":") + QByteArray::number(tokens) + '}');
-}
-
-void Engine::listModels(HttpExchange *exchange)
-{
-    QJsonArray data;
-    auto add = [&data](const QString &id, const QString &kind) {
-        data.append(QJsonObject{{QStringLiteral("id"), id},
-                                {QStringLiteral("object"), QStringLiteral("model")},
-                                {QStringLiteral("created"), 0},
-                                {QStringLiteral("owned_by"), QStringLiteral("switchman")},
-                                {QStringLiteral("switchman_kind"), kind}});
-    };
-    for (const auto &r : m_ctx.config->routes)
-        add(r.name, QStringLiteral("route"));
-    for (const auto &m : m_ctx.config->models)
-        add(m.key(), QStringLiteral("model"));
-    answerJson(exchange, 200,
-               QJsonDocument(QJsonObject{{QStringLiteral("object"), QStringLiteral("list")}, {QStringLiteral("data"), data}})
-                   .toJson(QJsonDocument::Compact));
-}
-
-bool Engine::reload(QString *error)
-{
+bool Engine::reload(QString *error) {
     if (m_options.configPath.isEmpty()) {
         if (error)
             *error = QStringLiteral("no configuration file to reload (started with --demo or defaults)");
@@ -715,12 +422,7 @@ bool Engine::reload(QString *error)
     return reloadFromFile(error);
 }
 
-} // namespace sw
-
-namespace sw {
-
-bool Engine::reloadFromFile(QString *error)
-{
+bool Engine::reloadFromFile(QString *error) {
     const auto loaded = config::load(m_options.configPath);
     if (!loaded.ok()) {
         QStringList lines;

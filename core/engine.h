@@ -1,12 +1,17 @@
 #pragma once
-// The one facade app/ and ui/ talk to. Lives on the engine thread: the HTTP
-// listener, the transport, the failover loop, marks, credentials and telemetry.
+// The one facade app/ and ui/ talk to. Lives on the engine thread and creates
+// and wires its parts: the listener (server::HttpFront on a GuardedTcpServer),
+// the router that answers every request (server::Router, which owns the admin
+// API), the transport and the upstream side of each request's failover loop,
+// marks, credentials, telemetry, usage and budgets. It routes and
+// authenticates nothing itself; the server layer reaches it only through
+// server::EngineControl.
 
 #include "config/config.h"
 #include "credentials/credential_pools.h"
 #include "failover/provider_down_marks.h"
 #include "server/engine_context.h"
-#include "server/inbound_request.h"
+#include "server/engine_control.h"
 #include "telemetry/budget_tracker.h"
 
 #include <QHostAddress>
@@ -15,39 +20,47 @@
 #include <functional>
 #include <memory>
 
-namespace sw::upstream { class Transport; }
-namespace sw::credentials { class SecretStore; class CredentialPools; }
+namespace sw::upstream {
+class Transport;
+}
+namespace sw::credentials {
+class SecretStore;
+class CredentialPools;
+} // namespace sw::credentials
 namespace sw::telemetry {
 class Telemetry;
 class UsageLedger;
 struct UsageQuery;
 struct UsageReport;
 } // namespace sw::telemetry
-namespace sw::demo { class FakeUpstream; }
-namespace sw::redis { class RedisMarkSync; }
+namespace sw::demo {
+class FakeUpstream;
+}
+namespace sw::redis {
+class RedisMarkSync;
+}
 
 namespace sw::server {
 class HttpFront;
-class HttpExchange;
 class IdempotencyStore;
-class AdminApi;
 class GuardedTcpServer;
-}
+class Router;
+} // namespace sw::server
 
 namespace sw {
 
-class Engine final : public QObject {
+class Engine final : public QObject, public server::EngineControl {
     Q_OBJECT
     Q_DISABLE_COPY_MOVE(Engine)
 public:
     struct Options {
         config::Config config;
-        QString configPath;                 // for /admin/reload; empty = no file
-        util::Clock *clock = nullptr;       // default: the system clock of the engine thread
-        upstream::Transport *transport = nullptr; // default: DefaultTransport (our HTTP/1.1 sockets)
+        QString configPath;                          // for /admin/reload; empty = no file
+        util::Clock *clock = nullptr;                // default: the system clock of the engine thread
+        upstream::Transport *transport = nullptr;    // default: DefaultTransport (our HTTP/1.1 sockets)
         credentials::SecretStore *secrets = nullptr; // default: the OS keychain
         bool jsonLogToStderr = false;
-        bool demo = false;                  // start simulated upstreams for providers with demo: true
+        bool demo = false; // start simulated upstreams for providers with demo: true
         // The usage ledger's SQLite file; empty = kept in memory (tests, --demo). The app passes
         // telemetry::UsageDatabase::defaultPath().
         QString usageLedgerPath;
@@ -63,40 +76,40 @@ public:
     QString baseUrl() const;
 
     // Commands.
-    int clearMarks(const failover::MarkFilter &filter);
-    QList<failover::MarkInfo> marks() const;
-    // Credential health (issue 13): every configured credential's state; clear parking (and re-read the
+    int clearMarks(const failover::MarkFilter &filter) override;
+    QList<failover::MarkInfo> marks() const override;
+    // Credential health: every configured credential's state; clear parking (and re-read the
     // keychain for the matching ones); a new secret stored for a reference.
-    QList<credentials::CredentialStatus> credentialStates() const;
-    int clearCredentials(const credentials::CredentialFilter &filter);
+    QList<credentials::CredentialStatus> credentialStates() const override;
+    int clearCredentials(const credentials::CredentialFilter &filter) override;
     int credentialChanged(const QString &ref);
-    bool reload(QString *error);                  // re-read configPath
+    bool reload(QString *error) override;           // re-read configPath
     void applyConfig(const config::Config &config); // in-flight requests keep the config they started with
     void setPaused(bool paused);
-    bool paused() const { return m_paused; }
+    bool paused() const override { return m_paused; }
     std::shared_ptr<const config::Config> config() const { return m_ctx.config; }
     demo::FakeUpstream *demoUpstream(const QString &providerId) const;
     QStringList demoProviders() const;
 
-    telemetry::Telemetry *telemetry() const { return m_telemetry; }
+    telemetry::Telemetry *telemetry() const override { return m_telemetry; }
     telemetry::UsageLedger *usageLedger() const { return m_ledger.get(); }
     // Usage from the ledger; `done` runs on `context`'s thread once every row recorded so far is in.
     void queryUsage(const telemetry::UsageQuery &query, QObject *context,
-                    std::function<void(const telemetry::UsageReport &)> done);
+                    std::function<void(const telemetry::UsageReport &)> done) override;
     // Tenants with a budget: spend in the current period (engine clock's wall time).
     QList<telemetry::BudgetState> budgets() const;
     // Every 80 % budget notice given since start, oldest first (the snapshot publisher passes them on).
     const QList<telemetry::BudgetState> &budgetWarnings() const { return m_budgetWarnings; }
     failover::ProviderDownMarks &markTable() { return *m_marks; }
     credentials::CredentialPools &pools() { return *m_pools; }
-    int activeRequests() const { return m_active; }
+    int activeRequests() const;
     int openConnections() const; // client connections the listener holds now
     // Where marks live: "memory", "shared via redis://…, N replicas seen", or
     // "local only (Redis unreachable)"; marksStoreUp() is false only in that last case.
-    QString marksStoreDescription() const;
-    bool marksStoreUp() const;
+    QString marksStoreDescription() const override;
+    bool marksStoreUp() const override;
     redis::RedisMarkSync *markSync() const { return m_markSync; }
-    util::Clock &clock() const { return *m_ctx.clock; }
+    util::Clock &clock() const override { return *m_ctx.clock; }
 
 Q_SIGNALS:
     void marksChanged();
@@ -107,29 +120,18 @@ Q_SIGNALS:
     void budgetWarning(const sw::telemetry::BudgetState &state); // a tenant reached 80 % of its budget
 
 private:
-    void dispatch(server::InboundRequest &&request, server::HttpExchange *exchange);
-    std::optional<QString> authenticate(const server::InboundRequest &request, bool *isAdmin) const;
-    std::optional<QString> tenantForKey(const QByteArray &key, bool *isAdmin) const;
-    // Why a chat request must be refused (400) before a ChatRequest exists, or nullopt.
-    std::optional<QString> gatewayKeyInProviderSlot(const server::InboundRequest &request) const;
-    std::optional<QString> idempotencyKeyProblem(const server::InboundRequest &request) const;
-    void answerJson(server::HttpExchange *exchange, int status, const QByteArray &body,
-                    const upstream::HeaderList &extra = {});
-    void countTokens(const server::InboundRequest &request, server::HttpExchange *exchange);
-    void listModels(server::HttpExchange *exchange);
     void startDemoUpstreams(config::Config &config);
-    QString nextRequestId();
     bool reloadFromFile(QString *error);
     void prewarmCredentials();
     void startMarkSync();
     void configurePools();
     void logCredentialChanges();
     void startUsage();
-    QString budgetMetrics() const;
 
     Options m_options;
     std::unique_ptr<util::Clock> m_ownedClock;
     std::unique_ptr<upstream::Transport> m_ownedTransport;
+    upstream::Transport *m_transport = nullptr; // the options' or the owned one
     std::unique_ptr<credentials::SecretStore> m_ownedSecrets;
     std::unique_ptr<failover::ProviderDownMarks> m_marks;
     std::unique_ptr<credentials::CredentialPools> m_pools;
@@ -140,16 +142,14 @@ private:
     QList<telemetry::BudgetState> m_budgetWarnings;
     server::EngineContext m_ctx;
     server::HttpFront *m_front = nullptr;
-    server::AdminApi *m_admin = nullptr;
+    server::Router *m_router = nullptr;
     QPointer<server::GuardedTcpServer> m_tcp;
     QHash<QString, demo::FakeUpstream *> m_demo;
     redis::RedisMarkSync *m_markSync = nullptr;
     QHostAddress m_host;
     quint16 m_port = 0;
     bool m_paused = false;
-    int m_active = 0;
-    quint64 m_requestCounter = 0;
-    QByteArray m_requestPrefix;
+    QByteArray m_requestPrefix; // names this process: request ids and the Redis replica id
     QHash<QString, credentials::CredentialHealth> m_credentialHealth; // as last logged
 };
 

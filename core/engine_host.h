@@ -1,7 +1,7 @@
 #pragma once
-// Runs an Engine on its own thread (ARCHITECTURE "Threads"): created and
-// started there, deleted there, then the thread quits. The caller's thread only
-// talks to it with queued calls.
+// Runs an Engine on its own thread, so the window's thread never waits on a
+// socket or the keychain: created and started there, deleted there, then the
+// thread quits. The caller's thread only talks to it with queued calls.
 
 #include "engine.h"
 

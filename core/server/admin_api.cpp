@@ -1,9 +1,10 @@
 #include "server/admin_api.h"
 
-#include "engine.h"
+#include "server/engine_control.h"
 #include "server/http_exchange.h"
 #include "telemetry/telemetry.h"
 #include "telemetry/usage_report.h"
+#include "util/clock.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -12,8 +13,7 @@
 namespace sw::server {
 
 namespace {
-QJsonObject markToJson(const failover::MarkInfo &m, qint64 now)
-{
+QJsonObject markToJson(const failover::MarkInfo &m, qint64 now) {
     return {{QStringLiteral("tenant"), m.tenant},
             {QStringLiteral("provider"), m.provider},
             {QStringLiteral("baseUrl"), m.baseUrl},
@@ -27,8 +27,7 @@ QJsonObject markToJson(const failover::MarkInfo &m, qint64 now)
             {QStringLiteral("setBy"), m.setBy.isEmpty() ? QJsonValue() : QJsonValue(m.setBy)}};
 }
 
-QJsonObject attemptToJson(const telemetry::AttemptRecord &a)
-{
+QJsonObject attemptToJson(const telemetry::AttemptRecord &a) {
     return {{QStringLiteral("requestId"), a.requestId},
             {QStringLiteral("attempt"), a.attempt},
             {QStringLiteral("tenant"), a.tenant},
@@ -43,21 +42,20 @@ QJsonObject attemptToJson(const telemetry::AttemptRecord &a)
 }
 } // namespace
 
-AdminApi::AdminApi(Engine &engine, QObject *parent) : QObject(parent), m_engine(engine)
-{
+AdminApi::AdminApi(EngineControl &engine, QObject *parent) : QObject(parent), m_engine(engine) {
     connect(m_engine.telemetry(), &telemetry::Telemetry::attemptRecorded, this,
             [this](const telemetry::AttemptRecord &a) {
                 if (!m_feeds.isEmpty()) // no JSON work on the request path when nobody listens
                     broadcast("attempt", QJsonDocument(attemptToJson(a)).toJson(QJsonDocument::Compact));
             });
-    connect(&m_engine, &Engine::marksChanged, this, [this]() {
-        if (!m_feeds.isEmpty())
-            broadcast("marks", marksJson(m_engine));
-    });
 }
 
-QByteArray AdminApi::marksJson(const Engine &engine)
-{
+void AdminApi::publishMarks() {
+    if (!m_feeds.isEmpty())
+        broadcast("marks", marksJson(m_engine));
+}
+
+QByteArray AdminApi::marksJson(const EngineControl &engine) {
     QJsonArray arr;
     const qint64 now = engine.clock().nowMs();
     for (const auto &m : engine.marks())
@@ -65,18 +63,26 @@ QByteArray AdminApi::marksJson(const Engine &engine)
     return QJsonDocument(QJsonObject{{QStringLiteral("marks"), arr}}).toJson(QJsonDocument::Compact);
 }
 
-void AdminApi::json(HttpExchange *exchange, int status, const QByteArray &body)
-{
-    exchange->respond(status, {{"Content-Type", "application/json"}, {"Cache-Control", "no-store"}}, body);
+void AdminApi::json(HttpExchange *exchange, int status, const QByteArray &body, const http::HeaderList &extra) {
+    http::HeaderList headers{{"Content-Type", "application/json"}, {"Cache-Control", "no-store"}};
+    headers += extra;
+    exchange->respond(status, headers, body);
 }
 
-qint64 AdminApi::unsent(const Feed &feed)
-{
+void AdminApi::wrongMethod(HttpExchange *exchange, const QByteArray &allowed) {
+    json(exchange, 405,
+         QJsonDocument(QJsonObject{{QStringLiteral("error"),
+                                    QJsonObject{{QStringLiteral("message"),
+                                                 QStringLiteral("use %1").arg(QString::fromLatin1(allowed))}}}})
+             .toJson(QJsonDocument::Compact),
+         {{"Allow", allowed}});
+}
+
+qint64 AdminApi::unsent(const Feed &feed) {
     return feed.socket ? feed.socket->bytesToWrite() : 0;
 }
 
-void AdminApi::broadcast(const QByteArray &event, const QByteArray &json)
-{
+void AdminApi::broadcast(const QByteArray &event, const QByteArray &json) {
     // Every frame goes to the socket's write buffer: a subscriber that does not read must not
     // grow it without bound (each marks change carries every mark, to every subscriber).
     const bool marks = event == "marks";
@@ -111,8 +117,7 @@ void AdminApi::broadcast(const QByteArray &event, const QByteArray &json)
     }
 }
 
-void AdminApi::catchUp(HttpExchange *exchange)
-{
+void AdminApi::catchUp(HttpExchange *exchange) {
     for (auto &feed : m_feeds) {
         if (feed.exchange != exchange || unsent(feed) > kFeedSoftLimitBytes / 2)
             continue;
@@ -167,8 +172,7 @@ void AdminApi::handleUsage(const InboundRequest &req, HttpExchange *exchange) {
     });
 }
 
-void AdminApi::handle(const InboundRequest &req, HttpExchange *exchange)
-{
+void AdminApi::handle(const InboundRequest &req, HttpExchange *exchange) {
     const QString path = req.path;
     auto error = [&](int status, const QString &message) {
         json(exchange, status,
@@ -188,7 +192,7 @@ void AdminApi::handle(const InboundRequest &req, HttpExchange *exchange)
             return json(exchange, 200,
                         QJsonDocument(QJsonObject{{QStringLiteral("cleared"), n}}).toJson(QJsonDocument::Compact));
         }
-        return error(405, QStringLiteral("use GET or DELETE"));
+        return wrongMethod(exchange, "GET, DELETE");
     }
     if (path == QLatin1String("/admin/credentials"))
         return handleCredentials(req, exchange);

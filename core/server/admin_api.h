@@ -1,5 +1,7 @@
 #pragma once
-// SPEC section 8: JSON admin API on the listener (headless parity with the GUI).
+// The JSON admin API under /admin/ on the listener: what the window shows and
+// does (marks, credentials, attempts, usage, reload, a live event feed), for a
+// headless user. The router has checked the admin key before handle().
 
 #include "server/inbound_request.h"
 
@@ -8,22 +10,23 @@
 #include <QPointer>
 #include <QTcpSocket>
 
-namespace sw { class Engine; }
-
 namespace sw::server {
 
+class EngineControl;
 class HttpExchange;
 
 class AdminApi final : public QObject {
     Q_OBJECT
 public:
-    explicit AdminApi(Engine &engine, QObject *parent = nullptr);
+    explicit AdminApi(EngineControl &engine, QObject *parent = nullptr);
     // Handles any /admin/ path; always answers.
     void handle(const InboundRequest &request, HttpExchange *exchange);
+    // The marks changed: every event-feed subscriber gets the new set.
+    void publishMarks();
 
-    static QByteArray marksJson(const Engine &engine);
+    static QByteArray marksJson(const EngineControl &engine);
     // GET /admin/credentials body (admin_credentials.cpp): references and states, never a secret.
-    static QByteArray credentialsJson(const Engine &engine);
+    static QByteArray credentialsJson(const EngineControl &engine);
 
     // An /admin/events subscriber whose socket holds more than this unsent is behind: it gets no
     // new frames; marks changes are coalesced into one snapshot sent when it catches up.
@@ -39,15 +42,17 @@ private:
         bool marksPending = false;   // a marks change it has not seen
         qint64 skippedBytes = 0;     // attempt frames it missed while behind
     };
-    // GET / DELETE /admin/credentials (issue 13).
+    // GET / DELETE /admin/credentials.
     void handleCredentials(const InboundRequest &request, HttpExchange *exchange);
-    // GET /admin/usage (issue 17): from the usage ledger, filtered and grouped.
+    // GET /admin/usage: from the usage ledger, filtered and grouped.
     void handleUsage(const InboundRequest &request, HttpExchange *exchange);
-    void json(HttpExchange *exchange, int status, const QByteArray &body);
+    void json(HttpExchange *exchange, int status, const QByteArray &body, const http::HeaderList &extra = {});
+    // 405 with Allow: `allowed` lists the methods the path answers ("GET, DELETE").
+    void wrongMethod(HttpExchange *exchange, const QByteArray &allowed);
     void broadcast(const QByteArray &event, const QByteArray &json);
     void catchUp(HttpExchange *exchange);
     static qint64 unsent(const Feed &feed);
-    Engine &m_engine;
+    EngineControl &m_engine;
     QList<Feed> m_feeds;
 };
 

@@ -1,9 +1,8 @@
-// GET / DELETE /admin/credentials (SPEC 8, issue 13): credential health for a
-// headless user. Kept apart from admin_api.cpp so the endpoints of other
-// subsystems grow there without touching these.
+// GET / DELETE /admin/credentials: credential health for a headless user. Kept apart from admin_api.cpp so the
+// endpoints of other subsystems grow there without touching these.
 #include "server/admin_api.h"
 
-#include "engine.h"
+#include "server/engine_control.h"
 #include "server/http_exchange.h"
 
 #include <QJsonArray>
@@ -28,7 +27,7 @@ QJsonObject credentialToJson(const credentials::CredentialStatus &c) {
 }
 } // namespace
 
-QByteArray AdminApi::credentialsJson(const Engine &engine) {
+QByteArray AdminApi::credentialsJson(const EngineControl &engine) {
     QJsonArray arr;
     for (const auto &c : engine.credentialStates())
         arr.append(credentialToJson(c));
@@ -46,10 +45,7 @@ void AdminApi::handleCredentials(const InboundRequest &req, HttpExchange *exchan
         return json(exchange, 200,
                     QJsonDocument(QJsonObject{{QStringLiteral("cleared"), n}}).toJson(QJsonDocument::Compact));
     }
-    json(exchange, 405,
-         QJsonDocument(QJsonObject{{QStringLiteral("error"),
-                                    QJsonObject{{QStringLiteral("message"), QStringLiteral("use GET or DELETE")}}}})
-             .toJson(QJsonDocument::Compact));
+    wrongMethod(exchange, "GET, DELETE");
 }
 
 } // namespace sw::server

@@ -3,11 +3,11 @@
 #include "failover/attempt_loop.h"
 #include "failover/provider_down_marks.h"
 #include "server/client_stream.h"
+#include "server/gateway_auth.h"
 #include "server/http_exchange.h"
 #include "server/idempotency_store.h"
 #include "telemetry/attempt_reporter.h"
 #include "telemetry/telemetry.h"
-#include "upstream/upstream_attempt.h"
 #include "util/clock.h"
 
 #include <QDateTime>
@@ -36,8 +36,8 @@ void ChatRequest::start() {
     info.responseId = m_requestId;
     info.createdSecs = QDateTime::currentSecsSinceEpoch();
     m_client = std::make_unique<ClientStream>(
-        m_exchange, m_format, info, upstream::HeaderList{{"x-switchman-request-id", m_requestId.toUtf8()}},
-        [this](int status, const upstream::HeaderList &headers, const QByteArray &body) {
+        m_exchange, m_format, info, http::HeaderList{{"x-switchman-request-id", m_requestId.toUtf8()}},
+        [this](int status, const http::HeaderList &headers, const QByteArray &body) {
             if (m_ctx.idempotency && !m_idempotencyKey.isEmpty())
                 m_ctx.idempotency->complete(m_tenant, m_idempotencyKey, status, headers, body);
         });
@@ -62,9 +62,7 @@ void ChatRequest::start() {
     if (!checkIdempotency())
         return finish();
 
-    upstream::UpstreamAttemptSetup setup;
-    setup.pools = m_ctx.pools;
-    setup.transport = m_ctx.transport;
+    AttemptRunnerSetup setup;
     setup.config = m_config;
     setup.request = &m_parsed;
     setup.format = m_format;
@@ -74,7 +72,8 @@ void ChatRequest::start() {
         if (name == "anthropic-beta" || name == "anthropic-version" || name == "openai-beta")
             setup.forwardHeaders.append(h);
     }
-    m_runner = new upstream::UpstreamAttempts(std::move(setup), this);
+    AttemptRunnerHandle upstreamSide = m_ctx.makeAttemptRunner(std::move(setup), this);
+    m_runner = upstreamSide.runner;
     m_reporter = std::make_unique<telemetry::AttemptReporter>(
         *m_ctx.telemetry,
         telemetry::RequestFacts{m_requestId, m_tenant, m_parsed.model, formats::formatName(m_format),
@@ -102,7 +101,7 @@ void ChatRequest::start() {
     deps.config = m_config;
     m_loop = std::make_unique<failover::AttemptLoop>(deps, settings, std::move(*resolution), m_parsed,
                                                      [this]() { finish(); });
-    m_runner->setLoop(m_loop.get());
+    upstreamSide.attach(m_loop.get());
     if (m_exchange) {
         connect(m_exchange, &HttpExchange::clientGone, this, [this]() { m_loop->onClientGone(); });
         connect(m_exchange, &HttpExchange::drained, this, [this]() { m_loop->onClientDrained(); });
@@ -135,14 +134,7 @@ bool ChatRequest::checkIdempotency() {
 }
 
 QByteArray ChatRequest::callerAuth() const {
-    QByteArray auth = m_request.header("x-api-key");
-    if (auth.isEmpty()) {
-        auth = m_request.header("authorization");
-        if (auth.startsWith("Bearer ") || auth.startsWith("bearer "))
-            auth = auth.mid(7);
-    }
-    // A caller that names its tenant with x-switchman-key sends its own provider key in the auth header.
-    return m_request.header("x-switchman-key").isEmpty() && !m_config->tenants.isEmpty() ? QByteArray() : auth;
+    return GatewayAuth(m_config->tenants).providerKey(m_request);
 }
 
 void ChatRequest::finish() {

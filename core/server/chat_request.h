@@ -1,8 +1,8 @@
 #pragma once
 // One chat request on one of the four chat routes: parse the body, resolve the
 // route, honour the Idempotency-Key, then wire the failover loop
-// (failover::AttemptLoop) to its three seams: the upstream tries
-// (upstream::UpstreamAttempts), the accounting (telemetry::AttemptReporter) and
+// (failover::AttemptLoop) to its three seams: the upstream tries (an
+// AttemptRunner from EngineContext::makeAttemptRunner), the accounting (telemetry::AttemptReporter) and
 // what the client sees (server::ClientStream). Every rule of the record lives in
 // core/failover/; docs/failover.md is the map.
 
@@ -16,12 +16,10 @@
 
 namespace sw::failover {
 class AttemptLoop;
-}
+class AttemptRunner;
+} // namespace sw::failover
 namespace sw::telemetry {
 class AttemptReporter;
-}
-namespace sw::upstream {
-class UpstreamAttempts;
 }
 
 namespace sw::server {
@@ -60,7 +58,7 @@ private:
 
     std::unique_ptr<ClientStream> m_client;
     std::unique_ptr<telemetry::AttemptReporter> m_reporter;
-    upstream::UpstreamAttempts *m_runner = nullptr; // a child: its calls are parented to it
+    failover::AttemptRunner *m_runner = nullptr; // a child: its calls are parented to it
     std::unique_ptr<failover::AttemptLoop> m_loop;
 };
 

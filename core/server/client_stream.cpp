@@ -7,8 +7,8 @@ namespace sw::server {
 using model::GatewayError;
 
 ClientStream::ClientStream(HttpExchange *exchange, formats::InboundFormat format, formats::EncodeInfo info,
-                           upstream::HeaderList baseHeaders,
-                           std::function<void(int, const upstream::HeaderList &, const QByteArray &)> answered)
+                           http::HeaderList baseHeaders,
+                           std::function<void(int, const http::HeaderList &, const QByteArray &)> answered)
     : m_exchange(exchange), m_codec(formats::codecFor(format)), m_info(std::move(info)),
       m_baseHeaders(std::move(baseHeaders)), m_answered(std::move(answered)) {}
 

@@ -6,7 +6,7 @@
 
 #include "failover/attempt_loop.h"
 #include "formats/inbound_codec.h"
-#include "upstream/http_types.h"
+#include "http/headers.h"
 
 #include <QPointer>
 #include <functional>
@@ -20,8 +20,8 @@ class ClientStream final : public failover::ClientSink {
 public:
     // `answered` hears every JSON 200 answer (the idempotency store keeps it).
     ClientStream(HttpExchange *exchange, formats::InboundFormat format, formats::EncodeInfo info,
-                 upstream::HeaderList baseHeaders,
-                 std::function<void(int, const upstream::HeaderList &, const QByteArray &)> answered = {});
+                 http::HeaderList baseHeaders,
+                 std::function<void(int, const http::HeaderList &, const QByteArray &)> answered = {});
 
     void openStream() override;
     void upstreamChosen(const QString &api, const QString &provider) override;
@@ -45,8 +45,8 @@ private:
     QPointer<HttpExchange> m_exchange;
     const formats::InboundCodec &m_codec;
     formats::EncodeInfo m_info;
-    upstream::HeaderList m_baseHeaders;
-    std::function<void(int, const upstream::HeaderList &, const QByteArray &)> m_answered;
+    http::HeaderList m_baseHeaders;
+    std::function<void(int, const http::HeaderList &, const QByteArray &)> m_answered;
     std::unique_ptr<formats::StreamEncoder> m_encoder;
 };
 

@@ -1,28 +1,63 @@
 #pragma once
 #include "config/config.h"
+#include "formats/inbound_codec.h"
+#include "http/headers.h"
 
 #include <functional>
 #include <memory>
 
-namespace sw::util { class Clock; }
-namespace sw::upstream { class Transport; }
-namespace sw::failover { class ProviderDownMarks; }
-namespace sw::credentials { class CredentialPools; }
-namespace sw::telemetry { class Telemetry; }
+class QObject;
+
+namespace sw::util {
+class Clock;
+}
+namespace sw::upstream {
+class Transport;
+}
+namespace sw::failover {
+class AttemptLoop;
+class AttemptRunner;
+class ProviderDownMarks;
+} // namespace sw::failover
+namespace sw::credentials {
+class CredentialPools;
+}
+namespace sw::telemetry {
+class Telemetry;
+}
 
 namespace sw::server {
 
 class IdempotencyStore;
 
+// What the upstream side of one chat request needs to know of it.
+struct AttemptRunnerSetup {
+    std::shared_ptr<const config::Config> config;    // the configuration the request started with
+    const formats::ParsedRequest *request = nullptr; // outlives the runner
+    formats::InboundFormat format = formats::InboundFormat::AnthropicMessages;
+    http::HeaderList forwardHeaders; // anthropic-beta, anthropic-version, OpenAI-Beta
+    QByteArray callerAuth;           // the caller's own provider key, when it may send one
+};
+
+// The upstream side of one request's failover loop. The loop is made after the runner (it needs
+// it), so `attach` hands the runner the loop it reports to.
+struct AttemptRunnerHandle {
+    failover::AttemptRunner *runner = nullptr; // a child of the QObject passed to the factory
+    std::function<void(failover::AttemptLoop *loop)> attach;
+};
+
+// Made by whoever owns the transport and the credential pools (Engine), so the server layer knows
+// the upstream side only as failover::AttemptRunner.
+using AttemptRunnerFactory = std::function<AttemptRunnerHandle(AttemptRunnerSetup setup, QObject *parent)>;
+
 // What every request handler on the engine thread shares. Owned by Engine.
 struct EngineContext {
     std::shared_ptr<const config::Config> config; // replaced on reload; requests keep their own copy
     util::Clock *clock = nullptr;
-    upstream::Transport *transport = nullptr;
     failover::ProviderDownMarks *marks = nullptr;
-    credentials::CredentialPools *pools = nullptr;
     telemetry::Telemetry *telemetry = nullptr;
     IdempotencyStore *idempotency = nullptr;
+    AttemptRunnerFactory makeAttemptRunner;
     std::function<void()> marksChanged; // tell observers (admin feed, GUI) marks changed
 };
 

@@ -1,6 +1,6 @@
 #pragma once
 // The one redaction every byte bound for a client, a log, the admin API or the
-// GUI passes (issue 11 item 7): the attempt's own secret, anything after
+// GUI passes: the attempt's own secret, anything after
 // "Bearer ", and tokens shaped like provider keys. Apply it before truncating,
 // so a key across the cut cannot leak its start.
 

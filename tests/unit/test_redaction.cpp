@@ -1,4 +1,5 @@
-// issue 11 item 7: the one redaction, before any truncation.
+// The one redaction, before any truncation.
+#include "credentials/gateway_key.h"
 #include "util/redaction.h"
 
 #include <QTest>
@@ -8,13 +9,15 @@ using namespace sw::util;
 class TestRedaction : public QObject {
     Q_OBJECT
 private Q_SLOTS:
-    void theAttemptsSecretAndKeyShapesGo()
-    {
+    void theAttemptsSecretAndKeyShapesGo() {
         // Key shapes are assembled here so that no key-shaped literal is kept in the repository.
-        const QString anthropicShape = QStringLiteral("sk-ant-") + QStringLiteral("api03-") + QString(20, QLatin1Char('A'));
+        const QString anthropicShape =
+            QStringLiteral("sk-ant-") + QStringLiteral("api03-") + QString(20, QLatin1Char('A'));
         const QString googleShape = QStringLiteral("AIza") + QStringLiteral("SyA") + QString(29, QLatin1Char('1'));
-        const QString text = QStringLiteral("key test-secret-value-0123 rejected; Authorization: Bearer abc.def-123_XYZ789 "
-                                            "and %1 and %2").arg(anthropicShape, googleShape);
+        const QString text =
+            QStringLiteral("key test-secret-value-0123 rejected; Authorization: Bearer abc.def-123_XYZ789 "
+                           "and %1 and %2")
+                .arg(anthropicShape, googleShape);
         const QString out = redactSecrets(text, "test-secret-value-0123");
         QVERIFY2(!out.contains(QStringLiteral("test-secret")), qPrintable(out));
         QVERIFY(!out.contains(QStringLiteral("abc.def")));
@@ -22,15 +25,28 @@ private Q_SLOTS:
         QVERIFY(!out.contains(QStringLiteral("AIzaSy")));
         QVERIFY(out.contains(QStringLiteral("Bearer [redacted]")));
     }
-    void proseStays()
-    {
+    void proseStays() {
         const QString text = QStringLiteral("use sk-learn for the task-runner; a bearer of news");
         QCOMPARE(redactSecrets(text), text);
         QCOMPARE(redactSecrets(QByteArray("event: ping\ndata: {}\n\n")), QByteArray("event: ping\ndata: {}\n\n"));
         QVERIFY(!mayHoldSecret("data: {\"type\":\"content_block_delta\"}"));
     }
-    void redactionComesBeforeTheCut()
-    {
+    void gatewayKeysGo() {
+        // A key as `switchman key create` and the window make it, quoted the way a log line or an
+        // upstream error echoing a mis-sent header would hold it.
+        const QString key = sw::credentials::newGatewayKey();
+        QVERIFY(key.startsWith(QLatin1String(sw::credentials::kGatewayKeyPrefix)));
+        const QString text = QStringLiteral("invalid x-api-key: %1 (check the header)").arg(key);
+        const QString out = redactSecrets(text);
+        QVERIFY2(!out.contains(key.mid(3, 12)), qPrintable(out));
+        QCOMPARE(out, QStringLiteral("invalid x-api-key: [redacted] (check the header)"));
+        // The byte path skips the regex when its cheap probe finds nothing: the probe must see the key too.
+        QVERIFY(mayHoldSecret(key.toUtf8()));
+        QVERIFY(!redactSecrets(text.toUtf8()).contains(key.mid(3, 12).toUtf8()));
+        // Words that merely start with "sm-" stay.
+        QCOMPARE(redactSecrets(QStringLiteral("the sm-lib and sm-tools")), QStringLiteral("the sm-lib and sm-tools"));
+    }
+    void redactionComesBeforeTheCut() {
         // A key across the cut must not leak its start.
         const QString text = QString(290, QLatin1Char('.')) + QStringLiteral(" sk-") + QStringLiteral("proj-") +
                              QStringLiteral("ABCDEFGHIJKLMNOPQRSTUVWX");

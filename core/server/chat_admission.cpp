@@ -1,0 +1,58 @@
+#include "server/chat_admission.h"
+
+#include "formats/wire_json.h"
+#include "server/gateway_auth.h"
+#include "server/idempotency_store.h"
+#include "telemetry/budget_tracker.h"
+
+namespace sw::server {
+
+using model::ErrorCategory;
+using model::GatewayError;
+
+namespace {
+Refusal invalid(int status, const QString &message) {
+    return {GatewayError::make(status, ErrorCategory::InvalidRequest, message), {}};
+}
+} // namespace
+
+std::optional<QString> ChatAdmission::idempotencyKeyProblem(const QByteArray &key) {
+    if (key.size() > formats::kMaxIdentifierBytes)
+        return QStringLiteral("Idempotency-Key is longer than %1 bytes").arg(formats::kMaxIdentifierBytes);
+    for (const char c : key)
+        if (c < 0x20 || c > 0x7e)
+            return QStringLiteral("Idempotency-Key may only contain printable ASCII characters");
+    return std::nullopt;
+}
+
+std::optional<Refusal> ChatAdmission::check(const Gates &gates, const InboundRequest &request, const QString &tenant) {
+    if (gates.auth)
+        if (const auto problem = gates.auth->gatewayKeyInProviderSlot(request))
+            return invalid(400, *problem);
+    const QByteArray idempotencyKey = request.header("idempotency-key");
+    if (!idempotencyKey.isEmpty()) {
+        if (const auto problem = idempotencyKeyProblem(idempotencyKey))
+            return invalid(400, *problem);
+        if (gates.idempotency && gates.idempotency->usedWithOtherBody(tenant, idempotencyKey, request.body))
+            return invalid(
+                422,
+                QStringLiteral("Idempotency-Key \"%1\" was already used with a different request body; use a new key "
+                               "for a new request (the same body with the same key replays the first answer)")
+                    .arg(QString::fromLatin1(idempotencyKey)));
+    }
+    if (gates.paused)
+        return Refusal{GatewayError::make(503, ErrorCategory::Overloaded,
+                                          QStringLiteral("Switchman is paused; resume it from the tray")),
+                       {{"Retry-After", "5"}}};
+    if (gates.budgets) {
+        if (const auto refusal = gates.budgets->refusal(tenant)) {
+            auto error = GatewayError::make(429, ErrorCategory::RateLimit, refusal->message);
+            error.retryAfterMs = refusal->retryAfterS * 1000;
+            return Refusal{
+                error, {{"Retry-After", QByteArray::number(refusal->retryAfterS)}, {"x-switchman-budget", "exceeded"}}};
+        }
+    }
+    return std::nullopt;
+}
+
+} // namespace sw::server

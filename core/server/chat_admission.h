@@ -1,0 +1,51 @@
+#pragma once
+// Whether an authenticated chat request may start. Decided before a ChatRequest
+// exists, so a refusal here reaches no upstream and starts no failover. The
+// checks run in this order and the first refusal wins:
+//   400  a gateway key in a header that is forwarded to the provider
+//        (GatewayAuth::gatewayKeyInProviderSlot)
+//   400  an Idempotency-Key that is not short printable ASCII: it is stored for
+//        a day and quoted in answers
+//   422  an Idempotency-Key this tenant already used with a different body: a
+//        replay would answer some other request
+//   503  the gateway is paused (Retry-After: 5)
+//   429  the tenant reached its spend budget (Retry-After: the period's reset;
+//        x-switchman-budget: exceeded)
+// The router encodes the error in the client's own format.
+
+#include "http/headers.h"
+#include "model/gateway_error.h"
+#include "server/inbound_request.h"
+
+#include <optional>
+
+namespace sw::telemetry {
+class BudgetTracker;
+}
+
+namespace sw::server {
+
+class GatewayAuth;
+class IdempotencyStore;
+
+struct Refusal {
+    model::GatewayError error;
+    http::HeaderList headers; // besides Content-Type
+};
+
+class ChatAdmission {
+public:
+    struct Gates {
+        const GatewayAuth *auth = nullptr;
+        IdempotencyStore *idempotency = nullptr;     // null: no Idempotency-Key handling
+        telemetry::BudgetTracker *budgets = nullptr; // null: no budgets
+        bool paused = false;
+    };
+
+    static std::optional<Refusal> check(const Gates &gates, const InboundRequest &request, const QString &tenant);
+
+    // The Idempotency-Key header's shape: nullopt when absent or acceptable.
+    static std::optional<QString> idempotencyKeyProblem(const QByteArray &key);
+};
+
+} // namespace sw::server

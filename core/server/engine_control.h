@@ -1,0 +1,54 @@
+#pragma once
+// What the server layer (the router and the admin API) may ask of the engine
+// that owns it. Engine implements it; core/server never includes engine.h, so
+// the engine creates and wires the server's parts and the server depends on
+// nothing above it.
+
+#include "credentials/credential_pools.h"
+#include "failover/provider_down_marks.h"
+
+#include <QList>
+#include <QObject>
+#include <QString>
+#include <functional>
+
+namespace sw::util {
+class Clock;
+}
+namespace sw::telemetry {
+class Telemetry;
+struct UsageQuery;
+struct UsageReport;
+} // namespace sw::telemetry
+
+namespace sw::server {
+
+class EngineControl {
+public:
+    virtual ~EngineControl() = default;
+
+    virtual util::Clock &clock() const = 0;
+    virtual telemetry::Telemetry *telemetry() const = 0;
+
+    // Provider-down marks: the active ones; clearing those that match (returns how many).
+    virtual QList<failover::MarkInfo> marks() const = 0;
+    virtual int clearMarks(const failover::MarkFilter &filter) = 0;
+    // Where marks live ("memory", "shared via redis://…", "local only (Redis unreachable)") and
+    // whether that store is reachable.
+    virtual QString marksStoreDescription() const = 0;
+    virtual bool marksStoreUp() const = 0;
+
+    // Every configured credential's state, never a secret; clearing parked ones that match.
+    virtual QList<credentials::CredentialStatus> credentialStates() const = 0;
+    virtual int clearCredentials(const credentials::CredentialFilter &filter) = 0;
+
+    // Re-reads the configuration file; false with a reason, the running configuration unchanged.
+    virtual bool reload(QString *error) = 0;
+    // A paused gateway refuses new chat requests (503) until resumed.
+    virtual bool paused() const = 0;
+    // Usage from the ledger; `done` runs on `context`'s thread once every row recorded so far is in.
+    virtual void queryUsage(const telemetry::UsageQuery &query, QObject *context,
+                            std::function<void(const telemetry::UsageReport &)> done) = 0;
+};
+
+} // namespace sw::server

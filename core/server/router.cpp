@@ -1,0 +1,267 @@
+#include "server/router.h"
+
+#include "failover/provider_down_marks.h"
+#include "server/admin_api.h"
+#include "server/chat_admission.h"
+#include "server/chat_request.h"
+#include "server/engine_control.h"
+#include "server/gateway_auth.h"
+#include "server/http_exchange.h"
+#include "server/request_guard.h"
+#include "telemetry/budget_tracker.h"
+#include "telemetry/telemetry.h"
+
+#include <QCryptographicHash>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+
+namespace sw::server {
+
+using model::ErrorCategory;
+using model::GatewayError;
+
+namespace {
+
+const QHash<QString, formats::InboundFormat> &chatRoutes() {
+    static const QHash<QString, formats::InboundFormat> routes{
+        {QStringLiteral("/v1/chat/completions"), formats::InboundFormat::OpenAIChat},
+        {QStringLiteral("/v1/messages"), formats::InboundFormat::AnthropicMessages},
+        {QStringLiteral("/v1/responses"), formats::InboundFormat::OpenAIResponses},
+        {QStringLiteral("/v1/pi/stream"), formats::InboundFormat::PiNative},
+    };
+    return routes;
+}
+
+// The methods a known path answers (the Allow header of a 405); empty for a path no route has.
+// /admin/ paths are not here: the admin API answers each of its own.
+QByteArray allowedMethods(const QString &path) {
+    if (chatRoutes().contains(path) || path == QLatin1String("/v1/messages/count_tokens"))
+        return "POST";
+    if (path == QLatin1String("/") || path == QLatin1String("/healthz"))
+        return "GET, HEAD";
+    if (path == QLatin1String("/v1/models") || path == QLatin1String("/metrics"))
+        return "GET";
+    return {};
+}
+
+bool allows(const QByteArray &allowed, const QByteArray &method) {
+    for (const QByteArray &m : allowed.split(','))
+        if (m.trimmed() == method)
+            return true;
+    return false;
+}
+
+void answerJson(HttpExchange *exchange, int status, const QByteArray &body, const http::HeaderList &extra = {}) {
+    http::HeaderList headers{{"Content-Type", "application/json"}};
+    headers += extra;
+    exchange->respond(status, headers, body);
+    exchange->deleteLater();
+}
+
+// An error off the chat routes: {"type":"error","error":{"type","message"}}, which OpenAI and Anthropic clients
+// both read.
+void answerError(HttpExchange *exchange, int status, const char *type, const QString &message,
+                 const http::HeaderList &extra = {}) {
+    answerJson(exchange, status, RequestGuard::body({status, QByteArray(type), message}), extra);
+}
+
+QString prometheusLabel(QString value) {
+    value.replace(QLatin1Char('\\'), QLatin1String("\\\\")).replace(QLatin1Char('"'), QLatin1String("\\\""));
+    return value.replace(QLatin1Char('\n'), QLatin1String("\\n"));
+}
+
+const QString kUnknownKey = QStringLiteral("missing or unknown gateway key");
+
+} // namespace
+
+Router::Router(EngineContext &ctx, EngineControl &engine, telemetry::BudgetTracker *budgets, QByteArray requestIdPrefix,
+               QObject *parent)
+    : QObject(parent), m_ctx(ctx), m_engine(engine), m_budgets(budgets), m_admin(new AdminApi(engine, this)),
+      m_requestPrefix(std::move(requestIdPrefix)) {}
+
+Router::~Router() {
+    closeRequests();
+}
+
+void Router::closeRequests() {
+    qDeleteAll(findChildren<ChatRequest *>(Qt::FindDirectChildrenOnly));
+}
+
+QString Router::nextRequestId() {
+    return QStringLiteral("req_%1%2")
+        .arg(QString::fromLatin1(m_requestPrefix))
+        .arg(++m_requestCounter, 6, 10, QLatin1Char('0'));
+}
+
+void Router::dispatch(InboundRequest &&req, HttpExchange *exchange) {
+    const QString path = req.path;
+    const auto chat = chatRoutes().constFind(path);
+    const bool isChat = chat != chatRoutes().cend();
+    // Header values go upstream (anthropic-beta, a passthrough key, ...) and into logs: a control
+    // byte is refused here, before routing, in the format the client reads.
+    if (const auto problem = RequestGuard::controlByteProblem(req.headers)) {
+        if (isChat)
+            return answerJson(
+                exchange, 400,
+                formats::codecFor(*chat).encodeError(GatewayError::make(400, ErrorCategory::InvalidRequest, *problem)));
+        return answerError(exchange, 400, "invalid_request_error", *problem);
+    }
+
+    const bool admin = path.startsWith(QLatin1String("/admin/"));
+    if (!admin) {
+        const QByteArray allowed = allowedMethods(path);
+        if (allowed.isEmpty())
+            return answerError(exchange, 404, "not_found_error",
+                               QStringLiteral("no route for %1 %2").arg(QString::fromLatin1(req.method), path));
+        if (!allows(allowed, req.method)) {
+            const QString message = QStringLiteral("%1 takes %2").arg(path, QString::fromLatin1(allowed));
+            if (isChat)
+                return answerJson(exchange, 405,
+                                  formats::codecFor(*chat).encodeError(
+                                      GatewayError::make(405, ErrorCategory::InvalidRequest, message)),
+                                  {{"Allow", allowed}});
+            return answerError(exchange, 405, "invalid_request_error", message, {{"Allow", allowed}});
+        }
+    }
+
+    if (path == QLatin1String("/healthz") || path == QLatin1String("/"))
+        return answerJson(exchange, 200,
+                          QJsonDocument(QJsonObject{{QStringLiteral("status"), QStringLiteral("ok")},
+                                                    {QStringLiteral("marks"), m_engine.marksStoreDescription()}})
+                              .toJson(QJsonDocument::Compact));
+
+    const GatewayAuth auth(m_ctx.config->tenants);
+    const std::optional<Caller> caller = auth.authenticate(req);
+    if (isChat) {
+        if (!caller)
+            return answerJson(exchange, 401,
+                              formats::codecFor(*chat).encodeError(
+                                  GatewayError::make(401, ErrorCategory::Authentication, kUnknownKey)));
+        return dispatchChat(*chat, std::move(req), exchange, caller->tenant);
+    }
+    if (path == QLatin1String("/v1/messages/count_tokens")) {
+        if (!caller)
+            return answerJson(exchange, 401,
+                              formats::codecFor(formats::InboundFormat::AnthropicMessages)
+                                  .encodeError(GatewayError::make(401, ErrorCategory::Authentication, kUnknownKey)));
+        return countTokens(req, exchange);
+    }
+    if (path == QLatin1String("/v1/models")) {
+        if (!caller)
+            return answerError(exchange, 401, "authentication_error", kUnknownKey);
+        return listModels(exchange);
+    }
+    // Metrics and the admin API need an admin tenant's key. Metrics answer 401 to any other caller; the admin
+    // API tells a known tenant without admin rights (403) from an unknown caller (401).
+    if (path == QLatin1String("/metrics")) {
+        if (!caller || !caller->admin)
+            return answerError(exchange, 401, "authentication_error", QStringLiteral("admin key required"));
+        return metrics(exchange);
+    }
+    if (!caller || !caller->admin)
+        return answerError(exchange, caller ? 403 : 401, caller ? "permission_error" : "authentication_error",
+                           QStringLiteral("admin key required"));
+    m_admin->handle(req, exchange);
+    // An exchange the admin API keeps (an event feed, a usage query) has moved under it.
+    if (exchange->parent() != m_admin)
+        exchange->deleteLater();
+}
+
+void Router::dispatchChat(formats::InboundFormat format, InboundRequest &&req, HttpExchange *exchange,
+                          const QString &tenant) {
+    const GatewayAuth auth(m_ctx.config->tenants);
+    ChatAdmission::Gates gates;
+    gates.auth = &auth;
+    gates.idempotency = m_ctx.idempotency;
+    gates.budgets = m_budgets;
+    gates.paused = m_engine.paused();
+    if (const auto refusal = ChatAdmission::check(gates, req, tenant))
+        return answerJson(exchange, refusal->error.status, formats::codecFor(format).encodeError(refusal->error),
+                          refusal->headers);
+    auto *request = new ChatRequest(m_ctx, format, std::move(req), exchange, tenant, nextRequestId(), this);
+    ++m_active;
+    connect(request, &ChatRequest::done, this, [this]() { --m_active; });
+    request->start();
+}
+
+void Router::countTokens(const InboundRequest &req, HttpExchange *exchange) {
+    // Answered here, never forwarded: Claude Code calls it to decide when to compact its context, and a
+    // forwarded call fails for subscription tokens. An estimate of 4 characters a token is enough for that.
+    const auto &codec = formats::codecFor(formats::InboundFormat::AnthropicMessages);
+    QJsonParseError pe;
+    QJsonDocument doc = QJsonDocument::fromJson(req.body, &pe);
+    if (pe.error != QJsonParseError::NoError || !doc.isObject())
+        return answerJson(exchange, 400,
+                          codec.encodeError(GatewayError::make(400, ErrorCategory::InvalidRequest,
+                                                               QStringLiteral("body is not a JSON object"))));
+    QJsonObject body = doc.object();
+    if (!body.contains(QStringLiteral("max_tokens")))
+        body.insert(QStringLiteral("max_tokens"), 1); // count_tokens bodies omit it; the Messages decoder needs it
+    GatewayError error;
+    const auto parsed = codec.decode(QJsonDocument(body).toJson(QJsonDocument::Compact), &error);
+    if (!parsed)
+        return answerJson(exchange, 400, codec.encodeError(error));
+    qint64 chars = parsed->context.systemPrompt.size();
+    for (const auto &m : parsed->context.messages)
+        for (const auto &b : m.content)
+            chars += b.text.size() + b.argumentsJson.size() + (b.type == model::BlockType::Image ? 6000 : 0);
+    for (const auto &t : parsed->context.tools)
+        chars +=
+            t.name.size() + t.description.size() + QJsonDocument(t.parameters).toJson(QJsonDocument::Compact).size();
+    const qint64 tokens = std::max<qint64>(1, (chars + 3) / 4);
+    answerJson(exchange, 200, QByteArrayLiteral("{\"input_tokens\":") + QByteArray::number(tokens) + '}');
+}
+
+void Router::listModels(HttpExchange *exchange) {
+    QJsonArray data;
+    auto add = [&data](const QString &id, const QString &kind) {
+        data.append(QJsonObject{{QStringLiteral("id"), id},
+                                {QStringLiteral("object"), QStringLiteral("model")},
+                                {QStringLiteral("created"), 0},
+                                {QStringLiteral("owned_by"), QStringLiteral("switchman")},
+                                {QStringLiteral("switchman_kind"), kind}});
+    };
+    for (const auto &r : m_ctx.config->routes)
+        add(r.name, QStringLiteral("route"));
+    for (const auto &m : m_ctx.config->models)
+        add(m.key(), QStringLiteral("model"));
+    answerJson(
+        exchange, 200,
+        QJsonDocument(QJsonObject{{QStringLiteral("object"), QStringLiteral("list")}, {QStringLiteral("data"), data}})
+            .toJson(QJsonDocument::Compact));
+}
+
+void Router::metrics(HttpExchange *exchange) {
+    // Marks are counted per tenant, named by a short hash: tenant names stay out of a scrape.
+    QHash<QString, int> marks;
+    for (const auto &m : m_ctx.marks->active()) {
+        const QByteArray th = QCryptographicHash::hash(m.tenant.toUtf8(), QCryptographicHash::Sha256).toHex().left(12);
+        ++marks[QString::fromLatin1(th) + QChar(0x1f) + failover::failureKindName(m.kind)];
+    }
+    QString text = m_ctx.telemetry->metricsText(marks);
+    text += QStringLiteral("# HELP switchman_marks_store_up 1 when the marks store is reachable "
+                           "(always 1 for memory)\n# TYPE switchman_marks_store_up gauge\n"
+                           "switchman_marks_store_up %1\n")
+                .arg(m_engine.marksStoreUp() ? 1 : 0);
+    if (m_budgets) {
+        QString spend = QStringLiteral("# HELP switchman_tenant_spend_usd Cost of a tenant's usage in its current "
+                                       "budget period (tenants with a budget).\n# TYPE switchman_tenant_spend_usd "
+                                       "gauge\n");
+        QString budget = QStringLiteral("# HELP switchman_tenant_budget_usd A tenant's spend budget per period.\n"
+                                        "# TYPE switchman_tenant_budget_usd gauge\n");
+        for (const auto &s : m_budgets->states()) {
+            spend += QStringLiteral("switchman_tenant_spend_usd{tenant=\"%1\"} %2\n")
+                         .arg(prometheusLabel(s.tenant))
+                         .arg(s.spent, 0, 'g', 12);
+            budget += QStringLiteral("switchman_tenant_budget_usd{tenant=\"%1\"} %2\n")
+                          .arg(prometheusLabel(s.tenant))
+                          .arg(s.usd, 0, 'g', 12);
+        }
+        text += spend + budget;
+    }
+    exchange->respond(200, {{"Content-Type", "text/plain; version=0.0.4"}}, text.toUtf8());
+    exchange->deleteLater();
+}
+
+} // namespace sw::server

@@ -1,0 +1,69 @@
+#pragma once
+// Every request the listener passed its guards reaches dispatch(). The routes:
+//
+//   GET|HEAD /, /healthz              no key   liveness and where marks live
+//   POST /v1/chat/completions         tenant   a chat request (OpenAI Chat Completions)
+//   POST /v1/messages                 tenant   a chat request (Anthropic Messages)
+//   POST /v1/responses                tenant   a chat request (OpenAI Responses)
+//   POST /v1/pi/stream                tenant   a chat request (pi's native stream)
+//   POST /v1/messages/count_tokens    tenant   a local estimate, never forwarded
+//   GET  /v1/models                   tenant   the configured routes and models
+//   GET  /metrics                     admin    Prometheus text
+//   any  /admin/...                   admin    the admin API (AdminApi)
+//
+// Errors on a chat route are written in that route's own format; elsewhere in
+// one JSON shape both OpenAI and Anthropic clients read. A known path asked with
+// another method is 405 with Allow; an unknown path is 404. Keys are checked by
+// GatewayAuth; a chat request then passes ChatAdmission before it starts.
+
+#include "server/engine_context.h"
+#include "server/inbound_request.h"
+
+#include <QObject>
+
+namespace sw::telemetry {
+class BudgetTracker;
+}
+
+namespace sw::server {
+
+class AdminApi;
+class EngineControl;
+class HttpExchange;
+
+class Router final : public QObject {
+    Q_OBJECT
+    Q_DISABLE_COPY_MOVE(Router)
+public:
+    // `budgets` may be null (no budget gate, no budget metrics). Request ids are "req_" + `requestIdPrefix` + a
+    // counter: the prefix tells this process's ids from another replica's.
+    Router(EngineContext &ctx, EngineControl &engine, telemetry::BudgetTracker *budgets, QByteArray requestIdPrefix,
+           QObject *parent = nullptr);
+    ~Router() override;
+
+    // Answers the request, now or (a chat request, an admin feed or usage query) later; owns the exchange.
+    void dispatch(InboundRequest &&request, HttpExchange *exchange);
+
+    int activeRequests() const { return m_active; }
+    AdminApi &admin() const { return *m_admin; }
+    // Ends every chat request in flight at once (the engine is going away).
+    void closeRequests();
+
+private:
+    void dispatchChat(formats::InboundFormat format, InboundRequest &&request, HttpExchange *exchange,
+                      const QString &tenant);
+    void countTokens(const InboundRequest &request, HttpExchange *exchange);
+    void listModels(HttpExchange *exchange);
+    void metrics(HttpExchange *exchange);
+    QString nextRequestId();
+
+    EngineContext &m_ctx;
+    EngineControl &m_engine;
+    telemetry::BudgetTracker *m_budgets = nullptr;
+    AdminApi *m_admin = nullptr;
+    QByteArray m_requestPrefix;
+    quint64 m_requestCounter = 0;
+    int m_active = 0;
+};
+
+} // namespace sw::server
