@@ -48,7 +48,7 @@ private slots:
 
 namespace {
 
-// The example of SPEC section 4, verbatim.
+// The documented example configuration, verbatim: every section, every kind of credential reference.
 const char *const kSpecExample = R"({
   "listen": "127.0.0.1:4141",
   "providers": {
