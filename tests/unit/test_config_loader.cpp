@@ -183,7 +183,8 @@ void TestConfigLoader::defaultsApplyWhenFieldsAreMissing() {
     QCOMPARE(c.listen, QStringLiteral("127.0.0.1:4141"));
     QVERIFY(c.providers.value(QStringLiteral("p")).credentials.isEmpty());
     QCOMPARE(c.providers.value(QStringLiteral("p")).maxRetries, 2);
-    QCOMPARE(c.providers.value(QStringLiteral("p")).exhaustedResetMs, qint64(3600 * 1000)); // a usage limit resets in about an hour
+    QCOMPARE(c.providers.value(QStringLiteral("p")).exhaustedResetMs,
+             qint64(3600 * 1000)); // a usage limit resets in about an hour
     QCOMPARE(c.models.value(QStringLiteral("p/m")).kind, QStringLiteral("chat"));
     QCOMPARE(c.models.value(QStringLiteral("p/m")).input, QStringList{QStringLiteral("text")});
     QVERIFY(c.failover.enabled);
