@@ -35,6 +35,7 @@ private slots:
     void listenAddresses_data();
     void listenAddresses();
     void validateCatchesOverrides();
+    void listenBeyondLoopbackNeedsATenant();
     void roundTripSaveLoad();
     void roundTripSpecExample();
     void saveCreatesDirectory();
@@ -486,6 +487,19 @@ void TestConfigLoader::validateCatchesOverrides() {
     QVERIFY(isLoopbackHost(QStringLiteral("LOCALHOST")));
     QVERIFY(!isLoopbackHost(QStringLiteral("0.0.0.0")));
     QVERIFY(!isLoopbackHost(QStringLiteral("example.com")));
+}
+
+void TestConfigLoader::listenBeyondLoopbackNeedsATenant() {
+    // The same rule whether the address comes from the file or from --listen.
+    QVERIFY(!listenAddressProblem(QStringLiteral("127.0.0.1:4141"), false));
+    QVERIFY(!listenAddressProblem(QStringLiteral("[::1]:0"), false));
+    QVERIFY(!listenAddressProblem(QStringLiteral("0.0.0.0:4141"), true));
+    const auto open = listenAddressProblem(QStringLiteral("0.0.0.0:4141"), false);
+    QVERIFY(open);
+    QVERIFY2(open->contains(QStringLiteral("\"0.0.0.0\" is not a loopback address")), qPrintable(*open));
+    const auto malformed = listenAddressProblem(QStringLiteral("localhost"), true);
+    QVERIFY(malformed);
+    QVERIFY2(malformed->startsWith(QStringLiteral("expected HOST:PORT")), qPrintable(*malformed));
 }
 
 void TestConfigLoader::roundTripSaveLoad() {
