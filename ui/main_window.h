@@ -1,8 +1,8 @@
 #pragma once
-// The admin window (SPEC 6, GUI.md): status line, optional demo banner, a
+// The admin window (docs/gui.md): status line, optional demo banner, a
 // sidebar of seven views (Ctrl+1…7) and the tray. It only reads engine
 // snapshots and sends commands through EngineCommands; it never touches an
-// engine object (ARCHITECTURE "Threads").
+// engine object: those live on the engine thread (docs/gui.md, "Threads").
 
 #include "shared/state_palette.h"
 #include "snapshot/engine_snapshot.h"

@@ -1,6 +1,6 @@
 #pragma once
-// The configuration file of SPEC section 4, as plain data. Parsing, validation
-// and atomic saving live in config_loader.
+// The configuration file, as plain data. Reading and validation live in
+// config_reader, JSON and atomic saving in config_writer.
 
 #include <QMap>
 #include <QString>
@@ -11,14 +11,14 @@ namespace sw::config {
 
 struct ProviderConfig {
     QString id;
-    QString api;            // anthropic-messages | openai-completions | openai-responses | google-generative-ai
+    QString api; // anthropic-messages | openai-completions | openai-responses | google-generative-ai
     QString baseUrl;
     QStringList credentials; // references: keychain:NAME, env:VAR, passthrough; empty = send no auth header
     QString region;
     int maxRetries = 2;
     int retriesBeforeFailover = 0;
     qint64 exhaustedResetMs = 3600 * 1000; // how long a credential that hit 401/403/usage limit is skipped
-    bool demo = false;       // a simulated provider of --demo (baseUrl is filled in at start)
+    bool demo = false;                     // a simulated provider of --demo (baseUrl is filled in at start)
     // Absolute path of a PEM bundle trusted for this provider's https:// in addition
     // to the system store (a corporate TLS proxy's CA, a self-hosted server's own CA).
     QString caFile;
@@ -28,11 +28,11 @@ struct ProviderConfig {
 
 struct ModelConfig {
     QString provider;
-    QString id;              // the upstream's model id (after "provider/")
-    QString kind = QStringLiteral("chat"); // chat | embedding
+    QString id;                                // the upstream's model id (after "provider/")
+    QString kind = QStringLiteral("chat");     // chat | embedding
     QStringList input{QStringLiteral("text")}; // text, image
     bool reasoning = false;
-    double costInput = 0;    // per million tokens
+    double costInput = 0; // per million tokens
     double costOutput = 0;
     QString tier;
     QString key() const { return provider + QLatin1Char('/') + id; }
@@ -42,15 +42,15 @@ struct ModelConfig {
 
 struct RouteConfig {
     QString name;
-    QStringList candidates;  // "provider/id", in order
-    QStringList aliases;     // glob patterns
+    QStringList candidates; // "provider/id", in order
+    QStringList aliases;    // glob patterns
     std::optional<double> maxFallbackCostMultiplier;
 
     bool operator==(const RouteConfig &) const = default;
 };
 
 // A spend limit per calendar period in local time: a tenant whose cost in the current period has
-// reached `usd` gets 429 until the period turns (issue 17).
+// reached `usd` gets 429 until the period turns.
 struct BudgetConfig {
     double usd = 0;
     QString period = QStringLiteral("month"); // day | week | month
@@ -60,9 +60,9 @@ struct BudgetConfig {
 
 struct TenantConfig {
     QString name;
-    QStringList keyHashes;   // "sha256:<hex>"
-    QStringList providers;   // empty = all
-    QStringList regions;     // empty = all
+    QStringList keyHashes; // "sha256:<hex>"
+    QStringList providers; // empty = all
+    QStringList regions;   // empty = all
     bool admin = false;
     std::optional<BudgetConfig> budget;
 
@@ -75,8 +75,8 @@ struct FailoverConfig {
     int maxRetryDelayMs = 10000;
     int keepaliveMs = 15000;
     // How long a credential is parked when the provider gives no Retry-After or reset hint.
-    qint64 rateLimitParkMs = 60 * 1000;        // an opaque 429: usually a per-minute limit
-    qint64 exhaustedResetMs = 3600 * 1000;     // a usage limit: resets slowly
+    qint64 rateLimitParkMs = 60 * 1000;    // an opaque 429: usually a per-minute limit
+    qint64 exhaustedResetMs = 3600 * 1000; // a usage limit: resets slowly
     // No upstream byte for this long ends the attempt as server_error: no request lives forever.
     int upstreamIdleTimeoutMs = 300000;
 
@@ -102,7 +102,7 @@ struct MarksConfig {
     QString store = QStringLiteral("memory"); // memory | redis
     QString url;                              // redis://HOST:PORT/DB or rediss://…
     QString prefix = QStringLiteral("switchman");
-    QString password;                         // a reference: keychain:NAME or env:VAR; never inline
+    QString password; // a reference: keychain:NAME or env:VAR; never inline
 
     bool operator==(const MarksConfig &) const = default;
 };

@@ -1,10 +1,6 @@
 #include "config/starter_config.h"
 
-#include "config/config_loader.h"
-
-#include <QDir>
-#include <QFile>
-#include <QFileInfo>
+#include "config/config_writer.h"
 
 namespace sw::config {
 
@@ -73,29 +69,9 @@ QString starterNextSteps(const QString &path) {
 }
 
 bool writeStarterConfig(const QString &path, QString *error) {
-    const auto fail = [error](const QString &message) {
-        if (error)
-            *error = message;
-        return false;
-    };
-    QString why;
-    if (!makePrivateDirectory(QFileInfo(path).absolutePath(), &why))
-        return fail(why);
-    QFile file(path);
-    // NewOnly: a file that appeared meanwhile (another instance, the user) is kept. Owner only,
-    // like every configuration the gateway writes (config_loader save()).
-    if (!file.open(QIODevice::WriteOnly | QIODevice::NewOnly,
-                   QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ReadUser | QFileDevice::WriteUser))
-        return fail(QFileInfo::exists(path) ? QStringLiteral("%1 already exists").arg(path)
-                                            : QStringLiteral("cannot write %1: %2").arg(path, file.errorString()));
-    const QByteArray json = starterConfigJson();
-    if (file.write(json) != json.size() || !file.flush()) {
-        const QString reason = file.errorString();
-        file.close();
-        file.remove();
-        return fail(QStringLiteral("cannot write %1: %2").arg(path, reason));
-    }
-    return true;
+    // CreateOnly: a file that appeared meanwhile (another instance, the user) is kept. Owner only,
+    // like every configuration the gateway writes.
+    return writeConfigFile(path, starterConfigJson(), WriteMode::CreateOnly, error);
 }
 
 } // namespace sw::config

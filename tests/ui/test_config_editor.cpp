@@ -1,23 +1,31 @@
 // The configuration editor: an invalid route is refused with the reason shown
 // and nothing written; a valid edit is saved atomically to the file and applied
 // to the running engine; keys go to the keychain, tenant keys are shown once.
+// Each page edits its part of the file through its widgets; the list-and-form
+// editor they share adds, duplicates and removes entries. With
+// SWITCHMAN_SCREENSHOT_DIR set, every page is saved as a PNG there.
 
 #include "config/config_editor.h"
-#include "config/config_loader.h"
+#include "config/config_reader.h"
+#include "config/config_writer.h"
+#include "config/demo_config.h"
 #include "credentials/gateway_key.h"
 #include "engine_host.h"
 #include "gateway_fixture.h"
 #include "shared/engine_commands.h"
 #include "signal_wait.h"
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QCryptographicHash>
 #include <QDir>
 #include <QDoubleSpinBox>
 #include <QJsonDocument>
 #include <QLabel>
+#include <QLineEdit>
 #include <QListWidget>
 #include <QPushButton>
+#include <QSpinBox>
 #include <QTabWidget>
 #include <QTemporaryDir>
 #include <QTest>
@@ -41,6 +49,51 @@ config::Config startingConfig() {
         p.baseUrl = QStringLiteral("http://127.0.0.1:9");
     }
     return c;
+}
+
+// The editor over a file-backed configuration; save() clicks Save and returns what the file then holds.
+struct FileEditor {
+    QTemporaryDir dir;
+    QString path = dir.filePath(QStringLiteral("config.json"));
+    ConfigEditor editor{nullptr, nullptr};
+
+    explicit FileEditor(const config::Config &running = startingConfig()) {
+        editor.setConfigPath(path);
+        editor.setRunningConfig(running, 1);
+        editor.resize(1000, 620);
+        editor.show();
+    }
+    config::Config save() {
+        if (!editor.problems().isEmpty())
+            qWarning("not valid: %s", qPrintable(editor.problems().join(QLatin1Char('\n'))));
+        QTest::mouseClick(child<QPushButton>(editor, "saveButton"), Qt::LeftButton);
+        const auto loaded = config::load(path);
+        if (!loaded.ok()) {
+            qWarning("nothing saved that loads: %s", qPrintable(loaded.errors.value(0).toString()));
+            return {};
+        }
+        return *loaded.config;
+    }
+    void showTab(const QString &title) {
+        auto *tabs = editor.findChild<QTabWidget *>();
+        for (int i = 0; i < tabs->count(); ++i)
+            if (tabs->tabText(i) == title)
+                tabs->setCurrentIndex(i);
+        QCOMPARE(tabs->tabText(tabs->currentIndex()), title);
+    }
+    void select(const char *list, const QString &name) {
+        auto *l = child<QListWidget>(editor, list);
+        const auto found = l->findItems(name, Qt::MatchExactly);
+        QVERIFY2(!found.isEmpty(), qPrintable(name));
+        l->setCurrentItem(found.first());
+    }
+};
+
+// Replaces a line edit's text the way a user does: select all, type.
+void retype(QLineEdit *edit, const QString &text) {
+    edit->setFocus();
+    edit->selectAll();
+    QTest::keyClicks(edit, text);
 }
 } // namespace
 
@@ -74,7 +127,7 @@ private Q_SLOTS:
         QCOMPARE(candidates->count(), 2);
 
         // Take every candidate out of the route: invalid.
-        while (candidates->count() > 0) {
+        for (int guard = 0; candidates->count() > 0 && guard < 10; ++guard) {
             candidates->setCurrentRow(0);
             QTest::mouseClick(remove, Qt::LeftButton);
         }
@@ -151,13 +204,7 @@ private Q_SLOTS:
         };
         auto *tabs = editor.findChild<QTabWidget *>();
         tabs->setCurrentIndex(3);
-        auto buttons = tabs->currentWidget()->findChildren<QPushButton *>();
-        QPushButton *addTenant = nullptr;
-        for (auto *b : buttons)
-            if (b->text() == QStringLiteral("Add…"))
-                addTenant = b;
-        QVERIFY(addTenant);
-        QTest::mouseClick(addTenant, Qt::LeftButton);
+        QTest::mouseClick(child<QPushButton>(editor, "tenantAdd"), Qt::LeftButton);
         QCOMPARE(shown, 1);
         // The same format `switchman key create` prints.
         QVERIFY(shownKey.startsWith(QStringLiteral("sm-")) && shownKey.size() == 46);
@@ -165,6 +212,185 @@ private Q_SLOTS:
         QCOMPARE(tenant.keyHashes, QStringList{credentials::gatewayKeyHash(shownKey)});
         QVERIFY(!QJsonDocument(config::toJson(editor.workingConfig())).toJson().contains(shownKey.toUtf8()));
         QVERIFY(editor.problems().isEmpty());
+    }
+
+    void providersPageEditsTheBaseUrl() {
+        FileEditor f;
+        f.showTab(QStringLiteral("Providers"));
+        f.select("providerList", QStringLiteral("sim-openai"));
+        retype(child<QLineEdit>(f.editor, "providerUrl"), QStringLiteral("https://llm.example.test/v1"));
+        QVERIFY(f.editor.isDirty());
+        const config::Config saved = f.save();
+        QCOMPARE(saved.providers.value(QStringLiteral("sim-openai")).baseUrl,
+                 QStringLiteral("https://llm.example.test/v1"));
+        // Only the selected provider changed.
+        QCOMPARE(saved.providers.value(QStringLiteral("sim-anthropic")),
+                 startingConfig().providers.value(QStringLiteral("sim-anthropic")));
+    }
+
+    void modelsPageEditsThePrice() {
+        FileEditor f;
+        f.showTab(QStringLiteral("Models"));
+        f.select("modelList", QStringLiteral("sim-openai/gpt-sim"));
+        auto *price = child<QDoubleSpinBox>(f.editor, "modelCostOutput");
+        price->setFocus();
+        price->selectAll();
+        QTest::keyClicks(price, QStringLiteral("12.5"));
+        const config::Config saved = f.save();
+        QCOMPARE(saved.models.value(QStringLiteral("sim-openai/gpt-sim")).costOutput, 12.5);
+        QCOMPARE(saved.models.value(QStringLiteral("sim-openai/gpt-sim")).costInput, 1.25);
+    }
+
+    void routesPageEditsTheAliases() {
+        FileEditor f;
+        f.showTab(QStringLiteral("Routes"));
+        f.select("routeList", QStringLiteral("demo"));
+        retype(child<QLineEdit>(f.editor, "routeAliases"), QStringLiteral("claude-[34]*, sonnet-latest"));
+        const config::Config saved = f.save();
+        QCOMPARE(saved.routes.value(QStringLiteral("demo")).aliases,
+                 (QStringList{QStringLiteral("claude-[34]*"), QStringLiteral("sonnet-latest")}));
+    }
+
+    void tenantsPageEditsTheAdminFlag() {
+        config::Config running = startingConfig();
+        config::TenantConfig bob;
+        bob.name = QStringLiteral("bob");
+        bob.keyHashes = {credentials::gatewayKeyHash(credentials::newGatewayKey())};
+        running.tenants.insert(bob.name, bob);
+        FileEditor f(running);
+        f.showTab(QStringLiteral("Tenants"));
+        f.select("tenantList", QStringLiteral("bob"));
+        auto *admin = child<QCheckBox>(f.editor, "tenantAdmin");
+        QVERIFY(!admin->isChecked());
+        QTest::mouseClick(admin, Qt::LeftButton, {}, QPoint(4, admin->height() / 2));
+        const config::Config saved = f.save();
+        QVERIFY(saved.tenants.value(QStringLiteral("bob")).admin);
+        QCOMPARE(saved.tenants.value(QStringLiteral("bob")).keyHashes, bob.keyHashes);
+    }
+
+    void generalPageEditsTheDeadline() {
+        FileEditor f;
+        f.showTab(QStringLiteral("Listener and failover"));
+        auto *deadline = child<QSpinBox>(f.editor, "deadline");
+        deadline->setFocus();
+        deadline->selectAll();
+        QTest::keyClicks(deadline, QStringLiteral("45000"));
+        const config::Config saved = f.save();
+        QCOMPARE(saved.failover.deadlineMs, 45000);
+        QCOMPARE(saved.listen, startingConfig().listen);
+    }
+
+    void duplicateCopiesTheSelectedEntryUnderANewName() {
+        FileEditor f;
+        QString suggested;
+        f.editor.askText = [&suggested](const QString &, const QString &, const QString &initial) {
+            suggested = initial;
+            return QStringLiteral("sim-openai-eu");
+        };
+        f.showTab(QStringLiteral("Providers"));
+        f.select("providerList", QStringLiteral("sim-openai"));
+        QTest::mouseClick(child<QPushButton>(f.editor, "providerDuplicate"), Qt::LeftButton);
+        QCOMPARE(suggested, QStringLiteral("sim-openai-copy"));
+        // The copy is selected, so the form edits it and not the original.
+        QCOMPARE(child<QListWidget>(f.editor, "providerList")->currentItem()->text(), QStringLiteral("sim-openai-eu"));
+        retype(child<QLineEdit>(f.editor, "providerRegion"), QStringLiteral("eu"));
+        const config::Config saved = f.save();
+        config::ProviderConfig expected = startingConfig().providers.value(QStringLiteral("sim-openai"));
+        QCOMPARE(saved.providers.value(QStringLiteral("sim-openai")), expected);
+        expected.id = QStringLiteral("sim-openai-eu");
+        expected.region = QStringLiteral("eu");
+        QCOMPARE(saved.providers.value(QStringLiteral("sim-openai-eu")), expected);
+
+        // Remove takes it out again, and the neighbour is selected.
+        QTest::mouseClick(child<QPushButton>(f.editor, "providerRemove"), Qt::LeftButton);
+        QVERIFY(!f.editor.workingConfig().providers.contains(QStringLiteral("sim-openai-eu")));
+        QVERIFY(child<QListWidget>(f.editor, "providerList")->currentItem());
+        QCOMPARE(f.save().providers.keys(), startingConfig().providers.keys());
+    }
+
+    void duplicatedTenantGetsItsOwnKey() {
+        // A key belongs to one tenant: the copy starts without the original's keys and is offered a new one.
+        config::Config running = startingConfig();
+        config::TenantConfig bob;
+        bob.name = QStringLiteral("bob");
+        bob.keyHashes = {credentials::gatewayKeyHash(credentials::newGatewayKey())};
+        bob.regions = {QStringLiteral("eu")};
+        running.tenants.insert(bob.name, bob);
+        FileEditor f(running);
+        f.editor.askText = [](const QString &, const QString &, const QString &) { return QStringLiteral("carol"); };
+        QString shownKey;
+        f.editor.showNewKey = [&shownKey](const QString &, const QString &key) { shownKey = key; };
+        f.showTab(QStringLiteral("Tenants"));
+        f.select("tenantList", QStringLiteral("bob"));
+        QTest::mouseClick(child<QPushButton>(f.editor, "tenantDuplicate"), Qt::LeftButton);
+        const config::Config saved = f.save();
+        const config::TenantConfig carol = saved.tenants.value(QStringLiteral("carol"));
+        QCOMPARE(carol.regions, bob.regions);
+        QCOMPARE(carol.keyHashes, QStringList{credentials::gatewayKeyHash(shownKey)});
+        QCOMPARE(saved.tenants.value(QStringLiteral("bob")).keyHashes, bob.keyHashes);
+    }
+
+    void routePickerOffersModelsAddedOnAnotherPage() {
+        FileEditor f;
+        f.editor.askText = [](const QString &, const QString &, const QString &) {
+            return QStringLiteral("sim-openai/gpt-sim-mini");
+        };
+        f.showTab(QStringLiteral("Models"));
+        QTest::mouseClick(child<QPushButton>(f.editor, "modelAdd"), Qt::LeftButton);
+        f.showTab(QStringLiteral("Routes"));
+        f.select("routeList", QStringLiteral("demo"));
+        auto *picker = child<QComboBox>(f.editor, "candidatePicker");
+        QVERIFY(picker->findText(QStringLiteral("sim-openai/gpt-sim-mini")) >= 0);
+        picker->setCurrentText(QStringLiteral("sim-openai/gpt-sim-mini"));
+        QTest::mouseClick(child<QPushButton>(f.editor, "candidateAdd"), Qt::LeftButton);
+        QCOMPARE(f.save().routes.value(QStringLiteral("demo")).candidates.value(2),
+                 QStringLiteral("sim-openai/gpt-sim-mini"));
+    }
+
+    void everyPageShowsTheWorkingCopy() {
+        config::Config running = startingConfig();
+        running.providers[QStringLiteral("sim-anthropic")].credentials = {QStringLiteral("keychain:anthropic-main"),
+                                                                          QStringLiteral("env:ANTHROPIC_API_KEY")};
+        running.models[QStringLiteral("sim-openai/gpt-sim")].tier = QStringLiteral("frontier");
+        running.routes[QStringLiteral("demo")].maxFallbackCostMultiplier = 3;
+        config::TenantConfig alice;
+        alice.name = QStringLiteral("alice");
+        alice.keyHashes = {credentials::gatewayKeyHash(credentials::newGatewayKey())};
+        alice.providers = {QStringLiteral("sim-anthropic"), QStringLiteral("sim-openai")};
+        alice.admin = true;
+        running.tenants.insert(alice.name, alice);
+        FileEditor f(running);
+        QVERIFY(QTest::qWaitForWindowExposed(&f.editor));
+        const struct {
+            const char *tab;
+            const char *list;
+            const char *file;
+        } pages[] = {{"Providers", "providerList", "6a-configuration-providers"},
+                     {"Models", "modelList", "6b-configuration-models"},
+                     {"Routes", "routeList", "6c-configuration-routes"},
+                     {"Tenants", "tenantList", "6d-configuration-tenants"},
+                     {"Listener and failover", nullptr, "6e-configuration-listener"}};
+        for (const auto &page : pages) {
+            f.showTab(QString::fromUtf8(page.tab));
+            if (page.list) {
+                auto *list = child<QListWidget>(f.editor, page.list);
+                QVERIFY(list->count() > 0);
+                QVERIFY2(list->currentItem(), page.tab); // the first entry is selected and its form filled
+                QVERIFY(child<QWidget>(f.editor, (QByteArray(page.list).chopped(4) + "Form").constData())->isEnabled());
+            }
+            const QString dir = qEnvironmentVariable("SWITCHMAN_SCREENSHOT_DIR");
+            if (!dir.isEmpty()) {
+                QDir().mkpath(dir);
+                QVERIFY(
+                    f.editor.grab().save(QDir(dir).filePath(QString::fromUtf8(page.file) + QStringLiteral(".png"))));
+            }
+        }
+        QCOMPARE(child<QLineEdit>(f.editor, "providerUrl")->text(), QStringLiteral("http://127.0.0.1:9"));
+        QCOMPARE(child<QDoubleSpinBox>(f.editor, "modelCostInput")->value(), 3.0);
+        QCOMPARE(child<QLineEdit>(f.editor, "tenantProviders")->text(), QStringLiteral("sim-anthropic, sim-openai"));
+        QVERIFY(child<QCheckBox>(f.editor, "tenantAdmin")->isChecked());
+        QCOMPARE(child<QLineEdit>(f.editor, "listen")->text(), QStringLiteral("127.0.0.1:4141"));
+        QVERIFY(!f.editor.isDirty()); // showing is not editing
     }
 };
 

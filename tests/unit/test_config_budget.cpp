@@ -1,4 +1,4 @@
-// The configuration keys of issue 17: tenants.NAME.budget {usd, period} and
+// The configuration keys of spend limits and usage retention: tenants.NAME.budget {usd, period} and
 // usage.retentionDays — read, refused with the exact path, and written back by
 // save() so a GUI edit never drops a budget.
 

@@ -35,6 +35,7 @@ private slots:
     void listenAddresses_data();
     void listenAddresses();
     void validateCatchesOverrides();
+    void listenBeyondLoopbackNeedsATenant();
     void roundTripSaveLoad();
     void roundTripSpecExample();
     void saveCreatesDirectory();
@@ -48,7 +49,7 @@ private slots:
 
 namespace {
 
-// The example of SPEC section 4, verbatim.
+// The documented example configuration, verbatim: every section, every kind of credential reference.
 const char *const kSpecExample = R"({
   "listen": "127.0.0.1:4141",
   "providers": {
@@ -183,7 +184,8 @@ void TestConfigLoader::defaultsApplyWhenFieldsAreMissing() {
     QCOMPARE(c.listen, QStringLiteral("127.0.0.1:4141"));
     QVERIFY(c.providers.value(QStringLiteral("p")).credentials.isEmpty());
     QCOMPARE(c.providers.value(QStringLiteral("p")).maxRetries, 2);
-    QCOMPARE(c.providers.value(QStringLiteral("p")).exhaustedResetMs, qint64(3600 * 1000)); // a usage limit resets in about an hour
+    QCOMPARE(c.providers.value(QStringLiteral("p")).exhaustedResetMs,
+             qint64(3600 * 1000)); // a usage limit resets in about an hour
     QCOMPARE(c.models.value(QStringLiteral("p/m")).kind, QStringLiteral("chat"));
     QCOMPARE(c.models.value(QStringLiteral("p/m")).input, QStringList{QStringLiteral("text")});
     QVERIFY(c.failover.enabled);
@@ -485,6 +487,19 @@ void TestConfigLoader::validateCatchesOverrides() {
     QVERIFY(isLoopbackHost(QStringLiteral("LOCALHOST")));
     QVERIFY(!isLoopbackHost(QStringLiteral("0.0.0.0")));
     QVERIFY(!isLoopbackHost(QStringLiteral("example.com")));
+}
+
+void TestConfigLoader::listenBeyondLoopbackNeedsATenant() {
+    // The same rule whether the address comes from the file or from --listen.
+    QVERIFY(!listenAddressProblem(QStringLiteral("127.0.0.1:4141"), false));
+    QVERIFY(!listenAddressProblem(QStringLiteral("[::1]:0"), false));
+    QVERIFY(!listenAddressProblem(QStringLiteral("0.0.0.0:4141"), true));
+    const auto open = listenAddressProblem(QStringLiteral("0.0.0.0:4141"), false);
+    QVERIFY(open);
+    QVERIFY2(open->contains(QStringLiteral("\"0.0.0.0\" is not a loopback address")), qPrintable(*open));
+    const auto malformed = listenAddressProblem(QStringLiteral("localhost"), true);
+    QVERIFY(malformed);
+    QVERIFY2(malformed->startsWith(QStringLiteral("expected HOST:PORT")), qPrintable(*malformed));
 }
 
 void TestConfigLoader::roundTripSaveLoad() {

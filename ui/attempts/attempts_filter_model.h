@@ -1,5 +1,5 @@
 #pragma once
-// Attempts filtered by tenant and outcome (SPEC 6); empty = any.
+// Attempts filtered by tenant and outcome; an empty filter matches any.
 
 #include <QSortFilterProxyModel>
 

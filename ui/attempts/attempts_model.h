@@ -1,5 +1,5 @@
 #pragma once
-// Live table of attempts (SPEC 6): a bounded ring buffer, newest first, fed in
+// Live table of attempts: a bounded ring buffer, newest first, fed in
 // batches from engine snapshots. One batch = at most one rowsRemoved (the
 // oldest fall off the bottom) and one rowsInserted (the new ones on top).
 

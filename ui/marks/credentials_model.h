@@ -1,5 +1,5 @@
 #pragma once
-// Credential health (issue 13): every configured credential with its state,
+// Credential health: every configured credential with its state,
 // reason and a countdown for a parked one. Like the marks, a snapshot carries
 // each remaining time at its wall time and the model counts down on its own
 // (injected) clock between snapshots; a parked key whose time ran out reads ok.

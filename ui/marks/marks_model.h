@@ -1,5 +1,5 @@
 #pragma once
-// Provider-down marks per tenant (SPEC 6). Snapshots carry each mark's
+// Provider-down marks per tenant. Snapshots carry each mark's
 // remaining TTL at the snapshot's wall time; between snapshots the model counts
 // down on its own clock (injected, so tests run on a fake one) and drops marks
 // that ran out. Rows are updated in place so the selection survives updates.

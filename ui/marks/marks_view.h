@@ -1,7 +1,7 @@
 #pragma once
 // Marks screen: the table with a live countdown, clear one (Delete), clear a
 // tenant's, clear all (asks once). Every clear goes to the engine; the rows go
-// at once. Below it the second table, "Credentials" (issue 13): every configured
+// at once. Below it the second table, "Credentials": every configured
 // key with its state, reason and countdown, and "Retry now".
 
 #include <QWidget>

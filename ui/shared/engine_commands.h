@@ -1,6 +1,7 @@
 #pragma once
 // The GUI's only way to change the engine: every command is a queued call run
-// on the engine thread (ARCHITECTURE "Threads"). Never blocks the GUI thread.
+// on the engine thread, which alone owns engine objects (docs/gui.md, "Threads").
+// Never blocks the GUI thread.
 
 #include "config/config.h"
 #include "credentials/credential_pools.h"

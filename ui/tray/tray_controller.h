@@ -1,5 +1,5 @@
 #pragma once
-// The tray icon (SPEC 6, GUI.md): one monochrome glyph plus a state dot —
+// The tray icon (docs/gui.md): one monochrome glyph plus a state dot —
 // healthy (no dot), marks present (amber), paused (grey), error (red) — a
 // tooltip that says the same in words with the URL, and the menu Open dashboard
 // / Pause-Resume / Clear all marks / Copy base URL / Quit.

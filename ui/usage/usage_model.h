@@ -1,5 +1,5 @@
 #pragma once
-// Tokens and cost per tenant, provider or model (SPEC 6), every attempt counted:
+// Tokens and cost per tenant, provider or model, every attempt counted:
 // totals come from the engine's usage ledger, one row per key, sorted by name.
 
 #include "snapshot/engine_snapshot.h"

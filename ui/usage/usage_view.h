@@ -1,5 +1,5 @@
 #pragma once
-// Usage screen (issue 17): tokens and cost from the usage ledger over the last
+// Usage screen: tokens and cost from the usage ledger over the last
 // day, week or month (calendar days in local time, today included), per tenant,
 // provider or model; a bar chart of cost per day; each budget's spend in its
 // period; "Export CSV…" of the table as shown. Asks the engine through

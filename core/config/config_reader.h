@@ -1,0 +1,51 @@
+#pragma once
+// Reading and validating a configuration file: JSON text -> config::Config.
+// Every problem is reported with the JSON path it concerns, so a user (or the
+// GUI) can point at the exact field; all problems are collected, not just the
+// first. The file format is described in docs/architecture.md, "Configuration".
+
+#include "config/config.h"
+#include "config/json_path_reader.h"
+
+#include <QByteArray>
+#include <QList>
+#include <QString>
+#include <optional>
+
+namespace sw::config {
+
+struct ParseResult {
+    std::optional<Config> config; // set only when errors is empty
+    QList<ValidationError> errors;
+
+    bool ok() const { return errors.isEmpty(); }
+};
+
+enum class LoadStatus {
+    Ok,
+    Unreadable, // missing or unreadable file: check-config exits 2
+    Invalid,    // bad JSON or failed validation: check-config exits 1
+};
+
+struct LoadResult {
+    LoadStatus status = LoadStatus::Unreadable;
+    std::optional<Config> config; // set only when status is Ok
+    QList<ValidationError> errors;
+
+    bool ok() const { return status == LoadStatus::Ok; }
+};
+
+// Parses and validates the JSON text of a configuration file.
+ParseResult parse(const QByteArray &json);
+// Reads and parses a file. Bad JSON errors carry the line and column.
+LoadResult load(const QString &path);
+// Validation of an in-memory configuration (e.g. after a --listen override or a
+// GUI edit): the configuration is written as JSON and read back, so the rules
+// are exactly those of parse().
+QList<ValidationError> validate(const Config &config);
+
+// The file read when no --config is given: $XDG_CONFIG_HOME/switchman/config.json
+// (normally ~/.config/switchman/config.json), whatever the application name.
+QString defaultConfigPath();
+
+} // namespace sw::config
