@@ -30,6 +30,8 @@
 #include <memory>
 #include <vector>
 
+#include <time.h>
+
 namespace {
 
 // One keep-alive HTTP/1.1 connection sending one request at a time.
@@ -158,7 +160,11 @@ struct Result {
     double p50us = 0;
     double p99us = 0;
     double reqPerSec = 0;
+    double engineCpuUs = -1; // engine thread CPU per request (gateway targets), warmup included
 };
+
+// CPU time of the gateway's engine thread, read on that thread; unset for a run without a gateway.
+std::function<qint64()> g_engineCpuNs;
 
 double percentile(std::vector<qint64> v, double p) {
     if (v.empty())
@@ -173,9 +179,11 @@ double percentile(std::vector<qint64> v, double p) {
 Result run(const QString &target, const QString &figure, const QUrl &base, const QByteArray &path,
            const QByteArray &body, int concurrency, int total, const QByteArray &marker, int warmup,
            const std::function<void()> &beforeEach = {}) {
-    Result r{target, figure, total, 0, 0, 0, 0};
+    Result r{target, figure, total, 0, 0, 0, 0, -1};
     std::vector<qint64> samples;
     samples.reserve(size_t(total));
+    const bool throughGateway = g_engineCpuNs && target != QLatin1String("direct");
+    const qint64 cpuBefore = throughGateway ? g_engineCpuNs() : 0;
     QEventLoop loop;
     QObject owner;
     int started = 0;
@@ -210,6 +218,8 @@ Result run(const QString &target, const QString &figure, const QUrl &base, const
     QTimer::singleShot(120000, &loop, &QEventLoop::quit); // a stuck target must not hang the bench
     loop.exec();
     const double secs = double(wall.nsecsElapsed()) / 1e9;
+    if (throughGateway && finished > 0)
+        r.engineCpuUs = double(g_engineCpuNs() - cpuBefore) / 1000.0 / finished;
     r.failed += total - std::min(total, finished - std::min(finished, warmup));
     r.p50us = percentile(samples, 0.50);
     r.p99us = percentile(samples, 0.99);
@@ -248,7 +258,7 @@ QList<Result> measure(const QString &name, const QUrl &target, const Options &o)
 Result runTransport(sw::upstream::Transport &transport, const QString &target, const QString &figure, const QUrl &base,
                     const QByteArray &path, const QByteArray &body, int concurrency, int total,
                     const QByteArray &marker, int warmup) {
-    Result r{target, figure, total, 0, 0, 0, 0};
+    Result r{target, figure, total, 0, 0, 0, 0, -1};
     std::vector<qint64> samples;
     QEventLoop loop;
     QObject owner;
@@ -318,10 +328,15 @@ QList<Result> measureTransport(sw::upstream::Transport &transport, const QString
 }
 
 void printTable(const QList<Result> &results) {
-    std::printf("%-12s %-30s %7s %6s %10s %10s %10s\n", "target", "figure", "n", "fail", "p50 us", "p99 us", "req/s");
-    for (const auto &r : results)
-        std::printf("%-12s %-30s %7d %6d %10.1f %10.1f %10.0f\n", qPrintable(r.target), qPrintable(r.figure), r.n,
+    std::printf("%-12s %-30s %7s %6s %10s %10s %10s %12s\n", "target", "figure", "n", "fail", "p50 us", "p99 us",
+                "req/s", "engine us/req");
+    for (const auto &r : results) {
+        std::printf("%-12s %-30s %7d %6d %10.1f %10.1f %10.0f", qPrintable(r.target), qPrintable(r.figure), r.n,
                     r.failed, r.p50us, r.p99us, r.reqPerSec);
+        if (r.engineCpuUs >= 0)
+            std::printf(" %12.1f", r.engineCpuUs);
+        std::printf("\n");
+    }
     std::fflush(stdout);
 }
 
@@ -347,7 +362,8 @@ sw::config::Config benchConfig(const QUrl &mock, const QUrl &failing, quint16 de
     provider(QStringLiteral("anthropic"), QStringLiteral("anthropic-messages"), base);
     provider(QStringLiteral("dead"), QStringLiteral("openai-completions"),
              QStringLiteral("http://127.0.0.1:%1/v1").arg(deadPort));
-    provider(QStringLiteral("failing"), QStringLiteral("openai-completions"), failing.toString() + QStringLiteral("/v1"));
+    provider(QStringLiteral("failing"), QStringLiteral("openai-completions"),
+             failing.toString() + QStringLiteral("/v1"));
     auto route = [&c](const QString &name, QStringList candidates) {
         RouteConfig r;
         r.name = name;
@@ -403,6 +419,10 @@ int main(int argc, char **argv) {
     parser.addOption({QStringLiteral("streams"), QStringLiteral("Concurrent streams for TTFT (default 200)."),
                       QStringLiteral("n"), QStringLiteral("200")});
     parser.addOption({QStringLiteral("transports"), QStringLiteral("Also measure the upstream transports alone.")});
+    parser.addOption({QStringLiteral("profile"),
+                      QStringLiteral("Only send --n requests of one kind through the gateway (for perf/callgrind): "
+                                     "chat, stream, fo-refused or fo-503."),
+                      QStringLiteral("kind")});
     parser.process(app);
     Options o;
     o.n = parser.value(QStringLiteral("n")).toInt();
@@ -447,15 +467,62 @@ int main(int argc, char **argv) {
         qFatal("gateway did not start: %s", qPrintable(error));
     const QUrl gatewayUrl(gateway.baseUrl());
     std::printf("gateway at %s\n", qPrintable(gatewayUrl.toString()));
+    g_engineCpuNs = [&gateway] {
+        qint64 ns = 0;
+        gateway.runBlocking([&ns](sw::Engine &) {
+            timespec ts{};
+            clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+            ns = qint64(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+        });
+        return ns;
+    };
 
     // Upstream connections the mock accepted while the gateway was measured: with
     // keep-alive this stays near the concurrency, never at the request count.
     auto accepted = [&] {
         int n = 0;
-        QMetaObject::invokeMethod(&anchor, [&] { n = mock->acceptedConnections(); }, Qt::BlockingQueuedConnection);
+        QMetaObject::invokeMethod(
+            &anchor, [&] { n = mock->acceptedConnections(); }, Qt::BlockingQueuedConnection);
         return n;
     };
-    QList<Result> results = measure(QStringLiteral("direct"), mockUrl, o);
+    QList<Result> results;
+    if (const QString kind = parser.value(QStringLiteral("profile")); !kind.isEmpty()) {
+        // One kind of request only, so a profile of the engine thread is one request's path.
+        const QHash<QString, std::pair<QByteArray, QByteArray>> kinds{
+            {QStringLiteral("chat"),
+             {"/v1/chat/completions",
+              R"({"model":"gpt-bench","stream":false,"messages":[{"role":"user","content":"ping"}]})"}},
+            {QStringLiteral("stream"),
+             {"/v1/messages",
+              R"({"model":"claude-bench","stream":true,"max_tokens":64,"messages":[{"role":"user","content":"ping"}]})"}},
+            {QStringLiteral("fo-refused"),
+             {"/v1/chat/completions",
+              R"({"model":"fo-refused","stream":false,"messages":[{"role":"user","content":"ping"}]})"}},
+            {QStringLiteral("fo-503"),
+             {"/v1/chat/completions",
+              R"({"model":"fo-503","stream":false,"messages":[{"role":"user","content":"ping"}]})"}},
+        };
+        if (!kinds.contains(kind))
+            qFatal("--profile takes chat, stream, fo-refused or fo-503");
+        std::function<void()> before;
+        if (kind.startsWith(QLatin1String("fo-")))
+            before = [&gateway] { gateway.runBlocking([](sw::Engine &e) { e.clearMarks({}); }); };
+        results << run(QStringLiteral("gateway"), QStringLiteral("profile ") + kind, gatewayUrl, kinds[kind].first,
+                       kinds[kind].second, 1, o.n, {}, 100, before);
+        printTable(results);
+        gateway.stop();
+        QMetaObject::invokeMethod(
+            &anchor,
+            [&] {
+                delete mock;
+                delete failing;
+            },
+            Qt::BlockingQueuedConnection);
+        mockThread.quit();
+        mockThread.wait();
+        return 0;
+    }
+    results = measure(QStringLiteral("direct"), mockUrl, o);
     const int acceptedBefore = accepted();
     results += measure(QStringLiteral("gateway"), gatewayUrl, o);
     const int gatewayConnections = accepted() - acceptedBefore;
@@ -467,7 +534,8 @@ int main(int argc, char **argv) {
     // Failover: each request fails over afresh (marks cleared before it, outside the timed window).
     auto clearMarks = [&gateway] { gateway.runBlocking([](sw::Engine &e) { e.clearMarks({}); }); };
     auto body = [](const char *model) {
-        return QByteArray(R"({"model":")") + model + R"(","stream":false,"messages":[{"role":"user","content":"ping"}]})";
+        return QByteArray(R"({"model":")") + model +
+               R"(","stream":false,"messages":[{"role":"user","content":"ping"}]})";
     };
     const int nf = std::max(100, o.n / 4);
     results << run(QStringLiteral("failover"), QStringLiteral("failover from refused"), gatewayUrl,
