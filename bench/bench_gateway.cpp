@@ -555,6 +555,39 @@ void printRatios(const QList<Result> &results) {
     std::fflush(stdout);
 }
 
+// One line per figure of the benchmark table, for scripts/bench to collect across runs.
+void printSummary(const QList<Result> &results) {
+    auto find = [&](const QString &target, const QString &figure) -> const Result * {
+        for (const auto &r : results)
+            if (r.target == target && r.figure.startsWith(figure))
+                return &r;
+        return nullptr;
+    };
+    auto added = [&](const char *figure, const char *key, bool ttft) {
+        const Result *g = find(QStringLiteral("gateway"), QLatin1String(figure));
+        const Result *d = find(QStringLiteral("direct"), QLatin1String(figure));
+        if (!g || !d)
+            return;
+        std::printf("summary %s_p50_us %.1f\n", key, g->p50us - d->p50us);
+        if (!ttft)
+            std::printf("summary %s_p99_us %.1f\n", key, g->p99us - d->p99us);
+        if (g->engineCpuUs >= 0)
+            std::printf("summary %s_engine_cpu_us %.1f\n", key, g->engineCpuUs);
+    };
+    added("latency c=1", "added_latency", false);
+    added("TTFT c=1", "added_ttft", true);
+    const Result *g = find(QStringLiteral("gateway"), QStringLiteral("throughput"));
+    const Result *d = find(QStringLiteral("direct"), QStringLiteral("throughput"));
+    if (g && d && d->reqPerSec > 0)
+        std::printf("summary throughput_pct_of_direct %.1f\n", 100.0 * g->reqPerSec / d->reqPerSec);
+    const Result *healthy = find(QStringLiteral("gateway"), QStringLiteral("latency c=1"));
+    for (const auto &[figure, key] :
+         {std::pair{"failover from refused", "failover_refused"}, std::pair{"failover from 503", "failover_503"}})
+        if (const Result *f = find(QStringLiteral("failover"), QLatin1String(figure)); f && healthy)
+            std::printf("summary %s_over_healthy_p50_us %.1f\n", key, f->p50us - healthy->p50us);
+    std::fflush(stdout);
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -742,7 +775,11 @@ int main(int argc, char **argv) {
                     p.streams, p.seconds, p.peakUpstreams);
         std::printf("%-40s %10lld  (%lld frames per stream expected, %d streams failed or cut)\n", "frames lost",
                     static_cast<long long>(p.framesLost), static_cast<long long>(p.expectedFrames), p.failed);
+        std::printf("summary idle_rss_mib %.1f\nsummary streams_peak_rss_mib %.1f\nsummary streams_frames_lost %lld\n"
+                    "summary streams_failed %d\nsummary streams_overlap %d\n",
+                    p.idleRssMiB, p.peakRssMiB, static_cast<long long>(p.framesLost), p.failed, p.peakUpstreams);
     }
+    printSummary(results);
 
     gateway.stop();
     QMetaObject::invokeMethod(
