@@ -16,10 +16,15 @@
 
 #include <QCommandLineParser>
 #include <QCoreApplication>
+#include <QDir>
 #include <QElapsedTimer>
 #include <QEventLoop>
+#include <QFile>
+#include <QProcess>
+#include <QProcessEnvironment>
 #include <QTcpServer>
 #include <QTcpSocket>
+#include <QTemporaryDir>
 #include <QThread>
 #include <QTimer>
 #include <QUrl>
@@ -29,6 +34,8 @@
 #include <functional>
 #include <memory>
 #include <vector>
+
+#include <time.h>
 
 namespace {
 
@@ -40,6 +47,8 @@ public:
         qint64 doneNs = 0;
         int status = 0;
         bool ok = false;
+        int frames = 0;      // SSE events (data lines) in the body, when counting
+        bool sawEnd = false; // the body holds the stream's last event (message_stop)
     };
     using Done = std::function<void(const Timing &)>;
 
@@ -63,6 +72,7 @@ public:
         m_chunked = false;
         m_contentLength = -1;
         m_bodyBytes = 0;
+        m_body.clear();
         m_clock.start();
         const QByteArray request = "POST " + path + " HTTP/1.1\r\nHost: " + m_base.host().toLatin1() + ':' +
                                    QByteArray::number(m_base.port()) +
@@ -88,6 +98,12 @@ private:
     }
 
     void complete() {
+        if (m_countFrames) {
+            // One SSE event per data line at a line start; comments (keepalives, the candidate
+            // note) are not frames.
+            m_timing.frames = int(m_body.count("\ndata:")) + (m_body.startsWith("data:") ? 1 : 0);
+            m_timing.sawEnd = m_body.contains("message_stop");
+        }
         m_timing.ok = m_timing.status >= 200 && m_timing.status < 300;
         m_timing.doneNs = m_clock.nsecsElapsed();
         if (m_timing.firstTokenNs < 0 && m_marker.isEmpty())
@@ -128,9 +144,13 @@ private:
                 }
                 if (m_buffer.size() < eol + 2 + size + 2)
                     return;
+                if (m_countFrames)
+                    m_body += m_buffer.mid(eol + 2, size);
                 m_buffer.remove(0, eol + 2 + size + 2);
             }
         } else if (m_contentLength >= 0 && m_buffer.size() >= m_contentLength) {
+            if (m_countFrames)
+                m_body = m_buffer.left(m_contentLength);
             m_buffer.remove(0, m_contentLength);
             complete();
         }
@@ -148,6 +168,11 @@ private:
     bool m_chunked = false;
     qint64 m_contentLength = -1;
     qint64 m_bodyBytes = 0;
+    QByteArray m_body; // the de-chunked body, kept only when counting frames
+    bool m_countFrames = false;
+
+public:
+    void setCountFrames(bool on) { m_countFrames = on; }
 };
 
 struct Result {
@@ -158,7 +183,11 @@ struct Result {
     double p50us = 0;
     double p99us = 0;
     double reqPerSec = 0;
+    double engineCpuUs = -1; // engine thread CPU per request (gateway targets), warmup included
 };
+
+// CPU time of the gateway's engine thread, read on that thread; unset for a run without a gateway.
+std::function<qint64()> g_engineCpuNs;
 
 double percentile(std::vector<qint64> v, double p) {
     if (v.empty())
@@ -173,9 +202,11 @@ double percentile(std::vector<qint64> v, double p) {
 Result run(const QString &target, const QString &figure, const QUrl &base, const QByteArray &path,
            const QByteArray &body, int concurrency, int total, const QByteArray &marker, int warmup,
            const std::function<void()> &beforeEach = {}) {
-    Result r{target, figure, total, 0, 0, 0, 0};
+    Result r{target, figure, total, 0, 0, 0, 0, -1};
     std::vector<qint64> samples;
     samples.reserve(size_t(total));
+    const bool throughGateway = g_engineCpuNs && target != QLatin1String("direct");
+    const qint64 cpuBefore = throughGateway ? g_engineCpuNs() : 0;
     QEventLoop loop;
     QObject owner;
     int started = 0;
@@ -210,6 +241,8 @@ Result run(const QString &target, const QString &figure, const QUrl &base, const
     QTimer::singleShot(120000, &loop, &QEventLoop::quit); // a stuck target must not hang the bench
     loop.exec();
     const double secs = double(wall.nsecsElapsed()) / 1e9;
+    if (throughGateway && finished > 0)
+        r.engineCpuUs = double(g_engineCpuNs() - cpuBefore) / 1000.0 / finished;
     r.failed += total - std::min(total, finished - std::min(finished, warmup));
     r.p50us = percentile(samples, 0.50);
     r.p99us = percentile(samples, 0.99);
@@ -248,7 +281,7 @@ QList<Result> measure(const QString &name, const QUrl &target, const Options &o)
 Result runTransport(sw::upstream::Transport &transport, const QString &target, const QString &figure, const QUrl &base,
                     const QByteArray &path, const QByteArray &body, int concurrency, int total,
                     const QByteArray &marker, int warmup) {
-    Result r{target, figure, total, 0, 0, 0, 0};
+    Result r{target, figure, total, 0, 0, 0, 0, -1};
     std::vector<qint64> samples;
     QEventLoop loop;
     QObject owner;
@@ -318,10 +351,15 @@ QList<Result> measureTransport(sw::upstream::Transport &transport, const QString
 }
 
 void printTable(const QList<Result> &results) {
-    std::printf("%-12s %-30s %7s %6s %10s %10s %10s\n", "target", "figure", "n", "fail", "p50 us", "p99 us", "req/s");
-    for (const auto &r : results)
-        std::printf("%-12s %-30s %7d %6d %10.1f %10.1f %10.0f\n", qPrintable(r.target), qPrintable(r.figure), r.n,
+    std::printf("%-12s %-30s %7s %6s %10s %10s %10s %12s\n", "target", "figure", "n", "fail", "p50 us", "p99 us",
+                "req/s", "engine us/req");
+    for (const auto &r : results) {
+        std::printf("%-12s %-30s %7d %6d %10.1f %10.1f %10.0f", qPrintable(r.target), qPrintable(r.figure), r.n,
                     r.failed, r.p50us, r.p99us, r.reqPerSec);
+        if (r.engineCpuUs >= 0)
+            std::printf(" %12.1f", r.engineCpuUs);
+        std::printf("\n");
+    }
     std::fflush(stdout);
 }
 
@@ -347,7 +385,8 @@ sw::config::Config benchConfig(const QUrl &mock, const QUrl &failing, quint16 de
     provider(QStringLiteral("anthropic"), QStringLiteral("anthropic-messages"), base);
     provider(QStringLiteral("dead"), QStringLiteral("openai-completions"),
              QStringLiteral("http://127.0.0.1:%1/v1").arg(deadPort));
-    provider(QStringLiteral("failing"), QStringLiteral("openai-completions"), failing.toString() + QStringLiteral("/v1"));
+    provider(QStringLiteral("failing"), QStringLiteral("openai-completions"),
+             failing.toString() + QStringLiteral("/v1"));
     auto route = [&c](const QString &name, QStringList candidates) {
         RouteConfig r;
         r.name = name;
@@ -359,6 +398,136 @@ sw::config::Config benchConfig(const QUrl &mock, const QUrl &failing, quint16 de
     route(QStringLiteral("fo-refused"), {QStringLiteral("dead/m"), QStringLiteral("openai/m")});
     route(QStringLiteral("fo-503"), {QStringLiteral("failing/m"), QStringLiteral("openai/m")});
     return c;
+}
+
+// Resident memory of a process, from /proc (Linux): VmRSS now.
+double rssMiB(qint64 pid) {
+    QFile f(QStringLiteral("/proc/%1/status").arg(pid));
+    if (!f.open(QIODevice::ReadOnly))
+        return -1;
+    for (const QByteArray &line : f.readAll().split('\n'))
+        if (line.startsWith("VmRSS:"))
+            return double(line.mid(6).trimmed().split(' ').value(0).toLongLong()) / 1024.0;
+    return -1;
+}
+
+void waitMs(int ms) {
+    QEventLoop loop;
+    QTimer::singleShot(ms, &loop, &QEventLoop::quit);
+    loop.exec();
+}
+
+struct StreamsResult {
+    double idleRssMiB = -1;
+    double peakRssMiB = -1; // highest VmRSS sampled while the streams ran
+    int streams = 0;
+    int failed = 0;            // not 2xx, or cut before the stream's end
+    qint64 expectedFrames = 0; // per stream, as the mock sends them directly
+    qint64 framesLost = 0;
+    double seconds = 0;
+    int peakUpstreams = 0; // connections the mock held open at once (the streams really overlapped)
+};
+
+// `count` streams, all open at once, one per connection; returns each stream's timing.
+QList<BenchConnection::Timing> runConcurrentStreams(const QUrl &base, const QByteArray &body, int count) {
+    QList<BenchConnection::Timing> out;
+    QEventLoop loop;
+    QObject owner;
+    for (int i = 0; i < count; ++i) {
+        auto *c = new BenchConnection(base, &owner);
+        c->setCountFrames(true);
+        c->send("/v1/messages", body, {}, [&](const BenchConnection::Timing &t) {
+            out << t;
+            if (out.size() == count)
+                loop.quit();
+        });
+    }
+    QTimer::singleShot(180000, &loop, &QEventLoop::quit);
+    loop.exec();
+    return out;
+}
+
+// The switchman binary as a separate process in front of the mock: its idle RSS once started, then
+// `streams` concurrent streams through it with its peak RSS and the frames each client received
+// against what the mock sends for one stream directly.
+StreamsResult measureProcess(const QString &binary, const QUrl &mock, int streams,
+                             const std::function<void(int)> &setMockPacing, const std::function<int()> &mockOpen) {
+    StreamsResult r;
+    r.streams = streams;
+    QTemporaryDir dir;
+    QTcpServer probe;
+    probe.listen(QHostAddress::LocalHost, 0);
+    const quint16 port = probe.serverPort();
+    probe.close();
+    const QString config = dir.filePath(QStringLiteral("config.json"));
+    QFile f(config);
+    if (!f.open(QIODevice::WriteOnly))
+        qFatal("cannot write %s", qPrintable(config));
+    f.write(QStringLiteral(R"({"listen":"127.0.0.1:%1",
+ "providers":{"anthropic":{"api":"anthropic-messages","baseUrl":"%2","credentials":[],"maxRetries":0}},
+ "models":{"anthropic/m":{}},
+ "routes":{"claude-bench":{"candidates":["anthropic/m"]}}})")
+                .arg(port)
+                .arg(mock.toString())
+                .toUtf8());
+    f.close();
+    QProcess child;
+    auto env = QProcessEnvironment::systemEnvironment();
+    // Its own config, data (usage ledger) and runtime directories: nothing of the user's is read or written.
+    for (const char *var : {"HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"})
+        env.insert(QString::fromLatin1(var), dir.path());
+    child.setProcessEnvironment(env);
+    child.setProcessChannelMode(QProcess::ForwardedErrorChannel);
+    child.setStandardOutputFile(QProcess::nullDevice());
+    child.start(binary, {QStringLiteral("--headless"), QStringLiteral("--config"), config});
+    if (!child.waitForStarted(10000))
+        qFatal("cannot start %s", qPrintable(binary));
+    const QUrl base(QStringLiteral("http://127.0.0.1:%1").arg(port));
+    bool up = false;
+    for (int i = 0; i < 200 && !up; ++i) {
+        QTcpSocket s;
+        s.connectToHost(QHostAddress::LocalHost, port);
+        up = s.waitForConnected(100);
+        if (!up)
+            waitMs(50);
+    }
+    if (!up)
+        qFatal("%s did not listen on port %d", qPrintable(binary), port);
+    waitMs(2000); // settled: start-up allocations done, nothing in flight
+    r.idleRssMiB = rssMiB(child.processId());
+
+    const QByteArray body =
+        R"({"model":"claude-bench","stream":true,"max_tokens":64,"messages":[{"role":"user","content":"ping"}]})";
+    const auto direct = runConcurrentStreams(mock, body, 1);
+    r.expectedFrames = direct.value(0).frames;
+    // Paced so every stream is open at the same time for a while.
+    setMockPacing(250);
+    double peak = 0;
+    QTimer sampler;
+    QObject::connect(&sampler, &QTimer::timeout, [&] {
+        peak = std::max(peak, rssMiB(child.processId()));
+        r.peakUpstreams = std::max(r.peakUpstreams, mockOpen());
+    });
+    sampler.start(20);
+    QElapsedTimer wall;
+    wall.start();
+    const auto through = runConcurrentStreams(base, body, streams);
+    r.seconds = double(wall.elapsed()) / 1000.0;
+    sampler.stop();
+    setMockPacing(0);
+    r.peakRssMiB = peak;
+    for (const auto &t : through) {
+        if (!t.ok || !t.sawEnd)
+            ++r.failed;
+        r.framesLost += std::max<qint64>(0, r.expectedFrames - t.frames);
+    }
+    r.failed += streams - int(through.size());
+    r.framesLost += qint64(streams - through.size()) * r.expectedFrames;
+    child.terminate();
+    if (!child.waitForFinished(5000))
+        child.kill();
+    child.waitForFinished(2000);
+    return r;
 }
 
 void printRatios(const QList<Result> &results) {
@@ -386,6 +555,39 @@ void printRatios(const QList<Result> &results) {
     std::fflush(stdout);
 }
 
+// One line per figure of the benchmark table, for scripts/bench to collect across runs.
+void printSummary(const QList<Result> &results) {
+    auto find = [&](const QString &target, const QString &figure) -> const Result * {
+        for (const auto &r : results)
+            if (r.target == target && r.figure.startsWith(figure))
+                return &r;
+        return nullptr;
+    };
+    auto added = [&](const char *figure, const char *key, bool ttft) {
+        const Result *g = find(QStringLiteral("gateway"), QLatin1String(figure));
+        const Result *d = find(QStringLiteral("direct"), QLatin1String(figure));
+        if (!g || !d)
+            return;
+        std::printf("summary %s_p50_us %.1f\n", key, g->p50us - d->p50us);
+        if (!ttft)
+            std::printf("summary %s_p99_us %.1f\n", key, g->p99us - d->p99us);
+        if (g->engineCpuUs >= 0)
+            std::printf("summary %s_engine_cpu_us %.1f\n", key, g->engineCpuUs);
+    };
+    added("latency c=1", "added_latency", false);
+    added("TTFT c=1", "added_ttft", true);
+    const Result *g = find(QStringLiteral("gateway"), QStringLiteral("throughput"));
+    const Result *d = find(QStringLiteral("direct"), QStringLiteral("throughput"));
+    if (g && d && d->reqPerSec > 0)
+        std::printf("summary throughput_pct_of_direct %.1f\n", 100.0 * g->reqPerSec / d->reqPerSec);
+    const Result *healthy = find(QStringLiteral("gateway"), QStringLiteral("latency c=1"));
+    for (const auto &[figure, key] :
+         {std::pair{"failover from refused", "failover_refused"}, std::pair{"failover from 503", "failover_503"}})
+        if (const Result *f = find(QStringLiteral("failover"), QLatin1String(figure)); f && healthy)
+            std::printf("summary %s_over_healthy_p50_us %.1f\n", key, f->p50us - healthy->p50us);
+    std::fflush(stdout);
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -403,6 +605,17 @@ int main(int argc, char **argv) {
     parser.addOption({QStringLiteral("streams"), QStringLiteral("Concurrent streams for TTFT (default 200)."),
                       QStringLiteral("n"), QStringLiteral("200")});
     parser.addOption({QStringLiteral("transports"), QStringLiteral("Also measure the upstream transports alone.")});
+    parser.addOption({QStringLiteral("switchman"),
+                      QStringLiteral("Also run this switchman binary (--headless) as its own process: idle RSS, then "
+                                     "--stream-clients concurrent streams through it (peak RSS, frames lost)."),
+                      QStringLiteral("path")});
+    parser.addOption({QStringLiteral("stream-clients"),
+                      QStringLiteral("Concurrent streams through the switchman process (default 1000)."),
+                      QStringLiteral("n"), QStringLiteral("1000")});
+    parser.addOption({QStringLiteral("profile"),
+                      QStringLiteral("Only send --n requests of one kind through the gateway (for perf/callgrind): "
+                                     "chat, stream, fo-refused or fo-503."),
+                      QStringLiteral("kind")});
     parser.process(app);
     Options o;
     o.n = parser.value(QStringLiteral("n")).toInt();
@@ -447,15 +660,62 @@ int main(int argc, char **argv) {
         qFatal("gateway did not start: %s", qPrintable(error));
     const QUrl gatewayUrl(gateway.baseUrl());
     std::printf("gateway at %s\n", qPrintable(gatewayUrl.toString()));
+    g_engineCpuNs = [&gateway] {
+        qint64 ns = 0;
+        gateway.runBlocking([&ns](sw::Engine &) {
+            timespec ts{};
+            clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+            ns = qint64(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+        });
+        return ns;
+    };
 
     // Upstream connections the mock accepted while the gateway was measured: with
     // keep-alive this stays near the concurrency, never at the request count.
     auto accepted = [&] {
         int n = 0;
-        QMetaObject::invokeMethod(&anchor, [&] { n = mock->acceptedConnections(); }, Qt::BlockingQueuedConnection);
+        QMetaObject::invokeMethod(
+            &anchor, [&] { n = mock->acceptedConnections(); }, Qt::BlockingQueuedConnection);
         return n;
     };
-    QList<Result> results = measure(QStringLiteral("direct"), mockUrl, o);
+    QList<Result> results;
+    if (const QString kind = parser.value(QStringLiteral("profile")); !kind.isEmpty()) {
+        // One kind of request only, so a profile of the engine thread is one request's path.
+        const QHash<QString, std::pair<QByteArray, QByteArray>> kinds{
+            {QStringLiteral("chat"),
+             {"/v1/chat/completions",
+              R"({"model":"gpt-bench","stream":false,"messages":[{"role":"user","content":"ping"}]})"}},
+            {QStringLiteral("stream"),
+             {"/v1/messages",
+              R"({"model":"claude-bench","stream":true,"max_tokens":64,"messages":[{"role":"user","content":"ping"}]})"}},
+            {QStringLiteral("fo-refused"),
+             {"/v1/chat/completions",
+              R"({"model":"fo-refused","stream":false,"messages":[{"role":"user","content":"ping"}]})"}},
+            {QStringLiteral("fo-503"),
+             {"/v1/chat/completions",
+              R"({"model":"fo-503","stream":false,"messages":[{"role":"user","content":"ping"}]})"}},
+        };
+        if (!kinds.contains(kind))
+            qFatal("--profile takes chat, stream, fo-refused or fo-503");
+        std::function<void()> before;
+        if (kind.startsWith(QLatin1String("fo-")))
+            before = [&gateway] { gateway.runBlocking([](sw::Engine &e) { e.clearMarks({}); }); };
+        results << run(QStringLiteral("gateway"), QStringLiteral("profile ") + kind, gatewayUrl, kinds[kind].first,
+                       kinds[kind].second, 1, o.n, {}, 100, before);
+        printTable(results);
+        gateway.stop();
+        QMetaObject::invokeMethod(
+            &anchor,
+            [&] {
+                delete mock;
+                delete failing;
+            },
+            Qt::BlockingQueuedConnection);
+        mockThread.quit();
+        mockThread.wait();
+        return 0;
+    }
+    results = measure(QStringLiteral("direct"), mockUrl, o);
     const int acceptedBefore = accepted();
     results += measure(QStringLiteral("gateway"), gatewayUrl, o);
     const int gatewayConnections = accepted() - acceptedBefore;
@@ -467,7 +727,8 @@ int main(int argc, char **argv) {
     // Failover: each request fails over afresh (marks cleared before it, outside the timed window).
     auto clearMarks = [&gateway] { gateway.runBlocking([](sw::Engine &e) { e.clearMarks({}); }); };
     auto body = [](const char *model) {
-        return QByteArray(R"({"model":")") + model + R"(","stream":false,"messages":[{"role":"user","content":"ping"}]})";
+        return QByteArray(R"({"model":")") + model +
+               R"(","stream":false,"messages":[{"role":"user","content":"ping"}]})";
     };
     const int nf = std::max(100, o.n / 4);
     results << run(QStringLiteral("failover"), QStringLiteral("failover from refused"), gatewayUrl,
@@ -487,6 +748,38 @@ int main(int argc, char **argv) {
     printRatios(results);
     std::printf("\nupstream connections opened by the gateway: %d for %d requests\n", gatewayConnections,
                 gatewayRequests);
+    if (const QString binary = parser.value(QStringLiteral("switchman")); !binary.isEmpty()) {
+        gateway.stop(); // the in-process gateway is idle from here; it must not share the mock's time
+        const int clients = parser.value(QStringLiteral("stream-clients")).toInt();
+        const auto pacing = [&](int delayMs) {
+            QMetaObject::invokeMethod(
+                &anchor,
+                [&] {
+                    sw::demo::Fault f;
+                    f.chunkDelayMs = delayMs;
+                    mock->setFault(f);
+                },
+                Qt::BlockingQueuedConnection);
+        };
+        const auto mockOpen = [&] {
+            int n = 0;
+            QMetaObject::invokeMethod(
+                &anchor, [&] { n = mock->openConnections(); }, Qt::BlockingQueuedConnection);
+            return n;
+        };
+        const StreamsResult p = measureProcess(binary, mockUrl, clients, pacing, mockOpen);
+        std::printf("\nswitchman process (%s)\n", qPrintable(binary));
+        std::printf("%-40s %10.1f MiB\n", "idle RSS", p.idleRssMiB);
+        std::printf("%-40s %10.1f MiB  (%d streams in %.1f s, %d open upstream at once)\n",
+                    qPrintable(QStringLiteral("peak RSS, %1 concurrent streams").arg(p.streams)), p.peakRssMiB,
+                    p.streams, p.seconds, p.peakUpstreams);
+        std::printf("%-40s %10lld  (%lld frames per stream expected, %d streams failed or cut)\n", "frames lost",
+                    static_cast<long long>(p.framesLost), static_cast<long long>(p.expectedFrames), p.failed);
+        std::printf("summary idle_rss_mib %.1f\nsummary streams_peak_rss_mib %.1f\nsummary streams_frames_lost %lld\n"
+                    "summary streams_failed %d\nsummary streams_overlap %d\n",
+                    p.idleRssMiB, p.peakRssMiB, static_cast<long long>(p.framesLost), p.failed, p.peakUpstreams);
+    }
+    printSummary(results);
 
     gateway.stop();
     QMetaObject::invokeMethod(

@@ -4,21 +4,28 @@
 
 #include <QPointer>
 #include <QTcpSocket>
+#include <algorithm>
 
 namespace sw::server {
 
 GuardedTcpServer::GuardedTcpServer(const config::LimitsConfig &limits, QObject *httpServer, QObject *parent)
-    : QTcpServer(parent), m_limits(limits), m_httpServer(httpServer)
-{
+    : QTcpServer(parent), m_limits(limits), m_httpServer(httpServer) {
+    // Qt's default backlog of 50 overflows when a client opens hundreds of connections at once
+    // (an agent fanning out, a load test): the kernel then drops the handshake's last ACK and the
+    // client waits a SYN-ACK retransmit (1 s, then 3 s) before its request is even read. The
+    // queue holds a burst of up to maxConnections (the kernel caps it at net.core.somaxconn);
+    // past maxConnections a connection is still accepted and answered 503 at once.
+    setListenBacklogSize(std::max(kMinListenBacklog, m_limits.maxConnections));
 }
 
-void GuardedTcpServer::incomingConnection(qintptr handle)
-{
+void GuardedTcpServer::incomingConnection(qintptr handle) {
     auto *socket = new QTcpSocket(this);
     if (!socket->setSocketDescriptor(handle)) {
         delete socket;
         return;
     }
+    // Nagle off once per connection: an answer's last segment must not wait for the client's ACK.
+    socket->setSocketOption(QAbstractSocket::LowDelayOption, 1);
     if (m_open >= m_limits.maxConnections) {
         // Not handed to the HTTP server: answered here and closed.
         auto *guard = new ConnectionGuard(socket, m_limits, nullptr, {});

@@ -18,6 +18,7 @@ public:
     // New connections use the new limits; open ones keep theirs.
     void setLimits(const config::LimitsConfig &limits) { m_limits = limits; }
     int openConnections() const { return m_open; }
+    static constexpr int kMinListenBacklog = 1024;
 
 protected:
     void incomingConnection(qintptr handle) override;

@@ -80,6 +80,8 @@ void SocketUpstreamCall::sendRequest() {
     head += "\r\n";
     head += m_request.body;
     m_socket->write(head); // one write: head and body leave in as few segments as possible
+    // Sent now rather than on the event loop's next turn: the upstream starts on it one poll round earlier.
+    m_socket->flush();
 }
 
 void SocketUpstreamCall::onReadyRead() {
