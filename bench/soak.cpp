@@ -42,6 +42,7 @@
 #include <QRandomGenerator>
 #include <QRegularExpression>
 #include <QTcpSocket>
+#include <QTemporaryDir>
 #include <QTimer>
 #include <QUrl>
 #include <QEventLoop>
@@ -554,6 +555,9 @@ int Soak::run() {
     EngineHost host;
     Engine::Options eo;
     eo.config = c;
+    // A ledger file, as the app keeps one: the usage rows the soak counts are the ones on disk.
+    QTemporaryDir ledgerDir;
+    eo.usageLedgerPath = ledgerDir.filePath(QStringLiteral("usage.sqlite"));
     QString error;
     if (!host.start(eo, {}, &error)) {
         std::fprintf(stderr, "soak: engine did not start: %s\n", qPrintable(error));
