@@ -42,11 +42,13 @@
 #include <QRandomGenerator>
 #include <QRegularExpression>
 #include <QTcpSocket>
+#include <QTemporaryDir>
 #include <QTimer>
 #include <QUrl>
 #include <QEventLoop>
 
 #include <algorithm>
+#include <malloc.h>
 #include <cstdio>
 #include <deque>
 #include <memory>
@@ -120,6 +122,13 @@ double rssMiB() {
         if (line.startsWith("VmRSS:"))
             return line.mid(6).trimmed().split(' ').value(0).toDouble() / 1024.0;
     return -1;
+}
+
+// Bytes the allocator has handed out and not had back: flat while RSS grows means the heap
+// is fragmenting, growing with it means something is being kept.
+double heapInUseMiB() {
+    const struct mallinfo2 mi = mallinfo2();
+    return double(mi.uordblks + mi.hblkhd) / (1024.0 * 1024.0);
 }
 
 int openFds() {
@@ -554,6 +563,9 @@ int Soak::run() {
     EngineHost host;
     Engine::Options eo;
     eo.config = c;
+    // A ledger file, as the app keeps one: the usage rows the soak counts are the ones on disk.
+    QTemporaryDir ledgerDir;
+    eo.usageLedgerPath = ledgerDir.filePath(QStringLiteral("usage.sqlite"));
     QString error;
     if (!host.start(eo, {}, &error)) {
         std::fprintf(stderr, "soak: engine did not start: %s\n", qPrintable(error));
@@ -606,9 +618,9 @@ int Soak::run() {
     sampler.start(5000);
     QTimer progress;
     connect(&progress, &QTimer::timeout, this, [this]() {
-        std::printf("  %4lld s: %lld started, %lld ok, %lld errors, %lld aborted, in flight %d, RSS %.1f MiB, fds %d\n",
+        std::printf("  %4lld s: %lld started, %lld ok, %lld errors, %lld aborted, in flight %d, RSS %.1f MiB (heap in use %.1f), fds %d\n",
                     qint64(m_clock.elapsed() / 1000), m_t.started, m_t.ok, m_t.clientErrors, m_t.aborted, inFlight,
-                    rssMiB(), openFds());
+                    rssMiB(), heapInUseMiB(), openFds());
         std::fflush(stdout);
     });
     progress.start(60000);

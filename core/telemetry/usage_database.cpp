@@ -359,6 +359,18 @@ int UsageDatabase::pruneBefore(qint64 cutoffEpochMs, QString *error) {
     return n;
 }
 
+int UsageDatabase::keepNewest(int maxRows) {
+    if (!m_open)
+        return 0;
+    QSqlQuery q(QSqlDatabase::database(m_connection, false));
+    // Ids grow with every insert, so the newest rows are the highest ids.
+    q.prepare(QStringLiteral("DELETE FROM usage WHERE id <= (SELECT MAX(id) FROM usage) - ?"));
+    q.bindValue(0, qMax(0, maxRows));
+    if (!q.exec())
+        return 0;
+    return q.numRowsAffected();
+}
+
 bool UsageDatabase::budgetNoticeGiven(const QString &tenant, qint64 periodStartMs) const {
     if (!m_open)
         return false;

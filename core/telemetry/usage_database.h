@@ -35,6 +35,8 @@ public:
     double spentSince(const QString &tenant, qint64 sinceEpochMs) const;
     // Deletes rows older than the cutoff; the number deleted, or -1 on error.
     int pruneBefore(qint64 cutoffEpochMs, QString *error);
+    // Deletes all but the newest `maxRows` rows; the number deleted (0 on error).
+    int keepNewest(int maxRows);
     // The 80 % budget notice, once per tenant and period, across restarts.
     bool budgetNoticeGiven(const QString &tenant, qint64 periodStartMs) const;
     bool rememberBudgetNotice(const QString &tenant, qint64 periodStartMs, QString *error);

@@ -105,6 +105,18 @@ void UsageLedger::flush() {
         rows += std::move(batch);
         QString error;
         const bool ok = m_db->insert(rows, &error);
+        int dropped = 0;
+        if (ok && !m_persistent)
+            dropped = m_db->keepNewest(m_memoryMaxRows);
+        if (dropped > 0 && !std::exchange(m_memoryCapSaid, true))
+            QMetaObject::invokeMethod(this, [self, max = m_memoryMaxRows]() {
+                if (self)
+                    self->m_log(QStringLiteral("warning"),
+                                QStringLiteral("usage ledger: held in memory, it keeps the newest %1 rows; older ones "
+                                               "are dropped (configure a ledger file to keep them all)")
+                                    .arg(max),
+                                {{QStringLiteral("maxRows"), max}});
+            });
         if (!ok) {
             m_retry = std::move(rows);
             if (m_retry.size() > kMaxUnwritten)

@@ -28,6 +28,9 @@ public:
     static constexpr int kBatchRows = 500;
     static constexpr int kMaxUnwritten = 20000; // rows kept while the file cannot take them
     static constexpr qint64 kPruneEveryMs = 24LL * 3600 * 1000;
+    // A ledger held in memory (no file, or the file could not be opened) keeps only the newest rows:
+    // every answered request adds one, so without a cap a long-running instance would grow without end.
+    static constexpr int kMemoryMaxRows = 50000;
 
     struct Options {
         QString path;            // empty or ":memory:" = this process only
@@ -46,6 +49,7 @@ public:
     // Answers on `context`'s thread after every row appended so far is written.
     void query(const UsageQuery &query, QObject *context, std::function<void(const UsageReport &)> done);
     void setRetentionDays(int days) { m_options.retentionDays = days; }
+    void setMemoryMaxRows(int rows) { m_memoryMaxRows = rows; } // tests; takes effect at the next write
     // Blocking (engine start, a budget added by a reload): cost of a tenant since a moment.
     double spentSince(const QString &tenant, qint64 sinceEpochMs);
     bool budgetNoticeGiven(const QString &tenant, qint64 periodStartMs);
@@ -75,6 +79,8 @@ private:
     quint64 m_flushTimer = 0;
     quint64 m_pruneTimer = 0;
     bool m_persistent = false;
+    int m_memoryMaxRows = kMemoryMaxRows; // used on the worker thread; set before rows are appended
+    bool m_memoryCapSaid = false;         // worker side: the first dropped rows are logged, once
     bool m_failing = false; // a write failed; the next success says so once
     int m_unwritten = 0;
     // Worker side: rows a failed write could not store, retried with the next batch.

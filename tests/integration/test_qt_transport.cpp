@@ -323,7 +323,10 @@ void TestQtTransport::abortAtTheLastEventStillKeepsTheConnection() {
         const QByteArray events = sseEvents(2);
         s->write("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n" +
                  QByteArray::number(events.size(), 16) + "\r\n" + events + "\r\n");
-        QTimer::singleShot(10, s, [s] { s->write("0\r\n\r\n"); });
+        QTimer::singleShot(10, s, [s] {
+            s->write("0\r\n\r\n");
+            s->flush(); // into the kernel now: on a loaded machine the drain timer may be due in the same loop pass
+        });
     });
     HttpRequest req;
     req.url = QUrl(up.baseUrl() + QStringLiteral("/v1/chat/completions"));

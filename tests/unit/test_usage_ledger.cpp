@@ -368,6 +368,44 @@ private Q_SLOTS:
         QVERIFY2(r.error.contains(QStringLiteral("not written yet")), qPrintable(r.error));
     }
 
+    void aLedgerInMemoryKeepsOnlyTheNewestRows() {
+        // No file: every answered request adds a row, so memory must stop growing at the cap.
+        test::FakeClock clock;
+        UsageLedger ledger({QString(), 400, 0, {}}, clock, logger());
+        QVERIFY(!ledger.persistent());
+        ledger.setMemoryMaxRows(10);
+        for (int batch = 0; batch < 3; ++batch) {
+            for (int i = 0; i < 9; ++i)
+                ledger.append(row(QStringLiteral("r%1").arg(batch * 9 + i), QStringLiteral("t"), QStringLiteral("pa/m"),
+                                  1, 1, 0.1, clock.epochMs() + batch * 9 + i));
+            ledger.flushAndWait();
+        }
+        const UsageReport r = ask(ledger, {});
+        QCOMPARE(r.rows.size(), 10);
+        QStringList ids;
+        for (const UsageRow &x : r.rows)
+            ids << x.requestId;
+        QVERIFY2(ids.contains(QStringLiteral("r26")) && ids.contains(QStringLiteral("r17")), qPrintable(ids.join(',')));
+        QVERIFY2(!ids.contains(QStringLiteral("r16")), qPrintable(ids.join(',')));
+        // Said once, not once per batch.
+        QCOMPARE(m_log.size(), 1);
+        QCOMPARE(m_log.first().level, QStringLiteral("warning"));
+        QVERIFY2(m_log.first().message.contains(QStringLiteral("newest 10 rows")), qPrintable(m_log.first().message));
+    }
+
+    void aLedgerFileKeepsEveryRow() {
+        QTemporaryDir dir;
+        test::FakeClock clock;
+        UsageLedger ledger({dir.filePath(QStringLiteral("usage.sqlite")), 400, 0, {}}, clock, logger());
+        ledger.setMemoryMaxRows(10); // the memory cap does not apply to a file
+        for (int i = 0; i < 25; ++i)
+            ledger.append(row(QStringLiteral("r%1").arg(i), QStringLiteral("t"), QStringLiteral("pa/m"), 1, 1, 0.1,
+                              clock.epochMs() + i));
+        ledger.flushAndWait();
+        QCOMPARE(ask(ledger, {}).rows.size(), 25);
+        QVERIFY(m_log.isEmpty());
+    }
+
     void prunesPastRetentionDaily() {
         QTemporaryDir dir;
         const QString path = dir.filePath(QStringLiteral("usage.sqlite"));
