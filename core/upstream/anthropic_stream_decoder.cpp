@@ -25,20 +25,6 @@ StreamEvent event(EventType type, int contentIndex = -1) {
 
 } // namespace
 
-std::optional<int> AnthropicStreamDecoder::statusForErrorType(const QString &type) {
-    static const QHash<QString, int> statuses{
-        {QStringLiteral("invalid_request_error"), 400}, {QStringLiteral("authentication_error"), 401},
-        {QStringLiteral("billing_error"), 402},         {QStringLiteral("permission_error"), 403},
-        {QStringLiteral("not_found_error"), 404},       {QStringLiteral("request_too_large"), 413},
-        {QStringLiteral("rate_limit_error"), 429},      {QStringLiteral("api_error"), 500},
-        {QStringLiteral("timeout_error"), 504},         {QStringLiteral("overloaded_error"), 529},
-    };
-    const auto it = statuses.constFind(type);
-    if (it == statuses.constEnd())
-        return std::nullopt;
-    return *it;
-}
-
 void AnthropicStreamDecoder::readUsage(const QJsonObject &usage) {
     // message_delta repeats the counts cumulatively; only the fields present are updated.
     if (usage.contains(L("input_tokens")))
@@ -81,7 +67,8 @@ void AnthropicStreamDecoder::nativeFeed(const QString &type, const QJsonObject &
     } else if (type == L("content_block_start")) {
         NativeBlock b;
         b.block = data.value(L("content_block")).toObject();
-        b.text = b.block.value(b.block.value(L("type")).toString() == L("thinking") ? L("thinking") : L("text")).toString();
+        b.text =
+            b.block.value(b.block.value(L("type")).toString() == L("thinking") ? L("thinking") : L("text")).toString();
         b.signature = b.block.value(L("signature")).toString();
         m_nativeBlocks.insert(index, b);
     } else if (type == L("content_block_delta")) {
@@ -186,7 +173,7 @@ QList<StreamEvent> AnthropicStreamDecoder::feed(const SseEvent &sse) {
         e.errorType = err.value(L("type")).toString();
         const QString message = err.value(L("message")).toString(QString::fromUtf8(sse.data));
         e.errorMessage = QStringLiteral("Anthropic stream error (%1): %2").arg(e.errorType, message);
-        e.errorStatus = statusForErrorType(e.errorType);
+        e.errorStatus = wire::statusForAnthropicError(e.errorType);
         e.usage = m_usage;
         m_terminal = true;
         out << e;

@@ -14,9 +14,6 @@ public:
     QList<model::StreamEvent> feed(const SseEvent &event) override;
     QList<model::StreamEvent> finish() override;
 
-    // HTTP-like status for an Anthropic error type (overloaded_error -> 529), nullopt when unknown.
-    static std::optional<int> statusForErrorType(const QString &type);
-
 private:
     struct OpenBlock {
         int contentIndex = -1;

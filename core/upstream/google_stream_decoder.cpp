@@ -1,6 +1,6 @@
 #include "upstream/google_stream_decoder.h"
 
-#include "formats/wire_json.h"
+#include "wire/json.h"
 
 #include <QHash>
 #include <QJsonArray>
@@ -27,25 +27,11 @@ StreamEvent event(EventType type, int contentIndex = -1) {
 
 } // namespace
 
-std::optional<int> GoogleStreamDecoder::statusForName(const QString &status) {
-    static const QHash<QString, int> statuses{
-        {QStringLiteral("INVALID_ARGUMENT"), 400},   {QStringLiteral("FAILED_PRECONDITION"), 400},
-        {QStringLiteral("UNAUTHENTICATED"), 401},    {QStringLiteral("PERMISSION_DENIED"), 403},
-        {QStringLiteral("NOT_FOUND"), 404},          {QStringLiteral("RESOURCE_EXHAUSTED"), 429},
-        {QStringLiteral("INTERNAL"), 500},           {QStringLiteral("UNAVAILABLE"), 503},
-        {QStringLiteral("DEADLINE_EXCEEDED"), 504},
-    };
-    const auto it = statuses.constFind(status);
-    if (it == statuses.constEnd())
-        return std::nullopt;
-    return *it;
-}
-
 void GoogleStreamDecoder::closeBlock(QList<StreamEvent> &out) {
     if (!m_open)
         return;
-    StreamEvent e = event(m_open->second.type == BlockType::Thinking ? EventType::ThinkingEnd : EventType::TextEnd,
-                          m_open->first);
+    StreamEvent e =
+        event(m_open->second.type == BlockType::Thinking ? EventType::ThinkingEnd : EventType::TextEnd, m_open->first);
     e.block = m_open->second;
     out << e;
     m_open.reset();
@@ -58,8 +44,8 @@ StreamEvent GoogleStreamDecoder::terminalEvent() {
         StreamEvent e = event(EventType::Done);
         e.usage = m_usage;
         e.reason = m_finishReason == L("MAX_TOKENS") ? StopReason::Length
-                   : m_toolCalls > 0                  ? StopReason::ToolUse
-                                                      : StopReason::Stop;
+                   : m_toolCalls > 0                 ? StopReason::ToolUse
+                                                     : StopReason::Stop;
         return e;
     }
     // A safety stop (or a blocked prompt, promptFeedback.blockReason) is Google's refusal:
@@ -99,9 +85,10 @@ QList<StreamEvent> GoogleStreamDecoder::feed(const SseEvent &sse) {
         StreamEvent e = event(EventType::Error);
         e.reason = StopReason::Error;
         e.errorType = err.value(L("status")).toString();
-        e.errorMessage = QStringLiteral("Google stream error (%1): %2").arg(e.errorType, err.value(L("message")).toString());
+        e.errorMessage =
+            QStringLiteral("Google stream error (%1): %2").arg(e.errorType, err.value(L("message")).toString());
         const int code = err.value(L("code")).toInt();
-        e.errorStatus = code >= 400 ? std::optional<int>(code) : statusForName(e.errorType);
+        e.errorStatus = code >= 400 ? std::optional<int>(code) : wire::statusForGoogleStatus(e.errorType);
         e.usage = m_usage;
         m_terminal = true;
         out << e;
@@ -143,7 +130,7 @@ QList<StreamEvent> GoogleStreamDecoder::feed(const SseEvent &sse) {
             if (b.toolCallId.isEmpty())
                 b.toolCallId = QStringLiteral("call_") + QUuid::createUuid().toString(QUuid::Id128).left(24);
             b.arguments = fc.value(L("args")).toObject();
-            b.argumentsJson = QString::fromUtf8(formats::compactJson(b.arguments));
+            b.argumentsJson = QString::fromUtf8(wire::compactJson(b.arguments));
             b.signature = signature;
             const int index = m_nextContentIndex++;
             ++m_toolCalls;
@@ -171,8 +158,8 @@ QList<StreamEvent> GoogleStreamDecoder::feed(const SseEvent &sse) {
             ContentBlock b;
             b.type = type;
             m_open = std::make_pair(m_nextContentIndex++, b);
-            StreamEvent s = event(type == BlockType::Thinking ? EventType::ThinkingStart : EventType::TextStart,
-                                  m_open->first);
+            StreamEvent s =
+                event(type == BlockType::Thinking ? EventType::ThinkingStart : EventType::TextStart, m_open->first);
             s.block = b;
             out << s;
         }
@@ -180,8 +167,8 @@ QList<StreamEvent> GoogleStreamDecoder::feed(const SseEvent &sse) {
             m_open->second.signature = signature;
         if (!text.isEmpty()) {
             m_open->second.text += text;
-            StreamEvent d = event(type == BlockType::Thinking ? EventType::ThinkingDelta : EventType::TextDelta,
-                                  m_open->first);
+            StreamEvent d =
+                event(type == BlockType::Thinking ? EventType::ThinkingDelta : EventType::TextDelta, m_open->first);
             d.delta = text;
             out << d;
         }

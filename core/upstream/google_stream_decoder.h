@@ -10,9 +10,6 @@ public:
     QList<model::StreamEvent> feed(const SseEvent &event) override;
     QList<model::StreamEvent> finish() override;
 
-    // HTTP-like status for a Google error status name (RESOURCE_EXHAUSTED -> 429).
-    static std::optional<int> statusForName(const QString &status);
-
 private:
     // Google streams parts with no block boundaries: a part of another kind closes the open block.
     void closeBlock(QList<model::StreamEvent> &out);

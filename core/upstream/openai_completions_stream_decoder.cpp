@@ -25,33 +25,6 @@ StreamEvent event(EventType type, int contentIndex = -1) {
 
 } // namespace
 
-std::optional<int> OpenAICompletionsStreamDecoder::statusForError(const QJsonObject &error) {
-    const QJsonValue code = error.value(L("code"));
-    if (code.isDouble() && code.toInt() >= 400) // OpenRouter and others put the status here
-        return code.toInt();
-    const QString text = code.isString() ? code.toString() : error.value(L("type")).toString();
-    static const QHash<QString, int> statuses{
-        {QStringLiteral("invalid_request_error"), 400},
-        {QStringLiteral("context_length_exceeded"), 400},
-        {QStringLiteral("invalid_api_key"), 401},
-        {QStringLiteral("authentication_error"), 401},
-        {QStringLiteral("permission_error"), 403},
-        {QStringLiteral("model_not_found"), 404},
-        {QStringLiteral("rate_limit_exceeded"), 429},
-        {QStringLiteral("rate_limit_error"), 429},
-        {QStringLiteral("insufficient_quota"), 429},
-        {QStringLiteral("server_error"), 500},
-        {QStringLiteral("api_error"), 500},
-        {QStringLiteral("overloaded"), 503},
-        {QStringLiteral("service_unavailable"), 503},
-        {QStringLiteral("timeout"), 504},
-    };
-    const auto it = statuses.constFind(text);
-    if (it == statuses.constEnd())
-        return std::nullopt;
-    return *it;
-}
-
 void OpenAICompletionsStreamDecoder::readUsage(const QJsonObject &usage) {
     const qint64 prompt = usage.value(L("prompt_tokens")).toInteger();
     const qint64 cached = usage.value(L("prompt_tokens_details")).toObject().value(L("cached_tokens")).toInteger();
@@ -186,10 +159,10 @@ StreamEvent OpenAICompletionsStreamDecoder::terminalEvent() {
     e.native = m_native;
     if (!m_nativeOverflow) {
         if (m_sawLogprobs)
-            e.native.insert(L("logprobs"), QJsonObject{{L("content"), m_logprobsContent},
-                                                       {L("refusal"), m_logprobsRefusal.isEmpty()
-                                                                          ? QJsonValue(QJsonValue::Null)
-                                                                          : QJsonValue(m_logprobsRefusal)}});
+            e.native.insert(L("logprobs"),
+                            QJsonObject{{L("content"), m_logprobsContent},
+                                        {L("refusal"), m_logprobsRefusal.isEmpty() ? QJsonValue(QJsonValue::Null)
+                                                                                   : QJsonValue(m_logprobsRefusal)}});
         if (!m_annotations.isEmpty())
             e.native.insert(L("annotations"), m_annotations);
         if (!m_refusal.isEmpty())
@@ -241,7 +214,7 @@ QList<StreamEvent> OpenAICompletionsStreamDecoder::decode(const SseEvent &sse) {
         e.errorMessage = e.errorType.isEmpty()
                              ? QStringLiteral("OpenAI stream error: %1").arg(message)
                              : QStringLiteral("OpenAI stream error (%1): %2").arg(e.errorType, message);
-        e.errorStatus = statusForError(err);
+        e.errorStatus = wire::statusForOpenAIError(err);
         e.usage = m_usage;
         m_terminal = true;
         out << e;

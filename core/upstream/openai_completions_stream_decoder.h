@@ -21,9 +21,6 @@ public:
     // on a passthrough this frame must not reach a client that did not ask for it.
     static bool isUsageOnlyChunk(const QByteArray &data);
 
-    // HTTP-like status for an OpenAI error code/type ("rate_limit_exceeded" -> 429), nullopt when unknown.
-    static std::optional<int> statusForError(const QJsonObject &error);
-
 private:
     // Text and thinking: one block open at a time, a delta of the other kind closes it.
     // Tool calls: one block per `index`, open until the choice finishes, because

@@ -1,8 +1,7 @@
 #include "upstream/openai_responses_stream_decoder.h"
 
-#include "formats/wire_json.h"
 #include "model/event_accumulator.h"
-#include "upstream/openai_completions_stream_decoder.h"
+#include "wire/json.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -26,19 +25,19 @@ StreamEvent event(EventType type, int contentIndex = -1) {
 }
 
 EventType startType(BlockType t) {
-    return t == BlockType::Thinking ? EventType::ThinkingStart
+    return t == BlockType::Thinking   ? EventType::ThinkingStart
            : t == BlockType::ToolCall ? EventType::ToolCallStart
                                       : EventType::TextStart;
 }
 
 EventType deltaType(BlockType t) {
-    return t == BlockType::Thinking ? EventType::ThinkingDelta
+    return t == BlockType::Thinking   ? EventType::ThinkingDelta
            : t == BlockType::ToolCall ? EventType::ToolCallDelta
                                       : EventType::TextDelta;
 }
 
 EventType endType(BlockType t) {
-    return t == BlockType::Thinking ? EventType::ThinkingEnd
+    return t == BlockType::Thinking   ? EventType::ThinkingEnd
            : t == BlockType::ToolCall ? EventType::ToolCallEnd
                                       : EventType::TextEnd;
 }
@@ -46,7 +45,7 @@ EventType endType(BlockType t) {
 } // namespace
 
 OpenAIResponsesStreamDecoder::OpenBlock &OpenAIResponsesStreamDecoder::open(int outputIndex, BlockType type,
-                                                                          QList<StreamEvent> &out) {
+                                                                            QList<StreamEvent> &out) {
     auto it = m_open.find(outputIndex);
     if (it != m_open.end())
         return *it;
@@ -96,7 +95,7 @@ StreamEvent OpenAIResponsesStreamDecoder::errorEvent(const QString &code, const 
     e.errorType = code;
     e.errorMessage = code.isEmpty() ? QStringLiteral("OpenAI Responses stream error: %1").arg(message)
                                     : QStringLiteral("OpenAI Responses stream error (%1): %2").arg(code, message);
-    e.errorStatus = OpenAICompletionsStreamDecoder::statusForError(QJsonObject{{L("code"), code}});
+    e.errorStatus = wire::statusForOpenAIError(QJsonObject{{L("code"), code}});
     e.usage = m_usage;
     return e;
 }
@@ -191,9 +190,9 @@ QList<StreamEvent> OpenAIResponsesStreamDecoder::decode(const SseEvent &sse) {
     if (type == L("response.output_text.delta") || type == L("response.refusal.delta") ||
         type == L("response.reasoning_summary_text.delta") || type == L("response.reasoning_text.delta") ||
         type == L("response.function_call_arguments.delta")) {
-        const BlockType kind = type.startsWith(L("response.reasoning")) ? BlockType::Thinking
+        const BlockType kind = type.startsWith(L("response.reasoning"))              ? BlockType::Thinking
                                : type == L("response.function_call_arguments.delta") ? BlockType::ToolCall
-                                                                                       : BlockType::Text;
+                                                                                     : BlockType::Text;
         m_sawRefusal |= type == L("response.refusal.delta");
         const QString delta = data.value(L("delta")).toString();
         if (delta.isEmpty())
@@ -254,7 +253,7 @@ QList<StreamEvent> OpenAIResponsesStreamDecoder::decode(const SseEvent &sse) {
                 it->block.text = summary.join(QStringLiteral("\n\n"));
             }
             // The whole item is kept as the signature: only this API can take it back.
-            it->block.signature = QString::fromUtf8(formats::compactJson(item));
+            it->block.signature = QString::fromUtf8(wire::compactJson(item));
         } else if (itemType == L("function_call") && it != m_open.end()) {
             const QString args = item.value(L("arguments")).toString();
             if (it->block.argumentsJson.isEmpty() && !args.isEmpty()) {
@@ -268,7 +267,7 @@ QList<StreamEvent> OpenAIResponsesStreamDecoder::decode(const SseEvent &sse) {
         } else if (itemType == L("custom_tool_call") && it != m_open.end()) {
             StreamEvent d = event(EventType::ToolCallDelta, it->contentIndex);
             d.delta = it->block.argumentsJson.isEmpty()
-                          ? QString::fromUtf8(formats::compactJson(QJsonObject{{L("input"), item.value(L("input"))}}))
+                          ? QString::fromUtf8(wire::compactJson(QJsonObject{{L("input"), item.value(L("input"))}}))
                           : QStringLiteral("\"}");
             it->block.argumentsJson += d.delta;
             out << d;
