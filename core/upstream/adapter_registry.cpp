@@ -159,6 +159,10 @@ std::optional<QString> UpstreamAdapter::incompatibility(const model::ChatRequest
     return std::nullopt;
 }
 
+NativeBody UpstreamAdapter::nativeBodyFor(const model::ChatRequest &request) const {
+    return !request.stream && wire::apiName(request.sourceApi) == api() ? NativeBody::Keep : NativeBody::Skip;
+}
+
 const UpstreamAdapter *adapterFor(const QString &api) {
     static const AnthropicAdapter anthropic;
     static const OpenAICompletionsAdapter openAICompletions;

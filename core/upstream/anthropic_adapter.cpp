@@ -335,8 +335,8 @@ HttpRequest AnthropicAdapter::buildRequest(const model::ChatRequest &request, co
     return http;
 }
 
-std::unique_ptr<StreamDecoder> AnthropicAdapter::makeDecoder(const Target &) const {
-    return std::make_unique<AnthropicStreamDecoder>();
+std::unique_ptr<StreamDecoder> AnthropicAdapter::makeDecoder(const Target &, NativeBody native) const {
+    return std::make_unique<AnthropicStreamDecoder>(native);
 }
 
 UpstreamErrorInfo AnthropicAdapter::parseError(int, const QByteArray &body) const {

@@ -267,7 +267,7 @@ HttpRequest GoogleAdapter::buildRequest(const model::ChatRequest &request, const
     return http;
 }
 
-std::unique_ptr<StreamDecoder> GoogleAdapter::makeDecoder(const Target &) const {
+std::unique_ptr<StreamDecoder> GoogleAdapter::makeDecoder(const Target &, NativeBody) const {
     return std::make_unique<GoogleStreamDecoder>();
 }
 

@@ -214,8 +214,8 @@ HttpRequest OpenAICompletionsAdapter::buildRequest(const model::ChatRequest &req
     return http;
 }
 
-std::unique_ptr<StreamDecoder> OpenAICompletionsAdapter::makeDecoder(const Target &) const {
-    return std::make_unique<OpenAICompletionsStreamDecoder>();
+std::unique_ptr<StreamDecoder> OpenAICompletionsAdapter::makeDecoder(const Target &, NativeBody native) const {
+    return std::make_unique<OpenAICompletionsStreamDecoder>(native);
 }
 
 UpstreamErrorInfo OpenAICompletionsAdapter::parseError(int, const QByteArray &body) const {

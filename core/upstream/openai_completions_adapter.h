@@ -13,7 +13,8 @@ public:
     QString api() const override { return wire::apiName(kApi); }
     HttpRequest buildRequest(const model::ChatRequest &request, const Target &target,
                              const HeaderList &forwardHeaders) const override;
-    std::unique_ptr<StreamDecoder> makeDecoder(const Target &target) const override;
+    std::unique_ptr<StreamDecoder> makeDecoder(const Target &target,
+                                               NativeBody native = NativeBody::Keep) const override;
     UpstreamErrorInfo parseError(int status, const QByteArray &body) const override;
 
     // The chat body for a request that came in another format (see formats/translation_rules.md).

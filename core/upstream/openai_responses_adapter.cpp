@@ -229,8 +229,8 @@ HttpRequest OpenAIResponsesAdapter::buildRequest(const model::ChatRequest &reque
     return http;
 }
 
-std::unique_ptr<StreamDecoder> OpenAIResponsesAdapter::makeDecoder(const Target &) const {
-    return std::make_unique<OpenAIResponsesStreamDecoder>();
+std::unique_ptr<StreamDecoder> OpenAIResponsesAdapter::makeDecoder(const Target &, NativeBody native) const {
+    return std::make_unique<OpenAIResponsesStreamDecoder>(native);
 }
 
 UpstreamErrorInfo OpenAIResponsesAdapter::parseError(int, const QByteArray &body) const {

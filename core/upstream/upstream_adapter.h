@@ -26,6 +26,11 @@ struct Target {
 // streaming client never needs it, so the bound also caps what a stream costs.
 inline constexpr qint64 kMaxNativeChars = 8 * 1024 * 1024;
 
+// Whether a decoder keeps what it needs to rebuild the upstream's own non-streaming answer
+// (StreamEvent::native). Only a non-streaming client of the same API gets that answer;
+// for any other the decoder keeps nothing of it, so a stream costs only what it streams.
+enum class NativeBody { Keep, Skip };
+
 class StreamDecoder {
 public:
     virtual ~StreamDecoder() = default;
@@ -48,7 +53,10 @@ public:
     // and `forwardHeaders` (anthropic-beta, anthropic-version, OpenAI-Beta) are kept.
     virtual HttpRequest buildRequest(const model::ChatRequest &request, const Target &target,
                                      const HeaderList &forwardHeaders) const = 0;
-    virtual std::unique_ptr<StreamDecoder> makeDecoder(const Target &target) const = 0;
+    virtual std::unique_ptr<StreamDecoder> makeDecoder(const Target &target,
+                                                       NativeBody native = NativeBody::Keep) const = 0;
+    // Keep for a non-streaming client that spoke this API, Skip for any other.
+    NativeBody nativeBodyFor(const model::ChatRequest &request) const;
     virtual UpstreamErrorInfo parseError(int status, const QByteArray &body) const = 0;
     // Why this API cannot serve the request as the client asked, naming the field, or
     // nullopt when it can. A field that changes what the model does and has no

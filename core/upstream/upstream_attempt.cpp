@@ -174,7 +174,7 @@ void UpstreamAttempts::launch(failover::AttemptId id) {
     const HttpRequest req = t.adapter->buildRequest(*m_setup.request, t.target, m_setup.forwardHeaders);
     // Fresh per-try state.
     t.sse = SseReader();
-    t.decoder = t.adapter->makeDecoder(t.target);
+    t.decoder = t.adapter->makeDecoder(t.target, t.adapter->nativeBodyFor(*m_setup.request));
     t.status = 0;
     t.errorBody.clear();
     t.errorHeaders.clear();
