@@ -68,7 +68,7 @@ int main(int argc, char **argv) {
     const int n = std::max(100, parser.value(QStringLiteral("iterations")).toInt());
 
     const QByteArray body = R"({"model":"gpt-bench","stream":false,"messages":[{"role":"user","content":"ping"}]})";
-    const auto &codec = sw::formats::codecFor(sw::formats::InboundFormat::OpenAIChat);
+    const auto &codec = sw::formats::codecFor(sw::wire::Api::OpenAICompletions);
     const sw::upstream::UpstreamAdapter *adapter = sw::upstream::adapterFor(QStringLiteral("openai-completions"));
     sw::upstream::Target target;
     target.provider = QStringLiteral("openai");
@@ -83,7 +83,7 @@ int main(int argc, char **argv) {
         qFatal("the bench body does not decode");
     const double decodeUs = perCallUs(n, [&] { (void)codec.decode(body, &error); });
     const double buildUs =
-        perCallUs(n, [&] { (void)adapter->buildRequest(*parsed, sw::formats::InboundFormat::OpenAIChat, target, {}); });
+        perCallUs(n, [&] { (void)adapter->buildRequest(*parsed, target, {}); });
     const double spliceUs = perCallUs(n, [&] { (void)spliceModel(body, "m"); });
 
     // Answer: the mock's streamed Chat answer (what the gateway asks an OpenAI upstream for)

@@ -17,6 +17,7 @@
 #include "upstream/default_transport.h"
 #include "upstream/upstream_attempt.h"
 #include "util/clock.h"
+#include "wire/api.h"
 
 #include <QCoreApplication>
 #include <QDateTime>
@@ -224,9 +225,9 @@ void Engine::startDemoUpstreams(config::Config &cfg) {
         m_demo.insert(it->id, fake);
         const QString base = fake->baseUrl();
         // Base URLs as the real providers spell them: OpenAI's include /v1, Google's /v1beta.
-        if (it->api == QLatin1String("openai-completions") || it->api == QLatin1String("openai-responses"))
+        if (wire::isApi(it->api, wire::Api::OpenAICompletions) || wire::isApi(it->api, wire::Api::OpenAIResponses))
             it->baseUrl = base + QStringLiteral("/v1");
-        else if (it->api == QLatin1String("google-generative-ai"))
+        else if (wire::isApi(it->api, wire::Api::Google))
             it->baseUrl = base + QStringLiteral("/v1beta");
         else
             it->baseUrl = base;

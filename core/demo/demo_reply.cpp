@@ -2,7 +2,8 @@
 
 #include "demo/demo_brain.h"
 #include "formats/inbound_codec.h"
-#include "formats/wire_json.h"
+#include "wire/json.h"
+#include "wire/sse.h"
 #include "upstream/google_adapter.h"
 
 namespace sw::demo {
@@ -15,9 +16,9 @@ using upstream::GoogleAdapter;
 
 // The codec whose same API is `api`; nullptr for Google (no inbound format) and unknown paths.
 const formats::InboundCodec *codecFor(DemoApi api) {
-    for (auto f : {formats::InboundFormat::OpenAIChat, formats::InboundFormat::AnthropicMessages,
-                   formats::InboundFormat::OpenAIResponses})
-        if (formats::sameApiName(f) == demoApiName(api))
+    for (auto f : {wire::Api::OpenAICompletions, wire::Api::AnthropicMessages,
+                   wire::Api::OpenAIResponses})
+        if (wire::apiName(f) == demoApiName(api))
             return &formats::codecFor(f);
     return nullptr;
 }
@@ -77,7 +78,7 @@ DemoReply encodeDemoReply(DemoApi api, const QList<StreamEvent> &events, bool st
 }
 
 DemoReply buildDemoReply(DemoApi api, const RecordedRequest &request, const QString &label) {
-    formats::ParsedRequest in;
+    model::ChatRequest in;
     if (const formats::InboundCodec *codec = codecFor(api)) {
         model::GatewayError error;
         auto parsed = codec->decode(request.body, &error);
@@ -106,7 +107,7 @@ QByteArray demoInBandError(DemoApi api, const QString &message) {
     const auto error = model::GatewayError::make(529, model::ErrorCategory::Overloaded, message);
     const formats::InboundCodec *codec = codecFor(api);
     if (!codec)
-        return formats::sseFrame(GoogleAdapter::errorJson(503, message));
+        return wire::sseFrame(GoogleAdapter::errorJson(503, message));
     auto encoder = codec->makeStreamEncoder(encodeInfo(QStringLiteral("demo-model")));
     StreamEvent start;
     start.type = EventType::Start;
@@ -118,7 +119,7 @@ QByteArray demoErrorBody(DemoApi api, int status) {
     const QString message = QStringLiteral("demo upstream answered %1").arg(status);
     const formats::InboundCodec *codec = codecFor(api);
     if (!codec)
-        return formats::compactJson(GoogleAdapter::errorJson(status, message));
+        return wire::compactJson(GoogleAdapter::errorJson(status, message));
     return codec->encodeError(model::GatewayError::make(status, model::GatewayError::categoryForStatus(status), message));
 }
 

@@ -3,6 +3,7 @@
 #include "demo/demo_reply.h"
 #include "http/body_decoder.h"
 #include "http/head_parser.h"
+#include "wire/api.h"
 
 #include <QHostAddress>
 #include <QPointer>
@@ -32,13 +33,13 @@ DemoApi demoApiForPath(QByteArrayView path) {
 QString demoApiName(DemoApi api) {
     switch (api) {
     case DemoApi::AnthropicMessages:
-        return QStringLiteral("anthropic-messages");
+        return wire::apiName(wire::Api::AnthropicMessages);
     case DemoApi::OpenAICompletions:
-        return QStringLiteral("openai-completions");
+        return wire::apiName(wire::Api::OpenAICompletions);
     case DemoApi::OpenAIResponses:
-        return QStringLiteral("openai-responses");
+        return wire::apiName(wire::Api::OpenAIResponses);
     case DemoApi::GoogleGenerativeAI:
-        return QStringLiteral("google-generative-ai");
+        return wire::apiName(wire::Api::Google);
     case DemoApi::Unknown:
         break;
     }

@@ -47,7 +47,7 @@ QString classificationOf(const model::StreamEvent &e) {
 }
 } // namespace
 
-AttemptLoop::AttemptLoop(Deps deps, LoopSettings settings, Resolution resolution, const formats::ParsedRequest &parsed,
+AttemptLoop::AttemptLoop(Deps deps, LoopSettings settings, Resolution resolution, const model::ChatRequest &parsed,
                          std::function<void()> onFinished)
     : m_deps(std::move(deps)), m_clock(*m_deps.clock), m_settings(std::move(settings)),
       m_resolution(std::move(resolution)), m_parsed(parsed), m_onFinished(std::move(onFinished)) {
@@ -190,7 +190,7 @@ void AttemptLoop::beginAttempt(const Candidate &candidate) {
         m_deps.observer->attemptLogged(r, {{QStringLiteral("reason"), *rejection}});
         return nextCandidate();
     }
-    if (auto why = CandidatePolicy::incompatibility(candidate, m_parsed, m_settings.format)) {
+    if (auto why = CandidatePolicy::incompatibility(candidate, m_parsed)) {
         // issue 12: a field this API cannot honour is skipped like a precheck, whichever position
         // the candidate has; failover finds one that can, else the client gets a 400 naming it.
         r.message = *why;

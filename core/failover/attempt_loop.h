@@ -17,7 +17,7 @@
 #include "failover/candidate_resolver.h"
 #include "failover/commit_hold.h"
 #include "failover/failure_classifier.h"
-#include "formats/inbound_codec.h"
+#include "model/chat_request.h"
 #include "model/event_accumulator.h"
 #include "model/gateway_error.h"
 #include "util/clock.h"
@@ -157,7 +157,7 @@ struct LoopSettings {
     QString tenant;
     QString requestId;
     QString requestedModel;
-    formats::InboundFormat format = formats::InboundFormat::AnthropicMessages;
+    wire::Api format = wire::Api::AnthropicMessages;
     bool stream = false;
     bool failoverEnabled = true;
     qint64 deadlineMs = 0;
@@ -179,7 +179,7 @@ public:
         std::function<qint64(qint64)> random;         // retry jitter; RetryPolicy::systemRandom() when empty
     };
 
-    AttemptLoop(Deps deps, LoopSettings settings, Resolution resolution, const formats::ParsedRequest &parsed,
+    AttemptLoop(Deps deps, LoopSettings settings, Resolution resolution, const model::ChatRequest &parsed,
                 std::function<void()> onFinished);
     ~AttemptLoop();
     Q_DISABLE_COPY_MOVE(AttemptLoop)
@@ -244,7 +244,7 @@ private:
     util::Clock &m_clock;
     LoopSettings m_settings;
     Resolution m_resolution;
-    const formats::ParsedRequest &m_parsed;
+    const model::ChatRequest &m_parsed;
     std::function<void()> m_onFinished;
 
     // Every attempt of the request, by id; kept (settled) to the end so a callback of a

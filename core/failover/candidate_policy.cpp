@@ -42,8 +42,8 @@ bool CandidatePolicy::isCostCeiling(const QString &reason) {
     return reason.startsWith(kCeiling);
 }
 
-std::optional<QString> CandidatePolicy::precheckRejection(const Candidate &c, const formats::ParsedRequest &request,
-                                                          formats::InboundFormat format) {
+std::optional<QString> CandidatePolicy::precheckRejection(const Candidate &c, const model::ChatRequest &request,
+                                                          wire::Api format) {
     if (c.model.kind == QLatin1String("embedding"))
         return QStringLiteral("%1 is an embedding model and cannot answer chat requests").arg(c.name());
     bool hasImage = false;
@@ -57,20 +57,19 @@ std::optional<QString> CandidatePolicy::precheckRejection(const Candidate &c, co
             }
     if (hasImage && !c.model.input.contains(QLatin1String("image")))
         return QStringLiteral("%1 does not accept image input").arg(c.name());
-    if (hasFileId && format == formats::InboundFormat::OpenAIResponses &&
-        c.provider.api != QLatin1String("openai-responses"))
+    if (hasFileId && format == wire::Api::OpenAIResponses &&
+        !wire::isApi(c.provider.api, wire::Api::OpenAIResponses))
         return QStringLiteral("%1 cannot read OpenAI file references").arg(c.name());
     if (!upstream::adapterFor(c.provider.api))
         return QStringLiteral("%1 uses an unsupported upstream API \"%2\"").arg(c.name(), c.provider.api);
     return std::nullopt;
 }
 
-std::optional<QString> CandidatePolicy::incompatibility(const Candidate &c, const formats::ParsedRequest &request,
-                                                        formats::InboundFormat format) {
+std::optional<QString> CandidatePolicy::incompatibility(const Candidate &c, const model::ChatRequest &request) {
     const upstream::UpstreamAdapter *adapter = upstream::adapterFor(c.provider.api);
     if (!adapter)
         return std::nullopt; // precheckRejection's business
-    if (auto why = adapter->incompatibility(request, format))
+    if (auto why = adapter->incompatibility(request))
         return QStringLiteral("%1 cannot serve this request: %2").arg(c.name(), *why);
     return std::nullopt;
 }

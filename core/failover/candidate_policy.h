@@ -4,7 +4,7 @@
 // candidate the tenant may use. Pure; the loop reports a reason as a skipped row.
 
 #include "failover/candidate_resolver.h"
-#include "formats/inbound_codec.h"
+#include "model/chat_request.h"
 
 namespace sw::failover {
 
@@ -19,13 +19,12 @@ public:
     // record: chatRouteRejection and the Responses file-reference check (embedding model,
     // image input, OpenAI file references, unknown API). The first candidate fails with
     // it as it would without failover; a follower is skipped.
-    static std::optional<QString> precheckRejection(const Candidate &candidate, const formats::ParsedRequest &request,
-                                                    formats::InboundFormat format);
+    static std::optional<QString> precheckRejection(const Candidate &candidate, const model::ChatRequest &request,
+                                                    wire::Api format);
     // The adapter cannot serve this request as asked (a field with no mapping to its API,
     // e.g. previous_response_id to anything but a Responses upstream): the candidate is
     // skipped like a precheck; with none left the client gets a 400 naming the field.
-    static std::optional<QString> incompatibility(const Candidate &candidate, const formats::ParsedRequest &request,
-                                                  formats::InboundFormat format);
+    static std::optional<QString> incompatibility(const Candidate &candidate, const model::ChatRequest &request);
 };
 
 } // namespace sw::failover

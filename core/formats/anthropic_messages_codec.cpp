@@ -1,7 +1,8 @@
 #include "formats/anthropic_messages_codec.h"
 
 #include "formats/anthropic_messages_stream_encoder.h"
-#include "formats/wire_json.h"
+#include "formats/decode_prologue.h"
+#include "wire/json.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -13,7 +14,6 @@ using namespace sw::model;
 
 namespace {
 
-constexpr const char *kGoogleApi = "google-generative-ai";
 // Marks a Google function call's thoughtSignature carried in a thinking block. Gemini
 // signatures are base64, so they never start with this text.
 constexpr const char *kFunctionCallCarrier = "fc.";
@@ -107,7 +107,8 @@ bool decodeAssistantBlocks(const QJsonValue &content, Message *msg, const QStrin
             const TaggedSignature sig = untagSignature(b.value(L("signature")).toString());
             out.signature = sig.signature;
             out.signatureApi = sig.api;
-            if (sig.api == L(kGoogleApi) && sig.signature.startsWith(L(kFunctionCallCarrier)) && out.text.isEmpty()) {
+            if (sig.api == wire::apiName(wire::Api::Google) && sig.signature.startsWith(L(kFunctionCallCarrier)) &&
+                out.text.isEmpty()) {
                 pendingCallSignature = sig.signature.mid(qsizetype(qstrlen(kFunctionCallCarrier)));
                 continue; // it belongs to the tool_use that follows
             }
@@ -119,7 +120,7 @@ bool decodeAssistantBlocks(const QJsonValue &content, Message *msg, const QStrin
             out.type = BlockType::ToolCall;
             if (!pendingCallSignature.isEmpty()) {
                 out.signature = pendingCallSignature;
-                out.signatureApi = QLatin1String(kGoogleApi);
+                out.signatureApi = wire::apiName(wire::Api::Google);
                 pendingCallSignature.clear();
             }
             out.toolCallId = b.value(L("id")).toString();
@@ -127,7 +128,7 @@ bool decodeAssistantBlocks(const QJsonValue &content, Message *msg, const QStrin
             if (out.toolName.isEmpty())
                 return rejectRequest(error, QStringLiteral("%1[%2].name: required string").arg(where).arg(i));
             out.arguments = b.value(L("input")).toObject();
-            out.argumentsJson = QString::fromUtf8(compactJson(out.arguments));
+            out.argumentsJson = QString::fromUtf8(wire::compactJson(out.arguments));
         } else {
             continue; // server_tool_use and friends: passthrough only
         }
@@ -138,11 +139,11 @@ bool decodeAssistantBlocks(const QJsonValue &content, Message *msg, const QStrin
 
 } // namespace
 
-std::optional<ParsedRequest> AnthropicMessagesCodec::decode(const QByteArray &body, GatewayError *error) const {
-    auto begun = beginDecode(body, error);
+std::optional<model::ChatRequest> AnthropicMessagesCodec::decode(const QByteArray &body, GatewayError *error) const {
+    auto begun = beginDecode(format(), body, error);
     if (!begun)
         return std::nullopt;
-    ParsedRequest req = std::move(*begun);
+    model::ChatRequest req = std::move(*begun);
     const QJsonObject &o = req.raw;
 
     const QJsonValue system = o.value(L("system"));
@@ -182,7 +183,7 @@ std::optional<ParsedRequest> AnthropicMessagesCodec::decode(const QByteArray &bo
         } else if (role == L("assistant")) {
             Message msg;
             msg.role = Role::Assistant;
-            msg.api = QStringLiteral("anthropic-messages");
+            msg.api = QString(wire::apiName(wire::Api::AnthropicMessages));
             if (!decodeAssistantBlocks(content, &msg, where + L(".content"), error))
                 return std::nullopt;
             req.context.messages.append(msg);
@@ -343,7 +344,7 @@ QString AnthropicMessagesCodec::errorType(ErrorCategory category) {
 QJsonObject AnthropicMessagesCodec::errorJson(const GatewayError &error) {
     QString type = errorType(error.category);
     QString message = error.message;
-    if (error.upstreamApi == L("anthropic-messages") && !error.code.isEmpty()) {
+    if (error.upstreamApi == wire::apiName(wire::Api::AnthropicMessages) && !error.code.isEmpty()) {
         type = error.code; // Anthropic's own error type, as sent
     } else {
         switch (error.portable()) {
@@ -378,7 +379,7 @@ QJsonObject AnthropicMessagesCodec::usageJson(const Usage &usage) {
 
 QString AnthropicMessagesCodec::signatureFor(const ContentBlock &thinking, const QString &upstreamApi) {
     const QString maker = thinking.signatureApi.isEmpty() ? upstreamApi : thinking.signatureApi;
-    if (maker == L("anthropic-messages") || maker.isEmpty())
+    if (maker == wire::apiName(wire::Api::AnthropicMessages) || maker.isEmpty())
         return thinking.signature;
     // Tagged even when empty: the client sends the block back, and the tag says it is foreign.
     return tagSignature(maker, thinking.signature);
@@ -387,7 +388,7 @@ QString AnthropicMessagesCodec::signatureFor(const ContentBlock &thinking, const
 std::optional<QJsonObject> AnthropicMessagesCodec::functionCallSignatureBlock(const ContentBlock &call,
                                                                               const QString &upstreamApi) {
     const QString maker = call.signatureApi.isEmpty() ? upstreamApi : call.signatureApi;
-    if (call.signature.isEmpty() || maker != L(kGoogleApi))
+    if (call.signature.isEmpty() || maker != wire::apiName(wire::Api::Google))
         return std::nullopt;
     return QJsonObject{{L("type"), L("thinking")},
                        {L("thinking"), QString()},
@@ -395,13 +396,13 @@ std::optional<QJsonObject> AnthropicMessagesCodec::functionCallSignatureBlock(co
 }
 
 QByteArray AnthropicMessagesCodec::encodeResponse(const AssistantMessage &message, const EncodeInfo &info) const {
-    if (info.upstreamApi == L("anthropic-messages") && !message.native.isEmpty() &&
+    if (info.upstreamApi == wire::apiName(wire::Api::AnthropicMessages) && !message.native.isEmpty() &&
         message.stopReason != StopReason::Error && message.stopReason != StopReason::Aborted) {
         // Same API: the upstream's own message, every field it defines (stop_sequence,
         // citations, server tool blocks, usage.server_tool_use), as a passthrough stream shows.
         QJsonObject native = message.native;
         native.insert(L("model"), info.model);
-        return compactJson(native);
+        return wire::compactJson(native);
     }
     QJsonArray content;
     for (const ContentBlock &b : message.content) {
@@ -430,20 +431,21 @@ QByteArray AnthropicMessagesCodec::encodeResponse(const AssistantMessage &messag
         }
     }
     // The upstream's own id when it is the client's API (what a passthrough stream shows too).
-    const QString id = info.upstreamApi == L("anthropic-messages") && !message.responseId.isEmpty() ? message.responseId
-                                                                                                    : info.responseId;
-    return compactJson(QJsonObject{{L("id"), id},
-                                   {L("type"), L("message")},
-                                   {L("role"), L("assistant")},
-                                   {L("model"), info.model},
-                                   {L("content"), content},
-                                   {L("stop_reason"), stopReasonName(message.stopReason)},
-                                   {L("stop_sequence"), QJsonValue::Null},
-                                   {L("usage"), usageJson(message.usage)}});
+    const QString id = info.upstreamApi == wire::apiName(wire::Api::AnthropicMessages) && !message.responseId.isEmpty()
+                           ? message.responseId
+                           : info.responseId;
+    return wire::compactJson(QJsonObject{{L("id"), id},
+                                         {L("type"), L("message")},
+                                         {L("role"), L("assistant")},
+                                         {L("model"), info.model},
+                                         {L("content"), content},
+                                         {L("stop_reason"), stopReasonName(message.stopReason)},
+                                         {L("stop_sequence"), QJsonValue::Null},
+                                         {L("usage"), usageJson(message.usage)}});
 }
 
 QByteArray AnthropicMessagesCodec::encodeError(const GatewayError &error) const {
-    return compactJson(errorJson(error));
+    return wire::compactJson(errorJson(error));
 }
 
 } // namespace sw::formats

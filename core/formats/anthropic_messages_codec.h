@@ -7,8 +7,8 @@ namespace sw::formats {
 
 class AnthropicMessagesCodec final : public InboundCodec {
 public:
-    InboundFormat format() const override { return InboundFormat::AnthropicMessages; }
-    std::optional<ParsedRequest> decode(const QByteArray &body, model::GatewayError *error) const override;
+    wire::Api format() const override { return wire::Api::AnthropicMessages; }
+    std::optional<model::ChatRequest> decode(const QByteArray &body, model::GatewayError *error) const override;
     std::unique_ptr<StreamEncoder> makeStreamEncoder(const EncodeInfo &info) const override;
     QByteArray encodeResponse(const model::AssistantMessage &message, const EncodeInfo &info) const override;
     QByteArray encodeError(const model::GatewayError &error) const override;

@@ -1,7 +1,8 @@
 #include "formats/anthropic_messages_stream_encoder.h"
 
 #include "formats/anthropic_messages_codec.h"
-#include "formats/wire_json.h"
+#include "wire/json.h"
+#include "wire/sse.h"
 
 #include <QJsonArray>
 
@@ -27,15 +28,15 @@ QByteArray AnthropicMessagesStreamEncoder::messageStartOnce(const Usage &usage) 
                               {L("stop_reason"), QJsonValue::Null},
                               {L("stop_sequence"), QJsonValue::Null},
                               {L("usage"), AnthropicMessagesCodec::usageJson(usage)}};
-    return sseFrame(QJsonObject{{L("type"), L("message_start")}, {L("message"), message}}, "message_start");
+    return wire::sseFrame(QJsonObject{{L("type"), L("message_start")}, {L("message"), message}}, "message_start");
 }
 
 QByteArray AnthropicMessagesStreamEncoder::closeBlock() {
     if (m_openContentIndex < 0)
         return {};
     m_openContentIndex = -1;
-    return sseFrame(QJsonObject{{L("type"), L("content_block_stop")}, {L("index"), m_nextWireIndex - 1}},
-                    "content_block_stop");
+    return wire::sseFrame(QJsonObject{{L("type"), L("content_block_stop")}, {L("index"), m_nextWireIndex - 1}},
+                          "content_block_stop");
 }
 
 QByteArray AnthropicMessagesStreamEncoder::openBlock(int contentIndex, const QJsonObject &contentBlock) {
@@ -43,10 +44,10 @@ QByteArray AnthropicMessagesStreamEncoder::openBlock(int contentIndex, const QJs
     QByteArray out = messageStartOnce({}) + closeBlock();
     m_openContentIndex = contentIndex;
     m_openHadDelta = false;
-    out += sseFrame(QJsonObject{{L("type"), L("content_block_start")},
-                                {L("index"), m_nextWireIndex++},
-                                {L("content_block"), contentBlock}},
-                    "content_block_start");
+    out += wire::sseFrame(QJsonObject{{L("type"), L("content_block_start")},
+                                      {L("index"), m_nextWireIndex++},
+                                      {L("content_block"), contentBlock}},
+                          "content_block_start");
     return out;
 }
 
@@ -70,7 +71,7 @@ QByteArray AnthropicMessagesStreamEncoder::ensureOpen(int contentIndex, BlockTyp
 
 QByteArray AnthropicMessagesStreamEncoder::delta(const QJsonObject &delta) {
     m_openHadDelta = true;
-    return sseFrame(
+    return wire::sseFrame(
         QJsonObject{{L("type"), L("content_block_delta")}, {L("index"), m_nextWireIndex - 1}, {L("delta"), delta}},
         "content_block_delta");
 }
@@ -143,7 +144,7 @@ QByteArray AnthropicMessagesStreamEncoder::encode(const StreamEvent &event) {
         QByteArray out;
         if (!m_openHadDelta && !event.block.arguments.isEmpty()) // upstream gave the arguments whole
             out += delta(QJsonObject{{L("type"), L("input_json_delta")},
-                                     {L("partial_json"), QString::fromUtf8(compactJson(event.block.arguments))}});
+                                     {L("partial_json"), QString::fromUtf8(wire::compactJson(event.block.arguments))}});
         return out + closeBlock();
     }
     case EventType::Image:
@@ -151,14 +152,14 @@ QByteArray AnthropicMessagesStreamEncoder::encode(const StreamEvent &event) {
     case EventType::Done: {
         m_finished = true;
         QByteArray out = messageStartOnce({}) + closeBlock();
-        out +=
-            sseFrame(QJsonObject{{L("type"), L("message_delta")},
-                                 {L("delta"),
-                                  QJsonObject{{L("stop_reason"), AnthropicMessagesCodec::stopReasonName(event.reason)},
-                                              {L("stop_sequence"), QJsonValue::Null}}},
-                                 {L("usage"), AnthropicMessagesCodec::usageJson(event.usage)}},
-                     "message_delta");
-        out += sseFrame(QJsonObject{{L("type"), L("message_stop")}}, "message_stop");
+        out += wire::sseFrame(
+            QJsonObject{
+                {L("type"), L("message_delta")},
+                {L("delta"), QJsonObject{{L("stop_reason"), AnthropicMessagesCodec::stopReasonName(event.reason)},
+                                         {L("stop_sequence"), QJsonValue::Null}}},
+                {L("usage"), AnthropicMessagesCodec::usageJson(event.usage)}},
+            "message_delta");
+        out += wire::sseFrame(QJsonObject{{L("type"), L("message_stop")}}, "message_stop");
         return out;
     }
     case EventType::Error: {
@@ -171,7 +172,7 @@ QByteArray AnthropicMessagesStreamEncoder::encode(const StreamEvent &event) {
 
 QByteArray AnthropicMessagesStreamEncoder::encodeError(const GatewayError &error) {
     m_finished = true;
-    return sseFrame(AnthropicMessagesCodec::errorJson(error), "error");
+    return wire::sseFrame(AnthropicMessagesCodec::errorJson(error), "error");
 }
 
 } // namespace sw::formats

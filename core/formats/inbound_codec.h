@@ -4,6 +4,7 @@
 // format's bytes. One implementation per route format.
 
 #include "model/chat.h"
+#include "model/chat_request.h"
 #include "model/gateway_error.h"
 
 #include <QByteArray>
@@ -12,24 +13,8 @@
 
 namespace sw::formats {
 
-enum class InboundFormat { OpenAIChat, AnthropicMessages, OpenAIResponses, PiNative };
-
-// The upstream API name a format is the same API as ("" for pi native).
-QString sameApiName(InboundFormat f);
-QString formatName(InboundFormat f); // "openai-chat", "anthropic-messages", "openai-responses", "pi"
-
-struct ParsedRequest {
-    QString model;             // as the client sent it
-    bool stream = false;
-    bool includeUsage = false; // OpenAI chat stream_options.include_usage
-    model::Context context;
-    model::Options options;
-    QJsonObject raw;           // the body as sent, for same-API passthrough
-
-    // Names of the client's free-form (`custom`) tools: their calls go back to the client
-    // as custom calls whatever API answered (EncodeInfo::customTools).
-    QStringList customToolNames() const;
-};
+// A client route speaks one API (wire::Api, never Google): its name as telemetry reports it.
+QString formatName(wire::Api api); // "openai-chat", "anthropic-messages", "openai-responses", "pi"
 
 // Facts an encoder puts into its output.
 struct EncodeInfo {
@@ -39,7 +24,7 @@ struct EncodeInfo {
     bool includeUsage = false; // OpenAI chat: send the final usage chunk
     QString upstreamApi;       // the API that produced the answer (pi: AssistantMessage.api), when known
     QString upstreamProvider;  // the provider id that produced it (pi: AssistantMessage.provider)
-    QStringList customTools;   // ParsedRequest::customToolNames(): calls of these are custom_tool_call items
+    QStringList customTools;   // ChatRequest::customToolNames(): calls of these are custom_tool_call items
 };
 
 // Stateful: one per streamed response. Returns raw SSE bytes (complete frames).
@@ -56,10 +41,10 @@ public:
 class InboundCodec {
 public:
     virtual ~InboundCodec() = default;
-    virtual InboundFormat format() const = 0;
+    virtual wire::Api format() const = 0;
     // Parses a request body. On failure returns nullopt and sets *error
     // (status 400, category InvalidRequest, a message naming the bad field).
-    virtual std::optional<ParsedRequest> decode(const QByteArray &body, model::GatewayError *error) const = 0;
+    virtual std::optional<model::ChatRequest> decode(const QByteArray &body, model::GatewayError *error) const = 0;
     virtual std::unique_ptr<StreamEncoder> makeStreamEncoder(const EncodeInfo &info) const = 0;
     // Non-streaming answer body (JSON).
     virtual QByteArray encodeResponse(const model::AssistantMessage &message, const EncodeInfo &info) const = 0;
@@ -67,7 +52,7 @@ public:
     virtual QByteArray encodeError(const model::GatewayError &error) const = 0;
 };
 
-// Registry: one shared, stateless codec per format.
-const InboundCodec &codecFor(InboundFormat f);
+// Registry: one shared, stateless codec per client route API (not Google: no route).
+const InboundCodec &codecFor(wire::Api api);
 
 } // namespace sw::formats

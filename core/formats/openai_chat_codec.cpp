@@ -1,9 +1,10 @@
 #include "formats/openai_chat_codec.h"
 
+#include "formats/decode_prologue.h"
 #include "formats/openai_chat_stream_encoder.h"
 #include "formats/openai_responses_codec.h"
-#include "formats/wire_json.h"
 #include "model/event_accumulator.h"
+#include "wire/json.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -22,7 +23,7 @@ QLatin1String L(const char *s) {
 ContentBlock imageFromUrl(const QString &url) {
     ContentBlock b;
     b.type = BlockType::Image;
-    if (!splitDataUri(url, &b.mimeType, &b.data))
+    if (!wire::splitDataUri(url, &b.mimeType, &b.data))
         b.url = url;
     return b;
 }
@@ -57,13 +58,13 @@ bool decodeUserContent(const QJsonValue &content, QList<ContentBlock> *out, cons
     return true;
 }
 
-bool decodeMessage(const QJsonObject &m, const QString &where, ParsedRequest *req, GatewayError *error) {
+bool decodeMessage(const QJsonObject &m, const QString &where, model::ChatRequest *req, GatewayError *error) {
     const QString role = m.value(L("role")).toString();
     if (role.isEmpty())
         return rejectRequest(error, where + L(".role: required string"));
     Context &ctx = req->context;
     if (role == L("system") || role == L("developer")) {
-        const QString text = textOfContent(m.value(L("content")));
+        const QString text = wire::textOfContent(m.value(L("content")));
         if (!text.isEmpty())
             ctx.systemPrompt += (ctx.systemPrompt.isEmpty() ? QString() : QStringLiteral("\n\n")) + text;
         return true;
@@ -79,7 +80,7 @@ bool decodeMessage(const QJsonObject &m, const QString &where, ParsedRequest *re
     if (role == L("assistant")) {
         Message msg;
         msg.role = Role::Assistant;
-        msg.api = QStringLiteral("openai-completions");
+        msg.api = QString(wire::apiName(wire::Api::OpenAICompletions));
         for (const char *key : {"reasoning_content", "reasoning", "reasoning_text"}) {
             const QString r = m.value(L(key)).toString();
             if (!r.isEmpty()) {
@@ -90,7 +91,7 @@ bool decodeMessage(const QJsonObject &m, const QString &where, ParsedRequest *re
                 break;
             }
         }
-        const QString text = textOfContent(m.value(L("content")));
+        const QString text = wire::textOfContent(m.value(L("content")));
         if (!text.isEmpty())
             msg.content.append(ContentBlock::makeText(text));
         const QJsonValue calls = m.value(L("tool_calls"));
@@ -107,7 +108,7 @@ bool decodeMessage(const QJsonObject &m, const QString &where, ParsedRequest *re
             b.toolCallId = c.value(L("id")).toString();
             b.toolName = fn.value(L("name")).toString();
             const QJsonValue args = fn.value(L("arguments"));
-            b.argumentsJson = args.isObject() ? QString::fromUtf8(compactJson(args.toObject())) : args.toString();
+            b.argumentsJson = args.isObject() ? QString::fromUtf8(wire::compactJson(args.toObject())) : args.toString();
             b.arguments = parseToolArguments(b.argumentsJson);
             msg.content.append(b);
         }
@@ -160,11 +161,11 @@ bool optionalInt(const QJsonObject &o, const char *key, std::optional<int> *out,
 
 } // namespace
 
-std::optional<ParsedRequest> OpenAIChatCodec::decode(const QByteArray &body, GatewayError *error) const {
-    auto begun = beginDecode(body, error);
+std::optional<model::ChatRequest> OpenAIChatCodec::decode(const QByteArray &body, GatewayError *error) const {
+    auto begun = beginDecode(format(), body, error);
     if (!begun)
         return std::nullopt;
-    ParsedRequest req = std::move(*begun);
+    model::ChatRequest req = std::move(*begun);
     const QJsonObject &o = req.raw;
     const QJsonValue messages = o.value(L("messages"));
     if (!messages.isArray()) {
@@ -266,8 +267,10 @@ std::optional<ParsedRequest> OpenAIChatCodec::decode(const QByteArray &body, Gat
         opt.toolChoice = choice.toString();
     else if (choice.isObject()) {
         const QJsonObject c = choice.toObject();
-        opt.toolChoice = c.value(L("function")).toObject().value(L("name")).toString(
-            c.value(L("custom")).toObject().value(L("name")).toString());
+        opt.toolChoice = c.value(L("function"))
+                             .toObject()
+                             .value(L("name"))
+                             .toString(c.value(L("custom")).toObject().value(L("name")).toString());
     }
     if (o.value(L("parallel_tool_calls")).isBool())
         opt.parallelToolCalls = o.value(L("parallel_tool_calls")).toBool();
@@ -365,7 +368,8 @@ QJsonObject OpenAIChatCodec::errorJson(const GatewayError &error) {
     QString outType = QLatin1String(type);
     QString outCode = QLatin1String(code);
     QJsonValue param = QJsonValue::Null;
-    if (error.upstreamApi == L("openai-completions") || error.upstreamApi == L("openai-responses")) {
+    if (error.upstreamApi == wire::apiName(wire::Api::OpenAICompletions) ||
+        error.upstreamApi == wire::apiName(wire::Api::OpenAIResponses)) {
         // The same error vocabulary: code, type and param as the upstream sent them
         // (Codex and the SDKs read context_length_exceeded from here).
         if (!error.code.isEmpty())
@@ -424,10 +428,10 @@ QByteArray OpenAIChatCodec::encodeResponse(const AssistantMessage &message, cons
             toolCalls.append(QJsonObject{
                 {L("id"), b.toolCallId},
                 {L("type"), L("function")},
-                {L("function"),
-                 QJsonObject{{L("name"), b.toolName},
-                             {L("arguments"), b.argumentsJson.isEmpty() ? QString::fromUtf8(compactJson(b.arguments))
-                                                                        : b.argumentsJson}}}});
+                {L("function"), QJsonObject{{L("name"), b.toolName},
+                                            {L("arguments"), b.argumentsJson.isEmpty()
+                                                                 ? QString::fromUtf8(wire::compactJson(b.arguments))
+                                                                 : b.argumentsJson}}}});
             break;
         case BlockType::Image:
             break; // chat completions has no image output
@@ -435,14 +439,14 @@ QByteArray OpenAIChatCodec::encodeResponse(const AssistantMessage &message, cons
     }
     // Same API: what the canonical message has no room for comes from the upstream's
     // stream as sent (logprobs, annotations, refusal, usage details, system_fingerprint).
-    const bool sameApi = info.upstreamApi == L("openai-completions");
+    const bool sameApi = info.upstreamApi == wire::apiName(wire::Api::OpenAICompletions);
     const QJsonObject native = sameApi ? message.native : QJsonObject();
     const QString refusal = native.value(L("refusal")).toString();
     if (!refusal.isEmpty() && text.endsWith(refusal))
         text.chop(refusal.size()); // the canonical text carries the refusal too
     QJsonObject msg{{L("role"), L("assistant")},
-                    {L("content"), text.isEmpty() && (!toolCalls.isEmpty() || !refusal.isEmpty()) ? QJsonValue()
-                                                                                                  : QJsonValue(text)}};
+                    {L("content"),
+                     text.isEmpty() && (!toolCalls.isEmpty() || !refusal.isEmpty()) ? QJsonValue() : QJsonValue(text)}};
     if (!refusal.isEmpty())
         msg.insert(L("refusal"), refusal);
     if (!reasoning.isEmpty())
@@ -454,7 +458,7 @@ QByteArray OpenAIChatCodec::encodeResponse(const AssistantMessage &message, cons
     const QJsonObject choice{{L("index"), 0},
                              {L("message"), msg},
                              {L("logprobs"), native.value(L("logprobs")).isObject() ? native.value(L("logprobs"))
-                                                                                      : QJsonValue(QJsonValue::Null)},
+                                                                                    : QJsonValue(QJsonValue::Null)},
                              {L("finish_reason"), finishReason(message.stopReason)}};
     // The upstream's own id when it is the client's API (what a passthrough stream shows too).
     const QString id = sameApi && !message.responseId.isEmpty() ? message.responseId : info.responseId;
@@ -464,15 +468,15 @@ QByteArray OpenAIChatCodec::encodeResponse(const AssistantMessage &message, cons
                      {L("model"), info.model},
                      {L("choices"), QJsonArray{choice}},
                      {L("usage"), native.value(L("usage")).isObject() ? native.value(L("usage"))
-                                                                       : QJsonValue(usageJson(message.usage))}};
+                                                                      : QJsonValue(usageJson(message.usage))}};
     for (const char *key : {"system_fingerprint", "service_tier"})
         if (native.value(L(key)).isString())
             body.insert(L(key), native.value(L(key)));
-    return compactJson(body);
+    return wire::compactJson(body);
 }
 
 QByteArray OpenAIChatCodec::encodeError(const GatewayError &error) const {
-    return compactJson(errorJson(error));
+    return wire::compactJson(errorJson(error));
 }
 
 } // namespace sw::formats

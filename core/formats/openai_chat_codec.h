@@ -7,8 +7,8 @@ namespace sw::formats {
 
 class OpenAIChatCodec final : public InboundCodec {
 public:
-    InboundFormat format() const override { return InboundFormat::OpenAIChat; }
-    std::optional<ParsedRequest> decode(const QByteArray &body, model::GatewayError *error) const override;
+    wire::Api format() const override { return wire::Api::OpenAICompletions; }
+    std::optional<model::ChatRequest> decode(const QByteArray &body, model::GatewayError *error) const override;
     std::unique_ptr<StreamEncoder> makeStreamEncoder(const EncodeInfo &info) const override;
     QByteArray encodeResponse(const model::AssistantMessage &message, const EncodeInfo &info) const override;
     QByteArray encodeError(const model::GatewayError &error) const override;

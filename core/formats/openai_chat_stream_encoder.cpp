@@ -2,7 +2,8 @@
 
 #include "formats/openai_chat_codec.h"
 #include "formats/openai_responses_codec.h"
-#include "formats/wire_json.h"
+#include "wire/json.h"
+#include "wire/sse.h"
 
 #include <QJsonArray>
 
@@ -18,11 +19,11 @@ QLatin1String L(const char *s) {
 
 QByteArray OpenAIChatStreamEncoder::chunk(const QJsonObject &delta, const QJsonValue &finishReason) {
     const QJsonObject choice{{L("index"), 0}, {L("delta"), delta}, {L("finish_reason"), finishReason}};
-    return sseFrame(QJsonObject{{L("id"), m_info.responseId},
-                                {L("object"), L("chat.completion.chunk")},
-                                {L("created"), m_info.createdSecs},
-                                {L("model"), m_info.model},
-                                {L("choices"), QJsonArray{choice}}});
+    return wire::sseFrame(QJsonObject{{L("id"), m_info.responseId},
+                                      {L("object"), L("chat.completion.chunk")},
+                                      {L("created"), m_info.createdSecs},
+                                      {L("model"), m_info.model},
+                                      {L("choices"), QJsonArray{choice}}});
 }
 
 QByteArray OpenAIChatStreamEncoder::roleChunkOnce() {
@@ -96,19 +97,20 @@ QByteArray OpenAIChatStreamEncoder::encode(const StreamEvent &event) {
         m_toolsWithArguments.insert(event.contentIndex);
         const QJsonObject call{
             {L("index"), *it},
-            {L("function"), QJsonObject{{L("arguments"), QString::fromUtf8(compactJson(event.block.arguments))}}}};
+            {L("function"),
+             QJsonObject{{L("arguments"), QString::fromUtf8(wire::compactJson(event.block.arguments))}}}};
         return chunk(QJsonObject{{L("tool_calls"), QJsonArray{call}}});
     }
     case EventType::Done: {
         m_finished = true;
         QByteArray out = roleChunkOnce() + chunk(QJsonObject(), OpenAIChatCodec::finishReason(event.reason));
         if (m_info.includeUsage)
-            out += sseFrame(QJsonObject{{L("id"), m_info.responseId},
-                                        {L("object"), L("chat.completion.chunk")},
-                                        {L("created"), m_info.createdSecs},
-                                        {L("model"), m_info.model},
-                                        {L("choices"), QJsonArray()},
-                                        {L("usage"), OpenAIChatCodec::usageJson(event.usage)}});
+            out += wire::sseFrame(QJsonObject{{L("id"), m_info.responseId},
+                                              {L("object"), L("chat.completion.chunk")},
+                                              {L("created"), m_info.createdSecs},
+                                              {L("model"), m_info.model},
+                                              {L("choices"), QJsonArray()},
+                                              {L("usage"), OpenAIChatCodec::usageJson(event.usage)}});
         out += "data: [DONE]\n\n";
         return out;
     }
@@ -129,7 +131,7 @@ QByteArray OpenAIChatStreamEncoder::encode(const StreamEvent &event) {
 
 QByteArray OpenAIChatStreamEncoder::encodeError(const GatewayError &error) {
     m_finished = true;
-    return sseFrame(OpenAIChatCodec::errorJson(error));
+    return wire::sseFrame(OpenAIChatCodec::errorJson(error));
 }
 
 } // namespace sw::formats

@@ -1,9 +1,11 @@
 #include "formats/openai_responses_codec.h"
 
+#include "formats/decode_prologue.h"
 #include "formats/openai_chat_codec.h"
 #include "formats/openai_responses_stream_encoder.h"
-#include "formats/wire_json.h"
 #include "model/event_accumulator.h"
+#include "wire/json.h"
+#include "wire/reasoning_item.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -19,7 +21,7 @@ QLatin1String L(const char *s) {
     return QLatin1String(s);
 }
 
-const QString kApi = QStringLiteral("openai-responses");
+const QLatin1String kApi = wire::apiName(wire::Api::OpenAIResponses);
 
 // Parts of a message item: input_text / output_text / refusal / input_image (input_file ignored).
 bool decodeParts(const QJsonValue &content, QList<ContentBlock> *out, const QString &where, GatewayError *error) {
@@ -42,12 +44,13 @@ bool decodeParts(const QJsonValue &content, QList<ContentBlock> *out, const QStr
             b.type = BlockType::Image;
             const QString url = p.value(L("image_url")).toString();
             if (!url.isEmpty()) {
-                if (!splitDataUri(url, &b.mimeType, &b.data))
+                if (!wire::splitDataUri(url, &b.mimeType, &b.data))
                     b.url = url;
             } else if (p.value(L("file_id")).isString()) {
                 b.url = p.value(L("file_id")).toString();
             } else {
-                return rejectRequest(error, QStringLiteral("%1[%2]: input_image needs image_url or file_id").arg(where).arg(i));
+                return rejectRequest(
+                    error, QStringLiteral("%1[%2]: input_image needs image_url or file_id").arg(where).arg(i));
             }
             b.detail = p.value(L("detail")).toString();
             out->append(b);
@@ -70,7 +73,7 @@ Message &assistantTurn(Context &ctx) {
     return ctx.messages.last();
 }
 
-bool decodeItem(const QJsonObject &item, const QString &where, ParsedRequest *req, GatewayError *error) {
+bool decodeItem(const QJsonObject &item, const QString &where, model::ChatRequest *req, GatewayError *error) {
     Context &ctx = req->context;
     QString type = item.value(L("type")).toString();
     if (type.isEmpty() && item.contains(L("role")))
@@ -78,7 +81,7 @@ bool decodeItem(const QJsonObject &item, const QString &where, ParsedRequest *re
     if (type == L("message")) {
         const QString role = item.value(L("role")).toString();
         if (role == L("system") || role == L("developer")) {
-            const QString text = textOfContent(item.value(L("content")));
+            const QString text = wire::textOfContent(item.value(L("content")));
             if (!text.isEmpty())
                 ctx.systemPrompt += (ctx.systemPrompt.isEmpty() ? QString() : QStringLiteral("\n\n")) + text;
             return true;
@@ -123,7 +126,7 @@ bool decodeItem(const QJsonObject &item, const QString &where, ParsedRequest *re
         if (b.toolCallId.isEmpty() || b.toolName.isEmpty())
             return rejectRequest(error, where + L(": custom_tool_call needs call_id and name"));
         b.arguments = QJsonObject{{L("input"), item.value(L("input")).toString()}};
-        b.argumentsJson = QString::fromUtf8(compactJson(b.arguments));
+        b.argumentsJson = QString::fromUtf8(wire::compactJson(b.arguments));
         b.itemId = item.value(L("id")).toString();
         assistantTurn(ctx).content.append(b);
         return true;
@@ -157,12 +160,12 @@ bool decodeItem(const QJsonObject &item, const QString &where, ParsedRequest *re
         b.text = summary.join(QStringLiteral("\n\n"));
         const TaggedSignature foreign = untagSignature(item.value(L("encrypted_content")).toString());
         if (!foreign.api.isEmpty()) {
-            // Reasoning another API made, carried through this client (reasoningItem below).
+            // Reasoning another API made, carried through this client (wire::responsesReasoningItem).
             b.signature = foreign.signature;
             b.signatureApi = foreign.api;
         } else {
             // The whole item is the signature: only the Responses API can use it again.
-            b.signature = QString::fromUtf8(compactJson(item));
+            b.signature = QString::fromUtf8(wire::compactJson(item));
             b.signatureApi = kApi;
         }
         assistantTurn(ctx).content.append(b);
@@ -175,11 +178,11 @@ bool decodeItem(const QJsonObject &item, const QString &where, ParsedRequest *re
 
 } // namespace
 
-std::optional<ParsedRequest> OpenAIResponsesCodec::decode(const QByteArray &body, GatewayError *error) const {
-    auto begun = beginDecode(body, error);
+std::optional<model::ChatRequest> OpenAIResponsesCodec::decode(const QByteArray &body, GatewayError *error) const {
+    auto begun = beginDecode(format(), body, error);
     if (!begun)
         return std::nullopt;
-    ParsedRequest req = std::move(*begun);
+    model::ChatRequest req = std::move(*begun);
     const QJsonObject &o = req.raw;
 
     const QJsonValue instructions = o.value(L("instructions"));
@@ -328,28 +331,6 @@ std::pair<QString, QString> OpenAIResponsesCodec::statusFor(StopReason reason) {
     return {QStringLiteral("completed"), QString()};
 }
 
-QJsonObject OpenAIResponsesCodec::reasoningItem(const ContentBlock &thinking, const QString &fallbackId,
-                                                const QString &upstreamApi) {
-    const QString maker = thinking.signatureApi.isEmpty() ? upstreamApi : thinking.signatureApi;
-    const QJsonObject original = maker.isEmpty() || maker == kApi
-                                     ? QJsonDocument::fromJson(thinking.signature.toUtf8()).object()
-                                     : QJsonObject();
-    const bool fromResponses = original.value(L("type")).toString() == L("reasoning");
-    QJsonArray summary;
-    if (!thinking.text.isEmpty())
-        summary.append(QJsonObject{{L("type"), L("summary_text")}, {L("text"), thinking.text}});
-    QJsonObject item{{L("id"), fromResponses ? original.value(L("id")).toString(fallbackId) : fallbackId},
-                     {L("type"), L("reasoning")},
-                     {L("summary"), summary}};
-    if (fromResponses && original.value(L("encrypted_content")).isString())
-        item.insert(L("encrypted_content"), original.value(L("encrypted_content")));
-    else if (!fromResponses && !maker.isEmpty() && maker != kApi && !thinking.signature.isEmpty())
-        // Another API's signature rides in encrypted_content, tagged with its maker, so a
-        // Codex-style client sends it back and only that API ever receives it.
-        item.insert(L("encrypted_content"), tagSignature(maker, thinking.signature));
-    return item;
-}
-
 QString OpenAIResponsesCodec::customInput(const ContentBlock &call) {
     QJsonObject args = call.arguments;
     if (args.isEmpty() && !call.argumentsJson.isEmpty())
@@ -358,7 +339,7 @@ QString OpenAIResponsesCodec::customInput(const ContentBlock &call) {
         return args.value(L("input")).toString();
     if (args.size() == 1 && args.begin().value().isString())
         return args.begin().value().toString();
-    return args.isEmpty() ? call.argumentsJson : QString::fromUtf8(compactJson(args));
+    return args.isEmpty() ? call.argumentsJson : QString::fromUtf8(wire::compactJson(args));
 }
 
 QByteArray OpenAIResponsesCodec::encodeResponse(const AssistantMessage &message, const EncodeInfo &infoIn) const {
@@ -378,7 +359,7 @@ QByteArray OpenAIResponsesCodec::encodeResponse(const AssistantMessage &message,
                     text += b.text;
             native.insert(L("output_text"), text);
         }
-        return compactJson(native);
+        return wire::compactJson(native);
     }
     EncodeInfo info = infoIn;
     if (sameApi && !message.responseId.isEmpty())
@@ -392,7 +373,8 @@ QByteArray OpenAIResponsesCodec::encodeResponse(const AssistantMessage &message,
         const QString suffix = QStringLiteral("%1_%2").arg(infoIn.responseId).arg(n++);
         switch (b.type) {
         case BlockType::Text: {
-            const QJsonObject part{{L("type"), L("output_text")}, {L("text"), b.text}, {L("annotations"), QJsonArray()}};
+            const QJsonObject part{
+                {L("type"), L("output_text")}, {L("text"), b.text}, {L("annotations"), QJsonArray()}};
             output.append(QJsonObject{{L("id"), idFor(b, L("msg_") + suffix)},
                                       {L("type"), L("message")},
                                       {L("status"), L("completed")},
@@ -402,7 +384,7 @@ QByteArray OpenAIResponsesCodec::encodeResponse(const AssistantMessage &message,
         }
         case BlockType::Thinking:
             if (!b.redacted || b.signature.startsWith(QLatin1Char('{')))
-                output.append(reasoningItem(b, idFor(b, L("rs_") + suffix), info.upstreamApi));
+                output.append(wire::responsesReasoningItem(b, idFor(b, L("rs_") + suffix), info.upstreamApi));
             break;
         case BlockType::ToolCall:
             if (b.custom || info.customTools.contains(b.toolName)) {
@@ -414,14 +396,14 @@ QByteArray OpenAIResponsesCodec::encodeResponse(const AssistantMessage &message,
                                           {L("input"), customInput(b)}});
                 break;
             }
-            output.append(
-                QJsonObject{{L("id"), idFor(b, L("fc_") + suffix)},
-                            {L("type"), L("function_call")},
-                            {L("status"), L("completed")},
-                            {L("call_id"), b.toolCallId},
-                            {L("name"), b.toolName},
-                            {L("arguments"), b.argumentsJson.isEmpty() ? QString::fromUtf8(compactJson(b.arguments))
-                                                                       : b.argumentsJson}});
+            output.append(QJsonObject{{L("id"), idFor(b, L("fc_") + suffix)},
+                                      {L("type"), L("function_call")},
+                                      {L("status"), L("completed")},
+                                      {L("call_id"), b.toolCallId},
+                                      {L("name"), b.toolName},
+                                      {L("arguments"), b.argumentsJson.isEmpty()
+                                                           ? QString::fromUtf8(wire::compactJson(b.arguments))
+                                                           : b.argumentsJson}});
             break;
         case BlockType::Image:
             break; // no image output items for a chat answer
@@ -430,7 +412,8 @@ QByteArray OpenAIResponsesCodec::encodeResponse(const AssistantMessage &message,
     QJsonObject r;
     if (message.stopReason == StopReason::Error || message.stopReason == StopReason::Aborted) {
         const int status = message.errorStatus.value_or(500);
-        const GatewayError e = GatewayError::make(status, GatewayError::categoryForStatus(status), message.errorMessage);
+        const GatewayError e =
+            GatewayError::make(status, GatewayError::categoryForStatus(status), message.errorMessage);
         r = responseJson(info, QStringLiteral("failed"), output, &message.usage, &e);
     } else {
         const auto [status, why] = statusFor(message.stopReason);
@@ -441,11 +424,11 @@ QByteArray OpenAIResponsesCodec::encodeResponse(const AssistantMessage &message,
         if (b.type == BlockType::Text)
             text += b.text;
     r.insert(L("output_text"), text); // the SDKs' convenience field, also sent by some servers
-    return compactJson(r);
+    return wire::compactJson(r);
 }
 
 QByteArray OpenAIResponsesCodec::encodeError(const GatewayError &error) const {
-    return compactJson(OpenAIChatCodec::errorJson(error));
+    return wire::compactJson(OpenAIChatCodec::errorJson(error));
 }
 
 } // namespace sw::formats

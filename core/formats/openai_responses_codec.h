@@ -7,8 +7,8 @@ namespace sw::formats {
 
 class OpenAIResponsesCodec final : public InboundCodec {
 public:
-    InboundFormat format() const override { return InboundFormat::OpenAIResponses; }
-    std::optional<ParsedRequest> decode(const QByteArray &body, model::GatewayError *error) const override;
+    wire::Api format() const override { return wire::Api::OpenAIResponses; }
+    std::optional<model::ChatRequest> decode(const QByteArray &body, model::GatewayError *error) const override;
     std::unique_ptr<StreamEncoder> makeStreamEncoder(const EncodeInfo &info) const override;
     QByteArray encodeResponse(const model::AssistantMessage &message, const EncodeInfo &info) const override;
     QByteArray encodeError(const model::GatewayError &error) const override;
@@ -23,13 +23,6 @@ public:
     // A finished answer's status and incomplete reason: length -> incomplete/max_output_tokens,
     // refusal -> incomplete/content_filter (how the Responses API reports a filtered answer).
     static std::pair<QString, QString> statusFor(model::StopReason reason);
-    // A reasoning item as it goes back to the Responses API. A thinking block whose
-    // signature is a whole reasoning item (decoded from this API) keeps its id and
-    // encrypted_content; any other signature is dropped (formats/translation_rules.md).
-    // In an answer (`upstreamApi` = the API that made it), another API's signature goes
-    // in encrypted_content, tagged with its maker (model::tagSignature).
-    static QJsonObject reasoningItem(const model::ContentBlock &thinking, const QString &fallbackId,
-                                     const QString &upstreamApi = {});
     // The text of a custom tool's call: arguments["input"] as the function-shaped tool
     // received it (model::customToolParameters), else the only string argument, else the
     // raw argument text.

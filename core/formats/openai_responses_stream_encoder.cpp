@@ -1,7 +1,9 @@
 #include "formats/openai_responses_stream_encoder.h"
 
 #include "formats/openai_responses_codec.h"
-#include "formats/wire_json.h"
+#include "wire/json.h"
+#include "wire/reasoning_item.h"
+#include "wire/sse.h"
 
 namespace sw::formats {
 
@@ -20,7 +22,7 @@ QJsonObject textPart(const QString &text) {
 QByteArray OpenAIResponsesStreamEncoder::eventFrame(const char *type, QJsonObject payload) {
     payload.insert(L("type"), L(type));
     payload.insert(L("sequence_number"), m_sequence++);
-    return sseFrame(payload, type);
+    return wire::sseFrame(payload, type);
 }
 
 QByteArray OpenAIResponsesStreamEncoder::startOnce() {
@@ -49,29 +51,31 @@ QByteArray OpenAIResponsesStreamEncoder::openItem(int contentIndex, BlockType ty
     switch (type) {
     case BlockType::Text:
         item.id = L("msg_") + suffix;
-        out += eventFrame("response.output_item.added", QJsonObject{{L("output_index"), item.outputIndex},
-                                                               {L("item"), QJsonObject{{L("id"), item.id},
-                                                                                       {L("type"), L("message")},
-                                                                                       {L("status"), L("in_progress")},
-                                                                                       {L("role"), L("assistant")},
-                                                                                       {L("content"), QJsonArray()}}}});
+        out += eventFrame("response.output_item.added",
+                          QJsonObject{{L("output_index"), item.outputIndex},
+                                      {L("item"), QJsonObject{{L("id"), item.id},
+                                                              {L("type"), L("message")},
+                                                              {L("status"), L("in_progress")},
+                                                              {L("role"), L("assistant")},
+                                                              {L("content"), QJsonArray()}}}});
         out += eventFrame("response.content_part.added", QJsonObject{{L("item_id"), item.id},
-                                                                {L("output_index"), item.outputIndex},
-                                                                {L("content_index"), 0},
-                                                                {L("part"), textPart(QString())}});
+                                                                     {L("output_index"), item.outputIndex},
+                                                                     {L("content_index"), 0},
+                                                                     {L("part"), textPart(QString())}});
         break;
     case BlockType::Thinking:
         item.id = L("rs_") + suffix;
-        out += eventFrame("response.output_item.added",
-                    QJsonObject{{L("output_index"), item.outputIndex},
-                                {L("item"), QJsonObject{{L("id"), item.id},
-                                                        {L("type"), L("reasoning")},
-                                                        {L("summary"), QJsonArray()}}}});
-        out += eventFrame("response.reasoning_summary_part.added",
-                    QJsonObject{{L("item_id"), item.id},
-                                {L("output_index"), item.outputIndex},
-                                {L("summary_index"), 0},
-                                {L("part"), QJsonObject{{L("type"), L("summary_text")}, {L("text"), QString()}}}});
+        out += eventFrame(
+            "response.output_item.added",
+            QJsonObject{{L("output_index"), item.outputIndex},
+                        {L("item"),
+                         QJsonObject{{L("id"), item.id}, {L("type"), L("reasoning")}, {L("summary"), QJsonArray()}}}});
+        out +=
+            eventFrame("response.reasoning_summary_part.added",
+                       QJsonObject{{L("item_id"), item.id},
+                                   {L("output_index"), item.outputIndex},
+                                   {L("summary_index"), 0},
+                                   {L("part"), QJsonObject{{L("type"), L("summary_text")}, {L("text"), QString()}}}});
         break;
     case BlockType::ToolCall:
         if (m_info.customTools.contains(start.toolName)) {
@@ -89,13 +93,14 @@ QByteArray OpenAIResponsesStreamEncoder::openItem(int contentIndex, BlockType ty
             break;
         }
         item.id = L("fc_") + suffix;
-        out += eventFrame("response.output_item.added", QJsonObject{{L("output_index"), item.outputIndex},
-                                                               {L("item"), QJsonObject{{L("id"), item.id},
-                                                                                       {L("type"), L("function_call")},
-                                                                                       {L("status"), L("in_progress")},
-                                                                                       {L("arguments"), QString()},
-                                                                                       {L("call_id"), start.toolCallId},
-                                                                                       {L("name"), start.toolName}}}});
+        out += eventFrame("response.output_item.added",
+                          QJsonObject{{L("output_index"), item.outputIndex},
+                                      {L("item"), QJsonObject{{L("id"), item.id},
+                                                              {L("type"), L("function_call")},
+                                                              {L("status"), L("in_progress")},
+                                                              {L("arguments"), QString()},
+                                                              {L("call_id"), start.toolCallId},
+                                                              {L("name"), start.toolName}}}});
         break;
     case BlockType::Image:
         --m_nextOutputIndex;
@@ -116,14 +121,13 @@ QByteArray OpenAIResponsesStreamEncoder::closeItem(int contentIndex, const Conte
     switch (item.type) {
     case BlockType::Text: {
         const QString text = end.text.isEmpty() ? item.block.text : end.text;
-        out += eventFrame("response.output_text.done", QJsonObject{{L("item_id"), item.id},
-                                                              {L("output_index"), oi},
-                                                              {L("content_index"), 0},
-                                                              {L("text"), text}});
+        out += eventFrame(
+            "response.output_text.done",
+            QJsonObject{{L("item_id"), item.id}, {L("output_index"), oi}, {L("content_index"), 0}, {L("text"), text}});
         out += eventFrame("response.content_part.done", QJsonObject{{L("item_id"), item.id},
-                                                               {L("output_index"), oi},
-                                                               {L("content_index"), 0},
-                                                               {L("part"), textPart(text)}});
+                                                                    {L("output_index"), oi},
+                                                                    {L("content_index"), 0},
+                                                                    {L("part"), textPart(text)}});
         const QJsonObject done{{L("id"), item.id},
                                {L("type"), L("message")},
                                {L("status"), L("completed")},
@@ -137,17 +141,17 @@ QByteArray OpenAIResponsesStreamEncoder::closeItem(int contentIndex, const Conte
         ContentBlock block = end;
         if (block.text.isEmpty())
             block.text = item.block.text;
-        out += eventFrame("response.reasoning_summary_text.done",
-                    QJsonObject{{L("item_id"), item.id},
-                                {L("output_index"), oi},
-                                {L("summary_index"), 0},
-                                {L("text"), block.text}});
-        out += eventFrame("response.reasoning_summary_part.done",
-                    QJsonObject{{L("item_id"), item.id},
-                                {L("output_index"), oi},
-                                {L("summary_index"), 0},
-                                {L("part"), QJsonObject{{L("type"), L("summary_text")}, {L("text"), block.text}}}});
-        const QJsonObject done = OpenAIResponsesCodec::reasoningItem(block, item.id, m_info.upstreamApi);
+        out += eventFrame("response.reasoning_summary_text.done", QJsonObject{{L("item_id"), item.id},
+                                                                              {L("output_index"), oi},
+                                                                              {L("summary_index"), 0},
+                                                                              {L("text"), block.text}});
+        out +=
+            eventFrame("response.reasoning_summary_part.done",
+                       QJsonObject{{L("item_id"), item.id},
+                                   {L("output_index"), oi},
+                                   {L("summary_index"), 0},
+                                   {L("part"), QJsonObject{{L("type"), L("summary_text")}, {L("text"), block.text}}}});
+        const QJsonObject done = wire::responsesReasoningItem(block, item.id, m_info.upstreamApi);
         m_output.append(done);
         out += eventFrame("response.output_item.done", QJsonObject{{L("output_index"), oi}, {L("item"), done}});
         break;
@@ -176,16 +180,17 @@ QByteArray OpenAIResponsesStreamEncoder::closeItem(int contentIndex, const Conte
         QString args = item.block.argumentsJson;
         if (!item.argumentsStreamed) {
             // Arguments given whole (or none at all): one delta, so clients that only read deltas see them.
-            args = end.argumentsJson.isEmpty() ? QString::fromUtf8(compactJson(end.arguments)) : end.argumentsJson;
+            args =
+                end.argumentsJson.isEmpty() ? QString::fromUtf8(wire::compactJson(end.arguments)) : end.argumentsJson;
             out += eventFrame("response.function_call_arguments.delta",
-                        QJsonObject{{L("item_id"), item.id}, {L("output_index"), oi}, {L("delta"), args}});
+                              QJsonObject{{L("item_id"), item.id}, {L("output_index"), oi}, {L("delta"), args}});
         }
         out += eventFrame("response.function_call_arguments.done",
-                    QJsonObject{{L("item_id"), item.id}, {L("output_index"), oi}, {L("arguments"), args}});
+                          QJsonObject{{L("item_id"), item.id}, {L("output_index"), oi}, {L("arguments"), args}});
         const QString callId = end.toolCallId.isEmpty() ? item.block.toolCallId : end.toolCallId;
         const QString name = end.toolName.isEmpty() ? item.block.toolName : end.toolName;
-        const QJsonObject done{{L("id"), item.id},         {L("type"), L("function_call")}, {L("status"), L("completed")},
-                               {L("arguments"), args},     {L("call_id"), callId},          {L("name"), name}};
+        const QJsonObject done{{L("id"), item.id},     {L("type"), L("function_call")}, {L("status"), L("completed")},
+                               {L("arguments"), args}, {L("call_id"), callId},          {L("name"), name}};
         m_output.append(done);
         out += eventFrame("response.output_item.done", QJsonObject{{L("output_index"), oi}, {L("item"), done}});
         break;
@@ -230,24 +235,25 @@ QByteArray OpenAIResponsesStreamEncoder::encode(const StreamEvent &event) {
         if (type == BlockType::Text) {
             item.block.text += event.delta;
             out += eventFrame("response.output_text.delta", QJsonObject{{L("item_id"), item.id},
-                                                                   {L("output_index"), item.outputIndex},
-                                                                   {L("content_index"), 0},
-                                                                   {L("delta"), event.delta},
-                                                                   {L("logprobs"), QJsonArray()}});
+                                                                        {L("output_index"), item.outputIndex},
+                                                                        {L("content_index"), 0},
+                                                                        {L("delta"), event.delta},
+                                                                        {L("logprobs"), QJsonArray()}});
         } else if (type == BlockType::Thinking) {
             item.block.text += event.delta;
-            out += eventFrame("response.reasoning_summary_text.delta", QJsonObject{{L("item_id"), item.id},
-                                                                              {L("output_index"), item.outputIndex},
-                                                                              {L("summary_index"), 0},
-                                                                              {L("delta"), event.delta}});
+            out +=
+                eventFrame("response.reasoning_summary_text.delta", QJsonObject{{L("item_id"), item.id},
+                                                                                {L("output_index"), item.outputIndex},
+                                                                                {L("summary_index"), 0},
+                                                                                {L("delta"), event.delta}});
         } else if (item.custom) {
             item.block.argumentsJson += event.delta; // sent as text when the call ends
         } else {
             item.block.argumentsJson += event.delta;
             item.argumentsStreamed = true;
-            out += eventFrame("response.function_call_arguments.delta", QJsonObject{{L("item_id"), item.id},
-                                                                               {L("output_index"), item.outputIndex},
-                                                                               {L("delta"), event.delta}});
+            out += eventFrame(
+                "response.function_call_arguments.delta",
+                QJsonObject{{L("item_id"), item.id}, {L("output_index"), item.outputIndex}, {L("delta"), event.delta}});
         }
         return out;
     }
@@ -280,11 +286,11 @@ QByteArray OpenAIResponsesStreamEncoder::encodeError(const GatewayError &error) 
     QByteArray out = startOnce();
     m_finished = true;
     out += eventFrame("error", QJsonObject{{L("code"), OpenAIResponsesCodec::errorCode(error)},
-                                     {L("message"), error.message},
-                                     {L("param"), QJsonValue()}});
+                                           {L("message"), error.message},
+                                           {L("param"), QJsonValue()}});
     out += eventFrame("response.failed",
-                QJsonObject{{L("response"), OpenAIResponsesCodec::responseJson(m_info, QStringLiteral("failed"),
-                                                                                m_output, nullptr, &error)}});
+                      QJsonObject{{L("response"), OpenAIResponsesCodec::responseJson(m_info, QStringLiteral("failed"),
+                                                                                     m_output, nullptr, &error)}});
     return out;
 }
 

@@ -1,9 +1,10 @@
 #include "formats/pi_native_codec.h"
 
 #include "formats/anthropic_messages_codec.h"
+#include "formats/decode_prologue.h"
 #include "formats/pi_native_stream_encoder.h"
-#include "formats/wire_json.h"
 #include "model/event_accumulator.h"
+#include "wire/json.h"
 
 #include <QDateTime>
 #include <QJsonArray>
@@ -77,10 +78,11 @@ bool decodeAssistant(const QJsonObject &m, Message *msg, const QString &where, G
             if (out.toolName.isEmpty())
                 return rejectRequest(error, QStringLiteral("%1.content[%2].name: required string").arg(where).arg(i));
             out.arguments = b.value(L("arguments")).toObject();
-            out.argumentsJson = QString::fromUtf8(compactJson(out.arguments));
+            out.argumentsJson = QString::fromUtf8(wire::compactJson(out.arguments));
             out.signature = b.value(L("thoughtSignature")).toString(); // Google: kept only for the same API
         } else {
-            return rejectRequest(error, QStringLiteral("%1.content[%2].type: must be text, thinking or toolCall").arg(where).arg(i));
+            return rejectRequest(
+                error, QStringLiteral("%1.content[%2].type: must be text, thinking or toolCall").arg(where).arg(i));
         }
         msg->content.append(out);
     }
@@ -89,11 +91,11 @@ bool decodeAssistant(const QJsonObject &m, Message *msg, const QString &where, G
 
 } // namespace
 
-std::optional<ParsedRequest> PiNativeCodec::decode(const QByteArray &body, GatewayError *error) const {
-    auto begun = beginDecode(body, error, /*requireModel=*/false); // pi names the model its own ways
+std::optional<model::ChatRequest> PiNativeCodec::decode(const QByteArray &body, GatewayError *error) const {
+    auto begun = beginDecode(format(), body, error, /*requireModel=*/false); // pi names the model its own ways
     if (!begun)
         return std::nullopt;
-    ParsedRequest req = std::move(*begun);
+    model::ChatRequest req = std::move(*begun);
     const QJsonObject &o = req.raw;
 
     // modelId, or model as a string, or pi's whole Model object (as streamProxy sends it).
@@ -193,16 +195,14 @@ std::unique_ptr<StreamEncoder> PiNativeCodec::makeStreamEncoder(const EncodeInfo
 
 QJsonObject PiNativeCodec::usageJson(const Usage &usage) {
     // The gateway does not price per client; cost is left at zero for the client to compute.
-    return QJsonObject{{L("input"), usage.input},
-                       {L("output"), usage.output},
-                       {L("cacheRead"), usage.cacheRead},
-                       {L("cacheWrite"), usage.cacheWrite},
-                       {L("totalTokens"), usage.totalTokens()},
-                       {L("cost"), QJsonObject{{L("input"), 0},
-                                               {L("output"), 0},
-                                               {L("cacheRead"), 0},
-                                               {L("cacheWrite"), 0},
-                                               {L("total"), 0}}}};
+    return QJsonObject{
+        {L("input"), usage.input},
+        {L("output"), usage.output},
+        {L("cacheRead"), usage.cacheRead},
+        {L("cacheWrite"), usage.cacheWrite},
+        {L("totalTokens"), usage.totalTokens()},
+        {L("cost"),
+         QJsonObject{{L("input"), 0}, {L("output"), 0}, {L("cacheRead"), 0}, {L("cacheWrite"), 0}, {L("total"), 0}}}};
 }
 
 QJsonObject PiNativeCodec::blockJson(const ContentBlock &b) {
@@ -259,11 +259,11 @@ QJsonObject PiNativeCodec::errorJson(const GatewayError &error) {
 }
 
 QByteArray PiNativeCodec::encodeResponse(const AssistantMessage &message, const EncodeInfo &info) const {
-    return compactJson(QJsonObject{{L("message"), messageJson(message, info)}});
+    return wire::compactJson(QJsonObject{{L("message"), messageJson(message, info)}});
 }
 
 QByteArray PiNativeCodec::encodeError(const GatewayError &error) const {
-    return compactJson(errorJson(error));
+    return wire::compactJson(errorJson(error));
 }
 
 } // namespace sw::formats

@@ -1,7 +1,7 @@
 #include "formats/pi_native_stream_encoder.h"
 
 #include "formats/pi_native_codec.h"
-#include "formats/wire_json.h"
+#include "wire/sse.h"
 
 namespace sw::formats {
 
@@ -27,8 +27,8 @@ QByteArray PiNativeStreamEncoder::startOnce() {
     if (m_started)
         return {};
     m_started = true;
-    return sseFrame(QJsonObject{{L("type"), L("start")},
-                                {L("partial"), PiNativeCodec::messageJson(m_accumulator.message(), m_info)}});
+    return wire::sseFrame(QJsonObject{{L("type"), L("start")},
+                                      {L("partial"), PiNativeCodec::messageJson(m_accumulator.message(), m_info)}});
 }
 
 QByteArray PiNativeStreamEncoder::encode(const StreamEvent &event) {
@@ -99,14 +99,14 @@ QByteArray PiNativeStreamEncoder::encode(const StreamEvent &event) {
              {L("reason"), stopReasonName(event.reason)},
              {L("message"), PiNativeCodec::messageJson(m_accumulator.message(), m_info)},
              {L("usage"), PiNativeCodec::usageJson(event.usage)}};
-        return out + sseFrame(o) + kDone;
+        return out + wire::sseFrame(o) + kDone;
     }
     case EventType::Start:
     case EventType::Image:
     case EventType::Error:
         return out;
     }
-    return out + sseFrame(o);
+    return out + wire::sseFrame(o);
 }
 
 QByteArray PiNativeStreamEncoder::encodeError(const GatewayError &error) {
@@ -124,7 +124,7 @@ QByteArray PiNativeStreamEncoder::encodeError(const GatewayError &error) {
                         {L("usage"), PiNativeCodec::usageJson(message.usage)}};
     // The error event ends a failed stream: [DONE] follows only a `done` event, so a
     // reader never takes a failure for a finished answer.
-    return out + sseFrame(o);
+    return out + wire::sseFrame(o);
 }
 
 } // namespace sw::formats

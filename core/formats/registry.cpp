@@ -1,4 +1,4 @@
-// The inbound format registry: one shared, stateless codec per format.
+// The inbound format registry: one shared, stateless codec per client route API.
 #include "formats/anthropic_messages_codec.h"
 #include "formats/inbound_codec.h"
 #include "formats/openai_chat_codec.h"
@@ -9,62 +9,31 @@
 
 namespace sw::formats {
 
-const InboundCodec &codecFor(InboundFormat f) {
+const InboundCodec &codecFor(wire::Api api) {
     static const OpenAIChatCodec openAIChat;
     static const AnthropicMessagesCodec anthropicMessages;
     static const OpenAIResponsesCodec openAIResponses;
     static const PiNativeCodec piNative;
-    switch (f) {
-    case InboundFormat::OpenAIChat:
+    switch (api) {
+    case wire::Api::OpenAICompletions:
         return openAIChat;
-    case InboundFormat::AnthropicMessages:
+    case wire::Api::AnthropicMessages:
         return anthropicMessages;
-    case InboundFormat::OpenAIResponses:
+    case wire::Api::OpenAIResponses:
         return openAIResponses;
-    case InboundFormat::PiNative:
+    case wire::Api::Pi:
         return piNative;
-    }
-    qFatal("formats::codecFor: no codec registered for format %s", qPrintable(formatName(f)));
-}
-
-QString sameApiName(InboundFormat f) {
-    switch (f) {
-    case InboundFormat::OpenAIChat:
-        return QStringLiteral("openai-completions");
-    case InboundFormat::AnthropicMessages:
-        return QStringLiteral("anthropic-messages");
-    case InboundFormat::OpenAIResponses:
-        return QStringLiteral("openai-responses");
-    case InboundFormat::PiNative:
+    case wire::Api::Google:
         break;
     }
-    return {};
+    qFatal("formats::codecFor: no client route speaks %s", qPrintable(QString(wire::apiName(api))));
 }
 
-QString formatName(InboundFormat f) {
-    switch (f) {
-    case InboundFormat::OpenAIChat:
+QString formatName(wire::Api api) {
+    // The Chat route keeps its own name in telemetry; the others are their API's name.
+    if (api == wire::Api::OpenAICompletions)
         return QStringLiteral("openai-chat");
-    case InboundFormat::AnthropicMessages:
-        return QStringLiteral("anthropic-messages");
-    case InboundFormat::OpenAIResponses:
-        return QStringLiteral("openai-responses");
-    case InboundFormat::PiNative:
-        return QStringLiteral("pi");
-    }
-    return {};
-}
-
-} // namespace sw::formats
-
-namespace sw::formats {
-
-QStringList ParsedRequest::customToolNames() const {
-    QStringList names;
-    for (const model::Tool &t : context.tools)
-        if (t.custom)
-            names << t.name;
-    return names;
+    return wire::apiName(api);
 }
 
 } // namespace sw::formats

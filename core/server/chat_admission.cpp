@@ -1,6 +1,6 @@
 #include "server/chat_admission.h"
 
-#include "formats/wire_json.h"
+#include "formats/decode_prologue.h"
 #include "server/gateway_auth.h"
 #include "server/idempotency_store.h"
 #include "telemetry/budget_tracker.h"

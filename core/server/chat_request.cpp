@@ -17,7 +17,7 @@ namespace sw::server {
 using model::ErrorCategory;
 using model::GatewayError;
 
-ChatRequest::ChatRequest(EngineContext &ctx, formats::InboundFormat format, InboundRequest &&request,
+ChatRequest::ChatRequest(EngineContext &ctx, wire::Api format, InboundRequest &&request,
                          HttpExchange *exchange, QString tenant, QString requestId, QObject *parent)
     : QObject(parent), m_ctx(ctx), m_config(ctx.config), m_format(format), m_request(std::move(request)),
       m_exchange(exchange), m_tenant(std::move(tenant)), m_requestId(std::move(requestId)) {

@@ -31,7 +31,7 @@ class ChatRequest final : public QObject {
     Q_OBJECT
     Q_DISABLE_COPY_MOVE(ChatRequest)
 public:
-    ChatRequest(EngineContext &ctx, formats::InboundFormat format, InboundRequest &&request, HttpExchange *exchange,
+    ChatRequest(EngineContext &ctx, wire::Api format, InboundRequest &&request, HttpExchange *exchange,
                 QString tenant, QString requestId, QObject *parent = nullptr);
     ~ChatRequest() override;
     void start();
@@ -46,12 +46,12 @@ private:
 
     EngineContext &m_ctx;
     std::shared_ptr<const config::Config> m_config;
-    formats::InboundFormat m_format;
+    wire::Api m_format;
     InboundRequest m_request;
     QPointer<HttpExchange> m_exchange;
     QString m_tenant;
     QString m_requestId;
-    formats::ParsedRequest m_parsed;
+    model::ChatRequest m_parsed;
     QByteArray m_idempotencyKey;
     qint64 m_startMs = 0;
     bool m_finished = false;

@@ -6,13 +6,13 @@ namespace sw::server {
 
 using model::GatewayError;
 
-ClientStream::ClientStream(HttpExchange *exchange, formats::InboundFormat format, formats::EncodeInfo info,
+ClientStream::ClientStream(HttpExchange *exchange, wire::Api format, formats::EncodeInfo info,
                            http::HeaderList baseHeaders,
                            std::function<void(int, const http::HeaderList &, const QByteArray &)> answered)
     : m_exchange(exchange), m_codec(formats::codecFor(format)), m_info(std::move(info)),
       m_baseHeaders(std::move(baseHeaders)), m_answered(std::move(answered)) {}
 
-void ClientStream::setRequest(const formats::ParsedRequest &request) {
+void ClientStream::setRequest(const model::ChatRequest &request) {
     m_info.model = request.model;
     m_info.includeUsage = request.includeUsage;
     m_info.customTools = request.customToolNames(); // their calls go back as custom calls

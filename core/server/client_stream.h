@@ -19,7 +19,7 @@ class HttpExchange;
 class ClientStream final : public failover::ClientSink {
 public:
     // `answered` hears every JSON 200 answer (the idempotency store keeps it).
-    ClientStream(HttpExchange *exchange, formats::InboundFormat format, formats::EncodeInfo info,
+    ClientStream(HttpExchange *exchange, wire::Api format, formats::EncodeInfo info,
                  http::HeaderList baseHeaders,
                  std::function<void(int, const http::HeaderList &, const QByteArray &)> answered = {});
 
@@ -37,7 +37,7 @@ public:
     qint64 pendingBytes() const override;
 
     // Once the body is parsed: the model the client asked for names the answer (and a header).
-    void setRequest(const formats::ParsedRequest &request);
+    void setRequest(const model::ChatRequest &request);
     // An error before the loop runs (bad body, unknown model, idempotency conflict).
     void respondError(const model::GatewayError &error, int attempts = 0);
 

@@ -33,8 +33,8 @@ class IdempotencyStore;
 // What the upstream side of one chat request needs to know of it.
 struct AttemptRunnerSetup {
     std::shared_ptr<const config::Config> config;    // the configuration the request started with
-    const formats::ParsedRequest *request = nullptr; // outlives the runner
-    formats::InboundFormat format = formats::InboundFormat::AnthropicMessages;
+    const model::ChatRequest *request = nullptr; // outlives the runner
+    wire::Api format = wire::Api::AnthropicMessages;
     http::HeaderList forwardHeaders; // anthropic-beta, anthropic-version, OpenAI-Beta
     QByteArray callerAuth;           // the caller's own provider key, when it may send one
 };

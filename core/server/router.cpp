@@ -23,12 +23,12 @@ using model::GatewayError;
 
 namespace {
 
-const QHash<QString, formats::InboundFormat> &chatRoutes() {
-    static const QHash<QString, formats::InboundFormat> routes{
-        {QStringLiteral("/v1/chat/completions"), formats::InboundFormat::OpenAIChat},
-        {QStringLiteral("/v1/messages"), formats::InboundFormat::AnthropicMessages},
-        {QStringLiteral("/v1/responses"), formats::InboundFormat::OpenAIResponses},
-        {QStringLiteral("/v1/pi/stream"), formats::InboundFormat::PiNative},
+const QHash<QString, wire::Api> &chatRoutes() {
+    static const QHash<QString, wire::Api> routes{
+        {QStringLiteral("/v1/chat/completions"), wire::Api::OpenAICompletions},
+        {QStringLiteral("/v1/messages"), wire::Api::AnthropicMessages},
+        {QStringLiteral("/v1/responses"), wire::Api::OpenAIResponses},
+        {QStringLiteral("/v1/pi/stream"), wire::Api::Pi},
     };
     return routes;
 }
@@ -143,7 +143,7 @@ void Router::dispatch(InboundRequest &&req, HttpExchange *exchange) {
     if (path == QLatin1String("/v1/messages/count_tokens")) {
         if (!caller)
             return answerJson(exchange, 401,
-                              formats::codecFor(formats::InboundFormat::AnthropicMessages)
+                              formats::codecFor(wire::Api::AnthropicMessages)
                                   .encodeError(GatewayError::make(401, ErrorCategory::Authentication, kUnknownKey)));
         return countTokens(req, exchange);
     }
@@ -168,7 +168,7 @@ void Router::dispatch(InboundRequest &&req, HttpExchange *exchange) {
         exchange->deleteLater();
 }
 
-void Router::dispatchChat(formats::InboundFormat format, InboundRequest &&req, HttpExchange *exchange,
+void Router::dispatchChat(wire::Api format, InboundRequest &&req, HttpExchange *exchange,
                           const QString &tenant) {
     const GatewayAuth auth(m_ctx.config->tenants);
     ChatAdmission::Gates gates;
@@ -188,7 +188,7 @@ void Router::dispatchChat(formats::InboundFormat format, InboundRequest &&req, H
 void Router::countTokens(const InboundRequest &req, HttpExchange *exchange) {
     // Answered here, never forwarded: Claude Code calls it to decide when to compact its context, and a
     // forwarded call fails for subscription tokens. An estimate of 4 characters a token is enough for that.
-    const auto &codec = formats::codecFor(formats::InboundFormat::AnthropicMessages);
+    const auto &codec = formats::codecFor(wire::Api::AnthropicMessages);
     QJsonParseError pe;
     QJsonDocument doc = QJsonDocument::fromJson(req.body, &pe);
     if (pe.error != QJsonParseError::NoError || !doc.isObject())

@@ -50,7 +50,7 @@ public:
     void closeRequests();
 
 private:
-    void dispatchChat(formats::InboundFormat format, InboundRequest &&request, HttpExchange *exchange,
+    void dispatchChat(wire::Api format, InboundRequest &&request, HttpExchange *exchange,
                       const QString &tenant);
     void countTokens(const InboundRequest &request, HttpExchange *exchange);
     void listModels(HttpExchange *exchange);

@@ -8,8 +8,8 @@
 #include <QJsonArray>
 #include <QJsonObject>
 
-#include <functional>
 #include <QUrl>
+#include <functional>
 
 namespace sw::upstream {
 
@@ -22,7 +22,7 @@ namespace {
 
 // The first content part of the client's messages whose type has no canonical form
 // (a document, a file, audio): a converted request would go without it.
-QString unmappedPart(const QJsonObject &raw, formats::InboundFormat inbound) {
+QString unmappedPart(const QJsonObject &raw, wire::Api inbound) {
     static const QStringList chat{QStringLiteral("input_audio"), QStringLiteral("file")};
     static const QStringList anthropic{QStringLiteral("document"), QStringLiteral("search_result"),
                                        QStringLiteral("container_upload")};
@@ -30,19 +30,20 @@ QString unmappedPart(const QJsonObject &raw, formats::InboundFormat inbound) {
     const QStringList *unmapped = nullptr;
     QJsonArray items;
     switch (inbound) {
-    case formats::InboundFormat::OpenAIChat:
+    case wire::Api::OpenAICompletions:
         unmapped = &chat;
         items = raw.value(QLatin1String("messages")).toArray();
         break;
-    case formats::InboundFormat::AnthropicMessages:
+    case wire::Api::AnthropicMessages:
         unmapped = &anthropic;
         items = raw.value(QLatin1String("messages")).toArray();
         break;
-    case formats::InboundFormat::OpenAIResponses:
+    case wire::Api::OpenAIResponses:
         unmapped = &responses;
         items = raw.value(QLatin1String("input")).toArray();
         break;
-    case formats::InboundFormat::PiNative:
+    case wire::Api::Pi:
+    case wire::Api::Google:
         return {};
     }
     std::function<QString(const QJsonValue &)> scan = [&](const QJsonValue &content) -> QString {
@@ -69,9 +70,9 @@ QString unmappedPart(const QJsonObject &raw, formats::InboundFormat inbound) {
 
 } // namespace
 
-std::optional<QString> UpstreamAdapter::incompatibility(const formats::ParsedRequest &request,
-                                                        formats::InboundFormat inbound) const {
-    if (formats::sameApiName(inbound) == api())
+std::optional<QString> UpstreamAdapter::incompatibility(const model::ChatRequest &request) const {
+    const wire::Api inbound = request.sourceApi;
+    if (wire::apiName(inbound) == api())
         return std::nullopt; // passthrough: every field reaches the API that defines it
     const QJsonObject &raw = request.raw;
     auto present = [](const QJsonValue &v) {
@@ -83,10 +84,10 @@ std::optional<QString> UpstreamAdapter::incompatibility(const formats::ParsedReq
             return QStringLiteral("%1: only an openai-responses upstream holds that conversation state, not %2")
                 .arg(QLatin1String(field), api());
     const QString target = api();
-    const bool toAnthropic = target == QLatin1String(AnthropicAdapter::kApi);
-    const bool toGoogle = target == QLatin1String(GoogleAdapter::kApi);
-    const bool toChat = target == QLatin1String(OpenAICompletionsAdapter::kApi);
-    const bool toResponses = target == QLatin1String(OpenAIResponsesAdapter::kApi);
+    const bool toAnthropic = target == wire::apiName(AnthropicAdapter::kApi);
+    const bool toGoogle = target == wire::apiName(GoogleAdapter::kApi);
+    const bool toChat = target == wire::apiName(OpenAICompletionsAdapter::kApi);
+    const bool toResponses = target == wire::apiName(OpenAIResponsesAdapter::kApi);
     // Provider-run tools: web search has an equivalent on Messages, Gemini and Responses;
     // the others run only at the provider that defines them.
     for (const model::BuiltinTool &b : request.context.builtinTools) {
@@ -101,7 +102,8 @@ std::optional<QString> UpstreamAdapter::incompatibility(const formats::ParsedReq
     // Structured output is mapped everywhere but "any JSON object" to Messages, whose
     // structured outputs need a schema.
     if (toAnthropic && request.options.outputFormat.type == QLatin1String("json_object"))
-        return QStringLiteral("response_format: json_object (JSON without a schema) has no equivalent on %1").arg(target);
+        return QStringLiteral("response_format: json_object (JSON without a schema) has no equivalent on %1")
+            .arg(target);
     // At most one tool call per turn: Gemini has no such switch.
     if (toGoogle && request.options.parallelToolCalls == false && !request.context.tools.isEmpty())
         return QStringLiteral("parallel_tool_calls: false has no equivalent on %1").arg(target);
@@ -119,8 +121,8 @@ std::optional<QString> UpstreamAdapter::incompatibility(const formats::ParsedReq
     // A tool choice the canonical request cannot say (allowed_tools, a forced built-in tool).
     const QJsonValue choice = raw.value(QLatin1String("tool_choice"));
     const QString choiceType = choice.toObject().value(QLatin1String("type")).toString();
-    if (inbound != formats::InboundFormat::AnthropicMessages && choice.isObject() &&
-        choiceType != QLatin1String("function") && choiceType != QLatin1String("custom"))
+    if (inbound != wire::Api::AnthropicMessages && choice.isObject() && choiceType != QLatin1String("function") &&
+        choiceType != QLatin1String("custom"))
         return QStringLiteral("tool_choice: \"%1\" has no translation to %2").arg(choiceType, target);
     // Several answers per request: the canonical answer is one choice.
     if (raw.value(QLatin1String("n")).toInt(1) > 1)
@@ -155,6 +157,10 @@ std::optional<QString> UpstreamAdapter::incompatibility(const formats::ParsedReq
                 return QStringLiteral("image \"%1\": a file id %2 cannot resolve").arg(b.url.left(64), target);
         }
     return std::nullopt;
+}
+
+NativeBody UpstreamAdapter::nativeBodyFor(const model::ChatRequest &request) const {
+    return !request.stream && wire::apiName(request.sourceApi) == api() ? NativeBody::Keep : NativeBody::Skip;
 }
 
 const UpstreamAdapter *adapterFor(const QString &api) {

@@ -1,7 +1,7 @@
 #include "upstream/anthropic_adapter.h"
 
-#include "formats/wire_json.h"
 #include "upstream/anthropic_stream_decoder.h"
+#include "wire/json.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -52,7 +52,7 @@ QJsonArray assistantContent(const Message &m) {
         case BlockType::Thinking:
             // Only reasoning Anthropic signed goes back; any other is dropped, never
             // replayed as text (it would break the thinking-before-tool_use rule).
-            if (signatureOwner(m, b) != L(AnthropicAdapter::kApi) || b.signature.isEmpty())
+            if (signatureOwner(m, b) != wire::apiName(AnthropicAdapter::kApi) || b.signature.isEmpty())
                 break;
             if (b.redacted)
                 out.append(QJsonObject{{L("type"), L("redacted_thinking")}, {L("data"), b.signature}});
@@ -116,7 +116,7 @@ QString AnthropicAdapter::toolCallId(const QString &id) {
     return out.isEmpty() ? QStringLiteral("toolu_missing") : out;
 }
 
-QJsonObject AnthropicAdapter::buildBody(const formats::ParsedRequest &request, const QString &modelId) {
+QJsonObject AnthropicAdapter::buildBody(const model::ChatRequest &request, const QString &modelId) {
     const Context &ctx = request.context;
     const Options &opt = request.options;
     QJsonArray messages;
@@ -231,7 +231,8 @@ QJsonObject AnthropicAdapter::buildBody(const formats::ParsedRequest &request, c
     if (opt.outputFormat.type == L("json_schema"))
         // Structured outputs (GA): the answer's text is JSON following the schema.
         body.insert(L("output_config"),
-                    QJsonObject{{L("format"), QJsonObject{{L("type"), L("json_schema")}, {L("schema"), opt.outputFormat.schema}}}});
+                    QJsonObject{{L("format"),
+                                 QJsonObject{{L("type"), L("json_schema")}, {L("schema"), opt.outputFormat.schema}}}});
     applyThinkingRules(body);
     return body;
 }
@@ -297,9 +298,9 @@ bool AnthropicAdapter::applyThinkingRules(QJsonObject &body) {
     return true;
 }
 
-HttpRequest AnthropicAdapter::buildRequest(const formats::ParsedRequest &request, formats::InboundFormat inbound,
-                                           const Target &target, const HeaderList &forwardHeaders) const {
-    const bool passthrough = formats::sameApiName(inbound) == api();
+HttpRequest AnthropicAdapter::buildRequest(const model::ChatRequest &request, const Target &target,
+                                           const HeaderList &forwardHeaders) const {
+    const bool passthrough = request.sourceApi == kApi;
     HttpRequest http;
     http.url = joinUrl(target.baseUrl, QStringLiteral("/v1/messages"));
 
@@ -313,7 +314,7 @@ HttpRequest AnthropicAdapter::buildRequest(const formats::ParsedRequest &request
     } else {
         body = buildBody(request, target.modelId);
     }
-    http.body = formats::compactJson(body);
+    http.body = wire::compactJson(body);
 
     addHeader(http, "content-type", "application/json");
     addHeader(http, "accept", "text/event-stream");
@@ -334,25 +335,12 @@ HttpRequest AnthropicAdapter::buildRequest(const formats::ParsedRequest &request
     return http;
 }
 
-std::unique_ptr<StreamDecoder> AnthropicAdapter::makeDecoder(const Target &) const {
-    return std::make_unique<AnthropicStreamDecoder>();
+std::unique_ptr<StreamDecoder> AnthropicAdapter::makeDecoder(const Target &, NativeBody native) const {
+    return std::make_unique<AnthropicStreamDecoder>(native);
 }
 
 UpstreamErrorInfo AnthropicAdapter::parseError(int, const QByteArray &body) const {
-    UpstreamErrorInfo info;
-    const QJsonObject o = QJsonDocument::fromJson(body).object();
-    const QJsonValue err = o.value(L("error"));
-    if (err.isObject()) {
-        info.errorType = err.toObject().value(L("type")).toString();
-        info.message = err.toObject().value(L("message")).toString();
-    } else if (err.isString()) {
-        info.message = err.toString();
-    } else if (o.value(L("message")).isString()) {
-        info.message = o.value(L("message")).toString();
-    }
-    if (info.message.isEmpty())
-        info.message = QString::fromUtf8(body.left(2000)).trimmed();
-    return info;
+    return wire::parseErrorBody(kApi, body);
 }
 
 } // namespace sw::upstream

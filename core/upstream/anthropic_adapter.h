@@ -7,17 +7,18 @@ namespace sw::upstream {
 
 class AnthropicAdapter final : public UpstreamAdapter {
 public:
-    static constexpr const char *kApi = "anthropic-messages";
+    static constexpr wire::Api kApi = wire::Api::AnthropicMessages;
     static constexpr const char *kVersion = "2023-06-01";
 
-    QString api() const override { return QString::fromLatin1(kApi); }
-    HttpRequest buildRequest(const formats::ParsedRequest &request, formats::InboundFormat inbound,
-                             const Target &target, const HeaderList &forwardHeaders) const override;
-    std::unique_ptr<StreamDecoder> makeDecoder(const Target &target) const override;
+    QString api() const override { return wire::apiName(kApi); }
+    HttpRequest buildRequest(const model::ChatRequest &request, const Target &target,
+                             const HeaderList &forwardHeaders) const override;
+    std::unique_ptr<StreamDecoder> makeDecoder(const Target &target,
+                                               NativeBody native = NativeBody::Keep) const override;
     UpstreamErrorInfo parseError(int status, const QByteArray &body) const override;
 
     // The Messages body for a request that came in another format (see formats/translation_rules.md).
-    static QJsonObject buildBody(const formats::ParsedRequest &request, const QString &modelId);
+    static QJsonObject buildBody(const model::ChatRequest &request, const QString &modelId);
     // Anthropic tool ids must match ^[a-zA-Z0-9_-]{1,64}$; other APIs' ids are mapped onto that.
     static QString toolCallId(const QString &id);
     // History rules on a body about to go to Anthropic (converted or passthrough):

@@ -1,7 +1,5 @@
 #include "upstream/anthropic_stream_decoder.h"
 
-#include "model/event_accumulator.h"
-
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -16,64 +14,23 @@ QLatin1String L(const char *s) {
     return QLatin1String(s);
 }
 
-StreamEvent event(EventType type, int contentIndex = -1) {
-    StreamEvent e;
-    e.type = type;
-    e.contentIndex = contentIndex;
-    return e;
-}
-
 } // namespace
-
-std::optional<int> AnthropicStreamDecoder::statusForErrorType(const QString &type) {
-    static const QHash<QString, int> statuses{
-        {QStringLiteral("invalid_request_error"), 400}, {QStringLiteral("authentication_error"), 401},
-        {QStringLiteral("billing_error"), 402},         {QStringLiteral("permission_error"), 403},
-        {QStringLiteral("not_found_error"), 404},       {QStringLiteral("request_too_large"), 413},
-        {QStringLiteral("rate_limit_error"), 429},      {QStringLiteral("api_error"), 500},
-        {QStringLiteral("timeout_error"), 504},         {QStringLiteral("overloaded_error"), 529},
-    };
-    const auto it = statuses.constFind(type);
-    if (it == statuses.constEnd())
-        return std::nullopt;
-    return *it;
-}
 
 void AnthropicStreamDecoder::readUsage(const QJsonObject &usage) {
     // message_delta repeats the counts cumulatively; only the fields present are updated.
+    Usage &u = m_out.usage();
     if (usage.contains(L("input_tokens")))
-        m_usage.input = usage.value(L("input_tokens")).toInteger();
+        u.input = usage.value(L("input_tokens")).toInteger();
     if (usage.contains(L("output_tokens")))
-        m_usage.output = usage.value(L("output_tokens")).toInteger();
+        u.output = usage.value(L("output_tokens")).toInteger();
     if (usage.contains(L("cache_read_input_tokens")))
-        m_usage.cacheRead = usage.value(L("cache_read_input_tokens")).toInteger();
+        u.cacheRead = usage.value(L("cache_read_input_tokens")).toInteger();
     if (usage.contains(L("cache_creation_input_tokens")))
-        m_usage.cacheWrite = usage.value(L("cache_creation_input_tokens")).toInteger();
-}
-
-StreamEvent AnthropicStreamDecoder::endEvent(const OpenBlock &open) const {
-    EventType type = EventType::TextEnd;
-    if (open.block.type == BlockType::Thinking)
-        type = EventType::ThinkingEnd;
-    else if (open.block.type == BlockType::ToolCall)
-        type = EventType::ToolCallEnd;
-    StreamEvent e = event(type, open.contentIndex);
-    e.block = open.block;
-    if (type == EventType::ToolCallEnd)
-        e.block.arguments = parseToolArguments(e.block.argumentsJson);
-    return e;
-}
-
-void AnthropicStreamDecoder::closeAll(QList<StreamEvent> &out) {
-    QList<int> keys = m_open.keys();
-    std::sort(keys.begin(), keys.end());
-    for (int k : keys)
-        out << endEvent(m_open.value(k));
-    m_open.clear();
+        u.cacheWrite = usage.value(L("cache_creation_input_tokens")).toInteger();
 }
 
 void AnthropicStreamDecoder::nativeFeed(const QString &type, const QJsonObject &data) {
-    if (m_nativeOverflow)
+    if (!m_keepNative || m_nativeOverflow)
         return;
     const int index = data.value(L("index")).toInt(-1);
     if (type == L("message_start")) {
@@ -81,7 +38,8 @@ void AnthropicStreamDecoder::nativeFeed(const QString &type, const QJsonObject &
     } else if (type == L("content_block_start")) {
         NativeBlock b;
         b.block = data.value(L("content_block")).toObject();
-        b.text = b.block.value(b.block.value(L("type")).toString() == L("thinking") ? L("thinking") : L("text")).toString();
+        b.text =
+            b.block.value(b.block.value(L("type")).toString() == L("thinking") ? L("thinking") : L("text")).toString();
         b.signature = b.block.value(L("signature")).toString();
         m_nativeBlocks.insert(index, b);
     } else if (type == L("content_block_delta")) {
@@ -150,169 +108,106 @@ QJsonObject AnthropicStreamDecoder::nativeMessage() const {
     return message;
 }
 
-StreamEvent AnthropicStreamDecoder::terminalEvent() {
-    m_terminal = true;
-    StreamEvent e = event(EventType::Done);
-    e.usage = m_usage;
-    e.native = nativeMessage();
+void AnthropicStreamDecoder::end() {
+    StopReason reason = StopReason::Stop; // end_turn, stop_sequence, pause_turn
     if (m_stopReason == L("max_tokens") || m_stopReason == L("model_context_window_exceeded"))
-        e.reason = StopReason::Length;
+        reason = StopReason::Length;
     else if (m_stopReason == L("tool_use"))
-        e.reason = StopReason::ToolUse;
+        reason = StopReason::ToolUse;
     else if (m_stopReason == L("refusal"))
-        e.reason = StopReason::Refusal; // an answer, not an outage: no mark, no failover
-    else
-        e.reason = StopReason::Stop; // end_turn, stop_sequence, pause_turn
-    return e;
+        reason = StopReason::Refusal; // an answer, not an outage: no mark, no failover
+    m_out.done(reason, nativeMessage());
+}
+
+void AnthropicStreamDecoder::openBlock(int index, const QJsonObject &cb) {
+    const QString cbType = cb.value(L("type")).toString();
+    ContentBlock block;
+    if (cbType == L("text")) {
+        block.type = BlockType::Text;
+    } else if (cbType == L("thinking")) {
+        block.type = BlockType::Thinking;
+    } else if (cbType == L("redacted_thinking")) {
+        block.type = BlockType::Thinking;
+        block.redacted = true;
+        block.signature = cb.value(L("data")).toString();
+    } else if (cbType == L("tool_use")) {
+        block.type = BlockType::ToolCall;
+        block.toolCallId = cb.value(L("id")).toString();
+        block.toolName = cb.value(L("name")).toString();
+    } else {
+        return; // server tool blocks have no canonical form
+    }
+    m_out.open(index, block);
+    if (cbType == L("text"))
+        m_out.append(index, cb.value(L("text")).toString());
+}
+
+void AnthropicStreamDecoder::appendDelta(int index, const QJsonObject &delta) {
+    const QString dType = delta.value(L("type")).toString();
+    if (dType == L("text_delta"))
+        m_out.append(index, delta.value(L("text")).toString());
+    else if (dType == L("thinking_delta"))
+        m_out.append(index, delta.value(L("thinking")).toString());
+    else if (dType == L("input_json_delta"))
+        m_out.append(index, delta.value(L("partial_json")).toString());
+    else if (dType == L("signature_delta"))
+        if (ContentBlock *b = m_out.find(index))
+            b->signature += delta.value(L("signature")).toString(); // carried by ThinkingEnd
+    // citations_delta and future kinds have no canonical form
 }
 
 QList<StreamEvent> AnthropicStreamDecoder::feed(const SseEvent &sse) {
-    QList<StreamEvent> out;
-    if (m_terminal)
-        return out;
+    if (!m_out.finished())
+        decode(sse);
+    return m_out.take();
+}
+
+void AnthropicStreamDecoder::decode(const SseEvent &sse) {
     const QJsonObject data = QJsonDocument::fromJson(sse.data).object();
     // The payload's own type is authoritative; the event: line is the fallback.
     QString type = data.value(L("type")).toString();
     if (type.isEmpty())
         type = QString::fromUtf8(sse.event);
-
     if (type == L("ping") || type.isEmpty())
-        return out;
+        return;
     nativeFeed(type, data);
     if (type == L("error")) {
         const QJsonObject err = data.value(L("error")).toObject();
-        StreamEvent e = event(EventType::Error);
-        e.reason = StopReason::Error;
-        e.errorType = err.value(L("type")).toString();
+        const QString errorType = err.value(L("type")).toString();
         const QString message = err.value(L("message")).toString(QString::fromUtf8(sse.data));
-        e.errorMessage = QStringLiteral("Anthropic stream error (%1): %2").arg(e.errorType, message);
-        e.errorStatus = statusForErrorType(e.errorType);
-        e.usage = m_usage;
-        m_terminal = true;
-        out << e;
-        return out;
+        m_out.fail(QStringLiteral("Anthropic stream error (%1): %2").arg(errorType, message), errorType,
+                   wire::statusForAnthropicError(errorType));
+        return;
     }
     if (type == L("message_start")) {
-        readUsage(data.value(L("message")).toObject().value(L("usage")).toObject());
-        if (!m_started) {
-            m_started = true;
-            StreamEvent e = event(EventType::Start);
-            e.usage = m_usage;
-            e.responseId = data.value(L("message")).toObject().value(L("id")).toString();
-            out << e;
-        }
-        return out;
+        const QJsonObject message = data.value(L("message")).toObject();
+        readUsage(message.value(L("usage")).toObject());
+        m_out.start(message.value(L("id")).toString());
+        return;
     }
-    if (!m_started) { // tolerate a server that skips message_start
-        m_started = true;
-        out << event(EventType::Start);
-    }
+    m_out.start(); // tolerate a server that skips message_start
     const int index = data.value(L("index")).toInt(-1);
-    if (type == L("content_block_start")) {
-        const QJsonObject cb = data.value(L("content_block")).toObject();
-        const QString cbType = cb.value(L("type")).toString();
-        OpenBlock open;
-        EventType startType;
-        if (cbType == L("text")) {
-            startType = EventType::TextStart;
-            open.block.type = BlockType::Text;
-        } else if (cbType == L("thinking")) {
-            startType = EventType::ThinkingStart;
-            open.block.type = BlockType::Thinking;
-        } else if (cbType == L("redacted_thinking")) {
-            startType = EventType::ThinkingStart;
-            open.block.type = BlockType::Thinking;
-            open.block.redacted = true;
-            open.block.signature = cb.value(L("data")).toString();
-        } else if (cbType == L("tool_use")) {
-            startType = EventType::ToolCallStart;
-            open.block.type = BlockType::ToolCall;
-            open.block.toolCallId = cb.value(L("id")).toString();
-            open.block.toolName = cb.value(L("name")).toString();
-        } else {
-            return out; // server tool blocks have no canonical form
-        }
-        open.contentIndex = m_nextContentIndex++;
-        StreamEvent e = event(startType, open.contentIndex);
-        e.block = open.block;
-        out << e;
-        const QString initialText = cb.value(L("text")).toString();
-        if (cbType == L("text") && !initialText.isEmpty()) {
-            open.block.text = initialText;
-            StreamEvent d = event(EventType::TextDelta, open.contentIndex);
-            d.delta = initialText;
-            out << d;
-        }
-        m_open.insert(index, open);
-        return out;
-    }
-    if (type == L("content_block_delta")) {
-        auto it = m_open.find(index);
-        if (it == m_open.end())
-            return out;
-        const QJsonObject delta = data.value(L("delta")).toObject();
-        const QString dType = delta.value(L("type")).toString();
-        StreamEvent e = event(EventType::TextDelta, it->contentIndex);
-        if (dType == L("text_delta")) {
-            e.delta = delta.value(L("text")).toString();
-            it->block.text += e.delta;
-        } else if (dType == L("thinking_delta")) {
-            e.type = EventType::ThinkingDelta;
-            e.delta = delta.value(L("thinking")).toString();
-            it->block.text += e.delta;
-        } else if (dType == L("input_json_delta")) {
-            e.type = EventType::ToolCallDelta;
-            e.delta = delta.value(L("partial_json")).toString();
-            it->block.argumentsJson += e.delta;
-        } else if (dType == L("signature_delta")) {
-            it->block.signature += delta.value(L("signature")).toString();
-            return out; // carried by ThinkingEnd
-        } else {
-            return out; // citations_delta and future kinds
-        }
-        if (!e.delta.isEmpty())
-            out << e;
-        return out;
-    }
-    if (type == L("content_block_stop")) {
-        const auto it = m_open.constFind(index);
-        if (it != m_open.constEnd()) {
-            out << endEvent(*it);
-            m_open.erase(it);
-        }
-        return out;
-    }
-    if (type == L("message_delta")) {
+    if (type == L("content_block_start"))
+        openBlock(index, data.value(L("content_block")).toObject());
+    else if (type == L("content_block_delta"))
+        appendDelta(index, data.value(L("delta")).toObject());
+    else if (type == L("content_block_stop"))
+        m_out.close(index);
+    else if (type == L("message_delta")) {
         const QJsonValue stop = data.value(L("delta")).toObject().value(L("stop_reason"));
         if (stop.isString())
             m_stopReason = stop.toString();
         readUsage(data.value(L("usage")).toObject());
-        return out;
+    } else if (type == L("message_stop")) {
+        end();
     }
-    if (type == L("message_stop")) {
-        closeAll(out);
-        out << terminalEvent();
-        return out;
-    }
-    return out;
 }
 
 QList<StreamEvent> AnthropicStreamDecoder::finish() {
-    QList<StreamEvent> out;
-    if (m_terminal)
-        return out;
-    if (!m_stopReason.isEmpty()) { // message_delta said why it stopped; only message_stop was lost
-        closeAll(out);
-        out << terminalEvent();
-        return out;
-    }
-    m_terminal = true;
-    StreamEvent e = event(EventType::Error);
-    e.reason = StopReason::Error;
-    e.errorMessage = QStringLiteral("stream ended before completion");
-    e.usage = m_usage;
-    out << e;
-    return out;
+    if (!m_out.finished() && !m_stopReason.isEmpty())
+        end(); // message_delta said why it stopped; only message_stop was lost
+    m_out.endOfBody();
+    return m_out.take();
 }
 
 } // namespace sw::upstream

@@ -1,9 +1,9 @@
 #pragma once
 // Anthropic Messages SSE -> canonical events.
 
+#include "upstream/canonical_stream_builder.h"
 #include "upstream/upstream_adapter.h"
 
-#include <QHash>
 #include <QJsonObject>
 #include <QMap>
 
@@ -11,21 +11,18 @@ namespace sw::upstream {
 
 class AnthropicStreamDecoder final : public StreamDecoder {
 public:
+    // With NativeBody::Skip the answer is never rebuilt in Anthropic's own shape (a streaming
+    // client, or one of another API): nothing is kept for it.
+    explicit AnthropicStreamDecoder(NativeBody native = NativeBody::Keep) : m_keepNative(native == NativeBody::Keep) {}
     QList<model::StreamEvent> feed(const SseEvent &event) override;
     QList<model::StreamEvent> finish() override;
 
-    // HTTP-like status for an Anthropic error type (overloaded_error -> 529), nullopt when unknown.
-    static std::optional<int> statusForErrorType(const QString &type);
-
 private:
-    struct OpenBlock {
-        int contentIndex = -1;
-        model::ContentBlock block;
-    };
+    void decode(const SseEvent &event);
     void readUsage(const QJsonObject &usage);
-    void closeAll(QList<model::StreamEvent> &out);
-    model::StreamEvent endEvent(const OpenBlock &open) const;
-    model::StreamEvent terminalEvent();
+    void openBlock(int index, const QJsonObject &contentBlock);
+    void appendDelta(int index, const QJsonObject &delta);
+    void end();
 
     // The same-API answer (StreamEvent::native): message_start's message, every block as
     // the API defines it (server tool blocks, citations too), message_delta's fields.
@@ -42,12 +39,9 @@ private:
     qint64 m_nativeChars = 0;
     bool m_nativeOverflow = false; // past kMaxNativeChars: the canonical answer is used
 
-    QHash<int, OpenBlock> m_open; // by Anthropic block index
-    int m_nextContentIndex = 0;
-    model::Usage m_usage;
-    QString m_stopReason; // raw stop_reason from message_delta
-    bool m_started = false;
-    bool m_terminal = false;
+    CanonicalStreamBuilder m_out; // blocks keyed by Anthropic's block index
+    QString m_stopReason;         // raw stop_reason from message_delta
+    bool m_keepNative = true;
 };
 
 } // namespace sw::upstream

@@ -1,8 +1,9 @@
 #include "upstream/google_adapter.h"
 
-#include "formats/wire_json.h"
 #include "model/event_accumulator.h"
 #include "upstream/google_stream_decoder.h"
+#include "wire/json.h"
+#include "wire/sse.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -47,8 +48,8 @@ QJsonArray userParts(const QList<ContentBlock> &blocks) {
         if (b.type == BlockType::Text && !b.text.isEmpty()) {
             parts.append(QJsonObject{{L("text"), b.text}});
         } else if (b.type == BlockType::Image && b.url.isEmpty()) {
-            parts.append(QJsonObject{{L("inlineData"), QJsonObject{{L("mimeType"), b.mimeType},
-                                                                    {L("data"), QString::fromLatin1(b.data)}}}});
+            parts.append(QJsonObject{
+                {L("inlineData"), QJsonObject{{L("mimeType"), b.mimeType}, {L("data"), QString::fromLatin1(b.data)}}}});
         } else if (b.type == BlockType::Image && GoogleAdapter::isFetchableUrl(b.url)) {
             QJsonObject file{{L("fileUri"), b.url}};
             const QString mime = b.mimeType.isEmpty() ? mimeTypeForUrl(b.url) : b.mimeType;
@@ -58,27 +59,6 @@ QJsonArray userParts(const QList<ContentBlock> &blocks) {
         }
     }
     return parts;
-}
-
-const char *statusName(int status) {
-    switch (status) {
-    case 400:
-        return "INVALID_ARGUMENT";
-    case 401:
-        return "UNAUTHENTICATED";
-    case 403:
-        return "PERMISSION_DENIED";
-    case 404:
-        return "NOT_FOUND";
-    case 429:
-        return "RESOURCE_EXHAUSTED";
-    case 503:
-        return "UNAVAILABLE";
-    case 504:
-        return "DEADLINE_EXCEEDED";
-    default:
-        return status >= 500 ? "INTERNAL" : "FAILED_PRECONDITION";
-    }
 }
 
 QString finishReasonFor(StopReason r) {
@@ -119,7 +99,7 @@ bool GoogleAdapter::isFetchableUrl(const QString &url) {
     return url.startsWith(L("https://")) || url.startsWith(L("http://")) || url.startsWith(L("gs://"));
 }
 
-QJsonObject GoogleAdapter::buildBody(const formats::ParsedRequest &request) {
+QJsonObject GoogleAdapter::buildBody(const model::ChatRequest &request) {
     const Context &ctx = request.context;
     const Options &opt = request.options;
     QJsonArray contents;
@@ -139,10 +119,10 @@ QJsonObject GoogleAdapter::buildBody(const formats::ParsedRequest &request) {
                 else if (b.type == BlockType::Image)
                     images.append(b);
             }
-            pendingResults.append(QJsonObject{
-                {L("functionResponse"),
-                 QJsonObject{{L("name"), m.toolName},
-                             {L("response"), QJsonObject{{m.isError ? L("error") : L("output"), text}}}}}});
+            pendingResults.append(
+                QJsonObject{{L("functionResponse"),
+                             QJsonObject{{L("name"), m.toolName},
+                                         {L("response"), QJsonObject{{m.isError ? L("error") : L("output"), text}}}}}});
             for (const QJsonValue &p : userParts(images))
                 pendingResults.append(p);
             continue;
@@ -155,7 +135,7 @@ QJsonObject GoogleAdapter::buildBody(const formats::ParsedRequest &request) {
             continue;
         }
         auto ownSignature = [&](const ContentBlock &b) {
-            return signatureOwner(m, b) == L(kApi) && !b.signature.isEmpty();
+            return signatureOwner(m, b) == wire::apiName(kApi) && !b.signature.isEmpty();
         };
         QJsonArray parts;
         bool firstCall = true;
@@ -199,7 +179,8 @@ QJsonObject GoogleAdapter::buildBody(const formats::ParsedRequest &request) {
 
     QJsonObject body{{L("contents"), contents}};
     if (!ctx.systemPrompt.isEmpty())
-        body.insert(L("systemInstruction"), QJsonObject{{L("parts"), QJsonArray{QJsonObject{{L("text"), ctx.systemPrompt}}}}});
+        body.insert(L("systemInstruction"),
+                    QJsonObject{{L("parts"), QJsonArray{QJsonObject{{L("text"), ctx.systemPrompt}}}}});
     QJsonObject generation;
     if (opt.maxTokens)
         generation.insert(L("maxOutputTokens"), *opt.maxTokens);
@@ -217,7 +198,8 @@ QJsonObject GoogleAdapter::buildBody(const formats::ParsedRequest &request) {
         generation.insert(L("stopSequences"), QJsonArray::fromStringList(opt.stop));
     const int budget = opt.thinkingBudget.value_or(model::thinkingBudgetForEffort(opt.reasoning));
     if (budget > 0)
-        generation.insert(L("thinkingConfig"), QJsonObject{{L("includeThoughts"), true}, {L("thinkingBudget"), budget}});
+        generation.insert(L("thinkingConfig"),
+                          QJsonObject{{L("includeThoughts"), true}, {L("thinkingBudget"), budget}});
     if (!generation.isEmpty())
         body.insert(L("generationConfig"), generation);
     if (opt.outputFormat.isSet()) {
@@ -233,9 +215,10 @@ QJsonObject GoogleAdapter::buildBody(const formats::ParsedRequest &request) {
         QJsonArray declarations;
         for (const Tool &t : ctx.tools) {
             QJsonObject d{{L("name"), t.name},
-                          {L("parametersJsonSchema"), t.parameters.isEmpty() ? QJsonObject{{L("type"), L("object")},
-                                                                                          {L("properties"), QJsonObject()}}
-                                                                              : t.parameters}};
+                          {L("parametersJsonSchema"),
+                           t.parameters.isEmpty()
+                               ? QJsonObject{{L("type"), L("object")}, {L("properties"), QJsonObject()}}
+                               : t.parameters}};
             const QString description = t.custom ? customToolDescription(t) : t.description;
             if (!description.isEmpty())
                 d.insert(L("description"), description);
@@ -268,15 +251,15 @@ QJsonObject GoogleAdapter::buildBody(const formats::ParsedRequest &request) {
     return body;
 }
 
-HttpRequest GoogleAdapter::buildRequest(const formats::ParsedRequest &request, formats::InboundFormat,
-                                        const Target &target, const HeaderList &) const {
+HttpRequest GoogleAdapter::buildRequest(const model::ChatRequest &request, const Target &target,
+                                        const HeaderList &) const {
     HttpRequest http;
     // The id is one encoded segment: "G/../../admin?x=1#" must not walk out of /models/.
     QUrl url = joinUrl(target.baseUrl, QStringLiteral("/models/") + modelPathSegment(target.modelId) +
                                            QStringLiteral(":streamGenerateContent"));
     url.setQuery(QStringLiteral("alt=sse"));
     http.url = url;
-    http.body = formats::compactJson(buildBody(request));
+    http.body = wire::compactJson(buildBody(request));
     addHeader(http, "content-type", "application/json");
     addHeader(http, "accept", "text/event-stream");
     if (!target.credential.isEmpty())
@@ -284,24 +267,17 @@ HttpRequest GoogleAdapter::buildRequest(const formats::ParsedRequest &request, f
     return http;
 }
 
-std::unique_ptr<StreamDecoder> GoogleAdapter::makeDecoder(const Target &) const {
+std::unique_ptr<StreamDecoder> GoogleAdapter::makeDecoder(const Target &, NativeBody) const {
     return std::make_unique<GoogleStreamDecoder>();
 }
 
 UpstreamErrorInfo GoogleAdapter::parseError(int, const QByteArray &body) const {
-    UpstreamErrorInfo info;
-    const QJsonDocument doc = QJsonDocument::fromJson(body);
-    const QJsonObject o = doc.isArray() ? doc.array().at(0).toObject() : doc.object(); // some proxies wrap it
-    const QJsonObject err = o.value(L("error")).toObject();
-    info.message = err.value(L("message")).toString();
-    info.errorType = err.value(L("status")).toString();
-    if (info.message.isEmpty())
-        info.message = QString::fromUtf8(body.left(2000)).trimmed();
-    return info;
+    return wire::parseErrorBody(kApi, body);
 }
 
-formats::ParsedRequest GoogleAdapter::decodeBody(const QByteArray &body) {
-    formats::ParsedRequest req;
+model::ChatRequest GoogleAdapter::decodeBody(const QByteArray &body) {
+    model::ChatRequest req;
+    req.sourceApi = kApi;
     req.raw = QJsonDocument::fromJson(body).object();
     const QJsonObject &o = req.raw;
     Context &ctx = req.context;
@@ -314,7 +290,7 @@ formats::ParsedRequest GoogleAdapter::decodeBody(const QByteArray &body) {
         const bool model = c.value(L("role")).toString() == L("model");
         Message turn;
         turn.role = model ? Role::Assistant : Role::User;
-        turn.api = model ? QString::fromLatin1(kApi) : QString();
+        turn.api = model ? QString(wire::apiName(kApi)) : QString();
         for (const QJsonValue &pv : c.value(L("parts")).toArray()) {
             const QJsonObject p = pv.toObject();
             ContentBlock b;
@@ -325,7 +301,7 @@ formats::ParsedRequest GoogleAdapter::decodeBody(const QByteArray &body) {
                 b.toolCallId = QStringLiteral("call_%1").arg(++calls);
                 unansweredIds.insert(b.toolName, b.toolCallId);
                 b.arguments = fc.value(L("args")).toObject();
-                b.argumentsJson = QString::fromUtf8(formats::compactJson(b.arguments));
+                b.argumentsJson = QString::fromUtf8(wire::compactJson(b.arguments));
             } else if (p.contains(L("functionResponse"))) {
                 const QJsonObject fr = p.value(L("functionResponse")).toObject();
                 Message r;
@@ -335,8 +311,8 @@ formats::ParsedRequest GoogleAdapter::decodeBody(const QByteArray &body) {
                 const QJsonObject response = fr.value(L("response")).toObject();
                 r.isError = response.contains(L("error"));
                 const QJsonValue v = response.value(r.isError ? L("error") : L("output"));
-                r.content.append(ContentBlock::makeText(
-                    v.isString() ? v.toString() : QString::fromUtf8(formats::compactJson(response))));
+                r.content.append(ContentBlock::makeText(v.isString() ? v.toString()
+                                                                     : QString::fromUtf8(wire::compactJson(response))));
                 ctx.messages.append(r);
                 continue;
             } else if (p.contains(L("inlineData"))) {
@@ -357,8 +333,8 @@ formats::ParsedRequest GoogleAdapter::decodeBody(const QByteArray &body) {
     for (const QJsonValue &tv : o.value(L("tools")).toArray())
         for (const QJsonValue &dv : tv.toObject().value(L("functionDeclarations")).toArray()) {
             const QJsonObject d = dv.toObject();
-            const QJsonValue schema = d.contains(L("parametersJsonSchema")) ? d.value(L("parametersJsonSchema"))
-                                                                             : d.value(L("parameters"));
+            const QJsonValue schema =
+                d.contains(L("parametersJsonSchema")) ? d.value(L("parametersJsonSchema")) : d.value(L("parameters"));
             Tool tool;
             tool.name = d.value(L("name")).toString();
             tool.description = d.value(L("description")).toString();
@@ -395,31 +371,31 @@ QList<QByteArray> GoogleAdapter::encodeStream(const QList<StreamEvent> &events) 
                 QJsonObject part{{L("text"), e.delta}};
                 if (e.type == EventType::ThinkingDelta)
                     part.insert(L("thought"), true);
-                out << formats::sseFrame(candidateChunk(QJsonArray{part}));
+                out << wire::sseFrame(candidateChunk(QJsonArray{part}));
             }
             break;
         case EventType::ThinkingEnd:
             if (!e.block.signature.isEmpty()) // the signature closes the thought, on an empty part
-                out << formats::sseFrame(candidateChunk(
-                    QJsonArray{QJsonObject{{L("text"), QString()}, {L("thought"), true},
-                                           {L("thoughtSignature"), e.block.signature}}}));
+                out << wire::sseFrame(candidateChunk(QJsonArray{QJsonObject{
+                    {L("text"), QString()}, {L("thought"), true}, {L("thoughtSignature"), e.block.signature}}}));
             break;
         case EventType::ToolCallEnd: {
             ContentBlock b = e.block;
             if (b.arguments.isEmpty())
                 b.arguments = parseToolArguments(b.argumentsJson);
-            out << formats::sseFrame(candidateChunk(QJsonArray{partFor(b)}));
+            out << wire::sseFrame(candidateChunk(QJsonArray{partFor(b)}));
             break;
         }
         case EventType::Done: {
-            QJsonObject last = candidateChunk(QJsonArray{QJsonObject{{L("text"), QString()}}}, finishReasonFor(e.reason));
+            QJsonObject last =
+                candidateChunk(QJsonArray{QJsonObject{{L("text"), QString()}}}, finishReasonFor(e.reason));
             last.insert(L("usageMetadata"), usageMetadata(e.usage));
-            out << formats::sseFrame(last);
+            out << wire::sseFrame(last);
             break;
         }
         case EventType::Error: {
             const int status = e.errorStatus.value_or(500);
-            out << formats::sseFrame(errorJson(status, e.errorMessage));
+            out << wire::sseFrame(errorJson(status, e.errorMessage));
             break;
         }
         default:
@@ -436,13 +412,11 @@ QByteArray GoogleAdapter::encodeResponse(const AssistantMessage &message) {
             parts.append(partFor(b));
     QJsonObject body = candidateChunk(parts, finishReasonFor(message.stopReason));
     body.insert(L("usageMetadata"), usageMetadata(message.usage));
-    return formats::compactJson(body);
+    return wire::compactJson(body);
 }
 
 QJsonObject GoogleAdapter::errorJson(int status, const QString &message) {
-    return QJsonObject{{L("error"), QJsonObject{{L("code"), status},
-                                                {L("message"), message},
-                                                {L("status"), QString::fromLatin1(statusName(status))}}}};
+    return wire::googleErrorJson(status, message);
 }
 
 } // namespace sw::upstream

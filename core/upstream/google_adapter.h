@@ -8,23 +8,24 @@ namespace sw::upstream {
 
 class GoogleAdapter final : public UpstreamAdapter {
 public:
-    static constexpr const char *kApi = "google-generative-ai";
+    static constexpr wire::Api kApi = wire::Api::Google;
 
-    QString api() const override { return QString::fromLatin1(kApi); }
-    HttpRequest buildRequest(const formats::ParsedRequest &request, formats::InboundFormat inbound,
-                             const Target &target, const HeaderList &forwardHeaders) const override;
-    std::unique_ptr<StreamDecoder> makeDecoder(const Target &target) const override;
+    QString api() const override { return wire::apiName(kApi); }
+    HttpRequest buildRequest(const model::ChatRequest &request, const Target &target,
+                             const HeaderList &forwardHeaders) const override;
+    std::unique_ptr<StreamDecoder> makeDecoder(const Target &target,
+                                               NativeBody native = NativeBody::Keep) const override;
     UpstreamErrorInfo parseError(int status, const QByteArray &body) const override;
 
     // An image URL Gemini reads itself (fileData.fileUri): http(s) and Cloud Storage.
     static bool isFetchableUrl(const QString &url);
     // The generateContent body (see formats/translation_rules.md).
-    static QJsonObject buildBody(const formats::ParsedRequest &request);
+    static QJsonObject buildBody(const model::ChatRequest &request);
 
     // The other side of the wire, for the simulated provider (Google has no inbound
     // codec): a generateContent body read back into the canonical request, and
     // canonical events / a message written as Google's answer.
-    static formats::ParsedRequest decodeBody(const QByteArray &body);
+    static model::ChatRequest decodeBody(const QByteArray &body);
     static QList<QByteArray> encodeStream(const QList<model::StreamEvent> &events); // data-only SSE frames
     static QByteArray encodeResponse(const model::AssistantMessage &message);
     static QJsonObject errorJson(int status, const QString &message); // {"error":{code,message,status}}

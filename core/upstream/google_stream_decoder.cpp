@@ -1,8 +1,7 @@
 #include "upstream/google_stream_decoder.h"
 
-#include "formats/wire_json.h"
+#include "wire/json.h"
 
-#include <QHash>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -18,49 +17,15 @@ QLatin1String L(const char *s) {
     return QLatin1String(s);
 }
 
-StreamEvent event(EventType type, int contentIndex = -1) {
-    StreamEvent e;
-    e.type = type;
-    e.contentIndex = contentIndex;
-    return e;
-}
-
 } // namespace
 
-std::optional<int> GoogleStreamDecoder::statusForName(const QString &status) {
-    static const QHash<QString, int> statuses{
-        {QStringLiteral("INVALID_ARGUMENT"), 400},   {QStringLiteral("FAILED_PRECONDITION"), 400},
-        {QStringLiteral("UNAUTHENTICATED"), 401},    {QStringLiteral("PERMISSION_DENIED"), 403},
-        {QStringLiteral("NOT_FOUND"), 404},          {QStringLiteral("RESOURCE_EXHAUSTED"), 429},
-        {QStringLiteral("INTERNAL"), 500},           {QStringLiteral("UNAVAILABLE"), 503},
-        {QStringLiteral("DEADLINE_EXCEEDED"), 504},
-    };
-    const auto it = statuses.constFind(status);
-    if (it == statuses.constEnd())
-        return std::nullopt;
-    return *it;
-}
-
-void GoogleStreamDecoder::closeBlock(QList<StreamEvent> &out) {
-    if (!m_open)
-        return;
-    StreamEvent e = event(m_open->second.type == BlockType::Thinking ? EventType::ThinkingEnd : EventType::TextEnd,
-                          m_open->first);
-    e.block = m_open->second;
-    out << e;
-    m_open.reset();
-}
-
-StreamEvent GoogleStreamDecoder::terminalEvent() {
-    m_terminal = true;
+void GoogleStreamDecoder::end() {
     if (m_finishReason == L("STOP") || m_finishReason == L("MAX_TOKENS") || m_finishReason.isEmpty() ||
         m_finishReason == L("FINISH_REASON_UNSPECIFIED")) {
-        StreamEvent e = event(EventType::Done);
-        e.usage = m_usage;
-        e.reason = m_finishReason == L("MAX_TOKENS") ? StopReason::Length
-                   : m_toolCalls > 0                  ? StopReason::ToolUse
-                                                      : StopReason::Stop;
-        return e;
+        m_out.done(m_finishReason == L("MAX_TOKENS") ? StopReason::Length
+                   : m_toolCalls > 0                 ? StopReason::ToolUse
+                                                     : StopReason::Stop);
+        return;
     }
     // A safety stop (or a blocked prompt, promptFeedback.blockReason) is Google's refusal:
     // a completed answer, never an outage.
@@ -71,54 +36,58 @@ StreamEvent GoogleStreamDecoder::terminalEvent() {
                                       QStringLiteral("SPII"),
                                       QStringLiteral("IMAGE_SAFETY"),
                                       QStringLiteral("IMAGE_PROHIBITED_CONTENT")};
-    if (refusals.contains(m_finishReason)) {
-        StreamEvent e = event(EventType::Done);
-        e.usage = m_usage;
-        e.reason = StopReason::Refusal;
-        return e;
-    }
+    if (refusals.contains(m_finishReason))
+        return m_out.done(StopReason::Refusal);
     // MALFORMED_FUNCTION_CALL, UNEXPECTED_TOOL_CALL, ...: the model failed to answer.
-    StreamEvent e = event(EventType::Error);
-    e.reason = StopReason::Error;
-    e.errorMessage = QStringLiteral("Google stopped the answer (finishReason %1)").arg(m_finishReason);
-    e.usage = m_usage;
-    return e;
+    m_out.fail(QStringLiteral("Google stopped the answer (finishReason %1)").arg(m_finishReason));
+}
+
+void GoogleStreamDecoder::functionCall(const QJsonObject &fc, const QString &signature) {
+    m_out.close(kProse);
+    ContentBlock b;
+    b.type = BlockType::ToolCall;
+    b.toolName = fc.value(L("name")).toString();
+    // Google gives no call id (or one only on some models): one is made up, unique per call.
+    b.toolCallId = fc.value(L("id")).toString();
+    if (b.toolCallId.isEmpty())
+        b.toolCallId = QStringLiteral("call_") + QUuid::createUuid().toString(QUuid::Id128).left(24);
+    b.signature = signature;
+    ++m_toolCalls;
+    m_out.open(kCall, b); // the arguments follow as the delta
+    m_out.append(kCall, QString::fromUtf8(wire::compactJson(fc.value(L("args")).toObject())));
+    m_out.close(kCall);
 }
 
 QList<StreamEvent> GoogleStreamDecoder::feed(const SseEvent &sse) {
-    QList<StreamEvent> out;
-    if (m_terminal)
-        return out;
+    if (!m_out.finished())
+        decode(sse);
+    return m_out.take();
+}
+
+void GoogleStreamDecoder::decode(const SseEvent &sse) {
     const QByteArray raw = sse.data.trimmed();
     if (raw.isEmpty())
-        return out;
+        return;
     const QJsonDocument doc = QJsonDocument::fromJson(raw);
     const QJsonObject chunk = doc.isArray() ? doc.array().at(0).toObject() : doc.object();
     if (chunk.value(L("error")).isObject()) {
         const QJsonObject err = chunk.value(L("error")).toObject();
-        StreamEvent e = event(EventType::Error);
-        e.reason = StopReason::Error;
-        e.errorType = err.value(L("status")).toString();
-        e.errorMessage = QStringLiteral("Google stream error (%1): %2").arg(e.errorType, err.value(L("message")).toString());
+        const QString status = err.value(L("status")).toString();
         const int code = err.value(L("code")).toInt();
-        e.errorStatus = code >= 400 ? std::optional<int>(code) : statusForName(e.errorType);
-        e.usage = m_usage;
-        m_terminal = true;
-        out << e;
-        return out;
+        m_out.fail(QStringLiteral("Google stream error (%1): %2").arg(status, err.value(L("message")).toString()),
+                   status, code >= 400 ? std::optional<int>(code) : wire::statusForGoogleStatus(status));
+        return;
     }
     if (chunk.isEmpty())
-        return out;
-    if (!m_started) {
-        m_started = true;
-        out << event(EventType::Start);
-    }
+        return;
+    m_out.start();
     const QJsonObject usage = chunk.value(L("usageMetadata")).toObject();
     if (!usage.isEmpty()) {
+        Usage &u = m_out.usage();
         const qint64 cached = usage.value(L("cachedContentTokenCount")).toInteger();
-        m_usage.input = qMax<qint64>(0, usage.value(L("promptTokenCount")).toInteger() - cached);
-        m_usage.cacheRead = cached;
-        m_usage.output =
+        u.input = qMax<qint64>(0, usage.value(L("promptTokenCount")).toInteger() - cached);
+        u.cacheRead = cached;
+        u.output =
             usage.value(L("candidatesTokenCount")).toInteger() + usage.value(L("thoughtsTokenCount")).toInteger();
     }
     const QJsonArray candidates = chunk.value(L("candidates")).toArray();
@@ -126,88 +95,44 @@ QList<StreamEvent> GoogleStreamDecoder::feed(const SseEvent &sse) {
         const QString blocked = chunk.value(L("promptFeedback")).toObject().value(L("blockReason")).toString();
         if (!blocked.isEmpty())
             m_finishReason = blocked;
-        return out;
+        return;
     }
     const QJsonObject candidate = candidates.first().toObject();
     for (const QJsonValue &pv : candidate.value(L("content")).toObject().value(L("parts")).toArray()) {
         const QJsonObject part = pv.toObject();
         const QString signature = part.value(L("thoughtSignature")).toString();
         if (part.contains(L("functionCall"))) {
-            closeBlock(out);
-            const QJsonObject fc = part.value(L("functionCall")).toObject();
-            ContentBlock b;
-            b.type = BlockType::ToolCall;
-            b.toolName = fc.value(L("name")).toString();
-            // Google gives no call id (or one only on some models): one is made up, unique per call.
-            b.toolCallId = fc.value(L("id")).toString();
-            if (b.toolCallId.isEmpty())
-                b.toolCallId = QStringLiteral("call_") + QUuid::createUuid().toString(QUuid::Id128).left(24);
-            b.arguments = fc.value(L("args")).toObject();
-            b.argumentsJson = QString::fromUtf8(formats::compactJson(b.arguments));
-            b.signature = signature;
-            const int index = m_nextContentIndex++;
-            ++m_toolCalls;
-            StreamEvent s = event(EventType::ToolCallStart, index);
-            s.block = b;
-            s.block.arguments = {};
-            s.block.argumentsJson.clear(); // the arguments follow as the delta
-            out << s;
-            StreamEvent d = event(EventType::ToolCallDelta, index);
-            d.delta = b.argumentsJson;
-            out << d;
-            StreamEvent e = event(EventType::ToolCallEnd, index);
-            e.block = b;
-            out << e;
+            functionCall(part.value(L("functionCall")).toObject(), signature);
             continue;
         }
         if (!part.contains(L("text")))
             continue; // executableCode, inlineData output...: no canonical form in an answer
         const BlockType type = part.value(L("thought")).toBool() ? BlockType::Thinking : BlockType::Text;
         const QString text = part.value(L("text")).toString();
-        if (!m_open || m_open->second.type != type) {
+        const ContentBlock *open = m_out.find(kProse);
+        if (!open || open->type != type) {
             if (text.isEmpty() && signature.isEmpty())
                 continue; // an empty closing part opens nothing
-            closeBlock(out);
-            ContentBlock b;
-            b.type = type;
-            m_open = std::make_pair(m_nextContentIndex++, b);
-            StreamEvent s = event(type == BlockType::Thinking ? EventType::ThinkingStart : EventType::TextStart,
-                                  m_open->first);
-            s.block = b;
-            out << s;
+            m_out.close(kProse);
+            m_out.open(kProse, type);
         }
         if (!signature.isEmpty())
-            m_open->second.signature = signature;
-        if (!text.isEmpty()) {
-            m_open->second.text += text;
-            StreamEvent d = event(type == BlockType::Thinking ? EventType::ThinkingDelta : EventType::TextDelta,
-                                  m_open->first);
-            d.delta = text;
-            out << d;
-        }
+            m_out.find(kProse)->signature = signature;
+        m_out.append(kProse, text);
     }
     const QString finish = candidate.value(L("finishReason")).toString();
     if (!finish.isEmpty())
         m_finishReason = finish;
-    return out;
 }
 
 QList<StreamEvent> GoogleStreamDecoder::finish() {
-    QList<StreamEvent> out;
-    if (m_terminal)
-        return out;
-    closeBlock(out);
-    if (!m_finishReason.isEmpty()) {
-        out << terminalEvent();
-        return out;
+    if (!m_out.finished()) {
+        m_out.close(kProse);
+        if (!m_finishReason.isEmpty())
+            end();
     }
-    m_terminal = true;
-    StreamEvent e = event(EventType::Error);
-    e.reason = StopReason::Error;
-    e.errorMessage = QStringLiteral("stream ended before completion");
-    e.usage = m_usage;
-    out << e;
-    return out;
+    m_out.endOfBody();
+    return m_out.take();
 }
 
 } // namespace sw::upstream

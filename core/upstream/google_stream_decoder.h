@@ -1,30 +1,30 @@
 #pragma once
 // Google Generative AI streamGenerateContent SSE -> canonical events.
 
+#include "upstream/canonical_stream_builder.h"
 #include "upstream/upstream_adapter.h"
 
 namespace sw::upstream {
 
 class GoogleStreamDecoder final : public StreamDecoder {
 public:
+    // Google's answer is never rebuilt in its own shape (no client speaks it): the decoder
+    // keeps nothing for it whatever it is told.
     QList<model::StreamEvent> feed(const SseEvent &event) override;
     QList<model::StreamEvent> finish() override;
 
-    // HTTP-like status for a Google error status name (RESOURCE_EXHAUSTED -> 429).
-    static std::optional<int> statusForName(const QString &status);
-
 private:
-    // Google streams parts with no block boundaries: a part of another kind closes the open block.
-    void closeBlock(QList<model::StreamEvent> &out);
-    model::StreamEvent terminalEvent();
+    // Google streams parts with no block boundaries: text and thought share one open block
+    // (kProse), a part of the other kind closes it. A function call is a whole block (kCall).
+    static constexpr int kProse = 0;
+    static constexpr int kCall = 1;
+    void decode(const SseEvent &event);
+    void functionCall(const QJsonObject &call, const QString &signature);
+    void end();
 
-    std::optional<std::pair<int, model::ContentBlock>> m_open; // content index, block
-    int m_nextContentIndex = 0;
+    CanonicalStreamBuilder m_out;
     int m_toolCalls = 0;
-    model::Usage m_usage;
     QString m_finishReason;
-    bool m_started = false;
-    bool m_terminal = false;
 };
 
 } // namespace sw::upstream

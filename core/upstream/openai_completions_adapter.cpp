@@ -1,7 +1,7 @@
 #include "upstream/openai_completions_adapter.h"
 
-#include "formats/wire_json.h"
 #include "upstream/openai_completions_stream_decoder.h"
+#include "wire/json.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -21,7 +21,7 @@ void addHeader(HttpRequest &http, const QByteArray &name, const QByteArray &valu
 }
 
 QJsonObject imagePart(const ContentBlock &b) {
-    const QString url = b.url.isEmpty() ? formats::makeDataUri(b.mimeType, b.data) : b.url;
+    const QString url = b.url.isEmpty() ? wire::makeDataUri(b.mimeType, b.data) : b.url;
     QJsonObject image{{L("url"), url}};
     if (!b.detail.isEmpty())
         image.insert(L("detail"), b.detail); // the client's resolution choice (low, high, auto)
@@ -66,7 +66,7 @@ QJsonObject OpenAICompletionsAdapter::responseFormat(const OutputFormat &format)
     return QJsonObject{{L("type"), L("json_schema")}, {L("json_schema"), schema}};
 }
 
-QJsonObject OpenAICompletionsAdapter::buildBody(const formats::ParsedRequest &request, const QString &modelId,
+QJsonObject OpenAICompletionsAdapter::buildBody(const model::ChatRequest &request, const QString &modelId,
                                                 bool useMaxCompletionTokens) {
     const Context &ctx = request.context;
     const Options &opt = request.options;
@@ -89,7 +89,7 @@ QJsonObject OpenAICompletionsAdapter::buildBody(const formats::ParsedRequest &re
                 } else if (b.type == BlockType::ToolCall) {
                     const QString args = b.arguments.isEmpty() && !b.argumentsJson.isEmpty()
                                              ? b.argumentsJson
-                                             : QString::fromUtf8(formats::compactJson(b.arguments));
+                                             : QString::fromUtf8(wire::compactJson(b.arguments));
                     calls.append(
                         QJsonObject{{L("id"), b.toolCallId},
                                     {L("type"), L("function")},
@@ -182,10 +182,9 @@ QJsonObject OpenAICompletionsAdapter::buildBody(const formats::ParsedRequest &re
     return body;
 }
 
-HttpRequest OpenAICompletionsAdapter::buildRequest(const formats::ParsedRequest &request,
-                                                   formats::InboundFormat inbound, const Target &target,
+HttpRequest OpenAICompletionsAdapter::buildRequest(const model::ChatRequest &request, const Target &target,
                                                    const HeaderList &forwardHeaders) const {
-    const bool passthrough = formats::sameApiName(inbound) == api();
+    const bool passthrough = request.sourceApi == kApi;
     HttpRequest http;
     http.url = joinUrl(target.baseUrl, QStringLiteral("/chat/completions"));
 
@@ -201,7 +200,7 @@ HttpRequest OpenAICompletionsAdapter::buildRequest(const formats::ParsedRequest 
     } else {
         body = buildBody(request, target.modelId, http.url.host() == L("api.openai.com"));
     }
-    http.body = formats::compactJson(body);
+    http.body = wire::compactJson(body);
 
     addHeader(http, "content-type", "application/json");
     addHeader(http, "accept", "text/event-stream");
@@ -215,34 +214,12 @@ HttpRequest OpenAICompletionsAdapter::buildRequest(const formats::ParsedRequest 
     return http;
 }
 
-std::unique_ptr<StreamDecoder> OpenAICompletionsAdapter::makeDecoder(const Target &) const {
-    return std::make_unique<OpenAICompletionsStreamDecoder>();
+std::unique_ptr<StreamDecoder> OpenAICompletionsAdapter::makeDecoder(const Target &, NativeBody native) const {
+    return std::make_unique<OpenAICompletionsStreamDecoder>(native);
 }
 
 UpstreamErrorInfo OpenAICompletionsAdapter::parseError(int, const QByteArray &body) const {
-    UpstreamErrorInfo info;
-    const QJsonDocument doc = QJsonDocument::fromJson(body);
-    // Some compatible servers answer a list with one error object.
-    const QJsonObject o = doc.isArray() ? doc.array().at(0).toObject() : doc.object();
-    const QJsonValue err = o.value(L("error"));
-    if (err.isObject()) {
-        const QJsonObject e = err.toObject();
-        info.message = e.value(L("message")).toString();
-        const QJsonValue code = e.value(L("code"));
-        info.errorType = code.isString() ? code.toString() : e.value(L("type")).toString();
-        if (code.isString())
-            info.providerType = e.value(L("type")).toString();
-        info.param = e.value(L("param")).toString();
-    } else if (err.isString()) {
-        info.message = err.toString(); // Ollama, llama.cpp
-    } else if (o.value(L("message")).isString()) {
-        info.message = o.value(L("message")).toString();
-    } else if (o.value(L("detail")).isString()) {
-        info.message = o.value(L("detail")).toString(); // vLLM / FastAPI
-    }
-    if (info.message.isEmpty())
-        info.message = QString::fromUtf8(body.left(2000)).trimmed();
-    return info;
+    return wire::parseErrorBody(kApi, body);
 }
 
 } // namespace sw::upstream

@@ -8,17 +8,18 @@ namespace sw::upstream {
 
 class OpenAICompletionsAdapter final : public UpstreamAdapter {
 public:
-    static constexpr const char *kApi = "openai-completions";
+    static constexpr wire::Api kApi = wire::Api::OpenAICompletions;
 
-    QString api() const override { return QString::fromLatin1(kApi); }
-    HttpRequest buildRequest(const formats::ParsedRequest &request, formats::InboundFormat inbound,
-                             const Target &target, const HeaderList &forwardHeaders) const override;
-    std::unique_ptr<StreamDecoder> makeDecoder(const Target &target) const override;
+    QString api() const override { return wire::apiName(kApi); }
+    HttpRequest buildRequest(const model::ChatRequest &request, const Target &target,
+                             const HeaderList &forwardHeaders) const override;
+    std::unique_ptr<StreamDecoder> makeDecoder(const Target &target,
+                                               NativeBody native = NativeBody::Keep) const override;
     UpstreamErrorInfo parseError(int status, const QByteArray &body) const override;
 
     // The chat body for a request that came in another format (see formats/translation_rules.md).
     // useMaxCompletionTokens: api.openai.com wants max_completion_tokens; most compatible servers max_tokens.
-    static QJsonObject buildBody(const formats::ParsedRequest &request, const QString &modelId,
+    static QJsonObject buildBody(const model::ChatRequest &request, const QString &modelId,
                                  bool useMaxCompletionTokens);
     // A failed tool result's text as it goes to an API with no is_error flag (Chat, Responses).
     static QString toolErrorText(const QString &text);

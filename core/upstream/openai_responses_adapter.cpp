@@ -1,9 +1,9 @@
 #include "upstream/openai_responses_adapter.h"
 
-#include "formats/openai_responses_codec.h"
-#include "formats/wire_json.h"
 #include "upstream/openai_completions_adapter.h"
 #include "upstream/openai_responses_stream_decoder.h"
+#include "wire/json.h"
+#include "wire/reasoning_item.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -34,10 +34,10 @@ QJsonArray userParts(const QList<ContentBlock> &blocks) {
             if (b.url.startsWith(L("file-")))
                 parts.append(QJsonObject{{L("type"), L("input_image")}, {L("file_id"), b.url}, {L("detail"), detail}});
             else if (b.url.isEmpty() || b.url.startsWith(L("http")) || b.url.startsWith(L("data:")))
-                parts.append(QJsonObject{{L("type"), L("input_image")},
-                                         {L("image_url"), b.url.isEmpty() ? formats::makeDataUri(b.mimeType, b.data)
-                                                                          : b.url},
-                                         {L("detail"), detail}});
+                parts.append(
+                    QJsonObject{{L("type"), L("input_image")},
+                                {L("image_url"), b.url.isEmpty() ? wire::makeDataUri(b.mimeType, b.data) : b.url},
+                                {L("detail"), detail}});
         }
     }
     return parts;
@@ -45,7 +45,7 @@ QJsonArray userParts(const QList<ContentBlock> &blocks) {
 
 } // namespace
 
-QJsonObject OpenAIResponsesAdapter::buildBody(const formats::ParsedRequest &request, const QString &modelId) {
+QJsonObject OpenAIResponsesAdapter::buildBody(const model::ChatRequest &request, const QString &modelId) {
     const Context &ctx = request.context;
     const Options &opt = request.options;
     QJsonArray input;
@@ -71,9 +71,9 @@ QJsonObject OpenAIResponsesAdapter::buildBody(const formats::ParsedRequest &requ
                 } else if (b.type == BlockType::Thinking) {
                     // A reasoning item goes back only to the API that produced it; other
                     // APIs' thinking is dropped, never replayed as text (translation_rules.md).
-                    if (signatureOwner(m, b) == L(kApi) && b.signature.startsWith(QLatin1Char('{'))) {
+                    if (signatureOwner(m, b) == wire::apiName(kApi) && b.signature.startsWith(QLatin1Char('{'))) {
                         flushText();
-                        input.append(formats::OpenAIResponsesCodec::reasoningItem(b, QStringLiteral("rs_%1").arg(n++)));
+                        input.append(wire::responsesReasoningItem(b, QStringLiteral("rs_%1").arg(n++)));
                     }
                 } else if (b.type == BlockType::ToolCall) {
                     flushText();
@@ -81,7 +81,7 @@ QJsonObject OpenAIResponsesAdapter::buildBody(const formats::ParsedRequest &requ
                     const QString callId = b.toolCallId.section(QLatin1Char('|'), 0, 0);
                     const QString args = b.arguments.isEmpty() && !b.argumentsJson.isEmpty()
                                              ? b.argumentsJson
-                                             : QString::fromUtf8(formats::compactJson(b.arguments));
+                                             : QString::fromUtf8(wire::compactJson(b.arguments));
                     input.append(QJsonObject{{L("type"), L("function_call")},
                                              {L("call_id"), callId},
                                              {L("name"), b.toolName},
@@ -104,7 +104,8 @@ QJsonObject OpenAIResponsesAdapter::buildBody(const formats::ParsedRequest &requ
                                      {L("call_id"), m.toolCallId.section(QLatin1Char('|'), 0, 0)},
                                      {L("output"), m.isError ? OpenAICompletionsAdapter::toolErrorText(text) : text}});
             if (!images.isEmpty()) {
-                QList<ContentBlock> blocks{ContentBlock::makeText(QStringLiteral("Attached image(s) from tool result:"))};
+                QList<ContentBlock> blocks{
+                    ContentBlock::makeText(QStringLiteral("Attached image(s) from tool result:"))};
                 blocks.append(images);
                 input.append(QJsonObject{{L("role"), L("user")}, {L("content"), userParts(blocks)}});
             }
@@ -138,8 +139,8 @@ QJsonObject OpenAIResponsesAdapter::buildBody(const formats::ParsedRequest &requ
             QJsonObject tool{{L("type"), L("function")},
                              {L("name"), t.name},
                              {L("parameters"), t.parameters.isEmpty() ? QJsonObject{{L("type"), L("object")},
-                                                                                     {L("properties"), QJsonObject()}}
-                                                                       : t.parameters},
+                                                                                    {L("properties"), QJsonObject()}}
+                                                                      : t.parameters},
                              // Responses defaults to strict; only a client that asked for it gets it.
                              {L("strict"), t.strict.value_or(false)}};
             const QString description = t.custom ? customToolDescription(t) : t.description;
@@ -174,7 +175,8 @@ QJsonObject OpenAIResponsesAdapter::buildBody(const formats::ParsedRequest &requ
         // Chat's response_format, one to one as text.format.
         QJsonObject format{{L("type"), opt.outputFormat.type}};
         if (opt.outputFormat.type == L("json_schema")) {
-            format.insert(L("name"), opt.outputFormat.name.isEmpty() ? QStringLiteral("response") : opt.outputFormat.name);
+            format.insert(L("name"),
+                          opt.outputFormat.name.isEmpty() ? QStringLiteral("response") : opt.outputFormat.name);
             format.insert(L("schema"), opt.outputFormat.schema);
             if (!opt.outputFormat.description.isEmpty())
                 format.insert(L("description"), opt.outputFormat.description);
@@ -187,10 +189,9 @@ QJsonObject OpenAIResponsesAdapter::buildBody(const formats::ParsedRequest &requ
     return body;
 }
 
-HttpRequest OpenAIResponsesAdapter::buildRequest(const formats::ParsedRequest &request,
-                                                 formats::InboundFormat inbound, const Target &target,
+HttpRequest OpenAIResponsesAdapter::buildRequest(const model::ChatRequest &request, const Target &target,
                                                  const HeaderList &forwardHeaders) const {
-    const bool passthrough = formats::sameApiName(inbound) == api();
+    const bool passthrough = request.sourceApi == kApi;
     HttpRequest http;
     http.url = joinUrl(target.baseUrl, QStringLiteral("/responses"));
     QJsonObject body;
@@ -215,7 +216,7 @@ HttpRequest OpenAIResponsesAdapter::buildRequest(const formats::ParsedRequest &r
     } else {
         body = buildBody(request, target.modelId);
     }
-    http.body = formats::compactJson(body);
+    http.body = wire::compactJson(body);
     addHeader(http, "content-type", "application/json");
     addHeader(http, "accept", "text/event-stream");
     if (!target.credential.isEmpty())
@@ -228,13 +229,12 @@ HttpRequest OpenAIResponsesAdapter::buildRequest(const formats::ParsedRequest &r
     return http;
 }
 
-std::unique_ptr<StreamDecoder> OpenAIResponsesAdapter::makeDecoder(const Target &) const {
-    return std::make_unique<OpenAIResponsesStreamDecoder>();
+std::unique_ptr<StreamDecoder> OpenAIResponsesAdapter::makeDecoder(const Target &, NativeBody native) const {
+    return std::make_unique<OpenAIResponsesStreamDecoder>(native);
 }
 
-UpstreamErrorInfo OpenAIResponsesAdapter::parseError(int status, const QByteArray &body) const {
-    // Same error body as Chat Completions: {"error":{message,type,param,code}}.
-    return OpenAICompletionsAdapter().parseError(status, body);
+UpstreamErrorInfo OpenAIResponsesAdapter::parseError(int, const QByteArray &body) const {
+    return wire::parseErrorBody(kApi, body);
 }
 
 } // namespace sw::upstream

@@ -7,16 +7,17 @@ namespace sw::upstream {
 
 class OpenAIResponsesAdapter final : public UpstreamAdapter {
 public:
-    static constexpr const char *kApi = "openai-responses";
+    static constexpr wire::Api kApi = wire::Api::OpenAIResponses;
 
-    QString api() const override { return QString::fromLatin1(kApi); }
-    HttpRequest buildRequest(const formats::ParsedRequest &request, formats::InboundFormat inbound,
-                             const Target &target, const HeaderList &forwardHeaders) const override;
-    std::unique_ptr<StreamDecoder> makeDecoder(const Target &target) const override;
+    QString api() const override { return wire::apiName(kApi); }
+    HttpRequest buildRequest(const model::ChatRequest &request, const Target &target,
+                             const HeaderList &forwardHeaders) const override;
+    std::unique_ptr<StreamDecoder> makeDecoder(const Target &target,
+                                               NativeBody native = NativeBody::Keep) const override;
     UpstreamErrorInfo parseError(int status, const QByteArray &body) const override;
 
     // The Responses body for a request that came in another format (see formats/translation_rules.md).
-    static QJsonObject buildBody(const formats::ParsedRequest &request, const QString &modelId);
+    static QJsonObject buildBody(const model::ChatRequest &request, const QString &modelId);
 };
 
 } // namespace sw::upstream

@@ -2,9 +2,11 @@
 // One adapter per upstream API: builds the HTTP request for a candidate and
 // decodes that API's stream into canonical events.
 
-#include "formats/inbound_codec.h"
+#include "model/chat_request.h"
 #include "upstream/http_types.h"
 #include "upstream/sse_reader.h"
+#include "wire/api.h"
+#include "wire/error_body.h"
 
 #include <memory>
 
@@ -12,10 +14,10 @@ namespace sw::upstream {
 
 struct Target {
     QString provider;
-    QString modelId;   // the upstream's model id
-    QString api;       // anthropic-messages, openai-completions, openai-responses, google-generative-ai
+    QString modelId; // the upstream's model id
+    QString api;     // anthropic-messages, openai-completions, openai-responses, google-generative-ai
     QString baseUrl;
-    QByteArray credential; // secret; empty means none (never logged)
+    QByteArray credential;        // secret; empty means none (never logged)
     bool passthroughAuth = false; // credential came from the caller's own header
 };
 
@@ -23,6 +25,11 @@ struct Target {
 // same-API JSON answer (StreamEvent::native); past it the canonical answer is used. A
 // streaming client never needs it, so the bound also caps what a stream costs.
 inline constexpr qint64 kMaxNativeChars = 8 * 1024 * 1024;
+
+// Whether a decoder keeps what it needs to rebuild the upstream's own non-streaming answer
+// (StreamEvent::native). Only a non-streaming client of the same API gets that answer;
+// for any other the decoder keeps nothing of it, so a stream costs only what it streams.
+enum class NativeBody { Keep, Skip };
 
 class StreamDecoder {
 public:
@@ -34,29 +41,28 @@ public:
     virtual QList<model::StreamEvent> finish() = 0;
 };
 
-struct UpstreamErrorInfo {
-    QString message;   // provider's message text, or the body when unparseable
-    QString errorType; // provider's error type/code when given
-    QString providerType; // OpenAI `type` when `code` was given too
-    QString param;        // OpenAI `param`
-};
+// An error body an upstream answered with, as its API writes it.
+using UpstreamErrorInfo = wire::ErrorBody;
 
 class UpstreamAdapter {
 public:
     virtual ~UpstreamAdapter() = default;
     virtual QString api() const = 0;
-    // Always a streaming request. When `inbound` is this same API, the client's
-    // raw body is forwarded with only `model` replaced (and `stream` forced on),
+    // Always a streaming request. When the client spoke this same API (request.sourceApi),
+    // its raw body is forwarded with only `model` replaced (and `stream` forced on),
     // and `forwardHeaders` (anthropic-beta, anthropic-version, OpenAI-Beta) are kept.
-    virtual HttpRequest buildRequest(const formats::ParsedRequest &request, formats::InboundFormat inbound,
-                                     const Target &target, const HeaderList &forwardHeaders) const = 0;
-    virtual std::unique_ptr<StreamDecoder> makeDecoder(const Target &target) const = 0;
+    virtual HttpRequest buildRequest(const model::ChatRequest &request, const Target &target,
+                                     const HeaderList &forwardHeaders) const = 0;
+    virtual std::unique_ptr<StreamDecoder> makeDecoder(const Target &target,
+                                                       NativeBody native = NativeBody::Keep) const = 0;
+    // Keep for a non-streaming client that spoke this API, Skip for any other.
+    NativeBody nativeBodyFor(const model::ChatRequest &request) const;
     virtual UpstreamErrorInfo parseError(int status, const QByteArray &body) const = 0;
     // Why this API cannot serve the request as the client asked, naming the field, or
     // nullopt when it can. A field that changes what the model does and has no
     // mapping to this API makes the candidate incompatible, never silently dropped
     // (formats/translation_rules.md): failover skips it for one that can.
-    std::optional<QString> incompatibility(const formats::ParsedRequest &request, formats::InboundFormat inbound) const;
+    std::optional<QString> incompatibility(const model::ChatRequest &request) const;
 };
 
 // A model id as one percent-encoded path segment: "/", "?", "#" and "%" inside an id

@@ -157,7 +157,7 @@ void UpstreamAttempts::start(const failover::TryStart &s) {
                                t->target.passthroughAuth = r.passthrough;
                                t->adapter = adapterFor(t->target.api);
                                t->passthrough =
-                                   m_setup.request->stream && formats::sameApiName(m_setup.format) == t->target.api;
+                                   m_setup.request->stream && wire::apiName(m_setup.format) == t->target.api;
                                failover::TryReady ready;
                                ready.passthrough = t->passthrough;
                                ready.upstreamApi = t->target.api;
@@ -171,10 +171,10 @@ void UpstreamAttempts::launch(failover::AttemptId id) {
     if (it == m_tries.end() || !it->second->adapter)
         return;
     Try &t = *it->second;
-    const HttpRequest req = t.adapter->buildRequest(*m_setup.request, m_setup.format, t.target, m_setup.forwardHeaders);
+    const HttpRequest req = t.adapter->buildRequest(*m_setup.request, t.target, m_setup.forwardHeaders);
     // Fresh per-try state.
     t.sse = SseReader();
-    t.decoder = t.adapter->makeDecoder(t.target);
+    t.decoder = t.adapter->makeDecoder(t.target, t.adapter->nativeBodyFor(*m_setup.request));
     t.status = 0;
     t.errorBody.clear();
     t.errorHeaders.clear();
@@ -310,7 +310,7 @@ void UpstreamAttempts::feedSse(Try &t, const QList<SseEvent> &events) {
             // error event may quote the key it rejected).
             // The gateway asks a Chat upstream for usage; its usage-only chunk is not the
             // client's unless it set stream_options.include_usage (the usage is still counted).
-            if (!(m_setup.format == formats::InboundFormat::OpenAIChat && !m_setup.request->includeUsage &&
+            if (!(m_setup.format == wire::Api::OpenAICompletions && !m_setup.request->includeUsage &&
                   OpenAICompletionsStreamDecoder::isUsageOnlyChunk(e.data)))
                 frame.raw = util::redactSecrets(sseFrame(e), live->target.credential);
             frame.isNoise = [&e, &frame]() { return isNoiseFrame(e, frame.events); };

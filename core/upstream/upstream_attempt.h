@@ -23,8 +23,8 @@ struct UpstreamAttemptSetup {
     credentials::CredentialPools *pools = nullptr;
     Transport *transport = nullptr;
     std::shared_ptr<const config::Config> config; // park defaults, limits.maxResponseBytes
-    const formats::ParsedRequest *request = nullptr;
-    formats::InboundFormat format = formats::InboundFormat::AnthropicMessages;
+    const model::ChatRequest *request = nullptr;
+    wire::Api format = wire::Api::AnthropicMessages;
     HeaderList forwardHeaders; // anthropic-beta, anthropic-version, OpenAI-Beta
     QByteArray callerAuth;     // the caller's own provider key, when it may send one
 };

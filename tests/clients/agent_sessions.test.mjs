@@ -233,7 +233,7 @@ describe('Codex session answered by Anthropic', { timeout: TEST_TIMEOUT_MS }, ()
   });
 
   it('the apply_patch call reaches Codex as a custom_tool_call with the patch as its input', {
-    todo: 'the loop must copy ParsedRequest::customToolNames() into EncodeInfo::customTools (helper A, ClientStream::setRequest)',
+    todo: 'the loop must copy ChatRequest::customToolNames() into EncodeInfo::customTools (helper A, ClientStream::setRequest)',
   }, () => {
     const patchCall = second?.done.find((i) => i.name === 'apply_patch');
     assert.equal(patchCall?.type, 'custom_tool_call');

@@ -4,6 +4,6 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     sw::model::GatewayError error;
-    sw::formats::codecFor(sw::formats::InboundFormat::OpenAIChat).decode(sw::fuzz::bytes(data, size), &error);
+    sw::formats::codecFor(sw::wire::Api::OpenAICompletions).decode(sw::fuzz::bytes(data, size), &error);
     return 0;
 }

@@ -14,7 +14,8 @@ inline int streamDecoder(const QString &api, const uint8_t *data, size_t size) {
     target.provider = QStringLiteral("fuzz");
     target.modelId = QStringLiteral("fuzz-model");
     target.api = adapter->api();
-    auto decoder = adapter->makeDecoder(target);
+    // Both ways a decoder runs: keeping the native answer, and not.
+    auto decoder = adapter->makeDecoder(target, size % 2 ? upstream::NativeBody::Skip : upstream::NativeBody::Keep);
     upstream::SseReader reader;
     feedInChunks(bytes(data, size), [&](QByteArrayView chunk) {
         for (const auto &event : reader.feed(chunk))

@@ -11,7 +11,13 @@
 namespace sw::test {
 
 QByteArray readFileBytes(const QString &path); // empty when missing
-#ifdef SWITCHMAN_TEST_DATA                     // defined for test executables only
+
+// `request` as if the client had spoken `api`: what an adapter's same-API passthrough keys on.
+inline model::ChatRequest spokenIn(model::ChatRequest request, wire::Api api) {
+    request.sourceApi = api;
+    return request;
+}
+#ifdef SWITCHMAN_TEST_DATA // defined for test executables only
 inline QByteArray readTestData(const QString &name) {
     return readFileBytes(QStringLiteral(SWITCHMAN_TEST_DATA "/") + name);
 }

@@ -4,13 +4,16 @@
 
 #include "formats/inbound_codec.h"
 #include "upstream/upstream_adapter.h"
+#include "wire_fixtures.h"
 
 #include <QtTest>
 
 using namespace sw::formats;
 using namespace sw::upstream;
+namespace wire = sw::wire;
+using sw::test::spokenIn;
 
-Q_DECLARE_METATYPE(InboundFormat)
+Q_DECLARE_METATYPE(wire::Api)
 
 class TestAdapterIncompatibility : public QObject {
     Q_OBJECT
@@ -20,14 +23,14 @@ private slots:
 };
 
 void TestAdapterIncompatibility::reasons_data() {
-    QTest::addColumn<InboundFormat>("inbound");
+    QTest::addColumn<wire::Api>("inbound");
     QTest::addColumn<QByteArray>("body");
     QTest::addColumn<QString>("api");
     QTest::addColumn<QString>("named"); // "" = compatible
 
-    const auto chat = InboundFormat::OpenAIChat;
-    const auto claude = InboundFormat::AnthropicMessages;
-    const auto responses = InboundFormat::OpenAIResponses;
+    const auto chat = wire::Api::OpenAICompletions;
+    const auto claude = wire::Api::AnthropicMessages;
+    const auto responses = wire::Api::OpenAIResponses;
     const QByteArray user = R"("messages":[{"role":"user","content":"hi"}])";
     auto chatBody = [&](const char *extra) { return "{\"model\":\"m\"," + user + "," + QByteArray(extra) + "}"; };
     auto claudeBody = [&](const char *extra) {
@@ -117,14 +120,14 @@ void TestAdapterIncompatibility::reasons_data() {
 }
 
 void TestAdapterIncompatibility::reasons() {
-    QFETCH(InboundFormat, inbound);
+    QFETCH(wire::Api, inbound);
     QFETCH(QByteArray, body);
     QFETCH(QString, api);
     QFETCH(QString, named);
     sw::model::GatewayError error;
     const auto request = codecFor(inbound).decode(body.replace(",}", "}"), &error);
     QVERIFY2(request, qPrintable(error.message));
-    const auto why = adapterFor(api)->incompatibility(*request, inbound);
+    const auto why = adapterFor(api)->incompatibility(spokenIn(*request, inbound));
     if (named.isEmpty()) {
         QVERIFY2(!why, qPrintable(why.value_or(QString())));
         return;

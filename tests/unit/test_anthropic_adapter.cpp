@@ -12,6 +12,9 @@ using namespace sw::model;
 using namespace sw::formats;
 using namespace sw::upstream;
 using sw::test::readTestData;
+namespace wire = sw::wire;
+namespace model = sw::model;
+using sw::test::spokenIn;
 
 namespace {
 Target target(const QByteArray &credential = "sk-ant-api03-secret") {
@@ -78,12 +81,12 @@ QByteArray claudeCodeToolLoop(const QString &signature, bool thinkingOn = true) 
         body.insert("thinking", QJsonObject{{"type", "enabled"}, {"budget_tokens", 10000}});
     return QJsonDocument(body).toJson(QJsonDocument::Compact);
 }
-QJsonObject sentFor(const QByteArray &clientBody, InboundFormat inbound = InboundFormat::AnthropicMessages) {
-    const auto req = inbound == InboundFormat::AnthropicMessages ? AnthropicMessagesCodec().decode(clientBody, nullptr)
-                                                                 : OpenAIChatCodec().decode(clientBody, nullptr);
+QJsonObject sentFor(const QByteArray &clientBody, wire::Api inbound = wire::Api::AnthropicMessages) {
+    const auto req = inbound == wire::Api::AnthropicMessages ? AnthropicMessagesCodec().decode(clientBody, nullptr)
+                                                             : OpenAIChatCodec().decode(clientBody, nullptr);
     if (!req)
         return {};
-    return json(AnthropicAdapter().buildRequest(*req, inbound, target(), {}).body);
+    return json(AnthropicAdapter().buildRequest(spokenIn(*req, inbound), target(), {}).body);
 }
 } // namespace
 
@@ -122,7 +125,7 @@ void TestAnthropicAdapter::foreignToolLoopGoesWithThinkingOff() {
     const QByteArray chat = R"({"model":"m","reasoning_effort":"high","messages":[{"role":"user","content":"go"},
       {"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"f","arguments":"{}"}}]},
       {"role":"tool","tool_call_id":"call_1","content":"ok"}],"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object"}}}]})";
-    QCOMPARE(sentFor(chat, InboundFormat::OpenAIChat).value("thinking").toObject(),
+    QCOMPARE(sentFor(chat, wire::Api::OpenAICompletions).value("thinking").toObject(),
              QJsonObject({{"type", "disabled"}}));
 }
 
@@ -133,7 +136,7 @@ void TestAnthropicAdapter::clientTokenCapIsNeverRaised() {
                                     .arg(maxTokens)
                                     .arg(QLatin1String(effort))
                                     .toUtf8();
-        return sentFor(body, InboundFormat::OpenAIChat);
+        return sentFor(body, wire::Api::OpenAICompletions);
     };
     const QJsonObject small = sent(1000, "high"); // no room for Messages' 1024 minimum budget
     QCOMPARE(small.value("max_tokens").toInt(), 1000);
@@ -152,7 +155,7 @@ void TestAnthropicAdapter::forcedToolChoiceTurnsThinkingOff() {
     const QByteArray body = R"({"model":"m","reasoning_effort":"medium","tool_choice":"required",
       "messages":[{"role":"user","content":"go"}],
       "tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object"}}}]})";
-    const QJsonObject sent = sentFor(body, InboundFormat::OpenAIChat);
+    const QJsonObject sent = sentFor(body, wire::Api::OpenAICompletions);
     QCOMPARE(sent.value("tool_choice").toObject().value("type").toString(), QStringLiteral("any"));
     QVERIFY(!sent.contains("thinking"));
 }
@@ -166,7 +169,8 @@ void TestAnthropicAdapter::passthroughKeepsEveryClientField() {
         {"anthropic-beta", "interleaved-thinking-2025-05-14,fine-grained-tool-streaming-2025-05-14"},
         {"anthropic-version", "2023-06-01"},
         {"x-stainless-os", "Linux"}};
-    const HttpRequest http = AnthropicAdapter().buildRequest(*req, InboundFormat::AnthropicMessages, target(), forward);
+    const HttpRequest http =
+        AnthropicAdapter().buildRequest(spokenIn(*req, wire::Api::AnthropicMessages), target(), forward);
     QCOMPARE(http.method, QByteArray("POST"));
     QCOMPARE(http.url.toString(), QStringLiteral("https://api.anthropic.com/v1/messages"));
     const QJsonObject body = json(http.body);
@@ -191,7 +195,8 @@ void TestAnthropicAdapter::crossFormatFromOpenAIChat() {
     const auto req = OpenAIChatCodec().decode(readTestData(QStringLiteral("openai_chat_request_sdk.json")), nullptr);
     QVERIFY(req);
     const HeaderList forward{{"anthropic-beta", "context-1m-2025-08-07"}, {"OpenAI-Beta", "assistants=v2"}};
-    const HttpRequest http = AnthropicAdapter().buildRequest(*req, InboundFormat::OpenAIChat, target(), forward);
+    const HttpRequest http =
+        AnthropicAdapter().buildRequest(spokenIn(*req, wire::Api::OpenAICompletions), target(), forward);
     const QJsonObject body = json(http.body);
     QCOMPARE(str(body.value(QStringLiteral("model"))), QStringLiteral("claude-opus-4-1"));
     QCOMPARE(body.value(QStringLiteral("stream")).toBool(), true);
@@ -237,7 +242,7 @@ void TestAnthropicAdapter::crossFormatFromOpenAIChat() {
 }
 
 void TestAnthropicAdapter::thinkingSignatureOnlyGoesBackToItsApi() {
-    ParsedRequest req;
+    model::ChatRequest req;
     req.model = QStringLiteral("m");
     Message user;
     user.content << ContentBlock::makeText(QStringLiteral("hi"));
@@ -258,9 +263,10 @@ void TestAnthropicAdapter::thinkingSignatureOnlyGoesBackToItsApi() {
     };
     req.context.messages << user << assistant(kAnthropicApi) << user << assistant(QStringLiteral("openai-completions"))
                          << user;
-    const QJsonArray msgs = json(AnthropicAdapter().buildRequest(req, InboundFormat::OpenAIChat, target(), {}).body)
-                                .value(QStringLiteral("messages"))
-                                .toArray();
+    const QJsonArray msgs =
+        json(AnthropicAdapter().buildRequest(spokenIn(req, wire::Api::OpenAICompletions), target(), {}).body)
+            .value(QStringLiteral("messages"))
+            .toArray();
     QCOMPARE(msgs.size(), 5);
     const QJsonArray same = msgs[1].toObject().value(QStringLiteral("content")).toArray();
     QCOMPARE(same.size(), 3);
@@ -276,7 +282,7 @@ void TestAnthropicAdapter::thinkingSignatureOnlyGoesBackToItsApi() {
 }
 
 void TestAnthropicAdapter::toolCallIdsAreMadeValid() {
-    ParsedRequest req;
+    model::ChatRequest req;
     Message a;
     a.role = Role::Assistant;
     ContentBlock call;
@@ -290,7 +296,7 @@ void TestAnthropicAdapter::toolCallIdsAreMadeValid() {
     r.content << ContentBlock::makeText(QStringLiteral("ok"));
     req.context.messages << a << r;
     const QJsonArray msgs =
-        json(AnthropicAdapter().buildRequest(req, InboundFormat::OpenAIResponses, target(), {}).body)
+        json(AnthropicAdapter().buildRequest(spokenIn(req, wire::Api::OpenAIResponses), target(), {}).body)
             .value(QStringLiteral("messages"))
             .toArray();
     const QString useId =
@@ -307,9 +313,9 @@ void TestAnthropicAdapter::toolCallIdsAreMadeValid() {
 }
 
 void TestAnthropicAdapter::oauthTokenIsSentAsBearer() {
-    ParsedRequest req;
+    model::ChatRequest req;
     const HttpRequest http =
-        AnthropicAdapter().buildRequest(req, InboundFormat::OpenAIChat, target("sk-ant-oat01-token"), {});
+        AnthropicAdapter().buildRequest(spokenIn(req, wire::Api::OpenAICompletions), target("sk-ant-oat01-token"), {});
     QCOMPARE(headerValue(http.headers, "authorization"), QByteArray("Bearer sk-ant-oat01-token"));
     QVERIFY(headerValue(http.headers, "x-api-key").isEmpty());
 }

@@ -141,7 +141,7 @@ struct Harness {
     ScriptedRunner runner;
     Recorder seen;
     Sink client;
-    formats::ParsedRequest parsed;
+    model::ChatRequest parsed;
     LoopSettings settings;
     Resolution resolution;
     std::unique_ptr<AttemptLoop> loop;
@@ -771,7 +771,8 @@ private Q_SLOTS:
         Harness h({candidate("pb", QStringLiteral("openai-completions")),
                    candidate("pd", QStringLiteral("openai-responses"))},
                   false);
-        h.settings.format = formats::InboundFormat::OpenAIResponses;
+        h.settings.format = wire::Api::OpenAIResponses;
+        h.parsed.sourceApi = wire::Api::OpenAIResponses;
         h.parsed.raw.insert(QStringLiteral("previous_response_id"), QStringLiteral("resp_earlier"));
         h.start();
         QCOMPARE(h.runner.starts.size(), 1);
@@ -784,7 +785,8 @@ private Q_SLOTS:
 
     void noCompatibleCandidateLeftIsA400NamingTheField() {
         Harness h({candidate("pb", QStringLiteral("openai-completions"))}, false);
-        h.settings.format = formats::InboundFormat::OpenAIResponses;
+        h.settings.format = wire::Api::OpenAIResponses;
+        h.parsed.sourceApi = wire::Api::OpenAIResponses;
         h.parsed.raw.insert(QStringLiteral("previous_response_id"), QStringLiteral("resp_earlier"));
         h.start();
         QVERIFY(h.done);

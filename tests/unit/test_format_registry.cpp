@@ -4,6 +4,7 @@
 #include <QtTest>
 
 using namespace sw::formats;
+namespace wire = sw::wire;
 
 class TestFormatRegistry : public QObject {
     Q_OBJECT
@@ -14,22 +15,30 @@ private slots:
 };
 
 void TestFormatRegistry::codecsAnswerForTheirFormat() {
-    QCOMPARE(codecFor(InboundFormat::OpenAIChat).format(), InboundFormat::OpenAIChat);
-    QCOMPARE(codecFor(InboundFormat::AnthropicMessages).format(), InboundFormat::AnthropicMessages);
-    QCOMPARE(codecFor(InboundFormat::OpenAIResponses).format(), InboundFormat::OpenAIResponses);
-    QCOMPARE(codecFor(InboundFormat::PiNative).format(), InboundFormat::PiNative);
-    QCOMPARE(&codecFor(InboundFormat::OpenAIChat), &codecFor(InboundFormat::OpenAIChat)); // shared instance
+    QCOMPARE(codecFor(wire::Api::OpenAICompletions).format(), wire::Api::OpenAICompletions);
+    QCOMPARE(codecFor(wire::Api::AnthropicMessages).format(), wire::Api::AnthropicMessages);
+    QCOMPARE(codecFor(wire::Api::OpenAIResponses).format(), wire::Api::OpenAIResponses);
+    QCOMPARE(codecFor(wire::Api::Pi).format(), wire::Api::Pi);
+    QCOMPARE(&codecFor(wire::Api::OpenAICompletions), &codecFor(wire::Api::OpenAICompletions)); // shared instance
 }
 
 void TestFormatRegistry::namesAndSameApi() {
-    QCOMPARE(sameApiName(InboundFormat::OpenAIChat), QStringLiteral("openai-completions"));
-    QCOMPARE(sameApiName(InboundFormat::AnthropicMessages), QStringLiteral("anthropic-messages"));
-    QCOMPARE(sameApiName(InboundFormat::OpenAIResponses), QStringLiteral("openai-responses"));
-    QCOMPARE(sameApiName(InboundFormat::PiNative), QString());
-    QCOMPARE(formatName(InboundFormat::OpenAIChat), QStringLiteral("openai-chat"));
-    QCOMPARE(formatName(InboundFormat::AnthropicMessages), QStringLiteral("anthropic-messages"));
-    QCOMPARE(formatName(InboundFormat::OpenAIResponses), QStringLiteral("openai-responses"));
-    QCOMPARE(formatName(InboundFormat::PiNative), QStringLiteral("pi"));
+    // The names configuration and telemetry use, one each, and back.
+    QCOMPARE(QString(wire::apiName(wire::Api::OpenAICompletions)), QStringLiteral("openai-completions"));
+    QCOMPARE(QString(wire::apiName(wire::Api::AnthropicMessages)), QStringLiteral("anthropic-messages"));
+    QCOMPARE(QString(wire::apiName(wire::Api::OpenAIResponses)), QStringLiteral("openai-responses"));
+    QCOMPARE(QString(wire::apiName(wire::Api::Google)), QStringLiteral("google-generative-ai"));
+    for (const wire::Api api : {wire::Api::OpenAICompletions, wire::Api::AnthropicMessages, wire::Api::OpenAIResponses,
+                                wire::Api::Google, wire::Api::Pi})
+        QCOMPARE(wire::apiFromName(wire::apiName(api)), std::optional<wire::Api>(api));
+    QCOMPARE(wire::apiFromName(QStringLiteral("openai-chat")), std::optional<wire::Api>()); // a route's name, not an API's
+    // Every name a provider may be configured with has its adapter.
+    for (const QString &name : wire::upstreamApiNames())
+        QVERIFY2(sw::upstream::adapterFor(name), qPrintable(name));
+    QCOMPARE(formatName(wire::Api::OpenAICompletions), QStringLiteral("openai-chat"));
+    QCOMPARE(formatName(wire::Api::AnthropicMessages), QStringLiteral("anthropic-messages"));
+    QCOMPARE(formatName(wire::Api::OpenAIResponses), QStringLiteral("openai-responses"));
+    QCOMPARE(formatName(wire::Api::Pi), QStringLiteral("pi"));
 }
 
 void TestFormatRegistry::adaptersByApiName() {

@@ -13,10 +13,10 @@ using namespace sw::model;
 using namespace sw::formats;
 using namespace sw::upstream;
 using sw::test::readTestData;
+namespace wire = sw::wire;
 
 namespace {
-QByteArray relay(const QString &upstreamApi, const QByteArray &upstreamSse, InboundFormat client,
-                 const EncodeInfo &info) {
+QByteArray relay(const QString &upstreamApi, const QByteArray &upstreamSse, wire::Api client, const EncodeInfo &info) {
     const UpstreamAdapter *adapter = adapterFor(upstreamApi);
     if (!adapter)
         return {};
@@ -52,7 +52,7 @@ private slots:
 void TestFormatRoundTrip::anthropicUpstreamToOpenAIClient() {
     const QByteArray out =
         relay(QStringLiteral("anthropic-messages"), readTestData(QStringLiteral("anthropic_upstream_full.sse")),
-              InboundFormat::OpenAIChat, info("chatcmpl-rt"));
+              wire::Api::OpenAICompletions, info("chatcmpl-rt"));
     const QString diff =
         sw::test::sseDifference(out, readTestData(QStringLiteral("roundtrip_anthropic_to_openai.sse")));
     QVERIFY2(diff.isEmpty(), qPrintable(diff));
@@ -61,7 +61,7 @@ void TestFormatRoundTrip::anthropicUpstreamToOpenAIClient() {
 void TestFormatRoundTrip::openAIUpstreamToAnthropicClient() {
     const QByteArray out =
         relay(QStringLiteral("openai-completions"), readTestData(QStringLiteral("openai_upstream_full.sse")),
-              InboundFormat::AnthropicMessages, info("msg_rt"));
+              wire::Api::AnthropicMessages, info("msg_rt"));
     const QString diff =
         sw::test::sseDifference(out, readTestData(QStringLiteral("roundtrip_openai_to_anthropic.sse")));
     QVERIFY2(diff.isEmpty(), qPrintable(diff));
@@ -70,7 +70,7 @@ void TestFormatRoundTrip::openAIUpstreamToAnthropicClient() {
 void TestFormatRoundTrip::anthropicOverloadReachesOpenAIClientAsError() {
     const QByteArray out =
         relay(QStringLiteral("anthropic-messages"), readTestData(QStringLiteral("anthropic_upstream_overloaded.sse")),
-              InboundFormat::OpenAIChat, info("chatcmpl-x"));
+              wire::Api::OpenAICompletions, info("chatcmpl-x"));
     QVERIFY(out.contains("\"content\":\"Hel\""));
     QVERIFY(!out.contains("[DONE]"));
     const QByteArray last = out.mid(out.lastIndexOf("data: ") + 6).trimmed();
@@ -83,7 +83,7 @@ void TestFormatRoundTrip::anthropicOverloadReachesOpenAIClientAsError() {
 void TestFormatRoundTrip::openAICutStreamReachesAnthropicClientAsError() {
     const QByteArray out =
         relay(QStringLiteral("openai-completions"), readTestData(QStringLiteral("openai_upstream_cut.sse")),
-              InboundFormat::AnthropicMessages, info("msg_x"));
+              wire::Api::AnthropicMessages, info("msg_x"));
     QVERIFY(out.contains("\"text\":\"Half an ans\""));
     QVERIFY(!out.contains("message_stop"));
     QVERIFY(out.contains("event: error\ndata: {"));
@@ -95,9 +95,9 @@ void TestFormatRoundTrip::nonStreamingAnswerFromAnthropicUpstreamForOpenAIClient
     auto decoder = adapterFor(QStringLiteral("anthropic-messages"))->makeDecoder(Target{});
     EventAccumulator acc;
     acc.addAll(sw::test::decodeTranscript(*decoder, readTestData(QStringLiteral("anthropic_upstream_full.sse"))));
-    const QJsonObject o =
-        QJsonDocument::fromJson(codecFor(InboundFormat::OpenAIChat).encodeResponse(acc.message(), info("chatcmpl-ns")))
-            .object();
+    const QJsonObject o = QJsonDocument::fromJson(
+                              codecFor(wire::Api::OpenAICompletions).encodeResponse(acc.message(), info("chatcmpl-ns")))
+                              .object();
     const QJsonObject choice = o.value(QStringLiteral("choices")).toArray().at(0).toObject();
     QCOMPARE(choice.value(QStringLiteral("finish_reason")).toString(), QStringLiteral("tool_calls"));
     const QJsonObject msg = choice.value(QStringLiteral("message")).toObject();
@@ -141,7 +141,7 @@ void TestFormatRoundTrip::everyCutOfATranscriptEndsWithExactlyOneTerminal() {
         if (cut == all.size())
             QCOMPARE(events.last().type, EventType::Done);
         // Both sides of the relay survive it: the encoded stream ends in exactly one terminator.
-        auto encoder = codecFor(InboundFormat::AnthropicMessages).makeStreamEncoder(info("msg_cut"));
+        auto encoder = codecFor(wire::Api::AnthropicMessages).makeStreamEncoder(info("msg_cut"));
         QByteArray out;
         for (const StreamEvent &e : events)
             out += encoder->encode(e);

@@ -12,6 +12,9 @@ using namespace sw::model;
 using namespace sw::formats;
 using namespace sw::upstream;
 using sw::test::readTestData;
+namespace wire = sw::wire;
+namespace model = sw::model;
+using sw::test::spokenIn;
 
 namespace {
 Target target() {
@@ -51,7 +54,7 @@ void TestGoogleAdapter::modelIdStaysOneSegmentForEveryAdapter() {
     QVERIFY(req);
     Target t = target();
     t.modelId = QStringLiteral("G/../../../admin?x=1#");
-    const HttpRequest google = GoogleAdapter().buildRequest(*req, InboundFormat::OpenAIChat, t, {});
+    const HttpRequest google = GoogleAdapter().buildRequest(spokenIn(*req, wire::Api::OpenAICompletions), t, {});
     QCOMPARE(google.url.path(QUrl::FullyEncoded),
              QStringLiteral("/v1beta/models/G%2F..%2F..%2F..%2Fadmin%3Fx%3D1%23:streamGenerateContent"));
     QCOMPARE(google.url.query(QUrl::FullyEncoded), QStringLiteral("alt=sse"));
@@ -62,7 +65,8 @@ void TestGoogleAdapter::modelIdStaysOneSegmentForEveryAdapter() {
                                                             {"openai-completions", "/v1beta/chat/completions"},
                                                             {"openai-responses", "/v1beta/responses"}};
     for (const auto &[api, path] : others) {
-        const HttpRequest http = adapterFor(QLatin1String(api))->buildRequest(*req, InboundFormat::OpenAIChat, t, {});
+        const HttpRequest http =
+            adapterFor(QLatin1String(api))->buildRequest(spokenIn(*req, wire::Api::OpenAICompletions), t, {});
         QCOMPARE(http.url.path(QUrl::FullyEncoded), QLatin1String(path));
         QVERIFY(!http.url.hasQuery());
         QCOMPARE(json(http.body).value("model").toString(), t.modelId);
@@ -81,7 +85,8 @@ void TestGoogleAdapter::buildsStreamGenerateContentRequest() {
         {"role":"tool","tool_call_id":"call_1","content":"sunny"}]})";
     const auto req = OpenAIChatCodec().decode(body, nullptr);
     QVERIFY(req);
-    const HttpRequest http = GoogleAdapter().buildRequest(*req, InboundFormat::OpenAIChat, target(), {{"OpenAI-Beta", "x"}});
+    const HttpRequest http =
+        GoogleAdapter().buildRequest(spokenIn(*req, wire::Api::OpenAICompletions), target(), {{"OpenAI-Beta", "x"}});
     QCOMPARE(http.url.toString(), QStringLiteral("https://generativelanguage.googleapis.com/v1beta/models/"
                                                  "gemini-2.5-pro:streamGenerateContent?alt=sse"));
     QCOMPARE(headerValue(http.headers, "x-goog-api-key"), QByteArray("AIza-secret"));
@@ -92,10 +97,19 @@ void TestGoogleAdapter::buildsStreamGenerateContentRequest() {
              QStringLiteral("Be brief."));
     const QJsonArray contents = sent.value("contents").toArray();
     QCOMPARE(contents.size(), 3);
-    QCOMPARE(contents[0].toObject().value("parts").toArray()[1].toObject().value("inlineData").toObject().value("data").toString(),
+    QCOMPARE(contents[0]
+                 .toObject()
+                 .value("parts")
+                 .toArray()[1]
+                 .toObject()
+                 .value("inlineData")
+                 .toObject()
+                 .value("data")
+                 .toString(),
              QStringLiteral("iVBORw0KGgo="));
     QCOMPARE(contents[1].toObject().value("role").toString(), QStringLiteral("model"));
-    const QJsonObject call = contents[1].toObject().value("parts").toArray()[0].toObject().value("functionCall").toObject();
+    const QJsonObject call =
+        contents[1].toObject().value("parts").toArray()[0].toObject().value("functionCall").toObject();
     QCOMPARE(call.value("name").toString(), QStringLiteral("get_weather"));
     QCOMPARE(call.value("args").toObject().value("location").toString(), QStringLiteral("Paris"));
     const QJsonObject result =
@@ -117,7 +131,8 @@ void TestGoogleAdapter::buildsStreamGenerateContentRequest() {
 void TestGoogleAdapter::signaturesGoBackOnlyToGoogle() {
     auto piBody = [](const char *api) {
         return QByteArray(R"({"modelId":"m","context":{"messages":[{"role":"user","content":"q"},
-          {"role":"assistant","api":")") + api + R"(","content":[
+          {"role":"assistant","api":")") +
+               api + R"(","content":[
             {"type":"thinking","thinking":"hm","thinkingSignature":"SIG-T"},
             {"type":"toolCall","id":"c1","name":"f","arguments":{},"thoughtSignature":"SIG-F"}]}]}})";
     };
@@ -162,12 +177,14 @@ void TestGoogleAdapter::decodesFullTranscript() {
 }
 
 void TestGoogleAdapter::inBandErrorAndSafetyStop() {
-    const auto error = decode("data: {\"error\":{\"code\":503,\"message\":\"The model is overloaded.\",\"status\":\"UNAVAILABLE\"}}\n\n");
+    const auto error = decode(
+        "data: {\"error\":{\"code\":503,\"message\":\"The model is overloaded.\",\"status\":\"UNAVAILABLE\"}}\n\n");
     QCOMPARE(error.last().type, EventType::Error);
     QCOMPARE(error.last().errorStatus, std::optional<int>(503));
     QVERIFY(error.last().errorMessage.contains(QStringLiteral("overloaded")));
-    const auto safety = decode("data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"Hel\"}],\"role\":\"model\"},"
-                               "\"finishReason\":\"SAFETY\"}]}\n\n");
+    const auto safety =
+        decode("data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"Hel\"}],\"role\":\"model\"},"
+               "\"finishReason\":\"SAFETY\"}]}\n\n");
     QCOMPARE(safety.last().type, EventType::Done); // a refusal is an answer, not an outage
     QCOMPARE(safety.last().reason, StopReason::Refusal);
     const auto blocked = decode("data: {\"promptFeedback\":{\"blockReason\":\"PROHIBITED_CONTENT\"},"
@@ -180,7 +197,8 @@ void TestGoogleAdapter::inBandErrorAndSafetyStop() {
 }
 
 void TestGoogleAdapter::streamWithoutFinishReasonIsAnError() {
-    const auto events = decode("data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"Hel\"}],\"role\":\"model\"}}]}\n\n");
+    const auto events =
+        decode("data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"Hel\"}],\"role\":\"model\"}}]}\n\n");
     QCOMPARE(events.last().type, EventType::Error);
     QVERIFY(events.last().errorMessage.contains(QStringLiteral("before completion")));
 }
@@ -207,8 +225,9 @@ void TestGoogleAdapter::writerAndReaderAgree() {
     // And the request reader inverts buildBody.
     const auto req = OpenAIChatCodec().decode(
         R"({"model":"m","reasoning_effort":"low","tools":[{"type":"function","function":{"name":"f"}}],
-            "messages":[{"role":"system","content":"S"},{"role":"user","content":"q"}]})", nullptr);
-    const ParsedRequest back = GoogleAdapter::decodeBody(QJsonDocument(GoogleAdapter::buildBody(*req)).toJson());
+            "messages":[{"role":"system","content":"S"},{"role":"user","content":"q"}]})",
+        nullptr);
+    const model::ChatRequest back = GoogleAdapter::decodeBody(QJsonDocument(GoogleAdapter::buildBody(*req)).toJson());
     QCOMPARE(back.context.systemPrompt, QStringLiteral("S"));
     QCOMPARE(back.context.messages.size(), 1);
     QCOMPARE(back.context.tools[0].name, QStringLiteral("f"));

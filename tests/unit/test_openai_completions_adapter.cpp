@@ -13,6 +13,9 @@ using namespace sw::model;
 using namespace sw::formats;
 using namespace sw::upstream;
 using sw::test::readTestData;
+namespace wire = sw::wire;
+namespace model = sw::model;
+using sw::test::spokenIn;
 
 namespace {
 Target target(const QString &baseUrl = QStringLiteral("https://openrouter.ai/api/v1")) {
@@ -81,7 +84,7 @@ void TestOpenAICompletionsAdapter::passthroughKeepsEveryClientField() {
     QVERIFY(!req->includeUsage);
     const HeaderList forward{{"OpenAI-Beta", "assistants=v2"}, {"anthropic-beta", "x"}};
     const HttpRequest http = OpenAICompletionsAdapter().buildRequest(
-        *req, InboundFormat::OpenAIChat, target(QStringLiteral("https://api.openai.com/v1/")), forward);
+        spokenIn(*req, wire::Api::OpenAICompletions), target(QStringLiteral("https://api.openai.com/v1/")), forward);
     QCOMPARE(http.url.toString(), QStringLiteral("https://api.openai.com/v1/chat/completions"));
     const QJsonObject body = json(http.body);
     QJsonObject expected = req->raw;
@@ -100,8 +103,8 @@ void TestOpenAICompletionsAdapter::crossFormatFromClaudeCode() {
     const auto req =
         AnthropicMessagesCodec().decode(readTestData(QStringLiteral("anthropic_request_claude_code.json")), nullptr);
     QVERIFY(req);
-    const HttpRequest http = OpenAICompletionsAdapter().buildRequest(*req, InboundFormat::AnthropicMessages, target(),
-                                                                     {{"anthropic-beta", "x"}, {"OpenAI-Beta", "y"}});
+    const HttpRequest http = OpenAICompletionsAdapter().buildRequest(
+        spokenIn(*req, wire::Api::AnthropicMessages), target(), {{"anthropic-beta", "x"}, {"OpenAI-Beta", "y"}});
     QCOMPARE(http.url.toString(), QStringLiteral("https://openrouter.ai/api/v1/chat/completions"));
     const QJsonObject body = json(http.body);
     QCOMPARE(str(body.value(QStringLiteral("model"))), QStringLiteral("deepseek/deepseek-r1"));
@@ -155,16 +158,16 @@ void TestOpenAICompletionsAdapter::crossFormatFromClaudeCode() {
 }
 
 void TestOpenAICompletionsAdapter::maxTokensFieldDependsOnHost() {
-    ParsedRequest req;
+    model::ChatRequest req;
     req.options.maxTokens = 77;
     const QJsonObject openai = json(OpenAICompletionsAdapter()
-                                        .buildRequest(req, InboundFormat::AnthropicMessages,
+                                        .buildRequest(spokenIn(req, wire::Api::AnthropicMessages),
                                                       target(QStringLiteral("https://api.openai.com/v1")), {})
                                         .body);
     QCOMPARE(openai.value(QStringLiteral("max_completion_tokens")).toInt(), 77);
     QVERIFY(!openai.contains(QStringLiteral("max_tokens")));
     const QJsonObject local = json(OpenAICompletionsAdapter()
-                                       .buildRequest(req, InboundFormat::AnthropicMessages,
+                                       .buildRequest(spokenIn(req, wire::Api::AnthropicMessages),
                                                      target(QStringLiteral("http://127.0.0.1:11434/v1")), {})
                                        .body);
     QCOMPARE(local.value(QStringLiteral("max_tokens")).toInt(), 77);
@@ -174,14 +177,14 @@ void TestOpenAICompletionsAdapter::maxTokensFieldDependsOnHost() {
     req.options.reasoning = QStringLiteral("high");
     req.options.temperature = 0.2;
     const QJsonObject reasoning = json(OpenAICompletionsAdapter()
-                                           .buildRequest(req, InboundFormat::AnthropicMessages,
+                                           .buildRequest(spokenIn(req, wire::Api::AnthropicMessages),
                                                          target(QStringLiteral("https://api.openai.com/v1")), {})
                                            .body);
     QCOMPARE(reasoning.value(QStringLiteral("max_completion_tokens")).toInt(), 1000);
     QVERIFY(!reasoning.contains(QStringLiteral("max_tokens")));
     QVERIFY(!reasoning.contains(QStringLiteral("temperature")));
     const QJsonObject reasoningLocal = json(OpenAICompletionsAdapter()
-                                                .buildRequest(req, InboundFormat::AnthropicMessages,
+                                                .buildRequest(spokenIn(req, wire::Api::AnthropicMessages),
                                                               target(QStringLiteral("http://127.0.0.1:8000/v1")), {})
                                                 .body);
     QCOMPARE(reasoningLocal.value(QStringLiteral("max_completion_tokens")).toInt(), 1000);
@@ -336,7 +339,7 @@ void TestOpenAICompletionsAdapter::reasoningUsesMaxCompletionTokens() {
     auto sent = [&](const char *body) {
         const auto req = AnthropicMessagesCodec().decode(body, nullptr);
         return QJsonDocument::fromJson(
-                   OpenAICompletionsAdapter().buildRequest(*req, InboundFormat::AnthropicMessages, t, {}).body)
+                   OpenAICompletionsAdapter().buildRequest(spokenIn(*req, wire::Api::AnthropicMessages), t, {}).body)
             .object();
     };
     const QJsonObject thinking =

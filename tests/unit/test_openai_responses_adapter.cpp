@@ -12,6 +12,8 @@ using namespace sw::model;
 using namespace sw::formats;
 using namespace sw::upstream;
 using sw::test::readTestData;
+namespace wire = sw::wire;
+using sw::test::spokenIn;
 
 namespace {
 Target target() {
@@ -67,7 +69,7 @@ void TestOpenAIResponsesAdapter::passthroughKeepsEveryFieldAndBetaHeader() {
         R"({"model":"fast","input":"hi","previous_response_id":"resp_9","tools":[{"type":"web_search"}],"x_new":1})";
     const auto req = OpenAIResponsesCodec().decode(body, nullptr);
     QVERIFY(req);
-    const HttpRequest http = OpenAIResponsesAdapter().buildRequest(*req, InboundFormat::OpenAIResponses, target(),
+    const HttpRequest http = OpenAIResponsesAdapter().buildRequest(spokenIn(*req, wire::Api::OpenAIResponses), target(),
                                                                    {{"OpenAI-Beta", "responses=v9"}});
     QCOMPARE(http.url.toString(), QStringLiteral("https://api.openai.com/v1/responses"));
     const QJsonObject sent = json(http.body);
@@ -92,8 +94,8 @@ void TestOpenAIResponsesAdapter::convertsAnthropicConversation() {
         {"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_01","content":"sunny"}]}]})";
     const auto req = AnthropicMessagesCodec().decode(body, nullptr);
     QVERIFY(req);
-    const HttpRequest http =
-        OpenAIResponsesAdapter().buildRequest(*req, InboundFormat::AnthropicMessages, target(), {{"anthropic-beta", "x"}});
+    const HttpRequest http = OpenAIResponsesAdapter().buildRequest(spokenIn(*req, wire::Api::AnthropicMessages),
+                                                                   target(), {{"anthropic-beta", "x"}});
     const QJsonObject sent = json(http.body);
     QCOMPARE(sent.value("instructions").toString(), QStringLiteral("Be brief."));
     QCOMPARE(sent.value("max_output_tokens").toInt(), 1000);
@@ -126,7 +128,8 @@ void TestOpenAIResponsesAdapter::decodesFullTranscript() {
     QCOMPARE(m.content.size(), 3);
     QCOMPARE(m.content[0].type, BlockType::Thinking);
     QCOMPARE(m.content[0].text, QStringLiteral("Need the weather."));
-    QCOMPARE(json(m.content[0].signature.toUtf8()).value("encrypted_content").toString(), QStringLiteral("gAAAAB-opaque"));
+    QCOMPARE(json(m.content[0].signature.toUtf8()).value("encrypted_content").toString(),
+             QStringLiteral("gAAAAB-opaque"));
     QCOMPARE(m.content[1].text, QStringLiteral("Checking now."));
     QCOMPARE(m.content[2].toolCallId, QStringLiteral("call_abc"));
     QCOMPARE(m.content[2].arguments.value("location").toString(), QStringLiteral("Paris"));
@@ -161,7 +164,8 @@ void TestOpenAIResponsesAdapter::streamCutShortIsAnError() {
 
 void TestOpenAIResponsesAdapter::parsesErrorBody() {
     const auto info = OpenAIResponsesAdapter().parseError(
-        429, R"({"error":{"message":"Rate limit reached","type":"requests","param":null,"code":"rate_limit_exceeded"}})");
+        429,
+        R"({"error":{"message":"Rate limit reached","type":"requests","param":null,"code":"rate_limit_exceeded"}})");
     QCOMPARE(info.message, QStringLiteral("Rate limit reached"));
     QCOMPARE(info.errorType, QStringLiteral("rate_limit_exceeded"));
 }

@@ -1,4 +1,5 @@
 #include "formats/openai_responses_codec.h"
+#include "wire/reasoning_item.h"
 #include "wire_fixtures.h"
 
 #include <QJsonArray>
@@ -8,6 +9,7 @@
 using namespace sw::model;
 using namespace sw::formats;
 using sw::test::sampleAssistantStream;
+namespace wire = sw::wire;
 
 namespace {
 EncodeInfo info() {
@@ -136,16 +138,27 @@ void TestOpenAIResponsesCodec::streamFollowsTheReferenceEventOrder() {
         QCOMPARE(f[i].data.value("sequence_number").toInt(-1), i); // 0, 1, 2, ... without gaps
     }
     // The order of the public Responses streaming reference: reasoning item, message item, function call.
-    const QStringList expected{
-        "response.created", "response.in_progress",
-        "response.output_item.added", "response.reasoning_summary_part.added",
-        "response.reasoning_summary_text.delta", "response.reasoning_summary_text.done",
-        "response.reasoning_summary_part.done", "response.output_item.done",
-        "response.output_item.added", "response.content_part.added", "response.output_text.delta",
-        "response.output_text.delta", "response.output_text.done", "response.content_part.done",
-        "response.output_item.done", "response.output_item.added", "response.function_call_arguments.delta",
-        "response.function_call_arguments.delta", "response.function_call_arguments.done",
-        "response.output_item.done", "response.completed"};
+    const QStringList expected{"response.created",
+                               "response.in_progress",
+                               "response.output_item.added",
+                               "response.reasoning_summary_part.added",
+                               "response.reasoning_summary_text.delta",
+                               "response.reasoning_summary_text.done",
+                               "response.reasoning_summary_part.done",
+                               "response.output_item.done",
+                               "response.output_item.added",
+                               "response.content_part.added",
+                               "response.output_text.delta",
+                               "response.output_text.delta",
+                               "response.output_text.done",
+                               "response.content_part.done",
+                               "response.output_item.done",
+                               "response.output_item.added",
+                               "response.function_call_arguments.delta",
+                               "response.function_call_arguments.delta",
+                               "response.function_call_arguments.done",
+                               "response.output_item.done",
+                               "response.completed"};
     QCOMPARE(names, expected);
     QCOMPARE(f[2].data.value("item").toObject().value("type").toString(), QStringLiteral("reasoning"));
     QCOMPARE(f[10].data.value("delta").toString(), QStringLiteral("Checking "));
@@ -194,8 +207,9 @@ void TestOpenAIResponsesCodec::lengthEndsWithResponseIncomplete() {
     sse += encoder->encode(done);
     const QList<Frame> f = frames(sse);
     QCOMPARE(f.last().event, QStringLiteral("response.incomplete"));
-    QCOMPARE(f.last().data.value("response").toObject().value("incomplete_details").toObject().value("reason").toString(),
-             QStringLiteral("max_output_tokens"));
+    QCOMPARE(
+        f.last().data.value("response").toObject().value("incomplete_details").toObject().value("reason").toString(),
+        QStringLiteral("max_output_tokens"));
 }
 
 void TestOpenAIResponsesCodec::nonStreamingResponseObject() {
@@ -227,14 +241,14 @@ void TestOpenAIResponsesCodec::reasoningSignatureSurvivesOnlyAsResponsesItem() {
     fromAnthropic.type = BlockType::Thinking;
     fromAnthropic.text = QStringLiteral("hm");
     fromAnthropic.signature = QStringLiteral("sig-abc");
-    QVERIFY(!OpenAIResponsesCodec::reasoningItem(fromAnthropic, QStringLiteral("rs_x")).contains("encrypted_content"));
+    QVERIFY(!wire::responsesReasoningItem(fromAnthropic, QStringLiteral("rs_x")).contains("encrypted_content"));
     ContentBlock fromResponses = fromAnthropic;
-    fromResponses.signature = QStringLiteral(R"({"type":"reasoning","id":"rs_7","summary":[],"encrypted_content":"gAAA"})");
-    const QJsonObject item = OpenAIResponsesCodec::reasoningItem(fromResponses, QStringLiteral("rs_x"));
+    fromResponses.signature =
+        QStringLiteral(R"({"type":"reasoning","id":"rs_7","summary":[],"encrypted_content":"gAAA"})");
+    const QJsonObject item = wire::responsesReasoningItem(fromResponses, QStringLiteral("rs_x"));
     QCOMPARE(item.value("id").toString(), QStringLiteral("rs_7"));
     QCOMPARE(item.value("encrypted_content").toString(), QStringLiteral("gAAA"));
 }
-
 
 void TestOpenAIResponsesCodec::customToolCallsGoBackAsCustomItems() {
     // Codex declared apply_patch as a custom tool; another API answered with a function

@@ -1,80 +1,21 @@
-#include "formats/wire_json.h"
+#include "formats/decode_prologue.h"
 
-#include <QJsonArray>
 #include <QJsonDocument>
 
 namespace sw::formats {
 
-QByteArray compactJson(const QJsonObject &object) {
-    return QJsonDocument(object).toJson(QJsonDocument::Compact);
-}
-
-QByteArray sseFrame(const QJsonObject &object, QByteArrayView eventName) {
-    QByteArray out;
-    if (!eventName.isEmpty()) {
-        out += "event: ";
-        out += eventName;
-        out += '\n';
-    }
-    out += "data: ";
-    out += compactJson(object);
-    out += "\n\n";
-    return out;
-}
-
-bool splitDataUri(const QString &uri, QString *mimeType, QByteArray *base64) {
-    if (!uri.startsWith(QLatin1String("data:"), Qt::CaseInsensitive))
-        return false;
-    const qsizetype comma = uri.indexOf(QLatin1Char(','));
-    if (comma < 0)
-        return false;
-    const QString header = uri.mid(5, comma - 5);
-    if (!header.endsWith(QLatin1String(";base64"), Qt::CaseInsensitive))
-        return false;
-    *mimeType = header.left(header.size() - 7);
-    *base64 = uri.mid(comma + 1).toLatin1();
-    return true;
-}
-
-QString makeDataUri(const QString &mimeType, const QByteArray &base64) {
-    return QLatin1String("data:") + mimeType + QLatin1String(";base64,") + QString::fromLatin1(base64);
-}
-
-QString textOfContent(const QJsonValue &content) {
-    if (content.isString())
-        return content.toString();
-    QString out;
-    if (content.isArray()) {
-        for (const QJsonValue &part : content.toArray()) {
-            const QJsonObject o = part.toObject();
-            const QString type = o.value(QLatin1String("type")).toString();
-            if (type == QLatin1String("text") || type == QLatin1String("input_text") ||
-                type == QLatin1String("output_text") || type == QLatin1String("refusal")) {
-                if (!out.isEmpty())
-                    out += QLatin1Char('\n');
-                out += o.value(type == QLatin1String("refusal") ? QLatin1String("refusal") : QLatin1String("text"))
-                           .toString();
-            }
-        }
-    }
-    return out;
-}
-
-bool rejectRequest(model::GatewayError *error, const QString &message)
-{
+bool rejectRequest(model::GatewayError *error, const QString &message) {
     if (error)
         *error = model::GatewayError::make(400, model::ErrorCategory::InvalidRequest, message);
     return false;
 }
 
-std::optional<ParsedRequest> rejected(model::GatewayError *error, const QString &message)
-{
+std::optional<model::ChatRequest> rejected(model::GatewayError *error, const QString &message) {
     rejectRequest(error, message);
     return std::nullopt;
 }
 
-std::optional<QString> identifierProblem(const QString &value)
-{
+std::optional<QString> identifierProblem(const QString &value) {
     if (value.toUtf8().size() > kMaxIdentifierBytes)
         return QStringLiteral("is longer than %1 bytes").arg(kMaxIdentifierBytes);
     for (const QChar c : value) {
@@ -86,8 +27,8 @@ std::optional<QString> identifierProblem(const QString &value)
     return std::nullopt;
 }
 
-std::optional<ParsedRequest> beginDecode(const QByteArray &body, model::GatewayError *error, bool requireModel)
-{
+std::optional<model::ChatRequest> beginDecode(wire::Api api, const QByteArray &body, model::GatewayError *error,
+                                              bool requireModel) {
     QJsonParseError pe;
     const QJsonDocument doc = QJsonDocument::fromJson(body, &pe);
     if (pe.error != QJsonParseError::NoError) {
@@ -98,7 +39,8 @@ std::optional<ParsedRequest> beginDecode(const QByteArray &body, model::GatewayE
         rejectRequest(error, QStringLiteral("Request body must be a JSON object"));
         return std::nullopt;
     }
-    ParsedRequest req;
+    model::ChatRequest req;
+    req.sourceApi = api;
     req.raw = doc.object();
     // Every way a client names the model (pi adds modelId and a Model object) is kept in the
     // attempt history and echoed in headers: checked once here, before anything stores it.

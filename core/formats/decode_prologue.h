@@ -1,0 +1,30 @@
+#pragma once
+// The start every inbound decode shares, and the identifier rules for what a client names.
+
+#include "formats/inbound_codec.h"
+
+#include <QByteArray>
+#include <QString>
+#include <optional>
+
+namespace sw::formats {
+
+// The longest identifier (model name, Idempotency-Key, ...) the gateway accepts from a client.
+inline constexpr int kMaxIdentifierBytes = 256;
+// Why `value` cannot be an identifier the gateway stores or echoes (over kMaxIdentifierBytes
+// in UTF-8, or a control character), or nullopt when it can. The reason never quotes the value.
+std::optional<QString> identifierProblem(const QString &value);
+
+// The body must be a JSON object. On failure fills *error with a 400 naming what is wrong
+// and returns nullopt. Model names ("model", pi's "modelId" and "model.id") must pass
+// identifierProblem(). With requireModel, "model" must also be a non-empty string (copied
+// to .model). The request's sourceApi is `api`.
+std::optional<model::ChatRequest> beginDecode(wire::Api api, const QByteArray &body, model::GatewayError *error,
+                                              bool requireModel = true);
+// Sets *error to a 400 invalid-request error with `message`; returns false so a
+// validating helper can `return rejectRequest(...)`.
+bool rejectRequest(model::GatewayError *error, const QString &message);
+// The same, for a decode that gives up: returns nullopt.
+std::optional<model::ChatRequest> rejected(model::GatewayError *error, const QString &message);
+
+} // namespace sw::formats

@@ -1,0 +1,138 @@
+#include "upstream/canonical_stream_builder.h"
+
+#include "model/event_accumulator.h"
+
+namespace sw::upstream {
+
+using model::EventType;
+
+namespace {
+
+EventType startType(BlockType t) {
+    return t == BlockType::Thinking   ? EventType::ThinkingStart
+           : t == BlockType::ToolCall ? EventType::ToolCallStart
+                                      : EventType::TextStart;
+}
+
+EventType deltaType(BlockType t) {
+    return t == BlockType::Thinking   ? EventType::ThinkingDelta
+           : t == BlockType::ToolCall ? EventType::ToolCallDelta
+                                      : EventType::TextDelta;
+}
+
+EventType endType(BlockType t) {
+    return t == BlockType::Thinking   ? EventType::ThinkingEnd
+           : t == BlockType::ToolCall ? EventType::ToolCallEnd
+                                      : EventType::TextEnd;
+}
+
+StreamEvent event(EventType type, int contentIndex = -1) {
+    StreamEvent e;
+    e.type = type;
+    e.contentIndex = contentIndex;
+    return e;
+}
+
+} // namespace
+
+void CanonicalStreamBuilder::push(StreamEvent &&event) {
+    if (!m_finished)
+        m_out << std::move(event);
+}
+
+void CanonicalStreamBuilder::start(const QString &responseId) {
+    if (m_started || m_finished)
+        return;
+    m_started = true;
+    StreamEvent e = event(EventType::Start);
+    e.usage = m_usage;
+    e.responseId = responseId;
+    push(std::move(e));
+}
+
+ContentBlock &CanonicalStreamBuilder::open(int key, const ContentBlock &block) {
+    auto it = m_open.find(key);
+    if (it != m_open.end())
+        return it->block;
+    start();
+    const Open o{m_nextContentIndex++, block};
+    StreamEvent s = event(startType(block.type), o.contentIndex);
+    s.block = block;
+    push(std::move(s));
+    return m_open.insert(key, o)->block;
+}
+
+ContentBlock &CanonicalStreamBuilder::open(int key, BlockType type) {
+    ContentBlock b;
+    b.type = type;
+    return open(key, b);
+}
+
+ContentBlock *CanonicalStreamBuilder::find(int key) {
+    const auto it = m_open.find(key);
+    return it == m_open.end() ? nullptr : &it->block;
+}
+
+void CanonicalStreamBuilder::append(int key, const QString &delta) {
+    const auto it = m_open.find(key);
+    if (delta.isEmpty() || it == m_open.end())
+        return;
+    (it->block.type == BlockType::ToolCall ? it->block.argumentsJson : it->block.text) += delta;
+    StreamEvent d = event(deltaType(it->block.type), it->contentIndex);
+    d.delta = delta;
+    push(std::move(d));
+}
+
+void CanonicalStreamBuilder::close(int key) {
+    const auto it = m_open.find(key);
+    if (it == m_open.end())
+        return;
+    StreamEvent e = event(endType(it->block.type), it->contentIndex);
+    e.block = std::move(it->block);
+    if (e.block.type == BlockType::ToolCall)
+        e.block.arguments = model::parseToolArguments(e.block.argumentsJson);
+    m_open.erase(it);
+    push(std::move(e));
+}
+
+void CanonicalStreamBuilder::closeAll() {
+    while (!m_open.isEmpty())
+        close(m_open.firstKey());
+}
+
+void CanonicalStreamBuilder::done(StopReason reason, const QJsonObject &native) {
+    if (m_finished)
+        return;
+    closeAll();
+    StreamEvent e = event(EventType::Done);
+    e.reason = reason;
+    e.usage = m_usage;
+    e.native = native;
+    push(std::move(e));
+    m_finished = true;
+}
+
+void CanonicalStreamBuilder::fail(const QString &message, const QString &errorType, std::optional<int> status,
+                                  StopReason reason) {
+    StreamEvent e = event(EventType::Error);
+    e.reason = reason;
+    e.errorMessage = message;
+    e.errorType = errorType;
+    e.errorStatus = status;
+    e.usage = m_usage;
+    push(std::move(e));
+    m_finished = true;
+}
+
+void CanonicalStreamBuilder::endOfBody() {
+    if (!m_finished)
+        fail(QStringLiteral("stream ended before completion"));
+}
+
+QList<StreamEvent> CanonicalStreamBuilder::take() {
+    QList<StreamEvent> out;
+    out.swap(m_out);
+    return m_sequenced ? m_sequencer.feed(out) : out;
+}
+
+} // namespace sw::upstream

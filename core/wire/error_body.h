@@ -1,0 +1,38 @@
+#pragma once
+// Error bodies as each API writes them: reading one an upstream answered with, the HTTP
+// status an API's error type stands for (in-stream errors carry a type, not a status),
+// and writing Google's (the fake upstream answers with it).
+
+#include "wire/api.h"
+
+#include <QByteArray>
+#include <QJsonObject>
+#include <QString>
+#include <optional>
+
+namespace sw::wire {
+
+struct ErrorBody {
+    QString message;      // the API's message text, or the body when unparseable
+    QString errorType;    // the API's error type/code when given
+    QString providerType; // OpenAI `type` when `code` was given too
+    QString param;        // OpenAI `param`
+};
+
+// Reads an error body in `api`'s shape. OpenAI Chat and Responses share
+// {"error":{message,type,param,code}}; Anthropic {"type":"error","error":{type,message}};
+// Google {"error":{code,message,status}}. Compatible servers' variants (a one-element list,
+// a bare string, FastAPI's `detail`) are read too.
+ErrorBody parseErrorBody(Api api, const QByteArray &body);
+
+// HTTP-like status for an Anthropic error type (overloaded_error -> 529), nullopt when unknown.
+std::optional<int> statusForAnthropicError(const QString &type);
+// HTTP-like status for an OpenAI error object's code/type ("rate_limit_exceeded" -> 429).
+std::optional<int> statusForOpenAIError(const QJsonObject &error);
+// HTTP-like status for a Google error status name (RESOURCE_EXHAUSTED -> 429).
+std::optional<int> statusForGoogleStatus(const QString &status);
+
+// Google's error body for an HTTP status: {"error":{code, message, status}}.
+QJsonObject googleErrorJson(int status, const QString &message);
+
+} // namespace sw::wire

@@ -1,0 +1,172 @@
+#include "upstream/anthropic_adapter.h"
+#include "upstream/canonical_stream_builder.h"
+#include "upstream/openai_completions_adapter.h"
+#include "upstream/openai_responses_adapter.h"
+#include "wire_fixtures.h"
+
+#include <QtTest>
+
+using namespace sw::model;
+using namespace sw::upstream;
+namespace wire = sw::wire;
+
+class TestCanonicalStreamBuilder : public QObject {
+    Q_OBJECT
+private slots:
+    void startComesOnceAndFirst();
+    void blocksAreNumberedInStartOrderAndEndCarriesTheWholeBlock();
+    void closeAllEndsBlocksInKeyOrder();
+    void nothingFollowsTheTerminalEvent();
+    void unfinishedBodyFailsOnce();
+    void sequencedReleasesInterleavedBlocksOneAtATime();
+    void skipKeepsNoNativeAnswer();
+    void nativeIsKeptOnlyForANonStreamingClientOfTheSameApi();
+};
+
+namespace {
+QList<EventType> types(const QList<StreamEvent> &events) {
+    QList<EventType> out;
+    for (const StreamEvent &e : events)
+        out << e.type;
+    return out;
+}
+} // namespace
+
+void TestCanonicalStreamBuilder::startComesOnceAndFirst() {
+    CanonicalStreamBuilder b;
+    b.usage().input = 7;
+    b.open(3, BlockType::Text); // a block before any start: the start comes first anyway
+    b.start(QStringLiteral("resp_1"));
+    const QList<StreamEvent> out = b.take();
+    QCOMPARE(types(out), (QList<EventType>{EventType::Start, EventType::TextStart}));
+    QCOMPARE(out[0].usage.input, qint64(7));
+    QVERIFY(b.started());
+}
+
+void TestCanonicalStreamBuilder::blocksAreNumberedInStartOrderAndEndCarriesTheWholeBlock() {
+    CanonicalStreamBuilder b;
+    b.start();
+    b.open(9, BlockType::Thinking);
+    ContentBlock call;
+    call.type = BlockType::ToolCall;
+    call.toolName = QStringLiteral("get_weather");
+    b.open(2, call);
+    b.append(9, QStringLiteral("hm"));
+    b.append(2, QStringLiteral("{\"city\":"));
+    b.append(2, QStringLiteral("\"Paris\"}"));
+    b.append(2, QString());              // an empty delta says nothing
+    b.append(5, QStringLiteral("lost")); // no block open under 5
+    b.close(2);
+    const QList<StreamEvent> out = b.take();
+    QCOMPARE(types(out), (QList<EventType>{EventType::Start, EventType::ThinkingStart, EventType::ToolCallStart,
+                                           EventType::ThinkingDelta, EventType::ToolCallDelta, EventType::ToolCallDelta,
+                                           EventType::ToolCallEnd}));
+    QCOMPARE(out[1].contentIndex, 0);
+    QCOMPARE(out[2].contentIndex, 1);
+    const StreamEvent &end = out.last();
+    QCOMPARE(end.contentIndex, 1);
+    QCOMPARE(end.block.toolName, QStringLiteral("get_weather"));
+    QCOMPARE(end.block.argumentsJson, QStringLiteral("{\"city\":\"Paris\"}"));
+    QCOMPARE(end.block.arguments.value(QLatin1String("city")).toString(), QStringLiteral("Paris"));
+    QVERIFY(b.find(9));
+    QVERIFY(!b.find(2));
+}
+
+void TestCanonicalStreamBuilder::closeAllEndsBlocksInKeyOrder() {
+    CanonicalStreamBuilder b;
+    b.open(4, BlockType::Text);
+    b.open(1, BlockType::Text);
+    b.open(std::numeric_limits<int>::min(), BlockType::Thinking);
+    b.take();
+    b.done(StopReason::Stop);
+    const QList<StreamEvent> out = b.take();
+    QCOMPARE(types(out),
+             (QList<EventType>{EventType::ThinkingEnd, EventType::TextEnd, EventType::TextEnd, EventType::Done}));
+    QCOMPARE(out[1].contentIndex, 1); // key 1 was opened second
+    QCOMPARE(out[2].contentIndex, 0);
+}
+
+void TestCanonicalStreamBuilder::nothingFollowsTheTerminalEvent() {
+    CanonicalStreamBuilder b;
+    b.open(0, BlockType::Text);
+    b.append(0, QStringLiteral("partial"));
+    b.usage().output = 3;
+    b.fail(QStringLiteral("overloaded"), QStringLiteral("overloaded_error"), 529);
+    b.append(0, QStringLiteral("more"));
+    b.done(StopReason::Stop);
+    b.endOfBody();
+    const QList<StreamEvent> out = b.take();
+    // An error ends a broken answer: its open block gets no End.
+    QCOMPARE(types(out),
+             (QList<EventType>{EventType::Start, EventType::TextStart, EventType::TextDelta, EventType::Error}));
+    QCOMPARE(out.last().errorStatus, std::optional<int>(529));
+    QCOMPARE(out.last().errorType, QStringLiteral("overloaded_error"));
+    QCOMPARE(out.last().usage.output, qint64(3));
+    QVERIFY(b.finished());
+}
+
+void TestCanonicalStreamBuilder::unfinishedBodyFailsOnce() {
+    CanonicalStreamBuilder b;
+    b.start();
+    b.endOfBody();
+    b.endOfBody();
+    const QList<StreamEvent> out = b.take();
+    QCOMPARE(types(out), (QList<EventType>{EventType::Start, EventType::Error}));
+    QCOMPARE(out.last().errorMessage, QStringLiteral("stream ended before completion"));
+    QCOMPARE(out.last().reason, StopReason::Error);
+}
+
+void TestCanonicalStreamBuilder::sequencedReleasesInterleavedBlocksOneAtATime() {
+    CanonicalStreamBuilder b(/*sequenced=*/true);
+    b.open(0, BlockType::ToolCall);
+    b.open(1, BlockType::ToolCall);
+    b.append(1, QStringLiteral("{}"));
+    b.append(0, QStringLiteral("{}"));
+    QCOMPARE(types(b.take()), (QList<EventType>{EventType::Start, EventType::ToolCallStart, EventType::ToolCallDelta}));
+    b.done(StopReason::ToolUse);
+    const QList<StreamEvent> out = b.take();
+    QCOMPARE(types(out), (QList<EventType>{EventType::ToolCallEnd, EventType::ToolCallStart, EventType::ToolCallDelta,
+                                           EventType::ToolCallEnd, EventType::Done}));
+    QCOMPARE(out[0].contentIndex, 0);
+    QCOMPARE(out[1].contentIndex, 1);
+}
+
+void TestCanonicalStreamBuilder::skipKeepsNoNativeAnswer() {
+    // The same Anthropic stream, decoded for a client that gets the native answer and for
+    // one that does not: the canonical events are the same, only the native body differs.
+    const QByteArray sse =
+        "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"type\":\"message\","
+        "\"role\":\"assistant\",\"content\":[],\"usage\":{\"input_tokens\":5}}}\n\n"
+        "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,"
+        "\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n"
+        "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,"
+        "\"delta\":{\"type\":\"text_delta\",\"text\":\"Hi\"}}\n\n"
+        "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n"
+        "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},"
+        "\"usage\":{\"output_tokens\":2}}\n\n"
+        "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
+    auto keep = AnthropicAdapter().makeDecoder(Target(), NativeBody::Keep);
+    auto skip = AnthropicAdapter().makeDecoder(Target(), NativeBody::Skip);
+    const QList<StreamEvent> kept = sw::test::decodeTranscript(*keep, sse);
+    const QList<StreamEvent> skipped = sw::test::decodeTranscript(*skip, sse);
+    QCOMPARE(types(kept), types(skipped));
+    QCOMPARE(kept.last().type, EventType::Done);
+    QCOMPARE(kept.last().native.value(QLatin1String("id")).toString(), QStringLiteral("msg_1"));
+    QCOMPARE(kept.last().native.value(QLatin1String("content")).toArray().at(0).toObject().value(QLatin1String("text")),
+             QJsonValue(QStringLiteral("Hi")));
+    QVERIFY(skipped.last().native.isEmpty());
+    QCOMPARE(skipped.last().usage.output, qint64(2));
+}
+
+void TestCanonicalStreamBuilder::nativeIsKeptOnlyForANonStreamingClientOfTheSameApi() {
+    ChatRequest request;
+    request.sourceApi = wire::Api::OpenAIResponses;
+    request.stream = false;
+    QCOMPARE(OpenAIResponsesAdapter().nativeBodyFor(request), NativeBody::Keep);
+    QCOMPARE(OpenAICompletionsAdapter().nativeBodyFor(request), NativeBody::Skip); // another API's shape
+    request.stream = true;
+    QCOMPARE(OpenAIResponsesAdapter().nativeBodyFor(request), NativeBody::Skip); // it streams its own events
+}
+
+QTEST_GUILESS_MAIN(TestCanonicalStreamBuilder)
+#include "test_canonical_stream_builder.moc"
