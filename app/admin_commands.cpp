@@ -1,8 +1,8 @@
-#include "admin_commands.h"
+#include "app/admin_commands.h"
 
-#include "config/config_loader.h"
-#include "telemetry/usage_database.h"
-#include "telemetry/usage_report.h"
+#include "core/config/config_loader.h"
+#include "core/telemetry/usage_database.h"
+#include "core/telemetry/usage_report.h"
 
 #include <QDateTime>
 

@@ -1,8 +1,8 @@
-#include "cli_options.h"
+#include "app/cli_options.h"
 
-#include "config/config_loader.h"
-#include "telemetry/usage_database.h"
-#include "telemetry/usage_report.h"
+#include "core/config/config_loader.h"
+#include "core/telemetry/usage_database.h"
+#include "core/telemetry/usage_report.h"
 
 #include <QCommandLineOption>
 #include <QCommandLineParser>

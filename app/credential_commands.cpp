@@ -1,8 +1,8 @@
-#include "credential_commands.h"
+#include "app/credential_commands.h"
 
-#include "config/config_loader.h"
-#include "credentials/credential_store.h"
-#include "credentials/gateway_key.h"
+#include "core/config/config_loader.h"
+#include "core/credentials/credential_store.h"
+#include "core/credentials/gateway_key.h"
 
 #include <QEventLoop>
 #include <QFileInfo>
@@ -24,8 +24,8 @@ const char *const kNoKeychainWayOut =
     "reference it as env:VAR in the configuration's credentials list instead.";
 
 // Runs one keychain job to completion on a local event loop (the CLI has nothing else to do).
-credentials::SecretResult runKeychain(const std::function<void(QObject *, std::function<void(const credentials::SecretResult &)>)> &job)
-{
+credentials::SecretResult
+runKeychain(const std::function<void(QObject *, std::function<void(const credentials::SecretResult &)>)> &job) {
     credentials::SecretResult result;
     bool finished = false;
     QObject context;
@@ -48,8 +48,7 @@ credentials::SecretResult runKeychain(const std::function<void(QObject *, std::f
 }
 
 // The whole of stdin from a pipe, or one line typed with echo off on a terminal.
-QByteArray readSecret(const QString &name, QTextStream &err)
-{
+QByteArray readSecret(const QString &name, QTextStream &err) {
     std::string text;
     if (isatty(STDIN_FILENO)) {
         err << "Secret for keychain:" << name << " (input hidden): " << Qt::flush;
@@ -75,8 +74,7 @@ QByteArray readSecret(const QString &name, QTextStream &err)
 // The configuration to edit or list: the file when it exists; an empty one when the
 // default path has none yet. nullopt after telling the user why not.
 std::optional<config::Config> loadForCommand(const QString &path, bool explicitPath, bool createIfMissing,
-                                             QTextStream &err, int *exitCode)
-{
+                                             QTextStream &err, int *exitCode) {
     if (!QFileInfo::exists(path)) {
         if (createIfMissing || !explicitPath)
             return config::Config();
@@ -97,8 +95,7 @@ std::optional<config::Config> loadForCommand(const QString &path, bool explicitP
 } // namespace
 
 int keyCreate(const QString &configPath, bool explicitPath, const QString &tenantName, QTextStream &out,
-              QTextStream &err)
-{
+              QTextStream &err) {
     int code = 1;
     auto config = loadForCommand(configPath, explicitPath, true, err, &code);
     if (!config)
@@ -130,8 +127,7 @@ int keyCreate(const QString &configPath, bool explicitPath, const QString &tenan
     return 0;
 }
 
-int credentialSet(const QString &name, QTextStream &out, QTextStream &err)
-{
+int credentialSet(const QString &name, QTextStream &out, QTextStream &err) {
     static const QRegularExpression namePattern(QStringLiteral("^[A-Za-z0-9._@-]+$"));
     if (!namePattern.match(name).hasMatch()) {
         err << "switchman: credential set: NAME may only use letters, digits, '.', '_', '@' and '-'\n";
@@ -155,8 +151,7 @@ int credentialSet(const QString &name, QTextStream &out, QTextStream &err)
     return 0;
 }
 
-int credentialList(const QString &configPath, bool explicitPath, QTextStream &out, QTextStream &err)
-{
+int credentialList(const QString &configPath, bool explicitPath, QTextStream &out, QTextStream &err) {
     int code = 1;
     const auto config = loadForCommand(configPath, explicitPath, false, err, &code);
     if (!config)
@@ -172,7 +167,8 @@ int credentialList(const QString &configPath, bool explicitPath, QTextStream &ou
                 if (keychainBroken) {
                     where = QStringLiteral("keychain: unavailable");
                 } else {
-                    auto result = runKeychain([&](QObject *context, auto done) { store.read(ref.mid(9), context, done); });
+                    auto result =
+                        runKeychain([&](QObject *context, auto done) { store.read(ref.mid(9), context, done); });
                     result.secret.fill('\0');
                     if (result.ok)
                         where = QStringLiteral("keychain: present");

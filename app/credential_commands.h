@@ -11,8 +11,7 @@ namespace sw::app {
 // Adds a new key's hash to tenant NAME of the configuration at `configPath`
 // (creating the file and the tenant as needed), saves atomically, then prints
 // the key. Exit code: 0, 1 on failure (nothing printed, nothing saved).
-int keyCreate(const QString &configPath, bool explicitPath, const QString &tenant, QTextStream &out,
-              QTextStream &err);
+int keyCreate(const QString &configPath, bool explicitPath, const QString &tenant, QTextStream &out, QTextStream &err);
 // Reads a secret from stdin (no echo on a terminal) into the keychain as NAME.
 int credentialSet(const QString &name, QTextStream &out, QTextStream &err);
 // Every credential reference of the configuration and where it lives; never values.

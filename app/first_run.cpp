@@ -1,7 +1,7 @@
-#include "first_run.h"
+#include "app/first_run.h"
 
-#include "config/config_loader.h"
-#include "config/starter_config.h"
+#include "core/config/config_loader.h"
+#include "core/config/starter_config.h"
 
 namespace sw::app {
 

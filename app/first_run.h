@@ -3,7 +3,7 @@
 // --config or --demo). Switchman writes the commented starter configuration
 // there and tells the user the next step instead of starting silently empty.
 
-#include "config/config.h"
+#include "core/config/config.h"
 
 #include <QString>
 

@@ -1,16 +1,16 @@
-#include "gateway_runner.h"
+#include "app/gateway_runner.h"
 
-#include "config/config_loader.h"
-#include "engine_host.h"
-#include "telemetry/usage_database.h"
+#include "core/config/config_loader.h"
+#include "core/engine_host.h"
+#include "core/telemetry/usage_database.h"
 
 #include <QCoreApplication>
 #include <QSocketNotifier>
 #include <QTextStream>
 
 #ifdef SWITCHMAN_HAVE_GUI
-#include "main_window.h"
-#include "snapshot/snapshot_publisher.h"
+#include "core/snapshot/snapshot_publisher.h"
+#include "ui/main_window.h"
 #include <QApplication>
 #endif
 
@@ -27,14 +27,12 @@ namespace {
 // SIGINT/SIGTERM → quit the event loop, through a self-pipe (only write() in the handler).
 int g_signalPipe[2] = {-1, -1};
 
-void onSignal(int)
-{
+void onSignal(int) {
     const char byte = 1;
     [[maybe_unused]] const auto n = ::write(g_signalPipe[1], &byte, 1);
 }
 
-void quitOnSignals()
-{
+void quitOnSignals() {
     if (::pipe(g_signalPipe) != 0)
         return;
     auto *notifier = new QSocketNotifier(g_signalPipe[0], QSocketNotifier::Read, QCoreApplication::instance());
@@ -82,7 +80,7 @@ int runGateway(const CliOptions &options, const config::Config &config) {
     if (gui) {
         ui::MainWindow::Options windowOptions;
         windowOptions.demo = options.demo;
-        windowOptions.configPath = options.demo ? QString()
+        windowOptions.configPath = options.demo                   ? QString()
                                    : options.configPath.isEmpty() ? config::defaultConfigPath()
                                                                   : options.configPath;
         window = std::make_unique<ui::MainWindow>(&host, windowOptions);

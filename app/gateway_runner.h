@@ -1,8 +1,8 @@
 #pragma once
 // Starting the gateway once the command line and the configuration are known.
 
-#include "cli_options.h"
-#include "config/config.h"
+#include "app/cli_options.h"
+#include "core/config/config.h"
 
 #include <QString>
 

@@ -1,12 +1,12 @@
 // Entry point: command line, configuration, application object. Wiring only.
 
-#include "admin_commands.h"
-#include "cli_options.h"
-#include "config/config_loader.h"
-#include "credential_commands.h"
-#include "first_run.h"
-#include "gateway_runner.h"
-#include "telemetry/usage_database.h"
+#include "app/admin_commands.h"
+#include "app/cli_options.h"
+#include "app/credential_commands.h"
+#include "app/first_run.h"
+#include "app/gateway_runner.h"
+#include "core/config/config_loader.h"
+#include "core/telemetry/usage_database.h"
 
 #include <QCoreApplication>
 #include <QFileInfo>
@@ -97,8 +97,8 @@ std::unique_ptr<QCoreApplication> makeApplication(int &argc, char **argv, const 
     // Without a display the GUI cannot start: run headless instead of aborting.
     const bool display = qEnvironmentVariableIsSet("DISPLAY") || qEnvironmentVariableIsSet("WAYLAND_DISPLAY") ||
                          qEnvironmentVariableIsSet("QT_QPA_PLATFORM");
-    if (parsed.ok() && options.command == app::Command::Run && !options.headless && !options.help &&
-        !options.version && display)
+    if (parsed.ok() && options.command == app::Command::Run && !options.headless && !options.help && !options.version &&
+        display)
         return std::make_unique<QApplication>(argc, argv);
 #else
     Q_UNUSED(parsed);
@@ -144,9 +144,9 @@ int main(int argc, char **argv) {
             QString ignored;
             QTextStream quiet(&ignored);
             int unused = 0;
-            const app::AdminTarget target = app::adminTarget(
-                options.configPath.isEmpty() ? config::defaultConfigPath() : options.configPath,
-                !options.configPath.isEmpty(), {}, quiet, &unused);
+            const app::AdminTarget target =
+                app::adminTarget(options.configPath.isEmpty() ? config::defaultConfigPath() : options.configPath,
+                                 !options.configPath.isEmpty(), {}, quiet, &unused);
             if (!target.baseUrl.isEmpty() &&
                 app::notifyCredentialChanged(target, QStringLiteral("keychain:") + options.argument, nullptr))
                 out() << "The running Switchman at " << target.baseUrl << " uses it from the next request.\n";

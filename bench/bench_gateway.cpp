@@ -8,11 +8,11 @@
 //
 //   bench_gateway [--n 2000] [--total 20000] [--concurrency 64] [--streams 200] [--transports]
 
-#include "config/config.h"
-#include "demo/fake_upstream.h"
-#include "engine_host.h"
-#include "upstream/qt_transport.h"
-#include "upstream/socket_transport.h"
+#include "core/config/config.h"
+#include "core/demo/fake_upstream.h"
+#include "core/engine_host.h"
+#include "core/upstream/qt_transport.h"
+#include "core/upstream/socket_transport.h"
 
 #include <QCommandLineParser>
 #include <QCoreApplication>

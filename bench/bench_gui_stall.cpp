@@ -12,12 +12,12 @@
 //
 //   bench_gui_stall [--rate 2000] [--seconds 10] [--connections 16] [--view dashboard|attempts|marks|failures|log]
 
-#include "config/config_loader.h"
-#include "demo/fake_upstream.h"
-#include "engine_host.h"
-#include "main_window.h"
-#include "shared/engine_commands.h"
-#include "snapshot/snapshot_publisher.h"
+#include "core/config/config_loader.h"
+#include "core/demo/fake_upstream.h"
+#include "core/engine_host.h"
+#include "core/snapshot/snapshot_publisher.h"
+#include "ui/main_window.h"
+#include "ui/shared/engine_commands.h"
 
 #include <QApplication>
 #include <QCommandLineParser>

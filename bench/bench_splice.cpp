@@ -7,12 +7,12 @@
 //
 //   bench_splice [--iterations 20000]
 
-#include "demo/demo_reply.h"
-#include "demo/fake_upstream.h"
-#include "formats/inbound_codec.h"
-#include "model/event_accumulator.h"
-#include "upstream/sse_reader.h"
-#include "upstream/upstream_adapter.h"
+#include "core/demo/demo_reply.h"
+#include "core/demo/fake_upstream.h"
+#include "core/formats/inbound_codec.h"
+#include "core/model/event_accumulator.h"
+#include "core/upstream/sse_reader.h"
+#include "core/upstream/upstream_adapter.h"
 
 #include <QCommandLineParser>
 #include <QCoreApplication>
@@ -82,8 +82,7 @@ int main(int argc, char **argv) {
     if (!parsed)
         qFatal("the bench body does not decode");
     const double decodeUs = perCallUs(n, [&] { (void)codec.decode(body, &error); });
-    const double buildUs =
-        perCallUs(n, [&] { (void)adapter->buildRequest(*parsed, target, {}); });
+    const double buildUs = perCallUs(n, [&] { (void)adapter->buildRequest(*parsed, target, {}); });
     const double spliceUs = perCallUs(n, [&] { (void)spliceModel(body, "m"); });
 
     // Answer: the mock's streamed Chat answer (what the gateway asks an OpenAI upstream for)

@@ -24,33 +24,33 @@
 //   soak [--minutes 10] [--clients 200] [--seed N] [--deadline-ms 20000] [--warmup-s S]
 // Exit status 1 when a check failed.
 
-#include "config/config.h"
-#include "demo/fake_upstream.h"
-#include "engine_host.h"
-#include "snapshot/snapshot_publisher.h"
-#include "telemetry/telemetry.h"
+#include "core/config/config.h"
+#include "core/demo/fake_upstream.h"
+#include "core/engine_host.h"
+#include "core/snapshot/snapshot_publisher.h"
+#include "core/telemetry/telemetry.h"
 
 #include <QCommandLineParser>
 #include <QCoreApplication>
 #include <QDir>
 #include <QElapsedTimer>
+#include <QEventLoop>
 #include <QFile>
 #include <QHash>
-#include <QSet>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QRandomGenerator>
 #include <QRegularExpression>
+#include <QSet>
 #include <QTcpSocket>
 #include <QTemporaryDir>
 #include <QTimer>
 #include <QUrl>
-#include <QEventLoop>
 
 #include <algorithm>
-#include <malloc.h>
 #include <cstdio>
 #include <deque>
+#include <malloc.h>
 #include <memory>
 #include <vector>
 
@@ -413,10 +413,18 @@ void Client::endRequest() {
 void Soak::onAttempt(const telemetry::AttemptRecord &r) {
     ++m_t.attempts;
     switch (r.outcome) {
-    case telemetry::AttemptOutcome::Committed: ++m_t.committedAttempts; break;
-    case telemetry::AttemptOutcome::Failed: ++m_t.failedAttempts; break;
-    case telemetry::AttemptOutcome::Skipped: ++m_t.skippedAttempts; break;
-    case telemetry::AttemptOutcome::Aborted: ++m_t.abortedAttempts; break;
+    case telemetry::AttemptOutcome::Committed:
+        ++m_t.committedAttempts;
+        break;
+    case telemetry::AttemptOutcome::Failed:
+        ++m_t.failedAttempts;
+        break;
+    case telemetry::AttemptOutcome::Skipped:
+        ++m_t.skippedAttempts;
+        break;
+    case telemetry::AttemptOutcome::Aborted:
+        ++m_t.abortedAttempts;
+        break;
     }
     ++m_t.attemptsByOutcome[telemetry::outcomeName(r.outcome)];
     m_rows[r.requestId].push_back({r.outcome, r.candidate, r.logOutcome, m_clock.elapsed()});
@@ -574,28 +582,36 @@ int Soak::run() {
     m_port = quint16(QUrl(host.baseUrl()).port());
     host.runBlocking([this](Engine &e) {
         auto *t = e.telemetry();
-        connect(t, &telemetry::Telemetry::attemptRecorded, this, [this](const telemetry::AttemptRecord &r) { onAttempt(r); },
-                Qt::QueuedConnection);
-        connect(t, &telemetry::Telemetry::usageRecorded, this, [this](const telemetry::UsageRow &r) {
+        connect(
+            t, &telemetry::Telemetry::attemptRecorded, this,
+            [this](const telemetry::AttemptRecord &r) { onAttempt(r); }, Qt::QueuedConnection);
+        connect(
+            t, &telemetry::Telemetry::usageRecorded, this,
+            [this](const telemetry::UsageRow &r) {
                 ++m_t.usageRows;
                 ++(r.outcome == QLatin1String("ok") ? m_t.usageOk : m_t.usageError);
-            }, Qt::QueuedConnection);
+            },
+            Qt::QueuedConnection);
         // The GUI's path: a SnapshotPublisher on the engine thread, snapshots queued to this
         // (the "GUI") thread and read there, as the window models do.
         auto *publisher = new snapshot::SnapshotPublisher(e, 250);
-        connect(publisher, &snapshot::SnapshotPublisher::snapshotReady, this,
-                [this](const snapshot::EngineSnapshot &s) {
-                    ++m_snapshots;
-                    m_snapshotAttempts += s.newAttempts.size() + s.droppedAttempts;
-                    for (const auto &a : s.newAttempts)
-                        m_snapshotBytes += a.requestId.size() + a.candidate.size() + a.message.size();
-                    m_snapshotBytes += s.marks.size() + s.failureTotals.size() + s.newLogLines.size();
-                },
-                Qt::QueuedConnection);
-        connect(t, &telemetry::Telemetry::logLine, this, [this](const QJsonObject &line) {
+        connect(
+            publisher, &snapshot::SnapshotPublisher::snapshotReady, this,
+            [this](const snapshot::EngineSnapshot &s) {
+                ++m_snapshots;
+                m_snapshotAttempts += s.newAttempts.size() + s.droppedAttempts;
+                for (const auto &a : s.newAttempts)
+                    m_snapshotBytes += a.requestId.size() + a.candidate.size() + a.message.size();
+                m_snapshotBytes += s.marks.size() + s.failureTotals.size() + s.newLogLines.size();
+            },
+            Qt::QueuedConnection);
+        connect(
+            t, &telemetry::Telemetry::logLine, this,
+            [this](const QJsonObject &line) {
                 if (line.value(QStringLiteral("msg")).toString() == QLatin1String("candidate failover"))
                     ++m_t.failoverLogLines;
-            }, Qt::QueuedConnection);
+            },
+            Qt::QueuedConnection);
     });
 
     const qint64 runMs = qint64(m_o.minutes) * 60000;
@@ -618,7 +634,8 @@ int Soak::run() {
     sampler.start(5000);
     QTimer progress;
     connect(&progress, &QTimer::timeout, this, [this]() {
-        std::printf("  %4lld s: %lld started, %lld ok, %lld errors, %lld aborted, in flight %d, RSS %.1f MiB (heap in use %.1f), fds %d\n",
+        std::printf("  %4lld s: %lld started, %lld ok, %lld errors, %lld aborted, in flight %d, RSS %.1f MiB (heap in "
+                    "use %.1f), fds %d\n",
                     qint64(m_clock.elapsed() / 1000), m_t.started, m_t.ok, m_t.clientErrors, m_t.aborted, inFlight,
                     rssMiB(), heapInUseMiB(), openFds());
         std::fflush(stdout);
@@ -663,8 +680,8 @@ int Soak::run() {
         const auto m = it.next();
         metricAttempts[m.captured(1)] += m.captured(2).toLongLong();
     }
-    static const QRegularExpression failuresRe(QStringLiteral("^switchman_candidate_failures_total\\{[^}]*\\} ([0-9]+)"),
-                                               QRegularExpression::MultilineOption);
+    static const QRegularExpression failuresRe(
+        QStringLiteral("^switchman_candidate_failures_total\\{[^}]*\\} ([0-9]+)"), QRegularExpression::MultilineOption);
     for (auto it = failuresRe.globalMatch(QString::fromUtf8(metrics)); it.hasNext();)
         metricFailures += it.next().captured(1).toLongLong();
     static const QRegularExpression inFlightRe(QStringLiteral("^switchman_requests_in_flight ([0-9-]+)"),
@@ -680,8 +697,8 @@ int Soak::run() {
     };
     const Tally &t = m_t;
     const double secs = double(m_measureEndMs - m_measureStartMs) / 1000.0;
-    std::printf("\nsoak: %lld requests (%lld ok, %lld client-visible errors, %lld aborted by their client)\n", t.started,
-                t.ok, t.clientErrors, t.aborted);
+    std::printf("\nsoak: %lld requests (%lld ok, %lld client-visible errors, %lld aborted by their client)\n",
+                t.started, t.ok, t.clientErrors, t.aborted);
     std::printf("upstream modes chosen:");
     for (int i = 0; i < 4; ++i) {
         std::printf("\n  %s:", kLabels[i]);
@@ -692,10 +709,11 @@ int Soak::run() {
                 t.errAfterCommit, t.errAllFailed, t.errDeadline, t.errUnexplained);
     for (const QString &u : t.unexplained)
         std::printf("  unexplained: %s\n", qPrintable(u));
-    std::printf("attempts: %lld rows (committed %lld, failed %lld, skipped %lld, aborted %lld); failover log lines %lld; "
-                "usage rows %lld (ok %lld, error %lld)\n",
-                t.attempts, t.committedAttempts, t.failedAttempts, t.skippedAttempts, t.abortedAttempts,
-                t.failoverLogLines, t.usageRows, t.usageOk, t.usageError);
+    std::printf(
+        "attempts: %lld rows (committed %lld, failed %lld, skipped %lld, aborted %lld); failover log lines %lld; "
+        "usage rows %lld (ok %lld, error %lld)\n",
+        t.attempts, t.committedAttempts, t.failedAttempts, t.skippedAttempts, t.abortedAttempts, t.failoverLogLines,
+        t.usageRows, t.usageOk, t.usageError);
     std::printf("/metrics: attempts");
     qint64 metricAttemptsTotal = 0;
     for (auto it = metricAttempts.cbegin(); it != metricAttempts.cend(); ++it) {
@@ -751,7 +769,11 @@ int Soak::run() {
     }
     const double ra = median(rssA), rb = median(rssB), fa = median(fdA), fb = median(fdB);
     check(ra > 0 && rb <= ra * 1.10, "RSS after warm-up within 10 %",
-          QStringLiteral("%1 -> %2 MiB (min %3, max %4)").arg(ra, 0, 'f', 1).arg(rb, 0, 'f', 1).arg(rssMin, 0, 'f', 1).arg(rssMax, 0, 'f', 1));
+          QStringLiteral("%1 -> %2 MiB (min %3, max %4)")
+              .arg(ra, 0, 'f', 1)
+              .arg(rb, 0, 'f', 1)
+              .arg(rssMin, 0, 'f', 1)
+              .arg(rssMax, 0, 'f', 1));
     check(fa > 0 && fb <= fa * 1.10, "open fds after warm-up within 10 %",
           QStringLiteral("%1 -> %2 (min %3, max %4)").arg(fa).arg(fb).arg(fdMin).arg(fdMax));
 
@@ -771,20 +793,22 @@ int Soak::run() {
 int main(int argc, char **argv) {
     QCoreApplication app(argc, argv);
     QCommandLineParser parser;
-    parser.setApplicationDescription(QStringLiteral("Switchman chaos soak (a benchmark): see the header of bench/soak.cpp"));
+    parser.setApplicationDescription(
+        QStringLiteral("Switchman chaos soak (a benchmark): see the header of bench/soak.cpp"));
     parser.addHelpOption();
     parser.addOption({QStringLiteral("minutes"), QStringLiteral("Run time (default 10)."), QStringLiteral("n"),
                       QStringLiteral("10")});
     parser.addOption({QStringLiteral("clients"), QStringLiteral("Concurrent clients (default 200)."),
                       QStringLiteral("n"), QStringLiteral("200")});
-    parser.addOption({QStringLiteral("seed"), QStringLiteral("Random seed (default 1)."), QStringLiteral("n"),
-                      QStringLiteral("1")});
+    parser.addOption(
+        {QStringLiteral("seed"), QStringLiteral("Random seed (default 1)."), QStringLiteral("n"), QStringLiteral("1")});
     parser.addOption({QStringLiteral("deadline-ms"), QStringLiteral("failover.deadlineMs (default 20000)."),
                       QStringLiteral("ms"), QStringLiteral("20000")});
-    parser.addOption({QStringLiteral("warmup-s"),
-                      QStringLiteral("Seconds before RSS/fd baselines and rates are taken (default: a third of the run, "
-                                     "at least 60 s; heap arenas and bounded buffers fill for minutes)."),
-                      QStringLiteral("s")});
+    parser.addOption(
+        {QStringLiteral("warmup-s"),
+         QStringLiteral("Seconds before RSS/fd baselines and rates are taken (default: a third of the run, "
+                        "at least 60 s; heap arenas and bounded buffers fill for minutes)."),
+         QStringLiteral("s")});
     parser.process(app);
     Soak::Options o;
     o.minutes = std::max(1, parser.value(QStringLiteral("minutes")).toInt());

@@ -7,12 +7,12 @@
 // authenticates nothing itself; the server layer reaches it only through
 // server::EngineControl.
 
-#include "config/config.h"
-#include "credentials/credential_pools.h"
-#include "failover/provider_down_marks.h"
-#include "server/engine_context.h"
-#include "server/engine_control.h"
-#include "telemetry/budget_tracker.h"
+#include "core/config/config.h"
+#include "core/credentials/credential_pools.h"
+#include "core/failover/provider_down_marks.h"
+#include "core/server/engine_context.h"
+#include "core/server/engine_control.h"
+#include "core/telemetry/budget_tracker.h"
 
 #include <QHostAddress>
 #include <QObject>

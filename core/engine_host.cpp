@@ -1,21 +1,18 @@
-#include "engine_host.h"
+#include "core/engine_host.h"
 
 #include <QMetaObject>
 
 namespace sw {
 
-EngineHost::EngineHost()
-{
+EngineHost::EngineHost() {
     m_thread.setObjectName(QStringLiteral("switchman-engine"));
 }
 
-EngineHost::~EngineHost()
-{
+EngineHost::~EngineHost() {
     stop();
 }
 
-bool EngineHost::start(Engine::Options options, const QString &listenOverride, QString *error)
-{
+bool EngineHost::start(Engine::Options options, const QString &listenOverride, QString *error) {
     m_thread.start();
     // A context object living on the engine thread to run the construction there.
     QObject context;
@@ -32,34 +29,35 @@ bool EngineHost::start(Engine::Options options, const QString &listenOverride, Q
         },
         Qt::BlockingQueuedConnection);
     // `context` must not be destroyed from this thread while it lives on another.
-    QMetaObject::invokeMethod(&context, [&]() { context.moveToThread(nullptr); }, Qt::BlockingQueuedConnection);
+    QMetaObject::invokeMethod(
+        &context, [&]() { context.moveToThread(nullptr); }, Qt::BlockingQueuedConnection);
     if (!ok && error)
         *error = why;
     return ok;
 }
 
-void EngineHost::runBlocking(const std::function<void(Engine &)> &fn)
-{
+void EngineHost::runBlocking(const std::function<void(Engine &)> &fn) {
     if (!m_engine)
         return;
-    QMetaObject::invokeMethod(m_engine, [this, &fn]() { fn(*m_engine); }, Qt::BlockingQueuedConnection);
+    QMetaObject::invokeMethod(
+        m_engine, [this, &fn]() { fn(*m_engine); }, Qt::BlockingQueuedConnection);
 }
 
-void EngineHost::post(std::function<void(Engine &)> fn)
-{
+void EngineHost::post(std::function<void(Engine &)> fn) {
     if (!m_engine)
         return;
-    QMetaObject::invokeMethod(m_engine, [this, fn = std::move(fn)]() { fn(*m_engine); }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+        m_engine, [this, fn = std::move(fn)]() { fn(*m_engine); }, Qt::QueuedConnection);
 }
 
-void EngineHost::stop()
-{
+void EngineHost::stop() {
     if (!m_thread.isRunning())
         return;
     if (m_engine) {
         Engine *engine = m_engine;
         m_engine = nullptr;
-        QMetaObject::invokeMethod(engine, [engine]() { delete engine; }, Qt::BlockingQueuedConnection);
+        QMetaObject::invokeMethod(
+            engine, [engine]() { delete engine; }, Qt::BlockingQueuedConnection);
     }
     m_thread.quit();
     m_thread.wait();

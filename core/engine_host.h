@@ -3,7 +3,7 @@
 // socket or the keychain: created and started there, deleted there, then the
 // thread quits. The caller's thread only talks to it with queued calls.
 
-#include "engine.h"
+#include "core/engine.h"
 
 #include <QThread>
 #include <functional>

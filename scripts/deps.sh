@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(
-  cmake g++ ninja-build ccache pkg-config
+  cmake g++ ninja-build ccache pkg-config clang-format-14
   qt6-base-dev libqt6opengl6-dev qt6-httpserver-dev qt6-websockets-dev qt6-charts-dev qt6-svg-dev
   libqt6sql6-sqlite
   qtkeychain-qt6-dev libhiredis-dev redis-server

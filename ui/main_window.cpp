@@ -1,23 +1,23 @@
-#include "main_window.h"
+#include "ui/main_window.h"
 
-#include "attempts/attempts_model.h"
-#include "attempts/attempts_view.h"
-#include "config/config_editor.h"
-#include "credentials/credential_store.h"
-#include "dashboard/dashboard_view.h"
-#include "demo/demo_banner.h"
-#include "failures/failures_view.h"
-#include "log/log_model.h"
-#include "log/log_view.h"
-#include "marks/credentials_model.h"
-#include "marks/marks_model.h"
-#include "marks/marks_view.h"
-#include "shared/engine_commands.h"
-#include "shared/sidebar_delegate.h"
-#include "shared/ui_resources.h"
-#include "status/status_line.h"
-#include "tray/tray_controller.h"
-#include "usage/usage_view.h"
+#include "core/credentials/credential_store.h"
+#include "ui/attempts/attempts_model.h"
+#include "ui/attempts/attempts_view.h"
+#include "ui/config/config_editor.h"
+#include "ui/dashboard/dashboard_view.h"
+#include "ui/demo/demo_banner.h"
+#include "ui/failures/failures_view.h"
+#include "ui/log/log_model.h"
+#include "ui/log/log_view.h"
+#include "ui/marks/credentials_model.h"
+#include "ui/marks/marks_model.h"
+#include "ui/marks/marks_view.h"
+#include "ui/shared/engine_commands.h"
+#include "ui/shared/sidebar_delegate.h"
+#include "ui/shared/ui_resources.h"
+#include "ui/status/status_line.h"
+#include "ui/tray/tray_controller.h"
+#include "ui/usage/usage_view.h"
 
 #include <QApplication>
 #include <QCloseEvent>
@@ -41,7 +41,8 @@ constexpr qint64 kErrorWindowMs = 60'000; // "requests failing" while one went u
 
 MainWindow::MainWindow(EngineHost *host, const Options &options, QWidget *parent)
     : QMainWindow(parent), m_commands(new EngineCommands(host, this)), m_attempts(new AttemptsModel(5000, this)),
-      m_marks(new MarksModel(this)), m_credentials(new CredentialsModel(this)), m_log(new LogModel(5000, this)), m_useTray(options.tray) {
+      m_marks(new MarksModel(this)), m_credentials(new CredentialsModel(this)), m_log(new LogModel(5000, this)),
+      m_useTray(options.tray) {
     ensureUiResources();
     setWindowTitle(options.demo ? tr("Switchman (demo)") : tr("Switchman"));
     const QString appIcon = QFile::exists(QStringLiteral(":/icons/switchman.svg"))

@@ -4,8 +4,8 @@
 // snapshots and sends commands through EngineCommands; it never touches an
 // engine object: those live on the engine thread (docs/gui.md, "Threads").
 
-#include "shared/state_palette.h"
-#include "snapshot/engine_snapshot.h"
+#include "core/snapshot/engine_snapshot.h"
+#include "ui/shared/state_palette.h"
 
 #include <QMainWindow>
 

@@ -4,9 +4,9 @@
 // config_reader (JSON -> Config, validation), config_writer (Config -> JSON,
 // atomic save), listen_address and demo_config. New code includes the part it uses.
 
-#include "config/config.h"
-#include "config/config_reader.h"
-#include "config/config_writer.h"
-#include "config/demo_config.h"
-#include "config/json_path_reader.h"
-#include "config/listen_address.h"
+#include "core/config/config.h"
+#include "core/config/config_reader.h"
+#include "core/config/config_writer.h"
+#include "core/config/demo_config.h"
+#include "core/config/json_path_reader.h"
+#include "core/config/listen_address.h"

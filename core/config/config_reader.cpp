@@ -1,9 +1,9 @@
-#include "config/config_reader.h"
+#include "core/config/config_reader.h"
 
-#include "config/config_writer.h"
-#include "config/listen_address.h"
-#include "redis/redis_endpoint.h"
-#include "util/glob_pattern.h"
+#include "core/config/config_writer.h"
+#include "core/config/listen_address.h"
+#include "core/redis/redis_endpoint.h"
+#include "core/util/glob_pattern.h"
 
 #include <QFile>
 #include <QFileInfo>

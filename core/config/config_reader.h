@@ -4,8 +4,8 @@
 // GUI) can point at the exact field; all problems are collected, not just the
 // first. The file format is described in docs/architecture.md, "Configuration".
 
-#include "config/config.h"
-#include "config/json_path_reader.h"
+#include "core/config/config.h"
+#include "core/config/json_path_reader.h"
 
 #include <QByteArray>
 #include <QList>

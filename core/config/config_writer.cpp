@@ -1,6 +1,6 @@
-#include "config/config_writer.h"
+#include "core/config/config_writer.h"
 
-#include "config/config_reader.h"
+#include "core/config/config_reader.h"
 
 #include <QDir>
 #include <QFile>

@@ -2,7 +2,7 @@
 // Writing a configuration: config::Config -> JSON, and files written so that a
 // failure at any point leaves what was there before (never half a file).
 
-#include "config/config.h"
+#include "core/config/config.h"
 
 #include <QByteArray>
 #include <QJsonObject>

@@ -1,4 +1,4 @@
-#include "config/demo_config.h"
+#include "core/config/demo_config.h"
 
 namespace sw::config {
 

@@ -1,7 +1,7 @@
 #pragma once
 // The built-in configuration of --demo.
 
-#include "config/config.h"
+#include "core/config/config.h"
 
 namespace sw::config {
 

@@ -1,4 +1,4 @@
-#include "config/json_path_reader.h"
+#include "core/config/json_path_reader.h"
 
 #include <QJsonArray>
 #include <QRegularExpression>

@@ -1,6 +1,6 @@
-#include "config/listen_address.h"
+#include "core/config/listen_address.h"
 
-#include "config/json_path_reader.h"
+#include "core/config/json_path_reader.h"
 
 #include <QHostAddress>
 #include <QRegularExpression>

@@ -1,6 +1,6 @@
-#include "config/starter_config.h"
+#include "core/config/starter_config.h"
 
-#include "config/config_writer.h"
+#include "core/config/config_writer.h"
 
 namespace sw::config {
 

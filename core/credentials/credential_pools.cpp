@@ -1,4 +1,4 @@
-#include "credentials/credential_pools.h"
+#include "core/credentials/credential_pools.h"
 
 #include <QCryptographicHash>
 #include <QDateTime>
@@ -7,8 +7,7 @@
 
 namespace sw::credentials {
 
-QString credentialHealthName(CredentialHealth health)
-{
+QString credentialHealthName(CredentialHealth health) {
     switch (health) {
     case CredentialHealth::Parked:
         return QStringLiteral("parked");
@@ -20,15 +19,13 @@ QString credentialHealthName(CredentialHealth health)
     return QStringLiteral("ok");
 }
 
-bool CredentialFilter::matches(const QString &p, const QString &r) const
-{
+bool CredentialFilter::matches(const QString &p, const QString &r) const {
     return (provider.isEmpty() || provider == p) && (ref.isEmpty() || ref == r);
 }
 
 CredentialPools::CredentialPools(SecretStore *store, util::Clock &clock) : m_store(store), m_clock(clock) {}
 
-bool CredentialPools::exhausted(const QString &provider, int index) const
-{
+bool CredentialPools::exhausted(const QString &provider, int index) const {
     const auto it = m_states.constFind(slotKey(provider, index));
     if (it == m_states.cend())
         return false;
@@ -42,13 +39,11 @@ bool CredentialPools::exhausted(const QString &provider, int index) const
     return false;
 }
 
-QString CredentialPools::refAt(const QString &provider, int index) const
-{
+QString CredentialPools::refAt(const QString &provider, int index) const {
     return m_pools.value(provider).value(index);
 }
 
-QByteArray CredentialPools::currentFingerprint(const QString &ref) const
-{
+QByteArray CredentialPools::currentFingerprint(const QString &ref) const {
     QByteArray secret;
     if (ref.startsWith(QLatin1String("env:")))
         secret = qgetenv(qPrintable(ref.mid(4)));
@@ -59,8 +54,7 @@ QByteArray CredentialPools::currentFingerprint(const QString &ref) const
     return QCryptographicHash::hash(secret, QCryptographicHash::Sha256);
 }
 
-QList<QByteArray> CredentialPools::knownSecrets(const QString &ref) const
-{
+QList<QByteArray> CredentialPools::knownSecrets(const QString &ref) const {
     QList<QByteArray> out;
     if (ref.startsWith(QLatin1String("env:")))
         out << qgetenv(qPrintable(ref.mid(4)));
@@ -72,23 +66,19 @@ QList<QByteArray> CredentialPools::knownSecrets(const QString &ref) const
     return out;
 }
 
-void CredentialPools::notifyChanged()
-{
+void CredentialPools::notifyChanged() {
     if (m_changed)
         m_changed();
 }
 
-void CredentialPools::dropExpired()
-{
+void CredentialPools::dropExpired() {
     const qint64 now = m_clock.nowMs();
-    m_states.removeIf([now](const auto &it) {
-        return it.value().health == CredentialHealth::Parked && it.value().untilMs <= now;
-    });
+    m_states.removeIf(
+        [now](const auto &it) { return it.value().health == CredentialHealth::Parked && it.value().untilMs <= now; });
 }
 
 void CredentialPools::park(const Lease &lease, ParkReason reason, int status, qint64 durationMs,
-                           const QString &lastError)
-{
+                           const QString &lastError) {
     if (lease.index < 0)
         return;
     const QString ref = refAt(lease.provider, lease.index);
@@ -96,8 +86,8 @@ void CredentialPools::park(const Lease &lease, ParkReason reason, int status, qi
         return; // the caller's own key is the caller's business, never the pool's
     SlotState &s = m_states[slotKey(lease.provider, lease.index)];
     const qint64 until = m_clock.nowMs() + std::max<qint64>(0, durationMs);
-    if (s.health == CredentialHealth::Rejected || (s.health == CredentialHealth::Parked && s.untilMs > until &&
-                                                  s.untilMs > m_clock.nowMs()))
+    if (s.health == CredentialHealth::Rejected ||
+        (s.health == CredentialHealth::Parked && s.untilMs > until && s.untilMs > m_clock.nowMs()))
         return; // a later failure never shortens the sentence, nor turns a rejection into a timer
     s.ref = ref;
     s.health = CredentialHealth::Parked;
@@ -110,8 +100,7 @@ void CredentialPools::park(const Lease &lease, ParkReason reason, int status, qi
     notifyChanged();
 }
 
-void CredentialPools::reject(const Lease &lease, int status, const QString &lastError)
-{
+void CredentialPools::reject(const Lease &lease, int status, const QString &lastError) {
     if (lease.index < 0)
         return;
     const QString ref = refAt(lease.provider, lease.index);
@@ -130,8 +119,7 @@ void CredentialPools::reject(const Lease &lease, int status, const QString &last
 }
 
 CredentialVerdict CredentialPools::recordFailure(const Lease &lease, const CredentialFailure &failure,
-                                                 const ParkDefaults &defaults)
-{
+                                                 const ParkDefaults &defaults) {
     const CredentialVerdict v = judgeCredentialFailure(failure, defaults, QDateTime::currentMSecsSinceEpoch());
     if (v.reject)
         reject(lease, failure.status.value_or(0), failure.message);
@@ -140,8 +128,7 @@ CredentialVerdict CredentialPools::recordFailure(const Lease &lease, const Crede
     return v;
 }
 
-void CredentialPools::configure(const QMap<QString, QStringList> &pools)
-{
+void CredentialPools::configure(const QMap<QString, QStringList> &pools) {
     bool changed = false;
     for (auto it = m_states.begin(); it != m_states.end();) {
         const QString provider = it.key().section(QChar(0), 0, 0);
@@ -157,8 +144,7 @@ void CredentialPools::configure(const QMap<QString, QStringList> &pools)
         notifyChanged();
 }
 
-QList<CredentialStatus> CredentialPools::states() const
-{
+QList<CredentialStatus> CredentialPools::states() const {
     QList<CredentialStatus> out;
     const qint64 now = m_clock.nowMs();
     for (auto it = m_pools.cbegin(); it != m_pools.cend(); ++it) {
@@ -185,16 +171,14 @@ QList<CredentialStatus> CredentialPools::states() const
     return out;
 }
 
-int CredentialPools::parkedCount() const
-{
+int CredentialPools::parkedCount() const {
     int n = 0;
     for (const auto &row : states())
         n += row.state != CredentialHealth::Ok;
     return n;
 }
 
-int CredentialPools::clear(const CredentialFilter &filter)
-{
+int CredentialPools::clear(const CredentialFilter &filter) {
     dropExpired();
     int n = 0;
     for (auto it = m_states.begin(); it != m_states.end();) {
@@ -216,15 +200,13 @@ int CredentialPools::clear(const CredentialFilter &filter)
     return n;
 }
 
-int CredentialPools::credentialChanged(const QString &ref)
-{
+int CredentialPools::credentialChanged(const QString &ref) {
     CredentialFilter f;
     f.ref = ref;
     return clear(f);
 }
 
-bool CredentialPools::hasUsable(const QString &provider, const QStringList &refs, bool callerHasAuth) const
-{
+bool CredentialPools::hasUsable(const QString &provider, const QStringList &refs, bool callerHasAuth) const {
     if (refs.isEmpty())
         return true;
     for (int i = 0; i < refs.size(); ++i) {
@@ -241,8 +223,7 @@ bool CredentialPools::hasUsable(const QString &provider, const QStringList &refs
 }
 
 void CredentialPools::acquire(const QString &provider, const QStringList &refs, const QByteArray &callerAuth,
-                              int startIndex, QObject *context, std::function<void(const AcquireResult &)> done)
-{
+                              int startIndex, QObject *context, std::function<void(const AcquireResult &)> done) {
     if (refs.isEmpty()) {
         AcquireResult r;
         r.lease = {provider, -1};
@@ -282,22 +263,23 @@ void CredentialPools::acquire(const QString &provider, const QStringList &refs, 
                 return;
             } else {
                 QPointer<QObject> guard(context);
-                m_store->read(name, context, [this, guard, provider, refs, callerAuth, i, name, context,
-                                              done](const SecretResult &res) {
-                    if (!guard)
-                        return;
-                    if (res.ok && !res.secret.isEmpty()) {
-                        m_cache.insert(name, res.secret);
-                        acquire(provider, refs, callerAuth, i, context, done); // now served from the cache
-                    } else if (res.notFound) {
-                        acquire(provider, refs, callerAuth, i + 1, context, done);
-                    } else {
-                        AcquireResult err;
-                        err.kind = AcquireResult::Kind::StoreError;
-                        err.error = QStringLiteral("keychain read of \"%1\" failed: %2").arg(name, res.error);
-                        done(err);
-                    }
-                });
+                m_store->read(
+                    name, context,
+                    [this, guard, provider, refs, callerAuth, i, name, context, done](const SecretResult &res) {
+                        if (!guard)
+                            return;
+                        if (res.ok && !res.secret.isEmpty()) {
+                            m_cache.insert(name, res.secret);
+                            acquire(provider, refs, callerAuth, i, context, done); // now served from the cache
+                        } else if (res.notFound) {
+                            acquire(provider, refs, callerAuth, i + 1, context, done);
+                        } else {
+                            AcquireResult err;
+                            err.kind = AcquireResult::Kind::StoreError;
+                            err.error = QStringLiteral("keychain read of \"%1\" failed: %2").arg(name, res.error);
+                            done(err);
+                        }
+                    });
                 return;
             }
         } else {
@@ -314,8 +296,7 @@ void CredentialPools::acquire(const QString &provider, const QStringList &refs, 
 }
 
 void CredentialPools::prewarm(const QStringList &refs, QObject *context,
-                              std::function<void(const QString &, const SecretResult &)> onProblem)
-{
+                              std::function<void(const QString &, const SecretResult &)> onProblem) {
     m_cache.clear();
     const quint64 generation = ++m_prewarmGeneration;
     if (!m_store)
@@ -346,8 +327,7 @@ void CredentialPools::prewarm(const QStringList &refs, QObject *context,
     }
 }
 
-void CredentialPools::release(const Lease &lease)
-{
+void CredentialPools::release(const Lease &lease) {
     if (!lease.valid())
         return;
     auto it = m_inFlight.find(slotKey(lease.provider, lease.index));
@@ -355,18 +335,15 @@ void CredentialPools::release(const Lease &lease)
         m_inFlight.erase(it);
 }
 
-void CredentialPools::markExhausted(const Lease &lease, qint64 forMs)
-{
+void CredentialPools::markExhausted(const Lease &lease, qint64 forMs) {
     park(lease, ParkReason::UsageLimit, 0, forMs, {});
 }
 
-int CredentialPools::inFlight(const QString &provider, int index) const
-{
+int CredentialPools::inFlight(const QString &provider, int index) const {
     return m_inFlight.value(slotKey(provider, index));
 }
 
-int CredentialPools::totalInFlight() const
-{
+int CredentialPools::totalInFlight() const {
     int n = 0;
     for (int v : m_inFlight)
         n += v;

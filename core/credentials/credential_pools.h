@@ -2,9 +2,9 @@
 // Per-provider credential pools (SPEC 5: resolveGatewayApiKey,
 // refreshGatewayApiKeyAfterAuthError, leases). Engine thread only.
 
-#include "credentials/credential_store.h"
-#include "credentials/park_policy.h"
-#include "util/clock.h"
+#include "core/credentials/credential_store.h"
+#include "core/credentials/park_policy.h"
+#include "core/util/clock.h"
 
 #include <QHash>
 #include <QMap>
@@ -14,13 +14,13 @@ namespace sw::credentials {
 
 struct Lease {
     QString provider;
-    int index = -1;   // position in the provider's credentials list; -1 = no credential needed
+    int index = -1; // position in the provider's credentials list; -1 = no credential needed
     bool valid() const { return !provider.isEmpty(); }
 };
 
 struct AcquireResult {
     enum class Kind { Ok, NoCredential, StoreError } kind = Kind::Ok;
-    QByteArray secret;    // empty when the provider needs none
+    QByteArray secret; // empty when the provider needs none
     bool passthrough = false;
     Lease lease;
     QString error;
@@ -38,10 +38,10 @@ struct CredentialStatus {
     int position = 0;
     CredentialHealth state = CredentialHealth::Ok;
     ParkReason reason = ParkReason::None;
-    int status = 0;                     // the HTTP status that parked or rejected it; 0 = none
-    std::optional<qint64> remainingMs;  // parked only
-    qint64 parkedForMs = 0;             // the whole parking time (for a draining bar)
-    QString lastError;                  // redacted
+    int status = 0;                    // the HTTP status that parked or rejected it; 0 = none
+    std::optional<qint64> remainingMs; // parked only
+    qint64 parkedForMs = 0;            // the whole parking time (for a draining bar)
+    QString lastError;                 // redacted
     int leases = 0;
 
     bool operator==(const CredentialStatus &) const = default;
@@ -112,7 +112,7 @@ private:
         CredentialHealth health = CredentialHealth::Ok;
         ParkReason reason = ParkReason::None;
         int status = 0;
-        qint64 untilMs = 0;    // parked: engine clock
+        qint64 untilMs = 0; // parked: engine clock
         qint64 parkedForMs = 0;
         QString lastError;
         QByteArray fingerprint; // rejected: sha256 of the secret that was refused, when known

@@ -12,7 +12,7 @@ namespace sw::credentials {
 struct SecretResult {
     bool ok = false;
     QByteArray secret;
-    QString error;        // why not, in words the user can act on (never the secret)
+    QString error;         // why not, in words the user can act on (never the secret)
     bool notFound = false; // the store works but holds no such entry
 };
 

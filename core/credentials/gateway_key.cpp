@@ -1,4 +1,4 @@
-#include "credentials/gateway_key.h"
+#include "core/credentials/gateway_key.h"
 
 #include <QCryptographicHash>
 #include <QRandomGenerator>

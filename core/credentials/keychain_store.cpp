@@ -1,12 +1,11 @@
-#include "credentials/credential_store.h"
+#include "core/credentials/credential_store.h"
 
 #include <qt6keychain/keychain.h>
 
 namespace sw::credentials {
 
 namespace {
-QString explain(QKeychain::Error e, const QString &detail)
-{
+QString explain(QKeychain::Error e, const QString &detail) {
     switch (e) {
     case QKeychain::NoBackendAvailable:
     case QKeychain::OtherError:
@@ -26,8 +25,7 @@ QString explain(QKeychain::Error e, const QString &detail)
 }
 } // namespace
 
-void KeychainStore::read(const QString &name, QObject *context, std::function<void(const SecretResult &)> done)
-{
+void KeychainStore::read(const QString &name, QObject *context, std::function<void(const SecretResult &)> done) {
     auto *job = new QKeychain::ReadPasswordJob(serviceName());
     job->setAutoDelete(true);
     job->setInsecureFallback(false);
@@ -47,8 +45,7 @@ void KeychainStore::read(const QString &name, QObject *context, std::function<vo
 }
 
 void KeychainStore::write(const QString &name, const QByteArray &secret, QObject *context,
-                          std::function<void(const SecretResult &)> done)
-{
+                          std::function<void(const SecretResult &)> done) {
     auto *job = new QKeychain::WritePasswordJob(serviceName());
     job->setAutoDelete(true);
     job->setInsecureFallback(false);

@@ -1,6 +1,6 @@
-#include "credentials/park_policy.h"
+#include "core/credentials/park_policy.h"
 
-#include "config/config.h"
+#include "core/config/config.h"
 
 #include <QDateTime>
 #include <QRegularExpression>

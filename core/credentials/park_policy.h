@@ -9,7 +9,7 @@
 // `rateLimitParkMs`. A 401 is not parked at all: it is rejected until the
 // secret changes.
 
-#include "upstream/http_types.h"
+#include "core/upstream/http_types.h"
 
 #include <QString>
 #include <optional>

@@ -1,4 +1,4 @@
-#include "demo/demo_brain.h"
+#include "core/demo/demo_brain.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>

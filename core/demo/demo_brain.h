@@ -3,7 +3,7 @@
 // --demo, tests and benchmarks get replies that exercise text, thinking and
 // tool calls without any real provider.
 
-#include "model/chat.h"
+#include "core/model/chat.h"
 
 #include <QList>
 #include <QString>

@@ -1,10 +1,10 @@
-#include "demo/demo_reply.h"
+#include "core/demo/demo_reply.h"
 
-#include "demo/demo_brain.h"
-#include "formats/inbound_codec.h"
-#include "wire/json.h"
-#include "wire/sse.h"
-#include "upstream/google_adapter.h"
+#include "core/demo/demo_brain.h"
+#include "core/formats/inbound_codec.h"
+#include "core/upstream/google_adapter.h"
+#include "core/wire/json.h"
+#include "core/wire/sse.h"
 
 namespace sw::demo {
 
@@ -16,8 +16,7 @@ using upstream::GoogleAdapter;
 
 // The codec whose same API is `api`; nullptr for Google (no inbound format) and unknown paths.
 const formats::InboundCodec *codecFor(DemoApi api) {
-    for (auto f : {wire::Api::OpenAICompletions, wire::Api::AnthropicMessages,
-                   wire::Api::OpenAIResponses})
+    for (auto f : {wire::Api::OpenAICompletions, wire::Api::AnthropicMessages, wire::Api::OpenAIResponses})
         if (wire::apiName(f) == demoApiName(api))
             return &formats::codecFor(f);
     return nullptr;
@@ -72,8 +71,8 @@ DemoReply encodeDemoReply(DemoApi api, const QList<StreamEvent> &events, bool st
         if (!bytes.isEmpty())
             reply.frames << bytes;
     }
-    reply.inBandErrorAfterContent =
-        cut->encodeError(model::GatewayError::make(529, model::ErrorCategory::Overloaded, QStringLiteral("Overloaded")));
+    reply.inBandErrorAfterContent = cut->encodeError(
+        model::GatewayError::make(529, model::ErrorCategory::Overloaded, QStringLiteral("Overloaded")));
     return reply;
 }
 
@@ -120,7 +119,8 @@ QByteArray demoErrorBody(DemoApi api, int status) {
     const formats::InboundCodec *codec = codecFor(api);
     if (!codec)
         return wire::compactJson(GoogleAdapter::errorJson(status, message));
-    return codec->encodeError(model::GatewayError::make(status, model::GatewayError::categoryForStatus(status), message));
+    return codec->encodeError(
+        model::GatewayError::make(status, model::GatewayError::categoryForStatus(status), message));
 }
 
 } // namespace sw::demo

@@ -5,8 +5,8 @@
 // codec's stream encoder or encodeResponse (Google: the adapter's writer). The
 // fake thus speaks exactly the wire format the gateway's own codecs define.
 
-#include "demo/fake_upstream.h"
-#include "model/chat.h"
+#include "core/demo/fake_upstream.h"
+#include "core/model/chat.h"
 
 #include <QByteArray>
 #include <QList>
@@ -14,7 +14,7 @@
 namespace sw::demo {
 
 struct DemoReply {
-    int status = 200;           // 400 when the request body did not decode (json then holds the API's error)
+    int status = 200; // 400 when the request body did not decode (json then holds the API's error)
     bool stream = true;
     QList<QByteArray> frames;   // complete SSE frames, in order (stream)
     int firstContentFrame = -1; // index of the frame carrying the first meaningful delta

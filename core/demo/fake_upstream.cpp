@@ -1,9 +1,9 @@
-#include "demo/fake_upstream.h"
+#include "core/demo/fake_upstream.h"
 
-#include "demo/demo_reply.h"
-#include "http/body_decoder.h"
-#include "http/head_parser.h"
-#include "wire/api.h"
+#include "core/demo/demo_reply.h"
+#include "core/http/body_decoder.h"
+#include "core/http/head_parser.h"
+#include "core/wire/api.h"
 
 #include <QHostAddress>
 #include <QPointer>
@@ -56,7 +56,7 @@ struct FakeUpstream::Connection {
     RecordedRequest request;
     bool inBody = false;
     bool broken = false; // bytes that are no request: the connection is dropped
-    bool busy = false; // an answer is being written (or stalled)
+    bool busy = false;   // an answer is being written (or stalled)
     bool keepAlive = true;
     bool chunked = false; // the current answer uses chunked framing
 };
@@ -297,8 +297,7 @@ void FakeUpstream::sendNormal(QTcpSocket *socket, const RecordedRequest &request
         }
         DemoReply reply = buildDemoReply(api, request, m_label);
         if (!reply.stream) {
-            socket->write("HTTP/1.1 " + QByteArray::number(reply.status) +
-                          (reply.status == 200 ? " OK" : " Error") +
+            socket->write("HTTP/1.1 " + QByteArray::number(reply.status) + (reply.status == 200 ? " OK" : " Error") +
                           "\r\nContent-Type: application/json\r\nContent-Length: " +
                           QByteArray::number(reply.json.size()) + "\r\n\r\n" + reply.json);
             c->chunked = false;

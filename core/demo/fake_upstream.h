@@ -5,7 +5,7 @@
 // misbehave (refuse, reset, error status, stall, in-band error) globally or for
 // the next requests one at a time.
 
-#include "http/headers.h"
+#include "core/http/headers.h"
 
 #include <QByteArray>
 #include <QHash>

@@ -1,4 +1,4 @@
-#include "desktop/autostart.h"
+#include "core/desktop/autostart.h"
 
 #include <QCoreApplication>
 #include <QDir>

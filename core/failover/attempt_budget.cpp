@@ -1,12 +1,11 @@
-#include "failover/attempt_budget.h"
+#include "core/failover/attempt_budget.h"
 
 #include <algorithm>
 
 namespace sw::failover {
 
 AttemptBudget::AttemptBudget(util::Clock &clock, std::optional<qint64> endsAtMs, std::function<void()> onExpire)
-    : m_clock(clock), m_onExpire(std::move(onExpire))
-{
+    : m_clock(clock), m_onExpire(std::move(onExpire)) {
     if (!endsAtMs)
         return;
     m_timer = m_clock.schedule(std::max<qint64>(0, *endsAtMs - m_clock.nowMs()), [this]() {
@@ -17,27 +16,23 @@ AttemptBudget::AttemptBudget(util::Clock &clock, std::optional<qint64> endsAtMs,
     });
 }
 
-AttemptBudget::~AttemptBudget()
-{
+AttemptBudget::~AttemptBudget() {
     disarm();
 }
 
-void AttemptBudget::disarm()
-{
+void AttemptBudget::disarm() {
     if (m_timer != 0) {
         m_clock.cancel(m_timer);
         m_timer = 0;
     }
 }
 
-void AttemptBudget::observe(const model::StreamEvent &event)
-{
+void AttemptBudget::observe(const model::StreamEvent &event) {
     if (event.isMeaningful() || event.type == model::EventType::Done || event.type == model::EventType::Error)
         disarm();
 }
 
-void AttemptBudget::settle()
-{
+void AttemptBudget::settle() {
     disarm();
 }
 

@@ -3,8 +3,8 @@
 // follower exists; lifted by the first meaningful event; disarmed by done,
 // error or settle. Only a timer that fired before all of those counts.
 
-#include "model/chat.h"
-#include "util/clock.h"
+#include "core/model/chat.h"
+#include "core/util/clock.h"
 
 #include <functional>
 

@@ -1,11 +1,11 @@
-#include "failover/attempt_loop.h"
+#include "core/failover/attempt_loop.h"
 
-#include "failover/attempt_budget.h"
-#include "failover/candidate_policy.h"
-#include "failover/failure_response.h"
-#include "failover/provider_down_marks.h"
-#include "failover/retry_policy.h"
-#include "util/redaction.h"
+#include "core/failover/attempt_budget.h"
+#include "core/failover/candidate_policy.h"
+#include "core/failover/failure_response.h"
+#include "core/failover/provider_down_marks.h"
+#include "core/failover/retry_policy.h"
+#include "core/util/redaction.h"
 
 namespace sw::failover {
 

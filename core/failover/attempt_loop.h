@@ -14,13 +14,13 @@
 // Attempts are kept by AttemptId, not as one "current attempt": a later hedged
 // follower (two tries in flight, commit whichever commits first) needs no new state.
 
-#include "failover/candidate_resolver.h"
-#include "failover/commit_hold.h"
-#include "failover/failure_classifier.h"
-#include "model/chat_request.h"
-#include "model/event_accumulator.h"
-#include "model/gateway_error.h"
-#include "util/clock.h"
+#include "core/failover/candidate_resolver.h"
+#include "core/failover/commit_hold.h"
+#include "core/failover/failure_classifier.h"
+#include "core/model/chat_request.h"
+#include "core/model/event_accumulator.h"
+#include "core/model/gateway_error.h"
+#include "core/util/clock.h"
 
 #include <QJsonObject>
 #include <functional>

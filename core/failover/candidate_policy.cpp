@@ -1,6 +1,6 @@
-#include "failover/candidate_policy.h"
+#include "core/failover/candidate_policy.h"
 
-#include "upstream/upstream_adapter.h"
+#include "core/upstream/upstream_adapter.h"
 
 namespace sw::failover {
 
@@ -57,8 +57,7 @@ std::optional<QString> CandidatePolicy::precheckRejection(const Candidate &c, co
             }
     if (hasImage && !c.model.input.contains(QLatin1String("image")))
         return QStringLiteral("%1 does not accept image input").arg(c.name());
-    if (hasFileId && format == wire::Api::OpenAIResponses &&
-        !wire::isApi(c.provider.api, wire::Api::OpenAIResponses))
+    if (hasFileId && format == wire::Api::OpenAIResponses && !wire::isApi(c.provider.api, wire::Api::OpenAIResponses))
         return QStringLiteral("%1 cannot read OpenAI file references").arg(c.name());
     if (!upstream::adapterFor(c.provider.api))
         return QStringLiteral("%1 uses an unsupported upstream API \"%2\"").arg(c.name(), c.provider.api);

@@ -3,8 +3,8 @@
 // providers and regions, and the route's cost ceiling priced against the first
 // candidate the tenant may use. Pure; the loop reports a reason as a skipped row.
 
-#include "failover/candidate_resolver.h"
-#include "model/chat_request.h"
+#include "core/failover/candidate_resolver.h"
+#include "core/model/chat_request.h"
 
 namespace sw::failover {
 

@@ -1,12 +1,11 @@
-#include "failover/candidate_resolver.h"
+#include "core/failover/candidate_resolver.h"
 
-#include "util/glob_pattern.h"
+#include "core/util/glob_pattern.h"
 
 namespace sw::failover {
 
 namespace {
-std::optional<Candidate> candidateFor(const config::Config &config, const QString &key)
-{
+std::optional<Candidate> candidateFor(const config::Config &config, const QString &key) {
     const auto model = config.models.constFind(key);
     if (model == config.models.cend())
         return std::nullopt;
@@ -16,8 +15,7 @@ std::optional<Candidate> candidateFor(const config::Config &config, const QStrin
     return Candidate{*model, *provider};
 }
 
-Resolution fromRoute(const config::Config &config, const config::RouteConfig &route, const QString &requested)
-{
+Resolution fromRoute(const config::Config &config, const config::RouteConfig &route, const QString &requested) {
     Resolution r;
     r.requested = requested;
     r.routeName = route.name;
@@ -29,8 +27,7 @@ Resolution fromRoute(const config::Config &config, const config::RouteConfig &ro
 }
 } // namespace
 
-std::optional<Resolution> CandidateResolver::resolve(const config::Config &config, const QString &model)
-{
+std::optional<Resolution> CandidateResolver::resolve(const config::Config &config, const QString &model) {
     if (model.isEmpty())
         return std::nullopt;
     if (auto it = config.routes.constFind(model); it != config.routes.cend())
@@ -78,8 +75,7 @@ std::optional<Resolution> CandidateResolver::resolve(const config::Config &confi
 }
 
 std::optional<Candidate> CandidateResolver::next(const Resolution &r, const QSet<QString> &tried, const State &state,
-                                                 QList<Skip> *skipped)
-{
+                                                 QList<Skip> *skipped) {
     std::optional<Candidate> deferred;
     for (const Candidate &c : r.chain) {
         if (tried.contains(c.ref().key()))
@@ -94,7 +90,8 @@ std::optional<Candidate> CandidateResolver::next(const Resolution &r, const QSet
         if (state.hasCredential && !state.hasCredential(c)) {
             // Not a follower: trying it could only replace the real upstream error with ours.
             if (skipped)
-                skipped->append({c, QStringLiteral("no usable credential for provider \"%1\"").arg(c.provider.id), true});
+                skipped->append(
+                    {c, QStringLiteral("no usable credential for provider \"%1\"").arg(c.provider.id), true});
             continue;
         }
         const bool single = r.chain.size() == 1;

@@ -3,8 +3,8 @@
 // StableNameResolver with the tried set): pure functions of the chain, policy,
 // marks, credential state and the tried set.
 
-#include "config/config.h"
-#include "failover/candidate.h"
+#include "core/config/config.h"
+#include "core/failover/candidate.h"
 
 #include <QSet>
 #include <functional>
@@ -20,16 +20,16 @@ struct Candidate {
 };
 
 struct Resolution {
-    QString requested;       // the client's model string
-    QString routeName;       // empty for a direct selector / bare id
-    bool direct = false;     // a provider/id selector: exactly one candidate, never a follower
-    QList<Candidate> chain;  // in route order (before policy)
+    QString requested;      // the client's model string
+    QString routeName;      // empty for a direct selector / bare id
+    bool direct = false;    // a provider/id selector: exactly one candidate, never a follower
+    QList<Candidate> chain; // in route order (before policy)
     std::optional<double> maxCostMultiplier;
 };
 
 struct Skip {
     Candidate candidate;
-    QString reason; // ineligible for tenant, over cost ceiling, no usable credential, ...
+    QString reason;            // ineligible for tenant, over cost ceiling, no usable credential, ...
     bool noCredential = false; // passed over for want of a usable credential (credential_exhausted)
 };
 

@@ -1,10 +1,9 @@
-#include "failover/commit_hold.h"
+#include "core/failover/commit_hold.h"
 
 namespace sw::failover {
 
 namespace {
-bool isEmptyDelta(const model::StreamEvent &e)
-{
+bool isEmptyDelta(const model::StreamEvent &e) {
     switch (e.type) {
     case model::EventType::TextDelta:
     case model::EventType::ThinkingDelta:
@@ -16,8 +15,7 @@ bool isEmptyDelta(const model::StreamEvent &e)
 }
 } // namespace
 
-CommitHold::Step CommitHold::feed(const model::StreamEvent &event, qint64 bytes)
-{
+CommitHold::Step CommitHold::feed(const model::StreamEvent &event, qint64 bytes) {
     Step step;
     m_lastHeld = false;
     switch (m_state) {

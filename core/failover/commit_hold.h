@@ -5,7 +5,7 @@
 // Empty deltas are never held (a flood of them must not grow memory, issue 11),
 // and the hold counts the bytes it keeps so its owner can bound it.
 
-#include "model/chat.h"
+#include "core/model/chat.h"
 
 #include <QList>
 

@@ -1,4 +1,4 @@
-#include "failover/failure_classifier.h"
+#include "core/failover/failure_classifier.h"
 
 #include <QDateTime>
 #include <QHash>
@@ -10,21 +10,25 @@
 
 namespace sw::failover {
 
-QString failureKindName(FailureKind k)
-{
+QString failureKindName(FailureKind k) {
     switch (k) {
-    case FailureKind::Transport: return QStringLiteral("transport");
-    case FailureKind::ServerError: return QStringLiteral("server_error");
-    case FailureKind::RateLimited: return QStringLiteral("rate_limited");
-    case FailureKind::CredentialExhausted: return QStringLiteral("credential_exhausted");
-    case FailureKind::NotServed: return QStringLiteral("not_served");
-    case FailureKind::SetupError: return QStringLiteral("setup_error");
+    case FailureKind::Transport:
+        return QStringLiteral("transport");
+    case FailureKind::ServerError:
+        return QStringLiteral("server_error");
+    case FailureKind::RateLimited:
+        return QStringLiteral("rate_limited");
+    case FailureKind::CredentialExhausted:
+        return QStringLiteral("credential_exhausted");
+    case FailureKind::NotServed:
+        return QStringLiteral("not_served");
+    case FailureKind::SetupError:
+        return QStringLiteral("setup_error");
     }
     return QStringLiteral("server_error");
 }
 
-std::optional<FailureKind> failureKindFromName(const QString &name)
-{
+std::optional<FailureKind> failureKindFromName(const QString &name) {
     for (auto k : {FailureKind::Transport, FailureKind::ServerError, FailureKind::RateLimited,
                    FailureKind::CredentialExhausted, FailureKind::NotServed, FailureKind::SetupError})
         if (failureKindName(k) == name)
@@ -36,20 +40,18 @@ namespace {
 
 // Patterns are compiled once per thread (QRegularExpression compiles and JITs
 // on first use, which costs far more than the match itself).
-bool matches(const QString &text, const char *pattern)
-{
+bool matches(const QString &text, const char *pattern) {
     thread_local QHash<const char *, QRegularExpression> cache;
     auto it = cache.find(pattern);
     if (it == cache.end())
-        it = cache.insert(pattern, QRegularExpression(QString::fromLatin1(pattern),
-                                                      QRegularExpression::CaseInsensitiveOption));
+        it = cache.insert(pattern,
+                          QRegularExpression(QString::fromLatin1(pattern), QRegularExpression::CaseInsensitiveOption));
     return it->match(text).hasMatch();
 }
 
 // A peer-supplied number of milliseconds as a sane delay: non-finite and negative
 // values are dropped, huge ones clamped before the cast (a cast of inf is UB).
-std::optional<qint64> clampedMs(double ms)
-{
+std::optional<qint64> clampedMs(double ms) {
     if (!std::isfinite(ms) || ms < 0)
         return std::nullopt;
     return qint64(std::min(ms, double(FailureClassifier::kMaxRetryAfterMs)));
@@ -57,8 +59,7 @@ std::optional<qint64> clampedMs(double ms)
 
 } // namespace
 
-RateLimitReason FailureClassifier::parseRateLimitReason(const QString &text)
-{
+RateLimitReason FailureClassifier::parseRateLimitReason(const QString &text) {
     // Substring matches, as the record's parseRateLimitReason: the retryable gate
     // in classify() keeps "500 inside 205000" from mattering.
     if (matches(text, "concurren"))
@@ -72,15 +73,13 @@ RateLimitReason FailureClassifier::parseRateLimitReason(const QString &text)
     return RateLimitReason::Unknown;
 }
 
-bool FailureClassifier::isRetryable(const QString &text)
-{
+bool FailureClassifier::isRetryable(const QString &text) {
     return matches(text, "overloaded|rate.?limit|too many requests|concurren|capacity|\\b(429|500|502|503|504|529)\\b"
                          "|service.?unavailable|server.?error|internal.?error|bad gateway|api_error"
                          "|connection|reset|socket|network|timed? ?out|terminated|other side closed|stream ended");
 }
 
-bool FailureClassifier::isUsageLimit(std::optional<int> status, const QString &text)
-{
+bool FailureClassifier::isUsageLimit(std::optional<int> status, const QString &text) {
     if (matches(text, "usage.?limit|insufficient.?quota|quota.?exceeded|exceeded your current quota|credit balance"
                       "|spend(ing)?.?(cap|limit)|billing|out of credits"))
         return true;
@@ -88,13 +87,11 @@ bool FailureClassifier::isUsageLimit(std::optional<int> status, const QString &t
     return status == 429 && parseRateLimitReason(text) == RateLimitReason::Unknown;
 }
 
-bool FailureClassifier::isConcurrencyCap(const QString &text)
-{
+bool FailureClassifier::isConcurrencyCap(const QString &text) {
     return matches(text, "concurren");
 }
 
-std::optional<UpstreamFailure> FailureClassifier::classify(const FailureInput &in)
-{
+std::optional<UpstreamFailure> FailureClassifier::classify(const FailureInput &in) {
     const QString text = in.classificationMessage.isEmpty() ? in.message : in.classificationMessage;
     auto make = [&](FailureKind k) {
         UpstreamFailure f;
@@ -143,8 +140,7 @@ std::optional<UpstreamFailure> FailureClassifier::classify(const FailureInput &i
     return make(FailureKind::ServerError);
 }
 
-std::optional<qint64> FailureClassifier::retryAfterFromHeaders(const upstream::HeaderList &headers, qint64 nowEpochMs)
-{
+std::optional<qint64> FailureClassifier::retryAfterFromHeaders(const upstream::HeaderList &headers, qint64 nowEpochMs) {
     std::optional<qint64> best;
     auto take = [&](double ms) {
         if (const auto clamped = clampedMs(ms))
@@ -186,11 +182,11 @@ std::optional<qint64> FailureClassifier::retryAfterFromHeaders(const upstream::H
     return best;
 }
 
-std::optional<qint64> FailureClassifier::retryHintFromText(const QString &text)
-{
+std::optional<qint64> FailureClassifier::retryHintFromText(const QString &text) {
     static const QRegularExpression re(
-        QStringLiteral("(?:try again|retry|retry after|reset|resets|available)\\s+(?:in|after)\\s+(\\d+(?:\\.\\d+)?)\\s*"
-                       "(ms|milliseconds?|s|secs?|seconds?|m|mins?|minutes?)\\b"),
+        QStringLiteral(
+            "(?:try again|retry|retry after|reset|resets|available)\\s+(?:in|after)\\s+(\\d+(?:\\.\\d+)?)\\s*"
+            "(ms|milliseconds?|s|secs?|seconds?|m|mins?|minutes?)\\b"),
         QRegularExpression::CaseInsensitiveOption);
     const auto m = re.match(text);
     if (!m.hasMatch())

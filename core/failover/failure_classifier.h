@@ -2,8 +2,8 @@
 // classifyUpstreamFailure of the record (Which failures fail over): the table,
 // applied in order, to a failure that is not an abort.
 
-#include "failover/upstream_failure.h"
-#include "upstream/http_types.h"
+#include "core/failover/upstream_failure.h"
+#include "core/upstream/http_types.h"
 
 namespace sw::failover {
 
@@ -14,10 +14,10 @@ struct FailureInput {
     // The transport's typed cause when the connection failed (never our own abort): read
     // instead of any text, so a DNS, TLS or parse failure fails over whatever Qt calls it.
     std::optional<upstream::TransportError> transportError;
-    std::optional<int> status;   // HTTP status when the upstream answered with one
-    QString message;             // errorMessage
-    QString classificationMessage; // errorClassificationMessage; preferred when set
-    bool usageLimit = false;     // the adapter already knows it is a usage limit
+    std::optional<int> status;          // HTTP status when the upstream answered with one
+    QString message;                    // errorMessage
+    QString classificationMessage;      // errorClassificationMessage; preferred when set
+    bool usageLimit = false;            // the adapter already knows it is a usage limit
     std::optional<qint64> retryAfterMs; // from headers (thrown error) — see retryAfterFromHeaders
 };
 

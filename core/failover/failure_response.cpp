@@ -1,4 +1,4 @@
-#include "failover/failure_response.h"
+#include "core/failover/failure_response.h"
 
 #include <algorithm>
 
@@ -7,8 +7,7 @@ namespace sw::failover {
 using model::ErrorCategory;
 using model::GatewayError;
 
-GatewayError FailureResponse::forFailure(const UpstreamFailure &f, const QString &who)
-{
+GatewayError FailureResponse::forFailure(const UpstreamFailure &f, const QString &who) {
     switch (f.kind) {
     case FailureKind::Transport:
         return GatewayError::make(502, ErrorCategory::ServerError,
@@ -21,7 +20,8 @@ GatewayError FailureResponse::forFailure(const UpstreamFailure &f, const QString
                                   f.status == 408 ? ErrorCategory::Timeout : ErrorCategory::ServerError,
                                   QStringLiteral("upstream %1: %2").arg(who, f.message));
     case FailureKind::RateLimited: {
-        auto e = GatewayError::make(429, ErrorCategory::RateLimit, QStringLiteral("upstream %1: %2").arg(who, f.message));
+        auto e =
+            GatewayError::make(429, ErrorCategory::RateLimit, QStringLiteral("upstream %1: %2").arg(who, f.message));
         e.retryAfterMs = f.retryAfterMs;
         return e;
     }
@@ -37,8 +37,7 @@ GatewayError FailureResponse::forFailure(const UpstreamFailure &f, const QString
     return GatewayError::make(502, ErrorCategory::ServerError, f.message);
 }
 
-std::optional<qint64> FailureResponse::retryAfterWhenAllMarked(const QList<qint64> &remainingMs)
-{
+std::optional<qint64> FailureResponse::retryAfterWhenAllMarked(const QList<qint64> &remainingMs) {
     if (remainingMs.isEmpty())
         return std::nullopt;
     qint64 shortest = remainingMs.first();

@@ -2,8 +2,8 @@
 // What the client gets when the loop ends without an answer (record: "A failure
 // reaches the client only when no follower remains or the deadline has passed").
 
-#include "failover/upstream_failure.h"
-#include "model/gateway_error.h"
+#include "core/failover/upstream_failure.h"
+#include "core/model/gateway_error.h"
 
 #include <QList>
 

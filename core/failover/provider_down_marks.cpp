@@ -1,26 +1,24 @@
-#include "failover/provider_down_marks.h"
+#include "core/failover/provider_down_marks.h"
 
 #include <algorithm>
 
 namespace sw::failover {
 
-bool MarkFilter::matches(const MarkInfo &m) const
-{
+bool MarkFilter::matches(const MarkInfo &m) const {
     return (tenant.isEmpty() || tenant == m.tenant) && (provider.isEmpty() || provider == m.provider) &&
-           (baseUrl.isEmpty() || baseUrl == m.baseUrl) && (exactModel ? model == m.model : model.isEmpty() || model == m.model);
+           (baseUrl.isEmpty() || baseUrl == m.baseUrl) &&
+           (exactModel ? model == m.model : model.isEmpty() || model == m.model);
 }
 
 ProviderDownMarks::ProviderDownMarks(util::Clock &clock) : m_clock(clock) {}
 
 QString ProviderDownMarks::keyFor(const QString &tenant, const QString &provider, const QString &baseUrl,
-                                  const QString &model)
-{
+                                  const QString &model) {
     return tenant + QChar(0) + provider + QChar(0) + baseUrl + QChar(0) + model;
 }
 
 qint64 ProviderDownMarks::mark(const QString &tenant, const CandidateRef &c, const UpstreamFailure &failure,
-                               std::optional<qint64> attemptStartedAtMs)
-{
+                               std::optional<qint64> attemptStartedAtMs) {
     if (failure.kind != FailureKind::Transport && failure.kind != FailureKind::ServerError &&
         failure.kind != FailureKind::RateLimited)
         return 0;
@@ -64,13 +62,11 @@ qint64 ProviderDownMarks::mark(const QString &tenant, const CandidateRef &c, con
     return m.expiresAtMs - now;
 }
 
-bool ProviderDownMarks::isDown(const QString &tenant, const CandidateRef &c) const
-{
+bool ProviderDownMarks::isDown(const QString &tenant, const CandidateRef &c) const {
     return remainingMs(tenant, c) > 0;
 }
 
-qint64 ProviderDownMarks::remainingMs(const QString &tenant, const CandidateRef &c) const
-{
+qint64 ProviderDownMarks::remainingMs(const QString &tenant, const CandidateRef &c) const {
     const qint64 now = m_clock.nowMs();
     qint64 best = 0;
     for (const QString &model : {QString(), c.modelId}) {
@@ -82,8 +78,7 @@ qint64 ProviderDownMarks::remainingMs(const QString &tenant, const CandidateRef 
     return best;
 }
 
-QList<MarkInfo> ProviderDownMarks::active() const
-{
+QList<MarkInfo> ProviderDownMarks::active() const {
     const qint64 now = m_clock.nowMs();
     QList<MarkInfo> out;
     for (const MarkInfo &m : m_entries)
@@ -95,18 +90,15 @@ QList<MarkInfo> ProviderDownMarks::active() const
     return out;
 }
 
-void ProviderDownMarks::apply(const MarkInfo &mark)
-{
+void ProviderDownMarks::apply(const MarkInfo &mark) {
     m_entries.insert(keyFor(mark.tenant, mark.provider, mark.baseUrl, mark.model), mark);
 }
 
-int ProviderDownMarks::applyClear(const MarkFilter &filter)
-{
+int ProviderDownMarks::applyClear(const MarkFilter &filter) {
     return clearEntries(filter, nullptr);
 }
 
-int ProviderDownMarks::clear(const MarkFilter &filter)
-{
+int ProviderDownMarks::clear(const MarkFilter &filter) {
     QList<MarkInfo> removed;
     const int n = clearEntries(filter, &removed);
     if (m_observer && !removed.isEmpty())
@@ -114,8 +106,7 @@ int ProviderDownMarks::clear(const MarkFilter &filter)
     return n;
 }
 
-int ProviderDownMarks::clearEntries(const MarkFilter &filter, QList<MarkInfo> *removed)
-{
+int ProviderDownMarks::clearEntries(const MarkFilter &filter, QList<MarkInfo> *removed) {
     const qint64 now = m_clock.nowMs();
     int n = 0;
     for (auto it = m_entries.begin(); it != m_entries.end();) {

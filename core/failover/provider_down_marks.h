@@ -2,9 +2,9 @@
 // record: The provider-down mark. Per tenant, in memory, one table per process.
 // Lives on the engine thread; not thread-safe by design.
 
-#include "failover/candidate.h"
-#include "failover/upstream_failure.h"
-#include "util/clock.h"
+#include "core/failover/candidate.h"
+#include "core/failover/upstream_failure.h"
+#include "core/util/clock.h"
 
 #include <QHash>
 #include <QList>
@@ -15,7 +15,7 @@ struct MarkInfo {
     QString tenant;
     QString provider;
     QString baseUrl;
-    QString model;          // empty for a transport mark (covers every model on the base URL)
+    QString model; // empty for a transport mark (covers every model on the base URL)
     FailureKind kind = FailureKind::ServerError;
     int strikes = 0;
     qint64 expiresAtMs = 0; // clock time
@@ -23,12 +23,12 @@ struct MarkInfo {
     qint64 ttlMs = 0;
     std::optional<qint64> retryAfterMs;
     QString lastError;
-    QString setBy;          // the replica that set it, when shared through Redis; empty = this process
+    QString setBy; // the replica that set it, when shared through Redis; empty = this process
 };
 
 struct MarkFilter {
     QString tenant, provider, baseUrl, model; // empty = any
-    bool exactModel = false; // one mark: the model must match as given, "" = only the transport mark
+    bool exactModel = false;                  // one mark: the model must match as given, "" = only the transport mark
     bool matches(const MarkInfo &m) const;
 };
 
@@ -63,7 +63,7 @@ public:
     // Time until no mark covers this candidate any more (0 when none does).
     qint64 remainingMs(const QString &tenant, const CandidateRef &candidate) const;
 
-    QList<MarkInfo> active() const; // unexpired marks
+    QList<MarkInfo> active() const;      // unexpired marks
     int clear(const MarkFilter &filter); // clears matching active marks; returns how many
     qint64 now() const { return m_clock.nowMs(); }
 

@@ -1,4 +1,4 @@
-#include "failover/retry_policy.h"
+#include "core/failover/retry_policy.h"
 
 #include <QRandomGenerator>
 
@@ -6,13 +6,11 @@
 
 namespace sw::failover {
 
-RetryPolicy::Random RetryPolicy::systemRandom()
-{
+RetryPolicy::Random RetryPolicy::systemRandom() {
     return [](qint64 bound) { return bound > 0 ? QRandomGenerator::global()->bounded(bound) : 0; };
 }
 
-std::optional<qint64> RetryPolicy::nextDelay(const RetryInput &in, const Random &random)
-{
+std::optional<qint64> RetryPolicy::nextDelay(const RetryInput &in, const Random &random) {
     const FailureKind k = in.failure.kind;
     if (k != FailureKind::ServerError && k != FailureKind::RateLimited && k != FailureKind::Transport)
         return std::nullopt; // credential, not-served and setup failures are not helped by waiting

@@ -3,7 +3,7 @@
 // is allowed, and after how long. Pure; the random source is injected so the
 // jitter is testable.
 
-#include "failover/upstream_failure.h"
+#include "core/failover/upstream_failure.h"
 
 #include <functional>
 #include <optional>

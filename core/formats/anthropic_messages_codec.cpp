@@ -1,8 +1,8 @@
-#include "formats/anthropic_messages_codec.h"
+#include "core/formats/anthropic_messages_codec.h"
 
-#include "formats/anthropic_messages_stream_encoder.h"
-#include "formats/decode_prologue.h"
-#include "wire/json.h"
+#include "core/formats/anthropic_messages_stream_encoder.h"
+#include "core/formats/decode_prologue.h"
+#include "core/wire/json.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>

@@ -1,7 +1,7 @@
 #pragma once
 // Anthropic Messages (POST /v1/messages) as an inbound format.
 
-#include "formats/inbound_codec.h"
+#include "core/formats/inbound_codec.h"
 
 namespace sw::formats {
 

@@ -1,8 +1,8 @@
-#include "formats/anthropic_messages_stream_encoder.h"
+#include "core/formats/anthropic_messages_stream_encoder.h"
 
-#include "formats/anthropic_messages_codec.h"
-#include "wire/json.h"
-#include "wire/sse.h"
+#include "core/formats/anthropic_messages_codec.h"
+#include "core/wire/json.h"
+#include "core/wire/sse.h"
 
 #include <QJsonArray>
 

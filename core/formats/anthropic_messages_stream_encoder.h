@@ -1,7 +1,7 @@
 #pragma once
 // Canonical events -> Anthropic Messages SSE (event: + data: frames).
 
-#include "formats/inbound_codec.h"
+#include "core/formats/inbound_codec.h"
 
 namespace sw::formats {
 

@@ -1,4 +1,4 @@
-#include "formats/decode_prologue.h"
+#include "core/formats/decode_prologue.h"
 
 #include <QJsonDocument>
 

@@ -1,7 +1,7 @@
 #pragma once
 // The start every inbound decode shares, and the identifier rules for what a client names.
 
-#include "formats/inbound_codec.h"
+#include "core/formats/inbound_codec.h"
 
 #include <QByteArray>
 #include <QString>

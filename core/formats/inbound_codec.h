@@ -3,9 +3,9 @@
 // canonical request, and canonical events / messages / errors back into that
 // format's bytes. One implementation per route format.
 
-#include "model/chat.h"
-#include "model/chat_request.h"
-#include "model/gateway_error.h"
+#include "core/model/chat.h"
+#include "core/model/chat_request.h"
+#include "core/model/gateway_error.h"
 
 #include <QByteArray>
 #include <QJsonObject>

@@ -1,10 +1,10 @@
-#include "formats/openai_chat_codec.h"
+#include "core/formats/openai_chat_codec.h"
 
-#include "formats/decode_prologue.h"
-#include "formats/openai_chat_stream_encoder.h"
-#include "formats/openai_responses_codec.h"
-#include "model/event_accumulator.h"
-#include "wire/json.h"
+#include "core/formats/decode_prologue.h"
+#include "core/formats/openai_chat_stream_encoder.h"
+#include "core/formats/openai_responses_codec.h"
+#include "core/model/event_accumulator.h"
+#include "core/wire/json.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>

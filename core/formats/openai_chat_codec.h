@@ -1,7 +1,7 @@
 #pragma once
 // OpenAI Chat Completions (POST /v1/chat/completions) as an inbound format.
 
-#include "formats/inbound_codec.h"
+#include "core/formats/inbound_codec.h"
 
 namespace sw::formats {
 

@@ -1,9 +1,9 @@
-#include "formats/openai_chat_stream_encoder.h"
+#include "core/formats/openai_chat_stream_encoder.h"
 
-#include "formats/openai_chat_codec.h"
-#include "formats/openai_responses_codec.h"
-#include "wire/json.h"
-#include "wire/sse.h"
+#include "core/formats/openai_chat_codec.h"
+#include "core/formats/openai_responses_codec.h"
+#include "core/wire/json.h"
+#include "core/wire/sse.h"
 
 #include <QJsonArray>
 

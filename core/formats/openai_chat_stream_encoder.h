@@ -1,7 +1,7 @@
 #pragma once
 // Canonical events -> OpenAI chat.completion.chunk SSE frames.
 
-#include "formats/inbound_codec.h"
+#include "core/formats/inbound_codec.h"
 
 #include <QHash>
 #include <QSet>
@@ -22,7 +22,7 @@ private:
     bool m_sentRole = false;
     bool m_finished = false;
     QHash<int, int> m_toolIndexByContentIndex;
-    QSet<int> m_toolsWithArguments; // content indexes whose arguments were streamed
+    QSet<int> m_toolsWithArguments;                // content indexes whose arguments were streamed
     QHash<int, model::ContentBlock> m_customCalls; // calls of the client's custom tools, sent whole at their end
 };
 

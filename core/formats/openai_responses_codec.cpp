@@ -1,11 +1,11 @@
-#include "formats/openai_responses_codec.h"
+#include "core/formats/openai_responses_codec.h"
 
-#include "formats/decode_prologue.h"
-#include "formats/openai_chat_codec.h"
-#include "formats/openai_responses_stream_encoder.h"
-#include "model/event_accumulator.h"
-#include "wire/json.h"
-#include "wire/reasoning_item.h"
+#include "core/formats/decode_prologue.h"
+#include "core/formats/openai_chat_codec.h"
+#include "core/formats/openai_responses_stream_encoder.h"
+#include "core/model/event_accumulator.h"
+#include "core/wire/json.h"
+#include "core/wire/reasoning_item.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>

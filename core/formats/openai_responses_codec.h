@@ -1,7 +1,7 @@
 #pragma once
 // OpenAI Responses (POST /v1/responses) as an inbound format.
 
-#include "formats/inbound_codec.h"
+#include "core/formats/inbound_codec.h"
 
 namespace sw::formats {
 

@@ -1,9 +1,9 @@
-#include "formats/openai_responses_stream_encoder.h"
+#include "core/formats/openai_responses_stream_encoder.h"
 
-#include "formats/openai_responses_codec.h"
-#include "wire/json.h"
-#include "wire/reasoning_item.h"
-#include "wire/sse.h"
+#include "core/formats/openai_responses_codec.h"
+#include "core/wire/json.h"
+#include "core/wire/reasoning_item.h"
+#include "core/wire/sse.h"
 
 namespace sw::formats {
 

@@ -1,7 +1,7 @@
 #pragma once
 // Canonical events -> OpenAI Responses SSE (event: + data: frames with sequence_number).
 
-#include "formats/inbound_codec.h"
+#include "core/formats/inbound_codec.h"
 
 #include <QHash>
 #include <QJsonArray>

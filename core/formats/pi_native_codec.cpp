@@ -1,10 +1,10 @@
-#include "formats/pi_native_codec.h"
+#include "core/formats/pi_native_codec.h"
 
-#include "formats/anthropic_messages_codec.h"
-#include "formats/decode_prologue.h"
-#include "formats/pi_native_stream_encoder.h"
-#include "model/event_accumulator.h"
-#include "wire/json.h"
+#include "core/formats/anthropic_messages_codec.h"
+#include "core/formats/decode_prologue.h"
+#include "core/formats/pi_native_stream_encoder.h"
+#include "core/model/event_accumulator.h"
+#include "core/wire/json.h"
 
 #include <QDateTime>
 #include <QJsonArray>

@@ -1,7 +1,7 @@
 #pragma once
 // pi native (POST /v1/pi/stream): pi-ai's Context in, AssistantMessageEvent JSON out.
 
-#include "formats/inbound_codec.h"
+#include "core/formats/inbound_codec.h"
 
 namespace sw::formats {
 

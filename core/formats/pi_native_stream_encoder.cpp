@@ -1,7 +1,7 @@
-#include "formats/pi_native_stream_encoder.h"
+#include "core/formats/pi_native_stream_encoder.h"
 
-#include "formats/pi_native_codec.h"
-#include "wire/sse.h"
+#include "core/formats/pi_native_codec.h"
+#include "core/wire/sse.h"
 
 namespace sw::formats {
 

@@ -1,8 +1,8 @@
 #pragma once
 // Canonical events -> pi AssistantMessageEvent JSON, one `data:` frame each, ended by `data: [DONE]`.
 
-#include "formats/inbound_codec.h"
-#include "model/event_accumulator.h"
+#include "core/formats/inbound_codec.h"
+#include "core/model/event_accumulator.h"
 
 #include <QHash>
 

@@ -1,9 +1,9 @@
 // The inbound format registry: one shared, stateless codec per client route API.
-#include "formats/anthropic_messages_codec.h"
-#include "formats/inbound_codec.h"
-#include "formats/openai_chat_codec.h"
-#include "formats/openai_responses_codec.h"
-#include "formats/pi_native_codec.h"
+#include "core/formats/anthropic_messages_codec.h"
+#include "core/formats/inbound_codec.h"
+#include "core/formats/openai_chat_codec.h"
+#include "core/formats/openai_responses_codec.h"
+#include "core/formats/pi_native_codec.h"
 
 #include <QtGlobal>
 

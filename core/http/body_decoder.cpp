@@ -1,4 +1,4 @@
-#include "http/body_decoder.h"
+#include "core/http/body_decoder.h"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "http/head_parser.h"
+#include "core/http/head_parser.h"
 
 #include <algorithm>
 

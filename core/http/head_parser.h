@@ -10,7 +10,7 @@
 // remembering how far it has searched so a head arriving a byte at a time is
 // not searched again from its start.
 
-#include "http/headers.h"
+#include "core/http/headers.h"
 
 #include <QByteArray>
 #include <QString>

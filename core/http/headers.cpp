@@ -1,4 +1,4 @@
-#include "http/headers.h"
+#include "core/http/headers.h"
 
 namespace sw::http {
 

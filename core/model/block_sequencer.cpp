@@ -1,4 +1,4 @@
-#include "model/block_sequencer.h"
+#include "core/model/block_sequencer.h"
 
 namespace sw::model {
 

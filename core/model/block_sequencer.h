@@ -7,7 +7,7 @@
 // streamed live; events of blocks started after it wait, and are released in
 // start order when the live block ends. Done and Error release everything.
 
-#include "model/chat.h"
+#include "core/model/chat.h"
 
 #include <QHash>
 #include <QList>

@@ -1,19 +1,22 @@
-#include "model/chat.h"
+#include "core/model/chat.h"
 
 #include <QJsonArray>
 
 namespace sw::model {
 
-QString stopReasonName(StopReason r)
-{
+QString stopReasonName(StopReason r) {
     switch (r) {
     case StopReason::Stop:
     case StopReason::Refusal:
         return QStringLiteral("stop");
-    case StopReason::Length: return QStringLiteral("length");
-    case StopReason::ToolUse: return QStringLiteral("toolUse");
-    case StopReason::Error: return QStringLiteral("error");
-    case StopReason::Aborted: return QStringLiteral("aborted");
+    case StopReason::Length:
+        return QStringLiteral("length");
+    case StopReason::ToolUse:
+        return QStringLiteral("toolUse");
+    case StopReason::Error:
+        return QStringLiteral("error");
+    case StopReason::Aborted:
+        return QStringLiteral("aborted");
     }
     return QStringLiteral("stop");
 }
@@ -35,8 +38,7 @@ TaggedSignature untagSignature(const QString &text) {
     return {text.mid(kSignatureTag.size(), dot - kSignatureTag.size()), text.mid(dot + 1)};
 }
 
-int thinkingBudgetForEffort(const QString &effort)
-{
+int thinkingBudgetForEffort(const QString &effort) {
     if (effort == QLatin1String("minimal"))
         return 1024;
     if (effort == QLatin1String("low"))
@@ -50,8 +52,7 @@ int thinkingBudgetForEffort(const QString &effort)
     return 0;
 }
 
-QString effortForThinkingBudget(int budget)
-{
+QString effortForThinkingBudget(int budget) {
     if (budget <= 1024)
         return QStringLiteral("minimal");
     if (budget <= 4096)

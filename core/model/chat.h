@@ -14,22 +14,26 @@ enum class BlockType { Text, Thinking, Image, ToolCall };
 
 struct ContentBlock {
     BlockType type = BlockType::Text;
-    QString text;              // Text and Thinking
-    QString signature;         // Thinking (ToolCall: Google thoughtSignature): opaque, valid only for its API
-    QString signatureApi;      // the upstream API that made `signature` ("" = the message's api)
-    bool redacted = false;     // Thinking: Anthropic redacted_thinking (data in `signature`)
-    QString mimeType;          // Image
-    QByteArray data;           // Image: base64 payload (not decoded)
-    QString url;               // Image given by URL (http(s) or file id) instead of data
-    QString toolCallId;        // ToolCall
-    QString toolName;          // ToolCall
-    QJsonObject arguments;     // ToolCall: parsed arguments
-    QString argumentsJson;     // ToolCall: raw argument text as streamed (may be partial while streaming)
-    QString itemId;            // the upstream's own id for this block (Responses output item), when it gave one
-    QString detail;            // Image: OpenAI's detail (low, high, auto) when the client gave one
-    bool custom = false;       // ToolCall: a call of a free-form (Codex `custom`) tool; its text is arguments["input"]
+    QString text;          // Text and Thinking
+    QString signature;     // Thinking (ToolCall: Google thoughtSignature): opaque, valid only for its API
+    QString signatureApi;  // the upstream API that made `signature` ("" = the message's api)
+    bool redacted = false; // Thinking: Anthropic redacted_thinking (data in `signature`)
+    QString mimeType;      // Image
+    QByteArray data;       // Image: base64 payload (not decoded)
+    QString url;           // Image given by URL (http(s) or file id) instead of data
+    QString toolCallId;    // ToolCall
+    QString toolName;      // ToolCall
+    QJsonObject arguments; // ToolCall: parsed arguments
+    QString argumentsJson; // ToolCall: raw argument text as streamed (may be partial while streaming)
+    QString itemId;        // the upstream's own id for this block (Responses output item), when it gave one
+    QString detail;        // Image: OpenAI's detail (low, high, auto) when the client gave one
+    bool custom = false;   // ToolCall: a call of a free-form (Codex `custom`) tool; its text is arguments["input"]
 
-    static ContentBlock makeText(const QString &t) { ContentBlock b; b.text = t; return b; }
+    static ContentBlock makeText(const QString &t) {
+        ContentBlock b;
+        b.text = t;
+        return b;
+    }
 };
 
 enum class Role { User, Assistant, ToolResult };
@@ -46,7 +50,7 @@ struct Message {
 struct Tool {
     QString name;
     QString description;
-    QJsonObject parameters; // JSON schema
+    QJsonObject parameters;     // JSON schema
     std::optional<bool> strict; // the client's strict-schema wish, when it said
     // A free-form tool (OpenAI `custom`, Codex's apply_patch): it takes one text input,
     // optionally constrained by `format` (a grammar). APIs without such tools get a
@@ -93,9 +97,9 @@ struct Options {
     std::optional<double> presencePenalty;  // Chat / Gemini
     std::optional<double> frequencyPenalty; // Chat / Gemini
     QStringList stop;
-    QString reasoning;                 // "", minimal, low, medium, high, xhigh
-    std::optional<int> thinkingBudget; // tokens, when the client gave one
-    QString toolChoice;                // "", auto, none, required, or a tool name
+    QString reasoning;                     // "", minimal, low, medium, high, xhigh
+    std::optional<int> thinkingBudget;     // tokens, when the client gave one
+    QString toolChoice;                    // "", auto, none, required, or a tool name
     std::optional<bool> parallelToolCalls; // false: at most one tool call per turn
     OutputFormat outputFormat;
 };
@@ -131,9 +135,15 @@ struct AssistantMessage {
 
 enum class EventType {
     Start,
-    TextStart, TextDelta, TextEnd,
-    ThinkingStart, ThinkingDelta, ThinkingEnd,
-    ToolCallStart, ToolCallDelta, ToolCallEnd,
+    TextStart,
+    TextDelta,
+    TextEnd,
+    ThinkingStart,
+    ThinkingDelta,
+    ThinkingEnd,
+    ToolCallStart,
+    ToolCallDelta,
+    ToolCallEnd,
     Image,
     Done,
     Error,
@@ -144,19 +154,18 @@ enum class EventType {
 struct StreamEvent {
     EventType type = EventType::Start;
     int contentIndex = -1;
-    QString delta;               // *_Delta
-    ContentBlock block;          // *_Start (ToolCall: id + name), *_End, Image
+    QString delta;                        // *_Delta
+    ContentBlock block;                   // *_Start (ToolCall: id + name), *_End, Image
     StopReason reason = StopReason::Stop; // Done: stop/length/toolUse/refusal; Error: error/aborted
-    QString errorMessage;        // Error
-    std::optional<int> errorStatus; // Error
-    QString errorType;           // Error: provider's error type when it gave one (e.g. overloaded_error)
-    Usage usage;                 // Start (input known up front), Done, Error: usage so far
-    QString responseId;          // Start: the upstream's id for the answer (resp_…, msg_…, chatcmpl-…)
-    QJsonObject native;          // Done: the upstream API's own non-streaming answer (AssistantMessage::native)
+    QString errorMessage;                 // Error
+    std::optional<int> errorStatus;       // Error
+    QString errorType;                    // Error: provider's error type when it gave one (e.g. overloaded_error)
+    Usage usage;                          // Start (input known up front), Done, Error: usage so far
+    QString responseId;                   // Start: the upstream's id for the answer (resp_…, msg_…, chatcmpl-…)
+    QJsonObject native; // Done: the upstream API's own non-streaming answer (AssistantMessage::native)
 
     // record: Commit point. start, empty block starts and toolcall_start never commit.
-    bool isMeaningful() const
-    {
+    bool isMeaningful() const {
         switch (type) {
         case EventType::TextDelta:
         case EventType::ThinkingDelta:

@@ -1,4 +1,4 @@
-#include "model/chat_request.h"
+#include "core/model/chat_request.h"
 
 namespace sw::model {
 

@@ -2,8 +2,8 @@
 // One client request in canonical form, plus what a same-API upstream needs to forward it
 // untranslated: the API the client spoke and the body as it sent it.
 
-#include "model/chat.h"
-#include "wire/api.h"
+#include "core/model/chat.h"
+#include "core/wire/api.h"
 
 #include <QJsonObject>
 #include <QStringList>

@@ -1,4 +1,4 @@
-#include "model/event_accumulator.h"
+#include "core/model/event_accumulator.h"
 
 #include <QJsonDocument>
 

@@ -2,7 +2,7 @@
 // Folds a canonical event stream into the finished AssistantMessage. Used to
 // answer non-streaming requests and by tests to compare streams by content.
 
-#include "model/chat.h"
+#include "core/model/chat.h"
 
 #include <QHash>
 

@@ -1,4 +1,4 @@
-#include "redis/redis_client.h"
+#include "core/redis/redis_client.h"
 
 #include <QSslSocket>
 

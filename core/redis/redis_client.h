@@ -7,7 +7,7 @@
 // Nothing is queued while the connection is down: a command then fails at
 // once, so a dead Redis costs a caller nothing but the error.
 
-#include "redis/redis_endpoint.h"
+#include "core/redis/redis_endpoint.h"
 
 #include <QElapsedTimer>
 #include <QList>

@@ -1,4 +1,4 @@
-#include "redis/redis_endpoint.h"
+#include "core/redis/redis_endpoint.h"
 
 #include <QUrl>
 

@@ -1,4 +1,4 @@
-#include "redis/redis_mark_sync.h"
+#include "core/redis/redis_mark_sync.h"
 
 #include <QDateTime>
 #include <QJsonArray>

@@ -12,9 +12,9 @@
 // - Redis down: marks stay local (one log line, storeUp() false); on
 //   reconnect this replica pushes the marks it set meanwhile and pulls all.
 
-#include "failover/provider_down_marks.h"
-#include "redis/redis_client.h"
-#include "util/clock.h"
+#include "core/failover/provider_down_marks.h"
+#include "core/redis/redis_client.h"
+#include "core/util/clock.h"
 
 #include <QJsonObject>
 #include <QObject>

@@ -1,10 +1,10 @@
-#include "server/admin_api.h"
+#include "core/server/admin_api.h"
 
-#include "server/engine_control.h"
-#include "server/http_exchange.h"
-#include "telemetry/telemetry.h"
-#include "telemetry/usage_report.h"
-#include "util/clock.h"
+#include "core/server/engine_control.h"
+#include "core/server/http_exchange.h"
+#include "core/telemetry/telemetry.h"
+#include "core/telemetry/usage_report.h"
+#include "core/util/clock.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>

@@ -3,7 +3,7 @@
 // does (marks, credentials, attempts, usage, reload, a live event feed), for a
 // headless user. The router has checked the admin key before handle().
 
-#include "server/inbound_request.h"
+#include "core/server/inbound_request.h"
 
 #include <QList>
 #include <QObject>

@@ -1,9 +1,9 @@
 // GET / DELETE /admin/credentials: credential health for a headless user. Kept apart from admin_api.cpp so the
 // endpoints of other subsystems grow there without touching these.
-#include "server/admin_api.h"
+#include "core/server/admin_api.h"
 
-#include "server/engine_control.h"
-#include "server/http_exchange.h"
+#include "core/server/engine_control.h"
+#include "core/server/http_exchange.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>

@@ -1,9 +1,9 @@
-#include "server/chat_admission.h"
+#include "core/server/chat_admission.h"
 
-#include "formats/decode_prologue.h"
-#include "server/gateway_auth.h"
-#include "server/idempotency_store.h"
-#include "telemetry/budget_tracker.h"
+#include "core/formats/decode_prologue.h"
+#include "core/server/gateway_auth.h"
+#include "core/server/idempotency_store.h"
+#include "core/telemetry/budget_tracker.h"
 
 namespace sw::server {
 

@@ -13,9 +13,9 @@
 //        x-switchman-budget: exceeded)
 // The router encodes the error in the client's own format.
 
-#include "http/headers.h"
-#include "model/gateway_error.h"
-#include "server/inbound_request.h"
+#include "core/http/headers.h"
+#include "core/model/gateway_error.h"
+#include "core/server/inbound_request.h"
 
 #include <optional>
 

@@ -1,14 +1,14 @@
-#include "server/chat_request.h"
+#include "core/server/chat_request.h"
 
-#include "failover/attempt_loop.h"
-#include "failover/provider_down_marks.h"
-#include "server/client_stream.h"
-#include "server/gateway_auth.h"
-#include "server/http_exchange.h"
-#include "server/idempotency_store.h"
-#include "telemetry/attempt_reporter.h"
-#include "telemetry/telemetry.h"
-#include "util/clock.h"
+#include "core/failover/attempt_loop.h"
+#include "core/failover/provider_down_marks.h"
+#include "core/server/client_stream.h"
+#include "core/server/gateway_auth.h"
+#include "core/server/http_exchange.h"
+#include "core/server/idempotency_store.h"
+#include "core/telemetry/attempt_reporter.h"
+#include "core/telemetry/telemetry.h"
+#include "core/util/clock.h"
 
 #include <QDateTime>
 
@@ -17,8 +17,8 @@ namespace sw::server {
 using model::ErrorCategory;
 using model::GatewayError;
 
-ChatRequest::ChatRequest(EngineContext &ctx, wire::Api format, InboundRequest &&request,
-                         HttpExchange *exchange, QString tenant, QString requestId, QObject *parent)
+ChatRequest::ChatRequest(EngineContext &ctx, wire::Api format, InboundRequest &&request, HttpExchange *exchange,
+                         QString tenant, QString requestId, QObject *parent)
     : QObject(parent), m_ctx(ctx), m_config(ctx.config), m_format(format), m_request(std::move(request)),
       m_exchange(exchange), m_tenant(std::move(tenant)), m_requestId(std::move(requestId)) {
     if (m_exchange)

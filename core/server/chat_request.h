@@ -6,9 +6,9 @@
 // what the client sees (server::ClientStream). Every rule of the record lives in
 // core/failover/; docs/failover.md is the map.
 
-#include "formats/inbound_codec.h"
-#include "server/engine_context.h"
-#include "server/inbound_request.h"
+#include "core/formats/inbound_codec.h"
+#include "core/server/engine_context.h"
+#include "core/server/inbound_request.h"
 
 #include <QObject>
 #include <QPointer>
@@ -31,8 +31,8 @@ class ChatRequest final : public QObject {
     Q_OBJECT
     Q_DISABLE_COPY_MOVE(ChatRequest)
 public:
-    ChatRequest(EngineContext &ctx, wire::Api format, InboundRequest &&request, HttpExchange *exchange,
-                QString tenant, QString requestId, QObject *parent = nullptr);
+    ChatRequest(EngineContext &ctx, wire::Api format, InboundRequest &&request, HttpExchange *exchange, QString tenant,
+                QString requestId, QObject *parent = nullptr);
     ~ChatRequest() override;
     void start();
 

@@ -1,6 +1,6 @@
-#include "server/client_stream.h"
+#include "core/server/client_stream.h"
 
-#include "server/http_exchange.h"
+#include "core/server/http_exchange.h"
 
 namespace sw::server {
 

@@ -4,9 +4,9 @@
 // frames or the format's encoder, the JSON answer, and the one final error in the
 // client's format (whole, or in band once headers are out).
 
-#include "failover/attempt_loop.h"
-#include "formats/inbound_codec.h"
-#include "http/headers.h"
+#include "core/failover/attempt_loop.h"
+#include "core/formats/inbound_codec.h"
+#include "core/http/headers.h"
 
 #include <QPointer>
 #include <functional>
@@ -19,8 +19,7 @@ class HttpExchange;
 class ClientStream final : public failover::ClientSink {
 public:
     // `answered` hears every JSON 200 answer (the idempotency store keeps it).
-    ClientStream(HttpExchange *exchange, wire::Api format, formats::EncodeInfo info,
-                 http::HeaderList baseHeaders,
+    ClientStream(HttpExchange *exchange, wire::Api format, formats::EncodeInfo info, http::HeaderList baseHeaders,
                  std::function<void(int, const http::HeaderList &, const QByteArray &)> answered = {});
 
     void openStream() override;

@@ -1,4 +1,4 @@
-#include "server/connection_guard.h"
+#include "core/server/connection_guard.h"
 
 #include <QTcpSocket>
 #include <QTimer>

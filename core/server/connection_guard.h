@@ -8,10 +8,10 @@
 // are answered in request order: the next one is held back until the current
 // answer is complete.
 
-#include "config/config.h"
-#include "http/body_decoder.h"
-#include "http/head_parser.h"
-#include "server/request_guard.h"
+#include "core/config/config.h"
+#include "core/http/body_decoder.h"
+#include "core/http/head_parser.h"
+#include "core/server/request_guard.h"
 
 #include <QObject>
 #include <QPointer>

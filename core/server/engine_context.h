@@ -1,7 +1,7 @@
 #pragma once
-#include "config/config.h"
-#include "formats/inbound_codec.h"
-#include "http/headers.h"
+#include "core/config/config.h"
+#include "core/formats/inbound_codec.h"
+#include "core/http/headers.h"
 
 #include <functional>
 #include <memory>
@@ -32,8 +32,8 @@ class IdempotencyStore;
 
 // What the upstream side of one chat request needs to know of it.
 struct AttemptRunnerSetup {
-    std::shared_ptr<const config::Config> config;    // the configuration the request started with
-    const model::ChatRequest *request = nullptr; // outlives the runner
+    std::shared_ptr<const config::Config> config; // the configuration the request started with
+    const model::ChatRequest *request = nullptr;  // outlives the runner
     wire::Api format = wire::Api::AnthropicMessages;
     http::HeaderList forwardHeaders; // anthropic-beta, anthropic-version, OpenAI-Beta
     QByteArray callerAuth;           // the caller's own provider key, when it may send one

@@ -4,8 +4,8 @@
 // the engine creates and wires the server's parts and the server depends on
 // nothing above it.
 
-#include "credentials/credential_pools.h"
-#include "failover/provider_down_marks.h"
+#include "core/credentials/credential_pools.h"
+#include "core/failover/provider_down_marks.h"
 
 #include <QList>
 #include <QObject>

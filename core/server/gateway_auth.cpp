@@ -1,6 +1,6 @@
-#include "server/gateway_auth.h"
+#include "core/server/gateway_auth.h"
 
-#include "credentials/gateway_key.h"
+#include "core/credentials/gateway_key.h"
 
 namespace sw::server {
 

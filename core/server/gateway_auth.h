@@ -11,8 +11,8 @@
 // With no tenants configured the listener is loopback-only and every caller is
 // the admin tenant "local".
 
-#include "config/config.h"
-#include "server/inbound_request.h"
+#include "core/config/config.h"
+#include "core/server/inbound_request.h"
 
 #include <optional>
 

@@ -1,6 +1,6 @@
-#include "server/guarded_tcp_server.h"
+#include "core/server/guarded_tcp_server.h"
 
-#include "server/connection_guard.h"
+#include "core/server/connection_guard.h"
 
 #include <QPointer>
 #include <QTcpSocket>

@@ -3,7 +3,7 @@
 // ConnectionGuard before Qt's HTTP server sees it, and connections over
 // limits.maxConnections are answered 503 and closed.
 
-#include "config/config.h"
+#include "core/config/config.h"
 
 #include <QTcpServer>
 

@@ -1,4 +1,4 @@
-#include "server/http_exchange.h"
+#include "core/server/http_exchange.h"
 
 #include <QHttpServerResponder>
 

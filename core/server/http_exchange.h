@@ -3,7 +3,7 @@
 // whole (Content-Length) or streamed with chunked framing. Writing after the
 // client left is a no-op; clientGone() tells the owner at once.
 
-#include "http/headers.h"
+#include "core/http/headers.h"
 
 #include <QObject>
 #include <QPointer>

@@ -1,6 +1,6 @@
-#include "server/http_front.h"
-#include "server/connection_guard.h"
-#include "server/http_exchange.h"
+#include "core/server/http_front.h"
+#include "core/server/connection_guard.h"
+#include "core/server/http_exchange.h"
 
 #include <QHttpServerRequest>
 #include <QHttpServerResponder>
@@ -10,25 +10,33 @@ namespace sw::server {
 HttpFront::HttpFront(Handler handler, QObject *parent) : QAbstractHttpServer(parent), m_handler(std::move(handler)) {}
 
 namespace {
-QByteArray methodName(QHttpServerRequest::Method m)
-{
+QByteArray methodName(QHttpServerRequest::Method m) {
     switch (m) {
-    case QHttpServerRequest::Method::Get: return "GET";
-    case QHttpServerRequest::Method::Put: return "PUT";
-    case QHttpServerRequest::Method::Delete: return "DELETE";
-    case QHttpServerRequest::Method::Post: return "POST";
-    case QHttpServerRequest::Method::Head: return "HEAD";
-    case QHttpServerRequest::Method::Options: return "OPTIONS";
-    case QHttpServerRequest::Method::Patch: return "PATCH";
-    case QHttpServerRequest::Method::Connect: return "CONNECT";
-    case QHttpServerRequest::Method::Trace: return "TRACE";
-    default: return "UNKNOWN";
+    case QHttpServerRequest::Method::Get:
+        return "GET";
+    case QHttpServerRequest::Method::Put:
+        return "PUT";
+    case QHttpServerRequest::Method::Delete:
+        return "DELETE";
+    case QHttpServerRequest::Method::Post:
+        return "POST";
+    case QHttpServerRequest::Method::Head:
+        return "HEAD";
+    case QHttpServerRequest::Method::Options:
+        return "OPTIONS";
+    case QHttpServerRequest::Method::Patch:
+        return "PATCH";
+    case QHttpServerRequest::Method::Connect:
+        return "CONNECT";
+    case QHttpServerRequest::Method::Trace:
+        return "TRACE";
+    default:
+        return "UNKNOWN";
     }
 }
 } // namespace
 
-bool HttpFront::handleRequest(const QHttpServerRequest &request, QTcpSocket *socket)
-{
+bool HttpFront::handleRequest(const QHttpServerRequest &request, QTcpSocket *socket) {
     InboundRequest in;
     in.method = methodName(request.method());
     in.path = request.url().path();
@@ -55,8 +63,7 @@ bool HttpFront::handleRequest(const QHttpServerRequest &request, QTcpSocket *soc
     return true;
 }
 
-void HttpFront::missingHandler(const QHttpServerRequest &, QTcpSocket *)
-{
+void HttpFront::missingHandler(const QHttpServerRequest &, QTcpSocket *) {
     // Unreachable: handleRequest takes every request.
 }
 

@@ -3,9 +3,9 @@
 // request (any path, any method) reaches one handler as an InboundRequest and
 // an HttpExchange.
 
-#include "config/config.h"
-#include "server/inbound_request.h"
-#include "server/request_guard.h"
+#include "core/config/config.h"
+#include "core/server/inbound_request.h"
+#include "core/server/request_guard.h"
 
 #include <QAbstractHttpServer>
 #include <functional>

@@ -1,23 +1,20 @@
-#include "server/idempotency_store.h"
+#include "core/server/idempotency_store.h"
 
 #include <QCryptographicHash>
 
 namespace sw::server {
 
 namespace {
-QString keyOf(const QString &tenant, const QByteArray &key)
-{
+QString keyOf(const QString &tenant, const QByteArray &key) {
     return tenant + QChar(0) + QString::fromUtf8(key);
 }
 
-QByteArray digestOf(const QByteArray &body)
-{
+QByteArray digestOf(const QByteArray &body) {
     return QCryptographicHash::hash(body, QCryptographicHash::Sha256);
 }
 } // namespace
 
-void IdempotencyStore::expire()
-{
+void IdempotencyStore::expire() {
     const qint64 now = m_clock.nowMs();
     for (auto it = m_entries.begin(); it != m_entries.end();) {
         if (it->hit.state == State::Completed && now - it->atMs > kRetentionMs)
@@ -28,8 +25,7 @@ void IdempotencyStore::expire()
 }
 
 IdempotencyStore::Hit IdempotencyStore::begin(const QString &tenant, const QByteArray &key,
-                                              const QByteArray &requestBody)
-{
+                                              const QByteArray &requestBody) {
     expire();
     const QString k = keyOf(tenant, key);
     if (auto it = m_entries.constFind(k); it != m_entries.cend())
@@ -44,16 +40,14 @@ IdempotencyStore::Hit IdempotencyStore::begin(const QString &tenant, const QByte
     return {};
 }
 
-bool IdempotencyStore::usedWithOtherBody(const QString &tenant, const QByteArray &key, const QByteArray &requestBody)
-{
+bool IdempotencyStore::usedWithOtherBody(const QString &tenant, const QByteArray &key, const QByteArray &requestBody) {
     expire();
     const auto it = m_entries.constFind(keyOf(tenant, key));
     return it != m_entries.cend() && it->bodyDigest != digestOf(requestBody);
 }
 
 void IdempotencyStore::complete(const QString &tenant, const QByteArray &key, int status,
-                                const http::HeaderList &headers, const QByteArray &body)
-{
+                                const http::HeaderList &headers, const QByteArray &body) {
     auto it = m_entries.find(keyOf(tenant, key));
     if (it == m_entries.end())
         return;
@@ -61,8 +55,7 @@ void IdempotencyStore::complete(const QString &tenant, const QByteArray &key, in
     it->atMs = m_clock.nowMs();
 }
 
-void IdempotencyStore::abandon(const QString &tenant, const QByteArray &key)
-{
+void IdempotencyStore::abandon(const QString &tenant, const QByteArray &key) {
     auto it = m_entries.find(keyOf(tenant, key));
     if (it != m_entries.end() && it->hit.state == State::InFlight)
         m_entries.erase(it);

@@ -4,8 +4,8 @@
 // a different body is a client bug, not a retry: it is refused (422), never
 // answered with the other request's result.
 
-#include "http/headers.h"
-#include "util/clock.h"
+#include "core/http/headers.h"
+#include "core/util/clock.h"
 
 #include <QHash>
 

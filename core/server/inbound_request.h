@@ -1,5 +1,5 @@
 #pragma once
-#include "http/headers.h"
+#include "core/http/headers.h"
 
 #include <QHostAddress>
 #include <QUrlQuery>
@@ -9,8 +9,8 @@ namespace sw::server {
 // A copy of what the gateway needs from an HTTP request, so nothing outside
 // http_front sees QHttpServerRequest (whose API changes in 6.5 and 6.8).
 struct InboundRequest {
-    QByteArray method;  // GET, POST, DELETE, HEAD, OPTIONS, ...
-    QString path;       // without the query string
+    QByteArray method; // GET, POST, DELETE, HEAD, OPTIONS, ...
+    QString path;      // without the query string
     QUrlQuery query;
     http::HeaderList headers;
     QByteArray body;

@@ -1,4 +1,4 @@
-#include "server/request_guard.h"
+#include "core/server/request_guard.h"
 
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -8,8 +8,7 @@ namespace sw::server {
 
 namespace {
 // "127.0.0.1:4141" -> ("127.0.0.1", "4141"); "[::1]:4141" -> ("::1", "4141"); no port -> empty port.
-bool splitHostPort(const QByteArray &text, QByteArray *host, QByteArray *port)
-{
+bool splitHostPort(const QByteArray &text, QByteArray *host, QByteArray *port) {
     if (text.startsWith('[')) {
         const qsizetype close = text.indexOf(']');
         if (close < 0)
@@ -35,8 +34,7 @@ bool splitHostPort(const QByteArray &text, QByteArray *host, QByteArray *port)
     return true;
 }
 
-bool hostNamesListener(const ListenerIdentity &listener, const QByteArray &hostText, bool portRequired)
-{
+bool hostNamesListener(const ListenerIdentity &listener, const QByteArray &hostText, bool portRequired) {
     QByteArray host;
     QByteArray port;
     if (!splitHostPort(hostText.trimmed().toLower(), &host, &port) || host.isEmpty())
@@ -52,36 +50,40 @@ bool hostNamesListener(const ListenerIdentity &listener, const QByteArray &hostT
 }
 
 // A header name fit to quote in a message: Qt's parser is lenient about names too.
-QString printableName(const QByteArray &name)
-{
+QString printableName(const QByteArray &name) {
     for (const char c : name)
         if (c <= 0x20 || c >= 0x7f)
             return QStringLiteral("(a header with an invalid name)");
     return QString::fromLatin1(name).toLower();
 }
 
-Rejection make(int status, const char *type, const QString &message)
-{
+Rejection make(int status, const char *type, const QString &message) {
     return {status, QByteArray(type), message};
 }
 
-const char *reasonPhrase(int status)
-{
+const char *reasonPhrase(int status) {
     switch (status) {
-    case 400: return "Bad Request";
-    case 403: return "Forbidden";
-    case 408: return "Request Timeout";
-    case 413: return "Payload Too Large";
-    case 415: return "Unsupported Media Type";
-    case 431: return "Request Header Fields Too Large";
-    case 503: return "Service Unavailable";
-    default: return "Error";
+    case 400:
+        return "Bad Request";
+    case 403:
+        return "Forbidden";
+    case 408:
+        return "Request Timeout";
+    case 413:
+        return "Payload Too Large";
+    case 415:
+        return "Unsupported Media Type";
+    case 431:
+        return "Request Header Fields Too Large";
+    case 503:
+        return "Service Unavailable";
+    default:
+        return "Error";
     }
 }
 } // namespace
 
-std::optional<Rejection> RequestGuard::checkHost(const ListenerIdentity &listener, const QByteArray &host)
-{
+std::optional<Rejection> RequestGuard::checkHost(const ListenerIdentity &listener, const QByteArray &host) {
     if (!listener.host.isLoopback())
         return std::nullopt; // reachable from the network only with tenant keys
     if (host.isEmpty())
@@ -93,18 +95,17 @@ std::optional<Rejection> RequestGuard::checkHost(const ListenerIdentity &listene
     return std::nullopt;
 }
 
-std::optional<Rejection> RequestGuard::checkOrigin(const ListenerIdentity &listener, const QByteArray &origin)
-{
+std::optional<Rejection> RequestGuard::checkOrigin(const ListenerIdentity &listener, const QByteArray &origin) {
     if (origin.isEmpty())
         return std::nullopt; // not a browser, or a same-origin GET
     const QUrl url(QString::fromLatin1(origin.trimmed()), QUrl::StrictMode);
-    const bool sameOrigin = url.isValid() && url.scheme() == QLatin1String("http") && url.path().isEmpty() &&
-                            url.port() == int(listener.port) &&
-                            hostNamesListener(listener,
-                                              (url.host().contains(QLatin1Char(':'))
-                                                   ? QByteArray("[") + url.host().toLatin1() + ']'
-                                                   : url.host().toLatin1()),
-                                              false);
+    const bool sameOrigin =
+        url.isValid() && url.scheme() == QLatin1String("http") && url.path().isEmpty() &&
+        url.port() == int(listener.port) &&
+        hostNamesListener(listener,
+                          (url.host().contains(QLatin1Char(':')) ? QByteArray("[") + url.host().toLatin1() + ']'
+                                                                 : url.host().toLatin1()),
+                          false);
     if (!sameOrigin)
         return make(403, "permission_error",
                     QStringLiteral("cross-site requests are refused: this gateway holds your provider keys"));
@@ -112,8 +113,7 @@ std::optional<Rejection> RequestGuard::checkOrigin(const ListenerIdentity &liste
 }
 
 std::optional<Rejection> RequestGuard::checkContentType(const QByteArray &method, const QByteArray &contentType,
-                                                        qint64 bodySize)
-{
+                                                        qint64 bodySize) {
     if (method != "POST" && method != "PUT" && method != "PATCH")
         return std::nullopt;
     if (contentType.isEmpty() && bodySize == 0)
@@ -126,8 +126,7 @@ std::optional<Rejection> RequestGuard::checkContentType(const QByteArray &method
 }
 
 std::optional<Rejection> RequestGuard::check(const ListenerIdentity &listener, const QByteArray &method,
-                                             const http::HeaderList &headers, qint64 bodySize)
-{
+                                             const http::HeaderList &headers, qint64 bodySize) {
     if (auto r = checkHost(listener, http::headerValue(headers, "host")))
         return r;
     if (auto r = checkOrigin(listener, http::headerValue(headers, "origin")))
@@ -135,8 +134,7 @@ std::optional<Rejection> RequestGuard::check(const ListenerIdentity &listener, c
     return checkContentType(method, http::headerValue(headers, "content-type"), bodySize);
 }
 
-std::optional<QString> RequestGuard::controlByteProblem(const http::HeaderList &headers)
-{
+std::optional<QString> RequestGuard::controlByteProblem(const http::HeaderList &headers) {
     for (const auto &[name, value] : headers) {
         for (const char ch : value) {
             const auto c = static_cast<unsigned char>(ch);
@@ -149,20 +147,20 @@ std::optional<QString> RequestGuard::controlByteProblem(const http::HeaderList &
     return std::nullopt;
 }
 
-QByteArray RequestGuard::body(const Rejection &rejection)
-{
+QByteArray RequestGuard::body(const Rejection &rejection) {
     const QJsonObject error{{QStringLiteral("type"), QString::fromLatin1(rejection.errorType)},
                             {QStringLiteral("message"), rejection.message}};
-    return QJsonDocument(QJsonObject{{QStringLiteral("type"), QStringLiteral("error")}, {QStringLiteral("error"), error}})
+    return QJsonDocument(
+               QJsonObject{{QStringLiteral("type"), QStringLiteral("error")}, {QStringLiteral("error"), error}})
         .toJson(QJsonDocument::Compact);
 }
 
-QByteArray RequestGuard::responseBytes(const Rejection &rejection)
-{
+QByteArray RequestGuard::responseBytes(const Rejection &rejection) {
     const QByteArray payload = body(rejection);
     QByteArray out = "HTTP/1.1 " + QByteArray::number(rejection.status) + ' ' + reasonPhrase(rejection.status) + "\r\n";
-    out += "Content-Type: application/json\r\nConnection: close\r\nContent-Length: " + QByteArray::number(payload.size()) +
-           "\r\n\r\n";
+    out +=
+        "Content-Type: application/json\r\nConnection: close\r\nContent-Length: " + QByteArray::number(payload.size()) +
+        "\r\n\r\n";
     out += payload;
     return out;
 }

@@ -4,7 +4,7 @@
 // this listener itself, and a POST body must be JSON. Pure functions, so every
 // rule is unit-tested without sockets.
 
-#include "http/headers.h"
+#include "core/http/headers.h"
 
 #include <QHostAddress>
 #include <optional>
@@ -17,9 +17,9 @@ struct ListenerIdentity {
 };
 
 struct Rejection {
-    int status = 0;        // 400, 403, 413, 415, 431, 408, 503
-    QByteArray errorType;  // the error.type of the JSON body
-    QString message;       // says what to change; never echoes a header value
+    int status = 0;       // 400, 403, 413, 415, 431, 408, 503
+    QByteArray errorType; // the error.type of the JSON body
+    QString message;      // says what to change; never echoes a header value
 };
 
 class RequestGuard {

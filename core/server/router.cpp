@@ -1,15 +1,15 @@
-#include "server/router.h"
+#include "core/server/router.h"
 
-#include "failover/provider_down_marks.h"
-#include "server/admin_api.h"
-#include "server/chat_admission.h"
-#include "server/chat_request.h"
-#include "server/engine_control.h"
-#include "server/gateway_auth.h"
-#include "server/http_exchange.h"
-#include "server/request_guard.h"
-#include "telemetry/budget_tracker.h"
-#include "telemetry/telemetry.h"
+#include "core/failover/provider_down_marks.h"
+#include "core/server/admin_api.h"
+#include "core/server/chat_admission.h"
+#include "core/server/chat_request.h"
+#include "core/server/engine_control.h"
+#include "core/server/gateway_auth.h"
+#include "core/server/http_exchange.h"
+#include "core/server/request_guard.h"
+#include "core/telemetry/budget_tracker.h"
+#include "core/telemetry/telemetry.h"
 
 #include <QCryptographicHash>
 #include <QJsonArray>
@@ -168,8 +168,7 @@ void Router::dispatch(InboundRequest &&req, HttpExchange *exchange) {
         exchange->deleteLater();
 }
 
-void Router::dispatchChat(wire::Api format, InboundRequest &&req, HttpExchange *exchange,
-                          const QString &tenant) {
+void Router::dispatchChat(wire::Api format, InboundRequest &&req, HttpExchange *exchange, const QString &tenant) {
     const GatewayAuth auth(m_ctx.config->tenants);
     ChatAdmission::Gates gates;
     gates.auth = &auth;

@@ -16,8 +16,8 @@
 // another method is 405 with Allow; an unknown path is 404. Keys are checked by
 // GatewayAuth; a chat request then passes ChatAdmission before it starts.
 
-#include "server/engine_context.h"
-#include "server/inbound_request.h"
+#include "core/server/engine_context.h"
+#include "core/server/inbound_request.h"
 
 #include <QObject>
 
@@ -50,8 +50,7 @@ public:
     void closeRequests();
 
 private:
-    void dispatchChat(wire::Api format, InboundRequest &&request, HttpExchange *exchange,
-                      const QString &tenant);
+    void dispatchChat(wire::Api format, InboundRequest &&request, HttpExchange *exchange, const QString &tenant);
     void countTokens(const InboundRequest &request, HttpExchange *exchange);
     void listModels(HttpExchange *exchange);
     void metrics(HttpExchange *exchange);

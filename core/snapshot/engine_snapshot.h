@@ -4,11 +4,11 @@
 // plain data or implicitly shared and immutable, so it crosses threads by
 // queued signal and the GUI never touches an engine object.
 
-#include "config/config.h"
-#include "credentials/credential_pools.h"
-#include "failover/provider_down_marks.h"
-#include "telemetry/budget_tracker.h"
-#include "telemetry/engine_events.h"
+#include "core/config/config.h"
+#include "core/credentials/credential_pools.h"
+#include "core/failover/provider_down_marks.h"
+#include "core/telemetry/budget_tracker.h"
+#include "core/telemetry/engine_events.h"
 
 #include <QHash>
 #include <QJsonObject>
@@ -51,21 +51,21 @@ struct EngineSnapshot {
     qint64 lastUnansweredWallMs = 0; // last request that got no answer from any candidate (0 = none)
     QString lastUnansweredReason;
 
-    QList<telemetry::AttemptRecord> newAttempts; // since the previous snapshot, oldest first
-    int droppedAttempts = 0;                     // more than fit in one batch (the GUI ring is bounded anyway)
-    QList<MarkRow> marks;                        // every active mark
+    QList<telemetry::AttemptRecord> newAttempts;   // since the previous snapshot, oldest first
+    int droppedAttempts = 0;                       // more than fit in one batch (the GUI ring is bounded anyway)
+    QList<MarkRow> marks;                          // every active mark
     QString marksStore = QStringLiteral("memory"); // Engine::marksStoreDescription()
     bool marksStoreShared = false;                 // marks go through Redis (store "redis")
     bool marksStoreUp = true;                      // false: Redis unreachable, marks are local only
     // Every configured credential and its health; remainingMs of a parked one is measured at `wallMs`.
     QList<credentials::CredentialStatus> credentials;
-    QHash<QString, qint64> failureTotals;        // the /metrics counter: "provider\x1ffailure" -> n
-    QList<FailureMinute> failuresByMinute;       // the last 30 minutes that had failures, oldest first
+    QHash<QString, qint64> failureTotals;  // the /metrics counter: "provider\x1ffailure" -> n
+    QList<FailureMinute> failuresByMinute; // the last 30 minutes that had failures, oldest first
     QMap<QString, UsageTotals> usageByTenant;
     QMap<QString, UsageTotals> usageByProvider;
     QList<telemetry::BudgetState> budgets;           // tenants with a budget: spend in the current period
     QList<telemetry::BudgetState> newBudgetWarnings; // 80 % notices since the previous snapshot (once per period)
-    QList<QJsonObject> newLogLines; // since the previous snapshot, oldest first
+    QList<QJsonObject> newLogLines;                  // since the previous snapshot, oldest first
     int droppedLogLines = 0;
     std::shared_ptr<const config::Config> config; // the running configuration (immutable)
     quint64 configGeneration = 0;                 // bumps on every applied configuration

@@ -1,7 +1,7 @@
-#include "snapshot/snapshot_publisher.h"
+#include "core/snapshot/snapshot_publisher.h"
 
-#include "engine.h"
-#include "telemetry/telemetry.h"
+#include "core/engine.h"
+#include "core/telemetry/telemetry.h"
 
 #include <QDateTime>
 

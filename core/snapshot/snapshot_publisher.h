@@ -5,7 +5,7 @@
 // and only when something changed, plus a 1 s heartbeat so rates decay. Connect
 // snapshotReady from a GUI-thread object: the connection is queued.
 
-#include "snapshot/engine_snapshot.h"
+#include "core/snapshot/engine_snapshot.h"
 
 #include <QObject>
 #include <QSet>

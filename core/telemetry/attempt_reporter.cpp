@@ -1,7 +1,7 @@
-#include "telemetry/attempt_reporter.h"
+#include "core/telemetry/attempt_reporter.h"
 
-#include "telemetry/telemetry.h"
-#include "util/redaction.h"
+#include "core/telemetry/telemetry.h"
+#include "core/util/redaction.h"
 
 #include <QDateTime>
 

@@ -4,7 +4,7 @@
 // with the auth-gateway request log's keys, failure counters, TTFT, and the news that
 // marks changed. Every text passes util::redactedAndTruncated first.
 
-#include "failover/attempt_loop.h"
+#include "core/failover/attempt_loop.h"
 
 #include <functional>
 

@@ -1,6 +1,6 @@
-#include "telemetry/budget_tracker.h"
+#include "core/telemetry/budget_tracker.h"
 
-#include "util/clock.h"
+#include "core/util/clock.h"
 
 #include <QDateTime>
 

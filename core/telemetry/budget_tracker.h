@@ -6,7 +6,7 @@
 // reads the period's spend so far from the ledger. Wall time comes from the
 // injected clock: tests move across period boundaries without sleeping.
 
-#include "config/config.h"
+#include "core/config/config.h"
 
 #include <QHash>
 #include <QMetaType>

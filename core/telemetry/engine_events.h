@@ -15,21 +15,21 @@ struct AttemptRecord {
     int attempt = 0;
     QString tenant;
     QString requestedModel;
-    QString candidate;        // provider/id
+    QString candidate; // provider/id
     QString provider;
     AttemptOutcome outcome = AttemptOutcome::Committed;
-    QString failure;          // failure kind name, empty when none
-    int status = 0;           // upstream HTTP status, 0 when none
+    QString failure; // failure kind name, empty when none
+    int status = 0;  // upstream HTTP status, 0 when none
     qint64 elapsedMs = 0;
     std::optional<qint64> ttftMs;
     qint64 startedAtEpochMs = 0;
-    QString format;           // inbound format name
-    QString logOutcome;       // record's log outcome: retrying, skipped, exhausted, deadline, budget
-    QString message;          // short error text (never a secret)
+    QString format;     // inbound format name
+    QString logOutcome; // record's log outcome: retrying, skipped, exhausted, deadline, budget
+    QString message;    // short error text (never a secret)
 };
 
 struct UsageRow {
-    QString requestId;        // REQ, or REQ:aN for an attempt that did not answer
+    QString requestId; // REQ, or REQ:aN for an attempt that did not answer
     QString tenant;
     QString route; // the model or route the client asked for; filled from the attempts when empty
     QString candidate;
@@ -39,7 +39,7 @@ struct UsageRow {
     qint64 cacheRead = 0;
     qint64 cacheWrite = 0;
     double cost = 0;
-    QString outcome;          // ok | error
+    QString outcome; // ok | error
     qint64 atEpochMs = 0;
 };
 

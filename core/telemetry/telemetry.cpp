@@ -1,4 +1,4 @@
-#include "telemetry/telemetry.h"
+#include "core/telemetry/telemetry.h"
 
 #include <QDateTime>
 #include <QJsonDocument>
@@ -8,19 +8,21 @@
 
 namespace sw::telemetry {
 
-QString outcomeName(AttemptOutcome o)
-{
+QString outcomeName(AttemptOutcome o) {
     switch (o) {
-    case AttemptOutcome::Committed: return QStringLiteral("committed");
-    case AttemptOutcome::Failed: return QStringLiteral("failed");
-    case AttemptOutcome::Skipped: return QStringLiteral("skipped");
-    case AttemptOutcome::Aborted: return QStringLiteral("aborted");
+    case AttemptOutcome::Committed:
+        return QStringLiteral("committed");
+    case AttemptOutcome::Failed:
+        return QStringLiteral("failed");
+    case AttemptOutcome::Skipped:
+        return QStringLiteral("skipped");
+    case AttemptOutcome::Aborted:
+        return QStringLiteral("aborted");
     }
     return QStringLiteral("failed");
 }
 
-void Telemetry::Histogram::observe(double v)
-{
+void Telemetry::Histogram::observe(double v) {
     if (counts.size() != bounds.size() + 1)
         counts = QList<qint64>(bounds.size() + 1, 0);
     int i = 0;
@@ -31,8 +33,7 @@ void Telemetry::Histogram::observe(double v)
     ++count;
 }
 
-Telemetry::Telemetry(QObject *parent) : QObject(parent)
-{
+Telemetry::Telemetry(QObject *parent) : QObject(parent) {
     const QList<double> bounds{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120};
     m_requestSeconds.bounds = bounds;
     m_ttftSeconds.bounds = bounds;
@@ -40,8 +41,7 @@ Telemetry::Telemetry(QObject *parent) : QObject(parent)
     qRegisterMetaType<UsageRow>();
 }
 
-void Telemetry::recordAttempt(const AttemptRecord &record)
-{
+void Telemetry::recordAttempt(const AttemptRecord &record) {
     m_attempts.push_front(record);
     if (m_attempts.size() > kAttemptCapacity)
         m_attempts.pop_back();
@@ -54,32 +54,27 @@ void Telemetry::recordAttempt(const AttemptRecord &record)
     Q_EMIT attemptRecorded(record);
 }
 
-void Telemetry::recordUsage(const UsageRow &row)
-{
+void Telemetry::recordUsage(const UsageRow &row) {
     m_usage.push_back(row);
     if (m_usage.size() > kUsageCapacity)
         m_usage.pop_front();
     Q_EMIT usageRecorded(row);
 }
 
-void Telemetry::countFailure(const QString &provider, const QString &failureKind)
-{
+void Telemetry::countFailure(const QString &provider, const QString &failureKind) {
     ++m_failures[provider + QChar(0x1f) + failureKind];
 }
 
-void Telemetry::requestFinished(qint64 durationMs)
-{
+void Telemetry::requestFinished(qint64 durationMs) {
     --m_inFlight;
     m_requestSeconds.observe(double(durationMs) / 1000.0);
 }
 
-void Telemetry::observeTtft(qint64 ms)
-{
+void Telemetry::observeTtft(qint64 ms) {
     m_ttftSeconds.observe(double(ms) / 1000.0);
 }
 
-void Telemetry::log(const QString &level, const QString &message, QJsonObject fields)
-{
+void Telemetry::log(const QString &level, const QString &message, QJsonObject fields) {
     fields.insert(QStringLiteral("ts"), QDateTime::currentDateTimeUtc().toString(Qt::ISODateWithMs));
     fields.insert(QStringLiteral("level"), level);
     fields.insert(QStringLiteral("msg"), message);
@@ -91,8 +86,7 @@ void Telemetry::log(const QString &level, const QString &message, QJsonObject fi
     Q_EMIT logLine(fields);
 }
 
-QList<AttemptRecord> Telemetry::attempts(int limit) const
-{
+QList<AttemptRecord> Telemetry::attempts(int limit) const {
     QList<AttemptRecord> out;
     for (const auto &a : m_attempts) {
         if (limit >= 0 && out.size() >= limit)
@@ -108,14 +102,12 @@ QString Telemetry::routeOf(const QString &requestId) const {
     return it != m_routes.cend() ? *it : m_oldRoutes.value(id);
 }
 
-QList<UsageRow> Telemetry::usage() const
-{
+QList<UsageRow> Telemetry::usage() const {
     return QList<UsageRow>(m_usage.begin(), m_usage.end());
 }
 
 namespace {
-QString escapeLabel(const QString &v)
-{
+QString escapeLabel(const QString &v) {
     QString out = v;
     out.replace(QLatin1Char('\\'), QLatin1String("\\\\")).replace(QLatin1Char('"'), QLatin1String("\\\""));
     out.replace(QLatin1Char('\n'), QLatin1String("\\n"));
@@ -123,16 +115,16 @@ QString escapeLabel(const QString &v)
 }
 } // namespace
 
-QString Telemetry::metricsText(const QHash<QString, int> &marks) const
-{
+QString Telemetry::metricsText(const QHash<QString, int> &marks) const {
     QString out;
     auto pairs = [](const QHash<QString, qint64> &h) {
         QList<std::pair<QString, qint64>> v(h.keyValueBegin(), h.keyValueEnd());
         std::sort(v.begin(), v.end());
         return v;
     };
-    out += QLatin1String("# HELP switchman_candidate_failures_total Failed candidate attempts by provider and failure kind.\n"
-                         "# TYPE switchman_candidate_failures_total counter\n");
+    out += QLatin1String(
+        "# HELP switchman_candidate_failures_total Failed candidate attempts by provider and failure kind.\n"
+        "# TYPE switchman_candidate_failures_total counter\n");
     for (const auto &[key, n] : pairs(m_failures)) {
         const auto parts = key.split(QChar(0x1f));
         out += QStringLiteral("switchman_candidate_failures_total{provider=\"%1\",failure=\"%2\"} %3\n")
@@ -165,7 +157,8 @@ QString Telemetry::metricsText(const QHash<QString, int> &marks) const
         qint64 cumulative = 0;
         for (int i = 0; i < h.bounds.size(); ++i) {
             cumulative += h.counts.value(i);
-            out += QStringLiteral("%1_bucket{le=\"%2\"} %3\n").arg(QLatin1String(name)).arg(h.bounds[i]).arg(cumulative);
+            out +=
+                QStringLiteral("%1_bucket{le=\"%2\"} %3\n").arg(QLatin1String(name)).arg(h.bounds[i]).arg(cumulative);
         }
         out += QStringLiteral("%1_bucket{le=\"+Inf\"} %2\n%1_sum %3\n%1_count %2\n")
                    .arg(QLatin1String(name))

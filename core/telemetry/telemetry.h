@@ -2,7 +2,7 @@
 // Engine-thread sink for attempts, usage, failure counters and the structured
 // log. Bounded: attempts and usage are ring buffers; counters are maps.
 
-#include "telemetry/engine_events.h"
+#include "core/telemetry/engine_events.h"
 
 #include <QHash>
 #include <QJsonObject>

@@ -1,4 +1,4 @@
-#include "telemetry/usage_database.h"
+#include "core/telemetry/usage_database.h"
 
 #include <QAtomicInteger>
 #include <QDir>
@@ -198,18 +198,10 @@ bool UsageDatabase::insert(const QList<UsageRow> &rows, QString *error) {
                              " cache_read, cache_write, cost, outcome, at_ms)"
                              " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
     for (const UsageRow &r : rows) {
-        const QVariantList values{text(r.requestId),
-                                  text(r.tenant),
-                                  text(r.route),
-                                  text(r.candidate),
-                                  text(r.provider),
-                                  text(modelOfCandidate(r.candidate)),
-                                  r.input,
-                                  r.output,
-                                  r.cacheRead,
-                                  r.cacheWrite,
-                                  number(r.cost),
-                                  text(r.outcome),
+        const QVariantList values{text(r.requestId), text(r.tenant),   text(r.route),
+                                  text(r.candidate), text(r.provider), text(modelOfCandidate(r.candidate)),
+                                  r.input,           r.output,         r.cacheRead,
+                                  r.cacheWrite,      number(r.cost),   text(r.outcome),
                                   r.atEpochMs};
         for (int i = 0; i < values.size(); ++i)
             q.bindValue(i, values.at(i));

@@ -4,7 +4,7 @@
 // object, used only on the thread that opened it (a Qt SQL rule): the ledger's
 // worker thread, or the command line reading the file of a stopped instance.
 
-#include "telemetry/usage_report.h"
+#include "core/telemetry/usage_report.h"
 
 #include <QString>
 

@@ -1,7 +1,7 @@
-#include "telemetry/usage_ledger.h"
+#include "core/telemetry/usage_ledger.h"
 
-#include "telemetry/usage_database.h"
-#include "util/clock.h"
+#include "core/telemetry/usage_database.h"
+#include "core/util/clock.h"
 
 #include <QCoreApplication>
 #include <QJsonObject>

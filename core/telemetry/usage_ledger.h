@@ -6,7 +6,7 @@
 // file that cannot be opened or written (read-only, full disk) costs one log
 // line, never a request: rows are then kept in memory (bounded) and retried.
 
-#include "telemetry/usage_report.h"
+#include "core/telemetry/usage_report.h"
 
 #include <QObject>
 #include <QThread>
@@ -81,7 +81,7 @@ private:
     bool m_persistent = false;
     int m_memoryMaxRows = kMemoryMaxRows; // used on the worker thread; set before rows are appended
     bool m_memoryCapSaid = false;         // worker side: the first dropped rows are logged, once
-    bool m_failing = false; // a write failed; the next success says so once
+    bool m_failing = false;               // a write failed; the next success says so once
     int m_unwritten = 0;
     // Worker side: rows a failed write could not store, retried with the next batch.
     QList<UsageRow> m_retry;

@@ -1,4 +1,4 @@
-#include "telemetry/usage_report.h"
+#include "core/telemetry/usage_report.h"
 
 #include <QDateTime>
 #include <QJsonArray>

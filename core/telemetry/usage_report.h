@@ -3,7 +3,7 @@
 // the command line (`switchman usage`) and the Usage screen ask the same way and
 // print the same JSON and CSV.
 
-#include "telemetry/engine_events.h"
+#include "core/telemetry/engine_events.h"
 
 #include <QJsonObject>
 #include <QList>

@@ -1,9 +1,9 @@
 // The upstream adapter registry: one shared, stateless adapter per upstream API.
-#include "upstream/anthropic_adapter.h"
-#include "upstream/google_adapter.h"
-#include "upstream/openai_completions_adapter.h"
-#include "upstream/openai_responses_adapter.h"
-#include "upstream/upstream_adapter.h"
+#include "core/upstream/anthropic_adapter.h"
+#include "core/upstream/google_adapter.h"
+#include "core/upstream/openai_completions_adapter.h"
+#include "core/upstream/openai_responses_adapter.h"
+#include "core/upstream/upstream_adapter.h"
 
 #include <QJsonArray>
 #include <QJsonObject>

@@ -1,7 +1,7 @@
-#include "upstream/anthropic_adapter.h"
+#include "core/upstream/anthropic_adapter.h"
 
-#include "upstream/anthropic_stream_decoder.h"
-#include "wire/json.h"
+#include "core/upstream/anthropic_stream_decoder.h"
+#include "core/wire/json.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>

@@ -1,7 +1,7 @@
 #pragma once
 // Upstream API "anthropic-messages": POST {baseUrl}/v1/messages, streaming.
 
-#include "upstream/upstream_adapter.h"
+#include "core/upstream/upstream_adapter.h"
 
 namespace sw::upstream {
 

@@ -1,4 +1,4 @@
-#include "upstream/anthropic_stream_decoder.h"
+#include "core/upstream/anthropic_stream_decoder.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>

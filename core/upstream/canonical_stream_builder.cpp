@@ -1,6 +1,6 @@
-#include "upstream/canonical_stream_builder.h"
+#include "core/upstream/canonical_stream_builder.h"
 
-#include "model/event_accumulator.h"
+#include "core/model/event_accumulator.h"
 
 namespace sw::upstream {
 

@@ -5,8 +5,8 @@
 // arguments parsed); one terminal event (Done or Error) ends the stream and anything
 // after it is dropped. A decoder only says what the upstream meant.
 
-#include "model/block_sequencer.h"
-#include "model/chat.h"
+#include "core/model/block_sequencer.h"
+#include "core/model/chat.h"
 
 #include <QList>
 #include <QMap>

@@ -15,7 +15,7 @@
 // (pooled and reused while idle) instead of sharing one HTTP/2 connection.
 // QtTransport stays available behind the same interface.
 
-#include "upstream/socket_transport.h"
+#include "core/upstream/socket_transport.h"
 
 namespace sw::upstream {
 

@@ -1,9 +1,9 @@
-#include "upstream/google_adapter.h"
+#include "core/upstream/google_adapter.h"
 
-#include "model/event_accumulator.h"
-#include "upstream/google_stream_decoder.h"
-#include "wire/json.h"
-#include "wire/sse.h"
+#include "core/model/event_accumulator.h"
+#include "core/upstream/google_stream_decoder.h"
+#include "core/wire/json.h"
+#include "core/wire/sse.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>

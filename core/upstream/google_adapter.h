@@ -2,7 +2,7 @@
 // Upstream API "google-generative-ai": POST {baseUrl}/models/{model}:streamGenerateContent?alt=sse
 // (baseUrl includes /v1beta), key in x-goog-api-key.
 
-#include "upstream/upstream_adapter.h"
+#include "core/upstream/upstream_adapter.h"
 
 namespace sw::upstream {
 

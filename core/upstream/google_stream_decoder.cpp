@@ -1,6 +1,6 @@
-#include "upstream/google_stream_decoder.h"
+#include "core/upstream/google_stream_decoder.h"
 
-#include "wire/json.h"
+#include "core/wire/json.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>

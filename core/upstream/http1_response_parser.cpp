@@ -1,4 +1,4 @@
-#include "upstream/http1_response_parser.h"
+#include "core/upstream/http1_response_parser.h"
 
 namespace sw::upstream {
 

@@ -9,9 +9,9 @@
 // kMaxHeadBytes ends the parse as TooLarge instead of growing without bound.
 // Body bytes are never held: each feed returns what it decoded.
 
-#include "http/body_decoder.h"
-#include "http/head_parser.h"
-#include "upstream/http_types.h"
+#include "core/http/body_decoder.h"
+#include "core/http/head_parser.h"
+#include "core/upstream/http_types.h"
 
 #include <QByteArray>
 
@@ -45,8 +45,7 @@ public:
     const HeaderList &headers() const { return m_headers; }
     bool keepAlive() const { return m_keepAlive; }
     // The body ends at a known point (Content-Length or chunked), not at the connection's close.
-    bool selfDelimited() const
-    {
+    bool selfDelimited() const {
         return m_body.framing() == http::BodyDecoder::Framing::Length ||
                m_body.framing() == http::BodyDecoder::Framing::Chunked;
     }

@@ -1,4 +1,4 @@
-#include "upstream/http_types.h"
+#include "core/upstream/http_types.h"
 
 namespace sw::upstream {
 

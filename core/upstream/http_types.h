@@ -1,5 +1,5 @@
 #pragma once
-#include "http/headers.h"
+#include "core/http/headers.h"
 
 #include <QByteArray>
 #include <QList>

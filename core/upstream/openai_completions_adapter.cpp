@@ -1,7 +1,7 @@
-#include "upstream/openai_completions_adapter.h"
+#include "core/upstream/openai_completions_adapter.h"
 
-#include "upstream/openai_completions_stream_decoder.h"
-#include "wire/json.h"
+#include "core/upstream/openai_completions_stream_decoder.h"
+#include "core/wire/json.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>

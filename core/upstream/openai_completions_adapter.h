@@ -2,7 +2,7 @@
 // Upstream API "openai-completions": POST {baseUrl}/chat/completions (baseUrl includes /v1),
 // for OpenAI and every OpenAI-compatible server.
 
-#include "upstream/upstream_adapter.h"
+#include "core/upstream/upstream_adapter.h"
 
 namespace sw::upstream {
 

@@ -1,4 +1,4 @@
-#include "upstream/openai_completions_stream_decoder.h"
+#include "core/upstream/openai_completions_stream_decoder.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>

@@ -1,9 +1,9 @@
-#include "upstream/openai_responses_adapter.h"
+#include "core/upstream/openai_responses_adapter.h"
 
-#include "upstream/openai_completions_adapter.h"
-#include "upstream/openai_responses_stream_decoder.h"
-#include "wire/json.h"
-#include "wire/reasoning_item.h"
+#include "core/upstream/openai_completions_adapter.h"
+#include "core/upstream/openai_responses_stream_decoder.h"
+#include "core/wire/json.h"
+#include "core/wire/reasoning_item.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>

@@ -1,7 +1,7 @@
 #pragma once
 // Upstream API "openai-responses": POST {baseUrl}/responses (baseUrl includes /v1), streaming.
 
-#include "upstream/upstream_adapter.h"
+#include "core/upstream/upstream_adapter.h"
 
 namespace sw::upstream {
 

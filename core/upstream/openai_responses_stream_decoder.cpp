@@ -1,6 +1,6 @@
-#include "upstream/openai_responses_stream_decoder.h"
+#include "core/upstream/openai_responses_stream_decoder.h"
 
-#include "wire/json.h"
+#include "core/wire/json.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>

@@ -1,8 +1,8 @@
 #pragma once
 // OpenAI Responses SSE -> canonical events.
 
-#include "upstream/canonical_stream_builder.h"
-#include "upstream/upstream_adapter.h"
+#include "core/upstream/canonical_stream_builder.h"
+#include "core/upstream/upstream_adapter.h"
 
 #include <QHash>
 #include <QJsonObject>

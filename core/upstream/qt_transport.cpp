@@ -1,6 +1,6 @@
-#include "upstream/qt_transport.h"
+#include "core/upstream/qt_transport.h"
 
-#include "upstream/qt_upstream_call.h"
+#include "core/upstream/qt_upstream_call.h"
 
 #include <QNetworkAccessManager>
 #include <QNetworkReply>

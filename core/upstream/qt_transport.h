@@ -12,7 +12,7 @@
 // connections (Qt 6.4's HTTP channel leaves it off). Requests are written
 // header block then body; on loopback this is not delayed in practice.
 
-#include "upstream/transport.h"
+#include "core/upstream/transport.h"
 
 #include <QHash>
 #include <QList>

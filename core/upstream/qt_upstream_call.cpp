@@ -1,4 +1,4 @@
-#include "upstream/qt_upstream_call.h"
+#include "core/upstream/qt_upstream_call.h"
 
 #include <QNetworkRequest>
 #include <QTimer>

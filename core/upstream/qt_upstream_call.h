@@ -1,7 +1,7 @@
 #pragma once
 // One HTTP call made by QtTransport: adapts a QNetworkReply to UpstreamCall.
 
-#include "upstream/transport.h"
+#include "core/upstream/transport.h"
 
 #include <QNetworkReply>
 #include <QPointer>

@@ -1,6 +1,6 @@
-#include "upstream/socket_transport.h"
+#include "core/upstream/socket_transport.h"
 
-#include "upstream/socket_upstream_call.h"
+#include "core/upstream/socket_upstream_call.h"
 
 #include <QNetworkProxy>
 #include <QSslConfiguration>

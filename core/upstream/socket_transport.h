@@ -10,8 +10,8 @@
 // before any response byte is retried once on a fresh one (the server may have
 // timed the idle connection out as we sent).
 
-#include "upstream/http1_response_parser.h"
-#include "upstream/transport.h"
+#include "core/upstream/http1_response_parser.h"
+#include "core/upstream/transport.h"
 
 #include <QHash>
 #include <QList>

@@ -1,8 +1,8 @@
 #pragma once
 // One HTTP/1.1 exchange made by SocketTransport.
 
-#include "upstream/http1_response_parser.h"
-#include "upstream/transport.h"
+#include "core/upstream/http1_response_parser.h"
+#include "core/upstream/transport.h"
 
 #include <QAbstractSocket>
 #include <QPointer>

@@ -1,4 +1,4 @@
-#include "upstream/sse_reader.h"
+#include "core/upstream/sse_reader.h"
 
 namespace sw::upstream {
 

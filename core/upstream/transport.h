@@ -2,7 +2,7 @@
 // The upstream transport seam: starts HTTP calls and reports their progress.
 // The Qt implementation (qt_transport) is the production one; tests may swap it.
 
-#include "upstream/http_types.h"
+#include "core/upstream/http_types.h"
 
 #include <QHash>
 #include <QList>

@@ -2,11 +2,11 @@
 // One adapter per upstream API: builds the HTTP request for a candidate and
 // decodes that API's stream into canonical events.
 
-#include "model/chat_request.h"
-#include "upstream/http_types.h"
-#include "upstream/sse_reader.h"
-#include "wire/api.h"
-#include "wire/error_body.h"
+#include "core/model/chat_request.h"
+#include "core/upstream/http_types.h"
+#include "core/upstream/sse_reader.h"
+#include "core/wire/api.h"
+#include "core/wire/error_body.h"
 
 #include <memory>
 

@@ -1,9 +1,9 @@
-#include "upstream/upstream_attempt.h"
+#include "core/upstream/upstream_attempt.h"
 
-#include "credentials/credential_pools.h"
-#include "credentials/park_policy.h"
-#include "upstream/openai_completions_stream_decoder.h"
-#include "util/redaction.h"
+#include "core/credentials/credential_pools.h"
+#include "core/credentials/park_policy.h"
+#include "core/upstream/openai_completions_stream_decoder.h"
+#include "core/util/redaction.h"
 
 #include <QDateTime>
 #include <QJsonArray>

@@ -4,9 +4,9 @@
 // error bodies, and redaction of everything the try reports. The loop decides
 // what any of it means; this class only reports it, by AttemptId.
 
-#include "failover/attempt_loop.h"
-#include "upstream/transport.h"
-#include "upstream/upstream_adapter.h"
+#include "core/failover/attempt_loop.h"
+#include "core/upstream/transport.h"
+#include "core/upstream/upstream_adapter.h"
 
 #include <QObject>
 #include <QPointer>

@@ -1,4 +1,4 @@
-#include "util/glob_pattern.h"
+#include "core/util/glob_pattern.h"
 
 #include <QChar>
 

@@ -1,4 +1,4 @@
-#include "util/redaction.h"
+#include "core/util/redaction.h"
 
 #include <QRegularExpression>
 

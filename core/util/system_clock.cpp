@@ -1,4 +1,4 @@
-#include "util/clock.h"
+#include "core/util/clock.h"
 
 #include <QDateTime>
 #include <QElapsedTimer>
@@ -23,8 +23,7 @@ namespace {
 // creating and registering a QTimer each time.
 class SystemClock final : public Clock {
 public:
-    SystemClock()
-    {
+    SystemClock() {
         m_elapsed.start();
         m_timer.setSingleShot(true);
         m_timer.setTimerType(Qt::PreciseTimer);
@@ -33,8 +32,7 @@ public:
 
     qint64 nowMs() const override { return m_elapsed.elapsed(); }
 
-    TimerId schedule(qint64 delayMs, std::function<void()> callback) override
-    {
+    TimerId schedule(qint64 delayMs, std::function<void()> callback) override {
         const TimerId id = ++m_next;
         const qint64 due = nowMs() + std::max<qint64>(0, delayMs);
         const auto it = m_byDue.emplace(due, id);
@@ -44,8 +42,7 @@ public:
         return id;
     }
 
-    void cancel(TimerId id) override
-    {
+    void cancel(TimerId id) override {
         const auto it = m_pending.find(id);
         if (it == m_pending.end())
             return;
@@ -60,8 +57,7 @@ private:
         std::function<void()> callback;
     };
 
-    void arm()
-    {
+    void arm() {
         if (m_byDue.empty()) {
             m_timer.stop();
             return;
@@ -70,8 +66,7 @@ private:
         m_timer.start(int(std::min<qint64>(wait, std::numeric_limits<int>::max())));
     }
 
-    void fireDue()
-    {
+    void fireDue() {
         const qint64 now = nowMs();
         while (!m_byDue.empty() && m_byDue.begin()->first <= now) {
             const TimerId id = m_byDue.begin()->second;
@@ -92,8 +87,7 @@ private:
 
 } // namespace
 
-Clock &systemClock()
-{
+Clock &systemClock() {
     // Timers belong to the thread that schedules them, so each thread gets its own.
     thread_local SystemClock clock;
     return clock;

@@ -1,4 +1,4 @@
-#include "wire/api.h"
+#include "core/wire/api.h"
 
 namespace sw::wire {
 

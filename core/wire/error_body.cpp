@@ -1,4 +1,4 @@
-#include "wire/error_body.h"
+#include "core/wire/error_body.h"
 
 #include <QHash>
 #include <QJsonArray>

@@ -3,7 +3,7 @@
 // status an API's error type stands for (in-stream errors carry a type, not a status),
 // and writing Google's (the fake upstream answers with it).
 
-#include "wire/api.h"
+#include "core/wire/api.h"
 
 #include <QByteArray>
 #include <QJsonObject>

@@ -1,4 +1,4 @@
-#include "wire/json.h"
+#include "core/wire/json.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>

@@ -1,6 +1,6 @@
-#include "wire/reasoning_item.h"
+#include "core/wire/reasoning_item.h"
 
-#include "wire/api.h"
+#include "core/wire/api.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>

@@ -2,7 +2,7 @@
 // The OpenAI Responses reasoning item: what a client of that API gets in an answer and
 // what an upstream of that API gets back in the next turn's input.
 
-#include "model/chat.h"
+#include "core/model/chat.h"
 
 #include <QJsonObject>
 #include <QString>

@@ -1,6 +1,6 @@
-#include "wire/sse.h"
+#include "core/wire/sse.h"
 
-#include "wire/json.h"
+#include "core/wire/json.h"
 
 namespace sw::wire {
 

@@ -2,8 +2,8 @@
 // headless user runs them: the built binary against a real engine on a real
 // socket (issue 13). The engine runs in this process, so the binary is waited
 // for with the event loop turning.
-#include "config/config_loader.h"
-#include "credentials/credential_pools.h"
+#include "core/config/config_loader.h"
+#include "core/credentials/credential_pools.h"
 #include "gateway_fixture.h"
 #include "signal_wait.h"
 #include "switchman_run.h"
@@ -20,7 +20,6 @@
 
 using namespace sw;
 using namespace sw::test;
-
 
 class TestAdminCommands : public QObject {
     Q_OBJECT
@@ -77,25 +76,26 @@ private Q_SLOTS:
         QVERIFY(!st.err.contains(QString::fromLatin1(canary)));
 
         // Retry one provider: only its credentials come back.
-        const SwitchmanRun none = runSwitchman({QStringLiteral("credential"), QStringLiteral("retry"), QStringLiteral("pb"),
-                                       QStringLiteral("--listen"), listenOf(gw)});
+        const SwitchmanRun none = runSwitchman({QStringLiteral("credential"), QStringLiteral("retry"),
+                                                QStringLiteral("pb"), QStringLiteral("--listen"), listenOf(gw)});
         QCOMPARE(none.exitCode, 0);
         QVERIFY2(none.out.contains(QStringLiteral("nothing to retry")), qPrintable(none.out));
-        const SwitchmanRun retry = runSwitchman({QStringLiteral("credential"), QStringLiteral("retry"), QStringLiteral("pa"),
-                                        QStringLiteral("--listen"), listenOf(gw)});
+        const SwitchmanRun retry = runSwitchman({QStringLiteral("credential"), QStringLiteral("retry"),
+                                                 QStringLiteral("pa"), QStringLiteral("--listen"), listenOf(gw)});
         QCOMPARE(retry.exitCode, 0);
         QVERIFY2(retry.out.contains(QStringLiteral("2 credentials back in use")), qPrintable(retry.out));
         QCOMPARE(gw.engine().pools().parkedCount(), 0);
 
         // Marks: a filter that matches nothing, then the one that does.
-        const SwitchmanRun other = runSwitchman({QStringLiteral("marks"), QStringLiteral("clear"), QStringLiteral("--provider"),
-                                        QStringLiteral("pa"), QStringLiteral("--listen"), listenOf(gw)});
+        const SwitchmanRun other =
+            runSwitchman({QStringLiteral("marks"), QStringLiteral("clear"), QStringLiteral("--provider"),
+                          QStringLiteral("pa"), QStringLiteral("--listen"), listenOf(gw)});
         QCOMPARE(other.exitCode, 0);
         QVERIFY2(other.out.contains(QStringLiteral("cleared 0 marks")), qPrintable(other.out));
         QCOMPARE(gw.engine().marks().size(), 1);
-        const SwitchmanRun clear = runSwitchman({QStringLiteral("marks"), QStringLiteral("clear"), QStringLiteral("--tenant"),
-                                        QStringLiteral("local"), QStringLiteral("--provider"), QStringLiteral("pc"),
-                                        QStringLiteral("--listen"), listenOf(gw)});
+        const SwitchmanRun clear = runSwitchman(
+            {QStringLiteral("marks"), QStringLiteral("clear"), QStringLiteral("--tenant"), QStringLiteral("local"),
+             QStringLiteral("--provider"), QStringLiteral("pc"), QStringLiteral("--listen"), listenOf(gw)});
         QCOMPARE(clear.exitCode, 0);
         QVERIFY2(clear.out.contains(QStringLiteral("cleared 1 mark (tenant local, provider pc)")),
                  qPrintable(clear.out));

@@ -1,6 +1,6 @@
-#include "cli_options.h"
-#include "config/config_loader.h"
-#include "gateway_runner.h"
+#include "app/cli_options.h"
+#include "app/gateway_runner.h"
+#include "core/config/config_loader.h"
 
 #include <QTest>
 

@@ -1,8 +1,8 @@
 // The first start without a configuration file: the starter file is written,
 // loaded, and the user is told the next step.
 
-#include "config/starter_config.h"
-#include "first_run.h"
+#include "app/first_run.h"
+#include "core/config/starter_config.h"
 
 #include <QFile>
 #include <QTemporaryDir>

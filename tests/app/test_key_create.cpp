@@ -2,7 +2,7 @@
 // once, only its hash stored, the file saved atomically and still valid, and
 // nothing printed or written when the configuration cannot be used; the file
 // and its directory readable by the owner only, a symlinked path resolved.
-#include "config/config_loader.h"
+#include "core/config/config_loader.h"
 
 #include <QCryptographicHash>
 #include <QDir>
@@ -21,8 +21,7 @@ struct Run {
     QByteArray err;
 };
 
-Run run(const QStringList &args)
-{
+Run run(const QStringList &args) {
     QProcess p;
     p.start(QStringLiteral(SWITCHMAN_BIN), args);
     Run r;
@@ -37,31 +36,28 @@ Run run(const QStringList &args)
     return r;
 }
 
-QByteArray readAll(const QString &path)
-{
+QByteArray readAll(const QString &path) {
     QFile f(path);
     return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
 }
 
-int modeOf(const QString &path)
-{
+int modeOf(const QString &path) {
     struct stat st {};
     if (::stat(QFile::encodeName(path).constData(), &st) != 0)
         return -1;
     return int(st.st_mode & 07777);
 }
 
-QString hashOf(const QByteArray &key)
-{
-    return QStringLiteral("sha256:") + QString::fromLatin1(QCryptographicHash::hash(key, QCryptographicHash::Sha256).toHex());
+QString hashOf(const QByteArray &key) {
+    return QStringLiteral("sha256:") +
+           QString::fromLatin1(QCryptographicHash::hash(key, QCryptographicHash::Sha256).toHex());
 }
 } // namespace
 
 class TestKeyCreate : public QObject {
     Q_OBJECT
 private Q_SLOTS:
-    void createsTenantAndPrintsKeyOnce()
-    {
+    void createsTenantAndPrintsKeyOnce() {
         QTemporaryDir dir;
         const QString path = dir.filePath(QStringLiteral("sub/config.json"));
         const Run first = run({QStringLiteral("key"), QStringLiteral("create"), QStringLiteral("--tenant"),
@@ -69,7 +65,7 @@ private Q_SLOTS:
         QCOMPARE(first.exitCode, 0);
         const QByteArray key = first.out.trimmed();
         QVERIFY2(key.startsWith("sm-") && key.size() >= 3 + 43, key.constData()); // 32 random bytes, base64url
-        QCOMPARE(first.out.count('\n'), 1);                                        // the key and nothing else
+        QCOMPARE(first.out.count('\n'), 1);                                       // the key and nothing else
         QVERIFY(!first.err.contains(key));
         const QByteArray file = readAll(path);
         QVERIFY(!file.contains(key));
@@ -92,8 +88,7 @@ private Q_SLOTS:
         QVERIFY(!again.config->tenants.value(QStringLiteral("bob")).admin);
     }
 
-    void addsAKeyAndKeepsTheRestOfTheFile()
-    {
+    void addsAKeyAndKeepsTheRestOfTheFile() {
         QTemporaryDir dir;
         const QString path = dir.filePath(QStringLiteral("config.json"));
         sw::config::Config config;
@@ -119,8 +114,7 @@ private Q_SLOTS:
         QCOMPARE(*loaded.config, expected);
     }
 
-    void unusableConfigIsLeftAloneAndNoKeyPrinted()
-    {
+    void unusableConfigIsLeftAloneAndNoKeyPrinted() {
         QTemporaryDir dir;
         const QString path = dir.filePath(QStringLiteral("config.json"));
         const QByteArray broken = "{\"providers\": {\"x\": 1}";
@@ -136,8 +130,7 @@ private Q_SLOTS:
     }
 
     // Issue 11 item 13: the file holds tenant key hashes and credential references.
-    void newConfigIsOwnerOnlyInAnOwnerOnlyDirectory()
-    {
+    void newConfigIsOwnerOnlyInAnOwnerOnlyDirectory() {
         QTemporaryDir dir;
         const QString path = dir.filePath(QStringLiteral("a/b/config.json"));
         const Run r = run({QStringLiteral("key"), QStringLiteral("create"), QStringLiteral("--tenant"),
@@ -149,8 +142,7 @@ private Q_SLOTS:
         QVERIFY(!r.err.contains("symbolic link"));
     }
 
-    void existingModesAreKeptUnlessWorldReadable_data()
-    {
+    void existingModesAreKeptUnlessWorldReadable_data() {
         QTest::addColumn<int>("before");
         QTest::addColumn<int>("after");
         QTest::addRow("0644 tightened") << 0644 << 0640;
@@ -158,8 +150,7 @@ private Q_SLOTS:
         QTest::addRow("0640 kept") << 0640 << 0640;
         QTest::addRow("0600 kept") << 0600 << 0600;
     }
-    void existingModesAreKeptUnlessWorldReadable()
-    {
+    void existingModesAreKeptUnlessWorldReadable() {
         QFETCH(int, before);
         QFETCH(int, after);
         QTemporaryDir dir;
@@ -173,8 +164,7 @@ private Q_SLOTS:
     }
 
     // Resolved and reported (not refused): dotfile managers link config.json into a repository.
-    void symlinkedConfigWritesItsTargetAndSaysSo()
-    {
+    void symlinkedConfigWritesItsTargetAndSaysSo() {
         QTemporaryDir dir;
         QVERIFY(QDir(dir.path()).mkdir(QStringLiteral("dotfiles")));
         const QString target = dir.filePath(QStringLiteral("dotfiles/switchman.json"));
@@ -193,8 +183,7 @@ private Q_SLOTS:
         QCOMPARE(modeOf(target), 0600);
     }
 
-    void danglingSymlinkIsRefused()
-    {
+    void danglingSymlinkIsRefused() {
         QTemporaryDir dir;
         const QString link = dir.filePath(QStringLiteral("config.json"));
         QVERIFY(QFile::link(dir.filePath(QStringLiteral("elsewhere/missing.json")), link));

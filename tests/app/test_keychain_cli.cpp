@@ -1,8 +1,8 @@
 // `switchman credential set` / `credential list` as a user runs them: with a
 // Secret Service (scripts/test runs this inside scripts/with-keyring) and with
 // none, where the CLI says so, names env: references, and exits non-zero.
-#include "credentials/credential_store.h"
-#include "config/config_loader.h"
+#include "core/config/config_loader.h"
+#include "core/credentials/credential_store.h"
 #include "signal_wait.h"
 
 #include <QProcess>
@@ -18,8 +18,7 @@ struct Run {
     QString err;
 };
 
-Run run(const QStringList &args, const QByteArray &stdinBytes, const QProcessEnvironment &env)
-{
+Run run(const QStringList &args, const QByteArray &stdinBytes, const QProcessEnvironment &env) {
     QProcess p;
     p.setProcessEnvironment(env);
     p.start(QStringLiteral(SWITCHMAN_BIN), args);
@@ -39,15 +38,13 @@ Run run(const QStringList &args, const QByteArray &stdinBytes, const QProcessEnv
     return r;
 }
 
-QProcessEnvironment noSecretService()
-{
+QProcessEnvironment noSecretService() {
     QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
     env.insert(QStringLiteral("DBUS_SESSION_BUS_ADDRESS"), QStringLiteral("unix:path=/nonexistent/switchman-test-bus"));
     return env;
 }
 
-QString writeConfig(const QTemporaryDir &dir, const QStringList &credentials)
-{
+QString writeConfig(const QTemporaryDir &dir, const QStringList &credentials) {
     sw::config::Config config;
     sw::config::ProviderConfig p;
     p.id = QStringLiteral("anthropic");
@@ -63,8 +60,7 @@ QString writeConfig(const QTemporaryDir &dir, const QStringList &credentials)
 class TestKeychainCli : public QObject {
     Q_OBJECT
 private Q_SLOTS:
-    void setThenListWithASecretService()
-    {
+    void setThenListWithASecretService() {
         if (qgetenv("SWITCHMAN_IN_KEYRING_SESSION") != "1")
             QSKIP("needs a Secret Service: scripts/test runs this under scripts/with-keyring");
         const QString name = QStringLiteral("cli-test-%1").arg(QRandomGenerator::system()->generate64(), 0, 16);
@@ -91,11 +87,12 @@ private Q_SLOTS:
         QCOMPARE(read.secret, secret);
 
         QTemporaryDir dir;
-        const QString config = writeConfig(dir, {QStringLiteral("keychain:") + name, QStringLiteral("keychain:cli-test-absent"),
-                                                 QStringLiteral("env:SW_CLI_SET"), QStringLiteral("env:SW_CLI_UNSET"),
-                                                 QStringLiteral("passthrough")});
+        const QString config = writeConfig(
+            dir, {QStringLiteral("keychain:") + name, QStringLiteral("keychain:cli-test-absent"),
+                  QStringLiteral("env:SW_CLI_SET"), QStringLiteral("env:SW_CLI_UNSET"), QStringLiteral("passthrough")});
         QVERIFY(!config.isEmpty());
-        const Run list = run({QStringLiteral("credential"), QStringLiteral("list"), QStringLiteral("--config"), config}, {}, env);
+        const Run list =
+            run({QStringLiteral("credential"), QStringLiteral("list"), QStringLiteral("--config"), config}, {}, env);
         QVERIFY2(list.exitCode == 0, qPrintable(list.err));
         QVERIFY2(list.out.contains(QStringLiteral("keychain:%1\tkeychain: present").arg(name)), qPrintable(list.out));
         QVERIFY(list.out.contains(QStringLiteral("keychain:cli-test-absent\tkeychain: MISSING")));
@@ -105,8 +102,7 @@ private Q_SLOTS:
         QVERIFY(!list.out.contains(QString::fromLatin1(secret)) && !list.out.contains(QStringLiteral("value")));
     }
 
-    void withoutASecretServiceTheCliSaysSoAndFails()
-    {
+    void withoutASecretServiceTheCliSaysSoAndFails() {
         const Run set = run({QStringLiteral("credential"), QStringLiteral("set"), QStringLiteral("cli-test-x")},
                             "sk-not-stored\n", noSecretService());
         QCOMPARE(set.exitCode, 1);
@@ -117,16 +113,15 @@ private Q_SLOTS:
 
         QTemporaryDir dir;
         const QString config = writeConfig(dir, {QStringLiteral("keychain:main"), QStringLiteral("env:HOME")});
-        const Run list = run({QStringLiteral("credential"), QStringLiteral("list"), QStringLiteral("--config"), config}, {},
-                             noSecretService());
+        const Run list = run({QStringLiteral("credential"), QStringLiteral("list"), QStringLiteral("--config"), config},
+                             {}, noSecretService());
         QCOMPARE(list.exitCode, 1);
         QVERIFY2(list.out.contains(QStringLiteral("keychain:main\tkeychain: unavailable")), qPrintable(list.out));
         QVERIFY(list.out.contains(QStringLiteral("env:HOME\tenvironment: set"))); // env: references keep working
         QVERIFY(list.err.contains(QStringLiteral("env:VAR")));
     }
 
-    void aLockedKeyringIsReportedAndNothingStored()
-    {
+    void aLockedKeyringIsReportedAndNothingStored() {
         // A private session of its own (locking the shared one would break other tests):
         // an unlocked keyring is created, its login collection locked, then the CLI run.
         if (QStandardPaths::findExecutable(QStringLiteral("dbus-run-session")).isEmpty() ||
@@ -138,8 +133,10 @@ private Q_SLOTS:
             "export XDG_DATA_HOME=\"$1\" XDG_RUNTIME_DIR=\"$1/run\"\n" // never the outer session's daemon
             "mkdir -p -m 700 \"$XDG_RUNTIME_DIR\"\n"
             "eval \"$(echo -n pw | gnome-keyring-daemon --unlock --components=secrets)\"\n"
-            "for i in $(seq 50); do dbus-send --session --print-reply --dest=org.freedesktop.DBus /org/freedesktop/DBus "
-            "org.freedesktop.DBus.NameHasOwner string:org.freedesktop.secrets | grep -q 'boolean true' && break; sleep 0.1; done\n"
+            "for i in $(seq 50); do dbus-send --session --print-reply --dest=org.freedesktop.DBus "
+            "/org/freedesktop/DBus "
+            "org.freedesktop.DBus.NameHasOwner string:org.freedesktop.secrets | grep -q 'boolean true' && break; sleep "
+            "0.1; done\n"
             "dbus-send --session --print-reply --dest=org.freedesktop.secrets /org/freedesktop/secrets "
             "org.freedesktop.Secret.Service.Lock array:objpath:/org/freedesktop/secrets/collection/login >/dev/null\n"
             "set +e\n"
@@ -150,8 +147,9 @@ private Q_SLOTS:
         env.remove(QStringLiteral("DISPLAY")); // no prompter can ask the user
         env.remove(QStringLiteral("WAYLAND_DISPLAY"));
         p.setProcessEnvironment(env);
-        p.start(QStringLiteral("dbus-run-session"), {QStringLiteral("--"), QStringLiteral("bash"), QStringLiteral("-c"), script,
-                                                      QStringLiteral("locked"), home.path(), QStringLiteral(SWITCHMAN_BIN)});
+        p.start(QStringLiteral("dbus-run-session"),
+                {QStringLiteral("--"), QStringLiteral("bash"), QStringLiteral("-c"), script, QStringLiteral("locked"),
+                 home.path(), QStringLiteral(SWITCHMAN_BIN)});
         QVERIFY(p.waitForFinished(60000));
         const QString out = QString::fromUtf8(p.readAllStandardOutput());
         QVERIFY2(out.contains(QStringLiteral("exit=1")), qPrintable(out));
@@ -161,18 +159,17 @@ private Q_SLOTS:
         QVERIFY(!out.contains(QStringLiteral("sk-locked-out")));
     }
 
-    void emptyInputStoresNothing()
-    {
-        const Run set = run({QStringLiteral("credential"), QStringLiteral("set"), QStringLiteral("cli-test-empty")}, "\n",
-                            noSecretService());
+    void emptyInputStoresNothing() {
+        const Run set = run({QStringLiteral("credential"), QStringLiteral("set"), QStringLiteral("cli-test-empty")},
+                            "\n", noSecretService());
         QCOMPARE(set.exitCode, 1);
         QVERIFY(set.err.contains(QStringLiteral("nothing stored")));
     }
 
-    void badNameIsAUsageError()
-    {
-        const Run set = run({QStringLiteral("credential"), QStringLiteral("set"), QStringLiteral("bad name/with slash")},
-                            "x\n", noSecretService());
+    void badNameIsAUsageError() {
+        const Run set =
+            run({QStringLiteral("credential"), QStringLiteral("set"), QStringLiteral("bad name/with slash")}, "x\n",
+                noSecretService());
         QCOMPARE(set.exitCode, 64);
     }
 };

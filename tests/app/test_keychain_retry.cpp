@@ -2,8 +2,8 @@
 // stored in a real Secret Service (scripts/with-keyring; ctest -R keychain) and
 // the running instance drops that credential's parking at once, so the next
 // request tries the first provider again.
-#include "config/config_loader.h"
-#include "credentials/credential_pools.h"
+#include "core/config/config_loader.h"
+#include "core/credentials/credential_pools.h"
 #include "gateway_fixture.h"
 #include "signal_wait.h"
 #include "switchman_run.h"
@@ -15,7 +15,6 @@
 
 using namespace sw;
 using namespace sw::test;
-
 
 class TestKeychainRetry : public QObject {
     Q_OBJECT

@@ -2,7 +2,7 @@
 // in front of fake upstreams in this test process: what a team running
 // replicas behind a load balancer sees.
 
-#include "demo/fake_upstream.h"
+#include "core/demo/fake_upstream.h"
 #include "redis_server.h"
 #include "signal_wait.h"
 

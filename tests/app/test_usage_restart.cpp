@@ -3,9 +3,9 @@
 // `switchman usage` with no instance running, then a second run on the same data
 // directory whose /admin/usage still holds the first run's rows.
 
-#include "demo/fake_upstream.h"
+#include "core/demo/fake_upstream.h"
+#include "core/telemetry/usage_database.h"
 #include "signal_wait.h"
-#include "telemetry/usage_database.h"
 
 #include <QElapsedTimer>
 

@@ -1,5 +1,5 @@
 // The configuration reader on arbitrary text: every error collected, never a crash.
-#include "config/config_reader.h"
+#include "core/config/config_reader.h"
 #include "fuzz_common.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

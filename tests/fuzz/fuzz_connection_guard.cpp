@@ -3,8 +3,8 @@
 // loopback connection. A stand-in for Qt's HTTP parser reads what the guard lets
 // through, as Qt's server does. Checks beyond the sanitizers: whatever the client
 // is answered is one 4xx with the guard's JSON body, never a second status line.
+#include "core/server/connection_guard.h"
 #include "fuzz_common.h"
-#include "server/connection_guard.h"
 
 #include <QCoreApplication>
 #include <QHostAddress>
@@ -93,8 +93,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             answer += client.readAll();
         }
         const qsizetype headEnd = answer.indexOf("\r\n\r\n");
-        const bool oneRefusal = answer.startsWith("HTTP/1.1 4") && headEnd > 0 &&
-                                answer.indexOf("HTTP/1.1 ", 1) < 0 && answer.contains("\"error\"");
+        const bool oneRefusal = answer.startsWith("HTTP/1.1 4") && headEnd > 0 && answer.indexOf("HTTP/1.1 ", 1) < 0 &&
+                                answer.contains("\"error\"");
         if (!oneRefusal) {
             std::fprintf(stderr, "refusal is not one 4xx answer: %s\n", answer.left(300).constData());
             std::abort();

@@ -1,7 +1,7 @@
 // The socket transport's HTTP/1.1 response parser: head, chunked and length
 // framing, trailers, close-delimited bodies, in arbitrary chunks.
+#include "core/upstream/http1_response_parser.h"
 #include "fuzz_common.h"
-#include "upstream/http1_response_parser.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     const QByteArray input = sw::fuzz::bytes(data, size);

@@ -1,5 +1,5 @@
 // The inbound request decoder of one client format on arbitrary bodies.
-#include "formats/inbound_codec.h"
+#include "core/formats/inbound_codec.h"
 #include "fuzz_common.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

@@ -1,6 +1,6 @@
 // The upstream SSE reader on arbitrary bytes in arbitrary chunks.
+#include "core/upstream/sse_reader.h"
 #include "fuzz_common.h"
-#include "upstream/sse_reader.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     sw::upstream::SseReader reader;

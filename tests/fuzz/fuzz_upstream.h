@@ -1,9 +1,9 @@
 #pragma once
 // The two upstream decoders every adapter has, driven the same way for each API.
 
+#include "core/upstream/sse_reader.h"
+#include "core/upstream/upstream_adapter.h"
 #include "fuzz_common.h"
-#include "upstream/sse_reader.h"
-#include "upstream/upstream_adapter.h"
 
 namespace sw::fuzz {
 

@@ -1,11 +1,11 @@
 // Credential pools on the real engine (SPEC 5 resolveGatewayApiKey /
 // refreshGatewayApiKeyAfterAuthError, SPEC 4 passthrough): the fake upstream
 // records the auth header of every request it saw.
-#include "credentials/credential_pools.h"
+#include "core/credentials/credential_pools.h"
+#include "core/telemetry/telemetry.h"
 #include "fake_clock.h"
 #include "gateway_fixture.h"
 #include "signal_wait.h"
-#include "telemetry/telemetry.h"
 
 #include <QCryptographicHash>
 #include <QJsonArray>
@@ -19,16 +19,14 @@ using namespace sw;
 using namespace sw::test;
 
 namespace {
-demo::Fault status(int code)
-{
+demo::Fault status(int code) {
     demo::Fault f;
     f.kind = demo::Fault::Status;
     f.status = code;
     return f;
 }
 
-QByteArrayList authSeen(const demo::FakeUpstream &upstream)
-{
+QByteArrayList authSeen(const demo::FakeUpstream &upstream) {
     QByteArrayList keys;
     for (const auto &r : upstream.requests()) {
         QByteArray key = r.header("x-api-key");
@@ -40,8 +38,7 @@ QByteArrayList authSeen(const demo::FakeUpstream &upstream)
 }
 
 // Every header and body byte an upstream ever received.
-bool upstreamSaw(const demo::FakeUpstream &upstream, const QByteArray &needle)
-{
+bool upstreamSaw(const demo::FakeUpstream &upstream, const QByteArray &needle) {
     for (const auto &r : upstream.requests()) {
         if (r.body.contains(needle) || r.path.contains(needle))
             return true;
@@ -52,8 +49,7 @@ bool upstreamSaw(const demo::FakeUpstream &upstream, const QByteArray &needle)
     return false;
 }
 
-demo::Fault statusWith(int code, const QByteArray &retryAfter, const QByteArray &body = {})
-{
+demo::Fault statusWith(int code, const QByteArray &retryAfter, const QByteArray &body = {}) {
     demo::Fault f = status(code);
     f.retryAfter = retryAfter;
     f.body = body;
@@ -61,8 +57,7 @@ demo::Fault statusWith(int code, const QByteArray &retryAfter, const QByteArray 
 }
 
 // The entry of GET /admin/credentials for one provider's position.
-QJsonObject credentialEntry(GatewayFixture &gw, const QString &provider, int position = 0)
-{
+QJsonObject credentialEntry(GatewayFixture &gw, const QString &provider, int position = 0) {
     const auto r = gw.get(QStringLiteral("/admin/credentials"));
     for (const auto &v : r.json().value(QStringLiteral("credentials")).toArray()) {
         const QJsonObject o = v.toObject();
@@ -73,24 +68,22 @@ QJsonObject credentialEntry(GatewayFixture &gw, const QString &provider, int pos
     return {};
 }
 
-QString sha256Ref(const QByteArray &key)
-{
-    return QStringLiteral("sha256:") + QString::fromLatin1(QCryptographicHash::hash(key, QCryptographicHash::Sha256).toHex());
+QString sha256Ref(const QByteArray &key) {
+    return QStringLiteral("sha256:") +
+           QString::fromLatin1(QCryptographicHash::hash(key, QCryptographicHash::Sha256).toHex());
 }
 } // namespace
 
 class TestCredentialRotation : public QObject {
     Q_OBJECT
 private Q_SLOTS:
-    void init()
-    {
+    void init() {
         qputenv("SW_TEST_KEY_ONE", "key-one");
         qputenv("SW_TEST_KEY_THREE", "key-three");
         qputenv("SW_TEST_PA_KEY", "pa-own-key");
     }
 
-    void rotatesAcrossAThreeCredentialPoolAndResets()
-    {
+    void rotatesAcrossAThreeCredentialPoolAndResets() {
         FakeClock clock;
         GatewayFixture gw;
         gw.clock = &clock;
@@ -116,9 +109,9 @@ private Q_SLOTS:
             QCOMPARE(line.value(QStringLiteral("tenant")).toString(), QStringLiteral("local"));
             rotatedFrom << line.value(QStringLiteral("credentialIndex")).toInt();
         }
-        QCOMPARE(rotatedFrom, (QList<int>{0, 1})); // logged by position, never by value
+        QCOMPARE(rotatedFrom, (QList<int>{0, 1}));                       // logged by position, never by value
         QCOMPARE(first.header("x-switchman-attempts"), QByteArray("1")); // rotation stays inside the attempt
-        QVERIFY(gw.engine().marks().isEmpty());                         // and marks nothing
+        QVERIFY(gw.engine().marks().isEmpty());                          // and marks nothing
 
         gw.anthropicA.clearRequests();
         QCOMPARE(gw.post(QStringLiteral("/v1/messages"), body).status, 200);
@@ -129,15 +122,15 @@ private Q_SLOTS:
         QCOMPARE(gw.post(QStringLiteral("/v1/messages"), body).status, 200);
         QCOMPARE(authSeen(gw.anthropicA), QByteArrayList{"key-three"});
 
-        clock.advance(1); // exhaustedResetMs passed: the parked key is back; the rejected (401) one waits for a new secret
+        clock.advance(
+            1); // exhaustedResetMs passed: the parked key is back; the rejected (401) one waits for a new secret
         gw.anthropicA.clearRequests();
         QCOMPARE(gw.post(QStringLiteral("/v1/messages"), body).status, 200);
         QCOMPARE(authSeen(gw.anthropicA), QByteArrayList{"key-two"});
         QCOMPARE(gw.engine().pools().totalInFlight(), 0);
     }
 
-    void exhaustedPoolFailsOverAsCredentialExhausted()
-    {
+    void exhaustedPoolFailsOverAsCredentialExhausted() {
         GatewayFixture gw;
         gw.config.providers[QStringLiteral("pa")].credentials = {QStringLiteral("env:SW_TEST_KEY_ONE"),
                                                                  QStringLiteral("env:SW_TEST_KEY_THREE")};
@@ -150,7 +143,9 @@ private Q_SLOTS:
         QCOMPARE(r.header("x-switchman-candidate"), QByteArray("pb/gpt-b"));
         QCOMPARE(r.header("x-switchman-fallback-reason"), QByteArray("credential_exhausted"));
         QCOMPARE(authSeen(gw.anthropicA), (QByteArrayList{"key-one", "key-three"}));
-        QCOMPARE(gw.engine().telemetry()->failureCounts().value(QStringLiteral("pa\x1f" "credential_exhausted")), 1);
+        QCOMPARE(gw.engine().telemetry()->failureCounts().value(QStringLiteral("pa\x1f"
+                                                                               "credential_exhausted")),
+                 1);
         // The next request does not even try pa: its pool has nothing usable.
         gw.anthropicA.clearRequests();
         QCOMPARE(gw.post(QStringLiteral("/v1/messages"),
@@ -160,8 +155,7 @@ private Q_SLOTS:
         QCOMPARE(gw.anthropicA.requests().size(), 0);
     }
 
-    void leaseCountsTheCredentialInFlight()
-    {
+    void leaseCountsTheCredentialInFlight() {
         GatewayFixture gw;
         gw.config.providers[QStringLiteral("pa")].credentials = {QStringLiteral("env:SW_TEST_KEY_ONE"),
                                                                  QStringLiteral("env:SW_TEST_KEY_THREE")};
@@ -169,8 +163,9 @@ private Q_SLOTS:
         stall.kind = demo::Fault::StallBeforeHeaders;
         gw.anthropicA.setFault(stall);
         gw.start();
-        auto *reply = gw.postAsync(QStringLiteral("/v1/messages"),
-                                   GatewayFixture::anthropicBody(QStringLiteral("pa/claude-a"), QStringLiteral("x"), false));
+        auto *reply =
+            gw.postAsync(QStringLiteral("/v1/messages"),
+                         GatewayFixture::anthropicBody(QStringLiteral("pa/claude-a"), QStringLiteral("x"), false));
         QVERIFY(waitUntil([&gw]() { return gw.anthropicA.requests().size() == 1; }));
         QCOMPARE(gw.engine().pools().inFlight(QStringLiteral("pa"), 0), 1);
         QCOMPARE(gw.engine().pools().inFlight(QStringLiteral("pa"), 1), 0);
@@ -179,8 +174,7 @@ private Q_SLOTS:
         QVERIFY(waitUntil([&gw]() { return gw.engine().pools().totalInFlight() == 0; }));
     }
 
-    void keychainSecretsArePrewarmedAtStart()
-    {
+    void keychainSecretsArePrewarmedAtStart() {
         GatewayFixture gw;
         gw.config.providers[QStringLiteral("pa")].credentials = {QStringLiteral("keychain:pa-main")};
         gw.config.providers[QStringLiteral("pb")].credentials = {QStringLiteral("keychain:pb-main")};
@@ -211,8 +205,7 @@ private Q_SLOTS:
         QCOMPARE(authSeen(gw.anthropicA), QByteArrayList{"pa-rotated"});
     }
 
-    void keychainProblemsAreLoggedAtStart()
-    {
+    void keychainProblemsAreLoggedAtStart() {
         GatewayFixture gw;
         gw.config.providers[QStringLiteral("pa")].credentials = {QStringLiteral("keychain:pa-missing")};
         gw.start();
@@ -222,7 +215,9 @@ private Q_SLOTS:
         QCOMPARE(line.value(QStringLiteral("level")).toString(), QStringLiteral("warn"));
         QCOMPARE(line.value(QStringLiteral("msg")).toString(), QStringLiteral("keychain credential missing"));
         QCOMPARE(line.value(QStringLiteral("credential")).toString(), QStringLiteral("keychain:pa-missing"));
-        QVERIFY(line.value(QStringLiteral("hint")).toString().contains(QStringLiteral("switchman credential set pa-missing")));
+        QVERIFY(line.value(QStringLiteral("hint"))
+                    .toString()
+                    .contains(QStringLiteral("switchman credential set pa-missing")));
 
         GatewayFixture down;
         down.config.providers[QStringLiteral("pa")].credentials = {QStringLiteral("keychain:pa-main")};
@@ -234,8 +229,7 @@ private Q_SLOTS:
                  QStringLiteral("keychain unavailable"));
     }
 
-    void keychainFailureIsASetupErrorThatFailsOver()
-    {
+    void keychainFailureIsASetupErrorThatFailsOver() {
         GatewayFixture gw;
         gw.config.providers[QStringLiteral("pa")].credentials = {QStringLiteral("keychain:pa-main")};
         gw.secrets.mode = ScriptedSecretStore::Mode::Fail;
@@ -247,8 +241,7 @@ private Q_SLOTS:
         QCOMPARE(gw.anthropicA.requests().size(), 0);
     }
 
-    void passthroughForwardsTheCallersKeyToThatProviderOnly()
-    {
+    void passthroughForwardsTheCallersKeyToThatProviderOnly() {
         GatewayFixture gw;
         const QByteArray gatewayKey = "gw-key-alice-0123456789";
         config::TenantConfig alice;
@@ -284,7 +277,8 @@ private Q_SLOTS:
         // the gateway key reaches no upstream.
         gw.engine().clearMarks(failover::MarkFilter{});
         gw.anthropicC.clearRequests();
-        const auto gatewayOnly = gw.post(QStringLiteral("/v1/messages"), body, {{"authorization", "Bearer " + gatewayKey}});
+        const auto gatewayOnly =
+            gw.post(QStringLiteral("/v1/messages"), body, {{"authorization", "Bearer " + gatewayKey}});
         QCOMPARE(gatewayOnly.status, 200);
         QCOMPARE(gatewayOnly.header("x-switchman-candidate"), QByteArray("pa/claude-a"));
         QCOMPARE(gw.anthropicC.requests().size(), 0);
@@ -293,8 +287,7 @@ private Q_SLOTS:
         QVERIFY(!upstreamSaw(gw.anthropicC, "pa-own-key"));
     }
 
-    void aCallersRejectedKeyDoesNotLockOutOtherCallers()
-    {
+    void aCallersRejectedKeyDoesNotLockOutOtherCallers() {
         GatewayFixture gw;
         gw.config.providers[QStringLiteral("pc")].credentials = {QStringLiteral("passthrough")};
         gw.anthropicC.pushFault(status(401));
@@ -306,24 +299,27 @@ private Q_SLOTS:
         QCOMPARE(authSeen(gw.anthropicC), (QByteArrayList{"callers-revoked-key", "another-callers-key"}));
     }
 
-    void passthroughAloneWithoutCallerKeyIsCredentialExhausted()
-    {
+    void passthroughAloneWithoutCallerKeyIsCredentialExhausted() {
         GatewayFixture gw;
         gw.config.providers[QStringLiteral("pc")].credentials = {QStringLiteral("passthrough")};
         gw.start();
-        const auto r = gw.post(QStringLiteral("/v1/messages"),
-                               GatewayFixture::anthropicBody(QStringLiteral("pc/claude-c"), QStringLiteral("x"), false));
+        const auto r =
+            gw.post(QStringLiteral("/v1/messages"),
+                    GatewayFixture::anthropicBody(QStringLiteral("pc/claude-c"), QStringLiteral("x"), false));
         QCOMPARE(r.status, 502);
-        QVERIFY2(r.json().value(QStringLiteral("error")).toObject().value(QStringLiteral("message")).toString().contains(
-                     QStringLiteral("no usable credential")),
+        QVERIFY2(r.json()
+                     .value(QStringLiteral("error"))
+                     .toObject()
+                     .value(QStringLiteral("message"))
+                     .toString()
+                     .contains(QStringLiteral("no usable credential")),
                  r.body.constData());
         QCOMPARE(gw.anthropicC.requests().size(), 0);
     }
 
     // ---------------------------------------------------------------- issue 13: credential health
 
-    void adminCredentialsShowsAParkedKeyAndDeleteTriesItAgain()
-    {
+    void adminCredentialsShowsAParkedKeyAndDeleteTriesItAgain() {
         FakeClock clock;
         GatewayFixture gw;
         gw.clock = &clock;
@@ -386,8 +382,7 @@ private Q_SLOTS:
         QCOMPARE(gw.post(QStringLiteral("/admin/credentials"), QJsonObject{}).status, 405);
     }
 
-    void aNewSecretForTheReferenceIsUsedAtOnce()
-    {
+    void aNewSecretForTheReferenceIsUsedAtOnce() {
         FakeClock clock;
         GatewayFixture gw;
         gw.clock = &clock;
@@ -402,9 +397,13 @@ private Q_SLOTS:
         // `switchman credential set pa-main` stores the right key and tells the running instance
         // (DELETE /admin/credentials?ref=keychain:pa-main): the next request reads the keychain again.
         gw.secrets.secrets.insert(QStringLiteral("pa-main"), "fixed-key");
-        QCOMPARE(gw.del(QStringLiteral("/admin/credentials?ref=keychain:pa-main")).json().value(QStringLiteral("cleared")).toInt(),
+        QCOMPARE(gw.del(QStringLiteral("/admin/credentials?ref=keychain:pa-main"))
+                     .json()
+                     .value(QStringLiteral("cleared"))
+                     .toInt(),
                  1);
-        QCOMPARE(gw.post(QStringLiteral("/v1/messages"), body).header("x-switchman-candidate"), QByteArray("pa/claude-a"));
+        QCOMPARE(gw.post(QStringLiteral("/v1/messages"), body).header("x-switchman-candidate"),
+                 QByteArray("pa/claude-a"));
         QCOMPARE(authSeen(gw.anthropicA), (QByteArrayList{"typo-key", "fixed-key"}));
 
         // The GUI's Set key… goes through Engine::credentialChanged.
@@ -412,14 +411,16 @@ private Q_SLOTS:
         QCOMPARE(gw.post(QStringLiteral("/v1/messages"), body).header("x-switchman-candidate"), QByteArray("pb/gpt-b"));
         gw.secrets.secrets.insert(QStringLiteral("pa-main"), "gui-key");
         QCOMPARE(gw.engine().credentialChanged(QStringLiteral("keychain:pa-main")), 1);
-        QCOMPARE(gw.post(QStringLiteral("/v1/messages"), body).header("x-switchman-candidate"), QByteArray("pa/claude-a"));
+        QCOMPARE(gw.post(QStringLiteral("/v1/messages"), body).header("x-switchman-candidate"),
+                 QByteArray("pa/claude-a"));
         QCOMPARE(authSeen(gw.anthropicA).last(), QByteArray("gui-key"));
 
         // A configuration that changes the pool starts it over; one that leaves it alone does not.
         gw.anthropicA.pushFault(status(401));
         QCOMPARE(gw.post(QStringLiteral("/v1/messages"), body).header("x-switchman-candidate"), QByteArray("pb/gpt-b"));
         gw.engine().applyConfig(*gw.engine().config());
-        QVERIFY(credentialEntry(gw, QStringLiteral("pa")).value(QStringLiteral("state")).toString() != QLatin1String("ok"));
+        QVERIFY(credentialEntry(gw, QStringLiteral("pa")).value(QStringLiteral("state")).toString() !=
+                QLatin1String("ok"));
         config::Config changed = *gw.engine().config();
         changed.providers[QStringLiteral("pa")].credentials = {QStringLiteral("keychain:pa-main"),
                                                                QStringLiteral("env:SW_TEST_KEY_THREE")};
@@ -430,8 +431,7 @@ private Q_SLOTS:
                  QStringLiteral("env:SW_TEST_KEY_THREE"));
     }
 
-    void theAdminShapesOfRejectedAndParked()
-    {
+    void theAdminShapesOfRejectedAndParked() {
         // The states as the loop records them (CredentialPools::recordFailure), read back over HTTP.
         const QByteArray canary = "sk-canary-" + QByteArray::number(QRandomGenerator::system()->generate64(), 16);
         FakeClock clock;
@@ -477,7 +477,8 @@ private Q_SLOTS:
         clock.advance(1); // Retry-After 7 s passed: back, and used
         QCOMPARE(credentialEntry(gw, QStringLiteral("pa"), 1).value(QStringLiteral("state")).toString(),
                  QStringLiteral("ok"));
-        QCOMPARE(gw.post(QStringLiteral("/v1/messages"), body).header("x-switchman-candidate"), QByteArray("pa/claude-a"));
+        QCOMPARE(gw.post(QStringLiteral("/v1/messages"), body).header("x-switchman-candidate"),
+                 QByteArray("pa/claude-a"));
         QCOMPARE(authSeen(gw.anthropicA), QByteArrayList{"key-one"});
         QCOMPARE(credentialEntry(gw, QStringLiteral("pa"), 0).value(QStringLiteral("state")).toString(),
                  QStringLiteral("rejected")); // a month or a minute: a 401 waits for a new secret
@@ -485,8 +486,7 @@ private Q_SLOTS:
 
     // End to end through the failover loop: needs the loop's call site to use
     // CredentialPools::recordFailure (issue 13; wired by the lead after the loop lands).
-    void theLoopRecordsRejectedAndParkedCredentials()
-    {
+    void theLoopRecordsRejectedAndParkedCredentials() {
         FakeClock clock;
         GatewayFixture gw;
         gw.clock = &clock;
@@ -503,8 +503,9 @@ private Q_SLOTS:
         bool skipped = false;
         for (const auto &args : attempts) {
             const auto a = args.at(0).value<telemetry::AttemptRecord>();
-            skipped = skipped || (a.outcome == telemetry::AttemptOutcome::Skipped && a.provider == QLatin1String("pa") &&
-                                  a.failure == QLatin1String("credential_exhausted"));
+            skipped =
+                skipped || (a.outcome == telemetry::AttemptOutcome::Skipped && a.provider == QLatin1String("pa") &&
+                            a.failure == QLatin1String("credential_exhausted"));
         }
         QVERIFY(skipped);
         gw.del(QStringLiteral("/admin/credentials"));

@@ -1,29 +1,28 @@
 // record F2c + C1: the attempt loop on the real engine, real sockets, fake upstreams.
-#include "config/config_loader.h"
-#include "credentials/credential_pools.h"
+#include "core/config/config_loader.h"
+#include "core/credentials/credential_pools.h"
+#include "core/telemetry/telemetry.h"
+#include "core/upstream/default_transport.h"
 #include "fake_clock.h"
 #include "gateway_fixture.h"
 #include "raw_http_client.h"
-#include "telemetry/telemetry.h"
-#include "upstream/default_transport.h"
 
+#include <QElapsedTimer>
 #include <QJsonArray>
 #include <QJsonDocument>
-#include <QElapsedTimer>
 #include <QSignalSpy>
 #include <QTcpServer>
 #include <QTcpSocket>
 #include <QTemporaryDir>
-#include <QTimer>
 #include <QTest>
+#include <QTimer>
 
 using namespace sw;
 using namespace sw::test;
 using demo::Fault;
 
 namespace {
-Fault fault(Fault::Kind k, int status = 0, QByteArray retryAfter = {}, QByteArray body = {})
-{
+Fault fault(Fault::Kind k, int status = 0, QByteArray retryAfter = {}, QByteArray body = {}) {
     Fault f;
     f.kind = k;
     f.status = status;
@@ -32,19 +31,18 @@ Fault fault(Fault::Kind k, int status = 0, QByteArray retryAfter = {}, QByteArra
     return f;
 }
 
-qint64 failuresOf(Engine &e, const QString &provider, const QString &kind)
-{
+qint64 failuresOf(Engine &e, const QString &provider, const QString &kind) {
     return e.telemetry()->failureCounts().value(provider + QChar(0x1f) + kind);
 }
 
-QJsonObject routeBody(const QString &route, const QString &model, bool stream)
-{
+QJsonObject routeBody(const QString &route, const QString &model, bool stream) {
     if (route == QLatin1String("/v1/messages"))
         return GatewayFixture::anthropicBody(model, QStringLiteral("a b c d e f"), stream);
     if (route == QLatin1String("/v1/chat/completions"))
         return GatewayFixture::openaiBody(model, QStringLiteral("a b c d e f"), stream);
     if (route == QLatin1String("/v1/responses"))
-        return {{QStringLiteral("model"), model}, {QStringLiteral("input"), QStringLiteral("a b c d e f")},
+        return {{QStringLiteral("model"), model},
+                {QStringLiteral("input"), QStringLiteral("a b c d e f")},
                 {QStringLiteral("stream"), stream}};
     return {{QStringLiteral("model"), model},
             {QStringLiteral("stream"), stream},
@@ -58,8 +56,7 @@ QJsonObject routeBody(const QString &route, const QString &model, bool stream)
 // A listener that answers every connection with bytes that are not HTTP, then closes.
 class GarbageServer : public QTcpServer {
 public:
-    GarbageServer()
-    {
+    GarbageServer() {
         connect(this, &QTcpServer::newConnection, this, [this]() {
             while (QTcpSocket *s = nextPendingConnection()) {
                 connect(s, &QTcpSocket::readyRead, s, [s]() {
@@ -81,8 +78,7 @@ public:
     class Call final : public upstream::UpstreamCall {
     public:
         Call(upstream::UpstreamCall *inner, ReadPauseProbe &probe, QObject *parent)
-            : upstream::UpstreamCall(parent), m_inner(inner), m_probe(probe)
-        {
+            : upstream::UpstreamCall(parent), m_inner(inner), m_probe(probe) {
             inner->setParent(this);
             connect(inner, &UpstreamCall::responseStarted, this, &UpstreamCall::responseStarted);
             connect(inner, &UpstreamCall::bodyData, this, [this](const QByteArray &chunk) {
@@ -97,8 +93,7 @@ public:
             });
         }
         void abort() override { m_inner->abort(); }
-        void setReadPaused(bool paused) override
-        {
+        void setReadPaused(bool paused) override {
             m_probe.pauses << paused;
             m_paused = paused;
             if (!paused)
@@ -106,8 +101,7 @@ public:
         }
 
     private:
-        void flush()
-        {
+        void flush() {
             while (!m_paused && !m_held.isEmpty())
                 Q_EMIT bodyData(m_held.takeFirst());
             if (!m_paused && m_held.isEmpty() && m_finished) {
@@ -122,8 +116,7 @@ public:
         QList<QByteArray> m_held;
         std::optional<upstream::TransportResult> m_finished;
     };
-    upstream::UpstreamCall *start(const upstream::HttpRequest &request, QObject *parent) override
-    {
+    upstream::UpstreamCall *start(const upstream::HttpRequest &request, QObject *parent) override {
         return new Call(m_real.start(request, nullptr), *this, parent);
     }
     QList<bool> pauses;
@@ -132,36 +125,38 @@ private:
     upstream::DefaultTransport m_real;
 };
 
-QByteArray anthropicSse(const QByteArray &type, const QByteArray &json)
-{
+QByteArray anthropicSse(const QByteArray &type, const QByteArray &json) {
     return "event: " + type + "\ndata: " + json + "\n\n";
 }
 
 // An Anthropic stream: `before` frames, then one text block of `deltas` deltas of `deltaBytes` each.
-QByteArray anthropicStream(const QByteArray &before, int deltas, int deltaBytes)
-{
-    QByteArray out = anthropicSse("message_start", R"({"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","content":[],"model":"m","stop_reason":null,"usage":{"input_tokens":3,"output_tokens":1}}})");
+QByteArray anthropicStream(const QByteArray &before, int deltas, int deltaBytes) {
+    QByteArray out = anthropicSse(
+        "message_start",
+        R"({"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","content":[],"model":"m","stop_reason":null,"usage":{"input_tokens":3,"output_tokens":1}}})");
     out += before;
-    out += anthropicSse("content_block_start", R"({"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}})");
+    out += anthropicSse("content_block_start",
+                        R"({"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}})");
     const QByteArray text(deltaBytes, 'x');
     for (int i = 0; i < deltas; ++i)
-        out += anthropicSse("content_block_delta", R"({"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":")" + text + R"("}})");
+        out += anthropicSse("content_block_delta",
+                            R"({"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":")" + text +
+                                R"("}})");
     out += anthropicSse("content_block_stop", R"({"type":"content_block_stop","index":0})");
-    out += anthropicSse("message_delta", R"({"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":5}})");
+    out += anthropicSse("message_delta",
+                        R"({"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":5}})");
     out += anthropicSse("message_stop", R"({"type":"message_stop"})");
     return out;
 }
 
 // Lets sockets and queued calls run without letting any clock time pass: with the
 // engine on a FakeClock, "nothing happened yet" is checked without sleeping on timers.
-void drainEvents()
-{
+void drainEvents() {
     for (int i = 0; i < 50; ++i)
         QCoreApplication::processEvents(QEventLoop::AllEvents, 2);
 }
 
-QList<telemetry::AttemptRecord> attemptsOf(Engine &e, const QByteArray &requestId)
-{
+QList<telemetry::AttemptRecord> attemptsOf(Engine &e, const QByteArray &requestId) {
     QList<telemetry::AttemptRecord> out;
     for (const auto &a : e.telemetry()->attempts(-1))
         if (a.requestId == QString::fromLatin1(requestId))
@@ -173,8 +168,7 @@ QList<telemetry::AttemptRecord> attemptsOf(Engine &e, const QByteArray &requestI
 class TestFailoverLoop : public QObject {
     Q_OBJECT
 private Q_SLOTS:
-    void refusedThenFailsOverEveryRouteAndMode_data()
-    {
+    void refusedThenFailsOverEveryRouteAndMode_data() {
         QTest::addColumn<QString>("route");
         QTest::addColumn<bool>("stream");
         QTest::addColumn<int>("faultKind");
@@ -184,8 +178,7 @@ private Q_SLOTS:
                     QTest::addRow("%s %s %s", k == Fault::Refuse ? "refused" : "503", route, stream ? "stream" : "json")
                         << QString::fromLatin1(route) << stream << k;
     }
-    void refusedThenFailsOverEveryRouteAndMode()
-    {
+    void refusedThenFailsOverEveryRouteAndMode() {
         QFETCH(QString, route);
         QFETCH(bool, stream);
         QFETCH(int, faultKind);
@@ -198,7 +191,8 @@ private Q_SLOTS:
         else if (route == QLatin1String("/v1/chat/completions"))
             body = GatewayFixture::openaiBody(QStringLiteral("chain"), QStringLiteral("ping"), stream);
         else if (route == QLatin1String("/v1/responses"))
-            body = {{QStringLiteral("model"), QStringLiteral("chain")}, {QStringLiteral("input"), QStringLiteral("ping")},
+            body = {{QStringLiteral("model"), QStringLiteral("chain")},
+                    {QStringLiteral("input"), QStringLiteral("ping")},
                     {QStringLiteral("stream"), stream}};
         else
             body = {{QStringLiteral("model"), QStringLiteral("chain")},
@@ -230,34 +224,39 @@ private Q_SLOTS:
         QCOMPARE(gw.engine().pools().totalInFlight(), 0);
     }
 
-    void markedCandidateIsDeferred()
-    {
+    void markedCandidateIsDeferred() {
         GatewayFixture gw;
         gw.anthropicA.setFault(fault(Fault::Status, 503));
         gw.start();
-        QCOMPARE(gw.post(QStringLiteral("/v1/messages"), GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("one"), false)).status, 200);
+        QCOMPARE(gw.post(QStringLiteral("/v1/messages"),
+                         GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("one"), false))
+                     .status,
+                 200);
         const int seenByA = gw.anthropicA.requests().size();
         gw.anthropicA.clearFault();
-        const auto r = gw.post(QStringLiteral("/v1/messages"), GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("two"), false));
+        const auto r = gw.post(QStringLiteral("/v1/messages"),
+                               GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("two"), false));
         QCOMPARE(r.status, 200);
         QCOMPARE(r.header("x-switchman-candidate"), QByteArray("pb/gpt-b"));
         QCOMPARE(gw.anthropicA.requests().size(), seenByA); // A not contacted while marked
         // Clearing the mark through the admin API brings A back at once.
         const auto cleared = gw.del(QStringLiteral("/admin/marks?provider=pa"));
         QCOMPARE(cleared.json().value(QStringLiteral("cleared")).toInt(), 1);
-        const auto r3 = gw.post(QStringLiteral("/v1/messages"), GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("three"), false));
+        const auto r3 = gw.post(QStringLiteral("/v1/messages"),
+                                GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("three"), false));
         QCOMPARE(r3.header("x-switchman-candidate"), QByteArray("pa/claude-a"));
     }
 
     // stallAfter200HitsBudget and providerRetryingA503IsCutByBudget only waited for the budget
     // on the real clock: they are tests/unit/test_attempt_loop.cpp now (FakeClock).
 
-    void clientAbortWhileHeldStartsNoFollower()
-    {
+    void clientAbortWhileHeldStartsNoFollower() {
         GatewayFixture gw;
         gw.anthropicA.setFault(fault(Fault::StallBeforeHeaders));
         gw.start();
-        QNetworkReply *reply = gw.postAsync(QStringLiteral("/v1/messages"), GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), true));
+        QNetworkReply *reply =
+            gw.postAsync(QStringLiteral("/v1/messages"),
+                         GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), true));
         QTRY_COMPARE(gw.anthropicA.requests().size(), 1);
         QSignalSpy closed(&gw.anthropicA, &demo::FakeUpstream::connectionClosed);
         reply->abort();
@@ -273,8 +272,7 @@ private Q_SLOTS:
         reply->deleteLater();
     }
 
-    void slowFirstDeltaStillAnswers()
-    {
+    void slowFirstDeltaStillAnswers() {
         GatewayFixture gw;
         gw.config.failover.deadlineMs = 2000; // budget 1 s
         Fault slow;
@@ -283,19 +281,22 @@ private Q_SLOTS:
         gw.start();
         QElapsedTimer t;
         t.start();
-        const auto r = gw.post(QStringLiteral("/v1/messages"), GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("one two three four five six seven eight"), false));
+        const auto r =
+            gw.post(QStringLiteral("/v1/messages"),
+                    GatewayFixture::anthropicBody(QStringLiteral("chain"),
+                                                  QStringLiteral("one two three four five six seven eight"), false));
         QCOMPARE(r.status, 200);
         QCOMPARE(r.header("x-switchman-candidate"), QByteArray("pa/claude-a"));
         QVERIFY2(t.elapsed() > 1000, "the answer must outlast the budget for this test to mean anything");
         QCOMPARE(gw.openaiB.requests().size(), 0);
     }
 
-    void textThenErrorDoesNotFailOver()
-    {
+    void textThenErrorDoesNotFailOver() {
         GatewayFixture gw;
         gw.anthropicA.setFault(fault(Fault::InBandErrorAfterContent));
         gw.start();
-        const auto r = gw.post(QStringLiteral("/v1/messages"), GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), true));
+        const auto r = gw.post(QStringLiteral("/v1/messages"),
+                               GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), true));
         QCOMPARE(r.status, 200);
         QVERIFY(!anthropicStreamText(r.body).isEmpty()); // A's text
         QVERIFY(r.body.contains("event: error"));        // and A's error
@@ -303,19 +304,18 @@ private Q_SLOTS:
         QCOMPARE(gw.openaiB.requests().size(), 0);
     }
 
-    void inBandErrorBeforeContentFailsOver()
-    {
+    void inBandErrorBeforeContentFailsOver() {
         GatewayFixture gw;
         gw.anthropicA.setFault(fault(Fault::InBandErrorBeforeContent));
         gw.start();
-        const auto r = gw.post(QStringLiteral("/v1/chat/completions"), GatewayFixture::openaiBody(QStringLiteral("chain"), QStringLiteral("x"), true));
+        const auto r = gw.post(QStringLiteral("/v1/chat/completions"),
+                               GatewayFixture::openaiBody(QStringLiteral("chain"), QStringLiteral("x"), true));
         QCOMPARE(r.status, 200);
         QVERIFY(openaiStreamText(r.body).contains(QStringLiteral("pb/gpt-b")));
         QVERIFY(r.body.trimmed().endsWith("data: [DONE]"));
     }
 
-    void usageLimitRotatesThroughThePool()
-    {
+    void usageLimitRotatesThroughThePool() {
         GatewayFixture gw;
         qputenv("SWITCHMAN_TEST_K1", "test-key-one");
         qputenv("SWITCHMAN_TEST_K2", "test-key-two");
@@ -323,11 +323,15 @@ private Q_SLOTS:
         gw.config.providers[QStringLiteral("pa")].credentials = {QStringLiteral("env:SWITCHMAN_TEST_K1"),
                                                                  QStringLiteral("env:SWITCHMAN_TEST_K2"),
                                                                  QStringLiteral("env:SWITCHMAN_TEST_K3")};
-        const QByteArray usage = R"({"type":"error","error":{"type":"rate_limit_error","message":"usage_limit_reached"}})";
+        const QByteArray usage =
+            R"({"type":"error","error":{"type":"rate_limit_error","message":"usage_limit_reached"}})";
         gw.anthropicA.pushFault(fault(Fault::Status, 429, {}, usage));
-        gw.anthropicA.pushFault(fault(Fault::Status, 401, {}, R"({"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}})"));
+        gw.anthropicA.pushFault(
+            fault(Fault::Status, 401, {},
+                  R"({"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}})"));
         gw.start();
-        const auto r = gw.post(QStringLiteral("/v1/messages"), GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), false));
+        const auto r = gw.post(QStringLiteral("/v1/messages"),
+                               GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), false));
         QCOMPARE(r.status, 200);
         QCOMPARE(r.header("x-switchman-candidate"), QByteArray("pa/claude-a"));
         const auto seen = gw.anthropicA.requests();
@@ -337,30 +341,33 @@ private Q_SLOTS:
         QCOMPARE(seen[2].header("x-api-key"), QByteArray("test-key-three"));
         QVERIFY(gw.engine().marks().isEmpty()); // credential problems set no mark
         // Exhausted credentials are remembered: the next request starts at the third.
-        gw.post(QStringLiteral("/v1/messages"), GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("y"), false));
+        gw.post(QStringLiteral("/v1/messages"),
+                GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("y"), false));
         QCOMPARE(gw.anthropicA.requests().last().header("x-api-key"), QByteArray("test-key-three"));
     }
 
-    void usageLimitWithOneCredentialFailsOver()
-    {
+    void usageLimitWithOneCredentialFailsOver() {
         GatewayFixture gw;
         qputenv("SWITCHMAN_TEST_ONLY", "test-key-only");
         gw.config.providers[QStringLiteral("pa")].credentials = {QStringLiteral("env:SWITCHMAN_TEST_ONLY")};
-        gw.anthropicA.setFault(fault(Fault::Status, 429, {}, R"({"type":"error","error":{"type":"rate_limit_error","message":"usage_limit_reached"}})"));
+        gw.anthropicA.setFault(
+            fault(Fault::Status, 429, {},
+                  R"({"type":"error","error":{"type":"rate_limit_error","message":"usage_limit_reached"}})"));
         gw.start();
-        const auto r = gw.post(QStringLiteral("/v1/messages"), GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), false));
+        const auto r = gw.post(QStringLiteral("/v1/messages"),
+                               GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), false));
         QCOMPARE(r.header("x-switchman-candidate"), QByteArray("pb/gpt-b"));
         QCOMPARE(r.header("x-switchman-fallback-reason"), QByteArray("credential_exhausted"));
         QVERIFY(gw.engine().marks().isEmpty());
     }
 
-    void credentialStoreFailureIsSetupError()
-    {
+    void credentialStoreFailureIsSetupError() {
         GatewayFixture gw;
         gw.config.providers[QStringLiteral("pa")].credentials = {QStringLiteral("keychain:pa-main")};
         gw.secrets.mode = ScriptedSecretStore::Mode::Fail;
         gw.start();
-        const auto r = gw.post(QStringLiteral("/v1/messages"), GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), false));
+        const auto r = gw.post(QStringLiteral("/v1/messages"),
+                               GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), false));
         QCOMPARE(r.status, 200);
         QCOMPARE(r.header("x-switchman-fallback-reason"), QByteArray("setup_error"));
         QCOMPARE(failuresOf(gw.engine(), QStringLiteral("pa"), QStringLiteral("setup_error")), 1);
@@ -368,46 +375,49 @@ private Q_SLOTS:
         QCOMPARE(gw.anthropicA.requests().size(), 0);
     }
 
-    void keychainSecretIsUsedAndCached()
-    {
+    void keychainSecretIsUsedAndCached() {
         GatewayFixture gw;
         gw.config.providers[QStringLiteral("pa")].credentials = {QStringLiteral("keychain:pa-main")};
         gw.secrets.secrets.insert(QStringLiteral("pa-main"), "test-keychain-value");
         gw.start();
         for (int i = 0; i < 2; ++i)
-            QCOMPARE(gw.post(QStringLiteral("/v1/messages"), GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), false)).status, 200);
+            QCOMPARE(gw.post(QStringLiteral("/v1/messages"),
+                             GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), false))
+                         .status,
+                     200);
         QCOMPARE(gw.anthropicA.requests().last().header("x-api-key"), QByteArray("test-keychain-value"));
         QCOMPARE(gw.secrets.reads, 1);
     }
 
-    void streamingFollowerWithoutCredentialGetsInBandError()
-    {
+    void streamingFollowerWithoutCredentialGetsInBandError() {
         GatewayFixture gw;
         gw.anthropicA.setFault(fault(Fault::Status, 503));
         gw.config.providers[QStringLiteral("pb")].credentials = {QStringLiteral("env:SWITCHMAN_TEST_UNSET_VARIABLE")};
         gw.start();
-        const auto r = gw.post(QStringLiteral("/v1/messages"), GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), true));
+        const auto r = gw.post(QStringLiteral("/v1/messages"),
+                               GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), true));
         QCOMPARE(r.status, 200); // headers went out when A's call started
         QVERIFY(r.body.contains("event: error"));
         QVERIFY(!r.body.contains("message_stop"));
     }
 
-    void incompatibleFollowersAreSkippedWithoutFailure()
-    {
+    void incompatibleFollowersAreSkippedWithoutFailure() {
         GatewayFixture gw;
         config::ModelConfig embed;
         embed.provider = QStringLiteral("pb");
         embed.id = QStringLiteral("embed-b");
         embed.kind = QStringLiteral("embedding");
         gw.config.models.insert(embed.key(), embed);
-        gw.config.routes[QStringLiteral("chain")].candidates = {QStringLiteral("pa/claude-a"), QStringLiteral("pb/embed-b"),
-                                                               QStringLiteral("pc/claude-c")};
+        gw.config.routes[QStringLiteral("chain")].candidates = {
+            QStringLiteral("pa/claude-a"), QStringLiteral("pb/embed-b"), QStringLiteral("pc/claude-c")};
         gw.anthropicA.setFault(fault(Fault::Status, 503));
         gw.start();
         QSignalSpy logged(gw.engine().telemetry(), &telemetry::Telemetry::logLine);
-        const auto r = gw.post(QStringLiteral("/v1/messages"), GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), false));
+        const auto r = gw.post(QStringLiteral("/v1/messages"),
+                               GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), false));
         for (int i = logged.count() - 1; i >= 0; --i)
-            if (logged.at(i).at(0).toJsonObject().value(QStringLiteral("msg")).toString() != QLatin1String("candidate failover"))
+            if (logged.at(i).at(0).toJsonObject().value(QStringLiteral("msg")).toString() !=
+                QLatin1String("candidate failover"))
                 logged.removeAt(i);
         QCOMPARE(r.status, 200);
         QCOMPARE(r.header("x-switchman-candidate"), QByteArray("pc/claude-c"));
@@ -417,32 +427,37 @@ private Q_SLOTS:
         QCOMPARE(attempts[1].outcome, telemetry::AttemptOutcome::Skipped);
         QCOMPARE(attempts[2].outcome, telemetry::AttemptOutcome::Committed);
         QCOMPARE(logged.count(), 2); // one line for A's failure, one for the skipped follower
-        QCOMPARE(logged.at(1).at(0).toJsonObject().value(QStringLiteral("outcome")).toString(), QStringLiteral("skipped"));
-        QCOMPARE(logged.at(0).at(0).toJsonObject().value(QStringLiteral("failure")).toString(), QStringLiteral("server_error"));
-        QCOMPARE(logged.at(0).at(0).toJsonObject().value(QStringLiteral("next")).toString(), QStringLiteral("pb/embed-b")); // the next one considered
+        QCOMPARE(logged.at(1).at(0).toJsonObject().value(QStringLiteral("outcome")).toString(),
+                 QStringLiteral("skipped"));
+        QCOMPARE(logged.at(0).at(0).toJsonObject().value(QStringLiteral("failure")).toString(),
+                 QStringLiteral("server_error"));
+        QCOMPARE(logged.at(0).at(0).toJsonObject().value(QStringLiteral("next")).toString(),
+                 QStringLiteral("pb/embed-b")); // the next one considered
     }
 
-    void incompatibleFirstCandidateIsSkippedForOneThatCan_data()
-    {
+    void incompatibleFirstCandidateIsSkippedForOneThatCan_data() {
         QTest::addColumn<bool>("stream");
         QTest::newRow("json") << false;
         QTest::newRow("stream") << true;
     }
-    void incompatibleFirstCandidateIsSkippedForOneThatCan()
-    {
+    void incompatibleFirstCandidateIsSkippedForOneThatCan() {
         // issue 12 item 3: previous_response_id on /v1/responses. A chat-completions upstream holds
         // no such state: it is skipped with a row naming the field, the Responses upstream answers.
         QFETCH(bool, stream);
         GatewayFixture gw;
-        gw.config.routes[QStringLiteral("chain")].candidates = {QStringLiteral("pb/gpt-b"), QStringLiteral("pd/resp-d")};
+        gw.config.routes[QStringLiteral("chain")].candidates = {QStringLiteral("pb/gpt-b"),
+                                                                QStringLiteral("pd/resp-d")};
         gw.start();
-        QJsonObject body{{"model", "chain"}, {"input", "and then?"}, {"stream", stream},
-                         {"previous_response_id", "resp_earlier"}};
+        QJsonObject body{
+            {"model", "chain"}, {"input", "and then?"}, {"stream", stream}, {"previous_response_id", "resp_earlier"}};
         const auto r = gw.post(QStringLiteral("/v1/responses"), body);
         QCOMPARE(r.status, 200);
         QCOMPARE(gw.openaiB.requests().size(), 0);
         QCOMPARE(gw.responsesD.requests().size(), 1);
-        QCOMPARE(QJsonDocument::fromJson(gw.responsesD.requests().last().body).object().value("previous_response_id").toString(),
+        QCOMPARE(QJsonDocument::fromJson(gw.responsesD.requests().last().body)
+                     .object()
+                     .value("previous_response_id")
+                     .toString(),
                  QStringLiteral("resp_earlier"));
         const auto attempts = attemptsOf(gw.engine(), r.header("x-switchman-request-id"));
         QCOMPARE(attempts.size(), 2);
@@ -458,12 +473,12 @@ private Q_SLOTS:
         const auto refused = only.post(QStringLiteral("/v1/responses"), body);
         QCOMPARE(refused.status, 400);
         const QJsonObject error = refused.json().value("error").toObject();
-        QVERIFY2(error.value("message").toString().contains(QStringLiteral("previous_response_id")), refused.body.constData());
+        QVERIFY2(error.value("message").toString().contains(QStringLiteral("previous_response_id")),
+                 refused.body.constData());
         QCOMPARE(only.openaiB.requests().size(), 0);
     }
 
-    void chatPassthroughUsageChunkOnlyForClientsThatAskedForIt()
-    {
+    void chatPassthroughUsageChunkOnlyForClientsThatAskedForIt() {
         // The gateway asks a Chat upstream for usage (to bill it); the usage-only chunk is the
         // client's only with stream_options.include_usage. The usage row is written either way.
         GatewayFixture gw;
@@ -491,24 +506,32 @@ private Q_SLOTS:
         QCOMPARE(usageChunks(asked.body), 1);
     }
 
-    void badRequestDoesNotFailOver()
-    {
+    void badRequestDoesNotFailOver() {
         GatewayFixture gw;
-        gw.anthropicA.setFault(fault(Fault::Status, 400, {}, R"({"type":"error","error":{"type":"invalid_request_error","message":"max_tokens: too large"}})"));
+        gw.anthropicA.setFault(
+            fault(Fault::Status, 400, {},
+                  R"({"type":"error","error":{"type":"invalid_request_error","message":"max_tokens: too large"}})"));
         gw.start();
-        const auto r = gw.post(QStringLiteral("/v1/chat/completions"), GatewayFixture::openaiBody(QStringLiteral("chain"), QStringLiteral("x"), false));
+        const auto r = gw.post(QStringLiteral("/v1/chat/completions"),
+                               GatewayFixture::openaiBody(QStringLiteral("chain"), QStringLiteral("x"), false));
         QCOMPARE(r.status, 400);
-        QVERIFY(r.json().value(QStringLiteral("error")).toObject().value(QStringLiteral("message")).toString().contains(QStringLiteral("max_tokens")));
+        QVERIFY(r.json()
+                    .value(QStringLiteral("error"))
+                    .toObject()
+                    .value(QStringLiteral("message"))
+                    .toString()
+                    .contains(QStringLiteral("max_tokens")));
         QCOMPARE(gw.openaiB.requests().size(), 0);
         QVERIFY(gw.engine().marks().isEmpty());
     }
 
-    void directSelectorHasNoFollower()
-    {
+    void directSelectorHasNoFollower() {
         GatewayFixture gw;
         gw.anthropicA.setFault(fault(Fault::Status, 503));
         gw.start();
-        const auto r = gw.post(QStringLiteral("/v1/messages"), GatewayFixture::anthropicBody(QStringLiteral("pa/claude-a"), QStringLiteral("x"), false));
+        const auto r =
+            gw.post(QStringLiteral("/v1/messages"),
+                    GatewayFixture::anthropicBody(QStringLiteral("pa/claude-a"), QStringLiteral("x"), false));
         QCOMPARE(r.status, 503);
         QCOMPARE(r.header("x-switchman-attempts"), QByteArray("1"));
         QCOMPARE(gw.openaiB.requests().size(), 0);
@@ -516,28 +539,31 @@ private Q_SLOTS:
                  QStringLiteral("overloaded_error"));
     }
 
-    void directSelectorRetriesWithBackoffWithoutFollower()
-    {
+    void directSelectorRetriesWithBackoffWithoutFollower() {
         GatewayFixture gw;
         gw.config.providers[QStringLiteral("pa")].maxRetries = 2;
         gw.anthropicA.pushFault(fault(Fault::Status, 503, "0"));
         gw.anthropicA.pushFault(fault(Fault::Status, 529));
         gw.start();
-        const auto r = gw.post(QStringLiteral("/v1/messages"), GatewayFixture::anthropicBody(QStringLiteral("pa/claude-a"), QStringLiteral("x"), false));
+        const auto r =
+            gw.post(QStringLiteral("/v1/messages"),
+                    GatewayFixture::anthropicBody(QStringLiteral("pa/claude-a"), QStringLiteral("x"), false));
         QCOMPARE(r.status, 200);
         QCOMPARE(gw.anthropicA.requests().size(), 3);
     }
 
-    void everyCandidateMarkedGivesRetryAfter()
-    {
+    void everyCandidateMarkedGivesRetryAfter() {
         GatewayFixture gw;
         gw.anthropicA.setFault(fault(Fault::Status, 503));
-        gw.openaiB.setFault(fault(Fault::Status, 429, "42", R"({"error":{"message":"Rate limit reached","type":"rate_limit_error"}})"));
+        gw.openaiB.setFault(
+            fault(Fault::Status, 429, "42", R"({"error":{"message":"Rate limit reached","type":"rate_limit_error"}})"));
         gw.start();
-        const auto r = gw.post(QStringLiteral("/v1/chat/completions"), GatewayFixture::openaiBody(QStringLiteral("chain"), QStringLiteral("x"), false));
+        const auto r = gw.post(QStringLiteral("/v1/chat/completions"),
+                               GatewayFixture::openaiBody(QStringLiteral("chain"), QStringLiteral("x"), false));
         QCOMPARE(r.status, 429);
         const int retryAfter = r.header("retry-after").toInt();
-        QVERIFY2(retryAfter >= 19 && retryAfter <= 20, r.header("retry-after").constData()); // A's 20 s mark is the shortest
+        QVERIFY2(retryAfter >= 19 && retryAfter <= 20,
+                 r.header("retry-after").constData()); // A's 20 s mark is the shortest
         QCOMPARE(gw.engine().marks().size(), 2);
         const auto marks = gw.get(QStringLiteral("/admin/marks")).json().value(QStringLiteral("marks")).toArray();
         QCOMPARE(marks.size(), 2);
@@ -554,12 +580,12 @@ private Q_SLOTS:
         QVERIFY(sawB);
     }
 
-    void oneUsageRowPerAttemptWithDistinctIds()
-    {
+    void oneUsageRowPerAttemptWithDistinctIds() {
         GatewayFixture gw;
         gw.anthropicA.setFault(fault(Fault::InBandErrorAfterContent)); // non-streaming: fails over after content
         gw.start();
-        const auto r = gw.post(QStringLiteral("/v1/messages"), GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), false));
+        const auto r = gw.post(QStringLiteral("/v1/messages"),
+                               GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), false));
         QCOMPARE(r.status, 200);
         QCOMPARE(r.header("x-switchman-candidate"), QByteArray("pb/gpt-b"));
         const QString id = QString::fromLatin1(r.header("x-switchman-request-id"));
@@ -572,12 +598,12 @@ private Q_SLOTS:
         QCOMPARE(ids.size(), 2);
     }
 
-    void metricsExposeFailureCounter()
-    {
+    void metricsExposeFailureCounter() {
         GatewayFixture gw;
         gw.anthropicA.setFault(fault(Fault::Refuse));
         gw.start();
-        gw.post(QStringLiteral("/v1/messages"), GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), false));
+        gw.post(QStringLiteral("/v1/messages"),
+                GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), false));
         const auto m = gw.get(QStringLiteral("/metrics"));
         QCOMPARE(m.status, 200);
         QVERIFY(m.body.contains("switchman_candidate_failures_total{provider=\"pa\",failure=\"transport\"} 1"));
@@ -585,34 +611,44 @@ private Q_SLOTS:
         QVERIFY(m.body.contains("switchman_marks{"));
     }
 
-    void idempotencyKeyReplaysWithoutUpstream()
-    {
+    void idempotencyKeyReplaysWithoutUpstream() {
         GatewayFixture gw;
         gw.start();
         const QList<QPair<QByteArray, QByteArray>> h{{"Idempotency-Key", "abc-123"}};
-        const auto first = gw.post(QStringLiteral("/v1/messages"), GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), false), h);
-        const auto second = gw.post(QStringLiteral("/v1/messages"), GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), false), h);
+        const auto first =
+            gw.post(QStringLiteral("/v1/messages"),
+                    GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), false), h);
+        const auto second =
+            gw.post(QStringLiteral("/v1/messages"),
+                    GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), false), h);
         QCOMPARE(second.status, 200);
         QCOMPARE(second.body, first.body);
         QCOMPARE(gw.anthropicA.requests().size(), 1);
         // While the twin is in flight the second gets 409.
         gw.anthropicA.setFault(fault(Fault::StallBeforeHeaders));
         const QList<QPair<QByteArray, QByteArray>> h2{{"Idempotency-Key", "in-flight"}};
-        QNetworkReply *pending = gw.postAsync(QStringLiteral("/v1/messages"), GatewayFixture::anthropicBody(QStringLiteral("pa/claude-a"), QStringLiteral("x"), false), h2);
+        QNetworkReply *pending =
+            gw.postAsync(QStringLiteral("/v1/messages"),
+                         GatewayFixture::anthropicBody(QStringLiteral("pa/claude-a"), QStringLiteral("x"), false), h2);
         QTRY_COMPARE(gw.anthropicA.requests().size(), 2);
-        QCOMPARE(gw.post(QStringLiteral("/v1/messages"), GatewayFixture::anthropicBody(QStringLiteral("pa/claude-a"), QStringLiteral("x"), false), h2).status, 409);
+        QCOMPARE(gw.post(QStringLiteral("/v1/messages"),
+                         GatewayFixture::anthropicBody(QStringLiteral("pa/claude-a"), QStringLiteral("x"), false), h2)
+                     .status,
+                 409);
         pending->abort();
         pending->deleteLater();
     }
 
-    void adminEventFeedStreamsAttemptsAndMarks()
-    {
+    void adminEventFeedStreamsAttemptsAndMarks() {
         GatewayFixture gw;
         gw.anthropicA.setFault(fault(Fault::Status, 503));
         gw.start();
         QNetworkReply *feed = gw.nam.get(QNetworkRequest(QUrl(gw.baseUrl() + QStringLiteral("/admin/events"))));
         QTRY_VERIFY(feed->bytesAvailable() > 0); // the current marks arrive first
-        QCOMPARE(gw.post(QStringLiteral("/v1/messages"), GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), false)).status, 200);
+        QCOMPARE(gw.post(QStringLiteral("/v1/messages"),
+                         GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), false))
+                     .status,
+                 200);
         QByteArray seen;
         QTRY_VERIFY((seen += feed->readAll()).contains("\"candidate\":\"pb/gpt-b\""));
         QVERIFY(seen.contains("event: attempt"));
@@ -623,8 +659,7 @@ private Q_SLOTS:
         feed->deleteLater();
     }
 
-    void reloadAppliesNewConfigWithoutDroppingInFlight()
-    {
+    void reloadAppliesNewConfigWithoutDroppingInFlight() {
         QTemporaryDir dir;
         GatewayFixture gw;
         gw.configPath = dir.filePath(QStringLiteral("config.json"));
@@ -633,7 +668,9 @@ private Q_SLOTS:
         slow.chunkDelayMs = 150;
         gw.anthropicA.setFault(slow);
         gw.start();
-        QNetworkReply *inFlight = gw.postAsync(QStringLiteral("/v1/messages"), GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("a b c d"), true));
+        QNetworkReply *inFlight =
+            gw.postAsync(QStringLiteral("/v1/messages"),
+                         GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("a b c d"), true));
         QTRY_COMPARE(gw.anthropicA.requests().size(), 1);
 
         config::Config next = gw.config;
@@ -641,7 +678,8 @@ private Q_SLOTS:
         QVERIFY(config::save(gw.configPath, next));
         const auto reloaded = gw.postRaw(QStringLiteral("/admin/reload"), "{}");
         QCOMPARE(reloaded.status, 200);
-        const auto after = gw.post(QStringLiteral("/v1/messages"), GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), false));
+        const auto after = gw.post(QStringLiteral("/v1/messages"),
+                                   GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), false));
         QCOMPARE(after.header("x-switchman-candidate"), QByteArray("pb/gpt-b")); // new requests see the new route
 
         const auto first = gw.wait(inFlight); // the request already running finishes on A
@@ -657,18 +695,21 @@ private Q_SLOTS:
         const auto refused = gw.postRaw(QStringLiteral("/admin/reload"), "{}");
         QCOMPARE(refused.status, 400);
         QVERIFY(refused.body.contains("routes"));
-        QCOMPARE(gw.post(QStringLiteral("/v1/messages"), GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("y"), false)).header("x-switchman-candidate"),
+        QCOMPARE(gw.post(QStringLiteral("/v1/messages"),
+                         GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("y"), false))
+                     .header("x-switchman-candidate"),
                  QByteArray("pb/gpt-b"));
     }
 
-    void clientLeavingMidStreamAbortsUpstreamAndServerSurvives()
-    {
+    void clientLeavingMidStreamAbortsUpstreamAndServerSurvives() {
         GatewayFixture gw;
         Fault slow;
         slow.chunkDelayMs = 200;
         gw.anthropicA.setFault(slow);
         gw.start();
-        QNetworkReply *reply = gw.postAsync(QStringLiteral("/v1/messages"), GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("a b c d e f g h"), true));
+        QNetworkReply *reply = gw.postAsync(
+            QStringLiteral("/v1/messages"),
+            GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("a b c d e f g h"), true));
         QTRY_VERIFY(reply->bytesAvailable() > 0 && reply->peek(4096).contains("content_block_delta"));
         QSignalSpy closed(&gw.anthropicA, &demo::FakeUpstream::connectionClosed);
         reply->abort();
@@ -677,20 +718,24 @@ private Q_SLOTS:
         QTRY_COMPARE(gw.engine().activeRequests(), 0);
         QCOMPARE(gw.engine().pools().totalInFlight(), 0);
         gw.anthropicA.clearFault();
-        QCOMPARE(gw.post(QStringLiteral("/v1/messages"), GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("again"), false)).status, 200);
+        QCOMPARE(gw.post(QStringLiteral("/v1/messages"),
+                         GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("again"), false))
+                     .status,
+                 200);
     }
 
     // ---- the loop's timers on the injected clock: exact times, no sleeping on budgets
 
-    void budgetFiresAtHalfTheDeadlineOnTheClock()
-    {
+    void budgetFiresAtHalfTheDeadlineOnTheClock() {
         test::FakeClock clock;
         GatewayFixture gw;
         gw.clock = &clock;
         gw.config.failover.deadlineMs = 120000; // the default: budget 60 s
         gw.anthropicA.setFault(fault(Fault::StallBeforeHeaders));
         gw.start();
-        QNetworkReply *reply = gw.postAsync(QStringLiteral("/v1/messages"), GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), true));
+        QNetworkReply *reply =
+            gw.postAsync(QStringLiteral("/v1/messages"),
+                         GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), true));
         QTRY_COMPARE(gw.anthropicA.requests().size(), 1);
         clock.advance(59999);
         drainEvents();
@@ -700,19 +745,21 @@ private Q_SLOTS:
         QCOMPARE(r.status, 200);
         QVERIFY(r.body.contains(": switchman candidate=pb/gpt-b"));
         QCOMPARE(failuresOf(gw.engine(), QStringLiteral("pa"), QStringLiteral("server_error")), 1);
-        QCOMPARE(attemptsOf(gw.engine(), r.header("x-switchman-request-id")).first().logOutcome, QStringLiteral("budget"));
+        QCOMPARE(attemptsOf(gw.engine(), r.header("x-switchman-request-id")).first().logOutcome,
+                 QStringLiteral("budget"));
         reply->deleteLater();
     }
 
-    void keepaliveCadenceWhileHeldAndNoneAfterCommit()
-    {
+    void keepaliveCadenceWhileHeldAndNoneAfterCommit() {
         test::FakeClock clock;
         GatewayFixture gw;
         gw.clock = &clock;
         gw.config.failover.deadlineMs = 120000; // the defaults: keepalive every 15 s, budget 60 s
         gw.anthropicA.setFault(fault(Fault::StallBeforeHeaders));
         gw.start();
-        QNetworkReply *reply = gw.postAsync(QStringLiteral("/v1/messages"), GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), true));
+        QNetworkReply *reply =
+            gw.postAsync(QStringLiteral("/v1/messages"),
+                         GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), true));
         QTRY_COMPARE(gw.anthropicA.requests().size(), 1);
         for (int i = 1; i <= 3; ++i) {
             clock.advance(14999);
@@ -728,8 +775,7 @@ private Q_SLOTS:
         reply->deleteLater();
     }
 
-    void deadlineDuringSetupOnTheClock()
-    {
+    void deadlineDuringSetupOnTheClock() {
         test::FakeClock clock;
         GatewayFixture gw;
         gw.clock = &clock;
@@ -737,7 +783,9 @@ private Q_SLOTS:
         gw.config.providers[QStringLiteral("pa")].credentials = {QStringLiteral("keychain:pa-main")};
         gw.secrets.mode = ScriptedSecretStore::Mode::Hang;
         gw.start();
-        QNetworkReply *reply = gw.postAsync(QStringLiteral("/v1/messages"), GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), false));
+        QNetworkReply *reply =
+            gw.postAsync(QStringLiteral("/v1/messages"),
+                         GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), false));
         QTRY_COMPARE(gw.engine().activeRequests(), 1); // (the keychain may be read ahead at start)
         drainEvents();
         clock.advance(119999);
@@ -754,14 +802,12 @@ private Q_SLOTS:
         reply->deleteLater();
     }
 
-    void silentOnlyCandidateEndsAtTheDefaultIdleTimeout_data()
-    {
+    void silentOnlyCandidateEndsAtTheDefaultIdleTimeout_data() {
         QTest::addColumn<bool>("stream");
         QTest::newRow("stream") << true;
         QTest::newRow("json") << false;
     }
-    void silentOnlyCandidateEndsAtTheDefaultIdleTimeout()
-    {
+    void silentOnlyCandidateEndsAtTheDefaultIdleTimeout() {
         // issue 10 item 11 at its default: 300 s without an upstream byte; keepalives stop then.
         QFETCH(bool, stream);
         test::FakeClock clock;
@@ -770,7 +816,9 @@ private Q_SLOTS:
         gw.config.failover.deadlineMs = 3'600'000; // the idle limit, not the deadline, must end it
         gw.anthropicA.setFault(fault(Fault::StallAfter200));
         gw.start();
-        QNetworkReply *reply = gw.postAsync(QStringLiteral("/v1/messages"), GatewayFixture::anthropicBody(QStringLiteral("pa/claude-a"), QStringLiteral("x"), stream));
+        QNetworkReply *reply =
+            gw.postAsync(QStringLiteral("/v1/messages"),
+                         GatewayFixture::anthropicBody(QStringLiteral("pa/claude-a"), QStringLiteral("x"), stream));
         QTRY_COMPARE(gw.anthropicA.requests().size(), 1);
         drainEvents(); // the 200 head arrives: that byte starts the idle count
         clock.advance(299999);
@@ -794,14 +842,12 @@ private Q_SLOTS:
 
     // ---- issue 10, end to end (one test per numbered case)
 
-    void malformedResponseAndUnknownHostFailOverAsTransport_data()
-    {
+    void malformedResponseAndUnknownHostFailOverAsTransport_data() {
         QTest::addColumn<int>("which");
         QTest::newRow("not HTTP") << 0;
         QTest::newRow("unknown host") << 1;
     }
-    void malformedResponseAndUnknownHostFailOverAsTransport()
-    {
+    void malformedResponseAndUnknownHostFailOverAsTransport() {
         // issue 10 item 2: the transport's type decides, whatever Qt or the parser call it.
         QFETCH(int, which);
         GarbageServer garbage;
@@ -809,9 +855,9 @@ private Q_SLOTS:
         gw.config.providers[QStringLiteral("pa")].baseUrl =
             which == 0 ? garbage.url() : QStringLiteral("http://no-such-host.invalid");
         gw.start();
-        const auto r = gw.post(QStringLiteral("/v1/messages"),
-                               GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), false), {},
-                               20000);
+        const auto r =
+            gw.post(QStringLiteral("/v1/messages"),
+                    GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), false), {}, 20000);
         QCOMPARE(r.status, 200);
         QCOMPARE(r.header("x-switchman-candidate"), QByteArray("pb/gpt-b"));
         QCOMPARE(r.header("x-switchman-fallback-reason"), QByteArray("transport"));
@@ -819,8 +865,7 @@ private Q_SLOTS:
         QVERIFY(gw.engine().marks().first().model.isEmpty()); // the whole base URL
     }
 
-    void cutAfterCommitWritesTheFormatsError_data()
-    {
+    void cutAfterCommitWritesTheFormatsError_data() {
         QTest::addColumn<QString>("route");
         QTest::addColumn<QString>("model");
         // Same-API passthrough on the first three (the raw frames path), the encoder on pi.
@@ -830,8 +875,7 @@ private Q_SLOTS:
         QTest::newRow("pi") << QStringLiteral("/v1/pi/stream") << QStringLiteral("pa/claude-a");
         QTest::newRow("chat from anthropic") << QStringLiteral("/v1/chat/completions") << QStringLiteral("pa/claude-a");
     }
-    void cutAfterCommitWritesTheFormatsError()
-    {
+    void cutAfterCommitWritesTheFormatsError() {
         // issue 10 item 3: a reset after content is the format's error, never a clean end.
         QFETCH(QString, route);
         QFETCH(QString, model);
@@ -859,8 +903,7 @@ private Q_SLOTS:
         QVERIFY(r.body.contains("upstream connection lost"));
     }
 
-    void redirectStopsWithA502NamingIt()
-    {
+    void redirectStopsWithA502NamingIt() {
         // issue 10 item 4: a 3xx is not an outage (no mark, no failover) and not a success.
         GatewayFixture gw;
         Fault moved = fault(Fault::Status, 301, {}, "{}");
@@ -870,7 +913,8 @@ private Q_SLOTS:
         const auto r = gw.post(QStringLiteral("/v1/chat/completions"),
                                GatewayFixture::openaiBody(QStringLiteral("chain"), QStringLiteral("x"), false));
         QCOMPARE(r.status, 502);
-        const QString message = r.json().value(QStringLiteral("error")).toObject().value(QStringLiteral("message")).toString();
+        const QString message =
+            r.json().value(QStringLiteral("error")).toObject().value(QStringLiteral("message")).toString();
         QVERIFY2(message.contains(QStringLiteral("redirect")) &&
                      message.contains(QStringLiteral("https://api.example.test/v2/messages")),
                  qPrintable(message));
@@ -878,12 +922,15 @@ private Q_SLOTS:
         QVERIFY(gw.engine().marks().isEmpty());
     }
 
-    void laterPlainFailureNeverShortensAMark()
-    {
+    void laterPlainFailureNeverShortensAMark() {
         // issue 10 item 5: a 300 s Retry-After mark stays 300 s after a plain 429.
         GatewayFixture gw;
-        gw.anthropicA.pushFault(fault(Fault::Status, 429, "300", R"({"type":"error","error":{"type":"rate_limit_error","message":"Rate limited"}})"));
-        gw.anthropicA.pushFault(fault(Fault::Status, 429, {}, R"({"type":"error","error":{"type":"rate_limit_error","message":"Rate limited"}})"));
+        gw.anthropicA.pushFault(
+            fault(Fault::Status, 429, "300",
+                  R"({"type":"error","error":{"type":"rate_limit_error","message":"Rate limited"}})"));
+        gw.anthropicA.pushFault(
+            fault(Fault::Status, 429, {},
+                  R"({"type":"error","error":{"type":"rate_limit_error","message":"Rate limited"}})"));
         gw.start();
         const auto body = GatewayFixture::anthropicBody(QStringLiteral("pa/claude-a"), QStringLiteral("x"), false);
         QCOMPARE(gw.post(QStringLiteral("/v1/messages"), body).status, 429);
@@ -894,8 +941,7 @@ private Q_SLOTS:
         QVERIFY2(left > 290000, qPrintable(QString::number(left)));
     }
 
-    void parallelFailuresOnOneBlipAreOneStrike()
-    {
+    void parallelFailuresOnOneBlipAreOneStrike() {
         // issue 10 item 6: six requests in flight when A stalls add one strike (20 s), not six.
         GatewayFixture gw;
         gw.config.failover.deadlineMs = 1200; // budget 600 ms, then server_error on A for each
@@ -919,8 +965,7 @@ private Q_SLOTS:
         QCOMPARE(marks.first().ttlMs, 20000);
     }
 
-    void disabledFailoverIsAPlainRelay()
-    {
+    void disabledFailoverIsAPlainRelay() {
         // issue 10 item 7: no marks set or consulted; the first eligible candidate answers or fails.
         GatewayFixture gw;
         gw.config.failover.enabled = false;
@@ -933,15 +978,15 @@ private Q_SLOTS:
         // A pre-existing mark (say, from before the switch) is not consulted either.
         failover::UpstreamFailure f;
         f.kind = failover::FailureKind::ServerError;
-        gw.engine().markTable().mark(QStringLiteral("local"), {QStringLiteral("pa"), QStringLiteral("claude-a"), gw.anthropicA.baseUrl()}, f);
+        gw.engine().markTable().mark(QStringLiteral("local"),
+                                     {QStringLiteral("pa"), QStringLiteral("claude-a"), gw.anthropicA.baseUrl()}, f);
         const auto r = gw.post(QStringLiteral("/v1/messages"), body);
         QCOMPARE(r.status, 200);
         QCOMPARE(r.header("x-switchman-candidate"), QByteArray("pa/claude-a"));
         QCOMPARE(gw.openaiB.requests().size(), 0);
     }
 
-    void credentialLessFollowerIsNoFollower()
-    {
+    void credentialLessFollowerIsNoFollower() {
         // issue 10 item 8 + issue 13: B has no usable key, so A keeps its own retries, the
         // client gets A's real error, and B leaves a skipped credential_exhausted row.
         GatewayFixture gw;
@@ -967,15 +1012,15 @@ private Q_SLOTS:
         bool sawSkipLine = false;
         for (const auto &args : logged) {
             const auto o = args.at(0).toJsonObject();
-            sawSkipLine |= o.value(QStringLiteral("outcome")).toString() == QLatin1String("skipped") &&
-                           o.value(QStringLiteral("failure")).toString() == QLatin1String("credential_exhausted") &&
-                           o.value(QStringLiteral("reason")).toString().contains(QStringLiteral("no usable credential"));
+            sawSkipLine |=
+                o.value(QStringLiteral("outcome")).toString() == QLatin1String("skipped") &&
+                o.value(QStringLiteral("failure")).toString() == QLatin1String("credential_exhausted") &&
+                o.value(QStringLiteral("reason")).toString().contains(QStringLiteral("no usable credential"));
         }
         QVERIFY(sawSkipLine);
     }
 
-    void credentialLessFirstCandidateLeavesASkippedRow()
-    {
+    void credentialLessFirstCandidateLeavesASkippedRow() {
         // issue 13: no silent reroute. A has no usable key: B answers, and A's row says why.
         GatewayFixture gw;
         gw.config.providers[QStringLiteral("pa")].credentials = {QStringLiteral("env:SWITCHMAN_TEST_UNSET_VARIABLE")};
@@ -995,12 +1040,14 @@ private Q_SLOTS:
         QVERIFY(gw.engine().marks().isEmpty());
     }
 
-    void hugeRetryAfterIsClamped()
-    {
+    void hugeRetryAfterIsClamped() {
         // issue 10 item 9 (classifier part): a non-finite or absurd Retry-After is a capped mark, not UB.
         GatewayFixture gw;
-        gw.anthropicA.pushFault(fault(Fault::Status, 429, "1e400", R"({"type":"error","error":{"type":"rate_limit_error","message":"Rate limited"}})"));
-        gw.openaiB.pushFault(fault(Fault::Status, 429, "99999999999999999999999", R"({"error":{"message":"Rate limit reached","type":"rate_limit_error"}})"));
+        gw.anthropicA.pushFault(
+            fault(Fault::Status, 429, "1e400",
+                  R"({"type":"error","error":{"type":"rate_limit_error","message":"Rate limited"}})"));
+        gw.openaiB.pushFault(fault(Fault::Status, 429, "99999999999999999999999",
+                                   R"({"error":{"message":"Rate limit reached","type":"rate_limit_error"}})"));
         gw.start();
         const auto r = gw.post(QStringLiteral("/v1/messages"),
                                GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), false));
@@ -1011,16 +1058,16 @@ private Q_SLOTS:
         QVERIFY(r.header("retry-after").toLongLong() <= 300);
     }
 
-    void usageRowIdsAreUniqueAndTheAnswerKeepsThePlainId()
-    {
+    void usageRowIdsAreUniqueAndTheAnswerKeepsThePlainId() {
         // issue 10 item 10: two failed tries of one attempt, then the answer.
         GatewayFixture gw;
         gw.config.providers[QStringLiteral("pa")].maxRetries = 2;
         gw.anthropicA.pushFault(fault(Fault::InBandErrorAfterContent));
         gw.anthropicA.pushFault(fault(Fault::InBandErrorAfterContent));
         gw.start();
-        const auto r = gw.post(QStringLiteral("/v1/messages"),
-                               GatewayFixture::anthropicBody(QStringLiteral("pa/claude-a"), QStringLiteral("x"), false));
+        const auto r =
+            gw.post(QStringLiteral("/v1/messages"),
+                    GatewayFixture::anthropicBody(QStringLiteral("pa/claude-a"), QStringLiteral("x"), false));
         QCOMPARE(r.status, 200);
         QCOMPARE(gw.anthropicA.requests().size(), 3);
         const QString id = QString::fromLatin1(r.header("x-switchman-request-id"));
@@ -1033,14 +1080,15 @@ private Q_SLOTS:
         QVERIFY2(ids.contains(id), qPrintable(ids.join(QLatin1Char(','))));
     }
 
-    void clientAbortAfterCommitBillsThePlainId()
-    {
+    void clientAbortAfterCommitBillsThePlainId() {
         GatewayFixture gw;
         Fault slow;
         slow.chunkDelayMs = 200;
         gw.anthropicA.setFault(slow);
         gw.start();
-        QNetworkReply *reply = gw.postAsync(QStringLiteral("/v1/messages"), GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("a b c d e f g h"), true));
+        QNetworkReply *reply = gw.postAsync(
+            QStringLiteral("/v1/messages"),
+            GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("a b c d e f g h"), true));
         QTRY_VERIFY(reply->bytesAvailable() > 0 && reply->peek(4096).contains("content_block_delta"));
         const QString id = QString::fromLatin1(reply->rawHeader("x-switchman-request-id"));
         reply->abort();
@@ -1051,8 +1099,7 @@ private Q_SLOTS:
         QCOMPARE(rows.first().toObject().value(QStringLiteral("requestId")).toString(), id);
     }
 
-    void silentFirstCandidateFailsOverAtTheIdleTimeout()
-    {
+    void silentFirstCandidateFailsOverAtTheIdleTimeout() {
         GatewayFixture gw;
         gw.config.failover.upstreamIdleTimeoutMs = 300; // well inside the 60 s budget
         gw.anthropicA.setFault(fault(Fault::StallBeforeHeaders));
@@ -1064,8 +1111,7 @@ private Q_SLOTS:
         QCOMPARE(r.header("x-switchman-fallback-reason"), QByteArray("server_error"));
     }
 
-    void aSlowButTalkingStreamIsNeverCut()
-    {
+    void aSlowButTalkingStreamIsNeverCut() {
         GatewayFixture gw;
         gw.config.failover.upstreamIdleTimeoutMs = 300;
         Fault slow;
@@ -1073,36 +1119,36 @@ private Q_SLOTS:
         gw.anthropicA.setFault(slow);
         gw.start();
         const auto r = gw.post(QStringLiteral("/v1/messages"),
-                               GatewayFixture::anthropicBody(QStringLiteral("pa/claude-a"), QStringLiteral("one two three four five six"), true));
+                               GatewayFixture::anthropicBody(QStringLiteral("pa/claude-a"),
+                                                             QStringLiteral("one two three four five six"), true));
         QCOMPARE(r.status, 200);
         QVERIFY(r.body.contains("message_stop"));
         QVERIFY(!r.body.contains("event: error"));
     }
 
-    void markedSingleCandidateIsStillTried()
-    {
+    void markedSingleCandidateIsStillTried() {
         // The resolver's "a single candidate ignores its mark", end to end.
         GatewayFixture gw;
         gw.start();
         failover::UpstreamFailure f;
         f.kind = failover::FailureKind::ServerError;
-        gw.engine().markTable().mark(QStringLiteral("local"), {QStringLiteral("pa"), QStringLiteral("claude-a"), gw.anthropicA.baseUrl()}, f);
-        const auto r = gw.post(QStringLiteral("/v1/messages"),
-                               GatewayFixture::anthropicBody(QStringLiteral("pa/claude-a"), QStringLiteral("x"), false));
+        gw.engine().markTable().mark(QStringLiteral("local"),
+                                     {QStringLiteral("pa"), QStringLiteral("claude-a"), gw.anthropicA.baseUrl()}, f);
+        const auto r =
+            gw.post(QStringLiteral("/v1/messages"),
+                    GatewayFixture::anthropicBody(QStringLiteral("pa/claude-a"), QStringLiteral("x"), false));
         QCOMPARE(r.status, 200);
         QCOMPARE(gw.anthropicA.requests().size(), 1);
     }
 
     // ---- issue 11 items 1 and 7 inside the loop
 
-    void pingsAndEmptyDeltasAreNeverHeld_data()
-    {
+    void pingsAndEmptyDeltasAreNeverHeld_data() {
         QTest::addColumn<QString>("route");
         QTest::newRow("passthrough frames") << QStringLiteral("/v1/messages");
         QTest::newRow("canonical events") << QStringLiteral("/v1/chat/completions");
     }
-    void pingsAndEmptyDeltasAreNeverHeld()
-    {
+    void pingsAndEmptyDeltasAreNeverHeld() {
         // 40 000 pings and empty deltas before the first token: ~3 MiB that a 64 KiB hold
         // would have to keep if they counted. A answers; no ping is replayed.
         QFETCH(QString, route);
@@ -1111,7 +1157,9 @@ private Q_SLOTS:
         QByteArray noise;
         for (int i = 0; i < 20000; ++i) {
             noise += anthropicSse("ping", R"({"type": "ping"})");
-            noise += anthropicSse("content_block_delta", R"({"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":""}})");
+            noise +=
+                anthropicSse("content_block_delta",
+                             R"({"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":""}})");
         }
         gw.anthropicA.setRawReply(anthropicStream(noise, 3, 10));
         gw.start();
@@ -1123,28 +1171,30 @@ private Q_SLOTS:
         QCOMPARE(gw.openaiB.requests().size(), 0);
     }
 
-    void anSseEventOverEightMiBEndsTheAttemptAsTransport()
-    {
+    void anSseEventOverEightMiBEndsTheAttemptAsTransport() {
         // One event of 9 MiB before any content: the reader drops it and the attempt ends as
         // a connection-level failure, so the follower answers and the base URL is marked.
         GatewayFixture gw;
-        const QByteArray huge = anthropicSse("content_block_delta", "{\"pad\":\"" + QByteArray(9 * 1024 * 1024, 'p') + "\"}");
+        const QByteArray huge =
+            anthropicSse("content_block_delta", "{\"pad\":\"" + QByteArray(9 * 1024 * 1024, 'p') + "\"}");
         gw.anthropicA.setRawReply(anthropicStream(huge, 3, 10));
         gw.start();
-        const auto r = gw.post(QStringLiteral("/v1/messages"),
-                               GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), true), {}, 30000);
+        const auto r =
+            gw.post(QStringLiteral("/v1/messages"),
+                    GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), true), {}, 30000);
         QCOMPARE(r.status, 200);
         QVERIFY(r.body.contains(": switchman candidate=pb/gpt-b"));
         QCOMPARE(failuresOf(gw.engine(), QStringLiteral("pa"), QStringLiteral("transport")), 1);
     }
 
-    void holdOverItsByteLimitFailsOverAsServerError()
-    {
+    void holdOverItsByteLimitFailsOverAsServerError() {
         GatewayFixture gw;
         gw.config.limits.maxHoldBytes = 64 * 1024;
         QByteArray blocks; // empty block starts: held (they open blocks), never meaningful
         for (int i = 1; i <= 2000; ++i)
-            blocks += anthropicSse("content_block_start", R"({"type":"content_block_start","index":)" + QByteArray::number(i) + R"(,"content_block":{"type":"text","text":""}})");
+            blocks += anthropicSse("content_block_start", R"({"type":"content_block_start","index":)" +
+                                                              QByteArray::number(i) +
+                                                              R"(,"content_block":{"type":"text","text":""}})");
         gw.anthropicA.setRawReply(anthropicStream(blocks, 1, 10));
         gw.start();
         const auto r = gw.post(QStringLiteral("/v1/messages"),
@@ -1156,8 +1206,7 @@ private Q_SLOTS:
         QVERIFY(attempts.first().message.contains(QStringLiteral("maxHoldBytes")));
     }
 
-    void nonStreamingAnswerOverMaxResponseBytesIsAnError()
-    {
+    void nonStreamingAnswerOverMaxResponseBytesIsAnError() {
         GatewayFixture gw;
         gw.config.limits.maxResponseBytes = 100 * 1024;
         gw.anthropicA.setRawReply(anthropicStream({}, 200, 1024)); // ~240 KiB
@@ -1165,14 +1214,17 @@ private Q_SLOTS:
         const auto r = gw.post(QStringLiteral("/v1/chat/completions"),
                                GatewayFixture::openaiBody(QStringLiteral("chain"), QStringLiteral("x"), false));
         QCOMPARE(r.status, 502);
-        QVERIFY2(r.json().value(QStringLiteral("error")).toObject().value(QStringLiteral("message")).toString().contains(
-                     QStringLiteral("maxResponseBytes")),
+        QVERIFY2(r.json()
+                     .value(QStringLiteral("error"))
+                     .toObject()
+                     .value(QStringLiteral("message"))
+                     .toString()
+                     .contains(QStringLiteral("maxResponseBytes")),
                  r.body.constData());
         QCOMPARE(gw.openaiB.requests().size(), 0); // the same answer elsewhere would be as large
     }
 
-    void aClientThatDoesNotReadPausesTheUpstream()
-    {
+    void aClientThatDoesNotReadPausesTheUpstream() {
         // After commit the upstream is read only while the client has at most 1 MiB unsent.
         ReadPauseProbe probe;
         GatewayFixture gw;
@@ -1183,9 +1235,12 @@ private Q_SLOTS:
         client.setReadBufferSize(4096); // read nothing beyond this: the kernel buffers fill
         client.connectToHost(QHostAddress::LocalHost, gw.engine().port());
         QVERIFY(client.waitForConnected(5000));
-        const QByteArray body = QJsonDocument(GatewayFixture::anthropicBody(QStringLiteral("pa/claude-a"), QStringLiteral("x"), true)).toJson(QJsonDocument::Compact);
-        client.write("POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: " +
-                     QByteArray::number(body.size()) + "\r\n\r\n" + body);
+        const QByteArray body =
+            QJsonDocument(GatewayFixture::anthropicBody(QStringLiteral("pa/claude-a"), QStringLiteral("x"), true))
+                .toJson(QJsonDocument::Compact);
+        client.write(
+            "POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: " +
+            QByteArray::number(body.size()) + "\r\n\r\n" + body);
         QTRY_VERIFY_WITH_TIMEOUT(probe.pauses.contains(true), 15000);
         // Now read it all: reading resumes and the stream completes.
         client.setReadBufferSize(0);
@@ -1202,16 +1257,19 @@ private Q_SLOTS:
         QVERIFY(probe.pauses.contains(false));
     }
 
-    void keysNeverLeaveThroughPassthroughFrames()
-    {
+    void keysNeverLeaveThroughPassthroughFrames() {
         // issue 11 item 7: an upstream error event quoting a key, after commit, on a same-API route.
         GatewayFixture gw;
         qputenv("SWITCHMAN_TEST_LEAKY", "test-secret-value-0123456789");
         gw.config.providers[QStringLiteral("pa")].credentials = {QStringLiteral("env:SWITCHMAN_TEST_LEAKY")};
         QByteArray stream = anthropicStream({}, 1, 5);
         stream.truncate(stream.indexOf("event: content_block_stop"));
-        const QByteArray keyShape = "sk-ant-" + QByteArray("api03-") + QByteArray(24, 'A'); // assembled: no key-shaped literal in git
-        stream += anthropicSse("error", R"({"type":"error","error":{"type":"api_error","message":"bad key test-secret-value-0123456789, header Bearer abcdefghijklmnop1234 and )" + keyShape + R"("}})");
+        const QByteArray keyShape =
+            "sk-ant-" + QByteArray("api03-") + QByteArray(24, 'A'); // assembled: no key-shaped literal in git
+        stream += anthropicSse(
+            "error",
+            R"({"type":"error","error":{"type":"api_error","message":"bad key test-secret-value-0123456789, header Bearer abcdefghijklmnop1234 and )" +
+                keyShape + R"("}})");
         gw.anthropicA.setRawReply(stream);
         gw.start();
         const auto r = gw.post(QStringLiteral("/v1/messages"),
@@ -1226,20 +1284,22 @@ private Q_SLOTS:
             QVERIFY(!a.message.contains(QStringLiteral("test-secret-value")));
     }
 
-    void malformedJsonGets400AndNoUpstreamCall()
-    {
+    void malformedJsonGets400AndNoUpstreamCall() {
         GatewayFixture gw;
         gw.start();
         const auto a = gw.postRaw(QStringLiteral("/v1/messages"), "{not json");
         QCOMPARE(a.status, 400);
-        QCOMPARE(a.json().value(QStringLiteral("error")).toObject().value(QStringLiteral("type")).toString(), QStringLiteral("invalid_request_error"));
+        QCOMPARE(a.json().value(QStringLiteral("error")).toObject().value(QStringLiteral("type")).toString(),
+                 QStringLiteral("invalid_request_error"));
         const auto o = gw.postRaw(QStringLiteral("/v1/chat/completions"), "[1,2]");
         QCOMPARE(o.status, 400);
         QVERIFY(o.json().value(QStringLiteral("error")).isObject());
         QCOMPARE(gw.anthropicA.requests().size() + gw.openaiB.requests().size(), 0);
-        const auto unknown = gw.post(QStringLiteral("/v1/messages"), GatewayFixture::anthropicBody(QStringLiteral("nope"), QStringLiteral("x"), false));
+        const auto unknown = gw.post(QStringLiteral("/v1/messages"),
+                                     GatewayFixture::anthropicBody(QStringLiteral("nope"), QStringLiteral("x"), false));
         QCOMPARE(unknown.status, 404);
-        QCOMPARE(unknown.json().value(QStringLiteral("error")).toObject().value(QStringLiteral("type")).toString(), QStringLiteral("not_found_error"));
+        QCOMPARE(unknown.json().value(QStringLiteral("error")).toObject().value(QStringLiteral("type")).toString(),
+                 QStringLiteral("not_found_error"));
     }
 };
 

@@ -3,11 +3,11 @@
 // record what it was sent, misbehave exactly as scripted, and answer in each
 // upstream API's own stream shape.
 #include "call_recorder.h"
-#include "demo/demo_reply.h"
-#include "demo/fake_upstream.h"
+#include "core/demo/demo_reply.h"
+#include "core/demo/fake_upstream.h"
+#include "core/upstream/qt_transport.h"
+#include "core/upstream/sse_reader.h"
 #include "signal_wait.h"
-#include "upstream/qt_transport.h"
-#include "upstream/sse_reader.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -377,9 +377,12 @@ void TestFakeUpstream::unreadableBodyIsRefusedInTheApisShape_data() {
     QTest::addColumn<QByteArray>("path");
     QTest::addColumn<QString>("pointer");
     QTest::addColumn<QString>("value");
-    QTest::newRow("anthropic") << QByteArray("/v1/messages") << "error.type" << "invalid_request_error";
-    QTest::newRow("openai") << QByteArray("/v1/chat/completions") << "error.type" << "invalid_request_error";
-    QTest::newRow("responses") << QByteArray("/v1/responses") << "error.type" << "invalid_request_error";
+    QTest::newRow("anthropic") << QByteArray("/v1/messages") << "error.type"
+                               << "invalid_request_error";
+    QTest::newRow("openai") << QByteArray("/v1/chat/completions") << "error.type"
+                            << "invalid_request_error";
+    QTest::newRow("responses") << QByteArray("/v1/responses") << "error.type"
+                               << "invalid_request_error";
 }
 
 void TestFakeUpstream::unreadableBodyIsRefusedInTheApisShape() {

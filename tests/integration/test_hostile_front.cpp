@@ -5,10 +5,10 @@
 // key never reaches a passthrough provider; two Hosts, a foreign absolute-form
 // target and a chunked trailer are refused at once; pipelined requests are
 // answered in order; an Idempotency-Key reused with another body is a 422.
+#include "core/telemetry/telemetry.h"
 #include "gateway_fixture.h"
 #include "raw_http_client.h"
 #include "signal_wait.h"
-#include "telemetry/telemetry.h"
 
 #include <QCryptographicHash>
 #include <QElapsedTimer>
@@ -26,8 +26,7 @@ const QByteArray kOwnProviderKey = "own-provider-key-for-tests";
 
 const char *const kRoutes[] = {"/v1/messages", "/v1/chat/completions", "/v1/responses", "/v1/pi/stream"};
 
-void addTenant(config::Config &c, const QString &name, const QByteArray &key)
-{
+void addTenant(config::Config &c, const QString &name, const QByteArray &key) {
     config::TenantConfig t;
     t.name = name;
     t.keyHashes = {QStringLiteral("sha256:") +
@@ -36,8 +35,7 @@ void addTenant(config::Config &c, const QString &name, const QByteArray &key)
 }
 
 // A chat body for `route` naming `model` (pi's field is given as `modelField`).
-QByteArray chatBody(const QString &route, const QString &model, const QString &modelField = QStringLiteral("model"))
-{
+QByteArray chatBody(const QString &route, const QString &model, const QString &modelField = QStringLiteral("model")) {
     QJsonObject body;
     if (route == QLatin1String("/v1/messages"))
         body = GatewayFixture::anthropicBody(model, QStringLiteral("hi"), false);
@@ -55,8 +53,7 @@ QByteArray chatBody(const QString &route, const QString &model, const QString &m
     return QJsonDocument(body).toJson(QJsonDocument::Compact);
 }
 
-QByteArray post(quint16 port, const QByteArray &path, const QByteArray &body, const QByteArray &extraHeaders = {})
-{
+QByteArray post(quint16 port, const QByteArray &path, const QByteArray &body, const QByteArray &extraHeaders = {}) {
     return "POST " + path + " HTTP/1.1\r\nHost: 127.0.0.1:" + QByteArray::number(port) +
            "\r\nContent-Type: application/json\r\nContent-Length: " + QByteArray::number(body.size()) + "\r\n" +
            extraHeaders + "\r\n" + body;
@@ -68,8 +65,7 @@ struct RawAnswer {
     QJsonObject json;
 };
 
-RawAnswer exchange(quint16 port, const QByteArray &request)
-{
+RawAnswer exchange(quint16 port, const QByteArray &request) {
     RawHttpClient c(port);
     RawAnswer a;
     if (!c.waitConnected())
@@ -84,8 +80,7 @@ RawAnswer exchange(quint16 port, const QByteArray &request)
 
 // The error body is the one the client of `route` reads: Anthropic's {"type":"error",...},
 // OpenAI's {"error":{...,"code"}}, pi's {"error":{type,message}}.
-bool inClientFormat(const QString &route, const QJsonObject &json, const QString &errorType)
-{
+bool inClientFormat(const QString &route, const QJsonObject &json, const QString &errorType) {
     const QJsonObject error = json.value(QStringLiteral("error")).toObject();
     if (error.value(QStringLiteral("type")).toString() != errorType ||
         error.value(QStringLiteral("message")).toString().isEmpty())
@@ -97,20 +92,17 @@ bool inClientFormat(const QString &route, const QJsonObject &json, const QString
     return !json.contains(QStringLiteral("type")) && error.contains(QStringLiteral("code"));
 }
 
-QString messageOf(const QJsonObject &json)
-{
+QString messageOf(const QJsonObject &json) {
     return json.value(QStringLiteral("error")).toObject().value(QStringLiteral("message")).toString();
 }
 
-int upstreamRequests(GatewayFixture &gw)
-{
+int upstreamRequests(GatewayFixture &gw) {
     return int(gw.anthropicA.requests().size() + gw.openaiB.requests().size() + gw.anthropicC.requests().size() +
                gw.responsesD.requests().size() + gw.googleE.requests().size());
 }
 
 // Header lines of a response head, lower-cased names: a split value would show up as its own line.
-QList<QByteArray> headerNames(const QByteArray &head)
-{
+QList<QByteArray> headerNames(const QByteArray &head) {
     QList<QByteArray> names;
     const QList<QByteArray> lines = head.split('\n');
     for (qsizetype i = 1; i < lines.size(); ++i)
@@ -119,8 +111,7 @@ QList<QByteArray> headerNames(const QByteArray &head)
 }
 
 // Whole responses (Content-Length framed) in the order they came on one connection.
-QList<QByteArray> responsesIn(const QByteArray &stream)
-{
+QList<QByteArray> responsesIn(const QByteArray &stream) {
     QList<QByteArray> out;
     qsizetype at = 0;
     while (at < stream.size()) {
@@ -143,8 +134,7 @@ class TestHostileFront : public QObject {
     Q_OBJECT
 private Q_SLOTS:
     // Item 2: names the gateway keeps in its attempt history and echoes in headers.
-    void oversizedOrControlModelNamesAre400BeforeAnythingIsStored_data()
-    {
+    void oversizedOrControlModelNamesAre400BeforeAnythingIsStored_data() {
         QTest::addColumn<QString>("route");
         QTest::addColumn<QString>("field");
         QTest::addColumn<QString>("model");
@@ -157,11 +147,12 @@ private Q_SLOTS:
             QTest::addRow("%s C1 NEL", route) << route << "model" << (QStringLiteral("chain") + QChar(0x85));
             QTest::addRow("%s line separator", route) << route << "model" << (QStringLiteral("chain") + QChar(0x2028));
         }
-        QTest::addRow("pi modelId 257 bytes") << "/v1/pi/stream" << "modelId" << QString(257, QLatin1Char('m'));
-        QTest::addRow("pi modelId LF") << "/v1/pi/stream" << "modelId" << QStringLiteral("chain\n: fake");
+        QTest::addRow("pi modelId 257 bytes") << "/v1/pi/stream"
+                                              << "modelId" << QString(257, QLatin1Char('m'));
+        QTest::addRow("pi modelId LF") << "/v1/pi/stream"
+                                       << "modelId" << QStringLiteral("chain\n: fake");
     }
-    void oversizedOrControlModelNamesAre400BeforeAnythingIsStored()
-    {
+    void oversizedOrControlModelNamesAre400BeforeAnythingIsStored() {
         QFETCH(QString, route);
         QFETCH(QString, field);
         QFETCH(QString, model);
@@ -180,8 +171,7 @@ private Q_SLOTS:
         QCOMPARE(upstreamRequests(gw), 0);
     }
 
-    void modelNamesAtTheLimitStillRoute()
-    {
+    void modelNamesAtTheLimitStillRoute() {
         GatewayFixture gw;
         config::RouteConfig route;
         route.name = QString(256, QLatin1Char('r'));
@@ -189,20 +179,19 @@ private Q_SLOTS:
         gw.config.routes.insert(route.name, route);
         gw.start();
         const quint16 port = gw.engine().port();
-        const RawAnswer a = exchange(port, post(port, "/v1/messages", chatBody(QStringLiteral("/v1/messages"), route.name)));
+        const RawAnswer a =
+            exchange(port, post(port, "/v1/messages", chatBody(QStringLiteral("/v1/messages"), route.name)));
         QCOMPARE(a.status, 200);
         QCOMPARE(gw.anthropicA.requests().size(), 1);
     }
 
     // Item 4, on the way in: the classic splitting payload, on every chat route.
-    void modelWithCrLfNeverBecomesAHeader_data()
-    {
+    void modelWithCrLfNeverBecomesAHeader_data() {
         QTest::addColumn<QString>("route");
         for (const char *route : kRoutes)
             QTest::addRow("%s", route) << route;
     }
-    void modelWithCrLfNeverBecomesAHeader()
-    {
+    void modelWithCrLfNeverBecomesAHeader() {
         QFETCH(QString, route);
         GatewayFixture gw;
         gw.start();
@@ -228,8 +217,7 @@ private Q_SLOTS:
 
     // Item 4, on the way out: the one place that writes headers encodes what it is given, whatever
     // the source (here a candidate name from the configuration).
-    void headerValuesAreMadeSafeWhereHeadersAreWritten()
-    {
+    void headerValuesAreMadeSafeWhereHeadersAreWritten() {
         GatewayFixture gw;
         // The model id goes upstream (the fake refuses control bytes too); the provider id only names it.
         config::ProviderConfig provider = gw.config.providers.value(QStringLiteral("pa"));
@@ -244,15 +232,16 @@ private Q_SLOTS:
         gw.config.routes.insert(route.name, route);
         gw.start();
         const quint16 port = gw.engine().port();
-        const RawAnswer a = exchange(port, post(port, "/v1/messages", chatBody(QStringLiteral("/v1/messages"), route.name)));
+        const RawAnswer a =
+            exchange(port, post(port, "/v1/messages", chatBody(QStringLiteral("/v1/messages"), route.name)));
         QVERIFY2(a.status == 200, QJsonDocument(a.json).toJson().constData());
         QVERIFY2(!headerNames(a.head).contains("set-cookie"), a.head.constData());
-        QVERIFY2(a.head.contains("x-switchman-candidate: bad%0D%0ASet-Cookie: injected=1/claude-a"), a.head.constData());
+        QVERIFY2(a.head.contains("x-switchman-candidate: bad%0D%0ASet-Cookie: injected=1/claude-a"),
+                 a.head.constData());
     }
 
     // Item 5: forwarded header values with control bytes.
-    void controlBytesInForwardedHeadersAre400InTheClientsFormat_data()
-    {
+    void controlBytesInForwardedHeadersAre400InTheClientsFormat_data() {
         QTest::addColumn<QString>("route");
         QTest::addColumn<QByteArray>("header");
         QTest::addColumn<QByteArray>("value");
@@ -268,12 +257,10 @@ private Q_SLOTS:
         };
         for (const char *route : kRoutes)
             for (const auto &[header, value] : cases)
-                QTest::addRow("%s %s %s", route, header.constData(),
-                              value.toPercentEncoding().right(6).constData())
+                QTest::addRow("%s %s %s", route, header.constData(), value.toPercentEncoding().right(6).constData())
                     << route << header << value;
     }
-    void controlBytesInForwardedHeadersAre400InTheClientsFormat()
-    {
+    void controlBytesInForwardedHeadersAre400InTheClientsFormat() {
         QFETCH(QString, route);
         QFETCH(QByteArray, header);
         QFETCH(QByteArray, value);
@@ -291,15 +278,14 @@ private Q_SLOTS:
         QCOMPARE(gw.engine().telemetry()->attempts(-1).size(), 0);
     }
 
-    void cleanForwardedHeadersStillReachTheUpstream()
-    {
+    void cleanForwardedHeadersStillReachTheUpstream() {
         GatewayFixture gw;
         gw.config.providers[QStringLiteral("pa")].credentials = {QStringLiteral("passthrough")};
         gw.start();
         const quint16 port = gw.engine().port();
-        const RawAnswer a = exchange(port, post(port, "/v1/messages", chatBody(QStringLiteral("/v1/messages"), QStringLiteral("chain")),
-                                                "anthropic-beta: tools-2024-04-04,\tprompt-caching\r\nx-api-key: " +
-                                                    kOwnProviderKey + "\r\n"));
+        const RawAnswer a = exchange(
+            port, post(port, "/v1/messages", chatBody(QStringLiteral("/v1/messages"), QStringLiteral("chain")),
+                       "anthropic-beta: tools-2024-04-04,\tprompt-caching\r\nx-api-key: " + kOwnProviderKey + "\r\n"));
         QCOMPARE(a.status, 200);
         QCOMPARE(gw.anthropicA.requests().size(), 1);
         QCOMPARE(gw.anthropicA.requests().first().header("x-api-key"), kOwnProviderKey);
@@ -307,21 +293,20 @@ private Q_SLOTS:
     }
 
     // Item 8: a gateway key in the provider-key slot never leaves the machine.
-    void gatewayKeyInTheProviderSlotIs400AndNeverForwarded_data()
-    {
+    void gatewayKeyInTheProviderSlotIs400AndNeverForwarded_data() {
         QTest::addColumn<QString>("route");
         QTest::addColumn<QByteArray>("header");
         QTest::addColumn<QByteArray>("value");
         for (const char *route : {"/v1/messages", "/v1/chat/completions"}) {
             QTest::addRow("%s own key as x-api-key", route) << route << QByteArray("x-api-key") << kAliceKey;
-            QTest::addRow("%s own key as bearer", route) << route << QByteArray("Authorization") << "Bearer " + kAliceKey;
+            QTest::addRow("%s own key as bearer", route)
+                << route << QByteArray("Authorization") << "Bearer " + kAliceKey;
             QTest::addRow("%s other tenant's key as bearer", route)
                 << route << QByteArray("Authorization") << "bearer " + kBobKey;
             QTest::addRow("%s other tenant's key as x-api-key", route) << route << QByteArray("x-api-key") << kBobKey;
         }
     }
-    void gatewayKeyInTheProviderSlotIs400AndNeverForwarded()
-    {
+    void gatewayKeyInTheProviderSlotIs400AndNeverForwarded() {
         QFETCH(QString, route);
         QFETCH(QByteArray, header);
         QFETCH(QByteArray, value);
@@ -332,8 +317,9 @@ private Q_SLOTS:
             gw.config.providers[p].credentials = {QStringLiteral("passthrough")};
         gw.start();
         const quint16 port = gw.engine().port();
-        const RawAnswer a = exchange(port, post(port, route.toLatin1(), chatBody(route, QStringLiteral("chain")),
-                                                "x-switchman-key: " + kAliceKey + "\r\n" + header + ": " + value + "\r\n"));
+        const RawAnswer a =
+            exchange(port, post(port, route.toLatin1(), chatBody(route, QStringLiteral("chain")),
+                                "x-switchman-key: " + kAliceKey + "\r\n" + header + ": " + value + "\r\n"));
         QCOMPARE(a.status, 400);
         QVERIFY2(inClientFormat(route, a.json, QStringLiteral("invalid_request_error")),
                  QJsonDocument(a.json).toJson().constData());
@@ -344,10 +330,10 @@ private Q_SLOTS:
         QCOMPARE(upstreamRequests(gw), 0);
 
         // The caller's own provider key in that slot is still forwarded: that is what the slot is for.
-        const RawAnswer ok = exchange(port, post(port, route.toLatin1(), chatBody(route, QStringLiteral("chain")),
-                                                 "x-switchman-key: " + kAliceKey + "\r\n" + header + ": " +
-                                                     (header == "x-api-key" ? kOwnProviderKey : "Bearer " + kOwnProviderKey) +
-                                                     "\r\n"));
+        const RawAnswer ok =
+            exchange(port, post(port, route.toLatin1(), chatBody(route, QStringLiteral("chain")),
+                                "x-switchman-key: " + kAliceKey + "\r\n" + header + ": " +
+                                    (header == "x-api-key" ? kOwnProviderKey : "Bearer " + kOwnProviderKey) + "\r\n"));
         QCOMPARE(ok.status, 200);
         QCOMPARE(gw.anthropicA.requests().size(), 1);
         const demo::RecordedRequest sent = gw.anthropicA.requests().first(); // a copy: requests() returns a temporary
@@ -360,27 +346,28 @@ private Q_SLOTS:
     }
 
     // Item 9.
-    void ambiguousHostsAre400_data()
-    {
+    void ambiguousHostsAre400_data() {
         QTest::addColumn<QByteArray>("requestLine");
         QTest::addColumn<QByteArray>("hosts");
         QTest::addColumn<int>("status");
         QTest::addRow("two Host headers, ours first")
-            << QByteArray("GET /healthz HTTP/1.1") << QByteArray("Host: 127.0.0.1:%PORT\r\nHost: evil.example\r\n") << 400;
+            << QByteArray("GET /healthz HTTP/1.1") << QByteArray("Host: 127.0.0.1:%PORT\r\nHost: evil.example\r\n")
+            << 400;
         QTest::addRow("two Host headers, same value")
-            << QByteArray("GET /healthz HTTP/1.1") << QByteArray("Host: 127.0.0.1:%PORT\r\nhost: 127.0.0.1:%PORT\r\n") << 400;
+            << QByteArray("GET /healthz HTTP/1.1") << QByteArray("Host: 127.0.0.1:%PORT\r\nhost: 127.0.0.1:%PORT\r\n")
+            << 400;
         QTest::addRow("absolute-form, foreign host")
             << QByteArray("GET http://evil.example/healthz HTTP/1.1") << QByteArray("Host: 127.0.0.1:%PORT\r\n") << 400;
         QTest::addRow("absolute-form, foreign host, no Host")
             << QByteArray("GET http://evil.example/healthz HTTP/1.1") << QByteArray() << 400;
-        QTest::addRow("absolute-form, https to us")
-            << QByteArray("GET https://127.0.0.1:%PORT/healthz HTTP/1.1") << QByteArray("Host: 127.0.0.1:%PORT\r\n") << 400;
+        QTest::addRow("absolute-form, https to us") << QByteArray("GET https://127.0.0.1:%PORT/healthz HTTP/1.1")
+                                                    << QByteArray("Host: 127.0.0.1:%PORT\r\n") << 400;
         QTest::addRow("absolute-form naming us") << QByteArray("GET http://127.0.0.1:%PORT/healthz HTTP/1.1")
                                                  << QByteArray("Host: 127.0.0.1:%PORT\r\n") << 200;
-        QTest::addRow("one Host") << QByteArray("GET /healthz HTTP/1.1") << QByteArray("Host: 127.0.0.1:%PORT\r\n") << 200;
+        QTest::addRow("one Host") << QByteArray("GET /healthz HTTP/1.1") << QByteArray("Host: 127.0.0.1:%PORT\r\n")
+                                  << 200;
     }
-    void ambiguousHostsAre400()
-    {
+    void ambiguousHostsAre400() {
         QFETCH(QByteArray, requestLine);
         QFETCH(QByteArray, hosts);
         QFETCH(int, status);
@@ -401,8 +388,7 @@ private Q_SLOTS:
     }
 
     // Item 10: the slow answer first, then the quick one, on one connection.
-    void pipelinedRequestsAreAnsweredInOrder()
-    {
+    void pipelinedRequestsAreAnsweredInOrder() {
         GatewayFixture gw;
         demo::Fault slow;
         slow.chunkDelayMs = 150;
@@ -413,12 +399,14 @@ private Q_SLOTS:
         QVERIFY(c.waitConnected());
         const QByteArray health = "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
         c.send(post(port, "/v1/messages", chatBody(QStringLiteral("/v1/messages"), QStringLiteral("chain"))) + health +
-               post(port, "/v1/chat/completions", chatBody(QStringLiteral("/v1/chat/completions"), QStringLiteral("pb/gpt-b"))) +
+               post(port, "/v1/chat/completions",
+                    chatBody(QStringLiteral("/v1/chat/completions"), QStringLiteral("pb/gpt-b"))) +
                health);
         QVERIFY(waitUntil([&c]() { return responsesIn(c.received()).size() == 4 || c.closed(); }, 15000));
         const QList<QByteArray> answers = responsesIn(c.received());
         QCOMPARE(answers.size(), 4);
-        QVERIFY2(answers[0].contains("\"type\":\"message\"") && answers[0].contains("pa/claude-a"), answers[0].constData());
+        QVERIFY2(answers[0].contains("\"type\":\"message\"") && answers[0].contains("pa/claude-a"),
+                 answers[0].constData());
         QVERIFY2(answers[1].contains("\"status\":\"ok\""), answers[1].constData());
         QVERIFY2(answers[2].contains("chat.completion") && answers[2].contains("pb/gpt-b"), answers[2].constData());
         QVERIFY2(answers[3].contains("\"status\":\"ok\""), answers[3].constData());
@@ -426,8 +414,7 @@ private Q_SLOTS:
     }
 
     // Held back while the first is answered, a pipelined request still meets every listener limit.
-    void pipelinedOversizedRequestIsRefusedAfterTheFirstAnswer()
-    {
+    void pipelinedOversizedRequestIsRefusedAfterTheFirstAnswer() {
         GatewayFixture gw;
         gw.config.limits.maxBodyBytes = 4096;
         demo::Fault slow;
@@ -450,8 +437,7 @@ private Q_SLOTS:
     }
 
     // Item 11: a trailer is refused at once, not held to the idle timeout.
-    void chunkedTrailerIs400AtOnce()
-    {
+    void chunkedTrailerIs400AtOnce() {
         GatewayFixture gw;
         gw.config.limits.idleTimeoutMs = 5000;
         gw.start();
@@ -478,14 +464,12 @@ private Q_SLOTS:
     }
 
     // Item 12.
-    void idempotencyKeyReusedWithAnotherBodyIs422_data()
-    {
+    void idempotencyKeyReusedWithAnotherBodyIs422_data() {
         QTest::addColumn<QString>("route");
         for (const char *route : {"/v1/messages", "/v1/chat/completions"})
             QTest::addRow("%s", route) << route;
     }
-    void idempotencyKeyReusedWithAnotherBodyIs422()
-    {
+    void idempotencyKeyReusedWithAnotherBodyIs422() {
         QFETCH(QString, route);
         GatewayFixture gw;
         gw.start();
@@ -501,7 +485,8 @@ private Q_SLOTS:
         QVERIFY(replay.head.contains("x-switchman-idempotent-replay: true"));
         QCOMPARE(upstreamRequests(gw), 1);
         // Another body with the same key is refused, naming the key; never the first answer.
-        const RawAnswer other = exchange(port, post(port, route.toLatin1(), chatBody(route, QStringLiteral("pb/gpt-b")), key));
+        const RawAnswer other =
+            exchange(port, post(port, route.toLatin1(), chatBody(route, QStringLiteral("pb/gpt-b")), key));
         QCOMPARE(other.status, 422);
         QVERIFY2(inClientFormat(route, other.json, QStringLiteral("invalid_request_error")),
                  QJsonDocument(other.json).toJson().constData());
@@ -515,17 +500,18 @@ private Q_SLOTS:
                  200);
     }
 
-    void oversizedIdempotencyKeyIs400AndNotStored()
-    {
+    void oversizedIdempotencyKeyIs400AndNotStored() {
         GatewayFixture gw;
         gw.start();
         const quint16 port = gw.engine().port();
         const QByteArray body = chatBody(QStringLiteral("/v1/messages"), QStringLiteral("chain"));
-        const RawAnswer a = exchange(port, post(port, "/v1/messages", body, "Idempotency-Key: " + QByteArray(257, 'k') + "\r\n"));
+        const RawAnswer a =
+            exchange(port, post(port, "/v1/messages", body, "Idempotency-Key: " + QByteArray(257, 'k') + "\r\n"));
         QCOMPARE(a.status, 400);
         QVERIFY(messageOf(a.json).contains(QStringLiteral("Idempotency-Key")));
         QCOMPARE(upstreamRequests(gw), 0);
-        const RawAnswer atLimit = exchange(port, post(port, "/v1/messages", body, "Idempotency-Key: " + QByteArray(256, 'k') + "\r\n"));
+        const RawAnswer atLimit =
+            exchange(port, post(port, "/v1/messages", body, "Idempotency-Key: " + QByteArray(256, 'k') + "\r\n"));
         QCOMPARE(atLimit.status, 200);
     }
 };

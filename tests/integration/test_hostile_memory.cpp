@@ -1,17 +1,17 @@
 // Issue 11, memory: what a client sends or fails to read cannot grow the
 // gateway. The real engine on loopback; RSS of this process (engine and test
 // client together) is read from /proc while the flood lasts.
+#include "core/telemetry/telemetry.h"
 #include "gateway_fixture.h"
 #include "hostile_upstream.h"
 #include "raw_http_client.h"
 #include "signal_wait.h"
-#include "telemetry/telemetry.h"
 
+#include <QElapsedTimer>
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QSignalSpy>
-#include <QElapsedTimer>
 #include <QTcpSocket>
 #include <QTest>
 
@@ -20,8 +20,7 @@ using namespace sw::test;
 
 namespace {
 // Resident set size of this process in MiB (Linux).
-double rssMiB()
-{
+double rssMiB() {
     QFile f(QStringLiteral("/proc/self/status"));
     if (!f.open(QIODevice::ReadOnly))
         return -1;
@@ -31,8 +30,7 @@ double rssMiB()
     return -1;
 }
 
-demo::Fault status503()
-{
+demo::Fault status503() {
     demo::Fault f;
     f.kind = demo::Fault::Status;
     f.status = 503;
@@ -45,8 +43,7 @@ class TestHostileMemory : public QObject {
 private Q_SLOTS:
     // Item 2: 400 requests naming a 1 MiB model. Before the fix each was kept (twice) in the
     // attempt history: 1.8 GiB of RSS and an 839 MB /admin/attempts.
-    void megabyteModelNamesAreNotKept()
-    {
+    void megabyteModelNamesAreNotKept() {
         if (rssMiB() < 0)
             QSKIP("no /proc/self/status");
         GatewayFixture gw;
@@ -61,8 +58,9 @@ private Q_SLOTS:
             RawHttpClient c(port);
             if (!c.waitConnected())
                 return 0;
-            c.send("POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: " +
-                   QByteArray::number(body.size()) + "\r\n\r\n" + body);
+            c.send(
+                "POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: " +
+                QByteArray::number(body.size()) + "\r\n\r\n" + body);
             c.waitResponse(10000);
             return c.status();
         };
@@ -89,14 +87,12 @@ private Q_SLOTS:
     // that never reads. After commit the gateway queues at most about 1 MiB for the client
     // and stops reading the upstream; before commit, pings are never held. Either way the
     // flood must not reach our memory.
-    void aFloodingUpstreamAndANonReadingClientKeepMemoryBounded_data()
-    {
+    void aFloodingUpstreamAndANonReadingClientKeepMemoryBounded_data() {
         QTest::addColumn<bool>("content");
         QTest::newRow("text deltas after commit") << true;
         QTest::newRow("pings before commit") << false;
     }
-    void aFloodingUpstreamAndANonReadingClientKeepMemoryBounded()
-    {
+    void aFloodingUpstreamAndANonReadingClientKeepMemoryBounded() {
         QFETCH(bool, content);
         if (rssMiB() < 0)
             QSKIP("no /proc/self/status");
@@ -104,7 +100,8 @@ private Q_SLOTS:
         QVERIFY(up.listen());
         qint64 sent = 0;
         const QByteArray start =
-            "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"type\":\"message\","
+            "event: message_start\ndata: "
+            "{\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"type\":\"message\","
             "\"role\":\"assistant\",\"content\":[],\"model\":\"m\",\"stop_reason\":null,\"usage\":{\"input_tokens\":3,"
             "\"output_tokens\":1}}}\n\nevent: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,"
             "\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n";
@@ -130,11 +127,12 @@ private Q_SLOTS:
         client.setReadBufferSize(4096); // takes the head and a little, then never reads
         client.connectToHost(QHostAddress::LocalHost, gw.engine().port());
         QVERIFY(client.waitForConnected(5000));
-        const QByteArray body = QJsonDocument(GatewayFixture::anthropicBody(QStringLiteral("pa/claude-a"),
-                                                                            QStringLiteral("x"), true))
-                                    .toJson(QJsonDocument::Compact);
+        const QByteArray body =
+            QJsonDocument(GatewayFixture::anthropicBody(QStringLiteral("pa/claude-a"), QStringLiteral("x"), true))
+                .toJson(QJsonDocument::Compact);
         client.write("POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-                     "Content-Length: " + QByteArray::number(body.size()) + "\r\n\r\n" + body);
+                     "Content-Length: " +
+                     QByteArray::number(body.size()) + "\r\n\r\n" + body);
         QVERIFY(waitUntil([&]() { return sent > 4 * 1024 * 1024; }, 10000));
         QTest::qWait(500); // queues fill
         const double before = rssMiB();
@@ -151,14 +149,14 @@ private Q_SLOTS:
               content ? "content" : "pings", before, peak, mibSent);
         QVERIFY2(peak - before < 32, qPrintable(QStringLiteral("RSS grew by %1 MiB").arg(peak - before)));
         if (content) // paused: the upstream's writes stall once the kernel buffers are full
-            QVERIFY2(mibSent < 16, qPrintable(QStringLiteral("%1 MiB read while the client took nothing").arg(mibSent)));
+            QVERIFY2(mibSent < 16,
+                     qPrintable(QStringLiteral("%1 MiB read while the client took nothing").arg(mibSent)));
     }
 
     // Item 3: an /admin/events subscriber that never reads, over many mark changes that each
     // carry every mark. Before the fix every frame was queued for it: RSS grew with
     // changes x marks.
-    void stalledEventSubscriberCannotGrowMemory()
-    {
+    void stalledEventSubscriberCannotGrowMemory() {
         if (rssMiB() < 0)
             QSKIP("no /proc/self/status");
         GatewayFixture gw;
@@ -204,8 +202,7 @@ private Q_SLOTS:
 
     // The coalescing a slow subscriber sees: when it reads again it gets the current marks in
     // one snapshot, not every change it missed.
-    void subscriberThatCatchesUpGetsOneCurrentSnapshot()
-    {
+    void subscriberThatCatchesUpGetsOneCurrentSnapshot() {
         GatewayFixture gw;
         gw.anthropicA.setFault(status503());
         gw.openaiB.setFault(status503());
@@ -230,8 +227,8 @@ private Q_SLOTS:
             QVERIFY(gw.post(QStringLiteral("/v1/messages"), body).status >= 500);
         QVERIFY(changes.count() >= 100);
         // A new mark the subscriber has not seen in any frame yet.
-        gw.engine().markTable().mark(QStringLiteral("latecomer"), {QStringLiteral("pc"), QStringLiteral("claude-c"), baseUrl},
-                                     failure);
+        gw.engine().markTable().mark(QStringLiteral("latecomer"),
+                                     {QStringLiteral("pc"), QStringLiteral("claude-c"), baseUrl}, failure);
         Q_EMIT gw.engine().marksChanged();
         // Now it reads everything.
         slow.setReadBufferSize(0);

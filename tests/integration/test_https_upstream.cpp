@@ -4,13 +4,13 @@
 // certificate for another host is a transport failure that says so, on the
 // production transport (our sockets) and on QNAM alike.
 #include "call_recorder.h"
-#include "config/config_loader.h"
+#include "core/config/config_loader.h"
+#include "core/upstream/default_transport.h"
+#include "core/upstream/qt_transport.h"
 #include "gateway_fixture.h"
 #include "hostile_upstream.h"
 #include "signal_wait.h"
 #include "tls_front.h"
-#include "upstream/default_transport.h"
-#include "upstream/qt_transport.h"
 
 #include <QFile>
 #include <QJsonDocument>

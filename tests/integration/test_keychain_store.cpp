@@ -2,7 +2,7 @@
 // scripts/with-keyring: a private D-Bus session with an unlocked gnome-keyring),
 // and against none at all (a child process whose session bus points nowhere),
 // where the error must say so plainly and name the env: way out.
-#include "credentials/credential_store.h"
+#include "core/credentials/credential_store.h"
 #include "signal_wait.h"
 
 #include <QCoreApplication>
@@ -17,8 +17,7 @@ using namespace sw::credentials;
 using namespace sw::test;
 
 namespace {
-SecretResult readNow(KeychainStore &store, const QString &name)
-{
+SecretResult readNow(KeychainStore &store, const QString &name) {
     SecretResult out;
     bool done = false;
     QObject context;
@@ -31,8 +30,7 @@ SecretResult readNow(KeychainStore &store, const QString &name)
     return out;
 }
 
-SecretResult writeNow(KeychainStore &store, const QString &name, const QByteArray &secret)
-{
+SecretResult writeNow(KeychainStore &store, const QString &name, const QByteArray &secret) {
     SecretResult out;
     bool done = false;
     QObject context;
@@ -45,8 +43,7 @@ SecretResult writeNow(KeychainStore &store, const QString &name, const QByteArra
     return out;
 }
 
-bool inKeyringSession()
-{
+bool inKeyringSession() {
     return qgetenv("SWITCHMAN_IN_KEYRING_SESSION") == "1";
 }
 } // namespace
@@ -54,8 +51,7 @@ bool inKeyringSession()
 class TestKeychainStore : public QObject {
     Q_OBJECT
 private Q_SLOTS:
-    void writeThenReadRoundTrip()
-    {
+    void writeThenReadRoundTrip() {
         KeychainStore store;
         const QString name = QStringLiteral("switchman-test-%1").arg(QRandomGenerator::system()->generate64(), 0, 16);
         const QByteArray secret = "sk-roundtrip-" + QByteArray::number(QRandomGenerator::system()->generate64(), 16);
@@ -73,22 +69,22 @@ private Q_SLOTS:
         QCOMPARE(readNow(store, name).secret, secret + "-2");
     }
 
-    void missingEntryIsNotFoundNotAnOutage()
-    {
+    void missingEntryIsNotFoundNotAnOutage() {
         KeychainStore store;
-        const SecretResult r = readNow(store, QStringLiteral("switchman-test-never-written-%1")
-                                                  .arg(QRandomGenerator::system()->generate64(), 0, 16));
+        const SecretResult r = readNow(
+            store,
+            QStringLiteral("switchman-test-never-written-%1").arg(QRandomGenerator::system()->generate64(), 0, 16));
         if (!r.ok && !r.notFound && !inKeyringSession())
             QSKIP("no Secret Service here; scripts/test runs this under scripts/with-keyring");
         QVERIFY(!r.ok);
         QVERIFY2(r.notFound, qPrintable(r.error));
     }
 
-    void noSecretServiceGivesThePlainMessage()
-    {
+    void noSecretServiceGivesThePlainMessage() {
         QProcess child;
         QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-        env.insert(QStringLiteral("DBUS_SESSION_BUS_ADDRESS"), QStringLiteral("unix:path=/nonexistent/switchman-test-bus"));
+        env.insert(QStringLiteral("DBUS_SESSION_BUS_ADDRESS"),
+                   QStringLiteral("unix:path=/nonexistent/switchman-test-bus"));
         child.setProcessEnvironment(env);
         child.start(QCoreApplication::applicationFilePath(), {QStringLiteral("--child-read-write")});
         QVERIFY(child.waitForFinished(30000));
@@ -97,12 +93,12 @@ private Q_SLOTS:
         // Both the read and the write fail, not found is not claimed, and the message names the way out.
         QVERIFY2(out.contains(QStringLiteral("read ok=0 notFound=0")), qPrintable(out));
         QVERIFY2(out.contains(QStringLiteral("write ok=0")), qPrintable(out));
-        QVERIFY2(out.contains(QStringLiteral("Secret Service")) && out.contains(QStringLiteral("env:")), qPrintable(out));
+        QVERIFY2(out.contains(QStringLiteral("Secret Service")) && out.contains(QStringLiteral("env:")),
+                 qPrintable(out));
     }
 };
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     QCoreApplication app(argc, argv);
     if (argc >= 2 && qstrcmp(argv[1], "--child-read-write") == 0) {
         KeychainStore store;

@@ -18,14 +18,11 @@ using namespace sw::test;
 
 namespace {
 // Moc does not read raw string literals inside a class: JSON bodies are built here.
-QByteArray messagesBody(const QByteArray &content)
-{
-    return "{\"model\":\"chain\",\"max_tokens\":16,\"messages\":[{\"role\":\"user\",\"content\":\"" + content +
-           "\"}]}";
+QByteArray messagesBody(const QByteArray &content) {
+    return "{\"model\":\"chain\",\"max_tokens\":16,\"messages\":[{\"role\":\"user\",\"content\":\"" + content + "\"}]}";
 }
 
-QByteArray chatPost(quint16 port, const QByteArray &extraHeaders, const QByteArray &contentType = "application/json")
-{
+QByteArray chatPost(quint16 port, const QByteArray &extraHeaders, const QByteArray &contentType = "application/json") {
     const QByteArray body = messagesBody("hi");
     return "POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1:" + QByteArray::number(port) +
            "\r\nContent-Type: " + contentType + "\r\nContent-Length: " + QByteArray::number(body.size()) + "\r\n" +
@@ -33,13 +30,11 @@ QByteArray chatPost(quint16 port, const QByteArray &extraHeaders, const QByteArr
 }
 
 // The listener still serves a plain request after whatever came before.
-bool listenerStillUp(GatewayFixture &gw)
-{
+bool listenerStillUp(GatewayFixture &gw) {
     return gw.get(QStringLiteral("/healthz"), 5000).status == 200;
 }
 
-int rawStatus(quint16 port, const QByteArray &request, QByteArray *body = nullptr)
-{
+int rawStatus(quint16 port, const QByteArray &request, QByteArray *body = nullptr) {
     RawHttpClient c(port);
     if (!c.waitConnected())
         return -1;
@@ -54,8 +49,7 @@ int rawStatus(quint16 port, const QByteArray &request, QByteArray *body = nullpt
 class TestListenerGuard : public QObject {
     Q_OBJECT
 private Q_SLOTS:
-    void hostMustNameThisListener_data()
-    {
+    void hostMustNameThisListener_data() {
         QTest::addColumn<QByteArray>("host");
         QTest::addColumn<int>("status");
         QTest::addRow("address with port") << QByteArray("127.0.0.1:%PORT") << 200;
@@ -68,8 +62,7 @@ private Q_SLOTS:
         QTest::addRow("other loopback address") << QByteArray("127.0.0.2:%PORT") << 403;
         QTest::addRow("empty") << QByteArray("") << 403;
     }
-    void hostMustNameThisListener()
-    {
+    void hostMustNameThisListener() {
         QFETCH(QByteArray, host);
         QFETCH(int, status);
         GatewayFixture gw;
@@ -77,9 +70,10 @@ private Q_SLOTS:
         const QByteArray port = QByteArray::number(gw.engine().port());
         host.replace("%PORT", port);
         const QByteArray body = messagesBody("hi");
-        const QByteArray req = "POST /v1/messages HTTP/1.1\r\nHost: " + host +
-                               "\r\nContent-Type: application/json\r\nContent-Length: " +
-                               QByteArray::number(body.size()) + "\r\n\r\n" + body;
+        const QByteArray req =
+            "POST /v1/messages HTTP/1.1\r\nHost: " + host +
+            "\r\nContent-Type: application/json\r\nContent-Length: " + QByteArray::number(body.size()) + "\r\n\r\n" +
+            body;
         QByteArray answer;
         QCOMPARE(rawStatus(gw.engine().port(), req, &answer), status);
         if (status == 403) {
@@ -88,8 +82,7 @@ private Q_SLOTS:
         }
     }
 
-    void crossSiteOriginIs403_data()
-    {
+    void crossSiteOriginIs403_data() {
         QTest::addColumn<QByteArray>("origin");
         QTest::addColumn<int>("status");
         QTest::addRow("other site") << QByteArray("https://attacker.example") << 403;
@@ -99,8 +92,7 @@ private Q_SLOTS:
         QTest::addRow("same origin") << QByteArray("http://127.0.0.1:%PORT") << 200;
         QTest::addRow("same origin localhost") << QByteArray("http://localhost:%PORT") << 200;
     }
-    void crossSiteOriginIs403()
-    {
+    void crossSiteOriginIs403() {
         QFETCH(QByteArray, origin);
         QFETCH(int, status);
         GatewayFixture gw;
@@ -111,8 +103,7 @@ private Q_SLOTS:
         QCOMPARE(gw.anthropicA.requests().size(), status == 200 ? 1 : 0);
     }
 
-    void nonJsonPostIs415_data()
-    {
+    void nonJsonPostIs415_data() {
         QTest::addColumn<QByteArray>("contentType");
         QTest::addColumn<int>("status");
         QTest::addRow("text/plain (form CSRF)") << QByteArray("text/plain") << 415;
@@ -121,8 +112,7 @@ private Q_SLOTS:
         QTest::addRow("json with charset") << QByteArray("application/json; charset=utf-8") << 200;
         QTest::addRow("JSON upper case") << QByteArray("Application/JSON") << 200;
     }
-    void nonJsonPostIs415()
-    {
+    void nonJsonPostIs415() {
         QFETCH(QByteArray, contentType);
         QFETCH(int, status);
         GatewayFixture gw;
@@ -136,8 +126,7 @@ private Q_SLOTS:
         }
     }
 
-    void noWildcardCors()
-    {
+    void noWildcardCors() {
         GatewayFixture gw;
         gw.start();
         const quint16 port = gw.engine().port();
@@ -157,8 +146,7 @@ private Q_SLOTS:
         QVERIFY(!post.head().toLower().contains("access-control-allow"));
     }
 
-    void oversizedHeadersAre431()
-    {
+    void oversizedHeadersAre431() {
         GatewayFixture gw;
         gw.config.limits.maxHeaderBytes = 4096;
         gw.start();
@@ -182,8 +170,7 @@ private Q_SLOTS:
                  200);
     }
 
-    void oversizedBodyIs413BeforeAnyUpstream()
-    {
+    void oversizedBodyIs413BeforeAnyUpstream() {
         GatewayFixture gw;
         gw.config.limits.maxBodyBytes = 1024;
         gw.start();
@@ -209,8 +196,7 @@ private Q_SLOTS:
                  200);
     }
 
-    void oversizedChunkedBodyIs413()
-    {
+    void oversizedChunkedBodyIs413() {
         GatewayFixture gw;
         gw.config.limits.maxBodyBytes = 4096;
         gw.start();
@@ -231,8 +217,7 @@ private Q_SLOTS:
         QVERIFY(listenerStillUp(gw));
     }
 
-    void smallChunkedBodyIsServed()
-    {
+    void smallChunkedBodyIsServed() {
         GatewayFixture gw;
         gw.config.limits.maxBodyBytes = 4096;
         gw.start();
@@ -241,18 +226,18 @@ private Q_SLOTS:
         const QByteArray a = body.left(20);
         const QByteArray b = body.mid(20);
         QByteArray answer;
-        const int status = rawStatus(
-            port, "POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-                  "Transfer-Encoding: chunked\r\n\r\n" +
-                      QByteArray::number(a.size(), 16) + "\r\n" + a + "\r\n" + QByteArray::number(b.size(), 16) +
-                      ";ext=1\r\n" + b + "\r\n0\r\n\r\n",
-            &answer);
+        const int status =
+            rawStatus(port,
+                      "POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                      "Transfer-Encoding: chunked\r\n\r\n" +
+                          QByteArray::number(a.size(), 16) + "\r\n" + a + "\r\n" + QByteArray::number(b.size(), 16) +
+                          ";ext=1\r\n" + b + "\r\n0\r\n\r\n",
+                      &answer);
         QCOMPARE(status, 200);
         QVERIFY2(answer.contains("You said: chunky"), answer.constData());
     }
 
-    void byteASecondClientGets408()
-    {
+    void byteASecondClientGets408() {
         GatewayFixture gw;
         gw.config.limits.headerTimeoutMs = 400;
         gw.start();
@@ -275,8 +260,7 @@ private Q_SLOTS:
         QVERIFY(listenerStillUp(gw));
     }
 
-    void silentConnectionsAreClosed()
-    {
+    void silentConnectionsAreClosed() {
         GatewayFixture gw;
         gw.config.limits.headerTimeoutMs = 300;
         gw.config.limits.idleTimeoutMs = 300;
@@ -296,8 +280,7 @@ private Q_SLOTS:
         QVERIFY(kept.waitClosed(3000)); // idle keep-alive connection closed
     }
 
-    void slowUpstreamAnswerIsNotCutByIdleTimeout()
-    {
+    void slowUpstreamAnswerIsNotCutByIdleTimeout() {
         GatewayFixture gw;
         gw.config.limits.idleTimeoutMs = 200;
         demo::Fault slow;
@@ -310,8 +293,7 @@ private Q_SLOTS:
         QVERIFY(answer.contains("You said: hi"));
     }
 
-    void garbageBytesLeaveTheListenerUp_data()
-    {
+    void garbageBytesLeaveTheListenerUp_data() {
         // Each is refused by the connection guard itself, at once (not after the header
         // timeout), with a 400 that says what was wrong.
         QTest::addColumn<QByteArray>("bytes");
@@ -332,12 +314,14 @@ private Q_SLOTS:
         QTest::addRow("bad content length") << QByteArray("POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1\r\n"
                                                           "Content-Length: -5\r\n\r\n")
                                             << QByteArray("invalid Content-Length");
-        QTest::addRow("smuggling") << QByteArray("POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 4\r\n"
-                                                 "Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n")
+        QTest::addRow("smuggling") << QByteArray(
+                                          "POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 4\r\n"
+                                          "Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n")
                                    << QByteArray("both Content-Length and Transfer-Encoding");
-        QTest::addRow("bad chunk size") << QByteArray("POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-                                                      "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
-                                                      "zz\r\n{}\r\n0\r\n\r\n")
+        QTest::addRow("bad chunk size") << QByteArray(
+                                               "POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                                               "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+                                               "zz\r\n{}\r\n0\r\n\r\n")
                                         << QByteArray("malformed chunked body");
         QByteArray noise(4096, Qt::Uninitialized);
         QRandomGenerator rng(20261129);
@@ -346,8 +330,7 @@ private Q_SLOTS:
         QTest::addRow("random") << noise << requestLine;
         QTest::addRow("nul bytes") << QByteArray(2048, '\0') << requestLine;
     }
-    void garbageBytesLeaveTheListenerUp()
-    {
+    void garbageBytesLeaveTheListenerUp() {
         QFETCH(QByteArray, bytes);
         QFETCH(QByteArray, why);
         GatewayFixture gw;
@@ -372,8 +355,7 @@ private Q_SLOTS:
         QCOMPARE(gw.anthropicA.requests().size(), 1);
     }
 
-    void connectionsOverTheCapGet503()
-    {
+    void connectionsOverTheCapGet503() {
         GatewayFixture gw;
         gw.config.limits.maxConnections = 4;
         gw.start();

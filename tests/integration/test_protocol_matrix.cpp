@@ -58,17 +58,19 @@ QJsonObject requestBody(Format f, const Ask &a) {
     case Format::Chat: {
         QJsonValue content = a.text;
         if (a.image)
-            content = QJsonArray{QJsonObject{{"type", "text"}, {"text", a.text}},
-                                 QJsonObject{{"type", "image_url"},
-                                             {"image_url", QJsonObject{{"url", QStringLiteral("data:image/png;base64,") + kPng}}}}};
+            content = QJsonArray{
+                QJsonObject{{"type", "text"}, {"text", a.text}},
+                QJsonObject{{"type", "image_url"},
+                            {"image_url", QJsonObject{{"url", QStringLiteral("data:image/png;base64,") + kPng}}}}};
         QJsonArray messages{QJsonObject{{"role", "user"}, {"content", content}}};
         if (followUp) {
             messages.append(QJsonObject{
                 {"role", "assistant"},
                 {"content", QJsonValue()},
-                {"tool_calls", QJsonArray{QJsonObject{{"id", a.callId},
-                                                      {"type", "function"},
-                                                      {"function", QJsonObject{{"name", a.callName}, {"arguments", a.callArgs}}}}}}});
+                {"tool_calls",
+                 QJsonArray{QJsonObject{{"id", a.callId},
+                                        {"type", "function"},
+                                        {"function", QJsonObject{{"name", a.callName}, {"arguments", a.callArgs}}}}}}});
             messages.append(QJsonObject{{"role", "tool"}, {"tool_call_id", a.callId}, {"content", a.toolOutput}});
         }
         o = {{"model", a.model}, {"messages", messages}, {"stream", a.stream}};
@@ -77,28 +79,31 @@ QJsonObject requestBody(Format f, const Ask &a) {
         if (a.reasoning)
             o.insert("reasoning_effort", "low");
         if (a.tools)
-            o.insert("tools", QJsonArray{QJsonObject{
-                                  {"type", "function"},
-                                  {"function", QJsonObject{{"name", "get_weather"}, {"parameters", weatherSchema()}}}}});
+            o.insert("tools", QJsonArray{QJsonObject{{"type", "function"},
+                                                     {"function", QJsonObject{{"name", "get_weather"},
+                                                                              {"parameters", weatherSchema()}}}}});
         break;
     }
     case Format::Anthropic: {
         QJsonValue content = a.text;
         if (a.image)
-            content = QJsonArray{QJsonObject{{"type", "text"}, {"text", a.text}},
-                                 QJsonObject{{"type", "image"},
-                                             {"source", QJsonObject{{"type", "base64"}, {"media_type", "image/png"}, {"data", kPng}}}}};
+            content = QJsonArray{
+                QJsonObject{{"type", "text"}, {"text", a.text}},
+                QJsonObject{{"type", "image"},
+                            {"source", QJsonObject{{"type", "base64"}, {"media_type", "image/png"}, {"data", kPng}}}}};
         QJsonArray messages{QJsonObject{{"role", "user"}, {"content", content}}};
         if (followUp) {
             messages.append(QJsonObject{
                 {"role", "assistant"},
-                {"content", QJsonArray{QJsonObject{{"type", "tool_use"},
-                                                   {"id", a.callId},
-                                                   {"name", a.callName},
-                                                   {"input", QJsonDocument::fromJson(a.callArgs.toUtf8()).object()}}}}});
+                {"content",
+                 QJsonArray{QJsonObject{{"type", "tool_use"},
+                                        {"id", a.callId},
+                                        {"name", a.callName},
+                                        {"input", QJsonDocument::fromJson(a.callArgs.toUtf8()).object()}}}}});
             messages.append(QJsonObject{
                 {"role", "user"},
-                {"content", QJsonArray{QJsonObject{{"type", "tool_result"}, {"tool_use_id", a.callId}, {"content", a.toolOutput}}}}});
+                {"content", QJsonArray{QJsonObject{
+                                {"type", "tool_result"}, {"tool_use_id", a.callId}, {"content", a.toolOutput}}}}});
         }
         o = {{"model", a.model}, {"max_tokens", 256}, {"messages", messages}, {"stream", a.stream}};
         if (a.reasoning) {
@@ -118,11 +123,10 @@ QJsonObject requestBody(Format f, const Ask &a) {
                                            {"image_url", QStringLiteral("data:image/png;base64,") + kPng}});
             QJsonArray items{QJsonObject{{"role", "user"}, {"content", content}}};
             if (followUp) {
-                items.append(QJsonObject{{"type", "function_call"},
-                                         {"call_id", a.callId},
-                                         {"name", a.callName},
-                                         {"arguments", a.callArgs}});
-                items.append(QJsonObject{{"type", "function_call_output"}, {"call_id", a.callId}, {"output", a.toolOutput}});
+                items.append(QJsonObject{
+                    {"type", "function_call"}, {"call_id", a.callId}, {"name", a.callName}, {"arguments", a.callArgs}});
+                items.append(
+                    QJsonObject{{"type", "function_call_output"}, {"call_id", a.callId}, {"output", a.toolOutput}});
             }
             input = items;
         }
@@ -130,7 +134,8 @@ QJsonObject requestBody(Format f, const Ask &a) {
         if (a.reasoning)
             o.insert("reasoning", QJsonObject{{"effort", "low"}, {"summary", "auto"}});
         if (a.tools)
-            o.insert("tools", QJsonArray{QJsonObject{{"type", "function"}, {"name", "get_weather"}, {"parameters", weatherSchema()}}});
+            o.insert("tools", QJsonArray{QJsonObject{
+                                  {"type", "function"}, {"name", "get_weather"}, {"parameters", weatherSchema()}}});
         break;
     }
     case Format::Pi: {
@@ -143,10 +148,11 @@ QJsonObject requestBody(Format f, const Ask &a) {
             messages.append(QJsonObject{
                 {"role", "assistant"},
                 {"api", "openai-completions"},
-                {"content", QJsonArray{QJsonObject{{"type", "toolCall"},
-                                                   {"id", a.callId},
-                                                   {"name", a.callName},
-                                                   {"arguments", QJsonDocument::fromJson(a.callArgs.toUtf8()).object()}}}},
+                {"content",
+                 QJsonArray{QJsonObject{{"type", "toolCall"},
+                                        {"id", a.callId},
+                                        {"name", a.callName},
+                                        {"arguments", QJsonDocument::fromJson(a.callArgs.toUtf8()).object()}}}},
                 {"stopReason", "toolUse"}});
             messages.append(QJsonObject{{"role", "toolResult"},
                                         {"toolCallId", a.callId},
@@ -156,7 +162,9 @@ QJsonObject requestBody(Format f, const Ask &a) {
         }
         QJsonObject context{{"systemPrompt", "be brief"}, {"messages", messages}};
         if (a.tools)
-            context.insert("tools", QJsonArray{QJsonObject{{"name", "get_weather"}, {"description", "weather"}, {"parameters", weatherSchema()}}});
+            context.insert("tools",
+                           QJsonArray{QJsonObject{
+                               {"name", "get_weather"}, {"description", "weather"}, {"parameters", weatherSchema()}}});
         o = {{"model", a.model}, {"context", context}, {"stream", a.stream}};
         if (a.reasoning)
             o.insert("options", QJsonObject{{"reasoning", "low"}});
@@ -172,13 +180,13 @@ struct Answer {
     QString thinking;
     QString toolId, toolName;
     QJsonObject toolArgs;
-    QString stop;      // canonical: stop, length, toolUse, error
-    qint64 input = 0;  // prompt tokens as the format reports them
+    QString stop;     // canonical: stop, length, toolUse, error
+    qint64 input = 0; // prompt tokens as the format reports them
     qint64 output = 0;
-    QString error;     // the in-band error's type / code, or the error body's
-    bool cleanEnd = false; // the format's success terminator arrived
+    QString error;          // the in-band error's type / code, or the error body's
+    bool cleanEnd = false;  // the format's success terminator arrived
     bool failedEnd = false; // the format's failure terminator arrived (responses: response.failed; pi: error)
-    QString problem;   // a protocol violation seen while parsing
+    QString problem;        // a protocol violation seen while parsing
 };
 
 struct Sse {
@@ -272,7 +280,10 @@ Answer parseStream(Format f, const QByteArray &body) {
                 if (in > 0)
                     a.input = in;
                 const QString stop = o.value("delta").toObject().value("stop_reason").toString();
-                a.stop = stop == "end_turn" ? "stop" : stop == "tool_use" ? "toolUse" : stop == "max_tokens" ? "length" : stop;
+                a.stop = stop == "end_turn"     ? "stop"
+                         : stop == "tool_use"   ? "toolUse"
+                         : stop == "max_tokens" ? "length"
+                                                : stop;
                 a.output = o.value("usage").toObject().value("output_tokens").toInteger();
             } else if (type == "message_stop") {
                 a.cleanEnd = true;
@@ -294,7 +305,8 @@ Answer parseStream(Format f, const QByteArray &body) {
                 a.thinking += o.value("delta").toString();
             else if (type == "response.function_call_arguments.delta")
                 toolArgs += o.value("delta").toString();
-            else if (type == "response.output_item.done" && o.value("item").toObject().value("type") == "function_call") {
+            else if (type == "response.output_item.done" &&
+                     o.value("item").toObject().value("type") == "function_call") {
                 a.toolId = o.value("item").toObject().value("call_id").toString();
                 a.toolName = o.value("item").toObject().value("name").toString();
                 if (o.value("item").toObject().value("arguments").toString() != toolArgs)
@@ -372,7 +384,8 @@ Answer parseJson(Format f, const QJsonObject &o) {
         const QJsonObject call = m.value("tool_calls").toArray().at(0).toObject();
         a.toolId = call.value("id").toString();
         a.toolName = call.value("function").toObject().value("name").toString();
-        a.toolArgs = QJsonDocument::fromJson(call.value("function").toObject().value("arguments").toString().toUtf8()).object();
+        a.toolArgs =
+            QJsonDocument::fromJson(call.value("function").toObject().value("arguments").toString().toUtf8()).object();
         const QString finish = choice.value("finish_reason").toString();
         a.stop = finish == "tool_calls" ? "toolUse" : finish == "content_filter" ? "refusal" : finish;
         a.input = o.value("usage").toObject().value("prompt_tokens").toInteger();
@@ -665,7 +678,8 @@ private:
         for (const auto &[format, name] : kFormats)
             for (const Upstream &u : kUpstreams)
                 for (bool stream : {false, true})
-                    QTest::addRow("%s<-%s %s", name, u.api, stream ? "stream" : "json") << format << QString::fromLatin1(u.model) << stream;
+                    QTest::addRow("%s<-%s %s", name, u.api, stream ? "stream" : "json")
+                        << format << QString::fromLatin1(u.model) << stream;
     }
 
 private Q_SLOTS:
@@ -1033,9 +1047,10 @@ private Q_SLOTS:
         // Structured output is mapped: Chat response_format -> Messages output_config.format,
         // Responses text.format, Gemini responseMimeType + responseJsonSchema.
         QJsonObject schema = requestBody(Format::Chat, Ask{"pa/claude-a", false});
-        schema.insert("response_format",
-                      QJsonObject{{"type", "json_schema"},
-                                  {"json_schema", QJsonObject{{"name", "w"}, {"strict", true}, {"schema", weatherSchema()}}}});
+        schema.insert(
+            "response_format",
+            QJsonObject{{"type", "json_schema"},
+                        {"json_schema", QJsonObject{{"name", "w"}, {"strict", true}, {"schema", weatherSchema()}}}});
         QCOMPARE(m_gw->post(pathOf(Format::Chat), schema).status, 200);
         const QJsonObject toClaude = QJsonDocument::fromJson(m_gw->anthropicA.requests().last().body).object();
         QCOMPARE(toClaude.value("output_config").toObject().value("format").toObject().value("schema").toObject(),
@@ -1079,7 +1094,8 @@ private Q_SLOTS:
         QCOMPARE(bad.status, 400);
         QCOMPARE(errorTypeOf(format, bad.json()), QStringLiteral("invalid_request_error"));
         // Unknown model: 404.
-        const HttpResult unknown = m_gw->post(pathOf(format), requestBody(format, Ask{QStringLiteral("nobody/none"), false}));
+        const HttpResult unknown =
+            m_gw->post(pathOf(format), requestBody(format, Ask{QStringLiteral("nobody/none"), false}));
         QCOMPARE(unknown.status, 404);
         QCOMPARE(errorTypeOf(format, unknown.json()), QStringLiteral("not_found_error"));
         for (const auto *fake : {&m_gw->anthropicA, &m_gw->openaiB, &m_gw->responsesD, &m_gw->googleE})
@@ -1109,7 +1125,8 @@ private Q_SLOTS:
         QTest::addColumn<Format>("format");
         QTest::addColumn<QString>("model");
         QTest::addColumn<QByteArray>("header");
-        QTest::addRow("anthropic") << Format::Anthropic << QStringLiteral("pa/claude-a") << QByteArray("anthropic-beta");
+        QTest::addRow("anthropic") << Format::Anthropic << QStringLiteral("pa/claude-a")
+                                   << QByteArray("anthropic-beta");
         QTest::addRow("chat") << Format::Chat << QStringLiteral("pb/gpt-b") << QByteArray("OpenAI-Beta");
         QTest::addRow("responses") << Format::Responses << QStringLiteral("pd/resp-d") << QByteArray("OpenAI-Beta");
     }
@@ -1121,8 +1138,8 @@ private Q_SLOTS:
             QJsonObject body = requestBody(format, Ask{model, stream});
             body.insert("metadata", QJsonObject{{"user_id", "u-42"}});
             body.insert("x_future_field", QJsonObject{{"keep", true}});
-            const QList<QPair<QByteArray, QByteArray>> headers{
-                {header, "future-feature-2099-01-01"}, {"anthropic-version", "2023-06-01"}};
+            const QList<QPair<QByteArray, QByteArray>> headers{{header, "future-feature-2099-01-01"},
+                                                               {"anthropic-version", "2023-06-01"}};
             const HttpResult r = m_gw->post(pathOf(format), body, headers);
             QCOMPARE(r.status, 200);
             const demo::RecordedRequest sent = fakeFor(model).requests().last();
@@ -1163,17 +1180,20 @@ private Q_SLOTS:
     void signaturesReturnOnlyToTheirOwnApi_data() {
         QTest::addColumn<QString>("producedBy"); // the API that made the assistant turn (pi records it)
         QTest::addColumn<QString>("signature");
-        QTest::addColumn<QString>("model");      // the upstream the next turn goes to
+        QTest::addColumn<QString>("model"); // the upstream the next turn goes to
         QTest::addColumn<bool>("kept");
-        const QString responsesItem = QStringLiteral(R"({"type":"reasoning","id":"rs_1","summary":[],"encrypted_content":"ENC-1"})");
+        const QString responsesItem =
+            QStringLiteral(R"({"type":"reasoning","id":"rs_1","summary":[],"encrypted_content":"ENC-1"})");
         for (const Upstream &u : kUpstreams) {
             const QString model = QString::fromLatin1(u.model);
-            QTest::addRow("anthropic sig -> %s", u.api) << "anthropic-messages" << "SIG-ANTHROPIC" << model
-                                                        << (QLatin1String(u.api) == "anthropic-messages");
-            QTest::addRow("google sig -> %s", u.api) << "google-generative-ai" << "SIG-GOOGLE" << model
-                                                     << (QLatin1String(u.api) == "google-generative-ai");
-            QTest::addRow("responses item -> %s", u.api) << "openai-responses" << responsesItem << model
-                                                         << (QLatin1String(u.api) == "openai-responses");
+            QTest::addRow("anthropic sig -> %s", u.api)
+                << "anthropic-messages"
+                << "SIG-ANTHROPIC" << model << (QLatin1String(u.api) == "anthropic-messages");
+            QTest::addRow("google sig -> %s", u.api)
+                << "google-generative-ai"
+                << "SIG-GOOGLE" << model << (QLatin1String(u.api) == "google-generative-ai");
+            QTest::addRow("responses item -> %s", u.api)
+                << "openai-responses" << responsesItem << model << (QLatin1String(u.api) == "openai-responses");
         }
     }
     void signaturesReturnOnlyToTheirOwnApi() {
@@ -1184,12 +1204,13 @@ private Q_SLOTS:
         QJsonObject body = requestBody(Format::Pi, Ask{model, false});
         QJsonObject context = body.value("context").toObject();
         QJsonArray messages = context.value("messages").toArray();
-        messages.append(QJsonObject{{"role", "assistant"},
-                                    {"api", producedBy},
-                                    {"content", QJsonArray{QJsonObject{{"type", "thinking"},
-                                                                       {"thinking", "Earlier musing."},
-                                                                       {"thinkingSignature", signature}},
-                                                           QJsonObject{{"type", "text"}, {"text", "Earlier answer."}}}}});
+        messages.append(QJsonObject{
+            {"role", "assistant"},
+            {"api", producedBy},
+            {"content",
+             QJsonArray{
+                 QJsonObject{{"type", "thinking"}, {"thinking", "Earlier musing."}, {"thinkingSignature", signature}},
+                 QJsonObject{{"type", "text"}, {"text", "Earlier answer."}}}}});
         messages.append(QJsonObject{{"role", "user"}, {"content", "and now?"}});
         context.insert("messages", messages);
         body.insert("context", context);
@@ -1209,10 +1230,12 @@ private Q_SLOTS:
         const qint64 few = small.json().value("input_tokens").toInteger();
         QVERIFY(few > 0);
         body.insert("system", QString(4000, QLatin1Char('x')));
-        const qint64 many =
-            m_gw->post(QStringLiteral("/v1/messages/count_tokens?beta=true"), body).json().value("input_tokens").toInteger();
+        const qint64 many = m_gw->post(QStringLiteral("/v1/messages/count_tokens?beta=true"), body)
+                                .json()
+                                .value("input_tokens")
+                                .toInteger();
         QVERIFY2(many >= few + 900, qPrintable(QStringLiteral("%1 vs %2").arg(many).arg(few))); // ~4 chars a token
-        QCOMPARE(m_gw->anthropicA.requests().size(), 0); // never forwarded
+        QCOMPARE(m_gw->anthropicA.requests().size(), 0);                                        // never forwarded
     }
 
     void modelsListsRoutesAndModelsInOpenAIShape() {

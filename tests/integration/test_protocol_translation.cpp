@@ -22,15 +22,16 @@ QJsonObject sentTo(const demo::FakeUpstream &fake) {
 }
 
 QJsonObject shellTool() {
-    return QJsonObject{{"type", "function"},
-                       {"name", "shell"},
-                       {"description", "Runs a shell command and returns its output."},
-                       {"strict", false},
-                       {"parameters",
-                        QJsonObject{{"type", "object"},
-                                    {"properties", QJsonObject{{"command", QJsonObject{{"type", "array"},
-                                                                                      {"items", QJsonObject{{"type", "string"}}}}}}},
-                                    {"required", QJsonArray{"command"}}}}};
+    return QJsonObject{
+        {"type", "function"},
+        {"name", "shell"},
+        {"description", "Runs a shell command and returns its output."},
+        {"strict", false},
+        {"parameters",
+         QJsonObject{{"type", "object"},
+                     {"properties", QJsonObject{{"command", QJsonObject{{"type", "array"},
+                                                                        {"items", QJsonObject{{"type", "string"}}}}}}},
+                     {"required", QJsonArray{"command"}}}}};
 }
 
 const char *kGrammar = "start: begin_patch hunk+ end_patch\nbegin_patch: \"*** Begin Patch\" LF\n"
@@ -54,15 +55,16 @@ QJsonObject codexBody(const QString &model) {
         {"reasoning", QJsonObject{{"effort", "medium"}}},
         {"tools", QJsonArray{shellTool(), applyPatchTool(), QJsonObject{{"type", "web_search"}}}},
         {"input",
-         QJsonArray{QJsonObject{{"type", "message"},
-                                {"role", "user"},
-                                {"content", QJsonArray{QJsonObject{{"type", "input_text"}, {"text", "fix main"}}}}},
-                    QJsonObject{{"type", "custom_tool_call"},
-                                {"id", "ctc_01"},
-                                {"call_id", "call_patch1"},
-                                {"name", "apply_patch"},
-                                {"input", kPatch}},
-                    QJsonObject{{"type", "custom_tool_call_output"}, {"call_id", "call_patch1"}, {"output", "Done!"}}}}};
+         QJsonArray{
+             QJsonObject{{"type", "message"},
+                         {"role", "user"},
+                         {"content", QJsonArray{QJsonObject{{"type", "input_text"}, {"text", "fix main"}}}}},
+             QJsonObject{{"type", "custom_tool_call"},
+                         {"id", "ctc_01"},
+                         {"call_id", "call_patch1"},
+                         {"name", "apply_patch"},
+                         {"input", kPatch}},
+             QJsonObject{{"type", "custom_tool_call_output"}, {"call_id", "call_patch1"}, {"output", "Done!"}}}}};
 }
 
 enum class Inbound { Chat, Anthropic, Responses };
@@ -260,15 +262,18 @@ private Q_SLOTS:
         const QJsonObject citation = content[3].toObject().value("citations").toArray()[0].toObject();
         QCOMPARE(citation.value("type").toString(), QStringLiteral("web_search_result_location"));
         QCOMPARE(citation.value("cited_text").toString(), QStringLiteral("Paris: 12 °C, light rain in the afternoon."));
-        QCOMPARE(content[3].toObject().value("text").toString(), QStringLiteral("12 °C with light rain in the afternoon."));
-        QCOMPARE(m.value("usage").toObject().value("server_tool_use").toObject().value("web_search_requests").toInt(), 1);
+        QCOMPARE(content[3].toObject().value("text").toString(),
+                 QStringLiteral("12 °C with light rain in the afternoon."));
+        QCOMPARE(m.value("usage").toObject().value("server_tool_use").toObject().value("web_search_requests").toInt(),
+                 1);
         QCOMPARE(m.value("usage").toObject().value("output_tokens").toInt(), 112);
         QCOMPARE(m.value("stop_reason").toString(), QStringLiteral("end_turn"));
         QCOMPARE(m.value("model").toString(), QStringLiteral("pa/claude-a")); // the name the client asked for
 
         m_gw->anthropicA.setRawReply(readTestData(QStringLiteral("anthropic_upstream_stop_sequence.sse")));
         const QJsonObject stopped =
-            m_gw->post(QStringLiteral("/v1/messages"), GatewayFixture::anthropicBody("pa/claude-a", "count", false)).json();
+            m_gw->post(QStringLiteral("/v1/messages"), GatewayFixture::anthropicBody("pa/claude-a", "count", false))
+                .json();
         QCOMPARE(stopped.value("stop_reason").toString(), QStringLiteral("stop_sequence"));
         QCOMPARE(stopped.value("stop_sequence").toString(), QStringLiteral("###"));
 
@@ -296,8 +301,9 @@ private Q_SLOTS:
             m_gw->post(QStringLiteral("/v1/responses"),
                        QJsonObject{{"model", "pd/resp-d"}, {"input", "weather in Paris?"}, {"stream", false}})
                 .json();
-        QCOMPARE(r.value("usage").toObject().value("output_tokens_details").toObject().value("reasoning_tokens").toInt(),
-                 40);
+        QCOMPARE(
+            r.value("usage").toObject().value("output_tokens_details").toObject().value("reasoning_tokens").toInt(),
+            40);
         QCOMPARE(r.value("output").toArray().size(), 3); // reasoning, message, function_call as streamed
     }
 
@@ -382,31 +388,36 @@ private Q_SLOTS:
             QVERIFY2(r.status == 400 && r.body.contains(field),
                      qPrintable(QStringLiteral("%1: %2").arg(r.status).arg(QString::fromUtf8(r.body))));
         };
-        const qsizetype before = m_gw->googleE.requests().size() + m_gw->openaiB.requests().size() +
-                                 m_gw->anthropicA.requests().size();
+        const qsizetype before =
+            m_gw->googleE.requests().size() + m_gw->openaiB.requests().size() + m_gw->anthropicA.requests().size();
         refused(QStringLiteral("/v1/responses"), codexBody("pe/gemini-e"), "parallel_tool_calls");
         QJsonObject search = codexBody("pb/gpt-b");
         search.remove("parallel_tool_calls");
         refused(QStringLiteral("/v1/responses"), search, "web_search");
         QJsonObject files = codexBody("pa/claude-a");
-        files.insert("tools", QJsonArray{QJsonObject{{"type", "file_search"}, {"vector_store_ids", QJsonArray{"vs_1"}}}});
+        files.insert("tools",
+                     QJsonArray{QJsonObject{{"type", "file_search"}, {"vector_store_ids", QJsonArray{"vs_1"}}}});
         refused(QStringLiteral("/v1/responses"), files, "file_search");
         QJsonObject fileImage = GatewayFixture::anthropicBody("pb/gpt-b", "what is this?", false);
         fileImage.insert(
             "messages",
-            QJsonArray{QJsonObject{{"role", "user"},
-                                   {"content", QJsonArray{QJsonObject{{"type", "image"},
-                                                                      {"source", QJsonObject{{"type", "file"},
-                                                                                             {"file_id", "file_011CNha8iCJcU1wXNR6q4V8w"}}}},
-                                                          QJsonObject{{"type", "text"}, {"text", "what is this?"}}}}}});
+            QJsonArray{QJsonObject{
+                {"role", "user"},
+                {"content",
+                 QJsonArray{QJsonObject{{"type", "image"},
+                                        {"source",
+                                         QJsonObject{{"type", "file"}, {"file_id", "file_011CNha8iCJcU1wXNR6q4V8w"}}}},
+                            QJsonObject{{"type", "text"}, {"text", "what is this?"}}}}}});
         refused(QStringLiteral("/v1/messages"), fileImage, "file_011CNha8iCJcU1wXNR6q4V8w");
         QJsonObject pdf = GatewayFixture::anthropicBody("pe/gemini-e", "summarise", false);
-        pdf.insert("messages",
-                   QJsonArray{QJsonObject{{"role", "user"},
-                                          {"content", QJsonArray{QJsonObject{{"type", "document"},
-                                                                             {"source", QJsonObject{{"type", "url"},
-                                                                                                    {"url", "https://docs.example.org/a.pdf"}}}},
-                                                                 QJsonObject{{"type", "text"}, {"text", "summarise"}}}}}});
+        pdf.insert(
+            "messages",
+            QJsonArray{QJsonObject{
+                {"role", "user"},
+                {"content", QJsonArray{QJsonObject{{"type", "document"},
+                                                   {"source", QJsonObject{{"type", "url"},
+                                                                          {"url", "https://docs.example.org/a.pdf"}}}},
+                                       QJsonObject{{"type", "text"}, {"text", "summarise"}}}}}});
         refused(QStringLiteral("/v1/messages"), pdf, "document");
         QCOMPARE(m_gw->googleE.requests().size() + m_gw->openaiB.requests().size() + m_gw->anthropicA.requests().size(),
                  before);
@@ -418,18 +429,21 @@ private Q_SLOTS:
         QJsonObject chat{
             {"model", "pd/resp-d"},
             {"parallel_tool_calls", false},
-            {"messages", QJsonArray{QJsonObject{
-                             {"role", "user"},
-                             {"content", QJsonArray{QJsonObject{{"type", "text"}, {"text", "describe"}},
-                                                    QJsonObject{{"type", "image_url"},
-                                                                {"image_url", QJsonObject{{"url", url}, {"detail", "high"}}}}}}}}},
-            {"tools", QJsonArray{QJsonObject{{"type", "function"},
-                                             {"function", QJsonObject{{"name", "tag"},
-                                                                      {"strict", true},
-                                                                      {"parameters", QJsonObject{{"type", "object"}}}}}}}}};
+            {"messages",
+             QJsonArray{QJsonObject{
+                 {"role", "user"},
+                 {"content", QJsonArray{QJsonObject{{"type", "text"}, {"text", "describe"}},
+                                        QJsonObject{{"type", "image_url"},
+                                                    {"image_url", QJsonObject{{"url", url}, {"detail", "high"}}}}}}}}},
+            {"tools",
+             QJsonArray{QJsonObject{
+                 {"type", "function"},
+                 {"function",
+                  QJsonObject{{"name", "tag"}, {"strict", true}, {"parameters", QJsonObject{{"type", "object"}}}}}}}}};
         QCOMPARE(m_gw->post(QStringLiteral("/v1/chat/completions"), chat).status, 200);
         const QJsonObject toResponses = sentTo(m_gw->responsesD);
-        const QJsonObject image = toResponses.value("input").toArray()[0].toObject().value("content").toArray()[1].toObject();
+        const QJsonObject image =
+            toResponses.value("input").toArray()[0].toObject().value("content").toArray()[1].toObject();
         QCOMPARE(image.value("detail").toString(), QStringLiteral("high"));
         QCOMPARE(image.value("image_url").toString(), url);
         QCOMPARE(toResponses.value("tools").toArray()[0].toObject().value("strict").toBool(), true);
@@ -480,12 +494,19 @@ private Q_SLOTS:
         chat.remove("parallel_tool_calls");
         QCOMPARE(m_gw->post(QStringLiteral("/v1/chat/completions"), chat).status, 200);
         const QJsonObject toGemini = sentTo(m_gw->googleE);
-        const QJsonObject file =
-            toGemini.value("contents").toArray()[0].toObject().value("parts").toArray()[1].toObject().value("fileData").toObject();
+        const QJsonObject file = toGemini.value("contents")
+                                     .toArray()[0]
+                                     .toObject()
+                                     .value("parts")
+                                     .toArray()[1]
+                                     .toObject()
+                                     .value("fileData")
+                                     .toObject();
         QCOMPARE(file.value("fileUri").toString(), url);
         QCOMPARE(file.value("mimeType").toString(), QStringLiteral("image/png"));
-        QCOMPARE(toGemini.value("toolConfig").toObject().value("functionCallingConfig").toObject().value("mode").toString(),
-                 QStringLiteral("VALIDATED"));
+        QCOMPARE(
+            toGemini.value("toolConfig").toObject().value("functionCallingConfig").toObject().value("mode").toString(),
+            QStringLiteral("VALIDATED"));
 
         // Responses text.format to Messages: structured outputs.
         QJsonObject format{{"model", "pa/claude-a"},

@@ -2,12 +2,12 @@
 // sees from a real HTTP connection (incremental body, statuses and headers,
 // distinct connection failures, abort) and that one host takes 600 streams.
 #include "call_recorder.h"
-#include "demo/fake_upstream.h"
+#include "core/demo/fake_upstream.h"
+#include "core/upstream/qt_transport.h"
+#include "core/upstream/qt_upstream_call.h"
 #include "hostile_upstream.h"
 #include "signal_wait.h"
 #include "transport_checks.h"
-#include "upstream/qt_transport.h"
-#include "upstream/qt_upstream_call.h"
 
 #include <QElapsedTimer>
 #include <QFile>

@@ -3,9 +3,9 @@
 // fake clocks and the shared wall clock is injected, so the ladder and the
 // strike reset are exact; only the Redis round trips are real I/O.
 
-#include "failover/provider_down_marks.h"
+#include "core/failover/provider_down_marks.h"
+#include "core/redis/redis_mark_sync.h"
 #include "fake_clock.h"
-#include "redis/redis_mark_sync.h"
 #include "redis_server.h"
 #include "signal_wait.h"
 

@@ -4,10 +4,10 @@
 // usage ledger, /metrics, the admin API, every response and the saved config
 // are searched for it. Upstream error bodies that quote the key are included
 // (some providers do).
-#include "config/config_loader.h"
+#include "core/config/config_loader.h"
+#include "core/telemetry/telemetry.h"
 #include "fake_clock.h"
 #include "gateway_fixture.h"
-#include "telemetry/telemetry.h"
 
 #include <QCryptographicHash>
 #include <QFile>
@@ -22,8 +22,7 @@ using namespace sw;
 using namespace sw::test;
 
 namespace {
-demo::Fault statusQuoting(int code, const QByteArray &key)
-{
+demo::Fault statusQuoting(int code, const QByteArray &key) {
     demo::Fault f;
     f.kind = demo::Fault::Status;
     f.status = code;
@@ -36,8 +35,7 @@ demo::Fault statusQuoting(int code, const QByteArray &key)
 class TestSecretCanary : public QObject {
     Q_OBJECT
 private Q_SLOTS:
-    void plantedKeyAppearsNowhere()
-    {
+    void plantedKeyAppearsNowhere() {
         const QByteArray canary = "sk-canary-" + QByteArray::number(QRandomGenerator::system()->generate64(), 16);
         const QByteArray envKey = canary + "-env";
         const QByteArray keychainKey = canary + "-keychain";
@@ -55,8 +53,9 @@ private Q_SLOTS:
         config::TenantConfig alice;
         alice.name = QStringLiteral("alice");
         alice.admin = true;
-        alice.keyHashes = {QStringLiteral("sha256:") +
-                           QString::fromLatin1(QCryptographicHash::hash(gatewayKey, QCryptographicHash::Sha256).toHex())};
+        alice.keyHashes = {
+            QStringLiteral("sha256:") +
+            QString::fromLatin1(QCryptographicHash::hash(gatewayKey, QCryptographicHash::Sha256).toHex())};
         gw.config.tenants.insert(alice.name, alice);
         config::RouteConfig all;
         all.name = QStringLiteral("all");
@@ -67,7 +66,8 @@ private Q_SLOTS:
 
         QList<HttpResult> responses;
         const QList<QPair<QByteArray, QByteArray>> asAlice{{"authorization", "Bearer " + gatewayKey}};
-        const QList<QPair<QByteArray, QByteArray>> passthrough{{"x-switchman-key", gatewayKey}, {"x-api-key", callerKey}};
+        const QList<QPair<QByteArray, QByteArray>> passthrough{{"x-switchman-key", gatewayKey},
+                                                               {"x-api-key", callerKey}};
         auto messages = [&](const QString &model, bool stream, const QList<QPair<QByteArray, QByteArray>> &h) {
             responses << gw.post(QStringLiteral("/v1/messages"),
                                  GatewayFixture::anthropicBody(model, QStringLiteral("hello"), stream), h);
@@ -113,8 +113,8 @@ private Q_SLOTS:
             return gw.wait(gw.nam.get(req));
         };
         for (const QString &path : {QStringLiteral("/admin/marks"), QStringLiteral("/admin/attempts?limit=500"),
-                                    QStringLiteral("/admin/usage"), QStringLiteral("/metrics"), QStringLiteral("/v1/models"),
-                                    QStringLiteral("/admin/nope")}) {
+                                    QStringLiteral("/admin/usage"), QStringLiteral("/metrics"),
+                                    QStringLiteral("/v1/models"), QStringLiteral("/admin/nope")}) {
             responses << getAs(path, gatewayKey);
             responses << getAs(path, canary + "-not-a-key");
         }

@@ -2,10 +2,10 @@
 // engine did (attempts, marks with remaining TTL, /metrics failure counters,
 // usage) and it must arrive batched, a few snapshots per second at most.
 
+#include "core/snapshot/snapshot_publisher.h"
+#include "core/telemetry/telemetry.h"
 #include "gateway_fixture.h"
 #include "signal_wait.h"
-#include "snapshot/snapshot_publisher.h"
-#include "telemetry/telemetry.h"
 
 #include <QElapsedTimer>
 #include <QSignalSpy>

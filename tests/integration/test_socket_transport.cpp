@@ -2,11 +2,11 @@
 // contract as QtTransport, plus what it does differently (a reset request is
 // sent once; a stale keep-alive connection is retried; no per-host cap).
 #include "call_recorder.h"
-#include "demo/fake_upstream.h"
+#include "core/demo/fake_upstream.h"
+#include "core/upstream/socket_transport.h"
 #include "hostile_upstream.h"
 #include "signal_wait.h"
 #include "transport_checks.h"
-#include "upstream/socket_transport.h"
 
 #include <QTcpServer>
 #include <QTcpSocket>

@@ -1,8 +1,8 @@
 // Tenants (SPEC 4: keys, 401 in the inbound format, isolation of marks, usage
 // and logs) and routing policy (tenant providers/regions, the route cost
 // ceiling, alias globs and the resolution order) on the real engine.
+#include "core/telemetry/telemetry.h"
 #include "gateway_fixture.h"
-#include "telemetry/telemetry.h"
 
 #include <QCryptographicHash>
 #include <QJsonArray>
@@ -16,13 +16,12 @@ namespace {
 const QByteArray kAliceKey = "sm-alice-test-key-000000000000000000";
 const QByteArray kBobKey = "sm-bob-test-key-1111111111111111111111";
 
-QString hashOf(const QByteArray &key)
-{
-    return QStringLiteral("sha256:") + QString::fromLatin1(QCryptographicHash::hash(key, QCryptographicHash::Sha256).toHex());
+QString hashOf(const QByteArray &key) {
+    return QStringLiteral("sha256:") +
+           QString::fromLatin1(QCryptographicHash::hash(key, QCryptographicHash::Sha256).toHex());
 }
 
-void addTenant(config::Config &c, const QString &name, const QByteArray &key, bool admin = false)
-{
+void addTenant(config::Config &c, const QString &name, const QByteArray &key, bool admin = false) {
     config::TenantConfig t;
     t.name = name;
     t.keyHashes = {hashOf(key)};
@@ -30,26 +29,22 @@ void addTenant(config::Config &c, const QString &name, const QByteArray &key, bo
     c.tenants.insert(name, t);
 }
 
-demo::Fault status(int code)
-{
+demo::Fault status(int code) {
     demo::Fault f;
     f.kind = demo::Fault::Status;
     f.status = code;
     return f;
 }
 
-QList<QPair<QByteArray, QByteArray>> bearer(const QByteArray &key)
-{
+QList<QPair<QByteArray, QByteArray>> bearer(const QByteArray &key) {
     return {{"authorization", "Bearer " + key}};
 }
 
-QString errorMessage(const HttpResult &r)
-{
+QString errorMessage(const HttpResult &r) {
     return r.json().value(QStringLiteral("error")).toObject().value(QStringLiteral("message")).toString();
 }
 
-QList<telemetry::AttemptRecord> attemptsFor(Engine &e, const QByteArray &requestId)
-{
+QList<telemetry::AttemptRecord> attemptsFor(Engine &e, const QByteArray &requestId) {
     QList<telemetry::AttemptRecord> out;
     for (const auto &a : e.telemetry()->attempts(-1))
         if (a.requestId == QString::fromLatin1(requestId))
@@ -61,8 +56,7 @@ QList<telemetry::AttemptRecord> attemptsFor(Engine &e, const QByteArray &request
 class TestTenantsPolicy : public QObject {
     Q_OBJECT
 private Q_SLOTS:
-    void missingOrWrongKeyIs401InTheInboundFormat_data()
-    {
+    void missingOrWrongKeyIs401InTheInboundFormat_data() {
         QTest::addColumn<QString>("path");
         QTest::addColumn<QByteArray>("key");
         QTest::addRow("messages, no key") << QStringLiteral("/v1/messages") << QByteArray();
@@ -72,8 +66,7 @@ private Q_SLOTS:
         QTest::addRow("chat, key with one byte changed")
             << QStringLiteral("/v1/chat/completions") << QByteArray(kAliceKey).replace(3, 1, "X");
     }
-    void missingOrWrongKeyIs401InTheInboundFormat()
-    {
+    void missingOrWrongKeyIs401InTheInboundFormat() {
         QFETCH(QString, path);
         QFETCH(QByteArray, key);
         GatewayFixture gw;
@@ -97,8 +90,7 @@ private Q_SLOTS:
         QCOMPARE(gw.post(path, body, {{"x-api-key", kAliceKey}}).status, 200);
     }
 
-    void noTenantsMeansLocalAndNoKey()
-    {
+    void noTenantsMeansLocalAndNoKey() {
         GatewayFixture gw;
         gw.start();
         QCOMPARE(gw.post(QStringLiteral("/v1/messages"),
@@ -108,8 +100,7 @@ private Q_SLOTS:
         QCOMPARE(gw.engine().telemetry()->attempts(1).value(0).tenant, QStringLiteral("local"));
     }
 
-    void nonLoopbackListenerNeedsTenants()
-    {
+    void nonLoopbackListenerNeedsTenants() {
         GatewayFixture gw;
         gw.config.listen = QStringLiteral("0.0.0.0:0");
         Engine::Options o;
@@ -122,8 +113,7 @@ private Q_SLOTS:
                  qPrintable(error));
     }
 
-    void marksUsageAndLogsAreIsolatedPerTenant()
-    {
+    void marksUsageAndLogsAreIsolatedPerTenant() {
         GatewayFixture gw;
         addTenant(gw.config, QStringLiteral("alice"), kAliceKey);
         addTenant(gw.config, QStringLiteral("bob"), kBobKey);
@@ -174,8 +164,7 @@ private Q_SLOTS:
         QCOMPARE(gw.engine().clearMarks({QStringLiteral("alice"), {}, {}, {}}), 1);
     }
 
-    void tenantProvidersLimitEligibility()
-    {
+    void tenantProvidersLimitEligibility() {
         GatewayFixture gw;
         addTenant(gw.config, QStringLiteral("alice"), kAliceKey);
         gw.config.tenants[QStringLiteral("alice")].providers = {QStringLiteral("pb")};
@@ -190,16 +179,16 @@ private Q_SLOTS:
         QCOMPARE(attempts.first().outcome, telemetry::AttemptOutcome::Skipped);
         QVERIFY(attempts.first().message.contains(QStringLiteral("provider not allowed")));
         // A direct selector of a forbidden provider is refused too, naming why.
-        const auto direct = gw.post(QStringLiteral("/v1/messages"),
-                                    GatewayFixture::anthropicBody(QStringLiteral("pa/claude-a"), QStringLiteral("x"), false),
-                                    bearer(kAliceKey));
+        const auto direct =
+            gw.post(QStringLiteral("/v1/messages"),
+                    GatewayFixture::anthropicBody(QStringLiteral("pa/claude-a"), QStringLiteral("x"), false),
+                    bearer(kAliceKey));
         QCOMPARE(direct.status, 403);
         QVERIFY2(errorMessage(direct).contains(QStringLiteral("no eligible candidate")), direct.body.constData());
         QCOMPARE(gw.anthropicA.requests().size(), 0);
     }
 
-    void tenantRegionsLimitEligibility()
-    {
+    void tenantRegionsLimitEligibility() {
         GatewayFixture gw;
         gw.config.providers[QStringLiteral("pa")].region = QStringLiteral("us");
         gw.config.providers[QStringLiteral("pb")].region = QStringLiteral("eu");
@@ -215,8 +204,7 @@ private Q_SLOTS:
                  QByteArray("pa/claude-a")); // bob has no region rule
     }
 
-    void costCeilingSkipsExpensiveFollowersAndSaysSo()
-    {
+    void costCeilingSkipsExpensiveFollowersAndSaysSo() {
         GatewayFixture gw;
         gw.config.models[QStringLiteral("pb/gpt-b")].costInput = 50; // 50 + 2 vs 1 + 2: over 5x
         gw.config.routes[QStringLiteral("chain")].maxFallbackCostMultiplier = 5;
@@ -231,8 +219,7 @@ private Q_SLOTS:
         QCOMPARE(gw.openaiB.requests().size(), 0);
     }
 
-    void costCeilingAllowsCheaperFollowers()
-    {
+    void costCeilingAllowsCheaperFollowers() {
         GatewayFixture gw;
         gw.config.models[QStringLiteral("pb/gpt-b")].costInput = 10; // 12 vs 3: within 5x
         gw.config.routes[QStringLiteral("chain")].maxFallbackCostMultiplier = 5;
@@ -244,8 +231,7 @@ private Q_SLOTS:
         QCOMPARE(r.header("x-switchman-candidate"), QByteArray("pb/gpt-b"));
     }
 
-    void costCeilingIsPricedAgainstTheFirstEligibleCandidate()
-    {
+    void costCeilingIsPricedAgainstTheFirstEligibleCandidate() {
         // alice may not use pa, so pb (expensive) is her first eligible candidate and the
         // ceiling is measured from it: pc at the same price is allowed.
         GatewayFixture gw;
@@ -265,21 +251,22 @@ private Q_SLOTS:
         QCOMPARE(r.header("x-switchman-candidate"), QByteArray("pc/claude-c"));
     }
 
-    void aliasGlobsReachARoute_data()
-    {
+    void aliasGlobsReachARoute_data() {
         QTest::addColumn<QString>("model");
         QTest::addColumn<int>("status");
         QTest::addColumn<QByteArray>("candidate");
-        QTest::addRow("claude code dated name") << QStringLiteral("claude-sonnet-4-5-20250929") << 200 << QByteArray("pa/claude-a");
-        QTest::addRow("alias is case-insensitive") << QStringLiteral("Claude-Sonnet-4-5") << 200 << QByteArray("pa/claude-a");
-        QTest::addRow("exact route beats alias") << QStringLiteral("claude-sonnet-special") << 200 << QByteArray("pb/gpt-b");
+        QTest::addRow("claude code dated name")
+            << QStringLiteral("claude-sonnet-4-5-20250929") << 200 << QByteArray("pa/claude-a");
+        QTest::addRow("alias is case-insensitive")
+            << QStringLiteral("Claude-Sonnet-4-5") << 200 << QByteArray("pa/claude-a");
+        QTest::addRow("exact route beats alias")
+            << QStringLiteral("claude-sonnet-special") << 200 << QByteArray("pb/gpt-b");
         QTest::addRow("direct selector") << QStringLiteral("pc/claude-c") << 200 << QByteArray("pc/claude-c");
         QTest::addRow("unique bare id") << QStringLiteral("gpt-b") << 200 << QByteArray("pb/gpt-b");
         QTest::addRow("glob is anchored") << QStringLiteral("my-claude-sonnet-4") << 404 << QByteArray();
         QTest::addRow("unknown") << QStringLiteral("claude-opus-4-1") << 404 << QByteArray();
     }
-    void aliasGlobsReachARoute()
-    {
+    void aliasGlobsReachARoute() {
         QFETCH(QString, model);
         QFETCH(int, status);
         QFETCH(QByteArray, candidate);
@@ -294,7 +281,8 @@ private Q_SLOTS:
         special.candidates = {QStringLiteral("pb/gpt-b")};
         gw.config.routes.insert(special.name, special);
         gw.start();
-        const auto r = gw.post(QStringLiteral("/v1/messages"), GatewayFixture::anthropicBody(model, QStringLiteral("x"), false));
+        const auto r =
+            gw.post(QStringLiteral("/v1/messages"), GatewayFixture::anthropicBody(model, QStringLiteral("x"), false));
         QCOMPARE(r.status, status);
         if (status == 200) {
             QCOMPARE(r.header("x-switchman-candidate"), candidate);
@@ -302,7 +290,8 @@ private Q_SLOTS:
         } else {
             QCOMPARE(r.json().value(QStringLiteral("error")).toObject().value(QStringLiteral("type")).toString(),
                      QStringLiteral("not_found_error"));
-            QCOMPARE(gw.anthropicA.requests().size() + gw.openaiB.requests().size() + gw.anthropicC.requests().size(), 0);
+            QCOMPARE(gw.anthropicA.requests().size() + gw.openaiB.requests().size() + gw.anthropicC.requests().size(),
+                     0);
         }
     }
 };

@@ -8,12 +8,12 @@
 // The fixtures were captured by this test: SWITCHMAN_CAPTURE_FAILURES=1 rewrites
 // them from what Qt says now (run it after a Qt upgrade, then review the diff).
 #include "call_recorder.h"
-#include "demo/fake_upstream.h"
+#include "core/demo/fake_upstream.h"
+#include "core/upstream/qt_transport.h"
+#include "core/upstream/qt_upstream_call.h"
+#include "core/upstream/socket_transport.h"
 #include "hostile_upstream.h"
 #include "signal_wait.h"
-#include "upstream/qt_transport.h"
-#include "upstream/qt_upstream_call.h"
-#include "upstream/socket_transport.h"
 
 #include <QFile>
 #include <QJsonDocument>

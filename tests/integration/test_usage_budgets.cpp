@@ -3,9 +3,9 @@
 // request; /metrics shows spend and budget; /admin/usage groups rows; an
 // unwritable ledger answers every request and says so once.
 
+#include "core/telemetry/telemetry.h"
+#include "core/telemetry/usage_ledger.h"
 #include "gateway_fixture.h"
-#include "telemetry/telemetry.h"
-#include "telemetry/usage_ledger.h"
 
 #include <QCryptographicHash>
 #include <QFile>

@@ -1,7 +1,7 @@
 #pragma once
 // Records everything an UpstreamCall reports, with timestamps, for assertions.
 
-#include "upstream/transport.h"
+#include "core/upstream/transport.h"
 
 #include <QElapsedTimer>
 #include <QList>

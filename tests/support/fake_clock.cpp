@@ -2,20 +2,17 @@
 
 namespace sw::test {
 
-util::Clock::TimerId FakeClock::schedule(qint64 delayMs, std::function<void()> callback)
-{
+util::Clock::TimerId FakeClock::schedule(qint64 delayMs, std::function<void()> callback) {
     const TimerId id = ++m_next;
     m_timers.insert(id, {m_now + std::max<qint64>(0, delayMs), std::move(callback)});
     return id;
 }
 
-void FakeClock::cancel(TimerId id)
-{
+void FakeClock::cancel(TimerId id) {
     m_timers.remove(id);
 }
 
-void FakeClock::advance(qint64 ms)
-{
+void FakeClock::advance(qint64 ms) {
     const qint64 target = m_now + ms;
     for (;;) {
         auto next = m_timers.end();

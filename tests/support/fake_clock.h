@@ -1,5 +1,5 @@
 #pragma once
-#include "util/clock.h"
+#include "core/util/clock.h"
 
 #include <QMap>
 

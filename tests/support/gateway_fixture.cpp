@@ -7,22 +7,19 @@
 
 namespace sw::test {
 
-QByteArray HttpResult::header(QByteArrayView name) const
-{
+QByteArray HttpResult::header(QByteArrayView name) const {
     for (const auto &h : headers)
         if (h.first.compare(name, Qt::CaseInsensitive) == 0)
             return h.second;
     return {};
 }
 
-QJsonObject HttpResult::json() const
-{
+QJsonObject HttpResult::json() const {
     return QJsonDocument::fromJson(body).object();
 }
 
 void ScriptedSecretStore::read(const QString &name, QObject *context,
-                               std::function<void(const credentials::SecretResult &)> done)
-{
+                               std::function<void(const credentials::SecretResult &)> done) {
     ++reads;
     if (mode == Mode::Hang)
         return;
@@ -40,16 +37,14 @@ void ScriptedSecretStore::read(const QString &name, QObject *context,
 }
 
 void ScriptedSecretStore::write(const QString &name, const QByteArray &secret, QObject *context,
-                                std::function<void(const credentials::SecretResult &)> done)
-{
+                                std::function<void(const credentials::SecretResult &)> done) {
     secrets.insert(name, secret);
     credentials::SecretResult r;
     r.ok = true;
     QTimer::singleShot(0, context, [r, done]() { done(r); });
 }
 
-GatewayFixture::GatewayFixture()
-{
+GatewayFixture::GatewayFixture() {
     for (auto *f : {&anthropicA, &openaiB, &anthropicC, &responsesD, &googleE})
         f->listen();
     responsesD.setLabel(QStringLiteral("pd/resp-d"));
@@ -86,11 +81,11 @@ GatewayFixture::GatewayFixture()
         m.costOutput = 2;
         return m;
     };
-    for (const auto &m : {model(QStringLiteral("pa"), QStringLiteral("claude-a")),
-                          model(QStringLiteral("pb"), QStringLiteral("gpt-b")),
-                          model(QStringLiteral("pc"), QStringLiteral("claude-c")),
-                          model(QStringLiteral("pd"), QStringLiteral("resp-d")),
-                          model(QStringLiteral("pe"), QStringLiteral("gemini-e"))})
+    for (const auto &m :
+         {model(QStringLiteral("pa"), QStringLiteral("claude-a")), model(QStringLiteral("pb"), QStringLiteral("gpt-b")),
+          model(QStringLiteral("pc"), QStringLiteral("claude-c")),
+          model(QStringLiteral("pd"), QStringLiteral("resp-d")),
+          model(QStringLiteral("pe"), QStringLiteral("gemini-e"))})
         config.models.insert(m.key(), m);
     config::RouteConfig route;
     route.name = QStringLiteral("chain");
@@ -99,13 +94,11 @@ GatewayFixture::GatewayFixture()
     config.failover.deadlineMs = 4000; // budgets of 2 s: short enough for tests
 }
 
-GatewayFixture::~GatewayFixture()
-{
+GatewayFixture::~GatewayFixture() {
     m_engine.reset();
 }
 
-void GatewayFixture::start()
-{
+void GatewayFixture::start() {
     Engine::Options o;
     o.config = config;
     o.secrets = &secrets;
@@ -121,8 +114,7 @@ void GatewayFixture::start()
 }
 
 QNetworkReply *GatewayFixture::postAsync(const QString &path, const QJsonObject &body,
-                                         const QList<QPair<QByteArray, QByteArray>> &headers)
-{
+                                         const QList<QPair<QByteArray, QByteArray>> &headers) {
     QNetworkRequest req(QUrl(baseUrl() + path));
     req.setHeader(QNetworkRequest::ContentTypeHeader, QByteArrayLiteral("application/json"));
     for (const auto &h : headers)
@@ -130,8 +122,7 @@ QNetworkReply *GatewayFixture::postAsync(const QString &path, const QJsonObject 
     return nam.post(req, QJsonDocument(body).toJson(QJsonDocument::Compact));
 }
 
-HttpResult GatewayFixture::wait(QNetworkReply *reply, int timeoutMs)
-{
+HttpResult GatewayFixture::wait(QNetworkReply *reply, int timeoutMs) {
     HttpResult r;
     if (!reply->isFinished()) {
         QEventLoop loop;
@@ -153,14 +144,12 @@ HttpResult GatewayFixture::wait(QNetworkReply *reply, int timeoutMs)
 }
 
 HttpResult GatewayFixture::post(const QString &path, const QJsonObject &body,
-                                const QList<QPair<QByteArray, QByteArray>> &headers, int timeoutMs)
-{
+                                const QList<QPair<QByteArray, QByteArray>> &headers, int timeoutMs) {
     return wait(postAsync(path, body, headers), timeoutMs);
 }
 
 HttpResult GatewayFixture::postRaw(const QString &path, const QByteArray &body,
-                                   const QList<QPair<QByteArray, QByteArray>> &headers, int timeoutMs)
-{
+                                   const QList<QPair<QByteArray, QByteArray>> &headers, int timeoutMs) {
     QNetworkRequest req(QUrl(baseUrl() + path));
     req.setHeader(QNetworkRequest::ContentTypeHeader, QByteArrayLiteral("application/json"));
     for (const auto &h : headers)
@@ -168,39 +157,34 @@ HttpResult GatewayFixture::postRaw(const QString &path, const QByteArray &body,
     return wait(nam.post(req, body), timeoutMs);
 }
 
-HttpResult GatewayFixture::get(const QString &path, int timeoutMs)
-{
+HttpResult GatewayFixture::get(const QString &path, int timeoutMs) {
     return wait(nam.get(QNetworkRequest(QUrl(baseUrl() + path))), timeoutMs);
 }
 
-HttpResult GatewayFixture::del(const QString &path, int timeoutMs)
-{
+HttpResult GatewayFixture::del(const QString &path, int timeoutMs) {
     return wait(nam.deleteResource(QNetworkRequest(QUrl(baseUrl() + path))), timeoutMs);
 }
 
-QJsonObject GatewayFixture::anthropicBody(const QString &model, const QString &text, bool stream)
-{
+QJsonObject GatewayFixture::anthropicBody(const QString &model, const QString &text, bool stream) {
     return {{QStringLiteral("model"), model},
             {QStringLiteral("max_tokens"), 256},
             {QStringLiteral("stream"), stream},
-            {QStringLiteral("messages"),
-             QJsonArray{QJsonObject{{QStringLiteral("role"), QStringLiteral("user")}, {QStringLiteral("content"), text}}}}};
+            {QStringLiteral("messages"), QJsonArray{QJsonObject{{QStringLiteral("role"), QStringLiteral("user")},
+                                                                {QStringLiteral("content"), text}}}}};
 }
 
-QJsonObject GatewayFixture::openaiBody(const QString &model, const QString &text, bool stream)
-{
+QJsonObject GatewayFixture::openaiBody(const QString &model, const QString &text, bool stream) {
     QJsonObject o{{QStringLiteral("model"), model},
                   {QStringLiteral("stream"), stream},
-                  {QStringLiteral("messages"),
-                   QJsonArray{QJsonObject{{QStringLiteral("role"), QStringLiteral("user")}, {QStringLiteral("content"), text}}}}};
+                  {QStringLiteral("messages"), QJsonArray{QJsonObject{{QStringLiteral("role"), QStringLiteral("user")},
+                                                                      {QStringLiteral("content"), text}}}}};
     if (stream)
         o.insert(QStringLiteral("stream_options"), QJsonObject{{QStringLiteral("include_usage"), true}});
     return o;
 }
 
 namespace {
-QList<QJsonObject> dataObjects(const QByteArray &sse)
-{
+QList<QJsonObject> dataObjects(const QByteArray &sse) {
     QList<QJsonObject> out;
     for (const QByteArray &line : sse.split('\n')) {
         if (!line.startsWith("data:"))
@@ -216,8 +200,7 @@ QList<QJsonObject> dataObjects(const QByteArray &sse)
 }
 } // namespace
 
-QString anthropicStreamText(const QByteArray &sse)
-{
+QString anthropicStreamText(const QByteArray &sse) {
     QString text;
     for (const auto &o : dataObjects(sse))
         if (o.value(QStringLiteral("type")).toString() == QLatin1String("content_block_delta"))
@@ -225,8 +208,7 @@ QString anthropicStreamText(const QByteArray &sse)
     return text;
 }
 
-QString openaiStreamText(const QByteArray &sse)
-{
+QString openaiStreamText(const QByteArray &sse) {
     QString text;
     for (const auto &o : dataObjects(sse))
         for (const auto &c : o.value(QStringLiteral("choices")).toArray())
@@ -234,8 +216,7 @@ QString openaiStreamText(const QByteArray &sse)
     return text;
 }
 
-QString anthropicMessageText(const QJsonObject &message)
-{
+QString anthropicMessageText(const QJsonObject &message) {
     QString text;
     for (const auto &b : message.value(QStringLiteral("content")).toArray())
         if (b.toObject().value(QStringLiteral("type")).toString() == QLatin1String("text"))
@@ -243,8 +224,7 @@ QString anthropicMessageText(const QJsonObject &message)
     return text;
 }
 
-QString openaiMessageText(const QJsonObject &completion)
-{
+QString openaiMessageText(const QJsonObject &completion) {
     return completion.value(QStringLiteral("choices"))
         .toArray()
         .at(0)

@@ -2,10 +2,10 @@
 // The real engine on 127.0.0.1:0 in front of scripted fake upstreams, and a
 // small blocking HTTP client for tests (QNetworkAccessManager on the same loop).
 
-#include "config/config.h"
-#include "credentials/credential_store.h"
-#include "demo/fake_upstream.h"
-#include "engine.h"
+#include "core/config/config.h"
+#include "core/credentials/credential_store.h"
+#include "core/demo/fake_upstream.h"
+#include "core/engine.h"
 
 #include <QJsonObject>
 #include <QNetworkAccessManager>
@@ -31,7 +31,8 @@ public:
     Mode mode = Mode::Answer;
     QHash<QString, QByteArray> secrets;
     int reads = 0;
-    void read(const QString &name, QObject *context, std::function<void(const credentials::SecretResult &)> done) override;
+    void read(const QString &name, QObject *context,
+              std::function<void(const credentials::SecretResult &)> done) override;
     void write(const QString &name, const QByteArray &secret, QObject *context,
                std::function<void(const credentials::SecretResult &)> done) override;
 };
@@ -48,20 +49,20 @@ public:
     demo::FakeUpstream googleE;    // provider "pe", api google-generative-ai (model pe/gemini-e)
     config::Config config;         // route "chain" = [pa/claude-a, pb/gpt-b]; edit before start()
     ScriptedSecretStore secrets;
-    util::Clock *clock = nullptr;  // default: the system clock; set before start()
+    util::Clock *clock = nullptr;             // default: the system clock; set before start()
     upstream::Transport *transport = nullptr; // default: the engine's; set before start()
-    QString configPath;            // for /admin/reload; set before start()
-    QString usageLedgerPath;       // the usage ledger's file; empty = in memory; set before start()
-    qint64 usageLedgerMaxPages = 0; // > 0: the ledger file cannot grow past it (a full disk)
+    QString configPath;                       // for /admin/reload; set before start()
+    QString usageLedgerPath;                  // the usage ledger's file; empty = in memory; set before start()
+    qint64 usageLedgerMaxPages = 0;           // > 0: the ledger file cannot grow past it (a full disk)
 
     void start();
     Engine &engine() { return *m_engine; }
     QString baseUrl() const { return m_engine->baseUrl(); }
 
-    HttpResult post(const QString &path, const QJsonObject &body, const QList<QPair<QByteArray, QByteArray>> &headers = {},
-                    int timeoutMs = 15000);
-    HttpResult postRaw(const QString &path, const QByteArray &body, const QList<QPair<QByteArray, QByteArray>> &headers = {},
-                       int timeoutMs = 15000);
+    HttpResult post(const QString &path, const QJsonObject &body,
+                    const QList<QPair<QByteArray, QByteArray>> &headers = {}, int timeoutMs = 15000);
+    HttpResult postRaw(const QString &path, const QByteArray &body,
+                       const QList<QPair<QByteArray, QByteArray>> &headers = {}, int timeoutMs = 15000);
     HttpResult get(const QString &path, int timeoutMs = 15000);
     HttpResult del(const QString &path, int timeoutMs = 15000);
     QNetworkReply *postAsync(const QString &path, const QJsonObject &body,

@@ -4,8 +4,7 @@
 
 namespace sw::test {
 
-RawHttpClient::RawHttpClient(quint16 port, QObject *parent) : QObject(parent)
-{
+RawHttpClient::RawHttpClient(quint16 port, QObject *parent) : QObject(parent) {
     connect(&m_socket, &QIODevice::readyRead, this, [this]() { m_received += m_socket.readAll(); });
     connect(&m_socket, &QAbstractSocket::disconnected, this, [this]() { m_closed = true; });
     connect(&m_socket, &QAbstractSocket::errorOccurred, this, [this](QAbstractSocket::SocketError e) {
@@ -15,19 +14,16 @@ RawHttpClient::RawHttpClient(quint16 port, QObject *parent) : QObject(parent)
     m_socket.connectToHost(QHostAddress::LocalHost, port);
 }
 
-bool RawHttpClient::waitConnected(int timeoutMs)
-{
+bool RawHttpClient::waitConnected(int timeoutMs) {
     return waitUntil([this]() { return m_socket.state() == QAbstractSocket::ConnectedState; }, timeoutMs);
 }
 
-void RawHttpClient::send(const QByteArray &bytes)
-{
+void RawHttpClient::send(const QByteArray &bytes) {
     m_socket.write(bytes);
     m_socket.flush();
 }
 
-bool RawHttpClient::waitResponse(int timeoutMs)
-{
+bool RawHttpClient::waitResponse(int timeoutMs) {
     return waitUntil(
         [this]() {
             if (m_closed)
@@ -45,26 +41,22 @@ bool RawHttpClient::waitResponse(int timeoutMs)
         timeoutMs);
 }
 
-bool RawHttpClient::waitClosed(int timeoutMs)
-{
+bool RawHttpClient::waitClosed(int timeoutMs) {
     return waitUntil([this]() { return m_closed; }, timeoutMs);
 }
 
-int RawHttpClient::status() const
-{
+int RawHttpClient::status() const {
     if (!m_received.startsWith("HTTP/1."))
         return 0;
     return m_received.mid(9, 3).toInt();
 }
 
-QByteArray RawHttpClient::head() const
-{
+QByteArray RawHttpClient::head() const {
     const qsizetype end = m_received.indexOf("\r\n\r\n");
     return end < 0 ? m_received : m_received.left(end);
 }
 
-QByteArray RawHttpClient::body() const
-{
+QByteArray RawHttpClient::body() const {
     const qsizetype end = m_received.indexOf("\r\n\r\n");
     return end < 0 ? QByteArray() : m_received.mid(end + 4);
 }

@@ -17,9 +17,9 @@ public:
     // Until one whole response (head + Content-Length body) arrived or the server closed.
     bool waitResponse(int timeoutMs = 5000);
     bool waitClosed(int timeoutMs = 5000);
-    int status() const;          // 0 when no status line arrived
-    QByteArray body() const;     // the first response's body
-    QByteArray head() const;     // the first response's head
+    int status() const;      // 0 when no status line arrived
+    QByteArray body() const; // the first response's body
+    QByteArray head() const; // the first response's head
     bool closed() const { return m_closed; }
     QByteArray received() const { return m_received; }
     QTcpSocket &socket() { return m_socket; }

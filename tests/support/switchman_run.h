@@ -3,7 +3,7 @@
 // meanwhile (so an engine in the test process keeps answering it). Header-only:
 // SWITCHMAN_BIN is defined for the tests/app targets alone.
 
-#include "demo/fake_upstream.h"
+#include "core/demo/fake_upstream.h"
 #include "gateway_fixture.h"
 #include "signal_wait.h"
 

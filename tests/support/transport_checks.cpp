@@ -1,7 +1,7 @@
 #include "transport_checks.h"
+#include "core/upstream/transport.h"
 #include "hostile_upstream.h"
 #include "signal_wait.h"
-#include "upstream/transport.h"
 
 #include <QObject>
 #include <QTcpSocket>

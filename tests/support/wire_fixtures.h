@@ -1,9 +1,9 @@
 #pragma once
 // Helpers for the wire-format tests: test data files, SSE transcripts, event builders.
 
-#include "model/chat.h"
-#include "upstream/sse_reader.h"
-#include "upstream/upstream_adapter.h"
+#include "core/model/chat.h"
+#include "core/upstream/sse_reader.h"
+#include "core/upstream/upstream_adapter.h"
 
 #include <QByteArray>
 #include <QString>

@@ -5,15 +5,15 @@
 // editor they share adds, duplicates and removes entries. With
 // SWITCHMAN_SCREENSHOT_DIR set, every page is saved as a PNG there.
 
-#include "config/config_editor.h"
-#include "config/config_reader.h"
-#include "config/config_writer.h"
-#include "config/demo_config.h"
-#include "credentials/gateway_key.h"
-#include "engine_host.h"
+#include "core/config/config_reader.h"
+#include "core/config/config_writer.h"
+#include "core/config/demo_config.h"
+#include "core/credentials/gateway_key.h"
+#include "core/engine_host.h"
 #include "gateway_fixture.h"
-#include "shared/engine_commands.h"
 #include "signal_wait.h"
+#include "ui/config/config_editor.h"
+#include "ui/shared/engine_commands.h"
 
 #include <QCheckBox>
 #include <QComboBox>

@@ -3,18 +3,18 @@
 // tray tooltip, and "Retry now" going to the engine. Against a real engine on
 // its own thread; the model's countdown on an injected wall clock.
 
-#include "config/config_loader.h"
-#include "dashboard/mark_card.h"
-#include "engine_host.h"
+#include "core/config/config_loader.h"
+#include "core/engine_host.h"
+#include "core/snapshot/snapshot_publisher.h"
 #include "gateway_fixture.h"
-#include "main_window.h"
-#include "marks/credentials_model.h"
-#include "marks/marks_view.h"
-#include "shared/engine_commands.h"
 #include "signal_wait.h"
-#include "snapshot/snapshot_publisher.h"
-#include "status/status_line.h"
-#include "tray/tray_controller.h"
+#include "ui/dashboard/mark_card.h"
+#include "ui/main_window.h"
+#include "ui/marks/credentials_model.h"
+#include "ui/marks/marks_view.h"
+#include "ui/shared/engine_commands.h"
+#include "ui/status/status_line.h"
+#include "ui/tray/tray_controller.h"
 
 #include <QLabel>
 #include <QPushButton>

@@ -2,11 +2,11 @@
 // teach, the state told by colour + icon + word in the status line and the
 // tray, and closing into the tray (or quitting when there is none).
 
-#include "main_window.h"
-#include "marks/marks_model.h"
-#include "shared/empty_state_stack.h"
-#include "shared/sidebar_delegate.h"
-#include "tray/tray_controller.h"
+#include "ui/main_window.h"
+#include "ui/marks/marks_model.h"
+#include "ui/shared/empty_state_stack.h"
+#include "ui/shared/sidebar_delegate.h"
+#include "ui/tray/tray_controller.h"
 
 #include <QDateTime>
 #include <QLabel>

@@ -2,16 +2,16 @@
 // store and which replica set each mark, and when Redis goes away the status
 // line says marks are local only. Real engine, real private redis-server.
 
-#include "config/config_loader.h"
-#include "engine_host.h"
-#include "failover/provider_down_marks.h"
+#include "core/config/config_loader.h"
+#include "core/engine_host.h"
+#include "core/failover/provider_down_marks.h"
+#include "core/snapshot/snapshot_publisher.h"
 #include "gateway_fixture.h"
-#include "main_window.h"
-#include "marks/marks_model.h"
-#include "marks/marks_view.h"
 #include "redis_server.h"
 #include "signal_wait.h"
-#include "snapshot/snapshot_publisher.h"
+#include "ui/main_window.h"
+#include "ui/marks/marks_model.h"
+#include "ui/marks/marks_view.h"
 
 #include <QDir>
 #include <QLabel>

@@ -2,17 +2,17 @@
 // provider fails, the mark reaches the view through snapshots, and clearing it
 // from the view (Delete key, clear tenant) removes it in the engine.
 
-#include "config/config_loader.h"
-#include "engine_host.h"
-#include "failover/failure_classifier.h"
+#include "core/config/config_loader.h"
+#include "core/engine_host.h"
+#include "core/failover/failure_classifier.h"
+#include "core/snapshot/snapshot_publisher.h"
 #include "gateway_fixture.h"
-#include "main_window.h"
-#include "marks/marks_model.h"
-#include "marks/marks_view.h"
-#include "shared/engine_commands.h"
 #include "signal_wait.h"
-#include "snapshot/snapshot_publisher.h"
-#include "tray/tray_controller.h"
+#include "ui/main_window.h"
+#include "ui/marks/marks_model.h"
+#include "ui/marks/marks_view.h"
+#include "ui/shared/engine_commands.h"
+#include "ui/tray/tray_controller.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>

@@ -2,20 +2,20 @@
 // view must show the outage (not its empty state). With SWITCHMAN_SCREENSHOT_DIR
 // set, each view is also saved as a PNG there (docs/screenshots).
 
-#include "attempts/attempts_model.h"
-#include "config/config_loader.h"
-#include "demo/demo_banner.h"
-#include "engine_host.h"
-#include "failures/failures_view.h"
+#include "core/config/config_loader.h"
+#include "core/engine_host.h"
+#include "core/snapshot/snapshot_publisher.h"
 #include "gateway_fixture.h"
-#include "log/log_model.h"
-#include "main_window.h"
-#include "marks/credentials_model.h"
-#include "marks/marks_model.h"
-#include "shared/empty_state_stack.h"
 #include "signal_wait.h"
-#include "snapshot/snapshot_publisher.h"
-#include "tray/tray_controller.h"
+#include "ui/attempts/attempts_model.h"
+#include "ui/demo/demo_banner.h"
+#include "ui/failures/failures_view.h"
+#include "ui/log/log_model.h"
+#include "ui/main_window.h"
+#include "ui/marks/credentials_model.h"
+#include "ui/marks/marks_model.h"
+#include "ui/shared/empty_state_stack.h"
+#include "ui/tray/tray_controller.h"
 
 #include <QDir>
 #include <QJsonArray>
@@ -141,7 +141,8 @@ private Q_SLOTS:
             e.pools().recordFailure({QStringLiteral("sim-anthropic"), 0}, unauthorized, {});
             credentials::CredentialFailure limited;
             limited.status = 429;
-            limited.message = QStringLiteral("You have reached your usage limit for this billing period; try again in 47m");
+            limited.message =
+                QStringLiteral("You have reached your usage limit for this billing period; try again in 47m");
             e.pools().recordFailure({QStringLiteral("sim-openai"), 0}, limited, {});
         });
         QVERIFY(test::waitUntil([&window]() { return window.credentialsModel()->parkedCount() == 2; }));

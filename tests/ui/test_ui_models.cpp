@@ -1,14 +1,14 @@
 // The admin window's models: each checked with QAbstractItemModelTester while
 // it is fed the way snapshots feed it, plus what a user sees in the cells.
 
-#include "attempts/attempts_filter_model.h"
-#include "attempts/attempts_model.h"
-#include "attempts/request_story.h"
-#include "failures/failure_totals_model.h"
-#include "log/log_filter_model.h"
-#include "log/log_model.h"
-#include "marks/marks_model.h"
-#include "usage/usage_model.h"
+#include "ui/attempts/attempts_filter_model.h"
+#include "ui/attempts/attempts_model.h"
+#include "ui/attempts/request_story.h"
+#include "ui/failures/failure_totals_model.h"
+#include "ui/log/log_filter_model.h"
+#include "ui/log/log_model.h"
+#include "ui/marks/marks_model.h"
+#include "ui/usage/usage_model.h"
 
 #include <QAbstractItemModelTester>
 #include <QSignalSpy>

@@ -3,15 +3,15 @@
 // budget line and the 80 % notice in the window and tray, and "Export CSV…".
 // With SWITCHMAN_SCREENSHOT_DIR set it saves docs/screenshots/5-usage.png.
 
-#include "engine_host.h"
-#include "main_window.h"
+#include "core/engine_host.h"
+#include "core/snapshot/snapshot_publisher.h"
+#include "core/telemetry/usage_ledger.h"
+#include "core/util/clock.h"
 #include "signal_wait.h"
-#include "snapshot/snapshot_publisher.h"
-#include "telemetry/usage_ledger.h"
-#include "tray/tray_controller.h"
-#include "usage/usage_model.h"
-#include "usage/usage_view.h"
-#include "util/clock.h"
+#include "ui/main_window.h"
+#include "ui/tray/tray_controller.h"
+#include "ui/usage/usage_model.h"
+#include "ui/usage/usage_view.h"
 
 #include <QCryptographicHash>
 #include <QDir>

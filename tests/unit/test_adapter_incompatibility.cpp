@@ -2,8 +2,8 @@
 // unable to serve it (formats/translation_rules.md, "Incompatible candidates"), per
 // inbound format and upstream API. The reason always names the field.
 
-#include "formats/inbound_codec.h"
-#include "upstream/upstream_adapter.h"
+#include "core/formats/inbound_codec.h"
+#include "core/upstream/upstream_adapter.h"
 #include "wire_fixtures.h"
 
 #include <QtTest>

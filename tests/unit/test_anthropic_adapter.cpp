@@ -1,7 +1,7 @@
-#include "formats/anthropic_messages_codec.h"
-#include "formats/openai_chat_codec.h"
-#include "model/event_accumulator.h"
-#include "upstream/anthropic_adapter.h"
+#include "core/formats/anthropic_messages_codec.h"
+#include "core/formats/openai_chat_codec.h"
+#include "core/model/event_accumulator.h"
+#include "core/upstream/anthropic_adapter.h"
 #include "wire_fixtures.h"
 
 #include <QJsonArray>

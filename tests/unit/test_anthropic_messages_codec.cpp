@@ -1,4 +1,4 @@
-#include "formats/anthropic_messages_codec.h"
+#include "core/formats/anthropic_messages_codec.h"
 #include "wire_fixtures.h"
 
 #include <QJsonArray>
@@ -117,7 +117,7 @@ void TestAnthropicMessagesCodec::decodeRejectsBadBodies_data() {
     QTest::newRow("system number") << QByteArray(R"({"model":"m","messages":[],"system":1})")
                                    << QStringLiteral("system");
     QTest::newRow("role tool") << QByteArray(R"({"model":"m","messages":[{"role":"tool","content":"x"}]})")
-                                 << QStringLiteral("messages[0].role");
+                               << QStringLiteral("messages[0].role");
     QTest::newRow("content number") << QByteArray(R"({"model":"m","messages":[{"role":"user","content":1}]})")
                                     << QStringLiteral("messages[0].content");
     QTest::newRow("image without data")

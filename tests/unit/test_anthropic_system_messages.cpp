@@ -2,7 +2,7 @@
 // Messages request (anthropic-beta mid-conversation-system-2026-04-07). The
 // gateway must accept them: rejecting them with 400 broke Claude Code outright.
 
-#include "formats/anthropic_messages_codec.h"
+#include "core/formats/anthropic_messages_codec.h"
 
 #include <QtTest>
 

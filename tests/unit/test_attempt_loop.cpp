@@ -3,8 +3,8 @@
 // recording sink for the client, all on a FakeClock. No sockets, no sleeps: the
 // budget, deadline, keepalive, idle and backoff timers move only when the test
 // advances the clock.
-#include "failover/attempt_loop.h"
-#include "failover/provider_down_marks.h"
+#include "core/failover/attempt_loop.h"
+#include "core/failover/provider_down_marks.h"
 #include "fake_clock.h"
 
 #include <QJsonObject>

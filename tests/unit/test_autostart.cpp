@@ -1,7 +1,7 @@
 // The XDG autostart entry behind the admin window's "start at login" toggle,
 // in a temporary XDG_CONFIG_HOME.
 
-#include "desktop/autostart.h"
+#include "core/desktop/autostart.h"
 
 #include <QFile>
 #include <QFileInfo>

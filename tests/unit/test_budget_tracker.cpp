@@ -3,8 +3,8 @@
 // the 80 % notice once per period (also across a restart), and the spend a
 // restarted engine reads back from the ledger.
 
+#include "core/telemetry/budget_tracker.h"
 #include "fake_clock.h"
-#include "telemetry/budget_tracker.h"
 
 #include <QDateTime>
 #include <QSignalSpy>

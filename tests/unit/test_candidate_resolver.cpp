@@ -1,6 +1,6 @@
 // SPEC 4 resolution order and SPEC 5 resolver (record v1 StableNameResolver with the tried set).
-#include "failover/candidate_policy.h"
-#include "failover/candidate_resolver.h"
+#include "core/failover/candidate_policy.h"
+#include "core/failover/candidate_resolver.h"
 
 #include <QTest>
 
@@ -8,10 +8,10 @@ using namespace sw;
 using namespace sw::failover;
 
 namespace {
-config::Config sample()
-{
+config::Config sample() {
     config::Config c;
-    for (const auto &[id, api] : {std::pair{"anthropic", "anthropic-messages"}, {"zai", "anthropic-messages"},
+    for (const auto &[id, api] : {std::pair{"anthropic", "anthropic-messages"},
+                                  {"zai", "anthropic-messages"},
                                   {"openai", "openai-completions"}}) {
         config::ProviderConfig p;
         p.id = QString::fromLatin1(id);
@@ -19,8 +19,10 @@ config::Config sample()
         p.baseUrl = QStringLiteral("http://") + p.id;
         c.providers.insert(p.id, p);
     }
-    for (const auto &[provider, id] : {std::pair{"anthropic", "claude-sonnet-4-5"}, {"zai", "glm-4.6"},
-                                       {"openai", "gpt-5"}, {"openai", "glm-4.6-mirror"}}) {
+    for (const auto &[provider, id] : {std::pair{"anthropic", "claude-sonnet-4-5"},
+                                       {"zai", "glm-4.6"},
+                                       {"openai", "gpt-5"},
+                                       {"openai", "glm-4.6-mirror"}}) {
         config::ModelConfig m;
         m.provider = QString::fromLatin1(provider);
         m.id = QString::fromLatin1(id);
@@ -35,8 +37,7 @@ config::Config sample()
     return c;
 }
 
-QStringList walk(const Resolution &r, const CandidateResolver::State &state)
-{
+QStringList walk(const Resolution &r, const CandidateResolver::State &state) {
     QSet<QString> tried;
     QStringList order;
     while (auto c = CandidateResolver::next(r, tried, state)) {
@@ -50,8 +51,7 @@ QStringList walk(const Resolution &r, const CandidateResolver::State &state)
 class TestCandidateResolver : public QObject {
     Q_OBJECT
 private Q_SLOTS:
-    void resolutionOrder()
-    {
+    void resolutionOrder() {
         const auto c = sample();
         QCOMPARE(CandidateResolver::resolve(c, QStringLiteral("sonnet"))->routeName, QStringLiteral("sonnet"));
         // Claude Code's hard-coded names reach the route through its alias.
@@ -64,8 +64,7 @@ private Q_SLOTS:
         QVERIFY(!CandidateResolver::resolve(c, QStringLiteral("nothing-like-it")));
         QVERIFY(!CandidateResolver::resolve(c, QString()));
     }
-    void aliasWithCharacterSetResolves()
-    {
+    void aliasWithCharacterSetResolves() {
         // The dialect config validation accepts is the one the resolver matches.
         auto c = sample();
         c.routes[QStringLiteral("sonnet")].aliases = {QStringLiteral("claude-[34]*")};
@@ -73,23 +72,20 @@ private Q_SLOTS:
         QVERIFY(three && three->routeName == QLatin1String("sonnet"));
         QVERIFY(!CandidateResolver::resolve(c, QStringLiteral("claude-5-opus")));
     }
-    void markedCandidatesAreDeferred()
-    {
+    void markedCandidatesAreDeferred() {
         const auto r = *CandidateResolver::resolve(sample(), QStringLiteral("sonnet"));
         CandidateResolver::State s;
         s.isMarked = [](const Candidate &c) { return c.provider.id == QLatin1String("anthropic"); };
         QCOMPARE(walk(r, s), (QStringList{QStringLiteral("zai/glm-4.6"), QStringLiteral("openai/gpt-5"),
                                           QStringLiteral("anthropic/claude-sonnet-4-5")}));
     }
-    void allMarkedFirstWins()
-    {
+    void allMarkedFirstWins() {
         const auto r = *CandidateResolver::resolve(sample(), QStringLiteral("sonnet"));
         CandidateResolver::State s;
         s.isMarked = [](const Candidate &) { return true; };
         QCOMPARE(CandidateResolver::next(r, {}, s)->name(), QStringLiteral("anthropic/claude-sonnet-4-5"));
     }
-    void credentialLessIsSkippedNeverAFollower()
-    {
+    void credentialLessIsSkippedNeverAFollower() {
         const auto r = *CandidateResolver::resolve(sample(), QStringLiteral("sonnet"));
         CandidateResolver::State s;
         s.hasCredential = [](const Candidate &c) { return c.provider.id != QLatin1String("zai"); };
@@ -105,8 +101,7 @@ private Q_SLOTS:
         s.hasCredential = [](const Candidate &) { return false; };
         QVERIFY(!CandidateResolver::next(r, {}, s));
     }
-    void singleCandidateIgnoresItsMark()
-    {
+    void singleCandidateIgnoresItsMark() {
         const auto r = *CandidateResolver::resolve(sample(), QStringLiteral("zai/glm-4.6"));
         CandidateResolver::State s;
         int consulted = 0;
@@ -119,13 +114,12 @@ private Q_SLOTS:
         QSet<QString> tried{r.chain.first().ref().key()};
         QVERIFY(!CandidateResolver::next(r, tried, s)); // a direct selector has no follower
     }
-    void costCeilingIsPricedAgainstTheTenantsFirstCandidate()
-    {
+    void costCeilingIsPricedAgainstTheTenantsFirstCandidate() {
         config::Config c = sample();
         c.models[QStringLiteral("anthropic/claude-sonnet-4-5")].costInput = 3;
         c.models[QStringLiteral("anthropic/claude-sonnet-4-5")].costOutput = 15; // 18
-        c.models[QStringLiteral("zai/glm-4.6")].costOutput = 2;                   // 2
-        c.models[QStringLiteral("openai/gpt-5")].costOutput = 10;                 // 10
+        c.models[QStringLiteral("zai/glm-4.6")].costOutput = 2;                  // 2
+        c.models[QStringLiteral("openai/gpt-5")].costOutput = 10;                // 10
         c.routes[QStringLiteral("sonnet")].maxFallbackCostMultiplier = 2.0;
         const auto r = *CandidateResolver::resolve(c, QStringLiteral("sonnet"));
         // Against anthropic (18): nothing is over 36.
@@ -142,8 +136,7 @@ private Q_SLOTS:
                  QStringLiteral("provider not allowed for tenant"));
         QVERIFY(!CandidatePolicy::isCostCeiling(QStringLiteral("provider not allowed for tenant")));
     }
-    void ineligibleIsSkippedAndReported()
-    {
+    void ineligibleIsSkippedAndReported() {
         const auto r = *CandidateResolver::resolve(sample(), QStringLiteral("sonnet"));
         CandidateResolver::State s;
         s.ineligible = [](const Candidate &c) -> std::optional<QString> {

@@ -1,7 +1,7 @@
-#include "upstream/anthropic_adapter.h"
-#include "upstream/canonical_stream_builder.h"
-#include "upstream/openai_completions_adapter.h"
-#include "upstream/openai_responses_adapter.h"
+#include "core/upstream/anthropic_adapter.h"
+#include "core/upstream/canonical_stream_builder.h"
+#include "core/upstream/openai_completions_adapter.h"
+#include "core/upstream/openai_responses_adapter.h"
 #include "wire_fixtures.h"
 
 #include <QtTest>

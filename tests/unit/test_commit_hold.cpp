@@ -1,6 +1,6 @@
 // record F2b test cycle: hold primitives on hand-driven event streams.
-#include "failover/attempt_budget.h"
-#include "failover/commit_hold.h"
+#include "core/failover/attempt_budget.h"
+#include "core/failover/commit_hold.h"
 #include "fake_clock.h"
 
 #include <QTest>
@@ -10,8 +10,7 @@ using sw::model::EventType;
 using sw::model::StreamEvent;
 
 namespace {
-StreamEvent ev(EventType t, const QString &delta = {})
-{
+StreamEvent ev(EventType t, const QString &delta = {}) {
     StreamEvent e;
     e.type = t;
     e.delta = delta;
@@ -23,13 +22,12 @@ StreamEvent ev(EventType t, const QString &delta = {})
 class TestCommitHold : public QObject {
     Q_OBJECT
 private Q_SLOTS:
-    void startThenTextDeltaCommitsAndReplaysInOrder()
-    {
+    void startThenTextDeltaCommitsAndReplaysInOrder() {
         CommitHold hold;
         QVERIFY(hold.feed(ev(EventType::Start)).release.isEmpty());
         QVERIFY(hold.feed(ev(EventType::TextStart)).release.isEmpty());
         QVERIFY(hold.feed(ev(EventType::TextDelta, QString())).release.isEmpty()); // an empty delta does not commit
-        QVERIFY(!hold.lastHeld());                                                  // and is not kept either
+        QVERIFY(!hold.lastHeld());                                                 // and is not kept either
         const auto step = hold.feed(ev(EventType::TextDelta, QStringLiteral("Hi")));
         QVERIFY(step.justCommitted);
         QCOMPARE(step.release.size(), 3);
@@ -37,8 +35,7 @@ private Q_SLOTS:
         QCOMPARE(step.release[2].delta, QStringLiteral("Hi"));
         QVERIFY(hold.committed());
     }
-    void aFloodOfEmptyDeltasHoldsNothing()
-    {
+    void aFloodOfEmptyDeltasHoldsNothing() {
         CommitHold hold;
         hold.feed(ev(EventType::Start), 100);
         for (int i = 0; i < 100000; ++i) {
@@ -53,8 +50,7 @@ private Q_SLOTS:
         QVERIFY(hold.feed(ev(EventType::TextDelta, QStringLiteral("x")), 10).justCommitted);
         QCOMPARE(hold.heldBytes(), 0);
     }
-    void committedForwardsLaterErrorUnchanged()
-    {
+    void committedForwardsLaterErrorUnchanged() {
         CommitHold hold;
         hold.feed(ev(EventType::Start));
         hold.feed(ev(EventType::ToolCallStart));
@@ -67,8 +63,7 @@ private Q_SLOTS:
         QCOMPARE(step.release[0].errorMessage, QStringLiteral("Overloaded"));
         QVERIFY(!step.justFailed);
     }
-    void startEmptyTextStartThenErrorFails()
-    {
+    void startEmptyTextStartThenErrorFails() {
         CommitHold hold;
         hold.feed(ev(EventType::Start));
         hold.feed(ev(EventType::TextStart));
@@ -81,14 +76,12 @@ private Q_SLOTS:
         QCOMPARE(hold.state(), CommitHold::State::Failed);
         QCOMPARE(hold.failure().errorMessage, QStringLiteral("503"));
     }
-    void doneWithoutContentCommits()
-    {
+    void doneWithoutContentCommits() {
         CommitHold hold;
         hold.feed(ev(EventType::Start));
         QVERIFY(hold.feed(ev(EventType::Done)).justCommitted);
     }
-    void budgetFiresAfterSilence()
-    {
+    void budgetFiresAfterSilence() {
         sw::test::FakeClock clock;
         bool aborted = false;
         AttemptBudget budget(clock, clock.nowMs() + 1000, [&] { aborted = true; });
@@ -99,8 +92,7 @@ private Q_SLOTS:
         QVERIFY(aborted);
         QVERIFY(budget.timedOut());
     }
-    void budgetNeverFiresAfterMeaningfulEvent()
-    {
+    void budgetNeverFiresAfterMeaningfulEvent() {
         sw::test::FakeClock clock;
         bool aborted = false;
         AttemptBudget budget(clock, clock.nowMs() + 1000, [&] { aborted = true; });
@@ -109,8 +101,7 @@ private Q_SLOTS:
         QVERIFY(!aborted);
         QVERIFY(!budget.timedOut());
     }
-    void doneErrorOrSettleDisarm()
-    {
+    void doneErrorOrSettleDisarm() {
         for (int variant = 0; variant < 3; ++variant) {
             sw::test::FakeClock clock;
             AttemptBudget budget(clock, clock.nowMs() + 1000, [] {});
@@ -125,8 +116,7 @@ private Q_SLOTS:
             QCOMPARE(clock.pendingTimers(), 0);
         }
     }
-    void noBudgetNeverFires()
-    {
+    void noBudgetNeverFires() {
         sw::test::FakeClock clock;
         AttemptBudget budget(clock, std::nullopt, [] { QFAIL("fired"); });
         clock.advance(10'000'000);

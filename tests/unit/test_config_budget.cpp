@@ -2,7 +2,7 @@
 // usage.retentionDays — read, refused with the exact path, and written back by
 // save() so a GUI edit never drops a budget.
 
-#include "config/config_loader.h"
+#include "core/config/config_loader.h"
 
 #include <QTemporaryDir>
 #include <QTest>

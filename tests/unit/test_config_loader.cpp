@@ -1,4 +1,4 @@
-#include "config/config_loader.h"
+#include "core/config/config_loader.h"
 
 #include <QDir>
 #include <QFile>

@@ -3,10 +3,10 @@
 // and pre-warming fills the keychain cache off the request path. Issue 13:
 // parked / rejected states, how long a credential is parked (park_policy), and
 // what brings one back (time, a new secret, a changed pool, a clear).
-#include "config/config.h"
-#include "config/config_loader.h"
-#include "credentials/credential_pools.h"
-#include "credentials/park_policy.h"
+#include "core/config/config.h"
+#include "core/config/config_loader.h"
+#include "core/credentials/credential_pools.h"
+#include "core/credentials/park_policy.h"
 #include "fake_clock.h"
 #include "gateway_fixture.h"
 #include "signal_wait.h"
@@ -20,8 +20,7 @@ using namespace sw::test;
 
 namespace {
 AcquireResult acquireNow(CredentialPools &pools, const QStringList &refs, const QByteArray &callerAuth = {},
-                         const QString &provider = QStringLiteral("p"))
-{
+                         const QString &provider = QStringLiteral("p")) {
     AcquireResult out;
     bool done = false;
     QObject context;
@@ -34,8 +33,7 @@ AcquireResult acquireNow(CredentialPools &pools, const QStringList &refs, const 
 }
 const QString P = QStringLiteral("p");
 
-CredentialStatus stateOf(const CredentialPools &pools, const QString &provider, int position)
-{
+CredentialStatus stateOf(const CredentialPools &pools, const QString &provider, int position) {
     for (const auto &s : pools.states())
         if (s.provider == provider && s.position == position)
             return s;
@@ -43,8 +41,7 @@ CredentialStatus stateOf(const CredentialPools &pools, const QString &provider, 
 }
 
 CredentialFailure failure(int status, const QString &message = {}, std::optional<qint64> retryAfterMs = {},
-                          upstream::HeaderList headers = {})
-{
+                          upstream::HeaderList headers = {}) {
     CredentialFailure f;
     f.status = status;
     f.message = message;
@@ -60,8 +57,7 @@ constexpr qint64 kNoon = 1796040000000;
 class TestCredentialPools : public QObject {
     Q_OBJECT
 private Q_SLOTS:
-    void exhaustedUntilTheConfiguredReset()
-    {
+    void exhaustedUntilTheConfiguredReset() {
         qputenv("SW_POOL_A", "a");
         qputenv("SW_POOL_B", "b");
         FakeClock clock;
@@ -83,8 +79,7 @@ private Q_SLOTS:
         QCOMPARE(acquireNow(pools, refs).secret, QByteArray("a"));
     }
 
-    void leasesCountPerCredential()
-    {
+    void leasesCountPerCredential() {
         qputenv("SW_POOL_A", "a");
         FakeClock clock;
         CredentialPools pools(nullptr, clock);
@@ -98,8 +93,7 @@ private Q_SLOTS:
         QCOMPARE(pools.totalInFlight(), 0);
     }
 
-    void prewarmFillsTheCacheSoAcquireDoesNotRead()
-    {
+    void prewarmFillsTheCacheSoAcquireDoesNotRead() {
         FakeClock clock;
         ScriptedSecretStore store;
         store.secrets.insert(QStringLiteral("k1"), "one");
@@ -115,8 +109,7 @@ private Q_SLOTS:
         QCOMPARE(store.reads, 2);
     }
 
-    void anAnswerForAnOlderConfigurationIsDropped()
-    {
+    void anAnswerForAnOlderConfigurationIsDropped() {
         FakeClock clock;
         ScriptedSecretStore store;
         store.secrets.insert(QStringLiteral("k1"), "old");
@@ -130,8 +123,7 @@ private Q_SLOTS:
         QVERIFY(!pools.isCached(QStringLiteral("k1")));
     }
 
-    void aFailingKeychainIsAStoreErrorInWords()
-    {
+    void aFailingKeychainIsAStoreErrorInWords() {
         FakeClock clock;
         ScriptedSecretStore store;
         store.mode = ScriptedSecretStore::Mode::Fail;
@@ -144,12 +136,12 @@ private Q_SLOTS:
 
     // ---------------------------------------------------------------- issue 13: parking time
 
-    void parkingTimeFollowsRetryAfterThenHintsThenTheReason()
-    {
+    void parkingTimeFollowsRetryAfterThenHintsThenTheReason() {
         const ParkDefaults d; // 60 s for an opaque 429, 1 h for a usage limit
         // Retry-After wins over everything else.
         QCOMPARE(judgeCredentialFailure(failure(429, {}, 7000), d, kNoon).durationMs, qint64(7000));
-        auto v = judgeCredentialFailure(failure(429, QStringLiteral("usage limit reached, try again in 5h"), 7000), d, kNoon);
+        auto v = judgeCredentialFailure(failure(429, QStringLiteral("usage limit reached, try again in 5h"), 7000), d,
+                                        kNoon);
         QCOMPARE(v.reason, ParkReason::UsageLimit);
         QCOMPARE(v.durationMs, qint64(7000));
         // An opaque 429 (no wording, no hint) is a per-minute limit: a minute, not an hour.
@@ -187,8 +179,7 @@ private Q_SLOTS:
         QCOMPARE(v.durationMs, qint64(3600000));
     }
 
-    void parkingTimesAreConfiguredUnderFailover()
-    {
+    void parkingTimesAreConfiguredUnderFailover() {
         const auto defaults = config::parse(R"({"failover": {"enabled": true}})");
         QVERIFY(defaults.ok());
         QCOMPARE(defaults.config->failover.rateLimitParkMs, qint64(60000));
@@ -205,14 +196,12 @@ private Q_SLOTS:
         QCOMPARE(tooShort.errors.first().path, QStringLiteral("failover.rateLimitParkMs"));
     }
 
-    void providerResetHeadersPreferTheExhaustedBudget()
-    {
+    void providerResetHeadersPreferTheExhaustedBudget() {
         // Anthropic: RFC 3339 times; the requests budget is used up, the token budget is not.
-        const upstream::HeaderList anthropic{
-            {"anthropic-ratelimit-requests-remaining", "0"},
-            {"anthropic-ratelimit-requests-reset", "2026-11-30T12:00:42Z"},
-            {"anthropic-ratelimit-tokens-remaining", "90000"},
-            {"anthropic-ratelimit-tokens-reset", "2026-11-30T12:05:00Z"}};
+        const upstream::HeaderList anthropic{{"anthropic-ratelimit-requests-remaining", "0"},
+                                             {"anthropic-ratelimit-requests-reset", "2026-11-30T12:00:42Z"},
+                                             {"anthropic-ratelimit-tokens-remaining", "90000"},
+                                             {"anthropic-ratelimit-tokens-reset", "2026-11-30T12:05:00Z"}};
         QCOMPARE(resetHintFromHeaders(anthropic, kNoon), std::optional<qint64>(42000));
         QCOMPARE(judgeCredentialFailure(failure(429, {}, {}, anthropic), {}, kNoon).durationMs, qint64(42000));
         // OpenAI: Go durations; the token budget is used up.
@@ -222,16 +211,16 @@ private Q_SLOTS:
                                           {"x-ratelimit-reset-tokens", "6m0s"}};
         QCOMPARE(resetHintFromHeaders(openai, kNoon), std::optional<qint64>(360000));
         // No remaining counts: the latest reset.
-        QCOMPARE(resetHintFromHeaders({{"x-ratelimit-reset-requests", "1.5s"}, {"x-ratelimit-reset-tokens", "20s"}}, kNoon),
-                 std::optional<qint64>(20000));
+        QCOMPARE(
+            resetHintFromHeaders({{"x-ratelimit-reset-requests", "1.5s"}, {"x-ratelimit-reset-tokens", "20s"}}, kNoon),
+            std::optional<qint64>(20000));
         // A reset already in the past is no hint: the reason's default applies.
         const upstream::HeaderList stale{{"anthropic-ratelimit-requests-reset", "2026-11-30T11:00:00Z"}};
         QCOMPARE(resetHintFromHeaders(stale, kNoon), std::nullopt);
         QCOMPARE(judgeCredentialFailure(failure(429, {}, {}, stale), {}, kNoon).durationMs, qint64(60000));
     }
 
-    void resetHintsInTheErrorText()
-    {
+    void resetHintsInTheErrorText() {
         QCOMPARE(resetHintFromText(QStringLiteral("Rate limit reached. Please try again in 20s."), kNoon),
                  std::optional<qint64>(20000));
         QCOMPARE(resetHintFromText(QStringLiteral("quota exhausted, try again in 1h 30m"), kNoon),
@@ -246,13 +235,13 @@ private Q_SLOTS:
                  std::optional<qint64>(23 * 3600000));
         QCOMPARE(resetHintFromText(QStringLiteral("error 500 at line 5"), kNoon), std::nullopt);
         const auto v = judgeCredentialFailure(
-            failure(429, QStringLiteral("You have hit your usage limit. It resets at 2026-11-30T13:00:00Z.")), {}, kNoon);
+            failure(429, QStringLiteral("You have hit your usage limit. It resets at 2026-11-30T13:00:00Z.")), {},
+            kNoon);
         QCOMPARE(v.reason, ParkReason::UsageLimit);
         QCOMPARE(v.durationMs, qint64(3600000));
     }
 
-    void redactionMasksSecretsAndKeyShapes()
-    {
+    void redactionMasksSecretsAndKeyShapes() {
         const QString e = redactCredentialError(
             QStringLiteral("invalid x-api-key fixture-secret-0001 (sk-test-abcdefgh); Bearer xyz.abc"),
             {"fixture-secret-0001"});
@@ -264,8 +253,7 @@ private Q_SLOTS:
 
     // ---------------------------------------------------------------- issue 13: states
 
-    void parkedCountsDownOnTheClockAndComesBack()
-    {
+    void parkedCountsDownOnTheClockAndComesBack() {
         qputenv("SW_POOL_A", "a");
         qputenv("SW_POOL_B", "b");
         FakeClock clock;
@@ -305,8 +293,7 @@ private Q_SLOTS:
         QVERIFY(pools.hasUsable(P, {refs.at(0)}, false));
     }
 
-    void aLaterFailureNeverShortensParking()
-    {
+    void aLaterFailureNeverShortensParking() {
         qputenv("SW_POOL_A", "a");
         FakeClock clock;
         CredentialPools pools(nullptr, clock);
@@ -318,8 +305,7 @@ private Q_SLOTS:
         QCOMPARE(stateOf(pools, P, 0).reason, ParkReason::UsageLimit);
     }
 
-    void rejectedStaysUntilTheSecretChanges()
-    {
+    void rejectedStaysUntilTheSecretChanges() {
         qputenv("SW_POOL_A", "wrong-one");
         FakeClock clock;
         ScriptedSecretStore store;
@@ -353,8 +339,7 @@ private Q_SLOTS:
         QCOMPARE(stateOf(pools, P, 1).state, CredentialHealth::Ok);
     }
 
-    void aReloadThatReadsANewSecretClearsTheRejection()
-    {
+    void aReloadThatReadsANewSecretClearsTheRejection() {
         FakeClock clock;
         ScriptedSecretStore store;
         store.secrets.insert(QStringLiteral("k"), "typo-key");
@@ -373,8 +358,7 @@ private Q_SLOTS:
         QVERIFY(waitUntil([&pools]() { return stateOf(pools, P, 0).state == CredentialHealth::Ok; }));
     }
 
-    void aChangedPoolStartsOverAndClearFilters()
-    {
+    void aChangedPoolStartsOverAndClearFilters() {
         qputenv("SW_POOL_A", "a");
         qputenv("SW_POOL_B", "b");
         FakeClock clock;
@@ -405,8 +389,7 @@ private Q_SLOTS:
         QCOMPARE(pools.clear({}), 0);
     }
 
-    void passthroughIsNeverParked()
-    {
+    void passthroughIsNeverParked() {
         FakeClock clock;
         CredentialPools pools(nullptr, clock);
         pools.configure({{P, {QStringLiteral("passthrough")}}});
@@ -416,8 +399,7 @@ private Q_SLOTS:
         QVERIFY(pools.hasUsable(P, {QStringLiteral("passthrough")}, true));
     }
 
-    void markExhaustedStillParks()
-    {
+    void markExhaustedStillParks() {
         qputenv("SW_POOL_A", "a");
         FakeClock clock;
         CredentialPools pools(nullptr, clock);

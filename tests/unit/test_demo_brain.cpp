@@ -1,6 +1,6 @@
 // The demo brain is what a --demo user talks to and what tests and benchmarks
 // stream: its replies must be deterministic and shaped like a real model's.
-#include "demo/demo_brain.h"
+#include "core/demo/demo_brain.h"
 
 #include <QJsonArray>
 #include <QTest>

@@ -1,5 +1,5 @@
-#include "model/block_sequencer.h"
-#include "model/event_accumulator.h"
+#include "core/model/block_sequencer.h"
+#include "core/model/event_accumulator.h"
 #include "wire_fixtures.h"
 
 #include <QtTest>

@@ -1,7 +1,7 @@
 // record F1 test cycle: the classifier table with the record's messages.
-#include "failover/failure_classifier.h"
-#include "upstream/sse_reader.h"
-#include "upstream/upstream_adapter.h"
+#include "core/failover/failure_classifier.h"
+#include "core/upstream/sse_reader.h"
+#include "core/upstream/upstream_adapter.h"
 
 #include <QFile>
 
@@ -11,8 +11,8 @@
 using namespace sw::failover;
 
 namespace {
-std::optional<FailureKind> kindOf(std::optional<int> status, const QString &message, const QString &classification = {})
-{
+std::optional<FailureKind> kindOf(std::optional<int> status, const QString &message,
+                                  const QString &classification = {}) {
     FailureInput in;
     in.status = status;
     in.message = message;
@@ -23,21 +23,20 @@ std::optional<FailureKind> kindOf(std::optional<int> status, const QString &mess
 } // namespace
 
 namespace {
-QByteArray fixture(const QString &name)
-{
+QByteArray fixture(const QString &name) {
     QFile f(QStringLiteral(SWITCHMAN_TEST_DATA "/") + name);
     return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
 }
 
 // As the loop builds its input from an HTTP error: the adapter's reading of the body.
-std::optional<UpstreamFailure> classifyBody(const QString &api, int status, const QByteArray &body)
-{
+std::optional<UpstreamFailure> classifyBody(const QString &api, int status, const QByteArray &body) {
     const auto *adapter = sw::upstream::adapterFor(api);
     const auto info = adapter->parseError(status, body);
     FailureInput in;
     in.status = status;
     in.message = info.message;
-    in.classificationMessage = info.errorType.isEmpty() ? QString() : info.errorType + QStringLiteral(": ") + info.message;
+    in.classificationMessage =
+        info.errorType.isEmpty() ? QString() : info.errorType + QStringLiteral(": ") + info.message;
     return FailureClassifier::classify(in);
 }
 } // namespace
@@ -45,8 +44,7 @@ std::optional<UpstreamFailure> classifyBody(const QString &api, int status, cons
 class TestFailureClassifier : public QObject {
     Q_OBJECT
 private Q_SLOTS:
-    void realProviderBodies_data()
-    {
+    void realProviderBodies_data() {
         QTest::addColumn<QString>("api");
         QTest::addColumn<int>("status");
         QTest::addColumn<QString>("file");
@@ -54,17 +52,25 @@ private Q_SLOTS:
         const QString anthropic = QStringLiteral("anthropic-messages");
         const QString openai = QStringLiteral("openai-completions");
         const QString google = QStringLiteral("google-generative-ai");
-        QTest::newRow("anthropic 529 overloaded_error") << anthropic << 529 << QStringLiteral("anthropic_529_overloaded.json") << int(FailureKind::ServerError);
-        QTest::newRow("anthropic 429 rate_limit_error") << anthropic << 429 << QStringLiteral("anthropic_429_rate_limit.json") << int(FailureKind::RateLimited);
-        QTest::newRow("openai 429 insufficient_quota") << openai << 429 << QStringLiteral("openai_429_insufficient_quota.json") << int(FailureKind::CredentialExhausted);
-        QTest::newRow("openai 429 rate_limit_exceeded") << openai << 429 << QStringLiteral("openai_429_rate_limit_exceeded.json") << int(FailureKind::RateLimited);
-        QTest::newRow("openai 500 server_error") << openai << 500 << QStringLiteral("openai_500_server_error.json") << int(FailureKind::ServerError);
+        QTest::newRow("anthropic 529 overloaded_error")
+            << anthropic << 529 << QStringLiteral("anthropic_529_overloaded.json") << int(FailureKind::ServerError);
+        QTest::newRow("anthropic 429 rate_limit_error")
+            << anthropic << 429 << QStringLiteral("anthropic_429_rate_limit.json") << int(FailureKind::RateLimited);
+        QTest::newRow("openai 429 insufficient_quota")
+            << openai << 429 << QStringLiteral("openai_429_insufficient_quota.json")
+            << int(FailureKind::CredentialExhausted);
+        QTest::newRow("openai 429 rate_limit_exceeded")
+            << openai << 429 << QStringLiteral("openai_429_rate_limit_exceeded.json") << int(FailureKind::RateLimited);
+        QTest::newRow("openai 500 server_error")
+            << openai << 500 << QStringLiteral("openai_500_server_error.json") << int(FailureKind::ServerError);
         // An opaque 429 (no rate-limit wording) reads as a usage limit (record F1).
-        QTest::newRow("google 429 RESOURCE_EXHAUSTED") << google << 429 << QStringLiteral("google_429_resource_exhausted.json") << int(FailureKind::CredentialExhausted);
-        QTest::newRow("google 503 UNAVAILABLE") << google << 503 << QStringLiteral("google_503_unavailable.json") << int(FailureKind::ServerError);
+        QTest::newRow("google 429 RESOURCE_EXHAUSTED")
+            << google << 429 << QStringLiteral("google_429_resource_exhausted.json")
+            << int(FailureKind::CredentialExhausted);
+        QTest::newRow("google 503 UNAVAILABLE")
+            << google << 503 << QStringLiteral("google_503_unavailable.json") << int(FailureKind::ServerError);
     }
-    void realProviderBodies()
-    {
+    void realProviderBodies() {
         QFETCH(QString, api);
         QFETCH(int, status);
         QFETCH(QString, file);
@@ -76,15 +82,13 @@ private Q_SLOTS:
         QCOMPARE(int(f->kind), kind);
         QCOMPARE(f->status, status);
     }
-    void openaiRateLimitHintFromItsText()
-    {
+    void openaiRateLimitHintFromItsText() {
         const auto f = classifyBody(QStringLiteral("openai-completions"), 429,
                                     fixture(QStringLiteral("failures/openai_429_rate_limit_exceeded.json")));
         QVERIFY(f);
         QCOMPARE(f->retryAfterMs, 2220);
     }
-    void responsesFailedStreamIsAServerError()
-    {
+    void responsesFailedStreamIsAServerError() {
         // The in-band shape: error then response.failed, decoded as the loop decodes it.
         const auto *adapter = sw::upstream::adapterFor(QStringLiteral("openai-responses"));
         auto decoder = adapter->makeDecoder({});
@@ -97,14 +101,14 @@ private Q_SLOTS:
         QVERIFY(error);
         FailureInput in;
         in.message = error->errorMessage;
-        in.classificationMessage = error->errorType.isEmpty() ? QString() : error->errorType + QStringLiteral(": ") + error->errorMessage;
+        in.classificationMessage =
+            error->errorType.isEmpty() ? QString() : error->errorType + QStringLiteral(": ") + error->errorMessage;
         in.status = error->errorStatus;
         const auto f = FailureClassifier::classify(in);
         QVERIFY(f);
         QCOMPARE(f->kind, FailureKind::ServerError);
     }
-    void credentialExhausted()
-    {
+    void credentialExhausted() {
         QCOMPARE(kindOf(429, QStringLiteral("usage_limit_reached: The usage limit has been reached")),
                  FailureKind::CredentialExhausted);
         QCOMPARE(kindOf(std::nullopt, QStringLiteral("usage_limit_reached")), FailureKind::CredentialExhausted);
@@ -113,13 +117,12 @@ private Q_SLOTS:
         QCOMPARE(kindOf(403, QStringLiteral("Your credit balance is too low")), FailureKind::CredentialExhausted);
         QCOMPARE(kindOf(403, QStringLiteral("permission_error: key lacks access")), FailureKind::CredentialExhausted);
     }
-    void rateLimited()
-    {
-        QCOMPARE(kindOf(403, QStringLiteral("Too many concurrent requests for this account")), FailureKind::RateLimited);
+    void rateLimited() {
+        QCOMPARE(kindOf(403, QStringLiteral("Too many concurrent requests for this account")),
+                 FailureKind::RateLimited);
         QCOMPARE(kindOf(429, QStringLiteral("Too many requests")), FailureKind::RateLimited);
     }
-    void statusRows()
-    {
+    void statusRows() {
         QCOMPARE(kindOf(404, QStringLiteral("model not found")), FailureKind::NotServed);
         QCOMPARE(kindOf(503, QStringLiteral("Service Unavailable")), FailureKind::ServerError);
         QCOMPARE(kindOf(529, QStringLiteral("Overloaded")), FailureKind::ServerError);
@@ -127,15 +130,13 @@ private Q_SLOTS:
         QCOMPARE(kindOf(400, QStringLiteral("invalid_request_error")), std::nullopt);
         QCOMPARE(kindOf(422, QStringLiteral("Unprocessable")), std::nullopt);
     }
-    void statusLessStreamErrors()
-    {
+    void statusLessStreamErrors() {
         QCOMPARE(kindOf(std::nullopt, QStringLiteral("Anthropic stream error (rate_limit_error): Rate limit exceeded")),
                  FailureKind::RateLimited);
         QCOMPARE(kindOf(std::nullopt, QStringLiteral("Anthropic stream error (overloaded_error): Overloaded")),
                  FailureKind::ServerError);
     }
-    void typedTransportErrorsAreTransportWhateverTheirText_data()
-    {
+    void typedTransportErrorsAreTransportWhateverTheirText_data() {
         using sw::upstream::TransportError;
         QTest::addColumn<int>("error");
         QTest::addColumn<QString>("message");
@@ -149,8 +150,7 @@ private Q_SLOTS:
         QTest::newRow("canceled") << int(TransportError::Other) << QStringLiteral("Operation canceled");
         QTest::newRow("no text") << int(TransportError::Other) << QString();
     }
-    void typedTransportErrorsAreTransportWhateverTheirText()
-    {
+    void typedTransportErrorsAreTransportWhateverTheirText() {
         QFETCH(int, error);
         QFETCH(QString, message);
         FailureInput in;
@@ -160,22 +160,19 @@ private Q_SLOTS:
         QVERIFY(f);
         QCOMPARE(f->kind, FailureKind::Transport);
     }
-    void inBandTextIsNeverTransport()
-    {
+    void inBandTextIsNeverTransport() {
         // A stream error arrived over a working connection: it marks the model, not the host.
         QCOMPARE(kindOf(std::nullopt, QStringLiteral("upstream connection reset")), FailureKind::ServerError);
         // Refusal wording is not a connection failure (a refusal is a Done, decoded upstream of here).
         QCOMPARE(kindOf(std::nullopt, QStringLiteral("The model refused to answer this request")), std::nullopt);
         QCOMPARE(kindOf(std::nullopt, QStringLiteral("fetch failed")), std::nullopt);
     }
-    void redirectsStop()
-    {
+    void redirectsStop() {
         QCOMPARE(kindOf(301, QStringLiteral("Moved Permanently")), std::nullopt);
         QCOMPARE(kindOf(307, QStringLiteral("")), std::nullopt);
         QCOMPARE(kindOf(302, QStringLiteral("503 service unavailable")), std::nullopt);
     }
-    void hostileRetryAfterIsClamped()
-    {
+    void hostileRetryAfterIsClamped() {
         using H = sw::upstream::HeaderList;
         const qint64 now = 1'700'000'000'000;
         const qint64 cap = FailureClassifier::kMaxRetryAfterMs;
@@ -185,44 +182,40 @@ private Q_SLOTS:
         QCOMPARE(FailureClassifier::retryAfterFromHeaders(H{{"Retry-After", "99999999999999999999999"}}, now), cap);
         QCOMPARE(FailureClassifier::retryAfterFromHeaders(H{{"retry-after-ms", "1e300"}}, now), cap);
         QCOMPARE(FailureClassifier::retryAfterFromHeaders(H{{"x-ratelimit-reset", "1e300"}}, now), cap);
-        const auto overflow = FailureClassifier::retryHintFromText(QStringLiteral("try again in ") +
-                                                                   QString(400, QLatin1Char('9')) + QStringLiteral("s"));
+        const auto overflow = FailureClassifier::retryHintFromText(
+            QStringLiteral("try again in ") + QString(400, QLatin1Char('9')) + QStringLiteral("s"));
         QVERIFY(!overflow || *overflow == cap); // dropped or capped, never a cast of inf
         QCOMPARE(FailureClassifier::retryHintFromText(QStringLiteral("try again in 9999999999999 minutes")), cap);
     }
-    void retryableGateStopsDeterministicErrors()
-    {
+    void retryableGateStopsDeterministicErrors() {
         // "500" inside "205000" must not become a server_error mark.
         QCOMPARE(kindOf(std::nullopt, QStringLiteral("invalid_request_error: prompt is too long: 205000 tokens")),
                  std::nullopt);
     }
-    void classificationMessageWins()
-    {
+    void classificationMessageWins() {
         QCOMPARE(kindOf(std::nullopt, QStringLiteral("socket hang up"), QStringLiteral("Too many requests")),
                  FailureKind::RateLimited);
     }
-    void retryAfterHeaders()
-    {
+    void retryAfterHeaders() {
         const qint64 now = 1'700'000'000'000;
         using H = sw::upstream::HeaderList;
         QCOMPARE(FailureClassifier::retryAfterFromHeaders(H{{"Retry-After", "7"}}, now), 7000);
         QCOMPARE(FailureClassifier::retryAfterFromHeaders(H{{"retry-after-ms", "1500"}}, now), 1500);
         QCOMPARE(FailureClassifier::retryAfterFromHeaders(H{{"retry-after-ms", "1500"}, {"retry-after", "3"}}, now),
                  3000); // largest wins
-        QCOMPARE(FailureClassifier::retryAfterFromHeaders(H{{"x-ratelimit-reset", QByteArray::number(now + 9000)}}, now),
-                 9000); // epoch ms
+        QCOMPARE(
+            FailureClassifier::retryAfterFromHeaders(H{{"x-ratelimit-reset", QByteArray::number(now + 9000)}}, now),
+            9000); // epoch ms
         QCOMPARE(FailureClassifier::retryAfterFromHeaders(
                      H{{"x-ratelimit-reset", QByteArray::number((now + 20000) / 1000)}}, now),
                  20000); // epoch s
-        const QByteArray date = QDateTime::fromMSecsSinceEpoch(now + 60000, QTimeZone::utc())
-                                    .toString(Qt::RFC2822Date)
-                                    .toLatin1();
+        const QByteArray date =
+            QDateTime::fromMSecsSinceEpoch(now + 60000, QTimeZone::utc()).toString(Qt::RFC2822Date).toLatin1();
         const auto fromDate = FailureClassifier::retryAfterFromHeaders(H{{"Retry-After", date}}, now);
         QVERIFY(fromDate && *fromDate >= 59000 && *fromDate <= 60000);
         QCOMPARE(FailureClassifier::retryAfterFromHeaders(H{{"content-type", "x"}}, now), std::nullopt);
     }
-    void retryAfterFromTextOnlyForInBandErrors()
-    {
+    void retryAfterFromTextOnlyForInBandErrors() {
         FailureInput in;
         in.message = QStringLiteral("Rate limit exceeded, please try again in 20s");
         auto f = FailureClassifier::classify(in);

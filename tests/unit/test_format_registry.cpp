@@ -1,5 +1,5 @@
-#include "formats/inbound_codec.h"
-#include "upstream/upstream_adapter.h"
+#include "core/formats/inbound_codec.h"
+#include "core/upstream/upstream_adapter.h"
 
 #include <QtTest>
 
@@ -31,7 +31,8 @@ void TestFormatRegistry::namesAndSameApi() {
     for (const wire::Api api : {wire::Api::OpenAICompletions, wire::Api::AnthropicMessages, wire::Api::OpenAIResponses,
                                 wire::Api::Google, wire::Api::Pi})
         QCOMPARE(wire::apiFromName(wire::apiName(api)), std::optional<wire::Api>(api));
-    QCOMPARE(wire::apiFromName(QStringLiteral("openai-chat")), std::optional<wire::Api>()); // a route's name, not an API's
+    QCOMPARE(wire::apiFromName(QStringLiteral("openai-chat")),
+             std::optional<wire::Api>()); // a route's name, not an API's
     // Every name a provider may be configured with has its adapter.
     for (const QString &name : wire::upstreamApiNames())
         QVERIFY2(sw::upstream::adapterFor(name), qPrintable(name));

@@ -1,7 +1,7 @@
 // Upstream SSE of one API -> canonical events -> the other format's client SSE.
-#include "formats/inbound_codec.h"
-#include "model/event_accumulator.h"
-#include "upstream/upstream_adapter.h"
+#include "core/formats/inbound_codec.h"
+#include "core/model/event_accumulator.h"
+#include "core/upstream/upstream_adapter.h"
 #include "wire_fixtures.h"
 
 #include <QJsonArray>

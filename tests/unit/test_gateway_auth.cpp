@@ -1,11 +1,11 @@
 // Who is calling (GatewayAuth) and whether an authenticated chat request may
 // start (ChatAdmission), as pure functions over a request's headers.
-#include "credentials/gateway_key.h"
+#include "core/credentials/gateway_key.h"
+#include "core/server/chat_admission.h"
+#include "core/server/gateway_auth.h"
+#include "core/server/idempotency_store.h"
+#include "core/telemetry/budget_tracker.h"
 #include "fake_clock.h"
-#include "server/chat_admission.h"
-#include "server/gateway_auth.h"
-#include "server/idempotency_store.h"
-#include "telemetry/budget_tracker.h"
 
 #include <QTest>
 

@@ -1,7 +1,7 @@
 // The one gateway key format and its stored hash, shared by `switchman key
 // create` and the window's tenant editor.
-#include "config/config_loader.h"
-#include "credentials/gateway_key.h"
+#include "core/config/config_loader.h"
+#include "core/credentials/gateway_key.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>

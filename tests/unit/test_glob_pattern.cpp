@@ -1,8 +1,8 @@
 // The alias glob: one dialect for config validation and the resolver, so an
 // alias either validates and matches or is refused when the config loads.
-#include "config/config_loader.h"
-#include "failover/candidate_resolver.h"
-#include "util/glob_pattern.h"
+#include "core/config/config_loader.h"
+#include "core/failover/candidate_resolver.h"
+#include "core/util/glob_pattern.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>

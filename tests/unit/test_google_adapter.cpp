@@ -1,7 +1,7 @@
-#include "formats/openai_chat_codec.h"
-#include "formats/pi_native_codec.h"
-#include "model/event_accumulator.h"
-#include "upstream/google_adapter.h"
+#include "core/formats/openai_chat_codec.h"
+#include "core/formats/pi_native_codec.h"
+#include "core/model/event_accumulator.h"
+#include "core/upstream/google_adapter.h"
 #include "wire_fixtures.h"
 
 #include <QJsonArray>

@@ -1,6 +1,6 @@
 // Http1ResponseParser: what SocketTransport reports must not depend on how the
 // response bytes were split, and badly framed responses must not pass as good.
-#include "upstream/http1_response_parser.h"
+#include "core/upstream/http1_response_parser.h"
 
 #include <QRandomGenerator>
 #include <QTest>

@@ -1,7 +1,7 @@
 // core/http: the one head parser and the one body decoder that the listener's
 // guard, the upstream response parser and the fake upstream all read HTTP/1 with.
-#include "http/body_decoder.h"
-#include "http/head_parser.h"
+#include "core/http/body_decoder.h"
+#include "core/http/head_parser.h"
 
 #include <QRandomGenerator>
 #include <QTest>

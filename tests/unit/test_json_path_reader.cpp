@@ -2,7 +2,7 @@
 // reject: an absent key keeps its default, a wrong type or range is one error
 // at `path.key`, every bad array element is reported, comments are skipped.
 
-#include "config/json_path_reader.h"
+#include "core/config/json_path_reader.h"
 
 #include <QJsonDocument>
 #include <QTest>

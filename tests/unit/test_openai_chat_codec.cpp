@@ -1,4 +1,4 @@
-#include "formats/openai_chat_codec.h"
+#include "core/formats/openai_chat_codec.h"
 #include "wire_fixtures.h"
 
 #include <QJsonArray>

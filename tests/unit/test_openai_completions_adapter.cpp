@@ -1,8 +1,8 @@
-#include "formats/anthropic_messages_codec.h"
-#include "formats/openai_chat_codec.h"
-#include "model/event_accumulator.h"
-#include "upstream/openai_completions_adapter.h"
-#include "upstream/openai_completions_stream_decoder.h"
+#include "core/formats/anthropic_messages_codec.h"
+#include "core/formats/openai_chat_codec.h"
+#include "core/model/event_accumulator.h"
+#include "core/upstream/openai_completions_adapter.h"
+#include "core/upstream/openai_completions_stream_decoder.h"
 #include "wire_fixtures.h"
 
 #include <QJsonArray>

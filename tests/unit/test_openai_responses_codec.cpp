@@ -1,5 +1,5 @@
-#include "formats/openai_responses_codec.h"
-#include "wire/reasoning_item.h"
+#include "core/formats/openai_responses_codec.h"
+#include "core/wire/reasoning_item.h"
 #include "wire_fixtures.h"
 
 #include <QJsonArray>

@@ -1,4 +1,4 @@
-#include "formats/pi_native_codec.h"
+#include "core/formats/pi_native_codec.h"
 #include "wire_fixtures.h"
 
 #include <QJsonArray>
@@ -105,9 +105,9 @@ void TestPiNativeCodec::streamIsAssistantMessageEventsEndedByDone() {
     QStringList types;
     for (const auto &o : events)
         types << o.value("type").toString();
-    QCOMPARE(types, QStringList({"start", "thinking_start", "thinking_delta", "thinking_end", "text_start", "text_delta",
-                                 "text_delta", "text_end", "toolcall_start", "toolcall_delta", "toolcall_delta",
-                                 "toolcall_end", "done"}));
+    QCOMPARE(types, QStringList({"start", "thinking_start", "thinking_delta", "thinking_end", "text_start",
+                                 "text_delta", "text_delta", "text_end", "toolcall_start", "toolcall_delta",
+                                 "toolcall_delta", "toolcall_end", "done"}));
     QCOMPARE(events[0].value("partial").toObject().value("role").toString(), QStringLiteral("assistant"));
     QCOMPARE(events[3].value("content").toString(), QStringLiteral("Weather needs a lookup."));
     QCOMPARE(events[3].value("contentSignature").toString(), QStringLiteral("sig-abc"));

@@ -1,5 +1,5 @@
 // record C1 test cycle: marks on an injected clock.
-#include "failover/provider_down_marks.h"
+#include "core/failover/provider_down_marks.h"
 #include "fake_clock.h"
 
 #include <QTest>
@@ -10,8 +10,7 @@ namespace {
 const CandidateRef kA{QStringLiteral("anthropic"), QStringLiteral("claude"), QStringLiteral("http://a")};
 const CandidateRef kASibling{QStringLiteral("anthropic"), QStringLiteral("haiku"), QStringLiteral("http://a")};
 const CandidateRef kB{QStringLiteral("zai"), QStringLiteral("glm"), QStringLiteral("http://b")};
-UpstreamFailure failure(FailureKind k, std::optional<qint64> retryAfter = {})
-{
+UpstreamFailure failure(FailureKind k, std::optional<qint64> retryAfter = {}) {
     UpstreamFailure f;
     f.kind = k;
     f.retryAfterMs = retryAfter;
@@ -23,8 +22,7 @@ UpstreamFailure failure(FailureKind k, std::optional<qint64> retryAfter = {})
 class TestProviderDownMarks : public QObject {
     Q_OBJECT
 private Q_SLOTS:
-    void ttlLadderDoublesToCap()
-    {
+    void ttlLadderDoublesToCap() {
         sw::test::FakeClock clock;
         ProviderDownMarks marks(clock);
         const QList<qint64> expected{20000, 40000, 80000, 160000, 300000, 300000};
@@ -37,23 +35,20 @@ private Q_SLOTS:
             QVERIFY(!marks.isDown(QStringLiteral("t"), kA));
         }
     }
-    void rateLimitedStartsAtThirty()
-    {
+    void rateLimitedStartsAtThirty() {
         sw::test::FakeClock clock;
         ProviderDownMarks marks(clock);
         QCOMPARE(marks.mark(QStringLiteral("t"), kA, failure(FailureKind::RateLimited)), 30000);
         QCOMPARE(marks.mark(QStringLiteral("t"), kA, failure(FailureKind::RateLimited)), 60000);
     }
-    void retryAfterRaisesTtlButIsCapped()
-    {
+    void retryAfterRaisesTtlButIsCapped() {
         sw::test::FakeClock clock;
         ProviderDownMarks marks(clock);
         QCOMPARE(marks.mark(QStringLiteral("t"), kA, failure(FailureKind::RateLimited, 90000)), 90000);
         QCOMPARE(marks.mark(QStringLiteral("t"), kB, failure(FailureKind::ServerError, 3'600'000)), 300000);
         QCOMPARE(marks.mark(QStringLiteral("u"), kA, failure(FailureKind::ServerError, 1000)), 20000);
     }
-    void laterShorterFailureNeverShortensAMark()
-    {
+    void laterShorterFailureNeverShortensAMark() {
         sw::test::FakeClock clock;
         ProviderDownMarks marks(clock);
         QCOMPARE(marks.mark(QStringLiteral("t"), kA, failure(FailureKind::RateLimited, 300000)), 300000);
@@ -65,8 +60,7 @@ private Q_SLOTS:
         clock.advance(1);
         QVERIFY(!marks.isDown(QStringLiteral("t"), kA));
     }
-    void failuresOfAttemptsStartedBeforeTheStrikeAddNone()
-    {
+    void failuresOfAttemptsStartedBeforeTheStrikeAddNone() {
         sw::test::FakeClock clock;
         clock.advance(1000);
         ProviderDownMarks marks(clock);
@@ -81,8 +75,7 @@ private Q_SLOTS:
         QCOMPARE(marks.mark(QStringLiteral("t"), kA, failure(FailureKind::ServerError), later), 40000);
         QCOMPARE(marks.active().first().strikes, 2);
     }
-    void strikesResetAfterQuietPeriod()
-    {
+    void strikesResetAfterQuietPeriod() {
         sw::test::FakeClock clock;
         ProviderDownMarks marks(clock);
         marks.mark(QStringLiteral("t"), kA, failure(FailureKind::ServerError));
@@ -91,8 +84,7 @@ private Q_SLOTS:
         clock.advance(40000 + 300001); // expired over 300 s ago
         QCOMPARE(marks.mark(QStringLiteral("t"), kA, failure(FailureKind::ServerError)), 20000);
     }
-    void transportCoversEveryModelOnBaseUrl()
-    {
+    void transportCoversEveryModelOnBaseUrl() {
         sw::test::FakeClock clock;
         ProviderDownMarks marks(clock);
         marks.mark(QStringLiteral("t"), kA, failure(FailureKind::Transport));
@@ -101,16 +93,14 @@ private Q_SLOTS:
         QVERIFY(!marks.isDown(QStringLiteral("t"), kB));
         QCOMPARE(marks.active().first().model, QString());
     }
-    void serverErrorCoversOneModel()
-    {
+    void serverErrorCoversOneModel() {
         sw::test::FakeClock clock;
         ProviderDownMarks marks(clock);
         marks.mark(QStringLiteral("t"), kA, failure(FailureKind::ServerError));
         QVERIFY(marks.isDown(QStringLiteral("t"), kA));
         QVERIFY(!marks.isDown(QStringLiteral("t"), kASibling));
     }
-    void otherKindsSetNoMark()
-    {
+    void otherKindsSetNoMark() {
         sw::test::FakeClock clock;
         ProviderDownMarks marks(clock);
         for (auto k : {FailureKind::CredentialExhausted, FailureKind::NotServed, FailureKind::SetupError})
@@ -118,16 +108,14 @@ private Q_SLOTS:
         QVERIFY(marks.active().isEmpty());
         QVERIFY(!marks.isDown(QStringLiteral("t"), kA));
     }
-    void tenantsAreIsolated()
-    {
+    void tenantsAreIsolated() {
         sw::test::FakeClock clock;
         ProviderDownMarks marks(clock);
         marks.mark(QStringLiteral("alice"), kA, failure(FailureKind::Transport));
         QVERIFY(marks.isDown(QStringLiteral("alice"), kA));
         QVERIFY(!marks.isDown(QStringLiteral("bob"), kA));
     }
-    void clearingByFilter()
-    {
+    void clearingByFilter() {
         sw::test::FakeClock clock;
         ProviderDownMarks marks(clock);
         marks.mark(QStringLiteral("alice"), kA, failure(FailureKind::ServerError));
@@ -141,8 +129,7 @@ private Q_SLOTS:
         // A cleared mark forgets its strikes.
         QCOMPARE(marks.mark(QStringLiteral("alice"), kA, failure(FailureKind::ServerError)), 20000);
     }
-    void clearingOneTransportMarkLeavesModelMarks()
-    {
+    void clearingOneTransportMarkLeavesModelMarks() {
         sw::test::FakeClock clock;
         ProviderDownMarks marks(clock);
         marks.mark(QStringLiteral("t"), kA, failure(FailureKind::Transport));
@@ -153,8 +140,7 @@ private Q_SLOTS:
         QCOMPARE(marks.active().size(), 1);
         QCOMPARE(marks.active().first().model, QStringLiteral("claude"));
     }
-    void remainingIsTheLongestCoveringMark()
-    {
+    void remainingIsTheLongestCoveringMark() {
         sw::test::FakeClock clock;
         ProviderDownMarks marks(clock);
         marks.mark(QStringLiteral("t"), kA, failure(FailureKind::Transport));

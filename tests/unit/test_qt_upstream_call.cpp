@@ -1,7 +1,7 @@
 // QtUpstreamCall over a scripted QNetworkReply: the signal orderings QNAM may
 // produce (body before metadata, body left unread at finish, errors mid-body)
 // and callers that abort from inside their handlers, deterministically.
-#include "upstream/qt_upstream_call.h"
+#include "core/upstream/qt_upstream_call.h"
 
 #include <QNetworkReply>
 #include <QTest>

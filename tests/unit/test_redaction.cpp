@@ -1,6 +1,6 @@
 // The one redaction, before any truncation.
-#include "credentials/gateway_key.h"
-#include "util/redaction.h"
+#include "core/credentials/gateway_key.h"
+#include "core/util/redaction.h"
 
 #include <QTest>
 

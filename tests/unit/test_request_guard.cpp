@@ -1,6 +1,6 @@
 // SPEC 10 request rules as pure functions: Host (DNS rebinding), Origin, JSON bodies,
 // and no control byte in any header value (issue 11).
-#include "server/request_guard.h"
+#include "core/server/request_guard.h"
 
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -11,8 +11,7 @@ using namespace sw::server;
 class TestRequestGuard : public QObject {
     Q_OBJECT
 private Q_SLOTS:
-    void host_data()
-    {
+    void host_data() {
         QTest::addColumn<QString>("bound");
         QTest::addColumn<QByteArray>("host");
         QTest::addColumn<bool>("allowed");
@@ -25,16 +24,17 @@ private Q_SLOTS:
         QTest::addRow("wrong port") << v4 << QByteArray("127.0.0.1:80") << false;
         QTest::addRow("rebinding") << v4 << QByteArray("evil.example:4141") << false;
         QTest::addRow("localhost subdomain") << v4 << QByteArray("localhost.evil.example:4141") << false;
-        QTest::addRow("v6 loopback literal on v4 listener") << v4 << QByteArray("[::1]:4141") << true; // a literal cannot be rebound
+        QTest::addRow("v6 loopback literal on v4 listener")
+            << v4 << QByteArray("[::1]:4141") << true; // a literal cannot be rebound
         QTest::addRow("v6 literal") << v6 << QByteArray("[::1]:4141") << true;
         QTest::addRow("v6 no port") << v6 << QByteArray("[::1]") << true;
         QTest::addRow("v6 unbracketed") << v6 << QByteArray("::1") << false;
         QTest::addRow("empty") << v4 << QByteArray() << false;
         QTest::addRow("port garbage") << v4 << QByteArray("127.0.0.1:41x41") << false;
-        QTest::addRow("non-loopback listener takes any host") << QStringLiteral("0.0.0.0") << QByteArray("gw.lan:4141") << true;
+        QTest::addRow("non-loopback listener takes any host")
+            << QStringLiteral("0.0.0.0") << QByteArray("gw.lan:4141") << true;
     }
-    void host()
-    {
+    void host() {
         QFETCH(QString, bound);
         QFETCH(QByteArray, host);
         QFETCH(bool, allowed);
@@ -45,8 +45,7 @@ private Q_SLOTS:
             QCOMPARE(r->status, 403);
     }
 
-    void origin_data()
-    {
+    void origin_data() {
         QTest::addColumn<QByteArray>("origin");
         QTest::addColumn<bool>("allowed");
         QTest::addRow("none") << QByteArray() << true;
@@ -59,31 +58,30 @@ private Q_SLOTS:
         QTest::addRow("default port") << QByteArray("http://127.0.0.1") << false;
         QTest::addRow("with path") << QByteArray("http://127.0.0.1:4141/x") << false;
     }
-    void origin()
-    {
+    void origin() {
         QFETCH(QByteArray, origin);
         QFETCH(bool, allowed);
         const auto r = RequestGuard::checkOrigin({QHostAddress::LocalHost, 4141}, origin);
         QCOMPARE(!r.has_value(), allowed);
     }
 
-    void contentType_data()
-    {
+    void contentType_data() {
         QTest::addColumn<QByteArray>("method");
         QTest::addColumn<QByteArray>("type");
         QTest::addColumn<qint64>("size");
         QTest::addColumn<int>("status");
         QTest::addRow("json") << QByteArray("POST") << QByteArray("application/json") << qint64(10) << 0;
-        QTest::addRow("json charset") << QByteArray("POST") << QByteArray("application/json; charset=utf-8") << qint64(10) << 0;
+        QTest::addRow("json charset") << QByteArray("POST") << QByteArray("application/json; charset=utf-8")
+                                      << qint64(10) << 0;
         QTest::addRow("text/plain") << QByteArray("POST") << QByteArray("text/plain") << qint64(10) << 415;
         QTest::addRow("missing with body") << QByteArray("POST") << QByteArray() << qint64(10) << 415;
         QTest::addRow("empty POST") << QByteArray("POST") << QByteArray() << qint64(0) << 0;
         QTest::addRow("json-ish suffix") << QByteArray("POST") << QByteArray("application/jsonp") << qint64(1) << 415;
         QTest::addRow("GET ignores") << QByteArray("GET") << QByteArray("text/plain") << qint64(0) << 0;
-        QTest::addRow("PUT form") << QByteArray("PUT") << QByteArray("application/x-www-form-urlencoded") << qint64(3) << 415;
+        QTest::addRow("PUT form") << QByteArray("PUT") << QByteArray("application/x-www-form-urlencoded") << qint64(3)
+                                  << 415;
     }
-    void contentType()
-    {
+    void contentType() {
         QFETCH(QByteArray, method);
         QFETCH(QByteArray, type);
         QFETCH(qint64, size);
@@ -92,8 +90,7 @@ private Q_SLOTS:
         QCOMPARE(r ? r->status : 0, status);
     }
 
-    void responseIsACompleteClosingHttpResponse()
-    {
+    void responseIsACompleteClosingHttpResponse() {
         const Rejection r{413, "request_too_large", QStringLiteral("too big")};
         const QByteArray bytes = RequestGuard::responseBytes(r);
         QVERIFY(bytes.startsWith("HTTP/1.1 413 Payload Too Large\r\n"));
@@ -107,8 +104,7 @@ private Q_SLOTS:
         QVERIFY(!bytes.toLower().contains("access-control"));
     }
 
-    void headerValuesWithControlBytes_data()
-    {
+    void headerValuesWithControlBytes_data() {
         QTest::addColumn<QByteArray>("value");
         QTest::addColumn<bool>("refused");
         QTest::addRow("plain") << QByteArray("2023-06-01") << false;
@@ -120,8 +116,7 @@ private Q_SLOTS:
         QTest::addRow("ESC") << QByteArray("a\x1b[31m") << true;
         QTest::addRow("DEL") << QByteArray("a\x7f") << true;
     }
-    void headerValuesWithControlBytes()
-    {
+    void headerValuesWithControlBytes() {
         QFETCH(QByteArray, value);
         QFETCH(bool, refused);
         const sw::http::HeaderList headers{{"Host", "127.0.0.1"}, {"Anthropic-Beta", value}};

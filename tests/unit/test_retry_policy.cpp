@@ -1,14 +1,13 @@
 // SPEC 3 in-attempt retries and the client's final error, as pure functions.
-#include "failover/failure_response.h"
-#include "failover/retry_policy.h"
+#include "core/failover/failure_response.h"
+#include "core/failover/retry_policy.h"
 
 #include <QTest>
 
 using namespace sw::failover;
 
 namespace {
-RetryInput input(FailureKind kind, int retriesSoFar, bool follower = false)
-{
+RetryInput input(FailureKind kind, int retriesSoFar, bool follower = false) {
     RetryInput in;
     in.failure.kind = kind;
     in.hasFollower = follower;
@@ -26,8 +25,7 @@ const RetryPolicy::Random kMaxJitter = [](qint64 bound) { return bound - 1; };
 class TestRetryPolicy : public QObject {
     Q_OBJECT
 private Q_SLOTS:
-    void backoffDoublesWithJitterUpToTheCap()
-    {
+    void backoffDoublesWithJitterUpToTheCap() {
         QCOMPARE(RetryPolicy::nextDelay(input(FailureKind::ServerError, 0), kNoJitter), 500);
         QCOMPARE(RetryPolicy::nextDelay(input(FailureKind::ServerError, 1), kNoJitter), 1000);
         QCOMPARE(RetryPolicy::nextDelay(input(FailureKind::ServerError, 2), kMaxJitter), 2000 + 500);
@@ -37,37 +35,32 @@ private Q_SLOTS:
         in.retriesSoFar = 60; // no overflow on absurd counts
         QCOMPARE(RetryPolicy::nextDelay(in, kMaxJitter), 10000);
     }
-    void allowanceDependsOnTheFollower()
-    {
+    void allowanceDependsOnTheFollower() {
         QVERIFY(RetryPolicy::nextDelay(input(FailureKind::Transport, 0, true), kNoJitter));
         QVERIFY(!RetryPolicy::nextDelay(input(FailureKind::Transport, 1, true), kNoJitter));
         QVERIFY(RetryPolicy::nextDelay(input(FailureKind::Transport, 4, false), kNoJitter));
         QVERIFY(!RetryPolicy::nextDelay(input(FailureKind::Transport, 5, false), kNoJitter));
     }
-    void onlyOutagesAreRetried()
-    {
+    void onlyOutagesAreRetried() {
         for (auto k : {FailureKind::CredentialExhausted, FailureKind::NotServed, FailureKind::SetupError})
             QVERIFY(!RetryPolicy::nextDelay(input(k, 0), kNoJitter));
         QVERIFY(RetryPolicy::nextDelay(input(FailureKind::RateLimited, 0), kNoJitter));
     }
-    void retryAfterRaisesOrEndsTheAttempt()
-    {
+    void retryAfterRaisesOrEndsTheAttempt() {
         auto in = input(FailureKind::RateLimited, 0);
         in.failure.retryAfterMs = 7000;
         QCOMPARE(RetryPolicy::nextDelay(in, kNoJitter), 7000);
         in.failure.retryAfterMs = 30000; // longer than maxRetryDelayMs: fail over instead
         QVERIFY(!RetryPolicy::nextDelay(in, kNoJitter));
     }
-    void noRetryStartsAtOrAfterTheDeadline()
-    {
+    void noRetryStartsAtOrAfterTheDeadline() {
         auto in = input(FailureKind::ServerError, 0);
         in.deadlineAtMs = in.nowMs + 500;
         QVERIFY(!RetryPolicy::nextDelay(in, kNoJitter));
         in.deadlineAtMs = in.nowMs + 501;
         QCOMPARE(RetryPolicy::nextDelay(in, kNoJitter), 500);
     }
-    void clientErrorPerKind()
-    {
+    void clientErrorPerKind() {
         UpstreamFailure f;
         f.kind = FailureKind::Transport;
         f.message = QStringLiteral("connection refused");
@@ -87,8 +80,7 @@ private Q_SLOTS:
         f.kind = FailureKind::NotServed;
         QCOMPARE(FailureResponse::forFailure(f, {}).status, 404);
     }
-    void retryAfterOnlyWhenEveryCandidateIsMarked()
-    {
+    void retryAfterOnlyWhenEveryCandidateIsMarked() {
         QCOMPARE(FailureResponse::retryAfterWhenAllMarked({20000, 42000}), 20000);
         QCOMPARE(FailureResponse::retryAfterWhenAllMarked({20000, 0}), std::nullopt);
         QCOMPARE(FailureResponse::retryAfterWhenAllMarked({}), std::nullopt);

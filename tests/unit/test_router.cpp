@@ -2,17 +2,17 @@
 // for the engine behind server::EngineControl: which route answers, in which
 // format, and which key each route needs. No Engine is built: the server layer
 // must not need one.
-#include "credentials/gateway_key.h"
-#include "failover/provider_down_marks.h"
+#include "core/credentials/gateway_key.h"
+#include "core/failover/provider_down_marks.h"
+#include "core/server/admin_api.h"
+#include "core/server/engine_control.h"
+#include "core/server/http_front.h"
+#include "core/server/idempotency_store.h"
+#include "core/server/router.h"
+#include "core/telemetry/telemetry.h"
+#include "core/telemetry/usage_report.h"
 #include "fake_clock.h"
 #include "raw_http_client.h"
-#include "server/admin_api.h"
-#include "server/engine_control.h"
-#include "server/http_front.h"
-#include "server/idempotency_store.h"
-#include "server/router.h"
-#include "telemetry/telemetry.h"
-#include "telemetry/usage_report.h"
 
 #include <QJsonDocument>
 #include <QJsonObject>

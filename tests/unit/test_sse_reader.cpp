@@ -1,6 +1,6 @@
 // SseReader: the events a client of an upstream stream sees must not depend on
 // how TCP happened to split the bytes.
-#include "upstream/sse_reader.h"
+#include "core/upstream/sse_reader.h"
 
 #include <QRandomGenerator>
 #include <QTest>

@@ -1,8 +1,8 @@
 // The starter configuration of the first start, and the "_comment" convention
 // it relies on: keys that start with '_' are skipped by the loader.
 
-#include "config/config_loader.h"
-#include "config/starter_config.h"
+#include "core/config/config_loader.h"
+#include "core/config/starter_config.h"
 
 #include <QDir>
 #include <QFile>

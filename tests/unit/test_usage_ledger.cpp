@@ -3,10 +3,10 @@
 // prune past retention once a day, and a file that cannot be opened or written
 // costs one log line and no lost answer. Time is the fake clock's.
 
+#include "core/telemetry/usage_database.h"
+#include "core/telemetry/usage_ledger.h"
 #include "fake_clock.h"
 #include "signal_wait.h"
-#include "telemetry/usage_database.h"
-#include "telemetry/usage_ledger.h"
 
 #include <QDateTime>
 #include <QFile>
@@ -224,8 +224,7 @@ private Q_SLOTS:
         QCOMPARE(json.value(QStringLiteral("totals")).toObject().value(QStringLiteral("input")).toInt(), 400);
     }
 
-    void aRowWithMissingFieldsIsStillKept()
-    {
+    void aRowWithMissingFieldsIsStillKept() {
         // No route known yet, no outcome, a cost that is not a number: one such row must not hold
         // back every row after it.
         test::FakeClock clock;
@@ -236,8 +235,8 @@ private Q_SLOTS:
         odd.cost = std::nan("");
         odd.atEpochMs = clock.epochMs();
         ledger.append(odd);
-        ledger.append(row(QStringLiteral("req_next"), QStringLiteral("t"), QStringLiteral("pa/m"), 1, 1, 0.1,
-                          clock.epochMs()));
+        ledger.append(
+            row(QStringLiteral("req_next"), QStringLiteral("t"), QStringLiteral("pa/m"), 1, 1, 0.1, clock.epochMs()));
         const UsageReport r = ask(ledger, {});
         QVERIFY2(r.error.isEmpty(), qPrintable(r.error));
         QCOMPARE(r.rows.size(), 2);

@@ -1,6 +1,6 @@
-#include "attempts/attempts_filter_model.h"
+#include "ui/attempts/attempts_filter_model.h"
 
-#include "attempts/attempts_model.h"
+#include "ui/attempts/attempts_model.h"
 
 namespace sw::ui {
 

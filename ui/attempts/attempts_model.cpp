@@ -1,7 +1,7 @@
-#include "attempts/attempts_model.h"
+#include "ui/attempts/attempts_model.h"
 
-#include "shared/state_palette.h"
-#include "shared/time_text.h"
+#include "ui/shared/state_palette.h"
+#include "ui/shared/time_text.h"
 
 #include <QDateTime>
 

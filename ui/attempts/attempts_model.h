@@ -3,7 +3,7 @@
 // batches from engine snapshots. One batch = at most one rowsRemoved (the
 // oldest fall off the bottom) and one rowsInserted (the new ones on top).
 
-#include "telemetry/engine_events.h"
+#include "core/telemetry/engine_events.h"
 
 #include <QAbstractTableModel>
 #include <deque>

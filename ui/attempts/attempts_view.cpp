@@ -1,9 +1,9 @@
-#include "attempts/attempts_view.h"
+#include "ui/attempts/attempts_view.h"
 
-#include "attempts/attempts_filter_model.h"
-#include "attempts/attempts_model.h"
-#include "attempts/request_story.h"
-#include "shared/empty_state_stack.h"
+#include "ui/attempts/attempts_filter_model.h"
+#include "ui/attempts/attempts_model.h"
+#include "ui/attempts/request_story.h"
+#include "ui/shared/empty_state_stack.h"
 
 #include <QComboBox>
 #include <QHBoxLayout>

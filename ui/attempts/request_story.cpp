@@ -1,4 +1,4 @@
-#include "attempts/request_story.h"
+#include "ui/attempts/request_story.h"
 
 #include <QObject>
 

@@ -2,7 +2,7 @@
 // A request's attempts told as one line (GUI.md): "demo → sim-openai/gpt-sim on
 // attempt 2, sim-anthropic 503".
 
-#include "telemetry/engine_events.h"
+#include "core/telemetry/engine_events.h"
 
 #include <QList>
 #include <QString>

@@ -1,15 +1,15 @@
-#include "config/config_editor.h"
+#include "ui/config/config_editor.h"
 
-#include "config/config_reader.h"
-#include "config/config_writer.h"
-#include "config/general_page.h"
-#include "config/models_page.h"
-#include "config/new_key_dialog.h"
-#include "config/providers_page.h"
-#include "config/routes_page.h"
-#include "config/tenants_page.h"
-#include "shared/engine_commands.h"
-#include "shared/state_palette.h"
+#include "core/config/config_reader.h"
+#include "core/config/config_writer.h"
+#include "ui/config/general_page.h"
+#include "ui/config/models_page.h"
+#include "ui/config/new_key_dialog.h"
+#include "ui/config/providers_page.h"
+#include "ui/config/routes_page.h"
+#include "ui/config/tenants_page.h"
+#include "ui/shared/engine_commands.h"
+#include "ui/shared/state_palette.h"
 
 #include <QHBoxLayout>
 #include <QInputDialog>

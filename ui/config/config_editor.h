@@ -6,8 +6,8 @@
 // (config::save) and applies it to the engine, which keeps in-flight requests
 // on the configuration they started with.
 
-#include "config/config.h"
-#include "config/config_page.h"
+#include "core/config/config.h"
+#include "ui/config/config_page.h"
 
 #include <QList>
 #include <QWidget>

@@ -1,4 +1,4 @@
-#include "config/config_page.h"
+#include "ui/config/config_page.h"
 
 #include <QFormLayout>
 #include <QLabel>

@@ -3,7 +3,7 @@
 // (owned by ConfigEditor) and says so with edited(); the editor then validates
 // the whole copy and decides whether there is anything to save.
 
-#include "config/config.h"
+#include "core/config/config.h"
 
 #include <QString>
 #include <QStringList>

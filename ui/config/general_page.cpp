@@ -1,4 +1,4 @@
-#include "config/general_page.h"
+#include "ui/config/general_page.h"
 
 #include <QCheckBox>
 #include <QFormLayout>

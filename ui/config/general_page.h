@@ -2,7 +2,7 @@
 // Listener and failover: the listen address and the failover switches that hold
 // for every route.
 
-#include "config/config_page.h"
+#include "ui/config/config_page.h"
 
 class QCheckBox;
 class QLineEdit;

@@ -1,4 +1,4 @@
-#include "config/list_form_page.h"
+#include "ui/config/list_form_page.h"
 
 #include <QFormLayout>
 #include <QHBoxLayout>

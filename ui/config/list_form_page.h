@@ -4,7 +4,7 @@
 // Duplicate… and Remove under them, and a form for the selected one on the
 // right, disabled while nothing is selected.
 
-#include "config/config_page.h"
+#include "ui/config/config_page.h"
 
 #include <QMap>
 

@@ -1,4 +1,4 @@
-#include "config/models_page.h"
+#include "ui/config/models_page.h"
 
 #include <QCheckBox>
 #include <QComboBox>

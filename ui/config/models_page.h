@@ -2,7 +2,7 @@
 // Models: each "provider/id" with its kind, inputs, reasoning, prices (used by
 // the Usage view and the routes' cost ceiling) and tier.
 
-#include "config/list_form_page.h"
+#include "ui/config/list_form_page.h"
 
 class QCheckBox;
 class QComboBox;

@@ -1,4 +1,4 @@
-#include "config/new_key_dialog.h"
+#include "ui/config/new_key_dialog.h"
 
 #include <QApplication>
 #include <QClipboard>

@@ -1,8 +1,8 @@
-#include "config/providers_page.h"
+#include "ui/config/providers_page.h"
 
-#include "credentials/credential_store.h"
-#include "shared/engine_commands.h"
-#include "shared/state_palette.h"
+#include "core/credentials/credential_store.h"
+#include "ui/shared/engine_commands.h"
+#include "ui/shared/state_palette.h"
 
 #include <QComboBox>
 #include <QFormLayout>

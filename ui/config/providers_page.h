@@ -3,7 +3,7 @@
 // credential pool. "Set key…" stores a secret in the OS keychain and adds its
 // keychain:NAME reference; the secret itself never enters the configuration.
 
-#include "config/list_form_page.h"
+#include "ui/config/list_form_page.h"
 
 class QComboBox;
 class QLabel;

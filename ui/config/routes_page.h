@@ -2,7 +2,7 @@
 // Routes: the name clients send as model, its candidates in failover order
 // (reordered with Up/Down or by dragging), alias globs and cost ceiling.
 
-#include "config/list_form_page.h"
+#include "ui/config/list_form_page.h"
 
 class QComboBox;
 class QDoubleSpinBox;

@@ -1,6 +1,6 @@
-#include "config/tenants_page.h"
+#include "ui/config/tenants_page.h"
 
-#include "credentials/gateway_key.h"
+#include "core/credentials/gateway_key.h"
 
 #include <QCheckBox>
 #include <QFormLayout>

@@ -3,7 +3,7 @@
 // whether /admin and /metrics are open to them. "Create key…" makes a gateway
 // key, shows it once, and keeps only its hash.
 
-#include "config/list_form_page.h"
+#include "ui/config/list_form_page.h"
 
 class QCheckBox;
 class QLabel;

@@ -1,14 +1,14 @@
-#include "dashboard/dashboard_view.h"
+#include "ui/dashboard/dashboard_view.h"
 
-#include "attempts/attempts_model.h"
-#include "attempts/request_story.h"
-#include "dashboard/failure_sparkline.h"
-#include "dashboard/mark_card.h"
-#include "marks/credentials_model.h"
-#include "marks/marks_model.h"
-#include "shared/engine_commands.h"
-#include "shared/state_palette.h"
-#include "shared/time_text.h"
+#include "ui/attempts/attempts_model.h"
+#include "ui/attempts/request_story.h"
+#include "ui/dashboard/failure_sparkline.h"
+#include "ui/dashboard/mark_card.h"
+#include "ui/marks/credentials_model.h"
+#include "ui/marks/marks_model.h"
+#include "ui/shared/engine_commands.h"
+#include "ui/shared/state_palette.h"
+#include "ui/shared/time_text.h"
 
 #include <QDateTime>
 #include <QHBoxLayout>

@@ -3,7 +3,7 @@
 // did my last request get through? Marks now on the left; failures of the last
 // 30 minutes and the last requests, each told as one line, on the right.
 
-#include "snapshot/engine_snapshot.h"
+#include "core/snapshot/engine_snapshot.h"
 
 #include <QWidget>
 

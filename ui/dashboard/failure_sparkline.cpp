@@ -1,6 +1,6 @@
-#include "dashboard/failure_sparkline.h"
+#include "ui/dashboard/failure_sparkline.h"
 
-#include "shared/state_palette.h"
+#include "ui/shared/state_palette.h"
 
 #include <QPainter>
 

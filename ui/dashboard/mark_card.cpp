@@ -1,7 +1,7 @@
-#include "dashboard/mark_card.h"
+#include "ui/dashboard/mark_card.h"
 
-#include "shared/state_palette.h"
-#include "shared/time_text.h"
+#include "ui/shared/state_palette.h"
+#include "ui/shared/time_text.h"
 
 #include <QGridLayout>
 #include <QLabel>

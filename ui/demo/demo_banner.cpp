@@ -1,7 +1,7 @@
-#include "demo/demo_banner.h"
+#include "ui/demo/demo_banner.h"
 
-#include "shared/engine_commands.h"
-#include "shared/state_palette.h"
+#include "ui/shared/engine_commands.h"
+#include "ui/shared/state_palette.h"
 
 #include <QComboBox>
 #include <QHBoxLayout>

@@ -1,6 +1,6 @@
-#include "failures/failure_totals_model.h"
+#include "ui/failures/failure_totals_model.h"
 
-#include "shared/state_palette.h"
+#include "ui/shared/state_palette.h"
 
 #include <QLocale>
 

@@ -1,7 +1,7 @@
-#include "failures/failures_view.h"
+#include "ui/failures/failures_view.h"
 
-#include "failures/failure_totals_model.h"
-#include "shared/empty_state_stack.h"
+#include "ui/failures/failure_totals_model.h"
+#include "ui/shared/empty_state_stack.h"
 
 #include <QBarCategoryAxis>
 #include <QBarSet>

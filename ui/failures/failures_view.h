@@ -3,7 +3,7 @@
 // stacked by provider × kind (Qt Charts), and the totals since start, which
 // are the /metrics counter switchman_candidate_failures_total.
 
-#include "snapshot/engine_snapshot.h"
+#include "core/snapshot/engine_snapshot.h"
 
 #include <QWidget>
 

@@ -1,6 +1,6 @@
-#include "log/log_filter_model.h"
+#include "ui/log/log_filter_model.h"
 
-#include "log/log_model.h"
+#include "ui/log/log_model.h"
 
 namespace sw::ui {
 

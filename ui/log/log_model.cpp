@@ -1,6 +1,6 @@
-#include "log/log_model.h"
+#include "ui/log/log_model.h"
 
-#include "shared/state_palette.h"
+#include "ui/shared/state_palette.h"
 
 #include <QDateTime>
 #include <QJsonValue>

@@ -1,7 +1,7 @@
-#include "log/log_view.h"
+#include "ui/log/log_view.h"
 
-#include "log/log_filter_model.h"
-#include "log/log_model.h"
+#include "ui/log/log_filter_model.h"
+#include "ui/log/log_model.h"
 
 #include <QComboBox>
 #include <QHBoxLayout>

@@ -4,7 +4,7 @@
 // each remaining time at its wall time and the model counts down on its own
 // (injected) clock between snapshots; a parked key whose time ran out reads ok.
 
-#include "credentials/credential_pools.h"
+#include "core/credentials/credential_pools.h"
 
 #include <QAbstractTableModel>
 #include <functional>

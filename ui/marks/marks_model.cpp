@@ -1,7 +1,7 @@
-#include "marks/marks_model.h"
+#include "ui/marks/marks_model.h"
 
-#include "shared/state_palette.h"
-#include "shared/time_text.h"
+#include "ui/shared/state_palette.h"
+#include "ui/shared/time_text.h"
 
 #include <QDateTime>
 #include <QSet>

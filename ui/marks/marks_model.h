@@ -4,8 +4,8 @@
 // down on its own clock (injected, so tests run on a fake one) and drops marks
 // that ran out. Rows are updated in place so the selection survives updates.
 
-#include "failover/provider_down_marks.h"
-#include "snapshot/engine_snapshot.h"
+#include "core/failover/provider_down_marks.h"
+#include "core/snapshot/engine_snapshot.h"
 
 #include <QAbstractTableModel>
 #include <functional>

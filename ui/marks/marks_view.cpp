@@ -1,10 +1,10 @@
-#include "marks/marks_view.h"
+#include "ui/marks/marks_view.h"
 
-#include "marks/credentials_model.h"
-#include "marks/marks_model.h"
-#include "shared/empty_state_stack.h"
-#include "shared/engine_commands.h"
-#include "shared/state_palette.h"
+#include "ui/marks/credentials_model.h"
+#include "ui/marks/marks_model.h"
+#include "ui/shared/empty_state_stack.h"
+#include "ui/shared/engine_commands.h"
+#include "ui/shared/state_palette.h"
 
 #include <QComboBox>
 #include <QHBoxLayout>
@@ -232,7 +232,8 @@ void MarksView::setStore(const QString &description, bool shared, bool up) {
                              "when Redis is back.")
                               .arg(description.toHtmlEscaped()));
     QPalette p = m_store->palette();
-    p.setColor(QPalette::WindowText, up ? palette().color(QPalette::WindowText) : StatePalette::color(HealthState::Marks));
+    p.setColor(QPalette::WindowText,
+               up ? palette().color(QPalette::WindowText) : StatePalette::color(HealthState::Marks));
     m_store->setPalette(p);
 }
 

@@ -1,4 +1,4 @@
-#include "shared/empty_state_stack.h"
+#include "ui/shared/empty_state_stack.h"
 
 #include <QLabel>
 #include <QVBoxLayout>

@@ -1,6 +1,6 @@
-#include "shared/engine_commands.h"
+#include "ui/shared/engine_commands.h"
 
-#include "engine_host.h"
+#include "core/engine_host.h"
 
 #include <QCoreApplication>
 #include <QPointer>

@@ -3,11 +3,11 @@
 // on the engine thread, which alone owns engine objects (docs/gui.md, "Threads").
 // Never blocks the GUI thread.
 
-#include "config/config.h"
-#include "credentials/credential_pools.h"
-#include "demo/fake_upstream.h"
-#include "failover/provider_down_marks.h"
-#include "telemetry/usage_report.h"
+#include "core/config/config.h"
+#include "core/credentials/credential_pools.h"
+#include "core/demo/fake_upstream.h"
+#include "core/failover/provider_down_marks.h"
+#include "core/telemetry/usage_report.h"
 
 #include <QObject>
 

@@ -1,6 +1,6 @@
-#include "shared/sidebar_delegate.h"
+#include "ui/shared/sidebar_delegate.h"
 
-#include "shared/state_palette.h"
+#include "ui/shared/state_palette.h"
 
 #include <QPainter>
 

@@ -1,4 +1,4 @@
-#include "shared/state_palette.h"
+#include "ui/shared/state_palette.h"
 
 #include <QObject>
 #include <QPainter>

@@ -1,4 +1,4 @@
-#include "shared/time_text.h"
+#include "ui/shared/time_text.h"
 
 #include <QDateTime>
 #include <QObject>

@@ -1,4 +1,4 @@
-#include "shared/ui_resources.h"
+#include "ui/shared/ui_resources.h"
 
 #include <QtGlobal>
 

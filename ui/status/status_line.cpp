@@ -1,6 +1,6 @@
-#include "status/status_line.h"
+#include "ui/status/status_line.h"
 
-#include "shared/engine_commands.h"
+#include "ui/shared/engine_commands.h"
 
 #include <QApplication>
 #include <QClipboard>

@@ -2,8 +2,8 @@
 // The line across the top (GUI.md): state (colour + icon + word), the listening
 // URL with a copy button, requests per minute, open streams, pause.
 
-#include "shared/state_palette.h"
-#include "snapshot/engine_snapshot.h"
+#include "core/snapshot/engine_snapshot.h"
+#include "ui/shared/state_palette.h"
 
 #include <QFrame>
 

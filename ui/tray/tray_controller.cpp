@@ -1,6 +1,6 @@
-#include "tray/tray_controller.h"
+#include "ui/tray/tray_controller.h"
 
-#include "shared/ui_resources.h"
+#include "ui/shared/ui_resources.h"
 
 #include <QApplication>
 #include <QClipboard>

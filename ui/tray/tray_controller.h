@@ -4,7 +4,7 @@
 // tooltip that says the same in words with the URL, and the menu Open dashboard
 // / Pause-Resume / Clear all marks / Copy base URL / Quit.
 
-#include "shared/state_palette.h"
+#include "ui/shared/state_palette.h"
 
 #include <QObject>
 

@@ -1,4 +1,4 @@
-#include "usage/usage_model.h"
+#include "ui/usage/usage_model.h"
 
 #include <QLocale>
 

@@ -2,7 +2,7 @@
 // Tokens and cost per tenant, provider or model, every attempt counted:
 // totals come from the engine's usage ledger, one row per key, sorted by name.
 
-#include "snapshot/engine_snapshot.h"
+#include "core/snapshot/engine_snapshot.h"
 
 #include <QAbstractTableModel>
 
@@ -23,7 +23,7 @@ public:
 
     void setTotals(const QMap<QString, snapshot::UsageTotals> &totals);
     void setKeyTitle(const QString &title); // the first column's header: Tenant, Provider, Model
-    snapshot::UsageTotals total() const; // all rows together
+    snapshot::UsageTotals total() const;    // all rows together
 
 private:
     QString m_keyTitle;

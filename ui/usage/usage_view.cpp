@@ -1,8 +1,8 @@
-#include "usage/usage_view.h"
+#include "ui/usage/usage_view.h"
 
-#include "shared/empty_state_stack.h"
-#include "shared/engine_commands.h"
-#include "usage/usage_model.h"
+#include "ui/shared/empty_state_stack.h"
+#include "ui/shared/engine_commands.h"
+#include "ui/usage/usage_model.h"
 
 #include <QBarCategoryAxis>
 #include <QBarSeries>

@@ -6,8 +6,8 @@
 // EngineCommands (the ledger answers on its own thread) and refreshes when
 // snapshots show new usage.
 
-#include "snapshot/engine_snapshot.h"
-#include "telemetry/usage_report.h"
+#include "core/snapshot/engine_snapshot.h"
+#include "core/telemetry/usage_report.h"
 
 #include <QWidget>
 
