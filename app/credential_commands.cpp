@@ -1,8 +1,8 @@
 #include "app/credential_commands.h"
 
 #include "core/config/config_loader.h"
-#include "core/credentials/credential_store.h"
 #include "core/credentials/gateway_key.h"
+#include "core/credentials/keychain_store.h"
 
 #include <QEventLoop>
 #include <QFileInfo>

@@ -2,7 +2,7 @@
 
 #include "core/config/config_loader.h"
 #include "core/credentials/credential_pools.h"
-#include "core/credentials/credential_store.h"
+#include "core/credentials/keychain_store.h"
 #include "core/demo/fake_upstream.h"
 #include "core/redis/redis_mark_sync.h"
 #include "core/server/admin_api.h"

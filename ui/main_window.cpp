@@ -1,6 +1,6 @@
 #include "ui/main_window.h"
 
-#include "core/credentials/credential_store.h"
+#include "core/credentials/keychain_store.h"
 #include "ui/attempts/attempts_model.h"
 #include "ui/attempts/attempts_view.h"
 #include "ui/config/config_editor.h"

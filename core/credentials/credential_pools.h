@@ -2,8 +2,8 @@
 // Per-provider credential pools (SPEC 5: resolveGatewayApiKey,
 // refreshGatewayApiKeyAfterAuthError, leases). Engine thread only.
 
-#include "core/credentials/credential_store.h"
 #include "core/credentials/park_policy.h"
+#include "core/credentials/secret_store.h"
 #include "core/util/clock.h"
 
 #include <QHash>

@@ -1,4 +1,4 @@
-#include "core/credentials/credential_store.h"
+#include "core/credentials/keychain_store.h"
 
 #include <qt6keychain/keychain.h>
 

@@ -4,7 +4,7 @@
 // marks, credential state and the tried set.
 
 #include "core/config/config.h"
-#include "core/failover/candidate.h"
+#include "core/failover/candidate_ref.h"
 
 #include <QSet>
 #include <functional>

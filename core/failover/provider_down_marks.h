@@ -2,7 +2,7 @@
 // record: The provider-down mark. Per tenant, in memory, one table per process.
 // Lives on the engine thread; not thread-safe by design.
 
-#include "core/failover/candidate.h"
+#include "core/failover/candidate_ref.h"
 #include "core/failover/upstream_failure.h"
 #include "core/util/clock.h"
 

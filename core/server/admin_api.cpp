@@ -5,6 +5,7 @@
 #include "core/telemetry/telemetry.h"
 #include "core/telemetry/usage_report.h"
 #include "core/util/clock.h"
+#include "core/wire/sse.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -86,7 +87,7 @@ void AdminApi::broadcast(const QByteArray &event, const QByteArray &json) {
     // Every frame goes to the socket's write buffer: a subscriber that does not read must not
     // grow it without bound (each marks change carries every mark, to every subscriber).
     const bool marks = event == "marks";
-    const QByteArray frame = "event: " + event + "\ndata: " + json + "\n\n";
+    const QByteArray frame = wire::sseFrameOfText(json, event);
     for (auto it = m_feeds.begin(); it != m_feeds.end();) {
         if (!it->exchange || !it->exchange->isOpen()) {
             it = m_feeds.erase(it);
@@ -124,7 +125,7 @@ void AdminApi::catchUp(HttpExchange *exchange) {
         feed.skippedBytes = 0;
         if (feed.marksPending) {
             feed.marksPending = false;
-            exchange->write("event: marks\ndata: " + marksJson(m_engine) + "\n\n");
+            exchange->write(wire::sseFrameOfText(marksJson(m_engine), "marks"));
         }
     }
 }
@@ -214,7 +215,7 @@ void AdminApi::handle(const InboundRequest &req, HttpExchange *exchange) {
         // exchange moves under this API for the life of the feed.
         Feed feed{exchange, qobject_cast<QTcpSocket *>(exchange->parent())};
         exchange->beginStream(200, {{"Content-Type", "text/event-stream"}, {"Cache-Control", "no-cache"}});
-        exchange->write("event: marks\ndata: " + marksJson(m_engine) + "\n\n");
+        exchange->write(wire::sseFrameOfText(marksJson(m_engine), "marks"));
         exchange->setParent(this);
         connect(exchange, &HttpExchange::clientGone, exchange, &QObject::deleteLater);
         if (feed.socket)

@@ -2,7 +2,7 @@
 // Secret Service (scripts/test runs this inside scripts/with-keyring) and with
 // none, where the CLI says so, names env: references, and exits non-zero.
 #include "core/config/config_loader.h"
-#include "core/credentials/credential_store.h"
+#include "core/credentials/keychain_store.h"
 #include "signal_wait.h"
 
 #include <QProcess>

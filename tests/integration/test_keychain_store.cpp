@@ -2,7 +2,7 @@
 // scripts/with-keyring: a private D-Bus session with an unlocked gnome-keyring),
 // and against none at all (a child process whose session bus points nowhere),
 // where the error must say so plainly and name the env: way out.
-#include "core/credentials/credential_store.h"
+#include "core/credentials/keychain_store.h"
 #include "signal_wait.h"
 
 #include <QCoreApplication>

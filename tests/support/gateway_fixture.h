@@ -3,7 +3,7 @@
 // small blocking HTTP client for tests (QNetworkAccessManager on the same loop).
 
 #include "core/config/config.h"
-#include "core/credentials/credential_store.h"
+#include "core/credentials/secret_store.h"
 #include "core/demo/fake_upstream.h"
 #include "core/engine.h"
 

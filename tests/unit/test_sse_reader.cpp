@@ -1,6 +1,7 @@
 // SseReader: the events a client of an upstream stream sees must not depend on
 // how TCP happened to split the bytes.
 #include "core/upstream/sse_reader.h"
+#include "core/wire/sse.h"
 
 #include <QRandomGenerator>
 #include <QTest>
@@ -37,6 +38,17 @@ Events feedInPieces(const QByteArray &transcript, const QList<qsizetype> &cuts) 
 class TestSseReader : public QObject {
     Q_OBJECT
 private Q_SLOTS:
+    void aFrameWrittenFromTextIsOneEventWhateverTheTextHolds() {
+        // Text with line breaks (a mark message, say) must not end the frame or start a new event.
+        const QByteArray text = "{\"a\":1}\nevent: evil\r\ndata: injected\r\rtail";
+        const Events events =
+            feedInPieces(sw::wire::sseFrameOfText(text, "marks") + sw::wire::sseFrameOfText("{}"), {});
+        QCOMPARE(events.size(), 2);
+        QCOMPARE(events[0].event, QByteArray("marks"));
+        QCOMPARE(events[0].data, QByteArray("{\"a\":1}\nevent: evil\ndata: injected\n\ntail"));
+        QCOMPARE(events[1].event, QByteArray());
+        QCOMPARE(events[1].data, QByteArray("{}"));
+    }
     void sameEventsForAnySplit_data();
     void sameEventsForAnySplit();
     void crlfSplitAcrossChunksIsOneLineEnd();

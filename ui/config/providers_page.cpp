@@ -1,6 +1,6 @@
 #include "ui/config/providers_page.h"
 
-#include "core/credentials/credential_store.h"
+#include "core/credentials/secret_store.h"
 #include "ui/shared/engine_commands.h"
 #include "ui/shared/state_palette.h"
 

@@ -1,6 +1,6 @@
 #pragma once
-// Where secrets come from. The keychain is asynchronous (D-Bus), so reads take
-// a callback; the engine never blocks on them.
+// Where secrets come from (the interface; core/credentials/keychain_store.h is the OS keychain's). The keychain is
+// asynchronous (D-Bus), so reads take a callback; the engine never blocks on them.
 
 #include <QByteArray>
 #include <QObject>
@@ -22,15 +22,6 @@ public:
     virtual void read(const QString &name, QObject *context, std::function<void(const SecretResult &)> done) = 0;
     virtual void write(const QString &name, const QByteArray &secret, QObject *context,
                        std::function<void(const SecretResult &)> done) = 0;
-};
-
-// QtKeychain, service "switchman", never the insecure fallback.
-class KeychainStore final : public SecretStore {
-public:
-    void read(const QString &name, QObject *context, std::function<void(const SecretResult &)> done) override;
-    void write(const QString &name, const QByteArray &secret, QObject *context,
-               std::function<void(const SecretResult &)> done) override;
-    static QString serviceName() { return QStringLiteral("switchman"); }
 };
 
 } // namespace sw::credentials
