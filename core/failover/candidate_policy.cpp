@@ -25,7 +25,7 @@ std::optional<QString> CandidatePolicy::ineligibleReason(const config::Config &c
         return why;
     if (!resolution.maxCostMultiplier)
         return std::nullopt;
-    // seed 003: priced against the first candidate this tenant may use.
+    // The cost ceiling is priced against the first candidate this tenant may use.
     for (const auto &first : resolution.chain) {
         if (tenantReason(config, tenant, first))
             continue;
