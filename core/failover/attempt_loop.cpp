@@ -174,7 +174,7 @@ void AttemptLoop::beginAttempt(const Candidate &candidate) {
     AttemptReport r;
     r.attemptNo = m_attemptNo;
     r.candidate = candidate;
-    if (auto rejection = CandidatePolicy::precheckRejection(candidate, m_parsed, m_settings.format)) {
+    if (auto rejection = CandidatePolicy::precheckRejection(candidate, m_parsed)) {
         r.message = *rejection;
         if (m_attemptNo == 1 || m_resolution.chain.size() == 1) {
             // The first candidate fails as it would without failover.

@@ -157,7 +157,6 @@ struct LoopSettings {
     QString tenant;
     QString requestId;
     QString requestedModel;
-    wire::Api format = wire::Api::AnthropicMessages;
     bool stream = false;
     bool failoverEnabled = true;
     qint64 deadlineMs = 0;

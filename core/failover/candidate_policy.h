@@ -19,8 +19,7 @@ public:
     // A request this candidate can never serve (embedding model,
     // image input, OpenAI file references, unknown API). The first candidate fails with
     // it as it would without failover; a follower is skipped.
-    static std::optional<QString> precheckRejection(const Candidate &candidate, const model::ChatRequest &request,
-                                                    wire::Api format);
+    static std::optional<QString> precheckRejection(const Candidate &candidate, const model::ChatRequest &request);
     // The adapter cannot serve this request as asked (a field with no mapping to its API,
     // e.g. previous_response_id to anything but a Responses upstream): the candidate is
     // skipped like a precheck; with none left the client gets a 400 naming the field.

@@ -771,7 +771,6 @@ private Q_SLOTS:
         Harness h({candidate("pb", QStringLiteral("openai-completions")),
                    candidate("pd", QStringLiteral("openai-responses"))},
                   false);
-        h.settings.format = wire::Api::OpenAIResponses;
         h.parsed.sourceApi = wire::Api::OpenAIResponses;
         h.parsed.raw.insert(QStringLiteral("previous_response_id"), QStringLiteral("resp_earlier"));
         h.start();
@@ -785,7 +784,6 @@ private Q_SLOTS:
 
     void noCompatibleCandidateLeftIsA400NamingTheField() {
         Harness h({candidate("pb", QStringLiteral("openai-completions"))}, false);
-        h.settings.format = wire::Api::OpenAIResponses;
         h.parsed.sourceApi = wire::Api::OpenAIResponses;
         h.parsed.raw.insert(QStringLiteral("previous_response_id"), QStringLiteral("resp_earlier"));
         h.start();
