@@ -1,5 +1,5 @@
 #pragma once
-// The command line's way to a running instance (SPEC 8 "headless parity"):
+// The command line's way to a running instance, so a headless user can do what the window does:
 // `switchman status`, `switchman marks clear`, `switchman credential retry`,
 // and the nudge `credential set` gives a running instance. They use the same
 // admin API as curl would, on the configured listen address, so a headless

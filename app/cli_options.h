@@ -1,5 +1,5 @@
 #pragma once
-// The command line of SPEC section 4, parsed into plain data. Parsing never
+// The command line (`switchman --help`), parsed into plain data. Parsing never
 // prints or exits: main() decides what to do with the result.
 
 #include <QString>
@@ -13,7 +13,7 @@ enum class Command {
     KeyCreate,      // switchman key create --tenant NAME
     CredentialSet,  // switchman credential set NAME
     CredentialList, // switchman credential list
-    // Talk to the running instance's admin API (SPEC 8) on the configured listen address.
+    // Talk to the running instance's admin API on the configured listen address.
     Status,          // switchman status
     MarksClear,      // switchman marks clear [--tenant T] [--provider P]
     CredentialRetry, // switchman credential retry [PROVIDER]

@@ -1,5 +1,5 @@
 #pragma once
-// The credential and key commands of SPEC 4 and 7: `key create --tenant NAME`,
+// The credential and key commands: `key create --tenant NAME`,
 // `credential set NAME`, `credential list`. They never print a secret except
 // the new gateway key, once, on stdout.
 

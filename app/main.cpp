@@ -140,7 +140,7 @@ int main(int argc, char **argv) {
     case app::Command::CredentialSet: {
         const int code = app::credentialSet(options.argument, out(), err());
         if (code == 0) {
-            // A running instance drops that credential's parking and cached secret now (issue 13).
+            // A running instance drops that credential's parking and cached secret now.
             QString ignored;
             QTextStream quiet(&ignored);
             int unused = 0;

@@ -13,6 +13,7 @@
 #include "core/model/event_accumulator.h"
 #include "core/upstream/sse_reader.h"
 #include "core/upstream/upstream_adapter.h"
+#include "core/wire/api.h"
 
 #include <QCommandLineParser>
 #include <QCoreApplication>
@@ -93,7 +94,7 @@ int main(int argc, char **argv) {
     recorded.path = "/v1/chat/completions";
     recorded.body = R"({"model":"m","stream":true,"messages":[{"role":"user","content":"ping"}]})";
     const sw::demo::DemoReply streamed =
-        sw::demo::buildDemoReply(sw::demo::DemoApi::OpenAICompletions, recorded, QStringLiteral("mock"));
+        sw::demo::buildDemoReply(sw::wire::Api::OpenAICompletions, recorded, QStringLiteral("mock"));
     QByteArray sse;
     for (const QByteArray &frame : streamed.frames)
         sse += frame;

@@ -71,7 +71,6 @@ Engine::Engine(Options options, QObject *parent) : QObject(parent), m_options(st
         setup.transport = m_transport;
         setup.config = std::move(s.config);
         setup.request = s.request;
-        setup.format = s.format;
         setup.forwardHeaders = std::move(s.forwardHeaders);
         setup.callerAuth = std::move(s.callerAuth);
         auto *runner = new upstream::UpstreamAttempts(std::move(setup), parent);

@@ -4,6 +4,7 @@
 #include "core/config/listen_address.h"
 #include "core/redis/redis_endpoint.h"
 #include "core/util/glob_pattern.h"
+#include "core/wire/api.h"
 
 #include <QFile>
 #include <QFileInfo>
@@ -20,8 +21,6 @@ namespace sw::config {
 
 namespace {
 
-const QStringList kApis = {QStringLiteral("anthropic-messages"), QStringLiteral("openai-completions"),
-                           QStringLiteral("openai-responses"), QStringLiteral("google-generative-ai")};
 const QStringList kKinds = {QStringLiteral("chat"), QStringLiteral("embedding")};
 const QStringList kInputs = {QStringLiteral("text"), QStringLiteral("image")};
 const QStringList kPeriods = {QStringLiteral("day"), QStringLiteral("week"), QStringLiteral("month")};
@@ -153,9 +152,9 @@ void ConfigReader::read(JsonObjectReader &o, ProviderConfig &provider) {
                  QStringLiteral("region"), QStringLiteral("maxRetries"), QStringLiteral("retriesBeforeFailover"),
                  QStringLiteral("exhaustedResetMs"), QStringLiteral("demo"), QStringLiteral("caFile")});
     const QString api = QStringLiteral("api");
-    if (o.require(api) && o.text(api, provider.api) && !kApis.contains(provider.api))
+    if (o.require(api) && o.text(api, provider.api) && !wire::upstreamApiNames().contains(provider.api))
         o.error(api, QStringLiteral("unknown api %1 (expected one of: %2)")
-                         .arg(quoted(provider.api), kApis.join(QStringLiteral(", "))));
+                         .arg(quoted(provider.api), wire::upstreamApiNames().join(QStringLiteral(", "))));
     readBaseUrl(o, provider);
     const QString credentials = QStringLiteral("credentials");
     if (o.strings(credentials, provider.credentials)) {

@@ -1,28 +1,29 @@
 #include "core/config/demo_config.h"
 
+#include "core/wire/api.h"
+
 namespace sw::config {
 
 Config demoConfig() {
     Config config;
     config.listen = QStringLiteral("127.0.0.1:4141");
 
-    const auto provider = [](const QString &id, const QString &api) {
+    const auto provider = [](const QString &id, wire::Api api) {
         ProviderConfig p;
         p.id = id;
-        p.api = api;
+        p.api = wire::apiName(api);
         p.baseUrl = QStringLiteral("http://127.0.0.1:0"); // replaced by the simulated upstream's URL at start
         p.demo = true;                                    // credentials stay empty: no auth header
         return p;
     };
     config.providers.insert(QStringLiteral("sim-anthropic"),
-                            provider(QStringLiteral("sim-anthropic"), QStringLiteral("anthropic-messages")));
+                            provider(QStringLiteral("sim-anthropic"), wire::Api::AnthropicMessages));
     config.providers.insert(QStringLiteral("sim-openai"),
-                            provider(QStringLiteral("sim-openai"), QStringLiteral("openai-completions")));
+                            provider(QStringLiteral("sim-openai"), wire::Api::OpenAICompletions));
     // One simulated provider per upstream API, so --demo reaches every adapter.
     config.providers.insert(QStringLiteral("sim-responses"),
-                            provider(QStringLiteral("sim-responses"), QStringLiteral("openai-responses")));
-    config.providers.insert(QStringLiteral("sim-google"),
-                            provider(QStringLiteral("sim-google"), QStringLiteral("google-generative-ai")));
+                            provider(QStringLiteral("sim-responses"), wire::Api::OpenAIResponses));
+    config.providers.insert(QStringLiteral("sim-google"), provider(QStringLiteral("sim-google"), wire::Api::Google));
 
     const auto model = [](const QString &providerId, const QString &id, double costInput, double costOutput) {
         ModelConfig m;

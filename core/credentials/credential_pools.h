@@ -1,6 +1,6 @@
 #pragma once
-// Per-provider credential pools (SPEC 5: resolveGatewayApiKey,
-// refreshGatewayApiKeyAfterAuthError, leases). Engine thread only.
+// Per-provider credential pools: which credential a try uses (a lease), and what a
+// provider's refusal does to it (parked or rejected, then the next one). Engine thread only.
 
 #include "core/credentials/park_policy.h"
 #include "core/credentials/secret_store.h"
@@ -26,7 +26,7 @@ struct AcquireResult {
     QString error;
 };
 
-// Issue 13: each credential of a pool (provider + position + reference) is ok,
+// Each credential of a pool (provider + position + reference) is ok,
 // parked (until a time, with a reason) or rejected (a 401: until its secret changes).
 enum class CredentialHealth { Ok, Parked, Rejected };
 QString credentialHealthName(CredentialHealth health); // ok, parked, rejected

@@ -1,5 +1,5 @@
 #pragma once
-// How long a credential sits out after the provider refused it (issue 13).
+// How long a credential sits out after the provider refused it.
 // Pure functions: no clock, no state; the caller passes the wall time.
 //
 // Order: Retry-After (the family the classifier already read) when given; else

@@ -14,10 +14,10 @@ using model::EventType;
 using model::StreamEvent;
 using upstream::GoogleAdapter;
 
-// The codec whose same API is `api`; nullptr for Google (no inbound format) and unknown paths.
-const formats::InboundCodec *codecFor(DemoApi api) {
+// The codec of the same API; nullptr for Google, which has no inbound format.
+const formats::InboundCodec *codecFor(wire::Api api) {
     for (auto f : {wire::Api::OpenAICompletions, wire::Api::AnthropicMessages, wire::Api::OpenAIResponses})
-        if (wire::apiName(f) == demoApiName(api))
+        if (f == api)
             return &formats::codecFor(f);
     return nullptr;
 }
@@ -39,7 +39,7 @@ int firstMeaningful(const QList<StreamEvent> &events) {
 
 } // namespace
 
-DemoReply encodeDemoReply(DemoApi api, const QList<StreamEvent> &events, bool stream, const QString &modelName) {
+DemoReply encodeDemoReply(wire::Api api, const QList<StreamEvent> &events, bool stream, const QString &modelName) {
     DemoReply reply;
     reply.stream = stream;
     const QString model = modelName.isEmpty() ? QStringLiteral("demo-model") : modelName;
@@ -76,7 +76,7 @@ DemoReply encodeDemoReply(DemoApi api, const QList<StreamEvent> &events, bool st
     return reply;
 }
 
-DemoReply buildDemoReply(DemoApi api, const RecordedRequest &request, const QString &label) {
+DemoReply buildDemoReply(wire::Api api, const RecordedRequest &request, const QString &label) {
     model::ChatRequest in;
     if (const formats::InboundCodec *codec = codecFor(api)) {
         model::GatewayError error;
@@ -102,7 +102,7 @@ DemoReply buildDemoReply(DemoApi api, const RecordedRequest &request, const QStr
     return encodeDemoReply(api, replyFor(in.context, in.options, label), in.stream, in.model);
 }
 
-QByteArray demoInBandError(DemoApi api, const QString &message) {
+QByteArray demoInBandError(wire::Api api, const QString &message) {
     const auto error = model::GatewayError::make(529, model::ErrorCategory::Overloaded, message);
     const formats::InboundCodec *codec = codecFor(api);
     if (!codec)
@@ -114,7 +114,7 @@ QByteArray demoInBandError(DemoApi api, const QString &message) {
     return encoder->encodeError(error);
 }
 
-QByteArray demoErrorBody(DemoApi api, int status) {
+QByteArray demoErrorBody(wire::Api api, int status) {
     const QString message = QStringLiteral("demo upstream answered %1").arg(status);
     const formats::InboundCodec *codec = codecFor(api);
     if (!codec)

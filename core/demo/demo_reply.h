@@ -24,13 +24,14 @@ struct DemoReply {
     QByteArray inBandErrorAfterContent;
 };
 
-DemoReply buildDemoReply(DemoApi api, const RecordedRequest &request, const QString &label);
+DemoReply buildDemoReply(wire::Api api, const RecordedRequest &request, const QString &label);
 // The same, from already decoded input.
-DemoReply encodeDemoReply(DemoApi api, const QList<model::StreamEvent> &events, bool stream, const QString &modelName);
+DemoReply encodeDemoReply(wire::Api api, const QList<model::StreamEvent> &events, bool stream,
+                          const QString &modelName);
 
 // The API's in-band stream error event (complete SSE frames).
-QByteArray demoInBandError(DemoApi api, const QString &message);
+QByteArray demoInBandError(wire::Api api, const QString &message);
 // The API's JSON error body for an HTTP error status.
-QByteArray demoErrorBody(DemoApi api, int status);
+QByteArray demoErrorBody(wire::Api api, int status);
 
 } // namespace sw::demo

@@ -16,34 +16,18 @@
 
 namespace sw::demo {
 
-DemoApi demoApiForPath(QByteArrayView path) {
+std::optional<wire::Api> demoApiForPath(QByteArrayView path) {
     if (const qsizetype q = path.indexOf('?'); q >= 0)
         path = path.first(q);
     if (path.endsWith("/v1/messages") || path == "/messages")
-        return DemoApi::AnthropicMessages;
+        return wire::Api::AnthropicMessages;
     if (path.endsWith("/chat/completions"))
-        return DemoApi::OpenAICompletions;
+        return wire::Api::OpenAICompletions;
     if (path.endsWith("/responses"))
-        return DemoApi::OpenAIResponses;
+        return wire::Api::OpenAIResponses;
     if (path.contains("/models/") && (path.endsWith(":streamGenerateContent") || path.endsWith(":generateContent")))
-        return DemoApi::GoogleGenerativeAI;
-    return DemoApi::Unknown;
-}
-
-QString demoApiName(DemoApi api) {
-    switch (api) {
-    case DemoApi::AnthropicMessages:
-        return wire::apiName(wire::Api::AnthropicMessages);
-    case DemoApi::OpenAICompletions:
-        return wire::apiName(wire::Api::OpenAICompletions);
-    case DemoApi::OpenAIResponses:
-        return wire::apiName(wire::Api::OpenAIResponses);
-    case DemoApi::GoogleGenerativeAI:
-        return wire::apiName(wire::Api::Google);
-    case DemoApi::Unknown:
-        break;
-    }
-    return {};
+        return wire::Api::Google;
+    return std::nullopt;
 }
 
 // Per-connection parse state. One request is answered at a time; bytes of a
@@ -199,7 +183,8 @@ bool FakeUpstream::parseRequest(Connection &c) {
 }
 
 void FakeUpstream::respond(QTcpSocket *socket, const RecordedRequest &request, const Fault &fault) {
-    const DemoApi api = demoApiForPath(request.path);
+    // A fault is served on any path; one that names no API gets Google's shapes.
+    const wire::Api api = demoApiForPath(request.path).value_or(wire::Api::Google);
     switch (fault.kind) {
     case Fault::None:
     case Fault::Refuse: // a connection that got in before the listener closed is served normally
@@ -286,8 +271,8 @@ void FakeUpstream::sendNormal(QTcpSocket *socket, const RecordedRequest &request
             start = stop;
         }
     } else {
-        const DemoApi api = demoApiForPath(request.path);
-        if (api == DemoApi::Unknown) {
+        const std::optional<wire::Api> api = demoApiForPath(request.path);
+        if (!api) {
             const QByteArray body = "{\"error\":{\"message\":\"no such route\"}}";
             socket->write("HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\nContent-Length: " +
                           QByteArray::number(body.size()) + "\r\n\r\n" + body);
@@ -295,7 +280,7 @@ void FakeUpstream::sendNormal(QTcpSocket *socket, const RecordedRequest &request
             finishResponse(socket);
             return;
         }
-        DemoReply reply = buildDemoReply(api, request, m_label);
+        DemoReply reply = buildDemoReply(*api, request, m_label);
         if (!reply.stream) {
             socket->write("HTTP/1.1 " + QByteArray::number(reply.status) + (reply.status == 200 ? " OK" : " Error") +
                           "\r\nContent-Type: application/json\r\nContent-Length: " +

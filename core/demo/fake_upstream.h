@@ -6,21 +6,22 @@
 // the next requests one at a time.
 
 #include "core/http/headers.h"
+#include "core/wire/api.h"
 
 #include <QByteArray>
 #include <QHash>
 #include <QList>
 #include <QObject>
 #include <QString>
+#include <optional>
 
 class QTcpServer;
 class QTcpSocket;
 
 namespace sw::demo {
 
-enum class DemoApi { AnthropicMessages, OpenAICompletions, OpenAIResponses, GoogleGenerativeAI, Unknown };
-DemoApi demoApiForPath(QByteArrayView path); // path may carry a query
-QString demoApiName(DemoApi api);            // "anthropic-messages", ...
+// The upstream API a request path belongs to (it may carry a query); nullopt for none.
+std::optional<wire::Api> demoApiForPath(QByteArrayView path);
 
 struct RecordedRequest {
     QByteArray method;

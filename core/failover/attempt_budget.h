@@ -1,5 +1,5 @@
 #pragma once
-// record: Bounds > Attempt budget. Armed just before the upstream call when a
+// The attempt budget (docs/failover.md). Armed just before the upstream call when a
 // follower exists; lifted by the first meaningful event; disarmed by done,
 // error or settle. Only a timer that fired before all of those counts.
 

@@ -120,7 +120,7 @@ void AttemptLoop::recordSkips(const QList<Skip> &skipped) {
         ++m_attemptNo;
         if (CandidatePolicy::isCostCeiling(s.reason))
             m_overCostCeiling = true;
-        // issue 13: a candidate passed over for want of a credential is visible, never a silent reroute.
+        // A candidate passed over for want of a credential gets its own row: the reroute is visible, never silent.
         const QString failure = s.noCredential ? failureKindName(FailureKind::CredentialExhausted) : QString();
         if (s.noCredential && !m_noCredential)
             m_noCredential = QStringLiteral("no usable credential for %1: %2").arg(s.candidate.name(), s.reason);
@@ -174,7 +174,7 @@ void AttemptLoop::beginAttempt(const Candidate &candidate) {
     AttemptReport r;
     r.attemptNo = m_attemptNo;
     r.candidate = candidate;
-    if (auto rejection = CandidatePolicy::precheckRejection(candidate, m_parsed, m_settings.format)) {
+    if (auto rejection = CandidatePolicy::precheckRejection(candidate, m_parsed)) {
         r.message = *rejection;
         if (m_attemptNo == 1 || m_resolution.chain.size() == 1) {
             // The first candidate fails as it would without failover.
@@ -191,7 +191,7 @@ void AttemptLoop::beginAttempt(const Candidate &candidate) {
         return nextCandidate();
     }
     if (auto why = CandidatePolicy::incompatibility(candidate, m_parsed)) {
-        // issue 12: a field this API cannot honour is skipped like a precheck, whichever position
+        // A field this API cannot honour is skipped like a precheck, whichever position
         // the candidate has; failover finds one that can, else the client gets a 400 naming it.
         r.message = *why;
         r.outcome = AttemptOutcome::Skipped;
@@ -252,7 +252,7 @@ void AttemptLoop::onSetupDone(AttemptId id, const TryReady &ready) {
     a->readPaused = false;
     m_deps.client->upstreamChosen(ready.upstreamApi, ready.upstreamProvider);
     if (m_settings.stream && !m_deps.client->streamOpen()) {
-        // record RD-3: early headers once the first upstream call starts, then keepalives
+        // Headers go out once the first upstream call starts, then keepalives
         // until commit so the client's own idle timeout never fires while we fail over.
         m_deps.client->openStream();
         if (m_settings.keepaliveMs > 0 && !m_keepaliveTimer)
@@ -511,15 +511,16 @@ void AttemptLoop::attemptFailed(Attempt &a, TryFailure failure) {
     const bool budgetTimedOut = a.budget && a.budget->timedOut();
     settle(a);
     a.phase = Phase::Backoff;
+    // Retry-After counts only from response headers; an in-band error carries text only.
     if (!failure.fromHeaders)
-        failure.input.retryAfterMs.reset(); // record: headers only for a thrown error; in-band errors carry text only
+        failure.input.retryAfterMs.reset();
     if (m_clientGone)
         return finish();
     if (failure.upstreamError)
         m_upstreamError = failure.upstreamError; // translation: the API's code/param reach the client
     std::optional<UpstreamFailure> classified;
     if (budgetTimedOut) {
-        UpstreamFailure f; // record: a budget timeout is always server_error
+        UpstreamFailure f; // a budget timeout is server_error, whatever the text says
         f.kind = FailureKind::ServerError;
         f.message = failure.input.message;
         classified = f;
@@ -545,7 +546,7 @@ void AttemptLoop::attemptFailed(Attempt &a, TryFailure failure) {
 }
 
 bool AttemptLoop::tryInAttemptRetry(Attempt &a, const UpstreamFailure &failure) {
-    // SPEC 3: with a follower, fail over at once (unless the provider asks for its own
+    // With a follower, fail over at once (unless the provider asks for its own
     // retries first); without one, retry the same candidate with backoff.
     RetryInput in;
     in.failure = failure;
@@ -588,7 +589,8 @@ void AttemptLoop::afterFailure(Attempt &a, const UpstreamFailure &failure, const
     m_lastFailure = failure;
     m_lastFailureWho = a.candidate.name();
     if (m_settings.failoverEnabled) {
-        // record: the try's start decides whether this failure is a new strike (issue 10 item 6).
+        // The try's start decides whether this failure is a new strike: a try launched before the
+        // mark was set adds none, so six requests in flight when a provider stalls add one strike.
         const qint64 ttl = m_deps.marks->mark(m_settings.tenant, a.candidate.ref(), failure,
                                               a.tryStartMs ? std::optional<qint64>(a.tryStartMs) : std::nullopt);
         if (ttl > 0)
@@ -665,7 +667,7 @@ void AttemptLoop::onIdle(AttemptId id) {
     const qint64 limit = m_settings.upstreamIdleTimeoutMs;
     if (silent < limit)
         return armIdle(*a, limit - silent);
-    // issue 10 item 11: a silent upstream ends as server_error (next candidate, or the
+    // A silent upstream ends as server_error (next candidate, or the
     // client's error), never an endless keepalive.
     m_deps.runner->abort(id);
     const QString message =
@@ -712,7 +714,7 @@ void AttemptLoop::onDeadline() {
         if (m_finished)
             return;
         if (a.phase == Phase::Setup) {
-            // record: a setup still running at the deadline is aborted: setup_error,
+            // A setup still running at the deadline is aborted: setup_error,
             // outcome deadline, no mark, and the request ends.
             a.phase = Phase::Done;
             UpstreamFailure f;
@@ -748,7 +750,7 @@ void AttemptLoop::onClientGone() {
     if (m_finished)
         return;
     m_clientGone = true;
-    // record: a request abort stops the loop: no follower, upstream aborted, 499 in the log.
+    // A client that leaves stops the loop: no follower, the upstream aborted, 499 in the log.
     for (auto &[id, a] : m_attempts)
         if (a->phase != Phase::Done && id != m_committed)
             m_deps.observer->attemptRecorded(reportOf(*a, AttemptOutcome::Aborted, {}, QStringLiteral("aborted"),
@@ -771,7 +773,7 @@ GatewayError AttemptLoop::clientErrorFor(const UpstreamFailure &f) const {
 }
 
 GatewayError AttemptLoop::withCostCeilingNote(GatewayError error) const {
-    // seed 003: when the ceiling is why nothing is left, the client is told so, naming it.
+    // When the cost ceiling is why nothing is left, the client is told so, naming it.
     bool ceiling = m_overCostCeiling;
     for (const auto &c : m_resolution.chain)
         if (!ceiling && !m_tried.contains(c.ref().key()))
@@ -863,9 +865,9 @@ void AttemptLoop::logFailure(const Attempt &a, const UpstreamFailure &f, const Q
 }
 
 void AttemptLoop::recordUsage(Attempt &a, bool answered) {
-    // RD-5: one row per try with nonzero usage. The answer keeps the plain id; a failed try
+    // One usage row per try with nonzero usage. The answer keeps the plain id; a failed try
     // is REQ:aN, and a further try of the same attempt (provider retry, rotated credential)
-    // REQ:aN.K, so no two rows share an id (issue 10 item 10).
+    // REQ:aN.K, so no two rows share an id and no try's cost is lost or counted twice.
     if (a.usage.isZero())
         return;
     QString id = QStringLiteral("%1:a%2").arg(m_settings.requestId).arg(a.no);

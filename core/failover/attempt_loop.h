@@ -1,5 +1,5 @@
 #pragma once
-// The record's attempt loop ("Approach") as one state machine: try candidates in
+// The failover loop (docs/failover.md) as one state machine: try candidates in
 // route order, hold each attempt's events until its first meaningful one, fail
 // over only before that point, and give the client exactly one answer or error.
 //
@@ -157,7 +157,6 @@ struct LoopSettings {
     QString tenant;
     QString requestId;
     QString requestedModel;
-    wire::Api format = wire::Api::AnthropicMessages;
     bool stream = false;
     bool failoverEnabled = true;
     qint64 deadlineMs = 0;

@@ -25,7 +25,7 @@ std::optional<QString> CandidatePolicy::ineligibleReason(const config::Config &c
         return why;
     if (!resolution.maxCostMultiplier)
         return std::nullopt;
-    // seed 003: priced against the first candidate this tenant may use.
+    // The cost ceiling is priced against the first candidate this tenant may use.
     for (const auto &first : resolution.chain) {
         if (tenantReason(config, tenant, first))
             continue;
@@ -42,8 +42,7 @@ bool CandidatePolicy::isCostCeiling(const QString &reason) {
     return reason.startsWith(kCeiling);
 }
 
-std::optional<QString> CandidatePolicy::precheckRejection(const Candidate &c, const model::ChatRequest &request,
-                                                          wire::Api format) {
+std::optional<QString> CandidatePolicy::precheckRejection(const Candidate &c, const model::ChatRequest &request) {
     if (c.model.kind == QLatin1String("embedding"))
         return QStringLiteral("%1 is an embedding model and cannot answer chat requests").arg(c.name());
     bool hasImage = false;
@@ -57,7 +56,8 @@ std::optional<QString> CandidatePolicy::precheckRejection(const Candidate &c, co
             }
     if (hasImage && !c.model.input.contains(QLatin1String("image")))
         return QStringLiteral("%1 does not accept image input").arg(c.name());
-    if (hasFileId && format == wire::Api::OpenAIResponses && !wire::isApi(c.provider.api, wire::Api::OpenAIResponses))
+    if (hasFileId && request.sourceApi == wire::Api::OpenAIResponses &&
+        !wire::isApi(c.provider.api, wire::Api::OpenAIResponses))
         return QStringLiteral("%1 cannot read OpenAI file references").arg(c.name());
     if (!upstream::adapterFor(c.provider.api))
         return QStringLiteral("%1 uses an unsupported upstream API \"%2\"").arg(c.name(), c.provider.api);

@@ -1,5 +1,5 @@
 #pragma once
-// Which candidates a request may use at all (SPEC 5, seed 003): the tenant's
+// Which candidates a request may use at all: the tenant's
 // providers and regions, and the route's cost ceiling priced against the first
 // candidate the tenant may use. Pure; the loop reports a reason as a skipped row.
 
@@ -16,11 +16,10 @@ public:
     // True when `reason` (from ineligibleReason) is the cost ceiling: the client is told so.
     static bool isCostCeiling(const QString &reason);
 
-    // record: chatRouteRejection and the Responses file-reference check (embedding model,
+    // A request this candidate can never serve (embedding model,
     // image input, OpenAI file references, unknown API). The first candidate fails with
     // it as it would without failover; a follower is skipped.
-    static std::optional<QString> precheckRejection(const Candidate &candidate, const model::ChatRequest &request,
-                                                    wire::Api format);
+    static std::optional<QString> precheckRejection(const Candidate &candidate, const model::ChatRequest &request);
     // The adapter cannot serve this request as asked (a field with no mapping to its API,
     // e.g. previous_response_id to anything but a Responses upstream): the candidate is
     // skipped like a precheck; with none left the client gets a 400 naming the field.

@@ -9,7 +9,8 @@ struct CandidateRef {
     QString modelId;
     QString baseUrl;
     QString name() const { return provider + QLatin1Char('/') + modelId; }
-    // record: candidateKey = provider \0 id \0 baseUrl
+    // One string per candidate (tried set, marks): provider, id and base URL joined by NUL,
+    // which none of them contains, so two candidates never share a key.
     QString key() const { return provider + QChar(0) + modelId + QChar(0) + baseUrl; }
 };
 

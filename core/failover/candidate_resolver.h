@@ -1,6 +1,6 @@
 #pragma once
-// Route resolution (SPEC 4) and the failover resolver (SPEC 5, record v1
-// StableNameResolver with the tried set): pure functions of the chain, policy,
+// Route resolution (a model string to its chain of candidates) and the failover
+// resolver (the next candidate not yet tried): pure functions of the chain, policy,
 // marks, credential state and the tried set.
 
 #include "core/config/config.h"

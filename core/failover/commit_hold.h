@@ -1,8 +1,8 @@
 #pragma once
-// record: Commit point (holdUntilCommit). Buffers an attempt's events until the
+// The commit point (docs/failover.md, "The commit point"). Buffers an attempt's events until the
 // first meaningful event or done (committed) or an error (failed). After
 // commit every event passes straight through: a committed attempt is final.
-// Empty deltas are never held (a flood of them must not grow memory, issue 11),
+// Empty deltas are never held (a flood of them must not grow memory),
 // and the hold counts the bytes it keeps so its owner can bound it.
 
 #include "core/model/chat.h"

@@ -60,7 +60,7 @@ std::optional<qint64> clampedMs(double ms) {
 } // namespace
 
 RateLimitReason FailureClassifier::parseRateLimitReason(const QString &text) {
-    // Substring matches, as the record's parseRateLimitReason: the retryable gate
+    // Substring matches anywhere in the text: the retryable gate
     // in classify() keeps "500 inside 205000" from mattering.
     if (matches(text, "concurren"))
         return RateLimitReason::ConcurrentLimit;
@@ -83,7 +83,7 @@ bool FailureClassifier::isUsageLimit(std::optional<int> status, const QString &t
     if (matches(text, "usage.?limit|insufficient.?quota|quota.?exceeded|exceeded your current quota|credit balance"
                       "|spend(ing)?.?(cap|limit)|billing|out of credits"))
         return true;
-    // An opaque 429 (no rate-limit or concurrency wording) reads as a usage limit (record F1).
+    // An opaque 429 (no rate-limit or concurrency wording) reads as a usage limit.
     return status == 429 && parseRateLimitReason(text) == RateLimitReason::Unknown;
 }
 

@@ -1,6 +1,6 @@
 #pragma once
-// classifyUpstreamFailure of the record (Which failures fail over): the table,
-// applied in order, to a failure that is not an abort.
+// Which failures fail over: the table of docs/failover.md, applied in order, to a
+// failure that is not an abort.
 
 #include "core/failover/upstream_failure.h"
 #include "core/upstream/http_types.h"
@@ -36,7 +36,7 @@ public:
     static bool isUsageLimit(std::optional<int> status, const QString &text);
     static bool isConcurrencyCap(const QString &text);
 
-    // Retry-After family (PROTOCOLS.md): retry-after-ms, retry-after (seconds or
+    // Retry-After family, as providers send it: retry-after-ms, retry-after (seconds or
     // HTTP date), x-ratelimit-reset-ms, x-ratelimit-reset (epoch ms / epoch s /
     // delta); the largest wins. nowEpochMs is injectable for tests.
     static std::optional<qint64> retryAfterFromHeaders(const upstream::HeaderList &headers, qint64 nowEpochMs);

@@ -1,6 +1,6 @@
 #pragma once
-// What the client gets when the loop ends without an answer (record: "A failure
-// reaches the client only when no follower remains or the deadline has passed").
+// What the client gets when the loop ends without an answer. A failure reaches
+// the client only when no follower remains or the deadline has passed.
 
 #include "core/failover/upstream_failure.h"
 #include "core/model/gateway_error.h"

@@ -1,5 +1,5 @@
 #pragma once
-// record: The provider-down mark. Per tenant, in memory, one table per process.
+// The provider-down mark (docs/failover.md, "Marks"). Per tenant, in memory, one table per process.
 // Lives on the engine thread; not thread-safe by design.
 
 #include "core/failover/candidate_ref.h"

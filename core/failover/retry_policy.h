@@ -1,5 +1,5 @@
 #pragma once
-// SPEC 3, record "in-attempt retries": whether one more try of the same candidate
+// In-attempt retries (docs/failover.md): whether one more try of the same candidate
 // is allowed, and after how long. Pure; the random source is injected so the
 // jitter is testable.
 

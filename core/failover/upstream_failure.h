@@ -4,7 +4,7 @@
 
 namespace sw::failover {
 
-// SPEC section 1 "failure kinds"; record: Which failures fail over.
+// What went wrong with one upstream try; docs/failover.md, "Which failures fail over", has the table.
 enum class FailureKind { Transport, ServerError, RateLimited, CredentialExhausted, NotServed, SetupError };
 
 QString failureKindName(FailureKind k); // transport, server_error, rate_limited, ...

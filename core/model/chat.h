@@ -164,7 +164,7 @@ struct StreamEvent {
     QString responseId;                   // Start: the upstream's id for the answer (resp_…, msg_…, chatcmpl-…)
     QJsonObject native; // Done: the upstream API's own non-streaming answer (AssistantMessage::native)
 
-    // record: Commit point. start, empty block starts and toolcall_start never commit.
+    // The commit point: start, empty block starts and toolcall_start never commit.
     bool isMeaningful() const {
         switch (type) {
         case EventType::TextDelta:

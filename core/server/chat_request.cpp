@@ -65,7 +65,6 @@ void ChatRequest::start() {
     AttemptRunnerSetup setup;
     setup.config = m_config;
     setup.request = &m_parsed;
-    setup.format = m_format;
     setup.callerAuth = callerAuth();
     for (const auto &h : m_request.headers) {
         const QByteArray name = h.first.toLower();
@@ -84,7 +83,6 @@ void ChatRequest::start() {
     settings.tenant = m_tenant;
     settings.requestId = m_requestId;
     settings.requestedModel = m_parsed.model;
-    settings.format = m_format;
     settings.stream = m_parsed.stream;
     settings.failoverEnabled = m_config->failover.enabled;
     settings.deadlineMs = m_config->failover.deadlineMs;

@@ -3,7 +3,7 @@
 // route, honour the Idempotency-Key, then wire the failover loop
 // (failover::AttemptLoop) to its three seams: the upstream tries (an
 // AttemptRunner from EngineContext::makeAttemptRunner), the accounting (telemetry::AttemptReporter) and
-// what the client sees (server::ClientStream). Every rule of the record lives in
+// what the client sees (server::ClientStream). Every failover rule lives in
 // core/failover/; docs/failover.md is the map.
 
 #include "core/formats/inbound_codec.h"

@@ -1,7 +1,7 @@
 #pragma once
 // Watches one client connection's incoming bytes ahead of Qt's HTTP parser,
 // which buffers a whole request before the gateway sees it and has no limits
-// (ARCHITECTURE, Qt 6.4 facts). Enforces SPEC 10 on the wire: header bytes
+// (Qt 6.4's QHttpServer). Enforces the listener's limits on the wire: header bytes
 // (431), body bytes incl. chunked (413) before the request is dispatched, a
 // header-read timeout (408), a body timeout, an idle timeout, and a parse error
 // answered and closed instead of a connection left hanging. Pipelined requests

@@ -33,10 +33,9 @@ class IdempotencyStore;
 // What the upstream side of one chat request needs to know of it.
 struct AttemptRunnerSetup {
     std::shared_ptr<const config::Config> config; // the configuration the request started with
-    const model::ChatRequest *request = nullptr;  // outlives the runner
-    wire::Api format = wire::Api::AnthropicMessages;
-    http::HeaderList forwardHeaders; // anthropic-beta, anthropic-version, OpenAI-Beta
-    QByteArray callerAuth;           // the caller's own provider key, when it may send one
+    const model::ChatRequest *request = nullptr;  // outlives the runner; sourceApi is the client's API
+    http::HeaderList forwardHeaders;              // anthropic-beta, anthropic-version, OpenAI-Beta
+    QByteArray callerAuth;                        // the caller's own provider key, when it may send one
 };
 
 // The upstream side of one request's failover loop. The loop is made after the runner (it needs

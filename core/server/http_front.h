@@ -19,7 +19,7 @@ class HttpFront final : public QAbstractHttpServer {
 public:
     using Handler = std::function<void(InboundRequest &&request, HttpExchange *exchange)>;
     explicit HttpFront(Handler handler, QObject *parent = nullptr);
-    // Who we are, for the Host and Origin checks (SPEC 10); set once listening.
+    // Who we are, for the Host and Origin checks; set once listening.
     void setListener(const ListenerIdentity &listener) { m_listener = listener; }
     void setLimits(const config::LimitsConfig &limits) { m_limits = limits; }
 

@@ -1,5 +1,5 @@
 #pragma once
-// seed 003 idempotency: a completed twin (same tenant and key, within 24 h) is
+// Idempotency-Key: a completed twin (same tenant and key, within 24 h) is
 // answered from the stored result; a twin in flight gets 409. A key reused with
 // a different body is a client bug, not a retry: it is refused (422), never
 // answered with the other request's result.

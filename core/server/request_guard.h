@@ -1,5 +1,5 @@
 #pragma once
-// SPEC 10 checks on a complete request's head, before any routing: the Host
+// The listener's checks on a complete request's head, before any routing: the Host
 // must name this loopback listener (DNS rebinding), a browser Origin must be
 // this listener itself, and a POST body must be JSON. Pure functions, so every
 // rule is unit-tested without sockets.

@@ -1,6 +1,6 @@
 #pragma once
 // What the admin window sees of the engine: a copyable value the engine thread
-// publishes a few times per second (ARCHITECTURE "Threads"). Everything in it is
+// publishes a few times per second (docs/gui.md, "Threads"). Everything in it is
 // plain data or implicitly shared and immutable, so it crosses threads by
 // queued signal and the GUI never touches an engine object.
 

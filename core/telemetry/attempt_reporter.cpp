@@ -49,7 +49,7 @@ void AttemptReporter::attemptRecorded(const failover::AttemptReport &report) {
 }
 
 void AttemptReporter::attemptLogged(const failover::AttemptReport &report, const QJsonObject &extra) {
-    // record: the auth-gateway request log's keys plus the attempt's.
+    // The request's keys plus the attempt's, so one log line tells the whole try.
     QJsonObject o{{QStringLiteral("requestId"), m_facts.requestId},
                   {QStringLiteral("format"), m_facts.format},
                   {QStringLiteral("model"), m_facts.requestedModel},

@@ -1,5 +1,5 @@
 #pragma once
-// Spend budgets per tenant (issue 17): `tenants.NAME.budget {usd, period}` over
+// Spend budgets per tenant: `tenants.NAME.budget {usd, period}` over
 // calendar periods in local time (a day from midnight, a week from Monday, a
 // month from the 1st). Counts each usage row's cost as it is recorded, so the
 // gate never waits for the ledger; at start (and for a budget a reload adds) it

@@ -24,7 +24,7 @@ struct AttemptRecord {
     std::optional<qint64> ttftMs;
     qint64 startedAtEpochMs = 0;
     QString format;     // inbound format name
-    QString logOutcome; // record's log outcome: retrying, skipped, exhausted, deadline, budget
+    QString logOutcome; // the log line's outcome: retrying, skipped, exhausted, deadline, budget
     QString message;    // short error text (never a secret)
 };
 

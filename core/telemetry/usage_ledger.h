@@ -1,5 +1,5 @@
 #pragma once
-// The usage ledger (issue 17): every usage row, kept across restarts in a SQLite
+// The usage ledger: every usage row, kept across restarts in a SQLite
 // file written off the request path. Lives on the engine thread; the file is
 // owned by a worker thread. Rows collect here and go to the worker as one batch
 // per second (or per kBatchRows), so a crash loses at most the last second. A

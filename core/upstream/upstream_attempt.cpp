@@ -156,8 +156,8 @@ void UpstreamAttempts::start(const failover::TryStart &s) {
                                t->target.credential = r.secret;
                                t->target.passthroughAuth = r.passthrough;
                                t->adapter = adapterFor(t->target.api);
-                               t->passthrough =
-                                   m_setup.request->stream && wire::apiName(m_setup.format) == t->target.api;
+                               t->passthrough = m_setup.request->stream &&
+                                                wire::apiName(m_setup.request->sourceApi) == t->target.api;
                                failover::TryReady ready;
                                ready.passthrough = t->passthrough;
                                ready.upstreamApi = t->target.api;
@@ -310,7 +310,7 @@ void UpstreamAttempts::feedSse(Try &t, const QList<SseEvent> &events) {
             // error event may quote the key it rejected).
             // The gateway asks a Chat upstream for usage; its usage-only chunk is not the
             // client's unless it set stream_options.include_usage (the usage is still counted).
-            if (!(m_setup.format == wire::Api::OpenAICompletions && !m_setup.request->includeUsage &&
+            if (!(m_setup.request->sourceApi == wire::Api::OpenAICompletions && !m_setup.request->includeUsage &&
                   OpenAICompletionsStreamDecoder::isUsageOnlyChunk(e.data)))
                 frame.raw = util::redactSecrets(sseFrame(e), live->target.credential);
             frame.isNoise = [&e, &frame]() { return isNoiseFrame(e, frame.events); };

@@ -23,10 +23,9 @@ struct UpstreamAttemptSetup {
     credentials::CredentialPools *pools = nullptr;
     Transport *transport = nullptr;
     std::shared_ptr<const config::Config> config; // park defaults, limits.maxResponseBytes
-    const model::ChatRequest *request = nullptr;
-    wire::Api format = wire::Api::AnthropicMessages;
-    HeaderList forwardHeaders; // anthropic-beta, anthropic-version, OpenAI-Beta
-    QByteArray callerAuth;     // the caller's own provider key, when it may send one
+    const model::ChatRequest *request = nullptr;  // sourceApi: the API the client spoke
+    HeaderList forwardHeaders;                    // anthropic-beta, anthropic-version, OpenAI-Beta
+    QByteArray callerAuth;                        // the caller's own provider key, when it may send one
 };
 
 class UpstreamAttempts final : public QObject, public failover::AttemptRunner {

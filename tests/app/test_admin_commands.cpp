@@ -1,6 +1,6 @@
 // `switchman status`, `switchman marks clear`, `switchman credential retry` as a
 // headless user runs them: the built binary against a real engine on a real
-// socket (issue 13). The engine runs in this process, so the binary is waited
+// socket. The engine runs in this process, so the binary is waited
 // for with the event loop turning.
 #include "core/config/config_loader.h"
 #include "core/credentials/credential_pools.h"

@@ -26,7 +26,7 @@ void TestFirstRun::writesStarterAndSaysWhatNext() {
     const FirstRun first = sw::app::firstRun(path);
     QVERIFY(first.wrote);
     QVERIFY(QFile::exists(path));
-    // Owner only, like every configuration the gateway writes (issue 11 item 13).
+    // Owner only, like every configuration the gateway writes: it may hold keys.
     QCOMPARE(QFile::permissions(path) & ~(QFileDevice::ReadUser | QFileDevice::WriteUser),
              QFileDevice::ReadOwner | QFileDevice::WriteOwner);
     QCOMPARE(QFile::permissions(dir.filePath(QStringLiteral("switchman"))) &

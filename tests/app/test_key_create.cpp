@@ -129,7 +129,7 @@ private Q_SLOTS:
         QCOMPARE(readAll(path), broken);
     }
 
-    // Issue 11 item 13: the file holds tenant key hashes and credential references.
+    // Owner only: the file holds tenant key hashes and credential references.
     void newConfigIsOwnerOnlyInAnOwnerOnlyDirectory() {
         QTemporaryDir dir;
         const QString path = dir.filePath(QStringLiteral("a/b/config.json"));

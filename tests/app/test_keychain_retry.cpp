@@ -1,4 +1,4 @@
-// `switchman credential set NAME` while Switchman runs (issue 13): the new key is
+// `switchman credential set NAME` while Switchman runs: the new key is
 // stored in a real Secret Service (scripts/with-keyring; ctest -R keychain) and
 // the running instance drops that credential's parking at once, so the next
 // request tries the first provider again.

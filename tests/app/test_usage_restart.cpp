@@ -1,4 +1,4 @@
-// Usage that survives a restart (issue 17), with the real binary: requests
+// Usage that survives a restart, with the real binary: requests
 // through `switchman --headless`, the process killed (no shutdown), the ledger file read by
 // `switchman usage` with no instance running, then a second run on the same data
 // directory whose /admin/usage still holds the first run's rows.

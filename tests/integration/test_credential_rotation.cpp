@@ -1,5 +1,5 @@
-// Credential pools on the real engine (SPEC 5 resolveGatewayApiKey /
-// refreshGatewayApiKeyAfterAuthError, SPEC 4 passthrough): the fake upstream
+// Credential pools on the real engine (which key a try uses, rotation after the
+// provider refuses one, passthrough of the caller's key): the fake upstream
 // records the auth header of every request it saw.
 #include "core/credentials/credential_pools.h"
 #include "core/telemetry/telemetry.h"
@@ -317,7 +317,7 @@ private Q_SLOTS:
         QCOMPARE(gw.anthropicC.requests().size(), 0);
     }
 
-    // ---------------------------------------------------------------- issue 13: credential health
+    // ---------------------------------------------------------------- credential health
 
     void adminCredentialsShowsAParkedKeyAndDeleteTriesItAgain() {
         FakeClock clock;
@@ -485,7 +485,7 @@ private Q_SLOTS:
     }
 
     // End to end through the failover loop: needs the loop's call site to use
-    // CredentialPools::recordFailure (issue 13; wired by the lead after the loop lands).
+    // CredentialPools::recordFailure.
     void theLoopRecordsRejectedAndParkedCredentials() {
         FakeClock clock;
         GatewayFixture gw;

@@ -441,7 +441,7 @@ private Q_SLOTS:
         QTest::newRow("stream") << true;
     }
     void incompatibleFirstCandidateIsSkippedForOneThatCan() {
-        // issue 12 item 3: previous_response_id on /v1/responses. A chat-completions upstream holds
+        // previous_response_id on /v1/responses. A chat-completions upstream holds
         // no such state: it is skipped with a row naming the field, the Responses upstream answers.
         QFETCH(bool, stream);
         GatewayFixture gw;
@@ -808,7 +808,7 @@ private Q_SLOTS:
         QTest::newRow("json") << false;
     }
     void silentOnlyCandidateEndsAtTheDefaultIdleTimeout() {
-        // issue 10 item 11 at its default: 300 s without an upstream byte; keepalives stop then.
+        // The upstream idle timeout at its default: 300 s without an upstream byte; keepalives stop then.
         QFETCH(bool, stream);
         test::FakeClock clock;
         GatewayFixture gw;
@@ -840,7 +840,7 @@ private Q_SLOTS:
         reply->deleteLater();
     }
 
-    // ---- issue 10, end to end (one test per numbered case)
+    // ---- Failure handling end to end, one test per case
 
     void malformedResponseAndUnknownHostFailOverAsTransport_data() {
         QTest::addColumn<int>("which");
@@ -848,7 +848,7 @@ private Q_SLOTS:
         QTest::newRow("unknown host") << 1;
     }
     void malformedResponseAndUnknownHostFailOverAsTransport() {
-        // issue 10 item 2: the transport's type decides, whatever Qt or the parser call it.
+        // The transport's type decides, whatever Qt or the parser call it.
         QFETCH(int, which);
         GarbageServer garbage;
         GatewayFixture gw;
@@ -876,7 +876,7 @@ private Q_SLOTS:
         QTest::newRow("chat from anthropic") << QStringLiteral("/v1/chat/completions") << QStringLiteral("pa/claude-a");
     }
     void cutAfterCommitWritesTheFormatsError() {
-        // issue 10 item 3: a reset after content is the format's error, never a clean end.
+        // A reset after content is the format's error, never a clean end.
         QFETCH(QString, route);
         QFETCH(QString, model);
         GatewayFixture gw;
@@ -904,7 +904,7 @@ private Q_SLOTS:
     }
 
     void redirectStopsWithA502NamingIt() {
-        // issue 10 item 4: a 3xx is not an outage (no mark, no failover) and not a success.
+        // A 3xx is not an outage (no mark, no failover) and not a success.
         GatewayFixture gw;
         Fault moved = fault(Fault::Status, 301, {}, "{}");
         moved.location = "https://api.example.test/v2/messages";
@@ -923,7 +923,7 @@ private Q_SLOTS:
     }
 
     void laterPlainFailureNeverShortensAMark() {
-        // issue 10 item 5: a 300 s Retry-After mark stays 300 s after a plain 429.
+        // A 300 s Retry-After mark stays 300 s after a plain 429.
         GatewayFixture gw;
         gw.anthropicA.pushFault(
             fault(Fault::Status, 429, "300",
@@ -942,7 +942,7 @@ private Q_SLOTS:
     }
 
     void parallelFailuresOnOneBlipAreOneStrike() {
-        // issue 10 item 6: six requests in flight when A stalls add one strike (20 s), not six.
+        // Six requests in flight when A stalls add one strike (20 s), not six.
         GatewayFixture gw;
         gw.config.failover.deadlineMs = 1200; // budget 600 ms, then server_error on A for each
         gw.anthropicA.setFault(fault(Fault::StallBeforeHeaders));
@@ -966,7 +966,7 @@ private Q_SLOTS:
     }
 
     void disabledFailoverIsAPlainRelay() {
-        // issue 10 item 7: no marks set or consulted; the first eligible candidate answers or fails.
+        // No marks set or consulted; the first eligible candidate answers or fails.
         GatewayFixture gw;
         gw.config.failover.enabled = false;
         gw.anthropicA.setFault(fault(Fault::Status, 503));
@@ -987,7 +987,7 @@ private Q_SLOTS:
     }
 
     void credentialLessFollowerIsNoFollower() {
-        // issue 10 item 8 + issue 13: B has no usable key, so A keeps its own retries, the
+        // B has no usable key, so A keeps its own retries, the
         // client gets A's real error, and B leaves a skipped credential_exhausted row.
         GatewayFixture gw;
         gw.config.providers[QStringLiteral("pa")].maxRetries = 1;
@@ -1021,7 +1021,7 @@ private Q_SLOTS:
     }
 
     void credentialLessFirstCandidateLeavesASkippedRow() {
-        // issue 13: no silent reroute. A has no usable key: B answers, and A's row says why.
+        // No silent reroute. A has no usable key: B answers, and A's row says why.
         GatewayFixture gw;
         gw.config.providers[QStringLiteral("pa")].credentials = {QStringLiteral("env:SWITCHMAN_TEST_UNSET_VARIABLE")};
         gw.start();
@@ -1041,7 +1041,7 @@ private Q_SLOTS:
     }
 
     void hugeRetryAfterIsClamped() {
-        // issue 10 item 9 (classifier part): a non-finite or absurd Retry-After is a capped mark, not UB.
+        // A non-finite or absurd Retry-After is a capped mark, not UB.
         GatewayFixture gw;
         gw.anthropicA.pushFault(
             fault(Fault::Status, 429, "1e400",
@@ -1059,7 +1059,7 @@ private Q_SLOTS:
     }
 
     void usageRowIdsAreUniqueAndTheAnswerKeepsThePlainId() {
-        // issue 10 item 10: two failed tries of one attempt, then the answer.
+        // Two failed tries of one attempt, then the answer.
         GatewayFixture gw;
         gw.config.providers[QStringLiteral("pa")].maxRetries = 2;
         gw.anthropicA.pushFault(fault(Fault::InBandErrorAfterContent));
@@ -1141,7 +1141,7 @@ private Q_SLOTS:
         QCOMPARE(gw.anthropicA.requests().size(), 1);
     }
 
-    // ---- issue 11 items 1 and 7 inside the loop
+    // ---- Held memory and secrets in upstream errors, inside the loop
 
     void pingsAndEmptyDeltasAreNeverHeld_data() {
         QTest::addColumn<QString>("route");
@@ -1258,7 +1258,7 @@ private Q_SLOTS:
     }
 
     void keysNeverLeaveThroughPassthroughFrames() {
-        // issue 11 item 7: an upstream error event quoting a key, after commit, on a same-API route.
+        // An upstream error event quoting a key, after commit, on a same-API route.
         GatewayFixture gw;
         qputenv("SWITCHMAN_TEST_LEAKY", "test-secret-value-0123456789");
         gw.config.providers[QStringLiteral("pa")].credentials = {QStringLiteral("env:SWITCHMAN_TEST_LEAKY")};

@@ -1,4 +1,4 @@
-// Issue 11 at the front door, on the real engine with raw sockets (a client
+// Hostile clients at the front door, on the real engine with raw sockets (a client
 // library would refuse most of these bytes): identifiers and header values with
 // control bytes or attacker sizes are a 400 in the client's own format before
 // anything is stored or forwarded; no response header can be split; a gateway

@@ -1,4 +1,4 @@
-// Issue 11, memory: what a client sends or fails to read cannot grow the
+// Hostile clients and memory: what a client sends or fails to read cannot grow the
 // gateway. The real engine on loopback; RSS of this process (engine and test
 // client together) is read from /proc while the flood lasts.
 #include "core/telemetry/telemetry.h"

@@ -1,4 +1,4 @@
-// SPEC 10 on the real listener, with raw sockets: Host (DNS rebinding), Origin,
+// The listener's request rules on the real listener, with raw sockets: Host (DNS rebinding), Origin,
 // content type, no wildcard CORS, header and body limits (incl. chunked) before
 // any upstream is contacted, slow and silent clients, garbage bytes, and a
 // connection cap. After each abuse the listener still answers.

@@ -1,5 +1,5 @@
 // What a converted request carries to each upstream API, and what a same-API JSON
-// answer keeps (issue 12 items 6, 7, 9, 10): the real engine on loopback in front of
+// answer keeps: the real engine on loopback in front of
 // the fake upstreams, which record the body they were sent and can replay real
 // provider streams from tests/data. Every request names one candidate, so an
 // incompatible one answers 400 naming the field whether the loop reports the first

@@ -1,4 +1,4 @@
-// SPEC 7 / issue 5 "no secrets anywhere": a unique fake key is planted as an
+// No secret anywhere: a unique fake key is planted as an
 // env: credential, a keychain credential, a passthrough caller key and a
 // gateway key; every error path is driven; then the logs, the attempts, the
 // usage ledger, /metrics, the admin API, every response and the saved config

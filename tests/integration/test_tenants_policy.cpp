@@ -1,4 +1,4 @@
-// Tenants (SPEC 4: keys, 401 in the inbound format, isolation of marks, usage
+// Tenants (keys, 401 in the inbound format, isolation of marks, usage
 // and logs) and routing policy (tenant providers/regions, the route cost
 // ceiling, alias globs and the resolution order) on the real engine.
 #include "core/telemetry/telemetry.h"

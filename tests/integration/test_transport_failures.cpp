@@ -3,7 +3,7 @@
 // actually reported (QNetworkReply's error code and string for https providers
 // on QNAM, the socket transport's message for http ones) and the TransportError
 // it must become. The failover classifier reads only that typed error, never the
-// text, so a failure Qt words differently still fails over (issue 10, item 2).
+// text, so a failure Qt words differently still fails over.
 //
 // The fixtures were captured by this test: SWITCHMAN_CAPTURE_FAILURES=1 rewrites
 // them from what Qt says now (run it after a Qt upgrade, then review the diff).

@@ -1,7 +1,7 @@
 // Upstream keep-alive through the real engine: a run of requests to a plain-http
 // provider (the socket transport: Ollama, vLLM, llama.cpp, every benchmark) must
 // reuse upstream connections, so the number the fake upstream accepts stays at
-// the concurrency of the run, never at its request count (issue 18).
+// the concurrency of the run, never at its request count.
 #include "gateway_fixture.h"
 
 #include <QTest>

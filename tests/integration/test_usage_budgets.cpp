@@ -1,4 +1,4 @@
-// Usage ledger and budgets through the real engine (issue 17): a tenant at its
+// Usage ledger and budgets through the real engine: a tenant at its
 // budget gets 429 in its own format, with Retry-After, and no upstream sees the
 // request; /metrics shows spend and budget; /admin/usage groups rows; an
 // unwritable ledger answers every request and says so once.

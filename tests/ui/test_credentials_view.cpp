@@ -1,4 +1,4 @@
-// Credential health in the window (issue 13): the Marks screen's second table,
+// Credential health in the window: the Marks screen's second table,
 // a dashboard card per parked key, "1 key parked" on the status line and in the
 // tray tooltip, and "Retry now" going to the engine. Against a real engine on
 // its own thread; the model's countdown on an injected wall clock.

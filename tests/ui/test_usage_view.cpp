@@ -1,5 +1,5 @@
-// The Usage screen over a real engine whose ledger holds a week of seeded rows
-// (issue 17): per tenant / provider / model tables, the cost-per-day chart, the
+// The Usage screen over a real engine whose ledger holds a week of seeded rows:
+// per tenant / provider / model tables, the cost-per-day chart, the
 // budget line and the 80 % notice in the window and tray, and "Export CSV…".
 // With SWITCHMAN_SCREENSHOT_DIR set it saves docs/screenshots/5-usage.png.
 

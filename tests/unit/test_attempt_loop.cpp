@@ -250,7 +250,7 @@ private Q_SLOTS:
         QCOMPARE(h.clock.pendingTimers(), 0); // deadline, keepalive, idle, budget all disarmed
     }
 
-    // record: Which failures fail over, every row, stream and JSON, with and without a follower.
+    // Which failures fail over (docs/failover.md), every row, stream and JSON, with and without a follower.
     void classifierTable_data() {
         QTest::addColumn<int>("shape");
         QTest::addColumn<int>("status");
@@ -339,7 +339,7 @@ private Q_SLOTS:
     }
 
     void refusalIsAnAnswerNotAnOutage() {
-        // issue 10 item 1: a refusal is Done with its stop reason: it commits, no mark, no failover.
+        // A refusal is Done with its stop reason: it commits, no mark, no failover.
         Harness h({candidate("pa"), candidate("pb")}, true);
         h.start();
         StreamEvent d = ev(EventType::Done);
@@ -353,7 +353,7 @@ private Q_SLOTS:
     }
 
     void cutAfterCommitWritesTheFormatsErrorOnPassthrough() {
-        // issue 10 item 3: a same-API stream cut after content gets the format's error, never a made-up end.
+        // A same-API stream cut after content gets the format's error, never a made-up end.
         Harness h({candidate("pa"), candidate("pb")}, true);
         h.runner.passthrough = true;
         h.start();
@@ -381,7 +381,7 @@ private Q_SLOTS:
     }
 
     void parallelFailureOnOneBlipAddsNoStrike() {
-        // issue 10 item 6: the loop hands the mark its try's start, so a try launched before
+        // The loop hands the mark its try's start, so a try launched before
         // another request's strike adds none (one blip, one strike, 20 s).
         Harness a({candidate("pa"), candidate("pb")}, false);
         a.start();
@@ -408,7 +408,7 @@ private Q_SLOTS:
     }
 
     void disabledFailoverIsAPlainRelay() {
-        // issue 10 item 7: no marks set or consulted, no follower, no deadline.
+        // No marks set or consulted, no follower, no deadline.
         Harness h({candidate("pa"), candidate("pb")}, false);
         h.settings.failoverEnabled = false;
         h.marks.mark(QStringLiteral("t"), candidate("pa").ref(),
@@ -423,7 +423,7 @@ private Q_SLOTS:
     }
 
     void credentialLessFollowerIsNoFollower() {
-        // issue 10 item 8: pb has no credential: pa keeps its own retries and the client gets
+        // Pb has no credential: pa keeps its own retries and the client gets
         // pa's real failure, with pb's skipped row.
         Harness h({candidate("pa"), candidate("pb")}, false);
         h.resolution.chain[0].provider.maxRetries = 1;
@@ -444,7 +444,7 @@ private Q_SLOTS:
     }
 
     void usageRowIdsAreUniqueAndTheAnswerKeepsThePlainId() {
-        // issue 10 item 10.
+        // Usage rows of failed tries and retries keep distinct ids.
         Harness h({candidate("pa"), candidate("pb")}, false);
         h.resolution.chain[0].provider.retriesBeforeFailover = 1;
         h.start();
@@ -500,7 +500,7 @@ private Q_SLOTS:
         QTest::newRow("no answer") << false;
     }
     void silentOnlyCandidateEndsAtTheIdleTimeout() {
-        // issue 10 item 11: keepalives every 15 s until the idle timeout, then the error, then nothing.
+        // Keepalives every 15 s until the idle timeout, then the error, then nothing.
         QFETCH(bool, answered200);
         Harness h({candidate("pa")}, true);
         h.settings.deadlineMs = 4000; // shorter than the idle timeout: it must not matter
@@ -766,12 +766,11 @@ private Q_SLOTS:
     }
 
     void incompatibleCandidateIsSkippedLikeAPrecheck() {
-        // issue 12 item 3: previous_response_id on /v1/responses: a chat-completions upstream is
+        // previous_response_id on /v1/responses: a chat-completions upstream is
         // skipped (a row with the reason), the Responses one answers.
         Harness h({candidate("pb", QStringLiteral("openai-completions")),
                    candidate("pd", QStringLiteral("openai-responses"))},
                   false);
-        h.settings.format = wire::Api::OpenAIResponses;
         h.parsed.sourceApi = wire::Api::OpenAIResponses;
         h.parsed.raw.insert(QStringLiteral("previous_response_id"), QStringLiteral("resp_earlier"));
         h.start();
@@ -785,7 +784,6 @@ private Q_SLOTS:
 
     void noCompatibleCandidateLeftIsA400NamingTheField() {
         Harness h({candidate("pb", QStringLiteral("openai-completions"))}, false);
-        h.settings.format = wire::Api::OpenAIResponses;
         h.parsed.sourceApi = wire::Api::OpenAIResponses;
         h.parsed.raw.insert(QStringLiteral("previous_response_id"), QStringLiteral("resp_earlier"));
         h.start();

@@ -1,4 +1,4 @@
-// Spend budgets per tenant (issue 17) on the fake clock: calendar periods in
+// Spend budgets per tenant on the fake clock: calendar periods in
 // local time, the refusal and its Retry-After, the reset when the period turns,
 // the 80 % notice once per period (also across a restart), and the spend a
 // restarted engine reads back from the ledger.

@@ -1,4 +1,4 @@
-// SPEC 4 resolution order and SPEC 5 resolver (record v1 StableNameResolver with the tried set).
+// Route resolution order and the failover resolver (next untried candidate, marked ones last).
 #include "core/failover/candidate_policy.h"
 #include "core/failover/candidate_resolver.h"
 

@@ -1,6 +1,6 @@
 // CredentialPools on a fake clock and a scripted store: exhausted credentials
 // are skipped until their reset, leases count in-flight use per credential,
-// and pre-warming fills the keychain cache off the request path. Issue 13:
+// and pre-warming fills the keychain cache off the request path. The
 // parked / rejected states, how long a credential is parked (park_policy), and
 // what brings one back (time, a new secret, a changed pool, a clear).
 #include "core/config/config.h"
@@ -134,7 +134,7 @@ private Q_SLOTS:
         QVERIFY(r.secret.isEmpty());
     }
 
-    // ---------------------------------------------------------------- issue 13: parking time
+    // ---------------------------------------------------------------- parking time
 
     void parkingTimeFollowsRetryAfterThenHintsThenTheReason() {
         const ParkDefaults d; // 60 s for an opaque 429, 1 h for a usage limit
@@ -251,7 +251,7 @@ private Q_SLOTS:
         QVERIFY(e.startsWith(QStringLiteral("invalid x-api-key [redacted]")));
     }
 
-    // ---------------------------------------------------------------- issue 13: states
+    // ---------------------------------------------------------------- states
 
     void parkedCountsDownOnTheClockAndComesBack() {
         qputenv("SW_POOL_A", "a");

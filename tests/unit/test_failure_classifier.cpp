@@ -1,4 +1,4 @@
-// record F1 test cycle: the classifier table with the record's messages.
+// The classifier table (docs/failover.md, "Which failures fail over") with real providers' messages.
 #include "core/failover/failure_classifier.h"
 #include "core/upstream/sse_reader.h"
 #include "core/upstream/upstream_adapter.h"

@@ -1,5 +1,5 @@
-// SPEC 10 request rules as pure functions: Host (DNS rebinding), Origin, JSON bodies,
-// and no control byte in any header value (issue 11).
+// The listener's request rules as pure functions: Host (DNS rebinding), Origin, JSON bodies,
+// and no control byte in any header value.
 #include "core/server/request_guard.h"
 
 #include <QJsonDocument>

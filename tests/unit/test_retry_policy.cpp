@@ -1,4 +1,4 @@
-// SPEC 3 in-attempt retries and the client's final error, as pure functions.
+// In-attempt retries and the client's final error, as pure functions.
 #include "core/failover/failure_response.h"
 #include "core/failover/retry_policy.h"
 

@@ -1,4 +1,4 @@
-// The usage ledger (issue 17): rows survive reopening the file, reach it within a
+// The usage ledger: rows survive reopening the file, reach it within a
 // second, group and export as a user reads them, migrate from the first schema,
 // prune past retention once a day, and a file that cannot be opened or written
 // costs one log line and no lost answer. Time is the fake clock's.

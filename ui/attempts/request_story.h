@@ -1,5 +1,5 @@
 #pragma once
-// A request's attempts told as one line (GUI.md): "demo → sim-openai/gpt-sim on
+// A request's attempts told as one line (docs/gui.md): "demo → sim-openai/gpt-sim on
 // attempt 2, sim-anthropic 503".
 
 #include "core/telemetry/engine_events.h"

@@ -1,6 +1,7 @@
 #include "ui/config/providers_page.h"
 
 #include "core/credentials/secret_store.h"
+#include "core/wire/api.h"
 #include "ui/shared/engine_commands.h"
 #include "ui/shared/state_palette.h"
 
@@ -23,8 +24,7 @@ ProvidersPage::ProvidersPage(config::Config &working, const ConfigDialogs &dialo
     QWidget *host = formHost();
     m_api = new QComboBox(host);
     m_api->setObjectName(QStringLiteral("providerApi"));
-    m_api->addItems({QStringLiteral("anthropic-messages"), QStringLiteral("openai-completions"),
-                     QStringLiteral("openai-responses"), QStringLiteral("google-generative-ai")});
+    m_api->addItems(wire::upstreamApiNames());
     m_url = new QLineEdit(host);
     m_url->setObjectName(QStringLiteral("providerUrl"));
     m_region = new QLineEdit(host);
@@ -93,7 +93,7 @@ config::ProviderConfig ProvidersPage::named(config::ProviderConfig item, const Q
 
 config::ProviderConfig ProvidersPage::fresh() const {
     config::ProviderConfig p;
-    p.api = QStringLiteral("openai-completions");
+    p.api = wire::apiName(wire::Api::OpenAICompletions);
     p.baseUrl = QStringLiteral("https://");
     return p;
 }

@@ -1,5 +1,5 @@
 #pragma once
-// The two-second answer (GUI.md): is anything down, for whom, until when, and
+// The two-second answer (docs/gui.md): is anything down, for whom, until when, and
 // did my last request get through? Marks now on the left; failures of the last
 // 30 minutes and the last requests, each told as one line, on the right.
 

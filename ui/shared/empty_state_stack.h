@@ -1,5 +1,5 @@
 #pragma once
-// Every empty view teaches (GUI.md): shows a short message and the one thing
+// Every empty view teaches (docs/gui.md): shows a short message and the one thing
 // to do next instead of an empty table.
 
 #include <QStackedWidget>

@@ -1,5 +1,5 @@
 #pragma once
-// The four state colours, defined once (GUI.md): everything else follows the
+// The four state colours, defined once (docs/gui.md): everything else follows the
 // system palette. A state is always told three ways: colour, icon and word.
 
 #include <QColor>

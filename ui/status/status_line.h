@@ -1,5 +1,5 @@
 #pragma once
-// The line across the top (GUI.md): state (colour + icon + word), the listening
+// The line across the top (docs/gui.md): state (colour + icon + word), the listening
 // URL with a copy button, requests per minute, open streams, pause.
 
 #include "core/snapshot/engine_snapshot.h"
