@@ -660,6 +660,20 @@ int main(int argc, char **argv) {
         qFatal("gateway did not start: %s", qPrintable(error));
     const QUrl gatewayUrl(gateway.baseUrl());
     std::printf("gateway at %s\n", qPrintable(gatewayUrl.toString()));
+    // The gateway first, then the mocks on their own thread, then that thread.
+    const auto shutdown = [&] {
+        gateway.stop();
+        QMetaObject::invokeMethod(
+            &anchor,
+            [&] {
+                delete mock;
+                delete failing;
+            },
+            Qt::BlockingQueuedConnection);
+        mockThread.quit();
+        mockThread.wait();
+        return 0;
+    };
     g_engineCpuNs = [&gateway] {
         qint64 ns = 0;
         gateway.runBlocking([&ns](sw::Engine &) {
@@ -703,17 +717,7 @@ int main(int argc, char **argv) {
         results << run(QStringLiteral("gateway"), QStringLiteral("profile ") + kind, gatewayUrl, kinds[kind].first,
                        kinds[kind].second, 1, o.n, {}, 100, before);
         printTable(results);
-        gateway.stop();
-        QMetaObject::invokeMethod(
-            &anchor,
-            [&] {
-                delete mock;
-                delete failing;
-            },
-            Qt::BlockingQueuedConnection);
-        mockThread.quit();
-        mockThread.wait();
-        return 0;
+        return shutdown();
     }
     results = measure(QStringLiteral("direct"), mockUrl, o);
     const int acceptedBefore = accepted();
@@ -781,15 +785,5 @@ int main(int argc, char **argv) {
     }
     printSummary(results);
 
-    gateway.stop();
-    QMetaObject::invokeMethod(
-        &anchor,
-        [&] {
-            delete mock;
-            delete failing;
-        },
-        Qt::BlockingQueuedConnection);
-    mockThread.quit();
-    mockThread.wait();
-    return 0;
+    return shutdown();
 }

@@ -5,20 +5,13 @@
 namespace sw::wire {
 
 QByteArray sseFrame(const QJsonObject &object, QByteArrayView eventName) {
-    QByteArray out;
-    if (!eventName.isEmpty()) {
-        out += "event: ";
-        out += eventName;
-        out += '\n';
-    }
-    out += "data: ";
-    out += compactJson(object);
-    out += "\n\n";
-    return out;
+    // Compact JSON holds no raw line break, so it is always one data: line.
+    return sseFrameOfText(compactJson(object), eventName);
 }
 
 QByteArray sseFrameOfText(QByteArrayView data, QByteArrayView eventName) {
     QByteArray out;
+    out.reserve(data.size() + eventName.size() + 16);
     if (!eventName.isEmpty()) {
         out += "event: ";
         out += eventName;
