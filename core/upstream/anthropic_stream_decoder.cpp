@@ -1,12 +1,18 @@
 #include "core/upstream/anthropic_stream_decoder.h"
 
+#include "core/wire/rapid_json.h"
+
 #include <QJsonArray>
 #include <QJsonDocument>
-#include <QJsonObject>
 
 namespace sw::upstream {
 
 using namespace sw::model;
+using wire::rj::equals;
+using wire::rj::member;
+using wire::rj::toString;
+using wire::rj::Value;
+namespace rj = wire::rj;
 
 namespace {
 
@@ -14,56 +20,68 @@ QLatin1String L(const char *s) {
     return QLatin1String(s);
 }
 
-} // namespace
-
-void AnthropicStreamDecoder::readUsage(const QJsonObject &usage) {
-    // message_delta repeats the counts cumulatively; only the fields present are updated.
-    Usage &u = m_out.usage();
-    if (usage.contains(L("input_tokens")))
-        u.input = usage.value(L("input_tokens")).toInteger();
-    if (usage.contains(L("output_tokens")))
-        u.output = usage.value(L("output_tokens")).toInteger();
-    if (usage.contains(L("cache_read_input_tokens")))
-        u.cacheRead = usage.value(L("cache_read_input_tokens")).toInteger();
-    if (usage.contains(L("cache_creation_input_tokens")))
-        u.cacheWrite = usage.value(L("cache_creation_input_tokens")).toInteger();
+// The event's type: the payload's own is authoritative, the event: line the fallback. Read as
+// QString::fromUtf8 would (which drops one leading byte order mark), without converting.
+std::string_view eventType(const Value *data, const QByteArray &eventLine) {
+    const std::string_view own = rj::bytes(member(data, "type"));
+    if (!own.empty())
+        return own;
+    std::string_view line(eventLine.constData(), size_t(eventLine.size()));
+    if (line.substr(0, 3) == "\xEF\xBB\xBF")
+        line.remove_prefix(3);
+    return line;
 }
 
-void AnthropicStreamDecoder::nativeFeed(const QString &type, const QJsonObject &data) {
+} // namespace
+
+void AnthropicStreamDecoder::readUsage(const Value *usage) {
+    // message_delta repeats the counts cumulatively; only the fields present are updated.
+    Usage &u = m_out.usage();
+    if (const Value *v = member(usage, "input_tokens"))
+        u.input = rj::toInteger(v);
+    if (const Value *v = member(usage, "output_tokens"))
+        u.output = rj::toInteger(v);
+    if (const Value *v = member(usage, "cache_read_input_tokens"))
+        u.cacheRead = rj::toInteger(v);
+    if (const Value *v = member(usage, "cache_creation_input_tokens"))
+        u.cacheWrite = rj::toInteger(v);
+}
+
+void AnthropicStreamDecoder::nativeFeed(std::string_view type, const Value *data) {
     if (!m_keepNative || m_nativeOverflow)
         return;
-    const int index = data.value(L("index")).toInt(-1);
-    if (type == L("message_start")) {
-        m_nativeMessage = data.value(L("message")).toObject();
-    } else if (type == L("content_block_start")) {
+    const int index = rj::toInt(member(data, "index"), -1);
+    if (type == "message_start") {
+        m_nativeMessage = rj::toQtObject(member(data, "message"));
+    } else if (type == "content_block_start") {
         NativeBlock b;
-        b.block = data.value(L("content_block")).toObject();
+        b.block = rj::toQtObject(member(data, "content_block"));
         b.text =
             b.block.value(b.block.value(L("type")).toString() == L("thinking") ? L("thinking") : L("text")).toString();
         b.signature = b.block.value(L("signature")).toString();
         m_nativeBlocks.insert(index, b);
-    } else if (type == L("content_block_delta")) {
+    } else if (type == "content_block_delta") {
         auto it = m_nativeBlocks.find(index);
         if (it == m_nativeBlocks.end())
             return;
-        const QJsonObject delta = data.value(L("delta")).toObject();
-        const QString dType = delta.value(L("type")).toString();
+        const Value *delta = member(data, "delta");
+        const Value *dType = member(delta, "type");
         QString piece;
-        if (dType == L("text_delta")) {
-            piece = delta.value(L("text")).toString();
+        if (equals(dType, "text_delta")) {
+            piece = toString(member(delta, "text"));
             it->text += piece;
-        } else if (dType == L("thinking_delta")) {
-            piece = delta.value(L("thinking")).toString();
+        } else if (equals(dType, "thinking_delta")) {
+            piece = toString(member(delta, "thinking"));
             it->text += piece;
-        } else if (dType == L("input_json_delta")) {
-            piece = delta.value(L("partial_json")).toString();
+        } else if (equals(dType, "input_json_delta")) {
+            piece = toString(member(delta, "partial_json"));
             it->partialJson += piece;
-        } else if (dType == L("signature_delta")) {
-            piece = delta.value(L("signature")).toString();
+        } else if (equals(dType, "signature_delta")) {
+            piece = toString(member(delta, "signature"));
             it->signature += piece;
-        } else if (dType == L("citations_delta")) {
+        } else if (equals(dType, "citations_delta")) {
             QJsonArray citations = it->block.value(L("citations")).toArray();
-            citations.append(delta.value(L("citation")));
+            citations.append(rj::toQt(member(delta, "citation")));
             it->block.insert(L("citations"), citations);
             piece = QString::number(citations.size()); // counted roughly: citations are small
         }
@@ -72,12 +90,12 @@ void AnthropicStreamDecoder::nativeFeed(const QString &type, const QJsonObject &
             m_nativeOverflow = true;
             m_nativeBlocks.clear();
         }
-    } else if (type == L("message_delta")) {
-        const QJsonObject delta = data.value(L("delta")).toObject();
+    } else if (type == "message_delta") {
+        const QJsonObject delta = rj::toQtObject(member(data, "delta"));
         for (auto it = delta.begin(); it != delta.end(); ++it)
             m_nativeMessage.insert(it.key(), it.value()); // stop_reason, stop_sequence, container
         QJsonObject usage = m_nativeMessage.value(L("usage")).toObject();
-        const QJsonObject more = data.value(L("usage")).toObject();
+        const QJsonObject more = rj::toQtObject(member(data, "usage"));
         for (auto it = more.begin(); it != more.end(); ++it)
             if (!it.value().isNull())
                 usage.insert(it.key(), it.value()); // cumulative: output_tokens, server_tool_use, …
@@ -119,40 +137,40 @@ void AnthropicStreamDecoder::end() {
     m_out.done(reason, nativeMessage());
 }
 
-void AnthropicStreamDecoder::openBlock(int index, const QJsonObject &cb) {
-    const QString cbType = cb.value(L("type")).toString();
+void AnthropicStreamDecoder::openBlock(int index, const Value *cb) {
+    const Value *cbType = member(cb, "type");
     ContentBlock block;
-    if (cbType == L("text")) {
+    if (equals(cbType, "text")) {
         block.type = BlockType::Text;
-    } else if (cbType == L("thinking")) {
+    } else if (equals(cbType, "thinking")) {
         block.type = BlockType::Thinking;
-    } else if (cbType == L("redacted_thinking")) {
+    } else if (equals(cbType, "redacted_thinking")) {
         block.type = BlockType::Thinking;
         block.redacted = true;
-        block.signature = cb.value(L("data")).toString();
-    } else if (cbType == L("tool_use")) {
+        block.signature = toString(member(cb, "data"));
+    } else if (equals(cbType, "tool_use")) {
         block.type = BlockType::ToolCall;
-        block.toolCallId = cb.value(L("id")).toString();
-        block.toolName = cb.value(L("name")).toString();
+        block.toolCallId = toString(member(cb, "id"));
+        block.toolName = toString(member(cb, "name"));
     } else {
         return; // server tool blocks have no canonical form
     }
     m_out.open(index, block);
-    if (cbType == L("text"))
-        m_out.append(index, cb.value(L("text")).toString());
+    if (equals(cbType, "text"))
+        m_out.append(index, toString(member(cb, "text")));
 }
 
-void AnthropicStreamDecoder::appendDelta(int index, const QJsonObject &delta) {
-    const QString dType = delta.value(L("type")).toString();
-    if (dType == L("text_delta"))
-        m_out.append(index, delta.value(L("text")).toString());
-    else if (dType == L("thinking_delta"))
-        m_out.append(index, delta.value(L("thinking")).toString());
-    else if (dType == L("input_json_delta"))
-        m_out.append(index, delta.value(L("partial_json")).toString());
-    else if (dType == L("signature_delta"))
+void AnthropicStreamDecoder::appendDelta(int index, const Value *delta) {
+    const Value *dType = member(delta, "type");
+    if (equals(dType, "text_delta"))
+        m_out.append(index, toString(member(delta, "text")));
+    else if (equals(dType, "thinking_delta"))
+        m_out.append(index, toString(member(delta, "thinking")));
+    else if (equals(dType, "input_json_delta"))
+        m_out.append(index, toString(member(delta, "partial_json")));
+    else if (equals(dType, "signature_delta"))
         if (ContentBlock *b = m_out.find(index))
-            b->signature += delta.value(L("signature")).toString(); // carried by ThinkingEnd
+            b->signature += toString(member(delta, "signature")); // carried by ThinkingEnd
     // citations_delta and future kinds have no canonical form
 }
 
@@ -163,42 +181,41 @@ QList<StreamEvent> AnthropicStreamDecoder::feed(const SseEvent &sse) {
 }
 
 void AnthropicStreamDecoder::decode(const SseEvent &sse) {
-    const QJsonObject data = QJsonDocument::fromJson(sse.data).object();
-    // The payload's own type is authoritative; the event: line is the fallback.
-    QString type = data.value(L("type")).toString();
-    if (type.isEmpty())
-        type = QString::fromUtf8(sse.event);
-    if (type == L("ping") || type.isEmpty())
+    rj::ParsedJson json;
+    json.parse(sse.data);
+    const Value *data = json.object();
+    const std::string_view type = eventType(data, sse.event);
+    if (type == "ping" || type.empty())
         return;
     nativeFeed(type, data);
-    if (type == L("error")) {
-        const QJsonObject err = data.value(L("error")).toObject();
-        const QString errorType = err.value(L("type")).toString();
-        const QString message = err.value(L("message")).toString(QString::fromUtf8(sse.data));
+    if (type == "error") {
+        const Value *err = member(data, "error");
+        const QString errorType = toString(member(err, "type"));
+        const QString message = toString(member(err, "message"), QString::fromUtf8(sse.data));
         m_out.fail(QStringLiteral("Anthropic stream error (%1): %2").arg(errorType, message), errorType,
                    wire::statusForAnthropicError(errorType));
         return;
     }
-    if (type == L("message_start")) {
-        const QJsonObject message = data.value(L("message")).toObject();
-        readUsage(message.value(L("usage")).toObject());
-        m_out.start(message.value(L("id")).toString());
+    if (type == "message_start") {
+        const Value *message = member(data, "message");
+        readUsage(member(message, "usage"));
+        m_out.start(toString(member(message, "id")));
         return;
     }
     m_out.start(); // tolerate a server that skips message_start
-    const int index = data.value(L("index")).toInt(-1);
-    if (type == L("content_block_start"))
-        openBlock(index, data.value(L("content_block")).toObject());
-    else if (type == L("content_block_delta"))
-        appendDelta(index, data.value(L("delta")).toObject());
-    else if (type == L("content_block_stop"))
+    const int index = rj::toInt(member(data, "index"), -1);
+    if (type == "content_block_start") {
+        openBlock(index, member(data, "content_block"));
+    } else if (type == "content_block_delta") {
+        appendDelta(index, member(data, "delta"));
+    } else if (type == "content_block_stop") {
         m_out.close(index);
-    else if (type == L("message_delta")) {
-        const QJsonValue stop = data.value(L("delta")).toObject().value(L("stop_reason"));
-        if (stop.isString())
-            m_stopReason = stop.toString();
-        readUsage(data.value(L("usage")).toObject());
-    } else if (type == L("message_stop")) {
+    } else if (type == "message_delta") {
+        const Value *stop = member(member(data, "delta"), "stop_reason");
+        if (rj::isString(stop))
+            m_stopReason = toString(stop);
+        readUsage(member(data, "usage"));
+    } else if (type == "message_stop") {
         end();
     }
 }

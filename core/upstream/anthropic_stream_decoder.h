@@ -6,6 +6,9 @@
 
 #include <QJsonObject>
 #include <QMap>
+#include <string_view>
+
+#include <rapidjson/fwd.h>
 
 namespace sw::upstream {
 
@@ -19,9 +22,9 @@ public:
 
 private:
     void decode(const SseEvent &event);
-    void readUsage(const QJsonObject &usage);
-    void openBlock(int index, const QJsonObject &contentBlock);
-    void appendDelta(int index, const QJsonObject &delta);
+    void readUsage(const rapidjson::Value *usage);
+    void openBlock(int index, const rapidjson::Value *contentBlock);
+    void appendDelta(int index, const rapidjson::Value *delta);
     void end();
 
     // The same-API answer (StreamEvent::native): message_start's message, every block as
@@ -32,7 +35,7 @@ private:
         QString partialJson; // tool_use / server_tool_use input
         QString signature;
     };
-    void nativeFeed(const QString &type, const QJsonObject &data);
+    void nativeFeed(std::string_view type, const rapidjson::Value *data);
     QJsonObject nativeMessage() const;
     QJsonObject m_nativeMessage;
     QMap<int, NativeBlock> m_nativeBlocks; // by Anthropic block index

@@ -2,6 +2,8 @@
 
 #include "core/model/event_accumulator.h"
 
+#include <algorithm>
+
 namespace sw::upstream {
 
 using model::EventType;
@@ -50,16 +52,23 @@ void CanonicalStreamBuilder::start(const QString &responseId) {
     push(std::move(e));
 }
 
+CanonicalStreamBuilder::Open *CanonicalStreamBuilder::at(int key) {
+    for (Open &o : m_open)
+        if (o.key == key)
+            return &o;
+    return nullptr;
+}
+
 ContentBlock &CanonicalStreamBuilder::open(int key, const ContentBlock &block) {
-    auto it = m_open.find(key);
-    if (it != m_open.end())
-        return it->block;
+    if (Open *o = at(key))
+        return o->block;
     start();
-    const Open o{m_nextContentIndex++, block};
-    StreamEvent s = event(startType(block.type), o.contentIndex);
+    const int contentIndex = m_nextContentIndex++;
+    StreamEvent s = event(startType(block.type), contentIndex);
     s.block = block;
     push(std::move(s));
-    return m_open.insert(key, o)->block;
+    auto pos = std::find_if(m_open.begin(), m_open.end(), [key](const Open &o) { return o.key > key; });
+    return m_open.insert(pos, Open{key, contentIndex, block})->block;
 }
 
 ContentBlock &CanonicalStreamBuilder::open(int key, BlockType type) {
@@ -69,13 +78,13 @@ ContentBlock &CanonicalStreamBuilder::open(int key, BlockType type) {
 }
 
 ContentBlock *CanonicalStreamBuilder::find(int key) {
-    const auto it = m_open.find(key);
-    return it == m_open.end() ? nullptr : &it->block;
+    Open *o = at(key);
+    return o ? &o->block : nullptr;
 }
 
 void CanonicalStreamBuilder::append(int key, const QString &delta) {
-    const auto it = m_open.find(key);
-    if (delta.isEmpty() || it == m_open.end())
+    Open *it = at(key);
+    if (delta.isEmpty() || !it)
         return;
     (it->block.type == BlockType::ToolCall ? it->block.argumentsJson : it->block.text) += delta;
     StreamEvent d = event(deltaType(it->block.type), it->contentIndex);
@@ -84,8 +93,8 @@ void CanonicalStreamBuilder::append(int key, const QString &delta) {
 }
 
 void CanonicalStreamBuilder::close(int key) {
-    const auto it = m_open.find(key);
-    if (it == m_open.end())
+    Open *it = at(key);
+    if (!it)
         return;
     StreamEvent e = event(endType(it->block.type), it->contentIndex);
     e.block = std::move(it->block);
@@ -97,7 +106,7 @@ void CanonicalStreamBuilder::close(int key) {
 
 void CanonicalStreamBuilder::closeAll() {
     while (!m_open.isEmpty())
-        close(m_open.firstKey());
+        close(m_open.front().key);
 }
 
 void CanonicalStreamBuilder::done(StopReason reason, const QJsonObject &native) {

@@ -9,8 +9,8 @@
 #include "core/model/chat.h"
 
 #include <QList>
-#include <QMap>
 #include <QString>
+#include <QVarLengthArray>
 
 namespace sw::upstream {
 
@@ -37,6 +37,7 @@ public:
     // Opens a block under the upstream's own `key` (its block, output or tool index) and
     // emits its Start carrying `block`; returns the open block. A block already open under
     // `key` is returned as it is. Opening starts the stream if it was not started.
+    // A returned block (and find()'s) stays valid until the next open() or close().
     ContentBlock &open(int key, const ContentBlock &block);
     ContentBlock &open(int key, BlockType type);
     // The block open under `key`, or nullptr.
@@ -62,12 +63,16 @@ public:
 
 private:
     struct Open {
+        int key = 0;
         int contentIndex = -1;
         ContentBlock block;
     };
     void push(StreamEvent &&event);
 
-    QMap<int, Open> m_open; // by the upstream's key
+    Open *at(int key);
+    // By the upstream's key, in key order. A stream has one or two blocks open at a time (a
+    // text block, or the parallel tool calls of one turn): kept inline, no allocation.
+    QVarLengthArray<Open, 2> m_open;
     QList<StreamEvent> m_out;
     model::BlockSequencer m_sequencer;
     Usage m_usage;

@@ -1,15 +1,16 @@
 #include "core/upstream/google_stream_decoder.h"
 
-#include "core/wire/json.h"
+#include "core/wire/rapid_json.h"
 
-#include <QJsonArray>
-#include <QJsonDocument>
-#include <QJsonObject>
 #include <QUuid>
 
 namespace sw::upstream {
 
 using namespace sw::model;
+using wire::rj::member;
+using wire::rj::toString;
+using wire::rj::Value;
+namespace rj = wire::rj;
 
 namespace {
 
@@ -42,19 +43,20 @@ void GoogleStreamDecoder::end() {
     m_out.fail(QStringLiteral("Google stopped the answer (finishReason %1)").arg(m_finishReason));
 }
 
-void GoogleStreamDecoder::functionCall(const QJsonObject &fc, const QString &signature) {
+void GoogleStreamDecoder::functionCall(const Value *fc, const QString &signature) {
     m_out.close(kProse);
     ContentBlock b;
     b.type = BlockType::ToolCall;
-    b.toolName = fc.value(L("name")).toString();
+    b.toolName = toString(member(fc, "name"));
     // Google gives no call id (or one only on some models): one is made up, unique per call.
-    b.toolCallId = fc.value(L("id")).toString();
+    b.toolCallId = toString(member(fc, "id"));
     if (b.toolCallId.isEmpty())
         b.toolCallId = QStringLiteral("call_") + QUuid::createUuid().toString(QUuid::Id128).left(24);
     b.signature = signature;
     ++m_toolCalls;
     m_out.open(kCall, b); // the arguments follow as the delta
-    m_out.append(kCall, QString::fromUtf8(wire::compactJson(fc.value(L("args")).toObject())));
+    const Value *args = rj::asObject(member(fc, "args"));
+    m_out.append(kCall, args ? QString::fromUtf8(rj::compact(*args)) : QStringLiteral("{}"));
     m_out.close(kCall);
 }
 
@@ -68,59 +70,64 @@ void GoogleStreamDecoder::decode(const SseEvent &sse) {
     const QByteArray raw = sse.data.trimmed();
     if (raw.isEmpty())
         return;
-    const QJsonDocument doc = QJsonDocument::fromJson(raw);
-    const QJsonObject chunk = doc.isArray() ? doc.array().at(0).toObject() : doc.object();
-    if (chunk.value(L("error")).isObject()) {
-        const QJsonObject err = chunk.value(L("error")).toObject();
-        const QString status = err.value(L("status")).toString();
-        const int code = err.value(L("code")).toInt();
-        m_out.fail(QStringLiteral("Google stream error (%1): %2").arg(status, err.value(L("message")).toString()),
-                   status, code >= 400 ? std::optional<int>(code) : wire::statusForGoogleStatus(status));
+    rj::ParsedJson json;
+    json.parse(raw);
+    const Value &root = json.root();
+    // A chunk may come wrapped in an array (the whole answer as one JSON array).
+    const Value *chunk = rj::asObject(root.IsArray() ? (root.Empty() ? nullptr : &root[0]) : json.object());
+    const Value *err = rj::asObject(member(chunk, "error"));
+    if (err) {
+        const QString status = toString(member(err, "status"));
+        const int code = rj::toInt(member(err, "code"));
+        m_out.fail(QStringLiteral("Google stream error (%1): %2").arg(status, toString(member(err, "message"))), status,
+                   code >= 400 ? std::optional<int>(code) : wire::statusForGoogleStatus(status));
         return;
     }
-    if (chunk.isEmpty())
+    if (rj::isEmptyObject(chunk))
         return;
     m_out.start();
-    const QJsonObject usage = chunk.value(L("usageMetadata")).toObject();
-    if (!usage.isEmpty()) {
+    const Value *usage = member(chunk, "usageMetadata");
+    if (!rj::isEmptyObject(usage)) {
         Usage &u = m_out.usage();
-        const qint64 cached = usage.value(L("cachedContentTokenCount")).toInteger();
-        u.input = qMax<qint64>(0, usage.value(L("promptTokenCount")).toInteger() - cached);
+        const qint64 cached = rj::toInteger(member(usage, "cachedContentTokenCount"));
+        u.input = qMax<qint64>(0, rj::toInteger(member(usage, "promptTokenCount")) - cached);
         u.cacheRead = cached;
         u.output =
-            usage.value(L("candidatesTokenCount")).toInteger() + usage.value(L("thoughtsTokenCount")).toInteger();
+            rj::toInteger(member(usage, "candidatesTokenCount")) + rj::toInteger(member(usage, "thoughtsTokenCount"));
     }
-    const QJsonArray candidates = chunk.value(L("candidates")).toArray();
-    if (candidates.isEmpty()) {
-        const QString blocked = chunk.value(L("promptFeedback")).toObject().value(L("blockReason")).toString();
+    const Value *candidates = rj::asArray(member(chunk, "candidates"));
+    if (rj::arraySize(candidates) == 0) {
+        const QString blocked = toString(member(member(chunk, "promptFeedback"), "blockReason"));
         if (!blocked.isEmpty())
             m_finishReason = blocked;
         return;
     }
-    const QJsonObject candidate = candidates.first().toObject();
-    for (const QJsonValue &pv : candidate.value(L("content")).toObject().value(L("parts")).toArray()) {
-        const QJsonObject part = pv.toObject();
-        const QString signature = part.value(L("thoughtSignature")).toString();
-        if (part.contains(L("functionCall"))) {
-            functionCall(part.value(L("functionCall")).toObject(), signature);
-            continue;
+    const Value *candidate = &(*candidates)[0];
+    if (const Value *parts = rj::asArray(member(member(candidate, "content"), "parts"))) {
+        for (const Value &pv : parts->GetArray()) {
+            const Value *part = &pv;
+            const QString signature = toString(member(part, "thoughtSignature"));
+            if (const Value *call = member(part, "functionCall")) {
+                functionCall(call, signature);
+                continue;
+            }
+            if (!member(part, "text"))
+                continue; // executableCode, inlineData output...: no canonical form in an answer
+            const BlockType type = rj::toBool(member(part, "thought")) ? BlockType::Thinking : BlockType::Text;
+            const QString text = toString(member(part, "text"));
+            const ContentBlock *open = m_out.find(kProse);
+            if (!open || open->type != type) {
+                if (text.isEmpty() && signature.isEmpty())
+                    continue; // an empty closing part opens nothing
+                m_out.close(kProse);
+                m_out.open(kProse, type);
+            }
+            if (!signature.isEmpty())
+                m_out.find(kProse)->signature = signature;
+            m_out.append(kProse, text);
         }
-        if (!part.contains(L("text")))
-            continue; // executableCode, inlineData output...: no canonical form in an answer
-        const BlockType type = part.value(L("thought")).toBool() ? BlockType::Thinking : BlockType::Text;
-        const QString text = part.value(L("text")).toString();
-        const ContentBlock *open = m_out.find(kProse);
-        if (!open || open->type != type) {
-            if (text.isEmpty() && signature.isEmpty())
-                continue; // an empty closing part opens nothing
-            m_out.close(kProse);
-            m_out.open(kProse, type);
-        }
-        if (!signature.isEmpty())
-            m_out.find(kProse)->signature = signature;
-        m_out.append(kProse, text);
     }
-    const QString finish = candidate.value(L("finishReason")).toString();
+    const QString finish = toString(member(candidate, "finishReason"));
     if (!finish.isEmpty())
         m_finishReason = finish;
 }

@@ -4,6 +4,8 @@
 #include "core/upstream/canonical_stream_builder.h"
 #include "core/upstream/upstream_adapter.h"
 
+#include <rapidjson/fwd.h>
+
 namespace sw::upstream {
 
 class GoogleStreamDecoder final : public StreamDecoder {
@@ -19,7 +21,7 @@ private:
     static constexpr int kProse = 0;
     static constexpr int kCall = 1;
     void decode(const SseEvent &event);
-    void functionCall(const QJsonObject &call, const QString &signature);
+    void functionCall(const rapidjson::Value *call, const QString &signature);
     void end();
 
     CanonicalStreamBuilder m_out;

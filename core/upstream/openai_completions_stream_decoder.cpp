@@ -1,12 +1,14 @@
 #include "core/upstream/openai_completions_stream_decoder.h"
 
-#include <QJsonArray>
-#include <QJsonDocument>
-#include <QJsonObject>
+#include "core/wire/rapid_json.h"
 
 namespace sw::upstream {
 
 using namespace sw::model;
+using wire::rj::member;
+using wire::rj::toString;
+using wire::rj::Value;
+namespace rj = wire::rj;
 
 namespace {
 
@@ -16,14 +18,14 @@ QLatin1String L(const char *s) {
 
 } // namespace
 
-void OpenAICompletionsStreamDecoder::readUsage(const QJsonObject &usage) {
-    const qint64 prompt = usage.value(L("prompt_tokens")).toInteger();
-    const qint64 cached = usage.value(L("prompt_tokens_details")).toObject().value(L("cached_tokens")).toInteger();
+void OpenAICompletionsStreamDecoder::readUsage(const Value *usage) {
+    const qint64 prompt = rj::toInteger(member(usage, "prompt_tokens"));
+    const qint64 cached = rj::toInteger(member(member(usage, "prompt_tokens_details"), "cached_tokens"));
     Usage &u = m_out.usage();
     u.input = qMax<qint64>(0, prompt - cached);
     u.cacheRead = cached;
     u.cacheWrite = 0;
-    u.output = usage.value(L("completion_tokens")).toInteger();
+    u.output = rj::toInteger(member(usage, "completion_tokens"));
 }
 
 void OpenAICompletionsStreamDecoder::prose(BlockType type, const QString &text) {
@@ -37,10 +39,10 @@ void OpenAICompletionsStreamDecoder::prose(BlockType type, const QString &text) 
     m_out.append(kProse, text);
 }
 
-void OpenAICompletionsStreamDecoder::toolDelta(const QJsonObject &call) {
-    const QJsonObject fn = call.value(L("function")).toObject();
-    const int toolIndex = call.value(L("index")).toInt(0);
-    const QString id = call.value(L("id")).toString();
+void OpenAICompletionsStreamDecoder::toolDelta(const Value *call) {
+    const Value *fn = member(call, "function");
+    const int toolIndex = rj::toInt(member(call, "index"), 0);
+    const QString id = toString(member(call, "id"));
     ContentBlock *open = m_out.find(toolIndex);
     // A server that numbers every call 0 still gives each its own id: a new id is a new call.
     if (open && !id.isEmpty() && !open->toolCallId.isEmpty() && id != open->toolCallId) {
@@ -52,33 +54,31 @@ void OpenAICompletionsStreamDecoder::toolDelta(const QJsonObject &call) {
         ContentBlock b;
         b.type = BlockType::ToolCall;
         b.toolCallId = id;
-        b.toolName = fn.value(L("name")).toString();
+        b.toolName = toString(member(fn, "name"));
         m_out.open(toolIndex, b);
     } else {
-        if (open->toolName.isEmpty() && fn.contains(L("name")))
-            open->toolName = fn.value(L("name")).toString();
+        if (open->toolName.isEmpty() && member(fn, "name"))
+            open->toolName = toString(member(fn, "name"));
         if (open->toolCallId.isEmpty() && !id.isEmpty())
             open->toolCallId = id;
     }
-    const QJsonValue args = fn.value(L("arguments"));
+    const Value *args = member(fn, "arguments");
     // Some servers send the arguments as an object in one piece.
-    m_out.append(toolIndex, args.isObject()
-                                ? QString::fromUtf8(QJsonDocument(args.toObject()).toJson(QJsonDocument::Compact))
-                                : args.toString());
+    m_out.append(toolIndex, args && args->IsObject() ? QString::fromUtf8(rj::compact(*args)) : toString(args));
 }
 
-void OpenAICompletionsStreamDecoder::collectNative(const QJsonObject &chunk, const QJsonObject &choice,
-                                                   const QJsonObject &delta, qsizetype chunkBytes) {
+void OpenAICompletionsStreamDecoder::collectNative(const Value *chunk, const Value *choice, const Value *delta,
+                                                   qsizetype chunkBytes) {
     if (!m_keepNative)
         return;
     for (const char *key : {"system_fingerprint", "service_tier"})
-        if (chunk.value(L(key)).isString())
-            m_native.insert(L(key), chunk.value(L(key)));
+        if (rj::isString(member(chunk, key)))
+            m_native.insert(L(key), toString(member(chunk, key)));
     if (m_nativeOverflow)
         return;
-    const QJsonObject logprobs = choice.value(L("logprobs")).toObject();
-    const QJsonArray annotations = delta.value(L("annotations")).toArray();
-    if (!logprobs.isEmpty() || !annotations.isEmpty()) {
+    const Value *logprobs = rj::asObject(member(choice, "logprobs"));
+    const Value *annotations = rj::asArray(member(delta, "annotations"));
+    if (!rj::isEmptyObject(logprobs) || rj::arraySize(annotations) > 0) {
         // Logprobs grow with every token; past the bound the answer goes without them rather
         // than hold an unbounded copy (the client can stream to get them all).
         m_nativeBytes += chunkBytes;
@@ -90,16 +90,19 @@ void OpenAICompletionsStreamDecoder::collectNative(const QJsonObject &chunk, con
             return;
         }
     }
-    if (!logprobs.isEmpty()) {
+    if (!rj::isEmptyObject(logprobs)) {
         m_sawLogprobs = true;
-        for (const QJsonValue &v : logprobs.value(L("content")).toArray())
-            m_logprobsContent.append(v);
-        for (const QJsonValue &v : logprobs.value(L("refusal")).toArray())
-            m_logprobsRefusal.append(v);
+        if (const Value *content = rj::asArray(member(logprobs, "content")))
+            for (const Value &v : content->GetArray())
+                m_logprobsContent.append(rj::toQt(&v));
+        if (const Value *refusal = rj::asArray(member(logprobs, "refusal")))
+            for (const Value &v : refusal->GetArray())
+                m_logprobsRefusal.append(rj::toQt(&v));
     }
-    for (const QJsonValue &v : annotations)
-        m_annotations.append(v);
-    m_refusal += delta.value(L("refusal")).toString();
+    if (annotations)
+        for (const Value &v : annotations->GetArray())
+            m_annotations.append(rj::toQt(&v));
+    m_refusal += toString(member(delta, "refusal"));
 }
 
 QJsonObject OpenAICompletionsStreamDecoder::nativeAnswer() const {
@@ -132,8 +135,10 @@ void OpenAICompletionsStreamDecoder::end() {
 bool OpenAICompletionsStreamDecoder::isUsageOnlyChunk(const QByteArray &data) {
     if (!data.contains("\"usage\""))
         return false; // most chunks: no parse needed
-    const QJsonObject chunk = QJsonDocument::fromJson(data).object();
-    return chunk.value(L("usage")).isObject() && chunk.value(L("choices")).toArray().isEmpty();
+    rj::ParsedJson json;
+    json.parse(data);
+    const Value *usage = member(json.object(), "usage");
+    return usage && usage->IsObject() && rj::arraySize(member(json.object(), "choices")) == 0;
 }
 
 QList<StreamEvent> OpenAICompletionsStreamDecoder::feed(const SseEvent &sse) {
@@ -148,50 +153,53 @@ void OpenAICompletionsStreamDecoder::decode(const SseEvent &sse) {
         return;
     if (data == "[DONE]")
         return end();
-    const QJsonObject chunk = QJsonDocument::fromJson(data).object();
-    const QJsonValue errorValue = chunk.value(L("error"));
-    if (!errorValue.isUndefined() && !errorValue.isNull()) {
-        const QJsonObject err = errorValue.toObject();
-        const QJsonValue code = err.value(L("code"));
-        const QString errorType = code.isString() ? code.toString() : err.value(L("type")).toString();
-        const QString message = errorValue.isString() ? errorValue.toString() : err.value(L("message")).toString();
+    rj::ParsedJson json;
+    json.parse(data);
+    const Value *chunk = json.object();
+    const Value *error = member(chunk, "error");
+    if (!rj::isAbsent(error)) {
+        const Value *code = member(error, "code");
+        const QString errorType = rj::isString(code) ? toString(code) : toString(member(error, "type"));
+        const QString message = rj::isString(error) ? toString(error) : toString(member(error, "message"));
         m_out.fail(errorType.isEmpty() ? QStringLiteral("OpenAI stream error: %1").arg(message)
                                        : QStringLiteral("OpenAI stream error (%1): %2").arg(errorType, message),
-                   errorType, wire::statusForOpenAIError(err));
+                   errorType, wire::statusForOpenAIError(rj::toQtObject(error)));
         return;
     }
-    if (chunk.isEmpty())
+    if (rj::isEmptyObject(chunk))
         return; // keep-alive or a line we do not understand
-    m_out.start(chunk.value(L("id")).toString());
-    if (chunk.value(L("usage")).isObject()) {
-        readUsage(chunk.value(L("usage")).toObject());
+    m_out.start(toString(member(chunk, "id")));
+    const Value *usage = member(chunk, "usage");
+    if (usage && usage->IsObject()) {
+        readUsage(usage);
         if (m_keepNative)
-            m_native.insert(L("usage"), chunk.value(L("usage"))); // with its *_details as sent
+            m_native.insert(L("usage"), rj::toQt(usage)); // with its *_details as sent
     }
 
-    const QJsonArray choices = chunk.value(L("choices")).toArray();
-    if (choices.isEmpty())
+    const Value *choices = rj::asArray(member(chunk, "choices"));
+    if (rj::arraySize(choices) == 0)
         return;
-    const QJsonObject choice = choices.first().toObject();
-    const QJsonObject delta = choice.value(L("delta")).toObject();
+    const Value *choice = &(*choices)[0];
+    const Value *delta = rj::asObject(member(choice, "delta"));
     collectNative(chunk, choice, delta, data.size());
 
     for (const char *key : {"reasoning_content", "reasoning", "reasoning_text"}) {
-        const QString thinking = delta.value(L(key)).toString();
+        const QString thinking = toString(member(delta, key));
         if (!thinking.isEmpty()) {
             prose(BlockType::Thinking, thinking);
             break; // servers send one of the three names
         }
     }
     // A model refusal (structured outputs) arrives as delta.refusal: its text is the answer.
-    const QString refusal = delta.value(L("refusal")).toString();
+    const QString refusal = toString(member(delta, "refusal"));
     m_sawRefusal |= !refusal.isEmpty();
-    prose(BlockType::Text, delta.value(L("content")).toString() + refusal);
-    for (const QJsonValue &v : delta.value(L("tool_calls")).toArray())
-        toolDelta(v.toObject());
-    const QJsonValue finish = choice.value(L("finish_reason"));
-    if (finish.isString() && !finish.toString().isEmpty()) {
-        m_finishReason = finish.toString();
+    prose(BlockType::Text, toString(member(delta, "content")) + refusal);
+    if (const Value *calls = rj::asArray(member(delta, "tool_calls")))
+        for (const Value &call : calls->GetArray())
+            toolDelta(&call);
+    const Value *finish = member(choice, "finish_reason");
+    if (rj::isString(finish) && finish->GetStringLength() > 0) {
+        m_finishReason = toString(finish);
         m_out.closeAll(); // the usage chunk and [DONE] may still follow
     }
 }

@@ -7,6 +7,8 @@
 #include <QJsonArray>
 #include <QJsonObject>
 
+#include <rapidjson/fwd.h>
+
 namespace sw::upstream {
 
 class OpenAICompletionsStreamDecoder final : public StreamDecoder {
@@ -31,14 +33,14 @@ private:
     static constexpr int kProse = std::numeric_limits<int>::min();
     void decode(const SseEvent &event);
     void prose(model::BlockType type, const QString &text);
-    void toolDelta(const QJsonObject &call);
-    void readUsage(const QJsonObject &usage);
+    void toolDelta(const rapidjson::Value *call);
+    void readUsage(const rapidjson::Value *usage);
     void end();
 
     // What a same-API JSON answer needs beyond the canonical message (StreamEvent::native):
     // the upstream's usage object, system_fingerprint, service_tier, the refusal text,
     // logprobs and annotations, collected as they stream.
-    void collectNative(const QJsonObject &chunk, const QJsonObject &choice, const QJsonObject &delta,
+    void collectNative(const rapidjson::Value *chunk, const rapidjson::Value *choice, const rapidjson::Value *delta,
                        qsizetype chunkBytes);
     QJsonObject nativeAnswer() const;
     QJsonObject m_native;

@@ -1,14 +1,17 @@
 #include "core/upstream/openai_responses_stream_decoder.h"
 
-#include "core/wire/json.h"
+#include "core/wire/rapid_json.h"
 
 #include <QJsonArray>
-#include <QJsonDocument>
-#include <QJsonObject>
 
 namespace sw::upstream {
 
 using namespace sw::model;
+using wire::rj::equals;
+using wire::rj::member;
+using wire::rj::toString;
+using wire::rj::Value;
+namespace rj = wire::rj;
 
 namespace {
 
@@ -16,24 +19,30 @@ QLatin1String L(const char *s) {
     return QLatin1String(s);
 }
 
-// `text` escaped as the inside of a JSON string (no quotes around it).
-QString jsonStringBody(const QString &text) {
-    const QByteArray quoted = QJsonDocument(QJsonArray{text}).toJson(QJsonDocument::Compact); // ["…"]
-    return QString::fromUtf8(quoted.mid(2, quoted.size() - 4));
+// The event's type: the payload's own, else the event: line read as QString::fromUtf8 would
+// (which drops one leading byte order mark), without converting.
+std::string_view eventType(const Value *data, const QByteArray &eventLine) {
+    const std::string_view own = rj::bytes(member(data, "type"));
+    if (!own.empty())
+        return own;
+    std::string_view line(eventLine.constData(), size_t(eventLine.size()));
+    if (line.substr(0, 3) == "\xEF\xBB\xBF")
+        line.remove_prefix(3);
+    return line;
 }
 
 } // namespace
 
-void OpenAIResponsesStreamDecoder::readUsage(const QJsonObject &usage) {
-    if (usage.isEmpty())
+void OpenAIResponsesStreamDecoder::readUsage(const Value *usage) {
+    if (rj::isEmptyObject(usage))
         return;
-    const qint64 input = usage.value(L("input_tokens")).toInteger();
-    const qint64 cached = usage.value(L("input_tokens_details")).toObject().value(L("cached_tokens")).toInteger();
+    const qint64 input = rj::toInteger(member(usage, "input_tokens"));
+    const qint64 cached = rj::toInteger(member(member(usage, "input_tokens_details"), "cached_tokens"));
     Usage &u = m_out.usage();
     u.input = qMax<qint64>(0, input - cached);
     u.cacheRead = cached;
     u.cacheWrite = 0;
-    u.output = usage.value(L("output_tokens")).toInteger();
+    u.output = rj::toInteger(member(usage, "output_tokens"));
 }
 
 void OpenAIResponsesStreamDecoder::fail(const QString &code, const QString &message) {
@@ -56,59 +65,72 @@ QList<StreamEvent> OpenAIResponsesStreamDecoder::finish() {
     return m_out.take();
 }
 
-void OpenAIResponsesStreamDecoder::itemAdded(int oi, const QJsonObject &item) {
-    const QString itemType = item.value(L("type")).toString();
-    if (itemType == L("reasoning")) {
-        m_out.open(oi, BlockType::Thinking).itemId = item.value(L("id")).toString();
-    } else if (itemType == L("function_call") || itemType == L("custom_tool_call")) {
+void OpenAIResponsesStreamDecoder::itemAdded(int oi, const Value *item) {
+    const Value *itemType = member(item, "type");
+    if (equals(itemType, "reasoning")) {
+        m_out.open(oi, BlockType::Thinking).itemId = toString(member(item, "id"));
+    } else if (equals(itemType, "function_call") || equals(itemType, "custom_tool_call")) {
         m_sawToolCall = true;
         ContentBlock b;
         b.type = BlockType::ToolCall;
-        b.custom = itemType == L("custom_tool_call");
-        b.itemId = item.value(L("id")).toString();
-        b.toolCallId = item.value(L("call_id")).toString();
-        b.toolName = item.value(L("name")).toString();
+        b.custom = equals(itemType, "custom_tool_call");
+        b.itemId = toString(member(item, "id"));
+        b.toolCallId = toString(member(item, "call_id"));
+        b.toolName = toString(member(item, "name"));
         m_out.open(oi, b);
     }
     // a message item opens its block with its content part
 }
 
-void OpenAIResponsesStreamDecoder::itemDone(int oi, const QJsonObject &item) {
-    const QString itemType = item.value(L("type")).toString();
+void OpenAIResponsesStreamDecoder::itemDone(int oi, const Value *item) {
+    const Value *itemType = member(item, "type");
     ContentBlock *open = m_out.find(oi);
-    if (itemType == L("reasoning")) {
+    if (equals(itemType, "reasoning")) {
         ContentBlock &b = open ? *open : m_out.open(oi, BlockType::Thinking);
         b.type = BlockType::Thinking;
         if (b.text.isEmpty()) {
             QStringList summary;
-            for (const QJsonValue &s : item.value(L("summary")).toArray())
-                summary << s.toObject().value(L("text")).toString();
+            if (const Value *parts = rj::asArray(member(item, "summary")))
+                for (const Value &s : parts->GetArray())
+                    summary << toString(member(&s, "text"));
             b.text = summary.join(QStringLiteral("\n\n"));
         }
         // The whole item is kept as the signature: only this API can take it back.
-        b.signature = QString::fromUtf8(wire::compactJson(item));
-    } else if (itemType == L("function_call") && open) {
+        b.signature = QString::fromUtf8(rj::compact(*item));
+    } else if (equals(itemType, "function_call") && open) {
         if (open->argumentsJson.isEmpty())
-            m_out.append(oi, item.value(L("arguments")).toString());
+            m_out.append(oi, toString(member(item, "arguments")));
         if (open->toolCallId.isEmpty())
-            open->toolCallId = item.value(L("call_id")).toString();
-    } else if (itemType == L("custom_tool_call") && open) {
-        m_out.append(oi, open->argumentsJson.isEmpty()
-                             ? QString::fromUtf8(wire::compactJson(QJsonObject{{L("input"), item.value(L("input"))}}))
-                             : QStringLiteral("\"}"));
+            open->toolCallId = toString(member(item, "call_id"));
+    } else if (equals(itemType, "custom_tool_call") && open) {
+        QByteArray arguments;
+        if (open->argumentsJson.isEmpty()) {
+            // {"input": …} with the item's input as sent (nothing when it has none)
+            arguments = "{";
+            if (const Value *input = member(item, "input")) {
+                arguments += "\"input\":";
+                rj::appendCompact(arguments, *input);
+            }
+            arguments += '}';
+        } else {
+            arguments = "\"}";
+        }
+        m_out.append(oi, QString::fromUtf8(arguments));
     }
     m_out.close(oi);
 }
 
-void OpenAIResponsesStreamDecoder::completed(const QString &type, const QJsonObject &response) {
-    readUsage(response.value(L("usage")).toObject());
-    for (const QJsonValue &item : response.value(L("output")).toArray())
-        m_sawToolCall |= item.toObject().value(L("type")).toString() == L("function_call") ||
-                         item.toObject().value(L("type")).toString() == L("custom_tool_call");
+void OpenAIResponsesStreamDecoder::completed(std::string_view type, const Value *response) {
+    readUsage(member(response, "usage"));
+    const Value *output = rj::asArray(member(response, "output"));
+    if (output)
+        for (const Value &item : output->GetArray())
+            m_sawToolCall |=
+                equals(member(&item, "type"), "function_call") || equals(member(&item, "type"), "custom_tool_call");
     QJsonObject native;
     if (m_keepNative) {
-        native = response; // the whole answer as the Responses API defines it
-        if (response.value(L("output")).toArray().size() < m_doneItems.size()) {
+        native = rj::toQtObject(response); // the whole answer as the Responses API defines it
+        if (rj::arraySize(output) < m_doneItems.size()) {
             if (m_doneItemBytes > kMaxNativeChars) {
                 native = {}; // too large to keep whole: the canonical answer is used
             } else {
@@ -119,11 +141,10 @@ void OpenAIResponsesStreamDecoder::completed(const QString &type, const QJsonObj
             }
         }
     }
-    const bool incomplete =
-        type == L("response.incomplete") || response.value(L("status")).toString() == L("incomplete");
-    const QString why = response.value(L("incomplete_details")).toObject().value(L("reason")).toString();
+    const bool incomplete = type == "response.incomplete" || equals(member(response, "status"), "incomplete");
+    const bool filtered = equals(member(member(response, "incomplete_details"), "reason"), "content_filter");
     StopReason reason = m_sawRefusal ? StopReason::Refusal : StopReason::Stop;
-    if (incomplete && why == L("content_filter"))
+    if (incomplete && filtered)
         reason = StopReason::Refusal; // the filter answered: not an outage
     else if (incomplete)
         reason = StopReason::Length;
@@ -133,80 +154,84 @@ void OpenAIResponsesStreamDecoder::completed(const QString &type, const QJsonObj
 }
 
 void OpenAIResponsesStreamDecoder::decode(const SseEvent &sse, const QByteArray &raw) {
-    const QJsonObject data = QJsonDocument::fromJson(raw).object();
-    QString type = data.value(L("type")).toString();
-    if (type.isEmpty())
-        type = QString::fromUtf8(sse.event);
-    if (type.isEmpty())
+    rj::ParsedJson json;
+    json.parse(raw);
+    const Value *data = json.object();
+    const std::string_view type = eventType(data, sse.event);
+    if (type.empty())
         return;
 
-    if (type == L("error")) {
+    if (type == "error") {
         // {type:error, code, message} (older servers nest it in "error")
-        const QJsonObject err = data.value(L("error")).isObject() ? data.value(L("error")).toObject() : data;
-        const QJsonValue code = err.value(L("code"));
+        const Value *nested = member(data, "error");
+        const Value *err = nested && nested->IsObject() ? nested : data;
+        const Value *code = member(err, "code");
         // response.failed follows: the error ends the stream there (or at the end of the body),
         // so a passthrough client gets both frames.
-        m_pendingErrorCode = code.isString() ? code.toString() : err.value(L("type")).toString();
-        m_pendingErrorMessage = err.value(L("message")).toString(QStringLiteral("unknown error"));
+        m_pendingErrorCode = rj::isString(code) ? toString(code) : toString(member(err, "type"));
+        m_pendingErrorMessage = toString(member(err, "message"), QStringLiteral("unknown error"));
         return;
     }
-    if (type == L("response.failed")) {
-        const QJsonObject response = data.value(L("response")).toObject();
-        readUsage(response.value(L("usage")).toObject());
-        const QJsonObject err = response.value(L("error")).toObject();
-        const QString message = err.value(L("message")).toString();
+    if (type == "response.failed") {
+        const Value *response = member(data, "response");
+        readUsage(member(response, "usage"));
+        const Value *err = member(response, "error");
+        const QString message = toString(member(err, "message"));
         if (message.isEmpty() && !m_pendingErrorMessage.isEmpty())
             fail(m_pendingErrorCode, m_pendingErrorMessage);
         else
-            fail(err.value(L("code")).toString(m_pendingErrorCode),
+            fail(toString(member(err, "code"), m_pendingErrorCode),
                  message.isEmpty() ? QStringLiteral("the response failed") : message);
         return;
     }
-    m_out.start(data.value(L("response")).toObject().value(L("id")).toString());
-    const int oi = data.value(L("output_index")).toInt(-1);
-    if (type == L("response.output_item.added")) {
-        itemAdded(oi, data.value(L("item")).toObject());
-    } else if (type == L("response.content_part.added")) {
-        const QString partType = data.value(L("part")).toObject().value(L("type")).toString();
-        m_sawRefusal |= partType == L("refusal");
-        if (partType == L("output_text") || partType == L("refusal"))
-            m_out.open(oi, BlockType::Text).itemId = data.value(L("item_id")).toString();
-    } else if (type == L("response.output_text.delta") || type == L("response.refusal.delta") ||
-               type == L("response.reasoning_summary_text.delta") || type == L("response.reasoning_text.delta") ||
-               type == L("response.function_call_arguments.delta")) {
-        const BlockType kind = type.startsWith(L("response.reasoning"))              ? BlockType::Thinking
-                               : type == L("response.function_call_arguments.delta") ? BlockType::ToolCall
-                                                                                     : BlockType::Text;
-        m_sawRefusal |= type == L("response.refusal.delta");
-        const QString delta = data.value(L("delta")).toString();
+    m_out.start(toString(member(member(data, "response"), "id")));
+    const int oi = rj::toInt(member(data, "output_index"), -1);
+    if (type == "response.output_item.added") {
+        itemAdded(oi, member(data, "item"));
+    } else if (type == "response.content_part.added") {
+        const Value *partType = member(member(data, "part"), "type");
+        m_sawRefusal |= equals(partType, "refusal");
+        if (equals(partType, "output_text") || equals(partType, "refusal"))
+            m_out.open(oi, BlockType::Text).itemId = toString(member(data, "item_id"));
+    } else if (type == "response.output_text.delta" || type == "response.refusal.delta" ||
+               type == "response.reasoning_summary_text.delta" || type == "response.reasoning_text.delta" ||
+               type == "response.function_call_arguments.delta") {
+        const BlockType kind = type.substr(0, 18) == "response.reasoning"         ? BlockType::Thinking
+                               : type == "response.function_call_arguments.delta" ? BlockType::ToolCall
+                                                                                  : BlockType::Text;
+        m_sawRefusal |= type == "response.refusal.delta";
+        const QString delta = toString(member(data, "delta"));
         if (!delta.isEmpty()) {
             m_out.open(oi, kind);
             m_out.append(oi, delta);
         }
-    } else if (type == L("response.custom_tool_call_input.delta")) {
+    } else if (type == "response.custom_tool_call_input.delta") {
         // A custom tool's input is text; canonically it is the argument JSON {"input": "…"},
         // streamed as escaped fragments so the call commits and counts as it arrives.
-        const QString piece = data.value(L("delta")).toString();
+        const Value *piece = member(data, "delta");
         const ContentBlock *open = m_out.find(oi);
-        if (!piece.isEmpty() && open && open->custom)
+        if (rj::isString(piece) && !toString(piece).isEmpty() && open && open->custom) {
+            QByteArray escaped;
+            rj::appendEscaped(escaped, rj::bytes(piece));
             m_out.append(oi, (open->argumentsJson.isEmpty() ? QStringLiteral("{\"input\":\"") : QString()) +
-                                 jsonStringBody(piece));
-    } else if (type == L("response.reasoning_summary_part.added")) {
+                                 QString::fromUtf8(escaped));
+        }
+    } else if (type == "response.reasoning_summary_part.added") {
         const ContentBlock &b = m_out.open(oi, BlockType::Thinking);
         if (m_summaryParts[oi]++ > 0 && !b.text.isEmpty()) // parts of one summary, as paragraphs
             m_out.append(oi, QStringLiteral("\n\n"));
-    } else if (type == L("response.content_part.done")) {
+    } else if (type == "response.content_part.done") {
         m_out.close(oi);
-    } else if (type == L("response.output_item.done")) {
-        const QJsonObject item = data.value(L("item")).toObject();
+    } else if (type == "response.output_item.done") {
+        const Value *item = member(data, "item");
         if (m_keepNative) {
             m_doneItemBytes += raw.size();
             if (m_doneItemBytes <= kMaxNativeChars)
-                m_doneItems.insert(oi, item);
+                m_doneItems.insert(oi, rj::toQtObject(item));
         }
         itemDone(oi, item);
-    } else if (type == L("response.completed") || type == L("response.incomplete")) {
-        completed(type, data.value(L("response")).toObject());
+    } else if (type == "response.completed" || type == "response.incomplete") {
+        completed(type, member(data, "response"));
     }
     // created, in_progress, *.done texts, annotations, built-in tool progress: nothing to say
 }

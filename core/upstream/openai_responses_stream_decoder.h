@@ -7,6 +7,9 @@
 #include <QHash>
 #include <QJsonObject>
 #include <QMap>
+#include <string_view>
+
+#include <rapidjson/fwd.h>
 
 namespace sw::upstream {
 
@@ -24,10 +27,10 @@ private:
     // Parallel function calls may interleave their argument deltas by output_index: the
     // builder's sequencer gives the client one block at a time.
     void decode(const SseEvent &event, const QByteArray &raw);
-    void itemAdded(int outputIndex, const QJsonObject &item);
-    void itemDone(int outputIndex, const QJsonObject &item);
-    void completed(const QString &type, const QJsonObject &response);
-    void readUsage(const QJsonObject &usage);
+    void itemAdded(int outputIndex, const rapidjson::Value *item);
+    void itemDone(int outputIndex, const rapidjson::Value *item);
+    void completed(std::string_view type, const rapidjson::Value *response);
+    void readUsage(const rapidjson::Value *usage);
     void fail(const QString &code, const QString &message);
 
     CanonicalStreamBuilder m_out{/*sequenced=*/true};

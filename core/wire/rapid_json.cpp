@@ -1,0 +1,496 @@
+#include "core/wire/rapid_json.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QLocale>
+#include <QVarLengthArray>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include <rapidjson/memorystream.h>
+#include <rapidjson/reader.h>
+
+namespace sw::wire::rj {
+
+namespace {
+
+// Iterative: nesting costs heap (bounded below), never stack. Validated UTF-8: Qt refuses
+// invalid UTF-8. Numbers as text: Builder converts them the way Qt's parser does (RapidJSON's
+// own conversion rounds some doubles differently, e.g. 2e-324 to 5e-324 where Qt refuses it).
+constexpr unsigned kParseFlags =
+    rapidjson::kParseIterativeFlag | rapidjson::kParseValidateEncodingFlag | rapidjson::kParseNumbersAsStringsFlag;
+
+bool startsWithBom(const char *s, size_t n) {
+    return n >= 3 && uchar(s[0]) == 0xEF && uchar(s[1]) == 0xBB && uchar(s[2]) == 0xBF;
+}
+
+// A number literal as Qt's parser reads it: an integer literal that fits in qint64 exactly,
+// anything else through QByteArray::toDouble, which refuses (false) a value that overflows or
+// underflows to zero. Integral doubles are read as integers later (qtInteger()).
+bool convertNumber(const char *s, size_t n, Document &doc) {
+    const bool minus = n > 0 && s[0] == '-';
+    if (n - minus <= 18 && std::all_of(s + minus, s + n, [](char c) { return c >= '0' && c <= '9'; })) {
+        qint64 v = 0; // up to 18 digits: always fits
+        for (const char *p = s + minus; p < s + n; ++p)
+            v = v * 10 + (*p - '0');
+        return doc.Int64(minus ? -v : v);
+    }
+    const QByteArray literal = QByteArray::fromRawData(s, qsizetype(n));
+    bool ok = false;
+    if (std::none_of(s, s + n, [](char c) { return c == '.' || c == 'e' || c == 'E'; })) {
+        const qint64 v = literal.toLongLong(&ok);
+        if (ok)
+            return doc.Int64(v);
+    }
+    const double d = literal.toDouble(&ok);
+    return ok && doc.Double(d);
+}
+
+// Builds the document from the reader's events, and stops the parse where RapidJSON and Qt
+// part ways: past Qt's nesting limit and at a number Qt refuses (Qt refuses the text), and at
+// a string that starts with a byte order mark (Qt drops the mark from a string written
+// without escapes and keeps it in one with escapes; the decoded bytes cannot tell which, Qt's
+// own parse can).
+struct Builder {
+    Document &doc;
+    int depth = 0;
+    bool refused = false;
+    bool askQt = false;
+
+    bool Null() { return doc.Null(); }
+    bool Bool(bool b) { return doc.Bool(b); }
+    bool Int(int i) { return doc.Int(i); }
+    bool Uint(unsigned i) { return doc.Uint(i); }
+    bool Int64(int64_t i) { return doc.Int64(i); }
+    bool Uint64(uint64_t i) { return doc.Uint64(i); }
+    bool Double(double d) { return doc.Double(d); }
+    bool RawNumber(const char *s, rapidjson::SizeType n, bool) {
+        refused = !convertNumber(s, n, doc);
+        return !refused;
+    }
+    bool String(const char *s, rapidjson::SizeType n, bool copy) {
+        if (startsWithBom(s, n)) {
+            askQt = true;
+            return false;
+        }
+        return doc.String(s, n, copy);
+    }
+    bool Key(const char *s, rapidjson::SizeType n, bool copy) { return String(s, n, copy); }
+    bool StartObject() { return enter() && doc.StartObject(); }
+    bool EndObject(rapidjson::SizeType n) {
+        --depth;
+        return doc.EndObject(n);
+    }
+    bool StartArray() { return enter() && doc.StartArray(); }
+    bool EndArray(rapidjson::SizeType n) {
+        --depth;
+        return doc.EndArray(n);
+    }
+    bool enter() {
+        refused = ++depth > kMaxDepth;
+        return !refused;
+    }
+};
+
+// A QString as UTF-8, except that a lone surrogate (which Qt's parser keeps from an escape
+// such as "\ud800") is encoded on its own (ED A0 80) rather than replaced: decode() and the
+// writer give it back as Qt would.
+QByteArray toWtf8(QStringView s) {
+    QByteArray out;
+    out.reserve(s.size());
+    for (qsizetype i = 0; i < s.size(); ++i) {
+        char32_t c = s[i].unicode();
+        if (QChar::isHighSurrogate(c) && i + 1 < s.size() && QChar::isLowSurrogate(s[i + 1].unicode()))
+            c = QChar::surrogateToUcs4(char16_t(c), s[++i].unicode());
+        if (c < 0x80) {
+            out += char(c);
+        } else if (c < 0x800) {
+            out += char(0xC0 | (c >> 6));
+            out += char(0x80 | (c & 0x3F));
+        } else if (c < 0x10000) {
+            out += char(0xE0 | (c >> 12));
+            out += char(0x80 | ((c >> 6) & 0x3F));
+            out += char(0x80 | (c & 0x3F));
+        } else {
+            out += char(0xF0 | (c >> 18));
+            out += char(0x80 | ((c >> 12) & 0x3F));
+            out += char(0x80 | ((c >> 6) & 0x3F));
+            out += char(0x80 | (c & 0x3F));
+        }
+    }
+    return out;
+}
+
+// A surrogate code point encoded on its own: ED A0..BF xx.
+bool hasLoneSurrogate(const char *s, size_t n) {
+    for (const char *p = s; (p = static_cast<const char *>(std::memchr(p, 0xED, n - size_t(p - s))));) {
+        if (p + 1 < s + n && uchar(p[1]) >= 0xA0)
+            return true;
+        ++p;
+    }
+    return false;
+}
+
+// UTF-8 (with lone surrogates as toWtf8 writes them) to UTF-16, keeping a leading byte order
+// mark. Bytes that are not UTF-8 (never produced by the parse) become U+FFFD.
+QString decodeExactly(const char *s, size_t n) {
+    QString out;
+    out.reserve(qsizetype(n));
+    const auto *p = reinterpret_cast<const uchar *>(s);
+    const uchar *const end = p + n;
+    while (p < end) {
+        const uchar b = *p++;
+        int more = b < 0x80 ? 0 : b >= 0xF0 ? 3 : b >= 0xE0 ? 2 : b >= 0xC0 ? 1 : -1;
+        char32_t c = more == 0 ? b : more == 1 ? b & 0x1F : more == 2 ? b & 0x0F : b & 0x07;
+        if (more < 0 || end - p < more) {
+            out += QChar::ReplacementCharacter;
+            continue;
+        }
+        for (; more > 0; --more)
+            c = (c << 6) | (*p++ & 0x3F);
+        if (c >= 0x10000) {
+            out += QChar(QChar::highSurrogate(c));
+            out += QChar(QChar::lowSurrogate(c));
+        } else {
+            out += QChar(char16_t(c));
+        }
+    }
+    return out;
+}
+
+QString decode(const char *s, size_t n) {
+    if (startsWithBom(s, n) || hasLoneSurrogate(s, n))
+        return decodeExactly(s, n); // QString::fromUtf8 would drop the mark, replace the surrogate
+    return QString::fromUtf8(s, qsizetype(n));
+}
+
+// Qt's parser keeps a number as an integer when its value is integral and fits in qint64.
+bool integral(double d, qint64 *out) {
+    if (!(d >= -9223372036854775808.0 && d < 9223372036854775808.0) || std::trunc(d) != d)
+        return false;
+    *out = qint64(d);
+    return true;
+}
+
+// The number as Qt holds it: an integer (true, *i) or a double (false, *d).
+bool qtInteger(const Value &v, qint64 *i, double *d) {
+    if (v.IsInt64()) {
+        *i = v.GetInt64();
+        return true;
+    }
+    *d = v.GetDouble(); // a Uint64 past qint64 is a double to Qt too
+    return integral(*d, i);
+}
+
+void fromQt(const QJsonValue &q, Value &out, Allocator &a) {
+    switch (q.type()) {
+    case QJsonValue::Bool:
+        out.SetBool(q.toBool());
+        break;
+    case QJsonValue::Double: {
+        const qint64 i = q.toInteger();
+        if (i != 0 || q.toDouble() == 0)
+            out.SetInt64(i); // Qt keeps integral values as integers
+        else
+            out.SetDouble(q.toDouble());
+        break;
+    }
+    case QJsonValue::String: {
+        const QByteArray s = toWtf8(q.toString());
+        out.SetString(s.constData(), rapidjson::SizeType(s.size()), a);
+        break;
+    }
+    case QJsonValue::Array: {
+        out.SetArray();
+        const QJsonArray array = q.toArray();
+        out.Reserve(rapidjson::SizeType(array.size()), a);
+        for (const QJsonValue &e : array) {
+            Value v;
+            fromQt(e, v, a);
+            out.PushBack(v, a);
+        }
+        break;
+    }
+    case QJsonValue::Object: {
+        out.SetObject();
+        const QJsonObject object = q.toObject();
+        for (auto it = object.begin(); it != object.end(); ++it) {
+            const QByteArray k = toWtf8(it.key());
+            Value name(k.constData(), rapidjson::SizeType(k.size()), a);
+            Value v;
+            fromQt(it.value(), v, a);
+            out.AddMember(name, v, a);
+        }
+        break;
+    }
+    default:
+        out.SetNull();
+    }
+}
+
+char hexDigit(unsigned u) {
+    return char(u < 10 ? '0' + u : 'a' + u - 10);
+}
+
+} // namespace
+
+ParsedJson::ParsedJson() : m_pool(m_first, sizeof m_first), m_doc(&m_pool, 512, &m_pool) {}
+
+ParsedJson::~ParsedJson() = default;
+
+bool ParsedJson::parse(QByteArrayView text) {
+    switch (parseFast(text)) {
+    case Fast::Parsed:
+        return true;
+    case Fast::Refused:
+        return false;
+    case Fast::AskQt:
+        break;
+    }
+    return parseWithQt(text);
+}
+
+ParsedJson::Fast ParsedJson::parseFast(QByteArrayView text) {
+    QByteArrayView body = text;
+    if (startsWithBom(body.data(), size_t(body.size())))
+        body = body.sliced(3); // Qt skips one byte order mark before the document
+    rapidjson::MemoryStream stream(body.data(), size_t(body.size()));
+    rapidjson::GenericReader<rapidjson::UTF8<>, rapidjson::UTF8<>, Allocator> reader(&m_pool);
+    Builder builder{m_doc};
+    bool parsed = false;
+    auto generate = [&](Document &) {
+        parsed = !reader.Parse<kParseFlags>(stream, builder).IsError();
+        return parsed;
+    };
+    m_doc.Populate(generate);
+    if (!parsed) {
+        m_doc.SetNull();
+        // Past the nesting limit, or at a number out of range, Qt refuses the text too; anything
+        // else may be one Qt takes.
+        return builder.refused ? Fast::Refused : Fast::AskQt;
+    }
+    // A NUL byte ends RapidJSON's input where Qt sees garbage after the document; Qt refuses a
+    // scalar at the top.
+    if (stream.Tell() != size_t(body.size()) || !(m_doc.IsObject() || m_doc.IsArray())) {
+        m_doc.SetNull();
+        return Fast::Refused;
+    }
+    return Fast::Parsed;
+}
+
+bool ParsedJson::parseWithQt(QByteArrayView text) {
+    const QJsonDocument doc = QJsonDocument::fromJson(text.toByteArray());
+    if (doc.isObject())
+        fromQt(doc.object(), m_doc, m_pool);
+    else if (doc.isArray())
+        fromQt(doc.array(), m_doc, m_pool);
+    else
+        return false;
+    return true;
+}
+
+const Value *member(const Value *object, std::string_view name) {
+    if (!object || !object->IsObject())
+        return nullptr;
+    for (auto it = object->MemberEnd(); it != object->MemberBegin();) {
+        --it; // from the end: the last of duplicate names counts
+        if (it->name.GetStringLength() == name.size() &&
+            std::memcmp(it->name.GetString(), name.data(), name.size()) == 0)
+            return &it->value;
+    }
+    return nullptr;
+}
+
+QString toString(const Value *v, const QString &defaultValue) {
+    return isString(v) ? decode(v->GetString(), v->GetStringLength()) : defaultValue;
+}
+
+qint64 toInteger(const Value *v, qint64 defaultValue) {
+    qint64 i = 0;
+    double d = 0;
+    return v && v->IsNumber() && qtInteger(*v, &i, &d) ? i : defaultValue;
+}
+
+int toInt(const Value *v, int defaultValue) {
+    qint64 i = 0;
+    double d = 0;
+    return v && v->IsNumber() && qtInteger(*v, &i, &d) && qint64(int(i)) == i ? int(i) : defaultValue;
+}
+
+void appendEscaped(QByteArray &out, std::string_view utf8) {
+    const char *p = utf8.data();
+    const char *const end = p + utf8.size();
+    const char *run = p;
+    auto flush = [&](const char *to) {
+        if (to > run)
+            out.append(run, to - run);
+    };
+    while (p < end) {
+        const uchar c = uchar(*p);
+        if (c >= 0x20 && c != '"' && c != '\\' && !(c == 0xED && p + 1 < end && uchar(p[1]) >= 0xA0)) {
+            ++p;
+            continue;
+        }
+        flush(p);
+        out += '\\';
+        switch (c) {
+        case '"':
+            out += '"';
+            break;
+        case '\\':
+            out += '\\';
+            break;
+        case 0x08:
+            out += 'b';
+            break;
+        case 0x0C:
+            out += 'f';
+            break;
+        case 0x0A:
+            out += 'n';
+            break;
+        case 0x0D:
+            out += 'r';
+            break;
+        case 0x09:
+            out += 't';
+            break;
+        case 0xED: { // a lone surrogate: Qt writes it as an escape
+            const unsigned u = 0xD000 | ((uchar(p[1]) & 0x3F) << 6) | (p + 2 < end ? uchar(p[2]) & 0x3F : 0);
+            out += 'u';
+            for (int shift = 12; shift >= 0; shift -= 4)
+                out += hexDigit((u >> shift) & 0xF);
+            p += 2;
+            break;
+        }
+        default:
+            out += "u00";
+            out += hexDigit(c >> 4);
+            out += hexDigit(c & 0xF);
+        }
+        ++p;
+        run = p;
+    }
+    flush(end);
+}
+
+bool appendCompact(QByteArray &out, const Value &v, int maxDepth) {
+    switch (v.GetType()) {
+    case rapidjson::kNullType:
+        out += "null";
+        return true;
+    case rapidjson::kFalseType:
+        out += "false";
+        return true;
+    case rapidjson::kTrueType:
+        out += "true";
+        return true;
+    case rapidjson::kNumberType: {
+        qint64 i = 0;
+        double d = 0;
+        out +=
+            qtInteger(v, &i, &d) ? QByteArray::number(i) : QByteArray::number(d, 'g', QLocale::FloatingPointShortest);
+        return true;
+    }
+    case rapidjson::kStringType:
+        out += '"';
+        appendEscaped(out, bytes(&v));
+        out += '"';
+        return true;
+    case rapidjson::kArrayType: {
+        if (maxDepth <= 0)
+            return false;
+        out += '[';
+        bool first = true;
+        for (const Value &e : v.GetArray()) {
+            if (!first)
+                out += ',';
+            first = false;
+            if (!appendCompact(out, e, maxDepth - 1))
+                return false;
+        }
+        out += ']';
+        return true;
+    }
+    case rapidjson::kObjectType: {
+        if (maxDepth <= 0)
+            return false;
+        // Qt holds an object's members sorted by name, the last of duplicate names kept.
+        QVarLengthArray<const Value::Member *, 16> members;
+        for (const Value::Member &m : v.GetObject())
+            members.append(&m);
+        const auto name = [](const Value::Member *m) { return bytes(&m->name); };
+        std::stable_sort(members.begin(), members.end(),
+                         [&](const Value::Member *a, const Value::Member *b) { return name(a) < name(b); });
+        out += '{';
+        bool first = true;
+        for (qsizetype i = 0; i < members.size(); ++i) {
+            if (i + 1 < members.size() && name(members[i]) == name(members[i + 1]))
+                continue;
+            if (!first)
+                out += ',';
+            first = false;
+            out += '"';
+            appendEscaped(out, name(members[i]));
+            out += "\":";
+            if (!appendCompact(out, members[i]->value, maxDepth - 1))
+                return false;
+        }
+        out += '}';
+        return true;
+    }
+    }
+    return false;
+}
+
+QByteArray compact(const Value &v) {
+    QByteArray out;
+    if (!appendCompact(out, v))
+        out.clear();
+    return out;
+}
+
+QJsonValue toQt(const Value *v, int maxDepth) {
+    if (!v)
+        return QJsonValue(QJsonValue::Undefined);
+    switch (v->GetType()) {
+    case rapidjson::kNullType:
+        return QJsonValue(QJsonValue::Null);
+    case rapidjson::kFalseType:
+        return false;
+    case rapidjson::kTrueType:
+        return true;
+    case rapidjson::kNumberType: {
+        qint64 i = 0;
+        double d = 0;
+        return qtInteger(*v, &i, &d) ? QJsonValue(i) : QJsonValue(d);
+    }
+    case rapidjson::kStringType:
+        return toString(v);
+    case rapidjson::kArrayType: {
+        if (maxDepth <= 0)
+            return QJsonValue(QJsonValue::Undefined);
+        QJsonArray array;
+        for (const Value &e : v->GetArray())
+            array.append(toQt(&e, maxDepth - 1));
+        return array;
+    }
+    case rapidjson::kObjectType: {
+        if (maxDepth <= 0)
+            return QJsonValue(QJsonValue::Undefined);
+        QJsonObject object;
+        for (const Value::Member &m : v->GetObject())
+            object.insert(toString(&m.name), toQt(&m.value, maxDepth - 1)); // a later duplicate replaces
+        return object;
+    }
+    }
+    return QJsonValue(QJsonValue::Undefined);
+}
+
+QJsonObject toQtObject(const Value *v) {
+    return v && v->IsObject() ? toQt(v).toObject() : QJsonObject();
+}
+
+} // namespace sw::wire::rj

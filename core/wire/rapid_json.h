@@ -1,0 +1,136 @@
+#pragma once
+// JSON a peer sent (an upstream's SSE events), parsed with RapidJSON and read the way Qt's
+// JSON classes read it. The stream decoders parse every event of every stream; a
+// QJsonDocument per event was the largest cost on the engine thread (docs/performance.md).
+//
+// Equivalence with QJsonDocument::fromJson is the contract, because the decoders' output
+// must not depend on which parser ran:
+//  - the same texts are accepted: a top-level object or array, nesting at most 1024 deep,
+//    valid UTF-8, nothing but whitespace after the value. What RapidJSON refuses but Qt
+//    takes (raw control characters in strings, "\q" escapes, lone surrogates, "1." or
+//    ".5") and the few texts where the two would read a value differently (a string that
+//    starts with a byte order mark, a number that underflows) are parsed by Qt and copied
+//    over, so they read as Qt reads them;
+//  - duplicate names: the last one counts, as in a QJsonObject parsed by Qt;
+//  - numbers read as QJsonValue reads them: an integral value that fits in 64 bits is an
+//    integer (12, 12.0 and 1.2e1 alike), anything else a double;
+//  - strings convert as QJsonValue::toString() converts them.
+// Only core/wire and the decoders include this header: RapidJSON stays out of the model.
+
+#include <QByteArray>
+#include <QByteArrayView>
+#include <QJsonObject>
+#include <QJsonValue>
+#include <QString>
+#include <cstddef>
+#include <string_view>
+
+#include <rapidjson/document.h>
+
+namespace sw::wire::rj {
+
+using Allocator = rapidjson::MemoryPoolAllocator<rapidjson::CrtAllocator>;
+using Value = rapidjson::GenericValue<rapidjson::UTF8<>, Allocator>;
+using Document = rapidjson::GenericDocument<rapidjson::UTF8<>, Allocator, Allocator>;
+
+// QJsonDocument::fromJson refuses a document nested deeper than this; so does ParsedJson,
+// and the walks below (serialise, convert) stop there.
+inline constexpr int kMaxDepth = 1024;
+
+// One parsed text. Meant to live on the stack for one event: its first 4 KiB of nodes,
+// strings and parser stack come from a buffer inside it, so a small event allocates
+// nothing; a larger one takes chunks from the heap, all freed at once with the object
+// (no recursive destructor, whatever the nesting).
+class ParsedJson final {
+public:
+    ParsedJson();
+    ~ParsedJson();
+    ParsedJson(const ParsedJson &) = delete;
+    ParsedJson &operator=(const ParsedJson &) = delete;
+
+    // Parses `text` once. False for a text QJsonDocument::fromJson refuses; the root is
+    // then Null, as QJsonDocument's object() and array() are empty.
+    bool parse(QByteArrayView text);
+
+    const Value &root() const { return m_doc; }
+    // The root object; nullptr when the root is an array or the text was refused.
+    const Value *object() const { return m_doc.IsObject() ? &m_doc : nullptr; }
+
+private:
+    enum class Fast { Parsed, Refused, AskQt };
+    Fast parseFast(QByteArrayView text);
+    bool parseWithQt(QByteArrayView text);
+
+    alignas(std::max_align_t) char m_first[4096];
+    Allocator m_pool;
+    Document m_doc;
+};
+
+// QJsonValue's view of a member: nullptr is "undefined", for a missing name or a lookup in
+// something that is not an object, so lookups chain like QJsonValue::toObject().value().
+// With duplicate names the last one counts.
+const Value *member(const Value *object, std::string_view name);
+// The value if it is an object (array), else nullptr: QJsonValue::toObject() (toArray())
+// of anything else is empty.
+inline const Value *asObject(const Value *v) {
+    return v && v->IsObject() ? v : nullptr;
+}
+inline const Value *asArray(const Value *v) {
+    return v && v->IsArray() ? v : nullptr;
+}
+// toObject().isEmpty(): not an object, or one without members.
+inline bool isEmptyObject(const Value *v) {
+    return !v || !v->IsObject() || v->MemberCount() == 0;
+}
+// toArray().size(): 0 for anything but an array.
+inline qsizetype arraySize(const Value *v) {
+    return v && v->IsArray() ? qsizetype(v->Size()) : 0;
+}
+inline bool isString(const Value *v) {
+    return v && v->IsString();
+}
+// Undefined (nullptr) or null: QJsonValue::isUndefined() || isNull().
+inline bool isAbsent(const Value *v) {
+    return !v || v->IsNull();
+}
+
+// The UTF-8 bytes of a string value, without converting; empty for anything else.
+inline std::string_view bytes(const Value *v) {
+    return isString(v) ? std::string_view(v->GetString(), v->GetStringLength()) : std::string_view();
+}
+// bytes(v) == text, without a QString: for the names and types an event is dispatched on.
+inline bool equals(const Value *v, std::string_view text) {
+    return isString(v) && bytes(v) == text;
+}
+
+// QJsonValue::toString(defaultValue).
+QString toString(const Value *v, const QString &defaultValue = {});
+// QJsonValue::toInteger(defaultValue): an integer, or a double with an integral value
+// that fits in qint64; anything else gives the default.
+qint64 toInteger(const Value *v, qint64 defaultValue = 0);
+// QJsonValue::toInt(defaultValue): the same, within int.
+int toInt(const Value *v, int defaultValue = 0);
+// QJsonValue::toBool(defaultValue).
+inline bool toBool(const Value *v, bool defaultValue = false) {
+    return v && v->IsBool() ? v->GetBool() : defaultValue;
+}
+// QJsonValue::isDouble(): any number.
+inline bool isNumber(const Value *v) {
+    return v && v->IsNumber();
+}
+
+// The value as QJsonDocument(...).toJson(QJsonDocument::Compact) writes the same value
+// parsed by Qt: members in Qt's order (sorted by name) with duplicates dropped, numbers and
+// escapes as Qt writes them. Appends nothing and returns false past `maxDepth` levels.
+bool appendCompact(QByteArray &out, const Value &v, int maxDepth = kMaxDepth);
+QByteArray compact(const Value &v);
+// A string's text escaped as the inside of a JSON string (no quotes), as Qt escapes it.
+void appendEscaped(QByteArray &out, std::string_view utf8);
+
+// The value as a QJsonValue, for the few parts an answer keeps in Qt's JSON (a same-API
+// client's native fields). Undefined past `maxDepth` levels (the parse never gives one).
+QJsonValue toQt(const Value *v, int maxDepth = kMaxDepth);
+// toQt(v).toObject().
+QJsonObject toQtObject(const Value *v);
+
+} // namespace sw::wire::rj

@@ -1,0 +1,175 @@
+// core/wire/rapid_json against Qt's JSON on arbitrary text: the same texts accepted, and
+// every value read, converted and written the same way. The stream decoders rely on it to
+// give the events the Qt-based decoders gave; any difference aborts.
+#include "core/wire/rapid_json.h"
+#include "fuzz_common.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <cstdio>
+#include <cstdlib>
+
+namespace {
+
+namespace rj = sw::wire::rj;
+constexpr int kMaxSameDepth = 2000;
+
+[[noreturn]] void differ(const char *what, const QByteArray &input) {
+    std::fprintf(stderr, "rapid_json differs from Qt (%s) on: %s\n", what, input.toPercentEncoding().constData());
+    std::abort();
+}
+
+QByteArray wtf8Name(const QString &key) {
+    // the name as the parse stores it: UTF-8, a lone surrogate as its own 3 bytes
+    QByteArray out;
+    for (qsizetype i = 0; i < key.size(); ++i) {
+        char32_t c = key[i].unicode();
+        if (QChar::isHighSurrogate(c) && i + 1 < key.size() && key[i + 1].isLowSurrogate())
+            c = QChar::surrogateToUcs4(char16_t(c), key[++i].unicode());
+        if (c < 0x80) {
+            out += char(c);
+        } else if (c < 0x800) {
+            out += char(0xC0 | (c >> 6));
+            out += char(0x80 | (c & 0x3F));
+        } else if (c < 0x10000) {
+            out += char(0xE0 | (c >> 12));
+            out += char(0x80 | ((c >> 6) & 0x3F));
+            out += char(0x80 | (c & 0x3F));
+        } else {
+            out += char(0xF0 | (c >> 18));
+            out += char(0x80 | ((c >> 12) & 0x3F));
+            out += char(0x80 | ((c >> 6) & 0x3F));
+            out += char(0x80 | (c & 0x3F));
+        }
+    }
+    return out;
+}
+
+// The same value as far as anything reads it: Qt's == also compares how a string is stored,
+// and Qt stores a string written without escapes with a leading byte order mark that
+// toString() and toJson() then drop.
+bool same(const QJsonValue &a, const QJsonValue &b, int depth = 0) {
+    if (a.type() != b.type() || depth > kMaxSameDepth)
+        return a.type() == b.type();
+    switch (a.type()) {
+    case QJsonValue::String:
+        return a.toString() == b.toString();
+    case QJsonValue::Double:
+        return a.toDouble() == b.toDouble() && a.toInteger(-7) == b.toInteger(-7);
+    case QJsonValue::Array: {
+        const QJsonArray x = a.toArray(), y = b.toArray();
+        if (x.size() != y.size())
+            return false;
+        for (qsizetype i = 0; i < x.size(); ++i)
+            if (!same(x.at(i), y.at(i), depth + 1))
+                return false;
+        return true;
+    }
+    case QJsonValue::Object: {
+        // By name, not by position: see keyOrderAmbiguous().
+        const QJsonObject x = a.toObject(), y = b.toObject();
+        if (x.size() != y.size())
+            return false;
+        for (auto i = x.begin(); i != x.end(); ++i) {
+            auto j = y.begin();
+            while (j != y.end() && j.key() != i.key())
+                ++j;
+            if (j == y.end() || !same(i.value(), j.value(), depth + 1))
+                return false;
+        }
+        return true;
+    }
+    default:
+        return a == b;
+    }
+}
+
+// Qt's order of an object's members is not one order: its parser sorts names written without
+// escapes by code point and names with escapes by UTF-16 unit, and QJsonObject::insert sorts
+// by UTF-16 unit. The orders part only between a name with a character in U+E000..U+FFFF
+// and one with a character past U+FFFF; for such an object any of them is Qt's.
+bool keyOrderAmbiguous(const QJsonValue &v, int depth = 0) {
+    if (depth > kMaxSameDepth)
+        return false;
+    if (v.isArray()) {
+        for (const QJsonValue &e : v.toArray())
+            if (keyOrderAmbiguous(e, depth + 1))
+                return true;
+        return false;
+    }
+    if (!v.isObject())
+        return false;
+    const QJsonObject o = v.toObject();
+    bool high = false, astral = false;
+    for (auto it = o.begin(); it != o.end(); ++it) {
+        for (const QChar c : it.key()) {
+            high |= c.unicode() >= 0xE000;
+            astral |= c.isSurrogate();
+        }
+        if (keyOrderAmbiguous(it.value(), depth + 1))
+            return true;
+    }
+    return high && astral;
+}
+
+// Every read the decoders make, on Qt's value and on ours.
+void compareReads(const QJsonValue &q, const rj::Value *v, const QByteArray &input, int depth) {
+    if (q.toString(QStringLiteral("-")) != rj::toString(v, QStringLiteral("-")))
+        differ("toString", input);
+    if (q.toInteger(-7) != rj::toInteger(v, -7))
+        differ("toInteger", input);
+    if (q.toInt(-7) != rj::toInt(v, -7))
+        differ("toInt", input);
+    if (q.toBool(true) != rj::toBool(v, true) || q.isString() != rj::isString(v) || q.isDouble() != rj::isNumber(v))
+        differ("toBool/isString/isDouble", input);
+    if ((q.isUndefined() || q.isNull()) != rj::isAbsent(v))
+        differ("isAbsent", input);
+    if (q.toObject().isEmpty() != rj::isEmptyObject(v) || q.toArray().size() != rj::arraySize(v))
+        differ("object/array size", input);
+    if (depth > 40)
+        return;
+    if (q.isObject()) {
+        const QJsonObject o = q.toObject();
+        for (auto it = o.begin(); it != o.end(); ++it)
+            compareReads(it.value(), rj::member(v, std::string_view(wtf8Name(it.key()))), input, depth + 1);
+    } else if (q.isArray()) {
+        const QJsonArray a = q.toArray();
+        for (qsizetype i = 0; i < a.size(); ++i)
+            compareReads(a.at(i), &(*v)[rapidjson::SizeType(i)], input, depth + 1);
+    }
+}
+
+} // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    const QByteArray input = sw::fuzz::bytes(data, size);
+    const QJsonDocument qt = QJsonDocument::fromJson(input);
+    rj::ParsedJson parsed;
+    const bool ok = parsed.parse(input);
+    if (ok == qt.isNull())
+        differ("accepted", input);
+    if (!ok)
+        return parsed.root().IsNull() ? 0 : (differ("root of a refused text", input), 0);
+    const QJsonValue root = qt.isObject() ? QJsonValue(qt.object()) : QJsonValue(qt.array());
+    const QJsonValue converted = rj::toQt(&parsed.root());
+    const QByteArray qtText = qt.toJson(QJsonDocument::Compact);
+    if (!same(converted, root))
+        differ("toQt", input);
+    const bool anyOrder = keyOrderAmbiguous(root);
+    const QByteArray convertedText =
+        (converted.isObject() ? QJsonDocument(converted.toObject()) : QJsonDocument(converted.toArray()))
+            .toJson(QJsonDocument::Compact);
+    if (convertedText != qtText && !anyOrder)
+        differ("toQt written", input);
+    const QByteArray written = rj::compact(parsed.root());
+    if (written != qtText) {
+        const QJsonDocument reread = QJsonDocument::fromJson(written);
+        if (!anyOrder || !same(reread.isObject() ? QJsonValue(reread.object()) : QJsonValue(reread.array()), root))
+            differ("compact", input);
+    }
+    if (qt.isObject() != (parsed.object() != nullptr))
+        differ("object", input);
+    compareReads(root, &parsed.root(), input, 0);
+    return 0;
+}
