@@ -376,7 +376,9 @@ void appendEscaped(QByteArray &out, std::string_view utf8) {
     flush(end);
 }
 
-bool appendCompact(QByteArray &out, const Value &v, int maxDepth) {
+namespace {
+
+bool writeCompact(QByteArray &out, const Value &v, int maxDepth) {
     switch (v.GetType()) {
     case rapidjson::kNullType:
         out += "null";
@@ -408,7 +410,7 @@ bool appendCompact(QByteArray &out, const Value &v, int maxDepth) {
             if (!first)
                 out += ',';
             first = false;
-            if (!appendCompact(out, e, maxDepth - 1))
+            if (!writeCompact(out, e, maxDepth - 1))
                 return false;
         }
         out += ']';
@@ -435,13 +437,23 @@ bool appendCompact(QByteArray &out, const Value &v, int maxDepth) {
             out += '"';
             appendEscaped(out, name(members[i]));
             out += "\":";
-            if (!appendCompact(out, members[i]->value, maxDepth - 1))
+            if (!writeCompact(out, members[i]->value, maxDepth - 1))
                 return false;
         }
         out += '}';
         return true;
     }
     }
+    return false;
+}
+
+} // namespace
+
+bool appendCompact(QByteArray &out, const Value &v, int maxDepth) {
+    const qsizetype before = out.size();
+    if (writeCompact(out, v, maxDepth))
+        return true;
+    out.truncate(before);
     return false;
 }
 

@@ -16,6 +16,7 @@ private slots:
     void startComesOnceAndFirst();
     void blocksAreNumberedInStartOrderAndEndCarriesTheWholeBlock();
     void closeAllEndsBlocksInKeyOrder();
+    void manyBlocksOpenAtOnceKeepTheirOwnText();
     void nothingFollowsTheTerminalEvent();
     void unfinishedBodyFailsOnce();
     void sequencedReleasesInterleavedBlocksOneAtATime();
@@ -84,6 +85,42 @@ void TestCanonicalStreamBuilder::closeAllEndsBlocksInKeyOrder() {
              (QList<EventType>{EventType::ThinkingEnd, EventType::TextEnd, EventType::TextEnd, EventType::Done}));
     QCOMPARE(out[1].contentIndex, 1); // key 1 was opened second
     QCOMPARE(out[2].contentIndex, 0);
+}
+
+void TestCanonicalStreamBuilder::manyBlocksOpenAtOnceKeepTheirOwnText() {
+    // Five parallel tool calls, more than the builder keeps inline, opened out of key order
+    // and fed interleaved; one closes early and its key opens a new block.
+    CanonicalStreamBuilder b;
+    for (int key : {3, 0, 4, 1, 2}) {
+        ContentBlock call;
+        call.type = BlockType::ToolCall;
+        call.toolName = QStringLiteral("tool%1").arg(key);
+        b.open(key, call);
+    }
+    for (int round = 0; round < 2; ++round)
+        for (int key : {0, 1, 2, 3, 4})
+            b.append(key, QString::number(key));
+    b.close(1);
+    b.open(1, BlockType::Text);
+    b.append(1, QStringLiteral("after"));
+    b.take();
+    b.closeAll();
+    const QList<StreamEvent> out = b.take();
+    QCOMPARE(out.size(), 5);
+    const int keys[] = {0, 1, 2, 3, 4};
+    for (int i = 0; i < 5; ++i) {
+        const int key = keys[i];
+        if (key == 1) {
+            QCOMPARE(out[i].type, EventType::TextEnd);
+            QCOMPARE(out[i].block.text, QStringLiteral("after"));
+            QCOMPARE(out[i].contentIndex, 5);
+            continue;
+        }
+        QCOMPARE(out[i].type, EventType::ToolCallEnd);
+        QCOMPARE(out[i].block.toolName, QStringLiteral("tool%1").arg(key));
+        QCOMPARE(out[i].block.argumentsJson, QString::number(key) + QString::number(key));
+    }
+    QCOMPARE(out[0].contentIndex, 1); // key 0 was opened second
 }
 
 void TestCanonicalStreamBuilder::nothingFollowsTheTerminalEvent() {

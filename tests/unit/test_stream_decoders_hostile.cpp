@@ -1,0 +1,237 @@
+// The four upstream stream decoders on events a broken or hostile upstream may send: each
+// bad event is dropped as an event that cannot be read (as Qt's parser made it), the stream
+// goes on, and what can be read is read as before.
+#include "core/model/event_accumulator.h"
+#include "core/upstream/anthropic_stream_decoder.h"
+#include "core/upstream/google_stream_decoder.h"
+#include "core/upstream/openai_completions_stream_decoder.h"
+#include "core/upstream/openai_responses_stream_decoder.h"
+#include "core/upstream/sse_reader.h"
+
+#include <QtTest>
+#include <functional>
+#include <memory>
+
+using namespace sw::model;
+using namespace sw::upstream;
+
+namespace {
+
+// One upstream: how it writes a text delta, a usage report and the end of the answer.
+struct Upstream {
+    const char *name;
+    std::function<std::unique_ptr<StreamDecoder>()> make;
+    QByteArray start;                                    // frames before the first text
+    std::function<QByteArray(const QByteArray &)> text;  // a frame carrying one JSON string literal
+    std::function<QByteArray(const QByteArray &)> usage; // a frame reporting output tokens as given
+    QByteArray end;
+};
+
+QByteArray frame(const QByteArray &event, const QByteArray &data) {
+    return (event.isEmpty() ? QByteArray() : "event: " + event + "\n") + "data: " + data + "\n\n";
+}
+
+QList<Upstream> upstreams() {
+    QList<Upstream> out;
+    out << Upstream{
+        "anthropic",
+        [] { return std::make_unique<AnthropicStreamDecoder>(); },
+        frame("message_start", R"({"type":"message_start","message":{"id":"msg_1","usage":{"input_tokens":3}}})") +
+            frame("content_block_start",
+                  R"({"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}})"),
+        [](const QByteArray &s) {
+            return frame("content_block_delta",
+                         R"({"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":)" + s + "}}");
+        },
+        [](const QByteArray &n) {
+            return frame("message_delta",
+                         R"({"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":)" + n +
+                             "}}");
+        },
+        frame("content_block_stop", R"({"type":"content_block_stop","index":0})") +
+            frame("message_stop", R"({"type":"message_stop"})")};
+    out << Upstream{"openai-completions",
+                    [] { return std::make_unique<OpenAICompletionsStreamDecoder>(); },
+                    QByteArray(),
+                    [](const QByteArray &s) {
+                        return frame({}, R"({"id":"c1","choices":[{"index":0,"delta":{"content":)" + s + "}}]}");
+                    },
+                    [](const QByteArray &n) {
+                        return frame({}, R"({"id":"c1","choices":[],"usage":{"prompt_tokens":3,"completion_tokens":)" +
+                                             n + "}}");
+                    },
+                    frame({}, R"({"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]})") + frame({}, "[DONE]")};
+    out << Upstream{
+        "openai-responses",
+        [] { return std::make_unique<OpenAIResponsesStreamDecoder>(); },
+        frame("response.created", R"({"type":"response.created","response":{"id":"resp_1"}})") +
+            frame("response.content_part.added",
+                  R"({"type":"response.content_part.added","output_index":0,"part":{"type":"output_text"}})"),
+        [](const QByteArray &s) {
+            return frame("response.output_text.delta",
+                         R"({"type":"response.output_text.delta","output_index":0,"delta":)" + s + "}");
+        },
+        [](const QByteArray &n) {
+            return frame(
+                "response.completed",
+                R"({"type":"response.completed","response":{"status":"completed","usage":{"input_tokens":3,"output_tokens":)" +
+                    n + "}}}");
+        },
+        QByteArray()};
+    out << Upstream{
+        "google",
+        [] { return std::make_unique<GoogleStreamDecoder>(); },
+        QByteArray(),
+        [](const QByteArray &s) { return frame({}, R"({"candidates":[{"content":{"parts":[{"text":)" + s + "}]}}]}"); },
+        [](const QByteArray &n) {
+            return frame(
+                {},
+                R"({"candidates":[{"finishReason":"STOP"}],"usageMetadata":{"promptTokenCount":3,"candidatesTokenCount":)" +
+                    n + "}}");
+        },
+        QByteArray()};
+    return out;
+}
+
+struct Result {
+    QString text;
+    qint64 output = -1;
+    bool done = false;
+    bool error = false;
+};
+
+Result decode(const Upstream &u, const QByteArray &body) {
+    auto decoder = u.make();
+    SseReader reader;
+    EventAccumulator acc;
+    for (const SseEvent &e : reader.feed(body))
+        acc.addAll(decoder->feed(e));
+    for (const SseEvent &e : reader.finish())
+        acc.addAll(decoder->feed(e));
+    acc.addAll(decoder->finish());
+    Result r;
+    for (const ContentBlock &b : acc.message().content)
+        r.text += b.text;
+    r.output = acc.message().usage.output;
+    r.done = acc.isFinished() && acc.message().stopReason == StopReason::Stop;
+    r.error = acc.message().stopReason == StopReason::Error;
+    return r;
+}
+
+// The stream with one bad frame between two good text frames.
+Result withBadFrame(const Upstream &u, const QByteArray &bad) {
+    return decode(u, u.start + u.text("\"Hel\"") + bad + u.text("\"lo\"") + u.usage("7") + u.end);
+}
+
+} // namespace
+
+class TestStreamDecodersHostile : public QObject {
+    Q_OBJECT
+private slots:
+    void aCleanStreamReadsWhole();
+    void nestingFarPastTheLimitIsADroppedEvent();
+    void nulInATextIsKept();
+    void invalidUtf8MakesTheEventUnreadable();
+    void theLastOfDuplicateNamesCounts();
+    void hugeAndFractionalTokenCountsReadAsZero();
+    void truncatedJsonIsADroppedEvent();
+};
+
+void TestStreamDecodersHostile::aCleanStreamReadsWhole() {
+    for (const Upstream &u : upstreams()) {
+        const Result r = withBadFrame(u, QByteArray());
+        QVERIFY2(r.done, u.name);
+        QCOMPARE(r.text, QStringLiteral("Hello"));
+        QCOMPARE(r.output, qint64(7));
+    }
+}
+
+void TestStreamDecodersHostile::nestingFarPastTheLimitIsADroppedEvent() {
+    const QByteArray deep = QByteArray(100000, '[') + QByteArray(100000, ']');
+    for (const Upstream &u : upstreams()) {
+        // As a whole event and as a text value: either way the frame cannot be read.
+        for (const QByteArray &bad : {u.text(deep), frame({}, deep), frame({}, QByteArray(100000, '{'))}) {
+            const Result r = withBadFrame(u, bad);
+            QVERIFY2(r.done, u.name);
+            QCOMPARE(r.text, QStringLiteral("Hello"));
+        }
+    }
+}
+
+void TestStreamDecodersHostile::nulInATextIsKept() {
+    for (const Upstream &u : upstreams()) {
+        const Result r = decode(u, u.start + u.text(R"("a\u0000b")") + u.usage("1") + u.end);
+        QVERIFY2(r.done, u.name);
+        QCOMPARE(r.text, QString::fromUtf16(u"a\u0000b", 3));
+    }
+}
+
+void TestStreamDecodersHostile::invalidUtf8MakesTheEventUnreadable() {
+    for (const Upstream &u : upstreams()) {
+        // Latin-1 é and a lone continuation byte: Qt refused the whole event, so do we.
+        for (const QByteArray &bad : {u.text("\"caf\xE9\""), u.text("\"\x80\"")}) {
+            const Result r = withBadFrame(u, bad);
+            QVERIFY2(r.done, u.name);
+            QCOMPARE(r.text, QStringLiteral("Hello"));
+        }
+        // A lone surrogate written as an escape is text Qt kept.
+        const Result lone = decode(u, u.start + u.text(R"("x\ud800")") + u.usage("1") + u.end);
+        QCOMPARE(lone.text, QStringLiteral("x") + QChar(0xD800));
+    }
+}
+
+void TestStreamDecodersHostile::theLastOfDuplicateNamesCounts() {
+    const QList<Upstream> all = upstreams();
+    const QByteArray twice[] = {
+        frame(
+            "content_block_delta",
+            R"({"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"first","text":"second"}})"),
+        frame({}, R"({"choices":[{"delta":{"content":"first"}}],"choices":[{"delta":{"content":"second"}}]})"),
+        frame("response.output_text.delta",
+              R"({"type":"response.output_text.delta","output_index":0,"delta":"first","delta":"second"})"),
+        frame({}, R"({"candidates":[{"content":{"parts":[{"text":"first","text":"second"}]}}]})"),
+    };
+    for (qsizetype i = 0; i < all.size(); ++i) {
+        const Result r = decode(all[i], all[i].start + twice[i] + all[i].usage("1") + all[i].end);
+        QVERIFY2(r.done, all[i].name);
+        QCOMPARE(r.text, QStringLiteral("second"));
+    }
+}
+
+void TestStreamDecodersHostile::hugeAndFractionalTokenCountsReadAsZero() {
+    for (const Upstream &u : upstreams()) {
+        // What QJsonValue::toInteger() read: a count that is not an integer in qint64 is 0.
+        for (const QByteArray &n : {QByteArray("99999999999999999999"), QByteArray("9223372036854775808"),
+                                    QByteArray("1e300"), QByteArray("7.5"), QByteArray("\"7\"")}) {
+            const Result r = decode(u, u.start + u.text("\"hi\"") + u.usage(n) + u.end);
+            QVERIFY2(r.done, u.name);
+            QCOMPARE(r.output, qint64(0));
+        }
+        // Integral in any spelling is the integer.
+        for (const QByteArray &n : {QByteArray("7.0"), QByteArray("0.7e1"), QByteArray("9223372036854775807")}) {
+            const Result r = decode(u, u.start + u.text("\"hi\"") + u.usage(n) + u.end);
+            QCOMPARE(r.output, n == "9223372036854775807" ? std::numeric_limits<qint64>::max() : qint64(7));
+        }
+        // Out of a double's range: the whole event is unreadable, as Qt refused it. Responses
+        // still ends the answer there, on its event: line alone (with no usage); the others read
+        // the next report.
+        const Result overflow = decode(u, u.start + u.text("\"hi\"") + u.usage("1e400") + u.usage("5") + u.end);
+        QVERIFY2(overflow.done, u.name);
+        QCOMPARE(overflow.output, qstrcmp(u.name, "openai-responses") == 0 ? qint64(0) : qint64(5));
+    }
+}
+
+void TestStreamDecodersHostile::truncatedJsonIsADroppedEvent() {
+    for (const Upstream &u : upstreams()) {
+        const QByteArray whole = u.text("\"XYZ\"");
+        const QByteArray data = whole.mid(whole.indexOf("data: ") + 6).trimmed();
+        for (qsizetype cut : {qsizetype(1), data.size() / 2, data.size() - 1}) {
+            const Result r = withBadFrame(u, whole.left(whole.indexOf("data: ") + 6) + data.left(cut) + "\n\n");
+            QVERIFY2(r.done, u.name);
+            QCOMPARE(r.text, QStringLiteral("Hello"));
+        }
+    }
+}
+
+QTEST_GUILESS_MAIN(TestStreamDecodersHostile)
+#include "test_stream_decoders_hostile.moc"
