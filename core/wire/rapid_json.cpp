@@ -9,18 +9,66 @@
 #include <cmath>
 #include <cstring>
 
-#include <rapidjson/memorystream.h>
 #include <rapidjson/reader.h>
 
 namespace sw::wire::rj {
 
 namespace {
 
-// Iterative: nesting costs heap (bounded below), never stack. Validated UTF-8: Qt refuses
-// invalid UTF-8. Numbers as text: Builder converts them the way Qt's parser does (RapidJSON's
-// own conversion rounds some doubles differently, e.g. 2e-324 to 5e-324 where Qt refuses it).
+// Iterative: nesting costs heap (bounded below), never stack. In place (kParseInsituFlag): no
+// copy of each string through the parser's stack. Numbers as text: Builder converts them the
+// way Qt's parser does (RapidJSON's own conversion rounds some doubles differently, e.g.
+// 2e-324 to 5e-324 where Qt refuses it). UTF-8 is checked before, over the whole text.
 constexpr unsigned kParseFlags =
-    rapidjson::kParseIterativeFlag | rapidjson::kParseValidateEncodingFlag | rapidjson::kParseNumbersAsStringsFlag;
+    rapidjson::kParseIterativeFlag | rapidjson::kParseInsituFlag | rapidjson::kParseNumbersAsStringsFlag;
+
+// Well-formed UTF-8 as Qt's parser requires it: no overlong forms, no surrogates, nothing past
+// U+10FFFF. ASCII, the common case, eight bytes at a time.
+bool isUtf8(QByteArrayView text) {
+    const auto *p = reinterpret_cast<const uchar *>(text.data());
+    const uchar *const end = p + text.size();
+    while (p < end) {
+        if (end - p >= 8) {
+            quint64 word;
+            std::memcpy(&word, p, 8);
+            if (!(word & 0x8080808080808080ULL)) {
+                p += 8;
+                continue;
+            }
+        }
+        const uchar b = *p;
+        if (b < 0x80) {
+            ++p;
+            continue;
+        }
+        int more;
+        uchar lo = 0x80, hi = 0xBF; // the range of the second byte
+        if (b >= 0xC2 && b <= 0xDF) {
+            more = 1;
+        } else if (b >= 0xE0 && b <= 0xEF) {
+            more = 2;
+            if (b == 0xE0)
+                lo = 0xA0; // overlong
+            else if (b == 0xED)
+                hi = 0x9F; // surrogates
+        } else if (b >= 0xF0 && b <= 0xF4) {
+            more = 3;
+            if (b == 0xF0)
+                lo = 0x90; // overlong
+            else if (b == 0xF4)
+                hi = 0x8F; // past U+10FFFF
+        } else {
+            return false;
+        }
+        if (end - p <= more || p[1] < lo || p[1] > hi)
+            return false;
+        for (int i = 2; i <= more; ++i)
+            if ((p[i] & 0xC0) != 0x80)
+                return false;
+        p += more + 1;
+    }
+    return true;
+}
 
 bool startsWithBom(const char *s, size_t n) {
     return n >= 3 && uchar(s[0]) == 0xEF && uchar(s[1]) == 0xBB && uchar(s[2]) == 0xBF;
@@ -256,7 +304,16 @@ ParsedJson::Fast ParsedJson::parseFast(QByteArrayView text) {
     QByteArrayView body = text;
     if (startsWithBom(body.data(), size_t(body.size())))
         body = body.sliced(3); // Qt skips one byte order mark before the document
-    rapidjson::MemoryStream stream(body.data(), size_t(body.size()));
+    // Qt refuses a text with bytes that are not UTF-8 anywhere: in a string as such, elsewhere
+    // as a syntax error. Checked once over the text rather than per character by the parser.
+    if (!isUtf8(body))
+        return Fast::Refused;
+    // Parsed in place in a copy that lives in the pool: strings are unescaped where they are,
+    // and the document points into it.
+    char *copy = static_cast<char *>(m_pool.Malloc(size_t(body.size()) + 1));
+    std::memcpy(copy, body.data(), size_t(body.size()));
+    copy[body.size()] = '\0';
+    rapidjson::InsituStringStream stream(copy);
     rapidjson::GenericReader<rapidjson::UTF8<>, rapidjson::UTF8<>, Allocator> reader(&m_pool);
     Builder builder{m_doc};
     bool parsed = false;

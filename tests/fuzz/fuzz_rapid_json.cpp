@@ -131,8 +131,11 @@ void compareReads(const QJsonValue &q, const rj::Value *v, const QByteArray &inp
         return;
     if (q.isObject()) {
         const QJsonObject o = q.toObject();
-        for (auto it = o.begin(); it != o.end(); ++it)
-            compareReads(it.value(), rj::member(v, std::string_view(wtf8Name(it.key()))), input, depth + 1);
+        for (auto it = o.begin(); it != o.end(); ++it) {
+            const QByteArray name = wtf8Name(it.key()); // may hold NULs
+            compareReads(it.value(), rj::member(v, std::string_view(name.constData(), size_t(name.size()))), input,
+                         depth + 1);
+        }
     } else if (q.isArray()) {
         const QJsonArray a = q.toArray();
         for (qsizetype i = 0; i < a.size(); ++i)
