@@ -304,10 +304,13 @@ ParsedJson::Fast ParsedJson::parseFast(QByteArrayView text) {
     QByteArrayView body = text;
     if (startsWithBom(body.data(), size_t(body.size())))
         body = body.sliced(3); // Qt skips one byte order mark before the document
-    // Qt refuses a text with bytes that are not UTF-8 anywhere: in a string as such, elsewhere
-    // as a syntax error. Checked once over the text rather than per character by the parser.
-    if (!isUtf8(body))
+    if (body.isEmpty())
         return Fast::Refused;
+    // RapidJSON is told not to check UTF-8 (it would, character by character): one check over
+    // the whole text instead. Qt refuses bytes that are not UTF-8 in a string and anywhere else,
+    // except one right after a backslash in a string ("\\<0x96>" is U+0096 to Qt): Qt decides.
+    if (!isUtf8(body))
+        return Fast::AskQt;
     // Parsed in place in a copy that lives in the pool: strings are unescaped where they are,
     // and the document points into it.
     char *copy = static_cast<char *>(m_pool.Malloc(size_t(body.size()) + 1));
