@@ -70,9 +70,10 @@ private:
     void push(StreamEvent &&event);
 
     Open *at(int key);
-    // By the upstream's key, in key order. A stream has one or two blocks open at a time (a
-    // text block, or the parallel tool calls of one turn): kept inline, no allocation.
-    QVarLengthArray<Open, 2> m_open;
+    // By the upstream's key, in key order. Most streams have one block open at a time (Anthropic
+    // and Google close each before the next): it is kept inside the builder, no allocation per
+    // block. More (parallel tool calls, text before them) move to one heap array.
+    QVarLengthArray<Open, 1> m_open;
     QList<StreamEvent> m_out;
     model::BlockSequencer m_sequencer;
     Usage m_usage;
