@@ -6,11 +6,17 @@
 // Equivalence with QJsonDocument::fromJson is the contract, because the decoders' output
 // must not depend on which parser ran:
 //  - the same texts are accepted: a top-level object or array, nesting at most 1024 deep,
-//    valid UTF-8, nothing but whitespace after the value. What RapidJSON refuses but Qt
-//    takes (raw control characters in strings, "\q" escapes, lone surrogates, "1." or
-//    ".5") and the few texts where the two would read a value differently (a string that
-//    starts with a byte order mark, a number that underflows) are parsed by Qt and copied
-//    over, so they read as Qt reads them;
+//    UTF-8, nothing but whitespace after the value. What RapidJSON refuses but Qt takes (raw
+//    control characters in strings, "\q" escapes, also of a byte that is not UTF-8, lone
+//    surrogates, "1." or ".5") and the texts where the two would read a value differently (a
+//    string that starts with a byte order mark) are parsed by Qt and copied over, so they
+//    read as Qt reads them. Numbers are converted as Qt's parser converts them (RapidJSON's
+//    own rounding differs in the last place for some, and it takes 1e-400 as 0);
+//  - objects keep their members in the text's order; written (compact) they come out in
+//    Qt's order. Qt itself has two orders (its parser and QJsonObject::insert disagree) for
+//    names that differ at a character past U+FFFF against one in U+E000..U+FFFF, and for a
+//    name written with a leading byte order mark (sorted with it, read without it); there
+//    toQt() follows insert and compact() the parser of a text without escapes;
 //  - duplicate names: the last one counts, as in a QJsonObject parsed by Qt;
 //  - numbers read as QJsonValue reads them: an integral value that fits in 64 bits is an
 //    integer (12, 12.0 and 1.2e1 alike), anything else a double;

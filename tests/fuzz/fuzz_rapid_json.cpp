@@ -159,7 +159,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     const QByteArray qtText = qt.toJson(QJsonDocument::Compact);
     if (!same(converted, root))
         differ("toQt", input);
-    const bool anyOrder = keyOrderAmbiguous(root);
+    // A name written with a leading byte order mark sorts with the mark in Qt's parse and is
+    // read (and written) without it: QJsonObject::insert places it elsewhere.
+    const bool anyOrder = keyOrderAmbiguous(root) || input.indexOf("\xEF\xBB\xBF", 1) > 0;
     const QByteArray convertedText =
         (converted.isObject() ? QJsonDocument(converted.toObject()) : QJsonDocument(converted.toArray()))
             .toJson(QJsonDocument::Compact);
