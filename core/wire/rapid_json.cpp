@@ -214,6 +214,14 @@ QString decode(const char *s, size_t n) {
     return QString::fromUtf8(s, qsizetype(n));
 }
 
+// A member's name as Qt's key() reads it (see fromQt: a leading mark there is one Qt hides).
+std::string_view nameText(const Value &name) {
+    std::string_view n = bytes(&name);
+    if (startsWithBom(n.data(), n.size()))
+        n.remove_prefix(3);
+    return n;
+}
+
 // Qt's parser keeps a number as an integer when its value is integral and fits in qint64.
 bool integral(double d, qint64 *out) {
     if (!(d >= -9223372036854775808.0 && d < 9223372036854775808.0) || std::trunc(d) != d)
@@ -265,7 +273,14 @@ void fromQt(const QJsonValue &q, Value &out, Allocator &a) {
         out.SetObject();
         const QJsonObject object = q.toObject();
         for (auto it = object.begin(); it != object.end(); ++it) {
-            const QByteArray k = toWtf8(it.key());
+            // A name that starts with a byte order mark: Qt finds and sorts it with the mark and
+            // gives key() without it when it was written without escapes (then it cannot find
+            // its own key()), with it when written as "\ufeff". Kept with one more mark than
+            // key() shows, so no plain name finds it and it sorts where Qt sorts it; nameText()
+            // drops that one mark again.
+            QByteArray k = toWtf8(it.key());
+            if (!object.contains(it.key()) || startsWithBom(k.constData(), size_t(k.size())))
+                k.prepend("\xEF\xBB\xBF");
             Value name(k.constData(), rapidjson::SizeType(k.size()), a);
             Value v;
             fromQt(it.value(), v, a);
@@ -495,7 +510,7 @@ bool writeCompact(QByteArray &out, const Value &v, int maxDepth) {
                 out += ',';
             first = false;
             out += '"';
-            appendEscaped(out, name(members[i]));
+            appendEscaped(out, nameText(members[i]->name));
             out += "\":";
             if (!writeCompact(out, members[i]->value, maxDepth - 1))
                 return false;
@@ -553,8 +568,10 @@ QJsonValue toQt(const Value *v, int maxDepth) {
         if (maxDepth <= 0)
             return QJsonValue(QJsonValue::Undefined);
         QJsonObject object;
-        for (const Value::Member &m : v->GetObject())
-            object.insert(toString(&m.name), toQt(&m.value, maxDepth - 1)); // a later duplicate replaces
+        for (const Value::Member &m : v->GetObject()) {
+            const std::string_view name = nameText(m.name);
+            object.insert(decode(name.data(), name.size()), toQt(&m.value, maxDepth - 1)); // a later duplicate replaces
+        }
         return object;
     }
     }

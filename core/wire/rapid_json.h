@@ -14,9 +14,10 @@
 //    own rounding differs in the last place for some, and it takes 1e-400 as 0);
 //  - objects keep their members in the text's order; written (compact) they come out in
 //    Qt's order. Qt itself has two orders (its parser and QJsonObject::insert disagree) for
-//    names that differ at a character past U+FFFF against one in U+E000..U+FFFF, and for a
-//    name written with a leading byte order mark (sorted with it, read without it); there
-//    toQt() follows insert and compact() the parser of a text without escapes;
+//    names that differ at a surrogate (a character past U+FFFF, or a lone one) against a
+//    character from U+D800 up; there toQt() follows insert and compact() the parser of a
+//    text without escapes. A name written with a leading byte order mark is sorted and
+//    found with the mark and read without it, as Qt does (no plain name finds it);
 //  - duplicate names: the last one counts, as in a QJsonObject parsed by Qt;
 //  - numbers read as QJsonValue reads them: an integral value that fits in 64 bits is an
 //    integer (12, 12.0 and 1.2e1 alike), anything else a double;

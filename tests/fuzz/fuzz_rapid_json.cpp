@@ -87,8 +87,8 @@ bool same(const QJsonValue &a, const QJsonValue &b, int depth = 0) {
 
 // Qt's order of an object's members is not one order: its parser sorts names written without
 // escapes by code point and names with escapes by UTF-16 unit, and QJsonObject::insert sorts
-// by UTF-16 unit. The orders part only between a name with a character in U+E000..U+FFFF
-// and one with a character past U+FFFF; for such an object any of them is Qt's.
+// by UTF-16 unit. The orders part only between names with units from U+D800 up when one has a
+// surrogate (a character past U+FFFF, or a lone one); for such an object any of them is Qt's.
 bool keyOrderAmbiguous(const QJsonValue &v, int depth = 0) {
     if (depth > kMaxSameDepth)
         return false;
@@ -101,16 +101,19 @@ bool keyOrderAmbiguous(const QJsonValue &v, int depth = 0) {
     if (!v.isObject())
         return false;
     const QJsonObject o = v.toObject();
-    bool high = false, astral = false;
+    int wide = 0;           // names with a UTF-16 unit from U+D800 up
+    bool surrogate = false; // a name with a surrogate: a character past U+FFFF, or a lone one
     for (auto it = o.begin(); it != o.end(); ++it) {
+        bool isWide = false;
         for (const QChar c : it.key()) {
-            high |= c.unicode() >= 0xE000;
-            astral |= c.isSurrogate();
+            isWide |= c.unicode() >= 0xD800;
+            surrogate |= c.isSurrogate();
         }
+        wide += isWide;
         if (keyOrderAmbiguous(it.value(), depth + 1))
             return true;
     }
-    return high && astral;
+    return wide >= 2 && surrogate;
 }
 
 // Every read the decoders make, on Qt's value and on ours.
@@ -132,9 +135,14 @@ void compareReads(const QJsonValue &q, const rj::Value *v, const QByteArray &inp
     if (q.isObject()) {
         const QJsonObject o = q.toObject();
         for (auto it = o.begin(); it != o.end(); ++it) {
+            // Decoders look names up as Qt does. Qt cannot find a name it read with a leading byte
+            // order mark dropped, nor some non-ASCII names where its two orders part (its binary
+            // search runs over the other order); decoders look up neither.
+            if (!o.contains(it.key()) || it.key().startsWith(QChar(0xFEFF)))
+                continue;
             const QByteArray name = wtf8Name(it.key()); // may hold NULs
-            compareReads(it.value(), rj::member(v, std::string_view(name.constData(), size_t(name.size()))), input,
-                         depth + 1);
+            const QJsonValue qv = o.value(it.key());
+            compareReads(qv, rj::member(v, std::string_view(name.constData(), size_t(name.size()))), input, depth + 1);
         }
     } else if (q.isArray()) {
         const QJsonArray a = q.toArray();
