@@ -274,12 +274,12 @@ void fromQt(const QJsonValue &q, Value &out, Allocator &a) {
         const QJsonObject object = q.toObject();
         for (auto it = object.begin(); it != object.end(); ++it) {
             // A name that starts with a byte order mark: Qt finds and sorts it with the mark and
-            // gives key() without it when it was written without escapes (then it cannot find
-            // its own key()), with it when written as "\ufeff". Kept with one more mark than
+            // gives key() without it when it was written without escapes (then looking up key()
+            // does not find this member), with it when written as "\ufeff". Kept with one more mark than
             // key() shows, so no plain name finds it and it sorts where Qt sorts it; nameText()
             // drops that one mark again.
             QByteArray k = toWtf8(it.key());
-            if (!object.contains(it.key()) || startsWithBom(k.constData(), size_t(k.size())))
+            if (object.constFind(it.key()) != it || startsWithBom(k.constData(), size_t(k.size())))
                 k.prepend("\xEF\xBB\xBF");
             Value name(k.constData(), rapidjson::SizeType(k.size()), a);
             Value v;

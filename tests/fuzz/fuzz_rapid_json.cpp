@@ -116,6 +116,24 @@ bool keyOrderAmbiguous(const QJsonValue &v, int depth = 0) {
     return wide >= 2 && surrogate;
 }
 
+bool hasHiddenMarkName(const QJsonValue &v, int depth = 0) {
+    if (depth > kMaxSameDepth)
+        return false;
+    if (v.isArray()) {
+        for (const QJsonValue &e : v.toArray())
+            if (hasHiddenMarkName(e, depth + 1))
+                return true;
+        return false;
+    }
+    if (!v.isObject())
+        return false;
+    const QJsonObject o = v.toObject();
+    for (auto it = o.begin(); it != o.end(); ++it)
+        if (o.constFind(it.key()) != it || hasHiddenMarkName(it.value(), depth + 1))
+            return true;
+    return false;
+}
+
 // Every read the decoders make, on Qt's value and on ours.
 void compareReads(const QJsonValue &q, const rj::Value *v, const QByteArray &input, int depth) {
     if (q.toString(QStringLiteral("-")) != rj::toString(v, QStringLiteral("-")))
@@ -138,7 +156,7 @@ void compareReads(const QJsonValue &q, const rj::Value *v, const QByteArray &inp
             // Decoders look names up as Qt does. Qt cannot find a name it read with a leading byte
             // order mark dropped, nor some non-ASCII names where its two orders part (its binary
             // search runs over the other order); decoders look up neither.
-            if (!o.contains(it.key()) || it.key().startsWith(QChar(0xFEFF)))
+            if (o.constFind(it.key()) != it || it.key().startsWith(QChar(0xFEFF)))
                 continue;
             const QByteArray name = wtf8Name(it.key()); // may hold NULs
             const QJsonValue qv = o.value(it.key());
@@ -165,7 +183,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     const QJsonValue root = qt.isObject() ? QJsonValue(qt.object()) : QJsonValue(qt.array());
     const QJsonValue converted = rj::toQt(&parsed.root());
     const QByteArray qtText = qt.toJson(QJsonDocument::Compact);
-    if (!same(converted, root))
+    // Qt can hold two members whose key() is the same name (one written with a leading byte
+    // order mark that key() drops); no QJsonObject built by insert can, so toQt() keeps one.
+    if (!same(converted, root) && !hasHiddenMarkName(root))
         differ("toQt", input);
     // A name written with a leading byte order mark sorts with the mark in Qt's parse and is
     // read (and written) without it: QJsonObject::insert places it elsewhere.
