@@ -217,7 +217,9 @@ QString decode(const char *s, size_t n) {
 // A member's name as Qt's key() reads it (see fromQt: a leading mark there is one Qt hides).
 std::string_view nameText(const Value &name) {
     std::string_view n = bytes(&name);
-    if (startsWithBom(n.data(), n.size()))
+    if (!n.empty() && uchar(n.back()) == 0xFF)
+        n.remove_suffix(1);
+    else if (startsWithBom(n.data(), n.size()))
         n.remove_prefix(3);
     return n;
 }
@@ -273,14 +275,16 @@ void fromQt(const QJsonValue &q, Value &out, Allocator &a) {
         out.SetObject();
         const QJsonObject object = q.toObject();
         for (auto it = object.begin(); it != object.end(); ++it) {
-            // A name that starts with a byte order mark: Qt finds and sorts it with the mark and
-            // gives key() without it when it was written without escapes (then looking up key()
-            // does not find this member), with it when written as "\ufeff". Kept with one more mark than
-            // key() shows, so no plain name finds it and it sorts where Qt sorts it; nameText()
-            // drops that one mark again.
+            // A name that starts with a byte order mark: Qt finds and sorts it with the mark, and
+            // gives key() without it when the name has no escapes (then looking up key() does not
+            // find this member), with it otherwise. Kept with the mark either way, so no plain
+            // name finds it and it sorts where Qt sorts it; nameText() gives key() back.
             QByteArray k = toWtf8(it.key());
-            if (object.constFind(it.key()) != it || startsWithBom(k.constData(), size_t(k.size())))
-                k.prepend("\xEF\xBB\xBF");
+            if (object.constFind(it.key()) != it)
+                k.prepend("\xEF\xBB\xBF"); // the mark key() hides
+            else if (startsWithBom(k.constData(), size_t(k.size())))
+                k.append('\xFF'); // the mark key() shows: a byte no UTF-8 text has says so, sorting last
+
             Value name(k.constData(), rapidjson::SizeType(k.size()), a);
             Value v;
             fromQt(it.value(), v, a);

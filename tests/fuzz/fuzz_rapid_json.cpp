@@ -198,7 +198,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     const QByteArray written = rj::compact(parsed.root());
     if (written != qtText) {
         const QJsonDocument reread = QJsonDocument::fromJson(written);
-        if (!anyOrder || !same(reread.isObject() ? QJsonValue(reread.object()) : QJsonValue(reread.array()), root))
+        if (!anyOrder || (!same(reread.isObject() ? QJsonValue(reread.object()) : QJsonValue(reread.array()), root) &&
+                          !hasHiddenMarkName(root)))
             differ("compact", input);
     }
     if (qt.isObject() != (parsed.object() != nullptr))
