@@ -2,7 +2,7 @@
 // so the client's JSON answer or SSE stream is written from canonical events): one
 // typical answer (thinking, ~560 characters of text in 40 deltas, optionally a tool
 // call) in each client format. Thread CPU time, so a busy machine changes it less than
-// wall time. docs/performance.md has the figures.
+// wall time.
 //
 //   bench_encode [--iterations 20000]
 
