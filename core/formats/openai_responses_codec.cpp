@@ -412,7 +412,7 @@ QByteArray OpenAIResponsesCodec::encodeResponse(const AssistantMessage &message,
     }
     int n = 0;
     for (const ContentBlock &b : message.content) {
-        const QString suffix = QStringLiteral("%1_%2").arg(infoIn.responseId).arg(n++);
+        const QString suffix = infoIn.responseId + QLatin1Char('_') + QString::number(n++);
         switch (b.type) {
         case BlockType::Text:
             w.beginObject()
@@ -434,7 +434,7 @@ QByteArray OpenAIResponsesCodec::encodeResponse(const AssistantMessage &message,
             break;
         case BlockType::Thinking:
             if (!b.redacted || b.signature.startsWith(QLatin1Char('{')))
-                w.value(wire::responsesReasoningItem(b, idFor(b, L("rs_") + suffix), info.upstreamApi));
+                wire::writeResponsesReasoningItem(w, b, idFor(b, L("rs_") + suffix), info.upstreamApi);
             break;
         case BlockType::ToolCall:
             w.beginObject();

@@ -74,7 +74,7 @@ void OpenAIResponsesStreamEncoder::openItem(wire::JsonWriter &w, int contentInde
     item.block.type = type;
     item.block.text.clear(); // what was streamed is accumulated from the deltas
     item.block.argumentsJson.clear();
-    const QString suffix = QStringLiteral("%1_%2").arg(m_info.responseId).arg(item.outputIndex);
+    const QString suffix = m_info.responseId + QLatin1Char('_') + QString::number(item.outputIndex);
     switch (type) {
     case BlockType::Text:
         item.id = L("msg_") + suffix;
@@ -180,7 +180,7 @@ void OpenAIResponsesStreamEncoder::closeItem(wire::JsonWriter &w, int contentInd
         writeSummaryPart(w, block.text);
         endEvent(w);
         wire::JsonWriter done(block.text.size() * 2 + block.signature.size() + 160);
-        done.value(wire::responsesReasoningItem(block, item.id, m_info.upstreamApi));
+        wire::writeResponsesReasoningItem(done, block, item.id, m_info.upstreamApi);
         itemDone(w, oi, done.take());
         break;
     }
