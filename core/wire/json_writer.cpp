@@ -50,8 +50,39 @@ char *escapeUnit(char *d, char16_t c) {
     return d;
 }
 
-bool needsEscape(char16_t c) {
-    return c < 0x20 || c == u'"' || c == u'\\';
+// Escaped UTF-8 of the units [*p, chunkEnd) written at d, which has room for 6 bytes per
+// unit. A surrogate pair that starts before chunkEnd is read whole (its low half may lie
+// beyond chunkEnd, up to end): 4 bytes for 2 units, within the room of one.
+char *escapeChunk(char *d, const char16_t *&p, const char16_t *chunkEnd, const char16_t *end) {
+    const char16_t *s = p;
+    while (s < chunkEnd) {
+        const char16_t c = *s++;
+        if (c < 0x80) {
+            if (c < 0x20 || c == u'"' || c == u'\\')
+                d = escapeUnit(d, c);
+            else
+                *d++ = char(c);
+        } else if (c < 0x800) {
+            *d++ = char(0xc0 | (c >> 6));
+            *d++ = char(0x80 | (c & 0x3f));
+        } else if (c >= 0xd800 && c <= 0xdfff) {
+            if (c < 0xdc00 && s < end && *s >= 0xdc00 && *s <= 0xdfff) {
+                const char32_t u = 0x10000 + ((char32_t(c) - 0xd800) << 10) + (char32_t(*s++) - 0xdc00);
+                *d++ = char(0xf0 | (u >> 18));
+                *d++ = char(0x80 | ((u >> 12) & 0x3f));
+                *d++ = char(0x80 | ((u >> 6) & 0x3f));
+                *d++ = char(0x80 | (u & 0x3f));
+            } else {
+                d = escapeUnit(d, c); // lone surrogate: no UTF-8 form
+            }
+        } else {
+            *d++ = char(0xe0 | (c >> 12));
+            *d++ = char(0x80 | ((c >> 6) & 0x3f));
+            *d++ = char(0x80 | (c & 0x3f));
+        }
+    }
+    p = s;
+    return d;
 }
 
 // A key literal is written byte for byte when it is printable ASCII without quote or backslash.
@@ -66,66 +97,49 @@ bool plainAscii(QLatin1String s) {
 
 } // namespace
 
-void appendJsonString(QByteArray &out, QStringView s) {
+void JsonWriter::grow(qsizetype n) {
+    const qsizetype used = size();
+    const qsizetype capacity = std::max({used + n, m_out.size() * 2, qsizetype(64)});
+    m_out.resize(capacity);
+    m_cur = m_out.data() + used;
+    m_end = m_out.data() + capacity;
+}
+
+QByteArray JsonWriter::take() {
+    m_out.resize(size());
+    QByteArray out = std::move(m_out);
+    m_out = QByteArray();
+    m_cur = m_end = nullptr;
+    m_needComma = false;
+    return out;
+}
+
+void JsonWriter::writeString(QStringView s) {
     const char16_t *p = s.utf16();
     const char16_t *const end = p + s.size();
-    // Converted in chunks into room reserved for the worst case (6 bytes per UTF-16 unit,
-    // "\uXXXX"), so the loop writes through a pointer with no per-character bounds check
-    // and a long string never reserves six times its size at once.
+    // Converted in chunks into room for the worst case (6 bytes per unit, "\uXXXX"), so the
+    // loop has no per-character bounds check and a long string never reserves six times its size.
     constexpr qsizetype kChunk = 512;
-    qsizetype used = out.size();
-    out.resize(used + 1 + qMin<qsizetype>(s.size(), kChunk) * 6 + 8);
-    char *d = out.data() + used;
-    *d++ = '"';
+    ensure(2 + std::min<qsizetype>(s.size(), kChunk) * 6);
+    *m_cur++ = '"';
     while (p < end) {
-        const char16_t *const chunkEnd = p + qMin<qsizetype>(end - p, kChunk);
-        while (p < chunkEnd) {
-            const char16_t c = *p++;
-            if (c < 0x80) {
-                if (needsEscape(c))
-                    d = escapeUnit(d, c);
-                else
-                    *d++ = char(c);
-            } else if (c < 0x800) {
-                *d++ = char(0xc0 | (c >> 6));
-                *d++ = char(0x80 | (c & 0x3f));
-            } else if (c >= 0xd800 && c <= 0xdfff) {
-                // A pair may straddle the chunk's end: the low half is read from the string.
-                if (c < 0xdc00 && p < end && *p >= 0xdc00 && *p <= 0xdfff) {
-                    const char32_t u = 0x10000 + ((char32_t(c) - 0xd800) << 10) + (char32_t(*p++) - 0xdc00);
-                    *d++ = char(0xf0 | (u >> 18));
-                    *d++ = char(0x80 | ((u >> 12) & 0x3f));
-                    *d++ = char(0x80 | ((u >> 6) & 0x3f));
-                    *d++ = char(0x80 | (u & 0x3f));
-                } else {
-                    d = escapeUnit(d, c); // lone surrogate: no UTF-8 form
-                }
-            } else {
-                *d++ = char(0xe0 | (c >> 12));
-                *d++ = char(0x80 | ((c >> 6) & 0x3f));
-                *d++ = char(0x80 | (c & 0x3f));
-            }
-        }
-        used = d - out.data();
-        if (p < end) {
-            out.resize(used + qMin<qsizetype>(end - p, kChunk) * 6 + 8);
-            d = out.data() + used;
-        }
+        const qsizetype n = std::min<qsizetype>(end - p, kChunk);
+        ensure(n * 6 + 1);
+        m_cur = escapeChunk(m_cur, p, p + n, end);
     }
-    *d++ = '"';
-    out.resize(d - out.data());
+    put('"');
 }
 
 JsonWriter &JsonWriter::beginObject() {
     separator();
-    m_out.append('{');
+    put('{');
     ++m_depth;
     m_needComma = false;
     return *this;
 }
 
 JsonWriter &JsonWriter::endObject() {
-    m_out.append('}');
+    put('}');
     --m_depth;
     m_needComma = true;
     return *this;
@@ -133,14 +147,14 @@ JsonWriter &JsonWriter::endObject() {
 
 JsonWriter &JsonWriter::beginArray() {
     separator();
-    m_out.append('[');
+    put('[');
     ++m_depth;
     m_needComma = false;
     return *this;
 }
 
 JsonWriter &JsonWriter::endArray() {
-    m_out.append(']');
+    put(']');
     --m_depth;
     m_needComma = true;
     return *this;
@@ -149,12 +163,15 @@ JsonWriter &JsonWriter::endArray() {
 JsonWriter &JsonWriter::key(QLatin1String name) {
     separator();
     if (plainAscii(name)) {
-        m_out.append('"');
-        m_out.append(name.data(), name.size());
-        m_out.append("\":", 2);
+        ensure(name.size() + 3);
+        *m_cur++ = '"';
+        memcpy(m_cur, name.data(), size_t(name.size()));
+        m_cur += name.size();
+        *m_cur++ = '"';
+        *m_cur++ = ':';
     } else {
-        appendJsonString(m_out, QString(name));
-        m_out.append(':');
+        writeString(QString(name));
+        put(':');
     }
     m_needComma = false;
     return *this;
@@ -162,15 +179,15 @@ JsonWriter &JsonWriter::key(QLatin1String name) {
 
 JsonWriter &JsonWriter::key(QStringView name) {
     separator();
-    appendJsonString(m_out, name);
-    m_out.append(':');
+    writeString(name);
+    put(':');
     m_needComma = false;
     return *this;
 }
 
 JsonWriter &JsonWriter::value(QStringView s) {
     separator();
-    appendJsonString(m_out, s);
+    writeString(s);
     m_needComma = true;
     return *this;
 }
@@ -178,11 +195,13 @@ JsonWriter &JsonWriter::value(QStringView s) {
 JsonWriter &JsonWriter::value(QLatin1String s) {
     separator();
     if (plainAscii(s)) {
-        m_out.append('"');
-        m_out.append(s.data(), s.size());
-        m_out.append('"');
+        ensure(s.size() + 2);
+        *m_cur++ = '"';
+        memcpy(m_cur, s.data(), size_t(s.size()));
+        m_cur += s.size();
+        *m_cur++ = '"';
     } else {
-        appendJsonString(m_out, QString(s));
+        writeString(QString(s));
     }
     m_needComma = true;
     return *this;
@@ -190,9 +209,8 @@ JsonWriter &JsonWriter::value(QLatin1String s) {
 
 JsonWriter &JsonWriter::value(qint64 n) {
     separator();
-    char buffer[24];
-    const char *end = rapidjson::internal::i64toa(n, buffer);
-    m_out.append(buffer, end - buffer);
+    ensure(24);
+    m_cur = rapidjson::internal::i64toa(n, m_cur);
     m_needComma = true;
     return *this;
 }
@@ -205,26 +223,22 @@ JsonWriter &JsonWriter::value(double d) {
     if (d == std::floor(d) && std::fabs(d) <= kExact)
         return value(qint64(d));
     separator();
-    char buffer[32];
-    const char *end = rapidjson::internal::dtoa(d, buffer);
-    m_out.append(buffer, end - buffer);
+    ensure(32);
+    m_cur = rapidjson::internal::dtoa(d, m_cur);
     m_needComma = true;
     return *this;
 }
 
 JsonWriter &JsonWriter::boolean(bool b) {
     separator();
-    if (b)
-        m_out.append("true", 4);
-    else
-        m_out.append("false", 5);
+    put(b ? QByteArrayView("true") : QByteArrayView("false"));
     m_needComma = true;
     return *this;
 }
 
 JsonWriter &JsonWriter::null() {
     separator();
-    m_out.append("null", 4);
+    put(QByteArrayView("null"));
     m_needComma = true;
     return *this;
 }
@@ -310,13 +324,13 @@ void JsonWriter::writeEmbedded(const QJsonObject &o, int depth) {
         return;
     }
     separator();
-    m_out.append('{');
+    put('{');
     m_needComma = false;
     for (auto it = o.constBegin(); it != o.constEnd(); ++it) {
         key(QStringView(it.key()));
         writeEmbedded(it.value(), depth + 1);
     }
-    m_out.append('}');
+    put('}');
     m_needComma = true;
 }
 
@@ -326,33 +340,33 @@ void JsonWriter::writeEmbedded(const QJsonArray &a, int depth) {
         return;
     }
     separator();
-    m_out.append('[');
+    put('[');
     m_needComma = false;
     for (const QJsonValue &v : a)
         writeEmbedded(v, depth + 1);
-    m_out.append(']');
+    put(']');
     m_needComma = true;
 }
 
 JsonWriter &JsonWriter::beginSseEvent(QByteArrayView eventName) {
     if (!eventName.isEmpty()) {
-        m_out.append("event: ", 7);
-        m_out.append(eventName);
-        m_out.append('\n');
+        put(QByteArrayView("event: "));
+        put(eventName);
+        put('\n');
     }
-    m_out.append("data: ", 6);
+    put(QByteArrayView("data: "));
     m_needComma = false;
     return *this;
 }
 
 JsonWriter &JsonWriter::endSseEvent() {
-    m_out.append("\n\n", 2);
+    put(QByteArrayView("\n\n"));
     m_needComma = false;
     return *this;
 }
 
 JsonWriter &JsonWriter::appendRaw(QByteArrayView bytes) {
-    m_out.append(bytes);
+    put(bytes);
     return *this;
 }
 

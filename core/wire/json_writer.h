@@ -14,15 +14,11 @@
 #include <QStringView>
 
 #include <concepts>
+#include <cstring>
 #include <initializer_list>
 #include <utility>
 
 namespace sw::wire {
-
-// Appends `s` as a quoted JSON string. Any QString gives valid JSON: control characters,
-// quote and backslash are escaped, a lone surrogate (which has no UTF-8 form) becomes its
-// \uXXXX escape, everything else is UTF-8.
-void appendJsonString(QByteArray &out, QStringView s);
 
 class JsonWriter {
 public:
@@ -31,7 +27,13 @@ public:
     // always fits inside the few levels of an answer's envelope.
     static constexpr int kMaxDepth = 1100;
 
-    explicit JsonWriter(qsizetype reserve = 512) { m_out.reserve(reserve); }
+    explicit JsonWriter(qsizetype reserve = 512) {
+        m_out.resize(reserve);
+        m_cur = m_out.data();
+        m_end = m_cur + m_out.size();
+    }
+    JsonWriter(const JsonWriter &) = delete;
+    JsonWriter &operator=(const JsonWriter &) = delete;
 
     JsonWriter &beginObject();
     JsonWriter &endObject();
@@ -43,6 +45,9 @@ public:
     template <qsizetype N> JsonWriter &key(const char (&name)[N]) { return key(QLatin1String(name, N - 1)); }
     JsonWriter &key(QStringView name);
 
+    // A string: any QString gives valid JSON. Control characters, quote and backslash are
+    // escaped, a lone surrogate (which has no UTF-8 form) becomes its \uXXXX escape (as Qt
+    // writes it), everything else is UTF-8.
     JsonWriter &value(QStringView s);
     JsonWriter &value(const QString &s) { return value(QStringView(s)); }
     JsonWriter &value(QLatin1String s);
@@ -75,7 +80,7 @@ public:
     // One JSON value already serialised (by this writer), written as it is.
     JsonWriter &rawValue(QByteArrayView json) {
         separator();
-        m_out.append(json);
+        put(json);
         m_needComma = true;
         return *this;
     }
@@ -83,22 +88,41 @@ public:
     JsonWriter &appendRaw(QByteArrayView bytes);
 
     int depth() const { return m_depth; }
-    const QByteArray &bytes() const { return m_out; }
-    QByteArray take() {
-        m_needComma = false;
-        return std::move(m_out);
-    }
+    qsizetype size() const { return m_cur - m_out.constData(); }
+    QByteArrayView view() const { return QByteArrayView(m_out.constData(), size()); }
+    // The text written; the writer is empty afterwards.
+    QByteArray take();
 
 private:
+    // The bytes are written through m_cur into m_out's own buffer, which is kept larger
+    // than the text (m_out.size() is its capacity until take()): an append is a bounds
+    // check and a copy, not a QByteArray call.
+    void ensure(qsizetype n) {
+        if (m_end - m_cur < n)
+            grow(n);
+    }
+    void grow(qsizetype n);
+    void put(char c) {
+        ensure(1);
+        *m_cur++ = c;
+    }
+    void put(QByteArrayView bytes) {
+        ensure(bytes.size());
+        memcpy(m_cur, bytes.data(), size_t(bytes.size()));
+        m_cur += bytes.size();
+    }
     void separator() {
         if (m_needComma)
-            m_out.append(',');
+            put(',');
     }
+    void writeString(QStringView s);
     void writeEmbedded(const QJsonValue &v, int depth);
     void writeEmbedded(const QJsonObject &o, int depth);
     void writeEmbedded(const QJsonArray &a, int depth);
 
     QByteArray m_out;
+    char *m_cur = nullptr;
+    char *m_end = nullptr;
     int m_depth = 0;
     bool m_needComma = false;
 };

@@ -75,8 +75,8 @@ void TestJsonWriter::writesObjectsInCallerOrder() {
         .endObject()
         .endObject();
     QCOMPARE(w.depth(), 0);
-    QCOMPARE(w.bytes(), QByteArray(R"({"id":"chatcmpl-1","object":"chat.completion","created":1764400000,)"
-                                   R"("choices":[{"index":0,"logprobs":null,"ok":true},[]],"empty":{}})"));
+    QCOMPARE(w.take(), QByteArray(R"({"id":"chatcmpl-1","object":"chat.completion","created":1764400000,)"
+                                  R"("choices":[{"index":0,"logprobs":null,"ok":true},[]],"empty":{}})"));
 }
 
 void TestJsonWriter::stringsRoundTrip_data() {
@@ -210,7 +210,7 @@ void TestJsonWriter::embeddingIsDepthBounded() {
         fits = QJsonArray{fits};
     JsonWriter w2;
     w2.beginObject().field("fits", fits).endObject();
-    QVERIFY(w2.bytes().contains("bottom"));
+    QVERIFY(w2.take().contains("bottom"));
 }
 
 void TestJsonWriter::sseFramesHoldOneDataLine() {
