@@ -3,6 +3,7 @@
 #include "core/formats/anthropic_messages_stream_encoder.h"
 #include "core/formats/decode_prologue.h"
 #include "core/wire/json.h"
+#include "core/wire/json_writer.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -300,20 +301,20 @@ std::unique_ptr<StreamEncoder> AnthropicMessagesCodec::makeStreamEncoder(const E
     return std::make_unique<AnthropicMessagesStreamEncoder>(info);
 }
 
-QString AnthropicMessagesCodec::stopReasonName(StopReason reason) {
+QLatin1String AnthropicMessagesCodec::stopReasonName(StopReason reason) {
     switch (reason) {
     case StopReason::Length:
-        return QStringLiteral("max_tokens");
+        return L("max_tokens");
     case StopReason::ToolUse:
-        return QStringLiteral("tool_use");
+        return L("tool_use");
     case StopReason::Refusal:
-        return QStringLiteral("refusal");
+        return L("refusal");
     case StopReason::Error:
     case StopReason::Stop:
     case StopReason::Aborted:
         break;
     }
-    return QStringLiteral("end_turn");
+    return L("end_turn");
 }
 
 QString AnthropicMessagesCodec::errorType(ErrorCategory category) {
@@ -341,7 +342,7 @@ QString AnthropicMessagesCodec::errorType(ErrorCategory category) {
     return QStringLiteral("api_error");
 }
 
-QJsonObject AnthropicMessagesCodec::errorJson(const GatewayError &error) {
+void AnthropicMessagesCodec::writeError(wire::JsonWriter &w, const GatewayError &error) {
     QString type = errorType(error.category);
     QString message = error.message;
     if (error.upstreamApi == wire::apiName(wire::Api::AnthropicMessages) && !error.code.isEmpty()) {
@@ -367,14 +368,23 @@ QJsonObject AnthropicMessagesCodec::errorJson(const GatewayError &error) {
             break;
         }
     }
-    return QJsonObject{{L("type"), L("error")}, {L("error"), QJsonObject{{L("type"), type}, {L("message"), message}}}};
+    w.beginObject()
+        .field("type", "error")
+        .key("error")
+        .beginObject()
+        .field("type", type)
+        .field("message", message)
+        .endObject()
+        .endObject();
 }
 
-QJsonObject AnthropicMessagesCodec::usageJson(const Usage &usage) {
-    return QJsonObject{{L("input_tokens"), usage.input},
-                       {L("cache_creation_input_tokens"), usage.cacheWrite},
-                       {L("cache_read_input_tokens"), usage.cacheRead},
-                       {L("output_tokens"), usage.output}};
+void AnthropicMessagesCodec::writeUsage(wire::JsonWriter &w, const Usage &usage) {
+    w.beginObject()
+        .field("input_tokens", usage.input)
+        .field("cache_creation_input_tokens", usage.cacheWrite)
+        .field("cache_read_input_tokens", usage.cacheRead)
+        .field("output_tokens", usage.output)
+        .endObject();
 }
 
 QString AnthropicMessagesCodec::signatureFor(const ContentBlock &thinking, const QString &upstreamApi) {
@@ -385,67 +395,77 @@ QString AnthropicMessagesCodec::signatureFor(const ContentBlock &thinking, const
     return tagSignature(maker, thinking.signature);
 }
 
-std::optional<QJsonObject> AnthropicMessagesCodec::functionCallSignatureBlock(const ContentBlock &call,
-                                                                              const QString &upstreamApi) {
+std::optional<QString> AnthropicMessagesCodec::functionCallSignature(const ContentBlock &call,
+                                                                     const QString &upstreamApi) {
     const QString maker = call.signatureApi.isEmpty() ? upstreamApi : call.signatureApi;
     if (call.signature.isEmpty() || maker != wire::apiName(wire::Api::Google))
         return std::nullopt;
-    return QJsonObject{{L("type"), L("thinking")},
-                       {L("thinking"), QString()},
-                       {L("signature"), tagSignature(maker, QLatin1String(kFunctionCallCarrier) + call.signature)}};
+    return tagSignature(maker, QLatin1String(kFunctionCallCarrier) + call.signature);
 }
 
 QByteArray AnthropicMessagesCodec::encodeResponse(const AssistantMessage &message, const EncodeInfo &info) const {
-    if (info.upstreamApi == wire::apiName(wire::Api::AnthropicMessages) && !message.native.isEmpty() &&
-        message.stopReason != StopReason::Error && message.stopReason != StopReason::Aborted) {
+    const bool sameApi = info.upstreamApi == wire::apiName(wire::Api::AnthropicMessages);
+    if (sameApi && !message.native.isEmpty() && message.stopReason != StopReason::Error &&
+        message.stopReason != StopReason::Aborted) {
         // Same API: the upstream's own message, every field it defines (stop_sequence,
         // citations, server tool blocks, usage.server_tool_use), as a passthrough stream shows.
-        QJsonObject native = message.native;
-        native.insert(L("model"), info.model);
-        return wire::compactJson(native);
+        wire::JsonWriter w(1024);
+        w.objectWith(message.native, {{L("model"), info.model}});
+        return w.take();
     }
-    QJsonArray content;
+    // The upstream's own id when it is the client's API (what a passthrough stream shows too).
+    const QString &id = sameApi && !message.responseId.isEmpty() ? message.responseId : info.responseId;
+    wire::JsonWriter w(512);
+    w.beginObject()
+        .field("id", id)
+        .field("type", "message")
+        .field("role", "assistant")
+        .field("model", info.model)
+        .key("content")
+        .beginArray();
     for (const ContentBlock &b : message.content) {
         switch (b.type) {
         case BlockType::Text:
-            content.append(QJsonObject{{L("type"), L("text")}, {L("text"), b.text}});
+            w.beginObject().field("type", "text").field("text", b.text).endObject();
             break;
         case BlockType::Thinking:
             if (b.redacted)
-                content.append(QJsonObject{{L("type"), L("redacted_thinking")}, {L("data"), b.signature}});
+                w.beginObject().field("type", "redacted_thinking").field("data", b.signature).endObject();
             else
-                content.append(QJsonObject{{L("type"), L("thinking")},
-                                           {L("thinking"), b.text},
-                                           {L("signature"), signatureFor(b, info.upstreamApi)}});
+                w.beginObject()
+                    .field("type", "thinking")
+                    .field("thinking", b.text)
+                    .field("signature", signatureFor(b, info.upstreamApi))
+                    .endObject();
             break;
         case BlockType::ToolCall:
-            if (const auto carrier = functionCallSignatureBlock(b, info.upstreamApi))
-                content.append(*carrier);
-            content.append(QJsonObject{{L("type"), L("tool_use")},
-                                       {L("id"), b.toolCallId},
-                                       {L("name"), b.toolName},
-                                       {L("input"), b.arguments}});
+            if (const auto carrier = functionCallSignature(b, info.upstreamApi))
+                w.beginObject()
+                    .field("type", "thinking")
+                    .field("thinking", QString())
+                    .field("signature", *carrier)
+                    .endObject();
+            w.beginObject()
+                .field("type", "tool_use")
+                .field("id", b.toolCallId)
+                .field("name", b.toolName)
+                .field("input", b.arguments)
+                .endObject();
             break;
         case BlockType::Image:
             break; // Messages answers carry no images
         }
     }
-    // The upstream's own id when it is the client's API (what a passthrough stream shows too).
-    const QString id = info.upstreamApi == wire::apiName(wire::Api::AnthropicMessages) && !message.responseId.isEmpty()
-                           ? message.responseId
-                           : info.responseId;
-    return wire::compactJson(QJsonObject{{L("id"), id},
-                                         {L("type"), L("message")},
-                                         {L("role"), L("assistant")},
-                                         {L("model"), info.model},
-                                         {L("content"), content},
-                                         {L("stop_reason"), stopReasonName(message.stopReason)},
-                                         {L("stop_sequence"), QJsonValue::Null},
-                                         {L("usage"), usageJson(message.usage)}});
+    w.endArray().field("stop_reason", stopReasonName(message.stopReason)).key("stop_sequence").null().key("usage");
+    writeUsage(w, message.usage);
+    w.endObject();
+    return w.take();
 }
 
 QByteArray AnthropicMessagesCodec::encodeError(const GatewayError &error) const {
-    return wire::compactJson(errorJson(error));
+    wire::JsonWriter w(96 + error.message.size());
+    writeError(w, error);
+    return w.take();
 }
 
 } // namespace sw::formats

@@ -3,6 +3,10 @@
 
 #include "core/formats/inbound_codec.h"
 
+namespace sw::wire {
+class JsonWriter;
+}
+
 namespace sw::formats {
 
 class AnthropicMessagesCodec final : public InboundCodec {
@@ -14,18 +18,18 @@ public:
     QByteArray encodeError(const model::GatewayError &error) const override;
 
     // Wire vocabulary, shared with the stream encoder and the upstream adapter.
-    static QString stopReasonName(model::StopReason reason);        // end_turn, max_tokens, tool_use
-    static QString errorType(model::ErrorCategory category);        // invalid_request_error, ...
-    static QJsonObject errorJson(const model::GatewayError &error); // {"type":"error","error":{type,message}}
-    static QJsonObject usageJson(const model::Usage &usage);
+    static QLatin1String stopReasonName(model::StopReason reason);                 // end_turn, max_tokens, tool_use
+    static QString errorType(model::ErrorCategory category);                       // invalid_request_error, ...
+    static void writeError(wire::JsonWriter &w, const model::GatewayError &error); // {"type":"error","error":{…}}
+    static void writeUsage(wire::JsonWriter &w, const model::Usage &usage);
     // The signature an answer's thinking block carries: the provider's own when
     // Anthropic made it, else tagged with its maker (model::tagSignature), so the
     // next request never hands Anthropic a signature it did not sign.
     static QString signatureFor(const model::ContentBlock &thinking, const QString &upstreamApi);
     // A Google function call's thoughtSignature rides in an empty thinking block just
-    // before its tool_use (tool_use has no field for it); nullopt when there is none.
-    static std::optional<QJsonObject> functionCallSignatureBlock(const model::ContentBlock &call,
-                                                                 const QString &upstreamApi);
+    // before its tool_use (tool_use has no field for it): that block's signature, or
+    // nullopt when the call has none.
+    static std::optional<QString> functionCallSignature(const model::ContentBlock &call, const QString &upstreamApi);
 };
 
 } // namespace sw::formats

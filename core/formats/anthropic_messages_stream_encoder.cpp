@@ -2,9 +2,7 @@
 
 #include "core/formats/anthropic_messages_codec.h"
 #include "core/wire/json.h"
-#include "core/wire/sse.h"
-
-#include <QJsonArray>
+#include "core/wire/json_writer.h"
 
 namespace sw::formats {
 
@@ -16,163 +14,213 @@ QLatin1String L(const char *s) {
 }
 } // namespace
 
-QByteArray AnthropicMessagesStreamEncoder::messageStartOnce(const Usage &usage) {
+void AnthropicMessagesStreamEncoder::messageStartOnce(wire::JsonWriter &w, const Usage &usage) {
     if (m_started)
-        return {};
+        return;
     m_started = true;
-    const QJsonObject message{{L("id"), m_info.responseId},
-                              {L("type"), L("message")},
-                              {L("role"), L("assistant")},
-                              {L("model"), m_info.model},
-                              {L("content"), QJsonArray()},
-                              {L("stop_reason"), QJsonValue::Null},
-                              {L("stop_sequence"), QJsonValue::Null},
-                              {L("usage"), AnthropicMessagesCodec::usageJson(usage)}};
-    return wire::sseFrame(QJsonObject{{L("type"), L("message_start")}, {L("message"), message}}, "message_start");
+    w.beginSseEvent("message_start")
+        .beginObject()
+        .field("type", "message_start")
+        .key("message")
+        .beginObject()
+        .field("id", m_info.responseId)
+        .field("type", "message")
+        .field("role", "assistant")
+        .field("model", m_info.model)
+        .key("content")
+        .beginArray()
+        .endArray()
+        .key("stop_reason")
+        .null()
+        .key("stop_sequence")
+        .null()
+        .key("usage");
+    AnthropicMessagesCodec::writeUsage(w, usage);
+    w.endObject().endObject().endSseEvent();
 }
 
-QByteArray AnthropicMessagesStreamEncoder::closeBlock() {
+void AnthropicMessagesStreamEncoder::closeBlock(wire::JsonWriter &w) {
     if (m_openContentIndex < 0)
-        return {};
+        return;
     m_openContentIndex = -1;
-    return wire::sseFrame(QJsonObject{{L("type"), L("content_block_stop")}, {L("index"), m_nextWireIndex - 1}},
-                          "content_block_stop");
+    w.beginSseEvent("content_block_stop")
+        .beginObject()
+        .field("type", "content_block_stop")
+        .field("index", m_nextWireIndex - 1)
+        .endObject()
+        .endSseEvent();
 }
 
-QByteArray AnthropicMessagesStreamEncoder::openBlock(int contentIndex, const QJsonObject &contentBlock) {
+void AnthropicMessagesStreamEncoder::openBlock(wire::JsonWriter &w, int contentIndex, const BlockHead &head) {
     // Anthropic blocks never interleave: a new block closes the one still open.
-    QByteArray out = messageStartOnce({}) + closeBlock();
+    messageStartOnce(w, {});
+    closeBlock(w);
     m_openContentIndex = contentIndex;
     m_openHadDelta = false;
-    out += wire::sseFrame(QJsonObject{{L("type"), L("content_block_start")},
-                                      {L("index"), m_nextWireIndex++},
-                                      {L("content_block"), contentBlock}},
-                          "content_block_start");
-    return out;
+    w.beginSseEvent("content_block_start")
+        .beginObject()
+        .field("type", "content_block_start")
+        .field("index", m_nextWireIndex++)
+        .key("content_block")
+        .beginObject()
+        .field("type", head.type);
+    if (head.type == L("text"))
+        w.field("text", QString());
+    else if (head.type == L("thinking"))
+        w.field("thinking", QString());
+    else if (head.type == L("redacted_thinking"))
+        w.field("data", head.data ? *head.data : QString());
+    else // tool_use
+        w.field("id", head.id ? *head.id : QString())
+            .field("name", head.name ? *head.name : QString())
+            .key("input")
+            .beginObject()
+            .endObject();
+    w.endObject().endObject().endSseEvent();
 }
 
-QByteArray AnthropicMessagesStreamEncoder::ensureOpen(int contentIndex, BlockType type) {
+void AnthropicMessagesStreamEncoder::ensureOpen(wire::JsonWriter &w, int contentIndex, BlockType type) {
     if (m_openContentIndex == contentIndex && contentIndex >= 0)
-        return {};
+        return;
     switch (type) {
     case BlockType::Thinking:
-        return openBlock(contentIndex, QJsonObject{{L("type"), L("thinking")}, {L("thinking"), QString()}});
+        openBlock(w, contentIndex, {L("thinking")});
+        return;
     case BlockType::ToolCall:
-        return openBlock(contentIndex, QJsonObject{{L("type"), L("tool_use")},
-                                                   {L("id"), QString()},
-                                                   {L("name"), QString()},
-                                                   {L("input"), QJsonObject()}});
+        openBlock(w, contentIndex, {L("tool_use")});
+        return;
     case BlockType::Text:
     case BlockType::Image:
         break;
     }
-    return openBlock(contentIndex, QJsonObject{{L("type"), L("text")}, {L("text"), QString()}});
+    openBlock(w, contentIndex, {L("text")});
 }
 
-QByteArray AnthropicMessagesStreamEncoder::delta(const QJsonObject &delta) {
+void AnthropicMessagesStreamEncoder::delta(wire::JsonWriter &w, QLatin1String deltaType, QLatin1String field,
+                                           const QString &text) {
     m_openHadDelta = true;
-    return wire::sseFrame(
-        QJsonObject{{L("type"), L("content_block_delta")}, {L("index"), m_nextWireIndex - 1}, {L("delta"), delta}},
-        "content_block_delta");
+    w.beginSseEvent("content_block_delta")
+        .beginObject()
+        .field("type", "content_block_delta")
+        .field("index", m_nextWireIndex - 1)
+        .key("delta")
+        .beginObject()
+        .field("type", deltaType)
+        .field(field, text)
+        .endObject()
+        .endObject()
+        .endSseEvent();
 }
 
-QByteArray AnthropicMessagesStreamEncoder::openThenDelta(int contentIndex, model::BlockType type,
-                                                         const QJsonObject &payload) {
-    // Two statements: the delta's block index depends on the block ensureOpen may open.
-    QByteArray out = ensureOpen(contentIndex, type);
-    out += delta(payload);
-    return out;
+void AnthropicMessagesStreamEncoder::openThenDelta(wire::JsonWriter &w, int contentIndex, BlockType type,
+                                                   QLatin1String deltaType, QLatin1String field, const QString &text) {
+    // In this order: the delta's block index depends on the block ensureOpen may open.
+    ensureOpen(w, contentIndex, type);
+    delta(w, deltaType, field, text);
 }
 
 QByteArray AnthropicMessagesStreamEncoder::encode(const StreamEvent &event) {
     if (m_finished)
         return {};
+    wire::JsonWriter w(event.delta.size() + 384);
     switch (event.type) {
     case EventType::Start:
-        return messageStartOnce(event.usage);
+        messageStartOnce(w, event.usage);
+        break;
     case EventType::TextStart:
-        return openBlock(event.contentIndex, QJsonObject{{L("type"), L("text")}, {L("text"), QString()}});
+        openBlock(w, event.contentIndex, {L("text")});
+        break;
     case EventType::ThinkingStart:
         if (event.block.redacted)
-            return openBlock(event.contentIndex,
-                             QJsonObject{{L("type"), L("redacted_thinking")}, {L("data"), event.block.signature}});
-        return openBlock(event.contentIndex, QJsonObject{{L("type"), L("thinking")}, {L("thinking"), QString()}});
+            openBlock(w, event.contentIndex, {L("redacted_thinking"), &event.block.signature});
+        else
+            openBlock(w, event.contentIndex, {L("thinking")});
+        break;
     case EventType::ToolCallStart: {
-        QByteArray out;
-        if (const auto carrier = AnthropicMessagesCodec::functionCallSignatureBlock(event.block, m_info.upstreamApi)) {
+        if (const auto carrier = AnthropicMessagesCodec::functionCallSignature(event.block, m_info.upstreamApi)) {
             // Google's function-call signature, in a thinking block of its own just before the call.
-            out += openBlock(-2, QJsonObject{{L("type"), L("thinking")}, {L("thinking"), QString()}});
-            out +=
-                delta(QJsonObject{{L("type"), L("signature_delta")}, {L("signature"), carrier->value(L("signature"))}});
-            out += closeBlock();
+            openBlock(w, -2, {L("thinking")});
+            delta(w, L("signature_delta"), L("signature"), *carrier);
+            closeBlock(w);
         }
-        return out + openBlock(event.contentIndex, QJsonObject{{L("type"), L("tool_use")},
-                                                               {L("id"), event.block.toolCallId},
-                                                               {L("name"), event.block.toolName},
-                                                               {L("input"), QJsonObject()}});
+        openBlock(w, event.contentIndex, {L("tool_use"), nullptr, &event.block.toolCallId, &event.block.toolName});
+        break;
     }
     case EventType::TextDelta:
         if (event.delta.isEmpty())
             return {};
-        return openThenDelta(event.contentIndex, BlockType::Text,
-                             QJsonObject{{L("type"), L("text_delta")}, {L("text"), event.delta}});
+        openThenDelta(w, event.contentIndex, BlockType::Text, L("text_delta"), L("text"), event.delta);
+        break;
     case EventType::ThinkingDelta:
         if (event.delta.isEmpty())
             return {};
-        return openThenDelta(event.contentIndex, BlockType::Thinking,
-                             QJsonObject{{L("type"), L("thinking_delta")}, {L("thinking"), event.delta}});
+        openThenDelta(w, event.contentIndex, BlockType::Thinking, L("thinking_delta"), L("thinking"), event.delta);
+        break;
     case EventType::ToolCallDelta:
         if (event.delta.isEmpty())
             return {};
-        return openThenDelta(event.contentIndex, BlockType::ToolCall,
-                             QJsonObject{{L("type"), L("input_json_delta")}, {L("partial_json"), event.delta}});
+        openThenDelta(w, event.contentIndex, BlockType::ToolCall, L("input_json_delta"), L("partial_json"),
+                      event.delta);
+        break;
     case EventType::TextEnd:
-        return event.contentIndex == m_openContentIndex ? closeBlock() : QByteArray();
+        if (event.contentIndex == m_openContentIndex)
+            closeBlock(w);
+        break;
     case EventType::ThinkingEnd: {
         if (event.contentIndex != m_openContentIndex)
             return {};
-        QByteArray out;
         // The signature travels as the block's last delta, before content_block_stop.
         const QString signature = AnthropicMessagesCodec::signatureFor(event.block, m_info.upstreamApi);
         if (!event.block.redacted && !signature.isEmpty())
-            out += delta(QJsonObject{{L("type"), L("signature_delta")}, {L("signature"), signature}});
-        return out + closeBlock();
+            delta(w, L("signature_delta"), L("signature"), signature);
+        closeBlock(w);
+        break;
     }
     case EventType::ToolCallEnd: {
         if (event.contentIndex != m_openContentIndex)
             return {};
-        QByteArray out;
         if (!m_openHadDelta && !event.block.arguments.isEmpty()) // upstream gave the arguments whole
-            out += delta(QJsonObject{{L("type"), L("input_json_delta")},
-                                     {L("partial_json"), QString::fromUtf8(wire::compactJson(event.block.arguments))}});
-        return out + closeBlock();
+            delta(w, L("input_json_delta"), L("partial_json"),
+                  QString::fromUtf8(wire::compactJson(event.block.arguments)));
+        closeBlock(w);
+        break;
     }
     case EventType::Image:
         return {};
     case EventType::Done: {
         m_finished = true;
-        QByteArray out = messageStartOnce({}) + closeBlock();
-        out += wire::sseFrame(
-            QJsonObject{
-                {L("type"), L("message_delta")},
-                {L("delta"), QJsonObject{{L("stop_reason"), AnthropicMessagesCodec::stopReasonName(event.reason)},
-                                         {L("stop_sequence"), QJsonValue::Null}}},
-                {L("usage"), AnthropicMessagesCodec::usageJson(event.usage)}},
-            "message_delta");
-        out += wire::sseFrame(QJsonObject{{L("type"), L("message_stop")}}, "message_stop");
-        return out;
+        messageStartOnce(w, {});
+        closeBlock(w);
+        w.beginSseEvent("message_delta")
+            .beginObject()
+            .field("type", "message_delta")
+            .key("delta")
+            .beginObject()
+            .field("stop_reason", AnthropicMessagesCodec::stopReasonName(event.reason))
+            .key("stop_sequence")
+            .null()
+            .endObject()
+            .key("usage");
+        AnthropicMessagesCodec::writeUsage(w, event.usage);
+        w.endObject().endSseEvent();
+        w.beginSseEvent("message_stop").beginObject().field("type", "message_stop").endObject().endSseEvent();
+        break;
     }
     case EventType::Error: {
         const int status = event.errorStatus.value_or(500);
         return encodeError(GatewayError::make(status, GatewayError::categoryForStatus(status), event.errorMessage));
     }
     }
-    return {};
+    return w.take();
 }
 
 QByteArray AnthropicMessagesStreamEncoder::encodeError(const GatewayError &error) {
     m_finished = true;
-    return wire::sseFrame(AnthropicMessagesCodec::errorJson(error), "error");
+    wire::JsonWriter w(128 + error.message.size());
+    w.beginSseEvent("error");
+    AnthropicMessagesCodec::writeError(w, error);
+    w.endSseEvent();
+    return w.take();
 }
 
 } // namespace sw::formats

@@ -3,6 +3,10 @@
 
 #include "core/formats/inbound_codec.h"
 
+namespace sw::wire {
+class JsonWriter;
+}
+
 namespace sw::formats {
 
 class AnthropicMessagesStreamEncoder final : public StreamEncoder {
@@ -12,12 +16,21 @@ public:
     QByteArray encodeError(const model::GatewayError &error) override;
 
 private:
-    QByteArray messageStartOnce(const model::Usage &usage);
-    QByteArray openBlock(int contentIndex, const QJsonObject &contentBlock);
-    QByteArray ensureOpen(int contentIndex, model::BlockType type);
-    QByteArray closeBlock();
-    QByteArray delta(const QJsonObject &delta);
-    QByteArray openThenDelta(int contentIndex, model::BlockType type, const QJsonObject &payload);
+    // The content block a content_block_start frame announces.
+    struct BlockHead {
+        QLatin1String type;            // text, thinking, redacted_thinking, tool_use
+        const QString *data = nullptr; // redacted_thinking: its data
+        const QString *id = nullptr;   // tool_use
+        const QString *name = nullptr; // tool_use
+    };
+    void messageStartOnce(wire::JsonWriter &w, const model::Usage &usage);
+    void openBlock(wire::JsonWriter &w, int contentIndex, const BlockHead &head);
+    void ensureOpen(wire::JsonWriter &w, int contentIndex, model::BlockType type);
+    void closeBlock(wire::JsonWriter &w);
+    // A content_block_delta frame for the open block: {type: deltaType, <field>: text}.
+    void delta(wire::JsonWriter &w, QLatin1String deltaType, QLatin1String field, const QString &text);
+    void openThenDelta(wire::JsonWriter &w, int contentIndex, model::BlockType type, QLatin1String deltaType,
+                       QLatin1String field, const QString &text);
 
     EncodeInfo m_info;
     bool m_started = false;

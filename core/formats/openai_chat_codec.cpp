@@ -5,6 +5,7 @@
 #include "core/formats/openai_responses_codec.h"
 #include "core/model/event_accumulator.h"
 #include "core/wire/json.h"
+#include "core/wire/json_writer.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -294,34 +295,37 @@ std::unique_ptr<StreamEncoder> OpenAIChatCodec::makeStreamEncoder(const EncodeIn
     return std::make_unique<OpenAIChatStreamEncoder>(info);
 }
 
-QString OpenAIChatCodec::finishReason(StopReason reason) {
+QLatin1String OpenAIChatCodec::finishReason(StopReason reason) {
     switch (reason) {
     case StopReason::Length:
-        return QStringLiteral("length");
+        return L("length");
     case StopReason::ToolUse:
-        return QStringLiteral("tool_calls");
+        return L("tool_calls");
     case StopReason::Refusal:
-        return QStringLiteral("content_filter");
+        return L("content_filter");
     case StopReason::Error:
     case StopReason::Stop:
     case StopReason::Aborted:
         break;
     }
-    return QStringLiteral("stop");
+    return L("stop");
 }
 
-QJsonObject OpenAIChatCodec::usageJson(const Usage &usage) {
+void OpenAIChatCodec::writeUsage(wire::JsonWriter &w, const Usage &usage) {
     // Canonical input excludes cached tokens; OpenAI's prompt_tokens includes them.
     const qint64 prompt = usage.input + usage.cacheRead + usage.cacheWrite;
-    return QJsonObject{
-        {L("prompt_tokens"), prompt},
-        {L("completion_tokens"), usage.output},
-        {L("total_tokens"), prompt + usage.output},
-        {L("prompt_tokens_details"), QJsonObject{{L("cached_tokens"), usage.cacheRead}}},
-    };
+    w.beginObject()
+        .field("prompt_tokens", prompt)
+        .field("completion_tokens", usage.output)
+        .field("total_tokens", prompt + usage.output)
+        .key("prompt_tokens_details")
+        .beginObject()
+        .field("cached_tokens", usage.cacheRead)
+        .endObject()
+        .endObject();
 }
 
-QJsonObject OpenAIChatCodec::errorJson(const GatewayError &error) {
+OpenAIChatCodec::ErrorFields OpenAIChatCodec::errorFields(const GatewayError &error) {
     const char *type = "invalid_request_error";
     const char *code = "invalid_request";
     switch (error.category) {
@@ -365,118 +369,148 @@ QJsonObject OpenAIChatCodec::errorJson(const GatewayError &error) {
         code = "timeout";
         break;
     }
-    QString outType = QLatin1String(type);
-    QString outCode = QLatin1String(code);
-    QJsonValue param = QJsonValue::Null;
+    ErrorFields out{QLatin1String(type), QLatin1String(code), QString()};
     if (error.upstreamApi == wire::apiName(wire::Api::OpenAICompletions) ||
         error.upstreamApi == wire::apiName(wire::Api::OpenAIResponses)) {
         // The same error vocabulary: code, type and param as the upstream sent them
         // (Codex and the SDKs read context_length_exceeded from here).
         if (!error.code.isEmpty())
-            outCode = error.code;
+            out.code = error.code;
         if (!error.providerType.isEmpty())
-            outType = error.providerType;
+            out.type = error.providerType;
         if (!error.param.isEmpty())
-            param = error.param;
+            out.param = error.param;
     } else {
         switch (error.portable()) {
         case GatewayError::Portable::ContextLength:
-            outType = QStringLiteral("invalid_request_error");
-            outCode = QStringLiteral("context_length_exceeded");
-            param = QStringLiteral("messages");
+            out.type = QStringLiteral("invalid_request_error");
+            out.code = QStringLiteral("context_length_exceeded");
+            out.param = QStringLiteral("messages");
             break;
         case GatewayError::Portable::RateLimit:
-            outCode = QStringLiteral("rate_limit_exceeded");
+            out.code = QStringLiteral("rate_limit_exceeded");
             break;
         case GatewayError::Portable::Overloaded:
-            outCode = QStringLiteral("server_is_overloaded");
+            out.code = QStringLiteral("server_is_overloaded");
             break;
         case GatewayError::Portable::Authentication:
-            outCode = QStringLiteral("invalid_api_key");
+            out.code = QStringLiteral("invalid_api_key");
             break;
         case GatewayError::Portable::None:
             break;
         }
     }
-    return QJsonObject{
-        {L("error"),
-         QJsonObject{{L("message"), error.message}, {L("type"), outType}, {L("param"), param}, {L("code"), outCode}}}};
+    return out;
+}
+
+void OpenAIChatCodec::writeError(wire::JsonWriter &w, const GatewayError &error) {
+    const ErrorFields f = errorFields(error);
+    w.beginObject().key("error").beginObject().field("message", error.message).field("type", f.type);
+    if (f.param.isEmpty())
+        w.key("param").null();
+    else
+        w.field("param", f.param);
+    w.field("code", f.code).endObject().endObject();
 }
 
 QByteArray OpenAIChatCodec::encodeResponse(const AssistantMessage &message, const EncodeInfo &info) const {
     QString text;
     QString reasoning;
-    QJsonArray toolCalls;
+    bool hasToolCalls = false;
     for (const ContentBlock &b : message.content) {
-        switch (b.type) {
-        case BlockType::Text:
+        if (b.type == BlockType::Text)
             text += b.text;
-            break;
-        case BlockType::Thinking:
-            if (!b.redacted)
-                reasoning += b.text;
-            break;
-        case BlockType::ToolCall:
-            if (info.customTools.contains(b.toolName)) {
-                toolCalls.append(
-                    QJsonObject{{L("id"), b.toolCallId},
-                                {L("type"), L("custom")},
-                                {L("custom"), QJsonObject{{L("name"), b.toolName},
-                                                          {L("input"), OpenAIResponsesCodec::customInput(b)}}}});
-                break;
-            }
-            toolCalls.append(QJsonObject{
-                {L("id"), b.toolCallId},
-                {L("type"), L("function")},
-                {L("function"), QJsonObject{{L("name"), b.toolName},
-                                            {L("arguments"), b.argumentsJson.isEmpty()
-                                                                 ? QString::fromUtf8(wire::compactJson(b.arguments))
-                                                                 : b.argumentsJson}}}});
-            break;
-        case BlockType::Image:
-            break; // chat completions has no image output
-        }
+        else if (b.type == BlockType::Thinking && !b.redacted)
+            reasoning += b.text;
+        else if (b.type == BlockType::ToolCall)
+            hasToolCalls = true;
+        // Images: chat completions has no image output.
     }
     // Same API: what the canonical message has no room for comes from the upstream's
     // stream as sent (logprobs, annotations, refusal, usage details, system_fingerprint).
     const bool sameApi = info.upstreamApi == wire::apiName(wire::Api::OpenAICompletions);
-    const QJsonObject native = sameApi ? message.native : QJsonObject();
+    static const QJsonObject kNone;
+    const QJsonObject &native = sameApi ? message.native : kNone;
     const QString refusal = native.value(L("refusal")).toString();
     if (!refusal.isEmpty() && text.endsWith(refusal))
         text.chop(refusal.size()); // the canonical text carries the refusal too
-    QJsonObject msg{{L("role"), L("assistant")},
-                    {L("content"),
-                     text.isEmpty() && (!toolCalls.isEmpty() || !refusal.isEmpty()) ? QJsonValue() : QJsonValue(text)}};
-    if (!refusal.isEmpty())
-        msg.insert(L("refusal"), refusal);
-    if (!reasoning.isEmpty())
-        msg.insert(L("reasoning_content"), reasoning);
-    if (!toolCalls.isEmpty())
-        msg.insert(L("tool_calls"), toolCalls);
-    if (native.value(L("annotations")).isArray())
-        msg.insert(L("annotations"), native.value(L("annotations")));
-    const QJsonObject choice{{L("index"), 0},
-                             {L("message"), msg},
-                             {L("logprobs"), native.value(L("logprobs")).isObject() ? native.value(L("logprobs"))
-                                                                                    : QJsonValue(QJsonValue::Null)},
-                             {L("finish_reason"), finishReason(message.stopReason)}};
     // The upstream's own id when it is the client's API (what a passthrough stream shows too).
-    const QString id = sameApi && !message.responseId.isEmpty() ? message.responseId : info.responseId;
-    QJsonObject body{{L("id"), id},
-                     {L("object"), L("chat.completion")},
-                     {L("created"), info.createdSecs},
-                     {L("model"), info.model},
-                     {L("choices"), QJsonArray{choice}},
-                     {L("usage"), native.value(L("usage")).isObject() ? native.value(L("usage"))
-                                                                      : QJsonValue(usageJson(message.usage))}};
-    for (const char *key : {"system_fingerprint", "service_tier"})
-        if (native.value(L(key)).isString())
-            body.insert(L(key), native.value(L(key)));
-    return wire::compactJson(body);
+    const QString &id = sameApi && !message.responseId.isEmpty() ? message.responseId : info.responseId;
+
+    wire::JsonWriter w(256 + text.size() + reasoning.size());
+    w.beginObject()
+        .field("id", id)
+        .field("object", "chat.completion")
+        .field("created", info.createdSecs)
+        .field("model", info.model)
+        .key("choices")
+        .beginArray()
+        .beginObject()
+        .field("index", 0)
+        .key("message")
+        .beginObject()
+        .field("role", "assistant");
+    if (text.isEmpty() && (hasToolCalls || !refusal.isEmpty()))
+        w.key("content").null();
+    else
+        w.field("content", text);
+    if (!refusal.isEmpty())
+        w.field("refusal", refusal);
+    if (!reasoning.isEmpty())
+        w.field("reasoning_content", reasoning);
+    if (hasToolCalls) {
+        w.key("tool_calls").beginArray();
+        for (const ContentBlock &b : message.content) {
+            if (b.type != BlockType::ToolCall)
+                continue;
+            w.beginObject().field("id", b.toolCallId);
+            if (info.customTools.contains(b.toolName)) {
+                w.field("type", "custom")
+                    .key("custom")
+                    .beginObject()
+                    .field("name", b.toolName)
+                    .field("input", OpenAIResponsesCodec::customInput(b))
+                    .endObject();
+            } else {
+                w.field("type", "function").key("function").beginObject().field("name", b.toolName);
+                if (b.argumentsJson.isEmpty())
+                    w.field("arguments", QString::fromUtf8(wire::compactJson(b.arguments)));
+                else
+                    w.field("arguments", b.argumentsJson);
+                w.endObject();
+            }
+            w.endObject();
+        }
+        w.endArray();
+    }
+    const QJsonValue annotations = native.value(L("annotations"));
+    if (annotations.isArray())
+        w.field("annotations", annotations);
+    w.endObject(); // message
+    const QJsonValue logprobs = native.value(L("logprobs"));
+    if (logprobs.isObject())
+        w.field("logprobs", logprobs);
+    else
+        w.key("logprobs").null();
+    w.field("finish_reason", finishReason(message.stopReason)).endObject().endArray();
+    const QJsonValue usage = native.value(L("usage"));
+    if (usage.isObject())
+        w.field("usage", usage);
+    else
+        writeUsage(w.key("usage"), message.usage);
+    for (const char *key : {"service_tier", "system_fingerprint"}) {
+        const QJsonValue v = native.value(L(key));
+        if (v.isString())
+            w.field(L(key), v);
+    }
+    w.endObject();
+    return w.take();
 }
 
 QByteArray OpenAIChatCodec::encodeError(const GatewayError &error) const {
-    return wire::compactJson(errorJson(error));
+    wire::JsonWriter w(128 + error.message.size());
+    writeError(w, error);
+    return w.take();
 }
 
 } // namespace sw::formats

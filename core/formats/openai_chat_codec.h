@@ -3,6 +3,10 @@
 
 #include "core/formats/inbound_codec.h"
 
+namespace sw::wire {
+class JsonWriter;
+}
+
 namespace sw::formats {
 
 class OpenAIChatCodec final : public InboundCodec {
@@ -14,9 +18,18 @@ public:
     QByteArray encodeError(const model::GatewayError &error) const override;
 
     // Wire vocabulary, shared with the stream encoder.
-    static QString finishReason(model::StopReason reason);          // stop, length, tool_calls
-    static QJsonObject usageJson(const model::Usage &usage);        // prompt/completion/total tokens
-    static QJsonObject errorJson(const model::GatewayError &error); // {"error":{message,type,param,code}}
+    static QLatin1String finishReason(model::StopReason reason); // stop, length, tool_calls
+    // The usage object: prompt/completion/total tokens, prompt_tokens_details.cached_tokens.
+    static void writeUsage(wire::JsonWriter &w, const model::Usage &usage);
+    // What an error says in OpenAI's vocabulary (shared with the Responses format).
+    struct ErrorFields {
+        QString type;
+        QString code;
+        QString param; // null when empty
+    };
+    static ErrorFields errorFields(const model::GatewayError &error);
+    static void writeError(wire::JsonWriter &w,
+                           const model::GatewayError &error); // {"error":{message,type,param,code}}
 };
 
 } // namespace sw::formats

@@ -3,65 +3,95 @@
 #include "core/formats/openai_chat_codec.h"
 #include "core/formats/openai_responses_codec.h"
 #include "core/wire/json.h"
-#include "core/wire/sse.h"
-
-#include <QJsonArray>
+#include "core/wire/json_writer.h"
 
 namespace sw::formats {
 
 using namespace sw::model;
 
-namespace {
-QLatin1String L(const char *s) {
-    return QLatin1String(s);
+void OpenAIChatStreamEncoder::beginChunk(wire::JsonWriter &w) const {
+    w.beginSseEvent()
+        .beginObject()
+        .field("id", m_info.responseId)
+        .field("object", "chat.completion.chunk")
+        .field("created", m_info.createdSecs)
+        .field("model", m_info.model)
+        .key("choices")
+        .beginArray()
+        .beginObject()
+        .field("index", 0)
+        .key("delta")
+        .beginObject();
 }
-} // namespace
 
-QByteArray OpenAIChatStreamEncoder::chunk(const QJsonObject &delta, const QJsonValue &finishReason) {
-    const QJsonObject choice{{L("index"), 0}, {L("delta"), delta}, {L("finish_reason"), finishReason}};
-    return wire::sseFrame(QJsonObject{{L("id"), m_info.responseId},
-                                      {L("object"), L("chat.completion.chunk")},
-                                      {L("created"), m_info.createdSecs},
-                                      {L("model"), m_info.model},
-                                      {L("choices"), QJsonArray{choice}}});
+void OpenAIChatStreamEncoder::endChunk(wire::JsonWriter &w, QLatin1String finishReason) {
+    w.endObject(); // delta
+    if (finishReason.isEmpty())
+        w.key("finish_reason").null();
+    else
+        w.field("finish_reason", finishReason);
+    w.endObject().endArray().endObject().endSseEvent();
 }
 
-QByteArray OpenAIChatStreamEncoder::roleChunkOnce() {
+void OpenAIChatStreamEncoder::roleChunkOnce(wire::JsonWriter &w) {
     if (m_sentRole)
-        return {};
+        return;
     m_sentRole = true;
-    return chunk(QJsonObject{{L("role"), L("assistant")}, {L("content"), QString()}});
+    beginChunk(w);
+    w.field("role", "assistant").field("content", QString());
+    endChunk(w);
 }
 
 QByteArray OpenAIChatStreamEncoder::encode(const StreamEvent &event) {
     if (m_finished)
         return {};
+    wire::JsonWriter w(event.delta.size() + 512);
     switch (event.type) {
     case EventType::Start:
-        return roleChunkOnce();
+        roleChunkOnce(w);
+        break;
     case EventType::TextDelta:
         if (event.delta.isEmpty())
             return {};
-        return roleChunkOnce() + chunk(QJsonObject{{L("content"), event.delta}});
+        roleChunkOnce(w);
+        beginChunk(w);
+        w.field("content", event.delta);
+        endChunk(w);
+        break;
     case EventType::ThinkingDelta:
         // reasoning_content is what DeepSeek, vLLM and most OpenAI-compatible clients read.
         if (event.delta.isEmpty())
             return {};
-        return roleChunkOnce() + chunk(QJsonObject{{L("reasoning_content"), event.delta}});
+        roleChunkOnce(w);
+        beginChunk(w);
+        w.field("reasoning_content", event.delta);
+        endChunk(w);
+        break;
     case EventType::ToolCallStart: {
         const int index = int(m_toolIndexByContentIndex.size());
         m_toolIndexByContentIndex.insert(event.contentIndex, index);
+        roleChunkOnce(w);
         if (m_info.customTools.contains(event.block.toolName)) {
             // A custom tool's call: its input is text, sent whole when the call ends.
             m_customCalls.insert(event.contentIndex, event.block);
-            return roleChunkOnce();
+            break;
         }
-        const QJsonObject call{
-            {L("index"), index},
-            {L("id"), event.block.toolCallId},
-            {L("type"), L("function")},
-            {L("function"), QJsonObject{{L("name"), event.block.toolName}, {L("arguments"), QString()}}}};
-        return roleChunkOnce() + chunk(QJsonObject{{L("tool_calls"), QJsonArray{call}}});
+        beginChunk(w);
+        w.key("tool_calls")
+            .beginArray()
+            .beginObject()
+            .field("index", index)
+            .field("id", event.block.toolCallId)
+            .field("type", "function")
+            .key("function")
+            .beginObject()
+            .field("name", event.block.toolName)
+            .field("arguments", QString())
+            .endObject()
+            .endObject()
+            .endArray();
+        endChunk(w);
+        break;
     }
     case EventType::ToolCallDelta: {
         if (event.delta.isEmpty())
@@ -74,8 +104,19 @@ QByteArray OpenAIChatStreamEncoder::encode(const StreamEvent &event) {
             return {};
         }
         m_toolsWithArguments.insert(event.contentIndex);
-        const QJsonObject call{{L("index"), *it}, {L("function"), QJsonObject{{L("arguments"), event.delta}}}};
-        return chunk(QJsonObject{{L("tool_calls"), QJsonArray{call}}});
+        beginChunk(w);
+        w.key("tool_calls")
+            .beginArray()
+            .beginObject()
+            .field("index", *it)
+            .key("function")
+            .beginObject()
+            .field("arguments", event.delta)
+            .endObject()
+            .endObject()
+            .endArray();
+        endChunk(w);
+        break;
     }
     case EventType::ToolCallEnd: {
         // A call with no streamed arguments (a tool without parameters) still gets "{}",
@@ -85,34 +126,61 @@ QByteArray OpenAIChatStreamEncoder::encode(const StreamEvent &event) {
             ContentBlock call = m_customCalls.take(event.contentIndex);
             if (!event.block.arguments.isEmpty())
                 call.arguments = event.block.arguments;
-            const QJsonObject custom{{L("index"), *it},
-                                     {L("id"), call.toolCallId},
-                                     {L("type"), L("custom")},
-                                     {L("custom"), QJsonObject{{L("name"), call.toolName},
-                                                               {L("input"), OpenAIResponsesCodec::customInput(call)}}}};
-            return chunk(QJsonObject{{L("tool_calls"), QJsonArray{custom}}});
+            beginChunk(w);
+            w.key("tool_calls")
+                .beginArray()
+                .beginObject()
+                .field("index", *it)
+                .field("id", call.toolCallId)
+                .field("type", "custom")
+                .key("custom")
+                .beginObject()
+                .field("name", call.toolName)
+                .field("input", OpenAIResponsesCodec::customInput(call))
+                .endObject()
+                .endObject()
+                .endArray();
+            endChunk(w);
+            break;
         }
         if (it == m_toolIndexByContentIndex.constEnd() || m_toolsWithArguments.contains(event.contentIndex))
             return {};
         m_toolsWithArguments.insert(event.contentIndex);
-        const QJsonObject call{
-            {L("index"), *it},
-            {L("function"),
-             QJsonObject{{L("arguments"), QString::fromUtf8(wire::compactJson(event.block.arguments))}}}};
-        return chunk(QJsonObject{{L("tool_calls"), QJsonArray{call}}});
+        beginChunk(w);
+        w.key("tool_calls")
+            .beginArray()
+            .beginObject()
+            .field("index", *it)
+            .key("function")
+            .beginObject()
+            .field("arguments", QString::fromUtf8(wire::compactJson(event.block.arguments)))
+            .endObject()
+            .endObject()
+            .endArray();
+        endChunk(w);
+        break;
     }
     case EventType::Done: {
         m_finished = true;
-        QByteArray out = roleChunkOnce() + chunk(QJsonObject(), OpenAIChatCodec::finishReason(event.reason));
-        if (m_info.includeUsage)
-            out += wire::sseFrame(QJsonObject{{L("id"), m_info.responseId},
-                                              {L("object"), L("chat.completion.chunk")},
-                                              {L("created"), m_info.createdSecs},
-                                              {L("model"), m_info.model},
-                                              {L("choices"), QJsonArray()},
-                                              {L("usage"), OpenAIChatCodec::usageJson(event.usage)}});
-        out += "data: [DONE]\n\n";
-        return out;
+        roleChunkOnce(w);
+        beginChunk(w);
+        endChunk(w, OpenAIChatCodec::finishReason(event.reason));
+        if (m_info.includeUsage) {
+            w.beginSseEvent()
+                .beginObject()
+                .field("id", m_info.responseId)
+                .field("object", "chat.completion.chunk")
+                .field("created", m_info.createdSecs)
+                .field("model", m_info.model)
+                .key("choices")
+                .beginArray()
+                .endArray()
+                .key("usage");
+            OpenAIChatCodec::writeUsage(w, event.usage);
+            w.endObject().endSseEvent();
+        }
+        w.appendRaw("data: [DONE]\n\n");
+        break;
     }
     case EventType::Error: {
         const int status = event.errorStatus.value_or(500);
@@ -126,12 +194,16 @@ QByteArray OpenAIChatStreamEncoder::encode(const StreamEvent &event) {
     case EventType::Image: // chat completions streams carry no images
         return {};
     }
-    return {};
+    return w.take();
 }
 
 QByteArray OpenAIChatStreamEncoder::encodeError(const GatewayError &error) {
     m_finished = true;
-    return wire::sseFrame(OpenAIChatCodec::errorJson(error));
+    wire::JsonWriter w(160 + error.message.size());
+    w.beginSseEvent();
+    OpenAIChatCodec::writeError(w, error);
+    w.endSseEvent();
+    return w.take();
 }
 
 } // namespace sw::formats

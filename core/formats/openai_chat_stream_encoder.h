@@ -6,6 +6,10 @@
 #include <QHash>
 #include <QSet>
 
+namespace sw::wire {
+class JsonWriter;
+}
+
 namespace sw::formats {
 
 class OpenAIChatStreamEncoder final : public StreamEncoder {
@@ -15,8 +19,11 @@ public:
     QByteArray encodeError(const model::GatewayError &error) override;
 
 private:
-    QByteArray chunk(const QJsonObject &delta, const QJsonValue &finishReason = QJsonValue::Null);
-    QByteArray roleChunkOnce();
+    // One chat.completion.chunk frame: beginChunk writes up to the delta's opening brace,
+    // the caller the delta's fields, endChunk the rest (finish_reason null when empty).
+    void beginChunk(wire::JsonWriter &w) const;
+    static void endChunk(wire::JsonWriter &w, QLatin1String finishReason = {});
+    void roleChunkOnce(wire::JsonWriter &w);
 
     EncodeInfo m_info;
     bool m_sentRole = false;

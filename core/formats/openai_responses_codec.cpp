@@ -5,6 +5,7 @@
 #include "core/formats/openai_responses_stream_encoder.h"
 #include "core/model/event_accumulator.h"
 #include "core/wire/json.h"
+#include "core/wire/json_writer.h"
 #include "core/wire/reasoning_item.h"
 
 #include <QJsonArray>
@@ -288,47 +289,77 @@ std::unique_ptr<StreamEncoder> OpenAIResponsesCodec::makeStreamEncoder(const Enc
     return std::make_unique<OpenAIResponsesStreamEncoder>(info);
 }
 
-QJsonObject OpenAIResponsesCodec::usageJson(const Usage &usage) {
+void OpenAIResponsesCodec::writeUsage(wire::JsonWriter &w, const Usage &usage) {
     const qint64 input = usage.input + usage.cacheRead + usage.cacheWrite; // Responses counts cached in input
-    return QJsonObject{{L("input_tokens"), input},
-                       {L("input_tokens_details"), QJsonObject{{L("cached_tokens"), usage.cacheRead}}},
-                       {L("output_tokens"), usage.output},
-                       {L("output_tokens_details"), QJsonObject{{L("reasoning_tokens"), 0}}},
-                       {L("total_tokens"), input + usage.output}};
+    w.beginObject()
+        .field("input_tokens", input)
+        .key("input_tokens_details")
+        .beginObject()
+        .field("cached_tokens", usage.cacheRead)
+        .endObject()
+        .field("output_tokens", usage.output)
+        .key("output_tokens_details")
+        .beginObject()
+        .field("reasoning_tokens", 0)
+        .endObject()
+        .field("total_tokens", input + usage.output)
+        .endObject();
 }
 
 QString OpenAIResponsesCodec::errorCode(const GatewayError &error) {
-    return OpenAIChatCodec::errorJson(error).value(L("error")).toObject().value(L("code")).toString();
+    return OpenAIChatCodec::errorFields(error).code;
 }
 
-QJsonObject OpenAIResponsesCodec::responseJson(const EncodeInfo &info, const QString &status, const QJsonArray &output,
-                                               const Usage *usage, const GatewayError *error,
-                                               const QString &incompleteReason) {
-    QJsonObject r{
-        {L("id"), info.responseId},
-        {L("object"), L("response")},
-        {L("created_at"), info.createdSecs},
-        {L("status"), status},
-        {L("model"), info.model},
-        {L("output"), output},
-        {L("parallel_tool_calls"), true},
-        {L("tool_choice"), L("auto")},
-        {L("tools"), QJsonArray()},
-        {L("text"), QJsonObject{{L("format"), QJsonObject{{L("type"), L("text")}}}}},
-        {L("incomplete_details"),
-         !incompleteReason.isEmpty() ? QJsonValue(QJsonObject{{L("reason"), incompleteReason}}) : QJsonValue()},
-        {L("error"), error ? QJsonValue(QJsonObject{{L("code"), errorCode(*error)}, {L("message"), error->message}})
-                           : QJsonValue()},
-        {L("usage"), usage ? QJsonValue(usageJson(*usage)) : QJsonValue()}};
-    return r;
+void OpenAIResponsesCodec::beginResponse(wire::JsonWriter &w, const EncodeInfo &info, QLatin1String status,
+                                         const GatewayError *error, QLatin1String incompleteReason) {
+    w.beginObject()
+        .field("id", info.responseId)
+        .field("object", "response")
+        .field("created_at", info.createdSecs)
+        .field("status", status)
+        .key("error");
+    if (error)
+        w.beginObject().field("code", errorCode(*error)).field("message", error->message).endObject();
+    else
+        w.null();
+    w.key("incomplete_details");
+    if (!incompleteReason.isEmpty())
+        w.beginObject().field("reason", incompleteReason).endObject();
+    else
+        w.null();
+    w.field("model", info.model).key("output").beginArray();
 }
 
-std::pair<QString, QString> OpenAIResponsesCodec::statusFor(StopReason reason) {
+void OpenAIResponsesCodec::endResponse(wire::JsonWriter &w, const Usage *usage, const QString *outputText) {
+    w.endArray();
+    if (outputText)
+        w.field("output_text", *outputText);
+    w.field("parallel_tool_calls", true)
+        .key("text")
+        .beginObject()
+        .key("format")
+        .beginObject()
+        .field("type", "text")
+        .endObject()
+        .endObject()
+        .field("tool_choice", "auto")
+        .key("tools")
+        .beginArray()
+        .endArray()
+        .key("usage");
+    if (usage)
+        writeUsage(w, *usage);
+    else
+        w.null();
+    w.endObject();
+}
+
+std::pair<QLatin1String, QLatin1String> OpenAIResponsesCodec::statusFor(StopReason reason) {
     if (reason == StopReason::Length)
-        return {QStringLiteral("incomplete"), QStringLiteral("max_output_tokens")};
+        return {L("incomplete"), L("max_output_tokens")};
     if (reason == StopReason::Refusal)
-        return {QStringLiteral("incomplete"), QStringLiteral("content_filter")};
-    return {QStringLiteral("completed"), QString()};
+        return {L("incomplete"), L("content_filter")};
+    return {L("completed"), QLatin1String()};
 }
 
 QString OpenAIResponsesCodec::customInput(const ContentBlock &call) {
@@ -343,23 +374,25 @@ QString OpenAIResponsesCodec::customInput(const ContentBlock &call) {
 }
 
 QByteArray OpenAIResponsesCodec::encodeResponse(const AssistantMessage &message, const EncodeInfo &infoIn) const {
+    QString text;
+    for (const ContentBlock &b : message.content)
+        if (b.type == BlockType::Text)
+            text += b.text;
     // A Responses upstream's own ids pass through (a later previous_response_id names
     // something real), as they do on a streaming passthrough.
     const bool sameApi = infoIn.upstreamApi == kApi;
-    if (sameApi && message.native.value(L("output")).isArray() &&
-        (!message.native.value(L("output")).toArray().isEmpty() || message.content.isEmpty()) &&
-        message.stopReason != StopReason::Error && message.stopReason != StopReason::Aborted) {
-        // The upstream's own response object (response.completed): every item and field as sent.
-        QJsonObject native = message.native;
-        native.insert(L("model"), infoIn.model);
-        if (!native.contains(L("output_text"))) {
-            QString text;
-            for (const ContentBlock &b : message.content)
-                if (b.type == BlockType::Text)
-                    text += b.text;
-            native.insert(L("output_text"), text);
+    const bool failed = message.stopReason == StopReason::Error || message.stopReason == StopReason::Aborted;
+    if (sameApi && !failed) {
+        const QJsonValue nativeOutput = message.native.value(L("output"));
+        if (nativeOutput.isArray() && (!nativeOutput.toArray().isEmpty() || message.content.isEmpty())) {
+            // The upstream's own response object (response.completed): every item and field as sent.
+            wire::JsonWriter w(1024 + text.size() * 2);
+            if (message.native.contains(L("output_text")))
+                w.objectWith(message.native, {{L("model"), infoIn.model}});
+            else
+                w.objectWith(message.native, {{L("model"), infoIn.model}, {L("output_text"), text}});
+            return w.take();
         }
-        return wire::compactJson(native);
     }
     EncodeInfo info = infoIn;
     if (sameApi && !message.responseId.isEmpty())
@@ -367,68 +400,76 @@ QByteArray OpenAIResponsesCodec::encodeResponse(const AssistantMessage &message,
     auto idFor = [&](const ContentBlock &b, const QString &generated) {
         return sameApi && !b.itemId.isEmpty() ? b.itemId : generated;
     };
-    QJsonArray output;
+    wire::JsonWriter w(768 + text.size() * 2);
+    if (failed) {
+        const int status = message.errorStatus.value_or(500);
+        const GatewayError e =
+            GatewayError::make(status, GatewayError::categoryForStatus(status), message.errorMessage);
+        beginResponse(w, info, L("failed"), &e);
+    } else {
+        const auto [status, why] = statusFor(message.stopReason);
+        beginResponse(w, info, status, nullptr, why);
+    }
     int n = 0;
     for (const ContentBlock &b : message.content) {
-        const QString suffix = QStringLiteral("%1_%2").arg(infoIn.responseId).arg(n++);
+        const QString suffix = infoIn.responseId + QLatin1Char('_') + QString::number(n++);
         switch (b.type) {
-        case BlockType::Text: {
-            const QJsonObject part{
-                {L("type"), L("output_text")}, {L("text"), b.text}, {L("annotations"), QJsonArray()}};
-            output.append(QJsonObject{{L("id"), idFor(b, L("msg_") + suffix)},
-                                      {L("type"), L("message")},
-                                      {L("status"), L("completed")},
-                                      {L("role"), L("assistant")},
-                                      {L("content"), QJsonArray{part}}});
+        case BlockType::Text:
+            w.beginObject()
+                .field("id", idFor(b, L("msg_") + suffix))
+                .field("type", "message")
+                .field("status", "completed")
+                .field("role", "assistant")
+                .key("content")
+                .beginArray()
+                .beginObject()
+                .field("type", "output_text")
+                .field("text", b.text)
+                .key("annotations")
+                .beginArray()
+                .endArray()
+                .endObject()
+                .endArray()
+                .endObject();
             break;
-        }
         case BlockType::Thinking:
             if (!b.redacted || b.signature.startsWith(QLatin1Char('{')))
-                output.append(wire::responsesReasoningItem(b, idFor(b, L("rs_") + suffix), info.upstreamApi));
+                wire::writeResponsesReasoningItem(w, b, idFor(b, L("rs_") + suffix), info.upstreamApi);
             break;
         case BlockType::ToolCall:
+            w.beginObject();
             if (b.custom || info.customTools.contains(b.toolName)) {
-                output.append(QJsonObject{{L("id"), idFor(b, L("ctc_") + suffix)},
-                                          {L("type"), L("custom_tool_call")},
-                                          {L("status"), L("completed")},
-                                          {L("call_id"), b.toolCallId},
-                                          {L("name"), b.toolName},
-                                          {L("input"), customInput(b)}});
-                break;
+                w.field("id", idFor(b, L("ctc_") + suffix))
+                    .field("type", "custom_tool_call")
+                    .field("status", "completed")
+                    .field("call_id", b.toolCallId)
+                    .field("name", b.toolName)
+                    .field("input", customInput(b));
+            } else {
+                w.field("id", idFor(b, L("fc_") + suffix))
+                    .field("type", "function_call")
+                    .field("status", "completed")
+                    .field("call_id", b.toolCallId)
+                    .field("name", b.toolName);
+                if (b.argumentsJson.isEmpty())
+                    w.field("arguments", QString::fromUtf8(wire::compactJson(b.arguments)));
+                else
+                    w.field("arguments", b.argumentsJson);
             }
-            output.append(QJsonObject{{L("id"), idFor(b, L("fc_") + suffix)},
-                                      {L("type"), L("function_call")},
-                                      {L("status"), L("completed")},
-                                      {L("call_id"), b.toolCallId},
-                                      {L("name"), b.toolName},
-                                      {L("arguments"), b.argumentsJson.isEmpty()
-                                                           ? QString::fromUtf8(wire::compactJson(b.arguments))
-                                                           : b.argumentsJson}});
+            w.endObject();
             break;
         case BlockType::Image:
             break; // no image output items for a chat answer
         }
     }
-    QJsonObject r;
-    if (message.stopReason == StopReason::Error || message.stopReason == StopReason::Aborted) {
-        const int status = message.errorStatus.value_or(500);
-        const GatewayError e =
-            GatewayError::make(status, GatewayError::categoryForStatus(status), message.errorMessage);
-        r = responseJson(info, QStringLiteral("failed"), output, &message.usage, &e);
-    } else {
-        const auto [status, why] = statusFor(message.stopReason);
-        r = responseJson(info, status, output, &message.usage, nullptr, why);
-    }
-    QString text;
-    for (const ContentBlock &b : message.content)
-        if (b.type == BlockType::Text)
-            text += b.text;
-    r.insert(L("output_text"), text); // the SDKs' convenience field, also sent by some servers
-    return wire::compactJson(r);
+    endResponse(w, &message.usage, &text);
+    return w.take();
 }
 
 QByteArray OpenAIResponsesCodec::encodeError(const GatewayError &error) const {
-    return wire::compactJson(OpenAIChatCodec::errorJson(error));
+    wire::JsonWriter w(128 + error.message.size());
+    OpenAIChatCodec::writeError(w, error);
+    return w.take();
 }
 
 } // namespace sw::formats

@@ -3,6 +3,10 @@
 
 #include "core/formats/inbound_codec.h"
 
+namespace sw::wire {
+class JsonWriter;
+}
+
 namespace sw::formats {
 
 class OpenAIResponsesCodec final : public InboundCodec {
@@ -14,15 +18,19 @@ public:
     QByteArray encodeError(const model::GatewayError &error) const override;
 
     // Wire vocabulary, shared with the stream encoder and the upstream adapter.
-    static QJsonObject usageJson(const model::Usage &usage); // input_tokens (incl. cached), output_tokens, ...
-    // The response object: status completed / incomplete / failed / in_progress.
+    // input_tokens (incl. cached), output_tokens, ...
+    static void writeUsage(wire::JsonWriter &w, const model::Usage &usage);
+    // The response object, in two halves around its output items (which the caller writes,
+    // comma-separated): beginResponse writes up to the "output" array's opening bracket,
+    // endResponse the rest. Status completed / incomplete / failed / in_progress;
     // `incompleteReason` (max_output_tokens, content_filter) fills incomplete_details.
-    static QJsonObject responseJson(const EncodeInfo &info, const QString &status, const QJsonArray &output,
-                                    const model::Usage *usage, const model::GatewayError *error = nullptr,
-                                    const QString &incompleteReason = {});
+    // `outputText` (the SDKs' convenience field, also sent by some servers) when given.
+    static void beginResponse(wire::JsonWriter &w, const EncodeInfo &info, QLatin1String status,
+                              const model::GatewayError *error = nullptr, QLatin1String incompleteReason = {});
+    static void endResponse(wire::JsonWriter &w, const model::Usage *usage, const QString *outputText = nullptr);
     // A finished answer's status and incomplete reason: length -> incomplete/max_output_tokens,
     // refusal -> incomplete/content_filter (how the Responses API reports a filtered answer).
-    static std::pair<QString, QString> statusFor(model::StopReason reason);
+    static std::pair<QLatin1String, QLatin1String> statusFor(model::StopReason reason);
     // The text of a custom tool's call: arguments["input"] as the function-shaped tool
     // received it (model::customToolParameters), else the only string argument, else the
     // raw argument text.

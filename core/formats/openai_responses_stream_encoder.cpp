@@ -2,8 +2,8 @@
 
 #include "core/formats/openai_responses_codec.h"
 #include "core/wire/json.h"
+#include "core/wire/json_writer.h"
 #include "core/wire/reasoning_item.h"
-#include "core/wire/sse.h"
 
 namespace sw::formats {
 
@@ -14,32 +14,59 @@ QLatin1String L(const char *s) {
     return QLatin1String(s);
 }
 
-QJsonObject textPart(const QString &text) {
-    return QJsonObject{{L("type"), L("output_text")}, {L("text"), text}, {L("annotations"), QJsonArray()}};
+void writeTextPart(wire::JsonWriter &w, const QString &text) {
+    w.beginObject()
+        .field("type", "output_text")
+        .field("text", text)
+        .key("annotations")
+        .beginArray()
+        .endArray()
+        .endObject();
+}
+
+void writeSummaryPart(wire::JsonWriter &w, const QString &text) {
+    w.beginObject().field("type", "summary_text").field("text", text).endObject();
 }
 } // namespace
 
-QByteArray OpenAIResponsesStreamEncoder::eventFrame(const char *type, QJsonObject payload) {
-    payload.insert(L("type"), L(type));
-    payload.insert(L("sequence_number"), m_sequence++);
-    return wire::sseFrame(payload, type);
+void OpenAIResponsesStreamEncoder::beginEvent(wire::JsonWriter &w, QLatin1String type) {
+    w.beginSseEvent(QByteArrayView(type.data(), type.size()))
+        .beginObject()
+        .field("type", type)
+        .field("sequence_number", m_sequence++);
 }
 
-QByteArray OpenAIResponsesStreamEncoder::startOnce() {
+void OpenAIResponsesStreamEncoder::endEvent(wire::JsonWriter &w) {
+    w.endObject().endSseEvent();
+}
+
+void OpenAIResponsesStreamEncoder::itemDone(wire::JsonWriter &w, int outputIndex, const QByteArray &itemJson) {
+    if (!m_output.isEmpty())
+        m_output += ',';
+    m_output += itemJson;
+    beginEvent(w, L("response.output_item.done"));
+    w.field("output_index", outputIndex).key("item").rawValue(itemJson);
+    endEvent(w);
+}
+
+void OpenAIResponsesStreamEncoder::startOnce(wire::JsonWriter &w) {
     if (m_started)
-        return {};
+        return;
     m_started = true;
-    const QJsonObject response =
-        OpenAIResponsesCodec::responseJson(m_info, QStringLiteral("in_progress"), QJsonArray(), nullptr);
-    QByteArray out = eventFrame("response.created", QJsonObject{{L("response"), response}});
-    out += eventFrame("response.in_progress", QJsonObject{{L("response"), response}});
-    return out;
+    for (const char *type : {"response.created", "response.in_progress"}) {
+        beginEvent(w, L(type));
+        w.key("response");
+        OpenAIResponsesCodec::beginResponse(w, m_info, L("in_progress"));
+        OpenAIResponsesCodec::endResponse(w, nullptr);
+        endEvent(w);
+    }
 }
 
-QByteArray OpenAIResponsesStreamEncoder::openItem(int contentIndex, BlockType type, const ContentBlock &start) {
-    QByteArray out = startOnce();
+void OpenAIResponsesStreamEncoder::openItem(wire::JsonWriter &w, int contentIndex, BlockType type,
+                                            const ContentBlock &start) {
+    startOnce(w);
     if (m_open.contains(contentIndex))
-        return out;
+        return;
     Item item;
     item.outputIndex = m_nextOutputIndex++;
     item.type = type;
@@ -47,134 +74,141 @@ QByteArray OpenAIResponsesStreamEncoder::openItem(int contentIndex, BlockType ty
     item.block.type = type;
     item.block.text.clear(); // what was streamed is accumulated from the deltas
     item.block.argumentsJson.clear();
-    const QString suffix = QStringLiteral("%1_%2").arg(m_info.responseId).arg(item.outputIndex);
+    const QString suffix = m_info.responseId + QLatin1Char('_') + QString::number(item.outputIndex);
     switch (type) {
     case BlockType::Text:
         item.id = L("msg_") + suffix;
-        out += eventFrame("response.output_item.added",
-                          QJsonObject{{L("output_index"), item.outputIndex},
-                                      {L("item"), QJsonObject{{L("id"), item.id},
-                                                              {L("type"), L("message")},
-                                                              {L("status"), L("in_progress")},
-                                                              {L("role"), L("assistant")},
-                                                              {L("content"), QJsonArray()}}}});
-        out += eventFrame("response.content_part.added", QJsonObject{{L("item_id"), item.id},
-                                                                     {L("output_index"), item.outputIndex},
-                                                                     {L("content_index"), 0},
-                                                                     {L("part"), textPart(QString())}});
+        beginEvent(w, L("response.output_item.added"));
+        w.field("output_index", item.outputIndex)
+            .key("item")
+            .beginObject()
+            .field("id", item.id)
+            .field("type", "message")
+            .field("status", "in_progress")
+            .field("role", "assistant")
+            .key("content")
+            .beginArray()
+            .endArray()
+            .endObject();
+        endEvent(w);
+        beginEvent(w, L("response.content_part.added"));
+        w.field("item_id", item.id).field("output_index", item.outputIndex).field("content_index", 0).key("part");
+        writeTextPart(w, QString());
+        endEvent(w);
         break;
     case BlockType::Thinking:
         item.id = L("rs_") + suffix;
-        out += eventFrame(
-            "response.output_item.added",
-            QJsonObject{{L("output_index"), item.outputIndex},
-                        {L("item"),
-                         QJsonObject{{L("id"), item.id}, {L("type"), L("reasoning")}, {L("summary"), QJsonArray()}}}});
-        out +=
-            eventFrame("response.reasoning_summary_part.added",
-                       QJsonObject{{L("item_id"), item.id},
-                                   {L("output_index"), item.outputIndex},
-                                   {L("summary_index"), 0},
-                                   {L("part"), QJsonObject{{L("type"), L("summary_text")}, {L("text"), QString()}}}});
+        beginEvent(w, L("response.output_item.added"));
+        w.field("output_index", item.outputIndex)
+            .key("item")
+            .beginObject()
+            .field("id", item.id)
+            .field("type", "reasoning")
+            .key("summary")
+            .beginArray()
+            .endArray()
+            .endObject();
+        endEvent(w);
+        beginEvent(w, L("response.reasoning_summary_part.added"));
+        w.field("item_id", item.id).field("output_index", item.outputIndex).field("summary_index", 0).key("part");
+        writeSummaryPart(w, QString());
+        endEvent(w);
         break;
     case BlockType::ToolCall:
-        if (m_info.customTools.contains(start.toolName)) {
-            // A free-form tool the client declared: its call goes back as the client's own item.
-            item.custom = true;
-            item.id = L("ctc_") + suffix;
-            out += eventFrame("response.output_item.added",
-                              QJsonObject{{L("output_index"), item.outputIndex},
-                                          {L("item"), QJsonObject{{L("id"), item.id},
-                                                                  {L("type"), L("custom_tool_call")},
-                                                                  {L("status"), L("in_progress")},
-                                                                  {L("call_id"), start.toolCallId},
-                                                                  {L("name"), start.toolName},
-                                                                  {L("input"), QString()}}}});
-            break;
-        }
-        item.id = L("fc_") + suffix;
-        out += eventFrame("response.output_item.added",
-                          QJsonObject{{L("output_index"), item.outputIndex},
-                                      {L("item"), QJsonObject{{L("id"), item.id},
-                                                              {L("type"), L("function_call")},
-                                                              {L("status"), L("in_progress")},
-                                                              {L("arguments"), QString()},
-                                                              {L("call_id"), start.toolCallId},
-                                                              {L("name"), start.toolName}}}});
+        item.custom = m_info.customTools.contains(start.toolName);
+        // A free-form tool the client declared: its call goes back as the client's own item.
+        item.id = (item.custom ? L("ctc_") : L("fc_")) + suffix;
+        beginEvent(w, L("response.output_item.added"));
+        w.field("output_index", item.outputIndex)
+            .key("item")
+            .beginObject()
+            .field("id", item.id)
+            .field("type", item.custom ? L("custom_tool_call") : L("function_call"))
+            .field("status", "in_progress")
+            .field("call_id", start.toolCallId)
+            .field("name", start.toolName)
+            .field(item.custom ? L("input") : L("arguments"), QString())
+            .endObject();
+        endEvent(w);
         break;
     case BlockType::Image:
         --m_nextOutputIndex;
-        return out;
+        return;
     }
     m_open.insert(contentIndex, item);
-    return out;
 }
 
-QByteArray OpenAIResponsesStreamEncoder::closeItem(int contentIndex, const ContentBlock &end) {
+void OpenAIResponsesStreamEncoder::closeItem(wire::JsonWriter &w, int contentIndex, const ContentBlock &end) {
     const auto it = m_open.find(contentIndex);
     if (it == m_open.end())
-        return {};
+        return;
     Item item = *it;
     m_open.erase(it);
-    QByteArray out;
-    const QJsonValue oi = item.outputIndex;
+    const int oi = item.outputIndex;
     switch (item.type) {
     case BlockType::Text: {
         const QString text = end.text.isEmpty() ? item.block.text : end.text;
-        out += eventFrame(
-            "response.output_text.done",
-            QJsonObject{{L("item_id"), item.id}, {L("output_index"), oi}, {L("content_index"), 0}, {L("text"), text}});
-        out += eventFrame("response.content_part.done", QJsonObject{{L("item_id"), item.id},
-                                                                    {L("output_index"), oi},
-                                                                    {L("content_index"), 0},
-                                                                    {L("part"), textPart(text)}});
-        const QJsonObject done{{L("id"), item.id},
-                               {L("type"), L("message")},
-                               {L("status"), L("completed")},
-                               {L("role"), L("assistant")},
-                               {L("content"), QJsonArray{textPart(text)}}};
-        m_output.append(done);
-        out += eventFrame("response.output_item.done", QJsonObject{{L("output_index"), oi}, {L("item"), done}});
+        beginEvent(w, L("response.output_text.done"));
+        w.field("item_id", item.id).field("output_index", oi).field("content_index", 0).field("text", text);
+        endEvent(w);
+        beginEvent(w, L("response.content_part.done"));
+        w.field("item_id", item.id).field("output_index", oi).field("content_index", 0).key("part");
+        writeTextPart(w, text);
+        endEvent(w);
+        wire::JsonWriter done(text.size() * 2 + 160);
+        done.beginObject()
+            .field("id", item.id)
+            .field("type", "message")
+            .field("status", "completed")
+            .field("role", "assistant")
+            .key("content")
+            .beginArray();
+        writeTextPart(done, text);
+        done.endArray().endObject();
+        itemDone(w, oi, done.take());
         break;
     }
     case BlockType::Thinking: {
         ContentBlock block = end;
         if (block.text.isEmpty())
             block.text = item.block.text;
-        out += eventFrame("response.reasoning_summary_text.done", QJsonObject{{L("item_id"), item.id},
-                                                                              {L("output_index"), oi},
-                                                                              {L("summary_index"), 0},
-                                                                              {L("text"), block.text}});
-        out +=
-            eventFrame("response.reasoning_summary_part.done",
-                       QJsonObject{{L("item_id"), item.id},
-                                   {L("output_index"), oi},
-                                   {L("summary_index"), 0},
-                                   {L("part"), QJsonObject{{L("type"), L("summary_text")}, {L("text"), block.text}}}});
-        const QJsonObject done = wire::responsesReasoningItem(block, item.id, m_info.upstreamApi);
-        m_output.append(done);
-        out += eventFrame("response.output_item.done", QJsonObject{{L("output_index"), oi}, {L("item"), done}});
+        beginEvent(w, L("response.reasoning_summary_text.done"));
+        w.field("item_id", item.id).field("output_index", oi).field("summary_index", 0).field("text", block.text);
+        endEvent(w);
+        beginEvent(w, L("response.reasoning_summary_part.done"));
+        w.field("item_id", item.id).field("output_index", oi).field("summary_index", 0).key("part");
+        writeSummaryPart(w, block.text);
+        endEvent(w);
+        wire::JsonWriter done(block.text.size() * 2 + block.signature.size() + 160);
+        wire::writeResponsesReasoningItem(done, block, item.id, m_info.upstreamApi);
+        itemDone(w, oi, done.take());
         break;
     }
     case BlockType::ToolCall: {
+        const QString &callId = end.toolCallId.isEmpty() ? item.block.toolCallId : end.toolCallId;
+        const QString &name = end.toolName.isEmpty() ? item.block.toolName : end.toolName;
         if (item.custom) {
             // The upstream streamed {"input": "…"} as JSON; the client gets the text, whole.
             ContentBlock call = end;
             if (call.argumentsJson.isEmpty() && call.arguments.isEmpty())
                 call.argumentsJson = item.block.argumentsJson;
             const QString input = OpenAIResponsesCodec::customInput(call);
-            out += eventFrame("response.custom_tool_call_input.delta",
-                              QJsonObject{{L("item_id"), item.id}, {L("output_index"), oi}, {L("delta"), input}});
-            out += eventFrame("response.custom_tool_call_input.done",
-                              QJsonObject{{L("item_id"), item.id}, {L("output_index"), oi}, {L("input"), input}});
-            const QJsonObject done{{L("id"), item.id},
-                                   {L("type"), L("custom_tool_call")},
-                                   {L("status"), L("completed")},
-                                   {L("call_id"), end.toolCallId.isEmpty() ? item.block.toolCallId : end.toolCallId},
-                                   {L("name"), end.toolName.isEmpty() ? item.block.toolName : end.toolName},
-                                   {L("input"), input}};
-            m_output.append(done);
-            out += eventFrame("response.output_item.done", QJsonObject{{L("output_index"), oi}, {L("item"), done}});
+            beginEvent(w, L("response.custom_tool_call_input.delta"));
+            w.field("item_id", item.id).field("output_index", oi).field("delta", input);
+            endEvent(w);
+            beginEvent(w, L("response.custom_tool_call_input.done"));
+            w.field("item_id", item.id).field("output_index", oi).field("input", input);
+            endEvent(w);
+            wire::JsonWriter done(input.size() * 2 + 192);
+            done.beginObject()
+                .field("id", item.id)
+                .field("type", "custom_tool_call")
+                .field("status", "completed")
+                .field("call_id", callId)
+                .field("name", name)
+                .field("input", input)
+                .endObject();
+            itemDone(w, oi, done.take());
             break;
         }
         QString args = item.block.argumentsJson;
@@ -182,46 +216,54 @@ QByteArray OpenAIResponsesStreamEncoder::closeItem(int contentIndex, const Conte
             // Arguments given whole (or none at all): one delta, so clients that only read deltas see them.
             args =
                 end.argumentsJson.isEmpty() ? QString::fromUtf8(wire::compactJson(end.arguments)) : end.argumentsJson;
-            out += eventFrame("response.function_call_arguments.delta",
-                              QJsonObject{{L("item_id"), item.id}, {L("output_index"), oi}, {L("delta"), args}});
+            beginEvent(w, L("response.function_call_arguments.delta"));
+            w.field("item_id", item.id).field("output_index", oi).field("delta", args);
+            endEvent(w);
         }
-        out += eventFrame("response.function_call_arguments.done",
-                          QJsonObject{{L("item_id"), item.id}, {L("output_index"), oi}, {L("arguments"), args}});
-        const QString callId = end.toolCallId.isEmpty() ? item.block.toolCallId : end.toolCallId;
-        const QString name = end.toolName.isEmpty() ? item.block.toolName : end.toolName;
-        const QJsonObject done{{L("id"), item.id},     {L("type"), L("function_call")}, {L("status"), L("completed")},
-                               {L("arguments"), args}, {L("call_id"), callId},          {L("name"), name}};
-        m_output.append(done);
-        out += eventFrame("response.output_item.done", QJsonObject{{L("output_index"), oi}, {L("item"), done}});
+        beginEvent(w, L("response.function_call_arguments.done"));
+        w.field("item_id", item.id).field("output_index", oi).field("arguments", args);
+        endEvent(w);
+        wire::JsonWriter done(args.size() * 2 + 192);
+        done.beginObject()
+            .field("id", item.id)
+            .field("type", "function_call")
+            .field("status", "completed")
+            .field("call_id", callId)
+            .field("name", name)
+            .field("arguments", args)
+            .endObject();
+        itemDone(w, oi, done.take());
         break;
     }
     case BlockType::Image:
         break;
     }
-    return out;
 }
 
-QByteArray OpenAIResponsesStreamEncoder::closeAll() {
+void OpenAIResponsesStreamEncoder::closeAll(wire::JsonWriter &w) {
     QList<int> keys = m_open.keys();
     std::sort(keys.begin(), keys.end());
-    QByteArray out;
     for (int k : keys)
-        out += closeItem(k, ContentBlock());
-    return out;
+        closeItem(w, k, ContentBlock());
 }
 
 QByteArray OpenAIResponsesStreamEncoder::encode(const StreamEvent &event) {
     if (m_finished)
         return {};
+    wire::JsonWriter w(event.delta.size() + 512);
     switch (event.type) {
     case EventType::Start:
-        return startOnce();
+        startOnce(w);
+        break;
     case EventType::TextStart:
-        return openItem(event.contentIndex, BlockType::Text, event.block);
+        openItem(w, event.contentIndex, BlockType::Text, event.block);
+        break;
     case EventType::ThinkingStart:
-        return openItem(event.contentIndex, BlockType::Thinking, event.block);
+        openItem(w, event.contentIndex, BlockType::Thinking, event.block);
+        break;
     case EventType::ToolCallStart:
-        return openItem(event.contentIndex, BlockType::ToolCall, event.block);
+        openItem(w, event.contentIndex, BlockType::ToolCall, event.block);
+        break;
     case EventType::TextDelta:
     case EventType::ThinkingDelta:
     case EventType::ToolCallDelta: {
@@ -230,68 +272,81 @@ QByteArray OpenAIResponsesStreamEncoder::encode(const StreamEvent &event) {
         const BlockType type = event.type == EventType::TextDelta       ? BlockType::Text
                                : event.type == EventType::ThinkingDelta ? BlockType::Thinking
                                                                         : BlockType::ToolCall;
-        QByteArray out = openItem(event.contentIndex, type, ContentBlock());
+        openItem(w, event.contentIndex, type, ContentBlock());
         Item &item = m_open[event.contentIndex];
         if (type == BlockType::Text) {
             item.block.text += event.delta;
-            out += eventFrame("response.output_text.delta", QJsonObject{{L("item_id"), item.id},
-                                                                        {L("output_index"), item.outputIndex},
-                                                                        {L("content_index"), 0},
-                                                                        {L("delta"), event.delta},
-                                                                        {L("logprobs"), QJsonArray()}});
+            beginEvent(w, L("response.output_text.delta"));
+            w.field("item_id", item.id)
+                .field("output_index", item.outputIndex)
+                .field("content_index", 0)
+                .field("delta", event.delta)
+                .key("logprobs")
+                .beginArray()
+                .endArray();
+            endEvent(w);
         } else if (type == BlockType::Thinking) {
             item.block.text += event.delta;
-            out +=
-                eventFrame("response.reasoning_summary_text.delta", QJsonObject{{L("item_id"), item.id},
-                                                                                {L("output_index"), item.outputIndex},
-                                                                                {L("summary_index"), 0},
-                                                                                {L("delta"), event.delta}});
+            beginEvent(w, L("response.reasoning_summary_text.delta"));
+            w.field("item_id", item.id)
+                .field("output_index", item.outputIndex)
+                .field("summary_index", 0)
+                .field("delta", event.delta);
+            endEvent(w);
         } else if (item.custom) {
             item.block.argumentsJson += event.delta; // sent as text when the call ends
         } else {
             item.block.argumentsJson += event.delta;
             item.argumentsStreamed = true;
-            out += eventFrame(
-                "response.function_call_arguments.delta",
-                QJsonObject{{L("item_id"), item.id}, {L("output_index"), item.outputIndex}, {L("delta"), event.delta}});
+            beginEvent(w, L("response.function_call_arguments.delta"));
+            w.field("item_id", item.id).field("output_index", item.outputIndex).field("delta", event.delta);
+            endEvent(w);
         }
-        return out;
+        break;
     }
     case EventType::TextEnd:
     case EventType::ThinkingEnd:
     case EventType::ToolCallEnd:
-        return closeItem(event.contentIndex, event.block);
+        closeItem(w, event.contentIndex, event.block);
+        break;
     case EventType::Image:
         return {};
     case EventType::Done: {
-        QByteArray out = startOnce() + closeAll();
+        startOnce(w);
+        closeAll(w);
         m_finished = true;
         const auto [status, why] = OpenAIResponsesCodec::statusFor(event.reason);
-        const QJsonObject response =
-            OpenAIResponsesCodec::responseJson(m_info, status, m_output, &event.usage, nullptr, why);
-        out += eventFrame(why.isEmpty() ? "response.completed" : "response.incomplete",
-                          QJsonObject{{L("response"), response}});
-        return out;
+        beginEvent(w, why.isEmpty() ? L("response.completed") : L("response.incomplete"));
+        w.key("response");
+        OpenAIResponsesCodec::beginResponse(w, m_info, status, nullptr, why);
+        w.appendRaw(m_output);
+        OpenAIResponsesCodec::endResponse(w, &event.usage);
+        endEvent(w);
+        break;
     }
     case EventType::Error: {
         const int status = event.errorStatus.value_or(500);
         return encodeError(GatewayError::make(status, GatewayError::categoryForStatus(status), event.errorMessage));
     }
     }
-    return {};
+    return w.take();
 }
 
 QByteArray OpenAIResponsesStreamEncoder::encodeError(const GatewayError &error) {
     // `error` then `response.failed`; never response.completed after a failure.
-    QByteArray out = startOnce();
+    wire::JsonWriter w(1024 + m_output.size());
+    startOnce(w);
     m_finished = true;
-    out += eventFrame("error", QJsonObject{{L("code"), OpenAIResponsesCodec::errorCode(error)},
-                                           {L("message"), error.message},
-                                           {L("param"), QJsonValue()}});
-    out += eventFrame("response.failed",
-                      QJsonObject{{L("response"), OpenAIResponsesCodec::responseJson(m_info, QStringLiteral("failed"),
-                                                                                     m_output, nullptr, &error)}});
-    return out;
+    beginEvent(w, L("error"));
+    w.field("code", OpenAIResponsesCodec::errorCode(error)).field("message", error.message).key("param").null();
+    endEvent(w);
+    beginEvent(w, L("response.failed"));
+    w.key("response");
+    OpenAIResponsesCodec::beginResponse(w, m_info, L("failed"), &error);
+    w.appendRaw(m_output);
+    OpenAIResponsesCodec::endResponse(w, nullptr);
+    endEvent(w);
+    return w.take();
 }
 
 } // namespace sw::formats

@@ -4,7 +4,10 @@
 #include "core/formats/inbound_codec.h"
 
 #include <QHash>
-#include <QJsonArray>
+
+namespace sw::wire {
+class JsonWriter;
+}
 
 namespace sw::formats {
 
@@ -23,18 +26,23 @@ private:
         bool argumentsStreamed = false;
         bool custom = false; // a call of a client `custom` tool: a custom_tool_call item
     };
-    QByteArray eventFrame(const char *type, QJsonObject payload);
-    QByteArray startOnce();
-    QByteArray openItem(int contentIndex, model::BlockType type, const model::ContentBlock &start);
-    QByteArray closeItem(int contentIndex, const model::ContentBlock &end);
-    QByteArray closeAll();
+    // One event frame: beginEvent writes its type and sequence number, the caller the
+    // payload's other fields, endEvent closes it.
+    void beginEvent(wire::JsonWriter &w, QLatin1String type);
+    static void endEvent(wire::JsonWriter &w);
+    // An output_item.done frame for the finished item `itemJson`, which joins the output.
+    void itemDone(wire::JsonWriter &w, int outputIndex, const QByteArray &itemJson);
+    void startOnce(wire::JsonWriter &w);
+    void openItem(wire::JsonWriter &w, int contentIndex, model::BlockType type, const model::ContentBlock &start);
+    void closeItem(wire::JsonWriter &w, int contentIndex, const model::ContentBlock &end);
+    void closeAll(wire::JsonWriter &w);
 
     EncodeInfo m_info;
     int m_sequence = 0;
     bool m_started = false;
     bool m_finished = false;
     QHash<int, Item> m_open; // by canonical content index
-    QJsonArray m_output;     // finished output items, in order
+    QByteArray m_output;     // finished output items as JSON, in order, comma-separated
     int m_nextOutputIndex = 0;
 };
 

@@ -5,6 +5,7 @@
 #include "core/formats/pi_native_stream_encoder.h"
 #include "core/model/event_accumulator.h"
 #include "core/wire/json.h"
+#include "core/wire/json_writer.h"
 
 #include <QDateTime>
 #include <QJsonArray>
@@ -193,77 +194,94 @@ std::unique_ptr<StreamEncoder> PiNativeCodec::makeStreamEncoder(const EncodeInfo
     return std::make_unique<PiNativeStreamEncoder>(info);
 }
 
-QJsonObject PiNativeCodec::usageJson(const Usage &usage) {
+void PiNativeCodec::writeUsage(wire::JsonWriter &w, const Usage &usage) {
     // The gateway does not price per client; cost is left at zero for the client to compute.
-    return QJsonObject{
-        {L("input"), usage.input},
-        {L("output"), usage.output},
-        {L("cacheRead"), usage.cacheRead},
-        {L("cacheWrite"), usage.cacheWrite},
-        {L("totalTokens"), usage.totalTokens()},
-        {L("cost"),
-         QJsonObject{{L("input"), 0}, {L("output"), 0}, {L("cacheRead"), 0}, {L("cacheWrite"), 0}, {L("total"), 0}}}};
+    w.beginObject()
+        .field("input", usage.input)
+        .field("output", usage.output)
+        .field("cacheRead", usage.cacheRead)
+        .field("cacheWrite", usage.cacheWrite)
+        .field("totalTokens", usage.totalTokens())
+        .key("cost")
+        .beginObject()
+        .field("input", 0)
+        .field("output", 0)
+        .field("cacheRead", 0)
+        .field("cacheWrite", 0)
+        .field("total", 0)
+        .endObject()
+        .endObject();
 }
 
-QJsonObject PiNativeCodec::blockJson(const ContentBlock &b) {
+void PiNativeCodec::writeBlock(wire::JsonWriter &w, const ContentBlock &b) {
+    w.beginObject();
     switch (b.type) {
     case BlockType::Text:
-        return QJsonObject{{L("type"), L("text")}, {L("text"), b.text}};
-    case BlockType::Thinking: {
-        QJsonObject o{{L("type"), L("thinking")}, {L("thinking"), b.text}};
+        w.field("type", "text").field("text", b.text);
+        break;
+    case BlockType::Thinking:
+        w.field("type", "thinking").field("thinking", b.text);
         if (!b.signature.isEmpty())
-            o.insert(L("thinkingSignature"), b.signature);
+            w.field("thinkingSignature", b.signature);
         if (b.redacted)
-            o.insert(L("redacted"), true);
-        return o;
-    }
-    case BlockType::ToolCall: {
-        QJsonObject o{{L("type"), L("toolCall")},
-                      {L("id"), b.toolCallId},
-                      {L("name"), b.toolName},
-                      {L("arguments"), b.arguments.isEmpty() ? parseToolArguments(b.argumentsJson) : b.arguments}};
+            w.field("redacted", true);
+        break;
+    case BlockType::ToolCall:
+        w.field("type", "toolCall").field("id", b.toolCallId).field("name", b.toolName);
+        if (b.arguments.isEmpty())
+            w.field("arguments", parseToolArguments(b.argumentsJson));
+        else
+            w.field("arguments", b.arguments);
         if (!b.signature.isEmpty())
-            o.insert(L("thoughtSignature"), b.signature);
-        return o;
-    }
+            w.field("thoughtSignature", b.signature);
+        break;
     case BlockType::Image:
         break;
     }
-    return {};
+    w.endObject();
 }
 
-QJsonObject PiNativeCodec::messageJson(const AssistantMessage &message, const EncodeInfo &info) {
-    QJsonArray content;
+void PiNativeCodec::writeMessage(wire::JsonWriter &w, const AssistantMessage &message, const EncodeInfo &info) {
+    w.beginObject().field("role", "assistant").key("content").beginArray();
     for (const ContentBlock &b : message.content)
         if (b.type != BlockType::Image)
-            content.append(blockJson(b));
-    QJsonObject o{{L("role"), L("assistant")},
-                  {L("content"), content},
-                  {L("api"), message.api.isEmpty() ? info.upstreamApi : message.api},
-                  {L("provider"), message.provider.isEmpty() ? info.upstreamProvider : message.provider},
-                  {L("model"), info.model},
-                  {L("responseId"), info.responseId},
-                  {L("usage"), usageJson(message.usage)},
-                  {L("stopReason"), stopReasonName(message.stopReason)},
-                  {L("timestamp"), info.createdSecs * 1000}};
+            writeBlock(w, b);
+    w.endArray()
+        .field("api", message.api.isEmpty() ? info.upstreamApi : message.api)
+        .field("provider", message.provider.isEmpty() ? info.upstreamProvider : message.provider)
+        .field("model", info.model)
+        .field("responseId", info.responseId)
+        .key("usage");
+    writeUsage(w, message.usage);
+    w.field("stopReason", stopReasonName(message.stopReason));
     if (!message.errorMessage.isEmpty())
-        o.insert(L("errorMessage"), message.errorMessage);
-    return o;
+        w.field("errorMessage", message.errorMessage);
+    w.field("timestamp", info.createdSecs * 1000).endObject();
 }
 
-QJsonObject PiNativeCodec::errorJson(const GatewayError &error) {
-    QJsonObject e{{L("type"), AnthropicMessagesCodec::errorType(error.category)}, {L("message"), error.message}};
+void PiNativeCodec::writeError(wire::JsonWriter &w, const GatewayError &error) {
+    w.beginObject()
+        .key("error")
+        .beginObject()
+        .field("type", AnthropicMessagesCodec::errorType(error.category))
+        .field("message", error.message);
     if (!error.code.isEmpty())
-        e.insert(L("code"), error.code); // the upstream's own code (context_length_exceeded, ...)
-    return QJsonObject{{L("error"), e}};
+        w.field("code", error.code); // the upstream's own code (context_length_exceeded, ...)
+    w.endObject().endObject();
 }
 
 QByteArray PiNativeCodec::encodeResponse(const AssistantMessage &message, const EncodeInfo &info) const {
-    return wire::compactJson(QJsonObject{{L("message"), messageJson(message, info)}});
+    wire::JsonWriter w(512);
+    w.beginObject().key("message");
+    writeMessage(w, message, info);
+    w.endObject();
+    return w.take();
 }
 
 QByteArray PiNativeCodec::encodeError(const GatewayError &error) const {
-    return wire::compactJson(errorJson(error));
+    wire::JsonWriter w(96 + error.message.size());
+    writeError(w, error);
+    return w.take();
 }
 
 } // namespace sw::formats

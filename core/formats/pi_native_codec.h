@@ -3,6 +3,10 @@
 
 #include "core/formats/inbound_codec.h"
 
+namespace sw::wire {
+class JsonWriter;
+}
+
 namespace sw::formats {
 
 class PiNativeCodec final : public InboundCodec {
@@ -14,10 +18,12 @@ public:
     QByteArray encodeError(const model::GatewayError &error) const override;
 
     // Wire vocabulary, shared with the stream encoder.
-    static QJsonObject usageJson(const model::Usage &usage); // input, output, cacheRead, cacheWrite, totalTokens, cost
-    static QJsonObject blockJson(const model::ContentBlock &b); // text / thinking / toolCall ({} for images)
-    static QJsonObject messageJson(const model::AssistantMessage &message, const EncodeInfo &info);
-    static QJsonObject errorJson(const model::GatewayError &error); // {"error":{type,message}}
+    // input, output, cacheRead, cacheWrite, totalTokens, cost
+    static void writeUsage(wire::JsonWriter &w, const model::Usage &usage);
+    static void writeBlock(wire::JsonWriter &w,
+                           const model::ContentBlock &b); // text / thinking / toolCall ({} for images)
+    static void writeMessage(wire::JsonWriter &w, const model::AssistantMessage &message, const EncodeInfo &info);
+    static void writeError(wire::JsonWriter &w, const model::GatewayError &error); // {"error":{type,message}}
 };
 
 } // namespace sw::formats

@@ -1,18 +1,11 @@
 #include "core/formats/pi_native_stream_encoder.h"
 
 #include "core/formats/pi_native_codec.h"
-#include "core/wire/sse.h"
+#include "core/wire/json_writer.h"
 
 namespace sw::formats {
 
 using namespace sw::model;
-
-namespace {
-QLatin1String L(const char *s) {
-    return QLatin1String(s);
-}
-const QByteArray kDone = QByteArrayLiteral("data: [DONE]\n\n");
-} // namespace
 
 int PiNativeStreamEncoder::position(int contentIndex) {
     const auto it = m_positionByIndex.constFind(contentIndex);
@@ -23,12 +16,13 @@ int PiNativeStreamEncoder::position(int contentIndex) {
     return p;
 }
 
-QByteArray PiNativeStreamEncoder::startOnce() {
+void PiNativeStreamEncoder::startOnce(wire::JsonWriter &w) {
     if (m_started)
-        return {};
+        return;
     m_started = true;
-    return wire::sseFrame(QJsonObject{{L("type"), L("start")},
-                                      {L("partial"), PiNativeCodec::messageJson(m_accumulator.message(), m_info)}});
+    w.beginSseEvent().beginObject().field("type", "start").key("partial");
+    PiNativeCodec::writeMessage(w, m_accumulator.message(), m_info);
+    w.endObject().endSseEvent();
 }
 
 QByteArray PiNativeStreamEncoder::encode(const StreamEvent &event) {
@@ -39,92 +33,91 @@ QByteArray PiNativeStreamEncoder::encode(const StreamEvent &event) {
         m_accumulator.add(event);
         return encodeError(GatewayError::make(status, GatewayError::categoryForStatus(status), event.errorMessage));
     }
-    QByteArray out = startOnce();
+    wire::JsonWriter w(event.delta.size() + 256);
+    startOnce(w);
     if (event.type == EventType::Start)
-        return out;
+        return w.take();
     m_accumulator.add(event);
     // Beside pi-ai's own fields, the proxy-style fields (id/toolName, contentSignature,
     // usage, errorMessage) so readers of either shape find what they need; `partial`
     // only on start, to keep long streams linear in size.
-    QJsonObject o;
     const int index = event.type == EventType::Done ? -1 : position(event.contentIndex);
+    if (event.delta.isEmpty() && (event.type == EventType::TextDelta || event.type == EventType::ThinkingDelta ||
+                                  event.type == EventType::ToolCallDelta))
+        return w.take();
+    w.beginSseEvent().beginObject();
     switch (event.type) {
     case EventType::TextStart:
-        o = {{L("type"), L("text_start")}, {L("contentIndex"), index}};
+        w.field("type", "text_start").field("contentIndex", index);
         break;
     case EventType::TextDelta:
-        if (event.delta.isEmpty())
-            return out;
-        o = {{L("type"), L("text_delta")}, {L("contentIndex"), index}, {L("delta"), event.delta}};
+        w.field("type", "text_delta").field("contentIndex", index).field("delta", event.delta);
         break;
     case EventType::TextEnd:
-        o = {{L("type"), L("text_end")},
-             {L("contentIndex"), index},
-             {L("content"), m_accumulator.message().content.value(index).text}};
+        w.field("type", "text_end")
+            .field("contentIndex", index)
+            .field("content", m_accumulator.message().content.value(index).text);
         break;
     case EventType::ThinkingStart:
-        o = {{L("type"), L("thinking_start")}, {L("contentIndex"), index}};
+        w.field("type", "thinking_start").field("contentIndex", index);
         break;
     case EventType::ThinkingDelta:
-        if (event.delta.isEmpty())
-            return out;
-        o = {{L("type"), L("thinking_delta")}, {L("contentIndex"), index}, {L("delta"), event.delta}};
+        w.field("type", "thinking_delta").field("contentIndex", index).field("delta", event.delta);
         break;
     case EventType::ThinkingEnd: {
         const ContentBlock b = m_accumulator.message().content.value(index);
-        o = {{L("type"), L("thinking_end")}, {L("contentIndex"), index}, {L("content"), b.text}};
+        w.field("type", "thinking_end").field("contentIndex", index).field("content", b.text);
         if (!b.signature.isEmpty())
-            o.insert(L("contentSignature"), b.signature);
+            w.field("contentSignature", b.signature);
         break;
     }
     case EventType::ToolCallStart:
-        o = {{L("type"), L("toolcall_start")},
-             {L("contentIndex"), index},
-             {L("id"), event.block.toolCallId},
-             {L("toolName"), event.block.toolName}};
+        w.field("type", "toolcall_start")
+            .field("contentIndex", index)
+            .field("id", event.block.toolCallId)
+            .field("toolName", event.block.toolName);
         break;
     case EventType::ToolCallDelta:
-        if (event.delta.isEmpty())
-            return out;
-        o = {{L("type"), L("toolcall_delta")}, {L("contentIndex"), index}, {L("delta"), event.delta}};
+        w.field("type", "toolcall_delta").field("contentIndex", index).field("delta", event.delta);
         break;
     case EventType::ToolCallEnd:
-        o = {{L("type"), L("toolcall_end")},
-             {L("contentIndex"), index},
-             {L("toolCall"), PiNativeCodec::blockJson(m_accumulator.message().content.value(index))}};
+        w.field("type", "toolcall_end").field("contentIndex", index).key("toolCall");
+        PiNativeCodec::writeBlock(w, m_accumulator.message().content.value(index));
         break;
-    case EventType::Done: {
+    case EventType::Done:
         m_finished = true;
-        o = {{L("type"), L("done")},
-             {L("reason"), stopReasonName(event.reason)},
-             {L("message"), PiNativeCodec::messageJson(m_accumulator.message(), m_info)},
-             {L("usage"), PiNativeCodec::usageJson(event.usage)}};
-        return out + wire::sseFrame(o) + kDone;
-    }
+        w.field("type", "done").field("reason", stopReasonName(event.reason)).key("message");
+        PiNativeCodec::writeMessage(w, m_accumulator.message(), m_info);
+        w.key("usage");
+        PiNativeCodec::writeUsage(w, event.usage);
+        w.endObject().endSseEvent().appendRaw("data: [DONE]\n\n");
+        return w.take();
     case EventType::Start:
     case EventType::Image:
     case EventType::Error:
-        return out;
+        break;
     }
-    return out + wire::sseFrame(o);
+    w.endObject().endSseEvent();
+    return w.take();
 }
 
 QByteArray PiNativeStreamEncoder::encodeError(const GatewayError &error) {
     if (m_finished)
         return {};
-    QByteArray out = startOnce();
+    wire::JsonWriter w(1024);
+    startOnce(w);
     m_finished = true;
     AssistantMessage message = m_accumulator.message();
     message.stopReason = StopReason::Error;
     message.errorMessage = error.message;
-    const QJsonObject o{{L("type"), L("error")},
-                        {L("reason"), L("error")},
-                        {L("error"), PiNativeCodec::messageJson(message, m_info)},
-                        {L("errorMessage"), error.message},
-                        {L("usage"), PiNativeCodec::usageJson(message.usage)}};
+    w.beginSseEvent().beginObject().field("type", "error").field("reason", "error").key("error");
+    PiNativeCodec::writeMessage(w, message, m_info);
+    w.field("errorMessage", error.message).key("usage");
+    PiNativeCodec::writeUsage(w, message.usage);
     // The error event ends a failed stream: [DONE] follows only a `done` event, so a
     // reader never takes a failure for a finished answer.
-    return out + wire::sseFrame(o);
+    w.endObject().endSseEvent();
+    return w.take();
 }
 
 } // namespace sw::formats

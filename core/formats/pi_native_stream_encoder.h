@@ -6,6 +6,10 @@
 
 #include <QHash>
 
+namespace sw::wire {
+class JsonWriter;
+}
+
 namespace sw::formats {
 
 class PiNativeStreamEncoder final : public StreamEncoder {
@@ -15,7 +19,7 @@ public:
     QByteArray encodeError(const model::GatewayError &error) override;
 
 private:
-    QByteArray startOnce();
+    void startOnce(wire::JsonWriter &w);
     int position(int contentIndex); // pi's contentIndex: the block's place in message.content
 
     EncodeInfo m_info;

@@ -1,0 +1,39 @@
+// The CPU of the answer encoders on the translated path (the upstream speaks another API,
+// so the client's JSON answer or SSE stream is written from canonical events): one
+// typical answer (thinking, ~560 characters of text in 40 deltas, optionally a tool
+// call) in each client format. Thread CPU time, so a busy machine changes it less than
+// wall time.
+//
+//   bench_encode [--iterations 20000]
+
+#include "bench/encode_workload.h"
+#include "core/wire/api.h"
+
+#include <QCommandLineParser>
+#include <QCoreApplication>
+
+#include <cstdio>
+
+int main(int argc, char **argv) {
+    QCoreApplication app(argc, argv);
+    QCommandLineParser parser;
+    parser.addHelpOption();
+    parser.addOption({QStringLiteral("iterations"), QStringLiteral("Calls per figure (default 20000)."),
+                      QStringLiteral("n"), QStringLiteral("20000")});
+    parser.process(app);
+    const int n = std::max(100, parser.value(QStringLiteral("iterations")).toInt());
+
+    using sw::wire::Api;
+    for (const bool withTool : {false, true}) {
+        const QList<sw::model::StreamEvent> events = sw::bench::typicalStream(withTool);
+        std::printf("%s (%lld events)\n", withTool ? "thinking + text + tool call" : "thinking + text",
+                    static_cast<long long>(events.size()));
+        for (const Api api : {Api::OpenAICompletions, Api::AnthropicMessages, Api::OpenAIResponses, Api::Pi}) {
+            const auto f = sw::bench::measureEncode(sw::formats::codecFor(api), events, n);
+            std::printf("  %-20s answer %6.2f us (%5lld bytes)   stream %7.2f us (%6lld bytes)\n",
+                        qPrintable(sw::formats::formatName(api)), f.answerUs, static_cast<long long>(f.answerBytes),
+                        f.streamUs, static_cast<long long>(f.streamBytes));
+        }
+    }
+    return 0;
+}

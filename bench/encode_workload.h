@@ -1,0 +1,127 @@
+#pragma once
+// The answer the encode benchmark encodes (bench_encode): a typical translated answer,
+// as canonical events and as the accumulated message, and the per-call CPU of turning it
+// into one client format's JSON answer and SSE stream.
+
+#include "core/formats/inbound_codec.h"
+#include "core/model/event_accumulator.h"
+
+#include <QJsonObject>
+
+#include <functional>
+#include <time.h>
+
+namespace sw::bench {
+
+inline qint64 threadCpuNs() {
+    timespec ts{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return qint64(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+// Mean CPU microseconds of one call, over `n` calls after a warm-up.
+inline double perCallUs(int n, const std::function<void()> &fn) {
+    for (int i = 0; i < n / 10 + 1; ++i)
+        fn();
+    const qint64 start = threadCpuNs();
+    for (int i = 0; i < n; ++i)
+        fn();
+    return double(threadCpuNs() - start) / 1000.0 / n;
+}
+
+// Thinking (2 deltas), text (40 deltas of a few words, ~560 characters) and, with
+// `withTool`, one tool call streamed in 3 deltas; usage at start and done.
+inline QList<model::StreamEvent> typicalStream(bool withTool) {
+    using namespace sw::model;
+    QList<StreamEvent> s;
+    auto event = [](EventType type, int index = -1, const QString &delta = {}) {
+        StreamEvent e;
+        e.type = type;
+        e.contentIndex = index;
+        e.delta = delta;
+        return e;
+    };
+    StreamEvent start = event(EventType::Start);
+    start.usage.input = 1200;
+    start.usage.cacheRead = 4096;
+    s << start;
+    StreamEvent ts = event(EventType::ThinkingStart, 0);
+    ts.block.type = BlockType::Thinking;
+    s << ts << event(EventType::ThinkingDelta, 0, QStringLiteral("The user wants the weather; "))
+      << event(EventType::ThinkingDelta, 0, QStringLiteral("a lookup answers it."));
+    StreamEvent te = event(EventType::ThinkingEnd, 0);
+    te.block.type = BlockType::Thinking;
+    te.block.text = QStringLiteral("The user wants the weather; a lookup answers it.");
+    te.block.signature = QStringLiteral("EqQBCkgIARABGAIiQL8sig");
+    s << te << event(EventType::TextStart, 1);
+    QString text;
+    for (int i = 0; i < 40; ++i) {
+        const QString delta = QStringLiteral("word %1 and ").arg(i);
+        text += delta;
+        s << event(EventType::TextDelta, 1, delta);
+    }
+    StreamEvent textEnd = event(EventType::TextEnd, 1);
+    textEnd.block.text = text;
+    s << textEnd;
+    if (withTool) {
+        StreamEvent call = event(EventType::ToolCallStart, 2);
+        call.block.type = BlockType::ToolCall;
+        call.block.toolCallId = QStringLiteral("call_0a1b2c");
+        call.block.toolName = QStringLiteral("get_weather");
+        s << call << event(EventType::ToolCallDelta, 2, QStringLiteral("{\"location\":"))
+          << event(EventType::ToolCallDelta, 2, QStringLiteral("\"Paris\",\"unit\":"))
+          << event(EventType::ToolCallDelta, 2, QStringLiteral("\"celsius\"}"));
+        StreamEvent callEnd = call;
+        callEnd.type = EventType::ToolCallEnd;
+        callEnd.block.argumentsJson = QStringLiteral("{\"location\":\"Paris\",\"unit\":\"celsius\"}");
+        callEnd.block.arguments =
+            QJsonObject{{QStringLiteral("location"), QStringLiteral("Paris")}, {QStringLiteral("unit"), "celsius"}};
+        s << callEnd;
+    }
+    StreamEvent done = event(EventType::Done);
+    done.reason = withTool ? StopReason::ToolUse : StopReason::Stop;
+    done.usage = start.usage;
+    done.usage.output = 180;
+    s << done;
+    return s;
+}
+
+// What the gateway passes an encoder: the client's model, an id, and an upstream of
+// another API (the translated path: no native answer to pass through).
+inline formats::EncodeInfo typicalInfo() {
+    formats::EncodeInfo info;
+    info.responseId = QStringLiteral("req_7f3a9c2e1b");
+    info.model = QStringLiteral("claude-sonnet");
+    info.createdSecs = 1764400000;
+    info.includeUsage = true;
+    info.upstreamApi = QStringLiteral("google-generative-ai");
+    info.upstreamProvider = QStringLiteral("google");
+    return info;
+}
+
+struct EncodeFigures {
+    double answerUs = 0; // encodeResponse of the accumulated message
+    double streamUs = 0; // a fresh stream encoder over every event
+    qsizetype answerBytes = 0;
+    qsizetype streamBytes = 0;
+};
+
+inline EncodeFigures measureEncode(const formats::InboundCodec &codec, const QList<model::StreamEvent> &events, int n) {
+    const formats::EncodeInfo info = typicalInfo();
+    model::EventAccumulator acc;
+    acc.addAll(events);
+    const model::AssistantMessage message = acc.message();
+    EncodeFigures f;
+    f.answerBytes = codec.encodeResponse(message, info).size();
+    f.answerUs = perCallUs(n, [&] { (void)codec.encodeResponse(message, info); });
+    f.streamUs = perCallUs(n, [&] {
+        auto encoder = codec.makeStreamEncoder(info);
+        qsizetype bytes = 0;
+        for (const model::StreamEvent &e : events)
+            bytes += encoder->encode(e).size();
+        f.streamBytes = bytes;
+    });
+    return f;
+}
+
+} // namespace sw::bench
