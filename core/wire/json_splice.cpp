@@ -1,5 +1,7 @@
 #include "core/wire/json_splice.h"
 
+#include <QVarLengthArray>
+
 #include <algorithm>
 #include <bitset>
 #include <cstring>
@@ -161,21 +163,21 @@ bool JsonObjectSpans::hasDuplicateKeys() const {
     return std::adjacent_find(keys.begin(), keys.end()) != keys.end();
 }
 
-std::optional<QByteArray> spliceTopLevel(const QByteArray &json, const QList<JsonMemberEdit> &edits) {
+std::optional<QByteArray> spliceTopLevel(QByteArrayView json, std::span<const JsonMemberEdit> edits) {
     const std::optional<JsonObjectSpans> spans = JsonObjectSpans::scan(json);
     if (!spans || spans->hasDuplicateKeys())
         return std::nullopt;
     struct Replacement {
         const JsonMemberSpan *at;
-        const QByteArray *value;
+        QByteArrayView value;
     };
-    QList<Replacement> replaced;
-    QList<const JsonMemberEdit *> appended;
+    QVarLengthArray<Replacement, 8> replaced;
+    QVarLengthArray<const JsonMemberEdit *, 8> appended;
     qsizetype extra = 0;
     for (const JsonMemberEdit &e : edits) {
         Q_ASSERT(!e.value.isEmpty());
         if (const JsonMemberSpan *m = spans->find(e.key)) {
-            replaced.append({m, &e.value});
+            replaced.append({m, e.value});
             extra += e.value.size() - (m->valueEnd - m->valueBegin);
         } else {
             appended.append(&e);
@@ -194,7 +196,7 @@ std::optional<QByteArray> spliceTopLevel(const QByteArray &json, const QList<Jso
     qsizetype copied = 0;
     for (const Replacement &r : replaced) {
         out.append(json.constData() + copied, r.at->valueBegin - copied);
-        out.append(*r.value);
+        out.append(r.value);
         copied = r.at->valueEnd;
     }
     out.append(json.constData() + copied, insertAt - copied);

@@ -8,7 +8,9 @@
 #include <QByteArrayView>
 #include <QList>
 #include <QStringView>
+#include <initializer_list>
 #include <optional>
+#include <span>
 
 namespace sw::wire {
 
@@ -56,9 +58,10 @@ private:
 };
 
 // One member to set: its key (plain text that needs no escaping) and the JSON text of its value.
+// Views: the bytes are the caller's and only read during the splice.
 struct JsonMemberEdit {
     QByteArrayView key;
-    QByteArray value;
+    QByteArrayView value;
 };
 
 // `json` with every edit applied: an existing member's value replaced where it stands, a
@@ -67,7 +70,10 @@ struct JsonMemberEdit {
 // twice: a peer may read a duplicate differently from the parser that read it here (Qt keeps
 // the last), so only a body with one reading is forwarded as it is. Edits must name distinct
 // keys and carry valid JSON values.
-std::optional<QByteArray> spliceTopLevel(const QByteArray &json, const QList<JsonMemberEdit> &edits);
+std::optional<QByteArray> spliceTopLevel(QByteArrayView json, std::span<const JsonMemberEdit> edits);
+inline std::optional<QByteArray> spliceTopLevel(QByteArrayView json, std::initializer_list<JsonMemberEdit> edits) {
+    return spliceTopLevel(json, std::span<const JsonMemberEdit>(edits.begin(), edits.size()));
+}
 
 // `text` as a JSON string literal, quotes included (UTF-8; quote, backslash and control
 // characters escaped).

@@ -30,9 +30,9 @@ QJsonObject parsedObject(const QByteArray &json, bool *ok) {
 void checkSplice(const QByteArray &json, const QJsonObject &object) {
     // Replace or append model, stream and stream_options, and also the body's own first key
     // (any value type, at any position) when it is one that needs no escaping.
-    QList<sw::wire::JsonMemberEdit> edits{{"model", sw::wire::jsonString(u"fuzz \"model\"")},
-                                          {"stream", "true"},
-                                          {"stream_options", R"({"include_usage":true})"}};
+    const QByteArray model = sw::wire::jsonString(u"fuzz \"model\"");
+    QList<sw::wire::JsonMemberEdit> edits{
+        {"model", model}, {"stream", "true"}, {"stream_options", R"({"include_usage":true})"}};
     QJsonObject expected = object;
     expected.insert(QStringLiteral("model"), QStringLiteral("fuzz \"model\""));
     expected.insert(QStringLiteral("stream"), true);
@@ -48,12 +48,13 @@ void checkSplice(const QByteArray &json, const QJsonObject &object) {
             expected.insert(QString::fromUtf8(firstKey), QJsonDocument::fromJson("[0,{\"a\":\"}\"}]").array());
         }
     }
-    if (const std::optional<QByteArray> out = sw::wire::spliceTopLevel(json, edits)) {
+    if (const std::optional<QByteArray> out =
+            sw::wire::spliceTopLevel(json, std::span(edits.constData(), edits.size()))) {
         bool ok = false;
         check(parsedObject(*out, &ok) == expected && ok);
     }
     const QByteArray compact = QJsonDocument(object).toJson(QJsonDocument::Compact);
-    const std::optional<QByteArray> out = sw::wire::spliceTopLevel(compact, edits);
+    const std::optional<QByteArray> out = sw::wire::spliceTopLevel(compact, std::span(edits.constData(), edits.size()));
     check(out.has_value() || !plainKeys);
     if (out) {
         bool ok = false;

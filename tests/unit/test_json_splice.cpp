@@ -22,7 +22,7 @@ QJsonObject parsed(const QByteArray &json) {
 }
 
 // What the gateway sets on a same-API request.
-const QList<JsonMemberEdit> kEdits{{"model", "\"up-model\""}, {"stream", "true"}};
+const std::initializer_list<JsonMemberEdit> kEdits{{"model", "\"up-model\""}, {"stream", "true"}};
 
 // The splice of `json` must be `json` parsed with model and stream set, whatever the body holds.
 void checkSplicedLikeInsert(const QByteArray &json) {
