@@ -193,22 +193,31 @@ HttpRequest OpenAICompletionsAdapter::buildRequest(const model::ChatRequest &req
         // Usage is needed for accounting even when the client did not ask for it: the client's
         // other stream options stay, a value that is no object is replaced.
         const QJsonValue sentOptions = request.raw.value(L("stream_options"));
-        QJsonObject streamOptions = sentOptions.toObject();
-        streamOptions.insert(L("include_usage"), true);
+        const auto streamOptions = [&sentOptions] {
+            QJsonObject options = sentOptions.toObject();
+            options.insert(L("include_usage"), true);
+            return options;
+        };
+        // The usual stream_options (none, or only include_usage) is a constant, not written.
+        QByteArray merged;
+        if (sentOptions.isObject())
+            if (const QJsonObject options = streamOptions(); options.size() > 1)
+                merged = wire::compactJson(options);
         // The client's bytes as they are, with only these three members set; the whole object
         // written again when the bytes cannot be spliced (see wire::spliceTopLevel).
+        const QByteArray model = wire::jsonString(target.modelId);
         std::optional<QByteArray> spliced = wire::spliceTopLevel(
-            request.rawBody, {{"model", wire::jsonString(target.modelId)},
-                              {"stream", "true"},
-                              {"stream_options", streamOptions.size() > 1 ? wire::compactJson(streamOptions)
-                                                                          : QByteArray(R"({"include_usage":true})")}});
+            request.rawBody,
+            {{"model", model},
+             {"stream", "true"},
+             {"stream_options", merged.isEmpty() ? QByteArrayView(R"({"include_usage":true})") : merged}});
         if (spliced) {
             http.body = std::move(*spliced);
         } else {
             QJsonObject body = request.raw; // everything the client sent, unknown fields included
             body.insert(L("model"), target.modelId);
             body.insert(L("stream"), true);
-            body.insert(L("stream_options"), streamOptions);
+            body.insert(L("stream_options"), streamOptions());
             http.body = wire::compactJson(body);
         }
     } else {
