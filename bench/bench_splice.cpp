@@ -1,22 +1,22 @@
-// What a same-API JSON splice would save on the request path (docs/performance.md):
-// the CPU the gateway spends today to turn the bench's OpenAI Chat request into the
-// upstream's request (decode into the canonical model, then encode again), and to turn
-// the upstream's streamed answer into the client's JSON answer (SSE, decoder,
-// accumulator, encoder), against a splice that only rewrites the "model" value of the
-// bytes as they are. Thread CPU time, so a busy machine changes it less than wall time.
+// The same-API request path, old against new: the CPU an adapter's buildRequest spends to
+// turn a client's request into the upstream's body when the client speaks the upstream's API.
+// "whole" writes the parsed body out again (the path kept for bodies the splice declines, run
+// here by clearing the request's rawBody); "splice" forwards the client's bytes with model and
+// stream set (wire::spliceTopLevel). For the bench's tiny Chat request and for a 200 KB
+// coding-agent conversation in each API, with the decode of the same body for scale. Thread
+// CPU time, so a busy machine changes it less than wall time.
 //
-//   bench_splice [--iterations 20000]
+//   bench_splice [--iterations 2000]
 
-#include "core/demo/demo_reply.h"
-#include "core/demo/fake_upstream.h"
 #include "core/formats/inbound_codec.h"
-#include "core/model/event_accumulator.h"
-#include "core/upstream/sse_reader.h"
 #include "core/upstream/upstream_adapter.h"
 #include "core/wire/api.h"
 
 #include <QCommandLineParser>
 #include <QCoreApplication>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 
 #include <cstdio>
 #include <functional>
@@ -40,21 +40,114 @@ double perCallUs(int n, const std::function<void()> &fn) {
     return double(threadCpuNs() - start) / 1000.0 / n;
 }
 
-// The splice: the bytes of the body with the first top-level "model" string value replaced.
-// (A real one must also skip "model" keys nested in messages or tools: a small JSON scanner
-// that tracks depth and strings. This one is the lower bound of its cost.)
-QByteArray spliceModel(const QByteArray &body, QByteArrayView model) {
-    const qsizetype key = body.indexOf("\"model\"");
-    if (key < 0)
-        return body;
-    const qsizetype open = body.indexOf('"', body.indexOf(':', key + 7) + 1);
-    qsizetype close = open + 1;
-    while (close < body.size() && body[close] != '"')
-        close += body[close] == '\\' ? 2 : 1;
-    QByteArray out;
-    out.reserve(body.size() + model.size());
-    out.append(body.constData(), open + 1).append(model).append(body.constData() + close, body.size() - close);
-    return out;
+// Text like a coding agent's turns: code with quotes, braces, escapes and a little unicode.
+QString codeText(int turn) {
+    return QStringLiteral("Turn %1: in src/parser.cpp, `if (s[i] == '\"') { return \"\\\\\"; }` fails for "
+                          "{\"key\": [1, 2, {\"nested\": \"va\\\"lue\"}]} — résumé ✓.\n")
+        .arg(turn)
+        .repeated(6);
+}
+
+// A conversation of about `bytes` in the client's API: user turns, assistant text with tool
+// calls, tool results.
+QByteArray conversation(sw::wire::Api api, qsizetype bytes) {
+    QJsonArray items;
+    QJsonObject body;
+    int turn = 0;
+    auto size = [&] { return QJsonDocument(items).toJson(QJsonDocument::Compact).size(); };
+    while (size() < bytes) {
+        const QString id = QStringLiteral("call_%1").arg(turn);
+        const QString args = QStringLiteral("{\"path\":\"src/file%1.cpp\",\"line\":%1}").arg(turn);
+        switch (api) {
+        case sw::wire::Api::OpenAICompletions:
+            items.append(QJsonObject{{"role", "user"}, {"content", codeText(turn)}});
+            items.append(QJsonObject{
+                {"role", "assistant"},
+                {"content", codeText(turn + 1)},
+                {"tool_calls",
+                 QJsonArray{QJsonObject{{"id", id},
+                                        {"type", "function"},
+                                        {"function", QJsonObject{{"name", "read"}, {"arguments", args}}}}}}});
+            items.append(QJsonObject{{"role", "tool"}, {"tool_call_id", id}, {"content", codeText(turn + 2)}});
+            break;
+        case sw::wire::Api::AnthropicMessages:
+            items.append(QJsonObject{{"role", "user"}, {"content", codeText(turn)}});
+            items.append(QJsonObject{
+                {"role", "assistant"},
+                {"content", QJsonArray{QJsonObject{{"type", "thinking"},
+                                                   {"thinking", codeText(turn)},
+                                                   {"signature", QString(300, QLatin1Char('S'))}},
+                                       QJsonObject{{"type", "text"}, {"text", codeText(turn + 1)}},
+                                       QJsonObject{{"type", "tool_use"},
+                                                   {"id", id},
+                                                   {"name", "read"},
+                                                   {"input", QJsonDocument::fromJson(args.toUtf8()).object()}}}}});
+            items.append(QJsonObject{
+                {"role", "user"},
+                {"content", QJsonArray{QJsonObject{
+                                {"type", "tool_result"}, {"tool_use_id", id}, {"content", codeText(turn + 2)}}}}});
+            break;
+        default:
+            items.append(QJsonObject{{"role", "user"}, {"content", codeText(turn)}});
+            items.append(QJsonObject{{"type", "reasoning"},
+                                     {"id", QStringLiteral("rs_%1").arg(turn)},
+                                     {"summary", QJsonArray()},
+                                     {"encrypted_content", QString(300, QLatin1Char('E'))}});
+            items.append(
+                QJsonObject{{"type", "function_call"}, {"call_id", id}, {"name", "read"}, {"arguments", args}});
+            items.append(
+                QJsonObject{{"type", "function_call_output"}, {"call_id", id}, {"output", codeText(turn + 2)}});
+            break;
+        }
+        ++turn;
+    }
+    const QJsonObject tool{{"type", "object"}, {"properties", QJsonObject{{"path", QJsonObject{{"type", "string"}}}}}};
+    switch (api) {
+    case sw::wire::Api::OpenAICompletions:
+        body = {{"model", "gpt-bench"},
+                {"messages", items},
+                {"tools", QJsonArray{QJsonObject{{"type", "function"},
+                                                 {"function", QJsonObject{{"name", "read"}, {"parameters", tool}}}}}}};
+        break;
+    case sw::wire::Api::AnthropicMessages:
+        body = {{"model", "claude-bench"},
+                {"max_tokens", 32000},
+                {"thinking", QJsonObject{{"type", "enabled"}, {"budget_tokens", 10000}}},
+                {"messages", items},
+                {"tools", QJsonArray{QJsonObject{{"name", "read"}, {"input_schema", tool}}}}};
+        break;
+    default:
+        body = {{"model", "codex-bench"},
+                {"input", items},
+                {"tools", QJsonArray{QJsonObject{{"type", "function"}, {"name", "read"}, {"parameters", tool}}}}};
+        break;
+    }
+    return QJsonDocument(body).toJson(QJsonDocument::Compact);
+}
+
+void measure(const char *name, sw::wire::Api api, const QByteArray &body, int n) {
+    const auto &codec = sw::formats::codecFor(api);
+    const sw::upstream::UpstreamAdapter *adapter = sw::upstream::adapterFor(sw::wire::apiName(api));
+    sw::upstream::Target target;
+    target.provider = QStringLiteral("bench");
+    target.modelId = QStringLiteral("m");
+    target.api = sw::wire::apiName(api);
+    target.baseUrl = QStringLiteral("http://127.0.0.1:1/v1");
+    sw::model::GatewayError error;
+    auto spliced = codec.decode(body, &error);
+    if (!spliced)
+        qFatal("the bench body does not decode: %s", qPrintable(error.message));
+    sw::model::ChatRequest whole = *spliced;
+    whole.rawBody.clear();
+    const QByteArray splicedBody = adapter->buildRequest(*spliced, target, {}).body;
+    const QByteArray wholeBody = adapter->buildRequest(whole, target, {}).body;
+    if (QJsonDocument::fromJson(splicedBody) != QJsonDocument::fromJson(wholeBody))
+        qFatal("the spliced body is not the whole body's JSON");
+    const double decodeUs = perCallUs(n, [&] { (void)codec.decode(body, &error); });
+    const double wholeUs = perCallUs(n, [&] { (void)adapter->buildRequest(whole, target, {}); });
+    const double spliceUs = perCallUs(n, [&] { (void)adapter->buildRequest(*spliced, target, {}); });
+    std::printf("%-34s %8lld %10.2f %10.2f %10.2f %8.1fx\n", name, static_cast<long long>(body.size()), decodeUs,
+                wholeUs, spliceUs, wholeUs / spliceUs);
 }
 
 } // namespace
@@ -63,65 +156,21 @@ int main(int argc, char **argv) {
     QCoreApplication app(argc, argv);
     QCommandLineParser parser;
     parser.addHelpOption();
-    parser.addOption({QStringLiteral("iterations"), QStringLiteral("Calls per figure (default 20000)."),
-                      QStringLiteral("n"), QStringLiteral("20000")});
+    parser.addOption({QStringLiteral("iterations"), QStringLiteral("Calls per figure (default 2000)."),
+                      QStringLiteral("n"), QStringLiteral("2000")});
     parser.process(app);
-    const int n = std::max(100, parser.value(QStringLiteral("iterations")).toInt());
+    const int n = std::max(10, parser.value(QStringLiteral("iterations")).toInt());
+    const int bigN = std::max(5, n / 50);
 
-    const QByteArray body = R"({"model":"gpt-bench","stream":false,"messages":[{"role":"user","content":"ping"}]})";
-    const auto &codec = sw::formats::codecFor(sw::wire::Api::OpenAICompletions);
-    const sw::upstream::UpstreamAdapter *adapter = sw::upstream::adapterFor(QStringLiteral("openai-completions"));
-    sw::upstream::Target target;
-    target.provider = QStringLiteral("openai");
-    target.modelId = QStringLiteral("m");
-    target.api = QStringLiteral("openai-completions");
-    target.baseUrl = QStringLiteral("http://127.0.0.1:1/v1");
-
-    // Request: decode + build (today) against a splice.
-    sw::model::GatewayError error;
-    auto parsed = codec.decode(body, &error);
-    if (!parsed)
-        qFatal("the bench body does not decode");
-    const double decodeUs = perCallUs(n, [&] { (void)codec.decode(body, &error); });
-    const double buildUs = perCallUs(n, [&] { (void)adapter->buildRequest(*parsed, target, {}); });
-    const double spliceUs = perCallUs(n, [&] { (void)spliceModel(body, "m"); });
-
-    // Answer: the mock's streamed Chat answer (what the gateway asks an OpenAI upstream for)
-    // through SSE reader, decoder and accumulator, then the client's JSON; against a splice of
-    // the "model" in a whole JSON answer of the same content.
-    sw::demo::RecordedRequest recorded;
-    recorded.method = "POST";
-    recorded.path = "/v1/chat/completions";
-    recorded.body = R"({"model":"m","stream":true,"messages":[{"role":"user","content":"ping"}]})";
-    const sw::demo::DemoReply streamed =
-        sw::demo::buildDemoReply(sw::wire::Api::OpenAICompletions, recorded, QStringLiteral("mock"));
-    QByteArray sse;
-    for (const QByteArray &frame : streamed.frames)
-        sse += frame;
-    sw::formats::EncodeInfo info;
-    info.model = QStringLiteral("gpt-bench");
-    info.responseId = QStringLiteral("req_bench");
-    QByteArray answer;
-    const double answerUs = perCallUs(n, [&] {
-        sw::upstream::SseReader reader;
-        auto decoder = adapter->makeDecoder(target);
-        sw::model::EventAccumulator acc;
-        for (const auto &e : reader.feed(sse))
-            acc.addAll(decoder->feed(e));
-        for (const auto &e : reader.finish())
-            acc.addAll(decoder->feed(e));
-        acc.addAll(decoder->finish());
-        answer = codec.encodeResponse(acc.message(), info);
-    });
-    const double answerSpliceUs = perCallUs(n, [&] { (void)spliceModel(answer, "gpt-bench"); });
-
-    std::printf("request  (%lld bytes): decode %.2f us + build upstream body %.2f us = %.2f us; splice %.2f us\n",
-                static_cast<long long>(body.size()), decodeUs, buildUs, decodeUs + buildUs, spliceUs);
-    std::printf(
-        "answer   (%lld SSE bytes in %lld frames -> %lld JSON bytes): %.2f us; splice of a JSON answer %.2f us\n",
-        static_cast<long long>(sse.size()), static_cast<long long>(streamed.frames.size()),
-        static_cast<long long>(answer.size()), answerUs, answerSpliceUs);
-    std::printf("a same-API splice would save about %.1f us of engine CPU per non-stream request\n",
-                decodeUs + buildUs - spliceUs + answerUs - answerSpliceUs);
+    std::printf("%-34s %8s %10s %10s %10s %9s\n", "request (same API)", "bytes", "decode us", "whole us", "splice us",
+                "saved");
+    measure("chat, the bench's request", sw::wire::Api::OpenAICompletions,
+            R"({"model":"gpt-bench","stream":false,"messages":[{"role":"user","content":"ping"}]})", n);
+    measure("chat, 200 KB conversation", sw::wire::Api::OpenAICompletions,
+            conversation(sw::wire::Api::OpenAICompletions, 200 * 1024), bigN);
+    measure("anthropic, 200 KB conversation", sw::wire::Api::AnthropicMessages,
+            conversation(sw::wire::Api::AnthropicMessages, 200 * 1024), bigN);
+    measure("responses, 200 KB conversation", sw::wire::Api::OpenAIResponses,
+            conversation(sw::wire::Api::OpenAIResponses, 200 * 1024), bigN);
     return 0;
 }

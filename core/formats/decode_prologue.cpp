@@ -42,6 +42,7 @@ std::optional<model::ChatRequest> beginDecode(wire::Api api, const QByteArray &b
     model::ChatRequest req;
     req.sourceApi = api;
     req.raw = doc.object();
+    req.rawBody = body;
     // Every way a client names the model (pi adds modelId and a Model object) is kept in the
     // attempt history and echoed in headers: checked once here, before anything stores it.
     const QJsonValue modelValue = req.raw.value(QLatin1String("model"));

@@ -18,6 +18,10 @@ struct ChatRequest {
     Context context;
     Options options;
     QJsonObject raw; // the body as sent, for same-API passthrough
+    // The bytes `raw` was parsed from (shared with the inbound request's buffer, never copied):
+    // a same-API upstream gets them with only the members it must set spliced in. Whoever
+    // changes `raw` after decoding clears this, and the adapter then writes `raw` whole.
+    QByteArray rawBody;
 
     // Names of the client's free-form (`custom`) tools: their calls go back to the client
     // as custom calls whatever API answered.

@@ -2,6 +2,7 @@
 
 #include "core/upstream/anthropic_stream_decoder.h"
 #include "core/wire/json.h"
+#include "core/wire/json_splice.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -237,6 +238,47 @@ QJsonObject AnthropicAdapter::buildBody(const model::ChatRequest &request, const
     return body;
 }
 
+namespace {
+
+// A thinking block Anthropic did not sign: another API's (tagged) or an empty signature.
+bool isForeignThinking(const QJsonObject &block) {
+    const QString type = block.value(L("type")).toString();
+    if (type == L("thinking")) {
+        const QString signature = block.value(L("signature")).toString();
+        return signature.isEmpty() || !untagSignature(signature).api.isEmpty();
+    }
+    return type == L("redacted_thinking") && block.value(L("data")).toString().isEmpty();
+}
+
+} // namespace
+
+bool AnthropicAdapter::thinkingRulesChangeNothing(const QJsonObject &body) {
+    // applyThinkingRules without building anything: with no block to drop, its messages are
+    // the body's own, and its last assistant turn is the last message whose role is assistant.
+    const QJsonArray messages = body.value(L("messages")).toArray();
+    qsizetype lastAssistant = -1;
+    for (qsizetype i = 0; i < messages.size(); ++i) {
+        const QJsonObject m = messages.at(i).toObject();
+        if (m.value(L("role")).toString() != L("assistant"))
+            continue;
+        lastAssistant = i;
+        for (const QJsonValue &v : m.value(L("content")).toArray())
+            if (isForeignThinking(v.toObject()))
+                return false;
+    }
+    const QJsonObject thinking = body.value(L("thinking")).toObject();
+    if (thinking.isEmpty() || thinking.value(L("type")).toString() == L("disabled") || lastAssistant < 0)
+        return true;
+    bool toolLoop = false;
+    for (const QJsonValue &v : messages.last().toObject().value(L("content")).toArray())
+        toolLoop |= v.toObject().value(L("type")).toString() == L("tool_result");
+    if (!toolLoop || messages.last().toObject().value(L("role")).toString() != L("user"))
+        return true;
+    const QJsonArray content = messages.at(lastAssistant).toObject().value(L("content")).toArray();
+    const QString first = content.isEmpty() ? QString() : content.first().toObject().value(L("type")).toString();
+    return first == L("thinking") || first == L("redacted_thinking");
+}
+
 bool AnthropicAdapter::applyThinkingRules(QJsonObject &body) {
     bool changed = false;
     const QJsonArray sent = body.value(L("messages")).toArray();
@@ -254,13 +296,7 @@ bool AnthropicAdapter::applyThinkingRules(QJsonObject &body) {
         QJsonArray kept;
         bool dropped = false;
         for (const QJsonValue &v : content.toArray()) {
-            const QJsonObject b = v.toObject();
-            const QString type = b.value(L("type")).toString();
-            const QString signature = b.value(L("signature")).toString();
-            const bool foreign =
-                (type == L("thinking") && (signature.isEmpty() || !untagSignature(signature).api.isEmpty())) ||
-                (type == L("redacted_thinking") && b.value(L("data")).toString().isEmpty());
-            if (foreign)
+            if (isForeignThinking(v.toObject()))
                 dropped = true;
             else
                 kept.append(v);
@@ -304,17 +340,24 @@ HttpRequest AnthropicAdapter::buildRequest(const model::ChatRequest &request, co
     HttpRequest http;
     http.url = joinUrl(target.baseUrl, QStringLiteral("/v1/messages"));
 
-    QJsonObject body;
-    if (passthrough) {
-        body = request.raw; // everything the client sent, unknown fields included
+    std::optional<QByteArray> spliced;
+    // The client's bytes as they are, with only model and stream set, when the thinking
+    // rules leave the history alone (the usual case: no turn answered by another API).
+    if (passthrough && thinkingRulesChangeNothing(request.raw))
+        spliced =
+            wire::spliceTopLevel(request.rawBody, {{"model", wire::jsonString(target.modelId)}, {"stream", "true"}});
+    if (spliced) {
+        http.body = std::move(*spliced);
+    } else if (passthrough) {
+        QJsonObject body = request.raw; // everything the client sent, unknown fields included
         body.insert(L("model"), target.modelId);
         body.insert(L("stream"), true);
         // Except reasoning another API made (an earlier turn answered after a failover).
         applyThinkingRules(body);
+        http.body = wire::compactJson(body);
     } else {
-        body = buildBody(request, target.modelId);
+        http.body = wire::compactJson(buildBody(request, target.modelId));
     }
-    http.body = wire::compactJson(body);
 
     addHeader(http, "content-type", "application/json");
     addHeader(http, "accept", "text/event-stream");

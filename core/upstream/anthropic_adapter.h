@@ -27,6 +27,8 @@ public:
     // block goes with thinking off, as Messages requires (translation_rules.md).
     // Returns true when it changed the body.
     static bool applyThinkingRules(QJsonObject &body);
+    // True when applyThinkingRules would leave `body` as it is; reads it without copying.
+    static bool thinkingRulesChangeNothing(const QJsonObject &body);
 };
 
 } // namespace sw::upstream

@@ -2,6 +2,7 @@
 
 #include "core/upstream/openai_completions_stream_decoder.h"
 #include "core/wire/json.h"
+#include "core/wire/json_splice.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -188,19 +189,40 @@ HttpRequest OpenAICompletionsAdapter::buildRequest(const model::ChatRequest &req
     HttpRequest http;
     http.url = joinUrl(target.baseUrl, QStringLiteral("/chat/completions"));
 
-    QJsonObject body;
     if (passthrough) {
-        body = request.raw; // everything the client sent, unknown fields included
-        body.insert(L("model"), target.modelId);
-        body.insert(L("stream"), true);
-        // Usage is needed for accounting even when the client did not ask for it.
-        QJsonObject streamOptions = body.value(L("stream_options")).toObject();
-        streamOptions.insert(L("include_usage"), true);
-        body.insert(L("stream_options"), streamOptions);
+        // Usage is needed for accounting even when the client did not ask for it: the client's
+        // other stream options stay, a value that is no object is replaced.
+        const QJsonValue sentOptions = request.raw.value(L("stream_options"));
+        const auto streamOptions = [&sentOptions] {
+            QJsonObject options = sentOptions.toObject();
+            options.insert(L("include_usage"), true);
+            return options;
+        };
+        // The usual stream_options (none, or only include_usage) is a constant, not written.
+        QByteArray merged;
+        if (sentOptions.isObject())
+            if (const QJsonObject options = streamOptions(); options.size() > 1)
+                merged = wire::compactJson(options);
+        // The client's bytes as they are, with only these three members set; the whole object
+        // written again when the bytes cannot be spliced (see wire::spliceTopLevel).
+        const QByteArray model = wire::jsonString(target.modelId);
+        std::optional<QByteArray> spliced = wire::spliceTopLevel(
+            request.rawBody,
+            {{"model", model},
+             {"stream", "true"},
+             {"stream_options", merged.isEmpty() ? QByteArrayView(R"({"include_usage":true})") : merged}});
+        if (spliced) {
+            http.body = std::move(*spliced);
+        } else {
+            QJsonObject body = request.raw; // everything the client sent, unknown fields included
+            body.insert(L("model"), target.modelId);
+            body.insert(L("stream"), true);
+            body.insert(L("stream_options"), streamOptions());
+            http.body = wire::compactJson(body);
+        }
     } else {
-        body = buildBody(request, target.modelId, http.url.host() == L("api.openai.com"));
+        http.body = wire::compactJson(buildBody(request, target.modelId, http.url.host() == L("api.openai.com")));
     }
-    http.body = wire::compactJson(body);
 
     addHeader(http, "content-type", "application/json");
     addHeader(http, "accept", "text/event-stream");

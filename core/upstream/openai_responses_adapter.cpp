@@ -3,10 +3,12 @@
 #include "core/upstream/openai_completions_adapter.h"
 #include "core/upstream/openai_responses_stream_decoder.h"
 #include "core/wire/json.h"
+#include "core/wire/json_splice.h"
 #include "core/wire/reasoning_item.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <algorithm>
 
 namespace sw::upstream {
 
@@ -194,29 +196,39 @@ HttpRequest OpenAIResponsesAdapter::buildRequest(const model::ChatRequest &reque
     const bool passthrough = request.sourceApi == kApi;
     HttpRequest http;
     http.url = joinUrl(target.baseUrl, QStringLiteral("/responses"));
-    QJsonObject body;
     if (passthrough) {
-        body = request.raw; // everything the client sent, unknown fields included
-        body.insert(L("model"), target.modelId);
-        body.insert(L("stream"), true);
-        // Except reasoning items another API made (tagged encrypted_content, after a failover).
-        if (body.value(L("input")).isArray()) {
-            const QJsonArray input = body.value(L("input")).toArray();
-            QJsonArray kept;
-            for (const QJsonValue &v : input) {
-                const QJsonObject item = v.toObject();
-                if (item.value(L("type")).toString() == L("reasoning") &&
-                    !untagSignature(item.value(L("encrypted_content")).toString()).api.isEmpty())
-                    continue;
-                kept.append(v);
-            }
-            if (kept.size() != input.size())
+        // Everything the client sent, unknown fields included, except reasoning items another
+        // API made (tagged encrypted_content, after a failover).
+        const QJsonArray input = request.raw.value(L("input")).toArray();
+        const auto foreign = [](const QJsonValue &v) {
+            const QJsonObject item = v.toObject();
+            return item.value(L("type")).toString() == L("reasoning") &&
+                   !untagSignature(item.value(L("encrypted_content")).toString()).api.isEmpty();
+        };
+        const bool dropsSome = std::any_of(input.begin(), input.end(), foreign);
+        // None to drop (the usual case): the client's bytes as they are, with model and stream set.
+        std::optional<QByteArray> spliced;
+        if (!dropsSome)
+            spliced = wire::spliceTopLevel(request.rawBody,
+                                           {{"model", wire::jsonString(target.modelId)}, {"stream", "true"}});
+        if (spliced) {
+            http.body = std::move(*spliced);
+        } else {
+            QJsonObject body = request.raw;
+            body.insert(L("model"), target.modelId);
+            body.insert(L("stream"), true);
+            if (dropsSome) {
+                QJsonArray kept;
+                for (const QJsonValue &v : input)
+                    if (!foreign(v))
+                        kept.append(v);
                 body.insert(L("input"), kept);
+            }
+            http.body = wire::compactJson(body);
         }
     } else {
-        body = buildBody(request, target.modelId);
+        http.body = wire::compactJson(buildBody(request, target.modelId));
     }
-    http.body = wire::compactJson(body);
     addHeader(http, "content-type", "application/json");
     addHeader(http, "accept", "text/event-stream");
     if (!target.credential.isEmpty())

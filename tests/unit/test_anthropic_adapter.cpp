@@ -39,6 +39,8 @@ class TestAnthropicAdapter : public QObject {
     Q_OBJECT
 private slots:
     void passthroughKeepsEveryClientField();
+    void passthroughSplicesWhenTheThinkingRulesKeepTheHistory();
+    void thinkingRuleCheckAgreesWithTheRules();
     void crossFormatFromOpenAIChat();
     void thinkingSignatureOnlyGoesBackToItsApi();
     void toolCallIdsAreMadeValid();
@@ -189,6 +191,111 @@ void TestAnthropicAdapter::passthroughKeepsEveryClientField() {
              QByteArray("interleaved-thinking-2025-05-14,fine-grained-tool-streaming-2025-05-14"));
     QVERIFY(headerValue(http.headers, "x-stainless-os").isEmpty());
     QVERIFY(headerValue(http.headers, "authorization").isEmpty());
+}
+
+namespace {
+// One decoded request built twice: spliced into the client's bytes, and written whole (rawBody
+// cleared: the path that stays for bodies the splice declines). Both must say the same JSON.
+struct BothPaths {
+    QByteArray spliced;
+    QByteArray whole;
+};
+BothPaths bothPaths(const QByteArray &clientBody) {
+    auto req = AnthropicMessagesCodec().decode(clientBody, nullptr);
+    if (!req)
+        return {};
+    BothPaths both;
+    both.spliced = AnthropicAdapter().buildRequest(*req, target(), {}).body;
+    req->rawBody.clear();
+    both.whole = AnthropicAdapter().buildRequest(*req, target(), {}).body;
+    return both;
+}
+// claudeCodeToolLoop's body with `member` (JSON text) put first, so the client's key order
+// differs from the order Qt writes.
+QByteArray withMemberFirst(const QByteArray &body, const QByteArray &member) {
+    return "{" + member + "," + body.mid(1);
+}
+} // namespace
+
+void TestAnthropicAdapter::passthroughSplicesWhenTheThinkingRulesKeepTheHistory() {
+    const QString own = QStringLiteral("EqQBCkYIBBgCKkDown");
+    struct Case {
+        const char *name;
+        QByteArray body;
+        bool spliced;
+    };
+    const QList<Case> cases{
+        {"claude code fixture", readTestData(QStringLiteral("anthropic_request_claude_code.json")), true},
+        {"signed tool loop", withMemberFirst(claudeCodeToolLoop(own), R"("metadata":{"user_id":"u"})"), true},
+        {"thinking off", withMemberFirst(claudeCodeToolLoop(own, false), R"("x_unknown":[{"}":"\""}])"), true},
+        {"big integer", withMemberFirst(claudeCodeToolLoop(own), R"("metadata":{"n":12345678901234567890},"top_k":5)"),
+         true},
+        // The rules change these: the whole-object path drops or switches off.
+        {"tagged signature",
+         withMemberFirst(claudeCodeToolLoop(tagSignature(QStringLiteral("openai-responses"), QStringLiteral("s"))),
+                         R"("metadata":{})"),
+         false},
+        {"unsigned thinking", withMemberFirst(claudeCodeToolLoop(QString(), false), R"("metadata":{})"), false},
+        {"duplicate key", withMemberFirst(claudeCodeToolLoop(own), R"("max_tokens":10)"), false},
+    };
+    for (const Case &c : cases) {
+        const BothPaths both = bothPaths(c.body);
+        QVERIFY2(!both.whole.isEmpty(), c.name);
+        QCOMPARE(json(both.spliced), json(both.whole));
+        QCOMPARE(str(json(both.spliced).value(QStringLiteral("model"))), QStringLiteral("claude-opus-4-1"));
+        QVERIFY2(json(both.spliced).value(QStringLiteral("stream")).toBool(), c.name);
+        if (c.spliced)
+            QVERIFY2(both.spliced != both.whole, c.name); // the client's key order, not Qt's
+        else
+            QCOMPARE(both.spliced, both.whole);
+    }
+    // The splice keeps a number beyond a double's precision exactly, as the client wrote it.
+    const BothPaths big = bothPaths(cases[3].body);
+    QVERIFY(big.spliced.contains("12345678901234567890"));
+    QVERIFY(!big.whole.contains("12345678901234567890"));
+    // Signatures and redacted thinking reach Anthropic byte for byte.
+    QVERIFY(bothPaths(cases[1].body).spliced.contains(own.toUtf8()));
+}
+
+void TestAnthropicAdapter::thinkingRuleCheckAgreesWithTheRules() {
+    // thinkingRulesChangeNothing decides the splice: it must say exactly when applyThinkingRules
+    // would change the body.
+    const QString own = QStringLiteral("sig-own");
+    const QString tagged = tagSignature(QStringLiteral("openai-completions"), QStringLiteral("s"));
+    QList<QJsonObject> bodies;
+    for (const QString &sig : {own, tagged, QString()})
+        for (bool thinkingOn : {true, false})
+            bodies << json(claudeCodeToolLoop(sig, thinkingOn));
+    QJsonObject answered = json(claudeCodeToolLoop(own));
+    QJsonArray messages = answered.value("messages").toArray();
+    messages.append(QJsonObject{{"role", "assistant"}, {"content", "Done."}}); // last assistant: text, no array
+    messages.append(QJsonObject{{"role", "user"}, {"content", "thanks"}});
+    answered.insert("messages", messages);
+    bodies << answered;
+    QJsonObject redacted = json(claudeCodeToolLoop(own));
+    messages = redacted.value("messages").toArray();
+    QJsonObject turn = messages[1].toObject();
+    turn.insert("content", QJsonArray{QJsonObject{{"type", "redacted_thinking"}, {"data", ""}}});
+    messages[1] = turn;
+    redacted.insert("messages", messages);
+    bodies << redacted;
+    turn.insert("content", QJsonArray{QJsonObject{{"type", "redacted_thinking"}, {"data", "opaque"}},
+                                      QJsonObject{{"type", "tool_use"}, {"id", "c"}, {"name", "f"}, {"input", {}}}});
+    messages[1] = turn;
+    redacted.insert("messages", messages);
+    bodies << redacted;
+    bodies << QJsonObject{{"messages", "not an array"}, {"thinking", QJsonObject{{"type", "enabled"}}}};
+    bodies << QJsonObject{{"messages", QJsonArray{1, "x", QJsonObject{{"role", "assistant"}, {"content", 3}}}},
+                          {"thinking", QJsonObject{{"type", "enabled"}}}};
+    int changing = 0;
+    for (const QJsonObject &body : bodies) {
+        QJsonObject copy = body;
+        const bool changes = AnthropicAdapter::applyThinkingRules(copy);
+        QCOMPARE(changes, copy != body);
+        QCOMPARE(AnthropicAdapter::thinkingRulesChangeNothing(body), !changes);
+        changing += changes;
+    }
+    QVERIFY(changing >= 4 && changing < bodies.size()); // both answers are exercised
 }
 
 void TestAnthropicAdapter::crossFormatFromOpenAIChat() {

@@ -62,6 +62,7 @@ private slots:
     void reasoningUsesMaxCompletionTokens();
     void interleavedToolCallDeltasAssembleByIndex();
     void passthroughKeepsEveryClientField();
+    void passthroughSplicesTheClientBytes();
     void crossFormatFromClaudeCode();
     void maxTokensFieldDependsOnHost();
     void decodesFullTranscript();
@@ -97,6 +98,72 @@ void TestOpenAICompletionsAdapter::passthroughKeepsEveryClientField() {
     QCOMPARE(headerValue(http.headers, "authorization"), QByteArray("Bearer sk-or-v1-secret"));
     QCOMPARE(headerValue(http.headers, "openai-beta"), QByteArray("assistants=v2"));
     QVERIFY(headerValue(http.headers, "anthropic-beta").isEmpty());
+}
+
+namespace {
+// One decoded request built twice: spliced into the client's bytes, and written whole (rawBody
+// cleared: the path that stays for bodies the splice declines). Both must say the same JSON.
+struct BothPaths {
+    QByteArray spliced;
+    QByteArray whole;
+};
+BothPaths bothPaths(const QByteArray &clientBody) {
+    auto req = OpenAIChatCodec().decode(clientBody, nullptr);
+    if (!req)
+        return {};
+    BothPaths both;
+    both.spliced = OpenAICompletionsAdapter().buildRequest(*req, target(), {}).body;
+    req->rawBody.clear();
+    both.whole = OpenAICompletionsAdapter().buildRequest(*req, target(), {}).body;
+    return both;
+}
+} // namespace
+
+void TestOpenAICompletionsAdapter::passthroughSplicesTheClientBytes() {
+    const QByteArray conversation =
+        R"("messages":[{"role":"system","content":"Be {brief} \"ok\""},{"role":"user","content":[)"
+        R"({"type":"text","text":"what is in \u00e9 this?"},{"type":"image_url","image_url":)"
+        R"({"url":"data:image/png;base64,iVBORw0KGgo=","detail":"low"}}]},{"role":"assistant","content":null,)"
+        R"("tool_calls":[{"id":"call_1","type":"function","function":{"name":"look","arguments":"{\"a\":1}"}}]},)"
+        R"({"role":"tool","tool_call_id":"call_1","content":"a cat"}],"tools":[{"type":"function","function":)"
+        R"({"name":"look","parameters":{"type":"object","properties":{"a":{"type":"integer"}}}}}])";
+    struct Case {
+        const char *name;
+        QByteArray body;
+        bool spliced;
+    };
+    const QList<Case> cases{
+        {"sdk fixture", readTestData(QStringLiteral("openai_chat_request_sdk.json")), true},
+        {"tools, image, unknown fields", "{\"model\":\"gpt-4o\",\"x_vendor\":{\"k\":[1,2]}," + conversation + "}",
+         true},
+        {"stream_options merged",
+         "{\"model\":\"m\",\"stream_options\":{\"include_usage\":false,\"x\":1}," + conversation + "}", true},
+        {"stream_options not an object", "{\"model\":\"m\",\"stream_options\":\"yes\"," + conversation + "}", true},
+        {"stream_options null", "{\"model\":\"m\",\"stream_options\":null," + conversation + "}", true},
+        {"big integer", "{\"model\":\"m\",\"seed\":12345678901234567890," + conversation + "}", true},
+        {"duplicate key", "{\"model\":\"m\",\"temperature\":1,\"temperature\":0.5," + conversation + "}", false},
+        {"escaped key", "{\"model\":\"m\",\"t\\u0065mperature\":1," + conversation + "}", false},
+    };
+    for (const Case &c : cases) {
+        const BothPaths both = bothPaths(c.body);
+        QVERIFY2(!both.whole.isEmpty(), c.name);
+        QCOMPARE(json(both.spliced), json(both.whole));
+        QCOMPARE(json(both.spliced).value(QStringLiteral("model")).toString(), QStringLiteral("deepseek/deepseek-r1"));
+        QVERIFY2(json(both.spliced).value(QStringLiteral("stream_options")).toObject().value("include_usage").toBool(),
+                 c.name);
+        if (c.spliced)
+            QVERIFY2(both.spliced != both.whole, c.name); // the client's key order, not Qt's
+        else
+            QCOMPARE(both.spliced, both.whole);
+    }
+    // The splice keeps a number the client wrote beyond a double's precision exactly; the
+    // whole-object path writes the double it parsed (both read back as the same double).
+    const BothPaths big = bothPaths(cases[5].body);
+    QVERIFY(big.spliced.contains("12345678901234567890"));
+    QVERIFY(!big.whole.contains("12345678901234567890"));
+    // Other stream options the client set stay beside include_usage.
+    QCOMPARE(json(bothPaths(cases[2].body).spliced).value(QStringLiteral("stream_options")).toObject(),
+             (QJsonObject{{QStringLiteral("include_usage"), true}, {QStringLiteral("x"), 1}}));
 }
 
 void TestOpenAICompletionsAdapter::crossFormatFromClaudeCode() {

@@ -56,6 +56,7 @@ class TestOpenAIResponsesAdapter : public QObject {
 private slots:
     void interleavedFunctionCallsAssembleByOutputIndex();
     void passthroughKeepsEveryFieldAndBetaHeader();
+    void passthroughSplicesUnlessAReasoningItemIsDropped();
     void convertsAnthropicConversation();
     void decodesFullTranscript();
     void errorThenFailedIsOneErrorEvent();
@@ -80,6 +81,75 @@ void TestOpenAIResponsesAdapter::passthroughKeepsEveryFieldAndBetaHeader() {
     QCOMPARE(sent.value("tools").toArray()[0].toObject().value("type").toString(), QStringLiteral("web_search"));
     QCOMPARE(headerValue(http.headers, "authorization"), QByteArray("Bearer sk-secret"));
     QCOMPARE(headerValue(http.headers, "openai-beta"), QByteArray("responses=v9"));
+}
+
+namespace {
+// One decoded request built twice: spliced into the client's bytes, and written whole (rawBody
+// cleared: the path that stays for bodies the splice declines). Both must say the same JSON.
+struct BothPaths {
+    QByteArray spliced;
+    QByteArray whole;
+};
+BothPaths bothPaths(const QByteArray &clientBody) {
+    auto req = OpenAIResponsesCodec().decode(clientBody, nullptr);
+    if (!req)
+        return {};
+    BothPaths both;
+    both.spliced = OpenAIResponsesAdapter().buildRequest(*req, target(), {}).body;
+    req->rawBody.clear();
+    both.whole = OpenAIResponsesAdapter().buildRequest(*req, target(), {}).body;
+    return both;
+}
+} // namespace
+
+void TestOpenAIResponsesAdapter::passthroughSplicesUnlessAReasoningItemIsDropped() {
+    const QByteArray history =
+        R"("input":[{"role":"user","content":[{"type":"input_text","text":"list {files} \"here\""},)"
+        R"({"type":"input_image","image_url":"data:image/png;base64,iVBORw0KGgo="}]},)"
+        R"({"type":"reasoning","id":"rs_1","summary":[],"encrypted_content":"gAAAAown"},)"
+        R"({"type":"function_call","call_id":"call_1","name":"shell","arguments":"{\"cmd\":\"ls\"}"},)"
+        R"({"type":"function_call_output","call_id":"call_1","output":"a.txt"}],)"
+        R"("tools":[{"type":"function","name":"shell","parameters":{"type":"object"}}])";
+    const QByteArray foreign = R"({"type":"reasoning","id":"rs_2","summary":[],"encrypted_content":")" +
+                               tagSignature(QStringLiteral("anthropic-messages"), QStringLiteral("sig")).toUtf8() +
+                               R"("},)";
+    QByteArray withForeign = history;
+    withForeign.insert(withForeign.indexOf(R"({"type":"function_call")"), foreign);
+    struct Case {
+        const char *name;
+        QByteArray body;
+        bool spliced;
+    };
+    const QList<Case> cases{
+        {"own reasoning, tools, image",
+         R"({"model":"codex","reasoning":{"effort":"high"},"store":false,"include":["reasoning.encrypted_content"],)" +
+             history + "}",
+         true},
+        {"input text", R"({"model":"codex","input":"hi","x_new":{"a":[1]},"stream":false})", true},
+        {"big integer", R"({"model":"codex","metadata":{"n":12345678901234567890},)" + history + "}", true},
+        {"foreign reasoning", R"({"model":"codex","store":false,)" + withForeign + "}", false},
+        {"duplicate key", R"({"model":"codex","store":false,"store":true,)" + history + "}", false},
+    };
+    for (const Case &c : cases) {
+        const BothPaths both = bothPaths(c.body);
+        QVERIFY2(!both.whole.isEmpty(), c.name);
+        QCOMPARE(json(both.spliced), json(both.whole));
+        QCOMPARE(json(both.spliced).value("model").toString(), QStringLiteral("gpt-5"));
+        QVERIFY2(json(both.spliced).value("stream").toBool(), c.name);
+        if (c.spliced)
+            QVERIFY2(both.spliced != both.whole, c.name); // the client's key order, not Qt's
+        else
+            QCOMPARE(both.spliced, both.whole);
+    }
+    // The splice keeps a number beyond a double's precision exactly, as the client wrote it.
+    const BothPaths big = bothPaths(cases[2].body);
+    QVERIFY(big.spliced.contains("12345678901234567890"));
+    QVERIFY(!big.whole.contains("12345678901234567890"));
+    // Another API's reasoning item never reaches OpenAI; the upstream's own does.
+    const BothPaths dropped = bothPaths(cases[3].body);
+    QVERIFY(!dropped.spliced.contains("swsig1"));
+    QVERIFY(!dropped.spliced.contains("rs_2"));
+    QVERIFY(dropped.spliced.contains("gAAAAown"));
 }
 
 void TestOpenAIResponsesAdapter::convertsAnthropicConversation() {
