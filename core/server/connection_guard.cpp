@@ -216,9 +216,14 @@ void ConnectionGuard::onHeadComplete() {
     // or a target naming another host, would be answered as if sent to us (RFC 9112 3.2).
     if (hostCount > 1)
         return reject({400, "invalid_request_error", QStringLiteral("more than one Host header")});
-    const QByteArray target = m_headParser.startLine().split(' ').value(1);
+    // The request line was checked (validRequestLine): METHOD SP target SP version.
+    const QByteArray &line = m_headParser.startLine();
+    const qsizetype targetStart = line.indexOf(' ') + 1;
+    const qsizetype targetEnd = targetStart > 0 ? line.indexOf(' ', targetStart) : -1;
+    const QByteArrayView target =
+        targetEnd < 0 ? QByteArrayView() : QByteArrayView(line).sliced(targetStart, targetEnd - targetStart);
     if (!target.startsWith('/') && target != "*") {
-        const QUrl url = QUrl::fromEncoded(target, QUrl::StrictMode);
+        const QUrl url = QUrl::fromEncoded(target.toByteArray(), QUrl::StrictMode);
         if (!url.isValid() || url.scheme() != QLatin1String("http") ||
             url.authority().toLower() != QString::fromLatin1(host).toLower())
             return reject({400, "invalid_request_error",

@@ -2,6 +2,9 @@
 
 #include <QRegularExpression>
 
+#include <cstring>
+#include <string_view>
+
 namespace sw::util {
 
 namespace {
@@ -28,12 +31,48 @@ const QRegularExpression &bearerPattern() {
 } // namespace
 
 bool mayHoldSecret(QByteArrayView bytes, QByteArrayView secret) {
-    if (secret.size() >= kMinVerbatimSecret && bytes.indexOf(secret) >= 0)
+    // Runs on every passthrough frame, so it is one pass over the bytes rather than a search per probe
+    // (twelve searches cost ~20 k instructions on a 200-byte frame; this costs a few per byte).
+    if (secret.size() >= kMinVerbatimSecret &&
+        std::string_view(bytes.data(), size_t(bytes.size()))
+                .find(std::string_view(secret.data(), size_t(secret.size()))) != std::string_view::npos)
         return true;
-    // Every pattern above contains one of these; scanning for them is far cheaper than a regex.
-    for (const char *probe : {"sk-", "sk_", "sm-", "earer", "EARER", "AIza", "xai-", "rk-", "rk_", "pk-", "pk_"})
-        if (bytes.indexOf(QByteArrayView(probe)) >= 0)
-            return true;
+    // Every pattern above contains one of these probes: "sk-", "sk_", "sm-", "earer", "EARER", "AIza",
+    // "xai-", "rk-", "rk_", "pk-", "pk_" (case as written). Scanning for them is far cheaper than a regex.
+    const char *p = bytes.data();
+    const qsizetype n = bytes.size();
+    const auto dashOrUnderscore = [](char c) { return c == '-' || c == '_'; };
+    for (qsizetype i = 0; i + 3 <= n; ++i) {
+        switch (p[i]) {
+        case 's':
+            if ((p[i + 1] == 'k' && dashOrUnderscore(p[i + 2])) || (p[i + 1] == 'm' && p[i + 2] == '-'))
+                return true;
+            break;
+        case 'r':
+        case 'p':
+            if (p[i + 1] == 'k' && dashOrUnderscore(p[i + 2]))
+                return true;
+            break;
+        case 'x':
+            if (i + 4 <= n && p[i + 1] == 'a' && p[i + 2] == 'i' && p[i + 3] == '-')
+                return true;
+            break;
+        case 'A':
+            if (i + 4 <= n && p[i + 1] == 'I' && p[i + 2] == 'z' && p[i + 3] == 'a')
+                return true;
+            break;
+        case 'e':
+            if (i + 5 <= n && std::memcmp(p + i + 1, "arer", 4) == 0)
+                return true;
+            break;
+        case 'E':
+            if (i + 5 <= n && std::memcmp(p + i + 1, "ARER", 4) == 0)
+                return true;
+            break;
+        default:
+            break;
+        }
+    }
     return false;
 }
 
