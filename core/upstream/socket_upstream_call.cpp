@@ -2,8 +2,6 @@
 
 #include "core/upstream/socket_transport.h"
 
-#include <QSslSocket>
-
 namespace sw::upstream {
 
 SocketUpstreamCall::SocketUpstreamCall(SocketTransport *transport, const HttpRequest &request, QObject *parent)
@@ -22,27 +20,23 @@ void SocketUpstreamCall::begin(bool allowReuse) {
         complete({TransportError::Other, QStringLiteral("transport gone")}, false);
         return;
     }
-    QAbstractSocket *socket = allowReuse ? m_transport->takeIdle(m_hostKey, this) : nullptr;
-    m_reused = socket != nullptr;
-    if (!socket)
-        socket = m_transport->open(m_request.url, this);
-    attach(socket);
+    SocketLink *link = allowReuse ? m_transport->takeIdle(m_hostKey, this) : nullptr;
+    m_reused = link != nullptr;
+    if (!link)
+        link = m_transport->open(m_request.url, this);
+    attach(link);
     if (m_reused)
         sendRequest();
 }
 
-void SocketUpstreamCall::attach(QAbstractSocket *socket) {
-    m_socket = socket;
+void SocketUpstreamCall::attach(SocketLink *link) {
+    m_link = link;
+    m_socket = link->socket();
     m_gotBytes = false;
     m_sent = false;
-    socket->setReadBufferSize(m_paused ? kPausedReadBuffer : 0);
-    if (auto *ssl = qobject_cast<QSslSocket *>(socket))
-        connect(ssl, &QSslSocket::encrypted, this, &SocketUpstreamCall::sendRequest);
-    else
-        connect(socket, &QAbstractSocket::connected, this, &SocketUpstreamCall::sendRequest);
-    connect(socket, &QAbstractSocket::readyRead, this, &SocketUpstreamCall::onReadyRead);
-    connect(socket, &QAbstractSocket::errorOccurred, this, &SocketUpstreamCall::onSocketError);
-    connect(socket, &QAbstractSocket::disconnected, this, &SocketUpstreamCall::onDisconnected);
+    m_socket->setReadBufferSize(m_paused ? kPausedReadBuffer : 0);
+    // The connection's signals reach this call through its link (connected once per connection).
+    link->holdByCall(this);
 }
 
 void SocketUpstreamCall::sendRequest() {
@@ -209,10 +203,12 @@ void SocketUpstreamCall::releaseSocket(bool reusable) {
     if (!m_socket)
         return;
     QAbstractSocket *s = m_socket;
+    SocketLink *link = m_link;
     m_socket = nullptr;
-    s->disconnect(this);
+    m_link = nullptr;
+    link->release();
     if (reusable && m_transport) {
-        m_transport->giveBack(m_hostKey, s);
+        m_transport->giveBack(m_hostKey, link);
         return;
     }
     s->abort(); // closes at once; the upstream sees the connection go
@@ -230,9 +226,10 @@ void SocketUpstreamCall::abort() {
         // own end (the chunked terminator) arrives: let the transport read that end for
         // a short, bounded while and keep the connection, instead of reconnecting for
         // the next request. A body that goes on is closed when the bound is reached.
+        SocketLink *link = m_link;
         m_socket = nullptr;
-        s->disconnect(this);
-        m_transport->drain(m_hostKey, s, m_parser);
+        m_link = nullptr;
+        m_transport->drain(m_hostKey, link, m_parser);
     } else {
         releaseSocket(false);
     }
