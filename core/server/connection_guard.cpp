@@ -1,5 +1,6 @@
 #include "core/server/connection_guard.h"
 
+#include <QMetaMethod>
 #include <QTcpSocket>
 #include <QTimer>
 #include <QUrl>
@@ -75,6 +76,10 @@ ConnectionGuard::ConnectionGuard(QTcpSocket *socket, const config::LimitsConfig 
     connect(m_timer, &QTimer::timeout, this, &ConnectionGuard::onTimeout);
     // Connected before the HTTP server's own readyRead handler, so it runs first.
     m_readConnection = connect(socket, &QIODevice::readyRead, this, &ConnectionGuard::onReadyRead);
+    if (auto *guarded = dynamic_cast<GuardedSocket *>(socket)) {
+        guarded->setGuard(this);
+        m_socketTellsCuts = true;
+    }
     rearm();
 }
 
@@ -114,7 +119,22 @@ void ConnectionGuard::onReadyRead() {
         return;
     m_everSpoke = true;
     consume(fresh);
-    if (m_phase != Phase::Rejected && !m_parserCheckQueued) {
+    // A plain socket cannot say when Qt's parser gave up on these bytes: look after this read.
+    if (!m_socketTellsCuts && m_phase != Phase::Rejected && !m_parserCheckQueued) {
+        m_parserCheckQueued = true;
+        QMetaObject::invokeMethod(this, &ConnectionGuard::checkParserAlive, Qt::QueuedConnection);
+    }
+}
+
+void GuardedSocket::disconnectNotify(const QMetaMethod &signal) {
+    // An invalid method: every connection of a signal (or of all of them) was cut.
+    if (!signal.isValid() && m_guard)
+        m_guard->signalsCut();
+}
+
+void ConnectionGuard::signalsCut() {
+    // Looked at once Qt's handler has returned, as after a read on a plain socket.
+    if (!m_readConnection && m_phase != Phase::Rejected && !m_parserCheckQueued) {
         m_parserCheckQueued = true;
         QMetaObject::invokeMethod(this, &ConnectionGuard::checkParserAlive, Qt::QueuedConnection);
     }
