@@ -30,50 +30,54 @@ const QRegularExpression &bearerPattern() {
 
 } // namespace
 
+namespace {
+// The probes that end in '-' or '_' ("sk-", "sk_", "sm-", "rk-", "rk_", "pk-", "pk_", "xai-"),
+// seen from that last byte at `i`.
+bool probeEndsAt(const char *p, qsizetype i) {
+    if (i >= 2 && p[i - 1] == 'k' && (p[i - 2] == 's' || p[i - 2] == 'r' || p[i - 2] == 'p'))
+        return true;
+    if (p[i] != '-')
+        return false;
+    return (i >= 2 && p[i - 2] == 's' && p[i - 1] == 'm') ||
+           (i >= 3 && p[i - 3] == 'x' && p[i - 2] == 'a' && p[i - 1] == 'i');
+}
+
+// Calls `found` with each position of `c` in [p, end) until it returns true.
+template <typename Found> bool anyOf(const char *p, const char *end, char c, Found found) {
+    for (const char *at = p; at < end;) {
+        const auto *hit = static_cast<const char *>(std::memchr(at, c, size_t(end - at)));
+        if (!hit)
+            return false;
+        if (found(hit))
+            return true;
+        at = hit + 1;
+    }
+    return false;
+}
+} // namespace
+
 bool mayHoldSecret(QByteArrayView bytes, QByteArrayView secret) {
-    // Runs on every passthrough frame, so it is one pass over the bytes rather than a search per probe
-    // (twelve searches cost ~20 k instructions on a 200-byte frame; this costs a few per byte).
+    // Runs on every passthrough frame. Every pattern above contains one of these probes (case as
+    // written): "sk-", "sk_", "sm-", "rk-", "rk_", "pk-", "pk_", "xai-", "AIza", "earer", "EARER".
+    // They are found from one of their bytes with memchr (the separators, 'z', the last 'r' or
+    // 'R'), rather than by a search per probe: far cheaper than a regex, and than
+    // eleven searches (~20 k instructions on a 200-byte frame).
     if (secret.size() >= kMinVerbatimSecret &&
         std::string_view(bytes.data(), size_t(bytes.size()))
                 .find(std::string_view(secret.data(), size_t(secret.size()))) != std::string_view::npos)
         return true;
-    // Every pattern above contains one of these probes: "sk-", "sk_", "sm-", "earer", "EARER", "AIza",
-    // "xai-", "rk-", "rk_", "pk-", "pk_" (case as written). Scanning for them is far cheaper than a regex.
     const char *p = bytes.data();
-    const qsizetype n = bytes.size();
-    const auto dashOrUnderscore = [](char c) { return c == '-' || c == '_'; };
-    for (qsizetype i = 0; i + 3 <= n; ++i) {
-        switch (p[i]) {
-        case 's':
-            if ((p[i + 1] == 'k' && dashOrUnderscore(p[i + 2])) || (p[i + 1] == 'm' && p[i + 2] == '-'))
-                return true;
-            break;
-        case 'r':
-        case 'p':
-            if (p[i + 1] == 'k' && dashOrUnderscore(p[i + 2]))
-                return true;
-            break;
-        case 'x':
-            if (i + 4 <= n && p[i + 1] == 'a' && p[i + 2] == 'i' && p[i + 3] == '-')
-                return true;
-            break;
-        case 'A':
-            if (i + 4 <= n && p[i + 1] == 'I' && p[i + 2] == 'z' && p[i + 3] == 'a')
-                return true;
-            break;
-        case 'e':
-            if (i + 5 <= n && std::memcmp(p + i + 1, "arer", 4) == 0)
-                return true;
-            break;
-        case 'E':
-            if (i + 5 <= n && std::memcmp(p + i + 1, "ARER", 4) == 0)
-                return true;
-            break;
-        default:
-            break;
-        }
-    }
-    return false;
+    const char *const end = p + bytes.size();
+    const auto separator = [p](const char *at) { return probeEndsAt(p, at - p); };
+    if (anyOf(p, end, '-', separator) || anyOf(p, end, '_', separator))
+        return true;
+    if (anyOf(p, end, 'z', [p, end](const char *z) {
+            return z - p >= 2 && z + 1 < end && z[-2] == 'A' && z[-1] == 'I' && z[1] == 'a';
+        }))
+        return true;
+    // "earer" and "EARER", from their last byte.
+    return anyOf(p, end, 'r', [p](const char *r) { return r - p >= 4 && std::memcmp(r - 4, "earer", 5) == 0; }) ||
+           anyOf(p, end, 'R', [p](const char *r) { return r - p >= 4 && std::memcmp(r - 4, "EARER", 5) == 0; });
 }
 
 QString redactSecrets(const QString &textIn, QByteArrayView secret) {
