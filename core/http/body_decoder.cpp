@@ -82,7 +82,7 @@ qsizetype BodyDecoder::feed(QByteArrayView bytes, QByteArray *body) {
     return 0;
 }
 
-bool BodyDecoder::takeLine(QByteArrayView bytes, qsizetype &pos, const char *what) {
+bool BodyDecoder::takeLine(QByteArrayView bytes, qsizetype &pos, const char *what, QByteArrayView *line) {
     const qsizetype eol = bytes.indexOf('\n', pos);
     const qsizetype end = eol < 0 ? bytes.size() : eol;
     if (m_line.size() + (end - pos) > m_limits.maxLineBytes) {
@@ -90,19 +90,25 @@ bool BodyDecoder::takeLine(QByteArrayView bytes, qsizetype &pos, const char *wha
              QStringLiteral("%1 longer than %2 bytes").arg(QLatin1String(what)).arg(m_limits.maxLineBytes));
         return false;
     }
-    m_line.append(bytes.data() + pos, end - pos);
-    if (eol < 0) {
-        pos = bytes.size();
-        return false;
+    if (eol >= 0 && m_line.isEmpty()) {
+        // The whole line is in these bytes (the usual case): read it where it lies.
+        *line = bytes.sliced(pos, eol - pos);
+    } else {
+        m_line.append(bytes.data() + pos, end - pos);
+        if (eol < 0) {
+            pos = bytes.size();
+            return false;
+        }
+        *line = m_line;
     }
     pos = eol + 1;
-    if (m_line.endsWith('\r'))
-        m_line.chop(1);
+    if (line->endsWith('\r'))
+        line->chop(1);
     return true;
 }
 
-bool BodyDecoder::sizeLine() {
-    QByteArrayView text = m_line;
+bool BodyDecoder::sizeLine(QByteArrayView line) {
+    QByteArrayView text = line;
     if (const qsizetype semi = text.indexOf(';'); semi >= 0)
         text = text.first(semi); // chunk extensions are ignored
     const qint64 size = chunkSize(text.trimmed());
@@ -125,10 +131,12 @@ qsizetype BodyDecoder::feedChunked(QByteArrayView bytes, QByteArray *body) {
     qsizetype pos = 0;
     while (m_status == Status::Reading && pos < bytes.size()) {
         switch (m_step) {
-        case ChunkStep::Size:
-            if (takeLine(bytes, pos, "chunk size line") && !sizeLine())
+        case ChunkStep::Size: {
+            QByteArrayView line;
+            if (takeLine(bytes, pos, "chunk size line", &line) && !sizeLine(line))
                 return pos;
             break;
+        }
         case ChunkStep::Data: {
             const qsizetype take = qsizetype(std::min<qint64>(m_remaining, bytes.size() - pos));
             if (body)
@@ -157,7 +165,8 @@ qsizetype BodyDecoder::feedChunked(QByteArrayView bytes, QByteArray *body) {
         }
         case ChunkStep::Trailer: {
             const qsizetype before = pos;
-            const bool complete = takeLine(bytes, pos, "trailer line");
+            QByteArrayView line;
+            const bool complete = takeLine(bytes, pos, "trailer line", &line);
             if (m_status != Status::Reading)
                 return pos;
             m_trailerBytes += pos - before;
@@ -167,7 +176,8 @@ qsizetype BodyDecoder::feedChunked(QByteArrayView bytes, QByteArray *body) {
             }
             if (!complete)
                 break;
-            if (m_line.isEmpty()) {
+            if (line.isEmpty()) {
+                m_line.clear();
                 m_status = Status::Done;
                 return pos;
             }

@@ -64,10 +64,11 @@ public:
 private:
     enum class ChunkStep { Size, Data, DataEnd, Trailer };
     qsizetype feedChunked(QByteArrayView bytes, QByteArray *body);
-    // Collects one line into m_line from bytes[pos...]; true when its LF arrived
-    // (the line is then in m_line without its CR LF).
-    bool takeLine(QByteArrayView bytes, qsizetype &pos, const char *what);
-    bool sizeLine();
+    // Reads one line from bytes[pos...], collecting a line split across feeds in m_line; true when
+    // its LF arrived: `*line` is then the line without its CR LF (in `bytes` or in m_line, which the
+    // caller clears once it has read the line).
+    bool takeLine(QByteArrayView bytes, qsizetype &pos, const char *what, QByteArrayView *line);
+    bool sizeLine(QByteArrayView line);
     void fail(Status status, const QString &why);
 
     Framing m_framing = Framing::None;

@@ -51,6 +51,7 @@ HeadParser::Status HeadParser::parse(QByteArrayView message) {
         return fail(Status::TooLarge, QStringLiteral("head longer than %1 bytes").arg(m_maxHeadBytes));
 
     const QByteArrayView head = message.first(lastLineEnd);
+    m_headers.reserve(std::max<qsizetype>(8, head.count('\n'))); // one allocation for the usual head
     qsizetype start = 0;
     bool first = true;
     while (start <= head.size()) {

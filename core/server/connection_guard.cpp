@@ -1,5 +1,6 @@
 #include "core/server/connection_guard.h"
 
+#include <QMetaMethod>
 #include <QTcpSocket>
 #include <QTimer>
 #include <QUrl>
@@ -75,6 +76,10 @@ ConnectionGuard::ConnectionGuard(QTcpSocket *socket, const config::LimitsConfig 
     connect(m_timer, &QTimer::timeout, this, &ConnectionGuard::onTimeout);
     // Connected before the HTTP server's own readyRead handler, so it runs first.
     m_readConnection = connect(socket, &QIODevice::readyRead, this, &ConnectionGuard::onReadyRead);
+    if (auto *guarded = dynamic_cast<GuardedSocket *>(socket)) {
+        guarded->setGuard(this);
+        m_socketTellsCuts = true;
+    }
     rearm();
 }
 
@@ -114,7 +119,22 @@ void ConnectionGuard::onReadyRead() {
         return;
     m_everSpoke = true;
     consume(fresh);
-    if (m_phase != Phase::Rejected && !m_parserCheckQueued) {
+    // A plain socket cannot say when Qt's parser gave up on these bytes: look after this read.
+    if (!m_socketTellsCuts && m_phase != Phase::Rejected && !m_parserCheckQueued) {
+        m_parserCheckQueued = true;
+        QMetaObject::invokeMethod(this, &ConnectionGuard::checkParserAlive, Qt::QueuedConnection);
+    }
+}
+
+void GuardedSocket::disconnectNotify(const QMetaMethod &signal) {
+    // An invalid method: every connection of a signal (or of all of them) was cut.
+    if (!signal.isValid() && m_guard)
+        m_guard->signalsCut();
+}
+
+void ConnectionGuard::signalsCut() {
+    // Looked at once Qt's handler has returned, as after a read on a plain socket.
+    if (!m_readConnection && m_phase != Phase::Rejected && !m_parserCheckQueued) {
         m_parserCheckQueued = true;
         QMetaObject::invokeMethod(this, &ConnectionGuard::checkParserAlive, Qt::QueuedConnection);
     }
@@ -216,9 +236,14 @@ void ConnectionGuard::onHeadComplete() {
     // or a target naming another host, would be answered as if sent to us (RFC 9112 3.2).
     if (hostCount > 1)
         return reject({400, "invalid_request_error", QStringLiteral("more than one Host header")});
-    const QByteArray target = m_headParser.startLine().split(' ').value(1);
+    // The request line was checked (validRequestLine): METHOD SP target SP version.
+    const QByteArray &line = m_headParser.startLine();
+    const qsizetype targetStart = line.indexOf(' ') + 1;
+    const qsizetype targetEnd = targetStart > 0 ? line.indexOf(' ', targetStart) : -1;
+    const QByteArrayView target =
+        targetEnd < 0 ? QByteArrayView() : QByteArrayView(line).sliced(targetStart, targetEnd - targetStart);
     if (!target.startsWith('/') && target != "*") {
-        const QUrl url = QUrl::fromEncoded(target, QUrl::StrictMode);
+        const QUrl url = QUrl::fromEncoded(target.toByteArray(), QUrl::StrictMode);
         if (!url.isValid() || url.scheme() != QLatin1String("http") ||
             url.authority().toLower() != QString::fromLatin1(host).toLower())
             return reject({400, "invalid_request_error",

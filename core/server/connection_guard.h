@@ -15,12 +15,30 @@
 
 #include <QObject>
 #include <QPointer>
+#include <QTcpSocket>
 #include <functional>
 
-class QTcpSocket;
 class QTimer;
 
 namespace sw::server {
+
+class ConnectionGuard;
+
+// The socket of a client connection (GuardedTcpServer makes them): it tells its guard when every
+// signal connection of the socket is cut at once, which is how Qt 6.4's server gives up on a request
+// it cannot parse. The guard then answers instead of leaving the client hanging, and needs no
+// check queued after every read to notice.
+class GuardedSocket final : public QTcpSocket {
+public:
+    using QTcpSocket::QTcpSocket;
+    void setGuard(ConnectionGuard *guard) { m_guard = guard; }
+
+protected:
+    void disconnectNotify(const QMetaMethod &signal) override;
+
+private:
+    QPointer<ConnectionGuard> m_guard;
+};
 
 class ConnectionGuard final : public QObject {
     Q_OBJECT
@@ -51,6 +69,8 @@ private:
     void onHeadComplete();
     void consumeBody(QByteArrayView bytes);
     void checkParserAlive();
+    void signalsCut();
+    friend class GuardedSocket;
     void parkPipelined();
     void startNextRequest();
     void rearm();
@@ -70,7 +90,8 @@ private:
     http::HeadParser m_headParser;
     http::BodyDecoder m_body; // counts the current request's body; Qt's parser keeps the bytes
     bool m_parserCheckQueued = false;
-    bool m_parked = false; // a read transaction of ours hides pipelined bytes from Qt
+    bool m_socketTellsCuts = false; // a GuardedSocket: signalsCut() comes when Qt's parser gives up
+    bool m_parked = false;          // a read transaction of ours hides pipelined bytes from Qt
 };
 
 } // namespace sw::server

@@ -19,7 +19,7 @@ GuardedTcpServer::GuardedTcpServer(const config::LimitsConfig &limits, QObject *
 }
 
 void GuardedTcpServer::incomingConnection(qintptr handle) {
-    auto *socket = new QTcpSocket(this);
+    auto *socket = new GuardedSocket(this);
     if (!socket->setSocketDescriptor(handle)) {
         delete socket;
         return;

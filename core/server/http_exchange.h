@@ -40,6 +40,9 @@ Q_SIGNALS:
     void drained();
 
 private:
+    // The header fields (made safe), then `framing` and the blank line; `extra` bytes are reserved for a body.
+    static QByteArray headBlock(const http::HeaderList &headers, QByteArrayView framing, qsizetype extra = 0);
+
     std::unique_ptr<QHttpServerResponder> m_responder;
     QPointer<QTcpSocket> m_socket;
     bool m_headersSent = false;

@@ -5,19 +5,48 @@ namespace sw::upstream {
 using http::BodyDecoder;
 using http::HeadParser;
 
+namespace {
+// `token` is lower case; ASCII letters of `value` match either case (as QByteArray::toLower() folds them).
+bool containsIgnoringCase(QByteArrayView value, QByteArrayView token) {
+    const auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? char(c - 'A' + 'a') : c; };
+    for (qsizetype i = 0; i + token.size() <= value.size(); ++i) {
+        qsizetype j = 0;
+        while (j < token.size() && lower(value[i + j]) == token[j])
+            ++j;
+        if (j == token.size())
+            return true;
+    }
+    return false;
+}
+} // namespace
+
 Http1ResponseParser::Output Http1ResponseParser::feed(QByteArrayView bytes) {
     Output out;
     if (m_state == State::Error)
         return out; // nothing after a failure is read; the connection is closed
-    m_buffer.append(bytes.data(), bytes.size());
-    if (m_state == State::Done)
+    if (m_state == State::Done) {
+        m_buffer.append(bytes.data(), bytes.size());
         return out; // pipelined or stray bytes: kept as leftover, which makes the connection not reusable
+    }
+    // Bytes are read where they lie; only an unfinished head is kept between feeds (m_buffer), so the
+    // body of a response never goes through a copy of its own.
+    const bool buffered = !m_buffer.isEmpty();
+    if (buffered)
+        m_buffer.append(bytes.data(), bytes.size());
+    const QByteArrayView input = buffered ? QByteArrayView(m_buffer) : bytes;
+    qsizetype pos = 0;
     while (m_state == State::Head) {
-        if (!parseHead(out))
-            return out;
+        if (!parseHead(input.sliced(pos), pos, out))
+            break;
     }
     if (m_state == State::Body)
-        parseBody(out);
+        pos += parseBody(input.sliced(pos), out);
+    if (m_state == State::Error)
+        return out; // fail() dropped the buffer
+    if (buffered)
+        m_buffer.remove(0, pos);
+    else if (pos < input.size())
+        m_buffer = input.sliced(pos).toByteArray();
     out.done = m_state == State::Done;
     return out;
 }
@@ -35,8 +64,8 @@ void Http1ResponseParser::fail(Failure failure, const QString &why) {
     m_buffer.clear();
 }
 
-bool Http1ResponseParser::parseHead(Output &out) {
-    switch (m_head.parse(m_buffer)) {
+bool Http1ResponseParser::parseHead(QByteArrayView input, qsizetype &pos, Output &out) {
+    switch (m_head.parse(input)) {
     case HeadParser::Status::Incomplete:
         return false;
     case HeadParser::Status::TooLarge:
@@ -50,16 +79,23 @@ bool Http1ResponseParser::parseHead(Output &out) {
     }
     const QByteArray statusLine = m_head.startLine();
     const HeaderList headers = m_head.headers();
-    m_buffer.remove(0, m_head.headBytes());
+    pos += m_head.headBytes();
     m_head.reset();
     // "HTTP/1.1 200 OK"
     if (!statusLine.startsWith("HTTP/1.") || statusLine.size() < 12 || statusLine.at(8) != ' ') {
         fail(Failure::Malformed, QStringLiteral("malformed status line"));
         return false;
     }
-    bool ok = false;
-    const int status = statusLine.mid(9, 3).toInt(&ok);
-    if (!ok || status < 100 || status > 999) {
+    int status = 0;
+    for (qsizetype i = 9; i < 12; ++i) {
+        const char c = statusLine.at(i);
+        if (c < '0' || c > '9') {
+            status = -1;
+            break;
+        }
+        status = status * 10 + (c - '0');
+    }
+    if (status < 100 || status > 999) {
         fail(Failure::Malformed, QStringLiteral("malformed status code"));
         return false;
     }
@@ -68,19 +104,32 @@ bool Http1ResponseParser::parseHead(Output &out) {
 
     m_status = status;
     m_headers = headers;
-    const QByteArray connection = headerValue(headers, "connection").toLower();
-    m_keepAlive = statusLine.startsWith("HTTP/1.1") ? !connection.contains("close") : connection.contains("keep-alive");
-    const QByteArray te = headerValue(headers, "transfer-encoding").toLower();
-    const QByteArray cl = headerValue(headers, "content-length");
+    // The first of each field decides (as headerValue() reads them), compared without case.
+    const QByteArray *connection = nullptr;
+    const QByteArray *te = nullptr;
+    const QByteArray *cl = nullptr;
+    for (const auto &h : m_headers) {
+        if (!connection && h.first.compare("connection", Qt::CaseInsensitive) == 0)
+            connection = &h.second;
+        else if (!te && h.first.compare("transfer-encoding", Qt::CaseInsensitive) == 0)
+            te = &h.second;
+        else if (!cl && h.first.compare("content-length", Qt::CaseInsensitive) == 0)
+            cl = &h.second;
+    }
+    const auto has = [](const QByteArray *value, QByteArrayView token) {
+        return value && containsIgnoringCase(*value, token);
+    };
+    m_keepAlive = statusLine.startsWith("HTTP/1.1") ? !has(connection, "close") : has(connection, "keep-alive");
     BodyDecoder::Limits limits;
     limits.maxLineBytes = kMaxLineBytes;
     limits.maxTrailerBytes = kMaxHeadBytes;
     if (m_headRequest || status == 204 || status == 304) {
         m_body.start(BodyDecoder::Framing::None);
-    } else if (te.contains("chunked")) {
+    } else if (has(te, "chunked")) {
         m_body.start(BodyDecoder::Framing::Chunked, 0, limits);
-    } else if (!cl.isEmpty()) {
-        const qint64 length = cl.trimmed().toLongLong(&ok);
+    } else if (cl && !cl->isEmpty()) {
+        bool ok = false;
+        const qint64 length = cl->trimmed().toLongLong(&ok);
         if (!ok || length < 0) {
             fail(Failure::Malformed, QStringLiteral("malformed content-length"));
             return false;
@@ -95,8 +144,10 @@ bool Http1ResponseParser::parseHead(Output &out) {
     return true;
 }
 
-void Http1ResponseParser::parseBody(Output &out) {
-    const qsizetype used = m_body.feed(m_buffer, &out.body);
+qsizetype Http1ResponseParser::parseBody(QByteArrayView input, Output &out) {
+    if (out.body.isEmpty())
+        out.body.reserve(input.size()); // decoded bytes never outnumber the bytes that carry them
+    const qsizetype used = m_body.feed(input, &out.body);
     switch (m_body.status()) {
     case BodyDecoder::Status::Reading:
         break;
@@ -106,13 +157,13 @@ void Http1ResponseParser::parseBody(Output &out) {
     case BodyDecoder::Status::TooLarge:
     case BodyDecoder::Status::BodyTooLarge:
         fail(Failure::TooLarge, m_body.errorString());
-        return;
+        break;
     case BodyDecoder::Status::Malformed:
     case BodyDecoder::Status::TrailerRefused:
         fail(Failure::Malformed, m_body.errorString());
-        return;
+        break;
     }
-    m_buffer.remove(0, used);
+    return used;
 }
 
 } // namespace sw::upstream

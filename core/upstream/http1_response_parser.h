@@ -53,8 +53,10 @@ public:
     QString errorString() const { return m_error; }
 
 private:
-    bool parseHead(Output &out);
-    void parseBody(Output &out);
+    // Parses a head at the front of `input`; on success advances `pos` past it.
+    bool parseHead(QByteArrayView input, qsizetype &pos, Output &out);
+    // Returns how many bytes of `input` were the body's.
+    qsizetype parseBody(QByteArrayView input, Output &out);
     void fail(Failure failure, const QString &why);
 
     QByteArray m_buffer;

@@ -14,7 +14,12 @@ namespace sw::upstream {
 
 SocketTransport::SocketTransport(QObject *parent) : QObject(parent) {}
 
-SocketTransport::~SocketTransport() = default; // idle sockets are children
+SocketTransport::~SocketTransport() {
+    // Idle sockets are children, deleted after this body; a socket closing then must not reach the pool.
+    for (const auto &list : std::as_const(m_idle))
+        for (SocketLink *link : list)
+            link->release();
+}
 
 UpstreamCall *SocketTransport::start(const HttpRequest &request, QObject *parent) {
     return new SocketUpstreamCall(this, request, parent);
@@ -27,14 +32,64 @@ int SocketTransport::idleConnections() const {
     return n;
 }
 
-QAbstractSocket *SocketTransport::takeIdle(const QString &hostKey, QObject *owner) {
+SocketLink::SocketLink(QAbstractSocket *socket) : QObject(socket), m_socket(socket) {
+    if (auto *ssl = qobject_cast<QSslSocket *>(socket))
+        connect(ssl, &QSslSocket::encrypted, this, &SocketLink::onConnected);
+    else
+        connect(socket, &QAbstractSocket::connected, this, &SocketLink::onConnected);
+    connect(socket, &QAbstractSocket::readyRead, this, &SocketLink::onReadyRead);
+    connect(socket, &QAbstractSocket::errorOccurred, this, &SocketLink::onError);
+    connect(socket, &QAbstractSocket::disconnected, this, &SocketLink::onDisconnected);
+}
+
+void SocketLink::holdByCall(SocketUpstreamCall *call) {
+    m_call = call;
+    m_idleIn = nullptr;
+}
+
+void SocketLink::holdIdle(SocketTransport *transport) {
+    m_call = nullptr;
+    m_idleIn = transport;
+}
+
+void SocketLink::release() {
+    m_call = nullptr;
+    m_idleIn = nullptr;
+}
+
+void SocketLink::onConnected() {
+    if (m_call)
+        m_call->sendRequest();
+}
+
+void SocketLink::onReadyRead() {
+    if (m_call)
+        m_call->onReadyRead();
+    else if (m_idleIn)
+        m_idleIn->dropIdle(this); // an idle connection that hears anything (stray bytes) is useless
+}
+
+void SocketLink::onError(QAbstractSocket::SocketError error) {
+    if (m_call)
+        m_call->onSocketError(error);
+}
+
+void SocketLink::onDisconnected() {
+    if (m_call)
+        m_call->onDisconnected();
+    else if (m_idleIn)
+        m_idleIn->dropIdle(this); // the server closed it
+}
+
+SocketLink *SocketTransport::takeIdle(const QString &hostKey, QObject *owner) {
     auto it = m_idle.find(hostKey);
     while (it != m_idle.end() && !it->isEmpty()) {
-        QAbstractSocket *s = it->takeLast(); // most recently used: least likely to have timed out
-        s->disconnect(this);
+        SocketLink *link = it->takeLast(); // most recently used: least likely to have timed out
+        QAbstractSocket *s = link->socket();
+        link->release();
         if (s->state() == QAbstractSocket::ConnectedState && s->bytesAvailable() == 0) {
             s->setParent(owner);
-            return s;
+            return link;
         }
         s->abort();
         s->deleteLater();
@@ -42,7 +97,7 @@ QAbstractSocket *SocketTransport::takeIdle(const QString &hostKey, QObject *owne
     return nullptr;
 }
 
-QAbstractSocket *SocketTransport::open(const QUrl &url, QObject *owner) {
+SocketLink *SocketTransport::open(const QUrl &url, QObject *owner) {
     ++m_opened;
     const bool tls = url.scheme().compare(QLatin1String("https"), Qt::CaseInsensitive) == 0;
     QAbstractSocket *s = nullptr;
@@ -59,35 +114,38 @@ QAbstractSocket *SocketTransport::open(const QUrl &url, QObject *owner) {
     }
     s->setProxy(QNetworkProxy::NoProxy); // the gateway talks to providers directly
     // Nagle off as soon as the socket exists; set again on connect (Qt applies options to a live descriptor).
+    // Connected before the link, so it runs before the request is written.
     connect(s, &QAbstractSocket::connected, s, [s] { s->setSocketOption(QAbstractSocket::LowDelayOption, 1); });
+    auto *link = new SocketLink(s);
     const quint16 port = quint16(url.port(tls ? 443 : 80));
     if (tls)
         static_cast<QSslSocket *>(s)->connectToHostEncrypted(url.host(), port);
     else
         s->connectToHost(url.host(), port);
-    return s;
+    return link;
 }
 
-void SocketTransport::giveBack(const QString &hostKey, QAbstractSocket *socket) {
+void SocketTransport::giveBack(const QString &hostKey, SocketLink *link) {
+    QAbstractSocket *socket = link->socket();
     auto &list = m_idle[hostKey];
     if (list.size() >= m_maxIdlePerHost || socket->state() != QAbstractSocket::ConnectedState) {
+        link->release();
         socket->abort();
         socket->deleteLater();
         return;
     }
     socket->setParent(this);
     socket->setReadBufferSize(0);
-    list.append(socket);
-    // An idle connection that hears anything (the server closing it, or stray bytes) is useless.
-    connect(socket, &QAbstractSocket::disconnected, this, [this, socket] { dropIdle(socket); });
-    connect(socket, &QAbstractSocket::readyRead, this, [this, socket] { dropIdle(socket); });
+    list.append(link);
+    link->holdIdle(this);
 }
 
-void SocketTransport::dropIdle(QAbstractSocket *socket) {
+void SocketTransport::dropIdle(SocketLink *link) {
     for (auto &list : m_idle)
-        if (list.removeOne(socket))
+        if (list.removeOne(link))
             break;
-    socket->disconnect(this);
+    link->release();
+    QAbstractSocket *socket = link->socket();
     socket->abort();
     socket->deleteLater();
 }
@@ -96,8 +154,10 @@ void SocketTransport::dropIdle(QAbstractSocket *socket) {
 
 namespace sw::upstream {
 
-void SocketTransport::drain(const QString &hostKey, QAbstractSocket *socket, const Http1ResponseParser &parser) {
+void SocketTransport::drain(const QString &hostKey, SocketLink *link, const Http1ResponseParser &parser) {
     ++m_draining;
+    link->release(); // the drain listens by itself below
+    QAbstractSocket *socket = link->socket();
     // State shared by the handlers below; the timer is the socket's child, so it goes with it.
     struct Drain {
         Http1ResponseParser parser;
@@ -108,7 +168,7 @@ void SocketTransport::drain(const QString &hostKey, QAbstractSocket *socket, con
     socket->setReadBufferSize(0);
     auto *timer = new QTimer(socket);
     timer->setSingleShot(true);
-    auto end = [this, hostKey, socket, state, timer](bool reusable) {
+    auto end = [this, hostKey, link, socket, state, timer](bool reusable) {
         if (state->over)
             return;
         state->over = true;
@@ -117,7 +177,7 @@ void SocketTransport::drain(const QString &hostKey, QAbstractSocket *socket, con
         timer->deleteLater();
         socket->disconnect(this);
         if (reusable) {
-            giveBack(hostKey, socket);
+            giveBack(hostKey, link);
             return;
         }
         socket->abort();

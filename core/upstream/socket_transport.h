@@ -13,15 +13,39 @@
 #include "core/upstream/http1_response_parser.h"
 #include "core/upstream/transport.h"
 
+#include <QAbstractSocket>
 #include <QHash>
 #include <QList>
 #include <QObject>
 
-class QAbstractSocket;
-
 namespace sw::upstream {
 
 class SocketUpstreamCall;
+class SocketTransport;
+
+// One upstream connection for its whole life, a child of its socket. The socket's signals are
+// connected to it once, when the connection is opened, and it hands them to whoever holds the
+// connection now: the call running on it, the idle pool, or nobody (a drain listens by itself).
+// Handing a kept-alive connection from call to pool to call then costs no QObject::connect or
+// disconnect per request.
+class SocketLink final : public QObject {
+public:
+    explicit SocketLink(QAbstractSocket *socket);
+    QAbstractSocket *socket() const { return m_socket; }
+    void holdByCall(SocketUpstreamCall *call);
+    void holdIdle(SocketTransport *transport);
+    void release(); // nobody hears the socket until the next hold
+
+private:
+    void onConnected();
+    void onReadyRead();
+    void onError(QAbstractSocket::SocketError error);
+    void onDisconnected();
+
+    QAbstractSocket *m_socket;
+    SocketUpstreamCall *m_call = nullptr;
+    SocketTransport *m_idleIn = nullptr;
+};
 
 class SocketTransport final : public QObject, public Transport {
     Q_OBJECT
@@ -47,15 +71,16 @@ public:
 
 private:
     friend class SocketUpstreamCall;
-    // A connected idle socket for the host, reparented to `owner`; nullptr if none.
-    QAbstractSocket *takeIdle(const QString &hostKey, QObject *owner);
-    QAbstractSocket *open(const QUrl &url, QObject *owner);
-    void giveBack(const QString &hostKey, QAbstractSocket *socket);
-    void dropIdle(QAbstractSocket *socket);
+    friend class SocketLink;
+    // A connected idle connection for the host, its socket reparented to `owner`; nullptr if none.
+    SocketLink *takeIdle(const QString &hostKey, QObject *owner);
+    SocketLink *open(const QUrl &url, QObject *owner);
+    void giveBack(const QString &hostKey, SocketLink *link);
+    void dropIdle(SocketLink *link);
     // Takes an aborted call's connection, mid-body with `parser`'s state.
-    void drain(const QString &hostKey, QAbstractSocket *socket, const Http1ResponseParser &parser);
+    void drain(const QString &hostKey, SocketLink *link, const Http1ResponseParser &parser);
 
-    QHash<QString, QList<QAbstractSocket *>> m_idle;
+    QHash<QString, QList<SocketLink *>> m_idle;
     int m_maxIdlePerHost = 256;
     int m_opened = 0;
     int m_draining = 0;

@@ -2,8 +2,6 @@
 
 #include "core/upstream/socket_transport.h"
 
-#include <QSslSocket>
-
 namespace sw::upstream {
 
 SocketUpstreamCall::SocketUpstreamCall(SocketTransport *transport, const HttpRequest &request, QObject *parent)
@@ -22,27 +20,23 @@ void SocketUpstreamCall::begin(bool allowReuse) {
         complete({TransportError::Other, QStringLiteral("transport gone")}, false);
         return;
     }
-    QAbstractSocket *socket = allowReuse ? m_transport->takeIdle(m_hostKey, this) : nullptr;
-    m_reused = socket != nullptr;
-    if (!socket)
-        socket = m_transport->open(m_request.url, this);
-    attach(socket);
+    SocketLink *link = allowReuse ? m_transport->takeIdle(m_hostKey, this) : nullptr;
+    m_reused = link != nullptr;
+    if (!link)
+        link = m_transport->open(m_request.url, this);
+    attach(link);
     if (m_reused)
         sendRequest();
 }
 
-void SocketUpstreamCall::attach(QAbstractSocket *socket) {
-    m_socket = socket;
+void SocketUpstreamCall::attach(SocketLink *link) {
+    m_link = link;
+    m_socket = link->socket();
     m_gotBytes = false;
     m_sent = false;
-    socket->setReadBufferSize(m_paused ? kPausedReadBuffer : 0);
-    if (auto *ssl = qobject_cast<QSslSocket *>(socket))
-        connect(ssl, &QSslSocket::encrypted, this, &SocketUpstreamCall::sendRequest);
-    else
-        connect(socket, &QAbstractSocket::connected, this, &SocketUpstreamCall::sendRequest);
-    connect(socket, &QAbstractSocket::readyRead, this, &SocketUpstreamCall::onReadyRead);
-    connect(socket, &QAbstractSocket::errorOccurred, this, &SocketUpstreamCall::onSocketError);
-    connect(socket, &QAbstractSocket::disconnected, this, &SocketUpstreamCall::onDisconnected);
+    m_socket->setReadBufferSize(m_paused ? kPausedReadBuffer : 0);
+    // The connection's signals reach this call through its link (connected once per connection).
+    link->holdByCall(this);
 }
 
 void SocketUpstreamCall::sendRequest() {
@@ -50,35 +44,43 @@ void SocketUpstreamCall::sendRequest() {
         return;
     m_sent = true;
     const QUrl &url = m_request.url;
-    QByteArray target = url.path(QUrl::FullyEncoded).toLatin1();
-    if (target.isEmpty())
-        target = "/";
-    if (url.hasQuery())
-        target += '?' + url.query(QUrl::FullyEncoded).toLatin1();
+    const QByteArray path = url.path(QUrl::FullyEncoded).toLatin1();
+    const QByteArray query = url.hasQuery() ? url.query(QUrl::FullyEncoded).toLatin1() : QByteArray();
+    // Sized once for the whole request (head and body): appends below never reallocate.
+    qsizetype size = m_request.method.size() + path.size() + query.size() + 64 + m_request.body.size();
+    for (const auto &h : m_request.headers)
+        size += h.first.size() + h.second.size() + 4;
     QByteArray head;
-    head.reserve(256 + m_request.body.size());
-    head += m_request.method + ' ' + target + " HTTP/1.1\r\n";
+    head.reserve(size + 128);
+    head.append(m_request.method).append(' ');
+    if (path.isEmpty())
+        head.append('/');
+    head.append(path);
+    if (url.hasQuery())
+        head.append('?').append(query);
+    head.append(" HTTP/1.1\r\n");
     bool hasHost = false;
     for (const auto &h : m_request.headers) {
-        const QByteArray name = h.first.toLower();
         // Framing is ours to decide.
-        if (name == "content-length" || name == "transfer-encoding" || name == "connection")
+        if (h.first.compare("content-length", Qt::CaseInsensitive) == 0 ||
+            h.first.compare("transfer-encoding", Qt::CaseInsensitive) == 0 ||
+            h.first.compare("connection", Qt::CaseInsensitive) == 0)
             continue;
-        hasHost |= name == "host";
-        head += h.first + ": " + h.second + "\r\n";
+        hasHost |= h.first.compare("host", Qt::CaseInsensitive) == 0;
+        head.append(h.first).append(": ").append(h.second).append("\r\n");
     }
     if (!hasHost) {
         const bool tls = url.scheme().compare(QLatin1String("https"), Qt::CaseInsensitive) == 0;
         const int port = url.port(-1);
-        head += "Host: " + url.host(QUrl::FullyEncoded).toLatin1();
+        head.append("Host: ").append(url.host(QUrl::FullyEncoded).toLatin1());
         if (port != -1 && port != (tls ? 443 : 80))
-            head += ':' + QByteArray::number(port);
-        head += "\r\n";
+            head.append(':').append(QByteArray::number(port));
+        head.append("\r\n");
     }
     if (!m_request.body.isEmpty() || (m_request.method != "GET" && m_request.method != "HEAD"))
-        head += "Content-Length: " + QByteArray::number(m_request.body.size()) + "\r\n";
-    head += "\r\n";
-    head += m_request.body;
+        head.append("Content-Length: ").append(QByteArray::number(m_request.body.size())).append("\r\n");
+    head.append("\r\n");
+    head.append(m_request.body);
     m_socket->write(head); // one write: head and body leave in as few segments as possible
     // Sent now rather than on the event loop's next turn: the upstream starts on it one poll round earlier.
     m_socket->flush();
@@ -201,10 +203,12 @@ void SocketUpstreamCall::releaseSocket(bool reusable) {
     if (!m_socket)
         return;
     QAbstractSocket *s = m_socket;
+    SocketLink *link = m_link;
     m_socket = nullptr;
-    s->disconnect(this);
+    m_link = nullptr;
+    link->release();
     if (reusable && m_transport) {
-        m_transport->giveBack(m_hostKey, s);
+        m_transport->giveBack(m_hostKey, link);
         return;
     }
     s->abort(); // closes at once; the upstream sees the connection go
@@ -222,9 +226,10 @@ void SocketUpstreamCall::abort() {
         // own end (the chunked terminator) arrives: let the transport read that end for
         // a short, bounded while and keep the connection, instead of reconnecting for
         // the next request. A body that goes on is closed when the bound is reached.
+        SocketLink *link = m_link;
         m_socket = nullptr;
-        s->disconnect(this);
-        m_transport->drain(m_hostKey, s, m_parser);
+        m_link = nullptr;
+        m_transport->drain(m_hostKey, link, m_parser);
     } else {
         releaseSocket(false);
     }

@@ -10,6 +10,7 @@
 
 namespace sw::upstream {
 
+class SocketLink;
 class SocketTransport;
 
 class SocketUpstreamCall final : public UpstreamCall {
@@ -30,8 +31,9 @@ public:
     static TransportError errorFor(Http1ResponseParser::Failure failure);
 
 private:
+    friend class SocketLink; // delivers the connection's signals
     void begin(bool allowReuse);
-    void attach(QAbstractSocket *socket);
+    void attach(SocketLink *link);
     void sendRequest();
     void onReadyRead();
     void onSocketError(QAbstractSocket::SocketError error);
@@ -46,6 +48,7 @@ private:
     HttpRequest m_request;
     QString m_hostKey;
     QAbstractSocket *m_socket = nullptr;
+    SocketLink *m_link = nullptr; // m_socket's link, held by this call
     Http1ResponseParser m_parser;
     bool m_reused = false;
     bool m_gotBytes = false;

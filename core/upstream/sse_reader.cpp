@@ -1,5 +1,7 @@
 #include "core/upstream/sse_reader.h"
 
+#include <cstring>
+
 namespace sw::upstream {
 
 void SseReader::overflow() {
@@ -20,32 +22,41 @@ QList<SseEvent> SseReader::feed(QByteArrayView chunk) {
     if (chunk.isEmpty())
         return out;
 
-    // The held bytes are an unfinished line: only the new ones can end it.
-    const qsizetype scanFrom = m_buffer.size();
-    m_buffer.append(chunk.data(), chunk.size());
-    qsizetype start = 0;
-    const qsizetype size = m_buffer.size();
-    const char *data = m_buffer.constData();
-    for (qsizetype i = scanFrom; i < size; ++i) {
-        const char c = data[i];
-        if (c != '\n' && c != '\r')
-            continue;
-        processLine(QByteArrayView(data + start, i - start), out);
+    // Lines are read from the chunk where they lie; only an unfinished line is kept (m_buffer) and
+    // completed by the next chunk, so a chunk of whole events is never copied.
+    const char *data = chunk.data();
+    const char *const end = data + chunk.size();
+    const char *start = data;
+    while (start < end) {
+        const auto *lf = static_cast<const char *>(std::memchr(start, '\n', size_t(end - start)));
+        const char *const stop = lf ? lf : end;
+        const auto *cr = static_cast<const char *>(std::memchr(start, '\r', size_t(stop - start)));
+        const char *const eol = cr ? cr : lf;
+        if (!eol)
+            break;
+        if (m_buffer.isEmpty()) {
+            processLine(QByteArrayView(start, eol - start), out);
+        } else {
+            m_buffer.append(start, eol - start);
+            processLine(m_buffer, out);
+            m_buffer.clear();
+        }
         if (m_current.data.size() + m_current.event.size() > kMaxEventBytes) {
             overflow();
             return out; // the events completed before the oversized one still count
         }
-        if (c == '\r') {
-            if (i + 1 < size) {
-                if (data[i + 1] == '\n')
-                    ++i;
+        start = eol + 1;
+        if (*eol == '\r') {
+            if (start < end) {
+                if (*start == '\n')
+                    ++start;
             } else {
                 m_lastWasCr = true;
             }
         }
-        start = i + 1;
     }
-    m_buffer.remove(0, start);
+    if (start < end)
+        m_buffer.append(start, end - start);
     if (heldBytes() > kMaxEventBytes)
         overflow();
     return out;

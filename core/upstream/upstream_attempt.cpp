@@ -58,13 +58,33 @@ bool isNoiseFrame(const upstream::SseEvent &r, const QList<model::StreamEvent> &
     return !choices.isEmpty();
 }
 
+// The event as SSE text again ("event:" line, one "data:" line per data line, a blank line), built
+// in one allocation: it runs on every passthrough frame.
 QByteArray sseFrame(const upstream::SseEvent &e) {
+    static constexpr QByteArrayView kEvent("event: ");
+    static constexpr QByteArrayView kData("data: ");
+    const qsizetype lines = e.data.count('\n') + 1;
     QByteArray out;
-    if (!e.event.isEmpty())
-        out += "event: " + e.event + '\n';
-    for (const QByteArray &line : e.data.split('\n'))
-        out += "data: " + line + '\n';
-    out += '\n';
+    out.reserve((e.event.isEmpty() ? 0 : kEvent.size() + e.event.size() + 1) + lines * (kData.size() + 1) +
+                e.data.size() + 1);
+    if (!e.event.isEmpty()) {
+        out.append(kEvent);
+        out.append(e.event);
+        out.append('\n');
+    }
+    const char *data = e.data.constData();
+    qsizetype start = 0;
+    for (;;) {
+        const qsizetype eol = e.data.indexOf('\n', start);
+        const qsizetype end = eol < 0 ? e.data.size() : eol;
+        out.append(kData);
+        out.append(data + start, end - start);
+        out.append('\n');
+        if (eol < 0)
+            break;
+        start = eol + 1;
+    }
+    out.append('\n');
     return out;
 }
 

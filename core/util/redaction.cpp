@@ -2,6 +2,9 @@
 
 #include <QRegularExpression>
 
+#include <cstring>
+#include <string_view>
+
 namespace sw::util {
 
 namespace {
@@ -27,14 +30,54 @@ const QRegularExpression &bearerPattern() {
 
 } // namespace
 
-bool mayHoldSecret(QByteArrayView bytes, QByteArrayView secret) {
-    if (secret.size() >= kMinVerbatimSecret && bytes.indexOf(secret) >= 0)
+namespace {
+// The probes that end in '-' or '_' ("sk-", "sk_", "sm-", "rk-", "rk_", "pk-", "pk_", "xai-"),
+// seen from that last byte at `i`.
+bool probeEndsAt(const char *p, qsizetype i) {
+    if (i >= 2 && p[i - 1] == 'k' && (p[i - 2] == 's' || p[i - 2] == 'r' || p[i - 2] == 'p'))
         return true;
-    // Every pattern above contains one of these; scanning for them is far cheaper than a regex.
-    for (const char *probe : {"sk-", "sk_", "sm-", "earer", "EARER", "AIza", "xai-", "rk-", "rk_", "pk-", "pk_"})
-        if (bytes.indexOf(QByteArrayView(probe)) >= 0)
+    if (p[i] != '-')
+        return false;
+    return (i >= 2 && p[i - 2] == 's' && p[i - 1] == 'm') ||
+           (i >= 3 && p[i - 3] == 'x' && p[i - 2] == 'a' && p[i - 1] == 'i');
+}
+
+// Calls `found` with each position of `c` in [p, end) until it returns true.
+template <typename Found> bool anyOf(const char *p, const char *end, char c, Found found) {
+    for (const char *at = p; at < end;) {
+        const auto *hit = static_cast<const char *>(std::memchr(at, c, size_t(end - at)));
+        if (!hit)
+            return false;
+        if (found(hit))
             return true;
+        at = hit + 1;
+    }
     return false;
+}
+} // namespace
+
+bool mayHoldSecret(QByteArrayView bytes, QByteArrayView secret) {
+    // Runs on every passthrough frame. Every pattern above contains one of these probes (case as
+    // written): "sk-", "sk_", "sm-", "rk-", "rk_", "pk-", "pk_", "xai-", "AIza", "earer", "EARER".
+    // They are found from one of their bytes with memchr (the separators, 'z', the last 'r' or
+    // 'R'), rather than by a search per probe: far cheaper than a regex, and than
+    // eleven searches (~20 k instructions on a 200-byte frame).
+    if (secret.size() >= kMinVerbatimSecret &&
+        std::string_view(bytes.data(), size_t(bytes.size()))
+                .find(std::string_view(secret.data(), size_t(secret.size()))) != std::string_view::npos)
+        return true;
+    const char *p = bytes.data();
+    const char *const end = p + bytes.size();
+    const auto separator = [p](const char *at) { return probeEndsAt(p, at - p); };
+    if (anyOf(p, end, '-', separator) || anyOf(p, end, '_', separator))
+        return true;
+    if (anyOf(p, end, 'z', [p, end](const char *z) {
+            return z - p >= 2 && z + 1 < end && z[-2] == 'A' && z[-1] == 'I' && z[1] == 'a';
+        }))
+        return true;
+    // "earer" and "EARER", from their last byte.
+    return anyOf(p, end, 'r', [p](const char *r) { return r - p >= 4 && std::memcmp(r - 4, "earer", 5) == 0; }) ||
+           anyOf(p, end, 'R', [p](const char *r) { return r - p >= 4 && std::memcmp(r - 4, "EARER", 5) == 0; });
 }
 
 QString redactSecrets(const QString &textIn, QByteArrayView secret) {

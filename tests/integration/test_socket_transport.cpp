@@ -67,6 +67,26 @@ private:
     QByteArray m_answer;
 };
 
+// Answers every request with a small kept-alive response and keeps each connection, so a test
+// can act on it while the client holds it idle.
+class KeepingServer : public QTcpServer {
+public:
+    KeepingServer() {
+        connect(this, &QTcpServer::newConnection, this, [this] {
+            while (QTcpSocket *s = nextPendingConnection()) {
+                sockets.append(s);
+                connect(s, &QTcpSocket::readyRead, s, [s] {
+                    s->readAll();
+                    s->write("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
+                });
+            }
+        });
+        listen(QHostAddress::LocalHost);
+    }
+    QString base() const { return QStringLiteral("http://127.0.0.1:%1").arg(serverPort()); }
+    QList<QTcpSocket *> sockets;
+};
+
 } // namespace
 
 class TestSocketTransport : public QObject {
@@ -92,6 +112,8 @@ private Q_SLOTS:
     void endlessUpstreamBytesEndAsTooLargeWithBoundedMemory_data();
     void endlessUpstreamBytesEndAsTooLargeWithBoundedMemory();
     void pausedCallHoldsAFloodAndResumesInOrder();
+    void idleConnectionThatHearsAnythingLeavesThePool_data();
+    void idleConnectionThatHearsAnythingLeavesThePool();
 
 private:
     std::unique_ptr<FakeUpstream> m_fake;
@@ -375,6 +397,40 @@ void TestSocketTransport::endlessUpstreamBytesEndAsTooLargeWithBoundedMemory() {
 
 void TestSocketTransport::pausedCallHoldsAFloodAndResumesInOrder() {
     sw::test::checkPausedCallHoldsAFloodAndResumesInOrder(*m_transport);
+}
+
+void TestSocketTransport::idleConnectionThatHearsAnythingLeavesThePool_data() {
+    QTest::addColumn<bool>("close");
+    QTest::addRow("the server closes it") << true;
+    QTest::addRow("stray bytes arrive") << false;
+}
+
+void TestSocketTransport::idleConnectionThatHearsAnythingLeavesThePool() {
+    // A pooled connection keeps listening while no call holds it: one the server closed, or one that
+    // carries bytes nobody asked for, must never serve the next request.
+    QFETCH(bool, close);
+    KeepingServer server;
+    {
+        CallRecorder first(m_transport->start(post(server.base()), this));
+        QVERIFY(first.waitFinished());
+        QCOMPARE(first.status, 200);
+    }
+    QCOMPARE(m_transport->idleConnections(), 1);
+    QCOMPARE(server.sockets.size(), 1);
+    if (close)
+        server.sockets.first()->disconnectFromHost();
+    else
+        server.sockets.first()->write("HTTP/1.1 200 OK\r\n");
+    QVERIFY(waitUntil([this] { return m_transport->idleConnections() == 0; }, 3000));
+    // The next request opens a fresh connection and is answered on it.
+    CallRecorder second(m_transport->start(post(server.base()), this));
+    QVERIFY(second.waitFinished());
+    QCOMPARE(second.error(), TransportError::None);
+    QCOMPARE(second.status, 200);
+    QCOMPARE(m_transport->connectionsOpened(), 2);
+    QCOMPARE(m_transport->idleConnections(), 1);
+    // The transport goes first, its idle connection with it (the pool is not touched while it dies).
+    m_transport.reset();
 }
 
 QTEST_GUILESS_MAIN(TestSocketTransport)

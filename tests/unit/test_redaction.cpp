@@ -2,6 +2,7 @@
 #include "core/credentials/gateway_key.h"
 #include "core/util/redaction.h"
 
+#include <QRandomGenerator>
 #include <QTest>
 
 using namespace sw::util;
@@ -45,6 +46,53 @@ private Q_SLOTS:
         QVERIFY(!redactSecrets(text.toUtf8()).contains(key.mid(3, 12).toUtf8()));
         // Words that merely start with "sm-" stay.
         QCOMPARE(redactSecrets(QStringLiteral("the sm-lib and sm-tools")), QStringLiteral("the sm-lib and sm-tools"));
+    }
+    void theOnePassProbeAgreesWithASearchPerProbe() {
+        // mayHoldSecret scans once instead of searching for each probe: it must say yes exactly when
+        // one of the probes (or the secret) occurs, wherever it sits, including at the very end.
+        const auto reference = [](QByteArrayView bytes, QByteArrayView secret) {
+            if (secret.size() >= 8 && bytes.indexOf(secret) >= 0)
+                return true;
+            for (const char *probe :
+                 {"sk-", "sk_", "sm-", "earer", "EARER", "AIza", "xai-", "rk-", "rk_", "pk-", "pk_"})
+                if (bytes.indexOf(QByteArrayView(probe)) >= 0)
+                    return true;
+            return false;
+        };
+        const QByteArray secret = "s3cr3t-value-42";
+        const QList<QByteArray> pieces{"sk-",  "sk_", "sm-", "earer", "EARER", "AIza", "xai-",           "rk-",  "rk_",
+                                       "pk-",  "pk_", "sk",  "s",     "sm_",   "eare", "EARE",           "AIz",  "xai",
+                                       "xai_", "rk",  "pk=", "Earer", "aIza",  "sK-",  "s3cr3t-value-4", secret, "data",
+                                       ": {}", "\n",  "\0",  "kk-",   "ss"};
+        int compared = 0;
+        int positives = 0;
+        // Every piece alone and at every offset of a short filler, then random concatenations.
+        for (const QByteArray &piece : pieces) {
+            for (int pad = 0; pad < 6; ++pad) {
+                for (const QByteArray &text : {QByteArray(pad, 'a') + piece, piece + QByteArray(pad, 'a'),
+                                               QByteArray(pad, 's') + piece + QByteArray(pad, 'k')}) {
+                    const bool expected = reference(text, secret);
+                    QCOMPARE(mayHoldSecret(text, secret), expected);
+                    QCOMPARE(mayHoldSecret(text), reference(text, {}));
+                    positives += expected;
+                    ++compared;
+                }
+            }
+        }
+        QRandomGenerator rng(18);
+        for (int i = 0; i < 20000; ++i) {
+            QByteArray text;
+            const int parts = rng.bounded(1, 8);
+            for (int j = 0; j < parts; ++j)
+                text += pieces.at(rng.bounded(pieces.size())).left(rng.bounded(1, 7));
+            const bool expected = reference(text, secret);
+            QCOMPARE(mayHoldSecret(text, secret), expected);
+            QCOMPARE(mayHoldSecret(QByteArrayView(text).first(text.size() / 2)),
+                     reference(QByteArrayView(text).first(text.size() / 2), {}));
+            positives += expected;
+            ++compared;
+        }
+        QVERIFY(positives > 1000 && compared - positives > 1000); // both answers were exercised
     }
     void redactionComesBeforeTheCut() {
         // A key across the cut must not leak its start.
