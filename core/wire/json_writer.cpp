@@ -165,7 +165,8 @@ JsonWriter &JsonWriter::key(QLatin1String name) {
     if (plainAscii(name)) {
         ensure(name.size() + 3);
         *m_cur++ = '"';
-        memcpy(m_cur, name.data(), size_t(name.size()));
+        if (!name.isEmpty()) // an empty string may have no data pointer
+            memcpy(m_cur, name.data(), size_t(name.size()));
         m_cur += name.size();
         *m_cur++ = '"';
         *m_cur++ = ':';
@@ -197,7 +198,8 @@ JsonWriter &JsonWriter::value(QLatin1String s) {
     if (plainAscii(s)) {
         ensure(s.size() + 2);
         *m_cur++ = '"';
-        memcpy(m_cur, s.data(), size_t(s.size()));
+        if (!s.isEmpty()) // an empty string may have no data pointer
+            memcpy(m_cur, s.data(), size_t(s.size()));
         m_cur += s.size();
         *m_cur++ = '"';
     } else {

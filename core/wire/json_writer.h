@@ -107,6 +107,8 @@ private:
         *m_cur++ = c;
     }
     void put(QByteArrayView bytes) {
+        if (bytes.isEmpty())
+            return; // an empty view may have no data pointer, which memcpy must not see
         ensure(bytes.size());
         memcpy(m_cur, bytes.data(), size_t(bytes.size()));
         m_cur += bytes.size();

@@ -333,7 +333,8 @@ ParsedJson::Fast ParsedJson::parseFast(QByteArrayView text) {
     // Parsed in place in a copy that lives in the pool: strings are unescaped where they are,
     // and the document points into it.
     char *copy = static_cast<char *>(m_pool.Malloc(size_t(body.size()) + 1));
-    std::memcpy(copy, body.data(), size_t(body.size()));
+    if (!body.isEmpty())
+        std::memcpy(copy, body.data(), size_t(body.size()));
     copy[body.size()] = '\0';
     rapidjson::InsituStringStream stream(copy);
     rapidjson::GenericReader<rapidjson::UTF8<>, rapidjson::UTF8<>, Allocator> reader(&m_pool);
