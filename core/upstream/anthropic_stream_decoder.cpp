@@ -20,18 +20,6 @@ QLatin1String L(const char *s) {
     return QLatin1String(s);
 }
 
-// The event's type: the payload's own is authoritative, the event: line the fallback. Read as
-// QString::fromUtf8 would (which drops one leading byte order mark), without converting.
-std::string_view eventType(const Value *data, const QByteArray &eventLine) {
-    const std::string_view own = rj::bytes(member(data, "type"));
-    if (!own.empty())
-        return own;
-    std::string_view line(eventLine.constData(), size_t(eventLine.size()));
-    if (line.substr(0, 3) == "\xEF\xBB\xBF")
-        line.remove_prefix(3);
-    return line;
-}
-
 } // namespace
 
 void AnthropicStreamDecoder::readUsage(const Value *usage) {
@@ -184,7 +172,7 @@ void AnthropicStreamDecoder::decode(const SseEvent &sse) {
     rj::ParsedJson json;
     json.parse(sse.data);
     const Value *data = json.object();
-    const std::string_view type = eventType(data, sse.event);
+    const std::string_view type = rj::eventType(data, sse.event);
     if (type == "ping" || type.empty())
         return;
     nativeFeed(type, data);

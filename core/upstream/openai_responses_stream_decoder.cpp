@@ -19,18 +19,6 @@ QLatin1String L(const char *s) {
     return QLatin1String(s);
 }
 
-// The event's type: the payload's own, else the event: line read as QString::fromUtf8 would
-// (which drops one leading byte order mark), without converting.
-std::string_view eventType(const Value *data, const QByteArray &eventLine) {
-    const std::string_view own = rj::bytes(member(data, "type"));
-    if (!own.empty())
-        return own;
-    std::string_view line(eventLine.constData(), size_t(eventLine.size()));
-    if (line.substr(0, 3) == "\xEF\xBB\xBF")
-        line.remove_prefix(3);
-    return line;
-}
-
 } // namespace
 
 void OpenAIResponsesStreamDecoder::readUsage(const Value *usage) {
@@ -157,7 +145,7 @@ void OpenAIResponsesStreamDecoder::decode(const SseEvent &sse, const QByteArray 
     rj::ParsedJson json;
     json.parse(raw);
     const Value *data = json.object();
-    const std::string_view type = eventType(data, sse.event);
+    const std::string_view type = rj::eventType(data, sse.event);
     if (type.empty())
         return;
 

@@ -110,6 +110,19 @@ inline bool equals(const Value *v, std::string_view text) {
     return isString(v) && bytes(v) == text;
 }
 
+// An SSE event's type: the payload's own "type" is authoritative, the event: line the
+// fallback, read as QString::fromUtf8 would (which drops one leading byte order mark),
+// without converting.
+inline std::string_view eventType(const Value *data, const QByteArray &eventLine) {
+    const std::string_view own = bytes(member(data, "type"));
+    if (!own.empty())
+        return own;
+    std::string_view line(eventLine.constData(), size_t(eventLine.size()));
+    if (line.substr(0, 3) == "\xEF\xBB\xBF")
+        line.remove_prefix(3);
+    return line;
+}
+
 // QJsonValue::toString(defaultValue).
 QString toString(const Value *v, const QString &defaultValue = {});
 // QJsonValue::toInteger(defaultValue): an integer, or a double with an integral value
