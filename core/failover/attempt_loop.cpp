@@ -132,9 +132,9 @@ void AttemptLoop::recordSkips(const QList<Skip> &skipped) {
         r.logOutcome = QStringLiteral("skipped");
         r.message = s.reason;
         m_deps.observer->attemptRecorded(r);
-        QJsonObject extra{{QStringLiteral("reason"), s.reason}};
+        util::LogFields extra{{QLatin1String("reason"), s.reason}};
         if (!failure.isEmpty())
-            extra.insert(QStringLiteral("failure"), failure);
+            extra.append({QLatin1String("failure"), failure});
         m_deps.observer->attemptLogged(r, extra);
     }
 }
@@ -187,7 +187,7 @@ void AttemptLoop::beginAttempt(const Candidate &candidate) {
         r.outcome = AttemptOutcome::Skipped;
         r.logOutcome = QStringLiteral("skipped");
         m_deps.observer->attemptRecorded(r);
-        m_deps.observer->attemptLogged(r, {{QStringLiteral("reason"), *rejection}});
+        m_deps.observer->attemptLogged(r, {{QLatin1String("reason"), *rejection}});
         return nextCandidate();
     }
     if (auto why = CandidatePolicy::incompatibility(candidate, m_parsed)) {
@@ -197,7 +197,7 @@ void AttemptLoop::beginAttempt(const Candidate &candidate) {
         r.outcome = AttemptOutcome::Skipped;
         r.logOutcome = QStringLiteral("skipped");
         m_deps.observer->attemptRecorded(r);
-        m_deps.observer->attemptLogged(r, {{QStringLiteral("reason"), *why}});
+        m_deps.observer->attemptLogged(r, {{QLatin1String("reason"), *why}});
         if (!m_incompatible)
             m_incompatible = *why;
         return nextCandidate();
@@ -850,16 +850,17 @@ AttemptReport AttemptLoop::reportOf(const Attempt &a, AttemptOutcome outcome, co
 
 void AttemptLoop::logFailure(const Attempt &a, const UpstreamFailure &f, const QString &logOutcome,
                              const QString &next) {
-    QJsonObject o;
-    o.insert(QStringLiteral("failure"), failureKindName(f.kind));
-    o.insert(QStringLiteral("elapsedMs"), m_clock.nowMs() - a.startMs);
-    o.insert(QStringLiteral("error"), util::redactedAndTruncated(f.message, 300, {}));
+    util::LogFields o;
+    o.reserve(6);
+    o.append({QLatin1String("failure"), failureKindName(f.kind)});
+    o.append({QLatin1String("elapsedMs"), m_clock.nowMs() - a.startMs});
+    o.append({QLatin1String("error"), util::redactedAndTruncated(f.message, 300, {})});
     if (f.status)
-        o.insert(QStringLiteral("status"), *f.status);
+        o.append({QLatin1String("status"), *f.status});
     if (f.retryAfterMs)
-        o.insert(QStringLiteral("retryAfterMs"), *f.retryAfterMs);
+        o.append({QLatin1String("retryAfterMs"), *f.retryAfterMs});
     if (!next.isEmpty())
-        o.insert(QStringLiteral("next"), next);
+        o.append({QLatin1String("next"), next});
     m_deps.observer->attemptLogged(reportOf(a, AttemptOutcome::Failed, failureKindName(f.kind), logOutcome, f.message),
                                    o);
 }

@@ -21,6 +21,7 @@
 #include "core/model/event_accumulator.h"
 #include "core/model/gateway_error.h"
 #include "core/util/clock.h"
+#include "core/util/log_fields.h"
 
 #include <QJsonObject>
 #include <functional>
@@ -116,7 +117,7 @@ public:
     virtual ~AttemptObserver() = default;
     virtual void attemptRecorded(const AttemptReport &report) = 0;
     // The "candidate failover" line of a failed or skipped attempt; `extra` holds its own keys.
-    virtual void attemptLogged(const AttemptReport &report, const QJsonObject &extra) = 0;
+    virtual void attemptLogged(const AttemptReport &report, const util::LogFields &extra) = 0;
     virtual void usageRecorded(const UsageReport &usage) = 0;
     virtual void note(const QString &message, const QJsonObject &fields) = 0; // an info log line
     virtual void failureCounted(const Candidate &candidate, FailureKind kind) = 0;

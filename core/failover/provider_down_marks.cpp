@@ -12,11 +12,6 @@ bool MarkFilter::matches(const MarkInfo &m) const {
 
 ProviderDownMarks::ProviderDownMarks(util::Clock &clock) : m_clock(clock) {}
 
-QString ProviderDownMarks::keyFor(const QString &tenant, const QString &provider, const QString &baseUrl,
-                                  const QString &model) {
-    return tenant + QChar(0) + provider + QChar(0) + baseUrl + QChar(0) + model;
-}
-
 qint64 ProviderDownMarks::mark(const QString &tenant, const CandidateRef &c, const UpstreamFailure &failure,
                                std::optional<qint64> attemptStartedAtMs) {
     if (failure.kind != FailureKind::Transport && failure.kind != FailureKind::ServerError &&
@@ -67,6 +62,8 @@ bool ProviderDownMarks::isDown(const QString &tenant, const CandidateRef &c) con
 }
 
 qint64 ProviderDownMarks::remainingMs(const QString &tenant, const CandidateRef &c) const {
+    if (m_entries.isEmpty())
+        return 0; // the usual case: nothing is down
     const qint64 now = m_clock.nowMs();
     qint64 best = 0;
     for (const QString &model : {QString(), c.modelId}) {

@@ -74,12 +74,23 @@ public:
     int applyClear(const MarkFilter &filter);
 
 private:
-    static QString keyFor(const QString &tenant, const QString &provider, const QString &baseUrl, const QString &model);
+    // The four names a mark is kept under. Compared and hashed field by field: a lookup
+    // (several per request and candidate) copies four shared strings, never builds one.
+    struct Key {
+        QString tenant, provider, baseUrl, model;
+        bool operator==(const Key &o) const = default;
+        friend size_t qHash(const Key &k, size_t seed = 0) noexcept {
+            return qHashMulti(seed, k.tenant, k.provider, k.baseUrl, k.model);
+        }
+    };
+    static Key keyFor(const QString &tenant, const QString &provider, const QString &baseUrl, const QString &model) {
+        return {tenant, provider, baseUrl, model};
+    }
     int clearEntries(const MarkFilter &filter, QList<MarkInfo> *removed);
     util::Clock &m_clock;
     MarkObserver *m_observer = nullptr;
     // Expired entries are kept (for strike history) until they are over kStrikeResetMs old.
-    QHash<QString, MarkInfo> m_entries;
+    QHash<Key, MarkInfo> m_entries;
 };
 
 } // namespace sw::failover

@@ -26,7 +26,7 @@ SnapshotPublisher::SnapshotPublisher(Engine &engine, int intervalMs) : QObject(&
     auto *telemetry = engine.telemetry();
     connect(telemetry, &telemetry::Telemetry::attemptRecorded, this, &SnapshotPublisher::onAttempt);
     connect(telemetry, &telemetry::Telemetry::usageRecorded, this, &SnapshotPublisher::onUsage);
-    connect(telemetry, &telemetry::Telemetry::logLine, this, &SnapshotPublisher::onLogLine);
+    connect(telemetry, &telemetry::Telemetry::logged, this, &SnapshotPublisher::onLogLine);
     connect(&engine, &Engine::marksChanged, this, [this]() { m_dirty = true; });
     connect(&engine, &Engine::marksStoreChanged, this, [this]() { m_dirty = true; });
     connect(&engine, &Engine::credentialsChanged, this, [this]() { m_dirty = true; });
@@ -88,7 +88,7 @@ void SnapshotPublisher::onUsage(const telemetry::UsageRow &row) {
     m_dirty = true;
 }
 
-void SnapshotPublisher::onLogLine(const QJsonObject &line) {
+void SnapshotPublisher::onLogLine(const telemetry::LogRecord &line) {
     if (m_pendingLog.size() < kMaxLogLinesPerSnapshot)
         m_pendingLog.append(line);
     else
@@ -156,7 +156,10 @@ void SnapshotPublisher::publishNow() {
     s.usageByProvider = m_usageByProvider;
     s.budgets = m_engine.budgets();
     s.newBudgetWarnings = std::exchange(m_pendingBudgetWarnings, {});
-    s.newLogLines = std::move(m_pendingLog);
+    // The lines become JSON here, once per snapshot, not on the request that logged them.
+    s.newLogLines.reserve(m_pendingLog.size());
+    for (const auto &line : std::as_const(m_pendingLog))
+        s.newLogLines.append(line.toJson());
     m_pendingLog = {};
     s.droppedLogLines = std::exchange(m_droppedLog, 0);
     s.config = m_engine.config();

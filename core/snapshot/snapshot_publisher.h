@@ -6,6 +6,7 @@
 // snapshotReady from a GUI-thread object: the connection is queued.
 
 #include "core/snapshot/engine_snapshot.h"
+#include "core/telemetry/telemetry.h"
 
 #include <QObject>
 #include <QSet>
@@ -39,7 +40,7 @@ Q_SIGNALS:
 private:
     void onAttempt(const telemetry::AttemptRecord &record);
     void onUsage(const telemetry::UsageRow &row);
-    void onLogLine(const QJsonObject &line);
+    void onLogLine(const telemetry::LogRecord &line);
     void onTick();
     void noteRequest(const QString &requestId, qint64 nowWallMs);
     int requestsInLastMinute(qint64 nowWallMs);
@@ -53,7 +54,7 @@ private:
     QList<telemetry::AttemptRecord> m_pendingAttempts;
     int m_droppedAttempts = 0;
     QList<telemetry::BudgetState> m_pendingBudgetWarnings;
-    QList<QJsonObject> m_pendingLog;
+    QList<telemetry::LogRecord> m_pendingLog;
     int m_droppedLog = 0;
     QMap<QString, UsageTotals> m_usageByTenant;
     QMap<QString, UsageTotals> m_usageByProvider;

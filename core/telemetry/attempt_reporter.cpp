@@ -48,20 +48,21 @@ void AttemptReporter::attemptRecorded(const failover::AttemptReport &report) {
     m_telemetry.recordAttempt(r);
 }
 
-void AttemptReporter::attemptLogged(const failover::AttemptReport &report, const QJsonObject &extra) {
+void AttemptReporter::attemptLogged(const failover::AttemptReport &report, const util::LogFields &extra) {
     // The request's keys plus the attempt's, so one log line tells the whole try.
-    QJsonObject o{{QStringLiteral("requestId"), m_facts.requestId},
-                  {QStringLiteral("format"), m_facts.format},
-                  {QStringLiteral("model"), m_facts.requestedModel},
-                  {QStringLiteral("tenant"), m_facts.tenant},
-                  {QStringLiteral("resolvedProvider"), report.candidate ? report.candidate->provider.id : QString()},
-                  {QStringLiteral("resolvedModel"), report.candidate ? report.candidate->model.id : QString()},
-                  {QStringLiteral("peer"), m_facts.peer},
-                  {QStringLiteral("attempt"), report.attemptNo},
-                  {QStringLiteral("outcome"), report.logOutcome}};
-    for (auto it = extra.begin(); it != extra.end(); ++it)
-        o.insert(it.key(), it.value());
-    m_telemetry.log(QStringLiteral("warn"), QStringLiteral("candidate failover"), o);
+    util::LogFields o;
+    o.reserve(9 + extra.size());
+    o.append({QLatin1String("requestId"), m_facts.requestId});
+    o.append({QLatin1String("format"), m_facts.format});
+    o.append({QLatin1String("model"), m_facts.requestedModel});
+    o.append({QLatin1String("tenant"), m_facts.tenant});
+    o.append({QLatin1String("resolvedProvider"), report.candidate ? report.candidate->provider.id : QString()});
+    o.append({QLatin1String("resolvedModel"), report.candidate ? report.candidate->model.id : QString()});
+    o.append({QLatin1String("peer"), m_facts.peer});
+    o.append({QLatin1String("attempt"), report.attemptNo});
+    o.append({QLatin1String("outcome"), report.logOutcome});
+    o.append(extra);
+    m_telemetry.log(QStringLiteral("warn"), QStringLiteral("candidate failover"), std::move(o));
 }
 
 void AttemptReporter::usageRecorded(const failover::UsageReport &u) {

@@ -25,7 +25,7 @@ public:
     AttemptReporter(Telemetry &telemetry, RequestFacts facts, std::function<void()> marksChanged = {});
 
     void attemptRecorded(const failover::AttemptReport &report) override;
-    void attemptLogged(const failover::AttemptReport &report, const QJsonObject &extra) override;
+    void attemptLogged(const failover::AttemptReport &report, const util::LogFields &extra) override;
     void usageRecorded(const failover::UsageReport &usage) override;
     void note(const QString &message, const QJsonObject &fields) override;
     void failureCounted(const failover::Candidate &candidate, failover::FailureKind kind) override;

@@ -1,7 +1,10 @@
 #include "core/telemetry/telemetry.h"
 
+#include "core/wire/json_writer.h"
+
 #include <QDateTime>
 #include <QJsonDocument>
+#include <QMetaMethod>
 
 #include <cstdio>
 #include <utility>
@@ -39,6 +42,7 @@ Telemetry::Telemetry(QObject *parent) : QObject(parent) {
     m_ttftSeconds.bounds = bounds;
     qRegisterMetaType<AttemptRecord>();
     qRegisterMetaType<UsageRow>();
+    qRegisterMetaType<LogRecord>();
 }
 
 void Telemetry::recordAttempt(const AttemptRecord &record) {
@@ -74,16 +78,70 @@ void Telemetry::observeTtft(qint64 ms) {
     m_ttftSeconds.observe(double(ms) / 1000.0);
 }
 
+namespace {
+
+QString isoUtcMs(qint64 atMs) {
+    return QDateTime::fromMSecsSinceEpoch(atMs, Qt::UTC).toString(Qt::ISODateWithMs);
+}
+
+} // namespace
+
+QJsonObject LogRecord::toJson() const {
+    QJsonObject o = fields;
+    for (const auto &[name, value] : gathered)
+        o.insert(name, QJsonValue::fromVariant(value));
+    o.insert(QLatin1String("ts"), isoUtcMs(atMs));
+    o.insert(QLatin1String("level"), level);
+    o.insert(QLatin1String("msg"), message);
+    return o;
+}
+
+QByteArray LogRecord::toJsonLine() const {
+    wire::JsonWriter w;
+    w.beginObject().field("ts", isoUtcMs(atMs)).field("level", level).field("msg", message);
+    const auto reserved = [](const auto &name) {
+        return name == QLatin1String("ts") || name == QLatin1String("level") || name == QLatin1String("msg");
+    };
+    const auto gatheredHas = [this](QStringView name) {
+        for (const auto &field : gathered)
+            if (name == field.first)
+                return true;
+        return false;
+    };
+    for (auto it = fields.begin(); it != fields.end(); ++it) {
+        if (!reserved(it.key()) && !gatheredHas(it.key()))
+            w.key(it.key()).value(it.value());
+    }
+    for (qsizetype i = 0; i < gathered.size(); ++i) {
+        const QLatin1String name = gathered[i].first;
+        bool replacedLater = false;
+        for (qsizetype j = i + 1; j < gathered.size() && !replacedLater; ++j)
+            replacedLater = gathered[j].first == name;
+        if (!reserved(name) && !replacedLater)
+            w.key(name).value(QJsonValue::fromVariant(gathered[i].second));
+    }
+    w.endObject().appendRaw("\n");
+    return w.take();
+}
+
 void Telemetry::log(const QString &level, const QString &message, QJsonObject fields) {
-    fields.insert(QStringLiteral("ts"), QDateTime::currentDateTimeUtc().toString(Qt::ISODateWithMs));
-    fields.insert(QStringLiteral("level"), level);
-    fields.insert(QStringLiteral("msg"), message);
+    emitLog(LogRecord{QDateTime::currentMSecsSinceEpoch(), level, message, std::move(fields), {}});
+}
+
+void Telemetry::log(const QString &level, const QString &message, util::LogFields fields, QJsonObject base) {
+    emitLog(LogRecord{QDateTime::currentMSecsSinceEpoch(), level, message, std::move(base), std::move(fields)});
+}
+
+void Telemetry::emitLog(LogRecord record) {
     if (m_stderrLog) {
-        const QByteArray line = QJsonDocument(fields).toJson(QJsonDocument::Compact) + '\n';
+        const QByteArray line = record.toJsonLine();
         std::fwrite(line.constData(), 1, size_t(line.size()), stderr);
         std::fflush(stderr);
     }
-    Q_EMIT logLine(fields);
+    static const QMetaMethod logLineSignal = QMetaMethod::fromSignal(&Telemetry::logLine);
+    if (isSignalConnected(logLineSignal))
+        Q_EMIT logLine(record.toJson());
+    Q_EMIT logged(record);
 }
 
 QList<AttemptRecord> Telemetry::attempts(int limit) const {

@@ -3,6 +3,7 @@
 // log. Bounded: attempts and usage are ring buffers; counters are maps.
 
 #include "core/telemetry/engine_events.h"
+#include "core/util/log_fields.h"
 
 #include <QHash>
 #include <QJsonObject>
@@ -10,6 +11,21 @@
 #include <deque>
 
 namespace sw::telemetry {
+
+// One structured log line as logged: cheap to make on the engine thread (copies by reference
+// count); the JSON object is built by whoever reads it.
+struct LogRecord {
+    qint64 atMs = 0; // wall clock, ms since the epoch
+    QString level;   // info, warn, error
+    QString message;
+    QJsonObject fields;       // a caller's ready-made fields
+    util::LogFields gathered; // fields gathered on the request path; a name here replaces one in `fields`
+
+    // {"ts": ISO 8601 UTC with ms, "level", "msg", the fields}: the line's JSON form.
+    QJsonObject toJson() const;
+    // The same as one line of compact JSON ("ts", "level", "msg" first), ending in '\n'.
+    QByteArray toJsonLine() const;
+};
 
 class Telemetry final : public QObject {
     Q_OBJECT
@@ -27,6 +43,9 @@ public:
     void observeTtft(qint64 ms);
     // One structured log line (JSON); level: info, warn, error.
     void log(const QString &level, const QString &message, QJsonObject fields = {});
+    // The same, with fields gathered on the request path: no JSON is built unless someone
+    // listens to logLine or the line goes to stderr.
+    void log(const QString &level, const QString &message, util::LogFields fields, QJsonObject base = {});
     void setJsonLogToStderr(bool on) { m_stderrLog = on; }
 
     QList<AttemptRecord> attempts(int limit) const; // newest first
@@ -41,9 +60,13 @@ public:
 Q_SIGNALS:
     void attemptRecorded(const sw::telemetry::AttemptRecord &record);
     void usageRecorded(const sw::telemetry::UsageRow &row);
+    // Every log line as JSON. Building it costs a few microseconds per line: only made
+    // when something is connected (tests, tools); the product's readers use `logged`.
     void logLine(const QJsonObject &line);
+    void logged(const sw::telemetry::LogRecord &record);
 
 private:
+    void emitLog(LogRecord record);
     struct Histogram {
         QList<double> bounds; // seconds
         QList<qint64> counts; // per bound, plus +Inf at the end
@@ -65,3 +88,5 @@ private:
 };
 
 } // namespace sw::telemetry
+
+Q_DECLARE_METATYPE(sw::telemetry::LogRecord)

@@ -81,14 +81,14 @@ public:
 class Recorder final : public AttemptObserver {
 public:
     QList<AttemptReport> rows;
-    QList<QPair<AttemptReport, QJsonObject>> lines;
+    QList<QPair<AttemptReport, util::LogFields>> lines;
     QList<UsageReport> usage;
     QStringList notes;
     QList<QPair<QString, FailureKind>> failures;
     int marksTold = 0;
     QList<qint64> ttfts;
     void attemptRecorded(const AttemptReport &r) override { rows.append(r); }
-    void attemptLogged(const AttemptReport &r, const QJsonObject &extra) override { lines.append({r, extra}); }
+    void attemptLogged(const AttemptReport &r, const util::LogFields &extra) override { lines.append({r, extra}); }
     void usageRecorded(const UsageReport &u) override { usage.append(u); }
     void note(const QString &m, const QJsonObject &) override { notes.append(m); }
     void failureCounted(const Candidate &c, FailureKind k) override { failures.append({c.provider.id, k}); }
