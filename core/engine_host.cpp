@@ -1,6 +1,7 @@
 #include "core/engine_host.h"
 
 #include <QMetaObject>
+#include <QtCore/private/qeventdispatcher_unix_p.h>
 
 namespace sw {
 
@@ -8,11 +9,25 @@ EngineHost::EngineHost() {
     m_thread.setObjectName(QStringLiteral("switchman-engine"));
 }
 
+QAbstractEventDispatcher *EngineHost::createEventDispatcher() {
+    // Qt's own UNIX dispatcher: it wakes its thread once for any number of events posted while
+    // it sleeps and registers socket notifiers without waking itself, where glib's writes its
+    // eventfd for every posted event and every notifier change (most of a request's system
+    // calls). Nothing on the engine thread needs a glib main loop: keychain jobs run on a
+    // thread of their own (core/credentials/keychain_store.h).
+    if (qEnvironmentVariable("SWITCHMAN_ENGINE_DISPATCHER") == QLatin1String("glib"))
+        return nullptr;
+    return new QEventDispatcherUNIX;
+}
+
 EngineHost::~EngineHost() {
     stop();
 }
 
 bool EngineHost::start(Engine::Options options, const QString &listenOverride, QString *error) {
+    // A finished thread drops its dispatcher, so it is given one on every start.
+    if (QAbstractEventDispatcher *dispatcher = createEventDispatcher())
+        m_thread.setEventDispatcher(dispatcher);
     m_thread.start();
     // A context object living on the engine thread to run the construction there.
     QObject context;

@@ -5,6 +5,7 @@
 
 #include "core/engine.h"
 
+#include <QAbstractEventDispatcher>
 #include <QThread>
 #include <functional>
 
@@ -25,6 +26,11 @@ public:
     void runBlocking(const std::function<void(Engine &)> &fn);
     // Runs fn on the engine thread without waiting.
     void post(std::function<void(Engine &)> fn);
+
+    // The event dispatcher the engine thread runs on: Qt's own UNIX one; nullptr (Qt's default,
+    // glib's) when SWITCHMAN_ENGINE_DISPATCHER=glib asks for it, to tell the two apart when
+    // diagnosing. For any thread that hosts an engine itself (tests).
+    static QAbstractEventDispatcher *createEventDispatcher();
 
 private:
     QThread m_thread;

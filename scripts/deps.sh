@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
   cmake g++ ninja-build ccache pkg-config clang-format-14
-  qt6-base-dev libqt6opengl6-dev qt6-httpserver-dev qt6-websockets-dev qt6-charts-dev qt6-svg-dev
+  qt6-base-dev qt6-base-private-dev libqt6opengl6-dev qt6-httpserver-dev qt6-websockets-dev qt6-charts-dev qt6-svg-dev
   libqt6sql6-sqlite
   qtkeychain-qt6-dev libhiredis-dev rapidjson-dev redis-server
   xvfb xauth trayer gnome-keyring dbus dbus-x11 libsecret-tools

@@ -126,6 +126,10 @@ depends=$(dpkg-deb -f "$deb" Depends)
 recommends=$(dpkg-deb -f "$deb" Recommends)
 check "Depends names Qt 6 and QtKeychain (dpkg-shlibdeps): $depends" \
   bash -c '[[ $1 == *libqt6core6* && $1 == *libqt6network6* && $1 == *libqt6keychain1* ]]' _ "$depends"
+# The engine thread runs on Qt's private QEventDispatcherUNIX: the package must only install
+# beside the exact Qt it was built with (dpkg-shlibdeps adds this from Qt's symbols file).
+check "Depends pins the Qt ABI the private event dispatcher was built against: $depends" \
+  bash -c '[[ $1 =~ qt6-base-abi\ \(=\ 6\.[0-9.]+\) ]]' _ "$depends"
 check "Depends names the Qt SQLite driver of the usage ledger: $depends" \
   bash -c '[[ $1 == *libqt6sql6-sqlite* ]]' _ "$depends"
 check "Recommends a Secret Service: $recommends" \

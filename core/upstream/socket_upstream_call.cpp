@@ -103,7 +103,18 @@ void SocketUpstreamCall::setReadPaused(bool paused) {
 }
 
 void SocketUpstreamCall::resumeReading() {
-    if (m_done || m_paused || !m_socket)
+    if (m_done || m_paused)
+        return;
+    if (!m_heldBody.isEmpty()) {
+        Q_EMIT bodyData(std::exchange(m_heldBody, {}));
+        if (m_done || m_paused)
+            return;
+    }
+    if (std::exchange(m_heldDone, false)) {
+        complete({}, false); // the socket was released when the response ended
+        return;
+    }
+    if (!m_socket)
         return;
     if (m_socket->bytesAvailable() > 0)
         onReadyRead();
@@ -139,6 +150,13 @@ void SocketUpstreamCall::consume(QByteArrayView bytes) {
         Q_EMIT responseStarted(m_parser.status(), m_parser.headers());
         if (m_done)
             return; // aborted from a responseStarted slot
+        if (m_paused) {
+            // Paused from that slot: nothing more is heard until the resume, including what
+            // arrived in the same read as the head.
+            m_heldBody = out.body;
+            m_heldDone = out.done;
+            return;
+        }
     }
     if (!out.body.isEmpty()) {
         Q_EMIT bodyData(out.body);

@@ -58,6 +58,9 @@ private:
     bool m_paused = false;
     // Noticed while paused, reported on resume after the bytes that came before it.
     bool m_closedWhilePaused = false;
+    // Paused from a responseStarted slot: the body bytes (and the end) read with the head wait here.
+    QByteArray m_heldBody;
+    bool m_heldDone = false;
     std::optional<QAbstractSocket::SocketError> m_errorWhilePaused;
 };
 

@@ -1,14 +1,23 @@
 // KeychainStore against a real Secret Service (run by scripts/test inside
 // scripts/with-keyring: a private D-Bus session with an unlocked gnome-keyring),
 // and against none at all (a child process whose session bus points nowhere),
-// where the error must say so plainly and name the env: way out.
+// where the error must say so plainly and name the env: way out. The jobs run on a keychain
+// thread of their own (glib's main loop, which QtKeychain's libsecret backend needs) while the
+// engine's thread runs Qt's UNIX dispatcher: answers come back queued on the caller's thread,
+// never to a caller or store that is gone, and the process still exits with a job in flight.
 #include "core/credentials/keychain_store.h"
+#include "core/engine_host.h"
+#include "gateway_fixture.h"
 #include "signal_wait.h"
 
 #include <QCoreApplication>
+#include <QElapsedTimer>
+#include <QJsonDocument>
+#include <QNetworkRequest>
 #include <QProcess>
 #include <QRandomGenerator>
 #include <QTest>
+#include <QThread>
 
 #include <cstdio>
 
@@ -46,6 +55,43 @@ SecretResult writeNow(KeychainStore &store, const QString &name, const QByteArra
 bool inKeyringSession() {
     return qgetenv("SWITCHMAN_IN_KEYRING_SESSION") == "1";
 }
+
+QString uniqueName(const char *prefix) {
+    return QStringLiteral("%1-%2").arg(QLatin1String(prefix)).arg(QRandomGenerator::system()->generate64(), 0, 16);
+}
+
+// The engine thread (Qt's UNIX dispatcher, no glib main loop) asks its own KeychainStore for a
+// keychain: credential when a request needs it; the upstream must see that key. Empty = it did.
+QString engineReadsItsKeyFromTheKeychain() {
+    const QString name = uniqueName("switchman-test-engine");
+    const QByteArray secret = "sk-engine-" + QByteArray::number(QRandomGenerator::system()->generate64(), 16);
+    {
+        KeychainStore store;
+        const SecretResult written = writeNow(store, name, secret);
+        if (!written.ok)
+            return QStringLiteral("write: ") + written.error;
+    }
+    GatewayFixture gw; // its fake upstreams, on this thread; the engine runs in the host below
+    gw.config.providers[QStringLiteral("pa")].credentials = {QStringLiteral("keychain:") + name};
+    EngineHost host;
+    Engine::Options options;
+    options.config = gw.config; // no `secrets`: the engine's own KeychainStore
+    QString error;
+    if (!host.start(std::move(options), QStringLiteral("127.0.0.1:0"), &error))
+        return QStringLiteral("start: ") + error;
+    QNetworkRequest req(QUrl(host.baseUrl() + QStringLiteral("/v1/messages")));
+    req.setHeader(QNetworkRequest::ContentTypeHeader, QByteArrayLiteral("application/json"));
+    const QJsonObject body = GatewayFixture::anthropicBody(QStringLiteral("pa/claude-a"), QStringLiteral("hi"), false);
+    const HttpResult r = gw.wait(gw.nam.post(req, QJsonDocument(body).toJson(QJsonDocument::Compact)), 20000);
+    host.stop();
+    if (r.timedOut)
+        return QStringLiteral("the engine never got its key from the keychain");
+    if (r.status != 200)
+        return QStringLiteral("status %1: %2").arg(r.status).arg(QString::fromUtf8(r.body));
+    if (gw.anthropicA.requests().isEmpty() || gw.anthropicA.requests().last().header("x-api-key") != secret)
+        return QStringLiteral("the upstream did not see the keychain's key");
+    return {};
+}
 } // namespace
 
 class TestKeychainStore : public QObject {
@@ -80,6 +126,75 @@ private Q_SLOTS:
         QVERIFY2(r.notFound, qPrintable(r.error));
     }
 
+    void theAnswerComesBackOnTheCallersThreadFromTheKeychainThread() {
+        KeychainStore store;
+        QObject context;
+        QThread *answeredOn = nullptr;
+        bool done = false;
+        store.read(uniqueName("switchman-test-thread"), &context, [&](const SecretResult &) {
+            answeredOn = QThread::currentThread();
+            done = true;
+        });
+        QVERIFY(!done); // queued, never inside the call
+        QVERIFY(waitUntil([&done]() { return done; }, 20000));
+        QCOMPARE(answeredOn, QThread::currentThread());
+        QThread *jobs = KeychainStore::jobThread();
+        QVERIFY(jobs && jobs != QThread::currentThread());
+        QCOMPARE(jobs->objectName(), QStringLiteral("switchman-keychain"));
+    }
+
+    void aContextDestroyedMeanwhileHearsNothing() {
+        KeychainStore store;
+        int gone = 0;
+        auto *context = new QObject;
+        store.read(uniqueName("switchman-test-gone"), context, [&gone](const SecretResult &) { ++gone; });
+        delete context;
+        // Jobs run one after another: when the second one answers, the first has finished too.
+        QVERIFY(readNow(store, uniqueName("switchman-test-after")).error != QStringLiteral("timed out"));
+        QCoreApplication::processEvents();
+        QCOMPARE(gone, 0);
+    }
+
+    void aStoreDestroyedMeanwhileHearsNothingAndTheNextStoreWorks() {
+        int heard = 0;
+        QObject context;
+        {
+            KeychainStore store;
+            store.read(uniqueName("switchman-test-store-gone"), &context, [&heard](const SecretResult &) { ++heard; });
+        }
+        KeychainStore next;
+        const SecretResult r = readNow(next, uniqueName("switchman-test-next"));
+        QVERIFY2(r.error != QStringLiteral("timed out"), "the keychain thread stopped answering");
+        QCoreApplication::processEvents();
+        QCOMPARE(heard, 0);
+    }
+
+    void theEngineOnQtsUnixDispatcherReadsItsKeysFromTheKeychain() {
+        // The product's path, in a process where no thread but the keychain's runs a glib main
+        // loop (here the main thread would otherwise run jobs' callbacks that went astray).
+        if (!inKeyringSession())
+            QSKIP("needs a Secret Service: scripts/test runs this under scripts/with-keyring");
+        QProcess child;
+        child.start(QCoreApplication::applicationFilePath(), {QStringLiteral("--child-engine-reads-keychain")});
+        QVERIFY(child.waitForFinished(60000));
+        const QString out = QString::fromUtf8(child.readAllStandardOutput());
+        QVERIFY2(out.contains(QStringLiteral("engine used the keychain's key")),
+                 qPrintable(out + QString::fromUtf8(child.readAllStandardError())));
+        QCOMPARE(child.exitCode(), 0);
+    }
+
+    void theProcessExitsWithAJobInFlight() {
+        QProcess child;
+        QElapsedTimer wall;
+        wall.start();
+        child.start(QCoreApplication::applicationFilePath(), {QStringLiteral("--child-exit-in-flight")});
+        QVERIFY(child.waitForFinished(30000));
+        QCOMPARE(child.exitStatus(), QProcess::NormalExit);
+        QCOMPARE(child.exitCode(), 0);
+        QVERIFY2(wall.elapsed() < 15000, qPrintable(QString::number(wall.elapsed())));
+        QVERIFY2(child.readAllStandardOutput().contains("job posted: 1"), "the child never started its job");
+    }
+
     void noSecretServiceGivesThePlainMessage() {
         QProcess child;
         QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
@@ -99,13 +214,31 @@ private Q_SLOTS:
 };
 
 int main(int argc, char **argv) {
+    const bool engineChild = argc >= 2 && qstrcmp(argv[1], "--child-engine-reads-keychain") == 0;
+    if (engineChild) // the main thread on the engine's dispatcher too: no glib main loop but the keychain's
+        if (QAbstractEventDispatcher *dispatcher = EngineHost::createEventDispatcher())
+            QCoreApplication::setEventDispatcher(dispatcher);
     QCoreApplication app(argc, argv);
+    if (engineChild) {
+        const QString failure = engineReadsItsKeyFromTheKeychain();
+        std::printf("%s\n", failure.isEmpty() ? "engine used the keychain's key" : qPrintable(failure));
+        return failure.isEmpty() ? 0 : 1;
+    }
     if (argc >= 2 && qstrcmp(argv[1], "--child-read-write") == 0) {
         KeychainStore store;
         const SecretResult r = readNow(store, QStringLiteral("switchman-test-anything"));
         std::printf("read ok=%d notFound=%d error=%s\n", int(r.ok), int(r.notFound), qPrintable(r.error));
         const SecretResult w = writeNow(store, QStringLiteral("switchman-test-anything"), "x");
         std::printf("write ok=%d error=%s\n", int(w.ok), qPrintable(w.error));
+        return 0;
+    }
+    if (argc >= 2 && qstrcmp(argv[1], "--child-exit-in-flight") == 0) {
+        // A job started, then the application goes at once: no hang, no abort.
+        KeychainStore store;
+        QObject context;
+        store.read(QStringLiteral("switchman-test-in-flight"), &context, [](const SecretResult &) {});
+        QCoreApplication::processEvents();
+        std::printf("job posted: %d\n", int(KeychainStore::jobThread() != nullptr));
         return 0;
     }
     TestKeychainStore test;

@@ -112,6 +112,7 @@ private Q_SLOTS:
     void endlessUpstreamBytesEndAsTooLargeWithBoundedMemory_data();
     void endlessUpstreamBytesEndAsTooLargeWithBoundedMemory();
     void pausedCallHoldsAFloodAndResumesInOrder();
+    void aWholeAnswerReadWithItsHeadWaitsForTheResume();
     void idleConnectionThatHearsAnythingLeavesThePool_data();
     void idleConnectionThatHearsAnythingLeavesThePool();
 
@@ -397,6 +398,29 @@ void TestSocketTransport::endlessUpstreamBytesEndAsTooLargeWithBoundedMemory() {
 
 void TestSocketTransport::pausedCallHoldsAFloodAndResumesInOrder() {
     sw::test::checkPausedCallHoldsAFloodAndResumesInOrder(*m_transport);
+}
+
+void TestSocketTransport::aWholeAnswerReadWithItsHeadWaitsForTheResume() {
+    // Head, body and end in one write, so in one read; the responseStarted slot pauses the call:
+    // nothing more is heard until the resume, then the body and the end, in that order.
+    KeepingServer server;
+    UpstreamCall *call = m_transport->start(post(server.base()), this);
+    QStringList heard;
+    connect(call, &UpstreamCall::responseStarted, this, [&] {
+        heard << QStringLiteral("started");
+        call->setReadPaused(true);
+    });
+    connect(call, &UpstreamCall::bodyData, this,
+            [&](const QByteArray &body) { heard << QStringLiteral("body ") + QString::fromLatin1(body); });
+    connect(call, &UpstreamCall::finished, this, [&](const TransportResult &r) {
+        heard << (r.error == TransportError::None ? QStringLiteral("finished") : QStringLiteral("failed"));
+    });
+    QVERIFY(waitUntil([&] { return !heard.isEmpty(); }));
+    QTest::qWait(100); // a call that ignored the pause would have gone on within this
+    QCOMPARE(heard, QStringList{QStringLiteral("started")});
+    call->setReadPaused(false);
+    QVERIFY(waitUntil([&] { return heard.size() >= 3; }));
+    QCOMPARE(heard, (QStringList{QStringLiteral("started"), QStringLiteral("body ok"), QStringLiteral("finished")}));
 }
 
 void TestSocketTransport::idleConnectionThatHearsAnythingLeavesThePool_data() {
