@@ -202,11 +202,18 @@ void HttpExchange::beginStream(int status, const http::HeaderList &headers) {
 void HttpExchange::write(const QByteArray &bytes) {
     if (bytes.isEmpty() || m_finished || !m_headersSent || !isOpen())
         return;
-    // One chunk, "<size in hex>\r\n<bytes>\r\n", built in one allocation: it runs on every streamed frame.
+    // One chunk, "<size in hex>\r\n<bytes>\r\n": it runs on every streamed frame.
     char hex[2 * sizeof(qsizetype)];
     qsizetype digits = 0;
     for (auto n = quint64(bytes.size()); n != 0 || digits == 0; n >>= 4)
         hex[sizeof(hex) - 1 - digits++] = "0123456789abcdef"[n & 0xf];
+    if (http::WriteBatch::open()) {
+        // Appended where it waits for the batch's end, without a frame of its own.
+        if (m_batched.isEmpty())
+            http::WriteBatch::enlist(this);
+        m_batched.append(hex + sizeof(hex) - digits, digits).append("\r\n", 2).append(bytes).append("\r\n", 2);
+        return;
+    }
     QByteArray frame(digits + 2 + bytes.size() + 2, Qt::Uninitialized);
     char *out = frame.data();
     std::memcpy(out, hex + sizeof(hex) - digits, size_t(digits));
@@ -217,7 +224,7 @@ void HttpExchange::write(const QByteArray &bytes) {
     out += bytes.size();
     *out++ = '\r';
     *out = '\n';
-    send(frame);
+    http::writeThrough(m_socket, frame);
 }
 
 void HttpExchange::endStream() {
