@@ -207,15 +207,23 @@ void HttpExchange::write(const QByteArray &bytes) {
     qsizetype digits = 0;
     for (auto n = quint64(bytes.size()); n != 0 || digits == 0; n >>= 4)
         hex[sizeof(hex) - 1 - digits++] = "0123456789abcdef"[n & 0xf];
-    if (http::WriteBatch::open()) {
-        // Appended where it waits for the batch's end, without a frame of its own.
+    const qsizetype size = digits + 2 + bytes.size() + 2;
+    QByteArray frame;
+    char *out = nullptr;
+    const bool batched = http::WriteBatch::open();
+    if (batched) {
+        // Written where it waits for the batch's end, without a buffer of its own; grown by doubling.
         if (m_batched.isEmpty())
             http::WriteBatch::enlist(this);
-        m_batched.append(hex + sizeof(hex) - digits, digits).append("\r\n", 2).append(bytes).append("\r\n", 2);
-        return;
+        const qsizetype at = m_batched.size();
+        if (m_batched.capacity() < at + size)
+            m_batched.reserve(std::max(at + size, 2 * m_batched.capacity()));
+        m_batched.resize(at + size);
+        out = m_batched.data() + at;
+    } else {
+        frame.resize(size);
+        out = frame.data();
     }
-    QByteArray frame(digits + 2 + bytes.size() + 2, Qt::Uninitialized);
-    char *out = frame.data();
     std::memcpy(out, hex + sizeof(hex) - digits, size_t(digits));
     out += digits;
     *out++ = '\r';
@@ -224,7 +232,8 @@ void HttpExchange::write(const QByteArray &bytes) {
     out += bytes.size();
     *out++ = '\r';
     *out = '\n';
-    http::writeThrough(m_socket, frame);
+    if (!batched)
+        http::writeThrough(m_socket, frame);
 }
 
 void HttpExchange::endStream() {
