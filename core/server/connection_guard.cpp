@@ -1,5 +1,7 @@
 #include "core/server/connection_guard.h"
 
+#include "core/http/socket_write.h"
+
 #include <QMetaMethod>
 #include <QTcpSocket>
 #include <QTimer>
@@ -382,8 +384,7 @@ void ConnectionGuard::reject(const Rejection &rejection) {
         m_socket->commitTransaction();
     m_socket->readAll();
     if (m_socket->state() == QAbstractSocket::ConnectedState) {
-        m_socket->write(RequestGuard::responseBytes(rejection));
-        m_socket->flush();
+        http::writeThrough(m_socket, RequestGuard::responseBytes(rejection), true);
     }
     m_timer->start(kDrainMs);
 }

@@ -44,6 +44,66 @@ void appendSafeHeader(QByteArray &block, const QByteArray &name, const QByteArra
 // Below this size a body is copied into the head's block (one write); a larger one is handed to the
 // socket on its own, which keeps it by reference instead of copying it.
 constexpr qsizetype kInlineBody = 4096;
+
+// The reason phrases of RFC 9110 (the ones Qt's responder writes); an unlisted code gets its class's name.
+struct Reason {
+    int status;
+    const char *phrase;
+};
+constexpr Reason kReasons[] = {
+    {100, "Continue"},
+    {101, "Switching Protocols"},
+    {200, "OK"},
+    {201, "Created"},
+    {202, "Accepted"},
+    {204, "No Content"},
+    {206, "Partial Content"},
+    {301, "Moved Permanently"},
+    {302, "Found"},
+    {303, "See Other"},
+    {304, "Not Modified"},
+    {307, "Temporary Redirect"},
+    {308, "Permanent Redirect"},
+    {400, "Bad Request"},
+    {401, "Unauthorized"},
+    {402, "Payment Required"},
+    {403, "Forbidden"},
+    {404, "Not Found"},
+    {405, "Method Not Allowed"},
+    {406, "Not Acceptable"},
+    {408, "Request Timeout"},
+    {409, "Conflict"},
+    {410, "Gone"},
+    {411, "Length Required"},
+    {412, "Precondition Failed"},
+    {413, "Payload Too Large"},
+    {414, "URI Too Long"},
+    {415, "Unsupported Media Type"},
+    {416, "Range Not Satisfiable"},
+    {417, "Expectation Failed"},
+    {421, "Misdirected Request"},
+    {422, "Unprocessable Entity"},
+    {426, "Upgrade Required"},
+    {428, "Precondition Required"},
+    {429, "Too Many Requests"},
+    {431, "Request Header Fields Too Large"},
+    {451, "Unavailable For Legal Reasons"},
+    {500, "Internal Server Error"},
+    {501, "Not Implemented"},
+    {502, "Bad Gateway"},
+    {503, "Service Unavailable"},
+    {504, "Gateway Timeout"},
+    {505, "HTTP Version Not Supported"},
+    {507, "Insufficient Storage"},
+};
+
+const char *reasonPhrase(int status) {
+    for (const Reason &r : kReasons)
+        if (r.status == status)
+            return r.phrase;
+    static const char *const kClasses[] = {"Informational", "Success", "Redirection", "Client Error", "Server Error"};
+    return kClasses[std::clamp(status / 100, 1, 5) - 1];
+}
 } // namespace
 
 HttpExchange::HttpExchange(QHttpServerResponder &&responder, QObject *parent)
@@ -64,25 +124,51 @@ HttpExchange::HttpExchange(QHttpServerResponder &&responder, QObject *parent)
     }
 }
 
-HttpExchange::~HttpExchange() = default;
+HttpExchange::~HttpExchange() {
+    flushBatch(); // chunks held for a batch still leave, in order
+}
 
 bool HttpExchange::isOpen() const {
     return !m_gone && m_socket && m_socket->state() == QAbstractSocket::ConnectedState;
 }
 
-// The status line is Qt's (its reason phrases); the header block follows in one socket write
-// rather than four per field (QHttpServerResponder::writeHeader), and the body goes straight to the
-// socket: the responder's own writeBody() is never used, so it never adds a second blank line.
-QByteArray HttpExchange::headBlock(const http::HeaderList &headers, QByteArrayView framing, qsizetype extra) {
-    qsizetype size = framing.size() + 2 + extra;
+// One block for the status line and the header fields, sent with the body in one write where it fits, rather
+// than the responder's writeStatusLine() (nine small socket writes) and its header writes (four per field).
+QByteArray HttpExchange::headBlock(int status, const http::HeaderList &headers, QByteArrayView framing,
+                                   qsizetype extra) {
+    const char *reason = reasonPhrase(status);
+    qsizetype size = 16 + qsizetype(std::strlen(reason)) + framing.size() + 2 + extra;
     for (const auto &h : headers)
         size += h.first.size() + h.second.size() + 4;
     QByteArray block;
     block.reserve(size);
+    block.append("HTTP/1.1 ").append(QByteArray::number(status)).append(' ').append(reason).append("\r\n");
     for (const auto &h : headers)
         appendSafeHeader(block, h.first, h.second);
     block.append(framing).append("\r\n");
     return block;
+}
+
+// Straight to the kernel while it takes the bytes (no event loop turn, no copy into Qt's buffer); while a
+// WriteBatch is open, held and sent with the batch's other chunks in one write.
+void HttpExchange::send(const QByteArray &bytes, bool flushQueued) {
+    if (http::WriteBatch::open()) {
+        if (m_batched.isEmpty())
+            http::WriteBatch::enlist(this);
+        m_batched.append(bytes);
+        return;
+    }
+    http::writeThrough(m_socket, bytes, flushQueued);
+}
+
+void HttpExchange::flushBatch() {
+    if (m_batched.isEmpty())
+        return;
+    QByteArray bytes;
+    bytes.swap(m_batched);
+    http::WriteBatch::forget(this);
+    if (isOpen())
+        http::writeThrough(m_socket, bytes);
 }
 
 void HttpExchange::respond(int status, const http::HeaderList &headers, const QByteArray &body) {
@@ -92,18 +178,15 @@ void HttpExchange::respond(int status, const http::HeaderList &headers, const QB
     m_finished = true;
     if (!isOpen())
         return;
-    m_responder->writeStatusLine(QHttpServerResponder::StatusCode(status));
     const bool inlineBody = body.size() < kInlineBody;
-    QByteArray block =
-        headBlock(headers, "Content-Length: " + QByteArray::number(body.size()) + "\r\n", inlineBody ? body.size() : 0);
+    QByteArray block = headBlock(status, headers, "Content-Length: " + QByteArray::number(body.size()) + "\r\n",
+                                 inlineBody ? body.size() : 0);
     if (inlineBody)
         block.append(body);
-    m_socket->write(block);
+    // The whole answer leaves now rather than on the event loop's next turn.
+    http::writeThrough(m_socket, block, true);
     if (!inlineBody)
-        m_socket->write(body);
-    // The whole answer is in the socket's buffer: send it now, in one write, rather than on the
-    // event loop's next turn (one poll round less on every answer).
-    m_socket->flush();
+        http::writeThrough(m_socket, body, true);
 }
 
 void HttpExchange::beginStream(int status, const http::HeaderList &headers) {
@@ -112,22 +195,35 @@ void HttpExchange::beginStream(int status, const http::HeaderList &headers) {
     m_headersSent = true;
     if (!isOpen())
         return;
-    m_responder->writeStatusLine(QHttpServerResponder::StatusCode(status));
     // The header block ends now, so the client sees 200 at once.
-    m_socket->write(headBlock(headers, "Transfer-Encoding: chunked\r\n"));
-    m_socket->flush();
+    send(headBlock(status, headers, "Transfer-Encoding: chunked\r\n"), true);
 }
 
 void HttpExchange::write(const QByteArray &bytes) {
     if (bytes.isEmpty() || m_finished || !m_headersSent || !isOpen())
         return;
-    // One chunk, "<size in hex>\r\n<bytes>\r\n", built in one allocation: it runs on every streamed frame.
+    // One chunk, "<size in hex>\r\n<bytes>\r\n": it runs on every streamed frame.
     char hex[2 * sizeof(qsizetype)];
     qsizetype digits = 0;
     for (auto n = quint64(bytes.size()); n != 0 || digits == 0; n >>= 4)
         hex[sizeof(hex) - 1 - digits++] = "0123456789abcdef"[n & 0xf];
-    QByteArray frame(digits + 2 + bytes.size() + 2, Qt::Uninitialized);
-    char *out = frame.data();
+    const qsizetype size = digits + 2 + bytes.size() + 2;
+    QByteArray frame;
+    char *out = nullptr;
+    const bool batched = http::WriteBatch::open();
+    if (batched) {
+        // Written where it waits for the batch's end, without a buffer of its own; grown by doubling.
+        if (m_batched.isEmpty())
+            http::WriteBatch::enlist(this);
+        const qsizetype at = m_batched.size();
+        if (m_batched.capacity() < at + size)
+            m_batched.reserve(std::max(at + size, 2 * m_batched.capacity()));
+        m_batched.resize(at + size);
+        out = m_batched.data() + at;
+    } else {
+        frame.resize(size);
+        out = frame.data();
+    }
     std::memcpy(out, hex + sizeof(hex) - digits, size_t(digits));
     out += digits;
     *out++ = '\r';
@@ -136,7 +232,8 @@ void HttpExchange::write(const QByteArray &bytes) {
     out += bytes.size();
     *out++ = '\r';
     *out = '\n';
-    m_socket->write(frame);
+    if (!batched)
+        http::writeThrough(m_socket, frame);
 }
 
 void HttpExchange::endStream() {
@@ -144,15 +241,20 @@ void HttpExchange::endStream() {
         return;
     m_finished = true;
     if (m_headersSent && isOpen())
-        m_socket->write("0\r\n\r\n", 5);
+        send(QByteArrayLiteral("0\r\n\r\n"));
 }
 
+// Only Qt's queue counts: the caller pauses the upstream past a bound and resumes on drained(), which only a
+// queue in Qt's buffer ever emits. Held batch bytes leave (or join that queue) when the batch ends, and a batch
+// lasts one upstream read.
 qint64 HttpExchange::pendingBytes() const {
     return m_socket ? m_socket->bytesToWrite() : 0;
 }
 
 void HttpExchange::abortConnection() {
     m_finished = true;
+    m_batched.clear(); // a broken stream's held chunks are not sent after all
+    http::WriteBatch::forget(this);
     if (m_socket)
         m_socket->abort();
 }

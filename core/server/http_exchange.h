@@ -1,9 +1,12 @@
 #pragma once
 // The one adapter over QHttpServerResponder: a response that is either written
 // whole (Content-Length) or streamed with chunked framing. Writing after the
-// client left is a no-op; clientGone() tells the owner at once.
+// client left is a no-op; clientGone() tells the owner at once. Bytes go to the
+// kernel directly while it takes them (http::writeThrough); chunks written inside
+// an http::WriteBatch leave together when the batch ends.
 
 #include "core/http/headers.h"
+#include "core/http/socket_write.h"
 
 #include <QObject>
 #include <QPointer>
@@ -14,7 +17,7 @@ class QHttpServerResponder;
 
 namespace sw::server {
 
-class HttpExchange final : public QObject {
+class HttpExchange final : public QObject, private http::BatchedWriter {
     Q_OBJECT
     Q_DISABLE_COPY_MOVE(HttpExchange)
 public:
@@ -31,23 +34,29 @@ public:
     void endStream();
     // Closes the connection without a proper end (used for a broken stream).
     void abortConnection();
-    // Bytes written but not yet taken by the client's socket (backpressure).
+    // Bytes written that wait in Qt's buffer for the kernel to take them (backpressure).
     qint64 pendingBytes() const;
 
 Q_SIGNALS:
     void clientGone();
-    // The client's socket took bytes; pendingBytes() tells how many are still queued.
+    // The client's socket took bytes out of Qt's buffer; pendingBytes() tells how many are still
+    // queued. Bytes the kernel took at once never were in it: only a queue that built up drains.
     void drained();
 
 private:
-    // The header fields (made safe), then `framing` and the blank line; `extra` bytes are reserved for a body.
-    static QByteArray headBlock(const http::HeaderList &headers, QByteArrayView framing, qsizetype extra = 0);
+    // The status line, the header fields (made safe), then `framing` and the blank line; `extra` bytes are reserved
+    // for a body.
+    static QByteArray headBlock(int status, const http::HeaderList &headers, QByteArrayView framing,
+                                qsizetype extra = 0);
+    void send(const QByteArray &bytes, bool flushQueued = false);
+    void flushBatch() override;
 
     std::unique_ptr<QHttpServerResponder> m_responder;
     QPointer<QTcpSocket> m_socket;
     bool m_headersSent = false;
     bool m_finished = false;
     bool m_gone = false;
+    QByteArray m_batched; // chunks held while a WriteBatch is open
 };
 
 } // namespace sw::server

@@ -1,5 +1,6 @@
 #include "core/upstream/socket_upstream_call.h"
 
+#include "core/http/socket_write.h"
 #include "core/upstream/socket_transport.h"
 
 namespace sw::upstream {
@@ -81,9 +82,9 @@ void SocketUpstreamCall::sendRequest() {
         head.append("Content-Length: ").append(QByteArray::number(m_request.body.size())).append("\r\n");
     head.append("\r\n");
     head.append(m_request.body);
-    m_socket->write(head); // one write: head and body leave in as few segments as possible
-    // Sent now rather than on the event loop's next turn: the upstream starts on it one poll round earlier.
-    m_socket->flush();
+    // One write, head and body together, straight to the kernel on a plain connection: the upstream starts on it
+    // one poll round earlier than after Qt's buffer, and no write buffer is kept for the connection's life.
+    http::writeThrough(m_socket, head, true); // TLS: flushed now, as before
 }
 
 void SocketUpstreamCall::onReadyRead() {
@@ -134,6 +135,8 @@ void SocketUpstreamCall::consume(QByteArrayView bytes) {
     if (bytes.isEmpty())
         return;
     m_gotBytes = true;
+    // Every frame the client gets from these bytes leaves in one write when this returns.
+    const http::WriteBatch batch;
     const Http1ResponseParser::Output out = m_parser.feed(bytes);
     if (m_parser.state() == Http1ResponseParser::State::Error) {
         complete({errorFor(m_parser.failure()), QStringLiteral("bad HTTP response: ") + m_parser.errorString()}, false);
