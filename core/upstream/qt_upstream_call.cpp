@@ -1,5 +1,7 @@
 #include "core/upstream/qt_upstream_call.h"
 
+#include "core/http/socket_write.h"
+
 #include <QNetworkRequest>
 #include <QTimer>
 
@@ -125,6 +127,8 @@ void QtUpstreamCall::onReadyRead() {
         announceResponse(); // the head is not body: a paused caller may still learn the status
         return;
     }
+    // Every frame the client gets from this read leaves in one write when this returns.
+    const http::WriteBatch batch;
     announceResponse();
     if (m_done || !m_reply)
         return; // aborted from a responseStarted slot
@@ -143,6 +147,7 @@ void QtUpstreamCall::onFinished() {
     const bool gotStatus = m_reply->attribute(QNetworkRequest::HttpStatusCodeAttribute).isValid();
     const QNetworkReply::NetworkError error = m_reply->error();
     const TransportResult result = resultFor(error, gotStatus, m_reply->errorString());
+    const http::WriteBatch batch; // the last frames and the answer's end leave in one write
     if (result.error == TransportError::None || m_started) {
         // Headers and any body left over come before finished, for error statuses too.
         announceResponse();
