@@ -207,7 +207,7 @@ std::optional<QJsonDocument> parseJsonFast(QByteArrayView text) {
     return builder.document();
 }
 
-QJsonDocument parseJson(QByteArrayView text, QJsonParseError *error) {
+QJsonDocument parseJson(const QByteArray &text, QJsonParseError *error) {
     if (std::optional<QJsonDocument> doc = worthTheFastPath(text) ? parseJsonFast(text) : std::nullopt) {
         if (error) {
             error->offset = 0;
@@ -215,7 +215,7 @@ QJsonDocument parseJson(QByteArrayView text, QJsonParseError *error) {
         }
         return *std::move(doc);
     }
-    return QJsonDocument::fromJson(text.toByteArray(), error);
+    return QJsonDocument::fromJson(text, error);
 }
 
 } // namespace sw::wire

@@ -19,6 +19,7 @@
 // whose strings carry escapes (Qt's slow case); parseJson leaves small texts and texts with few
 // escapes to Qt's parser, where they are faster.
 
+#include <QByteArray>
 #include <QByteArrayView>
 #include <QJsonDocument>
 #include <QJsonParseError>
@@ -27,7 +28,7 @@
 namespace sw::wire {
 
 // QJsonDocument::fromJson(text, error), through the fast path where that is faster.
-QJsonDocument parseJson(QByteArrayView text, QJsonParseError *error = nullptr);
+QJsonDocument parseJson(const QByteArray &text, QJsonParseError *error = nullptr);
 
 // The fast path alone: the document, or nullopt where parseJson hands the text to Qt.
 std::optional<QJsonDocument> parseJsonFast(QByteArrayView text);
