@@ -154,8 +154,8 @@ private:
         if (!top.isObject) {
             top.array.append(value);
         } else if (isAscii(top.name, top.nameLength)) {
-            top.object.insert(QLatin1StringView(top.name, qsizetype(top.nameLength)),
-                              value); // the last duplicate counts
+            // insert() replaces a duplicate: the last one counts, as in Qt's parse.
+            top.object.insert(QLatin1StringView(top.name, qsizetype(top.nameLength)), value);
         } else {
             top.object.insert(QString::fromUtf8(top.name, qsizetype(top.nameLength)), value);
         }
@@ -170,8 +170,8 @@ private:
 // Whether the fast path is faster for this text. Qt's parser is slow only on strings with
 // escapes (it rebuilds them a character at a time) and fast on the rest; building through
 // QJsonObject/QJsonArray costs more per string than Qt's parser does. So Qt keeps small texts
-// and texts with few escapes (no backslash in 4 KiB); a conversation's texts, dense with "\n"
-// and "\"", go the fast way. Either way the result is the same.
+// and texts with few escapes (less than one backslash per 4 KiB); a conversation's texts, dense
+// with "\n" and "\"", go the fast way. Either way the result is the same.
 bool worthTheFastPath(QByteArrayView text) {
     if (text.size() < 512)
         return false;
