@@ -22,78 +22,25 @@ namespace {
 constexpr unsigned kParseFlags =
     rapidjson::kParseIterativeFlag | rapidjson::kParseInsituFlag | rapidjson::kParseNumbersAsStringsFlag;
 
-// Well-formed UTF-8 as Qt's parser requires it: no overlong forms, no surrogates, nothing past
-// U+10FFFF. ASCII, the common case, eight bytes at a time.
-bool isUtf8(QByteArrayView text) {
-    const auto *p = reinterpret_cast<const uchar *>(text.data());
-    const uchar *const end = p + text.size();
-    while (p < end) {
-        if (end - p >= 8) {
-            quint64 word;
-            std::memcpy(&word, p, 8);
-            if (!(word & 0x8080808080808080ULL)) {
-                p += 8;
-                continue;
-            }
-        }
-        const uchar b = *p;
-        if (b < 0x80) {
-            ++p;
-            continue;
-        }
-        int more;
-        uchar lo = 0x80, hi = 0xBF; // the range of the second byte
-        if (b >= 0xC2 && b <= 0xDF) {
-            more = 1;
-        } else if (b >= 0xE0 && b <= 0xEF) {
-            more = 2;
-            if (b == 0xE0)
-                lo = 0xA0; // overlong
-            else if (b == 0xED)
-                hi = 0x9F; // surrogates
-        } else if (b >= 0xF0 && b <= 0xF4) {
-            more = 3;
-            if (b == 0xF0)
-                lo = 0x90; // overlong
-            else if (b == 0xF4)
-                hi = 0x8F; // past U+10FFFF
-        } else {
-            return false;
-        }
-        if (end - p <= more || p[1] < lo || p[1] > hi)
-            return false;
-        for (int i = 2; i <= more; ++i)
-            if ((p[i] & 0xC0) != 0x80)
-                return false;
-        p += more + 1;
-    }
-    return true;
-}
-
 bool startsWithBom(const char *s, size_t n) {
     return n >= 3 && uchar(s[0]) == 0xEF && uchar(s[1]) == 0xBB && uchar(s[2]) == 0xBF;
 }
 
-// A number literal as Qt's parser reads it: an integer literal that fits in qint64 exactly,
-// anything else through QByteArray::toDouble, which refuses (false) a value that overflows or
-// underflows to zero. Integral doubles are read as integers later (qtInteger()).
+// A number literal as Qt's parser reads it (readNumber). Integral doubles stay doubles here and
+// are read as integers later (qtInteger()).
 bool convertNumber(const char *s, size_t n, Document &doc) {
-    const bool minus = n > 0 && s[0] == '-';
-    if (n - minus <= 18 && std::all_of(s + minus, s + n, [](char c) { return c >= '0' && c <= '9'; })) {
-        qint64 v = 0; // up to 18 digits: always fits
-        for (const char *p = s + minus; p < s + n; ++p)
-            v = v * 10 + (*p - '0');
-        return doc.Int64(minus ? -v : v);
+    qint64 i = 0;
+    double d = 0;
+    switch (readNumber(s, n, &i, &d)) {
+    case NumberKind::IntegerLiteral:
+        return doc.Int64(i);
+    case NumberKind::Integral:
+    case NumberKind::Double:
+        return doc.Double(d);
+    case NumberKind::Refused:
+        break;
     }
-    const QByteArray literal = QByteArray::fromRawData(s, qsizetype(n));
-    bool ok = false;
-    if (std::none_of(s, s + n, [](char c) { return c == '.' || c == 'e' || c == 'E'; })) {
-        const qint64 v = literal.toLongLong(&ok);
-        if (ok)
-            return doc.Int64(v);
-    }
-    const double d = literal.toDouble(&ok);
-    return ok && doc.Double(d);
+    return false;
 }
 
 // Builds the document from the reader's events, and stops the parse where RapidJSON and Qt
@@ -302,6 +249,76 @@ char hexDigit(unsigned u) {
 }
 
 } // namespace
+
+// Well-formed UTF-8 as Qt's parser requires it: no overlong forms, no surrogates, nothing past
+// U+10FFFF. ASCII, the common case, eight bytes at a time.
+bool isUtf8(QByteArrayView text) {
+    const auto *p = reinterpret_cast<const uchar *>(text.data());
+    const uchar *const end = p + text.size();
+    while (p < end) {
+        if (end - p >= 8) {
+            quint64 word;
+            std::memcpy(&word, p, 8);
+            if (!(word & 0x8080808080808080ULL)) {
+                p += 8;
+                continue;
+            }
+        }
+        const uchar b = *p;
+        if (b < 0x80) {
+            ++p;
+            continue;
+        }
+        int more;
+        uchar lo = 0x80, hi = 0xBF; // the range of the second byte
+        if (b >= 0xC2 && b <= 0xDF) {
+            more = 1;
+        } else if (b >= 0xE0 && b <= 0xEF) {
+            more = 2;
+            if (b == 0xE0)
+                lo = 0xA0; // overlong
+            else if (b == 0xED)
+                hi = 0x9F; // surrogates
+        } else if (b >= 0xF0 && b <= 0xF4) {
+            more = 3;
+            if (b == 0xF0)
+                lo = 0x90; // overlong
+            else if (b == 0xF4)
+                hi = 0x8F; // past U+10FFFF
+        } else {
+            return false;
+        }
+        if (end - p <= more || p[1] < lo || p[1] > hi)
+            return false;
+        for (int i = 2; i <= more; ++i)
+            if ((p[i] & 0xC0) != 0x80)
+                return false;
+        p += more + 1;
+    }
+    return true;
+}
+
+NumberKind readNumber(const char *s, size_t n, qint64 *i, double *d) {
+    const bool minus = n > 0 && s[0] == '-';
+    if (n - minus <= 18 && std::all_of(s + minus, s + n, [](char c) { return c >= '0' && c <= '9'; })) {
+        qint64 v = 0; // up to 18 digits: always fits
+        for (const char *p = s + minus; p < s + n; ++p)
+            v = v * 10 + (*p - '0');
+        *i = minus ? -v : v;
+        return NumberKind::IntegerLiteral;
+    }
+    const QByteArray literal = QByteArray::fromRawData(s, qsizetype(n));
+    bool ok = false;
+    if (std::none_of(s, s + n, [](char c) { return c == '.' || c == 'e' || c == 'E'; })) {
+        *i = literal.toLongLong(&ok);
+        if (ok)
+            return NumberKind::IntegerLiteral;
+    }
+    *d = literal.toDouble(&ok);
+    if (!ok)
+        return NumberKind::Refused;
+    return integral(*d, i) ? NumberKind::Integral : NumberKind::Double;
+}
 
 ParsedJson::ParsedJson() : m_pool(m_first, sizeof m_first), m_doc(&m_pool, 512, &m_pool) {}
 

@@ -44,6 +44,17 @@ using Document = rapidjson::GenericDocument<rapidjson::UTF8<>, Allocator, Alloca
 // and the walks below (serialise, convert) stop there.
 inline constexpr int kMaxDepth = 1024;
 
+// Well-formed UTF-8 as Qt's parser requires it: no overlong forms, no surrogates, nothing past
+// U+10FFFF.
+bool isUtf8(QByteArrayView text);
+
+// How Qt's parser holds a number literal (JSON's grammar): an integer literal that fits in
+// qint64 is that integer (*i); anything else goes through QByteArray::toDouble (*d), which
+// refuses a value that overflows or underflows to zero (then Qt refuses the text), and a double
+// with an integral value that fits in qint64 is held as that integer (*i as well).
+enum class NumberKind { IntegerLiteral, Integral, Double, Refused };
+NumberKind readNumber(const char *s, size_t n, qint64 *i, double *d);
+
 // One parsed text. Meant to live on the stack for one event: its first 4 KiB of nodes,
 // strings and parser stack come from a buffer inside it, so a small event allocates
 // nothing; a larger one takes chunks from the heap, all freed at once with the object
