@@ -114,9 +114,9 @@ bool AttemptLoop::hasFollower() const {
 
 void AttemptLoop::recordSkips(const QList<Skip> &skipped) {
     for (const auto &s : skipped) {
-        if (m_tried.contains(s.candidate.ref().key()))
+        if (m_tried.contains(s.candidate))
             continue;
-        m_tried.insert(s.candidate.ref().key());
+        m_tried.insert(s.candidate);
         ++m_attemptNo;
         if (CandidatePolicy::isCostCeiling(s.reason))
             m_overCostCeiling = true;
@@ -169,7 +169,7 @@ void AttemptLoop::nextCandidate() {
 }
 
 void AttemptLoop::beginAttempt(const Candidate &candidate) {
-    m_tried.insert(candidate.ref().key());
+    m_tried.insert(candidate);
     ++m_attemptNo;
     AttemptReport r;
     r.attemptNo = m_attemptNo;
@@ -776,7 +776,7 @@ GatewayError AttemptLoop::withCostCeilingNote(GatewayError error) const {
     // When the cost ceiling is why nothing is left, the client is told so, naming it.
     bool ceiling = m_overCostCeiling;
     for (const auto &c : m_resolution.chain)
-        if (!ceiling && !m_tried.contains(c.ref().key()))
+        if (!ceiling && !m_tried.contains(c))
             if (const auto why = ineligibleReason(c); why && CandidatePolicy::isCostCeiling(*why))
                 ceiling = true;
     if (ceiling && m_resolution.maxCostMultiplier)

@@ -252,7 +252,7 @@ private:
     std::map<AttemptId, std::unique_ptr<Attempt>> m_attempts;
     AttemptId m_nextId = 1;
     AttemptId m_committed = 0;
-    QSet<QString> m_tried;
+    TriedCandidates m_tried;
     int m_attemptNo = 0;
 
     qint64 m_startMs = 0;

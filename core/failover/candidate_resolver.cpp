@@ -74,11 +74,11 @@ std::optional<Resolution> CandidateResolver::resolve(const config::Config &confi
     return std::nullopt;
 }
 
-std::optional<Candidate> CandidateResolver::next(const Resolution &r, const QSet<QString> &tried, const State &state,
+std::optional<Candidate> CandidateResolver::next(const Resolution &r, const TriedCandidates &tried, const State &state,
                                                  QList<Skip> *skipped) {
     std::optional<Candidate> deferred;
     for (const Candidate &c : r.chain) {
-        if (tried.contains(c.ref().key()))
+        if (tried.contains(c))
             continue;
         if (state.ineligible) {
             if (auto why = state.ineligible(c)) {

@@ -6,7 +6,7 @@
 #include "core/config/config.h"
 #include "core/failover/candidate_ref.h"
 
-#include <QSet>
+#include <QVarLengthArray>
 #include <functional>
 #include <optional>
 
@@ -33,6 +33,30 @@ struct Skip {
     bool noCredential = false; // passed over for want of a usable credential (credential_exhausted)
 };
 
+// The candidates one request has tried or passed over. One candidate is another's equal when
+// provider, model id and base URL all match (what CandidateRef::key() joins). A request
+// tries one or two candidates of a short chain, and the resolver asks after every one of
+// them: a few entries compared in place cost less than a hash set, which allocates its
+// table on the first insert and needs a key string built for every lookup.
+class TriedCandidates {
+public:
+    bool contains(const Candidate &c) const {
+        for (const CandidateRef &t : m_tried)
+            if (t.provider == c.provider.id && t.modelId == c.model.id && t.baseUrl == c.provider.baseUrl)
+                return true;
+        return false;
+    }
+    void insert(const Candidate &c) {
+        if (!contains(c))
+            m_tried.append(c.ref());
+    }
+    bool isEmpty() const { return m_tried.isEmpty(); }
+    qsizetype size() const { return m_tried.size(); }
+
+private:
+    QVarLengthArray<CandidateRef, 2> m_tried;
+};
+
 class CandidateResolver {
 public:
     // model string → resolution, or nullopt (404 not_found).
@@ -43,12 +67,12 @@ public:
         std::function<bool(const Candidate &)> hasCredential;
         std::function<std::optional<QString>(const Candidate &)> ineligible; // policy: reason when ineligible
     };
-    // The candidate to try after `tried` (candidate keys), or nullopt when none is left.
+    // The candidate to try after `tried`, or nullopt when none is left.
     // Unmarked candidates first, in chain order; a marked one only when no unmarked one
     // is left. A candidate with no usable credential is never returned (nor is it a
     // follower): it is reported in `skipped`. A single-candidate chain never consults
     // its mark.
-    static std::optional<Candidate> next(const Resolution &r, const QSet<QString> &tried, const State &state,
+    static std::optional<Candidate> next(const Resolution &r, const TriedCandidates &tried, const State &state,
                                          QList<Skip> *skipped = nullptr);
 };
 

@@ -12,7 +12,10 @@ void HeadParser::reset() {
     m_scanned = 0;
     m_headBytes = 0;
     m_startLine.clear();
+    m_fields.clear();
+    m_hasFields = false;
     m_headers.clear();
+    m_headersMade = false;
     m_error.clear();
 }
 
@@ -51,34 +54,65 @@ HeadParser::Status HeadParser::parse(QByteArrayView message) {
         return fail(Status::TooLarge, QStringLiteral("head longer than %1 bytes").arg(m_maxHeadBytes));
 
     const QByteArrayView head = message.first(lastLineEnd);
-    m_headers.reserve(std::max<qsizetype>(8, head.count('\n'))); // one allocation for the usual head
-    qsizetype start = 0;
-    bool first = true;
-    while (start <= head.size()) {
-        qsizetype eol = head.indexOf('\n', start);
-        if (eol < 0)
-            eol = head.size();
-        QByteArrayView line = head.sliced(start, eol - start);
-        start = eol + 1;
-        if (line.endsWith('\r'))
-            line.chop(1);
-        if (first) {
-            m_startLine = line.toByteArray();
-            first = false;
-            continue;
-        }
-        const qsizetype colon = line.indexOf(':');
-        if (m_fieldLines == FieldLines::Refuse) {
+    const qsizetype startEnd = head.indexOf('\n');
+    QByteArrayView startLine = startEnd < 0 ? head : head.first(startEnd);
+    if (startLine.endsWith('\r'))
+        startLine.chop(1);
+    m_startLine = startLine.toByteArray();
+    m_hasFields = startEnd >= 0;
+    if (m_hasFields)
+        m_fields = head.sliced(startEnd + 1).toByteArray();
+    if (m_fieldLines == FieldLines::Refuse) {
+        QByteArrayView line;
+        for (qsizetype pos = 0; nextLine(pos, line);) {
+            const qsizetype colon = line.indexOf(':');
             if (colon <= 0 || !isToken(line.first(colon)))
                 return fail(Status::Malformed, QStringLiteral("malformed header line"));
-        } else if (colon <= 0) {
-            continue;
         }
-        m_headers.append(
-            qMakePair(line.first(colon).trimmed().toByteArray(), line.sliced(colon + 1).trimmed().toByteArray()));
     }
     m_status = Status::Complete;
     return m_status;
+}
+
+bool HeadParser::nextLine(qsizetype &pos, QByteArrayView &line) const {
+    if (!m_hasFields || pos > m_fields.size())
+        return false;
+    qsizetype eol = m_fields.indexOf('\n', pos);
+    if (eol < 0)
+        eol = m_fields.size();
+    line = QByteArrayView(m_fields).sliced(pos, eol - pos);
+    if (line.endsWith('\r'))
+        line.chop(1);
+    pos = eol + 1;
+    return true;
+}
+
+bool HeadParser::nextField(qsizetype &pos, QByteArrayView &name, QByteArrayView &value) const {
+    if (m_status != Status::Complete)
+        return false;
+    // A line that is not a field was refused by parse() (FieldLines::Refuse), or is skipped here.
+    QByteArrayView line;
+    while (nextLine(pos, line)) {
+        const qsizetype colon = line.indexOf(':');
+        if (colon <= 0)
+            continue;
+        name = line.first(colon).trimmed();
+        value = line.sliced(colon + 1).trimmed();
+        return true;
+    }
+    return false;
+}
+
+const HeaderList &HeadParser::headers() const {
+    if (!m_headersMade && m_status == Status::Complete) {
+        m_headersMade = true;
+        m_headers.reserve(std::max<qsizetype>(8, m_fields.count('\n') + 1));
+        QByteArrayView name;
+        QByteArrayView value;
+        for (qsizetype pos = 0; nextField(pos, name, value);)
+            m_headers.append(qMakePair(name.toByteArray(), value.toByteArray()));
+    }
+    return m_headers;
 }
 
 } // namespace sw::http

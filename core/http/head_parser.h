@@ -8,7 +8,9 @@
 // `maxHeadBytes` (the empty line included), the parse ends as TooLarge instead
 // of buffering more. The caller keeps the bytes; the parser only reads them,
 // remembering how far it has searched so a head arriving a byte at a time is
-// not searched again from its start.
+// not searched again from its start. A complete head's start line and field
+// lines are copied once, so what the parser gives stays valid when the caller's
+// buffer moves on.
 
 #include "core/http/headers.h"
 
@@ -37,12 +39,19 @@ public:
     Status status() const { return m_status; }
     qsizetype headBytes() const { return m_headBytes; }         // the head's length, its empty line included
     const QByteArray &startLine() const { return m_startLine; } // without its line end
-    const HeaderList &headers() const { return m_headers; }
+    // The fields, in order, names and values trimmed of whitespace. Made on the first call:
+    // a caller that only reads them walks them with nextField() instead.
+    const HeaderList &headers() const;
+    // The field after `pos` (0 for the first), as views into the parser's own copy of the
+    // head (valid until reset()); advances `pos`. False once there is none. Allocates nothing.
+    bool nextField(qsizetype &pos, QByteArrayView &name, QByteArrayView &value) const;
     QString errorString() const { return m_error; }
     qsizetype maxHeadBytes() const { return m_maxHeadBytes; }
 
 private:
     Status fail(Status status, const QString &why);
+    // The line of m_fields from `pos` (its CR dropped); advances `pos`. False past the last.
+    bool nextLine(qsizetype &pos, QByteArrayView &line) const;
 
     qsizetype m_maxHeadBytes;
     FieldLines m_fieldLines;
@@ -50,7 +59,12 @@ private:
     qsizetype m_scanned = 0; // bytes already searched for the empty line
     qsizetype m_headBytes = 0;
     QByteArray m_startLine;
-    HeaderList m_headers;
+    // The field lines as sent, copied once: a request's head is read field by field on the
+    // way in, so the fields are not split into byte arrays of their own unless asked.
+    QByteArray m_fields;
+    bool m_hasFields = false;     // the head has a line after its start line
+    mutable HeaderList m_headers; // headers(), once made
+    mutable bool m_headersMade = false;
     QString m_error;
 };
 

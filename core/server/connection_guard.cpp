@@ -215,8 +215,10 @@ void ConnectionGuard::onHeadComplete() {
     bool haveLength = false;
     bool chunked = false;
     int hostCount = 0;
-    QByteArray host;
-    for (const auto &[name, value] : m_headParser.headers()) {
+    QByteArrayView host;
+    QByteArrayView name;
+    QByteArrayView value;
+    for (qsizetype pos = 0; m_headParser.nextField(pos, name, value);) {
         if (name.compare("host", Qt::CaseInsensitive) == 0) {
             ++hostCount;
             host = value;
@@ -228,7 +230,7 @@ void ConnectionGuard::onHeadComplete() {
             haveLength = true;
             contentLength = n;
         } else if (name.compare("transfer-encoding", Qt::CaseInsensitive) == 0) {
-            if (value.toLower() != "chunked")
+            if (value.compare("chunked", Qt::CaseInsensitive) != 0)
                 return reject({400, "invalid_request_error",
                                QStringLiteral("unsupported Transfer-Encoding (only chunked is accepted)")});
             chunked = true;

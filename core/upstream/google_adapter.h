@@ -10,7 +10,7 @@ class GoogleAdapter final : public UpstreamAdapter {
 public:
     static constexpr wire::Api kApi = wire::Api::Google;
 
-    QString api() const override { return wire::apiName(kApi); }
+    const QString &api() const override { return apiNameString<kApi>(); }
     HttpRequest buildRequest(const model::ChatRequest &request, const Target &target,
                              const HeaderList &forwardHeaders) const override;
     std::unique_ptr<StreamDecoder> makeDecoder(const Target &target,

@@ -9,7 +9,7 @@ class OpenAIResponsesAdapter final : public UpstreamAdapter {
 public:
     static constexpr wire::Api kApi = wire::Api::OpenAIResponses;
 
-    QString api() const override { return wire::apiName(kApi); }
+    const QString &api() const override { return apiNameString<kApi>(); }
     HttpRequest buildRequest(const model::ChatRequest &request, const Target &target,
                              const HeaderList &forwardHeaders) const override;
     std::unique_ptr<StreamDecoder> makeDecoder(const Target &target,

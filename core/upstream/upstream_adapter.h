@@ -41,13 +41,20 @@ public:
     virtual QList<model::StreamEvent> finish() = 0;
 };
 
+// An API's name as a QString, made once: a request asks its adapter's api() several times
+// (choosing the adapter, the same-API checks).
+template <wire::Api A> const QString &apiNameString() {
+    static const QString name = wire::apiName(A);
+    return name;
+}
+
 // An error body an upstream answered with, as its API writes it.
 using UpstreamErrorInfo = wire::ErrorBody;
 
 class UpstreamAdapter {
 public:
     virtual ~UpstreamAdapter() = default;
-    virtual QString api() const = 0;
+    virtual const QString &api() const = 0;
     // Always a streaming request. When the client spoke this same API (request.sourceApi),
     // its raw body is forwarded with only `model` replaced (and `stream` forced on),
     // and `forwardHeaders` (anthropic-beta, anthropic-version, OpenAI-Beta) are kept.

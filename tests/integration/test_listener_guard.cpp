@@ -314,6 +314,12 @@ private Q_SLOTS:
         QTest::addRow("bad content length") << QByteArray("POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1\r\n"
                                                           "Content-Length: -5\r\n\r\n")
                                             << QByteArray("invalid Content-Length");
+        QTest::addRow("two content lengths") << QByteArray("POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                                                           "Content-Length: 4\r\ncontent-length: 5\r\n\r\n")
+                                             << QByteArray("invalid Content-Length");
+        QTest::addRow("gzip transfer coding") << QByteArray("POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                                                            "Transfer-Encoding: gzip\r\n\r\n")
+                                              << QByteArray("unsupported Transfer-Encoding");
         QTest::addRow("smuggling") << QByteArray(
                                           "POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 4\r\n"
                                           "Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n")

@@ -8,6 +8,7 @@
 #include "fake_clock.h"
 
 #include <QJsonObject>
+#include <QSet>
 #include <QTest>
 
 using namespace sw;

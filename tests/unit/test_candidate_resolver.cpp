@@ -38,13 +38,28 @@ config::Config sample() {
 }
 
 QStringList walk(const Resolution &r, const CandidateResolver::State &state) {
-    QSet<QString> tried;
+    TriedCandidates tried;
     QStringList order;
     while (auto c = CandidateResolver::next(r, tried, state)) {
         order << c->name();
-        tried.insert(c->ref().key());
+        tried.insert(*c);
     }
     return order;
+}
+
+TriedCandidates triedOf(const Candidate &c) {
+    TriedCandidates tried;
+    tried.insert(c);
+    return tried;
+}
+
+Candidate candidate(const QString &provider, const QString &id, const QString &baseUrl) {
+    Candidate c;
+    c.provider.id = provider;
+    c.provider.baseUrl = baseUrl;
+    c.model.provider = provider;
+    c.model.id = id;
+    return c;
 }
 } // namespace
 
@@ -92,7 +107,7 @@ private Q_SLOTS:
         QList<Skip> skipped;
         QCOMPARE(CandidateResolver::next(r, {}, s, &skipped)->name(), QStringLiteral("anthropic/claude-sonnet-4-5"));
         QVERIFY(skipped.isEmpty()); // not reached yet
-        QSet<QString> tried{r.chain.first().ref().key()};
+        const TriedCandidates tried = triedOf(r.chain.first());
         QCOMPARE(CandidateResolver::next(r, tried, s, &skipped)->name(), QStringLiteral("openai/gpt-5"));
         QCOMPARE(skipped.size(), 1);
         QVERIFY(skipped.first().noCredential);
@@ -111,7 +126,7 @@ private Q_SLOTS:
         };
         QCOMPARE(CandidateResolver::next(r, {}, s)->name(), QStringLiteral("zai/glm-4.6"));
         QCOMPARE(consulted, 0); // deferring it would give the same answer: the mark must not even be read
-        QSet<QString> tried{r.chain.first().ref().key()};
+        const TriedCandidates tried = triedOf(r.chain.first());
         QVERIFY(!CandidateResolver::next(r, tried, s)); // a direct selector has no follower
     }
     void costCeilingIsPricedAgainstTheTenantsFirstCandidate() {
@@ -145,10 +160,34 @@ private Q_SLOTS:
             return std::nullopt;
         };
         QList<Skip> skipped;
-        QSet<QString> tried{r.chain.first().ref().key()};
+        const TriedCandidates tried = triedOf(r.chain.first());
         QCOMPARE(CandidateResolver::next(r, tried, s, &skipped)->name(), QStringLiteral("openai/gpt-5"));
         QCOMPARE(skipped.size(), 1);
         QCOMPARE(skipped.first().reason, QStringLiteral("region"));
+    }
+    void triedMeansSameProviderModelAndBaseUrl() {
+        // The same model of the same provider id behind another base URL is another upstream:
+        // it is still a follower once the first has failed. Only an exact repeat is not.
+        Resolution r;
+        r.chain = {candidate(QStringLiteral("openai"), QStringLiteral("gpt-5"), QStringLiteral("http://a")),
+                   candidate(QStringLiteral("openai"), QStringLiteral("gpt-5"), QStringLiteral("http://b")),
+                   candidate(QStringLiteral("openai"), QStringLiteral("gpt-5-mini"), QStringLiteral("http://a")),
+                   candidate(QStringLiteral("openai"), QStringLiteral("gpt-5"), QStringLiteral("http://a"))};
+        TriedCandidates tried;
+        QVERIFY(tried.isEmpty());
+        QCOMPARE(CandidateResolver::next(r, tried, {})->provider.baseUrl, QStringLiteral("http://a"));
+        tried.insert(r.chain[0]);
+        tried.insert(r.chain[3]); // the same candidate again: one entry
+        QCOMPARE(tried.size(), 1);
+        QVERIFY(tried.contains(r.chain[3]));
+        QVERIFY(!tried.contains(r.chain[1]));
+        QVERIFY(!tried.contains(r.chain[2]));
+        const auto second = CandidateResolver::next(r, tried, {});
+        QVERIFY(second && second->provider.baseUrl == QLatin1String("http://b"));
+        tried.insert(*second);
+        QCOMPARE(CandidateResolver::next(r, tried, {})->name(), QStringLiteral("openai/gpt-5-mini"));
+        tried.insert(r.chain[2]);
+        QVERIFY(!CandidateResolver::next(r, tried, {})); // the repeat of the first is not tried again
     }
 };
 

@@ -135,6 +135,39 @@ private Q_SLOTS:
         QCOMPARE(p.headers().size(), 1);
     }
 
+    void fieldsReadInPlaceAreTheHeaders() {
+        // What nextField() walks is what headers() holds, name for name, and it reads the
+        // parser's own copy: the caller's buffer may change once the head is parsed.
+        QByteArray message = "POST /v1 HTTP/1.1\r\nHost:  a.example \r\nnot a field\r\nX-Empty:\r\n"
+                             "X-Dup: 1\nx-dup: two words\t\r\n\r\nbody";
+        HeadParser p(1024, HeadParser::FieldLines::Skip);
+        QCOMPARE(p.parse(message), HeadParser::Status::Complete);
+        message.fill('#');
+        QList<QPair<QByteArray, QByteArray>> walked;
+        QByteArrayView name;
+        QByteArrayView value;
+        for (qsizetype pos = 0; p.nextField(pos, name, value);)
+            walked.append({name.toByteArray(), value.toByteArray()});
+        const QList<QPair<QByteArray, QByteArray>> expected{
+            {"Host", "a.example"}, {"X-Empty", ""}, {"X-Dup", "1"}, {"x-dup", "two words"}};
+        QCOMPARE(walked, expected);
+        QCOMPARE(p.headers(), expected);
+        QCOMPARE(p.startLine(), QByteArray("POST /v1 HTTP/1.1"));
+        // After reset() the next head's fields, never the last one's.
+        p.reset();
+        qsizetype pos = 0;
+        QVERIFY(!p.nextField(pos, name, value)); // nothing parsed yet
+        QVERIFY(p.headers().isEmpty());
+        QCOMPARE(p.parse("HTTP/1.1 200 OK\r\nA: 1\r\n\r\n"), HeadParser::Status::Complete);
+        QCOMPARE(p.headers(), (QList<QPair<QByteArray, QByteArray>>{{"A", "1"}}));
+        // A head that is only its start line has no fields.
+        HeadParser bare(1024, HeadParser::FieldLines::Refuse);
+        QCOMPARE(bare.parse("GET / HTTP/1.1\r\n\r\n"), HeadParser::Status::Complete);
+        pos = 0;
+        QVERIFY(!bare.nextField(pos, name, value));
+        QVERIFY(bare.headers().isEmpty());
+    }
+
     void lengthBodyEndsAtItsLength() {
         for (const auto &cuts : splits(9)) {
             const Decoded d = decode(BodyDecoder::Framing::Length, 5, "helloNEXT", cuts);
