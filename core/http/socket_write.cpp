@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <sys/socket.h>
 #include <sys/types.h>
+#include <utility>
 
 namespace sw::http {
 
@@ -22,6 +23,7 @@ bool sendsDirectly(QAbstractSocket *socket) {
 struct BatchState {
     int depth = 0;
     std::vector<BatchedWriter *> writers;
+    std::vector<BatchedWriter *> *flushing = nullptr; // the writers the closing batch is flushing
 };
 thread_local BatchState t_batch;
 } // namespace
@@ -81,12 +83,16 @@ WriteBatch::~WriteBatch() {
     // Taken out first: a writer that writes while it flushes is outside any batch and sends at once.
     std::vector<BatchedWriter *> writers;
     writers.swap(t_batch.writers);
+    // A writer destroyed by what another one's flush set off (a slot run from a socket error,
+    // say) must drop out of this list too, not only out of the next batch's.
+    std::vector<BatchedWriter *> *const outer = std::exchange(t_batch.flushing, &writers);
     for (std::size_t i = 0; i < writers.size(); ++i) {
         if (BatchedWriter *w = writers[i]) {
             writers[i] = nullptr;
             w->flushBatch();
         }
     }
+    t_batch.flushing = outer;
 }
 
 bool WriteBatch::open() {
@@ -99,6 +105,8 @@ void WriteBatch::enlist(BatchedWriter *writer) {
 
 void WriteBatch::forget(BatchedWriter *writer) {
     std::replace(t_batch.writers.begin(), t_batch.writers.end(), writer, static_cast<BatchedWriter *>(nullptr));
+    if (t_batch.flushing)
+        std::replace(t_batch.flushing->begin(), t_batch.flushing->end(), writer, static_cast<BatchedWriter *>(nullptr));
 }
 
 } // namespace sw::http

@@ -12,6 +12,8 @@
 #include <QTcpSocket>
 #include <QTest>
 
+#include <functional>
+
 #include <memory>
 #include <sys/socket.h>
 
@@ -73,8 +75,11 @@ public:
         *m_out += "[" + m_held + "]";
         m_held.clear();
         ++flushes;
+        if (onFlush)
+            onFlush();
     }
     int flushes = 0;
+    std::function<void()> onFlush; // what a flush may set off, e.g. a slot that deletes another writer
 
 private:
     QByteArray *m_out;
@@ -197,6 +202,20 @@ private Q_SLOTS:
             gone.reset();
         }
         QCOMPARE(out, QByteArray("[kept]"));
+    }
+
+    void aWriterDestroyedByAnotherOnesFlushIsNotFlushed() {
+        QByteArray out;
+        auto second = std::make_unique<Recorder>(&out);
+        Recorder first(&out);
+        first.onFlush = [&second] { second.reset(); };
+        {
+            const http::WriteBatch batch;
+            first.write("first");
+            second->write("second"); // enlisted after `first`, destroyed while `first` flushes
+        }
+        QCOMPARE(out, QByteArray("[first]"));
+        QVERIFY(!second);
     }
 };
 
