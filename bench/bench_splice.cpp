@@ -12,6 +12,7 @@
 //
 //   bench_splice [--iterations 2000]
 
+#include "bench/cpu_timing.h"
 #include "core/formats/inbound_codec.h"
 #include "core/upstream/upstream_adapter.h"
 #include "core/wire/api.h"
@@ -25,25 +26,10 @@
 
 #include <cstdio>
 #include <functional>
-#include <time.h>
 
 namespace {
 
-qint64 threadCpuNs() {
-    timespec ts{};
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return qint64(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
-
-// Mean CPU microseconds of one call, over `n` calls after a warm-up.
-double perCallUs(int n, const std::function<void()> &fn) {
-    for (int i = 0; i < n / 10 + 1; ++i)
-        fn();
-    const qint64 start = threadCpuNs();
-    for (int i = 0; i < n; ++i)
-        fn();
-    return double(threadCpuNs() - start) / 1000.0 / n;
-}
+using sw::bench::perCallUs;
 
 // Text like a coding agent's turns: code with quotes, braces, escapes and a little unicode.
 QString codeText(int turn) {

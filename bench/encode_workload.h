@@ -3,31 +3,15 @@
 // as canonical events and as the accumulated message, and the per-call CPU of turning it
 // into one client format's JSON answer and SSE stream.
 
+#include "bench/cpu_timing.h"
 #include "core/formats/inbound_codec.h"
 #include "core/model/event_accumulator.h"
 
 #include <QJsonObject>
 
 #include <functional>
-#include <time.h>
 
 namespace sw::bench {
-
-inline qint64 threadCpuNs() {
-    timespec ts{};
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return qint64(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
-
-// Mean CPU microseconds of one call, over `n` calls after a warm-up.
-inline double perCallUs(int n, const std::function<void()> &fn) {
-    for (int i = 0; i < n / 10 + 1; ++i)
-        fn();
-    const qint64 start = threadCpuNs();
-    for (int i = 0; i < n; ++i)
-        fn();
-    return double(threadCpuNs() - start) / 1000.0 / n;
-}
 
 // Thinking (2 deltas), text (40 deltas of a few words, ~560 characters) and, with
 // `withTool`, one tool call streamed in 3 deltas; usage at start and done.

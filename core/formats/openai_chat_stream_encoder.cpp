@@ -9,7 +9,7 @@ namespace sw::formats {
 
 using namespace sw::model;
 
-void OpenAIChatStreamEncoder::beginChunk(wire::JsonWriter &w) const {
+void OpenAIChatStreamEncoder::beginEnvelope(wire::JsonWriter &w) const {
     w.beginSseEvent()
         .beginObject()
         .field("id", m_info.responseId)
@@ -17,11 +17,12 @@ void OpenAIChatStreamEncoder::beginChunk(wire::JsonWriter &w) const {
         .field("created", m_info.createdSecs)
         .field("model", m_info.model)
         .key("choices")
-        .beginArray()
-        .beginObject()
-        .field("index", 0)
-        .key("delta")
-        .beginObject();
+        .beginArray();
+}
+
+void OpenAIChatStreamEncoder::beginChunk(wire::JsonWriter &w) const {
+    beginEnvelope(w);
+    w.beginObject().field("index", 0).key("delta").beginObject();
 }
 
 void OpenAIChatStreamEncoder::endChunk(wire::JsonWriter &w, QLatin1String finishReason) {
@@ -31,6 +32,21 @@ void OpenAIChatStreamEncoder::endChunk(wire::JsonWriter &w, QLatin1String finish
     else
         w.field("finish_reason", finishReason);
     w.endObject().endArray().endObject().endSseEvent();
+}
+
+void OpenAIChatStreamEncoder::argumentsChunk(wire::JsonWriter &w, int toolIndex, const QString &arguments) const {
+    beginChunk(w);
+    w.key("tool_calls")
+        .beginArray()
+        .beginObject()
+        .field("index", toolIndex)
+        .key("function")
+        .beginObject()
+        .field("arguments", arguments)
+        .endObject()
+        .endObject()
+        .endArray();
+    endChunk(w);
 }
 
 void OpenAIChatStreamEncoder::roleChunkOnce(wire::JsonWriter &w) {
@@ -104,18 +120,7 @@ QByteArray OpenAIChatStreamEncoder::encode(const StreamEvent &event) {
             return {};
         }
         m_toolsWithArguments.insert(event.contentIndex);
-        beginChunk(w);
-        w.key("tool_calls")
-            .beginArray()
-            .beginObject()
-            .field("index", *it)
-            .key("function")
-            .beginObject()
-            .field("arguments", event.delta)
-            .endObject()
-            .endObject()
-            .endArray();
-        endChunk(w);
+        argumentsChunk(w, *it, event.delta);
         break;
     }
     case EventType::ToolCallEnd: {
@@ -146,18 +151,7 @@ QByteArray OpenAIChatStreamEncoder::encode(const StreamEvent &event) {
         if (it == m_toolIndexByContentIndex.constEnd() || m_toolsWithArguments.contains(event.contentIndex))
             return {};
         m_toolsWithArguments.insert(event.contentIndex);
-        beginChunk(w);
-        w.key("tool_calls")
-            .beginArray()
-            .beginObject()
-            .field("index", *it)
-            .key("function")
-            .beginObject()
-            .field("arguments", QString::fromUtf8(wire::compactJson(event.block.arguments)))
-            .endObject()
-            .endObject()
-            .endArray();
-        endChunk(w);
+        argumentsChunk(w, *it, QString::fromUtf8(wire::compactJson(event.block.arguments)));
         break;
     }
     case EventType::Done: {
@@ -166,16 +160,8 @@ QByteArray OpenAIChatStreamEncoder::encode(const StreamEvent &event) {
         beginChunk(w);
         endChunk(w, OpenAIChatCodec::finishReason(event.reason));
         if (m_info.includeUsage) {
-            w.beginSseEvent()
-                .beginObject()
-                .field("id", m_info.responseId)
-                .field("object", "chat.completion.chunk")
-                .field("created", m_info.createdSecs)
-                .field("model", m_info.model)
-                .key("choices")
-                .beginArray()
-                .endArray()
-                .key("usage");
+            beginEnvelope(w);
+            w.endArray().key("usage");
             OpenAIChatCodec::writeUsage(w, event.usage);
             w.endObject().endSseEvent();
         }

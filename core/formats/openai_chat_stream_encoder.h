@@ -22,7 +22,12 @@ private:
     // One chat.completion.chunk frame: beginChunk writes up to the delta's opening brace,
     // the caller the delta's fields, endChunk the rest (finish_reason null when empty).
     void beginChunk(wire::JsonWriter &w) const;
+    // The frame's envelope up to the opened "choices" array, shared with the usage chunk
+    // (whose choices are empty).
+    void beginEnvelope(wire::JsonWriter &w) const;
     static void endChunk(wire::JsonWriter &w, QLatin1String finishReason = {});
+    // A chunk carrying (a piece of) function-call arguments for tool call `toolIndex`.
+    void argumentsChunk(wire::JsonWriter &w, int toolIndex, const QString &arguments) const;
     void roleChunkOnce(wire::JsonWriter &w);
 
     EncodeInfo m_info;

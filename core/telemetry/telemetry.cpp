@@ -128,8 +128,8 @@ void Telemetry::log(const QString &level, const QString &message, QJsonObject fi
     emitLog(LogRecord{QDateTime::currentMSecsSinceEpoch(), level, message, std::move(fields), {}});
 }
 
-void Telemetry::log(const QString &level, const QString &message, util::LogFields fields, QJsonObject base) {
-    emitLog(LogRecord{QDateTime::currentMSecsSinceEpoch(), level, message, std::move(base), std::move(fields)});
+void Telemetry::log(const QString &level, const QString &message, util::LogFields fields) {
+    emitLog(LogRecord{QDateTime::currentMSecsSinceEpoch(), level, message, {}, std::move(fields)});
 }
 
 void Telemetry::emitLog(LogRecord record) {

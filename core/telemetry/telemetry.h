@@ -45,7 +45,7 @@ public:
     void log(const QString &level, const QString &message, QJsonObject fields = {});
     // The same, with fields gathered on the request path: no JSON is built unless someone
     // listens to logLine or the line goes to stderr.
-    void log(const QString &level, const QString &message, util::LogFields fields, QJsonObject base = {});
+    void log(const QString &level, const QString &message, util::LogFields fields);
     void setJsonLogToStderr(bool on) { m_stderrLog = on; }
 
     QList<AttemptRecord> attempts(int limit) const; // newest first

@@ -89,35 +89,6 @@ struct Builder {
     }
 };
 
-// A QString as UTF-8, except that a lone surrogate (which Qt's parser keeps from an escape
-// such as "\ud800") is encoded on its own (ED A0 80) rather than replaced: decode() and the
-// writer give it back as Qt would.
-QByteArray toWtf8(QStringView s) {
-    QByteArray out;
-    out.reserve(s.size());
-    for (qsizetype i = 0; i < s.size(); ++i) {
-        char32_t c = s[i].unicode();
-        if (QChar::isHighSurrogate(c) && i + 1 < s.size() && QChar::isLowSurrogate(s[i + 1].unicode()))
-            c = QChar::surrogateToUcs4(char16_t(c), s[++i].unicode());
-        if (c < 0x80) {
-            out += char(c);
-        } else if (c < 0x800) {
-            out += char(0xC0 | (c >> 6));
-            out += char(0x80 | (c & 0x3F));
-        } else if (c < 0x10000) {
-            out += char(0xE0 | (c >> 12));
-            out += char(0x80 | ((c >> 6) & 0x3F));
-            out += char(0x80 | (c & 0x3F));
-        } else {
-            out += char(0xF0 | (c >> 18));
-            out += char(0x80 | ((c >> 12) & 0x3F));
-            out += char(0x80 | ((c >> 6) & 0x3F));
-            out += char(0x80 | (c & 0x3F));
-        }
-    }
-    return out;
-}
-
 // A surrogate code point encoded on its own: ED A0..BF xx.
 bool hasLoneSurrogate(const char *s, size_t n) {
     for (const char *p = s; (p = static_cast<const char *>(std::memchr(p, 0xED, n - size_t(p - s))));) {
@@ -249,6 +220,32 @@ char hexDigit(unsigned u) {
 }
 
 } // namespace
+
+QByteArray toWtf8(QStringView s) {
+    QByteArray out;
+    out.reserve(s.size());
+    for (qsizetype i = 0; i < s.size(); ++i) {
+        char32_t c = s[i].unicode();
+        if (QChar::isHighSurrogate(c) && i + 1 < s.size() && QChar::isLowSurrogate(s[i + 1].unicode()))
+            c = QChar::surrogateToUcs4(char16_t(c), s[++i].unicode());
+        if (c < 0x80) {
+            out += char(c);
+        } else if (c < 0x800) {
+            out += char(0xC0 | (c >> 6));
+            out += char(0x80 | (c & 0x3F));
+        } else if (c < 0x10000) {
+            out += char(0xE0 | (c >> 12));
+            out += char(0x80 | ((c >> 6) & 0x3F));
+            out += char(0x80 | (c & 0x3F));
+        } else {
+            out += char(0xF0 | (c >> 18));
+            out += char(0x80 | ((c >> 12) & 0x3F));
+            out += char(0x80 | ((c >> 6) & 0x3F));
+            out += char(0x80 | (c & 0x3F));
+        }
+    }
+    return out;
+}
 
 // Well-formed UTF-8 as Qt's parser requires it: no overlong forms, no surrogates, nothing past
 // U+10FFFF. ASCII, the common case, eight bytes at a time.

@@ -112,6 +112,11 @@ inline bool isAbsent(const Value *v) {
     return !v || v->IsNull();
 }
 
+// A QString as UTF-8, except that a lone surrogate (which Qt's parser keeps from an escape
+// such as "\ud800") is encoded on its own (ED A0 80) rather than replaced: the form a parse
+// stores it in, which decode and the writer give back as Qt would.
+QByteArray toWtf8(QStringView s);
+
 // The UTF-8 bytes of a string value, without converting; empty for anything else.
 inline std::string_view bytes(const Value *v) {
     return isString(v) ? std::string_view(v->GetString(), v->GetStringLength()) : std::string_view();

@@ -20,32 +20,6 @@ constexpr int kMaxSameDepth = 2000;
     std::abort();
 }
 
-QByteArray wtf8Name(const QString &key) {
-    // the name as the parse stores it: UTF-8, a lone surrogate as its own 3 bytes
-    QByteArray out;
-    for (qsizetype i = 0; i < key.size(); ++i) {
-        char32_t c = key[i].unicode();
-        if (QChar::isHighSurrogate(c) && i + 1 < key.size() && key[i + 1].isLowSurrogate())
-            c = QChar::surrogateToUcs4(char16_t(c), key[++i].unicode());
-        if (c < 0x80) {
-            out += char(c);
-        } else if (c < 0x800) {
-            out += char(0xC0 | (c >> 6));
-            out += char(0x80 | (c & 0x3F));
-        } else if (c < 0x10000) {
-            out += char(0xE0 | (c >> 12));
-            out += char(0x80 | ((c >> 6) & 0x3F));
-            out += char(0x80 | (c & 0x3F));
-        } else {
-            out += char(0xF0 | (c >> 18));
-            out += char(0x80 | ((c >> 12) & 0x3F));
-            out += char(0x80 | ((c >> 6) & 0x3F));
-            out += char(0x80 | (c & 0x3F));
-        }
-    }
-    return out;
-}
-
 // The same value as far as anything reads it: Qt's == also compares how a string is stored,
 // and Qt stores a string written without escapes with a leading byte order mark that
 // toString() and toJson() then drop.
@@ -158,7 +132,7 @@ void compareReads(const QJsonValue &q, const rj::Value *v, const QByteArray &inp
             // search runs over the other order); decoders look up neither.
             if (o.constFind(it.key()) != it || it.key().startsWith(QChar(0xFEFF)))
                 continue;
-            const QByteArray name = wtf8Name(it.key()); // may hold NULs
+            const QByteArray name = rj::toWtf8(it.key()); // may hold NULs
             const QJsonValue qv = o.value(it.key());
             compareReads(qv, rj::member(v, std::string_view(name.constData(), size_t(name.size()))), input, depth + 1);
         }
