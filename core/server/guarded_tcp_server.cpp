@@ -1,5 +1,6 @@
 #include "core/server/guarded_tcp_server.h"
 
+#include "core/http/socket_read.h"
 #include "core/server/connection_guard.h"
 
 #include <QPointer>
@@ -26,6 +27,8 @@ void GuardedTcpServer::incomingConnection(qintptr handle) {
     }
     // Nagle off once per connection: an answer's last segment must not wait for the client's ACK.
     socket->setSocketOption(QAbstractSocket::LowDelayOption, 1);
+    // An idle kept-alive connection holds at most a small read block (core/http/socket_read.h).
+    http::useSmallReadChunks(socket);
     if (m_open >= m_limits.maxConnections) {
         // Not handed to the HTTP server: answered here and closed.
         auto *guard = new ConnectionGuard(socket, m_limits, nullptr, {});

@@ -1,5 +1,6 @@
 #include "core/upstream/socket_transport.h"
 
+#include "core/http/socket_read.h"
 #include "core/upstream/socket_upstream_call.h"
 
 #include <QNetworkProxy>
@@ -122,6 +123,9 @@ SocketLink *SocketTransport::open(const QUrl &url, QObject *owner) {
         static_cast<QSslSocket *>(s)->connectToHostEncrypted(url.host(), port);
     else
         s->connectToHost(url.host(), port);
+    // A pooled or streaming upstream connection holds at most a small read block between reads
+    // (core/http/socket_read.h); connectToHost() has opened the device.
+    http::useSmallReadChunks(s);
     return link;
 }
 

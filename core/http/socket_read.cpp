@@ -1,0 +1,36 @@
+#include "core/http/socket_read.h"
+
+#include <QIODevice>
+#include <QtCore/private/qiodevice_p.h>
+
+namespace sw::http {
+
+namespace {
+
+QIODevicePrivate *privateOf(const QIODevice *device) {
+    return static_cast<QIODevicePrivate *>(QObjectPrivate::get(const_cast<QIODevice *>(device)));
+}
+
+} // namespace
+
+bool useSmallReadChunks(QIODevice *device) {
+    if (!device)
+        return false;
+    QIODevicePrivate *d = privateOf(device);
+    if (d->readBuffers.isEmpty())
+        return false;
+    for (QRingBuffer &buffer : d->readBuffers)
+        buffer.setChunkSize(kReadChunkBytes);
+    return true;
+}
+
+int readChunkSize(const QIODevice *device) {
+    if (!device)
+        return -1;
+    const QIODevicePrivate *d = privateOf(device);
+    if (d->readBuffers.isEmpty())
+        return -1;
+    return d->readBuffers.at(d->currentReadChannel < d->readBuffers.size() ? d->currentReadChannel : 0).chunkSize();
+}
+
+} // namespace sw::http
