@@ -50,7 +50,11 @@
 #include <algorithm>
 #include <cstdio>
 #include <deque>
+#ifdef SWITCHMAN_MIMALLOC
+#include <mimalloc.h>
+#else
 #include <malloc.h>
+#endif
 #include <memory>
 #include <vector>
 
@@ -124,11 +128,18 @@ double rssMiB() {
     return -1;
 }
 
-// Bytes the allocator has handed out and not had back: flat while RSS grows means the heap
-// is fragmenting, growing with it means something is being kept.
+// What the allocator holds: with glibc, bytes handed out and not had back (flat while RSS grows
+// means the heap is fragmenting, growing with it means something is being kept); with mimalloc
+// (the product's allocator), the memory it has committed from the system.
 double heapInUseMiB() {
+#ifdef SWITCHMAN_MIMALLOC
+    size_t elapsedMs = 0, userMs = 0, systemMs = 0, rss = 0, peakRss = 0, committed = 0, peakCommitted = 0, faults = 0;
+    mi_process_info(&elapsedMs, &userMs, &systemMs, &rss, &peakRss, &committed, &peakCommitted, &faults);
+    return double(committed) / (1024.0 * 1024.0);
+#else
     const struct mallinfo2 mi = mallinfo2();
     return double(mi.uordblks + mi.hblkhd) / (1024.0 * 1024.0);
+#endif
 }
 
 int openFds() {

@@ -132,6 +132,9 @@ check "Depends pins the Qt ABI the private event dispatcher was built against: $
   bash -c '[[ $1 =~ qt6-base-abi\ \(=\ 6\.[0-9.]+\) ]]' _ "$depends"
 check "Depends names the Qt SQLite driver of the usage ledger: $depends" \
   bash -c '[[ $1 == *libqt6sql6-sqlite* ]]' _ "$depends"
+# mimalloc is the process allocator (linked, not preloaded): dpkg-shlibdeps adds its library.
+check "Depends names mimalloc, the process allocator: $depends" \
+  bash -c '[[ $1 == *libmimalloc2.0* ]]' _ "$depends"
 check "Recommends a Secret Service: $recommends" \
   bash -c '[[ $1 == *libsecret-1-0* && $1 == *gnome-keyring* ]]' _ "$recommends"
 
