@@ -3,6 +3,8 @@
 #include <QIODevice>
 #include <QtCore/private/qiodevice_p.h>
 
+#include <cstring>
+
 namespace sw::http {
 
 namespace {
@@ -21,6 +23,18 @@ bool useSmallReadChunks(QIODevice *device) {
         return false;
     for (QRingBuffer &buffer : d->readBuffers)
         buffer.setChunkSize(kReadChunkBytes);
+    return true;
+}
+
+bool replaceUnreadPrefix(QIODevice *device, qint64 length, QByteArrayView with) {
+    if (!device || length < 0)
+        return false;
+    QIODevicePrivate *d = privateOf(device);
+    if (d->transactionStarted || d->readBuffers.isEmpty() || d->buffer.size() < length)
+        return false;
+    d->buffer.free(length);
+    if (!with.isEmpty())
+        std::memcpy(d->buffer.reserveFront(with.size()), with.data(), size_t(with.size()));
     return true;
 }
 

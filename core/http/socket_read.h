@@ -14,6 +14,8 @@
 // (after setSocketDescriptor() or connectToHost()); it lasts for the socket's life, including
 // reuse from a pool.
 
+#include <QByteArrayView>
+
 class QIODevice;
 
 namespace sw::http {
@@ -22,6 +24,11 @@ inline constexpr int kReadChunkBytes = 1024;
 
 // Returns false (and changes nothing) when the device has no read buffer yet (not open).
 bool useSmallReadChunks(QIODevice *device);
+
+// Replaces the first `length` unread bytes of the device's read buffer with `with`, for a reader
+// that has not looked at them yet. False (and nothing changed) when a read transaction is open
+// (its reader has seen part of the buffer) or fewer than `length` bytes are buffered.
+bool replaceUnreadPrefix(QIODevice *device, qint64 length, QByteArrayView with);
 
 // The ring-buffer block size of the device's current read channel (16384 by default in Qt 6.4),
 // or -1 when it has none.

@@ -1,5 +1,6 @@
 #include "core/server/connection_guard.h"
 
+#include "core/http/socket_read.h"
 #include "core/http/socket_write.h"
 
 #include <QMetaMethod>
@@ -7,6 +8,7 @@
 #include <QTimer>
 #include <QUrl>
 #include <algorithm>
+#include <atomic>
 
 namespace sw::server {
 
@@ -14,6 +16,7 @@ namespace {
 constexpr int kDrainMs = 500;       // keep reading after a refusal so the client sees the answer
 constexpr int kMaxChunkLine = 4096; // a chunk-size line with extensions
 constexpr qint64 kBufferSlack = 1 << 20;
+constexpr int kMaxHeaderFields = 100; // what Qt 6.4's header parser takes (HeaderConstants::MAX_HEADER_FIELDS)
 
 // The bytes of a request line so far could still become a valid one: garbage
 // (binary, a TLS hello, NULs) is refused at its first byte instead of after the
@@ -120,7 +123,11 @@ void ConnectionGuard::onReadyRead() {
     if (fresh.isEmpty())
         return;
     m_everSpoke = true;
+    // Nothing of `fresh` has been read by Qt's parser when no read transaction is open: a head at
+    // its start is at the start of the socket's buffer.
+    m_readStart = m_socket->isTransactionStarted() ? nullptr : fresh.constData();
     consume(fresh);
+    m_readStart = nullptr;
     // A plain socket cannot say when Qt's parser gave up on these bytes: look after this read.
     if (!m_socketTellsCuts && m_phase != Phase::Rejected && !m_parserCheckQueued) {
         m_parserCheckQueued = true;
@@ -154,6 +161,7 @@ void ConnectionGuard::consume(QByteArrayView bytes) {
     while (!bytes.isEmpty() && m_phase != Phase::Rejected) {
         switch (m_phase) {
         case Phase::Head: {
+            const bool headAtBufferStart = m_head.isEmpty() && m_readStart && bytes.data() == m_readStart;
             const bool wasEmpty = m_head.isEmpty();
             const qsizetype before = m_head.size();
             m_head.append(bytes.data(), bytes.size());
@@ -195,6 +203,8 @@ void ConnectionGuard::consume(QByteArrayView bytes) {
             m_head.truncate(headSize);
             bytes = bytes.sliced(std::min<qsizetype>(bytes.size(), std::max<qsizetype>(0, used)));
             onHeadComplete();
+            if (headAtBufferStart && m_phase != Phase::Rejected)
+                handOverHead(stripped + headSize);
             break;
         }
         case Phase::Body:
@@ -218,7 +228,14 @@ void ConnectionGuard::onHeadComplete() {
     QByteArrayView host;
     QByteArrayView name;
     QByteArrayView value;
+    int fields = 0;
     for (qsizetype pos = 0; m_headParser.nextField(pos, name, value);) {
+        // Qt 6.4's parser gives up past 100 fields and its server then dispatches the request with
+        // the fields it had (no Host: a 403), and the guard answers the parse error too: two
+        // answers to one request. Refused here, once.
+        if (++fields > kMaxHeaderFields)
+            return reject(
+                {431, "invalid_request_error", QStringLiteral("more than %1 header fields").arg(kMaxHeaderFields)});
         if (name.compare("host", Qt::CaseInsensitive) == 0) {
             ++hostCount;
             host = value;
@@ -277,6 +294,71 @@ void ConnectionGuard::onHeadComplete() {
     rearm();
 }
 
+namespace {
+std::atomic<bool> g_headHandover{true};
+std::atomic<quint64> g_headsHandedOver{0};
+
+// The fields Qt 6.4's server acts on (QHttpServerRequestPrivate): the body's framing, keep-alive
+// and upgrade, and 100-continue. Not Host: Qt only makes the request URL's authority from it,
+// which HttpFront does not read (the Host check reads the guard's fields).
+bool qtReadsField(QByteArrayView name) {
+    for (const char *field : {"content-length", "transfer-encoding", "connection", "expect", "upgrade"})
+        if (name.compare(field, Qt::CaseInsensitive) == 0)
+            return true;
+    return false;
+}
+} // namespace
+
+void ConnectionGuard::setHeadHandoverEnabled(bool on) {
+    g_headHandover = on;
+}
+quint64 ConnectionGuard::headsHandedOver() {
+    return g_headsHandedOver;
+}
+
+bool ConnectionGuard::takeHeaders(http::HeaderList *out) {
+    if (!m_haveHeaders)
+        return false;
+    m_haveHeaders = false;
+    *out = std::move(m_headers);
+    m_headers = {};
+    return true;
+}
+
+void ConnectionGuard::handOverHead(qsizetype bufferedHeadBytes) {
+    // Qt 6.4's QHttpHeaderParser limits (qhttpheaderparser_p.h): past them it refuses the head. The
+    // field count is refused before this (onHeadComplete); the sizes are left for Qt to judge.
+    constexpr qsizetype kQtMaxFieldBytes = 100 * 1024;
+    constexpr qsizetype kQtMaxHeadBytes = 256 * 1024;
+    if (!m_handsOverHeads || !g_headHandover || !m_socket || bufferedHeadBytes > kQtMaxHeadBytes)
+        return;
+    QByteArray shortHead;
+    shortHead.reserve(m_headParser.startLine().size() + 128);
+    shortHead += m_headParser.startLine();
+    shortHead += "\r\n";
+    qsizetype fields = 0;
+    QByteArrayView name;
+    QByteArrayView value;
+    for (qsizetype pos = 0; m_headParser.nextField(pos, name, value);) {
+        if (++fields > kMaxHeaderFields || name.size() + value.size() + 2 > kQtMaxFieldBytes)
+            return;
+        if (!qtReadsField(name))
+            continue;
+        shortHead += name;
+        shortHead += ": ";
+        shortHead += value;
+        shortHead += "\r\n";
+    }
+    shortHead += "\r\n";
+    if (shortHead.size() >= bufferedHeadBytes)
+        return; // nothing to save
+    if (!http::replaceUnreadPrefix(m_socket, bufferedHeadBytes, shortHead))
+        return;
+    m_headers = m_headParser.headers();
+    m_haveHeaders = true;
+    ++g_headsHandedOver;
+}
+
 void ConnectionGuard::consumeBody(QByteArrayView bytes) {
     const qsizetype used = m_body.feed(bytes);
     switch (m_body.status()) {
@@ -326,6 +408,8 @@ void ConnectionGuard::responseDone() {
 }
 
 void ConnectionGuard::startNextRequest() {
+    m_haveHeaders = false;
+    m_headers = {};
     if (m_phase == Phase::Rejected)
         return;
     m_phase = Phase::Head;

@@ -49,6 +49,21 @@ public:
     // the destructor (connection accounting).
     ConnectionGuard(QTcpSocket *socket, const config::LimitsConfig &limits, QObject *httpServer,
                     std::function<void()> onGone);
+    // Read-head handover (HttpFront only). Qt 6.4's server reads a request head one byte at a
+    // time through QIODevice::read, about 250 instructions a byte: the 600-byte head an SDK
+    // sends cost more than the rest of the gateway's work on the request. The guard has parsed
+    // the head already; with handover on, once a whole head is in the socket's buffer ahead of
+    // anything Qt has read, the guard keeps its fields for takeHeaders() and leaves Qt only the
+    // request line and the fields Qt's server acts on (Content-Length, Transfer-Encoding,
+    // Connection, Expect, Upgrade). A head with a field Qt must refuse (over 100 KiB) is left whole;
+    // one of over 100 fields is refused (431) before this.
+    void setHandsOverHeads(bool on) { m_handsOverHeads = on; }
+    // The current request's header fields as sent (names and values trimmed), when the guard
+    // took them from a head it shortened; each request's fields are taken once.
+    bool takeHeaders(http::HeaderList *out);
+    // Test seam: handover off process-wide, to compare with Qt reading every head itself.
+    static void setHeadHandoverEnabled(bool on);
+    static quint64 headsHandedOver(); // since start, for tests
     ~ConnectionGuard() override;
 
     static ConnectionGuard *of(QTcpSocket *socket);
@@ -67,6 +82,7 @@ private:
     void onReadyRead();
     void consume(QByteArrayView bytes);
     void onHeadComplete();
+    void handOverHead(qsizetype bufferedHeadBytes);
     void consumeBody(QByteArrayView bytes);
     void checkParserAlive();
     void signalsCut();
@@ -92,6 +108,10 @@ private:
     bool m_parserCheckQueued = false;
     bool m_socketTellsCuts = false; // a GuardedSocket: signalsCut() comes when Qt's parser gives up
     bool m_parked = false;          // a read transaction of ours hides pipelined bytes from Qt
+    bool m_handsOverHeads = false;
+    const char *m_readStart = nullptr; // onReadyRead's copy of the unread bytes, while consume() reads it
+    http::HeaderList m_headers;        // the current request's fields, when its head was handed over
+    bool m_haveHeaders = false;
 };
 
 } // namespace sw::server

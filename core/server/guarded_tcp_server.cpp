@@ -2,6 +2,7 @@
 
 #include "core/http/socket_read.h"
 #include "core/server/connection_guard.h"
+#include "core/server/http_front.h"
 
 #include <QPointer>
 #include <QTcpSocket>
@@ -39,10 +40,12 @@ void GuardedTcpServer::incomingConnection(qintptr handle) {
     }
     ++m_open;
     QPointer<GuardedTcpServer> self(this);
-    new ConnectionGuard(socket, m_limits, m_httpServer, [self]() {
+    auto *guard = new ConnectionGuard(socket, m_limits, m_httpServer, [self]() {
         if (self)
             --self->m_open;
     });
+    // HttpFront takes a request's fields from the guard, which then gives Qt's parser a short head.
+    guard->setHandsOverHeads(qobject_cast<HttpFront *>(m_httpServer) != nullptr);
     addPendingConnection(socket);
 }
 

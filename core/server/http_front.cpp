@@ -41,13 +41,16 @@ bool HttpFront::handleRequest(const QHttpServerRequest &request, QTcpSocket *soc
     in.method = methodName(request.method());
     in.path = request.url().path();
     in.query = request.query();
-    in.headers = request.headers();
+    auto *guard = ConnectionGuard::of(socket);
+    // The guard keeps the fields of a head it shortened for Qt's parser (ConnectionGuard::setHandsOverHeads).
+    if (!guard || !guard->takeHeaders(&in.headers))
+        in.headers = request.headers();
     in.body = request.body();
     in.peer = request.remoteAddress();
     if (socket)
         in.peerPort = socket->peerPort();
     auto *exchange = new HttpExchange(makeResponder(request, socket), socket);
-    if (auto *guard = ConnectionGuard::of(socket)) {
+    if (guard) {
         guard->requestDispatched(); // no connection timers while this answer is pending
         connect(exchange, &QObject::destroyed, guard, &ConnectionGuard::responseDone);
     }
