@@ -4,7 +4,7 @@ namespace sw::http {
 
 QByteArray headerValue(const HeaderList &headers, QByteArrayView name) {
     for (const auto &h : headers)
-        if (h.first.compare(name, Qt::CaseInsensitive) == 0)
+        if (sameName(h.first, name))
             return h.second;
     return {};
 }

@@ -11,6 +11,12 @@ namespace sw::http {
 
 using HeaderList = QList<QPair<QByteArray, QByteArray>>;
 
+// Field names compare case-insensitively; most names differ in length, which is checked first
+// (Qt's case-insensitive compare walks the bytes even then).
+inline bool sameName(QByteArrayView a, QByteArrayView b) {
+    return a.size() == b.size() && a.compare(b, Qt::CaseInsensitive) == 0;
+}
+
 // The first field named `name` (case-insensitive); empty when there is none.
 QByteArray headerValue(const HeaderList &headers, QByteArrayView name);
 // An RFC 9110 token (a field name, a method): one or more tchar.

@@ -236,17 +236,17 @@ void ConnectionGuard::onHeadComplete() {
         if (++fields > kMaxHeaderFields)
             return reject(
                 {431, "invalid_request_error", QStringLiteral("more than %1 header fields").arg(kMaxHeaderFields)});
-        if (name.compare("host", Qt::CaseInsensitive) == 0) {
+        if (http::sameName(name, "host")) {
             ++hostCount;
             host = value;
-        } else if (name.compare("content-length", Qt::CaseInsensitive) == 0) {
+        } else if (http::sameName(name, "content-length")) {
             bool ok = false;
             const qint64 n = value.toLongLong(&ok);
             if (!ok || n < 0 || (haveLength && n != contentLength))
                 return reject({400, "invalid_request_error", QStringLiteral("invalid Content-Length")});
             haveLength = true;
             contentLength = n;
-        } else if (name.compare("transfer-encoding", Qt::CaseInsensitive) == 0) {
+        } else if (http::sameName(name, "transfer-encoding")) {
             if (value.compare("chunked", Qt::CaseInsensitive) != 0)
                 return reject({400, "invalid_request_error",
                                QStringLiteral("unsupported Transfer-Encoding (only chunked is accepted)")});
@@ -303,7 +303,7 @@ std::atomic<quint64> g_headsHandedOver{0};
 // which HttpFront does not read (the Host check reads the guard's fields).
 bool qtReadsField(QByteArrayView name) {
     for (const char *field : {"content-length", "transfer-encoding", "connection", "expect", "upgrade"})
-        if (name.compare(field, Qt::CaseInsensitive) == 0)
+        if (http::sameName(name, field))
             return true;
     return false;
 }

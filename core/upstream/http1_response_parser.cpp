@@ -109,11 +109,11 @@ bool Http1ResponseParser::parseHead(QByteArrayView input, qsizetype &pos, Output
     const QByteArray *te = nullptr;
     const QByteArray *cl = nullptr;
     for (const auto &h : m_headers) {
-        if (!connection && h.first.compare("connection", Qt::CaseInsensitive) == 0)
+        if (!connection && http::sameName(h.first, "connection"))
             connection = &h.second;
-        else if (!te && h.first.compare("transfer-encoding", Qt::CaseInsensitive) == 0)
+        else if (!te && http::sameName(h.first, "transfer-encoding"))
             te = &h.second;
-        else if (!cl && h.first.compare("content-length", Qt::CaseInsensitive) == 0)
+        else if (!cl && http::sameName(h.first, "content-length"))
             cl = &h.second;
     }
     const auto has = [](const QByteArray *value, QByteArrayView token) {

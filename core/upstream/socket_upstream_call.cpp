@@ -63,11 +63,10 @@ void SocketUpstreamCall::sendRequest() {
     bool hasHost = false;
     for (const auto &h : m_request.headers) {
         // Framing is ours to decide.
-        if (h.first.compare("content-length", Qt::CaseInsensitive) == 0 ||
-            h.first.compare("transfer-encoding", Qt::CaseInsensitive) == 0 ||
-            h.first.compare("connection", Qt::CaseInsensitive) == 0)
+        if (http::sameName(h.first, "content-length") || http::sameName(h.first, "transfer-encoding") ||
+            http::sameName(h.first, "connection"))
             continue;
-        hasHost |= h.first.compare("host", Qt::CaseInsensitive) == 0;
+        hasHost |= http::sameName(h.first, "host");
         head.append(h.first).append(": ").append(h.second).append("\r\n");
     }
     if (!hasHost) {
