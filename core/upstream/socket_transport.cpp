@@ -124,8 +124,13 @@ SocketLink *SocketTransport::open(const QUrl &url, QObject *owner) {
     else
         s->connectToHost(url.host(), port);
     // A pooled or streaming upstream connection holds at most a small read block between reads
-    // (core/http/socket_read.h); connectToHost() has opened the device.
+    // (core/http/socket_read.h); connectToHost() has opened the device. A TLS socket reads the
+    // encrypted bytes through a plain socket of its own (a child QTcpSocket), which keeps its
+    // own block: both get the small one.
     http::useSmallReadChunks(s);
+    if (tls)
+        for (QTcpSocket *plain : s->findChildren<QTcpSocket *>(Qt::FindDirectChildrenOnly))
+            http::useSmallReadChunks(plain);
     return link;
 }
 

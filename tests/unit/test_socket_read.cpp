@@ -4,9 +4,11 @@
 // arrive) still returns the bytes in order.
 
 #include "core/http/socket_read.h"
+#include "core/upstream/socket_transport.h"
 
 #include "signal_wait.h"
 
+#include <QSslSocket>
 #include <QTcpServer>
 #include <QTcpSocket>
 #include <QTest>
@@ -67,6 +69,35 @@ private slots:
         QCOMPARE(http::readChunkSize(pair.reader.get()), 16384); // Qt 6.4's default
         QVERIFY(http::useSmallReadChunks(pair.reader.get()));
         QCOMPARE(http::readChunkSize(pair.reader.get()), http::kReadChunkBytes);
+    }
+
+    // The upstream transport's sockets, plain and TLS; a TLS socket's own plain socket (where the
+    // encrypted bytes land first) too. No handshake is needed to see them: a call connects at once.
+    void upstreamSocketsUseTheSmallBlock() {
+        QTcpServer server;
+        QVERIFY(server.listen(QHostAddress::LocalHost));
+        upstream::SocketTransport transport;
+        const QString base = QStringLiteral("127.0.0.1:%1/v1/x").arg(server.serverPort());
+        const auto socketsOf = [&](const QString &scheme, QObject *owner) {
+            upstream::HttpRequest request;
+            request.url = QUrl(scheme + QStringLiteral("://") + base);
+            request.body = "{}";
+            transport.start(request, owner);
+            return owner->findChildren<QAbstractSocket *>(); // the call's socket and what it owns
+        };
+
+        QObject plainOwner;
+        const auto plain = socketsOf(QStringLiteral("http"), &plainOwner);
+        QCOMPARE(plain.size(), 1);
+        QCOMPARE(http::readChunkSize(plain.first()), http::kReadChunkBytes);
+
+        if (!QSslSocket::supportsSsl())
+            QSKIP("no TLS backend");
+        QObject tlsOwner;
+        const auto tls = socketsOf(QStringLiteral("https"), &tlsOwner);
+        QCOMPARE(tls.size(), 2); // the QSslSocket and the plain socket under it
+        for (QAbstractSocket *socket : tls)
+            QCOMPARE(http::readChunkSize(socket), http::kReadChunkBytes);
     }
 
     void aSocketThatIsNotOpenIsLeftAlone() {
