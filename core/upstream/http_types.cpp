@@ -1,12 +1,30 @@
 #include "core/upstream/http_types.h"
 
+#include <array>
+
 namespace sw::upstream {
 
 QUrl joinUrl(const QString &baseUrl, const QString &path) {
+    // Every request to a provider joins the same few base URLs and paths, and parsing the URL
+    // was 4 k instructions of each request: the last few joins are kept per thread (QUrl is
+    // shared, so a hit copies a pointer). Bounded: eight entries, the oldest replaced.
+    struct Joined {
+        QString base;
+        QString path;
+        QUrl url;
+    };
+    thread_local std::array<Joined, 8> recent;
+    thread_local size_t next = 0;
+    for (const Joined &j : recent)
+        if (!j.url.isEmpty() && j.path == path && j.base == baseUrl)
+            return j.url;
     QString base = baseUrl;
     while (base.endsWith(QLatin1Char('/')))
         base.chop(1);
-    return QUrl(base + path);
+    QUrl url(base + path);
+    recent[next] = {baseUrl, path, url};
+    next = (next + 1) % recent.size();
+    return url;
 }
 
 QString hostKeyOf(const QUrl &url) {
