@@ -55,8 +55,8 @@ public:
     // the head already; with handover on, once a whole head is in the socket's buffer ahead of
     // anything Qt has read, the guard keeps its fields for takeHeaders() and leaves Qt only the
     // request line and the fields Qt's server acts on (Content-Length, Transfer-Encoding,
-    // Connection, Expect, Upgrade). A head with a field Qt must refuse (over 100 KiB) is left whole;
-    // one of over 100 fields is refused (431) before this.
+    // Connection but a plain HTTP/1.1 keep-alive, Expect, Upgrade). A head with a field Qt must
+    // refuse (over 100 KiB) is left whole; one of over 100 fields is refused (431) before this.
     void setHandsOverHeads(bool on) { m_handsOverHeads = on; }
     // The current request's header fields as sent (names and values trimmed), when the guard
     // took them from a head it shortened; each request's fields are taken once.

@@ -84,6 +84,9 @@ public:
             },
             8000);
         got += client.readAll();
+        // Whether the server closes the connection after its answers (Connection: close, HTTP/1.0).
+        sw::test::waitUntil([&] { return client.state() != QAbstractSocket::ConnectedState; }, 150);
+        closedAfter = client.state() != QAbstractSocket::ConnectedState;
         QList<int> statuses;
         for (qsizetype at = got.indexOf("HTTP/1.1 "); at >= 0; at = got.indexOf("HTTP/1.1 ", at + 1))
             statuses.append(got.mid(at + 9, 3).toInt());
@@ -93,6 +96,7 @@ public:
     bool ok = false;
     quint16 port = 0;
     QList<Seen> seen;
+    bool closedAfter = false;
 
 private:
     std::unique_ptr<server::HttpFront> m_front;
@@ -167,6 +171,8 @@ private slots:
         QTest::addRow("Connection: close") << QByteArray("close") << 1 << true;
         QTest::addRow("absolute-form target naming this listener") << QByteArray("absolute") << 1 << true;
         QTest::addRow("no Host field") << QByteArray("nohost") << 1 << true;
+        QTest::addRow("HTTP/1.0 asking for keep-alive") << QByteArray("http10") << 1 << true;
+        QTest::addRow("HTTP/1.0, then a second request") << QByteArray("http10twice") << 2 << true;
     }
 
     void theHandlerSeesTheSameRequestEitherWay() {
@@ -226,6 +232,11 @@ private slots:
                 return {"POST /v1/messages HTTP/1.1\r\nContent-Type: application/json\r\nX-Api-Key: k\r\n"
                         "Content-Length: " +
                         QByteArray::number(kBody.size()) + "\r\n\r\n" + kBody};
+            if (name == "http10" || name == "http10twice") {
+                const QByteArray one = "GET /v1/models HTTP/1.0\r\n" + host(port) +
+                                       "Connection: keep-alive\r\nUser-Agent: old-client\r\n\r\n";
+                return name == "http10" ? QList<QByteArray>{one} : QList<QByteArray>{one, one};
+            }
             if (name == "close")
                 return {post(port, "/v1/messages", "Content-Type: application/json\r\nConnection: close\r\n", kBody)};
             return {};
@@ -235,6 +246,8 @@ private slots:
         QList<Seen> seenWithout;
         QList<int> statusesWith;
         QList<int> statusesWithout;
+        bool closedWith = false;
+        bool closedWithout = false;
         for (const bool on : {true, false}) {
             server::ConnectionGuard::setHeadHandoverEnabled(on);
             Listener listener;
@@ -251,13 +264,16 @@ private slots:
                 QCOMPARE(handed > 0, handedOver);
                 seenWith = listener.seen;
                 statusesWith = statuses;
+                closedWith = listener.closedAfter;
             } else {
                 QCOMPARE(handed, quint64(0));
                 seenWithout = listener.seen;
                 statusesWithout = statuses;
+                closedWithout = listener.closedAfter;
             }
         }
         QCOMPARE(statusesWith, statusesWithout);
+        QCOMPARE(closedWith, closedWithout);
         QCOMPARE(statusesWith.size(), answers);
         QVERIFY2(seenWith == seenWithout,
                  ("with handover:\n" + describe(seenWith) + "Qt's own reading:\n" + describe(seenWithout)).constData());
