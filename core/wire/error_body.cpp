@@ -1,5 +1,7 @@
 #include "core/wire/error_body.h"
 
+#include "core/wire/rapid_json.h"
+
 #include <QHash>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -12,47 +14,54 @@ QLatin1String L(const char *s) {
     return QLatin1String(s);
 }
 
-// Some compatible servers and proxies answer a list with one error object.
-QJsonObject topObject(const QByteArray &body) {
-    const QJsonDocument doc = QJsonDocument::fromJson(body);
-    return doc.isArray() ? doc.array().at(0).toObject() : doc.object();
+using rj::isString;
+using rj::member;
+using rj::toString;
+using rj::Value;
+
+// Some compatible servers and proxies answer a list with one error object. nullptr reads as
+// an empty object (as QJsonDocument's object() of anything else).
+const Value *topObject(const rj::ParsedJson &json) {
+    const Value &root = json.root();
+    if (root.IsArray())
+        return root.Size() > 0 && root[0].IsObject() ? &root[0] : nullptr;
+    return json.object();
 }
 
-void readOpenAI(const QJsonObject &o, ErrorBody &info) {
-    const QJsonValue err = o.value(L("error"));
-    if (err.isObject()) {
-        const QJsonObject e = err.toObject();
-        info.message = e.value(L("message")).toString();
-        const QJsonValue code = e.value(L("code"));
-        info.errorType = code.isString() ? code.toString() : e.value(L("type")).toString();
-        if (code.isString())
-            info.providerType = e.value(L("type")).toString();
-        info.param = e.value(L("param")).toString();
-    } else if (err.isString()) {
-        info.message = err.toString(); // Ollama, llama.cpp
-    } else if (o.value(L("message")).isString()) {
-        info.message = o.value(L("message")).toString();
-    } else if (o.value(L("detail")).isString()) {
-        info.message = o.value(L("detail")).toString(); // vLLM / FastAPI
+void readOpenAI(const Value *o, ErrorBody &info) {
+    const Value *err = member(o, "error");
+    if (err && err->IsObject()) {
+        info.message = toString(member(err, "message"));
+        const Value *code = member(err, "code");
+        info.errorType = isString(code) ? toString(code) : toString(member(err, "type"));
+        if (isString(code))
+            info.providerType = toString(member(err, "type"));
+        info.param = toString(member(err, "param"));
+    } else if (isString(err)) {
+        info.message = toString(err); // Ollama, llama.cpp
+    } else if (isString(member(o, "message"))) {
+        info.message = toString(member(o, "message"));
+    } else if (isString(member(o, "detail"))) {
+        info.message = toString(member(o, "detail")); // vLLM / FastAPI
     }
 }
 
-void readAnthropic(const QJsonObject &o, ErrorBody &info) {
-    const QJsonValue err = o.value(L("error"));
-    if (err.isObject()) {
-        info.errorType = err.toObject().value(L("type")).toString();
-        info.message = err.toObject().value(L("message")).toString();
-    } else if (err.isString()) {
-        info.message = err.toString();
-    } else if (o.value(L("message")).isString()) {
-        info.message = o.value(L("message")).toString();
+void readAnthropic(const Value *o, ErrorBody &info) {
+    const Value *err = member(o, "error");
+    if (err && err->IsObject()) {
+        info.errorType = toString(member(err, "type"));
+        info.message = toString(member(err, "message"));
+    } else if (isString(err)) {
+        info.message = toString(err);
+    } else if (isString(member(o, "message"))) {
+        info.message = toString(member(o, "message"));
     }
 }
 
-void readGoogle(const QJsonObject &o, ErrorBody &info) {
-    const QJsonObject err = o.value(L("error")).toObject();
-    info.message = err.value(L("message")).toString();
-    info.errorType = err.value(L("status")).toString();
+void readGoogle(const Value *o, ErrorBody &info) {
+    const Value *err = rj::asObject(member(o, "error"));
+    info.message = toString(member(err, "message"));
+    info.errorType = toString(member(err, "status"));
 }
 
 std::optional<int> lookup(const QHash<QString, int> &statuses, const QString &key) {
@@ -86,19 +95,23 @@ const char *googleStatusName(int status) {
 } // namespace
 
 ErrorBody parseErrorBody(Api api, const QByteArray &body) {
+    // Parsed by RapidJSON with Qt's reading of it (rj::ParsedJson): a 503's body is read on every
+    // failover, and QJsonDocument made that 11 k instructions of it.
     ErrorBody info;
+    rj::ParsedJson json;
+    json.parse(body);
     switch (api) {
     case Api::AnthropicMessages:
         // Anthropic never wraps its error in a list.
-        readAnthropic(QJsonDocument::fromJson(body).object(), info);
+        readAnthropic(json.object(), info);
         break;
     case Api::Google:
-        readGoogle(topObject(body), info);
+        readGoogle(topObject(json), info);
         break;
     case Api::OpenAICompletions:
     case Api::OpenAIResponses:
     case Api::Pi:
-        readOpenAI(topObject(body), info);
+        readOpenAI(topObject(json), info);
         break;
     }
     if (info.message.isEmpty())

@@ -1,0 +1,172 @@
+// wire::parseErrorBody reads an upstream's error body through RapidJSON (rj::ParsedJson) and must
+// read it exactly as Qt's JSON did before: a differential check against a reading through
+// QJsonDocument (the code it replaced, kept here as the oracle), over hand-made bodies of every
+// shape the function knows, hostile ones, and every JSON file of the upstream fuzz corpora and
+// the test fixtures, for each API.
+
+#include "core/wire/error_body.h"
+
+#include <QDirIterator>
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTest>
+
+using namespace sw;
+
+namespace {
+
+QLatin1String L(const char *s) {
+    return QLatin1String(s);
+}
+
+// The reading before RapidJSON, through QJsonDocument.
+wire::ErrorBody oracle(wire::Api api, const QByteArray &body) {
+    wire::ErrorBody info;
+    const QJsonDocument doc = QJsonDocument::fromJson(body);
+    const QJsonObject top = doc.isArray() ? doc.array().at(0).toObject() : doc.object();
+    if (api == wire::Api::AnthropicMessages) {
+        const QJsonObject o = doc.object();
+        const QJsonValue err = o.value(L("error"));
+        if (err.isObject()) {
+            info.errorType = err.toObject().value(L("type")).toString();
+            info.message = err.toObject().value(L("message")).toString();
+        } else if (err.isString()) {
+            info.message = err.toString();
+        } else if (o.value(L("message")).isString()) {
+            info.message = o.value(L("message")).toString();
+        }
+    } else if (api == wire::Api::Google) {
+        const QJsonObject err = top.value(L("error")).toObject();
+        info.message = err.value(L("message")).toString();
+        info.errorType = err.value(L("status")).toString();
+    } else {
+        const QJsonValue err = top.value(L("error"));
+        if (err.isObject()) {
+            const QJsonObject e = err.toObject();
+            info.message = e.value(L("message")).toString();
+            const QJsonValue code = e.value(L("code"));
+            info.errorType = code.isString() ? code.toString() : e.value(L("type")).toString();
+            if (code.isString())
+                info.providerType = e.value(L("type")).toString();
+            info.param = e.value(L("param")).toString();
+        } else if (err.isString()) {
+            info.message = err.toString();
+        } else if (top.value(L("message")).isString()) {
+            info.message = top.value(L("message")).toString();
+        } else if (top.value(L("detail")).isString()) {
+            info.message = top.value(L("detail")).toString();
+        }
+    }
+    if (info.message.isEmpty())
+        info.message = QString::fromUtf8(body.left(2000)).trimmed();
+    return info;
+}
+
+QList<QByteArray> handMade() {
+    QList<QByteArray> bodies = {
+        R"({"error":{"message":"Overloaded","type":"server_error","param":null,"code":null}})",
+        R"({"error":{"message":"quota","type":"insufficient_quota","param":"model","code":"insufficient_quota"}})",
+        R"({"error":{"message":"m","type":"t","code":429}})",
+        R"({"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}})",
+        R"({"error":{"code":503,"message":"The model is overloaded.","status":"UNAVAILABLE"}})",
+        R"([{"error":{"code":429,"message":"Resource exhausted","status":"RESOURCE_EXHAUSTED"}}])",
+        R"([{"error":{"message":"in a list","type":"rate_limit_error"}}])",
+        R"([])",
+        R"([1,2])",
+        R"(["x"])",
+        R"({"error":"model not found"})",
+        R"({"message":"plain message"})",
+        R"({"detail":"Not Found"})",
+        R"({"detail":[{"loc":["body"],"msg":"field required"}]})",
+        R"({"error":{"message":123,"type":["a"],"code":{"x":1}}})",
+        R"({"error":null,"message":null,"detail":5})",
+        R"({"error":{"message":"dup","message":"last wins"}})",
+        R"({"error":{"message":"caf\u00e9 \ud83d\ude00 \"quoted\" \\ back"}})",
+        R"({"error":{"message":"nul\u0000inside"}})",
+        R"( {"error":{"message":"spaces around"}} )",
+        "\xef\xbb\xbf{\"error\":{\"message\":\"after a byte order mark\"}}",
+        "{\"error\":{\"message\":\"raw \x01 control\"}}",
+        "{\"error\":{\"message\":\"bad utf8 \xff\xfe\"}}",
+        R"({"error":{"message":"truncated")",
+        "<html><body>502 Bad Gateway</body></html>",
+        "upstream connect error or disconnect/reset before headers",
+        "",
+        "   ",
+        "null",
+        "\"just a string\"",
+        "42",
+        R"({"error":{"message":"num","code":1e400}})",
+        R"({"error":{"message":"deep","x":)" + QByteArray(2000, '[') + QByteArray(2000, ']') + "}}",
+    };
+    bodies.append(QByteArray(5000, 'x')); // unparseable and longer than the 2000 kept
+    return bodies;
+}
+
+QList<QByteArray> corpusFiles() {
+    QList<QByteArray> bodies;
+    for (const QString &root :
+         {QStringLiteral(SWITCHMAN_TEST_DATA), QStringLiteral(SWITCHMAN_TEST_DATA "/../fuzz/corpus")}) {
+        QDirIterator it(root, QDir::Files, QDirIterator::Subdirectories);
+        while (it.hasNext()) {
+            const QString path = it.next();
+            if (!path.endsWith(QLatin1String(".json")) && !path.contains(QLatin1String("_json/")))
+                continue;
+            QFile f(path);
+            if (f.open(QIODevice::ReadOnly) && f.size() < 1024 * 1024)
+                bodies.append(f.readAll());
+        }
+    }
+    return bodies;
+}
+
+} // namespace
+
+class TestErrorBody : public QObject {
+    Q_OBJECT
+
+private slots:
+    void readsAsQtsJsonDid() {
+        QList<QByteArray> bodies = handMade();
+        const QList<QByteArray> files = corpusFiles();
+        QVERIFY2(files.size() > 50, "the corpora were not found");
+        bodies += files;
+        int compared = 0;
+        for (const wire::Api api : {wire::Api::OpenAICompletions, wire::Api::OpenAIResponses, wire::Api::Pi,
+                                    wire::Api::AnthropicMessages, wire::Api::Google}) {
+            for (const QByteArray &body : std::as_const(bodies)) {
+                const wire::ErrorBody got = wire::parseErrorBody(api, body);
+                const wire::ErrorBody want = oracle(api, body);
+                const QByteArray what = QByteArray(wire::apiName(api).data()) + ": " + body.left(120);
+                QVERIFY2(got.message == want.message, what.constData());
+                QVERIFY2(got.errorType == want.errorType, what.constData());
+                QVERIFY2(got.providerType == want.providerType, what.constData());
+                QVERIFY2(got.param == want.param, what.constData());
+                ++compared;
+            }
+        }
+        qInfo("compared %d readings (%lld corpus files)", compared, qint64(files.size()));
+    }
+
+    void readsEachShape() {
+        const auto openai = wire::parseErrorBody(
+            wire::Api::OpenAICompletions,
+            R"({"error":{"message":"quota","type":"insufficient_quota","param":"model","code":"insufficient_quota"}})");
+        QCOMPARE(openai.message, QStringLiteral("quota"));
+        QCOMPARE(openai.errorType, QStringLiteral("insufficient_quota"));
+        QCOMPARE(openai.providerType, QStringLiteral("insufficient_quota"));
+        QCOMPARE(openai.param, QStringLiteral("model"));
+        const auto google = wire::parseErrorBody(
+            wire::Api::Google,
+            R"([{"error":{"code":429,"message":"Resource exhausted","status":"RESOURCE_EXHAUSTED"}}])");
+        QCOMPARE(google.errorType, QStringLiteral("RESOURCE_EXHAUSTED"));
+        QCOMPARE(google.message, QStringLiteral("Resource exhausted"));
+        const auto html = wire::parseErrorBody(wire::Api::AnthropicMessages, "  <html>502</html> ");
+        QCOMPARE(html.message, QStringLiteral("<html>502</html>"));
+        QVERIFY(html.errorType.isEmpty());
+    }
+};
+
+QTEST_GUILESS_MAIN(TestErrorBody)
+#include "test_error_body.moc"
