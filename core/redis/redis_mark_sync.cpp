@@ -192,17 +192,27 @@ void RedisMarkSync::markSet(const MarkInfo &mark, const failover::UpstreamFailur
                                                                  : ProviderDownMarks::kServerErrorBaseMs;
     const QByteArray id = idFor(mark);
     const QByteArray json = QJsonDocument(describeMark(mark)).toJson(QJsonDocument::Compact);
+    // The script publishes the mark it stores, and this replica reads that message in order with
+    // every other replica's messages on its subscription. Its reply comes on the command
+    // connection, which may be read later: when a clear came in meanwhile (another replica's,
+    // published after this set, or a local one), applying the reply would bring back a mark that
+    // Redis and every other replica no longer hold. The published message has applied it already.
+    const quint64 clearsBefore = m_clears;
     m_commands->command({"EVAL", kSetScript, "2", key("mark", id), key("hist", id), num(now), num(base),
                          num(ProviderDownMarks::kCapMs), num(ProviderDownMarks::kStrikeResetMs),
                          num(failure.retryAfterMs.value_or(-1)), num(started), json, m_channel},
-                        [this](const RedisValue &v) {
+                        [this, clearsBefore](const RedisValue &v) {
                             if (v.type != RedisValue::Type::String)
                                 return; // lost or refused: the local mark stands
+                            if (m_clears != clearsBefore)
+                                return; // cleared since: stale
                             applyRemote(QJsonDocument::fromJson(v.str).object());
                         });
 }
 
 void RedisMarkSync::marksCleared(const QList<MarkInfo> &removed) {
+    if (!removed.isEmpty())
+        ++m_clears;
     if (m_applyingRemote || !m_up || removed.isEmpty())
         return;
     QList<QByteArray> argv{"EVAL", kClearScript, QByteArray::number(removed.size() * 2)};
@@ -257,6 +267,7 @@ void RedisMarkSync::onMessage(const QByteArray &channel, const QByteArray &paylo
     } else if (op == QLatin1String("clear")) {
         if (o.value(QStringLiteral("replica")).toString() == m_options.replicaId)
             return;
+        ++m_clears;
         int n = 0;
         m_applyingRemote = true;
         for (const QJsonValue &v : o.value(QStringLiteral("ids")).toArray()) {

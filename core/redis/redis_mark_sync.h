@@ -78,6 +78,9 @@ private:
     bool m_up = false;
     bool m_loggedDown = false;
     bool m_applyingRemote = false;
+    // Counts clears (local, or another replica's): a set's own reply that comes back after a clear
+    // is stale (see markSet).
+    quint64 m_clears = 0;
     int m_replicas = 0;
 };
 
