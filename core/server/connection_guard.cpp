@@ -336,18 +336,17 @@ void ConnectionGuard::handOverHead(qsizetype bufferedHeadBytes) {
     shortHead.reserve(m_headParser.startLine().size() + 128);
     shortHead += m_headParser.startLine();
     shortHead += "\r\n";
-    qsizetype fields = 0;
     QByteArrayView name;
     QByteArrayView value;
     // HTTP/1.1 keeps the connection open without asking, and Qt's server reads Connection only
     // to look for "upgrade": "Connection: keep-alive", which every SDK sends, is left out there.
     const bool http11 = m_headParser.startLine().endsWith(" HTTP/1.1");
     for (qsizetype pos = 0; m_headParser.nextField(pos, name, value);) {
-        if (++fields > kMaxHeaderFields || name.size() + value.size() + 2 > kQtMaxFieldBytes)
+        if (name.size() + value.size() + 2 > kQtMaxFieldBytes)
             return;
         if (!qtReadsField(name))
             continue;
-        if (http11 && http::sameName(name, "connection") && http::sameName(value, "keep-alive"))
+        if (http11 && http::sameName(name, "connection") && value.compare("keep-alive", Qt::CaseInsensitive) == 0)
             continue;
         shortHead += name;
         shortHead += ": ";
