@@ -13,6 +13,7 @@
 #include "core/engine_host.h"
 #include "core/upstream/qt_transport.h"
 #include "core/upstream/socket_transport.h"
+#include "relay_floor.h"
 
 #include <QCommandLineParser>
 #include <QCoreApplication>
@@ -294,6 +295,21 @@ QList<Result> measure(const QString &name, const QUrl &target, const Options &o)
     return out;
 }
 
+// The c=1 figures and the throughput through a byte relay (--floors): what the hop itself costs.
+QList<Result> measureFloor(const QString &name, const QUrl &target, const Options &o) {
+    const QByteArray chatBody = R"({"model":"gpt-bench","stream":false,"messages":[{"role":"user","content":"ping"}]})";
+    const QByteArray streamBody =
+        R"({"model":"claude-bench","stream":true,"max_tokens":64,"messages":[{"role":"user","content":"ping"}]})";
+    QList<Result> out;
+    out << run(name, QStringLiteral("latency c=1 (non-stream)"), target, "/v1/chat/completions", chatBody, 1, o.n, {},
+               200);
+    out << run(name, QStringLiteral("throughput c=%1 (non-stream)").arg(o.concurrency), target, "/v1/chat/completions",
+               chatBody, o.concurrency, o.total, {}, 500);
+    out << run(name, QStringLiteral("TTFT c=1 (stream)"), target, "/v1/messages", streamBody, 1, o.n / 2, "text_delta",
+               100);
+    return out;
+}
+
 // The same figures through the production upstream transport (QNAM pool), to
 // see what the gateway's upstream leg costs over a raw keep-alive socket.
 Result runTransport(sw::upstream::Transport &transport, const QString &target, const QString &figure, const QUrl &base,
@@ -557,10 +573,11 @@ void printRatios(const QList<Result> &results) {
     };
     std::printf("\n%-30s %14s %14s %12s\n", "gateway vs direct", "added p50 us", "added p99 us", "throughput");
     for (const auto &r : results) {
-        if (r.target != QLatin1String("gateway"))
+        if (r.target != QLatin1String("gateway") && !r.target.endsWith(QLatin1String("relay")))
             continue;
         if (const Result *d = find(QStringLiteral("direct"), r.figure))
-            std::printf("%-30s %14.1f %14.1f %11.1f%%\n", qPrintable(r.figure), r.p50us - d->p50us, r.p99us - d->p99us,
+            std::printf("%-30s %14.1f %14.1f %11.1f%%\n", qPrintable(r.target + QLatin1Char(' ') + r.figure),
+                        r.p50us - d->p50us, r.p99us - d->p99us,
                         d->reqPerSec > 0 ? 100.0 * r.reqPerSec / d->reqPerSec : 0.0);
     }
     const Result *healthy = find(QStringLiteral("gateway"), QStringLiteral("latency c=1 (non-stream)"));
@@ -581,8 +598,9 @@ void printSummary(const QList<Result> &results) {
                 return &r;
         return nullptr;
     };
-    auto added = [&](const char *figure, const char *key, bool ttft) {
-        const Result *g = find(QStringLiteral("gateway"), QLatin1String(figure));
+    auto added = [&](const char *figure, const char *key, bool ttft,
+                     const QString &target = QStringLiteral("gateway")) {
+        const Result *g = find(target, QLatin1String(figure));
         const Result *d = find(QStringLiteral("direct"), QLatin1String(figure));
         if (!g || !d)
             return;
@@ -594,10 +612,18 @@ void printSummary(const QList<Result> &results) {
     };
     added("latency c=1", "added_latency", false);
     added("TTFT c=1", "added_ttft", true);
-    const Result *g = find(QStringLiteral("gateway"), QStringLiteral("throughput"));
     const Result *d = find(QStringLiteral("direct"), QStringLiteral("throughput"));
-    if (g && d && d->reqPerSec > 0)
+    if (const Result *g = find(QStringLiteral("gateway"), QStringLiteral("throughput")); g && d && d->reqPerSec > 0)
         std::printf("summary throughput_pct_of_direct %.1f\n", 100.0 * g->reqPerSec / d->reqPerSec);
+    for (const auto &[target, prefix] :
+         {std::pair{"qt relay", "qt_relay_"}, std::pair{"qt-poll relay", "qt_poll_relay_"},
+          std::pair{"epoll relay", "epoll_relay_"}}) {
+        added("latency c=1", qPrintable(QLatin1String(prefix) + QLatin1String("added_latency")), false,
+              QLatin1String(target));
+        added("TTFT c=1", qPrintable(QLatin1String(prefix) + QLatin1String("added_ttft")), true, QLatin1String(target));
+        if (const Result *g = find(QLatin1String(target), QStringLiteral("throughput")); g && d && d->reqPerSec > 0)
+            std::printf("summary %sthroughput_pct_of_direct %.1f\n", prefix, 100.0 * g->reqPerSec / d->reqPerSec);
+    }
     const Result *healthy = find(QStringLiteral("gateway"), QStringLiteral("latency c=1"));
     for (const auto &[figure, key] :
          {std::pair{"failover from refused", "failover_refused"}, std::pair{"failover from 503", "failover_503"}})
@@ -632,8 +658,12 @@ int main(int argc, char **argv) {
                       QStringLiteral("n"), QStringLiteral("1000")});
     parser.addOption({QStringLiteral("profile"),
                       QStringLiteral("Only send --n requests of one kind through the gateway (for perf/callgrind): "
-                                     "chat, stream, fo-refused or fo-503."),
+                                     "chat, stream, fo-refused, fo-503 or qt-relay."),
                       QStringLiteral("kind")});
+    parser.addOption(
+        {QStringLiteral("floors"),
+         QStringLiteral("Also measure two byte relays to the same mock (Qt sockets on the engine's "
+                        "dispatcher, and plain epoll): what the extra hop costs before any gateway work.")});
     parser.addOption({QStringLiteral("sdk-headers"),
                       QStringLiteral("Send the header lines an official SDK sends (about 480 bytes more per "
                                      "request head) on every request.")});
@@ -732,13 +762,22 @@ int main(int argc, char **argv) {
              {"/v1/chat/completions",
               R"({"model":"fo-503","stream":false,"messages":[{"role":"user","content":"ping"}]})"}},
         };
+        if (kind == QLatin1String("qt-relay")) { // the relay thread's instructions for the chat request
+            bench::QtRelay relay(mockUrl);
+            results << run(QStringLiteral("qt relay"), QStringLiteral("profile ") + kind, relay.baseUrl(),
+                           kinds[QStringLiteral("chat")].first, kinds[QStringLiteral("chat")].second, 1, o.n, {}, 100);
+            printTable(results);
+            return shutdown();
+        }
         if (!kinds.contains(kind))
-            qFatal("--profile takes chat, stream, fo-refused or fo-503");
+            qFatal("--profile takes chat, stream, fo-refused, fo-503 or qt-relay");
         std::function<void()> before;
         if (kind.startsWith(QLatin1String("fo-")))
             before = [&gateway] { gateway.runBlocking([](sw::Engine &e) { e.clearMarks({}); }); };
+        // One connection unless --concurrency is given (the engine's cost with many sockets open).
+        const int c = parser.isSet(QStringLiteral("concurrency")) ? o.concurrency : 1;
         results << run(QStringLiteral("gateway"), QStringLiteral("profile ") + kind, gatewayUrl, kinds[kind].first,
-                       kinds[kind].second, 1, o.n, {}, 100, before);
+                       kinds[kind].second, c, o.n, {}, 100, before);
         printTable(results);
         return shutdown();
     }
@@ -765,6 +804,16 @@ int main(int argc, char **argv) {
     results << run(QStringLiteral("failover"), QStringLiteral("first candidate marked"), gatewayUrl,
                    "/v1/chat/completions", body("fo-503"), 1, o.n, {}, 50);
 
+    if (parser.isSet(QStringLiteral("floors"))) {
+        const bench::QtRelay qtRelay(mockUrl); // on the engine's dispatcher
+        results += measureFloor(QStringLiteral("qt relay"), qtRelay.baseUrl(), o);
+        qputenv("SWITCHMAN_ENGINE_DISPATCHER", "unix"); // read when the relay's thread is set up
+        const bench::QtRelay pollRelay(mockUrl);
+        qunsetenv("SWITCHMAN_ENGINE_DISPATCHER");
+        results += measureFloor(QStringLiteral("qt-poll relay"), pollRelay.baseUrl(), o);
+        const bench::EpollRelay epollRelay(mockUrl);
+        results += measureFloor(QStringLiteral("epoll relay"), epollRelay.baseUrl(), o);
+    }
     if (parser.isSet(QStringLiteral("transports"))) {
         sw::upstream::QtTransport qnam;
         results += measureTransport(qnam, QStringLiteral("QtTransport"), mockUrl, o);

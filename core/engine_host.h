@@ -27,9 +27,10 @@ public:
     // Runs fn on the engine thread without waiting.
     void post(std::function<void(Engine &)> fn);
 
-    // The event dispatcher the engine thread runs on: Qt's own UNIX one; nullptr (Qt's default,
-    // glib's) when SWITCHMAN_ENGINE_DISPATCHER=glib asks for it, to tell the two apart when
-    // diagnosing. For any thread that hosts an engine itself (tests).
+    // The event dispatcher the engine thread runs on: util::EpollDispatcher; Qt's UNIX one when
+    // SWITCHMAN_ENGINE_DISPATCHER=unix asks for it, nullptr (Qt's default, glib's) for =glib, to
+    // tell them apart when diagnosing or measuring. For any thread that hosts an engine itself
+    // (tests).
     static QAbstractEventDispatcher *createEventDispatcher();
 
 private:
