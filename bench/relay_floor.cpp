@@ -8,6 +8,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <pthread.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -151,6 +152,7 @@ QUrl EpollRelay::baseUrl() const {
 }
 
 void EpollRelay::loop() {
+    pthread_setname_np(pthread_self(), "epoll-relay");
     std::unordered_map<int, int> peer; // fd -> the fd its bytes go to
     std::vector<char> buffer(64 * 1024);
     auto closePair = [&](int fd) {
