@@ -92,10 +92,12 @@ void EpollDispatcher::registerSocketNotifier(QSocketNotifier *notifier) {
     Q_ASSERT(notifier);
     const int fd = int(notifier->socket());
     const int type = notifier->type();
+#ifndef QT_NO_DEBUG // Qt's dispatcher checks the thread in debug builds only; so does this one
     if (notifier->thread() != thread() || thread() != QThread::currentThread()) {
         qWarning("QSocketNotifier: socket notifiers cannot be enabled from another thread");
         return;
     }
+#endif
     Watch &w = m_watches[fd];
     if (w.notifiers[type] && w.notifiers[type] != notifier)
         qWarning("EpollDispatcher: multiple socket notifiers for socket %d and type %s", fd, typeName(type));
@@ -110,10 +112,12 @@ void EpollDispatcher::unregisterSocketNotifier(QSocketNotifier *notifier) {
     Q_ASSERT(notifier);
     const int fd = int(notifier->socket());
     const int type = notifier->type();
+#ifndef QT_NO_DEBUG
     if (notifier->thread() != thread() || thread() != QThread::currentThread()) {
         qWarning("QSocketNotifier: socket notifier (fd %d) cannot be disabled from another thread", fd);
         return;
     }
+#endif
     m_pending.removeOne(notifier); // not activated in this turn any more
     const auto it = m_watches.find(fd);
     if (it == m_watches.end() || it->notifiers[type] == nullptr)
@@ -174,10 +178,11 @@ void EpollDispatcher::applyChanges() {
         } else {
             // As Qt's dispatcher does with POLLNVAL: warn and disable (after the loop: disabling
             // changes m_watches).
+            const int why = errno;
             for (int type = 0; type < 3; ++type)
                 if (w.notifiers[type]) {
                     qWarning("QSocketNotifier: Invalid socket %d with type %s, disabling... (%s)", fd, typeName(type),
-                             std::strerror(errno));
+                             std::strerror(why));
                     invalid << w.notifiers[type];
                 }
         }
@@ -211,7 +216,9 @@ int EpollDispatcher::activateNotifiers() {
 
 // ---- timers (Qt's own list, as QEventDispatcherUNIX keeps it) ---------------------------------
 
+// The argument and thread checks are Qt's, and like Qt's they run in debug builds only.
 void EpollDispatcher::registerTimer(int timerId, qint64 interval, Qt::TimerType timerType, QObject *object) {
+#ifndef QT_NO_DEBUG
     if (timerId < 1 || interval < 0 || !object) {
         qWarning("EpollDispatcher::registerTimer: invalid arguments");
         return;
@@ -220,22 +227,27 @@ void EpollDispatcher::registerTimer(int timerId, qint64 interval, Qt::TimerType 
         qWarning("EpollDispatcher::registerTimer: timers cannot be started from another thread");
         return;
     }
+#endif
     d->timers.registerTimer(timerId, interval, timerType, object);
 }
 
 bool EpollDispatcher::unregisterTimer(int timerId) {
+#ifndef QT_NO_DEBUG
     if (timerId < 1 || thread() != QThread::currentThread()) {
         qWarning("EpollDispatcher::unregisterTimer: invalid argument or another thread");
         return false;
     }
+#endif
     return d->timers.unregisterTimer(timerId);
 }
 
 bool EpollDispatcher::unregisterTimers(QObject *object) {
+#ifndef QT_NO_DEBUG
     if (!object || object->thread() != thread() || thread() != QThread::currentThread()) {
         qWarning("EpollDispatcher::unregisterTimers: invalid argument or another thread");
         return false;
     }
+#endif
     return d->timers.unregisterTimers(object);
 }
 
