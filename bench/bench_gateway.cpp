@@ -276,37 +276,30 @@ struct Options {
     int streams = 200;
 };
 
-// The three figures of SPEC section 11 that this driver covers, for one target.
-QList<Result> measure(const QString &name, const QUrl &target, const Options &o) {
-    // The mock ignores model names; the gateway routes "gpt-bench" to its OpenAI
-    // mock and "claude-bench" to its Anthropic mock, so both legs are same-API.
-    const QByteArray chatBody = R"({"model":"gpt-bench","stream":false,"messages":[{"role":"user","content":"ping"}]})";
-    const QByteArray streamBody =
-        R"({"model":"claude-bench","stream":true,"max_tokens":64,"messages":[{"role":"user","content":"ping"}]})";
+// The mock ignores model names; the gateway routes "gpt-bench" to its OpenAI mock and
+// "claude-bench" to its Anthropic mock, so both legs are same-API.
+const QByteArray kChatBody = R"({"model":"gpt-bench","stream":false,"messages":[{"role":"user","content":"ping"}]})";
+const QByteArray kStreamBody =
+    R"({"model":"claude-bench","stream":true,"max_tokens":64,"messages":[{"role":"user","content":"ping"}]})";
+
+// The c=1 figures and the throughput, for one target; alone for a byte relay (--floors): what
+// the hop itself costs.
+QList<Result> measureFloor(const QString &name, const QUrl &target, const Options &o) {
     QList<Result> out;
-    out << run(name, QStringLiteral("latency c=1 (non-stream)"), target, "/v1/chat/completions", chatBody, 1, o.n, {},
+    out << run(name, QStringLiteral("latency c=1 (non-stream)"), target, "/v1/chat/completions", kChatBody, 1, o.n, {},
                200);
     out << run(name, QStringLiteral("throughput c=%1 (non-stream)").arg(o.concurrency), target, "/v1/chat/completions",
-               chatBody, o.concurrency, o.total, {}, 500);
-    out << run(name, QStringLiteral("TTFT c=1 (stream)"), target, "/v1/messages", streamBody, 1, o.n / 2, "text_delta",
+               kChatBody, o.concurrency, o.total, {}, 500);
+    out << run(name, QStringLiteral("TTFT c=1 (stream)"), target, "/v1/messages", kStreamBody, 1, o.n / 2, "text_delta",
                100);
-    out << run(name, QStringLiteral("TTFT c=%1 (stream)").arg(o.streams), target, "/v1/messages", streamBody, o.streams,
-               o.streams * 5, "text_delta", o.streams);
     return out;
 }
 
-// The c=1 figures and the throughput through a byte relay (--floors): what the hop itself costs.
-QList<Result> measureFloor(const QString &name, const QUrl &target, const Options &o) {
-    const QByteArray chatBody = R"({"model":"gpt-bench","stream":false,"messages":[{"role":"user","content":"ping"}]})";
-    const QByteArray streamBody =
-        R"({"model":"claude-bench","stream":true,"max_tokens":64,"messages":[{"role":"user","content":"ping"}]})";
-    QList<Result> out;
-    out << run(name, QStringLiteral("latency c=1 (non-stream)"), target, "/v1/chat/completions", chatBody, 1, o.n, {},
-               200);
-    out << run(name, QStringLiteral("throughput c=%1 (non-stream)").arg(o.concurrency), target, "/v1/chat/completions",
-               chatBody, o.concurrency, o.total, {}, 500);
-    out << run(name, QStringLiteral("TTFT c=1 (stream)"), target, "/v1/messages", streamBody, 1, o.n / 2, "text_delta",
-               100);
+// The figures of SPEC section 11 that this driver covers, for one target.
+QList<Result> measure(const QString &name, const QUrl &target, const Options &o) {
+    QList<Result> out = measureFloor(name, target, o);
+    out << run(name, QStringLiteral("TTFT c=%1 (stream)").arg(o.streams), target, "/v1/messages", kStreamBody,
+               o.streams, o.streams * 5, "text_delta", o.streams);
     return out;
 }
 
