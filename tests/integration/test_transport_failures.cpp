@@ -177,6 +177,7 @@ void TestTransportFailures::check(const QString &name, const QString &how, Trans
                                   const std::optional<QnamObserved> &qnam, const std::optional<TransportResult> &socket,
                                   std::optional<TransportError> qnamExpected) {
     const TransportError forQnam = qnamExpected.value_or(expected);
+    QByteArray qnamKey = errorKey(forQnam); // the mapping expected of what QNAM said
     QJsonObject fixture;
     fixture[QStringLiteral("case")] = name;
     fixture[QStringLiteral("how")] = how;
@@ -196,17 +197,30 @@ void TestTransportFailures::check(const QString &name, const QString &how, Trans
         file.write(QJsonDocument(fixture).toJson(QJsonDocument::Indented));
     } else {
         QVERIFY2(file.open(QIODevice::ReadOnly), qPrintable(file.fileName()));
-        const QJsonObject recorded = QJsonDocument::fromJson(file.readAll()).object();
+        QJsonObject recorded = QJsonDocument::fromJson(file.readAll()).object();
+        // Where Qt answers one failure two ways by timing, the fixture keeps the other answer
+        // under "qnamSometimes" (written by hand: a capture run sees one of them).
+        const QJsonObject sometimes = recorded.take(QStringLiteral("qnamSometimes")).toObject();
+        if (qnam && !sometimes.isEmpty() && qnam->code == sometimes.value(QStringLiteral("code")).toInt()) {
+            qInfo("%s: QNAM answered the other way this run", qPrintable(name));
+            QJsonObject seen = fixture.value(QStringLiteral("qnam")).toObject();
+            seen[QStringLiteral("transportError")] = sometimes.value(QStringLiteral("transportError"));
+            fixture[QStringLiteral("qnam")] = seen;
+            QJsonObject other = sometimes;
+            other.remove(QStringLiteral("why"));
+            recorded[QStringLiteral("qnam")] = other;
+            qnamKey = sometimes.value(QStringLiteral("transportError")).toString().toLatin1();
+        }
         // What Qt says today must be what the fixture says Qt says.
         QCOMPARE(QJsonDocument(fixture).toJson(), QJsonDocument(recorded).toJson());
     }
     if (qnam) {
-        QVERIFY2(qnam->mapped == forQnam, errorKey(qnam->mapped));
+        QCOMPARE(QByteArray(errorKey(qnam->mapped)), qnamKey);
         // The fixture alone is enough for the mapping too (what a classifier test replays).
-        QCOMPARE(
-            errorKey(QtUpstreamCall::resultFor(QNetworkReply::NetworkError(qnam->code), qnam->gotStatus, qnam->message)
-                         .error),
-            errorKey(forQnam));
+        QCOMPARE(QByteArray(errorKey(
+                     QtUpstreamCall::resultFor(QNetworkReply::NetworkError(qnam->code), qnam->gotStatus, qnam->message)
+                         .error)),
+                 qnamKey);
     }
     if (socket)
         QVERIFY2(socket->error == expected, errorKey(socket->error));
@@ -258,7 +272,7 @@ void TestTransportFailures::realFailuresMatchTheirFixtures() {
     } else if (name == QLatin1String("reset_mid_body")) {
         hostile.setScript([](QTcpSocket *s, const QByteArray &) {
             s->write("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
-                     "a\r\ndata: 1\n\n\r\n");
+                     "9\r\ndata: 1\n\n\r\n");
             s->flush();
             QTimer::singleShot(50, s, [s] {
                 const struct linger lin { 1, 0 };
