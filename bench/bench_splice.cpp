@@ -11,6 +11,8 @@
 // Qt's parser: the same codec walk over the same document, so decode - new parse + Qt parse.
 //
 //   bench_splice [--iterations 2000]
+//   bench_splice --profile chat|anthropic|responses [--iterations N]
+//       decodes that API's 200 KB conversation N times and nothing else (for callgrind or perf)
 
 #include "bench/cpu_timing.h"
 #include "core/formats/inbound_codec.h"
@@ -154,9 +156,24 @@ int main(int argc, char **argv) {
     parser.addHelpOption();
     parser.addOption({QStringLiteral("iterations"), QStringLiteral("Calls per figure (default 2000)."),
                       QStringLiteral("n"), QStringLiteral("2000")});
+    parser.addOption({QStringLiteral("profile"), QStringLiteral("Only decode this API's 200 KB conversation."),
+                      QStringLiteral("api")});
     parser.process(app);
+    if (parser.isSet(QStringLiteral("profile"))) {
+        const QString which = parser.value(QStringLiteral("profile"));
+        const sw::wire::Api api = which == QLatin1String("anthropic") ? sw::wire::Api::AnthropicMessages
+                                  : which == QLatin1String("responses") ? sw::wire::Api::OpenAIResponses
+                                                                        : sw::wire::Api::OpenAICompletions;
+        const QByteArray body = conversation(api, 200 * 1024);
+        sw::model::GatewayError error;
+        const int times = std::max(1, parser.value(QStringLiteral("iterations")).toInt());
+        for (int i = 0; i < times; ++i)
+            if (!sw::formats::codecFor(api).decode(body, &error))
+                qFatal("the bench body does not decode: %s", qPrintable(error.message));
+        return 0;
+    }
     const int n = std::max(10, parser.value(QStringLiteral("iterations")).toInt());
-    const int bigN = std::max(5, n / 50);
+    const int bigN = std::max(20, n / 10);
 
     std::printf("%-34s %8s %10s %10s %10s %10s %10s %10s %9s\n", "request (same API)", "bytes", "decode us",
                 "old decode", "Qt parse", "new parse", "whole us", "splice us", "saved");
