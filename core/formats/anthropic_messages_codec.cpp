@@ -4,14 +4,19 @@
 #include "core/formats/decode_prologue.h"
 #include "core/wire/json.h"
 #include "core/wire/json_writer.h"
+#include "core/wire/rapid_json.h"
 
 #include <QJsonArray>
+
 #include <QJsonDocument>
 #include <QJsonParseError>
+#include <algorithm>
 
 namespace sw::formats {
 
 using namespace sw::model;
+namespace rj = sw::wire::rj;
+using rj::Value;
 
 namespace {
 
@@ -23,89 +28,100 @@ QLatin1String L(const char *s) {
     return QLatin1String(s);
 }
 
-bool decodeImage(const QJsonObject &block, ContentBlock *out, const QString &where, GatewayError *error) {
-    const QJsonObject source = block.value(L("source")).toObject();
-    const QString kind = source.value(L("type")).toString();
+// A string's text as Latin-1 bytes (QString::toLatin1): base64 image data, often megabytes,
+// taken as it is when it is ASCII, as it always is when valid.
+QByteArray latin1Of(const Value *v) {
+    const std::string_view text = rj::bytes(v);
+    if (std::all_of(text.begin(), text.end(), [](char c) { return uchar(c) < 0x80; }))
+        return QByteArray(text.data(), qsizetype(text.size()));
+    return rj::toString(v).toLatin1();
+}
+
+bool decodeImage(const Value *block, ContentBlock *out, const QString &where, GatewayError *error) {
+    const Value *source = rj::asObject(rj::member(block, "source"));
+    const QString kind = rj::toString(rj::member(source, "type"));
     out->type = BlockType::Image;
     if (kind == L("base64")) {
-        out->mimeType = source.value(L("media_type")).toString();
-        out->data = source.value(L("data")).toString().toLatin1();
+        out->mimeType = rj::toString(rj::member(source, "media_type"));
+        out->data = latin1Of(rj::member(source, "data"));
         if (out->data.isEmpty())
             return rejectRequest(error, where + L(".source.data: required string"));
         return true;
     }
     if (kind == L("url")) {
-        out->url = source.value(L("url")).toString();
+        out->url = rj::toString(rj::member(source, "url"));
         return true;
     }
     if (kind == L("file")) {
-        out->url = source.value(L("file_id")).toString();
+        out->url = rj::toString(rj::member(source, "file_id"));
         return true;
     }
     return rejectRequest(error, where + L(".source.type: must be base64, url or file"));
 }
 
 // Blocks of a user turn, and of a tool_result's content (text and images).
-bool decodeUserBlocks(const QJsonValue &content, QList<ContentBlock> *out, const QString &where, GatewayError *error,
+bool decodeUserBlocks(const Value *content, QList<ContentBlock> *out, const QString &where, GatewayError *error,
                       QList<Message> *toolResults) {
-    if (content.isString()) {
-        out->append(ContentBlock::makeText(content.toString()));
+    if (rj::isString(content)) {
+        out->append(ContentBlock::makeText(rj::toString(content)));
         return true;
     }
-    if (!content.isArray())
+    if (!rj::asArray(content))
         return rejectRequest(error, where + L(": must be a string or an array of content blocks"));
-    const QJsonArray blocks = content.toArray();
-    for (qsizetype i = 0; i < blocks.size(); ++i) {
-        const QString at = QStringLiteral("%1[%2]").arg(where).arg(i);
-        const QJsonObject b = blocks.at(i).toObject();
-        const QString type = b.value(L("type")).toString();
+    qsizetype i = 0;
+    for (const Value &block : content->GetArray()) {
+        const Value *b = &block;
+        const auto at = [&] { return QStringLiteral("%1[%2]").arg(where).arg(i); };
+        const QString type = rj::toString(rj::member(b, "type"));
         if (type == L("text")) {
-            out->append(ContentBlock::makeText(b.value(L("text")).toString()));
+            out->append(ContentBlock::makeText(rj::toString(rj::member(b, "text"))));
         } else if (type == L("image")) {
             ContentBlock img;
-            if (!decodeImage(b, &img, at, error))
+            if (!decodeImage(b, &img, at(), error))
                 return false;
             out->append(img);
         } else if (type == L("tool_result") && toolResults) {
             Message r;
             r.role = Role::ToolResult;
-            r.toolCallId = b.value(L("tool_use_id")).toString();
+            r.toolCallId = rj::toString(rj::member(b, "tool_use_id"));
             if (r.toolCallId.isEmpty())
-                return rejectRequest(error, at + L(".tool_use_id: required string"));
-            r.isError = b.value(L("is_error")).toBool(false);
-            const QJsonValue c = b.value(L("content"));
-            if (!c.isUndefined() && !c.isNull() && !decodeUserBlocks(c, &r.content, at + L(".content"), error, nullptr))
+                return rejectRequest(error, at() + L(".tool_use_id: required string"));
+            r.isError = rj::toBool(rj::member(b, "is_error"), false);
+            const Value *c = rj::member(b, "content");
+            if (!rj::isAbsent(c) && !decodeUserBlocks(c, &r.content, at() + L(".content"), error, nullptr))
                 return false;
             toolResults->append(r);
         } else if (type.isEmpty()) {
-            return rejectRequest(error, at + L(".type: required string"));
+            return rejectRequest(error, at() + L(".type: required string"));
         }
-        // document, search_result, server tool blocks...: kept in raw for passthrough only.
+        // document, search_result, server tool blocks...: in the request's json, for passthrough only.
+        ++i;
     }
     return true;
 }
 
-bool decodeAssistantBlocks(const QJsonValue &content, Message *msg, const QString &where, GatewayError *error) {
-    if (content.isString()) {
-        msg->content.append(ContentBlock::makeText(content.toString()));
+bool decodeAssistantBlocks(const Value *content, Message *msg, const QString &where, GatewayError *error) {
+    if (rj::isString(content)) {
+        msg->content.append(ContentBlock::makeText(rj::toString(content)));
         return true;
     }
-    if (!content.isArray())
+    if (!rj::asArray(content))
         return rejectRequest(error, where + L(": must be a string or an array of content blocks"));
-    const QJsonArray blocks = content.toArray();
     QString pendingCallSignature;
-    for (qsizetype i = 0; i < blocks.size(); ++i) {
-        const QJsonObject b = blocks.at(i).toObject();
-        const QString type = b.value(L("type")).toString();
+    qsizetype i = -1;
+    for (const Value &block : content->GetArray()) {
+        ++i;
+        const Value *b = &block;
+        const QString type = rj::toString(rj::member(b, "type"));
         ContentBlock out;
         if (type == L("text")) {
-            out = ContentBlock::makeText(b.value(L("text")).toString());
+            out = ContentBlock::makeText(rj::toString(rj::member(b, "text")));
         } else if (type == L("thinking")) {
             out.type = BlockType::Thinking;
-            out.text = b.value(L("thinking")).toString();
+            out.text = rj::toString(rj::member(b, "thinking"));
             // A tagged signature was made by another API (an answer after a failover);
             // an untagged one is Anthropic's own (formats/translation_rules.md).
-            const TaggedSignature sig = untagSignature(b.value(L("signature")).toString());
+            const TaggedSignature sig = untagSignature(rj::toString(rj::member(b, "signature")));
             out.signature = sig.signature;
             out.signatureApi = sig.api;
             if (sig.api == wire::apiName(wire::Api::Google) && sig.signature.startsWith(L(kFunctionCallCarrier)) &&
@@ -116,7 +132,7 @@ bool decodeAssistantBlocks(const QJsonValue &content, Message *msg, const QStrin
         } else if (type == L("redacted_thinking")) {
             out.type = BlockType::Thinking;
             out.redacted = true;
-            out.signature = b.value(L("data")).toString();
+            out.signature = rj::toString(rj::member(b, "data"));
         } else if (type == L("tool_use")) {
             out.type = BlockType::ToolCall;
             if (!pendingCallSignature.isEmpty()) {
@@ -124,11 +140,11 @@ bool decodeAssistantBlocks(const QJsonValue &content, Message *msg, const QStrin
                 out.signatureApi = wire::apiName(wire::Api::Google);
                 pendingCallSignature.clear();
             }
-            out.toolCallId = b.value(L("id")).toString();
-            out.toolName = b.value(L("name")).toString();
+            out.toolCallId = rj::toString(rj::member(b, "id"));
+            out.toolName = rj::toString(rj::member(b, "name"));
             if (out.toolName.isEmpty())
                 return rejectRequest(error, QStringLiteral("%1[%2].name: required string").arg(where).arg(i));
-            out.arguments = b.value(L("input")).toObject();
+            out.arguments = rj::toQtObject(rj::member(b, "input"));
             out.argumentsJson = QString::fromUtf8(wire::compactJson(out.arguments));
         } else {
             continue; // server_tool_use and friends: passthrough only
@@ -145,32 +161,33 @@ std::optional<model::ChatRequest> AnthropicMessagesCodec::decode(const QByteArra
     if (!begun)
         return std::nullopt;
     model::ChatRequest req = std::move(*begun);
-    const QJsonObject &o = req.raw;
+    const Value *o = req.json->object();
 
-    const QJsonValue system = o.value(L("system"));
-    if (system.isString())
-        req.context.systemPrompt = system.toString();
-    else if (system.isArray())
-        for (const QJsonValue &b : system.toArray()) {
-            const QString t = b.toObject().value(L("text")).toString();
+    const Value *system = rj::member(o, "system");
+    if (rj::isString(system))
+        req.context.systemPrompt = rj::toString(system);
+    else if (rj::asArray(system))
+        for (const Value &b : system->GetArray()) {
+            const QString t = rj::toString(rj::member(&b, "text"));
             if (!t.isEmpty())
                 req.context.systemPrompt +=
                     (req.context.systemPrompt.isEmpty() ? QString() : QStringLiteral("\n\n")) + t;
         }
-    else if (!system.isUndefined() && !system.isNull())
+    else if (!rj::isAbsent(system))
         return rejected(error, QStringLiteral("system: must be a string or an array of text blocks"));
 
-    const QJsonValue messages = o.value(L("messages"));
-    if (!messages.isArray())
+    const Value *messages = rj::member(o, "messages");
+    if (!rj::asArray(messages))
         return rejected(error, QStringLiteral("messages: required array"));
-    const QJsonArray list = messages.toArray();
-    for (qsizetype i = 0; i < list.size(); ++i) {
+    qsizetype i = -1;
+    for (const Value &message : messages->GetArray()) {
+        ++i;
         const QString where = QStringLiteral("messages[%1]").arg(i);
-        if (!list.at(i).isObject())
+        if (!message.IsObject())
             return rejected(error, where + L(": must be an object"));
-        const QJsonObject m = list.at(i).toObject();
-        const QString role = m.value(L("role")).toString();
-        const QJsonValue content = m.value(L("content"));
+        const Value *m = &message;
+        const QString role = rj::toString(rj::member(m, "role"));
+        const Value *content = rj::member(m, "content");
         if (role == L("user")) {
             Message msg;
             msg.role = Role::User;
@@ -193,14 +210,14 @@ std::optional<model::ChatRequest> AnthropicMessagesCodec::decode(const QByteArra
             // mid-conversation-system-2026-04-07). Same-API passthrough forwards them as
             // sent; for translation their text joins the system prompt.
             QString text;
-            if (content.isString()) {
-                text = content.toString();
-            } else if (content.isArray()) {
-                for (const QJsonValue &b : content.toArray()) {
-                    if (b.toObject().value(L("type")).toString() != L("text"))
+            if (rj::isString(content)) {
+                text = rj::toString(content);
+            } else if (rj::asArray(content)) {
+                for (const Value &b : content->GetArray()) {
+                    if (!rj::equals(rj::member(&b, "type"), "text"))
                         return rejected(error, where + L(".content: a system message holds text blocks only"));
-                    text += (text.isEmpty() ? QString() : QStringLiteral("\n\n")) +
-                            b.toObject().value(L("text")).toString();
+                    text +=
+                        (text.isEmpty() ? QString() : QStringLiteral("\n\n")) + rj::toString(rj::member(&b, "text"));
                 }
             } else {
                 return rejected(error, where + L(".content: must be a string or an array of text blocks"));
@@ -223,75 +240,77 @@ std::optional<model::ChatRequest> AnthropicMessagesCodec::decode(const QByteArra
             msg.toolName = toolNames.value(msg.toolCallId);
     }
 
-    const QJsonValue stream = o.value(L("stream"));
-    if (!stream.isUndefined() && !stream.isNull() && !stream.isBool())
+    const Value *stream = rj::member(o, "stream");
+    if (!rj::isAbsent(stream) && !stream->IsBool())
         return rejected(error, QStringLiteral("stream: must be a boolean"));
-    req.stream = stream.toBool(false);
+    req.stream = rj::toBool(stream, false);
 
     Options &opt = req.options;
     for (const char *key : {"max_tokens", "temperature", "top_p", "top_k"}) {
-        const QJsonValue v = o.value(L(key));
-        if (!v.isUndefined() && !v.isNull() && !v.isDouble())
+        const Value *v = rj::member(o, key);
+        if (!rj::isAbsent(v) && !v->IsNumber())
             return rejected(error, QString::fromLatin1(key) + L(": must be a number"));
     }
-    if (o.value(L("max_tokens")).isDouble())
-        opt.maxTokens = o.value(L("max_tokens")).toInt();
-    if (o.value(L("temperature")).isDouble())
-        opt.temperature = o.value(L("temperature")).toDouble();
-    if (o.value(L("top_p")).isDouble())
-        opt.topP = o.value(L("top_p")).toDouble();
-    if (o.value(L("top_k")).isDouble())
-        opt.topK = o.value(L("top_k")).toInt();
-    for (const QJsonValue &s : o.value(L("stop_sequences")).toArray())
-        opt.stop << s.toString();
-    const QJsonObject thinking = o.value(L("thinking")).toObject();
-    if (thinking.value(L("type")).toString() == L("enabled") && thinking.value(L("budget_tokens")).isDouble())
-        opt.thinkingBudget = thinking.value(L("budget_tokens")).toInt();
-    opt.reasoning = o.value(L("output_config")).toObject().value(L("effort")).toString();
+    if (const Value *v = rj::member(o, "max_tokens"); rj::isNumber(v))
+        opt.maxTokens = rj::toInt(v);
+    if (const Value *v = rj::member(o, "temperature"); rj::isNumber(v))
+        opt.temperature = rj::toDouble(v);
+    if (const Value *v = rj::member(o, "top_p"); rj::isNumber(v))
+        opt.topP = rj::toDouble(v);
+    if (const Value *v = rj::member(o, "top_k"); rj::isNumber(v))
+        opt.topK = rj::toInt(v);
+    for (const Value &s : rj::elements(rj::member(o, "stop_sequences")))
+        opt.stop << rj::toString(&s);
+    const Value *thinking = rj::asObject(rj::member(o, "thinking"));
+    if (rj::equals(rj::member(thinking, "type"), "enabled") && rj::isNumber(rj::member(thinking, "budget_tokens")))
+        opt.thinkingBudget = rj::toInt(rj::member(thinking, "budget_tokens"));
+    opt.reasoning = rj::toString(rj::member(rj::member(o, "output_config"), "effort"));
 
-    const QJsonValue tools = o.value(L("tools"));
-    if (!tools.isUndefined() && !tools.isNull() && !tools.isArray())
+    const Value *tools = rj::member(o, "tools");
+    if (!rj::isAbsent(tools) && !tools->IsArray())
         return rejected(error, QStringLiteral("tools: must be an array"));
-    const QJsonArray toolList = tools.toArray();
-    for (qsizetype i = 0; i < toolList.size(); ++i) {
-        const QJsonObject t = toolList.at(i).toObject();
-        const QString type = t.value(L("type")).toString();
+    qsizetype toolIndex = -1;
+    for (const Value &tool : rj::elements(tools)) {
+        ++toolIndex;
+        const Value *t = &tool;
+        const QString type = rj::toString(rj::member(t, "type"));
         if (type.startsWith(L("web_search_"))) {
-            req.context.builtinTools.append(BuiltinTool{QStringLiteral("web_search"), t});
+            req.context.builtinTools.append(BuiltinTool{QStringLiteral("web_search"), rj::toQtObject(t)});
             continue;
         }
         if (!type.isEmpty() && type != L("custom")) {
             // bash_…, text_editor_…, code_execution_…, web_fetch_…: Anthropic's own; no mapping.
-            req.context.builtinTools.append(BuiltinTool{type, t});
+            req.context.builtinTools.append(BuiltinTool{type, rj::toQtObject(t)});
             continue;
         }
-        Tool tool;
-        tool.name = t.value(L("name")).toString();
-        if (tool.name.isEmpty())
-            return rejected(error, QStringLiteral("tools[%1].name: required string").arg(i));
-        tool.description = t.value(L("description")).toString();
-        tool.parameters = t.value(L("input_schema")).toObject();
-        if (t.value(L("strict")).isBool())
-            tool.strict = t.value(L("strict")).toBool();
-        req.context.tools.append(tool);
+        Tool canonical;
+        canonical.name = rj::toString(rj::member(t, "name"));
+        if (canonical.name.isEmpty())
+            return rejected(error, QStringLiteral("tools[%1].name: required string").arg(toolIndex));
+        canonical.description = rj::toString(rj::member(t, "description"));
+        canonical.parameters = rj::toQtObject(rj::member(t, "input_schema"));
+        if (const Value *strict = rj::member(t, "strict"); strict && strict->IsBool())
+            canonical.strict = strict->GetBool();
+        req.context.tools.append(canonical);
     }
-    const QJsonObject choice = o.value(L("tool_choice")).toObject();
-    const QString choiceType = choice.value(L("type")).toString();
+    const Value *choice = rj::asObject(rj::member(o, "tool_choice"));
+    const QString choiceType = rj::toString(rj::member(choice, "type"));
     if (choiceType == L("any"))
         opt.toolChoice = QStringLiteral("required");
     else if (choiceType == L("tool"))
-        opt.toolChoice = choice.value(L("name")).toString();
+        opt.toolChoice = rj::toString(rj::member(choice, "name"));
     else
         opt.toolChoice = choiceType; // auto, none or ""
-    if (choice.value(L("disable_parallel_tool_use")).toBool(false))
+    if (rj::toBool(rj::member(choice, "disable_parallel_tool_use"), false))
         opt.parallelToolCalls = false;
     // Structured outputs: output_config.format (GA) or the beta's output_format.
-    QJsonObject format = o.value(L("output_config")).toObject().value(L("format")).toObject();
-    if (format.isEmpty())
-        format = o.value(L("output_format")).toObject();
-    if (format.value(L("type")).toString() == L("json_schema")) {
+    const Value *format = rj::member(rj::member(o, "output_config"), "format");
+    if (rj::isEmptyObject(format))
+        format = rj::member(o, "output_format");
+    format = rj::asObject(format);
+    if (rj::equals(rj::member(format, "type"), "json_schema")) {
         opt.outputFormat.type = QStringLiteral("json_schema");
-        opt.outputFormat.schema = format.value(L("schema")).toObject();
+        opt.outputFormat.schema = rj::toQtObject(rj::member(format, "schema"));
         opt.outputFormat.strict = true; // Anthropic's structured outputs always follow the schema
     }
     return req;

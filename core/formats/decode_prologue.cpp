@@ -1,6 +1,6 @@
 #include "core/formats/decode_prologue.h"
 
-#include "core/wire/json_parse.h"
+#include "core/wire/client_body.h"
 
 #include <QJsonDocument>
 
@@ -31,44 +31,47 @@ std::optional<QString> identifierProblem(const QString &value) {
 
 std::optional<model::ChatRequest> beginDecode(wire::Api api, const QByteArray &body, model::GatewayError *error,
                                               bool requireModel) {
-    // Qt's document and Qt's error, parsed faster (a coding agent's body is hundreds of KB).
-    QJsonParseError pe;
-    const QJsonDocument doc = wire::parseJson(body, &pe);
-    if (pe.error != QJsonParseError::NoError) {
-        rejectRequest(error, QStringLiteral("Request body is not valid JSON: ") + pe.errorString());
-        return std::nullopt;
-    }
-    if (!doc.isObject()) {
-        rejectRequest(error, QStringLiteral("Request body must be a JSON object"));
+    // Parsed once, into RapidJSON's document and never into Qt's tree (a coding agent's body is
+    // hundreds of KB): the codec reads it, and the request keeps it for the upstream adapters.
+    std::shared_ptr<const wire::rj::ParsedJson> json = wire::parseClientBody(body);
+    const wire::rj::Value *o = json ? json->object() : nullptr;
+    if (!o) {
+        // Refused (or not an object): Qt's parser says why, in the words clients have always had.
+        QJsonParseError pe;
+        QJsonDocument::fromJson(body, &pe);
+        if (pe.error != QJsonParseError::NoError)
+            rejectRequest(error, QStringLiteral("Request body is not valid JSON: ") + pe.errorString());
+        else
+            rejectRequest(error, QStringLiteral("Request body must be a JSON object"));
         return std::nullopt;
     }
     model::ChatRequest req;
     req.sourceApi = api;
-    req.raw = doc.object();
+    req.json = std::move(json);
     req.rawBody = body;
     // Every way a client names the model (pi adds modelId and a Model object) is kept in the
     // attempt history and echoed in headers: checked once here, before anything stores it.
-    const QJsonValue modelValue = req.raw.value(QLatin1String("model"));
-    const std::pair<QString, QJsonValue> names[] = {
+    const wire::rj::Value *modelValue = wire::rj::member(o, "model");
+    const std::pair<QString, const wire::rj::Value *> names[] = {
         {QStringLiteral("model"), modelValue},
-        {QStringLiteral("modelId"), req.raw.value(QLatin1String("modelId"))},
-        {QStringLiteral("model.id"), modelValue.toObject().value(QLatin1String("id"))},
+        {QStringLiteral("modelId"), wire::rj::member(o, "modelId")},
+        {QStringLiteral("model.id"), wire::rj::member(modelValue, "id")},
     };
     for (const auto &[field, value] : names) {
-        if (!value.isString())
+        if (!wire::rj::isString(value))
             continue;
-        if (const auto problem = identifierProblem(value.toString())) {
+        if (const auto problem = identifierProblem(wire::rj::toString(value))) {
             rejectRequest(error, field + QLatin1Char(' ') + *problem);
             return std::nullopt;
         }
     }
     if (requireModel) {
-        const QJsonValue model = req.raw.value(QLatin1String("model"));
-        if (!model.isString() || model.toString().isEmpty()) {
+        const QString model = wire::rj::toString(modelValue);
+        if (!wire::rj::isString(modelValue) || model.isEmpty()) {
             rejectRequest(error, QStringLiteral("model: required string"));
             return std::nullopt;
         }
-        req.model = model.toString();
+        req.model = model;
     }
     return req;
 }

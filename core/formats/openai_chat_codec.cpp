@@ -6,6 +6,7 @@
 #include "core/model/event_accumulator.h"
 #include "core/wire/json.h"
 #include "core/wire/json_writer.h"
+#include "core/wire/rapid_json.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -14,6 +15,8 @@
 namespace sw::formats {
 
 using namespace sw::model;
+namespace rj = sw::wire::rj;
+using rj::Value;
 
 namespace {
 
@@ -30,42 +33,56 @@ ContentBlock imageFromUrl(const QString &url) {
 }
 
 // User content: a string or an array of parts (text, image_url; others ignored).
-bool decodeUserContent(const QJsonValue &content, QList<ContentBlock> *out, const QString &where, GatewayError *error) {
-    if (content.isString()) {
-        out->append(ContentBlock::makeText(content.toString()));
+bool decodeUserContent(const Value *content, QList<ContentBlock> *out, const QString &where, GatewayError *error) {
+    if (rj::isString(content)) {
+        out->append(ContentBlock::makeText(rj::toString(content)));
         return true;
     }
-    if (content.isNull() || content.isUndefined())
+    if (rj::isAbsent(content))
         return true;
-    if (!content.isArray())
+    if (!content->IsArray())
         return rejectRequest(error, where + L(".content: must be a string or an array of content parts"));
-    const QJsonArray parts = content.toArray();
-    for (qsizetype i = 0; i < parts.size(); ++i) {
-        const QJsonObject part = parts.at(i).toObject();
-        const QString type = part.value(L("type")).toString();
-        if (type == L("text")) {
-            out->append(ContentBlock::makeText(part.value(L("text")).toString()));
-        } else if (type == L("image_url")) {
-            const QJsonValue iu = part.value(L("image_url"));
-            const QString url = iu.isString() ? iu.toString() : iu.toObject().value(L("url")).toString();
+    qsizetype i = 0;
+    for (const Value &part : content->GetArray()) {
+        const std::string_view type = rj::bytes(rj::member(&part, "type"));
+        if (type == "text") {
+            out->append(ContentBlock::makeText(rj::toString(rj::member(&part, "text"))));
+        } else if (type == "image_url") {
+            const Value *iu = rj::member(&part, "image_url");
+            const QString url = rj::isString(iu) ? rj::toString(iu) : rj::toString(rj::member(iu, "url"));
             if (url.isEmpty())
                 return rejectRequest(error, QStringLiteral("%1.content[%2].image_url.url: required").arg(where).arg(i));
             ContentBlock image = imageFromUrl(url);
-            image.detail = iu.toObject().value(L("detail")).toString();
+            image.detail = rj::toString(rj::member(iu, "detail"));
             out->append(image);
         }
-        // input_audio, file and future part types are kept in `raw` only.
+        // input_audio, file and future part types are kept in the request's json only.
+        ++i;
     }
     return true;
 }
 
-bool decodeMessage(const QJsonObject &m, const QString &where, model::ChatRequest *req, GatewayError *error) {
-    const QString role = m.value(L("role")).toString();
+// One call of an assistant turn: {id, function: {name, arguments}}.
+ContentBlock toolCall(const QString &id, const Value *fn) {
+    ContentBlock b;
+    b.type = BlockType::ToolCall;
+    b.toolCallId = id;
+    b.toolName = rj::toString(rj::member(fn, "name"));
+    const Value *args = rj::member(fn, "arguments");
+    // Arguments sent as an object (not the string the API defines): written as Qt writes it.
+    b.argumentsJson =
+        rj::asObject(args) ? QString::fromUtf8(wire::compactJson(rj::toQtObject(args))) : rj::toString(args);
+    b.arguments = parseToolArguments(b.argumentsJson);
+    return b;
+}
+
+bool decodeMessage(const Value *m, const QString &where, model::ChatRequest *req, GatewayError *error) {
+    const QString role = rj::toString(rj::member(m, "role"));
     if (role.isEmpty())
         return rejectRequest(error, where + L(".role: required string"));
     Context &ctx = req->context;
     if (role == L("system") || role == L("developer")) {
-        const QString text = wire::textOfContent(m.value(L("content")));
+        const QString text = rj::textOfContent(rj::member(m, "content"));
         if (!text.isEmpty())
             ctx.systemPrompt += (ctx.systemPrompt.isEmpty() ? QString() : QStringLiteral("\n\n")) + text;
         return true;
@@ -73,7 +90,7 @@ bool decodeMessage(const QJsonObject &m, const QString &where, model::ChatReques
     if (role == L("user")) {
         Message msg;
         msg.role = Role::User;
-        if (!decodeUserContent(m.value(L("content")), &msg.content, where, error))
+        if (!decodeUserContent(rj::member(m, "content"), &msg.content, where, error))
             return false;
         ctx.messages.append(msg);
         return true;
@@ -83,7 +100,7 @@ bool decodeMessage(const QJsonObject &m, const QString &where, model::ChatReques
         msg.role = Role::Assistant;
         msg.api = QString(wire::apiName(wire::Api::OpenAICompletions));
         for (const char *key : {"reasoning_content", "reasoning", "reasoning_text"}) {
-            const QString r = m.value(L(key)).toString();
+            const QString r = rj::toString(rj::member(m, key));
             if (!r.isEmpty()) {
                 ContentBlock t;
                 t.type = BlockType::Thinking;
@@ -92,35 +109,24 @@ bool decodeMessage(const QJsonObject &m, const QString &where, model::ChatReques
                 break;
             }
         }
-        const QString text = wire::textOfContent(m.value(L("content")));
+        const QString text = rj::textOfContent(rj::member(m, "content"));
         if (!text.isEmpty())
             msg.content.append(ContentBlock::makeText(text));
-        const QJsonValue calls = m.value(L("tool_calls"));
-        if (!calls.isUndefined() && !calls.isNull() && !calls.isArray())
+        const Value *calls = rj::member(m, "tool_calls");
+        if (!rj::isAbsent(calls) && !calls->IsArray())
             return rejectRequest(error, where + L(".tool_calls: must be an array"));
-        QJsonArray callList = calls.toArray();
-        if (m.value(L("function_call")).isObject()) // legacy single call
-            callList.append(QJsonObject{{L("id"), QString()}, {L("function"), m.value(L("function_call"))}});
-        for (const QJsonValue &cv : callList) {
-            const QJsonObject c = cv.toObject();
-            const QJsonObject fn = c.value(L("function")).toObject();
-            ContentBlock b;
-            b.type = BlockType::ToolCall;
-            b.toolCallId = c.value(L("id")).toString();
-            b.toolName = fn.value(L("name")).toString();
-            const QJsonValue args = fn.value(L("arguments"));
-            b.argumentsJson = args.isObject() ? QString::fromUtf8(wire::compactJson(args.toObject())) : args.toString();
-            b.arguments = parseToolArguments(b.argumentsJson);
-            msg.content.append(b);
-        }
+        for (const Value &c : rj::elements(calls))
+            msg.content.append(toolCall(rj::toString(rj::member(&c, "id")), rj::member(&c, "function")));
+        if (const Value *legacy = rj::asObject(rj::member(m, "function_call"))) // legacy single call
+            msg.content.append(toolCall(QString(), legacy));
         ctx.messages.append(msg);
         return true;
     }
     if (role == L("tool") || role == L("function")) {
         Message msg;
         msg.role = Role::ToolResult;
-        msg.toolCallId = m.value(L("tool_call_id")).toString();
-        msg.toolName = m.value(L("name")).toString();
+        msg.toolCallId = rj::toString(rj::member(m, "tool_call_id"));
+        msg.toolName = rj::toString(rj::member(m, "name"));
         if (msg.toolName.isEmpty()) {
             // The tool's name is only on the assistant turn that called it.
             for (auto it = ctx.messages.crbegin(); it != ctx.messages.crend() && msg.toolName.isEmpty(); ++it)
@@ -128,12 +134,12 @@ bool decodeMessage(const QJsonObject &m, const QString &where, model::ChatReques
                     if (b.type == BlockType::ToolCall && b.toolCallId == msg.toolCallId)
                         msg.toolName = b.toolName;
         }
-        const QJsonValue content = m.value(L("content"));
-        if (content.isArray()) {
+        const Value *content = rj::member(m, "content");
+        if (rj::asArray(content)) {
             if (!decodeUserContent(content, &msg.content, where, error))
                 return false;
         } else {
-            msg.content.append(ContentBlock::makeText(content.toString()));
+            msg.content.append(ContentBlock::makeText(rj::toString(content)));
         }
         ctx.messages.append(msg);
         return true;
@@ -141,22 +147,64 @@ bool decodeMessage(const QJsonObject &m, const QString &where, model::ChatReques
     return rejectRequest(error, where + L(".role: unknown role '") + role + L("'"));
 }
 
-bool optionalNumber(const QJsonObject &o, const char *key, std::optional<double> *out, GatewayError *error) {
-    const QJsonValue v = o.value(L(key));
-    if (v.isUndefined() || v.isNull())
+bool optionalNumber(const Value *o, const char *key, std::optional<double> *out, GatewayError *error) {
+    const Value *v = rj::member(o, key);
+    if (rj::isAbsent(v))
         return true;
-    if (!v.isDouble())
+    if (!rj::isNumber(v))
         return rejectRequest(error, QString::fromLatin1(key) + L(": must be a number"));
-    *out = v.toDouble();
+    *out = rj::toDouble(v);
     return true;
 }
 
-bool optionalInt(const QJsonObject &o, const char *key, std::optional<int> *out, GatewayError *error) {
+bool optionalInt(const Value *o, const char *key, std::optional<int> *out, GatewayError *error) {
     std::optional<double> d;
     if (!optionalNumber(o, key, &d, error))
         return false;
     if (d)
         *out = int(qBound(0.0, *d, 2147483647.0)); // out-of-range doubles must not reach int
+    return true;
+}
+
+// One tool of "tools" (or of the legacy "functions", as {type: function, function}): a
+// function, a free-form custom tool, or a provider's built-in tool kept as sent.
+bool decodeTool(const Value *t, const Value *legacyFunction, qsizetype i, model::ChatRequest *req,
+                GatewayError *error) {
+    const QString type =
+        legacyFunction ? QStringLiteral("function") : rj::toString(rj::member(t, "type"), QStringLiteral("function"));
+    if (type == L("custom")) {
+        // A free-form tool: {custom: {name, description, format}}, the format's grammar
+        // nested as {type: grammar, grammar: {syntax, definition}}.
+        const Value *c = rj::asObject(rj::member(t, "custom"));
+        Tool tool;
+        tool.custom = true;
+        tool.name = rj::toString(rj::member(c, "name"));
+        if (tool.name.isEmpty())
+            return rejectRequest(error, QStringLiteral("tools[%1].custom.name: required string").arg(i));
+        tool.description = rj::toString(rj::member(c, "description"));
+        const Value *format = rj::asObject(rj::member(c, "format"));
+        const Value *grammar = rj::asObject(rj::member(format, "grammar"));
+        tool.format = rj::toQtObject(grammar ? grammar : format);
+        if (grammar)
+            tool.format.insert(L("type"), L("grammar"));
+        tool.parameters = customToolParameters();
+        req->context.tools.append(tool);
+        return true;
+    }
+    if (type != L("function")) {
+        req->context.builtinTools.append(BuiltinTool{type, rj::toQtObject(t)}); // no mapping: incompatible elsewhere
+        return true;
+    }
+    const Value *fn = legacyFunction ? legacyFunction : rj::member(t, "function");
+    Tool tool;
+    tool.name = rj::toString(rj::member(fn, "name"));
+    if (tool.name.isEmpty())
+        return rejectRequest(error, QStringLiteral("tools[%1].function.name: required string").arg(i));
+    tool.description = rj::toString(rj::member(fn, "description"));
+    tool.parameters = rj::toQtObject(rj::member(fn, "parameters"));
+    if (const Value *strict = rj::member(fn, "strict"); strict && strict->IsBool())
+        tool.strict = strict->GetBool();
+    req->context.tools.append(tool);
     return true;
 }
 
@@ -167,29 +215,30 @@ std::optional<model::ChatRequest> OpenAIChatCodec::decode(const QByteArray &body
     if (!begun)
         return std::nullopt;
     model::ChatRequest req = std::move(*begun);
-    const QJsonObject &o = req.raw;
-    const QJsonValue messages = o.value(L("messages"));
-    if (!messages.isArray()) {
+    const Value *o = req.json->object();
+    const Value *messages = rj::member(o, "messages");
+    if (!rj::asArray(messages)) {
         rejectRequest(error, QStringLiteral("messages: required array"));
         return std::nullopt;
     }
-    const QJsonArray list = messages.toArray();
-    for (qsizetype i = 0; i < list.size(); ++i) {
-        if (!list.at(i).isObject()) {
-            rejectRequest(error, QStringLiteral("messages[%1]: must be an object").arg(i));
+    qsizetype index = 0;
+    for (const Value &m : messages->GetArray()) {
+        if (!m.IsObject()) {
+            rejectRequest(error, QStringLiteral("messages[%1]: must be an object").arg(index));
             return std::nullopt;
         }
-        if (!decodeMessage(list.at(i).toObject(), QStringLiteral("messages[%1]").arg(i), &req, error))
+        if (!decodeMessage(&m, QStringLiteral("messages[%1]").arg(index), &req, error))
             return std::nullopt;
+        ++index;
     }
 
-    const QJsonValue stream = o.value(L("stream"));
-    if (!stream.isUndefined() && !stream.isNull() && !stream.isBool()) {
+    const Value *stream = rj::member(o, "stream");
+    if (!rj::isAbsent(stream) && !stream->IsBool()) {
         rejectRequest(error, QStringLiteral("stream: must be a boolean"));
         return std::nullopt;
     }
-    req.stream = stream.toBool(false);
-    req.includeUsage = o.value(L("stream_options")).toObject().value(L("include_usage")).toBool(false);
+    req.stream = rj::toBool(stream, false);
+    req.includeUsage = rj::toBool(rj::member(rj::member(o, "stream_options"), "include_usage"), false);
 
     Options &opt = req.options;
     std::optional<int> maxTokens;
@@ -202,91 +251,50 @@ std::optional<model::ChatRequest> OpenAIChatCodec::decode(const QByteArray &body
         !optionalNumber(o, "presence_penalty", &opt.presencePenalty, error) ||
         !optionalNumber(o, "frequency_penalty", &opt.frequencyPenalty, error))
         return std::nullopt;
-    const QJsonValue stop = o.value(L("stop"));
-    if (stop.isString())
-        opt.stop << stop.toString();
+    const Value *stop = rj::member(o, "stop");
+    if (rj::isString(stop))
+        opt.stop << rj::toString(stop);
     else
-        for (const QJsonValue &s : stop.toArray())
-            opt.stop << s.toString();
-    opt.reasoning = o.value(L("reasoning_effort")).toString();
+        for (const Value &s : rj::elements(stop))
+            opt.stop << rj::toString(&s);
+    opt.reasoning = rj::toString(rj::member(o, "reasoning_effort"));
     if (opt.reasoning.isEmpty())
-        opt.reasoning = o.value(L("reasoning")).toObject().value(L("effort")).toString(); // OpenRouter style
+        opt.reasoning = rj::toString(rj::member(rj::member(o, "reasoning"), "effort")); // OpenRouter style
 
-    const QJsonValue tools = o.value(L("tools"));
-    if (!tools.isUndefined() && !tools.isNull() && !tools.isArray()) {
+    const Value *tools = rj::member(o, "tools");
+    if (!rj::isAbsent(tools) && !tools->IsArray()) {
         rejectRequest(error, QStringLiteral("tools: must be an array"));
         return std::nullopt;
     }
-    QJsonArray toolList = tools.toArray();
-    for (const QJsonValue &f : o.value(L("functions")).toArray()) // legacy
-        toolList.append(QJsonObject{{L("type"), L("function")}, {L("function"), f}});
-    for (qsizetype i = 0; i < toolList.size(); ++i) {
-        const QJsonObject t = toolList.at(i).toObject();
-        const QString type = t.value(L("type")).toString(QStringLiteral("function"));
-        if (type == L("custom")) {
-            // A free-form tool: {custom: {name, description, format}}, the format's grammar
-            // nested as {type: grammar, grammar: {syntax, definition}}.
-            const QJsonObject c = t.value(L("custom")).toObject();
-            Tool tool;
-            tool.custom = true;
-            tool.name = c.value(L("name")).toString();
-            if (tool.name.isEmpty()) {
-                rejectRequest(error, QStringLiteral("tools[%1].custom.name: required string").arg(i));
-                return std::nullopt;
-            }
-            tool.description = c.value(L("description")).toString();
-            const QJsonObject format = c.value(L("format")).toObject();
-            tool.format = format.value(L("grammar")).isObject() ? format.value(L("grammar")).toObject() : format;
-            if (format.value(L("grammar")).isObject())
-                tool.format.insert(L("type"), L("grammar"));
-            tool.parameters = customToolParameters();
-            req.context.tools.append(tool);
-            continue;
-        }
-        if (type != L("function")) {
-            req.context.builtinTools.append(BuiltinTool{type, t}); // no mapping: incompatible elsewhere
-            continue;
-        }
-        const QJsonObject fn = t.value(L("function")).toObject();
-        Tool tool;
-        tool.name = fn.value(L("name")).toString();
-        if (tool.name.isEmpty()) {
-            rejectRequest(error, QStringLiteral("tools[%1].function.name: required string").arg(i));
+    qsizetype toolIndex = 0;
+    for (const Value &t : rj::elements(tools))
+        if (!decodeTool(&t, nullptr, toolIndex++, &req, error))
             return std::nullopt;
-        }
-        tool.description = fn.value(L("description")).toString();
-        tool.parameters = fn.value(L("parameters")).toObject();
-        if (fn.value(L("strict")).isBool())
-            tool.strict = fn.value(L("strict")).toBool();
-        req.context.tools.append(tool);
-    }
-    if (o.value(L("web_search_options")).isObject()) // search models' built-in web search
-        req.context.builtinTools.append(
-            BuiltinTool{QStringLiteral("web_search"), o.value(L("web_search_options")).toObject()});
-    const QJsonValue choice = o.value(L("tool_choice"));
-    if (choice.isString())
-        opt.toolChoice = choice.toString();
-    else if (choice.isObject()) {
-        const QJsonObject c = choice.toObject();
-        opt.toolChoice = c.value(L("function"))
-                             .toObject()
-                             .value(L("name"))
-                             .toString(c.value(L("custom")).toObject().value(L("name")).toString());
-    }
-    if (o.value(L("parallel_tool_calls")).isBool())
-        opt.parallelToolCalls = o.value(L("parallel_tool_calls")).toBool();
-    const QJsonObject format = o.value(L("response_format")).toObject();
-    const QString formatType = format.value(L("type")).toString();
+    for (const Value &f : rj::elements(rj::member(o, "functions"))) // legacy
+        if (!decodeTool(nullptr, &f, toolIndex++, &req, error))
+            return std::nullopt;
+    if (const Value *search = rj::asObject(rj::member(o, "web_search_options"))) // search models' web search
+        req.context.builtinTools.append(BuiltinTool{QStringLiteral("web_search"), rj::toQtObject(search)});
+    const Value *choice = rj::member(o, "tool_choice");
+    if (rj::isString(choice))
+        opt.toolChoice = rj::toString(choice);
+    else if (rj::asObject(choice))
+        opt.toolChoice = rj::toString(rj::member(rj::member(choice, "function"), "name"),
+                                      rj::toString(rj::member(rj::member(choice, "custom"), "name")));
+    if (const Value *parallel = rj::member(o, "parallel_tool_calls"); parallel && parallel->IsBool())
+        opt.parallelToolCalls = parallel->GetBool();
+    const Value *format = rj::asObject(rj::member(o, "response_format"));
+    const QString formatType = rj::toString(rj::member(format, "type"));
     if (formatType == L("json_object")) {
         opt.outputFormat.type = formatType;
     } else if (formatType == L("json_schema")) {
-        const QJsonObject js = format.value(L("json_schema")).toObject();
+        const Value *js = rj::asObject(rj::member(format, "json_schema"));
         opt.outputFormat.type = formatType;
-        opt.outputFormat.name = js.value(L("name")).toString();
-        opt.outputFormat.description = js.value(L("description")).toString();
-        opt.outputFormat.schema = js.value(L("schema")).toObject();
-        if (js.value(L("strict")).isBool())
-            opt.outputFormat.strict = js.value(L("strict")).toBool();
+        opt.outputFormat.name = rj::toString(rj::member(js, "name"));
+        opt.outputFormat.description = rj::toString(rj::member(js, "description"));
+        opt.outputFormat.schema = rj::toQtObject(rj::member(js, "schema"));
+        if (const Value *strict = rj::member(js, "strict"); strict && strict->IsBool())
+            opt.outputFormat.strict = strict->GetBool();
     }
     return req;
 }

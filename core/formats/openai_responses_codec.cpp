@@ -6,6 +6,7 @@
 #include "core/model/event_accumulator.h"
 #include "core/wire/json.h"
 #include "core/wire/json_writer.h"
+#include "core/wire/rapid_json.h"
 #include "core/wire/reasoning_item.h"
 
 #include <QJsonArray>
@@ -15,6 +16,8 @@
 namespace sw::formats {
 
 using namespace sw::model;
+namespace rj = sw::wire::rj;
+using rj::Value;
 
 namespace {
 
@@ -25,40 +28,41 @@ QLatin1String L(const char *s) {
 const QLatin1String kApi = wire::apiName(wire::Api::OpenAIResponses);
 
 // Parts of a message item: input_text / output_text / refusal / input_image (input_file ignored).
-bool decodeParts(const QJsonValue &content, QList<ContentBlock> *out, const QString &where, GatewayError *error) {
-    if (content.isString()) {
-        out->append(ContentBlock::makeText(content.toString()));
+bool decodeParts(const Value *content, QList<ContentBlock> *out, const QString &where, GatewayError *error) {
+    if (rj::isString(content)) {
+        out->append(ContentBlock::makeText(rj::toString(content)));
         return true;
     }
-    if (!content.isArray())
+    if (!rj::asArray(content))
         return rejectRequest(error, where + L(": must be a string or an array of content parts"));
-    const QJsonArray parts = content.toArray();
-    for (qsizetype i = 0; i < parts.size(); ++i) {
-        const QJsonObject p = parts.at(i).toObject();
-        const QString type = p.value(L("type")).toString();
+    qsizetype i = -1;
+    for (const Value &part : content->GetArray()) {
+        ++i;
+        const Value *p = &part;
+        const QString type = rj::toString(rj::member(p, "type"));
         if (type == L("input_text") || type == L("output_text") || type == L("text")) {
-            out->append(ContentBlock::makeText(p.value(L("text")).toString()));
+            out->append(ContentBlock::makeText(rj::toString(rj::member(p, "text"))));
         } else if (type == L("refusal")) {
-            out->append(ContentBlock::makeText(p.value(L("refusal")).toString()));
+            out->append(ContentBlock::makeText(rj::toString(rj::member(p, "refusal"))));
         } else if (type == L("input_image")) {
             ContentBlock b;
             b.type = BlockType::Image;
-            const QString url = p.value(L("image_url")).toString();
+            const QString url = rj::toString(rj::member(p, "image_url"));
             if (!url.isEmpty()) {
                 if (!wire::splitDataUri(url, &b.mimeType, &b.data))
                     b.url = url;
-            } else if (p.value(L("file_id")).isString()) {
-                b.url = p.value(L("file_id")).toString();
+            } else if (rj::isString(rj::member(p, "file_id"))) {
+                b.url = rj::toString(rj::member(p, "file_id"));
             } else {
                 return rejectRequest(
                     error, QStringLiteral("%1[%2]: input_image needs image_url or file_id").arg(where).arg(i));
             }
-            b.detail = p.value(L("detail")).toString();
+            b.detail = rj::toString(rj::member(p, "detail"));
             out->append(b);
         } else if (type.isEmpty()) {
             return rejectRequest(error, QStringLiteral("%1[%2].type: required string").arg(where).arg(i));
         }
-        // input_file, input_audio: kept in raw (passthrough only).
+        // input_file, input_audio: in the request's json (passthrough only).
     }
     return true;
 }
@@ -74,15 +78,15 @@ Message &assistantTurn(Context &ctx) {
     return ctx.messages.last();
 }
 
-bool decodeItem(const QJsonObject &item, const QString &where, model::ChatRequest *req, GatewayError *error) {
+bool decodeItem(const Value *item, const QString &where, model::ChatRequest *req, GatewayError *error) {
     Context &ctx = req->context;
-    QString type = item.value(L("type")).toString();
-    if (type.isEmpty() && item.contains(L("role")))
+    QString type = rj::toString(rj::member(item, "type"));
+    if (type.isEmpty() && rj::member(item, "role"))
         type = QStringLiteral("message"); // EasyInputMessage has no type
     if (type == L("message")) {
-        const QString role = item.value(L("role")).toString();
+        const QString role = rj::toString(rj::member(item, "role"));
         if (role == L("system") || role == L("developer")) {
-            const QString text = wire::textOfContent(item.value(L("content")));
+            const QString text = rj::textOfContent(rj::member(item, "content"));
             if (!text.isEmpty())
                 ctx.systemPrompt += (ctx.systemPrompt.isEmpty() ? QString() : QStringLiteral("\n\n")) + text;
             return true;
@@ -90,14 +94,14 @@ bool decodeItem(const QJsonObject &item, const QString &where, model::ChatReques
         if (role == L("user")) {
             Message m;
             m.role = Role::User;
-            if (!decodeParts(item.value(L("content")), &m.content, where + L(".content"), error))
+            if (!decodeParts(rj::member(item, "content"), &m.content, where + L(".content"), error))
                 return false;
             ctx.messages.append(m);
             return true;
         }
         if (role == L("assistant")) {
             QList<ContentBlock> blocks;
-            if (!decodeParts(item.value(L("content")), &blocks, where + L(".content"), error))
+            if (!decodeParts(rj::member(item, "content"), &blocks, where + L(".content"), error))
                 return false;
             assistantTurn(ctx).content.append(blocks);
             return true;
@@ -107,13 +111,13 @@ bool decodeItem(const QJsonObject &item, const QString &where, model::ChatReques
     if (type == L("function_call")) {
         ContentBlock b;
         b.type = BlockType::ToolCall;
-        b.toolCallId = item.value(L("call_id")).toString();
-        b.toolName = item.value(L("name")).toString();
+        b.toolCallId = rj::toString(rj::member(item, "call_id"));
+        b.toolName = rj::toString(rj::member(item, "name"));
         if (b.toolCallId.isEmpty() || b.toolName.isEmpty())
             return rejectRequest(error, where + L(": function_call needs call_id and name"));
-        b.argumentsJson = item.value(L("arguments")).toString();
+        b.argumentsJson = rj::toString(rj::member(item, "arguments"));
         b.arguments = parseToolArguments(b.argumentsJson);
-        b.itemId = item.value(L("id")).toString();
+        b.itemId = rj::toString(rj::member(item, "id"));
         assistantTurn(ctx).content.append(b);
         return true;
     }
@@ -122,28 +126,28 @@ bool decodeItem(const QJsonObject &item, const QString &where, model::ChatReques
         ContentBlock b;
         b.type = BlockType::ToolCall;
         b.custom = true;
-        b.toolCallId = item.value(L("call_id")).toString();
-        b.toolName = item.value(L("name")).toString();
+        b.toolCallId = rj::toString(rj::member(item, "call_id"));
+        b.toolName = rj::toString(rj::member(item, "name"));
         if (b.toolCallId.isEmpty() || b.toolName.isEmpty())
             return rejectRequest(error, where + L(": custom_tool_call needs call_id and name"));
-        b.arguments = QJsonObject{{L("input"), item.value(L("input")).toString()}};
+        b.arguments = QJsonObject{{L("input"), rj::toString(rj::member(item, "input"))}};
         b.argumentsJson = QString::fromUtf8(wire::compactJson(b.arguments));
-        b.itemId = item.value(L("id")).toString();
+        b.itemId = rj::toString(rj::member(item, "id"));
         assistantTurn(ctx).content.append(b);
         return true;
     }
     if (type == L("function_call_output") || type == L("custom_tool_call_output")) {
         Message r;
         r.role = Role::ToolResult;
-        r.toolCallId = item.value(L("call_id")).toString();
+        r.toolCallId = rj::toString(rj::member(item, "call_id"));
         if (r.toolCallId.isEmpty())
             return rejectRequest(error, where + L(".call_id: required string"));
-        const QJsonValue output = item.value(L("output"));
-        if (output.isArray()) {
+        const Value *output = rj::member(item, "output");
+        if (rj::asArray(output)) {
             if (!decodeParts(output, &r.content, where + L(".output"), error))
                 return false;
         } else {
-            r.content.append(ContentBlock::makeText(output.toString()));
+            r.content.append(ContentBlock::makeText(rj::toString(output)));
         }
         for (auto it = ctx.messages.crbegin(); it != ctx.messages.crend() && r.toolName.isEmpty(); ++it)
             for (const ContentBlock &b : it->content)
@@ -156,17 +160,18 @@ bool decodeItem(const QJsonObject &item, const QString &where, model::ChatReques
         ContentBlock b;
         b.type = BlockType::Thinking;
         QStringList summary;
-        for (const QJsonValue &s : item.value(L("summary")).toArray())
-            summary << s.toObject().value(L("text")).toString();
+        for (const Value &s : rj::elements(rj::member(item, "summary")))
+            summary << rj::toString(rj::member(&s, "text"));
         b.text = summary.join(QStringLiteral("\n\n"));
-        const TaggedSignature foreign = untagSignature(item.value(L("encrypted_content")).toString());
+        const TaggedSignature foreign = untagSignature(rj::toString(rj::member(item, "encrypted_content")));
         if (!foreign.api.isEmpty()) {
             // Reasoning another API made, carried through this client (wire::responsesReasoningItem).
             b.signature = foreign.signature;
             b.signatureApi = foreign.api;
         } else {
-            // The whole item is the signature: only the Responses API can use it again.
-            b.signature = QString::fromUtf8(wire::compactJson(item));
+            // The whole item is the signature: only the Responses API can use it again. Written
+            // from Qt's JSON, as every signature before it was.
+            b.signature = QString::fromUtf8(wire::compactJson(rj::toQtObject(item)));
             b.signatureApi = kApi;
         }
         assistantTurn(ctx).content.append(b);
@@ -184,104 +189,106 @@ std::optional<model::ChatRequest> OpenAIResponsesCodec::decode(const QByteArray 
     if (!begun)
         return std::nullopt;
     model::ChatRequest req = std::move(*begun);
-    const QJsonObject &o = req.raw;
+    const Value *o = req.json->object();
 
-    const QJsonValue instructions = o.value(L("instructions"));
-    if (instructions.isString())
-        req.context.systemPrompt = instructions.toString();
-    else if (!instructions.isUndefined() && !instructions.isNull())
+    const Value *instructions = rj::member(o, "instructions");
+    if (rj::isString(instructions))
+        req.context.systemPrompt = rj::toString(instructions);
+    else if (!rj::isAbsent(instructions))
         return rejected(error, QStringLiteral("instructions: must be a string"));
 
-    const QJsonValue input = o.value(L("input"));
-    if (input.isString()) {
+    const Value *input = rj::member(o, "input");
+    if (rj::isString(input)) {
         Message m;
         m.role = Role::User;
-        m.content.append(ContentBlock::makeText(input.toString()));
+        m.content.append(ContentBlock::makeText(rj::toString(input)));
         req.context.messages.append(m);
-    } else if (input.isArray()) {
-        const QJsonArray items = input.toArray();
-        for (qsizetype i = 0; i < items.size(); ++i) {
+    } else if (rj::asArray(input)) {
+        qsizetype i = -1;
+        for (const Value &item : input->GetArray()) {
+            ++i;
             const QString where = QStringLiteral("input[%1]").arg(i);
-            if (!items.at(i).isObject())
+            if (!item.IsObject())
                 return rejected(error, where + L(": must be an object"));
-            if (!decodeItem(items.at(i).toObject(), where, &req, error))
+            if (!decodeItem(&item, where, &req, error))
                 return std::nullopt;
         }
-    } else if (!input.isUndefined() && !input.isNull()) {
+    } else if (!rj::isAbsent(input)) {
         return rejected(error, QStringLiteral("input: must be a string or an array of items"));
     }
 
-    const QJsonValue stream = o.value(L("stream"));
-    if (!stream.isUndefined() && !stream.isNull() && !stream.isBool())
+    const Value *stream = rj::member(o, "stream");
+    if (!rj::isAbsent(stream) && !stream->IsBool())
         return rejected(error, QStringLiteral("stream: must be a boolean"));
-    req.stream = stream.toBool(false);
+    req.stream = rj::toBool(stream, false);
 
     Options &opt = req.options;
     for (const char *key : {"max_output_tokens", "temperature", "top_p"}) {
-        const QJsonValue v = o.value(L(key));
-        if (!v.isUndefined() && !v.isNull() && !v.isDouble())
+        const Value *v = rj::member(o, key);
+        if (!rj::isAbsent(v) && !v->IsNumber())
             return rejected(error, QString::fromLatin1(key) + L(": must be a number"));
     }
-    if (o.value(L("max_output_tokens")).isDouble())
-        opt.maxTokens = int(qBound(0.0, o.value(L("max_output_tokens")).toDouble(), 2147483647.0));
-    if (o.value(L("temperature")).isDouble())
-        opt.temperature = o.value(L("temperature")).toDouble();
-    if (o.value(L("top_p")).isDouble())
-        opt.topP = o.value(L("top_p")).toDouble();
-    opt.reasoning = o.value(L("reasoning")).toObject().value(L("effort")).toString();
+    if (const Value *v = rj::member(o, "max_output_tokens"); rj::isNumber(v))
+        opt.maxTokens = int(qBound(0.0, rj::toDouble(v), 2147483647.0));
+    if (const Value *v = rj::member(o, "temperature"); rj::isNumber(v))
+        opt.temperature = rj::toDouble(v);
+    if (const Value *v = rj::member(o, "top_p"); rj::isNumber(v))
+        opt.topP = rj::toDouble(v);
+    opt.reasoning = rj::toString(rj::member(rj::member(o, "reasoning"), "effort"));
     if (opt.reasoning == L("none"))
         opt.reasoning.clear();
 
-    const QJsonValue tools = o.value(L("tools"));
-    if (!tools.isUndefined() && !tools.isNull() && !tools.isArray())
+    const Value *tools = rj::member(o, "tools");
+    if (!rj::isAbsent(tools) && !tools->IsArray())
         return rejected(error, QStringLiteral("tools: must be an array"));
-    const QJsonArray toolList = tools.toArray();
-    for (qsizetype i = 0; i < toolList.size(); ++i) {
-        const QJsonObject t = toolList.at(i).toObject();
-        const QString type = t.value(L("type")).toString();
+    qsizetype toolIndex = -1;
+    for (const Value &tool : rj::elements(tools)) {
+        ++toolIndex;
+        const Value *t = &tool;
+        const QString type = rj::toString(rj::member(t, "type"));
         if (type == L("function") || type == L("custom")) {
-            Tool tool;
-            tool.name = t.value(L("name")).toString();
-            if (tool.name.isEmpty())
-                return rejected(error, QStringLiteral("tools[%1].name: required string").arg(i));
-            tool.description = t.value(L("description")).toString();
+            Tool canonical;
+            canonical.name = rj::toString(rj::member(t, "name"));
+            if (canonical.name.isEmpty())
+                return rejected(error, QStringLiteral("tools[%1].name: required string").arg(toolIndex));
+            canonical.description = rj::toString(rj::member(t, "description"));
             if (type == L("custom")) {
-                tool.custom = true;
-                tool.format = t.value(L("format")).toObject();
-                tool.parameters = customToolParameters();
+                canonical.custom = true;
+                canonical.format = rj::toQtObject(rj::member(t, "format"));
+                canonical.parameters = customToolParameters();
             } else {
-                tool.parameters = t.value(L("parameters")).toObject();
+                canonical.parameters = rj::toQtObject(rj::member(t, "parameters"));
                 // Only a strict the client wrote travels: an omitted one means each API's own
                 // default, and another API's strict mode would reject schemas it was never asked to check.
-                if (t.value(L("strict")).isBool())
-                    tool.strict = t.value(L("strict")).toBool();
+                if (const Value *strict = rj::member(t, "strict"); strict && strict->IsBool())
+                    canonical.strict = strict->GetBool();
             }
-            req.context.tools.append(tool);
+            req.context.tools.append(canonical);
         } else if (type.startsWith(L("web_search"))) {
-            req.context.builtinTools.append(BuiltinTool{QStringLiteral("web_search"), t});
+            req.context.builtinTools.append(BuiltinTool{QStringLiteral("web_search"), rj::toQtObject(t)});
         } else if (!type.isEmpty()) {
             // file_search, code_interpreter, mcp, local_shell, …: only a Responses upstream runs them.
-            req.context.builtinTools.append(BuiltinTool{type, t});
+            req.context.builtinTools.append(BuiltinTool{type, rj::toQtObject(t)});
         }
     }
-    if (o.value(L("parallel_tool_calls")).isBool())
-        opt.parallelToolCalls = o.value(L("parallel_tool_calls")).toBool();
-    const QJsonObject format = o.value(L("text")).toObject().value(L("format")).toObject();
-    const QString formatType = format.value(L("type")).toString();
+    if (const Value *parallel = rj::member(o, "parallel_tool_calls"); parallel && parallel->IsBool())
+        opt.parallelToolCalls = parallel->GetBool();
+    const Value *format = rj::asObject(rj::member(rj::member(o, "text"), "format"));
+    const QString formatType = rj::toString(rj::member(format, "type"));
     if (formatType == L("json_schema") || formatType == L("json_object")) {
         opt.outputFormat.type = formatType;
-        opt.outputFormat.name = format.value(L("name")).toString();
-        opt.outputFormat.description = format.value(L("description")).toString();
-        opt.outputFormat.schema = format.value(L("schema")).toObject();
-        if (format.value(L("strict")).isBool())
-            opt.outputFormat.strict = format.value(L("strict")).toBool();
+        opt.outputFormat.name = rj::toString(rj::member(format, "name"));
+        opt.outputFormat.description = rj::toString(rj::member(format, "description"));
+        opt.outputFormat.schema = rj::toQtObject(rj::member(format, "schema"));
+        if (const Value *strict = rj::member(format, "strict"); strict && strict->IsBool())
+            opt.outputFormat.strict = strict->GetBool();
     }
-    const QJsonValue choice = o.value(L("tool_choice"));
-    if (choice.isString())
-        opt.toolChoice = choice.toString();
-    else if (choice.isObject() && (choice.toObject().value(L("type")).toString() == L("function") ||
-                                   choice.toObject().value(L("type")).toString() == L("custom")))
-        opt.toolChoice = choice.toObject().value(L("name")).toString();
+    const Value *choice = rj::member(o, "tool_choice");
+    if (rj::isString(choice))
+        opt.toolChoice = rj::toString(choice);
+    else if (rj::asObject(choice) &&
+             (rj::equals(rj::member(choice, "type"), "function") || rj::equals(rj::member(choice, "type"), "custom")))
+        opt.toolChoice = rj::toString(rj::member(choice, "name"));
     return req;
 }
 

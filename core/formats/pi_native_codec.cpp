@@ -6,15 +6,20 @@
 #include "core/model/event_accumulator.h"
 #include "core/wire/json.h"
 #include "core/wire/json_writer.h"
+#include "core/wire/rapid_json.h"
 
 #include <QDateTime>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonParseError>
 
+#include <algorithm>
+
 namespace sw::formats {
 
 using namespace sw::model;
+namespace rj = sw::wire::rj;
+using rj::Value;
 
 namespace {
 
@@ -22,25 +27,35 @@ QLatin1String L(const char *s) {
     return QLatin1String(s);
 }
 
+// A string's text as Latin-1 bytes (QString::toLatin1): base64 image data, taken as it is
+// when it is ASCII, as it always is when valid.
+QByteArray latin1Of(const Value *v) {
+    const std::string_view text = rj::bytes(v);
+    if (std::all_of(text.begin(), text.end(), [](char c) { return uchar(c) < 0x80; }))
+        return QByteArray(text.data(), qsizetype(text.size()));
+    return rj::toString(v).toLatin1();
+}
+
 // User and tool-result content: a string or [{type:text}|{type:image, data, mimeType}].
-bool decodeUserContent(const QJsonValue &content, QList<ContentBlock> *out, const QString &where, GatewayError *error) {
-    if (content.isString()) {
-        out->append(ContentBlock::makeText(content.toString()));
+bool decodeUserContent(const Value *content, QList<ContentBlock> *out, const QString &where, GatewayError *error) {
+    if (rj::isString(content)) {
+        out->append(ContentBlock::makeText(rj::toString(content)));
         return true;
     }
-    if (!content.isArray())
+    if (!rj::asArray(content))
         return rejectRequest(error, where + L(": must be a string or an array of content blocks"));
-    const QJsonArray blocks = content.toArray();
-    for (qsizetype i = 0; i < blocks.size(); ++i) {
-        const QJsonObject b = blocks.at(i).toObject();
-        const QString type = b.value(L("type")).toString();
+    qsizetype i = -1;
+    for (const Value &block : content->GetArray()) {
+        ++i;
+        const Value *b = &block;
+        const QString type = rj::toString(rj::member(b, "type"));
         if (type == L("text")) {
-            out->append(ContentBlock::makeText(b.value(L("text")).toString()));
+            out->append(ContentBlock::makeText(rj::toString(rj::member(b, "text"))));
         } else if (type == L("image")) {
             ContentBlock img;
             img.type = BlockType::Image;
-            img.mimeType = b.value(L("mimeType")).toString();
-            img.data = b.value(L("data")).toString().toLatin1();
+            img.mimeType = rj::toString(rj::member(b, "mimeType"));
+            img.data = latin1Of(rj::member(b, "data"));
             if (img.data.isEmpty())
                 return rejectRequest(error, QStringLiteral("%1[%2].data: required base64 string").arg(where).arg(i));
             out->append(img);
@@ -51,36 +66,37 @@ bool decodeUserContent(const QJsonValue &content, QList<ContentBlock> *out, cons
     return true;
 }
 
-bool decodeAssistant(const QJsonObject &m, Message *msg, const QString &where, GatewayError *error) {
+bool decodeAssistant(const Value *m, Message *msg, const QString &where, GatewayError *error) {
     msg->role = Role::Assistant;
     // pi records which API produced the turn: signatures stay valid only for that API.
-    msg->api = m.value(L("api")).toString();
-    const QJsonValue content = m.value(L("content"));
-    if (content.isString()) {
-        msg->content.append(ContentBlock::makeText(content.toString()));
+    msg->api = rj::toString(rj::member(m, "api"));
+    const Value *content = rj::member(m, "content");
+    if (rj::isString(content)) {
+        msg->content.append(ContentBlock::makeText(rj::toString(content)));
         return true;
     }
-    const QJsonArray blocks = content.toArray();
-    for (qsizetype i = 0; i < blocks.size(); ++i) {
-        const QJsonObject b = blocks.at(i).toObject();
-        const QString type = b.value(L("type")).toString();
+    qsizetype i = -1;
+    for (const Value &block : rj::elements(content)) {
+        ++i;
+        const Value *b = &block;
+        const QString type = rj::toString(rj::member(b, "type"));
         ContentBlock out;
         if (type == L("text")) {
-            out = ContentBlock::makeText(b.value(L("text")).toString());
+            out = ContentBlock::makeText(rj::toString(rj::member(b, "text")));
         } else if (type == L("thinking")) {
             out.type = BlockType::Thinking;
-            out.text = b.value(L("thinking")).toString();
-            out.signature = b.value(L("thinkingSignature")).toString();
-            out.redacted = b.value(L("redacted")).toBool(false);
+            out.text = rj::toString(rj::member(b, "thinking"));
+            out.signature = rj::toString(rj::member(b, "thinkingSignature"));
+            out.redacted = rj::toBool(rj::member(b, "redacted"), false);
         } else if (type == L("toolCall")) {
             out.type = BlockType::ToolCall;
-            out.toolCallId = b.value(L("id")).toString();
-            out.toolName = b.value(L("name")).toString();
+            out.toolCallId = rj::toString(rj::member(b, "id"));
+            out.toolName = rj::toString(rj::member(b, "name"));
             if (out.toolName.isEmpty())
                 return rejectRequest(error, QStringLiteral("%1.content[%2].name: required string").arg(where).arg(i));
-            out.arguments = b.value(L("arguments")).toObject();
+            out.arguments = rj::toQtObject(rj::member(b, "arguments"));
             out.argumentsJson = QString::fromUtf8(wire::compactJson(out.arguments));
-            out.signature = b.value(L("thoughtSignature")).toString(); // Google: kept only for the same API
+            out.signature = rj::toString(rj::member(b, "thoughtSignature")); // Google: kept only for the same API
         } else {
             return rejectRequest(
                 error, QStringLiteral("%1.content[%2].type: must be text, thinking or toolCall").arg(where).arg(i));
@@ -97,96 +113,100 @@ std::optional<model::ChatRequest> PiNativeCodec::decode(const QByteArray &body, 
     if (!begun)
         return std::nullopt;
     model::ChatRequest req = std::move(*begun);
-    const QJsonObject &o = req.raw;
+    const Value *o = req.json->object();
 
     // modelId, or model as a string, or pi's whole Model object (as streamProxy sends it).
-    const QJsonValue model = o.value(L("model"));
-    req.model = o.value(L("modelId")).toString();
+    const Value *model = rj::member(o, "model");
+    req.model = rj::toString(rj::member(o, "modelId"));
     if (req.model.isEmpty())
-        req.model = model.isObject() ? model.toObject().value(L("id")).toString() : model.toString();
+        req.model = rj::asObject(model) ? rj::toString(rj::member(model, "id")) : rj::toString(model);
     if (req.model.isEmpty())
         return rejected(error, QStringLiteral("modelId: required string (or model as a string or a Model object)"));
 
-    const QJsonValue contextValue = o.value(L("context"));
-    if (!contextValue.isObject())
+    const Value *context = rj::asObject(rj::member(o, "context"));
+    if (!context)
         return rejected(error, QStringLiteral("context: required object"));
-    const QJsonObject context = contextValue.toObject();
-    const QJsonValue system = context.value(L("systemPrompt"));
-    if (system.isString())
-        req.context.systemPrompt = system.toString();
-    else if (!system.isUndefined() && !system.isNull())
+    const Value *system = rj::member(context, "systemPrompt");
+    if (rj::isString(system))
+        req.context.systemPrompt = rj::toString(system);
+    else if (!rj::isAbsent(system))
         return rejected(error, QStringLiteral("context.systemPrompt: must be a string"));
-    const QJsonValue messages = context.value(L("messages"));
-    if (!messages.isArray())
+    const Value *messages = rj::member(context, "messages");
+    if (!rj::asArray(messages))
         return rejected(error, QStringLiteral("context.messages: required array"));
-    const QJsonArray list = messages.toArray();
-    for (qsizetype i = 0; i < list.size(); ++i) {
+    qsizetype i = -1;
+    for (const Value &message : messages->GetArray()) {
+        ++i;
         const QString where = QStringLiteral("context.messages[%1]").arg(i);
-        const QJsonObject m = list.at(i).toObject();
-        const QString role = m.value(L("role")).toString();
+        const Value *m = &message;
+        const QString role = rj::toString(rj::member(m, "role"));
         Message msg;
         if (role == L("user")) {
             msg.role = Role::User;
-            if (!decodeUserContent(m.value(L("content")), &msg.content, where + L(".content"), error))
+            if (!decodeUserContent(rj::member(m, "content"), &msg.content, where + L(".content"), error))
                 return std::nullopt;
         } else if (role == L("assistant")) {
             if (!decodeAssistant(m, &msg, where, error))
                 return std::nullopt;
         } else if (role == L("toolResult")) {
             msg.role = Role::ToolResult;
-            msg.toolCallId = m.value(L("toolCallId")).toString();
-            msg.toolName = m.value(L("toolName")).toString();
-            msg.isError = m.value(L("isError")).toBool(false);
+            msg.toolCallId = rj::toString(rj::member(m, "toolCallId"));
+            msg.toolName = rj::toString(rj::member(m, "toolName"));
+            msg.isError = rj::toBool(rj::member(m, "isError"), false);
             if (msg.toolCallId.isEmpty())
                 return rejected(error, where + L(".toolCallId: required string"));
-            if (!decodeUserContent(m.value(L("content")), &msg.content, where + L(".content"), error))
+            if (!decodeUserContent(rj::member(m, "content"), &msg.content, where + L(".content"), error))
                 return std::nullopt;
         } else {
             return rejected(error, where + L(".role: must be user, assistant or toolResult"));
         }
         req.context.messages.append(msg);
     }
-    const QJsonArray tools = context.value(L("tools")).toArray();
-    for (qsizetype i = 0; i < tools.size(); ++i) {
-        const QJsonObject t = tools.at(i).toObject();
-        Tool tool;
-        tool.name = t.value(L("name")).toString();
-        if (tool.name.isEmpty())
-            return rejected(error, QStringLiteral("context.tools[%1].name: required string").arg(i));
-        tool.description = t.value(L("description")).toString();
-        tool.parameters = t.value(L("parameters")).toObject();
-        req.context.tools.append(tool);
+    qsizetype toolIndex = -1;
+    for (const Value &tool : rj::elements(rj::member(context, "tools"))) {
+        ++toolIndex;
+        const Value *t = &tool;
+        Tool canonical;
+        canonical.name = rj::toString(rj::member(t, "name"));
+        if (canonical.name.isEmpty())
+            return rejected(error, QStringLiteral("context.tools[%1].name: required string").arg(toolIndex));
+        canonical.description = rj::toString(rj::member(t, "description"));
+        canonical.parameters = rj::toQtObject(rj::member(t, "parameters"));
+        req.context.tools.append(canonical);
     }
 
-    const QJsonValue stream = o.value(L("stream"));
-    if (!stream.isUndefined() && !stream.isNull() && !stream.isBool())
+    const Value *stream = rj::member(o, "stream");
+    if (!rj::isAbsent(stream) && !stream->IsBool())
         return rejected(error, QStringLiteral("stream: must be a boolean"));
-    req.stream = stream.toBool(true); // pi native streams unless told otherwise
+    req.stream = rj::toBool(stream, true); // pi native streams unless told otherwise
 
-    const QJsonObject options = o.value(L("options")).toObject();
+    const Value *options = rj::asObject(rj::member(o, "options"));
     Options &opt = req.options;
     for (const char *key : {"maxTokens", "temperature"}) {
-        const QJsonValue v = options.value(L(key));
-        if (!v.isUndefined() && !v.isNull() && !v.isDouble())
+        const Value *v = rj::member(options, key);
+        if (!rj::isAbsent(v) && !v->IsNumber())
             return rejected(error, QStringLiteral("options.") + QString::fromLatin1(key) + L(": must be a number"));
     }
-    if (options.value(L("maxTokens")).isDouble())
-        opt.maxTokens = int(qBound(0.0, options.value(L("maxTokens")).toDouble(), 2147483647.0));
-    if (options.value(L("temperature")).isDouble())
-        opt.temperature = options.value(L("temperature")).toDouble();
-    opt.reasoning = options.value(L("reasoning")).toString();
+    if (const Value *v = rj::member(options, "maxTokens"); rj::isNumber(v))
+        opt.maxTokens = int(qBound(0.0, rj::toDouble(v), 2147483647.0));
+    if (const Value *v = rj::member(options, "temperature"); rj::isNumber(v))
+        opt.temperature = rj::toDouble(v);
+    opt.reasoning = rj::toString(rj::member(options, "reasoning"));
     if (opt.reasoning == L("off"))
         opt.reasoning.clear();
-    const QJsonValue budgets = options.value(L("thinkingBudgets"));
-    if (!opt.reasoning.isEmpty() && budgets.toObject().value(opt.reasoning).isDouble())
-        opt.thinkingBudget = budgets.toObject().value(opt.reasoning).toInt();
-    const QJsonValue choice = options.value(L("toolChoice"));
-    if (choice.isString())
-        opt.toolChoice = choice.toString() == L("any") ? QStringLiteral("required") : choice.toString();
-    else if (choice.isObject()) {
-        const QJsonObject c = choice.toObject();
-        opt.toolChoice = c.value(L("name")).toString(c.value(L("function")).toObject().value(L("name")).toString());
+    if (!opt.reasoning.isEmpty()) {
+        const QByteArray level = rj::toWtf8(opt.reasoning);
+        const Value *budget = rj::member(rj::member(options, "thinkingBudgets"),
+                                         std::string_view(level.constData(), size_t(level.size())));
+        if (rj::isNumber(budget))
+            opt.thinkingBudget = rj::toInt(budget);
     }
+    const Value *choice = rj::member(options, "toolChoice");
+    if (rj::isString(choice))
+        opt.toolChoice = rj::equals(choice, "any") ? QStringLiteral("required") : rj::toString(choice);
+    else if (rj::asObject(choice))
+        opt.toolChoice =
+            rj::toString(rj::member(choice, "name"), rj::toString(rj::member(rj::member(choice, "function"), "name")));
     return req;
 }
 

@@ -5,8 +5,14 @@
 #include "core/model/chat.h"
 #include "core/wire/api.h"
 
-#include <QJsonObject>
+#include <QByteArray>
 #include <QStringList>
+
+#include <memory>
+
+namespace sw::wire::rj {
+class ParsedJson;
+}
 
 namespace sw::model {
 
@@ -17,10 +23,13 @@ struct ChatRequest {
     bool includeUsage = false; // OpenAI chat stream_options.include_usage
     Context context;
     Options options;
-    QJsonObject raw; // the body as sent, for same-API passthrough
-    // The bytes `raw` was parsed from (shared with the inbound request's buffer, never copied):
-    // a same-API upstream gets them with only the members it must set spliced in. Whoever
-    // changes `raw` after decoding clears this, and the adapter then writes `raw` whole.
+    // The body as sent, parsed once by the decoder (core/wire/rapid_json.h: the model only
+    // carries it, and nothing changes it after decoding). The upstream adapters read the
+    // client's own fields there, and write it whole when the bytes cannot be spliced.
+    std::shared_ptr<const wire::rj::ParsedJson> json;
+    // The bytes `json` was parsed from (shared with the inbound request's buffer, never copied):
+    // a same-API upstream gets them with only the members it must set spliced in. Cleared, the
+    // adapter writes `json` whole instead.
     QByteArray rawBody;
 
     // Names of the client's free-form (`custom`) tools: their calls go back to the client

@@ -5,11 +5,12 @@
 #include "core/upstream/openai_responses_adapter.h"
 #include "core/upstream/upstream_adapter.h"
 
-#include <QJsonArray>
-#include <QJsonObject>
+#include "core/wire/client_body.h"
 
 #include <QUrl>
 #include <functional>
+#include <span>
+#include <string_view>
 
 namespace sw::upstream {
 
@@ -20,52 +21,57 @@ QString modelPathSegment(const QString &modelId) {
 
 namespace {
 
+namespace rj = wire::rj;
+
 // The first content part of the client's messages whose type has no canonical form
 // (a document, a file, audio): a converted request would go without it.
-QString unmappedPart(const QJsonObject &raw, wire::Api inbound) {
-    static const QStringList chat{QStringLiteral("input_audio"), QStringLiteral("file")};
-    static const QStringList anthropic{QStringLiteral("document"), QStringLiteral("search_result"),
-                                       QStringLiteral("container_upload")};
-    static const QStringList responses{QStringLiteral("input_file"), QStringLiteral("input_audio")};
-    const QStringList *unmapped = nullptr;
-    QJsonArray items;
+QString unmappedPart(const rj::Value *body, wire::Api inbound) {
+    static constexpr std::string_view chat[] = {"input_audio", "file"};
+    static constexpr std::string_view anthropic[] = {"document", "search_result", "container_upload"};
+    static constexpr std::string_view responses[] = {"input_file", "input_audio"};
+    std::span<const std::string_view> unmapped;
+    const rj::Value *items = nullptr;
     switch (inbound) {
     case wire::Api::OpenAICompletions:
-        unmapped = &chat;
-        items = raw.value(QLatin1String("messages")).toArray();
+        unmapped = chat;
+        items = rj::member(body, "messages");
         break;
     case wire::Api::AnthropicMessages:
-        unmapped = &anthropic;
-        items = raw.value(QLatin1String("messages")).toArray();
+        unmapped = anthropic;
+        items = rj::member(body, "messages");
         break;
     case wire::Api::OpenAIResponses:
-        unmapped = &responses;
-        items = raw.value(QLatin1String("input")).toArray();
+        unmapped = responses;
+        items = rj::member(body, "input");
         break;
     case wire::Api::Pi:
     case wire::Api::Google:
         return {};
     }
-    std::function<QString(const QJsonValue &)> scan = [&](const QJsonValue &content) -> QString {
-        for (const QJsonValue &v : content.toArray()) {
-            const QJsonObject part = v.toObject();
-            const QString type = part.value(QLatin1String("type")).toString();
-            if (unmapped->contains(type))
-                return type;
-            if (type == QLatin1String("tool_result")) // Anthropic: parts inside a tool result too
-                if (const QString inner = scan(part.value(QLatin1String("content"))); !inner.isEmpty())
+    std::function<QString(const rj::Value *)> scan = [&](const rj::Value *content) -> QString {
+        for (const rj::Value &part : rj::elements(content)) {
+            const rj::Value *type = rj::member(&part, "type");
+            for (std::string_view name : unmapped)
+                if (rj::equals(type, name))
+                    return QString::fromLatin1(name.data(), qsizetype(name.size()));
+            if (rj::equals(type, "tool_result")) // Anthropic: parts inside a tool result too
+                if (const QString inner = scan(rj::member(&part, "content")); !inner.isEmpty())
                     return inner;
         }
         return {};
     };
-    for (const QJsonValue &item : items) {
-        const QJsonObject o = item.toObject();
-        if (const QString found = scan(o.value(QLatin1String("content"))); !found.isEmpty())
+    for (const rj::Value &item : rj::elements(items)) {
+        if (const QString found = scan(rj::member(&item, "content")); !found.isEmpty())
             return found;
-        if (const QString found = scan(o.value(QLatin1String("output"))); !found.isEmpty())
+        if (const QString found = scan(rj::member(&item, "output")); !found.isEmpty())
             return found; // Responses function_call_output given as parts
     }
     return {};
+}
+
+// Present and saying something: not missing, null or an empty string.
+bool present(const rj::Value *v) {
+    return v && !v->IsNull() && !(v->IsString() && v->GetStringLength() == 0);
 }
 
 } // namespace
@@ -73,14 +79,11 @@ QString unmappedPart(const QJsonObject &raw, wire::Api inbound) {
 std::optional<QString> UpstreamAdapter::incompatibility(const model::ChatRequest &request) const {
     const wire::Api inbound = request.sourceApi;
     if (wire::apiName(inbound) == api())
-        return std::nullopt; // passthrough: every field reaches the API that defines it
-    const QJsonObject &raw = request.raw;
-    auto present = [](const QJsonValue &v) {
-        return !v.isUndefined() && !v.isNull() && !(v.isString() && v.toString().isEmpty());
-    };
+        return std::nullopt;                          // passthrough: every field reaches the API that defines it
+    const rj::Value *raw = wire::clientBody(request); // the client's own fields
     // Conversation state lives at OpenAI: another API would answer without the earlier turns.
     for (const char *field : {"previous_response_id", "conversation"})
-        if (present(raw.value(QLatin1String(field))))
+        if (present(rj::member(raw, field)))
             return QStringLiteral("%1: only an openai-responses upstream holds that conversation state, not %2")
                 .arg(QLatin1String(field), api());
     const QString target = api();
@@ -119,24 +122,22 @@ std::optional<QString> UpstreamAdapter::incompatibility(const model::ChatRequest
         if (value && *value != 0.0 && (toAnthropic || toResponses))
             return QStringLiteral("%1 has no equivalent on %2").arg(QLatin1String(name), target);
     // A tool choice the canonical request cannot say (allowed_tools, a forced built-in tool).
-    const QJsonValue choice = raw.value(QLatin1String("tool_choice"));
-    const QString choiceType = choice.toObject().value(QLatin1String("type")).toString();
-    if (inbound != wire::Api::AnthropicMessages && choice.isObject() && choiceType != QLatin1String("function") &&
-        choiceType != QLatin1String("custom"))
-        return QStringLiteral("tool_choice: \"%1\" has no translation to %2").arg(choiceType, target);
+    const rj::Value *choice = rj::asObject(rj::member(raw, "tool_choice"));
+    const rj::Value *choiceType = rj::member(choice, "type");
+    if (inbound != wire::Api::AnthropicMessages && choice && !rj::equals(choiceType, "function") &&
+        !rj::equals(choiceType, "custom"))
+        return QStringLiteral("tool_choice: \"%1\" has no translation to %2").arg(rj::toString(choiceType), target);
     // Several answers per request: the canonical answer is one choice.
-    if (raw.value(QLatin1String("n")).toInt(1) > 1)
-        return QStringLiteral("n: %1 choices cannot come from %2")
-            .arg(raw.value(QLatin1String("n")).toInt())
-            .arg(target);
+    if (const int n = rj::toInt(rj::member(raw, "n"), 1); n > 1)
+        return QStringLiteral("n: %1 choices cannot come from %2").arg(n).arg(target);
     // Responses features whose state or execution lives at OpenAI.
     for (const char *field : {"prompt", "background"})
-        if (present(raw.value(QLatin1String(field))) && raw.value(QLatin1String(field)) != QJsonValue(false))
+        if (const rj::Value *v = rj::member(raw, field); present(v) && !(v->IsBool() && !v->GetBool()))
             return QStringLiteral("%1: only an openai-responses upstream runs it, not %2")
                 .arg(QLatin1String(field), target);
     // Spoken answers: no canonical audio output.
-    for (const QJsonValue &m : raw.value(QLatin1String("modalities")).toArray())
-        if (m.toString() == QLatin1String("audio"))
+    for (const rj::Value &m : rj::elements(rj::member(raw, "modalities")))
+        if (rj::equals(&m, "audio"))
             return QStringLiteral("modalities: audio output has no translation to %1").arg(target);
     // Images the target could not read would otherwise be left out of the request.
     for (const model::Message &m : request.context.messages)

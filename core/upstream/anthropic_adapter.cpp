@@ -1,5 +1,7 @@
 #include "core/upstream/anthropic_adapter.h"
 
+#include "core/wire/client_body.h"
+
 #include "core/upstream/anthropic_stream_decoder.h"
 #include "core/wire/json.h"
 #include "core/wire/json_splice.h"
@@ -252,31 +254,42 @@ bool isForeignThinking(const QJsonObject &block) {
 
 } // namespace
 
-bool AnthropicAdapter::thinkingRulesChangeNothing(const QJsonObject &body) {
+bool AnthropicAdapter::thinkingRulesChangeNothing(const wire::rj::Value *body) {
     // applyThinkingRules without building anything: with no block to drop, its messages are
     // the body's own, and its last assistant turn is the last message whose role is assistant.
-    const QJsonArray messages = body.value(L("messages")).toArray();
-    qsizetype lastAssistant = -1;
-    for (qsizetype i = 0; i < messages.size(); ++i) {
-        const QJsonObject m = messages.at(i).toObject();
-        if (m.value(L("role")).toString() != L("assistant"))
+    namespace rj = wire::rj;
+    // isForeignThinking, read where the client's body stands.
+    const auto foreign = [](const rj::Value *block) {
+        const std::string_view type = rj::bytes(rj::member(block, "type"));
+        if (type == "thinking") {
+            const QString signature = rj::toString(rj::member(block, "signature"));
+            return signature.isEmpty() || !untagSignature(signature).api.isEmpty();
+        }
+        const rj::Value *data = rj::member(block, "data");
+        return type == "redacted_thinking" && (!rj::isString(data) || data->GetStringLength() == 0);
+    };
+    const rj::Value *messages = rj::asArray(rj::member(body, "messages"));
+    const rj::Value *lastAssistant = nullptr;
+    for (const rj::Value &m : rj::elements(messages)) {
+        if (!rj::equals(rj::member(&m, "role"), "assistant"))
             continue;
-        lastAssistant = i;
-        for (const QJsonValue &v : m.value(L("content")).toArray())
-            if (isForeignThinking(v.toObject()))
+        lastAssistant = &m;
+        for (const rj::Value &block : rj::elements(rj::member(&m, "content")))
+            if (foreign(&block))
                 return false;
     }
-    const QJsonObject thinking = body.value(L("thinking")).toObject();
-    if (thinking.isEmpty() || thinking.value(L("type")).toString() == L("disabled") || lastAssistant < 0)
+    const rj::Value *thinking = rj::member(body, "thinking");
+    if (rj::isEmptyObject(thinking) || rj::equals(rj::member(thinking, "type"), "disabled") || !lastAssistant)
         return true;
+    const rj::Value &last = (*messages)[messages->Size() - 1];
     bool toolLoop = false;
-    for (const QJsonValue &v : messages.last().toObject().value(L("content")).toArray())
-        toolLoop |= v.toObject().value(L("type")).toString() == L("tool_result");
-    if (!toolLoop || messages.last().toObject().value(L("role")).toString() != L("user"))
+    for (const rj::Value &block : rj::elements(rj::member(&last, "content")))
+        toolLoop |= rj::equals(rj::member(&block, "type"), "tool_result");
+    if (!toolLoop || !rj::equals(rj::member(&last, "role"), "user"))
         return true;
-    const QJsonArray content = messages.at(lastAssistant).toObject().value(L("content")).toArray();
-    const QString first = content.isEmpty() ? QString() : content.first().toObject().value(L("type")).toString();
-    return first == L("thinking") || first == L("redacted_thinking");
+    const rj::Value *content = rj::asArray(rj::member(lastAssistant, "content"));
+    const std::string_view first = content && !content->Empty() ? rj::bytes(rj::member(&(*content)[0], "type")) : "";
+    return first == "thinking" || first == "redacted_thinking";
 }
 
 bool AnthropicAdapter::applyThinkingRules(QJsonObject &body) {
@@ -343,13 +356,13 @@ HttpRequest AnthropicAdapter::buildRequest(const model::ChatRequest &request, co
     std::optional<QByteArray> spliced;
     // The client's bytes as they are, with only model and stream set, when the thinking
     // rules leave the history alone (the usual case: no turn answered by another API).
-    if (passthrough && thinkingRulesChangeNothing(request.raw))
+    if (passthrough && thinkingRulesChangeNothing(wire::clientBody(request)))
         spliced =
             wire::spliceTopLevel(request.rawBody, {{"model", wire::jsonString(target.modelId)}, {"stream", "true"}});
     if (spliced) {
         http.body = std::move(*spliced);
     } else if (passthrough) {
-        QJsonObject body = request.raw; // everything the client sent, unknown fields included
+        QJsonObject body = wire::clientBodyQt(request); // everything the client sent, unknown fields included
         body.insert(L("model"), target.modelId);
         body.insert(L("stream"), true);
         // Except reasoning another API made (an earlier turn answered after a failover).

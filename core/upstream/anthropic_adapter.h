@@ -2,6 +2,7 @@
 // Upstream API "anthropic-messages": POST {baseUrl}/v1/messages, streaming.
 
 #include "core/upstream/upstream_adapter.h"
+#include "core/wire/rapid_json.h"
 
 namespace sw::upstream {
 
@@ -27,8 +28,9 @@ public:
     // block goes with thinking off, as Messages requires (translation_rules.md).
     // Returns true when it changed the body.
     static bool applyThinkingRules(QJsonObject &body);
-    // True when applyThinkingRules would leave `body` as it is; reads it without copying.
-    static bool thinkingRulesChangeNothing(const QJsonObject &body);
+    // True when applyThinkingRules would leave `body` (the client's, as parsed) as it is; reads
+    // it without building anything.
+    static bool thinkingRulesChangeNothing(const wire::rj::Value *body);
 };
 
 } // namespace sw::upstream

@@ -1,5 +1,7 @@
 #include "core/upstream/google_adapter.h"
 
+#include "core/wire/client_body.h"
+
 #include "core/model/event_accumulator.h"
 #include "core/upstream/google_stream_decoder.h"
 #include "core/wire/json.h"
@@ -278,8 +280,8 @@ UpstreamErrorInfo GoogleAdapter::parseError(int, const QByteArray &body) const {
 model::ChatRequest GoogleAdapter::decodeBody(const QByteArray &body) {
     model::ChatRequest req;
     req.sourceApi = kApi;
-    req.raw = QJsonDocument::fromJson(body).object();
-    const QJsonObject &o = req.raw;
+    req.json = wire::parseClientBody(body);
+    const QJsonObject o = QJsonDocument::fromJson(body).object();
     Context &ctx = req.context;
     for (const QJsonValue &p : o.value(L("systemInstruction")).toObject().value(L("parts")).toArray())
         ctx.systemPrompt += p.toObject().value(L("text")).toString();

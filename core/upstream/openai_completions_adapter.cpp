@@ -1,5 +1,7 @@
 #include "core/upstream/openai_completions_adapter.h"
 
+#include "core/wire/client_body.h"
+
 #include "core/upstream/openai_completions_stream_decoder.h"
 #include "core/wire/json.h"
 #include "core/wire/json_splice.h"
@@ -192,15 +194,15 @@ HttpRequest OpenAICompletionsAdapter::buildRequest(const model::ChatRequest &req
     if (passthrough) {
         // Usage is needed for accounting even when the client did not ask for it: the client's
         // other stream options stay, a value that is no object is replaced.
-        const QJsonValue sentOptions = request.raw.value(L("stream_options"));
-        const auto streamOptions = [&sentOptions] {
-            QJsonObject options = sentOptions.toObject();
+        const wire::rj::Value *sentOptions = wire::rj::member(wire::clientBody(request), "stream_options");
+        const auto streamOptions = [sentOptions] {
+            QJsonObject options = wire::rj::toQtObject(sentOptions);
             options.insert(L("include_usage"), true);
             return options;
         };
         // The usual stream_options (none, or only include_usage) is a constant, not written.
         QByteArray merged;
-        if (sentOptions.isObject())
+        if (wire::rj::asObject(sentOptions))
             if (const QJsonObject options = streamOptions(); options.size() > 1)
                 merged = wire::compactJson(options);
         // The client's bytes as they are, with only these three members set; the whole object
@@ -214,7 +216,7 @@ HttpRequest OpenAICompletionsAdapter::buildRequest(const model::ChatRequest &req
         if (spliced) {
             http.body = std::move(*spliced);
         } else {
-            QJsonObject body = request.raw; // everything the client sent, unknown fields included
+            QJsonObject body = wire::clientBodyQt(request); // everything the client sent, unknown fields included
             body.insert(L("model"), target.modelId);
             body.insert(L("stream"), true);
             body.insert(L("stream_options"), streamOptions());

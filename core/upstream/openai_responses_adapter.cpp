@@ -1,5 +1,7 @@
 #include "core/upstream/openai_responses_adapter.h"
 
+#include "core/wire/client_body.h"
+
 #include "core/upstream/openai_completions_adapter.h"
 #include "core/upstream/openai_responses_stream_decoder.h"
 #include "core/wire/json.h"
@@ -199,13 +201,14 @@ HttpRequest OpenAIResponsesAdapter::buildRequest(const model::ChatRequest &reque
     if (passthrough) {
         // Everything the client sent, unknown fields included, except reasoning items another
         // API made (tagged encrypted_content, after a failover).
-        const QJsonArray input = request.raw.value(L("input")).toArray();
-        const auto foreign = [](const QJsonValue &v) {
-            const QJsonObject item = v.toObject();
-            return item.value(L("type")).toString() == L("reasoning") &&
-                   !untagSignature(item.value(L("encrypted_content")).toString()).api.isEmpty();
+        namespace rj = wire::rj;
+        const rj::Value *input = rj::member(wire::clientBody(request), "input");
+        const auto foreign = [](const rj::Value &item) {
+            return rj::equals(rj::member(&item, "type"), "reasoning") &&
+                   !untagSignature(rj::toString(rj::member(&item, "encrypted_content"))).api.isEmpty();
         };
-        const bool dropsSome = std::any_of(input.begin(), input.end(), foreign);
+        const auto items = rj::elements(input);
+        const bool dropsSome = std::any_of(items.begin(), items.end(), foreign);
         // None to drop (the usual case): the client's bytes as they are, with model and stream set.
         std::optional<QByteArray> spliced;
         if (!dropsSome)
@@ -214,14 +217,19 @@ HttpRequest OpenAIResponsesAdapter::buildRequest(const model::ChatRequest &reque
         if (spliced) {
             http.body = std::move(*spliced);
         } else {
-            QJsonObject body = request.raw;
+            QJsonObject body = wire::clientBodyQt(request);
             body.insert(L("model"), target.modelId);
             body.insert(L("stream"), true);
             if (dropsSome) {
+                // The same items in Qt's JSON, one for one.
+                const QJsonArray sent = body.value(L("input")).toArray();
                 QJsonArray kept;
-                for (const QJsonValue &v : input)
-                    if (!foreign(v))
-                        kept.append(v);
+                qsizetype i = 0;
+                for (const rj::Value &item : items) {
+                    if (!foreign(item))
+                        kept.append(sent.at(i));
+                    ++i;
+                }
                 body.insert(L("input"), kept);
             }
             http.body = wire::compactJson(body);

@@ -401,6 +401,21 @@ QString toString(const Value *v, const QString &defaultValue) {
     return isString(v) ? decode(v->GetString(), v->GetStringLength()) : defaultValue;
 }
 
+QString textOfContent(const Value *content) {
+    if (isString(content))
+        return toString(content);
+    QString out;
+    for (const Value &part : elements(content)) {
+        const std::string_view type = bytes(member(&part, "type"));
+        if (type == "text" || type == "input_text" || type == "output_text" || type == "refusal") {
+            if (!out.isEmpty())
+                out += QLatin1Char('\n');
+            out += toString(member(&part, type == "refusal" ? "refusal" : "text"));
+        }
+    }
+    return out;
+}
+
 qint64 toInteger(const Value *v, qint64 defaultValue) {
     qint64 i = 0;
     double d = 0;

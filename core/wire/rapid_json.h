@@ -154,6 +154,23 @@ inline bool toBool(const Value *v, bool defaultValue = false) {
 inline bool isNumber(const Value *v) {
     return v && v->IsNumber();
 }
+// QJsonValue::toDouble(defaultValue): any number, as a double.
+inline double toDouble(const Value *v, double defaultValue = 0) {
+    return v && v->IsNumber() ? v->GetDouble() : defaultValue;
+}
+// QJsonValue::isNull(): present and null (isAbsent() is null or missing).
+inline bool isNull(const Value *v) {
+    return v && v->IsNull();
+}
+// The elements of an array, for a range-for; none for anything else (QJsonValue::toArray()).
+inline Value::ConstArray elements(const Value *v) {
+    static const Value empty(rapidjson::kArrayType);
+    return (v && v->IsArray() ? *v : empty).GetArray();
+}
+
+// wire::textOfContent over a parsed value: a string, or the text parts of an array of parts
+// joined by newlines.
+QString textOfContent(const Value *content);
 
 // The value as QJsonDocument(...).toJson(QJsonDocument::Compact) writes the same value
 // parsed by Qt: members in Qt's order (sorted by name) with duplicates dropped, numbers and

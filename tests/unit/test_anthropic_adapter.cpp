@@ -2,6 +2,7 @@
 #include "core/formats/openai_chat_codec.h"
 #include "core/model/event_accumulator.h"
 #include "core/upstream/anthropic_adapter.h"
+#include "core/wire/client_body.h"
 #include "wire_fixtures.h"
 
 #include <QJsonArray>
@@ -179,7 +180,7 @@ void TestAnthropicAdapter::passthroughKeepsEveryClientField() {
     QCOMPARE(str(body.value(QStringLiteral("model"))), QStringLiteral("claude-opus-4-1"));
     QCOMPARE(body.value(QStringLiteral("stream")).toBool(), true);
     // Everything else is exactly what the client sent.
-    QJsonObject expected = req->raw;
+    QJsonObject expected = sw::wire::clientBodyQt(*req);
     expected.insert(QStringLiteral("model"), QStringLiteral("claude-opus-4-1"));
     expected.insert(QStringLiteral("stream"), true);
     QCOMPARE(body, expected);
@@ -292,7 +293,9 @@ void TestAnthropicAdapter::thinkingRuleCheckAgreesWithTheRules() {
         QJsonObject copy = body;
         const bool changes = AnthropicAdapter::applyThinkingRules(copy);
         QCOMPARE(changes, copy != body);
-        QCOMPARE(AnthropicAdapter::thinkingRulesChangeNothing(body), !changes);
+        const auto parsed = sw::wire::parseClientBody(QJsonDocument(body).toJson(QJsonDocument::Compact));
+        QVERIFY(parsed);
+        QCOMPARE(AnthropicAdapter::thinkingRulesChangeNothing(parsed->object()), !changes);
         changing += changes;
     }
     QVERIFY(changing >= 4 && changing < bodies.size()); // both answers are exercised

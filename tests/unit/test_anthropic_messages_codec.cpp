@@ -1,4 +1,5 @@
 #include "core/formats/anthropic_messages_codec.h"
+#include "core/wire/client_body.h"
 #include "wire_fixtures.h"
 
 #include <QJsonArray>
@@ -81,10 +82,18 @@ void TestAnthropicMessagesCodec::decodesClaudeCodeRequest() {
     QCOMPARE(req->options.thinkingBudget, std::optional<int>(10000));
     QCOMPARE(req->options.maxTokens, std::optional<int>(32000));
     QCOMPARE(req->options.toolChoice, QStringLiteral("auto"));
-    QCOMPARE(req->raw.value(QStringLiteral("metadata")).toObject().value(QStringLiteral("user_id")).toString(),
+    QCOMPARE(sw::wire::clientBodyQt(*req)
+                 .value(QStringLiteral("metadata"))
+                 .toObject()
+                 .value(QStringLiteral("user_id"))
+                 .toString(),
              QStringLiteral("user_2f1c_account__session_9a7b"));
-    QVERIFY(
-        req->raw.value(QStringLiteral("system")).toArray().at(1).toObject().contains(QStringLiteral("cache_control")));
+    QVERIFY(sw::wire::clientBodyQt(*req)
+                .value(QStringLiteral("system"))
+                .toArray()
+                .at(1)
+                .toObject()
+                .contains(QStringLiteral("cache_control")));
 }
 
 void TestAnthropicMessagesCodec::decodesStringContentAndToolChoice() {

@@ -3,6 +3,7 @@
 // gateway must accept them: rejecting them with 400 broke Claude Code outright.
 
 #include "core/formats/anthropic_messages_codec.h"
+#include "core/wire/client_body.h"
 
 #include <QtTest>
 
@@ -35,7 +36,12 @@ void TestAnthropicSystemMessages::midConversationSystemJoinsTheSystemPrompt() {
     QCOMPARE(parsed->context.messages.size(), 1);
     QCOMPARE(parsed->context.messages.first().role, Role::User);
     // Passthrough to an Anthropic upstream forwards the body as sent, system message included.
-    QCOMPARE(parsed->raw.value(QStringLiteral("messages")).toArray().at(1).toObject().value(QStringLiteral("role")),
+    QCOMPARE(sw::wire::clientBodyQt(*parsed)
+                 .value(QStringLiteral("messages"))
+                 .toArray()
+                 .at(1)
+                 .toObject()
+                 .value(QStringLiteral("role")),
              QJsonValue(QStringLiteral("system")));
 }
 

@@ -5,6 +5,7 @@
 // advances the clock.
 #include "core/failover/attempt_loop.h"
 #include "core/failover/provider_down_marks.h"
+#include "core/wire/client_body.h"
 #include "fake_clock.h"
 
 #include <QJsonObject>
@@ -773,7 +774,7 @@ private Q_SLOTS:
                    candidate("pd", QStringLiteral("openai-responses"))},
                   false);
         h.parsed.sourceApi = wire::Api::OpenAIResponses;
-        h.parsed.raw.insert(QStringLiteral("previous_response_id"), QStringLiteral("resp_earlier"));
+        h.parsed.json = wire::parseClientBody(R"({"previous_response_id":"resp_earlier"})");
         h.start();
         QCOMPARE(h.runner.starts.size(), 1);
         QCOMPARE(h.runner.lastProvider(), QStringLiteral("pd"));
@@ -786,7 +787,7 @@ private Q_SLOTS:
     void noCompatibleCandidateLeftIsA400NamingTheField() {
         Harness h({candidate("pb", QStringLiteral("openai-completions"))}, false);
         h.parsed.sourceApi = wire::Api::OpenAIResponses;
-        h.parsed.raw.insert(QStringLiteral("previous_response_id"), QStringLiteral("resp_earlier"));
+        h.parsed.json = wire::parseClientBody(R"({"previous_response_id":"resp_earlier"})");
         h.start();
         QVERIFY(h.done);
         QVERIFY(h.runner.starts.isEmpty());

@@ -1,4 +1,5 @@
 #include "core/formats/openai_chat_codec.h"
+#include "core/wire/client_body.h"
 #include "wire_fixtures.h"
 
 #include <QJsonArray>
@@ -82,8 +83,8 @@ void TestOpenAIChatCodec::decodesSdkRequest() {
     QCOMPARE(req->options.reasoning, QStringLiteral("low"));
     QCOMPARE(req->options.toolChoice, QStringLiteral("auto"));
     // Unknown fields survive for passthrough.
-    QCOMPARE(req->raw.value(QStringLiteral("seed")).toInt(), 42);
-    QCOMPARE(req->raw.value(QStringLiteral("parallel_tool_calls")).toBool(true), false);
+    QCOMPARE(sw::wire::clientBodyQt(*req).value(QStringLiteral("seed")).toInt(), 42);
+    QCOMPARE(sw::wire::clientBodyQt(*req).value(QStringLiteral("parallel_tool_calls")).toBool(true), false);
 }
 
 void TestOpenAIChatCodec::decodeRejectsBadBodies_data() {

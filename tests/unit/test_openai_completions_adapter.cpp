@@ -3,6 +3,7 @@
 #include "core/model/event_accumulator.h"
 #include "core/upstream/openai_completions_adapter.h"
 #include "core/upstream/openai_completions_stream_decoder.h"
+#include "core/wire/client_body.h"
 #include "wire_fixtures.h"
 
 #include <QJsonArray>
@@ -88,7 +89,7 @@ void TestOpenAICompletionsAdapter::passthroughKeepsEveryClientField() {
         spokenIn(*req, wire::Api::OpenAICompletions), target(QStringLiteral("https://api.openai.com/v1/")), forward);
     QCOMPARE(http.url.toString(), QStringLiteral("https://api.openai.com/v1/chat/completions"));
     const QJsonObject body = json(http.body);
-    QJsonObject expected = req->raw;
+    QJsonObject expected = sw::wire::clientBodyQt(*req);
     expected.insert(QStringLiteral("model"), QStringLiteral("deepseek/deepseek-r1"));
     expected.insert(QStringLiteral("stream"), true);
     expected.insert(QStringLiteral("stream_options"),
