@@ -170,8 +170,8 @@ bool decodeItem(const Value *item, const QString &where, model::ChatRequest *req
             b.signatureApi = foreign.api;
         } else {
             // The whole item is the signature: only the Responses API can use it again. Written
-            // from Qt's JSON, as every signature before it was.
-            b.signature = QString::fromUtf8(wire::compactJson(rj::toQtObject(item)));
+            // as Qt writes the item it parsed (rj::compact), from the document where it stands.
+            b.signature = QString::fromUtf8(rj::compact(*item));
             b.signatureApi = kApi;
         }
         assistantTurn(ctx).content.append(b);

@@ -345,11 +345,13 @@ ParsedJson::Fast ParsedJson::parseFast(QByteArrayView text) {
     if (!isUtf8(body))
         return Fast::AskQt;
     // Parsed in place in a copy that lives in the pool: strings are unescaped where they are,
-    // and the document points into it.
-    char *copy = static_cast<char *>(m_pool.Malloc(size_t(body.size()) + 1));
-    if (!body.isEmpty())
-        std::memcpy(copy, body.data(), size_t(body.size()));
-    copy[body.size()] = '\0';
+    // and the document points into it. The copy ends with a NUL and is padded to 16 zeroed bytes
+    // past the text: RapidJSON's SIMD scan (RAPIDJSON_SSE2, core/CMakeLists.txt) loads aligned
+    // 16-byte blocks, and the one holding a string's closing quote may reach past the text.
+    constexpr size_t kPadding = 16;
+    char *copy = static_cast<char *>(m_pool.Malloc(size_t(body.size()) + kPadding));
+    std::memcpy(copy, body.data(), size_t(body.size()));
+    std::memset(copy + body.size(), 0, kPadding);
     rapidjson::InsituStringStream stream(copy);
     rapidjson::GenericReader<rapidjson::UTF8<>, rapidjson::UTF8<>, Allocator> reader(&m_pool);
     Builder builder{m_doc};
