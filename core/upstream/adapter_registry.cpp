@@ -4,7 +4,6 @@
 #include "core/upstream/openai_completions_adapter.h"
 #include "core/upstream/openai_responses_adapter.h"
 #include "core/upstream/upstream_adapter.h"
-
 #include "core/wire/client_body.h"
 
 #include <QUrl>
@@ -79,8 +78,9 @@ bool present(const rj::Value *v) {
 std::optional<QString> UpstreamAdapter::incompatibility(const model::ChatRequest &request) const {
     const wire::Api inbound = request.sourceApi;
     if (wire::apiName(inbound) == api())
-        return std::nullopt;                          // passthrough: every field reaches the API that defines it
-    const rj::Value *raw = wire::clientBody(request); // the client's own fields
+        return std::nullopt; // passthrough: every field reaches the API that defines it
+    // The client's own fields, as it sent them.
+    const rj::Value *raw = wire::clientBody(request);
     // Conversation state lives at OpenAI: another API would answer without the earlier turns.
     for (const char *field : {"previous_response_id", "conversation"})
         if (present(rj::member(raw, field)))

@@ -1,8 +1,7 @@
 #include "core/upstream/anthropic_adapter.h"
 
-#include "core/wire/client_body.h"
-
 #include "core/upstream/anthropic_stream_decoder.h"
+#include "core/wire/client_body.h"
 #include "core/wire/json.h"
 #include "core/wire/json_splice.h"
 

@@ -1,9 +1,8 @@
 #include "core/upstream/google_adapter.h"
 
-#include "core/wire/client_body.h"
-
 #include "core/model/event_accumulator.h"
 #include "core/upstream/google_stream_decoder.h"
+#include "core/wire/client_body.h"
 #include "core/wire/json.h"
 #include "core/wire/sse.h"
 

@@ -1,8 +1,7 @@
 #include "core/upstream/openai_completions_adapter.h"
 
-#include "core/wire/client_body.h"
-
 #include "core/upstream/openai_completions_stream_decoder.h"
+#include "core/wire/client_body.h"
 #include "core/wire/json.h"
 #include "core/wire/json_splice.h"
 

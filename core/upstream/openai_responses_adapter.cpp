@@ -1,9 +1,8 @@
 #include "core/upstream/openai_responses_adapter.h"
 
-#include "core/wire/client_body.h"
-
 #include "core/upstream/openai_completions_adapter.h"
 #include "core/upstream/openai_responses_stream_decoder.h"
+#include "core/wire/client_body.h"
 #include "core/wire/json.h"
 #include "core/wire/json_splice.h"
 #include "core/wire/reasoning_item.h"

@@ -2,9 +2,6 @@
 
 #include "core/wire/json_writer.h"
 
-#include <QJsonArray>
-#include <QJsonDocument>
-
 namespace sw::wire {
 
 QByteArray compactJson(const QJsonObject &object) {
@@ -32,26 +29,6 @@ bool splitDataUri(const QString &uri, QString *mimeType, QByteArray *base64) {
 
 QString makeDataUri(const QString &mimeType, const QByteArray &base64) {
     return QLatin1String("data:") + mimeType + QLatin1String(";base64,") + QString::fromLatin1(base64);
-}
-
-QString textOfContent(const QJsonValue &content) {
-    if (content.isString())
-        return content.toString();
-    QString out;
-    if (content.isArray()) {
-        for (const QJsonValue &part : content.toArray()) {
-            const QJsonObject o = part.toObject();
-            const QString type = o.value(QLatin1String("type")).toString();
-            if (type == QLatin1String("text") || type == QLatin1String("input_text") ||
-                type == QLatin1String("output_text") || type == QLatin1String("refusal")) {
-                if (!out.isEmpty())
-                    out += QLatin1Char('\n');
-                out += o.value(type == QLatin1String("refusal") ? QLatin1String("refusal") : QLatin1String("text"))
-                           .toString();
-            }
-        }
-    }
-    return out;
 }
 
 } // namespace sw::wire

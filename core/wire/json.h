@@ -1,5 +1,6 @@
 #pragma once
-// JSON vocabulary every API shares: compact serialisation, data: URIs, text of a content value.
+// JSON vocabulary every API shares: compact serialisation, data: URIs (the text of a content
+// value, read from a parsed body, is rj::textOfContent).
 
 #include <QByteArray>
 #include <QJsonObject>
@@ -13,8 +14,5 @@ QByteArray compactJson(const QJsonObject &object);
 // "data:image/png;base64,AAAA" -> mime + base64 payload. False for anything else.
 bool splitDataUri(const QString &uri, QString *mimeType, QByteArray *base64);
 QString makeDataUri(const QString &mimeType, const QByteArray &base64);
-
-// Text of a JSON value that may be a string or an array of {type:"text", text} parts.
-QString textOfContent(const QJsonValue &content);
 
 } // namespace sw::wire

@@ -1,7 +1,8 @@
 #pragma once
-// JSON a peer sent (an upstream's SSE events), parsed with RapidJSON and read the way Qt's
-// JSON classes read it. The stream decoders parse every event of every stream; a
-// QJsonDocument per event was the largest cost on the engine thread (docs/performance.md).
+// JSON a peer sent (an upstream's SSE events, a client's request body), parsed with RapidJSON
+// and read the way Qt's JSON classes read it. The stream decoders parse every event of every
+// stream, the request codecs every body (a coding agent's is hundreds of KB); a QJsonDocument
+// for each was the largest cost on the engine thread (docs/performance.md).
 //
 // Equivalence with QJsonDocument::fromJson is the contract, because the decoders' output
 // must not depend on which parser ran:
@@ -22,7 +23,8 @@
 //  - numbers read as QJsonValue reads them: an integral value that fits in 64 bits is an
 //    integer (12, 12.0 and 1.2e1 alike), anything else a double;
 //  - strings convert as QJsonValue::toString() converts them.
-// Only core/wire and the decoders include this header: RapidJSON stays out of the model.
+// core/wire, the stream decoders, the request codecs and the upstream adapters include this
+// header; the model only carries a ParsedJson (ChatRequest::json): RapidJSON stays out of it.
 
 #include <QByteArray>
 #include <QByteArrayView>
@@ -158,18 +160,14 @@ inline bool isNumber(const Value *v) {
 inline double toDouble(const Value *v, double defaultValue = 0) {
     return v && v->IsNumber() ? v->GetDouble() : defaultValue;
 }
-// QJsonValue::isNull(): present and null (isAbsent() is null or missing).
-inline bool isNull(const Value *v) {
-    return v && v->IsNull();
-}
 // The elements of an array, for a range-for; none for anything else (QJsonValue::toArray()).
 inline Value::ConstArray elements(const Value *v) {
     static const Value empty(rapidjson::kArrayType);
     return (v && v->IsArray() ? *v : empty).GetArray();
 }
 
-// wire::textOfContent over a parsed value: a string, or the text parts of an array of parts
-// joined by newlines.
+// The text of a content value: a string, or the text parts (text, input_text, output_text,
+// refusal) of an array of parts, joined by newlines.
 QString textOfContent(const Value *content);
 
 // The value as QJsonDocument(...).toJson(QJsonDocument::Compact) writes the same value
