@@ -37,7 +37,7 @@ QByteArray latin1Of(const Value *v) {
     return rj::toString(v).toLatin1();
 }
 
-bool decodeImage(const Value *block, ContentBlock *out, const QString &where, GatewayError *error) {
+bool decodeImage(const Value *block, ContentBlock *out, const BodyPath &where, GatewayError *error) {
     const Value *source = rj::asObject(rj::member(block, "source"));
     const QString kind = rj::toString(rj::member(source, "type"));
     out->type = BlockType::Image;
@@ -60,7 +60,7 @@ bool decodeImage(const Value *block, ContentBlock *out, const QString &where, Ga
 }
 
 // Blocks of a user turn, and of a tool_result's content (text and images).
-bool decodeUserBlocks(const Value *content, QList<ContentBlock> *out, const QString &where, GatewayError *error,
+bool decodeUserBlocks(const Value *content, QList<ContentBlock> *out, const BodyPath &where, GatewayError *error,
                       QList<Message> *toolResults) {
     if (rj::isString(content)) {
         out->append(ContentBlock::makeText(rj::toString(content)));
@@ -71,13 +71,13 @@ bool decodeUserBlocks(const Value *content, QList<ContentBlock> *out, const QStr
     qsizetype i = 0;
     for (const Value &block : content->GetArray()) {
         const Value *b = &block;
-        const auto at = [&] { return QStringLiteral("%1[%2]").arg(where).arg(i); };
+        const BodyPath at(where, i);
         const QString type = rj::toString(rj::member(b, "type"));
         if (type == L("text")) {
             out->append(ContentBlock::makeText(rj::toString(rj::member(b, "text"))));
         } else if (type == L("image")) {
             ContentBlock img;
-            if (!decodeImage(b, &img, at(), error))
+            if (!decodeImage(b, &img, at, error))
                 return false;
             out->append(img);
         } else if (type == L("tool_result") && toolResults) {
@@ -85,14 +85,14 @@ bool decodeUserBlocks(const Value *content, QList<ContentBlock> *out, const QStr
             r.role = Role::ToolResult;
             r.toolCallId = rj::toString(rj::member(b, "tool_use_id"));
             if (r.toolCallId.isEmpty())
-                return rejectRequest(error, at() + L(".tool_use_id: required string"));
+                return rejectRequest(error, at + L(".tool_use_id: required string"));
             r.isError = rj::toBool(rj::member(b, "is_error"), false);
             const Value *c = rj::member(b, "content");
-            if (!rj::isAbsent(c) && !decodeUserBlocks(c, &r.content, at() + L(".content"), error, nullptr))
+            if (!rj::isAbsent(c) && !decodeUserBlocks(c, &r.content, BodyPath(at, "content"), error, nullptr))
                 return false;
             toolResults->append(r);
         } else if (type.isEmpty()) {
-            return rejectRequest(error, at() + L(".type: required string"));
+            return rejectRequest(error, at + L(".type: required string"));
         }
         // document, search_result, server tool blocks...: in the request's json, for passthrough only.
         ++i;
@@ -100,7 +100,7 @@ bool decodeUserBlocks(const Value *content, QList<ContentBlock> *out, const QStr
     return true;
 }
 
-bool decodeAssistantBlocks(const Value *content, Message *msg, const QString &where, GatewayError *error) {
+bool decodeAssistantBlocks(const Value *content, Message *msg, const BodyPath &where, GatewayError *error) {
     if (rj::isString(content)) {
         msg->content.append(ContentBlock::makeText(rj::toString(content)));
         return true;
@@ -143,7 +143,7 @@ bool decodeAssistantBlocks(const Value *content, Message *msg, const QString &wh
             out.toolCallId = rj::toString(rj::member(b, "id"));
             out.toolName = rj::toString(rj::member(b, "name"));
             if (out.toolName.isEmpty())
-                return rejectRequest(error, QStringLiteral("%1[%2].name: required string").arg(where).arg(i));
+                return rejectRequest(error, BodyPath(where, i) + L(".name: required string"));
             out.arguments = rj::toQtObject(rj::member(b, "input"));
             out.argumentsJson = QString::fromUtf8(wire::compactJson(out.arguments));
         } else {
@@ -179,10 +179,11 @@ std::optional<model::ChatRequest> AnthropicMessagesCodec::decode(const QByteArra
     const Value *messages = rj::member(o, "messages");
     if (!rj::asArray(messages))
         return rejected(error, QStringLiteral("messages: required array"));
+    const BodyPath messagesPath("messages");
     qsizetype i = -1;
     for (const Value &message : messages->GetArray()) {
         ++i;
-        const QString where = QStringLiteral("messages[%1]").arg(i);
+        const BodyPath where(messagesPath, i);
         if (!message.IsObject())
             return rejected(error, where + L(": must be an object"));
         const Value *m = &message;
@@ -192,7 +193,7 @@ std::optional<model::ChatRequest> AnthropicMessagesCodec::decode(const QByteArra
             Message msg;
             msg.role = Role::User;
             QList<Message> toolResults;
-            if (!decodeUserBlocks(content, &msg.content, where + L(".content"), error, &toolResults))
+            if (!decodeUserBlocks(content, &msg.content, BodyPath(where, "content"), error, &toolResults))
                 return std::nullopt;
             // Tool results answer the previous assistant turn, so they come before the user's text.
             req.context.messages.append(toolResults);
@@ -202,7 +203,7 @@ std::optional<model::ChatRequest> AnthropicMessagesCodec::decode(const QByteArra
             Message msg;
             msg.role = Role::Assistant;
             msg.api = QString(wire::apiName(wire::Api::AnthropicMessages));
-            if (!decodeAssistantBlocks(content, &msg, where + L(".content"), error))
+            if (!decodeAssistantBlocks(content, &msg, BodyPath(where, "content"), error))
                 return std::nullopt;
             req.context.messages.append(msg);
         } else if (role == L("system")) {

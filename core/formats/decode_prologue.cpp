@@ -17,6 +17,18 @@ std::optional<model::ChatRequest> rejected(model::GatewayError *error, const QSt
     return std::nullopt;
 }
 
+QString BodyPath::text() const {
+    QString out = m_parent ? m_parent->text() : QString();
+    if (m_name) {
+        if (m_parent)
+            out += QLatin1Char('.');
+        out += QLatin1String(m_name);
+    } else {
+        out += QLatin1Char('[') + QString::number(m_index) + QLatin1Char(']');
+    }
+    return out;
+}
+
 std::optional<QString> identifierProblem(const QString &value) {
     if (value.toUtf8().size() > kMaxIdentifierBytes)
         return QStringLiteral("is longer than %1 bytes").arg(kMaxIdentifierBytes);

@@ -21,6 +21,24 @@ std::optional<QString> identifierProblem(const QString &value);
 // to .model). The request's sourceApi is `api`.
 std::optional<model::ChatRequest> beginDecode(wire::Api api, const QByteArray &body, model::GatewayError *error,
                                               bool requireModel = true);
+// Where a value sits in the client's body ("messages[3].content[1]"), for an error message:
+// written out only when one is (a decode walks thousands of values and refuses few). A path
+// points to its parent, so it lives no longer than the parent it was made from.
+class BodyPath {
+public:
+    explicit BodyPath(const char *name) : m_name(name) {}
+    BodyPath(const BodyPath &parent, const char *name) : m_parent(&parent), m_name(name) {}
+    BodyPath(const BodyPath &parent, qsizetype index) : m_parent(&parent), m_index(index) {}
+    QString text() const;
+    // The path followed by the rest of a message: path + ".role: required string".
+    QString operator+(QLatin1StringView rest) const { return text() + rest; }
+
+private:
+    const BodyPath *m_parent = nullptr;
+    const char *m_name = nullptr;
+    qsizetype m_index = -1;
+};
+
 // Sets *error to a 400 invalid-request error with `message`; returns false so a
 // validating helper can `return rejectRequest(...)`.
 bool rejectRequest(model::GatewayError *error, const QString &message);

@@ -33,7 +33,7 @@ ContentBlock imageFromUrl(const QString &url) {
 }
 
 // User content: a string or an array of parts (text, image_url; others ignored).
-bool decodeUserContent(const Value *content, QList<ContentBlock> *out, const QString &where, GatewayError *error) {
+bool decodeUserContent(const Value *content, QList<ContentBlock> *out, const BodyPath &where, GatewayError *error) {
     if (rj::isString(content)) {
         out->append(ContentBlock::makeText(rj::toString(content)));
         return true;
@@ -51,7 +51,7 @@ bool decodeUserContent(const Value *content, QList<ContentBlock> *out, const QSt
             const Value *iu = rj::member(&part, "image_url");
             const QString url = rj::isString(iu) ? rj::toString(iu) : rj::toString(rj::member(iu, "url"));
             if (url.isEmpty())
-                return rejectRequest(error, QStringLiteral("%1.content[%2].image_url.url: required").arg(where).arg(i));
+                return rejectRequest(error, BodyPath(BodyPath(where, "content"), i) + L(".image_url.url: required"));
             ContentBlock image = imageFromUrl(url);
             image.detail = rj::toString(rj::member(iu, "detail"));
             out->append(image);
@@ -76,7 +76,7 @@ ContentBlock toolCall(const QString &id, const Value *fn) {
     return b;
 }
 
-bool decodeMessage(const Value *m, const QString &where, model::ChatRequest *req, GatewayError *error) {
+bool decodeMessage(const Value *m, const BodyPath &where, model::ChatRequest *req, GatewayError *error) {
     const QString role = rj::toString(rj::member(m, "role"));
     if (role.isEmpty())
         return rejectRequest(error, where + L(".role: required string"));
@@ -221,15 +221,16 @@ std::optional<model::ChatRequest> OpenAIChatCodec::decode(const QByteArray &body
         rejectRequest(error, QStringLiteral("messages: required array"));
         return std::nullopt;
     }
+    const BodyPath messagesPath("messages");
     qsizetype index = 0;
     for (const Value &m : messages->GetArray()) {
+        const BodyPath where(messagesPath, index++);
         if (!m.IsObject()) {
-            rejectRequest(error, QStringLiteral("messages[%1]: must be an object").arg(index));
+            rejectRequest(error, where + L(": must be an object"));
             return std::nullopt;
         }
-        if (!decodeMessage(&m, QStringLiteral("messages[%1]").arg(index), &req, error))
+        if (!decodeMessage(&m, where, &req, error))
             return std::nullopt;
-        ++index;
     }
 
     const Value *stream = rj::member(o, "stream");

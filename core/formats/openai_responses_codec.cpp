@@ -28,7 +28,7 @@ QLatin1String L(const char *s) {
 const QLatin1String kApi = wire::apiName(wire::Api::OpenAIResponses);
 
 // Parts of a message item: input_text / output_text / refusal / input_image (input_file ignored).
-bool decodeParts(const Value *content, QList<ContentBlock> *out, const QString &where, GatewayError *error) {
+bool decodeParts(const Value *content, QList<ContentBlock> *out, const BodyPath &where, GatewayError *error) {
     if (rj::isString(content)) {
         out->append(ContentBlock::makeText(rj::toString(content)));
         return true;
@@ -54,13 +54,12 @@ bool decodeParts(const Value *content, QList<ContentBlock> *out, const QString &
             } else if (rj::isString(rj::member(p, "file_id"))) {
                 b.url = rj::toString(rj::member(p, "file_id"));
             } else {
-                return rejectRequest(
-                    error, QStringLiteral("%1[%2]: input_image needs image_url or file_id").arg(where).arg(i));
+                return rejectRequest(error, BodyPath(where, i) + L(": input_image needs image_url or file_id"));
             }
             b.detail = rj::toString(rj::member(p, "detail"));
             out->append(b);
         } else if (type.isEmpty()) {
-            return rejectRequest(error, QStringLiteral("%1[%2].type: required string").arg(where).arg(i));
+            return rejectRequest(error, BodyPath(where, i) + L(".type: required string"));
         }
         // input_file, input_audio: in the request's json (passthrough only).
     }
@@ -78,7 +77,7 @@ Message &assistantTurn(Context &ctx) {
     return ctx.messages.last();
 }
 
-bool decodeItem(const Value *item, const QString &where, model::ChatRequest *req, GatewayError *error) {
+bool decodeItem(const Value *item, const BodyPath &where, model::ChatRequest *req, GatewayError *error) {
     Context &ctx = req->context;
     QString type = rj::toString(rj::member(item, "type"));
     if (type.isEmpty() && rj::member(item, "role"))
@@ -94,14 +93,14 @@ bool decodeItem(const Value *item, const QString &where, model::ChatRequest *req
         if (role == L("user")) {
             Message m;
             m.role = Role::User;
-            if (!decodeParts(rj::member(item, "content"), &m.content, where + L(".content"), error))
+            if (!decodeParts(rj::member(item, "content"), &m.content, BodyPath(where, "content"), error))
                 return false;
             ctx.messages.append(m);
             return true;
         }
         if (role == L("assistant")) {
             QList<ContentBlock> blocks;
-            if (!decodeParts(rj::member(item, "content"), &blocks, where + L(".content"), error))
+            if (!decodeParts(rj::member(item, "content"), &blocks, BodyPath(where, "content"), error))
                 return false;
             assistantTurn(ctx).content.append(blocks);
             return true;
@@ -144,7 +143,7 @@ bool decodeItem(const Value *item, const QString &where, model::ChatRequest *req
             return rejectRequest(error, where + L(".call_id: required string"));
         const Value *output = rj::member(item, "output");
         if (rj::asArray(output)) {
-            if (!decodeParts(output, &r.content, where + L(".output"), error))
+            if (!decodeParts(output, &r.content, BodyPath(where, "output"), error))
                 return false;
         } else {
             r.content.append(ContentBlock::makeText(rj::toString(output)));
@@ -204,10 +203,11 @@ std::optional<model::ChatRequest> OpenAIResponsesCodec::decode(const QByteArray 
         m.content.append(ContentBlock::makeText(rj::toString(input)));
         req.context.messages.append(m);
     } else if (rj::asArray(input)) {
+        const BodyPath inputPath("input");
         qsizetype i = -1;
         for (const Value &item : input->GetArray()) {
             ++i;
-            const QString where = QStringLiteral("input[%1]").arg(i);
+            const BodyPath where(inputPath, i);
             if (!item.IsObject())
                 return rejected(error, where + L(": must be an object"));
             if (!decodeItem(&item, where, &req, error))

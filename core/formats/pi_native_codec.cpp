@@ -37,7 +37,7 @@ QByteArray latin1Of(const Value *v) {
 }
 
 // User and tool-result content: a string or [{type:text}|{type:image, data, mimeType}].
-bool decodeUserContent(const Value *content, QList<ContentBlock> *out, const QString &where, GatewayError *error) {
+bool decodeUserContent(const Value *content, QList<ContentBlock> *out, const BodyPath &where, GatewayError *error) {
     if (rj::isString(content)) {
         out->append(ContentBlock::makeText(rj::toString(content)));
         return true;
@@ -57,16 +57,16 @@ bool decodeUserContent(const Value *content, QList<ContentBlock> *out, const QSt
             img.mimeType = rj::toString(rj::member(b, "mimeType"));
             img.data = latin1Of(rj::member(b, "data"));
             if (img.data.isEmpty())
-                return rejectRequest(error, QStringLiteral("%1[%2].data: required base64 string").arg(where).arg(i));
+                return rejectRequest(error, BodyPath(where, i) + L(".data: required base64 string"));
             out->append(img);
         } else {
-            return rejectRequest(error, QStringLiteral("%1[%2].type: must be text or image").arg(where).arg(i));
+            return rejectRequest(error, BodyPath(where, i) + L(".type: must be text or image"));
         }
     }
     return true;
 }
 
-bool decodeAssistant(const Value *m, Message *msg, const QString &where, GatewayError *error) {
+bool decodeAssistant(const Value *m, Message *msg, const BodyPath &where, GatewayError *error) {
     msg->role = Role::Assistant;
     // pi records which API produced the turn: signatures stay valid only for that API.
     msg->api = rj::toString(rj::member(m, "api"));
@@ -93,13 +93,13 @@ bool decodeAssistant(const Value *m, Message *msg, const QString &where, Gateway
             out.toolCallId = rj::toString(rj::member(b, "id"));
             out.toolName = rj::toString(rj::member(b, "name"));
             if (out.toolName.isEmpty())
-                return rejectRequest(error, QStringLiteral("%1.content[%2].name: required string").arg(where).arg(i));
+                return rejectRequest(error, BodyPath(BodyPath(where, "content"), i) + L(".name: required string"));
             out.arguments = rj::toQtObject(rj::member(b, "arguments"));
             out.argumentsJson = QString::fromUtf8(wire::compactJson(out.arguments));
             out.signature = rj::toString(rj::member(b, "thoughtSignature")); // Google: kept only for the same API
         } else {
-            return rejectRequest(
-                error, QStringLiteral("%1.content[%2].type: must be text, thinking or toolCall").arg(where).arg(i));
+            return rejectRequest(error, BodyPath(BodyPath(where, "content"), i) +
+                                            L(".type: must be text, thinking or toolCall"));
         }
         msg->content.append(out);
     }
@@ -134,16 +134,18 @@ std::optional<model::ChatRequest> PiNativeCodec::decode(const QByteArray &body, 
     const Value *messages = rj::member(context, "messages");
     if (!rj::asArray(messages))
         return rejected(error, QStringLiteral("context.messages: required array"));
+    const BodyPath contextPath("context");
+    const BodyPath messagesPath(contextPath, "messages");
     qsizetype i = -1;
     for (const Value &message : messages->GetArray()) {
         ++i;
-        const QString where = QStringLiteral("context.messages[%1]").arg(i);
+        const BodyPath where(messagesPath, i);
         const Value *m = &message;
         const QString role = rj::toString(rj::member(m, "role"));
         Message msg;
         if (role == L("user")) {
             msg.role = Role::User;
-            if (!decodeUserContent(rj::member(m, "content"), &msg.content, where + L(".content"), error))
+            if (!decodeUserContent(rj::member(m, "content"), &msg.content, BodyPath(where, "content"), error))
                 return std::nullopt;
         } else if (role == L("assistant")) {
             if (!decodeAssistant(m, &msg, where, error))
@@ -155,7 +157,7 @@ std::optional<model::ChatRequest> PiNativeCodec::decode(const QByteArray &body, 
             msg.isError = rj::toBool(rj::member(m, "isError"), false);
             if (msg.toolCallId.isEmpty())
                 return rejected(error, where + L(".toolCallId: required string"));
-            if (!decodeUserContent(rj::member(m, "content"), &msg.content, where + L(".content"), error))
+            if (!decodeUserContent(rj::member(m, "content"), &msg.content, BodyPath(where, "content"), error))
                 return std::nullopt;
         } else {
             return rejected(error, where + L(".role: must be user, assistant or toolResult"));
