@@ -10,7 +10,6 @@
 
 #include <QJsonDocument>
 #include <QJsonParseError>
-#include <algorithm>
 
 namespace sw::formats {
 
@@ -28,22 +27,13 @@ QLatin1String L(const char *s) {
     return QLatin1String(s);
 }
 
-// A string's text as Latin-1 bytes (QString::toLatin1): base64 image data, often megabytes,
-// taken as it is when it is ASCII, as it always is when valid.
-QByteArray latin1Of(const Value *v) {
-    const std::string_view text = rj::bytes(v);
-    if (std::all_of(text.begin(), text.end(), [](char c) { return uchar(c) < 0x80; }))
-        return QByteArray(text.data(), qsizetype(text.size()));
-    return rj::toString(v).toLatin1();
-}
-
 bool decodeImage(const Value *block, ContentBlock *out, const BodyPath &where, GatewayError *error) {
     const Value *source = rj::asObject(rj::member(block, "source"));
     const QString kind = rj::toString(rj::member(source, "type"));
     out->type = BlockType::Image;
     if (kind == L("base64")) {
         out->mimeType = rj::toString(rj::member(source, "media_type"));
-        out->data = latin1Of(rj::member(source, "data"));
+        out->data = rj::toLatin1(rj::member(source, "data"));
         if (out->data.isEmpty())
             return rejectRequest(error, where + L(".source.data: required string"));
         return true;

@@ -13,8 +13,6 @@
 #include <QJsonDocument>
 #include <QJsonParseError>
 
-#include <algorithm>
-
 namespace sw::formats {
 
 using namespace sw::model;
@@ -25,15 +23,6 @@ namespace {
 
 QLatin1String L(const char *s) {
     return QLatin1String(s);
-}
-
-// A string's text as Latin-1 bytes (QString::toLatin1): base64 image data, taken as it is
-// when it is ASCII, as it always is when valid.
-QByteArray latin1Of(const Value *v) {
-    const std::string_view text = rj::bytes(v);
-    if (std::all_of(text.begin(), text.end(), [](char c) { return uchar(c) < 0x80; }))
-        return QByteArray(text.data(), qsizetype(text.size()));
-    return rj::toString(v).toLatin1();
 }
 
 // User and tool-result content: a string or [{type:text}|{type:image, data, mimeType}].
@@ -55,7 +44,7 @@ bool decodeUserContent(const Value *content, QList<ContentBlock> *out, const Bod
             ContentBlock img;
             img.type = BlockType::Image;
             img.mimeType = rj::toString(rj::member(b, "mimeType"));
-            img.data = latin1Of(rj::member(b, "data"));
+            img.data = rj::toLatin1(rj::member(b, "data"));
             if (img.data.isEmpty())
                 return rejectRequest(error, BodyPath(where, i) + L(".data: required base64 string"));
             out->append(img);

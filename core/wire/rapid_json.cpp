@@ -403,6 +403,13 @@ QString toString(const Value *v, const QString &defaultValue) {
     return isString(v) ? decode(v->GetString(), v->GetStringLength()) : defaultValue;
 }
 
+QByteArray toLatin1(const Value *v) {
+    const std::string_view text = bytes(v);
+    if (std::all_of(text.begin(), text.end(), [](char c) { return uchar(c) < 0x80; }))
+        return QByteArray(text.data(), qsizetype(text.size()));
+    return toString(v).toLatin1();
+}
+
 QString textOfContent(const Value *content) {
     if (isString(content))
         return toString(content);

@@ -143,6 +143,9 @@ inline std::string_view eventType(const Value *data, const QByteArray &eventLine
 
 // QJsonValue::toString(defaultValue).
 QString toString(const Value *v, const QString &defaultValue = {});
+// QJsonValue::toString().toLatin1(): base64 data, often megabytes, taken as it stands when it
+// is ASCII (as valid base64 always is).
+QByteArray toLatin1(const Value *v);
 // QJsonValue::toInteger(defaultValue): an integer, or a double with an integral value
 // that fits in qint64; anything else gives the default.
 qint64 toInteger(const Value *v, qint64 defaultValue = 0);
