@@ -317,7 +317,13 @@ NumberKind readNumber(const char *s, size_t n, qint64 *i, double *d) {
     return integral(*d, i) ? NumberKind::Integral : NumberKind::Double;
 }
 
-ParsedJson::ParsedJson() : m_pool(m_first, sizeof m_first), m_doc(&m_pool, 512, &m_pool) {}
+ParsedJson::ParsedJson(size_t chunkBytes) : m_pool(m_first, sizeof m_first, chunkBytes), m_doc(&m_pool, 512, &m_pool) {}
+
+size_t ParsedJson::heldBytes() const {
+    // Capacity() counts the buffer inside the object too, which sizeof counts already.
+    const size_t chunks = m_pool.Capacity();
+    return sizeof(*this) + (chunks > sizeof m_first ? chunks - sizeof m_first : 0);
+}
 
 ParsedJson::~ParsedJson() = default;
 

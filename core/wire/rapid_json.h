@@ -57,13 +57,16 @@ bool isUtf8(QByteArrayView text);
 enum class NumberKind { IntegerLiteral, Integral, Double, Refused };
 NumberKind readNumber(const char *s, size_t n, qint64 *i, double *d);
 
-// One parsed text. Meant to live on the stack for one event: its first 4 KiB of nodes,
-// strings and parser stack come from a buffer inside it, so a small event allocates
-// nothing; a larger one takes chunks from the heap, all freed at once with the object
-// (no recursive destructor, whatever the nesting).
+// One parsed text. Its first 4 KiB of nodes, strings and parser stack come from a buffer
+// inside it, so a small event parsed on the stack allocates nothing; a larger text takes
+// chunks from the heap (of `chunkBytes`, or one of the text's size for the copy parsed in
+// place), all freed at once with the object (no recursive destructor, whatever the nesting).
+// A parse kept for a while (a request's body) sizes its chunks to its text, so a small body
+// holds no more than a few KiB and a big one about twice its size (heldBytes()).
 class ParsedJson final {
 public:
-    ParsedJson();
+    static constexpr size_t kDefaultChunkBytes = 64 * 1024;
+    explicit ParsedJson(size_t chunkBytes = kDefaultChunkBytes);
     ~ParsedJson();
     ParsedJson(const ParsedJson &) = delete;
     ParsedJson &operator=(const ParsedJson &) = delete;
@@ -73,6 +76,8 @@ public:
     bool parse(QByteArrayView text);
 
     const Value &root() const { return m_doc; }
+    // The memory this parse holds: the object and every chunk taken from the heap.
+    size_t heldBytes() const;
     // The root object; nullptr when the root is an array or the text was refused.
     const Value *object() const { return m_doc.IsObject() ? &m_doc : nullptr; }
 

@@ -25,6 +25,7 @@ private slots:
     void theLastOfDuplicateNamesCounts();
     void mutatedBodiesParseAsQtParsesThem();
     void theDecodeRefusesABadBodyWithQtsMessage();
+    void aKeptBodyHoldsAboutItsOwnSize();
 };
 
 namespace {
@@ -366,6 +367,19 @@ void TestClientBodyParse::theDecodeRefusesABadBodyWithQtsMessage() {
         sw::model::GatewayError error;
         QVERIFY(!sw::formats::codecFor(api).decode("[{\"model\":\"m\"}]", &error));
         QCOMPARE(error.message, QStringLiteral("Request body must be a JSON object"));
+    }
+}
+
+void TestClientBodyParse::aKeptBodyHoldsAboutItsOwnSize() {
+    // A request keeps its parsed body until it ends: what it holds follows the body (about twice
+    // its size, a few KiB at least), never a fixed 64 KiB chunk per request.
+    for (const int turns : {0, 1, 4, 12, 40, 160}) {
+        const QByteArray body = turns ? conversation(turns) : QByteArray(R"({"model":"m","messages":[]})");
+        const auto parsed = sw::wire::parseClientBody(body);
+        QVERIFY(parsed);
+        const size_t held = parsed->heldBytes();
+        qInfo("%lld bytes of body hold %zu bytes", qlonglong(body.size()), held);
+        QVERIFY2(held <= 3 * size_t(body.size()) + 12 * 1024, qPrintable(QString::number(held)));
     }
 }
 
