@@ -4,6 +4,7 @@
 // fuzz_rapid_json aborts on a difference; the request-body parse tests report it.
 #include "core/wire/rapid_json.h"
 
+#include <QHash>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -119,11 +120,16 @@ inline const char *compareReads(const QJsonValue &q, const rj::Value *v, int dep
         return nullptr;
     if (q.isObject()) {
         const QJsonObject o = q.toObject();
+        QHash<QString, int> uses; // members per name
+        for (auto it = o.begin(); it != o.end(); ++it)
+            ++uses[it.key()];
         for (auto it = o.begin(); it != o.end(); ++it) {
             // Decoders look names up as Qt does. Qt cannot find a name it read with a leading byte
             // order mark dropped, nor some non-ASCII names where its two orders part (its binary
-            // search runs over the other order); decoders look up neither.
-            if (o.constFind(it.key()) != it || it.key().startsWith(QChar(0xFEFF)))
+            // search runs over the other order); decoders look up neither. Where those orders part
+            // Qt's parser may also keep two members of one name (its duplicate check runs in its
+            // own order), and which one a lookup finds is its search's accident: not compared.
+            if (o.constFind(it.key()) != it || it.key().startsWith(QChar(0xFEFF)) || uses.value(it.key()) > 1)
                 continue;
             const QByteArray name = rj::toWtf8(it.key()); // may hold NULs
             const QJsonValue qv = o.value(it.key());
@@ -166,9 +172,14 @@ inline const char *difference(const QByteArray &input) {
         return "toQt written";
     const QByteArray written = rj::compact(parsed.root());
     if (written != qtText) {
-        const QJsonDocument reread = QJsonDocument::fromJson(written);
-        if (!anyOrder || (!same(reread.isObject() ? QJsonValue(reread.object()) : QJsonValue(reread.array()), root) &&
-                          !hasHiddenMarkName(root)))
+        // Where the order may differ, the text must still read back as Qt's own text reads back
+        // (not as the parse: Qt drops a string's leading byte order mark when it reads the text
+        // it wrote, which holds the mark unescaped).
+        const auto reread = [](const QByteArray &text) {
+            const QJsonDocument d = QJsonDocument::fromJson(text);
+            return d.isObject() ? QJsonValue(d.object()) : QJsonValue(d.array());
+        };
+        if (!anyOrder || (!same(reread(written), reread(qtText)) && !hasHiddenMarkName(root)))
             return "compact";
     }
     if (qt.isObject() != (parsed.object() != nullptr))
