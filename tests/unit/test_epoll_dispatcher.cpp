@@ -54,6 +54,12 @@ public:
     // Runs fn on the worker thread without waiting.
     void post(std::function<void()> fn) { QMetaObject::invokeMethod(m_context, std::move(fn), Qt::QueuedConnection); }
     QObject *context() const { return m_context; }
+    // A notifier on the worker's thread (made inside run()) that calls onActivated each time.
+    QSocketNotifier *watch(qintptr fd, QSocketNotifier::Type type, std::function<void()> onActivated) {
+        auto *n = new QSocketNotifier(fd, type, m_context);
+        QObject::connect(n, &QSocketNotifier::activated, n, std::move(onActivated));
+        return n;
+    }
     EpollDispatcher *dispatcher() const { return m_dispatcher; }
     QThread &thread() { return m_thread; }
 
@@ -200,8 +206,7 @@ private slots:
             timer->setInterval(0);
             QObject::connect(timer, &QTimer::timeout, timer, [&ticks] { ++ticks; });
             timer->start();
-            auto *n = new QSocketNotifier(pair.fds[0], QSocketNotifier::Read, w.context());
-            QObject::connect(n, &QSocketNotifier::activated, n, [&] {
+            w.watch(pair.fds[0], QSocketNotifier::Read, [&] {
                 pair.drain(0);
                 ++reads;
             });
@@ -221,8 +226,7 @@ private slots:
         std::atomic<int> activations{0};
         QSocketNotifier *n = nullptr;
         w.run([&] {
-            n = new QSocketNotifier(pair.fds[0], QSocketNotifier::Read, w.context());
-            QObject::connect(n, &QSocketNotifier::activated, n, [&] { ++activations; }); // reads nothing
+            n = w.watch(pair.fds[0], QSocketNotifier::Read, [&] { ++activations; }); // reads nothing
         });
         pair.write(1, "ping");
         QVERIFY(waitUntil([&] { return activations.load() >= 5; }, 3000));
@@ -243,8 +247,7 @@ private slots:
         std::atomic<int> activations{0};
         QSocketNotifier *n = nullptr;
         w.run([&] {
-            n = new QSocketNotifier(pair.fds[0], QSocketNotifier::Read, w.context());
-            QObject::connect(n, &QSocketNotifier::activated, n, [&] {
+            n = w.watch(pair.fds[0], QSocketNotifier::Read, [&] {
                 ++activations;
                 pair.drain(0);
             });
@@ -321,13 +324,11 @@ private slots:
         QSocketNotifier *r = nullptr;
         QSocketNotifier *wr = nullptr;
         w.run([&] {
-            r = new QSocketNotifier(pair.fds[0], QSocketNotifier::Read, w.context());
-            QObject::connect(r, &QSocketNotifier::activated, r, [&] {
+            r = w.watch(pair.fds[0], QSocketNotifier::Read, [&] {
                 pair.drain(0);
                 ++reads;
             });
-            wr = new QSocketNotifier(pair.fds[0], QSocketNotifier::Write, w.context());
-            QObject::connect(wr, &QSocketNotifier::activated, wr, [&] {
+            wr = w.watch(pair.fds[0], QSocketNotifier::Write, [&] {
                 ++writes;
                 wr->setEnabled(false);
             });
@@ -405,8 +406,7 @@ private slots:
             QSKIP("the descriptor number was not reused");
         const int end = second->fds[0] == number ? 0 : 1;
         w.run([&] {
-            auto *n = new QSocketNotifier(number, QSocketNotifier::Read, w.context());
-            QObject::connect(n, &QSocketNotifier::activated, n, [&] {
+            w.watch(number, QSocketNotifier::Read, [&] {
                 second->drain(end);
                 ++activations;
             });
@@ -425,10 +425,7 @@ private slots:
         file.flush();
         std::atomic<int> activations{0};
         QSocketNotifier *n = nullptr;
-        w.run([&] {
-            n = new QSocketNotifier(file.handle(), QSocketNotifier::Read, w.context());
-            QObject::connect(n, &QSocketNotifier::activated, n, [&] { ++activations; });
-        });
+        w.run([&] { n = w.watch(file.handle(), QSocketNotifier::Read, [&] { ++activations; }); });
         QVERIFY(waitUntil([&] { return activations.load() >= 3; }, 3000));
         w.run([&] { delete n; });
         const int after = activations.load();
@@ -443,8 +440,7 @@ private slots:
         SocketPair pair;
         std::atomic<int> activations{0};
         w.run([&] {
-            auto *n = new QSocketNotifier(pair.fds[0], QSocketNotifier::Read, w.context());
-            QObject::connect(n, &QSocketNotifier::activated, n, [&] {
+            w.watch(pair.fds[0], QSocketNotifier::Read, [&] {
                 pair.drain(0);
                 ++activations;
             });
