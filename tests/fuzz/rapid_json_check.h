@@ -53,53 +53,55 @@ inline bool same(const QJsonValue &a, const QJsonValue &b, int depth = 0) {
     }
 }
 
+// Whether `objectHas` holds for any object in `v`, at any depth (up to kMaxSameDepth).
+template <typename Predicate> bool anyObject(const QJsonValue &v, const Predicate &objectHas, int depth = 0) {
+    if (depth > kMaxSameDepth)
+        return false;
+    if (v.isArray()) {
+        for (const QJsonValue &e : v.toArray())
+            if (anyObject(e, objectHas, depth + 1))
+                return true;
+        return false;
+    }
+    if (!v.isObject())
+        return false;
+    const QJsonObject o = v.toObject();
+    if (objectHas(o))
+        return true;
+    for (auto it = o.begin(); it != o.end(); ++it)
+        if (anyObject(it.value(), objectHas, depth + 1))
+            return true;
+    return false;
+}
+
 // Qt's order of an object's members is not one order: its parser sorts names written without
 // escapes by code point and names with escapes by UTF-16 unit, and QJsonObject::insert sorts
 // by UTF-16 unit. The orders part only between names with units from U+D800 up when one has a
 // surrogate (a character past U+FFFF, or a lone one); for such an object any of them is Qt's.
-inline bool keyOrderAmbiguous(const QJsonValue &v, int depth = 0) {
-    if (depth > kMaxSameDepth)
-        return false;
-    if (v.isArray()) {
-        for (const QJsonValue &e : v.toArray())
-            if (keyOrderAmbiguous(e, depth + 1))
-                return true;
-        return false;
-    }
-    if (!v.isObject())
-        return false;
-    const QJsonObject o = v.toObject();
-    int wide = 0;           // names with a UTF-16 unit from U+D800 up
-    bool surrogate = false; // a name with a surrogate: a character past U+FFFF, or a lone one
-    for (auto it = o.begin(); it != o.end(); ++it) {
-        bool isWide = false;
-        for (const QChar c : it.key()) {
-            isWide |= c.unicode() >= 0xD800;
-            surrogate |= c.isSurrogate();
+inline bool keyOrderAmbiguous(const QJsonValue &v) {
+    return anyObject(v, [](const QJsonObject &o) {
+        int wide = 0;           // names with a UTF-16 unit from U+D800 up
+        bool surrogate = false; // a name with a surrogate: a character past U+FFFF, or a lone one
+        for (auto it = o.begin(); it != o.end(); ++it) {
+            bool isWide = false;
+            for (const QChar c : it.key()) {
+                isWide |= c.unicode() >= 0xD800;
+                surrogate |= c.isSurrogate();
+            }
+            wide += isWide;
         }
-        wide += isWide;
-        if (keyOrderAmbiguous(it.value(), depth + 1))
-            return true;
-    }
-    return wide >= 2 && surrogate;
+        return wide >= 2 && surrogate;
+    });
 }
 
-inline bool hasHiddenMarkName(const QJsonValue &v, int depth = 0) {
-    if (depth > kMaxSameDepth)
-        return false;
-    if (v.isArray()) {
-        for (const QJsonValue &e : v.toArray())
-            if (hasHiddenMarkName(e, depth + 1))
+// A member whose key() Qt cannot find again (a name read with a leading byte order mark dropped).
+inline bool hasHiddenMarkName(const QJsonValue &v) {
+    return anyObject(v, [](const QJsonObject &o) {
+        for (auto it = o.begin(); it != o.end(); ++it)
+            if (o.constFind(it.key()) != it)
                 return true;
         return false;
-    }
-    if (!v.isObject())
-        return false;
-    const QJsonObject o = v.toObject();
-    for (auto it = o.begin(); it != o.end(); ++it)
-        if (o.constFind(it.key()) != it || hasHiddenMarkName(it.value(), depth + 1))
-            return true;
-    return false;
+    });
 }
 
 // Every read the decoders make, on Qt's value and on ours.
