@@ -390,6 +390,25 @@ void printTable(const QList<Result> &results) {
     std::fflush(stdout);
 }
 
+// An OpenAI chat stream as providers send it: a role chunk, `deltas` content chunks of a token
+// each, a finish chunk and a usage chunk, then [DONE] (deltas + 3 JSON events).
+constexpr int kTokenDeltas = 200;
+QByteArray tokenStream(int deltas) {
+    const QByteArray head = R"(data: {"id":"chatcmpl-bench","object":"chat.completion.chunk","created":1764600000,)"
+                            R"("model":"gpt-bench","system_fingerprint":"fp_bench","choices":[{"index":0,"delta":)";
+    QByteArray s = head + R"({"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]})" + "\n\n";
+    static const char *const words[] = {" the", " gateway", " answers", " with", " tokens",
+                                        ",",    " one",     " by",      " one",  "."};
+    for (int i = 0; i < deltas; ++i)
+        s += head + R"({"content":")" + words[i % 10] + R"("},"logprobs":null,"finish_reason":null}]})" + "\n\n";
+    s += head + R"({},"logprobs":null,"finish_reason":"stop"}]})" + "\n\n";
+    s += R"(data: {"id":"chatcmpl-bench","object":"chat.completion.chunk","created":1764600000,"model":"gpt-bench",)"
+         R"("choices":[],"usage":{"prompt_tokens":12,"completion_tokens":)" +
+         QByteArray::number(deltas) + R"(,"total_tokens":)" + QByteArray::number(deltas + 12) + "}}\n\n";
+    s += "data: [DONE]\n\n";
+    return s;
+}
+
 // The gateway in process, on its own engine thread, in front of the same mock.
 sw::config::Config benchConfig(const QUrl &mock, const QUrl &failing, quint16 deadPort) {
     using namespace sw::config;
@@ -651,8 +670,13 @@ int main(int argc, char **argv) {
                       QStringLiteral("n"), QStringLiteral("1000")});
     parser.addOption({QStringLiteral("profile"),
                       QStringLiteral("Only send --n requests of one kind through the gateway (for perf/callgrind): "
-                                     "chat, stream, fo-refused, fo-503 or qt-relay."),
+                                     "chat, stream, tokens (a 200-token answer streamed), fo-refused, fo-503 or "
+                                     "qt-relay."),
                       QStringLiteral("kind")});
+    parser.addOption({QStringLiteral("client"),
+                      QStringLiteral("With --profile tokens: the client's format, openai (same API as the "
+                                     "upstream, default) or anthropic (translated)."),
+                      QStringLiteral("api"), QStringLiteral("openai")});
     parser.addOption(
         {QStringLiteral("floors"),
          QStringLiteral("Also measure two byte relays to the same mock (Qt sockets on the engine's "
@@ -762,8 +786,28 @@ int main(int argc, char **argv) {
             printTable(results);
             return shutdown();
         }
+        if (kind == QLatin1String("tokens")) {
+            // A real answer's shape: the mock streams kTokenDeltas content deltas (OpenAI chat chunks),
+            // the client streams them back in its own format; per request and per upstream event.
+            QMetaObject::invokeMethod(
+                &anchor, [&] { mock->setRawReply(tokenStream(kTokenDeltas)); }, Qt::BlockingQueuedConnection);
+            const QByteArray path = parser.value(QStringLiteral("client")) == QLatin1String("anthropic")
+                                        ? QByteArray("/v1/messages")
+                                        : QByteArray("/v1/chat/completions");
+            const QByteArray body = path == "/v1/messages"
+                                        ? QByteArray(R"({"model":"gpt-bench","stream":true,"max_tokens":64,)"
+                                                     R"("messages":[{"role":"user","content":"ping"}]})")
+                                        : QByteArray(R"({"model":"gpt-bench","stream":true,)"
+                                                     R"("messages":[{"role":"user","content":"ping"}]})");
+            results << run(QStringLiteral("gateway"), QStringLiteral("profile ") + kind, gatewayUrl, path, body, 1, o.n,
+                           {}, 100);
+            printTable(results);
+            const double perEvent = results.last().engineCpuUs / (kTokenDeltas + 3);
+            std::printf("engine CPU per upstream event: %.2f us (%d events per answer)\n", perEvent, kTokenDeltas + 3);
+            return shutdown();
+        }
         if (!kinds.contains(kind))
-            qFatal("--profile takes chat, stream, fo-refused, fo-503 or qt-relay");
+            qFatal("--profile takes chat, stream, tokens, fo-refused, fo-503 or qt-relay");
         std::function<void()> before;
         if (kind.startsWith(QLatin1String("fo-")))
             before = [&gateway] { gateway.runBlocking([](sw::Engine &e) { e.clearMarks({}); }); };

@@ -20,7 +20,7 @@ CommitHold::Step CommitHold::feed(const model::StreamEvent &event, qint64 bytes)
     m_lastHeld = false;
     switch (m_state) {
     case State::Committed:
-        step.release.append(event);
+        step.passThrough = true;
         return step;
     case State::Failed:
         return step; // nothing follows a failure

@@ -16,8 +16,11 @@ public:
     enum class State { Holding, Committed, Failed };
 
     struct Step {
-        // Events to hand to the client now (the replayed buffer at commit, then one by one).
+        // The held events to replay, in order, when this event committed the attempt.
         QList<model::StreamEvent> release;
+        // Committed before this event: it goes to the client as it is (not copied into
+        // `release`: a long answer passes hundreds of events this way).
+        bool passThrough = false;
         bool justCommitted = false;
         bool justFailed = false; // the failure event is failure(); nothing was released
     };

@@ -9,11 +9,39 @@ bool isEnd(EventType t) {
 }
 } // namespace
 
-QList<StreamEvent> BlockSequencer::feed(const QList<StreamEvent> &events) {
+QList<StreamEvent> BlockSequencer::feed(QList<StreamEvent> &&events) {
+    qsizetype straight = 0;
+    while (straight < events.size() && passesStraight(events[straight]))
+        ++straight;
+    if (straight == events.size())
+        return std::move(events);
     QList<StreamEvent> out;
-    for (const StreamEvent &e : events)
-        take(e, out);
+    out.reserve(events.size());
+    for (qsizetype i = 0; i < straight; ++i)
+        out << std::move(events[i]);
+    for (qsizetype i = straight; i < events.size(); ++i)
+        take(events[i], out);
     return out;
+}
+
+// take() for an event that goes out at once with nothing waiting; false, with the state as it
+// was, when it would be held back or release held blocks. Nothing waiting means nothing queued
+// or ended either (promote and Done empty the three together).
+bool BlockSequencer::passesStraight(const StreamEvent &e) {
+    if (!m_waiting.isEmpty())
+        return false;
+    if (e.contentIndex < 0) {
+        if (e.type == EventType::Done || e.type == EventType::Error)
+            m_live = -1;
+        return true;
+    }
+    if (m_live < 0)
+        m_live = e.contentIndex;
+    if (e.contentIndex != m_live)
+        return false; // a second block while one is live: held back by take()
+    if (isEnd(e.type))
+        m_live = -1; // promote() with nothing waiting
+    return true;
 }
 
 void BlockSequencer::promote(QList<StreamEvent> &out) {

@@ -17,9 +17,13 @@ namespace sw::model {
 
 class BlockSequencer final {
 public:
-    QList<StreamEvent> feed(const QList<StreamEvent> &events);
+    // The events in block order. The usual case, nothing held back and every event in the
+    // live block's order, hands the list back as it came (no copy: a long answer is hundreds
+    // of one-event lists).
+    QList<StreamEvent> feed(QList<StreamEvent> &&events);
 
 private:
+    bool passesStraight(const StreamEvent &e);
     void take(const StreamEvent &e, QList<StreamEvent> &out);
     void promote(QList<StreamEvent> &out);
 

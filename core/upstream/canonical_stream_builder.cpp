@@ -141,7 +141,7 @@ void CanonicalStreamBuilder::endOfBody() {
 QList<StreamEvent> CanonicalStreamBuilder::take() {
     QList<StreamEvent> out;
     out.swap(m_out);
-    return m_sequenced ? m_sequencer.feed(out) : out;
+    return m_sequenced ? m_sequencer.feed(std::move(out)) : out;
 }
 
 } // namespace sw::upstream

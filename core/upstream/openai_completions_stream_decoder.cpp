@@ -132,16 +132,8 @@ void OpenAICompletionsStreamDecoder::end() {
     m_out.done(reason, nativeAnswer());
 }
 
-bool OpenAICompletionsStreamDecoder::isUsageOnlyChunk(const QByteArray &data) {
-    if (!data.contains("\"usage\""))
-        return false; // most chunks: no parse needed
-    rj::ParsedJson json;
-    json.parse(data);
-    const Value *usage = member(json.object(), "usage");
-    return usage && usage->IsObject() && rj::arraySize(member(json.object(), "choices")) == 0;
-}
-
 QList<StreamEvent> OpenAICompletionsStreamDecoder::feed(const SseEvent &sse) {
+    m_lastUsageOnly = false;
     if (!m_out.finished())
         decode(sse);
     return m_out.take();
@@ -177,8 +169,10 @@ void OpenAICompletionsStreamDecoder::decode(const SseEvent &sse) {
     }
 
     const Value *choices = rj::asArray(member(chunk, "choices"));
-    if (rj::arraySize(choices) == 0)
+    if (rj::arraySize(choices) == 0) {
+        m_lastUsageOnly = usage && usage->IsObject();
         return;
+    }
     const Value *choice = &(*choices)[0];
     const Value *delta = rj::asObject(member(choice, "delta"));
     collectNative(chunk, choice, delta, data.size());

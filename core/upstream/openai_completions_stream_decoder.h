@@ -21,9 +21,9 @@ public:
     QList<model::StreamEvent> finish() override;
 
     // The chunk a Chat stream ends with when stream_options.include_usage is on: no
-    // choices, a usage object. The gateway always asks for usage (it counts tokens), so
-    // on a passthrough this frame must not reach a client that did not ask for it.
-    static bool isUsageOnlyChunk(const QByteArray &data);
+    // choices, a usage object (and no error). The gateway always asks for usage (it counts
+    // tokens), so on a passthrough this frame must not reach a client that did not ask for it.
+    bool lastWasUsageOnly() const override { return m_lastUsageOnly; }
 
 private:
     // Text and thinking: one block open at a time (key kProse), a delta of the other kind
@@ -56,6 +56,7 @@ private:
     CanonicalStreamBuilder m_out{/*sequenced=*/true};
     QString m_finishReason;
     bool m_sawRefusal = false;
+    bool m_lastUsageOnly = false;
 };
 
 } // namespace sw::upstream

@@ -39,6 +39,11 @@ public:
     // End of body. Emits Done if the stream finished cleanly and Done was not yet
     // emitted, or an Error ("stream ended before completion") otherwise.
     virtual QList<model::StreamEvent> finish() = 0;
+    // True when the event last fed carried nothing but the usage the gateway asked the upstream
+    // for (OpenAI Chat's usage-only chunk: a usage object, no choices). A same-API stream holds
+    // that frame back from a client that did not ask for usage; read from the decoder's own
+    // parse, so the frame is not read twice.
+    virtual bool lastWasUsageOnly() const { return false; }
 };
 
 // An API's name as a QString, made once: a request asks its adapter's api() several times

@@ -11,6 +11,7 @@ class TestEventAccumulator : public QObject {
     Q_OBJECT
 private slots:
     void sequencerStreamsOneBlockAtATime();
+    void sequencerOrdersEveryInterleaving();
     void foldsTextThinkingAndToolCallInOrder();
     void deltaWithoutStartStillBuildsBlock();
     void errorKeepsPartialContentAndMessage();
@@ -126,6 +127,87 @@ void TestEventAccumulator::sequencerStreamsOneBlockAtATime() {
     QCOMPARE(out.size(), 3);
     QCOMPARE(out[1].delta, QStringLiteral("t"));
     QCOMPARE(out[2].type, EventType::Done);
+}
+
+void TestEventAccumulator::sequencerOrdersEveryInterleaving() {
+    // Random interleavings of up to four blocks (starts in index order, as upstreams number
+    // them), fed in random batches: the client gets the blocks whole, in start order, every
+    // event once, and a block's events as soon as every block before it has ended (the first
+    // streams live; the next goes live when it ends), never before.
+    QRandomGenerator rng(20261201);
+    for (int round = 0; round < 3000; ++round) {
+        const int blocks = 1 + int(rng.bounded(4));
+        QList<QList<StreamEvent>> perBlock(blocks);
+        for (int b = 0; b < blocks; ++b) {
+            perBlock[b] << makeEvent(EventType::ToolCallStart, b);
+            const int deltas = int(rng.bounded(4));
+            for (int d = 0; d < deltas; ++d)
+                perBlock[b] << makeEvent(EventType::ToolCallDelta, b, QStringLiteral("%1.%2").arg(b).arg(d));
+            perBlock[b] << makeEvent(EventType::ToolCallEnd, b);
+        }
+        QList<StreamEvent> stream{makeEvent(EventType::Start)};
+        QList<int> next(blocks, 0);
+        int started = 0;
+        for (;;) {
+            QList<int> ready; // a block may go on once started; the next one may start
+            for (int b = 0; b < started; ++b)
+                if (next[b] < perBlock[b].size())
+                    ready << b;
+            if (started < blocks)
+                ready << started;
+            if (ready.isEmpty())
+                break;
+            const int b = ready[int(rng.bounded(ready.size()))];
+            started = std::max(started, b + 1);
+            stream << perBlock[b][next[b]++];
+        }
+        stream << makeEvent(EventType::Done);
+
+        BlockSequencer seq;
+        QList<StreamEvent> out;
+        for (qsizetype i = 0; i < stream.size();) {
+            const qsizetype n = std::min<qsizetype>(1 + rng.bounded(4), stream.size() - i);
+            out += seq.feed(stream.mid(i, n));
+            i += n;
+            // After this batch: block b's events fed so far are all out once blocks 0..b-1 have
+            // ended (or Done came), and none of them before.
+            QList<int> fed(blocks, 0), shown(blocks, 0);
+            QList<bool> ended(blocks, false);
+            bool done = false;
+            for (qsizetype k = 0; k < i; ++k) {
+                const StreamEvent &e = stream[k];
+                done |= e.type == EventType::Done;
+                if (e.contentIndex >= 0) {
+                    ++fed[e.contentIndex];
+                    ended[e.contentIndex] |= e.type == EventType::ToolCallEnd;
+                }
+            }
+            for (const StreamEvent &e : std::as_const(out))
+                if (e.contentIndex >= 0)
+                    ++shown[e.contentIndex];
+            bool before = true; // every block before this one has ended
+            for (int b = 0; b < blocks; ++b) {
+                QVERIFY2(shown[b] == (before || done ? fed[b] : 0),
+                         qPrintable(QStringLiteral("round %1, after %2 events: block %3 shows %4 of %5")
+                                        .arg(round)
+                                        .arg(i)
+                                        .arg(b)
+                                        .arg(shown[b])
+                                        .arg(fed[b])));
+                before &= ended[b];
+            }
+        }
+        QList<StreamEvent> expected{makeEvent(EventType::Start)};
+        for (const auto &b : perBlock)
+            expected += b;
+        expected << makeEvent(EventType::Done);
+        QCOMPARE(out.size(), expected.size());
+        for (qsizetype k = 0; k < out.size(); ++k) {
+            QCOMPARE(out[k].type, expected[k].type);
+            QCOMPARE(out[k].contentIndex, expected[k].contentIndex);
+            QCOMPARE(out[k].delta, expected[k].delta);
+        }
+    }
 }
 
 QTEST_GUILESS_MAIN(TestEventAccumulator)

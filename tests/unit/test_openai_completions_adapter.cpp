@@ -420,14 +420,37 @@ void TestOpenAICompletionsAdapter::reasoningUsesMaxCompletionTokens() {
 }
 
 void TestOpenAICompletionsAdapter::usageOnlyChunkIsRecognised() {
-    // The frame a passthrough must hold back from a client that did not set include_usage.
-    int usageOnly = 0;
-    for (const auto &e : sw::test::splitSse(readTestData(QStringLiteral("openai_upstream_logprobs.sse"))))
-        usageOnly += OpenAICompletionsStreamDecoder::isUsageOnlyChunk(e.data);
-    QCOMPARE(usageOnly, 1);
-    QVERIFY(!OpenAICompletionsStreamDecoder::isUsageOnlyChunk("[DONE]"));
-    QVERIFY(!OpenAICompletionsStreamDecoder::isUsageOnlyChunk(
-        R"({"choices":[{"index":0,"delta":{"content":"usage"},"finish_reason":null}],"usage":null})"));
+    // The frame a passthrough must hold back from a client that did not set include_usage,
+    // as the decoder reports it after each event it read.
+    auto usageOnlyFrames = [](const QByteArray &transcript) {
+        OpenAICompletionsStreamDecoder decoder;
+        QList<int> frames;
+        const auto events = sw::test::splitSse(transcript);
+        for (int i = 0; i < events.size(); ++i) {
+            decoder.feed(events[i]);
+            if (decoder.lastWasUsageOnly())
+                frames << i;
+        }
+        return frames;
+    };
+    const QByteArray transcript = readTestData(QStringLiteral("openai_upstream_logprobs.sse"));
+    const auto events = sw::test::splitSse(transcript);
+    const QList<int> found = usageOnlyFrames(transcript);
+    QCOMPARE(found.size(), 1);
+    QVERIFY(events[found[0]].data.contains("\"usage\"")); // the chunk that carries the usage
+    QVERIFY(events[found[0]].data.contains("\"choices\":[]"));
+    // Not: a content chunk whose text says "usage" with a null usage, [DONE], an error that
+    // carries usage, and a usage chunk after the stream ended.
+    QCOMPARE(usageOnlyFrames("data: {\"id\":\"c\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"usage\"},"
+                             "\"finish_reason\":null}],\"usage\":null}\n\ndata: [DONE]\n\n"),
+             QList<int>{});
+    QCOMPARE(usageOnlyFrames(
+                 "data: {\"error\":{\"message\":\"overloaded\"},\"choices\":[],\"usage\":{\"prompt_tokens\":1}}\n\n"),
+             QList<int>{});
+    QCOMPARE(usageOnlyFrames("data: {\"id\":\"c\",\"choices\":[],\"usage\":{\"prompt_tokens\":1}}\n\n"
+                             "data: [DONE]\n\n"
+                             "data: {\"id\":\"c\",\"choices\":[],\"usage\":{\"prompt_tokens\":1}}\n\n"),
+             QList<int>{0});
 }
 
 void TestOpenAICompletionsAdapter::sameApiExtrasRideOnDone() {

@@ -3,6 +3,7 @@
 
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <QThread>
 #include <QtTest>
 
 namespace rj = sw::wire::rj;
@@ -13,6 +14,7 @@ private slots:
     void readsAnEventLikeQt();
     void theLastOfDuplicateNamesCounts();
     void nestingPastQtsLimitIsRefusedWithoutCrashing();
+    void nestingToTheLimitFitsASmallStack();
     void refusesWhatQtRefuses();
     void takesWhatQtTakesThatRapidJsonWouldNot();
     void stringsKeepNulsAndLoneSurrogatesAndRefuseInvalidUtf8();
@@ -82,6 +84,25 @@ void TestRapidJson::nestingPastQtsLimitIsRefusedWithoutCrashing() {
         QVERIFY(json.root().IsNull());
         QVERIFY(!json.object());
     }
+}
+
+void TestRapidJson::nestingToTheLimitFitsASmallStack() {
+    // The parser recurses once per level and the limit stops it at level 1025: on a thread with
+    // a sixteenth of the usual 8 MiB stack (ASan's frames included) the deepest texts taken
+    // parse and deeper ones are refused.
+    bool ok = false;
+    QThread *thread = QThread::create([&ok] {
+        const QByteArray objects =
+            QByteArray().append(QByteArray("{\"a\":").repeated(1024)) + "1" + QByteArray(1024, '}');
+        rj::ParsedJson arrays, nested, tooDeep, unclosed;
+        ok = arrays.parse(deep(1024)) && nested.parse(objects) && !tooDeep.parse(deep(100000)) &&
+             !unclosed.parse("{\"a\":" + QByteArray(100000, '{'));
+    });
+    thread->setStackSize(512 * 1024);
+    thread->start();
+    QVERIFY(thread->wait(30000));
+    delete thread;
+    QVERIFY(ok);
 }
 
 void TestRapidJson::refusesWhatQtRefuses() {
