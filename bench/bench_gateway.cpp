@@ -677,6 +677,10 @@ int main(int argc, char **argv) {
                       QStringLiteral("With --profile tokens: the client's format, openai (same API as the "
                                      "upstream, default) or anthropic (translated)."),
                       QStringLiteral("api"), QStringLiteral("openai")});
+    parser.addOption({QStringLiteral("token-delay-ms"),
+                      QStringLiteral("With --profile tokens: the mock's pause between events (default 0: the "
+                                     "whole answer in one write)."),
+                      QStringLiteral("ms"), QStringLiteral("0")});
     parser.addOption(
         {QStringLiteral("floors"),
          QStringLiteral("Also measure two byte relays to the same mock (Qt sockets on the engine's "
@@ -789,8 +793,18 @@ int main(int argc, char **argv) {
         if (kind == QLatin1String("tokens")) {
             // A real answer's shape: the mock streams kTokenDeltas content deltas (OpenAI chat chunks),
             // the client streams them back in its own format; per request and per upstream event.
+            // --token-delay-ms paces the events (one socket write, one read each, as a model
+            // streams); without it the mock writes the whole answer at once.
+            const int delayMs = parser.value(QStringLiteral("token-delay-ms")).toInt();
             QMetaObject::invokeMethod(
-                &anchor, [&] { mock->setRawReply(tokenStream(kTokenDeltas)); }, Qt::BlockingQueuedConnection);
+                &anchor,
+                [&] {
+                    mock->setRawReply(tokenStream(kTokenDeltas));
+                    sw::demo::Fault pacing;
+                    pacing.chunkDelayMs = delayMs;
+                    mock->setFault(pacing);
+                },
+                Qt::BlockingQueuedConnection);
             const QByteArray path = parser.value(QStringLiteral("client")) == QLatin1String("anthropic")
                                         ? QByteArray("/v1/messages")
                                         : QByteArray("/v1/chat/completions");
@@ -804,6 +818,7 @@ int main(int argc, char **argv) {
             printTable(results);
             const double perEvent = results.last().engineCpuUs / (kTokenDeltas + 3);
             std::printf("engine CPU per upstream event: %.2f us (%d events per answer)\n", perEvent, kTokenDeltas + 3);
+            std::printf("summary tokens_engine_cpu_per_event_us %.2f\n", perEvent);
             return shutdown();
         }
         if (!kinds.contains(kind))
