@@ -1,5 +1,7 @@
 #include "core/server/http_exchange.h"
 
+#include "core/http/headers.h"
+
 #include <QHttpServerResponder>
 
 #include <algorithm>
@@ -12,13 +14,8 @@ namespace {
 // hold CR, LF, NUL or another control byte (RFC 9110 5.5), or one request's model name could
 // end the header line and add its own (response splitting). Control bytes are percent-encoded,
 // so a diagnostic header stays readable; a header whose name is not a token is left out.
-bool isTokenChar(char c) {
-    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-           std::strchr("!#$%&'*+-.^_`|~", c) != nullptr;
-}
-
 void appendSafeHeader(QByteArray &block, const QByteArray &name, const QByteArray &value) {
-    if (name.isEmpty() || !std::all_of(name.cbegin(), name.cend(), [](char c) { return c != 0 && isTokenChar(c); }))
+    if (!http::isToken(name))
         return;
     const auto isControl = [](char ch) {
         const auto c = static_cast<unsigned char>(ch);

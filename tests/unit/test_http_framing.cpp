@@ -2,6 +2,7 @@
 // guard, the upstream response parser and the fake upstream all read HTTP/1 with.
 #include "core/http/body_decoder.h"
 #include "core/http/head_parser.h"
+#include "core/http/headers.h"
 
 #include <QRandomGenerator>
 #include <QTest>
@@ -71,6 +72,21 @@ QList<QList<qsizetype>> splits(qsizetype size) {
 class TestHttpFraming : public QObject {
     Q_OBJECT
 private Q_SLOTS:
+    void headerNamesAreRfcTokens() {
+        // RFC 9110 5.1 / 5.6.2: a field name is a token; every byte, alone and inside a name.
+        const QByteArray tchar = "!#$%&'*+-.^_`|~";
+        for (int b = 0; b < 256; ++b) {
+            const char c = char(b);
+            const bool expected = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                                  (b != 0 && tchar.contains(c));
+            QCOMPARE(sw::http::isToken(QByteArray(1, c)), expected);
+            QCOMPARE(sw::http::isToken("x-" + QByteArray(1, c) + "-name"), expected);
+        }
+        QVERIFY(!sw::http::isToken(""));
+        QVERIFY(sw::http::isToken("x-stainless-package-version"));
+        QVERIFY(!sw::http::isToken("content type"));
+        QVERIFY(!sw::http::isToken("x-a:b"));
+    }
     void headsParseWhateverTheLineEnds_data() {
         QTest::addColumn<QByteArray>("message");
         QTest::addColumn<qsizetype>("headBytes");
