@@ -55,8 +55,10 @@ public:
                          QStringLiteral("--listen"), QStringLiteral("127.0.0.1:%1").arg(m_port)});
     }
     ~Replica() {
+        // A replica exits at once on SIGTERM; one that does not may be a sanitizer writing its
+        // report, which a kill would cut to its first line: it gets the time to finish it.
         m_process.terminate();
-        if (!m_process.waitForFinished(5000))
+        if (!m_process.waitForFinished(30000))
             m_process.kill();
         m_process.waitForFinished(2000);
     }
