@@ -409,6 +409,34 @@ QByteArray tokenStream(int deltas) {
     return s;
 }
 
+// The same answer as an Anthropic Messages stream: message_start, a text block of `deltas`
+// one-token deltas, message_delta with the usage, message_stop (deltas + 5 events).
+QByteArray anthropicTokenStream(int deltas) {
+    QByteArray s = "event: message_start\ndata: "
+                   R"({"type":"message_start","message":{"id":"msg_bench","type":"message","role":"assistant",)"
+                   R"("model":"claude-bench","content":[],"stop_reason":null,"stop_sequence":null,)"
+                   R"("usage":{"input_tokens":12,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,)"
+                   R"("output_tokens":1}}})"
+                   "\n\n"
+                   "event: content_block_start\ndata: "
+                   R"({"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}})"
+                   "\n\n";
+    static const char *const words[] = {" the", " gateway", " answers", " with", " tokens",
+                                        ",",    " one",     " by",      " one",  "."};
+    for (int i = 0; i < deltas; ++i)
+        s += QByteArray("event: content_block_delta\ndata: ") +
+             R"({"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":")" + words[i % 10] +
+             "\"}}\n\n";
+    s +=
+        "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n"
+        "event: message_delta\ndata: "
+        R"({"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":)" +
+        QByteArray::number(deltas) +
+        "}}\n\n"
+        "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
+    return s;
+}
+
 // The gateway in process, on its own engine thread, in front of the same mock.
 sw::config::Config benchConfig(const QUrl &mock, const QUrl &failing, quint16 deadPort) {
     using namespace sw::config;
@@ -674,8 +702,12 @@ int main(int argc, char **argv) {
                                      "qt-relay."),
                       QStringLiteral("kind")});
     parser.addOption({QStringLiteral("client"),
-                      QStringLiteral("With --profile tokens: the client's format, openai (same API as the "
-                                     "upstream, default) or anthropic (translated)."),
+                      QStringLiteral("With --profile tokens: the client's format, openai or anthropic (default: "
+                                     "the upstream's, a same-API stream)."),
+                      QStringLiteral("api")});
+    parser.addOption({QStringLiteral("upstream"),
+                      QStringLiteral("With --profile tokens: the upstream's API, openai (Chat chunks, default) or "
+                                     "anthropic (Messages events)."),
                       QStringLiteral("api"), QStringLiteral("openai")});
     parser.addOption({QStringLiteral("token-delay-ms"),
                       QStringLiteral("With --profile tokens: the mock's pause between events (default 0: the "
@@ -791,33 +823,39 @@ int main(int argc, char **argv) {
             return shutdown();
         }
         if (kind == QLatin1String("tokens")) {
-            // A real answer's shape: the mock streams kTokenDeltas content deltas (OpenAI chat chunks),
-            // the client streams them back in its own format; per request and per upstream event.
-            // --token-delay-ms paces the events (one socket write, one read each, as a model
-            // streams); without it the mock writes the whole answer at once.
+            // A real answer's shape: the mock streams kTokenDeltas content deltas in the
+            // upstream's API (--upstream openai: Chat chunks, or anthropic: Messages events), the
+            // client streams them back in its own format (--client, the upstream's by default);
+            // per request and per upstream event. --token-delay-ms paces the events (one socket
+            // write, one read each, as a model streams); without it the mock writes the whole
+            // answer at once.
             const int delayMs = parser.value(QStringLiteral("token-delay-ms")).toInt();
+            const bool anthropicUpstream = parser.value(QStringLiteral("upstream")) == QLatin1String("anthropic");
+            const QByteArray reply = anthropicUpstream ? anthropicTokenStream(kTokenDeltas) : tokenStream(kTokenDeltas);
+            const int events = int(reply.count("\n\n")) - (anthropicUpstream ? 0 : 1); // [DONE] is no event
             QMetaObject::invokeMethod(
                 &anchor,
                 [&] {
-                    mock->setRawReply(tokenStream(kTokenDeltas));
+                    mock->setRawReply(reply);
                     sw::demo::Fault pacing;
                     pacing.chunkDelayMs = delayMs;
                     mock->setFault(pacing);
                 },
                 Qt::BlockingQueuedConnection);
-            const QByteArray path = parser.value(QStringLiteral("client")) == QLatin1String("anthropic")
-                                        ? QByteArray("/v1/messages")
-                                        : QByteArray("/v1/chat/completions");
-            const QByteArray body = path == "/v1/messages"
-                                        ? QByteArray(R"({"model":"gpt-bench","stream":true,"max_tokens":64,)"
-                                                     R"("messages":[{"role":"user","content":"ping"}]})")
-                                        : QByteArray(R"({"model":"gpt-bench","stream":true,)"
-                                                     R"("messages":[{"role":"user","content":"ping"}]})");
+            const QString client = parser.isSet(QStringLiteral("client"))
+                                       ? parser.value(QStringLiteral("client"))
+                                       : (anthropicUpstream ? QStringLiteral("anthropic") : QStringLiteral("openai"));
+            const QByteArray model = anthropicUpstream ? "claude-bench" : "gpt-bench";
+            const QByteArray path =
+                client == QLatin1String("anthropic") ? QByteArray("/v1/messages") : QByteArray("/v1/chat/completions");
+            const QByteArray body = R"({"model":")" + model + R"(","stream":true,)" +
+                                    (path == "/v1/messages" ? QByteArray(R"("max_tokens":64,)") : QByteArray()) +
+                                    R"("messages":[{"role":"user","content":"ping"}]})";
             results << run(QStringLiteral("gateway"), QStringLiteral("profile ") + kind, gatewayUrl, path, body, 1, o.n,
                            {}, 100);
             printTable(results);
-            const double perEvent = results.last().engineCpuUs / (kTokenDeltas + 3);
-            std::printf("engine CPU per upstream event: %.2f us (%d events per answer)\n", perEvent, kTokenDeltas + 3);
+            const double perEvent = results.last().engineCpuUs / events;
+            std::printf("engine CPU per upstream event: %.2f us (%d events per answer)\n", perEvent, events);
             std::printf("summary tokens_engine_cpu_per_event_us %.2f\n", perEvent);
             return shutdown();
         }
