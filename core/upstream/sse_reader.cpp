@@ -85,14 +85,14 @@ void SseReader::processLine(QByteArrayView line, QList<SseEvent> &out) {
     if (line.isEmpty()) {
         if (m_hasData) {
             SseEvent ev;
-            ev.event = m_current.event;
-            ev.data = m_current.data;
+            ev.event = std::move(m_current.event);
+            ev.data = std::move(m_current.data);
             ev.id = m_current.id;
             out.append(std::move(ev));
         }
         // The id persists across events (the "last event ID"); type and data do not.
-        m_current.event.clear();
-        m_current.data.clear();
+        m_current.event = QByteArray();
+        m_current.data = QByteArray();
         m_hasData = false;
         return;
     }
@@ -107,9 +107,12 @@ void SseReader::processLine(QByteArrayView line, QList<SseEvent> &out) {
             value = value.sliced(1);
     }
     if (field == "data") {
-        if (m_hasData)
+        if (m_hasData) {
             m_current.data.append('\n');
-        m_current.data.append(value.data(), value.size());
+            m_current.data.append(value.data(), value.size());
+        } else {
+            m_current.data = value.toByteArray(); // the usual one-line event: one exact allocation
+        }
         m_hasData = true;
     } else if (field == "event") {
         m_current.event = value.toByteArray();
