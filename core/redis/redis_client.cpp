@@ -6,6 +6,7 @@
 #include <hiredis/read.h>
 
 #include <cstdlib>
+#include <utility>
 #include <vector>
 
 namespace sw::redis {
@@ -59,11 +60,21 @@ RedisClient::RedisClient(RedisEndpoint endpoint, QObject *parent) : QObject(pare
 }
 
 RedisClient::~RedisClient() {
+    // Nothing runs from here on: aborting a connected socket emits disconnected(), which would
+    // take fail() through its callbacks and lost() while this object and its owner are being
+    // destroyed. The callbacks of commands still waiting are dropped with their owner.
     m_open = false;
-    if (m_socket)
-        m_socket->abort();
+    m_failing = true;
+    m_watchdog.stop();
+    m_reconnectTimer.stop();
+    if (QSslSocket *s = std::exchange(m_socket, nullptr)) {
+        s->disconnect(this);
+        s->abort();
+        delete s;
+    }
+    m_pending.clear();
     if (m_reader)
-        redisReaderFree(m_reader);
+        redisReaderFree(std::exchange(m_reader, nullptr));
 }
 
 void RedisClient::open() {
@@ -88,7 +99,7 @@ void RedisClient::connectNow() {
         m_socket->deleteLater();
     }
     if (m_reader)
-        redisReaderFree(m_reader);
+        redisReaderFree(std::exchange(m_reader, nullptr));
     m_reader = redisReaderCreate();
     m_socket = new QSslSocket(this);
     m_socket->setSocketOption(QAbstractSocket::LowDelayOption, 1);

@@ -3,6 +3,7 @@
 #include <QDateTime>
 #include <QElapsedTimer>
 #include <QHash>
+#include <QThreadStorage>
 #include <QTimer>
 
 #include <algorithm>
@@ -88,9 +89,15 @@ private:
 } // namespace
 
 Clock &systemClock() {
-    // Timers belong to the thread that schedules them, so each thread gets its own.
-    thread_local SystemClock clock;
-    return clock;
+    // Timers belong to the thread that schedules them, so each thread gets its own. In a
+    // QThreadStorage, not a C++ thread_local: QThread destroys its storage on the thread while
+    // the thread's event dispatcher still exists and before wait() returns, where a thread_local
+    // (and its QTimer, whose destructor gives its id back to Qt's global free list) would be
+    // destroyed after wait() returned, while main() may already be tearing Qt's globals down.
+    static QThreadStorage<SystemClock *> clocks;
+    if (!clocks.hasLocalData())
+        clocks.setLocalData(new SystemClock);
+    return *clocks.localData();
 }
 
 } // namespace sw::util

@@ -1,0 +1,57 @@
+// core/util/system_clock: the real clock behind every engine timer (deadlines, keepalives,
+// marks). One per thread; it must be gone, with its QTimer, before QThread::wait() returns.
+#include "core/util/clock.h"
+
+#include <QThread>
+#include <QtTest>
+
+#include <atomic>
+#include <memory>
+
+class TestSystemClock : public QObject {
+    Q_OBJECT
+private slots:
+    void firesOnItsThreadAndCancelStopsIt();
+    void aThreadsClockIsGoneBeforeWaitReturns();
+};
+
+void TestSystemClock::firesOnItsThreadAndCancelStopsIt() {
+    sw::util::Clock &clock = sw::util::systemClock();
+    QList<int> fired;
+    const auto cancelled = clock.schedule(0, [&fired] { fired << 1; });
+    clock.schedule(0, [&fired] { fired << 2; });
+    clock.schedule(0, [&fired] { fired << 3; });
+    clock.cancel(cancelled);
+    QVERIFY(QTest::qWaitFor([&fired] { return fired.size() == 2; }, 5000));
+    QCOMPARE(fired, (QList<int>{2, 3}));
+    QCOMPARE(&sw::util::systemClock(), &clock); // the same clock for the same thread
+}
+
+void TestSystemClock::aThreadsClockIsGoneBeforeWaitReturns() {
+    // A callback still pending when the thread ends is destroyed with the clock. Its captured
+    // guard marks the moment, slowly: a clock destroyed after wait() returned (as a C++
+    // thread_local is, while main() may already tear Qt's globals down) would not have marked it
+    // when wait() returns.
+    struct Guard {
+        explicit Guard(std::atomic<bool> *g) : gone(g) {}
+        Q_DISABLE_COPY_MOVE(Guard)
+        std::atomic<bool> *gone;
+        ~Guard() {
+            QThread::msleep(100);
+            gone->store(true);
+        }
+    };
+    std::atomic<bool> gone{false};
+    QThread *thread = QThread::create([&gone] {
+        sw::util::Clock &clock = sw::util::systemClock();
+        auto guard = std::make_shared<Guard>(&gone);
+        clock.schedule(3600 * 1000, [guard] {}); // an hour away: pending when the thread ends
+    });
+    thread->start();
+    QVERIFY(thread->wait(10000));
+    QVERIFY(gone.load());
+    delete thread;
+}
+
+QTEST_GUILESS_MAIN(TestSystemClock)
+#include "test_system_clock.moc"
