@@ -274,15 +274,10 @@ std::optional<model::ChatRequest> AnthropicMessagesCodec::decode(const QByteArra
             req.context.builtinTools.append(BuiltinTool{type, rj::toQtObject(t)});
             continue;
         }
-        Tool canonical;
-        canonical.name = rj::toString(rj::member(t, "name"));
-        if (canonical.name.isEmpty())
+        std::optional<Tool> canonical = toolDefinition(t, "input_schema", /*withStrict=*/true);
+        if (!canonical)
             return rejected(error, QStringLiteral("tools[%1].name: required string").arg(toolIndex));
-        canonical.description = rj::toString(rj::member(t, "description"));
-        canonical.parameters = rj::toQtObject(rj::member(t, "input_schema"));
-        if (const Value *strict = rj::member(t, "strict"); strict && strict->IsBool())
-            canonical.strict = strict->GetBool();
-        req.context.tools.append(canonical);
+        req.context.tools.append(*canonical);
     }
     const Value *choice = rj::asObject(rj::member(o, "tool_choice"));
     const QString choiceType = rj::toString(rj::member(choice, "type"));

@@ -12,6 +12,20 @@ bool rejectRequest(model::GatewayError *error, const QString &message) {
     return false;
 }
 
+std::optional<model::Tool> toolDefinition(const wire::rj::Value *definition, std::string_view schemaKey,
+                                          bool withStrict) {
+    namespace rj = wire::rj;
+    model::Tool tool;
+    tool.name = rj::toString(rj::member(definition, "name"));
+    if (tool.name.isEmpty())
+        return std::nullopt;
+    tool.description = rj::toString(rj::member(definition, "description"));
+    tool.parameters = rj::toQtObject(rj::member(definition, schemaKey));
+    if (const rj::Value *strict = rj::member(definition, "strict"); withStrict && strict && strict->IsBool())
+        tool.strict = strict->GetBool();
+    return tool;
+}
+
 std::optional<model::ChatRequest> rejected(model::GatewayError *error, const QString &message) {
     rejectRequest(error, message);
     return std::nullopt;

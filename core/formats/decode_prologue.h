@@ -2,6 +2,7 @@
 // The start every inbound decode shares, and the identifier rules for what a client names.
 
 #include "core/formats/inbound_codec.h"
+#include "core/wire/rapid_json.h"
 
 #include <QByteArray>
 #include <QString>
@@ -38,6 +39,13 @@ private:
     const char *m_name = nullptr;
     qsizetype m_index = -1;
 };
+
+// A tool as every inbound format writes one: its name (nullopt without one: the caller's 400
+// names where it was missing), its description, and the JSON schema under `schemaKey`. With
+// `withStrict`, the client's `strict` when it wrote one: an omitted one means each API's own
+// default, and another API's strict mode would reject schemas it was never asked to check.
+std::optional<model::Tool> toolDefinition(const wire::rj::Value *definition, std::string_view schemaKey,
+                                          bool withStrict);
 
 // Sets *error to a 400 invalid-request error with `message`; returns false so a
 // validating helper can `return rejectRequest(...)`.

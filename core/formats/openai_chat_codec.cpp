@@ -196,15 +196,10 @@ bool decodeTool(const Value *t, const Value *legacyFunction, qsizetype i, model:
         return true;
     }
     const Value *fn = legacyFunction ? legacyFunction : rj::member(t, "function");
-    Tool tool;
-    tool.name = rj::toString(rj::member(fn, "name"));
-    if (tool.name.isEmpty())
+    std::optional<Tool> tool = toolDefinition(fn, "parameters", /*withStrict=*/true);
+    if (!tool)
         return rejectRequest(error, QStringLiteral("tools[%1].function.name: required string").arg(i));
-    tool.description = rj::toString(rj::member(fn, "description"));
-    tool.parameters = rj::toQtObject(rj::member(fn, "parameters"));
-    if (const Value *strict = rj::member(fn, "strict"); strict && strict->IsBool())
-        tool.strict = strict->GetBool();
-    req->context.tools.append(tool);
+    req->context.tools.append(*tool);
     return true;
 }
 

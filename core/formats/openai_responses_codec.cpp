@@ -247,23 +247,16 @@ std::optional<model::ChatRequest> OpenAIResponsesCodec::decode(const QByteArray 
         const Value *t = &tool;
         const QString type = rj::toString(rj::member(t, "type"));
         if (type == L("function") || type == L("custom")) {
-            Tool canonical;
-            canonical.name = rj::toString(rj::member(t, "name"));
-            if (canonical.name.isEmpty())
+            const bool custom = type == L("custom");
+            std::optional<Tool> canonical = toolDefinition(t, "parameters", /*withStrict=*/!custom);
+            if (!canonical)
                 return rejected(error, QStringLiteral("tools[%1].name: required string").arg(toolIndex));
-            canonical.description = rj::toString(rj::member(t, "description"));
-            if (type == L("custom")) {
-                canonical.custom = true;
-                canonical.format = rj::toQtObject(rj::member(t, "format"));
-                canonical.parameters = customToolParameters();
-            } else {
-                canonical.parameters = rj::toQtObject(rj::member(t, "parameters"));
-                // Only a strict the client wrote travels: an omitted one means each API's own
-                // default, and another API's strict mode would reject schemas it was never asked to check.
-                if (const Value *strict = rj::member(t, "strict"); strict && strict->IsBool())
-                    canonical.strict = strict->GetBool();
+            if (custom) {
+                canonical->custom = true;
+                canonical->format = rj::toQtObject(rj::member(t, "format"));
+                canonical->parameters = customToolParameters();
             }
-            req.context.tools.append(canonical);
+            req.context.tools.append(*canonical);
         } else if (type.startsWith(L("web_search"))) {
             req.context.builtinTools.append(BuiltinTool{QStringLiteral("web_search"), rj::toQtObject(t)});
         } else if (!type.isEmpty()) {

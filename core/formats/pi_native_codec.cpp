@@ -157,13 +157,10 @@ std::optional<model::ChatRequest> PiNativeCodec::decode(const QByteArray &body, 
     for (const Value &tool : rj::elements(rj::member(context, "tools"))) {
         ++toolIndex;
         const Value *t = &tool;
-        Tool canonical;
-        canonical.name = rj::toString(rj::member(t, "name"));
-        if (canonical.name.isEmpty())
+        std::optional<Tool> canonical = toolDefinition(t, "parameters", /*withStrict=*/false);
+        if (!canonical)
             return rejected(error, QStringLiteral("context.tools[%1].name: required string").arg(toolIndex));
-        canonical.description = rj::toString(rj::member(t, "description"));
-        canonical.parameters = rj::toQtObject(rj::member(t, "parameters"));
-        req.context.tools.append(canonical);
+        req.context.tools.append(*canonical);
     }
 
     const Value *stream = rj::member(o, "stream");
