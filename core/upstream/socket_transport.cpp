@@ -11,6 +11,10 @@
 
 #include <memory>
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+
 namespace sw::upstream {
 
 SocketTransport::SocketTransport(QObject *parent) : QObject(parent) {}
@@ -163,6 +167,26 @@ void SocketTransport::dropIdle(SocketLink *link) {
 
 namespace sw::upstream {
 
+namespace {
+
+// Acknowledge what was read at once instead of after the delayed-ACK timer (Linux: 40 ms
+// or more on a connection in interactive mode). A server that writes the body's end in a
+// small segment of its own, with Nagle on (the default), holds it back until the previous
+// segment is acknowledged: without this, that end arrives 40 ms later, at the edge of
+// the drain's window, and the connection is lost for nothing.
+void ackNow(QAbstractSocket *socket) {
+#ifdef TCP_QUICKACK
+    const int on = 1;
+    const auto fd = socket->socketDescriptor();
+    if (fd >= 0)
+        ::setsockopt(int(fd), IPPROTO_TCP, TCP_QUICKACK, &on, sizeof on);
+#else
+    Q_UNUSED(socket);
+#endif
+}
+
+} // namespace
+
 void SocketTransport::drain(const QString &hostKey, SocketLink *link, const Http1ResponseParser &parser) {
     ++m_draining;
     link->release(); // the drain listens by itself below
@@ -175,6 +199,7 @@ void SocketTransport::drain(const QString &hostKey, SocketLink *link, const Http
     };
     auto state = std::make_shared<Drain>(Drain{parser, 0, false});
     socket->setReadBufferSize(0);
+    ackNow(socket);
     auto *timer = new QTimer(socket);
     timer->setSingleShot(true);
     auto end = [this, hostKey, link, socket, state, timer](bool reusable) {
