@@ -4,22 +4,25 @@
 #include <QJsonObject>
 #include <QUrl>
 
+#include <array>
+#include <charconv>
+
 namespace sw::server {
 
 namespace {
 // "127.0.0.1:4141" -> ("127.0.0.1", "4141"); "[::1]:4141" -> ("::1", "4141"); no port -> empty port.
-bool splitHostPort(const QByteArray &text, QByteArray *host, QByteArray *port) {
+bool splitHostPort(QByteArrayView text, QByteArrayView *host, QByteArrayView *port) {
     if (text.startsWith('[')) {
         const qsizetype close = text.indexOf(']');
         if (close < 0)
             return false;
-        *host = text.mid(1, close - 1);
-        const QByteArray rest = text.mid(close + 1);
+        *host = text.sliced(1, close - 1);
+        const QByteArrayView rest = text.sliced(close + 1);
         if (rest.isEmpty())
             return true;
         if (!rest.startsWith(':'))
             return false;
-        *port = rest.mid(1);
+        *port = rest.sliced(1);
         return true;
     }
     const qsizetype colon = text.indexOf(':');
@@ -29,23 +32,48 @@ bool splitHostPort(const QByteArray &text, QByteArray *host, QByteArray *port) {
     }
     if (text.indexOf(':', colon + 1) >= 0)
         return false; // a bare IPv6 literal is not a valid Host
-    *host = text.left(colon);
-    *port = text.mid(colon + 1);
+    *host = text.first(colon);
+    *port = text.sliced(colon + 1);
     return true;
 }
 
-bool hostNamesListener(const ListenerIdentity &listener, const QByteArray &hostText, bool portRequired) {
-    QByteArray host;
-    QByteArray port;
-    if (!splitHostPort(hostText.trimmed().toLower(), &host, &port) || host.isEmpty())
+// The text `value` is written as in decimal (digits only, no leading zero, no sign).
+QByteArrayView decimal(quint32 value, std::array<char, 10> &buffer) {
+    const auto end = std::to_chars(buffer.data(), buffer.data() + buffer.size(), value).ptr;
+    return QByteArrayView(buffer.data(), end - buffer.data());
+}
+
+// An IPv4 address as the dotted quad Qt and every client write it ("127.0.0.1").
+QByteArrayView dottedQuad(quint32 address, std::array<char, 16> &buffer) {
+    char *out = buffer.data();
+    for (int shift = 24; shift >= 0; shift -= 8) {
+        out = std::to_chars(out, buffer.data() + buffer.size(), (address >> shift) & 0xff).ptr;
+        if (shift > 0)
+            *out++ = '.';
+    }
+    return QByteArrayView(buffer.data(), out - buffer.data());
+}
+
+bool hostNamesListener(const ListenerIdentity &listener, QByteArrayView hostText, bool portRequired) {
+    // Runs on every request: views of the header, no copies. Only a host that is not the
+    // listener's own address, as written above, is parsed as an address.
+    QByteArrayView host;
+    QByteArrayView port;
+    if (!splitHostPort(hostText.trimmed(), &host, &port) || host.isEmpty())
         return false;
-    if (!port.isEmpty() && port != QByteArray::number(listener.port))
+    std::array<char, 10> portText;
+    if (!port.isEmpty() && port != decimal(listener.port, portText))
         return false;
     if (port.isEmpty() && portRequired && listener.port != 80)
         return false;
-    if (host == "localhost" || host == "localhost.")
+    if (host.compare("localhost", Qt::CaseInsensitive) == 0 || host.compare("localhost.", Qt::CaseInsensitive) == 0)
         return true;
-    const QHostAddress address(QString::fromLatin1(host));
+    if (listener.host.protocol() == QAbstractSocket::IPv4Protocol) {
+        std::array<char, 16> own;
+        if (host == dottedQuad(listener.host.toIPv4Address(), own))
+            return true;
+    }
+    const QHostAddress address(QString::fromLatin1(host).toLower());
     return !address.isNull() && address.isEqual(listener.host, QHostAddress::TolerantConversion);
 }
 
@@ -118,8 +146,10 @@ std::optional<Rejection> RequestGuard::checkContentType(const QByteArray &method
         return std::nullopt;
     if (contentType.isEmpty() && bodySize == 0)
         return std::nullopt; // e.g. POST /admin/reload
-    const QByteArray mediaType = contentType.split(';').value(0).trimmed().toLower();
-    if (mediaType != "application/json")
+    const QByteArrayView type(contentType);
+    const qsizetype semicolon = type.indexOf(';');
+    const QByteArrayView mediaType = (semicolon < 0 ? type : type.first(semicolon)).trimmed();
+    if (mediaType.compare("application/json", Qt::CaseInsensitive) != 0)
         return make(415, "invalid_request_error",
                     QStringLiteral("request bodies must be JSON: send Content-Type: application/json"));
     return std::nullopt;

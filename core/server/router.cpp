@@ -15,6 +15,8 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <algorithm>
+#include <charconv>
 
 namespace sw::server {
 
@@ -89,9 +91,22 @@ void Router::closeRequests() {
 }
 
 QString Router::nextRequestId() {
-    return QStringLiteral("req_%1%2")
-        .arg(QString::fromLatin1(m_requestPrefix))
-        .arg(++m_requestCounter, 6, 10, QLatin1Char('0'));
+    // "req_" + this process's prefix + the counter in at least six digits, written in place
+    // (QString::arg parses its pattern and allocates twice on every request).
+    char digits[24];
+    const auto end = std::to_chars(digits, digits + sizeof digits, ++m_requestCounter).ptr;
+    const qsizetype count = end - digits;
+    const qsizetype zeros = count < 6 ? 6 - count : 0;
+    QString id(4 + m_requestPrefix.size() + zeros + count, Qt::Uninitialized);
+    QChar *out = id.data();
+    for (const char c : {'r', 'e', 'q', '_'})
+        *out++ = QLatin1Char(c);
+    for (const char c : m_requestPrefix)
+        *out++ = QLatin1Char(c);
+    out = std::fill_n(out, zeros, QLatin1Char('0'));
+    for (const char *c = digits; c != end; ++c)
+        *out++ = QLatin1Char(*c);
+    return id;
 }
 
 void Router::dispatch(InboundRequest &&req, HttpExchange *exchange) {

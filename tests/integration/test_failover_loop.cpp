@@ -10,6 +10,7 @@
 #include <QElapsedTimer>
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <QRegularExpression>
 #include <QSignalSpy>
 #include <QTcpServer>
 #include <QTcpSocket>
@@ -1097,6 +1098,29 @@ private Q_SLOTS:
         const auto rows = gw.get(QStringLiteral("/admin/usage")).json().value(QStringLiteral("rows")).toArray();
         QCOMPARE(rows.size(), 1);
         QCOMPARE(rows.first().toObject().value(QStringLiteral("requestId")).toString(), id);
+    }
+
+    void requestIdsCountUpUnderOneProcessPrefix() {
+        // Every answer names its request: "req_", this process's prefix, a counter in six digits.
+        GatewayFixture gw;
+        gw.start();
+        QList<QByteArray> ids;
+        for (int i = 0; i < 3; ++i) {
+            const auto r = gw.post(QStringLiteral("/v1/messages"),
+                                   GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), false));
+            QCOMPARE(r.status, 200);
+            ids << r.header("x-switchman-request-id");
+        }
+        static const QRegularExpression form(QStringLiteral("^req_[0-9a-z]{1,6}[0-9]{6}$"));
+        for (const QByteArray &id : ids)
+            QVERIFY2(form.match(QString::fromLatin1(id)).hasMatch(), id.constData());
+        for (int i = 0; i < ids.size(); ++i) {
+            QCOMPARE(ids[i].chopped(6), ids[0].chopped(6));
+            QCOMPARE(ids[i].right(6).toInt(), ids[0].right(6).toInt() + i);
+        }
+        const auto rows = gw.get(QStringLiteral("/admin/usage")).json().value(QStringLiteral("rows")).toArray();
+        QCOMPARE(rows.size(), 3);
+        QCOMPARE(rows.last().toObject().value(QStringLiteral("requestId")).toString().toLatin1(), ids.last());
     }
 
     void silentFirstCandidateFailsOverAtTheIdleTimeout() {

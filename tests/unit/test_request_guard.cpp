@@ -31,6 +31,17 @@ private Q_SLOTS:
         QTest::addRow("v6 unbracketed") << v6 << QByteArray("::1") << false;
         QTest::addRow("empty") << v4 << QByteArray() << false;
         QTest::addRow("port garbage") << v4 << QByteArray("127.0.0.1:41x41") << false;
+        QTest::addRow("localhost in capitals") << v4 << QByteArray("LocalHost:4141") << true;
+        QTest::addRow("blanks around") << v4 << QByteArray(" 127.0.0.1:4141\t") << true;
+        QTest::addRow("port with a leading zero") << v4 << QByteArray("127.0.0.1:04141") << false;
+        QTest::addRow("colon without a port") << v4 << QByteArray("127.0.0.1:") << true;
+        QTest::addRow("another loopback address") << v4 << QByteArray("127.0.0.2:4141") << false;
+        QTest::addRow("listener on 127.0.0.2, named")
+            << QStringLiteral("127.0.0.2") << QByteArray("127.0.0.2:4141") << true;
+        QTest::addRow("listener on 127.0.0.2, 127.0.0.1 named")
+            << QStringLiteral("127.0.0.2") << QByteArray("127.0.0.1:4141") << false;
+        QTest::addRow("v4 literal a prefix of the listener's") << v4 << QByteArray("127.0.0.10:4141") << false;
+        QTest::addRow("v6 literal written in full") << v6 << QByteArray("[0:0:0:0:0:0:0:1]:4141") << true;
         QTest::addRow("non-loopback listener takes any host")
             << QStringLiteral("0.0.0.0") << QByteArray("gw.lan:4141") << true;
     }
@@ -77,6 +88,10 @@ private Q_SLOTS:
         QTest::addRow("missing with body") << QByteArray("POST") << QByteArray() << qint64(10) << 415;
         QTest::addRow("empty POST") << QByteArray("POST") << QByteArray() << qint64(0) << 0;
         QTest::addRow("json-ish suffix") << QByteArray("POST") << QByteArray("application/jsonp") << qint64(1) << 415;
+        QTest::addRow("capitals and blanks")
+            << QByteArray("POST") << QByteArray(" Application/JSON ;charset=UTF-8") << qint64(10) << 0;
+        QTest::addRow("json after a parameter")
+            << QByteArray("POST") << QByteArray("text/plain; x=application/json") << qint64(10) << 415;
         QTest::addRow("GET ignores") << QByteArray("GET") << QByteArray("text/plain") << qint64(0) << 0;
         QTest::addRow("PUT form") << QByteArray("PUT") << QByteArray("application/x-www-form-urlencoded") << qint64(3)
                                   << 415;
