@@ -148,9 +148,11 @@ private Q_SLOTS:
             // them: a crash (SIGKILL, no shutdown) keeps them.
             QElapsedTimer inFile;
             inFile.start();
-            QVERIFY(test::waitUntil([this]() { return rowsInFile() == 3; }, 5000));
+            QVERIFY(test::waitUntil([this]() { return rowsInFile() == 3; }, 10000));
             qInfo("rows reached the file %lld ms after the last answer", inFile.elapsed());
-            QVERIFY2(inFile.elapsed() < 2000, qPrintable(QString::number(inFile.elapsed())));
+            // The ledger flushes a second after the first row; the rest is slack for a loaded
+            // machine running the gateway under ASan (the point: no shutdown was needed).
+            QVERIFY2(inFile.elapsed() < 4000, qPrintable(QString::number(inFile.elapsed())));
             telemetry::UsageDatabase db;
             QString error;
             QVERIFY(db.open(ledgerPath(), telemetry::UsageDatabase::Mode::ReadOnly, &error));

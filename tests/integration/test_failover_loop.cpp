@@ -275,9 +275,9 @@ private Q_SLOTS:
 
     void slowFirstDeltaStillAnswers() {
         GatewayFixture gw;
-        gw.config.failover.deadlineMs = 2000; // budget 1 s
+        gw.config.failover.deadlineMs = 4000; // budget 2 s
         Fault slow;
-        slow.chunkDelayMs = 150; // first delta well inside the budget, the whole answer after it
+        slow.chunkDelayMs = 300; // first delta (about 0.9 s) well inside the budget, the whole answer after it
         gw.anthropicA.setFault(slow);
         gw.start();
         QElapsedTimer t;
@@ -288,7 +288,7 @@ private Q_SLOTS:
                                                   QStringLiteral("one two three four five six seven eight"), false));
         QCOMPARE(r.status, 200);
         QCOMPARE(r.header("x-switchman-candidate"), QByteArray("pa/claude-a"));
-        QVERIFY2(t.elapsed() > 1000, "the answer must outlast the budget for this test to mean anything");
+        QVERIFY2(t.elapsed() > 2000, "the answer must outlast the budget for this test to mean anything");
         QCOMPARE(gw.openaiB.requests().size(), 0);
     }
 
@@ -1137,7 +1137,7 @@ private Q_SLOTS:
 
     void aSlowButTalkingStreamIsNeverCut() {
         GatewayFixture gw;
-        gw.config.failover.upstreamIdleTimeoutMs = 300;
+        gw.config.failover.upstreamIdleTimeoutMs = 600; // 4 gaps: a stalled test thread cannot make one gap look idle
         Fault slow;
         slow.chunkDelayMs = 150; // every gap under the idle limit, the whole answer well over it
         gw.anthropicA.setFault(slow);

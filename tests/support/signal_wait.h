@@ -1,5 +1,5 @@
 #pragma once
-// Waiting on real I/O in tests: spin the event loop until a condition holds or
+// Waiting on real I/O in tests: run the event loop (blocking, not spinning) until a condition holds or
 // a generous deadline passes. Used only where real sockets are involved.
 
 #include <QCoreApplication>
