@@ -263,12 +263,13 @@ void TestQtTransport::sequentialCallsReuseOneConnection() {
 }
 
 void TestQtTransport::sixHundredConcurrentStreamsToOneHostAllComplete() {
-    // Each stream takes >= 1 s (4 events, 250 ms apart), so finishing all 600 in
-    // well under 600/6 * 1 s requires them to run side by side.
+    // Each stream takes >= 1.6 s (4 events, 400 ms apart), so finishing all 600 in
+    // well under 600/6 * 1.6 s requires them to run side by side; and all 600 reach the
+    // upstream within the first stream's life even on a loaded machine under ASan.
     constexpr int kStreams = 600;
     const QByteArray reply = sseEvents(3);
     m_fake->setRawReply(reply);
-    m_fake->setFault(fault(Fault::None, 250));
+    m_fake->setFault(fault(Fault::None, 400));
     int peakOpen = 0;
     connect(m_fake.get(), &FakeUpstream::requestReceived, this,
             [&](const sw::demo::RecordedRequest &) { peakOpen = std::max(peakOpen, m_fake->openConnections()); });
