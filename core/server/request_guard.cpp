@@ -37,7 +37,7 @@ bool splitHostPort(QByteArrayView text, QByteArrayView *host, QByteArrayView *po
     return true;
 }
 
-// The text `value` is written as in decimal (digits only, no leading zero, no sign).
+// `value` written in decimal: digits only, no leading zero, no sign (as a Host header writes a port).
 QByteArrayView decimal(quint32 value, std::array<char, 10> &buffer) {
     const auto end = std::to_chars(buffer.data(), buffer.data() + buffer.size(), value).ptr;
     return QByteArrayView(buffer.data(), end - buffer.data());
