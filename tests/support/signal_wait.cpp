@@ -26,6 +26,10 @@ bool waitUntil(const std::function<bool()> &condition, int timeoutMs) {
             dispatcher->processEvents(QEventLoop::AllEvents | QEventLoop::WaitForMoreEvents);
         else
             QThread::msleep(1);
+        // Then whatever follows at once, for up to 10 ms, before the condition is asked again
+        // (a condition may be costly: one that re-parses all it has read grows quadratic if
+        // it runs after every single socket read).
+        QCoreApplication::processEvents(QEventLoop::AllEvents, 10);
     }
     return true;
 }

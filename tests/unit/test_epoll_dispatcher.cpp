@@ -463,7 +463,9 @@ private slots:
         w.post([&] {
             QEventLoop nested;
             loop = &nested;
-            inLoop = true;
+            // Said from inside the running loop: an exit() before exec() starts would be lost
+            // (exec() clears the flag), and the wait below would fail on a slow machine.
+            QTimer::singleShot(0, &nested, [&] { inLoop = true; });
             nested.exec();
             returned = true;
         });
