@@ -12,11 +12,14 @@ using failover::ProviderDownMarks;
 
 namespace {
 // Stores a mark and its strike history, and tells every replica: shared by the
-// set and import scripts (KEYS: mark, history). The history key outlives the mark
-// by the strike-reset window, so strikes survive a short gap between failures
-// and reset after a long one.
+// set and import scripts (KEYS: mark, history, sequence). The history key outlives
+// the mark by the strike-reset window, so strikes survive a short gap between
+// failures and reset after a long one. Every set and clear takes the next number of
+// one sequence: a replica reads replies and messages on two connections, and
+// applies nothing older than what it already applied for that mark.
 constexpr char kStoreMarkLua[] = R"lua(
 local function storeMark(mark, strikes, setAt, expiresAt, now, reset, channel)
+  mark.seq = redis.call('INCR', KEYS[3])
   redis.call('HSET', KEYS[2], 'strikes', strikes, 'setAt', string.format('%.0f', setAt),
              'expiresAt', string.format('%.0f', expiresAt))
   redis.call('PEXPIRE', KEYS[2], expiresAt - now + reset)
@@ -83,12 +86,16 @@ if expiresAt <= now then return false end
 return storeMark(mark, strikes, setAt, expiresAt, now, reset, ARGV[4])
 )lua";
 
-// Deletes marks and their strike history, and tells every replica.
-// KEYS: mark and history keys. ARGV: channel, payload.
+// Deletes marks and their strike history, and tells every replica with the
+// clear's sequence number. KEYS: mark and history keys, then the sequence.
+// ARGV: channel, payload.
 constexpr char kClearScript[] = R"lua(
-for i, k in ipairs(KEYS) do redis.call('DEL', k) end
-redis.call('PUBLISH', ARGV[1], ARGV[2])
-return #KEYS
+local n = #KEYS - 1
+for i = 1, n do redis.call('DEL', KEYS[i]) end
+local payload = cjson.decode(ARGV[2])
+payload.seq = redis.call('INCR', KEYS[#KEYS])
+redis.call('PUBLISH', ARGV[1], cjson.encode(payload))
+return n
 )lua";
 
 const QByteArray kSetScript = QByteArray(kStoreMarkLua) + kSetLua;
@@ -198,7 +205,7 @@ void RedisMarkSync::markSet(const MarkInfo &mark, const failover::UpstreamFailur
     // published after this set, or a local one), applying the reply would bring back a mark that
     // Redis and every other replica no longer hold. The published message has applied it already.
     const quint64 clearsBefore = m_clears;
-    m_commands->command({"EVAL", kSetScript, "2", key("mark", id), key("hist", id), num(now), num(base),
+    m_commands->command({"EVAL", kSetScript, "3", key("mark", id), key("hist", id), sequenceKey(), num(now), num(base),
                          num(ProviderDownMarks::kCapMs), num(ProviderDownMarks::kStrikeResetMs),
                          num(failure.retryAfterMs.value_or(-1)), num(started), json, m_channel},
                         [this, clearsBefore](const RedisValue &v) {
@@ -215,13 +222,14 @@ void RedisMarkSync::marksCleared(const QList<MarkInfo> &removed) {
         ++m_clears;
     if (m_applyingRemote || !m_up || removed.isEmpty())
         return;
-    QList<QByteArray> argv{"EVAL", kClearScript, QByteArray::number(removed.size() * 2)};
+    QList<QByteArray> argv{"EVAL", kClearScript, QByteArray::number(removed.size() * 2 + 1)};
     QJsonArray ids;
     for (const MarkInfo &m : removed) {
         const QByteArray id = idFor(m);
         argv << key("mark", id) << key("hist", id);
         ids.append(QString::fromLatin1(id));
     }
+    argv << sequenceKey();
     const QJsonObject payload{{QStringLiteral("op"), QStringLiteral("clear")},
                               {QStringLiteral("ids"), ids},
                               {QStringLiteral("replica"), m_options.replicaId}};
@@ -251,6 +259,8 @@ void RedisMarkSync::applyRemote(const QJsonObject &o) {
     m.lastError = o.value(QStringLiteral("lastError")).toString();
     const QString replica = o.value(QStringLiteral("replica")).toString();
     m.setBy = replica == m_options.replicaId ? QString() : replica;
+    if (!isNewer(idFor(m), o))
+        return; // a reply or message older than a set or clear already applied for this mark
     m_applyingRemote = true;
     m_marks.apply(m);
     m_applyingRemote = false;
@@ -265,12 +275,15 @@ void RedisMarkSync::onMessage(const QByteArray &channel, const QByteArray &paylo
     if (op == QLatin1String("set")) {
         applyRemote(o);
     } else if (op == QLatin1String("clear")) {
-        if (o.value(QStringLiteral("replica")).toString() == m_options.replicaId)
-            return;
-        ++m_clears;
+        // This replica's own clear too: it records the clear's number, so a set published before
+        // it and read after it (on the subscription or as a reply) does not bring the mark back.
+        if (o.value(QStringLiteral("replica")).toString() != m_options.replicaId)
+            ++m_clears;
         int n = 0;
         m_applyingRemote = true;
         for (const QJsonValue &v : o.value(QStringLiteral("ids")).toArray()) {
+            if (!isNewer(v.toString().toLatin1(), o))
+                continue;
             const QList<QByteArray> parts =
                 QByteArray::fromBase64(v.toString().toLatin1(), QByteArray::Base64UrlEncoding).split('\0');
             if (parts.size() != 4)
@@ -289,9 +302,27 @@ void RedisMarkSync::onMessage(const QByteArray &channel, const QByteArray &paylo
     }
 }
 
+bool RedisMarkSync::isNewer(const QByteArray &id, const QJsonObject &o) {
+    const double number = o.value(QStringLiteral("seq")).toDouble();
+    if (!(number > 0))
+        return true; // a replica of a version without sequence numbers: as before, last one read wins
+    const auto seq = quint64(number);
+    quint64 &last = m_lastSeq[id];
+    if (seq <= last)
+        return false;
+    last = seq;
+    return true;
+}
+
+QByteArray RedisMarkSync::sequenceKey() const {
+    return m_options.prefix.toUtf8() + ":seq";
+}
+
 void RedisMarkSync::onReady() {
     const bool was = m_up;
     m_up = true;
+    // Redis may have restarted, its sequence with it: numbers start over.
+    m_lastSeq.clear();
     m_loggedDown = false;
     if (m_options.log)
         m_options.log(QStringLiteral("info"), QStringLiteral("marks shared through Redis"),
@@ -329,7 +360,7 @@ void RedisMarkSync::pushLocalMarks() {
         o.insert(QStringLiteral("ttlMs"), double(m.ttlMs));
         o.insert(QStringLiteral("expiresAt"), QString::number(now + (m.expiresAtMs - nowLocal)));
         const QByteArray id = idFor(m);
-        m_commands->command({"EVAL", kImportScript, "2", key("mark", id), key("hist", id), num(now),
+        m_commands->command({"EVAL", kImportScript, "3", key("mark", id), key("hist", id), sequenceKey(), num(now),
                              num(ProviderDownMarks::kStrikeResetMs), QJsonDocument(o).toJson(QJsonDocument::Compact),
                              m_channel});
     }

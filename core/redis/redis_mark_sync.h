@@ -16,6 +16,7 @@
 #include "core/redis/redis_client.h"
 #include "core/util/clock.h"
 
+#include <QHash>
 #include <QJsonObject>
 #include <QObject>
 #include <functional>
@@ -63,6 +64,9 @@ private:
     void onLost(const QString &why);
     void onMessage(const QByteArray &channel, const QByteArray &payload);
     void applyRemote(const QJsonObject &o);
+    // True (and remembered) when `o`'s sequence number is above the last one applied for mark `id`.
+    bool isNewer(const QByteArray &id, const QJsonObject &o);
+    QByteArray sequenceKey() const;
     void pushLocalMarks();
     void pullAll();
     void heartbeat();
@@ -81,6 +85,8 @@ private:
     // Counts clears (local, or another replica's): a set's own reply that comes back after a clear
     // is stale (see markSet).
     quint64 m_clears = 0;
+    // The last set or clear applied per mark id, by Redis's sequence (see kStoreMarkLua).
+    QHash<QByteArray, quint64> m_lastSeq;
     int m_replicas = 0;
 };
 

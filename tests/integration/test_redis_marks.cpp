@@ -10,6 +10,8 @@
 #include "signal_wait.h"
 
 #include <QElapsedTimer>
+#include <QJsonArray>
+#include <QJsonDocument>
 #include <QTest>
 #include <memory>
 
@@ -190,6 +192,65 @@ private Q_SLOTS:
         // The strikes went with it: the next failure starts the ladder again.
         advance(1000);
         QCOMPARE(fail(*m_one, failure(FailureKind::ServerError)), qint64(20000));
+    }
+
+    void aSetReadLateNeverUndoesANewerSetOrClear() {
+        // A replica reads script replies and published messages on two connections, so it may
+        // read a set after a newer set or clear of the same mark. Redis numbers every set and
+        // clear; a replica applies nothing older than what it applied for that mark. Here a
+        // third party publishes out of order; a mark for "bob" marks where the messages got to
+        // (one subscription: in order).
+        redis::RedisClient pub(*redis::RedisEndpoint::parse(m_redis->url(), nullptr));
+        pub.open();
+        QVERIFY(test::waitUntil([&]() { return pub.isReady(); }, 5000));
+        auto idOf = [](const QString &tenant) {
+            const QString raw = tenant + QChar(0) + kA.provider + QChar(0) + kA.baseUrl + QChar(0) + kA.modelId;
+            return raw.toUtf8().toBase64(QByteArray::Base64UrlEncoding | QByteArray::OmitTrailingEquals);
+        };
+        auto publish = [&](QJsonObject o) {
+            o.insert(QStringLiteral("replica"), QStringLiteral("three"));
+            pub.command({"PUBLISH", "t:marks", QJsonDocument(o).toJson(QJsonDocument::Compact)});
+        };
+        auto set = [&](const QString &tenant, int seq, int strikes, qint64 ttl) {
+            publish({{QStringLiteral("op"), QStringLiteral("set")},
+                     {QStringLiteral("seq"), seq},
+                     {QStringLiteral("tenant"), tenant},
+                     {QStringLiteral("provider"), kA.provider},
+                     {QStringLiteral("baseUrl"), kA.baseUrl},
+                     {QStringLiteral("model"), kA.modelId},
+                     {QStringLiteral("kind"), QStringLiteral("server_error")},
+                     {QStringLiteral("strikes"), strikes},
+                     {QStringLiteral("ttlMs"), double(ttl)},
+                     {QStringLiteral("expiresAt"), QString::number(m_wall + ttl)},
+                     {QStringLiteral("setAt"), QString::number(m_wall)}});
+        };
+        auto barrier = [&](int seq) { // applied once every message published before it was read
+            set(QStringLiteral("bob"), seq, seq, 20000);
+            return test::waitUntil(
+                [&]() {
+                    return m_one->mark(QStringLiteral("bob")) && m_one->mark(QStringLiteral("bob"))->strikes == seq;
+                },
+                5000);
+        };
+        set(QStringLiteral("alice"), 10, 3, 80000);
+        set(QStringLiteral("alice"), 9, 1, 20000); // older, read after: ignored
+        QVERIFY(barrier(11));
+        QVERIFY(m_one->mark());
+        QCOMPARE(m_one->mark()->strikes, 3);
+        QCOMPARE(m_one->mark()->expiresAtMs - m_one->clock.nowMs(), qint64(80000));
+
+        publish({{QStringLiteral("op"), QStringLiteral("clear")},
+                 {QStringLiteral("seq"), 12},
+                 {QStringLiteral("ids"), QJsonArray{QString::fromLatin1(idOf(QStringLiteral("alice")))}}});
+        set(QStringLiteral("alice"), 10, 3, 80000); // the set before the clear, read after it: ignored
+        QVERIFY(barrier(13));
+        QVERIFY(!m_one->mark());
+        QVERIFY(!m_two->mark());
+
+        set(QStringLiteral("alice"), 14, 1, 20000); // a new failure after the clear: applied
+        QVERIFY(barrier(15));
+        QVERIFY(m_one->mark());
+        QCOMPARE(m_one->mark()->strikes, 1);
     }
 
     void aTenantsMarkNeverSteersAnother() {
