@@ -100,11 +100,21 @@ void QtUpstreamCall::setReadPaused(bool paused) {
     if (m_done || paused == m_paused || !m_reply)
         return;
     m_paused = paused;
-    // A read buffer limit makes QNAM stop reading its socket once that much waits
-    // unread in the reply; over HTTP/1.1 TCP flow control then holds the upstream.
-    // (Qt 6.4's HTTP/2 keeps granting stream window as frames arrive, so on an h2
-    // connection the bytes still arrive, only not into the caller.) Unlimited
-    // again before reading, so Qt's emitted-bytes count starts over at the next pause.
+    // A read buffer limit makes QNAM stop handing the reply more than that while the
+    // caller does not read. (Qt 6.4's HTTP/2 keeps granting stream window as frames
+    // arrive, so on an h2 connection the bytes still arrive, only not into the caller.)
+    // Unlimited again before reading, so Qt's emitted-bytes count starts over at the
+    // next pause.
+    //
+    // The bound is not the configuration's: QNAM's HTTP thread reads on until this
+    // limit reaches it, and it counts only what it hands over after that, so a
+    // flooding upstream can put tens of MiB into memory on a busy machine (measured
+    // with two copies of test_qt_transport side by side: 27 MiB flooded, RSS +14 MiB).
+    // Measured alternatives, both worse: a limit set before the response starts
+    // (from the request body's hand-over) holds any flood, but Qt 6.4 then closes a
+    // kept-alive connection after many short replies (4 of 5 sequential calls opened
+    // a new connection, that is a new TLS handshake per request); a limit set at
+    // requestSent holds nothing. The bounded path is SocketTransport (plain http).
     m_reply->setReadBufferSize(paused ? kPausedReadBuffer : 0);
     if (!paused) // queued: the caller is not re-entered from inside its own setReadPaused(false)
         QMetaObject::invokeMethod(this, &QtUpstreamCall::resumeReading, Qt::QueuedConnection);

@@ -437,7 +437,7 @@ void TestSocketTransport::endlessUpstreamBytesEndAsTooLargeWithBoundedMemory() {
 }
 
 void TestSocketTransport::pausedCallHoldsAFloodAndResumesInOrder() {
-    sw::test::checkPausedCallHoldsAFloodAndResumesInOrder(*m_transport);
+    sw::test::checkPausedCallHoldsAFloodAndResumesInOrder(*m_transport, sw::test::PauseBound::Configured);
 }
 
 void TestSocketTransport::aWholeAnswerReadWithItsHeadWaitsForTheResume() {

@@ -8,9 +8,21 @@ class Transport;
 
 namespace sw::test {
 
-// 48 MiB of chunked body while the caller is paused stays at the upstream (TCP
-// flow control), not in our memory; on resume every byte arrives, in order, and
-// the call ends cleanly. Reports through QTest; check QTest::currentTestFailed().
-void checkPausedCallHoldsAFloodAndResumesInOrder(sw::upstream::Transport &transport);
+// How much of a flood a paused call may take in.
+enum class PauseBound {
+    // The transport reads its own socket: a pause holds the rest at the upstream
+    // (TCP flow control), whatever the scheduling.
+    Configured,
+    // QtTransport: QNAM's HTTP thread reads on until the pause reaches it, so what
+    // a flood puts into memory meanwhile depends on how soon that thread is told
+    // (measured and reported, not bounded; see QtUpstreamCall::setReadPaused).
+    Scheduling,
+};
+
+// 48 MiB of chunked body while the caller is paused: nothing reaches the caller,
+// with PauseBound::Configured the rest stays at the upstream (TCP flow control), not
+// in our memory; on resume every byte arrives, in order, and the call ends cleanly.
+// Reports through QTest; check QTest::currentTestFailed().
+void checkPausedCallHoldsAFloodAndResumesInOrder(sw::upstream::Transport &transport, PauseBound bound);
 
 } // namespace sw::test
