@@ -5,10 +5,35 @@
 #include <QMetaObject>
 #include <QtCore/private/qeventdispatcher_unix_p.h>
 
+#include <dlfcn.h>
+
 namespace sw {
+
+namespace {
+
+// Frees what OpenSSL keeps for the calling thread, if OpenSSL is loaded at all (Qt's
+// TLS plugin loads it on first use; this never loads it). Qt's threads are detached:
+// QThread::wait() returns before the thread's thread-local destructors run, so a
+// process that exits right after stopping the engine had the engine thread free its
+// OpenSSL state while the main thread's exit handler freed it too (caught by
+// AddressSanitizer as a double free in libcrypto, from a thread-local destructor of
+// switchman-engine). Freed here, on the thread, before it ends: nothing is left
+// for the destructor.
+void releaseThreadOpenSsl() {
+    void *crypto = dlopen("libcrypto.so.3", RTLD_LAZY | RTLD_NOLOAD);
+    if (!crypto)
+        return;
+    if (auto stop = reinterpret_cast<void (*)()>(dlsym(crypto, "OPENSSL_thread_stop")))
+        stop();
+    dlclose(crypto);
+}
+
+} // namespace
 
 EngineHost::EngineHost() {
     m_thread.setObjectName(QStringLiteral("switchman-engine"));
+    // finished is emitted on the ending thread itself, after its event loop returned.
+    QObject::connect(&m_thread, &QThread::finished, &m_thread, releaseThreadOpenSsl, Qt::DirectConnection);
 }
 
 QAbstractEventDispatcher *EngineHost::createEventDispatcher() {
