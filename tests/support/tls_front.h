@@ -17,6 +17,9 @@ class TlsFront final : public QObject {
     Q_OBJECT
 public:
     // `serverName`: the name the server certificate is issued for (SAN).
+    // What the relay reads from the backend ahead of the client taking it.
+    static constexpr qint64 kRelayWindow = 256 * 1024;
+
     explicit TlsFront(quint16 backendPort, const QString &serverName = QStringLiteral("127.0.0.1"),
                       QObject *parent = nullptr);
 

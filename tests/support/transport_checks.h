@@ -2,6 +2,9 @@
 // Checks of the UpstreamCall contract that every transport must keep, shared by
 // the tests of each transport so the contract is written once.
 
+#include <QString>
+#include <functional>
+
 namespace sw::upstream {
 class Transport;
 }
@@ -23,6 +26,9 @@ enum class PauseBound {
 // with PauseBound::Configured the rest stays at the upstream (TCP flow control), not
 // in our memory; on resume every byte arrives, in order, and the call ends cleanly.
 // Reports through QTest; check QTest::currentTestFailed().
-void checkPausedCallHoldsAFloodAndResumesInOrder(sw::upstream::Transport &transport, PauseBound bound);
+// `front`, when given, puts something between the call and the flooding upstream (a TLS
+// front, say) and returns the base URL to call; it gets the upstream's port.
+void checkPausedCallHoldsAFloodAndResumesInOrder(sw::upstream::Transport &transport, PauseBound bound,
+                                                 const std::function<QString(quint16)> &front = {});
 
 } // namespace sw::test
