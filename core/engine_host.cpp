@@ -2,6 +2,7 @@
 
 #include "core/util/epoll_dispatcher.h"
 
+#include <QCoreApplication>
 #include <QMetaObject>
 #include <QtCore/private/qeventdispatcher_unix_p.h>
 
@@ -20,6 +21,10 @@ namespace {
 // switchman-engine). Freed here, on the thread, before it ends: nothing is left
 // for the destructor.
 void releaseThreadOpenSsl() {
+    // Sockets the engine let go with deleteLater() would be deleted after this (Qt runs
+    // the thread's deferred deletes after finished), and a TLS socket's end calls into
+    // OpenSSL again: deleted first.
+    QCoreApplication::sendPostedEvents(nullptr, QEvent::DeferredDelete);
     void *crypto = dlopen("libcrypto.so.3", RTLD_LAZY | RTLD_NOLOAD);
     if (!crypto)
         return;
