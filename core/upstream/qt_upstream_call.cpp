@@ -114,7 +114,8 @@ void QtUpstreamCall::setReadPaused(bool paused) {
     // (from the request body's hand-over) holds any flood, but Qt 6.4 then closes a
     // kept-alive connection after many short replies (4 of 5 sequential calls opened
     // a new connection, that is a new TLS handshake per request); a limit set at
-    // requestSent holds nothing. The bounded path is SocketTransport (plain http).
+    // requestSent holds nothing. The production transport, SocketTransport (http and
+    // https), reads its own sockets and is bounded (default_transport.h).
     m_reply->setReadBufferSize(paused ? kPausedReadBuffer : 0);
     if (!paused) // queued: the caller is not re-entered from inside its own setReadPaused(false)
         QMetaObject::invokeMethod(this, &QtUpstreamCall::resumeReading, Qt::QueuedConnection);
