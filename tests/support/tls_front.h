@@ -16,10 +16,10 @@ namespace sw::test {
 class TlsFront final : public QObject {
     Q_OBJECT
 public:
-    // `serverName`: the name the server certificate is issued for (SAN).
     // What the relay reads from the backend ahead of the client taking it.
     static constexpr qint64 kRelayWindow = 256 * 1024;
 
+    // `serverName`: the name the server certificate is issued for (SAN).
     explicit TlsFront(quint16 backendPort, const QString &serverName = QStringLiteral("127.0.0.1"),
                       QObject *parent = nullptr);
 
