@@ -40,9 +40,9 @@ void AnthropicMessagesStreamEncoder::messageStartOnce(wire::JsonWriter &w, const
 }
 
 void AnthropicMessagesStreamEncoder::closeBlock(wire::JsonWriter &w) {
-    if (m_openContentIndex < 0)
-        return;
-    m_openContentIndex = -1;
+    if (m_openContentIndex == kNoBlock)
+        return; // the signature carrier (kSignatureCarrier) is a block too: it gets its stop
+    m_openContentIndex = kNoBlock;
     w.beginSseEvent("content_block_stop")
         .beginObject()
         .field("type", "content_block_stop")
@@ -139,7 +139,7 @@ QByteArray AnthropicMessagesStreamEncoder::encode(const StreamEvent &event) {
     case EventType::ToolCallStart: {
         if (const auto carrier = AnthropicMessagesCodec::functionCallSignature(event.block, m_info.upstreamApi)) {
             // Google's function-call signature, in a thinking block of its own just before the call.
-            openBlock(w, -2, {L("thinking")});
+            openBlock(w, kSignatureCarrier, {L("thinking")});
             delta(w, L("signature_delta"), L("signature"), *carrier);
             closeBlock(w);
         }

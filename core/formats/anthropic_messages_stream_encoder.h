@@ -35,7 +35,11 @@ private:
     EncodeInfo m_info;
     bool m_started = false;
     bool m_finished = false;
-    int m_openContentIndex = -1; // canonical index of the open block, -1 when none
+    // Canonical index of the open block; kNoBlock when none, kSignatureCarrier for the empty thinking
+    // block that carries a Google function call's signature (it has no canonical index of its own).
+    static constexpr int kNoBlock = -1;
+    static constexpr int kSignatureCarrier = -2;
+    int m_openContentIndex = kNoBlock;
     bool m_openHadDelta = false;
     int m_nextWireIndex = 0; // Anthropic's block index counts only blocks actually sent
 };

@@ -45,6 +45,7 @@ private slots:
     void anthropicOverloadReachesOpenAIClientAsError();
     void openAICutStreamReachesAnthropicClientAsError();
     void nonStreamingAnswerFromAnthropicUpstreamForOpenAIClient();
+    void googleSignatureCarrierBlockIsClosedForAnthropicClient();
     void everyCutOfATranscriptEndsWithExactlyOneTerminal_data();
     void everyCutOfATranscriptEndsWithExactlyOneTerminal();
 };
@@ -109,6 +110,49 @@ void TestFormatRoundTrip::nonStreamingAnswerFromAnthropicUpstreamForOpenAIClient
     QCOMPARE(args.value(QStringLiteral("location")).toString(), QStringLiteral("Paris, France"));
     QCOMPARE(o.value(QStringLiteral("usage")).toObject().value(QStringLiteral("completion_tokens")).toInt(), 89);
     QCOMPARE(o.value(QStringLiteral("usage")).toObject().value(QStringLiteral("prompt_tokens")).toInt(), 2520);
+}
+
+void TestFormatRoundTrip::googleSignatureCarrierBlockIsClosedForAnthropicClient() {
+    // A Google function call's thoughtSignature rides to an Anthropic client in an empty thinking
+    // block of its own before the tool_use. The SDK's stream reader (and Claude Code) requires
+    // every content_block_start to get its content_block_stop before the next block starts.
+    EncodeInfo fromGoogle = info("msg_g");
+    fromGoogle.upstreamApi = QStringLiteral("google-generative-ai");
+    const QByteArray out =
+        relay(QStringLiteral("google-generative-ai"), readTestData(QStringLiteral("google_upstream_full.sse")),
+              wire::Api::AnthropicMessages, fromGoogle);
+    QVERIFY(out.contains("\"signature_delta\""));
+    int open = -1;
+    int started = 0;
+    QStringList shape;
+    for (const SseEvent &e : sw::test::splitSse(out)) {
+        const QJsonObject o = QJsonDocument::fromJson(e.data).object();
+        const QString type = o.value(QStringLiteral("type")).toString();
+        const int index = o.value(QStringLiteral("index")).toInt(-1);
+        if (type == QLatin1String("content_block_start")) {
+            QVERIFY2(open < 0, qPrintable(QStringLiteral("block %1 starts while %2 is open").arg(index).arg(open)));
+            QCOMPARE(index, started++);
+            open = index;
+            shape << QStringLiteral("start %1 %2")
+                         .arg(index)
+                         .arg(o.value(QStringLiteral("content_block"))
+                                  .toObject()
+                                  .value(QStringLiteral("type"))
+                                  .toString());
+        } else if (type == QLatin1String("content_block_delta")) {
+            QCOMPARE(index, open);
+        } else if (type == QLatin1String("content_block_stop")) {
+            QCOMPARE(index, open);
+            open = -1;
+            shape << QStringLiteral("stop %1").arg(index);
+        } else if (type == QLatin1String("message_stop")) {
+            QVERIFY2(open < 0, qPrintable(QStringLiteral("message_stop with block %1 open").arg(open)));
+        }
+    }
+    QCOMPARE(shape.join(QStringLiteral(", ")),
+             QStringLiteral("start 0 thinking, stop 0, start 1 text, stop 1, start 2 thinking, stop 2, "
+                            "start 3 tool_use, stop 3"));
+    QVERIFY2(out.contains("event: message_stop"), out.constData());
 }
 
 void TestFormatRoundTrip::everyCutOfATranscriptEndsWithExactlyOneTerminal_data() {
