@@ -77,10 +77,19 @@ bool present(const rj::Value *v) {
 
 std::optional<QString> UpstreamAdapter::incompatibility(const model::ChatRequest &request) const {
     const wire::Api inbound = request.sourceApi;
-    if (wire::apiName(inbound) == api())
-        return std::nullopt; // passthrough: every field reaches the API that defines it
     // The client's own fields, as it sent them.
     const rj::Value *raw = wire::clientBody(request);
+    // Several choices (Chat's n): the canonical answer is one message. Streamed to the same API,
+    // the upstream's frames pass through with every choice; a JSON answer is folded from the
+    // upstream's stream into that one message, so the other choices would be lost.
+    const int choices = inbound == wire::Api::OpenAICompletions ? rj::toInt(rj::member(raw, "n"), 1) : 1;
+    if (wire::apiName(inbound) == api()) {
+        if (choices > 1 && !request.stream)
+            return QStringLiteral("n: %1 choices in one JSON answer cannot pass this gateway, which folds the "
+                                  "answer into one choice; ask for them with stream: true")
+                .arg(choices);
+        return std::nullopt; // passthrough: every field reaches the API that defines it
+    }
     // Conversation state lives at OpenAI: another API would answer without the earlier turns.
     for (const char *field : {"previous_response_id", "conversation"})
         if (present(rj::member(raw, field)))
@@ -128,8 +137,8 @@ std::optional<QString> UpstreamAdapter::incompatibility(const model::ChatRequest
         !rj::equals(choiceType, "custom"))
         return QStringLiteral("tool_choice: \"%1\" has no translation to %2").arg(rj::toString(choiceType), target);
     // Several answers per request: the canonical answer is one choice.
-    if (const int n = rj::toInt(rj::member(raw, "n"), 1); n > 1)
-        return QStringLiteral("n: %1 choices cannot come from %2").arg(n).arg(target);
+    if (choices > 1)
+        return QStringLiteral("n: %1 choices cannot come from %2").arg(choices).arg(target);
     // Responses features whose state or execution lives at OpenAI.
     for (const char *field : {"prompt", "background"})
         if (const rj::Value *v = rj::member(raw, field); present(v) && !(v->IsBool() && !v->GetBool()))

@@ -173,7 +173,16 @@ void OpenAICompletionsStreamDecoder::decode(const SseEvent &sse) {
         m_lastUsageOnly = usage && usage->IsObject();
         return;
     }
-    const Value *choice = &(*choices)[0];
+    // Only the first choice is decoded (an answer is one message); with n > 1 the other choices'
+    // chunks come interleaved, each naming its index, and must not run into the first one's text.
+    const Value *choice = nullptr;
+    for (const Value &c : choices->GetArray())
+        if (rj::toInt(member(&c, "index"), 0) == 0) {
+            choice = &c;
+            break;
+        }
+    if (!choice)
+        return;
     const Value *delta = rj::asObject(member(choice, "delta"));
     collectNative(chunk, choice, delta, data.size());
 

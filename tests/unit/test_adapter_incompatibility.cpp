@@ -66,8 +66,10 @@ void TestAdapterIncompatibility::reasons_data() {
         << "";
     QTest::addRow("n > 1") << chat << chatBody(R"("n":3)") << "google-generative-ai"
                            << "n: 3";
-    QTest::addRow("n > 1, same API") << chat << chatBody(R"("n":3)") << "openai-completions"
-                                     << "";
+    QTest::addRow("n > 1, same API, streamed") << chat << chatBody(R"("n":3,"stream":true)") << "openai-completions"
+                                               << "";
+    QTest::addRow("n > 1, same API, one JSON answer") << chat << chatBody(R"("n":3)") << "openai-completions"
+                                                      << "stream: true";
     QTest::addRow("audio output") << chat << chatBody(R"("modalities":["text","audio"])") << "anthropic-messages"
                                   << "modalities";
     QTest::addRow("stored prompt") << responses << responsesBody(R"("prompt":{"id":"pmpt_1"})") << "anthropic-messages"

@@ -71,6 +71,7 @@ private slots:
     void streamCutShortIsAnError();
     void finishReasonWithoutDoneIsClean();
     void contentFilterIsARefusal();
+    void otherChoicesAreNotMergedIntoTheFirst();
     void alternativeReasoningFieldNames();
     void parsesErrorBodies();
     void usageOnlyChunkIsRecognised();
@@ -337,6 +338,28 @@ void TestOpenAICompletionsAdapter::contentFilterIsARefusal() {
         "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"content_filter\"}]}\n\ndata: [DONE]\n\n");
     QCOMPARE(events.last().type, EventType::Done);
     QCOMPARE(events.last().reason, StopReason::Refusal);
+}
+
+void TestOpenAICompletionsAdapter::otherChoicesAreNotMergedIntoTheFirst() {
+    // n = 2: the upstream interleaves the choices' chunks, each naming its index. The answer is the
+    // first choice alone; the second's text, tool call and earlier finish never reach it.
+    const QList<StreamEvent> events =
+        decode("data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"choice \"}}]}\n\n"
+               "data: {\"choices\":[{\"index\":1,\"delta\":{\"role\":\"assistant\",\"content\":\"other \"}}]}\n\n"
+               "data: {\"choices\":[{\"index\":1,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c9\",\"type\":"
+               "\"function\",\"function\":{\"name\":\"f\",\"arguments\":\"{}\"}}]}}]}\n\n"
+               "data: {\"choices\":[{\"index\":1,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\n"
+               "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"zero\"}}]}\n\n"
+               "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n"
+               "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":4}}\n\ndata: [DONE]\n\n");
+    EventAccumulator acc;
+    acc.addAll(events);
+    QVERIFY(acc.isFinished());
+    QCOMPARE(acc.message().content.size(), 1);
+    QCOMPARE(acc.message().content[0].type, BlockType::Text);
+    QCOMPARE(acc.message().content[0].text, QStringLiteral("choice zero"));
+    QCOMPARE(acc.message().stopReason, StopReason::Stop);
+    QCOMPARE(acc.message().usage.output, 4);
 }
 
 void TestOpenAICompletionsAdapter::alternativeReasoningFieldNames() {
