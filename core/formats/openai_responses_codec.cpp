@@ -167,6 +167,7 @@ bool decodeItem(const Value *item, const BodyPath &where, model::ChatRequest *re
             // Reasoning another API made, carried through this client (wire::responsesReasoningItem).
             b.signature = foreign.signature;
             b.signatureApi = foreign.api;
+            b.redacted = foreign.redacted;
         } else {
             // The whole item is the signature: only the Responses API can use it again. Written
             // as Qt writes the item it parsed (rj::compact), from the document where it stands.
@@ -433,8 +434,7 @@ QByteArray OpenAIResponsesCodec::encodeResponse(const AssistantMessage &message,
                 .endObject();
             break;
         case BlockType::Thinking:
-            if (!b.redacted || b.signature.startsWith(QLatin1Char('{')))
-                wire::writeResponsesReasoningItem(w, b, idFor(b, L("rs_") + suffix), info.upstreamApi);
+            wire::writeResponsesReasoningItem(w, b, idFor(b, L("rs_") + suffix), info.upstreamApi);
             break;
         case BlockType::ToolCall:
             w.beginObject();

@@ -23,10 +23,11 @@ QString stopReasonName(StopReason r) {
 
 namespace {
 constexpr QLatin1String kSignatureTag("swsig1.");
-}
+constexpr QLatin1String kRedactedMark("redacted.");
+} // namespace
 
-QString tagSignature(const QString &api, const QString &signature) {
-    return kSignatureTag + api + QLatin1Char('.') + signature;
+QString tagSignature(const QString &api, const QString &signature, bool redacted) {
+    return kSignatureTag + api + QLatin1Char('.') + (redacted ? kRedactedMark : QLatin1String()) + signature;
 }
 
 TaggedSignature untagSignature(const QString &text) {
@@ -35,7 +36,12 @@ TaggedSignature untagSignature(const QString &text) {
     const qsizetype dot = text.indexOf(QLatin1Char('.'), kSignatureTag.size());
     if (dot < 0)
         return {QString(), text};
-    return {text.mid(kSignatureTag.size(), dot - kSignatureTag.size()), text.mid(dot + 1)};
+    TaggedSignature out{text.mid(kSignatureTag.size(), dot - kSignatureTag.size()), text.mid(dot + 1)};
+    if (out.signature.startsWith(kRedactedMark)) {
+        out.signature.remove(0, kRedactedMark.size());
+        out.redacted = true;
+    }
+    return out;
 }
 
 int thinkingBudgetForEffort(const QString &effort) {

@@ -187,10 +187,14 @@ QString stopReasonName(StopReason r);
 // an answer for a client whose API did not make it carries its maker, so that at the
 // next request the gateway replays it only to that API: "swsig1.<api>.<signature>".
 // A signature without the prefix belongs to the client format's own API.
-QString tagSignature(const QString &api, const QString &signature);
+// A redacted block's payload (Anthropic's redacted_thinking data) is tagged as
+// "swsig1.<api>.redacted.<data>", so it goes back as redacted, not as a signed thinking block.
+// No provider's signature starts with "redacted." (base64 has no dot; a Responses item is JSON).
+QString tagSignature(const QString &api, const QString &signature, bool redacted = false);
 struct TaggedSignature {
-    QString api;       // "" when the text had no tag
-    QString signature; // the provider's own signature
+    QString api;           // "" when the text had no tag
+    QString signature;     // the provider's own signature (a redacted block's data)
+    bool redacted = false; // tagged as a redacted block's payload
 };
 TaggedSignature untagSignature(const QString &text);
 

@@ -37,10 +37,13 @@ ReasoningFields reasoningFields(const model::ContentBlock &thinking, const QStri
             f.encrypted = encrypted.toString();
             f.hasEncrypted = true;
         }
-    } else if (!thinking.signature.isEmpty()) {
-        // Another API's signature rides in encrypted_content, tagged with its maker, so a
-        // Codex-style client sends it back and only that API ever receives it.
-        f.encrypted = model::tagSignature(maker, thinking.signature);
+    } else {
+        // Another API's reasoning rides in encrypted_content, tagged with its maker (a redacted
+        // block marked so), so a Codex-style client sends it back and only that API ever
+        // receives it. Tagged even without a signature (Chat's reasoning_content): an item with
+        // neither tag nor encrypted_content would read as one the Responses API stored, and
+        // its made-up id would be sent there.
+        f.encrypted = model::tagSignature(maker, thinking.signature, thinking.redacted);
         f.hasEncrypted = true;
     }
     return f;

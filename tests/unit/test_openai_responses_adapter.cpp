@@ -1,6 +1,7 @@
 #include "core/formats/anthropic_messages_codec.h"
 #include "core/formats/openai_responses_codec.h"
 #include "core/model/event_accumulator.h"
+#include "core/upstream/anthropic_adapter.h"
 #include "core/upstream/openai_responses_adapter.h"
 #include "wire_fixtures.h"
 
@@ -57,6 +58,7 @@ private slots:
     void interleavedFunctionCallsAssembleByOutputIndex();
     void passthroughKeepsEveryFieldAndBetaHeader();
     void passthroughSplicesUnlessAReasoningItemIsDropped();
+    void reasoningFromOtherApisGoesBackOnlyToItsMaker();
     void convertsAnthropicConversation();
     void decodesFullTranscript();
     void errorThenFailedIsOneErrorEvent();
@@ -150,6 +152,69 @@ void TestOpenAIResponsesAdapter::passthroughSplicesUnlessAReasoningItemIsDropped
     QVERIFY(!dropped.spliced.contains("swsig1"));
     QVERIFY(!dropped.spliced.contains("rs_2"));
     QVERIFY(dropped.spliced.contains("gAAAAown"));
+}
+
+void TestOpenAIResponsesAdapter::reasoningFromOtherApisGoesBackOnlyToItsMaker() {
+    // Turn 1 of a Codex-style client (store: false), answered in one JSON response by another
+    // API; turn 2 sends that output back as input, as Codex does.
+    const auto answerFrom = [](const char *api, const ContentBlock &thinking) {
+        AssistantMessage m;
+        m.content << thinking << ContentBlock::makeText(QStringLiteral("done"));
+        EncodeInfo i;
+        i.responseId = QStringLiteral("resp_req_1");
+        i.model = QStringLiteral("codex");
+        i.upstreamApi = QString::fromLatin1(api);
+        return json(OpenAIResponsesCodec().encodeResponse(m, i)).value("output").toArray();
+    };
+    const auto nextTurn = [](const QJsonArray &output) {
+        QJsonArray input{QJsonObject{{"role", "user"}, {"content", "go"}}};
+        for (const QJsonValue &item : output)
+            input.append(item);
+        input.append(QJsonObject{{"role", "user"}, {"content", "and now?"}});
+        const QByteArray body =
+            QJsonDocument(QJsonObject{{"model", "codex"}, {"store", false}, {"input", input}}).toJson();
+        auto req = OpenAIResponsesCodec().decode(body, nullptr);
+        return req ? *req : ChatRequest();
+    };
+
+    // Chat's reasoning_content has no signature. Its item must still say it is foreign: an item with
+    // neither tag nor encrypted_content reads as one OpenAI stored, and OpenAI answers a made-up id
+    // with a 400 ("Item with id ... not found") that no failover gets past.
+    ContentBlock chatThinking;
+    chatThinking.type = BlockType::Thinking;
+    chatThinking.text = QStringLiteral("because");
+    const QJsonArray chatOutput = answerFrom("openai-completions", chatThinking);
+    const QJsonObject chatItem = chatOutput.at(0).toObject();
+    QCOMPARE(chatItem.value("type").toString(), QStringLiteral("reasoning"));
+    QVERIFY2(chatItem.value("encrypted_content").toString().startsWith(QLatin1String("swsig1.openai-completions.")),
+             qPrintable(chatItem.value("encrypted_content").toString()));
+    const ChatRequest afterChat = nextTurn(chatOutput);
+    QVERIFY(!afterChat.context.messages.isEmpty());
+    QCOMPARE(afterChat.context.messages[1].content[0].signatureApi, QStringLiteral("openai-completions"));
+    const QByteArray toResponses = OpenAIResponsesAdapter().buildRequest(afterChat, target(), {}).body;
+    QVERIFY2(!toResponses.contains(chatItem.value("id").toString().toUtf8()), toResponses.constData());
+    QVERIFY(!toResponses.contains("swsig1"));
+    QVERIFY(toResponses.contains("\"done\""));
+
+    // Anthropic's redacted_thinking: in the JSON answer too (the stream had it, the JSON dropped
+    // it), and back to Anthropic as redacted_thinking with its data, never as a signed thinking block.
+    ContentBlock redacted;
+    redacted.type = BlockType::Thinking;
+    redacted.redacted = true;
+    redacted.signature = QStringLiteral("EmwKAhgBEgy3va3pzix");
+    const QJsonArray claudeOutput = answerFrom("anthropic-messages", redacted);
+    QCOMPARE(claudeOutput.at(0).toObject().value("type").toString(), QStringLiteral("reasoning"));
+    const ChatRequest afterClaude = nextTurn(claudeOutput);
+    Target claude = target();
+    claude.api = QStringLiteral("anthropic-messages");
+    claude.baseUrl = QStringLiteral("https://api.anthropic.com");
+    const QJsonArray messages =
+        json(AnthropicAdapter().buildRequest(afterClaude, claude, {}).body).value("messages").toArray();
+    const QJsonArray turn = messages.at(1).toObject().value("content").toArray();
+    QCOMPARE(turn.at(0).toObject(),
+             (QJsonObject{{"type", "redacted_thinking"}, {"data", QStringLiteral("EmwKAhgBEgy3va3pzix")}}));
+    // Neither reaches OpenAI.
+    QVERIFY(!OpenAIResponsesAdapter().buildRequest(afterClaude, target(), {}).body.contains("EmwKAhgBEgy3va3pzix"));
 }
 
 void TestOpenAIResponsesAdapter::convertsAnthropicConversation() {
