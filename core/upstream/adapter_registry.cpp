@@ -6,12 +6,27 @@
 #include "core/upstream/upstream_adapter.h"
 #include "core/wire/client_body.h"
 
+#include <QCryptographicHash>
 #include <QUrl>
 #include <functional>
 #include <span>
 #include <string_view>
 
 namespace sw::upstream {
+
+namespace {
+constexpr qsizetype kToolIdHashChars = 10; // 40 bits of SHA-256: apart for any conversation's ids
+} // namespace
+
+QString boundedToolCallId(const QString &id, qsizetype maxLength) {
+    const qsizetype bar = id.indexOf(QLatin1Char('|'));
+    const QString callId = bar > 0 ? id.left(bar) : id;
+    if (callId.size() <= maxLength)
+        return callId;
+    const QByteArray hash =
+        QCryptographicHash::hash(callId.toUtf8(), QCryptographicHash::Sha256).toHex().left(kToolIdHashChars);
+    return callId.left(maxLength - kToolIdHashChars - 1) + QLatin1Char('_') + QLatin1String(hash);
+}
 
 QString modelPathSegment(const QString &modelId) {
     // Everything but RFC 3986 unreserved characters is encoded: "/" is %2F, "?" %3F, "#" %23.

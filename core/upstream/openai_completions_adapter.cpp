@@ -93,7 +93,7 @@ QJsonObject OpenAICompletionsAdapter::buildBody(const model::ChatRequest &reques
                                              ? b.argumentsJson
                                              : QString::fromUtf8(wire::compactJson(b.arguments));
                     calls.append(
-                        QJsonObject{{L("id"), b.toolCallId},
+                        QJsonObject{{L("id"), boundedToolCallId(b.toolCallId, kMaxToolIdLength)},
                                     {L("type"), L("function")},
                                     {L("function"), QJsonObject{{L("name"), b.toolName}, {L("arguments"), args}}}});
                 }
@@ -118,7 +118,7 @@ QJsonObject OpenAICompletionsAdapter::buildBody(const model::ChatRequest &reques
             }
             // Tool messages have no error flag: the model learns of a failure from the text.
             messages.append(QJsonObject{{L("role"), L("tool")},
-                                        {L("tool_call_id"), m.toolCallId},
+                                        {L("tool_call_id"), boundedToolCallId(m.toolCallId, kMaxToolIdLength)},
                                         {L("content"), m.isError ? toolErrorText(text) : text}});
             if (!images.isEmpty()) { // tool messages carry text only; images follow as a user turn
                 QList<ContentBlock> blocks{

@@ -9,6 +9,9 @@ namespace sw::upstream {
 class OpenAICompletionsAdapter final : public UpstreamAdapter {
 public:
     static constexpr wire::Api kApi = wire::Api::OpenAICompletions;
+    // OpenAI refuses a longer tool_calls[].id or tool_call_id ("string too long ... maximum length
+    // 40"); pi's "call_id|item_id" ids from a Responses turn are twice that.
+    static constexpr qsizetype kMaxToolIdLength = 40;
 
     const QString &api() const override { return apiNameString<kApi>(); }
     HttpRequest buildRequest(const model::ChatRequest &request, const Target &target,

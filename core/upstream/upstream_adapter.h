@@ -82,6 +82,12 @@ public:
 // caller appends its API suffix (":streamGenerateContent"), so ".." is never a segment.
 QString modelPathSegment(const QString &modelId);
 
+// A tool call id as an API with a length limit accepts it: pi's Responses form "call_id|item_id"
+// becomes its call id (the part before the bar); an id still over `maxLength` keeps its start and
+// ends in a hash of the whole id, so the call and its result still pair and two long ids that
+// share a prefix stay apart. Shorter ids pass unchanged.
+QString boundedToolCallId(const QString &id, qsizetype maxLength);
+
 // Registry; nullptr for an unknown api name.
 const UpstreamAdapter *adapterFor(const QString &api);
 

@@ -420,6 +420,12 @@ void TestAnthropicAdapter::toolCallIdsAreMadeValid() {
     QCOMPARE(useId, QStringLiteral("call_abc_fc_123_x"));
     QCOMPARE(resultId, useId);
     QCOMPARE(AnthropicAdapter::toolCallId(QString(100, QLatin1Char('a'))).size(), 64);
+    // Two long ids that share their first 64 characters stay two ids.
+    const QString a1 = AnthropicAdapter::toolCallId(QString(70, QLatin1Char('a')) + QStringLiteral("1"));
+    const QString a2 = AnthropicAdapter::toolCallId(QString(70, QLatin1Char('a')) + QStringLiteral("2"));
+    QVERIFY2(a1 != a2, qPrintable(a1));
+    QCOMPARE(a1.size(), 64);
+    QVERIFY(QRegularExpression(QStringLiteral("^[a-zA-Z0-9_-]{1,64}$")).match(a2).hasMatch());
 }
 
 void TestAnthropicAdapter::oauthTokenIsSentAsBearer() {

@@ -72,6 +72,7 @@ private slots:
     void finishReasonWithoutDoneIsClean();
     void contentFilterIsARefusal();
     void otherChoicesAreNotMergedIntoTheFirst();
+    void toolCallIdsFitOpenAIsLimit();
     void alternativeReasoningFieldNames();
     void parsesErrorBodies();
     void usageOnlyChunkIsRecognised();
@@ -338,6 +339,50 @@ void TestOpenAICompletionsAdapter::contentFilterIsARefusal() {
         "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"content_filter\"}]}\n\ndata: [DONE]\n\n");
     QCOMPARE(events.last().type, EventType::Done);
     QCOMPARE(events.last().reason, StopReason::Refusal);
+}
+
+void TestOpenAICompletionsAdapter::toolCallIdsFitOpenAIsLimit() {
+    // pi keeps a Responses call as "call_id|item_id" (about 80 characters); OpenAI refuses a tool
+    // call id over 40. Each call still pairs with its result, and long ids stay apart.
+    const QString piId = QStringLiteral("call_AAAAAAAAAAAAAAAAAAAAAAAA|fc_") + QString(48, QLatin1Char('b'));
+    const QString longA = QString(60, QLatin1Char('x')) + QStringLiteral("A");
+    const QString longB = QString(60, QLatin1Char('x')) + QStringLiteral("B");
+    sw::model::ChatRequest req;
+    Message assistant;
+    assistant.role = Role::Assistant;
+    for (const QString &id : {piId, longA, longB, QStringLiteral("call_short")}) {
+        ContentBlock call;
+        call.type = BlockType::ToolCall;
+        call.toolCallId = id;
+        call.toolName = QStringLiteral("f");
+        assistant.content << call;
+    }
+    req.context.messages << assistant;
+    for (const QString &id : {piId, longA, longB, QStringLiteral("call_short")}) {
+        Message result;
+        result.role = Role::ToolResult;
+        result.toolCallId = id;
+        result.content << ContentBlock::makeText(QStringLiteral("ok"));
+        req.context.messages << result;
+    }
+    const QJsonArray msgs = json(OpenAICompletionsAdapter()
+                                     .buildRequest(sw::test::spokenIn(req, sw::wire::Api::AnthropicMessages),
+                                                   target(QStringLiteral("https://api.openai.com/v1")), {})
+                                     .body)
+                                .value("messages")
+                                .toArray();
+    const QJsonArray calls = msgs[0].toObject().value("tool_calls").toArray();
+    QCOMPARE(calls.size(), 4);
+    QSet<QString> ids;
+    for (int i = 0; i < 4; ++i) {
+        const QString id = calls[i].toObject().value("id").toString();
+        QVERIFY2(!id.isEmpty() && id.size() <= 40, qPrintable(id));
+        QCOMPARE(msgs[i + 1].toObject().value("tool_call_id").toString(), id);
+        ids.insert(id);
+    }
+    QCOMPARE(ids.size(), 4);
+    QCOMPARE(calls[0].toObject().value("id").toString(), QStringLiteral("call_AAAAAAAAAAAAAAAAAAAAAAAA"));
+    QCOMPARE(calls[3].toObject().value("id").toString(), QStringLiteral("call_short"));
 }
 
 void TestOpenAICompletionsAdapter::otherChoicesAreNotMergedIntoTheFirst() {
