@@ -35,7 +35,7 @@ void SocketUpstreamCall::attach(SocketLink *link) {
     m_socket = link->socket();
     m_gotBytes = false;
     m_sent = false;
-    m_socket->setReadBufferSize(m_paused ? kPausedReadBuffer : 0);
+    m_socket->setReadBufferSize(kReadBuffer);
     // The connection's signals reach this call through its link (connected once per connection).
     link->holdByCall(this);
 }
@@ -95,10 +95,8 @@ void SocketUpstreamCall::onReadyRead() {
 void SocketUpstreamCall::setReadPaused(bool paused) {
     if (m_done || paused == m_paused)
         return;
-    m_paused = paused;
-    if (m_socket)
-        m_socket->setReadBufferSize(paused ? kPausedReadBuffer : 0);
-    if (!paused) // queued: the caller is not re-entered from inside its own setReadPaused(false)
+    m_paused = paused; // the socket's buffer stays bounded (kReadBuffer): paused, nothing more is read
+    if (!paused)       // queued: the caller is not re-entered from inside its own setReadPaused(false)
         QMetaObject::invokeMethod(this, &SocketUpstreamCall::resumeReading, Qt::QueuedConnection);
 }
 

@@ -18,7 +18,11 @@ class SocketUpstreamCall final : public UpstreamCall {
 public:
     // While paused, the socket buffers at most this much; the kernel's buffers and
     // then TCP flow control hold the rest at the upstream.
-    static constexpr qint64 kPausedReadBuffer = 64 * 1024;
+    // The most one read takes from the connection, paused or not. Unbounded, one read took what
+    // the kernel had buffered (tens of MiB on loopback) before the caller could pause for a slow
+    // client or drop pings; bounded, the next piece waits in the kernel, and the caller hears
+    // each piece and may pause before the next is read.
+    static constexpr qint64 kReadBuffer = 64 * 1024;
 
     SocketUpstreamCall(SocketTransport *transport, const HttpRequest &request, QObject *parent);
     ~SocketUpstreamCall() override;

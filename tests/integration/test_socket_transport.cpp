@@ -4,6 +4,7 @@
 #include "call_recorder.h"
 #include "core/demo/fake_upstream.h"
 #include "core/upstream/socket_transport.h"
+#include "core/upstream/socket_upstream_call.h"
 #include "hostile_upstream.h"
 #include "signal_wait.h"
 #include "transport_checks.h"
@@ -101,6 +102,7 @@ private Q_SLOTS:
     void cleanup();
     void sendsRequestAsGiven();
     void streamArrivesIncrementally();
+    void everyReadIsBoundedWhateverTheKernelBuffered();
     void errorStatusIsReportedWithHeadersAndBody();
     void closeDelimitedAndContentLengthBodies();
     void refusedPortIsRefused();
@@ -164,6 +166,27 @@ void TestSocketTransport::streamArrivesIncrementally() {
     QVERIFY2(rec.chunks.size() >= 4, qPrintable(QString::number(rec.chunks.size())));
     QVERIFY(rec.chunkTimesMs.last() - rec.chunkTimesMs.first() >= 250);
     QCOMPARE(rec.signalsAfterFinished, 0);
+}
+
+void TestSocketTransport::everyReadIsBoundedWhateverTheKernelBuffered() {
+    // An upstream that sends faster than the gateway reads: on loopback the kernel buffers tens
+    // of MiB. Reading it all at once would put that in memory before the caller could pause
+    // (a slow client's 1 MiB bound) or drop it (pings); each read takes a bounded piece instead.
+    QByteArray reply;
+    const QByteArray event = "data: " + QByteArray(1000, 'x') + "\n\n";
+    while (reply.size() < 16 * 1024 * 1024)
+        reply += event;
+    m_fake->setRawReply(reply);
+    CallRecorder rec(m_transport->start(post(m_fake->baseUrl()), this));
+    QVERIFY(rec.waitFinished(20000));
+    QCOMPARE(rec.error(), TransportError::None);
+    QVERIFY(rec.body.size() == reply.size() && rec.body == reply);
+    qsizetype largest = 0;
+    for (const QByteArray &chunk : std::as_const(rec.chunks))
+        largest = std::max(largest, chunk.size());
+    qInfo("16 MiB in %lld reads, the largest %lld KiB", qlonglong(rec.chunks.size()), qlonglong(largest / 1024));
+    QVERIFY2(largest <= SocketUpstreamCall::kReadBuffer,
+             qPrintable(QStringLiteral("one read of %1 KiB").arg(largest / 1024)));
 }
 
 void TestSocketTransport::errorStatusIsReportedWithHeadersAndBody() {
