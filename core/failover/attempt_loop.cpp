@@ -34,7 +34,8 @@ struct AttemptLoop::Attempt {
     model::Usage usage;
     util::Clock::TimerId idleTimer = 0;
     util::Clock::TimerId retryTimer = 0;
-    std::optional<UpstreamFailure> pending; // the failure a backoff waits to retry
+    util::Clock::TimerId errorBodyTimer = 0; // an error head's body: kErrorBodyWindowMs to end
+    std::optional<UpstreamFailure> pending;  // the failure a backoff waits to retry
     bool readPaused = false;
 };
 
@@ -59,7 +60,7 @@ AttemptLoop::~AttemptLoop() {
     for (auto &[id, a] : m_attempts) {
         if (a->phase != Phase::Done && m_deps.runner)
             m_deps.runner->abort(id);
-        for (auto timer : {a->idleTimer, a->retryTimer})
+        for (auto timer : {a->idleTimer, a->retryTimer, a->errorBodyTimer})
             if (timer)
                 m_clock.cancel(timer);
     }
@@ -277,10 +278,21 @@ void AttemptLoop::onSetupDone(AttemptId id, const TryReady &ready) {
 }
 
 void AttemptLoop::onResponseHead(AttemptId id, int status) {
-    if (Attempt *a = live(id); a && a->phase == Phase::Upstream) {
-        a->status = status;
-        a->lastByteMs = m_clock.nowMs();
-    }
+    Attempt *a = live(id);
+    if (!a || a->phase != Phase::Upstream)
+        return;
+    a->status = status;
+    a->lastByteMs = m_clock.nowMs();
+    if (status >= 200 && status < 300)
+        return;
+    // An error answer: its body gets kErrorBodyWindowMs, however it trickles, then the failure is
+    // reported from what arrived (AttemptRunner::endErrorBody).
+    a->errorBodyTimer = m_clock.schedule(kErrorBodyWindowMs, [this, id]() {
+        if (Attempt *t = live(id); t && t->phase == Phase::Upstream) {
+            t->errorBodyTimer = 0;
+            m_deps.runner->endErrorBody(id);
+        }
+    });
 }
 
 void AttemptLoop::onActivity(AttemptId id) {
@@ -500,10 +512,11 @@ void AttemptLoop::succeed(Attempt &a) {
 // ---------------------------------------------------------------- failures
 
 void AttemptLoop::settle(Attempt &a) {
-    if (a.idleTimer) {
-        m_clock.cancel(a.idleTimer);
-        a.idleTimer = 0;
-    }
+    for (util::Clock::TimerId *timer : {&a.idleTimer, &a.errorBodyTimer})
+        if (*timer) {
+            m_clock.cancel(*timer);
+            *timer = 0;
+        }
     m_deps.runner->abort(a.id);
 }
 

@@ -82,6 +82,9 @@ public:
     // Ends the try at once; nothing more is reported for `id`. Idempotent.
     virtual void abort(AttemptId id) = 0;
     virtual void setReadPaused(AttemptId id, bool paused) = 0;
+    // An error answer (not 2xx) whose body has not ended kErrorBodyWindowMs after its head: stop
+    // reading it and report the failure now (onFailure) from the head and the body so far.
+    virtual void endErrorBody(AttemptId id) = 0;
     // Could a try of this candidate find a credential now? (a candidate without one is no follower)
     virtual bool hasUsableCredential(const Candidate &candidate) const = 0;
     // credential_exhausted: park or reject the credential `id` used; true when the pool has
@@ -169,6 +172,11 @@ struct LoopSettings {
 
 class AttemptLoop {
 public:
+    // An error answer's body must end this long after its head. The status already decides
+    // the failover; the body only refines the kind (insufficient_quota, context length), and an
+    // upstream that trickles it, or sends one without end, must not hold the request meanwhile.
+    static constexpr qint64 kErrorBodyWindowMs = 1000;
+
     struct Deps {
         util::Clock *clock = nullptr;
         ProviderDownMarks *marks = nullptr;

@@ -247,6 +247,17 @@ void UpstreamAttempts::setReadPaused(failover::AttemptId id, bool paused) {
         it->second->call->setReadPaused(paused);
 }
 
+void UpstreamAttempts::endErrorBody(failover::AttemptId id) {
+    const auto it = m_tries.find(id);
+    if (it == m_tries.end() || !it->second->call || is2xx(it->second->status))
+        return;
+    Try &t = *it->second;
+    // The connection goes with the unread rest of the body (abort); the try's failure is what the
+    // head and the body so far say.
+    abort(id);
+    reportErrorAnswer(t);
+}
+
 std::optional<int> UpstreamAttempts::rotateCredential(failover::AttemptId id, const failover::TryFailure &failure) {
     // refreshGatewayApiKeyAfterAuthError. A caller's own (passthrough) key is that caller's
     // business: it never exhausts the pool for others.
@@ -293,8 +304,9 @@ void UpstreamAttempts::onBodyData(Try &t, const QByteArray &chunk) {
     const quint64 generation = t.generation;
     m_loop->onActivity(id);
     if (!is2xx(t.status)) {
-        if (t.errorBody.size() < kMaxErrorBody)
-            t.errorBody += chunk.left(kMaxErrorBody - t.errorBody.size());
+        t.errorBody += chunk.left(kMaxErrorBody - t.errorBody.size());
+        if (t.errorBody.size() >= kMaxErrorBody)
+            endErrorBody(id); // enough to classify: the rest is not read
         return;
     }
     t.bodyBytes += chunk.size();
@@ -351,35 +363,8 @@ void UpstreamAttempts::onFinished(Try &t, const TransportResult &result) {
     const quint64 generation = t.generation;
     if (result.error != TransportError::None)
         return m_loop->onTransportError(id, result.error, redacted(t, result.message));
-    if (t.status >= 300 && t.status < 400) {
-        failover::TryFailure f;
-        f.fromHeaders = true;
-        f.input.status = t.status;
-        f.input.message = QStringLiteral("upstream %1 answered HTTP %2, a redirect to %3; Switchman does not follow "
-                                         "redirects: check the provider's baseUrl")
-                              .arg(t.candidate.name())
-                              .arg(t.status)
-                              .arg(t.location.isEmpty() ? QStringLiteral("(no Location)")
-                                                        : redacted(t, QString::fromUtf8(t.location.left(512))));
-        return m_loop->onFailure(id, f);
-    }
-    if (!is2xx(t.status)) {
-        const auto info = t.adapter->parseError(t.status, t.errorBody);
-        failover::TryFailure f;
-        f.fromHeaders = true;
-        model::GatewayError upstream = model::GatewayError::make(t.status, {}, {});
-        upstream.upstreamApi = t.target.api;
-        upstream.code = info.errorType;
-        upstream.providerType = info.providerType;
-        upstream.param = info.param;
-        f.upstreamError = upstream;
-        f.input.status = t.status;
-        f.input.message = redacted(t, info.message);
-        f.input.classificationMessage =
-            info.errorType.isEmpty() ? QString() : info.errorType + QStringLiteral(": ") + info.message;
-        f.input.retryAfterMs = t.headerRetryAfter;
-        return m_loop->onFailure(id, f);
-    }
+    if (!is2xx(t.status))
+        return reportErrorAnswer(t);
     feedSse(t, t.sse.finish());
     Try *live = current(id, generation);
     if (!live)
@@ -392,6 +377,37 @@ void UpstreamAttempts::onFinished(Try &t, const TransportResult &result) {
             ev.errorMessage = redacted(*live, ev.errorMessage);
     end.afterEnd = true;
     m_loop->onFrame(id, end);
+}
+
+void UpstreamAttempts::reportErrorAnswer(Try &t) {
+    const failover::AttemptId id = t.id;
+    if (t.status >= 300 && t.status < 400) {
+        failover::TryFailure f;
+        f.fromHeaders = true;
+        f.input.status = t.status;
+        f.input.message = QStringLiteral("upstream %1 answered HTTP %2, a redirect to %3; Switchman does not follow "
+                                         "redirects: check the provider's baseUrl")
+                              .arg(t.candidate.name())
+                              .arg(t.status)
+                              .arg(t.location.isEmpty() ? QStringLiteral("(no Location)")
+                                                        : redacted(t, QString::fromUtf8(t.location.left(512))));
+        return m_loop->onFailure(id, f);
+    }
+    const auto info = t.adapter->parseError(t.status, t.errorBody);
+    failover::TryFailure f;
+    f.fromHeaders = true;
+    model::GatewayError upstream = model::GatewayError::make(t.status, {}, {});
+    upstream.upstreamApi = t.target.api;
+    upstream.code = info.errorType;
+    upstream.providerType = info.providerType;
+    upstream.param = info.param;
+    f.upstreamError = upstream;
+    f.input.status = t.status;
+    f.input.message = redacted(t, info.message);
+    f.input.classificationMessage =
+        info.errorType.isEmpty() ? QString() : info.errorType + QStringLiteral(": ") + info.message;
+    f.input.retryAfterMs = t.headerRetryAfter;
+    m_loop->onFailure(id, f);
 }
 
 } // namespace sw::upstream

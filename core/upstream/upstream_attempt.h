@@ -40,6 +40,7 @@ public:
     void launch(failover::AttemptId id) override;
     void abort(failover::AttemptId id) override;
     void setReadPaused(failover::AttemptId id, bool paused) override;
+    void endErrorBody(failover::AttemptId id) override;
     bool hasUsableCredential(const failover::Candidate &candidate) const override;
     std::optional<int> rotateCredential(failover::AttemptId id, const failover::TryFailure &failure) override;
 
@@ -49,6 +50,7 @@ private:
     void onResponseStarted(Try &t, int status, const HeaderList &headers);
     void onBodyData(Try &t, const QByteArray &chunk);
     void onFinished(Try &t, const TransportResult &result);
+    void reportErrorAnswer(Try &t); // a 3xx, 4xx or 5xx head and its body so far, as the try's failure
     void feedSse(Try &t, const QList<SseEvent> &events);
     QString redacted(const Try &t, const QString &text) const;
 

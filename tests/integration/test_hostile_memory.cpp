@@ -14,6 +14,7 @@
 #include <QSignalSpy>
 #include <QTcpSocket>
 #include <QTest>
+#include <QTimer>
 
 using namespace sw;
 using namespace sw::test;
@@ -162,6 +163,47 @@ private Q_SLOTS:
         if (content) // paused: the upstream's writes stall once the kernel buffers are full
             QVERIFY2(mibSent < 16,
                      qPrintable(QStringLiteral("%1 MiB read while the client took nothing").arg(mibSent)));
+    }
+
+    // An error answer whose body never ends (a 503 head, then bytes without end and no length):
+    // the status decides the failover; the gateway reads the body for at most
+    // AttemptLoop::kErrorBodyWindowMs (or 64 KiB) and the next candidate answers. Before, it read
+    // on until the attempt budget (60 s), and a route without a follower was held past its deadline.
+    void anErrorBodyWithoutEndFailsOverAtOnce_data() {
+        QTest::addColumn<int>("pauseMs"); // between pieces: a fast flood or a trickle
+        QTest::newRow("flood") << 0;
+        QTest::newRow("trickle") << 50;
+    }
+    void anErrorBodyWithoutEndFailsOverAtOnce() {
+        QFETCH(int, pauseMs);
+        HostileUpstream up;
+        QVERIFY(up.listen());
+        up.setScript([&](QTcpSocket *socket, const QByteArray &) {
+            const QByteArray head = "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n\r\n"
+                                    "{\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"";
+            if (pauseMs == 0) {
+                up.flood(socket, head, HostileUpstream::repeat(QByteArray(4096, 'o'), 1 << 20));
+                return;
+            }
+            socket->write(head);
+            auto *trickle = new QTimer(socket);
+            QObject::connect(trickle, &QTimer::timeout, socket, [socket]() { socket->write("o"); });
+            trickle->start(pauseMs);
+        });
+        GatewayFixture gw;
+        gw.config.providers[QStringLiteral("pa")].baseUrl = up.baseUrl();
+        gw.config.providers[QStringLiteral("pa")].maxRetries = 0;
+        gw.start();
+        QElapsedTimer t;
+        t.start();
+        const auto r = gw.post(QStringLiteral("/v1/messages"),
+                               GatewayFixture::anthropicBody(QStringLiteral("chain"), "hi", false));
+        qInfo("answered %d after %lld ms by %s", r.status, qlonglong(t.elapsed()),
+              r.header("x-switchman-candidate").constData());
+        QCOMPARE(r.status, 200);
+        QCOMPARE(r.header("x-switchman-candidate"), QByteArray("pb/gpt-b"));
+        QCOMPARE(r.header("x-switchman-fallback-reason"), QByteArray("server_error"));
+        QVERIFY2(t.elapsed() < 5000, qPrintable(QString::number(t.elapsed())));
     }
 
     // Item 3: an /admin/events subscriber that never reads, over many mark changes that each

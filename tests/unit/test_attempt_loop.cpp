@@ -68,6 +68,17 @@ public:
     void launch(AttemptId id) override { launches.append(id); }
     void abort(AttemptId id) override { aborts.append(id); }
     void setReadPaused(AttemptId id, bool p) override { paused.append({id, p}); }
+    // As UpstreamAttempts does: the call is dropped and the head's status is the try's failure.
+    QList<AttemptId> errorBodyEnds;
+    int errorStatus = 503;
+    void endErrorBody(AttemptId id) override {
+        errorBodyEnds.append(id);
+        TryFailure f;
+        f.fromHeaders = true;
+        f.input.status = errorStatus;
+        f.input.message = QStringLiteral("(the body so far)");
+        loop->onFailure(id, f);
+    }
     bool hasUsableCredential(const Candidate &c) const override { return !noCredential.contains(c.provider.id); }
     std::optional<int> rotateCredential(AttemptId, const TryFailure &) override {
         if (credentialsLeft <= 0)
@@ -609,6 +620,30 @@ private Q_SLOTS:
         h.clock.advance(15000);
         QCOMPARE(h.runner.starts.size(), 1);
         QVERIFY(!h.done);
+    }
+
+    void anErrorBodyThatNeverEndsIsCutAfterItsWindow() {
+        // A 503 head, then a body that trickles without end: the status already decides the
+        // failover, so the follower starts kErrorBodyWindowMs after the head, not at the idle
+        // timeout or the attempt budget.
+        Harness h({candidate("pa"), candidate("pb")}, true);
+        h.start();
+        const AttemptId first = h.id();
+        h.loop->onResponseHead(first, 503);
+        for (int i = 0; i < 9; ++i) { // a byte every 111 ms: never idle
+            h.clock.advance(111);
+            h.loop->onActivity(first);
+        }
+        QVERIFY(h.runner.errorBodyEnds.isEmpty());
+        h.clock.advance(AttemptLoop::kErrorBodyWindowMs - 9 * 111);
+        QCOMPARE(h.runner.errorBodyEnds, QList<AttemptId>{first});
+        QCOMPARE(h.runner.lastProvider(), QStringLiteral("pb"));
+        // A body that ends in time cancels the window; a 2xx head never opens one.
+        h.answer();
+        h.clock.advance(5000);
+        QCOMPARE(h.runner.errorBodyEnds.size(), 1);
+        QVERIFY(h.done);
+        QCOMPARE(h.outcomes(), (QStringList{"pa:retrying", "pb:committed"}));
     }
 
     void budgetCutsTheProviderRetryBackoff() {
