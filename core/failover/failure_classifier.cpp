@@ -4,6 +4,7 @@
 #include <QHash>
 #include <QLocale>
 #include <QRegularExpression>
+#include <QTimeZone>
 
 #include <algorithm>
 #include <cmath>
@@ -55,6 +56,60 @@ std::optional<qint64> clampedMs(double ms) {
     if (!std::isfinite(ms) || ms < 0)
         return std::nullopt;
     return qint64(std::min(ms, double(FailureClassifier::kMaxRetryAfterMs)));
+}
+
+// An HTTP-date (RFC 9110 5.6.7) as epoch ms: the IMF-fixdate every server should send
+// ("Wed, 02 Dec 2026 01:22:05 GMT"), RFC 850's and asctime's obsolete forms, and RFC 2822
+// with a numeric zone. Qt's RFC 2822 reader takes no "GMT", the zone the standard requires.
+std::optional<qint64> httpDateMs(const QByteArray &value) {
+    QString v = QString::fromLatin1(value.simplified());
+    if (v.endsWith(QLatin1String(" GMT")) || v.endsWith(QLatin1String(" UTC")))
+        v = v.chopped(4) + QStringLiteral(" +0000");
+    QDateTime when = QDateTime::fromString(v, Qt::RFC2822Date);
+    if (!when.isValid()) {
+        // "Sunday, 06-Nov-94 08:49:37 +0000" and "Sun Nov 6 08:49:37 1994" (simplified spaces).
+        static const QRegularExpression rfc850(QStringLiteral("^[A-Za-z]+, (\\d{2})-([A-Za-z]{3})-(\\d{2}) (.*)$"));
+        if (const auto m = rfc850.match(v); m.hasMatch()) {
+            const int yy = m.captured(3).toInt();
+            // RFC 9110: a two-digit year more than 50 years ahead is in the past century.
+            const int year = 2000 + yy > QDate::currentDate().year() + 50 ? 1900 + yy : 2000 + yy;
+            when = QDateTime::fromString(
+                QStringLiteral("%1 %2 %3 %4").arg(m.captured(1), m.captured(2)).arg(year).arg(m.captured(4)),
+                Qt::RFC2822Date);
+        } else {
+            when = QDateTime::fromString(v, QStringLiteral("ddd MMM d HH:mm:ss yyyy"));
+            when.setTimeZone(QTimeZone::utc());
+        }
+    }
+    if (!when.isValid())
+        return std::nullopt;
+    return when.toMSecsSinceEpoch();
+}
+
+// OpenAI's reset durations: "1s", "6m0s", "250ms", "1h2m3.5s".
+std::optional<double> durationMs(const QByteArray &value) {
+    static const QRegularExpression part(QStringLiteral("(\\d+(?:\\.\\d+)?)(ms|h|m|s)"));
+    const QString v = QString::fromLatin1(value.trimmed());
+    bool ok = false;
+    if (const double secs = v.toDouble(&ok); ok)
+        return secs * 1000;
+    double total = 0;
+    qsizetype at = 0;
+    for (auto it = part.globalMatch(v); it.hasNext();) {
+        const auto m = it.next();
+        if (m.capturedStart() != at)
+            return std::nullopt;
+        at = m.capturedEnd();
+        const double n = m.captured(1).toDouble();
+        const QString unit = m.captured(2);
+        total += unit == QLatin1String("ms")  ? n
+                 : unit == QLatin1String("s") ? n * 1000
+                 : unit == QLatin1String("m") ? n * 60000
+                                              : n * 3600000;
+    }
+    if (at == 0 || at != v.size())
+        return std::nullopt;
+    return total;
 }
 
 } // namespace
@@ -163,12 +218,27 @@ std::optional<qint64> FailureClassifier::retryAfterFromHeaders(const upstream::H
         const double secs = v.trimmed().toDouble(&ok);
         if (ok) {
             take(secs * 1000);
-        } else {
-            const QDateTime when = QDateTime::fromString(QString::fromLatin1(v.trimmed()), Qt::RFC2822Date);
-            if (when.isValid())
-                take(double(when.toMSecsSinceEpoch() - nowEpochMs));
+        } else if (const auto when = httpDateMs(v)) {
+            take(double(*when - nowEpochMs));
         }
     }
+    // OpenAI's per-dimension resets ("6m0s"): the one whose quota is spent (remaining 0) says
+    // when the limit lifts; another dimension's later reset is no reason to wait.
+    std::optional<double> soonest;
+    bool spentKnown = false;
+    for (const char *dim : {"requests", "tokens"}) {
+        const auto reset = durationMs(upstream::headerValue(headers, QByteArray("x-ratelimit-reset-") + dim));
+        if (!reset)
+            continue;
+        const QByteArray remaining = upstream::headerValue(headers, QByteArray("x-ratelimit-remaining-") + dim);
+        if (!remaining.isEmpty() && remaining.trimmed().toDouble(&ok) == 0 && ok) {
+            take(*reset);
+            spentKnown = true;
+        }
+        soonest = std::min(soonest.value_or(*reset), *reset);
+    }
+    if (!spentKnown && soonest) // no remaining counts: the soonest reset is the one certain wait
+        take(*soonest);
     if (auto v = upstream::headerValue(headers, "x-ratelimit-reset-ms"); !v.isEmpty()) {
         const double ms = v.trimmed().toDouble(&ok);
         if (ok)

@@ -214,6 +214,29 @@ private Q_SLOTS:
         const auto fromDate = FailureClassifier::retryAfterFromHeaders(H{{"Retry-After", date}}, now);
         QVERIFY(fromDate && *fromDate >= 59000 && *fromDate <= 60000);
         QCOMPARE(FailureClassifier::retryAfterFromHeaders(H{{"content-type", "x"}}, now), std::nullopt);
+        // RFC 9110's HTTP-date: the IMF-fixdate with "GMT" (what servers send), and the two
+        // obsolete forms a recipient must still read. now + 120 s = Tue, 14 Nov 2023 22:15:20 GMT.
+        for (const char *when : {"Tue, 14 Nov 2023 22:15:20 GMT", "Tuesday, 14-Nov-23 22:15:20 GMT",
+                                 "Tue Nov 14 22:15:20 2023", "Tue, 14 Nov 2023 23:15:20 +0100"}) {
+            const auto ms = FailureClassifier::retryAfterFromHeaders(H{{"Retry-After", when}}, now);
+            QVERIFY2(ms && *ms == 120000, when);
+        }
+        // OpenAI's per-dimension reset durations: the spent dimension's.
+        QCOMPARE(FailureClassifier::retryAfterFromHeaders(H{{"x-ratelimit-remaining-requests", "0"},
+                                                            {"x-ratelimit-reset-requests", "33s"},
+                                                            {"x-ratelimit-remaining-tokens", "90000"},
+                                                            {"x-ratelimit-reset-tokens", "6m0s"}},
+                                                          now),
+                 33000);
+        QCOMPARE(FailureClassifier::retryAfterFromHeaders(H{{"x-ratelimit-remaining-requests", "12"},
+                                                            {"x-ratelimit-reset-requests", "120ms"},
+                                                            {"x-ratelimit-remaining-tokens", "0"},
+                                                            {"x-ratelimit-reset-tokens", "1m30.5s"}},
+                                                          now),
+                 90500);
+        QCOMPARE(FailureClassifier::retryAfterFromHeaders(H{{"x-ratelimit-reset-requests", "2s"}}, now), 2000);
+        QCOMPARE(FailureClassifier::retryAfterFromHeaders(H{{"x-ratelimit-reset-requests", "soon"}}, now),
+                 std::nullopt);
     }
     void retryAfterFromTextOnlyForInBandErrors() {
         FailureInput in;
