@@ -375,7 +375,7 @@ void AttemptLoop::handleEvents(Attempt &a, const TryFrame &frame) {
                 f.input.message = e.errorMessage;
                 f.input.classificationMessage = classificationOf(e);
                 f.input.status = e.errorStatus;
-                if (frame.afterEnd)
+                if (frame.afterEnd && e.errorType.isEmpty())
                     f.input.transportError = upstream::TransportError::Other; // the body ended early
                 return attemptFailed(a, f);
             }
@@ -394,8 +394,11 @@ void AttemptLoop::handleEvents(Attempt &a, const TryFrame &frame) {
             f.input.message = e.errorMessage;
             f.input.classificationMessage = classificationOf(e);
             f.input.status = e.errorStatus;
-            if (frame.afterEnd)
-                f.input.transportError = upstream::TransportError::Other; // the body ended early: a socket close
+            // The body ended early: a socket close. An error the upstream sent in-band and the
+            // decoder reports at the end (Responses' error event, held for a response.failed that
+            // never came) carries the provider's error type: it is classified as what it says.
+            if (frame.afterEnd && e.errorType.isEmpty())
+                f.input.transportError = upstream::TransportError::Other;
             return attemptFailed(a, f);
         }
         if (step.justCommitted)

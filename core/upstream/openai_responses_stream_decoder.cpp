@@ -47,8 +47,10 @@ QList<StreamEvent> OpenAIResponsesStreamDecoder::feed(const SseEvent &sse) {
 }
 
 QList<StreamEvent> OpenAIResponsesStreamDecoder::finish() {
+    // An error event with no response.failed after it: still the upstream's own error, typed
+    // (an untyped error at the end of the body is read as the connection cutting it short).
     if (!m_out.finished() && !m_pendingErrorMessage.isEmpty())
-        fail(m_pendingErrorCode, m_pendingErrorMessage);
+        fail(m_pendingErrorCode.isEmpty() ? QStringLiteral("error") : m_pendingErrorCode, m_pendingErrorMessage);
     m_out.endOfBody();
     return m_out.take();
 }

@@ -622,6 +622,35 @@ private Q_SLOTS:
         QVERIFY(!h.done);
     }
 
+    void anInBandErrorReportedAtTheEndIsNotACut_data() {
+        QTest::addColumn<bool>("stream");
+        QTest::newRow("stream") << true;
+        QTest::newRow("json") << false;
+    }
+    void anInBandErrorReportedAtTheEndIsNotACut() {
+        // Responses sends `error` and then (usually) response.failed; its decoder holds the error
+        // for it and, when the body ends first, reports it with the end. That error is the
+        // upstream's own (server_error: this model), not the connection cutting the body short
+        // (transport: the whole host), which an untyped error at the end still is.
+        QFETCH(bool, stream);
+        for (const bool typed : {true, false}) {
+            Harness h({candidate("pa"), candidate("pb")}, stream);
+            h.start();
+            h.loop->onResponseHead(h.id(), 200);
+            StreamEvent e = ev(EventType::Error);
+            e.errorMessage =
+                typed ? QStringLiteral("OpenAI Responses stream error (server_error): The server had an error")
+                      : QStringLiteral("stream ended before completion");
+            if (typed) {
+                e.errorType = QStringLiteral("server_error");
+                e.errorStatus = 500;
+            }
+            h.frame({ev(EventType::Start), e}, true);
+            QCOMPARE(h.seen.rows.first().failure, typed ? QStringLiteral("server_error") : QStringLiteral("transport"));
+            QCOMPARE(h.runner.lastProvider(), QStringLiteral("pb"));
+        }
+    }
+
     void anErrorBodyThatNeverEndsIsCutAfterItsWindow() {
         // A 503 head, then a body that trickles without end: the status already decides the
         // failover, so the follower starts kErrorBodyWindowMs after the head, not at the idle

@@ -288,6 +288,13 @@ void TestOpenAIResponsesAdapter::errorThenFailedIsOneErrorEvent() {
     QCOMPARE(events.last().type, EventType::Error);
     QCOMPARE(events.last().errorStatus, std::optional<int>(500));
     QVERIFY(events.last().errorMessage.contains(QStringLiteral("server had an error")));
+    // The body ends after the error event, before response.failed: still one error, typed as the
+    // upstream's own (the loop reads an untyped error at the end as a connection cut short).
+    const QByteArray failed = readTestData(QStringLiteral("responses_upstream_failed.sse"));
+    const auto cut = decode(failed.left(failed.indexOf("event: response.failed")));
+    QCOMPARE(cut.last().type, EventType::Error);
+    QCOMPARE(cut.last().errorType, QStringLiteral("server_error"));
+    QCOMPARE(cut.last().errorStatus, std::optional<int>(500));
 }
 
 void TestOpenAIResponsesAdapter::streamCutShortIsAnError() {
