@@ -36,6 +36,10 @@ public:
     // followed by a success terminator ([DONE] / message_stop) unless the
     // format itself ends every stream that way (pi: [DONE] ends every stream).
     virtual QByteArray encodeError(const model::GatewayError &error) = 0;
+    // A same-API (passthrough) stream's upstream frames, as the client got them: a format that
+    // numbers its events or names its response in them (Responses) follows them, so that an
+    // error written after a cut continues that stream rather than starting another one.
+    virtual void followPassthrough(QByteArrayView frame) { Q_UNUSED(frame); }
 };
 
 class InboundCodec {

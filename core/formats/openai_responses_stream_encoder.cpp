@@ -1,5 +1,8 @@
 #include "core/formats/openai_responses_stream_encoder.h"
 
+#include <algorithm>
+#include <climits>
+
 #include "core/formats/openai_responses_codec.h"
 #include "core/wire/json.h"
 #include "core/wire/json_writer.h"
@@ -47,6 +50,35 @@ void OpenAIResponsesStreamEncoder::itemDone(wire::JsonWriter &w, int outputIndex
     beginEvent(w, L("response.output_item.done"));
     w.field("output_index", outputIndex).key("item").rawValue(itemJson);
     endEvent(w);
+}
+
+void OpenAIResponsesStreamEncoder::followPassthrough(QByteArrayView frame) {
+    // The upstream wrote these frames: found by plain search, no parse, on every frame. A key's
+    // text inside a string value would be escaped (\"), so the quoted key names the field.
+    static const QByteArrayView seqKey("\"sequence_number\":");
+    if (const qsizetype at = frame.indexOf(seqKey); at >= 0) {
+        qsizetype i = at + seqKey.size();
+        while (i < frame.size() && frame[i] == ' ')
+            ++i;
+        qint64 n = 0;
+        qsizetype digits = 0;
+        for (; i < frame.size() && frame[i] >= '0' && frame[i] <= '9' && digits < 12; ++i, ++digits)
+            n = n * 10 + (frame[i] - '0');
+        if (digits > 0)
+            m_sequence = int(std::max<qint64>(m_sequence, std::min<qint64>(n + 1, INT_MAX)));
+    }
+    if (m_started || !frame.contains(QByteArrayView("\"response.created\"")))
+        return;
+    m_started = true; // the client has its response.created: never a second one
+    static const QByteArrayView idKey("\"id\":\"");
+    const qsizetype response = frame.indexOf(QByteArrayView("\"response\":"));
+    const qsizetype at = response < 0 ? -1 : frame.indexOf(idKey, response);
+    if (at < 0)
+        return;
+    const qsizetype begin = at + idKey.size();
+    const qsizetype end = frame.indexOf('"', begin);
+    if (end > begin && end - begin <= 256)
+        m_info.responseId = QString::fromUtf8(frame.sliced(begin, end - begin));
 }
 
 void OpenAIResponsesStreamEncoder::startOnce(wire::JsonWriter &w) {

@@ -16,6 +16,9 @@ public:
     explicit OpenAIResponsesStreamEncoder(const EncodeInfo &info) : m_info(info) {}
     QByteArray encode(const model::StreamEvent &event) override;
     QByteArray encodeError(const model::GatewayError &error) override;
+    // The upstream's response id and its last sequence_number: an error after a cut goes on from
+    // them (no second response.created, numbers that keep rising).
+    void followPassthrough(QByteArrayView frame) override;
 
 private:
     struct Item {

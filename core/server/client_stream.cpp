@@ -49,15 +49,16 @@ void ClientStream::commitStream(const failover::AnswerInfo &info, bool passthrou
         return;
     m_exchange->write(
         QStringLiteral(": switchman candidate=%1 attempt=%2\n\n").arg(info.candidate).arg(info.attempts).toUtf8());
-    if (!passthrough) {
-        m_info.upstreamApi = info.upstreamApi;
-        m_info.upstreamProvider = info.upstreamProvider;
-        m_encoder = m_codec.makeStreamEncoder(m_info);
-    }
+    m_info.upstreamApi = info.upstreamApi;
+    m_info.upstreamProvider = info.upstreamProvider;
+    // Passthrough: the upstream's frames go out as they are, and the encoder only follows them
+    // (followPassthrough) for an error the gateway may have to write after a cut.
+    m_passthrough = passthrough;
+    m_encoder = m_codec.makeStreamEncoder(m_info);
 }
 
 void ClientStream::streamEvent(const model::StreamEvent &event) {
-    if (!m_encoder || !m_exchange)
+    if (!m_encoder || !m_exchange || m_passthrough)
         return;
     if (event.type == model::EventType::Error) {
         const int status = event.errorStatus.value_or(502);
@@ -69,6 +70,8 @@ void ClientStream::streamEvent(const model::StreamEvent &event) {
 }
 
 void ClientStream::streamFrame(const QByteArray &frame) {
+    if (m_encoder)
+        m_encoder->followPassthrough(frame);
     if (m_exchange)
         m_exchange->write(frame);
 }

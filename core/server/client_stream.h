@@ -47,6 +47,7 @@ private:
     http::HeaderList m_baseHeaders;
     std::function<void(int, const http::HeaderList &, const QByteArray &)> m_answered;
     std::unique_ptr<formats::StreamEncoder> m_encoder;
+    bool m_passthrough = false; // the committed stream relays the upstream's own frames
 };
 
 } // namespace sw::server

@@ -6,6 +6,7 @@
 #include "fake_clock.h"
 #include "gateway_fixture.h"
 #include "raw_http_client.h"
+#include "wire_fixtures.h"
 
 #include <QElapsedTimer>
 #include <QJsonArray>
@@ -897,6 +898,31 @@ private Q_SLOTS:
         } else if (route == QLatin1String("/v1/responses")) {
             QVERIFY2(r.body.contains("response.failed"), r.body.constData());
             QVERIFY(!r.body.contains("response.completed"));
+            // One response: the error continues the upstream's stream (its id, sequence numbers
+            // that keep rising), it does not start another with a response.created of its own.
+            QString createdId;
+            int lastSequence = -1;
+            for (const auto &e : sw::test::splitSse(r.body)) {
+                const QJsonObject o = QJsonDocument::fromJson(e.data).object();
+                if (o.isEmpty())
+                    continue;
+                const int seq = o.value(QStringLiteral("sequence_number")).toInt(-1);
+                QVERIFY2(seq > lastSequence, qPrintable(QStringLiteral("sequence_number %1 after %2 in %3")
+                                                            .arg(seq)
+                                                            .arg(lastSequence)
+                                                            .arg(QString::fromUtf8(r.body))));
+                lastSequence = seq;
+                const QString type = o.value(QStringLiteral("type")).toString();
+                const QString id =
+                    o.value(QStringLiteral("response")).toObject().value(QStringLiteral("id")).toString();
+                if (type == QLatin1String("response.created")) {
+                    QVERIFY2(createdId.isEmpty(), "a second response.created");
+                    createdId = id;
+                } else if (type == QLatin1String("response.failed")) {
+                    QCOMPARE(id, createdId);
+                }
+            }
+            QVERIFY(!createdId.isEmpty());
         } else {
             QVERIFY2(r.body.contains("\"type\":\"error\""), r.body.constData());
             QVERIFY(!r.body.contains("\"type\":\"done\""));
