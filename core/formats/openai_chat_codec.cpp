@@ -271,8 +271,14 @@ std::optional<model::ChatRequest> OpenAIChatCodec::decode(const QByteArray &body
             return std::nullopt;
     if (const Value *search = rj::asObject(rj::member(o, "web_search_options"))) // search models' web search
         req.context.builtinTools.append(BuiltinTool{QStringLiteral("web_search"), rj::toQtObject(search)});
+    // The legacy "function_call" ("none", "auto" or {name}) says for "functions" what tool_choice
+    // says for tools; tool_choice wins when both are sent.
     const Value *choice = rj::member(o, "tool_choice");
-    if (rj::isString(choice))
+    if (rj::isAbsent(choice))
+        choice = rj::member(o, "function_call");
+    if (const Value *named = rj::asObject(choice); named && rj::isString(rj::member(named, "name")))
+        opt.toolChoice = rj::toString(rj::member(named, "name")); // function_call: {name}
+    else if (rj::isString(choice))
         opt.toolChoice = rj::toString(choice);
     else if (rj::asObject(choice))
         opt.toolChoice = rj::toString(rj::member(rj::member(choice, "function"), "name"),

@@ -154,6 +154,14 @@ std::optional<QString> UpstreamAdapter::incompatibility(const model::ChatRequest
     // Several answers per request: the canonical answer is one choice.
     if (choices > 1)
         return QStringLiteral("n: %1 choices cannot come from %2").arg(choices).arg(target);
+    // Remote MCP servers: Anthropic's MCP connector calls them; no other API has the field.
+    if (rj::arraySize(rj::asArray(rj::member(raw, "mcp_servers"))) > 0)
+        return QStringLiteral("mcp_servers: only an anthropic-messages upstream connects to MCP servers, not %1")
+            .arg(target);
+    // Responses' cap on built-in tool calls: the built-in tools that pass (web search) have no such
+    // cap elsewhere. Without a built-in tool it limits nothing.
+    if (present(rj::member(raw, "max_tool_calls")) && !request.context.builtinTools.isEmpty())
+        return QStringLiteral("max_tool_calls has no equivalent on %1").arg(target);
     // Responses features whose state or execution lives at OpenAI.
     for (const char *field : {"prompt", "background"})
         if (const rj::Value *v = rj::member(raw, field); present(v) && !(v->IsBool() && !v->GetBool()))

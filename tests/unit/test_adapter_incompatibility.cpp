@@ -70,6 +70,18 @@ void TestAdapterIncompatibility::reasons_data() {
                                                << "";
     QTest::addRow("n > 1, same API, one JSON answer") << chat << chatBody(R"("n":3)") << "openai-completions"
                                                       << "stream: true";
+    QTest::addRow("MCP servers")
+        << claude << claudeBody(R"("mcp_servers":[{"type":"url","url":"https://mcp.example.test/sse","name":"x"}])")
+        << "openai-completions"
+        << "mcp_servers";
+    QTest::addRow("no MCP servers") << claude << claudeBody(R"("mcp_servers":[])") << "openai-completions"
+                                    << "";
+    QTest::addRow("max_tool_calls with web search")
+        << responses << responsesBody(R"("tools":[{"type":"web_search"}],"max_tool_calls":1)") << "anthropic-messages"
+        << "max_tool_calls";
+    QTest::addRow("max_tool_calls without a built-in tool limits nothing")
+        << responses << responsesBody(R"("max_tool_calls":1)") << "anthropic-messages"
+        << "";
     QTest::addRow("audio output") << chat << chatBody(R"("modalities":["text","audio"])") << "anthropic-messages"
                                   << "modalities";
     QTest::addRow("stored prompt") << responses << responsesBody(R"("prompt":{"id":"pmpt_1"})") << "anthropic-messages"

@@ -134,6 +134,13 @@ void TestOpenAIChatCodec::legacyFunctionsAndMaxTokens() {
     QCOMPARE(req->options.toolChoice, QStringLiteral("f"));
     QCOMPARE(req->context.messages[1].content[0].type, BlockType::Thinking);
     QCOMPARE(req->context.messages[1].content[1].text, QStringLiteral("ok"));
+    // The legacy function_call forces (or forbids) a call of "functions" as tool_choice does.
+    const QByteArray legacy = R"({"model":"m","messages":[{"role":"user","content":"hi"}],
+        "functions":[{"name":"f","parameters":{"type":"object"}}],"function_call":)";
+    QCOMPARE(OpenAIChatCodec().decode(legacy + R"({"name":"f"}})", nullptr)->options.toolChoice, QStringLiteral("f"));
+    QCOMPARE(OpenAIChatCodec().decode(legacy + R"("none"})", nullptr)->options.toolChoice, QStringLiteral("none"));
+    QCOMPARE(OpenAIChatCodec().decode(legacy + R"({"name":"f"},"tool_choice":"auto"})", nullptr)->options.toolChoice,
+             QStringLiteral("auto"));
 }
 
 void TestOpenAIChatCodec::hugeMaxTokensIsClamped() {
