@@ -18,8 +18,13 @@ constexpr qint64 kMaxErrorBody = 64 * 1024;
 
 // Frames that cannot change what the client sees, so they are never kept for replay
 // before commit: keepalive pings and empty deltas (a flood of them once took RSS to 1 GiB).
+// Anthropic's `event: ping`, and the {"type":"ping"} others copy.
+bool isPingFrame(const upstream::SseEvent &r) {
+    return r.event == "ping" || (r.data.size() < 128 && r.data.contains("\"ping\""));
+}
+
 bool isNoiseFrame(const upstream::SseEvent &r, const QList<model::StreamEvent> &events) {
-    if (r.event == "ping" || (r.data.size() < 128 && r.data.contains("\"ping\"")))
+    if (isPingFrame(r))
         return true;
     if (!events.isEmpty())
         return false; // decided by the hold, per event
@@ -302,8 +307,8 @@ void UpstreamAttempts::onResponseStarted(Try &t, int status, const HeaderList &h
 void UpstreamAttempts::onBodyData(Try &t, const QByteArray &chunk) {
     const failover::AttemptId id = t.id;
     const quint64 generation = t.generation;
-    m_loop->onActivity(id);
     if (!is2xx(t.status)) {
+        m_loop->onActivity(id); // an error body has its own window besides (kErrorBodyWindowMs)
         t.errorBody += chunk.left(kMaxErrorBody - t.errorBody.size());
         if (t.errorBody.size() >= kMaxErrorBody)
             endErrorBody(id); // enough to classify: the rest is not read
@@ -337,6 +342,11 @@ void UpstreamAttempts::feedSse(Try &t, const QList<SseEvent> &events) {
         Try *live = current(id, generation);
         if (!live)
             return;
+        // The idle timeout counts from the last event that is not a ping: an upstream that only
+        // pings (or only sends SSE comments, which make no event) holds no request forever, not
+        // even one on its last candidate.
+        if (!isPingFrame(e))
+            m_loop->onActivity(id);
         failover::TryFrame frame;
         frame.events = live->decoder->feed(e);
         for (auto &ev : frame.events)

@@ -206,6 +206,40 @@ private Q_SLOTS:
         QVERIFY2(t.elapsed() < 5000, qPrintable(QString::number(t.elapsed())));
     }
 
+    // A last candidate that answers 200 and then only pings (and SSE comments) without end: the
+    // idle timeout counts from the last event that is not a ping, so the request ends with the
+    // format's error instead of relaying keepalives forever.
+    void aPingOnlyLastCandidateEndsAtTheIdleTimeout() {
+        HostileUpstream up;
+        QVERIFY(up.listen());
+        up.setScript([&](QTcpSocket *socket, const QByteArray &) {
+            socket->write("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\n"
+                          "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\","
+                          "\"type\":\"message\",\"role\":\"assistant\",\"content\":[],\"model\":\"m\","
+                          "\"usage\":{\"input_tokens\":3,\"output_tokens\":1}}}\n\n");
+            auto *pings = new QTimer(socket);
+            QObject::connect(pings, &QTimer::timeout, socket, [socket]() {
+                socket->write("event: ping\ndata: {\"type\": \"ping\"}\n\n: still here\n\n");
+            });
+            pings->start(100);
+        });
+        GatewayFixture gw;
+        gw.config.providers[QStringLiteral("pa")].baseUrl = up.baseUrl();
+        gw.config.failover.upstreamIdleTimeoutMs = 800;
+        gw.start();
+        QElapsedTimer t;
+        t.start();
+        const auto r =
+            gw.post(QStringLiteral("/v1/messages"),
+                    GatewayFixture::anthropicBody(QStringLiteral("pa/claude-a"), QStringLiteral("x"), true), {}, 20000);
+        qInfo("ended after %lld ms", qlonglong(t.elapsed()));
+        QVERIFY(!r.timedOut);
+        QCOMPARE(r.status, 200);
+        QVERIFY2(r.body.contains("event: error") && r.body.contains("upstreamIdleTimeoutMs"), r.body.constData());
+        QVERIFY(!r.body.contains("message_stop"));
+        QVERIFY2(t.elapsed() < 10000, qPrintable(QString::number(t.elapsed())));
+    }
+
     // Item 3: an /admin/events subscriber that never reads, over many mark changes that each
     // carry every mark. Before the fix every frame was queued for it: RSS grew with
     // changes x marks.
