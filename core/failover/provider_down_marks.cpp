@@ -26,7 +26,11 @@ qint64 ProviderDownMarks::mark(const QString &tenant, const CandidateRef &c, con
             ++it;
     }
     const QString model = failure.kind == FailureKind::Transport ? QString() : c.modelId;
-    MarkInfo &m = m_entries[keyFor(tenant, c.provider, c.baseUrl, model)];
+    const Key key = keyFor(tenant, c.provider, c.baseUrl, model);
+    if (!m_entries.contains(key))
+        if (const auto evicted = makeRoomFor(tenant); evicted && m_observer)
+            m_observer->marksCleared({*evicted});
+    MarkInfo &m = m_entries[key];
     m.tenant = tenant;
     m.provider = c.provider;
     m.baseUrl = c.baseUrl;
@@ -88,7 +92,29 @@ QList<MarkInfo> ProviderDownMarks::active() const {
 }
 
 void ProviderDownMarks::apply(const MarkInfo &mark) {
-    m_entries.insert(keyFor(mark.tenant, mark.provider, mark.baseUrl, mark.model), mark);
+    const Key key = keyFor(mark.tenant, mark.provider, mark.baseUrl, mark.model);
+    if (!m_entries.contains(key))
+        makeRoomFor(mark.tenant); // another replica's bound is the same one
+    m_entries.insert(key, mark);
+}
+
+std::optional<MarkInfo> ProviderDownMarks::makeRoomFor(const QString &tenant) {
+    int count = 0;
+    auto first = m_entries.end();
+    for (auto it = m_entries.begin(); it != m_entries.end(); ++it) {
+        if (it->tenant != tenant)
+            continue;
+        ++count;
+        if (first == m_entries.end() || it->expiresAtMs < first->expiresAtMs)
+            first = it;
+    }
+    if (count < kMaxEntriesPerTenant || first == m_entries.end())
+        return std::nullopt;
+    const MarkInfo evicted = *first;
+    m_entries.erase(first);
+    if (evicted.expiresAtMs > m_clock.nowMs())
+        return evicted;
+    return std::nullopt;
 }
 
 int ProviderDownMarks::applyClear(const MarkFilter &filter) {

@@ -8,6 +8,7 @@
 
 #include <QHash>
 #include <QList>
+#include <optional>
 
 namespace sw::failover {
 
@@ -48,6 +49,10 @@ public:
     static constexpr qint64 kRateLimitedBaseMs = 30000;
     static constexpr qint64 kCapMs = 300000;
     static constexpr qint64 kStrikeResetMs = 300000;
+    // Entries one tenant may have. A client names the models it asks for (provider/anything), so
+    // marks keyed by model would otherwise grow with what a peer sends: past the bound the
+    // tenant's entry that expires first makes room (no other tenant's ever does).
+    static constexpr int kMaxEntriesPerTenant = 512;
 
     explicit ProviderDownMarks(util::Clock &clock);
 
@@ -87,6 +92,9 @@ private:
         return {tenant, provider, baseUrl, model};
     }
     int clearEntries(const MarkFilter &filter, QList<MarkInfo> *removed);
+    // Before a new entry of `tenant`: at kMaxEntriesPerTenant, drops the one that expires first.
+    // Returns it when it was still active (the caller tells the observer).
+    std::optional<MarkInfo> makeRoomFor(const QString &tenant);
     util::Clock &m_clock;
     MarkObserver *m_observer = nullptr;
     // Expired entries are kept (for strike history) until they are over kStrikeResetMs old.

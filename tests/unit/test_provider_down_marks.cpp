@@ -22,6 +22,30 @@ UpstreamFailure failure(FailureKind k, std::optional<qint64> retryAfter = {}) {
 class TestProviderDownMarks : public QObject {
     Q_OBJECT
 private Q_SLOTS:
+    void aTenantNamingEndlessModelsKeepsABoundedTable() {
+        // A client names the model (provider/anything); each distinct name failing on a broken
+        // provider is a mark of its own. The table keeps kMaxEntriesPerTenant per tenant, the
+        // newest marks, and never evicts another tenant's.
+        sw::test::FakeClock clock;
+        ProviderDownMarks marks(clock);
+        marks.mark(QStringLiteral("other"), kB, failure(FailureKind::ServerError));
+        const int n = ProviderDownMarks::kMaxEntriesPerTenant + 300;
+        for (int i = 0; i < n; ++i) {
+            clock.advance(10);
+            const CandidateRef named{QStringLiteral("anthropic"), QStringLiteral("m%1").arg(i),
+                                     QStringLiteral("http://a")};
+            marks.mark(QStringLiteral("t"), named, failure(FailureKind::ServerError));
+        }
+        const QList<MarkInfo> active = marks.active();
+        QCOMPARE(active.size(), ProviderDownMarks::kMaxEntriesPerTenant + 1);
+        QVERIFY(marks.isDown(QStringLiteral("other"), kB));
+        const CandidateRef newest{QStringLiteral("anthropic"), QStringLiteral("m%1").arg(n - 1),
+                                  QStringLiteral("http://a")};
+        const CandidateRef oldest{QStringLiteral("anthropic"), QStringLiteral("m0"), QStringLiteral("http://a")};
+        QVERIFY(marks.isDown(QStringLiteral("t"), newest));
+        QVERIFY(!marks.isDown(QStringLiteral("t"), oldest));
+    }
+
     void ttlLadderDoublesToCap() {
         sw::test::FakeClock clock;
         ProviderDownMarks marks(clock);
