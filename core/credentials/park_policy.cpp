@@ -1,6 +1,7 @@
 #include "core/credentials/park_policy.h"
 
 #include "core/config/config.h"
+#include "core/util/duration.h"
 
 #include <QDateTime>
 #include <QRegularExpression>
@@ -10,25 +11,6 @@ namespace sw::credentials {
 namespace {
 constexpr qint64 kMaxParkMs = 7LL * 24 * 3600 * 1000; // the longest a configured reset may be; hints too
 
-// Go-style durations as OpenAI sends them ("6m0s", "1.5s", "120ms", "1h2m").
-std::optional<qint64> parseDuration(const QString &text) {
-    static const QRegularExpression part(QStringLiteral("(\\d+(?:\\.\\d+)?)(ms|h|m|s)"));
-    static const QRegularExpression whole(QStringLiteral("^(?:\\d+(?:\\.\\d+)?(?:ms|h|m|s))+$"));
-    if (!whole.match(text).hasMatch())
-        return std::nullopt;
-    double ms = 0;
-    for (auto it = part.globalMatch(text); it.hasNext();) {
-        const auto m = it.next();
-        const double v = m.captured(1).toDouble();
-        const QString unit = m.captured(2);
-        ms += unit == QLatin1String("ms")  ? v
-              : unit == QLatin1String("s") ? v * 1000
-              : unit == QLatin1String("m") ? v * 60000
-                                           : v * 3600000;
-    }
-    return qint64(ms);
-}
-
 // One reset header value as a delay: an RFC 3339 time, a duration, epoch ms / epoch s, or seconds.
 std::optional<qint64> resetValue(const QByteArray &raw, qint64 nowEpochMs) {
     const QString v = QString::fromLatin1(raw).trimmed();
@@ -37,7 +19,7 @@ std::optional<qint64> resetValue(const QByteArray &raw, qint64 nowEpochMs) {
     const QDateTime when = QDateTime::fromString(v, Qt::ISODateWithMs);
     if (when.isValid())
         return when.toMSecsSinceEpoch() - nowEpochMs;
-    if (auto d = parseDuration(v))
+    if (auto d = util::parseGoDuration(v))
         return d;
     bool ok = false;
     const double n = v.toDouble(&ok);

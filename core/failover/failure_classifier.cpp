@@ -1,5 +1,7 @@
 #include "core/failover/failure_classifier.h"
 
+#include "core/util/duration.h"
+
 #include <QDateTime>
 #include <QHash>
 #include <QLocale>
@@ -84,32 +86,6 @@ std::optional<qint64> httpDateMs(const QByteArray &value) {
     if (!when.isValid())
         return std::nullopt;
     return when.toMSecsSinceEpoch();
-}
-
-// OpenAI's reset durations: "1s", "6m0s", "250ms", "1h2m3.5s".
-std::optional<double> durationMs(const QByteArray &value) {
-    static const QRegularExpression part(QStringLiteral("(\\d+(?:\\.\\d+)?)(ms|h|m|s)"));
-    const QString v = QString::fromLatin1(value.trimmed());
-    bool ok = false;
-    if (const double secs = v.toDouble(&ok); ok)
-        return secs * 1000;
-    double total = 0;
-    qsizetype at = 0;
-    for (auto it = part.globalMatch(v); it.hasNext();) {
-        const auto m = it.next();
-        if (m.capturedStart() != at)
-            return std::nullopt;
-        at = m.capturedEnd();
-        const double n = m.captured(1).toDouble();
-        const QString unit = m.captured(2);
-        total += unit == QLatin1String("ms")  ? n
-                 : unit == QLatin1String("s") ? n * 1000
-                 : unit == QLatin1String("m") ? n * 60000
-                                              : n * 3600000;
-    }
-    if (at == 0 || at != v.size())
-        return std::nullopt;
-    return total;
 }
 
 } // namespace
@@ -224,21 +200,22 @@ std::optional<qint64> FailureClassifier::retryAfterFromHeaders(const upstream::H
     }
     // OpenAI's per-dimension resets ("6m0s"): the one whose quota is spent (remaining 0) says
     // when the limit lifts; another dimension's later reset is no reason to wait.
-    std::optional<double> soonest;
+    std::optional<qint64> soonest;
     bool spentKnown = false;
     for (const char *dim : {"requests", "tokens"}) {
-        const auto reset = durationMs(upstream::headerValue(headers, QByteArray("x-ratelimit-reset-") + dim));
+        const auto reset = util::parseGoDuration(
+            QString::fromLatin1(upstream::headerValue(headers, QByteArray("x-ratelimit-reset-") + dim).trimmed()));
         if (!reset)
             continue;
         const QByteArray remaining = upstream::headerValue(headers, QByteArray("x-ratelimit-remaining-") + dim);
         if (!remaining.isEmpty() && remaining.trimmed().toDouble(&ok) == 0 && ok) {
-            take(*reset);
+            take(double(*reset));
             spentKnown = true;
         }
         soonest = std::min(soonest.value_or(*reset), *reset);
     }
     if (!spentKnown && soonest) // no remaining counts: the soonest reset is the one certain wait
-        take(*soonest);
+        take(double(*soonest));
     if (auto v = upstream::headerValue(headers, "x-ratelimit-reset-ms"); !v.isEmpty()) {
         const double ms = v.trimmed().toDouble(&ok);
         if (ok)
