@@ -16,13 +16,13 @@ namespace sw::upstream {
 namespace {
 constexpr qint64 kMaxErrorBody = 64 * 1024;
 
-// Frames that cannot change what the client sees, so they are never kept for replay
-// before commit: keepalive pings and empty deltas (a flood of them once took RSS to 1 GiB).
 // Anthropic's `event: ping`, and the {"type":"ping"} others copy.
 bool isPingFrame(const upstream::SseEvent &r) {
     return r.event == "ping" || (r.data.size() < 128 && r.data.contains("\"ping\""));
 }
 
+// Frames that cannot change what the client sees, so they are never kept for replay
+// before commit: keepalive pings and empty deltas (a flood of them once took RSS to 1 GiB).
 bool isNoiseFrame(const upstream::SseEvent &r, const QList<model::StreamEvent> &events) {
     if (isPingFrame(r))
         return true;
