@@ -85,10 +85,16 @@ QJsonObject OpenAIResponsesAdapter::buildBody(const model::ChatRequest &request,
                     const QString args = b.arguments.isEmpty() && !b.argumentsJson.isEmpty()
                                              ? b.argumentsJson
                                              : QString::fromUtf8(wire::compactJson(b.arguments));
-                    input.append(QJsonObject{{L("type"), L("function_call")},
-                                             {L("call_id"), callId},
-                                             {L("name"), b.toolName},
-                                             {L("arguments"), args}});
+                    QJsonObject call{{L("type"), L("function_call")},
+                                     {L("call_id"), callId},
+                                     {L("name"), b.toolName},
+                                     {L("arguments"), args}};
+                    // The item id after the bar is OpenAI's own (fc_…): a replayed reasoning item
+                    // must be followed by the very item it led to, so the call keeps it.
+                    if (const QString itemId = b.toolCallId.section(QLatin1Char('|'), 1, 1);
+                        itemId.startsWith(QLatin1String("fc_")))
+                        call.insert(L("id"), itemId);
+                    input.append(call);
                 }
             }
             flushText();

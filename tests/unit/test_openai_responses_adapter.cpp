@@ -59,6 +59,7 @@ private slots:
     void passthroughKeepsEveryFieldAndBetaHeader();
     void passthroughSplicesUnlessAReasoningItemIsDropped();
     void reasoningFromOtherApisGoesBackOnlyToItsMaker();
+    void piFunctionCallsKeepOpenAIsItemId();
     void convertsAnthropicConversation();
     void decodesFullTranscript();
     void errorThenFailedIsOneErrorEvent();
@@ -152,6 +153,38 @@ void TestOpenAIResponsesAdapter::passthroughSplicesUnlessAReasoningItemIsDropped
     QVERIFY(!dropped.spliced.contains("swsig1"));
     QVERIFY(!dropped.spliced.contains("rs_2"));
     QVERIFY(dropped.spliced.contains("gAAAAown"));
+}
+
+void TestOpenAIResponsesAdapter::piFunctionCallsKeepOpenAIsItemId() {
+    // pi keeps a Responses call as "call_id|item_id". Sent back, the call carries both: OpenAI
+    // refuses a replayed reasoning item whose following function_call is not the item it led to.
+    // An id another API made ("toolu_…") has no item id to give.
+    ChatRequest req;
+    Message assistant;
+    assistant.role = Role::Assistant;
+    for (const char *id : {"call_abc|fc_0123", "toolu_01A"}) {
+        ContentBlock call;
+        call.type = BlockType::ToolCall;
+        call.toolCallId = QString::fromLatin1(id);
+        call.toolName = QStringLiteral("f");
+        assistant.content << call;
+    }
+    Message result;
+    result.role = Role::ToolResult;
+    result.toolCallId = QStringLiteral("call_abc|fc_0123");
+    result.content << ContentBlock::makeText(QStringLiteral("ok"));
+    req.context.messages << assistant << result;
+    const QJsonArray input =
+        json(OpenAIResponsesAdapter().buildRequest(spokenIn(req, wire::Api::Pi), target(), {}).body)
+            .value("input")
+            .toArray();
+    QCOMPARE(input.size(), 3);
+    QCOMPARE(input[0].toObject().value("call_id").toString(), QStringLiteral("call_abc"));
+    QCOMPARE(input[0].toObject().value("id").toString(), QStringLiteral("fc_0123"));
+    QCOMPARE(input[1].toObject().value("call_id").toString(), QStringLiteral("toolu_01A"));
+    QVERIFY(!input[1].toObject().contains("id"));
+    QCOMPARE(input[2].toObject().value("type").toString(), QStringLiteral("function_call_output"));
+    QCOMPARE(input[2].toObject().value("call_id").toString(), QStringLiteral("call_abc"));
 }
 
 void TestOpenAIResponsesAdapter::reasoningFromOtherApisGoesBackOnlyToItsMaker() {
