@@ -1,12 +1,12 @@
 #include "core/formats/openai_responses_stream_encoder.h"
 
-#include <algorithm>
-#include <climits>
-
 #include "core/formats/openai_responses_codec.h"
 #include "core/wire/json.h"
 #include "core/wire/json_writer.h"
 #include "core/wire/reasoning_item.h"
+
+#include <algorithm>
+#include <climits>
 
 namespace sw::formats {
 
