@@ -18,9 +18,13 @@ namespace {
 constexpr qsizetype kToolIdHashChars = 10; // 40 bits of SHA-256: apart for any conversation's ids
 } // namespace
 
+QString callIdOf(const QString &toolCallId) {
+    const qsizetype bar = toolCallId.indexOf(QLatin1Char('|'));
+    return bar > 0 ? toolCallId.left(bar) : toolCallId;
+}
+
 QString boundedToolCallId(const QString &id, qsizetype maxLength) {
-    const qsizetype bar = id.indexOf(QLatin1Char('|'));
-    const QString callId = bar > 0 ? id.left(bar) : id;
+    const QString callId = callIdOf(id);
     if (callId.size() <= maxLength)
         return callId;
     const QByteArray hash =

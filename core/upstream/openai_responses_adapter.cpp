@@ -80,8 +80,7 @@ QJsonObject OpenAIResponsesAdapter::buildBody(const model::ChatRequest &request,
                     }
                 } else if (b.type == BlockType::ToolCall) {
                     flushText();
-                    // pi joins "call_id|item_id"; the call id is the part before the bar.
-                    const QString callId = b.toolCallId.section(QLatin1Char('|'), 0, 0);
+                    const QString callId = callIdOf(b.toolCallId);
                     const QString args = b.arguments.isEmpty() && !b.argumentsJson.isEmpty()
                                              ? b.argumentsJson
                                              : QString::fromUtf8(wire::compactJson(b.arguments));
@@ -110,7 +109,7 @@ QJsonObject OpenAIResponsesAdapter::buildBody(const model::ChatRequest &request,
                     images.append(b);
             }
             input.append(QJsonObject{{L("type"), L("function_call_output")},
-                                     {L("call_id"), m.toolCallId.section(QLatin1Char('|'), 0, 0)},
+                                     {L("call_id"), callIdOf(m.toolCallId)},
                                      {L("output"), m.isError ? OpenAICompletionsAdapter::toolErrorText(text) : text}});
             if (!images.isEmpty()) {
                 QList<ContentBlock> blocks{

@@ -82,6 +82,10 @@ public:
 // caller appends its API suffix (":streamGenerateContent"), so ".." is never a segment.
 QString modelPathSegment(const QString &modelId);
 
+// pi keeps a Responses function call's id as "call_id|item_id": the call id is the part before
+// the bar. Any other id is its own call id.
+QString callIdOf(const QString &toolCallId);
+
 // A tool call id as an API with a length limit accepts it: pi's Responses form "call_id|item_id"
 // becomes its call id (the part before the bar); an id still over `maxLength` keeps its start and
 // ends in a hash of the whole id, so the call and its result still pair and two long ids that
