@@ -47,8 +47,12 @@ void SocketUpstreamCall::sendRequest() {
     const QUrl &url = m_request.url;
     const QByteArray path = url.path(QUrl::FullyEncoded).toLatin1();
     const QByteArray query = url.hasQuery() ? url.query(QUrl::FullyEncoded).toLatin1() : QByteArray();
-    // Sized once for the whole request (head and body): appends below never reallocate.
-    qsizetype size = m_request.method.size() + path.size() + query.size() + 64 + m_request.body.size();
+    // A small body goes in the head's buffer, so that the request leaves in one write; a large one is
+    // handed to the socket by reference (below), never copied.
+    const bool bodyInline = m_request.body.size() <= kInlineBodyBytes;
+    // Sized once for the whole head (and an inline body): appends below never reallocate.
+    qsizetype size =
+        m_request.method.size() + path.size() + query.size() + 64 + (bodyInline ? m_request.body.size() : 0);
     for (const auto &h : m_request.headers)
         size += h.first.size() + h.second.size() + 4;
     QByteArray head;
@@ -80,10 +84,19 @@ void SocketUpstreamCall::sendRequest() {
     if (!m_request.body.isEmpty() || (m_request.method != "GET" && m_request.method != "HEAD"))
         head.append("Content-Length: ").append(QByteArray::number(m_request.body.size())).append("\r\n");
     head.append("\r\n");
-    head.append(m_request.body);
-    // One write, head and body together, straight to the kernel on a plain connection: the upstream starts on it
-    // one poll round earlier than after Qt's buffer, and no write buffer is kept for the connection's life.
-    http::writeThrough(m_socket, head, true); // TLS: flushed now, as before
+    if (bodyInline) {
+        head.append(m_request.body);
+        // One write, head and body together, straight to the kernel on a plain connection: the upstream starts on
+        // it one poll round earlier than after Qt's buffer, and no write buffer is kept for the connection's life.
+        http::writeThrough(m_socket, head, true); // TLS: flushed now, as before
+        return;
+    }
+    // A large body: what the kernel does not take at once would be copied into Qt's write buffer, a second
+    // copy of a body of up to limits.maxBodyBytes per request. Qt's buffer keeps a QByteArray it is given
+    // whole by reference, so the body is shared with the request instead.
+    http::writeThrough(m_socket, head, false);
+    m_socket->write(m_request.body);
+    m_socket->flush();
 }
 
 void SocketUpstreamCall::onReadyRead() {

@@ -23,6 +23,9 @@ public:
     // client or drop pings; bounded, the next piece waits in the kernel, and the caller hears
     // each piece and may pause before the next is read.
     static constexpr qint64 kReadBuffer = 64 * 1024;
+    // A request body up to this size is copied behind the head and sent in the same write; a larger one
+    // is queued by reference.
+    static constexpr qsizetype kInlineBodyBytes = 256 * 1024;
 
     SocketUpstreamCall(SocketTransport *transport, const HttpRequest &request, QObject *parent);
     ~SocketUpstreamCall() override;
