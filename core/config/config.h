@@ -85,6 +85,10 @@ struct FailoverConfig {
 
 struct LimitsConfig {
     qint64 maxBodyBytes = 32LL * 1024 * 1024;
+    // Request bodies held at once by all requests together, from each one's head to the end of its
+    // answer: past it a request is answered 503 (Retry-After) before its body is read. At least
+    // maxBodyBytes.
+    qint64 maxBodyBytesInFlight = 128LL * 1024 * 1024;
     int maxHeaderBytes = 64 * 1024;
     int headerTimeoutMs = 10000;
     int idleTimeoutMs = 120000;

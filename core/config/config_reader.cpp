@@ -395,7 +395,7 @@ void ConfigReader::readLimits(JsonObjectReader &root, Config &config) {
         return;
     o->allowOnly({QStringLiteral("maxBodyBytes"), QStringLiteral("maxHeaderBytes"), QStringLiteral("headerTimeoutMs"),
                   QStringLiteral("idleTimeoutMs"), QStringLiteral("maxConnections"), QStringLiteral("maxHoldBytes"),
-                  QStringLiteral("maxResponseBytes")});
+                  QStringLiteral("maxResponseBytes"), QStringLiteral("maxBodyBytesInFlight")});
     LimitsConfig &l = config.limits;
     const QString positive = QStringLiteral("must be greater than 0");
     o->integer(QStringLiteral("maxBodyBytes"), l.maxBodyBytes, 1, kMaxBytes, positive);
@@ -405,6 +405,12 @@ void ConfigReader::readLimits(JsonObjectReader &root, Config &config) {
     o->integer(QStringLiteral("maxConnections"), l.maxConnections, 1, positive);
     o->integer(QStringLiteral("maxHoldBytes"), l.maxHoldBytes, 1, kMaxBytes, positive);
     o->integer(QStringLiteral("maxResponseBytes"), l.maxResponseBytes, 1, kMaxBytes, positive);
+    o->integer(QStringLiteral("maxBodyBytesInFlight"), l.maxBodyBytesInFlight, 1, kMaxBytes, positive);
+    if (l.maxBodyBytesInFlight < l.maxBodyBytes) // the default too, under a raised maxBodyBytes
+        o->error(QStringLiteral("maxBodyBytesInFlight"),
+                 QStringLiteral("must be at least limits.maxBodyBytes (%1), or a body that may be sent could never be "
+                                "taken")
+                     .arg(l.maxBodyBytes));
 }
 
 void ConfigReader::readMarks(JsonObjectReader &root, Config &config) {

@@ -104,6 +104,7 @@ QJsonObject limitsJson(const LimitsConfig &l) {
     putChanged(o, QStringLiteral("maxConnections"), l.maxConnections, d.maxConnections);
     putChanged(o, QStringLiteral("maxHoldBytes"), l.maxHoldBytes, d.maxHoldBytes);
     putChanged(o, QStringLiteral("maxResponseBytes"), l.maxResponseBytes, d.maxResponseBytes);
+    putChanged(o, QStringLiteral("maxBodyBytesInFlight"), l.maxBodyBytesInFlight, d.maxBodyBytesInFlight);
     return o;
 }
 

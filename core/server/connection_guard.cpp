@@ -2,6 +2,7 @@
 
 #include "core/http/socket_read.h"
 #include "core/http/socket_write.h"
+#include "core/server/body_budget.h"
 
 #include <QMetaMethod>
 #include <QTcpSocket>
@@ -9,6 +10,7 @@
 #include <QUrl>
 #include <algorithm>
 #include <atomic>
+#include <utility>
 
 namespace sw::server {
 
@@ -89,6 +91,8 @@ ConnectionGuard::ConnectionGuard(QTcpSocket *socket, const config::LimitsConfig 
 }
 
 ConnectionGuard::~ConnectionGuard() {
+    giveBack(m_bodyTaken);
+    giveBack(m_dispatchedTaken);
     if (m_onGone)
         m_onGone();
 }
@@ -278,6 +282,8 @@ void ConnectionGuard::onHeadComplete() {
                        QStringLiteral("request body of %1 bytes is over limits.maxBodyBytes (%2 bytes)")
                            .arg(contentLength)
                            .arg(m_limits.maxBodyBytes)});
+    if (!chunked && !takeBody(contentLength))
+        return;
     if (chunked) {
         http::BodyDecoder::Limits limits;
         limits.maxLineBytes = kMaxChunkLine;
@@ -365,6 +371,9 @@ void ConnectionGuard::handOverHead(qsizetype bufferedHeadBytes) {
 
 void ConnectionGuard::consumeBody(QByteArrayView bytes) {
     const qsizetype used = m_body.feed(bytes);
+    // A chunked body's size is known as it arrives (a Content-Length body was taken whole).
+    if (m_body.decodedBytes() > m_bodyTaken && !takeBody(m_body.decodedBytes() - m_bodyTaken))
+        return;
     switch (m_body.status()) {
     case http::BodyDecoder::Status::Reading:
         return;
@@ -385,8 +394,33 @@ void ConnectionGuard::consumeBody(QByteArrayView bytes) {
     }
 }
 
+bool ConnectionGuard::takeBody(qint64 bytes) {
+    if (!m_budget || bytes <= 0)
+        return true;
+    if (m_budget->take(bytes)) {
+        m_bodyTaken += bytes;
+        return true;
+    }
+    reject(
+        {503, "overloaded_error",
+         QStringLiteral("the gateway holds %1 MiB of request bodies in flight (limits.maxBodyBytesInFlight = %2 MiB); "
+                        "retry shortly")
+             .arg(m_budget->held() >> 20)
+             .arg(m_budget->cap() >> 20),
+         1});
+    return false;
+}
+
+void ConnectionGuard::giveBack(qint64 &bytes) {
+    if (m_budget && bytes > 0)
+        m_budget->give(bytes);
+    bytes = 0;
+}
+
 void ConnectionGuard::requestDispatched() {
     m_busy = true;
+    // What this request took is held until its answer is complete (responseDone).
+    m_dispatchedTaken += std::exchange(m_bodyTaken, 0);
     startNextRequest();
 }
 
@@ -402,6 +436,7 @@ void ConnectionGuard::parkPipelined() {
 
 void ConnectionGuard::responseDone() {
     m_busy = false;
+    giveBack(m_dispatchedTaken);
     if (m_parked && m_socket) {
         m_parked = false;
         m_socket->rollbackTransaction();
@@ -459,6 +494,7 @@ void ConnectionGuard::reject(const Rejection &rejection) {
         return;
     m_phase = Phase::Rejected;
     m_timer->stop();
+    giveBack(m_bodyTaken); // never read now
     if (m_busy) {
         // A response is being written on this connection: no second status line in
         // the middle of it. Only an abusive pipelining client gets here.

@@ -17,11 +17,13 @@
 #include <QPointer>
 #include <QTcpSocket>
 #include <functional>
+#include <memory>
 
 class QTimer;
 
 namespace sw::server {
 
+class BodyBudget;
 class ConnectionGuard;
 
 // The socket of a client connection (GuardedTcpServer makes them): it tells its guard when every
@@ -61,6 +63,10 @@ public:
     // The current request's header fields as sent (names and values trimmed), when the guard
     // took them from a head it shortened; each request's fields are taken once.
     bool takeHeaders(http::HeaderList *out);
+    // The listener's budget of body bytes in flight: a request's body is taken from it when its head
+    // arrives (Content-Length) or as its chunks do, and given back when its answer is complete; a
+    // body that does not fit is answered 503 before it is read.
+    void setBodyBudget(std::shared_ptr<BodyBudget> budget) { m_budget = std::move(budget); }
     // Test seam: handover off process-wide, to compare with Qt reading every head itself.
     static void setHeadHandoverEnabled(bool on);
     static quint64 headsHandedOver(); // since start, for tests
@@ -90,6 +96,8 @@ private:
     void parkPipelined();
     void startNextRequest();
     void rearm();
+    bool takeBody(qint64 bytes); // from the budget, for the request being read
+    void giveBack(qint64 &bytes);
     void onTimeout();
     void closeQuietly();
 
@@ -112,6 +120,9 @@ private:
     const char *m_readStart = nullptr; // onReadyRead's copy of the unread bytes, while consume() reads it
     http::HeaderList m_headers;        // the current request's fields, when its head was handed over
     bool m_haveHeaders = false;
+    std::shared_ptr<BodyBudget> m_budget;
+    qint64 m_bodyTaken = 0;       // the request being read (or read and not yet dispatched)
+    qint64 m_dispatchedTaken = 0; // the request being answered
 };
 
 } // namespace sw::server

@@ -1,6 +1,7 @@
 #include "core/server/guarded_tcp_server.h"
 
 #include "core/http/socket_read.h"
+#include "core/server/body_budget.h"
 #include "core/server/connection_guard.h"
 #include "core/server/http_front.h"
 
@@ -11,13 +12,25 @@
 namespace sw::server {
 
 GuardedTcpServer::GuardedTcpServer(const config::LimitsConfig &limits, QObject *httpServer, QObject *parent)
-    : QTcpServer(parent), m_limits(limits), m_httpServer(httpServer) {
+    : QTcpServer(parent), m_limits(limits), m_httpServer(httpServer),
+      m_bodyBudget(std::make_shared<BodyBudget>(limits.maxBodyBytesInFlight)) {
     // Qt's default backlog of 50 overflows when a client opens hundreds of connections at once
     // (an agent fanning out, a load test): the kernel then drops the handshake's last ACK and the
     // client waits a SYN-ACK retransmit (1 s, then 3 s) before its request is even read. The
     // queue holds a burst of up to maxConnections (the kernel caps it at net.core.somaxconn);
     // past maxConnections a connection is still accepted and answered 503 at once.
     setListenBacklogSize(std::max(kMinListenBacklog, m_limits.maxConnections));
+}
+
+GuardedTcpServer::~GuardedTcpServer() = default;
+
+void GuardedTcpServer::setLimits(const config::LimitsConfig &limits) {
+    m_limits = limits;
+    m_bodyBudget->setCap(limits.maxBodyBytesInFlight);
+}
+
+qint64 GuardedTcpServer::bodyBytesInFlight() const {
+    return m_bodyBudget->held();
 }
 
 void GuardedTcpServer::incomingConnection(qintptr handle) {
@@ -46,6 +59,7 @@ void GuardedTcpServer::incomingConnection(qintptr handle) {
     });
     // HttpFront takes a request's fields from the guard, which then gives Qt's parser a short head.
     guard->setHandsOverHeads(qobject_cast<HttpFront *>(m_httpServer) != nullptr);
+    guard->setBodyBudget(m_bodyBudget);
     addPendingConnection(socket);
 }
 

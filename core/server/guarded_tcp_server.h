@@ -6,8 +6,11 @@
 #include "core/config/config.h"
 
 #include <QTcpServer>
+#include <memory>
 
 namespace sw::server {
+
+class BodyBudget;
 
 class GuardedTcpServer final : public QTcpServer {
     Q_OBJECT
@@ -15,8 +18,11 @@ class GuardedTcpServer final : public QTcpServer {
 public:
     // `httpServer` is the QAbstractHttpServer this server is bound to.
     GuardedTcpServer(const config::LimitsConfig &limits, QObject *httpServer, QObject *parent = nullptr);
-    // New connections use the new limits; open ones keep theirs.
-    void setLimits(const config::LimitsConfig &limits) { m_limits = limits; }
+    ~GuardedTcpServer() override;
+    // New connections use the new limits; open ones keep theirs. The budget of body bytes in flight
+    // is shared by all connections and takes its new size at once.
+    void setLimits(const config::LimitsConfig &limits);
+    qint64 bodyBytesInFlight() const;
     int openConnections() const { return m_open; }
     static constexpr int kMinListenBacklog = 1024;
 
@@ -27,6 +33,7 @@ private:
     config::LimitsConfig m_limits;
     QObject *m_httpServer;
     int m_open = 0;
+    std::shared_ptr<BodyBudget> m_bodyBudget;
 };
 
 } // namespace sw::server

@@ -188,6 +188,8 @@ QByteArray RequestGuard::body(const Rejection &rejection) {
 QByteArray RequestGuard::responseBytes(const Rejection &rejection) {
     const QByteArray payload = body(rejection);
     QByteArray out = "HTTP/1.1 " + QByteArray::number(rejection.status) + ' ' + reasonPhrase(rejection.status) + "\r\n";
+    if (rejection.retryAfterSeconds > 0)
+        out += "Retry-After: " + QByteArray::number(rejection.retryAfterSeconds) + "\r\n";
     out +=
         "Content-Type: application/json\r\nConnection: close\r\nContent-Length: " + QByteArray::number(payload.size()) +
         "\r\n\r\n";

@@ -17,9 +17,10 @@ struct ListenerIdentity {
 };
 
 struct Rejection {
-    int status = 0;       // 400, 403, 413, 415, 431, 408, 503
-    QByteArray errorType; // the error.type of the JSON body
-    QString message;      // says what to change; never echoes a header value
+    int status = 0;            // 400, 403, 413, 415, 431, 408, 503
+    QByteArray errorType;      // the error.type of the JSON body
+    QString message;           // says what to change; never echoes a header value
+    int retryAfterSeconds = 0; // sent as Retry-After when positive
 };
 
 class RequestGuard {

@@ -196,6 +196,73 @@ private Q_SLOTS:
                  200);
     }
 
+    // limits.maxBodyBytes bounds one request; limits.maxBodyBytesInFlight bounds them all together.
+    // Before, nothing did: four 32 MiB bodies at once peaked at 867 MB. Two slow requests hold
+    // the budget; a third is answered 503 with Retry-After on its head alone, and a chunked one
+    // once its chunks pass the budget; neither reaches an upstream. Once the two are answered,
+    // what they held is free again.
+    void bodiesOverTheInFlightBudgetAre503UntilOthersFinish() {
+        GatewayFixture gw;
+        gw.config.limits.maxBodyBytes = 64 * 1024;
+        gw.config.limits.maxBodyBytesInFlight = 128 * 1024;
+        demo::Fault slow;
+        slow.chunkDelayMs = 300; // each held answer takes a second or two
+        gw.anthropicA.setFault(slow);
+        gw.start();
+        const quint16 port = gw.engine().port();
+        const QByteArray body = "{\"model\":\"chain\",\"max_tokens\":16,\"stream\":true,\"messages\":[{\"role\":"
+                                "\"user\",\"content\":\"" +
+                                QByteArray(60 * 1024, 'b') + "\"}]}";
+        const QByteArray head = "POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                                "Content-Length: " +
+                                QByteArray::number(body.size()) + "\r\n\r\n";
+        RawHttpClient a(port);
+        RawHttpClient b(port);
+        QVERIFY(a.waitConnected() && b.waitConnected());
+        a.send(head + body);
+        b.send(head + body);
+        QVERIFY(waitUntil([&]() { return gw.anthropicA.requests().size() == 2; }, 5000));
+
+        RawHttpClient c(port);
+        QVERIFY(c.waitConnected());
+        c.send(head); // not one byte of the body: the answer comes on the head
+        QVERIFY(c.waitResponse());
+        QCOMPARE(c.status(), 503);
+        QVERIFY2(c.head().contains("Retry-After: 1\r\n"), c.head().constData());
+        QVERIFY2(c.body().contains("maxBodyBytesInFlight") && c.body().contains("overloaded_error"),
+                 c.body().constData());
+        QVERIFY(c.waitClosed());
+
+        RawHttpClient d(port);
+        QVERIFY(d.waitConnected());
+        d.send("POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+               "Transfer-Encoding: chunked\r\n\r\n");
+        for (int i = 0; i < 60 && d.status() == 0 && !d.closed(); ++i) {
+            d.send("400\r\n" + QByteArray(1024, 'x') + "\r\n");
+            waitUntil([&d]() { return d.status() != 0; }, 10);
+        }
+        QVERIFY(d.waitResponse());
+        QCOMPARE(d.status(), 503);
+        QCOMPARE(gw.anthropicA.requests().size(), 2);
+        QCOMPARE(gw.openaiB.requests().size(), 0);
+
+        QVERIFY(a.waitResponse(10000) && b.waitResponse(10000));
+        QCOMPARE(a.status(), 200);
+        QCOMPARE(b.status(), 200);
+        QVERIFY(waitUntil([&]() { return a.received().contains("message_stop"); }, 10000));
+        QVERIFY(waitUntil([&]() { return b.received().contains("message_stop"); }, 10000));
+        // Both answered: two more such bodies fit again, at once.
+        gw.anthropicA.setFault({});
+        RawHttpClient e(port);
+        RawHttpClient f(port);
+        QVERIFY(e.waitConnected() && f.waitConnected());
+        e.send(head + body);
+        f.send(head + body);
+        QVERIFY(e.waitResponse(10000) && f.waitResponse(10000));
+        QCOMPARE(e.status(), 200);
+        QCOMPARE(f.status(), 200);
+    }
+
     void oversizedChunkedBodyIs413() {
         GatewayFixture gw;
         gw.config.limits.maxBodyBytes = 4096;

@@ -191,6 +191,7 @@ void TestConfigLoader::defaultsApplyWhenFieldsAreMissing() {
     QVERIFY(c.failover.enabled);
     QCOMPARE(c.failover.deadlineMs, 120000);
     QCOMPARE(c.limits.maxBodyBytes, 32LL * 1024 * 1024);
+    QCOMPARE(c.limits.maxBodyBytesInFlight, 128LL * 1024 * 1024);
 }
 
 void TestConfigLoader::validationRules_data() {
@@ -330,6 +331,10 @@ void TestConfigLoader::validationRules_data() {
     row("failover wrong type", R"([[["failover"], true]])", "failover", "expected an object, got a boolean");
     row("limits body zero", R"([[["limits"], {"maxBodyBytes": 0}]])", "limits.maxBodyBytes", "must be greater than 0");
     row("limits typo", R"([[["limits"], {"maxBody": 10}]])", "limits.maxBody", "unknown key");
+    row("limits in flight under one body", R"([[["limits"], {"maxBodyBytes": 4096, "maxBodyBytesInFlight": 1024}]])",
+        "limits.maxBodyBytesInFlight", "must be at least limits.maxBodyBytes (4096)");
+    row("limits body raised past the default in flight", R"([[["limits"], {"maxBodyBytes": 268435456}]])",
+        "limits.maxBodyBytesInFlight", "must be at least limits.maxBodyBytes (268435456)");
 }
 
 void TestConfigLoader::validationRules() {
