@@ -277,13 +277,13 @@ void AttemptLoop::onSetupDone(AttemptId id, const TryReady &ready) {
     m_deps.runner->launch(a->id);
 }
 
-void AttemptLoop::onResponseHead(AttemptId id, int status) {
+void AttemptLoop::onResponseHead(AttemptId id, int status, bool errorAnswer) {
     Attempt *a = live(id);
     if (!a || a->phase != Phase::Upstream)
         return;
     a->status = status;
     a->lastByteMs = m_clock.nowMs();
-    if (status >= 200 && status < 300)
+    if (!errorAnswer)
         return;
     // An error answer: its body gets kErrorBodyWindowMs, however it trickles, then the failure is
     // reported from what arrived (AttemptRunner::endErrorBody).

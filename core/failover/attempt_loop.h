@@ -198,7 +198,9 @@ public:
     // Inputs from the runner, by try.
     void onSetupDone(AttemptId id, const TryReady &ready);
     void onSetupFailed(AttemptId id, FailureKind kind, const QString &message);
-    void onResponseHead(AttemptId id, int status);
+    // `errorAnswer`: the body is an error to classify, not an answer (any non-2xx; a 2xx that is not
+    // an event stream): it gets kErrorBodyWindowMs, then AttemptRunner::endErrorBody.
+    void onResponseHead(AttemptId id, int status, bool errorAnswer);
     void onActivity(AttemptId id); // any upstream byte: the idle timeout counts from the last
     void onFrame(AttemptId id, const TryFrame &frame);
     void onTransportError(AttemptId id, upstream::TransportError error, const QString &message);

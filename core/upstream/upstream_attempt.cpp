@@ -102,6 +102,42 @@ QByteArray sseFrame(const upstream::SseEvent &e) {
 bool is2xx(int status) {
     return status >= 200 && status < 300;
 }
+
+// Every upstream request asks for an event stream. A 2xx answer typed as JSON or HTML is never
+// one: a compatible server's error sent with 200, a proxy's or a captive portal's page. Its
+// media type is returned; empty for a stream, text/plain, or no Content-Type (read as a stream).
+QByteArray notAStream(const HeaderList &headers) {
+    QByteArray type = headerValue(headers, "content-type");
+    if (const qsizetype semicolon = type.indexOf(';'); semicolon >= 0)
+        type.truncate(semicolon);
+    type = type.trimmed().toLower();
+    const bool json = type == "application/json" || (type.startsWith("application/") && type.endsWith("+json"));
+    return json || type == "text/html" ? type.left(64) : QByteArray();
+}
+
+// The status an error body stands for when it came with a 2xx: what its error type says, else 502.
+int statusOfErrorBody(const QString &apiName, const UpstreamErrorInfo &info) {
+    const std::optional<wire::Api> api = wire::apiFromName(apiName);
+    if (!api || info.errorType.isEmpty())
+        return 502;
+    std::optional<int> status;
+    switch (*api) {
+    case wire::Api::AnthropicMessages:
+        status = wire::statusForAnthropicError(info.errorType);
+        break;
+    case wire::Api::Google:
+        status = wire::statusForGoogleStatus(info.errorType);
+        break;
+    case wire::Api::OpenAICompletions:
+    case wire::Api::OpenAIResponses:
+    case wire::Api::Pi:
+        status = wire::statusForOpenAIError(
+            QJsonObject{{QStringLiteral("code"), info.errorType},
+                        {QStringLiteral("type"), info.providerType.isEmpty() ? info.errorType : info.providerType}});
+        break;
+    }
+    return status.value_or(502);
+}
 } // namespace
 
 // One attempt's tries: the credential it holds and the call in flight.
@@ -122,8 +158,12 @@ struct UpstreamAttempts::Try {
     QByteArray errorBody;
     HeaderList errorHeaders; // a non-2xx answer's headers: credential reset hints
     std::optional<qint64> headerRetryAfter;
-    QByteArray location;  // a 3xx's Location, to name the redirect
-    qint64 bodyBytes = 0; // this try's 2xx body, bounded by limits.maxResponseBytes when not streaming
+    QByteArray location;   // a 3xx's Location, to name the redirect
+    QByteArray notAStream; // a 2xx answer's media type when it is not an event stream (JSON, HTML)
+    qint64 bodyBytes = 0;  // this try's 2xx body, bounded by limits.maxResponseBytes when not streaming
+
+    // The body is an error to classify, not an answer to decode.
+    bool errorAnswer() const { return !is2xx(status) || !notAStream.isEmpty(); }
 };
 
 UpstreamAttempts::UpstreamAttempts(UpstreamAttemptSetup setup, QObject *parent)
@@ -254,7 +294,7 @@ void UpstreamAttempts::setReadPaused(failover::AttemptId id, bool paused) {
 
 void UpstreamAttempts::endErrorBody(failover::AttemptId id) {
     const auto it = m_tries.find(id);
-    if (it == m_tries.end() || !it->second->call || is2xx(it->second->status))
+    if (it == m_tries.end() || !it->second->call || !it->second->errorAnswer())
         return;
     Try &t = *it->second;
     // The connection goes with the unread rest of the body (abort); the try's failure is what the
@@ -296,18 +336,20 @@ void UpstreamAttempts::onResponseStarted(Try &t, int status, const HeaderList &h
     t.status = status;
     if (status >= 300 && status < 400)
         t.location = headerValue(headers, "location");
-    if (!is2xx(status)) {
+    if (is2xx(status))
+        t.notAStream = notAStream(headers);
+    if (t.errorAnswer()) {
         t.errorHeaders = headers;
         t.headerRetryAfter =
             failover::FailureClassifier::retryAfterFromHeaders(headers, QDateTime::currentMSecsSinceEpoch());
     }
-    m_loop->onResponseHead(t.id, status);
+    m_loop->onResponseHead(t.id, status, t.errorAnswer());
 }
 
 void UpstreamAttempts::onBodyData(Try &t, const QByteArray &chunk) {
     const failover::AttemptId id = t.id;
     const quint64 generation = t.generation;
-    if (!is2xx(t.status)) {
+    if (t.errorAnswer()) {
         m_loop->onActivity(id); // an error body has its own window besides (kErrorBodyWindowMs)
         t.errorBody += chunk.left(kMaxErrorBody - t.errorBody.size());
         if (t.errorBody.size() >= kMaxErrorBody)
@@ -373,7 +415,7 @@ void UpstreamAttempts::onFinished(Try &t, const TransportResult &result) {
     const quint64 generation = t.generation;
     if (result.error != TransportError::None)
         return m_loop->onTransportError(id, result.error, redacted(t, result.message));
-    if (!is2xx(t.status))
+    if (t.errorAnswer())
         return reportErrorAnswer(t);
     feedSse(t, t.sse.finish());
     Try *live = current(id, generation);
@@ -404,6 +446,22 @@ void UpstreamAttempts::reportErrorAnswer(Try &t) {
         return m_loop->onFailure(id, f);
     }
     const auto info = t.adapter->parseError(t.status, t.errorBody);
+    if (!t.notAStream.isEmpty()) {
+        // A 2xx with a body where a stream was asked for: an error in the upstream's own words when
+        // it sent one, else its first bytes. Classified as what its error type says (502 without
+        // one), never as a cut connection: the host answered.
+        failover::TryFailure f;
+        f.input.status = statusOfErrorBody(t.target.api, info);
+        f.input.message = redacted(t, QStringLiteral("upstream %1 answered HTTP %2 with Content-Type %3 instead of "
+                                                     "an event stream: %4")
+                                          .arg(t.candidate.name())
+                                          .arg(t.status)
+                                          .arg(QString::fromLatin1(t.notAStream), info.message.left(512)));
+        f.input.classificationMessage =
+            info.errorType.isEmpty() ? QString() : info.errorType + QStringLiteral(": ") + info.message;
+        f.input.retryAfterMs = t.headerRetryAfter;
+        return m_loop->onFailure(id, f);
+    }
     failover::TryFailure f;
     f.fromHeaders = true;
     model::GatewayError upstream = model::GatewayError::make(t.status, {}, {});

@@ -73,6 +73,27 @@ public:
     QString url() const { return QStringLiteral("http://127.0.0.1:%1").arg(serverPort()); }
 };
 
+// Answers every request with one canned HTTP response (kept alive), like a captive portal or a
+// misconfigured proxy in front of a provider.
+class CannedAnswerServer : public QTcpServer {
+public:
+    explicit CannedAnswerServer(QByteArray answer) : m_answer(std::move(answer)) {
+        connect(this, &QTcpServer::newConnection, this, [this]() {
+            while (QTcpSocket *s = nextPendingConnection()) {
+                connect(s, &QTcpSocket::readyRead, s, [this, s]() {
+                    s->readAll();
+                    s->write(m_answer);
+                });
+            }
+        });
+        listen(QHostAddress::LocalHost);
+    }
+    QString url() const { return QStringLiteral("http://127.0.0.1:%1").arg(serverPort()); }
+
+private:
+    QByteArray m_answer;
+};
+
 // The engine's own transport, recording what the loop asks of each call's reading and
 // honouring it as a socket would: while paused, nothing more reaches the engine.
 class ReadPauseProbe final : public upstream::Transport {
@@ -865,6 +886,47 @@ private Q_SLOTS:
         QCOMPARE(r.header("x-switchman-fallback-reason"), QByteArray("transport"));
         QCOMPARE(gw.engine().marks().size(), 1);
         QVERIFY(gw.engine().marks().first().model.isEmpty()); // the whole base URL
+    }
+
+    // Every upstream request asks for an event stream. A 200 with a JSON or HTML body is not a
+    // cut connection: before, it was "stream ended before completion", a transport failure that
+    // marked the whole host down, and the upstream's own words were lost. Now its error decides,
+    // as a non-2xx's would, and the client reads what the upstream said.
+    void aTwoHundredThatIsNotAStreamIsTheUpstreamsError() {
+        GatewayFixture gw;
+        // A rate-limit error sent with 200: it fails over as rate_limited (its type says 429), where
+        // it was transport.
+        gw.anthropicA.setFault(fault(Fault::Status, 200, {},
+                                     "{\"type\":\"error\",\"error\":{\"type\":\"rate_limit_error\",\"message\":"
+                                     "\"Slow down, says the upstream\"}}"));
+        gw.start();
+        const auto r = gw.post(QStringLiteral("/v1/messages"),
+                               GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), false));
+        QVERIFY2(r.status == 200, r.body.constData());
+        QCOMPARE(r.header("x-switchman-candidate"), QByteArray("pb/gpt-b"));
+        QCOMPARE(r.header("x-switchman-fallback-reason"), QByteArray("rate_limited"));
+        QCOMPARE(failuresOf(gw.engine(), QStringLiteral("pa"), QStringLiteral("transport")), 0);
+        for (const auto &mark : gw.engine().marks())
+            QVERIFY2(!mark.model.isEmpty(), "a whole-host (transport) mark");
+        const auto attempts = gw.engine().telemetry()->attempts(-1);
+        QVERIFY(!attempts.isEmpty());
+        bool toldWhy = false;
+        for (const auto &a : attempts)
+            toldWhy |= a.message.contains(QStringLiteral("Slow down, says the upstream"));
+        QVERIFY(toldWhy);
+
+        // A captive portal's page on the only candidate: the client reads that, in its format.
+        CannedAnswerServer portal("HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: 46\r\n"
+                                  "\r\n<html><p>Sign in to the hotel network</p></html>");
+        GatewayFixture gw2;
+        gw2.config.providers[QStringLiteral("pa")].baseUrl = portal.url();
+        gw2.start();
+        const auto e =
+            gw2.post(QStringLiteral("/v1/messages"),
+                     GatewayFixture::anthropicBody(QStringLiteral("pa/claude-a"), QStringLiteral("x"), false));
+        QCOMPARE(e.status, 502);
+        QVERIFY2(e.body.contains("text/html") && e.body.contains("Sign in to the hotel network"), e.body.constData());
+        QCOMPARE(failuresOf(gw2.engine(), QStringLiteral("pa"), QStringLiteral("transport")), 0);
     }
 
     void cutAfterCommitWritesTheFormatsError_data() {

@@ -202,7 +202,7 @@ struct Harness {
         loop->onFrame(id(), f);
     }
     void answer(const QString &text = QStringLiteral("Hello")) {
-        loop->onResponseHead(id(), 200);
+        loop->onResponseHead(id(), 200, false);
         frame({ev(EventType::Start), ev(EventType::TextStart)});
         frame({ev(EventType::TextDelta, text)});
         StreamEvent d = ev(EventType::Done);
@@ -211,7 +211,7 @@ struct Harness {
         frame({ev(EventType::TextEnd), d});
     }
     void httpError(int status, const QString &message = QStringLiteral("upstream says no")) {
-        loop->onResponseHead(id(), status);
+        loop->onResponseHead(id(), status, status < 200 || status >= 300);
         TryFailure f;
         f.fromHeaders = true;
         f.input.status = status;
@@ -322,7 +322,7 @@ private Q_SLOTS:
                 } else if (Shape(shape) == Shape::Status) {
                     h.httpError(status, text);
                 } else {
-                    h.loop->onResponseHead(h.id(), 200);
+                    h.loop->onResponseHead(h.id(), 200, false);
                     StreamEvent e = ev(EventType::Error);
                     e.errorMessage = text;
                     h.frame({ev(EventType::Start), e});
@@ -519,7 +519,7 @@ private Q_SLOTS:
         h.settings.deadlineMs = 4000; // shorter than the idle timeout: it must not matter
         h.start();
         if (answered200)
-            h.loop->onResponseHead(h.id(), 200);
+            h.loop->onResponseHead(h.id(), 200, false);
         h.clock.advance(299999);
         QVERIFY(!h.done);
         QCOMPARE(h.client.keepalives, 19);
@@ -585,7 +585,7 @@ private Q_SLOTS:
         Harness h({candidate("pa"), candidate("pb")}, false);
         h.settings.deadlineMs = 1200;
         h.start();
-        h.loop->onResponseHead(h.id(), 200);
+        h.loop->onResponseHead(h.id(), 200, false);
         h.clock.advance(600);
         QCOMPARE(h.runner.lastProvider(), QStringLiteral("pb"));
         h.answer();
@@ -636,7 +636,7 @@ private Q_SLOTS:
         for (const bool typed : {true, false}) {
             Harness h({candidate("pa"), candidate("pb")}, stream);
             h.start();
-            h.loop->onResponseHead(h.id(), 200);
+            h.loop->onResponseHead(h.id(), 200, false);
             StreamEvent e = ev(EventType::Error);
             e.errorMessage =
                 typed ? QStringLiteral("OpenAI Responses stream error (server_error): The server had an error")
@@ -658,7 +658,7 @@ private Q_SLOTS:
         Harness h({candidate("pa"), candidate("pb")}, true);
         h.start();
         const AttemptId first = h.id();
-        h.loop->onResponseHead(first, 503);
+        h.loop->onResponseHead(first, 503, true);
         for (int i = 0; i < 9; ++i) { // a byte every 111 ms: never idle
             h.clock.advance(111);
             h.loop->onActivity(first);
@@ -685,7 +685,7 @@ private Q_SLOTS:
         f.input.status = 503;
         f.input.message = QStringLiteral("overloaded");
         f.input.retryAfterMs = 9000; // waits past the budget
-        h.loop->onResponseHead(h.id(), 503);
+        h.loop->onResponseHead(h.id(), 503, true);
         h.loop->onFailure(h.id(), f);
         QCOMPARE(h.runner.starts.size(), 1);
         h.clock.advance(10000);
