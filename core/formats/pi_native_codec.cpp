@@ -125,6 +125,24 @@ std::optional<model::ChatRequest> PiNativeCodec::decode(const QByteArray &body, 
         return rejected(error, QStringLiteral("context.messages: required array"));
     const BodyPath contextPath("context");
     const BodyPath messagesPath(contextPath, "messages");
+    // pi's providers replay a context as pi-ai does (transformMessages), and so does the gateway in
+    // their place: a turn that ended in an error or was aborted is left out (its tool calls may be
+    // half made, its reasoning without its answer), and a tool call that got no result before the
+    // next turn gets an error result, "No result provided": every API refuses an unanswered call.
+    QList<std::pair<QString, QString>> unanswered; // id and name of the last kept turn's tool calls
+    QList<Message> &out = req.context.messages;
+    const auto answerTheRest = [&unanswered, &out]() {
+        for (const auto &[id, name] : std::as_const(unanswered)) {
+            Message result;
+            result.role = Role::ToolResult;
+            result.toolCallId = id;
+            result.toolName = name;
+            result.isError = true;
+            result.content.append(ContentBlock::makeText(QStringLiteral("No result provided")));
+            out.append(result);
+        }
+        unanswered.clear();
+    };
     qsizetype i = -1;
     for (const Value &message : messages->GetArray()) {
         ++i;
@@ -133,12 +151,20 @@ std::optional<model::ChatRequest> PiNativeCodec::decode(const QByteArray &body, 
         const QString role = rj::toString(rj::member(m, "role"));
         Message msg;
         if (role == L("user")) {
+            answerTheRest();
             msg.role = Role::User;
             if (!decodeUserContent(rj::member(m, "content"), &msg.content, BodyPath(where, "content"), error))
                 return std::nullopt;
         } else if (role == L("assistant")) {
+            answerTheRest();
             if (!decodeAssistant(m, &msg, where, error))
                 return std::nullopt;
+            const QString stopReason = rj::toString(rj::member(m, "stopReason"));
+            if (stopReason == L("error") || stopReason == L("aborted"))
+                continue;
+            for (const ContentBlock &b : std::as_const(msg.content))
+                if (b.type == BlockType::ToolCall)
+                    unanswered.append({b.toolCallId, b.toolName});
         } else if (role == L("toolResult")) {
             msg.role = Role::ToolResult;
             msg.toolCallId = rj::toString(rj::member(m, "toolCallId"));
@@ -148,11 +174,13 @@ std::optional<model::ChatRequest> PiNativeCodec::decode(const QByteArray &body, 
                 return rejected(error, where + L(".toolCallId: required string"));
             if (!decodeUserContent(rj::member(m, "content"), &msg.content, BodyPath(where, "content"), error))
                 return std::nullopt;
+            unanswered.removeIf([&msg](const auto &call) { return call.first == msg.toolCallId; });
         } else {
             return rejected(error, where + L(".role: must be user, assistant or toolResult"));
         }
-        req.context.messages.append(msg);
+        out.append(msg);
     }
+    answerTheRest();
     qsizetype toolIndex = -1;
     for (const Value &tool : rj::elements(rj::member(context, "tools"))) {
         ++toolIndex;

@@ -192,7 +192,9 @@ QJsonObject AnthropicAdapter::buildBody(const model::ChatRequest &request, const
     } else {
         if (opt.temperature)
             body.insert(L("temperature"), *opt.temperature);
-        if (opt.topP)
+        // Claude models since Sonnet 4.5 refuse temperature and top_p together (a 400 no failover
+        // gets past), and OpenAI's SDKs send both readily: temperature, the one every API has, stays.
+        if (opt.topP && !opt.temperature)
             body.insert(L("top_p"), *opt.topP);
         if (opt.topK)
             body.insert(L("top_k"), *opt.topK);

@@ -43,6 +43,7 @@ private slots:
     void passthroughSplicesWhenTheThinkingRulesKeepTheHistory();
     void thinkingRuleCheckAgreesWithTheRules();
     void crossFormatFromOpenAIChat();
+    void temperatureAndTopPAreNeverSentTogether();
     void thinkingSignatureOnlyGoesBackToItsApi();
     void toolCallIdsAreMadeValid();
     void oauthTokenIsSentAsBearer();
@@ -299,6 +300,23 @@ void TestAnthropicAdapter::thinkingRuleCheckAgreesWithTheRules() {
         changing += changes;
     }
     QVERIFY(changing >= 4 && changing < bodies.size()); // both answers are exercised
+}
+
+void TestAnthropicAdapter::temperatureAndTopPAreNeverSentTogether() {
+    // Claude models since Sonnet 4.5 answer 400 to both ("temperature and top_p cannot both be
+    // specified"): a Chat request that failed over to Anthropic with both was refused there.
+    auto req = OpenAIChatCodec().decode(readTestData(QStringLiteral("openai_chat_request_sdk.json")), nullptr);
+    QVERIFY(req);
+    req->options.temperature = 0.3;
+    req->options.topP = 0.9;
+    QJsonObject body =
+        json(AnthropicAdapter().buildRequest(spokenIn(*req, wire::Api::OpenAICompletions), target(), {}).body);
+    QCOMPARE(body.value(QStringLiteral("temperature")).toDouble(), 0.3);
+    QVERIFY(!body.contains(QStringLiteral("top_p")));
+    req->options.temperature.reset(); // top_p alone still goes
+    body = json(AnthropicAdapter().buildRequest(spokenIn(*req, wire::Api::OpenAICompletions), target(), {}).body);
+    QCOMPARE(body.value(QStringLiteral("top_p")).toDouble(), 0.9);
+    QVERIFY(!body.contains(QStringLiteral("temperature")));
 }
 
 void TestAnthropicAdapter::crossFormatFromOpenAIChat() {

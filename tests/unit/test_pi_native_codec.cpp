@@ -35,6 +35,7 @@ private slots:
     void streamIsAssistantMessageEventsEndedByDone();
     void errorAfterHeadersEndsWithTheErrorEvent();
     void nonStreamingAnswerIsMessage();
+    void abortedTurnsAreLeftOutAndUnansweredCallsGetAnErrorResult();
 };
 
 void TestPiNativeCodec::decodesStreamProxyBodyWithModelObject() {
@@ -169,3 +170,43 @@ void TestPiNativeCodec::nonStreamingAnswerIsMessage() {
 
 QTEST_GUILESS_MAIN(TestPiNativeCodec)
 #include "test_pi_native_codec.moc"
+
+void TestPiNativeCodec::abortedTurnsAreLeftOutAndUnansweredCallsGetAnErrorResult() {
+    // pi keeps an aborted or failed turn in its context and leaves it to each provider to drop
+    // (pi-ai's transformMessages), and the same for a call the user interrupted. Forwarded as
+    // they were, the next provider refused the request: a tool call without its result, or
+    // reasoning without the item that follows it, and no failover gets past a 400.
+    GatewayError err;
+    const auto ok = PiNativeCodec().decode(R"({"modelId":"m","context":{"messages":[
+        {"role":"user","content":"weather in Oslo?"},
+        {"role":"assistant","stopReason":"aborted","content":[{"type":"thinking","thinking":"let me"},
+            {"type":"toolCall","id":"t1","name":"get_weather","arguments":{}}]},
+        {"role":"user","content":"try again"},
+        {"role":"assistant","stopReason":"error","content":[{"type":"text","text":"half an ans"}]},
+        {"role":"assistant","stopReason":"toolUse","content":[
+            {"type":"toolCall","id":"t2","name":"get_weather","arguments":{"city":"Oslo"}},
+            {"type":"toolCall","id":"t3","name":"get_time","arguments":{"city":"Oslo"}}]},
+        {"role":"toolResult","toolCallId":"t2","toolName":"get_weather","content":[{"type":"text","text":"rain"}]},
+        {"role":"user","content":"never mind the time"},
+        {"role":"assistant","stopReason":"toolUse","content":[
+            {"type":"toolCall","id":"t4","name":"get_time","arguments":{}}]}
+    ]}})",
+                                           &err);
+    QVERIFY2(ok, qPrintable(err.message));
+    const auto &m = ok->context.messages;
+    QStringList shape;
+    for (const Message &msg : m)
+        shape << (msg.role == Role::User        ? QStringLiteral("user")
+                  : msg.role == Role::Assistant ? QStringLiteral("assistant")
+                                                : QStringLiteral("result:") + msg.toolCallId);
+    QCOMPARE(shape,
+             QStringList({"user", "user", "assistant", "result:t2", "result:t3", "user", "assistant", "result:t4"}));
+    QCOMPARE(m[2].content.size(), 2); // the kept turn's two calls; the aborted t1 is nowhere
+    QVERIFY(!m[3].isError);
+    QCOMPARE(m[3].content[0].text, QStringLiteral("rain"));
+    for (int i : {4, 7}) {
+        QVERIFY(m[i].isError);
+        QCOMPARE(m[i].content[0].text, QStringLiteral("No result provided"));
+    }
+    QCOMPARE(m[4].toolName, QStringLiteral("get_time"));
+}
