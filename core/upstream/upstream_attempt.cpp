@@ -471,7 +471,9 @@ void UpstreamAttempts::reportErrorAnswer(Try &t) {
     upstream.param = info.param;
     f.upstreamError = upstream;
     f.input.status = t.status;
-    f.input.message = redacted(t, info.message);
+    // An empty body says nothing: the status is what the client can act on.
+    f.input.message =
+        info.message.isEmpty() ? QStringLiteral("HTTP %1 with an empty body").arg(t.status) : redacted(t, info.message);
     f.input.classificationMessage =
         info.errorType.isEmpty() ? QString() : info.errorType + QStringLiteral(": ") + info.message;
     f.input.retryAfterMs = t.headerRetryAfter;

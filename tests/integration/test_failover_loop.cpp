@@ -929,6 +929,20 @@ private Q_SLOTS:
         QCOMPARE(failuresOf(gw2.engine(), QStringLiteral("pa"), QStringLiteral("transport")), 0);
     }
 
+    // A 404 without a body (a wrong baseUrl path on many servers) told the client "upstream
+    // pa/claude-a: " and nothing else.
+    void anEmptyErrorBodyNamesTheStatus() {
+        CannedAnswerServer server("HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n");
+        GatewayFixture gw;
+        gw.config.providers[QStringLiteral("pa")].baseUrl = server.url();
+        gw.start();
+        const auto e =
+            gw.post(QStringLiteral("/v1/messages"),
+                    GatewayFixture::anthropicBody(QStringLiteral("pa/claude-a"), QStringLiteral("x"), false));
+        QCOMPARE(e.status, 404);
+        QVERIFY2(e.body.contains("upstream pa/claude-a: HTTP 404 with an empty body"), e.body.constData());
+    }
+
     void cutAfterCommitWritesTheFormatsError_data() {
         QTest::addColumn<QString>("route");
         QTest::addColumn<QString>("model");
