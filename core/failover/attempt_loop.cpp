@@ -318,6 +318,7 @@ void AttemptLoop::onTransportError(AttemptId id, upstream::TransportError error,
         cut.errorMessage = QStringLiteral("upstream connection lost: %1").arg(text);
         TryFrame f;
         f.events = {cut};
+        f.broken = error;
         return handleEvents(*a, f);
     }
     TryFailure f;
@@ -417,6 +418,7 @@ void AttemptLoop::handleEvents(Attempt &a, const TryFrame &frame) {
             if (e.type == model::EventType::Error) {
                 settle(a);
                 recordUsage(a, true);
+                reportCutAfterCommit(a, e, frame);
                 m_deps.client->endStream();
                 return finish();
             }
@@ -643,6 +645,30 @@ void AttemptLoop::afterFailure(Attempt &a, const UpstreamFailure &failure, const
         recordSkips(noCredential);
     }
     finishWithFailure(withCostCeilingNote(clientErrorFor(failure)), true);
+}
+
+void AttemptLoop::reportCutAfterCommit(const Attempt &a, const model::StreamEvent &error, const TryFrame &frame) {
+    // The committed attempt is final: no failover and no mark. Its row said committed, though, and
+    // a provider that breaks streams half-way was invisible: it gets a failed row of its own and
+    // moves the failure counter, classified as a failure before commit would be.
+    FailureInput input;
+    input.message = error.errorMessage;
+    input.classificationMessage = classificationOf(error);
+    input.status = error.errorStatus;
+    if (frame.broken)
+        input.transportError = *frame.broken;
+    else if (frame.afterEnd && error.errorType.isEmpty())
+        input.transportError = upstream::TransportError::Other; // the body ended early
+    UpstreamFailure failure;
+    failure.kind = FailureKind::ServerError; // a deterministic in-band error still broke the answer
+    failure.message = error.errorMessage;
+    failure.status = error.errorStatus;
+    if (const auto classified = FailureClassifier::classify(input))
+        failure = *classified;
+    m_deps.observer->failureCounted(a.candidate, failure.kind);
+    m_deps.observer->attemptRecorded(reportOf(a, AttemptOutcome::Failed, failureKindName(failure.kind),
+                                              QStringLiteral("after_commit"), failure.message));
+    logFailure(a, failure, QStringLiteral("after_commit"), {});
 }
 
 void AttemptLoop::stopWithUpstreamError(Attempt &a, const FailureInput &input) {

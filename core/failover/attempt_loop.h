@@ -69,6 +69,7 @@ struct TryFrame {
     std::function<bool()> isNoise;
     qint64 frameBytes = 0; // what the frame costs to keep
     bool afterEnd = false; // made by the decoder at end of body: an Error then is an early close
+    std::optional<upstream::TransportError> broken; // made by the loop for a connection that broke
 };
 
 class AttemptRunner {
@@ -101,7 +102,8 @@ struct AttemptReport {
     std::optional<Candidate> candidate;
     AttemptOutcome outcome = AttemptOutcome::Committed;
     QString failure;    // failure kind name, empty when none
-    QString logOutcome; // committed (empty), retrying, exhausted, budget, deadline, stop, skipped, aborted
+    QString logOutcome; // committed (empty), retrying, exhausted, budget, deadline, stop, skipped, aborted,
+                        // after_commit (a committed answer broken off)
     QString message;
     int status = 0;
     qint64 elapsedMs = 0;
@@ -231,6 +233,7 @@ private:
     void attemptFailed(Attempt &a, TryFailure failure);
     bool tryInAttemptRetry(Attempt &a, const UpstreamFailure &failure);
     void afterFailure(Attempt &a, const UpstreamFailure &failure, const QString &cause = {});
+    void reportCutAfterCommit(const Attempt &a, const model::StreamEvent &error, const TryFrame &frame);
     void stopWithUpstreamError(Attempt &a, const FailureInput &input);
     void settle(Attempt &a);
     void armIdle(Attempt &a, qint64 delayMs);

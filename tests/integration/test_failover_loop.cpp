@@ -6,6 +6,7 @@
 #include "fake_clock.h"
 #include "gateway_fixture.h"
 #include "raw_http_client.h"
+#include "signal_wait.h"
 #include "wire_fixtures.h"
 
 #include <QElapsedTimer>
@@ -1004,6 +1005,19 @@ private Q_SLOTS:
             QVERIFY(!r.body.contains("\"type\":\"done\""));
         }
         QVERIFY(r.body.contains("upstream connection lost"));
+        // Seen in monitoring too: the committed row stays, a failed one follows it, and the failure
+        // counter moves (before, the attempt looked like a success). Still no mark: a committed
+        // attempt is final.
+        const QString provider = model.section(QLatin1Char('/'), 0, 0);
+        QVERIFY(waitUntil([&]() { return gw.engine().telemetry()->attempts(-1).size() >= 2; }, 2000));
+        const auto attempts = gw.engine().telemetry()->attempts(-1); // newest first
+        QCOMPARE(attempts[0].outcome, telemetry::AttemptOutcome::Failed);
+        QCOMPARE(attempts[0].failure, QStringLiteral("transport"));
+        QCOMPARE(attempts[0].logOutcome, QStringLiteral("after_commit"));
+        QCOMPARE(attempts[0].attempt, attempts[1].attempt);
+        QCOMPARE(attempts[1].outcome, telemetry::AttemptOutcome::Committed);
+        QCOMPARE(failuresOf(gw.engine(), provider, QStringLiteral("transport")), 1);
+        QVERIFY(gw.engine().marks().isEmpty());
     }
 
     void redirectStopsWithA502NamingIt() {
