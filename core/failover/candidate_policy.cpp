@@ -7,17 +7,27 @@ namespace sw::failover {
 namespace {
 const QLatin1String kCeiling("over the route's cost ceiling");
 
-std::optional<QString> tenantReason(const config::Config &config, const QString &tenant, const Candidate &c) {
+std::optional<QString> tenantReason(const config::Config &config, const QString &tenant,
+                                    const config::ProviderConfig &provider) {
     const auto t = config.tenants.constFind(tenant);
     if (t == config.tenants.cend())
         return std::nullopt;
-    if (!t->providers.isEmpty() && !t->providers.contains(c.provider.id))
+    if (!t->providers.isEmpty() && !t->providers.contains(provider.id))
         return QStringLiteral("provider not allowed for tenant");
-    if (!t->regions.isEmpty() && !t->regions.contains(c.provider.region))
+    if (!t->regions.isEmpty() && !t->regions.contains(provider.region))
         return QStringLiteral("region not allowed for tenant");
     return std::nullopt;
 }
+
+std::optional<QString> tenantReason(const config::Config &config, const QString &tenant, const Candidate &c) {
+    return tenantReason(config, tenant, c.provider);
+}
 } // namespace
+
+bool CandidatePolicy::tenantMayUse(const config::Config &config, const QString &tenant,
+                                   const config::ProviderConfig &provider) {
+    return !tenantReason(config, tenant, provider);
+}
 
 std::optional<QString> CandidatePolicy::ineligibleReason(const config::Config &config, const QString &tenant,
                                                          const Resolution &resolution, const Candidate &c) {

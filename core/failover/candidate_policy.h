@@ -15,6 +15,9 @@ public:
                                                    const Resolution &resolution, const Candidate &candidate);
     // True when `reason` (from ineligibleReason) is the cost ceiling: the client is told so.
     static bool isCostCeiling(const QString &reason);
+    // The tenant's `providers` and `regions` let its requests reach this provider.
+    static bool tenantMayUse(const config::Config &config, const QString &tenant,
+                             const config::ProviderConfig &provider);
 
     // A request this candidate can never serve (embedding model,
     // image input, OpenAI file references, unknown API). The first candidate fails with

@@ -1,5 +1,6 @@
 #include "core/server/router.h"
 
+#include "core/failover/candidate_policy.h"
 #include "core/failover/provider_down_marks.h"
 #include "core/server/admin_api.h"
 #include "core/server/chat_admission.h"
@@ -165,7 +166,7 @@ void Router::dispatch(InboundRequest &&req, HttpExchange *exchange) {
     if (path == QLatin1String("/v1/models")) {
         if (!caller)
             return answerError(exchange, 401, "authentication_error", kUnknownKey);
-        return listModels(exchange);
+        return listModels(exchange, caller->tenant);
     }
     // Metrics and the admin API need an admin tenant's key. Metrics answer 401 to any other caller; the admin
     // API tells a known tenant without admin rights (403) from an unknown caller (401).
@@ -227,7 +228,15 @@ void Router::countTokens(const InboundRequest &req, HttpExchange *exchange) {
     answerJson(exchange, 200, QByteArrayLiteral("{\"input_tokens\":") + QByteArray::number(tokens) + '}');
 }
 
-void Router::listModels(HttpExchange *exchange) {
+void Router::listModels(HttpExchange *exchange, const QString &tenant) {
+    // A tenant limited to some providers (or regions) sees only what it may reach: the other
+    // tenants' models and routes are not its business.
+    const config::Config &config = *m_ctx.config;
+    const auto reachable = [&config, &tenant](const QString &modelKey) {
+        const auto provider = config.providers.constFind(modelKey.section(QLatin1Char('/'), 0, 0));
+        return provider != config.providers.cend() &&
+               failover::CandidatePolicy::tenantMayUse(config, tenant, *provider);
+    };
     QJsonArray data;
     auto add = [&data](const QString &id, const QString &kind) {
         data.append(QJsonObject{{QStringLiteral("id"), id},
@@ -236,10 +245,12 @@ void Router::listModels(HttpExchange *exchange) {
                                 {QStringLiteral("owned_by"), QStringLiteral("switchman")},
                                 {QStringLiteral("switchman_kind"), kind}});
     };
-    for (const auto &r : m_ctx.config->routes)
-        add(r.name, QStringLiteral("route"));
-    for (const auto &m : m_ctx.config->models)
-        add(m.key(), QStringLiteral("model"));
+    for (const auto &r : config.routes)
+        if (std::any_of(r.candidates.cbegin(), r.candidates.cend(), reachable))
+            add(r.name, QStringLiteral("route"));
+    for (const auto &m : config.models)
+        if (reachable(m.key()))
+            add(m.key(), QStringLiteral("model"));
     answerJson(
         exchange, 200,
         QJsonDocument(QJsonObject{{QStringLiteral("object"), QStringLiteral("list")}, {QStringLiteral("data"), data}})

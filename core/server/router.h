@@ -52,7 +52,7 @@ public:
 private:
     void dispatchChat(wire::Api format, InboundRequest &&request, HttpExchange *exchange, const QString &tenant);
     void countTokens(const InboundRequest &request, HttpExchange *exchange);
-    void listModels(HttpExchange *exchange);
+    void listModels(HttpExchange *exchange, const QString &tenant); // what this tenant may reach
     void metrics(HttpExchange *exchange);
     QString nextRequestId();
 

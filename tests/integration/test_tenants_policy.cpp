@@ -188,6 +188,32 @@ private Q_SLOTS:
         QCOMPARE(gw.anthropicA.requests().size(), 0);
     }
 
+    // /v1/models listed every provider's models and every route to any tenant: a tenant limited
+    // to some providers learned the others' whole configuration.
+    void aTenantListsOnlyTheModelsItMayReach() {
+        GatewayFixture gw;
+        addTenant(gw.config, QStringLiteral("alice"), kAliceKey);
+        addTenant(gw.config, QStringLiteral("bob"), kBobKey);
+        gw.config.tenants[QStringLiteral("alice")].providers = {QStringLiteral("pb")};
+        gw.start();
+        const auto listed = [&gw](const QByteArray &key) {
+            const auto r = gw.get(QStringLiteral("/v1/models"), 5000, bearer(key));
+            QStringList ids;
+            for (const auto &m : r.json().value(QStringLiteral("data")).toArray())
+                ids << m.toObject().value(QStringLiteral("id")).toString();
+            return ids;
+        };
+        const QStringList alice = listed(kAliceKey);
+        const QStringList bob = listed(kBobKey);
+        QVERIFY2(alice.contains(QStringLiteral("pb/gpt-b")), qPrintable(alice.join(u',')));
+        QVERIFY2(alice.contains(QStringLiteral("chain")), qPrintable(alice.join(u','))); // pb is one of its candidates
+        for (const QString &id : alice)
+            QVERIFY2(!id.contains(u'/') || id.startsWith(QLatin1String("pb/")), qPrintable(id));
+        QVERIFY2(bob.contains(QStringLiteral("pa/claude-a")) && bob.contains(QStringLiteral("pb/gpt-b")),
+                 qPrintable(bob.join(u',')));
+        QVERIFY(bob.size() > alice.size());
+    }
+
     void tenantRegionsLimitEligibility() {
         GatewayFixture gw;
         gw.config.providers[QStringLiteral("pa")].region = QStringLiteral("us");

@@ -157,8 +157,12 @@ HttpResult GatewayFixture::postRaw(const QString &path, const QByteArray &body,
     return wait(nam.post(req, body), timeoutMs);
 }
 
-HttpResult GatewayFixture::get(const QString &path, int timeoutMs) {
-    return wait(nam.get(QNetworkRequest(QUrl(baseUrl() + path))), timeoutMs);
+HttpResult GatewayFixture::get(const QString &path, int timeoutMs,
+                               const QList<QPair<QByteArray, QByteArray>> &headers) {
+    QNetworkRequest request(QUrl(baseUrl() + path));
+    for (const auto &h : headers)
+        request.setRawHeader(h.first, h.second);
+    return wait(nam.get(request), timeoutMs);
 }
 
 HttpResult GatewayFixture::del(const QString &path, int timeoutMs) {

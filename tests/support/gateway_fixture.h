@@ -63,7 +63,8 @@ public:
                     const QList<QPair<QByteArray, QByteArray>> &headers = {}, int timeoutMs = 15000);
     HttpResult postRaw(const QString &path, const QByteArray &body,
                        const QList<QPair<QByteArray, QByteArray>> &headers = {}, int timeoutMs = 15000);
-    HttpResult get(const QString &path, int timeoutMs = 15000);
+    HttpResult get(const QString &path, int timeoutMs = 15000,
+                   const QList<QPair<QByteArray, QByteArray>> &headers = {});
     HttpResult del(const QString &path, int timeoutMs = 15000);
     QNetworkReply *postAsync(const QString &path, const QJsonObject &body,
                              const QList<QPair<QByteArray, QByteArray>> &headers = {});
