@@ -18,6 +18,10 @@ namespace {
 constexpr int kDrainMs = 500;       // keep reading after a refusal so the client sees the answer
 constexpr int kMaxChunkLine = 4096; // a chunk-size line with extensions
 constexpr qint64 kBufferSlack = 1 << 20;
+// While an answer is pending, what the connection reads of the next request: the rest waits in
+// the kernel (the client's sends stall), outside limits.maxBodyBytesInFlight and every other
+// request's memory.
+constexpr qint64 kParkedBytes = 64 * 1024;
 constexpr int kMaxHeaderFields = 100; // what Qt 6.4's header parser takes (HeaderConstants::MAX_HEADER_FIELDS)
 
 // The bytes of a request line so far could still become a valid one: garbage
@@ -77,7 +81,7 @@ ConnectionGuard::ConnectionGuard(QTcpSocket *socket, const config::LimitsConfig 
     setObjectName(QStringLiteral("sw-connection-guard"));
     // Qt's parser keeps a whole request in the socket buffer: never more than a
     // request may hold, whatever the client sends.
-    socket->setReadBufferSize(qint64(m_limits.maxHeaderBytes) + m_limits.maxBodyBytes + kBufferSlack);
+    socket->setReadBufferSize(requestBufferBytes());
     m_timer = new QTimer(this);
     m_timer->setSingleShot(true);
     connect(m_timer, &QTimer::timeout, this, &ConnectionGuard::onTimeout);
@@ -417,8 +421,16 @@ void ConnectionGuard::giveBack(qint64 &bytes) {
     bytes = 0;
 }
 
+qint64 ConnectionGuard::requestBufferBytes() const {
+    return qint64(m_limits.maxHeaderBytes) + m_limits.maxBodyBytes + kBufferSlack;
+}
+
 void ConnectionGuard::requestDispatched() {
     m_busy = true;
+    // A pipelined next request is not read while this one is answered (parkPipelined): only its
+    // first bytes are taken off the kernel.
+    if (m_socket)
+        m_socket->setReadBufferSize(kParkedBytes);
     // What this request took is held until its answer is complete (responseDone).
     m_dispatchedTaken += std::exchange(m_bodyTaken, 0);
     startNextRequest();
@@ -437,6 +449,8 @@ void ConnectionGuard::parkPipelined() {
 void ConnectionGuard::responseDone() {
     m_busy = false;
     giveBack(m_dispatchedTaken);
+    if (m_socket)
+        m_socket->setReadBufferSize(requestBufferBytes());
     if (m_parked && m_socket) {
         m_parked = false;
         m_socket->rollbackTransaction();

@@ -96,7 +96,8 @@ private:
     void parkPipelined();
     void startNextRequest();
     void rearm();
-    bool takeBody(qint64 bytes); // from the budget, for the request being read
+    qint64 requestBufferBytes() const; // the socket's read buffer while a request is read
+    bool takeBody(qint64 bytes);       // from the budget, for the request being read
     void giveBack(qint64 &bytes);
     void onTimeout();
     void closeQuietly();

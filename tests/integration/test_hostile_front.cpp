@@ -436,6 +436,45 @@ private Q_SLOTS:
         QCOMPARE(gw.anthropicA.requests().size(), 1);
     }
 
+    // A pipelined request is not read while the one before it is answered. Before, the connection
+    // read the whole next request into memory while it waited (up to maxBodyBytes per connection,
+    // outside limits.maxBodyBytesInFlight); now it takes 64 KiB and the rest waits in the kernel:
+    // the client's sending stalls until the first answer is complete, then goes on.
+    void aPipelinedBodyWaitsInTheKernelWhileTheFirstIsAnswered() {
+        GatewayFixture gw;
+        gw.config.limits.maxBodyBytes = 24 * 1024 * 1024;
+        demo::Fault slow;
+        slow.chunkDelayMs = 250;
+        gw.anthropicA.setFault(slow);
+        gw.start();
+        const quint16 port = gw.engine().port();
+        RawHttpClient c(port);
+        QVERIFY(c.waitConnected());
+        QJsonObject first = GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("hi"), true);
+        QJsonObject bigBody = GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("hi"), false);
+        bigBody.insert(QStringLiteral("system"), QString(16 * 1024 * 1024, u'z')); // a long prompt, not echoed
+        const QByteArray big = QJsonDocument(bigBody).toJson(QJsonDocument::Compact);
+        const qint64 total = c.socket().bytesToWrite();
+        c.send(post(port, "/v1/messages", QJsonDocument(first).toJson(QJsonDocument::Compact)) +
+               post(port, "/v1/messages", big));
+        // The first answer has begun, well after the client wrote everything it could.
+        QVERIFY(waitUntil([&c]() { return c.received().contains("content_block_delta"); }, 10000));
+        const qint64 unsent = c.socket().bytesToWrite() - total;
+        qInfo("while the first answer streams, %lld KiB of the next request are not taken", unsent / 1024);
+        QVERIFY2(unsent > 4 * 1024 * 1024, qPrintable(QString::number(unsent)));
+        QCOMPARE(gw.anthropicA.requests().size(), 1);
+        // Then the second is read and answered, in order.
+        const auto second = [&c]() {
+            const QByteArray all = c.received();
+            const qsizetype at = all.indexOf("HTTP/1.1 ", all.indexOf("message_stop"));
+            return at < 0 ? QByteArray() : all.mid(at);
+        };
+        QVERIFY(waitUntil([&]() { return second().contains("\"type\":\"message\"") || c.closed(); }, 20000));
+        QVERIFY2(second().startsWith("HTTP/1.1 200"), second().left(600).constData());
+        QCOMPARE(gw.anthropicA.requests().size(), 2);
+        QCOMPARE(gw.anthropicA.requests().last().body.size() > 16 * 1024 * 1024, true);
+    }
+
     // Item 11: a trailer is refused at once, not held to the idle timeout.
     void chunkedTrailerIs400AtOnce() {
         GatewayFixture gw;
