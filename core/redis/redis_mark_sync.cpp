@@ -3,6 +3,7 @@
 #include <QDateTime>
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <algorithm>
 
 namespace sw::redis {
 
@@ -307,11 +308,30 @@ bool RedisMarkSync::isNewer(const QByteArray &id, const QJsonObject &o) {
     if (!(number > 0))
         return true; // a replica of a version without sequence numbers: as before, last one read wins
     const auto seq = quint64(number);
-    quint64 &last = m_lastSeq[id];
-    if (seq <= last)
+    Applied &last = m_lastSeq[id];
+    if (seq <= last.seq)
         return false;
-    last = seq;
+    last = {seq, m_clock.nowMs()};
+    if (m_lastSeq.size() >= m_forgetAt)
+        forgetOldSequences();
     return true;
+}
+
+void RedisMarkSync::forgetOldSequences() {
+    const qint64 before = m_clock.nowMs() - kSequenceMemoryMs;
+    m_lastSeq.removeIf([before](const auto &entry) { return entry.value().atMs < before; });
+    if (m_lastSeq.size() > kMaxRememberedSequences) {
+        // Young, and too many: the older half goes.
+        QList<qint64> times;
+        times.reserve(m_lastSeq.size());
+        for (const Applied &a : std::as_const(m_lastSeq))
+            times.append(a.atMs);
+        std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
+        const qint64 median = times.at(times.size() / 2);
+        m_lastSeq.removeIf([median](const auto &entry) { return entry.value().atMs < median; });
+    }
+    // Looked at again when the table has doubled: each look costs its size once.
+    m_forgetAt = std::max<qsizetype>(1024, 2 * m_lastSeq.size());
 }
 
 QByteArray RedisMarkSync::sequenceKey() const {

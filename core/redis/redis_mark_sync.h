@@ -46,6 +46,13 @@ public:
     QString endpointDisplay() const { return m_options.endpoint.display(); }
     // "shared via redis://host:port/0, 2 replicas seen" or "local only (Redis unreachable)".
     QString describe() const;
+    // How many marks' last sequence numbers are remembered (bounded: see kSequenceMemoryMs).
+    int rememberedSequences() const { return int(m_lastSeq.size()); }
+    // A mark's last applied number is kept this long after it was applied: a message is read late
+    // by milliseconds (two connections), never by minutes. Past kMaxRememberedSequences the oldest
+    // go first whatever their age, so that no stream of new mark ids grows the table.
+    static constexpr qint64 kSequenceMemoryMs = 10 * 60 * 1000;
+    static constexpr int kMaxRememberedSequences = 16384;
 
     // failover::MarkObserver
     void markSet(const failover::MarkInfo &mark, const failover::UpstreamFailure &failure,
@@ -85,8 +92,14 @@ private:
     // Counts clears (local, or another replica's): a set's own reply that comes back after a clear
     // is stale (see markSet).
     quint64 m_clears = 0;
-    // The last set or clear applied per mark id, by Redis's sequence (see kStoreMarkLua).
-    QHash<QByteArray, quint64> m_lastSeq;
+    // The last set or clear applied per mark id, by Redis's sequence (see kStoreMarkLua), and when.
+    struct Applied {
+        quint64 seq = 0;
+        qint64 atMs = 0;
+    };
+    QHash<QByteArray, Applied> m_lastSeq;
+    qsizetype m_forgetAt = 1024; // the size at which old numbers are next looked for
+    void forgetOldSequences();
     int m_replicas = 0;
 };
 

@@ -253,6 +253,48 @@ private Q_SLOTS:
         QCOMPARE(m_one->mark()->strikes, 1);
     }
 
+    // Each mark id ever applied left its sequence number behind for the process's life: a stream
+    // of new ids (model names, tenants) grew it without end. Numbers older than
+    // kSequenceMemoryMs are forgotten; recent ones still order late messages (the test above).
+    void oldSequenceNumbersAreForgotten() {
+        redis::RedisClient pub(*redis::RedisEndpoint::parse(m_redis->url(), nullptr));
+        pub.open();
+        QVERIFY(test::waitUntil([&]() { return pub.isReady(); }, 5000));
+        auto set = [&](const QString &model, int seq) {
+            const QJsonObject o{{QStringLiteral("op"), QStringLiteral("set")},
+                                {QStringLiteral("seq"), seq},
+                                {QStringLiteral("replica"), QStringLiteral("three")},
+                                {QStringLiteral("tenant"), QStringLiteral("carol")},
+                                {QStringLiteral("provider"), kA.provider},
+                                {QStringLiteral("baseUrl"), kA.baseUrl},
+                                {QStringLiteral("model"), model},
+                                {QStringLiteral("kind"), QStringLiteral("server_error")},
+                                {QStringLiteral("strikes"), 1},
+                                {QStringLiteral("ttlMs"), 20000.0},
+                                {QStringLiteral("expiresAt"), QString::number(m_wall + 20000)},
+                                {QStringLiteral("setAt"), QString::number(m_wall)}};
+            pub.command({"PUBLISH", "t:marks", QJsonDocument(o).toJson(QJsonDocument::Compact)});
+        };
+        int seq = 100;
+        for (int i = 0; i < 1500; ++i)
+            set(QStringLiteral("m%1").arg(i), ++seq);
+        QVERIFY(test::waitUntil([&]() { return m_one->sync->rememberedSequences() >= 1500; }, 10000));
+        advance(redis::RedisMarkSync::kSequenceMemoryMs + 1000);
+        for (int i = 0; i < 1500; ++i)
+            set(QStringLiteral("n%1").arg(i), ++seq);
+        // Every message read: the last one's mark is there.
+        QVERIFY(test::waitUntil(
+            [&]() {
+                const auto active = m_one->marks.active();
+                return std::any_of(active.cbegin(), active.cend(),
+                                   [](const failover::MarkInfo &m) { return m.model == QLatin1String("n1499"); });
+            },
+            10000));
+        const int remembered = m_one->sync->rememberedSequences();
+        qInfo("numbers remembered after 3000 mark ids, 1500 of them older than the memory: %d", remembered);
+        QVERIFY2(remembered <= 1500, qPrintable(QString::number(remembered)));
+    }
+
     void aTenantsMarkNeverSteersAnother() {
         fail(*m_one, failure(FailureKind::ServerError), std::nullopt, QStringLiteral("alice"));
         QVERIFY(m_two->marks.isDown(QStringLiteral("alice"), kA));
