@@ -37,6 +37,7 @@ struct AttemptLoop::Attempt {
     util::Clock::TimerId errorBodyTimer = 0; // an error head's body: kErrorBodyWindowMs to end
     std::optional<UpstreamFailure> pending;  // the failure a backoff waits to retry
     bool readPaused = false;
+    qint64 pausedAtMs = 0; // readPaused since: the silence from then on is the client's
 };
 
 namespace {
@@ -487,6 +488,7 @@ void AttemptLoop::applyBackpressure(Attempt &a) {
     // A slow client slows the upstream, not our memory: stop reading past 1 MiB queued.
     if (!a.readPaused && m_deps.client->pendingBytes() > kMaxClientQueue) {
         a.readPaused = true;
+        a.pausedAtMs = m_clock.nowMs();
         m_deps.runner->setReadPaused(a.id, true);
     }
 }
@@ -495,6 +497,8 @@ void AttemptLoop::onClientDrained() {
     Attempt *a = live(m_committed);
     if (a && a->readPaused && m_deps.client->pendingBytes() <= kMaxClientQueue / 2) {
         a->readPaused = false;
+        // The upstream was not read while paused: its idle clock starts again now.
+        a->lastByteMs = std::max(a->lastByteMs, m_clock.nowMs());
         m_deps.runner->setReadPaused(a->id, false);
     }
 }
@@ -705,8 +709,15 @@ void AttemptLoop::onIdle(AttemptId id) {
     Attempt *a = live(id);
     if (!a || a->phase != Phase::Upstream)
         return;
-    const qint64 silent = m_clock.nowMs() - a->lastByteMs;
     const qint64 limit = m_settings.upstreamIdleTimeoutMs;
+    if (a->readPaused) {
+        // Not read because the client takes nothing: the upstream is not silent, the client is.
+        const qint64 stalled = m_clock.nowMs() - a->pausedAtMs;
+        if (stalled < limit)
+            return armIdle(*a, limit - stalled);
+        return endStalledClient(*a);
+    }
+    const qint64 silent = m_clock.nowMs() - a->lastByteMs;
     if (silent < limit)
         return armIdle(*a, limit - silent);
     // A silent upstream ends as server_error (next candidate, or the
@@ -728,6 +739,23 @@ void AttemptLoop::onIdle(AttemptId id) {
     f.input.message = message;
     f.input.status = 504; // a gateway timeout: server_error by the table
     attemptFailed(*a, f);
+}
+
+void AttemptLoop::endStalledClient(Attempt &a) {
+    // A client that took no byte of its answer for the whole idle limit holds an upstream
+    // connection and 1 MiB for nothing. The answer ends; it is not the provider's failure: no
+    // failed row of the provider's, no counter, no mark.
+    settle(a);
+    recordUsage(a, true);
+    m_deps.observer->note(QStringLiteral("client stalled"),
+                          {{QStringLiteral("candidate"), a.candidate.name()},
+                           {QStringLiteral("stalledMs"), m_clock.nowMs() - a.pausedAtMs}});
+    m_deps.client->streamError(GatewayError::make(
+        408, GatewayError::categoryForStatus(408),
+        QStringLiteral("the client read nothing of its answer for %1 ms (failover.upstreamIdleTimeoutMs)")
+            .arg(m_clock.nowMs() - a.pausedAtMs)));
+    m_deps.client->endStream();
+    finish();
 }
 
 void AttemptLoop::onBudgetExpired(AttemptId id) {

@@ -234,6 +234,7 @@ private:
     bool tryInAttemptRetry(Attempt &a, const UpstreamFailure &failure);
     void afterFailure(Attempt &a, const UpstreamFailure &failure, const QString &cause = {});
     void reportCutAfterCommit(const Attempt &a, const model::StreamEvent &error, const TryFrame &frame);
+    void endStalledClient(Attempt &a);
     void stopWithUpstreamError(Attempt &a, const FailureInput &input);
     void settle(Attempt &a);
     void armIdle(Attempt &a, qint64 delayMs);

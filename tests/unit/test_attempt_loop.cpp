@@ -533,6 +533,49 @@ private Q_SLOTS:
         QCOMPARE(h.clock.pendingTimers(), 0);
     }
 
+    // After commit a client that takes nothing pauses the upstream (1 MiB queued). The idle
+    // clock kept counting the upstream's silence it had caused: after the limit the provider got
+    // the blame (a failed row, the failure counter). Now the time paused is the client's, and
+    // a client stalled for the whole limit ends its own answer with no failure of the provider's.
+    void aClientThatReadsNothingIsNotTheUpstreamsSilence() {
+        Harness h({candidate("pa")}, true);
+        h.settings.upstreamIdleTimeoutMs = 10000;
+        h.start();
+        h.loop->onResponseHead(h.id(), 200, false);
+        h.frame({ev(EventType::Start), ev(EventType::TextStart), ev(EventType::TextDelta, QStringLiteral("a"))});
+        QCOMPARE(h.client.commits.size(), 1);
+        // Slow for a while, then reading again: the upstream gets a whole window after the resume.
+        h.clock.advance(4000);
+        h.client.pending = 2 * 1024 * 1024;
+        h.frame({ev(EventType::TextDelta, QStringLiteral("b"))});
+        QCOMPARE(h.runner.paused.size(), 1);
+        h.clock.advance(9000); // 13 s since the upstream's last byte
+        QVERIFY(!h.done);
+        h.client.pending = 0;
+        h.loop->onClientDrained();
+        QCOMPARE(h.runner.paused.last().second, false);
+        h.clock.advance(9999);
+        QVERIFY(!h.done);
+        h.frame({ev(EventType::TextDelta, QStringLiteral("c"))});
+        h.loop->onActivity(h.id());
+        // Stalled for good: after the whole limit the answer ends, and the provider is not blamed.
+        h.client.pending = 2 * 1024 * 1024;
+        h.frame({ev(EventType::TextDelta, QStringLiteral("d"))});
+        h.clock.advance(9999);
+        QVERIFY(!h.done);
+        h.clock.advance(1);
+        QVERIFY(h.done);
+        QVERIFY(h.client.ended);
+        QCOMPARE(h.client.inBand.size(), 1);
+        QCOMPARE(h.client.inBand.first().status, 408);
+        QVERIFY(h.runner.aborts.contains(h.id()));
+        QVERIFY(h.seen.failures.isEmpty());
+        for (const auto &row : h.seen.rows)
+            QCOMPARE(row.outcome, AttemptOutcome::Committed);
+        QVERIFY(h.seen.notes.contains(QStringLiteral("client stalled")));
+        QCOMPARE(h.clock.pendingTimers(), 0);
+    }
+
     void silentFirstCandidateFailsOverAtTheIdleTimeout() {
         Harness h({candidate("pa"), candidate("pb")}, false);
         h.settings.deadlineMs = 10 * 60 * 1000; // budget: half of it, past the idle timeout
