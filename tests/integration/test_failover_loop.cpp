@@ -56,34 +56,19 @@ QJsonObject routeBody(const QString &route, const QString &model, bool stream) {
                                                  {QStringLiteral("timestamp"), 0}}}}}}};
 }
 
-// A listener that answers every connection with bytes that are not HTTP, then closes.
-class GarbageServer : public QTcpServer {
-public:
-    GarbageServer() {
-        connect(this, &QTcpServer::newConnection, this, [this]() {
-            while (QTcpSocket *s = nextPendingConnection()) {
-                connect(s, &QTcpSocket::readyRead, s, [s]() {
-                    s->readAll();
-                    s->write("SMTP READY, NOT HTTP AT ALL\r\n\r\n");
-                    s->disconnectFromHost();
-                });
-            }
-        });
-        listen(QHostAddress::LocalHost);
-    }
-    QString url() const { return QStringLiteral("http://127.0.0.1:%1").arg(serverPort()); }
-};
-
-// Answers every request with one canned HTTP response (kept alive), like a captive portal or a
-// misconfigured proxy in front of a provider.
+// Answers every request with the same bytes: a captive portal or a misconfigured proxy in front
+// of a provider (kept alive), or a listener that does not speak HTTP at all (then closed).
 class CannedAnswerServer : public QTcpServer {
 public:
-    explicit CannedAnswerServer(QByteArray answer) : m_answer(std::move(answer)) {
+    explicit CannedAnswerServer(QByteArray answer, bool thenClose = false)
+        : m_answer(std::move(answer)), m_close(thenClose) {
         connect(this, &QTcpServer::newConnection, this, [this]() {
             while (QTcpSocket *s = nextPendingConnection()) {
                 connect(s, &QTcpSocket::readyRead, s, [this, s]() {
                     s->readAll();
                     s->write(m_answer);
+                    if (m_close)
+                        s->disconnectFromHost();
                 });
             }
         });
@@ -93,6 +78,7 @@ public:
 
 private:
     QByteArray m_answer;
+    bool m_close;
 };
 
 // The engine's own transport, recording what the loop asks of each call's reading and
@@ -874,7 +860,7 @@ private Q_SLOTS:
     void malformedResponseAndUnknownHostFailOverAsTransport() {
         // The transport's type decides, whatever Qt or the parser call it.
         QFETCH(int, which);
-        GarbageServer garbage;
+        CannedAnswerServer garbage("SMTP READY, NOT HTTP AT ALL\r\n\r\n", true);
         GatewayFixture gw;
         gw.config.providers[QStringLiteral("pa")].baseUrl =
             which == 0 ? garbage.url() : QStringLiteral("http://no-such-host.invalid");
