@@ -29,10 +29,6 @@ void GuardedTcpServer::setLimits(const config::LimitsConfig &limits) {
     m_bodyBudget->setCap(limits.maxBodyBytesInFlight);
 }
 
-qint64 GuardedTcpServer::bodyBytesInFlight() const {
-    return m_bodyBudget->held();
-}
-
 void GuardedTcpServer::incomingConnection(qintptr handle) {
     auto *socket = new GuardedSocket(this);
     if (!socket->setSocketDescriptor(handle)) {

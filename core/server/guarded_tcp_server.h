@@ -22,7 +22,6 @@ public:
     // New connections use the new limits; open ones keep theirs. The budget of body bytes in flight
     // is shared by all connections and takes its new size at once.
     void setLimits(const config::LimitsConfig &limits);
-    qint64 bodyBytesInFlight() const;
     int openConnections() const { return m_open; }
     static constexpr int kMinListenBacklog = 1024;
 

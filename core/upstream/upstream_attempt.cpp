@@ -451,6 +451,7 @@ void UpstreamAttempts::reportErrorAnswer(Try &t) {
         // it sent one, else its first bytes. Classified as what its error type says (502 without
         // one), never as a cut connection: the host answered.
         failover::TryFailure f;
+        f.fromHeaders = true; // its Retry-After counts
         f.input.status = statusOfErrorBody(t.target.api, info);
         f.input.message = redacted(t, QStringLiteral("upstream %1 answered HTTP %2 with Content-Type %3 instead of "
                                                      "an event stream: %4")
