@@ -405,8 +405,9 @@ void ConfigReader::readLimits(JsonObjectReader &root, Config &config) {
     o->integer(QStringLiteral("maxConnections"), l.maxConnections, 1, positive);
     o->integer(QStringLiteral("maxHoldBytes"), l.maxHoldBytes, 1, kMaxBytes, positive);
     o->integer(QStringLiteral("maxResponseBytes"), l.maxResponseBytes, 1, kMaxBytes, positive);
-    o->integer(QStringLiteral("maxBodyBytesInFlight"), l.maxBodyBytesInFlight, 1, kMaxBytes, positive);
-    if (l.maxBodyBytesInFlight < l.maxBodyBytes) // the default too, under a raised maxBodyBytes
+    if (!o->integer(QStringLiteral("maxBodyBytesInFlight"), l.maxBodyBytesInFlight, 1, kMaxBytes, positive))
+        l.maxBodyBytesInFlight = std::max(l.maxBodyBytesInFlight, l.maxBodyBytes); // unset: one body always fits
+    else if (l.maxBodyBytesInFlight < l.maxBodyBytes)
         o->error(QStringLiteral("maxBodyBytesInFlight"),
                  QStringLiteral("must be at least limits.maxBodyBytes (%1), or a body that may be sent could never be "
                                 "taken")

@@ -495,6 +495,8 @@ void AttemptLoop::applyBackpressure(Attempt &a) {
 
 void AttemptLoop::onClientDrained() {
     Attempt *a = live(m_committed);
+    if (a && a->readPaused)
+        a->pausedAtMs = m_clock.nowMs(); // the client took bytes: slow, not stalled
     if (a && a->readPaused && m_deps.client->pendingBytes() <= kMaxClientQueue / 2) {
         a->readPaused = false;
         // The upstream was not read while paused: its idle clock starts again now.
@@ -663,16 +665,18 @@ void AttemptLoop::reportCutAfterCommit(const Attempt &a, const model::StreamEven
         input.transportError = *frame.broken;
     else if (frame.afterEnd && error.errorType.isEmpty())
         input.transportError = upstream::TransportError::Other; // the body ended early
-    UpstreamFailure failure;
-    failure.kind = FailureKind::ServerError; // a deterministic in-band error still broke the answer
-    failure.message = error.errorMessage;
-    failure.status = error.errorStatus;
-    if (const auto classified = FailureClassifier::classify(input))
-        failure = *classified;
-    m_deps.observer->failureCounted(a.candidate, failure.kind);
-    m_deps.observer->attemptRecorded(reportOf(a, AttemptOutcome::Failed, failureKindName(failure.kind),
-                                              QStringLiteral("after_commit"), failure.message));
-    logFailure(a, failure, QStringLiteral("after_commit"), {});
+    const auto classified = FailureClassifier::classify(input);
+    if (!classified) {
+        // Not a failover failure before commit either (an in-band 4xx, a deterministic error):
+        // the row says what broke the answer, and no counter blames the provider.
+        m_deps.observer->attemptRecorded(
+            reportOf(a, AttemptOutcome::Failed, {}, QStringLiteral("after_commit"), error.errorMessage));
+        return;
+    }
+    m_deps.observer->failureCounted(a.candidate, classified->kind);
+    m_deps.observer->attemptRecorded(reportOf(a, AttemptOutcome::Failed, failureKindName(classified->kind),
+                                              QStringLiteral("after_commit"), classified->message));
+    logFailure(a, *classified, QStringLiteral("after_commit"), {});
 }
 
 void AttemptLoop::stopWithUpstreamError(Attempt &a, const FailureInput &input) {

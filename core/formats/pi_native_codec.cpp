@@ -157,11 +157,12 @@ std::optional<model::ChatRequest> PiNativeCodec::decode(const QByteArray &body, 
                 return std::nullopt;
         } else if (role == L("assistant")) {
             answerTheRest();
-            if (!decodeAssistant(m, &msg, where, error))
-                return std::nullopt;
+            // Left out unread: a turn cut short may be malformed (a tool call without its name yet).
             const QString stopReason = rj::toString(rj::member(m, "stopReason"));
             if (stopReason == L("error") || stopReason == L("aborted"))
                 continue;
+            if (!decodeAssistant(m, &msg, where, error))
+                return std::nullopt;
             for (const ContentBlock &b : std::as_const(msg.content))
                 if (b.type == BlockType::ToolCall)
                     unanswered.append({b.toolCallId, b.toolName});

@@ -286,8 +286,10 @@ void ConnectionGuard::onHeadComplete() {
                        QStringLiteral("request body of %1 bytes is over limits.maxBodyBytes (%2 bytes)")
                            .arg(contentLength)
                            .arg(m_limits.maxBodyBytes)});
-    if (!chunked && !takeBody(contentLength))
-        return;
+    // Refused on the head when it cannot fit now; taken as its bytes arrive, so that a head with a
+    // large Content-Length and no body holds nothing of the budget.
+    if (!chunked && m_budget && contentLength > m_budget->cap() - m_budget->held())
+        return refuseOverBudget();
     if (chunked) {
         http::BodyDecoder::Limits limits;
         limits.maxLineBytes = kMaxChunkLine;
@@ -375,7 +377,7 @@ void ConnectionGuard::handOverHead(qsizetype bufferedHeadBytes) {
 
 void ConnectionGuard::consumeBody(QByteArrayView bytes) {
     const qsizetype used = m_body.feed(bytes);
-    // A chunked body's size is known as it arrives (a Content-Length body was taken whole).
+    // Every body byte that arrives is taken from the budget before Qt's parser keeps it.
     if (m_body.decodedBytes() > m_bodyTaken && !takeBody(m_body.decodedBytes() - m_bodyTaken))
         return;
     switch (m_body.status()) {
@@ -405,6 +407,11 @@ bool ConnectionGuard::takeBody(qint64 bytes) {
         m_bodyTaken += bytes;
         return true;
     }
+    refuseOverBudget();
+    return false;
+}
+
+void ConnectionGuard::refuseOverBudget() {
     reject(
         {503, "overloaded_error",
          QStringLiteral("the gateway holds %1 MiB of request bodies in flight (limits.maxBodyBytesInFlight = %2 MiB); "
@@ -412,7 +419,6 @@ bool ConnectionGuard::takeBody(qint64 bytes) {
              .arg(m_budget->held() >> 20)
              .arg(m_budget->cap() >> 20),
          1});
-    return false;
 }
 
 void ConnectionGuard::giveBack(qint64 &bytes) {

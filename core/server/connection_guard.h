@@ -63,9 +63,9 @@ public:
     // The current request's header fields as sent (names and values trimmed), when the guard
     // took them from a head it shortened; each request's fields are taken once.
     bool takeHeaders(http::HeaderList *out);
-    // The listener's budget of body bytes in flight: a request's body is taken from it when its head
-    // arrives (Content-Length) or as its chunks do, and given back when its answer is complete; a
-    // body that does not fit is answered 503 before it is read.
+    // The listener's budget of body bytes in flight: a request's body is taken from it as it arrives
+    // and given back when its answer is complete. A Content-Length that cannot fit is answered 503
+    // on the head; a body that stops fitting as it arrives, at that point.
     void setBodyBudget(std::shared_ptr<BodyBudget> budget) { m_budget = std::move(budget); }
     // Test seam: handover off process-wide, to compare with Qt reading every head itself.
     static void setHeadHandoverEnabled(bool on);
@@ -98,6 +98,7 @@ private:
     void rearm();
     qint64 requestBufferBytes() const; // the socket's read buffer while a request is read
     bool takeBody(qint64 bytes);       // from the budget, for the request being read
+    void refuseOverBudget();
     void giveBack(qint64 &bytes);
     void onTimeout();
     void closeQuietly();

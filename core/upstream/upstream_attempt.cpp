@@ -251,6 +251,7 @@ void UpstreamAttempts::launch(failover::AttemptId id) {
     t.errorHeaders.clear();
     t.headerRetryAfter.reset();
     t.location.clear();
+    t.notAStream.clear();
     t.bodyBytes = 0;
     const quint64 generation = t.generation;
     t.call = m_setup.transport->start(req, this);
@@ -336,8 +337,7 @@ void UpstreamAttempts::onResponseStarted(Try &t, int status, const HeaderList &h
     t.status = status;
     if (status >= 300 && status < 400)
         t.location = headerValue(headers, "location");
-    if (is2xx(status))
-        t.notAStream = notAStream(headers);
+    t.notAStream = is2xx(status) ? notAStream(headers) : QByteArray();
     if (t.errorAnswer()) {
         t.errorHeaders = headers;
         t.headerRetryAfter =

@@ -903,8 +903,9 @@ private Q_SLOTS:
         QVERIFY(toldWhy);
 
         // A captive portal's page on the only candidate: the client reads that, in its format.
-        CannedAnswerServer portal("HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: 46\r\n"
-                                  "\r\n<html><p>Sign in to the hotel network</p></html>");
+        const QByteArray page = "<html><p>Sign in to the hotel network</p></html>";
+        CannedAnswerServer portal("HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: " +
+                                  QByteArray::number(page.size()) + "\r\n\r\n" + page);
         GatewayFixture gw2;
         gw2.config.providers[QStringLiteral("pa")].baseUrl = portal.url();
         gw2.start();

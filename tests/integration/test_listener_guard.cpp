@@ -216,12 +216,18 @@ private Q_SLOTS:
         const QByteArray head = "POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
                                 "Content-Length: " +
                                 QByteArray::number(body.size()) + "\r\n\r\n";
+        // A head whose body never comes holds none of the budget (bytes are taken as they arrive):
+        // four such heads must not lock every other client out.
+        RawHttpClient idle(port);
+        QVERIFY(idle.waitConnected());
+        idle.send(head);
         RawHttpClient a(port);
         RawHttpClient b(port);
         QVERIFY(a.waitConnected() && b.waitConnected());
         a.send(head + body);
         b.send(head + body);
         QVERIFY(waitUntil([&]() { return gw.anthropicA.requests().size() == 2; }, 5000));
+        QCOMPARE(idle.status(), 0);
 
         RawHttpClient c(port);
         QVERIFY(c.waitConnected());

@@ -576,6 +576,53 @@ private Q_SLOTS:
         QCOMPARE(h.clock.pendingTimers(), 0);
     }
 
+    // A client that reads, slowly, is not stalled: each drain (bytes taken) restarts its clock
+    // even while the queue stays over the resume mark.
+    void aSlowButReadingClientIsNeverCut() {
+        Harness h({candidate("pa")}, true);
+        h.settings.upstreamIdleTimeoutMs = 10000;
+        h.start();
+        h.loop->onResponseHead(h.id(), 200, false);
+        h.frame({ev(EventType::Start), ev(EventType::TextStart), ev(EventType::TextDelta, QStringLiteral("a"))});
+        h.client.pending = 2 * 1024 * 1024;
+        h.frame({ev(EventType::TextDelta, QStringLiteral("b"))});
+        QCOMPARE(h.runner.paused.size(), 1);
+        for (int i = 0; i < 10; ++i) {
+            h.clock.advance(5000);
+            h.client.pending -= 100 * 1024; // still over 512 KiB: not resumed
+            h.loop->onClientDrained();
+        }
+        QVERIFY(!h.done); // 50 s paused, never 10 s without progress
+        QCOMPARE(h.runner.paused.size(), 1);
+    }
+
+    // An error after commit that would not fail over before commit either (an in-band 4xx) is
+    // not the provider's failure: its row says what broke the answer, no counter moves.
+    void anUnclassifiedErrorAfterCommitCountsNoFailure() {
+        Harness h({candidate("pa")}, true);
+        h.start();
+        h.loop->onResponseHead(h.id(), 200, false);
+        h.frame({ev(EventType::Start), ev(EventType::TextStart), ev(EventType::TextDelta, QStringLiteral("a"))});
+        StreamEvent e = ev(EventType::Error);
+        e.errorMessage = QStringLiteral("invalid_request_error: the tool schema is not valid");
+        e.errorType = QStringLiteral("invalid_request_error");
+        e.errorStatus = 400;
+        h.frame({e});
+        QVERIFY(h.done);
+        QVERIFY(h.seen.failures.isEmpty());
+        QCOMPARE(h.seen.rows.last().outcome, AttemptOutcome::Failed);
+        QCOMPARE(h.seen.rows.last().logOutcome, QStringLiteral("after_commit"));
+        QVERIFY(h.seen.rows.last().failure.isEmpty());
+        // A cut is the provider's: counted.
+        Harness cut({candidate("pa")}, true);
+        cut.start();
+        cut.loop->onResponseHead(cut.id(), 200, false);
+        cut.frame({ev(EventType::Start), ev(EventType::TextStart), ev(EventType::TextDelta, QStringLiteral("a"))});
+        cut.loop->onTransportError(cut.id(), upstream::TransportError::Reset, QStringLiteral("reset"));
+        QCOMPARE(cut.seen.failures.size(), 1);
+        QCOMPARE(cut.seen.failures.first().second, FailureKind::Transport);
+    }
+
     void silentFirstCandidateFailsOverAtTheIdleTimeout() {
         Harness h({candidate("pa"), candidate("pb")}, false);
         h.settings.deadlineMs = 10 * 60 * 1000; // budget: half of it, past the idle timeout
