@@ -9,6 +9,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QUrl>
+#include <algorithm>
 
 namespace sw::upstream {
 
@@ -100,6 +101,50 @@ bool GoogleAdapter::isFetchableUrl(const QString &url) {
     return url.startsWith(L("https://")) || url.startsWith(L("http://")) || url.startsWith(L("gs://"));
 }
 
+namespace {
+bool hasFunctionResponse(const QJsonObject &turn) {
+    const QJsonArray parts = turn.value(L("parts")).toArray();
+    return std::any_of(parts.cbegin(), parts.cend(),
+                       [](const QJsonValue &p) { return p.toObject().contains(L("functionResponse")); });
+}
+
+// Gemini takes turns that alternate between user and model and answers 400 otherwise ("Please
+// ensure that multiturn requests alternate between user and model"). Turns of one role side by
+// side come from other APIs' histories: a turn left out (foreign thinking only, a pi turn that
+// was aborted), or words a client sent after tool results without an answer between them. They
+// are merged, but for a user's words after function responses: in one turn, Gemini reads them as
+// part of the tool output (an empty answer, or the text continued), so a model turn saying the
+// answer was interrupted goes between them, as Google's gemini-cli does.
+QJsonArray alternating(const QJsonArray &contents) {
+    QJsonArray out;
+    for (const QJsonValue &v : contents) {
+        const QJsonObject turn = v.toObject();
+        if (!out.isEmpty()) {
+            QJsonObject last = out.last().toObject();
+            const QString role = turn.value(L("role")).toString();
+            if (last.value(L("role")).toString() == role) {
+                if (role == L("user") && hasFunctionResponse(last) && !hasFunctionResponse(turn)) {
+                    out.append(QJsonObject{
+                        {L("role"), L("model")},
+                        {L("parts"),
+                         QJsonArray{QJsonObject{
+                             {L("text"), L("[The previous response was interrupted before it completed.]")}}}}});
+                } else {
+                    QJsonArray parts = last.value(L("parts")).toArray();
+                    for (const QJsonValue &p : turn.value(L("parts")).toArray())
+                        parts.append(p);
+                    last.insert(L("parts"), parts);
+                    out.replace(out.size() - 1, last);
+                    continue;
+                }
+            }
+        }
+        out.append(turn);
+    }
+    return out;
+}
+} // namespace
+
 QJsonObject GoogleAdapter::buildBody(const model::ChatRequest &request) {
     const Context &ctx = request.context;
     const Options &opt = request.options;
@@ -178,7 +223,7 @@ QJsonObject GoogleAdapter::buildBody(const model::ChatRequest &request) {
     }
     flushResults();
 
-    QJsonObject body{{L("contents"), contents}};
+    QJsonObject body{{L("contents"), alternating(contents)}};
     if (!ctx.systemPrompt.isEmpty())
         body.insert(L("systemInstruction"),
                     QJsonObject{{L("parts"), QJsonArray{QJsonObject{{L("text"), ctx.systemPrompt}}}}});

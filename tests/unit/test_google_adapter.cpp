@@ -40,6 +40,7 @@ class TestGoogleAdapter : public QObject {
 private slots:
     void buildsStreamGenerateContentRequest();
     void signaturesGoBackOnlyToGoogle();
+    void turnsAlternateBetweenUserAndModel();
     void decodesFullTranscript();
     void inBandErrorAndSafetyStop();
     void streamWithoutFinishReasonIsAnError();
@@ -154,6 +155,39 @@ void TestGoogleAdapter::signaturesGoBackOnlyToGoogle() {
     QVERIFY(!QJsonDocument(otherBody).toJson().contains("hm"));
     QCOMPARE(otherParts[0].toObject().value("thoughtSignature").toString(),
              QStringLiteral("skip_thought_signature_validator"));
+}
+
+void TestGoogleAdapter::turnsAlternateBetweenUserAndModel() {
+    // Gemini answers 400 to two turns of one role side by side. A pi history whose aborted turn is
+    // left out has two user turns; a Chat client that speaks after a tool result without an answer
+    // between has a function response turn, then words. The first are merged; the second keep
+    // their own turns with a model turn between them, since Gemini reads words in a function
+    // response turn as part of the tool output.
+    const auto req = PiNativeCodec().decode(R"({"modelId":"m","context":{"messages":[
+        {"role":"user","content":"weather?"},
+        {"role":"assistant","stopReason":"aborted","content":[{"type":"text","text":"Let me"}]},
+        {"role":"user","content":"in Oslo"},
+        {"role":"assistant","stopReason":"toolUse","content":[
+            {"type":"toolCall","id":"c1","name":"get_weather","arguments":{"city":"Oslo"}}]},
+        {"role":"toolResult","toolCallId":"c1","toolName":"get_weather","content":[{"type":"text","text":"rain"}]},
+        {"role":"user","content":"and tomorrow?"}]}})",
+                                            nullptr);
+    QVERIFY(req);
+    const QJsonArray contents = GoogleAdapter::buildBody(*req).value("contents").toArray();
+    QStringList roles;
+    for (const QJsonValue &c : contents)
+        roles << c.toObject().value("role").toString();
+    QCOMPARE(roles, QStringList({"user", "model", "user", "model", "user"}));
+    const QJsonArray first = contents[0].toObject().value("parts").toArray();
+    QCOMPARE(first.size(), 2); // both user turns, in order
+    QCOMPARE(first[0].toObject().value("text").toString(), QStringLiteral("weather?"));
+    QCOMPARE(first[1].toObject().value("text").toString(), QStringLiteral("in Oslo"));
+    QVERIFY(contents[2].toObject().value("parts").toArray()[0].toObject().contains("functionResponse"));
+    QCOMPARE(contents[2].toObject().value("parts").toArray().size(), 1); // the words are not in it
+    QVERIFY(contents[3].toObject().value("parts").toArray()[0].toObject().value("text").toString().contains(
+        QStringLiteral("interrupted")));
+    QCOMPARE(contents[4].toObject().value("parts").toArray()[0].toObject().value("text").toString(),
+             QStringLiteral("and tomorrow?"));
 }
 
 void TestGoogleAdapter::decodesFullTranscript() {
