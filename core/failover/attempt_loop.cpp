@@ -44,8 +44,20 @@ namespace {
 // Backpressure: stop reading the upstream while the client has more than this unsent.
 constexpr qint64 kMaxClientQueue = 1024 * 1024;
 
-QString classificationOf(const model::StreamEvent &e) {
-    return e.errorType.isEmpty() ? QString() : e.errorType + QStringLiteral(": ") + e.errorMessage;
+// What an Error event says, as the classifier reads it. An untyped error the decoder made at end
+// of body is an early close, and one the loop made for a broken connection is that connection's
+// error: both transport. An error the upstream sent in-band (typed) is classified as what it says.
+FailureInput failureInputOf(const model::StreamEvent &e, const TryFrame &frame) {
+    FailureInput input;
+    input.message = e.errorMessage;
+    input.classificationMessage =
+        e.errorType.isEmpty() ? QString() : e.errorType + QStringLiteral(": ") + e.errorMessage;
+    input.status = e.errorStatus;
+    if (frame.broken)
+        input.transportError = *frame.broken;
+    else if (frame.afterEnd && e.errorType.isEmpty())
+        input.transportError = upstream::TransportError::Other;
+    return input;
 }
 } // namespace
 
@@ -374,11 +386,7 @@ void AttemptLoop::handleEvents(Attempt &a, const TryFrame &frame) {
             // before done fails over, whatever partial content is held.
             if (e.type == model::EventType::Error) {
                 TryFailure f;
-                f.input.message = e.errorMessage;
-                f.input.classificationMessage = classificationOf(e);
-                f.input.status = e.errorStatus;
-                if (frame.afterEnd && e.errorType.isEmpty())
-                    f.input.transportError = upstream::TransportError::Other; // the body ended early
+                f.input = failureInputOf(e, frame);
                 return attemptFailed(a, f);
             }
             a.accumulator.add(e);
@@ -392,15 +400,10 @@ void AttemptLoop::handleEvents(Attempt &a, const TryFrame &frame) {
         keptAny |= a.hold.lastHeld();
         const bool isCommitted = m_committed == a.id;
         if (step.justFailed) {
+            // An error the decoder reports at the end but the upstream sent in-band (Responses'
+            // error event, held for a response.failed that never came) keeps its type.
             TryFailure f;
-            f.input.message = e.errorMessage;
-            f.input.classificationMessage = classificationOf(e);
-            f.input.status = e.errorStatus;
-            // The body ended early: a socket close. An error the upstream sent in-band and the
-            // decoder reports at the end (Responses' error event, held for a response.failed that
-            // never came) carries the provider's error type: it is classified as what it says.
-            if (frame.afterEnd && e.errorType.isEmpty())
-                f.input.transportError = upstream::TransportError::Other;
+            f.input = failureInputOf(e, frame);
             return attemptFailed(a, f);
         }
         if (step.justCommitted)
@@ -657,15 +660,7 @@ void AttemptLoop::reportCutAfterCommit(const Attempt &a, const model::StreamEven
     // The committed attempt is final: no failover and no mark. Its row said committed, though, and
     // a provider that breaks streams half-way was invisible: it gets a failed row of its own and
     // moves the failure counter, classified as a failure before commit would be.
-    FailureInput input;
-    input.message = error.errorMessage;
-    input.classificationMessage = classificationOf(error);
-    input.status = error.errorStatus;
-    if (frame.broken)
-        input.transportError = *frame.broken;
-    else if (frame.afterEnd && error.errorType.isEmpty())
-        input.transportError = upstream::TransportError::Other; // the body ended early
-    const auto classified = FailureClassifier::classify(input);
+    const auto classified = FailureClassifier::classify(failureInputOf(error, frame));
     if (!classified) {
         // Not a failover failure before commit either (an in-band 4xx, a deterministic error):
         // the row says what broke the answer, and no counter blames the provider.
@@ -749,15 +744,15 @@ void AttemptLoop::endStalledClient(Attempt &a) {
     // A client that took no byte of its answer for the whole idle limit holds an upstream
     // connection and 1 MiB for nothing. The answer ends; it is not the provider's failure: no
     // failed row of the provider's, no counter, no mark.
+    const qint64 stalledMs = m_clock.nowMs() - a.pausedAtMs;
     settle(a);
     recordUsage(a, true);
-    m_deps.observer->note(QStringLiteral("client stalled"),
-                          {{QStringLiteral("candidate"), a.candidate.name()},
-                           {QStringLiteral("stalledMs"), m_clock.nowMs() - a.pausedAtMs}});
+    m_deps.observer->note(QStringLiteral("client stalled"), {{QStringLiteral("candidate"), a.candidate.name()},
+                                                             {QStringLiteral("stalledMs"), stalledMs}});
     m_deps.client->streamError(GatewayError::make(
         408, GatewayError::categoryForStatus(408),
         QStringLiteral("the client read nothing of its answer for %1 ms (failover.upstreamIdleTimeoutMs)")
-            .arg(m_clock.nowMs() - a.pausedAtMs)));
+            .arg(stalledMs)));
     m_deps.client->endStream();
     finish();
 }

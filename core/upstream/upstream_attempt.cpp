@@ -115,29 +115,6 @@ QByteArray notAStream(const HeaderList &headers) {
     return json || type == "text/html" ? type.left(64) : QByteArray();
 }
 
-// The status an error body stands for when it came with a 2xx: what its error type says, else 502.
-int statusOfErrorBody(const QString &apiName, const UpstreamErrorInfo &info) {
-    const std::optional<wire::Api> api = wire::apiFromName(apiName);
-    if (!api || info.errorType.isEmpty())
-        return 502;
-    std::optional<int> status;
-    switch (*api) {
-    case wire::Api::AnthropicMessages:
-        status = wire::statusForAnthropicError(info.errorType);
-        break;
-    case wire::Api::Google:
-        status = wire::statusForGoogleStatus(info.errorType);
-        break;
-    case wire::Api::OpenAICompletions:
-    case wire::Api::OpenAIResponses:
-    case wire::Api::Pi:
-        status = wire::statusForOpenAIError(
-            QJsonObject{{QStringLiteral("code"), info.errorType},
-                        {QStringLiteral("type"), info.providerType.isEmpty() ? info.errorType : info.providerType}});
-        break;
-    }
-    return status.value_or(502);
-}
 } // namespace
 
 // One attempt's tries: the credential it holds and the call in flight.
@@ -452,7 +429,8 @@ void UpstreamAttempts::reportErrorAnswer(Try &t) {
         // one), never as a cut connection: the host answered.
         failover::TryFailure f;
         f.fromHeaders = true; // its Retry-After counts
-        f.input.status = statusOfErrorBody(t.target.api, info);
+        const auto api = wire::apiFromName(t.target.api);
+        f.input.status = (api ? wire::statusForErrorBody(*api, info) : std::nullopt).value_or(502);
         f.input.message = redacted(t, QStringLiteral("upstream %1 answered HTTP %2 with Content-Type %3 instead of "
                                                      "an event stream: %4")
                                           .arg(t.candidate.name())

@@ -119,6 +119,24 @@ ErrorBody parseErrorBody(Api api, const QByteArray &body) {
     return info;
 }
 
+std::optional<int> statusForErrorBody(Api api, const ErrorBody &info) {
+    if (info.errorType.isEmpty())
+        return std::nullopt;
+    switch (api) {
+    case Api::AnthropicMessages:
+        return statusForAnthropicError(info.errorType);
+    case Api::Google:
+        return statusForGoogleStatus(info.errorType);
+    case Api::OpenAICompletions:
+    case Api::OpenAIResponses:
+    case Api::Pi:
+        return statusForOpenAIError(
+            QJsonObject{{L("code"), info.errorType},
+                        {L("type"), info.providerType.isEmpty() ? info.errorType : info.providerType}});
+    }
+    return std::nullopt;
+}
+
 std::optional<int> statusForAnthropicError(const QString &type) {
     static const QHash<QString, int> statuses{
         {QStringLiteral("invalid_request_error"), 400}, {QStringLiteral("authentication_error"), 401},

@@ -31,6 +31,9 @@ std::optional<int> statusForAnthropicError(const QString &type);
 std::optional<int> statusForOpenAIError(const QJsonObject &error);
 // HTTP-like status for a Google error status name (RESOURCE_EXHAUSTED -> 429).
 std::optional<int> statusForGoogleStatus(const QString &status);
+// HTTP-like status for an error body read in `api`'s shape, by its error type (one of the three
+// above); nullopt when it has no type or an unknown one.
+std::optional<int> statusForErrorBody(Api api, const ErrorBody &info);
 
 // Google's error body for an HTTP status: {"error":{code, message, status}}.
 QJsonObject googleErrorJson(int status, const QString &message);

@@ -166,6 +166,21 @@ private slots:
         QCOMPARE(html.message, QStringLiteral("<html>502</html>"));
         QVERIFY(html.errorType.isEmpty());
     }
+
+    // A body read with a 2xx (where a stream was asked for) is classified by its error type.
+    void aBodysErrorTypeStandsForAStatus() {
+        const auto status = [](wire::Api api, const char *body) {
+            return wire::statusForErrorBody(api, wire::parseErrorBody(api, body));
+        };
+        QCOMPARE(status(wire::Api::AnthropicMessages, R"({"type":"error","error":{"type":"rate_limit_error"}})"),
+                 std::optional<int>(429));
+        QCOMPARE(status(wire::Api::Google, R"({"error":{"code":0,"status":"UNAVAILABLE","message":"x"}})"),
+                 std::optional<int>(503));
+        QCOMPARE(
+            status(wire::Api::OpenAIResponses, R"({"error":{"type":"server_error","code":"rate_limit_exceeded"}})"),
+            std::optional<int>(429));
+        QCOMPARE(status(wire::Api::AnthropicMessages, "<html>Sign in</html>"), std::nullopt);
+    }
 };
 
 QTEST_GUILESS_MAIN(TestErrorBody)
