@@ -49,7 +49,10 @@ void Telemetry::recordAttempt(const AttemptRecord &record) {
     m_attempts.push_front(record);
     if (m_attempts.size() > kAttemptCapacity)
         m_attempts.pop_back();
-    ++m_attemptsByOutcome[record.provider + QChar(0x1f) + outcomeName(record.outcome)];
+    // An answer broken off after commit gets a second row for the same attempt; the attempt was
+    // counted once already, as committed (its failure moves switchman_candidate_failures_total).
+    if (record.logOutcome != QLatin1String("after_commit"))
+        ++m_attemptsByOutcome[record.provider + QChar(0x1f) + outcomeName(record.outcome)];
     if (!record.requestedModel.isEmpty()) {
         if (m_routes.size() >= 4096)
             m_oldRoutes = std::exchange(m_routes, {});

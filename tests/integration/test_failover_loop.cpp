@@ -1005,6 +1005,14 @@ private Q_SLOTS:
         QCOMPARE(attempts[1].outcome, telemetry::AttemptOutcome::Committed);
         QCOMPARE(failuresOf(gw.engine(), provider, QStringLiteral("transport")), 1);
         QVERIFY(gw.engine().marks().isEmpty());
+        // One attempt, counted once: committed, not committed and failed.
+        const QString metrics = gw.engine().telemetry()->metricsText({});
+        QVERIFY2(metrics.contains(
+                     QStringLiteral("switchman_attempts_total{provider=\"%1\",outcome=\"committed\"} 1").arg(provider)),
+                 qPrintable(metrics));
+        QVERIFY2(!metrics.contains(
+                     QStringLiteral("switchman_attempts_total{provider=\"%1\",outcome=\"failed\"}").arg(provider)),
+                 qPrintable(metrics));
     }
 
     void redirectStopsWithA502NamingIt() {
