@@ -16,6 +16,7 @@
 #include "core/telemetry/usage_report.h"
 #include "core/upstream/default_transport.h"
 #include "core/upstream/upstream_attempt.h"
+#include "core/util/byte_budget.h"
 #include "core/util/clock.h"
 #include "core/wire/api.h"
 
@@ -57,6 +58,7 @@ Engine::Engine(Options options, QObject *parent) : QObject(parent), m_options(st
     if (m_options.demo)
         startDemoUpstreams(cfg);
     m_ctx.config = std::make_shared<const config::Config>(cfg);
+    m_bytesInFlight = std::make_shared<util::ByteBudget>(cfg.limits.maxBodyBytesInFlight);
     m_ctx.clock = clock;
     m_transport = m_options.transport ? m_options.transport : m_ownedTransport.get();
     applyCaFiles(m_transport, cfg);
@@ -73,6 +75,7 @@ Engine::Engine(Options options, QObject *parent) : QObject(parent), m_options(st
         setup.request = s.request;
         setup.forwardHeaders = std::move(s.forwardHeaders);
         setup.callerAuth = std::move(s.callerAuth);
+        setup.bytesInFlight = m_bytesInFlight;
         auto *runner = new upstream::UpstreamAttempts(std::move(setup), parent);
         return server::AttemptRunnerHandle{runner, [runner](failover::AttemptLoop *loop) { runner->setLoop(loop); }};
     };
@@ -269,7 +272,7 @@ bool Engine::start(QString *error, const QString &listenOverride) {
                          .arg(listen);
         return false;
     }
-    auto *tcp = new server::GuardedTcpServer(m_ctx.config->limits, m_front, m_front);
+    auto *tcp = new server::GuardedTcpServer(m_ctx.config->limits, m_bytesInFlight, m_front, m_front);
     if (!tcp->listen(m_host, quint16(port))) {
         if (error)
             *error = QStringLiteral("cannot listen on %1: %2").arg(listen, tcp->errorString());
@@ -382,6 +385,7 @@ void Engine::applyConfig(const config::Config &incoming) {
     m_budgets->configure(cfg.tenants);
     applyCaFiles(m_transport, cfg);
     m_front->setLimits(cfg.limits);
+    m_bytesInFlight->setCap(cfg.limits.maxBodyBytesInFlight); // what is held stays held
     if (m_tcp)
         m_tcp->setLimits(cfg.limits);
     prewarmCredentials();

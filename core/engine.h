@@ -47,6 +47,10 @@ class GuardedTcpServer;
 class Router;
 } // namespace sw::server
 
+namespace sw::util {
+class ByteBudget;
+}
+
 namespace sw {
 
 class Engine final : public QObject, public server::EngineControl {
@@ -136,6 +140,9 @@ private:
     std::unique_ptr<failover::ProviderDownMarks> m_marks;
     std::unique_ptr<credentials::CredentialPools> m_pools;
     std::unique_ptr<server::IdempotencyStore> m_idempotency;
+    // limits.maxBodyBytesInFlight: request bodies (the listener) and non-streaming answers (the
+    // upstream layer) held at once.
+    std::shared_ptr<util::ByteBudget> m_bytesInFlight;
     telemetry::Telemetry *m_telemetry = nullptr;
     std::unique_ptr<telemetry::UsageLedger> m_ledger;
     telemetry::BudgetTracker *m_budgets = nullptr;

@@ -85,9 +85,10 @@ struct FailoverConfig {
 
 struct LimitsConfig {
     qint64 maxBodyBytes = 32LL * 1024 * 1024;
-    // Request bodies held at once by all requests together, taken as their bytes arrive and given
-    // back when each answer is complete: a Content-Length that does not fit is answered 503
-    // (Retry-After) on its head. At least maxBodyBytes; unset, never less.
+    // Request bodies and whole non-streaming answers held at once by all requests together, taken
+    // as their bytes arrive and given back when each request is done: a Content-Length that does
+    // not fit is answered 503 (Retry-After) on its head, an answer that does not fit ends in a 503.
+    // At least maxBodyBytes; unset, never less.
     qint64 maxBodyBytesInFlight = 128LL * 1024 * 1024;
     int maxHeaderBytes = 64 * 1024;
     int headerTimeoutMs = 10000;

@@ -2,7 +2,7 @@
 
 #include "core/http/socket_read.h"
 #include "core/http/socket_write.h"
-#include "core/server/body_budget.h"
+#include "core/util/byte_budget.h"
 
 #include <QMetaMethod>
 #include <QTcpSocket>

@@ -21,9 +21,12 @@
 
 class QTimer;
 
+namespace sw::util {
+class ByteBudget;
+}
+
 namespace sw::server {
 
-class BodyBudget;
 class ConnectionGuard;
 
 // The socket of a client connection (GuardedTcpServer makes them): it tells its guard when every
@@ -66,7 +69,7 @@ public:
     // The listener's budget of body bytes in flight: a request's body is taken from it as it arrives
     // and given back when its answer is complete. A Content-Length that cannot fit is answered 503
     // on the head; a body that stops fitting as it arrives, at that point.
-    void setBodyBudget(std::shared_ptr<BodyBudget> budget) { m_budget = std::move(budget); }
+    void setBodyBudget(std::shared_ptr<util::ByteBudget> budget) { m_budget = std::move(budget); }
     // Test seam: handover off process-wide, to compare with Qt reading every head itself.
     static void setHeadHandoverEnabled(bool on);
     static quint64 headsHandedOver(); // since start, for tests
@@ -122,7 +125,7 @@ private:
     const char *m_readStart = nullptr; // onReadyRead's copy of the unread bytes, while consume() reads it
     http::HeaderList m_headers;        // the current request's fields, when its head was handed over
     bool m_haveHeaders = false;
-    std::shared_ptr<BodyBudget> m_budget;
+    std::shared_ptr<util::ByteBudget> m_budget;
     qint64 m_bodyTaken = 0;       // the request being read (or read and not yet dispatched)
     qint64 m_dispatchedTaken = 0; // the request being answered
 };

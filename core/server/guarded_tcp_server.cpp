@@ -1,9 +1,9 @@
 #include "core/server/guarded_tcp_server.h"
 
 #include "core/http/socket_read.h"
-#include "core/server/body_budget.h"
 #include "core/server/connection_guard.h"
 #include "core/server/http_front.h"
+#include "core/util/byte_budget.h"
 
 #include <QPointer>
 #include <QTcpSocket>
@@ -11,9 +11,9 @@
 
 namespace sw::server {
 
-GuardedTcpServer::GuardedTcpServer(const config::LimitsConfig &limits, QObject *httpServer, QObject *parent)
-    : QTcpServer(parent), m_limits(limits), m_httpServer(httpServer),
-      m_bodyBudget(std::make_shared<BodyBudget>(limits.maxBodyBytesInFlight)) {
+GuardedTcpServer::GuardedTcpServer(const config::LimitsConfig &limits, std::shared_ptr<util::ByteBudget> bytesInFlight,
+                                   QObject *httpServer, QObject *parent)
+    : QTcpServer(parent), m_limits(limits), m_httpServer(httpServer), m_bytesInFlight(std::move(bytesInFlight)) {
     // Qt's default backlog of 50 overflows when a client opens hundreds of connections at once
     // (an agent fanning out, a load test): the kernel then drops the handshake's last ACK and the
     // client waits a SYN-ACK retransmit (1 s, then 3 s) before its request is even read. The
@@ -26,7 +26,6 @@ GuardedTcpServer::~GuardedTcpServer() = default;
 
 void GuardedTcpServer::setLimits(const config::LimitsConfig &limits) {
     m_limits = limits;
-    m_bodyBudget->setCap(limits.maxBodyBytesInFlight);
 }
 
 void GuardedTcpServer::incomingConnection(qintptr handle) {
@@ -55,7 +54,7 @@ void GuardedTcpServer::incomingConnection(qintptr handle) {
     });
     // HttpFront takes a request's fields from the guard, which then gives Qt's parser a short head.
     guard->setHandsOverHeads(qobject_cast<HttpFront *>(m_httpServer) != nullptr);
-    guard->setBodyBudget(m_bodyBudget);
+    guard->setBodyBudget(m_bytesInFlight);
     addPendingConnection(socket);
 }
 

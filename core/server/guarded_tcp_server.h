@@ -8,19 +8,22 @@
 #include <QTcpServer>
 #include <memory>
 
-namespace sw::server {
+namespace sw::util {
+class ByteBudget;
+}
 
-class BodyBudget;
+namespace sw::server {
 
 class GuardedTcpServer final : public QTcpServer {
     Q_OBJECT
     Q_DISABLE_COPY_MOVE(GuardedTcpServer)
 public:
-    // `httpServer` is the QAbstractHttpServer this server is bound to.
-    GuardedTcpServer(const config::LimitsConfig &limits, QObject *httpServer, QObject *parent = nullptr);
+    // `httpServer` is the QAbstractHttpServer this server is bound to. Request bodies are taken from
+    // `bytesInFlight` (limits.maxBodyBytesInFlight), which the engine shares with the upstream layer.
+    GuardedTcpServer(const config::LimitsConfig &limits, std::shared_ptr<util::ByteBudget> bytesInFlight,
+                     QObject *httpServer, QObject *parent = nullptr);
     ~GuardedTcpServer() override;
-    // New connections use the new limits; open ones keep theirs. The budget of body bytes in flight
-    // is shared by all connections and takes its new size at once.
+    // New connections use the new limits; open ones keep theirs.
     void setLimits(const config::LimitsConfig &limits);
     int openConnections() const { return m_open; }
     static constexpr int kMinListenBacklog = 1024;
@@ -32,7 +35,7 @@ private:
     config::LimitsConfig m_limits;
     QObject *m_httpServer;
     int m_open = 0;
-    std::shared_ptr<BodyBudget> m_bodyBudget;
+    std::shared_ptr<util::ByteBudget> m_bytesInFlight;
 };
 
 } // namespace sw::server

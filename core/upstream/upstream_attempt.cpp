@@ -2,6 +2,7 @@
 
 #include "core/credentials/credential_pools.h"
 #include "core/credentials/park_policy.h"
+#include "core/util/byte_budget.h"
 #include "core/util/redaction.h"
 
 #include <QDateTime>
@@ -149,6 +150,8 @@ UpstreamAttempts::UpstreamAttempts(UpstreamAttemptSetup setup, QObject *parent)
 UpstreamAttempts::~UpstreamAttempts() {
     for (auto &[id, t] : m_tries)
         abort(id);
+    if (m_setup.bytesInFlight)
+        m_setup.bytesInFlight->give(m_answerBytesTaken);
 }
 
 UpstreamAttempts::Try *UpstreamAttempts::current(failover::AttemptId id, quint64 generation) {
@@ -334,16 +337,8 @@ void UpstreamAttempts::onBodyData(Try &t, const QByteArray &chunk) {
         return;
     }
     t.bodyBytes += chunk.size();
-    if (!m_setup.request->stream && t.bodyBytes > m_setup.config->limits.maxResponseBytes) {
-        // The whole answer is kept until done: bounded by configuration, not by the peer.
-        failover::TryFailure f;
-        f.stop = true;
-        f.input.message = QStringLiteral("the upstream answer of %1 exceeds limits.maxResponseBytes (%2 bytes)")
-                              .arg(t.candidate.name())
-                              .arg(m_setup.config->limits.maxResponseBytes);
-        abort(id);
-        return m_loop->onFailure(id, f);
-    }
+    if (!m_setup.request->stream && !keepAnswerBytes(t, chunk.size()))
+        return;
     feedSse(t, t.sse.feed(chunk));
     Try *again = current(id, generation);
     if (again && again->sse.overflowed()) {
@@ -352,6 +347,35 @@ void UpstreamAttempts::onBodyData(Try &t, const QByteArray &chunk) {
         abort(id);
         m_loop->onTransportError(id, TransportError::TooLarge, QStringLiteral("one upstream SSE event over 8 MiB"));
     }
+}
+
+bool UpstreamAttempts::keepAnswerBytes(Try &t, qint64 bytes) {
+    // A non-streaming answer is kept whole until it is done: bounded by configuration, one answer
+    // by limits.maxResponseBytes, all requests' bodies and answers together by
+    // limits.maxBodyBytesInFlight. Neither is a provider's failure: no failover, no mark.
+    const failover::AttemptId id = t.id;
+    failover::TryFailure f;
+    f.stop = true;
+    if (t.bodyBytes > m_setup.config->limits.maxResponseBytes) {
+        f.input.message = QStringLiteral("the upstream answer of %1 exceeds limits.maxResponseBytes (%2 bytes)")
+                              .arg(t.candidate.name())
+                              .arg(m_setup.config->limits.maxResponseBytes);
+    } else if (m_setup.bytesInFlight && !m_setup.bytesInFlight->take(bytes)) {
+        f.input.status = 503;
+        f.input.message =
+            QStringLiteral("the gateway holds %1 MiB of request bodies and answers in flight "
+                           "(limits.maxBodyBytesInFlight = %2 MiB); the answer of %3 does not fit; retry shortly")
+                .arg(m_setup.bytesInFlight->held() >> 20)
+                .arg(m_setup.bytesInFlight->cap() >> 20)
+                .arg(t.candidate.name());
+    } else {
+        if (m_setup.bytesInFlight)
+            m_answerBytesTaken += bytes;
+        return true;
+    }
+    abort(id);
+    m_loop->onFailure(id, f);
+    return false;
 }
 
 void UpstreamAttempts::feedSse(Try &t, const QList<SseEvent> &events) {

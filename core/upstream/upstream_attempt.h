@@ -16,6 +16,9 @@
 namespace sw::credentials {
 class CredentialPools;
 }
+namespace sw::util {
+class ByteBudget;
+}
 
 namespace sw::upstream {
 
@@ -26,6 +29,9 @@ struct UpstreamAttemptSetup {
     const model::ChatRequest *request = nullptr;  // sourceApi: the API the client spoke
     HeaderList forwardHeaders;                    // anthropic-beta, anthropic-version, OpenAI-Beta
     QByteArray callerAuth;                        // the caller's own provider key, when it may send one
+    // limits.maxBodyBytesInFlight, shared with the listener's request bodies: a non-streaming
+    // answer takes its bytes as they are read and holds them until the request is done.
+    std::shared_ptr<util::ByteBudget> bytesInFlight;
 };
 
 class UpstreamAttempts final : public QObject, public failover::AttemptRunner {
@@ -50,13 +56,15 @@ private:
     void onResponseStarted(Try &t, int status, const HeaderList &headers);
     void onBodyData(Try &t, const QByteArray &chunk);
     void onFinished(Try &t, const TransportResult &result);
-    void reportErrorAnswer(Try &t); // a 3xx, 4xx or 5xx head and its body so far, as the try's failure
+    void reportErrorAnswer(Try &t);             // a 3xx, 4xx or 5xx head and its body so far, as the try's failure
+    bool keepAnswerBytes(Try &t, qint64 bytes); // false: the try ended over a byte limit
     void feedSse(Try &t, const QList<SseEvent> &events);
     QString redacted(const Try &t, const QString &text) const;
 
     UpstreamAttemptSetup m_setup;
     failover::AttemptLoop *m_loop = nullptr;
     std::map<failover::AttemptId, std::unique_ptr<Try>> m_tries;
+    qint64 m_answerBytesTaken = 0; // from bytesInFlight, given back when this request is done
 };
 
 } // namespace sw::upstream

@@ -10,6 +10,7 @@
 #include "core/server/guarded_tcp_server.h"
 #include "core/server/http_exchange.h"
 #include "core/server/http_front.h"
+#include "core/util/byte_budget.h"
 #include "fuzz_common.h"
 
 #include <QCoreApplication>
@@ -60,7 +61,8 @@ Outcome run(const QByteArray &input, bool handover) {
             ex->respond(200, {{"Content-Type", "application/json"}}, "{}");
             ex->deleteLater();
         });
-    auto *tcp = new sw::server::GuardedTcpServer(limits, front.get(), front.get());
+    auto *tcp = new sw::server::GuardedTcpServer(
+        limits, std::make_shared<sw::util::ByteBudget>(limits.maxBodyBytesInFlight), front.get(), front.get());
     // Both runs of an input listen on the same port, so "$PORT" and any port number the fuzzer
     // learned from the Host check are the same bytes in both.
     static quint16 samePort = 0;

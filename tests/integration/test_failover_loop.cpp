@@ -1359,6 +1359,41 @@ private Q_SLOTS:
         QCOMPARE(gw.openaiB.requests().size(), 0); // the same answer elsewhere would be as large
     }
 
+    void nonStreamingAnswersTogetherAreBoundedByBytesInFlight() {
+        // One answer under maxResponseBytes, yet over what all requests may hold at once: 503, in
+        // the client's format, without failover or a mark (the provider did nothing wrong). What
+        // an answer took is given back when its request is done, so answers that fit one at a
+        // time keep fitting.
+        GatewayFixture gw;
+        gw.config.limits.maxBodyBytes = 64 * 1024;
+        gw.config.limits.maxBodyBytesInFlight = 256 * 1024;
+        gw.config.limits.maxResponseBytes = 1024 * 1024;
+        gw.anthropicA.setRawReply(anthropicStream({}, 100, 1024)); // ~115 KiB
+        gw.start();
+        for (int i = 0; i < 4; ++i) {
+            const auto r = gw.post(QStringLiteral("/v1/chat/completions"),
+                                   GatewayFixture::openaiBody(QStringLiteral("chain"), QStringLiteral("x"), false));
+            QVERIFY2(r.status == 200, r.body.left(300).constData());
+            QCOMPARE(openaiMessageText(r.json()).size(), 100 * 1024);
+        }
+        gw.anthropicA.setRawReply(anthropicStream({}, 300, 1024)); // ~340 KiB
+        const auto r = gw.post(QStringLiteral("/v1/chat/completions"),
+                               GatewayFixture::openaiBody(QStringLiteral("chain"), QStringLiteral("x"), false));
+        QCOMPARE(r.status, 503);
+        const QJsonObject error = r.json().value(QStringLiteral("error")).toObject();
+        QVERIFY2(error.value(QStringLiteral("message")).toString().contains(QStringLiteral("maxBodyBytesInFlight")),
+                 r.body.constData());
+        QCOMPARE(gw.openaiB.requests().size(), 0);
+        QVERIFY(gw.engine().marks().isEmpty());
+        QCOMPARE(failuresOf(gw.engine(), QStringLiteral("pa"), QStringLiteral("server_error")), 0);
+        // And the refused answer gave its bytes back too.
+        gw.anthropicA.setRawReply(anthropicStream({}, 100, 1024));
+        QCOMPARE(gw.post(QStringLiteral("/v1/chat/completions"),
+                         GatewayFixture::openaiBody(QStringLiteral("chain"), QStringLiteral("x"), false))
+                     .status,
+                 200);
+    }
+
     void aClientThatDoesNotReadPausesTheUpstream() {
         // After commit the upstream is read only while the client has at most 1 MiB unsent.
         ReadPauseProbe probe;

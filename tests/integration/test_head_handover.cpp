@@ -13,6 +13,7 @@
 #include "core/server/guarded_tcp_server.h"
 #include "core/server/http_exchange.h"
 #include "core/server/http_front.h"
+#include "core/util/byte_budget.h"
 #include "signal_wait.h"
 
 #include <QHostAddress>
@@ -54,7 +55,8 @@ public:
             ex->deleteLater();
         });
         config::LimitsConfig limits;
-        m_tcp = new server::GuardedTcpServer(limits, m_front.get(), m_front.get());
+        m_tcp = new server::GuardedTcpServer(limits, std::make_shared<util::ByteBudget>(limits.maxBodyBytesInFlight),
+                                             m_front.get(), m_front.get());
         ok = m_tcp->listen(QHostAddress::LocalHost);
         port = m_tcp->serverPort();
         m_front->bind(m_tcp);

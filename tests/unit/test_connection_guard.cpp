@@ -45,7 +45,7 @@ private Q_SLOTS:
         limits.headerTimeoutMs = 10000; // far beyond the waits below: the answer comes at once
         limits.idleTimeoutMs = 10000;
         QObject httpServer;
-        server::GuardedTcpServer tcp(limits, &httpServer);
+        server::GuardedTcpServer tcp(limits, nullptr, &httpServer); // no byte budget
         StandInServer standIn(tcp);
         standIn.setParent(&httpServer);
         QVERIFY(tcp.listen(QHostAddress::LocalHost));
@@ -65,7 +65,7 @@ private Q_SLOTS:
         limits.headerTimeoutMs = 10000;
         limits.idleTimeoutMs = 10000;
         QObject httpServer;
-        server::GuardedTcpServer tcp(limits, &httpServer);
+        server::GuardedTcpServer tcp(limits, nullptr, &httpServer); // no byte budget
         StandInServer standIn(tcp);
         standIn.setParent(&httpServer);
         QVERIFY(tcp.listen(QHostAddress::LocalHost));

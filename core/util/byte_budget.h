@@ -1,0 +1,33 @@
+#pragma once
+// The bytes that all requests in flight hold at once (limits.maxBodyBytesInFlight), one
+// budget per engine: request bodies, taken by the connection guard as their bytes arrive,
+// and whole non-streaming answers, taken by the upstream layer as they are read. Each is
+// held until its request is done. limits.maxBodyBytes and limits.maxResponseBytes bound one
+// request; this bounds them all together, so that many large requests or answers at once are
+// answered 503 instead of growing the process without end. Engine thread only.
+
+#include <QtGlobal>
+
+namespace sw::util {
+
+class ByteBudget {
+public:
+    explicit ByteBudget(qint64 cap) : m_cap(cap) {}
+    // Takes `bytes` when they fit under the cap, else takes nothing and returns false.
+    bool take(qint64 bytes) {
+        if (bytes > m_cap - m_held)
+            return false;
+        m_held += bytes;
+        return true;
+    }
+    void give(qint64 bytes) { m_held = qMax<qint64>(0, m_held - bytes); }
+    qint64 held() const { return m_held; }
+    qint64 cap() const { return m_cap; }
+    void setCap(qint64 cap) { m_cap = cap; } // what is held stays held; new takes meet the new cap
+
+private:
+    qint64 m_cap;
+    qint64 m_held = 0;
+};
+
+} // namespace sw::util
