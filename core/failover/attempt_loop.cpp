@@ -723,7 +723,8 @@ void AttemptLoop::onIdle(AttemptId id) {
     // client's error), never an endless keepalive.
     m_deps.runner->abort(id);
     const QString message =
-        QStringLiteral("no byte from the upstream for %1 ms (failover.upstreamIdleTimeoutMs)").arg(limit);
+        QStringLiteral("nothing but pings or silence from the upstream for %1 ms (failover.upstreamIdleTimeoutMs)")
+            .arg(limit);
     if (m_committed == id) {
         model::StreamEvent cut;
         cut.type = model::EventType::Error;

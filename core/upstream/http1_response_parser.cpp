@@ -108,6 +108,7 @@ bool Http1ResponseParser::parseHead(QByteArrayView input, qsizetype &pos, Output
     const QByteArray *connection = nullptr;
     const QByteArray *te = nullptr;
     const QByteArray *cl = nullptr;
+    const QByteArray *encoding = nullptr;
     for (const auto &h : m_headers) {
         if (!connection && http::sameName(h.first, "connection"))
             connection = &h.second;
@@ -115,6 +116,18 @@ bool Http1ResponseParser::parseHead(QByteArrayView input, qsizetype &pos, Output
             te = &h.second;
         else if (!cl && http::sameName(h.first, "content-length"))
             cl = &h.second;
+        else if (!encoding && http::sameName(h.first, "content-encoding"))
+            encoding = &h.second;
+    }
+    // Every request says Accept-Encoding: identity (this parser decodes no gzip): a compressed body
+    // read as text would be taken for a stream that broke off. Say what it is instead.
+    if (encoding && !encoding->trimmed().isEmpty() &&
+        encoding->trimmed().compare("identity", Qt::CaseInsensitive) != 0) {
+        fail(Failure::Malformed, QStringLiteral("HTTP %1 with Content-Encoding %2, though the request asked for "
+                                                "identity (no compression)")
+                                     .arg(status)
+                                     .arg(QString::fromLatin1(encoding->trimmed().left(64))));
+        return false;
     }
     const auto has = [](const QByteArray *value, QByteArrayView token) {
         return value && containsIgnoringCase(*value, token);

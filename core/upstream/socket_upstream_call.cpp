@@ -66,9 +66,9 @@ void SocketUpstreamCall::sendRequest() {
     head.append(" HTTP/1.1\r\n");
     bool hasHost = false;
     for (const auto &h : m_request.headers) {
-        // Framing is ours to decide.
+        // Framing and content coding are ours to decide.
         if (http::sameName(h.first, "content-length") || http::sameName(h.first, "transfer-encoding") ||
-            http::sameName(h.first, "connection"))
+            http::sameName(h.first, "connection") || http::sameName(h.first, "accept-encoding"))
             continue;
         hasHost |= http::sameName(h.first, "host");
         head.append(h.first).append(": ").append(h.second).append("\r\n");
@@ -81,6 +81,8 @@ void SocketUpstreamCall::sendRequest() {
             head.append(':').append(QByteArray::number(port));
         head.append("\r\n");
     }
+    // No header would mean any coding is acceptable (RFC 9110 12.5.3); the parser decodes none.
+    head.append("Accept-Encoding: identity\r\n");
     if (!m_request.body.isEmpty() || (m_request.method != "GET" && m_request.method != "HEAD"))
         head.append("Content-Length: ").append(QByteArray::number(m_request.body.size())).append("\r\n");
     head.append("\r\n");

@@ -325,6 +325,58 @@ private Q_SLOTS:
         QVERIFY(r.body.trimmed().endsWith("data: [DONE]"));
     }
 
+    void inBandErrorAfterTheStartIsClassifiedAsWhatItSays_data() {
+        QTest::addColumn<bool>("stream");
+        QTest::newRow("stream") << true;
+        QTest::newRow("non-stream") << false;
+    }
+
+    void inBandErrorAfterTheStartIsClassifiedAsWhatItSays() {
+        // Anthropic sends a mid-stream overload after message_start and an empty text block: the
+        // error is the provider's word (server_error, this model only), not a cut connection that
+        // marks the whole host; a deterministic one stops with its own status.
+        QFETCH(bool, stream);
+        const QByteArray start =
+            anthropicSse(
+                "message_start",
+                R"({"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","content":[],"model":"m","usage":{"input_tokens":3,"output_tokens":0}}})") +
+            anthropicSse("content_block_start",
+                         R"({"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}})");
+        {
+            GatewayFixture gw;
+            gw.anthropicA.setRawReply(
+                start + anthropicSse("error",
+                                     R"({"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}})"));
+            gw.start();
+            const auto r = gw.post(QStringLiteral("/v1/chat/completions"),
+                                   GatewayFixture::openaiBody(QStringLiteral("chain"), QStringLiteral("x"), stream));
+            QCOMPARE(r.status, 200);
+            QCOMPARE(failuresOf(gw.engine(), QStringLiteral("pa"), QStringLiteral("server_error")), 1);
+            QCOMPARE(failuresOf(gw.engine(), QStringLiteral("pa"), QStringLiteral("transport")), 0);
+            const auto attempts = attemptsOf(gw.engine(), r.header("x-switchman-request-id"));
+            QVERIFY(!attempts.isEmpty());
+            QVERIFY2(attempts.first().message.contains(QStringLiteral("Overloaded")),
+                     qPrintable(attempts.first().message));
+        }
+        {
+            GatewayFixture gw;
+            gw.anthropicA.setRawReply(
+                start +
+                anthropicSse(
+                    "error",
+                    R"({"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 205000 tokens > 200000 maximum"}})"));
+            gw.start();
+            const auto r = gw.post(QStringLiteral("/v1/messages"),
+                                   GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), stream));
+            QCOMPARE(gw.openaiB.requests().size(), 0); // deterministic: no failover
+            QCOMPARE(gw.anthropicA.requests().size(), 1);
+            QVERIFY(gw.engine().marks().isEmpty());
+            QVERIFY2(r.body.contains("prompt is too long"), r.body.constData());
+            if (!stream)
+                QCOMPARE(r.status, 400);
+        }
+    }
+
     void usageLimitRotatesThroughThePool() {
         GatewayFixture gw;
         qputenv("SWITCHMAN_TEST_K1", "test-key-one");

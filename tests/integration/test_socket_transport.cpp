@@ -156,6 +156,8 @@ void TestSocketTransport::sendsRequestAsGiven() {
     QCOMPARE(seen.body, req.body);
     QCOMPARE(seen.header("authorization"), QByteArray("Bearer sk-test"));
     QCOMPARE(seen.header("host"), QByteArray("127.0.0.1:") + QByteArray::number(m_fake->port()));
+    // No Accept-Encoding would let the upstream compress, and nothing here decodes gzip.
+    QCOMPARE(seen.header("accept-encoding"), QByteArray("identity"));
 }
 
 void TestSocketTransport::aLargeBodyIsSentWholeWithoutACopy() {

@@ -55,6 +55,7 @@ private Q_SLOTS:
     void truncatedLengthBodyIsNotDone();
     void malformedResponsesAreErrors_data();
     void malformedResponsesAreErrors();
+    void identityEncodingIsRead();
     void pipelinedBytesAreLeftOver();
     void endlessLinesAndHeadsAreTooLarge_data();
     void endlessLinesAndHeadsAreTooLarge();
@@ -157,6 +158,9 @@ void TestHttp1ResponseParser::malformedResponsesAreErrors_data() {
     QTest::newRow("chunk overrun") << QByteArray("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nabcd\r\n");
     QTest::newRow("chunk size beyond 64 bits")
         << QByteArray("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1000000000000000000\r\n");
+    // Asked for identity; a compressed body read as SSE text would look like a stream cut short.
+    QTest::newRow("gzip body") << QByteArray("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+                                             "Content-Encoding: gzip\r\n\r\n\x1f\x8b\x08");
 }
 
 void TestHttp1ResponseParser::malformedResponsesAreErrors() {
@@ -165,6 +169,15 @@ void TestHttp1ResponseParser::malformedResponsesAreErrors() {
     p.feed(bytes);
     QCOMPARE(p.state(), State::Error);
     QCOMPARE(p.failure(), Http1ResponseParser::Failure::Malformed);
+    if (QByteArray(QTest::currentDataTag()) == "gzip body")
+        QVERIFY2(p.errorString().contains(QStringLiteral("Content-Encoding gzip")), qPrintable(p.errorString()));
+}
+
+void TestHttp1ResponseParser::identityEncodingIsRead() {
+    Http1ResponseParser p;
+    const auto out = p.feed("HTTP/1.1 200 OK\r\nContent-Encoding: identity\r\nContent-Length: 2\r\n\r\nok");
+    QCOMPARE(p.state(), State::Done);
+    QCOMPARE(out.body, QByteArray("ok"));
 }
 
 void TestHttp1ResponseParser::endlessLinesAndHeadsAreTooLarge_data() {
