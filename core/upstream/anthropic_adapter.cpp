@@ -124,11 +124,26 @@ QJsonObject AnthropicAdapter::buildBody(const model::ChatRequest &request, const
     const Context &ctx = request.context;
     const Options &opt = request.options;
     QJsonArray messages;
+    // Turns of one role side by side are one turn, as Messages would merge them itself; merged here,
+    // the thinking rules below see the turn Anthropic will see. (An empty assistant turn, left out,
+    // puts tool results and the user's next words side by side: one turn that continues a tool loop.)
+    const auto appendTurn = [&messages](QLatin1String role, const QJsonArray &content) {
+        if (!messages.isEmpty() && messages.last().toObject().value(L("role")).toString() == role) {
+            QJsonObject last = messages.last().toObject();
+            QJsonArray merged = last.value(L("content")).toArray();
+            for (const QJsonValue &v : content)
+                merged.append(v);
+            last.insert(L("content"), merged);
+            messages.replace(messages.size() - 1, last);
+            return;
+        }
+        messages.append(QJsonObject{{L("role"), role}, {L("content"), content}});
+    };
     // Consecutive tool results travel together in one user turn, as Messages requires.
     QJsonArray pendingResults;
     auto flushResults = [&] {
         if (!pendingResults.isEmpty())
-            messages.append(QJsonObject{{L("role"), L("user")}, {L("content"), pendingResults}});
+            appendTurn(L("user"), pendingResults);
         pendingResults = {};
     };
     for (const Message &m : ctx.messages) {
@@ -151,13 +166,13 @@ QJsonObject AnthropicAdapter::buildBody(const model::ChatRequest &request, const
                 continue;
             }
             if (!content.isEmpty())
-                messages.append(QJsonObject{{L("role"), L("user")}, {L("content"), content}});
+                appendTurn(L("user"), content);
             continue;
         }
         flushResults();
         const QJsonArray content = assistantContent(m);
         if (!content.isEmpty())
-            messages.append(QJsonObject{{L("role"), L("assistant")}, {L("content"), content}});
+            appendTurn(L("assistant"), content);
     }
     flushResults();
 

@@ -17,6 +17,8 @@ using namespace sw::model;
 
 namespace {
 
+constexpr int kMinThinkingBudget = 128; // Gemini 2.5 Pro's smallest thinkingBudget
+
 QLatin1String L(const char *s) {
     return QLatin1String(s);
 }
@@ -242,7 +244,16 @@ QJsonObject GoogleAdapter::buildBody(const model::ChatRequest &request) {
         generation.insert(L("frequencyPenalty"), *opt.frequencyPenalty);
     if (!opt.stop.isEmpty())
         generation.insert(L("stopSequences"), QJsonArray::fromStringList(opt.stop));
-    const int budget = opt.thinkingBudget.value_or(model::thinkingBudgetForEffort(opt.reasoning));
+    int budget = opt.thinkingBudget.value_or(model::thinkingBudgetForEffort(opt.reasoning));
+    if (budget > 0 && opt.maxTokens && *opt.maxTokens <= budget) {
+        // Gemini counts thoughts against maxOutputTokens: a budget as large as the cap leaves no
+        // room for the answer (empty, finishReason MAX_TOKENS). The client's cap is never raised;
+        // the budget shrinks under it, as for Messages, and below Gemini's smallest budget (128)
+        // none is asked for.
+        budget = *opt.maxTokens - qMin(*opt.maxTokens / 4, 4096);
+        if (budget < kMinThinkingBudget)
+            budget = 0;
+    }
     if (budget > 0)
         generation.insert(L("thinkingConfig"),
                           QJsonObject{{L("includeThoughts"), true}, {L("thinkingBudget"), budget}});

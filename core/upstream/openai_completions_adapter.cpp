@@ -7,6 +7,7 @@
 
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <utility>
 
 namespace sw::upstream {
 
@@ -75,7 +76,21 @@ QJsonObject OpenAICompletionsAdapter::buildBody(const model::ChatRequest &reques
     QJsonArray messages;
     if (!ctx.systemPrompt.isEmpty())
         messages.append(QJsonObject{{L("role"), L("system")}, {L("content"), ctx.systemPrompt}});
+    // Tool messages carry text only: the images of a run of tool results follow it as one user
+    // turn. Between two tool messages a user turn would break the run that must answer every
+    // call of the assistant turn before it ("An assistant message with 'tool_calls' must be
+    // followed by tool messages responding to each 'tool_call_id'").
+    QList<ContentBlock> resultImages;
+    const auto flushResultImages = [&] {
+        if (resultImages.isEmpty())
+            return;
+        QList<ContentBlock> blocks{ContentBlock::makeText(QStringLiteral("Attached image(s) from tool result:"))};
+        blocks.append(std::exchange(resultImages, {}));
+        messages.append(QJsonObject{{L("role"), L("user")}, {L("content"), userContent(blocks)}});
+    };
     for (const Message &m : ctx.messages) {
+        if (m.role != Role::ToolResult)
+            flushResultImages();
         switch (m.role) {
         case Role::User:
             messages.append(QJsonObject{{L("role"), L("user")}, {L("content"), userContent(m.content)}});
@@ -120,16 +135,12 @@ QJsonObject OpenAICompletionsAdapter::buildBody(const model::ChatRequest &reques
             messages.append(QJsonObject{{L("role"), L("tool")},
                                         {L("tool_call_id"), boundedToolCallId(m.toolCallId, kMaxToolIdLength)},
                                         {L("content"), m.isError ? toolErrorText(text) : text}});
-            if (!images.isEmpty()) { // tool messages carry text only; images follow as a user turn
-                QList<ContentBlock> blocks{
-                    ContentBlock::makeText(QStringLiteral("Attached image(s) from tool result:"))};
-                blocks.append(images);
-                messages.append(QJsonObject{{L("role"), L("user")}, {L("content"), userContent(blocks)}});
-            }
+            resultImages.append(images);
             break;
         }
         }
     }
+    flushResultImages();
     QJsonObject body{{L("model"), modelId},
                      {L("messages"), messages},
                      {L("stream"), true},

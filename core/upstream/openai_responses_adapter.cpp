@@ -10,12 +10,15 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <algorithm>
+#include <utility>
 
 namespace sw::upstream {
 
 using namespace sw::model;
 
 namespace {
+
+constexpr int kMinOutputTokens = 16;
 
 QLatin1String L(const char *s) {
     return QLatin1String(s);
@@ -53,7 +56,18 @@ QJsonObject OpenAIResponsesAdapter::buildBody(const model::ChatRequest &request,
     const Options &opt = request.options;
     QJsonArray input;
     int n = 0;
+    // As for Chat: a run of tool outputs first, then its images as one user turn.
+    QList<ContentBlock> resultImages;
+    const auto flushResultImages = [&] {
+        if (resultImages.isEmpty())
+            return;
+        QList<ContentBlock> blocks{ContentBlock::makeText(QStringLiteral("Attached image(s) from tool result:"))};
+        blocks.append(std::exchange(resultImages, {}));
+        input.append(QJsonObject{{L("role"), L("user")}, {L("content"), userParts(blocks)}});
+    };
     for (const Message &m : ctx.messages) {
+        if (m.role != Role::ToolResult)
+            flushResultImages();
         switch (m.role) {
         case Role::User: {
             const QJsonArray parts = userParts(m.content);
@@ -111,21 +125,17 @@ QJsonObject OpenAIResponsesAdapter::buildBody(const model::ChatRequest &request,
             input.append(QJsonObject{{L("type"), L("function_call_output")},
                                      {L("call_id"), callIdOf(m.toolCallId)},
                                      {L("output"), m.isError ? OpenAICompletionsAdapter::toolErrorText(text) : text}});
-            if (!images.isEmpty()) {
-                QList<ContentBlock> blocks{
-                    ContentBlock::makeText(QStringLiteral("Attached image(s) from tool result:"))};
-                blocks.append(images);
-                input.append(QJsonObject{{L("role"), L("user")}, {L("content"), userParts(blocks)}});
-            }
+            resultImages.append(images);
             break;
         }
         }
     }
+    flushResultImages();
     QJsonObject body{{L("model"), modelId}, {L("input"), input}, {L("stream"), true}, {L("store"), false}};
     if (!ctx.systemPrompt.isEmpty())
         body.insert(L("instructions"), ctx.systemPrompt);
-    if (opt.maxTokens)
-        body.insert(L("max_output_tokens"), *opt.maxTokens);
+    if (opt.maxTokens) // the API's minimum is 16: a smaller value is refused, not honoured
+        body.insert(L("max_output_tokens"), std::max(*opt.maxTokens, kMinOutputTokens));
     QString effort = opt.reasoning;
     if (effort.isEmpty() && opt.thinkingBudget)
         effort = model::effortForThinkingBudget(*opt.thinkingBudget);

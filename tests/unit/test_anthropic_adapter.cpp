@@ -131,6 +131,20 @@ void TestAnthropicAdapter::foreignToolLoopGoesWithThinkingOff() {
       {"role":"tool","tool_call_id":"call_1","content":"ok"}],"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object"}}}]})";
     QCOMPARE(sentFor(chat, wire::Api::OpenAICompletions).value("thinking").toObject(),
              QJsonObject({{"type", "disabled"}}));
+    // The same loop with an empty assistant turn and the user's words after the result: the empty
+    // turn is left out, and results and words are one user turn that still continues the loop.
+    const QByteArray chatEmpty = R"({"model":"m","reasoning_effort":"high","messages":[{"role":"user","content":"go"},
+      {"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"f","arguments":"{}"}}]},
+      {"role":"tool","tool_call_id":"call_1","content":"ok"},{"role":"assistant","content":""},
+      {"role":"user","content":"go on"}],"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object"}}}]})";
+    const QJsonObject sentEmpty = sentFor(chatEmpty, wire::Api::OpenAICompletions);
+    QCOMPARE(sentEmpty.value("thinking").toObject(), QJsonObject({{"type", "disabled"}}));
+    const QJsonArray messages = sentEmpty.value("messages").toArray();
+    QCOMPARE(messages.size(), 3);
+    const QJsonArray last = messages[2].toObject().value("content").toArray();
+    QCOMPARE(last.size(), 2);
+    QCOMPARE(last[0].toObject().value("type").toString(), QStringLiteral("tool_result"));
+    QCOMPARE(last[1].toObject().value("text").toString(), QStringLiteral("go on"));
 }
 
 void TestAnthropicAdapter::clientTokenCapIsNeverRaised() {

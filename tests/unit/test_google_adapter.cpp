@@ -41,6 +41,7 @@ private slots:
     void buildsStreamGenerateContentRequest();
     void signaturesGoBackOnlyToGoogle();
     void turnsAlternateBetweenUserAndModel();
+    void thinkingBudgetFitsUnderMaxOutputTokens();
     void decodesFullTranscript();
     void inBandErrorAndSafetyStop();
     void streamWithoutFinishReasonIsAnError();
@@ -120,7 +121,8 @@ void TestGoogleAdapter::buildsStreamGenerateContentRequest() {
     const QJsonObject gen = sent.value("generationConfig").toObject();
     QCOMPARE(gen.value("maxOutputTokens").toInt(), 1000);
     QCOMPARE(gen.value("temperature").toDouble(), 0.3);
-    QCOMPARE(gen.value("thinkingConfig").toObject().value("thinkingBudget").toInt(), 2048);
+    QCOMPARE(gen.value("thinkingConfig").toObject().value("thinkingBudget").toInt(),
+             750); // 2048 asked, under a 1000 cap
     QCOMPARE(gen.value("thinkingConfig").toObject().value("includeThoughts").toBool(), true);
     const QJsonObject decl =
         sent.value("tools").toArray()[0].toObject().value("functionDeclarations").toArray()[0].toObject();
@@ -155,6 +157,24 @@ void TestGoogleAdapter::signaturesGoBackOnlyToGoogle() {
     QVERIFY(!QJsonDocument(otherBody).toJson().contains("hm"));
     QCOMPARE(otherParts[0].toObject().value("thoughtSignature").toString(),
              QStringLiteral("skip_thought_signature_validator"));
+}
+
+void TestGoogleAdapter::thinkingBudgetFitsUnderMaxOutputTokens() {
+    // Thoughts count against maxOutputTokens: a budget of 8192 under a cap of 2000 would leave
+    // the answer empty. The cap stays the client's; the budget shrinks, or goes when no room is left.
+    const auto budgetFor = [](int maxTokens, const char *effort) {
+        const auto req = OpenAIChatCodec().decode(QByteArray(R"({"model":"m","max_completion_tokens":)") +
+                                                      QByteArray::number(maxTokens) + R"(,"reasoning_effort":")" +
+                                                      effort + R"(","messages":[{"role":"user","content":"hi"}]})",
+                                                  nullptr);
+        const QJsonObject generation = GoogleAdapter::buildBody(*req).value("generationConfig").toObject();
+        if (generation.value("maxOutputTokens").toInt() != maxTokens)
+            return -1;
+        return generation.value("thinkingConfig").toObject().value("thinkingBudget").toInt(0);
+    };
+    QCOMPARE(budgetFor(2000, "medium"), 1500);
+    QCOMPARE(budgetFor(100, "medium"), 0); // no room for Gemini's smallest budget
+    QCOMPARE(budgetFor(64000, "low"), model::thinkingBudgetForEffort(QStringLiteral("low"))); // fits: unchanged
 }
 
 void TestGoogleAdapter::turnsAlternateBetweenUserAndModel() {

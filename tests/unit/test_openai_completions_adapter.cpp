@@ -65,6 +65,7 @@ private slots:
     void passthroughKeepsEveryClientField();
     void passthroughSplicesTheClientBytes();
     void crossFormatFromClaudeCode();
+    void imagesOfParallelToolResultsFollowTheRun();
     void maxTokensFieldDependsOnHost();
     void decodesFullTranscript();
     void inBandErrorChunkBecomesErrorEvent();
@@ -167,6 +168,39 @@ void TestOpenAICompletionsAdapter::passthroughSplicesTheClientBytes() {
     // Other stream options the client set stay beside include_usage.
     QCOMPARE(json(bothPaths(cases[2].body).spliced).value(QStringLiteral("stream_options")).toObject(),
              (QJsonObject{{QStringLiteral("include_usage"), true}, {QStringLiteral("x"), 1}}));
+}
+
+void TestOpenAICompletionsAdapter::imagesOfParallelToolResultsFollowTheRun() {
+    // Claude Code reads a screenshot as one of three parallel calls: every call is answered by a
+    // tool message before any user turn, then the image comes as one user turn.
+    const QByteArray body = R"({"model":"m","max_tokens":100,"messages":[
+        {"role":"user","content":"look"},
+        {"role":"assistant","content":[
+            {"type":"tool_use","id":"toolu_a","name":"Read","input":{"p":"a.png"}},
+            {"type":"tool_use","id":"toolu_b","name":"Read","input":{"p":"b.txt"}},
+            {"type":"tool_use","id":"toolu_c","name":"Read","input":{"p":"c.png"}}]},
+        {"role":"user","content":[
+            {"type":"tool_result","tool_use_id":"toolu_a","content":[{"type":"text","text":"a"},
+                {"type":"image","source":{"type":"base64","media_type":"image/png","data":"iVBORw0KGgo="}}]},
+            {"type":"tool_result","tool_use_id":"toolu_b","content":"b"},
+            {"type":"tool_result","tool_use_id":"toolu_c","content":[
+                {"type":"image","source":{"type":"base64","media_type":"image/png","data":"iVBORw0KGgoA"}}]},
+            {"type":"text","text":"and?"}]}]})";
+    const auto req = AnthropicMessagesCodec().decode(body, nullptr);
+    QVERIFY(req);
+    const HttpRequest http =
+        OpenAICompletionsAdapter().buildRequest(spokenIn(*req, wire::Api::AnthropicMessages), target(), {});
+    const QJsonArray msgs = json(http.body).value(QStringLiteral("messages")).toArray();
+    QStringList roles;
+    for (const QJsonValue &m : msgs)
+        roles << str(m.toObject().value(QStringLiteral("role")));
+    QCOMPARE(roles, (QStringList{"user", "assistant", "tool", "tool", "tool", "user", "user"}));
+    const QJsonArray images = msgs[5].toObject().value(QStringLiteral("content")).toArray();
+    QCOMPARE(images.size(), 3); // the note and both images, in the order of the results
+    QVERIFY(str(images[1].toObject().value(QStringLiteral("image_url")).toObject().value(QStringLiteral("url")))
+                .endsWith(QStringLiteral("iVBORw0KGgo=")));
+    QVERIFY(str(images[2].toObject().value(QStringLiteral("image_url")).toObject().value(QStringLiteral("url")))
+                .endsWith(QStringLiteral("iVBORw0KGgoA")));
 }
 
 void TestOpenAICompletionsAdapter::crossFormatFromClaudeCode() {

@@ -61,6 +61,8 @@ private slots:
     void reasoningFromOtherApisGoesBackOnlyToItsMaker();
     void piFunctionCallsKeepOpenAIsItemId();
     void convertsAnthropicConversation();
+    void imagesOfParallelToolResultsFollowTheRun();
+    void maxOutputTokensIsAtLeastTheApisMinimum();
     void decodesFullTranscript();
     void errorThenFailedIsOneErrorEvent();
     void streamCutShortIsAnError();
@@ -248,6 +250,43 @@ void TestOpenAIResponsesAdapter::reasoningFromOtherApisGoesBackOnlyToItsMaker() 
              (QJsonObject{{"type", "redacted_thinking"}, {"data", QStringLiteral("EmwKAhgBEgy3va3pzix")}}));
     // Neither reaches OpenAI.
     QVERIFY(!OpenAIResponsesAdapter().buildRequest(afterClaude, target(), {}).body.contains("EmwKAhgBEgy3va3pzix"));
+}
+
+void TestOpenAIResponsesAdapter::imagesOfParallelToolResultsFollowTheRun() {
+    const QByteArray body = R"({"model":"m","max_tokens":100,"messages":[
+        {"role":"user","content":"look"},
+        {"role":"assistant","content":[
+            {"type":"tool_use","id":"toolu_a","name":"Read","input":{}},
+            {"type":"tool_use","id":"toolu_b","name":"Read","input":{}}]},
+        {"role":"user","content":[
+            {"type":"tool_result","tool_use_id":"toolu_a","content":[{"type":"text","text":"a"},
+                {"type":"image","source":{"type":"base64","media_type":"image/png","data":"iVBORw0KGgo="}}]},
+            {"type":"tool_result","tool_use_id":"toolu_b","content":"b"}]}]})";
+    const auto req = AnthropicMessagesCodec().decode(body, nullptr);
+    QVERIFY(req);
+    const QJsonArray input =
+        json(OpenAIResponsesAdapter().buildRequest(spokenIn(*req, wire::Api::AnthropicMessages), target(), {}).body)
+            .value("input")
+            .toArray();
+    QStringList kinds;
+    for (const QJsonValue &v : input)
+        kinds << (v.toObject().contains("role") ? v.toObject().value("role").toString()
+                                                : v.toObject().value("type").toString());
+    QCOMPARE(kinds, (QStringList{"user", "function_call", "function_call", "function_call_output",
+                                 "function_call_output", "user"}));
+    QCOMPARE(input[5].toObject().value("content").toArray()[1].toObject().value("image_url").toString(),
+             QStringLiteral("data:image/png;base64,iVBORw0KGgo="));
+}
+
+void TestOpenAIResponsesAdapter::maxOutputTokensIsAtLeastTheApisMinimum() {
+    // OpenAI refuses max_output_tokens under 16 ("integer below minimum value"); Claude Code's
+    // quota probe asks for 1.
+    const auto req = AnthropicMessagesCodec().decode(
+        R"({"model":"m","max_tokens":1,"messages":[{"role":"user","content":"quota"}]})", nullptr);
+    QVERIFY(req);
+    const QJsonObject sent =
+        json(OpenAIResponsesAdapter().buildRequest(spokenIn(*req, wire::Api::AnthropicMessages), target(), {}).body);
+    QCOMPARE(sent.value("max_output_tokens").toInt(), 16);
 }
 
 void TestOpenAIResponsesAdapter::convertsAnthropicConversation() {
