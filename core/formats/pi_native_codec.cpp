@@ -25,6 +25,19 @@ QLatin1String L(const char *s) {
     return QLatin1String(s);
 }
 
+// The OpenAI Responses message item id a text block came from, as pi-ai keeps it in the block's
+// textSignature: {"v":1,"id":"msg_…"}, or the bare id in older versions. Google's text signatures
+// (thought signatures) are neither.
+QString responsesMessageId(const QString &textSignature) {
+    if (textSignature.startsWith(QLatin1String("msg_")))
+        return textSignature;
+    if (!textSignature.startsWith(QLatin1Char('{')))
+        return {};
+    const QJsonObject o = QJsonDocument::fromJson(textSignature.toUtf8()).object();
+    const QString id = o.value(L("id")).toString();
+    return o.value(L("v")).toInt() == 1 && id.startsWith(QLatin1String("msg_")) ? id : QString();
+}
+
 // User and tool-result content: a string or [{type:text}|{type:image, data, mimeType}].
 bool decodeUserContent(const Value *content, QList<ContentBlock> *out, const BodyPath &where, GatewayError *error) {
     if (rj::isString(content)) {
@@ -72,6 +85,7 @@ bool decodeAssistant(const Value *m, Message *msg, const BodyPath &where, Gatewa
         ContentBlock out;
         if (type == L("text")) {
             out = ContentBlock::makeText(rj::toString(rj::member(b, "text")));
+            out.itemId = responsesMessageId(rj::toString(rj::member(b, "textSignature")));
         } else if (type == L("thinking")) {
             out.type = BlockType::Thinking;
             out.text = rj::toString(rj::member(b, "thinking"));
@@ -250,11 +264,21 @@ void PiNativeCodec::writeUsage(wire::JsonWriter &w, const Usage &usage) {
         .endObject();
 }
 
+QString PiNativeCodec::toolCallIdFor(const model::ContentBlock &call) {
+    if (call.itemId.startsWith(QLatin1String("fc_")) && !call.toolCallId.contains(QLatin1Char('|')))
+        return call.toolCallId + QLatin1Char('|') + call.itemId;
+    return call.toolCallId;
+}
+
 void PiNativeCodec::writeBlock(wire::JsonWriter &w, const ContentBlock &b) {
     w.beginObject();
     switch (b.type) {
     case BlockType::Text:
         w.field("type", "text").field("text", b.text);
+        if (b.itemId.startsWith(QLatin1String("msg_"))) // pi-ai's form: {"v":1,"id":"msg_…"}
+            w.field("textSignature",
+                    QString::fromUtf8(
+                        QJsonDocument(QJsonObject{{L("v"), 1}, {L("id"), b.itemId}}).toJson(QJsonDocument::Compact)));
         break;
     case BlockType::Thinking:
         w.field("type", "thinking").field("thinking", b.text);
@@ -264,7 +288,7 @@ void PiNativeCodec::writeBlock(wire::JsonWriter &w, const ContentBlock &b) {
             w.field("redacted", true);
         break;
     case BlockType::ToolCall:
-        w.field("type", "toolCall").field("id", b.toolCallId).field("name", b.toolName);
+        w.field("type", "toolCall").field("id", toolCallIdFor(b)).field("name", b.toolName);
         if (b.arguments.isEmpty())
             w.field("arguments", parseToolArguments(b.argumentsJson));
         else

@@ -20,6 +20,9 @@ public:
     // Wire vocabulary, shared with the stream encoder.
     // input, output, cacheRead, cacheWrite, totalTokens, cost
     static void writeUsage(wire::JsonWriter &w, const model::Usage &usage);
+    // A tool call's id as pi-ai keeps it: an OpenAI Responses call is "call_id|item_id", so that the
+    // item id (fc_…) goes back beside its reasoning item on the next turn.
+    static QString toolCallIdFor(const model::ContentBlock &call);
     static void writeBlock(wire::JsonWriter &w,
                            const model::ContentBlock &b); // text / thinking / toolCall ({} for images)
     static void writeMessage(wire::JsonWriter &w, const model::AssistantMessage &message, const EncodeInfo &info);

@@ -74,7 +74,7 @@ QByteArray PiNativeStreamEncoder::encode(const StreamEvent &event) {
     case EventType::ToolCallStart:
         w.field("type", "toolcall_start")
             .field("contentIndex", index)
-            .field("id", event.block.toolCallId)
+            .field("id", PiNativeCodec::toolCallIdFor(event.block))
             .field("toolName", event.block.toolName);
         break;
     case EventType::ToolCallDelta:

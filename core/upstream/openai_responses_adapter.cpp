@@ -10,6 +10,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <algorithm>
+#include <optional>
 #include <utility>
 
 namespace sw::upstream {
@@ -19,6 +20,7 @@ using namespace sw::model;
 namespace {
 
 constexpr int kMinOutputTokens = 16;
+constexpr qsizetype kMaxCallIdLength = 64; // call_id: OpenAI refuses a longer one
 
 QLatin1String L(const char *s) {
     return QLatin1String(s);
@@ -49,6 +51,19 @@ QJsonArray userParts(const QList<ContentBlock> &blocks) {
     return parts;
 }
 
+// OpenAI's own id of the output item a block came from: a call's "fc_…" (pi keeps it after a bar
+// in the tool call id), a text's "msg_…".
+std::optional<QString> itemIdOf(const ContentBlock &b) {
+    if (b.type == BlockType::ToolCall) {
+        const QString id = b.toolCallId.section(QLatin1Char('|'), 1, 1);
+        if (id.startsWith(QLatin1String("fc_")))
+            return id;
+    } else if (b.type == BlockType::Text && b.itemId.startsWith(QLatin1String("msg_"))) {
+        return b.itemId;
+    }
+    return std::nullopt;
+}
+
 } // namespace
 
 QJsonObject OpenAIResponsesAdapter::buildBody(const model::ChatRequest &request, const QString &modelId) {
@@ -77,24 +92,54 @@ QJsonObject OpenAIResponsesAdapter::buildBody(const model::ChatRequest &request,
         }
         case Role::Assistant: {
             QString text;
+            QString textItemId;         // the message item's own id (msg_…), when a reasoning item led to it
+            bool reasoningSent = false; // this turn's calls keep their fc_ ids only beside their reasoning
             auto flushText = [&] {
-                if (!text.isEmpty())
+                if (!text.isEmpty() && textItemId.isEmpty())
                     input.append(QJsonObject{{L("role"), L("assistant")}, {L("content"), text}});
+                else if (!text.isEmpty())
+                    input.append(
+                        QJsonObject{{L("type"), L("message")},
+                                    {L("id"), textItemId},
+                                    {L("role"), L("assistant")},
+                                    {L("status"), L("completed")},
+                                    {L("content"), QJsonArray{QJsonObject{{L("type"), L("output_text")},
+                                                                          {L("text"), text},
+                                                                          {L("annotations"), QJsonArray()}}}}});
                 text.clear();
+                textItemId.clear();
             };
-            for (const ContentBlock &b : m.content) {
+            for (qsizetype i = 0; i < m.content.size(); ++i) {
+                const ContentBlock &b = m.content[i];
                 if (b.type == BlockType::Text) {
+                    if (reasoningSent && (textItemId.isEmpty() || itemIdOf(b))) {
+                        // After a reasoning item, text goes as a message item with an id: its own,
+                        // or one made up as pi-ai does (OpenAI keeps nothing with store: false).
+                        flushText();
+                        textItemId = itemIdOf(b).value_or(QStringLiteral("msg_%1").arg(n++));
+                    }
                     text += b.text;
                 } else if (b.type == BlockType::Thinking) {
                     // A reasoning item goes back only to the API that produced it; other
                     // APIs' thinking is dropped, never replayed as text (translation_rules.md).
-                    if (signatureOwner(m, b) == wire::apiName(kApi) && b.signature.startsWith(QLatin1Char('{'))) {
-                        flushText();
-                        input.append(wire::responsesReasoningItem(b, QStringLiteral("rs_%1").arg(n++)));
-                    }
+                    if (signatureOwner(m, b) != wire::apiName(kApi) || !b.signature.startsWith(QLatin1Char('{')))
+                        continue;
+                    // OpenAI refuses a reasoning item without an item it led to ("provided without
+                    // its required following item"), paired by id: a message (whose id can be made
+                    // up) or a call under its own fc_ id. A client that kept a tool call but not its
+                    // item id (Anthropic's tool_use ids cannot hold one) gets the conversation
+                    // without the reasoning rather than a 400.
+                    bool paired = false;
+                    for (qsizetype j = i + 1; j < m.content.size() && m.content[j].type != BlockType::Thinking; ++j)
+                        paired |= m.content[j].type == BlockType::Text || itemIdOf(m.content[j]).has_value();
+                    if (!paired)
+                        continue;
+                    flushText();
+                    input.append(wire::responsesReasoningItem(b, QStringLiteral("rs_%1").arg(n++)));
+                    reasoningSent = true;
                 } else if (b.type == BlockType::ToolCall) {
                     flushText();
-                    const QString callId = callIdOf(b.toolCallId);
+                    const QString callId = boundedToolCallId(b.toolCallId, kMaxCallIdLength);
                     const QString args = b.arguments.isEmpty() && !b.argumentsJson.isEmpty()
                                              ? b.argumentsJson
                                              : QString::fromUtf8(wire::compactJson(b.arguments));
@@ -103,10 +148,11 @@ QJsonObject OpenAIResponsesAdapter::buildBody(const model::ChatRequest &request,
                                      {L("name"), b.toolName},
                                      {L("arguments"), args}};
                     // The item id after the bar is OpenAI's own (fc_…): a replayed reasoning item
-                    // must be followed by the very item it led to, so the call keeps it.
-                    if (const QString itemId = b.toolCallId.section(QLatin1Char('|'), 1, 1);
-                        itemId.startsWith(QLatin1String("fc_")))
-                        call.insert(L("id"), itemId);
+                    // must be followed by the very item it led to, so the call keeps it. Without
+                    // its reasoning, the id is refused too ("provided without its required
+                    // 'reasoning' item"): the call_id alone pairs the call with its output.
+                    if (const auto id = itemIdOf(b); id && reasoningSent)
+                        call.insert(L("id"), *id);
                     input.append(call);
                 }
             }
@@ -123,7 +169,7 @@ QJsonObject OpenAIResponsesAdapter::buildBody(const model::ChatRequest &request,
                     images.append(b);
             }
             input.append(QJsonObject{{L("type"), L("function_call_output")},
-                                     {L("call_id"), callIdOf(m.toolCallId)},
+                                     {L("call_id"), boundedToolCallId(m.toolCallId, kMaxCallIdLength)},
                                      {L("output"), m.isError ? OpenAICompletionsAdapter::toolErrorText(text) : text}});
             resultImages.append(images);
             break;

@@ -751,8 +751,11 @@ private Q_SLOTS:
         // The upstream saw the call and its result, tied by one id, in its own format.
         const QByteArray upstreamBody = fakeFor(model).requests().last().body;
         QVERIFY2(upstreamBody.contains("sunny, 21 C"), upstreamBody.constData());
-        if (!model.startsWith("pe/")) // Google ties results to calls by name, not id
-            QVERIFY2(upstreamBody.count(call.toolId.toUtf8()) >= 2, upstreamBody.constData());
+        // Google ties results to calls by name, not id. pi names a Responses call "call_id|item_id",
+        // as pi-ai does; the call_id is what ties the two.
+        if (!model.startsWith("pe/"))
+            QVERIFY2(upstreamBody.count(call.toolId.section(QLatin1Char('|'), 0, 0).toUtf8()) >= 2,
+                     upstreamBody.constData());
     }
 
     void imageInput_data() { addMatrixRows(); }
@@ -867,10 +870,14 @@ private Q_SLOTS:
         QVERIFY2(answer.problem.isEmpty() || answer.problem.contains("arguments differ"), qPrintable(answer.problem));
         const QList<Call> calls = toolCallsOf(format, stream, raw);
         QCOMPARE(calls.size(), 2);
-        QCOMPARE(calls[0].id, chat ? QStringLiteral("chatcmpl-tool-a1") : QStringLiteral("call_a"));
+        // pi-ai keeps a Responses call's item id after a bar; the others get the call_id.
+        const bool pi = format == Format::Pi && !chat;
+        QCOMPARE(calls[0].id, chat ? QStringLiteral("chatcmpl-tool-a1")
+                                   : (pi ? QStringLiteral("call_a|fc_a") : QStringLiteral("call_a")));
         QCOMPARE(calls[0].name, QStringLiteral("get_weather"));
         QCOMPARE(calls[0].args, QJsonObject({{"location", "Paris"}}));
-        QCOMPARE(calls[1].id, chat ? QStringLiteral("chatcmpl-tool-b2") : QStringLiteral("call_b"));
+        QCOMPARE(calls[1].id, chat ? QStringLiteral("chatcmpl-tool-b2")
+                                   : (pi ? QStringLiteral("call_b|fc_b") : QStringLiteral("call_b")));
         QCOMPARE(calls[1].name, QStringLiteral("get_time"));
         QCOMPARE(calls[1].args, QJsonObject({{"zone", "CET"}}));
         QCOMPARE(answer.stop, QStringLiteral("toolUse"));

@@ -1,5 +1,6 @@
 #include "core/formats/anthropic_messages_codec.h"
 #include "core/formats/openai_responses_codec.h"
+#include "core/formats/pi_native_codec.h"
 #include "core/model/event_accumulator.h"
 #include "core/upstream/anthropic_adapter.h"
 #include "core/upstream/openai_responses_adapter.h"
@@ -60,6 +61,9 @@ private slots:
     void passthroughSplicesUnlessAReasoningItemIsDropped();
     void reasoningFromOtherApisGoesBackOnlyToItsMaker();
     void piFunctionCallsKeepOpenAIsItemId();
+    void reasoningWithoutTheItemItLedToIsLeftOut();
+    void piClientsGetCallIdsWithTheItemId();
+    void longCallIdsFitAndStayPaired();
     void convertsAnthropicConversation();
     void imagesOfParallelToolResultsFollowTheRun();
     void maxOutputTokensIsAtLeastTheApisMinimum();
@@ -158,35 +162,170 @@ void TestOpenAIResponsesAdapter::passthroughSplicesUnlessAReasoningItemIsDropped
 }
 
 void TestOpenAIResponsesAdapter::piFunctionCallsKeepOpenAIsItemId() {
-    // pi keeps a Responses call as "call_id|item_id". Sent back, the call carries both: OpenAI
-    // refuses a replayed reasoning item whose following function_call is not the item it led to.
-    // An id another API made ("toolu_…") has no item id to give.
+    // pi keeps a Responses call as "call_id|item_id". OpenAI pairs a replayed reasoning item with
+    // the item it led to by that item's id, both ways: a reasoning item whose following call has
+    // no id is refused ("provided without its required following item"), and so is a call id
+    // whose reasoning is absent ("provided without its required 'reasoning' item"). An id another
+    // API made ("toolu_…") has no item id to give.
+    const auto inputFor = [](bool withReasoning) {
+        ChatRequest req;
+        Message assistant;
+        assistant.role = Role::Assistant;
+        assistant.api = QStringLiteral("openai-responses");
+        if (withReasoning) {
+            ContentBlock thinking;
+            thinking.type = BlockType::Thinking;
+            thinking.text = QStringLiteral("plan");
+            thinking.signature = QStringLiteral(R"({"id":"rs_77","type":"reasoning","encrypted_content":"gAAA"})");
+            assistant.content << thinking;
+        }
+        for (const char *id : {"call_abc|fc_0123", "toolu_01A"}) {
+            ContentBlock call;
+            call.type = BlockType::ToolCall;
+            call.toolCallId = QString::fromLatin1(id);
+            call.toolName = QStringLiteral("f");
+            assistant.content << call;
+        }
+        Message result;
+        result.role = Role::ToolResult;
+        result.toolCallId = QStringLiteral("call_abc|fc_0123");
+        result.content << ContentBlock::makeText(QStringLiteral("ok"));
+        req.context.messages << assistant << result;
+        return json(OpenAIResponsesAdapter().buildRequest(spokenIn(req, wire::Api::Pi), target(), {}).body)
+            .value("input")
+            .toArray();
+    };
+    const QJsonArray paired = inputFor(true);
+    QCOMPARE(paired.size(), 4);
+    QCOMPARE(paired[0].toObject().value("type").toString(), QStringLiteral("reasoning"));
+    QCOMPARE(paired[0].toObject().value("id").toString(), QStringLiteral("rs_77"));
+    QCOMPARE(paired[1].toObject().value("call_id").toString(), QStringLiteral("call_abc"));
+    QCOMPARE(paired[1].toObject().value("id").toString(), QStringLiteral("fc_0123"));
+    QCOMPARE(paired[2].toObject().value("call_id").toString(), QStringLiteral("toolu_01A"));
+    QVERIFY(!paired[2].toObject().contains("id"));
+    QCOMPARE(paired[3].toObject().value("type").toString(), QStringLiteral("function_call_output"));
+    QCOMPARE(paired[3].toObject().value("call_id").toString(), QStringLiteral("call_abc"));
+
+    const QJsonArray alone = inputFor(false); // the call's reasoning is not in the history
+    QCOMPARE(alone.size(), 3);
+    QCOMPARE(alone[0].toObject().value("call_id").toString(), QStringLiteral("call_abc"));
+    QVERIFY(!alone[0].toObject().contains("id"));
+}
+
+void TestOpenAIResponsesAdapter::piClientsGetCallIdsWithTheItemId() {
+    // A pi client answered by a Responses upstream gets its calls as pi-ai names them, "call|fc_…",
+    // streamed and whole; sent back, the next turn keeps the reasoning beside its call.
+    const auto events = decode(readTestData(QStringLiteral("responses_upstream_full.sse")));
+    EncodeInfo info;
+    info.responseId = QStringLiteral("req_1");
+    info.upstreamApi = QStringLiteral("openai-responses");
+    auto encoder = PiNativeCodec().makeStreamEncoder(info);
+    QByteArray sse;
+    for (const StreamEvent &e : events)
+        sse += encoder->encode(e);
+    QJsonObject start, done;
+    for (const auto &f : sw::test::splitSse(sse)) {
+        const QJsonObject o = json(f.data);
+        if (o.value("type") == QStringLiteral("toolcall_start"))
+            start = o;
+        else if (o.value("type") == QStringLiteral("done"))
+            done = o;
+    }
+    QCOMPARE(start.value("id").toString(), QStringLiteral("call_abc|fc_01"));
+    const QJsonArray content = done.value("message").toObject().value("content").toArray();
+    QCOMPARE(content.last().toObject().value("id").toString(), QStringLiteral("call_abc|fc_01"));
+    EventAccumulator acc;
+    acc.addAll(events);
+    const QJsonObject whole = json(PiNativeCodec().encodeResponse(acc.message(), info)).value("message").toObject();
+    QCOMPARE(whole.value("content").toArray().last().toObject().value("id").toString(),
+             QStringLiteral("call_abc|fc_01"));
+
+    const QByteArray next =
+        QJsonDocument(QJsonObject{{"model", "m"},
+                                  {"context",
+                                   QJsonObject{{"messages", QJsonArray{QJsonObject{{"role", "user"}, {"content", "go"}},
+                                                                       done.value("message"),
+                                                                       QJsonObject{{"role", "toolResult"},
+                                                                                   {"toolCallId", "call_abc|fc_01"},
+                                                                                   {"toolName", "get_weather"},
+                                                                                   {"content", "sunny"}}}}}}})
+            .toJson();
+    const auto req = PiNativeCodec().decode(next, nullptr);
+    QVERIFY(req);
+    const QJsonArray input =
+        json(OpenAIResponsesAdapter().buildRequest(spokenIn(*req, wire::Api::Pi), target(), {}).body)
+            .value("input")
+            .toArray();
+    QStringList kinds;
+    for (const QJsonValue &v : input)
+        kinds << v.toObject().value("type").toString(QStringLiteral("message"));
+    QCOMPARE(kinds, (QStringList{"message", "reasoning", "message", "function_call", "function_call_output"}));
+    QCOMPARE(input[3].toObject().value("id").toString(), QStringLiteral("fc_01"));
+    QCOMPARE(input[3].toObject().value("call_id").toString(), QStringLiteral("call_abc"));
+    // The text between them goes back as its message item, under the id pi kept in textSignature.
+    const QString textSignature = content[1].toObject().value("textSignature").toString();
+    const QString messageId = json(textSignature.toUtf8()).value("id").toString();
+    QVERIFY2(messageId.startsWith(QLatin1String("msg_")), qPrintable(textSignature));
+    QCOMPARE(input[2].toObject().value("id").toString(), messageId);
+    QCOMPARE(input[2].toObject().value("content").toArray()[0].toObject().value("text").toString(),
+             QStringLiteral("Checking now."));
+}
+
+void TestOpenAIResponsesAdapter::longCallIdsFitAndStayPaired() {
+    // Responses refuses a call_id over 64 characters; other APIs' ids can be longer. Call and
+    // output get the same bounded id, and two long ids that share a prefix stay apart.
+    const QString a = QStringLiteral("tooluse_") + QString(60, QLatin1Char('x')) + QStringLiteral("_a");
+    const QString b = QStringLiteral("tooluse_") + QString(60, QLatin1Char('x')) + QStringLiteral("_b");
     ChatRequest req;
     Message assistant;
     assistant.role = Role::Assistant;
-    for (const char *id : {"call_abc|fc_0123", "toolu_01A"}) {
+    for (const QString &id : {a, b}) {
         ContentBlock call;
         call.type = BlockType::ToolCall;
-        call.toolCallId = QString::fromLatin1(id);
+        call.toolCallId = id;
         call.toolName = QStringLiteral("f");
         assistant.content << call;
     }
-    Message result;
-    result.role = Role::ToolResult;
-    result.toolCallId = QStringLiteral("call_abc|fc_0123");
-    result.content << ContentBlock::makeText(QStringLiteral("ok"));
-    req.context.messages << assistant << result;
+    req.context.messages << assistant;
+    for (const QString &id : {a, b}) {
+        Message result;
+        result.role = Role::ToolResult;
+        result.toolCallId = id;
+        result.content << ContentBlock::makeText(QStringLiteral("ok"));
+        req.context.messages << result;
+    }
     const QJsonArray input =
-        json(OpenAIResponsesAdapter().buildRequest(spokenIn(req, wire::Api::Pi), target(), {}).body)
+        json(OpenAIResponsesAdapter().buildRequest(spokenIn(req, wire::Api::AnthropicMessages), target(), {}).body)
             .value("input")
             .toArray();
-    QCOMPARE(input.size(), 3);
-    QCOMPARE(input[0].toObject().value("call_id").toString(), QStringLiteral("call_abc"));
-    QCOMPARE(input[0].toObject().value("id").toString(), QStringLiteral("fc_0123"));
-    QCOMPARE(input[1].toObject().value("call_id").toString(), QStringLiteral("toolu_01A"));
-    QVERIFY(!input[1].toObject().contains("id"));
-    QCOMPARE(input[2].toObject().value("type").toString(), QStringLiteral("function_call_output"));
-    QCOMPARE(input[2].toObject().value("call_id").toString(), QStringLiteral("call_abc"));
+    QCOMPARE(input.size(), 4);
+    for (int i = 0; i < 4; ++i)
+        QVERIFY(input[i].toObject().value("call_id").toString().size() <= 64);
+    QCOMPARE(input[0].toObject().value("call_id"), input[2].toObject().value("call_id"));
+    QCOMPARE(input[1].toObject().value("call_id"), input[3].toObject().value("call_id"));
+    QVERIFY(input[0].toObject().value("call_id") != input[1].toObject().value("call_id"));
+}
+
+void TestOpenAIResponsesAdapter::reasoningWithoutTheItemItLedToIsLeftOut() {
+    // An Anthropic client kept the answer but its tool_use ids cannot hold OpenAI's item ids: the
+    // reasoning item would be refused, so the conversation goes without it.
+    ChatRequest req;
+    Message assistant;
+    assistant.role = Role::Assistant;
+    assistant.api = QStringLiteral("openai-responses");
+    ContentBlock thinking;
+    thinking.type = BlockType::Thinking;
+    thinking.signature = QStringLiteral(R"({"id":"rs_1","type":"reasoning","encrypted_content":"gAAA"})");
+    ContentBlock call;
+    call.type = BlockType::ToolCall;
+    call.toolCallId = QStringLiteral("call_1");
+    call.toolName = QStringLiteral("f");
+    assistant.content << thinking << call;
+    req.context.messages << assistant;
+    const QByteArray sent =
+        OpenAIResponsesAdapter().buildRequest(spokenIn(req, wire::Api::AnthropicMessages), target(), {}).body;
+    QVERIFY2(!sent.contains("reasoning") && !sent.contains("gAAA"), sent.constData());
+    QVERIFY(sent.contains("\"call_id\":\"call_1\""));
 }
 
 void TestOpenAIResponsesAdapter::reasoningFromOtherApisGoesBackOnlyToItsMaker() {
