@@ -264,6 +264,13 @@ void PiNativeCodec::writeUsage(wire::JsonWriter &w, const Usage &usage) {
         .endObject();
 }
 
+QString PiNativeCodec::textSignatureFor(const model::ContentBlock &text) {
+    if (!text.itemId.startsWith(QLatin1String("msg_")))
+        return {};
+    return QString::fromUtf8(
+        QJsonDocument(QJsonObject{{L("v"), 1}, {L("id"), text.itemId}}).toJson(QJsonDocument::Compact));
+}
+
 QString PiNativeCodec::toolCallIdFor(const model::ContentBlock &call) {
     if (call.itemId.startsWith(QLatin1String("fc_")) && !call.toolCallId.contains(QLatin1Char('|')))
         return call.toolCallId + QLatin1Char('|') + call.itemId;
@@ -275,10 +282,8 @@ void PiNativeCodec::writeBlock(wire::JsonWriter &w, const ContentBlock &b) {
     switch (b.type) {
     case BlockType::Text:
         w.field("type", "text").field("text", b.text);
-        if (b.itemId.startsWith(QLatin1String("msg_"))) // pi-ai's form: {"v":1,"id":"msg_…"}
-            w.field("textSignature",
-                    QString::fromUtf8(
-                        QJsonDocument(QJsonObject{{L("v"), 1}, {L("id"), b.itemId}}).toJson(QJsonDocument::Compact)));
+        if (const QString signature = textSignatureFor(b); !signature.isEmpty())
+            w.field("textSignature", signature);
         break;
     case BlockType::Thinking:
         w.field("type", "thinking").field("thinking", b.text);

@@ -23,6 +23,8 @@ public:
     // A tool call's id as pi-ai keeps it: an OpenAI Responses call is "call_id|item_id", so that the
     // item id (fc_…) goes back beside its reasoning item on the next turn.
     static QString toolCallIdFor(const model::ContentBlock &call);
+    // A text's signature as pi-ai keeps it for a Responses message item: {"v":1,"id":"msg_…"}; "" else.
+    static QString textSignatureFor(const model::ContentBlock &text);
     static void writeBlock(wire::JsonWriter &w,
                            const model::ContentBlock &b); // text / thinking / toolCall ({} for images)
     static void writeMessage(wire::JsonWriter &w, const model::AssistantMessage &message, const EncodeInfo &info);

@@ -53,11 +53,14 @@ QByteArray PiNativeStreamEncoder::encode(const StreamEvent &event) {
     case EventType::TextDelta:
         w.field("type", "text_delta").field("contentIndex", index).field("delta", event.delta);
         break;
-    case EventType::TextEnd:
-        w.field("type", "text_end")
-            .field("contentIndex", index)
-            .field("content", m_accumulator.message().content.value(index).text);
+    case EventType::TextEnd: {
+        const ContentBlock &text = m_accumulator.message().content.value(index);
+        w.field("type", "text_end").field("contentIndex", index).field("content", text.text);
+        // pi's stream proxy takes a text's signature from here (a Responses message id).
+        if (const QString signature = PiNativeCodec::textSignatureFor(text); !signature.isEmpty())
+            w.field("contentSignature", signature);
         break;
+    }
     case EventType::ThinkingStart:
         w.field("type", "thinking_start").field("contentIndex", index);
         break;

@@ -414,10 +414,9 @@ bool ConnectionGuard::takeBody(qint64 bytes) {
 void ConnectionGuard::refuseOverBudget() {
     reject(
         {503, "overloaded_error",
-         QStringLiteral("the gateway holds %1 MiB of request bodies in flight (limits.maxBodyBytesInFlight = %2 MiB); "
-                        "retry shortly")
-             .arg(m_budget->held() >> 20)
-             .arg(m_budget->cap() >> 20),
+         QStringLiteral("the gateway holds %1 of request bodies and answers in flight (limits.maxBodyBytesInFlight = "
+                        "%2); retry shortly")
+             .arg(util::ByteBudget::describe(m_budget->held()), util::ByteBudget::describe(m_budget->cap())),
          1});
 }
 

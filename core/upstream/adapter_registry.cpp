@@ -8,6 +8,7 @@
 
 #include <QCryptographicHash>
 #include <QUrl>
+#include <algorithm>
 #include <functional>
 #include <span>
 #include <string_view>
@@ -193,6 +194,19 @@ std::optional<QString> UpstreamAdapter::incompatibility(const model::ChatRequest
             if (!readable)
                 return QStringLiteral("image \"%1\": a file id %2 cannot resolve").arg(b.url.left(64), target);
         }
+    // Messages and Gemini refuse a conversation with nothing in it (empty text is left out on the
+    // way there), with a 400 that no failover gets past.
+    if (toAnthropic || toGoogle) {
+        const auto holdsSomething = [](const model::Message &m) {
+            return m.role == model::Role::ToolResult ||
+                   std::any_of(m.content.begin(), m.content.end(), [](const model::ContentBlock &b) {
+                       return b.type != model::BlockType::Text || !b.text.isEmpty();
+                   });
+        };
+        const auto &messages = request.context.messages;
+        if (std::none_of(messages.begin(), messages.end(), holdsSomething))
+            return QStringLiteral("messages: the conversation holds no content, which %1 refuses").arg(target);
+    }
     return std::nullopt;
 }
 

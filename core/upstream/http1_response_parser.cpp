@@ -120,8 +120,9 @@ bool Http1ResponseParser::parseHead(QByteArrayView input, qsizetype &pos, Output
             encoding = &h.second;
     }
     // Every request says Accept-Encoding: identity (this parser decodes no gzip): a compressed body
-    // read as text would be taken for a stream that broke off. Say what it is instead.
-    if (encoding && !encoding->trimmed().isEmpty() &&
+    // read as text would be taken for a stream that broke off. Say what it is instead. An error
+    // answer keeps its status (its Retry-After, its classification) with an unreadable body.
+    if (status >= 200 && status < 300 && encoding && !encoding->trimmed().isEmpty() &&
         encoding->trimmed().compare("identity", Qt::CaseInsensitive) != 0) {
         fail(Failure::Malformed, QStringLiteral("HTTP %1 with Content-Encoding %2, though the request asked for "
                                                 "identity (no compression)")

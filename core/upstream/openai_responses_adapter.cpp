@@ -112,7 +112,10 @@ QJsonObject OpenAIResponsesAdapter::buildBody(const model::ChatRequest &request,
             for (qsizetype i = 0; i < m.content.size(); ++i) {
                 const ContentBlock &b = m.content[i];
                 if (b.type == BlockType::Text) {
-                    if (reasoningSent && (textItemId.isEmpty() || itemIdOf(b))) {
+                    if (b.text.isEmpty())
+                        continue;
+                    // Two parts of one message item arrive as two blocks under one id: one item.
+                    if (reasoningSent && (textItemId.isEmpty() || (itemIdOf(b) && *itemIdOf(b) != textItemId))) {
                         // After a reasoning item, text goes as a message item with an id: its own,
                         // or one made up as pi-ai does (OpenAI keeps nothing with store: false).
                         flushText();
@@ -122,17 +125,21 @@ QJsonObject OpenAIResponsesAdapter::buildBody(const model::ChatRequest &request,
                 } else if (b.type == BlockType::Thinking) {
                     // A reasoning item goes back only to the API that produced it; other
                     // APIs' thinking is dropped, never replayed as text (translation_rules.md).
+                    // A later call keeps its fc_ id only beside the reasoning just before it.
+                    reasoningSent = false;
                     if (signatureOwner(m, b) != wire::apiName(kApi) || !b.signature.startsWith(QLatin1Char('{')))
                         continue;
-                    // OpenAI refuses a reasoning item without an item it led to ("provided without
-                    // its required following item"), paired by id: a message (whose id can be made
-                    // up) or a call under its own fc_ id. A client that kept a tool call but not its
-                    // item id (Anthropic's tool_use ids cannot hold one) gets the conversation
-                    // without the reasoning rather than a 400.
-                    bool paired = false;
-                    for (qsizetype j = i + 1; j < m.content.size() && m.content[j].type != BlockType::Thinking; ++j)
-                        paired |= m.content[j].type == BlockType::Text || itemIdOf(m.content[j]).has_value();
-                    if (!paired)
+                    // OpenAI refuses a reasoning item unless the item right after it is one it led
+                    // to ("provided without its required following item"), paired by id: a message
+                    // (whose id can be made up) or a call under its own fc_ id. A client that kept a
+                    // tool call but not its item id (Anthropic's tool_use ids cannot hold one) gets
+                    // the conversation without the reasoning rather than a 400.
+                    const ContentBlock *next = nullptr; // the first block that will be sent after it
+                    for (qsizetype j = i + 1; j < m.content.size() && !next; ++j)
+                        if (const ContentBlock &c = m.content[j];
+                            c.type == BlockType::ToolCall || (c.type == BlockType::Text && !c.text.isEmpty()))
+                            next = &c;
+                    if (!next || (next->type == BlockType::ToolCall && !itemIdOf(*next)))
                         continue;
                     flushText();
                     input.append(wire::responsesReasoningItem(b, QStringLiteral("rs_%1").arg(n++)));

@@ -233,6 +233,10 @@ void UpstreamAttempts::launch(failover::AttemptId id) {
     t.location.clear();
     t.notAStream.clear();
     t.bodyBytes = 0;
+    // Tries run one at a time: a new one means what earlier ones read is dropped (the loop keeps
+    // only the answering try's events), and so are the answer bytes they held.
+    if (m_setup.bytesInFlight)
+        m_setup.bytesInFlight->give(std::exchange(m_answerBytesTaken, 0));
     const quint64 generation = t.generation;
     t.call = m_setup.transport->start(req, this);
     connect(t.call, &UpstreamCall::responseStarted, this,
@@ -363,10 +367,10 @@ bool UpstreamAttempts::keepAnswerBytes(Try &t, qint64 bytes) {
     } else if (m_setup.bytesInFlight && !m_setup.bytesInFlight->take(bytes)) {
         f.input.status = 503;
         f.input.message =
-            QStringLiteral("the gateway holds %1 MiB of request bodies and answers in flight "
-                           "(limits.maxBodyBytesInFlight = %2 MiB); the answer of %3 does not fit; retry shortly")
-                .arg(m_setup.bytesInFlight->held() >> 20)
-                .arg(m_setup.bytesInFlight->cap() >> 20)
+            QStringLiteral("the gateway holds %1 of request bodies and answers in flight "
+                           "(limits.maxBodyBytesInFlight = %2); the answer of %3 does not fit; retry shortly")
+                .arg(util::ByteBudget::describe(m_setup.bytesInFlight->held()),
+                     util::ByteBudget::describe(m_setup.bytesInFlight->cap()))
                 .arg(t.candidate.name());
     } else {
         if (m_setup.bytesInFlight)

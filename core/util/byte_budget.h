@@ -6,7 +6,7 @@
 // request; this bounds them all together, so that many large requests or answers at once are
 // answered 503 instead of growing the process without end. Engine thread only.
 
-#include <QtGlobal>
+#include <QString>
 
 namespace sw::util {
 
@@ -24,6 +24,12 @@ public:
     qint64 held() const { return m_held; }
     qint64 cap() const { return m_cap; }
     void setCap(qint64 cap) { m_cap = cap; } // what is held stays held; new takes meet the new cap
+
+    // "12 MiB", or "340 KiB" under a MiB, for messages that name what is held.
+    static QString describe(qint64 bytes) {
+        return bytes >= (1 << 20) ? QStringLiteral("%1 MiB").arg(bytes >> 20)
+                                  : QStringLiteral("%1 KiB").arg(bytes >> 10);
+    }
 
 private:
     qint64 m_cap;

@@ -1446,6 +1446,28 @@ private Q_SLOTS:
                  200);
     }
 
+    void aFailedTrysAnswerBytesAreGivenBackBeforeTheNext() {
+        // A first candidate reads ~180 KiB of answer and breaks off; the loop drops it and the next
+        // candidate answers as much again. Together they are over the 256 KiB budget, but the
+        // process never holds both: the failed try's bytes go back before the next try starts.
+        GatewayFixture gw;
+        gw.config.limits.maxBodyBytes = 64 * 1024;
+        gw.config.limits.maxBodyBytesInFlight = 256 * 1024;
+        config::RouteConfig route;
+        route.name = QStringLiteral("two-claudes");
+        route.candidates = {QStringLiteral("pa/claude-a"), QStringLiteral("pc/claude-c")};
+        gw.config.routes.insert(route.name, route);
+        const QByteArray whole = anthropicStream({}, 160, 1024);
+        gw.anthropicA.setRawReply(whole.left(whole.indexOf("event: content_block_stop"))); // no end
+        gw.anthropicC.setRawReply(whole);
+        gw.start();
+        const auto r = gw.post(QStringLiteral("/v1/chat/completions"),
+                               GatewayFixture::openaiBody(QStringLiteral("two-claudes"), QStringLiteral("x"), false));
+        QVERIFY2(r.status == 200, r.body.left(400).constData());
+        QCOMPARE(openaiMessageText(r.json()).size(), 160 * 1024);
+        QCOMPARE(gw.anthropicA.requests().size(), 1);
+    }
+
     void aClientThatDoesNotReadPausesTheUpstream() {
         // After commit the upstream is read only while the client has at most 1 MiB unsent.
         ReadPauseProbe probe;

@@ -118,6 +118,15 @@ void TestAdapterIncompatibility::reasons_data() {
                {"type":"document","source":{"type":"text","media_type":"text/plain","data":"x"}}]}]}]})")
         << "openai-completions"
         << "document";
+    const QByteArray emptyUser = R"({"model":"m","messages":[{"role":"user","content":""}]})";
+    QTest::addRow("empty conversation to Messages") << chat << emptyUser << "anthropic-messages"
+                                                    << "no content";
+    QTest::addRow("empty conversation to Gemini") << chat << emptyUser << "google-generative-ai"
+                                                  << "no content";
+    QTest::addRow("empty user turn to Chat is fine")
+        << claude << QByteArray(R"({"model":"m","max_tokens":10,"messages":[{"role":"user","content":""}]})")
+        << "openai-completions"
+        << "";
     QTest::addRow("URL image to Gemini is mapped")
         << chat
         << QByteArray(

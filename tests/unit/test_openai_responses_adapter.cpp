@@ -62,6 +62,7 @@ private slots:
     void reasoningFromOtherApisGoesBackOnlyToItsMaker();
     void piFunctionCallsKeepOpenAIsItemId();
     void reasoningWithoutTheItemItLedToIsLeftOut();
+    void reasoningPairingEdges();
     void piClientsGetCallIdsWithTheItemId();
     void longCallIdsFitAndStayPaired();
     void convertsAnthropicConversation();
@@ -232,6 +233,8 @@ void TestOpenAIResponsesAdapter::piClientsGetCallIdsWithTheItemId() {
             done = o;
     }
     QCOMPARE(start.value("id").toString(), QStringLiteral("call_abc|fc_01"));
+    QVERIFY2(sse.contains("\"contentSignature\":\"{\\\"id\\\":\\\"msg_"),
+             sse.constData()); // text_end: pi's proxy reads it
     const QJsonArray content = done.value("message").toObject().value("content").toArray();
     QCOMPARE(content.last().toObject().value("id").toString(), QStringLiteral("call_abc|fc_01"));
     EventAccumulator acc;
@@ -304,6 +307,60 @@ void TestOpenAIResponsesAdapter::longCallIdsFitAndStayPaired() {
     QCOMPARE(input[0].toObject().value("call_id"), input[2].toObject().value("call_id"));
     QCOMPARE(input[1].toObject().value("call_id"), input[3].toObject().value("call_id"));
     QVERIFY(input[0].toObject().value("call_id") != input[1].toObject().value("call_id"));
+}
+
+void TestOpenAIResponsesAdapter::reasoningPairingEdges() {
+    const auto reasoning = [](const char *id) {
+        ContentBlock b;
+        b.type = BlockType::Thinking;
+        b.signature =
+            QStringLiteral(R"({"id":"%1","type":"reasoning","encrypted_content":"gAAA"})").arg(QLatin1String(id));
+        return b;
+    };
+    const auto text = [](const char *t, const char *itemId) {
+        ContentBlock b = ContentBlock::makeText(QString::fromUtf8(t));
+        b.itemId = QString::fromLatin1(itemId);
+        return b;
+    };
+    const auto call = [](const char *id) {
+        ContentBlock b;
+        b.type = BlockType::ToolCall;
+        b.toolCallId = QString::fromLatin1(id);
+        b.toolName = QStringLiteral("f");
+        return b;
+    };
+    const auto sent = [](const QList<ContentBlock> &content) {
+        ChatRequest req;
+        Message m;
+        m.role = Role::Assistant;
+        m.api = QStringLiteral("openai-responses");
+        m.content = content;
+        req.context.messages << m;
+        return json(OpenAIResponsesAdapter().buildRequest(spokenIn(req, wire::Api::Pi), target(), {}).body)
+            .value("input")
+            .toArray();
+    };
+    const auto kinds = [](const QJsonArray &input) {
+        QStringList out;
+        for (const QJsonValue &v : input)
+            out << v.toObject().value("type").toString(QStringLiteral("easy")) + QLatin1Char(':') +
+                       v.toObject().value("id").toString();
+        return out;
+    };
+    // Two parts of one message item (two blocks, one id) are one item, not two under one id.
+    QCOMPARE(kinds(sent({reasoning("rs_1"), text("A", "msg_a"), text("B", "msg_a")})),
+             (QStringList{"reasoning:rs_1", "message:msg_a"}));
+    // An empty text sends nothing, so it cannot be what the reasoning led to.
+    QCOMPARE(kinds(sent({reasoning("rs_1"), text("", "")})), QStringList{});
+    // The item right after the reasoning decides: an id-less call there leaves the reasoning out,
+    // whatever follows it.
+    QCOMPARE(kinds(sent({reasoning("rs_1"), call("call_1"), text("done", "")})),
+             (QStringList{"function_call:", "easy:"}));
+    // A call keeps its fc_ id only beside its own reasoning, not an earlier one.
+    ContentBlock foreign = reasoning("rs_2");
+    foreign.signature = QStringLiteral("not-json");
+    QCOMPARE(kinds(sent({reasoning("rs_1"), call("call_a|fc_a"), foreign, call("call_b|fc_b")})),
+             (QStringList{"reasoning:rs_1", "function_call:fc_a", "function_call:"}));
 }
 
 void TestOpenAIResponsesAdapter::reasoningWithoutTheItemItLedToIsLeftOut() {
