@@ -12,6 +12,7 @@
 #include <functional>
 #include <span>
 #include <string_view>
+#include <utility>
 
 namespace sw::upstream {
 
@@ -31,6 +32,15 @@ QString boundedToolCallId(const QString &id, qsizetype maxLength) {
     const QByteArray hash =
         QCryptographicHash::hash(callId.toUtf8(), QCryptographicHash::Sha256).toHex().left(kToolIdHashChars);
     return callId.left(maxLength - kToolIdHashChars - 1) + QLatin1Char('_') + QLatin1String(hash);
+}
+
+QList<model::ContentBlock> takeToolResultImages(QList<model::ContentBlock> &pending) {
+    if (pending.isEmpty())
+        return {};
+    QList<model::ContentBlock> blocks{
+        model::ContentBlock::makeText(QStringLiteral("Attached image(s) from tool result:"))};
+    blocks.append(std::exchange(pending, {}));
+    return blocks;
 }
 
 QString modelPathSegment(const QString &modelId) {

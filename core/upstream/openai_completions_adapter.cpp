@@ -82,11 +82,8 @@ QJsonObject OpenAICompletionsAdapter::buildBody(const model::ChatRequest &reques
     // followed by tool messages responding to each 'tool_call_id'").
     QList<ContentBlock> resultImages;
     const auto flushResultImages = [&] {
-        if (resultImages.isEmpty())
-            return;
-        QList<ContentBlock> blocks{ContentBlock::makeText(QStringLiteral("Attached image(s) from tool result:"))};
-        blocks.append(std::exchange(resultImages, {}));
-        messages.append(QJsonObject{{L("role"), L("user")}, {L("content"), userContent(blocks)}});
+        if (const auto blocks = takeToolResultImages(resultImages); !blocks.isEmpty())
+            messages.append(QJsonObject{{L("role"), L("user")}, {L("content"), userContent(blocks)}});
     };
     for (const Message &m : ctx.messages) {
         if (m.role != Role::ToolResult)

@@ -74,11 +74,8 @@ QJsonObject OpenAIResponsesAdapter::buildBody(const model::ChatRequest &request,
     // As for Chat: a run of tool outputs first, then its images as one user turn.
     QList<ContentBlock> resultImages;
     const auto flushResultImages = [&] {
-        if (resultImages.isEmpty())
-            return;
-        QList<ContentBlock> blocks{ContentBlock::makeText(QStringLiteral("Attached image(s) from tool result:"))};
-        blocks.append(std::exchange(resultImages, {}));
-        input.append(QJsonObject{{L("role"), L("user")}, {L("content"), userParts(blocks)}});
+        if (const auto blocks = takeToolResultImages(resultImages); !blocks.isEmpty())
+            input.append(QJsonObject{{L("role"), L("user")}, {L("content"), userParts(blocks)}});
     };
     for (const Message &m : ctx.messages) {
         if (m.role != Role::ToolResult)

@@ -92,6 +92,11 @@ QString callIdOf(const QString &toolCallId);
 // share a prefix stay apart. Shorter ids pass unchanged.
 QString boundedToolCallId(const QString &id, qsizetype maxLength);
 
+// For the OpenAI APIs, whose tool outputs carry text only: the images of a run of tool results,
+// taken out of `pending`, as the content of the one user turn that follows the run (a note, then
+// the images). Empty when there are none.
+QList<model::ContentBlock> takeToolResultImages(QList<model::ContentBlock> &pending);
+
 // Registry; nullptr for an unknown api name.
 const UpstreamAdapter *adapterFor(const QString &api);
 
