@@ -683,7 +683,9 @@ void AttemptLoop::stopWithUpstreamError(Attempt &a, const FailureInput &input) {
     const int status = input.status && *input.status >= 400 ? *input.status : 502;
     m_deps.observer->attemptRecorded(reportOf(a, AttemptOutcome::Failed, {}, QStringLiteral("stop"), input.message));
     recordUsage(a, false);
-    finishWithFailure(GatewayError::make(status, GatewayError::categoryForStatus(status), input.message), false);
+    GatewayError error = GatewayError::make(status, GatewayError::categoryForStatus(status), input.message);
+    error.retryAfterMs = input.retryAfterMs; // the answer's own Retry-After, or the gateway's (a full budget)
+    finishWithFailure(error, false);
 }
 
 // ---------------------------------------------------------------- timers

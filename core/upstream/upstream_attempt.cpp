@@ -366,6 +366,8 @@ bool UpstreamAttempts::keepAnswerBytes(Try &t, qint64 bytes) {
                               .arg(m_setup.config->limits.maxResponseBytes);
     } else if (m_setup.bytesInFlight && !m_setup.bytesInFlight->take(bytes)) {
         f.input.status = 503;
+        f.fromHeaders = true; // the Retry-After is the gateway's own: the SDKs retry on it
+        f.input.retryAfterMs = 1000;
         f.input.message =
             QStringLiteral("the gateway holds %1 of request bodies and answers in flight "
                            "(limits.maxBodyBytesInFlight = %2); the answer of %3 does not fit; retry shortly")

@@ -1432,6 +1432,7 @@ private Q_SLOTS:
         const auto r = gw.post(QStringLiteral("/v1/chat/completions"),
                                GatewayFixture::openaiBody(QStringLiteral("chain"), QStringLiteral("x"), false));
         QCOMPARE(r.status, 503);
+        QCOMPARE(r.header("retry-after"), QByteArray("1")); // as for a request body that does not fit
         const QJsonObject error = r.json().value(QStringLiteral("error")).toObject();
         QVERIFY2(error.value(QStringLiteral("message")).toString().contains(QStringLiteral("maxBodyBytesInFlight")),
                  r.body.constData());
