@@ -7,6 +7,8 @@
 #include "core/wire/client_body.h"
 
 #include <QCryptographicHash>
+#include <QJsonArray>
+#include <QJsonObject>
 #include <QUrl>
 #include <algorithm>
 #include <functional>
@@ -41,6 +43,20 @@ QList<model::ContentBlock> takeToolResultImages(QList<model::ContentBlock> &pend
         model::ContentBlock::makeText(QStringLiteral("Attached image(s) from tool result:"))};
     blocks.append(std::exchange(pending, {}));
     return blocks;
+}
+
+void appendOrMergeTurn(QJsonArray &turns, const QString &role, QLatin1String partsKey, const QJsonArray &parts) {
+    const QLatin1String roleKey("role");
+    if (turns.isEmpty() || turns.last().toObject().value(roleKey).toString() != role) {
+        turns.append(QJsonObject{{roleKey, role}, {partsKey, parts}});
+        return;
+    }
+    QJsonObject last = turns.last().toObject();
+    QJsonArray merged = last.value(partsKey).toArray();
+    for (const QJsonValue &p : parts)
+        merged.append(p);
+    last.insert(partsKey, merged);
+    turns.replace(turns.size() - 1, last);
 }
 
 QString modelPathSegment(const QString &modelId) {

@@ -128,16 +128,7 @@ QJsonObject AnthropicAdapter::buildBody(const model::ChatRequest &request, const
     // the thinking rules below see the turn Anthropic will see. (An empty assistant turn, left out,
     // puts tool results and the user's next words side by side: one turn that continues a tool loop.)
     const auto appendTurn = [&messages](QLatin1String role, const QJsonArray &content) {
-        if (!messages.isEmpty() && messages.last().toObject().value(L("role")).toString() == role) {
-            QJsonObject last = messages.last().toObject();
-            QJsonArray merged = last.value(L("content")).toArray();
-            for (const QJsonValue &v : content)
-                merged.append(v);
-            last.insert(L("content"), merged);
-            messages.replace(messages.size() - 1, last);
-            return;
-        }
-        messages.append(QJsonObject{{L("role"), role}, {L("content"), content}});
+        appendOrMergeTurn(messages, role, L("content"), content);
     };
     // Consecutive tool results travel together in one user turn, as Messages requires.
     QJsonArray pendingResults;

@@ -121,27 +121,14 @@ QJsonArray alternating(const QJsonArray &contents) {
     QJsonArray out;
     for (const QJsonValue &v : contents) {
         const QJsonObject turn = v.toObject();
-        if (!out.isEmpty()) {
-            QJsonObject last = out.last().toObject();
-            const QString role = turn.value(L("role")).toString();
-            if (last.value(L("role")).toString() == role) {
-                if (role == L("user") && hasFunctionResponse(last) && !hasFunctionResponse(turn)) {
-                    out.append(QJsonObject{
-                        {L("role"), L("model")},
-                        {L("parts"),
-                         QJsonArray{QJsonObject{
-                             {L("text"), L("[The previous response was interrupted before it completed.]")}}}}});
-                } else {
-                    QJsonArray parts = last.value(L("parts")).toArray();
-                    for (const QJsonValue &p : turn.value(L("parts")).toArray())
-                        parts.append(p);
-                    last.insert(L("parts"), parts);
-                    out.replace(out.size() - 1, last);
-                    continue;
-                }
-            }
-        }
-        out.append(turn);
+        const QString role = turn.value(L("role")).toString();
+        if (!out.isEmpty() && role == L("user") && out.last().toObject().value(L("role")).toString() == role &&
+            hasFunctionResponse(out.last().toObject()) && !hasFunctionResponse(turn))
+            out.append(QJsonObject{
+                {L("role"), L("model")},
+                {L("parts"), QJsonArray{QJsonObject{
+                                 {L("text"), L("[The previous response was interrupted before it completed.]")}}}}});
+        appendOrMergeTurn(out, role, L("parts"), turn.value(L("parts")).toArray());
     }
     return out;
 }

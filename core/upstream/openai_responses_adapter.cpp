@@ -94,7 +94,7 @@ QJsonObject OpenAIResponsesAdapter::buildBody(const model::ChatRequest &request,
             auto flushText = [&] {
                 if (!text.isEmpty() && textItemId.isEmpty())
                     input.append(QJsonObject{{L("role"), L("assistant")}, {L("content"), text}});
-                else if (!text.isEmpty())
+                else if (!text.isEmpty()) // a message item under its id, beside its reasoning
                     input.append(
                         QJsonObject{{L("type"), L("message")},
                                     {L("id"), textItemId},
@@ -111,12 +111,13 @@ QJsonObject OpenAIResponsesAdapter::buildBody(const model::ChatRequest &request,
                 if (b.type == BlockType::Text) {
                     if (b.text.isEmpty())
                         continue;
-                    // Two parts of one message item arrive as two blocks under one id: one item.
-                    if (reasoningSent && (textItemId.isEmpty() || (itemIdOf(b) && *itemIdOf(b) != textItemId))) {
-                        // After a reasoning item, text goes as a message item with an id: its own,
-                        // or one made up as pi-ai does (OpenAI keeps nothing with store: false).
+                    // After a reasoning item, text goes as a message item with an id: its own, or one
+                    // made up as pi-ai does (OpenAI keeps nothing with store: false). Two parts of
+                    // one message item arrive as two blocks under one id: one item.
+                    const auto id = itemIdOf(b);
+                    if (reasoningSent && (textItemId.isEmpty() || (id && *id != textItemId))) {
                         flushText();
-                        textItemId = itemIdOf(b).value_or(QStringLiteral("msg_%1").arg(n++));
+                        textItemId = id.value_or(QStringLiteral("msg_%1").arg(n++));
                     }
                     text += b.text;
                 } else if (b.type == BlockType::Thinking) {

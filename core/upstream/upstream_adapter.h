@@ -97,6 +97,11 @@ QString boundedToolCallId(const QString &id, qsizetype maxLength);
 // the images). Empty when there are none.
 QList<model::ContentBlock> takeToolResultImages(QList<model::ContentBlock> &pending);
 
+// Appends a turn ({"role": role, partsKey: parts}) to `turns`, or, when the last turn has the same
+// role, appends `parts` to that turn's own: Messages and Gemini take turns of one role side by
+// side as one (Gemini refuses them unmerged).
+void appendOrMergeTurn(QJsonArray &turns, const QString &role, QLatin1String partsKey, const QJsonArray &parts);
+
 // Registry; nullptr for an unknown api name.
 const UpstreamAdapter *adapterFor(const QString &api);
 

@@ -357,14 +357,19 @@ bool UpstreamAttempts::keepAnswerBytes(Try &t, qint64 bytes) {
     // A non-streaming answer is kept whole until it is done: bounded by configuration, one answer
     // by limits.maxResponseBytes, all requests' bodies and answers together by
     // limits.maxBodyBytesInFlight. Neither is a provider's failure: no failover, no mark.
-    const failover::AttemptId id = t.id;
+    const bool tooLarge = t.bodyBytes > m_setup.config->limits.maxResponseBytes;
+    if (!tooLarge && (!m_setup.bytesInFlight || m_setup.bytesInFlight->take(bytes))) {
+        if (m_setup.bytesInFlight)
+            m_answerBytesTaken += bytes;
+        return true;
+    }
     failover::TryFailure f;
     f.stop = true;
-    if (t.bodyBytes > m_setup.config->limits.maxResponseBytes) {
+    if (tooLarge) {
         f.input.message = QStringLiteral("the upstream answer of %1 exceeds limits.maxResponseBytes (%2 bytes)")
                               .arg(t.candidate.name())
                               .arg(m_setup.config->limits.maxResponseBytes);
-    } else if (m_setup.bytesInFlight && !m_setup.bytesInFlight->take(bytes)) {
+    } else {
         f.input.status = 503;
         f.fromHeaders = true; // the Retry-After is the gateway's own: the SDKs retry on it
         f.input.retryAfterMs = 1000;
@@ -374,11 +379,8 @@ bool UpstreamAttempts::keepAnswerBytes(Try &t, qint64 bytes) {
                 .arg(util::ByteBudget::describe(m_setup.bytesInFlight->held()),
                      util::ByteBudget::describe(m_setup.bytesInFlight->cap()))
                 .arg(t.candidate.name());
-    } else {
-        if (m_setup.bytesInFlight)
-            m_answerBytesTaken += bytes;
-        return true;
     }
+    const failover::AttemptId id = t.id;
     abort(id);
     m_loop->onFailure(id, f);
     return false;
