@@ -56,16 +56,21 @@ std::optional<QString> CandidatePolicy::precheckRejection(const Candidate &c, co
     if (c.model.kind == QLatin1String("embedding"))
         return QStringLiteral("%1 is an embedding model and cannot answer chat requests").arg(c.name());
     bool hasImage = false;
+    bool hasFile = false;
     bool hasFileId = false;
     for (const auto &m : request.context.messages)
         for (const auto &b : m.content)
-            if (b.type == model::BlockType::Image) {
-                hasImage = true;
+            if (b.isAttachment()) {
+                (b.type == model::BlockType::Image ? hasImage : hasFile) = true;
                 if (b.url.startsWith(QLatin1String("file-")))
                     hasFileId = true;
             }
     if (hasImage && !c.model.input.contains(QLatin1String("image")))
         return QStringLiteral("%1 does not accept image input").arg(c.name());
+    // Providers read a PDF's pages as images: a text-only model cannot take one.
+    if (hasFile && !c.model.input.contains(QLatin1String("image")))
+        return QStringLiteral("%1 does not accept file input (it takes no images, which PDF pages are read as)")
+            .arg(c.name());
     if (hasFileId && request.sourceApi == wire::Api::OpenAIResponses &&
         !wire::isApi(c.provider.api, wire::Api::OpenAIResponses))
         return QStringLiteral("%1 cannot read OpenAI file references").arg(c.name());

@@ -2,6 +2,7 @@
 
 #include "core/formats/anthropic_messages_stream_encoder.h"
 #include "core/formats/decode_prologue.h"
+#include "core/wire/document_part.h"
 #include "core/wire/json.h"
 #include "core/wire/json_writer.h"
 #include "core/wire/rapid_json.h"
@@ -49,7 +50,38 @@ bool decodeImage(const Value *block, ContentBlock *out, const BodyPath &where, G
     return rejectRequest(error, where + L(".source.type: must be base64, url or file"));
 }
 
-// Blocks of a user turn, and of a tool_result's content (text and images).
+// A document block: a PDF (base64 or by URL), plain text, or an Anthropic file id, with its title.
+// Its `context` (words about the document) follows it as text.
+bool decodeDocument(const Value *block, QList<ContentBlock> *out, const BodyPath &where, GatewayError *error) {
+    const Value *source = rj::asObject(rj::member(block, "source"));
+    const QString kind = rj::toString(rj::member(source, "type"));
+    ContentBlock doc;
+    doc.type = BlockType::Document;
+    doc.title = rj::toString(rj::member(block, "title"));
+    if (kind == L("base64")) {
+        doc.mimeType = rj::toString(rj::member(source, "media_type"));
+        doc.data = rj::toLatin1(rj::member(source, "data"));
+        if (doc.data.isEmpty())
+            return rejectRequest(error, where + L(".source.data: required string"));
+        readPlainTextDocument(&doc);
+    } else if (kind == L("text")) {
+        if (!rj::isString(rj::member(source, "data")))
+            return rejectRequest(error, where + L(".source.data: required string"));
+        doc.text = rj::toString(rj::member(source, "data"));
+        doc.mimeType = QStringLiteral("text/plain");
+    } else {
+        doc.url = rj::toString(rj::member(source, kind == L("file") ? "file_id" : "url"));
+        if (doc.url.isEmpty())
+            return rejectRequest(error, where + (kind == L("file") ? L(".source.file_id: required string")
+                                                                   : L(".source.url: required string")));
+    }
+    out->append(doc);
+    if (const QString context = rj::toString(rj::member(block, "context")); !context.isEmpty())
+        out->append(ContentBlock::makeText(context));
+    return true;
+}
+
+// Blocks of a user turn, and of a tool_result's content (text, images and documents).
 bool decodeUserBlocks(const Value *content, QList<ContentBlock> *out, const BodyPath &where, GatewayError *error,
                       QList<Message> *toolResults) {
     if (rj::isString(content)) {
@@ -70,6 +102,9 @@ bool decodeUserBlocks(const Value *content, QList<ContentBlock> *out, const Body
             if (!decodeImage(b, &img, at, error))
                 return false;
             out->append(img);
+        } else if (type == L("document") && wire::isTranslatableDocument(block)) {
+            if (!decodeDocument(b, out, at, error))
+                return false;
         } else if (type == L("tool_result") && toolResults) {
             Message r;
             r.role = Role::ToolResult;
@@ -84,7 +119,8 @@ bool decodeUserBlocks(const Value *content, QList<ContentBlock> *out, const Body
         } else if (type.isEmpty()) {
             return rejectRequest(error, at + L(".type: required string"));
         }
-        // document, search_result, server tool blocks...: in the request's json, for passthrough only.
+        // search_result, a document asking for citations, server tool blocks...: in the request's
+        // json, for passthrough only.
         ++i;
     }
     return true;
@@ -458,7 +494,8 @@ QByteArray AnthropicMessagesCodec::encodeResponse(const AssistantMessage &messag
                 .endObject();
             break;
         case BlockType::Image:
-            break; // Messages answers carry no images
+        case BlockType::Document:
+            break; // Messages answers carry no images or documents
         }
     }
     w.endArray().field("stop_reason", stopReasonName(message.stopReason)).key("stop_sequence").null().key("usage");

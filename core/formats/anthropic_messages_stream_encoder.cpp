@@ -91,6 +91,7 @@ void AnthropicMessagesStreamEncoder::ensureOpen(wire::JsonWriter &w, int content
         return;
     case BlockType::Text:
     case BlockType::Image:
+    case BlockType::Document:
         break;
     }
     openBlock(w, contentIndex, {L("text")});

@@ -1,8 +1,10 @@
 #include "core/formats/decode_prologue.h"
 
 #include "core/wire/client_body.h"
+#include "core/wire/json.h"
 
 #include <QJsonDocument>
+#include <QMimeDatabase>
 
 namespace sw::formats {
 
@@ -24,6 +26,39 @@ std::optional<model::Tool> toolDefinition(const wire::rj::Value *definition, std
     if (const rj::Value *strict = rj::member(definition, "strict"); withStrict && strict && strict->IsBool())
         tool.strict = strict->GetBool();
     return tool;
+}
+
+model::ContentBlock openAIFileDocument(const wire::rj::Value *file) {
+    namespace rj = wire::rj;
+    model::ContentBlock doc;
+    doc.type = model::BlockType::Document;
+    doc.title = rj::toString(rj::member(file, "filename"));
+    const QString data = rj::toString(rj::member(file, "file_data"));
+    if (!data.isEmpty()) {
+        if (!wire::splitDataUri(data, &doc.mimeType, &doc.data)) {
+            doc.data = data.toLatin1();
+            if (doc.data.startsWith("JVBER")) // "%PDF" in base64
+                doc.mimeType = QStringLiteral("application/pdf");
+            else if (!doc.title.isEmpty())
+                doc.mimeType = QMimeDatabase().mimeTypeForFile(doc.title, QMimeDatabase::MatchExtension).name();
+            else
+                doc.mimeType = QStringLiteral("application/octet-stream");
+        }
+        readPlainTextDocument(&doc);
+        return doc;
+    }
+    doc.url = rj::toString(rj::member(file, "file_id"));
+    if (doc.url.isEmpty())
+        doc.url = rj::toString(rj::member(file, "file_url"));
+    return doc;
+}
+
+void readPlainTextDocument(model::ContentBlock *document) {
+    if (document->data.isEmpty() || !document->mimeType.startsWith(QLatin1String("text/plain"), Qt::CaseInsensitive))
+        return;
+    document->text = QString::fromUtf8(QByteArray::fromBase64(document->data));
+    document->data.clear();
+    document->mimeType = QStringLiteral("text/plain");
 }
 
 std::optional<model::ChatRequest> rejected(model::GatewayError *error, const QString &message) {

@@ -47,6 +47,15 @@ private:
 std::optional<model::Tool> toolDefinition(const wire::rj::Value *definition, std::string_view schemaKey,
                                           bool withStrict);
 
+// A file part of either OpenAI format as a Document block: `file` is the object holding
+// file_data, file_id, file_url and filename (Chat's `file` member, the Responses `input_file`
+// part itself). file_data is a data: URI, or bare base64 typed by its content or its file name.
+// Call it for a part wire::isTranslatableDocument accepts.
+model::ContentBlock openAIFileDocument(const wire::rj::Value *file);
+// A document whose data is base64 plain text becomes a plain-text document (its text decoded
+// from UTF-8), which every API can read as words.
+void readPlainTextDocument(model::ContentBlock *document);
+
 // Sets *error to a 400 invalid-request error with `message`; returns false so a
 // validating helper can `return rejectRequest(...)`.
 bool rejectRequest(model::GatewayError *error, const QString &message);

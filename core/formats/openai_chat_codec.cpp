@@ -4,6 +4,7 @@
 #include "core/formats/openai_chat_stream_encoder.h"
 #include "core/formats/openai_responses_codec.h"
 #include "core/model/event_accumulator.h"
+#include "core/wire/document_part.h"
 #include "core/wire/json.h"
 #include "core/wire/json_writer.h"
 #include "core/wire/rapid_json.h"
@@ -32,7 +33,7 @@ ContentBlock imageFromUrl(const QString &url) {
     return b;
 }
 
-// User content: a string or an array of parts (text, image_url; others ignored).
+// User content: a string or an array of parts (text, image_url, file; others ignored).
 bool decodeUserContent(const Value *content, QList<ContentBlock> *out, const BodyPath &where, GatewayError *error) {
     if (rj::isString(content)) {
         out->append(ContentBlock::makeText(rj::toString(content)));
@@ -55,8 +56,10 @@ bool decodeUserContent(const Value *content, QList<ContentBlock> *out, const Bod
             ContentBlock image = imageFromUrl(url);
             image.detail = rj::toString(rj::member(iu, "detail"));
             out->append(image);
+        } else if (type == "file" && wire::isTranslatableDocument(part)) {
+            out->append(openAIFileDocument(rj::member(&part, "file")));
         }
-        // input_audio, file and future part types are kept in the request's json only.
+        // input_audio, future part types are kept in the request's json only.
         ++i;
     }
     return true;

@@ -4,6 +4,7 @@
 #include "core/formats/openai_chat_codec.h"
 #include "core/formats/openai_responses_stream_encoder.h"
 #include "core/model/event_accumulator.h"
+#include "core/wire/document_part.h"
 #include "core/wire/json.h"
 #include "core/wire/json_writer.h"
 #include "core/wire/rapid_json.h"
@@ -27,7 +28,7 @@ QLatin1String L(const char *s) {
 
 const QLatin1String kApi = wire::apiName(wire::Api::OpenAIResponses);
 
-// Parts of a message item: input_text / output_text / refusal / input_image (input_file ignored).
+// Parts of a message item: input_text / output_text / refusal / input_image / input_file.
 bool decodeParts(const Value *content, QList<ContentBlock> *out, const BodyPath &where, GatewayError *error) {
     if (rj::isString(content)) {
         out->append(ContentBlock::makeText(rj::toString(content)));
@@ -58,10 +59,12 @@ bool decodeParts(const Value *content, QList<ContentBlock> *out, const BodyPath 
             }
             b.detail = rj::toString(rj::member(p, "detail"));
             out->append(b);
+        } else if (type == L("input_file") && wire::isTranslatableDocument(part)) {
+            out->append(openAIFileDocument(p));
         } else if (type.isEmpty()) {
             return rejectRequest(error, BodyPath(where, i) + L(".type: required string"));
         }
-        // input_file, input_audio: in the request's json (passthrough only).
+        // input_audio: in the request's json (passthrough only).
     }
     return true;
 }
@@ -459,7 +462,8 @@ QByteArray OpenAIResponsesCodec::encodeResponse(const AssistantMessage &message,
             w.endObject();
             break;
         case BlockType::Image:
-            break; // no image output items for a chat answer
+        case BlockType::Document:
+            break; // no image or file output items for a chat answer
         }
     }
     endResponse(w, &message.usage, &text);

@@ -164,6 +164,7 @@ void OpenAIResponsesStreamEncoder::openItem(wire::JsonWriter &w, int contentInde
         endEvent(w);
         break;
     case BlockType::Image:
+    case BlockType::Document:
         --m_nextOutputIndex;
         return;
     }
@@ -268,6 +269,7 @@ void OpenAIResponsesStreamEncoder::closeItem(wire::JsonWriter &w, int contentInd
         break;
     }
     case BlockType::Image:
+    case BlockType::Document:
         break;
     }
 }

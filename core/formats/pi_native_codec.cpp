@@ -302,6 +302,7 @@ void PiNativeCodec::writeBlock(wire::JsonWriter &w, const ContentBlock &b) {
             w.field("thoughtSignature", b.signature);
         break;
     case BlockType::Image:
+    case BlockType::Document:
         break;
     }
     w.endObject();
@@ -310,7 +311,7 @@ void PiNativeCodec::writeBlock(wire::JsonWriter &w, const ContentBlock &b) {
 void PiNativeCodec::writeMessage(wire::JsonWriter &w, const AssistantMessage &message, const EncodeInfo &info) {
     w.beginObject().field("role", "assistant").key("content").beginArray();
     for (const ContentBlock &b : message.content)
-        if (b.type != BlockType::Image)
+        if (b.type != BlockType::Image && b.type != BlockType::Document)
             writeBlock(w, b);
     w.endArray()
         .field("api", message.api.isEmpty() ? info.upstreamApi : message.api)

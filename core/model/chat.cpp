@@ -83,6 +83,12 @@ QJsonObject customToolParameters() {
         {QStringLiteral("additionalProperties"), false}};
 }
 
+QString textDocumentAsText(const ContentBlock &document) {
+    if (document.title.isEmpty())
+        return document.text;
+    return QStringLiteral("Document: %1\n\n%2").arg(document.title, document.text);
+}
+
 QString customToolDescription(const Tool &tool) {
     QString out = tool.description;
     if (tool.format.value(QStringLiteral("type")).toString() == QLatin1String("grammar")) {

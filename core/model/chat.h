@@ -10,17 +10,21 @@
 
 namespace sw::model {
 
-enum class BlockType { Text, Thinking, Image, ToolCall };
+// Document: a file the user attached (a PDF, or plain text), in a user turn or a tool
+// result: `mimeType` + base64 `data`, or `url` (http(s) or a provider file id), or for
+// plain text `text` itself; `title` is its file name when the client gave one.
+enum class BlockType { Text, Thinking, Image, ToolCall, Document };
 
 struct ContentBlock {
     BlockType type = BlockType::Text;
-    QString text;          // Text and Thinking
+    QString text;          // Text and Thinking; Document: a plain-text document's text
     QString signature;     // Thinking (ToolCall: Google thoughtSignature): opaque, valid only for its API
     QString signatureApi;  // the upstream API that made `signature` ("" = the message's api)
     bool redacted = false; // Thinking: Anthropic redacted_thinking (data in `signature`)
-    QString mimeType;      // Image
-    QByteArray data;       // Image: base64 payload (not decoded)
-    QString url;           // Image given by URL (http(s) or file id) instead of data
+    QString mimeType;      // Image, Document
+    QByteArray data;       // Image, Document: base64 payload (not decoded)
+    QString url;           // Image, Document given by URL (http(s) or file id) instead of data
+    QString title;         // Document: its file name or title, when the client gave one
     QString toolCallId;    // ToolCall
     QString toolName;      // ToolCall
     QJsonObject arguments; // ToolCall: parsed arguments
@@ -28,6 +32,12 @@ struct ContentBlock {
     QString itemId;        // the upstream's own id for this block (Responses output item), when it gave one
     QString detail;        // Image: OpenAI's detail (low, high, auto) when the client gave one
     bool custom = false;   // ToolCall: a call of a free-form (Codex `custom`) tool; its text is arguments["input"]
+
+    // A plain-text document: its text is here, neither data nor a URL.
+    bool isTextDocument() const { return type == BlockType::Document && data.isEmpty() && url.isEmpty(); }
+    // What a user or a tool result attaches beside its words: an image, or a document that is
+    // a file (a plain-text one reads as words).
+    bool isAttachment() const { return type == BlockType::Image || (type == BlockType::Document && !isTextDocument()); }
 
     static ContentBlock makeText(const QString &t) {
         ContentBlock b;
@@ -40,7 +50,7 @@ enum class Role { User, Assistant, ToolResult };
 
 struct Message {
     Role role = Role::User;
-    QList<ContentBlock> content; // User: Text/Image; Assistant: any; ToolResult: Text/Image
+    QList<ContentBlock> content; // User and ToolResult: Text/Image/Document; Assistant: the others
     QString toolCallId;          // ToolResult
     QString toolName;            // ToolResult
     bool isError = false;        // ToolResult
@@ -59,6 +69,10 @@ struct Tool {
     bool custom = false;
     QJsonObject format; // custom: {type: text} or {type: grammar, syntax, definition}
 };
+
+// A plain-text document as the words an API without document blocks reads: its title on a
+// line of its own, then its text.
+QString textDocumentAsText(const ContentBlock &document);
 
 // The one-string schema a custom tool becomes on APIs that only know function tools.
 QJsonObject customToolParameters();

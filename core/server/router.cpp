@@ -220,7 +220,8 @@ void Router::countTokens(const InboundRequest &req, HttpExchange *exchange) {
     qint64 chars = parsed->context.systemPrompt.size();
     for (const auto &m : parsed->context.messages)
         for (const auto &b : m.content)
-            chars += b.text.size() + b.argumentsJson.size() + (b.type == model::BlockType::Image ? 6000 : 0);
+            chars += b.text.size() + b.argumentsJson.size() + (b.type == model::BlockType::Image ? 6000 : 0) +
+                     (b.type == model::BlockType::Document ? b.data.size() / 4 : 0);
     for (const auto &t : parsed->context.tools)
         chars +=
             t.name.size() + t.description.size() + QJsonDocument(t.parameters).toJson(QJsonDocument::Compact).size();

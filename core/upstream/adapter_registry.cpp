@@ -5,10 +5,12 @@
 #include "core/upstream/openai_responses_adapter.h"
 #include "core/upstream/upstream_adapter.h"
 #include "core/wire/client_body.h"
+#include "core/wire/document_part.h"
 
 #include <QCryptographicHash>
 #include <QJsonArray>
 #include <QJsonObject>
+#include <QMimeDatabase>
 #include <QUrl>
 #include <algorithm>
 #include <functional>
@@ -36,11 +38,40 @@ QString boundedToolCallId(const QString &id, qsizetype maxLength) {
     return callId.left(maxLength - kToolIdHashChars - 1) + QLatin1Char('_') + QLatin1String(hash);
 }
 
-QList<model::ContentBlock> takeToolResultImages(QList<model::ContentBlock> &pending) {
+ToolResultContent splitToolResult(const model::Message &result) {
+    ToolResultContent out;
+    for (const model::ContentBlock &b : result.content) {
+        if (b.isAttachment()) {
+            out.attachments.append(b);
+            continue;
+        }
+        QString words;
+        if (b.type == model::BlockType::Text)
+            words = b.text;
+        else if (b.isTextDocument())
+            words = model::textDocumentAsText(b);
+        else
+            continue;
+        out.text += (out.text.isEmpty() ? QString() : QStringLiteral("\n")) + words;
+    }
+    return out;
+}
+
+QString documentFileName(const model::ContentBlock &document) {
+    if (!document.title.isEmpty())
+        return document.title;
+    const QString suffix = QMimeDatabase().mimeTypeForName(document.mimeType).preferredSuffix();
+    return suffix.isEmpty() ? QStringLiteral("document") : QStringLiteral("document.") + suffix;
+}
+
+QList<model::ContentBlock> takeToolResultAttachments(QList<model::ContentBlock> &pending) {
     if (pending.isEmpty())
         return {};
+    const bool onlyImages = std::all_of(pending.begin(), pending.end(),
+                                        [](const model::ContentBlock &b) { return b.type == model::BlockType::Image; });
     QList<model::ContentBlock> blocks{
-        model::ContentBlock::makeText(QStringLiteral("Attached image(s) from tool result:"))};
+        model::ContentBlock::makeText(onlyImages ? QStringLiteral("Attached image(s) from tool result:")
+                                                 : QStringLiteral("Attached file(s) from tool result:"))};
     blocks.append(std::exchange(pending, {}));
     return blocks;
 }
@@ -68,8 +99,9 @@ namespace {
 
 namespace rj = wire::rj;
 
-// The first content part of the client's messages whose type has no canonical form
-// (a document, a file, audio): a converted request would go without it.
+// The first content part of the client's messages that has no canonical form (audio, a search
+// result, a document in a shape wire::isTranslatableDocument does not carry): a converted
+// request would go without it.
 QString unmappedPart(const rj::Value *body, wire::Api inbound) {
     static constexpr std::string_view chat[] = {"input_audio", "file"};
     static constexpr std::string_view anthropic[] = {"document", "search_result", "container_upload"};
@@ -97,7 +129,7 @@ QString unmappedPart(const rj::Value *body, wire::Api inbound) {
         for (const rj::Value &part : rj::elements(content)) {
             const rj::Value *type = rj::member(&part, "type");
             for (std::string_view name : unmapped)
-                if (rj::equals(type, name))
+                if (rj::equals(type, name) && !wire::isTranslatableDocument(part))
                     return QString::fromLatin1(name.data(), qsizetype(name.size()));
             if (rj::equals(type, "tool_result")) // Anthropic: parts inside a tool result too
                 if (const QString inner = scan(rj::member(&part, "content")); !inner.isEmpty())
@@ -112,6 +144,41 @@ QString unmappedPart(const rj::Value *body, wire::Api inbound) {
             return found; // Responses function_call_output given as parts
     }
     return {};
+}
+
+// Why `target` cannot read a document, or nullopt when it can. Plain text goes everywhere as
+// words; a file goes inline as a PDF to every API (any type to Responses, which reads many),
+// by URL to Messages, Responses and Gemini (one it can fetch), by file id only to the API of the
+// provider that issued it (`file_…` Messages, `file-…` Responses: a Chat server is as often not
+// OpenAI's, and a Chat client's own ids pass through untranslated).
+std::optional<QString> documentIncompatibility(const model::ContentBlock &doc, const QString &target) {
+    if (doc.isTextDocument())
+        return std::nullopt;
+    const bool toAnthropic = target == wire::apiName(AnthropicAdapter::kApi);
+    const bool toGoogle = target == wire::apiName(GoogleAdapter::kApi);
+    const bool toChat = target == wire::apiName(OpenAICompletionsAdapter::kApi);
+    const QString name =
+        doc.title.isEmpty() ? QStringLiteral("document") : QStringLiteral("document \"%1\"").arg(doc.title.left(64));
+    if (!doc.data.isEmpty()) {
+        if (target == wire::apiName(OpenAIResponsesAdapter::kApi) || doc.mimeType == QLatin1String("application/pdf"))
+            return std::nullopt;
+        return QStringLiteral("%1: %2 reads no %3 file").arg(name, target, doc.mimeType.left(64));
+    }
+    const bool web = doc.url.startsWith(QLatin1String("http://")) || doc.url.startsWith(QLatin1String("https://"));
+    bool readable = false;
+    if (toAnthropic)
+        readable = web || doc.url.startsWith(QLatin1String("file_"));
+    else if (toGoogle)
+        readable = GoogleAdapter::isFetchableUrl(doc.url);
+    else if (toChat)
+        readable = false;
+    else
+        readable = web || doc.url.startsWith(QLatin1String("file-"));
+    if (readable)
+        return std::nullopt;
+    if (toChat && web)
+        return QStringLiteral("%1: %2 reads no file by URL").arg(name, target);
+    return QStringLiteral("%1: %2 cannot resolve \"%3\"").arg(name, target, doc.url.left(64));
 }
 
 // Present and saying something: not missing, null or an empty string.
@@ -202,9 +269,14 @@ std::optional<QString> UpstreamAdapter::incompatibility(const model::ChatRequest
     for (const rj::Value &m : rj::elements(rj::member(raw, "modalities")))
         if (rj::equals(&m, "audio"))
             return QStringLiteral("modalities: audio output has no translation to %1").arg(target);
-    // Images the target could not read would otherwise be left out of the request.
+    // Images and files the target could not read would otherwise be left out of the request.
     for (const model::Message &m : request.context.messages)
         for (const model::ContentBlock &b : m.content) {
+            if (b.type == model::BlockType::Document) {
+                if (const auto why = documentIncompatibility(b, target); why)
+                    return why;
+                continue;
+            }
             if (b.type != model::BlockType::Image || b.url.isEmpty())
                 continue;
             const bool web = b.url.startsWith(QLatin1String("http://")) || b.url.startsWith(QLatin1String("https://"));

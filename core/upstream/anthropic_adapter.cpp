@@ -31,6 +31,25 @@ QJsonObject imageJson(const ContentBlock &b) {
                                                  {L("data"), QString::fromLatin1(b.data)}}}};
 }
 
+// A PDF by base64, URL or Anthropic file id, or plain text: Messages' four document sources.
+// Another provider's file id or a type Messages cannot read never gets here
+// (UpstreamAdapter::incompatibility).
+QJsonObject documentJson(const ContentBlock &b) {
+    QJsonObject source;
+    if (b.isTextDocument())
+        source = {{L("type"), L("text")}, {L("media_type"), L("text/plain")}, {L("data"), b.text}};
+    else if (!b.data.isEmpty())
+        source = {{L("type"), L("base64")}, {L("media_type"), b.mimeType}, {L("data"), QString::fromLatin1(b.data)}};
+    else if (b.url.startsWith(L("file_")))
+        source = {{L("type"), L("file")}, {L("file_id"), b.url}};
+    else
+        source = {{L("type"), L("url")}, {L("url"), b.url}};
+    QJsonObject document{{L("type"), L("document")}, {L("source"), source}};
+    if (!b.title.isEmpty())
+        document.insert(L("title"), b.title);
+    return document;
+}
+
 QJsonArray userContent(const QList<ContentBlock> &blocks) {
     QJsonArray out;
     for (const ContentBlock &b : blocks) {
@@ -38,6 +57,8 @@ QJsonArray userContent(const QList<ContentBlock> &blocks) {
             out.append(QJsonObject{{L("type"), L("text")}, {L("text"), b.text}});
         else if (b.type == BlockType::Image)
             out.append(imageJson(b));
+        else if (b.type == BlockType::Document)
+            out.append(documentJson(b));
     }
     return out;
 }
@@ -69,7 +90,8 @@ QJsonArray assistantContent(const Message &m) {
                                    {L("input"), b.arguments}});
             break;
         case BlockType::Image:
-            break; // assistants cannot send images to Messages
+        case BlockType::Document:
+            break; // assistants cannot send images or documents to Messages
         }
     }
     return out;

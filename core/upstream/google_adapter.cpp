@@ -43,14 +43,26 @@ QString mimeTypeForUrl(const QString &url) {
     return {};
 }
 
-// Text and images: inline data as inlineData, an http(s) URL as fileData (Gemini reads
-// public URLs itself). A provider file id cannot be resolved here: such a request is
-// incompatible (UpstreamAdapter::incompatibility), never sent without the image.
+// Text, images and documents: inline data as inlineData, an http(s) URL as fileData (Gemini
+// reads public URLs itself), a plain-text document as text. A provider file id cannot be
+// resolved here: such a request is incompatible (UpstreamAdapter::incompatibility), never sent
+// without the image or the file.
 QJsonArray userParts(const QList<ContentBlock> &blocks) {
     QJsonArray parts;
     for (const ContentBlock &b : blocks) {
         if (b.type == BlockType::Text && !b.text.isEmpty()) {
             parts.append(QJsonObject{{L("text"), b.text}});
+        } else if (b.isTextDocument()) {
+            parts.append(QJsonObject{{L("text"), textDocumentAsText(b)}});
+        } else if (b.type == BlockType::Document && b.url.isEmpty()) {
+            parts.append(QJsonObject{
+                {L("inlineData"), QJsonObject{{L("mimeType"), b.mimeType}, {L("data"), QString::fromLatin1(b.data)}}}});
+        } else if (b.type == BlockType::Document) {
+            // A document by URL is a PDF (the one type Messages reads by URL and Chat lacks).
+            parts.append(QJsonObject{
+                {L("fileData"),
+                 QJsonObject{{L("fileUri"), b.url},
+                             {L("mimeType"), b.mimeType.isEmpty() ? QStringLiteral("application/pdf") : b.mimeType}}}});
         } else if (b.type == BlockType::Image && b.url.isEmpty()) {
             parts.append(QJsonObject{
                 {L("inlineData"), QJsonObject{{L("mimeType"), b.mimeType}, {L("data"), QString::fromLatin1(b.data)}}}});
@@ -146,19 +158,12 @@ QJsonObject GoogleAdapter::buildBody(const model::ChatRequest &request) {
     };
     for (const Message &m : ctx.messages) {
         if (m.role == Role::ToolResult) {
-            QString text;
-            QList<ContentBlock> images;
-            for (const ContentBlock &b : m.content) {
-                if (b.type == BlockType::Text)
-                    text += (text.isEmpty() ? QString() : QStringLiteral("\n")) + b.text;
-                else if (b.type == BlockType::Image)
-                    images.append(b);
-            }
-            pendingResults.append(
-                QJsonObject{{L("functionResponse"),
-                             QJsonObject{{L("name"), m.toolName},
-                                         {L("response"), QJsonObject{{m.isError ? L("error") : L("output"), text}}}}}});
-            for (const QJsonValue &p : userParts(images))
+            const ToolResultContent result = splitToolResult(m);
+            pendingResults.append(QJsonObject{
+                {L("functionResponse"),
+                 QJsonObject{{L("name"), m.toolName},
+                             {L("response"), QJsonObject{{m.isError ? L("error") : L("output"), result.text}}}}}});
+            for (const QJsonValue &p : userParts(result.attachments))
                 pendingResults.append(p);
             continue;
         }
@@ -204,6 +209,7 @@ QJsonObject GoogleAdapter::buildBody(const model::ChatRequest &request) {
                 break;
             }
             case BlockType::Image:
+            case BlockType::Document:
                 break;
             }
         }

@@ -31,24 +31,40 @@ QJsonObject imagePart(const ContentBlock &b) {
     return QJsonObject{{L("type"), L("image_url")}, {L("image_url"), image}};
 }
 
+// A file as Chat's `file` part: its data as a data: URI, with its file name. A file by URL or by
+// file id makes the request incompatible (UpstreamAdapter::incompatibility), never sent without it.
+QJsonObject filePart(const ContentBlock &b) {
+    return QJsonObject{{L("type"), L("file")},
+                       {L("file"), QJsonObject{{L("file_data"), wire::makeDataUri(b.mimeType, b.data)},
+                                               {L("filename"), documentFileName(b)}}}};
+}
+
 // A string when the turn is plain text (what every compatible server accepts), else parts.
 QJsonValue userContent(const QList<ContentBlock> &blocks) {
-    bool hasImage = false;
+    bool hasAttachment = false;
     QString text;
     QJsonArray parts;
+    const auto addText = [&](const QString &words) {
+        text += (text.isEmpty() ? QString() : QStringLiteral("\n")) + words;
+        parts.append(QJsonObject{{L("type"), L("text")}, {L("text"), words}});
+    };
     for (const ContentBlock &b : blocks) {
         if (b.type == BlockType::Text) {
-            text += (text.isEmpty() ? QString() : QStringLiteral("\n")) + b.text;
-            parts.append(QJsonObject{{L("type"), L("text")}, {L("text"), b.text}});
+            addText(b.text);
+        } else if (b.isTextDocument()) {
+            addText(textDocumentAsText(b));
         } else if (b.type == BlockType::Image) {
             // A provider file id (Anthropic Files API) means nothing to another server.
             if (!b.url.isEmpty() && !b.url.startsWith(L("http")) && !b.url.startsWith(L("data:")))
                 continue;
-            hasImage = true;
+            hasAttachment = true;
             parts.append(imagePart(b));
+        } else if (b.type == BlockType::Document) {
+            hasAttachment = true;
+            parts.append(filePart(b));
         }
     }
-    return hasImage ? QJsonValue(parts) : QJsonValue(text);
+    return hasAttachment ? QJsonValue(parts) : QJsonValue(text);
 }
 
 } // namespace
@@ -76,18 +92,18 @@ QJsonObject OpenAICompletionsAdapter::buildBody(const model::ChatRequest &reques
     QJsonArray messages;
     if (!ctx.systemPrompt.isEmpty())
         messages.append(QJsonObject{{L("role"), L("system")}, {L("content"), ctx.systemPrompt}});
-    // Tool messages carry text only: the images of a run of tool results follow it as one user
+    // Tool messages carry text only: the images and files of a run of tool results follow it as one user
     // turn. Between two tool messages a user turn would break the run that must answer every
     // call of the assistant turn before it ("An assistant message with 'tool_calls' must be
     // followed by tool messages responding to each 'tool_call_id'").
-    QList<ContentBlock> resultImages;
-    const auto flushResultImages = [&] {
-        if (const auto blocks = takeToolResultImages(resultImages); !blocks.isEmpty())
+    QList<ContentBlock> resultAttachments;
+    const auto flushResultAttachments = [&] {
+        if (const auto blocks = takeToolResultAttachments(resultAttachments); !blocks.isEmpty())
             messages.append(QJsonObject{{L("role"), L("user")}, {L("content"), userContent(blocks)}});
     };
     for (const Message &m : ctx.messages) {
         if (m.role != Role::ToolResult)
-            flushResultImages();
+            flushResultAttachments();
         switch (m.role) {
         case Role::User:
             messages.append(QJsonObject{{L("role"), L("user")}, {L("content"), userContent(m.content)}});
@@ -120,24 +136,17 @@ QJsonObject OpenAICompletionsAdapter::buildBody(const model::ChatRequest &reques
             break;
         }
         case Role::ToolResult: {
-            QString text;
-            QList<ContentBlock> images;
-            for (const ContentBlock &b : m.content) {
-                if (b.type == BlockType::Text)
-                    text += (text.isEmpty() ? QString() : QStringLiteral("\n")) + b.text;
-                else if (b.type == BlockType::Image)
-                    images.append(b);
-            }
+            const ToolResultContent result = splitToolResult(m);
             // Tool messages have no error flag: the model learns of a failure from the text.
             messages.append(QJsonObject{{L("role"), L("tool")},
                                         {L("tool_call_id"), boundedToolCallId(m.toolCallId, kMaxToolIdLength)},
-                                        {L("content"), m.isError ? toolErrorText(text) : text}});
-            resultImages.append(images);
+                                        {L("content"), m.isError ? toolErrorText(result.text) : result.text}});
+            resultAttachments.append(result.attachments);
             break;
         }
         }
     }
-    flushResultImages();
+    flushResultAttachments();
     QJsonObject body{{L("model"), modelId},
                      {L("messages"), messages},
                      {L("stream"), true},

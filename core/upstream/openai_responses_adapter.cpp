@@ -30,12 +30,32 @@ void addHeader(HttpRequest &http, const QByteArray &name, const QByteArray &valu
     http.headers.append(qMakePair(name, value));
 }
 
+// A file as an `input_file`: inline data as a data: URI with its file name, an OpenAI file id,
+// or a URL OpenAI fetches. Another provider's file id never gets here
+// (UpstreamAdapter::incompatibility).
+QJsonObject inputFile(const ContentBlock &b) {
+    QJsonObject file{{L("type"), L("input_file")}};
+    if (!b.data.isEmpty()) {
+        file.insert(L("file_data"), wire::makeDataUri(b.mimeType, b.data));
+        file.insert(L("filename"), documentFileName(b));
+    } else if (b.url.startsWith(L("file-"))) {
+        file.insert(L("file_id"), b.url);
+    } else {
+        file.insert(L("file_url"), b.url);
+    }
+    return file;
+}
+
 // User turn parts; an image given by a non-OpenAI file id cannot be resolved and is left out.
 QJsonArray userParts(const QList<ContentBlock> &blocks) {
     QJsonArray parts;
     for (const ContentBlock &b : blocks) {
         if (b.type == BlockType::Text) {
             parts.append(QJsonObject{{L("type"), L("input_text")}, {L("text"), b.text}});
+        } else if (b.isTextDocument()) {
+            parts.append(QJsonObject{{L("type"), L("input_text")}, {L("text"), textDocumentAsText(b)}});
+        } else if (b.type == BlockType::Document) {
+            parts.append(inputFile(b));
         } else if (b.type == BlockType::Image) {
             // The client's detail (resolution) choice, else the API's default.
             const QString detail = b.detail.isEmpty() ? QStringLiteral("auto") : b.detail;
@@ -71,15 +91,15 @@ QJsonObject OpenAIResponsesAdapter::buildBody(const model::ChatRequest &request,
     const Options &opt = request.options;
     QJsonArray input;
     int n = 0;
-    // As for Chat: a run of tool outputs first, then its images as one user turn.
-    QList<ContentBlock> resultImages;
-    const auto flushResultImages = [&] {
-        if (const auto blocks = takeToolResultImages(resultImages); !blocks.isEmpty())
+    // As for Chat: a run of tool outputs first, then its images and files as one user turn.
+    QList<ContentBlock> resultAttachments;
+    const auto flushResultAttachments = [&] {
+        if (const auto blocks = takeToolResultAttachments(resultAttachments); !blocks.isEmpty())
             input.append(QJsonObject{{L("role"), L("user")}, {L("content"), userParts(blocks)}});
     };
     for (const Message &m : ctx.messages) {
         if (m.role != Role::ToolResult)
-            flushResultImages();
+            flushResultAttachments();
         switch (m.role) {
         case Role::User: {
             const QJsonArray parts = userParts(m.content);
@@ -165,23 +185,17 @@ QJsonObject OpenAIResponsesAdapter::buildBody(const model::ChatRequest &request,
             break;
         }
         case Role::ToolResult: {
-            QString text;
-            QList<ContentBlock> images;
-            for (const ContentBlock &b : m.content) {
-                if (b.type == BlockType::Text)
-                    text += (text.isEmpty() ? QString() : QStringLiteral("\n")) + b.text;
-                else if (b.type == BlockType::Image)
-                    images.append(b);
-            }
-            input.append(QJsonObject{{L("type"), L("function_call_output")},
-                                     {L("call_id"), boundedToolCallId(m.toolCallId, kMaxCallIdLength)},
-                                     {L("output"), m.isError ? OpenAICompletionsAdapter::toolErrorText(text) : text}});
-            resultImages.append(images);
+            const ToolResultContent result = splitToolResult(m);
+            input.append(QJsonObject{
+                {L("type"), L("function_call_output")},
+                {L("call_id"), boundedToolCallId(m.toolCallId, kMaxCallIdLength)},
+                {L("output"), m.isError ? OpenAICompletionsAdapter::toolErrorText(result.text) : result.text}});
+            resultAttachments.append(result.attachments);
             break;
         }
         }
     }
-    flushResultImages();
+    flushResultAttachments();
     QJsonObject body{{L("model"), modelId}, {L("input"), input}, {L("stream"), true}, {L("store"), false}};
     if (!ctx.systemPrompt.isEmpty())
         body.insert(L("instructions"), ctx.systemPrompt);

@@ -92,10 +92,23 @@ QString callIdOf(const QString &toolCallId);
 // share a prefix stay apart. Shorter ids pass unchanged.
 QString boundedToolCallId(const QString &id, qsizetype maxLength);
 
-// For the OpenAI APIs, whose tool outputs carry text only: the images of a run of tool results,
-// taken out of `pending`, as the content of the one user turn that follows the run (a note, then
-// the images). Empty when there are none.
-QList<model::ContentBlock> takeToolResultImages(QList<model::ContentBlock> &pending);
+// A tool result's content as the APIs whose tool outputs carry text take it: its words (text
+// blocks, and plain-text documents as text) joined by newlines, and its attachments (images,
+// file documents) apart.
+struct ToolResultContent {
+    QString text;
+    QList<model::ContentBlock> attachments;
+};
+ToolResultContent splitToolResult(const model::Message &result);
+
+// The file name an API that asks for one is told for a document: the client's title, else
+// "document" with the suffix of its type ("document.pdf").
+QString documentFileName(const model::ContentBlock &document);
+
+// For the OpenAI APIs, whose tool outputs carry text only: the attachments of a run of tool
+// results, taken out of `pending`, as the content of the one user turn that follows the run (a
+// note, then the images and files). Empty when there are none.
+QList<model::ContentBlock> takeToolResultAttachments(QList<model::ContentBlock> &pending);
 
 // Appends a turn ({"role": role, partsKey: parts}) to `turns`, or, when the last turn has the same
 // role, appends `parts` to that turn's own: Messages and Gemini take turns of one role side by

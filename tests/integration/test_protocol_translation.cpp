@@ -134,6 +134,78 @@ QJsonObject schemaSent(const QString &api, const QJsonObject &sent) {
     return sent.value("generationConfig").toObject().value("responseJsonSchema").toObject();
 }
 
+// A PDF the user attached (a real PDF header, base64), with the question, in the inbound format.
+const char *const kPdfBase64 = "JVBERi0xLjQKJcOkw7zDtsOfCjEgMCBvYmoKPDwvVHlwZS9DYXRhbG9nPj4KZW5kb2JqCg==";
+QJsonObject pdfRequest(Inbound f, const QString &model) {
+    const QString dataUri = QStringLiteral("data:application/pdf;base64,") + QLatin1String(kPdfBase64);
+    switch (f) {
+    case Inbound::Chat:
+        return QJsonObject{
+            {"model", model},
+            {"messages",
+             QJsonArray{QJsonObject{
+                 {"role", "user"},
+                 {"content",
+                  QJsonArray{QJsonObject{{"type", "file"},
+                                         {"file", QJsonObject{{"file_data", dataUri}, {"filename", "report.pdf"}}}},
+                             QJsonObject{{"type", "text"}, {"text", "summarise the report"}}}}}}}};
+    case Inbound::Anthropic:
+        return QJsonObject{
+            {"model", model},
+            {"max_tokens", 512},
+            {"messages",
+             QJsonArray{QJsonObject{
+                 {"role", "user"},
+                 {"content", QJsonArray{QJsonObject{{"type", "document"},
+                                                    {"title", "report.pdf"},
+                                                    {"source", QJsonObject{{"type", "base64"},
+                                                                           {"media_type", "application/pdf"},
+                                                                           {"data", kPdfBase64}}}},
+                                        QJsonObject{{"type", "text"}, {"text", "summarise the report"}}}}}}}};
+    case Inbound::Responses:
+        return QJsonObject{
+            {"model", model},
+            {"input",
+             QJsonArray{QJsonObject{
+                 {"role", "user"},
+                 {"content",
+                  QJsonArray{QJsonObject{{"type", "input_file"}, {"file_data", dataUri}, {"filename", "report.pdf"}},
+                             QJsonObject{{"type", "input_text"}, {"text", "summarise the report"}}}}}}}};
+    }
+    return {};
+}
+
+// The PDF the upstream received in its own API's shape, as "<mime> <name> <base64>" ("" when
+// there was none); Gemini's inline data has no name.
+QString pdfSent(const QString &api, const QJsonObject &sent) {
+    const QJsonArray turns = sent.value(api == QLatin1String("openai-responses")       ? "input"
+                                        : api == QLatin1String("google-generative-ai") ? "contents"
+                                                                                       : "messages")
+                                 .toArray();
+    for (const QJsonValue &turn : turns) {
+        const QJsonObject t = turn.toObject();
+        for (const QJsonValue &part : t.value(t.contains("parts") ? "parts" : "content").toArray()) {
+            const QJsonObject o = part.toObject();
+            if (o.value("type") == QLatin1String("document")) {
+                const QJsonObject source = o.value("source").toObject();
+                return source.value("media_type").toString() + ' ' + o.value("title").toString() + ' ' +
+                       source.value("data").toString();
+            }
+            const QJsonObject file = o.value("type") == QLatin1String("file") ? o.value("file").toObject() : o;
+            if (file.contains("file_data")) {
+                const QString uri = file.value("file_data").toString();
+                const qsizetype comma = uri.indexOf(',');
+                return uri.mid(5, comma - 5 - 7) + ' ' + file.value("filename").toString() + ' ' + uri.mid(comma + 1);
+            }
+            if (o.contains("inlineData")) {
+                const QJsonObject inline_ = o.value("inlineData").toObject();
+                return inline_.value("mimeType").toString() + " - " + inline_.value("data").toString();
+            }
+        }
+    }
+    return {};
+}
+
 // A tool and "at most one call per turn", in the inbound format.
 QJsonObject oneCallRequest(Inbound f, const QString &model) {
     const QJsonObject schema{{"type", "object"},
@@ -221,6 +293,21 @@ private Q_SLOTS:
         const HttpResult r = m_gw->post(pathFor(inbound), structuredRequest(inbound, model, stream));
         QVERIFY2(r.status == 200, r.body.constData());
         QCOMPARE(schemaSent(api, sentTo(fakeFor(model))), weatherSchema());
+    }
+
+    // A PDF a user attached goes to every API in that API's own document shape, with its name
+    // where the API has a field for one: a failover never drops it, and never refuses it.
+    void pdfEveryPair_data() { addPairs(false); }
+    void pdfEveryPair() {
+        QFETCH(Inbound, inbound);
+        QFETCH(QString, model);
+        QFETCH(QString, api);
+        const HttpResult r = m_gw->post(pathFor(inbound), pdfRequest(inbound, model));
+        QVERIFY2(r.status == 200, r.body.constData());
+        const QString name =
+            api == QLatin1String("google-generative-ai") ? QStringLiteral("-") : QStringLiteral("report.pdf");
+        QCOMPARE(pdfSent(api, sentTo(fakeFor(model))),
+                 QStringLiteral("application/pdf %1 %2").arg(name, QLatin1String(kPdfBase64)));
     }
 
     // Item 10: at most one tool call per turn, every pair; Gemini has no switch for it.
@@ -416,7 +503,8 @@ private Q_SLOTS:
                 {"role", "user"},
                 {"content", QJsonArray{QJsonObject{{"type", "document"},
                                                    {"source", QJsonObject{{"type", "url"},
-                                                                          {"url", "https://docs.example.org/a.pdf"}}}},
+                                                                          {"url", "https://docs.example.org/a.pdf"}}},
+                                                   {"citations", QJsonObject{{"enabled", true}}}},
                                        QJsonObject{{"type", "text"}, {"text", "summarise"}}}}}});
         refused(QStringLiteral("/v1/messages"), pdf, "document");
         QCOMPARE(m_gw->googleE.requests().size() + m_gw->openaiB.requests().size() + m_gw->anthropicA.requests().size(),

@@ -106,18 +106,77 @@ void TestAdapterIncompatibility::reasons_data() {
     QTest::addRow("json_object to Gemini is mapped")
         << chat << chatBody(R"("response_format":{"type":"json_object"})") << "google-generative-ai"
         << "";
-    QTest::addRow("input_file")
-        << responses
-        << responsesBody(R"("input":[{"role":"user","content":[{"type":"input_file","file_id":"file-1"}]}])")
-        << "anthropic-messages"
+    // Documents (translation_rules.md, "Documents"): a file goes where the target can read it.
+    auto responsesFile = [&](const char *part) {
+        return "{\"model\":\"m\",\"input\":[{\"role\":\"user\",\"content\":[" + QByteArray(part) + "]}]}";
+    };
+    auto claudeDocument = [&](const char *document) {
+        return "{\"model\":\"m\",\"max_tokens\":10,\"messages\":[{\"role\":\"user\",\"content\":[" +
+               QByteArray(document) + "]}]}";
+    };
+    QTest::addRow("OpenAI file id to Messages")
+        << responses << responsesFile(R"({"type":"input_file","file_id":"file-1"})") << "anthropic-messages"
+        << "cannot resolve \"file-1\"";
+    QTest::addRow("OpenAI file id to Chat")
+        << responses << responsesFile(R"({"type":"input_file","file_id":"file-1"})") << "openai-completions"
+        << "cannot resolve \"file-1\"";
+    QTest::addRow("OpenAI file id to Responses")
+        << chat
+        << QByteArray(
+               R"({"model":"m","messages":[{"role":"user","content":[{"type":"file","file":{"file_id":"file-1"}}]}]})")
+        << "openai-responses"
+        << "";
+    QTest::addRow("input_file naming no file")
+        << responses << responsesFile(R"({"type":"input_file","filename":"a.pdf"})") << "openai-completions"
         << "input_file";
-    QTest::addRow("document in a tool result")
+    QTest::addRow("PDF by URL to Chat") << responses
+                                        << responsesFile(
+                                               R"({"type":"input_file","file_url":"https://docs.example.test/a.pdf"})")
+                                        << "openai-completions"
+                                        << "reads no file by URL";
+    QTest::addRow("PDF by URL to Messages")
+        << responses << responsesFile(R"({"type":"input_file","file_url":"https://docs.example.test/a.pdf"})")
+        << "anthropic-messages"
+        << "";
+    QTest::addRow("PDF by URL to Gemini")
+        << claude
+        << claudeDocument(R"({"type":"document","source":{"type":"url","url":"https://docs.example.test/a.pdf"}})")
+        << "google-generative-ai"
+        << "";
+    QTest::addRow("Anthropic file id to Responses")
+        << claude << claudeDocument(R"({"type":"document","source":{"type":"file","file_id":"file_01"}})")
+        << "openai-responses"
+        << "cannot resolve \"file_01\"";
+    QTest::addRow("a spreadsheet to Messages")
+        << responses
+        << responsesFile(
+               R"({"type":"input_file","filename":"t.xlsx","file_data":"data:application/vnd.openxmlformats-officedocument.spreadsheetml.sheet;base64,UEsDBA=="})")
+        << "anthropic-messages"
+        << "reads no application/vnd.openxmlformats";
+    QTest::addRow("a spreadsheet from Chat to Responses")
+        << chat
+        << QByteArray(
+               R"({"model":"m","messages":[{"role":"user","content":[{"type":"file","file":{"filename":"t.xlsx","file_data":"data:application/vnd.openxmlformats-officedocument.spreadsheetml.sheet;base64,UEsDBA=="}}]}]})")
+        << "openai-responses"
+        << "";
+    QTest::addRow("document asking for citations")
+        << claude
+        << claudeDocument(
+               R"({"type":"document","citations":{"enabled":true},"source":{"type":"text","media_type":"text/plain","data":"x"}})")
+        << "openai-responses"
+        << "document";
+    QTest::addRow("document of content blocks")
+        << claude
+        << claudeDocument(R"({"type":"document","source":{"type":"content","content":[{"type":"text","text":"x"}]}})")
+        << "google-generative-ai"
+        << "document";
+    QTest::addRow("plain-text document in a tool result goes as words")
         << claude << QByteArray(R"({"model":"m","max_tokens":10,"messages":[{"role":"user","content":"go"},
              {"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"f","input":{}}]},
              {"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":[
                {"type":"document","source":{"type":"text","media_type":"text/plain","data":"x"}}]}]}]})")
         << "openai-completions"
-        << "document";
+        << "";
     const QByteArray emptyUser = R"({"model":"m","messages":[{"role":"user","content":""}]})";
     QTest::addRow("empty conversation to Messages") << chat << emptyUser << "anthropic-messages"
                                                     << "no content";

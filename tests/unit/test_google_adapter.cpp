@@ -1,4 +1,5 @@
 #include "core/formats/openai_chat_codec.h"
+#include "core/formats/openai_responses_codec.h"
 #include "core/formats/pi_native_codec.h"
 #include "core/model/event_accumulator.h"
 #include "core/upstream/google_adapter.h"
@@ -41,6 +42,7 @@ private slots:
     void buildsStreamGenerateContentRequest();
     void signaturesGoBackOnlyToGoogle();
     void turnsAlternateBetweenUserAndModel();
+    void documentsAsGeminiParts();
     void thinkingBudgetFitsUnderMaxOutputTokens();
     void decodesFullTranscript();
     void inBandErrorAndSafetyStop();
@@ -175,6 +177,35 @@ void TestGoogleAdapter::thinkingBudgetFitsUnderMaxOutputTokens() {
     QCOMPARE(budgetFor(2000, "medium"), 1500);
     QCOMPARE(budgetFor(100, "medium"), 0); // no room for Gemini's smallest budget
     QCOMPARE(budgetFor(64000, "low"), model::thinkingBudgetForEffort(QStringLiteral("low"))); // fits: unchanged
+}
+
+void TestGoogleAdapter::documentsAsGeminiParts() {
+    // Codex attaches a PDF by URL and a text file inline; a tool returns a PDF. Gemini gets the
+    // URL as fileData, the text file as words, the tool's PDF as inline data beside its response.
+    const auto req = OpenAIResponsesCodec().decode(R"({"model":"m","input":[
+        {"role":"user","content":[
+            {"type":"input_file","file_url":"https://docs.example.test/spec.pdf"},
+            {"type":"input_file","filename":"notes.txt","file_data":"data:text/plain;base64,aGVsbG8gd29ybGQ="},
+            {"type":"input_text","text":"compare"}]},
+        {"type":"function_call","call_id":"c1","name":"fetch","arguments":"{}"},
+        {"type":"function_call_output","call_id":"c1","output":[
+            {"type":"input_file","filename":"r.pdf","file_data":"data:application/pdf;base64,JVBERi0xLjQK"}]}]})",
+                                                   nullptr);
+    QVERIFY(req);
+    QVERIFY(!GoogleAdapter().incompatibility(spokenIn(*req, wire::Api::OpenAIResponses)));
+    const QJsonArray contents = GoogleAdapter::buildBody(*req).value("contents").toArray();
+    QCOMPARE(contents.size(), 3);
+    const QJsonArray user = contents[0].toObject().value("parts").toArray();
+    QCOMPARE(user.size(), 3);
+    QCOMPARE(user[0].toObject(),
+             QJsonObject({{"fileData", QJsonObject{{"fileUri", "https://docs.example.test/spec.pdf"},
+                                                   {"mimeType", "application/pdf"}}}}));
+    QCOMPARE(user[1].toObject(), QJsonObject({{"text", "Document: notes.txt\n\nhello world"}}));
+    const QJsonArray results = contents[2].toObject().value("parts").toArray();
+    QCOMPARE(results.size(), 2);
+    QVERIFY(results[0].toObject().contains("functionResponse"));
+    QCOMPARE(results[1].toObject(),
+             QJsonObject({{"inlineData", QJsonObject{{"mimeType", "application/pdf"}, {"data", "JVBERi0xLjQK"}}}}));
 }
 
 void TestGoogleAdapter::turnsAlternateBetweenUserAndModel() {

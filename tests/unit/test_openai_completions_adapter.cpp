@@ -66,6 +66,7 @@ private slots:
     void passthroughSplicesTheClientBytes();
     void crossFormatFromClaudeCode();
     void imagesOfParallelToolResultsFollowTheRun();
+    void documentsOfToolResults();
     void maxTokensFieldDependsOnHost();
     void decodesFullTranscript();
     void inBandErrorChunkBecomesErrorEvent();
@@ -201,6 +202,40 @@ void TestOpenAICompletionsAdapter::imagesOfParallelToolResultsFollowTheRun() {
                 .endsWith(QStringLiteral("iVBORw0KGgo=")));
     QVERIFY(str(images[2].toObject().value(QStringLiteral("image_url")).toObject().value(QStringLiteral("url")))
                 .endsWith(QStringLiteral("iVBORw0KGgoA")));
+}
+
+void TestOpenAICompletionsAdapter::documentsOfToolResults() {
+    // A tool that read a PDF and one that read a text file: the text file's words are the tool's
+    // output; the PDF follows the run as a file part with its name (Chat's tool messages are text).
+    const QByteArray body = R"({"model":"m","max_tokens":100,"messages":[
+        {"role":"user","content":"read both"},
+        {"role":"assistant","content":[
+            {"type":"tool_use","id":"toolu_a","name":"Read","input":{"p":"a.pdf"}},
+            {"type":"tool_use","id":"toolu_b","name":"Read","input":{"p":"b.txt"}}]},
+        {"role":"user","content":[
+            {"type":"tool_result","tool_use_id":"toolu_a","content":[
+                {"type":"document","title":"a.pdf","source":{"type":"base64","media_type":"application/pdf","data":"JVBERi0xLjQK"}}]},
+            {"type":"tool_result","tool_use_id":"toolu_b","content":[
+                {"type":"document","title":"b.txt","source":{"type":"text","media_type":"text/plain","data":"line one"}}]}]}]})";
+    const auto req = AnthropicMessagesCodec().decode(body, nullptr);
+    QVERIFY(req);
+    const HttpRequest http =
+        OpenAICompletionsAdapter().buildRequest(spokenIn(*req, wire::Api::AnthropicMessages), target(), {});
+    const QJsonArray msgs = json(http.body).value(QStringLiteral("messages")).toArray();
+    QStringList roles;
+    for (const QJsonValue &m : msgs)
+        roles << str(m.toObject().value(QStringLiteral("role")));
+    QCOMPARE(roles, (QStringList{"user", "assistant", "tool", "tool", "user"}));
+    QCOMPARE(str(msgs[2].toObject().value(QStringLiteral("content"))), QString());
+    QCOMPARE(str(msgs[3].toObject().value(QStringLiteral("content"))), QStringLiteral("Document: b.txt\n\nline one"));
+    const QJsonArray attached = msgs[4].toObject().value(QStringLiteral("content")).toArray();
+    QCOMPARE(attached.size(), 2);
+    QCOMPARE(str(attached[0].toObject().value(QStringLiteral("text"))),
+             QStringLiteral("Attached file(s) from tool result:"));
+    QCOMPARE(attached[1].toObject(),
+             QJsonObject({{"type", "file"},
+                          {"file", QJsonObject{{"file_data", "data:application/pdf;base64,JVBERi0xLjQK"},
+                                               {"filename", "a.pdf"}}}}));
 }
 
 void TestOpenAICompletionsAdapter::crossFormatFromClaudeCode() {
