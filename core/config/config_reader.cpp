@@ -405,13 +405,21 @@ void ConfigReader::readLimits(JsonObjectReader &root, Config &config) {
     o->integer(QStringLiteral("maxConnections"), l.maxConnections, 1, positive);
     o->integer(QStringLiteral("maxHoldBytes"), l.maxHoldBytes, 1, kMaxBytes, positive);
     o->integer(QStringLiteral("maxResponseBytes"), l.maxResponseBytes, 1, kMaxBytes, positive);
+    // One request holds its body until its answer is complete: the largest body and the largest
+    // non-streaming answer must fit together, or such a request would get a 503 that no retry fixes.
+    const qint64 oneRequest = l.maxBodyBytes + l.maxResponseBytes;
     if (!o->integer(QStringLiteral("maxBodyBytesInFlight"), l.maxBodyBytesInFlight, 1, kMaxBytes, positive))
-        l.maxBodyBytesInFlight = std::max(l.maxBodyBytesInFlight, l.maxBodyBytes); // unset: one body always fits
+        l.maxBodyBytesInFlight = std::max(l.maxBodyBytesInFlight, oneRequest); // unset: one request always fits
     else if (l.maxBodyBytesInFlight < l.maxBodyBytes)
         o->error(QStringLiteral("maxBodyBytesInFlight"),
                  QStringLiteral("must be at least limits.maxBodyBytes (%1), or a body that may be sent could never be "
                                 "taken")
                      .arg(l.maxBodyBytes));
+    else if (l.maxBodyBytesInFlight < oneRequest)
+        o->error(QStringLiteral("maxBodyBytesInFlight"),
+                 QStringLiteral("must be at least limits.maxBodyBytes + limits.maxResponseBytes (%1): a request holds "
+                                "its body while its answer is read, and one with the largest of both could never fit")
+                     .arg(oneRequest));
 }
 
 void ConfigReader::readMarks(JsonObjectReader &root, Config &config) {
