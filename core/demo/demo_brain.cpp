@@ -132,12 +132,21 @@ QList<StreamEvent> replyFor(const model::Context &context, const model::Options 
             emitTextBlock(EventType::ThinkingStart, QStringLiteral("Thinking about the request."),
                           QStringLiteral("sig-demo-") + label);
         QString userText;
+        QStringList files; // the documents the turn attached, as the upstream received them
         for (auto it = context.messages.crbegin(); it != context.messages.crend(); ++it)
             if (it->role == model::Role::User) {
                 userText = textOf(*it);
+                for (const ContentBlock &b : it->content)
+                    if (b.type == model::BlockType::Document)
+                        files << QStringLiteral("%1 (%2)").arg(b.title.isEmpty() ? QStringLiteral("untitled") : b.title,
+                                                               b.isTextDocument() ? QStringLiteral("text")
+                                                                                  : b.mimeType);
                 break;
             }
-        emitTextBlock(EventType::TextStart, QStringLiteral("Hello from %1. You said: %2").arg(label, userText), {});
+        QString reply = QStringLiteral("Hello from %1. You said: %2").arg(label, userText);
+        if (!files.isEmpty())
+            reply += QStringLiteral(" [files: %1]").arg(files.join(QStringLiteral(", ")));
+        emitTextBlock(EventType::TextStart, reply, {});
     }
 
     done.usage.input = std::max<qint64>(1, contextChars(context) / 4);

@@ -106,6 +106,33 @@ for (const model of ['sim-anthropic/claude-sim', 'sim-openai/gpt-sim']) {
   });
 }
 
+// A PDF document block without a title: a Chat upstream gets it as a file part named after its type.
+describe('a PDF document', { timeout: TEST_TIMEOUT_MS }, () => {
+  const pdf = Buffer.from('%PDF-1.4\n1 0 obj\n<</Type/Catalog>>\nendobj\n').toString('base64');
+  for (const [model, name] of [
+    ['sim-anthropic/claude-sim', 'untitled'],
+    ['sim-openai/gpt-sim', 'document.pdf'],
+  ]) {
+    it(`reaches ${model}`, async () => {
+      const message = await client.messages.create({
+        model,
+        max_tokens: 256,
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: pdf } },
+              { type: 'text', text: 'what is in it?' },
+            ],
+          },
+        ],
+      });
+      const text = message.content.filter((b) => b.type === 'text').map((b) => b.text).join('');
+      assert.ok(text.includes(`[files: ${name} (application/pdf)]`), text);
+    });
+  }
+});
+
 describe('malformed JSON', { timeout: TEST_TIMEOUT_MS }, () => {
   const broken = () =>
     new Anthropic({

@@ -122,6 +122,29 @@ for (const model of ['sim-openai/gpt-sim', 'sim-anthropic/claude-sim']) {
   });
 }
 
+// A PDF the user attached: the upstream of every API gets it (the demo upstream names the files
+// it received), so a session that holds one can fail over.
+const PDF_BASE64 = Buffer.from('%PDF-1.4\n1 0 obj\n<</Type/Catalog>>\nendobj\n').toString('base64');
+describe('a PDF in a chat', { timeout: TEST_TIMEOUT_MS }, () => {
+  for (const model of ['sim-openai/gpt-sim', 'sim-anthropic/claude-sim', 'sim-responses/gpt-responses-sim']) {
+    it(`reaches ${model} with its name`, async () => {
+      const completion = await client.chat.completions.create({
+        model,
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'file', file: { filename: 'report.pdf', file_data: `data:application/pdf;base64,${PDF_BASE64}` } },
+              { type: 'text', text: 'summarise it' },
+            ],
+          },
+        ],
+      });
+      assert.match(completion.choices[0].message.content, /You said: summarise it \[files: report\.pdf \(application\/pdf\)\]/);
+    });
+  }
+});
+
 describe('model resolution', { timeout: TEST_TIMEOUT_MS }, () => {
   it('answers the route name "demo" and an alias of it', async () => {
     for (const model of ['demo', 'gpt-4o']) {
