@@ -15,6 +15,7 @@ public:
     std::unique_ptr<StreamDecoder> makeDecoder(const Target &target,
                                                NativeBody native = NativeBody::Keep) const override;
     UpstreamErrorInfo parseError(int status, const QByteArray &body) const override;
+    bool takesStopSequences() const override { return false; } // no `stop` in the Responses API
 
     // The Responses body for a request that came in another format (see formats/translation_rules.md).
     static QJsonObject buildBody(const model::ChatRequest &request, const QString &modelId);

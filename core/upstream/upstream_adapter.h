@@ -70,6 +70,9 @@ public:
     // Keep for a non-streaming client that spoke this API, Skip for any other.
     NativeBody nativeBodyFor(const model::ChatRequest &request) const;
     virtual UpstreamErrorInfo parseError(int status, const QByteArray &body) const = 0;
+    // False for an API with no stop-sequence field: the gateway ends its answers at the client's
+    // stop sequences itself (StopSequenceDecoder).
+    virtual bool takesStopSequences() const { return true; }
     // Why this API cannot serve the request as the client asked, naming the field, or
     // nullopt when it can. A field that changes what the model does and has no
     // mapping to this API makes the candidate incompatible, never silently dropped

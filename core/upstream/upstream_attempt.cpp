@@ -2,6 +2,7 @@
 
 #include "core/credentials/credential_pools.h"
 #include "core/credentials/park_policy.h"
+#include "core/upstream/stop_sequence_decoder.h"
 #include "core/util/byte_budget.h"
 #include "core/util/redaction.h"
 
@@ -226,6 +227,8 @@ void UpstreamAttempts::launch(failover::AttemptId id) {
     // Fresh per-try state.
     t.sse = SseReader();
     t.decoder = t.adapter->makeDecoder(t.target, t.adapter->nativeBodyFor(*m_setup.request));
+    if (const QStringList &stops = m_setup.request->options.stop; !stops.isEmpty() && !t.adapter->takesStopSequences())
+        t.decoder = std::make_unique<StopSequenceDecoder>(std::move(t.decoder), stops);
     t.status = 0;
     t.errorBody.clear();
     t.errorHeaders.clear();

@@ -310,6 +310,59 @@ private Q_SLOTS:
                  QStringLiteral("application/pdf %1 %2").arg(name, QLatin1String(kPdfBase64)));
     }
 
+    // The Responses API has no stop sequences: the gateway ends the answer at the client's own, as
+    // the API the client spoke would have, streamed and not; the other APIs get the field.
+    void stopSequencesOnEveryApi_data() {
+        QTest::addColumn<QString>("model");
+        QTest::addColumn<bool>("stream");
+        for (const char *model : {"pd/resp-d", "pb/gpt-b", "pa/claude-a", "pe/gemini-e"})
+            for (bool stream : {false, true})
+                QTest::addRow("%s%s", model, stream ? " stream" : "") << QString::fromLatin1(model) << stream;
+    }
+    void stopSequencesOnEveryApi() {
+        QFETCH(QString, model);
+        QFETCH(bool, stream);
+        const QJsonObject body{{"model", model},
+                               {"stream", stream},
+                               {"stop", QJsonArray{"STOP"}},
+                               {"messages", QJsonArray{QJsonObject{{"role", "user"}, {"content", "alpha STOP beta"}}}}};
+        const HttpResult r = m_gw->post(QStringLiteral("/v1/chat/completions"), body);
+        QVERIFY2(r.status == 200, r.body.constData());
+        QString text;
+        QString finish;
+        if (stream) {
+            for (const QByteArray &line : r.body.split('\n')) {
+                if (!line.startsWith("data: {"))
+                    continue;
+                const QJsonObject choice =
+                    QJsonDocument::fromJson(line.mid(6)).object().value("choices").toArray().at(0).toObject();
+                text += choice.value("delta").toObject().value("content").toString();
+                if (choice.value("finish_reason").isString())
+                    finish = choice.value("finish_reason").toString();
+            }
+            QVERIFY2(r.body.trimmed().endsWith("data: [DONE]"), r.body.constData());
+        } else {
+            const QJsonObject choice =
+                QJsonDocument::fromJson(r.body).object().value("choices").toArray().at(0).toObject();
+            text = choice.value("message").toObject().value("content").toString();
+            finish = choice.value("finish_reason").toString();
+        }
+        QCOMPARE(finish, QStringLiteral("stop"));
+        if (model == QLatin1String("pd/resp-d")) {
+            // The demo upstream echoes the words, STOP included: the gateway cut them there.
+            QVERIFY2(text.endsWith(QStringLiteral("You said: alpha ")), qPrintable(text));
+            QVERIFY(!sentTo(m_gw->responsesD).contains("stop"));
+            return;
+        }
+        // The API stops itself (the demo upstream does not): the field reached it.
+        const QJsonObject sent = sentTo(fakeFor(model));
+        const QJsonValue stops = model.startsWith("pb/") ? sent.value("stop")
+                                 : model.startsWith("pa/")
+                                     ? sent.value("stop_sequences")
+                                     : sent.value("generationConfig").toObject().value("stopSequences");
+        QCOMPARE(stops.toArray(), QJsonArray{"STOP"});
+    }
+
     // Item 10: at most one tool call per turn, every pair; Gemini has no switch for it.
     void parallelToolCallsOffEveryPair_data() { addPairs(false); }
     void parallelToolCallsOffEveryPair() {

@@ -1,0 +1,93 @@
+#include "core/upstream/stop_sequence_decoder.h"
+
+#include <algorithm>
+
+namespace sw::upstream {
+
+using model::EventType;
+using model::StreamEvent;
+
+StopSequenceDecoder::StopSequenceDecoder(std::unique_ptr<StreamDecoder> inner, QStringList stops)
+    : m_inner(std::move(inner)) {
+    for (const QString &s : stops)
+        if (!s.isEmpty()) {
+            m_stops << s;
+            m_holdBack = std::max(m_holdBack, s.size() - 1);
+        }
+    m_textStart.contentIndex = -1;
+}
+
+QList<StreamEvent> StopSequenceDecoder::feed(const SseEvent &event) {
+    QList<StreamEvent> events = m_inner->feed(event);
+    return m_stopped ? QList<StreamEvent>() : filter(std::move(events));
+}
+
+QList<StreamEvent> StopSequenceDecoder::finish() {
+    QList<StreamEvent> events = m_inner->finish();
+    return m_stopped ? QList<StreamEvent>() : filter(std::move(events));
+}
+
+bool StopSequenceDecoder::release(QList<StreamEvent> &out) {
+    qsizetype at = -1;
+    for (const QString &s : std::as_const(m_stops))
+        if (const qsizetype i = m_pending.indexOf(s); i >= 0 && (at < 0 || i < at))
+            at = i;
+    const qsizetype passOn = at >= 0 ? at : std::max<qsizetype>(0, m_pending.size() - m_holdBack);
+    if (passOn > 0) {
+        StreamEvent delta;
+        delta.type = EventType::TextDelta;
+        delta.contentIndex = m_textStart.contentIndex;
+        delta.delta = m_pending.left(passOn);
+        m_sent += delta.delta;
+        m_pending.remove(0, passOn);
+        out << delta;
+    }
+    if (at < 0)
+        return true;
+    StreamEvent end;
+    end.type = EventType::TextEnd;
+    end.contentIndex = m_textStart.contentIndex;
+    end.block = m_textStart.block;
+    end.block.text = m_sent;
+    StreamEvent done;
+    done.type = EventType::Done;
+    done.reason = model::StopReason::Stop;
+    done.usage = m_usage;
+    out << end << done;
+    m_stopped = true;
+    return false;
+}
+
+QList<StreamEvent> StopSequenceDecoder::filter(QList<StreamEvent> events) {
+    QList<StreamEvent> out;
+    out.reserve(events.size());
+    for (StreamEvent &e : events) {
+        if (!e.usage.isZero())
+            m_usage = e.usage;
+        const bool inOpenText = m_textStart.contentIndex >= 0 && e.contentIndex == m_textStart.contentIndex;
+        if (e.type == EventType::TextStart) {
+            m_textStart = e;
+            m_sent.clear();
+            m_pending.clear();
+        } else if (e.type == EventType::TextDelta && inOpenText) {
+            m_pending += e.delta;
+            if (!release(out))
+                return out;
+            continue;
+        } else if (e.type == EventType::TextEnd && inOpenText) {
+            // What is held back holds no stop sequence (each delta was searched): it is text.
+            if (!m_pending.isEmpty()) {
+                StreamEvent delta;
+                delta.type = EventType::TextDelta;
+                delta.contentIndex = e.contentIndex;
+                delta.delta = std::exchange(m_pending, {});
+                out << delta;
+            }
+            m_textStart.contentIndex = -1;
+        }
+        out << std::move(e);
+    }
+    return out;
+}
+
+} // namespace sw::upstream

@@ -1,0 +1,134 @@
+// StopSequenceDecoder: the gateway's own stop sequences for an API without the field (Responses).
+// The answer ends where a stop sequence first appears, however the upstream's deltas split it,
+// and everything after is dropped; text without one passes whole.
+
+#include "core/upstream/stop_sequence_decoder.h"
+#include "wire_fixtures.h"
+
+#include <QtTest>
+
+using namespace sw::model;
+using namespace sw::upstream;
+using sw::test::makeEvent;
+
+namespace {
+
+// An upstream decoder that yields one scripted batch of events per SSE event fed.
+class ScriptedDecoder final : public StreamDecoder {
+public:
+    explicit ScriptedDecoder(QList<QList<StreamEvent>> batches) : m_batches(std::move(batches)) {}
+    QList<StreamEvent> feed(const SseEvent &) override {
+        return m_batches.isEmpty() ? QList<StreamEvent>() : m_batches.takeFirst();
+    }
+    QList<StreamEvent> finish() override { return m_finish; }
+    QList<StreamEvent> m_finish;
+
+private:
+    QList<QList<StreamEvent>> m_batches;
+};
+
+// A text answer streamed in the given deltas: start (input usage 10), text start, one batch per
+// delta, text end with the whole text, then Done with usage 10 in / 7 out.
+QList<QList<StreamEvent>> textAnswer(const QStringList &deltas) {
+    StreamEvent start = makeEvent(EventType::Start);
+    start.usage.input = 10;
+    QList<QList<StreamEvent>> batches{{start, makeEvent(EventType::TextStart, 0)}};
+    for (const QString &d : deltas)
+        batches << QList<StreamEvent>{makeEvent(EventType::TextDelta, 0, d)};
+    StreamEvent end = makeEvent(EventType::TextEnd, 0);
+    end.block.text = deltas.join(QString());
+    StreamEvent done = makeEvent(EventType::Done);
+    done.usage.input = 10;
+    done.usage.output = 7;
+    batches << QList<StreamEvent>{end, done};
+    return batches;
+}
+
+struct Run {
+    QString streamed; // the deltas' text, in order
+    QString endText;  // the TextEnd block's text
+    int dones = 0;
+    StopReason reason = StopReason::Error;
+    Usage usage;
+    int eventsAfterDone = 0;
+};
+
+Run run(const QStringList &deltas, const QStringList &stops) {
+    const auto batches = textAnswer(deltas);
+    StopSequenceDecoder decoder(std::make_unique<ScriptedDecoder>(batches), stops);
+    Run r;
+    QList<StreamEvent> all;
+    for (qsizetype i = 0; i < batches.size(); ++i)
+        all << decoder.feed(SseEvent{});
+    all << decoder.finish();
+    for (const StreamEvent &e : all) {
+        if (r.dones > 0) {
+            ++r.eventsAfterDone;
+            continue;
+        }
+        if (e.type == EventType::TextDelta)
+            r.streamed += e.delta;
+        else if (e.type == EventType::TextEnd)
+            r.endText = e.block.text;
+        else if (e.type == EventType::Done) {
+            ++r.dones;
+            r.reason = e.reason;
+            r.usage = e.usage;
+        }
+    }
+    return r;
+}
+
+} // namespace
+
+class TestStopSequenceDecoder : public QObject {
+    Q_OBJECT
+private slots:
+    void endsAtTheFirstStopSequence_data() {
+        QTest::addColumn<QStringList>("deltas");
+        QTest::addColumn<QStringList>("stops");
+        QTest::addColumn<QString>("answer");
+        QTest::addColumn<bool>("stopped");
+        QTest::addRow("inside one delta")
+            << QStringList{"Hello\n\nUser: more"} << QStringList{"\n\nUser:"} << "Hello" << true;
+        QTest::addRow("split over three deltas")
+            << QStringList{"Hello\n", "\nUs", "er: more", " and more"} << QStringList{"\n\nUser:"} << "Hello" << true;
+        QTest::addRow("the earliest of several")
+            << QStringList{"one, two; three"} << QStringList{";", ","} << "one" << true;
+        QTest::addRow("at the very start") << QStringList{"END", " of it"} << QStringList{"END"} << "" << true;
+        QTest::addRow("a prefix that does not finish")
+            << QStringList{"a\n\nUs", "e this"} << QStringList{"\n\nUser:"} << "a\n\nUse this" << false;
+        QTest::addRow("none") << QStringList{"plain ", "text"} << QStringList{"STOP"} << "plain text" << false;
+        QTest::addRow("non-ASCII") << QStringList{"größer ", "→ STOP", "x"} << QStringList{"→ STOP"} << "größer "
+                                   << true;
+    }
+    void endsAtTheFirstStopSequence() {
+        QFETCH(QStringList, deltas);
+        QFETCH(QStringList, stops);
+        QFETCH(QString, answer);
+        QFETCH(bool, stopped);
+        const Run r = run(deltas, stops);
+        QCOMPARE(r.streamed, answer);
+        QCOMPARE(r.endText, answer); // the block's whole text is what the client was streamed
+        QCOMPARE(r.dones, 1);
+        QCOMPARE(r.reason, StopReason::Stop);
+        QCOMPARE(r.eventsAfterDone, 0);
+        // Cut short, the answer carries the usage known so far (the input); else the upstream's own.
+        QCOMPARE(r.usage.input, 10);
+        QCOMPARE(r.usage.output, stopped ? 0 : 7);
+    }
+
+    void thinkingAndToolCallsPassUntouched() {
+        StreamEvent thinking = makeEvent(EventType::ThinkingDelta, 0, QStringLiteral("STOP here is fine"));
+        StreamEvent call = makeEvent(EventType::ToolCallDelta, 1, QStringLiteral("{\"q\":\"STOP\"}"));
+        StopSequenceDecoder decoder(std::make_unique<ScriptedDecoder>(QList<QList<StreamEvent>>{{thinking, call}}),
+                                    {QStringLiteral("STOP")});
+        const QList<StreamEvent> out = decoder.feed(SseEvent{});
+        QCOMPARE(out.size(), 2);
+        QCOMPARE(out[0].delta, thinking.delta);
+        QCOMPARE(out[1].delta, call.delta);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestStopSequenceDecoder)
+#include "test_stop_sequence_decoder.moc"
