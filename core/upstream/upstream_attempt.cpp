@@ -160,6 +160,14 @@ UpstreamAttempts::Try *UpstreamAttempts::current(failover::AttemptId id, quint64
     return it == m_tries.end() || it->second->generation != generation ? nullptr : it->second.get();
 }
 
+void UpstreamAttempts::redactErrors(const Try &t, QList<model::StreamEvent> &events) const {
+    for (model::StreamEvent &ev : events)
+        if (ev.type == model::EventType::Error) {
+            ev.errorMessage = redacted(t, ev.errorMessage);
+            ev.errorType = redacted(t, ev.errorType); // it reaches the client as the error's code
+        }
+}
+
 QString UpstreamAttempts::redacted(const Try &t, const QString &text) const {
     // Some providers quote the key they rejected; it must not reach the client, a log or the GUI.
     return util::redactSecrets(text, t.target.credential);
@@ -403,9 +411,7 @@ void UpstreamAttempts::feedSse(Try &t, const QList<SseEvent> &events) {
             m_loop->onActivity(id);
         failover::TryFrame frame;
         frame.events = live->decoder->feed(e);
-        for (auto &ev : frame.events)
-            if (ev.type == model::EventType::Error)
-                ev.errorMessage = redacted(*live, ev.errorMessage);
+        redactErrors(*live, frame.events);
         frame.frameBytes = e.event.size() + e.data.size();
         if (live->passthrough) {
             // Raw frames skip the encoder, so they take the redaction here (an upstream
@@ -436,9 +442,7 @@ void UpstreamAttempts::onFinished(Try &t, const TransportResult &result) {
     // The upstream closed cleanly: an error the decoder makes now means the body ended early.
     failover::TryFrame end;
     end.events = live->decoder->finish();
-    for (auto &ev : end.events)
-        if (ev.type == model::EventType::Error)
-            ev.errorMessage = redacted(*live, ev.errorMessage);
+    redactErrors(*live, end.events);
     end.afterEnd = true;
     m_loop->onFrame(id, end);
 }
@@ -480,16 +484,18 @@ void UpstreamAttempts::reportErrorAnswer(Try &t) {
     f.fromHeaders = true;
     model::GatewayError upstream = model::GatewayError::make(t.status, {}, {});
     upstream.upstreamApi = t.target.api;
-    upstream.code = info.errorType;
-    upstream.providerType = info.providerType;
-    upstream.param = info.param;
+    // Every field of the body reaches the client (the code and param in its own format): an
+    // upstream may quote the key it refused in any of them, not only in the message.
+    upstream.code = redacted(t, info.errorType);
+    upstream.providerType = redacted(t, info.providerType);
+    upstream.param = redacted(t, info.param);
     f.upstreamError = upstream;
     f.input.status = t.status;
     // An empty body says nothing: the status is what the client can act on.
     f.input.message =
         info.message.isEmpty() ? QStringLiteral("HTTP %1 with an empty body").arg(t.status) : redacted(t, info.message);
     f.input.classificationMessage =
-        info.errorType.isEmpty() ? QString() : info.errorType + QStringLiteral(": ") + info.message;
+        info.errorType.isEmpty() ? QString() : redacted(t, info.errorType + QStringLiteral(": ") + info.message);
     f.input.retryAfterMs = t.headerRetryAfter;
     m_loop->onFailure(id, f);
 }

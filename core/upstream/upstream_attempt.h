@@ -60,6 +60,8 @@ private:
     bool keepAnswerBytes(Try &t, qint64 bytes); // false: the try ended over a byte limit
     void feedSse(Try &t, const QList<SseEvent> &events);
     QString redacted(const Try &t, const QString &text) const;
+    // An in-band error's message and type, which both reach the client, redacted.
+    void redactErrors(const Try &t, QList<model::StreamEvent> &events) const;
 
     UpstreamAttemptSetup m_setup;
     failover::AttemptLoop *m_loop = nullptr;

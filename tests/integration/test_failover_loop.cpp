@@ -1529,6 +1529,60 @@ private Q_SLOTS:
             QVERIFY(!a.message.contains(QStringLiteral("test-secret-value")));
     }
 
+    void keysNeverLeaveThroughErrorCodesOrParams() {
+        // An upstream 400 whose error body quotes the key it refused in its type, param and code,
+        // not only in its message: the client gets each field, so each is redacted. Chat client,
+        // Chat upstream (the error's own fields) and Anthropic client, Chat upstream (translated).
+        GatewayFixture gw;
+        qputenv("SWITCHMAN_TEST_LEAKY", "test-secret-value-0123456789");
+        gw.config.providers[QStringLiteral("pb")].credentials = {QStringLiteral("env:SWITCHMAN_TEST_LEAKY")};
+        gw.config.routes[QStringLiteral("chain")].candidates = {QStringLiteral("pb/gpt-b")};
+        demo::Fault fault;
+        fault.kind = demo::Fault::Status;
+        fault.status = 400;
+        fault.body = R"({"error":{"message":"no","type":"t test-secret-value-0123456789",)"
+                     R"("param":"key test-secret-value-0123456789","code":"Bearer test-secret-value-0123456789"}})";
+        gw.openaiB.setFault(fault);
+        gw.start();
+        for (bool stream : {false, true}) {
+            const auto chat =
+                gw.post(QStringLiteral("/v1/chat/completions"),
+                        QJsonObject{{"model", "chain"},
+                                    {"stream", stream},
+                                    {"messages", QJsonArray{QJsonObject{{"role", "user"}, {"content", "x"}}}}});
+            // A stream has its 200 and SSE headers from the first attempt's start: the error is in it.
+            QVERIFY2(chat.status == (stream ? 200 : 400), chat.body.constData());
+            QVERIFY2(!chat.body.contains("test-secret-value"), chat.body.constData());
+            QVERIFY2(chat.body.contains("[redacted]"), chat.body.constData()); // the fields are there, redacted
+            const auto claude =
+                gw.post(QStringLiteral("/v1/messages"),
+                        GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), stream));
+            QCOMPARE(claude.status, stream ? 200 : 400);
+            QVERIFY2(!claude.body.contains("test-secret-value"), claude.body.constData());
+            const auto pi =
+                gw.postRaw(QStringLiteral("/v1/pi/stream"),
+                           R"({"model":{"id":"chain"},"context":{"messages":[{"role":"user","content":"x"}]}})");
+            QVERIFY2(!pi.body.contains("test-secret-value"), pi.body.constData());
+        }
+
+        // An in-band error event whose type quotes the key (the decoders put it in the message),
+        // translated for Chat, pi and Responses clients.
+        GatewayFixture inBand;
+        inBand.config.providers[QStringLiteral("pa")].credentials = {QStringLiteral("env:SWITCHMAN_TEST_LEAKY")};
+        inBand.config.routes[QStringLiteral("chain")].candidates = {QStringLiteral("pa/claude-a")};
+        inBand.anthropicA.setRawReply(anthropicSse(
+            "error", R"({"type":"error","error":{"type":"test-secret-value-0123456789","message":"refused"}})"));
+        inBand.start();
+        for (const char *path : {"/v1/chat/completions", "/v1/pi/stream", "/v1/responses"}) {
+            const auto r = inBand.postRaw(
+                QString::fromLatin1(path),
+                R"({"model":"chain","stream":true,"input":"x","messages":[{"role":"user","content":"x"}],)"
+                R"("context":{"messages":[{"role":"user","content":"x"}]}})");
+            QVERIFY2(r.body.contains("error"), r.body.constData());
+            QVERIFY2(!r.body.contains("test-secret-value"), r.body.constData());
+        }
+    }
+
     void malformedJsonGets400AndNoUpstreamCall() {
         GatewayFixture gw;
         gw.start();
