@@ -10,6 +10,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <algorithm>
 
 #include <cstring>
 
@@ -59,8 +60,9 @@ bool isNoiseFrame(const upstream::SseEvent &r, const QList<model::StreamEvent> &
     const QJsonArray choices = frame.value(QStringLiteral("choices")).toArray();
     for (const QJsonValue &c : choices) {
         const QJsonObject choice = c.toObject();
-        if (!choice.value(QStringLiteral("finish_reason")).isNull() ||
-            !emptyDelta(choice.value(QStringLiteral("delta"))))
+        // No finish reason: null, or left out (as some servers do on every chunk but the last).
+        const QJsonValue finish = choice.value(QStringLiteral("finish_reason"));
+        if (!(finish.isNull() || finish.isUndefined()) || !emptyDelta(choice.value(QStringLiteral("delta"))))
             return false;
     }
     return !choices.isEmpty();
@@ -404,14 +406,17 @@ void UpstreamAttempts::feedSse(Try &t, const QList<SseEvent> &events) {
         Try *live = current(id, generation);
         if (!live)
             return;
-        // The idle timeout counts from the last event that is not a ping: an upstream that only
-        // pings (or only sends SSE comments, which make no event) holds no request forever, not
-        // even one on its last candidate.
-        if (!isPingFrame(e))
-            m_loop->onActivity(id);
         failover::TryFrame frame;
         frame.events = live->decoder->feed(e);
         redactErrors(*live, frame.events);
+        // The idle timeout counts from the last event that changes the answer (or starts or ends
+        // it): an upstream that only pings, sends SSE comments, empty deltas, empty blocks or
+        // progress events holds no request forever, not even one on its last candidate.
+        if (std::any_of(frame.events.cbegin(), frame.events.cend(), [](const model::StreamEvent &ev) {
+                return ev.isMeaningful() || ev.type == model::EventType::Start || ev.type == model::EventType::Done ||
+                       ev.type == model::EventType::Error;
+            }))
+            m_loop->onActivity(id);
         frame.frameBytes = e.event.size() + e.data.size();
         if (live->passthrough) {
             // Raw frames skip the encoder, so they take the redaction here (an upstream

@@ -1358,6 +1358,36 @@ private Q_SLOTS:
         QCOMPARE(gw.openaiB.requests().size(), 0);
     }
 
+    void chatEmptyDeltasWithoutAFinishReasonAreNeverHeld() {
+        // A Chat server that leaves finish_reason out of every chunk but the last (instead of
+        // null) and sends 40 000 empty deltas first: on a same-API route they are noise too, so
+        // a 64 KiB hold keeps none of them and the first token commits the answer.
+        GatewayFixture gw;
+        gw.config.limits.maxHoldBytes = 64 * 1024;
+        gw.config.routes[QStringLiteral("chain")].candidates = {QStringLiteral("pb/gpt-b"),
+                                                                QStringLiteral("pa/claude-a")};
+        QByteArray stream;
+        for (int i = 0; i < 40000; ++i)
+            stream +=
+                R"(data: {"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":""}}]})"
+                "\n\n";
+        stream +=
+            R"(data: {"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"hi"}}]})"
+            "\n\n"
+            R"(data: {"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]})"
+            "\n\ndata: [DONE]\n\n";
+        gw.openaiB.setRawReply(stream);
+        gw.start();
+        const auto r =
+            gw.post(QStringLiteral("/v1/chat/completions"),
+                    routeBody(QStringLiteral("/v1/chat/completions"), QStringLiteral("chain"), true), {}, 30000);
+        QCOMPARE(r.status, 200);
+        QVERIFY2(r.body.contains(": switchman candidate=pb/gpt-b"), r.body.left(2000).constData());
+        QVERIFY2(r.body.contains("\"hi\""), r.body.left(2000).constData());
+        QVERIFY(r.body.size() < 64 * 1024);
+        QCOMPARE(gw.anthropicA.requests().size(), 0);
+    }
+
     void anSseEventOverEightMiBEndsTheAttemptAsTransport() {
         // One event of 9 MiB before any content: the reader drops it and the attempt ends as
         // a connection-level failure, so the follower answers and the base URL is marked.

@@ -206,10 +206,24 @@ private Q_SLOTS:
         QVERIFY2(t.elapsed() < 5000, qPrintable(QString::number(t.elapsed())));
     }
 
-    // A last candidate that answers 200 and then only pings (and SSE comments) without end: the
-    // idle timeout counts from the last event that is not a ping, so the request ends with the
-    // format's error instead of relaying keepalives forever.
-    void aPingOnlyLastCandidateEndsAtTheIdleTimeout() {
+    // A last candidate that answers 200 and then, without end, only sends what does not change
+    // the answer: pings and SSE comments, empty deltas, empty blocks. The idle timeout counts from
+    // the last event that changes the answer, so the request ends with the format's error instead
+    // of relaying keepalives forever (a probe held one open for 190 s past a 15 s idle timeout).
+    void aLastCandidateThatSaysNothingEndsAtTheIdleTimeout_data() {
+        QTest::addColumn<QByteArray>("repeated");
+        QTest::newRow("pings and comments")
+            << QByteArray("event: ping\ndata: {\"type\": \"ping\"}\n\n: still here\n\n");
+        QTest::newRow("empty deltas") << QByteArray(
+            "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,"
+            "\"delta\":{\"type\":\"text_delta\",\"text\":\"\"}}\n\n");
+        QTest::newRow("empty blocks") << QByteArray(
+            "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,"
+            "\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n"
+            "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n");
+    }
+    void aLastCandidateThatSaysNothingEndsAtTheIdleTimeout() {
+        QFETCH(QByteArray, repeated);
         HostileUpstream up;
         QVERIFY(up.listen());
         up.setScript([&](QTcpSocket *socket, const QByteArray &) {
@@ -218,9 +232,7 @@ private Q_SLOTS:
                           "\"type\":\"message\",\"role\":\"assistant\",\"content\":[],\"model\":\"m\","
                           "\"usage\":{\"input_tokens\":3,\"output_tokens\":1}}}\n\n");
             auto *pings = new QTimer(socket);
-            QObject::connect(pings, &QTimer::timeout, socket, [socket]() {
-                socket->write("event: ping\ndata: {\"type\": \"ping\"}\n\n: still here\n\n");
-            });
+            QObject::connect(pings, &QTimer::timeout, socket, [socket, repeated]() { socket->write(repeated); });
             pings->start(100);
         });
         GatewayFixture gw;
