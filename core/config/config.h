@@ -88,7 +88,7 @@ struct LimitsConfig {
     // Request bodies and whole non-streaming answers held at once by all requests together, taken
     // as their bytes arrive and given back when each request is done: a Content-Length that does
     // not fit is answered 503 (Retry-After) on its head, an answer that does not fit ends in a 503.
-    // At least maxBodyBytes + maxResponseBytes (one request of the largest size); unset, never less.
+    // At least maxBodyBytes and maxResponseBytes (the largest of each fits); unset, never less.
     qint64 maxBodyBytesInFlight = 128LL * 1024 * 1024;
     int maxHeaderBytes = 64 * 1024;
     int headerTimeoutMs = 10000;

@@ -405,21 +405,22 @@ void ConfigReader::readLimits(JsonObjectReader &root, Config &config) {
     o->integer(QStringLiteral("maxConnections"), l.maxConnections, 1, positive);
     o->integer(QStringLiteral("maxHoldBytes"), l.maxHoldBytes, 1, kMaxBytes, positive);
     o->integer(QStringLiteral("maxResponseBytes"), l.maxResponseBytes, 1, kMaxBytes, positive);
-    // One request holds its body until its answer is complete: the largest body and the largest
-    // non-streaming answer must fit together, or such a request would get a 503 that no retry fixes.
-    const qint64 oneRequest = l.maxBodyBytes + l.maxResponseBytes;
+    // The largest body and the largest non-streaming answer must each fit, or every such request
+    // would get a 503 that no retry fixes. (Both at once, one request's peak, is the default's
+    // room; a smaller explicit budget is the operator's choice for a small machine.)
+    const qint64 largest = std::max(l.maxBodyBytes, l.maxResponseBytes);
     if (!o->integer(QStringLiteral("maxBodyBytesInFlight"), l.maxBodyBytesInFlight, 1, kMaxBytes, positive))
-        l.maxBodyBytesInFlight = std::max(l.maxBodyBytesInFlight, oneRequest); // unset: one request always fits
+        l.maxBodyBytesInFlight = std::max(l.maxBodyBytesInFlight, largest); // unset: the largest of each fits
     else if (l.maxBodyBytesInFlight < l.maxBodyBytes)
         o->error(QStringLiteral("maxBodyBytesInFlight"),
                  QStringLiteral("must be at least limits.maxBodyBytes (%1), or a body that may be sent could never be "
                                 "taken")
                      .arg(l.maxBodyBytes));
-    else if (l.maxBodyBytesInFlight < oneRequest)
+    else if (l.maxBodyBytesInFlight < l.maxResponseBytes)
         o->error(QStringLiteral("maxBodyBytesInFlight"),
-                 QStringLiteral("must be at least limits.maxBodyBytes + limits.maxResponseBytes (%1): a request holds "
-                                "its body while its answer is read, and one with the largest of both could never fit")
-                     .arg(oneRequest));
+                 QStringLiteral("must be at least limits.maxResponseBytes (%1), or an answer the gateway accepts could "
+                                "never be held")
+                     .arg(l.maxResponseBytes));
 }
 
 void ConfigReader::readMarks(JsonObjectReader &root, Config &config) {

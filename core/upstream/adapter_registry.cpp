@@ -138,6 +138,14 @@ QString unmappedPart(const rj::Value *body, wire::Api inbound) {
         return {};
     };
     for (const rj::Value &item : rj::elements(items)) {
+        // Instructions are read as text: a file or image in a system or developer message has no
+        // place in a converted request.
+        const rj::Value *role = rj::member(&item, "role");
+        if (inbound == wire::Api::OpenAIResponses && (rj::equals(role, "system") || rj::equals(role, "developer")))
+            for (const rj::Value &part : rj::elements(rj::member(&item, "content")))
+                if (const std::string_view type = rj::bytes(rj::member(&part, "type"));
+                    !type.empty() && type != "input_text" && type != "text")
+                    return QString::fromUtf8(type.data(), qsizetype(type.size()));
         if (const QString found = scan(rj::member(&item, "content")); !found.isEmpty())
             return found;
         if (const QString found = scan(rj::member(&item, "output")); !found.isEmpty())
@@ -165,6 +173,13 @@ std::optional<QString> documentIncompatibility(const model::ContentBlock &doc, c
         return QStringLiteral("%1: %2 reads no %3 file").arg(name, target, doc.mimeType.left(64));
     }
     const bool web = doc.url.startsWith(QLatin1String("http://")) || doc.url.startsWith(QLatin1String("https://"));
+    // Messages reads only a PDF by URL, and Gemini is told the file's type: a URL that does not
+    // name a PDF (report.docx, data.csv) would be a 400 that no failover gets past.
+    const bool pdf = doc.mimeType == QLatin1String("application/pdf") ||
+                     QUrl(doc.url).path().endsWith(QLatin1String(".pdf"), Qt::CaseInsensitive);
+    if ((toAnthropic || toGoogle) && (web || doc.url.startsWith(QLatin1String("gs://"))) && !pdf)
+        return QStringLiteral("%1: %2 reads a file by URL only as a PDF, and \"%3\" does not name one")
+            .arg(name, target, doc.url.left(64));
     bool readable = false;
     if (toAnthropic)
         readable = web || doc.url.startsWith(QLatin1String("file_"));

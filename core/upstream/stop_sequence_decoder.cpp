@@ -32,7 +32,11 @@ bool StopSequenceDecoder::release(QList<StreamEvent> &out) {
     for (const QString &s : std::as_const(m_stops))
         if (const qsizetype i = m_pending.indexOf(s); i >= 0 && (at < 0 || i < at))
             at = i;
-    const qsizetype passOn = at >= 0 ? at : std::max<qsizetype>(0, m_pending.size() - m_holdBack);
+    qsizetype passOn = at >= 0 ? at : std::max<qsizetype>(0, m_pending.size() - m_holdBack);
+    // Never half a character: a pair of UTF-16 surrogates (an emoji) goes out whole, or a client
+    // gets two lone halves it cannot join (Python's str refuses to encode them).
+    if (passOn > 0 && m_pending.at(passOn - 1).isHighSurrogate())
+        --passOn;
     if (passOn > 0) {
         StreamEvent delta;
         delta.type = EventType::TextDelta;
@@ -65,24 +69,26 @@ QList<StreamEvent> StopSequenceDecoder::filter(QList<StreamEvent> events) {
         if (!e.usage.isZero())
             m_usage = e.usage;
         const bool inOpenText = m_textStart.contentIndex >= 0 && e.contentIndex == m_textStart.contentIndex;
-        if (e.type == EventType::TextStart) {
-            m_textStart = e;
-            m_sent.clear();
-            m_pending.clear();
-        } else if (e.type == EventType::TextDelta && inOpenText) {
+        if (e.type == EventType::TextDelta && inOpenText) {
             m_pending += e.delta;
             if (!release(out))
                 return out;
             continue;
+        }
+        // Whatever comes next (the block's end, another block, the answer's end or an error), what
+        // is held back holds no stop sequence (each delta was searched): it is the block's text.
+        if (!m_pending.isEmpty()) {
+            StreamEvent delta;
+            delta.type = EventType::TextDelta;
+            delta.contentIndex = m_textStart.contentIndex;
+            delta.delta = std::exchange(m_pending, {});
+            m_sent += delta.delta;
+            out << delta;
+        }
+        if (e.type == EventType::TextStart) {
+            m_textStart = e;
+            m_sent.clear();
         } else if (e.type == EventType::TextEnd && inOpenText) {
-            // What is held back holds no stop sequence (each delta was searched): it is text.
-            if (!m_pending.isEmpty()) {
-                StreamEvent delta;
-                delta.type = EventType::TextDelta;
-                delta.contentIndex = e.contentIndex;
-                delta.delta = std::exchange(m_pending, {});
-                out << delta;
-            }
             m_textStart.contentIndex = -1;
         }
         out << std::move(e);

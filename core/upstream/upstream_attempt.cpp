@@ -68,6 +68,13 @@ bool isNoiseFrame(const upstream::SseEvent &r, const QList<model::StreamEvent> &
     return !choices.isEmpty();
 }
 
+// A frame that only says the upstream is still there: noise (a ping, an empty delta), or a
+// Responses in_progress event, which repeats what response.created said.
+bool isKeepaliveFrame(const upstream::SseEvent &r) {
+    return isNoiseFrame(r, {}) || r.event == "response.in_progress" ||
+           r.data.startsWith(R"({"type":"response.in_progress")");
+}
+
 // The event as SSE text again ("event:" line, one "data:" line per data line, a blank line), built
 // in one allocation: it runs on every passthrough frame.
 QByteArray sseFrame(const upstream::SseEvent &e) {
@@ -409,13 +416,17 @@ void UpstreamAttempts::feedSse(Try &t, const QList<SseEvent> &events) {
         failover::TryFrame frame;
         frame.events = live->decoder->feed(e);
         redactErrors(*live, frame.events);
-        // The idle timeout counts from the last event that changes the answer (or starts or ends
-        // it): an upstream that only pings, sends SSE comments, empty deltas, empty blocks or
-        // progress events holds no request forever, not even one on its last candidate.
-        if (std::any_of(frame.events.cbegin(), frame.events.cend(), [](const model::StreamEvent &ev) {
+        // The idle timeout counts from the last event that changes the answer, starts or ends it,
+        // or shows work the canonical model has no event for (a server tool searching, a
+        // reasoning item with no summary): an upstream that only pings, sends SSE comments, empty
+        // deltas, empty blocks or in_progress events holds no request forever, not even one on
+        // its last candidate.
+        const bool changesAnswer =
+            std::any_of(frame.events.cbegin(), frame.events.cend(), [](const model::StreamEvent &ev) {
                 return ev.isMeaningful() || ev.type == model::EventType::Start || ev.type == model::EventType::Done ||
                        ev.type == model::EventType::Error;
-            }))
+            });
+        if (changesAnswer || (frame.events.isEmpty() && !isKeepaliveFrame(e)))
             m_loop->onActivity(id);
         frame.frameBytes = e.event.size() + e.data.size();
         if (live->passthrough) {

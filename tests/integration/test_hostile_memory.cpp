@@ -252,6 +252,63 @@ private Q_SLOTS:
         QVERIFY2(t.elapsed() < 10000, qPrintable(QString::number(t.elapsed())));
     }
 
+    // A Responses upstream whose server tool searches for longer than the idle timeout, sending
+    // only progress events the canonical model has no event for, then answers: it is working,
+    // not silent, and the answer arrives. One that sends only in_progress events is cut.
+    void progressWithoutTextIsNotSilence_data() {
+        QTest::addColumn<QByteArray>("repeated");
+        QTest::addColumn<bool>("answers");
+        QTest::newRow("web search progress")
+            << QByteArray("event: response.web_search_call.searching\ndata: {\"type\":\"response.web_search_call."
+                          "searching\",\"output_index\":0,\"item_id\":\"ws_1\"}\n\n")
+            << true;
+        QTest::newRow("in_progress only")
+            << QByteArray("event: response.in_progress\ndata: {\"type\":\"response.in_progress\",\"response\":{\"id\":"
+                          "\"resp_1\",\"status\":\"in_progress\",\"output\":[]}}\n\n")
+            << false;
+    }
+    void progressWithoutTextIsNotSilence() {
+        QFETCH(QByteArray, repeated);
+        QFETCH(bool, answers);
+        HostileUpstream up;
+        QVERIFY(up.listen());
+        up.setScript([&](QTcpSocket *socket, const QByteArray &) {
+            socket->write("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\n"
+                          "event: response.created\ndata: {\"type\":\"response.created\",\"response\":{\"id\":"
+                          "\"resp_1\",\"status\":\"in_progress\",\"model\":\"m\",\"output\":[],\"usage\":null}}\n\n");
+            auto *ticks = new QTimer(socket);
+            auto sent = std::make_shared<int>(0);
+            QObject::connect(ticks, &QTimer::timeout, socket, [socket, repeated, answers, sent, ticks]() {
+                if (!answers || ++*sent < 16) { // 1.6 s of progress, twice the idle timeout
+                    socket->write(repeated);
+                    return;
+                }
+                ticks->stop();
+                socket->write("event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\","
+                              "\"output_index\":1,\"item_id\":\"msg_1\",\"content_index\":0,\"delta\":\"found it\"}\n\n"
+                              "event: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"id\":"
+                              "\"resp_1\",\"status\":\"completed\",\"model\":\"m\",\"output\":[],\"usage\":{"
+                              "\"input_tokens\":3,\"output_tokens\":2,\"total_tokens\":5}}}\n\n");
+                socket->disconnectFromHost();
+            });
+            ticks->start(100);
+        });
+        GatewayFixture gw;
+        gw.config.providers[QStringLiteral("pd")].baseUrl = up.baseUrl() + QStringLiteral("/v1");
+        gw.config.failover.upstreamIdleTimeoutMs = 800;
+        gw.start();
+        const auto r = gw.post(QStringLiteral("/v1/responses"),
+                               QJsonObject{{"model", "pd/resp-d"}, {"stream", true}, {"input", "search"}}, {}, 20000);
+        QVERIFY(!r.timedOut);
+        QCOMPARE(r.status, 200);
+        if (answers) {
+            QVERIFY2(r.body.contains("found it") && r.body.contains("response.completed"), r.body.constData());
+            QVERIFY(!r.body.contains("upstreamIdleTimeoutMs"));
+        } else {
+            QVERIFY2(r.body.contains("upstreamIdleTimeoutMs"), r.body.constData());
+        }
+    }
+
     // Item 3: an /admin/events subscriber that never reads, over many mark changes that each
     // carry every mark. Before the fix every frame was queued for it: RSS grew with
     // changes x marks.

@@ -138,6 +138,21 @@ void TestAdapterIncompatibility::reasons_data() {
         << responses << responsesFile(R"({"type":"input_file","file_url":"https://docs.example.test/a.pdf"})")
         << "anthropic-messages"
         << "";
+    QTest::addRow("a spreadsheet by URL to Messages")
+        << responses << responsesFile(R"({"type":"input_file","file_url":"https://docs.example.test/t.xlsx"})")
+        << "anthropic-messages"
+        << "only as a PDF";
+    QTest::addRow("a file by URL to Responses, translated")
+        << claude
+        << claudeDocument(R"({"type":"document","source":{"type":"url","url":"https://docs.example.test/t"}})")
+        << "openai-responses"
+        << "";
+    QTest::addRow("a PDF in developer instructions")
+        << responses
+        << QByteArray(
+               R"({"model":"m","input":[{"role":"developer","content":[{"type":"input_file","filename":"p.pdf","file_data":"data:application/pdf;base64,JVBERi0x"},{"type":"input_text","text":"follow this"}]},{"role":"user","content":"go"}]})")
+        << "anthropic-messages"
+        << "input_file";
     QTest::addRow("PDF by URL to Gemini")
         << claude
         << claudeDocument(R"({"type":"document","source":{"type":"url","url":"https://docs.example.test/a.pdf"}})")

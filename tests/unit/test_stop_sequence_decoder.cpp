@@ -27,11 +27,10 @@ private:
     QList<QList<StreamEvent>> m_batches;
 };
 
-// A text answer streamed in the given deltas: start (input usage 10), text start, one batch per
+// A text answer streamed in the given deltas: start, text start, one batch per
 // delta, text end with the whole text, then Done with usage 10 in / 7 out.
 QList<QList<StreamEvent>> textAnswer(const QStringList &deltas) {
-    StreamEvent start = makeEvent(EventType::Start);
-    start.usage.input = 10;
+    StreamEvent start = makeEvent(EventType::Start); // no usage: Responses reports it only at the end
     QList<QList<StreamEvent>> batches{{start, makeEvent(EventType::TextStart, 0)}};
     for (const QString &d : deltas)
         batches << QList<StreamEvent>{makeEvent(EventType::TextDelta, 0, d)};
@@ -45,8 +44,9 @@ QList<QList<StreamEvent>> textAnswer(const QStringList &deltas) {
 }
 
 struct Run {
-    QString streamed; // the deltas' text, in order
-    QString endText;  // the TextEnd block's text
+    QStringList deltas; // each delta passed on
+    QString streamed;   // the deltas' text, in order
+    QString endText;    // the TextEnd block's text
     int dones = 0;
     StopReason reason = StopReason::Error;
     Usage usage;
@@ -66,9 +66,10 @@ Run run(const QStringList &deltas, const QStringList &stops) {
             ++r.eventsAfterDone;
             continue;
         }
-        if (e.type == EventType::TextDelta)
+        if (e.type == EventType::TextDelta) {
             r.streamed += e.delta;
-        else if (e.type == EventType::TextEnd)
+            r.deltas << e.delta;
+        } else if (e.type == EventType::TextEnd)
             r.endText = e.block.text;
         else if (e.type == EventType::Done) {
             ++r.dones;
@@ -101,6 +102,8 @@ private slots:
         QTest::addRow("none") << QStringList{"plain ", "text"} << QStringList{"STOP"} << "plain text" << false;
         QTest::addRow("non-ASCII") << QStringList{"größer ", "→ STOP", "x"} << QStringList{"→ STOP"} << "größer "
                                    << true;
+        QTest::addRow("an emoji on the cut")
+            << QStringList{"Great job! 🎉", " more"} << QStringList{"\n\n"} << "Great job! 🎉 more" << false;
     }
     void endsAtTheFirstStopSequence() {
         QFETCH(QStringList, deltas);
@@ -113,9 +116,33 @@ private slots:
         QCOMPARE(r.dones, 1);
         QCOMPARE(r.reason, StopReason::Stop);
         QCOMPARE(r.eventsAfterDone, 0);
-        // Cut short, the answer carries the usage known so far (the input); else the upstream's own.
-        QCOMPARE(r.usage.input, 10);
+        // Cut short, the answer carries the usage known so far (Responses: none yet); else the
+        // upstream's own.
+        QCOMPARE(r.usage.input, stopped ? 0 : 10);
         QCOMPARE(r.usage.output, stopped ? 0 : 7);
+        // No delta ends in half a character.
+        for (const QString &d : r.deltas)
+            QVERIFY2(!d.back().isHighSurrogate() && !d.front().isLowSurrogate(), qPrintable(d));
+    }
+
+    void heldBackTextIsNotLostOnAnError() {
+        // The last characters that could begin "\n\nUser:" wait; an error ends the stream: they
+        // reach the client before it.
+        StreamEvent error = makeEvent(EventType::Error);
+        error.errorMessage = QStringLiteral("cut");
+        StopSequenceDecoder decoder(std::make_unique<ScriptedDecoder>(QList<QList<StreamEvent>>{
+                                        {makeEvent(EventType::TextStart, 0),
+                                         makeEvent(EventType::TextDelta, 0, QStringLiteral("answer so far"))},
+                                        {error}}),
+                                    {QStringLiteral("\n\nUser:")});
+        QString text;
+        QList<StreamEvent> out = decoder.feed(SseEvent{});
+        out << decoder.feed(SseEvent{});
+        for (const StreamEvent &e : out)
+            if (e.type == EventType::TextDelta)
+                text += e.delta;
+        QCOMPARE(text, QStringLiteral("answer so far"));
+        QCOMPARE(out.last().type, EventType::Error);
     }
 
     void thinkingAndToolCallsPassUntouched() {
