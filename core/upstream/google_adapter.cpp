@@ -367,7 +367,8 @@ model::ChatRequest GoogleAdapter::decodeBody(const QByteArray &body) {
                 continue;
             } else if (p.contains(L("inlineData"))) {
                 const QJsonObject d = p.value(L("inlineData")).toObject();
-                b.type = BlockType::Image;
+                b.type =
+                    d.value(L("mimeType")).toString().startsWith(L("image/")) ? BlockType::Image : BlockType::Document;
                 b.mimeType = d.value(L("mimeType")).toString();
                 b.data = d.value(L("data")).toString().toLatin1();
             } else {

@@ -68,9 +68,13 @@ bool isNoiseFrame(const upstream::SseEvent &r, const QList<model::StreamEvent> &
     return !choices.isEmpty();
 }
 
-// A frame that only says the upstream is still there: noise (a ping, an empty delta), or a
-// Responses in_progress event, which repeats what response.created said.
+// A frame that decoded to nothing and only says the upstream is still there: noise (a ping, an
+// empty delta), a Responses in_progress event (it repeats what response.created said), or a Gemini
+// chunk (the decoder makes an event of every part that says something; code the model runs is
+// work, and counts).
 bool isKeepaliveFrame(const upstream::SseEvent &r) {
+    if (r.data.contains("\"candidates\""))
+        return !r.data.contains("\"executableCode\"") && !r.data.contains("\"codeExecutionResult\"");
     return isNoiseFrame(r, {}) || r.event == "response.in_progress" ||
            r.data.startsWith(R"({"type":"response.in_progress")");
 }

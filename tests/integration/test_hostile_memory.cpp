@@ -309,6 +309,37 @@ private Q_SLOTS:
         }
     }
 
+    // A Gemini last candidate that answers 200, then only empty text parts without end: they make
+    // no event, and the idle timeout ends the request.
+    void aGeminiCandidateOfEmptyPartsEndsAtTheIdleTimeout() {
+        HostileUpstream up;
+        QVERIFY(up.listen());
+        up.setScript([&](QTcpSocket *socket, const QByteArray &) {
+            socket->write("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\n");
+            auto *ticks = new QTimer(socket);
+            QObject::connect(ticks, &QTimer::timeout, socket, [socket]() {
+                socket->write(
+                    "data: {\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":[{\"text\":\"\"}]}}]}\n\n");
+            });
+            ticks->start(100);
+        });
+        GatewayFixture gw;
+        gw.config.providers[QStringLiteral("pe")].baseUrl = up.baseUrl() + QStringLiteral("/v1beta");
+        gw.config.failover.upstreamIdleTimeoutMs = 800;
+        gw.start();
+        QElapsedTimer t;
+        t.start();
+        const auto r = gw.post(QStringLiteral("/v1/chat/completions"),
+                               QJsonObject{{"model", "pe/gemini-e"},
+                                           {"stream", true},
+                                           {"messages", QJsonArray{QJsonObject{{"role", "user"}, {"content", "x"}}}}},
+                               {}, 20000);
+        QVERIFY(!r.timedOut);
+        QCOMPARE(r.status, 200);
+        QVERIFY2(r.body.contains("upstreamIdleTimeoutMs"), r.body.constData());
+        QVERIFY2(t.elapsed() < 10000, qPrintable(QString::number(t.elapsed())));
+    }
+
     // Item 3: an /admin/events subscriber that never reads, over many mark changes that each
     // carry every mark. Before the fix every frame was queued for it: RSS grew with
     // changes x marks.
