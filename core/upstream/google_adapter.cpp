@@ -54,18 +54,15 @@ QJsonArray userParts(const QList<ContentBlock> &blocks) {
             parts.append(QJsonObject{{L("text"), b.text}});
         } else if (b.isTextDocument()) {
             parts.append(QJsonObject{{L("text"), textDocumentAsText(b)}});
-        } else if (b.type == BlockType::Document && b.url.isEmpty()) {
+        } else if (b.isAttachment() && b.url.isEmpty()) {
             parts.append(QJsonObject{
                 {L("inlineData"), QJsonObject{{L("mimeType"), b.mimeType}, {L("data"), QString::fromLatin1(b.data)}}}});
         } else if (b.type == BlockType::Document) {
-            // A document by URL is a PDF (the one type Messages reads by URL and Chat lacks).
+            // A document by URL reaches Gemini only as a PDF (UpstreamAdapter::incompatibility).
             parts.append(QJsonObject{
                 {L("fileData"),
                  QJsonObject{{L("fileUri"), b.url},
                              {L("mimeType"), b.mimeType.isEmpty() ? QStringLiteral("application/pdf") : b.mimeType}}}});
-        } else if (b.type == BlockType::Image && b.url.isEmpty()) {
-            parts.append(QJsonObject{
-                {L("inlineData"), QJsonObject{{L("mimeType"), b.mimeType}, {L("data"), QString::fromLatin1(b.data)}}}});
         } else if (b.type == BlockType::Image && GoogleAdapter::isFetchableUrl(b.url)) {
             QJsonObject file{{L("fileUri"), b.url}};
             const QString mime = b.mimeType.isEmpty() ? mimeTypeForUrl(b.url) : b.mimeType;

@@ -27,6 +27,18 @@ QList<StreamEvent> StopSequenceDecoder::finish() {
     return m_stopped ? QList<StreamEvent>() : filter(std::move(events));
 }
 
+void StopSequenceDecoder::passOnPending(QList<StreamEvent> &out, qsizetype chars) {
+    if (chars <= 0)
+        return;
+    StreamEvent delta;
+    delta.type = EventType::TextDelta;
+    delta.contentIndex = m_textStart.contentIndex;
+    delta.delta = m_pending.left(chars);
+    m_sent += delta.delta;
+    m_pending.remove(0, chars);
+    out << delta;
+}
+
 bool StopSequenceDecoder::release(QList<StreamEvent> &out) {
     qsizetype at = -1;
     for (const QString &s : std::as_const(m_stops))
@@ -37,15 +49,7 @@ bool StopSequenceDecoder::release(QList<StreamEvent> &out) {
     // gets two lone halves it cannot join (Python's str refuses to encode them).
     if (passOn > 0 && m_pending.at(passOn - 1).isHighSurrogate())
         --passOn;
-    if (passOn > 0) {
-        StreamEvent delta;
-        delta.type = EventType::TextDelta;
-        delta.contentIndex = m_textStart.contentIndex;
-        delta.delta = m_pending.left(passOn);
-        m_sent += delta.delta;
-        m_pending.remove(0, passOn);
-        out << delta;
-    }
+    passOnPending(out, passOn);
     if (at < 0)
         return true;
     StreamEvent end;
@@ -77,14 +81,7 @@ QList<StreamEvent> StopSequenceDecoder::filter(QList<StreamEvent> events) {
         }
         // Whatever comes next (the block's end, another block, the answer's end or an error), what
         // is held back holds no stop sequence (each delta was searched): it is the block's text.
-        if (!m_pending.isEmpty()) {
-            StreamEvent delta;
-            delta.type = EventType::TextDelta;
-            delta.contentIndex = m_textStart.contentIndex;
-            delta.delta = std::exchange(m_pending, {});
-            m_sent += delta.delta;
-            out << delta;
-        }
+        passOnPending(out, m_pending.size());
         if (e.type == EventType::TextStart) {
             m_textStart = e;
             m_sent.clear();

@@ -27,6 +27,8 @@ private:
     // Passes on the pending text that can no longer begin a stop sequence, or, when one is in it,
     // ends the answer there. Returns false once the answer has ended.
     bool release(QList<model::StreamEvent> &out);
+    // Passes the first `chars` characters held back on as a delta of the open text block.
+    void passOnPending(QList<model::StreamEvent> &out, qsizetype chars);
 
     std::unique_ptr<StreamDecoder> m_inner;
     QStringList m_stops;

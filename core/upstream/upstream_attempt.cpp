@@ -68,15 +68,13 @@ bool isNoiseFrame(const upstream::SseEvent &r, const QList<model::StreamEvent> &
     return !choices.isEmpty();
 }
 
-// A frame that decoded to nothing and only says the upstream is still there: noise (a ping, an
-// empty delta), a Responses in_progress event (it repeats what response.created said), or a Gemini
-// chunk (the decoder makes an event of every part that says something; code the model runs is
-// work, and counts).
+// A frame that decoded to nothing, is not noise, and still only says the upstream is there: a
+// Responses in_progress event (it repeats what response.created said), or a Gemini chunk (the
+// decoder makes an event of every part that says something; code the model runs is work).
 bool isKeepaliveFrame(const upstream::SseEvent &r) {
     if (r.data.contains("\"candidates\""))
         return !r.data.contains("\"executableCode\"") && !r.data.contains("\"codeExecutionResult\"");
-    return isNoiseFrame(r, {}) || r.event == "response.in_progress" ||
-           r.data.startsWith(R"({"type":"response.in_progress")");
+    return r.event == "response.in_progress" || r.data.startsWith(R"({"type":"response.in_progress")");
 }
 
 // The event as SSE text again ("event:" line, one "data:" line per data line, a blank line), built
@@ -430,7 +428,11 @@ void UpstreamAttempts::feedSse(Try &t, const QList<SseEvent> &events) {
                 return ev.isMeaningful() || ev.type == model::EventType::Start || ev.type == model::EventType::Done ||
                        ev.type == model::EventType::Error;
             });
-        if (changesAnswer || (frame.events.isEmpty() && !isKeepaliveFrame(e)))
+        // A frame that decoded to nothing is judged once (it may take a JSON parse): the idle
+        // timer asks here, the replay hold below.
+        const bool decodedToNothing = frame.events.isEmpty();
+        const bool noise = decodedToNothing && isNoiseFrame(e, frame.events);
+        if (changesAnswer || (decodedToNothing && !noise && !isKeepaliveFrame(e)))
             m_loop->onActivity(id);
         frame.frameBytes = e.event.size() + e.data.size();
         if (live->passthrough) {
@@ -441,7 +443,9 @@ void UpstreamAttempts::feedSse(Try &t, const QList<SseEvent> &events) {
             if (!(m_setup.request->sourceApi == wire::Api::OpenAICompletions && !m_setup.request->includeUsage &&
                   live->decoder->lastWasUsageOnly()))
                 frame.raw = util::redactSecrets(sseFrame(e), live->target.credential);
-            frame.isNoise = [&e, &frame]() { return isNoiseFrame(e, frame.events); };
+            frame.isNoise = [&e, &frame, decodedToNothing, noise]() {
+                return decodedToNothing ? noise : isNoiseFrame(e, frame.events);
+            };
         }
         m_loop->onFrame(id, frame);
     }

@@ -34,6 +34,13 @@ QJsonObject json(const QByteArray &b) {
 QString str(const QJsonValue &v) {
     return v.toString();
 }
+// The role of each message, in order.
+QStringList rolesOf(const QJsonArray &messages) {
+    QStringList roles;
+    for (const QJsonValue &m : messages)
+        roles << str(m.toObject().value(QStringLiteral("role")));
+    return roles;
+}
 QList<StreamEvent> decode(const QByteArray &sse) {
     auto decoder = OpenAICompletionsAdapter().makeDecoder(target());
     return sw::test::decodeTranscript(*decoder, sse);
@@ -192,10 +199,7 @@ void TestOpenAICompletionsAdapter::imagesOfParallelToolResultsFollowTheRun() {
     const HttpRequest http =
         OpenAICompletionsAdapter().buildRequest(spokenIn(*req, wire::Api::AnthropicMessages), target(), {});
     const QJsonArray msgs = json(http.body).value(QStringLiteral("messages")).toArray();
-    QStringList roles;
-    for (const QJsonValue &m : msgs)
-        roles << str(m.toObject().value(QStringLiteral("role")));
-    QCOMPARE(roles, (QStringList{"user", "assistant", "tool", "tool", "tool", "user", "user"}));
+    QCOMPARE(rolesOf(msgs), (QStringList{"user", "assistant", "tool", "tool", "tool", "user", "user"}));
     const QJsonArray images = msgs[5].toObject().value(QStringLiteral("content")).toArray();
     QCOMPARE(images.size(), 3); // the note and both images, in the order of the results
     QVERIFY(str(images[1].toObject().value(QStringLiteral("image_url")).toObject().value(QStringLiteral("url")))
@@ -222,10 +226,7 @@ void TestOpenAICompletionsAdapter::documentsOfToolResults() {
     const HttpRequest http =
         OpenAICompletionsAdapter().buildRequest(spokenIn(*req, wire::Api::AnthropicMessages), target(), {});
     const QJsonArray msgs = json(http.body).value(QStringLiteral("messages")).toArray();
-    QStringList roles;
-    for (const QJsonValue &m : msgs)
-        roles << str(m.toObject().value(QStringLiteral("role")));
-    QCOMPARE(roles, (QStringList{"user", "assistant", "tool", "tool", "user"}));
+    QCOMPARE(rolesOf(msgs), (QStringList{"user", "assistant", "tool", "tool", "user"}));
     QCOMPARE(str(msgs[2].toObject().value(QStringLiteral("content"))), QString());
     QCOMPARE(str(msgs[3].toObject().value(QStringLiteral("content"))), QStringLiteral("Document: b.txt\n\nline one"));
     const QJsonArray attached = msgs[4].toObject().value(QStringLiteral("content")).toArray();
@@ -256,10 +257,7 @@ void TestOpenAICompletionsAdapter::crossFormatFromClaudeCode() {
     QVERIFY(headerValue(http.headers, "openai-beta").isEmpty());
 
     const QJsonArray msgs = body.value(QStringLiteral("messages")).toArray();
-    QStringList roles;
-    for (const QJsonValue &m : msgs)
-        roles << str(m.toObject().value(QStringLiteral("role")));
-    QCOMPARE(roles, (QStringList{"system", "user", "assistant", "tool", "user", "assistant", "tool"}));
+    QCOMPARE(rolesOf(msgs), (QStringList{"system", "user", "assistant", "tool", "user", "assistant", "tool"}));
     QVERIFY(str(msgs[0].toObject().value(QStringLiteral("content"))).startsWith(QStringLiteral("You are Claude Code")));
     const QJsonArray userParts = msgs[1].toObject().value(QStringLiteral("content")).toArray();
     QCOMPARE(userParts.size(), 3);
