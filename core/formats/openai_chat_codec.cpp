@@ -4,6 +4,7 @@
 #include "core/formats/openai_chat_stream_encoder.h"
 #include "core/formats/openai_responses_codec.h"
 #include "core/model/event_accumulator.h"
+#include "core/model/native_fields.h"
 #include "core/wire/document_part.h"
 #include "core/wire/json.h"
 #include "core/wire/json_writer.h"
@@ -506,9 +507,10 @@ QByteArray OpenAIChatCodec::encodeResponse(const AssistantMessage &message, cons
     else
         w.key("logprobs").null();
     w.field("finish_reason", finishReason(message.stopReason)).endObject().endArray();
-    const QJsonValue usage = native.value(L("usage"));
-    if (usage.isObject())
-        w.field("usage", usage);
+    // The upstream's usage object as it sent it (compact JSON text, see the decoder).
+    const QJsonValue usageJson = native.value(L(model::kNativeUsageJson));
+    if (usageJson.isString())
+        w.key("usage").rawValue(usageJson.toString().toUtf8());
     else
         writeUsage(w.key("usage"), message.usage);
     for (const char *key : {"service_tier", "system_fingerprint"}) {

@@ -71,9 +71,11 @@ void OpenAICompletionsStreamDecoder::collectNative(const Value *chunk, const Val
                                                    qsizetype chunkBytes) {
     if (!m_keepNative)
         return;
-    for (const char *key : {"system_fingerprint", "service_tier"})
-        if (rj::isString(member(chunk, key)))
-            m_native.insert(L(key), toString(member(chunk, key)));
+    // Sent on every chunk by OpenAI: kept as text here, put in the answer once.
+    if (const Value *fingerprint = member(chunk, "system_fingerprint"); rj::isString(fingerprint))
+        m_systemFingerprint = toString(fingerprint);
+    if (const Value *tier = member(chunk, "service_tier"); rj::isString(tier))
+        m_serviceTier = toString(tier);
     if (m_nativeOverflow)
         return;
     const Value *logprobs = rj::asObject(member(choice, "logprobs"));
@@ -106,7 +108,13 @@ void OpenAICompletionsStreamDecoder::collectNative(const Value *chunk, const Val
 }
 
 QJsonObject OpenAICompletionsStreamDecoder::nativeAnswer() const {
-    QJsonObject native = m_native;
+    QJsonObject native;
+    if (!m_usageJson.isEmpty())
+        native.insert(L(model::kNativeUsageJson), QString::fromUtf8(m_usageJson));
+    if (!m_systemFingerprint.isNull())
+        native.insert(L("system_fingerprint"), m_systemFingerprint);
+    if (!m_serviceTier.isNull())
+        native.insert(L("service_tier"), m_serviceTier);
     if (!m_nativeOverflow) {
         if (m_sawLogprobs)
             native.insert(L("logprobs"),
@@ -164,8 +172,10 @@ void OpenAICompletionsStreamDecoder::decode(const SseEvent &sse) {
     const Value *usage = member(chunk, "usage");
     if (usage && usage->IsObject()) {
         readUsage(usage);
-        if (m_keepNative)
-            m_native.insert(L("usage"), rj::toQt(usage)); // with its *_details as sent
+        if (m_keepNative) { // with its *_details as sent
+            m_usageJson.clear();
+            rj::appendCompact(m_usageJson, *usage, kMaxUsageDepth);
+        }
     }
 
     const Value *choices = rj::asArray(member(chunk, "choices"));

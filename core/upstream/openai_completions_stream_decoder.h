@@ -1,6 +1,7 @@
 #pragma once
 // OpenAI Chat Completions SSE (and compatible servers) -> canonical events.
 
+#include "core/model/native_fields.h"
 #include "core/upstream/canonical_stream_builder.h"
 #include "core/upstream/upstream_adapter.h"
 
@@ -25,6 +26,10 @@ public:
     // tokens), so on a passthrough this frame must not reach a client that did not ask for it.
     bool lastWasUsageOnly() const override { return m_lastUsageOnly; }
 
+    // The deepest usage object kept as text; a deeper one is left out (an answer's usage is
+    // two levels: the counts and their *_details).
+    static constexpr int kMaxUsageDepth = 8;
+
 private:
     // Text and thinking: one block open at a time (key kProse), a delta of the other kind
     // closes it. Tool calls: one block per `index`, open until the choice finishes, because
@@ -39,11 +44,14 @@ private:
 
     // What a same-API JSON answer needs beyond the canonical message (StreamEvent::native):
     // the upstream's usage object, system_fingerprint, service_tier, the refusal text,
-    // logprobs and annotations, collected as they stream.
+    // logprobs and annotations, collected as they stream. The usage object goes in as text
+    // (model::kNativeUsageJson).
     void collectNative(const rapidjson::Value *chunk, const rapidjson::Value *choice, const rapidjson::Value *delta,
                        qsizetype chunkBytes);
     QJsonObject nativeAnswer() const;
-    QJsonObject m_native;
+    QString m_systemFingerprint;
+    QString m_serviceTier;
+    QByteArray m_usageJson;
     QJsonArray m_logprobsContent;
     QJsonArray m_logprobsRefusal;
     QJsonArray m_annotations;

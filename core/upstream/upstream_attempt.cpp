@@ -19,9 +19,15 @@ namespace sw::upstream {
 namespace {
 constexpr qint64 kMaxErrorBody = 64 * 1024;
 
+// Whether `needle` occurs in `text`: glibc's memmem, several times faster than
+// QByteArray::contains on the short frames every upstream event is tested with.
+bool has(QByteArrayView text, QByteArrayView needle) {
+    return ::memmem(text.data(), size_t(text.size()), needle.data(), size_t(needle.size())) != nullptr;
+}
+
 // Anthropic's `event: ping`, and the {"type":"ping"} others copy.
 bool isPingFrame(const upstream::SseEvent &r) {
-    return r.event == "ping" || (r.data.size() < 128 && r.data.contains("\"ping\""));
+    return r.event == "ping" || (r.data.size() < 128 && has(r.data, "\"ping\""));
 }
 
 // Frames that cannot change what the client sees, so they are never kept for replay
@@ -36,7 +42,7 @@ bool isNoiseFrame(const upstream::SseEvent &r, const QList<model::StreamEvent> &
     // noise: a delta holding no more than its type or role and empty strings (Anthropic
     // content_block_delta, Responses *.delta, Chat choices), with no finish reason or usage.
     // Anything else is held, and counted against maxHoldBytes.
-    if (r.data.size() > 1024 || !r.data.contains("\"delta\""))
+    if (r.data.size() > 1024 || !has(r.data, "\"delta\""))
         return false;
     const auto emptyDelta = [](const QJsonValue &d) {
         if (d.isNull() || (d.isString() && d.toString().isEmpty()))
@@ -72,8 +78,8 @@ bool isNoiseFrame(const upstream::SseEvent &r, const QList<model::StreamEvent> &
 // Responses in_progress event (it repeats what response.created said), or a Gemini chunk (the
 // decoder makes an event of every part that says something; code the model runs is work).
 bool isKeepaliveFrame(const upstream::SseEvent &r) {
-    if (r.data.contains("\"candidates\""))
-        return !r.data.contains("\"executableCode\"") && !r.data.contains("\"codeExecutionResult\"");
+    if (has(r.data, "\"candidates\""))
+        return !has(r.data, "\"executableCode\"") && !has(r.data, "\"codeExecutionResult\"");
     return r.event == "response.in_progress" || r.data.startsWith(R"({"type":"response.in_progress")");
 }
 
