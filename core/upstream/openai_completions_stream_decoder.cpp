@@ -174,6 +174,7 @@ void OpenAICompletionsStreamDecoder::decode(const SseEvent &sse) {
         readUsage(usage);
         if (m_keepNative) { // with its *_details as sent
             m_usageJson.clear();
+            m_usageJson.reserve(256); // one allocation for the usual counts and their details
             rj::appendCompact(m_usageJson, *usage, kMaxUsageDepth);
         }
     }

@@ -6,6 +6,7 @@
 #include <QVarLengthArray>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstring>
 
@@ -518,8 +519,12 @@ bool writeCompact(QByteArray &out, const Value &v, int maxDepth) {
     case rapidjson::kNumberType: {
         qint64 i = 0;
         double d = 0;
-        out +=
-            qtInteger(v, &i, &d) ? QByteArray::number(i) : QByteArray::number(d, 'g', QLocale::FloatingPointShortest);
+        if (qtInteger(v, &i, &d)) { // as QByteArray::number(i) writes it, without its allocation
+            char digits[24];
+            out.append(digits, std::to_chars(digits, digits + sizeof digits, i).ptr - digits);
+        } else {
+            out += QByteArray::number(d, 'g', QLocale::FloatingPointShortest);
+        }
         return true;
     }
     case rapidjson::kStringType:
