@@ -237,6 +237,9 @@ void ConnectionGuard::onHeadComplete() {
     QByteArrayView name;
     QByteArrayView value;
     int fields = 0;
+    m_http10 = m_headParser.startLine().endsWith(" HTTP/1.0");
+    m_closeAfterAnswer = false;
+    bool keepAlive = false; // an HTTP/1.0 client's opt-in (RFC 9112 C.2.2)
     for (qsizetype pos = 0; m_headParser.nextField(pos, name, value);) {
         // Qt 6.4's parser gives up past 100 fields and its server then dispatches the request with
         // the fields it had (no Host: a 403), and the guard answers the parse error too: two
@@ -254,6 +257,17 @@ void ConnectionGuard::onHeadComplete() {
                 return reject({400, "invalid_request_error", QStringLiteral("invalid Content-Length")});
             haveLength = true;
             contentLength = n;
+        } else if (http::sameName(name, "connection")) {
+            // A list of options: "close" among them ends the connection after this answer.
+            for (qsizetype at = 0; at <= value.size();) {
+                qsizetype comma = value.indexOf(',', at);
+                if (comma < 0)
+                    comma = value.size();
+                const QByteArrayView option = value.sliced(at, comma - at).trimmed();
+                m_closeAfterAnswer |= option.compare("close", Qt::CaseInsensitive) == 0;
+                keepAlive |= option.compare("keep-alive", Qt::CaseInsensitive) == 0;
+                at = comma + 1;
+            }
         } else if (http::sameName(name, "transfer-encoding")) {
             if (value.compare("chunked", Qt::CaseInsensitive) != 0)
                 return reject({400, "invalid_request_error",
@@ -261,6 +275,8 @@ void ConnectionGuard::onHeadComplete() {
             chunked = true;
         }
     }
+    if (m_http10 && !keepAlive)
+        m_closeAfterAnswer = true;
     // Qt takes the first Host and lets it override an absolute-form target's authority: two Hosts,
     // or a target naming another host, would be answered as if sent to us (RFC 9112 3.2).
     if (hostCount > 1)

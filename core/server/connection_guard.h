@@ -77,6 +77,13 @@ public:
 
     static ConnectionGuard *of(QTcpSocket *socket);
 
+    // How the current request's connection ends (RFC 9112 9.3, 9.6, C.2.2): after its answer
+    // when it said "Connection: close", or is HTTP/1.0 without "Connection: keep-alive". An
+    // HTTP/1.0 client's streamed answer always ends with the connection (it knows no chunked
+    // framing); HttpExchange::setConnectionEnd.
+    bool closeAfterAnswer() const { return m_closeAfterAnswer; }
+    bool http10() const { return m_http10; }
+
     // The HTTP server took a complete request: the connection is busy (no timers)
     // until responseDone().
     void requestDispatched();
@@ -122,6 +129,8 @@ private:
     bool m_socketTellsCuts = false; // a GuardedSocket: signalsCut() comes when Qt's parser gives up
     bool m_parked = false;          // a read transaction of ours hides pipelined bytes from Qt
     bool m_handsOverHeads = false;
+    bool m_closeAfterAnswer = false; // the current request's, set with its head
+    bool m_http10 = false;
     const char *m_readStart = nullptr; // onReadyRead's copy of the unread bytes, while consume() reads it
     http::HeaderList m_headers;        // the current request's fields, when its head was handed over
     bool m_haveHeaders = false;

@@ -140,8 +140,11 @@ QByteArray HttpExchange::headBlock(int status, const http::HeaderList &headers, 
     QByteArray block;
     block.reserve(size);
     block.append("HTTP/1.1 ").append(QByteArray::number(status)).append(' ').append(reason).append("\r\n");
+    // The exchange's own "Connection: close" (or an HTTP/1.0 keep-alive) is the one that counts.
+    const bool ownConnection = framing.contains("Connection:");
     for (const auto &h : headers)
-        appendSafeHeader(block, h.first, h.second);
+        if (!ownConnection || !http::sameName(h.first, "connection"))
+            appendSafeHeader(block, h.first, h.second);
     block.append(framing).append("\r\n");
     return block;
 }
@@ -166,6 +169,14 @@ void HttpExchange::flushBatch() {
     http::WriteBatch::forget(this);
     if (isOpen())
         http::writeThrough(m_socket, bytes);
+    closeIfAnswered();
+}
+
+void HttpExchange::closeIfAnswered() {
+    if (!m_closeAfter || !m_finished || !m_batched.isEmpty() || !isOpen())
+        return;
+    // Qt's socket sends what its buffer still holds, then the FIN (RFC 9112 9.6).
+    m_socket->disconnectFromHost();
 }
 
 void HttpExchange::respond(int status, const http::HeaderList &headers, const QByteArray &body) {
@@ -176,14 +187,19 @@ void HttpExchange::respond(int status, const http::HeaderList &headers, const QB
     if (!isOpen())
         return;
     const bool inlineBody = body.size() < kInlineBody;
-    QByteArray block = headBlock(status, headers, "Content-Length: " + QByteArray::number(body.size()) + "\r\n",
-                                 inlineBody ? body.size() : 0);
+    QByteArray framing = "Content-Length: " + QByteArray::number(body.size()) + "\r\n";
+    if (m_closeAfter)
+        framing += "Connection: close\r\n";
+    else if (m_http10)
+        framing += "Connection: keep-alive\r\n"; // it asked; without this it would wait for a close
+    QByteArray block = headBlock(status, headers, framing, inlineBody ? body.size() : 0);
     if (inlineBody)
         block.append(body);
     // The whole answer leaves now rather than on the event loop's next turn.
     http::writeThrough(m_socket, block, true);
     if (!inlineBody)
         http::writeThrough(m_socket, body, true);
+    closeIfAnswered();
 }
 
 void HttpExchange::beginStream(int status, const http::HeaderList &headers) {
@@ -192,13 +208,21 @@ void HttpExchange::beginStream(int status, const http::HeaderList &headers) {
     m_headersSent = true;
     if (!isOpen())
         return;
-    // The header block ends now, so the client sees 200 at once.
-    send(headBlock(status, headers, "Transfer-Encoding: chunked\r\n"), true);
+    // The header block ends now, so the client sees 200 at once. An HTTP/1.0 client knows no
+    // chunked framing: its answer's body ends when the connection does.
+    m_closeAfter |= m_http10;
+    send(headBlock(status, headers,
+                   m_http10       ? QByteArrayView("Connection: close\r\n")
+                   : m_closeAfter ? QByteArrayView("Transfer-Encoding: chunked\r\nConnection: close\r\n")
+                                  : QByteArrayView("Transfer-Encoding: chunked\r\n")),
+         true);
 }
 
 void HttpExchange::write(const QByteArray &bytes) {
     if (bytes.isEmpty() || m_finished || !m_headersSent || !isOpen())
         return;
+    if (m_http10)
+        return send(bytes); // no framing: the body runs to the close
     // One chunk, "<size in hex>\r\n<bytes>\r\n": it runs on every streamed frame.
     char hex[2 * sizeof(qsizetype)];
     qsizetype digits = 0;
@@ -237,8 +261,9 @@ void HttpExchange::endStream() {
     if (m_finished)
         return;
     m_finished = true;
-    if (m_headersSent && isOpen())
+    if (m_headersSent && isOpen() && !m_http10)
         send(QByteArrayLiteral("0\r\n\r\n"));
+    closeIfAnswered(); // now, or when a write batch holding the end sends it (flushBatch)
 }
 
 // Only Qt's queue counts: the caller pauses the upstream past a bound and resumes on drained(), which only a

@@ -25,6 +25,14 @@ public:
     ~HttpExchange() override;
 
     bool isOpen() const;
+    // Before the answer: end the connection once the answer is written (it says "Connection:
+    // close"). For an HTTP/1.0 client a whole answer that keeps the connection says
+    // "Connection: keep-alive", and a streamed one has no chunked framing: the close ends it.
+    // Set from the request's head by HttpFront.
+    void setConnectionEnd(bool closeAfterAnswer, bool http10) {
+        m_closeAfter = closeAfterAnswer;
+        m_http10 = http10;
+    }
     bool headersSent() const { return m_headersSent; }
     bool finished() const { return m_finished; }
 
@@ -46,16 +54,21 @@ Q_SIGNALS:
 private:
     // The status line, the header fields (made safe), then `framing` and the blank line; `extra` bytes are reserved
     // for a body.
+    // A caller's Connection field is left out when `framing` says how the connection ends.
     static QByteArray headBlock(int status, const http::HeaderList &headers, QByteArrayView framing,
                                 qsizetype extra = 0);
     void send(const QByteArray &bytes, bool flushQueued = false);
     void flushBatch() override;
+    // The answer is written: with Connection: close, the connection ends once its bytes are out.
+    void closeIfAnswered();
 
     std::unique_ptr<QHttpServerResponder> m_responder;
     QPointer<QTcpSocket> m_socket;
     bool m_headersSent = false;
     bool m_finished = false;
     bool m_gone = false;
+    bool m_closeAfter = false;
+    bool m_http10 = false;
     QByteArray m_batched; // chunks held while a WriteBatch is open
 };
 

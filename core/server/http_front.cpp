@@ -51,6 +51,7 @@ bool HttpFront::handleRequest(const QHttpServerRequest &request, QTcpSocket *soc
         in.peerPort = socket->peerPort();
     auto *exchange = new HttpExchange(makeResponder(request, socket), socket);
     if (guard) {
+        exchange->setConnectionEnd(guard->closeAfterAnswer(), guard->http10());
         guard->requestDispatched(); // no connection timers while this answer is pending
         connect(exchange, &QObject::destroyed, guard, &ConnectionGuard::responseDone);
     }

@@ -1,0 +1,229 @@
+// How a connection ends (RFC 9112 9.3, 9.6), through the real listener (GuardedTcpServer,
+// ConnectionGuard, Qt's server, HttpFront, HttpExchange) and a raw client socket: a request that
+// says "Connection: close" gets an answer that says so and then the server's FIN; so does an
+// HTTP/1.0 request unless it asks for keep-alive; an HTTP/1.0 client's streamed answer is not
+// chunked (HTTP/1.0 has no chunked framing: the close ends the body); a plain HTTP/1.1
+// connection stays open for the next request.
+
+#include "core/config/config.h"
+#include "core/http/socket_write.h"
+#include "core/server/guarded_tcp_server.h"
+#include "core/server/http_exchange.h"
+#include "core/server/http_front.h"
+#include "core/util/byte_budget.h"
+#include "signal_wait.h"
+
+#include <QHostAddress>
+#include <QTcpSocket>
+#include <QTest>
+
+#include <memory>
+
+using namespace sw;
+
+namespace {
+
+// A listener as the engine builds it. POST /whole is answered with one body; POST /stream with a
+// stream of two pieces, the second and the end written inside one write batch (as the upstream
+// path writes them), so the end leaves when the batch does.
+class Listener {
+public:
+    Listener() {
+        m_front = std::make_unique<server::HttpFront>([this](server::InboundRequest &&in, server::HttpExchange *ex) {
+            ++requests;
+            if (in.path == QLatin1String("/stream")) {
+                // As ClientStream sends it: an SSE head that asks to keep the connection.
+                ex->beginStream(200, {{"Content-Type", "text/event-stream"}, {"Connection", "keep-alive"}});
+                ex->write("data: one\n\n");
+                {
+                    http::WriteBatch batch;
+                    ex->write("data: two\n\n");
+                    ex->endStream();
+                }
+            } else {
+                ex->respond(200, {{"Content-Type", "application/json"}},
+                            "{\"n\":" + QByteArray::number(requests) + "}");
+            }
+            ex->deleteLater();
+        });
+        config::LimitsConfig limits;
+        m_tcp = new server::GuardedTcpServer(limits, std::make_shared<util::ByteBudget>(limits.maxBodyBytesInFlight),
+                                             m_front.get(), m_front.get());
+        ok = m_tcp->listen(QHostAddress::LocalHost);
+        port = m_tcp->serverPort();
+        m_front->bind(m_tcp);
+        m_front->setListener({QHostAddress(QHostAddress::LocalHost), port});
+        m_front->setLimits(limits);
+    }
+
+    QByteArray request(const QByteArray &path, const QByteArray &version, const QByteArray &fields) const {
+        const QByteArray body = "{}";
+        return "POST " + path + ' ' + version + "\r\nHost: 127.0.0.1:" + QByteArray::number(port) +
+               "\r\nContent-Type: application/json\r\n" + fields +
+               "Content-Length: " + QByteArray::number(body.size()) + "\r\n\r\n" + body;
+    }
+
+    bool ok = false;
+    quint16 port = 0;
+    int requests = 0;
+
+private:
+    std::unique_ptr<server::HttpFront> m_front;
+    server::GuardedTcpServer *m_tcp = nullptr; // a child of m_front
+};
+
+struct Exchange {
+    QByteArray bytes;    // everything the server sent
+    bool closed = false; // the server ended the connection (within two seconds of the request)
+};
+
+// Writes `bytes` on `client` and reads until the server closes or `until` holds.
+Exchange send(QTcpSocket &client, const QByteArray &bytes, const std::function<bool(const QByteArray &)> &until) {
+    Exchange out;
+    client.write(bytes);
+    client.flush();
+    sw::test::waitUntil(
+        [&] {
+            out.bytes += client.readAll();
+            return client.state() != QAbstractSocket::ConnectedState || until(out.bytes);
+        },
+        2000);
+    out.bytes += client.readAll();
+    out.closed = client.state() != QAbstractSocket::ConnectedState;
+    return out;
+}
+
+bool never(const QByteArray &) {
+    return false;
+}
+
+QByteArray head(const QByteArray &response) {
+    return response.left(response.indexOf("\r\n\r\n") + 2);
+}
+
+} // namespace
+
+class TestConnectionClose : public QObject {
+    Q_OBJECT
+
+private slots:
+    void closeIsAnsweredAndHonoured_data() {
+        QTest::addColumn<QByteArray>("version");
+        QTest::addColumn<QByteArray>("fields");
+        QTest::newRow("HTTP/1.1 close") << QByteArray("HTTP/1.1") << QByteArray("Connection: close\r\n");
+        QTest::newRow("HTTP/1.1 Close in a list") << QByteArray("HTTP/1.1") << QByteArray("Connection: TE, Close\r\n");
+        QTest::newRow("HTTP/1.0") << QByteArray("HTTP/1.0") << QByteArray();
+    }
+    void closeIsAnsweredAndHonoured() {
+        QFETCH(QByteArray, version);
+        QFETCH(QByteArray, fields);
+        Listener listener;
+        QVERIFY(listener.ok);
+        QTcpSocket client;
+        client.connectToHost(QHostAddress::LocalHost, listener.port);
+        QVERIFY(client.waitForConnected(5000));
+        const Exchange got = send(client, listener.request("/whole", version, fields), never);
+        QVERIFY2(got.bytes.startsWith("HTTP/1.1 200 OK\r\n"), got.bytes.constData());
+        QVERIFY2(head(got.bytes).contains("\r\nConnection: close\r\n"), got.bytes.constData());
+        QVERIFY(got.bytes.endsWith("\r\n\r\n{\"n\":1}"));
+        QVERIFY2(got.closed, "the server kept the connection open");
+    }
+
+    void keepAliveStaysOpenForTheNextRequest() {
+        Listener listener;
+        QVERIFY(listener.ok);
+        QTcpSocket client;
+        client.connectToHost(QHostAddress::LocalHost, listener.port);
+        QVERIFY(client.waitForConnected(5000));
+        for (const QByteArray &fields : {QByteArray(), QByteArray("Connection: keep-alive\r\n")}) {
+            const Exchange got = send(client, listener.request("/whole", "HTTP/1.1", fields),
+                                      [](const QByteArray &b) { return b.endsWith("}"); });
+            QVERIFY2(!got.closed, got.bytes.constData());
+            QVERIFY(!head(got.bytes).contains("Connection:"));
+        }
+        QCOMPARE(listener.requests, 2);
+    }
+
+    // An HTTP/1.0 client that asks to keep the connection is told it is kept, and it is.
+    void http10KeepAliveIsAnswered() {
+        Listener listener;
+        QVERIFY(listener.ok);
+        QTcpSocket client;
+        client.connectToHost(QHostAddress::LocalHost, listener.port);
+        QVERIFY(client.waitForConnected(5000));
+        for (int n = 1; n <= 2; ++n) {
+            const Exchange got = send(client, listener.request("/whole", "HTTP/1.0", "Connection: Keep-Alive\r\n"),
+                                      [](const QByteArray &b) { return b.endsWith("}"); });
+            QVERIFY2(!got.closed, got.bytes.constData());
+            QVERIFY(head(got.bytes).contains("\r\nConnection: keep-alive\r\n"));
+            QVERIFY(got.bytes.endsWith("{\"n\":" + QByteArray::number(n) + "}"));
+        }
+    }
+
+    // The second of two pipelined requests is not answered when the first said close.
+    void nothingIsReadAfterAClose() {
+        Listener listener;
+        QVERIFY(listener.ok);
+        QTcpSocket client;
+        client.connectToHost(QHostAddress::LocalHost, listener.port);
+        QVERIFY(client.waitForConnected(5000));
+        const Exchange got = send(client,
+                                  listener.request("/whole", "HTTP/1.1", "Connection: close\r\n") +
+                                      listener.request("/whole", "HTTP/1.1", QByteArray()),
+                                  never);
+        QVERIFY(got.closed);
+        QCOMPARE(got.bytes.count("HTTP/1.1 200"), 1);
+        QCOMPARE(listener.requests, 1);
+    }
+
+    void streamsEndWithTheConnection_data() {
+        QTest::addColumn<QByteArray>("version");
+        QTest::addColumn<QByteArray>("fields");
+        QTest::addColumn<QByteArray>("body");
+        QTest::addColumn<bool>("chunked");
+        // Chunked, its last chunk, then the close.
+        QTest::newRow("HTTP/1.1 close") << QByteArray("HTTP/1.1") << QByteArray("Connection: close\r\n")
+                                        << QByteArray("b\r\ndata: one\n\n\r\nb\r\ndata: two\n\n\r\n0\r\n\r\n") << true;
+        // No framing at all: the events as they are, ended by the close.
+        QTest::newRow("HTTP/1.0") << QByteArray("HTTP/1.0") << QByteArray() << QByteArray("data: one\n\ndata: two\n\n")
+                                  << false;
+        QTest::newRow("HTTP/1.0 keep-alive") << QByteArray("HTTP/1.0") << QByteArray("Connection: keep-alive\r\n")
+                                             << QByteArray("data: one\n\ndata: two\n\n") << false;
+    }
+    void streamsEndWithTheConnection() {
+        QFETCH(QByteArray, version);
+        QFETCH(QByteArray, fields);
+        QFETCH(QByteArray, body);
+        QFETCH(bool, chunked);
+        Listener listener;
+        QVERIFY(listener.ok);
+        QTcpSocket client;
+        client.connectToHost(QHostAddress::LocalHost, listener.port);
+        QVERIFY(client.waitForConnected(5000));
+        const Exchange got = send(client, listener.request("/stream", version, fields), never);
+        QVERIFY2(got.closed, got.bytes.constData());
+        QVERIFY(head(got.bytes).contains("\r\nConnection: close\r\n"));
+        QCOMPARE(head(got.bytes).count("Connection:"), 1); // not the handler's keep-alive as well
+        QCOMPARE(head(got.bytes).contains("Transfer-Encoding: chunked"), chunked);
+        QCOMPARE(got.bytes.mid(got.bytes.indexOf("\r\n\r\n") + 4), body);
+    }
+
+    // Without close, a stream's connection stays for the next request.
+    void streamsKeepTheConnectionWithoutClose() {
+        Listener listener;
+        QVERIFY(listener.ok);
+        QTcpSocket client;
+        client.connectToHost(QHostAddress::LocalHost, listener.port);
+        QVERIFY(client.waitForConnected(5000));
+        const Exchange got = send(client, listener.request("/stream", "HTTP/1.1", QByteArray()),
+                                  [](const QByteArray &b) { return b.endsWith("0\r\n\r\n"); });
+        QVERIFY(!got.closed);
+        QVERIFY(head(got.bytes).contains("\r\nConnection: keep-alive\r\n")); // the handler's, as it was
+        const Exchange next = send(client, listener.request("/whole", "HTTP/1.1", QByteArray()),
+                                   [](const QByteArray &b) { return b.endsWith("}"); });
+        QVERIFY(next.bytes.endsWith("{\"n\":2}"));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestConnectionClose)
+#include "test_connection_close.moc"
