@@ -333,6 +333,36 @@ private Q_SLOTS:
         QVERIFY(listenerStillUp(gw));
     }
 
+    // The body is timed as a whole from the end of the head (limits.idleTimeoutMs), not from its
+    // last byte: a body trickled a byte at a time is cut like a trickled head.
+    void bodyTrickledAByteAtATimeGets408() {
+        GatewayFixture gw;
+        gw.config.limits.idleTimeoutMs = 400;
+        gw.start();
+        const quint16 port = gw.engine().port();
+        RawHttpClient c(port);
+        QVERIFY(c.waitConnected());
+        const QByteArray body = R"({"model":"gpt-4o","messages":[{"role":"user","content":"hi"}]})";
+        c.send("POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+               "Content-Length: " +
+               QByteArray::number(body.size()) + "\r\n\r\n");
+        QElapsedTimer t;
+        t.start();
+        int sent = 0;
+        while (sent < body.size() - 1 && !c.closed() && c.status() == 0) {
+            c.send(body.mid(sent++, 1));
+            waitUntil([&c]() { return c.closed() || c.status() != 0; }, 100);
+        }
+        QVERIFY(c.waitResponse(2000));
+        QCOMPARE(c.status(), 408);
+        QVERIFY2(c.received().contains("request body not received within limits.idleTimeoutMs"),
+                 c.received().constData());
+        QVERIFY(c.waitClosed(2000));
+        QVERIFY2(t.elapsed() < 2500, qPrintable(QString::number(t.elapsed())));
+        QVERIFY(sent < body.size() - 1); // cut while bytes were still arriving
+        QVERIFY(listenerStillUp(gw));
+    }
+
     void silentConnectionsAreClosed() {
         GatewayFixture gw;
         gw.config.limits.headerTimeoutMs = 300;
