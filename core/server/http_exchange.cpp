@@ -132,7 +132,7 @@ bool HttpExchange::isOpen() const {
 // One block for the status line and the header fields, sent with the body in one write where it fits, rather
 // than the responder's writeStatusLine() (nine small socket writes) and its header writes (four per field).
 QByteArray HttpExchange::headBlock(int status, const http::HeaderList &headers, QByteArrayView framing,
-                                   qsizetype extra) {
+                                   bool ownConnection, qsizetype extra) {
     const char *reason = reasonPhrase(status);
     qsizetype size = 16 + qsizetype(std::strlen(reason)) + framing.size() + 2 + extra;
     for (const auto &h : headers)
@@ -141,7 +141,6 @@ QByteArray HttpExchange::headBlock(int status, const http::HeaderList &headers, 
     block.reserve(size);
     block.append("HTTP/1.1 ").append(QByteArray::number(status)).append(' ').append(reason).append("\r\n");
     // The exchange's own "Connection: close" (or an HTTP/1.0 keep-alive) is the one that counts.
-    const bool ownConnection = framing.contains("Connection:");
     for (const auto &h : headers)
         if (!ownConnection || !http::sameName(h.first, "connection"))
             appendSafeHeader(block, h.first, h.second);
@@ -192,7 +191,7 @@ void HttpExchange::respond(int status, const http::HeaderList &headers, const QB
         framing += "Connection: close\r\n";
     else if (m_http10)
         framing += "Connection: keep-alive\r\n"; // it asked; without this it would wait for a close
-    QByteArray block = headBlock(status, headers, framing, inlineBody ? body.size() : 0);
+    QByteArray block = headBlock(status, headers, framing, m_closeAfter || m_http10, inlineBody ? body.size() : 0);
     if (inlineBody)
         block.append(body);
     // The whole answer leaves now rather than on the event loop's next turn.
@@ -214,7 +213,8 @@ void HttpExchange::beginStream(int status, const http::HeaderList &headers) {
     send(headBlock(status, headers,
                    m_http10       ? QByteArrayView("Connection: close\r\n")
                    : m_closeAfter ? QByteArrayView("Transfer-Encoding: chunked\r\nConnection: close\r\n")
-                                  : QByteArrayView("Transfer-Encoding: chunked\r\n")),
+                                  : QByteArrayView("Transfer-Encoding: chunked\r\n"),
+                   m_closeAfter),
          true);
 }
 

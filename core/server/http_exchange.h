@@ -54,8 +54,8 @@ Q_SIGNALS:
 private:
     // The status line, the header fields (made safe), then `framing` and the blank line; `extra` bytes are reserved
     // for a body.
-    // A caller's Connection field is left out when `framing` says how the connection ends.
-    static QByteArray headBlock(int status, const http::HeaderList &headers, QByteArrayView framing,
+    // With `ownConnection` (`framing` says how the connection ends), a caller's Connection field is left out.
+    static QByteArray headBlock(int status, const http::HeaderList &headers, QByteArrayView framing, bool ownConnection,
                                 qsizetype extra = 0);
     void send(const QByteArray &bytes, bool flushQueued = false);
     void flushBatch() override;
