@@ -509,8 +509,11 @@ QByteArray OpenAIChatCodec::encodeResponse(const AssistantMessage &message, cons
     w.field("finish_reason", finishReason(message.stopReason)).endObject().endArray();
     // The upstream's usage object as it sent it (compact JSON text, see the decoder).
     const QJsonValue usageJson = native.value(L(model::kNativeUsageJson));
+    const QJsonValue usage = native.value(L("usage"));
     if (usageJson.isString())
         w.key("usage").rawValue(usageJson.toString().toUtf8());
+    else if (usage.isObject())
+        w.field("usage", usage);
     else
         writeUsage(w.key("usage"), message.usage);
     for (const char *key : {"service_tier", "system_fingerprint"}) {

@@ -87,6 +87,13 @@ ConnectionGuard::ConnectionGuard(QTcpSocket *socket, const config::LimitsConfig 
     connect(m_timer, &QTimer::timeout, this, &ConnectionGuard::onTimeout);
     // Connected before the HTTP server's own readyRead handler, so it runs first.
     m_readConnection = connect(socket, &QIODevice::readyRead, this, &ConnectionGuard::onReadyRead);
+    // A client reading a large answer slowly is making progress: the idle clock that started when
+    // the answer was handed to the socket starts again each time the kernel takes more of it.
+    connect(socket, &QIODevice::bytesWritten, this, [this]() {
+        if (m_timer->isActive() &&
+            ((m_phase == Phase::Head && m_head.isEmpty() && !m_busy) || m_phase == Phase::Rejected))
+            m_timer->start();
+    });
     if (auto *guarded = dynamic_cast<GuardedSocket *>(socket)) {
         guarded->setGuard(this);
         m_socketTellsCuts = true;
@@ -470,6 +477,23 @@ void ConnectionGuard::parkPipelined() {
 void ConnectionGuard::responseDone() {
     m_busy = false;
     giveBack(m_dispatchedTaken);
+    if (m_socket && m_socket->state() != QAbstractSocket::ConnectedState && m_phase != Phase::Rejected) {
+        // The answer ended the connection (Connection: close, an HTTP/1.0 stream), and Qt's socket
+        // may still be sending its last bytes: what the client pipelined after it is never read,
+        // by Qt's parser or by the guard, so no request runs whose answer cannot be sent.
+        m_phase = Phase::Rejected;
+        m_timer->stop();
+        if (m_httpServer)
+            disconnect(m_socket, &QIODevice::readyRead, m_httpServer, nullptr);
+        if (m_socket->isTransactionStarted())
+            m_socket->commitTransaction();
+        m_parked = false;
+        m_socket->readAll();
+        // A client that never reads the rest would hold the closing socket: it gets the idle
+        // timeout to do so (progress restarts it, see bytesWritten), then the connection goes.
+        m_timer->start(m_limits.idleTimeoutMs);
+        return;
+    }
     if (m_socket)
         m_socket->setReadBufferSize(requestBufferBytes());
     if (m_parked && m_socket) {

@@ -49,6 +49,10 @@ bool HttpFront::handleRequest(const QHttpServerRequest &request, QTcpSocket *soc
     in.peer = request.remoteAddress();
     if (socket)
         in.peerPort = socket->peerPort();
+    // A request Qt parsed after an answer that ended the connection (it may still be sending):
+    // its own answer could never be sent, so it does not run. The guard drops such bytes first.
+    if (socket && socket->state() != QAbstractSocket::ConnectedState)
+        return true;
     auto *exchange = new HttpExchange(makeResponder(request, socket), socket);
     if (guard) {
         exchange->setConnectionEnd(guard->closeAfterAnswer(), guard->http10());

@@ -2,6 +2,8 @@
 
 #include "core/wire/rapid_json.h"
 
+#include <algorithm>
+
 namespace sw::upstream {
 
 using namespace sw::model;
@@ -107,10 +109,50 @@ void OpenAICompletionsStreamDecoder::collectNative(const Value *chunk, const Val
     m_refusal += toString(member(delta, "refusal"));
 }
 
+namespace {
+// Whether rj::appendCompact writes `v` byte for byte as the codec's JsonWriter writes the same
+// value taken through Qt's JSON: integers (doubles are formatted differently), and names in
+// ASCII (Qt sorts names by UTF-16 units, appendCompact by bytes).
+bool compactsAsWritten(const Value &v) {
+    switch (v.GetType()) {
+    case rapidjson::kNumberType:
+        return v.IsInt64();
+    case rapidjson::kArrayType:
+        return std::all_of(v.Begin(), v.End(), [](const Value &e) { return compactsAsWritten(e); });
+    case rapidjson::kObjectType:
+        for (const Value::Member &m : v.GetObject()) {
+            const char *name = m.name.GetString();
+            if (std::any_of(name, name + m.name.GetStringLength(), [](char c) { return uchar(c) >= 0x80; }) ||
+                !compactsAsWritten(m.value))
+                return false;
+        }
+        return true;
+    default:
+        return true;
+    }
+}
+} // namespace
+
+void OpenAICompletionsStreamDecoder::keepNativeUsage(const Value &usage) {
+    // The usual usage object (integer counts and their *_details) is kept as its text, which the
+    // codec writes as it is; anything else as a QJsonObject, as the codec writes any embedded value.
+    QByteArray text;
+    text.reserve(256); // one allocation for the usual counts and their details
+    if (compactsAsWritten(usage) && rj::appendCompact(text, usage)) {
+        m_usageJson = text;
+        m_usage = {};
+    } else {
+        m_usageJson.clear();
+        m_usage = rj::toQtObject(&usage);
+    }
+}
+
 QJsonObject OpenAICompletionsStreamDecoder::nativeAnswer() const {
     QJsonObject native;
     if (!m_usageJson.isEmpty())
         native.insert(L(model::kNativeUsageJson), QString::fromUtf8(m_usageJson));
+    else if (!m_usage.isEmpty())
+        native.insert(L("usage"), m_usage);
     if (!m_systemFingerprint.isNull())
         native.insert(L("system_fingerprint"), m_systemFingerprint);
     if (!m_serviceTier.isNull())
@@ -172,11 +214,8 @@ void OpenAICompletionsStreamDecoder::decode(const SseEvent &sse) {
     const Value *usage = member(chunk, "usage");
     if (usage && usage->IsObject()) {
         readUsage(usage);
-        if (m_keepNative) { // with its *_details as sent
-            m_usageJson.clear();
-            m_usageJson.reserve(256); // one allocation for the usual counts and their details
-            rj::appendCompact(m_usageJson, *usage, kMaxUsageDepth);
-        }
+        if (m_keepNative) // with its *_details as sent
+            keepNativeUsage(*usage);
     }
 
     const Value *choices = rj::asArray(member(chunk, "choices"));

@@ -26,10 +26,6 @@ public:
     // tokens), so on a passthrough this frame must not reach a client that did not ask for it.
     bool lastWasUsageOnly() const override { return m_lastUsageOnly; }
 
-    // The deepest usage object kept as text; a deeper one is left out (an answer's usage is
-    // two levels: the counts and their *_details).
-    static constexpr int kMaxUsageDepth = 8;
-
 private:
     // Text and thinking: one block open at a time (key kProse), a delta of the other kind
     // closes it. Tool calls: one block per `index`, open until the choice finishes, because
@@ -51,7 +47,9 @@ private:
     QJsonObject nativeAnswer() const;
     QString m_systemFingerprint;
     QString m_serviceTier;
-    QByteArray m_usageJson;
+    void keepNativeUsage(const rapidjson::Value &usage);
+    QByteArray m_usageJson; // the upstream's usage object as text (model::kNativeUsageJson), or
+    QJsonObject m_usage;    // as an object when its text would not be written the same way
     QJsonArray m_logprobsContent;
     QJsonArray m_logprobsRefusal;
     QJsonArray m_annotations;

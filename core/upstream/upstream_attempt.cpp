@@ -22,6 +22,8 @@ constexpr qint64 kMaxErrorBody = 64 * 1024;
 // Whether `needle` occurs in `text`: glibc's memmem, several times faster than
 // QByteArray::contains on the short frames every upstream event is tested with.
 bool has(QByteArrayView text, QByteArrayView needle) {
+    if (text.size() < needle.size())
+        return false; // also an empty (null) text: memmem's pointers must not be null
     return ::memmem(text.data(), size_t(text.size()), needle.data(), size_t(needle.size())) != nullptr;
 }
 

@@ -13,6 +13,7 @@
 #include "core/util/byte_budget.h"
 #include "signal_wait.h"
 
+#include <QElapsedTimer>
 #include <QHostAddress>
 #include <QTcpSocket>
 #include <QTest>
@@ -28,7 +29,7 @@ namespace {
 // path writes them), so the end leaves when the batch does.
 class Listener {
 public:
-    Listener() {
+    explicit Listener(int idleTimeoutMs = 120000) {
         m_front = std::make_unique<server::HttpFront>([this](server::InboundRequest &&in, server::HttpExchange *ex) {
             ++requests;
             if (in.path == QLatin1String("/stream")) {
@@ -40,6 +41,8 @@ public:
                     ex->write("data: two\n\n");
                     ex->endStream();
                 }
+            } else if (in.path == QLatin1String("/big")) {
+                ex->respond(200, {{"Content-Type", "text/plain"}}, QByteArray(kBigBytes, 'x'));
             } else {
                 ex->respond(200, {{"Content-Type", "application/json"}},
                             "{\"n\":" + QByteArray::number(requests) + "}");
@@ -47,6 +50,7 @@ public:
             ex->deleteLater();
         });
         config::LimitsConfig limits;
+        limits.idleTimeoutMs = idleTimeoutMs;
         m_tcp = new server::GuardedTcpServer(limits, std::make_shared<util::ByteBudget>(limits.maxBodyBytesInFlight),
                                              m_front.get(), m_front.get());
         ok = m_tcp->listen(QHostAddress::LocalHost);
@@ -62,6 +66,8 @@ public:
                "\r\nContent-Type: application/json\r\n" + fields +
                "Content-Length: " + QByteArray::number(body.size()) + "\r\n\r\n" + body;
     }
+
+    static constexpr qsizetype kBigBytes = 16 * 1024 * 1024; // more than the kernel's buffers hold
 
     bool ok = false;
     quint16 port = 0;
@@ -174,6 +180,62 @@ private slots:
         QVERIFY(got.closed);
         QCOMPARE(got.bytes.count("HTTP/1.1 200"), 1);
         QCOMPARE(listener.requests, 1);
+    }
+
+    // The same with an answer the socket cannot send at once, read late by the client: the
+    // connection is closing while Qt's socket still sends, and the request pipelined after the
+    // close must not run (its answer could never be sent; at the gateway it would be billed).
+    void nothingRunsAfterACloseWhileTheAnswerIsStillSent() {
+        Listener listener;
+        QVERIFY(listener.ok);
+        QTcpSocket client;
+        client.connectToHost(QHostAddress::LocalHost, listener.port);
+        QVERIFY(client.waitForConnected(5000));
+        client.write(listener.request("/big", "HTTP/1.1", "Connection: close\r\n") +
+                     listener.request("/whole", "HTTP/1.1", QByteArray()));
+        client.flush();
+        QTest::qWait(300); // the answer fills the kernel's buffers and waits in Qt's
+        QByteArray got;
+        QVERIFY(sw::test::waitUntil(
+            [&] {
+                got += client.readAll();
+                return client.state() != QAbstractSocket::ConnectedState;
+            },
+            10000));
+        got += client.readAll();
+        QCOMPARE(got.count("HTTP/1.1 200"), 1);
+        QCOMPARE(got.size() - (got.indexOf("\r\n\r\n") + 4), Listener::kBigBytes);
+        QTest::qWait(100);
+        QCOMPARE(listener.requests, 1);
+    }
+
+    // A client that reads a large answer slowly, but reads, keeps its connection past the idle
+    // timeout: the idle clock counts from the last bytes the kernel took, not from the answer's
+    // start.
+    void aSlowReaderGetsTheWholeAnswer() {
+        Listener listener(/*idleTimeoutMs=*/1200);
+        QVERIFY(listener.ok);
+        QTcpSocket client;
+        client.setReadBufferSize(512 * 1024);
+        client.connectToHost(QHostAddress::LocalHost, listener.port);
+        QVERIFY(client.waitForConnected(5000));
+        client.write(listener.request("/big", "HTTP/1.1", QByteArray()));
+        client.flush();
+        QByteArray got;
+        QElapsedTimer t;
+        t.start();
+        const qsizetype want = Listener::kBigBytes;
+        const auto bodyBytes = [&got] {
+            const qsizetype end = got.indexOf("\r\n\r\n");
+            return end < 0 ? qsizetype(0) : got.size() - (end + 4);
+        };
+        while (t.elapsed() < 20000 && client.state() == QAbstractSocket::ConnectedState && bodyBytes() < want) {
+            QTest::qWait(100); // about 5 MiB a second: the whole answer takes longer than the idle timeout
+            got += client.read(512 * 1024);
+        }
+        got += client.readAll();
+        QVERIFY2(t.elapsed() > 1200, "the answer arrived faster than the idle timeout: nothing was tested");
+        QCOMPARE(bodyBytes(), want);
     }
 
     void streamsEndWithTheConnection_data() {

@@ -4,6 +4,8 @@
 #include "core/upstream/openai_completions_adapter.h"
 #include "core/upstream/openai_completions_stream_decoder.h"
 #include "core/wire/client_body.h"
+#include "core/wire/json_writer.h"
+#include "core/wire/rapid_json.h"
 #include "wire_fixtures.h"
 
 #include <QJsonArray>
@@ -86,6 +88,8 @@ private slots:
     void parsesErrorBodies();
     void usageOnlyChunkIsRecognised();
     void sameApiExtrasRideOnDone();
+    void usageIsWrittenAsTheUpstreamSentIt_data();
+    void usageIsWrittenAsTheUpstreamSentIt();
 };
 
 void TestOpenAICompletionsAdapter::passthroughKeepsEveryClientField() {
@@ -608,3 +612,45 @@ void TestOpenAICompletionsAdapter::sameApiExtrasRideOnDone() {
 
 QTEST_GUILESS_MAIN(TestOpenAICompletionsAdapter)
 #include "test_openai_completions_adapter.moc"
+
+// A same-API answer's usage object is the upstream's, written exactly as the codec writes any
+// embedded JSON value (what a client saw before the usage was kept as text): integers, the
+// *_details, doubles such as a cost (which are not kept as text), names outside ASCII, and an
+// integer past int64.
+void TestOpenAICompletionsAdapter::usageIsWrittenAsTheUpstreamSentIt_data() {
+    QTest::addColumn<QByteArray>("usage");
+    QTest::addColumn<bool>("asText");
+    QTest::newRow("counts and details")
+        << QByteArray(R"({"prompt_tokens":12,"completion_tokens":3,"total_tokens":15,)"
+                      R"("prompt_tokens_details":{"cached_tokens":4,"audio_tokens":0},)"
+                      R"("completion_tokens_details":{"reasoning_tokens":2,"accepted_prediction_tokens":0}})")
+        << true;
+    QTest::newRow("a cost") << QByteArray(R"({"prompt_tokens":1,"completion_tokens":2,"cost":0.00001234})") << false;
+    QTest::newRow("a large double") << QByteArray(R"({"prompt_tokens":1,"big":1e20})") << false;
+    QTest::newRow("past int64") << QByteArray(R"({"prompt_tokens":18446744073709551615})") << false;
+    QTest::newRow("a name outside ASCII")
+        << QByteArray("{\"prompt_tokens\":1,\"\xef\xbf\xbf\":1,\"\xf0\x9f\x98\x80\":2}") << false;
+    QTest::newRow("escapes") << QByteArray(R"({"prompt_tokens":1,"note":"a\"b\u0001\n"})") << true;
+}
+
+void TestOpenAICompletionsAdapter::usageIsWrittenAsTheUpstreamSentIt() {
+    QFETCH(QByteArray, usage);
+    QFETCH(bool, asText);
+    EventAccumulator acc;
+    acc.addAll(decode("data: {\"id\":\"c1\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\"},"
+                      "\"finish_reason\":\"stop\"}]}\n\ndata: {\"id\":\"c1\",\"choices\":[],\"usage\":" +
+                      usage + "}\n\ndata: [DONE]\n\n"));
+    QVERIFY(acc.isFinished());
+    QCOMPARE(acc.message().native.contains(QLatin1String(sw::model::kNativeUsageJson)), asText);
+    sw::formats::EncodeInfo info;
+    info.upstreamApi = sw::wire::apiName(sw::wire::Api::OpenAICompletions);
+    info.model = QStringLiteral("m");
+    const QByteArray answer = OpenAIChatCodec().encodeResponse(acc.message(), info);
+    // What the codec wrote before: the usage taken into Qt's JSON (rj::toQt), then written.
+    sw::wire::rj::ParsedJson parsed;
+    QVERIFY(parsed.parse(usage));
+    sw::wire::JsonWriter expected;
+    expected.value(sw::wire::rj::toQtObject(parsed.object()));
+    const QByteArray want = "\"usage\":" + expected.take();
+    QVERIFY2(answer.contains(want), (answer + "\nwanted: " + want).constData());
+}
