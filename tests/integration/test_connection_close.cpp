@@ -99,6 +99,11 @@ Exchange send(QTcpSocket &client, const QByteArray &bytes, const std::function<b
     return out;
 }
 
+bool connectTo(QTcpSocket &client, quint16 port) {
+    client.connectToHost(QHostAddress::LocalHost, port);
+    return client.waitForConnected(5000);
+}
+
 bool never(const QByteArray &) {
     return false;
 }
@@ -126,8 +131,7 @@ private slots:
         Listener listener;
         QVERIFY(listener.ok);
         QTcpSocket client;
-        client.connectToHost(QHostAddress::LocalHost, listener.port);
-        QVERIFY(client.waitForConnected(5000));
+        QVERIFY(connectTo(client, listener.port));
         const Exchange got = send(client, listener.request("/whole", version, fields), never);
         QVERIFY2(got.bytes.startsWith("HTTP/1.1 200 OK\r\n"), got.bytes.constData());
         QVERIFY2(head(got.bytes).contains("\r\nConnection: close\r\n"), got.bytes.constData());
@@ -139,8 +143,7 @@ private slots:
         Listener listener;
         QVERIFY(listener.ok);
         QTcpSocket client;
-        client.connectToHost(QHostAddress::LocalHost, listener.port);
-        QVERIFY(client.waitForConnected(5000));
+        QVERIFY(connectTo(client, listener.port));
         for (const QByteArray &fields : {QByteArray(), QByteArray("Connection: keep-alive\r\n")}) {
             const Exchange got = send(client, listener.request("/whole", "HTTP/1.1", fields),
                                       [](const QByteArray &b) { return b.endsWith("}"); });
@@ -155,8 +158,7 @@ private slots:
         Listener listener;
         QVERIFY(listener.ok);
         QTcpSocket client;
-        client.connectToHost(QHostAddress::LocalHost, listener.port);
-        QVERIFY(client.waitForConnected(5000));
+        QVERIFY(connectTo(client, listener.port));
         for (int n = 1; n <= 2; ++n) {
             const Exchange got = send(client, listener.request("/whole", "HTTP/1.0", "Connection: Keep-Alive\r\n"),
                                       [](const QByteArray &b) { return b.endsWith("}"); });
@@ -171,8 +173,7 @@ private slots:
         Listener listener;
         QVERIFY(listener.ok);
         QTcpSocket client;
-        client.connectToHost(QHostAddress::LocalHost, listener.port);
-        QVERIFY(client.waitForConnected(5000));
+        QVERIFY(connectTo(client, listener.port));
         const Exchange got = send(client,
                                   listener.request("/whole", "HTTP/1.1", "Connection: close\r\n") +
                                       listener.request("/whole", "HTTP/1.1", QByteArray()),
@@ -189,8 +190,7 @@ private slots:
         Listener listener;
         QVERIFY(listener.ok);
         QTcpSocket client;
-        client.connectToHost(QHostAddress::LocalHost, listener.port);
-        QVERIFY(client.waitForConnected(5000));
+        QVERIFY(connectTo(client, listener.port));
         client.write(listener.request("/big", "HTTP/1.1", "Connection: close\r\n") +
                      listener.request("/whole", "HTTP/1.1", QByteArray()));
         client.flush();
@@ -217,8 +217,7 @@ private slots:
         QVERIFY(listener.ok);
         QTcpSocket client;
         client.setReadBufferSize(512 * 1024);
-        client.connectToHost(QHostAddress::LocalHost, listener.port);
-        QVERIFY(client.waitForConnected(5000));
+        QVERIFY(connectTo(client, listener.port));
         client.write(listener.request("/big", "HTTP/1.1", QByteArray()));
         client.flush();
         QByteArray got;
@@ -260,8 +259,7 @@ private slots:
         Listener listener;
         QVERIFY(listener.ok);
         QTcpSocket client;
-        client.connectToHost(QHostAddress::LocalHost, listener.port);
-        QVERIFY(client.waitForConnected(5000));
+        QVERIFY(connectTo(client, listener.port));
         const Exchange got = send(client, listener.request("/stream", version, fields), never);
         QVERIFY2(got.closed, got.bytes.constData());
         QVERIFY(head(got.bytes).contains("\r\nConnection: close\r\n"));
@@ -275,8 +273,7 @@ private slots:
         Listener listener;
         QVERIFY(listener.ok);
         QTcpSocket client;
-        client.connectToHost(QHostAddress::LocalHost, listener.port);
-        QVERIFY(client.waitForConnected(5000));
+        QVERIFY(connectTo(client, listener.port));
         const Exchange got = send(client, listener.request("/stream", "HTTP/1.1", QByteArray()),
                                   [](const QByteArray &b) { return b.endsWith("0\r\n\r\n"); });
         QVERIFY(!got.closed);
