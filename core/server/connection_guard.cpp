@@ -143,6 +143,7 @@ void ConnectionGuard::onReadyRead() {
     m_readStart = m_socket->isTransactionStarted() ? nullptr : fresh.constData();
     consume(fresh);
     m_readStart = nullptr;
+    continueIfWaiting();
     // A plain socket cannot say when Qt's parser gave up on these bytes: look after this read.
     if (!m_socketTellsCuts && m_phase != Phase::Rejected && !m_parserCheckQueued) {
         m_parserCheckQueued = true;
@@ -235,6 +236,15 @@ void ConnectionGuard::consume(QByteArrayView bytes) {
     }
 }
 
+void ConnectionGuard::continueIfWaiting() {
+    // A client that waits for "100 Continue" before its body (curl does past 1 MiB) is told to go
+    // on once its head passed every check, instead of waiting out its own timeout (curl: 1 s);
+    // one whose body came with the head gets no interim answer.
+    if (!std::exchange(m_continuePending, false) || m_phase != Phase::Body || m_body.decodedBytes() > 0 || !m_socket)
+        return;
+    http::writeThrough(m_socket, QByteArrayLiteral("HTTP/1.1 100 Continue\r\n\r\n"), true);
+}
+
 void ConnectionGuard::onHeadComplete() {
     qint64 contentLength = 0;
     bool haveLength = false;
@@ -247,6 +257,7 @@ void ConnectionGuard::onHeadComplete() {
     m_http10 = m_headParser.startLine().endsWith(" HTTP/1.0");
     m_closeAfterAnswer = false;
     bool keepAlive = false; // an HTTP/1.0 client's opt-in (RFC 9112 C.2.2)
+    bool expectContinue = false;
     for (qsizetype pos = 0; m_headParser.nextField(pos, name, value);) {
         // Qt 6.4's parser gives up past 100 fields and its server then dispatches the request with
         // the fields it had (no Host: a 403), and the guard answers the parse error too: two
@@ -275,6 +286,15 @@ void ConnectionGuard::onHeadComplete() {
                 keepAlive |= option.compare("keep-alive", Qt::CaseInsensitive) == 0;
                 at = comma + 1;
             }
+        } else if (http::sameName(name, "expect")) {
+            expectContinue |= value.trimmed().compare("100-continue", Qt::CaseInsensitive) == 0;
+        } else if (http::sameName(name, "upgrade")) {
+            // Qt 6.4's server takes a WebSocket upgrade for itself and, with no WebSocket handler,
+            // drops the connection without a word (after the request already ran): refused here.
+            if (value.toByteArray().toLower().contains("websocket"))
+                return reject({400, "invalid_request_error",
+                               QStringLiteral("WebSocket upgrades are not supported: send plain HTTP requests "
+                                              "(streaming answers come as server-sent events)")});
         } else if (http::sameName(name, "transfer-encoding")) {
             if (value.compare("chunked", Qt::CaseInsensitive) != 0)
                 return reject({400, "invalid_request_error",
@@ -325,7 +345,13 @@ void ConnectionGuard::onHeadComplete() {
     } else {
         m_body.start(http::BodyDecoder::Framing::Length, contentLength);
     }
+    // HTTP/1.0 has no chunked framing: a body sent so is answered, then the connection closes
+    // (RFC 9112 6.1), so nothing after it is read with framing that may be faulty.
+    if (chunked && m_http10)
+        m_closeAfterAnswer = true;
     m_phase = m_body.done() ? Phase::Complete : Phase::Body;
+    // Never to an HTTP/1.0 client (RFC 9110 15.2); sent once this read is consumed (continueIfWaiting).
+    m_continuePending = expectContinue && m_phase == Phase::Body && !m_http10;
     rearm();
 }
 

@@ -98,6 +98,7 @@ private:
     void onReadyRead();
     void consume(QByteArrayView bytes);
     void onHeadComplete();
+    void continueIfWaiting(); // "100 Continue" to a head that asked for it and came without its body
     void handOverHead(qsizetype bufferedHeadBytes);
     void consumeBody(QByteArrayView bytes);
     void checkParserAlive();
@@ -131,6 +132,7 @@ private:
     bool m_handsOverHeads = false;
     bool m_closeAfterAnswer = false; // the current request's, set with its head
     bool m_http10 = false;
+    bool m_continuePending = false;    // the current head asked for 100-continue (sent after this read)
     const char *m_readStart = nullptr; // onReadyRead's copy of the unread bytes, while consume() reads it
     http::HeaderList m_headers;        // the current request's fields, when its head was handed over
     bool m_haveHeaders = false;

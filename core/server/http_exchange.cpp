@@ -185,18 +185,21 @@ void HttpExchange::respond(int status, const http::HeaderList &headers, const QB
     m_finished = true;
     if (!isOpen())
         return;
+    // A HEAD request's answer is the header block alone, its Content-Length the body's.
+    const bool withBody = !m_head;
     const bool inlineBody = body.size() < kInlineBody;
     QByteArray framing = "Content-Length: " + QByteArray::number(body.size()) + "\r\n";
     if (m_closeAfter)
         framing += "Connection: close\r\n";
     else if (m_http10)
         framing += "Connection: keep-alive\r\n"; // it asked; without this it would wait for a close
-    QByteArray block = headBlock(status, headers, framing, m_closeAfter || m_http10, inlineBody ? body.size() : 0);
-    if (inlineBody)
+    QByteArray block =
+        headBlock(status, headers, framing, m_closeAfter || m_http10, withBody && inlineBody ? body.size() : 0);
+    if (withBody && inlineBody)
         block.append(body);
     // The whole answer leaves now rather than on the event loop's next turn.
     http::writeThrough(m_socket, block, true);
-    if (!inlineBody)
+    if (withBody && !inlineBody)
         http::writeThrough(m_socket, body, true);
     closeIfAnswered();
 }

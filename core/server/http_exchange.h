@@ -33,6 +33,8 @@ public:
         m_closeAfter = closeAfterAnswer;
         m_http10 = http10;
     }
+    // A HEAD request: an answer's header block says what a GET's would, and no body follows.
+    void setHeadRequest(bool head) { m_head = head; }
     bool headersSent() const { return m_headersSent; }
     bool finished() const { return m_finished; }
 
@@ -69,6 +71,7 @@ private:
     bool m_gone = false;
     bool m_closeAfter = false;
     bool m_http10 = false;
+    bool m_head = false;
     QByteArray m_batched; // chunks held while a WriteBatch is open
 };
 

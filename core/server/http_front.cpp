@@ -54,6 +54,7 @@ bool HttpFront::handleRequest(const QHttpServerRequest &request, QTcpSocket *soc
     if (socket && socket->state() != QAbstractSocket::ConnectedState)
         return true;
     auto *exchange = new HttpExchange(makeResponder(request, socket), socket);
+    exchange->setHeadRequest(in.method == "HEAD");
     if (guard) {
         exchange->setConnectionEnd(guard->closeAfterAnswer(), guard->http10());
         guard->requestDispatched(); // no connection timers while this answer is pending

@@ -1,4 +1,5 @@
-// How a connection ends (RFC 9112 9.3, 9.6), through the real listener (GuardedTcpServer,
+// How a connection ends (RFC 9112 9.3, 9.6), and the HTTP/1.1 details around it (HEAD, 100-continue,
+// upgrades, HTTP/1.0 framing), through the real listener (GuardedTcpServer,
 // ConnectionGuard, Qt's server, HttpFront, HttpExchange) and a raw client socket: a request that
 // says "Connection: close" gets an answer that says so and then the server's FIN; so does an
 // HTTP/1.0 request unless it asks for keep-alive; an HTTP/1.0 client's streamed answer is not
@@ -235,6 +236,86 @@ private slots:
         got += client.readAll();
         QVERIFY2(t.elapsed() > 1200, "the answer arrived faster than the idle timeout: nothing was tested");
         QCOMPARE(bodyBytes(), want);
+    }
+
+    // A HEAD request is answered with the header block alone (its Content-Length is the body's):
+    // stray body bytes would be read as the next answer on a kept connection.
+    void headGetsNoBody() {
+        Listener listener;
+        QVERIFY(listener.ok);
+        QTcpSocket client;
+        QVERIFY(connectTo(client, listener.port));
+        const QByteArray head =
+            "HEAD /whole HTTP/1.1\r\nHost: 127.0.0.1:" + QByteArray::number(listener.port) + "\r\n\r\n";
+        const Exchange first = send(client, head, [](const QByteArray &b) { return b.endsWith("\r\n\r\n"); });
+        QVERIFY2(first.bytes.startsWith("HTTP/1.1 200 OK\r\n"), first.bytes.constData());
+        QVERIFY(first.bytes.contains("\r\nContent-Length: 7\r\n"));
+        QVERIFY(first.bytes.endsWith("\r\n\r\n"));
+        QTest::qWait(50);
+        QCOMPARE(client.readAll(), QByteArray()); // no body after the head
+        const Exchange next = send(client, listener.request("/whole", "HTTP/1.1", QByteArray()),
+                                   [](const QByteArray &b) { return b.endsWith("}"); });
+        QVERIFY2(next.bytes.startsWith("HTTP/1.1 200 OK\r\n"), next.bytes.constData());
+        QVERIFY(next.bytes.endsWith("{\"n\":2}"));
+    }
+
+    // "Expect: 100-continue" gets its interim answer once the head passed the guard (curl waits a
+    // second for it before sending a body over 1 MiB); an HTTP/1.0 client never gets a 1xx.
+    void expectContinueIsAnswered_data() {
+        QTest::addColumn<QByteArray>("version");
+        QTest::addColumn<bool>("continues");
+        QTest::newRow("HTTP/1.1") << QByteArray("HTTP/1.1") << true;
+        QTest::newRow("HTTP/1.0") << QByteArray("HTTP/1.0") << false;
+    }
+    void expectContinueIsAnswered() {
+        QFETCH(QByteArray, version);
+        QFETCH(bool, continues);
+        Listener listener;
+        QVERIFY(listener.ok);
+        QTcpSocket client;
+        QVERIFY(connectTo(client, listener.port));
+        QByteArray request = listener.request("/whole", version, "Expect: 100-continue\r\n");
+        const qsizetype bodyAt = request.indexOf("\r\n\r\n") + 4;
+        const Exchange interim =
+            send(client, request.left(bodyAt), [](const QByteArray &b) { return b.endsWith("\r\n\r\n"); });
+        QCOMPARE(interim.bytes, continues ? QByteArray("HTTP/1.1 100 Continue\r\n\r\n") : QByteArray());
+        QCOMPARE(listener.requests, 0);
+        const Exchange got = send(client, request.mid(bodyAt), [](const QByteArray &b) { return b.endsWith("}"); });
+        QVERIFY2(got.bytes.startsWith("HTTP/1.1 200 OK\r\n") && got.bytes.endsWith("{\"n\":1}"), got.bytes.constData());
+    }
+
+    // Qt's server would take a WebSocket upgrade for itself and drop the connection without an
+    // answer (after the request ran): the guard refuses it with a reason, and nothing runs.
+    void webSocketUpgradeIsRefusedWithAReason() {
+        Listener listener;
+        QVERIFY(listener.ok);
+        QTcpSocket client;
+        QVERIFY(connectTo(client, listener.port));
+        const Exchange got = send(
+            client, listener.request("/whole", "HTTP/1.1", "Connection: Upgrade\r\nUpgrade: WebSocket\r\n"), never);
+        QVERIFY2(got.bytes.startsWith("HTTP/1.1 400 "), got.bytes.constData());
+        QVERIFY(got.bytes.contains("WebSocket upgrades are not supported"));
+        QVERIFY(got.closed);
+        QCOMPARE(listener.requests, 0);
+    }
+
+    // HTTP/1.0 has no chunked framing: a body sent so is answered, then the connection closes,
+    // even when the client asked to keep it (RFC 9112 6.1).
+    void http10ChunkedBodyClosesAfterTheAnswer() {
+        Listener listener;
+        QVERIFY(listener.ok);
+        QTcpSocket client;
+        QVERIFY(connectTo(client, listener.port));
+        const QByteArray request = "POST /whole HTTP/1.0\r\nHost: 127.0.0.1:" + QByteArray::number(listener.port) +
+                                   "\r\nContent-Type: application/json\r\nConnection: keep-alive\r\n"
+                                   "Transfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n";
+        const Exchange got =
+            send(client, request + listener.request("/whole", "HTTP/1.0", "Connection: keep-alive\r\n"), never);
+        QVERIFY2(got.bytes.startsWith("HTTP/1.1 200 OK\r\n"), got.bytes.constData());
+        QVERIFY(head(got.bytes).contains("\r\nConnection: close\r\n"));
+        QVERIFY(got.closed);
+        QCOMPARE(got.bytes.count("HTTP/1.1 200"), 1);
+        QCOMPARE(listener.requests, 1);
     }
 
     void streamsEndWithTheConnection_data() {
