@@ -117,14 +117,8 @@ ConnectionGuard *ConnectionGuard::of(QTcpSocket *socket) {
 void ConnectionGuard::onReadyRead() {
     if (!m_socket)
         return;
-    if (m_phase == Phase::Rejected) {
-        m_parked = false;
-        // Draining: Qt's parser is cut off; its transaction (if any) is dropped with the bytes.
-        if (m_socket->isTransactionStarted())
-            m_socket->commitTransaction();
-        m_socket->readAll();
-        return;
-    }
+    if (m_phase == Phase::Rejected)
+        return dropUnread(); // draining: Qt's parser is cut off
     if (m_busy) {
         // A pipelined request while an answer is pending: Qt's server would parse and answer it
         // at once, before the pending one (out of order). Hide its bytes from Qt inside a read
@@ -509,12 +503,7 @@ void ConnectionGuard::responseDone() {
         // by Qt's parser or by the guard, so no request runs whose answer cannot be sent.
         m_phase = Phase::Rejected;
         m_timer->stop();
-        if (m_httpServer)
-            disconnect(m_socket, &QIODevice::readyRead, m_httpServer, nullptr);
-        if (m_socket->isTransactionStarted())
-            m_socket->commitTransaction();
-        m_parked = false;
-        m_socket->readAll();
+        cutOffQtParser();
         // A client that never reads the rest would hold the closing socket: it gets the idle
         // timeout to do so (progress restarts it, see bytesWritten), then the connection goes.
         m_timer->start(m_limits.idleTimeoutMs);
@@ -587,17 +576,27 @@ void ConnectionGuard::reject(const Rejection &rejection) {
         return;
     }
     // Qt's parser must never see these bytes (it would buffer a huge body).
-    if (m_httpServer)
-        disconnect(m_socket, &QIODevice::readyRead, m_httpServer, nullptr);
-    if (!m_readConnection)
-        m_readConnection = connect(m_socket, &QIODevice::readyRead, this, &ConnectionGuard::onReadyRead);
-    if (m_socket->isTransactionStarted())
-        m_socket->commitTransaction();
-    m_socket->readAll();
+    cutOffQtParser();
     if (m_socket->state() == QAbstractSocket::ConnectedState) {
         http::writeThrough(m_socket, RequestGuard::responseBytes(rejection), true);
     }
     m_timer->start(kDrainMs);
+}
+
+void ConnectionGuard::cutOffQtParser() {
+    if (m_httpServer)
+        disconnect(m_socket, &QIODevice::readyRead, m_httpServer, nullptr);
+    if (!m_readConnection)
+        m_readConnection = connect(m_socket, &QIODevice::readyRead, this, &ConnectionGuard::onReadyRead);
+    dropUnread();
+}
+
+void ConnectionGuard::dropUnread() {
+    m_parked = false;
+    // Qt's read transaction (a parked pipelined request's, if any) is dropped with the bytes.
+    if (m_socket->isTransactionStarted())
+        m_socket->commitTransaction();
+    m_socket->readAll();
 }
 
 void ConnectionGuard::closeQuietly() {

@@ -113,6 +113,10 @@ private:
     void giveBack(qint64 &bytes);
     void onTimeout();
     void closeQuietly();
+    // Qt's parser sees no further byte of this connection: the guard alone reads it from now on,
+    // and drops what it reads (dropUnread).
+    void cutOffQtParser();
+    void dropUnread();
 
     QPointer<QTcpSocket> m_socket;
     QPointer<QObject> m_httpServer;

@@ -27,7 +27,7 @@ namespace {
 
 // A listener as the engine builds it. POST /whole is answered with one body; POST /stream with a
 // stream of two pieces, the second and the end written inside one write batch (as the upstream
-// path writes them), so the end leaves when the batch does.
+// path writes them), so the end leaves when the batch does. `client` is a raw socket connected to it.
 class Listener {
 public:
     explicit Listener(int idleTimeoutMs = 120000) {
@@ -59,6 +59,8 @@ public:
         m_front->bind(m_tcp);
         m_front->setListener({QHostAddress(QHostAddress::LocalHost), port});
         m_front->setLimits(limits);
+        client.connectToHost(QHostAddress::LocalHost, port);
+        ok = ok && client.waitForConnected(5000);
     }
 
     QByteArray request(const QByteArray &path, const QByteArray &version, const QByteArray &fields) const {
@@ -77,6 +79,9 @@ public:
 private:
     std::unique_ptr<server::HttpFront> m_front;
     server::GuardedTcpServer *m_tcp = nullptr; // a child of m_front
+
+public:
+    QTcpSocket client; // connected to the listener (ok) when it is made
 };
 
 struct Exchange {
@@ -98,11 +103,6 @@ Exchange send(QTcpSocket &client, const QByteArray &bytes, const std::function<b
     out.bytes += client.readAll();
     out.closed = client.state() != QAbstractSocket::ConnectedState;
     return out;
-}
-
-bool connectTo(QTcpSocket &client, quint16 port) {
-    client.connectToHost(QHostAddress::LocalHost, port);
-    return client.waitForConnected(5000);
 }
 
 bool never(const QByteArray &) {
@@ -131,8 +131,7 @@ private slots:
         QFETCH(QByteArray, fields);
         Listener listener;
         QVERIFY(listener.ok);
-        QTcpSocket client;
-        QVERIFY(connectTo(client, listener.port));
+        QTcpSocket &client = listener.client;
         const Exchange got = send(client, listener.request("/whole", version, fields), never);
         QVERIFY2(got.bytes.startsWith("HTTP/1.1 200 OK\r\n"), got.bytes.constData());
         QVERIFY2(head(got.bytes).contains("\r\nConnection: close\r\n"), got.bytes.constData());
@@ -143,8 +142,7 @@ private slots:
     void keepAliveStaysOpenForTheNextRequest() {
         Listener listener;
         QVERIFY(listener.ok);
-        QTcpSocket client;
-        QVERIFY(connectTo(client, listener.port));
+        QTcpSocket &client = listener.client;
         for (const QByteArray &fields : {QByteArray(), QByteArray("Connection: keep-alive\r\n")}) {
             const Exchange got = send(client, listener.request("/whole", "HTTP/1.1", fields),
                                       [](const QByteArray &b) { return b.endsWith("}"); });
@@ -158,8 +156,7 @@ private slots:
     void http10KeepAliveIsAnswered() {
         Listener listener;
         QVERIFY(listener.ok);
-        QTcpSocket client;
-        QVERIFY(connectTo(client, listener.port));
+        QTcpSocket &client = listener.client;
         for (int n = 1; n <= 2; ++n) {
             const Exchange got = send(client, listener.request("/whole", "HTTP/1.0", "Connection: Keep-Alive\r\n"),
                                       [](const QByteArray &b) { return b.endsWith("}"); });
@@ -173,8 +170,7 @@ private slots:
     void nothingIsReadAfterAClose() {
         Listener listener;
         QVERIFY(listener.ok);
-        QTcpSocket client;
-        QVERIFY(connectTo(client, listener.port));
+        QTcpSocket &client = listener.client;
         const Exchange got = send(client,
                                   listener.request("/whole", "HTTP/1.1", "Connection: close\r\n") +
                                       listener.request("/whole", "HTTP/1.1", QByteArray()),
@@ -190,8 +186,7 @@ private slots:
     void nothingRunsAfterACloseWhileTheAnswerIsStillSent() {
         Listener listener;
         QVERIFY(listener.ok);
-        QTcpSocket client;
-        QVERIFY(connectTo(client, listener.port));
+        QTcpSocket &client = listener.client;
         client.write(listener.request("/big", "HTTP/1.1", "Connection: close\r\n") +
                      listener.request("/whole", "HTTP/1.1", QByteArray()));
         client.flush();
@@ -216,9 +211,8 @@ private slots:
     void aSlowReaderGetsTheWholeAnswer() {
         Listener listener(/*idleTimeoutMs=*/1200);
         QVERIFY(listener.ok);
-        QTcpSocket client;
-        client.setReadBufferSize(512 * 1024);
-        QVERIFY(connectTo(client, listener.port));
+        QTcpSocket &client = listener.client;
+        client.setReadBufferSize(512 * 1024); // before any byte of the answer arrives
         client.write(listener.request("/big", "HTTP/1.1", QByteArray()));
         client.flush();
         QByteArray got;
@@ -243,8 +237,7 @@ private slots:
     void headGetsNoBody() {
         Listener listener;
         QVERIFY(listener.ok);
-        QTcpSocket client;
-        QVERIFY(connectTo(client, listener.port));
+        QTcpSocket &client = listener.client;
         const QByteArray head =
             "HEAD /whole HTTP/1.1\r\nHost: 127.0.0.1:" + QByteArray::number(listener.port) + "\r\n\r\n";
         const Exchange first = send(client, head, [](const QByteArray &b) { return b.endsWith("\r\n\r\n"); });
@@ -272,8 +265,7 @@ private slots:
         QFETCH(bool, continues);
         Listener listener;
         QVERIFY(listener.ok);
-        QTcpSocket client;
-        QVERIFY(connectTo(client, listener.port));
+        QTcpSocket &client = listener.client;
         QByteArray request = listener.request("/whole", version, "Expect: 100-continue\r\n");
         const qsizetype bodyAt = request.indexOf("\r\n\r\n") + 4;
         const Exchange interim =
@@ -289,8 +281,7 @@ private slots:
     void webSocketUpgradeIsRefusedWithAReason() {
         Listener listener;
         QVERIFY(listener.ok);
-        QTcpSocket client;
-        QVERIFY(connectTo(client, listener.port));
+        QTcpSocket &client = listener.client;
         const Exchange got = send(
             client, listener.request("/whole", "HTTP/1.1", "Connection: Upgrade\r\nUpgrade: WebSocket\r\n"), never);
         QVERIFY2(got.bytes.startsWith("HTTP/1.1 400 "), got.bytes.constData());
@@ -304,8 +295,7 @@ private slots:
     void http10ChunkedBodyClosesAfterTheAnswer() {
         Listener listener;
         QVERIFY(listener.ok);
-        QTcpSocket client;
-        QVERIFY(connectTo(client, listener.port));
+        QTcpSocket &client = listener.client;
         const QByteArray request = "POST /whole HTTP/1.0\r\nHost: 127.0.0.1:" + QByteArray::number(listener.port) +
                                    "\r\nContent-Type: application/json\r\nConnection: keep-alive\r\n"
                                    "Transfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n";
@@ -339,8 +329,7 @@ private slots:
         QFETCH(bool, chunked);
         Listener listener;
         QVERIFY(listener.ok);
-        QTcpSocket client;
-        QVERIFY(connectTo(client, listener.port));
+        QTcpSocket &client = listener.client;
         const Exchange got = send(client, listener.request("/stream", version, fields), never);
         QVERIFY2(got.closed, got.bytes.constData());
         QVERIFY(head(got.bytes).contains("\r\nConnection: close\r\n"));
@@ -353,8 +342,7 @@ private slots:
     void streamsKeepTheConnectionWithoutClose() {
         Listener listener;
         QVERIFY(listener.ok);
-        QTcpSocket client;
-        QVERIFY(connectTo(client, listener.port));
+        QTcpSocket &client = listener.client;
         const Exchange got = send(client, listener.request("/stream", "HTTP/1.1", QByteArray()),
                                   [](const QByteArray &b) { return b.endsWith("0\r\n\r\n"); });
         QVERIFY(!got.closed);

@@ -34,6 +34,17 @@ bool listenerStillUp(GatewayFixture &gw) {
     return gw.get(QStringLiteral("/healthz"), 5000).status == 200;
 }
 
+// Sends all but the last byte of `bytes` one every 100 ms (a slowloris scaled down) until the
+// server answers or closes; returns how many were sent.
+int trickle(RawHttpClient &c, const QByteArray &bytes) {
+    int sent = 0;
+    while (sent < bytes.size() - 1 && !c.closed() && c.status() == 0) {
+        c.send(bytes.mid(sent++, 1));
+        waitUntil([&c]() { return c.closed() || c.status() != 0; }, 100);
+    }
+    return sent;
+}
+
 int rawStatus(quint16 port, const QByteArray &request, QByteArray *body = nullptr) {
     RawHttpClient c(port);
     if (!c.waitConnected())
@@ -319,12 +330,8 @@ private Q_SLOTS:
         const QByteArray request = "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
         QElapsedTimer t;
         t.start();
-        int sent = 0;
-        // One byte every 100 ms (a slowloris scaled down): every byte arrives, the head never completes in time.
-        while (sent < request.size() - 1 && !c.closed() && c.status() == 0) {
-            c.send(request.mid(sent++, 1));
-            waitUntil([&c]() { return c.closed() || c.status() != 0; }, 100);
-        }
+        // Every byte arrives, the head never completes in time.
+        const int sent = trickle(c, request);
         QVERIFY(c.waitResponse(2000));
         QCOMPARE(c.status(), 408);
         QVERIFY(c.waitClosed(2000));
@@ -348,11 +355,7 @@ private Q_SLOTS:
                QByteArray::number(body.size()) + "\r\n\r\n");
         QElapsedTimer t;
         t.start();
-        int sent = 0;
-        while (sent < body.size() - 1 && !c.closed() && c.status() == 0) {
-            c.send(body.mid(sent++, 1));
-            waitUntil([&c]() { return c.closed() || c.status() != 0; }, 100);
-        }
+        const int sent = trickle(c, body);
         QVERIFY(c.waitResponse(2000));
         QCOMPARE(c.status(), 408);
         QVERIFY2(c.received().contains("request body not received within limits.idleTimeoutMs"),
