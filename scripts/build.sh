@@ -12,5 +12,8 @@ if [[ ${CI:-} == true ]]; then
 fi
 
 export CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/ccache}
+# ccache keys on paths relative to the checkout, so a fresh clone (CI's) reuses
+# what any other checkout on this machine compiled.
+export CCACHE_BASEDIR=$root CCACHE_NOHASHDIR=true
 cmake --preset dev -DSWITCHMAN_WERROR="$werror" -DCMAKE_CXX_COMPILER_LAUNCHER=ccache
 cmake --build --preset dev -j "${SWITCHMAN_JOBS:-$(nproc)}"
