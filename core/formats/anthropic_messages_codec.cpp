@@ -358,6 +358,13 @@ QLatin1String AnthropicMessagesCodec::stopReasonName(StopReason reason) {
     return L("end_turn");
 }
 
+void AnthropicMessagesCodec::writeStop(wire::JsonWriter &w, StopReason reason, const QString &stopSequence) {
+    if (reason == StopReason::Stop && !stopSequence.isEmpty())
+        w.field("stop_reason", "stop_sequence").field("stop_sequence", stopSequence);
+    else
+        w.field("stop_reason", stopReasonName(reason)).key("stop_sequence").null();
+}
+
 QString AnthropicMessagesCodec::errorType(ErrorCategory category) {
     switch (category) {
     case ErrorCategory::InvalidRequest:
@@ -498,7 +505,9 @@ QByteArray AnthropicMessagesCodec::encodeResponse(const AssistantMessage &messag
             break; // Messages answers carry no images or documents
         }
     }
-    w.endArray().field("stop_reason", stopReasonName(message.stopReason)).key("stop_sequence").null().key("usage");
+    w.endArray();
+    writeStop(w, message.stopReason, message.stopSequence);
+    w.key("usage");
     writeUsage(w, message.usage);
     w.endObject();
     return w.take();

@@ -22,6 +22,9 @@ public:
     static QString errorType(model::ErrorCategory category);                       // invalid_request_error, ...
     static void writeError(wire::JsonWriter &w, const model::GatewayError &error); // {"type":"error","error":{…}}
     static void writeUsage(wire::JsonWriter &w, const model::Usage &usage);
+    // "stop_reason" and "stop_sequence": "stop_sequence" and the sequence when the answer ended at
+    // one of the client's stop sequences, else the reason's name and null.
+    static void writeStop(wire::JsonWriter &w, model::StopReason reason, const QString &stopSequence);
     // The signature an answer's thinking block carries: the provider's own when
     // Anthropic made it, else tagged with its maker (model::tagSignature), so the
     // next request never hands Anthropic a signature it did not sign.

@@ -196,11 +196,9 @@ QByteArray AnthropicMessagesStreamEncoder::encode(const StreamEvent &event) {
             .beginObject()
             .field("type", "message_delta")
             .key("delta")
-            .beginObject()
-            .field("stop_reason", AnthropicMessagesCodec::stopReasonName(event.reason))
-            .key("stop_sequence")
-            .null()
-            .endObject()
+            .beginObject();
+        AnthropicMessagesCodec::writeStop(w, event.reason, event.stopSequence);
+        w.endObject()
             .key("usage");
         AnthropicMessagesCodec::writeUsage(w, event.usage);
         w.endObject().endSseEvent();

@@ -4,7 +4,6 @@
 #include "core/formats/openai_chat_stream_encoder.h"
 #include "core/formats/openai_responses_codec.h"
 #include "core/model/event_accumulator.h"
-#include "core/model/native_fields.h"
 #include "core/wire/document_part.h"
 #include "core/wire/json.h"
 #include "core/wire/json_writer.h"
@@ -508,10 +507,9 @@ QByteArray OpenAIChatCodec::encodeResponse(const AssistantMessage &message, cons
         w.key("logprobs").null();
     w.field("finish_reason", finishReason(message.stopReason)).endObject().endArray();
     // The upstream's usage object as it sent it (compact JSON text, see the decoder).
-    const QJsonValue usageJson = native.value(L(model::kNativeUsageJson));
     const QJsonValue usage = native.value(L("usage"));
-    if (usageJson.isString())
-        w.key("usage").rawValue(usageJson.toString().toUtf8());
+    if (sameApi && !message.nativeUsageJson.isEmpty())
+        w.key("usage").rawValue(message.nativeUsageJson);
     else if (usage.isObject())
         w.field("usage", usage);
     else

@@ -142,9 +142,15 @@ struct AssistantMessage {
     QString provider;
     QString model;
     QString responseId;
+    // The client's stop sequence the answer ended at, when the gateway cut it there
+    // (StopSequenceDecoder): a Messages client is told "stop_sequence" and which one.
+    QString stopSequence;
     // The upstream API's own non-streaming answer, assembled from its stream by the
     // decoder (every field that API defines), for a client of that same API.
     QJsonObject native;
+    // A Chat Completions upstream's usage object as compact JSON text, written as it is into a
+    // same-API answer (OpenAICompletionsStreamDecoder::keepNativeUsage); empty: none kept so.
+    QByteArray nativeUsageJson;
 };
 
 enum class EventType {
@@ -176,7 +182,9 @@ struct StreamEvent {
     QString errorType;                    // Error: provider's error type when it gave one (e.g. overloaded_error)
     Usage usage;                          // Start (input known up front), Done, Error: usage so far
     QString responseId;                   // Start: the upstream's id for the answer (resp_…, msg_…, chatcmpl-…)
+    QString stopSequence; // Done: the stop sequence the gateway cut the answer at (AssistantMessage::stopSequence)
     QJsonObject native; // Done: the upstream API's own non-streaming answer (AssistantMessage::native)
+    QByteArray nativeUsageJson; // Done: AssistantMessage::nativeUsageJson
 
     // The commit point: start, empty block starts and toolcall_start never commit.
     bool isMeaningful() const {

@@ -83,7 +83,9 @@ void EventAccumulator::add(const StreamEvent &event) {
     case EventType::Done:
         m_message.stopReason = event.reason;
         m_message.usage = event.usage;
+        m_message.stopSequence = event.stopSequence;
         m_message.native = event.native;
+        m_message.nativeUsageJson = event.nativeUsageJson;
         finalizeToolCalls();
         m_finished = true;
         break;

@@ -5,6 +5,7 @@
 #include <QHttpServerResponder>
 
 #include <algorithm>
+#include <charconv>
 #include <cstring>
 
 namespace sw::server {
@@ -14,28 +15,29 @@ namespace {
 // hold CR, LF, NUL or another control byte (RFC 9110 5.5), or one request's model name could
 // end the header line and add its own (response splitting). Control bytes are percent-encoded,
 // so a diagnostic header stays readable; a header whose name is not a token is left out.
-void appendSafeHeader(QByteArray &block, const QByteArray &name, const QByteArray &value) {
+// Writes the line at `p`, which has room for the name, three times the value and four bytes;
+// returns its end.
+char *putSafeHeader(char *p, QByteArrayView name, QByteArrayView value) {
     if (!http::isToken(name))
-        return;
-    const auto isControl = [](char ch) {
-        const auto c = static_cast<unsigned char>(ch);
-        return (c < 0x20 && c != '\t') || c == 0x7f;
+        return p;
+    const auto put = [&p](QByteArrayView bytes) {
+        std::memcpy(p, bytes.data(), size_t(bytes.size()));
+        p += bytes.size();
     };
-    block.append(name).append(": ");
-    if (std::none_of(value.cbegin(), value.cend(), isControl)) {
-        block.append(value).append("\r\n"); // the common case: nothing to encode
-        return;
-    }
+    put(name);
+    put(": ");
     for (const char ch : value) {
         const auto c = static_cast<unsigned char>(ch);
-        if (isControl(ch)) {
-            block += '%';
-            block += QByteArray::number(c, 16).rightJustified(2, '0').toUpper();
+        if ((c < 0x20 && c != '\t') || c == 0x7f) {
+            *p++ = '%';
+            *p++ = "0123456789ABCDEF"[c >> 4];
+            *p++ = "0123456789ABCDEF"[c & 0xF];
         } else {
-            block += ch;
+            *p++ = ch;
         }
     }
-    block.append("\r\n");
+    put("\r\n");
+    return p;
 }
 
 // Below this size a body is copied into the head's block (one write); a larger one is handed to the
@@ -133,18 +135,29 @@ bool HttpExchange::isOpen() const {
 // than the responder's writeStatusLine() (nine small socket writes) and its header writes (four per field).
 QByteArray HttpExchange::headBlock(int status, const http::HeaderList &headers, QByteArrayView framing,
                                    bool ownConnection, qsizetype extra) {
-    const char *reason = reasonPhrase(status);
-    qsizetype size = 16 + qsizetype(std::strlen(reason)) + framing.size() + 2 + extra;
+    const QByteArrayView reason(reasonPhrase(status));
+    qsizetype size = 32 + reason.size() + framing.size();
     for (const auto &h : headers)
-        size += h.first.size() + h.second.size() + 4;
-    QByteArray block;
-    block.reserve(size);
-    block.append("HTTP/1.1 ").append(QByteArray::number(status)).append(' ').append(reason).append("\r\n");
+        size += h.first.size() + 3 * h.second.size() + 4; // a control byte is written as three
+    // Written in place (one allocation, no append calls); `extra` stays free for the body.
+    QByteArray block(size + extra, Qt::Uninitialized);
+    char *p = block.data();
+    const auto put = [&p](QByteArrayView bytes) {
+        std::memcpy(p, bytes.data(), size_t(bytes.size()));
+        p += bytes.size();
+    };
+    put("HTTP/1.1 ");
+    p = std::to_chars(p, p + 12, status).ptr;
+    *p++ = ' ';
+    put(reason);
+    put("\r\n");
     // The exchange's own "Connection: close" (or an HTTP/1.0 keep-alive) is the one that counts.
     for (const auto &h : headers)
         if (!ownConnection || !http::sameName(h.first, "connection"))
-            appendSafeHeader(block, h.first, h.second);
-    block.append(framing).append("\r\n");
+            p = putSafeHeader(p, h.first, h.second);
+    put(framing);
+    put("\r\n");
+    block.truncate(p - block.data()); // the allocation stays, with room for `extra`
     return block;
 }
 
@@ -188,13 +201,16 @@ void HttpExchange::respond(int status, const http::HeaderList &headers, const QB
     // A HEAD request's answer is the header block alone, its Content-Length the body's.
     const bool withBody = !m_head;
     const bool inlineBody = body.size() < kInlineBody;
-    QByteArray framing = "Content-Length: " + QByteArray::number(body.size()) + "\r\n";
-    if (m_closeAfter)
-        framing += "Connection: close\r\n";
-    else if (m_http10)
-        framing += "Connection: keep-alive\r\n"; // it asked; without this it would wait for a close
-    QByteArray block =
-        headBlock(status, headers, framing, m_closeAfter || m_http10, withBody && inlineBody ? body.size() : 0);
+    char framing[80] = "Content-Length: ";
+    char *end = std::to_chars(framing + 16, framing + 40, body.size()).ptr;
+    const QByteArrayView connection =
+        m_closeAfter ? QByteArrayView("\r\nConnection: close\r\n")
+        : m_http10   ? QByteArrayView("\r\nConnection: keep-alive\r\n") // it asked; else it waits for a close
+                     : QByteArrayView("\r\n");
+    std::memcpy(end, connection.data(), size_t(connection.size()));
+    end += connection.size();
+    QByteArray block = headBlock(status, headers, QByteArrayView(framing, end - framing), m_closeAfter || m_http10,
+                                 withBody && inlineBody ? body.size() : 0);
     if (withBody && inlineBody)
         block.append(body);
     // The whole answer leaves now rather than on the event loop's next turn.

@@ -109,7 +109,7 @@ void CanonicalStreamBuilder::closeAll() {
         close(m_open.front().key);
 }
 
-void CanonicalStreamBuilder::done(StopReason reason, const QJsonObject &native) {
+void CanonicalStreamBuilder::done(StopReason reason, const QJsonObject &native, const QByteArray &nativeUsageJson) {
     if (m_finished)
         return;
     closeAll();
@@ -117,6 +117,7 @@ void CanonicalStreamBuilder::done(StopReason reason, const QJsonObject &native) 
     e.reason = reason;
     e.usage = m_usage;
     e.native = native;
+    e.nativeUsageJson = nativeUsageJson;
     push(std::move(e));
     m_finished = true;
 }

@@ -149,9 +149,7 @@ void OpenAICompletionsStreamDecoder::keepNativeUsage(const Value &usage) {
 
 QJsonObject OpenAICompletionsStreamDecoder::nativeAnswer() const {
     QJsonObject native;
-    if (!m_usageJson.isEmpty())
-        native.insert(L(model::kNativeUsageJson), QString::fromUtf8(m_usageJson));
-    else if (!m_usage.isEmpty())
+    if (m_usageJson.isEmpty() && !m_usage.isEmpty())
         native.insert(L("usage"), m_usage);
     if (!m_systemFingerprint.isNull())
         native.insert(L("system_fingerprint"), m_systemFingerprint);
@@ -179,7 +177,7 @@ void OpenAICompletionsStreamDecoder::end() {
         reason = StopReason::ToolUse;
     else if (m_finishReason == L("content_filter") || m_sawRefusal)
         reason = StopReason::Refusal; // the provider's filter or the model declined: not an outage
-    m_out.done(reason, nativeAnswer());
+    m_out.done(reason, nativeAnswer(), m_usageJson);
 }
 
 QList<StreamEvent> OpenAICompletionsStreamDecoder::feed(const SseEvent &sse) {

@@ -1,7 +1,6 @@
 #pragma once
 // OpenAI Chat Completions SSE (and compatible servers) -> canonical events.
 
-#include "core/model/native_fields.h"
 #include "core/upstream/canonical_stream_builder.h"
 #include "core/upstream/upstream_adapter.h"
 
@@ -40,15 +39,15 @@ private:
 
     // What a same-API JSON answer needs beyond the canonical message (StreamEvent::native):
     // the upstream's usage object, system_fingerprint, service_tier, the refusal text,
-    // logprobs and annotations, collected as they stream. The usage object goes in as text
-    // (model::kNativeUsageJson).
+    // logprobs and annotations, collected as they stream. The usual usage object goes as text
+    // (StreamEvent::nativeUsageJson), beside the object.
     void collectNative(const rapidjson::Value *chunk, const rapidjson::Value *choice, const rapidjson::Value *delta,
                        qsizetype chunkBytes);
     QJsonObject nativeAnswer() const;
     QString m_systemFingerprint;
     QString m_serviceTier;
     void keepNativeUsage(const rapidjson::Value &usage);
-    QByteArray m_usageJson; // the upstream's usage object as text (model::kNativeUsageJson), or
+    QByteArray m_usageJson; // the upstream's usage object as text (StreamEvent::nativeUsageJson), or
     QJsonObject m_usage;    // as an object when its text would not be written the same way
     QJsonArray m_logprobsContent;
     QJsonArray m_logprobsRefusal;

@@ -40,10 +40,15 @@ void StopSequenceDecoder::passOnPending(QList<StreamEvent> &out, qsizetype chars
 }
 
 bool StopSequenceDecoder::release(QList<StreamEvent> &out) {
+    // The sequence that completes first: the earliest, and of two at the same place the shorter.
     qsizetype at = -1;
+    const QString *matched = nullptr;
     for (const QString &s : std::as_const(m_stops))
-        if (const qsizetype i = m_pending.indexOf(s); i >= 0 && (at < 0 || i < at))
+        if (const qsizetype i = m_pending.indexOf(s);
+            i >= 0 && (at < 0 || i < at || (i == at && s.size() < matched->size()))) {
             at = i;
+            matched = &s;
+        }
     qsizetype passOn = at >= 0 ? at : std::max<qsizetype>(0, m_pending.size() - m_holdBack);
     // Never half a character: a pair of UTF-16 surrogates (an emoji) goes out whole, or a client
     // gets two lone halves it cannot join (Python's str refuses to encode them).
@@ -60,6 +65,7 @@ bool StopSequenceDecoder::release(QList<StreamEvent> &out) {
     StreamEvent done;
     done.type = EventType::Done;
     done.reason = model::StopReason::Stop;
+    done.stopSequence = *matched;
     done.usage = m_usage;
     out << end << done;
     m_stopped = true;

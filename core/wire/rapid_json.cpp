@@ -9,6 +9,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <string>
 
 #include <rapidjson/reader.h>
 
@@ -446,7 +447,12 @@ int toInt(const Value *v, int defaultValue) {
     return v && v->IsNumber() && qtInteger(*v, &i, &d) && qint64(int(i)) == i ? int(i) : defaultValue;
 }
 
-void appendEscaped(QByteArray &out, std::string_view utf8) {
+namespace {
+
+// The escaper and the compact writer below write into a QByteArray or, for a whole value, into a
+// std::string, whose appends are inline (QByteArray's cost a library call each: 5 k instructions
+// for a usage object of 15 members, against 1.5 k); the text is copied out once.
+template <typename Out> void escapeInto(Out &out, std::string_view utf8) {
     const char *p = utf8.data();
     const char *const end = p + utf8.size();
     const char *run = p;
@@ -503,9 +509,15 @@ void appendEscaped(QByteArray &out, std::string_view utf8) {
     flush(end);
 }
 
+} // namespace
+
+void appendEscaped(QByteArray &out, std::string_view utf8) {
+    escapeInto(out, utf8);
+}
+
 namespace {
 
-bool writeCompact(QByteArray &out, const Value &v, int maxDepth) {
+bool writeCompact(std::string &out, const Value &v, int maxDepth) {
     switch (v.GetType()) {
     case rapidjson::kNullType:
         out += "null";
@@ -523,13 +535,13 @@ bool writeCompact(QByteArray &out, const Value &v, int maxDepth) {
             char digits[24];
             out.append(digits, std::to_chars(digits, digits + sizeof digits, i).ptr - digits);
         } else {
-            out += QByteArray::number(d, 'g', QLocale::FloatingPointShortest);
+            out += QByteArray::number(d, 'g', QLocale::FloatingPointShortest).toStdString();
         }
         return true;
     }
     case rapidjson::kStringType:
         out += '"';
-        appendEscaped(out, bytes(&v));
+        escapeInto(out, bytes(&v));
         out += '"';
         return true;
     case rapidjson::kArrayType: {
@@ -566,7 +578,7 @@ bool writeCompact(QByteArray &out, const Value &v, int maxDepth) {
                 out += ',';
             first = false;
             out += '"';
-            appendEscaped(out, nameText(members[i]->name));
+            escapeInto(out, nameText(members[i]->name));
             out += "\":";
             if (!writeCompact(out, members[i]->value, maxDepth - 1))
                 return false;
@@ -581,11 +593,12 @@ bool writeCompact(QByteArray &out, const Value &v, int maxDepth) {
 } // namespace
 
 bool appendCompact(QByteArray &out, const Value &v, int maxDepth) {
-    const qsizetype before = out.size();
-    if (writeCompact(out, v, maxDepth))
-        return true;
-    out.truncate(before);
-    return false;
+    std::string text;
+    text.reserve(256);
+    if (!writeCompact(text, v, maxDepth))
+        return false;
+    out.append(text.data(), qsizetype(text.size()));
+    return true;
 }
 
 QByteArray compact(const Value &v) {

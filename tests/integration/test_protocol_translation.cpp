@@ -363,6 +363,43 @@ private Q_SLOTS:
         QCOMPARE(stops.toArray(), QJsonArray{"STOP"});
     }
 
+    // Cut by the gateway (the Responses API has no stop sequences), a Messages client is told what
+    // Anthropic would have said: stop_reason "stop_sequence", and which of its sequences it was.
+    void messagesClientIsToldWhichStopSequence_data() {
+        QTest::addColumn<bool>("stream");
+        QTest::newRow("json") << false;
+        QTest::newRow("stream") << true;
+    }
+    void messagesClientIsToldWhichStopSequence() {
+        QFETCH(bool, stream);
+        const QJsonObject body{
+            {"model", "pd/resp-d"},
+            {"max_tokens", 64},
+            {"stream", stream},
+            {"stop_sequences", QJsonArray{"NEVER", "STOP"}},
+            {"messages", QJsonArray{QJsonObject{{"role", "user"}, {"content", "alpha STOP beta"}}}}};
+        const HttpResult r = m_gw->post(QStringLiteral("/v1/messages"), body);
+        QVERIFY2(r.status == 200, r.body.constData());
+        QJsonObject stop; // the object that carries stop_reason and stop_sequence
+        QString text;
+        if (stream) {
+            for (const sw::upstream::SseEvent &e : sw::test::splitSse(r.body)) {
+                const QJsonObject data = QJsonDocument::fromJson(e.data).object();
+                if (e.event == "content_block_delta")
+                    text += data.value("delta").toObject().value("text").toString();
+                if (e.event == "message_delta")
+                    stop = data.value("delta").toObject();
+            }
+        } else {
+            stop = r.json();
+            for (const QJsonValue &b : stop.value("content").toArray())
+                text += b.toObject().value("text").toString();
+        }
+        QVERIFY2(text.endsWith(QStringLiteral("You said: alpha ")), qPrintable(text));
+        QCOMPARE(stop.value("stop_reason").toString(), QStringLiteral("stop_sequence"));
+        QCOMPARE(stop.value("stop_sequence").toString(), QStringLiteral("STOP"));
+    }
+
     // Item 10: at most one tool call per turn, every pair; Gemini has no switch for it.
     void parallelToolCallsOffEveryPair_data() { addPairs(false); }
     void parallelToolCallsOffEveryPair() {

@@ -49,6 +49,7 @@ struct Run {
     QString endText;    // the TextEnd block's text
     int dones = 0;
     StopReason reason = StopReason::Error;
+    QString stopSequence; // the sequence Done names
     Usage usage;
     int eventsAfterDone = 0;
 };
@@ -74,6 +75,7 @@ Run run(const QStringList &deltas, const QStringList &stops) {
         else if (e.type == EventType::Done) {
             ++r.dones;
             r.reason = e.reason;
+            r.stopSequence = e.stopSequence;
             r.usage = e.usage;
         }
     }
@@ -89,32 +91,36 @@ private slots:
         QTest::addColumn<QStringList>("deltas");
         QTest::addColumn<QStringList>("stops");
         QTest::addColumn<QString>("answer");
-        QTest::addColumn<bool>("stopped");
+        QTest::addColumn<QString>("matched"); // "": the answer ended on its own
         QTest::addRow("inside one delta")
-            << QStringList{"Hello\n\nUser: more"} << QStringList{"\n\nUser:"} << "Hello" << true;
+            << QStringList{"Hello\n\nUser: more"} << QStringList{"\n\nUser:"} << "Hello" << "\n\nUser:";
         QTest::addRow("split over three deltas")
-            << QStringList{"Hello\n", "\nUs", "er: more", " and more"} << QStringList{"\n\nUser:"} << "Hello" << true;
+            << QStringList{"Hello\n", "\nUs", "er: more", " and more"} << QStringList{"\n\nUser:"} << "Hello" << "\n\nUser:";
         QTest::addRow("the earliest of several")
-            << QStringList{"one, two; three"} << QStringList{";", ","} << "one" << true;
-        QTest::addRow("at the very start") << QStringList{"END", " of it"} << QStringList{"END"} << "" << true;
+            << QStringList{"one, two; three"} << QStringList{";", ","} << "one" << ",";
+        // Both begin at the same place; the shorter is complete first, as a model would stop.
+        QTest::addRow("two at the same place") << QStringList{"abc d"} << QStringList{"abc", "ab"} << "" << "ab";
+        QTest::addRow("at the very start") << QStringList{"END", " of it"} << QStringList{"END"} << "" << "END";
         QTest::addRow("a prefix that does not finish")
-            << QStringList{"a\n\nUs", "e this"} << QStringList{"\n\nUser:"} << "a\n\nUse this" << false;
-        QTest::addRow("none") << QStringList{"plain ", "text"} << QStringList{"STOP"} << "plain text" << false;
+            << QStringList{"a\n\nUs", "e this"} << QStringList{"\n\nUser:"} << "a\n\nUse this" << "";
+        QTest::addRow("none") << QStringList{"plain ", "text"} << QStringList{"STOP"} << "plain text" << "";
         QTest::addRow("non-ASCII") << QStringList{"größer ", "→ STOP", "x"} << QStringList{"→ STOP"} << "größer "
-                                   << true;
+                                   << "→ STOP";
         QTest::addRow("an emoji on the cut")
-            << QStringList{"Great job! 🎉", " more"} << QStringList{"\n\n"} << "Great job! 🎉 more" << false;
+            << QStringList{"Great job! 🎉", " more"} << QStringList{"\n\n"} << "Great job! 🎉 more" << "";
     }
     void endsAtTheFirstStopSequence() {
         QFETCH(QStringList, deltas);
         QFETCH(QStringList, stops);
         QFETCH(QString, answer);
-        QFETCH(bool, stopped);
+        QFETCH(QString, matched);
+        const bool stopped = !matched.isEmpty();
         const Run r = run(deltas, stops);
         QCOMPARE(r.streamed, answer);
         QCOMPARE(r.endText, answer); // the block's whole text is what the client was streamed
         QCOMPARE(r.dones, 1);
         QCOMPARE(r.reason, StopReason::Stop);
+        QCOMPARE(r.stopSequence, matched); // which one, for an API that names it (Messages)
         QCOMPARE(r.eventsAfterDone, 0);
         // Cut short, the answer carries the usage known so far (Responses: none yet); else the
         // upstream's own.
