@@ -111,19 +111,24 @@ void OpenAICompletionsStreamDecoder::collectNative(const Value *chunk, const Val
 
 namespace {
 // Whether rj::appendCompact writes `v` byte for byte as the codec's JsonWriter writes the same
-// value taken through Qt's JSON: integers (doubles are formatted differently), and names in
-// ASCII (Qt sorts names by UTF-16 units, appendCompact by bytes).
+// value taken through Qt's JSON: integers (doubles are formatted differently), names and strings
+// in ASCII (Qt sorts names by UTF-16 units, appendCompact by bytes; Qt writes a byte that is not
+// UTF-8 as U+FFFD, appendCompact as it came).
+bool isAscii(const Value &s) {
+    const char *text = s.GetString();
+    return std::none_of(text, text + s.GetStringLength(), [](char c) { return uchar(c) >= 0x80; });
+}
 bool compactsAsWritten(const Value &v) {
     switch (v.GetType()) {
     case rapidjson::kNumberType:
         return v.IsInt64();
+    case rapidjson::kStringType:
+        return isAscii(v);
     case rapidjson::kArrayType:
         return std::all_of(v.Begin(), v.End(), [](const Value &e) { return compactsAsWritten(e); });
     case rapidjson::kObjectType:
         for (const Value::Member &m : v.GetObject()) {
-            const char *name = m.name.GetString();
-            if (std::any_of(name, name + m.name.GetStringLength(), [](char c) { return uchar(c) >= 0x80; }) ||
-                !compactsAsWritten(m.value))
+            if (!isAscii(m.name) || !compactsAsWritten(m.value))
                 return false;
         }
         return true;
@@ -137,7 +142,6 @@ void OpenAICompletionsStreamDecoder::keepNativeUsage(const Value &usage) {
     // The usual usage object (integer counts and their *_details) is kept as its text, which the
     // codec writes as it is; anything else as a QJsonObject, as the codec writes any embedded value.
     QByteArray text;
-    text.reserve(256); // one allocation for the usual counts and their details
     if (compactsAsWritten(usage) && rj::appendCompact(text, usage)) {
         m_usageJson = text;
         m_usage = {};

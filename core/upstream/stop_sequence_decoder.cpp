@@ -7,8 +7,9 @@ namespace sw::upstream {
 using model::EventType;
 using model::StreamEvent;
 
-StopSequenceDecoder::StopSequenceDecoder(std::unique_ptr<StreamDecoder> inner, QStringList stops)
-    : m_inner(std::move(inner)) {
+StopSequenceDecoder::StopSequenceDecoder(std::unique_ptr<StreamDecoder> inner, QStringList stops,
+                                         qint64 inputTokensEstimate)
+    : m_inner(std::move(inner)), m_inputEstimate(std::max<qint64>(0, inputTokensEstimate)) {
     for (const QString &s : stops)
         if (!s.isEmpty()) {
             m_stops << s;
@@ -40,15 +41,22 @@ void StopSequenceDecoder::passOnPending(QList<StreamEvent> &out, qsizetype chars
 }
 
 bool StopSequenceDecoder::release(QList<StreamEvent> &out) {
-    // The sequence that completes first: the earliest, and of two at the same place the shorter.
+    // The sequence that completes first, as a model stops: the earliest end; of two ending at one
+    // place, the one that starts first. However the upstream split the text, the same one wins.
     qsizetype at = -1;
+    qsizetype atEnd = -1;
     const QString *matched = nullptr;
-    for (const QString &s : std::as_const(m_stops))
-        if (const qsizetype i = m_pending.indexOf(s);
-            i >= 0 && (at < 0 || i < at || (i == at && s.size() < matched->size()))) {
+    for (const QString &s : std::as_const(m_stops)) {
+        const qsizetype i = m_pending.indexOf(s);
+        if (i < 0)
+            continue;
+        const qsizetype end = i + s.size();
+        if (at < 0 || end < atEnd || (end == atEnd && i < at)) {
             at = i;
+            atEnd = end;
             matched = &s;
         }
+    }
     qsizetype passOn = at >= 0 ? at : std::max<qsizetype>(0, m_pending.size() - m_holdBack);
     // Never half a character: a pair of UTF-16 surrogates (an emoji) goes out whole, or a client
     // gets two lone halves it cannot join (Python's str refuses to encode them).
@@ -67,6 +75,11 @@ bool StopSequenceDecoder::release(QList<StreamEvent> &out) {
     done.reason = model::StopReason::Stop;
     done.stopSequence = *matched;
     done.usage = m_usage;
+    // What the upstream did not report yet is estimated (see the header).
+    if (done.usage.input == 0 && done.usage.cacheRead == 0 && done.usage.cacheWrite == 0)
+        done.usage.input = m_inputEstimate;
+    if (done.usage.output == 0)
+        done.usage.output = std::max<qint64>(1, (m_producedChars + 3) / 4);
     out << end << done;
     m_stopped = true;
     return false;
@@ -78,6 +91,8 @@ QList<StreamEvent> StopSequenceDecoder::filter(QList<StreamEvent> events) {
     for (StreamEvent &e : events) {
         if (!e.usage.isZero())
             m_usage = e.usage;
+        if (e.type == EventType::TextDelta || e.type == EventType::ThinkingDelta || e.type == EventType::ToolCallDelta)
+            m_producedChars += e.delta.size();
         const bool inOpenText = m_textStart.contentIndex >= 0 && e.contentIndex == m_textStart.contentIndex;
         if (e.type == EventType::TextDelta && inOpenText) {
             m_pending += e.delta;

@@ -13,11 +13,18 @@ namespace sw::upstream {
 // Wraps an upstream's decoder. Text is passed on as it comes, except the last characters that
 // could still begin a stop sequence (one less than the longest), which wait for the next delta.
 // At the first stop sequence the text before it ends its block, the answer ends with Done (stop,
-// the usage known so far), and everything the upstream sends after is dropped. Thinking and tool
+// the sequence, the usage), and everything the upstream sends after is dropped. Thinking and tool
 // calls pass untouched: stop sequences apply to the answer's text.
+//
+// The usage: an API without stop sequences (Responses) reports it only when its answer completes,
+// which a cut answer never does, and the provider bills what it generated all the same. A count
+// the upstream did not report before the cut is estimated, four characters a token: the input from
+// `inputTokensEstimate` (the caller's, from the request it sent), the output from what the model
+// produced up to the cut (text, thinking, tool-call arguments). Zero would let any client answer
+// free of its budget by ending its answers with a stop sequence of its own.
 class StopSequenceDecoder final : public StreamDecoder {
 public:
-    StopSequenceDecoder(std::unique_ptr<StreamDecoder> inner, QStringList stops);
+    StopSequenceDecoder(std::unique_ptr<StreamDecoder> inner, QStringList stops, qint64 inputTokensEstimate = 0);
     QList<model::StreamEvent> feed(const SseEvent &event) override;
     QList<model::StreamEvent> finish() override;
     bool lastWasUsageOnly() const override { return m_inner->lastWasUsageOnly(); }
@@ -37,6 +44,8 @@ private:
     QString m_sent;                 // its text passed on
     QString m_pending;              // its text held back
     model::Usage m_usage;           // the latest usage the upstream reported
+    qint64 m_inputEstimate = 0;     // tokens, for an answer cut before the upstream reported usage
+    qint64 m_producedChars = 0;     // the deltas' characters so far (text, thinking, arguments)
     bool m_stopped = false;
 };
 

@@ -255,7 +255,7 @@ void UpstreamAttempts::launch(failover::AttemptId id) {
     t.sse = SseReader();
     t.decoder = t.adapter->makeDecoder(t.target, t.adapter->nativeBodyFor(*m_setup.request));
     if (const QStringList &stops = m_setup.request->options.stop; !stops.isEmpty() && !t.adapter->takesStopSequences())
-        t.decoder = std::make_unique<StopSequenceDecoder>(std::move(t.decoder), stops);
+        t.decoder = std::make_unique<StopSequenceDecoder>(std::move(t.decoder), stops, (req.body.size() + 3) / 4);
     t.status = 0;
     t.errorBody.clear();
     t.errorHeaders.clear();

@@ -238,6 +238,28 @@ private Q_SLOTS:
         QVERIFY2(!headerNames(a.head).contains("set-cookie"), a.head.constData());
         QVERIFY2(a.head.contains("x-switchman-candidate: bad%0D%0ASet-Cookie: injected=1/claude-a"),
                  a.head.constData());
+
+        // A value of nothing but control bytes is written three times its size (the header block is
+        // sized for that in advance; the ASan run checks the bound).
+        config::ProviderConfig controls = gw.config.providers.value(QStringLiteral("pa"));
+        controls.id = QString(300, QChar(0x01));
+        QVERIFY(!gw.config.providers.contains(controls.id));
+        GatewayFixture gw2;
+        gw2.config.providers.insert(controls.id, controls);
+        config::ModelConfig ctl = gw2.config.models.value(QStringLiteral("pa/claude-a"));
+        ctl.provider = controls.id;
+        gw2.config.models.insert(ctl.key(), ctl);
+        route.candidates = {ctl.key()};
+        gw2.config.routes.insert(route.name, route);
+        gw2.start();
+        const quint16 port2 = gw2.engine().port();
+        const RawAnswer b =
+            exchange(port2, post(port2, "/v1/messages", chatBody(QStringLiteral("/v1/messages"), route.name)));
+        QVERIFY2(b.status == 200, QJsonDocument(b.json).toJson().constData());
+        QString encoded;
+        for (int i = 0; i < 300; ++i)
+            encoded += QStringLiteral("%01");
+        QVERIFY2(b.head.contains("x-switchman-candidate: " + encoded.toLatin1() + "/claude-a"), b.head.constData());
     }
 
     // Item 5: forwarded header values with control bytes.

@@ -155,6 +155,29 @@ private Q_SLOTS:
         QCOMPARE(gw.anthropicA.requests().size(), 0);
     }
 
+    // The Responses API reports usage only when its answer completes; an answer the gateway cuts
+    // at the client's stop sequence never does. Its tokens are estimated and spent all the same:
+    // a stop sequence of the client's own is no way around its budget.
+    void anAnswerCutAtAStopSequenceIsSpend() {
+        GatewayFixture gw;
+        addTenants(gw, 0.00001);
+        gw.start();
+        const QJsonObject body{{"model", "pd/resp-d"},
+                               {"max_tokens", 64},
+                               {"stop_sequences", QJsonArray{"STOP"}},
+                               {"messages", QJsonArray{QJsonObject{{"role", "user"}, {"content", "alpha STOP beta"}}}}};
+        const HttpResult r = gw.post(QStringLiteral("/v1/messages"), body, as(m_teamKey));
+        QVERIFY2(r.status == 200, r.body.constData());
+        QCOMPARE(r.json().value("stop_reason").toString(), QStringLiteral("stop_sequence"));
+        const QJsonObject usage = r.json().value("usage").toObject();
+        QVERIFY2(usage.value("input_tokens").toInt() > 0 && usage.value("output_tokens").toInt() > 0,
+                 r.body.constData());
+        QVERIFY(gw.engine().budgets().first().spent > 0.00001);
+        const qsizetype calls = gw.responsesD.requests().size();
+        QCOMPARE(gw.post(QStringLiteral("/v1/messages"), body, as(m_teamKey)).status, 429);
+        QCOMPARE(gw.responsesD.requests().size(), calls);
+    }
+
     void metricsShowSpendAndBudget() {
         GatewayFixture gw;
         addTenants(gw, 20);

@@ -38,6 +38,7 @@ private slots:
     void errorBodyPerCategory_data();
     void errorBodyPerCategory();
     void encodesNonStreamingResponse();
+    void namesTheStopSequenceOnlyForAPlainStop();
 };
 
 void TestAnthropicMessagesCodec::decodesClaudeCodeRequest() {
@@ -275,6 +276,36 @@ void TestAnthropicMessagesCodec::encodesNonStreamingResponse() {
     QCOMPARE(usage.value(QStringLiteral("input_tokens")).toInt(), 30);
     QCOMPARE(usage.value(QStringLiteral("cache_creation_input_tokens")).toInt(), 100);
     QCOMPARE(usage.value(QStringLiteral("output_tokens")).toInt(), 12);
+}
+
+// The stop sequence the gateway cut at is named with stop_reason "stop_sequence", streamed and not;
+// any other end keeps its own reason and a null stop_sequence.
+void TestAnthropicMessagesCodec::namesTheStopSequenceOnlyForAPlainStop() {
+    for (const StopReason reason : {StopReason::Stop, StopReason::Length, StopReason::ToolUse}) {
+        const bool named = reason == StopReason::Stop;
+        AssistantMessage m;
+        m.content << ContentBlock::makeText(QStringLiteral("one, two"));
+        m.stopReason = reason;
+        m.stopSequence = QStringLiteral("\n\nHuman:");
+        const QJsonObject o = json(AnthropicMessagesCodec().encodeResponse(m, info()));
+        QCOMPARE(o.value(QStringLiteral("stop_reason")).toString(),
+                 named ? QStringLiteral("stop_sequence") : QString(AnthropicMessagesCodec::stopReasonName(reason)));
+        QCOMPARE(o.value(QStringLiteral("stop_sequence")),
+                 named ? QJsonValue(QStringLiteral("\n\nHuman:")) : QJsonValue(QJsonValue::Null));
+
+        auto enc = AnthropicMessagesCodec().makeStreamEncoder(info());
+        StreamEvent done = makeEvent(EventType::Done);
+        done.reason = reason;
+        done.stopSequence = m.stopSequence;
+        QByteArray out = enc->encode(makeEvent(EventType::TextDelta, 0, QStringLiteral("one")));
+        out += enc->encode(done);
+        QJsonObject delta;
+        for (const auto &e : sw::test::splitSse(out))
+            if (e.event == "message_delta")
+                delta = json(e.data).value(QStringLiteral("delta")).toObject();
+        QCOMPARE(delta.value(QStringLiteral("stop_reason")), o.value(QStringLiteral("stop_reason")));
+        QCOMPARE(delta.value(QStringLiteral("stop_sequence")), o.value(QStringLiteral("stop_sequence")));
+    }
 }
 
 void TestAnthropicMessagesCodec::foreignSignaturesAreTaggedAndComeBackWithTheirMaker() {

@@ -630,6 +630,7 @@ void TestOpenAICompletionsAdapter::usageIsWrittenAsTheUpstreamSentIt_data() {
     QTest::newRow("a name outside ASCII")
         << QByteArray("{\"prompt_tokens\":1,\"\xef\xbf\xbf\":1,\"\xf0\x9f\x98\x80\":2}") << false;
     QTest::newRow("escapes") << QByteArray(R"({"prompt_tokens":1,"note":"a\"b\u0001\n"})") << true;
+    QTest::newRow("a string outside ASCII") << QByteArray("{\"prompt_tokens\":1,\"note\":\"caf\xc3\xa9\"}") << false;
 }
 
 void TestOpenAICompletionsAdapter::usageIsWrittenAsTheUpstreamSentIt() {

@@ -54,9 +54,11 @@ struct Run {
     int eventsAfterDone = 0;
 };
 
+constexpr qint64 kInputEstimate = 25; // what the caller estimates from the request it sent
+
 Run run(const QStringList &deltas, const QStringList &stops) {
     const auto batches = textAnswer(deltas);
-    StopSequenceDecoder decoder(std::make_unique<ScriptedDecoder>(batches), stops);
+    StopSequenceDecoder decoder(std::make_unique<ScriptedDecoder>(batches), stops, kInputEstimate);
     Run r;
     QList<StreamEvent> all;
     for (qsizetype i = 0; i < batches.size(); ++i)
@@ -92,22 +94,34 @@ private slots:
         QTest::addColumn<QStringList>("stops");
         QTest::addColumn<QString>("answer");
         QTest::addColumn<QString>("matched"); // "": the answer ended on its own
-        QTest::addRow("inside one delta")
-            << QStringList{"Hello\n\nUser: more"} << QStringList{"\n\nUser:"} << "Hello" << "\n\nUser:";
+        QTest::addRow("inside one delta") << QStringList{"Hello\n\nUser: more"} << QStringList{"\n\nUser:"} << "Hello"
+                                          << "\n\nUser:";
         QTest::addRow("split over three deltas")
-            << QStringList{"Hello\n", "\nUs", "er: more", " and more"} << QStringList{"\n\nUser:"} << "Hello" << "\n\nUser:";
-        QTest::addRow("the earliest of several")
-            << QStringList{"one, two; three"} << QStringList{";", ","} << "one" << ",";
-        // Both begin at the same place; the shorter is complete first, as a model would stop.
-        QTest::addRow("two at the same place") << QStringList{"abc d"} << QStringList{"abc", "ab"} << "" << "ab";
-        QTest::addRow("at the very start") << QStringList{"END", " of it"} << QStringList{"END"} << "" << "END";
+            << QStringList{"Hello\n", "\nUs", "er: more", " and more"} << QStringList{"\n\nUser:"} << "Hello"
+            << "\n\nUser:";
+        QTest::addRow("the earliest of several") << QStringList{"one, two; three"} << QStringList{";", ","} << "one"
+                                                 << ",";
+        // The one that completes first, as a model stops, however the text was split.
+        QTest::addRow("two at the same place") << QStringList{"abc d"} << QStringList{"abc", "ab"} << ""
+                                               << "ab";
+        QTest::addRow("one inside another, one delta") << QStringList{"xabcdy"} << QStringList{"abcd", "bc"} << "xa"
+                                                       << "bc";
+        QTest::addRow("one inside another, split") << QStringList{"xabc", "dy"} << QStringList{"abcd", "bc"} << "xa"
+                                                   << "bc";
+        QTest::addRow("two ending at one place") << QStringList{"xab", "cy"} << QStringList{"bc", "abc"} << "x"
+                                                 << "abc";
+        QTest::addRow("at the very start") << QStringList{"END", " of it"} << QStringList{"END"} << ""
+                                           << "END";
         QTest::addRow("a prefix that does not finish")
-            << QStringList{"a\n\nUs", "e this"} << QStringList{"\n\nUser:"} << "a\n\nUse this" << "";
-        QTest::addRow("none") << QStringList{"plain ", "text"} << QStringList{"STOP"} << "plain text" << "";
+            << QStringList{"a\n\nUs", "e this"} << QStringList{"\n\nUser:"} << "a\n\nUse this"
+            << "";
+        QTest::addRow("none") << QStringList{"plain ", "text"} << QStringList{"STOP"} << "plain text"
+                              << "";
         QTest::addRow("non-ASCII") << QStringList{"größer ", "→ STOP", "x"} << QStringList{"→ STOP"} << "größer "
                                    << "→ STOP";
         QTest::addRow("an emoji on the cut")
-            << QStringList{"Great job! 🎉", " more"} << QStringList{"\n\n"} << "Great job! 🎉 more" << "";
+            << QStringList{"Great job! 🎉", " more"} << QStringList{"\n\n"} << "Great job! 🎉 more"
+            << "";
     }
     void endsAtTheFirstStopSequence() {
         QFETCH(QStringList, deltas);
@@ -122,13 +136,38 @@ private slots:
         QCOMPARE(r.reason, StopReason::Stop);
         QCOMPARE(r.stopSequence, matched); // which one, for an API that names it (Messages)
         QCOMPARE(r.eventsAfterDone, 0);
-        // Cut short, the answer carries the usage known so far (Responses: none yet); else the
-        // upstream's own.
-        QCOMPARE(r.usage.input, stopped ? 0 : 10);
-        QCOMPARE(r.usage.output, stopped ? 0 : 7);
+        // Cut short before the upstream reported usage (Responses reports it only at the end), the
+        // answer carries an estimate: the caller's for the input, four characters a token for
+        // what the model produced up to the cut (the delta that held the sequence included), so a
+        // stop sequence is no way around a budget. Else the upstream's own usage.
+        qint64 produced = 0;
+        QString sofar;
+        for (const QString &d : deltas) {
+            produced += d.size();
+            sofar += d;
+            if (std::any_of(stops.cbegin(), stops.cend(), [&](const QString &s) { return sofar.contains(s); }))
+                break;
+        }
+        QCOMPARE(r.usage.input, stopped ? kInputEstimate : 10);
+        QCOMPARE(r.usage.output, stopped ? std::max<qint64>(1, (produced + 3) / 4) : 7);
         // No delta ends in half a character.
         for (const QString &d : r.deltas)
             QVERIFY2(!d.back().isHighSurrogate() && !d.front().isLowSurrogate(), qPrintable(d));
+    }
+
+    void usageReportedBeforeTheCutIsKept() {
+        // An upstream that reports its input at the start: that count stays, the output is estimated.
+        auto batches = textAnswer({"twelve chars", " then STOP and more"});
+        batches[0][0].usage.input = 300;
+        batches[0][0].usage.cacheRead = 40;
+        StopSequenceDecoder decoder(std::make_unique<ScriptedDecoder>(batches), {"STOP"}, kInputEstimate);
+        QList<StreamEvent> all;
+        for (qsizetype i = 0; i < batches.size(); ++i)
+            all << decoder.feed(SseEvent{});
+        QCOMPARE(all.last().type, EventType::Done);
+        QCOMPARE(all.last().usage.input, 300);
+        QCOMPARE(all.last().usage.cacheRead, 40);
+        QCOMPARE(all.last().usage.output, (12 + 19 + 3) / 4);
     }
 
     void heldBackTextIsNotLostOnAnError() {
