@@ -192,14 +192,9 @@ QByteArray AnthropicMessagesStreamEncoder::encode(const StreamEvent &event) {
         m_finished = true;
         messageStartOnce(w, {});
         closeBlock(w);
-        w.beginSseEvent("message_delta")
-            .beginObject()
-            .field("type", "message_delta")
-            .key("delta")
-            .beginObject();
+        w.beginSseEvent("message_delta").beginObject().field("type", "message_delta").key("delta").beginObject();
         AnthropicMessagesCodec::writeStop(w, event.reason, event.stopSequence);
-        w.endObject()
-            .key("usage");
+        w.endObject().key("usage");
         AnthropicMessagesCodec::writeUsage(w, event.usage);
         w.endObject().endSseEvent();
         w.beginSseEvent("message_stop").beginObject().field("type", "message_stop").endObject().endSseEvent();

@@ -183,7 +183,7 @@ struct StreamEvent {
     Usage usage;                          // Start (input known up front), Done, Error: usage so far
     QString responseId;                   // Start: the upstream's id for the answer (resp_…, msg_…, chatcmpl-…)
     QString stopSequence; // Done: the stop sequence the gateway cut the answer at (AssistantMessage::stopSequence)
-    QJsonObject native; // Done: the upstream API's own non-streaming answer (AssistantMessage::native)
+    QJsonObject native;   // Done: the upstream API's own non-streaming answer (AssistantMessage::native)
     QByteArray nativeUsageJson; // Done: AssistantMessage::nativeUsageJson
 
     // The commit point: start, empty block starts and toolcall_start never commit.

@@ -372,12 +372,11 @@ private Q_SLOTS:
     }
     void messagesClientIsToldWhichStopSequence() {
         QFETCH(bool, stream);
-        const QJsonObject body{
-            {"model", "pd/resp-d"},
-            {"max_tokens", 64},
-            {"stream", stream},
-            {"stop_sequences", QJsonArray{"NEVER", "STOP"}},
-            {"messages", QJsonArray{QJsonObject{{"role", "user"}, {"content", "alpha STOP beta"}}}}};
+        const QJsonObject body{{"model", "pd/resp-d"},
+                               {"max_tokens", 64},
+                               {"stream", stream},
+                               {"stop_sequences", QJsonArray{"NEVER", "STOP"}},
+                               {"messages", QJsonArray{QJsonObject{{"role", "user"}, {"content", "alpha STOP beta"}}}}};
         const HttpResult r = m_gw->post(QStringLiteral("/v1/messages"), body);
         QVERIFY2(r.status == 200, r.body.constData());
         QJsonObject stop; // the object that carries stop_reason and stop_sequence
