@@ -216,12 +216,23 @@ private Q_SLOTS:
     }
 
     // Item 4, on the way out: the one place that writes headers encodes what it is given, whatever
-    // the source (here a candidate name from the configuration).
+    // the source (here a candidate name from the configuration). A value of nothing but control
+    // bytes is written three times its size: the header block is sized for that in advance, and
+    // the ASan run checks the bound.
+    void headerValuesAreMadeSafeWhereHeadersAreWritten_data() {
+        QTest::addColumn<QString>("providerId");
+        QTest::addColumn<QByteArray>("written");
+        QTest::addRow("a splitting payload")
+            << QStringLiteral("bad\r\nSet-Cookie: injected=1") << QByteArray("bad%0D%0ASet-Cookie: injected=1");
+        QTest::addRow("300 control bytes") << QString(300, QChar(0x01)) << QByteArray("%01").repeated(300);
+    }
     void headerValuesAreMadeSafeWhereHeadersAreWritten() {
+        QFETCH(QString, providerId);
+        QFETCH(QByteArray, written);
         GatewayFixture gw;
         // The model id goes upstream (the fake refuses control bytes too); the provider id only names it.
         config::ProviderConfig provider = gw.config.providers.value(QStringLiteral("pa"));
-        provider.id = QStringLiteral("bad\r\nSet-Cookie: injected=1");
+        provider.id = providerId;
         gw.config.providers.insert(provider.id, provider);
         config::ModelConfig bad = gw.config.models.value(QStringLiteral("pa/claude-a"));
         bad.provider = provider.id;
@@ -236,30 +247,7 @@ private Q_SLOTS:
             exchange(port, post(port, "/v1/messages", chatBody(QStringLiteral("/v1/messages"), route.name)));
         QVERIFY2(a.status == 200, QJsonDocument(a.json).toJson().constData());
         QVERIFY2(!headerNames(a.head).contains("set-cookie"), a.head.constData());
-        QVERIFY2(a.head.contains("x-switchman-candidate: bad%0D%0ASet-Cookie: injected=1/claude-a"),
-                 a.head.constData());
-
-        // A value of nothing but control bytes is written three times its size (the header block is
-        // sized for that in advance; the ASan run checks the bound).
-        config::ProviderConfig controls = gw.config.providers.value(QStringLiteral("pa"));
-        controls.id = QString(300, QChar(0x01));
-        QVERIFY(!gw.config.providers.contains(controls.id));
-        GatewayFixture gw2;
-        gw2.config.providers.insert(controls.id, controls);
-        config::ModelConfig ctl = gw2.config.models.value(QStringLiteral("pa/claude-a"));
-        ctl.provider = controls.id;
-        gw2.config.models.insert(ctl.key(), ctl);
-        route.candidates = {ctl.key()};
-        gw2.config.routes.insert(route.name, route);
-        gw2.start();
-        const quint16 port2 = gw2.engine().port();
-        const RawAnswer b =
-            exchange(port2, post(port2, "/v1/messages", chatBody(QStringLiteral("/v1/messages"), route.name)));
-        QVERIFY2(b.status == 200, QJsonDocument(b.json).toJson().constData());
-        QString encoded;
-        for (int i = 0; i < 300; ++i)
-            encoded += QStringLiteral("%01");
-        QVERIFY2(b.head.contains("x-switchman-candidate: " + encoded.toLatin1() + "/claude-a"), b.head.constData());
+        QVERIFY2(a.head.contains("x-switchman-candidate: " + written + "/claude-a"), a.head.constData());
     }
 
     // Item 5: forwarded header values with control bytes.
