@@ -112,8 +112,8 @@ void OpenAICompletionsStreamDecoder::collectNative(const Value *chunk, const Val
 namespace {
 // Whether rj::appendCompact writes `v` byte for byte as the codec's JsonWriter writes the same
 // value taken through Qt's JSON: integers (doubles are formatted differently), names and strings
-// in ASCII (Qt sorts names by UTF-16 units, appendCompact by bytes; Qt writes a byte that is not
-// UTF-8 as U+FFFD, appendCompact as it came).
+// in ASCII (Qt sorts names by UTF-16 units, appendCompact by bytes; any other text takes the
+// object path, which writes it through Qt's UTF-16 as before).
 bool isAscii(const Value &s) {
     const char *text = s.GetString();
     return std::none_of(text, text + s.GetStringLength(), [](char c) { return uchar(c) >= 0x80; });
