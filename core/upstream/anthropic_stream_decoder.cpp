@@ -122,7 +122,9 @@ void AnthropicStreamDecoder::end() {
         reason = StopReason::ToolUse;
     else if (m_stopReason == L("refusal"))
         reason = StopReason::Refusal; // an answer, not an outage: no mark, no failover
-    m_out.done(reason, nativeMessage());
+    // The sequence rides on Done too: a Messages client whose answer was too large to keep whole
+    // (nativeMessage() is empty then) still learns which one ended it.
+    m_out.done(reason, nativeMessage(), {}, m_stopReason == L("stop_sequence") ? m_stopSequence : QString());
 }
 
 void AnthropicStreamDecoder::openBlock(int index, const Value *cb) {
@@ -202,6 +204,8 @@ void AnthropicStreamDecoder::decode(const SseEvent &sse) {
         const Value *stop = member(member(data, "delta"), "stop_reason");
         if (rj::isString(stop))
             m_stopReason = toString(stop);
+        if (const Value *sequence = member(member(data, "delta"), "stop_sequence"); rj::isString(sequence))
+            m_stopSequence = toString(sequence);
         readUsage(member(data, "usage"));
     } else if (type == "message_stop") {
         end();

@@ -44,6 +44,7 @@ private:
 
     CanonicalStreamBuilder m_out; // blocks keyed by Anthropic's block index
     QString m_stopReason;         // raw stop_reason from message_delta
+    QString m_stopSequence;       // the stop_sequence it named
     bool m_keepNative = true;
 };
 

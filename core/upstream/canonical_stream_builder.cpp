@@ -109,7 +109,8 @@ void CanonicalStreamBuilder::closeAll() {
         close(m_open.front().key);
 }
 
-void CanonicalStreamBuilder::done(StopReason reason, const QJsonObject &native, const QByteArray &nativeUsageJson) {
+void CanonicalStreamBuilder::done(StopReason reason, const QJsonObject &native, const QByteArray &nativeUsageJson,
+                                  const QString &stopSequence) {
     if (m_finished)
         return;
     closeAll();
@@ -118,6 +119,7 @@ void CanonicalStreamBuilder::done(StopReason reason, const QJsonObject &native, 
     e.usage = m_usage;
     e.native = native;
     e.nativeUsageJson = nativeUsageJson;
+    e.stopSequence = stopSequence;
     push(std::move(e));
     m_finished = true;
 }

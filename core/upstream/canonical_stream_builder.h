@@ -51,7 +51,8 @@ public:
     void closeAll();
 
     // Ends the stream with Done: closes what is open first.
-    void done(StopReason reason, const QJsonObject &native = {}, const QByteArray &nativeUsageJson = {});
+    void done(StopReason reason, const QJsonObject &native = {}, const QByteArray &nativeUsageJson = {},
+              const QString &stopSequence = {});
     // Ends the stream with Error, with no End for blocks still open (the answer is broken).
     void fail(const QString &message, const QString &errorType = {}, std::optional<int> status = {},
               StopReason reason = StopReason::Error);

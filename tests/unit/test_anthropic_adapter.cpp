@@ -39,6 +39,7 @@ const QLatin1String kAnthropicApi("anthropic-messages");
 class TestAnthropicAdapter : public QObject {
     Q_OBJECT
 private slots:
+    void decodedStopNamesTheStopSequence();
     void passthroughKeepsEveryClientField();
     void passthroughSplicesWhenTheThinkingRulesKeepTheHistory();
     void thinkingRuleCheckAgreesWithTheRules();
@@ -466,6 +467,20 @@ void TestAnthropicAdapter::oauthTokenIsSentAsBearer() {
         AnthropicAdapter().buildRequest(spokenIn(req, wire::Api::OpenAICompletions), target("sk-ant-oat01-token"), {});
     QCOMPARE(headerValue(http.headers, "authorization"), QByteArray("Bearer sk-ant-oat01-token"));
     QVERIFY(headerValue(http.headers, "x-api-key").isEmpty());
+}
+
+// Anthropic's own stop at a stop sequence names it on Done, for a Messages client whose answer is
+// rebuilt from the events (one too large to keep whole); any other end names none.
+void TestAnthropicAdapter::decodedStopNamesTheStopSequence() {
+    for (const char *fixture : {"anthropic_upstream_stop_sequence.sse", "anthropic_upstream_full.sse"}) {
+        auto decoder = AnthropicAdapter().makeDecoder(target());
+        const QList<StreamEvent> events =
+            sw::test::decodeTranscript(*decoder, readTestData(QString::fromLatin1(fixture)));
+        const bool atSequence = qstrcmp(fixture, "anthropic_upstream_stop_sequence.sse") == 0;
+        QCOMPARE(events.last().type, EventType::Done);
+        QCOMPARE(events.last().reason, atSequence ? StopReason::Stop : StopReason::ToolUse);
+        QCOMPARE(events.last().stopSequence, atSequence ? QStringLiteral("###") : QString());
+    }
 }
 
 void TestAnthropicAdapter::decodesFullTranscript() {
