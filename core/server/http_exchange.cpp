@@ -11,6 +11,12 @@
 namespace sw::server {
 
 namespace {
+// Copies `bytes` to `p`, which has room for them; returns their end.
+char *put(char *p, QByteArrayView bytes) {
+    std::memcpy(p, bytes.data(), size_t(bytes.size()));
+    return p + bytes.size();
+}
+
 // The one gate between a value and the header block: a name must be a token and a value may not
 // hold CR, LF, NUL or another control byte (RFC 9110 5.5), or one request's model name could
 // end the header line and add its own (response splitting). Control bytes are percent-encoded,
@@ -20,12 +26,7 @@ namespace {
 char *putSafeHeader(char *p, QByteArrayView name, QByteArrayView value) {
     if (!http::isToken(name))
         return p;
-    const auto put = [&p](QByteArrayView bytes) {
-        std::memcpy(p, bytes.data(), size_t(bytes.size()));
-        p += bytes.size();
-    };
-    put(name);
-    put(": ");
+    p = put(put(p, name), ": ");
     for (const char ch : value) {
         const auto c = static_cast<unsigned char>(ch);
         if ((c < 0x20 && c != '\t') || c == 0x7f) {
@@ -36,8 +37,7 @@ char *putSafeHeader(char *p, QByteArrayView name, QByteArrayView value) {
             *p++ = ch;
         }
     }
-    put("\r\n");
-    return p;
+    return put(p, "\r\n");
 }
 
 // Below this size a body is copied into the head's block (one write); a larger one is handed to the
@@ -141,22 +141,15 @@ QByteArray HttpExchange::headBlock(int status, const http::HeaderList &headers, 
         size += h.first.size() + 3 * h.second.size() + 4; // a control byte is written as three
     // Written in place (one allocation, no append calls); `extra` stays free for the body.
     QByteArray block(size + extra, Qt::Uninitialized);
-    char *p = block.data();
-    const auto put = [&p](QByteArrayView bytes) {
-        std::memcpy(p, bytes.data(), size_t(bytes.size()));
-        p += bytes.size();
-    };
-    put("HTTP/1.1 ");
+    char *p = put(block.data(), "HTTP/1.1 ");
     p = std::to_chars(p, p + 12, status).ptr;
     *p++ = ' ';
-    put(reason);
-    put("\r\n");
+    p = put(put(p, reason), "\r\n");
     // The exchange's own "Connection: close" (or an HTTP/1.0 keep-alive) is the one that counts.
     for (const auto &h : headers)
         if (!ownConnection || !http::sameName(h.first, "connection"))
             p = putSafeHeader(p, h.first, h.second);
-    put(framing);
-    put("\r\n");
+    p = put(put(p, framing), "\r\n");
     block.truncate(p - block.data()); // the allocation stays, with room for `extra`
     return block;
 }
@@ -207,8 +200,7 @@ void HttpExchange::respond(int status, const http::HeaderList &headers, const QB
         m_closeAfter ? QByteArrayView("\r\nConnection: close\r\n")
         : m_http10   ? QByteArrayView("\r\nConnection: keep-alive\r\n") // it asked; else it waits for a close
                      : QByteArrayView("\r\n");
-    std::memcpy(end, connection.data(), size_t(connection.size()));
-    end += connection.size();
+    end = put(end, connection);
     QByteArray block = headBlock(status, headers, QByteArrayView(framing, end - framing), m_closeAfter || m_http10,
                                  withBody && inlineBody ? body.size() : 0);
     if (withBody && inlineBody)
