@@ -476,10 +476,13 @@ void AttemptLoop::commit(Attempt &a, const QList<model::StreamEvent> &released) 
             m_deps.client->streamFrame(frame);
         a.heldRaw.clear();
         a.heldRawBytes = 0;
-        return;
+    } else {
+        for (const auto &e : released)
+            deliver(a, e);
     }
-    for (const auto &e : released)
-        deliver(a, e);
+    // The first content is out of the hold: the client gets it before the gateway reads on through
+    // the rest of the upstream's read (the frames after it still leave together).
+    m_deps.client->sendNow();
 }
 
 void AttemptLoop::deliver(Attempt &a, const model::StreamEvent &event) {

@@ -150,6 +150,10 @@ public:
     virtual void keepalive() = 0;
     // Commit of a streamed attempt: the candidate comment, and the encoder unless passthrough.
     virtual void commitStream(const AnswerInfo &info, bool passthrough) = 0;
+    // What the stream has been written so far leaves now, not with the rest of the upstream's
+    // read: called once, when the first content is written (time to first token). A sink that
+    // holds nothing back has nothing to do.
+    virtual void sendNow() {}
     virtual void streamEvent(const model::StreamEvent &event) = 0;  // through the encoder
     virtual void streamFrame(const QByteArray &frame) = 0;          // passthrough, already redacted
     virtual void streamError(const model::GatewayError &error) = 0; // the format's in-band error

@@ -57,6 +57,11 @@ void ClientStream::commitStream(const failover::AnswerInfo &info, bool passthrou
     m_encoder = m_codec.makeStreamEncoder(m_info);
 }
 
+void ClientStream::sendNow() {
+    if (m_exchange)
+        m_exchange->sendNow();
+}
+
 void ClientStream::streamEvent(const model::StreamEvent &event) {
     if (!m_encoder || !m_exchange || m_passthrough)
         return;

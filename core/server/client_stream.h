@@ -27,6 +27,7 @@ public:
     bool streamOpen() const override;
     void keepalive() override;
     void commitStream(const failover::AnswerInfo &info, bool passthrough) override;
+    void sendNow() override;
     void streamEvent(const model::StreamEvent &event) override;
     void streamFrame(const QByteArray &frame) override;
     void streamError(const model::GatewayError &error) override;

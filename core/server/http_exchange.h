@@ -42,6 +42,9 @@ public:
     void beginStream(int status, const http::HeaderList &headers);
     void write(const QByteArray &bytes); // one chunk; empty is ignored
     void endStream();
+    // What an open WriteBatch holds of this exchange leaves now; what is written after it waits
+    // for the batch's end again.
+    void sendNow() { flushBatch(); }
     // Closes the connection without a proper end (used for a broken stream).
     void abortConnection();
     // Bytes written that wait in Qt's buffer for the kernel to take them (backpressure).

@@ -21,6 +21,8 @@
 
 #include <memory>
 
+#include <sys/socket.h>
+
 using namespace sw;
 
 namespace {
@@ -42,6 +44,17 @@ public:
                     ex->write("data: two\n\n");
                     ex->endStream();
                 }
+            } else if (in.path == QLatin1String("/first")) {
+                // As the loop writes a stream whose first content and more arrive in one upstream
+                // read: the first content is sent at once, the rest with the batch's end.
+                ex->beginStream(200, {{"Content-Type", "text/event-stream"}});
+                http::WriteBatch batch;
+                ex->write("data: first\n\n");
+                ex->sendNow();
+                atSendNow = clientHas();
+                ex->write("data: second\n\n");
+                ex->endStream();
+                beforeBatchEnd = clientHas();
             } else if (in.path == QLatin1String("/big")) {
                 ex->respond(200, {{"Content-Type", "text/plain"}}, QByteArray(kBigBytes, 'x'));
             } else {
@@ -75,8 +88,19 @@ public:
     bool ok = false;
     quint16 port = 0;
     int requests = 0;
+    // /first: what had reached the client's socket when sendNow() returned, and before the batch ended.
+    QByteArray atSendNow;
+    QByteArray beforeBatchEnd;
 
 private:
+    // The bytes in the kernel's buffer of `client`, not read yet (loopback delivers a send at once).
+    QByteArray clientHas() {
+        QByteArray buffer(64 * 1024, Qt::Uninitialized);
+        const auto n =
+            ::recv(int(client.socketDescriptor()), buffer.data(), size_t(buffer.size()), MSG_PEEK | MSG_DONTWAIT);
+        return buffer.left(n > 0 ? n : 0);
+    }
+
     std::unique_ptr<server::HttpFront> m_front;
     server::GuardedTcpServer *m_tcp = nullptr; // a child of m_front
 
@@ -339,6 +363,19 @@ private slots:
     }
 
     // Without close, a stream's connection stays for the next request.
+    void theFirstContentLeavesBeforeTheRestOfItsBatch() {
+        // The loop calls sendNow() once the first content is out of the hold: the client has it
+        // while the gateway still decodes the rest of that upstream read.
+        Listener listener;
+        QVERIFY(listener.ok);
+        const Exchange got = send(listener.client, listener.request("/first", "HTTP/1.1", {}),
+                                  [](const QByteArray &b) { return b.endsWith("0\r\n\r\n"); });
+        QVERIFY2(got.bytes.contains("data: second"), got.bytes.constData());
+        QVERIFY2(listener.atSendNow.contains("data: first"), listener.atSendNow.constData());
+        QVERIFY2(!listener.beforeBatchEnd.contains("data: second"), listener.beforeBatchEnd.constData());
+        QVERIFY(!listener.beforeBatchEnd.contains("0\r\n\r\n"));
+    }
+
     void streamsKeepTheConnectionWithoutClose() {
         Listener listener;
         QVERIFY(listener.ok);

@@ -122,8 +122,10 @@ public:
     QString answerText;
     std::optional<model::GatewayError> failed;
     qint64 pending = 0;
+    QList<qsizetype> sentNowAfter; // how many events and frames had been written at each sendNow()
 
     void openStream() override { open = true; }
+    void sendNow() override { sentNowAfter.append(events.size() + frames.size()); }
     void upstreamChosen(const QString &, const QString &) override {}
     bool streamOpen() const override { return open; }
     void keepalive() override { ++keepalives; }
@@ -825,6 +827,45 @@ private Q_SLOTS:
         h.frame({ev(EventType::Start), ev(EventType::TextStart), ev(EventType::TextDelta, QStringLiteral("x"))});
         h.clock.advance(60000);
         QCOMPARE(h.client.keepalives, 3);
+    }
+
+    void theFirstContentIsSentAtOnce_data() {
+        QTest::addColumn<bool>("passthrough");
+        QTest::newRow("through the encoder") << false;
+        QTest::newRow("passthrough frames") << true;
+    }
+    void theFirstContentIsSentAtOnce() {
+        // Once, at commit, after the held start and the first delta are written: later frames of
+        // the same upstream read wait for its end, as before.
+        QFETCH(bool, passthrough);
+        Harness h({candidate("pa")}, true);
+        h.runner.passthrough = passthrough;
+        h.start();
+        const auto feed = [&h](QList<StreamEvent> events, const QByteArray &raw) {
+            TryFrame f;
+            f.events = std::move(events);
+            f.frameBytes = 32;
+            f.raw = raw;
+            h.loop->onFrame(h.id(), f);
+        };
+        feed({ev(EventType::Start), ev(EventType::TextStart)}, "event: a\ndata: {}\n\n");
+        QVERIFY(h.client.sentNowAfter.isEmpty()); // held: nothing to send
+        feed({ev(EventType::TextDelta, QStringLiteral("Hel")), ev(EventType::TextDelta, QStringLiteral("lo"))},
+             "event: b\ndata: {}\n\n");
+        // Encoder: start, text start, "Hel" (then "lo"); passthrough: the two frames.
+        QCOMPARE(h.client.sentNowAfter, QList<qsizetype>{passthrough ? 2 : 3});
+        StreamEvent d = ev(EventType::Done);
+        feed({ev(EventType::TextEnd), d}, "event: c\ndata: {}\n\n");
+        QVERIFY(h.done);
+        QCOMPARE(h.client.sentNowAfter.size(), 1);
+    }
+
+    void aJsonAnswerIsNeverSentEarly() {
+        Harness h({candidate("pa")}, false);
+        h.start();
+        h.answer();
+        QVERIFY(h.client.answered);
+        QVERIFY(h.client.sentNowAfter.isEmpty());
     }
 
     void jsonRequestsGetNoKeepalive() {
