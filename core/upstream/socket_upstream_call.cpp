@@ -3,6 +3,8 @@
 #include "core/http/socket_write.h"
 #include "core/upstream/socket_transport.h"
 
+#include <QSslSocket>
+
 namespace sw::upstream {
 
 SocketUpstreamCall::SocketUpstreamCall(SocketTransport *transport, const HttpRequest &request, QObject *parent)
@@ -87,6 +89,7 @@ void SocketUpstreamCall::sendRequest() {
         head.append("Content-Length: ").append(QByteArray::number(m_request.body.size())).append("\r\n");
     head.append("\r\n");
     if (bodyInline) {
+        m_bodyOffset = m_request.body.size();
         head.append(m_request.body);
         // One write, head and body together, straight to the kernel on a plain connection: the upstream starts on
         // it one poll round earlier than after Qt's buffer, and no write buffer is kept for the connection's life.
@@ -97,8 +100,35 @@ void SocketUpstreamCall::sendRequest() {
     // copy of a body of up to limits.maxBodyBytes per request. Qt's buffer keeps a QByteArray it is given
     // whole by reference, so the body is shared with the request instead.
     http::writeThrough(m_socket, head, false);
+    if (auto *ssl = qobject_cast<QSslSocket *>(m_socket)) {
+        // Qt's TLS socket copies every write and encrypts all it holds at once: in slices, as the
+        // ciphertext leaves, it holds about two of them instead of the body twice over.
+        m_bodyOffset = 0;
+        m_slicing = true;
+        connect(ssl, &QSslSocket::encryptedBytesWritten, this, [this, ssl] {
+            if (ssl == m_socket)
+                sendBodySlices();
+        });
+        sendBodySlices();
+        return;
+    }
+    m_bodyOffset = m_request.body.size();
     m_socket->write(m_request.body);
     m_socket->flush();
+}
+
+void SocketUpstreamCall::sendBodySlices() {
+    auto *ssl = static_cast<QSslSocket *>(m_socket);
+    while (!bodySent() && ssl->bytesToWrite() + ssl->encryptedBytesToWrite() < kTlsBodySlice) {
+        const qsizetype n = std::min(kTlsBodySlice, m_request.body.size() - m_bodyOffset);
+        ssl->write(m_request.body.constData() + m_bodyOffset, n);
+        m_bodyOffset += n;
+    }
+    // No flush() here: called from encryptedBytesWritten, the bytes it would send go out inside that
+    // signal's emission, and Qt tells nobody of them (it does not emit bytesWritten within itself), so
+    // the next slice would wait forever. The socket's own flush runs on the next loop turn.
+    if (bodySent() && std::exchange(m_slicing, false))
+        QObject::disconnect(ssl, nullptr, this, nullptr); // the link holds the connection's other signals
 }
 
 void SocketUpstreamCall::onReadyRead() {
@@ -240,6 +270,11 @@ void SocketUpstreamCall::releaseSocket(bool reusable) {
     m_socket = nullptr;
     m_link = nullptr;
     link->release();
+    if (std::exchange(m_slicing, false))
+        QObject::disconnect(s, nullptr, this, nullptr); // the slices' connection; the link holds the rest
+    // An answer that came before the whole body was sent (an early error) leaves the connection
+    // mid-request: the server would read the rest as the next one.
+    reusable = reusable && bodySent();
     if (reusable && m_transport) {
         m_transport->giveBack(m_hostKey, link);
         return;
@@ -253,7 +288,7 @@ void SocketUpstreamCall::abort() {
         return;
     m_done = true;
     QAbstractSocket *s = m_socket;
-    if (s && m_transport && m_started && m_parser.state() == Http1ResponseParser::State::Body &&
+    if (s && m_transport && m_started && bodySent() && m_parser.state() == Http1ResponseParser::State::Body &&
         m_parser.selfDelimited() && m_parser.keepAlive() && !m_closedWhilePaused && !m_errorWhilePaused) {
         // A caller often stops at the last event it needs, a moment before the body's
         // own end (the chunked terminator) arrives: let the transport read that end for

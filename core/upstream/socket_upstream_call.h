@@ -26,6 +26,10 @@ public:
     // A request body up to this size is copied behind the head and sent in the same write; a larger one
     // is queued by reference.
     static constexpr qsizetype kInlineBodyBytes = 256 * 1024;
+    // A larger body to a TLS upstream is handed to the socket this much at a time, the next piece
+    // when what is queued (plain and encrypted) is below it: Qt's TLS socket copies what it is given
+    // and queues all of its ciphertext, two more copies of a body of up to limits.maxBodyBytes.
+    static constexpr qsizetype kTlsBodySlice = 64 * 1024;
 
     SocketUpstreamCall(SocketTransport *transport, const HttpRequest &request, QObject *parent);
     ~SocketUpstreamCall() override;
@@ -42,6 +46,8 @@ private:
     void begin(bool allowReuse);
     void attach(SocketLink *link);
     void sendRequest();
+    void sendBodySlices(); // TLS: the next pieces of a large body, while little is queued
+    bool bodySent() const { return m_bodyOffset >= m_request.body.size(); }
     void onReadyRead();
     void onSocketError(QAbstractSocket::SocketError error);
     void onDisconnected();
@@ -62,6 +68,8 @@ private:
     bool m_started = false;
     bool m_done = false;
     bool m_sent = false;
+    qsizetype m_bodyOffset = 0; // how much of the body has been handed to the socket
+    bool m_slicing = false;     // a TLS body in slices: the socket's encryptedBytesWritten is connected to this call
     bool m_paused = false;
     // Noticed while paused, reported on resume after the bytes that came before it.
     bool m_closedWhilePaused = false;

@@ -7,6 +7,7 @@
 #include "core/config/config_loader.h"
 #include "core/upstream/default_transport.h"
 #include "core/upstream/qt_transport.h"
+#include "core/upstream/socket_upstream_call.h"
 #include "gateway_fixture.h"
 #include "hostile_upstream.h"
 #include "signal_wait.h"
@@ -16,8 +17,12 @@
 #include <QFile>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QSslSocket>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QTimer>
+
+#include <algorithm>
 
 using namespace sw;
 using namespace sw::test;
@@ -67,6 +72,7 @@ private Q_SLOTS:
     void certificateForAnotherHostIsATransportFailureThatSaysSo();
     void endlessResponseHeadOverTlsEndsAsTooLarge();
     void pausedCallOverTlsHoldsAFlood();
+    void aLargeBodyOverTlsWaitsInSlicesNotWhole();
     void failoverOverTls_data();
     void failoverOverTls();
 };
@@ -190,6 +196,45 @@ void TestHttpsUpstream::pausedCallOverTlsHoldsAFlood() {
         return front->baseUrl();
     });
     QVERIFY(front && front->ok());
+}
+
+void TestHttpsUpstream::aLargeBodyOverTlsWaitsInSlicesNotWhole() {
+    // A coding agent's conversation of megabytes to an https provider. Qt's TLS socket copies what
+    // it is given and encrypts all it holds at once into its plain socket's queue: handed the body
+    // whole, the connection held it twice more until the kernel took it. It is handed a slice at a
+    // time as the ciphertext leaves, so what waits in the socket stays about one slice; every
+    // byte arrives, in order.
+    demo::FakeUpstream fake;
+    QVERIFY(fake.listen());
+    fake.setRawReply("data: {\"n\":0}\n\ndata: [DONE]\n\n");
+    TlsFront front(fake.port());
+    QVERIFY(front.ok());
+    upstream::DefaultTransport transport;
+    transport.setExtraCaCertificates(
+        {{upstream::hostKeyOf(QUrl(front.baseUrl())), QSslCertificate::fromPath(front.caFile())}});
+    upstream::HttpRequest req = post(front.baseUrl());
+    req.body = R"({"model":"m","messages":[{"role":"user","content":")" + QByteArray(8 * 1024 * 1024, 'q') + R"("}]})";
+    upstream::UpstreamCall *call = transport.start(req, this);
+    CallRecorder rec(call);
+    qint64 mostQueued = 0;
+    QTimer sample; // between the socket's own events, on the same thread
+    sample.setInterval(0);
+    connect(&sample, &QTimer::timeout, this, [&] {
+        for (QSslSocket *s : call->findChildren<QSslSocket *>())
+            mostQueued = std::max(mostQueued, s->bytesToWrite() + s->encryptedBytesToWrite());
+    });
+    sample.start();
+    QVERIFY(rec.waitFinished(30000));
+    sample.stop();
+    QCOMPARE(rec.status, 200);
+    QCOMPARE(fake.requests().size(), 1);
+    QVERIFY(fake.requests().front().body == req.body);
+    qInfo("most queued in the TLS socket: %lld KiB of a %lld KiB body", mostQueued / 1024,
+          qint64(req.body.size()) / 1024);
+    QVERIFY2(mostQueued > 0, "the sampler never saw the socket");
+    QVERIFY2(mostQueued <= 4 * upstream::SocketUpstreamCall::kTlsBodySlice,
+             qPrintable(QStringLiteral("%1 KiB queued").arg(mostQueued / 1024)));
+    delete call;
 }
 
 void TestHttpsUpstream::failoverOverTls_data() {
