@@ -6,6 +6,7 @@
 #include "core/wire/json.h"
 #include "core/wire/json_writer.h"
 #include "core/wire/rapid_json.h"
+#include "core/wire/tool_call_id.h"
 
 #include <QJsonArray>
 
@@ -495,7 +496,7 @@ QByteArray AnthropicMessagesCodec::encodeResponse(const AssistantMessage &messag
                     .endObject();
             w.beginObject()
                 .field("type", "tool_use")
-                .field("id", b.toolCallId)
+                .field("id", wire::anthropicToolId(b.toolCallId)) // another API's id, made valid for the next turn
                 .field("name", b.toolName)
                 .field("input", b.arguments)
                 .endObject();

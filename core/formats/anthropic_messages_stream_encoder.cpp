@@ -3,6 +3,7 @@
 #include "core/formats/anthropic_messages_codec.h"
 #include "core/wire/json.h"
 #include "core/wire/json_writer.h"
+#include "core/wire/tool_call_id.h"
 
 namespace sw::formats {
 
@@ -71,7 +72,8 @@ void AnthropicMessagesStreamEncoder::openBlock(wire::JsonWriter &w, int contentI
     else if (head.type == L("redacted_thinking"))
         w.field("data", head.data ? *head.data : QString());
     else // tool_use
-        w.field("id", head.id ? *head.id : QString())
+        // Another API's id, made valid: the client sends it back to whichever candidate answers next.
+        w.field("id", wire::anthropicToolId(head.id ? *head.id : QString()))
             .field("name", head.name ? *head.name : QString())
             .key("input")
             .beginObject()

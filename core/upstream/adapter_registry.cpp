@@ -7,7 +7,6 @@
 #include "core/wire/client_body.h"
 #include "core/wire/document_part.h"
 
-#include <QCryptographicHash>
 #include <QJsonArray>
 #include <QJsonObject>
 #include <QMimeDatabase>
@@ -19,24 +18,6 @@
 #include <utility>
 
 namespace sw::upstream {
-
-namespace {
-constexpr qsizetype kToolIdHashChars = 10; // 40 bits of SHA-256: apart for any conversation's ids
-} // namespace
-
-QString callIdOf(const QString &toolCallId) {
-    const qsizetype bar = toolCallId.indexOf(QLatin1Char('|'));
-    return bar > 0 ? toolCallId.left(bar) : toolCallId;
-}
-
-QString boundedToolCallId(const QString &id, qsizetype maxLength) {
-    const QString callId = callIdOf(id);
-    if (callId.size() <= maxLength)
-        return callId;
-    const QByteArray hash =
-        QCryptographicHash::hash(callId.toUtf8(), QCryptographicHash::Sha256).toHex().left(kToolIdHashChars);
-    return callId.left(maxLength - kToolIdHashChars - 1) + QLatin1Char('_') + QLatin1String(hash);
-}
 
 ToolResultContent splitToolResult(const model::Message &result) {
     ToolResultContent out;

@@ -127,19 +127,7 @@ void addHeader(HttpRequest &http, const QByteArray &name, const QByteArray &valu
 } // namespace
 
 QString AnthropicAdapter::toolCallId(const QString &id) {
-    // Messages accepts [a-zA-Z0-9_-]{1,64}: other characters become "_", and a longer id ends in a
-    // hash of the whole (boundedToolCallId), so two ids that share 64 characters stay apart.
-    QString out;
-    out.reserve(id.size());
-    for (QChar c : id) {
-        const bool ok =
-            (c >= QLatin1Char('a') && c <= QLatin1Char('z')) || (c >= QLatin1Char('A') && c <= QLatin1Char('Z')) ||
-            (c >= QLatin1Char('0') && c <= QLatin1Char('9')) || c == QLatin1Char('_') || c == QLatin1Char('-');
-        out += ok ? c : QLatin1Char('_');
-    }
-    if (out.size() > kMaxToolIdLength)
-        out = boundedToolCallId(out, kMaxToolIdLength);
-    return out.isEmpty() ? QStringLiteral("toolu_missing") : out;
+    return wire::anthropicToolId(id);
 }
 
 QJsonObject AnthropicAdapter::buildBody(const model::ChatRequest &request, const QString &modelId) {

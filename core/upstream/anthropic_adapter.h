@@ -22,7 +22,7 @@ public:
     static QJsonObject buildBody(const model::ChatRequest &request, const QString &modelId);
     // Anthropic tool ids must match ^[a-zA-Z0-9_-]{1,64}$; other APIs' ids are mapped onto that.
     static QString toolCallId(const QString &id);
-    static constexpr qsizetype kMaxToolIdLength = 64; // tool_use.id: ^[a-zA-Z0-9_-]+$, at most 64
+    static constexpr qsizetype kMaxToolIdLength = wire::kAnthropicMaxToolIdLength;
     // History rules on a body about to go to Anthropic (converted or passthrough):
     // thinking blocks Anthropic did not sign (tagged or empty signatures) are dropped,
     // and a tool loop whose last assistant turn does not start with a signed thinking

@@ -7,6 +7,7 @@
 #include "core/upstream/sse_reader.h"
 #include "core/wire/api.h"
 #include "core/wire/error_body.h"
+#include "core/wire/tool_call_id.h"
 
 #include <memory>
 
@@ -85,15 +86,9 @@ public:
 // caller appends its API suffix (":streamGenerateContent"), so ".." is never a segment.
 QString modelPathSegment(const QString &modelId);
 
-// pi keeps a Responses function call's id as "call_id|item_id": the call id is the part before
-// the bar. Any other id is its own call id.
-QString callIdOf(const QString &toolCallId);
-
-// A tool call id as an API with a length limit accepts it: pi's Responses form "call_id|item_id"
-// becomes its call id (the part before the bar); an id still over `maxLength` keeps its start and
-// ends in a hash of the whole id, so the call and its result still pair and two long ids that
-// share a prefix stay apart. Shorter ids pass unchanged.
-QString boundedToolCallId(const QString &id, qsizetype maxLength);
+// Tool call ids: core/wire/tool_call_id.h.
+using wire::boundedToolCallId;
+using wire::callIdOf;
 
 // A tool result's content as the APIs whose tool outputs carry text take it: its words (text
 // blocks, and plain-text documents as text) joined by newlines, and its attachments (images,

@@ -39,6 +39,7 @@ private slots:
     void errorBodyPerCategory();
     void encodesNonStreamingResponse();
     void namesTheStopSequenceOnlyForAPlainStop();
+    void anotherApisToolIdIsMadeValidForTheNextTurn();
 };
 
 void TestAnthropicMessagesCodec::decodesClaudeCodeRequest() {
@@ -306,6 +307,41 @@ void TestAnthropicMessagesCodec::namesTheStopSequenceOnlyForAPlainStop() {
         QCOMPARE(delta.value(QStringLiteral("stop_reason")), o.value(QStringLiteral("stop_reason")));
         QCOMPARE(delta.value(QStringLiteral("stop_sequence")), o.value(QStringLiteral("stop_sequence")));
     }
+}
+
+void TestAnthropicMessagesCodec::anotherApisToolIdIsMadeValidForTheNextTurn() {
+    // A Chat server of the Kimi kind names its calls "functions.get_weather:0". Told as it is, an
+    // Anthropic client would send it back to whichever candidate answers the next turn, and
+    // Anthropic refuses a tool_use id outside ^[a-zA-Z0-9_-]{1,64}$ with a 400 (no failover):
+    // the conversation could not go on. The JSON answer and the stream say the same valid id.
+    const QString foreign = QStringLiteral("functions.get_weather:0");
+    const QString valid = QStringLiteral("functions_get_weather_0");
+    AssistantMessage m;
+    ContentBlock call;
+    call.type = BlockType::ToolCall;
+    call.toolCallId = foreign;
+    call.toolName = QStringLiteral("get_weather");
+    m.content << call;
+    m.stopReason = StopReason::ToolUse;
+    const QJsonObject o = json(AnthropicMessagesCodec().encodeResponse(m, info()));
+    QCOMPARE(o.value(QStringLiteral("content")).toArray().at(0).toObject().value(QStringLiteral("id")).toString(),
+             valid);
+
+    auto enc = AnthropicMessagesCodec().makeStreamEncoder(info());
+    StreamEvent start = makeEvent(EventType::ToolCallStart, 0);
+    start.block = call;
+    QString streamed;
+    for (const auto &e : sw::test::splitSse(enc->encode(start)))
+        if (e.event == "content_block_start")
+            streamed =
+                json(e.data).value(QStringLiteral("content_block")).toObject().value(QStringLiteral("id")).toString();
+    QCOMPARE(streamed, valid);
+
+    // Anthropic's own ids are told as they are.
+    call.toolCallId = QStringLiteral("toolu_01A09q90qw90lq917835lq9");
+    start.block = call;
+    const QByteArray own = AnthropicMessagesCodec().makeStreamEncoder(info())->encode(start);
+    QVERIFY2(own.contains("\"id\":\"toolu_01A09q90qw90lq917835lq9\""), own.constData());
 }
 
 void TestAnthropicMessagesCodec::foreignSignaturesAreTaggedAndComeBackWithTheirMaker() {

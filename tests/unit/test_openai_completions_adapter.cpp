@@ -414,14 +414,17 @@ void TestOpenAICompletionsAdapter::contentFilterIsARefusal() {
 
 void TestOpenAICompletionsAdapter::toolCallIdsFitOpenAIsLimit() {
     // pi keeps a Responses call as "call_id|item_id" (about 80 characters); OpenAI refuses a tool
-    // call id over 40. Each call still pairs with its result, and long ids stay apart.
+    // call id over 40. Each call still pairs with its result, and long ids stay apart. Another
+    // server's ids with a bar in them ("call_1|a", "call_1|b") are not pi's: cut at the bar, two
+    // calls became one id and their results could no longer be told apart.
     const QString piId = QStringLiteral("call_AAAAAAAAAAAAAAAAAAAAAAAA|fc_") + QString(48, QLatin1Char('b'));
     const QString longA = QString(60, QLatin1Char('x')) + QStringLiteral("A");
     const QString longB = QString(60, QLatin1Char('x')) + QStringLiteral("B");
     sw::model::ChatRequest req;
     Message assistant;
     assistant.role = Role::Assistant;
-    for (const QString &id : {piId, longA, longB, QStringLiteral("call_short")}) {
+    for (const QString &id :
+         {piId, longA, longB, QStringLiteral("call_short"), QStringLiteral("call_1|a"), QStringLiteral("call_1|b")}) {
         ContentBlock call;
         call.type = BlockType::ToolCall;
         call.toolCallId = id;
@@ -429,7 +432,8 @@ void TestOpenAICompletionsAdapter::toolCallIdsFitOpenAIsLimit() {
         assistant.content << call;
     }
     req.context.messages << assistant;
-    for (const QString &id : {piId, longA, longB, QStringLiteral("call_short")}) {
+    for (const QString &id :
+         {piId, longA, longB, QStringLiteral("call_short"), QStringLiteral("call_1|a"), QStringLiteral("call_1|b")}) {
         Message result;
         result.role = Role::ToolResult;
         result.toolCallId = id;
@@ -443,17 +447,18 @@ void TestOpenAICompletionsAdapter::toolCallIdsFitOpenAIsLimit() {
                                 .value("messages")
                                 .toArray();
     const QJsonArray calls = msgs[0].toObject().value("tool_calls").toArray();
-    QCOMPARE(calls.size(), 4);
+    QCOMPARE(calls.size(), 6);
     QSet<QString> ids;
-    for (int i = 0; i < 4; ++i) {
+    for (int i = 0; i < 6; ++i) {
         const QString id = calls[i].toObject().value("id").toString();
         QVERIFY2(!id.isEmpty() && id.size() <= 40, qPrintable(id));
         QCOMPARE(msgs[i + 1].toObject().value("tool_call_id").toString(), id);
         ids.insert(id);
     }
-    QCOMPARE(ids.size(), 4);
+    QCOMPARE(ids.size(), 6);
     QCOMPARE(calls[0].toObject().value("id").toString(), QStringLiteral("call_AAAAAAAAAAAAAAAAAAAAAAAA"));
     QCOMPARE(calls[3].toObject().value("id").toString(), QStringLiteral("call_short"));
+    QCOMPARE(calls[4].toObject().value("id").toString(), QStringLiteral("call_1|a"));
 }
 
 void TestOpenAICompletionsAdapter::otherChoicesAreNotMergedIntoTheFirst() {

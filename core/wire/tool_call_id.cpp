@@ -1,0 +1,44 @@
+#include "core/wire/tool_call_id.h"
+
+#include <QCryptographicHash>
+
+namespace sw::wire {
+
+namespace {
+constexpr qsizetype kToolIdHashChars = 10; // 40 bits of SHA-256: apart for any conversation's ids
+
+bool anthropicIdChar(QChar c) {
+    return (c >= QLatin1Char('a') && c <= QLatin1Char('z')) || (c >= QLatin1Char('A') && c <= QLatin1Char('Z')) ||
+           (c >= QLatin1Char('0') && c <= QLatin1Char('9')) || c == QLatin1Char('_') || c == QLatin1Char('-');
+}
+} // namespace
+
+QString callIdOf(const QString &toolCallId) {
+    const qsizetype bar = toolCallId.indexOf(QLatin1Char('|'));
+    if (bar > 0 && QStringView(toolCallId).mid(bar + 1).startsWith(QLatin1String("fc_")))
+        return toolCallId.left(bar);
+    return toolCallId;
+}
+
+QString boundedToolCallId(const QString &id, qsizetype maxLength) {
+    const QString callId = callIdOf(id);
+    if (callId.size() <= maxLength)
+        return callId;
+    const QByteArray hash =
+        QCryptographicHash::hash(callId.toUtf8(), QCryptographicHash::Sha256).toHex().left(kToolIdHashChars);
+    return callId.left(maxLength - kToolIdHashChars - 1) + QLatin1Char('_') + QLatin1String(hash);
+}
+
+QString anthropicToolId(const QString &id) {
+    if (!id.isEmpty() && id.size() <= kAnthropicMaxToolIdLength && std::all_of(id.begin(), id.end(), anthropicIdChar))
+        return id; // the common case: an id Anthropic made, or one already mapped
+    QString out;
+    out.reserve(id.size());
+    for (QChar c : id)
+        out += anthropicIdChar(c) ? c : QLatin1Char('_');
+    if (out.size() > kAnthropicMaxToolIdLength)
+        out = boundedToolCallId(out, kAnthropicMaxToolIdLength);
+    return out.isEmpty() ? QStringLiteral("toolu_missing") : out;
+}
+
+} // namespace sw::wire

@@ -1,0 +1,29 @@
+#pragma once
+// Tool call ids as each API accepts them (formats/translation_rules.md, "Tool call ids"). The id
+// a model gave a call pairs it with its result in every later turn, so a mapping must give the
+// same id for the same input, on the request going up and on the answer coming down alike.
+
+#include <QString>
+
+namespace sw::wire {
+
+// Messages accepts tool_use ids matching ^[a-zA-Z0-9_-]{1,64}$.
+inline constexpr qsizetype kAnthropicMaxToolIdLength = 64;
+
+// pi keeps a Responses function call's id as "call_id|item_id", the item id being the call's
+// output item ("fc_…"): the call id is the part before the bar. Any other id, one with a bar
+// included ("call_1|a" from another server), is its own call id.
+QString callIdOf(const QString &toolCallId);
+
+// A tool call id as an API with a length limit accepts it: pi's form becomes its call id; an
+// id still over `maxLength` keeps its start and ends in a hash of the whole id, so the call and
+// its result still pair and two long ids that share a prefix stay apart. Shorter ids pass
+// unchanged.
+QString boundedToolCallId(const QString &id, qsizetype maxLength);
+
+// An id as Messages accepts it: every other character becomes "_", a longer id is bounded as
+// above, and an empty one gets a fixed name. A valid id passes unchanged. Applied wherever an
+// Anthropic client or upstream gets an id another API made.
+QString anthropicToolId(const QString &id);
+
+} // namespace sw::wire
