@@ -112,7 +112,12 @@ bool decodeMessage(const Value *m, const BodyPath &where, model::ChatRequest *re
                 break;
             }
         }
-        const QString text = rj::textOfContent(rj::member(m, "content"));
+        QString text = rj::textOfContent(rj::member(m, "content"));
+        // A refusal is what the model said in that turn: the canonical text carries it, as the
+        // answer's encoder takes it out of the text (another API's model must know it refused).
+        const QString refusal = rj::toString(rj::member(m, "refusal"));
+        if (!refusal.isEmpty() && !text.endsWith(refusal))
+            text += refusal;
         if (!text.isEmpty())
             msg.content.append(ContentBlock::makeText(text));
         const Value *calls = rj::member(m, "tool_calls");

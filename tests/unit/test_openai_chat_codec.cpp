@@ -41,6 +41,7 @@ private slots:
     void errorBodyPerCategory();
     void encodesNonStreamingResponse();
     void customToolsDecodeAndTheirCallsEncodeAsCustom();
+    void anAssistantRefusalInTheHistoryIsKept();
 };
 
 void TestOpenAIChatCodec::decodesSdkRequest() {
@@ -361,6 +362,29 @@ void TestOpenAIChatCodec::customToolsDecodeAndTheirCallsEncodeAsCustom() {
                                   .toObject();
     QCOMPARE(whole.value("custom").toObject().value("name").toString(), QStringLiteral("apply_patch"));
     QCOMPARE(whole.value("custom").toObject().value("input").toString(), QStringLiteral("*** Begin Patch\n"));
+}
+
+void TestOpenAIChatCodec::anAssistantRefusalInTheHistoryIsKept() {
+    // {"role":"assistant","content":null,"refusal":"..."}: the turn in which the model refused. It
+    // was dropped, so another API's model got the two user turns around it as one and never knew
+    // it had refused.
+    const auto req =
+        OpenAIChatCodec().decode(R"({"model":"m","messages":[{"role":"user","content":"bad"},)"
+                                 R"({"role":"assistant","content":null,"refusal":"I can't help with that."},)"
+                                 R"({"role":"user","content":"ok then good"}]})",
+                                 nullptr);
+    QVERIFY(req);
+    const auto &msgs = req->context.messages;
+    QCOMPARE(msgs.size(), 3);
+    QCOMPARE(msgs[1].role, Role::Assistant);
+    QCOMPARE(msgs[1].content.size(), 1);
+    QCOMPARE(msgs[1].content[0].text, QStringLiteral("I can't help with that."));
+    // Text and refusal both, as this gateway's own answer writes them: the text, then the refusal.
+    const auto both = OpenAIChatCodec().decode(R"({"model":"m","messages":[{"role":"user","content":"x"},)"
+                                               R"({"role":"assistant","content":"Sorry. ","refusal":"No."}]})",
+                                               nullptr);
+    QVERIFY(both);
+    QCOMPARE(both->context.messages[1].content[0].text, QStringLiteral("Sorry. No."));
 }
 
 QTEST_GUILESS_MAIN(TestOpenAIChatCodec)
