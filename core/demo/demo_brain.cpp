@@ -128,7 +128,7 @@ QList<StreamEvent> replyFor(const model::Context &context, const model::Options 
     } else if (last && last->role == model::Role::ToolResult) {
         emitTextBlock(EventType::TextStart, QStringLiteral("Tool result received: ") + textOf(*last), {});
     } else {
-        if (!options.reasoning.isEmpty() || options.thinkingBudget)
+        if ((!options.reasoning.isEmpty() && options.reasoning != QLatin1String("none")) || options.thinkingBudget)
             emitTextBlock(EventType::ThinkingStart, QStringLiteral("Thinking about the request."),
                           QStringLiteral("sig-demo-") + label);
         QString userText;

@@ -238,9 +238,8 @@ std::optional<model::ChatRequest> OpenAIResponsesCodec::decode(const QByteArray 
         opt.temperature = rj::toDouble(v);
     if (const Value *v = rj::member(o, "top_p"); rj::isNumber(v))
         opt.topP = rj::toDouble(v);
+    // "none" stays: a reasoning model thinks by default, and the client asked it not to.
     opt.reasoning = rj::toString(rj::member(rj::member(o, "reasoning"), "effort"));
-    if (opt.reasoning == L("none"))
-        opt.reasoning.clear();
 
     const Value *tools = rj::member(o, "tools");
     if (!rj::isAbsent(tools) && !tools->IsArray())

@@ -111,7 +111,7 @@ struct Options {
     std::optional<double> presencePenalty;  // Chat / Gemini
     std::optional<double> frequencyPenalty; // Chat / Gemini
     QStringList stop;
-    QString reasoning;                     // "", minimal, low, medium, high, xhigh
+    QString reasoning;                     // "", none (asked off), minimal, low, medium, high, xhigh
     std::optional<int> thinkingBudget;     // tokens, when the client gave one
     QString toolChoice;                    // "", auto, none, required, or a tool name
     std::optional<bool> parallelToolCalls; // false: at most one tool call per turn

@@ -153,9 +153,13 @@ QJsonObject OpenAICompletionsAdapter::buildBody(const model::ChatRequest &reques
                      {L("stream_options"), QJsonObject{{L("include_usage"), true}}}};
     // Reasoning models reject max_tokens and want max_completion_tokens; older compatible
     // servers know only max_tokens, so it stays for them when no reasoning is asked.
-    const bool reasoning = !opt.reasoning.isEmpty() || opt.thinkingBudget.has_value();
+    // "none" is a reasoning model asked not to reason: it takes max_completion_tokens, and the
+    // client's sampling (OpenAI accepts temperature and top_p at effort none).
+    const bool reasoningOff = opt.reasoning == L("none");
+    const bool reasoning = (!opt.reasoning.isEmpty() && !reasoningOff) || opt.thinkingBudget.has_value();
     if (opt.maxTokens)
-        body.insert(useMaxCompletionTokens || reasoning ? L("max_completion_tokens") : L("max_tokens"), *opt.maxTokens);
+        body.insert(useMaxCompletionTokens || reasoning || reasoningOff ? L("max_completion_tokens") : L("max_tokens"),
+                    *opt.maxTokens);
     // OpenAI's reasoning models accept only the default sampling (as Messages and Responses
     // with reasoning); compatible servers that reason (DeepSeek, vLLM) take both.
     const bool defaultSamplingOnly = reasoning && useMaxCompletionTokens;

@@ -206,11 +206,13 @@ QJsonObject OpenAIResponsesAdapter::buildBody(const model::ChatRequest &request,
         effort = model::effortForThinkingBudget(*opt.thinkingBudget);
     if (effort == L("xhigh"))
         effort = QStringLiteral("high");
-    if (!effort.isEmpty()) {
+    if (!effort.isEmpty() && effort != L("none")) {
         body.insert(L("reasoning"), QJsonObject{{L("effort"), effort}, {L("summary"), L("auto")}});
         // store:false: the reasoning must travel back encrypted for the next turn.
         body.insert(L("include"), QJsonArray{L("reasoning.encrypted_content")});
     } else {
+        if (effort == L("none")) // asked off: a reasoning model would think at its default effort
+            body.insert(L("reasoning"), QJsonObject{{L("effort"), effort}});
         if (opt.temperature)
             body.insert(L("temperature"), *opt.temperature);
         if (opt.topP)

@@ -1,8 +1,10 @@
 #include "core/formats/anthropic_messages_codec.h"
+#include "core/formats/openai_chat_codec.h"
 #include "core/formats/openai_responses_codec.h"
 #include "core/formats/pi_native_codec.h"
 #include "core/model/event_accumulator.h"
 #include "core/upstream/anthropic_adapter.h"
+#include "core/upstream/openai_completions_adapter.h"
 #include "core/upstream/openai_responses_adapter.h"
 #include "wire_fixtures.h"
 
@@ -68,6 +70,7 @@ private slots:
     void convertsAnthropicConversation();
     void imagesOfParallelToolResultsFollowTheRun();
     void maxOutputTokensIsAtLeastTheApisMinimum();
+    void effortNoneReachesTheApisThatSpeakIt();
     void decodesFullTranscript();
     void errorThenFailedIsOneErrorEvent();
     void streamCutShortIsAnError();
@@ -483,6 +486,38 @@ void TestOpenAIResponsesAdapter::maxOutputTokensIsAtLeastTheApisMinimum() {
     const QJsonObject sent =
         json(OpenAIResponsesAdapter().buildRequest(spokenIn(*req, wire::Api::AnthropicMessages), target(), {}).body);
     QCOMPARE(sent.value("max_output_tokens").toInt(), 16);
+}
+
+void TestOpenAIResponsesAdapter::effortNoneReachesTheApisThatSpeakIt() {
+    // A client that asks a reasoning model not to think: dropped, gpt-5 thought at its default
+    // (medium) and the client paid for the reasoning tokens and the wait.
+    const auto fromResponses = OpenAIResponsesCodec().decode(
+        R"({"model":"m","input":"hi","reasoning":{"effort":"none"},"temperature":0.2})", nullptr);
+    QVERIFY(fromResponses);
+    QCOMPARE(fromResponses->options.reasoning, QStringLiteral("none"));
+    Target chat = target();
+    chat.api = QStringLiteral("openai-completions");
+    const QJsonObject toChat = json(
+        OpenAICompletionsAdapter().buildRequest(spokenIn(*fromResponses, wire::Api::OpenAIResponses), chat, {}).body);
+    QCOMPARE(toChat.value("reasoning_effort").toString(), QStringLiteral("none"));
+    QCOMPARE(toChat.value("temperature").toDouble(), 0.2); // OpenAI takes sampling at effort none
+
+    const auto fromChat = OpenAIChatCodec().decode(
+        R"({"model":"m","reasoning_effort":"none","temperature":0.2,"messages":[{"role":"user","content":"hi"}]})",
+        nullptr);
+    QVERIFY(fromChat);
+    const QJsonObject toResponses = json(
+        OpenAIResponsesAdapter().buildRequest(spokenIn(*fromChat, wire::Api::OpenAICompletions), target(), {}).body);
+    QCOMPARE(toResponses.value("reasoning").toObject().value("effort").toString(), QStringLiteral("none"));
+    QCOMPARE(toResponses.value("temperature").toDouble(), 0.2);
+    QVERIFY(!toResponses.contains("include")); // no encrypted reasoning to carry
+
+    Target anthropic = target();
+    anthropic.api = QStringLiteral("anthropic-messages");
+    const QJsonObject toAnthropic =
+        json(AnthropicAdapter().buildRequest(spokenIn(*fromResponses, wire::Api::OpenAIResponses), anthropic, {}).body);
+    QVERIFY(!toAnthropic.contains("thinking"));
+    QCOMPARE(toAnthropic.value("temperature").toDouble(), 0.2);
 }
 
 void TestOpenAIResponsesAdapter::convertsAnthropicConversation() {
