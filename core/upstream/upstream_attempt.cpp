@@ -164,7 +164,7 @@ struct UpstreamAttempts::Try {
     std::optional<qint64> headerRetryAfter;
     QByteArray location;   // a 3xx's Location, to name the redirect
     QByteArray notAStream; // a 2xx answer's media type when it is not an event stream (JSON, HTML)
-    qint64 bodyBytes = 0;  // this try's 2xx body, bounded by limits.maxResponseBytes when not streaming
+    qint64 bodyBytes = 0;  // what this try's JSON answer holds, bounded by limits.maxResponseBytes
 
     // The body is an error to classify, not an answer to decode.
     bool errorAnswer() const { return !is2xx(status) || !notAStream.isEmpty(); }
@@ -376,9 +376,6 @@ void UpstreamAttempts::onBodyData(Try &t, const QByteArray &chunk) {
             endErrorBody(id); // enough to classify: the rest is not read
         return;
     }
-    t.bodyBytes += chunk.size();
-    if (!m_setup.request->stream && !keepAnswerBytes(t, chunk.size()))
-        return;
     feedSse(t, t.sse.feed(chunk));
     Try *again = current(id, generation);
     if (again && again->sse.overflowed()) {
@@ -446,9 +443,18 @@ void UpstreamAttempts::feedSse(Try &t, const QList<SseEvent> &events) {
         // timer asks here, the replay hold below.
         const bool decodedToNothing = frame.events.isEmpty();
         const bool noise = decodedToNothing && isNoiseFrame(e, frame.events);
-        if (changesAnswer || (decodedToNothing && !noise && !isKeepaliveFrame(e)))
+        const bool keepalive = decodedToNothing && !noise && isKeepaliveFrame(e);
+        if (changesAnswer || (decodedToNothing && !noise && !keepalive))
             m_loop->onActivity(id);
         frame.frameBytes = e.event.size() + e.data.size();
+        // A JSON answer is kept until it is done: what a frame adds to it counts against the bounds.
+        // Pings, empty deltas and in_progress events add nothing, so a flood of them is the idle
+        // timer's and the budget's to end (and fail over), as on a stream, not a "too large" stop.
+        if (!m_setup.request->stream && !noise && !keepalive) {
+            live->bodyBytes += frame.frameBytes;
+            if (!keepAnswerBytes(*live, frame.frameBytes))
+                return;
+        }
         if (live->passthrough) {
             // Raw frames skip the encoder, so they take the redaction here (an upstream
             // error event may quote the key it rejected).

@@ -1441,6 +1441,31 @@ private Q_SLOTS:
         QCOMPARE(gw.openaiB.requests().size(), 0); // the same answer elsewhere would be as large
     }
 
+    void pingsDoNotCountAgainstAJsonAnswersBound() {
+        // A JSON answer whose upstream sends ~3 MiB of pings and empty deltas before a short
+        // answer: none of it is kept, so none of it counts against maxResponseBytes (64 KiB here).
+        // It did: the request ended in a 502 "exceeds limits.maxResponseBytes" with no failover,
+        // while the same upstream on a stream answered (and an endless flood failed over).
+        GatewayFixture gw;
+        gw.config.limits.maxResponseBytes = 64 * 1024;
+        QByteArray noise;
+        for (int i = 0; i < 20000; ++i) {
+            noise += anthropicSse("ping", R"({"type": "ping"})");
+            noise +=
+                anthropicSse("content_block_delta",
+                             R"({"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":""}})");
+        }
+        gw.anthropicA.setRawReply(anthropicStream(noise, 3, 10));
+        gw.start();
+        const auto r =
+            gw.post(QStringLiteral("/v1/chat/completions"),
+                    GatewayFixture::openaiBody(QStringLiteral("chain"), QStringLiteral("x"), false), {}, 30000);
+        QVERIFY2(r.status == 200, r.body.left(300).constData());
+        QCOMPARE(r.header("x-switchman-candidate"), QByteArray("pa/claude-a"));
+        QCOMPARE(openaiMessageText(r.json()).size(), 30);
+        QCOMPARE(gw.openaiB.requests().size(), 0);
+    }
+
     void nonStreamingAnswersTogetherAreBoundedByBytesInFlight() {
         // One answer under maxResponseBytes, yet over what all requests may hold at once: 503, in
         // the client's format, without failover or a mark (the provider did nothing wrong). What
