@@ -421,7 +421,7 @@ void AttemptLoop::handleEvents(Attempt &a, const TryFrame &frame) {
         if (m_committed == a.id && (e.type == model::EventType::Done || e.type == model::EventType::Error)) {
             if (e.type == model::EventType::Error) {
                 settle(a);
-                recordUsage(a, true);
+                recordUsage(a, true, UsageReport::End::Cut);
                 reportCutAfterCommit(a, e, frame);
                 m_deps.client->endStream();
                 return finish();
@@ -752,7 +752,7 @@ void AttemptLoop::endStalledClient(Attempt &a) {
     // failed row of the provider's, no counter, no mark.
     const qint64 stalledMs = m_clock.nowMs() - a.pausedAtMs;
     settle(a);
-    recordUsage(a, true);
+    recordUsage(a, true, UsageReport::End::ClientGone);
     m_deps.observer->note(QStringLiteral("client stalled"), {{QStringLiteral("candidate"), a.candidate.name()},
                                                              {QStringLiteral("stalledMs"), stalledMs}});
     m_deps.client->streamError(GatewayError::make(
@@ -835,7 +835,8 @@ void AttemptLoop::onClientGone() {
         if (a->phase == Phase::Done)
             continue;
         settle(*a);
-        recordUsage(*a, id == m_committed); // the attempt that answered keeps the plain request id
+        // The attempt that answered keeps the plain request id.
+        recordUsage(*a, id == m_committed, UsageReport::End::ClientGone);
     }
     finish();
 }
@@ -940,7 +941,7 @@ void AttemptLoop::logFailure(const Attempt &a, const UpstreamFailure &f, const Q
                                    o);
 }
 
-void AttemptLoop::recordUsage(Attempt &a, bool answered) {
+void AttemptLoop::recordUsage(Attempt &a, bool answered, UsageReport::End end) {
     // One usage row per try with nonzero usage. The answer keeps the plain id; a failed try
     // is REQ:aN, and a further try of the same attempt (provider retry, rotated credential)
     // REQ:aN.K, so no two rows share an id and no try's cost is lost or counted twice.
@@ -955,6 +956,7 @@ void AttemptLoop::recordUsage(Attempt &a, bool answered) {
     u.candidate = a.candidate;
     u.usage = a.usage;
     u.answered = answered;
+    u.end = end;
     m_deps.observer->usageRecorded(u);
     a.usage = {};
 }

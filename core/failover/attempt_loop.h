@@ -115,6 +115,11 @@ struct UsageReport {
     Candidate candidate;
     model::Usage usage;
     bool answered = false;
+    // How the try ended: whole (the answer, complete), cut after its content had started (the
+    // upstream broke off, or the gateway ended it), or with the client gone (it closed the
+    // request, or read nothing for the idle limit). A failed try before commit is neither.
+    enum class End { Whole, Cut, ClientGone };
+    End end = End::Whole;
 };
 
 class AttemptObserver {
@@ -255,7 +260,7 @@ private:
     AttemptReport reportOf(const Attempt &a, AttemptOutcome outcome, const QString &failure, const QString &logOutcome,
                            const QString &message) const;
     void logFailure(const Attempt &a, const UpstreamFailure &failure, const QString &logOutcome, const QString &next);
-    void recordUsage(Attempt &a, bool answered);
+    void recordUsage(Attempt &a, bool answered, UsageReport::End end = UsageReport::End::Whole);
     AnswerInfo answerInfo(const Attempt &a) const;
 
     Deps m_deps;

@@ -78,7 +78,13 @@ void AttemptReporter::usageRecorded(const failover::UsageReport &u) {
     row.cost = (double(u.usage.input + u.usage.cacheRead + u.usage.cacheWrite) * u.candidate.model.costInput +
                 double(u.usage.output) * u.candidate.model.costOutput) /
                1e6;
-    row.outcome = u.answered ? QStringLiteral("ok") : QStringLiteral("error");
+    // ok: the whole answer; cut: an answer broken off after its content began; aborted: the client
+    // left (or read nothing) before the end; error: a try that did not answer.
+    using End = failover::UsageReport::End;
+    row.outcome = u.end == End::ClientGone ? QStringLiteral("aborted")
+                  : !u.answered            ? QStringLiteral("error")
+                  : u.end == End::Cut      ? QStringLiteral("cut")
+                                           : QStringLiteral("ok");
     row.atEpochMs = QDateTime::currentMSecsSinceEpoch();
     m_telemetry.recordUsage(row);
 }

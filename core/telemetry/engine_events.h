@@ -39,7 +39,7 @@ struct UsageRow {
     qint64 cacheRead = 0;
     qint64 cacheWrite = 0;
     double cost = 0;
-    QString outcome; // ok | error
+    QString outcome; // ok | cut (broken off after content) | aborted (the client left) | error (no answer)
     qint64 atEpochMs = 0;
 };
 

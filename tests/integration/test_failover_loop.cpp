@@ -1261,6 +1261,30 @@ private Q_SLOTS:
         const auto rows = gw.get(QStringLiteral("/admin/usage")).json().value(QStringLiteral("rows")).toArray();
         QCOMPARE(rows.size(), 1);
         QCOMPARE(rows.first().toObject().value(QStringLiteral("requestId")).toString(), id);
+        // Billed, and not as an answer the client got whole.
+        QCOMPARE(rows.first().toObject().value(QStringLiteral("outcome")).toString(), QStringLiteral("aborted"));
+    }
+
+    void aStreamCutAfterItsContentIsBilledAsCut() {
+        // The ledger said "ok" for a stream the client got an in-band error on: `switchman usage`
+        // counted a broken answer as a success. The whole answer of the next request says "ok".
+        GatewayFixture gw;
+        gw.anthropicA.pushFault(fault(Fault::InBandErrorAfterContent));
+        gw.start();
+        const auto cut = gw.post(QStringLiteral("/v1/messages"),
+                                 GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x y z"), true));
+        QCOMPARE(cut.status, 200);
+        QVERIFY2(cut.body.contains("event: error"), cut.body.constData());
+        const auto whole =
+            gw.post(QStringLiteral("/v1/messages"),
+                    GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x y z"), true));
+        QCOMPARE(whole.status, 200);
+        QMap<QString, QString> outcomes;
+        for (const auto &row : gw.get(QStringLiteral("/admin/usage")).json().value(QStringLiteral("rows")).toArray())
+            outcomes.insert(row.toObject().value(QStringLiteral("requestId")).toString(),
+                            row.toObject().value(QStringLiteral("outcome")).toString());
+        QCOMPARE(outcomes.value(QString::fromLatin1(cut.header("x-switchman-request-id"))), QStringLiteral("cut"));
+        QCOMPARE(outcomes.value(QString::fromLatin1(whole.header("x-switchman-request-id"))), QStringLiteral("ok"));
     }
 
     void requestIdsCountUpUnderOneProcessPrefix() {
