@@ -456,6 +456,8 @@ AnswerInfo AttemptLoop::answerInfo(const Attempt &a) const {
     info.fallbackReason = m_fallbackReason;
     info.upstreamApi = a.ready.upstreamApi;
     info.upstreamProvider = a.ready.upstreamProvider;
+    info.costInput = a.candidate.model.costInput;
+    info.costOutput = a.candidate.model.costOutput;
     return info;
 }
 

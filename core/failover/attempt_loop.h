@@ -143,6 +143,8 @@ struct AnswerInfo {
     QString fallbackReason;
     QString upstreamApi;
     QString upstreamProvider;
+    double costInput = 0; // the answering model's prices per million tokens (models.*.cost)
+    double costOutput = 0;
 };
 
 class ClientSink {

@@ -25,6 +25,10 @@ struct EncodeInfo {
     QString upstreamApi;       // the API that produced the answer (pi: AssistantMessage.api), when known
     QString upstreamProvider;  // the provider id that produced it (pi: AssistantMessage.provider)
     QStringList customTools;   // ChatRequest::customToolNames(): calls of these are custom_tool_call items
+    // The answering model's prices per million tokens (models.*.cost), for a format whose usage
+    // carries cost (pi); cache tokens at the input price, as the usage ledger prices them.
+    double costInput = 0;
+    double costOutput = 0;
 };
 
 // Stateful: one per streamed response. Returns raw SSE bytes (complete frames).

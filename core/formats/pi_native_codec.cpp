@@ -245,8 +245,13 @@ std::unique_ptr<StreamEncoder> PiNativeCodec::makeStreamEncoder(const EncodeInfo
     return std::make_unique<PiNativeStreamEncoder>(info);
 }
 
-void PiNativeCodec::writeUsage(wire::JsonWriter &w, const Usage &usage) {
-    // The gateway does not price per client; cost is left at zero for the client to compute.
+void PiNativeCodec::writeUsage(wire::JsonWriter &w, const Usage &usage, const EncodeInfo &info) {
+    // Priced as the usage ledger prices the same row (models.*.cost; cache tokens at the input
+    // price): pi shows it as the turn's cost. A model without prices costs 0.
+    const double input = double(usage.input) * info.costInput / 1e6;
+    const double output = double(usage.output) * info.costOutput / 1e6;
+    const double cacheRead = double(usage.cacheRead) * info.costInput / 1e6;
+    const double cacheWrite = double(usage.cacheWrite) * info.costInput / 1e6;
     w.beginObject()
         .field("input", usage.input)
         .field("output", usage.output)
@@ -255,11 +260,11 @@ void PiNativeCodec::writeUsage(wire::JsonWriter &w, const Usage &usage) {
         .field("totalTokens", usage.totalTokens())
         .key("cost")
         .beginObject()
-        .field("input", 0)
-        .field("output", 0)
-        .field("cacheRead", 0)
-        .field("cacheWrite", 0)
-        .field("total", 0)
+        .field("input", input)
+        .field("output", output)
+        .field("cacheRead", cacheRead)
+        .field("cacheWrite", cacheWrite)
+        .field("total", input + output + cacheRead + cacheWrite)
         .endObject()
         .endObject();
 }
@@ -319,7 +324,7 @@ void PiNativeCodec::writeMessage(wire::JsonWriter &w, const AssistantMessage &me
         .field("model", info.model)
         .field("responseId", info.responseId)
         .key("usage");
-    writeUsage(w, message.usage);
+    writeUsage(w, message.usage, info);
     w.field("stopReason", stopReasonName(message.stopReason));
     if (!message.errorMessage.isEmpty())
         w.field("errorMessage", message.errorMessage);

@@ -19,7 +19,7 @@ public:
 
     // Wire vocabulary, shared with the stream encoder.
     // input, output, cacheRead, cacheWrite, totalTokens, cost
-    static void writeUsage(wire::JsonWriter &w, const model::Usage &usage);
+    static void writeUsage(wire::JsonWriter &w, const model::Usage &usage, const EncodeInfo &info);
     // A tool call's id as pi-ai keeps it: an OpenAI Responses call is "call_id|item_id", so that the
     // item id (fc_…) goes back beside its reasoning item on the next turn.
     static QString toolCallIdFor(const model::ContentBlock &call);

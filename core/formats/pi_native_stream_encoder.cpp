@@ -92,7 +92,7 @@ QByteArray PiNativeStreamEncoder::encode(const StreamEvent &event) {
         w.field("type", "done").field("reason", stopReasonName(event.reason)).key("message");
         PiNativeCodec::writeMessage(w, m_accumulator.message(), m_info);
         w.key("usage");
-        PiNativeCodec::writeUsage(w, event.usage);
+        PiNativeCodec::writeUsage(w, event.usage, m_info);
         w.endObject().endSseEvent().appendRaw("data: [DONE]\n\n");
         return w.take();
     case EventType::Start:
@@ -116,7 +116,7 @@ QByteArray PiNativeStreamEncoder::encodeError(const GatewayError &error) {
     w.beginSseEvent().beginObject().field("type", "error").field("reason", "error").key("error");
     PiNativeCodec::writeMessage(w, message, m_info);
     w.field("errorMessage", error.message).key("usage");
-    PiNativeCodec::writeUsage(w, message.usage);
+    PiNativeCodec::writeUsage(w, message.usage, m_info);
     // The error event ends a failed stream: [DONE] follows only a `done` event, so a
     // reader never takes a failure for a finished answer.
     w.endObject().endSseEvent();

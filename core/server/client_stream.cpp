@@ -51,6 +51,8 @@ void ClientStream::commitStream(const failover::AnswerInfo &info, bool passthrou
         QStringLiteral(": switchman candidate=%1 attempt=%2\n\n").arg(info.candidate).arg(info.attempts).toUtf8());
     m_info.upstreamApi = info.upstreamApi;
     m_info.upstreamProvider = info.upstreamProvider;
+    m_info.costInput = info.costInput;
+    m_info.costOutput = info.costOutput;
     // Passthrough: the upstream's frames go out as they are, and the encoder only follows them
     // (followPassthrough) for an error the gateway may have to write after a cut.
     m_passthrough = passthrough;
@@ -100,6 +102,8 @@ void ClientStream::answer(model::AssistantMessage message, const failover::Answe
     message.api = info.upstreamApi;
     m_info.upstreamApi = info.upstreamApi;
     m_info.upstreamProvider = info.upstreamProvider;
+    m_info.costInput = info.costInput;
+    m_info.costOutput = info.costOutput;
     const QByteArray body = m_codec.encodeResponse(message, m_info);
     auto headers = m_baseHeaders;
     headers.emplace_back("Content-Type", "application/json");

@@ -35,6 +35,7 @@ private slots:
     void streamIsAssistantMessageEventsEndedByDone();
     void errorAfterHeadersEndsWithTheErrorEvent();
     void nonStreamingAnswerIsMessage();
+    void usageCarriesTheConfiguredCost();
     void abortedTurnsAreLeftOutAndUnansweredCallsGetAnErrorResult();
 };
 
@@ -166,6 +167,50 @@ void TestPiNativeCodec::nonStreamingAnswerIsMessage() {
     QCOMPARE(message.value("stopReason").toString(), QStringLiteral("stop"));
     QCOMPARE(message.value("content").toArray()[0].toObject().value("text").toString(), QStringLiteral("Hi."));
     QCOMPARE(message.value("usage").toObject().value("totalTokens").toInt(), 4);
+}
+
+void TestPiNativeCodec::usageCarriesTheConfiguredCost() {
+    // pi shows usage.cost as the turn's cost: it said 0 while the ledger priced the same row. At
+    // $3 / $15 per million tokens, 1000 in (and 200 read from cache) and 500 out cost
+    // $0.0036 + $0.0075, in the JSON answer and on the stream's done event.
+    EncodeInfo priced = info();
+    priced.costInput = 3;
+    priced.costOutput = 15;
+    AssistantMessage m;
+    m.content << ContentBlock::makeText(QStringLiteral("Hi."));
+    m.usage.input = 1000;
+    m.usage.cacheRead = 200;
+    m.usage.output = 500;
+    const auto checkCost = [](const QJsonObject &usage) {
+        const QJsonObject cost = usage.value("cost").toObject();
+        QCOMPARE(cost.value("input").toDouble(), 0.003);
+        QCOMPARE(cost.value("cacheRead").toDouble(), 0.0006);
+        QCOMPARE(cost.value("output").toDouble(), 0.0075);
+        QVERIFY(qFuzzyCompare(cost.value("total").toDouble(), 0.0111));
+    };
+    checkCost(json(PiNativeCodec().encodeResponse(m, priced)).value("message").toObject().value("usage").toObject());
+
+    auto encoder = PiNativeCodec().makeStreamEncoder(priced);
+    StreamEvent done;
+    done.type = EventType::Done;
+    done.usage = m.usage;
+    QJsonObject doneEvent;
+    for (const auto &e : sw::test::splitSse(encoder->encode(done)))
+        if (json(e.data).value("type").toString() == QLatin1String("done"))
+            doneEvent = json(e.data);
+    checkCost(doneEvent.value("usage").toObject());
+    checkCost(doneEvent.value("message").toObject().value("usage").toObject());
+    // A model without prices costs nothing.
+    QCOMPARE(json(PiNativeCodec().encodeResponse(m, info()))
+                 .value("message")
+                 .toObject()
+                 .value("usage")
+                 .toObject()
+                 .value("cost")
+                 .toObject()
+                 .value("total")
+                 .toDouble(),
+             0.0);
 }
 
 QTEST_GUILESS_MAIN(TestPiNativeCodec)
