@@ -1,6 +1,8 @@
 #include "core/server/http_front.h"
+#include "core/formats/inbound_codec.h"
 #include "core/server/connection_guard.h"
 #include "core/server/http_exchange.h"
+#include "core/wire/api.h"
 
 #include <QHttpServerRequest>
 #include <QHttpServerResponder>
@@ -64,7 +66,14 @@ bool HttpFront::handleRequest(const QHttpServerRequest &request, QTcpSocket *soc
     if (!rejection && in.body.size() > m_limits.maxBodyBytes) // the guard counts first; this is the backstop
         rejection = Rejection{413, "request_too_large", QStringLiteral("request body is over limits.maxBodyBytes")};
     if (rejection) {
-        exchange->respond(rejection->status, {{"Content-Type", "application/json"}}, RequestGuard::body(*rejection));
+        // A chat route's client gets the error in its own format (its SDK reads that shape); any
+        // other path the listener's own.
+        const auto api = wire::apiOfChatRoute(in.path);
+        const QByteArray body =
+            api ? formats::codecFor(*api).encodeError(model::GatewayError::make(
+                      rejection->status, model::GatewayError::categoryForStatus(rejection->status), rejection->message))
+                : RequestGuard::body(*rejection);
+        exchange->respond(rejection->status, {{"Content-Type", "application/json"}}, body);
         exchange->deleteLater();
         return true;
     }

@@ -26,20 +26,10 @@ using model::GatewayError;
 
 namespace {
 
-const QHash<QString, wire::Api> &chatRoutes() {
-    static const QHash<QString, wire::Api> routes{
-        {QStringLiteral("/v1/chat/completions"), wire::Api::OpenAICompletions},
-        {QStringLiteral("/v1/messages"), wire::Api::AnthropicMessages},
-        {QStringLiteral("/v1/responses"), wire::Api::OpenAIResponses},
-        {QStringLiteral("/v1/pi/stream"), wire::Api::Pi},
-    };
-    return routes;
-}
-
 // The methods a known path answers (the Allow header of a 405); empty for a path no route has.
 // /admin/ paths are not here: the admin API answers each of its own.
 QByteArray allowedMethods(const QString &path) {
-    if (chatRoutes().contains(path) || path == QLatin1String("/v1/messages/count_tokens"))
+    if (wire::apiOfChatRoute(path) || path == QLatin1String("/v1/messages/count_tokens"))
         return "POST";
     if (path == QLatin1String("/") || path == QLatin1String("/healthz"))
         return "GET, HEAD";
@@ -112,8 +102,8 @@ QString Router::nextRequestId() {
 
 void Router::dispatch(InboundRequest &&req, HttpExchange *exchange) {
     const QString path = req.path;
-    const auto chat = chatRoutes().constFind(path);
-    const bool isChat = chat != chatRoutes().cend();
+    const std::optional<wire::Api> chat = wire::apiOfChatRoute(path);
+    const bool isChat = chat.has_value();
     // Header values go upstream (anthropic-beta, a passthrough key, ...) and into logs: a control
     // byte is refused here, before routing, in the format the client reads.
     if (const auto problem = RequestGuard::controlByteProblem(req.headers)) {

@@ -31,4 +31,16 @@ const QStringList &upstreamApiNames() {
     return names;
 }
 
+std::optional<Api> apiOfChatRoute(QStringView path) {
+    if (path == QLatin1String("/v1/chat/completions"))
+        return Api::OpenAICompletions;
+    if (path == QLatin1String("/v1/messages"))
+        return Api::AnthropicMessages;
+    if (path == QLatin1String("/v1/responses"))
+        return Api::OpenAIResponses;
+    if (path == QLatin1String("/v1/pi/stream"))
+        return Api::Pi;
+    return std::nullopt;
+}
+
 } // namespace sw::wire

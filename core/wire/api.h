@@ -28,5 +28,8 @@ inline bool isApi(QStringView name, Api api) {
 }
 // The APIs a provider may speak, by name, in a stable order (configuration, the editor).
 const QStringList &upstreamApiNames();
+// The API of a client chat route ("/v1/chat/completions", "/v1/messages", "/v1/responses",
+// "/v1/pi/stream"): the format its requests, answers and errors are in. nullopt for any other path.
+std::optional<Api> apiOfChatRoute(QStringView path);
 
 } // namespace sw::wire

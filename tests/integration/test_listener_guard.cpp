@@ -7,6 +7,8 @@
 #include "signal_wait.h"
 
 #include <QElapsedTimer>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QRandomGenerator>
 #include <QTest>
 
@@ -135,6 +137,34 @@ private Q_SLOTS:
             QVERIFY(body.contains("application/json"));
             QCOMPARE(gw.anthropicA.requests().size(), 0);
         }
+    }
+
+    void aRefusalIsInTheRoutesOwnErrorShape() {
+        // A chat route's client reads errors in its own format: OpenAI's {"error":{message, type,
+        // param, code}} on /v1/chat/completions, Anthropic's {"type":"error","error":{...}} on
+        // /v1/messages. The listener's refusals (a wrong Content-Type here) came in one shared shape.
+        GatewayFixture gw;
+        gw.start();
+        const quint16 port = gw.engine().port();
+        const QByteArray body = messagesBody("hi");
+        const auto post = [&](const QByteArray &path) {
+            return "POST " + path + " HTTP/1.1\r\nHost: 127.0.0.1:" + QByteArray::number(port) +
+                   "\r\nContent-Type: text/plain\r\nContent-Length: " + QByteArray::number(body.size()) + "\r\n\r\n" +
+                   body;
+        };
+        QByteArray openai;
+        QCOMPARE(rawStatus(port, post("/v1/chat/completions"), &openai), 415);
+        const QJsonObject o = QJsonDocument::fromJson(openai).object();
+        QVERIFY2(!o.contains("type"), openai.constData());
+        const QJsonObject error = o.value("error").toObject();
+        QVERIFY2(error.contains("param") && error.contains("code"), openai.constData());
+        QVERIFY(error.value("message").toString().contains(QStringLiteral("application/json")));
+        QByteArray anthropic;
+        QCOMPARE(rawStatus(port, post("/v1/messages"), &anthropic), 415);
+        const QJsonObject a = QJsonDocument::fromJson(anthropic).object();
+        QCOMPARE(a.value("type").toString(), QStringLiteral("error"));
+        QVERIFY2(!a.value("error").toObject().contains("param"), anthropic.constData());
+        QCOMPARE(gw.anthropicA.requests().size(), 0);
     }
 
     void noWildcardCors() {
