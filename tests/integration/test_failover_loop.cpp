@@ -139,6 +139,17 @@ QByteArray anthropicSse(const QByteArray &type, const QByteArray &json) {
     return "event: " + type + "\ndata: " + json + "\n\n";
 }
 
+// `n` pings and `n` empty text deltas, alternating: frames that never change the answer.
+QByteArray pingsAndEmptyDeltas(int n) {
+    QByteArray noise;
+    for (int i = 0; i < n; ++i) {
+        noise += anthropicSse("ping", R"({"type": "ping"})");
+        noise += anthropicSse("content_block_delta",
+                              R"({"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":""}})");
+    }
+    return noise;
+}
+
 // An Anthropic stream: `before` frames, then one text block of `deltas` deltas of `deltaBytes` each.
 QByteArray anthropicStream(const QByteArray &before, int deltas, int deltaBytes) {
     QByteArray out = anthropicSse(
@@ -1365,13 +1376,7 @@ private Q_SLOTS:
         QFETCH(QString, route);
         GatewayFixture gw;
         gw.config.limits.maxHoldBytes = 64 * 1024;
-        QByteArray noise;
-        for (int i = 0; i < 20000; ++i) {
-            noise += anthropicSse("ping", R"({"type": "ping"})");
-            noise +=
-                anthropicSse("content_block_delta",
-                             R"({"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":""}})");
-        }
+        const QByteArray noise = pingsAndEmptyDeltas(20000);
         gw.anthropicA.setRawReply(anthropicStream(noise, 3, 10));
         gw.start();
         const auto r = gw.post(route, routeBody(route, QStringLiteral("chain"), true), {}, 30000);
@@ -1472,13 +1477,7 @@ private Q_SLOTS:
         // while the same upstream on a stream answered (and an endless flood failed over).
         GatewayFixture gw;
         gw.config.limits.maxResponseBytes = 64 * 1024;
-        QByteArray noise;
-        for (int i = 0; i < 20000; ++i) {
-            noise += anthropicSse("ping", R"({"type": "ping"})");
-            noise +=
-                anthropicSse("content_block_delta",
-                             R"({"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":""}})");
-        }
+        const QByteArray noise = pingsAndEmptyDeltas(20000);
         gw.anthropicA.setRawReply(anthropicStream(noise, 3, 10));
         gw.start();
         const auto r =
