@@ -74,6 +74,15 @@ std::optional<Resolution> CandidateResolver::resolve(const config::Config &confi
     return std::nullopt;
 }
 
+QStringList CandidateResolver::providersOfBareId(const config::Config &config, const QString &model) {
+    QStringList providers;
+    for (const auto &m : config.models)
+        if (m.id == model && config.providers.contains(m.provider))
+            providers.append(m.provider);
+    providers.sort();
+    return providers;
+}
+
 std::optional<Candidate> CandidateResolver::next(const Resolution &r, const TriedCandidates &tried, const State &state,
                                                  QList<Skip> *skipped) {
     std::optional<Candidate> deferred;

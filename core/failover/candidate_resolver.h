@@ -61,6 +61,9 @@ class CandidateResolver {
 public:
     // model string → resolution, or nullopt (404 not_found).
     static std::optional<Resolution> resolve(const config::Config &config, const QString &model);
+    // The providers whose configured models have `model` as their bare id, in name order: more
+    // than one is why a bare id did not resolve, and the client is told which to choose from.
+    static QStringList providersOfBareId(const config::Config &config, const QString &model);
 
     struct State {
         std::function<bool(const Candidate &)> isMarked;

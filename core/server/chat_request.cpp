@@ -53,10 +53,15 @@ void ChatRequest::start() {
 
     auto resolution = failover::CandidateResolver::resolve(*m_config, m_parsed.model);
     if (!resolution || resolution->chain.isEmpty()) {
+        const QStringList providers = failover::CandidateResolver::providersOfBareId(*m_config, m_parsed.model);
         m_client->respondError(GatewayError::make(
             404, ErrorCategory::NotFound,
-            QStringLiteral("model \"%1\" is not a route, alias, provider/model selector or configured model")
-                .arg(m_parsed.model)));
+            providers.size() > 1
+                ? QStringLiteral("model \"%1\" is configured on several providers (%2): name one as provider/%1, "
+                                 "or put them in a route")
+                      .arg(m_parsed.model, providers.join(QStringLiteral(", ")))
+                : QStringLiteral("model \"%1\" is not a route, alias, provider/model selector or configured model")
+                      .arg(m_parsed.model)));
         return finish();
     }
     if (!checkIdempotency())

@@ -155,13 +155,23 @@ std::optional<Rejection> RequestGuard::checkContentType(const QByteArray &method
     return std::nullopt;
 }
 
+std::optional<Rejection> RequestGuard::checkContentEncoding(const QByteArray &contentEncoding) {
+    const QByteArrayView coding = QByteArrayView(contentEncoding).trimmed();
+    if (coding.isEmpty() || coding.compare("identity", Qt::CaseInsensitive) == 0)
+        return std::nullopt;
+    return make(415, "invalid_request_error",
+                QStringLiteral("compressed request bodies are not accepted: send the JSON without a Content-Encoding"));
+}
+
 std::optional<Rejection> RequestGuard::check(const ListenerIdentity &listener, const QByteArray &method,
                                              const http::HeaderList &headers, qint64 bodySize) {
     if (auto r = checkHost(listener, http::headerValue(headers, "host")))
         return r;
     if (auto r = checkOrigin(listener, http::headerValue(headers, "origin")))
         return r;
-    return checkContentType(method, http::headerValue(headers, "content-type"), bodySize);
+    if (auto r = checkContentType(method, http::headerValue(headers, "content-type"), bodySize))
+        return r;
+    return checkContentEncoding(http::headerValue(headers, "content-encoding"));
 }
 
 std::optional<QString> RequestGuard::controlByteProblem(const http::HeaderList &headers) {

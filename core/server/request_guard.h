@@ -34,11 +34,14 @@ public:
     // POST/PUT/PATCH: a body, or any Content-Type, must be application/json (+ parameters).
     static std::optional<Rejection> checkContentType(const QByteArray &method, const QByteArray &contentType,
                                                      qint64 bodySize);
+    // A request body is taken as sent: any Content-Encoding but identity (gzip, br, zstd) is a 415
+    // that says so, not a 400 "not valid JSON" about bytes the client never wrote.
+    static std::optional<Rejection> checkContentEncoding(const QByteArray &contentEncoding);
     // Every header value is free of control bytes (CR, LF, NUL and the rest of C0, and DEL;
     // a horizontal tab is allowed, RFC 9110 5.5): such a value would be forwarded upstream or
     // echoed raw. Returns a message naming the first offending header (never its value).
     static std::optional<QString> controlByteProblem(const http::HeaderList &headers);
-    // All three, in that order.
+    // Host, Origin, Content-Type and Content-Encoding, in that order.
     static std::optional<Rejection> check(const ListenerIdentity &listener, const QByteArray &method,
                                           const http::HeaderList &headers, qint64 bodySize);
     // A complete HTTP/1.1 response carrying {"type":"error","error":{"type","message"}} (readable

@@ -167,6 +167,27 @@ private Q_SLOTS:
         QCOMPARE(gw.anthropicA.requests().size(), 0);
     }
 
+    void aCompressedBodyIs415NotABadJsonError() {
+        // An SDK set to gzip its request bodies got 400 "not valid JSON" about bytes it never
+        // wrote. It gets 415 in its own route's shape, saying what to change, and no upstream
+        // is contacted.
+        GatewayFixture gw;
+        gw.start();
+        const quint16 port = gw.engine().port();
+        const QByteArray gz = qCompress(messagesBody("hi")); // any non-JSON bytes will do
+        QByteArray answer;
+        QCOMPARE(rawStatus(port,
+                           "POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1:" + QByteArray::number(port) +
+                               "\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\nContent-Length: " +
+                               QByteArray::number(gz.size()) + "\r\n\r\n" + gz,
+                           &answer),
+                 415);
+        const QJsonObject error = QJsonDocument::fromJson(answer).object().value("error").toObject();
+        QVERIFY2(error.value("message").toString().contains(QStringLiteral("Content-Encoding")), answer.constData());
+        QVERIFY2(error.contains("param"), answer.constData()); // OpenAI's shape
+        QCOMPARE(gw.anthropicA.requests().size(), 0);
+    }
+
     void noWildcardCors() {
         GatewayFixture gw;
         gw.start();

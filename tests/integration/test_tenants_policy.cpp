@@ -320,6 +320,24 @@ private Q_SLOTS:
                      0);
         }
     }
+
+    void anAmbiguousBareIdNamesItsProviders() {
+        // The same upstream id configured on two providers: the client is told which to choose
+        // from, not that the model does not exist.
+        GatewayFixture gw;
+        config::ModelConfig twin = gw.config.models.value(QStringLiteral("pb/gpt-b"));
+        twin.provider = QStringLiteral("pa");
+        gw.config.models.insert(twin.key(), twin);
+        gw.start();
+        const auto r = gw.post(QStringLiteral("/v1/messages"),
+                               GatewayFixture::anthropicBody(QStringLiteral("gpt-b"), QStringLiteral("x"), false));
+        QCOMPARE(r.status, 404);
+        const QString message =
+            r.json().value(QStringLiteral("error")).toObject().value(QStringLiteral("message")).toString();
+        QVERIFY2(message.contains(QStringLiteral("several providers (pa, pb)")), qPrintable(message));
+        QVERIFY2(message.contains(QStringLiteral("provider/gpt-b")), qPrintable(message));
+        QCOMPARE(gw.anthropicA.requests().size() + gw.openaiB.requests().size(), 0);
+    }
 };
 
 QTEST_GUILESS_MAIN(TestTenantsPolicy)

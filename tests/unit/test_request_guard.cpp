@@ -105,6 +105,26 @@ private Q_SLOTS:
         QCOMPARE(r ? r->status : 0, status);
     }
 
+    void contentEncoding_data() {
+        QTest::addColumn<QByteArray>("coding");
+        QTest::addColumn<int>("status");
+        QTest::addRow("none") << QByteArray() << 0;
+        QTest::addRow("identity") << QByteArray("identity") << 0;
+        QTest::addRow("Identity, blanks") << QByteArray(" Identity ") << 0;
+        QTest::addRow("gzip") << QByteArray("gzip") << 415;
+        QTest::addRow("br") << QByteArray("br") << 415;
+        QTest::addRow("zstd") << QByteArray("zstd") << 415;
+        QTest::addRow("a list") << QByteArray("gzip, identity") << 415;
+    }
+    void contentEncoding() {
+        QFETCH(QByteArray, coding);
+        QFETCH(int, status);
+        const auto r = RequestGuard::checkContentEncoding(coding);
+        QCOMPARE(r ? r->status : 0, status);
+        if (r)
+            QVERIFY(r->message.contains(QStringLiteral("Content-Encoding")));
+    }
+
     void responseIsACompleteClosingHttpResponse() {
         const Rejection r{413, "request_too_large", QStringLiteral("too big")};
         const QByteArray bytes = RequestGuard::responseBytes(r);
