@@ -11,6 +11,7 @@
 #include <QJsonDocument>
 #include <algorithm>
 #include <optional>
+#include <string_view>
 #include <utility>
 
 namespace sw::upstream {
@@ -69,6 +70,15 @@ QJsonArray userParts(const QList<ContentBlock> &blocks) {
         }
     }
     return parts;
+}
+
+// An output item id the gateway wrote for an answer another API gave (the Responses encoders:
+// "<kind>_" + the request id "req_…" + "_<n>"). OpenAI's own ids are hexadecimal after the kind.
+bool gatewayMadeItemId(std::string_view id) {
+    for (const std::string_view kind : {"msg_req_", "fc_req_", "ctc_req_", "rs_req_"})
+        if (id.substr(0, kind.size()) == kind)
+            return true;
+    return false;
 }
 
 // OpenAI's own id of the output item a block came from: a call's "fc_…" (pi keeps it after a bar
@@ -281,18 +291,25 @@ HttpRequest OpenAIResponsesAdapter::buildRequest(const model::ChatRequest &reque
     http.url = joinUrl(target.baseUrl, QStringLiteral("/responses"));
     if (passthrough) {
         // Everything the client sent, unknown fields included, except reasoning items another
-        // API made (tagged encrypted_content, after a failover).
+        // API made (tagged encrypted_content, after a failover), and the item ids the gateway
+        // made up for another API's answer (msg_req_…, fc_req_…): no OpenAI server stored them,
+        // and OpenAI refuses an input item id it does not know. An item without its id is still
+        // valid input; the ids OpenAI made stay, to pair its reasoning with what followed.
         namespace rj = wire::rj;
         const rj::Value *input = rj::member(wire::clientBody(request), "input");
         const auto foreign = [](const rj::Value &item) {
             return rj::equals(rj::member(&item, "type"), "reasoning") &&
                    !untagSignature(rj::toString(rj::member(&item, "encrypted_content"))).api.isEmpty();
         };
+        const auto madeHere = [](const rj::Value &item) {
+            return gatewayMadeItemId(rj::bytes(rj::member(&item, "id")));
+        };
         const auto items = rj::elements(input);
-        const bool dropsSome = std::any_of(items.begin(), items.end(), foreign);
-        // None to drop (the usual case): the client's bytes as they are, with model and stream set.
+        const bool rewrites = std::any_of(items.begin(), items.end(),
+                                          [&](const rj::Value &item) { return foreign(item) || madeHere(item); });
+        // Nothing to change (the usual case): the client's bytes as they are, with model and stream set.
         std::optional<QByteArray> spliced;
-        if (!dropsSome)
+        if (!rewrites)
             spliced = wire::spliceTopLevel(request.rawBody,
                                            {{"model", wire::jsonString(target.modelId)}, {"stream", "true"}});
         if (spliced) {
@@ -301,14 +318,21 @@ HttpRequest OpenAIResponsesAdapter::buildRequest(const model::ChatRequest &reque
             QJsonObject body = wire::clientBodyQt(request);
             body.insert(L("model"), target.modelId);
             body.insert(L("stream"), true);
-            if (dropsSome) {
+            if (rewrites) {
                 // The same items in Qt's JSON, one for one.
                 const QJsonArray sent = body.value(L("input")).toArray();
                 QJsonArray kept;
                 qsizetype i = 0;
                 for (const rj::Value &item : items) {
-                    if (!foreign(item))
-                        kept.append(sent.at(i));
+                    if (!foreign(item)) {
+                        QJsonValue out = sent.at(i);
+                        if (madeHere(item)) {
+                            QJsonObject o = out.toObject();
+                            o.remove(L("id"));
+                            out = o;
+                        }
+                        kept.append(out);
+                    }
                     ++i;
                 }
                 body.insert(L("input"), kept);

@@ -61,6 +61,7 @@ private slots:
     void interleavedFunctionCallsAssembleByOutputIndex();
     void passthroughKeepsEveryFieldAndBetaHeader();
     void passthroughSplicesUnlessAReasoningItemIsDropped();
+    void passthroughDropsTheItemIdsTheGatewayMadeUp();
     void reasoningFromOtherApisGoesBackOnlyToItsMaker();
     void piFunctionCallsKeepOpenAIsItemId();
     void reasoningWithoutTheItemItLedToIsLeftOut();
@@ -386,6 +387,59 @@ void TestOpenAIResponsesAdapter::reasoningWithoutTheItemItLedToIsLeftOut() {
         OpenAIResponsesAdapter().buildRequest(spokenIn(req, wire::Api::AnthropicMessages), target(), {}).body;
     QVERIFY2(!sent.contains("reasoning") && !sent.contains("gAAA"), sent.constData());
     QVERIFY(sent.contains("\"call_id\":\"call_1\""));
+}
+
+void TestOpenAIResponsesAdapter::passthroughDropsTheItemIdsTheGatewayMadeUp() {
+    // Turn 1 of a Codex session went to Anthropic (OpenAI was down): the gateway wrote its answer
+    // as Responses items under ids of its own. Turn 2 goes back to OpenAI on the passthrough, which
+    // forwards the client's items as they are. No OpenAI server stored those ids, and OpenAI
+    // refuses an input item id it does not know, so the conversation could not go on.
+    AssistantMessage m;
+    m.content << ContentBlock::makeText(QStringLiteral("looking"));
+    ContentBlock call;
+    call.type = BlockType::ToolCall;
+    call.toolCallId = QStringLiteral("toolu_01A");
+    call.toolName = QStringLiteral("shell");
+    call.arguments = QJsonObject{{"cmd", "ls"}};
+    m.content << call;
+    EncodeInfo info;
+    info.responseId = QStringLiteral("req_1v2eor000004"); // what Router::nextRequestId makes
+    info.model = QStringLiteral("codex");
+    info.upstreamApi = QStringLiteral("anthropic-messages");
+    const QJsonArray output = json(OpenAIResponsesCodec().encodeResponse(m, info)).value("output").toArray();
+    QCOMPARE(output.size(), 2);
+    QStringList madeUp;
+    for (const QJsonValue &item : output)
+        madeUp << item.toObject().value("id").toString();
+    QVERIFY2(!madeUp.contains(QString()), qPrintable(madeUp.join(',')));
+
+    // OpenAI's own items from an earlier turn keep their ids: its reasoning is paired with them.
+    QJsonArray input{
+        QJsonObject{{"role", "user"}, {"content", "start"}},
+        QJsonObject{
+            {"type", "reasoning"}, {"id", "rs_0a1b"}, {"summary", QJsonArray()}, {"encrypted_content", "gAAAA"}},
+        QJsonObject{{"type", "function_call"},
+                    {"id", "fc_0a1c"},
+                    {"call_id", "call_0"},
+                    {"name", "shell"},
+                    {"arguments", "{}"}},
+        QJsonObject{{"type", "function_call_output"}, {"call_id", "call_0"}, {"output", "ok"}}};
+    for (const QJsonValue &item : output)
+        input.append(item);
+    input.append(QJsonObject{{"type", "function_call_output"}, {"call_id", "toolu_01A"}, {"output", "a.txt"}});
+    const QByteArray body = QJsonDocument(QJsonObject{{"model", "codex"}, {"store", false}, {"input", input}}).toJson();
+    const BothPaths both = bothPaths(body);
+    QVERIFY(!both.whole.isEmpty());
+    QCOMPARE(json(both.spliced), json(both.whole));
+    for (const QString &id : madeUp)
+        QVERIFY2(!both.spliced.contains(id.toUtf8()), both.spliced.constData());
+    const QJsonArray sent = json(both.spliced).value("input").toArray();
+    QCOMPARE(sent.size(), input.size()); // every item still there, the text and the call
+    QCOMPARE(sent.at(1).toObject().value("id").toString(), QStringLiteral("rs_0a1b"));
+    QCOMPARE(sent.at(2).toObject().value("id").toString(), QStringLiteral("fc_0a1c"));
+    QCOMPARE(sent.at(4).toObject().value("type").toString(), QStringLiteral("message"));
+    QCOMPARE(sent.at(5).toObject().value("call_id").toString(), QStringLiteral("toolu_01A"));
+    QVERIFY(!sent.at(5).toObject().contains("id"));
 }
 
 void TestOpenAIResponsesAdapter::reasoningFromOtherApisGoesBackOnlyToItsMaker() {
