@@ -162,9 +162,10 @@ struct UpstreamAttempts::Try {
     QByteArray errorBody;
     HeaderList errorHeaders; // a non-2xx answer's headers: credential reset hints
     std::optional<qint64> headerRetryAfter;
-    QByteArray location;   // a 3xx's Location, to name the redirect
-    QByteArray notAStream; // a 2xx answer's media type when it is not an event stream (JSON, HTML)
-    qint64 bodyBytes = 0;  // what this try's JSON answer holds, bounded by limits.maxResponseBytes
+    QByteArray location;      // a 3xx's Location, to name the redirect
+    QByteArray notAStream;    // a 2xx answer's media type when it is not an event stream (JSON, HTML)
+    qint64 bodyBytes = 0;     // what this try's JSON answer holds, bounded by limits.maxResponseBytes
+    bool answerBegan = false; // a JSON answer's first meaningful event came: until then maxHoldBytes bounds it
 
     // The body is an error to classify, not an answer to decode.
     bool errorAnswer() const { return !is2xx(status) || !notAStream.isEmpty(); }
@@ -269,6 +270,7 @@ void UpstreamAttempts::launch(failover::AttemptId id) {
     t.location.clear();
     t.notAStream.clear();
     t.bodyBytes = 0;
+    t.answerBegan = false;
     // Tries run one at a time: a new one means what earlier ones read is dropped (the loop keeps
     // only the answering try's events), and so are the answer bytes they held.
     if (m_setup.bytesInFlight)
@@ -387,9 +389,23 @@ void UpstreamAttempts::onBodyData(Try &t, const QByteArray &chunk) {
 }
 
 bool UpstreamAttempts::keepAnswerBytes(Try &t, qint64 bytes) {
-    // A non-streaming answer is kept whole until it is done: bounded by configuration, one answer
+    // A non-streaming answer is kept whole until it is done: bounded by configuration, before its
+    // first token by limits.maxHoldBytes (a provider's failure, as on a stream), then one answer
     // by limits.maxResponseBytes, all requests' bodies and answers together by
-    // limits.maxBodyBytesInFlight. Neither is a provider's failure: no failover, no mark.
+    // limits.maxBodyBytesInFlight. Neither of the last two is a provider's failure: no failover, no mark.
+    if (!t.answerBegan && t.bodyBytes > m_setup.config->limits.maxHoldBytes) {
+        // Before its first token a JSON answer is bounded as a stream's hold is: past it, nothing
+        // the client will get soon, so the attempt fails as server_error and the next candidate
+        // may answer. (It read on to maxResponseBytes, then stopped with a 502 and no failover.)
+        failover::TryFailure f;
+        f.input.status = 502;
+        f.input.message =
+            QStringLiteral("%1 bytes held before the first token, over limits.maxHoldBytes").arg(t.bodyBytes);
+        const failover::AttemptId id = t.id;
+        abort(id);
+        m_loop->onFailure(id, f);
+        return false;
+    }
     const bool tooLarge = t.bodyBytes > m_setup.config->limits.maxResponseBytes;
     if (!tooLarge && (!m_setup.bytesInFlight || m_setup.bytesInFlight->take(bytes))) {
         if (m_setup.bytesInFlight)
@@ -452,6 +468,9 @@ void UpstreamAttempts::feedSse(Try &t, const QList<SseEvent> &events) {
         // timer's and the budget's to end (and fail over), as on a stream, not a "too large" stop.
         if (!m_setup.request->stream && !noise && !keepalive) {
             live->bodyBytes += frame.frameBytes;
+            live->answerBegan =
+                live->answerBegan || std::any_of(frame.events.cbegin(), frame.events.cend(),
+                                                 [](const model::StreamEvent &ev) { return ev.isMeaningful(); });
             if (!keepAnswerBytes(*live, frame.frameBytes))
                 return;
         }

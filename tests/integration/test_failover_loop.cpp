@@ -1452,6 +1452,36 @@ private Q_SLOTS:
         QVERIFY(attempts.first().message.contains(QStringLiteral("maxHoldBytes")));
     }
 
+    void aJsonAnswersHoldBeforeItsFirstTokenIsBoundedToo() {
+        // The same flood of empty blocks to a JSON client: it read on to maxResponseBytes (64 MiB by
+        // default, 155 MiB of RSS for one request in a probe), then stopped with a 502, no
+        // failover and no mark. Before its first token a JSON answer is a hold like a stream's.
+        GatewayFixture gw;
+        gw.config.limits.maxHoldBytes = 64 * 1024;
+        QByteArray blocks;
+        for (int i = 1; i <= 2000; ++i)
+            blocks += anthropicSse("content_block_start", R"({"type":"content_block_start","index":)" +
+                                                              QByteArray::number(i) +
+                                                              R"(,"content_block":{"type":"text","text":""}})");
+        gw.anthropicA.setRawReply(anthropicStream(blocks, 1, 10));
+        gw.start();
+        const auto r = gw.post(QStringLiteral("/v1/chat/completions"),
+                               GatewayFixture::openaiBody(QStringLiteral("chain"), QStringLiteral("x"), false));
+        QVERIFY2(r.status == 200, r.body.left(300).constData());
+        QCOMPARE(r.header("x-switchman-candidate"), QByteArray("pb/gpt-b"));
+        QCOMPARE(r.header("x-switchman-fallback-reason"), QByteArray("server_error"));
+        QCOMPARE(failuresOf(gw.engine(), QStringLiteral("pa"), QStringLiteral("server_error")), 1);
+        const auto attempts = attemptsOf(gw.engine(), r.header("x-switchman-request-id"));
+        QVERIFY(attempts.first().message.contains(QStringLiteral("maxHoldBytes")));
+        // An answer that began is bounded by maxResponseBytes alone: 100 KiB of text, over the
+        // 64 KiB hold, still answers.
+        gw.anthropicA.setRawReply(anthropicStream({}, 100, 1024));
+        const auto big = gw.post(QStringLiteral("/v1/chat/completions"),
+                                 GatewayFixture::openaiBody(QStringLiteral("pa/claude-a"), QStringLiteral("x"), false));
+        QVERIFY2(big.status == 200, big.body.left(300).constData());
+        QCOMPARE(openaiMessageText(big.json()).size(), 100 * 1024);
+    }
+
     void nonStreamingAnswerOverMaxResponseBytesIsAnError() {
         GatewayFixture gw;
         gw.config.limits.maxResponseBytes = 100 * 1024;
