@@ -165,6 +165,7 @@ void AnthropicStreamDecoder::appendDelta(int index, const Value *delta) {
 }
 
 QList<StreamEvent> AnthropicStreamDecoder::feed(const SseEvent &sse) {
+    m_lastUnreadable = false;
     if (!m_out.finished())
         decode(sse);
     return m_out.take();
@@ -172,7 +173,7 @@ QList<StreamEvent> AnthropicStreamDecoder::feed(const SseEvent &sse) {
 
 void AnthropicStreamDecoder::decode(const SseEvent &sse) {
     rj::ParsedJson json;
-    json.parse(sse.data);
+    m_lastUnreadable = !json.parse(sse.data);
     const Value *data = json.object();
     const std::string_view type = rj::eventType(data, sse.event);
     if (type == "ping" || type.empty())

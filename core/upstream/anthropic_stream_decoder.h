@@ -19,6 +19,7 @@ public:
     explicit AnthropicStreamDecoder(NativeBody native = NativeBody::Keep) : m_keepNative(native == NativeBody::Keep) {}
     QList<model::StreamEvent> feed(const SseEvent &event) override;
     QList<model::StreamEvent> finish() override;
+    bool lastWasUnreadable() const override { return m_lastUnreadable; }
 
 private:
     void decode(const SseEvent &event);
@@ -46,6 +47,7 @@ private:
     QString m_stopReason;         // raw stop_reason from message_delta
     QString m_stopSequence;       // the stop_sequence it named
     bool m_keepNative = true;
+    bool m_lastUnreadable = false;
 };
 
 } // namespace sw::upstream

@@ -186,6 +186,7 @@ void OpenAICompletionsStreamDecoder::end() {
 
 QList<StreamEvent> OpenAICompletionsStreamDecoder::feed(const SseEvent &sse) {
     m_lastUsageOnly = false;
+    m_lastUnreadable = false;
     if (!m_out.finished())
         decode(sse);
     return m_out.take();
@@ -198,7 +199,7 @@ void OpenAICompletionsStreamDecoder::decode(const SseEvent &sse) {
     if (data == "[DONE]")
         return end();
     rj::ParsedJson json;
-    json.parse(data);
+    m_lastUnreadable = !json.parse(data);
     const Value *chunk = json.object();
     const Value *error = member(chunk, "error");
     if (!rj::isAbsent(error)) {

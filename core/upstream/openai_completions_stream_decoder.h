@@ -24,6 +24,7 @@ public:
     // choices, a usage object (and no error). The gateway always asks for usage (it counts
     // tokens), so on a passthrough this frame must not reach a client that did not ask for it.
     bool lastWasUsageOnly() const override { return m_lastUsageOnly; }
+    bool lastWasUnreadable() const override { return m_lastUnreadable; }
 
 private:
     // Text and thinking: one block open at a time (key kProse), a delta of the other kind
@@ -62,6 +63,7 @@ private:
     QString m_finishReason;
     bool m_sawRefusal = false;
     bool m_lastUsageOnly = false;
+    bool m_lastUnreadable = false;
 };
 
 } // namespace sw::upstream

@@ -41,6 +41,7 @@ void OpenAIResponsesStreamDecoder::fail(const QString &code, const QString &mess
 
 QList<StreamEvent> OpenAIResponsesStreamDecoder::feed(const SseEvent &sse) {
     const QByteArray raw = sse.data.trimmed();
+    m_lastUnreadable = false;
     if (!m_out.finished() && !raw.isEmpty() && raw != "[DONE]")
         decode(sse, raw);
     return m_out.take();
@@ -145,7 +146,7 @@ void OpenAIResponsesStreamDecoder::completed(std::string_view type, const Value 
 
 void OpenAIResponsesStreamDecoder::decode(const SseEvent &sse, const QByteArray &raw) {
     rj::ParsedJson json;
-    json.parse(raw);
+    m_lastUnreadable = !json.parse(raw);
     const Value *data = json.object();
     const std::string_view type = rj::eventType(data, sse.event);
     if (type.empty())

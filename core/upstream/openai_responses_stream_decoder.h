@@ -21,6 +21,7 @@ public:
         : m_keepNative(native == NativeBody::Keep) {}
     QList<model::StreamEvent> feed(const SseEvent &event) override;
     QList<model::StreamEvent> finish() override;
+    bool lastWasUnreadable() const override { return m_lastUnreadable; }
 
 private:
     // One canonical block per output item (messages: per content part), keyed by output_index.
@@ -42,6 +43,7 @@ private:
     QMap<int, QJsonObject> m_doneItems;
     qint64 m_doneItemBytes = 0;
     bool m_keepNative = true;
+    bool m_lastUnreadable = false;
     bool m_sawToolCall = false;
     bool m_sawRefusal = false; // a `refusal` content part: the model declined
 };

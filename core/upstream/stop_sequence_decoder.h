@@ -28,6 +28,7 @@ public:
     QList<model::StreamEvent> feed(const SseEvent &event) override;
     QList<model::StreamEvent> finish() override;
     bool lastWasUsageOnly() const override { return m_inner->lastWasUsageOnly(); }
+    bool lastWasUnreadable() const override { return m_inner->lastWasUnreadable(); }
 
 private:
     QList<model::StreamEvent> filter(QList<model::StreamEvent> events);

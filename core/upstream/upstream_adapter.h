@@ -45,6 +45,10 @@ public:
     // that frame back from a client that did not ask for usage; read from the decoder's own
     // parse, so the frame is not read twice.
     virtual bool lastWasUsageOnly() const { return false; }
+    // True when the event last fed had data the decoder's JSON parser refused (an event cut off by
+    // the end of the body, lines run together by a bare CR): the gateway read nothing from it, so
+    // a same-API stream does not relay it either (an SDK would throw on it mid-answer).
+    virtual bool lastWasUnreadable() const { return false; }
 };
 
 // An API's name as a QString, made once: a request asks its adapter's api() several times

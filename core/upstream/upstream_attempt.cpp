@@ -458,7 +458,9 @@ void UpstreamAttempts::feedSse(Try &t, const QList<SseEvent> &events) {
         // A frame that decoded to nothing is judged once (it may take a JSON parse): the idle
         // timer asks here, the replay hold below.
         const bool decodedToNothing = frame.events.isEmpty();
-        const bool noise = decodedToNothing && isNoiseFrame(e, frame.events);
+        // Data the decoder could not parse said nothing to the gateway: noise, never relayed.
+        const bool unreadable = decodedToNothing && live->decoder->lastWasUnreadable();
+        const bool noise = decodedToNothing && (unreadable || isNoiseFrame(e, frame.events));
         const bool keepalive = decodedToNothing && !noise && isKeepaliveFrame(e);
         if (changesAnswer || (decodedToNothing && !noise && !keepalive))
             m_loop->onActivity(id);
@@ -474,7 +476,7 @@ void UpstreamAttempts::feedSse(Try &t, const QList<SseEvent> &events) {
             if (!keepAnswerBytes(*live, frame.frameBytes))
                 return;
         }
-        if (live->passthrough) {
+        if (live->passthrough && !unreadable) {
             // Raw frames skip the encoder, so they take the redaction here (an upstream
             // error event may quote the key it rejected).
             // The gateway asks a Chat upstream for usage; its usage-only chunk is not the

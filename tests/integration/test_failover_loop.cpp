@@ -1417,6 +1417,52 @@ private Q_SLOTS:
         QCOMPARE(gw.anthropicA.requests().size(), 0);
     }
 
+    void framesTheGatewayCouldNotReadAreNotRelayed_data() {
+        QTest::addColumn<QByteArray>("garbage");
+        QTest::addColumn<bool>("endsTheBody"); // the garbage is the last thing the upstream sends
+        // An event cut off by the end of the body: the gateway made it whole with a blank line,
+        // and the OpenAI SDK threw "Could not parse message into JSON" instead of reading the
+        // gateway's own "stream ended" error.
+        QTest::addRow("cut mid-event") << QByteArray("data: {\"trunc") << true;
+        // Lines run together by a bare CR: one event of two data lines, which is not JSON. The
+        // JSON answer never had it; the stream relayed it and the SDK threw mid-answer.
+        QTest::addRow("bare CR") << QByteArray("data: {a}\rdata: {HIDDEN}\r\r\n\n") << false;
+    }
+    void framesTheGatewayCouldNotReadAreNotRelayed() {
+        QFETCH(QByteArray, garbage);
+        QFETCH(bool, endsTheBody);
+        GatewayFixture gw;
+        gw.config.routes[QStringLiteral("chain")].candidates = {QStringLiteral("pb/gpt-b")};
+        const auto chunk = [](const QByteArray &delta) {
+            return R"(data: {"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":)" + delta +
+                   "}]}\n\n";
+        };
+        QByteArray stream = chunk(R"({"role":"assistant","content":"seen"})") + garbage;
+        if (!endsTheBody)
+            stream +=
+                chunk(R"({"content":" visible"})") +
+                R"(data: {"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]})"
+                "\n\ndata: [DONE]\n\n";
+        gw.openaiB.setRawReply(stream);
+        gw.start();
+        const auto r =
+            gw.post(QStringLiteral("/v1/chat/completions"),
+                    routeBody(QStringLiteral("/v1/chat/completions"), QStringLiteral("chain"), true), {}, 30000);
+        QCOMPARE(r.status, 200);
+        QVERIFY2(!r.body.contains("trunc") && !r.body.contains("HIDDEN"), r.body.constData());
+        // Every event the client gets is JSON its SDK can read, or [DONE].
+        for (const QByteArray &event : r.body.split('\n'))
+            if (event.startsWith("data: ") && event != "data: [DONE]")
+                QVERIFY2(!QJsonDocument::fromJson(event.mid(6)).isNull(), event.constData());
+        QVERIFY(r.body.contains("seen"));
+        if (endsTheBody) {
+            QVERIFY2(r.body.contains("\"error\""), r.body.constData()); // the gateway's own error event
+            QVERIFY(!r.body.contains("[DONE]"));
+        } else {
+            QVERIFY2(r.body.contains(" visible") && r.body.contains("[DONE]"), r.body.constData());
+        }
+    }
+
     void anSseEventOverEightMiBEndsTheAttemptAsTransport() {
         // One event of 9 MiB before any content: the reader drops it and the attempt ends as
         // a connection-level failure, so the follower answers and the base URL is marked.
