@@ -1,5 +1,6 @@
 #include "core/upstream/anthropic_stream_decoder.h"
 
+#include "core/wire/echoed_identifier.h"
 #include "core/wire/rapid_json.h"
 
 #include <QJsonArray>
@@ -189,6 +190,14 @@ void AnthropicStreamDecoder::decode(const SseEvent &sse) {
     }
     if (type == "message_start") {
         const Value *message = member(data, "message");
+        if (!wire::namesAreEchoable(message)) {
+            m_lastUnreadable = true; // the frame is not relayed; the gateway's error is
+            m_out.fail(
+                QStringLiteral("the upstream named its model or answer with an identifier over 256 bytes or with a "
+                               "control character"),
+                QStringLiteral("invalid_response"), 502);
+            return;
+        }
         readUsage(member(message, "usage"));
         m_out.start(toString(member(message, "id")));
         return;

@@ -1,5 +1,6 @@
 #include "core/upstream/openai_completions_stream_decoder.h"
 
+#include "core/wire/echoed_identifier.h"
 #include "core/wire/rapid_json.h"
 
 #include <algorithm>
@@ -213,6 +214,13 @@ void OpenAICompletionsStreamDecoder::decode(const SseEvent &sse) {
     }
     if (rj::isEmptyObject(chunk))
         return; // keep-alive or a line we do not understand
+    if (!wire::namesAreEchoable(chunk)) {
+        m_lastUnreadable = true; // the frame is not relayed; the gateway's error is
+        m_out.fail(QStringLiteral("the upstream named its model or answer with an identifier over 256 bytes or with a "
+                                  "control character"),
+                   QStringLiteral("invalid_response"), 502);
+        return;
+    }
     m_out.start(toString(member(chunk, "id")));
     const Value *usage = member(chunk, "usage");
     if (usage && usage->IsObject()) {

@@ -1,5 +1,6 @@
 #include "core/upstream/openai_responses_stream_decoder.h"
 
+#include "core/wire/echoed_identifier.h"
 #include "core/wire/rapid_json.h"
 
 #include <QJsonArray>
@@ -173,6 +174,13 @@ void OpenAIResponsesStreamDecoder::decode(const SseEvent &sse, const QByteArray 
         else
             fail(toString(member(err, "code"), m_pendingErrorCode),
                  message.isEmpty() ? QStringLiteral("the response failed") : message);
+        return;
+    }
+    if (const Value *response = member(data, "response"); !wire::namesAreEchoable(response)) {
+        m_lastUnreadable = true; // the frame is not relayed; the gateway's error is
+        m_out.fail(QStringLiteral("the upstream named its model or answer with an identifier over 256 bytes or with a "
+                                  "control character"),
+                   QStringLiteral("invalid_response"), 502);
         return;
     }
     m_out.start(toString(member(member(data, "response"), "id")));

@@ -458,8 +458,9 @@ void UpstreamAttempts::feedSse(Try &t, const QList<SseEvent> &events) {
         // A frame that decoded to nothing is judged once (it may take a JSON parse): the idle
         // timer asks here, the replay hold below.
         const bool decodedToNothing = frame.events.isEmpty();
-        // Data the decoder could not parse said nothing to the gateway: noise, never relayed.
-        const bool unreadable = decodedToNothing && live->decoder->lastWasUnreadable();
+        // Data the decoder could not parse said nothing to the gateway: noise, never relayed. (A
+        // frame it refused for what it names fails the attempt; the client gets the gateway's error.)
+        const bool unreadable = live->decoder->lastWasUnreadable();
         const bool noise = decodedToNothing && (unreadable || isNoiseFrame(e, frame.events));
         const bool keepalive = decodedToNothing && !noise && isKeepaliveFrame(e);
         if (changesAnswer || (decodedToNothing && !noise && !keepalive))

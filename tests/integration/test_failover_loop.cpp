@@ -1463,6 +1463,56 @@ private Q_SLOTS:
         }
     }
 
+    void anUpstreamsNamesAreBoundedAsAClientsAre_data() {
+        QTest::addColumn<QString>("route");
+        QTest::addColumn<bool>("stream");
+        QTest::addColumn<bool>("anthropicFirst");
+        QTest::addColumn<QByteArray>("name");
+        const QByteArray escapes = R"(gpt\r\nX-Evil: 1\r\n\u0000\u0007\u001b[31mZZZ)";
+        const QByteArray longName(5000, 'm');
+        for (const bool stream : {true, false}) {
+            const char *mode = stream ? "stream" : "json";
+            QTest::addRow("chat model with escapes, %s", mode)
+                << QStringLiteral("/v1/chat/completions") << stream << false << escapes;
+            QTest::addRow("messages model of 5000 bytes, %s", mode)
+                << QStringLiteral("/v1/messages") << stream << true << longName;
+        }
+    }
+    void anUpstreamsNamesAreBoundedAsAClientsAre() {
+        // SPEC 10: an echoed identifier is at most 256 bytes with no control characters. A
+        // same-API stream relayed the upstream's model name as it was: a CLI printing it ran the
+        // escapes. Such an upstream is broken: its attempt fails before anything is relayed, and
+        // the next candidate answers.
+        QFETCH(QString, route);
+        QFETCH(bool, stream);
+        QFETCH(bool, anthropicFirst);
+        QFETCH(QByteArray, name);
+        GatewayFixture gw;
+        if (anthropicFirst) {
+            gw.anthropicA.setRawReply(
+                anthropicStream({}, 2, 10).replace(R"("model":"m")", "\"model\":\"" + name + "\""));
+        } else {
+            gw.config.routes[QStringLiteral("chain")].candidates = {QStringLiteral("pb/gpt-b"),
+                                                                    QStringLiteral("pa/claude-a")};
+            gw.openaiB.setRawReply(R"(data: {"id":"c","object":"chat.completion.chunk","model":")" + name +
+                                   R"(","choices":[{"index":0,"delta":{"role":"assistant","content":"bad"}}]})"
+                                   "\n\ndata: [DONE]\n\n");
+        }
+        gw.start();
+        const auto r = gw.post(route, routeBody(route, QStringLiteral("chain"), stream), {}, 30000);
+        QCOMPARE(r.status, 200);
+        QVERIFY2(!r.body.contains("ZZZ") && !r.body.contains("mmmmmmmm") && !r.body.contains("\"bad\""),
+                 r.body.left(600).constData());
+        const QByteArray follower = anthropicFirst ? "pb/gpt-b" : "pa/claude-a";
+        if (stream)
+            QVERIFY2(r.body.contains(": switchman candidate=" + follower), r.body.left(600).constData());
+        else
+            QCOMPARE(r.header("x-switchman-candidate"), follower);
+        QCOMPARE(failuresOf(gw.engine(), anthropicFirst ? QStringLiteral("pa") : QStringLiteral("pb"),
+                            QStringLiteral("server_error")),
+                 1);
+    }
+
     void anSseEventOverEightMiBEndsTheAttemptAsTransport() {
         // One event of 9 MiB before any content: the reader drops it and the attempt ends as
         // a connection-level failure, so the follower answers and the base URL is marked.

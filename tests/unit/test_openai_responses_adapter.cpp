@@ -62,6 +62,7 @@ private slots:
     void passthroughKeepsEveryFieldAndBetaHeader();
     void passthroughSplicesUnlessAReasoningItemIsDropped();
     void passthroughDropsTheItemIdsTheGatewayMadeUp();
+    void aResponseNamedWithControlCharactersFails();
     void reasoningFromOtherApisGoesBackOnlyToItsMaker();
     void piFunctionCallsKeepOpenAIsItemId();
     void reasoningWithoutTheItemItLedToIsLeftOut();
@@ -387,6 +388,27 @@ void TestOpenAIResponsesAdapter::reasoningWithoutTheItemItLedToIsLeftOut() {
         OpenAIResponsesAdapter().buildRequest(spokenIn(req, wire::Api::AnthropicMessages), target(), {}).body;
     QVERIFY2(!sent.contains("reasoning") && !sent.contains("gAAA"), sent.constData());
     QVERIFY(sent.contains("\"call_id\":\"call_1\""));
+}
+
+void TestOpenAIResponsesAdapter::aResponseNamedWithControlCharactersFails() {
+    // SPEC 10: what an upstream names its model and answer with is echoed only when it is at most
+    // 256 bytes with no control character; a Responses stream relays response.created as it is.
+    const auto firstEvent = [](const QByteArray &model) {
+        const QList<StreamEvent> events =
+            decode("event: response.created\ndata: "
+                   "{\"type\":\"response.created\",\"response\":{\"id\":\"resp_1\",\"model\":\"" +
+                   model + "\",\"status\":\"in_progress\",\"output\":[]}}\n\n");
+        return events.isEmpty() ? StreamEvent() : events.first();
+    };
+    QCOMPARE(firstEvent("gpt-5").type, EventType::Start);
+    for (const QByteArray &bad : {QByteArray(R"(gpt\u001b[31m)"), QByteArray(R"(gpt\r\nX: 1)"),
+                                  QByteArray(R"(gpt\u0085)"), QByteArray(R"(gpt\u2028)"), QByteArray(257, 'm')}) {
+        const StreamEvent e = firstEvent(bad);
+        QVERIFY2(e.type == EventType::Error, bad.constData());
+        QCOMPARE(e.errorStatus.value_or(0), 502);
+    }
+    QCOMPARE(firstEvent(QByteArray(256, 'm')).type, EventType::Start);
+    QCOMPARE(firstEvent(R"(gpt-5 \u00e9t\u00e9)").type, EventType::Start); // not a control character
 }
 
 void TestOpenAIResponsesAdapter::passthroughDropsTheItemIdsTheGatewayMadeUp() {

@@ -1,0 +1,40 @@
+#pragma once
+// What an upstream names its model and its answer with reaches the client as it is on a same-API
+// stream. SPEC 10 bounds every echoed identifier as the gateway bounds what a client names
+// (formats::identifierProblem): at most 256 bytes, no control character.
+
+#include "core/wire/rapid_json.h"
+
+#include <string_view>
+
+namespace sw::wire {
+
+inline constexpr size_t kMaxEchoedIdentifierBytes = 256;
+
+// Whether `utf8` may be echoed: at most kMaxEchoedIdentifierBytes, and no C0 control, DEL, C1
+// control (U+0080..U+009F) or line or paragraph separator (U+2028, U+2029), any of which could
+// end a line where the identifier is shown or logged.
+inline bool isEchoableIdentifier(std::string_view utf8) {
+    if (utf8.size() > kMaxEchoedIdentifierBytes)
+        return false;
+    const auto at = [&utf8](size_t i) { return i < utf8.size() ? static_cast<unsigned char>(utf8[i]) : 0u; };
+    for (size_t i = 0; i < utf8.size(); ++i) {
+        const unsigned c = at(i);
+        if (c < 0x20 || c == 0x7f)
+            return false;
+        if (c == 0xc2 && at(i + 1) >= 0x80 && at(i + 1) <= 0x9f)
+            return false;
+        if (c == 0xe2 && at(i + 1) == 0x80 && (at(i + 2) == 0xa8 || at(i + 2) == 0xa9))
+            return false;
+    }
+    return true;
+}
+
+// The model and id members of `object` (a Chat chunk, Anthropic's message, a Responses response),
+// when present as strings, may be echoed. Anything else there is the decoder's to judge.
+inline bool namesAreEchoable(const rj::Value *object) {
+    return isEchoableIdentifier(rj::bytes(rj::member(object, "model"))) &&
+           isEchoableIdentifier(rj::bytes(rj::member(object, "id")));
+}
+
+} // namespace sw::wire
