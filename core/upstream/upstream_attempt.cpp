@@ -8,6 +8,7 @@
 #include "core/wire/rapid_json.h"
 
 #include <QDateTime>
+#include <QUrl>
 #include <algorithm>
 
 #include <cstring>
@@ -192,6 +193,16 @@ void UpstreamAttempts::redactErrors(const Try &t, QList<model::StreamEvent> &eve
             ev.errorMessage = redacted(t, ev.errorMessage);
             ev.errorType = redacted(t, ev.errorType); // it reaches the client as the error's code
         }
+}
+
+QString UpstreamAttempts::redirectTarget(const Try &t) const {
+    // Where it points, enough to fix a baseUrl by: scheme, host, port and path. Its query,
+    // fragment and user info may carry a signature or a token, and are left out.
+    QUrl url(QString::fromUtf8(t.location.left(2048)));
+    url.setUserInfo(QString());
+    url.setQuery(QString());
+    url.setFragment(QString());
+    return redacted(t, url.toString(QUrl::FullyEncoded).left(512));
 }
 
 QString UpstreamAttempts::redacted(const Try &t, const QString &text) const {
@@ -523,8 +534,7 @@ void UpstreamAttempts::reportErrorAnswer(Try &t) {
                                          "redirects: check the provider's baseUrl")
                               .arg(t.candidate.name())
                               .arg(t.status)
-                              .arg(t.location.isEmpty() ? QStringLiteral("(no Location)")
-                                                        : redacted(t, QString::fromUtf8(t.location.left(512))));
+                              .arg(t.location.isEmpty() ? QStringLiteral("(no Location)") : redirectTarget(t));
         return m_loop->onFailure(id, f);
     }
     const auto info = t.adapter->parseError(t.status, t.errorBody);

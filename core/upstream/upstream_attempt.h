@@ -60,6 +60,7 @@ private:
     bool keepAnswerBytes(Try &t, qint64 bytes); // false: the try ended over a byte limit
     void feedSse(Try &t, const QList<SseEvent> &events);
     QString redacted(const Try &t, const QString &text) const;
+    QString redirectTarget(const Try &t) const; // a 3xx Location without query, fragment or user info
     // An in-band error's message and type, which both reach the client, redacted.
     void redactErrors(const Try &t, QList<model::StreamEvent> &events) const;
 

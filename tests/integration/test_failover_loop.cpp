@@ -1082,7 +1082,8 @@ private Q_SLOTS:
         // A 3xx is not an outage (no mark, no failover) and not a success.
         GatewayFixture gw;
         Fault moved = fault(Fault::Status, 301, {}, "{}");
-        moved.location = "https://api.example.test/v2/messages";
+        // A pre-signed URL's signature, a token, user info: none of it is the client's to read.
+        moved.location = "https://user:pass@api.example.test/v2/messages?sig=SECRETSIG&token=abc#frag";
         gw.anthropicA.setFault(moved);
         gw.start();
         const auto r = gw.post(QStringLiteral("/v1/chat/completions"),
@@ -1093,6 +1094,8 @@ private Q_SLOTS:
         QVERIFY2(message.contains(QStringLiteral("redirect")) &&
                      message.contains(QStringLiteral("https://api.example.test/v2/messages")),
                  qPrintable(message));
+        for (const char *secret : {"SECRETSIG", "token", "pass", "frag"})
+            QVERIFY2(!message.contains(QLatin1String(secret)), qPrintable(message));
         QCOMPARE(gw.openaiB.requests().size(), 0);
         QVERIFY(gw.engine().marks().isEmpty());
     }
