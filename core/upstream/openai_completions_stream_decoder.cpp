@@ -221,7 +221,8 @@ void OpenAICompletionsStreamDecoder::decode(const SseEvent &sse) {
                    QStringLiteral("invalid_response"), 502);
         return;
     }
-    m_out.start(toString(member(chunk, "id")));
+    if (!m_out.started()) // every chunk repeats the id: made a QString once
+        m_out.start(toString(member(chunk, "id")));
     const Value *usage = member(chunk, "usage");
     if (usage && usage->IsObject()) {
         readUsage(usage);

@@ -17,15 +17,18 @@ inline constexpr size_t kMaxEchoedIdentifierBytes = 256;
 inline bool isEchoableIdentifier(std::string_view utf8) {
     if (utf8.size() > kMaxEchoedIdentifierBytes)
         return false;
-    const auto at = [&utf8](size_t i) { return i < utf8.size() ? static_cast<unsigned char>(utf8[i]) : 0u; };
-    for (size_t i = 0; i < utf8.size(); ++i) {
-        const unsigned c = at(i);
-        if (c < 0x20 || c == 0x7f)
-            return false;
-        if (c == 0xc2 && at(i + 1) >= 0x80 && at(i + 1) <= 0x9f)
-            return false;
-        if (c == 0xe2 && at(i + 1) == 0x80 && (at(i + 2) == 0xa8 || at(i + 2) == 0xa9))
-            return false;
+    const auto *p = reinterpret_cast<const unsigned char *>(utf8.data());
+    const size_t n = utf8.size();
+    for (size_t i = 0; i < n; ++i) {
+        const unsigned char c = p[i];
+        if (c >= 0x20 && c < 0x7f)
+            continue; // printable ASCII: nearly every byte of every name
+        if (c < 0x80)
+            return false; // C0 or DEL
+        if (c == 0xc2 && i + 1 < n && p[i + 1] <= 0x9f)
+            return false; // C1: U+0080..U+009F
+        if (c == 0xe2 && i + 2 < n && p[i + 1] == 0x80 && (p[i + 2] == 0xa8 || p[i + 2] == 0xa9))
+            return false; // U+2028, U+2029
     }
     return true;
 }
