@@ -423,7 +423,15 @@ bool Engine::reload(QString *error) {
             *error = QStringLiteral("no configuration file to reload (started with --demo or defaults)");
         return false;
     }
-    return reloadFromFile(error);
+    QString why;
+    if (reloadFromFile(&why))
+        return true;
+    // The admin API answers the caller; the log keeps it for whoever looks later.
+    m_telemetry->log(QStringLiteral("warn"), QStringLiteral("configuration reload refused"),
+                     {{QStringLiteral("reason"), why}});
+    if (error)
+        *error = why;
+    return false;
 }
 
 bool Engine::reloadFromFile(QString *error) {
@@ -436,6 +444,21 @@ bool Engine::reloadFromFile(QString *error) {
             *error = QStringLiteral("%1: %2").arg(m_options.configPath, lines.join(QStringLiteral("; ")));
         return false; // the running configuration stays as it was
     }
+    // A reload never moves the listener: what it is bound to decides what the file may take
+    // away. A file that says loopback (or was given --listen at start) must not turn off the
+    // keys of a listener the network can reach.
+    if (m_tcp && !m_host.isLoopback() && loaded.config->tenants.isEmpty()) {
+        if (error)
+            *error =
+                QStringLiteral("%1: refused: this gateway listens on %2, which the network can reach, and the file "
+                               "has no tenants, so anyone could use your provider keys and the admin API. Add a "
+                               "tenant (`switchman key create`), or restart it on a loopback address")
+                    .arg(m_options.configPath, baseUrl());
+        return false;
+    }
+    if (loaded.config->listen != m_ctx.config->listen)
+        m_telemetry->log(QStringLiteral("warn"), QStringLiteral("listen address changes at the next start"),
+                         {{QStringLiteral("listening"), baseUrl()}, {QStringLiteral("file"), loaded.config->listen}});
     applyConfig(*loaded.config);
     return true;
 }

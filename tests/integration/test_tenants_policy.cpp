@@ -1,12 +1,14 @@
 // Tenants (keys, 401 in the inbound format, isolation of marks, usage
 // and logs) and routing policy (tenant providers/regions, the route cost
 // ceiling, alias globs and the resolution order) on the real engine.
+#include "core/config/config_writer.h"
 #include "core/telemetry/telemetry.h"
 #include "gateway_fixture.h"
 
 #include <QCryptographicHash>
 #include <QJsonArray>
 #include <QSignalSpy>
+#include <QTemporaryDir>
 #include <QTest>
 
 using namespace sw;
@@ -337,6 +339,35 @@ private Q_SLOTS:
         QVERIFY2(message.contains(QStringLiteral("several providers (pa, pb)")), qPrintable(message));
         QVERIFY2(message.contains(QStringLiteral("provider/gpt-b")), qPrintable(message));
         QCOMPARE(gw.anthropicA.requests().size() + gw.openaiB.requests().size(), 0);
+    }
+
+    void aReloadCannotTakeTheKeysOffANetworkListener() {
+        // Started on 0.0.0.0 with tenants. The file is edited to say loopback and to drop the
+        // tenants: it validated (a loopback file needs none), the reload answered
+        // {"reloaded":true}, and the listener, which a reload never moves, served the network
+        // with no key, admin API included (found by a probe).
+        QTemporaryDir dir;
+        GatewayFixture gw;
+        addTenant(gw.config, QStringLiteral("alice"), kAliceKey, true);
+        gw.config.listen = QStringLiteral("0.0.0.0:0");
+        gw.configPath = dir.filePath(QStringLiteral("config.json"));
+        config::Config edited = gw.config;
+        edited.listen = QStringLiteral("127.0.0.1:0");
+        edited.tenants.clear();
+        QVERIFY(config::save(gw.configPath, edited));
+        gw.start();
+        const auto refused = gw.postRaw(QStringLiteral("/admin/reload"), "{}", bearer(kAliceKey));
+        QCOMPARE(refused.status, 400);
+        QVERIFY2(refused.body.contains("network can reach") && refused.body.contains("tenant"),
+                 refused.body.constData());
+        const auto body = GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), false);
+        QCOMPARE(gw.post(QStringLiteral("/v1/messages"), body).status, 401); // still needs a key
+        QCOMPARE(gw.post(QStringLiteral("/v1/messages"), body, bearer(kAliceKey)).status, 200);
+        // With its tenants, the same file reloads.
+        edited.tenants = gw.config.tenants;
+        QVERIFY(config::save(gw.configPath, edited));
+        QCOMPARE(gw.postRaw(QStringLiteral("/admin/reload"), "{}", bearer(kAliceKey)).status, 200);
+        QCOMPARE(gw.post(QStringLiteral("/v1/messages"), body).status, 401);
     }
 };
 
