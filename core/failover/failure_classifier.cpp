@@ -114,7 +114,11 @@ bool FailureClassifier::isUsageLimit(std::optional<int> status, const QString &t
     if (matches(text, "usage.?limit|insufficient.?quota|quota.?exceeded|exceeded your current quota|credit balance"
                       "|spend(ing)?.?(cap|limit)|billing|out of credits"))
         return true;
-    // An opaque 429 (no rate-limit or concurrency wording) reads as a usage limit.
+    // 402 Payment Required is a usage limit whatever its body says (OpenRouter's "Insufficient
+    // credits", an OpenAI-compatible server's own words). An opaque 429 (no rate-limit or
+    // concurrency wording) reads as one too.
+    if (status == 402)
+        return true;
     return status == 429 && parseRateLimitReason(text) == RateLimitReason::Unknown;
 }
 

@@ -155,6 +155,31 @@ private Q_SLOTS:
         QCOMPARE(gw.anthropicA.requests().size(), 0);
     }
 
+    void aPaymentRequiredRotatesThenFailsOver() {
+        // An OpenAI-compatible server out of credit answers 402 with its own words. It went to the
+        // client as it was: no rotation to the spare key, no failover, the key still "ok".
+        GatewayFixture gw;
+        gw.config.routes[QStringLiteral("chain")].candidates = {QStringLiteral("pb/gpt-b"),
+                                                                QStringLiteral("pa/claude-a")};
+        gw.config.providers[QStringLiteral("pb")].credentials = {QStringLiteral("env:SW_TEST_KEY_ONE"),
+                                                                 QStringLiteral("env:SW_TEST_KEY_THREE")};
+        const QByteArray broke = R"({"error":{"code":402,"message":"Insufficient credits. Add more credits."}})";
+        gw.openaiB.pushFault(statusWith(402, {}, broke));
+        gw.start();
+        const auto body = GatewayFixture::openaiBody(QStringLiteral("chain"), QStringLiteral("hi"), false);
+        const auto rotated = gw.post(QStringLiteral("/v1/chat/completions"), body);
+        QCOMPARE(rotated.status, 200);
+        QCOMPARE(rotated.header("x-switchman-candidate"), QByteArray("pb/gpt-b")); // the spare key answered
+        QCOMPARE(authSeen(gw.openaiB), (QByteArrayList{"Bearer key-one", "Bearer key-three"}));
+        QCOMPARE(credentialEntry(gw, QStringLiteral("pb"), 0).value(QStringLiteral("state")).toString(),
+                 QStringLiteral("parked"));
+        gw.openaiB.pushFault(statusWith(402, {}, broke)); // and now the spare is out of credit too
+        const auto failedOver = gw.post(QStringLiteral("/v1/chat/completions"), body);
+        QCOMPARE(failedOver.status, 200);
+        QCOMPARE(failedOver.header("x-switchman-candidate"), QByteArray("pa/claude-a"));
+        QCOMPARE(failedOver.header("x-switchman-fallback-reason"), QByteArray("credential_exhausted"));
+    }
+
     void leaseCountsTheCredentialInFlight() {
         GatewayFixture gw;
         gw.config.providers[QStringLiteral("pa")].credentials = {QStringLiteral("env:SW_TEST_KEY_ONE"),

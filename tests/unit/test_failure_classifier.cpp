@@ -113,6 +113,10 @@ private Q_SLOTS:
                  FailureKind::CredentialExhausted);
         QCOMPARE(kindOf(std::nullopt, QStringLiteral("usage_limit_reached")), FailureKind::CredentialExhausted);
         QCOMPARE(kindOf(429, QStringLiteral("")), FailureKind::CredentialExhausted); // opaque 429
+        // Any 402: it went straight to the client, with the key left "ok" and no failover.
+        QCOMPARE(kindOf(402, QStringLiteral("Insufficient credits. Add more using https://example.test/credits")),
+                 FailureKind::CredentialExhausted);
+        QCOMPARE(kindOf(402, QStringLiteral("")), FailureKind::CredentialExhausted);
         QCOMPARE(kindOf(401, QStringLiteral("invalid x-api-key")), FailureKind::CredentialExhausted);
         QCOMPARE(kindOf(403, QStringLiteral("Your credit balance is too low")), FailureKind::CredentialExhausted);
         QCOMPARE(kindOf(403, QStringLiteral("permission_error: key lacks access")), FailureKind::CredentialExhausted);
