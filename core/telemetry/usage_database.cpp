@@ -7,6 +7,7 @@
 #include <QSqlError>
 #include <QSqlQuery>
 #include <QStandardPaths>
+#include <QThread>
 #include <QVariant>
 
 #include <cmath>
@@ -109,8 +110,19 @@ bool UsageDatabase::open(const QString &path, Mode mode, QString *error) {
     QSqlQuery q(db);
     if (mode == Mode::ReadWrite && !memory) {
         // WAL: readers (the command line, a query) never block the writer, and a batch is one fsync.
-        if (!q.exec(QStringLiteral("PRAGMA journal_mode=WAL")) || !q.next() ||
-            q.value(0).toString().compare(QLatin1String("wal"), Qt::CaseInsensitive) != 0) {
+        // Switching a new file to WAL takes its lock without SQLite's busy wait: a replica that
+        // opens the same new file at the same moment gets "database is locked". It is asked
+        // again for up to two seconds (once per start, never on a request's path).
+        const auto toWal = [&q] {
+            return q.exec(QStringLiteral("PRAGMA journal_mode=WAL")) && q.next() &&
+                   q.value(0).toString().compare(QLatin1String("wal"), Qt::CaseInsensitive) == 0;
+        };
+        bool wal = toWal();
+        for (int tries = 0; !wal && tries < 100 && lastError(q).contains(QLatin1String("locked")); ++tries) {
+            QThread::msleep(20);
+            wal = toWal();
+        }
+        if (!wal) {
             *error = QStringLiteral("cannot use write-ahead logging: %1").arg(lastError(q));
             db.close();
             return false;
@@ -142,38 +154,45 @@ int UsageDatabase::schemaVersion() const {
 }
 
 bool UsageDatabase::migrate(QString *error) {
+    // Replicas that share a data folder open the file at the same moment. Each step takes the
+    // write lock first (BEGIN IMMEDIATE; the other waits out the busy timeout) and reads the
+    // version under it, so a step another process has just applied is never run twice. A plain
+    // BEGIN read the version before the lock, and one of two replicas failed with "table usage
+    // already exists" and kept its usage in memory only.
     QSqlDatabase db = QSqlDatabase::database(m_connection, false);
-    const int version = schemaVersion();
-    if (version < 0) {
-        *error = QStringLiteral("cannot read the schema version: %1").arg(db.lastError().text());
-        return false;
-    }
-    if (version > kSchemaVersion) {
-        // A newer Switchman wrote it: leave it alone rather than guess.
-        *error = QStringLiteral("schema version %1 is newer than this Switchman's %2").arg(version).arg(kSchemaVersion);
-        return false;
-    }
     const auto &steps = migrationSteps();
-    for (int v = version; v < kSchemaVersion; ++v) {
-        if (!db.transaction()) {
-            *error = db.lastError().text();
+    QSqlQuery q(db);
+    for (;;) {
+        if (!q.exec(QStringLiteral("BEGIN IMMEDIATE"))) {
+            *error = QStringLiteral("cannot lock the usage database: %1").arg(lastError(q));
             return false;
         }
-        QSqlQuery q(db);
-        for (const QString &sql : steps.at(v)) {
+        const int version = schemaVersion();
+        QString problem;
+        if (version < 0)
+            problem = QStringLiteral("cannot read the schema version: %1").arg(db.lastError().text());
+        else if (version > kSchemaVersion) // a newer Switchman wrote it: leave it alone rather than guess
+            problem =
+                QStringLiteral("schema version %1 is newer than this Switchman's %2").arg(version).arg(kSchemaVersion);
+        if (!problem.isEmpty() || version == kSchemaVersion) {
+            q.exec(problem.isEmpty() ? QStringLiteral("COMMIT") : QStringLiteral("ROLLBACK"));
+            if (!problem.isEmpty())
+                *error = problem;
+            return problem.isEmpty();
+        }
+        for (const QString &sql : steps.at(version)) {
             if (!q.exec(sql)) {
-                *error = QStringLiteral("migrating to schema version %1: %2").arg(v + 1).arg(lastError(q));
-                db.rollback();
+                *error = QStringLiteral("migrating to schema version %1: %2").arg(version + 1).arg(lastError(q));
+                q.exec(QStringLiteral("ROLLBACK"));
                 return false;
             }
         }
-        if (!q.exec(QStringLiteral("PRAGMA user_version=%1").arg(v + 1)) || !db.commit()) {
-            *error = QStringLiteral("migrating to schema version %1: %2").arg(v + 1).arg(db.lastError().text());
-            db.rollback();
+        if (!q.exec(QStringLiteral("PRAGMA user_version=%1").arg(version + 1)) || !q.exec(QStringLiteral("COMMIT"))) {
+            *error = QStringLiteral("migrating to schema version %1: %2").arg(version + 1).arg(lastError(q));
+            q.exec(QStringLiteral("ROLLBACK"));
             return false;
         }
     }
-    return true;
 }
 
 void UsageDatabase::setMaxPages(qint64 pages) {

@@ -16,8 +16,11 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <atomic>
 #include <cmath>
 #include <ctime>
+#include <thread>
+#include <vector>
 
 using namespace sw;
 using namespace sw::telemetry;
@@ -302,6 +305,35 @@ private Q_SLOTS:
         QCOMPARE(r.rows.at(0).route, QString()); // unknown for rows the first schema kept
         QCOMPARE(r.rows.at(1).route, QStringLiteral("coding"));
         QCOMPARE(db.spentSince(QStringLiteral("team-a"), 0), 0.75);
+    }
+
+    void replicasOpeningOneNewFileAtOnceAllGetIt() {
+        // Two replicas started together on one data folder: one of them failed half the time with
+        // "table usage already exists" and kept its usage in memory only (found by a probe). Four
+        // connections on four threads open each new file at the same moment.
+        for (int round = 0; round < 5; ++round) {
+            QTemporaryDir dir;
+            const QString path = dir.filePath(QStringLiteral("usage.sqlite"));
+            std::atomic<int> ready{0};
+            std::vector<QString> errors(4);
+            std::vector<std::thread> threads;
+            for (int i = 0; i < 4; ++i)
+                threads.emplace_back([&, i] {
+                    sw::telemetry::UsageDatabase db;
+                    ++ready;
+                    while (ready.load() < 4) {
+                    }
+                    QString error;
+                    if (!db.open(path, sw::telemetry::UsageDatabase::Mode::ReadWrite, &error))
+                        errors[size_t(i)] = error.isEmpty() ? QStringLiteral("failed") : error;
+                    else if (db.schemaVersion() != sw::telemetry::UsageDatabase::kSchemaVersion)
+                        errors[size_t(i)] = QStringLiteral("schema version %1").arg(db.schemaVersion());
+                });
+            for (auto &t : threads)
+                t.join();
+            for (const QString &e : errors)
+                QVERIFY2(e.isEmpty(), qPrintable(QStringLiteral("round %1: %2").arg(round).arg(e)));
+        }
     }
 
     void aNewerSchemaIsLeftAlone() {
