@@ -32,6 +32,7 @@ struct AttemptLoop::Attempt {
     qint64 heldRawBytes = 0;
     model::EventAccumulator accumulator;
     model::Usage usage;
+    qint64 deltaChars = 0; // what the answer said so far (text, thinking, tool arguments), for an estimate
     util::Clock::TimerId idleTimer = 0;
     util::Clock::TimerId retryTimer = 0;
     util::Clock::TimerId errorBodyTimer = 0; // an error head's body: kErrorBodyWindowMs to end
@@ -378,8 +379,11 @@ void AttemptLoop::handleEvents(Attempt &a, const TryFrame &frame) {
             a.usage.cacheRead = std::max(a.usage.cacheRead, e.usage.cacheRead);
             a.usage.cacheWrite = std::max(a.usage.cacheWrite, e.usage.cacheWrite);
         }
-        if (!a.ttftMs && e.isMeaningful())
-            a.ttftMs = m_clock.nowMs() - a.startMs;
+        if (e.isMeaningful()) {
+            a.deltaChars += e.delta.size();
+            if (!a.ttftMs)
+                a.ttftMs = m_clock.nowMs() - a.startMs;
+        }
 
         if (!m_settings.stream) {
             // Non-streaming: the client sees nothing until the drain ends, so any failure
@@ -947,6 +951,15 @@ void AttemptLoop::recordUsage(Attempt &a, bool answered, UsageReport::End end) {
     // One usage row per try with nonzero usage. The answer keeps the plain id; a failed try
     // is REQ:aN, and a further try of the same attempt (provider retry, rotated credential)
     // REQ:aN.K, so no two rows share an id and no try's cost is lost or counted twice.
+    if (answered && end != UsageReport::End::Whole && a.usage.output == 0 && a.deltaChars > 0) {
+        // An answer broken off before its upstream said what it cost (OpenAI reports usage only
+        // at the end): it was still produced, and the provider bills it. Four characters a token,
+        // as the stop-sequence cut and count_tokens estimate. Unbilled, an aborted stream was a
+        // way around a tenant's budget.
+        a.usage.output = (a.deltaChars + 3) / 4;
+        if (a.usage.input == 0)
+            a.usage.input = m_settings.inputTokensEstimate;
+    }
     if (a.usage.isZero())
         return;
     QString id = QStringLiteral("%1:a%2").arg(m_settings.requestId).arg(a.no);

@@ -181,6 +181,7 @@ struct LoopSettings {
     qint64 upstreamIdleTimeoutMs = 0;
     qint64 maxRetryDelayMs = 10000;
     qint64 maxHoldBytes = CommitHold::kDefaultMaxBytes;
+    qint64 inputTokensEstimate = 0; // the client's body at four bytes a token: an unreported input's estimate
 };
 
 class AttemptLoop {

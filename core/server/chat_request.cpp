@@ -95,6 +95,7 @@ void ChatRequest::start() {
     settings.upstreamIdleTimeoutMs = m_config->failover.upstreamIdleTimeoutMs;
     settings.maxRetryDelayMs = m_config->failover.maxRetryDelayMs;
     settings.maxHoldBytes = m_config->limits.maxHoldBytes;
+    settings.inputTokensEstimate = (m_request.body.size() + 3) / 4;
     failover::AttemptLoop::Deps deps;
     deps.clock = m_ctx.clock;
     deps.marks = m_ctx.marks;

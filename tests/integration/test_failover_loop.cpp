@@ -1279,6 +1279,34 @@ private Q_SLOTS:
         QCOMPARE(rows.first().toObject().value(QStringLiteral("outcome")).toString(), QStringLiteral("aborted"));
     }
 
+    void anAbortedStreamWhoseUsageNeverCameIsStillBilled() {
+        // OpenAI reports usage only at the end of a stream. A client that hung up after the content
+        // had started left no row at all ($0 for ten whole answers in a probe): a way around a
+        // tenant's budget. The answer so far is billed by estimate, four characters a token.
+        GatewayFixture gw;
+        gw.config.routes[QStringLiteral("chain")].candidates = {QStringLiteral("pb/gpt-b")};
+        Fault slow;
+        slow.chunkDelayMs = 200;
+        gw.openaiB.setFault(slow);
+        gw.start();
+        QNetworkReply *reply =
+            gw.postAsync(QStringLiteral("/v1/chat/completions"),
+                         GatewayFixture::openaiBody(QStringLiteral("chain"), QStringLiteral("a b c d e f g h"), true));
+        QTRY_VERIFY(reply->bytesAvailable() > 0 && reply->peek(4096).contains("\"content\":\""));
+        const QString id = QString::fromLatin1(reply->rawHeader("x-switchman-request-id"));
+        reply->abort();
+        reply->deleteLater();
+        QTRY_COMPARE(gw.engine().activeRequests(), 0);
+        const auto rows = gw.get(QStringLiteral("/admin/usage")).json().value(QStringLiteral("rows")).toArray();
+        QCOMPARE(rows.size(), 1);
+        const QJsonObject row = rows.first().toObject();
+        QCOMPARE(row.value(QStringLiteral("requestId")).toString(), id);
+        QCOMPARE(row.value(QStringLiteral("outcome")).toString(), QStringLiteral("aborted"));
+        QVERIFY2(row.value(QStringLiteral("output")).toDouble() > 0, qPrintable(QJsonDocument(row).toJson()));
+        QVERIFY2(row.value(QStringLiteral("input")).toDouble() > 0, qPrintable(QJsonDocument(row).toJson()));
+        QVERIFY(row.value(QStringLiteral("cost")).toDouble() > 0);
+    }
+
     void aStreamCutAfterItsContentIsBilledAsCut() {
         // The ledger said "ok" for a stream the client got an in-band error on: `switchman usage`
         // counted a broken answer as a success. The whole answer of the next request says "ok".
