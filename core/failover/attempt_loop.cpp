@@ -139,6 +139,11 @@ void AttemptLoop::recordSkips(const QList<Skip> &skipped) {
         const QString failure = s.noCredential ? failureKindName(FailureKind::CredentialExhausted) : QString();
         if (s.noCredential && !m_noCredential)
             m_noCredential = QStringLiteral("no usable credential for %1: %2").arg(s.candidate.name(), s.reason);
+        if (s.noCredential && m_fallbackFrom.isEmpty()) {
+            // The answer's headers name it too, as for a candidate that was tried and failed.
+            m_fallbackFrom = s.candidate.name();
+            m_fallbackReason = failure;
+        }
         AttemptReport r;
         r.attemptNo = m_attemptNo;
         r.candidate = s.candidate;

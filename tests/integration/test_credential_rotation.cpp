@@ -146,12 +146,15 @@ private Q_SLOTS:
         QCOMPARE(gw.engine().telemetry()->failureCounts().value(QStringLiteral("pa\x1f"
                                                                                "credential_exhausted")),
                  1);
-        // The next request does not even try pa: its pool has nothing usable.
+        // The next request does not even try pa: its pool has nothing usable. The answer still says
+        // where it would have gone and why (it said x-switchman-attempts: 2 and nothing more).
         gw.anthropicA.clearRequests();
-        QCOMPARE(gw.post(QStringLiteral("/v1/messages"),
-                         GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("again"), false))
-                     .header("x-switchman-candidate"),
-                 QByteArray("pb/gpt-b"));
+        const auto again =
+            gw.post(QStringLiteral("/v1/messages"),
+                    GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("again"), false));
+        QCOMPARE(again.header("x-switchman-candidate"), QByteArray("pb/gpt-b"));
+        QCOMPARE(again.header("x-switchman-fallback-from"), QByteArray("pa/claude-a"));
+        QCOMPARE(again.header("x-switchman-fallback-reason"), QByteArray("credential_exhausted"));
         QCOMPARE(gw.anthropicA.requests().size(), 0);
     }
 
