@@ -170,6 +170,22 @@ QByteArray anthropicStream(const QByteArray &before, int deltas, int deltaBytes)
     return out;
 }
 
+// Posts a streaming request, hangs up once `marker` arrived, and gives the one usage row the
+// request left (empty when the ledger holds another count of rows).
+void abortOnceContentCame(GatewayFixture &gw, const QString &path, const QJsonObject &body, const QByteArray &marker,
+                          QJsonObject *row) {
+    QNetworkReply *reply = gw.postAsync(path, body);
+    QTRY_VERIFY(reply->bytesAvailable() > 0 && reply->peek(4096).contains(marker));
+    const QString id = QString::fromLatin1(reply->rawHeader("x-switchman-request-id"));
+    reply->abort();
+    reply->deleteLater();
+    QTRY_COMPARE(gw.engine().activeRequests(), 0);
+    const auto rows = gw.get(QStringLiteral("/admin/usage")).json().value(QStringLiteral("rows")).toArray();
+    QCOMPARE(rows.size(), 1);
+    *row = rows.first().toObject();
+    QCOMPARE(row->value(QStringLiteral("requestId")).toString(), id);
+}
+
 // Lets sockets and queued calls run without letting any clock time pass: with the
 // engine on a FakeClock, "nothing happened yet" is checked without sleeping on timers.
 void drainEvents() {
@@ -1264,19 +1280,14 @@ private Q_SLOTS:
         slow.chunkDelayMs = 200;
         gw.anthropicA.setFault(slow);
         gw.start();
-        QNetworkReply *reply = gw.postAsync(
-            QStringLiteral("/v1/messages"),
-            GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("a b c d e f g h"), true));
-        QTRY_VERIFY(reply->bytesAvailable() > 0 && reply->peek(4096).contains("content_block_delta"));
-        const QString id = QString::fromLatin1(reply->rawHeader("x-switchman-request-id"));
-        reply->abort();
-        reply->deleteLater();
-        QTRY_COMPARE(gw.engine().activeRequests(), 0);
-        const auto rows = gw.get(QStringLiteral("/admin/usage")).json().value(QStringLiteral("rows")).toArray();
-        QCOMPARE(rows.size(), 1);
-        QCOMPARE(rows.first().toObject().value(QStringLiteral("requestId")).toString(), id);
+        QJsonObject row;
+        abortOnceContentCame(
+            gw, QStringLiteral("/v1/messages"),
+            GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("a b c d e f g h"), true),
+            "content_block_delta", &row);
+        QVERIFY(!row.isEmpty());
         // Billed, and not as an answer the client got whole.
-        QCOMPARE(rows.first().toObject().value(QStringLiteral("outcome")).toString(), QStringLiteral("aborted"));
+        QCOMPARE(row.value(QStringLiteral("outcome")).toString(), QStringLiteral("aborted"));
     }
 
     void anAbortedStreamWhoseUsageNeverCameIsStillBilled() {
@@ -1289,18 +1300,11 @@ private Q_SLOTS:
         slow.chunkDelayMs = 200;
         gw.openaiB.setFault(slow);
         gw.start();
-        QNetworkReply *reply =
-            gw.postAsync(QStringLiteral("/v1/chat/completions"),
-                         GatewayFixture::openaiBody(QStringLiteral("chain"), QStringLiteral("a b c d e f g h"), true));
-        QTRY_VERIFY(reply->bytesAvailable() > 0 && reply->peek(4096).contains("\"content\":\""));
-        const QString id = QString::fromLatin1(reply->rawHeader("x-switchman-request-id"));
-        reply->abort();
-        reply->deleteLater();
-        QTRY_COMPARE(gw.engine().activeRequests(), 0);
-        const auto rows = gw.get(QStringLiteral("/admin/usage")).json().value(QStringLiteral("rows")).toArray();
-        QCOMPARE(rows.size(), 1);
-        const QJsonObject row = rows.first().toObject();
-        QCOMPARE(row.value(QStringLiteral("requestId")).toString(), id);
+        QJsonObject row;
+        abortOnceContentCame(
+            gw, QStringLiteral("/v1/chat/completions"),
+            GatewayFixture::openaiBody(QStringLiteral("chain"), QStringLiteral("a b c d e f g h"), true),
+            "\"content\":\"", &row);
         QCOMPARE(row.value(QStringLiteral("outcome")).toString(), QStringLiteral("aborted"));
         QVERIFY2(row.value(QStringLiteral("output")).toDouble() > 0, qPrintable(QJsonDocument(row).toJson()));
         QVERIFY2(row.value(QStringLiteral("input")).toDouble() > 0, qPrintable(QJsonDocument(row).toJson()));
