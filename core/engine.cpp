@@ -331,6 +331,8 @@ void Engine::logCredentialChanges() {
         now.insert(key, c.state);
         if (c.state == m_credentialHealth.value(key, credentials::CredentialHealth::Ok))
             continue;
+        if (c.state == credentials::CredentialHealth::Missing)
+            continue; // said once per start or reload, with the way out (prewarmCredentials)
         QJsonObject fields{{QStringLiteral("provider"), c.provider},
                            {QStringLiteral("credentialIndex"), c.position},
                            {QStringLiteral("ref"), c.ref}};
@@ -398,6 +400,12 @@ void Engine::prewarmCredentials() {
     QStringList refs;
     for (const auto &p : m_ctx.config->providers)
         refs += p.credentials;
+    for (const QString &ref : std::as_const(refs))
+        if (ref.startsWith(QLatin1String("env:")) && qEnvironmentVariableIsEmpty(qPrintable(ref.mid(4))))
+            m_telemetry->log(
+                QStringLiteral("warn"), QStringLiteral("environment credential missing"),
+                {{QStringLiteral("credential"), ref},
+                 {QStringLiteral("hint"), QStringLiteral("set %1 before starting Switchman").arg(ref.mid(4))}});
     m_pools->prewarm(refs, this, [this](const QString &name, const credentials::SecretResult &result) {
         // Said once per start or reload, in words that name the way out; never the secret.
         m_telemetry->log(QStringLiteral("warn"),

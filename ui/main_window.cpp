@@ -244,7 +244,7 @@ void MainWindow::updateBadge() {
     item->setData(SidebarDelegate::BadgeRole, n + keys); // the Marks screen shows both tables
     QString tip = n > 0 ? tr("Marks: %1 active").arg(n) : tr("Marks");
     if (keys > 0)
-        tip += keys == 1 ? tr(", 1 key parked") : tr(", %1 keys parked").arg(keys);
+        tip += keys == 1 ? tr(", 1 key out of use") : tr(", %1 keys out of use").arg(keys);
     item->setToolTip(tip + tr(" (Ctrl+3)"));
 }
 

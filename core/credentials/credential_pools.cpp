@@ -13,6 +13,8 @@ QString credentialHealthName(CredentialHealth health) {
         return QStringLiteral("parked");
     case CredentialHealth::Rejected:
         return QStringLiteral("rejected");
+    case CredentialHealth::Missing:
+        return QStringLiteral("missing");
     case CredentialHealth::Ok:
         break;
     }
@@ -164,6 +166,15 @@ QList<CredentialStatus> CredentialPools::states() const {
                     row.remainingMs = st->untilMs - now;
                     row.parkedForMs = st->parkedForMs;
                 }
+            } else if (row.ref.startsWith(QLatin1String("env:")) &&
+                       qEnvironmentVariableIsEmpty(qPrintable(row.ref.mid(4)))) {
+                // Skipped by every request: said here, not shown as "ok".
+                row.state = CredentialHealth::Missing;
+                row.lastError = QStringLiteral("the environment variable %1 is not set").arg(row.ref.mid(4));
+            } else if (row.ref.startsWith(QLatin1String("keychain:")) && m_keychainMissing.contains(row.ref.mid(9))) {
+                row.state = CredentialHealth::Missing;
+                row.lastError = QStringLiteral("not in the keychain: store it with `switchman credential set %1`")
+                                    .arg(row.ref.mid(9));
             }
             out << row;
         }
@@ -270,8 +281,10 @@ void CredentialPools::acquire(const QString &provider, const QStringList &refs, 
                             return;
                         if (res.ok && !res.secret.isEmpty()) {
                             m_cache.insert(name, res.secret);
+                            noteKeychainRead(name, true);
                             acquire(provider, refs, callerAuth, i, context, done); // now served from the cache
                         } else if (res.notFound) {
+                            noteKeychainRead(name, false);
                             acquire(provider, refs, callerAuth, i + 1, context, done);
                         } else {
                             AcquireResult err;
@@ -295,6 +308,14 @@ void CredentialPools::acquire(const QString &provider, const QStringList &refs, 
     done(none);
 }
 
+void CredentialPools::noteKeychainRead(const QString &name, bool found) {
+    const bool changed = found ? m_keychainMissing.remove(name) : !m_keychainMissing.contains(name);
+    if (!found)
+        m_keychainMissing.insert(name);
+    if (changed)
+        notifyChanged();
+}
+
 void CredentialPools::prewarm(const QStringList &refs, QObject *context,
                               std::function<void(const QString &, const SecretResult &)> onProblem) {
     m_cache.clear();
@@ -311,6 +332,7 @@ void CredentialPools::prewarm(const QStringList &refs, QObject *context,
                 return;
             if (res.ok && !res.secret.isEmpty()) {
                 m_cache.insert(name, res.secret);
+                noteKeychainRead(name, true);
                 // A rejected keychain credential whose secret now reads differently was fixed.
                 const QByteArray fp = QCryptographicHash::hash(res.secret, QCryptographicHash::Sha256);
                 const int before = int(m_states.size());
@@ -321,8 +343,12 @@ void CredentialPools::prewarm(const QStringList &refs, QObject *context,
                 });
                 if (m_states.size() != before)
                     notifyChanged();
-            } else if (onProblem)
-                onProblem(name, res);
+            } else {
+                if (onProblem)
+                    onProblem(name, res); // the line that names the way out comes first
+                if (res.notFound)
+                    noteKeychainRead(name, false);
+            }
         });
     }
 }

@@ -8,6 +8,7 @@
 
 #include <QHash>
 #include <QMap>
+#include <QSet>
 #include <QStringList>
 
 namespace sw::credentials {
@@ -26,10 +27,11 @@ struct AcquireResult {
     QString error;
 };
 
-// Each credential of a pool (provider + position + reference) is ok,
-// parked (until a time, with a reason) or rejected (a 401: until its secret changes).
-enum class CredentialHealth { Ok, Parked, Rejected };
-QString credentialHealthName(CredentialHealth health); // ok, parked, rejected
+// Each credential of a pool (provider + position + reference) is ok, parked (until a time,
+// with a reason), rejected (a 401: until its secret changes) or missing (its environment
+// variable is not set, or the keychain has no such entry: until it is there).
+enum class CredentialHealth { Ok, Parked, Rejected, Missing };
+QString credentialHealthName(CredentialHealth health); // ok, parked, rejected, missing
 
 // One row of GET /admin/credentials and of the GUI's Credentials table. Never a secret.
 struct CredentialStatus {
@@ -130,8 +132,10 @@ private:
     QMap<QString, QStringList> m_pools;
     std::function<void()> m_changed;
     QHash<QString, int> m_inFlight;
-    QHash<QString, QByteArray> m_cache; // keychain name -> secret (memory only)
-    quint64 m_prewarmGeneration = 0;    // a newer prewarm wins over answers of an older one
+    QHash<QString, QByteArray> m_cache;                     // keychain name -> secret (memory only)
+    QSet<QString> m_keychainMissing;                        // keychain names the store said it does not hold
+    void noteKeychainRead(const QString &name, bool found); // keeps m_keychainMissing, says when it changed
+    quint64 m_prewarmGeneration = 0;                        // a newer prewarm wins over answers of an older one
 };
 
 } // namespace sw::credentials

@@ -459,6 +459,40 @@ private Q_SLOTS:
                  QStringLiteral("env:SW_TEST_KEY_THREE"));
     }
 
+    void aCredentialWithNoSecretIsShownMissing() {
+        // An unset environment variable and a keychain entry that is not there are skipped by every
+        // request, yet /admin/credentials (and the window) said "ok" (found by a probe).
+        qunsetenv("SW_TEST_UNSET");
+        GatewayFixture gw;
+        gw.config.providers[QStringLiteral("pa")].credentials = {QStringLiteral("env:SW_TEST_UNSET"),
+                                                                 QStringLiteral("keychain:not-there"),
+                                                                 QStringLiteral("env:SW_TEST_KEY_ONE")};
+        gw.start();
+        QVERIFY(waitUntil([&gw]() {
+            return credentialEntry(gw, QStringLiteral("pa"), 1).value(QStringLiteral("state")).toString() ==
+                   QLatin1String("missing");
+        }));
+        const QJsonObject env = credentialEntry(gw, QStringLiteral("pa"), 0);
+        QCOMPARE(env.value(QStringLiteral("state")).toString(), QStringLiteral("missing"));
+        QVERIFY(env.value(QStringLiteral("lastError")).toString().contains(QStringLiteral("SW_TEST_UNSET")));
+        QVERIFY(credentialEntry(gw, QStringLiteral("pa"), 1)
+                    .value(QStringLiteral("lastError"))
+                    .toString()
+                    .contains(QStringLiteral("switchman credential set not-there")));
+        QCOMPARE(credentialEntry(gw, QStringLiteral("pa"), 2).value(QStringLiteral("state")).toString(),
+                 QStringLiteral("ok"));
+        // Set now, both are ok again: the variable at once, the entry once it is read.
+        qputenv("SW_TEST_UNSET", "key-set-later");
+        gw.secrets.secrets.insert(QStringLiteral("not-there"), "key-two");
+        QCOMPARE(credentialEntry(gw, QStringLiteral("pa"), 0).value(QStringLiteral("state")).toString(),
+                 QStringLiteral("ok"));
+        QCOMPARE(gw.post(QStringLiteral("/v1/messages"),
+                         GatewayFixture::anthropicBody(QStringLiteral("pa/claude-a"), QStringLiteral("hi"), false))
+                     .status,
+                 200);
+        qunsetenv("SW_TEST_UNSET");
+    }
+
     void theAdminShapesOfRejectedAndParked() {
         // The states as the loop records them (CredentialPools::recordFailure), read back over HTTP.
         const QByteArray canary = "sk-canary-" + QByteArray::number(QRandomGenerator::system()->generate64(), 16);

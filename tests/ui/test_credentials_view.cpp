@@ -1,5 +1,5 @@
 // Credential health in the window: the Marks screen's second table,
-// a dashboard card per parked key, "1 key parked" on the status line and in the
+// a dashboard card per parked key, "1 key out of use" on the status line and in the
 // tray tooltip, and "Retry now" going to the engine. Against a real engine on
 // its own thread; the model's countdown on an injected wall clock.
 
@@ -142,8 +142,8 @@ private Q_SLOTS:
         });
         QVERIFY(test::waitUntil([&window]() { return window.credentialsModel()->parkedCount() == 1; }));
         QVERIFY(keysLabel->isVisible());
-        QCOMPARE(keysLabel->text(), QStringLiteral("· 1 key parked"));
-        QVERIFY2(window.tray()->toolTip().contains(QStringLiteral("1 key parked")),
+        QCOMPARE(keysLabel->text(), QStringLiteral("· 1 key out of use"));
+        QVERIFY2(window.tray()->toolTip().contains(QStringLiteral("1 key out of use")),
                  qPrintable(window.tray()->toolTip()));
 
         m_host->runBlocking([](Engine &e) {
@@ -153,8 +153,8 @@ private Q_SLOTS:
             e.pools().recordFailure({QStringLiteral("sim-anthropic"), 1}, limited, {});
         });
         QVERIFY(test::waitUntil([&window]() { return window.credentialsModel()->parkedCount() == 2; }));
-        QCOMPARE(keysLabel->text(), QStringLiteral("· 2 keys parked"));
-        QVERIFY(window.tray()->toolTip().contains(QStringLiteral("2 keys parked")));
+        QCOMPARE(keysLabel->text(), QStringLiteral("· 2 keys out of use"));
+        QVERIFY(window.tray()->toolTip().contains(QStringLiteral("2 keys out of use")));
 
         // The Marks screen's Credentials table says which, why and for how long.
         window.showView(MainWindow::Marks);

@@ -71,8 +71,11 @@ private Q_SLOTS:
         m_secrets.secrets.insert(QStringLiteral("sim-anthropic-main"), "screenshot-main-a");
         options.config.providers[QStringLiteral("sim-anthropic")].credentials = {
             QStringLiteral("keychain:sim-anthropic-main"), QStringLiteral("env:SW_SHOT_ANTHROPIC_SPARE")};
+        // And one whose variable is not set: shown missing, skipped by every request.
+        qunsetenv("SW_SHOT_OPENAI_UNSET");
         options.config.providers[QStringLiteral("sim-openai")].credentials = {
-            QStringLiteral("env:SW_SHOT_OPENAI"), QStringLiteral("env:SW_SHOT_OPENAI_SPARE")};
+            QStringLiteral("env:SW_SHOT_OPENAI"), QStringLiteral("env:SW_SHOT_OPENAI_SPARE"),
+            QStringLiteral("env:SW_SHOT_OPENAI_UNSET")};
         options.demo = true;
         options.secrets = &m_secrets;
         QString error;
@@ -145,7 +148,7 @@ private Q_SLOTS:
                 QStringLiteral("You have reached your usage limit for this billing period; try again in 47m");
             e.pools().recordFailure({QStringLiteral("sim-openai"), 0}, limited, {});
         });
-        QVERIFY(test::waitUntil([&window]() { return window.credentialsModel()->parkedCount() == 2; }));
+        QVERIFY(test::waitUntil([&window]() { return window.credentialsModel()->parkedCount() == 3; }));
         QTest::qWait(1200); // let a countdown tick and the snapshots settle
         for (int v = 0; v < MainWindow::ViewCount; ++v) {
             window.showView(MainWindow::View(v));

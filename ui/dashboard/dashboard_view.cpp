@@ -143,7 +143,10 @@ void DashboardView::refreshKeys() {
     }
     for (int i = 0; i < rows.size(); ++i) {
         const auto &c = m_credentials->at(rows[i]);
-        const bool rejected = m_credentials->stateAt(rows[i]) == credentials::CredentialHealth::Rejected;
+        const credentials::CredentialHealth state = m_credentials->stateAt(rows[i]);
+        const bool rejected = state == credentials::CredentialHealth::Rejected;
+        const bool missing = state == credentials::CredentialHealth::Missing;
+        const bool waitsForAKey = rejected || missing; // no timer: a full red bar until a secret comes
         QString why = credentials::parkReasonName(c.reason).replace(QLatin1Char('_'), QLatin1Char(' '));
         if (c.status)
             why += QStringLiteral(" · %1").arg(c.status);
@@ -152,11 +155,15 @@ void DashboardView::refreshKeys() {
                       .arg(c.provider.toHtmlEscaped())
                       .arg(c.position + 1)
                       .arg(c.ref.toHtmlEscaped()),
-                  (rejected ? tr("rejected · %1").arg(why) : tr("parked · %1").arg(why)),
-                  rejected ? 1 : m_credentials->remainingMs(rows[i]), rejected ? 1 : c.parkedForMs);
-        card->setState(rejected);
-        card->setExpiresText(rejected ? tr("until the key changes")
-                                      : tr("back in %1").arg(TimeText::countdown(m_credentials->remainingMs(rows[i]))));
+                  missing    ? tr("missing · no secret to send")
+                  : rejected ? tr("rejected · %1").arg(why)
+                             : tr("parked · %1").arg(why),
+                  waitsForAKey ? 1 : m_credentials->remainingMs(rows[i]), waitsForAKey ? 1 : c.parkedForMs);
+        card->setState(waitsForAKey);
+        card->setExpiresText(missing ? tr("until it is set")
+                             : rejected
+                                 ? tr("until the key changes")
+                                 : tr("back in %1").arg(TimeText::countdown(m_credentials->remainingMs(rows[i]))));
         card->setToolTip(c.lastError);
     }
     m_noMarks->setVisible(m_marks->rowCount() == 0 && m_keyCards.isEmpty());

@@ -98,9 +98,10 @@ QVariant CredentialsModel::data(const QModelIndex &index, int role) const {
     }
     case Qt::DecorationRole:
         if (index.column() == State)
-            return StatePalette::dot(state == CredentialHealth::Rejected ? HealthState::Error
-                                     : out                               ? HealthState::Marks
-                                                                         : HealthState::Healthy,
+            return StatePalette::dot(state == CredentialHealth::Rejected || state == CredentialHealth::Missing
+                                         ? HealthState::Error
+                                     : out ? HealthState::Marks
+                                           : HealthState::Healthy,
                                      10);
         return {};
     case Qt::ToolTipRole:
@@ -109,6 +110,9 @@ QVariant CredentialsModel::data(const QModelIndex &index, int role) const {
             return state == CredentialHealth::Rejected
                        ? tr("The provider refused this key (401). It stays out until its secret changes: store the "
                             "right one with Set key… or `switchman credential set`, or press Retry now.")
+                   : state == CredentialHealth::Missing
+                       ? tr("No secret to send: set the environment variable, or store the key with Set key… or "
+                            "`switchman credential set`. Requests use the pool's next key or the next candidate.")
                    : state == CredentialHealth::Parked
                        ? tr("Out of use until %1; requests use the pool's next key or the next candidate.")
                              .arg(TimeText::absolute(m_rows.at(row).untilWallMs))
@@ -135,6 +139,7 @@ QVariant CredentialsModel::data(const QModelIndex &index, int role) const {
         case BackIn:
             return state == CredentialHealth::Parked     ? TimeText::countdown(remainingMs(row))
                    : state == CredentialHealth::Rejected ? tr("when the key changes")
+                   : state == CredentialHealth::Missing  ? tr("when it is set")
                                                          : QString();
         case Leases:
             return c.leases;

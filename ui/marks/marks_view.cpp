@@ -161,8 +161,8 @@ void MarksView::refreshCredentials() {
     const int parked = m_credentials->parkedCount();
     const bool selected = m_credTable->selectionModel()->hasSelection();
     m_credSummary->setText(parked == 0   ? tr("every key in use")
-                           : parked == 1 ? tr("1 key parked")
-                                         : tr("%1 keys parked").arg(parked));
+                           : parked == 1 ? tr("1 key out of use")
+                                         : tr("%1 keys out of use").arg(parked));
     m_retry->setText(selected ? tr("Retry selected now") : tr("Retry now"));
     m_retry->setToolTip(selected ? tr("Put the selected keys back in use; the next request tries them")
                                  : tr("Put every parked or rejected key back in use; the next request tries them"));

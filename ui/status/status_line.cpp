@@ -92,7 +92,7 @@ void StatusLine::setState(HealthState state, const QString &detail) {
 }
 
 void StatusLine::setKeysParked(int count) {
-    m_keys->setText(count == 1 ? tr("· 1 key parked") : tr("· %1 keys parked").arg(count));
+    m_keys->setText(count == 1 ? tr("· 1 key out of use") : tr("· %1 keys out of use").arg(count));
     QPalette p = m_keys->palette();
     p.setColor(QPalette::WindowText, StatePalette::color(HealthState::Marks));
     m_keys->setPalette(p);

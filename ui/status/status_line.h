@@ -21,7 +21,7 @@ public:
     void applySnapshot(const snapshot::EngineSnapshot &snapshot);
     void setState(HealthState state, const QString &detail);
     void setPaused(bool paused);
-    // "1 key parked" next to the state word; hidden when every key is in use.
+    // "1 key out of use" (parked, rejected or missing) next to the state word; hidden when every key is in use.
     void setKeysParked(int count);
     QString baseUrl() const { return m_baseUrl; }
 

@@ -92,7 +92,8 @@ void TrayController::setKeysParked(int count) {
 void TrayController::updateToolTip() {
     QString tip = m_tipBase;
     if (m_keysParked > 0)
-        tip += QLatin1Char('\n') + (m_keysParked == 1 ? tr("1 key parked") : tr("%1 keys parked").arg(m_keysParked));
+        tip += QLatin1Char('\n') +
+               (m_keysParked == 1 ? tr("1 key out of use") : tr("%1 keys out of use").arg(m_keysParked));
     if (!m_baseUrl.isEmpty())
         tip += QLatin1Char('\n') + m_baseUrl;
     m_icon->setToolTip(tip);

@@ -27,7 +27,7 @@ public:
     void show();
     void setState(HealthState state, int marks, bool paused, const QString &baseUrl, const QString &detail = {});
     HealthState state() const { return m_state; }
-    // The tooltip adds "1 key parked" while a provider key is out of use.
+    // The tooltip adds "1 key out of use" while a provider key is out of use.
     void setKeysParked(int count);
     QString toolTip() const;
     QMenu *menu() const { return m_menu; }
