@@ -401,7 +401,7 @@ void Engine::prewarmCredentials() {
     for (const auto &p : m_ctx.config->providers)
         refs += p.credentials;
     for (const QString &ref : std::as_const(refs))
-        if (ref.startsWith(QLatin1String("env:")) && qEnvironmentVariableIsEmpty(qPrintable(ref.mid(4))))
+        if (credentials::isUnsetEnvRef(ref))
             m_telemetry->log(
                 QStringLiteral("warn"), QStringLiteral("environment credential missing"),
                 {{QStringLiteral("credential"), ref},

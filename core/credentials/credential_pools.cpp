@@ -21,6 +21,10 @@ QString credentialHealthName(CredentialHealth health) {
     return QStringLiteral("ok");
 }
 
+bool isUnsetEnvRef(const QString &ref) {
+    return ref.startsWith(QLatin1String("env:")) && qEnvironmentVariableIsEmpty(qPrintable(ref.mid(4)));
+}
+
 bool CredentialFilter::matches(const QString &p, const QString &r) const {
     return (provider.isEmpty() || provider == p) && (ref.isEmpty() || ref == r);
 }
@@ -166,8 +170,7 @@ QList<CredentialStatus> CredentialPools::states() const {
                     row.remainingMs = st->untilMs - now;
                     row.parkedForMs = st->parkedForMs;
                 }
-            } else if (row.ref.startsWith(QLatin1String("env:")) &&
-                       qEnvironmentVariableIsEmpty(qPrintable(row.ref.mid(4)))) {
+            } else if (isUnsetEnvRef(row.ref)) {
                 // Skipped by every request: said here, not shown as "ok".
                 row.state = CredentialHealth::Missing;
                 row.lastError = QStringLiteral("the environment variable %1 is not set").arg(row.ref.mid(4));
@@ -224,7 +227,7 @@ bool CredentialPools::hasUsable(const QString &provider, const QStringList &refs
         if (exhausted(provider, i))
             continue;
         const QString &ref = refs[i];
-        if (ref.startsWith(QLatin1String("env:")) && qEnvironmentVariableIsEmpty(qPrintable(ref.mid(4))))
+        if (isUnsetEnvRef(ref))
             continue;
         if (ref == QLatin1String("passthrough") && !callerHasAuth)
             continue;
@@ -309,11 +312,13 @@ void CredentialPools::acquire(const QString &provider, const QStringList &refs, 
 }
 
 void CredentialPools::noteKeychainRead(const QString &name, bool found) {
-    const bool changed = found ? m_keychainMissing.remove(name) : !m_keychainMissing.contains(name);
-    if (!found)
+    if (found != m_keychainMissing.contains(name))
+        return; // nothing new
+    if (found)
+        m_keychainMissing.remove(name);
+    else
         m_keychainMissing.insert(name);
-    if (changed)
-        notifyChanged();
+    notifyChanged();
 }
 
 void CredentialPools::prewarm(const QStringList &refs, QObject *context,

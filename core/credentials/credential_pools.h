@@ -32,6 +32,8 @@ struct AcquireResult {
 // variable is not set, or the keychain has no such entry: until it is there).
 enum class CredentialHealth { Ok, Parked, Rejected, Missing };
 QString credentialHealthName(CredentialHealth health); // ok, parked, rejected, missing
+// An env:VAR reference whose variable is unset or empty: nothing to send.
+bool isUnsetEnvRef(const QString &ref);
 
 // One row of GET /admin/credentials and of the GUI's Credentials table. Never a secret.
 struct CredentialStatus {

@@ -78,15 +78,12 @@ QString BodyPath::text() const {
     return out;
 }
 
-std::optional<QString> identifierProblem(const QString &value) {
-    if (value.toUtf8().size() > kMaxIdentifierBytes)
+std::optional<QString> identifierProblem(std::string_view utf8) {
+    if (utf8.size() > size_t(kMaxIdentifierBytes))
         return QStringLiteral("is longer than %1 bytes").arg(kMaxIdentifierBytes);
-    for (const QChar c : value) {
-        // C0, DEL and C1 controls, and the Unicode line and paragraph separators: any of them
-        // could end a header line or an SSE field wherever the identifier is echoed.
-        if (c.category() == QChar::Other_Control || c == QChar(0x2028) || c == QChar(0x2029))
-            return QStringLiteral("contains a control character");
-    }
+    // The one rule for what a client names and what an upstream names (wire::isEchoableIdentifier).
+    if (!wire::isEchoableIdentifier(utf8))
+        return QStringLiteral("contains a control character");
     return std::nullopt;
 }
 
@@ -121,7 +118,7 @@ std::optional<model::ChatRequest> beginDecode(wire::Api api, const QByteArray &b
     for (const auto &[field, value] : names) {
         if (!wire::rj::isString(value))
             continue;
-        if (const auto problem = identifierProblem(wire::rj::toString(value))) {
+        if (const auto problem = identifierProblem(wire::rj::bytes(value))) {
             rejectRequest(error, field + QLatin1Char(' ') + *problem);
             return std::nullopt;
         }

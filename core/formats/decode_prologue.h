@@ -2,19 +2,22 @@
 // The start every inbound decode shares, and the identifier rules for what a client names.
 
 #include "core/formats/inbound_codec.h"
+#include "core/wire/echoed_identifier.h"
 #include "core/wire/rapid_json.h"
 
 #include <QByteArray>
 #include <QString>
 #include <optional>
+#include <string_view>
 
 namespace sw::formats {
 
 // The longest identifier (model name, Idempotency-Key, ...) the gateway accepts from a client.
-inline constexpr int kMaxIdentifierBytes = 256;
-// Why `value` cannot be an identifier the gateway stores or echoes (over kMaxIdentifierBytes
-// in UTF-8, or a control character), or nullopt when it can. The reason never quotes the value.
-std::optional<QString> identifierProblem(const QString &value);
+inline constexpr int kMaxIdentifierBytes = int(wire::kMaxEchoedIdentifierBytes);
+// Why `utf8` cannot be an identifier the gateway stores or echoes (over kMaxIdentifierBytes, or
+// a control character: wire::isEchoableIdentifier), or nullopt when it can. The reason never
+// quotes the value.
+std::optional<QString> identifierProblem(std::string_view utf8);
 
 // The body must be a JSON object. On failure fills *error with a 400 naming what is wrong
 // and returns nullopt. Model names ("model", pi's "modelId" and "model.id") must pass

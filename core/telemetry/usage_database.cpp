@@ -168,17 +168,16 @@ bool UsageDatabase::migrate(QString *error) {
             return false;
         }
         const int version = schemaVersion();
-        QString problem;
-        if (version < 0)
-            problem = QStringLiteral("cannot read the schema version: %1").arg(db.lastError().text());
-        else if (version > kSchemaVersion) // a newer Switchman wrote it: leave it alone rather than guess
-            problem =
-                QStringLiteral("schema version %1 is newer than this Switchman's %2").arg(version).arg(kSchemaVersion);
-        if (!problem.isEmpty() || version == kSchemaVersion) {
-            q.exec(problem.isEmpty() ? QStringLiteral("COMMIT") : QStringLiteral("ROLLBACK"));
-            if (!problem.isEmpty())
-                *error = problem;
-            return problem.isEmpty();
+        if (version == kSchemaVersion)
+            return q.exec(QStringLiteral("COMMIT"));
+        if (version < 0 || version > kSchemaVersion) {
+            *error = version < 0 ? QStringLiteral("cannot read the schema version: %1").arg(db.lastError().text())
+                                 // a newer Switchman wrote it: leave it alone rather than guess
+                                 : QStringLiteral("schema version %1 is newer than this Switchman's %2")
+                                       .arg(version)
+                                       .arg(kSchemaVersion);
+            q.exec(QStringLiteral("ROLLBACK"));
+            return false;
         }
         for (const QString &sql : steps.at(version)) {
             if (!q.exec(sql)) {

@@ -192,10 +192,7 @@ void AnthropicStreamDecoder::decode(const SseEvent &sse) {
         const Value *message = member(data, "message");
         if (!wire::namesAreEchoable(message)) {
             m_lastUnreadable = true; // the frame is not relayed; the gateway's error is
-            m_out.fail(
-                QStringLiteral("the upstream named its model or answer with an identifier over 256 bytes or with a "
-                               "control character"),
-                QStringLiteral("invalid_response"), 502);
+            m_out.failUnechoableNames();
             return;
         }
         readUsage(member(message, "usage"));

@@ -42,6 +42,12 @@ void CanonicalStreamBuilder::push(StreamEvent &&event) {
         m_out << std::move(event);
 }
 
+void CanonicalStreamBuilder::failUnechoableNames() {
+    fail(QStringLiteral("the upstream named its model or answer with an identifier over 256 bytes or with a control "
+                        "character"),
+         QStringLiteral("invalid_response"), 502);
+}
+
 void CanonicalStreamBuilder::start(const QString &responseId) {
     if (m_started || m_finished)
         return;

@@ -216,9 +216,7 @@ void OpenAICompletionsStreamDecoder::decode(const SseEvent &sse) {
         return; // keep-alive or a line we do not understand
     if (!wire::namesAreEchoable(chunk)) {
         m_lastUnreadable = true; // the frame is not relayed; the gateway's error is
-        m_out.fail(QStringLiteral("the upstream named its model or answer with an identifier over 256 bytes or with a "
-                                  "control character"),
-                   QStringLiteral("invalid_response"), 502);
+        m_out.failUnechoableNames();
         return;
     }
     if (!m_out.started()) // every chunk repeats the id: made a QString once

@@ -178,9 +178,7 @@ void OpenAIResponsesStreamDecoder::decode(const SseEvent &sse, const QByteArray 
     }
     if (const Value *response = member(data, "response"); !wire::namesAreEchoable(response)) {
         m_lastUnreadable = true; // the frame is not relayed; the gateway's error is
-        m_out.fail(QStringLiteral("the upstream named its model or answer with an identifier over 256 bytes or with a "
-                                  "control character"),
-                   QStringLiteral("invalid_response"), 502);
+        m_out.failUnechoableNames();
         return;
     }
     m_out.start(toString(member(member(data, "response"), "id")));

@@ -45,9 +45,10 @@ public:
     // that frame back from a client that did not ask for usage; read from the decoder's own
     // parse, so the frame is not read twice.
     virtual bool lastWasUsageOnly() const { return false; }
-    // True when the event last fed had data the decoder's JSON parser refused (an event cut off by
-    // the end of the body, lines run together by a bare CR): the gateway read nothing from it, so
-    // a same-API stream does not relay it either (an SDK would throw on it mid-answer).
+    // True when the event last fed must not reach a same-API client as it is: its data was refused
+    // by the decoder's JSON parser (an event cut off by the end of the body, lines run together by
+    // a bare CR; the gateway read nothing from it, and an SDK would throw on it mid-answer), or it
+    // named the model or the answer with what may not be echoed (the decoder failed the stream).
     virtual bool lastWasUnreadable() const { return false; }
 };
 

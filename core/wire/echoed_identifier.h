@@ -1,7 +1,7 @@
 #pragma once
-// What an upstream names its model and its answer with reaches the client as it is on a same-API
-// stream. SPEC 10 bounds every echoed identifier as the gateway bounds what a client names
-// (formats::identifierProblem): at most 256 bytes, no control character.
+// SPEC 10 bounds every identifier the gateway echoes: at most 256 bytes, no control character.
+// One rule for what a client names (formats::identifierProblem) and for what an upstream names
+// its model and its answer with, which a same-API stream relays as it is.
 
 #include "core/wire/rapid_json.h"
 

@@ -363,10 +363,16 @@ private Q_SLOTS:
         const auto body = GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), false);
         QCOMPARE(gw.post(QStringLiteral("/v1/messages"), body).status, 401); // still needs a key
         QCOMPARE(gw.post(QStringLiteral("/v1/messages"), body, bearer(kAliceKey)).status, 200);
-        // With its tenants, the same file reloads.
+        // With its tenants, the same file reloads, and the log says the listener stays where it is.
         edited.tenants = gw.config.tenants;
         QVERIFY(config::save(gw.configPath, edited));
+        QSignalSpy logs(gw.engine().telemetry(), &telemetry::Telemetry::logLine);
         QCOMPARE(gw.postRaw(QStringLiteral("/admin/reload"), "{}", bearer(kAliceKey)).status, 200);
+        bool saidListen = false;
+        for (const auto &args : logs)
+            saidListen |= args.at(0).toJsonObject().value(QStringLiteral("msg")).toString() ==
+                          QLatin1String("listen address changes at the next start");
+        QVERIFY(saidListen);
         QCOMPARE(gw.post(QStringLiteral("/v1/messages"), body).status, 401);
     }
 };
