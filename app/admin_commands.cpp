@@ -214,6 +214,17 @@ AdminTarget adminTarget(const QString &configPath, bool explicitPath, const QStr
     return target;
 }
 
+namespace {
+// When a credential with no countdown comes back, as the window's Credentials table says it.
+QString untilText(const QString &state) {
+    if (state == QLatin1String("rejected"))
+        return QStringLiteral("until the key changes");
+    if (state == QLatin1String("missing"))
+        return QStringLiteral("until it is set");
+    return QStringLiteral("-");
+}
+} // namespace
+
 int statusCommand(const AdminTarget &target, QTextStream &out, QTextStream &err) {
     const AdminReply marksReply = call(target, "GET", QStringLiteral("/admin/marks"));
     if (!marksReply.reached || marksReply.status != 200)
@@ -225,18 +236,22 @@ int statusCommand(const AdminTarget &target, QTextStream &out, QTextStream &err)
     const QJsonArray creds = jsonOf(credsReply).value(QStringLiteral("credentials")).toArray();
     int parked = 0;
     int rejected = 0;
+    int missing = 0;
     for (const auto &v : creds) {
         const QString state = v.toObject().value(QStringLiteral("state")).toString();
         parked += state == QLatin1String("parked");
         rejected += state == QLatin1String("rejected");
+        missing += state == QLatin1String("missing");
     }
+    // As the window's status line says it: parked, rejected and missing keys are all out of use.
+    const int outOfUse = parked + rejected + missing;
 
     QStringList summary;
     if (!marks.isEmpty())
         summary << (marks.size() == 1 ? QStringLiteral("1 mark") : QStringLiteral("%1 marks").arg(marks.size()));
-    if (parked + rejected > 0)
-        summary << (parked + rejected == 1 ? QStringLiteral("1 key parked")
-                                           : QStringLiteral("%1 keys parked").arg(parked + rejected));
+    if (outOfUse > 0)
+        summary << (outOfUse == 1 ? QStringLiteral("1 key out of use")
+                                  : QStringLiteral("%1 keys out of use").arg(outOfUse));
     out << "Switchman at " << target.baseUrl << ": running, "
         << (summary.isEmpty() ? QStringLiteral("healthy") : summary.join(QStringLiteral(", "))) << "\n\n";
 
@@ -275,10 +290,7 @@ int statusCommand(const AdminTarget &target, QTextStream &out, QTextStream &err)
                                 state,
                                 orDash(c.value(QStringLiteral("reason"))),
                                 orDash(c.value(QStringLiteral("status"))),
-                                remaining.isNull()
-                                    ? (state == QLatin1String("rejected") ? QStringLiteral("until the key changes")
-                                                                          : QStringLiteral("-"))
-                                    : remainingText(remaining.toInteger()),
+                                remaining.isNull() ? untilText(state) : remainingText(remaining.toInteger()),
                                 QString::number(c.value(QStringLiteral("leases")).toInt()),
                                 orDash(c.value(QStringLiteral("lastError")))};
         }
@@ -289,6 +301,9 @@ int statusCommand(const AdminTarget &target, QTextStream &out, QTextStream &err)
                    rows);
         if (parked + rejected > 0)
             out << "\nPut them back in use now: switchman credential retry [PROVIDER]\n";
+        if (missing > 0)
+            out << "\nA missing key has no secret: switchman credential set NAME (keychain), or set its variable "
+                   "(env:) and restart\n";
     }
     out.flush();
     return 0;

@@ -29,8 +29,10 @@ private Q_SLOTS:
         const QByteArray canary = "sk-canary-" + QByteArray::number(QRandomGenerator::system()->generate64(), 16);
         qputenv("SW_ADMIN_CMD_KEY", "env-key-one");
         GatewayFixture gw;
+        qunsetenv("SW_ADMIN_CMD_UNSET");
         gw.config.providers[QStringLiteral("pa")].credentials = {QStringLiteral("keychain:pa-main"),
-                                                                 QStringLiteral("env:SW_ADMIN_CMD_KEY")};
+                                                                 QStringLiteral("env:SW_ADMIN_CMD_KEY"),
+                                                                 QStringLiteral("env:SW_ADMIN_CMD_UNSET")};
         gw.secrets.secrets.insert(QStringLiteral("pa-main"), canary);
         gw.anthropicC.pushFault(statusFault(503)); // a mark for pc
         gw.start();
@@ -56,7 +58,7 @@ private Q_SLOTS:
 
         const SwitchmanRun st = runSwitchman({QStringLiteral("status"), QStringLiteral("--listen"), listenOf(gw)});
         QCOMPARE(st.exitCode, 0);
-        QVERIFY2(st.out.contains(QStringLiteral("running, 1 mark, 2 keys parked")), qPrintable(st.out));
+        QVERIFY2(st.out.contains(QStringLiteral("running, 1 mark, 3 keys out of use")), qPrintable(st.out));
         QVERIFY2(st.out.contains(QStringLiteral("server_error")), qPrintable(st.out));
         const QStringList lines = st.out.split(QLatin1Char('\n'));
         auto lineWith = [&lines](const QString &needle) {
@@ -74,6 +76,10 @@ private Q_SLOTS:
                      // 90 s from the park, rounded up; the status child may take seconds to answer under load
                      parked.contains(QRegularExpression(QStringLiteral("1 min (30|[12][0-9]) s"))),
                  qPrintable(parked));
+        const QString missing = lineWith(QStringLiteral("env:SW_ADMIN_CMD_UNSET"));
+        QVERIFY2(missing.contains(QStringLiteral("missing")) && missing.contains(QStringLiteral("until it is set")),
+                 qPrintable(missing));
+        QVERIFY2(st.out.contains(QStringLiteral("switchman credential set NAME")), qPrintable(st.out));
         QVERIFY(!st.out.contains(QString::fromLatin1(canary)));
         QVERIFY(!st.err.contains(QString::fromLatin1(canary)));
 
@@ -86,7 +92,7 @@ private Q_SLOTS:
                                                  QStringLiteral("pa"), QStringLiteral("--listen"), listenOf(gw)});
         QCOMPARE(retry.exitCode, 0);
         QVERIFY2(retry.out.contains(QStringLiteral("2 credentials back in use")), qPrintable(retry.out));
-        QCOMPARE(gw.engine().pools().parkedCount(), 0);
+        QCOMPARE(gw.engine().pools().parkedCount(), 1); // the missing key: a retry cannot give it a secret
 
         // Marks: a filter that matches nothing, then the one that does.
         const SwitchmanRun other =
@@ -103,6 +109,7 @@ private Q_SLOTS:
                  qPrintable(clear.out));
         QVERIFY(gw.engine().marks().isEmpty());
 
+        qputenv("SW_ADMIN_CMD_UNSET", "env-key-two"); // the missing key is set: in use again
         const SwitchmanRun healthy = runSwitchman({QStringLiteral("status"), QStringLiteral("--listen"), listenOf(gw)});
         QVERIFY2(healthy.out.contains(QStringLiteral("running, healthy")), qPrintable(healthy.out));
         QVERIFY(healthy.out.contains(QStringLiteral("Marks: none")));
