@@ -142,8 +142,9 @@ struct AssistantMessage {
     QString provider;
     QString model;
     QString responseId;
-    // The client's stop sequence the answer ended at, when the gateway cut it there
-    // (StopSequenceDecoder): a Messages client is told "stop_sequence" and which one.
+    // The client's stop sequence the answer ended at: the one Anthropic reports, or the one the
+    // gateway cut the answer at for an upstream without stop sequences (StopSequenceDecoder).
+    // A Messages client is told "stop_sequence" and which one.
     QString stopSequence;
     // The upstream API's own non-streaming answer, assembled from its stream by the
     // decoder (every field that API defines), for a client of that same API.
@@ -182,8 +183,8 @@ struct StreamEvent {
     QString errorType;                    // Error: provider's error type when it gave one (e.g. overloaded_error)
     Usage usage;                          // Start (input known up front), Done, Error: usage so far
     QString responseId;                   // Start: the upstream's id for the answer (resp_…, msg_…, chatcmpl-…)
-    QString stopSequence; // Done: the stop sequence the gateway cut the answer at (AssistantMessage::stopSequence)
-    QJsonObject native;   // Done: the upstream API's own non-streaming answer (AssistantMessage::native)
+    QString stopSequence;       // Done: the stop sequence the answer ended at (AssistantMessage::stopSequence)
+    QJsonObject native;         // Done: the upstream API's own non-streaming answer (AssistantMessage::native)
     QByteArray nativeUsageJson; // Done: AssistantMessage::nativeUsageJson
 
     // The commit point: start, empty block starts and toolcall_start never commit.
