@@ -124,7 +124,18 @@ CandidateResolver::State AttemptLoop::resolverState() const {
 bool AttemptLoop::hasFollower() const {
     if (!m_settings.failoverEnabled || m_resolution.direct || m_clientGone)
         return false;
-    return CandidateResolver::next(m_resolution, m_tried, resolverState()).has_value();
+    // A follower is one that could serve this request: a candidate beginAttempt() would skip for
+    // this request's content (a precheck or an incompatible field) is none, so a slow first
+    // candidate is not cut by a budget for a fallback that cannot answer.
+    CandidateResolver::State state = resolverState();
+    state.ineligible = [this](const Candidate &c) -> std::optional<QString> {
+        if (auto why = ineligibleReason(c))
+            return why;
+        if (auto why = CandidatePolicy::precheckRejection(c, m_parsed))
+            return why;
+        return CandidatePolicy::incompatibility(c, m_parsed);
+    };
+    return CandidateResolver::next(m_resolution, m_tried, state).has_value();
 }
 
 void AttemptLoop::recordSkips(const QList<Skip> &skipped) {
@@ -432,7 +443,7 @@ void AttemptLoop::handleEvents(Attempt &a, const TryFrame &frame) {
                 settle(a);
                 recordUsage(a, true, UsageReport::End::Cut);
                 reportCutAfterCommit(a, e, frame);
-                m_deps.client->endStream();
+                m_deps.client->endStream(StreamEnd::Broken);
                 return finish();
             }
             return succeed(a);
@@ -529,7 +540,7 @@ void AttemptLoop::succeed(Attempt &a) {
         m_deps.observer->attemptRecorded(reportOf(a, AttemptOutcome::Committed, {}, {}, {}));
         m_deps.client->answer(a.accumulator.message(), answerInfo(a));
     } else {
-        m_deps.client->endStream();
+        m_deps.client->endStream(StreamEnd::Answered);
     }
     // The client has its answer before the upstream call is let go (abort may read on briefly).
     settle(a);
@@ -770,7 +781,7 @@ void AttemptLoop::endStalledClient(Attempt &a) {
         408, GatewayError::categoryForStatus(408),
         QStringLiteral("the client read nothing of its answer for %1 ms (failover.upstreamIdleTimeoutMs)")
             .arg(stalledMs)));
-    m_deps.client->endStream();
+    m_deps.client->endStream(StreamEnd::Broken);
     finish();
 }
 

@@ -147,6 +147,10 @@ struct AnswerInfo {
     double costOutput = 0;
 };
 
+// How a committed stream ended: with the whole answer (its done event written), or broken by an
+// error after commit (the format's in-band error is the stream's last event).
+enum class StreamEnd { Answered, Broken };
+
 class ClientSink {
 public:
     virtual ~ClientSink() = default;
@@ -164,7 +168,7 @@ public:
     virtual void streamEvent(const model::StreamEvent &event) = 0;  // through the encoder
     virtual void streamFrame(const QByteArray &frame) = 0;          // passthrough, already redacted
     virtual void streamError(const model::GatewayError &error) = 0; // the format's in-band error
-    virtual void endStream() = 0;
+    virtual void endStream(StreamEnd end) = 0;
     virtual void answer(model::AssistantMessage message, const AnswerInfo &info) = 0; // JSON 200
     virtual void fail(const model::GatewayError &error, int attempts) = 0;            // whole error, or in band + end
     virtual qint64 pendingBytes() const = 0;

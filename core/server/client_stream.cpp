@@ -27,6 +27,26 @@ void ClientStream::openStream() {
     headers.emplace_back("Cache-Control", "no-cache");
     headers.emplace_back("Connection", "keep-alive");
     m_exchange->beginStream(200, headers);
+    if (m_keepMaxBytes >= 0)
+        m_streamHeaders = headers;
+}
+
+void ClientStream::keepStreams(qint64 maxBytes) {
+    m_keepMaxBytes = maxBytes;
+}
+
+void ClientStream::write(const QByteArray &bytes) {
+    if (!m_exchange)
+        return;
+    m_exchange->write(bytes);
+    if (m_keepMaxBytes < 0)
+        return;
+    if (m_kept.size() + bytes.size() > m_keepMaxBytes) {
+        m_keepMaxBytes = -1; // too long to keep: the key is let go and a retry runs again
+        m_kept = {};
+        return;
+    }
+    m_kept += bytes;
 }
 
 void ClientStream::upstreamChosen(const QString &api, const QString &provider) {
@@ -40,15 +60,13 @@ bool ClientStream::streamOpen() const {
 }
 
 void ClientStream::keepalive() {
-    if (m_exchange)
-        m_exchange->write(QByteArrayLiteral(": keepalive\n\n"));
+    write(QByteArrayLiteral(": keepalive\n\n"));
 }
 
 void ClientStream::commitStream(const failover::AnswerInfo &info, bool passthrough) {
     if (!m_exchange)
         return;
-    m_exchange->write(
-        QStringLiteral(": switchman candidate=%1 attempt=%2\n\n").arg(info.candidate).arg(info.attempts).toUtf8());
+    write(QStringLiteral(": switchman candidate=%1 attempt=%2\n\n").arg(info.candidate).arg(info.attempts).toUtf8());
     m_info.upstreamApi = info.upstreamApi;
     m_info.upstreamProvider = info.upstreamProvider;
     m_info.costInput = info.costInput;
@@ -69,18 +87,17 @@ void ClientStream::streamEvent(const model::StreamEvent &event) {
         return;
     if (event.type == model::EventType::Error) {
         const int status = event.errorStatus.value_or(502);
-        m_exchange->write(m_encoder->encodeError(
+        write(m_encoder->encodeError(
             GatewayError::make(status, GatewayError::categoryForStatus(status), event.errorMessage)));
         return;
     }
-    m_exchange->write(m_encoder->encode(event));
+    write(m_encoder->encode(event));
 }
 
 void ClientStream::streamFrame(const QByteArray &frame) {
     if (m_encoder)
         m_encoder->followPassthrough(frame);
-    if (m_exchange)
-        m_exchange->write(frame);
+    write(frame);
 }
 
 void ClientStream::streamError(const GatewayError &error) {
@@ -88,12 +105,14 @@ void ClientStream::streamError(const GatewayError &error) {
         return;
     if (!m_encoder)
         m_encoder = m_codec.makeStreamEncoder(m_info);
-    m_exchange->write(m_encoder->encodeError(error));
+    write(m_encoder->encodeError(error));
 }
 
-void ClientStream::endStream() {
+void ClientStream::endStream(failover::StreamEnd end) {
     if (m_exchange)
         m_exchange->endStream();
+    if (end == failover::StreamEnd::Answered && m_keepMaxBytes >= 0 && m_answered)
+        m_answered(200, m_streamHeaders, m_kept);
 }
 
 void ClientStream::answer(model::AssistantMessage message, const failover::AnswerInfo &info) {

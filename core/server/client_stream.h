@@ -18,7 +18,8 @@ class HttpExchange;
 
 class ClientStream final : public failover::ClientSink {
 public:
-    // `answered` hears every JSON 200 answer (the idempotency store keeps it).
+    // `answered` hears every whole 200 answer: a JSON one, and a stream that ended Answered when
+    // keepStreams() was called (the idempotency store keeps them for a replay).
     ClientStream(HttpExchange *exchange, wire::Api format, formats::EncodeInfo info, http::HeaderList baseHeaders,
                  std::function<void(int, const http::HeaderList &, const QByteArray &)> answered = {});
 
@@ -31,7 +32,7 @@ public:
     void streamEvent(const model::StreamEvent &event) override;
     void streamFrame(const QByteArray &frame) override;
     void streamError(const model::GatewayError &error) override;
-    void endStream() override;
+    void endStream(failover::StreamEnd end) override;
     void answer(model::AssistantMessage message, const failover::AnswerInfo &info) override;
     void fail(const model::GatewayError &error, int attempts) override;
     qint64 pendingBytes() const override;
@@ -40,8 +41,13 @@ public:
     void setRequest(const model::ChatRequest &request);
     // An error before the loop runs (bad body, unknown model, idempotency conflict).
     void respondError(const model::GatewayError &error, int attempts = 0);
+    // Keep what the stream writes, up to `maxBytes` (past that nothing is kept), so a stream that
+    // ends Answered reaches `answered` as its headers and body, for a replay.
+    void keepStreams(qint64 maxBytes);
 
 private:
+    void write(const QByteArray &bytes); // to the open stream, and to the copy kept for a replay
+
     QPointer<HttpExchange> m_exchange;
     const formats::InboundCodec &m_codec;
     formats::EncodeInfo m_info;
@@ -49,6 +55,9 @@ private:
     std::function<void(int, const http::HeaderList &, const QByteArray &)> m_answered;
     std::unique_ptr<formats::StreamEncoder> m_encoder;
     bool m_passthrough = false; // the committed stream relays the upstream's own frames
+    qint64 m_keepMaxBytes = -1; // keepStreams(): the bound on the copy; -1 keeps nothing
+    http::HeaderList m_streamHeaders;
+    QByteArray m_kept;
 };
 
 } // namespace sw::server

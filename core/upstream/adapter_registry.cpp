@@ -304,6 +304,10 @@ std::optional<QString> UpstreamAdapter::incompatibility(const model::ChatRequest
     return std::nullopt;
 }
 
+qsizetype UpstreamAdapter::stopSequencesSent(const model::ChatRequest &request, const Target &) const {
+    return request.options.stop.size();
+}
+
 NativeBody UpstreamAdapter::nativeBodyFor(const model::ChatRequest &request) const {
     return !request.stream && wire::apiName(request.sourceApi) == api() ? NativeBody::Keep : NativeBody::Skip;
 }

@@ -7,6 +7,7 @@
 
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <algorithm>
 
 namespace sw::upstream {
 
@@ -206,8 +207,10 @@ QJsonObject AnthropicAdapter::buildBody(const model::ChatRequest &request, const
         body.insert(L("thinking"), QJsonObject{{L("type"), L("enabled")}, {L("budget_tokens"), thinkingBudget}});
         // Extended thinking rejects a temperature other than 1 and top_p changes, so they are left out.
     } else {
+        // Anthropic takes 0 to 1, OpenAI and Gemini 0 to 2, all with 1 as the default: a hotter
+        // request goes at Anthropic's hottest rather than be refused with a 400 failover cannot pass.
         if (opt.temperature)
-            body.insert(L("temperature"), *opt.temperature);
+            body.insert(L("temperature"), std::clamp(*opt.temperature, 0.0, 1.0));
         // Claude models since Sonnet 4.5 refuse temperature and top_p together (a 400 no failover
         // gets past), and OpenAI's SDKs send both readily: temperature, the one every API has, stays.
         if (opt.topP && !opt.temperature)

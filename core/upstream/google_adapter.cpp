@@ -232,8 +232,8 @@ QJsonObject GoogleAdapter::buildBody(const model::ChatRequest &request) {
         generation.insert(L("presencePenalty"), *opt.presencePenalty);
     if (opt.frequencyPenalty)
         generation.insert(L("frequencyPenalty"), *opt.frequencyPenalty);
-    if (!opt.stop.isEmpty())
-        generation.insert(L("stopSequences"), QJsonArray::fromStringList(opt.stop));
+    if (!opt.stop.isEmpty()) // the rest the gateway cuts at itself (stopSequencesSent)
+        generation.insert(L("stopSequences"), QJsonArray::fromStringList(opt.stop.mid(0, kMaxStopSequences)));
     int budget = opt.thinkingBudget.value_or(model::thinkingBudgetForEffort(opt.reasoning));
     if (budget > 0 && opt.maxTokens && *opt.maxTokens <= budget) {
         // Gemini counts thoughts against maxOutputTokens: a budget as large as the cap leaves no

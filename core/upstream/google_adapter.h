@@ -4,6 +4,8 @@
 
 #include "core/upstream/upstream_adapter.h"
 
+#include <algorithm>
+
 namespace sw::upstream {
 
 class GoogleAdapter final : public UpstreamAdapter {
@@ -16,6 +18,11 @@ public:
     std::unique_ptr<StreamDecoder> makeDecoder(const Target &target,
                                                NativeBody native = NativeBody::Keep) const override;
     UpstreamErrorInfo parseError(int status, const QByteArray &body) const override;
+    // generationConfig.stopSequences takes at most 5.
+    qsizetype stopSequencesSent(const model::ChatRequest &request, const Target &) const override {
+        return std::min(request.options.stop.size(), kMaxStopSequences);
+    }
+    static constexpr qsizetype kMaxStopSequences = 5;
 
     // An image URL Gemini reads itself (fileData.fileUri): http(s) and Cloud Storage.
     static bool isFetchableUrl(const QString &url);

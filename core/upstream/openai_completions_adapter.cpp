@@ -7,6 +7,7 @@
 
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <QUrl>
 #include <utility>
 
 namespace sw::upstream {
@@ -85,6 +86,32 @@ QJsonObject OpenAICompletionsAdapter::responseFormat(const OutputFormat &format)
     return QJsonObject{{L("type"), L("json_schema")}, {L("json_schema"), schema}};
 }
 
+namespace {
+bool asksToReason(const Options &opt) {
+    return (!opt.reasoning.isEmpty() && opt.reasoning != L("none")) || opt.thinkingBudget.has_value();
+}
+// OpenAI's reasoning models accept only the default sampling and no stop sequences (as
+// Messages and Responses with reasoning); compatible servers that reason (DeepSeek, vLLM) take them.
+bool defaultSamplingOnly(const Options &opt, bool useMaxCompletionTokens) {
+    return asksToReason(opt) && useMaxCompletionTokens;
+}
+qsizetype stopsCarried(const Options &opt, bool useMaxCompletionTokens) {
+    if (defaultSamplingOnly(opt, useMaxCompletionTokens))
+        return 0;
+    return std::min(opt.stop.size(), OpenAICompletionsAdapter::kMaxStopSequences);
+}
+} // namespace
+
+bool OpenAICompletionsAdapter::isOpenAI(const QString &baseUrl) {
+    return QUrl(baseUrl).host() == L("api.openai.com");
+}
+
+qsizetype OpenAICompletionsAdapter::stopSequencesSent(const model::ChatRequest &request, const Target &target) const {
+    if (request.sourceApi == kApi)
+        return request.options.stop.size(); // the client's own body, as it sent it
+    return stopsCarried(request.options, isOpenAI(target.baseUrl));
+}
+
 QJsonObject OpenAICompletionsAdapter::buildBody(const model::ChatRequest &request, const QString &modelId,
                                                 bool useMaxCompletionTokens) {
     const Context &ctx = request.context;
@@ -156,23 +183,22 @@ QJsonObject OpenAICompletionsAdapter::buildBody(const model::ChatRequest &reques
     // "none" is a reasoning model asked not to reason: it takes max_completion_tokens, and the
     // client's sampling (OpenAI accepts temperature and top_p at effort none).
     const bool reasoningOff = opt.reasoning == L("none");
-    const bool reasoning = (!opt.reasoning.isEmpty() && !reasoningOff) || opt.thinkingBudget.has_value();
     if (opt.maxTokens)
-        body.insert(useMaxCompletionTokens || reasoning || reasoningOff ? L("max_completion_tokens") : L("max_tokens"),
+        body.insert(useMaxCompletionTokens || asksToReason(opt) || reasoningOff ? L("max_completion_tokens")
+                                                                                : L("max_tokens"),
                     *opt.maxTokens);
-    // OpenAI's reasoning models accept only the default sampling (as Messages and Responses
-    // with reasoning); compatible servers that reason (DeepSeek, vLLM) take both.
-    const bool defaultSamplingOnly = reasoning && useMaxCompletionTokens;
-    if (opt.temperature && !defaultSamplingOnly)
+    const bool samplingDefault = defaultSamplingOnly(opt, useMaxCompletionTokens);
+    if (opt.temperature && !samplingDefault)
         body.insert(L("temperature"), *opt.temperature);
-    if (opt.topP && !defaultSamplingOnly)
+    if (opt.topP && !samplingDefault)
         body.insert(L("top_p"), *opt.topP);
-    if (opt.presencePenalty && !defaultSamplingOnly)
+    if (opt.presencePenalty && !samplingDefault)
         body.insert(L("presence_penalty"), *opt.presencePenalty);
-    if (opt.frequencyPenalty && !defaultSamplingOnly)
+    if (opt.frequencyPenalty && !samplingDefault)
         body.insert(L("frequency_penalty"), *opt.frequencyPenalty);
-    if (!opt.stop.isEmpty())
-        body.insert(L("stop"), QJsonArray::fromStringList(opt.stop));
+    // The rest the gateway cuts at itself (stopSequencesSent).
+    if (const qsizetype stops = stopsCarried(opt, useMaxCompletionTokens); stops > 0)
+        body.insert(L("stop"), QJsonArray::fromStringList(opt.stop.mid(0, stops)));
     if (!opt.reasoning.isEmpty())
         body.insert(L("reasoning_effort"), opt.reasoning == L("xhigh") ? QStringLiteral("high") : opt.reasoning);
     else if (opt.thinkingBudget)
@@ -243,7 +269,7 @@ HttpRequest OpenAICompletionsAdapter::buildRequest(const model::ChatRequest &req
             http.body = wire::compactJson(body);
         }
     } else {
-        http.body = wire::compactJson(buildBody(request, target.modelId, http.url.host() == L("api.openai.com")));
+        http.body = wire::compactJson(buildBody(request, target.modelId, isOpenAI(target.baseUrl)));
     }
 
     addHeader(http, "content-type", "application/json");

@@ -19,11 +19,16 @@ public:
     std::unique_ptr<StreamDecoder> makeDecoder(const Target &target,
                                                NativeBody native = NativeBody::Keep) const override;
     UpstreamErrorInfo parseError(int status, const QByteArray &body) const override;
+    // OpenAI takes at most 4, and its reasoning models none ("stop is not supported with this model").
+    qsizetype stopSequencesSent(const model::ChatRequest &request, const Target &target) const override;
+    static constexpr qsizetype kMaxStopSequences = 4;
 
     // The chat body for a request that came in another format (see formats/translation_rules.md).
-    // useMaxCompletionTokens: api.openai.com wants max_completion_tokens; most compatible servers max_tokens.
+    // useMaxCompletionTokens: api.openai.com wants max_completion_tokens; most compatible servers max_tokens
+    // (isOpenAI).
     static QJsonObject buildBody(const model::ChatRequest &request, const QString &modelId,
                                  bool useMaxCompletionTokens);
+    static bool isOpenAI(const QString &baseUrl);
     // A failed tool result's text as it goes to an API with no is_error flag (Chat, Responses).
     static QString toolErrorText(const QString &text);
     // Chat's response_format for a structured-output request.

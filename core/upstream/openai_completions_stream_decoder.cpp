@@ -262,6 +262,13 @@ void OpenAICompletionsStreamDecoder::decode(const SseEvent &sse) {
             toolDelta(&call);
     const Value *finish = member(choice, "finish_reason");
     if (rj::isString(finish) && finish->GetStringLength() > 0) {
+        if (rj::equals(finish, "error")) {
+            // OpenRouter's normalised reason for a provider that broke off: a failure, not an
+            // answer (before commit it fails over; after it, the client's stream ends in an error).
+            m_out.fail(QStringLiteral("the upstream ended its answer with finish_reason \"error\""),
+                       QStringLiteral("error"));
+            return;
+        }
         m_finishReason = toString(finish);
         m_out.closeAll(); // the usage chunk and [DONE] may still follow
     }

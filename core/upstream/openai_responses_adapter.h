@@ -15,7 +15,8 @@ public:
     std::unique_ptr<StreamDecoder> makeDecoder(const Target &target,
                                                NativeBody native = NativeBody::Keep) const override;
     UpstreamErrorInfo parseError(int status, const QByteArray &body) const override;
-    bool takesStopSequences() const override { return false; } // no `stop` in the Responses API
+    // No `stop` in the Responses API: the gateway cuts at every one.
+    qsizetype stopSequencesSent(const model::ChatRequest &, const Target &) const override { return 0; }
 
     // The Responses body for a request that came in another format (see formats/translation_rules.md).
     static QJsonObject buildBody(const model::ChatRequest &request, const QString &modelId);

@@ -272,7 +272,8 @@ void UpstreamAttempts::launch(failover::AttemptId id) {
     // Fresh per-try state.
     t.sse = SseReader();
     t.decoder = t.adapter->makeDecoder(t.target, t.adapter->nativeBodyFor(*m_setup.request));
-    if (const QStringList &stops = m_setup.request->options.stop; !stops.isEmpty() && !t.adapter->takesStopSequences())
+    if (const QStringList &stops = m_setup.request->options.stop;
+        !stops.isEmpty() && t.adapter->stopSequencesSent(*m_setup.request, t.target) < stops.size())
         t.decoder = std::make_unique<StopSequenceDecoder>(std::move(t.decoder), stops, (req.body.size() + 3) / 4);
     t.status = 0;
     t.errorBody.clear();

@@ -1452,6 +1452,35 @@ private Q_SLOTS:
         QCOMPARE(gw.anthropicA.requests().size(), 0);
     }
 
+    void aFinishReasonErrorIsAFailureNotAnAnswer() {
+        // OpenRouter's finish_reason "error": before content it fails over, after content the
+        // client's stream ends in the format's error; never an empty or partial answer as success.
+        GatewayFixture gw;
+        gw.config.routes[QStringLiteral("chain")].candidates = {QStringLiteral("pb/gpt-b"),
+                                                                QStringLiteral("pa/claude-a")};
+        const QByteArray broke =
+            R"(data: {"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{},"finish_reason":"error"}]})"
+            "\n\ndata: [DONE]\n\n";
+        gw.openaiB.setRawReply(broke);
+        gw.start();
+        const QString chat = QStringLiteral("/v1/chat/completions");
+        const auto before = gw.post(chat, routeBody(chat, QStringLiteral("chain"), false));
+        QCOMPARE(before.status, 200);
+        QCOMPARE(before.header("x-switchman-candidate"), QByteArray("pa/claude-a"));
+        QCOMPARE(before.header("x-switchman-fallback-from"), QByteArray("pb/gpt-b"));
+
+        gw.openaiB.setRawReply(
+            R"(data: {"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"Half"}}]})"
+            "\n\n" +
+            broke);
+        const auto after = gw.post(chat, routeBody(chat, QStringLiteral("pb/gpt-b"), true));
+        QCOMPARE(after.status, 200);
+        QVERIFY2(after.body.contains("Half"), after.body.constData());
+        QVERIFY2(after.body.contains("\"error\""), after.body.constData());
+        QVERIFY2(!after.body.contains("[DONE]"), after.body.constData());
+        QVERIFY2(!after.body.contains("\"finish_reason\":\"stop\""), after.body.constData());
+    }
+
     void framesTheGatewayCouldNotReadAreNotRelayed_data() {
         QTest::addColumn<QByteArray>("garbage");
         QTest::addColumn<bool>("endsTheBody"); // the garbage is the last thing the upstream sends

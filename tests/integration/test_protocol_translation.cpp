@@ -399,6 +399,41 @@ private Q_SLOTS:
         QCOMPARE(stop.value("stop_sequence").toString(), QStringLiteral("STOP"));
     }
 
+    // OpenAI takes at most 4 stop sequences, Gemini 5: the first go in the body (more would be a
+    // 400 no failover gets past), the gateway cuts at the others itself, so none is dropped.
+    void moreStopSequencesThanTheApiTakes_data() {
+        QTest::addColumn<QString>("model");
+        QTest::addColumn<int>("sent");
+        QTest::newRow("openai-completions") << QStringLiteral("pb/gpt-b") << 4;
+        QTest::newRow("google") << QStringLiteral("pe/gemini-e") << 5;
+    }
+    void moreStopSequencesThanTheApiTakes() {
+        QFETCH(QString, model);
+        QFETCH(int, sent);
+        const QJsonArray stops{"s1", "s2", "s3", "s4", "s5", "STOP"};
+        const QJsonObject body{{"model", model},
+                               {"max_tokens", 64},
+                               {"stop_sequences", stops},
+                               {"messages", QJsonArray{QJsonObject{{"role", "user"}, {"content", "alpha STOP beta"}}}}};
+        const HttpResult r = m_gw->post(QStringLiteral("/v1/messages"), body);
+        QVERIFY2(r.status == 200, r.body.constData());
+        const QJsonObject upstream = sentTo(fakeFor(model));
+        const QJsonArray carried = model.startsWith("pb/")
+                                       ? upstream.value("stop").toArray()
+                                       : upstream.value("generationConfig").toObject().value("stopSequences").toArray();
+        QJsonArray first;
+        for (int i = 0; i < sent; ++i)
+            first.append(stops.at(i));
+        QCOMPARE(carried, first);
+        QString text;
+        for (const QJsonValue &b : r.json().value("content").toArray())
+            text += b.toObject().value("text").toString();
+        // The demo upstream echoes the words, STOP (the sixth) included: the gateway cut them there.
+        QVERIFY2(text.endsWith(QStringLiteral("You said: alpha ")), qPrintable(text));
+        QCOMPARE(r.json().value("stop_reason").toString(), QStringLiteral("stop_sequence"));
+        QCOMPARE(r.json().value("stop_sequence").toString(), QStringLiteral("STOP"));
+    }
+
     // Item 10: at most one tool call per turn, every pair; Gemini has no switch for it.
     void parallelToolCallsOffEveryPair_data() { addPairs(false); }
     void parallelToolCallsOffEveryPair() {

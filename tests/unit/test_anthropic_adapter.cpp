@@ -45,6 +45,7 @@ private slots:
     void thinkingRuleCheckAgreesWithTheRules();
     void crossFormatFromOpenAIChat();
     void temperatureAndTopPAreNeverSentTogether();
+    void aHotterTemperatureThanAnthropicTakesIsItsHottest();
     void thinkingSignatureOnlyGoesBackToItsApi();
     void toolCallIdsAreMadeValid();
     void oauthTokenIsSentAsBearer();
@@ -332,6 +333,18 @@ void TestAnthropicAdapter::temperatureAndTopPAreNeverSentTogether() {
     body = json(AnthropicAdapter().buildRequest(spokenIn(*req, wire::Api::OpenAICompletions), target(), {}).body);
     QCOMPARE(body.value(QStringLiteral("top_p")).toDouble(), 0.9);
     QVERIFY(!body.contains(QStringLiteral("temperature")));
+}
+
+void TestAnthropicAdapter::aHotterTemperatureThanAnthropicTakesIsItsHottest() {
+    // OpenAI's range is 0 to 2, Anthropic's 0 to 1 (above it, a 400 no failover gets past).
+    auto req = OpenAIChatCodec().decode(readTestData(QStringLiteral("openai_chat_request_sdk.json")), nullptr);
+    QVERIFY(req);
+    for (const auto &[sent, expected] : {std::pair{1.7, 1.0}, {2.0, 1.0}, {1.0, 1.0}, {0.4, 0.4}, {0.0, 0.0}}) {
+        req->options.temperature = sent;
+        const QJsonObject body =
+            json(AnthropicAdapter().buildRequest(spokenIn(*req, wire::Api::OpenAICompletions), target(), {}).body);
+        QCOMPARE(body.value(QStringLiteral("temperature")).toDouble(), expected);
+    }
 }
 
 void TestAnthropicAdapter::crossFormatFromOpenAIChat() {

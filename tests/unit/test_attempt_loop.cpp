@@ -118,6 +118,7 @@ public:
     QList<QByteArray> frames;
     QList<model::GatewayError> inBand;
     bool ended = false;
+    std::optional<StreamEnd> endedAs; // how endStream() was told the stream ended
     std::optional<AnswerInfo> answered;
     QString answerText;
     std::optional<model::GatewayError> failed;
@@ -133,7 +134,10 @@ public:
     void streamEvent(const StreamEvent &e) override { events.append(e); }
     void streamFrame(const QByteArray &f) override { frames.append(f); }
     void streamError(const model::GatewayError &e) override { inBand.append(e); }
-    void endStream() override { ended = true; }
+    void endStream(StreamEnd end) override {
+        ended = true;
+        endedAs = end;
+    }
     void answer(model::AssistantMessage m, const AnswerInfo &info) override {
         answered = info;
         for (const auto &b : m.content)
@@ -256,6 +260,7 @@ private Q_SLOTS:
         if (stream) {
             QCOMPARE(h.client.commits.size(), 1);
             QVERIFY(h.client.ended);
+            QVERIFY(h.client.endedAs == StreamEnd::Answered);
             QCOMPARE(h.client.events.first().type, EventType::Start); // the held events replayed in order
         } else {
             QVERIFY(h.client.answered);
@@ -382,7 +387,8 @@ private Q_SLOTS:
         QCOMPARE(h.client.inBand.size(), 1);
         QVERIFY(h.client.inBand[0].message.contains(QStringLiteral("reset")));
         QVERIFY(h.client.ended);
-        QCOMPARE(h.runner.starts.size(), 1); // committed: final
+        QVERIFY(h.client.endedAs == StreamEnd::Broken); // never a whole answer to keep or replay
+        QCOMPARE(h.runner.starts.size(), 1);            // committed: final
         QVERIFY(h.marks.active().isEmpty());
     }
 
@@ -568,6 +574,7 @@ private Q_SLOTS:
         h.clock.advance(1);
         QVERIFY(h.done);
         QVERIFY(h.client.ended);
+        QVERIFY(h.client.endedAs == StreamEnd::Broken); // a stalled client got no whole answer
         QCOMPARE(h.client.inBand.size(), 1);
         QCOMPARE(h.client.inBand.first().status, 408);
         QVERIFY(h.runner.aborts.contains(h.id()));
@@ -977,6 +984,29 @@ private Q_SLOTS:
         QVERIFY(h.seen.rows.first().message.contains(QStringLiteral("previous_response_id")));
         h.answer();
         QVERIFY(h.client.answered);
+    }
+
+    void aFollowerThatCannotServeTheRequestArmsNoBudget() {
+        // SPEC 5: the budget only when a follower exists. One this request's content would skip
+        // (a field its API cannot carry) is none: the slow first candidate is not cut at half the
+        // deadline, not marked, and answers.
+        Harness h({candidate("pd", QStringLiteral("openai-responses")),
+                   candidate("pb", QStringLiteral("openai-completions"))},
+                  true);
+        h.settings.deadlineMs = 30000;
+        h.parsed.sourceApi = wire::Api::OpenAIResponses;
+        h.parsed.json = wire::parseClientBody(R"({"previous_response_id":"resp_earlier"})");
+        h.start();
+        h.frame({ev(EventType::Start)});
+        h.clock.advance(20000); // past the 15 s a budget would have given
+        QCOMPARE(h.runner.starts.size(), 1);
+        QVERIFY(h.runner.aborts.isEmpty());
+        QVERIFY(h.marks.active().isEmpty());
+        h.frame({ev(EventType::TextStart), ev(EventType::TextDelta, QStringLiteral("late but whole")),
+                 ev(EventType::TextEnd), ev(EventType::Done)});
+        QVERIFY(h.done);
+        QCOMPARE(h.client.commits.size(), 1);
+        QVERIFY(h.client.inBand.isEmpty());
     }
 
     void noCompatibleCandidateLeftIsA400NamingTheField() {

@@ -82,6 +82,7 @@ private slots:
     void streamCutShortIsAnError();
     void finishReasonWithoutDoneIsClean();
     void contentFilterIsARefusal();
+    void finishReasonErrorIsAFailure();
     void otherChoicesAreNotMergedIntoTheFirst();
     void toolCallIdsFitOpenAIsLimit();
     void alternativeReasoningFieldNames();
@@ -330,6 +331,21 @@ void TestOpenAICompletionsAdapter::maxTokensFieldDependsOnHost() {
                                                 .body);
     QCOMPARE(reasoningLocal.value(QStringLiteral("max_completion_tokens")).toInt(), 1000);
     QCOMPARE(reasoningLocal.value(QStringLiteral("temperature")).toDouble(), 0.2);
+
+    // Stop sequences: OpenAI takes 4, its reasoning models none; the gateway cuts at the rest.
+    req.options.stop = {"s1", "s2", "s3", "s4", "s5", "s6"};
+    const Target openaiTarget = target(QStringLiteral("https://api.openai.com/v1"));
+    const model::ChatRequest messages = spokenIn(req, wire::Api::AnthropicMessages);
+    QVERIFY(!json(OpenAICompletionsAdapter().buildRequest(messages, openaiTarget, {}).body).contains("stop"));
+    QCOMPARE(OpenAICompletionsAdapter().stopSequencesSent(messages, openaiTarget), 0);
+    req.options.reasoning.clear();
+    const model::ChatRequest plain = spokenIn(req, wire::Api::AnthropicMessages);
+    QCOMPARE(json(OpenAICompletionsAdapter().buildRequest(plain, openaiTarget, {}).body).value("stop").toArray(),
+             (QJsonArray{"s1", "s2", "s3", "s4"}));
+    QCOMPARE(OpenAICompletionsAdapter().stopSequencesSent(plain, openaiTarget), 4);
+    // A Chat client's own body goes as it sent it: OpenAI's answer to it is the client's own.
+    QCOMPARE(OpenAICompletionsAdapter().stopSequencesSent(spokenIn(req, wire::Api::OpenAICompletions), openaiTarget),
+             6);
 }
 
 void TestOpenAICompletionsAdapter::decodesFullTranscript() {
@@ -410,6 +426,22 @@ void TestOpenAICompletionsAdapter::contentFilterIsARefusal() {
         "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"content_filter\"}]}\n\ndata: [DONE]\n\n");
     QCOMPARE(events.last().type, EventType::Done);
     QCOMPARE(events.last().reason, StopReason::Refusal);
+}
+
+void TestOpenAICompletionsAdapter::finishReasonErrorIsAFailure() {
+    // OpenRouter ends a stream whose provider broke off with finish_reason "error": never an answer.
+    for (const QByteArray &before : {QByteArray(), QByteArray("data: {\"choices\":[{\"index\":0,\"delta\":{"
+                                                              "\"content\":\"Half\"},\"finish_reason\":null}]}\n\n")}) {
+        const QList<StreamEvent> events =
+            decode(before + "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"error\"}]}\n\n"
+                            "data: [DONE]\n\n");
+        int terminals = 0;
+        for (const StreamEvent &e : events)
+            terminals += e.type == EventType::Error || e.type == EventType::Done;
+        QCOMPARE(terminals, 1);
+        QCOMPARE(events.last().type, EventType::Error);
+        QVERIFY(events.last().errorMessage.contains(QStringLiteral("finish_reason \"error\"")));
+    }
 }
 
 void TestOpenAICompletionsAdapter::toolCallIdsFitOpenAIsLimit() {
