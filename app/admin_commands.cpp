@@ -177,6 +177,20 @@ QString remainingText(qint64 ms) {
     return QStringLiteral("%1 h %2 min").arg(s / 3600).arg((s % 3600) / 60, 2, 10, QLatin1Char('0'));
 }
 
+QString adminBaseUrl(const QString &listen) {
+    const auto address = config::parseListenAddress(listen);
+    if (!address)
+        return {};
+    QString host = address->host;
+    if (host == QLatin1String("0.0.0.0") || host.isEmpty())
+        host = QStringLiteral("127.0.0.1"); // listening everywhere includes loopback
+    else if (host == QLatin1String("::"))
+        host = QStringLiteral("::1");
+    if (host.contains(QLatin1Char(':')))
+        host = QLatin1Char('[') + host + QLatin1Char(']');
+    return QStringLiteral("http://%1:%2").arg(host).arg(address->port);
+}
+
 AdminTarget adminTarget(const QString &configPath, bool explicitPath, const QString &listenOverride, QTextStream &err,
                         int *exitCode) {
     AdminTarget target;
@@ -196,20 +210,12 @@ AdminTarget adminTarget(const QString &configPath, bool explicitPath, const QStr
         }
         listen = cfg.listen;
     }
-    const auto address = config::parseListenAddress(listen);
-    if (!address) {
+    target.baseUrl = adminBaseUrl(listen);
+    if (target.baseUrl.isEmpty()) {
         err << "switchman: listen address \"" << listen << "\" is not HOST:PORT\n";
         *exitCode = 1;
         return target;
     }
-    QString host = address->host;
-    if (host == QLatin1String("0.0.0.0") || host.isEmpty())
-        host = QStringLiteral("127.0.0.1"); // listening everywhere includes loopback
-    else if (host == QLatin1String("::"))
-        host = QStringLiteral("::1");
-    if (host.contains(QLatin1Char(':')))
-        host = QLatin1Char('[') + host + QLatin1Char(']');
-    target.baseUrl = QStringLiteral("http://%1:%2").arg(host).arg(address->port);
     target.key = qgetenv("SWITCHMAN_ADMIN_KEY");
     return target;
 }

@@ -22,6 +22,10 @@ struct AdminTarget {
 AdminTarget adminTarget(const QString &configPath, bool explicitPath, const QString &listenOverride, QTextStream &err,
                         int *exitCode);
 
+// http://HOST:PORT for a listen address ("HOST:PORT"): a wildcard address is reached over loopback.
+// Empty when `listen` is not HOST:PORT.
+QString adminBaseUrl(const QString &listen);
+
 // `switchman status`: state, marks and the credential table.
 int statusCommand(const AdminTarget &target, QTextStream &out, QTextStream &err);
 // `switchman marks clear [--tenant T] [--provider P]`.

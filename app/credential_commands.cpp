@@ -1,11 +1,16 @@
 #include "app/credential_commands.h"
 
+#include "app/admin_commands.h"
+#include "core/config/config_edit.h"
 #include "core/config/config_loader.h"
 #include "core/credentials/gateway_key.h"
 #include "core/credentials/keychain_store.h"
 
 #include <QEventLoop>
+#include <QFile>
 #include <QFileInfo>
+#include <QJsonDocument>
+#include <QLockFile>
 #include <QRegularExpression>
 #include <QTimer>
 
@@ -96,21 +101,48 @@ std::optional<config::Config> loadForCommand(const QString &path, bool explicitP
 
 int keyCreate(const QString &configPath, bool explicitPath, const QString &tenantName, QTextStream &out,
               QTextStream &err) {
+    if (config::isCommentKey(tenantName)) {
+        err << "switchman: key create: tenant names cannot start with '_' (such keys are comments)\n";
+        return 64;
+    }
+    QString error;
+    // Held until the file is written: other key creates wait, then read the file with this key in it.
+    const std::unique_ptr<QLockFile> lock = config::lockConfigFile(configPath, &error);
+    if (!lock) {
+        err << "switchman: key create: nothing saved: " << error << '\n';
+        return 1;
+    }
     int code = 1;
-    auto config = loadForCommand(configPath, explicitPath, true, err, &code);
+    const auto config = loadForCommand(configPath, explicitPath, true, err, &code);
     if (!config)
         return code;
+    // The file as its owner wrote it, so the edit keeps its comments, order and layout.
+    QByteArray text = QJsonDocument(config::toJson(*config)).toJson(QJsonDocument::Indented);
+    if (QFileInfo::exists(configPath)) {
+        QFile file(configPath);
+        if (!file.open(QIODevice::ReadOnly)) {
+            err << "switchman: key create: nothing saved: cannot read " << configPath << ": " << file.errorString()
+                << '\n';
+            return 2;
+        }
+        text = file.readAll();
+    }
     const bool firstTenant = config->tenants.isEmpty();
-    config::TenantConfig &tenant = config->tenants[tenantName];
-    const bool created = tenant.name.isEmpty();
-    tenant.name = tenantName;
-    if (created && firstTenant)
-        tenant.admin = true; // the workstation owner keeps the admin API they had before keys existed
+    const bool created = !config->tenants.contains(tenantName);
     const QString key = credentials::newGatewayKey();
-    tenant.keyHashes.append(credentials::gatewayKeyHash(key));
-    QString error;
+    // A first tenant gets admin: the workstation owner keeps the admin API they had before keys existed.
+    const QByteArray edited =
+        config::withTenantKey(text, tenantName, credentials::gatewayKeyHash(key), created && firstTenant);
+    // Never write a file that would not load again.
+    const config::ParseResult check = config::parse(edited);
+    if (!check.ok()) {
+        err << "switchman: key create: nothing saved: the result would not be valid:\n";
+        for (const auto &e : check.errors)
+            err << "  " << e.toString() << '\n';
+        return 1;
+    }
     QString note;
-    if (!config::save(configPath, *config, &error, &note)) {
+    if (!config::writeConfigFile(configPath, edited, config::WriteMode::Replace, &error, &note)) {
         err << "switchman: key create: nothing saved: " << error << '\n';
         return 1;
     }
@@ -124,6 +156,13 @@ int keyCreate(const QString &configPath, bool explicitPath, const QString &tenan
            "`x-api-key: KEY`.\n";
     if (firstTenant)
         err << "Callers now need a key: with tenants configured, requests without one get 401.\n";
+    // Nothing watches the file: a running instance keeps its old tenants until it re-reads it.
+    // Until now it had none, so its admin API needs no key; otherwise an admin tenant's.
+    err << "A Switchman that is already running takes the key once it re-reads the file: restart it, or run\n"
+        << "  curl -X POST " << (firstTenant ? "" : "-H \"x-switchman-key: $SWITCHMAN_ADMIN_KEY\" ")
+        << adminBaseUrl(config->listen) << "/admin/reload\n";
+    if (!firstTenant)
+        err << "with an admin tenant's key in SWITCHMAN_ADMIN_KEY.\n";
     return 0;
 }
 

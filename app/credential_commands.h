@@ -10,7 +10,11 @@ namespace sw::app {
 
 // Adds a new key's hash to tenant NAME of the configuration at `configPath`
 // (creating the file and the tenant as needed), saves atomically, then prints
-// the key. Exit code: 0, 1 on failure (nothing printed, nothing saved).
+// the key and how a running instance takes it. The file is edited as text under
+// config::lockConfigFile: concurrent runs each keep the others' keys, and the
+// rest of the file (comments, unknown fields, layout) stays as it was. Exit code:
+// 0, 1 on failure, 2 unreadable file, 64 a tenant name that would be a comment
+// (nothing printed, nothing saved on failure).
 int keyCreate(const QString &configPath, bool explicitPath, const QString &tenant, QTextStream &out, QTextStream &err);
 // Reads a secret from stdin (no echo on a terminal) into the keychain as NAME.
 int credentialSet(const QString &name, QTextStream &out, QTextStream &err);

@@ -35,7 +35,8 @@ QString quoted(const QString &text);
 
 // Keys that start with '_' are comments ("_comment": "..."), in every object of
 // the file: JSON has none, and the starter configuration explains itself this
-// way. They are skipped, never validated, and never written back.
+// way. They are skipped and never validated; save() drops them (a Config has
+// no place for them), config_edit keeps them.
 bool isCommentKey(const QString &key);
 
 // Where the problems of one document go.

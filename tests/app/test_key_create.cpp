@@ -1,18 +1,27 @@
 // `switchman key create --tenant NAME` as a user runs it: a new key printed
 // once, only its hash stored, the file saved atomically and still valid, and
 // nothing printed or written when the configuration cannot be used; the file
-// and its directory readable by the owner only, a symlinked path resolved.
+// and its directory readable by the owner only, a symlinked path resolved;
+// concurrent runs all keep their keys, the rest of a hand-written file stays as
+// written, and a running gateway takes the key with the reload the command names.
 #include "core/config/config_loader.h"
+#include "core/server/gateway_auth.h"
+#include "gateway_fixture.h"
 
 #include <QCryptographicHash>
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
+#include <QLockFile>
 #include <QProcess>
+#include <QRegularExpression>
+#include <QSysInfo>
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <memory>
 #include <sys/stat.h>
+#include <vector>
 
 namespace {
 struct Run {
@@ -51,6 +60,17 @@ int modeOf(const QString &path) {
 QString hashOf(const QByteArray &key) {
     return QStringLiteral("sha256:") +
            QString::fromLatin1(QCryptographicHash::hash(key, QCryptographicHash::Sha256).toHex());
+}
+
+QStringList keyCreateArgs(const QString &tenant, const QString &path) {
+    return {QStringLiteral("key"),      QStringLiteral("create"),
+            QStringLiteral("--tenant"), tenant,
+            QStringLiteral("--config"), path};
+}
+
+bool writeFile(const QString &path, const QByteArray &bytes) {
+    QFile f(path);
+    return f.open(QIODevice::WriteOnly) && f.write(bytes) == bytes.size();
 }
 } // namespace
 
@@ -112,6 +132,188 @@ private Q_SLOTS:
         auto expected = config;
         expected.tenants[QStringLiteral("alice")].keyHashes.append(hashOf(r.out.trimmed()));
         QCOMPARE(*loaded.config, expected);
+    }
+
+    // Eight at once, for three tenants: each run re-reads the file under the lock, so every
+    // printed key is in it and names its tenant, and only the first tenant made is admin.
+    // Without the lock, runs that read the file together each wrote back their own key only.
+    void concurrentRunsKeepEveryKey() {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("config.json"));
+        constexpr int kRuns = 8;
+        std::vector<std::unique_ptr<QProcess>> processes;
+        for (int i = 0; i < kRuns; ++i) {
+            processes.push_back(std::make_unique<QProcess>());
+            processes.back()->start(QStringLiteral(SWITCHMAN_BIN),
+                                    keyCreateArgs(QStringLiteral("team%1").arg(i % 3), path));
+        }
+        QList<QPair<QString, QByteArray>> printed; // tenant, key
+        for (int i = 0; i < kRuns; ++i) {
+            QProcess &p = *processes[i];
+            QVERIFY(p.waitForFinished(30000));
+            QCOMPARE(p.exitCode(), 0);
+            printed.append({QStringLiteral("team%1").arg(i % 3), p.readAllStandardOutput().trimmed()});
+        }
+        const auto loaded = sw::config::load(path);
+        QVERIFY(loaded.ok());
+        qsizetype stored = 0;
+        int admins = 0;
+        for (const auto &tenant : loaded.config->tenants) {
+            stored += tenant.keyHashes.size();
+            admins += tenant.admin;
+        }
+        QCOMPARE(stored, kRuns);
+        QCOMPARE(admins, 1);
+        const sw::server::GatewayAuth auth(loaded.config->tenants);
+        for (const auto &[tenant, key] : printed) {
+            const auto caller = auth.callerForKey(key);
+            QVERIFY2(caller, key.constData());
+            QCOMPARE(caller->tenant, tenant);
+        }
+        QVERIFY(!QFileInfo::exists(path + QStringLiteral(".lock"))); // released, not left behind
+        QCOMPARE(modeOf(path), 0600);
+    }
+
+    // A lock file left by a run that died (killed, crashed) does not block the next one.
+    void aLockLeftByARunThatDiedIsTakenOver() {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("config.json"));
+        QProcess died;
+        died.start(QStringLiteral(SWITCHMAN_BIN), {QStringLiteral("--version")});
+        QVERIFY(died.waitForStarted());
+        const qint64 pid = died.processId();
+        QVERIFY(died.waitForFinished());
+        // What QLockFile writes: the holder's pid, program name and host.
+        QVERIFY(writeFile(path + QStringLiteral(".lock"),
+                          QByteArray::number(pid) + "\nswitchman\n" + QSysInfo::machineHostName().toUtf8() + "\n"));
+        const Run r = run(keyCreateArgs(QStringLiteral("alice"), path));
+        QCOMPARE(r.exitCode, 0);
+        const auto loaded = sw::config::load(path);
+        QVERIFY(loaded.ok());
+        QCOMPARE(loaded.config->tenants.value(QStringLiteral("alice")).keyHashes, QStringList{hashOf(r.out.trimmed())});
+    }
+
+    // A key create changes the tenant's key list and nothing else: the comments ("_" keys) at
+    // every level, the order and the layout of a hand-written file stay byte for byte. Writing
+    // the file from the parsed configuration dropped every comment and sorted the keys.
+    void aHandWrittenFileKeepsItsCommentsAndLayout() {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("config.json"));
+        const QByteArray oldHash = hashOf("sm-old-test-key").toUtf8();
+        const QByteArray before = "{\n"
+                                  "  \"_comment\": \"The team gateway; ask Ana before changing routes.\",\n"
+                                  "  \"listen\": \"127.0.0.1:4141\",\n"
+                                  "  \"providers\": {\n"
+                                  "    \"openai\": {\n"
+                                  "      \"_comment\": \"the shared account\",\n"
+                                  "      \"api\": \"openai-completions\",\n"
+                                  "      \"baseUrl\": \"https://api.openai.com/v1\",\n"
+                                  "      \"credentials\": [\"env:OPENAI_API_KEY\"]\n"
+                                  "    }\n"
+                                  "  },\n"
+                                  "  \"models\": { \"openai/gpt-5\": {} },\n"
+                                  "  \"routes\": { \"gpt\": { \"candidates\": [\"openai/gpt-5\"] } },\n"
+                                  "  \"tenants\": {\n"
+                                  "    \"_comment\": \"one tenant per team\",\n"
+                                  "    \"platform\": {\n"
+                                  "      \"_owner\": \"ana\",\n"
+                                  "      \"keys\": [\n"
+                                  "        \"" +
+                                  oldHash +
+                                  "\"\n"
+                                  "      ],\n"
+                                  "      \"admin\": true\n"
+                                  "    }\n"
+                                  "  },\n"
+                                  "  \"failover\": { \"enabled\": true, \"deadlineMs\": 120000 }\n"
+                                  "}\n";
+        QVERIFY(writeFile(path, before));
+        const Run added = run(keyCreateArgs(QStringLiteral("platform"), path));
+        QCOMPARE(added.exitCode, 0);
+        const QByteArray newHash = hashOf(added.out.trimmed()).toUtf8();
+        QByteArray expected = before;
+        expected.replace("\"" + oldHash + "\"\n", "\"" + oldHash + "\",\n        \"" + newHash + "\"\n");
+        QCOMPARE(readAll(path), expected);
+
+        const Run created = run(keyCreateArgs(QStringLiteral("data"), path));
+        QCOMPARE(created.exitCode, 0);
+        const QByteArray dataHash = hashOf(created.out.trimmed()).toUtf8();
+        expected.replace("      \"admin\": true\n    }\n",
+                         "      \"admin\": true\n    },\n    \"data\": {\"keys\": [\"" + dataHash + "\"]}\n");
+        QCOMPARE(readAll(path), expected);
+        QVERIFY(sw::config::load(path).ok());
+    }
+
+    // The starter file has no tenants section: the first key adds one at the end, after the
+    // comments, which all stay.
+    void theFirstKeyAddsATenantsSectionAndKeepsTheComments() {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("config.json"));
+        const QByteArray before = "{\n  \"_comment\": [\"written by hand\"],\n  \"listen\": \"127.0.0.1:4141\"\n}\n";
+        QVERIFY(writeFile(path, before));
+        const Run r = run(keyCreateArgs(QStringLiteral("me"), path));
+        QCOMPARE(r.exitCode, 0);
+        const QByteArray hash = hashOf(r.out.trimmed()).toUtf8();
+        QCOMPARE(readAll(path), "{\n  \"_comment\": [\"written by hand\"],\n  \"listen\": \"127.0.0.1:4141\",\n"
+                                "  \"tenants\": {\"me\": {\"keys\": [\"" +
+                                    hash + "\"], \"admin\": true}}\n}\n");
+    }
+
+    // A name that starts with '_' would be a comment: its key would never work.
+    void aTenantNameThatWouldBeACommentIsRefused() {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("config.json"));
+        const Run r = run(keyCreateArgs(QStringLiteral("_team"), path));
+        QCOMPARE(r.exitCode, 64);
+        QCOMPARE(r.out, QByteArray());
+        QVERIFY2(r.err.contains("cannot start with '_'"), r.err.constData());
+        QVERIFY(!QFileInfo::exists(path));
+    }
+
+    // Nothing watches the file, so the command says how a running gateway takes the key, and
+    // doing what it says works: before the reload the key is refused, after it accepted.
+    void aRunningGatewayTakesTheKeyWithTheReloadTheCommandNames() {
+        using namespace sw;
+        QTemporaryDir dir;
+        const QByteArray ownerKey = "sm-owner-test-key-0000000000000000000";
+        test::GatewayFixture gw;
+        config::TenantConfig owner;
+        owner.name = QStringLiteral("owner");
+        owner.keyHashes = {hashOf(ownerKey)};
+        owner.admin = true;
+        gw.config.tenants.insert(owner.name, owner);
+        gw.configPath = dir.filePath(QStringLiteral("config.json"));
+        gw.start();
+        config::Config onDisk = gw.config;
+        onDisk.listen = QStringLiteral("127.0.0.1:%1").arg(gw.engine().port());
+        QVERIFY(config::save(gw.configPath, onDisk));
+
+        const Run r = run(keyCreateArgs(QStringLiteral("alice"), gw.configPath));
+        QCOMPARE(r.exitCode, 0);
+        const QByteArray key = r.out.trimmed();
+        const QString said = QString::fromUtf8(r.err);
+        const QString command =
+            QStringLiteral("curl -X POST -H \"x-switchman-key: $SWITCHMAN_ADMIN_KEY\" %1/admin/reload")
+                .arg(gw.baseUrl());
+        QVERIFY2(said.contains(command), qPrintable(said));
+        QVERIFY2(said.contains(QStringLiteral("admin tenant's key in SWITCHMAN_ADMIN_KEY")), qPrintable(said));
+
+        const auto body = test::GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), false);
+        const QList<QPair<QByteArray, QByteArray>> asAlice{{"x-api-key", key}};
+        QCOMPARE(gw.post(QStringLiteral("/v1/messages"), body, asAlice).status, 401);
+        QCOMPARE(gw.postRaw(QStringLiteral("/admin/reload"), QByteArray(), {{"x-switchman-key", ownerKey}}).status,
+                 200);
+        QCOMPARE(gw.post(QStringLiteral("/v1/messages"), body, asAlice).status, 200);
+    }
+
+    // The first tenant: the running gateway has none yet, so its admin API needs no key.
+    void theFirstKeyNamesAReloadWithoutAKey() {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("config.json"));
+        QVERIFY(writeFile(path, R"({"listen": "127.0.0.1:4242"})"));
+        const Run r = run(keyCreateArgs(QStringLiteral("me"), path));
+        QCOMPARE(r.exitCode, 0);
+        QVERIFY2(r.err.contains("\n  curl -X POST http://127.0.0.1:4242/admin/reload\n"), r.err.constData());
     }
 
     void unusableConfigIsLeftAloneAndNoKeyPrinted() {
