@@ -1,5 +1,6 @@
 #include "core/server/chat_admission.h"
 
+#include "core/failover/candidate_resolver.h"
 #include "core/formats/decode_prologue.h"
 #include "core/server/gateway_auth.h"
 #include "core/server/idempotency_store.h"
@@ -25,6 +26,21 @@ std::optional<QString> ChatAdmission::idempotencyKeyProblem(const QByteArray &ke
     return std::nullopt;
 }
 
+std::optional<GatewayError> ChatAdmission::unroutableModel(const config::Config &config, const QString &model) {
+    const auto resolution = failover::CandidateResolver::resolve(config, model);
+    if (resolution && !resolution->chain.isEmpty())
+        return std::nullopt;
+    const QStringList providers = failover::CandidateResolver::providersOfBareId(config, model);
+    return GatewayError::make(
+        404, ErrorCategory::NotFound,
+        providers.size() > 1
+            ? QStringLiteral("model \"%1\" is configured on several providers (%2): name one as provider/%1, "
+                             "or put them in a route")
+                  .arg(model, providers.join(QStringLiteral(", ")))
+            : QStringLiteral("model \"%1\" is not a route, alias, provider/model selector or configured model")
+                  .arg(model));
+}
+
 std::optional<Refusal> ChatAdmission::check(const Gates &gates, const InboundRequest &request, const QString &tenant) {
     if (gates.auth)
         if (const auto problem = gates.auth->gatewayKeyInProviderSlot(request))
@@ -39,6 +55,11 @@ std::optional<Refusal> ChatAdmission::check(const Gates &gates, const InboundReq
                 QStringLiteral("Idempotency-Key \"%1\" was already used with a different request body; use a new key "
                                "for a new request (the same body with the same key replays the first answer)")
                     .arg(QString::fromLatin1(idempotencyKey)));
+        if (gates.idempotency && gates.idempotency->inFlight(tenant, idempotencyKey))
+            return Refusal{GatewayError::make(409, ErrorCategory::Conflict,
+                                              QStringLiteral("a request with this Idempotency-Key is in flight; "
+                                                             "retry once it has been answered")),
+                           {{"Retry-After", "1"}}};
     }
     if (gates.paused)
         return Refusal{GatewayError::make(503, ErrorCategory::Overloaded,

@@ -8,11 +8,15 @@
 //        a day and quoted in answers
 //   422  an Idempotency-Key this tenant already used with a different body: a
 //        replay would answer some other request
+//   409  an Idempotency-Key whose twin (same body) is still in flight
+//        (Retry-After: 1, so an SDK that retries a 409 waits for the twin's answer)
 //   503  the gateway is paused (Retry-After: 5)
 //   429  the tenant reached its spend budget (Retry-After: the period's reset;
 //        x-switchman-budget: exceeded)
-// The router encodes the error in the client's own format.
+// The router encodes the error in the client's own format and adds the request's
+// x-switchman-request-id, as on every chat answer.
 
+#include "core/config/config.h"
 #include "core/http/headers.h"
 #include "core/model/gateway_error.h"
 #include "core/server/inbound_request.h"
@@ -46,6 +50,11 @@ public:
 
     // The Idempotency-Key header's shape: nullopt when absent or acceptable.
     static std::optional<QString> idempotencyKeyProblem(const QByteArray &key);
+
+    // The 404 for a `model` no route, alias, selector or configured model resolves to (nullopt when one
+    // does): what a chat route answers, and count_tokens with it, so a client learns of a bad model name
+    // before it sends the message.
+    static std::optional<model::GatewayError> unroutableModel(const config::Config &config, const QString &model);
 };
 
 } // namespace sw::server

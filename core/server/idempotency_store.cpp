@@ -46,6 +46,11 @@ bool IdempotencyStore::usedWithOtherBody(const QString &tenant, const QByteArray
     return it != m_entries.cend() && it->bodyDigest != digestOf(requestBody);
 }
 
+bool IdempotencyStore::inFlight(const QString &tenant, const QByteArray &key) const {
+    const auto it = m_entries.constFind(keyOf(tenant, key));
+    return it != m_entries.cend() && it->hit.state == State::InFlight;
+}
+
 void IdempotencyStore::complete(const QString &tenant, const QByteArray &key, int status,
                                 const http::HeaderList &headers, const QByteArray &body) {
     auto it = m_entries.find(keyOf(tenant, key));

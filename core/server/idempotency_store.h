@@ -32,6 +32,8 @@ public:
     // True when `key` is held (in flight or completed) for a request whose body differs from
     // `requestBody`, byte for byte: the front answers 422 before begin() would replay.
     bool usedWithOtherBody(const QString &tenant, const QByteArray &key, const QByteArray &requestBody);
+    // True while a twin holding `key` has not completed: the front answers 409 before a request starts.
+    bool inFlight(const QString &tenant, const QByteArray &key) const;
 
 private:
     struct Entry {

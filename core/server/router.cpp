@@ -11,11 +11,14 @@
 #include "core/server/request_guard.h"
 #include "core/telemetry/budget_tracker.h"
 #include "core/telemetry/telemetry.h"
+#include "core/wire/echoed_identifier.h"
 
 #include <QCryptographicHash>
+#include <QDateTime>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QUrl>
 #include <algorithm>
 #include <charconv>
 
@@ -26,6 +29,18 @@ using model::GatewayError;
 
 namespace {
 
+const QLatin1String kModelPathPrefix("/v1/models/");
+
+bool isModelPath(const QString &path) {
+    return path.startsWith(kModelPathPrefix);
+}
+
+// Anthropic's SDKs (and Claude Code) send anthropic-version on every call, OpenAI's never do. x-api-key is no
+// sign: the gateway takes it from any client.
+bool anthropicClient(const InboundRequest &request) {
+    return !request.header("anthropic-version").isEmpty();
+}
+
 // The methods a known path answers (the Allow header of a 405); empty for a path no route has.
 // /admin/ paths are not here: the admin API answers each of its own.
 QByteArray allowedMethods(const QString &path) {
@@ -33,7 +48,7 @@ QByteArray allowedMethods(const QString &path) {
         return "POST";
     if (path == QLatin1String("/") || path == QLatin1String("/healthz"))
         return "GET, HEAD";
-    if (path == QLatin1String("/v1/models") || path == QLatin1String("/metrics"))
+    if (path == QLatin1String("/v1/models") || path == QLatin1String("/metrics") || isModelPath(path))
         return "GET";
     return {};
 }
@@ -71,7 +86,8 @@ const QString kUnknownKey = QStringLiteral("missing or unknown gateway key");
 Router::Router(EngineContext &ctx, EngineControl &engine, telemetry::BudgetTracker *budgets, QByteArray requestIdPrefix,
                QObject *parent)
     : QObject(parent), m_ctx(ctx), m_engine(engine), m_budgets(budgets), m_admin(new AdminApi(engine, this)),
-      m_requestPrefix(std::move(requestIdPrefix)) {}
+      m_requestPrefix(std::move(requestIdPrefix)),
+      m_createdSecs(ctx.clock ? ctx.clock->epochMs() / 1000 : QDateTime::currentSecsSinceEpoch()) {}
 
 Router::~Router() {
     closeRequests();
@@ -153,10 +169,12 @@ void Router::dispatch(InboundRequest &&req, HttpExchange *exchange) {
                                   .encodeError(GatewayError::make(401, ErrorCategory::Authentication, kUnknownKey)));
         return countTokens(req, exchange);
     }
-    if (path == QLatin1String("/v1/models")) {
+    if (path == QLatin1String("/v1/models") || isModelPath(path)) {
         if (!caller)
             return answerError(exchange, 401, "authentication_error", kUnknownKey);
-        return listModels(exchange, caller->tenant);
+        if (isModelPath(path))
+            return getModel(req, exchange, caller->tenant);
+        return listModels(req, exchange, caller->tenant);
     }
     // Metrics and the admin API need an admin tenant's key. Metrics answer 401 to any other caller; the admin
     // API tells a known tenant without admin rights (403) from an unknown caller (401).
@@ -181,10 +199,11 @@ void Router::dispatchChat(wire::Api format, InboundRequest &&req, HttpExchange *
     gates.idempotency = m_ctx.idempotency;
     gates.budgets = m_budgets;
     gates.paused = m_engine.paused();
+    QString requestId = nextRequestId();
     if (const auto refusal = ChatAdmission::check(gates, req, tenant))
         return answerJson(exchange, refusal->error.status, formats::codecFor(format).encodeError(refusal->error),
-                          refusal->headers);
-    auto *request = new ChatRequest(m_ctx, format, std::move(req), exchange, tenant, nextRequestId(), this);
+                          http::HeaderList{{"x-switchman-request-id", requestId.toUtf8()}} + refusal->headers);
+    auto *request = new ChatRequest(m_ctx, format, std::move(req), exchange, tenant, std::move(requestId), this);
     ++m_active;
     connect(request, &ChatRequest::done, this, [this]() { --m_active; });
     request->start();
@@ -207,6 +226,8 @@ void Router::countTokens(const InboundRequest &req, HttpExchange *exchange) {
     const auto parsed = codec.decode(QJsonDocument(body).toJson(QJsonDocument::Compact), &error);
     if (!parsed)
         return answerJson(exchange, 400, codec.encodeError(error));
+    if (const auto unroutable = ChatAdmission::unroutableModel(*m_ctx.config, parsed->model))
+        return answerJson(exchange, 404, codec.encodeError(*unroutable));
     qint64 chars = parsed->context.systemPrompt.size();
     for (const auto &m : parsed->context.messages)
         for (const auto &b : m.content)
@@ -219,7 +240,7 @@ void Router::countTokens(const InboundRequest &req, HttpExchange *exchange) {
     answerJson(exchange, 200, QByteArrayLiteral("{\"input_tokens\":") + QByteArray::number(tokens) + '}');
 }
 
-void Router::listModels(HttpExchange *exchange, const QString &tenant) {
+QList<Router::ListedModel> Router::modelsFor(const QString &tenant) const {
     // A tenant limited to some providers (or regions) sees only what it may reach: the other
     // tenants' models and routes are not its business.
     const config::Config &config = *m_ctx.config;
@@ -228,24 +249,71 @@ void Router::listModels(HttpExchange *exchange, const QString &tenant) {
         return provider != config.providers.cend() &&
                failover::CandidatePolicy::tenantMayUse(config, tenant, *provider);
     };
-    QJsonArray data;
-    auto add = [&data](const QString &id, const QString &kind) {
-        data.append(QJsonObject{{QStringLiteral("id"), id},
-                                {QStringLiteral("object"), QStringLiteral("model")},
-                                {QStringLiteral("created"), 0},
-                                {QStringLiteral("owned_by"), QStringLiteral("switchman")},
-                                {QStringLiteral("switchman_kind"), kind}});
-    };
+    QList<ListedModel> out;
     for (const auto &r : config.routes)
         if (std::any_of(r.candidates.cbegin(), r.candidates.cend(), reachable))
-            add(r.name, QStringLiteral("route"));
+            out.append({r.name, QStringLiteral("route")});
     for (const auto &m : config.models)
         if (reachable(m.key()))
-            add(m.key(), QStringLiteral("model"));
-    answerJson(
-        exchange, 200,
-        QJsonDocument(QJsonObject{{QStringLiteral("object"), QStringLiteral("list")}, {QStringLiteral("data"), data}})
-            .toJson(QJsonDocument::Compact));
+            out.append({m.key(), QStringLiteral("model")});
+    return out;
+}
+
+namespace {
+// OpenAI's model object, and Anthropic's ModelInfo (created_at is RFC 3339).
+QJsonObject openAIModel(const QString &id, const QString &kind, qint64 createdSecs) {
+    return {{QStringLiteral("id"), id},
+            {QStringLiteral("object"), QStringLiteral("model")},
+            {QStringLiteral("created"), createdSecs},
+            {QStringLiteral("owned_by"), QStringLiteral("switchman")},
+            {QStringLiteral("switchman_kind"), kind}};
+}
+
+QJsonObject anthropicModel(const QString &id, qint64 createdSecs) {
+    return {{QStringLiteral("type"), QStringLiteral("model")},
+            {QStringLiteral("id"), id},
+            {QStringLiteral("display_name"), id},
+            {QStringLiteral("created_at"), QDateTime::fromSecsSinceEpoch(createdSecs, Qt::UTC).toString(Qt::ISODate)}};
+}
+} // namespace
+
+void Router::listModels(const InboundRequest &req, HttpExchange *exchange, const QString &tenant) {
+    const QList<ListedModel> models = modelsFor(tenant);
+    const bool anthropic = anthropicClient(req);
+    QJsonArray data;
+    for (const ListedModel &m : models)
+        data.append(anthropic ? anthropicModel(m.id, m_createdSecs) : openAIModel(m.id, m.kind, m_createdSecs));
+    // Anthropic's list is paged; this one is a single page, so has_more is false.
+    const QJsonObject list =
+        anthropic ? QJsonObject{{QStringLiteral("data"), data},
+                                {QStringLiteral("has_more"), false},
+                                {QStringLiteral("first_id"), models.isEmpty() ? QJsonValue() : models.first().id},
+                                {QStringLiteral("last_id"), models.isEmpty() ? QJsonValue() : models.last().id}}
+                  : QJsonObject{{QStringLiteral("object"), QStringLiteral("list")}, {QStringLiteral("data"), data}};
+    answerJson(exchange, 200, QJsonDocument(list).toJson(QJsonDocument::Compact));
+}
+
+void Router::getModel(const InboundRequest &req, HttpExchange *exchange, const QString &tenant) {
+    // The id is the rest of the path: "provider/model" arrives as two segments, or as one with %2F
+    // (which the URL parser leaves encoded).
+    const QString id = QUrl::fromPercentEncoding(req.path.mid(kModelPathPrefix.size()).toUtf8());
+    const bool anthropic = anthropicClient(req);
+    for (const ListedModel &m : modelsFor(tenant))
+        if (m.id == id)
+            return answerJson(exchange, 200,
+                              QJsonDocument(anthropic ? anthropicModel(m.id, m_createdSecs)
+                                                      : openAIModel(m.id, m.kind, m_createdSecs))
+                                  .toJson(QJsonDocument::Compact));
+    // An id is quoted back only when it may be echoed (no control character, at most 256 bytes).
+    const QByteArray idBytes = id.toUtf8();
+    const QString named = wire::isEchoableIdentifier({idBytes.constData(), size_t(idBytes.size())})
+                              ? QStringLiteral("model \"%1\"").arg(id)
+                              : QStringLiteral("this model");
+    const auto &codec = formats::codecFor(anthropic ? wire::Api::AnthropicMessages : wire::Api::OpenAICompletions);
+    answerJson(exchange, 404,
+               codec.encodeError(GatewayError::make(
+                   404, ErrorCategory::NotFound,
+                   QStringLiteral("%1 is not a route or configured model this key may use").arg(named))));
 }
 
 void Router::metrics(HttpExchange *exchange) {

@@ -8,8 +8,12 @@
 //   POST /v1/pi/stream                tenant   a chat request (pi's native stream)
 //   POST /v1/messages/count_tokens    tenant   a local estimate, never forwarded
 //   GET  /v1/models                   tenant   the configured routes and models
+//   GET  /v1/models/{id}              tenant   one of them (an id may hold '/', sent raw or as %2F)
 //   GET  /metrics                     admin    Prometheus text
 //   any  /admin/...                   admin    the admin API (AdminApi)
+//
+// The models routes answer in OpenAI's shape, or in Anthropic's when the client sends
+// anthropic-version (as Anthropic's SDKs and Claude Code do).
 //
 // Errors on a chat route are written in that route's own format; elsewhere in
 // one JSON shape both OpenAI and Anthropic clients read. A known path asked with
@@ -52,7 +56,13 @@ public:
 private:
     void dispatchChat(wire::Api format, InboundRequest &&request, HttpExchange *exchange, const QString &tenant);
     void countTokens(const InboundRequest &request, HttpExchange *exchange);
-    void listModels(HttpExchange *exchange, const QString &tenant); // what this tenant may reach
+    struct ListedModel {
+        QString id;
+        QString kind; // "route" or "model"
+    };
+    QList<ListedModel> modelsFor(const QString &tenant) const; // what this tenant may reach
+    void listModels(const InboundRequest &request, HttpExchange *exchange, const QString &tenant);
+    void getModel(const InboundRequest &request, HttpExchange *exchange, const QString &tenant);
     void metrics(HttpExchange *exchange);
     QString nextRequestId();
 
@@ -62,6 +72,7 @@ private:
     AdminApi *m_admin = nullptr;
     QByteArray m_requestPrefix;
     quint64 m_requestCounter = 0;
+    qint64 m_createdSecs = 0; // when this router started (Unix seconds): the models' `created`
     int m_active = 0;
 };
 

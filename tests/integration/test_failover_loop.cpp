@@ -720,10 +720,12 @@ private Q_SLOTS:
             gw.postAsync(QStringLiteral("/v1/messages"),
                          GatewayFixture::anthropicBody(QStringLiteral("pa/claude-a"), QStringLiteral("x"), false), h2);
         QTRY_COMPARE(gw.anthropicA.requests().size(), 2);
-        QCOMPARE(gw.post(QStringLiteral("/v1/messages"),
-                         GatewayFixture::anthropicBody(QStringLiteral("pa/claude-a"), QStringLiteral("x"), false), h2)
-                     .status,
-                 409);
+        const auto twin =
+            gw.post(QStringLiteral("/v1/messages"),
+                    GatewayFixture::anthropicBody(QStringLiteral("pa/claude-a"), QStringLiteral("x"), false), h2);
+        QCOMPARE(twin.status, 409);
+        QCOMPARE(twin.header("retry-after"), QByteArray("1")); // an SDK that retries a 409 waits for the twin
+        QCOMPARE(gw.anthropicA.requests().size(), 2);
         pending->abort();
         pending->deleteLater();
     }

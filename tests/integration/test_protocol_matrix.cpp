@@ -1257,6 +1257,11 @@ private Q_SLOTS:
         }
         for (const char *id : {"chain", "pa/claude-a", "pb/gpt-b", "pd/resp-d", "pe/gemini-e"})
             QVERIFY2(ids.contains(QLatin1String(id)), qPrintable(ids.join(',')));
+        // Each is there by its id too (OpenAI's models.retrieve), a provider/model id included.
+        const HttpResult one = m_gw->get(QStringLiteral("/v1/models/pa/claude-a"));
+        QCOMPARE(one.status, 200);
+        QCOMPARE(one.json().value("id").toString(), QStringLiteral("pa/claude-a"));
+        QVERIFY(one.json().value("created").toInteger() > 1'600'000'000); // when the gateway started, not 0
     }
 
     void piAcceptsModelObjectAndDefaultsToStreaming() {

@@ -105,6 +105,9 @@ private Q_SLOTS:
         bool ok = false;
         const int retryAfter = refused.header("retry-after").toInt(&ok);
         QVERIFY2(ok && retryAfter >= 1 && retryAfter <= 86400 + 3600, refused.header("retry-after").constData());
+        // Like every other answer, it names the request id the request was given.
+        QVERIFY2(refused.header("x-switchman-request-id").startsWith("req_"),
+                 refused.header("x-switchman-request-id").constData());
         const QJsonObject body = refused.json();
         QString message;
         if (route == QLatin1String("/v1/messages")) {

@@ -14,6 +14,7 @@
 #include "fake_clock.h"
 #include "raw_http_client.h"
 
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QTcpServer>
@@ -115,6 +116,19 @@ private Q_SLOTS:
         config::Config cfg;
         cfg.tenants.insert(QStringLiteral("team"), tenant(QStringLiteral("team"), kTenantKey, false));
         cfg.tenants.insert(QStringLiteral("ops"), tenant(QStringLiteral("ops"), kAdminKey, true));
+        config::ProviderConfig pa;
+        pa.id = QStringLiteral("pa");
+        pa.api = QStringLiteral("anthropic-messages");
+        pa.baseUrl = QStringLiteral("http://127.0.0.1:9");
+        cfg.providers.insert(pa.id, pa);
+        config::ModelConfig claude;
+        claude.provider = pa.id;
+        claude.id = QStringLiteral("claude-a");
+        cfg.models.insert(claude.key(), claude);
+        config::RouteConfig chain;
+        chain.name = QStringLiteral("chain");
+        chain.candidates = {claude.key()};
+        cfg.routes.insert(chain.name, chain);
         m_ctx = EngineContext{};
         m_ctx.config = std::make_shared<const config::Config>(cfg);
         m_ctx.clock = &m_clock;
@@ -160,6 +174,7 @@ private Q_SLOTS:
         QTest::addRow("GET count_tokens")
             << QByteArray("GET") << QByteArray("/v1/messages/count_tokens") << QByteArray("POST");
         QTest::addRow("DELETE models") << QByteArray("DELETE") << QByteArray("/v1/models") << QByteArray("GET");
+        QTest::addRow("POST a model") << QByteArray("POST") << QByteArray("/v1/models/chain") << QByteArray("GET");
         QTest::addRow("DELETE healthz") << QByteArray("DELETE") << QByteArray("/healthz") << QByteArray("GET, HEAD");
         QTest::addRow("POST admin marks")
             << QByteArray("POST") << QByteArray("/admin/marks") << QByteArray("GET, DELETE");
@@ -222,11 +237,87 @@ private Q_SLOTS:
                      .contains(QStringLiteral("no-such-model")),
                  r.body);
         QVERIFY(!r.header("x-switchman-request-id").isEmpty());
-        // count_tokens is answered here, never forwarded.
-        const Reply count = send("POST", "/v1/messages/count_tokens", {{"x-api-key", kTenantKey}}, body);
+        // count_tokens is answered here, never forwarded; for a model the gateway cannot route it gives the
+        // 404 /v1/messages gives, so a client learns of the bad name before it sends the message.
+        const Reply unroutable = send("POST", "/v1/messages/count_tokens", {{"x-api-key", kTenantKey}}, body);
+        QCOMPARE(unroutable.status, 404);
+        QCOMPARE(unroutable.json(), r.json());
+        const QByteArray routable = R"({"model":"chain","messages":[{"role":"user","content":"hi"}]})";
+        const Reply count = send("POST", "/v1/messages/count_tokens", {{"x-api-key", kTenantKey}}, routable);
         QCOMPARE(count.status, 200);
         QVERIFY(count.json().value(QStringLiteral("input_tokens")).toInt() >= 1);
         QCOMPARE(send("GET", "/v1/models", {{"x-api-key", kTenantKey}}).status, 200);
+    }
+
+    void aListedModelIsAnsweredById() {
+        // OpenAI's SDK: models.list() then models.retrieve(id). Every listed object is there by its id, the
+        // same object; created is when the gateway started (the fake clock's 2026-01-01), not 0.
+        const Reply list = send("GET", "/v1/models", {{"Authorization", "Bearer " + kTenantKey}});
+        QCOMPARE(list.status, 200);
+        QCOMPARE(list.json().value(QStringLiteral("object")).toString(), QStringLiteral("list"));
+        const QJsonArray data = list.json().value(QStringLiteral("data")).toArray();
+        QCOMPARE(data.size(), 2);
+        for (const QJsonValue &v : data) {
+            const QJsonObject listed = v.toObject();
+            QCOMPARE(listed.value(QStringLiteral("created")).toInteger(), 1'767'225'600);
+            const QByteArray id = listed.value(QStringLiteral("id")).toString().toUtf8();
+            const Reply one = send("GET", "/v1/models/" + id, {{"Authorization", "Bearer " + kTenantKey}});
+            QVERIFY2(one.status == 200, id + ": " + one.body);
+            QCOMPARE(one.json(), listed);
+        }
+        // An id with a '/' may also come as one segment with %2F.
+        const Reply escaped = send("GET", "/v1/models/pa%2Fclaude-a", {{"Authorization", "Bearer " + kTenantKey}});
+        QCOMPARE(escaped.status, 200);
+        QCOMPARE(escaped.json().value(QStringLiteral("id")).toString(), QStringLiteral("pa/claude-a"));
+        // An unknown id: 404 in OpenAI's error shape, naming the id. No key: 401.
+        const Reply unknown = send("GET", "/v1/models/pa/nope", {{"Authorization", "Bearer " + kTenantKey}});
+        QCOMPARE(unknown.status, 404);
+        QVERIFY2(!unknown.json().contains(QStringLiteral("type")), unknown.body);
+        const QJsonObject error = unknown.json().value(QStringLiteral("error")).toObject();
+        QCOMPARE(error.value(QStringLiteral("code")).toString(), QStringLiteral("not_found"));
+        QVERIFY2(error.value(QStringLiteral("message")).toString().contains(QStringLiteral("\"pa/nope\"")),
+                 unknown.body);
+        QCOMPARE(send("GET", "/v1/models/chain").status, 401);
+    }
+
+    void anAnthropicClientGetsAnthropicsModelShape() {
+        // Anthropic's SDK sends anthropic-version and reads data[] of {type, id, display_name, created_at},
+        // has_more, first_id, last_id; and a ModelInfo from /v1/models/{id}.
+        const http::HeaderList anthropic{{"x-api-key", kTenantKey}, {"anthropic-version", "2023-06-01"}};
+        const Reply list = send("GET", "/v1/models", anthropic);
+        QCOMPARE(list.status, 200);
+        const QJsonObject page = list.json();
+        QVERIFY2(!page.contains(QStringLiteral("object")), list.body);
+        QCOMPARE(page.value(QStringLiteral("has_more")), QJsonValue(false));
+        QCOMPARE(page.value(QStringLiteral("first_id")).toString(), QStringLiteral("chain"));
+        QCOMPARE(page.value(QStringLiteral("last_id")).toString(), QStringLiteral("pa/claude-a"));
+        const QJsonArray data = page.value(QStringLiteral("data")).toArray();
+        QCOMPARE(data.size(), 2);
+        const QJsonObject expected{{QStringLiteral("type"), QStringLiteral("model")},
+                                   {QStringLiteral("id"), QStringLiteral("pa/claude-a")},
+                                   {QStringLiteral("display_name"), QStringLiteral("pa/claude-a")},
+                                   {QStringLiteral("created_at"), QStringLiteral("2026-01-01T00:00:00Z")}};
+        QCOMPARE(data.at(1).toObject(), expected);
+        const Reply one = send("GET", "/v1/models/pa/claude-a", anthropic);
+        QCOMPARE(one.status, 200);
+        QCOMPARE(one.json(), expected);
+        const Reply unknown = send("GET", "/v1/models/claude-nope", anthropic);
+        QCOMPARE(unknown.status, 404);
+        QCOMPARE(unknown.json().value(QStringLiteral("type")).toString(), QStringLiteral("error"));
+        QCOMPARE(unknown.json().value(QStringLiteral("error")).toObject().value(QStringLiteral("type")).toString(),
+                 QStringLiteral("not_found_error"));
+    }
+
+    void aTwinInFlightGets409WithRetryAfter() {
+        // An SDK that retries a 409 must wait a moment for the twin's answer, not spin.
+        const QByteArray body = R"({"model":"chain","max_tokens":5,"messages":[{"role":"user","content":"hi"}]})";
+        QCOMPARE(m_idempotency->begin(QStringLiteral("team"), "order-7", body).state, IdempotencyStore::State::New);
+        const Reply r = send("POST", "/v1/messages", {{"x-api-key", kTenantKey}, {"Idempotency-Key", "order-7"}}, body);
+        QCOMPARE(r.status, 409);
+        QCOMPARE(r.header("retry-after"), QByteArray("1"));
+        QVERIFY(r.header("x-switchman-request-id").startsWith("req_test"));
+        QCOMPARE(r.json().value(QStringLiteral("type")).toString(), QStringLiteral("error"));
+        QCOMPARE(m_router->activeRequests(), 0);
     }
 
     void pausedRefusesChatsBeforeTheyStart() {
@@ -235,6 +326,7 @@ private Q_SLOTS:
         const Reply r = send("POST", "/v1/messages", {{"x-api-key", kTenantKey}}, body);
         QCOMPARE(r.status, 503);
         QCOMPARE(r.header("retry-after"), QByteArray("5"));
+        QVERIFY(r.header("x-switchman-request-id").startsWith("req_test")); // as on every chat answer
         QCOMPARE(r.json().value(QStringLiteral("type")).toString(), QStringLiteral("error"));
         QCOMPARE(m_router->activeRequests(), 0);
     }
