@@ -184,10 +184,17 @@ private Q_SLOTS:
         QCOMPARE(refusal->error.status, 400);
         // The same key with another body: 422, never a replay of some other request.
         QCOMPARE(idempotency.begin(QStringLiteral("alice"), "k1", "{\"a\":1}").state, IdempotencyStore::State::New);
-        QVERIFY(!admitted({{"idempotency-key", "k1"}}, "{\"a\":1}"));
         refusal = admitted({{"idempotency-key", "k1"}}, "{\"a\":2}");
         QVERIFY(refusal);
         QCOMPARE(refusal->error.status, 422);
+        // The same key and body while the twin is in flight: 409, with a short Retry-After for SDKs that retry
+        // a 409; once the twin completed the request is admitted (and replayed by the chat request).
+        refusal = admitted({{"idempotency-key", "k1"}}, "{\"a\":1}");
+        QVERIFY(refusal);
+        QCOMPARE(refusal->error.status, 409);
+        QCOMPARE(http::headerValue(refusal->headers, "retry-after"), QByteArray("1"));
+        idempotency.complete(QStringLiteral("alice"), "k1", 200, {}, "{}");
+        QVERIFY(!admitted({{"idempotency-key", "k1"}}, "{\"a\":1}"));
 
         // Paused: 503 with Retry-After; a key in the provider slot is still named first (400).
         gates.paused = true;
