@@ -51,6 +51,7 @@ Engine::Engine(Options options, QObject *parent) : QObject(parent), m_options(st
     m_pools = std::make_unique<credentials::CredentialPools>(
         m_options.secrets ? m_options.secrets : m_ownedSecrets.get(), *clock);
     m_idempotency = std::make_unique<server::IdempotencyStore>(*clock);
+    m_idempotency->setBounds(m_options.config.limits.maxReplayBytes, m_options.config.limits.maxHoldBytes);
     m_telemetry = new telemetry::Telemetry(this);
     m_telemetry->setJsonLogToStderr(m_options.jsonLogToStderr);
 
@@ -388,6 +389,7 @@ void Engine::applyConfig(const config::Config &incoming) {
     applyCaFiles(m_transport, cfg);
     m_front->setLimits(cfg.limits);
     m_bytesInFlight->setCap(cfg.limits.maxBodyBytesInFlight); // what is held stays held
+    m_idempotency->setBounds(cfg.limits.maxReplayBytes, cfg.limits.maxHoldBytes);
     if (m_tcp)
         m_tcp->setLimits(cfg.limits);
     prewarmCredentials();

@@ -98,6 +98,9 @@ struct LimitsConfig {
     // attempt fails as server_error) and a whole non-streaming answer (past it, an error).
     qint64 maxHoldBytes = 8LL * 1024 * 1024;
     qint64 maxResponseBytes = 64LL * 1024 * 1024;
+    // The answers kept for Idempotency-Key replays, all tenants together: past it the oldest
+    // are let go. One answer over maxHoldBytes is never kept (its key is let go at once).
+    qint64 maxReplayBytes = 64LL * 1024 * 1024;
 
     bool operator==(const LimitsConfig &) const = default;
 };

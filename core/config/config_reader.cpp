@@ -395,7 +395,8 @@ void ConfigReader::readLimits(JsonObjectReader &root, Config &config) {
         return;
     o->allowOnly({QStringLiteral("maxBodyBytes"), QStringLiteral("maxHeaderBytes"), QStringLiteral("headerTimeoutMs"),
                   QStringLiteral("idleTimeoutMs"), QStringLiteral("maxConnections"), QStringLiteral("maxHoldBytes"),
-                  QStringLiteral("maxResponseBytes"), QStringLiteral("maxBodyBytesInFlight")});
+                  QStringLiteral("maxResponseBytes"), QStringLiteral("maxBodyBytesInFlight"),
+                  QStringLiteral("maxReplayBytes")});
     LimitsConfig &l = config.limits;
     const QString positive = QStringLiteral("must be greater than 0");
     o->integer(QStringLiteral("maxBodyBytes"), l.maxBodyBytes, 1, kMaxBytes, positive);
@@ -405,6 +406,8 @@ void ConfigReader::readLimits(JsonObjectReader &root, Config &config) {
     o->integer(QStringLiteral("maxConnections"), l.maxConnections, 1, positive);
     o->integer(QStringLiteral("maxHoldBytes"), l.maxHoldBytes, 1, kMaxBytes, positive);
     o->integer(QStringLiteral("maxResponseBytes"), l.maxResponseBytes, 1, kMaxBytes, positive);
+    o->integer(QStringLiteral("maxReplayBytes"), l.maxReplayBytes, 0, kMaxBytes,
+               QStringLiteral("must be 0 (keep no answer) or more"));
     // The largest body and the largest non-streaming answer must each fit, or every such request
     // would get a 503 that no retry fixes. (Both at once, one request's peak, is the default's
     // room; a smaller explicit budget is the operator's choice for a small machine.)

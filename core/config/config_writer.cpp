@@ -105,6 +105,7 @@ QJsonObject limitsJson(const LimitsConfig &l) {
     putChanged(o, QStringLiteral("maxHoldBytes"), l.maxHoldBytes, d.maxHoldBytes);
     putChanged(o, QStringLiteral("maxResponseBytes"), l.maxResponseBytes, d.maxResponseBytes);
     putChanged(o, QStringLiteral("maxBodyBytesInFlight"), l.maxBodyBytesInFlight, d.maxBodyBytesInFlight);
+    putChanged(o, QStringLiteral("maxReplayBytes"), l.maxReplayBytes, d.maxReplayBytes);
     return o;
 }
 

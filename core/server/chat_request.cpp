@@ -2,6 +2,7 @@
 
 #include "core/failover/attempt_loop.h"
 #include "core/failover/provider_down_marks.h"
+#include "core/server/chat_admission.h"
 #include "core/server/client_stream.h"
 #include "core/server/gateway_auth.h"
 #include "core/server/http_exchange.h"
@@ -53,15 +54,9 @@ void ChatRequest::start() {
 
     auto resolution = failover::CandidateResolver::resolve(*m_config, m_parsed.model);
     if (!resolution || resolution->chain.isEmpty()) {
-        const QStringList providers = failover::CandidateResolver::providersOfBareId(*m_config, m_parsed.model);
-        m_client->respondError(GatewayError::make(
-            404, ErrorCategory::NotFound,
-            providers.size() > 1
-                ? QStringLiteral("model \"%1\" is configured on several providers (%2): name one as provider/%1, "
-                                 "or put them in a route")
-                      .arg(m_parsed.model, providers.join(QStringLiteral(", ")))
-                : QStringLiteral("model \"%1\" is not a route, alias, provider/model selector or configured model")
-                      .arg(m_parsed.model)));
+        // The 404 count_tokens gives for the same name (one text for both).
+        m_client->respondError(ChatAdmission::unroutableModel(*m_config, m_parsed.model)
+                                   .value_or(GatewayError::make(404, ErrorCategory::NotFound, QString())));
         return finish();
     }
     if (!checkIdempotency())
@@ -119,12 +114,8 @@ bool ChatRequest::checkIdempotency() {
     const QByteArray key = m_request.header("idempotency-key");
     if (key.isEmpty())
         return true;
+    // A twin in flight was answered 409 at admission (ChatAdmission), in this same turn.
     const auto hit = m_ctx.idempotency->begin(m_tenant, key, m_request.body);
-    if (hit.state == IdempotencyStore::State::InFlight) {
-        m_client->respondError(GatewayError::make(409, ErrorCategory::Conflict,
-                                                  QStringLiteral("a request with this Idempotency-Key is in flight")));
-        return false;
-    }
     if (hit.state == IdempotencyStore::State::Completed) {
         if (m_exchange) {
             auto headers = hit.headers;
@@ -133,7 +124,11 @@ bool ChatRequest::checkIdempotency() {
         }
         return false;
     }
+    if (hit.state == IdempotencyStore::State::InFlight)
+        return true; // not reached (see above); served without the key rather than refused
     m_idempotencyKey = key;
+    if (m_parsed.stream) // a streamed answer is kept too: a retry is one billable interaction
+        m_client->keepStreams(m_config->limits.maxHoldBytes);
     return true;
 }
 

@@ -3,6 +3,9 @@
 // answered from the stored result; a twin in flight gets 409. A key reused with
 // a different body is a client bug, not a retry: it is refused (422), never
 // answered with the other request's result.
+// What is kept is bounded by configuration, never by clients: an answer longer than
+// the per-answer bound is not kept (its key is let go, so a retry runs again), and
+// past the total the oldest kept answers are let go first.
 
 #include "core/http/headers.h"
 #include "core/util/clock.h"
@@ -24,6 +27,9 @@ public:
     };
 
     explicit IdempotencyStore(util::Clock &clock) : m_clock(clock) {}
+    // limits.maxReplayBytes and limits.maxHoldBytes; a smaller total lets the oldest go now.
+    void setBounds(qint64 maxTotalBytes, qint64 maxAnswerBytes);
+    qint64 keptBytes() const { return m_keptBytes; }
     // New: the caller owns the key until complete() or abandon().
     Hit begin(const QString &tenant, const QByteArray &key, const QByteArray &requestBody);
     void complete(const QString &tenant, const QByteArray &key, int status, const http::HeaderList &headers,
@@ -42,8 +48,14 @@ private:
         qint64 atMs = 0;
     };
     void expire();
+    void erase(QHash<QString, Entry>::iterator it);
+    void fitTotal();
+    static qint64 sizeOf(const Hit &hit);
     util::Clock &m_clock;
     QHash<QString, Entry> m_entries;
+    qint64 m_maxTotalBytes = 64LL * 1024 * 1024;
+    qint64 m_maxAnswerBytes = 8LL * 1024 * 1024;
+    qint64 m_keptBytes = 0; // headers and bodies of the completed entries
 };
 
 } // namespace sw::server

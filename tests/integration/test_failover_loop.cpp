@@ -730,6 +730,40 @@ private Q_SLOTS:
         pending->deleteLater();
     }
 
+    void aStreamedAnswerIsReplayedToo() {
+        // Seed 003: one Idempotency-Key, one billable interaction, streamed or not. The retry of a
+        // whole stream gets the same events without an upstream call; a stream that broke off
+        // after content is not an answer to keep, so its retry runs again.
+        GatewayFixture gw;
+        gw.start();
+        const QString messages = QStringLiteral("/v1/messages");
+        const QJsonObject body = GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), true);
+        const QList<QPair<QByteArray, QByteArray>> h{{"Idempotency-Key", "stream-1"}};
+        const auto first = gw.post(messages, body, h);
+        QCOMPARE(first.status, 200);
+        QVERIFY2(first.body.contains("message_stop"), first.body.constData());
+        const auto second = gw.post(messages, body, h);
+        QCOMPARE(second.status, 200);
+        QCOMPARE(second.body, first.body);
+        QVERIFY2(second.header("content-type").startsWith("text/event-stream"), second.header("content-type"));
+        QCOMPARE(second.header("x-switchman-idempotent-replay"), QByteArray("true"));
+        QCOMPARE(gw.anthropicA.requests().size(), 1);
+        const qsizetype usageRows = gw.engine().telemetry()->attempts(-1).size();
+
+        gw.anthropicA.setFault(fault(Fault::ResetAfterContent));
+        const QList<QPair<QByteArray, QByteArray>> cut{{"Idempotency-Key", "stream-cut"}};
+        const QJsonObject direct =
+            GatewayFixture::anthropicBody(QStringLiteral("pa/claude-a"), QStringLiteral("x"), true);
+        const auto broken = gw.post(messages, direct, cut);
+        QVERIFY2(broken.body.contains("event: error"), broken.body.constData());
+        gw.anthropicA.clearFault();
+        const auto retried = gw.post(messages, direct, cut);
+        QCOMPARE(gw.anthropicA.requests().size(), 3);
+        QVERIFY2(retried.body.contains("message_stop"), retried.body.constData());
+        QVERIFY(retried.header("x-switchman-idempotent-replay").isEmpty());
+        QVERIFY(gw.engine().telemetry()->attempts(-1).size() > usageRows);
+    }
+
     void adminEventFeedStreamsAttemptsAndMarks() {
         GatewayFixture gw;
         gw.anthropicA.setFault(fault(Fault::Status, 503));
