@@ -109,7 +109,8 @@ public:
     int activeRequests() const;
     int openConnections() const; // client connections the listener holds now
     // Where marks live: "memory", "shared via redis://…, N replicas seen", or
-    // "local only (Redis unreachable)"; marksStoreUp() is false only in that last case.
+    // "local only (Redis unreachable)" or "local only (Redis not answering)"; marksStoreUp() is
+    // false only in those last two cases.
     QString marksStoreDescription() const override;
     bool marksStoreUp() const override;
     redis::RedisMarkSync *markSync() const { return m_markSync; }

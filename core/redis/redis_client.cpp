@@ -51,13 +51,8 @@ RedisValue RedisValue::error(const QByteArray &message) {
     return v;
 }
 
-RedisClient::RedisClient(RedisEndpoint endpoint, QObject *parent) : QObject(parent), m_endpoint(std::move(endpoint)) {
-    m_elapsed.start();
-    m_reconnectTimer.setSingleShot(true);
-    connect(&m_reconnectTimer, &QTimer::timeout, this, &RedisClient::connectNow);
-    m_watchdog.setInterval(250);
-    connect(&m_watchdog, &QTimer::timeout, this, &RedisClient::checkTimeouts);
-}
+RedisClient::RedisClient(RedisEndpoint endpoint, util::Clock &clock, QObject *parent)
+    : QObject(parent), m_endpoint(std::move(endpoint)), m_clock(clock) {}
 
 RedisClient::~RedisClient() {
     // Nothing runs from here on: aborting a connected socket emits disconnected(), which would
@@ -65,8 +60,8 @@ RedisClient::~RedisClient() {
     // destroyed. The callbacks of commands still waiting are dropped with their owner.
     m_open = false;
     m_failing = true;
-    m_watchdog.stop();
-    m_reconnectTimer.stop();
+    m_clock.cancel(std::exchange(m_watchdog, 0));
+    m_clock.cancel(std::exchange(m_reconnect, 0));
     if (QSslSocket *s = std::exchange(m_socket, nullptr)) {
         s->disconnect(this);
         s->abort();
@@ -86,11 +81,12 @@ void RedisClient::open() {
 
 void RedisClient::close() {
     m_open = false;
-    m_reconnectTimer.stop();
+    m_clock.cancel(std::exchange(m_reconnect, 0));
     fail(QStringLiteral("closed"));
 }
 
 void RedisClient::connectNow() {
+    m_reconnect = 0;
     if (!m_open)
         return;
     if (m_socket) {
@@ -117,9 +113,9 @@ void RedisClient::connectNow() {
         m_socket->connectToHost(m_endpoint.host, m_endpoint.port);
     }
     // A connect that hangs counts as a timeout too.
-    m_pending.push_back({Callback(), m_elapsed.elapsed(), true});
+    m_pending.push_back({Callback(), m_clock.nowMs(), true});
     m_handshakeLeft = 1;
-    m_watchdog.start();
+    armWatchdog();
 }
 
 void RedisClient::onConnected() {
@@ -139,13 +135,11 @@ void RedisClient::onConnected() {
     }
     if (m_endpoint.db != 0)
         send({"SELECT", QByteArray::number(m_endpoint.db)}, expectOk, true);
+    // A connect is the kernel's answer, not Redis's: a stopped server accepts connections and
+    // answers nothing. Ready waits for a reply, so there is always at least one command.
+    send({"PING"}, expectOk, true);
     for (const QByteArray &ch : std::as_const(m_channels))
         send({"SUBSCRIBE", ch}, expectOk, true);
-    if (m_handshakeLeft == 0) {
-        m_ready = true;
-        m_backoffMs = 250;
-        Q_EMIT ready();
-    }
 }
 
 void RedisClient::send(const QList<QByteArray> &argv, Callback done, bool handshake) {
@@ -169,7 +163,7 @@ void RedisClient::send(const QList<QByteArray> &argv, Callback done, bool handsh
     }
     m_socket->write(out, n);
     std::free(out);
-    m_pending.push_back({std::move(done), m_elapsed.elapsed(), handshake});
+    m_pending.push_back({std::move(done), m_clock.nowMs(), handshake});
     if (handshake)
         ++m_handshakeLeft;
 }
@@ -230,18 +224,32 @@ void RedisClient::onReply(RedisValue reply) {
         p.done(reply);
 }
 
-void RedisClient::checkTimeouts() {
-    if (!m_pending.empty() && m_elapsed.elapsed() - m_pending.front().sentAtMs > m_commandTimeoutMs)
-        fail(QStringLiteral("no answer from Redis within %1 ms").arg(m_commandTimeoutMs));
+void RedisClient::armWatchdog() {
+    if (m_watchdog == 0)
+        m_watchdog = m_clock.schedule(250, [this]() {
+            m_watchdog = 0;
+            checkTimeouts();
+        });
 }
 
-void RedisClient::fail(const QString &why) {
+void RedisClient::checkTimeouts() {
+    if (!m_socket)
+        return;
+    if (m_pending.empty() || m_clock.nowMs() - m_pending.front().sentAtMs <= m_commandTimeoutMs)
+        return armWatchdog();
+    // Connected and silent is not the same as nothing there (connect refused or never completed).
+    const bool connected = m_socket->state() == QAbstractSocket::ConnectedState;
+    fail(QStringLiteral("no answer from Redis within %1 ms").arg(m_commandTimeoutMs),
+         connected ? Loss::NotAnswering : Loss::Unreachable);
+}
+
+void RedisClient::fail(const QString &why, Loss loss) {
     if (m_failing)
         return;
     m_failing = true;
     const bool wasReady = m_ready;
     m_ready = false;
-    m_watchdog.stop();
+    m_clock.cancel(std::exchange(m_watchdog, 0));
     if (m_socket) {
         QSslSocket *s = m_socket;
         m_socket = nullptr;
@@ -256,9 +264,9 @@ void RedisClient::fail(const QString &why) {
         if (p.done)
             p.done(RedisValue::error("ERR connection lost: " + why.toUtf8()));
     if (wasReady || m_open)
-        Q_EMIT lost(why);
-    if (m_open) {
-        m_reconnectTimer.start(m_backoffMs);
+        Q_EMIT lost(why, loss);
+    if (m_open && m_reconnect == 0) {
+        m_reconnect = m_clock.schedule(m_backoffMs, [this]() { connectNow(); });
         m_backoffMs = std::min(m_backoffMs * 2, 5000);
     }
 }

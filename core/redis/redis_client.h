@@ -6,13 +6,16 @@
 //
 // Nothing is queued while the connection is down: a command then fails at
 // once, so a dead Redis costs a caller nothing but the error.
+//
+// The connection is ready only once Redis has answered its handshake (AUTH and
+// SELECT when configured, then always a PING): a server that accepts the TCP
+// connection and never answers (a stopped process) is never ready.
 
 #include "core/redis/redis_endpoint.h"
+#include "core/util/clock.h"
 
-#include <QElapsedTimer>
 #include <QList>
 #include <QObject>
-#include <QTimer>
 #include <deque>
 #include <functional>
 
@@ -40,10 +43,16 @@ public:
     static constexpr int kMaxPending = 4096;               // commands awaiting a reply
     static constexpr qsizetype kMaxReplyBuffer = 64 << 20; // unparsed reply bytes
 
-    explicit RedisClient(RedisEndpoint endpoint, QObject *parent = nullptr);
+    // Why a connection went down: nothing there (refused, reset, no route, connect timed out),
+    // or a connection that stays open and leaves commands unanswered.
+    enum class Loss { Unreachable, NotAnswering };
+
+    // `clock` times commands and reconnects.
+    explicit RedisClient(RedisEndpoint endpoint, util::Clock &clock = util::systemClock(), QObject *parent = nullptr);
     ~RedisClient() override;
 
-    // Connects, and reconnects after any loss (backoff 250 ms doubling to 5 s) until close().
+    // Connects, and reconnects after any loss until close(): 250 ms after the first, doubling to
+    // 5 s, back to 250 ms only once Redis has answered the handshake.
     void open();
     void close();
     bool isReady() const { return m_ready; }
@@ -60,7 +69,7 @@ public:
 
 Q_SIGNALS:
     void ready();
-    void lost(const QString &why);
+    void lost(const QString &why, sw::redis::RedisClient::Loss loss);
     void message(const QByteArray &channel, const QByteArray &payload);
 
 private:
@@ -73,18 +82,19 @@ private:
     void onConnected();
     void onReadyRead();
     void onReply(RedisValue reply);
-    void fail(const QString &why);
+    void fail(const QString &why, Loss loss = Loss::Unreachable);
     void send(const QList<QByteArray> &argv, Callback done, bool handshake);
     void checkTimeouts();
+    void armWatchdog();
 
     RedisEndpoint m_endpoint;
+    util::Clock &m_clock;
     QSslSocket *m_socket = nullptr;
     redisReader *m_reader = nullptr;
     std::deque<Pending> m_pending;
     QList<QByteArray> m_channels;
-    QTimer m_reconnectTimer;
-    QTimer m_watchdog;
-    QElapsedTimer m_elapsed;
+    util::Clock::TimerId m_reconnect = 0; // 0: none scheduled
+    util::Clock::TimerId m_watchdog = 0;
     int m_backoffMs = 250;
     int m_commandTimeoutMs = 2000;
     int m_handshakeLeft = 0;

@@ -128,16 +128,14 @@ RedisMarkSync::RedisMarkSync(ProviderDownMarks &marks, util::Clock &clock, Optio
     if (!m_options.wallClock)
         m_options.wallClock = []() { return QDateTime::currentMSecsSinceEpoch(); };
     m_channel = (m_options.prefix + QStringLiteral(":marks")).toUtf8();
-    m_commands = new RedisClient(m_options.endpoint, this);
-    m_subscriber = new RedisClient(m_options.endpoint, this);
+    util::Clock &connectionClock = m_options.connectionClock ? *m_options.connectionClock : util::systemClock();
+    m_commands = new RedisClient(m_options.endpoint, connectionClock, this);
+    m_subscriber = new RedisClient(m_options.endpoint, connectionClock, this);
     m_subscriber->subscribe(m_channel);
-    connect(m_commands, &RedisClient::ready, this, &RedisMarkSync::onReady);
+    // A subscriber that was away missed messages: it takes the store down, and its return pulls all.
+    connect(m_commands, &RedisClient::ready, this, &RedisMarkSync::updateState);
+    connect(m_subscriber, &RedisClient::ready, this, &RedisMarkSync::updateState);
     connect(m_commands, &RedisClient::lost, this, &RedisMarkSync::onLost);
-    connect(m_subscriber, &RedisClient::ready, this, [this]() {
-        // A subscriber that was away missed messages: catch up.
-        if (m_up)
-            pullAll();
-    });
     connect(m_subscriber, &RedisClient::lost, this, &RedisMarkSync::onLost);
     connect(m_subscriber, &RedisClient::message, this, &RedisMarkSync::onMessage);
     m_heartbeat.setInterval(m_options.heartbeatMs);
@@ -157,7 +155,7 @@ void RedisMarkSync::start() {
 
 QString RedisMarkSync::describe() const {
     if (!m_up)
-        return QStringLiteral("local only (Redis unreachable)");
+        return QStringLiteral("local only (%1)").arg(m_downReason);
     return QStringLiteral("shared via %1, %2 replica%3 seen")
         .arg(m_options.endpoint.display())
         .arg(m_replicas)
@@ -338,8 +336,9 @@ QByteArray RedisMarkSync::sequenceKey() const {
     return m_options.prefix.toUtf8() + ":seq";
 }
 
-void RedisMarkSync::onReady() {
-    const bool was = m_up;
+void RedisMarkSync::updateState() {
+    if (m_up || !m_commands->isReady() || !m_subscriber->isReady())
+        return;
     m_up = true;
     // Redis may have restarted, its sequence with it: numbers start over.
     m_lastSeq.clear();
@@ -351,21 +350,24 @@ void RedisMarkSync::onReady() {
     pushLocalMarks();
     pullAll();
     heartbeat();
-    if (!was)
-        Q_EMIT storeUpChanged(true);
+    Q_EMIT storeUpChanged(true);
 }
 
-void RedisMarkSync::onLost(const QString &why) {
+void RedisMarkSync::onLost(const QString &why, RedisClient::Loss loss) {
     const bool was = m_up;
+    const QString reason = loss == RedisClient::Loss::NotAnswering ? QStringLiteral("Redis not answering")
+                                                                   : QStringLiteral("Redis unreachable");
+    const bool newReason = reason != m_downReason;
     m_up = false;
+    m_downReason = reason;
     // One line per outage, not one per request or reconnect attempt.
     if (!m_loggedDown && m_options.log) {
         m_loggedDown = true;
-        m_options.log(QStringLiteral("warn"), QStringLiteral("marks: local only (Redis unreachable)"),
+        m_options.log(QStringLiteral("warn"), QStringLiteral("marks: %1").arg(describe()),
                       {{QStringLiteral("store"), m_options.endpoint.display()}, {QStringLiteral("error"), why}});
     }
-    if (was)
-        Q_EMIT storeUpChanged(false);
+    if (was || newReason)
+        Q_EMIT storeUpChanged(false); // down, or down for another reason: the description changed
 }
 
 void RedisMarkSync::pushLocalMarks() {

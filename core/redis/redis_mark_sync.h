@@ -9,8 +9,10 @@
 //   authoritative answer replaces the local guess.
 // - Marks and clears published by other replicas are applied locally.
 // - A clear on any replica deletes the marks in Redis and is published.
-// - Redis down: marks stay local (one log line, storeUp() false); on
-//   reconnect this replica pushes the marks it set meanwhile and pulls all.
+// - Redis down or not answering: marks stay local (one log line per outage,
+//   storeUp() false). The store is shared again only once Redis has answered
+//   on both connections (commands and subscription); then this replica pushes
+//   the marks it set meanwhile and pulls all.
 
 #include "core/failover/provider_down_marks.h"
 #include "core/redis/redis_client.h"
@@ -19,6 +21,7 @@
 #include <QHash>
 #include <QJsonObject>
 #include <QObject>
+#include <QTimer>
 #include <functional>
 
 namespace sw::redis {
@@ -34,6 +37,10 @@ public:
         std::function<qint64()> wallClock; // epoch ms; default: the system clock
         std::function<void(const QString &level, const QString &message, const QJsonObject &fields)> log;
         int heartbeatMs = 2000;
+        // Times Redis's answers (a command unanswered for 2 s drops the connection) and the
+        // reconnects; default: the system clock. Marks and their ladder read the clock given to
+        // the constructor.
+        util::Clock *connectionClock = nullptr;
     };
 
     RedisMarkSync(failover::ProviderDownMarks &marks, util::Clock &clock, Options options, QObject *parent = nullptr);
@@ -44,7 +51,8 @@ public:
     int replicasSeen() const { return m_replicas; }
     QString replicaId() const { return m_options.replicaId; }
     QString endpointDisplay() const { return m_options.endpoint.display(); }
-    // "shared via redis://host:port/0, 2 replicas seen" or "local only (Redis unreachable)".
+    // "shared via redis://host:port/0, 2 replicas seen", "local only (Redis unreachable)" or
+    // "local only (Redis not answering)" (connected, but a command went unanswered).
     QString describe() const;
     // How many marks' last sequence numbers are remembered (bounded: see kSequenceMemoryMs).
     int rememberedSequences() const { return int(m_lastSeq.size()); }
@@ -67,8 +75,9 @@ private:
     QByteArray idFor(const failover::MarkInfo &m) const;
     QByteArray key(const char *kind, const QByteArray &id) const;
     qint64 wallNow() const;
-    void onReady();
-    void onLost(const QString &why);
+    // Shared when both connections have answered; pushes and pulls on the way up, logs each change.
+    void updateState();
+    void onLost(const QString &why, RedisClient::Loss loss);
     void onMessage(const QByteArray &channel, const QByteArray &payload);
     void applyRemote(const QJsonObject &o);
     // True (and remembered) when `o`'s sequence number is above the last one applied for mark `id`.
@@ -88,6 +97,7 @@ private:
     QByteArray m_channel;
     bool m_up = false;
     bool m_loggedDown = false;
+    QString m_downReason = QStringLiteral("Redis unreachable");
     bool m_applyingRemote = false;
     // Counts clears (local, or another replica's): a set's own reply that comes back after a clear
     // is stale (see markSet).

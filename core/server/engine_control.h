@@ -33,8 +33,8 @@ public:
     // Provider-down marks: the active ones; clearing those that match (returns how many).
     virtual QList<failover::MarkInfo> marks() const = 0;
     virtual int clearMarks(const failover::MarkFilter &filter) = 0;
-    // Where marks live ("memory", "shared via redis://…", "local only (Redis unreachable)") and
-    // whether that store is reachable.
+    // Where marks live ("memory", "shared via redis://…", "local only (Redis unreachable)" or
+    // "(Redis not answering)") and whether that store is up (Redis answered).
     virtual QString marksStoreDescription() const = 0;
     virtual bool marksStoreUp() const = 0;
 

@@ -56,7 +56,7 @@ struct EngineSnapshot {
     QList<MarkRow> marks;                          // every active mark
     QString marksStore = QStringLiteral("memory"); // Engine::marksStoreDescription()
     bool marksStoreShared = false;                 // marks go through Redis (store "redis")
-    bool marksStoreUp = true;                      // false: Redis unreachable, marks are local only
+    bool marksStoreUp = true;                      // false: Redis unreachable or silent, marks are local only
     // Every configured credential and its health; remainingMs of a parked one is measured at `wallMs`.
     QList<credentials::CredentialStatus> credentials;
     QHash<QString, qint64> failureTotals;  // the /metrics counter: "provider\x1ffailure" -> n

@@ -128,7 +128,7 @@ class TestRedisReplicas : public QObject {
     QTemporaryDir m_dir;
     std::unique_ptr<Replica> m_one, m_two;
 
-    QString writeConfig() {
+    QString writeConfig(const QString &redisUrl, const QString &name = QStringLiteral("config.json")) {
         const QJsonObject provider{{QStringLiteral("api"), QStringLiteral("anthropic-messages")},
                                    {QStringLiteral("credentials"), QJsonArray{}}};
         QJsonObject pa = provider, pb = provider;
@@ -150,9 +150,9 @@ class TestRedisReplicas : public QObject {
                          {QStringLiteral("bob"),
                           QJsonObject{{QStringLiteral("keys"), QJsonArray{QString::fromLatin1(sha(kBobKey))}}}}}},
             {QStringLiteral("marks"), QJsonObject{{QStringLiteral("store"), QStringLiteral("redis")},
-                                                  {QStringLiteral("url"), m_redis->url()},
+                                                  {QStringLiteral("url"), redisUrl},
                                                   {QStringLiteral("prefix"), QStringLiteral("replicatest")}}}};
-        const QString path = m_dir.filePath(QStringLiteral("config.json"));
+        const QString path = m_dir.filePath(name);
         QFile f(path);
         if (!f.open(QIODevice::WriteOnly))
             return {};
@@ -175,7 +175,7 @@ private Q_SLOTS:
         m_a = std::make_unique<demo::FakeUpstream>();
         m_b = std::make_unique<demo::FakeUpstream>();
         QVERIFY(m_a->listen() && m_b->listen());
-        const QString config = writeConfig();
+        const QString config = writeConfig(m_redis->url());
         m_one = std::make_unique<Replica>(config);
         m_two = std::make_unique<Replica>(config);
         QVERIFY(m_one->waitReady() && m_two->waitReady());
@@ -272,6 +272,30 @@ private Q_SLOTS:
         m_a->clearRequests();
         QCOMPARE(m_two->chat(kBobKey).status, 200);
         QCOMPARE(m_a->requests().size(), 1); // bob still reaches A
+    }
+
+    // A Redis that accepts connections and never answers (a stopped process: its kernel still
+    // completes the connect) was shown shared in /healthz after every reconnect. It is local, with
+    // the reason, and requests go on as with Redis down.
+    void aHungRedisIsReportedLocalNotShared() {
+        QTcpServer hung;
+        QVERIFY(hung.listen(QHostAddress::LocalHost));
+        Replica three(
+            writeConfig(QStringLiteral("redis://127.0.0.1:%1").arg(hung.serverPort()), QStringLiteral("hung.json")));
+        QVERIFY(three.waitReady());
+        QStringList seen;
+        QVERIFY(test::waitUntil(
+            [&]() {
+                seen << three.store();
+                return seen.last() == QLatin1String("local only (Redis not answering)");
+            },
+            15000));
+        QVERIFY2(seen.filter(QStringLiteral("shared")).isEmpty(), qPrintable(seen.join(QStringLiteral(" | "))));
+        QVERIFY(three.send("GET", QStringLiteral("/metrics"), kAliceKey).body.contains("switchman_marks_store_up 0"));
+        failA();
+        QCOMPARE(three.chat().status, 200); // answered by B, A marked locally
+        QCOMPARE(three.marks().size(), 1);
+        QCOMPARE(three.store(), QStringLiteral("local only (Redis not answering)"));
     }
 
     void redisDownKeepsEveryRequestAnsweredThenResyncs() {

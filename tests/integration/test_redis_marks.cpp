@@ -12,6 +12,8 @@
 #include <QElapsedTimer>
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <QTcpServer>
+#include <QTcpSocket>
 #include <QTest>
 #include <memory>
 
@@ -37,13 +39,14 @@ struct Replica {
     QStringList logs;
     int changes = 0; // marks applied from Redis (script answers and published messages)
 
-    Replica(const QString &url, const QString &id, qint64 *wall) {
+    Replica(const QString &url, const QString &id, qint64 *wall, util::Clock *connectionClock = nullptr) {
         redis::RedisMarkSync::Options o;
         o.endpoint = *redis::RedisEndpoint::parse(url, nullptr);
         o.prefix = QStringLiteral("t");
         o.replicaId = id;
         o.wallClock = [wall]() { return *wall; };
         o.heartbeatMs = 200;
+        o.connectionClock = connectionClock;
         o.log = [this](const QString &level, const QString &message, const QJsonObject &) {
             logs.append(level + QLatin1Char(' ') + message);
         };
@@ -300,6 +303,61 @@ private Q_SLOTS:
         QVERIFY(m_two->marks.isDown(QStringLiteral("alice"), kA));
         QVERIFY(!m_two->marks.isDown(QStringLiteral("bob"), kA));
         QVERIFY(!m_one->marks.isDown(QStringLiteral("bob"), kA));
+    }
+
+    // A Redis that accepts connections and answers nothing: a stopped process, whose kernel still
+    // completes the connect. It was reported shared after every connect, logged "marks shared" and
+    // then "local only" every 2.5 s, and the reconnects never backed off.
+    void aRedisThatNeverAnswersIsLocalNotShared() {
+        QTcpServer hung;
+        QVERIFY(hung.listen(QHostAddress::LocalHost));
+        test::FakeClock net; // times the answers and the reconnects
+        QList<QTcpSocket *> accepted;
+        QList<qint64> connectedAt;
+        connect(&hung, &QTcpServer::newConnection, this, [&]() {
+            while (QTcpSocket *c = hung.nextPendingConnection()) {
+                accepted.append(c);
+                connectedAt.append(net.nowMs());
+            }
+        });
+        // Attempt `n`: both connections (commands and subscription) connected and sent their handshake.
+        auto bothSentHandshake = [&](int n) {
+            return test::waitUntil(
+                [&]() {
+                    return accepted.size() == 2 * n && accepted[2 * n - 1]->bytesAvailable() > 0 &&
+                           accepted[2 * n - 2]->bytesAvailable() > 0;
+                },
+                5000);
+        };
+        Replica r(QStringLiteral("redis://127.0.0.1:%1").arg(hung.serverPort()), QStringLiteral("solo"), &m_wall, &net);
+        QVERIFY(bothSentHandshake(1));
+        QVERIFY(!r.sync->storeUp()); // connected is not answered
+        QCOMPARE(r.sync->describe(), QStringLiteral("local only (Redis unreachable)"));
+        net.advance(2250); // past the 2 s command timeout, on the watchdog's 250 ms tick
+        QVERIFY(!r.sync->storeUp());
+        QCOMPARE(r.sync->describe(), QStringLiteral("local only (Redis not answering)"));
+        // Marks work, locally.
+        r.marks.mark(QStringLiteral("alice"), kA, failure(FailureKind::ServerError));
+        QVERIFY(r.marks.isDown(QStringLiteral("alice"), kA));
+
+        // Each silent attempt waits longer for the next: 250 ms, doubling to 5 s.
+        qint64 lastFailure = net.nowMs();
+        int attempts = 1;
+        for (const qint64 backoff : {250, 500, 1000, 2000, 4000, 5000, 5000}) {
+            net.advance(backoff - 1);
+            QVERIFY2(!hung.waitForNewConnection(100),
+                     qPrintable(QStringLiteral("reconnected before %1 ms").arg(backoff)));
+            net.advance(1);
+            QVERIFY(bothSentHandshake(++attempts));
+            QCOMPARE(connectedAt.last(), lastFailure + backoff);
+            QVERIFY(!r.sync->storeUp());
+            net.advance(2250);
+            lastFailure = net.nowMs();
+            QCOMPARE(r.sync->describe(), QStringLiteral("local only (Redis not answering)"));
+        }
+        QCOMPARE(accepted.size(), 16);
+        // One line for the outage; never "shared".
+        QCOMPARE(r.logs, QStringList{QStringLiteral("warn marks: local only (Redis not answering)")});
     }
 
     void redisDownMeansLocalMarksThenResync() {

@@ -108,7 +108,8 @@ void StatusLine::applySnapshot(const snapshot::EngineSnapshot &s) {
     setPaused(s.paused);
     // Only a shared store has something to say: where marks go, or that they stay local.
     m_store->setVisible(s.marksStoreShared);
-    m_store->setText(s.marksStoreUp ? tr("· marks shared") : tr("· marks: local only (Redis unreachable)"));
+    // Down, the description says why: "local only (Redis unreachable)" or "(Redis not answering)".
+    m_store->setText(s.marksStoreUp ? tr("· marks shared") : tr("· marks: %1").arg(s.marksStore));
     m_store->setToolTip(s.marksStore);
     QPalette p = m_store->palette();
     p.setColor(QPalette::WindowText,
