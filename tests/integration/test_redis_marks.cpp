@@ -360,6 +360,19 @@ private Q_SLOTS:
         QCOMPARE(r.logs, QStringList{QStringLiteral("warn marks: local only (Redis not answering)")});
     }
 
+    // Redis dropped the subscription alone (a subscriber over its output buffer limit, or an
+    // operator's CLIENT KILL): the store went local and stayed local, the command connection being
+    // fine, so no mark was shared again. It is shared once the subscription is back.
+    void aDroppedSubscriptionComesBackShared() {
+        QList<bool> states;
+        connect(m_one->sync.get(), &redis::RedisMarkSync::storeUpChanged, this, [&](bool up) { states.append(up); });
+        QVERIFY(m_redis->command({"CLIENT", "KILL", "TYPE", "pubsub"}).contains('2'));
+        QVERIFY(test::waitUntil(
+            [&]() { return states.contains(false) && m_one->sync->storeUp() && m_two->sync->storeUp(); }, 5000));
+        QCOMPARE(m_one->logs.filter(QStringLiteral("local only")).size(), 1);
+        QCOMPARE(fail(*m_one, failure(FailureKind::ServerError)), qint64(20000)); // reaches the other replica
+    }
+
     void redisDownMeansLocalMarksThenResync() {
         m_redis->kill();
         QVERIFY(test::waitUntil([&]() { return !m_one->sync->storeUp() && !m_two->sync->storeUp(); }, 10000));
