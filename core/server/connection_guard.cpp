@@ -263,8 +263,11 @@ void ConnectionGuard::onHeadComplete() {
             ++hostCount;
             host = value;
         } else if (http::sameName(name, "content-length")) {
-            bool ok = false;
-            const qint64 n = value.toLongLong(&ok);
+            // 1*DIGIT (RFC 9110 8.6): Qt's parser reads "+5" or " 5" as it likes, and a length two
+            // parsers read differently is how requests are smuggled.
+            bool ok = !value.isEmpty() &&
+                      std::all_of(value.begin(), value.end(), [](char c) { return c >= '0' && c <= '9'; });
+            const qint64 n = ok ? value.toLongLong(&ok) : -1;
             if (!ok || n < 0 || (haveLength && n != contentLength))
                 return reject({400, "invalid_request_error", QStringLiteral("invalid Content-Length")});
             haveLength = true;

@@ -3,6 +3,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QUrl>
+#include <algorithm>
 
 #include <array>
 #include <charconv>
@@ -73,6 +74,9 @@ bool hostNamesListener(const ListenerIdentity &listener, QByteArrayView hostText
         if (host == dottedQuad(listener.host.toIPv4Address(), own))
             return true;
     }
+    // QHostAddress reads past spaces ("127.0.0.1 :8080"); a Host with one is not a host (RFC 9110 7.2).
+    if (std::any_of(host.begin(), host.end(), [](char c) { return uchar(c) <= 0x20 || uchar(c) >= 0x7f; }))
+        return false;
     const QHostAddress address(QString::fromLatin1(host).toLower());
     return !address.isNull() && address.isEqual(listener.host, QHostAddress::TolerantConversion);
 }

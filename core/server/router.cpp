@@ -176,16 +176,13 @@ void Router::dispatch(InboundRequest &&req, HttpExchange *exchange) {
             return getModel(req, exchange, caller->tenant);
         return listModels(req, exchange, caller->tenant);
     }
-    // Metrics and the admin API need an admin tenant's key. Metrics answer 401 to any other caller; the admin
-    // API tells a known tenant without admin rights (403) from an unknown caller (401).
-    if (path == QLatin1String("/metrics")) {
-        if (!caller || !caller->admin)
-            return answerError(exchange, 401, "authentication_error", QStringLiteral("admin key required"));
-        return metrics(exchange);
-    }
+    // Metrics and the admin API need an admin tenant's key: a known tenant without admin rights
+    // gets 403, an unknown caller 401.
     if (!caller || !caller->admin)
         return answerError(exchange, caller ? 403 : 401, caller ? "permission_error" : "authentication_error",
                            QStringLiteral("admin key required"));
+    if (path == QLatin1String("/metrics"))
+        return metrics(exchange);
     m_admin->handle(req, exchange);
     // An exchange the admin API keeps (an event feed, a usage query) has moved under it.
     if (exchange->parent() != m_admin)

@@ -513,6 +513,33 @@ private Q_SLOTS:
     }
 
     // Item 12.
+    // RFC 9110 8.6: Content-Length is 1*DIGIT. A sign or a radix prefix is read one way by one
+    // parser and another by the next: the shapes request smuggling is made of.
+    void aContentLengthThatIsNotDigitsIs400_data() {
+        QTest::addColumn<QByteArray>("prefix");
+        QTest::addRow("plus sign") << QByteArray("+");
+        QTest::addRow("leading zeros are digits") << QByteArray("00");
+    }
+    void aContentLengthThatIsNotDigitsIs400() {
+        QFETCH(QByteArray, prefix);
+        GatewayFixture gw;
+        gw.start();
+        const QByteArray body = R"({"model":"pa/claude-a","max_tokens":5,"messages":[{"role":"user","content":"hi"}]})";
+        RawHttpClient c(gw.engine().port());
+        QVERIFY(c.waitConnected());
+        c.send("POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1:" + QByteArray::number(gw.engine().port()) +
+               "\r\nContent-Type: application/json\r\nContent-Length: " + prefix + QByteArray::number(body.size()) +
+               "\r\n\r\n" + body);
+        QVERIFY(c.waitResponse());
+        if (prefix == "00") {
+            QCOMPARE(c.status(), 200);
+            return;
+        }
+        QCOMPARE(c.status(), 400);
+        QVERIFY2(c.body().contains("Content-Length"), c.body().constData());
+        QCOMPARE(gw.anthropicA.requests().size(), 0);
+    }
+
     void idempotencyKeyReusedWithAnotherBodyIs422_data() {
         QTest::addColumn<QString>("route");
         for (const char *route : {"/v1/messages", "/v1/chat/completions"})

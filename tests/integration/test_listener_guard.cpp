@@ -74,6 +74,8 @@ private Q_SLOTS:
         QTest::addRow("other port") << QByteArray("127.0.0.1:1") << 403;
         QTest::addRow("other loopback address") << QByteArray("127.0.0.2:%PORT") << 403;
         QTest::addRow("empty") << QByteArray("") << 403;
+        QTest::addRow("space before the port") << QByteArray("127.0.0.1 :%PORT") << 403;
+        QTest::addRow("space inside the address") << QByteArray("127.0. 0.1") << 403;
     }
     void hostMustNameThisListener() {
         QFETCH(QByteArray, host);
