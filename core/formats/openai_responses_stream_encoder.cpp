@@ -70,12 +70,17 @@ void OpenAIResponsesStreamEncoder::followPassthrough(QByteArrayView frame) {
     if (m_started || !frame.contains(QByteArrayView("\"response.created\"")))
         return;
     m_started = true; // the client has its response.created: never a second one
-    static const QByteArrayView idKey("\"id\":\"");
+    static const QByteArrayView idKey("\"id\":");
     const qsizetype response = frame.indexOf(QByteArrayView("\"response\":"));
     const qsizetype at = response < 0 ? -1 : frame.indexOf(idKey, response);
     if (at < 0)
         return;
-    const qsizetype begin = at + idKey.size();
+    qsizetype begin = at + idKey.size();
+    while (begin < frame.size() && (frame[begin] == ' ' || frame[begin] == '\t'))
+        ++begin; // JSON allows space after the colon (Python's json.dumps writes one)
+    if (begin >= frame.size() || frame[begin] != '"')
+        return;
+    ++begin;
     const qsizetype end = frame.indexOf('"', begin);
     if (end > begin && end - begin <= 256)
         m_info.responseId = QString::fromUtf8(frame.sliced(begin, end - begin));

@@ -43,6 +43,7 @@ private slots:
     void decodeRejectsBadBodies();
     void streamFollowsTheReferenceEventOrder();
     void failureIsErrorThenResponseFailedNeverCompleted();
+    void aFailureAfterPassthroughNamesTheUpstreamsResponse();
     void lengthEndsWithResponseIncomplete();
     void nonStreamingResponseObject();
     void reasoningSignatureSurvivesOnlyAsResponsesItem();
@@ -197,6 +198,28 @@ void TestOpenAIResponsesCodec::failureIsErrorThenResponseFailedNeverCompleted() 
     QCOMPARE(f.last().data.value("response").toObject().value("status").toString(), QStringLiteral("failed"));
     QVERIFY(!sse.contains("response.completed"));
     QCOMPARE(f.last().data.value("sequence_number").toInt(), f.size() - 1);
+}
+
+void TestOpenAIResponsesCodec::aFailureAfterPassthroughNamesTheUpstreamsResponse() {
+    // The upstream's frames went out as they were; the gateway's response.failed after a cut
+    // continues that response (its id, the next sequence number), whether the upstream writes
+    // compact JSON or puts a space after each colon.
+    for (
+        const QByteArray &created :
+        {QByteArray(
+             R"({"type":"response.created","sequence_number":0,"response":{"id":"resp_up1","status":"in_progress"}})"),
+         QByteArray(
+             R"({"type": "response.created", "sequence_number": 0, "response": {"id": "resp_up1", "status": "in_progress"}})")}) {
+        auto encoder = OpenAIResponsesCodec().makeStreamEncoder(info());
+        encoder->followPassthrough("event: response.created\ndata: " + created + "\n\n");
+        const QByteArray sse = encoder->encodeError(
+            sw::model::GatewayError::make(502, sw::model::ErrorCategory::ServerError, QStringLiteral("cut")));
+        const QList<Frame> f = frames(sse);
+        QCOMPARE(f.last().event, QStringLiteral("response.failed"));
+        QCOMPARE(f.last().data.value("response").toObject().value("id").toString(), QStringLiteral("resp_up1"));
+        QVERIFY2(!sse.contains("response.created"), sse.constData());
+        QCOMPARE(f.first().data.value("sequence_number").toInt(), 1);
+    }
 }
 
 void TestOpenAIResponsesCodec::lengthEndsWithResponseIncomplete() {
