@@ -547,9 +547,9 @@ void UpstreamAttempts::reportErrorAnswer(Try &t) {
         f.fromHeaders = true; // its Retry-After counts
         const auto api = wire::apiFromName(t.target.api);
         f.input.status = (api ? wire::statusForErrorBody(*api, info) : std::nullopt).value_or(502);
-        f.input.message = redacted(t, QStringLiteral("upstream %1 answered HTTP %2 with Content-Type %3 instead of "
-                                                     "an event stream: %4")
-                                          .arg(t.candidate.name())
+        // The client's error puts "upstream NAME: " before it (FailureResponse::forFailure).
+        f.input.message = redacted(t, QStringLiteral("answered HTTP %1 with Content-Type %2 instead of "
+                                                     "an event stream: %3")
                                           .arg(t.status)
                                           .arg(QString::fromLatin1(t.notAStream), info.message.left(512)));
         f.input.classificationMessage =

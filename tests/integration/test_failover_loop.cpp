@@ -1029,6 +1029,7 @@ private Q_SLOTS:
                      GatewayFixture::anthropicBody(QStringLiteral("pa/claude-a"), QStringLiteral("x"), false));
         QCOMPARE(e.status, 502);
         QVERIFY2(e.body.contains("text/html") && e.body.contains("Sign in to the hotel network"), e.body.constData());
+        QCOMPARE(e.body.count("pa/claude-a"), 1); // "upstream pa/claude-a: answered HTTP 200 with …", named once
         QCOMPARE(failuresOf(gw2.engine(), QStringLiteral("pa"), QStringLiteral("transport")), 0);
     }
 
@@ -1148,6 +1149,7 @@ private Q_SLOTS:
                  qPrintable(message));
         for (const char *secret : {"SECRETSIG", "token", "pass", "frag"})
             QVERIFY2(!message.contains(QLatin1String(secret)), qPrintable(message));
+        QCOMPARE(message.count(QStringLiteral("pa/claude-a")), 1); // named once
         QCOMPARE(gw.openaiB.requests().size(), 0);
         QVERIFY(gw.engine().marks().isEmpty());
     }
