@@ -573,7 +573,8 @@ void UpstreamAttempts::reportErrorAnswer(Try &t) {
         info.message.isEmpty() ? QStringLiteral("HTTP %1 with an empty body").arg(t.status) : redacted(t, info.message);
     f.input.classificationMessage =
         info.errorType.isEmpty() ? QString() : redacted(t, info.errorType + QStringLiteral(": ") + info.message);
-    f.input.retryAfterMs = t.headerRetryAfter;
+    // A Retry-After header, else the body's own delay (Google's RetryInfo).
+    f.input.retryAfterMs = t.headerRetryAfter ? t.headerRetryAfter : info.retryAfterMs;
     m_loop->onFailure(id, f);
 }
 

@@ -58,10 +58,29 @@ void readAnthropic(const Value *o, ErrorBody &info) {
     }
 }
 
+// A google.protobuf.Duration in JSON: decimal seconds with an "s" ("47s", "0.5s").
+std::optional<qint64> durationMs(const Value *v) {
+    if (!isString(v))
+        return std::nullopt;
+    const std::string_view text(v->GetString(), v->GetStringLength());
+    if (text.size() < 2 || text.size() > 24 || text.back() != 's')
+        return std::nullopt;
+    bool ok = false;
+    const double seconds = QByteArray(text.data(), qsizetype(text.size() - 1)).toDouble(&ok);
+    if (!ok || !(seconds >= 0) || seconds > 86400.0 * 365)
+        return std::nullopt;
+    return qint64(seconds * 1000.0 + 0.5);
+}
+
 void readGoogle(const Value *o, ErrorBody &info) {
     const Value *err = rj::asObject(member(o, "error"));
     info.message = toString(member(err, "message"));
     info.errorType = toString(member(err, "status"));
+    if (const Value *details = rj::asArray(member(err, "details")))
+        for (const Value &d : details->GetArray())
+            if (rj::bytes(member(&d, "@type")).ends_with("google.rpc.RetryInfo"))
+                if (const auto ms = durationMs(member(&d, "retryDelay")))
+                    info.retryAfterMs = ms;
 }
 
 std::optional<int> lookup(const QHash<QString, int> &statuses, const QString &key) {

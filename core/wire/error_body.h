@@ -17,6 +17,9 @@ struct ErrorBody {
     QString errorType;    // the API's error type/code when given
     QString providerType; // OpenAI `type` when `code` was given too
     QString param;        // OpenAI `param`
+    // Google's google.rpc.RetryInfo `retryDelay` ("47s"): when the limit lifts, as a Retry-After
+    // would say it. Gemini's per-minute limits read "You exceeded your current quota" and carry it.
+    std::optional<qint64> retryAfterMs;
 };
 
 // Reads an error body in `api`'s shape. OpenAI Chat and Responses share

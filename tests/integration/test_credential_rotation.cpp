@@ -581,6 +581,25 @@ private Q_SLOTS:
         QCOMPARE(gw.post(QStringLiteral("/v1/messages"), body).header("x-switchman-candidate"), QByteArray("pb/gpt-b"));
         QCOMPARE(credentialEntry(gw, QStringLiteral("pa")).value(QStringLiteral("remainingMs")).toInteger(), 60000);
     }
+
+    void aGeminiPerMinuteLimitParksForItsRetryDelay() {
+        // Gemini's free-tier per-minute 429 says "You exceeded your current quota" (a usage limit's
+        // words) and puts when it lifts in RetryInfo: the key is back in 47 s, not in an hour.
+        GatewayFixture gw;
+        gw.config.providers[QStringLiteral("pe")].credentials = {QStringLiteral("env:SW_TEST_KEY_ONE")};
+        gw.start();
+        gw.googleE.pushFault(statusWith(
+            429, {},
+            R"({"error":{"code":429,"message":"You exceeded your current quota, please check your plan and billing )"
+            R"(details.","status":"RESOURCE_EXHAUSTED","details":[{"@type":"type.googleapis.com/google.rpc.RetryInfo",)"
+            R"("retryDelay":"47s"}]}})"));
+        gw.post(QStringLiteral("/v1/chat/completions"),
+                GatewayFixture::openaiBody(QStringLiteral("pe/gemini-e"), QStringLiteral("hi"), false));
+        const QJsonObject pe = credentialEntry(gw, QStringLiteral("pe"));
+        QCOMPARE(pe.value(QStringLiteral("state")).toString(), QStringLiteral("parked"));
+        const qint64 remaining = pe.value(QStringLiteral("remainingMs")).toInteger(); // real clock: ms pass
+        QVERIFY2(remaining > 45000 && remaining <= 47000, qPrintable(QString::number(remaining)));
+    }
 };
 
 QTEST_GUILESS_MAIN(TestCredentialRotation)

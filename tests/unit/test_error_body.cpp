@@ -162,6 +162,22 @@ private slots:
             R"([{"error":{"code":429,"message":"Resource exhausted","status":"RESOURCE_EXHAUSTED"}}])");
         QCOMPARE(google.errorType, QStringLiteral("RESOURCE_EXHAUSTED"));
         QCOMPARE(google.message, QStringLiteral("Resource exhausted"));
+        QVERIFY(!google.retryAfterMs);
+        // Gemini's per-minute limit: its delay is in RetryInfo, not in the words.
+        const auto perMinute = wire::parseErrorBody(
+            wire::Api::Google,
+            R"({"error":{"code":429,"message":"You exceeded your current quota","status":"RESOURCE_EXHAUSTED",)"
+            R"("details":[{"@type":"type.googleapis.com/google.rpc.QuotaFailure","violations":[]},)"
+            R"({"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"47s"}]}})");
+        QCOMPARE(perMinute.retryAfterMs, std::optional<qint64>(47000));
+        for (const char *delay : {"\"0.5s\"", "\"-3s\"", "\"47\"", "\"s\"", "47"}) {
+            const auto odd = wire::parseErrorBody(
+                wire::Api::Google,
+                QByteArray(
+                    R"({"error":{"details":[{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":)") +
+                    delay + "}]}}");
+            QCOMPARE(odd.retryAfterMs, QByteArray(delay) == "\"0.5s\"" ? std::optional<qint64>(500) : std::nullopt);
+        }
         const auto html = wire::parseErrorBody(wire::Api::AnthropicMessages, "  <html>502</html> ");
         QCOMPARE(html.message, QStringLiteral("<html>502</html>"));
         QVERIFY(html.errorType.isEmpty());
