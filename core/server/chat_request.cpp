@@ -115,7 +115,7 @@ bool ChatRequest::checkIdempotency() {
     if (key.isEmpty())
         return true;
     // A twin in flight was answered 409 at admission (ChatAdmission), in this same turn.
-    const auto hit = m_ctx.idempotency->begin(m_tenant, key, m_request.body);
+    const auto hit = m_ctx.idempotency->begin(m_tenant, key, m_request.path, m_request.body);
     if (hit.state == IdempotencyStore::State::Completed) {
         if (m_exchange) {
             auto headers = hit.headers;

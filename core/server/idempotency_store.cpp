@@ -10,8 +10,12 @@ QString keyOf(const QString &tenant, const QByteArray &key) {
     return tenant + QChar(0) + QString::fromUtf8(key);
 }
 
-QByteArray digestOf(const QByteArray &body) {
-    return QCryptographicHash::hash(body, QCryptographicHash::Sha256);
+QByteArray digestOf(const QString &route, const QByteArray &body) {
+    QCryptographicHash hash(QCryptographicHash::Sha256);
+    hash.addData(route.toUtf8());
+    hash.addData(QByteArrayView("\0", 1));
+    hash.addData(body);
+    return hash.result();
 }
 } // namespace
 
@@ -59,7 +63,7 @@ void IdempotencyStore::fitTotal() {
     }
 }
 
-IdempotencyStore::Hit IdempotencyStore::begin(const QString &tenant, const QByteArray &key,
+IdempotencyStore::Hit IdempotencyStore::begin(const QString &tenant, const QByteArray &key, const QString &route,
                                               const QByteArray &requestBody) {
     expire();
     const QString k = keyOf(tenant, key);
@@ -69,16 +73,17 @@ IdempotencyStore::Hit IdempotencyStore::begin(const QString &tenant, const QByte
         return {}; // full: serve without idempotency rather than refuse
     Entry e;
     e.hit.state = State::InFlight;
-    e.bodyDigest = digestOf(requestBody);
+    e.requestDigest = digestOf(route, requestBody);
     e.atMs = m_clock.nowMs();
     m_entries.insert(k, e);
     return {};
 }
 
-bool IdempotencyStore::usedWithOtherBody(const QString &tenant, const QByteArray &key, const QByteArray &requestBody) {
+bool IdempotencyStore::usedForOtherRequest(const QString &tenant, const QByteArray &key, const QString &route,
+                                           const QByteArray &requestBody) {
     expire();
     const auto it = m_entries.constFind(keyOf(tenant, key));
-    return it != m_entries.cend() && it->bodyDigest != digestOf(requestBody);
+    return it != m_entries.cend() && it->requestDigest != digestOf(route, requestBody);
 }
 
 bool IdempotencyStore::inFlight(const QString &tenant, const QByteArray &key) const {

@@ -31,20 +31,23 @@ public:
     void setBounds(qint64 maxTotalBytes, qint64 maxAnswerBytes);
     qint64 keptBytes() const { return m_keptBytes; }
     // New: the caller owns the key until complete() or abandon().
-    Hit begin(const QString &tenant, const QByteArray &key, const QByteArray &requestBody);
+    // `route` is the path the request came on: the same body sent to another route is another
+    // request (its answer is in another format), never a replay of the first.
+    Hit begin(const QString &tenant, const QByteArray &key, const QString &route, const QByteArray &requestBody);
     void complete(const QString &tenant, const QByteArray &key, int status, const http::HeaderList &headers,
                   const QByteArray &body);
     void abandon(const QString &tenant, const QByteArray &key); // forget an in-flight entry that did not complete
-    // True when `key` is held (in flight or completed) for a request whose body differs from
-    // `requestBody`, byte for byte: the front answers 422 before begin() would replay.
-    bool usedWithOtherBody(const QString &tenant, const QByteArray &key, const QByteArray &requestBody);
+    // True when `key` is held (in flight or completed) for a request on another route or whose
+    // body differs from `requestBody`, byte for byte: the front answers 422 before begin() would replay.
+    bool usedForOtherRequest(const QString &tenant, const QByteArray &key, const QString &route,
+                             const QByteArray &requestBody);
     // True while a twin holding `key` has not completed: the front answers 409 before a request starts.
     bool inFlight(const QString &tenant, const QByteArray &key) const;
 
 private:
     struct Entry {
         Hit hit;
-        QByteArray bodyDigest; // SHA-256 of the request body that took the key
+        QByteArray requestDigest; // SHA-256 of the route and request body that took the key
         qint64 atMs = 0;
     };
     void expire();

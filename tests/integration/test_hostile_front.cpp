@@ -560,6 +560,13 @@ private Q_SLOTS:
         QCOMPARE(replay.status, 200);
         QVERIFY(replay.head.contains("x-switchman-idempotent-replay: true"));
         QCOMPARE(upstreamRequests(gw), 1);
+        // The same bytes on the other route are another request (its answer is in another format):
+        // refused, never the first route's answer replayed.
+        const QByteArray otherRoute = route == QLatin1String("/v1/messages") ? "/v1/chat/completions" : "/v1/messages";
+        const RawAnswer elsewhere = exchange(port, post(port, otherRoute, first, key));
+        QCOMPARE(elsewhere.status, 422);
+        QVERIFY(!elsewhere.head.contains("idempotent-replay"));
+        QCOMPARE(upstreamRequests(gw), 1);
         // Another body with the same key is refused, naming the key; never the first answer.
         const RawAnswer other =
             exchange(port, post(port, route.toLatin1(), chatBody(route, QStringLiteral("pb/gpt-b")), key));

@@ -183,7 +183,8 @@ private Q_SLOTS:
         QVERIFY(refusal);
         QCOMPARE(refusal->error.status, 400);
         // The same key with another body: 422, never a replay of some other request.
-        QCOMPARE(idempotency.begin(QStringLiteral("alice"), "k1", "{\"a\":1}").state, IdempotencyStore::State::New);
+        QCOMPARE(idempotency.begin(QStringLiteral("alice"), "k1", QStringLiteral("/v1/messages"), "{\"a\":1}").state,
+                 IdempotencyStore::State::New);
         refusal = admitted({{"idempotency-key", "k1"}}, "{\"a\":2}");
         QVERIFY(refusal);
         QCOMPARE(refusal->error.status, 422);

@@ -11,10 +11,11 @@ using State = IdempotencyStore::State;
 
 namespace {
 const QString kTenant = QStringLiteral("t");
+const QString kRoute = QStringLiteral("/v1/messages");
 
 // Takes `key` and completes it with a body of `bytes` bytes.
 void answer(IdempotencyStore &store, const QByteArray &key, qsizetype bytes) {
-    QCOMPARE(store.begin(kTenant, key, "request").state, State::New);
+    QCOMPARE(store.begin(kTenant, key, kRoute, "request").state, State::New);
     store.complete(kTenant, key, 200, {}, QByteArray(bytes, 'a'));
 }
 } // namespace
@@ -27,7 +28,7 @@ private slots:
         IdempotencyStore store(clock);
         store.setBounds(1000, 500);
         answer(store, "k1", 300);
-        const auto hit = store.begin(kTenant, "k1", "request");
+        const auto hit = store.begin(kTenant, "k1", kRoute, "request");
         QCOMPARE(hit.state, State::Completed);
         QCOMPARE(hit.body.size(), 300);
         QCOMPARE(store.keptBytes(), 300);
@@ -41,7 +42,7 @@ private slots:
         QCOMPARE(store.keptBytes(), 0);
         // Not kept, and not stuck in flight: the retry runs again (its answer is new).
         QVERIFY(!store.inFlight(kTenant, "big"));
-        QCOMPARE(store.begin(kTenant, "big", "request").state, State::New);
+        QCOMPARE(store.begin(kTenant, "big", kRoute, "request").state, State::New);
     }
 
     void pastTheTotalTheOldestGoFirst() {
@@ -54,13 +55,13 @@ private slots:
         clock.advance(10);
         answer(store, "k3", 400); // 1200 > 1000: k1, the oldest, goes
         QCOMPARE(store.keptBytes(), 800);
-        QCOMPARE(store.begin(kTenant, "k2", "request").state, State::Completed);
-        QCOMPARE(store.begin(kTenant, "k3", "request").state, State::Completed);
-        QCOMPARE(store.begin(kTenant, "k1", "request").state, State::New);
+        QCOMPARE(store.begin(kTenant, "k2", kRoute, "request").state, State::Completed);
+        QCOMPARE(store.begin(kTenant, "k3", kRoute, "request").state, State::Completed);
+        QCOMPARE(store.begin(kTenant, "k1", kRoute, "request").state, State::New);
         // A smaller total, as a reload gives it, lets go at once; in-flight keys stay held.
         store.setBounds(400, 500);
         QCOMPARE(store.keptBytes(), 400);
-        QCOMPARE(store.begin(kTenant, "k3", "request").state, State::Completed);
+        QCOMPARE(store.begin(kTenant, "k3", kRoute, "request").state, State::Completed);
         QVERIFY(store.inFlight(kTenant, "k1"));
     }
 
@@ -81,7 +82,7 @@ private slots:
         store.setBounds(1000, 500);
         answer(store, "k1", 300);
         clock.advance(IdempotencyStore::kRetentionMs + 1);
-        QCOMPARE(store.begin(kTenant, "k2", "request").state, State::New); // expires k1 on the way
+        QCOMPARE(store.begin(kTenant, "k2", kRoute, "request").state, State::New); // expires k1 on the way
         QCOMPARE(store.keptBytes(), 0);
     }
 };

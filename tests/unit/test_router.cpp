@@ -311,7 +311,8 @@ private Q_SLOTS:
     void aTwinInFlightGets409WithRetryAfter() {
         // An SDK that retries a 409 must wait a moment for the twin's answer, not spin.
         const QByteArray body = R"({"model":"chain","max_tokens":5,"messages":[{"role":"user","content":"hi"}]})";
-        QCOMPARE(m_idempotency->begin(QStringLiteral("team"), "order-7", body).state, IdempotencyStore::State::New);
+        QCOMPARE(m_idempotency->begin(QStringLiteral("team"), "order-7", QStringLiteral("/v1/messages"), body).state,
+                 IdempotencyStore::State::New);
         const Reply r = send("POST", "/v1/messages", {{"x-api-key", kTenantKey}, {"Idempotency-Key", "order-7"}}, body);
         QCOMPARE(r.status, 409);
         QCOMPARE(r.header("retry-after"), QByteArray("1"));
