@@ -30,6 +30,10 @@ std::optional<GatewayError> ChatAdmission::unroutableModel(const config::Config 
     const auto resolution = failover::CandidateResolver::resolve(config, model);
     if (resolution && !resolution->chain.isEmpty())
         return std::nullopt;
+    return unroutableModelError(config, model);
+}
+
+GatewayError ChatAdmission::unroutableModelError(const config::Config &config, const QString &model) {
     const QStringList providers = failover::CandidateResolver::providersOfBareId(config, model);
     return GatewayError::make(
         404, ErrorCategory::NotFound,

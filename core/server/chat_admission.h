@@ -55,6 +55,8 @@ public:
     // does): what a chat route answers, and count_tokens with it, so a client learns of a bad model name
     // before it sends the message.
     static std::optional<model::GatewayError> unroutableModel(const config::Config &config, const QString &model);
+    // That 404, for a caller that already resolved `model` and found no candidate.
+    static model::GatewayError unroutableModelError(const config::Config &config, const QString &model);
 };
 
 } // namespace sw::server

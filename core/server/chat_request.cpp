@@ -55,8 +55,7 @@ void ChatRequest::start() {
     auto resolution = failover::CandidateResolver::resolve(*m_config, m_parsed.model);
     if (!resolution || resolution->chain.isEmpty()) {
         // The 404 count_tokens gives for the same name (one text for both).
-        m_client->respondError(ChatAdmission::unroutableModel(*m_config, m_parsed.model)
-                                   .value_or(GatewayError::make(404, ErrorCategory::NotFound, QString())));
+        m_client->respondError(ChatAdmission::unroutableModelError(*m_config, m_parsed.model));
         return finish();
     }
     if (!checkIdempotency())
