@@ -38,7 +38,8 @@ struct AttemptLoop::Attempt {
     util::Clock::TimerId errorBodyTimer = 0; // an error head's body: kErrorBodyWindowMs to end
     std::optional<UpstreamFailure> pending;  // the failure a backoff waits to retry
     bool readPaused = false;
-    qint64 pausedAtMs = 0; // readPaused since: the silence from then on is the client's
+    qint64 pausedAtMs = 0;                 // readPaused since: the silence from then on is the client's
+    bool withoutReplayedReasoning = false; // its upstream refused a signature in the history
 };
 
 namespace {
@@ -250,6 +251,7 @@ void AttemptLoop::startTry(Attempt &a, bool nextCredential) {
     s.attemptNo = a.no;
     s.candidate = a.candidate;
     s.nextCredential = nextCredential;
+    s.withoutReplayedReasoning = a.withoutReplayedReasoning;
     m_deps.runner->start(s); // may answer at once
 }
 
@@ -568,6 +570,18 @@ void AttemptLoop::attemptFailed(Attempt &a, TryFailure failure) {
         failure.input.retryAfterMs.reset();
     if (m_clientGone)
         return finish();
+    // A signature in the history refused (another provider of the same API made it, on a turn
+    // answered after a failover): the same candidate once more, the history without signed
+    // reasoning, as it would go to another API. Not an outage: no mark, no failure counted.
+    if (!a.withoutReplayedReasoning && !failure.stop && !budgetTimedOut &&
+        FailureClassifier::refusesReplayedReasoning(failure.input)) {
+        a.withoutReplayedReasoning = true;
+        m_deps.observer->note(QStringLiteral("replayed reasoning refused"),
+                              {{QStringLiteral("candidate"), a.candidate.name()},
+                               {QStringLiteral("message"), failure.input.message.left(300)}});
+        recordUsage(a, false);
+        return startTry(a, false);
+    }
     if (failure.upstreamError)
         m_upstreamError = failure.upstreamError; // translation: the API's code/param reach the client
     std::optional<UpstreamFailure> classified;

@@ -41,6 +41,9 @@ struct TryStart {
     int attemptNo = 0; // the attempt's number in the request (1-based; skipped candidates count)
     Candidate candidate;
     bool nextCredential = false; // a rotation: the pool's credential after the one last used
+    // The upstream refused a signature in the history (another provider's): this try sends the
+    // earlier turns without their signed reasoning.
+    bool withoutReplayedReasoning = false;
 };
 
 // A failure the runner saw. `fromHeaders`: an HTTP error answer (its Retry-After counts);

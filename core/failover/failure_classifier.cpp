@@ -122,6 +122,15 @@ bool FailureClassifier::isUsageLimit(std::optional<int> status, const QString &t
     return status == 429 && parseRateLimitReason(text) == RateLimitReason::Unknown;
 }
 
+bool FailureClassifier::refusesReplayedReasoning(const FailureInput &in) {
+    if (in.status != 400)
+        return false;
+    const QString text = in.classificationMessage.isEmpty() ? in.message : in.classificationMessage;
+    return matches(text, "invalid\\W{0,2}(signature|data)\\W{0,2} in\\W{0,2}(redacted_)?thinking"
+                         "|invalid_encrypted_content|encrypted content.{0,200}could not be verified"
+                         "|(corrupted|invalid) thought.?signature|thought.?signature is (not valid|invalid)");
+}
+
 bool FailureClassifier::isConcurrencyCap(const QString &text) {
     return matches(text, "concurren");
 }

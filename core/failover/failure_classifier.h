@@ -35,6 +35,11 @@ public:
     static bool isRetryable(const QString &text);
     static bool isUsageLimit(std::optional<int> status, const QString &text);
     static bool isConcurrencyCap(const QString &text);
+    // A 400 that refuses a signature in the history: Anthropic's "Invalid `signature` in
+    // `thinking` block", OpenAI's invalid_encrypted_content, Gemini's "Corrupted thought
+    // signature". Another provider of the same API made it (a turn answered after a failover);
+    // the history can go without it.
+    static bool refusesReplayedReasoning(const FailureInput &input);
 
     // Retry-After family, as providers send it: retry-after-ms, retry-after (seconds or
     // HTTP date), x-ratelimit-reset-ms, x-ratelimit-reset (epoch ms / epoch s /

@@ -264,9 +264,12 @@ QJsonObject AnthropicAdapter::buildBody(const model::ChatRequest &request, const
 
 namespace {
 
-// A thinking block Anthropic did not sign: another API's (tagged) or an empty signature.
-bool isForeignThinking(const QJsonObject &block) {
+// A thinking block Anthropic did not sign: another API's (tagged) or an empty signature; with
+// `keepSigned` false, any thinking block.
+bool isForeignThinking(const QJsonObject &block, bool keepSigned) {
     const QString type = block.value(L("type")).toString();
+    if (!keepSigned)
+        return type == L("thinking") || type == L("redacted_thinking");
     if (type == L("thinking")) {
         const QString signature = block.value(L("signature")).toString();
         return signature.isEmpty() || !untagSignature(signature).api.isEmpty();
@@ -314,7 +317,7 @@ bool AnthropicAdapter::thinkingRulesChangeNothing(const wire::rj::Value *body) {
     return first == "thinking" || first == "redacted_thinking";
 }
 
-bool AnthropicAdapter::applyThinkingRules(QJsonObject &body) {
+bool AnthropicAdapter::applyThinkingRules(QJsonObject &body, bool keepSigned) {
     bool changed = false;
     const QJsonArray sent = body.value(L("messages")).toArray();
     QJsonArray messages;
@@ -331,7 +334,7 @@ bool AnthropicAdapter::applyThinkingRules(QJsonObject &body) {
         QJsonArray kept;
         bool dropped = false;
         for (const QJsonValue &v : content.toArray()) {
-            if (isForeignThinking(v.toObject()))
+            if (isForeignThinking(v.toObject(), keepSigned))
                 dropped = true;
             else
                 kept.append(v);
@@ -378,7 +381,7 @@ HttpRequest AnthropicAdapter::buildRequest(const model::ChatRequest &request, co
     std::optional<QByteArray> spliced;
     // The client's bytes as they are, with only model and stream set, when the thinking
     // rules leave the history alone (the usual case: no turn answered by another API).
-    if (passthrough && thinkingRulesChangeNothing(wire::clientBody(request)))
+    if (passthrough && target.replayReasoning && thinkingRulesChangeNothing(wire::clientBody(request)))
         spliced =
             wire::spliceTopLevel(request.rawBody, {{"model", wire::jsonString(target.modelId)}, {"stream", "true"}});
     if (spliced) {
@@ -387,11 +390,15 @@ HttpRequest AnthropicAdapter::buildRequest(const model::ChatRequest &request, co
         QJsonObject body = wire::clientBodyQt(request); // everything the client sent, unknown fields included
         body.insert(L("model"), target.modelId);
         body.insert(L("stream"), true);
-        // Except reasoning another API made (an earlier turn answered after a failover).
-        applyThinkingRules(body);
+        // Except reasoning another API made (an earlier turn answered after a failover), or any
+        // when this upstream refused a signature.
+        applyThinkingRules(body, target.replayReasoning);
         http.body = wire::compactJson(body);
     } else {
-        http.body = wire::compactJson(buildBody(request, target.modelId));
+        QJsonObject body = buildBody(request, target.modelId);
+        if (!target.replayReasoning)
+            applyThinkingRules(body, false);
+        http.body = wire::compactJson(body);
     }
 
     addHeader(http, "content-type", "application/json");

@@ -27,8 +27,10 @@ public:
     // thinking blocks Anthropic did not sign (tagged or empty signatures) are dropped,
     // and a tool loop whose last assistant turn does not start with a signed thinking
     // block goes with thinking off, as Messages requires (translation_rules.md).
-    // Returns true when it changed the body.
-    static bool applyThinkingRules(QJsonObject &body);
+    // With `keepSigned` false every thinking block is dropped, Anthropic's own signatures too
+    // (the upstream refused one: another provider of this API signed it). Returns true when it
+    // changed the body.
+    static bool applyThinkingRules(QJsonObject &body, bool keepSigned = true);
     // True when applyThinkingRules would leave `body` (the client's, as parsed) as it is; reads
     // it without building anything.
     static bool thinkingRulesChangeNothing(const wire::rj::Value *body);

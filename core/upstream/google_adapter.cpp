@@ -306,7 +306,40 @@ HttpRequest GoogleAdapter::buildRequest(const model::ChatRequest &request, const
                                            QStringLiteral(":streamGenerateContent"));
     url.setQuery(QStringLiteral("alt=sse"));
     http.url = url;
-    http.body = wire::compactJson(buildBody(request));
+    QJsonObject body = buildBody(request);
+    if (!target.replayReasoning) {
+        // This upstream refused a thought signature (another Google provider's): the model's turns
+        // go without thought parts, and a call with the value Google documents to skip the check.
+        QJsonArray contents;
+        for (const QJsonValue &t : body.value(L("contents")).toArray()) {
+            QJsonObject turn = t.toObject();
+            if (turn.value(L("role")).toString() != L("model")) {
+                // merged with the user turn before it when a turn of thoughts alone went between
+                appendOrMergeTurn(contents, turn.value(L("role")).toString(), L("parts"),
+                                  turn.value(L("parts")).toArray());
+                continue;
+            }
+            QJsonArray parts;
+            for (const QJsonValue &v : turn.value(L("parts")).toArray()) {
+                QJsonObject part = v.toObject();
+                if (part.value(L("thought")).toBool())
+                    continue;
+                if (part.contains(L("thoughtSignature"))) {
+                    if (part.contains(L("functionCall")))
+                        part.insert(L("thoughtSignature"), QStringLiteral("skip_thought_signature_validator"));
+                    else
+                        part.remove(L("thoughtSignature"));
+                }
+                parts.append(part);
+            }
+            if (parts.isEmpty())
+                continue; // a turn of thoughts alone
+            turn.insert(L("parts"), parts);
+            contents.append(turn);
+        }
+        body.insert(L("contents"), contents);
+    }
+    http.body = wire::compactJson(body);
     addHeader(http, "content-type", "application/json");
     addHeader(http, "accept", "text/event-stream");
     if (!target.credential.isEmpty())

@@ -297,11 +297,17 @@ HttpRequest OpenAIResponsesAdapter::buildRequest(const model::ChatRequest &reque
         // valid input; the ids OpenAI made stay, to pair its reasoning with what followed.
         namespace rj = wire::rj;
         const rj::Value *input = rj::member(wire::clientBody(request), "input");
-        const auto foreign = [](const rj::Value &item) {
+        // After this upstream refused an encrypted reasoning item (another provider's), none goes,
+        // nor any item id: OpenAI refuses an item id whose reasoning item is missing.
+        const bool replay = target.replayReasoning;
+        const auto foreign = [replay](const rj::Value &item) {
             return rj::equals(rj::member(&item, "type"), "reasoning") &&
-                   !untagSignature(rj::toString(rj::member(&item, "encrypted_content"))).api.isEmpty();
+                   (!replay || !untagSignature(rj::toString(rj::member(&item, "encrypted_content"))).api.isEmpty());
         };
-        const auto madeHere = [](const rj::Value &item) {
+        const auto madeHere = [replay](const rj::Value &item) {
+            if (!replay)
+                return rj::isString(rj::member(&item, "id")) &&
+                       !rj::equals(rj::member(&item, "type"), "item_reference");
             return gatewayMadeItemId(rj::bytes(rj::member(&item, "id")));
         };
         const auto items = rj::elements(input);
@@ -340,7 +346,20 @@ HttpRequest OpenAIResponsesAdapter::buildRequest(const model::ChatRequest &reque
             http.body = wire::compactJson(body);
         }
     } else {
-        http.body = wire::compactJson(buildBody(request, target.modelId));
+        QJsonObject body = buildBody(request, target.modelId);
+        if (!target.replayReasoning) {
+            // As above: no reasoning item, and no item id that would ask for one.
+            QJsonArray kept;
+            for (const QJsonValue &v : body.value(L("input")).toArray()) {
+                QJsonObject item = v.toObject();
+                if (item.value(L("type")).toString() == L("reasoning"))
+                    continue;
+                item.remove(L("id"));
+                kept.append(item);
+            }
+            body.insert(L("input"), kept);
+        }
+        http.body = wire::compactJson(body);
     }
     addHeader(http, "content-type", "application/json");
     addHeader(http, "accept", "text/event-stream");

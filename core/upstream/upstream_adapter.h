@@ -20,6 +20,11 @@ struct Target {
     QString baseUrl;
     QByteArray credential;        // secret; empty means none (never logged)
     bool passthroughAuth = false; // credential came from the caller's own header
+    // Whether the reasoning of earlier turns goes back signed (thinking signatures, encrypted
+    // reasoning items, Gemini thought signatures). False for the one try after the upstream
+    // refused such a signature (one another provider of the same API made): the history goes
+    // without it, as it would to another API.
+    bool replayReasoning = true;
 };
 
 // The most answer text (or, for Chat logprobs, chunk bytes) a decoder keeps to rebuild a

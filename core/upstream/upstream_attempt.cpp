@@ -226,6 +226,7 @@ void UpstreamAttempts::start(const failover::TryStart &s) {
     // the one it used, a rotation takes the one after it.
     const int startIndex = !t.started ? 0 : s.nextCredential ? t.credentialIndex + 1 : std::max(0, t.credentialIndex);
     t.started = true;
+    t.target.replayReasoning = !s.withoutReplayedReasoning;
     const quint64 generation = ++t.generation;
     const auto &p = t.candidate.provider;
     const failover::AttemptId id = s.id;

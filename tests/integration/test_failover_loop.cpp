@@ -614,6 +614,52 @@ private Q_SLOTS:
         QVERIFY(gw.engine().marks().isEmpty());
     }
 
+    void aSignatureAnotherProviderMadeIsDroppedNotFatal() {
+        // A Claude Code conversation whose last turn was answered by another provider of the
+        // Messages API (after a failover): its thinking signature is that provider's, and
+        // Anthropic refuses it with a 400, for this request and every later one. The gateway
+        // sends the same candidate the history without signed thinking (thinking off for this
+        // tool loop, as Messages requires), once; the client gets the answer, nothing is marked.
+        GatewayFixture gw;
+        gw.anthropicA.pushFault(fault(
+            Fault::Status, 400, {},
+            R"({"type":"error","error":{"type":"invalid_request_error","message":"messages.1.content.0: Invalid `signature` in `thinking` block"}})"));
+        gw.start();
+        const QJsonObject body{
+            {"model", "chain"},
+            {"max_tokens", 1024},
+            {"stream", true},
+            {"thinking", QJsonObject{{"type", "enabled"}, {"budget_tokens", 512}}},
+            {"messages",
+             QJsonArray{QJsonObject{{"role", "user"}, {"content", "read it"}},
+                        QJsonObject{{"role", "assistant"},
+                                    {"content", QJsonArray{QJsonObject{{"type", "thinking"},
+                                                                       {"thinking", "Read a.cpp first."},
+                                                                       {"signature", "c2lnbmVkLWJ5LWFub3RoZXI="}},
+                                                           QJsonObject{{"type", "tool_use"},
+                                                                       {"id", "toolu_1"},
+                                                                       {"name", "Read"},
+                                                                       {"input", QJsonObject{{"path", "a.cpp"}}}}}}},
+                        QJsonObject{{"role", "user"},
+                                    {"content", QJsonArray{QJsonObject{{"type", "tool_result"},
+                                                                       {"tool_use_id", "toolu_1"},
+                                                                       {"content", "int x;"}}}}}}}};
+        const auto r = gw.post(QStringLiteral("/v1/messages"), body);
+        QVERIFY2(r.status == 200, r.body.constData());
+        QVERIFY2(r.body.contains("message_stop"), r.body.constData());
+        QVERIFY2(!r.body.contains("invalid_request_error"), r.body.constData());
+        const auto sent = gw.anthropicA.requests();
+        QCOMPARE(sent.size(), 2);
+        QVERIFY(sent[0].body.contains("c2lnbmVkLWJ5LWFub3RoZXI="));
+        QVERIFY2(!sent[1].body.contains("c2lnbmVkLWJ5LWFub3RoZXI="), sent[1].body.constData());
+        QVERIFY(!sent[1].body.contains("Read a.cpp first."));
+        const QJsonObject second = QJsonDocument::fromJson(sent[1].body).object();
+        QCOMPARE(second.value("thinking").toObject().value("type").toString(), QStringLiteral("disabled"));
+        QVERIFY(second.value("messages").toArray().at(1).toObject().value("content").toArray().size() == 1);
+        QCOMPARE(gw.openaiB.requests().size(), 0);
+        QVERIFY(gw.engine().marks().isEmpty());
+    }
+
     void directSelectorHasNoFollower() {
         GatewayFixture gw;
         gw.anthropicA.setFault(fault(Fault::Status, 503));

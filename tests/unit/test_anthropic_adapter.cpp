@@ -56,6 +56,7 @@ private slots:
     void dataOnlyStreamWithoutEventLines();
     void parsesErrorBodies();
     void passthroughDropsForeignThinking();
+    void aRefusedSignatureSendsNoThinkingAtAll();
     void foreignToolLoopGoesWithThinkingOff();
     void clientTokenCapIsNeverRaised();
     void forcedToolChoiceTurnsThinkingOff();
@@ -87,12 +88,15 @@ QByteArray claudeCodeToolLoop(const QString &signature, bool thinkingOn = true) 
         body.insert("thinking", QJsonObject{{"type", "enabled"}, {"budget_tokens", 10000}});
     return QJsonDocument(body).toJson(QJsonDocument::Compact);
 }
-QJsonObject sentFor(const QByteArray &clientBody, wire::Api inbound = wire::Api::AnthropicMessages) {
+QJsonObject sentFor(const QByteArray &clientBody, wire::Api inbound = wire::Api::AnthropicMessages,
+                    bool replayReasoning = true) {
     const auto req = inbound == wire::Api::AnthropicMessages ? AnthropicMessagesCodec().decode(clientBody, nullptr)
                                                              : OpenAIChatCodec().decode(clientBody, nullptr);
     if (!req)
         return {};
-    return json(AnthropicAdapter().buildRequest(spokenIn(*req, inbound), target(), {}).body);
+    Target t = target();
+    t.replayReasoning = replayReasoning;
+    return json(AnthropicAdapter().buildRequest(spokenIn(*req, inbound), t, {}).body);
 }
 } // namespace
 
@@ -118,6 +122,57 @@ void TestAnthropicAdapter::passthroughDropsForeignThinking() {
         QCOMPARE(turn.size(), 1);
         QCOMPARE(turn[0].toObject().value("type").toString(), QStringLiteral("tool_use"));
     }
+}
+
+void TestAnthropicAdapter::aRefusedSignatureSendsNoThinkingAtAll() {
+    // The same Claude Code tool loop, after this upstream refused its signature (another provider
+    // of the Messages API signed it): no thinking block goes, the answer and the call stay, and
+    // the loop goes with thinking off, as Messages requires without the block.
+    const QByteArray loop = claudeCodeToolLoop(QStringLiteral("EqQBCkYIBBgCKkDzai"));
+    const QJsonObject sent = sentFor(loop, wire::Api::AnthropicMessages, false);
+    const QByteArray text = QJsonDocument(sent).toJson();
+    QVERIFY2(!text.contains("EqQBCkYIBBgCKkDzai"), text.constData());
+    QVERIFY(!text.contains("Read the file first."));
+    const QJsonArray turn = sent.value("messages").toArray()[1].toObject().value("content").toArray();
+    QCOMPARE(turn.size(), 1);
+    QCOMPARE(turn[0].toObject().value("type").toString(), QStringLiteral("tool_use"));
+    QCOMPARE(sent.value("thinking").toObject(), QJsonObject({{"type", "disabled"}}));
+    QCOMPARE(sent.value("max_tokens").toInt(), 32000); // the rest of the client's body as it was
+    // The first try sent it as the client did.
+    QVERIFY(QJsonDocument(sentFor(loop)).toJson().contains("EqQBCkYIBBgCKkDzai"));
+
+    // A conversation converted from another format, whose Anthropic-made turn is not the last:
+    // its thinking (and a redacted block) goes too, and thinking stays on for the new turn.
+    model::ChatRequest req;
+    req.model = QStringLiteral("m");
+    req.options.reasoning = QStringLiteral("high");
+    Message user;
+    user.content << ContentBlock::makeText(QStringLiteral("hi"));
+    Message assistant;
+    assistant.role = Role::Assistant;
+    assistant.api = kAnthropicApi;
+    ContentBlock t;
+    t.type = BlockType::Thinking;
+    t.text = QStringLiteral("private reasoning");
+    t.signature = QStringLiteral("SIG");
+    ContentBlock r;
+    r.type = BlockType::Thinking;
+    r.redacted = true;
+    r.signature = QStringLiteral("REDACTED");
+    assistant.content << t << r << ContentBlock::makeText(QStringLiteral("answer"));
+    req.context.messages << user << assistant << user;
+    Target refused = target();
+    refused.replayReasoning = false;
+    const QJsonObject converted =
+        json(AnthropicAdapter().buildRequest(spokenIn(req, wire::Api::OpenAICompletions), refused, {}).body);
+    const QJsonArray msgs = converted.value("messages").toArray();
+    QCOMPARE(msgs.size(), 3);
+    const QJsonArray content = msgs[1].toObject().value("content").toArray();
+    QCOMPARE(content.size(), 1);
+    QCOMPARE(content[0].toObject().value("text").toString(), QStringLiteral("answer"));
+    QVERIFY(!QJsonDocument(converted).toJson().contains("SIG"));
+    QVERIFY(!QJsonDocument(converted).toJson().contains("REDACTED"));
+    QVERIFY(converted.value("thinking").toObject().value("type").toString() != QStringLiteral("disabled"));
 }
 
 void TestAnthropicAdapter::foreignToolLoopGoesWithThinkingOff() {

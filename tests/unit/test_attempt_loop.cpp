@@ -900,6 +900,45 @@ private Q_SLOTS:
         QCOMPARE(h.client.answered->fallbackReason, QStringLiteral("credential_exhausted"));
     }
 
+    void aRefusedSignatureRetriesTheSameCandidateWithoutReasoningOnce() {
+        // A turn answered by another provider of the same API after a failover carries that
+        // provider's signature; the primary refuses it with a 400 that would end every later
+        // request of the conversation. The same candidate goes again, without signed reasoning,
+        // and once only: a second refusal reaches the client. No mark, no failure counted.
+        const QString refusal = QStringLiteral("invalid_request_error: messages.1.content.0: Invalid `signature` in "
+                                               "`thinking` block");
+        Harness h({candidate("pa"), candidate("pb")}, true);
+        h.start();
+        QVERIFY(!h.runner.starts.last().withoutReplayedReasoning);
+        h.httpError(400, refusal);
+        QCOMPARE(h.runner.starts.size(), 2);
+        QCOMPARE(h.runner.lastProvider(), QStringLiteral("pa"));
+        QCOMPARE(h.runner.starts.last().id, h.runner.starts.first().id); // the same attempt
+        QVERIFY(h.runner.starts.last().withoutReplayedReasoning);
+        QVERIFY(h.seen.notes.contains(QStringLiteral("replayed reasoning refused")));
+        h.answer();
+        QCOMPARE(h.client.commits.size(), 1);
+        QCOMPARE(h.client.commits.first().attempts, 1);
+        QVERIFY(h.marks.active().isEmpty());
+        QVERIFY(h.seen.failures.isEmpty());
+
+        Harness twice({candidate("pa"), candidate("pb")}, false);
+        twice.start();
+        twice.httpError(400, refusal);
+        twice.httpError(400, refusal);
+        QCOMPARE(twice.runner.starts.size(), 2); // no third try, no failover on a 400
+        QVERIFY(twice.client.failed);
+        QCOMPARE(twice.client.failed->status, 400);
+        QVERIFY(twice.marks.active().isEmpty());
+
+        // Any other 400 stops as before.
+        Harness other({candidate("pa"), candidate("pb")}, false);
+        other.start();
+        other.httpError(400, QStringLiteral("invalid_request_error: prompt is too long"));
+        QCOMPARE(other.runner.starts.size(), 1);
+        QCOMPARE(other.client.failed->status, 400);
+    }
+
     void singleCandidateIgnoresItsMark() {
         // A direct selector or a one-candidate route is tried even when marked: deferring it
         // would give the same answer later. Fails if the loop consulted the mark to skip it.

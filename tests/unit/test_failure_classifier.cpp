@@ -82,6 +82,44 @@ private Q_SLOTS:
         QCOMPARE(int(f->kind), kind);
         QCOMPARE(f->status, status);
     }
+    void aRefusedSignatureIsRecognisedInEachApisWords_data() {
+        QTest::addColumn<QString>("api");
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<bool>("refused");
+        QTest::newRow("anthropic thinking signature")
+            << QStringLiteral("anthropic-messages") << QStringLiteral("anthropic_400_invalid_signature.json") << true;
+        QTest::newRow("openai encrypted reasoning")
+            << QStringLiteral("openai-responses") << QStringLiteral("openai_400_invalid_encrypted_content.json")
+            << true;
+        QTest::newRow("gemini thought signature")
+            << QStringLiteral("google-generative-ai") << QStringLiteral("google_400_corrupted_thought_signature.json")
+            << true;
+        QTest::newRow("claude on vertex, wrapped")
+            << QStringLiteral("google-generative-ai") << QStringLiteral("google_400_vertex_anthropic_signature.json")
+            << true;
+        QTest::newRow("another 400") << QStringLiteral("anthropic-messages")
+                                     << QStringLiteral("anthropic_400_prompt_too_long.json") << false;
+    }
+    void aRefusedSignatureIsRecognisedInEachApisWords() {
+        // The loop retries the same candidate without signed reasoning on these (and only these)
+        // 400s; every one of them is otherwise a stop, as any 400 is.
+        QFETCH(QString, api);
+        QFETCH(QString, file);
+        QFETCH(bool, refused);
+        const QByteArray body = fixture(QStringLiteral("failures/") + file);
+        QVERIFY(!body.isEmpty());
+        const auto info = sw::upstream::adapterFor(api)->parseError(400, body);
+        FailureInput in;
+        in.status = 400;
+        in.message = info.message;
+        in.classificationMessage =
+            info.errorType.isEmpty() ? QString() : info.errorType + QStringLiteral(": ") + info.message;
+        QCOMPARE(FailureClassifier::refusesReplayedReasoning(in), refused);
+        QVERIFY(!FailureClassifier::classify(in));
+        in.status = 500; // the words alone are not enough: a 500 is an outage, failed over
+        QVERIFY(!FailureClassifier::refusesReplayedReasoning(in));
+    }
+
     void openaiRateLimitHintFromItsText() {
         const auto f = classifyBody(QStringLiteral("openai-completions"), 429,
                                     fixture(QStringLiteral("failures/openai_429_rate_limit_exceeded.json")));

@@ -41,6 +41,7 @@ class TestGoogleAdapter : public QObject {
 private slots:
     void buildsStreamGenerateContentRequest();
     void signaturesGoBackOnlyToGoogle();
+    void aRefusedThoughtSignatureSendsNone();
     void turnsAlternateBetweenUserAndModel();
     void documentsAsGeminiParts();
     void thinkingBudgetFitsUnderMaxOutputTokens();
@@ -159,6 +160,45 @@ void TestGoogleAdapter::signaturesGoBackOnlyToGoogle() {
     QVERIFY(!QJsonDocument(otherBody).toJson().contains("hm"));
     QCOMPARE(otherParts[0].toObject().value("thoughtSignature").toString(),
              QStringLiteral("skip_thought_signature_validator"));
+}
+
+void TestGoogleAdapter::aRefusedThoughtSignatureSendsNone() {
+    // After this upstream refused a thought signature ("Corrupted thought signature": another
+    // Google provider made it), the retry sends no thought part, no text signature, and the
+    // call with the value Google documents for history from elsewhere. A model turn of thoughts
+    // alone goes, and the user turns around it are one.
+    const QByteArray body = R"({"modelId":"m","context":{"messages":[{"role":"user","content":"q"},
+      {"role":"assistant","api":"google-generative-ai","content":[
+        {"type":"thinking","thinking":"hm","thinkingSignature":"SIG-T"},
+        {"type":"text","text":"looking","textSignature":"SIG-X"},
+        {"type":"toolCall","id":"c1","name":"f","arguments":{},"thoughtSignature":"SIG-F"}]},
+      {"role":"toolResult","toolCallId":"c1","toolName":"f","content":[{"type":"text","text":"ok"}],"isError":false},
+      {"role":"assistant","api":"google-generative-ai","content":[
+        {"type":"thinking","thinking":"only thoughts","thinkingSignature":"SIG-O"}]},
+      {"role":"user","content":"again"}]}})";
+    const auto req = PiNativeCodec().decode(body, nullptr);
+    QVERIFY(req);
+    Target t;
+    t.modelId = QStringLiteral("gemini-3-pro");
+    t.api = QStringLiteral("google-generative-ai");
+    t.baseUrl = QStringLiteral("https://generativelanguage.googleapis.com/v1beta");
+    QVERIFY(GoogleAdapter().buildRequest(*req, t, {}).body.contains("SIG-F"));
+    t.replayReasoning = false;
+    const QJsonObject sent = QJsonDocument::fromJson(GoogleAdapter().buildRequest(*req, t, {}).body).object();
+    const QByteArray text = QJsonDocument(sent).toJson();
+    QVERIFY2(!text.contains("SIG-"), text.constData());
+    QVERIFY2(!text.contains("hm") && !text.contains("only thoughts"), text.constData());
+    const QJsonArray contents = sent.value("contents").toArray();
+    QStringList roles;
+    for (const QJsonValue &c : contents)
+        roles << c.toObject().value("role").toString();
+    QCOMPARE(roles, (QStringList{"user", "model", "user"}));
+    const QJsonArray parts = contents[1].toObject().value("parts").toArray();
+    QCOMPARE(parts.size(), 2);
+    QCOMPARE(parts[0].toObject().value("text").toString(), QStringLiteral("looking"));
+    QCOMPARE(parts[1].toObject().value("thoughtSignature").toString(),
+             QStringLiteral("skip_thought_signature_validator"));
+    QVERIFY(text.contains("again"));
 }
 
 void TestGoogleAdapter::thinkingBudgetFitsUnderMaxOutputTokens() {

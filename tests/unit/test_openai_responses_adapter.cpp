@@ -62,6 +62,7 @@ private slots:
     void passthroughKeepsEveryFieldAndBetaHeader();
     void passthroughSplicesUnlessAReasoningItemIsDropped();
     void passthroughDropsTheItemIdsTheGatewayMadeUp();
+    void aRefusedReasoningItemSendsNoneAndNoItemIds();
     void aResponseNamedWithControlCharactersFails();
     void reasoningFromOtherApisGoesBackOnlyToItsMaker();
     void piFunctionCallsKeepOpenAIsItemId();
@@ -165,6 +166,59 @@ void TestOpenAIResponsesAdapter::passthroughSplicesUnlessAReasoningItemIsDropped
     QVERIFY(!dropped.spliced.contains("swsig1"));
     QVERIFY(!dropped.spliced.contains("rs_2"));
     QVERIFY(dropped.spliced.contains("gAAAAown"));
+}
+
+void TestOpenAIResponsesAdapter::aRefusedReasoningItemSendsNoneAndNoItemIds() {
+    // After this upstream refused an encrypted reasoning item (invalid_encrypted_content: another
+    // provider of the Responses API made it), the retry sends no reasoning item, and no item id
+    // that would ask for its reasoning ("provided without its required 'reasoning' item"). An
+    // item_reference keeps its id: that id is all it is.
+    const QByteArray body =
+        R"({"model":"codex","store":false,"input":[{"role":"user","content":"go"},)"
+        R"({"type":"reasoning","id":"rs_1","summary":[],"encrypted_content":"gAAAAfromElsewhere"},)"
+        R"({"type":"function_call","id":"fc_1","call_id":"call_1","name":"shell","arguments":"{}"},)"
+        R"({"type":"function_call_output","call_id":"call_1","output":"a.txt"},)"
+        R"({"type":"message","id":"msg_1","role":"assistant","content":[{"type":"output_text","text":"done"}]},)"
+        R"({"type":"item_reference","id":"msg_0"},{"role":"user","content":"and now?"}]})";
+    auto req = OpenAIResponsesCodec().decode(body, nullptr);
+    QVERIFY(req);
+    Target refused = target();
+    refused.replayReasoning = false;
+    const QByteArray first = OpenAIResponsesAdapter().buildRequest(*req, target(), {}).body;
+    QVERIFY2(first.contains("gAAAAfromElsewhere") && first.contains("fc_1"), first.constData());
+    const QByteArray sent = OpenAIResponsesAdapter().buildRequest(*req, refused, {}).body;
+    QVERIFY2(!sent.contains("gAAAAfromElsewhere"), sent.constData());
+    QVERIFY2(!sent.contains("\"reasoning\""), sent.constData());
+    QVERIFY2(!sent.contains("fc_1") && !sent.contains("msg_1"), sent.constData());
+    QVERIFY2(sent.contains("call_1") && sent.contains("done") && sent.contains("and now?"), sent.constData());
+    QVERIFY2(sent.contains("msg_0"), sent.constData());
+
+    // Converted (a pi client): the reasoning item and the call's fc_ id go too.
+    ChatRequest pi;
+    Message assistant;
+    assistant.role = Role::Assistant;
+    assistant.api = QStringLiteral("openai-responses");
+    ContentBlock thinking;
+    thinking.type = BlockType::Thinking;
+    thinking.text = QStringLiteral("plan");
+    thinking.signature = QStringLiteral("{\"id\":\"rs_77\",\"type\":\"reasoning\",\"encrypted_content\":\"gAAAother\"}");
+    ContentBlock call;
+    call.type = BlockType::ToolCall;
+    call.toolCallId = QStringLiteral("call_abc|fc_0123");
+    call.toolName = QStringLiteral("f");
+    assistant.content << thinking << call;
+    Message result;
+    result.role = Role::ToolResult;
+    result.toolCallId = QStringLiteral("call_abc|fc_0123");
+    result.content << ContentBlock::makeText(QStringLiteral("ok"));
+    pi.context.messages << assistant << result;
+    const ChatRequest fromPi = spokenIn(pi, wire::Api::Pi);
+    const QByteArray piFirst = OpenAIResponsesAdapter().buildRequest(fromPi, target(), {}).body;
+    QVERIFY2(piFirst.contains("gAAAother") && piFirst.contains("fc_0123"), piFirst.constData());
+    const QByteArray piSent = OpenAIResponsesAdapter().buildRequest(fromPi, refused, {}).body;
+    QVERIFY2(!piSent.contains("gAAAother") && !piSent.contains("fc_0123") && !piSent.contains("rs_77"),
+             piSent.constData());
+    QVERIFY2(piSent.contains("call_abc") && piSent.contains("function_call_output"), piSent.constData());
 }
 
 void TestOpenAIResponsesAdapter::piFunctionCallsKeepOpenAIsItemId() {
