@@ -5,6 +5,7 @@
 // editor they share adds, duplicates and removes entries. With
 // SWITCHMAN_SCREENSHOT_DIR set, every page is saved as a PNG there.
 
+#include "core/config/config_edit.h"
 #include "core/config/config_reader.h"
 #include "core/config/config_writer.h"
 #include "core/config/demo_config.h"
@@ -20,7 +21,10 @@
 #include <QCryptographicHash>
 #include <QDir>
 #include <QDoubleSpinBox>
+#include <QFile>
+#include <QJsonArray>
 #include <QJsonDocument>
+#include <QJsonObject>
 #include <QLabel>
 #include <QLineEdit>
 #include <QListWidget>
@@ -88,6 +92,48 @@ struct FileEditor {
         l->setCurrentItem(found.first());
     }
 };
+
+QByteArray readAll(const QString &path) {
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly))
+        qFatal("cannot read %s", qPrintable(path));
+    return file.readAll();
+}
+
+void writeAll(const QString &path, const QByteArray &bytes) {
+    QFile file(path);
+    if (!file.open(QIODevice::WriteOnly | QIODevice::Truncate) || file.write(bytes) != bytes.size())
+        qFatal("cannot write %s", qPrintable(path));
+}
+
+// The file as its owner wrote it: a comment, a note in an entry and a default spelt out, none of which
+// config::toJson writes. The editor then shows what it holds, as the main window does at start.
+QByteArray handWrittenFile(FileEditor &f) {
+    QJsonObject root = config::toJson(startingConfig());
+    root.insert(QStringLiteral("_comment"), QStringLiteral("kept by Save"));
+    QJsonObject providers = root.value(QStringLiteral("providers")).toObject();
+    QJsonObject anthropic = providers.value(QStringLiteral("sim-anthropic")).toObject();
+    anthropic.insert(QStringLiteral("_note"), QStringLiteral("staging"));
+    anthropic.insert(QStringLiteral("maxRetries"), config::ProviderConfig().maxRetries);
+    providers.insert(QStringLiteral("sim-anthropic"), anthropic);
+    root.insert(QStringLiteral("providers"), providers);
+    const QByteArray text = QJsonDocument(root).toJson(QJsonDocument::Indented);
+    writeAll(f.path, text);
+    const auto loaded = config::load(f.path);
+    if (!loaded.ok())
+        qFatal("the hand-written file does not load: %s", qPrintable(loaded.errors.value(0).toString()));
+    f.editor.setRunningConfig(*loaded.config, 2);
+    return text;
+}
+
+// `json` with the member at `path` (dotted) set to `value`.
+QJsonObject with(QJsonObject json, const QStringList &path, const QJsonValue &value) {
+    if (path.size() == 1)
+        json.insert(path.first(), value);
+    else
+        json.insert(path.first(), with(json.value(path.first()).toObject(), path.mid(1), value));
+    return json;
+}
 
 // Replaces a line edit's text the way a user does: select all, type.
 void retype(QLineEdit *edit, const QString &text) {
@@ -226,6 +272,84 @@ private Q_SLOTS:
         // Only the selected provider changed.
         QCOMPARE(saved.providers.value(QStringLiteral("sim-anthropic")),
                  startingConfig().providers.value(QStringLiteral("sim-anthropic")));
+    }
+
+    void saveKeepsWhatTheFileHasBesideTheEdit() {
+        FileEditor f;
+        handWrittenFile(f);
+        f.showTab(QStringLiteral("Providers"));
+        f.select("providerList", QStringLiteral("sim-openai"));
+        retype(child<QLineEdit>(f.editor, "providerUrl"), QStringLiteral("https://llm.example.test/v1"));
+        QVERIFY(f.editor.isDirty());
+        // Meanwhile `switchman key create` adds a tenant to the file.
+        const QString hash = credentials::gatewayKeyHash(credentials::newGatewayKey());
+        const QByteArray onDisk = config::withTenantKey(readAll(f.path), QStringLiteral("alice"), hash, true);
+        writeAll(f.path, onDisk);
+
+        const config::Config saved = f.save();
+        QCOMPARE(saved.providers.value(QStringLiteral("sim-openai")).baseUrl,
+                 QStringLiteral("https://llm.example.test/v1"));
+        QCOMPARE(saved.tenants.value(QStringLiteral("alice")).keyHashes, QStringList{hash});
+        // Exactly the one change: the comment, the note and the spelt-out default are still there.
+        const QJsonObject expected = with(QJsonDocument::fromJson(onDisk).object(),
+                                          QString::fromLatin1("providers.sim-openai.baseUrl").split('.'),
+                                          QStringLiteral("https://llm.example.test/v1"));
+        QCOMPARE(QJsonDocument::fromJson(readAll(f.path)).object(), expected);
+        // And byte for byte: the file as it was but for that one value.
+        QByteArray edited = onDisk;
+        const qsizetype url = edited.indexOf("http://127.0.0.1:9", edited.indexOf("\"sim-openai\": {"));
+        QVERIFY(url > 0);
+        QCOMPARE(readAll(f.path), edited.replace(url, 18, "https://llm.example.test/v1"));
+        QCOMPARE(expected.value(QStringLiteral("_comment")).toString(), QStringLiteral("kept by Save"));
+        QVERIFY(expected.value(QStringLiteral("providers"))
+                    .toObject()
+                    .value(QStringLiteral("sim-anthropic"))
+                    .toObject()
+                    .contains(QStringLiteral("_note")));
+        // The window now shows, and runs, what the file holds: the tenant too.
+        QVERIFY(!f.editor.isDirty());
+        QCOMPARE(f.editor.workingConfig(), saved);
+    }
+
+    void aReloadWhileEditingIsNotUndoneBySave() {
+        // The file gains a tenant and the engine re-reads it (admin/reload) while the window has unsaved edits.
+        FileEditor f;
+        handWrittenFile(f);
+        f.showTab(QStringLiteral("Routes"));
+        f.select("routeList", QStringLiteral("demo"));
+        retype(child<QLineEdit>(f.editor, "routeAliases"), QStringLiteral("sonnet-latest"));
+        const QString hash = credentials::gatewayKeyHash(credentials::newGatewayKey());
+        writeAll(f.path, config::withTenantKey(readAll(f.path), QStringLiteral("alice"), hash, true));
+        const auto reloaded = config::load(f.path);
+        QVERIFY(reloaded.ok());
+        f.editor.setRunningConfig(*reloaded.config, 3);
+        QVERIFY(f.editor.isDirty());
+
+        const config::Config saved = f.save();
+        QCOMPARE(saved.routes.value(QStringLiteral("demo")).aliases, QStringList{QStringLiteral("sonnet-latest")});
+        QCOMPARE(saved.tenants.value(QStringLiteral("alice")).keyHashes, QStringList{hash});
+    }
+
+    void aFileThatNoLongerValidatesWithTheEditIsLeftAlone() {
+        FileEditor f;
+        handWrittenFile(f);
+        f.showTab(QStringLiteral("Providers"));
+        f.select("providerList", QStringLiteral("sim-openai"));
+        retype(child<QLineEdit>(f.editor, "providerUrl"), QStringLiteral("https://llm.example.test/v1"));
+        // Someone adds a key this version does not know to the file meanwhile.
+        QJsonObject edited =
+            with(QJsonDocument::fromJson(readAll(f.path)).object(),
+                 QString::fromLatin1("providers.sim-anthropic.colour").split('.'), QStringLiteral("blue"));
+        const QByteArray onDisk = QJsonDocument(edited).toJson();
+        writeAll(f.path, onDisk);
+
+        QTest::mouseClick(child<QPushButton>(f.editor, "saveButton"), Qt::LeftButton);
+        QCOMPARE(readAll(f.path), onDisk); // nothing written
+        const QString state = child<QLabel>(f.editor, "configState")->text();
+        QVERIFY2(state.startsWith(QStringLiteral("Not saved")) &&
+                     state.contains(QStringLiteral("providers.sim-anthropic.colour")),
+                 qPrintable(state));
+        QVERIFY(f.editor.isDirty());
     }
 
     void modelsPageEditsThePrice() {

@@ -1,5 +1,6 @@
 #include "ui/config/config_editor.h"
 
+#include "core/config/config_edit.h"
 #include "core/config/config_reader.h"
 #include "core/config/config_writer.h"
 #include "ui/config/general_page.h"
@@ -11,11 +12,13 @@
 #include "ui/shared/engine_commands.h"
 #include "ui/shared/state_palette.h"
 
+#include <QFile>
 #include <QHBoxLayout>
 #include <QInputDialog>
 #include <QLabel>
 #include <QLineEdit>
 #include <QListWidget>
+#include <QLockFile>
 #include <QPushButton>
 #include <QTabWidget>
 #include <QVBoxLayout>
@@ -102,6 +105,7 @@ void ConfigEditor::setRunningConfig(const config::Config &config, quint64 genera
     if (m_dirty)
         return; // never throw away the user's edits; Revert picks the new one up
     m_working = config;
+    m_loaded = config;
     loadPages();
     revalidate();
 }
@@ -152,18 +156,27 @@ bool ConfigEditor::saveAndApply() {
                                              : tr("Not saved: %1 problems to fix first").arg(errors.size())));
         return false;
     }
+    config::Config result = m_working;
     if (!m_path.isEmpty()) {
         QString why;
-        if (!config::save(m_path, m_working, &why)) {
+        std::optional<config::Config> written = writeEdits(&why);
+        if (!written) {
             m_state->setText(tr("Not saved: %1").arg(why));
             return false;
         }
+        result = std::move(*written);
         Q_EMIT saved(m_path);
     }
+    // What the file now says, which may hold more than the edits (a key added to it meanwhile).
     if (m_commands)
-        m_commands->applyConfig(m_working);
-    m_running = m_working;
+        m_commands->applyConfig(result);
+    const bool more = result != m_working;
+    m_running = result;
+    m_working = result;
+    m_loaded = result;
     m_dirty = false;
+    if (more)
+        loadPages();
     revalidate();
     m_state->setText(m_path.isEmpty() ? tr("Applied. In-flight requests finish on the configuration they started with.")
                                       : tr("Saved to %1 and applied. In-flight requests finish on the configuration "
@@ -173,8 +186,46 @@ bool ConfigEditor::saveAndApply() {
     return true;
 }
 
+std::optional<config::Config> ConfigEditor::writeEdits(QString *why) {
+    // The same lock as `switchman key create`: neither writes back a file that misses the other's change.
+    const std::unique_ptr<QLockFile> lock = config::lockConfigFile(m_path, why);
+    if (!lock)
+        return std::nullopt;
+    QFile file(m_path);
+    if (!file.exists()) { // nothing to keep: the whole configuration
+        if (!config::save(m_path, m_working, why))
+            return std::nullopt;
+        return m_working;
+    }
+    if (!file.open(QIODevice::ReadOnly)) {
+        *why = tr("cannot read %1: %2").arg(m_path, file.errorString());
+        return std::nullopt;
+    }
+    QString error;
+    const QByteArray edited =
+        config::withChanges(file.readAll(), config::toJson(m_loaded), config::toJson(m_working), &error);
+    file.close();
+    if (edited.isEmpty()) {
+        *why = tr("%1 is %2 now; fix it in an editor, or move it away to write these settings anew").arg(m_path, error);
+        return std::nullopt;
+    }
+    // Never write a file that would not load again: the file may have changed since it was loaded.
+    config::ParseResult check = config::parse(edited);
+    if (!check.ok()) {
+        QStringList problems;
+        for (const auto &e : std::as_const(check.errors))
+            problems << e.toString();
+        *why = tr("%1 with these changes would not be valid: %2").arg(m_path, problems.join(QStringLiteral("; ")));
+        return std::nullopt;
+    }
+    if (!config::writeConfigFile(m_path, edited, config::WriteMode::Replace, why))
+        return std::nullopt;
+    return std::move(*check.config);
+}
+
 void ConfigEditor::revert() {
     m_working = m_running;
+    m_loaded = m_running;
     m_dirty = false;
     loadPages();
     revalidate();

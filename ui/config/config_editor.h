@@ -2,9 +2,11 @@
 // The configuration screen: a shell of one page per tab (providers, models,
 // routes, tenants, listener and failover) over one working copy, the problems
 // list and Save/Revert. Every change is validated at once with the same rules
-// as the file (config::validate); Save writes the file atomically
-// (config::save) and applies it to the engine, which keeps in-flight requests
-// on the configuration they started with.
+// as the file (config::validate). Save changes in the file only what was
+// edited here (config::withChanges, under the file's lock), so comments, layout
+// and edits made in the file meanwhile (a `switchman key create`) stay; it
+// writes atomically and applies the file's new content to the engine, which
+// keeps in-flight requests on the configuration they started with.
 
 #include "core/config/config.h"
 #include "ui/config/config_page.h"
@@ -12,6 +14,7 @@
 #include <QList>
 #include <QWidget>
 #include <functional>
+#include <optional>
 
 class QLabel;
 class QListWidget;
@@ -59,9 +62,12 @@ private:
     void loadPages(); // working copy -> every page
     void edited();    // a page changed the working copy
     void revalidate();
+    // Writes the edits into the file; what it then holds, or nothing with *why.
+    std::optional<config::Config> writeEdits(QString *why);
 
     config::Config m_working;
     config::Config m_running;
+    config::Config m_loaded; // what m_working started from: Save writes the difference
     ConfigDialogs m_dialogs; // forwards to the seams above, whatever they are set to later
     EngineCommands *m_commands;
     QString m_path;
