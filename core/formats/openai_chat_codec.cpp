@@ -1,4 +1,5 @@
 #include "core/formats/openai_chat_codec.h"
+#include "core/wire/tool_call_id.h"
 
 #include "core/formats/decode_prologue.h"
 #include "core/formats/openai_chat_stream_encoder.h"
@@ -481,7 +482,7 @@ QByteArray OpenAIChatCodec::encodeResponse(const AssistantMessage &message, cons
         for (const ContentBlock &b : message.content) {
             if (b.type != BlockType::ToolCall)
                 continue;
-            w.beginObject().field("id", b.toolCallId);
+            w.beginObject().field("id", wire::clientToolCallId(b.toolCallId, wire::kChatMaxToolIdLength));
             if (info.customTools.contains(b.toolName)) {
                 w.field("type", "custom")
                     .key("custom")

@@ -1,4 +1,5 @@
 #include "core/formats/openai_chat_stream_encoder.h"
+#include "core/wire/tool_call_id.h"
 
 #include "core/formats/openai_chat_codec.h"
 #include "core/formats/openai_responses_codec.h"
@@ -97,7 +98,7 @@ QByteArray OpenAIChatStreamEncoder::encode(const StreamEvent &event) {
             .beginArray()
             .beginObject()
             .field("index", index)
-            .field("id", event.block.toolCallId)
+            .field("id", wire::clientToolCallId(event.block.toolCallId, wire::kChatMaxToolIdLength))
             .field("type", "function")
             .key("function")
             .beginObject()
@@ -136,7 +137,7 @@ QByteArray OpenAIChatStreamEncoder::encode(const StreamEvent &event) {
                 .beginArray()
                 .beginObject()
                 .field("index", *it)
-                .field("id", call.toolCallId)
+                .field("id", wire::clientToolCallId(call.toolCallId, wire::kChatMaxToolIdLength))
                 .field("type", "custom")
                 .key("custom")
                 .beginObject()

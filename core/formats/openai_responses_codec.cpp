@@ -1,4 +1,5 @@
 #include "core/formats/openai_responses_codec.h"
+#include "core/wire/tool_call_id.h"
 
 #include "core/formats/decode_prologue.h"
 #include "core/formats/openai_chat_codec.h"
@@ -444,14 +445,14 @@ QByteArray OpenAIResponsesCodec::encodeResponse(const AssistantMessage &message,
                 w.field("id", idFor(b, L("ctc_") + suffix))
                     .field("type", "custom_tool_call")
                     .field("status", "completed")
-                    .field("call_id", b.toolCallId)
+                    .field("call_id", wire::clientToolCallId(b.toolCallId, wire::kResponsesMaxCallIdLength))
                     .field("name", b.toolName)
                     .field("input", customInput(b));
             } else {
                 w.field("id", idFor(b, L("fc_") + suffix))
                     .field("type", "function_call")
                     .field("status", "completed")
-                    .field("call_id", b.toolCallId)
+                    .field("call_id", wire::clientToolCallId(b.toolCallId, wire::kResponsesMaxCallIdLength))
                     .field("name", b.toolName);
                 if (b.argumentsJson.isEmpty())
                     w.field("arguments", QString::fromUtf8(wire::compactJson(b.arguments)));

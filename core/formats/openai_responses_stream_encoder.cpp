@@ -1,4 +1,5 @@
 #include "core/formats/openai_responses_stream_encoder.h"
+#include "core/wire/tool_call_id.h"
 
 #include "core/formats/openai_responses_codec.h"
 #include "core/wire/json.h"
@@ -162,7 +163,7 @@ void OpenAIResponsesStreamEncoder::openItem(wire::JsonWriter &w, int contentInde
             .field("id", item.id)
             .field("type", item.custom ? L("custom_tool_call") : L("function_call"))
             .field("status", "in_progress")
-            .field("call_id", start.toolCallId)
+            .field("call_id", wire::clientToolCallId(start.toolCallId, wire::kResponsesMaxCallIdLength))
             .field("name", start.toolName)
             .field(item.custom ? L("input") : L("arguments"), QString())
             .endObject();
@@ -223,7 +224,8 @@ void OpenAIResponsesStreamEncoder::closeItem(wire::JsonWriter &w, int contentInd
         break;
     }
     case BlockType::ToolCall: {
-        const QString &callId = end.toolCallId.isEmpty() ? item.block.toolCallId : end.toolCallId;
+        const QString callId = wire::clientToolCallId(end.toolCallId.isEmpty() ? item.block.toolCallId : end.toolCallId,
+                                                      wire::kResponsesMaxCallIdLength);
         const QString &name = end.toolName.isEmpty() ? item.block.toolName : end.toolName;
         if (item.custom) {
             // The upstream streamed {"input": "…"} as JSON; the client gets the text, whole.

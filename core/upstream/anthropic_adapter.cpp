@@ -70,7 +70,9 @@ QJsonArray assistantContent(const Message &m) {
     for (const ContentBlock &b : m.content) {
         switch (b.type) {
         case BlockType::Text:
-            if (!b.text.isEmpty())
+            // Messages refuses a text block of whitespace alone ("text content blocks must contain
+            // non-whitespace text"): the "\n\n" another model wrote before its tool call.
+            if (!b.text.trimmed().isEmpty())
                 out.append(QJsonObject{{L("type"), L("text")}, {L("text"), b.text}});
             break;
         case BlockType::Thinking:
@@ -277,6 +279,12 @@ bool isForeignThinking(const QJsonObject &block, bool keepSigned) {
     return type == L("redacted_thinking") && block.value(L("data")).toString().isEmpty();
 }
 
+// A text block of whitespace alone, which Messages refuses in an assistant turn: an answer another
+// API gave ("\n\n" before a tool call) as the client kept it.
+bool isBlankText(const QJsonObject &block) {
+    return block.value(L("type")).toString() == L("text") && block.value(L("text")).toString().trimmed().isEmpty();
+}
+
 } // namespace
 
 bool AnthropicAdapter::thinkingRulesChangeNothing(const wire::rj::Value *body) {
@@ -289,6 +297,11 @@ bool AnthropicAdapter::thinkingRulesChangeNothing(const wire::rj::Value *body) {
         if (type == "thinking") {
             const QString signature = rj::toString(rj::member(block, "signature"));
             return signature.isEmpty() || !untagSignature(signature).api.isEmpty();
+        }
+        if (type == "text") { // isBlankText
+            const std::string_view text = rj::bytes(rj::member(block, "text"));
+            return std::all_of(text.begin(), text.end(),
+                               [](char c) { return c == ' ' || c == '\n' || c == '\t' || c == '\r'; });
         }
         const rj::Value *data = rj::member(block, "data");
         return type == "redacted_thinking" && (!rj::isString(data) || data->GetStringLength() == 0);
@@ -334,7 +347,7 @@ bool AnthropicAdapter::applyThinkingRules(QJsonObject &body, bool keepSigned) {
         QJsonArray kept;
         bool dropped = false;
         for (const QJsonValue &v : content.toArray()) {
-            if (isForeignThinking(v.toObject(), keepSigned))
+            if (isForeignThinking(v.toObject(), keepSigned) || isBlankText(v.toObject()))
                 dropped = true;
             else
                 kept.append(v);

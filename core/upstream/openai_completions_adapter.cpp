@@ -8,6 +8,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QUrl>
+#include <algorithm>
 #include <utility>
 
 namespace sw::upstream {
@@ -253,12 +254,28 @@ HttpRequest OpenAICompletionsAdapter::buildRequest(const model::ChatRequest &req
                 merged = wire::compactJson(options);
         // The client's bytes as they are, with only these three members set; the whole object
         // written again when the bytes cannot be spliced (see wire::spliceTopLevel).
+        // An assistant turn with nothing in it (content null, no call: what the SDK keeps of an
+        // answer that was reasoning only, or a refusal another API gave) is refused by OpenAI
+        // ("expected a string, got null"): it is left out, the rest goes as the client wrote it.
+        namespace rj = wire::rj;
+        const auto emptyAssistant = [](const rj::Value &m) {
+            const rj::Value *content = rj::member(&m, "content");
+            const rj::Value *calls = rj::member(&m, "tool_calls");
+            const rj::Value *refusal = rj::member(&m, "refusal");
+            return rj::equals(rj::member(&m, "role"), "assistant") && (!content || content->IsNull()) &&
+                   (!calls || calls->IsNull() || (calls->IsArray() && calls->Empty())) &&
+                   !rj::member(&m, "function_call") && !rj::member(&m, "audio") && (!refusal || refusal->IsNull());
+        };
+        const auto messages = rj::elements(rj::member(wire::clientBody(request), "messages"));
+        const bool dropsTurns = std::any_of(messages.begin(), messages.end(), emptyAssistant);
         const QByteArray model = wire::jsonString(target.modelId);
-        std::optional<QByteArray> spliced = wire::spliceTopLevel(
-            request.rawBody,
-            {{"model", model},
-             {"stream", "true"},
-             {"stream_options", merged.isEmpty() ? QByteArrayView(R"({"include_usage":true})") : merged}});
+        std::optional<QByteArray> spliced;
+        if (!dropsTurns)
+            spliced = wire::spliceTopLevel(
+                request.rawBody,
+                {{"model", model},
+                 {"stream", "true"},
+                 {"stream_options", merged.isEmpty() ? QByteArrayView(R"({"include_usage":true})") : merged}});
         if (spliced) {
             http.body = std::move(*spliced);
         } else {
@@ -266,6 +283,17 @@ HttpRequest OpenAICompletionsAdapter::buildRequest(const model::ChatRequest &req
             body.insert(L("model"), target.modelId);
             body.insert(L("stream"), true);
             body.insert(L("stream_options"), streamOptions());
+            if (dropsTurns) {
+                const QJsonArray sent = body.value(L("messages")).toArray();
+                QJsonArray kept;
+                qsizetype i = 0;
+                for (const rj::Value &m : messages) {
+                    if (!emptyAssistant(m))
+                        kept.append(sent.at(i));
+                    ++i;
+                }
+                body.insert(L("messages"), kept);
+            }
             http.body = wire::compactJson(body);
         }
     } else {

@@ -11,7 +11,7 @@ public:
     static constexpr wire::Api kApi = wire::Api::OpenAICompletions;
     // OpenAI refuses a longer tool_calls[].id or tool_call_id ("string too long ... maximum length
     // 40"); pi's "call_id|item_id" ids from a Responses turn are twice that.
-    static constexpr qsizetype kMaxToolIdLength = 40;
+    static constexpr qsizetype kMaxToolIdLength = wire::kChatMaxToolIdLength;
 
     const QString &api() const override { return apiNameString<kApi>(); }
     HttpRequest buildRequest(const model::ChatRequest &request, const Target &target,

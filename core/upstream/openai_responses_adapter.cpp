@@ -21,7 +21,7 @@ using namespace sw::model;
 namespace {
 
 constexpr int kMinOutputTokens = 16;
-constexpr qsizetype kMaxCallIdLength = 64; // call_id: OpenAI refuses a longer one
+constexpr qsizetype kMaxCallIdLength = wire::kResponsesMaxCallIdLength;
 
 QLatin1String L(const char *s) {
     return QLatin1String(s);
@@ -300,9 +300,12 @@ HttpRequest OpenAIResponsesAdapter::buildRequest(const model::ChatRequest &reque
         // After this upstream refused an encrypted reasoning item (another provider's), none goes,
         // nor any item id: OpenAI refuses an item id whose reasoning item is missing.
         const bool replay = target.replayReasoning;
+        // A reasoning item the gateway named (rs_req_…) is another API's, tagged or not: an SDK that
+        // kept its snapshot of an incomplete response sends it back without encrypted_content.
         const auto foreign = [replay](const rj::Value &item) {
             return rj::equals(rj::member(&item, "type"), "reasoning") &&
-                   (!replay || !untagSignature(rj::toString(rj::member(&item, "encrypted_content"))).api.isEmpty());
+                   (!replay || gatewayMadeItemId(rj::bytes(rj::member(&item, "id"))) ||
+                    !untagSignature(rj::toString(rj::member(&item, "encrypted_content"))).api.isEmpty());
         };
         const auto madeHere = [replay](const rj::Value &item) {
             if (!replay)

@@ -29,6 +29,10 @@ QString boundedToolCallId(const QString &id, qsizetype maxLength) {
     return callId.left(maxLength - kToolIdHashChars - 1) + QLatin1Char('_') + QLatin1String(hash);
 }
 
+QString clientToolCallId(const QString &id, qsizetype maxLength) {
+    return id.size() <= maxLength ? id : boundedToolCallId(id, maxLength);
+}
+
 QString anthropicToolId(const QString &id) {
     if (!id.isEmpty() && id.size() <= kAnthropicMaxToolIdLength && std::all_of(id.begin(), id.end(), anthropicIdChar))
         return id; // the common case: an id Anthropic made, or one already mapped

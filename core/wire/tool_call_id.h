@@ -9,6 +9,9 @@ namespace sw::wire {
 
 // Messages accepts tool_use ids matching ^[a-zA-Z0-9_-]{1,64}$.
 inline constexpr qsizetype kAnthropicMaxToolIdLength = 64;
+// OpenAI refuses a longer Chat tool_calls id (40) or Responses call_id (64).
+inline constexpr qsizetype kChatMaxToolIdLength = 40;
+inline constexpr qsizetype kResponsesMaxCallIdLength = 64;
 
 // pi keeps a Responses function call's id as "call_id|item_id", the item id being the call's
 // output item ("fc_…"): the call id is the part before the bar. Any other id, one with a bar
@@ -25,5 +28,11 @@ QString boundedToolCallId(const QString &id, qsizetype maxLength);
 // above, and an empty one gets a fixed name. A valid id passes unchanged. Applied wherever an
 // Anthropic client or upstream gets an id another API made.
 QString anthropicToolId(const QString &id);
+
+// An id as a Chat or Responses client gets it in an answer: unchanged within the API's limit,
+// else bounded as boundedToolCallId does. The client sends it back as it got it, and a
+// same-API request goes up as the client wrote it: an id over the limit would be refused by
+// the next server of that API (a turn another API answered, with its longer ids).
+QString clientToolCallId(const QString &id, qsizetype maxLength);
 
 } // namespace sw::wire

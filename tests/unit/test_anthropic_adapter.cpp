@@ -57,6 +57,7 @@ private slots:
     void parsesErrorBodies();
     void passthroughDropsForeignThinking();
     void aRefusedSignatureSendsNoThinkingAtAll();
+    void aWhitespaceTextBlockIsNeverSent();
     void foreignToolLoopGoesWithThinkingOff();
     void clientTokenCapIsNeverRaised();
     void forcedToolChoiceTurnsThinkingOff();
@@ -122,6 +123,42 @@ void TestAnthropicAdapter::passthroughDropsForeignThinking() {
         QCOMPARE(turn.size(), 1);
         QCOMPARE(turn[0].toObject().value("type").toString(), QStringLiteral("tool_use"));
     }
+}
+
+void TestAnthropicAdapter::aWhitespaceTextBlockIsNeverSent() {
+    // Another model's "\n\n" before its tool call, kept by the client as a text block: Messages
+    // refuses it ("text content blocks must contain non-whitespace text"), for this turn and every
+    // later one. Left out, whether the client spoke Messages (its own copy of the gateway's answer)
+    // or another format.
+    QJsonObject client = json(claudeCodeToolLoop(QStringLiteral("EqQBCkYIBBgCKkDown")));
+    QJsonArray messages = client.value("messages").toArray();
+    QJsonObject turn = messages[1].toObject();
+    QJsonArray content = turn.value("content").toArray();
+    content.insert(1, QJsonObject{{"type", "text"}, {"text", "\n\n"}});
+    turn.insert("content", content);
+    messages.replace(1, turn);
+    client.insert("messages", messages);
+    const QJsonObject sent = sentFor(QJsonDocument(client).toJson());
+    const QJsonArray sentTurn = sent.value("messages").toArray()[1].toObject().value("content").toArray();
+    QCOMPARE(sentTurn.size(), 2);
+    QCOMPARE(sentTurn[0].toObject().value("type").toString(), QStringLiteral("thinking"));
+    QCOMPARE(sentTurn[1].toObject().value("type").toString(), QStringLiteral("tool_use"));
+    QCOMPARE(sent.value("thinking").toObject().value("type").toString(), QStringLiteral("enabled"));
+
+    const QByteArray chat = "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"go\"},"
+                            "{\"role\":\"assistant\",\"content\":\"\\n \",\"tool_calls\":[{\"id\":\"call_1\","
+                            "\"type\":\"function\",\"function\":{\"name\":\"f\",\"arguments\":\"{}\"}}]},"
+                            "{\"role\":\"tool\",\"tool_call_id\":\"call_1\",\"content\":\"ok\"}],"
+                            "\"tools\":[{\"type\":\"function\",\"function\":{\"name\":\"f\",\"parameters\":"
+                            "{\"type\":\"object\"}}}]}";
+    const QJsonArray converted = sentFor(chat, wire::Api::OpenAICompletions)
+                                     .value("messages")
+                                     .toArray()[1]
+                                     .toObject()
+                                     .value("content")
+                                     .toArray();
+    QCOMPARE(converted.size(), 1);
+    QCOMPARE(converted[0].toObject().value("type").toString(), QStringLiteral("tool_use"));
 }
 
 void TestAnthropicAdapter::aRefusedSignatureSendsNoThinkingAtAll() {

@@ -42,6 +42,7 @@ private slots:
     void encodesNonStreamingResponse();
     void customToolsDecodeAndTheirCallsEncodeAsCustom();
     void anAssistantRefusalInTheHistoryIsKept();
+    void anotherApisLongToolIdFitsChat();
 };
 
 void TestOpenAIChatCodec::decodesSdkRequest() {
@@ -385,6 +386,45 @@ void TestOpenAIChatCodec::anAssistantRefusalInTheHistoryIsKept() {
                                                nullptr);
     QVERIFY(both);
     QCOMPARE(both->context.messages[1].content[0].text, QStringLiteral("Sorry. No."));
+}
+
+void TestOpenAIChatCodec::anotherApisLongToolIdFitsChat() {
+    // A call id another API made (64 characters, Anthropic's limit) would come back from the
+    // client in its next turn and be refused by an OpenAI server (40 at most). The client gets it
+    // bounded, the same in the stream and in the JSON answer, so its call and result still pair.
+    const QString longId = QStringLiteral("toolu_") + QString(58, QLatin1Char('L'));
+    QList<StreamEvent> stream = sw::test::sampleAssistantStream();
+    AssistantMessage m;
+    for (StreamEvent &e : stream)
+        if (e.block.type == BlockType::ToolCall) {
+            e.block.toolCallId = longId;
+            if (e.type == EventType::ToolCallEnd)
+                m.content << e.block;
+        }
+    auto enc = OpenAIChatCodec().makeStreamEncoder(info(false));
+    QByteArray out;
+    for (const StreamEvent &e : stream)
+        out += enc->encode(e);
+    const QString sent = json(OpenAIChatCodec().encodeResponse(m, info(false)))
+                             .value("choices")
+                             .toArray()[0]
+                             .toObject()
+                             .value("message")
+                             .toObject()
+                             .value("tool_calls")
+                             .toArray()[0]
+                             .toObject()
+                             .value("id")
+                             .toString();
+    QVERIFY2(sent.size() <= 40 && sent.startsWith(QLatin1String("toolu_LLL")), qPrintable(sent));
+    QVERIFY2(out.contains("\"id\":\"" + sent.toUtf8() + "\""), out.constData());
+    QVERIFY(!out.contains(longId.toUtf8()));
+    // A short id passes as it is.
+    auto plain = OpenAIChatCodec().makeStreamEncoder(info(false));
+    QByteArray plainOut;
+    for (const StreamEvent &e : sw::test::sampleAssistantStream())
+        plainOut += plain->encode(e);
+    QVERIFY(plainOut.contains("\"id\":\"call_1\""));
 }
 
 QTEST_GUILESS_MAIN(TestOpenAIChatCodec)

@@ -73,6 +73,7 @@ private slots:
     void interleavedToolCallDeltasAssembleByIndex();
     void passthroughKeepsEveryClientField();
     void passthroughSplicesTheClientBytes();
+    void anEmptyAssistantTurnIsLeftOut();
     void crossFormatFromClaudeCode();
     void imagesOfParallelToolResultsFollowTheRun();
     void documentsOfToolResults();
@@ -135,6 +136,28 @@ BothPaths bothPaths(const QByteArray &clientBody) {
     return both;
 }
 } // namespace
+
+void TestOpenAICompletionsAdapter::anEmptyAssistantTurnIsLeftOut() {
+    // What the openai SDK keeps of an answer that was reasoning only (another API's, through the
+    // gateway): content null, no call. OpenAI refuses it ("expected a string, got null"); it is
+    // left out, and every other turn and field goes as the client wrote it.
+    const QByteArray body = "{\"model\":\"m\",\"x_custom\":1,\"messages\":[{\"role\":\"user\",\"content\":\"think\"},"
+                            "{\"role\":\"assistant\",\"content\":null,\"refusal\":null},"
+                            "{\"role\":\"user\",\"content\":\"and say it\"},"
+                            "{\"role\":\"assistant\",\"content\":null,\"tool_calls\":[{\"id\":\"call_1\",\"type\":"
+                            "\"function\",\"function\":{\"name\":\"f\",\"arguments\":\"{}\"}}]},"
+                            "{\"role\":\"tool\",\"tool_call_id\":\"call_1\",\"content\":\"ok\"}]}";
+    const auto req = sw::formats::OpenAIChatCodec().decode(body, nullptr);
+    QVERIFY(req);
+    const QJsonObject sent = json(OpenAICompletionsAdapter().buildRequest(*req, target(), {}).body);
+    const QJsonArray messages = sent.value("messages").toArray();
+    QCOMPARE(messages.size(), 4);
+    QCOMPARE(messages[0].toObject().value("content").toString(), QStringLiteral("think"));
+    QCOMPARE(messages[1].toObject().value("content").toString(), QStringLiteral("and say it"));
+    QCOMPARE(messages[2].toObject().value("tool_calls").toArray().size(), 1); // a call's null content stays
+    QCOMPARE(sent.value("x_custom").toInt(), 1);
+    QCOMPARE(sent.value("model").toString(), target().modelId);
+}
 
 void TestOpenAICompletionsAdapter::passthroughSplicesTheClientBytes() {
     const QByteArray conversation =

@@ -63,6 +63,7 @@ private slots:
     void passthroughSplicesUnlessAReasoningItemIsDropped();
     void passthroughDropsTheItemIdsTheGatewayMadeUp();
     void aRefusedReasoningItemSendsNoneAndNoItemIds();
+    void aReasoningItemTheGatewayNamedIsNeverSentUp();
     void aResponseNamedWithControlCharactersFails();
     void reasoningFromOtherApisGoesBackOnlyToItsMaker();
     void piFunctionCallsKeepOpenAIsItemId();
@@ -168,6 +169,22 @@ void TestOpenAIResponsesAdapter::passthroughSplicesUnlessAReasoningItemIsDropped
     QVERIFY(dropped.spliced.contains("gAAAAown"));
 }
 
+void TestOpenAIResponsesAdapter::aReasoningItemTheGatewayNamedIsNeverSentUp() {
+    // The openai SDK keeps its snapshot of a response that ended incomplete (max tokens), in which
+    // the reasoning item another API's thinking became has its gateway-made id and no
+    // encrypted_content yet. OpenAI refuses such an item; it is left out, the rest goes.
+    const QByteArray body =
+        "{\"model\":\"codex\",\"store\":false,\"input\":[{\"role\":\"user\",\"content\":\"go\"},"
+        "{\"id\":\"rs_req_7_0\",\"type\":\"reasoning\",\"summary\":[]},"
+        "{\"type\":\"message\",\"role\":\"assistant\",\"content\":[{\"type\":\"output_text\",\"text\":\"half\"}]},"
+        "{\"role\":\"user\",\"content\":\"go on\"}]}";
+    const auto req = OpenAIResponsesCodec().decode(body, nullptr);
+    QVERIFY(req);
+    const QByteArray sent = OpenAIResponsesAdapter().buildRequest(*req, target(), {}).body;
+    QVERIFY2(!sent.contains("reasoning") && !sent.contains("rs_req_"), sent.constData());
+    QVERIFY2(sent.contains("half") && sent.contains("go on"), sent.constData());
+}
+
 void TestOpenAIResponsesAdapter::aRefusedReasoningItemSendsNoneAndNoItemIds() {
     // After this upstream refused an encrypted reasoning item (invalid_encrypted_content: another
     // provider of the Responses API made it), the retry sends no reasoning item, and no item id
@@ -201,7 +218,8 @@ void TestOpenAIResponsesAdapter::aRefusedReasoningItemSendsNoneAndNoItemIds() {
     ContentBlock thinking;
     thinking.type = BlockType::Thinking;
     thinking.text = QStringLiteral("plan");
-    thinking.signature = QStringLiteral("{\"id\":\"rs_77\",\"type\":\"reasoning\",\"encrypted_content\":\"gAAAother\"}");
+    thinking.signature =
+        QStringLiteral("{\"id\":\"rs_77\",\"type\":\"reasoning\",\"encrypted_content\":\"gAAAother\"}");
     ContentBlock call;
     call.type = BlockType::ToolCall;
     call.toolCallId = QStringLiteral("call_abc|fc_0123");

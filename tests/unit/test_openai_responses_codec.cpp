@@ -37,6 +37,7 @@ QList<Frame> frames(const QByteArray &sse) {
 class TestOpenAIResponsesCodec : public QObject {
     Q_OBJECT
 private slots:
+    void anotherApisLongCallIdFitsResponses();
     void decodesItemsInstructionsToolsAndReasoning();
     void decodesStringInput();
     void decodeRejectsBadBodies_data();
@@ -346,6 +347,32 @@ void TestOpenAIResponsesCodec::customToolCallsGoBackAsCustomItems() {
     const QJsonObject item = json(OpenAIResponsesCodec().encodeResponse(m, i)).value("output").toArray()[0].toObject();
     QCOMPARE(item.value("type").toString(), QStringLiteral("custom_tool_call"));
     QCOMPARE(item.value("input").toString(), patch);
+}
+
+void TestOpenAIResponsesCodec::anotherApisLongCallIdFitsResponses() {
+    // A call id over Responses' 64 characters (another API's, or a server's without a limit) would
+    // be refused by OpenAI when the client sends its call back: the client gets it bounded, the
+    // same in every event of the stream and in the JSON answer.
+    const QString longId = QStringLiteral("call_") + QString(150, QLatin1Char('N'));
+    QList<StreamEvent> stream = sw::test::sampleAssistantStream();
+    AssistantMessage m;
+    for (StreamEvent &e : stream)
+        if (e.block.type == BlockType::ToolCall) {
+            e.block.toolCallId = longId;
+            if (e.type == EventType::ToolCallEnd)
+                m.content << e.block;
+        }
+    auto encoder = OpenAIResponsesCodec().makeStreamEncoder(info());
+    QByteArray out;
+    for (const StreamEvent &e : stream)
+        out += encoder->encode(e);
+    QVERIFY(!out.contains(longId.toUtf8()));
+    QString sent;
+    for (const QJsonValue &item : json(OpenAIResponsesCodec().encodeResponse(m, info())).value("output").toArray())
+        if (item.toObject().value("type").toString() == QStringLiteral("function_call"))
+            sent = item.toObject().value("call_id").toString();
+    QVERIFY2(sent.size() <= 64 && sent.startsWith(QLatin1String("call_NNN")), qPrintable(sent));
+    QVERIFY2(out.contains("\"call_id\":\"" + sent.toUtf8() + "\""), out.constData());
 }
 
 QTEST_GUILESS_MAIN(TestOpenAIResponsesCodec)
