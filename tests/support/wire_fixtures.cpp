@@ -118,4 +118,15 @@ QList<model::StreamEvent> sampleAssistantStream() {
     return s;
 }
 
+QList<model::StreamEvent> sampleAssistantStream(const QString &toolCallId, model::ContentBlock *callBlock) {
+    QList<model::StreamEvent> stream = sampleAssistantStream();
+    for (model::StreamEvent &e : stream)
+        if (e.block.type == model::BlockType::ToolCall) {
+            e.block.toolCallId = toolCallId;
+            if (e.type == model::EventType::ToolCallEnd && callBlock)
+                *callBlock = e.block;
+        }
+    return stream;
+}
+
 } // namespace sw::test

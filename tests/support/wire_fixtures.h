@@ -37,6 +37,8 @@ QString sseDifference(const QByteArray &actual, const QByteArray &expected);
 // done with toolUse; usage input 472, cacheRead 2048, output 89. The golden encoder outputs
 // tests/data/*_stream_golden.sse are this stream.
 QList<model::StreamEvent> sampleAssistantStream();
+// The same answer with its tool call named `toolCallId`; *callBlock (when given) is the call as it ended.
+QList<model::StreamEvent> sampleAssistantStream(const QString &toolCallId, model::ContentBlock *callBlock);
 
 model::StreamEvent makeEvent(model::EventType type, int contentIndex = -1, const QString &delta = {});
 

@@ -89,6 +89,22 @@ QByteArray claudeCodeToolLoop(const QString &signature, bool thinkingOn = true) 
         body.insert("thinking", QJsonObject{{"type", "enabled"}, {"budget_tokens", 10000}});
     return QJsonDocument(body).toJson(QJsonDocument::Compact);
 }
+// An assistant turn `api` answered: signed thinking ("SIG"), a redacted block ("REDACTED"), text.
+Message thinkingTurn(const QString &api) {
+    Message m;
+    m.role = Role::Assistant;
+    m.api = api;
+    ContentBlock t;
+    t.type = BlockType::Thinking;
+    t.text = QStringLiteral("private reasoning");
+    t.signature = QStringLiteral("SIG");
+    ContentBlock r;
+    r.type = BlockType::Thinking;
+    r.redacted = true;
+    r.signature = QStringLiteral("REDACTED");
+    m.content << t << r << ContentBlock::makeText(QStringLiteral("answer"));
+    return m;
+}
 QJsonObject sentFor(const QByteArray &clientBody, wire::Api inbound = wire::Api::AnthropicMessages,
                     bool replayReasoning = true) {
     const auto req = inbound == wire::Api::AnthropicMessages ? AnthropicMessagesCodec().decode(clientBody, nullptr)
@@ -185,19 +201,7 @@ void TestAnthropicAdapter::aRefusedSignatureSendsNoThinkingAtAll() {
     req.options.reasoning = QStringLiteral("high");
     Message user;
     user.content << ContentBlock::makeText(QStringLiteral("hi"));
-    Message assistant;
-    assistant.role = Role::Assistant;
-    assistant.api = kAnthropicApi;
-    ContentBlock t;
-    t.type = BlockType::Thinking;
-    t.text = QStringLiteral("private reasoning");
-    t.signature = QStringLiteral("SIG");
-    ContentBlock r;
-    r.type = BlockType::Thinking;
-    r.redacted = true;
-    r.signature = QStringLiteral("REDACTED");
-    assistant.content << t << r << ContentBlock::makeText(QStringLiteral("answer"));
-    req.context.messages << user << assistant << user;
+    req.context.messages << user << thinkingTurn(kAnthropicApi) << user;
     Target refused = target();
     refused.replayReasoning = false;
     const QJsonObject converted =
@@ -494,23 +498,8 @@ void TestAnthropicAdapter::thinkingSignatureOnlyGoesBackToItsApi() {
     req.model = QStringLiteral("m");
     Message user;
     user.content << ContentBlock::makeText(QStringLiteral("hi"));
-    auto assistant = [](const QString &api) {
-        Message m;
-        m.role = Role::Assistant;
-        m.api = api;
-        ContentBlock t;
-        t.type = BlockType::Thinking;
-        t.text = QStringLiteral("private reasoning");
-        t.signature = QStringLiteral("SIG");
-        ContentBlock r;
-        r.type = BlockType::Thinking;
-        r.redacted = true;
-        r.signature = QStringLiteral("REDACTED");
-        m.content << t << r << ContentBlock::makeText(QStringLiteral("answer"));
-        return m;
-    };
-    req.context.messages << user << assistant(kAnthropicApi) << user << assistant(QStringLiteral("openai-completions"))
-                         << user;
+    req.context.messages << user << thinkingTurn(kAnthropicApi) << user
+                         << thinkingTurn(QStringLiteral("openai-completions")) << user;
     const QJsonArray msgs =
         json(AnthropicAdapter().buildRequest(spokenIn(req, wire::Api::OpenAICompletions), target(), {}).body)
             .value(QStringLiteral("messages"))

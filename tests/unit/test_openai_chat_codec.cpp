@@ -393,14 +393,9 @@ void TestOpenAIChatCodec::anotherApisLongToolIdFitsChat() {
     // client in its next turn and be refused by an OpenAI server (40 at most). The client gets it
     // bounded, the same in the stream and in the JSON answer, so its call and result still pair.
     const QString longId = QStringLiteral("toolu_") + QString(58, QLatin1Char('L'));
-    QList<StreamEvent> stream = sw::test::sampleAssistantStream();
     AssistantMessage m;
-    for (StreamEvent &e : stream)
-        if (e.block.type == BlockType::ToolCall) {
-            e.block.toolCallId = longId;
-            if (e.type == EventType::ToolCallEnd)
-                m.content << e.block;
-        }
+    m.content << ContentBlock();
+    const QList<StreamEvent> stream = sw::test::sampleAssistantStream(longId, &m.content[0]);
     auto enc = OpenAIChatCodec().makeStreamEncoder(info(false));
     QByteArray out;
     for (const StreamEvent &e : stream)

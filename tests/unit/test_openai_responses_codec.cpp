@@ -354,14 +354,9 @@ void TestOpenAIResponsesCodec::anotherApisLongCallIdFitsResponses() {
     // be refused by OpenAI when the client sends its call back: the client gets it bounded, the
     // same in every event of the stream and in the JSON answer.
     const QString longId = QStringLiteral("call_") + QString(150, QLatin1Char('N'));
-    QList<StreamEvent> stream = sw::test::sampleAssistantStream();
     AssistantMessage m;
-    for (StreamEvent &e : stream)
-        if (e.block.type == BlockType::ToolCall) {
-            e.block.toolCallId = longId;
-            if (e.type == EventType::ToolCallEnd)
-                m.content << e.block;
-        }
+    m.content << ContentBlock();
+    const QList<StreamEvent> stream = sw::test::sampleAssistantStream(longId, &m.content[0]);
     auto encoder = OpenAIResponsesCodec().makeStreamEncoder(info());
     QByteArray out;
     for (const StreamEvent &e : stream)
