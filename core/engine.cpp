@@ -31,13 +31,14 @@
 namespace sw {
 
 namespace {
-// providers.NAME.caFile → the transport's trust table (the loader has checked each file).
+// providers.NAME.caFile → the transport's trust table (the loader has checked each file); failover.connectTimeoutMs.
 void applyCaFiles(upstream::Transport *transport, const config::Config &cfg) {
     upstream::Transport::CaTable table;
     for (const auto &p : cfg.providers)
         if (!p.caFile.isEmpty())
             table[upstream::hostKeyOf(QUrl(p.baseUrl))] += QSslCertificate::fromPath(p.caFile, QSsl::Pem);
     transport->setExtraCaCertificates(table);
+    transport->setConnectTimeoutMs(cfg.failover.connectTimeoutMs);
 }
 } // namespace
 

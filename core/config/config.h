@@ -79,6 +79,9 @@ struct FailoverConfig {
     qint64 exhaustedResetMs = 3600 * 1000; // a usage limit: resets slowly
     // No upstream byte for this long ends the attempt as server_error: no request lives forever.
     int upstreamIdleTimeoutMs = 300000;
+    // A connection to an upstream (TLS handshake included) that does not complete in this long fails
+    // the try as a transport timeout: its base URL's failure (upstream::SocketTransport).
+    int connectTimeoutMs = 10000;
 
     bool operator==(const FailoverConfig &) const = default;
 };

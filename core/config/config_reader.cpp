@@ -376,7 +376,7 @@ void ConfigReader::readFailover(JsonObjectReader &root, Config &config) {
         return;
     o->allowOnly({QStringLiteral("enabled"), QStringLiteral("deadlineMs"), QStringLiteral("maxRetryDelayMs"),
                   QStringLiteral("keepaliveMs"), QStringLiteral("rateLimitParkMs"), QStringLiteral("exhaustedResetMs"),
-                  QStringLiteral("upstreamIdleTimeoutMs")});
+                  QStringLiteral("upstreamIdleTimeoutMs"), QStringLiteral("connectTimeoutMs")});
     FailoverConfig &f = config.failover;
     o->flag(QStringLiteral("enabled"), f.enabled);
     const QString positive = QStringLiteral("must be greater than 0 (milliseconds)");
@@ -387,6 +387,7 @@ void ConfigReader::readFailover(JsonObjectReader &root, Config &config) {
     o->integer(QStringLiteral("rateLimitParkMs"), f.rateLimitParkMs, 1000, kWeekMs, atLeastSecond);
     o->integer(QStringLiteral("exhaustedResetMs"), f.exhaustedResetMs, 1000, kWeekMs, atLeastSecond);
     o->integer(QStringLiteral("upstreamIdleTimeoutMs"), f.upstreamIdleTimeoutMs, 1, positive);
+    o->integer(QStringLiteral("connectTimeoutMs"), f.connectTimeoutMs, 1, positive);
 }
 
 void ConfigReader::readLimits(JsonObjectReader &root, Config &config) {

@@ -91,6 +91,7 @@ QJsonObject failoverJson(const FailoverConfig &f) {
     putChanged(o, QStringLiteral("rateLimitParkMs"), f.rateLimitParkMs, d.rateLimitParkMs);
     putChanged(o, QStringLiteral("exhaustedResetMs"), f.exhaustedResetMs, d.exhaustedResetMs);
     putChanged(o, QStringLiteral("upstreamIdleTimeoutMs"), f.upstreamIdleTimeoutMs, d.upstreamIdleTimeoutMs);
+    putChanged(o, QStringLiteral("connectTimeoutMs"), f.connectTimeoutMs, d.connectTimeoutMs);
     return o;
 }
 

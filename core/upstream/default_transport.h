@@ -8,7 +8,8 @@
 // - QNAM re-sends a POST once when the connection is reset before the answer,
 //   so a provider that processed the request bills it twice; a socket call
 //   sends a request once (it retries only a reused keep-alive connection that
-//   died before the request could have been read).
+//   died before the request could have been read: while it was being written, or
+//   within SocketUpstreamCall::kStaleRetryMs of it).
 // - It adds ~300 µs per request where the socket transport adds ~40 µs.
 // The official OpenAI and Anthropic SDKs speak HTTP/1.1 to these APIs too. The
 // cost: concurrent streams to one host each hold their own TLS connection

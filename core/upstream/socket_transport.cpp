@@ -9,6 +9,7 @@
 #include <QTcpSocket>
 #include <QTimer>
 
+#include <cerrno>
 #include <memory>
 
 #include <netinet/in.h>
@@ -86,13 +87,31 @@ void SocketLink::onDisconnected() {
         m_idleIn->dropIdle(this); // the server closed it
 }
 
+namespace {
+
+// Whether the peer has already ended an idle connection whose news the event loop has not handled
+// yet: an end (FIN) or reset waiting in the kernel, or, on a plain connection, stray bytes. A request
+// sent on it would die at once, and could only be retried on the guess that nobody read it.
+bool peerGone(QAbstractSocket *socket) {
+    const qintptr fd = socket->socketDescriptor();
+    if (fd < 0)
+        return false;
+    char c;
+    const ssize_t n = ::recv(int(fd), &c, 1, MSG_PEEK | MSG_DONTWAIT);
+    if (n > 0) // a TLS connection's bytes may be a session ticket that its socket has not read yet
+        return !qobject_cast<QSslSocket *>(socket);
+    return n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+}
+
+} // namespace
+
 SocketLink *SocketTransport::takeIdle(const QString &hostKey, QObject *owner) {
     auto it = m_idle.find(hostKey);
     while (it != m_idle.end() && !it->isEmpty()) {
         SocketLink *link = it->takeLast(); // most recently used: least likely to have timed out
         QAbstractSocket *s = link->socket();
         link->release();
-        if (s->state() == QAbstractSocket::ConnectedState && s->bytesAvailable() == 0) {
+        if (s->state() == QAbstractSocket::ConnectedState && s->bytesAvailable() == 0 && !peerGone(s)) {
             s->setParent(owner);
             return link;
         }

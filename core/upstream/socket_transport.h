@@ -6,12 +6,20 @@
 // a POST whose connection was reset). HTTP/2 is not spoken; HTTPS uses HTTP/1.1.
 //
 // Keep-alive: a connection whose response ended cleanly goes back to an idle
-// pool per scheme://host:port. A request on a reused connection that dies
-// before any response byte is retried once on a fresh one (the server may have
-// timed the idle connection out as we sent).
+// pool per scheme://host:port. A pooled connection whose peer has already closed
+// it (an end or reset waiting in the kernel) is not reused. A request on a reused
+// connection that dies before any response byte, while the request was still
+// being written or within SocketUpstreamCall::kStaleRetryMs of it, is retried
+// once on a fresh one (the server timed the idle connection out as we sent);
+// dying later, the server may have read and processed it: a transport failure,
+// never re-sent.
+//
+// A connection (and TLS handshake) that does not complete within
+// kConnectTimeoutMs fails the call as TransportError::Timeout.
 
 #include "core/upstream/http1_response_parser.h"
 #include "core/upstream/transport.h"
+#include "core/util/clock.h"
 
 #include <QAbstractSocket>
 #include <QHash>
@@ -66,6 +74,17 @@ public:
     static constexpr int kDrainMs = 50;
     static constexpr qint64 kDrainBytes = 64 * 1024;
     void setMaxIdlePerHost(int n) { m_maxIdlePerHost = n; }
+    // A TCP connect plus, for https, the TLS handshake, must complete within this long, or the call
+    // ends as TransportError::Timeout (the base URL's failure) instead of waiting on a host that drops
+    // our SYNs (a full accept queue, a firewall) until the idle limit blames the model. Ten seconds
+    // covers a slow handshake across the world and the kernel's first SYN retransmissions (1 s, 3 s).
+    // failover.connectTimeoutMs sets it (Transport::setConnectTimeoutMs).
+    static constexpr int kConnectTimeoutMs = 10000;
+    void setConnectTimeoutMs(int ms) override { m_connectTimeoutMs = ms; }
+    int connectTimeoutMs() const { return m_connectTimeoutMs; }
+    // Time for connect timeouts and the stale-connection retry window; the system clock unless set.
+    void setClock(util::Clock *clock) { m_clock = clock; }
+    util::Clock &clock() const { return m_clock ? *m_clock : util::systemClock(); }
 
     static QString hostKeyOf(const QUrl &url) { return upstream::hostKeyOf(url); }
 
@@ -82,6 +101,8 @@ private:
 
     QHash<QString, QList<SocketLink *>> m_idle;
     int m_maxIdlePerHost = 256;
+    int m_connectTimeoutMs = kConnectTimeoutMs;
+    util::Clock *m_clock = nullptr;
     int m_opened = 0;
     int m_draining = 0;
     CaTable m_extraCa;

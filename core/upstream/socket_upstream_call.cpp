@@ -5,6 +5,11 @@
 
 #include <QSslSocket>
 
+#include <cerrno>
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 namespace sw::upstream {
 
 SocketUpstreamCall::SocketUpstreamCall(SocketTransport *transport, const HttpRequest &request, QObject *parent)
@@ -23,10 +28,21 @@ void SocketUpstreamCall::begin(bool allowReuse) {
         complete({TransportError::Other, QStringLiteral("transport gone")}, false);
         return;
     }
+    m_clock = &m_transport->clock();
     SocketLink *link = allowReuse ? m_transport->takeIdle(m_hostKey, this) : nullptr;
     m_reused = link != nullptr;
-    if (!link)
+    if (!link) {
         link = m_transport->open(m_request.url, this);
+        const int limit = m_transport->connectTimeoutMs();
+        m_connectTimer = m_clock->schedule(limit, [this, limit] {
+            m_connectTimer = 0;
+            if (m_done || !m_socket || m_sent)
+                return;
+            complete(
+                {TransportError::Timeout, QStringLiteral("no connection to %1 within %2 ms").arg(m_hostKey).arg(limit)},
+                false);
+        });
+    }
     attach(link);
     if (m_reused)
         sendRequest();
@@ -46,6 +62,8 @@ void SocketUpstreamCall::sendRequest() {
     if (m_sent || !m_socket)
         return;
     m_sent = true;
+    cancelConnectTimer();
+    m_sentAtMs = m_clock->nowMs();
     const QUrl &url = m_request.url;
     const QByteArray path = url.path(QUrl::FullyEncoded).toLatin1();
     const QByteArray query = url.hasQuery() ? url.query(QUrl::FullyEncoded).toLatin1() : QByteArray();
@@ -94,6 +112,8 @@ void SocketUpstreamCall::sendRequest() {
         // One write, head and body together, straight to the kernel on a plain connection: the upstream starts on
         // it one poll round earlier than after Qt's buffer, and no write buffer is kept for the connection's life.
         http::writeThrough(m_socket, head, true); // TLS: flushed now, as before
+        if (m_socket && m_socket->bytesToWrite() > 0)
+            keepSpareDescriptor(); // the kernel did not take it all: Qt writes the rest later
         return;
     }
     // A large body: what the kernel does not take at once would be copied into Qt's write buffer, a second
@@ -113,6 +133,7 @@ void SocketUpstreamCall::sendRequest() {
         return;
     }
     m_bodyOffset = m_request.body.size();
+    keepSpareDescriptor(); // before Qt writes (flush() below may already fail)
     m_socket->write(m_request.body);
     m_socket->flush();
 }
@@ -237,16 +258,72 @@ void SocketUpstreamCall::onDisconnected() {
     consume(m_socket->readAll()); // bytes that arrived with the FIN
     if (m_done)
         return;
+    readLeftover();
+    if (m_done)
+        return;
     if (m_parser.finishOnClose()) {
+        complete({}, false);
+        return;
+    }
+    if (m_started && m_parser.status() >= 400 && requestUnwritten()) {
+        // An early answer (413 to a body it would not read, 400) whose body the upstream cut as it
+        // reset the connection we were still writing on: the upstream answered; its status is the
+        // outcome, not a transport failure of the base URL.
         complete({}, false);
         return;
     }
     connectionLost(TransportError::Reset, QStringLiteral("connection closed by upstream"));
 }
 
+bool SocketUpstreamCall::requestUnwritten() const {
+    if (!m_socket)
+        return false;
+    if (!bodySent() || m_socket->bytesToWrite() > 0)
+        return true;
+    const auto *ssl = qobject_cast<const QSslSocket *>(m_socket);
+    return ssl && ssl->encryptedBytesToWrite() > 0;
+}
+
+void SocketUpstreamCall::keepSpareDescriptor() {
+    if (m_spareFd >= 0 || !m_socket || qobject_cast<QSslSocket *>(m_socket))
+        return; // a TLS connection's kernel bytes are ciphertext that only its socket can read
+    const qintptr fd = m_socket->socketDescriptor();
+    if (fd >= 0)
+        m_spareFd = ::fcntl(int(fd), F_DUPFD_CLOEXEC, 0);
+}
+
+void SocketUpstreamCall::closeSpareDescriptor() {
+    if (m_spareFd >= 0)
+        ::close(std::exchange(m_spareFd, -1));
+}
+
+void SocketUpstreamCall::readLeftover() {
+    if (m_spareFd < 0)
+        return;
+    QByteArray buffer(kReadBuffer, Qt::Uninitialized);
+    qint64 total = 0;
+    while (!m_done && m_socket && total < kLeftoverBytes) {
+        const ssize_t n = ::recv(m_spareFd, buffer.data(), size_t(buffer.size()), MSG_DONTWAIT);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break; // the end, the reset, or nothing more yet
+        total += n;
+        consume(QByteArrayView(buffer.constData(), n));
+    }
+}
+
+void SocketUpstreamCall::cancelConnectTimer() {
+    if (m_connectTimer && m_clock)
+        m_clock->cancel(std::exchange(m_connectTimer, 0));
+}
+
 void SocketUpstreamCall::connectionLost(TransportError error, const QString &message) {
-    if (m_reused && !m_gotBytes && (error == TransportError::Reset || error == TransportError::Other)) {
-        // The server dropped an idle keep-alive connection as we reused it.
+    // The server dropped an idle keep-alive connection as we reused it: it died while the request was
+    // still being written, or at once after (kStaleRetryMs). Later, the server had the request and may
+    // have worked on it: not re-sent.
+    const bool stale = !m_sent || requestUnwritten() || m_clock->nowMs() - m_sentAtMs <= kStaleRetryMs;
+    if (m_reused && !m_gotBytes && stale && (error == TransportError::Reset || error == TransportError::Other)) {
         releaseSocket(false);
         begin(false);
         return;
@@ -263,6 +340,8 @@ void SocketUpstreamCall::complete(const TransportResult &result, bool reusable) 
 }
 
 void SocketUpstreamCall::releaseSocket(bool reusable) {
+    cancelConnectTimer();
+    closeSpareDescriptor(); // before the socket closes: the upstream must see the connection go now
     if (!m_socket)
         return;
     QAbstractSocket *s = m_socket;
@@ -274,7 +353,8 @@ void SocketUpstreamCall::releaseSocket(bool reusable) {
         QObject::disconnect(s, nullptr, this, nullptr); // the slices' connection; the link holds the rest
     // An answer that came before the whole body was sent (an early error) leaves the connection
     // mid-request: the server would read the rest as the next one.
-    reusable = reusable && bodySent();
+    // Queued request bytes count too: the kernel may not have taken the whole body yet.
+    reusable = reusable && bodySent() && s->bytesToWrite() == 0;
     if (reusable && m_transport) {
         m_transport->giveBack(m_hostKey, link);
         return;
@@ -295,6 +375,7 @@ void SocketUpstreamCall::abort() {
         // a short, bounded while and keep the connection, instead of reconnecting for
         // the next request. A body that goes on is closed when the bound is reached.
         SocketLink *link = m_link;
+        closeSpareDescriptor();
         m_socket = nullptr;
         m_link = nullptr;
         m_transport->drain(m_hostKey, link, m_parser);

@@ -3,6 +3,7 @@
 
 #include "core/upstream/http1_response_parser.h"
 #include "core/upstream/transport.h"
+#include "core/util/clock.h"
 
 #include <QAbstractSocket>
 #include <QPointer>
@@ -30,6 +31,16 @@ public:
     // when what is queued (plain and encrypted) is below it: Qt's TLS socket copies what it is given
     // and queues all of its ciphertext, two more copies of a body of up to limits.maxBodyBytes.
     static constexpr qsizetype kTlsBodySlice = 64 * 1024;
+    // A reused keep-alive connection that dies without a response byte is retried on a fresh one only
+    // while the request could not have been read: it was still being written, or it died within this
+    // long of the write. A server that had timed the idle connection out answers the request's first
+    // segment with a reset one round trip later (under 300 ms between continents); a connection that
+    // dies later was open and read the request, and may have processed it: re-sending it could bill
+    // it twice, so that is a transport failure like on a fresh connection.
+    static constexpr qint64 kStaleRetryMs = 400;
+    // What a plain connection that failed while the request was being written still holds in the kernel
+    // (an early answer, e.g. 413 to a body the server did not read, then a reset) is read up to this much.
+    static constexpr qint64 kLeftoverBytes = 256 * 1024;
 
     SocketUpstreamCall(SocketTransport *transport, const HttpRequest &request, QObject *parent);
     ~SocketUpstreamCall() override;
@@ -56,6 +67,11 @@ private:
     void connectionLost(TransportError error, const QString &message);
     void complete(const TransportResult &result, bool reusable);
     void releaseSocket(bool reusable);
+    bool requestUnwritten() const; // some of the request is still queued on our side
+    void keepSpareDescriptor();
+    void closeSpareDescriptor();
+    void readLeftover(); // what the kernel still holds, through the spare descriptor
+    void cancelConnectTimer();
 
     QPointer<SocketTransport> m_transport;
     HttpRequest m_request;
@@ -77,6 +93,13 @@ private:
     QByteArray m_heldBody;
     bool m_heldDone = false;
     std::optional<QAbstractSocket::SocketError> m_errorWhilePaused;
+    // A duplicate of a plain connection's descriptor, held while Qt has request bytes to write: a write
+    // that fails (the peer answered early and reset) makes Qt close its descriptor before it reports
+    // the error, and the answer waiting in the kernel would go with it.
+    int m_spareFd = -1;
+    util::Clock *m_clock = nullptr;
+    util::Clock::TimerId m_connectTimer = 0;
+    qint64 m_sentAtMs = 0;
 };
 
 } // namespace sw::upstream

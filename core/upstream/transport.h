@@ -45,6 +45,9 @@ public:
     // already running keep the trust they started with.
     using CaTable = QHash<QString, QList<QSslCertificate>>;
     virtual void setExtraCaCertificates(const CaTable &table) { Q_UNUSED(table); }
+    // failover.connectTimeoutMs: a connection (TLS handshake included) not made in this long fails the
+    // call as TransportError::Timeout. Calls already connecting keep the bound they started with.
+    virtual void setConnectTimeoutMs(int ms) { Q_UNUSED(ms); }
 };
 
 } // namespace sw::upstream

@@ -5,6 +5,7 @@
 #include "core/demo/fake_upstream.h"
 #include "core/upstream/socket_transport.h"
 #include "core/upstream/socket_upstream_call.h"
+#include "fake_clock.h"
 #include "hostile_upstream.h"
 #include "signal_wait.h"
 #include "transport_checks.h"
@@ -19,14 +20,18 @@
 #include <mimalloc.h>
 #endif
 
+#include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <optional>
 #include <sys/socket.h>
+#include <unistd.h>
 
 using sw::demo::FakeUpstream;
 using sw::demo::Fault;
 using sw::test::CallRecorder;
+using sw::test::FakeClock;
 using sw::test::HostileUpstream;
 using sw::test::waitUntil;
 using namespace sw::upstream;
@@ -96,6 +101,70 @@ public:
     QList<QTcpSocket *> sockets;
 };
 
+// Answers the first request on each connection with a kept-alive 200 and holds every later one
+// unanswered, counting the requests it read, so a test can end a connection after the server has
+// read a request.
+class HoldingServer : public QTcpServer {
+public:
+    HoldingServer() {
+        connect(this, &QTcpServer::newConnection, this, [this] {
+            while (QTcpSocket *s = nextPendingConnection()) {
+                sockets.append(s);
+                connect(s, &QTcpSocket::readyRead, s, [this, s] {
+                    const QByteArray bytes = s->readAll();
+                    for (qsizetype at = bytes.indexOf("POST /"); at >= 0; at = bytes.indexOf("POST /", at + 1)) {
+                        ++requests;
+                        if (std::exchange(m_answered[s], true))
+                            continue;
+                        s->write("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
+                    }
+                });
+            }
+        });
+        listen(QHostAddress::LocalHost);
+    }
+    QString base() const { return QStringLiteral("http://127.0.0.1:%1").arg(serverPort()); }
+    QList<QTcpSocket *> sockets;
+    int requests = 0;
+
+private:
+    QHash<QTcpSocket *, bool> m_answered;
+};
+
+// A listening socket whose accept queue is full: the kernel drops every further SYN, and a connect
+// to it stays pending (retransmitting) for minutes.
+class FullAcceptQueue {
+public:
+    FullAcceptQueue() {
+        m_listener = ::socket(AF_INET, SOCK_STREAM, 0);
+        sockaddr_in addr{};
+        addr.sin_family = AF_INET;
+        addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        socklen_t len = sizeof addr;
+        if (::bind(m_listener, reinterpret_cast<sockaddr *>(&addr), len) != 0 || ::listen(m_listener, 0) != 0 ||
+            ::getsockname(m_listener, reinterpret_cast<sockaddr *>(&addr), &len) != 0)
+            return;
+        port = ntohs(addr.sin_port);
+        // Backlog 0 holds one connection; more connects fill the SYN side too.
+        for (int i = 0; i < 4; ++i) {
+            const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+            ::connect(fd, reinterpret_cast<sockaddr *>(&addr), sizeof addr);
+            m_fillers.append(fd);
+        }
+    }
+    ~FullAcceptQueue() {
+        for (int fd : std::as_const(m_fillers))
+            ::close(fd);
+        ::close(m_listener);
+    }
+    QString base() const { return QStringLiteral("http://127.0.0.1:%1").arg(port); }
+    quint16 port = 0;
+
+private:
+    int m_listener = -1;
+    QList<int> m_fillers;
+};
+
 } // namespace
 
 class TestSocketTransport : public QObject {
@@ -127,6 +196,12 @@ private Q_SLOTS:
     void aWholeAnswerReadWithItsHeadWaitsForTheResume();
     void idleConnectionThatHearsAnythingLeavesThePool_data();
     void idleConnectionThatHearsAnythingLeavesThePool();
+    void anEarlyAnswerToABodyTheUpstreamDidNotReadIsTheAnswer();
+    void aReusedConnectionThatDiesAfterTheRequestWasReadIsNotResent_data();
+    void aReusedConnectionThatDiesAfterTheRequestWasReadIsNotResent();
+    void aPooledConnectionThePeerAlreadyClosedIsNotUsed();
+    void aConnectThatNeverCompletesIsATimeout();
+    void aTlsHandshakeThatNeverCompletesIsATimeout();
 
 private:
     std::unique_ptr<FakeUpstream> m_fake;
@@ -563,6 +638,147 @@ void TestSocketTransport::idleConnectionThatHearsAnythingLeavesThePool() {
     QCOMPARE(m_transport->idleConnections(), 1);
     // The transport goes first, its idle connection with it (the pool is not touched while it dies).
     m_transport.reset();
+}
+
+void TestSocketTransport::anEarlyAnswerToABodyTheUpstreamDidNotReadIsTheAnswer() {
+    // An upstream reads the head of a large request, answers 413 with Connection: close and closes with
+    // the body unread (a reset). Whether the gateway reads first or writes first is the event loop's
+    // choice; writing first, Qt fails the write and closes its descriptor before it reports the error.
+    // The answer is still in the kernel: it must reach the caller as the 413 it is, not as a reset
+    // (a transport failure that failed over and marked the base URL).
+    QTcpServer server;
+    QVERIFY(server.listen(QHostAddress::LocalHost));
+    const int small = 16 * 1024; // accepted connections inherit it: the body backs up at once
+    ::setsockopt(int(server.socketDescriptor()), SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+    QPointer<QTcpSocket> upstream;
+    connect(&server, &QTcpServer::newConnection, this, [&] {
+        upstream = server.nextPendingConnection();
+        upstream->setReadBufferSize(1024); // reads the head, leaves the body in the kernel
+    });
+    HttpRequest req = post(QStringLiteral("http://127.0.0.1:%1").arg(server.serverPort()));
+    req.body =
+        "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"" + QByteArray(8 * 1024 * 1024, 'q') + "\"}]}";
+    UpstreamCall *call = m_transport->start(req, this);
+    CallRecorder rec(call);
+    auto *gateway = call->findChild<QAbstractSocket *>();
+    QVERIFY(gateway);
+    QVERIFY(waitUntil([&] { return upstream && upstream->bytesAvailable() >= 1024 && gateway->bytesToWrite() > 0; }));
+    const QByteArray json =
+        "{\"error\":{\"type\":\"request_too_large\",\"message\":\"Request exceeds the maximum size\"}}";
+    upstream->write("HTTP/1.1 413 Payload Too Large\r\nContent-Type: application/json\r\nConnection: close\r\n"
+                    "Content-Length: " +
+                    QByteArray::number(json.size()) + "\r\n\r\n" + json);
+    upstream->flush();
+    upstream->abort(); // unread bytes: a reset, behind the answer
+    // The gateway writes before it reads (no event loop turn in between): the write meets the reset.
+    gateway->flush();
+    QVERIFY(rec.waitFinished());
+    QCOMPARE(rec.error(), TransportError::None);
+    QCOMPARE(rec.status, 413);
+    QCOMPARE(rec.body, json);
+    QCOMPARE(m_transport->connectionsOpened(), 1); // not re-sent
+    QCOMPARE(m_transport->idleConnections(), 0);
+}
+
+void TestSocketTransport::aReusedConnectionThatDiesAfterTheRequestWasReadIsNotResent_data() {
+    QTest::addColumn<bool>("reset");
+    QTest::addRow("reset") << true;
+    QTest::addRow("closed") << false;
+}
+
+void TestSocketTransport::aReusedConnectionThatDiesAfterTheRequestWasReadIsNotResent() {
+    // The upstream reads the whole request on a kept-alive connection, works on it for a while, then the
+    // connection dies without a byte. It may have processed (and billed) the request: sending it again
+    // on a fresh connection would run it twice. Only a connection that dies at once is a stale one.
+    QFETCH(bool, reset);
+    FakeClock clock;
+    m_transport->setClock(&clock);
+    HoldingServer server;
+    {
+        CallRecorder first(m_transport->start(post(server.base()), this));
+        QVERIFY(first.waitFinished());
+        QCOMPARE(first.status, 200);
+    }
+    QCOMPARE(m_transport->idleConnections(), 1);
+    CallRecorder second(m_transport->start(post(server.base()), this));
+    QVERIFY(waitUntil([&] { return server.requests == 2; }));
+    clock.advance(SocketUpstreamCall::kStaleRetryMs + 2600); // the upstream works on it for 3 s
+    QVERIFY(!second.isFinished());
+    if (reset)
+        server.sockets.first()->abort();
+    else
+        server.sockets.first()->disconnectFromHost();
+    QVERIFY(second.waitFinished());
+    QCOMPARE(second.error(), TransportError::Reset);
+    QCOMPARE(second.startedCount, 0);
+    QCOMPARE(m_transport->connectionsOpened(), 1); // a re-send opens its connection before finished()
+    QCOMPARE(server.requests, 2);
+}
+
+void TestSocketTransport::aPooledConnectionThePeerAlreadyClosedIsNotUsed() {
+    // The server closed an idle connection and the event loop has not handled the news yet: the
+    // connection is not used (its end waits in the kernel), so the request does not depend on the
+    // retry of a stale connection, which a slow death (here: after the retry window) would not get.
+    FakeClock clock;
+    m_transport->setClock(&clock);
+    HoldingServer server;
+    {
+        CallRecorder first(m_transport->start(post(server.base()), this));
+        QVERIFY(first.waitFinished());
+        QCOMPARE(first.status, 200);
+    }
+    QCOMPARE(m_transport->idleConnections(), 1);
+    server.sockets.first()->abort(); // no event loop turn before the next request
+    CallRecorder second(m_transport->start(post(server.base()), this));
+    clock.advance(SocketUpstreamCall::kStaleRetryMs + 1);
+    QVERIFY(second.waitFinished());
+    QCOMPARE(second.error(), TransportError::None);
+    QCOMPARE(second.status, 200);
+    QCOMPARE(m_transport->connectionsOpened(), 2);
+}
+
+void TestSocketTransport::aConnectThatNeverCompletesIsATimeout() {
+    // SYNs dropped (a full accept queue, a firewall): the kernel retries for minutes. The call ends at
+    // the connect timeout as a transport timeout (the base URL's failure), not at the idle limit.
+    FakeClock clock;
+    m_transport->setClock(&clock);
+    m_transport->setConnectTimeoutMs(200);
+    FullAcceptQueue blackhole;
+    QVERIFY(blackhole.port != 0);
+    UpstreamCall *call = m_transport->start(post(blackhole.base()), this);
+    CallRecorder rec(call);
+    auto *socket = call->findChild<QAbstractSocket *>();
+    QVERIFY(socket);
+    QVERIFY(waitUntil([&] { return socket->state() == QAbstractSocket::ConnectingState; }));
+    clock.advance(199);
+    QVERIFY(!rec.isFinished());
+    clock.advance(1);
+    QVERIFY(rec.isFinished());
+    QCOMPARE(rec.error(), TransportError::Timeout);
+    QVERIFY2(rec.result->message.contains(QLatin1String("200 ms")), qPrintable(rec.result->message));
+    QCOMPARE(rec.startedCount, 0);
+    QCOMPARE(clock.pendingTimers(), 0);
+}
+
+void TestSocketTransport::aTlsHandshakeThatNeverCompletesIsATimeout() {
+    // An https baseUrl on a server that accepts and never answers the ClientHello.
+    FakeClock clock;
+    m_transport->setClock(&clock);
+    m_transport->setConnectTimeoutMs(300);
+    QTcpServer silent;
+    QVERIFY(silent.listen(QHostAddress::LocalHost));
+    QList<QTcpSocket *> accepted;
+    connect(&silent, &QTcpServer::newConnection, this, [&] {
+        while (QTcpSocket *s = silent.nextPendingConnection())
+            accepted.append(s);
+    });
+    CallRecorder rec(m_transport->start(post(QStringLiteral("https://127.0.0.1:%1").arg(silent.serverPort())), this));
+    QVERIFY(waitUntil([&] { return !accepted.isEmpty() && accepted.first()->bytesAvailable() > 0; }));
+    QVERIFY(!rec.isFinished());
+    clock.advance(300);
+    QVERIFY(rec.isFinished());
+    QCOMPARE(rec.error(), TransportError::Timeout);
+    QCOMPARE(clock.pendingTimers(), 0);
 }
 
 QTEST_GUILESS_MAIN(TestSocketTransport)

@@ -247,6 +247,8 @@ void TestConfigLoader::validationRules_data() {
         "expected an integer");
     row("retriesBeforeFailover wrong type", R"([[["providers", "openai", "retriesBeforeFailover"], "1"]])",
         "providers.openai.retriesBeforeFailover", "expected an integer, got a string");
+    row("connectTimeoutMs zero", R"([[["failover", "connectTimeoutMs"], 0]])", "failover.connectTimeoutMs",
+        "must be greater than 0");
     row("exhaustedResetMs too short", R"([[["providers", "openai", "exhaustedResetMs"], 10]])",
         "providers.openai.exhaustedResetMs", "must be at least 1000");
     row("exhaustedResetMs wrong type", R"([[["providers", "openai", "exhaustedResetMs"], "1h"]])",
@@ -518,6 +520,7 @@ void TestConfigLoader::roundTripSaveLoad() {
     config.providers[QStringLiteral("zai")].demo = true;
     config.tenants[QStringLiteral("alice")].regions = {QStringLiteral("sg"), QStringLiteral("eu")};
     config.failover = {false, 5000, 2000, 1000};
+    config.failover.connectTimeoutMs = 2500;
     config.limits = {1024, 2048, 3000, 4000, 50};
     config.limits.maxResponseBytes = 1024; // an answer fits in the 2048 in flight
     QTemporaryDir dir;
