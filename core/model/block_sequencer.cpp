@@ -7,7 +7,27 @@ bool isEnd(EventType t) {
     return t == EventType::TextEnd || t == EventType::ThinkingEnd || t == EventType::ToolCallEnd ||
            t == EventType::Image;
 }
+
+qint64 weight(const StreamEvent &e) {
+    return qint64(sizeof(StreamEvent)) +
+           2 * (e.delta.size() + e.block.text.size() + e.block.argumentsJson.size() + e.block.signature.size());
+}
 } // namespace
+
+void BlockSequencer::drop() {
+    m_live = -1;
+    m_waiting.clear();
+    m_queued.clear();
+    m_ended.clear();
+    m_heldBytes = 0;
+}
+
+void BlockSequencer::release(QList<StreamEvent> &out, int block) {
+    const QList<StreamEvent> events = m_queued.take(block);
+    for (const StreamEvent &e : events)
+        m_heldBytes -= weight(e);
+    out += events;
+}
 
 QList<StreamEvent> BlockSequencer::feed(QList<StreamEvent> &&events) {
     qsizetype straight = 0;
@@ -48,7 +68,7 @@ void BlockSequencer::promote(QList<StreamEvent> &out) {
     m_live = -1;
     while (!m_waiting.isEmpty()) {
         const int next = m_waiting.takeFirst();
-        out += m_queued.take(next);
+        release(out, next);
         if (!m_ended.remove(next)) {
             m_live = next; // still streaming: its later events go straight out
             return;
@@ -60,7 +80,7 @@ void BlockSequencer::take(const StreamEvent &e, QList<StreamEvent> &out) {
     if (e.contentIndex < 0) { // Start, Done, Error
         if (e.type == EventType::Done || e.type == EventType::Error) {
             for (int k : std::as_const(m_waiting))
-                out += m_queued.take(k);
+                release(out, k);
             m_waiting.clear();
             m_ended.clear();
             m_live = -1;
@@ -79,6 +99,7 @@ void BlockSequencer::take(const StreamEvent &e, QList<StreamEvent> &out) {
     if (!m_queued.contains(e.contentIndex))
         m_waiting << e.contentIndex;
     m_queued[e.contentIndex] << e;
+    m_heldBytes += weight(e);
     if (isEnd(e.type))
         m_ended.insert(e.contentIndex);
 }

@@ -21,16 +21,22 @@ public:
     // live block's order, hands the list back as it came (no copy: a long answer is hundreds
     // of one-event lists).
     QList<StreamEvent> feed(QList<StreamEvent> &&events);
+    // What the held-back events weigh (their text, about two bytes a character, and the events).
+    qint64 heldBytes() const { return m_heldBytes; }
+    // Forgets everything held back (the stream failed): nothing of it is released.
+    void drop();
 
 private:
     bool passesStraight(const StreamEvent &e);
     void take(const StreamEvent &e, QList<StreamEvent> &out);
     void promote(QList<StreamEvent> &out);
+    void release(QList<StreamEvent> &out, int block);
 
     int m_live = -1;                         // contentIndex streamed now, -1 none
     QList<int> m_waiting;                    // blocks held back, in start order
     QHash<int, QList<StreamEvent>> m_queued; // their events so far
     QSet<int> m_ended;                       // waiting blocks whose end event is queued
+    qint64 m_heldBytes = 0;                  // what m_queued weighs
 };
 
 } // namespace sw::model

@@ -19,7 +19,8 @@ public:
     explicit AnthropicStreamDecoder(NativeBody native = NativeBody::Keep) : m_keepNative(native == NativeBody::Keep) {}
     QList<model::StreamEvent> feed(const SseEvent &event) override;
     QList<model::StreamEvent> finish() override;
-    bool lastWasUnreadable() const override { return m_lastUnreadable; }
+    void setKeepsText(bool keeps) override { m_out.setKeepsText(keeps); }
+    bool lastWasUnreadable() const override { return m_lastUnreadable || m_out.failedOverBound(); }
 
 private:
     void decode(const SseEvent &event);

@@ -2,7 +2,7 @@
 
 #include "core/model/event_accumulator.h"
 
-#include <algorithm>
+#include <utility>
 
 namespace sw::upstream {
 
@@ -58,23 +58,21 @@ void CanonicalStreamBuilder::start(const QString &responseId) {
     push(std::move(e));
 }
 
-CanonicalStreamBuilder::Open *CanonicalStreamBuilder::at(int key) {
-    for (Open &o : m_open)
-        if (o.key == key)
-            return &o;
-    return nullptr;
-}
-
 ContentBlock &CanonicalStreamBuilder::open(int key, const ContentBlock &block) {
-    if (Open *o = at(key))
-        return o->block;
+    if (const auto it = m_open.find(key); it != m_open.end())
+        return it->second.block;
+    if (m_finished)
+        return m_refused = block;
+    if (m_nextContentIndex >= kMaxContentBlocks) {
+        failOverBound(QStringLiteral("the upstream's answer has more than %1 content blocks").arg(kMaxContentBlocks));
+        return m_refused = block;
+    }
     start();
     const int contentIndex = m_nextContentIndex++;
     StreamEvent s = event(startType(block.type), contentIndex);
     s.block = block;
     push(std::move(s));
-    auto pos = std::find_if(m_open.begin(), m_open.end(), [key](const Open &o) { return o.key > key; });
-    return m_open.insert(pos, Open{key, contentIndex, block})->block;
+    return m_open.emplace(key, Open{contentIndex, block}).first->second.block;
 }
 
 ContentBlock &CanonicalStreamBuilder::open(int key, BlockType type) {
@@ -84,35 +82,63 @@ ContentBlock &CanonicalStreamBuilder::open(int key, BlockType type) {
 }
 
 ContentBlock *CanonicalStreamBuilder::find(int key) {
-    Open *o = at(key);
-    return o ? &o->block : nullptr;
+    const auto it = m_open.find(key);
+    return it == m_open.end() ? nullptr : &it->second.block;
 }
 
 void CanonicalStreamBuilder::append(int key, const QString &delta) {
-    Open *it = at(key);
-    if (delta.isEmpty() || !it)
+    const auto it = m_open.find(key);
+    if (delta.isEmpty() || it == m_open.end())
         return;
-    (it->block.type == BlockType::ToolCall ? it->block.argumentsJson : it->block.text) += delta;
-    StreamEvent d = event(deltaType(it->block.type), it->contentIndex);
+    Open &o = it->second;
+    o.said = true;
+    if (o.block.type == BlockType::ToolCall)
+        o.block.argumentsJson += delta;
+    else if (m_keepsText)
+        o.block.text += delta;
+    StreamEvent d = event(deltaType(o.block.type), o.contentIndex);
     d.delta = delta;
     push(std::move(d));
 }
 
-void CanonicalStreamBuilder::close(int key) {
-    Open *it = at(key);
-    if (!it)
-        return;
-    StreamEvent e = event(endType(it->block.type), it->contentIndex);
-    e.block = std::move(it->block);
+bool CanonicalStreamBuilder::hasText(int key) const {
+    const auto it = m_open.find(key);
+    return it != m_open.end() && (it->second.said || !it->second.block.text.isEmpty());
+}
+
+StreamEvent CanonicalStreamBuilder::endEvent(Open &&o) {
+    StreamEvent e = event(endType(o.block.type), o.contentIndex);
+    e.block = std::move(o.block);
     if (e.block.type == BlockType::ToolCall)
         e.block.arguments = model::parseToolArguments(e.block.argumentsJson);
+    return e;
+}
+
+void CanonicalStreamBuilder::close(int key) {
+    const auto it = m_open.find(key);
+    if (it == m_open.end())
+        return;
+    StreamEvent e = endEvent(std::move(it->second));
     m_open.erase(it);
     push(std::move(e));
 }
 
 void CanonicalStreamBuilder::closeAll() {
-    while (!m_open.isEmpty())
-        close(m_open.front().key);
+    for (auto &[key, o] : m_open)
+        push(endEvent(std::move(o)));
+    m_open.clear();
+}
+
+void CanonicalStreamBuilder::failOverBound(const QString &message) {
+    // Nothing held back reaches the client: the answer is broken, and what the sequencer held is
+    // what the bound is about. What it would release now still goes (the live block's events).
+    if (m_sequenced) {
+        m_released += m_sequencer.feed(std::exchange(m_out, {}));
+        m_sequencer.drop();
+    }
+    fail(message, QStringLiteral("invalid_response"), 502);
+    m_open.clear();
+    m_failedOverBound = true;
 }
 
 void CanonicalStreamBuilder::done(StopReason reason, const QJsonObject &native, const QByteArray &nativeUsageJson,
@@ -150,7 +176,21 @@ void CanonicalStreamBuilder::endOfBody() {
 QList<StreamEvent> CanonicalStreamBuilder::take() {
     QList<StreamEvent> out;
     out.swap(m_out);
-    return m_sequenced ? m_sequencer.feed(std::move(out)) : out;
+    if (!m_sequenced)
+        return out;
+    out = m_sequencer.feed(std::move(out));
+    if (m_sequencer.heldBytes() > kMaxSequencedHoldBytes && !m_finished) {
+        // The live block stays open while later ones stream: what they say waits here, out of the
+        // client's queue and so out of backpressure's sight. Past the bound the stream fails.
+        failOverBound(QStringLiteral("the upstream interleaved over %1 bytes of later blocks behind a block it "
+                                     "kept open")
+                          .arg(kMaxSequencedHoldBytes));
+        out += std::exchange(m_released, {});
+        out += m_sequencer.feed(std::exchange(m_out, {}));
+    }
+    if (!m_released.isEmpty())
+        out = std::exchange(m_released, {}) + out;
+    return out;
 }
 
 } // namespace sw::upstream

@@ -10,7 +10,8 @@
 
 #include <QList>
 #include <QString>
-#include <QVarLengthArray>
+
+#include <map>
 
 namespace sw::upstream {
 
@@ -22,6 +23,16 @@ using model::Usage;
 
 class CanonicalStreamBuilder final {
 public:
+    // The most content blocks one answer may have. Past it the upstream is hostile or broken
+    // (60 000 parallel tool calls kept open): the stream fails as an unreadable one would, a 502
+    // (server_error) that fails over before commit and cuts the client's stream after it.
+    static constexpr int kMaxContentBlocks = 4096;
+    // The most bytes the sequencer may hold back for blocks waiting behind the live one (a tool
+    // call streaming while an earlier one stays open). Held events are not in the client's queue,
+    // so backpressure does not see them: past this the stream fails as above. (limits.maxHoldBytes'
+    // default: what one request may buffer for a client.)
+    static constexpr qint64 kMaxSequencedHoldBytes = 8LL * 1024 * 1024;
+
     // `sequenced`: the upstream may interleave blocks (parallel tool calls); they are
     // released to the client one block at a time (BlockSequencer).
     explicit CanonicalStreamBuilder(bool sequenced = false) : m_sequenced(sequenced) {}
@@ -45,10 +56,22 @@ public:
     // Appends `delta` to the block's text (a tool call: its argument text) and emits the
     // delta. Nothing for an empty delta or a key with no open block.
     void append(int key, const QString &delta);
+    // Whether the block under `key` has text: given at open, or appended (kept or not).
+    bool hasText(int key) const;
+    // false: a text or thinking block's deltas are emitted but not kept, and its End carries only
+    // what the block was opened with. For a streaming client whose format needs no block whole
+    // (Anthropic, Chat, a same-API passthrough): the answer costs what is in flight, not its length.
+    // (Tool call arguments are kept: the End carries them parsed.)
+    void setKeepsText(bool keeps) { m_keepsText = keeps; }
     // Emits the End of the block under `key`, when one is open.
     void close(int key);
     // Closes every open block, in key order.
     void closeAll();
+    // The stream failed over one of the builder's bounds (kMaxContentBlocks,
+    // kMaxSequencedHoldBytes): the frame that crossed it is not relayed to a same-API client.
+    bool failedOverBound() const { return m_failedOverBound; }
+    // Blocks opened so far (each numbered by its contentIndex).
+    int blockCount() const { return m_nextContentIndex; }
 
     // Ends the stream with Done: closes what is open first.
     void done(StopReason reason, const QJsonObject &native = {}, const QByteArray &nativeUsageJson = {},
@@ -67,22 +90,27 @@ public:
 
 private:
     struct Open {
-        int key = 0;
         int contentIndex = -1;
         ContentBlock block;
+        bool said = false; // a delta was appended
     };
     void push(StreamEvent &&event);
+    StreamEvent endEvent(Open &&o);
+    // Ends the stream for a bound of the builder's own: what the sequencer holds is dropped.
+    void failOverBound(const QString &message);
 
-    Open *at(int key);
-    // By the upstream's key, in key order. Most streams have one block open at a time (Anthropic
-    // and Google close each before the next): it is kept inside the builder, no allocation per
-    // block. More (parallel tool calls, text before them) move to one heap array.
-    QVarLengthArray<Open, 1> m_open;
+    // By the upstream's key, in key order: O(log n) to find, open or close one, however many a
+    // hostile upstream keeps open (at most kMaxContentBlocks).
+    std::map<int, Open> m_open;
+    ContentBlock m_refused; // what open() returns once the stream has failed over a bound
     QList<StreamEvent> m_out;
+    QList<StreamEvent> m_released; // sequenced events released by a failure before take()
     model::BlockSequencer m_sequencer;
     Usage m_usage;
     int m_nextContentIndex = 0;
     bool m_sequenced = false;
+    bool m_keepsText = true;
+    bool m_failedOverBound = false;
     bool m_started = false;
     bool m_finished = false;
 };

@@ -14,6 +14,7 @@ public:
     // keeps nothing for it whatever it is told.
     QList<model::StreamEvent> feed(const SseEvent &event) override;
     QList<model::StreamEvent> finish() override;
+    void setKeepsText(bool keeps) override { m_out.setKeepsText(keeps); }
 
 private:
     // Google streams parts with no block boundaries: text and thought share one open block

@@ -19,12 +19,13 @@ public:
         : m_keepNative(native == NativeBody::Keep) {}
     QList<model::StreamEvent> feed(const SseEvent &event) override;
     QList<model::StreamEvent> finish() override;
+    void setKeepsText(bool keeps) override { m_out.setKeepsText(keeps); }
 
     // The chunk a Chat stream ends with when stream_options.include_usage is on: no
     // choices, a usage object (and no error). The gateway always asks for usage (it counts
     // tokens), so on a passthrough this frame must not reach a client that did not ask for it.
     bool lastWasUsageOnly() const override { return m_lastUsageOnly; }
-    bool lastWasUnreadable() const override { return m_lastUnreadable; }
+    bool lastWasUnreadable() const override { return m_lastUnreadable || m_out.failedOverBound(); }
 
 private:
     // Text and thinking: one block open at a time (key kProse), a delta of the other kind

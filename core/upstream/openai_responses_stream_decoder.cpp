@@ -80,7 +80,7 @@ void OpenAIResponsesStreamDecoder::itemDone(int oi, const Value *item) {
     if (equals(itemType, "reasoning")) {
         ContentBlock &b = open ? *open : m_out.open(oi, BlockType::Thinking);
         b.type = BlockType::Thinking;
-        if (b.text.isEmpty()) {
+        if (!m_out.hasText(oi)) {
             QStringList summary;
             if (const Value *parts = rj::asArray(member(item, "summary")))
                 for (const Value &s : parts->GetArray())
@@ -214,8 +214,8 @@ void OpenAIResponsesStreamDecoder::decode(const SseEvent &sse, const QByteArray 
                                  QString::fromUtf8(escaped));
         }
     } else if (type == "response.reasoning_summary_part.added") {
-        const ContentBlock &b = m_out.open(oi, BlockType::Thinking);
-        if (m_summaryParts[oi]++ > 0 && !b.text.isEmpty()) // parts of one summary, as paragraphs
+        m_out.open(oi, BlockType::Thinking);
+        if (m_summaryParts[oi]++ > 0 && m_out.hasText(oi)) // parts of one summary, as paragraphs
             m_out.append(oi, QStringLiteral("\n\n"));
     } else if (type == "response.content_part.done") {
         m_out.close(oi);

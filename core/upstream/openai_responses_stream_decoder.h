@@ -21,7 +21,8 @@ public:
         : m_keepNative(native == NativeBody::Keep) {}
     QList<model::StreamEvent> feed(const SseEvent &event) override;
     QList<model::StreamEvent> finish() override;
-    bool lastWasUnreadable() const override { return m_lastUnreadable; }
+    void setKeepsText(bool keeps) override { m_out.setKeepsText(keeps); }
+    bool lastWasUnreadable() const override { return m_lastUnreadable || m_out.failedOverBound(); }
 
 private:
     // One canonical block per output item (messages: per content part), keyed by output_index.

@@ -29,6 +29,7 @@ public:
     QList<model::StreamEvent> finish() override;
     bool lastWasUsageOnly() const override { return m_inner->lastWasUsageOnly(); }
     bool lastWasUnreadable() const override { return m_inner->lastWasUnreadable(); }
+    void setKeepsText(bool keeps) override { m_inner->setKeepsText(keeps); }
 
 private:
     QList<model::StreamEvent> filter(QList<model::StreamEvent> events);

@@ -55,6 +55,9 @@ public:
     // a bare CR; the gateway read nothing from it, and an SDK would throw on it mid-answer), or it
     // named the model or the answer with what may not be echoed (the decoder failed the stream).
     virtual bool lastWasUnreadable() const { return false; }
+    // Before the first feed: false when no one needs a text block's End to carry its whole text
+    // (a streaming client of a format that needs no block whole): CanonicalStreamBuilder::setKeepsText.
+    virtual void setKeepsText(bool keeps) { Q_UNUSED(keeps); }
 };
 
 // An API's name as a QString, made once: a request asks its adapter's api() several times

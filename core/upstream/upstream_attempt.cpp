@@ -165,7 +165,7 @@ struct UpstreamAttempts::Try {
     std::optional<qint64> headerRetryAfter;
     QByteArray location;      // a 3xx's Location, to name the redirect
     QByteArray notAStream;    // a 2xx answer's media type when it is not an event stream (JSON, HTML)
-    qint64 bodyBytes = 0;     // what this try's JSON answer holds, bounded by limits.maxResponseBytes
+    qint64 bodyBytes = 0;     // this try's answer so far (JSON or stream), bounded by limits.maxResponseBytes
     bool answerBegan = false; // a JSON answer's first meaningful event came: until then maxHoldBytes bounds it
 
     // The body is an error to classify, not an answer to decode.
@@ -276,6 +276,12 @@ void UpstreamAttempts::launch(failover::AttemptId id) {
     if (const QStringList &stops = m_setup.request->options.stop;
         !stops.isEmpty() && t.adapter->stopSequencesSent(*m_setup.request, t.target) < stops.size())
         t.decoder = std::make_unique<StopSequenceDecoder>(std::move(t.decoder), stops, (req.body.size() + 3) / 4);
+    // An Anthropic or Chat client is streamed each delta and never a block whole (a same-API client
+    // gets the upstream's frames): the builder need not keep the text. A pi or Responses client's
+    // encoder keeps the message itself; a JSON answer is made from the Ends.
+    const wire::Api client = m_setup.request->sourceApi;
+    t.decoder->setKeepsText(!(m_setup.request->stream &&
+                              (client == wire::Api::AnthropicMessages || client == wire::Api::OpenAICompletions)));
     t.status = 0;
     t.errorBody.clear();
     t.errorHeaders.clear();
@@ -489,6 +495,27 @@ void UpstreamAttempts::feedSse(Try &t, const QList<SseEvent> &events) {
                                                  [](const model::StreamEvent &ev) { return ev.isMeaningful(); });
             if (!keepAnswerBytes(*live, frame.frameBytes))
                 return;
+        }
+        if (m_setup.request->stream && !noise && !keepalive) {
+            // A stream is not kept whole, but what the gateway keeps of it grows with it (each open
+            // block's text, the whole message for a pi or Responses client): bounded as a JSON
+            // answer is. The frame past the bound is not relayed; the answer ends with the
+            // client format's error naming the limit (cut, no failover: the limit is the gateway's).
+            live->bodyBytes += frame.frameBytes;
+            if (live->bodyBytes > m_setup.config->limits.maxResponseBytes) {
+                model::StreamEvent cut;
+                cut.type = model::EventType::Error;
+                cut.reason = model::StopReason::Error;
+                cut.errorMessage =
+                    QStringLiteral("the streamed answer of %1 exceeds limits.maxResponseBytes (%2 bytes)")
+                        .arg(live->candidate.name())
+                        .arg(m_setup.config->limits.maxResponseBytes);
+                failover::TryFrame tooLarge;
+                tooLarge.events = {cut};
+                abort(id);
+                m_loop->onFrame(id, tooLarge);
+                return;
+            }
         }
         if (live->passthrough && !unreadable) {
             // Raw frames skip the encoder, so they take the redaction here (an upstream

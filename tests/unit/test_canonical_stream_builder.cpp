@@ -20,6 +20,9 @@ private slots:
     void nothingFollowsTheTerminalEvent();
     void unfinishedBodyFailsOnce();
     void sequencedReleasesInterleavedBlocksOneAtATime();
+    void anAnswerOfMoreBlocksThanTheBoundFails();
+    void heldEventsOfLaterBlocksAreBounded();
+    void aBuilderThatKeepsNoTextStillStreamsIt();
     void skipKeepsNoNativeAnswer();
     void nativeIsKeptOnlyForANonStreamingClientOfTheSameApi();
 };
@@ -166,6 +169,89 @@ void TestCanonicalStreamBuilder::sequencedReleasesInterleavedBlocksOneAtATime() 
                                            EventType::ToolCallEnd, EventType::Done}));
     QCOMPARE(out[0].contentIndex, 0);
     QCOMPARE(out[1].contentIndex, 1);
+}
+
+void TestCanonicalStreamBuilder::anAnswerOfMoreBlocksThanTheBoundFails() {
+    // Tool calls opened in descending key order and never closed (the worst order for a sorted
+    // array): the one past kMaxContentBlocks fails the stream as unreadable (502, fails over
+    // before commit), nothing after it is said, and what the sequencer held is not released.
+    for (bool sequenced : {false, true}) {
+        CanonicalStreamBuilder b(sequenced);
+        int starts = 0;
+        QList<StreamEvent> all;
+        for (int key = 100000; key > 100000 - CanonicalStreamBuilder::kMaxContentBlocks - 10; --key) {
+            b.open(key, BlockType::ToolCall);
+            b.append(key, QStringLiteral("{}"));
+        }
+        b.done(StopReason::ToolUse);
+        all = b.take();
+        for (const StreamEvent &e : std::as_const(all))
+            starts += e.type == EventType::ToolCallStart;
+        QCOMPARE(b.blockCount(), CanonicalStreamBuilder::kMaxContentBlocks);
+        QCOMPARE(all.last().type, EventType::Error);
+        QCOMPARE(all.last().errorStatus, std::optional<int>(502));
+        QCOMPARE(all.last().errorType, QStringLiteral("invalid_response"));
+        QVERIFY2(all.last().errorMessage.contains(QStringLiteral("more than 4096 content blocks")),
+                 qPrintable(all.last().errorMessage));
+        QCOMPARE(starts, sequenced ? 1 : CanonicalStreamBuilder::kMaxContentBlocks);
+        QVERIFY(b.finished());
+        QVERIFY(b.take().isEmpty());
+    }
+    // At the bound exactly, the answer is whole.
+    CanonicalStreamBuilder ok(/*sequenced=*/true);
+    for (int key = 0; key < CanonicalStreamBuilder::kMaxContentBlocks; ++key)
+        ok.open(key, BlockType::ToolCall);
+    ok.done(StopReason::ToolUse);
+    const QList<StreamEvent> out = ok.take();
+    QCOMPARE(out.last().type, EventType::Done);
+    QCOMPARE(out.size(), 2 + 2 * CanonicalStreamBuilder::kMaxContentBlocks);
+}
+
+void TestCanonicalStreamBuilder::heldEventsOfLaterBlocksAreBounded() {
+    // Tool call 0 stays open while tool call 1 streams: 1's events wait behind it, out of the
+    // client's queue. Past kMaxSequencedHoldBytes the stream fails and the held events go.
+    CanonicalStreamBuilder b(/*sequenced=*/true);
+    b.open(0, BlockType::ToolCall);
+    b.open(1, BlockType::ToolCall);
+    QCOMPARE(types(b.take()), (QList<EventType>{EventType::Start, EventType::ToolCallStart}));
+    const QString piece(64 * 1024, QLatin1Char('a'));
+    QList<StreamEvent> out;
+    int rounds = 0;
+    while (!b.finished() && rounds < 1000) {
+        b.append(1, piece);
+        out = b.take();
+        ++rounds;
+        if (!b.finished())
+            QVERIFY(out.isEmpty());
+    }
+    QVERIFY(b.finished());
+    // 64 Ki characters weigh 128 KiB (and each event a little): failed once past 8 MiB, not before.
+    QCOMPARE(rounds, 64);
+    QCOMPARE(types(out), (QList<EventType>{EventType::Error}));
+    QCOMPARE(out.last().errorStatus, std::optional<int>(502));
+}
+
+void TestCanonicalStreamBuilder::aBuilderThatKeepsNoTextStillStreamsIt() {
+    // An Anthropic or Chat streaming client never needs a text block whole: its deltas go out and
+    // are not kept; a tool call's arguments still are (the End carries them parsed).
+    CanonicalStreamBuilder b;
+    b.setKeepsText(false);
+    b.open(0, BlockType::Text);
+    QVERIFY(!b.hasText(0));
+    b.append(0, QStringLiteral("hello "));
+    b.append(0, QStringLiteral("world"));
+    QVERIFY(b.hasText(0));
+    QCOMPARE(b.find(0)->text, QString());
+    b.open(1, BlockType::ToolCall);
+    b.append(1, QStringLiteral("{\"a\":1}"));
+    b.done(StopReason::ToolUse);
+    const QList<StreamEvent> out = b.take();
+    QCOMPARE(types(out), (QList<EventType>{EventType::Start, EventType::TextStart, EventType::TextDelta,
+                                           EventType::TextDelta, EventType::ToolCallStart, EventType::ToolCallDelta,
+                                           EventType::TextEnd, EventType::ToolCallEnd, EventType::Done}));
+    QCOMPARE(out[2].delta + out[3].delta, QStringLiteral("hello world"));
+    QCOMPARE(out[6].block.text, QString());
+    QCOMPARE(out[7].block.arguments.value(QLatin1String("a")).toInt(), 1);
 }
 
 void TestCanonicalStreamBuilder::skipKeepsNoNativeAnswer() {

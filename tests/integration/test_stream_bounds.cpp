@@ -1,0 +1,235 @@
+// What one streamed answer may make the gateway keep or do: the number of content blocks
+// (parallel tool calls an upstream keeps open), the text it keeps (limits.maxResponseBytes),
+// and the events of later blocks held while an earlier one stays open. The real engine on
+// loopback in front of a raw-socket upstream that sends exactly the bytes scripted.
+#include "gateway_fixture.h"
+#include "hostile_upstream.h"
+#include "signal_wait.h"
+
+#include <QElapsedTimer>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QTcpSocket>
+#include <QTest>
+
+using namespace sw;
+using namespace sw::test;
+
+namespace {
+
+// CanonicalStreamBuilder::kMaxContentBlocks: the most content blocks one answer may have.
+constexpr int kMaxContentBlocks = 4096;
+
+const QByteArray kSseHead =
+    "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\n";
+
+QByteArray chatChunk(const QByteArray &delta, const QByteArray &finish = "null") {
+    return "data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\",\"choices\":[{"
+           "\"index\":0,\"delta\":" +
+           delta + ",\"finish_reason\":" + finish + "}]}\n\n";
+}
+
+QByteArray toolCallOpen(int index) {
+    const QByteArray i = QByteArray::number(index);
+    return chatChunk("{\"tool_calls\":[{\"index\":" + i + ",\"id\":\"call_" + i +
+                     "\",\"type\":\"function\",\"function\":{\"name\":\"f\",\"arguments\":\"{\\\"n\\\":" + i +
+                     "}\"}}]}");
+}
+
+QByteArray toolCallArgs(int index, const QByteArray &args) {
+    return chatChunk("{\"tool_calls\":[{\"index\":" + QByteArray::number(index) + ",\"function\":{\"arguments\":\"" +
+                     args + "\"}}]}");
+}
+
+// `calls` parallel tool calls, each opened in its own chunk and left open until finish_reason.
+QByteArray chatToolCalls(int calls) {
+    QByteArray sse = chatChunk("{\"role\":\"assistant\",\"content\":null}");
+    for (int i = 0; i < calls; ++i)
+        sse += toolCallOpen(i);
+    sse += chatChunk("{}", "\"tool_calls\"");
+    sse += "data: [DONE]\n\n";
+    return sse;
+}
+
+// An Anthropic stream of `bytes` of text in 4 KiB deltas, finished properly.
+QByteArray anthropicText(qint64 bytes) {
+    QByteArray sse = "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"type\":"
+                     "\"message\",\"role\":\"assistant\",\"content\":[],\"model\":\"m\",\"stop_reason\":null,"
+                     "\"usage\":{\"input_tokens\":3,\"output_tokens\":1}}}\n\n"
+                     "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,"
+                     "\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n";
+    const QByteArray delta = "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,"
+                             "\"delta\":{\"type\":\"text_delta\",\"text\":\"" +
+                             QByteArray(4096, 'x') + "\"}}\n\n";
+    for (qint64 sent = 0; sent < bytes; sent += 4096)
+        sse += delta;
+    sse += "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n"
+           "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},"
+           "\"usage\":{\"output_tokens\":9}}\n\n"
+           "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
+    return sse;
+}
+
+// Answers every request with `sse` after an event-stream head, then closes.
+void answerWith(HostileUpstream &up, const QByteArray &sse) {
+    up.setScript([&up, sse](QTcpSocket *socket, const QByteArray &) {
+        up.flood(socket, kSseHead, HostileUpstream::repeat(sse, 1), [socket]() { socket->disconnectFromHost(); });
+    });
+}
+
+QJsonObject routeBody(const QString &route, const QString &model) {
+    const QString text = QStringLiteral("hello");
+    if (route == QLatin1String("/v1/messages"))
+        return GatewayFixture::anthropicBody(model, text, true);
+    if (route == QLatin1String("/v1/chat/completions"))
+        return GatewayFixture::openaiBody(model, text, true);
+    if (route == QLatin1String("/v1/responses"))
+        return {{QStringLiteral("model"), model}, {QStringLiteral("input"), text}, {QStringLiteral("stream"), true}};
+    return {{QStringLiteral("model"), model},
+            {QStringLiteral("stream"), true},
+            {QStringLiteral("context"),
+             QJsonObject{
+                 {QStringLiteral("messages"), QJsonArray{QJsonObject{{QStringLiteral("role"), QStringLiteral("user")},
+                                                                     {QStringLiteral("content"), text},
+                                                                     {QStringLiteral("timestamp"), 0}}}}}}};
+}
+
+// What a successful end of each route's stream looks like.
+QByteArray successMark(const QString &route) {
+    if (route == QLatin1String("/v1/messages"))
+        return "event: message_stop";
+    if (route == QLatin1String("/v1/chat/completions"))
+        return "data: [DONE]";
+    if (route == QLatin1String("/v1/responses"))
+        return "response.completed";
+    return "\"type\":\"done\"";
+}
+
+} // namespace
+
+class TestStreamBounds : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    // Issue 1: a Chat upstream opening more parallel tool calls than an answer may have (kept
+    // open until finish_reason; 60 000 of them froze the engine thread for 50 s). The answer fails
+    // at the bound: it committed with the first call, so the client's stream ends with its
+    // format's error, not with a success.
+    void moreToolCallsThanTheBoundEndTheStream_data() {
+        QTest::addColumn<QString>("route");
+        QTest::newRow("chat (same API)") << QStringLiteral("/v1/chat/completions");
+        QTest::newRow("messages") << QStringLiteral("/v1/messages");
+        QTest::newRow("responses") << QStringLiteral("/v1/responses");
+        QTest::newRow("pi") << QStringLiteral("/v1/pi/stream");
+    }
+    void moreToolCallsThanTheBoundEndTheStream() {
+        QFETCH(QString, route);
+        HostileUpstream up;
+        QVERIFY(up.listen());
+        answerWith(up, chatToolCalls(kMaxContentBlocks + 500));
+        GatewayFixture gw;
+        gw.config.providers[QStringLiteral("pb")].baseUrl = up.baseUrl() + QStringLiteral("/v1");
+        gw.start();
+        const auto r = gw.post(route, routeBody(route, QStringLiteral("pb/gpt-b")));
+        QCOMPARE(r.status, 200);
+        QVERIFY2(r.body.contains("more than 4096 content blocks"), r.body.right(600).constData());
+        QVERIFY2(!r.body.contains(successMark(route)), r.body.right(600).constData());
+        QVERIFY(!r.body.contains("call_4096"));
+    }
+
+    // A healthy answer with 64 parallel tool calls is whole, on every route.
+    void sixtyFourParallelToolCallsStillWork_data() { moreToolCallsThanTheBoundEndTheStream_data(); }
+    void sixtyFourParallelToolCallsStillWork() {
+        QFETCH(QString, route);
+        HostileUpstream up;
+        QVERIFY(up.listen());
+        answerWith(up, chatToolCalls(64));
+        GatewayFixture gw;
+        gw.config.providers[QStringLiteral("pb")].baseUrl = up.baseUrl() + QStringLiteral("/v1");
+        gw.start();
+        const auto r = gw.post(route, routeBody(route, QStringLiteral("pb/gpt-b")));
+        QCOMPARE(r.status, 200);
+        for (int i = 0; i < 64; ++i)
+            QVERIFY2(r.body.contains("call_" + QByteArray::number(i) + "\""), qPrintable(QString::number(i)));
+        QVERIFY2(r.body.contains(successMark(route)), r.body.right(600).constData());
+        QVERIFY(!r.body.contains("content blocks"));
+    }
+
+    // Issue 2: a streamed answer is bounded by limits.maxResponseBytes as a JSON answer is: past
+    // it the client's stream ends with its format's error naming the limit, on every route
+    // (/v1/messages is a same-API passthrough here). An answer under it is unchanged.
+    void aStreamedAnswerOverMaxResponseBytesIsCut_data() {
+        QTest::addColumn<QString>("route");
+        QTest::addColumn<bool>("over");
+        for (const char *route : {"/v1/messages", "/v1/chat/completions", "/v1/responses", "/v1/pi/stream"})
+            for (bool over : {true, false})
+                QTest::addRow("%s %s", route, over ? "over" : "under") << QString::fromLatin1(route) << over;
+    }
+    void aStreamedAnswerOverMaxResponseBytesIsCut() {
+        QFETCH(QString, route);
+        QFETCH(bool, over);
+        HostileUpstream up;
+        QVERIFY(up.listen());
+        const qint64 limit = 256 * 1024;
+        answerWith(up, anthropicText(over ? 4 * limit : limit / 2));
+        GatewayFixture gw;
+        gw.config.providers[QStringLiteral("pa")].baseUrl = up.baseUrl();
+        gw.config.limits.maxResponseBytes = limit;
+        gw.start();
+        const auto r = gw.post(route, routeBody(route, QStringLiteral("pa/claude-a")));
+        QCOMPARE(r.status, 200);
+        const qint64 xs = r.body.count('x');
+        if (over) {
+            QVERIFY2(r.body.contains("exceeds limits.maxResponseBytes (262144 bytes)"), r.body.right(400).constData());
+            QVERIFY2(!r.body.contains(successMark(route)), r.body.right(400).constData());
+            QVERIFY2(xs <= 2 * limit, qPrintable(QString::number(xs))); // the text before the cut (pi repeats it)
+        } else {
+            QVERIFY2(r.body.contains(successMark(route)), r.body.right(400).constData());
+            QVERIFY(!r.body.contains("maxResponseBytes"));
+            QVERIFY2(xs >= limit / 2, qPrintable(QString::number(xs)));
+        }
+    }
+
+    // Issue 3: a client that does not read, and a Chat upstream that keeps tool call 0 open while
+    // tool call 1 streams without end. Tool 1's events wait in the gateway (the client gets one
+    // block at a time) and not in the client's queue, so backpressure never paused the upstream:
+    // 300 MiB took 1.9 GB. Now the held bytes are bounded: the attempt ends, the upstream is let
+    // go, and the gateway read a bounded amount.
+    void interleavedToolCallsCannotGrowTheHold_data() {
+        QTest::addColumn<QString>("route");
+        QTest::newRow("messages") << QStringLiteral("/v1/messages");
+        QTest::newRow("chat (same API)") << QStringLiteral("/v1/chat/completions");
+    }
+    void interleavedToolCallsCannotGrowTheHold() {
+        QFETCH(QString, route);
+        HostileUpstream up;
+        QVERIFY(up.listen());
+        const QByteArray opening =
+            chatChunk("{\"role\":\"assistant\",\"content\":null}") + toolCallOpen(0) + toolCallOpen(1);
+        const QByteArray piece = toolCallArgs(1, QByteArray(4096, 'a'));
+        up.setScript([&](QTcpSocket *socket, const QByteArray &) {
+            up.flood(socket, kSseHead, [&](qint64 i) -> QByteArray { return i == 0 ? opening : piece; });
+        });
+        GatewayFixture gw;
+        gw.config.providers[QStringLiteral("pb")].baseUrl = up.baseUrl() + QStringLiteral("/v1");
+        gw.start();
+        QTcpSocket client;
+        client.setReadBufferSize(4096); // takes the head and a little, then never reads
+        client.connectToHost(QHostAddress::LocalHost, gw.engine().port());
+        QVERIFY(client.waitForConnected(5000));
+        const QByteArray body =
+            QJsonDocument(routeBody(route, QStringLiteral("pb/gpt-b"))).toJson(QJsonDocument::Compact);
+        client.write("POST " + route.toLatin1() +
+                     " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: " +
+                     QByteArray::number(body.size()) + "\r\n\r\n" + body);
+        QVERIFY(waitUntil([&]() { return up.floodedBytes() > 0; }, 10000));
+        // The gateway gives the upstream up (its socket closes, the flood ends) after about
+        // kMaxSequencedHoldBytes of held events, well before 64 MiB.
+        QVERIFY2(waitUntil([&]() { return !up.floodRunning() || up.floodedBytes() > 64 * 1024 * 1024; }, 60000),
+                 qPrintable(QStringLiteral("%1 bytes flooded").arg(up.floodedBytes())));
+        QVERIFY2(up.floodedBytes() < 64 * 1024 * 1024,
+                 qPrintable(QStringLiteral("%1 bytes read while the client took nothing").arg(up.floodedBytes())));
+    }
+};
+
+QTEST_MAIN(TestStreamBounds)
+#include "test_stream_bounds.moc"
