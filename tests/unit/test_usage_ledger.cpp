@@ -19,6 +19,7 @@
 #include <atomic>
 #include <cmath>
 #include <ctime>
+#include <limits>
 #include <thread>
 #include <vector>
 
@@ -245,6 +246,67 @@ private Q_SLOTS:
         QCOMPARE(r.rows.size(), 2);
         QCOMPARE(r.rows.first().cost, 0.0);
         QVERIFY(m_log.isEmpty());
+    }
+
+    // A ledger written before token counts were checked can hold an upstream's int64-max row (cost
+    // $1.66e14). Every report over it failed with "integer overflow" and its tenant's budget was
+    // spent. It now reads as a row of unknown counts that cost nothing; the other rows are right.
+    void aRowWithInt64MaxTokensBreaksNoReport() {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("usage.sqlite"));
+        test::FakeClock clock;
+        clock.setEpochMs(localMs(2026, 1, 10));
+        const qint64 at = localMs(2026, 1, 10, 9);
+        {
+            UsageLedger ledger({path, 400, 0, {}}, clock, logger());
+            ledger.append(row(QStringLiteral("a"), QStringLiteral("team-a"), QStringLiteral("pa/m"), 100, 10, 0.5, at));
+            ledger.append(
+                row(QStringLiteral("b"), QStringLiteral("team-b"), QStringLiteral("pa/m"), 200, 20, 0.25, at));
+            // What the ledger is given is checked too: stored as unknown (0), cost as given.
+            ledger.append(row(QStringLiteral("c"), QStringLiteral("team-b"), QStringLiteral("pa/m"),
+                              std::numeric_limits<qint64>::max(), 30, 0.125, at));
+        }
+        {
+            // The row an older Switchman stored, as it stored it.
+            QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), QStringLiteral("old"));
+            db.setDatabaseName(path);
+            QVERIFY(db.open());
+            QSqlQuery q(db);
+            QVERIFY(q.exec(QStringLiteral("INSERT INTO usage (request_id, tenant, route, candidate, provider, model,"
+                                          " input, output, cache_read, cache_write, cost, outcome, at_ms) VALUES"
+                                          " ('max', 'team-b', 'r', 'pa/m', 'pa', 'm', 9223372036854775807, 5,"
+                                          " 9223372036854775807, 0, 1.66e14, 'ok', %1)")
+                               .arg(at)));
+            db.close();
+        }
+        QSqlDatabase::removeDatabase(QStringLiteral("old"));
+        for (const UsageGrouping g : {UsageGrouping::None, UsageGrouping::Tenant, UsageGrouping::Day,
+                                      UsageGrouping::Model, UsageGrouping::Provider}) {
+            const UsageReport r = readFile(path, g);
+            QVERIFY2(r.error.isEmpty(), qPrintable(r.error));
+            QCOMPARE(r.totals.attempts, 4);
+            QCOMPARE(r.totals.input, 300);
+            QCOMPARE(r.totals.output, 65);
+            QCOMPARE(r.totals.cacheRead, 150);
+            QCOMPARE(r.totals.cost, 0.875);
+        }
+        const UsageReport byTenant = readFile(path, UsageGrouping::Tenant);
+        QCOMPARE(byTenant.groups.size(), 2);
+        QCOMPARE(byTenant.groups.at(0).key, QStringLiteral("team-a"));
+        QCOMPARE(byTenant.groups.at(0).cost, 0.5);
+        QCOMPARE(byTenant.groups.at(1).key, QStringLiteral("team-b"));
+        QCOMPARE(byTenant.groups.at(1).attempts, 3);
+        QCOMPARE(byTenant.groups.at(1).cost, 0.375);
+        const UsageReport rows = readFile(path);
+        QCOMPARE(rows.rows.size(), 4);
+        QCOMPARE(rows.rows.at(2).input, 0);
+        QCOMPARE(rows.rows.at(3).input, 0);
+        QCOMPARE(rows.rows.at(3).cost, 0.0);
+        // A budget summed from the file after a restart.
+        UsageDatabase db;
+        QString error;
+        QVERIFY2(db.open(path, UsageDatabase::Mode::ReadOnly, &error), qPrintable(error));
+        QCOMPARE(db.spentSince(QStringLiteral("team-b"), 0), 0.375);
     }
 
     void csvQuotesFieldsThatNeedIt() {
