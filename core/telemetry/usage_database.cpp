@@ -12,6 +12,7 @@
 #include <QThread>
 #include <QVariant>
 
+#include <algorithm>
 #include <cmath>
 
 namespace sw::telemetry {
@@ -332,13 +333,50 @@ UsageReport UsageDatabase::query(const UsageQuery &uq) const {
         key = QStringLiteral("tenant");
         break;
     }
-    if (uq.groupBy != UsageGrouping::None) {
+    if (uq.groupBy == UsageGrouping::Day) {
         QSqlQuery q =
             run(QStringLiteral("SELECT %1 AS k, %2 FROM usage%3 GROUP BY k ORDER BY k").arg(key, sums, filter));
         while (q.next()) {
             UsageTotals t = totalsFrom(q, 1);
             t.key = q.value(0).toString();
             report.groups.append(t);
+        }
+        return report;
+    }
+    if (uq.groupBy != UsageGrouping::None) {
+        // The groups that cost most (then the most attempts), one more to tell whether any are left
+        // over; SQLite keeps only those while it sorts. The rest are one "(other)" row: the totals
+        // less the groups shown.
+        const int maxGroups = std::clamp(uq.maxGroups, 1, UsageQuery::kMaxMaxGroups);
+        QSqlQuery q = run(QStringLiteral("SELECT %1 AS k, %2 FROM usage%3 GROUP BY k ORDER BY %4 DESC, COUNT(*) DESC, k"
+                                         " LIMIT %5")
+                              .arg(key, sums, filter, QStringLiteral("SUM(%1)").arg(saneCost()))
+                              .arg(maxGroups + 1));
+        while (q.next()) {
+            UsageTotals t = totalsFrom(q, 1);
+            t.key = q.value(0).toString();
+            report.groups.append(t);
+        }
+        const bool more = report.groups.size() > maxGroups;
+        if (more)
+            report.groups.removeLast();
+        std::sort(report.groups.begin(), report.groups.end(),
+                  [](const UsageTotals &a, const UsageTotals &b) { return a.key < b.key; });
+        if (more) {
+            UsageTotals other = report.totals;
+            other.key = QStringLiteral("(other)");
+            for (const UsageTotals &g : std::as_const(report.groups)) {
+                other.attempts -= g.attempts;
+                other.input -= g.input;
+                other.output -= g.output;
+                other.cacheRead -= g.cacheRead;
+                other.cacheWrite -= g.cacheWrite;
+                other.cost -= g.cost;
+            }
+            other.cost = std::max(0.0, other.cost);
+            QSqlQuery n = run(QStringLiteral("SELECT COUNT(DISTINCT %1) FROM usage%2").arg(key, filter));
+            other.otherGroups = n.next() ? std::max<qint64>(1, n.value(0).toLongLong() - maxGroups) : 1;
+            report.groups.append(other);
         }
         return report;
     }

@@ -242,6 +242,17 @@ private Q_SLOTS:
             byDay.value(QStringLiteral("rows")).toArray().first().toObject().value(QStringLiteral("day")).toString(),
             QDate::currentDate().toString(Qt::ISODate));
 
+        // Groups are bounded (a client can name any number of models): the top `limit` by cost,
+        // the rest as one "(other)" row.
+        const QJsonObject top = adminGet(gw, QStringLiteral("/admin/usage?groupBy=model&limit=1")).json();
+        const QJsonArray topRows = top.value(QStringLiteral("rows")).toArray();
+        QCOMPARE(topRows.size(), 2);
+        QCOMPARE(topRows.at(1).toObject().value(QStringLiteral("model")).toString(), QStringLiteral("(other)"));
+        QCOMPARE(topRows.at(1).toObject().value(QStringLiteral("otherGroups")).toInt(), 1);
+        QCOMPARE(topRows.at(0).toObject().value(QStringLiteral("attempts")).toInt() +
+                     topRows.at(1).toObject().value(QStringLiteral("attempts")).toInt(),
+                 3);
+
         QCOMPARE(adminGet(gw, QStringLiteral("/admin/usage?groupBy=week")).status, 400);
         QCOMPARE(adminGet(gw, QStringLiteral("/admin/usage?since=yesterday-ish")).status, 400);
     }

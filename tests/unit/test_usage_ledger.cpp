@@ -309,6 +309,54 @@ private Q_SLOTS:
         QCOMPARE(db.spentSince(QStringLiteral("team-b"), 0), 0.375);
     }
 
+    // A client can name any number of models (a direct selector provider/<anything>): grouped by
+    // model, the answer holds the groups that cost most and one "(other)" row for the rest, so
+    // its size is bounded whatever the ledger holds; the totals still count every row.
+    void groupsPastTheBoundAreOneOtherRow() {
+        test::FakeClock clock;
+        clock.setEpochMs(localMs(2026, 1, 12));
+        UsageLedger ledger({QString(), 400, 0, {}}, clock, logger());
+        const qint64 at = localMs(2026, 1, 12, 9);
+        ledger.append(row(QStringLiteral("big"), QStringLiteral("t"), QStringLiteral("pa/zz-big"), 10, 1, 5.0, at));
+        for (int i = 0; i < 500; ++i)
+            ledger.append(row(QStringLiteral("r%1").arg(i), QStringLiteral("t"),
+                              QStringLiteral("pa/invented-%1").arg(i, 3, 10, QLatin1Char('0')), 1, 1, 0.001 * (i + 1),
+                              at));
+        UsageQuery q;
+        q.groupBy = UsageGrouping::Model;
+        const UsageReport r = ask(ledger, q);
+        QVERIFY2(r.error.isEmpty(), qPrintable(r.error));
+        QCOMPARE(r.groups.size(), UsageQuery::kDefaultMaxGroups + 1);
+        QCOMPARE(r.totals.attempts, 501);
+        // The most expensive are shown, by key; the cheapest 401 are the last row.
+        QCOMPARE(r.groups.at(0).key, QStringLiteral("invented-401"));
+        QCOMPARE(r.groups.at(98).key, QStringLiteral("invented-499"));
+        QCOMPARE(r.groups.at(99).key, QStringLiteral("zz-big"));
+        const UsageTotals &other = r.groups.last();
+        QCOMPARE(other.key, QStringLiteral("(other)"));
+        QCOMPARE(other.otherGroups, 401);
+        QCOMPARE(other.attempts, 401);
+        QCOMPARE(other.input, 401);
+        double shown = 0;
+        for (const UsageTotals &g : r.groups)
+            shown += g.cost;
+        QVERIFY(std::abs(shown - r.totals.cost) < 1e-9);
+        const QJsonObject json = r.toJson();
+        QCOMPARE(
+            json.value(QStringLiteral("rows")).toArray().last().toObject().value(QStringLiteral("otherGroups")).toInt(),
+            401);
+        QCOMPARE(UsageReport::fromJson(json).groups.last().otherGroups, 401);
+
+        // A smaller bound, and none reached: no "(other)" row.
+        q.maxGroups = 3;
+        const UsageReport three = ask(ledger, q);
+        QCOMPARE(three.groups.size(), 4);
+        QCOMPARE(three.groups.last().otherGroups, 498);
+        q.groupBy = UsageGrouping::Tenant;
+        QCOMPARE(ask(ledger, q).groups.size(), 1);
+        QCOMPARE(ask(ledger, q).groups.first().otherGroups, 0);
+    }
+
     void csvQuotesFieldsThatNeedIt() {
         UsageReport r;
         r.groupBy = UsageGrouping::Tenant;
