@@ -53,6 +53,7 @@ Engine::Engine(Options options, QObject *parent) : QObject(parent), m_options(st
         m_options.secrets ? m_options.secrets : m_ownedSecrets.get(), *clock);
     m_idempotency = std::make_unique<server::IdempotencyStore>(*clock);
     m_idempotency->setBounds(m_options.config.limits.maxReplayBytes, m_options.config.limits.maxHoldBytes);
+    m_idempotency->setMaxKeysPerTenant(m_options.config.limits.maxIdempotencyKeysPerTenant);
     m_telemetry = new telemetry::Telemetry(this);
     m_telemetry->setJsonLogToStderr(m_options.jsonLogToStderr);
 
@@ -391,6 +392,7 @@ void Engine::applyConfig(const config::Config &incoming) {
     m_front->setLimits(cfg.limits);
     m_bytesInFlight->setCap(cfg.limits.maxBodyBytesInFlight); // what is held stays held
     m_idempotency->setBounds(cfg.limits.maxReplayBytes, cfg.limits.maxHoldBytes);
+    m_idempotency->setMaxKeysPerTenant(cfg.limits.maxIdempotencyKeysPerTenant);
     if (m_tcp)
         m_tcp->setLimits(cfg.limits);
     prewarmCredentials();

@@ -104,6 +104,10 @@ struct LimitsConfig {
     // The answers kept for Idempotency-Key replays, all tenants together: past it the oldest
     // are let go. One answer over maxHoldBytes is never kept (its key is let go at once).
     qint64 maxReplayBytes = 64LL * 1024 * 1024;
+    // Idempotency-Key keys one tenant holds at once (in flight or answered, 24 h): past it a new
+    // key lets that tenant's oldest answered key go. Every tenant has its own share: one tenant's
+    // keys never turn idempotency off for another.
+    int maxIdempotencyKeysPerTenant = 10000;
 
     bool operator==(const LimitsConfig &) const = default;
 };

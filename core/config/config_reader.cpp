@@ -397,7 +397,7 @@ void ConfigReader::readLimits(JsonObjectReader &root, Config &config) {
     o->allowOnly({QStringLiteral("maxBodyBytes"), QStringLiteral("maxHeaderBytes"), QStringLiteral("headerTimeoutMs"),
                   QStringLiteral("idleTimeoutMs"), QStringLiteral("maxConnections"), QStringLiteral("maxHoldBytes"),
                   QStringLiteral("maxResponseBytes"), QStringLiteral("maxBodyBytesInFlight"),
-                  QStringLiteral("maxReplayBytes")});
+                  QStringLiteral("maxReplayBytes"), QStringLiteral("maxIdempotencyKeysPerTenant")});
     LimitsConfig &l = config.limits;
     const QString positive = QStringLiteral("must be greater than 0");
     o->integer(QStringLiteral("maxBodyBytes"), l.maxBodyBytes, 1, kMaxBytes, positive);
@@ -409,6 +409,10 @@ void ConfigReader::readLimits(JsonObjectReader &root, Config &config) {
     o->integer(QStringLiteral("maxResponseBytes"), l.maxResponseBytes, 1, kMaxBytes, positive);
     o->integer(QStringLiteral("maxReplayBytes"), l.maxReplayBytes, 0, kMaxBytes,
                QStringLiteral("must be 0 (keep no answer) or more"));
+    qint64 keysPerTenant = l.maxIdempotencyKeysPerTenant;
+    if (o->integer(QStringLiteral("maxIdempotencyKeysPerTenant"), keysPerTenant, 1, 1000000,
+                   QStringLiteral("must be at least 1")))
+        l.maxIdempotencyKeysPerTenant = int(keysPerTenant);
     // The largest body and the largest non-streaming answer must each fit, or every such request
     // would get a 503 that no retry fixes. (Both at once, one request's peak, is the default's
     // room; a smaller explicit budget is the operator's choice for a small machine.)

@@ -107,6 +107,8 @@ QJsonObject limitsJson(const LimitsConfig &l) {
     putChanged(o, QStringLiteral("maxResponseBytes"), l.maxResponseBytes, d.maxResponseBytes);
     putChanged(o, QStringLiteral("maxBodyBytesInFlight"), l.maxBodyBytesInFlight, d.maxBodyBytesInFlight);
     putChanged(o, QStringLiteral("maxReplayBytes"), l.maxReplayBytes, d.maxReplayBytes);
+    putChanged(o, QStringLiteral("maxIdempotencyKeysPerTenant"), l.maxIdempotencyKeysPerTenant,
+               d.maxIdempotencyKeysPerTenant);
     return o;
 }
 

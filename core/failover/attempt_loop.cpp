@@ -391,11 +391,14 @@ void AttemptLoop::handleEvents(Attempt &a, const TryFrame &frame) {
         if (a.budget)
             a.budget->observe(e);
         if (!e.usage.isZero()) {
-            // Usage arrives in parts (Anthropic: input on start, output at the end).
-            a.usage.input = std::max(a.usage.input, e.usage.input);
-            a.usage.output = std::max(a.usage.output, e.usage.output);
-            a.usage.cacheRead = std::max(a.usage.cacheRead, e.usage.cacheRead);
-            a.usage.cacheWrite = std::max(a.usage.cacheWrite, e.usage.cacheWrite);
+            // Usage arrives in parts (Anthropic: input on start, output at the end). Every
+            // decoder's counts pass here on their way to the ledger and the budget: a count
+            // beyond model::kMaxReportedTokens is the upstream's nonsense and counts as unknown.
+            const model::Usage u = e.usage.sane();
+            a.usage.input = std::max(a.usage.input, u.input);
+            a.usage.output = std::max(a.usage.output, u.output);
+            a.usage.cacheRead = std::max(a.usage.cacheRead, u.cacheRead);
+            a.usage.cacheWrite = std::max(a.usage.cacheWrite, u.cacheWrite);
         }
         if (e.isMeaningful()) {
             a.deltaChars += e.delta.size();

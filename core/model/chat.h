@@ -118,13 +118,30 @@ struct Options {
     OutputFormat outputFormat;
 };
 
+// The most tokens one count of one attempt can sanely be: 2^32 (4.3 billion), over 400 times the
+// largest context window offered today. A count an upstream reports beyond it (an int64-max
+// input_tokens was seen) is a peer's nonsense, not a bill: it counts as unknown (0), as a
+// negative, fractional or unrepresentable count (1e30, NaN) already does. Unchecked, one such
+// row cost $1.66e14, overflowed every SUM over the ledger and locked its tenant's budget.
+inline constexpr qint64 kMaxReportedTokens = qint64(1) << 32;
+constexpr qint64 saneTokens(qint64 n) {
+    return n >= 0 && n <= kMaxReportedTokens ? n : 0;
+}
+
 struct Usage {
     qint64 input = 0;
     qint64 output = 0;
     qint64 cacheRead = 0;
     qint64 cacheWrite = 0;
-    qint64 totalTokens() const { return input + output + cacheRead + cacheWrite; }
-    bool isZero() const { return totalTokens() == 0; }
+    // Of the sane counts: never overflows, whatever the upstream said.
+    qint64 totalTokens() const {
+        return saneTokens(input) + saneTokens(output) + saneTokens(cacheRead) + saneTokens(cacheWrite);
+    }
+    bool isZero() const { return input == 0 && output == 0 && cacheRead == 0 && cacheWrite == 0; }
+    // Every count through saneTokens(): what the gateway records and bills.
+    Usage sane() const {
+        return {saneTokens(input), saneTokens(output), saneTokens(cacheRead), saneTokens(cacheWrite)};
+    }
 };
 
 // Refusal: the model (or the provider's safety filter) declined to answer. It is a

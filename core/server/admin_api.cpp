@@ -159,8 +159,12 @@ void AdminApi::handleUsage(const InboundRequest &req, HttpExchange *exchange) {
     q.groupBy = *grouping;
     bool ok = false;
     const int limit = req.query.queryItemValue(QStringLiteral("limit")).toInt(&ok);
-    if (ok && limit > 0)
+    // Ungrouped: the newest `limit` rows. Grouped (not by day): the `limit` groups that cost most,
+    // the rest as one "(other)" row; 100 unless asked, at most 10 000.
+    if (ok && limit > 0) {
         q.limit = limit;
+        q.maxGroups = std::min(limit, telemetry::UsageQuery::kMaxMaxGroups);
+    }
     // The exchange outlives this call: kept under the API until the ledger answers or the client leaves.
     exchange->setParent(this);
     QPointer<HttpExchange> target(exchange);

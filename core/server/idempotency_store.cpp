@@ -26,21 +26,27 @@ qint64 IdempotencyStore::sizeOf(const Hit &hit) {
     return n;
 }
 
-void IdempotencyStore::erase(QHash<QString, Entry>::iterator it) {
+QHash<QString, IdempotencyStore::Entry>::iterator IdempotencyStore::erase(QHash<QString, Entry>::iterator it) {
+    const auto t = m_tenants.find(it->tenant);
+    if (t != m_tenants.end()) {
+        if (it->hit.state == State::Completed)
+            t->keptBytes -= sizeOf(it->hit);
+        t->bySeq.erase(it->seq);
+        if (t->bySeq.empty())
+            m_tenants.erase(t);
+    }
     if (it->hit.state == State::Completed)
         m_keptBytes -= sizeOf(it->hit);
-    m_entries.erase(it);
+    return m_entries.erase(it);
 }
 
 void IdempotencyStore::expire() {
     const qint64 now = m_clock.nowMs();
     for (auto it = m_entries.begin(); it != m_entries.end();) {
-        if (it->hit.state == State::Completed && now - it->atMs > kRetentionMs) {
-            m_keptBytes -= sizeOf(it->hit);
-            it = m_entries.erase(it);
-        } else {
+        if (it->hit.state == State::Completed && now - it->atMs > kRetentionMs)
+            it = erase(it);
+        else
             ++it;
-        }
     }
 }
 
@@ -50,16 +56,49 @@ void IdempotencyStore::setBounds(qint64 maxTotalBytes, qint64 maxAnswerBytes) {
     fitTotal();
 }
 
+void IdempotencyStore::setMaxKeysPerTenant(int maxKeys) {
+    m_maxKeysPerTenant = std::max(1, maxKeys);
+    // A smaller share lets each tenant's oldest completed keys go now.
+    const QStringList tenants = m_tenants.keys();
+    for (const QString &tenant : tenants)
+        while (keysHeld(tenant) > m_maxKeysPerTenant && evictOldestOf(tenant)) {
+        }
+}
+
+int IdempotencyStore::keysHeld(const QString &tenant) const {
+    const auto t = m_tenants.constFind(tenant);
+    return t == m_tenants.cend() ? 0 : int(t->bySeq.size());
+}
+
+bool IdempotencyStore::evictOldestOf(const QString &tenant) {
+    const auto t = m_tenants.find(tenant);
+    if (t == m_tenants.end())
+        return false;
+    // In-flight keys are skipped: they guard a request still running (409 to its twin). Only as
+    // many as the tenant's requests in flight precede its oldest completed one.
+    for (const auto &[seq, key] : t->bySeq) {
+        const auto it = m_entries.find(key);
+        if (it != m_entries.end() && it->hit.state == State::Completed) {
+            erase(it);
+            return true;
+        }
+    }
+    return false;
+}
+
 void IdempotencyStore::fitTotal() {
-    // Rare (the bound is far above a normal day's answers): a scan for the oldest is enough.
+    // Past the total, the tenant keeping the most bytes gives up its oldest answer: one tenant's
+    // answers never push out another's while it keeps more than they do.
     while (m_keptBytes > m_maxTotalBytes) {
-        auto oldest = m_entries.end();
-        for (auto it = m_entries.begin(); it != m_entries.end(); ++it)
-            if (it->hit.state == State::Completed && (oldest == m_entries.end() || it->atMs < oldest->atMs))
-                oldest = it;
-        if (oldest == m_entries.end())
+        QString biggest;
+        qint64 most = 0;
+        for (auto t = m_tenants.cbegin(); t != m_tenants.cend(); ++t)
+            if (t->keptBytes > most) {
+                most = t->keptBytes;
+                biggest = t.key();
+            }
+        if (most == 0 || !evictOldestOf(biggest))
             return;
-        erase(oldest);
     }
 }
 
@@ -69,13 +108,18 @@ IdempotencyStore::Hit IdempotencyStore::begin(const QString &tenant, const QByte
     const QString k = keyOf(tenant, key);
     if (auto it = m_entries.constFind(k); it != m_entries.cend())
         return it->hit;
-    if (m_entries.size() >= kMaxEntries)
-        return {}; // full: serve without idempotency rather than refuse
+    // At its share, the tenant's own oldest completed key makes room. Only when every key it holds
+    // is in flight is this request served without idempotency: that tenant's alone, never another's.
+    if (keysHeld(tenant) >= m_maxKeysPerTenant && !evictOldestOf(tenant))
+        return {};
     Entry e;
     e.hit.state = State::InFlight;
     e.requestDigest = digestOf(route, requestBody);
     e.atMs = m_clock.nowMs();
-    m_entries.insert(k, e);
+    e.tenant = tenant;
+    e.seq = m_nextSeq++;
+    m_tenants[tenant].bySeq.emplace(e.seq, k);
+    m_entries.insert(k, std::move(e));
     return {};
 }
 
@@ -99,12 +143,13 @@ void IdempotencyStore::complete(const QString &tenant, const QByteArray &key, in
     Hit hit{State::Completed, status, headers, body};
     const qint64 size = sizeOf(hit);
     if (size > m_maxAnswerBytes || size > m_maxTotalBytes) {
-        m_entries.erase(it); // too long to keep: the key is let go, a retry runs again
+        erase(it); // too long to keep: the key is let go, a retry runs again
         return;
     }
     it->hit = std::move(hit);
     it->atMs = m_clock.nowMs();
     m_keptBytes += size;
+    m_tenants[it->tenant].keptBytes += size;
     fitTotal();
 }
 

@@ -5,19 +5,26 @@
 // answered with the other request's result.
 // What is kept is bounded by configuration, never by clients: an answer longer than
 // the per-answer bound is not kept (its key is let go, so a retry runs again), and
-// past the total the oldest kept answers are let go first.
+// past the total the oldest kept answers of the tenant keeping the most bytes are let
+// go first. Each tenant holds at most its share of keys (limits.maxIdempotencyKeysPerTenant):
+// a new key past it lets that tenant's oldest completed key go. One tenant's keys never
+// take another's: a gateway-wide table of 10 000 keys that, once full, served every
+// tenant without idempotency let one tenant's 10 000 keys make another's retry run (and
+// be billed) twice.
 
 #include "core/http/headers.h"
 #include "core/util/clock.h"
 
 #include <QHash>
 
+#include <map>
+
 namespace sw::server {
 
 class IdempotencyStore {
 public:
     static constexpr qint64 kRetentionMs = 24LL * 3600 * 1000;
-    static constexpr int kMaxEntries = 10000;
+    static constexpr int kDefaultMaxKeysPerTenant = 10000;
     enum class State { New, InFlight, Completed };
     struct Hit {
         State state = State::New;
@@ -30,6 +37,9 @@ public:
     // limits.maxReplayBytes and limits.maxHoldBytes; a smaller total lets the oldest go now.
     void setBounds(qint64 maxTotalBytes, qint64 maxAnswerBytes);
     qint64 keptBytes() const { return m_keptBytes; }
+    // limits.maxIdempotencyKeysPerTenant: the keys (in flight or completed) one tenant holds at once.
+    void setMaxKeysPerTenant(int maxKeys);
+    int keysHeld(const QString &tenant) const;
     // New: the caller owns the key until complete() or abandon().
     // `route` is the path the request came on: the same body sent to another route is another
     // request (its answer is in another format), never a replay of the first.
@@ -49,13 +59,25 @@ private:
         Hit hit;
         QByteArray requestDigest; // SHA-256 of the route and request body that took the key
         qint64 atMs = 0;
+        QString tenant;
+        quint64 seq = 0; // order taken: the tenant's oldest key has the lowest
+    };
+    // One tenant's keys, oldest first, and the bytes of its completed answers.
+    struct TenantKeys {
+        std::map<quint64, QString> bySeq; // seq -> the entry's key in m_entries
+        qint64 keptBytes = 0;
     };
     void expire();
-    void erase(QHash<QString, Entry>::iterator it);
+    QHash<QString, Entry>::iterator erase(QHash<QString, Entry>::iterator it);
+    // Lets `tenant`'s oldest completed key go; false when all it holds are in flight.
+    bool evictOldestOf(const QString &tenant);
     void fitTotal();
     static qint64 sizeOf(const Hit &hit);
     util::Clock &m_clock;
     QHash<QString, Entry> m_entries;
+    QHash<QString, TenantKeys> m_tenants;
+    quint64 m_nextSeq = 0;
+    int m_maxKeysPerTenant = kDefaultMaxKeysPerTenant;
     qint64 m_maxTotalBytes = 64LL * 1024 * 1024;
     qint64 m_maxAnswerBytes = 8LL * 1024 * 1024;
     qint64 m_keptBytes = 0; // headers and bodies of the completed entries

@@ -1,5 +1,7 @@
 #include "core/telemetry/usage_database.h"
 
+#include "core/model/chat.h"
+
 #include <QAtomicInteger>
 #include <QDir>
 #include <QFileInfo>
@@ -10,6 +12,7 @@
 #include <QThread>
 #include <QVariant>
 
+#include <algorithm>
 #include <cmath>
 
 namespace sw::telemetry {
@@ -26,6 +29,28 @@ QVariant text(const QString &s) {
 
 QVariant number(double d) {
     return std::isfinite(d) ? QVariant(d) : QVariant(0.0);
+}
+
+// A count beyond model::kMaxReportedTokens is stored as 0 (unknown), as the gateway records it.
+QVariant count(qint64 n) {
+    return QVariant(model::saneTokens(n));
+}
+
+// Token counts and costs as the reports read them. A ledger written before counts were checked
+// (model::kMaxReportedTokens) can hold an upstream's int64-max: its SUM overflowed ("integer
+// overflow"), and every report over that row failed. A count out of range reads as 0, as the
+// gateway records it now, and a row with such a count costs nothing; so a sum over any number of
+// rows stays far inside 64 bits, and one peer's nonsense neither breaks a report nor locks a budget.
+QString saneCount(const char *column) {
+    return QStringLiteral("(CASE WHEN %1 BETWEEN 0 AND %2 THEN %1 ELSE 0 END)")
+        .arg(QLatin1String(column))
+        .arg(model::kMaxReportedTokens);
+}
+
+QString saneCost() {
+    return QStringLiteral("(CASE WHEN cost >= 0 AND input BETWEEN 0 AND %1 AND output BETWEEN 0 AND %1"
+                          " AND cache_read BETWEEN 0 AND %1 AND cache_write BETWEEN 0 AND %1 THEN cost ELSE 0 END)")
+        .arg(model::kMaxReportedTokens);
 }
 
 QString lastError(const QSqlQuery &q) {
@@ -216,10 +241,10 @@ bool UsageDatabase::insert(const QList<UsageRow> &rows, QString *error) {
                              " cache_read, cache_write, cost, outcome, at_ms)"
                              " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
     for (const UsageRow &r : rows) {
-        const QVariantList values{text(r.requestId), text(r.tenant),   text(r.route),
-                                  text(r.candidate), text(r.provider), text(modelOfCandidate(r.candidate)),
-                                  r.input,           r.output,         r.cacheRead,
-                                  r.cacheWrite,      number(r.cost),   text(r.outcome),
+        const QVariantList values{text(r.requestId),   text(r.tenant),   text(r.route),
+                                  text(r.candidate),   text(r.provider), text(modelOfCandidate(r.candidate)),
+                                  count(r.input),      count(r.output),  count(r.cacheRead),
+                                  count(r.cacheWrite), number(r.cost),   text(r.outcome),
                                   r.atEpochMs};
         for (int i = 0; i < values.size(); ++i)
             q.bindValue(i, values.at(i));
@@ -260,9 +285,10 @@ UsageReport UsageDatabase::query(const UsageQuery &uq) const {
     }
     const QString filter =
         where.isEmpty() ? QString() : QStringLiteral(" WHERE ") + where.join(QStringLiteral(" AND "));
-    const QString sums = QStringLiteral("COUNT(*), COALESCE(SUM(input),0), COALESCE(SUM(output),0),"
-                                        " COALESCE(SUM(cache_read),0), COALESCE(SUM(cache_write),0),"
-                                        " COALESCE(SUM(cost),0)");
+    const QString sums = QStringLiteral("COUNT(*), COALESCE(SUM(%1),0), COALESCE(SUM(%2),0),"
+                                        " COALESCE(SUM(%3),0), COALESCE(SUM(%4),0), COALESCE(SUM(%5),0)")
+                             .arg(saneCount("input"), saneCount("output"), saneCount("cache_read"),
+                                  saneCount("cache_write"), saneCost());
     QSqlDatabase db = QSqlDatabase::database(m_connection, false);
     auto run = [&](const QString &sql) {
         QSqlQuery q(db);
@@ -307,7 +333,7 @@ UsageReport UsageDatabase::query(const UsageQuery &uq) const {
         key = QStringLiteral("tenant");
         break;
     }
-    if (uq.groupBy != UsageGrouping::None) {
+    if (uq.groupBy == UsageGrouping::Day) {
         QSqlQuery q =
             run(QStringLiteral("SELECT %1 AS k, %2 FROM usage%3 GROUP BY k ORDER BY k").arg(key, sums, filter));
         while (q.next()) {
@@ -317,11 +343,50 @@ UsageReport UsageDatabase::query(const UsageQuery &uq) const {
         }
         return report;
     }
-    QSqlQuery q = run(QStringLiteral("SELECT request_id, tenant, route, candidate, provider, input, output, cache_read,"
-                                     " cache_write, cost, outcome, at_ms FROM (SELECT * FROM usage%1"
+    if (uq.groupBy != UsageGrouping::None) {
+        // The groups that cost most (then the most attempts), one more to tell whether any are left
+        // over; SQLite keeps only those while it sorts. The rest are one "(other)" row: the totals
+        // less the groups shown.
+        const int maxGroups = std::clamp(uq.maxGroups, 1, UsageQuery::kMaxMaxGroups);
+        QSqlQuery q = run(QStringLiteral("SELECT %1 AS k, %2 FROM usage%3 GROUP BY k ORDER BY %4 DESC, COUNT(*) DESC, k"
+                                         " LIMIT %5")
+                              .arg(key, sums, filter, QStringLiteral("SUM(%1)").arg(saneCost()))
+                              .arg(maxGroups + 1));
+        while (q.next()) {
+            UsageTotals t = totalsFrom(q, 1);
+            t.key = q.value(0).toString();
+            report.groups.append(t);
+        }
+        const bool more = report.groups.size() > maxGroups;
+        if (more)
+            report.groups.removeLast();
+        std::sort(report.groups.begin(), report.groups.end(),
+                  [](const UsageTotals &a, const UsageTotals &b) { return a.key < b.key; });
+        if (more) {
+            UsageTotals other = report.totals;
+            other.key = QStringLiteral("(other)");
+            for (const UsageTotals &g : std::as_const(report.groups)) {
+                other.attempts -= g.attempts;
+                other.input -= g.input;
+                other.output -= g.output;
+                other.cacheRead -= g.cacheRead;
+                other.cacheWrite -= g.cacheWrite;
+                other.cost -= g.cost;
+            }
+            other.cost = std::max(0.0, other.cost);
+            QSqlQuery n = run(QStringLiteral("SELECT COUNT(DISTINCT %1) FROM usage%2").arg(key, filter));
+            other.otherGroups = n.next() ? std::max<qint64>(1, n.value(0).toLongLong() - maxGroups) : 1;
+            report.groups.append(other);
+        }
+        return report;
+    }
+    QSqlQuery q = run(QStringLiteral("SELECT request_id, tenant, route, candidate, provider, %3, %4, %5, %6, %7,"
+                                     " outcome, at_ms FROM (SELECT * FROM usage%1"
                                      " ORDER BY at_ms DESC, id DESC LIMIT %2) ORDER BY at_ms, id")
                           .arg(filter)
-                          .arg(std::max(0, uq.limit)));
+                          .arg(std::max(0, uq.limit))
+                          .arg(saneCount("input"), saneCount("output"), saneCount("cache_read"),
+                               saneCount("cache_write"), saneCost()));
     while (q.next()) {
         UsageRow r;
         r.requestId = q.value(0).toString();
@@ -345,7 +410,7 @@ double UsageDatabase::spentSince(const QString &tenant, qint64 sinceEpochMs) con
     if (!m_open)
         return 0;
     QSqlQuery q(QSqlDatabase::database(m_connection, false));
-    q.prepare(QStringLiteral("SELECT COALESCE(SUM(cost),0) FROM usage WHERE tenant = ? AND at_ms >= ?"));
+    q.prepare(QStringLiteral("SELECT COALESCE(SUM(%1),0) FROM usage WHERE tenant = ? AND at_ms >= ?").arg(saneCost()));
     q.bindValue(0, tenant);
     q.bindValue(1, sinceEpochMs);
     if (!q.exec() || !q.next())

@@ -87,6 +87,8 @@ QJsonObject UsageReport::toJson() const {
         for (const UsageTotals &g : groups) {
             QJsonObject o = totalsJson(g);
             o.insert(keyName, g.key);
+            if (g.otherGroups > 0)
+                o.insert(QStringLiteral("otherGroups"), double(g.otherGroups));
             arr.append(o);
         }
     }
@@ -119,6 +121,7 @@ UsageReport UsageReport::fromJson(const QJsonObject &json) {
         if (r.groupBy != UsageGrouping::None) {
             UsageTotals t = totalsOf(o);
             t.key = o.value(keyName).toString();
+            t.otherGroups = o.value(QStringLiteral("otherGroups")).toInteger();
             r.groups.append(t);
             continue;
         }

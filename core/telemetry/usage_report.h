@@ -23,6 +23,13 @@ struct UsageQuery {
     QString tenant;     // empty = every tenant
     UsageGrouping groupBy = UsageGrouping::None;
     int limit = 10000; // ungrouped rows: the newest `limit`, oldest first
+    // Grouped by model, provider or tenant: the `maxGroups` groups that cost most (then the most
+    // attempts), and the rest folded into one last row, key "(other)". A client can name any
+    // number of models (a direct selector provider/<anything>): 100 000 of them made a 28.8 MB
+    // answer. Days are not bounded (a window holds as many as it spans).
+    int maxGroups = kDefaultMaxGroups;
+    static constexpr int kDefaultMaxGroups = 100;
+    static constexpr int kMaxMaxGroups = 10000; // what /admin/usage?limit= may ask for
 };
 
 struct UsageTotals {
@@ -33,12 +40,13 @@ struct UsageTotals {
     qint64 cacheRead = 0;
     qint64 cacheWrite = 0;
     double cost = 0;
+    qint64 otherGroups = 0; // > 0: the "(other)" row, folding this many groups past UsageQuery::maxGroups
 };
 
 struct UsageReport {
     UsageGrouping groupBy = UsageGrouping::None;
     QList<UsageRow> rows;      // groupBy None
-    QList<UsageTotals> groups; // otherwise, ordered by key
+    QList<UsageTotals> groups; // otherwise, ordered by key; an "(other)" row (otherGroups > 0) last
     UsageTotals totals;
     QString error; // the ledger could not answer (the rows may be partial)
 

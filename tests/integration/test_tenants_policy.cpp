@@ -166,6 +166,42 @@ private Q_SLOTS:
         QCOMPARE(gw.engine().clearMarks({QStringLiteral("alice"), {}, {}, {}}), 1);
     }
 
+    // Idempotency-Key keys are held per tenant: one tenant sending more distinct keys than its
+    // share lets only its own oldest go; another tenant's retry is still replayed, not sent upstream
+    // (and billed) twice. A gateway-wide table that, once full, served everyone without idempotency
+    // let bob's keys turn alice's off.
+    void oneTenantsKeysNeverTurnOffAnothersIdempotency() {
+        GatewayFixture gw;
+        addTenant(gw.config, QStringLiteral("alice"), kAliceKey);
+        addTenant(gw.config, QStringLiteral("bob"), kBobKey);
+        gw.config.limits.maxIdempotencyKeysPerTenant = 20;
+        gw.start();
+        const QString chat = QStringLiteral("/v1/chat/completions");
+        const QJsonObject body =
+            GatewayFixture::openaiBody(QStringLiteral("pb/gpt-b"), QStringLiteral("pay once"), false);
+        auto with = [](const QByteArray &key, const QByteArray &idem) {
+            auto h = bearer(key);
+            h.append({"Idempotency-Key", idem});
+            return h;
+        };
+        QCOMPARE(gw.post(chat, body, with(kAliceKey, "alice-1")).status, 200);
+        QCOMPARE(gw.openaiB.requests().size(), 1);
+        for (int i = 0; i < 60; ++i)
+            QCOMPARE(gw.post(chat, body, with(kBobKey, "bob-" + QByteArray::number(i))).status, 200);
+        QCOMPARE(gw.openaiB.requests().size(), 61);
+
+        const HttpResult retry = gw.post(chat, body, with(kAliceKey, "alice-1"));
+        QCOMPARE(retry.status, 200);
+        QCOMPARE(retry.header("x-switchman-idempotent-replay"), QByteArray("true"));
+        QCOMPARE(gw.openaiB.requests().size(), 61); // not sent upstream twice
+        // Bob's newest keys are still his to replay; past his share, his oldest went.
+        QCOMPARE(gw.post(chat, body, with(kBobKey, "bob-59")).header("x-switchman-idempotent-replay"),
+                 QByteArray("true"));
+        QCOMPARE(gw.openaiB.requests().size(), 61);
+        QVERIFY(gw.post(chat, body, with(kBobKey, "bob-0")).header("x-switchman-idempotent-replay").isEmpty());
+        QCOMPARE(gw.openaiB.requests().size(), 62);
+    }
+
     void tenantProvidersLimitEligibility() {
         GatewayFixture gw;
         addTenant(gw.config, QStringLiteral("alice"), kAliceKey);

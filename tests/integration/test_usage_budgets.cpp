@@ -15,6 +15,8 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <limits>
+
 using namespace sw;
 using namespace sw::test;
 
@@ -240,8 +242,90 @@ private Q_SLOTS:
             byDay.value(QStringLiteral("rows")).toArray().first().toObject().value(QStringLiteral("day")).toString(),
             QDate::currentDate().toString(Qt::ISODate));
 
+        // Groups are bounded (a client can name any number of models): the top `limit` by cost,
+        // the rest as one "(other)" row.
+        const QJsonObject top = adminGet(gw, QStringLiteral("/admin/usage?groupBy=model&limit=1")).json();
+        const QJsonArray topRows = top.value(QStringLiteral("rows")).toArray();
+        QCOMPARE(topRows.size(), 2);
+        QCOMPARE(topRows.at(1).toObject().value(QStringLiteral("model")).toString(), QStringLiteral("(other)"));
+        QCOMPARE(topRows.at(1).toObject().value(QStringLiteral("otherGroups")).toInt(), 1);
+        QCOMPARE(topRows.at(0).toObject().value(QStringLiteral("attempts")).toInt() +
+                     topRows.at(1).toObject().value(QStringLiteral("attempts")).toInt(),
+                 3);
+
         QCOMPARE(adminGet(gw, QStringLiteral("/admin/usage?groupBy=week")).status, 400);
         QCOMPARE(adminGet(gw, QStringLiteral("/admin/usage?since=yesterday-ish")).status, 400);
+    }
+
+    // An upstream that reports int64-max tokens (seen from a hostile peer) must not break the
+    // usage reports over that row nor lock its tenant's budget: the count is nonsense, not a bill.
+    void anUpstreamsNonsenseUsageBreaksNoReportAndLocksNoBudget() {
+        QTemporaryDir dir;
+        const QString ledger = dir.filePath(QStringLiteral("usage.sqlite"));
+        const QString route = QStringLiteral("/v1/messages");
+        const QByteArray max = QByteArray::number(std::numeric_limits<qint64>::max());
+        const QByteArray nonsense =
+            "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"type\":"
+            "\"message\",\"role\":\"assistant\",\"content\":[],\"model\":\"m\",\"stop_reason\":null,"
+            "\"usage\":{\"input_tokens\":" +
+            max + ",\"output_tokens\":1,\"cache_read_input_tokens\":" + max +
+            "}}}\n\n"
+            "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,"
+            "\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n"
+            "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,"
+            "\"delta\":{\"type\":\"text_delta\",\"text\":\"hi\"}}\n\n"
+            "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n"
+            "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},"
+            "\"usage\":{\"output_tokens\":" +
+            max +
+            "}}\n\n"
+            "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
+        {
+            GatewayFixture gw;
+            gw.usageLedgerPath = ledger;
+            addTenants(gw, 1000);
+            gw.start();
+            QCOMPARE(gw.post(route, routeBody(route, QStringLiteral("pa/claude-a")), as(m_adminKey)).status, 200);
+            gw.anthropicA.setRawReply(nonsense);
+            QCOMPARE(gw.post(route, routeBody(route, QStringLiteral("pa/claude-a")), as(m_teamKey)).status, 200);
+            gw.anthropicA.setRawReply({});
+            // The budget is not locked: the same tenant is served again.
+            QCOMPARE(gw.post(route, routeBody(route, QStringLiteral("pa/claude-a")), as(m_teamKey)).status, 200);
+            QVERIFY2(gw.engine().budgets().first().spent < 1,
+                     qPrintable(QString::number(gw.engine().budgets().first().spent)));
+
+            const HttpResult byTenant = adminGet(gw, QStringLiteral("/admin/usage?since=1d&groupBy=tenant"));
+            QVERIFY2(byTenant.status == 200, byTenant.body.constData());
+            const QJsonObject report = byTenant.json();
+            QVERIFY2(!report.contains(QStringLiteral("error")), byTenant.body.constData());
+            const QJsonObject totals = report.value(QStringLiteral("totals")).toObject();
+            QCOMPARE(totals.value(QStringLiteral("attempts")).toInt(), 3);
+            QVERIFY2(totals.value(QStringLiteral("cost")).toDouble() < 1, byTenant.body.constData());
+            QVERIFY2(totals.value(QStringLiteral("input")).toDouble() < 1e6, byTenant.body.constData());
+            const QJsonArray groups = report.value(QStringLiteral("rows")).toArray();
+            QCOMPARE(groups.size(), 2); // the other tenant's row is still there
+            QCOMPARE(groups.at(0).toObject().value(QStringLiteral("tenant")).toString(), QStringLiteral("ops"));
+            QCOMPARE(groups.at(0).toObject().value(QStringLiteral("attempts")).toInt(), 1);
+            QVERIFY(groups.at(0).toObject().value(QStringLiteral("cost")).toDouble() > 0);
+            QCOMPARE(groups.at(1).toObject().value(QStringLiteral("attempts")).toInt(), 2);
+            // The row itself was kept, with the nonsense counts as unknown (0) and the output the
+            // stream showed.
+            const QJsonArray rows = adminGet(gw, QStringLiteral("/admin/usage?tenant=team-a"))
+                                        .json()
+                                        .value(QStringLiteral("rows"))
+                                        .toArray();
+            QCOMPARE(rows.size(), 2);
+            QCOMPARE(rows.at(0).toObject().value(QStringLiteral("cacheRead")).toInt(-1), 0);
+            QVERIFY(rows.at(0).toObject().value(QStringLiteral("output")).toDouble() < 1e6);
+        }
+        // Nor after a restart, when the spend is summed from the file.
+        GatewayFixture gw;
+        gw.usageLedgerPath = ledger;
+        addTenants(gw, 1000);
+        gw.start();
+        QVERIFY2(gw.engine().budgets().first().spent < 1,
+                 qPrintable(QString::number(gw.engine().budgets().first().spent)));
+        QCOMPARE(gw.post(route, routeBody(route, QStringLiteral("pa/claude-a")), as(m_teamKey)).status, 200);
     }
 
     void anUnwritableLedgerStillAnswersEveryRequest() {

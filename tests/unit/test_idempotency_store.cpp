@@ -76,6 +76,70 @@ private slots:
         QCOMPARE(store.keptBytes(), 64 * 1024);
     }
 
+    // One tenant's keys never take another's: past its share a tenant's own oldest answered key
+    // goes, and the other tenant's key is still replayed.
+    void aTenantPastItsShareLetsOnlyItsOwnOldestGo() {
+        sw::test::FakeClock clock;
+        IdempotencyStore store(clock);
+        store.setBounds(1 << 20, 1 << 20);
+        store.setMaxKeysPerTenant(3);
+        const QString alice = QStringLiteral("alice");
+        const QString carol = QStringLiteral("carol");
+        QCOMPARE(store.begin(alice, "a1", kRoute, "request").state, State::New);
+        store.complete(alice, "a1", 200, {}, "alice's answer");
+        for (int i = 0; i < 50; ++i) {
+            const QByteArray key = "c" + QByteArray::number(i);
+            QCOMPARE(store.begin(carol, key, kRoute, "request").state, State::New);
+            store.complete(carol, key, 200, {}, "carol's answer");
+        }
+        QCOMPARE(store.keysHeld(carol), 3);
+        QCOMPARE(store.keysHeld(alice), 1);
+        const auto hit = store.begin(alice, "a1", kRoute, "request");
+        QCOMPARE(hit.state, State::Completed);
+        QCOMPARE(hit.body, QByteArray("alice's answer"));
+        QCOMPARE(store.begin(carol, "c49", kRoute, "request").state, State::Completed);
+        QCOMPARE(store.begin(carol, "c0", kRoute, "request").state, State::New); // her own oldest went
+        // And alice still has her whole share.
+        QCOMPARE(store.begin(alice, "a2", kRoute, "request").state, State::New);
+        QCOMPARE(store.keysHeld(alice), 2);
+    }
+
+    // A key in flight is never let go to make room (its twin must still get 409): a tenant whose
+    // whole share is in flight is served without a new key, and only that tenant.
+    void keysInFlightAreNotLetGo() {
+        sw::test::FakeClock clock;
+        IdempotencyStore store(clock);
+        store.setMaxKeysPerTenant(2);
+        QCOMPARE(store.begin(kTenant, "f1", kRoute, "request").state, State::New);
+        QCOMPARE(store.begin(kTenant, "f2", kRoute, "request").state, State::New);
+        QCOMPARE(store.begin(kTenant, "f3", kRoute, "request").state, State::New);
+        QVERIFY(store.inFlight(kTenant, "f1"));
+        QVERIFY(store.inFlight(kTenant, "f2"));
+        QVERIFY(!store.inFlight(kTenant, "f3"));
+        QCOMPARE(store.begin(QStringLiteral("other"), "o1", kRoute, "request").state, State::New);
+        QVERIFY(store.inFlight(QStringLiteral("other"), "o1"));
+    }
+
+    // Past the byte total, the tenant keeping the most bytes gives up its oldest answer first.
+    void pastTheTotalTheBiggestTenantGivesWay() {
+        sw::test::FakeClock clock;
+        IdempotencyStore store(clock);
+        store.setBounds(1000, 500);
+        const QString small = QStringLiteral("small");
+        QCOMPARE(store.begin(small, "s1", kRoute, "request").state, State::New);
+        store.complete(small, "s1", 200, {}, QByteArray(100, 's'));
+        clock.advance(10);
+        for (int i = 0; i < 10; ++i) {
+            const QByteArray key = "b" + QByteArray::number(i);
+            QCOMPARE(store.begin(kTenant, key, kRoute, "request").state, State::New);
+            store.complete(kTenant, key, 200, {}, QByteArray(400, 'b'));
+            clock.advance(10);
+        }
+        QVERIFY(store.keptBytes() <= 1000);
+        QCOMPARE(store.begin(small, "s1", kRoute, "request").state, State::Completed);
+        QCOMPARE(store.begin(kTenant, "b9", kRoute, "request").state, State::Completed);
+    }
+
     void anExpiredAnswerGivesItsBytesBack() {
         sw::test::FakeClock clock;
         IdempotencyStore store(clock);

@@ -19,6 +19,7 @@
 #include <atomic>
 #include <cmath>
 #include <ctime>
+#include <limits>
 #include <thread>
 #include <vector>
 
@@ -245,6 +246,115 @@ private Q_SLOTS:
         QCOMPARE(r.rows.size(), 2);
         QCOMPARE(r.rows.first().cost, 0.0);
         QVERIFY(m_log.isEmpty());
+    }
+
+    // A ledger written before token counts were checked can hold an upstream's int64-max row (cost
+    // $1.66e14). Every report over it failed with "integer overflow" and its tenant's budget was
+    // spent. It now reads as a row of unknown counts that cost nothing; the other rows are right.
+    void aRowWithInt64MaxTokensBreaksNoReport() {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("usage.sqlite"));
+        test::FakeClock clock;
+        clock.setEpochMs(localMs(2026, 1, 10));
+        const qint64 at = localMs(2026, 1, 10, 9);
+        {
+            UsageLedger ledger({path, 400, 0, {}}, clock, logger());
+            ledger.append(row(QStringLiteral("a"), QStringLiteral("team-a"), QStringLiteral("pa/m"), 100, 10, 0.5, at));
+            ledger.append(
+                row(QStringLiteral("b"), QStringLiteral("team-b"), QStringLiteral("pa/m"), 200, 20, 0.25, at));
+            // What the ledger is given is checked too: stored as unknown (0), cost as given.
+            ledger.append(row(QStringLiteral("c"), QStringLiteral("team-b"), QStringLiteral("pa/m"),
+                              std::numeric_limits<qint64>::max(), 30, 0.125, at));
+        }
+        {
+            // The row an older Switchman stored, as it stored it.
+            QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), QStringLiteral("old"));
+            db.setDatabaseName(path);
+            QVERIFY(db.open());
+            QSqlQuery q(db);
+            QVERIFY(q.exec(QStringLiteral("INSERT INTO usage (request_id, tenant, route, candidate, provider, model,"
+                                          " input, output, cache_read, cache_write, cost, outcome, at_ms) VALUES"
+                                          " ('max', 'team-b', 'r', 'pa/m', 'pa', 'm', 9223372036854775807, 5,"
+                                          " 9223372036854775807, 0, 1.66e14, 'ok', %1)")
+                               .arg(at)));
+            db.close();
+        }
+        QSqlDatabase::removeDatabase(QStringLiteral("old"));
+        for (const UsageGrouping g : {UsageGrouping::None, UsageGrouping::Tenant, UsageGrouping::Day,
+                                      UsageGrouping::Model, UsageGrouping::Provider}) {
+            const UsageReport r = readFile(path, g);
+            QVERIFY2(r.error.isEmpty(), qPrintable(r.error));
+            QCOMPARE(r.totals.attempts, 4);
+            QCOMPARE(r.totals.input, 300);
+            QCOMPARE(r.totals.output, 65);
+            QCOMPARE(r.totals.cacheRead, 150);
+            QCOMPARE(r.totals.cost, 0.875);
+        }
+        const UsageReport byTenant = readFile(path, UsageGrouping::Tenant);
+        QCOMPARE(byTenant.groups.size(), 2);
+        QCOMPARE(byTenant.groups.at(0).key, QStringLiteral("team-a"));
+        QCOMPARE(byTenant.groups.at(0).cost, 0.5);
+        QCOMPARE(byTenant.groups.at(1).key, QStringLiteral("team-b"));
+        QCOMPARE(byTenant.groups.at(1).attempts, 3);
+        QCOMPARE(byTenant.groups.at(1).cost, 0.375);
+        const UsageReport rows = readFile(path);
+        QCOMPARE(rows.rows.size(), 4);
+        QCOMPARE(rows.rows.at(2).input, 0);
+        QCOMPARE(rows.rows.at(3).input, 0);
+        QCOMPARE(rows.rows.at(3).cost, 0.0);
+        // A budget summed from the file after a restart.
+        UsageDatabase db;
+        QString error;
+        QVERIFY2(db.open(path, UsageDatabase::Mode::ReadOnly, &error), qPrintable(error));
+        QCOMPARE(db.spentSince(QStringLiteral("team-b"), 0), 0.375);
+    }
+
+    // A client can name any number of models (a direct selector provider/<anything>): grouped by
+    // model, the answer holds the groups that cost most and one "(other)" row for the rest, so
+    // its size is bounded whatever the ledger holds; the totals still count every row.
+    void groupsPastTheBoundAreOneOtherRow() {
+        test::FakeClock clock;
+        clock.setEpochMs(localMs(2026, 1, 12));
+        UsageLedger ledger({QString(), 400, 0, {}}, clock, logger());
+        const qint64 at = localMs(2026, 1, 12, 9);
+        ledger.append(row(QStringLiteral("big"), QStringLiteral("t"), QStringLiteral("pa/zz-big"), 10, 1, 5.0, at));
+        for (int i = 0; i < 500; ++i)
+            ledger.append(row(QStringLiteral("r%1").arg(i), QStringLiteral("t"),
+                              QStringLiteral("pa/invented-%1").arg(i, 3, 10, QLatin1Char('0')), 1, 1, 0.001 * (i + 1),
+                              at));
+        UsageQuery q;
+        q.groupBy = UsageGrouping::Model;
+        const UsageReport r = ask(ledger, q);
+        QVERIFY2(r.error.isEmpty(), qPrintable(r.error));
+        QCOMPARE(r.groups.size(), UsageQuery::kDefaultMaxGroups + 1);
+        QCOMPARE(r.totals.attempts, 501);
+        // The most expensive are shown, by key; the cheapest 401 are the last row.
+        QCOMPARE(r.groups.at(0).key, QStringLiteral("invented-401"));
+        QCOMPARE(r.groups.at(98).key, QStringLiteral("invented-499"));
+        QCOMPARE(r.groups.at(99).key, QStringLiteral("zz-big"));
+        const UsageTotals &other = r.groups.last();
+        QCOMPARE(other.key, QStringLiteral("(other)"));
+        QCOMPARE(other.otherGroups, 401);
+        QCOMPARE(other.attempts, 401);
+        QCOMPARE(other.input, 401);
+        double shown = 0;
+        for (const UsageTotals &g : r.groups)
+            shown += g.cost;
+        QVERIFY(std::abs(shown - r.totals.cost) < 1e-9);
+        const QJsonObject json = r.toJson();
+        QCOMPARE(
+            json.value(QStringLiteral("rows")).toArray().last().toObject().value(QStringLiteral("otherGroups")).toInt(),
+            401);
+        QCOMPARE(UsageReport::fromJson(json).groups.last().otherGroups, 401);
+
+        // A smaller bound, and none reached: no "(other)" row.
+        q.maxGroups = 3;
+        const UsageReport three = ask(ledger, q);
+        QCOMPARE(three.groups.size(), 4);
+        QCOMPARE(three.groups.last().otherGroups, 498);
+        q.groupBy = UsageGrouping::Tenant;
+        QCOMPARE(ask(ledger, q).groups.size(), 1);
+        QCOMPARE(ask(ledger, q).groups.first().otherGroups, 0);
     }
 
     void csvQuotesFieldsThatNeedIt() {

@@ -188,8 +188,11 @@ void UsageView::applyTable(const telemetry::UsageReport &report) {
     static const char *titles[] = {QT_TR_NOOP("Tenant"), QT_TR_NOOP("Provider"), QT_TR_NOOP("Model")};
     m_table->setKeyTitle(tr(titles[std::clamp(m_per->currentIndex(), 0, 2)]));
     QMap<QString, snapshot::UsageTotals> totals;
+    // Past the ledger's bound on groups (a client can name any number of models), the rest are one row.
     for (const auto &g : report.groups)
-        totals.insert(g.key.isEmpty() ? tr("(none)") : g.key,
+        totals.insert(g.otherGroups > 0 ? tr("(%n other(s))", nullptr, int(std::min<qint64>(g.otherGroups, 1000000000)))
+                      : g.key.isEmpty() ? tr("(none)")
+                                        : g.key,
                       snapshot::UsageTotals{g.attempts, g.input, g.output, g.cacheRead, g.cacheWrite, g.cost});
     m_table->setTotals(totals);
     const QLocale locale;
