@@ -599,6 +599,13 @@ void AttemptLoop::attemptFailed(Attempt &a, TryFailure failure) {
     if (!classified)
         return stopWithUpstreamError(a, failure.input);
 
+    // The caller's own key refused (a passthrough credential, 401 or 403): renewing it is the
+    // caller's to do (Claude Code refreshes its login on a 401), so the client gets the upstream's
+    // answer. A failover would hide it on every later request too; a mark would park the provider
+    // for a key that is not the provider's. A usage limit on that key still fails over.
+    if (failure.callersCredential && FailureClassifier::refusesTheKey(failure.input))
+        return stopWithUpstreamError(a, failure.input);
+
     // refreshGatewayApiKeyAfterAuthError: rotate to the pool's next credential within the attempt.
     if (classified->kind == FailureKind::CredentialExhausted) {
         if (const auto left = m_deps.runner->rotateCredential(a.id, failure)) {

@@ -52,6 +52,7 @@ struct TryFailure {
     FailureInput input;
     bool fromHeaders = false;
     bool stop = false;
+    bool callersCredential = false;                   // the try used the caller's own key (a passthrough credential)
     std::optional<model::GatewayError> upstreamError; // code/param/type the API gave, for the client's error
 };
 

@@ -131,6 +131,13 @@ bool FailureClassifier::refusesReplayedReasoning(const FailureInput &in) {
                          "|(corrupted|invalid) thought.?signature|thought.?signature is (not valid|invalid)");
 }
 
+bool FailureClassifier::refusesTheKey(const FailureInput &in) {
+    const QString text = in.classificationMessage.isEmpty() ? in.message : in.classificationMessage;
+    if (in.usageLimit || isUsageLimit(in.status, text))
+        return false;
+    return in.status == 401 || (in.status == 403 && !isConcurrencyCap(text));
+}
+
 bool FailureClassifier::isConcurrencyCap(const QString &text) {
     return matches(text, "concurren");
 }

@@ -40,6 +40,9 @@ public:
     // signature". Another provider of the same API made it (a turn answered after a failover);
     // the history can go without it.
     static bool refusesReplayedReasoning(const FailureInput &input);
+    // The answer refuses the key itself (401, a 403 that is not a concurrency cap), as opposed to
+    // a usage limit or spend cap on it, which a credit top-up or time ends.
+    static bool refusesTheKey(const FailureInput &input);
 
     // Retry-After family, as providers send it: retry-after-ms, retry-after (seconds or
     // HTTP date), x-ratelimit-reset-ms, x-ratelimit-reset (epoch ms / epoch s /

@@ -587,6 +587,7 @@ void UpstreamAttempts::reportErrorAnswer(Try &t) {
     }
     failover::TryFailure f;
     f.fromHeaders = true;
+    f.callersCredential = t.target.passthroughAuth;
     model::GatewayError upstream = model::GatewayError::make(t.status, {}, {});
     upstream.upstreamApi = t.target.api;
     // Every field of the body reaches the client (the code and param in its own format): an

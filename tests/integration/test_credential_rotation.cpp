@@ -321,10 +321,67 @@ private Q_SLOTS:
         gw.anthropicC.pushFault(status(401));
         gw.start();
         const auto body = GatewayFixture::anthropicBody(QStringLiteral("pc/claude-c"), QStringLiteral("x"), false);
-        QCOMPARE(gw.post(QStringLiteral("/v1/messages"), body, {{"x-api-key", "callers-revoked-key"}}).status, 502);
+        QCOMPARE(gw.post(QStringLiteral("/v1/messages"), body, {{"x-api-key", "callers-revoked-key"}}).status, 401);
         const auto other = gw.post(QStringLiteral("/v1/messages"), body, {{"x-api-key", "another-callers-key"}});
         QCOMPARE(other.status, 200);
         QCOMPARE(authSeen(gw.anthropicC), (QByteArrayList{"callers-revoked-key", "another-callers-key"}));
+    }
+
+    // Claude Code signed in through a passthrough provider: when its login expires, the upstream's
+    // 401 must reach it (it renews the login on a 401) rather than a failover that hides it on
+    // every later request, or a mark that parks the provider for the caller's key.
+    void aCallersRefusedKeyIsTheirsToRenewNotAFailover() {
+        GatewayFixture gw;
+        gw.config.providers[QStringLiteral("pc")].credentials = {QStringLiteral("passthrough")};
+        gw.config.providers[QStringLiteral("pa")].credentials = {QStringLiteral("env:SW_TEST_PA_KEY")};
+        config::RouteConfig route;
+        route.name = QStringLiteral("login");
+        route.candidates = {QStringLiteral("pc/claude-c"), QStringLiteral("pa/claude-a")};
+        gw.config.routes.insert(route.name, route);
+        gw.anthropicC.pushFault(statusWith(401, {},
+                                           "{\"type\":\"error\",\"error\":{\"type\":\"authentication_error\","
+                                           "\"message\":\"OAuth token has expired.\"}}"));
+        gw.start();
+
+        const auto expired =
+            gw.post(QStringLiteral("/v1/messages"),
+                    GatewayFixture::anthropicBody(QStringLiteral("login"), QStringLiteral("hi"), false),
+                    {{"authorization", "Bearer expired"}});
+        QCOMPARE(expired.status, 401);
+        const QJsonObject error = expired.json().value(QStringLiteral("error")).toObject();
+        QCOMPARE(error.value(QStringLiteral("type")).toString(), QStringLiteral("authentication_error"));
+        QVERIFY2(error.value(QStringLiteral("message")).toString().contains(QStringLiteral("OAuth token has expired")),
+                 expired.body.constData());
+        // A stream's 200 went out when the try began (SPEC 5): the refusal is its in-band error.
+        gw.anthropicC.pushFault(status(401));
+        const auto expiredStream =
+            gw.post(QStringLiteral("/v1/messages"),
+                    GatewayFixture::anthropicBody(QStringLiteral("login"), QStringLiteral("hi"), true),
+                    {{"authorization", "Bearer expired"}});
+        QVERIFY2(expiredStream.body.contains("event: error") && expiredStream.body.contains("authentication_error"),
+                 expiredStream.body.constData());
+        QCOMPARE(gw.anthropicA.requests().size(), 0); // not answered by another provider's key
+        QVERIFY(gw.engine().marks().isEmpty());
+
+        // The renewed login goes to the same provider at once.
+        const auto renewed =
+            gw.post(QStringLiteral("/v1/messages"),
+                    GatewayFixture::anthropicBody(QStringLiteral("login"), QStringLiteral("hi"), false),
+                    {{"authorization", "Bearer renewed"}});
+        QCOMPARE(renewed.status, 200);
+        QCOMPARE(renewed.header("x-switchman-candidate"), QByteArray("pc/claude-c"));
+        QCOMPARE(authSeen(gw.anthropicC), (QByteArrayList{"expired", "expired", "renewed"}));
+
+        // A usage limit on the caller's own key is what failover is for: the next candidate answers.
+        gw.anthropicC.pushFault(statusWith(429, {},
+                                           "{\"type\":\"error\",\"error\":{\"type\":\"rate_limit_error\","
+                                           "\"message\":\"You have reached your usage limit.\"}}"));
+        const auto limited =
+            gw.post(QStringLiteral("/v1/messages"),
+                    GatewayFixture::anthropicBody(QStringLiteral("login"), QStringLiteral("hi"), false),
+                    {{"authorization", "Bearer renewed"}});
+        QCOMPARE(limited.status, 200);
+        QCOMPARE(limited.header("x-switchman-candidate"), QByteArray("pa/claude-a"));
     }
 
     void passthroughAloneWithoutCallerKeyIsCredentialExhausted() {

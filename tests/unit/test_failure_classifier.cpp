@@ -120,6 +120,23 @@ private Q_SLOTS:
         QVERIFY(!FailureClassifier::refusesReplayedReasoning(in));
     }
 
+    void aRefusedKeyIsToldFromALimitOnIt() {
+        // A caller's own (passthrough) key refused is the caller's to renew; a limit on it is not.
+        const auto refuses = [](int status, const char *text) {
+            FailureInput in;
+            in.status = status;
+            in.message = QString::fromLatin1(text);
+            return FailureClassifier::refusesTheKey(in);
+        };
+        QVERIFY(refuses(401, "authentication_error: OAuth token has expired."));
+        QVERIFY(refuses(403, "permission_error: OAuth token does not meet scope requirement"));
+        QVERIFY(!refuses(403, "concurrency limit reached"));
+        QVERIFY(!refuses(403, "You have reached your usage limit"));
+        QVERIFY(!refuses(402, "Insufficient credits"));
+        QVERIFY(!refuses(429, "rate_limit_error: Number of requests has exceeded your rate limit"));
+        QVERIFY(!refuses(400, "invalid_request_error: credit balance is too low"));
+    }
+
     void openaiRateLimitHintFromItsText() {
         const auto f = classifyBody(QStringLiteral("openai-completions"), 429,
                                     fixture(QStringLiteral("failures/openai_429_rate_limit_exceeded.json")));
