@@ -139,8 +139,19 @@ bool Http1ResponseParser::parseHead(QByteArrayView input, qsizetype &pos, Output
     limits.maxTrailerBytes = kMaxHeadBytes;
     if (m_headRequest || status == 204 || status == 304) {
         m_body.start(BodyDecoder::Framing::None);
-    } else if (has(te, "chunked")) {
-        m_body.start(BodyDecoder::Framing::Chunked, 0, limits);
+    } else if (te && !te->trimmed().isEmpty()) {
+        // Transfer-Encoding wins over a Content-Length (RFC 9112 6.3): a body chunked last is read
+        // by its chunks, any other coding until the close. A message that carries both framings
+        // may be an attempt to split responses, so its connection is never reused.
+        const QByteArray codings = te->trimmed().toLower();
+        if (codings == "chunked" || codings.endsWith(",chunked") || codings.endsWith(" chunked")) {
+            m_body.start(BodyDecoder::Framing::Chunked, 0, limits);
+            if (cl)
+                m_keepAlive = false;
+        } else {
+            m_body.start(BodyDecoder::Framing::UntilClose);
+            m_keepAlive = false;
+        }
     } else if (cl && !cl->isEmpty()) {
         bool ok = false;
         const qint64 length = cl->trimmed().toLongLong(&ok);

@@ -93,6 +93,14 @@ void TestHttp1ResponseParser::anySplitGivesTheSameResponse_data() {
         << QByteArray("hello") << true;
     QTest::newRow("mixed line ends") << QByteArray("HTTP/1.1 200 OK\r\nContent-Length: 2\n\r\nok") << 200
                                      << QByteArray("ok") << true;
+    // Both framings: the chunks decide, and a connection whose answer was framed twice is not reused.
+    QTest::newRow("chunked and a content-length")
+        << QByteArray(
+               "HTTP/1.1 200 OK\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n")
+        << 200 << QByteArray("hello") << false;
+    QTest::newRow("chunked after another coding")
+        << QByteArray("HTTP/1.1 200 OK\r\nTransfer-Encoding: identity, chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n") << 200
+        << QByteArray("ok") << true;
     QTest::newRow("head just under the limit")
         << QByteArray("HTTP/1.1 200 OK\r\nX-Pad: " + QByteArray(Http1ResponseParser::kMaxHeadBytes - 64, 'p') +
                       "\r\nContent-Length: 1\r\n\r\nz")
@@ -139,6 +147,14 @@ void TestHttp1ResponseParser::closeDelimitedBodyEndsOnlyOnClose() {
     QCOMPARE(open.body, QByteArray("data: a\n\n"));
     QVERIFY(!open.keepAlive);
     QVERIFY(parse(bytes, {}, true).done);
+
+    // A transfer coding that does not end in chunked is read to the close too, its Content-Length ignored.
+    const QByteArray coded =
+        "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked, x-custom\r\nContent-Length: 2\r\n\r\nabcdef";
+    Parsed codedOpen = parse(coded, {});
+    QCOMPARE(codedOpen.state, State::Body);
+    QCOMPARE(codedOpen.body, QByteArray("abcdef"));
+    QVERIFY(!codedOpen.keepAlive);
 }
 
 void TestHttp1ResponseParser::truncatedLengthBodyIsNotDone() {
