@@ -220,20 +220,35 @@ int CredentialPools::credentialChanged(const QString &ref) {
     return clear(f);
 }
 
+bool CredentialPools::usable(const QString &provider, const QStringList &refs, int index, bool callerHasAuth) const {
+    const QString &ref = refs[index];
+    return !exhausted(provider, index) && !isUnsetEnvRef(ref) && (callerHasAuth || ref != QLatin1String("passthrough"));
+}
+
 bool CredentialPools::hasUsable(const QString &provider, const QStringList &refs, bool callerHasAuth) const {
     if (refs.isEmpty())
         return true;
-    for (int i = 0; i < refs.size(); ++i) {
-        if (exhausted(provider, i))
-            continue;
-        const QString &ref = refs[i];
-        if (isUnsetEnvRef(ref))
-            continue;
-        if (ref == QLatin1String("passthrough") && !callerHasAuth)
-            continue;
-        return true;
-    }
+    for (int i = 0; i < refs.size(); ++i)
+        if (usable(provider, refs, i, callerHasAuth))
+            return true;
     return false;
+}
+
+std::optional<PoolWait> CredentialPools::waitFor(const QString &provider, const QStringList &refs,
+                                                 bool callerHasAuth) const {
+    const qint64 now = m_clock.nowMs();
+    std::optional<PoolWait> soonest;
+    for (int i = 0; i < refs.size(); ++i) {
+        if (usable(provider, refs, i, callerHasAuth))
+            return std::nullopt;
+        const auto it = m_states.constFind(slotKey(provider, i));
+        if (it == m_states.cend() || it->health != CredentialHealth::Parked || it->untilMs <= now ||
+            (it->reason != ParkReason::UsageLimit && it->reason != ParkReason::RateLimit))
+            continue;
+        if (!soonest || it->untilMs - now < soonest->remainingMs)
+            soonest = PoolWait{it->untilMs - now, it->reason, it->status, it->lastError};
+    }
+    return soonest;
 }
 
 void CredentialPools::acquire(const QString &provider, const QStringList &refs, const QByteArray &callerAuth,

@@ -36,6 +36,15 @@ QString credentialHealthName(CredentialHealth health); // ok, parked, rejected, 
 bool isUnsetEnvRef(const QString &ref);
 
 // One row of GET /admin/credentials and of the GUI's Credentials table. Never a secret.
+// Every credential of a pool that could come back by waiting is set aside after a usage or rate
+// limit: the soonest back, and what set it aside. (CredentialPools::waitFor)
+struct PoolWait {
+    qint64 remainingMs = 0;
+    ParkReason reason = ParkReason::None;
+    int status = 0;
+    QString lastError; // redacted
+};
+
 struct CredentialStatus {
     QString provider;
     QString ref; // as configured: keychain:NAME, env:VAR, passthrough
@@ -66,6 +75,10 @@ public:
 
     // Side-effect free: could acquire() find a credential for this provider now?
     bool hasUsable(const QString &provider, const QStringList &refs, bool callerHasAuth) const;
+    // None usable, and some only set aside for a while after a usage or rate limit: when the first
+    // is back. Nothing when one is usable now, or when none will come back by waiting (refused,
+    // missing, no caller key to pass through).
+    std::optional<PoolWait> waitFor(const QString &provider, const QStringList &refs, bool callerHasAuth) const;
     // Resolves the first usable credential at or after `startIndex`, reading the keychain
     // asynchronously when needed (cached after the first read). `callerAuth` is the
     // caller's own key for a passthrough reference.
@@ -123,6 +136,7 @@ private:
     };
     QString slotKey(const QString &provider, int index) const { return provider + QChar(0) + QString::number(index); }
     bool exhausted(const QString &provider, int index) const;
+    bool usable(const QString &provider, const QStringList &refs, int index, bool callerHasAuth) const;
     QString refAt(const QString &provider, int index) const;
     QByteArray currentFingerprint(const QString &ref) const; // empty when the secret is not known now
     QList<QByteArray> knownSecrets(const QString &ref) const;

@@ -151,6 +151,8 @@ void AttemptLoop::recordSkips(const QList<Skip> &skipped) {
         const QString failure = s.noCredential ? failureKindName(FailureKind::CredentialExhausted) : QString();
         if (s.noCredential && !m_noCredential)
             m_noCredential = QStringLiteral("no usable credential for %1: %2").arg(s.candidate.name(), s.reason);
+        if (s.noCredential)
+            noteCredentialWait(s.candidate);
         if (s.noCredential && m_fallbackFrom.isEmpty()) {
             // The answer's headers name it too, as for a candidate that was tried and failed.
             m_fallbackFrom = s.candidate.name();
@@ -171,6 +173,14 @@ void AttemptLoop::recordSkips(const QList<Skip> &skipped) {
     }
 }
 
+void AttemptLoop::noteCredentialWait(const Candidate &candidate) {
+    const auto wait = m_deps.runner->credentialWait(candidate);
+    if (!wait)
+        m_credentialRefused = true;
+    else if (!m_credentialWait || wait->remainingMs < m_credentialWait->remainingMs)
+        m_credentialWait = wait;
+}
+
 void AttemptLoop::nextCandidate() {
     if (m_finished)
         return;
@@ -185,6 +195,8 @@ void AttemptLoop::nextCandidate() {
             return finishWithFailure(withCostCeilingNote(clientErrorFor(*m_lastFailure)), true);
         if (m_incompatible)
             return finishWithFailure(GatewayError::make(400, ErrorCategory::InvalidRequest, *m_incompatible), false);
+        if (m_noCredential && m_credentialWait && !m_credentialRefused)
+            return finishWithFailure(FailureResponse::forCredentialWait(*m_noCredential, *m_credentialWait), false);
         if (m_noCredential)
             return finishWithFailure(GatewayError::make(502, ErrorCategory::ServerError, *m_noCredential), false);
         QString why = QStringLiteral("no eligible candidate for \"%1\"").arg(m_settings.requestedModel);
@@ -664,6 +676,10 @@ void AttemptLoop::afterFailure(Attempt &a, const UpstreamFailure &failure, const
     a.phase = Phase::Done;
     m_lastFailure = failure;
     m_lastFailureWho = a.candidate.name();
+    // A usage limit on the provider's only key (recorded by rotateCredential): the client hears
+    // when it is back, as a 429, rather than a 502 that sends users looking for a broken key.
+    m_lastFailureWait =
+        failure.kind == FailureKind::CredentialExhausted ? m_deps.runner->credentialWait(a.candidate) : std::nullopt;
     if (m_settings.failoverEnabled) {
         // The try's start decides whether this failure is a new strike: a try launched before the
         // mark was set adds none, so six requests in flight when a provider stalls add one strike.
@@ -891,6 +907,9 @@ void AttemptLoop::onClientGone() {
 
 GatewayError AttemptLoop::clientErrorFor(const UpstreamFailure &f) const {
     // Skipped candidates may follow the failure: name the one that failed.
+    if (f.kind == FailureKind::CredentialExhausted && m_lastFailureWait)
+        return FailureResponse::forCredentialWait(QStringLiteral("upstream %1: %2").arg(m_lastFailureWho, f.message),
+                                                  *m_lastFailureWait);
     return FailureResponse::forFailure(f, m_lastFailureWho);
 }
 

@@ -92,6 +92,7 @@ public:
     virtual void endErrorBody(AttemptId id) = 0;
     // Could a try of this candidate find a credential now? (a candidate without one is no follower)
     virtual bool hasUsableCredential(const Candidate &candidate) const = 0;
+    virtual std::optional<CredentialWait> credentialWait(const Candidate &candidate) const = 0;
     // credential_exhausted: park or reject the credential `id` used; true when the pool has
     // another usable one to rotate to (never for a caller's own passthrough key).
     // Returns the index of the credential left behind, or nullopt when there is none to rotate to.
@@ -301,6 +302,12 @@ private:
     std::optional<UpstreamFailure> m_lastFailure;
     QString m_lastFailureWho;
     std::optional<QString> m_noCredential;
+    // Candidates out for want of a credential: the soonest of their keys back, when every one of them
+    // only waits out a limit (the client then gets 429 and Retry-After, not 502).
+    std::optional<CredentialWait> m_credentialWait;
+    bool m_credentialRefused = false;
+    std::optional<CredentialWait> m_lastFailureWait; // the failed candidate's, for a credential_exhausted failure
+    void noteCredentialWait(const Candidate &candidate);
     std::optional<QString> m_incompatible; // the first candidate that could not serve the request, and why
     std::optional<model::GatewayError> m_upstreamError;
     QString m_fallbackFrom;

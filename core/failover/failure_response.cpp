@@ -37,6 +37,16 @@ GatewayError FailureResponse::forFailure(const UpstreamFailure &f, const QString
     return GatewayError::make(502, ErrorCategory::ServerError, f.message);
 }
 
+GatewayError FailureResponse::forCredentialWait(const QString &message, const CredentialWait &wait) {
+    auto e = GatewayError::make(429, ErrorCategory::RateLimit,
+                                QStringLiteral("%1 (every key set aside for another %2 s after %3)")
+                                    .arg(message)
+                                    .arg((wait.remainingMs + 999) / 1000)
+                                    .arg(wait.why));
+    e.retryAfterMs = wait.remainingMs;
+    return e;
+}
+
 std::optional<qint64> FailureResponse::retryAfterWhenAllMarked(const QList<qint64> &remainingMs) {
     if (remainingMs.isEmpty())
         return std::nullopt;

@@ -16,6 +16,9 @@ public:
     static model::GatewayError forFailure(const UpstreamFailure &failure, const QString &candidate);
     // Every candidate marked: Retry-After is the shortest remaining mark. `remainingMs`
     // holds one entry per chain candidate (0 = not marked); nullopt when any is unmarked.
+    // The keys a request needed are set aside after a usage or rate limit (seed 004: a spend cap
+    // stays 429): 429 with Retry-After when the first is back, the reason in the message.
+    static model::GatewayError forCredentialWait(const QString &message, const CredentialWait &wait);
     static std::optional<qint64> retryAfterWhenAllMarked(const QList<qint64> &remainingMs);
 };
 

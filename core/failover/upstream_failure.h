@@ -17,4 +17,11 @@ struct UpstreamFailure {
     QString message;
 };
 
+// No credential of a candidate's provider can be used now, and waiting ends it (each is set aside
+// after a usage or rate limit): how long until the first is back, and why, in words for the client.
+struct CredentialWait {
+    qint64 remainingMs = 0;
+    QString why;
+};
+
 } // namespace sw::failover

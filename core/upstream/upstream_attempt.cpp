@@ -214,6 +214,20 @@ bool UpstreamAttempts::hasUsableCredential(const failover::Candidate &c) const {
     return m_setup.pools->hasUsable(c.provider.id, c.provider.credentials, !m_setup.callerAuth.isEmpty());
 }
 
+std::optional<failover::CredentialWait> UpstreamAttempts::credentialWait(const failover::Candidate &c) const {
+    const auto wait = m_setup.pools->waitFor(c.provider.id, c.provider.credentials, !m_setup.callerAuth.isEmpty());
+    if (!wait)
+        return std::nullopt;
+    failover::CredentialWait out;
+    out.remainingMs = wait->remainingMs;
+    const QString reason = wait->reason == credentials::ParkReason::UsageLimit ? QStringLiteral("a usage limit")
+                                                                               : QStringLiteral("a rate limit");
+    out.why = wait->status
+                  ? QStringLiteral("%1 (HTTP %2: %3)").arg(reason).arg(wait->status).arg(wait->lastError.left(300))
+                  : reason;
+    return out;
+}
+
 void UpstreamAttempts::start(const failover::TryStart &s) {
     auto &slot = m_tries[s.id];
     if (!slot) {

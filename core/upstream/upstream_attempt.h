@@ -48,6 +48,7 @@ public:
     void setReadPaused(failover::AttemptId id, bool paused) override;
     void endErrorBody(failover::AttemptId id) override;
     bool hasUsableCredential(const failover::Candidate &candidate) const override;
+    std::optional<failover::CredentialWait> credentialWait(const failover::Candidate &candidate) const override;
     std::optional<int> rotateCredential(failover::AttemptId id, const failover::TryFailure &failure) override;
 
 private:

@@ -384,6 +384,51 @@ private Q_SLOTS:
         QCOMPARE(limited.header("x-switchman-candidate"), QByteArray("pa/claude-a"));
     }
 
+    // An OpenAI key out of quota on a route with no other candidate: the client gets 429 with the
+    // provider's own code and when the key is back (seed 004: a spend cap stays 429), on that
+    // request and the next ones, which do not reach the provider. It got 502 "no usable
+    // credential", which SDKs retry at once and users read as a broken key.
+    void aLimitOnEveryKeyIsA429ThatSaysWhenItIsBack() {
+        FakeClock clock;
+        GatewayFixture gw;
+        gw.clock = &clock;
+        gw.config.providers[QStringLiteral("pb")].credentials = {QStringLiteral("env:SW_TEST_KEY_ONE")};
+        gw.config.providers[QStringLiteral("pa")].credentials = {QStringLiteral("env:SW_TEST_KEY_THREE")};
+        gw.openaiB.pushFault(statusWith(
+            429, {},
+            R"({"error":{"message":"You exceeded your current quota, please check your plan and billing details.","type":"insufficient_quota","param":null,"code":"insufficient_quota"}})"));
+        gw.anthropicA.pushFault(status(401));
+        gw.start();
+        const auto body = GatewayFixture::openaiBody(QStringLiteral("pb/gpt-b"), QStringLiteral("hi"), false);
+        const auto first = gw.post(QStringLiteral("/v1/chat/completions"), body);
+        QCOMPARE(first.status, 429);
+        QCOMPARE(first.header("retry-after"), QByteArray("3600"));
+        QJsonObject error = first.json().value(QStringLiteral("error")).toObject();
+        QCOMPARE(error.value(QStringLiteral("code")).toString(), QStringLiteral("insufficient_quota"));
+        QVERIFY2(
+            error.value(QStringLiteral("message")).toString().contains(QStringLiteral("exceeded your current quota")),
+            first.body.constData());
+
+        clock.advance(600000);
+        const auto later = gw.post(QStringLiteral("/v1/chat/completions"), body);
+        QCOMPARE(later.status, 429);
+        QCOMPARE(later.header("retry-after"), QByteArray("3000"));
+        error = later.json().value(QStringLiteral("error")).toObject();
+        QVERIFY2(error.value(QStringLiteral("message")).toString().contains(QStringLiteral("usage limit")),
+                 later.body.constData());
+        QCOMPARE(gw.openaiB.requests().size(), 1); // not asked again while the key is set aside
+
+        // A key the provider refused waits for a new secret, not for time: a 502 with no Retry-After.
+        const auto anthropic =
+            GatewayFixture::anthropicBody(QStringLiteral("pa/claude-a"), QStringLiteral("hi"), false);
+        for (int i = 0; i < 2; ++i) {
+            const auto refused = gw.post(QStringLiteral("/v1/messages"), anthropic);
+            QCOMPARE(refused.status, 502);
+            QVERIFY(refused.header("retry-after").isEmpty());
+        }
+        QCOMPARE(gw.anthropicA.requests().size(), 1);
+    }
+
     void passthroughAloneWithoutCallerKeyIsCredentialExhausted() {
         GatewayFixture gw;
         gw.config.providers[QStringLiteral("pc")].credentials = {QStringLiteral("passthrough")};

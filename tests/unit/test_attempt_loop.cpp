@@ -47,10 +47,11 @@ public:
     QList<TryStart> starts;
     QList<AttemptId> launches;
     QList<AttemptId> aborts;
-    QSet<QString> noCredential; // providers without a usable credential
-    QSet<QString> setupHangs;   // providers whose setup never answers
-    QSet<QString> setupFails;   // providers whose setup fails (store error)
-    int credentialsLeft = 0;    // rotations the pool still allows
+    QSet<QString> noCredential;           // providers without a usable credential
+    QHash<QString, CredentialWait> waits; // of those, the ones whose keys are only set aside for a while
+    QSet<QString> setupHangs;             // providers whose setup never answers
+    QSet<QString> setupFails;             // providers whose setup fails (store error)
+    int credentialsLeft = 0;              // rotations the pool still allows
     QList<QPair<AttemptId, bool>> paused;
 
     void start(const TryStart &s) override {
@@ -80,6 +81,11 @@ public:
         loop->onFailure(id, f);
     }
     bool hasUsableCredential(const Candidate &c) const override { return !noCredential.contains(c.provider.id); }
+    std::optional<CredentialWait> credentialWait(const Candidate &c) const override {
+        if (!waits.contains(c.provider.id))
+            return std::nullopt;
+        return waits.value(c.provider.id);
+    }
     std::optional<int> rotateCredential(AttemptId, const TryFailure &) override {
         if (credentialsLeft <= 0)
             return std::nullopt;

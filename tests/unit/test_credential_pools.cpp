@@ -389,6 +389,35 @@ private Q_SLOTS:
         QCOMPARE(pools.clear({}), 0);
     }
 
+    void aPoolOutOnlyForLimitsSaysWhenItIsBack() {
+        // The client's 429 and Retry-After when no key of a provider is usable: the soonest key a
+        // usage or rate limit set aside; nothing when one will not come back by waiting.
+        qputenv("SW_POOL_A", "a");
+        qputenv("SW_POOL_B", "b");
+        const QStringList refs{QStringLiteral("env:SW_POOL_A"), QStringLiteral("env:SW_POOL_B")};
+        FakeClock clock;
+        CredentialPools pools(nullptr, clock);
+        pools.configure({{P, refs}});
+        QVERIFY(!pools.waitFor(P, refs, false)); // both usable
+        pools.park({P, 0}, ParkReason::UsageLimit, 429, 3600000, QStringLiteral("quota"));
+        QVERIFY(!pools.waitFor(P, refs, false)); // one usable
+        pools.park({P, 1}, ParkReason::RateLimit, 429, 30000, QStringLiteral("slow down"));
+        clock.advance(10000);
+        auto wait = pools.waitFor(P, refs, false);
+        QVERIFY(wait);
+        QCOMPARE(wait->remainingMs, 20000);
+        QCOMPARE(wait->reason, ParkReason::RateLimit);
+        QCOMPARE(wait->lastError, QStringLiteral("slow down"));
+        clock.advance(20000); // the rate-limited key is back
+        QVERIFY(!pools.waitFor(P, refs, false));
+        pools.reject({P, 1}, 401, {});
+        wait = pools.waitFor(P, refs, false); // the refused one is no wait; the other one is
+        QVERIFY(wait);
+        QCOMPARE(wait->remainingMs, 3600000 - 30000);
+        pools.reject({P, 0}, 401, {});
+        QVERIFY(!pools.waitFor(P, refs, false)); // only a new secret helps
+    }
+
     void passthroughIsNeverParked() {
         FakeClock clock;
         CredentialPools pools(nullptr, clock);
