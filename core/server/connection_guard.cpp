@@ -22,6 +22,10 @@ constexpr qint64 kBufferSlack = 1 << 20;
 // the kernel (the client's sends stall), outside limits.maxBodyBytesInFlight and every other
 // request's memory.
 constexpr qint64 kParkedBytes = 64 * 1024;
+// What an answer may leave unsent before the connection reads the client's next request (SPEC 10:
+// at most 1 MiB queued per client): a client that pipelines requests and reads no answer
+// would otherwise grow the socket's write buffer one answer at a time, without bound.
+constexpr qint64 kMaxUnsentBytes = 1024 * 1024;
 constexpr int kMaxHeaderFields = 100; // what Qt 6.4's header parser takes (HeaderConstants::MAX_HEADER_FIELDS)
 
 // The bytes of a request line so far could still become a valid one: garbage
@@ -90,6 +94,12 @@ ConnectionGuard::ConnectionGuard(QTcpSocket *socket, const config::LimitsConfig 
     // A client reading a large answer slowly is making progress: the idle clock that started when
     // the answer was handed to the socket starts again each time the kernel takes more of it.
     connect(socket, &QIODevice::bytesWritten, this, [this]() {
+        if (m_awaitingDrain) {
+            if (m_socket->bytesToWrite() <= kMaxUnsentBytes)
+                return responseDone();
+            m_timer->start(); // the client takes its answer, slowly: not idle
+            return;
+        }
         if (m_timer->isActive() &&
             ((m_phase == Phase::Head && m_head.isEmpty() && !m_busy) || m_phase == Phase::Rejected))
             m_timer->start();
@@ -498,6 +508,15 @@ void ConnectionGuard::parkPipelined() {
 }
 
 void ConnectionGuard::responseDone() {
+    // The answer is in the socket's buffer, not yet with the client: the next request waits until
+    // what is unsent is back under kMaxUnsentBytes (bytesWritten resumes it); a client that takes
+    // nothing of it for limits.idleTimeoutMs loses the connection (onTimeout).
+    m_awaitingDrain = m_socket && m_socket->state() == QAbstractSocket::ConnectedState && m_phase != Phase::Rejected &&
+                      m_socket->bytesToWrite() > kMaxUnsentBytes;
+    if (m_awaitingDrain) {
+        m_timer->start(m_limits.idleTimeoutMs);
+        return;
+    }
     m_busy = false;
     giveBack(m_dispatchedTaken);
     if (m_socket && m_socket->state() != QAbstractSocket::ConnectedState && m_phase != Phase::Rejected) {
@@ -552,7 +571,7 @@ void ConnectionGuard::rearm() {
 }
 
 void ConnectionGuard::onTimeout() {
-    if (m_phase == Phase::Rejected) {
+    if (m_phase == Phase::Rejected || m_awaitingDrain) {
         closeQuietly();
         return;
     }

@@ -126,8 +126,9 @@ private:
     QMetaObject::Connection m_readConnection;
     Phase m_phase = Phase::Head;
     bool m_busy = false;
-    bool m_everSpoke = false; // any byte of this connection seen
-    QByteArray m_head;        // the current request's head, up to the limit
+    bool m_awaitingDrain = false; // an answer is done, but over kMaxUnsentBytes of it is not yet with the client
+    bool m_everSpoke = false;     // any byte of this connection seen
+    QByteArray m_head;            // the current request's head, up to the limit
     http::HeadParser m_headParser;
     http::BodyDecoder m_body; // counts the current request's body; Qt's parser keeps the bytes
     bool m_parserCheckQueued = false;
