@@ -25,6 +25,10 @@ public:
     QList<SseEvent> feed(QByteArrayView chunk);
     QList<SseEvent> finish(); // dispatches a last event not followed by a blank line
     bool overflowed() const { return m_overflowed; }
+    // Bytes of an event still arriving (its data so far and an unfinished field line; not a comment).
+    qsizetype pendingEventBytes() const {
+        return m_current.data.size() + m_current.event.size() + (m_buffer.startsWith(':') ? 0 : m_buffer.size());
+    }
 
 private:
     qsizetype heldBytes() const { return m_buffer.size() + m_current.data.size() + m_current.event.size(); }

@@ -17,6 +17,8 @@ namespace sw::upstream {
 
 namespace {
 constexpr qint64 kMaxErrorBody = 64 * 1024;
+// An event still arriving counts as upstream activity once it holds this much (onBodyData).
+constexpr qsizetype kEventInProgressBytes = 4 * 1024;
 
 // Whether `needle` occurs in `text`: glibc's memmem, several times faster than
 // QByteArray::contains on the short frames every upstream event is tested with.
@@ -411,6 +413,7 @@ void UpstreamAttempts::onBodyData(Try &t, const QByteArray &chunk) {
             endErrorBody(id); // enough to classify: the rest is not read
         return;
     }
+    const qsizetype pendingBefore = t.sse.pendingEventBytes();
     feedSse(t, t.sse.feed(chunk));
     Try *again = current(id, generation);
     if (again && again->sse.overflowed()) {
@@ -418,6 +421,12 @@ void UpstreamAttempts::onBodyData(Try &t, const QByteArray &chunk) {
         // keeps nothing more; the attempt ends as a connection-level failure (transport).
         abort(id);
         m_loop->onTransportError(id, TransportError::TooLarge, QStringLiteral("one upstream SSE event over 8 MiB"));
+    } else if (again) {
+        // A large event still arriving is not silence (a 100 KiB delta or tool call on a slow
+        // link takes longer than the idle limit); a ping sent in pieces, a few dozen bytes, still is.
+        const qsizetype pending = again->sse.pendingEventBytes();
+        if (pending >= kEventInProgressBytes && pending != pendingBefore)
+            m_loop->onActivity(id);
     }
 }
 

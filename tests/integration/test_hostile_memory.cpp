@@ -309,6 +309,74 @@ private Q_SLOTS:
         }
     }
 
+    // One large event arriving slowly (a 24 KiB text delta, 1 KiB every 100 ms: 2.4 s against an
+    // idle limit of 0.8 s) is an upstream at work, not a silent one (probe D: the client got
+    // "nothing but pings or silence" mid-answer). A ping sent in pieces still counts for nothing.
+    void aLargeEventOnASlowLinkIsNotSilence_data() {
+        QTest::addColumn<bool>("afterContent");
+        QTest::addColumn<bool>("pingsOnly");
+        QTest::newRow("after the first words") << true << false;
+        QTest::newRow("as the first words") << false << false;
+        QTest::newRow("pings in pieces") << false << true;
+    }
+    void aLargeEventOnASlowLinkIsNotSilence() {
+        QFETCH(bool, afterContent);
+        QFETCH(bool, pingsOnly);
+        const QByteArray words(24 * 1024, 'w');
+        const QByteArray big = "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,"
+                               "\"delta\":{\"type\":\"text_delta\",\"text\":\"" +
+                               words + "\"}}\n\n";
+        const QByteArray ping = "event: ping\ndata: {\"type\": \"ping\"}\n\n";
+        HostileUpstream up;
+        QVERIFY(up.listen());
+        up.setScript([&](QTcpSocket *socket, const QByteArray &) {
+            QByteArray head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\n"
+                              "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\","
+                              "\"type\":\"message\",\"role\":\"assistant\",\"content\":[],\"model\":\"m\","
+                              "\"usage\":{\"input_tokens\":3,\"output_tokens\":1}}}\n\n"
+                              "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,"
+                              "\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n";
+            if (afterContent)
+                head += "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,"
+                        "\"delta\":{\"type\":\"text_delta\",\"text\":\"first \"}}\n\n";
+            socket->write(head);
+            const QByteArray rest = pingsOnly ? ping.repeated(50) : big;
+            const qsizetype piece = pingsOnly ? ping.size() / 2 + 1 : 1024;
+            auto *ticks = new QTimer(socket);
+            auto at = std::make_shared<qsizetype>(0);
+            QObject::connect(ticks, &QTimer::timeout, socket, [socket, rest, piece, at, ticks]() {
+                if (*at < rest.size()) {
+                    socket->write(rest.mid(*at, piece));
+                    *at += piece;
+                    return;
+                }
+                ticks->stop();
+                socket->write("event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n"
+                              "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":"
+                              "\"end_turn\"},\"usage\":{\"output_tokens\":9}}\n\n"
+                              "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n");
+                socket->disconnectFromHost();
+            });
+            ticks->start(100);
+        });
+        GatewayFixture gw;
+        gw.config.providers[QStringLiteral("pa")].baseUrl = up.baseUrl();
+        gw.config.failover.upstreamIdleTimeoutMs = 800;
+        gw.start();
+        const auto r =
+            gw.post(QStringLiteral("/v1/messages"),
+                    GatewayFixture::anthropicBody(QStringLiteral("pa/claude-a"), QStringLiteral("x"), true), {}, 20000);
+        QVERIFY(!r.timedOut);
+        QCOMPARE(r.status, 200);
+        if (pingsOnly) {
+            QVERIFY2(r.body.contains("upstreamIdleTimeoutMs"), r.body.right(600).constData());
+            return;
+        }
+        QVERIFY2(!r.body.contains("upstreamIdleTimeoutMs"), r.body.right(600).constData());
+        QVERIFY(r.body.contains(words));
+        QVERIFY(r.body.contains("message_stop"));
+    }
+
     // A Gemini last candidate that answers 200, then only empty text parts without end: they make
     // no event, and the idle timeout ends the request.
     void aGeminiCandidateOfEmptyPartsEndsAtTheIdleTimeout() {
