@@ -2,6 +2,8 @@
 
 #include <QJsonDocument>
 
+#include <utility>
+
 namespace sw::model {
 
 QJsonObject parseToolArguments(const QString &json) {
@@ -9,6 +11,27 @@ QJsonObject parseToolArguments(const QString &json) {
         return {};
     const QJsonDocument doc = QJsonDocument::fromJson(json.toUtf8());
     return doc.isObject() ? doc.object() : QJsonObject();
+}
+
+namespace {
+
+bool isJsonSpace(QChar c) {
+    return c == u' ' || c == u'\t' || c == u'\n' || c == u'\r';
+}
+
+} // namespace
+
+QString ToolArgumentsGate::pass(const QString &fragment) {
+    if (m_state != State::Undecided)
+        return m_state == State::Object ? fragment : QString();
+    m_pending += fragment;
+    for (const QChar c : std::as_const(m_pending)) {
+        if (isJsonSpace(c))
+            continue;
+        m_state = c == u'{' ? State::Object : State::Held;
+        return m_state == State::Object ? std::exchange(m_pending, {}) : (m_pending.clear(), QString());
+    }
+    return {};
 }
 
 ContentBlock &EventAccumulator::blockFor(int contentIndex, BlockType type) {

@@ -16,6 +16,7 @@ private slots:
     void deltaWithoutStartStillBuildsBlock();
     void errorKeepsPartialContentAndMessage();
     void unparseableToolArgumentsBecomeEmptyObject();
+    void argumentsGatePassesObjectsOnly();
 };
 
 void TestEventAccumulator::foldsTextThinkingAndToolCallInOrder() {
@@ -207,6 +208,21 @@ void TestEventAccumulator::sequencerOrdersEveryInterleaving() {
             QCOMPARE(out[k].contentIndex, expected[k].contentIndex);
             QCOMPARE(out[k].delta, expected[k].delta);
         }
+    }
+}
+
+void TestEventAccumulator::argumentsGatePassesObjectsOnly() {
+    ToolArgumentsGate object;
+    QCOMPARE(object.pass(QStringLiteral(" \n")), QString());
+    QCOMPARE(object.pass(QStringLiteral(" {\"a\"")), QStringLiteral(" \n {\"a\""));
+    QCOMPARE(object.pass(QStringLiteral(": [1]}")), QStringLiteral(": [1]}"));
+    QVERIFY(!object.held());
+    for (const char *first : {"[\"Paris\", ", "\"x", "42", "null", "x"}) {
+        ToolArgumentsGate other;
+        QCOMPARE(other.pass(QStringLiteral(" ")), QString());
+        QCOMPARE(other.pass(QString::fromUtf8(first)), QString());
+        QCOMPARE(other.pass(QStringLiteral("{\"a\": 1}")), QString());
+        QVERIFY(other.held());
     }
 }
 

@@ -1,0 +1,171 @@
+// How a tool call reaches each client when the upstream's call is odd: arguments that are JSON
+// but not an object, a call the upstream's max_tokens cut, and the words of an in-band error.
+// The real engine on loopback in front of fake upstreams replaying scripted streams.
+
+#include "gateway_fixture.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QtTest>
+
+using namespace sw;
+using namespace sw::test;
+
+namespace {
+
+QList<QJsonObject> sseObjects(const QByteArray &sse) {
+    QList<QJsonObject> out;
+    for (const QByteArray &line : sse.split('\n')) {
+        if (!line.startsWith("data:"))
+            continue;
+        const QJsonDocument doc = QJsonDocument::fromJson(line.mid(5).trimmed());
+        if (doc.isObject())
+            out.append(doc.object());
+    }
+    return out;
+}
+
+QList<QJsonObject> ofType(const QByteArray &sse, const char *type) {
+    QList<QJsonObject> out;
+    for (const QJsonObject &o : sseObjects(sse))
+        if (o.value("type").toString() == QLatin1String(type))
+            out.append(o);
+    return out;
+}
+
+QByteArray chatChunk(const QJsonObject &delta, const QJsonValue &finish = QJsonValue::Null) {
+    const QJsonObject chunk{
+        {"id", "chatcmpl-T1"},
+        {"object", "chat.completion.chunk"},
+        {"created", 1741570300},
+        {"model", "gpt-b"},
+        {"choices", QJsonArray{QJsonObject{{"index", 0}, {"delta", delta}, {"finish_reason", finish}}}}};
+    return "data: " + QJsonDocument(chunk).toJson(QJsonDocument::Compact) + "\n\n";
+}
+
+QJsonObject callDelta(int index, const QString &arguments, const QString &id = {}) {
+    QJsonObject function{{"arguments", arguments}};
+    QJsonObject call{{"index", index}, {"function", function}};
+    if (!id.isEmpty()) {
+        call.insert("id", id);
+        call.insert("type", "function");
+        function.insert("name", "get_weather");
+        call.insert("function", function);
+    }
+    return QJsonObject{{"tool_calls", QJsonArray{call}}};
+}
+
+// A Chat stream with two calls: the first's arguments in `fragments`, the second an object whose
+// first fragment starts with white space.
+QByteArray chatTwoCalls(const QStringList &fragments) {
+    QByteArray sse = chatChunk(QJsonObject{{"role", "assistant"}, {"content", QJsonValue::Null}});
+    sse += chatChunk(callDelta(0, QString(), "call_odd"));
+    for (const QString &f : fragments)
+        sse += chatChunk(callDelta(0, f));
+    sse += chatChunk(callDelta(1, QString(), "call_obj"));
+    sse += chatChunk(callDelta(1, " \n{\"city\": "));
+    sse += chatChunk(callDelta(1, "\"Rome\"}"));
+    sse += chatChunk(QJsonObject{}, "tool_calls");
+    return sse + "data: [DONE]\n\n";
+}
+
+QJsonObject piBody(const QString &model, bool stream) {
+    return {{"model", model},
+            {"stream", stream},
+            {"context", QJsonObject{{"messages", QJsonArray{QJsonObject{
+                                                     {"role", "user"}, {"content", "weather?"}, {"timestamp", 0}}}}}}};
+}
+
+QJsonObject piDone(const QByteArray &sse) {
+    const QList<QJsonObject> done = ofType(sse, "done");
+    return done.isEmpty() ? QJsonObject() : done.last().value("message").toObject();
+}
+
+QJsonArray piCalls(const QJsonObject &message) {
+    QJsonArray calls;
+    for (const QJsonValue &b : message.value("content").toArray())
+        if (b.toObject().value("type").toString() == QLatin1String("toolCall"))
+            calls.append(b);
+    return calls;
+}
+
+} // namespace
+
+class TestToolCallHandover : public QObject {
+    Q_OBJECT
+
+    GatewayFixture *m_gw = nullptr;
+
+private Q_SLOTS:
+    void init() {
+        m_gw = new GatewayFixture;
+        m_gw->start();
+    }
+    void cleanup() {
+        delete m_gw;
+        m_gw = nullptr;
+    }
+
+    void nonObjectArgumentsAreAnEmptyInput_data() {
+        QTest::addColumn<QStringList>("fragments");
+        QTest::newRow("array") << QStringList{"[\"Par", "is\", 2]"};
+        QTest::newRow("string after white space") << QStringList{" ", "\"x\""};
+        QTest::newRow("number") << QStringList{"42"};
+    }
+    // A Chat server's call whose arguments are JSON but not an object: the Anthropic SDK builds
+    // `input` from the input_json_delta fragments, and Anthropic refuses a tool_use whose input
+    // is not an object in the next turn. The stream says what the JSON answer says ({}), and a
+    // call whose arguments are an object still streams as it comes.
+    void nonObjectArgumentsAreAnEmptyInput() {
+        QFETCH(QStringList, fragments);
+        m_gw->openaiB.setRawReply(chatTwoCalls(fragments));
+
+        const QJsonObject json =
+            m_gw->post("/v1/messages", GatewayFixture::anthropicBody("pb/gpt-b", "weather?", false)).json();
+        const QJsonArray content = json.value("content").toArray();
+        QCOMPARE(content.size(), 2);
+        QCOMPARE(content[0].toObject().value("input").toObject(), QJsonObject());
+        QCOMPARE(content[1].toObject().value("input").toObject(), QJsonObject({{"city", "Rome"}}));
+
+        const HttpResult r = m_gw->post("/v1/messages", GatewayFixture::anthropicBody("pb/gpt-b", "weather?", true));
+        QCOMPARE(r.status, 200);
+        // What the SDK builds: the start's input, replaced by the deltas' text when there is any.
+        QList<QJsonValue> inputs;
+        QStringList partial;
+        for (const QJsonObject &o : sseObjects(r.body)) {
+            const QString type = o.value("type").toString();
+            if (type == QLatin1String("content_block_start")) {
+                inputs.append(o.value("content_block").toObject().value("input"));
+                partial.append(QString());
+            } else if (type == QLatin1String("content_block_delta")) {
+                partial.last() += o.value("delta").toObject().value("partial_json").toString();
+            }
+        }
+        QCOMPARE(inputs.size(), 2);
+        for (int i = 0; i < 2; ++i)
+            if (!partial[i].isEmpty())
+                inputs[i] = QJsonDocument::fromJson(partial[i].toUtf8()).object();
+        QVERIFY2(partial[0].isEmpty(), qPrintable(partial[0])); // never a fragment of the non-object
+        QCOMPARE(inputs[0].toObject(), QJsonObject());
+        QVERIFY(inputs[0].isObject());
+        QCOMPARE(inputs[1].toObject(), QJsonObject({{"city", "Rome"}}));
+        QVERIFY2(r.body.contains("\"stop_reason\":\"tool_use\""), r.body.constData());
+
+        // pi: its stream proxy builds the call from toolcall_delta too; the done message agrees.
+        const HttpResult pi = m_gw->post("/v1/pi/stream", piBody("pb/gpt-b", true));
+        QCOMPARE(pi.status, 200);
+        QString piPartial;
+        for (const QJsonObject &d : ofType(pi.body, "toolcall_delta"))
+            if (d.value("contentIndex").toInt() == 0)
+                piPartial += d.value("delta").toString();
+        QVERIFY2(piPartial.isEmpty(), qPrintable(piPartial));
+        const QJsonArray calls = piCalls(piDone(pi.body));
+        QCOMPARE(calls.size(), 2);
+        QCOMPARE(calls[0].toObject().value("arguments").toObject(), QJsonObject());
+        QCOMPARE(calls[1].toObject().value("arguments").toObject(), QJsonObject({{"city", "Rome"}}));
+    }
+
+};
+
+QTEST_GUILESS_MAIN(TestToolCallHandover)
+#include "test_tool_call_handover.moc"
