@@ -31,6 +31,12 @@ private:
 // Anthropic refuses a replayed tool_use whose input is not one.
 QJsonObject parseToolArguments(const QString &json);
 
+// The same, for text an upstream cut (max_tokens inside the call): the object as far as it
+// arrived, as pi-ai's parseStreamingJson reads it. A string cut inside is closed, a member
+// whose value had not begun is left out: `{"city": "Par` is {"city": "Par"}. Whole text reads
+// as parseToolArguments reads it.
+QJsonObject parseStreamedToolArguments(const QString &json);
+
 // parseToolArguments' rule for arguments that reach a client in fragments (Anthropic
 // `input_json_delta`, pi `toolcall_delta`), where the SDK builds the input from the fragments:
 // text that starts with '{' passes as it comes; any other text (an array, a string, a number)

@@ -69,11 +69,36 @@ QByteArray chatTwoCalls(const QStringList &fragments) {
     return sse + "data: [DONE]\n\n";
 }
 
+const char *kAnthropicCut = "event: message_start\n"
+                            "data: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_cut1\",\"type\":\"message\","
+                            "\"role\":\"assistant\",\"content\":[],\"model\":\"claude-a\",\"stop_reason\":null,"
+                            "\"stop_sequence\":null,\"usage\":{\"input_tokens\":11,\"output_tokens\":1}}}\n\n"
+                            "event: content_block_start\n"
+                            "data: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":"
+                            "\"tool_use\",\"id\":\"toolu_cut1\",\"name\":\"get_weather\",\"input\":{}}}\n\n"
+                            "event: content_block_delta\n"
+                            "data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":"
+                            "\"input_json_delta\",\"partial_json\":\"{\\\"city\\\": \\\"Pa\"}}\n\n"
+                            "event: content_block_delta\n"
+                            "data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":"
+                            "\"input_json_delta\",\"partial_json\":\"r\"}}\n\n"
+                            "event: content_block_stop\n"
+                            "data: {\"type\":\"content_block_stop\",\"index\":0}\n\n"
+                            "event: message_delta\n"
+                            "data: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"max_tokens\","
+                            "\"stop_sequence\":null},\"usage\":{\"output_tokens\":20}}\n\n"
+                            "event: message_stop\n"
+                            "data: {\"type\":\"message_stop\"}\n\n";
+
 QJsonObject piBody(const QString &model, bool stream) {
     return {{"model", model},
             {"stream", stream},
             {"context", QJsonObject{{"messages", QJsonArray{QJsonObject{
                                                      {"role", "user"}, {"content", "weather?"}, {"timestamp", 0}}}}}}};
+}
+
+QJsonObject responsesBody(const QString &model, bool stream) {
+    return {{"model", model}, {"input", "weather?"}, {"stream", stream}};
 }
 
 QJsonObject piDone(const QByteArray &sse) {
@@ -163,6 +188,67 @@ private Q_SLOTS:
         QCOMPARE(calls.size(), 2);
         QCOMPARE(calls[0].toObject().value("arguments").toObject(), QJsonObject());
         QCOMPARE(calls[1].toObject().value("arguments").toObject(), QJsonObject({{"city", "Rome"}}));
+    }
+
+    // A call the upstream's max_tokens cut: Responses says the call item is `incomplete` (in
+    // output_item.done and in the response) and the response incomplete/max_output_tokens, in
+    // the stream and the JSON answer; pi gets the arguments as far as they arrived, as pi-ai's
+    // own providers give them.
+    void callCutByMaxTokens() {
+        m_gw->anthropicA.setRawReply(kAnthropicCut);
+
+        const HttpResult r = m_gw->post("/v1/responses", responsesBody("pa/claude-a", true));
+        QCOMPARE(r.status, 200);
+        const QList<QJsonObject> done = ofType(r.body, "response.output_item.done");
+        QCOMPARE(done.size(), 1);
+        const QJsonObject item = done[0].value("item").toObject();
+        QCOMPARE(item.value("type").toString(), QStringLiteral("function_call"));
+        QCOMPARE(item.value("status").toString(), QStringLiteral("incomplete"));
+        QCOMPARE(item.value("arguments").toString(), QStringLiteral("{\"city\": \"Par"));
+        const QList<QJsonObject> incomplete = ofType(r.body, "response.incomplete");
+        QCOMPARE(incomplete.size(), 1);
+        const QJsonObject response = incomplete[0].value("response").toObject();
+        QCOMPARE(response.value("status").toString(), QStringLiteral("incomplete"));
+        QCOMPARE(response.value("incomplete_details").toObject().value("reason").toString(),
+                 QStringLiteral("max_output_tokens"));
+        QCOMPARE(response.value("output").toArray()[0].toObject().value("status").toString(),
+                 QStringLiteral("incomplete"));
+        // Sequence numbers still rise by one: the held frame took its number when it went.
+        int expected = 0;
+        for (const QJsonObject &o : sseObjects(r.body))
+            QCOMPARE(o.value("sequence_number").toInt(-1), expected++);
+
+        const QJsonObject json = m_gw->post("/v1/responses", responsesBody("pa/claude-a", false)).json();
+        QCOMPARE(json.value("status").toString(), QStringLiteral("incomplete"));
+        QCOMPARE(json.value("output").toArray()[0].toObject().value("status").toString(), QStringLiteral("incomplete"));
+
+        const QJsonObject cut{{"city", "Par"}};
+        const HttpResult pi = m_gw->post("/v1/pi/stream", piBody("pa/claude-a", true));
+        QCOMPARE(pi.status, 200);
+        const QList<QJsonObject> end = ofType(pi.body, "toolcall_end");
+        QCOMPARE(end.size(), 1);
+        QCOMPARE(end[0].value("toolCall").toObject().value("arguments").toObject(), cut);
+        const QJsonObject message = piDone(pi.body);
+        QCOMPARE(message.value("stopReason").toString(), QStringLiteral("length"));
+        QCOMPARE(piCalls(message)[0].toObject().value("arguments").toObject(), cut);
+        const QJsonObject piJson = m_gw->post("/v1/pi/stream", piBody("pa/claude-a", false)).json();
+        QCOMPARE(piCalls(piJson.value("message").toObject())[0].toObject().value("arguments").toObject(), cut);
+    }
+
+    // A whole call before a clean tool_use stop stays `completed`, and a call followed by more
+    // content is `completed` at once, before the next item starts.
+    void wholeCallsStayCompleted() {
+        m_gw->openaiB.setRawReply(chatTwoCalls({"{\"city\": \"Paris\"}"}));
+        const HttpResult r = m_gw->post("/v1/responses", responsesBody("pb/gpt-b", true));
+        QCOMPARE(r.status, 200);
+        const QList<QJsonObject> done = ofType(r.body, "response.output_item.done");
+        QCOMPARE(done.size(), 2);
+        for (const QJsonObject &d : done)
+            QCOMPARE(d.value("item").toObject().value("status").toString(), QStringLiteral("completed"));
+        QCOMPARE(ofType(r.body, "response.completed").size(), 1);
+        const QJsonObject json = m_gw->post("/v1/responses", responsesBody("pb/gpt-b", false)).json();
+        for (const QJsonValue &item : json.value("output").toArray())
+            QCOMPARE(item.toObject().value("status").toString(), QStringLiteral("completed"));
     }
 
 };
