@@ -251,6 +251,42 @@ private Q_SLOTS:
             QCOMPARE(item.toObject().value("status").toString(), QStringLiteral("completed"));
     }
 
+    // A server that sends the same text as its error's code and message: a Chat client reads it
+    // once, whether the error ends the attempt before any content (the gateway's own error) or
+    // cuts a converted stream after it.
+    void inBandErrorSaysEachThingOnce_data() {
+        QTest::addColumn<QString>("model");
+        QTest::addColumn<QByteArray>("sse");
+        QTest::newRow("chat, before content")
+            << QStringLiteral("pb/gpt-b")
+            << QByteArray("data: {\"error\":{\"message\":\"upstream_overloaded\",\"type\":\"server_error\","
+                          "\"code\":\"upstream_overloaded\"}}\n\n");
+        QTest::newRow("responses, after content")
+            << QStringLiteral("pd/resp-d")
+            << QByteArray("event: response.created\ndata: {\"type\":\"response.created\",\"sequence_number\":0,"
+                          "\"response\":{\"id\":\"resp_1\",\"status\":\"in_progress\",\"output\":[]}}\n\n"
+                          "event: response.output_item.added\ndata: {\"type\":\"response.output_item.added\","
+                          "\"sequence_number\":1,\"output_index\":0,\"item\":{\"id\":\"msg_1\",\"type\":"
+                          "\"message\",\"role\":\"assistant\",\"content\":[]}}\n\n"
+                          "event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\","
+                          "\"sequence_number\":2,\"item_id\":\"msg_1\",\"output_index\":0,\"content_index\":0,"
+                          "\"delta\":\"Half an ans\"}\n\n"
+                          "event: error\ndata: {\"type\":\"error\",\"sequence_number\":3,\"code\":"
+                          "\"upstream_overloaded\",\"message\":\"upstream_overloaded\"}\n\n");
+    }
+    void inBandErrorSaysEachThingOnce() {
+        QFETCH(QString, model);
+        QFETCH(QByteArray, sse);
+        m_gw->openaiB.setRawReply(sse);
+        m_gw->responsesD.setRawReply(sse);
+        const HttpResult r = m_gw->post("/v1/chat/completions", GatewayFixture::openaiBody(model, "hi", true));
+        QString message = r.json().value("error").toObject().value("message").toString();
+        for (const QJsonObject &o : sseObjects(r.body))
+            if (o.contains("error"))
+                message = o.value("error").toObject().value("message").toString();
+        QVERIFY2(message.contains(QLatin1String("stream error")), r.body.constData());
+        QVERIFY2(message.count(QStringLiteral("upstream_overloaded")) == 1, qPrintable(message));
+    }
 };
 
 QTEST_GUILESS_MAIN(TestToolCallHandover)
