@@ -58,6 +58,7 @@ void AnthropicMessagesStreamEncoder::openBlock(wire::JsonWriter &w, int contentI
     closeBlock(w);
     m_openContentIndex = contentIndex;
     m_openHadDelta = false;
+    m_argumentsGate = {};
     w.beginSseEvent("content_block_start")
         .beginObject()
         .field("type", "content_block_start")
@@ -159,12 +160,17 @@ QByteArray AnthropicMessagesStreamEncoder::encode(const StreamEvent &event) {
             return {};
         openThenDelta(w, event.contentIndex, BlockType::Thinking, L("thinking_delta"), L("thinking"), event.delta);
         break;
-    case EventType::ToolCallDelta:
+    case EventType::ToolCallDelta: {
         if (event.delta.isEmpty())
             return {};
-        openThenDelta(w, event.contentIndex, BlockType::ToolCall, L("input_json_delta"), L("partial_json"),
-                      event.delta);
+        ensureOpen(w, event.contentIndex, BlockType::ToolCall);
+        // Arguments that are not an object (`["Paris", 2]`) are held: the SDK's input would be
+        // that, and Anthropic refuses it in the next turn. The block keeps its start's {}.
+        const QString json = m_argumentsGate.pass(event.delta);
+        if (!json.isEmpty())
+            delta(w, L("input_json_delta"), L("partial_json"), json);
         break;
+    }
     case EventType::TextEnd:
         if (event.contentIndex == m_openContentIndex)
             closeBlock(w);

@@ -2,6 +2,7 @@
 // Canonical events -> Anthropic Messages SSE (event: + data: frames).
 
 #include "core/formats/inbound_codec.h"
+#include "core/model/event_accumulator.h"
 
 namespace sw::wire {
 class JsonWriter;
@@ -41,7 +42,8 @@ private:
     static constexpr int kSignatureCarrier = -2;
     int m_openContentIndex = kNoBlock;
     bool m_openHadDelta = false;
-    int m_nextWireIndex = 0; // Anthropic's block index counts only blocks actually sent
+    model::ToolArgumentsGate m_argumentsGate; // the open tool_use's: its input is an object
+    int m_nextWireIndex = 0;                  // Anthropic's block index counts only blocks actually sent
 };
 
 } // namespace sw::formats

@@ -366,6 +366,10 @@ std::pair<QLatin1String, QLatin1String> OpenAIResponsesCodec::statusFor(StopReas
     return {L("completed"), QLatin1String()};
 }
 
+QLatin1String OpenAIResponsesCodec::lastItemStatusFor(StopReason reason) {
+    return reason == StopReason::Length ? L("incomplete") : L("completed");
+}
+
 QString OpenAIResponsesCodec::customInput(const ContentBlock &call) {
     QJsonObject args = call.arguments;
     if (args.isEmpty() && !call.argumentsJson.isEmpty())
@@ -417,6 +421,8 @@ QByteArray OpenAIResponsesCodec::encodeResponse(const AssistantMessage &message,
     int n = 0;
     for (const ContentBlock &b : message.content) {
         const QString suffix = infoIn.responseId + QLatin1Char('_') + QString::number(n++);
+        const QLatin1String callStatus =
+            &b == &message.content.last() ? lastItemStatusFor(message.stopReason) : L("completed");
         switch (b.type) {
         case BlockType::Text:
             w.beginObject()
@@ -444,14 +450,14 @@ QByteArray OpenAIResponsesCodec::encodeResponse(const AssistantMessage &message,
             if (b.custom || info.customTools.contains(b.toolName)) {
                 w.field("id", idFor(b, L("ctc_") + suffix))
                     .field("type", "custom_tool_call")
-                    .field("status", "completed")
+                    .field("status", callStatus)
                     .field("call_id", wire::clientToolCallId(b.toolCallId, wire::kResponsesMaxCallIdLength))
                     .field("name", b.toolName)
                     .field("input", customInput(b));
             } else {
                 w.field("id", idFor(b, L("fc_") + suffix))
                     .field("type", "function_call")
-                    .field("status", "completed")
+                    .field("status", callStatus)
                     .field("call_id", wire::clientToolCallId(b.toolCallId, wire::kResponsesMaxCallIdLength))
                     .field("name", b.toolName);
                 if (b.argumentsJson.isEmpty())

@@ -183,6 +183,7 @@ void OpenAIResponsesStreamEncoder::closeItem(wire::JsonWriter &w, int contentInd
         return;
     Item item = *it;
     m_open.erase(it);
+    flushPendingCall(w, L("completed")); // the call before this item was whole
     const int oi = item.outputIndex;
     switch (item.type) {
     case BlockType::Text: {
@@ -239,16 +240,7 @@ void OpenAIResponsesStreamEncoder::closeItem(wire::JsonWriter &w, int contentInd
             beginEvent(w, L("response.custom_tool_call_input.done"));
             w.field("item_id", item.id).field("output_index", oi).field("input", input);
             endEvent(w);
-            wire::JsonWriter done(input.size() * 2 + 192);
-            done.beginObject()
-                .field("id", item.id)
-                .field("type", "custom_tool_call")
-                .field("status", "completed")
-                .field("call_id", callId)
-                .field("name", name)
-                .field("input", input)
-                .endObject();
-            itemDone(w, oi, done.take());
+            m_pendingCall = PendingCall{oi, item.id, callId, name, input, true};
             break;
         }
         QString args = item.block.argumentsJson;
@@ -263,22 +255,29 @@ void OpenAIResponsesStreamEncoder::closeItem(wire::JsonWriter &w, int contentInd
         beginEvent(w, L("response.function_call_arguments.done"));
         w.field("item_id", item.id).field("output_index", oi).field("arguments", args);
         endEvent(w);
-        wire::JsonWriter done(args.size() * 2 + 192);
-        done.beginObject()
-            .field("id", item.id)
-            .field("type", "function_call")
-            .field("status", "completed")
-            .field("call_id", callId)
-            .field("name", name)
-            .field("arguments", args)
-            .endObject();
-        itemDone(w, oi, done.take());
+        m_pendingCall = PendingCall{oi, item.id, callId, name, args, false};
         break;
     }
     case BlockType::Image:
     case BlockType::Document:
         break;
     }
+}
+
+void OpenAIResponsesStreamEncoder::flushPendingCall(wire::JsonWriter &w, QLatin1String status) {
+    if (!m_pendingCall)
+        return;
+    const PendingCall call = *std::exchange(m_pendingCall, std::nullopt);
+    wire::JsonWriter done(call.value.size() * 2 + 192);
+    done.beginObject()
+        .field("id", call.id)
+        .field("type", call.custom ? L("custom_tool_call") : L("function_call"))
+        .field("status", status)
+        .field("call_id", call.callId)
+        .field("name", call.name)
+        .field(call.custom ? L("input") : L("arguments"), call.value)
+        .endObject();
+    itemDone(w, call.outputIndex, done.take());
 }
 
 void OpenAIResponsesStreamEncoder::closeAll(wire::JsonWriter &w) {
@@ -292,6 +291,13 @@ QByteArray OpenAIResponsesStreamEncoder::encode(const StreamEvent &event) {
     if (m_finished)
         return {};
     wire::JsonWriter w(event.delta.size() + 512);
+    // More content came after the held call: it was whole. (Done says how it ended; an empty
+    // delta or an image, which these items do not carry, says nothing.)
+    const bool delta = event.type == EventType::TextDelta || event.type == EventType::ThinkingDelta ||
+                       event.type == EventType::ToolCallDelta;
+    if (event.type != EventType::Done && event.type != EventType::Error && event.type != EventType::Image &&
+        !(delta && event.delta.isEmpty()))
+        flushPendingCall(w, L("completed"));
     switch (event.type) {
     case EventType::Start:
         startOnce(w);
@@ -356,6 +362,8 @@ QByteArray OpenAIResponsesStreamEncoder::encode(const StreamEvent &event) {
         startOnce(w);
         closeAll(w);
         m_finished = true;
+        // The last call, when the answer stopped at its token cap, is the one the cap cut.
+        flushPendingCall(w, OpenAIResponsesCodec::lastItemStatusFor(event.reason));
         const auto [status, why] = OpenAIResponsesCodec::statusFor(event.reason);
         beginEvent(w, why.isEmpty() ? L("response.completed") : L("response.incomplete"));
         w.key("response");
@@ -377,6 +385,7 @@ QByteArray OpenAIResponsesStreamEncoder::encodeError(const GatewayError &error) 
     // `error` then `response.failed`; never response.completed after a failure.
     wire::JsonWriter w(1024 + m_output.size());
     startOnce(w);
+    flushPendingCall(w, L("completed")); // as before the error came: the error says the rest
     m_finished = true;
     beginEvent(w, L("error"));
     w.field("code", OpenAIResponsesCodec::errorCode(error)).field("message", error.message).key("param").null();

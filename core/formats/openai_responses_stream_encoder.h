@@ -4,6 +4,7 @@
 #include "core/formats/inbound_codec.h"
 
 #include <QHash>
+#include <optional>
 
 namespace sw::wire {
 class JsonWriter;
@@ -39,6 +40,14 @@ private:
     void openItem(wire::JsonWriter &w, int contentIndex, model::BlockType type, const model::ContentBlock &start);
     void closeItem(wire::JsonWriter &w, int contentIndex, const model::ContentBlock &end);
     void closeAll(wire::JsonWriter &w);
+    // A call's output_item.done waits for the next event: a call the upstream's max_tokens cut
+    // is `incomplete`, and only the stop reason after it says so.
+    struct PendingCall {
+        int outputIndex = -1;
+        QString id, callId, name, value;
+        bool custom = false;
+    };
+    void flushPendingCall(wire::JsonWriter &w, QLatin1String status);
 
     EncodeInfo m_info;
     int m_sequence = 0;
@@ -47,6 +56,7 @@ private:
     QHash<int, Item> m_open; // by canonical content index
     QByteArray m_output;     // finished output items as JSON, in order, comma-separated
     int m_nextOutputIndex = 0;
+    std::optional<PendingCall> m_pendingCall;
 };
 
 } // namespace sw::formats

@@ -299,8 +299,8 @@ void PiNativeCodec::writeBlock(wire::JsonWriter &w, const ContentBlock &b) {
         break;
     case BlockType::ToolCall:
         w.field("type", "toolCall").field("id", toolCallIdFor(b)).field("name", b.toolName);
-        if (b.arguments.isEmpty())
-            w.field("arguments", parseToolArguments(b.argumentsJson));
+        if (b.arguments.isEmpty()) // a call cut by max_tokens: what arrived, as pi-ai reads it
+            w.field("arguments", parseStreamedToolArguments(b.argumentsJson));
         else
             w.field("arguments", b.arguments);
         if (!b.signature.isEmpty())

@@ -42,8 +42,12 @@ QByteArray PiNativeStreamEncoder::encode(const StreamEvent &event) {
     // usage, errorMessage) so readers of either shape find what they need; `partial`
     // only on start, to keep long streams linear in size.
     const int index = event.type == EventType::Done ? -1 : position(event.contentIndex);
-    if (event.delta.isEmpty() && (event.type == EventType::TextDelta || event.type == EventType::ThinkingDelta ||
-                                  event.type == EventType::ToolCallDelta))
+    // Arguments that are not an object are held, as on the Anthropic route: pi's stream proxy
+    // builds the call from the deltas, and the call ends with toolcall_end's {}.
+    const QString delta =
+        event.type == EventType::ToolCallDelta ? m_argumentsGates[event.contentIndex].pass(event.delta) : event.delta;
+    if (delta.isEmpty() && (event.type == EventType::TextDelta || event.type == EventType::ThinkingDelta ||
+                            event.type == EventType::ToolCallDelta))
         return w.take();
     w.beginSseEvent().beginObject();
     switch (event.type) {
@@ -81,7 +85,7 @@ QByteArray PiNativeStreamEncoder::encode(const StreamEvent &event) {
             .field("toolName", event.block.toolName);
         break;
     case EventType::ToolCallDelta:
-        w.field("type", "toolcall_delta").field("contentIndex", index).field("delta", event.delta);
+        w.field("type", "toolcall_delta").field("contentIndex", index).field("delta", delta);
         break;
     case EventType::ToolCallEnd:
         w.field("type", "toolcall_end").field("contentIndex", index).key("toolCall");

@@ -25,6 +25,7 @@ private:
     EncodeInfo m_info;
     model::EventAccumulator m_accumulator;
     QHash<int, int> m_positionByIndex;
+    QHash<int, model::ToolArgumentsGate> m_argumentsGates; // by contentIndex: a call's arguments are an object
     bool m_started = false;
     bool m_finished = false;
 };

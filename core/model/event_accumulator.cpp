@@ -1,6 +1,9 @@
 #include "core/model/event_accumulator.h"
 
 #include <QJsonDocument>
+#include <QStringList>
+
+#include <utility>
 
 namespace sw::model {
 
@@ -9,6 +12,155 @@ QJsonObject parseToolArguments(const QString &json) {
         return {};
     const QJsonDocument doc = QJsonDocument::fromJson(json.toUtf8());
     return doc.isObject() ? doc.object() : QJsonObject();
+}
+
+namespace {
+
+bool isJsonSpace(QChar c) {
+    return c == u' ' || c == u'\t' || c == u'\n' || c == u'\r';
+}
+
+// The index after the closing quote of the string whose opening quote is at `at`; -1 when the
+// text ends inside it.
+qsizetype stringEnd(const QString &s, qsizetype at) {
+    for (qsizetype i = at + 1; i < s.size(); ++i) {
+        if (s[i] == u'\\')
+            ++i;
+        else if (s[i] == u'"')
+            return i + 1;
+    }
+    return -1;
+}
+
+// The string the text ends inside (its opening quote at `at`), closed; an escape cut in its
+// middle is left out.
+QString closedString(const QString &s, qsizetype at) {
+    qsizetype end = s.size();
+    for (qsizetype i = at + 1; i < s.size(); ++i) {
+        if (s[i] != u'\\')
+            continue;
+        const qsizetype length = i + 1 < s.size() && s[i + 1] == u'u' ? 6 : 2;
+        if (i + length > s.size()) {
+            end = i;
+            break;
+        }
+        i += length - 1;
+    }
+    return s.mid(at, end - at) + u'"';
+}
+
+QString closers(const QString &open) {
+    QString out;
+    for (qsizetype i = open.size() - 1; i >= 0; --i)
+        out += open[i] == u'{' ? u'}' : u']';
+    return out;
+}
+
+// Texts that close `json` where it was cut, the longest first: the value the text ends inside
+// (a string or a number), then the longest prefix that ends after a whole value.
+QStringList closings(const QString &json) {
+    enum class Expect { Value, Key, Colon, CommaOrClose };
+    QString open; // the '{' and '[' not yet closed
+    Expect expect = Expect::Value;
+    QString afterWholeValue;
+    auto afterValue = [&](qsizetype end) {
+        expect = Expect::CommaOrClose;
+        afterWholeValue = json.left(end) + closers(open);
+    };
+    const qsizetype n = json.size();
+    for (qsizetype i = 0; i < n;) {
+        const QChar c = json[i];
+        if (isJsonSpace(c)) {
+            ++i;
+            continue;
+        }
+        const QChar top = open.isEmpty() ? QChar() : open.back();
+        switch (expect) {
+        case Expect::Colon:
+            if (c != u':')
+                return {};
+            expect = Expect::Value;
+            ++i;
+            continue;
+        case Expect::CommaOrClose:
+            if (open.isEmpty())
+                return {}; // a whole value, then more: not a cut text
+            if (c == u',') {
+                expect = top == u'{' ? Expect::Key : Expect::Value;
+                ++i;
+            } else if (c == (top == u'{' ? u'}' : u']')) {
+                open.chop(1);
+                afterValue(++i);
+            } else {
+                return {};
+            }
+            continue;
+        case Expect::Key:
+            if (c == u'}') {
+                open.chop(1);
+                afterValue(++i);
+                continue;
+            }
+            if (c != u'"')
+                return {};
+            i = stringEnd(json, i);
+            if (i < 0) // cut inside a name: the member is left out
+                return {afterWholeValue};
+            expect = Expect::Colon;
+            continue;
+        case Expect::Value:
+            break;
+        }
+        if (c == u'{' || c == u'[') {
+            open += c;
+            expect = c == u'{' ? Expect::Key : Expect::Value;
+            afterWholeValue = json.left(++i) + closers(open);
+        } else if (c == u']' && top == u'[') {
+            open.chop(1);
+            afterValue(++i);
+        } else if (c == u'"') {
+            const qsizetype end = stringEnd(json, i);
+            if (end < 0)
+                return {json.left(i) + closedString(json, i) + closers(open), afterWholeValue};
+            afterValue(i = end);
+        } else {
+            qsizetype end = i;
+            while (end < n && !isJsonSpace(json[end]) && json[end] != u',' && json[end] != u']' && json[end] != u'}')
+                ++end;
+            if (end == n) // a number or literal the text ends in: kept when it reads whole
+                return {json + closers(open), afterWholeValue};
+            afterValue(i = end);
+        }
+    }
+    return {afterWholeValue};
+}
+
+} // namespace
+
+QJsonObject parseStreamedToolArguments(const QString &json) {
+    QJsonParseError error;
+    const QJsonDocument whole = QJsonDocument::fromJson(json.toUtf8(), &error);
+    if (error.error == QJsonParseError::NoError || json.trimmed().isEmpty())
+        return whole.isObject() ? whole.object() : QJsonObject();
+    for (const QString &closed : closings(json)) {
+        const QJsonDocument doc = QJsonDocument::fromJson(closed.toUtf8());
+        if (doc.isObject())
+            return doc.object();
+    }
+    return {};
+}
+
+QString ToolArgumentsGate::pass(const QString &fragment) {
+    if (m_state != State::Undecided)
+        return m_state == State::Object ? fragment : QString();
+    m_pending += fragment;
+    for (const QChar c : std::as_const(m_pending)) {
+        if (isJsonSpace(c))
+            continue;
+        m_state = c == u'{' ? State::Object : State::Held;
+        return m_state == State::Object ? std::exchange(m_pending, {}) : (m_pending.clear(), QString());
+    }
+    return {};
 }
 
 ContentBlock &EventAccumulator::blockFor(int contentIndex, BlockType type) {

@@ -26,7 +26,32 @@ private:
     bool m_finished = false;
 };
 
-// Parses tool-call argument text; {} for empty or unparseable text.
+// Parses tool-call argument text; {} for empty or unparseable text, and for JSON that is not
+// an object (an array, a string, a number): a call's input is an object in every API, and
+// Anthropic refuses a replayed tool_use whose input is not one.
 QJsonObject parseToolArguments(const QString &json);
+
+// The same, for text an upstream cut (max_tokens inside the call): the object as far as it
+// arrived, as pi-ai's parseStreamingJson reads it. A string cut inside is closed, a member
+// whose value had not begun is left out: `{"city": "Par` is {"city": "Par"}. Whole text reads
+// as parseToolArguments reads it.
+QJsonObject parseStreamedToolArguments(const QString &json);
+
+// parseToolArguments' rule for arguments that reach a client in fragments (Anthropic
+// `input_json_delta`, pi `toolcall_delta`), where the SDK builds the input from the fragments:
+// text that starts with '{' passes as it comes; any other text (an array, a string, a number)
+// is held and never sent, so the call ends as the JSON answer says it, with the input {} of
+// its start. Decided on the first character that is not white space; one gate per call.
+class ToolArgumentsGate final {
+public:
+    // The text to send for this fragment: empty while undecided or held.
+    QString pass(const QString &fragment);
+    bool held() const { return m_state == State::Held; }
+
+private:
+    enum class State { Undecided, Object, Held };
+    State m_state = State::Undecided;
+    QString m_pending; // white space before the first character
+};
 
 } // namespace sw::model

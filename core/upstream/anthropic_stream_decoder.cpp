@@ -1,6 +1,7 @@
 #include "core/upstream/anthropic_stream_decoder.h"
 
 #include "core/wire/echoed_identifier.h"
+#include "core/wire/error_body.h"
 #include "core/wire/rapid_json.h"
 
 #include <QJsonArray>
@@ -184,7 +185,7 @@ void AnthropicStreamDecoder::decode(const SseEvent &sse) {
         const Value *err = member(data, "error");
         const QString errorType = toString(member(err, "type"));
         const QString message = toString(member(err, "message"), QString::fromUtf8(sse.data));
-        m_out.fail(QStringLiteral("Anthropic stream error (%1): %2").arg(errorType, message), errorType,
+        m_out.fail(wire::inBandErrorText(QLatin1String("Anthropic stream error"), errorType, message), errorType,
                    wire::statusForAnthropicError(errorType));
         return;
     }

@@ -1,5 +1,6 @@
 #include "core/upstream/google_stream_decoder.h"
 
+#include "core/wire/error_body.h"
 #include "core/wire/rapid_json.h"
 
 #include <QUuid>
@@ -79,8 +80,9 @@ void GoogleStreamDecoder::decode(const SseEvent &sse) {
     if (err) {
         const QString status = toString(member(err, "status"));
         const int code = rj::toInt(member(err, "code"));
-        m_out.fail(QStringLiteral("Google stream error (%1): %2").arg(status, toString(member(err, "message"))), status,
-                   code >= 400 ? std::optional<int>(code) : wire::statusForGoogleStatus(status));
+        m_out.fail(
+            wire::inBandErrorText(QLatin1String("Google stream error"), status, toString(member(err, "message"))),
+            status, code >= 400 ? std::optional<int>(code) : wire::statusForGoogleStatus(status));
         return;
     }
     if (rj::isEmptyObject(chunk))

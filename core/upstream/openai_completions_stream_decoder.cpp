@@ -1,6 +1,7 @@
 #include "core/upstream/openai_completions_stream_decoder.h"
 
 #include "core/wire/echoed_identifier.h"
+#include "core/wire/error_body.h"
 #include "core/wire/rapid_json.h"
 
 #include <algorithm>
@@ -207,9 +208,8 @@ void OpenAICompletionsStreamDecoder::decode(const SseEvent &sse) {
         const Value *code = member(error, "code");
         const QString errorType = rj::isString(code) ? toString(code) : toString(member(error, "type"));
         const QString message = rj::isString(error) ? toString(error) : toString(member(error, "message"));
-        m_out.fail(errorType.isEmpty() ? QStringLiteral("OpenAI stream error: %1").arg(message)
-                                       : QStringLiteral("OpenAI stream error (%1): %2").arg(errorType, message),
-                   errorType, wire::statusForOpenAIError(rj::toQtObject(error)));
+        m_out.fail(wire::inBandErrorText(QLatin1String("OpenAI stream error"), errorType, message), errorType,
+                   wire::statusForOpenAIError(rj::toQtObject(error)));
         return;
     }
     if (rj::isEmptyObject(chunk))

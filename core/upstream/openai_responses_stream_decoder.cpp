@@ -1,6 +1,7 @@
 #include "core/upstream/openai_responses_stream_decoder.h"
 
 #include "core/wire/echoed_identifier.h"
+#include "core/wire/error_body.h"
 #include "core/wire/rapid_json.h"
 
 #include <QJsonArray>
@@ -35,9 +36,8 @@ void OpenAIResponsesStreamDecoder::readUsage(const Value *usage) {
 }
 
 void OpenAIResponsesStreamDecoder::fail(const QString &code, const QString &message) {
-    m_out.fail(code.isEmpty() ? QStringLiteral("OpenAI Responses stream error: %1").arg(message)
-                              : QStringLiteral("OpenAI Responses stream error (%1): %2").arg(code, message),
-               code, wire::statusForOpenAIError(QJsonObject{{L("code"), code}}));
+    m_out.fail(wire::inBandErrorText(QLatin1String("OpenAI Responses stream error"), code, message), code,
+               wire::statusForOpenAIError(QJsonObject{{L("code"), code}}));
 }
 
 QList<StreamEvent> OpenAIResponsesStreamDecoder::feed(const SseEvent &sse) {

@@ -201,6 +201,15 @@ std::optional<int> statusForGoogleStatus(const QString &status) {
     return lookup(statuses, status);
 }
 
+QString inBandErrorText(QLatin1String what, const QString &code, const QString &message) {
+    const QString text = message.trimmed();
+    if (text.isEmpty())
+        return code.isEmpty() ? QString(what) : QStringLiteral("%1: %2").arg(what, code);
+    if (code.isEmpty() || text.contains(code))
+        return QStringLiteral("%1: %2").arg(what, message);
+    return QStringLiteral("%1 (%2): %3").arg(what, code, message);
+}
+
 QJsonObject googleErrorJson(int status, const QString &message) {
     return QJsonObject{{L("error"), QJsonObject{{L("code"), status},
                                                 {L("message"), message},

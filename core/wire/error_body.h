@@ -38,6 +38,11 @@ std::optional<int> statusForGoogleStatus(const QString &status);
 // above); nullopt when it has no type or an unknown one.
 std::optional<int> statusForErrorBody(Api api, const ErrorBody &info);
 
+// The text of an error an upstream sent inside its stream: "<what> (<code>): <message>", each
+// part once. A code the message already says (a server that sends the same text in both) or
+// an empty message drops the parenthesis: "<what>: <message>", "<what>: <code>".
+QString inBandErrorText(QLatin1String what, const QString &code, const QString &message);
+
 // Google's error body for an HTTP status: {"error":{code, message, status}}.
 QJsonObject googleErrorJson(int status, const QString &message);
 

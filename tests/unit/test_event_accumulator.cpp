@@ -2,6 +2,7 @@
 #include "core/model/event_accumulator.h"
 #include "wire_fixtures.h"
 
+#include <QJsonDocument>
 #include <QtTest>
 
 using namespace sw::model;
@@ -16,6 +17,9 @@ private slots:
     void deltaWithoutStartStillBuildsBlock();
     void errorKeepsPartialContentAndMessage();
     void unparseableToolArgumentsBecomeEmptyObject();
+    void streamedToolArgumentsKeepWhatArrived_data();
+    void streamedToolArgumentsKeepWhatArrived();
+    void argumentsGatePassesObjectsOnly();
 };
 
 void TestEventAccumulator::foldsTextThinkingAndToolCallInOrder() {
@@ -207,6 +211,65 @@ void TestEventAccumulator::sequencerOrdersEveryInterleaving() {
             QCOMPARE(out[k].contentIndex, expected[k].contentIndex);
             QCOMPARE(out[k].delta, expected[k].delta);
         }
+    }
+}
+
+void TestEventAccumulator::streamedToolArgumentsKeepWhatArrived_data() {
+    QTest::addColumn<QString>("text");
+    QTest::addColumn<QString>("expected"); // compact JSON of the object
+    QTest::newRow("whole") << "{\"a\": [1, {\"b\": null}]}"
+                           << "{\"a\":[1,{\"b\":null}]}";
+    QTest::newRow("whole, not an object") << "[\"Paris\", 2]"
+                                          << "{}";
+    QTest::newRow("empty") << " "
+                           << "{}";
+    QTest::newRow("cut in a string value") << "{\"city\": \"Par"
+                                           << "{\"city\":\"Par\"}";
+    QTest::newRow("cut in an escape") << "{\"q\": \"a\\"
+                                      << "{\"q\":\"a\"}";
+    QTest::newRow("cut in a unicode escape") << "{\"q\": \"a\\u00e"
+                                             << "{\"q\":\"a\"}";
+    QTest::newRow("cut in a name") << "{\"city\": \"Paris\", \"da"
+                                   << "{\"city\":\"Paris\"}";
+    QTest::newRow("cut after a colon") << "{\"city\": \"Paris\", \"days\": "
+                                       << "{\"city\":\"Paris\"}";
+    QTest::newRow("cut after a comma") << "{\"a\": 1,"
+                                       << "{\"a\":1}";
+    QTest::newRow("cut in a number") << "{\"a\": 12"
+                                     << "{\"a\":12}";
+    QTest::newRow("cut in a literal") << "{\"a\": 1, \"b\": tr"
+                                      << "{\"a\":1}";
+    QTest::newRow("cut in nested arrays") << "{\"a\": [[1, 2], [3"
+                                          << "{\"a\":[[1,2],[3]]}";
+    QTest::newRow("cut in a nested object") << "{\"a\": {\"b\": \"c\", \"d\": {\"e\""
+                                            << "{\"a\":{\"b\":\"c\",\"d\":{}}}";
+    QTest::newRow("cut array at the top") << "[1, 2"
+                                          << "{}";
+    QTest::newRow("garbage after a whole object") << "{\"a\": 1} x"
+                                                  << "{}";
+    QTest::newRow("not JSON") << "{a: 1"
+                              << "{}";
+}
+
+void TestEventAccumulator::streamedToolArgumentsKeepWhatArrived() {
+    QFETCH(QString, text);
+    QFETCH(QString, expected);
+    const QJsonObject got = parseStreamedToolArguments(text);
+    QCOMPARE(QString::fromUtf8(QJsonDocument(got).toJson(QJsonDocument::Compact)), expected);
+}
+
+void TestEventAccumulator::argumentsGatePassesObjectsOnly() {
+    ToolArgumentsGate object;
+    QCOMPARE(object.pass(QStringLiteral(" \n")), QString());
+    QCOMPARE(object.pass(QStringLiteral(" {\"a\"")), QStringLiteral(" \n {\"a\""));
+    QCOMPARE(object.pass(QStringLiteral(": [1]}")), QStringLiteral(": [1]}"));
+    QVERIFY(!object.held());
+    for (const char *first : {"[\"Paris\", ", "\"x", "42", "null", "x"}) {
+        ToolArgumentsGate other;
+        QCOMPARE(other.pass(QStringLiteral(" ")), QString());
+        QCOMPARE(other.pass(QString::fromUtf8(first)), QString());
+        QCOMPARE(other.pass(QStringLiteral("{\"a\": 1}")), QString());
+        QVERIFY(other.held());
     }
 }
 

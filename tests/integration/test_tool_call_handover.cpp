@@ -1,0 +1,293 @@
+// How a tool call reaches each client when the upstream's call is odd: arguments that are JSON
+// but not an object, a call the upstream's max_tokens cut, and the words of an in-band error.
+// The real engine on loopback in front of fake upstreams replaying scripted streams.
+
+#include "gateway_fixture.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QtTest>
+
+using namespace sw;
+using namespace sw::test;
+
+namespace {
+
+QList<QJsonObject> sseObjects(const QByteArray &sse) {
+    QList<QJsonObject> out;
+    for (const QByteArray &line : sse.split('\n')) {
+        if (!line.startsWith("data:"))
+            continue;
+        const QJsonDocument doc = QJsonDocument::fromJson(line.mid(5).trimmed());
+        if (doc.isObject())
+            out.append(doc.object());
+    }
+    return out;
+}
+
+QList<QJsonObject> ofType(const QByteArray &sse, const char *type) {
+    QList<QJsonObject> out;
+    for (const QJsonObject &o : sseObjects(sse))
+        if (o.value("type").toString() == QLatin1String(type))
+            out.append(o);
+    return out;
+}
+
+QByteArray chatChunk(const QJsonObject &delta, const QJsonValue &finish = QJsonValue::Null) {
+    const QJsonObject chunk{
+        {"id", "chatcmpl-T1"},
+        {"object", "chat.completion.chunk"},
+        {"created", 1741570300},
+        {"model", "gpt-b"},
+        {"choices", QJsonArray{QJsonObject{{"index", 0}, {"delta", delta}, {"finish_reason", finish}}}}};
+    return "data: " + QJsonDocument(chunk).toJson(QJsonDocument::Compact) + "\n\n";
+}
+
+QJsonObject callDelta(int index, const QString &arguments, const QString &id = {}) {
+    QJsonObject function{{"arguments", arguments}};
+    QJsonObject call{{"index", index}, {"function", function}};
+    if (!id.isEmpty()) {
+        call.insert("id", id);
+        call.insert("type", "function");
+        function.insert("name", "get_weather");
+        call.insert("function", function);
+    }
+    return QJsonObject{{"tool_calls", QJsonArray{call}}};
+}
+
+// A Chat stream with two calls: the first's arguments in `fragments`, the second an object whose
+// first fragment starts with white space.
+QByteArray chatTwoCalls(const QStringList &fragments) {
+    QByteArray sse = chatChunk(QJsonObject{{"role", "assistant"}, {"content", QJsonValue::Null}});
+    sse += chatChunk(callDelta(0, QString(), "call_odd"));
+    for (const QString &f : fragments)
+        sse += chatChunk(callDelta(0, f));
+    sse += chatChunk(callDelta(1, QString(), "call_obj"));
+    sse += chatChunk(callDelta(1, " \n{\"city\": "));
+    sse += chatChunk(callDelta(1, "\"Rome\"}"));
+    sse += chatChunk(QJsonObject{}, "tool_calls");
+    return sse + "data: [DONE]\n\n";
+}
+
+const char *kAnthropicCut = "event: message_start\n"
+                            "data: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_cut1\",\"type\":\"message\","
+                            "\"role\":\"assistant\",\"content\":[],\"model\":\"claude-a\",\"stop_reason\":null,"
+                            "\"stop_sequence\":null,\"usage\":{\"input_tokens\":11,\"output_tokens\":1}}}\n\n"
+                            "event: content_block_start\n"
+                            "data: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":"
+                            "\"tool_use\",\"id\":\"toolu_cut1\",\"name\":\"get_weather\",\"input\":{}}}\n\n"
+                            "event: content_block_delta\n"
+                            "data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":"
+                            "\"input_json_delta\",\"partial_json\":\"{\\\"city\\\": \\\"Pa\"}}\n\n"
+                            "event: content_block_delta\n"
+                            "data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":"
+                            "\"input_json_delta\",\"partial_json\":\"r\"}}\n\n"
+                            "event: content_block_stop\n"
+                            "data: {\"type\":\"content_block_stop\",\"index\":0}\n\n"
+                            "event: message_delta\n"
+                            "data: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"max_tokens\","
+                            "\"stop_sequence\":null},\"usage\":{\"output_tokens\":20}}\n\n"
+                            "event: message_stop\n"
+                            "data: {\"type\":\"message_stop\"}\n\n";
+
+QJsonObject piBody(const QString &model, bool stream) {
+    return {{"model", model},
+            {"stream", stream},
+            {"context", QJsonObject{{"messages", QJsonArray{QJsonObject{
+                                                     {"role", "user"}, {"content", "weather?"}, {"timestamp", 0}}}}}}};
+}
+
+QJsonObject responsesBody(const QString &model, bool stream) {
+    return {{"model", model}, {"input", "weather?"}, {"stream", stream}};
+}
+
+QJsonObject piDone(const QByteArray &sse) {
+    const QList<QJsonObject> done = ofType(sse, "done");
+    return done.isEmpty() ? QJsonObject() : done.last().value("message").toObject();
+}
+
+QJsonArray piCalls(const QJsonObject &message) {
+    QJsonArray calls;
+    for (const QJsonValue &b : message.value("content").toArray())
+        if (b.toObject().value("type").toString() == QLatin1String("toolCall"))
+            calls.append(b);
+    return calls;
+}
+
+} // namespace
+
+class TestToolCallHandover : public QObject {
+    Q_OBJECT
+
+    GatewayFixture *m_gw = nullptr;
+
+private Q_SLOTS:
+    void init() {
+        m_gw = new GatewayFixture;
+        m_gw->start();
+    }
+    void cleanup() {
+        delete m_gw;
+        m_gw = nullptr;
+    }
+
+    void nonObjectArgumentsAreAnEmptyInput_data() {
+        QTest::addColumn<QStringList>("fragments");
+        QTest::newRow("array") << QStringList{"[\"Par", "is\", 2]"};
+        QTest::newRow("string after white space") << QStringList{" ", "\"x\""};
+        QTest::newRow("number") << QStringList{"42"};
+    }
+    // A Chat server's call whose arguments are JSON but not an object: the Anthropic SDK builds
+    // `input` from the input_json_delta fragments, and Anthropic refuses a tool_use whose input
+    // is not an object in the next turn. The stream says what the JSON answer says ({}), and a
+    // call whose arguments are an object still streams as it comes.
+    void nonObjectArgumentsAreAnEmptyInput() {
+        QFETCH(QStringList, fragments);
+        m_gw->openaiB.setRawReply(chatTwoCalls(fragments));
+
+        const QJsonObject json =
+            m_gw->post("/v1/messages", GatewayFixture::anthropicBody("pb/gpt-b", "weather?", false)).json();
+        const QJsonArray content = json.value("content").toArray();
+        QCOMPARE(content.size(), 2);
+        QCOMPARE(content[0].toObject().value("input").toObject(), QJsonObject());
+        QCOMPARE(content[1].toObject().value("input").toObject(), QJsonObject({{"city", "Rome"}}));
+
+        const HttpResult r = m_gw->post("/v1/messages", GatewayFixture::anthropicBody("pb/gpt-b", "weather?", true));
+        QCOMPARE(r.status, 200);
+        // What the SDK builds: the start's input, replaced by the deltas' text when there is any.
+        QList<QJsonValue> inputs;
+        QStringList partial;
+        for (const QJsonObject &o : sseObjects(r.body)) {
+            const QString type = o.value("type").toString();
+            if (type == QLatin1String("content_block_start")) {
+                inputs.append(o.value("content_block").toObject().value("input"));
+                partial.append(QString());
+            } else if (type == QLatin1String("content_block_delta")) {
+                partial.last() += o.value("delta").toObject().value("partial_json").toString();
+            }
+        }
+        QCOMPARE(inputs.size(), 2);
+        for (int i = 0; i < 2; ++i)
+            if (!partial[i].isEmpty())
+                inputs[i] = QJsonDocument::fromJson(partial[i].toUtf8()).object();
+        QVERIFY2(partial[0].isEmpty(), qPrintable(partial[0])); // never a fragment of the non-object
+        QCOMPARE(inputs[0].toObject(), QJsonObject());
+        QVERIFY(inputs[0].isObject());
+        QCOMPARE(inputs[1].toObject(), QJsonObject({{"city", "Rome"}}));
+        QVERIFY2(r.body.contains("\"stop_reason\":\"tool_use\""), r.body.constData());
+
+        // pi: its stream proxy builds the call from toolcall_delta too; the done message agrees.
+        const HttpResult pi = m_gw->post("/v1/pi/stream", piBody("pb/gpt-b", true));
+        QCOMPARE(pi.status, 200);
+        QString piPartial;
+        for (const QJsonObject &d : ofType(pi.body, "toolcall_delta"))
+            if (d.value("contentIndex").toInt() == 0)
+                piPartial += d.value("delta").toString();
+        QVERIFY2(piPartial.isEmpty(), qPrintable(piPartial));
+        const QJsonArray calls = piCalls(piDone(pi.body));
+        QCOMPARE(calls.size(), 2);
+        QCOMPARE(calls[0].toObject().value("arguments").toObject(), QJsonObject());
+        QCOMPARE(calls[1].toObject().value("arguments").toObject(), QJsonObject({{"city", "Rome"}}));
+    }
+
+    // A call the upstream's max_tokens cut: Responses says the call item is `incomplete` (in
+    // output_item.done and in the response) and the response incomplete/max_output_tokens, in
+    // the stream and the JSON answer; pi gets the arguments as far as they arrived, as pi-ai's
+    // own providers give them.
+    void callCutByMaxTokens() {
+        m_gw->anthropicA.setRawReply(kAnthropicCut);
+
+        const HttpResult r = m_gw->post("/v1/responses", responsesBody("pa/claude-a", true));
+        QCOMPARE(r.status, 200);
+        const QList<QJsonObject> done = ofType(r.body, "response.output_item.done");
+        QCOMPARE(done.size(), 1);
+        const QJsonObject item = done[0].value("item").toObject();
+        QCOMPARE(item.value("type").toString(), QStringLiteral("function_call"));
+        QCOMPARE(item.value("status").toString(), QStringLiteral("incomplete"));
+        QCOMPARE(item.value("arguments").toString(), QStringLiteral("{\"city\": \"Par"));
+        const QList<QJsonObject> incomplete = ofType(r.body, "response.incomplete");
+        QCOMPARE(incomplete.size(), 1);
+        const QJsonObject response = incomplete[0].value("response").toObject();
+        QCOMPARE(response.value("status").toString(), QStringLiteral("incomplete"));
+        QCOMPARE(response.value("incomplete_details").toObject().value("reason").toString(),
+                 QStringLiteral("max_output_tokens"));
+        QCOMPARE(response.value("output").toArray()[0].toObject().value("status").toString(),
+                 QStringLiteral("incomplete"));
+        // Sequence numbers still rise by one: the held frame took its number when it went.
+        int expected = 0;
+        for (const QJsonObject &o : sseObjects(r.body))
+            QCOMPARE(o.value("sequence_number").toInt(-1), expected++);
+
+        const QJsonObject json = m_gw->post("/v1/responses", responsesBody("pa/claude-a", false)).json();
+        QCOMPARE(json.value("status").toString(), QStringLiteral("incomplete"));
+        QCOMPARE(json.value("output").toArray()[0].toObject().value("status").toString(), QStringLiteral("incomplete"));
+
+        const QJsonObject cut{{"city", "Par"}};
+        const HttpResult pi = m_gw->post("/v1/pi/stream", piBody("pa/claude-a", true));
+        QCOMPARE(pi.status, 200);
+        const QList<QJsonObject> end = ofType(pi.body, "toolcall_end");
+        QCOMPARE(end.size(), 1);
+        QCOMPARE(end[0].value("toolCall").toObject().value("arguments").toObject(), cut);
+        const QJsonObject message = piDone(pi.body);
+        QCOMPARE(message.value("stopReason").toString(), QStringLiteral("length"));
+        QCOMPARE(piCalls(message)[0].toObject().value("arguments").toObject(), cut);
+        const QJsonObject piJson = m_gw->post("/v1/pi/stream", piBody("pa/claude-a", false)).json();
+        QCOMPARE(piCalls(piJson.value("message").toObject())[0].toObject().value("arguments").toObject(), cut);
+    }
+
+    // A whole call before a clean tool_use stop stays `completed`, and a call followed by more
+    // content is `completed` at once, before the next item starts.
+    void wholeCallsStayCompleted() {
+        m_gw->openaiB.setRawReply(chatTwoCalls({"{\"city\": \"Paris\"}"}));
+        const HttpResult r = m_gw->post("/v1/responses", responsesBody("pb/gpt-b", true));
+        QCOMPARE(r.status, 200);
+        const QList<QJsonObject> done = ofType(r.body, "response.output_item.done");
+        QCOMPARE(done.size(), 2);
+        for (const QJsonObject &d : done)
+            QCOMPARE(d.value("item").toObject().value("status").toString(), QStringLiteral("completed"));
+        QCOMPARE(ofType(r.body, "response.completed").size(), 1);
+        const QJsonObject json = m_gw->post("/v1/responses", responsesBody("pb/gpt-b", false)).json();
+        for (const QJsonValue &item : json.value("output").toArray())
+            QCOMPARE(item.toObject().value("status").toString(), QStringLiteral("completed"));
+    }
+
+    // A server that sends the same text as its error's code and message: a Chat client reads it
+    // once, whether the error ends the attempt before any content (the gateway's own error) or
+    // cuts a converted stream after it.
+    void inBandErrorSaysEachThingOnce_data() {
+        QTest::addColumn<QString>("model");
+        QTest::addColumn<QByteArray>("sse");
+        QTest::newRow("chat, before content")
+            << QStringLiteral("pb/gpt-b")
+            << QByteArray("data: {\"error\":{\"message\":\"upstream_overloaded\",\"type\":\"server_error\","
+                          "\"code\":\"upstream_overloaded\"}}\n\n");
+        QTest::newRow("responses, after content")
+            << QStringLiteral("pd/resp-d")
+            << QByteArray("event: response.created\ndata: {\"type\":\"response.created\",\"sequence_number\":0,"
+                          "\"response\":{\"id\":\"resp_1\",\"status\":\"in_progress\",\"output\":[]}}\n\n"
+                          "event: response.output_item.added\ndata: {\"type\":\"response.output_item.added\","
+                          "\"sequence_number\":1,\"output_index\":0,\"item\":{\"id\":\"msg_1\",\"type\":"
+                          "\"message\",\"role\":\"assistant\",\"content\":[]}}\n\n"
+                          "event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\","
+                          "\"sequence_number\":2,\"item_id\":\"msg_1\",\"output_index\":0,\"content_index\":0,"
+                          "\"delta\":\"Half an ans\"}\n\n"
+                          "event: error\ndata: {\"type\":\"error\",\"sequence_number\":3,\"code\":"
+                          "\"upstream_overloaded\",\"message\":\"upstream_overloaded\"}\n\n");
+    }
+    void inBandErrorSaysEachThingOnce() {
+        QFETCH(QString, model);
+        QFETCH(QByteArray, sse);
+        m_gw->openaiB.setRawReply(sse);
+        m_gw->responsesD.setRawReply(sse);
+        const HttpResult r = m_gw->post("/v1/chat/completions", GatewayFixture::openaiBody(model, "hi", true));
+        QString message = r.json().value("error").toObject().value("message").toString();
+        for (const QJsonObject &o : sseObjects(r.body))
+            if (o.contains("error"))
+                message = o.value("error").toObject().value("message").toString();
+        QVERIFY2(message.contains(QLatin1String("stream error")), r.body.constData());
+        QVERIFY2(message.count(QStringLiteral("upstream_overloaded")) == 1, qPrintable(message));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestToolCallHandover)
+#include "test_tool_call_handover.moc"
