@@ -204,6 +204,11 @@ void OpenAICompletionsStreamDecoder::decode(const SseEvent &sse) {
     m_lastUnreadable = !json.parse(data);
     const Value *chunk = json.object();
     const Value *error = member(chunk, "error");
+    // vLLM and SGLang send the error object itself as the frame: {"object":"error","message":…,
+    // "type":"BadRequestError","code":400}. Read as a chunk, it made no event, and the stream's
+    // end without [DONE] hid its words behind "stream ended before completion".
+    if (rj::isAbsent(error) && rj::equals(member(chunk, "object"), "error"))
+        error = chunk;
     if (!rj::isAbsent(error)) {
         const Value *code = member(error, "code");
         const QString errorType = rj::isString(code) ? toString(code) : toString(member(error, "type"));

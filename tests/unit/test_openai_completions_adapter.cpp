@@ -422,6 +422,16 @@ void TestOpenAICompletionsAdapter::inBandErrorChunkBecomesErrorEvent() {
     const QList<StreamEvent> numeric =
         decode("data: {\"error\":{\"code\":502,\"message\":\"Provider returned error\"}}\n\n");
     QCOMPARE(numeric.last().errorStatus, std::optional<int>(502));
+    // vLLM's frame is the error object itself: its words and status, not a stream cut short.
+    const QList<StreamEvent> vllm =
+        decode("data: {\"id\":\"chatcmpl-1\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,"
+               "\"delta\":{\"role\":\"assistant\",\"content\":\"\"}}]}\n\n"
+               "data: {\"object\":\"error\",\"message\":\"This model's maximum context length is 8192 tokens.\","
+               "\"type\":\"BadRequestError\",\"param\":null,\"code\":400}\n\n");
+    QCOMPARE(vllm.last().type, EventType::Error);
+    QCOMPARE(vllm.last().errorStatus, std::optional<int>(400));
+    QVERIFY2(vllm.last().errorMessage.contains(QStringLiteral("maximum context length is 8192")),
+             qPrintable(vllm.last().errorMessage));
 }
 
 void TestOpenAICompletionsAdapter::streamCutShortIsAnError() {
