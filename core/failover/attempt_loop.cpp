@@ -192,7 +192,7 @@ void AttemptLoop::nextCandidate() {
     if (!candidate) {
         // The last real upstream failure wins over our own "incompatible" or "no credential".
         if (m_lastFailure)
-            return finishWithFailure(withCostCeilingNote(clientErrorFor(*m_lastFailure)), true);
+            return finishWithFailure(withNoFallbackNote(clientErrorFor(*m_lastFailure)), true);
         if (m_incompatible)
             return finishWithFailure(GatewayError::make(400, ErrorCategory::InvalidRequest, *m_incompatible), false);
         if (m_noCredential && m_credentialWait && !m_credentialRefused)
@@ -242,8 +242,10 @@ void AttemptLoop::beginAttempt(const Candidate &candidate) {
         r.logOutcome = QStringLiteral("skipped");
         m_deps.observer->attemptRecorded(r);
         m_deps.observer->attemptLogged(r, {{QLatin1String("reason"), *why}});
-        if (!m_incompatible)
+        if (!m_incompatible) {
             m_incompatible = *why;
+            m_incompatibleWho = candidate.name();
+        }
         return nextCandidate();
     }
     auto attempt = std::make_unique<Attempt>();
@@ -718,7 +720,7 @@ void AttemptLoop::afterFailure(Attempt &a, const UpstreamFailure &failure, const
                 noCredential.append(sk);
         recordSkips(noCredential);
     }
-    finishWithFailure(withCostCeilingNote(clientErrorFor(failure)), true);
+    finishWithFailure(withNoFallbackNote(clientErrorFor(failure)), true);
 }
 
 void AttemptLoop::reportCutAfterCommit(const Attempt &a, const model::StreamEvent &error, const TryFrame &frame) {
@@ -913,7 +915,7 @@ GatewayError AttemptLoop::clientErrorFor(const UpstreamFailure &f) const {
     return FailureResponse::forFailure(f, m_lastFailureWho);
 }
 
-GatewayError AttemptLoop::withCostCeilingNote(GatewayError error) const {
+GatewayError AttemptLoop::withNoFallbackNote(GatewayError error) const {
     // When the cost ceiling is why nothing is left, the client is told so, naming it.
     bool ceiling = m_overCostCeiling;
     for (const auto &c : m_resolution.chain)
@@ -924,6 +926,21 @@ GatewayError AttemptLoop::withCostCeilingNote(GatewayError error) const {
         error.message += QStringLiteral("; no fallback left: the other candidates are priced over the route's cost "
                                         "ceiling (maxFallbackCostMultiplier %1)")
                              .arg(*m_resolution.maxCostMultiplier);
+    // Fallbacks that could not take this request (a field or an input their API cannot carry) are
+    // named too: the client sees why the outage was not hidden, and what to change to let them.
+    std::optional<QString> cannotTake;
+    if (m_incompatible)
+        cannotTake = QStringLiteral("%1: %2").arg(m_incompatibleWho, *m_incompatible);
+    for (const auto &c : m_resolution.chain) {
+        if (cannotTake)
+            break;
+        if (!m_tried.contains(c) && !ineligibleReason(c))
+            if (auto why = CandidatePolicy::precheckRejection(c, m_parsed);
+                why || (why = CandidatePolicy::incompatibility(c, m_parsed)))
+                cannotTake = QStringLiteral("%1: %2").arg(c.name(), *why);
+    }
+    if (cannotTake)
+        error.message += QStringLiteral("; no fallback could take this request (%1)").arg(*cannotTake);
     return error;
 }
 

@@ -265,7 +265,7 @@ private:
     void writeKeepalive();
 
     model::GatewayError clientErrorFor(const UpstreamFailure &failure) const;
-    model::GatewayError withCostCeilingNote(model::GatewayError error) const;
+    model::GatewayError withNoFallbackNote(model::GatewayError error) const;
     void finishWithFailure(const model::GatewayError &error, bool markedRetryAfter);
     void finish();
 
@@ -309,6 +309,7 @@ private:
     std::optional<CredentialWait> m_lastFailureWait; // the failed candidate's, for a credential_exhausted failure
     void noteCredentialWait(const Candidate &candidate);
     std::optional<QString> m_incompatible; // the first candidate that could not serve the request, and why
+    QString m_incompatibleWho;
     std::optional<model::GatewayError> m_upstreamError;
     QString m_fallbackFrom;
     QString m_fallbackReason;

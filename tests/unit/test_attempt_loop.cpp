@@ -1054,6 +1054,24 @@ private Q_SLOTS:
         QVERIFY(h.client.inBand.isEmpty());
     }
 
+    void anOutageNoFallbackCouldTakeSaysWhy() {
+        // The only candidate that can carry previous_response_id is down: the client gets its
+        // 503, and the words say why no fallback hid it (it said nothing of the second candidate).
+        Harness h({candidate("pd", QStringLiteral("openai-responses")),
+                   candidate("pb", QStringLiteral("openai-completions"))},
+                  true);
+        h.parsed.sourceApi = wire::Api::OpenAIResponses;
+        h.parsed.json = wire::parseClientBody(R"({"previous_response_id":"resp_earlier"})");
+        h.start();
+        h.httpError(503, QStringLiteral("overloaded"));
+        QVERIFY(h.done);
+        QCOMPARE(h.runner.starts.size(), 1);
+        QCOMPARE(h.client.failed->status, 503);
+        QVERIFY2(h.client.failed->message.contains(QStringLiteral("no fallback could take this request (pb/")) &&
+                     h.client.failed->message.contains(QStringLiteral("previous_response_id")),
+                 qPrintable(h.client.failed->message));
+    }
+
     void noCompatibleCandidateLeftIsA400NamingTheField() {
         Harness h({candidate("pb", QStringLiteral("openai-completions"))}, false);
         h.parsed.sourceApi = wire::Api::OpenAIResponses;
