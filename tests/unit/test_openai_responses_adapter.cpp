@@ -473,14 +473,17 @@ void TestOpenAIResponsesAdapter::aResponseNamedWithControlCharactersFails() {
         return events.isEmpty() ? StreamEvent() : events.first();
     };
     QCOMPARE(firstEvent("gpt-5").type, EventType::Start);
-    for (const QByteArray &bad : {QByteArray(R"(gpt\u001b[31m)"), QByteArray(R"(gpt\r\nX: 1)"),
-                                  QByteArray(R"(gpt\u0085)"), QByteArray(R"(gpt\u2028)"), QByteArray(257, 'm')}) {
+    for (const QByteArray &bad :
+         {QByteArray(R"(gpt\u001b[31m)"), QByteArray(R"(gpt\r\nX: 1)"), QByteArray(R"(gpt\u0085)"),
+          QByteArray(R"(gpt\u2028)"), QByteArray(257, 'm'), QByteArray(R"(gpt\u202e5-tpg)"),
+          QByteArray(R"(gpt\u200b-5)"), QByteArray(R"(\ufeffgpt)"), QByteArray(R"(gpt\u2066x\u2069)")}) {
         const StreamEvent e = firstEvent(bad);
         QVERIFY2(e.type == EventType::Error, bad.constData());
         QCOMPARE(e.errorStatus.value_or(0), 502);
     }
     QCOMPARE(firstEvent(QByteArray(256, 'm')).type, EventType::Start);
-    QCOMPARE(firstEvent(R"(gpt-5 \u00e9t\u00e9)").type, EventType::Start); // not a control character
+    QCOMPARE(firstEvent(R"(gpt-5 \u00e9t\u00e9)").type, EventType::Start);   // not a control character
+    QCOMPARE(firstEvent(R"(gpt\u2013\u2070\ufeee)").type, EventType::Start); // neighbours of those refused
 }
 
 void TestOpenAIResponsesAdapter::passthroughDropsTheItemIdsTheGatewayMadeUp() {
