@@ -139,12 +139,16 @@ bool Http1ResponseParser::parseHead(QByteArrayView input, qsizetype &pos, Output
     limits.maxTrailerBytes = kMaxHeadBytes;
     if (m_headRequest || status == 204 || status == 304) {
         m_body.start(BodyDecoder::Framing::None);
-    } else if (te && !te->trimmed().isEmpty()) {
+    } else if (te && !QByteArrayView(*te).trimmed().isEmpty()) {
         // Transfer-Encoding wins over a Content-Length (RFC 9112 6.3): a body chunked last is read
         // by its chunks, any other coding until the close. A message that carries both framings
         // may be an attempt to split responses, so its connection is never reused.
-        const QByteArray codings = te->trimmed().toLower();
-        if (codings == "chunked" || codings.endsWith(",chunked") || codings.endsWith(" chunked")) {
+        const QByteArrayView codings = QByteArrayView(*te).trimmed();
+        const QByteArrayView last = codings.size() >= 7 ? codings.last(7) : QByteArrayView();
+        const bool chunkedLast = qstrnicmp(last.data(), last.size(), "chunked", 7) == 0 &&
+                                 (codings.size() == 7 || codings[codings.size() - 8] == ',' ||
+                                  codings[codings.size() - 8] == ' ' || codings[codings.size() - 8] == '\t');
+        if (chunkedLast) {
             m_body.start(BodyDecoder::Framing::Chunked, 0, limits);
             if (cl)
                 m_keepAlive = false;
