@@ -434,6 +434,47 @@ private Q_SLOTS:
         QCOMPARE(r.json().value("stop_sequence").toString(), QStringLiteral("STOP"));
     }
 
+    // Messages refuses a stop sequence of whitespace alone with a 400 ("each stop sequence must
+    // contain non-whitespace"), which no failover gets past: a Chat client's "\n\n" stays with the
+    // gateway, which ends the answer there itself; the others go in the body.
+    void whitespaceStopSequenceIsCutByTheGateway_data() {
+        QTest::addColumn<bool>("stream");
+        QTest::newRow("json") << false;
+        QTest::newRow("stream") << true;
+    }
+    void whitespaceStopSequenceIsCutByTheGateway() {
+        QFETCH(bool, stream);
+        const QJsonObject body{{"model", "pa/claude-a"},
+                               {"stream", stream},
+                               {"stop", QJsonArray{"\n\n", "NEVER"}},
+                               {"messages", QJsonArray{QJsonObject{{"role", "user"}, {"content", "alpha\n\nbeta"}}}}};
+        const HttpResult r = m_gw->post(QStringLiteral("/v1/chat/completions"), body);
+        QVERIFY2(r.status == 200, r.body.constData());
+        QCOMPARE(sentTo(m_gw->anthropicA).value("stop_sequences").toArray(), QJsonArray{"NEVER"});
+        QString text;
+        QString finish;
+        if (stream) {
+            for (const QByteArray &line : r.body.split('\n')) {
+                if (!line.startsWith("data: {"))
+                    continue;
+                const QJsonObject choice =
+                    QJsonDocument::fromJson(line.mid(6)).object().value("choices").toArray().at(0).toObject();
+                text += choice.value("delta").toObject().value("content").toString();
+                if (choice.value("finish_reason").isString())
+                    finish = choice.value("finish_reason").toString();
+            }
+        } else {
+            const QJsonObject choice =
+                QJsonDocument::fromJson(r.body).object().value("choices").toArray().at(0).toObject();
+            text = choice.value("message").toObject().value("content").toString();
+            finish = choice.value("finish_reason").toString();
+        }
+        // The demo upstream echoes the words, the blank line included: the gateway cut them there.
+        QVERIFY2(text.endsWith(QStringLiteral("You said: alpha")), qPrintable(text));
+        QVERIFY2(!text.contains(QStringLiteral("beta")), qPrintable(text));
+        QCOMPARE(finish, QStringLiteral("stop"));
+    }
+
     // Item 10: at most one tool call per turn, every pair; Gemini has no switch for it.
     void parallelToolCallsOffEveryPair_data() { addPairs(false); }
     void parallelToolCallsOffEveryPair() {
