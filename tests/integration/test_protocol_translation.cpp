@@ -475,6 +475,40 @@ private Q_SLOTS:
         QCOMPARE(finish, QStringLiteral("stop"));
     }
 
+    // A response another API answered has the gateway's own id ("req_…"), stored nowhere: a Responses
+    // client that continues from it with previous_response_id gets a 400 from the gateway that says
+    // so and what to do, in the Responses error shape, and the OpenAI upstream is not asked (it
+    // would answer "Previous response with id 'req_…' not found").
+    void previousResponseIdTheGatewayMadeIsAClear400() {
+        const HttpResult first = m_gw->post(QStringLiteral("/v1/responses"),
+                                            QJsonObject{{"model", "pa/claude-a"}, {"input", "remember 42"}});
+        QVERIFY2(first.status == 200, first.body.constData());
+        const QString id = first.json().value("id").toString();
+        QVERIFY2(id.startsWith(QStringLiteral("req_")), qPrintable(id));
+        for (bool stream : {false, true}) {
+            const HttpResult r = m_gw->post(QStringLiteral("/v1/responses"), QJsonObject{{"model", "pd/resp-d"},
+                                                                                         {"stream", stream},
+                                                                                         {"previous_response_id", id},
+                                                                                         {"input", "which number?"}});
+            QCOMPARE(r.status, 400);
+            const QJsonObject error = r.json().value("error").toObject();
+            QCOMPARE(error.value("type").toString(), QStringLiteral("invalid_request_error"));
+            QCOMPARE(error.value("param").toString(), QStringLiteral("previous_response_id"));
+            QCOMPARE(error.value("code").toString(), QStringLiteral("previous_response_not_found"));
+            const QString message = error.value("message").toString();
+            QVERIFY2(message.contains(id) && message.contains(QStringLiteral("another provider")) &&
+                         message.contains(QStringLiteral("full conversation")),
+                     qPrintable(message));
+        }
+        QVERIFY(m_gw->responsesD.requests().isEmpty());
+        // OpenAI's own ids still go to OpenAI.
+        const HttpResult own = m_gw->post(
+            QStringLiteral("/v1/responses"),
+            QJsonObject{{"model", "pd/resp-d"}, {"previous_response_id", "resp_0123abcd"}, {"input", "go on"}});
+        QVERIFY2(own.status == 200, own.body.constData());
+        QCOMPARE(sentTo(m_gw->responsesD).value("previous_response_id").toString(), QStringLiteral("resp_0123abcd"));
+    }
+
     // Item 10: at most one tool call per turn, every pair; Gemini has no switch for it.
     void parallelToolCallsOffEveryPair_data() { addPairs(false); }
     void parallelToolCallsOffEveryPair() {
