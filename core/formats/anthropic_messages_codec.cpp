@@ -34,7 +34,7 @@ bool decodeImage(const Value *block, ContentBlock *out, const BodyPath &where, G
     const QString kind = rj::toString(rj::member(source, "type"));
     out->type = BlockType::Image;
     if (kind == L("base64")) {
-        out->mimeType = rj::toString(rj::member(source, "media_type"));
+        out->mimeType = wire::normalizedMediaType(rj::toString(rj::member(source, "media_type")));
         out->data = rj::toLatin1(rj::member(source, "data"));
         if (out->data.isEmpty())
             return rejectRequest(error, where + L(".source.data: required string"));
@@ -60,7 +60,7 @@ bool decodeDocument(const Value *block, QList<ContentBlock> *out, const BodyPath
     doc.type = BlockType::Document;
     doc.title = rj::toString(rj::member(block, "title"));
     if (kind == L("base64")) {
-        doc.mimeType = rj::toString(rj::member(source, "media_type"));
+        doc.mimeType = wire::normalizedMediaType(rj::toString(rj::member(source, "media_type")));
         doc.data = rj::toLatin1(rj::member(source, "data"));
         if (doc.data.isEmpty())
             return rejectRequest(error, where + L(".source.data: required string"));

@@ -399,6 +399,11 @@ OpenAIChatCodec::ErrorFields OpenAIChatCodec::errorFields(const GatewayError &er
             out.type = error.providerType;
         if (!error.param.isEmpty())
             out.param = error.param;
+    } else if (error.upstreamApi.isEmpty() && (!error.code.isEmpty() || !error.param.isEmpty())) {
+        // The gateway's own error that names its code and field (an unknown previous_response_id).
+        if (!error.code.isEmpty())
+            out.code = error.code;
+        out.param = error.param;
     } else {
         switch (error.portable()) {
         case GatewayError::Portable::ContextLength:

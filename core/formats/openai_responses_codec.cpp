@@ -195,6 +195,25 @@ std::optional<model::ChatRequest> OpenAIResponsesCodec::decode(const QByteArray 
     model::ChatRequest req = std::move(*begun);
     const Value *o = req.json->object();
 
+    // The ids this gateway gives a response another API answered are its request ids ("req_…",
+    // server/router.cpp nextRequestId), stored nowhere: OpenAI would answer 400 "Previous
+    // response with id 'req_…' not found", and no other API reads the field. Said here, in the
+    // words that tell the client what to do instead.
+    if (const Value *previous = rj::member(o, "previous_response_id");
+        rj::isString(previous) && rj::bytes(previous).substr(0, 4) == "req_") {
+        if (error) {
+            *error = GatewayError::make(
+                400, ErrorCategory::InvalidRequest,
+                QStringLiteral("previous_response_id: the response '%1' was answered by another provider through "
+                               "Switchman and is not stored anywhere, so it cannot continue a conversation; send "
+                               "the full conversation as input (or store: false with the earlier items) instead")
+                    .arg(rj::toString(previous).left(64)));
+            error->param = QStringLiteral("previous_response_id");
+            error->code = QStringLiteral("previous_response_not_found");
+        }
+        return std::nullopt;
+    }
+
     const Value *instructions = rj::member(o, "instructions");
     if (rj::isString(instructions))
         req.context.systemPrompt = rj::toString(instructions);

@@ -56,7 +56,7 @@ bool decodeUserContent(const Value *content, QList<ContentBlock> *out, const Bod
         } else if (type == L("image")) {
             ContentBlock img;
             img.type = BlockType::Image;
-            img.mimeType = rj::toString(rj::member(b, "mimeType"));
+            img.mimeType = wire::normalizedMediaType(rj::toString(rj::member(b, "mimeType")));
             img.data = rj::toLatin1(rj::member(b, "data"));
             if (img.data.isEmpty())
                 return rejectRequest(error, BodyPath(where, i) + L(".data: required base64 string"));

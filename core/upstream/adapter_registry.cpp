@@ -80,57 +80,108 @@ namespace {
 
 namespace rj = wire::rj;
 
-// The first content part of the client's messages that has no canonical form (audio, a search
-// result, a document in a shape wire::isTranslatableDocument does not carry): a converted
-// request would go without it.
+using TypeList = std::span<const std::string_view>;
+
+// The part types a converted request carries, by where they stand (what the inbound codec
+// decodes there). Anything else, a future type or one of another API's shapes (a Chat turn
+// with Responses' `input_text`), would be left out of a converted request without a word.
+// Chat: user and tool turns read text, images and files; system, developer and assistant
+// turns read their words (rj::textOfContent).
+constexpr std::string_view kChatUserParts[] = {"text", "image_url", "file"};
+constexpr std::string_view kTextParts[] = {"text", "input_text", "output_text", "refusal"};
+// Messages: a user turn's blocks, and a tool result's.
+constexpr std::string_view kAnthropicUserBlocks[] = {"text", "image", "document", "tool_result"};
+constexpr std::string_view kAnthropicToolResultBlocks[] = {"text", "image", "document"};
+// Responses: a message's parts and a tool output's; instructions are read as text only.
+constexpr std::string_view kResponsesParts[] = {"input_text", "output_text", "text",
+                                                "refusal",    "input_image", "input_file"};
+constexpr std::string_view kResponsesInstructionParts[] = {"input_text", "text"};
+
+bool oneOf(std::string_view type, TypeList types) {
+    return std::find(types.begin(), types.end(), type) != types.end();
+}
+
+// An assistant turn of a Messages history: what the model said and called, and the record of
+// the provider's own tool runs (server_tool_use, web_search_tool_result, mcp_tool_use, …),
+// which a converted request leaves out as documented (translation_rules.md).
+bool anthropicAssistantBlock(std::string_view type) {
+    static constexpr std::string_view carried[] = {"text",     "thinking",        "redacted_thinking",
+                                                   "tool_use", "server_tool_use", "mcp_tool_use"};
+    constexpr std::string_view result = "_tool_result";
+    return oneOf(type, carried) || (type.size() > result.size() && type.substr(type.size() - result.size()) == result);
+}
+
+// The first content part of the client's messages that a converted request would go without:
+// a type the conversion does not carry (audio, a search result, a future or foreign type), or
+// a document in a shape wire::isTranslatableDocument does not carry. An allow-list, so that a
+// part nobody foresaw makes the candidate incompatible rather than vanish.
 QString unmappedPart(const rj::Value *body, wire::Api inbound) {
-    static constexpr std::string_view chat[] = {"input_audio", "file"};
-    static constexpr std::string_view anthropic[] = {"document", "search_result", "container_upload"};
-    static constexpr std::string_view responses[] = {"input_file", "input_audio"};
-    std::span<const std::string_view> unmapped;
-    const rj::Value *items = nullptr;
-    switch (inbound) {
-    case wire::Api::OpenAICompletions:
-        unmapped = chat;
-        items = rj::member(body, "messages");
-        break;
-    case wire::Api::AnthropicMessages:
-        unmapped = anthropic;
-        items = rj::member(body, "messages");
-        break;
-    case wire::Api::OpenAIResponses:
-        unmapped = responses;
-        items = rj::member(body, "input");
-        break;
-    case wire::Api::Pi:
-    case wire::Api::Google:
-        return {};
-    }
-    std::function<QString(const rj::Value *)> scan = [&](const rj::Value *content) -> QString {
+    auto named = [](std::string_view type) {
+        return type.empty() ? QStringLiteral("(no type)") : QString::fromUtf8(type.data(), qsizetype(type.size()));
+    };
+    // The first part of `content` (an array; a string is words) whose type is not in `carried`.
+    std::function<QString(const rj::Value *, TypeList)> scan = [&](const rj::Value *content,
+                                                                   TypeList carried) -> QString {
         for (const rj::Value &part : rj::elements(content)) {
-            const rj::Value *type = rj::member(&part, "type");
-            for (std::string_view name : unmapped)
-                if (rj::equals(type, name) && !wire::isTranslatableDocument(part))
-                    return QString::fromLatin1(name.data(), qsizetype(name.size()));
-            if (rj::equals(type, "tool_result")) // Anthropic: parts inside a tool result too
-                if (const QString inner = scan(rj::member(&part, "content")); !inner.isEmpty())
+            const std::string_view type = rj::bytes(rj::member(&part, "type"));
+            if (!oneOf(type, carried))
+                return named(type);
+            if ((type == "file" || type == "document" || type == "input_file") && !wire::isTranslatableDocument(part))
+                return named(type);
+            if (type == "tool_result") // Messages: the blocks inside a tool result too
+                if (const QString inner = scan(rj::member(&part, "content"), kAnthropicToolResultBlocks);
+                    !inner.isEmpty())
                     return inner;
         }
         return {};
     };
-    for (const rj::Value &item : rj::elements(items)) {
-        // Instructions are read as text: a file or image in a system or developer message has no
-        // place in a converted request.
-        const rj::Value *role = rj::member(&item, "role");
-        if (inbound == wire::Api::OpenAIResponses && (rj::equals(role, "system") || rj::equals(role, "developer")))
-            for (const rj::Value &part : rj::elements(rj::member(&item, "content")))
-                if (const std::string_view type = rj::bytes(rj::member(&part, "type"));
-                    !type.empty() && type != "input_text" && type != "text")
-                    return QString::fromUtf8(type.data(), qsizetype(type.size()));
-        if (const QString found = scan(rj::member(&item, "content")); !found.isEmpty())
-            return found;
-        if (const QString found = scan(rj::member(&item, "output")); !found.isEmpty())
-            return found; // Responses function_call_output given as parts
+    switch (inbound) {
+    case wire::Api::OpenAICompletions:
+        for (const rj::Value &m : rj::elements(rj::member(body, "messages"))) {
+            const rj::Value *role = rj::member(&m, "role");
+            const bool turnOfWords =
+                rj::equals(role, "system") || rj::equals(role, "developer") || rj::equals(role, "assistant");
+            if (const QString found =
+                    scan(rj::member(&m, "content"), turnOfWords ? TypeList(kTextParts) : TypeList(kChatUserParts));
+                !found.isEmpty())
+                return found;
+        }
+        return {};
+    case wire::Api::AnthropicMessages:
+        for (const rj::Value &m : rj::elements(rj::member(body, "messages"))) {
+            const rj::Value *role = rj::member(&m, "role");
+            if (rj::equals(role, "assistant")) {
+                for (const rj::Value &block : rj::elements(rj::member(&m, "content")))
+                    if (const std::string_view type = rj::bytes(rj::member(&block, "type"));
+                        !anthropicAssistantBlock(type))
+                        return named(type);
+            } else if (rj::equals(role, "user")) {
+                if (const QString found = scan(rj::member(&m, "content"), kAnthropicUserBlocks); !found.isEmpty())
+                    return found;
+            } // system messages: the codec takes text blocks only
+        }
+        return {};
+    case wire::Api::OpenAIResponses:
+        for (const rj::Value &item : rj::elements(rj::member(body, "input"))) {
+            const rj::Value *type = rj::member(&item, "type");
+            const rj::Value *role = rj::member(&item, "role");
+            QString found;
+            if (rj::equals(type, "message") || (rj::isAbsent(type) && role)) {
+                // Instructions are read as text: a file or image in a system or developer
+                // message has no place in a converted request.
+                const bool instructions = rj::equals(role, "system") || rj::equals(role, "developer");
+                found = scan(rj::member(&item, "content"),
+                             instructions ? TypeList(kResponsesInstructionParts) : TypeList(kResponsesParts));
+            } else if (rj::equals(type, "function_call_output") || rj::equals(type, "custom_tool_call_output")) {
+                found = scan(rj::member(&item, "output"), kResponsesParts); // an output given as parts
+            }
+            if (!found.isEmpty())
+                return found;
+        }
+        return {};
+    case wire::Api::Pi:
+    case wire::Api::Google:
+        return {};
     }
     return {};
 }

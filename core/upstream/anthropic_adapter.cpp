@@ -129,6 +129,20 @@ void addHeader(HttpRequest &http, const QByteArray &name, const QByteArray &valu
 
 } // namespace
 
+QStringList AnthropicAdapter::stopSequencesCarried(const model::Options &options) {
+    QStringList stops;
+    for (const QString &s : options.stop)
+        if (!s.trimmed().isEmpty())
+            stops << s;
+    return stops;
+}
+
+qsizetype AnthropicAdapter::stopSequencesSent(const model::ChatRequest &request, const Target &) const {
+    if (request.sourceApi == kApi)
+        return request.options.stop.size(); // the client's own body, as it sent it
+    return stopSequencesCarried(request.options).size();
+}
+
 QString AnthropicAdapter::toolCallId(const QString &id) {
     return wire::anthropicToolId(id);
 }
@@ -220,8 +234,9 @@ QJsonObject AnthropicAdapter::buildBody(const model::ChatRequest &request, const
         if (opt.topK)
             body.insert(L("top_k"), *opt.topK);
     }
-    if (!opt.stop.isEmpty())
-        body.insert(L("stop_sequences"), QJsonArray::fromStringList(opt.stop));
+    // The rest the gateway cuts at itself (stopSequencesSent).
+    if (const QStringList stops = stopSequencesCarried(opt); !stops.isEmpty())
+        body.insert(L("stop_sequences"), QJsonArray::fromStringList(stops));
     QJsonArray tools;
     for (const Tool &t : ctx.tools) {
         QJsonObject schema = t.parameters;

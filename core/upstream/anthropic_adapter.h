@@ -17,6 +17,11 @@ public:
     std::unique_ptr<StreamDecoder> makeDecoder(const Target &target,
                                                NativeBody native = NativeBody::Keep) const override;
     UpstreamErrorInfo parseError(int status, const QByteArray &body) const override;
+    // Messages refuses a stop sequence of whitespace alone ("each stop sequence must contain
+    // non-whitespace", a 400 this turn and every later one): a converted body carries the others,
+    // and the gateway ends the answer at those itself.
+    qsizetype stopSequencesSent(const model::ChatRequest &request, const Target &target) const override;
+    static QStringList stopSequencesCarried(const model::Options &options);
 
     // The Messages body for a request that came in another format (see formats/translation_rules.md).
     static QJsonObject buildBody(const model::ChatRequest &request, const QString &modelId);

@@ -84,10 +84,10 @@ public:
     // Keep for a non-streaming client that spoke this API, Skip for any other.
     NativeBody nativeBodyFor(const model::ChatRequest &request) const;
     virtual UpstreamErrorInfo parseError(int status, const QByteArray &body) const = 0;
-    // How many of the client's stop sequences (the first ones) this API's body carries for
-    // `request`: all of them by default; fewer where the API has a limit or, for some models, no
-    // such field. The gateway ends the answer at every stop sequence itself (StopSequenceDecoder)
-    // when this is fewer than the client sent, so none is dropped.
+    // How many of the client's stop sequences this API's body carries for `request`: all of them
+    // by default; fewer where the API has a limit (the first ones), refuses some (Messages:
+    // whitespace alone) or, for some models, has no such field. The gateway ends the answer at every stop sequence
+    // itself (StopSequenceDecoder) when this is fewer than the client sent, so none is dropped.
     virtual qsizetype stopSequencesSent(const model::ChatRequest &request, const Target &target) const;
     // Why this API cannot serve the request as the client asked, naming the field, or
     // nullopt when it can. A field that changes what the model does and has no

@@ -13,6 +13,13 @@ QByteArray compactJson(const QJsonObject &object) {
     return w.take();
 }
 
+QString normalizedMediaType(const QString &mediaType) {
+    QString type = mediaType.trimmed().toLower();
+    if (type == QLatin1String("image/jpg") || type == QLatin1String("image/pjpeg"))
+        type = QStringLiteral("image/jpeg");
+    return type;
+}
+
 bool splitDataUri(const QString &uri, QString *mimeType, QByteArray *base64) {
     if (!uri.startsWith(QLatin1String("data:"), Qt::CaseInsensitive))
         return false;
@@ -22,7 +29,7 @@ bool splitDataUri(const QString &uri, QString *mimeType, QByteArray *base64) {
     const QString header = uri.mid(5, comma - 5);
     if (!header.endsWith(QLatin1String(";base64"), Qt::CaseInsensitive))
         return false;
-    *mimeType = header.left(header.size() - 7);
+    *mimeType = normalizedMediaType(header.left(header.size() - 7));
     *base64 = uri.mid(comma + 1).toLatin1();
     return true;
 }

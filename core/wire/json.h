@@ -11,7 +11,13 @@ namespace sw::wire {
 
 QByteArray compactJson(const QJsonObject &object);
 
-// "data:image/png;base64,AAAA" -> mime + base64 payload. False for anything else.
+// A media type as the APIs spell it: lower case (clients write "image/PNG"), and "image/jpg"
+// or "image/pjpeg" as "image/jpeg". Anthropic takes exactly image/jpeg, image/png, image/gif
+// and image/webp and refuses any other spelling with a 400.
+QString normalizedMediaType(const QString &mediaType);
+
+// "data:image/png;base64,AAAA" -> mime (normalizedMediaType) + base64 payload. False for
+// anything else.
 bool splitDataUri(const QString &uri, QString *mimeType, QByteArray *base64);
 QString makeDataUri(const QString &mimeType, const QByteArray &base64);
 

@@ -434,6 +434,81 @@ private Q_SLOTS:
         QCOMPARE(r.json().value("stop_sequence").toString(), QStringLiteral("STOP"));
     }
 
+    // Messages refuses a stop sequence of whitespace alone with a 400 ("each stop sequence must
+    // contain non-whitespace"), which no failover gets past: a Chat client's "\n\n" stays with the
+    // gateway, which ends the answer there itself; the others go in the body.
+    void whitespaceStopSequenceIsCutByTheGateway_data() {
+        QTest::addColumn<bool>("stream");
+        QTest::newRow("json") << false;
+        QTest::newRow("stream") << true;
+    }
+    void whitespaceStopSequenceIsCutByTheGateway() {
+        QFETCH(bool, stream);
+        const QJsonObject body{{"model", "pa/claude-a"},
+                               {"stream", stream},
+                               {"stop", QJsonArray{"\n\n", "NEVER"}},
+                               {"messages", QJsonArray{QJsonObject{{"role", "user"}, {"content", "alpha\n\nbeta"}}}}};
+        const HttpResult r = m_gw->post(QStringLiteral("/v1/chat/completions"), body);
+        QVERIFY2(r.status == 200, r.body.constData());
+        QCOMPARE(sentTo(m_gw->anthropicA).value("stop_sequences").toArray(), QJsonArray{"NEVER"});
+        QString text;
+        QString finish;
+        if (stream) {
+            for (const QByteArray &line : r.body.split('\n')) {
+                if (!line.startsWith("data: {"))
+                    continue;
+                const QJsonObject choice =
+                    QJsonDocument::fromJson(line.mid(6)).object().value("choices").toArray().at(0).toObject();
+                text += choice.value("delta").toObject().value("content").toString();
+                if (choice.value("finish_reason").isString())
+                    finish = choice.value("finish_reason").toString();
+            }
+        } else {
+            const QJsonObject choice =
+                QJsonDocument::fromJson(r.body).object().value("choices").toArray().at(0).toObject();
+            text = choice.value("message").toObject().value("content").toString();
+            finish = choice.value("finish_reason").toString();
+        }
+        // The demo upstream echoes the words, the blank line included: the gateway cut them there.
+        QVERIFY2(text.endsWith(QStringLiteral("You said: alpha")), qPrintable(text));
+        QVERIFY2(!text.contains(QStringLiteral("beta")), qPrintable(text));
+        QCOMPARE(finish, QStringLiteral("stop"));
+    }
+
+    // A response another API answered has the gateway's own id ("req_…"), stored nowhere: a Responses
+    // client that continues from it with previous_response_id gets a 400 from the gateway that says
+    // so and what to do, in the Responses error shape, and the OpenAI upstream is not asked (it
+    // would answer "Previous response with id 'req_…' not found").
+    void previousResponseIdTheGatewayMadeIsAClear400() {
+        const HttpResult first = m_gw->post(QStringLiteral("/v1/responses"),
+                                            QJsonObject{{"model", "pa/claude-a"}, {"input", "remember 42"}});
+        QVERIFY2(first.status == 200, first.body.constData());
+        const QString id = first.json().value("id").toString();
+        QVERIFY2(id.startsWith(QStringLiteral("req_")), qPrintable(id));
+        for (bool stream : {false, true}) {
+            const HttpResult r = m_gw->post(QStringLiteral("/v1/responses"), QJsonObject{{"model", "pd/resp-d"},
+                                                                                         {"stream", stream},
+                                                                                         {"previous_response_id", id},
+                                                                                         {"input", "which number?"}});
+            QCOMPARE(r.status, 400);
+            const QJsonObject error = r.json().value("error").toObject();
+            QCOMPARE(error.value("type").toString(), QStringLiteral("invalid_request_error"));
+            QCOMPARE(error.value("param").toString(), QStringLiteral("previous_response_id"));
+            QCOMPARE(error.value("code").toString(), QStringLiteral("previous_response_not_found"));
+            const QString message = error.value("message").toString();
+            QVERIFY2(message.contains(id) && message.contains(QStringLiteral("another provider")) &&
+                         message.contains(QStringLiteral("full conversation")),
+                     qPrintable(message));
+        }
+        QVERIFY(m_gw->responsesD.requests().isEmpty());
+        // OpenAI's own ids still go to OpenAI.
+        const HttpResult own = m_gw->post(
+            QStringLiteral("/v1/responses"),
+            QJsonObject{{"model", "pd/resp-d"}, {"previous_response_id", "resp_0123abcd"}, {"input", "go on"}});
+        QVERIFY2(own.status == 200, own.body.constData());
+        QCOMPARE(sentTo(m_gw->responsesD).value("previous_response_id").toString(), QStringLiteral("resp_0123abcd"));
+    }
+
     // Item 10: at most one tool call per turn, every pair; Gemini has no switch for it.
     void parallelToolCallsOffEveryPair_data() { addPairs(false); }
     void parallelToolCallsOffEveryPair() {

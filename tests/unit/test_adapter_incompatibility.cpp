@@ -207,6 +207,59 @@ void TestAdapterIncompatibility::reasons_data() {
                R"({"model":"m","messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"https://x.example/a.png"}}]}]})")
         << "google-generative-ai"
         << "";
+    // Parts a converted request does not carry are never dropped in silence (an allow-list):
+    // another API's shapes and future types make the candidate incompatible.
+    auto chatParts = [&](const char *parts) {
+        return "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":[" + QByteArray(parts) + "]}]}";
+    };
+    QTest::addRow("Responses-shaped input_text in a Chat turn")
+        << chat << chatParts(R"({"type":"text","text":"look"},{"type":"input_text","text":"the secret word"})")
+        << "anthropic-messages"
+        << "content part \"input_text\"";
+    QTest::addRow("Responses-shaped input_image in a Chat turn")
+        << chat << chatParts(R"({"type":"input_image","image_url":"data:image/png;base64,iVBORw0KGgo="})")
+        << "google-generative-ai"
+        << "content part \"input_image\"";
+    QTest::addRow("a future part type in a Chat tool result")
+        << chat
+        << QByteArray(
+               R"({"model":"m","messages":[{"role":"user","content":"go"},{"role":"assistant","tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}}]},{"role":"tool","tool_call_id":"c1","content":[{"type":"video_url","video_url":{"url":"https://x.example/v.mp4"}}]}]})")
+        << "openai-responses"
+        << "video_url";
+    QTest::addRow("a Chat part with no type") << chat << chatParts(R"({"text":"hello"})") << "anthropic-messages"
+                                              << "(no type)";
+    QTest::addRow("input_text in an Anthropic turn")
+        << claude << claudeDocument(R"({"type":"input_text","text":"the secret word"})") << "openai-completions"
+        << "content part \"input_text\"";
+    QTest::addRow("a future block in an Anthropic tool result")
+        << claude
+        << QByteArray(
+               R"({"model":"m","max_tokens":10,"messages":[{"role":"user","content":"go"},{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"f","input":{}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":[{"type":"text","text":"a"},{"type":"tool_reference","tool_name":"g"}]}]}]})")
+        << "openai-responses"
+        << "tool_reference";
+    QTest::addRow("a future part in a Responses message")
+        << responses << responsesFile(R"({"type":"input_text","text":"hi"},{"type":"input_video","file_id":"v"})")
+        << "anthropic-messages"
+        << "input_video";
+    // What the conversions carry (or leave out by rule) stays compatible.
+    QTest::addRow("Chat text, image and refusal parts are carried")
+        << chat
+        << QByteArray(
+               R"({"model":"m","messages":[{"role":"system","content":[{"type":"text","text":"be brief"}]},{"role":"user","content":[{"type":"text","text":"a"},{"type":"image_url","image_url":{"url":"data:image/png;base64,iVBORw0KGgo="}}]},{"role":"assistant","content":[{"type":"text","text":"b"},{"type":"refusal","refusal":"no"}]},{"role":"user","content":"c"}]})")
+        << "anthropic-messages"
+        << "";
+    QTest::addRow("Anthropic server tool blocks in history are left out by rule")
+        << claude
+        << QByteArray(
+               R"({"model":"m","max_tokens":10,"messages":[{"role":"user","content":"search"},{"role":"assistant","content":[{"type":"server_tool_use","id":"s1","name":"web_search","input":{"query":"q"}},{"type":"web_search_tool_result","tool_use_id":"s1","content":[]},{"type":"thinking","thinking":"t","signature":"x"},{"type":"redacted_thinking","data":"r"},{"type":"text","text":"found"}]},{"role":"user","content":[{"type":"text","text":"more"},{"type":"image","source":{"type":"base64","media_type":"image/png","data":"iVBORw0KGgo="}}]}]})")
+        << "openai-responses"
+        << "";
+    QTest::addRow("Responses reasoning, outputs and tool outputs are carried")
+        << responses
+        << QByteArray(
+               R"({"model":"m","input":[{"role":"developer","content":[{"type":"input_text","text":"be brief"}]},{"role":"user","content":[{"type":"input_text","text":"a"},{"type":"input_image","image_url":"https://x.example/a.png"}]},{"type":"reasoning","id":"rs_1","summary":[{"type":"summary_text","text":"s"}],"content":[{"type":"reasoning_text","text":"r"}]},{"type":"message","role":"assistant","content":[{"type":"output_text","text":"b","annotations":[]}]},{"type":"function_call","call_id":"c1","name":"f","arguments":"{}"},{"type":"function_call_output","call_id":"c1","output":[{"type":"input_text","text":"ok"}]},{"type":"web_search_call","id":"ws_1","status":"completed"}]})")
+        << "anthropic-messages"
+        << "";
     QTest::addRow("Anthropic file id to Gemini")
         << claude
         << claudeBody("").replace(

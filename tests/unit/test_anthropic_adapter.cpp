@@ -1,5 +1,7 @@
 #include "core/formats/anthropic_messages_codec.h"
 #include "core/formats/openai_chat_codec.h"
+#include "core/formats/openai_responses_codec.h"
+#include "core/formats/pi_native_codec.h"
 #include "core/model/event_accumulator.h"
 #include "core/upstream/anthropic_adapter.h"
 #include "core/wire/client_body.h"
@@ -44,6 +46,7 @@ private slots:
     void passthroughSplicesWhenTheThinkingRulesKeepTheHistory();
     void thinkingRuleCheckAgreesWithTheRules();
     void crossFormatFromOpenAIChat();
+    void imageMediaTypesGoAsAnthropicSpellsThem();
     void temperatureAndTopPAreNeverSentTogether();
     void aHotterTemperatureThanAnthropicTakesIsItsHottest();
     void thinkingSignatureOnlyGoesBackToItsApi();
@@ -491,6 +494,47 @@ void TestAnthropicAdapter::crossFormatFromOpenAIChat() {
     // Betas belong to the client's own API; a converted body uses none.
     QVERIFY(headerValue(http.headers, "anthropic-beta").isEmpty());
     QCOMPARE(headerValue(http.headers, "anthropic-version"), QByteArray("2023-06-01"));
+}
+
+void TestAnthropicAdapter::imageMediaTypesGoAsAnthropicSpellsThem() {
+    // Clients write "data:image/jpg;…" and "image/PNG"; Messages takes exactly image/jpeg,
+    // image/png, image/gif and image/webp and answers any other spelling with a 400, this turn
+    // and every later one with the image in its history.
+    const QList<std::pair<QByteArray, QString>> spellings{{"image/jpg", "image/jpeg"},  {"image/PNG", "image/png"},
+                                                          {"IMAGE/JPEG", "image/jpeg"}, {"image/pjpeg", "image/jpeg"},
+                                                          {"image/Webp", "image/webp"}, {"image/gif", "image/gif"}};
+    for (const auto &[written, sent] : spellings) {
+        const QByteArray uri = "data:" + written + ";base64,iVBORw0KGgo=";
+        const QByteArray chat = "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":"
+                                "\"image_url\",\"image_url\":{\"url\":\"" +
+                                uri + "\"}},{\"type\":\"text\",\"text\":\"what is it?\"}]}]}";
+        const QByteArray responses = "{\"model\":\"m\",\"input\":[{\"role\":\"user\",\"content\":[{\"type\":"
+                                     "\"input_image\",\"image_url\":\"" +
+                                     uri + "\"}]}]}";
+        const QByteArray pi = "{\"model\":\"m\",\"context\":{\"messages\":[{\"role\":\"user\",\"content\":["
+                              "{\"type\":\"image\",\"mimeType\":\"" +
+                              written + "\",\"data\":\"iVBORw0KGgo=\"}]}]}}";
+        for (const auto &[inbound, body] :
+             {std::pair{wire::Api::OpenAICompletions, chat}, std::pair{wire::Api::OpenAIResponses, responses},
+              std::pair{wire::Api::Pi, pi}}) {
+            sw::model::GatewayError error;
+            const auto req = inbound == wire::Api::OpenAICompletions ? OpenAIChatCodec().decode(body, &error)
+                             : inbound == wire::Api::OpenAIResponses ? OpenAIResponsesCodec().decode(body, &error)
+                                                                     : PiNativeCodec().decode(body, &error);
+            QVERIFY2(req, qPrintable(body + " " + error.message));
+            const QJsonObject sentBody =
+                json(AnthropicAdapter().buildRequest(spokenIn(*req, inbound), target(), {}).body);
+            const QJsonObject source = sentBody.value("messages")
+                                           .toArray()[0]
+                                           .toObject()
+                                           .value("content")
+                                           .toArray()[0]
+                                           .toObject()
+                                           .value("source")
+                                           .toObject();
+            QCOMPARE(source.value("media_type").toString(), sent);
+        }
+    }
 }
 
 void TestAnthropicAdapter::thinkingSignatureOnlyGoesBackToItsApi() {

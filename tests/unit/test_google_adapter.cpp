@@ -44,6 +44,7 @@ private slots:
     void aRefusedThoughtSignatureSendsNone();
     void turnsAlternateBetweenUserAndModel();
     void documentsAsGeminiParts();
+    void imageMimeTypesAsGeminiSpellsThem();
     void thinkingBudgetFitsUnderMaxOutputTokens();
     void decodesFullTranscript();
     void inBandErrorAndSafetyStop();
@@ -246,6 +247,23 @@ void TestGoogleAdapter::documentsAsGeminiParts() {
     QVERIFY(results[0].toObject().contains("functionResponse"));
     QCOMPARE(results[1].toObject(),
              QJsonObject({{"inlineData", QJsonObject{{"mimeType", "application/pdf"}, {"data", "JVBERi0xLjQK"}}}}));
+}
+
+void TestGoogleAdapter::imageMimeTypesAsGeminiSpellsThem() {
+    // "data:image/jpg;…" as clients write it: Gemini knows image/jpeg.
+    const auto req = OpenAIChatCodec().decode(
+        "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"image_url\","
+        "\"image_url\":{\"url\":\"data:image/jpg;base64,/9j/4AAQ\"}},{\"type\":\"image_url\",\"image_url\":"
+        "{\"url\":\"data:image/PNG;base64,iVBORw0KGgo=\"}}]}]}",
+        nullptr);
+    QVERIFY(req);
+    const QJsonArray parts =
+        GoogleAdapter::buildBody(*req).value("contents").toArray()[0].toObject().value("parts").toArray();
+    QCOMPARE(parts.size(), 2);
+    QCOMPARE(parts[0].toObject().value("inlineData").toObject().value("mimeType").toString(),
+             QStringLiteral("image/jpeg"));
+    QCOMPARE(parts[1].toObject().value("inlineData").toObject().value("mimeType").toString(),
+             QStringLiteral("image/png"));
 }
 
 void TestGoogleAdapter::turnsAlternateBetweenUserAndModel() {
