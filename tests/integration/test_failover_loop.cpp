@@ -1236,6 +1236,38 @@ private Q_SLOTS:
                  r.body.left(500).constData());
     }
 
+    // A Responses upstream that sends content, then `error` and no response.failed: its error is
+    // relayed, then one response.failed; the gateway's own `error` event no longer follows it
+    // (two terminal errors with different messages, probe B).
+    void aRelayedResponsesErrorIsTheOnlyErrorEvent() {
+        GatewayFixture gw;
+        const auto ev = [](const char *type, const QByteArray &json) {
+            return QByteArray("event: ") + type + "\ndata: " + json + "\n\n";
+        };
+        gw.responsesD.setRawReply(
+            ev("response.created", "{\"type\":\"response.created\",\"sequence_number\":0,\"response\":{\"id\":"
+                                   "\"resp_1\",\"object\":\"response\",\"status\":\"in_progress\",\"output\":[]}}") +
+            ev("response.output_item.added",
+               "{\"type\":\"response.output_item.added\",\"sequence_number\":1,\"output_index\":0,\"item\":{\"id\":"
+               "\"msg_1\",\"type\":\"message\",\"role\":\"assistant\",\"status\":\"in_progress\",\"content\":[]}}") +
+            ev("response.content_part.added",
+               "{\"type\":\"response.content_part.added\",\"sequence_number\":2,\"item_id\":\"msg_1\",\"output_"
+               "index\":0,\"content_index\":0,\"part\":{\"type\":\"output_text\",\"text\":\"\"}}") +
+            ev("response.output_text.delta",
+               "{\"type\":\"response.output_text.delta\",\"sequence_number\":3,\"item_id\":\"msg_1\",\"output_"
+               "index\":0,\"content_index\":0,\"delta\":\"partial words\"}") +
+            ev("error", "{\"type\":\"error\",\"sequence_number\":4,\"code\":\"server_error\",\"message\":\"The "
+                        "server had an error\",\"param\":null}"));
+        gw.start();
+        const auto r = gw.post(QStringLiteral("/v1/responses"),
+                               routeBody(QStringLiteral("/v1/responses"), QStringLiteral("pd/resp-d"), true));
+        QCOMPARE(r.status, 200);
+        QVERIFY2(r.body.contains("partial words") && r.body.contains("The server had an error"), r.body.constData());
+        QVERIFY2(r.body.count("event: error") == 1, r.body.constData());
+        QVERIFY2(r.body.count("event: response.failed") == 1, r.body.constData());
+        QVERIFY(!r.body.contains("response.completed"));
+    }
+
     void cutAfterCommitWritesTheFormatsError_data() {
         QTest::addColumn<QString>("route");
         QTest::addColumn<QString>("model");
