@@ -68,6 +68,12 @@ void OpenAIResponsesStreamEncoder::followPassthrough(QByteArrayView frame) {
         if (digits > 0)
             m_sequence = int(std::max<qint64>(m_sequence, std::min<qint64>(n + 1, INT_MAX)));
     }
+    // The upstream's own `error` event went out: the failure the gateway writes when the stream
+    // then ends (encodeError) is that one, and is not told twice.
+    if (frame.startsWith(QByteArrayView("event: error\n")) ||
+        frame.startsWith(QByteArrayView("data: {\"type\":\"error\"")) ||
+        frame.startsWith(QByteArrayView("data: {\"type\": \"error\"")))
+        m_errorRelayed = true;
     if (m_started || !frame.contains(QByteArrayView("\"response.created\"")))
         return;
     m_started = true; // the client has its response.created: never a second one
@@ -382,14 +388,17 @@ QByteArray OpenAIResponsesStreamEncoder::encode(const StreamEvent &event) {
 }
 
 QByteArray OpenAIResponsesStreamEncoder::encodeError(const GatewayError &error) {
-    // `error` then `response.failed`; never response.completed after a failure.
+    // `error` then `response.failed`; never response.completed after a failure. After the upstream's
+    // own `error` (passthrough), only response.failed: one failure, told once.
     wire::JsonWriter w(1024 + m_output.size());
     startOnce(w);
     flushPendingCall(w, L("completed")); // as before the error came: the error says the rest
     m_finished = true;
-    beginEvent(w, L("error"));
-    w.field("code", OpenAIResponsesCodec::errorCode(error)).field("message", error.message).key("param").null();
-    endEvent(w);
+    if (!m_errorRelayed) {
+        beginEvent(w, L("error"));
+        w.field("code", OpenAIResponsesCodec::errorCode(error)).field("message", error.message).key("param").null();
+        endEvent(w);
+    }
     beginEvent(w, L("response.failed"));
     w.key("response");
     OpenAIResponsesCodec::beginResponse(w, m_info, L("failed"), &error);

@@ -53,8 +53,9 @@ private:
     int m_sequence = 0;
     bool m_started = false;
     bool m_finished = false;
-    QHash<int, Item> m_open; // by canonical content index
-    QByteArray m_output;     // finished output items as JSON, in order, comma-separated
+    bool m_errorRelayed = false; // a passthrough upstream's `error` event reached the client
+    QHash<int, Item> m_open;     // by canonical content index
+    QByteArray m_output;         // finished output items as JSON, in order, comma-separated
     int m_nextOutputIndex = 0;
     std::optional<PendingCall> m_pendingCall;
 };

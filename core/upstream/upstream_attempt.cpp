@@ -2,6 +2,7 @@
 
 #include "core/credentials/credential_pools.h"
 #include "core/credentials/park_policy.h"
+#include "core/upstream/json_answer.h"
 #include "core/upstream/stop_sequence_decoder.h"
 #include "core/util/byte_budget.h"
 #include "core/util/redaction.h"
@@ -134,8 +135,9 @@ bool is2xx(int status) {
 }
 
 // Every upstream request asks for an event stream. A 2xx answer typed as JSON or HTML is never
-// one: a compatible server's error sent with 200, a proxy's or a captive portal's page. Its
-// media type is returned; empty for a stream, text/plain, or no Content-Type (read as a stream).
+// one: a compatible server's error sent with 200, a proxy's or a captive portal's page, or (JSON)
+// the whole answer of a server that ignores `stream`. Its media type is returned; empty for a
+// stream, text/plain, or no Content-Type (read as a stream).
 QByteArray notAStream(const HeaderList &headers) {
     QByteArray type = headerValue(headers, "content-type");
     if (const qsizetype semicolon = type.indexOf(';'); semicolon >= 0)
@@ -166,7 +168,9 @@ struct UpstreamAttempts::Try {
     HeaderList errorHeaders; // a non-2xx answer's headers: credential reset hints
     std::optional<qint64> headerRetryAfter;
     QByteArray location;      // a 3xx's Location, to name the redirect
-    QByteArray notAStream;    // a 2xx answer's media type when it is not an event stream (JSON, HTML)
+    QByteArray notAStream;    // a 2xx answer's media type when it is not an event stream (HTML, JSON error)
+    QByteArray jsonType;      // a 2xx JSON answer's media type: read whole, then an answer or an error
+    QByteArray jsonBody;      // that answer so far, bounded as a JSON answer to a client is
     qint64 bodyBytes = 0;     // this try's answer so far (JSON or stream), bounded by limits.maxResponseBytes
     bool answerBegan = false; // a JSON answer's first meaningful event came: until then maxHoldBytes bounds it
 
@@ -304,6 +308,8 @@ void UpstreamAttempts::launch(failover::AttemptId id) {
     t.headerRetryAfter.reset();
     t.location.clear();
     t.notAStream.clear();
+    t.jsonType.clear();
+    t.jsonBody.clear();
     t.bodyBytes = 0;
     t.answerBegan = false;
     // Tries run one at a time: a new one means what earlier ones read is dropped (the loop keeps
@@ -395,7 +401,12 @@ void UpstreamAttempts::onResponseStarted(Try &t, int status, const HeaderList &h
     if (status >= 300 && status < 400)
         t.location = headerValue(headers, "location");
     t.notAStream = is2xx(status) ? notAStream(headers) : QByteArray();
-    if (t.errorAnswer()) {
+    if (!t.notAStream.isEmpty() && t.notAStream != "text/html") {
+        // JSON where a stream was asked for: the whole answer of a server that ignores `stream`,
+        // or its error. Only the whole body tells (finishJsonAnswer); it is read as an answer.
+        t.jsonType = std::exchange(t.notAStream, QByteArray());
+    }
+    if (t.errorAnswer() || !t.jsonType.isEmpty()) {
         t.errorHeaders = headers;
         t.headerRetryAfter =
             failover::FailureClassifier::retryAfterFromHeaders(headers, QDateTime::currentMSecsSinceEpoch());
@@ -411,6 +422,20 @@ void UpstreamAttempts::onBodyData(Try &t, const QByteArray &chunk) {
         t.errorBody += chunk.left(kMaxErrorBody - t.errorBody.size());
         if (t.errorBody.size() >= kMaxErrorBody)
             endErrorBody(id); // enough to classify: the rest is not read
+        return;
+    }
+    if (!t.jsonType.isEmpty()) {
+        // A JSON answer is kept whole until it ends, bounded as one to a client is: by
+        // limits.maxResponseBytes and limits.maxBodyBytesInFlight (keepAnswerBytes). Its bytes count
+        // as upstream activity as a large event's do on a stream: once it holds 4 KiB.
+        const qsizetype before = t.jsonBody.size();
+        t.jsonBody += chunk;
+        t.bodyBytes = t.jsonBody.size();
+        t.answerBegan = true; // the body is bounded whole here; maxHoldBytes bounds its events (finishJsonAnswer)
+        if (!keepAnswerBytes(t, chunk.size()))
+            return;
+        if (t.jsonBody.size() >= kEventInProgressBytes && t.jsonBody.size() != before)
+            m_loop->onActivity(id);
         return;
     }
     const qsizetype pendingBefore = t.sse.pendingEventBytes();
@@ -564,7 +589,37 @@ void UpstreamAttempts::onFinished(Try &t, const TransportResult &result) {
         return m_loop->onTransportError(id, result.error, redacted(t, result.message));
     if (t.errorAnswer())
         return reportErrorAnswer(t);
+    if (!t.jsonType.isEmpty())
+        return finishJsonAnswer(t);
     feedSse(t, t.sse.finish());
+    endOfBody(id, generation);
+}
+
+void UpstreamAttempts::finishJsonAnswer(Try &t) {
+    const failover::AttemptId id = t.id;
+    const quint64 generation = t.generation;
+    const auto api = wire::apiFromName(t.target.api);
+    auto events = api ? eventsOfJsonAnswer(*api, t.jsonBody) : std::nullopt;
+    if (!events) {
+        // Not an answer of the upstream's API: its error, as a JSON body where a stream was asked
+        // for always was (reportErrorAnswer).
+        t.notAStream = std::exchange(t.jsonType, QByteArray());
+        t.errorBody = std::exchange(t.jsonBody, QByteArray()).left(kMaxErrorBody);
+        return reportErrorAnswer(t);
+    }
+    // The answer is read as the stream it stands for: its events count against the bounds as a
+    // stream's frames do (feedSse), so the body's own bytes are given back first.
+    t.jsonType.clear();
+    t.jsonBody.clear();
+    t.bodyBytes = 0;
+    t.answerBegan = false;
+    if (m_setup.bytesInFlight)
+        m_setup.bytesInFlight->give(std::exchange(m_answerBytesTaken, 0));
+    feedSse(t, *events);
+    endOfBody(id, generation);
+}
+
+void UpstreamAttempts::endOfBody(failover::AttemptId id, quint64 generation) {
     Try *live = current(id, generation);
     if (!live)
         return;

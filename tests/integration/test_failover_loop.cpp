@@ -1093,6 +1093,181 @@ private Q_SLOTS:
         QVERIFY2(e.body.contains("upstream pa/claude-a: HTTP 404 with an empty body"), e.body.constData());
     }
 
+    // Some OpenAI-compatible servers and caching proxies ignore `stream: true` and answer 200 with
+    // the API's whole JSON answer. It was read as an error (502 server_error after three billed
+    // calls, the model marked, failover); now it is the answer, read as the stream it stands for.
+    void aWholeJsonAnswerToAStreamRequestIsTheAnswer_data() {
+        QTest::addColumn<QString>("route");
+        QTest::addColumn<QString>("model");
+        QTest::addColumn<bool>("stream");
+        QTest::addColumn<int>("textBytes"); // the answer's text; over 64 KiB, the old error-body cap
+        const QString chat = QStringLiteral("/v1/chat/completions"), messages = QStringLiteral("/v1/messages"),
+                      responses = QStringLiteral("/v1/responses");
+        QTest::newRow("chat json, chat client") << chat << QStringLiteral("pb/gpt-b") << false << 0;
+        QTest::newRow("chat json, chat stream") << chat << QStringLiteral("pb/gpt-b") << true << 0;
+        QTest::newRow("chat json, messages stream") << messages << QStringLiteral("pb/gpt-b") << true << 0;
+        QTest::newRow("chat json 100 KiB, chat client") << chat << QStringLiteral("pb/gpt-b") << false << 100000;
+        QTest::newRow("messages json, messages client") << messages << QStringLiteral("pa/claude-a") << false << 0;
+        QTest::newRow("messages json, messages stream") << messages << QStringLiteral("pa/claude-a") << true << 0;
+        QTest::newRow("messages json, chat client") << chat << QStringLiteral("pa/claude-a") << false << 0;
+        QTest::newRow("responses json, responses client") << responses << QStringLiteral("pd/resp-d") << false << 0;
+        QTest::newRow("responses json, responses stream") << responses << QStringLiteral("pd/resp-d") << true << 0;
+        QTest::newRow("responses json, chat stream") << chat << QStringLiteral("pd/resp-d") << true << 0;
+        QTest::newRow("gemini json, chat client") << chat << QStringLiteral("pe/gemini-e") << false << 0;
+        QTest::newRow("gemini json, messages stream") << messages << QStringLiteral("pe/gemini-e") << true << 0;
+        QTest::newRow("gemini json 100 KiB, responses stream")
+            << responses << QStringLiteral("pe/gemini-e") << true << 100000;
+    }
+    void aWholeJsonAnswerToAStreamRequestIsTheAnswer() {
+        QFETCH(QString, route);
+        QFETCH(QString, model);
+        QFETCH(bool, stream);
+        QFETCH(int, textBytes);
+        const QString text = textBytes > 0 ? QString(textBytes, QLatin1Char('x')) + QStringLiteral(" the end")
+                                           : QStringLiteral("a perfectly good answer");
+        const auto s = [](const char *v) { return QString::fromLatin1(v); };
+        const QJsonObject args{{s("city"), s("Paris")}};
+        const QString argsText = QString::fromUtf8(QJsonDocument(args).toJson(QJsonDocument::Compact));
+        QJsonObject answer;
+        GatewayFixture gw;
+        demo::FakeUpstream *upstream = nullptr;
+        const QString provider = model.section(QLatin1Char('/'), 0, 0);
+        if (provider == QLatin1String("pb")) {
+            upstream = &gw.openaiB;
+            const QJsonObject call{
+                {s("id"), s("call_1")},
+                {s("type"), s("function")},
+                {s("function"), QJsonObject{{s("name"), s("get_weather")}, {s("arguments"), argsText}}}};
+            answer = {
+                {s("id"), s("chatcmpl-1")},
+                {s("object"), s("chat.completion")},
+                {s("created"), 1},
+                {s("model"), s("gpt-b")},
+                {s("choices"), QJsonArray{QJsonObject{{s("index"), 0},
+                                                      {s("message"), QJsonObject{{s("role"), s("assistant")},
+                                                                                 {s("content"), text},
+                                                                                 {s("tool_calls"), QJsonArray{call}}}},
+                                                      {s("finish_reason"), s("tool_calls")}}}},
+                {s("usage"),
+                 QJsonObject{{s("prompt_tokens"), 11}, {s("completion_tokens"), 7}, {s("total_tokens"), 18}}}};
+        } else if (provider == QLatin1String("pa")) {
+            upstream = &gw.anthropicA;
+            answer = {{s("id"), s("msg_1")},
+                      {s("type"), s("message")},
+                      {s("role"), s("assistant")},
+                      {s("model"), s("claude-a")},
+                      {s("content"), QJsonArray{QJsonObject{{s("type"), s("text")}, {s("text"), text}},
+                                                QJsonObject{{s("type"), s("tool_use")},
+                                                            {s("id"), s("toolu_1")},
+                                                            {s("name"), s("get_weather")},
+                                                            {s("input"), args}}}},
+                      {s("stop_reason"), s("tool_use")},
+                      {s("stop_sequence"), QJsonValue::Null},
+                      {s("usage"), QJsonObject{{s("input_tokens"), 11}, {s("output_tokens"), 7}}}};
+        } else if (provider == QLatin1String("pd")) {
+            upstream = &gw.responsesD;
+            const QJsonObject message{{s("id"), s("msg_1")},
+                                      {s("type"), s("message")},
+                                      {s("role"), s("assistant")},
+                                      {s("status"), s("completed")},
+                                      {s("content"), QJsonArray{QJsonObject{{s("type"), s("output_text")},
+                                                                            {s("text"), text},
+                                                                            {s("annotations"), QJsonArray()}}}}};
+            const QJsonObject call{{s("id"), s("fc_1")},          {s("type"), s("function_call")},
+                                   {s("status"), s("completed")}, {s("call_id"), s("call_1")},
+                                   {s("name"), s("get_weather")}, {s("arguments"), argsText}};
+            answer = {{s("id"), s("resp_1")},
+                      {s("object"), s("response")},
+                      {s("created_at"), 1},
+                      {s("status"), s("completed")},
+                      {s("model"), s("resp-d")},
+                      {s("output"), QJsonArray{message, call}},
+                      {s("usage"), QJsonObject{{s("input_tokens"), 11}, {s("output_tokens"), 7}}}};
+        } else {
+            upstream = &gw.googleE;
+            answer = {{s("candidates"),
+                       QJsonArray{QJsonObject{
+                           {s("content"),
+                            QJsonObject{{s("role"), s("model")},
+                                        {s("parts"), QJsonArray{QJsonObject{{s("text"), text}},
+                                                                QJsonObject{{s("functionCall"),
+                                                                             QJsonObject{{s("name"), s("get_weather")},
+                                                                                         {s("args"), args}}}}}}}},
+                           {s("finishReason"), s("STOP")}}}},
+                      {s("usageMetadata"), QJsonObject{{s("promptTokenCount"), 11}, {s("candidatesTokenCount"), 7}}}};
+        }
+        upstream->setFault(fault(Fault::Status, 200, {}, QJsonDocument(answer).toJson(QJsonDocument::Compact)));
+        gw.start();
+        const auto r = gw.post(route, routeBody(route, model, stream));
+        QVERIFY2(r.status == 200, r.body.constData());
+        QVERIFY2(!r.body.contains("instead of an event stream"), r.body.left(2000).constData());
+        QVERIFY2(r.body.contains(text.right(30).toUtf8()), r.body.left(2000).constData());
+        QVERIFY2(r.body.contains("get_weather") && r.body.contains("Paris"), r.body.right(2000).constData());
+        if (stream) {
+            const char *end = route == QLatin1String("/v1/messages")           ? "event: message_stop"
+                              : route == QLatin1String("/v1/chat/completions") ? "data: [DONE]"
+                                                                               : "event: response.completed";
+            QVERIFY2(r.body.contains(end), r.body.right(2000).constData());
+        } else {
+            // It ended with a tool call: the stop reason says so (Responses: the function_call item).
+            const char *why = route == QLatin1String("/v1/messages")           ? "\"stop_reason\":\"tool_use\""
+                              : route == QLatin1String("/v1/chat/completions") ? "\"finish_reason\":\"tool_calls\""
+                                                                               : "\"type\":\"function_call\"";
+            QVERIFY2(r.body.contains(why), r.body.right(2000).constData());
+        }
+        // One upstream call (each is billed), no failure, no mark.
+        QCOMPARE(upstream->requests().size(), 1);
+        QCOMPARE(failuresOf(gw.engine(), provider, QStringLiteral("server_error")), 0);
+        QVERIFY(gw.engine().marks().isEmpty());
+    }
+
+    // The body of a 200 JSON answer that is the upstream's error keeps being its error, however
+    // long: read whole now (it may be an answer), it is still classified by its own words.
+    void aTwoHundredJsonErrorOverTheOldCapIsStillAnError() {
+        GatewayFixture gw;
+        const QByteArray message(100000, 'z');
+        gw.openaiB.setFault(
+            fault(Fault::Status, 200, {}, "{\"error\":{\"type\":\"server_error\",\"message\":\"" + message + "\"}}"));
+        gw.start();
+        const auto r = gw.post(QStringLiteral("/v1/chat/completions"),
+                               routeBody(QStringLiteral("/v1/chat/completions"), QStringLiteral("pb/gpt-b"), false));
+        QCOMPARE(r.status, 502);
+        QVERIFY2(r.body.contains("instead of an event stream") && r.body.contains("zzzz"),
+                 r.body.left(500).constData());
+    }
+
+    // A Responses upstream that sends content, then `error` and no response.failed: its error is
+    // relayed, then one response.failed; the gateway's own `error` event no longer follows it
+    // (two terminal errors with different messages, probe B).
+    void aRelayedResponsesErrorIsTheOnlyErrorEvent() {
+        GatewayFixture gw;
+        const auto ev = [](const char *type, const QByteArray &json) {
+            return QByteArray("event: ") + type + "\ndata: " + json + "\n\n";
+        };
+        gw.responsesD.setRawReply(
+            ev("response.created", "{\"type\":\"response.created\",\"sequence_number\":0,\"response\":{\"id\":"
+                                   "\"resp_1\",\"object\":\"response\",\"status\":\"in_progress\",\"output\":[]}}") +
+            ev("response.output_item.added",
+               "{\"type\":\"response.output_item.added\",\"sequence_number\":1,\"output_index\":0,\"item\":{\"id\":"
+               "\"msg_1\",\"type\":\"message\",\"role\":\"assistant\",\"status\":\"in_progress\",\"content\":[]}}") +
+            ev("response.content_part.added",
+               "{\"type\":\"response.content_part.added\",\"sequence_number\":2,\"item_id\":\"msg_1\",\"output_"
+               "index\":0,\"content_index\":0,\"part\":{\"type\":\"output_text\",\"text\":\"\"}}") +
+            ev("response.output_text.delta",
+               "{\"type\":\"response.output_text.delta\",\"sequence_number\":3,\"item_id\":\"msg_1\",\"output_"
+               "index\":0,\"content_index\":0,\"delta\":\"partial words\"}") +
+            ev("error", "{\"type\":\"error\",\"sequence_number\":4,\"code\":\"server_error\",\"message\":\"The "
+                        "server had an error\",\"param\":null}"));
+        gw.start();
+        const auto r = gw.post(QStringLiteral("/v1/responses"),
+                               routeBody(QStringLiteral("/v1/responses"), QStringLiteral("pd/resp-d"), true));
+        QCOMPARE(r.status, 200);
+        QVERIFY2(r.body.contains("partial words") && r.body.contains("The server had an error"), r.body.constData());
+        QVERIFY2(r.body.count("event: error") == 1, r.body.constData());
+        QVERIFY2(r.body.count("event: response.failed") == 1, r.body.constData());
+        QVERIFY(!r.body.contains("response.completed"));
+    }
+
     void cutAfterCommitWritesTheFormatsError_data() {
         QTest::addColumn<QString>("route");
         QTest::addColumn<QString>("model");
