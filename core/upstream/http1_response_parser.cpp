@@ -6,6 +6,15 @@ using http::BodyDecoder;
 using http::HeadParser;
 
 namespace {
+// Whether the last of a Transfer-Encoding's codings is chunked, in any case ("gzip, Chunked").
+bool chunkedIsLast(QByteArrayView codings) {
+    if (codings.size() < 7 || qstrnicmp(codings.last(7).data(), 7, "chunked", 7) != 0)
+        return false;
+    if (codings.size() == 7)
+        return true;
+    const char before = codings[codings.size() - 8];
+    return before == ',' || before == ' ' || before == '\t';
+}
 // `token` is lower case; ASCII letters of `value` match either case (as QByteArray::toLower() folds them).
 bool containsIgnoringCase(QByteArrayView value, QByteArrayView token) {
     const auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? char(c - 'A' + 'a') : c; };
@@ -139,16 +148,12 @@ bool Http1ResponseParser::parseHead(QByteArrayView input, qsizetype &pos, Output
     limits.maxTrailerBytes = kMaxHeadBytes;
     if (m_headRequest || status == 204 || status == 304) {
         m_body.start(BodyDecoder::Framing::None);
-    } else if (te && !QByteArrayView(*te).trimmed().isEmpty()) {
+    } else if (const QByteArrayView codings = te ? QByteArrayView(*te).trimmed() : QByteArrayView();
+               !codings.isEmpty()) {
         // Transfer-Encoding wins over a Content-Length (RFC 9112 6.3): a body chunked last is read
         // by its chunks, any other coding until the close. A message that carries both framings
         // may be an attempt to split responses, so its connection is never reused.
-        const QByteArrayView codings = QByteArrayView(*te).trimmed();
-        const QByteArrayView last = codings.size() >= 7 ? codings.last(7) : QByteArrayView();
-        const bool chunkedLast = qstrnicmp(last.data(), last.size(), "chunked", 7) == 0 &&
-                                 (codings.size() == 7 || codings[codings.size() - 8] == ',' ||
-                                  codings[codings.size() - 8] == ' ' || codings[codings.size() - 8] == '\t');
-        if (chunkedLast) {
+        if (codings == "chunked" || chunkedIsLast(codings)) {
             m_body.start(BodyDecoder::Framing::Chunked, 0, limits);
             if (cl)
                 m_keepAlive = false;

@@ -203,11 +203,13 @@ void OpenAICompletionsStreamDecoder::decode(const SseEvent &sse) {
     rj::ParsedJson json;
     m_lastUnreadable = !json.parse(data);
     const Value *chunk = json.object();
+    const Value *choicesMember = member(chunk, "choices");
     const Value *error = member(chunk, "error");
     // vLLM and SGLang send the error object itself as the frame: {"object":"error","message":…,
     // "type":"BadRequestError","code":400}. Read as a chunk, it made no event, and the stream's
-    // end without [DONE] hid its words behind "stream ended before completion".
-    if (rj::isAbsent(error) && rj::equals(member(chunk, "object"), "error"))
+    // end without [DONE] hid its words behind "stream ended before completion". Only a frame
+    // without choices is looked at for it: a content chunk pays nothing.
+    if (rj::isAbsent(error) && rj::isAbsent(choicesMember) && rj::equals(member(chunk, "object"), "error"))
         error = chunk;
     if (!rj::isAbsent(error)) {
         const Value *code = member(error, "code");
@@ -233,7 +235,7 @@ void OpenAICompletionsStreamDecoder::decode(const SseEvent &sse) {
             keepNativeUsage(*usage);
     }
 
-    const Value *choices = rj::asArray(member(chunk, "choices"));
+    const Value *choices = rj::asArray(choicesMember);
     if (rj::arraySize(choices) == 0) {
         m_lastUsageOnly = usage && usage->IsObject();
         return;
