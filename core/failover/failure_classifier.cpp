@@ -164,7 +164,7 @@ std::optional<UpstreamFailure> FailureClassifier::classify(const FailureInput &i
         const int s = *in.status;
         if (s < 400)
             return std::nullopt; // a redirect (or any other non-error) is not an outage: stop
-        if (s == 401 || (s == 403 && !isConcurrencyCap(text)))
+        if (refusesTheKey(in))
             return make(FailureKind::CredentialExhausted);
         if (s == 403 || s == 429)
             return make(FailureKind::RateLimited);

@@ -247,20 +247,17 @@ std::optional<QList<SseEvent>> responsesEvents(const QJsonObject &response) {
             messageItem(ev, where, item.value(L("content")).toArray());
         } else if (type == L("reasoning")) {
             reasoningItem(ev, where, item.value(L("summary")).toArray());
-        } else if (type == L("function_call")) {
+        } else if (type == L("function_call") || type == L("custom_tool_call")) {
+            // A call's input arrives as one delta, then its done event, as a stream sends it.
+            const bool custom = type == L("custom_tool_call");
+            const QLatin1String field = custom ? L("input") : L("arguments");
+            const QByteArray prefix = custom ? "response.custom_tool_call_input" : "response.function_call_arguments";
             QJsonObject delta = where;
-            delta.insert(L("delta"), item.value(L("arguments")));
-            ev.add("response.function_call_arguments.delta", delta);
+            delta.insert(L("delta"), item.value(field));
+            ev.add((prefix + ".delta").constData(), delta);
             QJsonObject done = where;
-            done.insert(L("arguments"), item.value(L("arguments")));
-            ev.add("response.function_call_arguments.done", done);
-        } else if (type == L("custom_tool_call")) {
-            QJsonObject delta = where;
-            delta.insert(L("delta"), item.value(L("input")));
-            ev.add("response.custom_tool_call_input.delta", delta);
-            QJsonObject done = where;
-            done.insert(L("input"), item.value(L("input")));
-            ev.add("response.custom_tool_call_input.done", done);
+            done.insert(field, item.value(field));
+            ev.add((prefix + ".done").constData(), done);
         }
         ev.add("response.output_item.done", {{L("output_index"), oi}, {L("item"), item}});
     }

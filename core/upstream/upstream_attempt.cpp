@@ -308,14 +308,9 @@ void UpstreamAttempts::launch(failover::AttemptId id) {
     t.headerRetryAfter.reset();
     t.location.clear();
     t.notAStream.clear();
-    t.jsonType.clear();
-    t.jsonBody.clear();
-    t.bodyBytes = 0;
-    t.answerBegan = false;
     // Tries run one at a time: a new one means what earlier ones read is dropped (the loop keeps
     // only the answering try's events), and so are the answer bytes they held.
-    if (m_setup.bytesInFlight)
-        m_setup.bytesInFlight->give(std::exchange(m_answerBytesTaken, 0));
+    restartAnswer(t);
     const quint64 generation = t.generation;
     t.call = m_setup.transport->start(req, this);
     connect(t.call, &UpstreamCall::responseStarted, this,
@@ -595,6 +590,15 @@ void UpstreamAttempts::onFinished(Try &t, const TransportResult &result) {
     endOfBody(id, generation);
 }
 
+void UpstreamAttempts::restartAnswer(Try &t) {
+    t.jsonType.clear();
+    t.jsonBody.clear();
+    t.bodyBytes = 0;
+    t.answerBegan = false;
+    if (m_setup.bytesInFlight)
+        m_setup.bytesInFlight->give(std::exchange(m_answerBytesTaken, 0));
+}
+
 void UpstreamAttempts::finishJsonAnswer(Try &t) {
     const failover::AttemptId id = t.id;
     const quint64 generation = t.generation;
@@ -609,12 +613,7 @@ void UpstreamAttempts::finishJsonAnswer(Try &t) {
     }
     // The answer is read as the stream it stands for: its events count against the bounds as a
     // stream's frames do (feedSse), so the body's own bytes are given back first.
-    t.jsonType.clear();
-    t.jsonBody.clear();
-    t.bodyBytes = 0;
-    t.answerBegan = false;
-    if (m_setup.bytesInFlight)
-        m_setup.bytesInFlight->give(std::exchange(m_answerBytesTaken, 0));
+    restartAnswer(t);
     feedSse(t, *events);
     endOfBody(id, generation);
 }

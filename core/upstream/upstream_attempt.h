@@ -60,6 +60,7 @@ private:
     // A 2xx JSON body where a stream was asked for, read whole: decoded as the stream it stands
     // for when it is the API's answer (json_answer.h), else reported as the upstream's error.
     void finishJsonAnswer(Try &t);
+    void restartAnswer(Try &t); // nothing of an answer read yet: no body kept, no bytes held
     void endOfBody(failover::AttemptId id, quint64 generation); // the decoder's finish(), after the last event
     void reportErrorAnswer(Try &t);             // a 3xx, 4xx or 5xx head and its body so far, as the try's failure
     bool keepAnswerBytes(Try &t, qint64 bytes); // false: the try ended over a byte limit
