@@ -53,14 +53,15 @@ std::optional<Refusal> ChatAdmission::check(const Gates &gates, const InboundReq
     if (!idempotencyKey.isEmpty()) {
         if (const auto problem = idempotencyKeyProblem(idempotencyKey))
             return invalid(400, *problem);
-        if (gates.idempotency &&
-            gates.idempotency->usedForOtherRequest(tenant, idempotencyKey, request.path, request.body))
+        const QByteArray owned =
+            IdempotencyStore::ownedKey(idempotencyKey, gates.auth ? gates.auth->providerKey(request) : QByteArray());
+        if (gates.idempotency && gates.idempotency->usedForOtherRequest(tenant, owned, request.path, request.body))
             return invalid(
                 422, QStringLiteral("Idempotency-Key \"%1\" was already used for a different request (another body or "
                                     "route); use a new key for a new request (the same body on the same route with the "
                                     "same key replays the first answer)")
                          .arg(QString::fromLatin1(idempotencyKey)));
-        if (gates.idempotency && gates.idempotency->inFlight(tenant, idempotencyKey))
+        if (gates.idempotency && gates.idempotency->inFlight(tenant, owned))
             return Refusal{GatewayError::make(409, ErrorCategory::Conflict,
                                               QStringLiteral("a request with this Idempotency-Key is in flight; "
                                                              "retry once it has been answered")),

@@ -110,9 +110,10 @@ void ChatRequest::start() {
 bool ChatRequest::checkIdempotency() {
     if (!m_ctx.idempotency)
         return true;
-    const QByteArray key = m_request.header("idempotency-key");
-    if (key.isEmpty())
+    const QByteArray header = m_request.header("idempotency-key");
+    if (header.isEmpty())
         return true;
+    const QByteArray key = IdempotencyStore::ownedKey(header, callerAuth());
     // A twin in flight was answered 409 at admission (ChatAdmission), in this same turn.
     const auto hit = m_ctx.idempotency->begin(m_tenant, key, m_request.path, m_request.body);
     if (hit.state == IdempotencyStore::State::Completed) {

@@ -19,6 +19,14 @@ QByteArray digestOf(const QString &route, const QByteArray &body) {
 }
 } // namespace
 
+QByteArray IdempotencyStore::ownedKey(const QByteArray &idempotencyKey, QByteArrayView callerProviderKey) {
+    if (callerProviderKey.isEmpty())
+        return idempotencyKey;
+    // Not printable ASCII (the header's rule): no Idempotency-Key a client sends can spell it.
+    return idempotencyKey + '\0' +
+           QCryptographicHash::hash(callerProviderKey, QCryptographicHash::Sha256).toHex().left(32);
+}
+
 qint64 IdempotencyStore::sizeOf(const Hit &hit) {
     qint64 n = hit.body.size();
     for (const auto &h : hit.headers)

@@ -34,6 +34,12 @@ public:
     };
 
     explicit IdempotencyStore(util::Clock &clock) : m_clock(clock) {}
+    // The Idempotency-Key as the store holds it: a caller that sends its own provider key (the
+    // passthrough key) owns its Idempotency-Keys with that key, so two callers of one tenant (two
+    // people signed in to their own accounts behind one gateway key, or two local processes on a
+    // tenant-less gateway) never replay each other's answers by picking the same Idempotency-Key.
+    // Only a digest of the provider key is kept.
+    static QByteArray ownedKey(const QByteArray &idempotencyKey, QByteArrayView callerProviderKey);
     // limits.maxReplayBytes and limits.maxHoldBytes; a smaller total lets the oldest go now.
     void setBounds(qint64 maxTotalBytes, qint64 maxAnswerBytes);
     qint64 keptBytes() const { return m_keptBytes; }

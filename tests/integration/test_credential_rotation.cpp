@@ -315,6 +315,42 @@ private Q_SLOTS:
         QVERIFY(!upstreamSaw(gw.anthropicC, "pa-own-key"));
     }
 
+    // Two callers of one tenant, each signed in with its own provider key (two people behind one
+    // gateway key, or two local tools on a tenant-less gateway), pick the same Idempotency-Key: the
+    // second must get its own answer from its own account, never a replay of the first one's
+    // answer (someone else's conversation, billed to someone else).
+    void anIdempotencyKeyBelongsToTheCallersOwnProviderKey() {
+        GatewayFixture gw;
+        gw.config.providers[QStringLiteral("pc")].credentials = {QStringLiteral("passthrough")};
+        gw.start();
+        const auto body = GatewayFixture::anthropicBody(QStringLiteral("pc/claude-c"), QStringLiteral("x"), false);
+        const auto first = gw.post(QStringLiteral("/v1/messages"), body,
+                                   {{"x-api-key", "first-callers-key"}, {"Idempotency-Key", "k1"}});
+        QCOMPARE(first.status, 200);
+        const auto second = gw.post(QStringLiteral("/v1/messages"), body,
+                                    {{"x-api-key", "second-callers-key"}, {"Idempotency-Key", "k1"}});
+        QCOMPARE(second.status, 200);
+        QVERIFY(second.header("x-switchman-idempotent-replay").isEmpty());
+        QCOMPARE(authSeen(gw.anthropicC), (QByteArrayList{"first-callers-key", "second-callers-key"}));
+        // Each caller's own retry is still a replay, and does not reach the provider.
+        const auto retry = gw.post(QStringLiteral("/v1/messages"), body,
+                                   {{"authorization", "Bearer first-callers-key"}, {"Idempotency-Key", "k1"}});
+        QCOMPARE(retry.status, 200);
+        QCOMPARE(retry.header("x-switchman-idempotent-replay"), QByteArray("true"));
+        QCOMPARE(retry.body, first.body);
+        QCOMPARE(gw.anthropicC.requests().size(), 2);
+        // Another body under the same key is still the caller's own mistake (422), told only to it.
+        const auto other = GatewayFixture::anthropicBody(QStringLiteral("pc/claude-c"), QStringLiteral("y"), false);
+        QCOMPARE(gw.post(QStringLiteral("/v1/messages"), other,
+                         {{"x-api-key", "first-callers-key"}, {"Idempotency-Key", "k1"}})
+                     .status,
+                 422);
+        QCOMPARE(gw.post(QStringLiteral("/v1/messages"), other,
+                         {{"x-api-key", "third-callers-key"}, {"Idempotency-Key", "k1"}})
+                     .status,
+                 200);
+    }
+
     void aCallersRejectedKeyDoesNotLockOutOtherCallers() {
         GatewayFixture gw;
         gw.config.providers[QStringLiteral("pc")].credentials = {QStringLiteral("passthrough")};
