@@ -440,14 +440,14 @@ QByteArray OpenAIResponsesCodec::encodeResponse(const AssistantMessage &message,
     int n = 0;
     for (const ContentBlock &b : message.content) {
         const QString suffix = infoIn.responseId + QLatin1Char('_') + QString::number(n++);
-        const QLatin1String callStatus =
+        const QLatin1String itemStatus =
             &b == &message.content.last() ? lastItemStatusFor(message.stopReason) : L("completed");
         switch (b.type) {
         case BlockType::Text:
             w.beginObject()
                 .field("id", idFor(b, L("msg_") + suffix))
                 .field("type", "message")
-                .field("status", "completed")
+                .field("status", itemStatus)
                 .field("role", "assistant")
                 .key("content")
                 .beginArray()
@@ -469,14 +469,14 @@ QByteArray OpenAIResponsesCodec::encodeResponse(const AssistantMessage &message,
             if (b.custom || info.customTools.contains(b.toolName)) {
                 w.field("id", idFor(b, L("ctc_") + suffix))
                     .field("type", "custom_tool_call")
-                    .field("status", callStatus)
+                    .field("status", itemStatus)
                     .field("call_id", wire::clientToolCallId(b.toolCallId, wire::kResponsesMaxCallIdLength))
                     .field("name", b.toolName)
                     .field("input", customInput(b));
             } else {
                 w.field("id", idFor(b, L("fc_") + suffix))
                     .field("type", "function_call")
-                    .field("status", callStatus)
+                    .field("status", itemStatus)
                     .field("call_id", wire::clientToolCallId(b.toolCallId, wire::kResponsesMaxCallIdLength))
                     .field("name", b.toolName);
                 if (b.argumentsJson.isEmpty())

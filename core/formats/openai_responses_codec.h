@@ -31,8 +31,8 @@ public:
     // A finished answer's status and incomplete reason: length -> incomplete/max_output_tokens,
     // refusal -> incomplete/content_filter (how the Responses API reports a filtered answer).
     static std::pair<QLatin1String, QLatin1String> statusFor(model::StopReason reason);
-    // The status of the answer's last call item: `incomplete` when the token cap cut the answer
-    // (the call's arguments are cut too), else `completed`.
+    // The status of the answer's last item (a message or a call): `incomplete` when the token cap
+    // cut the answer (its text or the call's arguments are cut), else `completed`.
     static QLatin1String lastItemStatusFor(model::StopReason reason);
     // The text of a custom tool's call: arguments["input"] as the function-shaped tool
     // received it (model::customToolParameters), else the only string argument, else the

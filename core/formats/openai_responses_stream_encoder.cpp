@@ -189,7 +189,7 @@ void OpenAIResponsesStreamEncoder::closeItem(wire::JsonWriter &w, int contentInd
         return;
     Item item = *it;
     m_open.erase(it);
-    flushPendingCall(w, L("completed")); // the call before this item was whole
+    flushPendingCall(w, L("completed")); // the item before this one was whole
     const int oi = item.outputIndex;
     switch (item.type) {
     case BlockType::Text: {
@@ -201,17 +201,9 @@ void OpenAIResponsesStreamEncoder::closeItem(wire::JsonWriter &w, int contentInd
         w.field("item_id", item.id).field("output_index", oi).field("content_index", 0).key("part");
         writeTextPart(w, text);
         endEvent(w);
-        wire::JsonWriter done(text.size() * 2 + 160);
-        done.beginObject()
-            .field("id", item.id)
-            .field("type", "message")
-            .field("status", "completed")
-            .field("role", "assistant")
-            .key("content")
-            .beginArray();
-        writeTextPart(done, text);
-        done.endArray().endObject();
-        itemDone(w, oi, done.take());
+        PendingCall message{oi, item.id, QString(), QString(), text};
+        message.message = true;
+        m_pendingCall = std::move(message);
         break;
     }
     case BlockType::Thinking: {
@@ -275,6 +267,18 @@ void OpenAIResponsesStreamEncoder::flushPendingCall(wire::JsonWriter &w, QLatin1
         return;
     const PendingCall call = *std::exchange(m_pendingCall, std::nullopt);
     wire::JsonWriter done(call.value.size() * 2 + 192);
+    if (call.message) {
+        done.beginObject()
+            .field("id", call.id)
+            .field("type", "message")
+            .field("status", status)
+            .field("role", "assistant")
+            .key("content")
+            .beginArray();
+        writeTextPart(done, call.value);
+        done.endArray().endObject();
+        return itemDone(w, call.outputIndex, done.take());
+    }
     done.beginObject()
         .field("id", call.id)
         .field("type", call.custom ? L("custom_tool_call") : L("function_call"))
@@ -368,7 +372,7 @@ QByteArray OpenAIResponsesStreamEncoder::encode(const StreamEvent &event) {
         startOnce(w);
         closeAll(w);
         m_finished = true;
-        // The last call, when the answer stopped at its token cap, is the one the cap cut.
+        // The last item, when the answer stopped at its token cap, is the one the cap cut.
         flushPendingCall(w, OpenAIResponsesCodec::lastItemStatusFor(event.reason));
         const auto [status, why] = OpenAIResponsesCodec::statusFor(event.reason);
         beginEvent(w, why.isEmpty() ? L("response.completed") : L("response.incomplete"));

@@ -40,12 +40,13 @@ private:
     void openItem(wire::JsonWriter &w, int contentIndex, model::BlockType type, const model::ContentBlock &start);
     void closeItem(wire::JsonWriter &w, int contentIndex, const model::ContentBlock &end);
     void closeAll(wire::JsonWriter &w);
-    // A call's output_item.done waits for the next event: a call the upstream's max_tokens cut
-    // is `incomplete`, and only the stop reason after it says so.
+    // A message's or call's output_item.done waits for the next event: the item the upstream's
+    // max_tokens cut is `incomplete`, and only the stop reason after it says so.
     struct PendingCall {
         int outputIndex = -1;
-        QString id, callId, name, value;
+        QString id, callId, name, value; // a message: its id and text
         bool custom = false;
+        bool message = false;
     };
     void flushPendingCall(wire::JsonWriter &w, QLatin1String status);
 

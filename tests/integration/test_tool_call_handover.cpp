@@ -69,6 +69,34 @@ QByteArray chatTwoCalls(const QStringList &fragments) {
     return sse + "data: [DONE]\n\n";
 }
 
+// A text answer then a call, then a text the cap cut: what Codex reads as the model's last words.
+const char *kAnthropicTextCut = "event: message_start\n"
+                                "data: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_cut2\",\"type\":"
+                                "\"message\",\"role\":\"assistant\",\"content\":[],\"model\":\"claude-a\","
+                                "\"stop_reason\":null,\"stop_sequence\":null,\"usage\":{\"input_tokens\":11,"
+                                "\"output_tokens\":1}}}\n\n"
+                                "event: content_block_start\n"
+                                "data: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":"
+                                "\"text\",\"text\":\"\"}}\n\n"
+                                "event: content_block_delta\n"
+                                "data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":"
+                                "\"text_delta\",\"text\":\"Checking.\"}}\n\n"
+                                "event: content_block_stop\n"
+                                "data: {\"type\":\"content_block_stop\",\"index\":0}\n\n"
+                                "event: content_block_start\n"
+                                "data: {\"type\":\"content_block_start\",\"index\":1,\"content_block\":{\"type\":"
+                                "\"text\",\"text\":\"\"}}\n\n"
+                                "event: content_block_delta\n"
+                                "data: {\"type\":\"content_block_delta\",\"index\":1,\"delta\":{\"type\":"
+                                "\"text_delta\",\"text\":\"The capital of France is\"}}\n\n"
+                                "event: content_block_stop\n"
+                                "data: {\"type\":\"content_block_stop\",\"index\":1}\n\n"
+                                "event: message_delta\n"
+                                "data: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"max_tokens\","
+                                "\"stop_sequence\":null},\"usage\":{\"output_tokens\":9}}\n\n"
+                                "event: message_stop\n"
+                                "data: {\"type\":\"message_stop\"}\n\n";
+
 const char *kAnthropicCut = "event: message_start\n"
                             "data: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_cut1\",\"type\":\"message\","
                             "\"role\":\"assistant\",\"content\":[],\"model\":\"claude-a\",\"stop_reason\":null,"
@@ -233,6 +261,38 @@ private Q_SLOTS:
         QCOMPARE(piCalls(message)[0].toObject().value("arguments").toObject(), cut);
         const QJsonObject piJson = m_gw->post("/v1/pi/stream", piBody("pa/claude-a", false)).json();
         QCOMPARE(piCalls(piJson.value("message").toObject())[0].toObject().value("arguments").toObject(), cut);
+    }
+
+    // A message the cap cut is `incomplete` too, as the Responses API marks it (Codex tells a cut
+    // answer from a finished one by it); the message before it, which was whole, stays `completed`.
+    void textCutByMaxTokens() {
+        m_gw->anthropicA.setRawReply(kAnthropicTextCut);
+        const HttpResult r = m_gw->post("/v1/responses", responsesBody("pa/claude-a", true));
+        QCOMPARE(r.status, 200);
+        const QList<QJsonObject> done = ofType(r.body, "response.output_item.done");
+        QCOMPARE(done.size(), 2);
+        QCOMPARE(done[0].value("item").toObject().value("status").toString(), QStringLiteral("completed"));
+        const QJsonObject cut = done[1].value("item").toObject();
+        QCOMPARE(cut.value("type").toString(), QStringLiteral("message"));
+        QCOMPARE(cut.value("status").toString(), QStringLiteral("incomplete"));
+        QCOMPARE(cut.value("content").toArray()[0].toObject().value("text").toString(),
+                 QStringLiteral("The capital of France is"));
+        const QList<QJsonObject> incomplete = ofType(r.body, "response.incomplete");
+        QCOMPARE(incomplete.size(), 1);
+        const QJsonArray output = incomplete[0].value("response").toObject().value("output").toArray();
+        QCOMPARE(output.size(), 2);
+        QCOMPARE(output[0].toObject().value("status").toString(), QStringLiteral("completed"));
+        QCOMPARE(output[1].toObject().value("status").toString(), QStringLiteral("incomplete"));
+        int expected = 0;
+        for (const QJsonObject &o : sseObjects(r.body))
+            QCOMPARE(o.value("sequence_number").toInt(-1), expected++);
+
+        const QJsonObject json = m_gw->post("/v1/responses", responsesBody("pa/claude-a", false)).json();
+        QCOMPARE(json.value("status").toString(), QStringLiteral("incomplete"));
+        const QJsonArray items = json.value("output").toArray();
+        QCOMPARE(items.size(), 2);
+        QCOMPARE(items[0].toObject().value("status").toString(), QStringLiteral("completed"));
+        QCOMPARE(items[1].toObject().value("status").toString(), QStringLiteral("incomplete"));
     }
 
     // A whole call before a clean tool_use stop stays `completed`, and a call followed by more
