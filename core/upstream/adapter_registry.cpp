@@ -96,6 +96,12 @@ constexpr std::string_view kAnthropicToolResultBlocks[] = {"text", "image", "doc
 constexpr std::string_view kResponsesParts[] = {"input_text", "output_text", "text",
                                                 "refusal",    "input_image", "input_file"};
 constexpr std::string_view kResponsesInstructionParts[] = {"input_text", "text"};
+// Responses input items a conversion carries, and the records of the provider's own tool runs,
+// which it leaves out by rule as for Messages' server tool blocks (translation_rules.md).
+constexpr std::string_view kResponsesItems[] = {
+    "message",   "function_call",   "function_call_output", "custom_tool_call",      "custom_tool_call_output",
+    "reasoning", "web_search_call", "file_search_call",     "code_interpreter_call", "image_generation_call",
+    "mcp_call",  "mcp_list_tools"};
 
 bool oneOf(std::string_view type, TypeList types) {
     return std::find(types.begin(), types.end(), type) != types.end();
@@ -117,7 +123,8 @@ bool anthropicAssistantBlock(std::string_view type) {
 // part nobody foresaw makes the candidate incompatible rather than vanish.
 QString unmappedPart(const rj::Value *body, wire::Api inbound) {
     auto named = [](std::string_view type) {
-        return type.empty() ? QStringLiteral("(no type)") : QString::fromUtf8(type.data(), qsizetype(type.size()));
+        return QStringLiteral("content part \"%1\"")
+            .arg(type.empty() ? QStringLiteral("(no type)") : QString::fromUtf8(type.data(), qsizetype(type.size())));
     };
     // The first part of `content` (an array; a string is words) whose type is not in `carried`.
     std::function<QString(const rj::Value *, TypeList)> scan = [&](const rj::Value *content,
@@ -174,6 +181,10 @@ QString unmappedPart(const rj::Value *body, wire::Api inbound) {
                              instructions ? TypeList(kResponsesInstructionParts) : TypeList(kResponsesParts));
             } else if (rj::equals(type, "function_call_output") || rj::equals(type, "custom_tool_call_output")) {
                 found = scan(rj::member(&item, "output"), kResponsesParts); // an output given as parts
+            } else if (const std::string_view t = rj::bytes(type); !oneOf(t, kResponsesItems)) {
+                // A reference to a stored item, a compaction, a shell or computer call and its
+                // output: what they hold is not in the request, or no other API has it.
+                found = QStringLiteral("input item \"%1\"").arg(QString::fromUtf8(t.data(), qsizetype(t.size())));
             }
             if (!found.isEmpty())
                 return found;
@@ -280,7 +291,7 @@ std::optional<QString> UpstreamAdapter::incompatibility(const model::ChatRequest
     if (toGoogle && request.options.parallelToolCalls == false && !request.context.tools.isEmpty())
         return QStringLiteral("parallel_tool_calls: false has no equivalent on %1").arg(target);
     if (const QString part = unmappedPart(raw, inbound); !part.isEmpty())
-        return QStringLiteral("content part \"%1\": no translation to %2").arg(part, target);
+        return QStringLiteral("%1: no translation to %2").arg(part, target);
     // Sampling controls the target has no field for. Zero penalties are the default and
     // change nothing (SDKs often send them), so only a real change counts.
     const model::Options &opt = request.options;

@@ -241,6 +241,20 @@ void TestAdapterIncompatibility::reasons_data() {
         << responses << responsesFile(R"({"type":"input_text","text":"hi"},{"type":"input_video","file_id":"v"})")
         << "anthropic-messages"
         << "input_video";
+    // A stored item named by reference, or Codex's compacted history: what they hold is not in
+    // the request, so a conversion would go without it (an earlier turn, the whole summary).
+    QTest::addRow("a Responses item_reference")
+        << responses
+        << QByteArray("{\"model\":\"m\",\"input\":[{\"type\":\"item_reference\",\"id\":\"msg_abc\"},"
+                      "{\"role\":\"user\",\"content\":\"and now?\"}]}")
+        << "anthropic-messages"
+        << "input item \"item_reference\"";
+    QTest::addRow("a Responses compaction item")
+        << responses
+        << QByteArray("{\"model\":\"m\",\"input\":[{\"type\":\"compaction\",\"encrypted_content\":\"opaque\"},"
+                      "{\"role\":\"user\",\"content\":\"go on\"}]}")
+        << "openai-completions"
+        << "input item \"compaction\"";
     // What the conversions carry (or leave out by rule) stays compatible.
     QTest::addRow("Chat text, image and refusal parts are carried")
         << chat
