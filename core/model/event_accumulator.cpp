@@ -62,10 +62,14 @@ QStringList closings(const QString &json) {
     enum class Expect { Value, Key, Colon, CommaOrClose };
     QString open; // the '{' and '[' not yet closed
     Expect expect = Expect::Value;
-    QString afterWholeValue;
+    // Where the last whole value (or an opening bracket) ended. The brackets open there are the
+    // ones open at the end: each push and pop moves this mark, so the closing text is built once,
+    // at the end (built at each mark, a text nested N deep cost N^2: seconds for 100 KB).
+    qsizetype lastWhole = 0;
+    const auto afterWholeValue = [&]() { return json.left(lastWhole) + closers(open); };
     auto afterValue = [&](qsizetype end) {
         expect = Expect::CommaOrClose;
-        afterWholeValue = json.left(end) + closers(open);
+        lastWhole = end;
     };
     const qsizetype n = json.size();
     for (qsizetype i = 0; i < n;) {
@@ -105,7 +109,7 @@ QStringList closings(const QString &json) {
                 return {};
             i = stringEnd(json, i);
             if (i < 0) // cut inside a name: the member is left out
-                return {afterWholeValue};
+                return {afterWholeValue()};
             expect = Expect::Colon;
             continue;
         case Expect::Value:
@@ -114,25 +118,25 @@ QStringList closings(const QString &json) {
         if (c == u'{' || c == u'[') {
             open += c;
             expect = c == u'{' ? Expect::Key : Expect::Value;
-            afterWholeValue = json.left(++i) + closers(open);
+            lastWhole = ++i;
         } else if (c == u']' && top == u'[') {
             open.chop(1);
             afterValue(++i);
         } else if (c == u'"') {
             const qsizetype end = stringEnd(json, i);
             if (end < 0)
-                return {json.left(i) + closedString(json, i) + closers(open), afterWholeValue};
+                return {json.left(i) + closedString(json, i) + closers(open), afterWholeValue()};
             afterValue(i = end);
         } else {
             qsizetype end = i;
             while (end < n && !isJsonSpace(json[end]) && json[end] != u',' && json[end] != u']' && json[end] != u'}')
                 ++end;
             if (end == n) // a number or literal the text ends in: kept when it reads whole
-                return {json + closers(open), afterWholeValue};
+                return {json + closers(open), afterWholeValue()};
             afterValue(i = end);
         }
     }
-    return {afterWholeValue};
+    return {afterWholeValue()};
 }
 
 } // namespace

@@ -20,6 +20,7 @@ private slots:
     void streamedToolArgumentsKeepWhatArrived_data();
     void streamedToolArgumentsKeepWhatArrived();
     void argumentsGatePassesObjectsOnly();
+    void deeplyNestedCutArgumentsAreReadInOnePass();
 };
 
 void TestEventAccumulator::foldsTextThinkingAndToolCallInOrder() {
@@ -274,4 +275,25 @@ void TestEventAccumulator::argumentsGatePassesObjectsOnly() {
 }
 
 QTEST_GUILESS_MAIN(TestEventAccumulator)
+
+// A model (or a page an agent read, through it) can emit arguments nested far deeper than any
+// JSON reader takes. Reading them as cut must cost one pass over the text: the closing text was
+// rebuilt at every bracket, N^2 in the depth, and a 200 KB call held the engine thread (every
+// tenant's requests) for 75 s on the pi route. 400 000 levels would take most of an hour that
+// way; in one pass it is a blink (ctest's 300 s bound is what fails the old way).
+void TestEventAccumulator::deeplyNestedCutArgumentsAreReadInOnePass() {
+    const qsizetype depth = 400000;
+    const QString cut = QStringLiteral("{\"a\":") + QString(depth, u'[') + QStringLiteral("1,");
+    QCOMPARE(sw::model::parseStreamedToolArguments(cut), QJsonObject()); // deeper than JSON readers go
+    QString closedDeep =
+        QStringLiteral("{\"a\":") + QString(depth, u'[') + QString(depth, u']') + QStringLiteral(",\"b");
+    QCOMPARE(sw::model::parseStreamedToolArguments(closedDeep), QJsonObject());
+    // Shallow enough to read: the same rules as before.
+    const QString shallow = QStringLiteral("{\"a\":") + QString(20, u'[') + QStringLiteral("1,");
+    QJsonValue expected = QJsonArray{1};
+    for (int i = 1; i < 20; ++i)
+        expected = QJsonArray{expected};
+    QCOMPARE(sw::model::parseStreamedToolArguments(shallow), QJsonObject({{"a", expected}}));
+}
+
 #include "test_event_accumulator.moc"
