@@ -96,7 +96,13 @@ void SocketUpstreamCall::sendRequest() {
     if (!hasHost) {
         const bool tls = url.scheme().compare(QLatin1String("https"), Qt::CaseInsensitive) == 0;
         const int port = url.port(-1);
-        head.append("Host: ").append(url.host(QUrl::FullyEncoded).toLatin1());
+        // An IPv6 literal goes in brackets, as in the URL (RFC 9110 7.2); QUrl::host drops them.
+        const QByteArray host = url.host(QUrl::FullyEncoded).toLatin1();
+        head.append("Host: ");
+        if (host.contains(':'))
+            head.append('[').append(host).append(']');
+        else
+            head.append(host);
         if (port != -1 && port != (tls ? 443 : 80))
             head.append(':').append(QByteArray::number(port));
         head.append("\r\n");

@@ -173,6 +173,7 @@ private Q_SLOTS:
     void init();
     void cleanup();
     void sendsRequestAsGiven();
+    void anIpv6AddressIsBracketedInHost();
     void aLargeBodyIsSentWholeWithoutACopy();
     void streamArrivesIncrementally();
     void everyReadIsBoundedWhateverTheKernelBuffered();
@@ -233,6 +234,30 @@ void TestSocketTransport::sendsRequestAsGiven() {
     QCOMPARE(seen.header("host"), QByteArray("127.0.0.1:") + QByteArray::number(m_fake->port()));
     // No Accept-Encoding would let the upstream compress, and nothing here decodes gzip.
     QCOMPARE(seen.header("accept-encoding"), QByteArray("identity"));
+}
+
+// A local server on ::1 (a base URL http://[::1]:11434): Host must say [::1]:11434 (RFC 9110
+// 7.2, RFC 3986 3.2.2); "::1:11434" is refused by strict servers and misroutes virtual hosts.
+void TestSocketTransport::anIpv6AddressIsBracketedInHost() {
+    QTcpServer server;
+    if (!server.listen(QHostAddress::LocalHostIPv6))
+        QSKIP("no IPv6 loopback here");
+    QByteArray head;
+    connect(&server, &QTcpServer::newConnection, &server, [&] {
+        QTcpSocket *s = server.nextPendingConnection();
+        connect(s, &QTcpSocket::readyRead, s, [&head, s] {
+            head += s->readAll();
+            if (head.contains("\r\n\r\n")) {
+                s->write("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Type: application/json\r\n\r\n{}");
+                s->disconnectFromHost();
+            }
+        });
+    });
+    HttpRequest req = post(QStringLiteral("http://[::1]:%1").arg(server.serverPort()));
+    CallRecorder rec(m_transport->start(req, this));
+    QVERIFY(rec.waitFinished());
+    QCOMPARE(rec.error(), TransportError::None);
+    QVERIFY2(head.contains("\r\nHost: [::1]:" + QByteArray::number(server.serverPort()) + "\r\n"), head.constData());
 }
 
 void TestSocketTransport::aLargeBodyIsSentWholeWithoutACopy() {
