@@ -87,6 +87,38 @@ QString isoUtcMs(qint64 atMs) {
     return QDateTime::fromMSecsSinceEpoch(atMs, Qt::UTC).toString(Qt::ISODateWithMs);
 }
 
+// The line goes to a terminal or a log viewer: DEL, the C1 controls (U+009B starts an escape
+// sequence in some terminals, as ESC does) and the invisible format characters that reorder or
+// hide text (bidi embeddings, overrides and isolates, zero-width characters, BOM) are written
+// as \\u escapes, as JSON writes C0 controls. The same JSON value either way; only bytes inside
+// strings can be these, so the line stays valid. Upstream error text and client names reach here.
+QByteArray terminalSafe(QByteArray line) {
+    QByteArray out;
+    qsizetype copied = 0;
+    auto escape = [&](qsizetype at, qsizetype length, uint codePoint) {
+        out.append(line.constData() + copied, at - copied);
+        out.append(QStringLiteral("\\u%1").arg(codePoint, 4, 16, QLatin1Char('0')).toLatin1());
+        copied = at + length;
+    };
+    const auto *b = reinterpret_cast<const uchar *>(line.constData());
+    for (qsizetype i = 0; i < line.size(); ++i) {
+        if (b[i] == 0x7f) {
+            escape(i, 1, 0x7f);
+        } else if (b[i] == 0xc2 && i + 1 < line.size() && b[i + 1] >= 0x80 && b[i + 1] <= 0x9f) {
+            escape(i, 2, b[i + 1]);
+        } else if ((b[i] == 0xe2 || b[i] == 0xef) && i + 2 < line.size()) {
+            const uint cp = ((b[i] & 0x0fu) << 12) | ((b[i + 1] & 0x3fu) << 6) | (b[i + 2] & 0x3fu);
+            if ((cp >= 0x200b && cp <= 0x200f) || (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2060 && cp <= 0x2069) ||
+                cp == 0xfeff)
+                escape(i, 3, cp);
+        }
+    }
+    if (copied == 0)
+        return line;
+    out.append(line.constData() + copied, line.size() - copied);
+    return out;
+}
+
 } // namespace
 
 QJsonObject LogRecord::toJson() const {
@@ -124,7 +156,7 @@ QByteArray LogRecord::toJsonLine() const {
             w.key(name).value(QJsonValue::fromVariant(gathered[i].second));
     }
     w.endObject().appendRaw("\n");
-    return w.take();
+    return terminalSafe(w.take());
 }
 
 void Telemetry::log(const QString &level, const QString &message, QJsonObject fields) {

@@ -66,6 +66,26 @@ private Q_SLOTS:
             QCOMPARE(line.count(name), 1);
     }
 
+    // Text an upstream or a client chose (an error message, a model name) cannot drive the
+    // terminal the log is read on, nor hide or reorder what the line says: DEL, C1 controls and
+    // invisible format characters are escaped like C0 controls, and the value reads the same.
+    void stderrLineEscapesWhatATerminalWouldAct() {
+        LogRecord r = failoverLine();
+        const QString hostile =
+            QStringLiteral("a\u009b31mred\u007f \u202Egpj.exe\u2066x\u2069\u200b\ufeff \u00e9\u20ac\u2014ok");
+        r.gathered.append({QLatin1String("upstreamError"), hostile});
+        const QByteArray line = r.toJsonLine();
+        for (const char *raw :
+             {"\xc2\x9b", "\x7f", "\xe2\x80\xae", "\xe2\x81\xa6", "\xe2\x81\xa9", "\xe2\x80\x8b", "\xef\xbb\xbf"})
+            QVERIFY2(!line.contains(raw), line.constData());
+        QVERIFY2(line.contains("\\u009b31mred\\u007f \\u202egpj"), line.constData());
+        QVERIFY(line.contains("\xc3\xa9\xe2\x82\xac\xe2\x80\x94ok")); // ordinary letters and dashes stay as they are
+        QJsonParseError pe;
+        const QJsonDocument doc = QJsonDocument::fromJson(line, &pe);
+        QCOMPARE(pe.error, QJsonParseError::NoError);
+        QCOMPARE(doc.object().value(QStringLiteral("upstreamError")).toString(), hostile);
+    }
+
     void recordsAndJsonLinesAgree() {
         Telemetry t;
         QSignalSpy records(&t, &Telemetry::logged);
