@@ -198,7 +198,7 @@ void AttemptLoop::nextCandidate() {
         if (m_noCredential && m_credentialWait && !m_credentialRefused)
             return finishWithFailure(FailureResponse::forCredentialWait(*m_noCredential, *m_credentialWait), false);
         if (m_noCredential)
-            return finishWithFailure(GatewayError::make(502, ErrorCategory::ServerError, *m_noCredential), false);
+            return finishWithFailure(FailureResponse::forNoCredential(*m_noCredential), false);
         QString why = QStringLiteral("no eligible candidate for \"%1\"").arg(m_settings.requestedModel);
         if (m_resolution.maxCostMultiplier)
             why += QStringLiteral(" (route cost ceiling %1x)").arg(*m_resolution.maxCostMultiplier);

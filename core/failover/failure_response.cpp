@@ -26,8 +26,7 @@ GatewayError FailureResponse::forFailure(const UpstreamFailure &f, const QString
         return e;
     }
     case FailureKind::CredentialExhausted:
-        return GatewayError::make(502, ErrorCategory::ServerError,
-                                  QStringLiteral("no usable credential for %1: %2").arg(who, f.message));
+        return forNoCredential(QStringLiteral("no usable credential for %1: %2").arg(who, f.message));
     case FailureKind::NotServed:
         return GatewayError::make(404, ErrorCategory::NotFound, QStringLiteral("upstream %1: %2").arg(who, f.message));
     case FailureKind::SetupError:
@@ -37,6 +36,13 @@ GatewayError FailureResponse::forFailure(const UpstreamFailure &f, const QString
     return GatewayError::make(502, ErrorCategory::ServerError, f.message);
 }
 
+GatewayError FailureResponse::forNoCredential(const QString &message) {
+    // Only a new secret helps: an SDK's retry would be refused the same way.
+    auto e = GatewayError::make(502, ErrorCategory::ServerError, message);
+    e.shouldRetry = false;
+    return e;
+}
+
 GatewayError FailureResponse::forCredentialWait(const QString &message, const CredentialWait &wait) {
     auto e = GatewayError::make(429, ErrorCategory::RateLimit,
                                 QStringLiteral("%1 (every key set aside for another %2 s after %3)")
@@ -44,6 +50,9 @@ GatewayError FailureResponse::forCredentialWait(const QString &message, const Cr
                                     .arg((wait.remainingMs + 999) / 1000)
                                     .arg(wait.why));
     e.retryAfterMs = wait.remainingMs;
+    // Minutes to hours: an SDK honours any Retry-After (twice, by default) before the app hears
+    // of the limit. The Retry-After still says when the first key is back.
+    e.shouldRetry = false;
     return e;
 }
 

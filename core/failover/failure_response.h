@@ -18,6 +18,9 @@ public:
     // holds one entry per chain candidate (0 = not marked); nullopt when any is unmarked.
     // The keys a request needed are set aside after a usage or rate limit (seed 004: a spend cap
     // stays 429): 429 with Retry-After when the first is back, the reason in the message.
+    // No key the request could use (every one refused, or none given for a passthrough provider):
+    // 502 that tells SDKs not to retry it.
+    static model::GatewayError forNoCredential(const QString &message);
     static model::GatewayError forCredentialWait(const QString &message, const CredentialWait &wait);
     static std::optional<qint64> retryAfterWhenAllMarked(const QList<qint64> &remainingMs);
 };

@@ -32,9 +32,13 @@ struct GatewayError {
     QString code;         // OpenAI `code` (else its `type`), Anthropic error type, Google status
     QString providerType; // OpenAI `type` when `code` was given
     QString param;        // OpenAI `param`
+    // x-should-retry, which the OpenAI and Anthropic SDKs obey over their own rules: false when a
+    // retry the SDK would make cannot be answered (a spent budget, every key parked for a usage
+    // limit or refused), so the app hears of it now and not after sleeping the Retry-After.
+    std::optional<bool> shouldRetry;
 
     static GatewayError make(int status, ErrorCategory c, const QString &m) {
-        return {status, c, m, {}, {}, {}, {}, {}};
+        return {status, c, m, {}, {}, {}, {}, {}, {}};
     }
 
     // The meaning of an upstream error that every format can say, or Portable::None.

@@ -75,8 +75,11 @@ std::optional<Refusal> ChatAdmission::check(const Gates &gates, const InboundReq
         if (const auto refusal = gates.budgets->refusal(tenant)) {
             auto error = GatewayError::make(429, ErrorCategory::RateLimit, refusal->message);
             error.retryAfterMs = refusal->retryAfterS * 1000;
-            return Refusal{
-                error, {{"Retry-After", QByteArray::number(refusal->retryAfterS)}, {"x-switchman-budget", "exceeded"}}};
+            return Refusal{error,
+                           {{"Retry-After", QByteArray::number(refusal->retryAfterS)},
+                            {"x-switchman-budget", "exceeded"},
+                            // The period resets in hours: an SDK would sleep that long, twice, before the app heard.
+                            {"x-should-retry", "false"}}};
         }
     }
     return std::nullopt;

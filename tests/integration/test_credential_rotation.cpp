@@ -439,6 +439,7 @@ private Q_SLOTS:
         const auto first = gw.post(QStringLiteral("/v1/chat/completions"), body);
         QCOMPARE(first.status, 429);
         QCOMPARE(first.header("retry-after"), QByteArray("3600"));
+        QCOMPARE(first.header("x-should-retry"), QByteArray("false")); // not an hour's sleep in the SDK
         QJsonObject error = first.json().value(QStringLiteral("error")).toObject();
         QCOMPARE(error.value(QStringLiteral("code")).toString(), QStringLiteral("insufficient_quota"));
         QVERIFY2(
@@ -461,6 +462,7 @@ private Q_SLOTS:
             const auto refused = gw.post(QStringLiteral("/v1/messages"), anthropic);
             QCOMPARE(refused.status, 502);
             QVERIFY(refused.header("retry-after").isEmpty());
+            QCOMPARE(refused.header("x-should-retry"), QByteArray("false")); // only a new secret helps
         }
         QCOMPARE(gw.anthropicA.requests().size(), 1);
     }

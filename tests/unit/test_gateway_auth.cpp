@@ -220,6 +220,8 @@ private Q_SLOTS:
         QVERIFY(refusal);
         QCOMPARE(refusal->error.status, 429);
         QCOMPARE(http::headerValue(refusal->headers, "x-switchman-budget"), QByteArray("exceeded"));
+        // The period resets in hours: SDKs would sleep that long (twice) before the app heard.
+        QCOMPARE(http::headerValue(refusal->headers, "x-should-retry"), QByteArray("false"));
         QVERIFY(http::headerValue(refusal->headers, "retry-after").toLongLong() > 0);
         QCOMPARE(refusal->error.retryAfterMs.value_or(0),
                  http::headerValue(refusal->headers, "retry-after").toLongLong() * 1000);
