@@ -153,7 +153,11 @@ QJsonObject GoogleAdapter::buildBody(const model::ChatRequest &request) {
             contents.append(QJsonObject{{L("role"), L("user")}, {L("parts"), pendingResults}});
         pendingResults = {};
     };
-    for (const Message &m : ctx.messages) {
+    // Gemini pairs a response without an id with the call in the same position: the results go in
+    // the order of the calls they answer (a client returns them as its tools finish), right after
+    // the turn of the calls.
+    const QList<Message> history = resultsAfterTheirCalls(ctx.messages);
+    for (const Message &m : history) {
         if (m.role == Role::ToolResult) {
             const ToolResultContent result = splitToolResult(m);
             pendingResults.append(QJsonObject{
