@@ -4,6 +4,7 @@
 #include "core/formats/pi_native_codec.h"
 #include "core/model/event_accumulator.h"
 #include "core/upstream/google_adapter.h"
+#include "core/wire/json.h"
 #include "wire_fixtures.h"
 
 #include <QJsonArray>
@@ -57,6 +58,7 @@ private slots:
     void modelIdStaysOneSegmentForEveryAdapter();
     void resultsGoInTheOrderOfTheirCalls_data();
     void resultsGoInTheOrderOfTheirCalls();
+    void geminisOwnCallIdsGoBackAndNoOther();
     void resultsComeBeforeWordsTypedWhileTheToolRan();
 };
 
@@ -469,6 +471,54 @@ void TestGoogleAdapter::resultsGoInTheOrderOfTheirCalls() {
         QVERIFY(!responses[i].contains("id"));
     }
     QCOMPARE(calls[0].value("args").toObject().value("city").toString(), QStringLiteral("Paris"));
+}
+
+void TestGoogleAdapter::geminisOwnCallIdsGoBackAndNoOther() {
+    // Gemini named its calls: the client gets the ids tagged, and they go back on the calls and on
+    // their responses, in the calls' order.
+    const auto events =
+        decode("data: {\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":["
+               "{\"functionCall\":{\"id\":\"k7m2\",\"name\":\"get_weather\",\"args\":{\"city\":\"Paris\"}}},"
+               "{\"functionCall\":{\"id\":\"q9x4\",\"name\":\"get_weather\",\"args\":{\"city\":\"Tokyo\"}}}]},"
+               "\"finishReason\":\"STOP\"}]}\n\n");
+    EventAccumulator acc;
+    acc.addAll(events);
+    QCOMPARE(acc.message().content.size(), 2);
+    const QString paris = acc.message().content[0].toolCallId;
+    const QString tokyo = acc.message().content[1].toolCallId;
+    QCOMPARE(paris, GoogleAdapter::toolCallIdFor("k7m2"));
+    QCOMPARE(GoogleAdapter::geminiCallId(paris), QStringLiteral("k7m2"));
+    for (const wire::Api api :
+         {wire::Api::OpenAICompletions, wire::Api::AnthropicMessages, wire::Api::OpenAIResponses}) {
+        const QJsonArray contents =
+            GoogleAdapter::buildBody(decoded(api, parallelCallsAnsweredOutOfOrder(api, paris, tokyo)))
+                .value("contents")
+                .toArray();
+        const QList<QJsonObject> calls = partsWith(contents, 1, "functionCall");
+        const QList<QJsonObject> responses = partsWith(contents, 2, "functionResponse");
+        QCOMPARE(calls.size(), 2);
+        QCOMPARE(responses.size(), 2);
+        QCOMPARE(calls[0].value("id").toString(), QStringLiteral("k7m2"));
+        QCOMPARE(calls[1].value("id").toString(), QStringLiteral("q9x4"));
+        QCOMPARE(responses[0].value("id").toString(), QStringLiteral("k7m2"));
+        QCOMPARE(responses[0].value("response").toObject().value("output").toString(),
+                 QStringLiteral("weather for Paris"));
+        QCOMPARE(responses[1].value("id").toString(), QStringLiteral("q9x4"));
+    }
+    // A call Gemini did not name gets an id made up, which never goes there.
+    const auto unnamed = decode("data: {\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":["
+                                "{\"functionCall\":{\"name\":\"f\",\"args\":{}}}]},\"finishReason\":\"STOP\"}]}\n\n");
+    EventAccumulator other;
+    other.addAll(unnamed);
+    QVERIFY(!other.message().content[0].toolCallId.isEmpty());
+    QVERIFY(GoogleAdapter::geminiCallId(other.message().content[0].toolCallId).isEmpty());
+    QVERIFY(GoogleAdapter::geminiCallId(QStringLiteral("toolu_01")).isEmpty());
+    // And the simulated provider pairs a response by its id.
+    const ChatRequest sent = GoogleAdapter::decodeBody(wire::compactJson(GoogleAdapter::buildBody(decoded(
+        wire::Api::OpenAICompletions, parallelCallsAnsweredOutOfOrder(wire::Api::OpenAICompletions, paris, tokyo)))));
+    QCOMPARE(sent.context.messages.size(), 4);
+    QCOMPARE(sent.context.messages[2].toolCallId, sent.context.messages[1].content[0].toolCallId);
+    QCOMPARE(sent.context.messages[3].toolCallId, sent.context.messages[1].content[1].toolCallId);
 }
 
 void TestGoogleAdapter::resultsComeBeforeWordsTypedWhileTheToolRan() {
