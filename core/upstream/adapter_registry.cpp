@@ -334,6 +334,12 @@ std::optional<QString> UpstreamAdapter::incompatibility(const model::ChatRequest
         if (b.kind == QLatin1String("web_search")) {
             if (toChat)
                 return QStringLiteral("tools: web_search has no equivalent on %1").arg(target);
+            // Gemini refuses grounding with Google Search beside function declarations (400 "Tool
+            // use with function calling is unsupported"), a request error no failover gets past.
+            if (toGoogle && !request.context.tools.isEmpty())
+                return QStringLiteral("tools: web_search together with function tools, which %1 refuses in one "
+                                      "request")
+                    .arg(target);
             continue;
         }
         return QStringLiteral("tools: the built-in tool \"%1\" runs only on its own provider's API, not %2")
