@@ -7,6 +7,7 @@
 #include "core/wire/client_body.h"
 #include "core/wire/document_part.h"
 
+#include <QHash>
 #include <QJsonArray>
 #include <QJsonObject>
 #include <QMimeDatabase>
@@ -55,6 +56,62 @@ QList<model::ContentBlock> takeToolResultAttachments(QList<model::ContentBlock> 
                                                  : QStringLiteral("Attached file(s) from tool result:"))};
     blocks.append(std::exchange(pending, {}));
     return blocks;
+}
+
+QList<model::Message> resultsAfterTheirCalls(const QList<model::Message> &messages) {
+    using model::Role;
+    // Where each call id is made (assistant turns, in order) and answered (tool results, in order).
+    QHash<QString, QList<qsizetype>> callTurns;
+    QHash<QString, QList<qsizetype>> results;
+    for (qsizetype i = 0; i < messages.size(); ++i) {
+        const model::Message &m = messages[i];
+        if (m.role == Role::ToolResult && !m.toolCallId.isEmpty()) {
+            results[callIdOf(m.toolCallId)].append(i);
+        } else if (m.role == Role::Assistant) {
+            for (const model::ContentBlock &b : m.content)
+                if (b.type == model::BlockType::ToolCall && !b.toolCallId.isEmpty()) {
+                    QList<qsizetype> &turns = callTurns[callIdOf(b.toolCallId)];
+                    if (turns.isEmpty() || turns.last() != i)
+                        turns.append(i);
+                }
+        }
+    }
+    if (results.isEmpty())
+        return messages;
+    QList<bool> moved(messages.size(), false);
+    QList<model::Message> out;
+    out.reserve(messages.size());
+    for (qsizetype i = 0; i < messages.size(); ++i) {
+        if (moved[i])
+            continue;
+        const model::Message &m = messages[i];
+        out.append(m);
+        if (m.role != Role::Assistant)
+            continue;
+        for (const model::ContentBlock &b : m.content) {
+            if (b.type != model::BlockType::ToolCall || b.toolCallId.isEmpty())
+                continue;
+            const QString id = callIdOf(b.toolCallId);
+            const QList<qsizetype> answers = results.value(id);
+            if (answers.isEmpty())
+                continue;
+            // A later turn calling the same id again (a server that names every turn's first call
+            // "call_0") answers its own: the search ends there.
+            qsizetype end = messages.size();
+            for (const qsizetype turn : callTurns.value(id))
+                if (turn > i) {
+                    end = turn;
+                    break;
+                }
+            for (const qsizetype j : answers)
+                if (j > i && j < end && !moved[j]) {
+                    moved[j] = true;
+                    out.append(messages[j]);
+                    break;
+                }
+        }
+    }
+    return out;
 }
 
 void appendOrMergeTurn(QJsonArray &turns, const QString &role, QLatin1String partsKey, const QJsonArray &parts) {
@@ -277,6 +334,12 @@ std::optional<QString> UpstreamAdapter::incompatibility(const model::ChatRequest
         if (b.kind == QLatin1String("web_search")) {
             if (toChat)
                 return QStringLiteral("tools: web_search has no equivalent on %1").arg(target);
+            // Gemini refuses grounding with Google Search beside function declarations (400 "Tool
+            // use with function calling is unsupported"), a request error no failover gets past.
+            if (toGoogle && !request.context.tools.isEmpty())
+                return QStringLiteral("tools: web_search together with function tools, which %1 refuses in one "
+                                      "request")
+                    .arg(target);
             continue;
         }
         return QStringLiteral("tools: the built-in tool \"%1\" runs only on its own provider's API, not %2")

@@ -164,7 +164,10 @@ QJsonObject AnthropicAdapter::buildBody(const model::ChatRequest &request, const
             appendTurn(L("user"), pendingResults);
         pendingResults = {};
     };
-    for (const Message &m : ctx.messages) {
+    // Each result right after the turn of its call, the user's words after them (Messages
+    // refuses a tool_use whose result is not at the start of the next turn).
+    const QList<Message> history = resultsAfterTheirCalls(ctx.messages);
+    for (const Message &m : history) {
         if (m.role == Role::ToolResult) {
             QJsonObject r{{L("type"), L("tool_result")}, {L("tool_use_id"), toolCallId(m.toolCallId)}};
             const QJsonArray content = userContent(m.content);

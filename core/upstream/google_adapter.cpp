@@ -17,7 +17,8 @@ using namespace sw::model;
 
 namespace {
 
-constexpr int kMinThinkingBudget = 128; // Gemini 2.5 Pro's smallest thinkingBudget
+constexpr int kMinThinkingBudget = 128;         // Gemini 2.5 Pro's smallest thinkingBudget
+constexpr const char *kGeminiIdTag = "gemini_"; // GoogleAdapter::toolCallIdFor
 
 QLatin1String L(const char *s) {
     return QLatin1String(s);
@@ -108,6 +109,15 @@ QJsonObject partFor(const ContentBlock &b) {
 
 } // namespace
 
+QString GoogleAdapter::toolCallIdFor(const QString &geminiId) {
+    return QLatin1String(kGeminiIdTag) + geminiId;
+}
+
+QString GoogleAdapter::geminiCallId(const QString &toolCallId) {
+    const QLatin1String tag(kGeminiIdTag);
+    return toolCallId.startsWith(tag) && toolCallId.size() > tag.size() ? toolCallId.mid(tag.size()) : QString();
+}
+
 bool GoogleAdapter::isFetchableUrl(const QString &url) {
     return url.startsWith(L("https://")) || url.startsWith(L("http://")) || url.startsWith(L("gs://"));
 }
@@ -153,13 +163,18 @@ QJsonObject GoogleAdapter::buildBody(const model::ChatRequest &request) {
             contents.append(QJsonObject{{L("role"), L("user")}, {L("parts"), pendingResults}});
         pendingResults = {};
     };
-    for (const Message &m : ctx.messages) {
+    // Gemini pairs a response without an id with the call in the same position: the results go in
+    // the order of the calls they answer (a client returns them as its tools finish), right after
+    // the turn of the calls.
+    const QList<Message> history = resultsAfterTheirCalls(ctx.messages);
+    for (const Message &m : history) {
         if (m.role == Role::ToolResult) {
             const ToolResultContent result = splitToolResult(m);
-            pendingResults.append(QJsonObject{
-                {L("functionResponse"),
-                 QJsonObject{{L("name"), m.toolName},
-                             {L("response"), QJsonObject{{m.isError ? L("error") : L("output"), result.text}}}}}});
+            QJsonObject response{{L("name"), m.toolName},
+                                 {L("response"), QJsonObject{{m.isError ? L("error") : L("output"), result.text}}}};
+            if (const QString id = geminiCallId(m.toolCallId); !id.isEmpty())
+                response.insert(L("id"), id);
+            pendingResults.append(QJsonObject{{L("functionResponse"), response}});
             for (const QJsonValue &p : userParts(result.attachments))
                 pendingResults.append(p);
             continue;
@@ -194,7 +209,10 @@ QJsonObject GoogleAdapter::buildBody(const model::ChatRequest &request) {
                         QJsonObject{{L("text"), b.text}, {L("thought"), true}, {L("thoughtSignature"), b.signature}});
                 break;
             case BlockType::ToolCall: {
-                QJsonObject p{{L("functionCall"), QJsonObject{{L("name"), b.toolName}, {L("args"), b.arguments}}}};
+                QJsonObject call{{L("name"), b.toolName}, {L("args"), b.arguments}};
+                if (const QString id = geminiCallId(b.toolCallId); !id.isEmpty())
+                    call.insert(L("id"), id); // Gemini named it: its response goes back under that id
+                QJsonObject p{{L("functionCall"), call}};
                 if (ownSignature(b))
                     p.insert(L("thoughtSignature"), b.signature);
                 else if (firstCall)
@@ -364,6 +382,7 @@ model::ChatRequest GoogleAdapter::decodeBody(const QByteArray &body) {
     for (const QJsonValue &p : o.value(L("systemInstruction")).toObject().value(L("parts")).toArray())
         ctx.systemPrompt += p.toObject().value(L("text")).toString();
     QHash<QString, QString> unansweredIds; // tool name -> id of its latest call
+    QHash<QString, QString> namedCalls;    // Gemini's own id of a call -> its id here
     int calls = 0;
     for (const QJsonValue &cv : o.value(L("contents")).toArray()) {
         const QJsonObject c = cv.toObject();
@@ -380,6 +399,8 @@ model::ChatRequest GoogleAdapter::decodeBody(const QByteArray &body) {
                 b.toolName = fc.value(L("name")).toString();
                 b.toolCallId = QStringLiteral("call_%1").arg(++calls);
                 unansweredIds.insert(b.toolName, b.toolCallId);
+                if (const QString id = fc.value(L("id")).toString(); !id.isEmpty())
+                    namedCalls.insert(id, b.toolCallId);
                 b.arguments = fc.value(L("args")).toObject();
                 b.argumentsJson = QString::fromUtf8(wire::compactJson(b.arguments));
             } else if (p.contains(L("functionResponse"))) {
@@ -387,7 +408,8 @@ model::ChatRequest GoogleAdapter::decodeBody(const QByteArray &body) {
                 Message r;
                 r.role = Role::ToolResult;
                 r.toolName = fr.value(L("name")).toString();
-                r.toolCallId = unansweredIds.value(r.toolName);
+                // by the call's id when it has one, else by name
+                r.toolCallId = namedCalls.value(fr.value(L("id")).toString(), unansweredIds.value(r.toolName));
                 const QJsonObject response = fr.value(L("response")).toObject();
                 r.isError = response.contains(L("error"));
                 const QJsonValue v = response.value(r.isError ? L("error") : L("output"));

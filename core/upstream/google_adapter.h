@@ -26,6 +26,13 @@ public:
 
     // An image URL Gemini reads itself (fileData.fileUri): http(s) and Cloud Storage.
     static bool isFetchableUrl(const QString &url);
+    // Gemini names a call (functionCall.id) on some models and pairs its response by that id;
+    // other endpoints name none and refuse an `id` on a call or a response (400 "Unknown name
+    // \"id\""). An id Gemini gave reaches the client tagged, "gemini_<id>" (toolCallIdFor), so that
+    // only such an id goes back to Gemini (geminiCallId: "" for an id the gateway made up or
+    // another API gave).
+    static QString toolCallIdFor(const QString &geminiId);
+    static QString geminiCallId(const QString &toolCallId);
     // The generateContent body (see formats/translation_rules.md).
     static QJsonObject buildBody(const model::ChatRequest &request);
 

@@ -1,5 +1,6 @@
 #include "core/upstream/google_stream_decoder.h"
 
+#include "core/upstream/google_adapter.h"
 #include "core/wire/error_body.h"
 #include "core/wire/rapid_json.h"
 
@@ -49,10 +50,11 @@ void GoogleStreamDecoder::functionCall(const Value *fc, const QString &signature
     ContentBlock b;
     b.type = BlockType::ToolCall;
     b.toolName = toString(member(fc, "name"));
-    // Google gives no call id (or one only on some models): one is made up, unique per call.
-    b.toolCallId = toString(member(fc, "id"));
-    if (b.toolCallId.isEmpty())
-        b.toolCallId = QStringLiteral("call_") + QUuid::createUuid().toString(QUuid::Id128).left(24);
+    // Google gives a call id only on some models: its own, tagged so that it alone goes back to
+    // Gemini (GoogleAdapter::geminiCallId), else one made up, unique per call.
+    const QString given = toString(member(fc, "id"));
+    b.toolCallId = !given.isEmpty() ? GoogleAdapter::toolCallIdFor(given)
+                                    : QStringLiteral("call_") + QUuid::createUuid().toString(QUuid::Id128).left(24);
     b.signature = signature;
     ++m_toolCalls;
     m_out.open(kCall, b); // the arguments follow as the delta

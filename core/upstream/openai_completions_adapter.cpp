@@ -129,7 +129,10 @@ QJsonObject OpenAICompletionsAdapter::buildBody(const model::ChatRequest &reques
         if (const auto blocks = takeToolResultAttachments(resultAttachments); !blocks.isEmpty())
             messages.append(QJsonObject{{L("role"), L("user")}, {L("content"), userContent(blocks)}});
     };
-    for (const Message &m : ctx.messages) {
+    // Tool messages must follow the assistant message with their calls: each result goes right
+    // after it, the user's words typed while the tool ran after them.
+    const QList<Message> history = resultsAfterTheirCalls(ctx.messages);
+    for (const Message &m : history) {
         if (m.role != Role::ToolResult)
             flushResultAttachments();
         switch (m.role) {

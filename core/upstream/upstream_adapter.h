@@ -123,6 +123,16 @@ QString documentFileName(const model::ContentBlock &document);
 // note, then the images and files). Empty when there are none.
 QList<model::ContentBlock> takeToolResultAttachments(QList<model::ContentBlock> &pending);
 
+// A converted request's history with every tool result directly after the assistant turn whose
+// call it answers, in the order of that turn's calls, and whatever stood between the call and its
+// result (the user's words typed while the tool ran, which the Responses API takes anywhere)
+// after the results. Messages, Chat and Gemini refuse a result that does not follow its call's
+// turn (Messages: "tool_use ids were found without tool_result blocks immediately after"), and
+// Gemini pairs results without ids with calls by position. A result is paired by its call id with
+// the first call of that id before it (never across a later call of the same id); one with no
+// such call stays where it is. Nothing is dropped.
+QList<model::Message> resultsAfterTheirCalls(const QList<model::Message> &messages);
+
 // Appends a turn ({"role": role, partsKey: parts}) to `turns`, or, when the last turn has the same
 // role, appends `parts` to that turn's own: Messages and Gemini take turns of one role side by
 // side as one (Gemini refuses them unmerged).

@@ -567,6 +567,47 @@ private Q_SLOTS:
         QCOMPARE(only.openaiB.requests().size(), 0);
     }
 
+    void webSearchWithFunctionsSkipsGeminiForTheNextCandidate() {
+        // Claude Code's tools with its web search, the Messages provider down: Gemini refuses
+        // grounding beside function declarations with a 400 that would end the request. It is
+        // skipped with a row naming why, and the Responses candidate after it answers.
+        GatewayFixture gw;
+        gw.config.routes[QStringLiteral("chain")].candidates = {
+            QStringLiteral("pa/claude-a"), QStringLiteral("pe/gemini-e"), QStringLiteral("pd/resp-d")};
+        gw.anthropicA.setFault(fault(Fault::Status, 503));
+        gw.start();
+        QJsonObject body = GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("search"), false);
+        body.insert("tools",
+                    QJsonArray{QJsonObject{{"name", "read_file"}, {"input_schema", QJsonObject{{"type", "object"}}}},
+                               QJsonObject{{"type", "web_search_20250305"}, {"name", "web_search"}, {"max_uses", 5}}});
+        const auto r = gw.post(QStringLiteral("/v1/messages"), body);
+        QCOMPARE(r.status, 200);
+        QCOMPARE(r.header("x-switchman-candidate"), QByteArray("pd/resp-d"));
+        QCOMPARE(gw.googleE.requests().size(), 0);
+        QCOMPARE(gw.responsesD.requests().size(), 1);
+        const QJsonArray tools =
+            QJsonDocument::fromJson(gw.responsesD.requests().last().body).object().value("tools").toArray();
+        QCOMPARE(tools.size(), 2); // the function and the web search, both
+        const auto attempts = attemptsOf(gw.engine(), r.header("x-switchman-request-id"));
+        QCOMPARE(attempts.size(), 3);
+        QCOMPARE(attempts[1].outcome, telemetry::AttemptOutcome::Skipped);
+        QVERIFY2(attempts[1].message.contains(QStringLiteral("web_search")), qPrintable(attempts[1].message));
+        QCOMPARE(attempts[2].outcome, telemetry::AttemptOutcome::Committed);
+
+        // Web search alone still goes to Gemini.
+        body.insert("tools", QJsonArray{QJsonObject{{"type", "web_search_20250305"}, {"name", "web_search"}}});
+        const auto alone = gw.post(QStringLiteral("/v1/messages"), body);
+        QCOMPARE(alone.status, 200);
+        QCOMPARE(alone.header("x-switchman-candidate"), QByteArray("pe/gemini-e"));
+        QCOMPARE(QJsonDocument::fromJson(gw.googleE.requests().last().body)
+                     .object()
+                     .value("tools")
+                     .toArray()[0]
+                     .toObject()
+                     .keys(),
+                 QStringList{"googleSearch"});
+    }
+
     void chatPassthroughUsageChunkOnlyForClientsThatAskedForIt() {
         // The gateway asks a Chat upstream for usage (to bill it); the usage-only chunk is the
         // client's only with stream_options.include_usage. The usage row is written either way.

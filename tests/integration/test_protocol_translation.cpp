@@ -656,15 +656,25 @@ private Q_SLOTS:
         // tool-loop turn goes with thinking off, as Messages requires.
         QCOMPARE(sent.value("thinking").toObject().value("type").toString(), QStringLiteral("disabled"));
 
-        // Gemini: grounding with Google Search, the same one-string function.
+        // Gemini: the same one-string function. Codex's web search beside it Gemini cannot take (it
+        // refuses grounding with Google Search beside function declarations); alone, it is grounding.
         QJsonObject gemini = codexBody("pe/gemini-e");
         gemini.remove("parallel_tool_calls");
+        const qsizetype before = m_gw->googleE.requests().size();
+        const HttpResult withSearch = m_gw->post(QStringLiteral("/v1/responses"), gemini);
+        QCOMPARE(withSearch.status, 400);
+        QVERIFY2(withSearch.body.contains("web_search together with function tools"), withSearch.body.constData());
+        QCOMPARE(m_gw->googleE.requests().size(), before);
+        gemini.insert("tools", QJsonArray{shellTool(), applyPatchTool()});
         QCOMPARE(m_gw->post(QStringLiteral("/v1/responses"), gemini).status, 200);
         const QJsonArray googleTools = sentTo(m_gw->googleE).value("tools").toArray();
-        QCOMPARE(googleTools.size(), 2);
+        QCOMPARE(googleTools.size(), 1);
         const QJsonArray declarations = googleTools[0].toObject().value("functionDeclarations").toArray();
         QCOMPARE(declarations[1].toObject().value("name").toString(), QStringLiteral("apply_patch"));
-        QCOMPARE(googleTools[1].toObject(), QJsonObject({{"googleSearch", QJsonObject()}}));
+        gemini.insert("tools", QJsonArray{QJsonObject{{"type", "web_search"}}});
+        QCOMPARE(m_gw->post(QStringLiteral("/v1/responses"), gemini).status, 200);
+        QCOMPARE(sentTo(m_gw->googleE).value("tools").toArray(),
+                 QJsonArray{QJsonObject({{"googleSearch", QJsonObject()}})});
     }
 
     // The rule's other half: no mapping means the candidate cannot serve, never a silent drop.
@@ -676,7 +686,9 @@ private Q_SLOTS:
         };
         const qsizetype before =
             m_gw->googleE.requests().size() + m_gw->openaiB.requests().size() + m_gw->anthropicA.requests().size();
-        refused(QStringLiteral("/v1/responses"), codexBody("pe/gemini-e"), "parallel_tool_calls");
+        QJsonObject serial = codexBody("pe/gemini-e");
+        serial.insert("tools", QJsonArray{shellTool(), applyPatchTool()}); // web search would be named first
+        refused(QStringLiteral("/v1/responses"), serial, "parallel_tool_calls");
         QJsonObject search = codexBody("pb/gpt-b");
         search.remove("parallel_tool_calls");
         refused(QStringLiteral("/v1/responses"), search, "web_search");

@@ -94,6 +94,35 @@ void TestAdapterIncompatibility::reasons_data() {
     QTest::addRow("web_search to Messages is mapped")
         << responses << responsesBody(R"("tools":[{"type":"web_search"}])") << "anthropic-messages"
         << "";
+    // Gemini refuses grounding beside function declarations with a 400 ("Tool use with function
+    // calling is unsupported"); web search alone goes there.
+    QTest::addRow("web_search alone to Gemini is mapped")
+        << responses << responsesBody("\"tools\":[{\"type\":\"web_search\"}]") << "google-generative-ai"
+        << "";
+    QTest::addRow("web_search and a function to Gemini")
+        << responses
+        << responsesBody("\"tools\":[{\"type\":\"function\",\"name\":\"f\",\"parameters\":{}},"
+                         "{\"type\":\"web_search\"}]")
+        << "google-generative-ai"
+        << "web_search together with function tools";
+    QTest::addRow("Anthropic web search and a function to Gemini")
+        << claude
+        << claudeBody("\"tools\":[{\"name\":\"f\",\"input_schema\":{\"type\":\"object\"}},"
+                      "{\"type\":\"web_search_20250305\",\"name\":\"web_search\",\"max_uses\":5}]")
+        << "google-generative-ai"
+        << "web_search together with function tools";
+    QTest::addRow("Chat web_search_options and a function to Gemini")
+        << chat
+        << chatBody("\"tools\":[{\"type\":\"function\",\"function\":{\"name\":\"f\"}}],"
+                    "\"web_search_options\":{}")
+        << "google-generative-ai"
+        << "web_search together with function tools";
+    QTest::addRow("web_search and a function to Messages is mapped")
+        << responses
+        << responsesBody("\"tools\":[{\"type\":\"function\",\"name\":\"f\",\"parameters\":{}},"
+                         "{\"type\":\"web_search\"}]")
+        << "anthropic-messages"
+        << "";
     QTest::addRow("code_interpreter") << responses << responsesBody(R"("tools":[{"type":"code_interpreter"}])")
                                       << "anthropic-messages"
                                       << "code_interpreter";

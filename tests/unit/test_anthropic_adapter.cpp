@@ -64,6 +64,7 @@ private slots:
     void foreignToolLoopGoesWithThinkingOff();
     void clientTokenCapIsNeverRaised();
     void forcedToolChoiceTurnsThinkingOff();
+    void resultsComeBeforeWordsTypedWhileTheToolRan();
 };
 
 namespace {
@@ -720,6 +721,33 @@ void TestAnthropicAdapter::parsesErrorBodies() {
     const UpstreamErrorInfo html = AnthropicAdapter().parseError(502, "<html><body>502 Bad Gateway</body></html>");
     QVERIFY(html.errorType.isEmpty());
     QVERIFY(html.message.contains(QStringLiteral("502 Bad Gateway")));
+}
+
+void TestAnthropicAdapter::resultsComeBeforeWordsTypedWhileTheToolRan() {
+    // The Responses API takes a call's output anywhere after it; the user may speak while the tool
+    // runs. Messages wants every result at the start of the turn after the calls ("tool_use ids were
+    // found without tool_result blocks immediately after"): the results go first, in the calls'
+    // order, then the words.
+    const auto req = OpenAIResponsesCodec().decode(
+        "{\"model\":\"m\",\"max_tokens\":100,\"input\":[{\"role\":\"user\",\"content\":\"go\"},"
+        "{\"type\":\"function_call\",\"call_id\":\"call_s1\",\"name\":\"get_time\",\"arguments\":\"{}\"},"
+        "{\"type\":\"function_call\",\"call_id\":\"call_s2\",\"name\":\"screenshot\",\"arguments\":\"{}\"},"
+        "{\"type\":\"function_call_output\",\"call_id\":\"call_s1\",\"output\":\"noon\"},"
+        "{\"role\":\"user\",\"content\":\"hurry\"},"
+        "{\"type\":\"function_call_output\",\"call_id\":\"call_s2\",\"output\":\"shot\"}]}",
+        nullptr);
+    QVERIFY(req);
+    const QJsonArray messages =
+        AnthropicAdapter::buildBody(spokenIn(*req, wire::Api::OpenAIResponses), "claude").value("messages").toArray();
+    QCOMPARE(messages.size(), 3);
+    QCOMPARE(str(messages[1].toObject().value("role")), QStringLiteral("assistant"));
+    const QJsonArray next = messages[2].toObject().value("content").toArray();
+    QCOMPARE(next.size(), 3);
+    QCOMPARE(str(next[0].toObject().value("type")), QStringLiteral("tool_result"));
+    QCOMPARE(str(next[0].toObject().value("tool_use_id")), QStringLiteral("call_s1"));
+    QCOMPARE(str(next[1].toObject().value("type")), QStringLiteral("tool_result"));
+    QCOMPARE(str(next[1].toObject().value("tool_use_id")), QStringLiteral("call_s2"));
+    QCOMPARE(str(next[2].toObject().value("text")), QStringLiteral("hurry"));
 }
 
 QTEST_GUILESS_MAIN(TestAnthropicAdapter)

@@ -1,8 +1,10 @@
+#include "core/formats/inbound_codec.h"
 #include "core/formats/openai_chat_codec.h"
 #include "core/formats/openai_responses_codec.h"
 #include "core/formats/pi_native_codec.h"
 #include "core/model/event_accumulator.h"
 #include "core/upstream/google_adapter.h"
+#include "core/wire/json.h"
 #include "wire_fixtures.h"
 
 #include <QJsonArray>
@@ -16,6 +18,8 @@ using sw::test::readTestData;
 namespace wire = sw::wire;
 namespace model = sw::model;
 using sw::test::spokenIn;
+
+Q_DECLARE_METATYPE(sw::wire::Api)
 
 namespace {
 Target target() {
@@ -52,6 +56,10 @@ private slots:
     void parsesErrorBody();
     void writerAndReaderAgree();
     void modelIdStaysOneSegmentForEveryAdapter();
+    void resultsGoInTheOrderOfTheirCalls_data();
+    void resultsGoInTheOrderOfTheirCalls();
+    void geminisOwnCallIdsGoBackAndNoOther();
+    void resultsComeBeforeWordsTypedWhileTheToolRan();
 };
 
 void TestGoogleAdapter::modelIdStaysOneSegmentForEveryAdapter() {
@@ -375,6 +383,167 @@ void TestGoogleAdapter::writerAndReaderAgree() {
     QCOMPARE(back.context.messages.size(), 1);
     QCOMPARE(back.context.tools[0].name, QStringLiteral("f"));
     QCOMPARE(back.options.thinkingBudget, std::optional<int>(2048));
+}
+
+namespace {
+// Each client format's history: get_weather(Paris) and get_weather(Tokyo) in one turn, the results
+// returned as the tools finished, Tokyo's first. `paris` and `tokyo` are the calls' ids.
+QByteArray parallelCallsAnsweredOutOfOrder(wire::Api api, const QString &paris, const QString &tokyo) {
+    QString body;
+    switch (api) {
+    case wire::Api::OpenAICompletions:
+        body = "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"weather in Paris and Tokyo\"},"
+               "{\"role\":\"assistant\",\"content\":null,\"tool_calls\":["
+               "{\"id\":\"P\",\"type\":\"function\",\"function\":{\"name\":\"get_weather\","
+               "\"arguments\":\"{\\\"city\\\":\\\"Paris\\\"}\"}},"
+               "{\"id\":\"T\",\"type\":\"function\",\"function\":{\"name\":\"get_weather\","
+               "\"arguments\":\"{\\\"city\\\":\\\"Tokyo\\\"}\"}}]},"
+               "{\"role\":\"tool\",\"tool_call_id\":\"T\",\"content\":\"weather for Tokyo\"},"
+               "{\"role\":\"tool\",\"tool_call_id\":\"P\",\"content\":\"weather for Paris\"}]}";
+        break;
+    case wire::Api::AnthropicMessages:
+        body = "{\"model\":\"m\",\"max_tokens\":100,\"messages\":[{\"role\":\"user\",\"content\":\"weather in "
+               "Paris and Tokyo\"},{\"role\":\"assistant\",\"content\":["
+               "{\"type\":\"tool_use\",\"id\":\"P\",\"name\":\"get_weather\",\"input\":{\"city\":\"Paris\"}},"
+               "{\"type\":\"tool_use\",\"id\":\"T\",\"name\":\"get_weather\",\"input\":{\"city\":\"Tokyo\"}}]},"
+               "{\"role\":\"user\",\"content\":["
+               "{\"type\":\"tool_result\",\"tool_use_id\":\"T\",\"content\":\"weather for Tokyo\"},"
+               "{\"type\":\"tool_result\",\"tool_use_id\":\"P\",\"content\":\"weather for Paris\"}]}]}";
+        break;
+    default: // Responses
+        body = "{\"model\":\"m\",\"input\":[{\"role\":\"user\",\"content\":\"weather in Paris and Tokyo\"},"
+               "{\"type\":\"function_call\",\"call_id\":\"P\",\"name\":\"get_weather\","
+               "\"arguments\":\"{\\\"city\\\":\\\"Paris\\\"}\"},"
+               "{\"type\":\"function_call\",\"call_id\":\"T\",\"name\":\"get_weather\","
+               "\"arguments\":\"{\\\"city\\\":\\\"Tokyo\\\"}\"},"
+               "{\"type\":\"function_call_output\",\"call_id\":\"T\",\"output\":\"weather for Tokyo\"},"
+               "{\"type\":\"function_call_output\",\"call_id\":\"P\",\"output\":\"weather for Paris\"}]}";
+        break;
+    }
+    body.replace(QLatin1String("\"P\""), QLatin1Char('"') + paris + QLatin1Char('"'));
+    body.replace(QLatin1String("\"T\""), QLatin1Char('"') + tokyo + QLatin1Char('"'));
+    return body.toUtf8();
+}
+
+ChatRequest decoded(wire::Api api, const QByteArray &body) {
+    GatewayError error;
+    const auto req = codecFor(api).decode(body, &error);
+    if (!req)
+        qWarning("%s", qPrintable(error.message));
+    return req ? spokenIn(*req, api) : ChatRequest();
+}
+
+// The parts of the turn `index` of a generateContent body that hold `key` (functionCall, ...).
+QList<QJsonObject> partsWith(const QJsonArray &contents, qsizetype index, const char *key) {
+    QList<QJsonObject> found;
+    for (const QJsonValue &p : contents.at(index).toObject().value("parts").toArray())
+        if (p.toObject().contains(QLatin1String(key)))
+            found << p.toObject().value(QLatin1String(key)).toObject();
+    return found;
+}
+} // namespace
+
+void TestGoogleAdapter::resultsGoInTheOrderOfTheirCalls_data() {
+    QTest::addColumn<wire::Api>("api");
+    QTest::newRow("chat") << wire::Api::OpenAICompletions;
+    QTest::newRow("messages") << wire::Api::AnthropicMessages;
+    QTest::newRow("responses") << wire::Api::OpenAIResponses;
+}
+
+void TestGoogleAdapter::resultsGoInTheOrderOfTheirCalls() {
+    // Two calls of one function, answered as the tools finished (Tokyo first). Gemini pairs a
+    // response without an id with the call in its position: in the client's order it would read
+    // Tokyo's weather as Paris's.
+    QFETCH(wire::Api, api);
+    const ChatRequest req = decoded(api, parallelCallsAnsweredOutOfOrder(api, "call_p", "call_t"));
+    QCOMPARE(req.context.messages.size(), 4);
+    const QJsonArray contents = GoogleAdapter::buildBody(req).value("contents").toArray();
+    QCOMPARE(contents.size(), 3);
+    const QList<QJsonObject> calls = partsWith(contents, 1, "functionCall");
+    const QList<QJsonObject> responses = partsWith(contents, 2, "functionResponse");
+    QCOMPARE(calls.size(), 2);
+    QCOMPARE(responses.size(), 2);
+    for (int i = 0; i < 2; ++i) {
+        const QString city = calls[i].value("args").toObject().value("city").toString();
+        QCOMPARE(responses[i].value("response").toObject().value("output").toString(),
+                 QStringLiteral("weather for ") + city);
+        QVERIFY(!calls[i].contains("id")); // ids Gemini did not give never go there
+        QVERIFY(!responses[i].contains("id"));
+    }
+    QCOMPARE(calls[0].value("args").toObject().value("city").toString(), QStringLiteral("Paris"));
+}
+
+void TestGoogleAdapter::geminisOwnCallIdsGoBackAndNoOther() {
+    // Gemini named its calls: the client gets the ids tagged, and they go back on the calls and on
+    // their responses, in the calls' order.
+    const auto events =
+        decode("data: {\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":["
+               "{\"functionCall\":{\"id\":\"k7m2\",\"name\":\"get_weather\",\"args\":{\"city\":\"Paris\"}}},"
+               "{\"functionCall\":{\"id\":\"q9x4\",\"name\":\"get_weather\",\"args\":{\"city\":\"Tokyo\"}}}]},"
+               "\"finishReason\":\"STOP\"}]}\n\n");
+    EventAccumulator acc;
+    acc.addAll(events);
+    QCOMPARE(acc.message().content.size(), 2);
+    const QString paris = acc.message().content[0].toolCallId;
+    const QString tokyo = acc.message().content[1].toolCallId;
+    QCOMPARE(paris, GoogleAdapter::toolCallIdFor("k7m2"));
+    QCOMPARE(GoogleAdapter::geminiCallId(paris), QStringLiteral("k7m2"));
+    for (const wire::Api api :
+         {wire::Api::OpenAICompletions, wire::Api::AnthropicMessages, wire::Api::OpenAIResponses}) {
+        const QJsonArray contents =
+            GoogleAdapter::buildBody(decoded(api, parallelCallsAnsweredOutOfOrder(api, paris, tokyo)))
+                .value("contents")
+                .toArray();
+        const QList<QJsonObject> calls = partsWith(contents, 1, "functionCall");
+        const QList<QJsonObject> responses = partsWith(contents, 2, "functionResponse");
+        QCOMPARE(calls.size(), 2);
+        QCOMPARE(responses.size(), 2);
+        QCOMPARE(calls[0].value("id").toString(), QStringLiteral("k7m2"));
+        QCOMPARE(calls[1].value("id").toString(), QStringLiteral("q9x4"));
+        QCOMPARE(responses[0].value("id").toString(), QStringLiteral("k7m2"));
+        QCOMPARE(responses[0].value("response").toObject().value("output").toString(),
+                 QStringLiteral("weather for Paris"));
+        QCOMPARE(responses[1].value("id").toString(), QStringLiteral("q9x4"));
+    }
+    // A call Gemini did not name gets an id made up, which never goes there.
+    const auto unnamed = decode("data: {\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":["
+                                "{\"functionCall\":{\"name\":\"f\",\"args\":{}}}]},\"finishReason\":\"STOP\"}]}\n\n");
+    EventAccumulator other;
+    other.addAll(unnamed);
+    QVERIFY(!other.message().content[0].toolCallId.isEmpty());
+    QVERIFY(GoogleAdapter::geminiCallId(other.message().content[0].toolCallId).isEmpty());
+    QVERIFY(GoogleAdapter::geminiCallId(QStringLiteral("toolu_01")).isEmpty());
+    // And the simulated provider pairs a response by its id.
+    const ChatRequest sent = GoogleAdapter::decodeBody(wire::compactJson(GoogleAdapter::buildBody(decoded(
+        wire::Api::OpenAICompletions, parallelCallsAnsweredOutOfOrder(wire::Api::OpenAICompletions, paris, tokyo)))));
+    QCOMPARE(sent.context.messages.size(), 4);
+    QCOMPARE(sent.context.messages[2].toolCallId, sent.context.messages[1].content[0].toolCallId);
+    QCOMPARE(sent.context.messages[3].toolCallId, sent.context.messages[1].content[1].toolCallId);
+}
+
+void TestGoogleAdapter::resultsComeBeforeWordsTypedWhileTheToolRan() {
+    // A Responses history may hold the user's words between a call and its output. Gemini gets the
+    // responses right after the calls, together and in the calls' order, then the words.
+    const ChatRequest req =
+        decoded(wire::Api::OpenAIResponses,
+                "{\"model\":\"m\",\"input\":[{\"role\":\"user\",\"content\":\"go\"},"
+                "{\"type\":\"function_call\",\"call_id\":\"s1\",\"name\":\"get_time\",\"arguments\":\"{}\"},"
+                "{\"type\":\"function_call\",\"call_id\":\"s2\",\"name\":\"screenshot\",\"arguments\":\"{}\"},"
+                "{\"type\":\"function_call_output\",\"call_id\":\"s1\",\"output\":\"noon\"},"
+                "{\"role\":\"user\",\"content\":\"hurry\"},"
+                "{\"type\":\"function_call_output\",\"call_id\":\"s2\",\"output\":\"shot\"}]}");
+    const QJsonArray contents = GoogleAdapter::buildBody(req).value("contents").toArray();
+    QStringList roles;
+    for (const QJsonValue &c : contents)
+        roles << c.toObject().value("role").toString();
+    QCOMPARE(roles, QStringList({"user", "model", "user", "model", "user"}));
+    const QList<QJsonObject> responses = partsWith(contents, 2, "functionResponse");
+    QCOMPARE(responses.size(), 2);
+    QCOMPARE(responses[0].value("name").toString(), QStringLiteral("get_time"));
+    QCOMPARE(responses[1].value("name").toString(), QStringLiteral("screenshot"));
+    QCOMPARE(contents[2].toObject().value("parts").toArray().size(), 2); // the words are not in it
+    QCOMPARE(contents[4].toObject().value("parts").toArray()[0].toObject().value("text").toString(),
+             QStringLiteral("hurry"));
 }
 
 QTEST_GUILESS_MAIN(TestGoogleAdapter)

@@ -1,5 +1,6 @@
 #include "core/formats/anthropic_messages_codec.h"
 #include "core/formats/openai_chat_codec.h"
+#include "core/formats/openai_responses_codec.h"
 #include "core/model/event_accumulator.h"
 #include "core/upstream/openai_completions_adapter.h"
 #include "core/upstream/openai_completions_stream_decoder.h"
@@ -92,6 +93,7 @@ private slots:
     void sameApiExtrasRideOnDone();
     void usageIsWrittenAsTheUpstreamSentIt_data();
     void usageIsWrittenAsTheUpstreamSentIt();
+    void resultsComeBeforeWordsTypedWhileTheToolRan();
 };
 
 void TestOpenAICompletionsAdapter::passthroughKeepsEveryClientField() {
@@ -677,6 +679,49 @@ void TestOpenAICompletionsAdapter::sameApiExtrasRideOnDone() {
     QCOMPARE(usage.value(QStringLiteral("total_tokens")).toInt(), 13);
     QCOMPARE(QJsonDocument(usage).toJson(QJsonDocument::Compact), usageText);
     QVERIFY(!native.contains(QStringLiteral("usage")));
+}
+
+void TestOpenAICompletionsAdapter::resultsComeBeforeWordsTypedWhileTheToolRan() {
+    // A Responses history with the user's words between a call and its output: Chat wants the tool
+    // messages right after the assistant message with the calls, so the words come after them.
+    const auto req = OpenAIResponsesCodec().decode(
+        "{\"model\":\"m\",\"max_tokens\":100,\"input\":[{\"role\":\"user\",\"content\":\"go\"},"
+        "{\"type\":\"function_call\",\"call_id\":\"call_s1\",\"name\":\"get_time\",\"arguments\":\"{}\"},"
+        "{\"type\":\"function_call\",\"call_id\":\"call_s2\",\"name\":\"screenshot\",\"arguments\":\"{}\"},"
+        "{\"type\":\"function_call_output\",\"call_id\":\"call_s1\",\"output\":\"noon\"},"
+        "{\"role\":\"user\",\"content\":\"hurry\"},"
+        "{\"type\":\"function_call_output\",\"call_id\":\"call_s2\",\"output\":\"shot\"}]}",
+        nullptr);
+    QVERIFY(req);
+    const QJsonArray messages =
+        OpenAICompletionsAdapter::buildBody(spokenIn(*req, wire::Api::OpenAIResponses), "gpt", false)
+            .value("messages")
+            .toArray();
+    QCOMPARE(rolesOf(messages), QStringList({"user", "assistant", "tool", "tool", "user"}));
+    QCOMPARE(str(messages[2].toObject().value("tool_call_id")), QStringLiteral("call_s1"));
+    QCOMPARE(str(messages[3].toObject().value("tool_call_id")), QStringLiteral("call_s2"));
+    QCOMPARE(str(messages[4].toObject().value("content")), QStringLiteral("hurry"));
+    // A server that names every turn's call "call_0": a later call of the same id answers its own
+    // result, which never moves to an earlier turn.
+    const auto repeated = OpenAIChatCodec().decode(
+        "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"a\"},"
+        "{\"role\":\"assistant\",\"content\":null,\"tool_calls\":[{\"id\":\"call_0\",\"type\":\"function\","
+        "\"function\":{\"name\":\"f\",\"arguments\":\"{}\"}}]},"
+        "{\"role\":\"tool\",\"tool_call_id\":\"call_0\",\"content\":\"first\"},"
+        "{\"role\":\"user\",\"content\":\"b\"},"
+        "{\"role\":\"assistant\",\"content\":null,\"tool_calls\":[{\"id\":\"call_0\",\"type\":\"function\","
+        "\"function\":{\"name\":\"f\",\"arguments\":\"{}\"}}]},"
+        "{\"role\":\"user\",\"content\":\"c\"},"
+        "{\"role\":\"tool\",\"tool_call_id\":\"call_0\",\"content\":\"second\"}]}",
+        nullptr);
+    QVERIFY(repeated);
+    const QJsonArray again =
+        OpenAICompletionsAdapter::buildBody(spokenIn(*repeated, wire::Api::OpenAIResponses), "gpt", false)
+            .value("messages")
+            .toArray();
+    QCOMPARE(rolesOf(again), QStringList({"user", "assistant", "tool", "user", "assistant", "tool", "user"}));
+    QCOMPARE(str(again[2].toObject().value("content")), QStringLiteral("first"));
+    QCOMPARE(str(again[5].toObject().value("content")), QStringLiteral("second"));
 }
 
 QTEST_GUILESS_MAIN(TestOpenAICompletionsAdapter)
