@@ -114,6 +114,7 @@ RedisValue RedisValue::error(const QByteArray &message) {
     RedisValue v;
     v.type = Type::Error;
     v.str = message;
+    v.local = true;
     return v;
 }
 

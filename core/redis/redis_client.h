@@ -31,8 +31,13 @@ struct RedisValue {
     qint64 integer = 0;
     QList<RedisValue> elements;
 
+    // An Error made here (not connected, connection lost), not an answer of Redis's.
+    bool local = false;
+
     bool isError() const { return type == Type::Error; }
-    static RedisValue error(const QByteArray &message);
+    // Redis answered, with an error (READONLY, OOM, NOAUTH, a script's error...).
+    bool isServerError() const { return type == Type::Error && !local; }
+    static RedisValue error(const QByteArray &message); // a local error
 };
 
 // What the reply being read holds so far: its elements at any depth and its string bytes.

@@ -208,8 +208,8 @@ void RedisMarkSync::markSet(const MarkInfo &mark, const failover::UpstreamFailur
                          num(ProviderDownMarks::kCapMs), num(ProviderDownMarks::kStrikeResetMs),
                          num(failure.retryAfterMs.value_or(-1)), num(started), json, m_channel},
                         [this, clearsBefore](const RedisValue &v) {
-                            if (v.type != RedisValue::Type::String)
-                                return; // lost or refused: the local mark stands
+                            if (!accepted(v) || v.type != RedisValue::Type::String)
+                                return; // lost or refused: the local mark stands, pushed when shared again
                             if (m_clears != clearsBefore)
                                 return; // cleared since: stale
                             applyRemote(QJsonDocument::fromJson(v.str).object());
@@ -233,7 +233,7 @@ void RedisMarkSync::marksCleared(const QList<MarkInfo> &removed) {
                               {QStringLiteral("ids"), ids},
                               {QStringLiteral("replica"), m_options.replicaId}};
     argv << m_channel << QJsonDocument(payload).toJson(QJsonDocument::Compact);
-    m_commands->command(argv);
+    m_commands->command(argv, [this](const RedisValue &v) { accepted(v); });
 }
 
 void RedisMarkSync::applyRemote(const QJsonObject &o) {
@@ -337,8 +337,14 @@ QByteArray RedisMarkSync::sequenceKey() const {
 }
 
 void RedisMarkSync::updateState() {
-    if (m_up || !m_commands->isReady() || !m_subscriber->isReady())
+    if (m_up || m_probing || !m_commands->isReady() || !m_subscriber->isReady())
         return;
+    // Both connections answer, which a server that refuses every write does too (a replica after
+    // a failover, OOM at maxmemory with noeviction): shared only once a write went through.
+    sendHeartbeat(true);
+}
+
+void RedisMarkSync::goUp() {
     m_up = true;
     // Redis may have restarted, its sequence with it: numbers start over.
     m_lastSeq.clear();
@@ -349,14 +355,17 @@ void RedisMarkSync::updateState() {
                        {QStringLiteral("replica"), m_options.replicaId}});
     pushLocalMarks();
     pullAll();
-    heartbeat();
     Q_EMIT storeUpChanged(true);
 }
 
 void RedisMarkSync::onLost(const QString &why, RedisClient::Loss loss) {
+    goDown(loss == RedisClient::Loss::NotAnswering ? QStringLiteral("Redis not answering")
+                                                   : QStringLiteral("Redis unreachable"),
+           why);
+}
+
+void RedisMarkSync::goDown(const QString &reason, const QString &why) {
     const bool was = m_up;
-    const QString reason = loss == RedisClient::Loss::NotAnswering ? QStringLiteral("Redis not answering")
-                                                                   : QStringLiteral("Redis unreachable");
     const bool newReason = reason != m_downReason;
     m_up = false;
     m_downReason = reason;
@@ -368,6 +377,17 @@ void RedisMarkSync::onLost(const QString &why, RedisClient::Loss loss) {
     }
     if (was || newReason)
         Q_EMIT storeUpChanged(false); // down, or down for another reason: the description changed
+}
+
+bool RedisMarkSync::accepted(const RedisValue &reply) {
+    if (!reply.isError())
+        return true;
+    if (reply.isServerError()) {
+        // Redis answers and takes nothing: whatever this replica sends reaches no other.
+        const QString error = QString::fromUtf8(reply.str.left(200));
+        goDown(QStringLiteral("Redis refuses writes: %1").arg(error), error);
+    }
+    return false;
 }
 
 void RedisMarkSync::pushLocalMarks() {
@@ -384,13 +404,14 @@ void RedisMarkSync::pushLocalMarks() {
         const QByteArray id = idFor(m);
         m_commands->command({"EVAL", kImportScript, "3", key("mark", id), key("hist", id), sequenceKey(), num(now),
                              num(ProviderDownMarks::kStrikeResetMs), QJsonDocument(o).toJson(QJsonDocument::Compact),
-                             m_channel});
+                             m_channel},
+                            [this](const RedisValue &v) { accepted(v); });
     }
 }
 
 void RedisMarkSync::pullAll() {
     m_commands->command({"EVAL", kPullScript, "0", key("mark", "*")}, [this](const RedisValue &v) {
-        if (v.type != RedisValue::Type::Array)
+        if (!accepted(v) || v.type != RedisValue::Type::Array)
             return;
         for (const RedisValue &e : v.elements)
             if (e.type == RedisValue::Type::String)
@@ -400,12 +421,27 @@ void RedisMarkSync::pullAll() {
 
 void RedisMarkSync::heartbeat() {
     if (!m_up)
-        return;
+        return updateState(); // both connections answering but writes refused: try again
+    sendHeartbeat(false);
+}
+
+void RedisMarkSync::sendHeartbeat(bool probe) {
+    m_probing = m_probing || probe;
     const QByteArray own = key("replica", m_options.replicaId.toUtf8());
     m_commands->command({"EVAL", kHeartbeatScript, "1", own, num(m_options.heartbeatMs * 3), key("replica", "*")},
-                        [this](const RedisValue &v) {
-                            if (v.type == RedisValue::Type::Integer && int(v.integer) != m_replicas) {
-                                m_replicas = int(v.integer);
+                        [this, probe](const RedisValue &v) {
+                            if (probe)
+                                m_probing = false;
+                            if (!accepted(v) || v.type != RedisValue::Type::Integer)
+                                return;
+                            const int replicas = int(std::clamp<qint64>(v.integer, 0, 1 << 20));
+                            const bool replicasChanged = replicas != m_replicas;
+                            m_replicas = replicas;
+                            if (probe) {
+                                // The subscription may have dropped while the write was on its way.
+                                if (!m_up && m_commands->isReady() && m_subscriber->isReady())
+                                    goUp();
+                            } else if (replicasChanged && m_up) {
                                 Q_EMIT storeUpChanged(m_up); // the description changed
                             }
                         });

@@ -9,10 +9,13 @@
 //   authoritative answer replaces the local guess.
 // - Marks and clears published by other replicas are applied locally.
 // - A clear on any replica deletes the marks in Redis and is published.
-// - Redis down or not answering: marks stay local (one log line per outage,
+// - Redis down, not answering, or refusing writes (an error reply to any of this
+//   class's commands: READONLY on a replica after a failover, OOM at maxmemory
+//   with noeviction, MISCONF...): marks stay local (one log line per outage,
 //   storeUp() false). The store is shared again only once Redis has answered
-//   on both connections (commands and subscription); then this replica pushes
-//   the marks it set meanwhile and pulls all.
+//   on both connections (commands and subscription) and taken a write (the
+//   heartbeat, tried every heartbeatMs while writes are refused); then this
+//   replica pushes the marks it set meanwhile and pulls all.
 
 #include "core/failover/provider_down_marks.h"
 #include "core/redis/redis_client.h"
@@ -51,8 +54,9 @@ public:
     int replicasSeen() const { return m_replicas; }
     QString replicaId() const { return m_options.replicaId; }
     QString endpointDisplay() const { return m_options.endpoint.display(); }
-    // "shared via redis://host:port/0, 2 replicas seen", "local only (Redis unreachable)" or
-    // "local only (Redis not answering)" (connected, but a command went unanswered).
+    // "shared via redis://host:port/0, 2 replicas seen", "local only (Redis unreachable)",
+    // "local only (Redis not answering)" (connected, but a command went unanswered) or
+    // "local only (Redis refuses writes: READONLY You can't write against a read only replica.)".
     QString describe() const;
     // How many marks' last sequence numbers are remembered (bounded: see kSequenceMemoryMs).
     int rememberedSequences() const { return int(m_lastSeq.size()); }
@@ -75,9 +79,16 @@ private:
     QByteArray idFor(const failover::MarkInfo &m) const;
     QByteArray key(const char *kind, const QByteArray &id) const;
     qint64 wallNow() const;
-    // Shared when both connections have answered; pushes and pulls on the way up, logs each change.
+    // Both connections answering: a heartbeat (a write) decides; goUp() pushes and pulls, logs.
     void updateState();
+    void goUp();
     void onLost(const QString &why, RedisClient::Loss loss);
+    void goDown(const QString &reason, const QString &why);
+    // False for an error: Redis's own (the store goes down: it refuses writes) or a lost
+    // connection's (onLost takes the store down).
+    bool accepted(const RedisValue &reply);
+    // The heartbeat; `probe`: the write that decides whether the store is shared.
+    void sendHeartbeat(bool probe);
     void onMessage(const QByteArray &channel, const QByteArray &payload);
     void applyRemote(const QJsonObject &o);
     // True (and remembered) when `o`'s sequence number is above the last one applied for mark `id`.
@@ -96,6 +107,7 @@ private:
     QTimer m_heartbeat;
     QByteArray m_channel;
     bool m_up = false;
+    bool m_probing = false; // a heartbeat decides whether both answering connections are shared
     bool m_loggedDown = false;
     QString m_downReason = QStringLiteral("Redis unreachable");
     bool m_applyingRemote = false;

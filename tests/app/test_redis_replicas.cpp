@@ -298,6 +298,33 @@ private Q_SLOTS:
         QCOMPARE(three.store(), QStringLiteral("local only (Redis not answering)"));
     }
 
+    // A Redis that answers and refuses every write (READONLY: the primary was demoted by a failover)
+    // was reported shared, metrics said store up, and no mark reached the other replica.
+    void aRedisRefusingWritesIsReportedLocalThenSharedAgain() {
+        QVERIFY(m_redis->command({"REPLICAOF", "127.0.0.1", "1"}).startsWith("+OK")); // no master there
+        QVERIFY(test::waitUntil(
+            [&]() {
+                return m_one->store().startsWith(QStringLiteral("local only (Redis refuses writes: READONLY")) &&
+                       m_two->store().startsWith(QStringLiteral("local only (Redis refuses writes: READONLY"));
+            },
+            10000));
+        QVERIFY(m_one->send("GET", QStringLiteral("/metrics"), kAliceKey).body.contains("switchman_marks_store_up 0"));
+        failA();
+        QCOMPARE(m_one->chat().status, 200); // answered by B, A marked locally
+        QCOMPARE(m_one->marks().size(), 1);
+        QCOMPARE(m_two->marks().size(), 0);
+        QVERIFY(m_redis->command({"REPLICAOF", "NO", "ONE"}).startsWith("+OK"));
+        QVERIFY(test::waitUntil(
+            [&]() {
+                return m_one->store().startsWith(QStringLiteral("shared via")) &&
+                       m_two->store().startsWith(QStringLiteral("shared via"));
+            },
+            15000));
+        QVERIFY(m_one->send("GET", QStringLiteral("/metrics"), kAliceKey).body.contains("switchman_marks_store_up 1"));
+        // The mark learned meanwhile reaches the other replica.
+        QVERIFY(test::waitUntil([&]() { return m_two->marks().size() == 1; }, 5000));
+    }
+
     void redisDownKeepsEveryRequestAnsweredThenResyncs() {
         m_redis->kill();
         QVERIFY(test::waitUntil([&]() { return m_one->store().startsWith(QStringLiteral("local only")); }, 5000));

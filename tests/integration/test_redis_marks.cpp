@@ -373,6 +373,59 @@ private Q_SLOTS:
         QCOMPARE(fail(*m_one, failure(FailureKind::ServerError)), qint64(20000)); // reaches the other replica
     }
 
+    // A Redis that answers PING and refuses every write (READONLY: a primary demoted to replica by a
+    // failover; OOM: maxmemory reached with noeviction) was reported shared: marks from one replica
+    // never reached the other, /healthz said "shared via ..., 2 replicas seen", switchman_marks_store_up
+    // 1, nothing was logged, and the marks learned meanwhile were never pushed. An error reply to a
+    // write takes the store down; the heartbeat keeps trying, and the first write taken brings it back.
+    void aRedisThatRefusesWritesIsLocalUntilItTakesThem_data() {
+        QTest::addColumn<QList<QByteArrayList>>("refuse");
+        QTest::addColumn<QList<QByteArrayList>>("restore");
+        QTest::addColumn<QString>("error");
+        QTest::newRow("replica after a failover")
+            << QList<QByteArrayList>{{"REPLICAOF", "127.0.0.1", "1"}} // no master there
+            << QList<QByteArrayList>{{"REPLICAOF", "NO", "ONE"}} << QStringLiteral("READONLY");
+        QTest::newRow("maxmemory, noeviction")
+            << QList<QByteArrayList>{{"CONFIG", "SET", "maxmemory-policy", "noeviction"},
+                                     {"CONFIG", "SET", "maxmemory", "1"}}
+            << QList<QByteArrayList>{{"CONFIG", "SET", "maxmemory", "0"}} << QStringLiteral("OOM");
+    }
+    void aRedisThatRefusesWritesIsLocalUntilItTakesThem() {
+        QFETCH(QList<QByteArrayList>, refuse);
+        QFETCH(QList<QByteArrayList>, restore);
+        QFETCH(QString, error);
+        for (const QByteArrayList &c : refuse)
+            QVERIFY(m_redis->command(c).startsWith("+OK"));
+        QVERIFY(m_redis->command({"SET", "x", "1"}).startsWith("-" + error.toLatin1()));
+
+        // A mark set now is refused by Redis: the store is down, the mark local.
+        m_one->marks.mark(QStringLiteral("alice"), kA, failure(FailureKind::ServerError));
+        QVERIFY(m_one->marks.isDown(QStringLiteral("alice"), kA));
+        // The other replica learns it from its next heartbeat.
+        QVERIFY(test::waitUntil([&]() { return !m_one->sync->storeUp() && !m_two->sync->storeUp(); }, 5000));
+        for (Replica *r : {m_one.get(), m_two.get()})
+            QVERIFY2(r->sync->describe().startsWith(QStringLiteral("local only (Redis refuses writes: ") + error),
+                     qPrintable(r->sync->describe()));
+        QVERIFY(!m_two->marks.isDown(QStringLiteral("alice"), kA));
+        // Heartbeats keep trying (every 200 ms here): still down, one log line for the outage.
+        QTest::qWait(1000);
+        QVERIFY(!m_one->sync->storeUp());
+        QCOMPARE(m_one->logs.filter(QStringLiteral("local only")).size(), 1);
+        QVERIFY(
+            m_one->logs.last().startsWith(QStringLiteral("warn marks: local only (Redis refuses writes: ") + error));
+        QCOMPARE(m_two->logs.filter(QStringLiteral("local only")).size(), 1);
+
+        for (const QByteArrayList &c : restore)
+            QVERIFY(m_redis->command(c).startsWith("+OK"));
+        QVERIFY(test::waitUntil([&]() { return m_one->sync->storeUp() && m_two->sync->storeUp(); }, 10000));
+        QVERIFY(m_one->sync->describe().startsWith(QStringLiteral("shared via redis://127.0.0.1:")));
+        QCOMPARE(m_one->logs.last(), QStringLiteral("info marks shared through Redis"));
+        // The mark learned while writes were refused reaches the other replica.
+        QVERIFY(test::waitUntil([&]() { return m_two->marks.isDown(QStringLiteral("alice"), kA); }, 5000));
+        QCOMPARE(m_two->mark()->setBy, QStringLiteral("one"));
+        QCOMPARE(m_one->logs.filter(QStringLiteral("local only")).size(), 1);
+    }
+
     void redisDownMeansLocalMarksThenResync() {
         m_redis->kill();
         QVERIFY(test::waitUntil([&]() { return !m_one->sync->storeUp() && !m_two->sync->storeUp(); }, 10000));
