@@ -16,7 +16,11 @@
 //   on both connections (commands and subscription) and taken a write (the
 //   heartbeat, tried every heartbeatMs while writes are refused); then this
 //   replica pushes the marks it set meanwhile and pulls all.
+// - A mark read from Redis is checked as a local one is made: its times within
+//   the ladder's cap, its texts cut to the local bounds, and (Options::accepts)
+//   only for a tenant, provider and model this gateway's configuration has.
 
+#include "core/config/config.h"
 #include "core/failover/provider_down_marks.h"
 #include "core/redis/redis_client.h"
 #include "core/util/clock.h"
@@ -44,7 +48,24 @@ public:
         // reconnects; default: the system clock. Marks and their ladder read the clock given to
         // the constructor.
         util::Clock *connectionClock = nullptr;
+        // Whether a mark read from Redis concerns this gateway (unset: every mark does). The engine
+        // keeps those of its configuration (configures()): the number of marks another replica, or
+        // anything that can publish on the channel, makes this one hold is bounded by its own
+        // configuration.
+        std::function<bool(const failover::MarkInfo &)> accepts;
     };
+    // True when `config` could have set `m` itself: its tenant (or the one tenant-less callers
+    // get), a provider with the mark's base URL, and for a model's mark a model the config lists
+    // (a provider/id selector of an unlisted model is a single candidate, which ignores marks).
+    static bool configures(const config::Config &config, const failover::MarkInfo &m);
+    // The most marks one pull reads (a reply stays far below RedisClient's bounds).
+    static constexpr int kMaxPulledMarks = 20000;
+    // The longest replica id kept from another replica's mark, its last error (as a local mark
+    // keeps it), its strikes, and the highest sequence number taken (2^53: exact as a JSON number).
+    static constexpr int kMaxReplicaIdChars = 200;
+    static constexpr int kMaxLastErrorChars = 500;
+    static constexpr qint64 kMaxStrikes = 1000;
+    static constexpr double kMaxSequence = 9007199254740992.0;
 
     RedisMarkSync(failover::ProviderDownMarks &marks, util::Clock &clock, Options options, QObject *parent = nullptr);
     ~RedisMarkSync() override;
