@@ -171,6 +171,8 @@ void Engine::startMarkSync() {
     o.log = [this](const QString &level, const QString &message, const QJsonObject &fields) {
         m_telemetry->log(level, message, fields);
     };
+    // Marks read from Redis for what this configuration (as reloaded) has; the rest is ignored.
+    o.accepts = [this](const failover::MarkInfo &m) { return redis::RedisMarkSync::configures(*m_ctx.config, m); };
     auto begin = [this](redis::RedisMarkSync::Options options) {
         m_markSync = new redis::RedisMarkSync(*m_marks, *m_ctx.clock, std::move(options), this);
         connect(m_markSync, &redis::RedisMarkSync::marksChanged, this, &Engine::marksChanged);

@@ -5,6 +5,7 @@
 #include <hiredis/hiredis.h>
 #include <hiredis/read.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <utility>
 #include <vector>
@@ -12,6 +13,71 @@
 namespace sw::redis {
 
 namespace {
+// hiredis's own reply objects, built through these: each counts what it adds to the reply being
+// read (the reader's privdata, a ReplyBudget) and refuses past the bounds. hiredis then reports
+// "out of memory", frees the unfinished reply and stops reading. hiredis 0.14 trims the bytes it
+// parsed from its buffer while the reply tree grows, so the buffer's size alone bounds nothing.
+const redisReplyObjectFunctions &defaultFunctions() {
+    static const redisReplyObjectFunctions fn = []() {
+        redisReader *r = redisReaderCreate();
+        const redisReplyObjectFunctions copy = *r->fn;
+        redisReaderFree(r);
+        return copy;
+    }();
+    return fn;
+}
+
+bool take(const redisReadTask *task, qsizetype elements, qsizetype bytes) {
+    auto *b = static_cast<ReplyBudget *>(task->privdata);
+    if (!b)
+        return true;
+    // An array's announced size is checked before hiredis allocates its slots.
+    if (elements > RedisClient::kMaxReplyElements - b->elements - 1 ||
+        bytes > RedisClient::kMaxReplyBuffer - b->bytes) {
+        b->exceeded = true;
+        return false;
+    }
+    b->elements += 1;
+    b->bytes += bytes;
+    return true;
+}
+
+void *boundedString(const redisReadTask *task, char *str, size_t len) {
+    if (len > size_t(RedisClient::kMaxReplyBuffer) || !take(task, 0, qsizetype(len)))
+        return nullptr;
+    return defaultFunctions().createString(task, str, len);
+}
+
+void *boundedArray(const redisReadTask *task, int elements) {
+    if (!take(task, std::max(elements, 0), 0))
+        return nullptr;
+    return defaultFunctions().createArray(task, elements);
+}
+
+void *boundedInteger(const redisReadTask *task, long long value) {
+    if (!take(task, 0, 0))
+        return nullptr;
+    return defaultFunctions().createInteger(task, value);
+}
+
+void *boundedNil(const redisReadTask *task) {
+    if (!take(task, 0, 0))
+        return nullptr;
+    return defaultFunctions().createNil(task);
+}
+
+redisReplyObjectFunctions *boundedFunctions() {
+    static redisReplyObjectFunctions fn = []() {
+        redisReplyObjectFunctions f = defaultFunctions(); // any member a later hiredis adds stays its own
+        f.createString = boundedString;
+        f.createArray = boundedArray;
+        f.createInteger = boundedInteger;
+        f.createNil = boundedNil;
+        return f;
+    }();
+    return &fn;
+}
+
 RedisValue convert(const redisReply *r) {
     RedisValue v;
     switch (r->type) {
@@ -48,6 +114,7 @@ RedisValue RedisValue::error(const QByteArray &message) {
     RedisValue v;
     v.type = Type::Error;
     v.str = message;
+    v.local = true;
     return v;
 }
 
@@ -96,7 +163,9 @@ void RedisClient::connectNow() {
     }
     if (m_reader)
         redisReaderFree(std::exchange(m_reader, nullptr));
-    m_reader = redisReaderCreate();
+    m_reader = redisReaderCreateWithFunctions(boundedFunctions());
+    m_budget = {};
+    m_reader->privdata = &m_budget;
     m_socket = new QSslSocket(this);
     m_socket->setSocketOption(QAbstractSocket::LowDelayOption, 1);
     m_failing = false;
@@ -188,10 +257,16 @@ void RedisClient::onReadyRead() {
         return fail(QStringLiteral("reply over %1 bytes").arg(kMaxReplyBuffer));
     for (;;) {
         void *raw = nullptr;
-        if (redisReaderGetReply(m_reader, &raw) != REDIS_OK)
+        if (redisReaderGetReply(m_reader, &raw) != REDIS_OK) {
+            if (m_budget.exceeded)
+                return fail(QStringLiteral("protocol error: a reply over %1 elements or %2 bytes")
+                                .arg(kMaxReplyElements)
+                                .arg(kMaxReplyBuffer));
             return fail(QStringLiteral("protocol error: %1").arg(QString::fromLatin1(m_reader->errstr)));
+        }
         if (!raw)
             return;
+        m_budget = {}; // the next reply starts
         RedisValue v = convert(static_cast<redisReply *>(raw));
         freeReplyObject(raw);
         onReply(std::move(v));

@@ -31,8 +31,20 @@ struct RedisValue {
     qint64 integer = 0;
     QList<RedisValue> elements;
 
+    // An Error made here (not connected, connection lost), not an answer of Redis's.
+    bool local = false;
+
     bool isError() const { return type == Type::Error; }
-    static RedisValue error(const QByteArray &message);
+    // Redis answered, with an error (READONLY, OOM, NOAUTH, a script's error...).
+    bool isServerError() const { return type == Type::Error && !local; }
+    static RedisValue error(const QByteArray &message); // a local error
+};
+
+// What the reply being read holds so far: its elements at any depth and its string bytes.
+struct ReplyBudget {
+    qsizetype elements = 0;
+    qsizetype bytes = 0;
+    bool exceeded = false;
 };
 
 class RedisClient final : public QObject {
@@ -40,8 +52,13 @@ class RedisClient final : public QObject {
     Q_DISABLE_COPY_MOVE(RedisClient)
 public:
     using Callback = std::function<void(const RedisValue &)>;
-    static constexpr int kMaxPending = 4096;               // commands awaiting a reply
-    static constexpr qsizetype kMaxReplyBuffer = 64 << 20; // unparsed reply bytes
+    static constexpr int kMaxPending = 4096; // commands awaiting a reply
+    // What one reply may make us hold, whoever the peer: the unparsed bytes buffered, the string
+    // bytes of one reply, and its elements (arrays, strings, integers and nils, at any depth; an
+    // array's announced size counts before its elements arrive, so no count is trusted for an
+    // allocation). Past either bound the connection is dropped as a protocol error and reconnected.
+    static constexpr qsizetype kMaxReplyBuffer = 64 << 20;
+    static constexpr qsizetype kMaxReplyElements = 1 << 18;
 
     // Why a connection went down: nothing there (refused, reset, no route, connect timed out),
     // or a connection that stays open and leaves commands unanswered.
@@ -101,6 +118,7 @@ private:
     bool m_open = false;
     bool m_ready = false;
     bool m_failing = false;
+    ReplyBudget m_budget; // the reply being read
 };
 
 } // namespace sw::redis

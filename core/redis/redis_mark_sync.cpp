@@ -1,5 +1,7 @@
 #include "core/redis/redis_mark_sync.h"
 
+#include "core/server/gateway_auth.h"
+
 #include <QDateTime>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -102,10 +104,12 @@ return n
 const QByteArray kSetScript = QByteArray(kStoreMarkLua) + kSetLua;
 const QByteArray kImportScript = QByteArray(kStoreMarkLua) + kImportLua;
 
-// Every live mark under the prefix. ARGV: pattern.
+// Every live mark under the prefix, at most ARGV[2] of them. ARGV: pattern, limit.
 constexpr char kPullScript[] = R"lua(
 local out = {}
+local limit = tonumber(ARGV[2])
 for i, k in ipairs(redis.call('KEYS', ARGV[1])) do
+  if #out >= limit then break end
   local v = redis.call('GET', k)
   if v then out[#out + 1] = v end
 end
@@ -121,7 +125,37 @@ return #redis.call('KEYS', ARGV[2])
 QByteArray num(qint64 v) {
     return QByteArray::number(v);
 }
+
+// A JSON number as milliseconds within [lo, hi]: NaN, and anything a cast to an integer could not
+// hold, land on a bound.
+qint64 clampMs(double v, qint64 lo, qint64 hi) {
+    if (!(v >= double(lo)))
+        return lo;
+    if (v >= double(hi))
+        return hi;
+    return qint64(v);
+}
+
+// An epoch time sent as a decimal string (int64 in Redis's Lua), within [lo, hi].
+std::optional<qint64> epochMs(const QJsonValue &v, qint64 lo, qint64 hi) {
+    bool ok = false;
+    const qint64 t = v.toString().toLongLong(&ok);
+    if (!ok)
+        return std::nullopt;
+    return std::clamp(t, lo, hi);
+}
 } // namespace
+
+bool RedisMarkSync::configures(const config::Config &config, const MarkInfo &m) {
+    const bool tenant = config.tenants.isEmpty() ? m.tenant == QLatin1String(server::GatewayAuth::kLocalTenant)
+                                                 : config.tenants.contains(m.tenant);
+    if (!tenant)
+        return false;
+    const auto provider = config.providers.constFind(m.provider);
+    if (provider == config.providers.cend() || provider->baseUrl != m.baseUrl)
+        return false;
+    return m.model.isEmpty() || config.models.contains(m.provider + QLatin1Char('/') + m.model);
+}
 
 RedisMarkSync::RedisMarkSync(ProviderDownMarks &marks, util::Clock &clock, Options options, QObject *parent)
     : QObject(parent), m_marks(marks), m_clock(clock), m_options(std::move(options)) {
@@ -181,7 +215,7 @@ QJsonObject RedisMarkSync::describeMark(const MarkInfo &m) const {
                   {QStringLiteral("baseUrl"), m.baseUrl},
                   {QStringLiteral("model"), m.model},
                   {QStringLiteral("kind"), failover::failureKindName(m.kind)},
-                  {QStringLiteral("lastError"), m.lastError.left(500)},
+                  {QStringLiteral("lastError"), m.lastError.left(kMaxLastErrorChars)},
                   {QStringLiteral("replica"), m.setBy.isEmpty() ? m_options.replicaId : m.setBy}};
     if (m.retryAfterMs)
         o.insert(QStringLiteral("retryAfterMs"), double(*m.retryAfterMs));
@@ -208,8 +242,8 @@ void RedisMarkSync::markSet(const MarkInfo &mark, const failover::UpstreamFailur
                          num(ProviderDownMarks::kCapMs), num(ProviderDownMarks::kStrikeResetMs),
                          num(failure.retryAfterMs.value_or(-1)), num(started), json, m_channel},
                         [this, clearsBefore](const RedisValue &v) {
-                            if (v.type != RedisValue::Type::String)
-                                return; // lost or refused: the local mark stands
+                            if (!accepted(v) || v.type != RedisValue::Type::String)
+                                return; // lost or refused: the local mark stands, pushed when shared again
                             if (m_clears != clearsBefore)
                                 return; // cleared since: stale
                             applyRemote(QJsonDocument::fromJson(v.str).object());
@@ -233,10 +267,14 @@ void RedisMarkSync::marksCleared(const QList<MarkInfo> &removed) {
                               {QStringLiteral("ids"), ids},
                               {QStringLiteral("replica"), m_options.replicaId}};
     argv << m_channel << QJsonDocument(payload).toJson(QJsonDocument::Compact);
-    m_commands->command(argv);
+    m_commands->command(argv, [this](const RedisValue &v) { accepted(v); });
 }
 
 void RedisMarkSync::applyRemote(const QJsonObject &o) {
+    // Checked as a local mark is made: anything that can publish on the channel, or write a mark
+    // key, is read here. Numbers outside the ladder's range are clamped to it (never cast as they
+    // come: 1e300 or 2^63 ms are undefined as integers), texts cut to the local bounds, and a mark
+    // this gateway's configuration could not have set is ignored (Options::accepts).
     MarkInfo m;
     m.tenant = o.value(QStringLiteral("tenant")).toString();
     m.provider = o.value(QStringLiteral("provider")).toString();
@@ -246,17 +284,37 @@ void RedisMarkSync::applyRemote(const QJsonObject &o) {
     if (m.provider.isEmpty() || !kind)
         return;
     m.kind = *kind;
-    m.strikes = o.value(QStringLiteral("strikes")).toInt();
-    m.ttlMs = qint64(o.value(QStringLiteral("ttlMs")).toDouble());
-    const qint64 expiresAt = o.value(QStringLiteral("expiresAt")).toString().toLongLong();
-    m.expiresAtMs = m_clock.nowMs() + (expiresAt - wallNow());
-    // The last strike's time, so the local table keeps the burst rule for the next failure too.
-    const qint64 setAt = o.value(QStringLiteral("setAt")).toString().toLongLong();
-    m.struckAtMs = setAt > 0 ? m_clock.nowMs() + (setAt - wallNow()) : m.expiresAtMs - m.ttlMs;
-    if (o.contains(QStringLiteral("retryAfterMs")))
-        m.retryAfterMs = qint64(o.value(QStringLiteral("retryAfterMs")).toDouble());
-    m.lastError = o.value(QStringLiteral("lastError")).toString();
-    const QString replica = o.value(QStringLiteral("replica")).toString();
+    // The kinds that set marks, keyed as ProviderDownMarks::mark keys them: a transport mark
+    // covers the base URL (no model), the others one model.
+    const bool transport = m.kind == FailureKind::Transport;
+    if (!transport && m.kind != FailureKind::ServerError && m.kind != FailureKind::RateLimited)
+        return;
+    if (transport != m.model.isEmpty())
+        return;
+    if (m_options.accepts && !m_options.accepts(m))
+        return;
+    const qint64 wall = wallNow();
+    const qint64 local = m_clock.nowMs();
+    // At most the ladder's cap from now; one long expired is as good as expired.
+    const auto expiresAt = epochMs(o.value(QStringLiteral("expiresAt")), wall - ProviderDownMarks::kStrikeResetMs,
+                                   wall + ProviderDownMarks::kCapMs);
+    if (!expiresAt)
+        return;
+    m.expiresAtMs = local + (*expiresAt - wall);
+    m.ttlMs = clampMs(o.value(QStringLiteral("ttlMs")).toDouble(), 0, ProviderDownMarks::kCapMs);
+    m.strikes = int(clampMs(o.value(QStringLiteral("strikes")).toDouble(), 1, kMaxStrikes));
+    // The last strike's time, so the local table keeps the burst rule for the next failure too:
+    // never in the future (every later failure would be the same blip).
+    const qint64 oldest = wall - ProviderDownMarks::kCapMs - ProviderDownMarks::kStrikeResetMs;
+    const auto setAt = epochMs(o.value(QStringLiteral("setAt")), oldest, wall);
+    m.struckAtMs = setAt && *setAt > oldest ? local + (*setAt - wall) : std::min(local, m.expiresAtMs - m.ttlMs);
+    if (o.contains(QStringLiteral("retryAfterMs"))) {
+        const double retryAfter = o.value(QStringLiteral("retryAfterMs")).toDouble();
+        if (retryAfter >= 0)
+            m.retryAfterMs = clampMs(retryAfter, 0, ProviderDownMarks::kCapMs);
+    }
+    m.lastError = o.value(QStringLiteral("lastError")).toString().left(kMaxLastErrorChars);
+    const QString replica = o.value(QStringLiteral("replica")).toString().left(kMaxReplicaIdChars);
     m.setBy = replica == m_options.replicaId ? QString() : replica;
     if (!isNewer(idFor(m), o))
         return; // a reply or message older than a set or clear already applied for this mark
@@ -305,6 +363,8 @@ bool RedisMarkSync::isNewer(const QByteArray &id, const QJsonObject &o) {
     const double number = o.value(QStringLiteral("seq")).toDouble();
     if (!(number > 0))
         return true; // a replica of a version without sequence numbers: as before, last one read wins
+    if (number > kMaxSequence)
+        return false; // no INCR gets there: a number that would order every later set or clear out
     const auto seq = quint64(number);
     Applied &last = m_lastSeq[id];
     if (seq <= last.seq)
@@ -337,8 +397,14 @@ QByteArray RedisMarkSync::sequenceKey() const {
 }
 
 void RedisMarkSync::updateState() {
-    if (m_up || !m_commands->isReady() || !m_subscriber->isReady())
+    if (m_up || m_probing || !m_commands->isReady() || !m_subscriber->isReady())
         return;
+    // Both connections answer, which a server that refuses every write does too (a replica after
+    // a failover, OOM at maxmemory with noeviction): shared only once a write went through.
+    sendHeartbeat(true);
+}
+
+void RedisMarkSync::goUp() {
     m_up = true;
     // Redis may have restarted, its sequence with it: numbers start over.
     m_lastSeq.clear();
@@ -349,14 +415,17 @@ void RedisMarkSync::updateState() {
                        {QStringLiteral("replica"), m_options.replicaId}});
     pushLocalMarks();
     pullAll();
-    heartbeat();
     Q_EMIT storeUpChanged(true);
 }
 
 void RedisMarkSync::onLost(const QString &why, RedisClient::Loss loss) {
+    goDown(loss == RedisClient::Loss::NotAnswering ? QStringLiteral("Redis not answering")
+                                                   : QStringLiteral("Redis unreachable"),
+           why);
+}
+
+void RedisMarkSync::goDown(const QString &reason, const QString &why) {
     const bool was = m_up;
-    const QString reason = loss == RedisClient::Loss::NotAnswering ? QStringLiteral("Redis not answering")
-                                                                   : QStringLiteral("Redis unreachable");
     const bool newReason = reason != m_downReason;
     m_up = false;
     m_downReason = reason;
@@ -368,6 +437,17 @@ void RedisMarkSync::onLost(const QString &why, RedisClient::Loss loss) {
     }
     if (was || newReason)
         Q_EMIT storeUpChanged(false); // down, or down for another reason: the description changed
+}
+
+bool RedisMarkSync::accepted(const RedisValue &reply) {
+    if (!reply.isError())
+        return true;
+    if (reply.isServerError()) {
+        // Redis answers and takes nothing: whatever this replica sends reaches no other.
+        const QString error = QString::fromUtf8(reply.str.left(200));
+        goDown(QStringLiteral("Redis refuses writes: %1").arg(error), error);
+    }
+    return false;
 }
 
 void RedisMarkSync::pushLocalMarks() {
@@ -384,28 +464,45 @@ void RedisMarkSync::pushLocalMarks() {
         const QByteArray id = idFor(m);
         m_commands->command({"EVAL", kImportScript, "3", key("mark", id), key("hist", id), sequenceKey(), num(now),
                              num(ProviderDownMarks::kStrikeResetMs), QJsonDocument(o).toJson(QJsonDocument::Compact),
-                             m_channel});
+                             m_channel},
+                            [this](const RedisValue &v) { accepted(v); });
     }
 }
 
 void RedisMarkSync::pullAll() {
-    m_commands->command({"EVAL", kPullScript, "0", key("mark", "*")}, [this](const RedisValue &v) {
-        if (v.type != RedisValue::Type::Array)
-            return;
-        for (const RedisValue &e : v.elements)
-            if (e.type == RedisValue::Type::String)
-                applyRemote(QJsonDocument::fromJson(e.str).object());
-    });
+    m_commands->command({"EVAL", kPullScript, "0", key("mark", "*"), num(kMaxPulledMarks)},
+                        [this](const RedisValue &v) {
+                            if (!accepted(v) || v.type != RedisValue::Type::Array)
+                                return;
+                            for (const RedisValue &e : v.elements)
+                                if (e.type == RedisValue::Type::String)
+                                    applyRemote(QJsonDocument::fromJson(e.str).object());
+                        });
 }
 
 void RedisMarkSync::heartbeat() {
     if (!m_up)
-        return;
+        return updateState(); // both connections answering but writes refused: try again
+    sendHeartbeat(false);
+}
+
+void RedisMarkSync::sendHeartbeat(bool probe) {
+    m_probing = m_probing || probe;
     const QByteArray own = key("replica", m_options.replicaId.toUtf8());
     m_commands->command({"EVAL", kHeartbeatScript, "1", own, num(m_options.heartbeatMs * 3), key("replica", "*")},
-                        [this](const RedisValue &v) {
-                            if (v.type == RedisValue::Type::Integer && int(v.integer) != m_replicas) {
-                                m_replicas = int(v.integer);
+                        [this, probe](const RedisValue &v) {
+                            if (probe)
+                                m_probing = false;
+                            if (!accepted(v) || v.type != RedisValue::Type::Integer)
+                                return;
+                            const int replicas = int(std::clamp<qint64>(v.integer, 0, 1 << 20));
+                            const bool replicasChanged = replicas != m_replicas;
+                            m_replicas = replicas;
+                            if (probe) {
+                                // The subscription may have dropped while the write was on its way.
+                                if (!m_up && m_commands->isReady() && m_subscriber->isReady())
+                                    goUp();
+                            } else if (replicasChanged && m_up) {
                                 Q_EMIT storeUpChanged(m_up); // the description changed
                             }
                         });

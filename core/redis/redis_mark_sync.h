@@ -9,11 +9,18 @@
 //   authoritative answer replaces the local guess.
 // - Marks and clears published by other replicas are applied locally.
 // - A clear on any replica deletes the marks in Redis and is published.
-// - Redis down or not answering: marks stay local (one log line per outage,
+// - Redis down, not answering, or refusing writes (an error reply to any of this
+//   class's commands: READONLY on a replica after a failover, OOM at maxmemory
+//   with noeviction, MISCONF...): marks stay local (one log line per outage,
 //   storeUp() false). The store is shared again only once Redis has answered
-//   on both connections (commands and subscription); then this replica pushes
-//   the marks it set meanwhile and pulls all.
+//   on both connections (commands and subscription) and taken a write (the
+//   heartbeat, tried every heartbeatMs while writes are refused); then this
+//   replica pushes the marks it set meanwhile and pulls all.
+// - A mark read from Redis is checked as a local one is made: its times within
+//   the ladder's cap, its texts cut to the local bounds, and (Options::accepts)
+//   only for a tenant, provider and model this gateway's configuration has.
 
+#include "core/config/config.h"
 #include "core/failover/provider_down_marks.h"
 #include "core/redis/redis_client.h"
 #include "core/util/clock.h"
@@ -41,7 +48,24 @@ public:
         // reconnects; default: the system clock. Marks and their ladder read the clock given to
         // the constructor.
         util::Clock *connectionClock = nullptr;
+        // Whether a mark read from Redis concerns this gateway (unset: every mark does). The engine
+        // keeps those of its configuration (configures()): the number of marks another replica, or
+        // anything that can publish on the channel, makes this one hold is bounded by its own
+        // configuration.
+        std::function<bool(const failover::MarkInfo &)> accepts;
     };
+    // True when `config` could have set `m` itself: its tenant (or the one tenant-less callers
+    // get), a provider with the mark's base URL, and for a model's mark a model the config lists
+    // (a provider/id selector of an unlisted model is a single candidate, which ignores marks).
+    static bool configures(const config::Config &config, const failover::MarkInfo &m);
+    // The most marks one pull reads (a reply stays far below RedisClient's bounds).
+    static constexpr int kMaxPulledMarks = 20000;
+    // The longest replica id kept from another replica's mark, its last error (as a local mark
+    // keeps it), its strikes, and the highest sequence number taken (2^53: exact as a JSON number).
+    static constexpr int kMaxReplicaIdChars = 200;
+    static constexpr int kMaxLastErrorChars = 500;
+    static constexpr qint64 kMaxStrikes = 1000;
+    static constexpr double kMaxSequence = 9007199254740992.0;
 
     RedisMarkSync(failover::ProviderDownMarks &marks, util::Clock &clock, Options options, QObject *parent = nullptr);
     ~RedisMarkSync() override;
@@ -51,8 +75,9 @@ public:
     int replicasSeen() const { return m_replicas; }
     QString replicaId() const { return m_options.replicaId; }
     QString endpointDisplay() const { return m_options.endpoint.display(); }
-    // "shared via redis://host:port/0, 2 replicas seen", "local only (Redis unreachable)" or
-    // "local only (Redis not answering)" (connected, but a command went unanswered).
+    // "shared via redis://host:port/0, 2 replicas seen", "local only (Redis unreachable)",
+    // "local only (Redis not answering)" (connected, but a command went unanswered) or
+    // "local only (Redis refuses writes: READONLY You can't write against a read only replica.)".
     QString describe() const;
     // How many marks' last sequence numbers are remembered (bounded: see kSequenceMemoryMs).
     int rememberedSequences() const { return int(m_lastSeq.size()); }
@@ -75,9 +100,16 @@ private:
     QByteArray idFor(const failover::MarkInfo &m) const;
     QByteArray key(const char *kind, const QByteArray &id) const;
     qint64 wallNow() const;
-    // Shared when both connections have answered; pushes and pulls on the way up, logs each change.
+    // Both connections answering: a heartbeat (a write) decides; goUp() pushes and pulls, logs.
     void updateState();
+    void goUp();
     void onLost(const QString &why, RedisClient::Loss loss);
+    void goDown(const QString &reason, const QString &why);
+    // False for an error: Redis's own (the store goes down: it refuses writes) or a lost
+    // connection's (onLost takes the store down).
+    bool accepted(const RedisValue &reply);
+    // The heartbeat; `probe`: the write that decides whether the store is shared.
+    void sendHeartbeat(bool probe);
     void onMessage(const QByteArray &channel, const QByteArray &payload);
     void applyRemote(const QJsonObject &o);
     // True (and remembered) when `o`'s sequence number is above the last one applied for mark `id`.
@@ -96,6 +128,7 @@ private:
     QTimer m_heartbeat;
     QByteArray m_channel;
     bool m_up = false;
+    bool m_probing = false; // a heartbeat decides whether both answering connections are shared
     bool m_loggedDown = false;
     QString m_downReason = QStringLiteral("Redis unreachable");
     bool m_applyingRemote = false;

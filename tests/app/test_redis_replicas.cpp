@@ -298,6 +298,74 @@ private Q_SLOTS:
         QCOMPARE(three.store(), QStringLiteral("local only (Redis not answering)"));
     }
 
+    // A Redis that answers and refuses every write (READONLY: the primary was demoted by a failover)
+    // was reported shared, metrics said store up, and no mark reached the other replica.
+    void aRedisRefusingWritesIsReportedLocalThenSharedAgain() {
+        QVERIFY(m_redis->command({"REPLICAOF", "127.0.0.1", "1"}).startsWith("+OK")); // no master there
+        QVERIFY(test::waitUntil(
+            [&]() {
+                return m_one->store().startsWith(QStringLiteral("local only (Redis refuses writes: READONLY")) &&
+                       m_two->store().startsWith(QStringLiteral("local only (Redis refuses writes: READONLY"));
+            },
+            10000));
+        QVERIFY(m_one->send("GET", QStringLiteral("/metrics"), kAliceKey).body.contains("switchman_marks_store_up 0"));
+        failA();
+        QCOMPARE(m_one->chat().status, 200); // answered by B, A marked locally
+        QCOMPARE(m_one->marks().size(), 1);
+        QCOMPARE(m_two->marks().size(), 0);
+        QVERIFY(m_redis->command({"REPLICAOF", "NO", "ONE"}).startsWith("+OK"));
+        QVERIFY(test::waitUntil(
+            [&]() {
+                return m_one->store().startsWith(QStringLiteral("shared via")) &&
+                       m_two->store().startsWith(QStringLiteral("shared via"));
+            },
+            15000));
+        QVERIFY(m_one->send("GET", QStringLiteral("/metrics"), kAliceKey).body.contains("switchman_marks_store_up 1"));
+        // The mark learned meanwhile reaches the other replica.
+        QVERIFY(test::waitUntil([&]() { return m_two->marks().size() == 1; }, 5000));
+    }
+
+    // Whatever can publish on the marks channel made every replica hold what it sent: any tenant,
+    // provider or model, a 1 MiB lastError each, and expiries of 2^63 ms (shown, and sent to
+    // clients as Retry-After, in the quintillions).
+    void marksFromRedisAreCheckedByEachReplica() {
+        auto publish = [&](const QString &tenant, const QString &provider, const QString &model,
+                           const QString &expiresAt, const QString &lastError) {
+            const QJsonObject o{{QStringLiteral("op"), QStringLiteral("set")},
+                                {QStringLiteral("replica"), QStringLiteral("elsewhere")},
+                                {QStringLiteral("tenant"), tenant},
+                                {QStringLiteral("provider"), provider},
+                                {QStringLiteral("baseUrl"), m_a->baseUrl()},
+                                {QStringLiteral("model"), model},
+                                {QStringLiteral("kind"), QStringLiteral("server_error")},
+                                {QStringLiteral("strikes"), 1},
+                                {QStringLiteral("ttlMs"), 1e300},
+                                {QStringLiteral("expiresAt"), expiresAt},
+                                {QStringLiteral("setAt"), QStringLiteral("0")},
+                                {QStringLiteral("lastError"), lastError}};
+            return m_redis->command({"PUBLISH", "replicatest:marks", QJsonDocument(o).toJson(QJsonDocument::Compact)})
+                .startsWith(":2"); // both replicas subscribe
+        };
+        const QString huge(1 << 20, QLatin1Char('E'));
+        const QString never = QStringLiteral("9223372036854775807");
+        for (int i = 0; i < 20; ++i)
+            QVERIFY(publish(QStringLiteral("alice"), QStringLiteral("pa"), QStringLiteral("m%1").arg(i), never, huge));
+        QVERIFY(publish(QStringLiteral("mallory"), QStringLiteral("pa"), QStringLiteral("claude-a"), never, huge));
+        QVERIFY(publish(QStringLiteral("alice"), QStringLiteral("px"), QStringLiteral("claude-a"), never, huge));
+        QVERIFY(publish(QStringLiteral("alice"), QStringLiteral("pa"), QStringLiteral("claude-a"), never, huge));
+        QVERIFY(test::waitUntil([&]() { return m_one->marks().size() == 1 && m_two->marks().size() == 1; }, 5000));
+        QTest::qWait(200);
+        for (Replica *r : {m_one.get(), m_two.get()}) {
+            const QJsonArray marks = r->marks();
+            QCOMPARE(marks.size(), 1); // only the one this configuration has
+            const QJsonObject m = marks.first().toObject();
+            QCOMPARE(m.value(QStringLiteral("tenant")).toString(), QStringLiteral("alice"));
+            QCOMPARE(m.value(QStringLiteral("model")).toString(), QStringLiteral("claude-a"));
+            QVERIFY(m.value(QStringLiteral("remainingMs")).toDouble() <= 300000); // the ladder's cap
+            QCOMPARE(m.value(QStringLiteral("lastError")).toString().size(), 500);
+        }
+    }
+
     void redisDownKeepsEveryRequestAnsweredThenResyncs() {
         m_redis->kill();
         QVERIFY(test::waitUntil([&]() { return m_one->store().startsWith(QStringLiteral("local only")); }, 5000));

@@ -32,6 +32,25 @@ failover::UpstreamFailure failure(FailureKind kind, std::optional<qint64> retryA
     return f;
 }
 
+config::Config configOfA() {
+    config::Config cfg;
+    config::ProviderConfig provider;
+    provider.id = kA.provider;
+    provider.baseUrl = kA.baseUrl;
+    cfg.providers.insert(provider.id, provider);
+    config::ModelConfig model;
+    model.provider = kA.provider;
+    model.id = kA.modelId;
+    cfg.models.insert(model.key(), model);
+    return cfg;
+}
+
+config::TenantConfig tenant(const QString &name) {
+    config::TenantConfig t;
+    t.name = name;
+    return t;
+}
+
 struct Replica {
     test::FakeClock clock;
     failover::ProviderDownMarks marks{clock};
@@ -39,7 +58,8 @@ struct Replica {
     QStringList logs;
     int changes = 0; // marks applied from Redis (script answers and published messages)
 
-    Replica(const QString &url, const QString &id, qint64 *wall, util::Clock *connectionClock = nullptr) {
+    Replica(const QString &url, const QString &id, qint64 *wall, util::Clock *connectionClock = nullptr,
+            std::function<bool(const failover::MarkInfo &)> accepts = {}) {
         redis::RedisMarkSync::Options o;
         o.endpoint = *redis::RedisEndpoint::parse(url, nullptr);
         o.prefix = QStringLiteral("t");
@@ -47,6 +67,7 @@ struct Replica {
         o.wallClock = [wall]() { return *wall; };
         o.heartbeatMs = 200;
         o.connectionClock = connectionClock;
+        o.accepts = std::move(accepts);
         o.log = [this](const QString &level, const QString &message, const QJsonObject &) {
             logs.append(level + QLatin1Char(' ') + message);
         };
@@ -371,6 +392,198 @@ private Q_SLOTS:
             [&]() { return states.contains(false) && m_one->sync->storeUp() && m_two->sync->storeUp(); }, 5000));
         QCOMPARE(m_one->logs.filter(QStringLiteral("local only")).size(), 1);
         QCOMPARE(fail(*m_one, failure(FailureKind::ServerError)), qint64(20000)); // reaches the other replica
+    }
+
+    // A Redis that answers PING and refuses every write (READONLY: a primary demoted to replica by a
+    // failover; OOM: maxmemory reached with noeviction) was reported shared: marks from one replica
+    // never reached the other, /healthz said "shared via ..., 2 replicas seen", switchman_marks_store_up
+    // 1, nothing was logged, and the marks learned meanwhile were never pushed. An error reply to a
+    // write takes the store down; the heartbeat keeps trying, and the first write taken brings it back.
+    void aRedisThatRefusesWritesIsLocalUntilItTakesThem_data() {
+        QTest::addColumn<QList<QByteArrayList>>("refuse");
+        QTest::addColumn<QList<QByteArrayList>>("restore");
+        QTest::addColumn<QString>("error");
+        QTest::newRow("replica after a failover")
+            << QList<QByteArrayList>{{"REPLICAOF", "127.0.0.1", "1"}} // no master there
+            << QList<QByteArrayList>{{"REPLICAOF", "NO", "ONE"}} << QStringLiteral("READONLY");
+        QTest::newRow("maxmemory, noeviction")
+            << QList<QByteArrayList>{{"CONFIG", "SET", "maxmemory-policy", "noeviction"},
+                                     {"CONFIG", "SET", "maxmemory", "1"}}
+            << QList<QByteArrayList>{{"CONFIG", "SET", "maxmemory", "0"}} << QStringLiteral("OOM");
+    }
+    void aRedisThatRefusesWritesIsLocalUntilItTakesThem() {
+        QFETCH(QList<QByteArrayList>, refuse);
+        QFETCH(QList<QByteArrayList>, restore);
+        QFETCH(QString, error);
+        for (const QByteArrayList &c : refuse)
+            QVERIFY(m_redis->command(c).startsWith("+OK"));
+        QVERIFY(m_redis->command({"SET", "x", "1"}).startsWith("-" + error.toLatin1()));
+
+        // A mark set now is refused by Redis: the store is down, the mark local.
+        m_one->marks.mark(QStringLiteral("alice"), kA, failure(FailureKind::ServerError));
+        QVERIFY(m_one->marks.isDown(QStringLiteral("alice"), kA));
+        // The other replica learns it from its next heartbeat.
+        QVERIFY(test::waitUntil([&]() { return !m_one->sync->storeUp() && !m_two->sync->storeUp(); }, 5000));
+        for (Replica *r : {m_one.get(), m_two.get()})
+            QVERIFY2(r->sync->describe().startsWith(QStringLiteral("local only (Redis refuses writes: ") + error),
+                     qPrintable(r->sync->describe()));
+        QVERIFY(!m_two->marks.isDown(QStringLiteral("alice"), kA));
+        // Heartbeats keep trying (every 200 ms here): still down, one log line for the outage.
+        QTest::qWait(1000);
+        QVERIFY(!m_one->sync->storeUp());
+        QCOMPARE(m_one->logs.filter(QStringLiteral("local only")).size(), 1);
+        QVERIFY(
+            m_one->logs.last().startsWith(QStringLiteral("warn marks: local only (Redis refuses writes: ") + error));
+        QCOMPARE(m_two->logs.filter(QStringLiteral("local only")).size(), 1);
+
+        for (const QByteArrayList &c : restore)
+            QVERIFY(m_redis->command(c).startsWith("+OK"));
+        QVERIFY(test::waitUntil([&]() { return m_one->sync->storeUp() && m_two->sync->storeUp(); }, 10000));
+        QVERIFY(m_one->sync->describe().startsWith(QStringLiteral("shared via redis://127.0.0.1:")));
+        QCOMPARE(m_one->logs.last(), QStringLiteral("info marks shared through Redis"));
+        // The mark learned while writes were refused reaches the other replica.
+        QVERIFY(test::waitUntil([&]() { return m_two->marks.isDown(QStringLiteral("alice"), kA); }, 5000));
+        QCOMPARE(m_two->mark()->setBy, QStringLiteral("one"));
+        QCOMPARE(m_one->logs.filter(QStringLiteral("local only")).size(), 1);
+    }
+
+    // Marks published through Redis were applied as they came: a 1 MiB lastError each, any number
+    // of marks for models, providers and tenants this gateway does not have (400 of them: 0.92 GB),
+    // and numbers cast from double to int64 unchecked (undefined for 1e300), shown as 9.2e18 ms
+    // left and sent to clients as a Retry-After of 9.2e15 s. A remote mark is checked as a local
+    // one is made.
+    void aMarkFromRedisIsCheckedLikeALocalOne() {
+        config::Config cfg = configOfA();
+        cfg.tenants.insert(QStringLiteral("alice"), tenant(QStringLiteral("alice")));
+        Replica r(m_redis->url(), QStringLiteral("checked"), &m_wall, nullptr,
+                  [cfg](const failover::MarkInfo &m) { return redis::RedisMarkSync::configures(cfg, m); });
+        QVERIFY(test::waitUntil([&]() { return r.sync->storeUp(); }, 5000));
+
+        redis::RedisClient pub(*redis::RedisEndpoint::parse(m_redis->url(), nullptr));
+        pub.open();
+        QVERIFY(test::waitUntil([&]() { return pub.isReady(); }, 5000));
+        int seq = 0;
+        auto publish = [&](QJsonObject o) {
+            if (!o.contains(QStringLiteral("seq")))
+                o.insert(QStringLiteral("seq"), ++seq);
+            pub.command({"PUBLISH", "t:marks", QJsonDocument(o).toJson(QJsonDocument::Compact)});
+        };
+        auto mark = [&](const QString &tenant, const QString &provider, const QString &baseUrl, const QString &model) {
+            return QJsonObject{{QStringLiteral("op"), QStringLiteral("set")},
+                               {QStringLiteral("replica"), QStringLiteral("three")},
+                               {QStringLiteral("tenant"), tenant},
+                               {QStringLiteral("provider"), provider},
+                               {QStringLiteral("baseUrl"), baseUrl},
+                               {QStringLiteral("model"), model},
+                               {QStringLiteral("kind"), QStringLiteral("server_error")},
+                               {QStringLiteral("strikes"), 1},
+                               {QStringLiteral("ttlMs"), 20000.0},
+                               {QStringLiteral("expiresAt"), QString::number(m_wall + 20000)},
+                               {QStringLiteral("setAt"), QString::number(m_wall)}};
+        };
+        const QJsonObject ours = mark(QStringLiteral("alice"), kA.provider, kA.baseUrl, kA.modelId);
+        auto ourMark = [&]() -> std::optional<failover::MarkInfo> {
+            for (const auto &m : r.marks.active())
+                if (m.model == kA.modelId)
+                    return m;
+            return std::nullopt;
+        };
+        // Applied once every message published before it was read (one subscription: in order).
+        auto barrier = [&](int strikes) {
+            QJsonObject o = ours;
+            o.insert(QStringLiteral("strikes"), strikes);
+            publish(o);
+            return test::waitUntil([&]() { return ourMark() && ourMark()->strikes == strikes; }, 5000);
+        };
+
+        // Numbers out of every range, a 1 MiB lastError and replica id.
+        QJsonObject weird = ours;
+        weird.insert(QStringLiteral("expiresAt"), QStringLiteral("9223372036854775807"));
+        weird.insert(QStringLiteral("setAt"), QStringLiteral("-9223372036854775808"));
+        weird.insert(QStringLiteral("ttlMs"), 1e300);
+        weird.insert(QStringLiteral("strikes"), 1e300);
+        weird.insert(QStringLiteral("retryAfterMs"), -1e300);
+        weird.insert(QStringLiteral("lastError"), QString(1 << 20, QLatin1Char('E')));
+        weird.insert(QStringLiteral("replica"), QString(1 << 20, QLatin1Char('R')));
+        publish(weird);
+        QVERIFY(test::waitUntil([&]() { return ourMark().has_value(); }, 5000));
+        const auto m = *ourMark();
+        QCOMPARE(r.marks.remainingMs(QStringLiteral("alice"), kA), qint64(300000)); // the ladder's cap
+        QCOMPARE(m.ttlMs, qint64(300000));
+        QCOMPARE(m.strikes, int(redis::RedisMarkSync::kMaxStrikes));
+        QVERIFY(!m.retryAfterMs);
+        QVERIFY(m.struckAtMs <= r.clock.nowMs());
+        QCOMPARE(m.lastError.size(), 500);
+        QCOMPARE(m.setBy.size(), qsizetype(redis::RedisMarkSync::kMaxReplicaIdChars));
+
+        weird = ours;
+        weird.insert(QStringLiteral("retryAfterMs"), 1e300);
+        weird.insert(QStringLiteral("expiresAt"), QStringLiteral("-9223372036854775808"));
+        weird.insert(QStringLiteral("strikes"), -5);
+        publish(weird);
+        QVERIFY(test::waitUntil([&]() { return !ourMark(); }, 5000)); // expired
+        QVERIFY(barrier(2));
+        weird = ours;
+        weird.insert(QStringLiteral("retryAfterMs"), 1e300);
+        weird.insert(QStringLiteral("strikes"), 3);
+        publish(weird);
+        QVERIFY(test::waitUntil([&]() { return ourMark() && ourMark()->strikes == 3; }, 5000));
+        QCOMPARE(ourMark()->retryAfterMs, std::optional<qint64>(300000));
+
+        // Marks this configuration could not have set: other tenants, providers, base URLs and
+        // models, kinds that set no mark, a transport mark naming a model, a model's mark naming
+        // none, and a sequence number no Redis gives (it would order out every later one).
+        for (int i = 0; i < 400; ++i) {
+            QJsonObject o = mark(QStringLiteral("alice"), kA.provider, kA.baseUrl, QStringLiteral("m%1").arg(i));
+            o.insert(QStringLiteral("lastError"), QString(1 << 12, QLatin1Char('E')));
+            publish(o);
+        }
+        publish(mark(QStringLiteral("mallory"), kA.provider, kA.baseUrl, kA.modelId));
+        publish(mark(QStringLiteral("alice"), QStringLiteral("px"), kA.baseUrl, kA.modelId));
+        publish(mark(QStringLiteral("alice"), kA.provider, QStringLiteral("http://127.0.0.1:2"), kA.modelId));
+        QJsonObject o = ours;
+        o.insert(QStringLiteral("kind"), QStringLiteral("credential_exhausted"));
+        o.insert(QStringLiteral("strikes"), 50);
+        publish(o);
+        o = ours;
+        o.insert(QStringLiteral("kind"), QStringLiteral("transport"));
+        o.insert(QStringLiteral("strikes"), 50);
+        publish(o);
+        o = mark(QStringLiteral("alice"), kA.provider, kA.baseUrl, QString());
+        publish(o);
+        o = ours;
+        o.insert(QStringLiteral("seq"), 1e300);
+        o.insert(QStringLiteral("strikes"), 50);
+        publish(o);
+        QVERIFY(barrier(4));
+        QCOMPARE(r.marks.active().size(), 1);
+        // A transport mark of a configured provider is one this gateway sets too.
+        o = mark(QStringLiteral("alice"), kA.provider, kA.baseUrl, QString());
+        o.insert(QStringLiteral("kind"), QStringLiteral("transport"));
+        publish(o);
+        QVERIFY(barrier(5));
+        QCOMPARE(r.marks.active().size(), 2);
+    }
+
+    void configuresNamesWhatThisGatewayCouldMark() {
+        config::Config cfg = configOfA();
+        failover::MarkInfo m;
+        m.tenant = QStringLiteral("local"); // every caller's tenant when none is configured
+        m.provider = kA.provider;
+        m.baseUrl = kA.baseUrl;
+        m.model = kA.modelId;
+        QVERIFY(redis::RedisMarkSync::configures(cfg, m));
+        m.model.clear();
+        QVERIFY(redis::RedisMarkSync::configures(cfg, m));
+        m.model = QStringLiteral("unlisted");
+        QVERIFY(!redis::RedisMarkSync::configures(cfg, m));
+        m.model = kA.modelId;
+        m.tenant = QStringLiteral("alice");
+        QVERIFY(!redis::RedisMarkSync::configures(cfg, m));
+        cfg.tenants.insert(QStringLiteral("alice"), tenant(QStringLiteral("alice")));
+        QVERIFY(redis::RedisMarkSync::configures(cfg, m));
+        m.tenant = QStringLiteral("local");
+        QVERIFY(!redis::RedisMarkSync::configures(cfg, m));
     }
 
     void redisDownMeansLocalMarksThenResync() {
