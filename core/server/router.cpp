@@ -168,6 +168,7 @@ void Router::dispatch(InboundRequest &&req, HttpExchange *exchange) {
         exchange->endConnectionAfterAnswer();
         return answerJson(exchange, 503, formats::codecFor(*chat).encodeError(error), {{"Retry-After", "1"}});
     }
+
     const GatewayAuth auth(m_ctx.config->tenants);
     const std::optional<Caller> caller = auth.authenticate(req);
     if (isChat) {
