@@ -17,6 +17,7 @@
 #include <csignal>
 #include <memory>
 #include <unistd.h>
+#include <utility>
 
 #include <cstdio>
 
@@ -24,28 +25,45 @@ namespace sw::app {
 
 namespace {
 
-// SIGINT/SIGTERM → quit the event loop, through a self-pipe (only write() in the handler).
+// Signals reach the main thread through a self-pipe (only write() in the handler): one byte, the
+// signal's number.
 int g_signalPipe[2] = {-1, -1};
 
-void onSignal(int) {
-    const char byte = 1;
+void onSignal(int signal) {
+    const char byte = char(signal);
     [[maybe_unused]] const auto n = ::write(g_signalPipe[1], &byte, 1);
 }
 
-void quitOnSignals() {
+// SIGINT/SIGTERM: the first ends the event loop, and runGateway() then drains the engine
+// (EngineHost::drain: requests in flight get limits.shutdownGraceMs); one more during the drain
+// ends it at once. SIGHUP re-reads the configuration file, as POST /admin/reload does.
+std::unique_ptr<QSocketNotifier> handleSignals(EngineHost &host) {
     if (::pipe(g_signalPipe) != 0)
-        return;
-    auto *notifier = new QSocketNotifier(g_signalPipe[0], QSocketNotifier::Read, QCoreApplication::instance());
-    QObject::connect(notifier, &QSocketNotifier::activated, QCoreApplication::instance(), []() {
-        char byte;
-        [[maybe_unused]] const auto n = ::read(g_signalPipe[0], &byte, 1);
-        QCoreApplication::quit();
+        return {};
+    auto notifier = std::make_unique<QSocketNotifier>(g_signalPipe[0], QSocketNotifier::Read);
+    QObject::connect(notifier.get(), &QSocketNotifier::activated, notifier.get(), [&host]() {
+        char byte = 0;
+        if (::read(g_signalPipe[0], &byte, 1) != 1)
+            return;
+        if (byte == SIGHUP)
+            return host.post([](Engine &engine) {
+                // reload() logs the outcome: "configuration applied", or why it was refused.
+                engine.telemetry()->log(QStringLiteral("info"), QStringLiteral("SIGHUP: reloading the configuration"));
+                engine.reload(nullptr);
+            });
+        static bool stopping = false;
+        if (!std::exchange(stopping, true))
+            return QCoreApplication::quit();
+        host.requestShutdown(); // a second one: the grace ends now
     });
     struct sigaction sa {};
     sa.sa_handler = onSignal;
     sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
     ::sigaction(SIGINT, &sa, nullptr);
     ::sigaction(SIGTERM, &sa, nullptr);
+    ::sigaction(SIGHUP, &sa, nullptr);
+    return notifier;
 }
 
 } // namespace
@@ -53,7 +71,11 @@ void quitOnSignals() {
 int runGateway(const CliOptions &options, const config::Config &config) {
     Engine::Options engineOptions;
     engineOptions.config = config;
-    engineOptions.configPath = options.demo ? QString() : options.configPath;
+    // The file it started from, which /admin/reload and SIGHUP re-read: --config's, else the
+    // default one (main() read it, or wrote it on a first start).
+    engineOptions.configPath = options.demo                   ? QString()
+                               : options.configPath.isEmpty() ? config::defaultConfigPath()
+                                                              : options.configPath;
     engineOptions.demo = options.demo;
     // Usage survives a restart in $XDG_DATA_HOME/switchman/usage.sqlite; --demo's simulated spend stays
     // in memory so it never mixes with real usage.
@@ -73,7 +95,7 @@ int runGateway(const CliOptions &options, const config::Config &config) {
         return 1;
     }
     printListening(host.baseUrl(), config);
-    quitOnSignals();
+    const auto signalNotifier = handleSignals(host);
 
 #ifdef SWITCHMAN_HAVE_GUI
     std::unique_ptr<ui::MainWindow> window;
@@ -97,6 +119,9 @@ int runGateway(const CliOptions &options, const config::Config &config) {
 #ifdef SWITCHMAN_HAVE_GUI
     window.reset();
 #endif
+    // However the loop ended (a signal, the tray's Quit, the window closed): requests in flight
+    // finish or are ended and billed, and the usage ledger is written, before the engine goes.
+    host.drain();
     host.stop();
     return code;
 }

@@ -18,7 +18,10 @@ namespace sw::app {
 //    placeholder baseUrl of every `demo: true` provider with their real URL;
 //  - once listening, call printListening() with the real base URL: the SDK
 //    client tests and scripts/run wait for that exact first line;
-//  - run the event loop and return its exit code; quit cleanly on SIGINT/SIGTERM.
+//  - run the event loop and return its exit code. SIGINT/SIGTERM (and the window's Quit) end it
+//    with a drain (Engine::requestShutdown: requests in flight get limits.shutdownGraceMs, what
+//    is left is ended and billed, the ledger written); a second signal ends the drain at once.
+//    SIGHUP re-reads the configuration file (Engine::reload).
 int runGateway(const CliOptions &options, const config::Config &config);
 
 // "Switchman listening on http://HOST:PORT" and a curl example line, for the

@@ -26,11 +26,23 @@
 #include <QRandomGenerator>
 #include <QSslCertificate>
 #include <QSysInfo>
+#include <QTcpSocket>
+#include <algorithm>
 #include <utility>
 
 namespace sw {
 
 namespace {
+// What a request still in flight when Switchman shuts down ends with: in band for a stream that
+// is open, a whole 503 (with Retry-After, which the SDKs honour) for an answer not yet given.
+model::GatewayError shutdownError() {
+    auto error = model::GatewayError::make(503, model::ErrorCategory::Overloaded,
+                                           QStringLiteral("Switchman shut down before this answer was complete "
+                                                          "(limits.shutdownGraceMs); retry the request"));
+    error.retryAfterMs = 1000;
+    return error;
+}
+
 // providers.NAME.caFile → the transport's trust table (the loader has checked each file); failover.connectTimeoutMs.
 void applyCaFiles(upstream::Transport *transport, const config::Config &cfg) {
     upstream::Transport::CaTable table;
@@ -207,7 +219,11 @@ bool Engine::marksStoreUp() const {
 }
 
 Engine::~Engine() {
-    // Requests first (they reference the context), then the listener.
+    // Requests first (they reference the context), then the listener. Each is ended as a cut is
+    // (its client told, its answer billed) before it goes.
+    if (m_shutdown.graceTimer)
+        m_ctx.clock->cancel(m_shutdown.graceTimer);
+    m_router->shutDownRequests(shutdownError());
     m_router->closeRequests();
     // Then the ledger: what is pending is written before the worker stops (telemetry still lives).
     m_ledger.reset();
@@ -300,6 +316,88 @@ int Engine::activeRequests() const {
 
 int Engine::openConnections() const {
     return m_tcp ? m_tcp->openConnections() : 0;
+}
+
+void Engine::requestShutdown() {
+    Shutdown &s = m_shutdown;
+    if (s.started) {
+        // Asked again (a second SIGTERM or Ctrl-C): end what is left now, and do not wait for it.
+        m_telemetry->log(QStringLiteral("info"), QStringLiteral("shutdown asked again: ending requests now"));
+        endShutdownGrace();
+        return emitDrained();
+    }
+    s.started = true;
+    s.startMs = m_ctx.clock->nowMs();
+    s.inFlight = activeRequests();
+    if (m_tcp)
+        m_tcp->close(); // new connections are refused
+    m_router->setDraining(true);
+    const int graceMs = m_ctx.config->limits.shutdownGraceMs;
+    m_telemetry->log(QStringLiteral("info"),
+                     QStringLiteral("shutting down: listener closed, requests in flight may finish"),
+                     {{QStringLiteral("inFlight"), s.inFlight}, {QStringLiteral("graceMs"), graceMs}});
+    connect(m_router, &server::Router::requestEnded, this, &Engine::checkDrained, Qt::QueuedConnection);
+    s.graceTimer = m_ctx.clock->schedule(graceMs, [this]() {
+        m_shutdown.graceTimer = 0;
+        endShutdownGrace();
+    });
+    checkDrained();
+}
+
+void Engine::endShutdownGrace() {
+    Shutdown &s = m_shutdown;
+    if (s.graceTimer)
+        m_ctx.clock->cancel(std::exchange(s.graceTimer, 0));
+    if (s.graceOver || s.flushing)
+        return;
+    s.graceOver = true;
+    s.cut = activeRequests();
+    m_router->shutDownRequests(shutdownError());
+    checkDrained();
+}
+
+void Engine::checkDrained() {
+    Shutdown &s = m_shutdown;
+    if (!s.started || s.flushing || s.done || activeRequests() > 0)
+        return;
+    s.flushing = true;
+    if (s.graceTimer)
+        m_ctx.clock->cancel(std::exchange(s.graceTimer, 0));
+    m_telemetry->log(QStringLiteral("info"), QStringLiteral("shut down: no request in flight"),
+                     {{QStringLiteral("finished"), s.inFlight - s.cut},
+                      {QStringLiteral("cut"), s.cut},
+                      {QStringLiteral("elapsedMs"), m_ctx.clock->nowMs() - s.startMs}});
+    // What was written to each client leaves before its connection ends: an answer's last bytes
+    // may still wait in Qt's buffer for a slow reader, and deleting a socket drops them.
+    QList<QPointer<QTcpSocket>> sockets;
+    if (m_tcp)
+        for (QTcpSocket *socket : m_tcp->findChildren<QTcpSocket *>()) {
+            sockets.append(socket);
+            socket->disconnectFromHost();
+        }
+    s.flushDeadline = QDeadlineTimer(kShutdownFlushMs);
+    s.flushTimer = new QTimer(this);
+    s.flushTimer->setInterval(10);
+    const auto poll = [this, sockets]() {
+        const bool out = std::all_of(sockets.cbegin(), sockets.cend(), [](const QPointer<QTcpSocket> &socket) {
+            return !socket || socket->state() == QAbstractSocket::UnconnectedState;
+        });
+        if (out || m_shutdown.flushDeadline.hasExpired())
+            emitDrained();
+    };
+    connect(s.flushTimer, &QTimer::timeout, this, poll);
+    s.flushTimer->start();
+    poll();
+}
+
+void Engine::emitDrained() {
+    Shutdown &s = m_shutdown;
+    if (s.done)
+        return;
+    s.done = true;
+    if (s.flushTimer)
+        s.flushTimer->stop();
+    Q_EMIT drained();
 }
 
 QString Engine::baseUrl() const {
@@ -433,13 +531,10 @@ void Engine::setPaused(bool paused) {
 }
 
 bool Engine::reload(QString *error) {
-    if (m_options.configPath.isEmpty()) {
-        if (error)
-            *error = QStringLiteral("no configuration file to reload (started with --demo or defaults)");
-        return false;
-    }
     QString why;
-    if (reloadFromFile(&why))
+    if (m_options.configPath.isEmpty())
+        why = QStringLiteral("no configuration file to reload (started with --demo or defaults)");
+    else if (reloadFromFile(&why))
         return true;
     // The admin API answers the caller; the log keeps it for whoever looks later.
     m_telemetry->log(QStringLiteral("warn"), QStringLiteral("configuration reload refused"),

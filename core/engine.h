@@ -14,9 +14,13 @@
 #include "core/server/engine_control.h"
 #include "core/telemetry/budget_tracker.h"
 
+#include "core/util/clock.h"
+
+#include <QDeadlineTimer>
 #include <QHostAddress>
 #include <QObject>
 #include <QPointer>
+#include <QTimer>
 #include <functional>
 #include <memory>
 
@@ -108,6 +112,17 @@ public:
     credentials::CredentialPools &pools() { return *m_pools; }
     int activeRequests() const;
     int openConnections() const; // client connections the listener holds now
+
+    // Graceful shutdown (SIGTERM, SIGINT, the window's Quit). The first call closes the listener
+    // (a new connection is refused; a chat request on a connection still open gets 503 with
+    // Retry-After in its format) and gives the requests in flight limits.shutdownGraceMs to finish;
+    // those left then end as a cut does (the format's in-band error once a stream is open, else a
+    // whole 503) and are billed. drained() follows once no request is left and what was written to
+    // the clients is out (at most kShutdownFlushMs more). A second call ends the grace at once and
+    // does not wait for the bytes.
+    void requestShutdown();
+    bool shuttingDown() const { return m_shutdown.started; }
+    static constexpr int kShutdownFlushMs = 2000;
     // Where marks live: "memory", "shared via redis://…, N replicas seen", or
     // "local only (Redis unreachable)" or "local only (Redis not answering)"; marksStoreUp() is
     // false only in those last two cases.
@@ -123,6 +138,7 @@ Q_SIGNALS:
     void configApplied();
     void marksStoreChanged();
     void budgetWarning(const sw::telemetry::BudgetState &state); // a tenant reached 80 % of its budget
+    void drained();                                              // requestShutdown() is done: the engine may be deleted
 
 private:
     void startDemoUpstreams(config::Config &config);
@@ -132,6 +148,9 @@ private:
     void configurePools();
     void logCredentialChanges();
     void startUsage();
+    void endShutdownGrace();
+    void checkDrained();
+    void emitDrained();
 
     Options m_options;
     std::unique_ptr<util::Clock> m_ownedClock;
@@ -159,6 +178,18 @@ private:
     bool m_paused = false;
     QByteArray m_requestPrefix; // names this process: request ids and the Redis replica id
     QHash<QString, credentials::CredentialHealth> m_credentialHealth; // as last logged
+    struct Shutdown {
+        bool started = false;
+        bool graceOver = false; // what was left has been ended
+        bool flushing = false;  // no request left: the clients' connections are closing
+        bool done = false;      // drained() emitted
+        int inFlight = 0;       // chat requests in flight when it started
+        int cut = 0;            // of them, ended when the grace was over
+        qint64 startMs = 0;
+        util::Clock::TimerId graceTimer = 0;
+        QTimer *flushTimer = nullptr;
+        QDeadlineTimer flushDeadline; // real time: it waits on sockets, not on request timers
+    } m_shutdown;
 };
 
 } // namespace sw

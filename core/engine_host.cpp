@@ -3,6 +3,7 @@
 #include "core/util/epoll_dispatcher.h"
 
 #include <QCoreApplication>
+#include <QEventLoop>
 #include <QMetaObject>
 #include <QtCore/private/qeventdispatcher_unix_p.h>
 
@@ -101,6 +102,19 @@ void EngineHost::post(std::function<void(Engine &)> fn) {
         return;
     QMetaObject::invokeMethod(
         m_engine, [this, fn = std::move(fn)]() { fn(*m_engine); }, Qt::QueuedConnection);
+}
+
+void EngineHost::requestShutdown() {
+    post([](Engine &engine) { engine.requestShutdown(); });
+}
+
+void EngineHost::drain() {
+    if (!m_engine)
+        return;
+    QEventLoop loop;
+    QObject::connect(m_engine, &Engine::drained, &loop, &QEventLoop::quit, Qt::QueuedConnection);
+    requestShutdown();
+    loop.exec();
 }
 
 void EngineHost::stop() {

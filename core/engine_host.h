@@ -19,6 +19,11 @@ public:
 
     // Creates the engine on the engine thread and binds the listener. Blocks until done.
     bool start(Engine::Options options, const QString &listenOverride, QString *error);
+    // Graceful stop: Engine::requestShutdown, then this thread's events run until the engine is
+    // drained (limits.shutdownGraceMs, and a moment for the last bytes). requestShutdown() from
+    // this thread meanwhile (a second signal) ends the grace at once. stop() follows.
+    void drain();
+    void requestShutdown(); // Engine::requestShutdown on the engine thread, without waiting
     void stop();
     Engine *engine() const { return m_engine; } // use only through queued calls from other threads
     QString baseUrl() const { return m_baseUrl; }

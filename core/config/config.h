@@ -108,6 +108,10 @@ struct LimitsConfig {
     // key lets that tenant's oldest answered key go. Every tenant has its own share: one tenant's
     // keys never turn idempotency off for another.
     int maxIdempotencyKeysPerTenant = 10000;
+    // On SIGTERM/SIGINT (Engine::requestShutdown) the listener closes and requests in flight get this
+    // long to finish; what is left then is ended in band (a stream) or with 503 (an answer not yet
+    // given), and billed. 0 ends them at once.
+    int shutdownGraceMs = 10000;
 
     bool operator==(const LimitsConfig &) const = default;
 };

@@ -397,7 +397,8 @@ void ConfigReader::readLimits(JsonObjectReader &root, Config &config) {
     o->allowOnly({QStringLiteral("maxBodyBytes"), QStringLiteral("maxHeaderBytes"), QStringLiteral("headerTimeoutMs"),
                   QStringLiteral("idleTimeoutMs"), QStringLiteral("maxConnections"), QStringLiteral("maxHoldBytes"),
                   QStringLiteral("maxResponseBytes"), QStringLiteral("maxBodyBytesInFlight"),
-                  QStringLiteral("maxReplayBytes"), QStringLiteral("maxIdempotencyKeysPerTenant")});
+                  QStringLiteral("maxReplayBytes"), QStringLiteral("maxIdempotencyKeysPerTenant"),
+                  QStringLiteral("shutdownGraceMs")});
     LimitsConfig &l = config.limits;
     const QString positive = QStringLiteral("must be greater than 0");
     o->integer(QStringLiteral("maxBodyBytes"), l.maxBodyBytes, 1, kMaxBytes, positive);
@@ -413,6 +414,10 @@ void ConfigReader::readLimits(JsonObjectReader &root, Config &config) {
     if (o->integer(QStringLiteral("maxIdempotencyKeysPerTenant"), keysPerTenant, 1, 1000000,
                    QStringLiteral("must be at least 1")))
         l.maxIdempotencyKeysPerTenant = int(keysPerTenant);
+    qint64 graceMs = l.shutdownGraceMs;
+    if (o->integer(QStringLiteral("shutdownGraceMs"), graceMs, 0, 3600000,
+                   QStringLiteral("must be 0 (end requests in flight at once) or more")))
+        l.shutdownGraceMs = int(graceMs);
     // The largest body and the largest non-streaming answer must each fit, or every such request
     // would get a 503 that no retry fixes. (Both at once, one request's peak, is the default's
     // room; a smaller explicit budget is the operator's choice for a small machine.)

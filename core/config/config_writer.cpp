@@ -109,6 +109,7 @@ QJsonObject limitsJson(const LimitsConfig &l) {
     putChanged(o, QStringLiteral("maxReplayBytes"), l.maxReplayBytes, d.maxReplayBytes);
     putChanged(o, QStringLiteral("maxIdempotencyKeysPerTenant"), l.maxIdempotencyKeysPerTenant,
                d.maxIdempotencyKeysPerTenant);
+    putChanged(o, QStringLiteral("shutdownGraceMs"), l.shutdownGraceMs, d.shutdownGraceMs);
     return o;
 }
 

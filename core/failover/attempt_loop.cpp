@@ -905,6 +905,27 @@ void AttemptLoop::onClientGone() {
     finish();
 }
 
+void AttemptLoop::onShutdown(const GatewayError &error) {
+    if (m_finished)
+        return;
+    for (auto &[id, a] : m_attempts) {
+        if (a->phase == Phase::Done)
+            continue;
+        // The committed answer's row said committed: a second row says it was cut (as a break
+        // after commit has, counted once); a try still before commit is aborted.
+        const bool answering = id == m_committed;
+        m_deps.observer->attemptRecorded(
+            reportOf(*a, answering ? AttemptOutcome::Failed : AttemptOutcome::Aborted, {},
+                     answering ? QStringLiteral("after_commit") : QStringLiteral("aborted"), error.message));
+        settle(*a);
+        recordUsage(*a, answering, answering ? UsageReport::End::Cut : UsageReport::End::Whole);
+    }
+    m_deps.observer->note(QStringLiteral("request ended at shutdown"),
+                          {{QStringLiteral("status"), error.status}, {QStringLiteral("committed"), m_committed != 0}});
+    m_deps.client->fail(error, m_attemptNo);
+    finish();
+}
+
 // ---------------------------------------------------------------- the end
 
 GatewayError AttemptLoop::clientErrorFor(const UpstreamFailure &f) const {

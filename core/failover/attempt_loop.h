@@ -231,6 +231,10 @@ public:
     // Inputs from the client.
     void onClientGone();
     void onClientDrained();
+    // The gateway is shutting down and the request's grace is over (Engine::requestShutdown): it
+    // ends now with `error`, in band once the stream is open, else whole. The answer is billed as
+    // cut; it is not the provider's failure (no counter, no mark).
+    void onShutdown(const model::GatewayError &error);
 
 private:
     struct Attempt;

@@ -6,6 +6,7 @@
 // what the client sees (server::ClientStream). Every failover rule lives in
 // core/failover/; docs/failover.md is the map.
 
+#include "core/failover/attempt_loop.h"
 #include "core/formats/inbound_codec.h"
 #include "core/server/engine_context.h"
 #include "core/server/inbound_request.h"
@@ -14,10 +15,6 @@
 #include <QPointer>
 #include <memory>
 
-namespace sw::failover {
-class AttemptLoop;
-class AttemptRunner;
-} // namespace sw::failover
 namespace sw::telemetry {
 class AttemptReporter;
 }
@@ -35,6 +32,12 @@ public:
                 QString requestId, QObject *parent = nullptr);
     ~ChatRequest() override;
     void start();
+    // The gateway is shutting down and the grace is over: the request ends now with `error` (in
+    // band once its stream is open, else whole) and is billed as cut (failover::AttemptLoop::onShutdown).
+    void shutDown(const model::GatewayError &error) {
+        if (!m_finished && m_loop)
+            m_loop->onShutdown(error);
+    }
 
 Q_SIGNALS:
     void done();

@@ -33,6 +33,9 @@ public:
         m_closeAfter = closeAfterAnswer;
         m_http10 = http10;
     }
+    // Before the answer: end the connection once it is written, whatever the request said (the
+    // gateway is shutting down).
+    void endConnectionAfterAnswer() { m_closeAfter = true; }
     // A HEAD request: an answer's header block says what a GET's would, and no body follows.
     void setHeadRequest(bool head) { m_head = head; }
     bool headersSent() const { return m_headersSent; }

@@ -97,6 +97,11 @@ void Router::closeRequests() {
     qDeleteAll(findChildren<ChatRequest *>(Qt::FindDirectChildrenOnly));
 }
 
+void Router::shutDownRequests(const GatewayError &error) {
+    for (ChatRequest *request : findChildren<ChatRequest *>(Qt::FindDirectChildrenOnly))
+        request->shutDown(error);
+}
+
 QString Router::nextRequestId() {
     // "req_" + this process's prefix + the counter in at least six digits, written in place
     // (QString::arg parses its pattern and allocates twice on every request).
@@ -148,10 +153,21 @@ void Router::dispatch(InboundRequest &&req, HttpExchange *exchange) {
     }
 
     if (path == QLatin1String("/healthz") || path == QLatin1String("/"))
-        return answerJson(exchange, 200,
-                          QJsonDocument(QJsonObject{{QStringLiteral("status"), QStringLiteral("ok")},
-                                                    {QStringLiteral("marks"), m_engine.marksStoreDescription()}})
-                              .toJson(QJsonDocument::Compact));
+        return answerJson(
+            exchange, m_draining ? 503 : 200,
+            QJsonDocument(QJsonObject{{QStringLiteral("status"),
+                                       m_draining ? QStringLiteral("shutting down") : QStringLiteral("ok")},
+                                      {QStringLiteral("marks"), m_engine.marksStoreDescription()}})
+                .toJson(QJsonDocument::Compact));
+
+    if (isChat && m_draining) {
+        // The listener is closed: a client that kept its connection is told to come back (a
+        // restarted gateway, or another replica), and the connection ends with the answer.
+        GatewayError error = GatewayError::make(503, ErrorCategory::Overloaded,
+                                                QStringLiteral("Switchman is shutting down; retry shortly"));
+        exchange->endConnectionAfterAnswer();
+        return answerJson(exchange, 503, formats::codecFor(*chat).encodeError(error), {{"Retry-After", "1"}});
+    }
 
     const GatewayAuth auth(m_ctx.config->tenants);
     const std::optional<Caller> caller = auth.authenticate(req);
@@ -202,7 +218,10 @@ void Router::dispatchChat(wire::Api format, InboundRequest &&req, HttpExchange *
                           http::HeaderList{{"x-switchman-request-id", requestId.toUtf8()}} + refusal->headers);
     auto *request = new ChatRequest(m_ctx, format, std::move(req), exchange, tenant, std::move(requestId), this);
     ++m_active;
-    connect(request, &ChatRequest::done, this, [this]() { --m_active; });
+    connect(request, &ChatRequest::done, this, [this]() {
+        --m_active;
+        Q_EMIT requestEnded();
+    });
     request->start();
 }
 

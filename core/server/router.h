@@ -20,6 +20,7 @@
 // another method is 405 with Allow; an unknown path is 404. Keys are checked by
 // GatewayAuth; a chat request then passes ChatAdmission before it starts.
 
+#include "core/model/gateway_error.h"
 #include "core/server/engine_context.h"
 #include "core/server/inbound_request.h"
 
@@ -52,6 +53,16 @@ public:
     AdminApi &admin() const { return *m_admin; }
     // Ends every chat request in flight at once (the engine is going away).
     void closeRequests();
+    // Shutting down (Engine::requestShutdown): a chat request that arrives on a connection still
+    // open is refused with 503 and Retry-After in its format, and /healthz answers 503.
+    void setDraining(bool draining) { m_draining = draining; }
+    bool draining() const { return m_draining; }
+    // Ends every chat request in flight with `error`, as its format ends a cut (in band once its
+    // stream is open, else whole), billed (ChatRequest::shutDown).
+    void shutDownRequests(const model::GatewayError &error);
+
+Q_SIGNALS:
+    void requestEnded(); // a chat request in flight ended (activeRequests() went down)
 
 private:
     void dispatchChat(wire::Api format, InboundRequest &&request, HttpExchange *exchange, const QString &tenant);
@@ -74,6 +85,7 @@ private:
     quint64 m_requestCounter = 0;
     qint64 m_createdSecs = 0; // when this router started (Unix seconds): the models' `created`
     int m_active = 0;
+    bool m_draining = false;
 };
 
 } // namespace sw::server

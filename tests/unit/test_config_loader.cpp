@@ -193,6 +193,7 @@ void TestConfigLoader::defaultsApplyWhenFieldsAreMissing() {
     QCOMPARE(c.failover.deadlineMs, 120000);
     QCOMPARE(c.limits.maxBodyBytes, 32LL * 1024 * 1024);
     QCOMPARE(c.limits.maxBodyBytesInFlight, 128LL * 1024 * 1024);
+    QCOMPARE(c.limits.shutdownGraceMs, 10000);
 }
 
 void TestConfigLoader::validationRules_data() {
@@ -339,6 +340,10 @@ void TestConfigLoader::validationRules_data() {
     row("limits in flight under one answer",
         R"([[["limits"], {"maxBodyBytes": 4096, "maxResponseBytes": 8192, "maxBodyBytesInFlight": 6000}]])",
         "limits.maxBodyBytesInFlight", "must be at least limits.maxResponseBytes (8192)");
+    row("limits shutdown grace negative", R"([[["limits"], {"shutdownGraceMs": -1}]])", "limits.shutdownGraceMs",
+        "must be 0 (end requests in flight at once) or more");
+    row("limits shutdown grace over an hour", R"([[["limits"], {"shutdownGraceMs": 3600001}]])",
+        "limits.shutdownGraceMs", "must be at most 3600000");
 }
 
 void TestConfigLoader::validationRules() {
@@ -523,6 +528,7 @@ void TestConfigLoader::roundTripSaveLoad() {
     config.failover.connectTimeoutMs = 2500;
     config.limits = {1024, 2048, 3000, 4000, 50};
     config.limits.maxResponseBytes = 1024; // an answer fits in the 2048 in flight
+    config.limits.shutdownGraceMs = 0;
     QTemporaryDir dir;
     const QString path = dir.filePath(QStringLiteral("config.json"));
     QString error;

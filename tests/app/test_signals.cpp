@@ -1,0 +1,210 @@
+// The built binary and the signals a service manager sends it: SIGTERM drains (the answer in
+// flight finishes, then the process exits 0), SIGHUP re-reads the configuration file and the
+// process keeps running.
+
+#include "core/demo/fake_upstream.h"
+#include "signal_wait.h"
+
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QNetworkAccessManager>
+#include <QNetworkReply>
+#include <QProcess>
+#include <QRegularExpression>
+#include <QTcpSocket>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <csignal>
+#include <sys/types.h>
+
+using namespace sw;
+
+namespace {
+
+// An Anthropic stream of eight words, one event at a time.
+QByteArray anthropicWords() {
+    QByteArray sse = "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"type\":"
+                     "\"message\",\"role\":\"assistant\",\"content\":[],\"model\":\"claude-a\",\"stop_reason\":null,"
+                     "\"usage\":{\"input_tokens\":7,\"output_tokens\":1}}}\n\n"
+                     "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,"
+                     "\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n";
+    for (int i = 1; i <= 8; ++i)
+        sse += "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,"
+               "\"delta\":{\"type\":\"text_delta\",\"text\":\"w" +
+               QByteArray::number(i) + " \"}}\n\n";
+    sse += "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n"
+           "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},"
+           "\"usage\":{\"output_tokens\":8}}\n\n"
+           "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
+    return sse;
+}
+
+} // namespace
+
+class TestSignals final : public QObject {
+    Q_OBJECT
+
+    QTemporaryDir m_home;
+    demo::FakeUpstream m_upstream;
+    QNetworkAccessManager m_nam;
+
+    QString configPath() const { return m_home.filePath(QStringLiteral("config.json")); }
+
+    void writeConfig(const QStringList &routes) {
+        QJsonObject routeObjects;
+        for (const QString &r : routes)
+            routeObjects.insert(r,
+                                QJsonObject{{QStringLiteral("candidates"), QJsonArray{QStringLiteral("pa/claude-a")}}});
+        const QJsonObject config{
+            {QStringLiteral("listen"), QStringLiteral("127.0.0.1:0")},
+            {QStringLiteral("providers"),
+             QJsonObject{
+                 {QStringLiteral("pa"), QJsonObject{{QStringLiteral("api"), QStringLiteral("anthropic-messages")},
+                                                    {QStringLiteral("baseUrl"), m_upstream.baseUrl()},
+                                                    {QStringLiteral("credentials"), QJsonArray{}}}}}},
+            {QStringLiteral("models"), QJsonObject{{QStringLiteral("pa/claude-a"), QJsonObject{}}}},
+            {QStringLiteral("routes"), routeObjects}};
+        QFile file(configPath());
+        QVERIFY(file.open(QIODevice::WriteOnly | QIODevice::Truncate));
+        file.write(QJsonDocument(config).toJson());
+    }
+
+    // Starts the gateway and returns its base URL (from the banner's first line), or empty.
+    QString startGateway(QProcess &process) {
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.remove(QStringLiteral("DISPLAY"));
+        env.remove(QStringLiteral("WAYLAND_DISPLAY"));
+        env.remove(QStringLiteral("QT_QPA_PLATFORM"));
+        env.remove(QStringLiteral("SWITCHMAN_ADMIN_KEY"));
+        env.insert(QStringLiteral("XDG_CONFIG_HOME"), m_home.filePath(QStringLiteral("config")));
+        env.insert(QStringLiteral("XDG_DATA_HOME"), m_home.filePath(QStringLiteral("data")));
+        process.setProcessEnvironment(env);
+        process.start(QStringLiteral(SWITCHMAN_BIN),
+                      {QStringLiteral("--headless"), QStringLiteral("--config"), configPath()});
+        QString banner;
+        test::waitUntil(
+            [&]() {
+                banner += QString::fromUtf8(process.readAllStandardOutput());
+                return banner.contains(QLatin1Char('\n')) || process.state() == QProcess::NotRunning;
+            },
+            20000);
+        const auto m = QRegularExpression(QStringLiteral("listening on (http://\\S+)")).match(banner);
+        return m.hasMatch() ? m.captured(1) : QString();
+    }
+
+    QStringList modelIds(const QString &base) {
+        QNetworkReply *reply = m_nam.get(QNetworkRequest(QUrl(base + QStringLiteral("/v1/models"))));
+        test::waitUntil([reply]() { return reply->isFinished(); }, 5000);
+        QStringList ids;
+        for (const auto &m : QJsonDocument::fromJson(reply->readAll()).object().value(QStringLiteral("data")).toArray())
+            ids << m.toObject().value(QStringLiteral("id")).toString();
+        reply->deleteLater();
+        return ids;
+    }
+
+    static bool refused(quint16 port) {
+        QTcpSocket socket;
+        socket.connectToHost(QHostAddress::LocalHost, port);
+        test::waitUntil(
+            [&socket]() {
+                return socket.state() != QAbstractSocket::ConnectingState &&
+                       socket.state() != QAbstractSocket::HostLookupState;
+            },
+            2000);
+        return socket.error() == QAbstractSocket::ConnectionRefusedError;
+    }
+
+    static bool exitedCleanly(QProcess &process) {
+        return test::waitUntil([&]() { return process.state() == QProcess::NotRunning; }, 20000) &&
+               process.exitStatus() == QProcess::NormalExit && process.exitCode() == 0;
+    }
+
+private Q_SLOTS:
+    void initTestCase() {
+        QVERIFY(m_home.isValid());
+        QVERIFY(m_upstream.listen());
+    }
+
+    void sigtermLetsTheAnswerInFlightFinish() {
+        writeConfig({QStringLiteral("coding")});
+        m_upstream.setRawReply(anthropicWords());
+        demo::Fault paced;
+        paced.chunkDelayMs = 150; // 13 events: about two seconds of answer
+        m_upstream.setFault(paced);
+        QProcess gateway;
+        const QString base = startGateway(gateway);
+        QVERIFY2(!base.isEmpty(), qPrintable(QString::fromUtf8(gateway.readAllStandardError())));
+        const quint16 port = QUrl(base).port();
+
+        QNetworkRequest req(QUrl(base + QStringLiteral("/v1/messages")));
+        req.setHeader(QNetworkRequest::ContentTypeHeader, QByteArrayLiteral("application/json"));
+        const QJsonObject body{
+            {QStringLiteral("model"), QStringLiteral("coding")},
+            {QStringLiteral("max_tokens"), 64},
+            {QStringLiteral("stream"), true},
+            {QStringLiteral("messages"), QJsonArray{QJsonObject{{QStringLiteral("role"), QStringLiteral("user")},
+                                                                {QStringLiteral("content"), QStringLiteral("hi")}}}}};
+        QNetworkReply *reply = m_nam.post(req, QJsonDocument(body).toJson(QJsonDocument::Compact));
+        QByteArray received;
+        connect(reply, &QIODevice::readyRead, this, [&received, reply]() { received += reply->readAll(); });
+        QVERIFY(test::waitUntil([&received]() { return received.contains("w1 "); }, 10000));
+
+        ::kill(pid_t(gateway.processId()), SIGTERM);
+        // The listener closes at once; the answer already running goes on to its end.
+        QVERIFY(test::waitUntil([port]() { return refused(port); }, 5000));
+        QVERIFY(gateway.state() == QProcess::Running);
+        QVERIFY(test::waitUntil([reply]() { return reply->isFinished(); }, 15000));
+        received += reply->readAll();
+        QCOMPARE(reply->error(), QNetworkReply::NoError);
+        QVERIFY2(received.contains("event: message_stop"), received.constData());
+        QVERIFY(received.contains("w8 "));
+        QVERIFY(!received.contains("event: error"));
+        reply->deleteLater();
+        QVERIFY(exitedCleanly(gateway));
+        const QString log = QString::fromUtf8(gateway.readAllStandardError());
+        QVERIFY2(log.contains(QStringLiteral("\"inFlight\":1")), qPrintable(log));
+        QVERIFY2(log.contains(QStringLiteral("\"finished\":1")) && log.contains(QStringLiteral("\"cut\":0")),
+                 qPrintable(log));
+        m_upstream.clearFault();
+        m_upstream.setRawReply({});
+    }
+
+    void sighupReloadsTheConfiguration() {
+        writeConfig({QStringLiteral("first")});
+        QProcess gateway;
+        const QString base = startGateway(gateway);
+        QVERIFY2(!base.isEmpty(), qPrintable(QString::fromUtf8(gateway.readAllStandardError())));
+        QVERIFY(modelIds(base).contains(QStringLiteral("first")));
+        QVERIFY(!modelIds(base).contains(QStringLiteral("second")));
+
+        writeConfig({QStringLiteral("first"), QStringLiteral("second")});
+        ::kill(pid_t(gateway.processId()), SIGHUP);
+        QVERIFY(test::waitUntil([&]() { return modelIds(base).contains(QStringLiteral("second")); }, 10000));
+        QVERIFY(gateway.state() == QProcess::Running);
+        // A file with an error is refused, and the running configuration stays.
+        QFile broken(configPath());
+        QVERIFY(broken.open(QIODevice::WriteOnly | QIODevice::Truncate));
+        broken.write("{ not json");
+        broken.close();
+        ::kill(pid_t(gateway.processId()), SIGHUP);
+        QString log;
+        QVERIFY(test::waitUntil(
+            [&]() {
+                log += QString::fromUtf8(gateway.readAllStandardError());
+                return log.contains(QStringLiteral("configuration reload refused"));
+            },
+            10000));
+        QVERIFY(gateway.state() == QProcess::Running);
+        QVERIFY(modelIds(base).contains(QStringLiteral("second")));
+        QVERIFY2(log.contains(QStringLiteral("SIGHUP: reloading the configuration")), qPrintable(log));
+
+        gateway.terminate();
+        QVERIFY(exitedCleanly(gateway));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestSignals)
+#include "test_signals.moc"
