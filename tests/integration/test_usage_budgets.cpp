@@ -351,6 +351,39 @@ private Q_SLOTS:
         QCOMPARE(gw.post(route, routeBody(route, QStringLiteral("pa/claude-a")), as(m_teamKey)).status, 200);
     }
 
+    // A ledger that cannot be read at start (a corrupt header here) fell back to memory, and every
+    // budget started again at $0. A tenant with a budget is refused with 503 in its own format now;
+    // a tenant without one is served.
+    void anUnreadableLedgerRefusesTenantsWithABudget() {
+        QTemporaryDir dir;
+        const QString ledger = dir.filePath(QStringLiteral("usage.sqlite"));
+        const QString route = QStringLiteral("/v1/chat/completions");
+        {
+            GatewayFixture gw;
+            gw.usageLedgerPath = ledger;
+            addTenants(gw, 20);
+            gw.start();
+            QCOMPARE(gw.post(route, routeBody(route, QStringLiteral("pb/gpt-b")), as(m_teamKey)).status, 200);
+        }
+        QFile f(ledger);
+        QVERIFY(f.open(QIODevice::ReadWrite));
+        f.write("GARBAGEGARBAGE");
+        f.close();
+        GatewayFixture gw;
+        gw.usageLedgerPath = ledger;
+        addTenants(gw, 20);
+        gw.start();
+        const HttpResult refused = gw.post(route, routeBody(route, QStringLiteral("pb/gpt-b")), as(m_teamKey));
+        QVERIFY2(refused.status == 503, refused.body.constData());
+        QCOMPARE(upstreamCalls(gw), 0);
+        const QString message =
+            refused.json().value(QStringLiteral("error")).toObject().value(QStringLiteral("message")).toString();
+        QVERIFY2(message.contains(QStringLiteral("usage ledger unavailable: spend budgets cannot be enforced")),
+                 qPrintable(message));
+        QCOMPARE(gw.post(route, routeBody(route, QStringLiteral("pb/gpt-b")), as(m_adminKey)).status, 200);
+        QCOMPARE(upstreamCalls(gw), 1);
+    }
+
     void anUnwritableLedgerStillAnswersEveryRequest() {
         QTemporaryDir dir;
         QFile blocker(dir.filePath(QStringLiteral("file")));
