@@ -123,7 +123,10 @@ void Engine::startUsage() {
             m_telemetry->log(level, message, fields);
         });
     telemetry::BudgetTracker::Store store;
-    store.spentSince = [this](const QString &tenant, qint64 since) { return m_ledger->spentSince(tenant, since); };
+    store.spentSince = [this](const QString &tenant, qint64 since, qint64 until) {
+        return m_ledger->spentSince(tenant, since, until);
+    };
+    store.available = [this]() { return m_ledger->readable(); };
     store.noticeGiven = [this](const QString &tenant, qint64 start) {
         return m_ledger->budgetNoticeGiven(tenant, start);
     };
@@ -132,8 +135,10 @@ void Engine::startUsage() {
     };
     m_budgets = new telemetry::BudgetTracker(*m_ctx.clock, std::move(store), this);
     connect(m_telemetry, &telemetry::Telemetry::usageRecorded, this, [this](const telemetry::UsageRow &row) {
-        m_ledger->append(row);
+        // Counted before the ledger holds it: a budget entering a new period reads the ledger, which
+        // must not hold this row yet, or its cost would count twice.
         m_budgets->add(row.tenant, row.cost);
+        m_ledger->append(row);
     });
     connect(m_budgets, &telemetry::BudgetTracker::warning, this, [this](const telemetry::BudgetState &s) {
         m_telemetry->log(QStringLiteral("warn"), QStringLiteral("budget at 80 %"),

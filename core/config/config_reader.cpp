@@ -478,8 +478,27 @@ void ConfigReader::readUsage(JsonObjectReader &root, Config &config) {
     if (!o)
         return;
     o->allowOnly({QStringLiteral("retentionDays")});
-    o->integer(QStringLiteral("retentionDays"), config.usage.retentionDays, 1,
-               QStringLiteral("must be at least 1 (days of usage rows kept)"));
+    if (!o->integer(QStringLiteral("retentionDays"), config.usage.retentionDays, 1,
+                    QStringLiteral("must be at least 1 (days of usage rows kept)")))
+        return;
+    // The prune must never delete rows of a budget's current period: the budget would start again
+    // from $0. A period and a day (DST makes a day 25 hours).
+    for (const auto &t : std::as_const(config.tenants)) {
+        if (!t.budget)
+            continue;
+        const int needed = t.budget->period == QLatin1String("month")  ? 32
+                           : t.budget->period == QLatin1String("week") ? 8
+                                                                       : 2;
+        if (config.usage.retentionDays < needed) {
+            o->error(QStringLiteral("retentionDays"),
+                     QStringLiteral("%1 is shorter than tenant %2's budget period (%3): the prune would delete "
+                                    "this period's spend; must be at least %4 days")
+                         .arg(config.usage.retentionDays)
+                         .arg(quoted(t.name), t.budget->period)
+                         .arg(needed));
+            return;
+        }
+    }
 }
 
 // Offset (in bytes) to "line L, column C", both 1-based.

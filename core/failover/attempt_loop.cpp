@@ -200,6 +200,12 @@ void AttemptLoop::nextCandidate() {
         if (m_noCredential)
             return finishWithFailure(FailureResponse::forNoCredential(*m_noCredential), false);
         QString why = QStringLiteral("no eligible candidate for \"%1\"").arg(m_settings.requestedModel);
+        for (const auto &c : m_resolution.chain)
+            if (const auto reason = ineligibleReason(c); reason && CandidatePolicy::isUnpriced(*reason)) {
+                // The budget is why: say so, and what lets the model be used.
+                why += QStringLiteral(" (%1; only a model with a price can be charged to a budget)").arg(*reason);
+                break;
+            }
         if (m_resolution.maxCostMultiplier)
             why += QStringLiteral(" (route cost ceiling %1x)").arg(*m_resolution.maxCostMultiplier);
         return finishWithFailure(GatewayError::make(403, ErrorCategory::Permission, why), false);

@@ -6,6 +6,7 @@ namespace sw::failover {
 
 namespace {
 const QLatin1String kCeiling("over the route's cost ceiling");
+const QLatin1String kUnpriced("no price for a tenant with a spend budget");
 
 std::optional<QString> tenantReason(const config::Config &config, const QString &tenant,
                                     const config::ProviderConfig &provider) {
@@ -20,7 +21,15 @@ std::optional<QString> tenantReason(const config::Config &config, const QString 
 }
 
 std::optional<QString> tenantReason(const config::Config &config, const QString &tenant, const Candidate &c) {
-    return tenantReason(config, tenant, c.provider);
+    if (auto why = tenantReason(config, tenant, c.provider))
+        return why;
+    // A budget counts each row's cost: a model with no price (not in `models`, as "provider/any-id"
+    // resolves, or no `cost`) would cost 0 and let a budgeted tenant spend without limit.
+    const auto t = config.tenants.constFind(tenant);
+    if (t != config.tenants.cend() && t->budget && !(c.model.costInput > 0 || c.model.costOutput > 0))
+        return QStringLiteral("%1: %2 has no price in models (cost) and tenant \"%3\" has a spend budget")
+            .arg(kUnpriced, c.name(), tenant);
+    return std::nullopt;
 }
 } // namespace
 
@@ -50,6 +59,10 @@ std::optional<QString> CandidatePolicy::ineligibleReason(const config::Config &c
 
 bool CandidatePolicy::isCostCeiling(const QString &reason) {
     return reason.startsWith(kCeiling);
+}
+
+bool CandidatePolicy::isUnpriced(const QString &reason) {
+    return reason.startsWith(kUnpriced);
 }
 
 std::optional<QString> CandidatePolicy::precheckRejection(const Candidate &c, const model::ChatRequest &request) {

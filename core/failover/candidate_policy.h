@@ -1,7 +1,8 @@
 #pragma once
 // Which candidates a request may use at all: the tenant's
-// providers and regions, and the route's cost ceiling priced against the first
-// candidate the tenant may use. Pure; the loop reports a reason as a skipped row.
+// providers and regions, a price when the tenant has a spend budget, and the
+// route's cost ceiling priced against the first candidate the tenant may use.
+// Pure; the loop reports a reason as a skipped row.
 
 #include "core/failover/candidate_resolver.h"
 #include "core/model/chat_request.h"
@@ -15,6 +16,8 @@ public:
                                                    const Resolution &resolution, const Candidate &candidate);
     // True when `reason` (from ineligibleReason) is the cost ceiling: the client is told so.
     static bool isCostCeiling(const QString &reason);
+    // True when `reason` is a model with no price for a tenant with a spend budget.
+    static bool isUnpriced(const QString &reason);
     // The tenant's `providers` and `regions` let its requests reach this provider.
     static bool tenantMayUse(const config::Config &config, const QString &tenant,
                              const config::ProviderConfig &provider);

@@ -50,7 +50,7 @@ void BudgetTracker::configure(const QMap<QString, config::TenantConfig> &tenants
         if (old != m_states.cend() && old->period == s.period && old->periodStartMs == s.periodStartMs)
             s.spent = old->spent;
         else if (m_store.spentSince)
-            s.spent = m_store.spentSince(t.name, s.periodStartMs);
+            s.spent = m_store.spentSince(t.name, s.periodStartMs, s.periodEndMs);
         next.insert(t.name, s);
     }
     m_states = std::move(next);
@@ -64,11 +64,12 @@ BudgetState *BudgetTracker::current(const QString &tenant) {
         return nullptr;
     const qint64 now = m_clock.epochMs();
     if (now >= it->periodEndMs || now < it->periodStartMs) {
-        // A new period starts from nothing: its rows are counted as they come.
+        // Another period: what the ledger holds for it. Usually nothing (a new period), but a clock
+        // stepped back into a period already spent in must not find it at $0.
         const CalendarPeriod p = calendarPeriod(it->period, now);
         it->periodStartMs = p.startMs;
         it->periodEndMs = p.endMs;
-        it->spent = 0;
+        it->spent = m_store.spentSince ? m_store.spentSince(tenant, p.startMs, p.endMs) : 0;
     }
     return &*it;
 }
@@ -111,6 +112,14 @@ std::optional<BudgetTracker::Refusal> BudgetTracker::refusal(const QString &tena
                     .arg(s->spent, 0, 'f', 2)
                     .arg(s->period, resets);
     return r;
+}
+
+std::optional<QString> BudgetTracker::unavailable(const QString &tenant) const {
+    if (!m_states.contains(tenant) || !m_store.available || m_store.available())
+        return std::nullopt;
+    return QStringLiteral("usage ledger unavailable: spend budgets cannot be enforced (tenant \"%1\" has a budget of "
+                          "%2); see the Switchman log")
+        .arg(tenant, budgetDescription(m_states.value(tenant)));
 }
 
 QList<BudgetState> BudgetTracker::states() {

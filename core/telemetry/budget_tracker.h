@@ -2,8 +2,9 @@
 // Spend budgets per tenant: `tenants.NAME.budget {usd, period}` over
 // calendar periods in local time (a day from midnight, a week from Monday, a
 // month from the 1st). Counts each usage row's cost as it is recorded, so the
-// gate never waits for the ledger; at start (and for a budget a reload adds) it
-// reads the period's spend so far from the ledger. Wall time comes from the
+// gate never waits for the ledger; at start (for a budget a reload adds, and
+// when the clock enters another period, forward or back) it reads the period's
+// spend so far from the ledger. Wall time comes from the
 // injected clock: tests move across period boundaries without sleeping.
 
 #include "core/config/config.h"
@@ -45,9 +46,12 @@ public:
 
     // Where spend and the notices given live (the ledger); empty functions = nothing remembered.
     struct Store {
-        std::function<double(const QString &tenant, qint64 sinceEpochMs)> spentSince;
+        // Cost in [sinceEpochMs, untilEpochMs): a row stamped past the period's end is not this period's.
+        std::function<double(const QString &tenant, qint64 sinceEpochMs, qint64 untilEpochMs)> spentSince;
         std::function<bool(const QString &tenant, qint64 periodStartMs)> noticeGiven;
         std::function<void(const QString &tenant, qint64 periodStartMs)> rememberNotice;
+        // False when the ledger could not be read at start: spend is unknown, budgets cannot be enforced.
+        std::function<bool()> available;
     };
 
     BudgetTracker(util::Clock &clock, Store store, QObject *parent = nullptr);
@@ -63,6 +67,9 @@ public:
     };
     // Set when the tenant has reached its budget in the current period.
     std::optional<Refusal> refusal(const QString &tenant);
+    // Set when the tenant has a budget and the ledger holding its spend could not be read: the
+    // request is refused (503) rather than served on a budget counted from $0.
+    std::optional<QString> unavailable(const QString &tenant) const;
     QList<BudgetState> states(); // by tenant name
 
 Q_SIGNALS:

@@ -4,6 +4,7 @@
 
 #include <QAtomicInteger>
 #include <QDir>
+#include <QFile>
 #include <QFileInfo>
 #include <QSqlDatabase>
 #include <QSqlError>
@@ -14,6 +15,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace sw::telemetry {
 
@@ -114,6 +116,18 @@ bool UsageDatabase::open(const QString &path, Mode mode, QString *error) {
             *error = QStringLiteral("cannot create the folder %1").arg(dir);
             return false;
         }
+        // Tenants, models and spend are the owner's only (0600). SQLite gives the -wal and -shm files
+        // it creates the main file's mode; ones left by a crash are narrowed here too.
+        const QFileDevice::Permissions owner =
+            QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ReadUser | QFileDevice::WriteUser;
+        if (!QFileInfo::exists(path)) {
+            QFile f(path);
+            if (f.open(QIODevice::WriteOnly | QIODevice::NewOnly, owner)) // created 0600, never wider
+                f.close();
+        }
+        for (const QString &file : {path, path + QStringLiteral("-wal"), path + QStringLiteral("-shm")})
+            if (QFileInfo::exists(file) && QFile::permissions(file) != owner)
+                QFile::setPermissions(file, owner);
     }
     if (!memory && mode == Mode::ReadOnly && !QFileInfo::exists(path)) {
         *error = QStringLiteral("%1 does not exist (no usage recorded yet)").arg(path);
@@ -406,13 +420,15 @@ UsageReport UsageDatabase::query(const UsageQuery &uq) const {
     return report;
 }
 
-double UsageDatabase::spentSince(const QString &tenant, qint64 sinceEpochMs) const {
+double UsageDatabase::spentSince(const QString &tenant, qint64 sinceEpochMs, qint64 untilEpochMs) const {
     if (!m_open)
         return 0;
     QSqlQuery q(QSqlDatabase::database(m_connection, false));
-    q.prepare(QStringLiteral("SELECT COALESCE(SUM(%1),0) FROM usage WHERE tenant = ? AND at_ms >= ?").arg(saneCost()));
+    q.prepare(QStringLiteral("SELECT COALESCE(SUM(%1),0) FROM usage WHERE tenant = ? AND at_ms >= ? AND at_ms < ?")
+                  .arg(saneCost()));
     q.bindValue(0, tenant);
     q.bindValue(1, sinceEpochMs);
+    q.bindValue(2, untilEpochMs > 0 ? untilEpochMs : std::numeric_limits<qint64>::max());
     if (!q.exec() || !q.next())
         return 0;
     return q.value(0).toDouble();

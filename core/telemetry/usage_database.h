@@ -31,8 +31,8 @@ public:
     bool insert(const QList<UsageRow> &rows, QString *error);
     void setMaxPages(qint64 pages);
     UsageReport query(const UsageQuery &query) const;
-    // Cost per tenant since `sinceEpochMs` (budgets after a restart).
-    double spentSince(const QString &tenant, qint64 sinceEpochMs) const;
+    // Cost per tenant in [sinceEpochMs, untilEpochMs) (budgets after a restart); until 0 = no end.
+    double spentSince(const QString &tenant, qint64 sinceEpochMs, qint64 untilEpochMs = 0) const;
     // Deletes rows older than the cutoff; the number deleted, or -1 on error.
     int pruneBefore(qint64 cutoffEpochMs, QString *error);
     // Deletes all but the newest `maxRows` rows; the number deleted (0 on error).

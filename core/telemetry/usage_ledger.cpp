@@ -7,6 +7,8 @@
 #include <QJsonObject>
 #include <QPointer>
 
+#include <algorithm>
+
 namespace sw::telemetry {
 
 namespace {
@@ -24,30 +26,54 @@ UsageLedger::UsageLedger(Options options, util::Clock &clock, LogFn log, QObject
     m_thread.start(QThread::LowPriority);
 
     QString error;
+    QString readError;
     bool ok = false;
+    bool readOnly = false;
     QMetaObject::invokeMethod(
         m_worker,
-        [this, &error, &ok]() {
+        [this, &error, &readError, &ok, &readOnly]() {
             m_db = new UsageDatabase;
             const QString path = inMemory(m_options.path) ? QStringLiteral(":memory:") : m_options.path;
-            ok = m_db->open(path, UsageDatabase::Mode::ReadWrite, &error);
-            if (!ok) {
-                // Still a ledger for this session, so queries and budgets work; nothing survives a restart.
+            if (m_options.writable || inMemory(m_options.path))
+                ok = m_db->open(path, UsageDatabase::Mode::ReadWrite, &error);
+            else
+                error = QStringLiteral("not writable");
+            if (!ok && !inMemory(m_options.path)) {
+                // Read-only (a read-only folder or file): its spend and history are still right. New
+                // rows wait in memory and are written once it can take them.
+                delete m_db;
+                m_db = new UsageDatabase;
+                readOnly = m_db->open(path, UsageDatabase::Mode::ReadOnly, &readError);
+            }
+            if (!ok && !readOnly) {
+                // Still a ledger for this session, so queries work; nothing survives a restart.
                 delete m_db;
                 m_db = new UsageDatabase;
                 QString ignored;
                 m_db->open(QStringLiteral(":memory:"), UsageDatabase::Mode::ReadWrite, &ignored);
             }
+            m_dbReadOnly = readOnly;
+            m_dbInMemory = (!ok && !readOnly) || inMemory(m_options.path);
             if (m_options.maxPages > 0)
                 m_db->setMaxPages(m_options.maxPages);
         },
         Qt::BlockingQueuedConnection);
     m_persistent = ok && !inMemory(m_options.path);
-    if (!ok)
+    m_readOnly = readOnly;
+    m_readable = ok || readOnly;
+    if (readOnly)
         m_log(QStringLiteral("error"),
-              QStringLiteral("usage ledger: cannot open %1 (%2); usage is kept in memory for this session only and "
+              QStringLiteral("usage ledger: cannot write %1 (%2); it is read (spend and budgets stay right), requests "
+                             "are served as usual, and up to %3 new usage rows wait in memory until it can be written")
+                  .arg(m_options.path, error)
+                  .arg(kMaxUnwritten),
+              {{QStringLiteral("path"), m_options.path}, {QStringLiteral("error"), error}});
+    else if (!ok)
+        m_log(QStringLiteral("error"),
+              QStringLiteral("usage ledger: cannot open %1 (%2); usage is kept in memory for this session only; "
+                             "tenants with a spend budget are refused (503: their spend cannot be read), other "
                              "requests are served as usual")
-                  .arg(m_options.path, error),
+                  .arg(m_options.path, readError.isEmpty() ? error : error + QStringLiteral("; ") + readError),
               {{QStringLiteral("path"), m_options.path}, {QStringLiteral("error"), error}});
     pruneNow();
     schedulePrune();
@@ -56,7 +82,20 @@ UsageLedger::UsageLedger(Options options, util::Clock &clock, LogFn log, QObject
 UsageLedger::~UsageLedger() {
     m_clock.cancel(m_flushTimer);
     m_clock.cancel(m_pruneTimer);
-    flushAndWait();
+    m_stopping = true;
+    m_clock.cancel(m_retryTimer);
+    m_retryTimer = 0;
+    // The pending batch and, once more, the rows an earlier write could not store.
+    flush(true);
+    QMetaObject::invokeMethod(
+        m_worker, []() {}, Qt::BlockingQueuedConnection);
+    QCoreApplication::sendPostedEvents(this);
+    if (m_unwritten > 0)
+        m_log(QStringLiteral("error"),
+              QStringLiteral("usage ledger: %1 usage rows could not be written to %2 before shutdown and are lost")
+                  .arg(m_unwritten)
+                  .arg(m_options.path),
+              {{QStringLiteral("path"), m_options.path}, {QStringLiteral("rows"), m_unwritten}});
     QMetaObject::invokeMethod(
         m_worker,
         [this]() {
@@ -86,12 +125,13 @@ void UsageLedger::scheduleFlush() {
     });
 }
 
-void UsageLedger::flush() {
+void UsageLedger::flush(bool retry) {
     if (m_flushTimer) {
         m_clock.cancel(m_flushTimer);
         m_flushTimer = 0;
     }
-    if (m_pending.isEmpty())
+    // With nothing new, the rows a failed write kept still go when asked (the retry timer, shutdown).
+    if (m_pending.isEmpty() && !retry)
         return;
     QList<UsageRow> batch = std::exchange(m_pending, {});
     if (m_options.routeOf)
@@ -103,10 +143,26 @@ void UsageLedger::flush() {
         // Rows a failed write kept go first: the ledger stays in time order.
         QList<UsageRow> rows = std::exchange(m_retry, {});
         rows += std::move(batch);
+        if (rows.isEmpty())
+            return; // a retry with nothing left to write
+        if (m_dbReadOnly && m_options.writable) {
+            // Opened read-only at start: it may take writes now (the folder made writable again).
+            auto *writable = new UsageDatabase;
+            QString ignored;
+            if (writable->open(m_options.path, UsageDatabase::Mode::ReadWrite, &ignored)) {
+                delete m_db;
+                m_db = writable;
+                m_dbReadOnly = false;
+                if (m_options.maxPages > 0)
+                    m_db->setMaxPages(m_options.maxPages);
+            } else {
+                delete writable;
+            }
+        }
         QString error;
         const bool ok = m_db->insert(rows, &error);
         int dropped = 0;
-        if (ok && !m_persistent)
+        if (ok && m_dbInMemory)
             dropped = m_db->keepNewest(m_memoryMaxRows);
         if (dropped > 0 && !std::exchange(m_memoryCapSaid, true))
             QMetaObject::invokeMethod(this, [self, max = m_memoryMaxRows]() {
@@ -132,6 +188,17 @@ void UsageLedger::flush() {
 
 void UsageLedger::onWriteResult(bool ok, const QString &error, int unwritten) {
     m_unwritten = unwritten;
+    if (unwritten > 0 && !m_stopping) {
+        scheduleRetry();
+    } else {
+        m_clock.cancel(m_retryTimer);
+        m_retryTimer = 0;
+        m_retryDelayMs = kRetryFirstMs;
+    }
+    if (!ok && m_readOnly && !m_failing) {
+        m_failing = true; // said at start, with the reason
+        return;
+    }
     if (!ok && !m_failing) {
         m_failing = true;
         // One line for the whole outage, not one per batch.
@@ -148,8 +215,25 @@ void UsageLedger::onWriteResult(bool ok, const QString &error, int unwritten) {
     }
 }
 
+void UsageLedger::scheduleRetry() {
+    if (m_retryTimer)
+        return;
+    const qint64 delay = m_retryDelayMs;
+    m_retryDelayMs = std::min(kRetryMaxMs, m_retryDelayMs * 2);
+    m_retryTimer = m_clock.schedule(delay, [this]() {
+        m_retryTimer = 0;
+        flush(true);
+    });
+}
+
+void UsageLedger::setMaxPages(qint64 pages) {
+    m_options.maxPages = pages;
+    QMetaObject::invokeMethod(
+        m_worker, [this, pages]() { m_db->setMaxPages(pages); }, Qt::BlockingQueuedConnection);
+}
+
 void UsageLedger::flushAndWait() {
-    flush();
+    flush(true);
     QMetaObject::invokeMethod(
         m_worker, []() {}, Qt::BlockingQueuedConnection);
     QCoreApplication::sendPostedEvents(this); // the write result, so unwrittenRows() is current
@@ -172,11 +256,19 @@ void UsageLedger::query(const UsageQuery &q, QObject *context, std::function<voi
     });
 }
 
-double UsageLedger::spentSince(const QString &tenant, qint64 sinceEpochMs) {
+double UsageLedger::spentSince(const QString &tenant, qint64 sinceEpochMs, qint64 untilEpochMs) {
     flush();
     double spent = 0;
     QMetaObject::invokeMethod(
-        m_worker, [this, &spent, tenant, sinceEpochMs]() { spent = m_db->spentSince(tenant, sinceEpochMs); },
+        m_worker,
+        [this, &spent, tenant, sinceEpochMs, untilEpochMs]() {
+            spent = m_db->spentSince(tenant, sinceEpochMs, untilEpochMs);
+            // Rows a write could not store yet are spend all the same.
+            for (const UsageRow &r : std::as_const(m_retry))
+                if (r.tenant == tenant && r.atEpochMs >= sinceEpochMs &&
+                    (untilEpochMs <= 0 || r.atEpochMs < untilEpochMs) && r.cost > 0)
+                    spent += r.cost;
+        },
         Qt::BlockingQueuedConnection);
     return spent;
 }

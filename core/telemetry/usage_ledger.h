@@ -3,8 +3,12 @@
 // file written off the request path. Lives on the engine thread; the file is
 // owned by a worker thread. Rows collect here and go to the worker as one batch
 // per second (or per kBatchRows), so a crash loses at most the last second. A
-// file that cannot be opened or written (read-only, full disk) costs one log
-// line, never a request: rows are then kept in memory (bounded) and retried.
+// file that cannot be written (read-only, full disk, locked) costs one log
+// line, never a request: rows are then kept in memory (bounded) and retried on
+// a timer that backs off, and once more at shutdown. A file that can be read
+// but not written is opened read-only, so spend and history stay right; one
+// that cannot be read at all leaves the ledger in memory and not readable(),
+// and tenants with a budget are refused (their spend is unknown).
 
 #include "core/telemetry/usage_report.h"
 
@@ -28,6 +32,9 @@ public:
     static constexpr int kBatchRows = 500;
     static constexpr int kMaxUnwritten = 20000; // rows kept while the file cannot take them
     static constexpr qint64 kPruneEveryMs = 24LL * 3600 * 1000;
+    // Rows a write could not store are tried again after this, doubling up to kRetryMaxMs.
+    static constexpr qint64 kRetryFirstMs = 2000;
+    static constexpr qint64 kRetryMaxMs = 60000;
     // A ledger held in memory (no file, or the file could not be opened) keeps only the newest rows:
     // every answered request adds one, so without a cap a long-running instance would grow without end.
     static constexpr int kMemoryMaxRows = 50000;
@@ -38,6 +45,7 @@ public:
         qint64 maxPages = 0;     // > 0: cap the file's pages (tests: a full disk)
         // Fills a row's route when it has none, at batch time (the request's attempts name it by then).
         std::function<QString(const QString &requestId)> routeOf;
+        bool writable = true; // false: the file is only read (tests: a read-only folder, which root can write)
     };
     using LogFn = std::function<void(const QString &level, const QString &message, const QJsonObject &fields)>;
 
@@ -51,7 +59,7 @@ public:
     void setRetentionDays(int days) { m_options.retentionDays = days; }
     void setMemoryMaxRows(int rows) { m_memoryMaxRows = rows; } // tests; takes effect at the next write
     // Blocking (engine start, a budget added by a reload): cost of a tenant since a moment.
-    double spentSince(const QString &tenant, qint64 sinceEpochMs);
+    double spentSince(const QString &tenant, qint64 sinceEpochMs, qint64 untilEpochMs = 0);
     bool budgetNoticeGiven(const QString &tenant, qint64 periodStartMs);
     void rememberBudgetNotice(const QString &tenant, qint64 periodStartMs);
     // Hands the pending batch to the worker and waits until it is written (or failed).
@@ -60,12 +68,17 @@ public:
     void pruneNow();
 
     bool persistent() const { return m_persistent; } // a file, opened and writable at start
+    // False when a file was configured and could not even be read at start: spend is unknown.
+    bool readable() const { return m_readable; }
+    bool readOnly() const { return m_readOnly; } // at start the file could be read, not written
+    void setMaxPages(qint64 pages);              // tests: a disk that fills up, or gets room again
     QString path() const { return m_options.path; }
     int unwrittenRows() const { return m_unwritten; } // waiting for the file to take them
 
 private:
     void scheduleFlush();
-    void flush();
+    void flush(bool retry = false);
+    void scheduleRetry();
     void schedulePrune();
     void onWriteResult(bool ok, const QString &error, int unwritten);
 
@@ -78,7 +91,14 @@ private:
     QList<UsageRow> m_pending;
     quint64 m_flushTimer = 0;
     quint64 m_pruneTimer = 0;
+    quint64 m_retryTimer = 0;
+    qint64 m_retryDelayMs = kRetryFirstMs;
     bool m_persistent = false;
+    bool m_readable = true;
+    bool m_stopping = false;              // the destructor runs: no retry is scheduled any more
+    bool m_readOnly = false;              // set at start: the file is read, not written
+    bool m_dbReadOnly = false;            // worker side: m_db is the file, opened read-only
+    bool m_dbInMemory = false;            // worker side: m_db is in memory (its rows are capped)
     int m_memoryMaxRows = kMemoryMaxRows; // used on the worker thread; set before rows are appended
     bool m_memoryCapSaid = false;         // worker side: the first dropped rows are logged, once
     bool m_failing = false;               // a write failed; the next success says so once

@@ -135,6 +135,29 @@ private Q_SLOTS:
         QCOMPARE(upstreamCalls(gw), calls + 1);
     }
 
+    // "provider/any-id" resolves to a model the config does not list: it has no price, so its rows
+    // cost 0. A tenant with a budget is refused it (403 in its own format, naming the model and the
+    // budget) and no upstream sees the request; a tenant without a budget is served as before.
+    void anUnpricedModelIsRefusedToATenantWithABudget() {
+        GatewayFixture gw;
+        addTenants(gw, 4);
+        gw.start();
+        const QString route = QStringLiteral("/v1/messages");
+        const HttpResult refused = gw.post(route, routeBody(route, QStringLiteral("pa/not-listed")), as(m_teamKey));
+        QVERIFY2(refused.status == 403, refused.body.constData());
+        QCOMPARE(upstreamCalls(gw), 0);
+        const QJsonObject e = refused.json().value(QStringLiteral("error")).toObject();
+        QCOMPARE(e.value(QStringLiteral("type")).toString(), QStringLiteral("permission_error"));
+        const QString message = e.value(QStringLiteral("message")).toString();
+        QVERIFY2(message.contains(QStringLiteral("pa/not-listed")), qPrintable(message));
+        QVERIFY2(message.contains(QStringLiteral("budget")), qPrintable(message));
+        QVERIFY2(message.contains(QStringLiteral("team-a")), qPrintable(message));
+        // A priced model is still served to the same tenant; the unpriced one to a tenant without a budget.
+        QCOMPARE(gw.post(route, routeBody(route, QStringLiteral("pa/claude-a")), as(m_teamKey)).status, 200);
+        QCOMPARE(gw.post(route, routeBody(route, QStringLiteral("pa/not-listed")), as(m_adminKey)).status, 200);
+        QCOMPARE(upstreamCalls(gw), 2);
+    }
+
     void aRestartKeepsTheSpendAndTheNotice() {
         QTemporaryDir dir;
         const QString ledger = dir.filePath(QStringLiteral("usage.sqlite"));
@@ -326,6 +349,39 @@ private Q_SLOTS:
         QVERIFY2(gw.engine().budgets().first().spent < 1,
                  qPrintable(QString::number(gw.engine().budgets().first().spent)));
         QCOMPARE(gw.post(route, routeBody(route, QStringLiteral("pa/claude-a")), as(m_teamKey)).status, 200);
+    }
+
+    // A ledger that cannot be read at start (a corrupt header here) fell back to memory, and every
+    // budget started again at $0. A tenant with a budget is refused with 503 in its own format now;
+    // a tenant without one is served.
+    void anUnreadableLedgerRefusesTenantsWithABudget() {
+        QTemporaryDir dir;
+        const QString ledger = dir.filePath(QStringLiteral("usage.sqlite"));
+        const QString route = QStringLiteral("/v1/chat/completions");
+        {
+            GatewayFixture gw;
+            gw.usageLedgerPath = ledger;
+            addTenants(gw, 20);
+            gw.start();
+            QCOMPARE(gw.post(route, routeBody(route, QStringLiteral("pb/gpt-b")), as(m_teamKey)).status, 200);
+        }
+        QFile f(ledger);
+        QVERIFY(f.open(QIODevice::ReadWrite));
+        f.write("GARBAGEGARBAGE");
+        f.close();
+        GatewayFixture gw;
+        gw.usageLedgerPath = ledger;
+        addTenants(gw, 20);
+        gw.start();
+        const HttpResult refused = gw.post(route, routeBody(route, QStringLiteral("pb/gpt-b")), as(m_teamKey));
+        QVERIFY2(refused.status == 503, refused.body.constData());
+        QCOMPARE(upstreamCalls(gw), 0);
+        const QString message =
+            refused.json().value(QStringLiteral("error")).toObject().value(QStringLiteral("message")).toString();
+        QVERIFY2(message.contains(QStringLiteral("usage ledger unavailable: spend budgets cannot be enforced")),
+                 qPrintable(message));
+        QCOMPARE(gw.post(route, routeBody(route, QStringLiteral("pb/gpt-b")), as(m_adminKey)).status, 200);
+        QCOMPARE(upstreamCalls(gw), 1);
     }
 
     void anUnwritableLedgerStillAnswersEveryRequest() {

@@ -137,12 +137,42 @@ private Q_SLOTS:
         QCOMPARE(warnings.size(), 2);
     }
 
+    // A wall clock stepped back across midnight set the day's spend to 0; it is read again from the
+    // ledger, and a row stamped in the next period does not count toward this one.
+    void aClockSteppedBackReadsThePeriodsSpendAgain() {
+        test::FakeClock clock;
+        QList<QPair<qint64, double>> rows; // the ledger: (time, cost) of team-a's rows
+        BudgetTracker::Store store;
+        store.spentSince = [&rows](const QString &, qint64 since, qint64 until) {
+            double spent = 0;
+            for (const auto &[at, cost] : std::as_const(rows))
+                if (at >= since && (until <= 0 || at < until))
+                    spent += cost;
+            return spent;
+        };
+        BudgetTracker budgets(clock, store);
+        clock.setEpochMs(localMs(2026, 1, 14, 23, 50));
+        budgets.configure(tenants(4, QStringLiteral("day")));
+        for (int i = 0; i < 2; ++i) {
+            rows.append({clock.epochMs(), 2.0});
+            budgets.add(QStringLiteral("team-a"), 2.0);
+        }
+        QVERIFY(budgets.refusal(QStringLiteral("team-a")));
+        clock.setEpochMs(localMs(2026, 1, 15, 0, 10)); // a new day: a new budget
+        QVERIFY(!budgets.refusal(QStringLiteral("team-a")));
+        rows.append({clock.epochMs(), 1.0});
+        budgets.add(QStringLiteral("team-a"), 1.0);
+        clock.setEpochMs(localMs(2026, 1, 14, 23, 55)); // stepped back: the 14th was spent already
+        QVERIFY(budgets.refusal(QStringLiteral("team-a")));
+        QCOMPARE(budgets.states().first().spent, 4.0); // the 15th's row is not the 14th's spend
+    }
+
     void aRestartReadsTheSpendAndTheNoticeFromTheLedger() {
         test::FakeClock clock;
         clock.setEpochMs(localMs(2026, 1, 14, 10));
         qint64 askedSince = 0;
         BudgetTracker::Store store;
-        store.spentSince = [&askedSince](const QString &tenant, qint64 since) {
+        store.spentSince = [&askedSince](const QString &tenant, qint64 since, qint64) {
             askedSince = since;
             return tenant == QLatin1String("team-a") ? 9.0 : 0.0;
         };

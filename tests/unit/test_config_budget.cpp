@@ -70,6 +70,22 @@ private Q_SLOTS:
                     .startsWith(QStringLiteral("usage.keepForever: unknown key")));
     }
 
+    // A prune that deletes this period's rows resets the budget at the next restart.
+    void retentionShorterThanABudgetPeriodIsRefused() {
+        QCOMPARE(
+            errorsOf(withTenant(",\"budget\":{\"usd\":20,\"period\":\"month\"}", ",\"usage\":{\"retentionDays\":1}")),
+            QStringList{QStringLiteral("usage.retentionDays: 1 is shorter than tenant \"team-a\"'s budget "
+                                       "period (month): the prune would delete this period's spend; must be at "
+                                       "least 32 days")});
+        QCOMPARE(
+            errorsOf(withTenant(",\"budget\":{\"usd\":20,\"period\":\"week\"}", ",\"usage\":{\"retentionDays\":7}"))
+                .size(),
+            1);
+        QVERIFY(
+            parse(withTenant(",\"budget\":{\"usd\":20,\"period\":\"day\"}", ",\"usage\":{\"retentionDays\":2}")).ok());
+        QVERIFY(parse(withTenant("", ",\"usage\":{\"retentionDays\":1}")).ok()); // no budget: any retention
+    }
+
     void saveWritesThemBack() {
         auto r =
             parse(withTenant(",\"budget\":{\"usd\":12.5,\"period\":\"day\"}", ",\"usage\":{\"retentionDays\":90}"));

@@ -10,6 +10,7 @@
 
 #include <QDateTime>
 #include <QFile>
+#include <QFileInfo>
 #include <QJsonArray>
 #include <QSqlDatabase>
 #include <QSqlQuery>
@@ -76,6 +77,19 @@ UsageReport ask(UsageLedger &ledger, const UsageQuery &q) {
     if (!test::waitUntil([&out]() { return out.has_value(); }, 5000))
         qWarning("the ledger did not answer");
     return out.value_or(UsageReport{});
+}
+
+// Appends rows of a long id until the capped file refuses a batch; the number appended.
+int fillUntilUnwritten(UsageLedger &ledger, test::FakeClock &clock) {
+    const QString longId = QString(600, QLatin1Char('x'));
+    int n = 0;
+    for (int batch = 0; batch < 40 && ledger.unwrittenRows() == 0; ++batch) {
+        for (int i = 0; i < 20; ++i, ++n)
+            ledger.append(row(longId + QString::number(n), QStringLiteral("t"), QStringLiteral("pa/m"), 1, 1, 0.1,
+                              clock.epochMs()));
+        ledger.flushAndWait();
+    }
+    return n;
 }
 
 } // namespace
@@ -507,6 +521,143 @@ private Q_SLOTS:
         const UsageReport r = ask(ledger, {});
         QVERIFY(r.rows.size() > 0);
         QVERIFY2(r.error.contains(QStringLiteral("not written yet")), qPrintable(r.error));
+    }
+
+    // Rows a write could not store (a full disk here; a file locked past SQLite's wait is the same)
+    // were retried only with the next batch: with no later request they were never written, and a
+    // clean shutdown lost them. They are retried on a timer that backs off, and at shutdown.
+    void rowsAWriteCouldNotStoreAreRetriedOnATimer() {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("usage.sqlite"));
+        test::FakeClock clock;
+        UsageLedger ledger({path, 400, 12, {}}, clock, logger());
+        const int appended = fillUntilUnwritten(ledger, clock);
+        QVERIFY(ledger.unwrittenRows() > 0);
+        ledger.setMaxPages(1'000'000); // room again; no request follows
+        clock.advance(UsageLedger::kRetryFirstMs);
+        QTRY_COMPARE_WITH_TIMEOUT(ledger.unwrittenRows(), 0, 5000);
+        QCOMPARE(int(readFile(path).rows.size()), appended);
+        QCOMPARE(m_log.size(), 2);
+        QCOMPARE(m_log.last().message, QStringLiteral("usage ledger: writing again"));
+    }
+
+    void rowsAWriteCouldNotStoreAreWrittenAtShutdown() {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("usage.sqlite"));
+        test::FakeClock clock;
+        int appended = 0;
+        {
+            UsageLedger ledger({path, 400, 12, {}}, clock, logger());
+            appended = fillUntilUnwritten(ledger, clock);
+            QVERIFY(ledger.unwrittenRows() > 0);
+            ledger.setMaxPages(1'000'000);
+        } // a clean shutdown, before the retry timer
+        QCOMPARE(int(readFile(path).rows.size()), appended);
+        for (const auto &l : std::as_const(m_log))
+            QVERIFY2(!l.message.contains(QStringLiteral("lost")), qPrintable(l.message));
+    }
+
+    void aShutdownThatCannotWriteSaysHowManyRowsAreLost() {
+        QTemporaryDir dir;
+        test::FakeClock clock;
+        int unwritten = 0;
+        {
+            UsageLedger ledger({dir.filePath(QStringLiteral("usage.sqlite")), 400, 12, {}}, clock, logger());
+            fillUntilUnwritten(ledger, clock);
+            unwritten = ledger.unwrittenRows();
+            QVERIFY(unwritten > 0);
+        }
+        QCOMPARE(m_log.last().level, QStringLiteral("error"));
+        QVERIFY2(m_log.last().message.contains(QStringLiteral("%1 usage rows could not be written").arg(unwritten)) &&
+                     m_log.last().message.contains(QStringLiteral("lost")),
+                 qPrintable(m_log.last().message));
+    }
+
+    // A file that can be read but not written (a read-only folder) was replaced by an empty ledger in
+    // memory: every budget started again at $0 and the history was hidden. It is read now; new rows
+    // wait in memory and count as spend.
+    void aFileThatCannotBeWrittenIsStillRead() {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("usage.sqlite"));
+        test::FakeClock clock;
+        clock.setEpochMs(localMs(2026, 1, 10, 12));
+        {
+            UsageLedger ledger({path, 400, 0, {}}, clock, logger());
+            ledger.append(row(QStringLiteral("r1"), QStringLiteral("bob"), QStringLiteral("pa/m"), 1, 1, 2.0,
+                              localMs(2026, 1, 10, 9)));
+        }
+        QCOMPARE(readFile(path).rows.size(), 1);
+        UsageLedger::Options o{path, 400, 0, {}};
+        o.writable = false;
+        UsageLedger ledger(o, clock, logger());
+        QVERIFY(ledger.readable());
+        QVERIFY(ledger.readOnly());
+        QCOMPARE(ledger.spentSince(QStringLiteral("bob"), localMs(2026, 1, 10, 0)), 2.0);
+        QCOMPARE(ask(ledger, {}).rows.size(), 1);
+        ledger.append(row(QStringLiteral("r2"), QStringLiteral("bob"), QStringLiteral("pa/m"), 1, 1, 2.0,
+                          localMs(2026, 1, 10, 12)));
+        ledger.flushAndWait();
+        QCOMPARE(ledger.unwrittenRows(), 1);
+        QCOMPARE(ledger.spentSince(QStringLiteral("bob"), localMs(2026, 1, 10, 0)), 4.0);
+        QCOMPARE(m_log.size(), 1); // said once, at start
+        QVERIFY2(m_log.first().message.contains(QStringLiteral("it is read")), qPrintable(m_log.first().message));
+    }
+
+    void aFileThatCannotBeReadIsNotReadable() {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("usage.sqlite"));
+        test::FakeClock clock;
+        {
+            UsageLedger ledger({path, 400, 0, {}}, clock, logger());
+            ledger.append(
+                row(QStringLiteral("r1"), QStringLiteral("bob"), QStringLiteral("pa/m"), 1, 1, 2.0, clock.epochMs()));
+        }
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::ReadWrite));
+        f.write("GARBAGEGARBAGE"); // the header, as a bad disk or a stray write leaves it
+        f.close();
+        UsageLedger ledger({path, 400, 0, {}}, clock, logger());
+        QVERIFY(!ledger.readable());
+        QCOMPARE(m_log.size(), 1);
+        QVERIFY2(m_log.first().message.contains(QStringLiteral("budget")), qPrintable(m_log.first().message));
+        QVERIFY(UsageLedger({QString(), 400, 0, {}}, clock, logger()).readable()); // memory by choice: readable
+    }
+
+    // Rows stamped after a period's end (a clock that was ahead) are not this period's spend.
+    void spendIsBoundedByThePeriodsEnd() {
+        QTemporaryDir dir;
+        test::FakeClock clock;
+        UsageLedger ledger({dir.filePath(QStringLiteral("usage.sqlite")), 400, 0, {}}, clock, logger());
+        ledger.append(row(QStringLiteral("r1"), QStringLiteral("bob"), QStringLiteral("pa/m"), 1, 1, 1.0,
+                          localMs(2026, 1, 10, 9)));
+        ledger.append(row(QStringLiteral("r2"), QStringLiteral("bob"), QStringLiteral("pa/m"), 1, 1, 5.0,
+                          localMs(2026, 1, 11, 9)));
+        QCOMPARE(ledger.spentSince(QStringLiteral("bob"), localMs(2026, 1, 10, 0), localMs(2026, 1, 11, 0)), 1.0);
+        QCOMPARE(ledger.spentSince(QStringLiteral("bob"), localMs(2026, 1, 10, 0)), 6.0);
+    }
+
+    // Tenant names, models and spend: the owner's only, as the other private files.
+    void theFileIsTheOwnersOnly() {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("usage.sqlite"));
+        const QFileDevice::Permissions others =
+            QFileDevice::ReadGroup | QFileDevice::WriteGroup | QFileDevice::ReadOther | QFileDevice::WriteOther;
+        test::FakeClock clock;
+        {
+            UsageLedger ledger({path, 400, 0, {}}, clock, logger());
+            ledger.append(
+                row(QStringLiteral("r1"), QStringLiteral("bob"), QStringLiteral("pa/m"), 1, 1, 1.0, clock.epochMs()));
+            ledger.flushAndWait();
+            for (const QString &f : {path, path + QStringLiteral("-wal"), path + QStringLiteral("-shm")}) {
+                QVERIFY2(QFileInfo::exists(f), qPrintable(f));
+                QVERIFY2(!(QFile::permissions(f) & others), qPrintable(f));
+            }
+        }
+        // A file an older Switchman left world-readable is narrowed at the next start.
+        QVERIFY(
+            QFile::setPermissions(path, QFile::permissions(path) | QFileDevice::ReadGroup | QFileDevice::ReadOther));
+        UsageLedger ledger({path, 400, 0, {}}, clock, logger());
+        QVERIFY(!(QFile::permissions(path) & others));
     }
 
     void aLedgerInMemoryKeepsOnlyTheNewestRows() {
