@@ -34,6 +34,7 @@ struct ModelConfig {
     bool reasoning = false;
     double costInput = 0; // per million tokens
     double costOutput = 0;
+    bool freeOfCharge = false; // `cost` given as 0 (a local model); no `cost` is an unknown price
     QString tier;
     QString key() const { return provider + QLatin1Char('/') + id; }
 

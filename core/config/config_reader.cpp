@@ -255,6 +255,7 @@ void ConfigReader::read(JsonObjectReader &o, ModelConfig &model) {
         const QString nonNegative = QStringLiteral("must be 0 or more (price per million tokens)");
         cost->number(QStringLiteral("input"), model.costInput, 0, nonNegative);
         cost->number(QStringLiteral("output"), model.costOutput, 0, nonNegative);
+        model.freeOfCharge = model.costInput == 0 && model.costOutput == 0;
     }
     o.text(QStringLiteral("tier"), model.tier);
 }

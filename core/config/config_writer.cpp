@@ -56,7 +56,7 @@ QJsonObject modelJson(const ModelConfig &m) {
     putChanged(o, QStringLiteral("kind"), m.kind, d.kind);
     putChanged(o, QStringLiteral("input"), m.input, d.input);
     putChanged(o, QStringLiteral("reasoning"), m.reasoning, d.reasoning);
-    if (m.costInput != 0 || m.costOutput != 0)
+    if (m.freeOfCharge || m.costInput != 0 || m.costOutput != 0)
         o.insert(QStringLiteral("cost"),
                  QJsonObject{{QStringLiteral("input"), m.costInput}, {QStringLiteral("output"), m.costOutput}});
     putChanged(o, QStringLiteral("tier"), m.tier, d.tier);

@@ -26,7 +26,8 @@ std::optional<QString> tenantReason(const config::Config &config, const QString 
     // A budget counts each row's cost: a model with no price (not in `models`, as "provider/any-id"
     // resolves, or no `cost`) would cost 0 and let a budgeted tenant spend without limit.
     const auto t = config.tenants.constFind(tenant);
-    if (t != config.tenants.cend() && t->budget && !(c.model.costInput > 0 || c.model.costOutput > 0))
+    if (t != config.tenants.cend() && t->budget && !c.model.freeOfCharge && c.model.costInput <= 0 &&
+        c.model.costOutput <= 0)
         return QStringLiteral("%1: %2 has no price in models (cost) and tenant \"%3\" has a spend budget")
             .arg(kUnpriced, c.name(), tenant);
     return std::nullopt;

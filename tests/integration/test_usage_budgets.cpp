@@ -141,6 +141,12 @@ private Q_SLOTS:
     void anUnpricedModelIsRefusedToATenantWithABudget() {
         GatewayFixture gw;
         addTenants(gw, 4);
+        // A local model priced at 0 on purpose (`cost` given, zero) is free, not unknown.
+        config::ModelConfig free;
+        free.provider = QStringLiteral("pa");
+        free.id = QStringLiteral("local-free");
+        free.freeOfCharge = true;
+        gw.config.models.insert(free.key(), free);
         gw.start();
         const QString route = QStringLiteral("/v1/messages");
         const HttpResult refused = gw.post(route, routeBody(route, QStringLiteral("pa/not-listed")), as(m_teamKey));
@@ -155,7 +161,8 @@ private Q_SLOTS:
         // A priced model is still served to the same tenant; the unpriced one to a tenant without a budget.
         QCOMPARE(gw.post(route, routeBody(route, QStringLiteral("pa/claude-a")), as(m_teamKey)).status, 200);
         QCOMPARE(gw.post(route, routeBody(route, QStringLiteral("pa/not-listed")), as(m_adminKey)).status, 200);
-        QCOMPARE(upstreamCalls(gw), 2);
+        QCOMPARE(gw.post(route, routeBody(route, QStringLiteral("pa/local-free")), as(m_teamKey)).status, 200);
+        QCOMPARE(upstreamCalls(gw), 3);
     }
 
     void aRestartKeepsTheSpendAndTheNotice() {
