@@ -2,6 +2,7 @@
 
 #include "core/config/config_loader.h"
 #include "core/engine_host.h"
+#include "core/telemetry/telemetry.h"
 #include "core/telemetry/usage_database.h"
 
 #include <QCoreApplication>
