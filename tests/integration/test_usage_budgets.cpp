@@ -416,12 +416,14 @@ private Q_SLOTS:
 
     void aLedgerThatFillsUpStillAnswersEveryRequest() {
         QTemporaryDir dir;
+        // Declared before the gateway: the ledger still logs while the engine is deleted (the rows
+        // it could not write, at shutdown), and the slot below appends to this list.
+        QList<QString> ledgerLines;
         GatewayFixture gw;
         gw.usageLedgerPath = dir.filePath(QStringLiteral("usage.sqlite"));
         gw.usageLedgerMaxPages = 1; // SQLite raises it to the file's size at open: a disk with no room left
         gw.start();
         QVERIFY(gw.engine().usageLedger()->persistent());
-        QList<QString> ledgerLines;
         connect(gw.engine().telemetry(), &telemetry::Telemetry::logLine, this, [&ledgerLines](const QJsonObject &l) {
             const QString msg = l.value(QStringLiteral("msg")).toString();
             if (msg.startsWith(QStringLiteral("usage ledger")))
