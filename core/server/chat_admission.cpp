@@ -81,6 +81,11 @@ std::optional<Refusal> ChatAdmission::check(const Gates &gates, const InboundReq
                             // The period resets in hours: an SDK would sleep that long, twice, before the app heard.
                             {"x-should-retry", "false"}}};
         }
+        // The ledger could not be read at start: this tenant's spend is unknown, so its budget cannot
+        // be enforced. Refused rather than served on a budget counted from $0 (tenants without one
+        // are served).
+        if (const auto why = gates.budgets->unavailable(tenant))
+            return Refusal{GatewayError::make(503, ErrorCategory::Overloaded, *why), {}};
     }
     return std::nullopt;
 }

@@ -216,13 +216,6 @@ void Router::dispatchChat(wire::Api format, InboundRequest &&req, HttpExchange *
     if (const auto refusal = ChatAdmission::check(gates, req, tenant))
         return answerJson(exchange, refusal->error.status, formats::codecFor(format).encodeError(refusal->error),
                           http::HeaderList{{"x-switchman-request-id", requestId.toUtf8()}} + refusal->headers);
-    // The ledger could not be read at start: this tenant's spend is unknown, so its budget cannot be
-    // enforced. Refused rather than served on a budget counted from $0 (tenants without one are served).
-    if (const auto why = m_budgets ? m_budgets->unavailable(tenant) : std::nullopt)
-        return answerJson(
-            exchange, 503,
-            formats::codecFor(format).encodeError(GatewayError::make(503, ErrorCategory::Overloaded, *why)),
-            http::HeaderList{{"x-switchman-request-id", requestId.toUtf8()}});
     auto *request = new ChatRequest(m_ctx, format, std::move(req), exchange, tenant, std::move(requestId), this);
     ++m_active;
     connect(request, &ChatRequest::done, this, [this]() {
