@@ -227,6 +227,8 @@ QString untilText(const QString &state) {
         return QStringLiteral("until the key changes");
     if (state == QLatin1String("missing"))
         return QStringLiteral("until it is set");
+    if (state == QLatin1String("unavailable"))
+        return QStringLiteral("until the keychain answers");
     return QStringLiteral("-");
 }
 } // namespace
@@ -243,14 +245,16 @@ int statusCommand(const AdminTarget &target, QTextStream &out, QTextStream &err)
     int parked = 0;
     int rejected = 0;
     int missing = 0;
+    int unavailable = 0;
     for (const auto &v : creds) {
         const QString state = v.toObject().value(QStringLiteral("state")).toString();
         parked += state == QLatin1String("parked");
         rejected += state == QLatin1String("rejected");
         missing += state == QLatin1String("missing");
+        unavailable += state == QLatin1String("unavailable");
     }
-    // As the window's status line says it: parked, rejected and missing keys are all out of use.
-    const int outOfUse = parked + rejected + missing;
+    // As the window's status line says it: parked, rejected, missing and unavailable keys are all out of use.
+    const int outOfUse = parked + rejected + missing + unavailable;
 
     QStringList summary;
     if (!marks.isEmpty())
@@ -290,6 +294,11 @@ int statusCommand(const AdminTarget &target, QTextStream &out, QTextStream &err)
             const QJsonObject c = v.toObject();
             const QJsonValue remaining = c.value(QStringLiteral("remainingMs"));
             const QString state = c.value(QStringLiteral("state")).toString();
+            // An unreadable keychain is no provider's doing: said in words, with the store's error.
+            const QString lastError =
+                state == QLatin1String("unavailable")
+                    ? QStringLiteral("keychain unavailable: ") + orDash(c.value(QStringLiteral("lastError")))
+                    : orDash(c.value(QStringLiteral("lastError")));
             rows << QStringList{c.value(QStringLiteral("provider")).toString(),
                                 QString::number(c.value(QStringLiteral("position")).toInt()),
                                 c.value(QStringLiteral("ref")).toString(),
@@ -298,7 +307,7 @@ int statusCommand(const AdminTarget &target, QTextStream &out, QTextStream &err)
                                 orDash(c.value(QStringLiteral("status"))),
                                 remaining.isNull() ? untilText(state) : remainingText(remaining.toInteger()),
                                 QString::number(c.value(QStringLiteral("leases")).toInt()),
-                                orDash(c.value(QStringLiteral("lastError")))};
+                                lastError};
         }
         printTable(out,
                    {QStringLiteral("PROVIDER"), QStringLiteral("#"), QStringLiteral("REF"), QStringLiteral("STATE"),
@@ -310,6 +319,9 @@ int statusCommand(const AdminTarget &target, QTextStream &out, QTextStream &err)
         if (missing > 0)
             out << "\nA missing key has no secret: switchman credential set NAME (keychain), or set its variable "
                    "(env:) and restart\n";
+        if (unavailable > 0)
+            out << "\nAn unavailable key's keychain could not be read (no Secret Service, or locked): unlock it; "
+                   "each request reads it again\n";
     }
     out.flush();
     return 0;

@@ -105,6 +105,8 @@ Engine::Engine(Options options, QObject *parent) : QObject(parent), m_options(st
     m_requestPrefix = QByteArray::number(r, 36).left(6);
     m_router = new server::Router(m_ctx, *this, m_budgets, m_requestPrefix, this);
     connect(this, &Engine::marksChanged, &m_router->admin(), &server::AdminApi::publishMarks);
+    // A reload that takes an admin right away ends that admin's open event feed.
+    connect(this, &Engine::configApplied, &m_router->admin(), &server::AdminApi::configChanged);
     m_front =
         new server::HttpFront([router = m_router](server::InboundRequest &&req,
                                                   server::HttpExchange *ex) { router->dispatch(std::move(req), ex); },
@@ -444,6 +446,14 @@ void Engine::logCredentialChanges() {
         QJsonObject fields{{QStringLiteral("provider"), c.provider},
                            {QStringLiteral("credentialIndex"), c.position},
                            {QStringLiteral("ref"), c.ref}};
+        if (c.state == credentials::CredentialHealth::Unavailable) {
+            // The keychain could not be read (no Secret Service, locked): nothing the provider did,
+            // so no reason or status. prewarmCredentials leaves this line to here.
+            fields.insert(QStringLiteral("credential"), c.ref);
+            fields.insert(QStringLiteral("hint"), c.lastError);
+            m_telemetry->log(QStringLiteral("warn"), QStringLiteral("keychain unavailable"), fields);
+            continue;
+        }
         if (c.state != credentials::CredentialHealth::Ok) {
             fields.insert(QStringLiteral("reason"), credentials::parkReasonName(c.reason));
             fields.insert(QStringLiteral("status"), c.status);
@@ -459,6 +469,16 @@ void Engine::logCredentialChanges() {
                          fields);
     }
     m_credentialHealth = now;
+}
+
+bool Engine::wasInUse(const QString &ref) const {
+    for (const auto &p : m_ctx.config->providers)
+        for (int i = 0; i < p.credentials.size(); ++i)
+            if (p.credentials.at(i) == ref &&
+                m_credentialHealth.value(p.id + QChar(0) + QString::number(i), credentials::CredentialHealth::Ok) ==
+                    credentials::CredentialHealth::Ok)
+                return true;
+    return false;
 }
 
 QList<credentials::CredentialStatus> Engine::credentialStates() const {
@@ -518,6 +538,11 @@ void Engine::prewarmCredentials() {
                  {QStringLiteral("hint"), QStringLiteral("set %1 before starting Switchman").arg(ref.mid(4))}});
     m_pools->prewarm(refs, this, [this](const QString &name, const credentials::SecretResult &result) {
         // Said once per start or reload, in words that name the way out; never the secret.
+        // A key that was in use and has no secret cached (a prewarm forgets them) becomes
+        // "unavailable" with this failed read: logCredentialChanges says so, once per provider
+        // that uses it. One already unavailable (or missing, rejected) is said here, once per reload.
+        if (!result.notFound && !m_pools->isCached(name) && wasInUse(QStringLiteral("keychain:") + name))
+            return;
         m_telemetry->log(QStringLiteral("warn"),
                          result.notFound ? QStringLiteral("keychain credential missing")
                                          : QStringLiteral("keychain unavailable"),

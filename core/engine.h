@@ -95,7 +95,7 @@ public:
     void applyConfig(const config::Config &config); // in-flight requests keep the config they started with
     void setPaused(bool paused);
     bool paused() const override { return m_paused; }
-    std::shared_ptr<const config::Config> config() const { return m_ctx.config; }
+    std::shared_ptr<const config::Config> config() const override { return m_ctx.config; }
     demo::FakeUpstream *demoUpstream(const QString &providerId) const;
     QStringList demoProviders() const;
 
@@ -147,6 +147,8 @@ private:
     void startMarkSync();
     void configurePools();
     void logCredentialChanges();
+    // Some provider's credential `ref` was "ok" when the credential log last looked.
+    bool wasInUse(const QString &ref) const;
     void startUsage();
     void endShutdownGrace();
     void checkDrained();

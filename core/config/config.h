@@ -31,7 +31,9 @@ struct ModelConfig {
     QString id;                                // the upstream's model id (after "provider/")
     QString kind = QStringLiteral("chat");     // chat | embedding
     QStringList input{QStringLiteral("text")}; // text, image
-    bool reasoning = false;
+    // Whether the model reasons: absent is unknown (the client's reasoning settings go as asked);
+    // false, a request converted from another API goes without them (formats/translation_rules.md).
+    std::optional<bool> reasoning;
     double costInput = 0; // per million tokens
     double costOutput = 0;
     bool freeOfCharge = false; // `cost` given as 0 (a local model); no `cost` is an unknown price

@@ -184,6 +184,12 @@ void ConfigReader::readBaseUrl(JsonObjectReader &o, ProviderConfig &provider) {
         o.error(key, QStringLiteral("expected an http:// or https:// URL"));
     else if (!url.userInfo().isEmpty())
         o.error(key, QStringLiteral("must not contain a user name or password: ") + kSecretsAdvice);
+    else if (url.hasQuery() || url.hasFragment())
+        // Each request's path is joined after the base URL, so a query or fragment would end up
+        // in front of it ("/v1?api-key=…/chat/completions"). Not echoed: a query may hold a key.
+        o.error(key, QStringLiteral("must not contain a query (?…) or fragment (#…): it names the API's root, "
+                                    "such as https://api.openai.com/v1; ") +
+                         kSecretsAdvice);
 }
 
 void ConfigReader::readCaFile(const QString &path, const QString &file) {
@@ -249,7 +255,8 @@ void ConfigReader::read(JsonObjectReader &o, ModelConfig &model) {
             o.error(input, QStringLiteral("must name at least one input (text, image)"));
         checkMembers(m_reader, o.pathOf(input), model.input, kInputs, QStringLiteral("input"));
     }
-    o.flag(QStringLiteral("reasoning"), model.reasoning);
+    if (bool reasoning = false; o.flag(QStringLiteral("reasoning"), reasoning))
+        model.reasoning = reasoning;
     if (auto cost = o.object(QStringLiteral("cost"))) {
         cost->allowOnly({QStringLiteral("input"), QStringLiteral("output")});
         const QString nonNegative = QStringLiteral("must be 0 or more (price per million tokens)");

@@ -55,7 +55,8 @@ QJsonObject modelJson(const ModelConfig &m) {
     QJsonObject o;
     putChanged(o, QStringLiteral("kind"), m.kind, d.kind);
     putChanged(o, QStringLiteral("input"), m.input, d.input);
-    putChanged(o, QStringLiteral("reasoning"), m.reasoning, d.reasoning);
+    if (m.reasoning)
+        o.insert(QStringLiteral("reasoning"), *m.reasoning);
     if (m.freeOfCharge || m.costInput != 0 || m.costOutput != 0)
         o.insert(QStringLiteral("cost"),
                  QJsonObject{{QStringLiteral("input"), m.costInput}, {QStringLiteral("output"), m.costOutput}});

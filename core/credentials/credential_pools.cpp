@@ -15,6 +15,8 @@ QString credentialHealthName(CredentialHealth health) {
         return QStringLiteral("rejected");
     case CredentialHealth::Missing:
         return QStringLiteral("missing");
+    case CredentialHealth::Unavailable:
+        return QStringLiteral("unavailable");
     case CredentialHealth::Ok:
         break;
     }
@@ -29,12 +31,27 @@ bool CredentialFilter::matches(const QString &p, const QString &r) const {
     return (provider.isEmpty() || provider == p) && (ref.isEmpty() || ref == r);
 }
 
-CredentialPools::CredentialPools(SecretStore *store, util::Clock &clock) : m_store(store), m_clock(clock) {}
+CredentialPools::CredentialPools(SecretStore *store, util::Clock &clock)
+    : m_store(store), m_clock(clock), m_readContext(std::make_unique<QObject>()) {}
 
 bool CredentialPools::exhausted(const QString &provider, int index) const {
     const auto it = m_states.constFind(slotKey(provider, index));
     if (it == m_states.cend())
         return false;
+    const bool refused = it->health == CredentialHealth::Rejected ||
+                         (it->health == CredentialHealth::Parked && it->reason == ParkReason::Auth);
+    if (refused && it->ref.startsWith(QLatin1String("keychain:")) && !it->fingerprint.isEmpty()) {
+        // Passed over because the provider refused its secret: the keychain may hold a new one by
+        // now (`credential set` after the refusal). A look at it (a request, the admin window)
+        // reads the store again in the background, at most every kRereadRefusedMs; the pools are
+        // one thread's, and the answer comes back later on it.
+        auto *self = const_cast<CredentialPools *>(this);
+        const QString name = it->ref.mid(9);
+        const qint64 now = m_clock.nowMs();
+        if (const auto last = m_lastReread.constFind(name);
+            last == m_lastReread.cend() || now - *last >= kRereadRefusedMs)
+            self->rereadAfterRefusal(name, it->fingerprint);
+    }
     if (it->health == CredentialHealth::Parked)
         return it->untilMs > m_clock.nowMs();
     if (it->health == CredentialHealth::Rejected) {
@@ -127,11 +144,46 @@ void CredentialPools::reject(const Lease &lease, int status, const QString &last
 CredentialVerdict CredentialPools::recordFailure(const Lease &lease, const CredentialFailure &failure,
                                                  const ParkDefaults &defaults) {
     const CredentialVerdict v = judgeCredentialFailure(failure, defaults, QDateTime::currentMSecsSinceEpoch());
+    const QString ref = lease.index >= 0 ? refAt(lease.provider, lease.index) : QString();
+    const QByteArray refused = currentFingerprint(ref); // what was sent, as far as the cache knows
     if (v.reject)
         reject(lease, failure.status.value_or(0), failure.message);
     else
         park(lease, v.reason, failure.status.value_or(0), v.durationMs, failure.message);
+    if (v.reason == ParkReason::Auth && !v.reject)
+        if (auto st = m_states.find(slotKey(lease.provider, lease.index));
+            st != m_states.end() && st->fingerprint.isEmpty())
+            st->fingerprint = refused; // the secret refused, so a new one can be told from it
+    // The key may have been replaced in the keychain since it was cached (`credential set` while
+    // running): read it once more; a new one is used at once, not after a restart or a retry.
+    if ((v.reject || v.reason == ParkReason::Auth) && ref.startsWith(QLatin1String("keychain:")) && !refused.isEmpty())
+        rereadAfterRefusal(ref.mid(9), refused);
     return v;
+}
+
+void CredentialPools::rereadAfterRefusal(const QString &name, const QByteArray &refused) {
+    if (!m_store || m_rereading.contains(name))
+        return; // one read at a time: a burst of refusals of the same key reads it once
+    m_rereading.insert(name);
+    m_lastReread.insert(name, m_clock.nowMs());
+    // Off the request path: the keychain answers through D-Bus, later, on this thread.
+    m_store->read(name, m_readContext.get(), [this, name, refused](const SecretResult &res) {
+        m_rereading.remove(name);
+        noteKeychainResult(name, res);
+        if (!res.ok || res.secret.isEmpty())
+            return;
+        if (QCryptographicHash::hash(res.secret, QCryptographicHash::Sha256) == refused)
+            return; // the same secret: it stays refused
+        m_cache.insert(name, res.secret);
+        const QString ref = QLatin1String("keychain:") + name;
+        const qsizetype dropped = m_states.removeIf([&ref](const auto &it) {
+            return it.value().ref == ref &&
+                   (it.value().health == CredentialHealth::Rejected ||
+                    (it.value().health == CredentialHealth::Parked && it.value().reason == ParkReason::Auth));
+        });
+        if (dropped > 0)
+            notifyChanged();
+    });
 }
 
 void CredentialPools::configure(const QMap<QString, QStringList> &pools) {
@@ -178,6 +230,11 @@ QList<CredentialStatus> CredentialPools::states() const {
                 row.state = CredentialHealth::Missing;
                 row.lastError = QStringLiteral("not in the keychain: store it with `switchman credential set %1`")
                                     .arg(row.ref.mid(9));
+            } else if (row.ref.startsWith(QLatin1String("keychain:")) && !m_cache.contains(row.ref.mid(9)) &&
+                       m_keychainError.contains(row.ref.mid(9))) {
+                // Requests cannot read it (they fail over with setup_error): not shown as "ok".
+                row.state = CredentialHealth::Unavailable;
+                row.lastError = m_keychainError.value(row.ref.mid(9));
             }
             out << row;
         }
@@ -243,7 +300,8 @@ std::optional<PoolWait> CredentialPools::waitFor(const QString &provider, const 
             return std::nullopt;
         const auto it = m_states.constFind(slotKey(provider, i));
         if (it == m_states.cend() || it->health != CredentialHealth::Parked || it->untilMs <= now ||
-            (it->reason != ParkReason::UsageLimit && it->reason != ParkReason::RateLimit))
+            (it->reason != ParkReason::UsageLimit && it->reason != ParkReason::RateLimit &&
+             it->reason != ParkReason::Forbidden))
             continue;
         if (!soonest || it->untilMs - now < soonest->remainingMs)
             soonest = PoolWait{it->untilMs - now, it->reason, it->status, it->lastError};
@@ -297,12 +355,11 @@ void CredentialPools::acquire(const QString &provider, const QStringList &refs, 
                     [this, guard, provider, refs, callerAuth, i, name, context, done](const SecretResult &res) {
                         if (!guard)
                             return;
+                        noteKeychainResult(name, res);
                         if (res.ok && !res.secret.isEmpty()) {
                             m_cache.insert(name, res.secret);
-                            noteKeychainRead(name, true);
                             acquire(provider, refs, callerAuth, i, context, done); // now served from the cache
                         } else if (res.notFound) {
-                            noteKeychainRead(name, false);
                             acquire(provider, refs, callerAuth, i + 1, context, done);
                         } else {
                             AcquireResult err;
@@ -324,6 +381,25 @@ void CredentialPools::acquire(const QString &provider, const QStringList &refs, 
     none.kind = AcquireResult::Kind::NoCredential;
     none.error = QStringLiteral("no usable credential for provider \"%1\"").arg(provider);
     done(none);
+}
+
+void CredentialPools::noteKeychainResult(const QString &name, const SecretResult &result) {
+    const bool answered = (result.ok && !result.secret.isEmpty()) || result.notFound;
+    bool changed = false;
+    if (answered)
+        changed = m_keychainError.remove(name) > 0;
+    else if (m_keychainError.value(name) != result.error || !m_keychainError.contains(name)) {
+        m_keychainError.insert(name, result.error.isEmpty() ? QStringLiteral("the keychain could not be read")
+                                                            : result.error);
+        changed = true;
+    }
+    if (answered) {
+        noteKeychainRead(name, result.ok && !result.secret.isEmpty()); // says so itself when it changed
+        if (changed)
+            notifyChanged();
+    } else if (changed) {
+        notifyChanged();
+    }
 }
 
 void CredentialPools::noteKeychainRead(const QString &name, bool found) {
@@ -352,7 +428,7 @@ void CredentialPools::prewarm(const QStringList &refs, QObject *context,
                 return;
             if (res.ok && !res.secret.isEmpty()) {
                 m_cache.insert(name, res.secret);
-                noteKeychainRead(name, true);
+                noteKeychainResult(name, res);
                 // A rejected keychain credential whose secret now reads differently was fixed.
                 const QByteArray fp = QCryptographicHash::hash(res.secret, QCryptographicHash::Sha256);
                 const int before = int(m_states.size());
@@ -366,8 +442,7 @@ void CredentialPools::prewarm(const QStringList &refs, QObject *context,
             } else {
                 if (onProblem)
                     onProblem(name, res); // the line that names the way out comes first
-                if (res.notFound)
-                    noteKeychainRead(name, false);
+                noteKeychainResult(name, res);
             }
         });
     }

@@ -8,8 +8,10 @@
 
 #include <QHash>
 #include <QMap>
+#include <QObject>
 #include <QSet>
 #include <QStringList>
+#include <memory>
 
 namespace sw::credentials {
 
@@ -28,10 +30,12 @@ struct AcquireResult {
 };
 
 // Each credential of a pool (provider + position + reference) is ok, parked (until a time,
-// with a reason), rejected (a 401: until its secret changes) or missing (its environment
-// variable is not set, or the keychain has no such entry: until it is there).
-enum class CredentialHealth { Ok, Parked, Rejected, Missing };
-QString credentialHealthName(CredentialHealth health); // ok, parked, rejected, missing
+// with a reason), rejected (a 401: until its secret changes), missing (its environment
+// variable is not set, or the keychain has no such entry: until it is there) or unavailable
+// (a keychain: reference whose last read failed because the store could not be reached or
+// was locked, and no secret of it is cached: its lastError says why; until a read works).
+enum class CredentialHealth { Ok, Parked, Rejected, Missing, Unavailable };
+QString credentialHealthName(CredentialHealth health); // ok, parked, rejected, missing, unavailable
 // An env:VAR reference whose variable is unset or empty: nothing to send.
 bool isUnsetEnvRef(const QString &ref);
 
@@ -70,6 +74,9 @@ struct CredentialFilter {
 class CredentialPools {
 public:
     static constexpr qint64 kDefaultExhaustedMs = 3600 * 1000; // usage limits reset slowly
+    // A refused keychain credential that a request or the admin window looks at is read again from
+    // the store at most this often, until a new secret is there.
+    static constexpr qint64 kRereadRefusedMs = 250;
 
     CredentialPools(SecretStore *store, util::Clock &clock);
 
@@ -92,6 +99,10 @@ public:
     // Parks the credential for `durationMs` (a later park never shortens an earlier one).
     void park(const Lease &lease, ParkReason reason, int status, qint64 durationMs, const QString &lastError);
     // A 401: out until its secret changes (credentialChanged, a new pool, a keychain read that differs).
+    // A keychain: credential refused by a 401 or a non-cap 403 (recordFailure) is read again from
+    // the store, in the background: at the refusal, then whenever it is passed over (at most every
+    // kRereadRefusedMs). A secret stored meanwhile (`switchman credential set`) replaces the cached
+    // one at once and the credential is back in use.
     void reject(const Lease &lease, int status, const QString &lastError);
     // The failover loop's one call after a failure blamed on the credential: judges reject or park, and
     // for how long (park_policy.h), then records it. Passthrough credentials are the caller's: ignored.
@@ -151,7 +162,15 @@ private:
     QHash<QString, QByteArray> m_cache;                     // keychain name -> secret (memory only)
     QSet<QString> m_keychainMissing;                        // keychain names the store said it does not hold
     void noteKeychainRead(const QString &name, bool found); // keeps m_keychainMissing, says when it changed
-    quint64 m_prewarmGeneration = 0;                        // a newer prewarm wins over answers of an older one
+    // Keeps m_keychainMissing and m_keychainError from any read's answer; says when they changed.
+    void noteKeychainResult(const QString &name, const SecretResult &result);
+    QHash<QString, QString> m_keychainError; // keychain names whose last read failed (store unreachable): why
+    // After a refusal of the secret with sha256 `refused`: read `name` again; a different secret replaces it.
+    void rereadAfterRefusal(const QString &name, const QByteArray &refused);
+    QSet<QString> m_rereading;              // keychain names being read again after a refusal
+    QHash<QString, qint64> m_lastReread;    // keychain name -> when it was last read again (engine clock)
+    std::unique_ptr<QObject> m_readContext; // the store's answers to re-reads come through it
+    quint64 m_prewarmGeneration = 0;        // a newer prewarm wins over answers of an older one
 };
 
 } // namespace sw::credentials

@@ -43,6 +43,20 @@ bool usageWording(const QString &text) {
         QRegularExpression::CaseInsensitiveOption);
     return re.match(text).hasMatch();
 }
+
+// A 403 that blames the key itself (Anthropic's "Your API key does not have permission", a revoked
+// or disabled key or account). A WAF page, "Country, region, or territory not supported" or "Project
+// does not have access to model X" does not: another model, a minute later, may well pass.
+bool keyWording(const QString &text) {
+    static const QRegularExpression re(
+        QStringLiteral("api[ _-]?key|access[ _-]?key|invalid[ _-]?(x-)?(api[ _-]?)?(key|token|credential)"
+                       "|(key|token|credential)s? (is |was |has been )?(invalid|revoked|disabled|expired|deactivated)"
+                       "|revoked|(account|organi[sz]ation|user)\\b.{0,40}\\b(disabled|suspended|deactivated|banned)"
+                       "|authentication_error|invalid authentication|oauth token"
+                       "|\\b(key|token)\\b.{0,30}\\b(lacks|does not (have|meet)|doesn't have|not (allowed|permitted))"),
+        QRegularExpression::CaseInsensitiveOption);
+    return re.match(text).hasMatch();
+}
 } // namespace
 
 QString parkReasonName(ParkReason reason) {
@@ -53,6 +67,8 @@ QString parkReasonName(ParkReason reason) {
         return QStringLiteral("rate_limit");
     case ParkReason::Auth:
         return QStringLiteral("auth");
+    case ParkReason::Forbidden:
+        return QStringLiteral("forbidden");
     case ParkReason::None:
         break;
     }
@@ -160,8 +176,10 @@ ParkReason parkReasonFor(const CredentialFailure &f) {
     const int status = f.status.value_or(0);
     if (f.usageLimit || usageWording(f.message) || usageWording(f.classification))
         return ParkReason::UsageLimit;
-    if (status == 401 || status == 403)
+    if (status == 401)
         return ParkReason::Auth;
+    if (status == 403)
+        return keyWording(f.message) || keyWording(f.classification) ? ParkReason::Auth : ParkReason::Forbidden;
     if (status == 429)
         return ParkReason::RateLimit; // opaque: no usage wording, most often a per-minute limit
     return ParkReason::UsageLimit;    // in-band, no status: the classifier blamed the credential for its wording
@@ -179,7 +197,7 @@ qint64 parkDurationMs(ParkReason reason, const CredentialFailure &f, const ParkD
         hint = c;
     if (hint)
         return std::min(*hint, kMaxParkMs);
-    return reason == ParkReason::RateLimit ? d.rateLimitParkMs : d.exhaustedResetMs;
+    return reason == ParkReason::RateLimit || reason == ParkReason::Forbidden ? d.rateLimitParkMs : d.exhaustedResetMs;
 }
 
 CredentialVerdict judgeCredentialFailure(const CredentialFailure &f, const ParkDefaults &d, qint64 nowEpochMs) {

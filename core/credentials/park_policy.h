@@ -7,7 +7,10 @@
 // OpenAI `x-ratelimit-reset-*`, "try again in 20s" / "resets at ..." text);
 // else per reason: a usage limit `exhaustedResetMs`, an opaque 429
 // `rateLimitParkMs`. A 401 is not parked at all: it is rejected until the
-// secret changes.
+// secret changes. A 403 is `Auth` (parked `exhaustedResetMs`, un-parked by a new
+// secret) only when its text is about the key; any other 403 (a WAF page, a
+// region block, no access to one model) is `Forbidden`: set aside `rateLimitParkMs`,
+// like an opaque 429, since it says nothing about the key.
 
 #include "core/upstream/http_types.h"
 
@@ -21,8 +24,8 @@ struct ProviderConfig;
 
 namespace sw::credentials {
 
-enum class ParkReason { None, UsageLimit, RateLimit, Auth };
-QString parkReasonName(ParkReason reason); // usage_limit, rate_limit, auth; empty for None
+enum class ParkReason { None, UsageLimit, RateLimit, Auth, Forbidden };
+QString parkReasonName(ParkReason reason); // usage_limit, rate_limit, auth, forbidden; empty for None
 
 struct ParkDefaults {
     qint64 rateLimitParkMs = 60 * 1000;

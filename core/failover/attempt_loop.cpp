@@ -636,7 +636,7 @@ void AttemptLoop::attemptFailed(Attempt &a, TryFailure failure) {
             return startTry(a, true);
         }
     }
-    if (!budgetTimedOut && tryInAttemptRetry(a, *classified))
+    if (!budgetTimedOut && !failure.noRetry && tryInAttemptRetry(a, *classified))
         return;
     afterFailure(a, *classified, budgetTimedOut ? QStringLiteral("budget") : QString());
 }

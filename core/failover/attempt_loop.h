@@ -52,6 +52,7 @@ struct TryFailure {
     FailureInput input;
     bool fromHeaders = false;
     bool stop = false;
+    bool noRetry = false; // the same candidate would answer the same (its answer's shape): fail over, never retry
     bool callersCredential = false;                   // the try used the caller's own key (a passthrough credential)
     std::optional<model::GatewayError> upstreamError; // code/param/type the API gave, for the client's error
 };

@@ -38,6 +38,7 @@ bool decodeImage(const Value *block, ContentBlock *out, const BodyPath &where, G
         out->data = rj::toLatin1(rj::member(source, "data"));
         if (out->data.isEmpty())
             return rejectRequest(error, where + L(".source.data: required string"));
+        out->mimeType = wire::sniffedImageType(out->mimeType, out->data);
         return true;
     }
     if (kind == L("url")) {

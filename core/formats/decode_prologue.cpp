@@ -123,6 +123,22 @@ std::optional<model::ChatRequest> beginDecode(wire::Api api, const QByteArray &b
             return std::nullopt;
         }
     }
+    // Each message and part becomes a canonical block of a few hundred bytes whatever its size: a
+    // body of a million one-character messages (32 MB, inside the byte budget) held 1.2 GB and the
+    // engine thread for seconds. The count is bounded before any is built.
+    qsizetype parts = 0;
+    const wire::rj::Value *lists[] = {wire::rj::member(o, "messages"), wire::rj::member(o, "input"),
+                                      wire::rj::member(wire::rj::member(o, "context"), "messages"),
+                                      wire::rj::member(o, "tools")};
+    for (const wire::rj::Value *list : lists)
+        for (const wire::rj::Value &item : wire::rj::elements(list))
+            parts += 1 + wire::rj::arraySize(wire::rj::asArray(wire::rj::member(&item, "content")));
+    if (parts > kMaxConversationParts) {
+        rejectRequest(error, QStringLiteral("the request holds more than %1 messages, content parts and tools; "
+                                            "shorten the conversation")
+                                 .arg(kMaxConversationParts));
+        return std::nullopt;
+    }
     if (requireModel) {
         const QString model = wire::rj::toString(modelValue);
         if (!wire::rj::isString(modelValue) || model.isEmpty()) {

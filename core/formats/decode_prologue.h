@@ -19,6 +19,9 @@ inline constexpr int kMaxIdentifierBytes = int(wire::kMaxEchoedIdentifierBytes);
 // quotes the value.
 std::optional<QString> identifierProblem(std::string_view utf8);
 
+// The most messages, content parts and tools one request may hold (all counted together).
+inline constexpr qsizetype kMaxConversationParts = 100000;
+
 // The body must be a JSON object. On failure fills *error with a 400 naming what is wrong
 // and returns nullopt. Model names ("model", pi's "modelId" and "model.id") must pass
 // identifierProblem(). With requireModel, "model" must also be a non-empty string (copied

@@ -80,6 +80,20 @@ ContentBlock toolCall(const QString &id, const Value *fn) {
     return b;
 }
 
+// A participant's `name` (several users or assistants in one conversation) has no field in the other
+// APIs: it goes in front of what that participant said, so "who proposed Monday?" can still be
+// answered after a conversion (a same-API request keeps the client's own body).
+void foldSpeakerName(const Value *m, QList<ContentBlock> *content) {
+    const QString name = rj::toString(rj::member(m, "name"));
+    if (name.isEmpty())
+        return;
+    const QString label = name + QStringLiteral(": ");
+    if (!content->isEmpty() && content->first().type == BlockType::Text)
+        content->first().text.prepend(label);
+    else
+        content->prepend(ContentBlock::makeText(label.trimmed()));
+}
+
 bool decodeMessage(const Value *m, const BodyPath &where, model::ChatRequest *req, GatewayError *error) {
     const QString role = rj::toString(rj::member(m, "role"));
     if (role.isEmpty())
@@ -96,6 +110,7 @@ bool decodeMessage(const Value *m, const BodyPath &where, model::ChatRequest *re
         msg.role = Role::User;
         if (!decodeUserContent(rj::member(m, "content"), &msg.content, where, error))
             return false;
+        foldSpeakerName(m, &msg.content);
         ctx.messages.append(msg);
         return true;
     }
@@ -119,8 +134,11 @@ bool decodeMessage(const Value *m, const BodyPath &where, model::ChatRequest *re
         const QString refusal = rj::toString(rj::member(m, "refusal"));
         if (!refusal.isEmpty() && !text.endsWith(refusal))
             text += refusal;
-        if (!text.isEmpty())
-            msg.content.append(ContentBlock::makeText(text));
+        if (!text.isEmpty()) {
+            QList<ContentBlock> said{ContentBlock::makeText(text)};
+            foldSpeakerName(m, &said);
+            msg.content.append(said);
+        }
         const Value *calls = rj::member(m, "tool_calls");
         if (!rj::isAbsent(calls) && !calls->IsArray())
             return rejectRequest(error, where + L(".tool_calls: must be an array"));

@@ -58,6 +58,7 @@ bool decodeUserContent(const Value *content, QList<ContentBlock> *out, const Bod
             img.type = BlockType::Image;
             img.mimeType = wire::normalizedMediaType(rj::toString(rj::member(b, "mimeType")));
             img.data = rj::toLatin1(rj::member(b, "data"));
+            img.mimeType = wire::sniffedImageType(img.mimeType, img.data);
             if (img.data.isEmpty())
                 return rejectRequest(error, BodyPath(where, i) + L(".data: required base64 string"));
             out->append(img);

@@ -1,6 +1,8 @@
 #include "core/server/admin_api.h"
 
+#include "core/credentials/gateway_key.h"
 #include "core/server/engine_control.h"
+#include "core/server/gateway_auth.h"
 #include "core/server/http_exchange.h"
 #include "core/telemetry/telemetry.h"
 #include "core/telemetry/usage_report.h"
@@ -49,9 +51,77 @@ AdminApi::AdminApi(EngineControl &engine, QObject *parent) : QObject(parent), m_
                 if (!m_feeds.isEmpty()) // no JSON work on the request path when nobody listens
                     broadcast("attempt", QJsonDocument(attemptToJson(a)).toJson(QJsonDocument::Compact));
             });
+    // The engine calls configChanged() at every reload (Engine wires its configApplied signal to
+    // it); a frame going out checks the configuration too (recheckIfConfigChanged).
+    m_checkedConfig = m_engine.config().get();
+}
+
+AdminApi::Opener AdminApi::openerOf(const InboundRequest &req) const {
+    const auto config = m_engine.config();
+    if (!config)
+        return {};
+    const GatewayAuth auth(config->tenants);
+    const std::optional<Caller> caller = auth.authenticate(req);
+    if (!caller)
+        return {};
+    const QByteArray key = GatewayAuth::presentedKey(req);
+    return {caller->tenant, key.isEmpty() ? QString() : credentials::gatewayKeyHash(key), true};
+}
+
+bool AdminApi::stillAdmin(const Opener &opener, const config::Config &config) {
+    if (!opener.known)
+        return true;
+    // No tenants: a loopback-only listener where every caller is the local admin.
+    if (config.tenants.isEmpty())
+        return true;
+    const auto it = config.tenants.constFind(opener.tenant);
+    if (it == config.tenants.cend() || !it->admin || opener.keyHash.isEmpty())
+        return false;
+    bool held = false;
+    for (const QString &stored : it->keyHashes)
+        held = credentials::sameGatewayKeyHash(opener.keyHash, stored) || held;
+    return held;
+}
+
+void AdminApi::recheckIfConfigChanged() {
+    if (m_engine.config().get() != m_checkedConfig)
+        configChanged();
+}
+
+void AdminApi::configChanged() {
+    const auto config = m_engine.config();
+    m_checkedConfig = config.get();
+    if (!config)
+        return;
+    for (auto it = m_feeds.begin(); it != m_feeds.end();) {
+        if (!it->exchange || !it->exchange->isOpen()) {
+            it = m_feeds.erase(it);
+            continue;
+        }
+        if (stillAdmin(it->opener, *config)) {
+            ++it;
+            continue;
+        }
+        const QString tenant = it->opener.tenant;
+        HttpExchange *exchange = it->exchange;
+        it = m_feeds.erase(it);
+        const QString why = config->tenants.contains(tenant) && !config->tenants.value(tenant).admin
+                                ? QStringLiteral("tenant %1 is no longer an admin").arg(tenant)
+                            : config->tenants.contains(tenant)
+                                ? QStringLiteral("the key that opened this feed was removed from tenant %1").arg(tenant)
+                                : QStringLiteral("tenant %1 was removed from the configuration").arg(tenant);
+        m_engine.telemetry()->log(QStringLiteral("info"), QStringLiteral("admin event feed ended"),
+                                  {{QStringLiteral("tenant"), tenant}, {QStringLiteral("reason"), why}});
+        // The last frame says why, then the stream ends (even one that is behind gets it: it is small).
+        exchange->write(wire::sseFrameOfText(
+            QJsonDocument(QJsonObject{{QStringLiteral("reason"), why}}).toJson(QJsonDocument::Compact), "revoked"));
+        exchange->endStream();
+        exchange->deleteLater();
+    }
 }
 
 void AdminApi::publishMarks() {
+    recheckIfConfigChanged();
     if (!m_feeds.isEmpty())
         broadcast("marks", marksJson(m_engine));
 }
@@ -86,6 +156,7 @@ qint64 AdminApi::unsent(const Feed &feed) {
 void AdminApi::broadcast(const QByteArray &event, const QByteArray &json) {
     // Every frame goes to the socket's write buffer: a subscriber that does not read must not
     // grow it without bound (each marks change carries every mark, to every subscriber).
+    recheckIfConfigChanged(); // a revoked opener never gets one more frame
     const bool marks = event == "marks";
     const QByteArray frame = wire::sseFrameOfText(json, event);
     for (auto it = m_feeds.begin(); it != m_feeds.end();) {
@@ -119,6 +190,7 @@ void AdminApi::broadcast(const QByteArray &event, const QByteArray &json) {
 }
 
 void AdminApi::catchUp(HttpExchange *exchange) {
+    recheckIfConfigChanged();
     for (auto &feed : m_feeds) {
         if (feed.exchange != exchange || unsent(feed) > kFeedSoftLimitBytes / 2)
             continue;
@@ -169,9 +241,20 @@ void AdminApi::handleUsage(const InboundRequest &req, HttpExchange *exchange) {
     exchange->setParent(this);
     QPointer<HttpExchange> target(exchange);
     connect(exchange, &HttpExchange::clientGone, exchange, &QObject::deleteLater);
-    m_engine.queryUsage(q, this, [this, target](const telemetry::UsageReport &report) {
+    m_engine.queryUsage(q, this, [this, target, opener = openerOf(req)](const telemetry::UsageReport &report) {
         if (!target)
             return;
+        // A reload while the ledger worked may have taken the caller's admin right away.
+        if (const auto config = m_engine.config(); config && !stillAdmin(opener, *config)) {
+            json(target, 403,
+                 QJsonDocument(QJsonObject{{QStringLiteral("error"),
+                                            QJsonObject{{QStringLiteral("message"),
+                                                         QStringLiteral("admin key required: this key's admin right "
+                                                                        "was taken away by a reload")}}}})
+                     .toJson(QJsonDocument::Compact));
+            target->deleteLater();
+            return;
+        }
         json(target, 200, QJsonDocument(report.toJson()).toJson(QJsonDocument::Compact));
         target->deleteLater();
     });
@@ -217,7 +300,7 @@ void AdminApi::handle(const InboundRequest &req, HttpExchange *exchange) {
     if (path == QLatin1String("/admin/events") && req.method == "GET") {
         // HttpFront makes every exchange a child of its connection's socket; taken before the
         // exchange moves under this API for the life of the feed.
-        Feed feed{exchange, qobject_cast<QTcpSocket *>(exchange->parent())};
+        Feed feed{exchange, openerOf(req), qobject_cast<QTcpSocket *>(exchange->parent())};
         exchange->beginStream(200, {{"Content-Type", "text/event-stream"}, {"Cache-Control", "no-cache"}});
         exchange->write(wire::sseFrameOfText(marksJson(m_engine), "marks"));
         exchange->setParent(this);

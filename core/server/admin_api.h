@@ -5,6 +5,8 @@
 
 #include "core/server/inbound_request.h"
 
+#include "core/config/config.h"
+
 #include <QList>
 #include <QObject>
 #include <QPointer>
@@ -23,6 +25,12 @@ public:
     void handle(const InboundRequest &request, HttpExchange *exchange);
     // The marks changed: every event-feed subscriber gets the new set.
     void publishMarks();
+    // The configuration changed (a reload, the window's settings): every kept admin exchange whose
+    // opener is no longer an admin (tenant gone, admin right or key taken away) ends now, its
+    // event feed with a final "revoked" event saying why. The engine connects its configApplied
+    // signal here (as marksChanged to publishMarks: core/server knows nothing above it). Also run
+    // before any frame goes out, so a feed never outlives its key by one event.
+    void configChanged();
 
     static QByteArray marksJson(const EngineControl &engine);
     // GET /admin/credentials body (admin_credentials.cpp): references and states, never a secret.
@@ -35,9 +43,19 @@ public:
     static constexpr qint64 kFeedHardLimitBytes = 1024 * 1024;
     int feedCount() const { return int(m_feeds.size()); }
 
+    // Who opened an admin exchange: the tenant and the sha256 of the key it presented (never the key).
+    struct Opener {
+        QString tenant;
+        QString keyHash;
+        bool known = false; // false: the engine told no configuration; never re-checked
+    };
+    // Whether `opener` would still be let in as an admin under `config`.
+    static bool stillAdmin(const Opener &opener, const config::Config &config);
+
 private:
     struct Feed {
         QPointer<HttpExchange> exchange;
+        Opener opener;
         QPointer<QTcpSocket> socket; // to see what it has not sent yet
         bool marksPending = false;   // a marks change it has not seen
         qint64 skippedBytes = 0;     // attempt frames it missed while behind
@@ -52,7 +70,11 @@ private:
     void broadcast(const QByteArray &event, const QByteArray &json);
     void catchUp(HttpExchange *exchange);
     static qint64 unsent(const Feed &feed);
+    Opener openerOf(const InboundRequest &request) const;
+    // The engine's configuration differs from the one the feeds were last checked against: check them.
+    void recheckIfConfigChanged();
     EngineControl &m_engine;
+    const config::Config *m_checkedConfig = nullptr; // the configuration the feeds were last checked against
     QList<Feed> m_feeds;
 };
 

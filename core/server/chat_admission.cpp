@@ -1,5 +1,6 @@
 #include "core/server/chat_admission.h"
 
+#include "core/failover/candidate_policy.h"
 #include "core/failover/candidate_resolver.h"
 #include "core/formats/decode_prologue.h"
 #include "core/server/gateway_auth.h"
@@ -26,11 +27,22 @@ std::optional<QString> ChatAdmission::idempotencyKeyProblem(const QByteArray &ke
     return std::nullopt;
 }
 
-std::optional<GatewayError> ChatAdmission::unroutableModel(const config::Config &config, const QString &model) {
+std::optional<GatewayError> ChatAdmission::unroutableModel(const config::Config &config, const QString &model,
+                                                           const QString &tenant) {
     const auto resolution = failover::CandidateResolver::resolve(config, model);
-    if (resolution && !resolution->chain.isEmpty())
+    if (resolution && mayReachAny(config, tenant, *resolution))
         return std::nullopt;
     return unroutableModelError(config, model);
+}
+
+bool ChatAdmission::mayReachAny(const config::Config &config, const QString &tenant,
+                                const failover::Resolution &resolution) {
+    // A model none of whose providers the tenant may use is, to that tenant, a model that does not
+    // exist: the same 404 as an unknown name, so the answer does not tell it the model is there
+    // (its /v1/models leaves such models out too).
+    return std::any_of(resolution.chain.cbegin(), resolution.chain.cend(), [&](const failover::Candidate &c) {
+        return failover::CandidatePolicy::tenantMayUse(config, tenant, c.provider);
+    });
 }
 
 GatewayError ChatAdmission::unroutableModelError(const config::Config &config, const QString &model) {

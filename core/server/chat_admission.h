@@ -27,6 +27,10 @@ namespace sw::telemetry {
 class BudgetTracker;
 }
 
+namespace sw::failover {
+struct Resolution;
+}
+
 namespace sw::server {
 
 class GatewayAuth;
@@ -53,8 +57,12 @@ public:
 
     // The 404 for a `model` no route, alias, selector or configured model resolves to (nullopt when one
     // does): what a chat route answers, and count_tokens with it, so a client learns of a bad model name
-    // before it sends the message.
-    static std::optional<model::GatewayError> unroutableModel(const config::Config &config, const QString &model);
+    // before it sends the message. A model whose providers `tenant` may not use is unknown to it.
+    static std::optional<model::GatewayError> unroutableModel(const config::Config &config, const QString &model,
+                                                              const QString &tenant);
+    // Some candidate of `resolution` is at a provider `tenant` may use (its providers and regions).
+    static bool mayReachAny(const config::Config &config, const QString &tenant,
+                            const failover::Resolution &resolution);
     // That 404, for a caller that already resolved `model` and found no candidate.
     static model::GatewayError unroutableModelError(const config::Config &config, const QString &model);
 };

@@ -7,6 +7,7 @@
 #include "core/server/gateway_auth.h"
 #include "core/server/http_exchange.h"
 #include "core/server/idempotency_store.h"
+#include "core/server/request_ids.h"
 #include "core/telemetry/attempt_reporter.h"
 #include "core/telemetry/telemetry.h"
 #include "core/util/clock.h"
@@ -37,7 +38,7 @@ void ChatRequest::start() {
     info.responseId = m_requestId;
     info.createdSecs = QDateTime::currentSecsSinceEpoch();
     m_client = std::make_unique<ClientStream>(
-        m_exchange, m_format, info, http::HeaderList{{"x-switchman-request-id", m_requestId.toUtf8()}},
+        m_exchange, m_format, info, requestIdHeaders(m_format, m_requestId),
         [this](int status, const http::HeaderList &headers, const QByteArray &body) {
             if (m_ctx.idempotency && !m_idempotencyKey.isEmpty())
                 m_ctx.idempotency->complete(m_tenant, m_idempotencyKey, status, headers, body);
@@ -53,7 +54,7 @@ void ChatRequest::start() {
     m_client->setRequest(m_parsed);
 
     auto resolution = failover::CandidateResolver::resolve(*m_config, m_parsed.model);
-    if (!resolution || resolution->chain.isEmpty()) {
+    if (!resolution || !ChatAdmission::mayReachAny(*m_config, m_tenant, *resolution)) {
         // The 404 count_tokens gives for the same name (one text for both).
         m_client->respondError(ChatAdmission::unroutableModelError(*m_config, m_parsed.model));
         return finish();

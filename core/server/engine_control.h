@@ -4,6 +4,7 @@
 // the engine creates and wires the server's parts and the server depends on
 // nothing above it.
 
+#include "core/config/config.h"
 #include "core/credentials/credential_pools.h"
 #include "core/failover/provider_down_marks.h"
 
@@ -11,6 +12,7 @@
 #include <QObject>
 #include <QString>
 #include <functional>
+#include <memory>
 
 namespace sw::util {
 class Clock;
@@ -28,6 +30,9 @@ public:
     virtual ~EngineControl() = default;
 
     virtual util::Clock &clock() const = 0;
+    // The configuration in force now (replaced by each reload); null when there is none to tell.
+    // The admin API re-checks who holds its open event feeds against it (Engine::config()).
+    virtual std::shared_ptr<const config::Config> config() const { return nullptr; }
     virtual telemetry::Telemetry *telemetry() const = 0;
 
     // Provider-down marks: the active ones; clearing those that match (returns how many).

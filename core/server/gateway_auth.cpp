@@ -15,14 +15,19 @@ QByteArray GatewayAuth::bearerToken(QByteArrayView authorization) {
     return value.sliced(scheme.size()).trimmed().toByteArray();
 }
 
-std::optional<Caller> GatewayAuth::authenticate(const InboundRequest &request) const {
-    if (m_tenants.isEmpty())
-        return Caller{QString::fromLatin1(kLocalTenant), true};
+QByteArray GatewayAuth::presentedKey(const InboundRequest &request) {
     QByteArray key = request.header("x-switchman-key");
     if (key.isEmpty())
         key = request.header("x-api-key");
     if (key.isEmpty())
         key = bearerToken(request.header("authorization"));
+    return key;
+}
+
+std::optional<Caller> GatewayAuth::authenticate(const InboundRequest &request) const {
+    if (m_tenants.isEmpty())
+        return Caller{QString::fromLatin1(kLocalTenant), true};
+    const QByteArray key = presentedKey(request);
     if (key.isEmpty())
         return std::nullopt;
     return callerForKey(key);

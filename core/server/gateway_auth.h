@@ -32,6 +32,8 @@ public:
 
     // The caller the request's gateway key names; nullopt when it presents no key or one no tenant holds.
     std::optional<Caller> authenticate(const InboundRequest &request) const;
+    // The gateway key the request presents (x-switchman-key, else x-api-key, else the bearer token); empty when none.
+    static QByteArray presentedKey(const InboundRequest &request);
     // The tenant holding `key`. Every stored hash is compared, each in constant time, so neither
     // how much of a key matched nor which tenant holds it is told by the time taken.
     std::optional<Caller> callerForKey(QByteArrayView key) const;

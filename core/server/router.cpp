@@ -86,7 +86,7 @@ const QString kUnknownKey = QStringLiteral("missing or unknown gateway key");
 Router::Router(EngineContext &ctx, EngineControl &engine, telemetry::BudgetTracker *budgets, QByteArray requestIdPrefix,
                QObject *parent)
     : QObject(parent), m_ctx(ctx), m_engine(engine), m_budgets(budgets), m_admin(new AdminApi(engine, this)),
-      m_requestPrefix(std::move(requestIdPrefix)),
+      m_requestIds(std::move(requestIdPrefix)),
       m_createdSecs(ctx.clock ? ctx.clock->epochMs() / 1000 : QDateTime::currentSecsSinceEpoch()) {}
 
 Router::~Router() {
@@ -100,25 +100,6 @@ void Router::closeRequests() {
 void Router::shutDownRequests(const GatewayError &error) {
     for (ChatRequest *request : findChildren<ChatRequest *>(Qt::FindDirectChildrenOnly))
         request->shutDown(error);
-}
-
-QString Router::nextRequestId() {
-    // "req_" + this process's prefix + the counter in at least six digits, written in place
-    // (QString::arg parses its pattern and allocates twice on every request).
-    char digits[24];
-    const auto end = std::to_chars(digits, digits + sizeof digits, ++m_requestCounter).ptr;
-    const qsizetype count = end - digits;
-    const qsizetype zeros = count < 6 ? 6 - count : 0;
-    QString id(4 + m_requestPrefix.size() + zeros + count, Qt::Uninitialized);
-    QChar *out = id.data();
-    for (const char c : {'r', 'e', 'q', '_'})
-        *out++ = QLatin1Char(c);
-    for (const char c : m_requestPrefix)
-        *out++ = QLatin1Char(c);
-    out = std::fill_n(out, zeros, QLatin1Char('0'));
-    for (const char *c = digits; c != end; ++c)
-        *out++ = QLatin1Char(*c);
-    return id;
 }
 
 void Router::dispatch(InboundRequest &&req, HttpExchange *exchange) {
@@ -183,7 +164,7 @@ void Router::dispatch(InboundRequest &&req, HttpExchange *exchange) {
             return answerJson(exchange, 401,
                               formats::codecFor(wire::Api::AnthropicMessages)
                                   .encodeError(GatewayError::make(401, ErrorCategory::Authentication, kUnknownKey)));
-        return countTokens(req, exchange);
+        return countTokens(req, exchange, caller->tenant);
     }
     if (path == QLatin1String("/v1/models") || isModelPath(path)) {
         if (!caller)
@@ -212,10 +193,10 @@ void Router::dispatchChat(wire::Api format, InboundRequest &&req, HttpExchange *
     gates.idempotency = m_ctx.idempotency;
     gates.budgets = m_budgets;
     gates.paused = m_engine.paused();
-    QString requestId = nextRequestId();
+    QString requestId = m_requestIds.next();
     if (const auto refusal = ChatAdmission::check(gates, req, tenant))
         return answerJson(exchange, refusal->error.status, formats::codecFor(format).encodeError(refusal->error),
-                          http::HeaderList{{"x-switchman-request-id", requestId.toUtf8()}} + refusal->headers);
+                          requestIdHeaders(format, requestId) + refusal->headers);
     auto *request = new ChatRequest(m_ctx, format, std::move(req), exchange, tenant, std::move(requestId), this);
     ++m_active;
     connect(request, &ChatRequest::done, this, [this]() {
@@ -225,7 +206,7 @@ void Router::dispatchChat(wire::Api format, InboundRequest &&req, HttpExchange *
     request->start();
 }
 
-void Router::countTokens(const InboundRequest &req, HttpExchange *exchange) {
+void Router::countTokens(const InboundRequest &req, HttpExchange *exchange, const QString &tenant) {
     // Answered here, never forwarded: Claude Code calls it to decide when to compact its context, and a
     // forwarded call fails for subscription tokens. An estimate of 4 characters a token is enough for that.
     const auto &codec = formats::codecFor(wire::Api::AnthropicMessages);
@@ -242,7 +223,7 @@ void Router::countTokens(const InboundRequest &req, HttpExchange *exchange) {
     const auto parsed = codec.decode(QJsonDocument(body).toJson(QJsonDocument::Compact), &error);
     if (!parsed)
         return answerJson(exchange, 400, codec.encodeError(error));
-    if (const auto unroutable = ChatAdmission::unroutableModel(*m_ctx.config, parsed->model))
+    if (const auto unroutable = ChatAdmission::unroutableModel(*m_ctx.config, parsed->model, tenant))
         return answerJson(exchange, 404, codec.encodeError(*unroutable));
     qint64 chars = parsed->context.systemPrompt.size();
     for (const auto &m : parsed->context.messages)

@@ -23,6 +23,7 @@
 #include "core/model/gateway_error.h"
 #include "core/server/engine_context.h"
 #include "core/server/inbound_request.h"
+#include "core/server/request_ids.h"
 
 #include <QObject>
 
@@ -40,8 +41,8 @@ class Router final : public QObject {
     Q_OBJECT
     Q_DISABLE_COPY_MOVE(Router)
 public:
-    // `budgets` may be null (no budget gate, no budget metrics). Request ids are "req_" + `requestIdPrefix` + a
-    // counter: the prefix tells this process's ids from another replica's.
+    // `budgets` may be null (no budget gate, no budget metrics). Request ids are "req_" + `requestIdPrefix` +
+    // 13 unguessable characters (RequestIds): the prefix tells this process's ids from another replica's.
     Router(EngineContext &ctx, EngineControl &engine, telemetry::BudgetTracker *budgets, QByteArray requestIdPrefix,
            QObject *parent = nullptr);
     ~Router() override;
@@ -66,7 +67,7 @@ Q_SIGNALS:
 
 private:
     void dispatchChat(wire::Api format, InboundRequest &&request, HttpExchange *exchange, const QString &tenant);
-    void countTokens(const InboundRequest &request, HttpExchange *exchange);
+    void countTokens(const InboundRequest &request, HttpExchange *exchange, const QString &tenant);
     struct ListedModel {
         QString id;
         QString kind; // "route" or "model"
@@ -75,14 +76,12 @@ private:
     void listModels(const InboundRequest &request, HttpExchange *exchange, const QString &tenant);
     void getModel(const InboundRequest &request, HttpExchange *exchange, const QString &tenant);
     void metrics(HttpExchange *exchange);
-    QString nextRequestId();
 
     EngineContext &m_ctx;
     EngineControl &m_engine;
     telemetry::BudgetTracker *m_budgets = nullptr;
     AdminApi *m_admin = nullptr;
-    QByteArray m_requestPrefix;
-    quint64 m_requestCounter = 0;
+    RequestIds m_requestIds;
     qint64 m_createdSecs = 0; // when this router started (Unix seconds): the models' `created`
     int m_active = 0;
     bool m_draining = false;

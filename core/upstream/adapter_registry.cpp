@@ -297,8 +297,42 @@ std::optional<QString> documentIncompatibility(const model::ContentBlock &doc, c
 }
 
 // Present and saying something: not missing, null or an empty string.
+constexpr qsizetype kAnthropicImageBytes = 5 * 1024 * 1024;
+
 bool present(const rj::Value *v) {
     return v && !v->IsNull() && !(v->IsString() && v->GetStringLength() == 0);
+}
+
+// A conversation that ends with the assistant's own words (no call awaiting a result): Messages and
+// Gemini continue those words (a prefill: "The answer is" → " 7"), Chat and Responses read them as a
+// finished turn and answer anew. Carried from one kind to the other, the answer would mean
+// something else, so such a candidate is incompatible. pi's own route states no intent.
+std::optional<QString> prefillIncompatibility(const model::Context &context, wire::Api inbound, const QString &target) {
+    if (context.messages.isEmpty() || inbound == wire::Api::Pi)
+        return std::nullopt;
+    const model::Message &last = context.messages.last();
+    if (last.role != model::Role::Assistant)
+        return std::nullopt;
+    const auto said = [](const model::ContentBlock &b) {
+        return b.type == model::BlockType::Text && !b.text.isEmpty();
+    };
+    if (std::any_of(last.content.begin(), last.content.end(),
+                    [](const model::ContentBlock &b) { return b.type == model::BlockType::ToolCall; }) ||
+        std::none_of(last.content.begin(), last.content.end(), said))
+        return std::nullopt;
+    const auto continues = [](const QString &api) {
+        return api == wire::apiName(wire::Api::AnthropicMessages) || api == wire::apiName(wire::Api::Google);
+    };
+    const QString source = wire::apiName(inbound);
+    if (continues(source) == continues(target))
+        return std::nullopt;
+    return continues(source)
+               ? QStringLiteral("messages: the conversation ends with an assistant turn, a prefill %1 continues "
+                                "and %2 would answer as a new turn")
+                     .arg(source, target)
+               : QStringLiteral("messages: the conversation ends with an assistant turn, which %1 answers as a "
+                                "new turn and %2 would continue as a prefill")
+                     .arg(source, target);
 }
 
 } // namespace
@@ -355,6 +389,8 @@ std::optional<QString> UpstreamAdapter::incompatibility(const model::ChatRequest
         return QStringLiteral("parallel_tool_calls: false has no equivalent on %1").arg(target);
     if (const QString part = unmappedPart(raw, inbound); !part.isEmpty())
         return QStringLiteral("%1: no translation to %2").arg(part, target);
+    if (const auto why = prefillIncompatibility(request.context, inbound, target); why)
+        return why;
     // Sampling controls the target has no field for. Zero penalties are the default and
     // change nothing (SDKs often send them), so only a real change counts.
     const model::Options &opt = request.options;
@@ -398,6 +434,12 @@ std::optional<QString> UpstreamAdapter::incompatibility(const model::ChatRequest
                     return why;
                 continue;
             }
+            // Messages refuses an image over 5 MB (its base64 text) with a 400 no failover gets past.
+            if (b.type == model::BlockType::Image && toAnthropic && b.data.size() > kAnthropicImageBytes)
+                return QStringLiteral("image of %1 bytes (base64): over the %2 bytes %3 takes")
+                    .arg(b.data.size())
+                    .arg(kAnthropicImageBytes)
+                    .arg(target);
             if (b.type != model::BlockType::Image || b.url.isEmpty())
                 continue;
             const bool web = b.url.startsWith(QLatin1String("http://")) || b.url.startsWith(QLatin1String("https://"));

@@ -426,7 +426,9 @@ HttpRequest AnthropicAdapter::buildRequest(const model::ChatRequest &request, co
         applyThinkingRules(body, target.replayReasoning);
         http.body = wire::compactJson(body);
     } else {
-        QJsonObject body = buildBody(request, target.modelId);
+        // A model configured not to reason gets no `thinking`; its sampling then goes as asked.
+        QJsonObject body = target.modelReasons ? buildBody(request, target.modelId)
+                                               : buildBody(withoutReasoning(request), target.modelId);
         if (!target.replayReasoning)
             applyThinkingRules(body, false);
         http.body = wire::compactJson(body);

@@ -324,7 +324,9 @@ HttpRequest GoogleAdapter::buildRequest(const model::ChatRequest &request, const
                                            QStringLiteral(":streamGenerateContent"));
     url.setQuery(QStringLiteral("alt=sse"));
     http.url = url;
-    QJsonObject body = buildBody(request);
+    // No client speaks Google's API: the request is always converted. A model configured not to
+    // reason gets no thinkingConfig (gemini-2.0-flash refuses it).
+    QJsonObject body = target.modelReasons ? buildBody(request) : buildBody(withoutReasoning(request));
     if (!target.replayReasoning) {
         // This upstream refused a thought signature (another Google provider's): the model's turns
         // go without thought parts, and a call with the value Google documents to skip the check.

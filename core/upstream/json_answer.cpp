@@ -4,6 +4,11 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <algorithm>
+#include <string>
+#include <vector>
+
+#include <limits>
+#include <rapidjson/reader.h>
 
 namespace sw::upstream {
 
@@ -293,13 +298,151 @@ std::optional<QList<SseEvent>> googleEvents(const QJsonDocument &doc) {
     return out;
 }
 
+// ---------------------------------------------------------------- Counting blocks
+
+// blocksOf without a document: the same lists counted in one SAX pass over the text, which holds
+// nothing but the path to the current value (a QJsonDocument of a 57 MB answer of a million tool
+// calls is half a gigabyte). nullopt when RapidJSON refuses the text (Qt may still take it).
+class BlockCounter : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, BlockCounter> {
+public:
+    explicit BlockCounter(wire::Api api) : m_api(api) {}
+    qsizetype blocks = 0;
+
+    bool Default() { return value(); }
+    bool StartObject() { return open(false); }
+    bool StartArray() { return open(true); }
+    bool EndObject(rapidjson::SizeType) { return close(); }
+    bool EndArray(rapidjson::SizeType) { return close(); }
+    bool Key(const char *name, rapidjson::SizeType length, bool) {
+        m_key.assign(name, length);
+        if (m_api == wire::Api::Google && m_key == "functionCall" &&
+            (m_path == "/candidates/[]/content/parts/[]" || m_path == "/[]/candidates/[]/content/parts/[]"))
+            ++blocks;
+        return true;
+    }
+
+private:
+    struct Frame {
+        std::size_t pathSize;
+        bool array;
+    };
+    wire::Api m_api;
+    std::string m_path; // "/content", "/choices/[]/message/tool_calls": how the current container was reached
+    std::string m_key;  // the member name the next value has, in an object
+    std::vector<Frame> m_frames;
+
+    // A value starts in the current container: counted when that container is a listed one.
+    bool value() {
+        if (m_frames.empty() || !m_frames.back().array)
+            return true;
+        switch (m_api) {
+        case wire::Api::AnthropicMessages:
+            blocks += m_path == "/content";
+            break;
+        case wire::Api::OpenAICompletions:
+            blocks += m_path == "/choices/[]/message/tool_calls";
+            break;
+        case wire::Api::OpenAIResponses:
+            blocks += m_path == "/output" || m_path == "/output/[]/content";
+            break;
+        case wire::Api::Google:
+        case wire::Api::Pi:
+            break;
+        }
+        return true;
+    }
+    bool open(bool array) {
+        value();
+        const std::size_t size = m_path.size();
+        if (!m_frames.empty()) {
+            m_path += '/';
+            m_path += m_frames.back().array ? std::string("[]") : m_key;
+        }
+        m_frames.push_back({size, array});
+        return true;
+    }
+    bool close() {
+        m_path.resize(m_frames.back().pathSize);
+        m_frames.pop_back();
+        return true;
+    }
+};
+
+std::optional<qsizetype> countBlocks(wire::Api api, const QByteArray &body) {
+    BlockCounter handler(api);
+    rapidjson::Reader reader;
+    // RapidJSON's SIMD scan (RAPIDJSON_SSE2) loads aligned 16-byte blocks, and the one holding a
+    // string's closing quote may reach past the text: it reads a copy padded with 16 zeroed bytes.
+    QByteArray padded;
+    padded.reserve(body.size() + 16);
+    padded.append(body).append(16, '\0');
+    rapidjson::StringStream in(padded.constData());
+    if (reader.Parse<rapidjson::kParseIterativeFlag | rapidjson::kParseStopWhenDoneFlag>(in, handler).IsError())
+        return std::nullopt;
+    return handler.blocks;
+}
+
+// The content blocks `doc` must become at least (what each answer's shape lists), counted before
+// a single event is made: an answer of a million tiny tool calls is refused for what it is
+// instead of costing a million events first. Text that a stream may merge is not counted.
+qsizetype blocksOf(wire::Api api, const QJsonDocument &doc) {
+    qsizetype n = 0;
+    switch (api) {
+    case wire::Api::OpenAICompletions:
+        for (const QJsonValue &c : doc.object().value(L("choices")).toArray())
+            n += c.toObject().value(L("message")).toObject().value(L("tool_calls")).toArray().size();
+        break;
+    case wire::Api::AnthropicMessages:
+        n = doc.object().value(L("content")).toArray().size();
+        break;
+    case wire::Api::OpenAIResponses:
+        for (const QJsonValue &v : doc.object().value(L("output")).toArray())
+            n += 1 + v.toObject().value(L("content")).toArray().size();
+        break;
+    case wire::Api::Google: {
+        const QJsonArray chunks = doc.isObject() ? QJsonArray{doc.object()} : doc.array();
+        for (const QJsonValue &chunk : chunks)
+            for (const QJsonValue &candidate : chunk.toObject().value(L("candidates")).toArray())
+                for (const QJsonValue &part :
+                     candidate.toObject().value(L("content")).toObject().value(L("parts")).toArray())
+                    n += part.toObject().contains(L("functionCall")) ? 1 : 0;
+        break;
+    }
+    case wire::Api::Pi:
+        break;
+    }
+    return n;
+}
+
 } // namespace
 
 std::optional<QList<SseEvent>> eventsOfJsonAnswer(wire::Api api, const QByteArray &body) {
+    return eventsOfJsonAnswer(api, body, std::numeric_limits<qsizetype>::max(), nullptr);
+}
+
+std::optional<QList<SseEvent>> eventsOfJsonAnswer(wire::Api api, const QByteArray &body, qsizetype maxBlocks,
+                                                  qsizetype *blocks) {
+    if (blocks)
+        *blocks = 0;
+    const bool bounded = maxBlocks < std::numeric_limits<qsizetype>::max();
+    // Counted before the document is made, when RapidJSON reads the text; in the document only
+    // when it does not (Qt takes a few texts RapidJSON refuses).
+    std::optional<qsizetype> counted = bounded ? countBlocks(api, body) : std::nullopt;
+    if (counted && blocks)
+        *blocks = *counted;
+    if (counted && *counted > maxBlocks)
+        return std::nullopt;
     QJsonParseError error;
     const QJsonDocument doc = QJsonDocument::fromJson(body, &error);
     if (error.error != QJsonParseError::NoError)
         return std::nullopt;
+    if (bounded && !counted) {
+        const qsizetype n = blocksOf(api, doc);
+        if (blocks)
+            *blocks = n;
+        if (n > maxBlocks)
+            return std::nullopt;
+    }
     switch (api) {
     case wire::Api::OpenAICompletions:
         return doc.isObject() ? chatEvents(doc.object()) : std::nullopt;

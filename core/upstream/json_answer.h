@@ -22,4 +22,11 @@ namespace sw::upstream {
 // Responses response that failed or is still in progress. That body is the upstream's error.
 std::optional<QList<SseEvent>> eventsOfJsonAnswer(wire::Api api, const QByteArray &body);
 
+// As above, but an answer that lists more than `maxBlocks` content blocks (Anthropic content[],
+// Chat tool_calls, Responses output items and message parts, Gemini functionCall parts) makes no
+// event: nullopt with `*blocks` set to the count (> maxBlocks), checked before any event is built.
+// `*blocks` is 0 for a body that is not JSON.
+std::optional<QList<SseEvent>> eventsOfJsonAnswer(wire::Api api, const QByteArray &body, qsizetype maxBlocks,
+                                                  qsizetype *blocks);
+
 } // namespace sw::upstream

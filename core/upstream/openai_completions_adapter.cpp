@@ -110,7 +110,8 @@ bool OpenAICompletionsAdapter::isOpenAI(const QString &baseUrl) {
 qsizetype OpenAICompletionsAdapter::stopSequencesSent(const model::ChatRequest &request, const Target &target) const {
     if (request.sourceApi == kApi)
         return request.options.stop.size(); // the client's own body, as it sent it
-    return stopsCarried(request.options, isOpenAI(target.baseUrl));
+    return stopsCarried(target.modelReasons ? request.options : withoutReasoning(request).options,
+                        isOpenAI(target.baseUrl));
 }
 
 QJsonObject OpenAICompletionsAdapter::buildBody(const model::ChatRequest &request, const QString &modelId,
@@ -300,7 +301,10 @@ HttpRequest OpenAICompletionsAdapter::buildRequest(const model::ChatRequest &req
             http.body = wire::compactJson(body);
         }
     } else {
-        http.body = wire::compactJson(buildBody(request, target.modelId, isOpenAI(target.baseUrl)));
+        // A model configured not to reason gets no reasoning_effort (gpt-4o refuses it with a 400).
+        http.body = wire::compactJson(
+            target.modelReasons ? buildBody(request, target.modelId, isOpenAI(target.baseUrl))
+                                : buildBody(withoutReasoning(request), target.modelId, isOpenAI(target.baseUrl)));
     }
 
     addHeader(http, "content-type", "application/json");

@@ -349,7 +349,9 @@ HttpRequest OpenAIResponsesAdapter::buildRequest(const model::ChatRequest &reque
             http.body = wire::compactJson(body);
         }
     } else {
-        QJsonObject body = buildBody(request, target.modelId);
+        // A model configured not to reason gets no `reasoning` (gpt-4.1 refuses reasoning.effort).
+        QJsonObject body = target.modelReasons ? buildBody(request, target.modelId)
+                                               : buildBody(withoutReasoning(request), target.modelId);
         if (!target.replayReasoning) {
             // As above: no reasoning item, and no item id that would ask for one.
             QJsonArray kept;

@@ -25,7 +25,18 @@ struct Target {
     // refused such a signature (one another provider of the same API made): the history goes
     // without it, as it would to another API.
     bool replayReasoning = true;
+    // False when the model's config says `"reasoning": false`: a request converted from another
+    // API goes without reasoning settings (effort, thinking budget), which such a model refuses
+    // with a 400. A same-API client's own body goes as it sent it. Unknown counts as true.
+    bool modelReasons = true;
 };
+
+// The request without the client's reasoning settings, for a model that does not reason.
+inline model::ChatRequest withoutReasoning(model::ChatRequest request) {
+    request.options.reasoning.clear();
+    request.options.thinkingBudget.reset();
+    return request;
+}
 
 // The most answer text (or, for Chat logprobs, chunk bytes) a decoder keeps to rebuild a
 // same-API JSON answer (StreamEvent::native); past it the canonical answer is used. A

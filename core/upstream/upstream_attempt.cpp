@@ -2,6 +2,7 @@
 
 #include "core/credentials/credential_pools.h"
 #include "core/credentials/park_policy.h"
+#include "core/upstream/canonical_stream_builder.h"
 #include "core/upstream/json_answer.h"
 #include "core/upstream/stop_sequence_decoder.h"
 #include "core/util/byte_budget.h"
@@ -226,8 +227,9 @@ std::optional<failover::CredentialWait> UpstreamAttempts::credentialWait(const f
         return std::nullopt;
     failover::CredentialWait out;
     out.remainingMs = wait->remainingMs;
-    const QString reason = wait->reason == credentials::ParkReason::UsageLimit ? QStringLiteral("a usage limit")
-                                                                               : QStringLiteral("a rate limit");
+    const QString reason = wait->reason == credentials::ParkReason::UsageLimit  ? QStringLiteral("a usage limit")
+                           : wait->reason == credentials::ParkReason::Forbidden ? QStringLiteral("a refusal")
+                                                                                : QStringLiteral("a rate limit");
     out.why = wait->status
                   ? QStringLiteral("%1 (HTTP %2: %3)").arg(reason).arg(wait->status).arg(wait->lastError.left(300))
                   : reason;
@@ -269,6 +271,7 @@ void UpstreamAttempts::start(const failover::TryStart &s) {
                                t->credentialIndex = r.lease.index;
                                t->target.provider = t->candidate.provider.id;
                                t->target.modelId = t->candidate.model.id;
+                               t->target.modelReasons = t->candidate.model.reasoning.value_or(true);
                                t->target.api = t->candidate.provider.api;
                                t->target.baseUrl = t->candidate.provider.baseUrl;
                                t->target.credential = r.secret;
@@ -603,7 +606,23 @@ void UpstreamAttempts::finishJsonAnswer(Try &t) {
     const failover::AttemptId id = t.id;
     const quint64 generation = t.generation;
     const auto api = wire::apiFromName(t.target.api);
-    auto events = api ? eventsOfJsonAnswer(*api, t.jsonBody) : std::nullopt;
+    qsizetype blocks = 0;
+    auto events =
+        api ? eventsOfJsonAnswer(*api, t.jsonBody, CanonicalStreamBuilder::kMaxContentBlocks, &blocks) : std::nullopt;
+    if (blocks > CanonicalStreamBuilder::kMaxContentBlocks) {
+        // The answer's shape, counted before a single event is made (a million tiny tool calls
+        // once cost 1.5 GB and an 18 s stall): the bound a stream meets in the decoder. Asking
+        // the same candidate again gets the same answer: no retry, but the next candidate may
+        // answer.
+        failover::TryFailure f;
+        f.noRetry = true;
+        f.input.status = 502;
+        f.input.message = QStringLiteral("the upstream's answer has more than %1 content blocks (it lists %2)")
+                              .arg(CanonicalStreamBuilder::kMaxContentBlocks)
+                              .arg(blocks);
+        restartAnswer(t);
+        return m_loop->onFailure(id, f);
+    }
     if (!events) {
         // Not an answer of the upstream's API: its error, as a JSON body where a stream was asked
         // for always was (reportErrorAnswer).
@@ -612,9 +631,14 @@ void UpstreamAttempts::finishJsonAnswer(Try &t) {
         return reportErrorAnswer(t);
     }
     // The answer is read as the stream it stands for: its events count against the bounds as a
-    // stream's frames do (feedSse), so the body's own bytes are given back first.
+    // stream's frames do (feedSse). The body's own bytes stay counted until they are read: the
+    // events made of them are held until then too.
+    const qint64 bodyTaken = std::exchange(m_answerBytesTaken, 0);
     restartAnswer(t);
     feedSse(t, *events);
+    events.reset();
+    if (m_setup.bytesInFlight)
+        m_setup.bytesInFlight->give(bodyTaken);
     endOfBody(id, generation);
 }
 

@@ -20,6 +20,26 @@ QString normalizedMediaType(const QString &mediaType) {
     return type;
 }
 
+QString sniffedImageType(const QString &declared, const QByteArray &base64) {
+    if (!declared.startsWith(QLatin1String("image/")))
+        return declared;
+    // 16 base64 characters are 12 bytes: enough for every signature below.
+    const QByteArray head = QByteArray::fromBase64(base64.left(16));
+    const auto starts = [&head](const char *magic, qsizetype at = 0) {
+        return head.mid(at).startsWith(QByteArrayView(magic));
+    };
+    QString sniffed;
+    if (starts("\x89PNG\r\n\x1a\n"))
+        sniffed = QStringLiteral("image/png");
+    else if (starts("\xff\xd8\xff"))
+        sniffed = QStringLiteral("image/jpeg");
+    else if (starts("GIF87a") || starts("GIF89a"))
+        sniffed = QStringLiteral("image/gif");
+    else if (starts("RIFF") && starts("WEBP", 8))
+        sniffed = QStringLiteral("image/webp");
+    return sniffed.isEmpty() ? declared : sniffed;
+}
+
 bool splitDataUri(const QString &uri, QString *mimeType, QByteArray *base64) {
     if (!uri.startsWith(QLatin1String("data:"), Qt::CaseInsensitive))
         return false;
@@ -29,8 +49,8 @@ bool splitDataUri(const QString &uri, QString *mimeType, QByteArray *base64) {
     const QString header = uri.mid(5, comma - 5);
     if (!header.endsWith(QLatin1String(";base64"), Qt::CaseInsensitive))
         return false;
-    *mimeType = normalizedMediaType(header.left(header.size() - 7));
     *base64 = uri.mid(comma + 1).toLatin1();
+    *mimeType = sniffedImageType(normalizedMediaType(header.left(header.size() - 7)), *base64);
     return true;
 }
 

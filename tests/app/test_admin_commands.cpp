@@ -115,6 +115,31 @@ private Q_SLOTS:
         QVERIFY(healthy.out.contains(QStringLiteral("Marks: none")));
     }
 
+    void statusSaysAKeyTheKeychainCannotGiveIsUnavailable() {
+        // The Secret Service is not there: the key cannot be read and every request skips it.
+        // `switchman status` said "running, healthy" with the state "unavailable" and nothing else.
+        GatewayFixture gw;
+        gw.config.providers[QStringLiteral("pa")].credentials = {QStringLiteral("keychain:pa-main")};
+        gw.secrets.mode = ScriptedSecretStore::Mode::Fail;
+        gw.start();
+        QVERIFY(waitUntil([&gw]() {
+            return gw.engine().pools().states().value(0).state == credentials::CredentialHealth::Unavailable;
+        }));
+        const SwitchmanRun st = runSwitchman({QStringLiteral("status"), QStringLiteral("--listen"), listenOf(gw)});
+        QCOMPARE(st.exitCode, 0);
+        QVERIFY2(st.out.contains(QStringLiteral("running, 1 key out of use")), qPrintable(st.out));
+        QString row;
+        for (const QString &l : st.out.split(QLatin1Char('\n')))
+            if (l.contains(QStringLiteral("keychain:pa-main")))
+                row = l;
+        QVERIFY2(
+            row.contains(QStringLiteral("unavailable")) && row.contains(QStringLiteral("until the keychain answers")) &&
+                row.contains(QStringLiteral("keychain unavailable: the OS keychain (Secret Service) is not available")),
+            qPrintable(row));
+        QVERIFY2(st.out.contains(QStringLiteral("keychain could not be read")), qPrintable(st.out));
+        QVERIFY2(!st.out.contains(QStringLiteral("credential retry")), qPrintable(st.out)); // nothing a retry fixes
+    }
+
     void theAddressComesFromTheConfigurationAndTheAdminKeyFromTheEnvironment() {
         const QByteArray adminKey = "test-admin-key-for-cli-0001";
         GatewayFixture gw;

@@ -255,6 +255,44 @@ private Q_SLOTS:
         QVERIFY(waitUntil([&downLogs]() { return !downLogs.isEmpty(); }));
         QCOMPARE(downLogs.first().at(0).toJsonObject().value(QStringLiteral("msg")).toString(),
                  QStringLiteral("keychain unavailable"));
+        // Said once, as what it is: the store could not be read. It was also logged as a
+        // warning "credential back in use", with an empty reason and status 0 (a provider's words).
+        QVERIFY(waitUntil([&down]() {
+            return credentialEntry(down, QStringLiteral("pa")).value(QStringLiteral("state")).toString() ==
+                   QLatin1String("unavailable");
+        }));
+        auto linesAbout = [&downLogs]() {
+            QList<QJsonObject> lines;
+            for (const auto &args : downLogs) {
+                const QJsonObject line = args.at(0).toJsonObject();
+                if (line.value(QStringLiteral("credential")).toString() == QLatin1String("keychain:pa-main") ||
+                    line.value(QStringLiteral("ref")).toString() == QLatin1String("keychain:pa-main"))
+                    lines << line;
+            }
+            return lines;
+        };
+        QList<QJsonObject> lines = linesAbout();
+        QCOMPARE(lines.size(), 1);
+        QCOMPARE(lines.first().value(QStringLiteral("msg")).toString(), QStringLiteral("keychain unavailable"));
+        QCOMPARE(lines.first().value(QStringLiteral("level")).toString(), QStringLiteral("warn"));
+        QCOMPARE(lines.first().value(QStringLiteral("provider")).toString(), QStringLiteral("pa"));
+        QVERIFY(lines.first().value(QStringLiteral("hint")).toString().contains(QStringLiteral("not available")));
+        QVERIFY(!lines.first().contains(QStringLiteral("reason")) && !lines.first().contains(QStringLiteral("status")));
+        // A reload while it still cannot be read says it again, once.
+        down.engine().applyConfig(*down.engine().config());
+        QVERIFY(waitUntil([&linesAbout]() { return linesAbout().size() == 2; }));
+        QCOMPARE(linesAbout().last().value(QStringLiteral("msg")).toString(), QStringLiteral("keychain unavailable"));
+        // Readable again: the next request reads it, and the log says the key is back in use.
+        down.secrets.mode = ScriptedSecretStore::Mode::Answer;
+        down.secrets.secrets.insert(QStringLiteral("pa-main"), "key-back");
+        QCOMPARE(down.post(QStringLiteral("/v1/messages"),
+                           GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("y"), false))
+                     .header("x-switchman-candidate"),
+                 QByteArray("pa/claude-a"));
+        lines = linesAbout();
+        QCOMPARE(lines.size(), 3);
+        QCOMPARE(lines.last().value(QStringLiteral("msg")).toString(), QStringLiteral("credential back in use"));
+        QCOMPARE(lines.last().value(QStringLiteral("level")).toString(), QStringLiteral("info"));
     }
 
     void keychainFailureIsASetupErrorThatFailsOver() {
@@ -267,6 +305,69 @@ private Q_SLOTS:
         QCOMPARE(r.status, 200);
         QCOMPARE(r.header("x-switchman-fallback-reason"), QByteArray("setup_error"));
         QCOMPARE(gw.anthropicA.requests().size(), 0);
+        // The admin window said "ok" for a key no request could read (probe R): it says why not.
+        const QJsonObject entry = credentialEntry(gw, QStringLiteral("pa"));
+        QCOMPARE(entry.value(QStringLiteral("state")).toString(), QStringLiteral("unavailable"));
+        QVERIFY2(entry.value(QStringLiteral("lastError")).toString().contains(QStringLiteral("not available")),
+                 qPrintable(entry.value(QStringLiteral("lastError")).toString()));
+        // The Secret Service is back: the next request reads the key and it is ok again.
+        gw.secrets.mode = ScriptedSecretStore::Mode::Answer;
+        gw.secrets.secrets.insert(QStringLiteral("pa-main"), "key-back");
+        QCOMPARE(gw.post(QStringLiteral("/v1/messages"),
+                         GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("y"), false))
+                     .header("x-switchman-candidate"),
+                 QByteArray("pa/claude-a"));
+        QCOMPARE(credentialEntry(gw, QStringLiteral("pa")).value(QStringLiteral("state")).toString(),
+                 QStringLiteral("ok"));
+    }
+
+    void aKeyStoredWhileRunningIsUsedOnceTheOldOneIsRefused() {
+        // `switchman credential set` could not tell the running instance (tenants, no admin key):
+        // it kept sending the cached old key, and after the provider's 401 the key stayed
+        // rejected until a retry or a restart (probe R 08).
+        GatewayFixture gw;
+        gw.config.providers[QStringLiteral("pa")].credentials = {QStringLiteral("keychain:pa-main")};
+        gw.secrets.secrets.insert(QStringLiteral("pa-main"), "sk-kc-OLD-444");
+        gw.start();
+        QVERIFY(waitUntil([&gw]() { return gw.engine().pools().isCached(QStringLiteral("pa-main")); }));
+        gw.secrets.secrets.insert(QStringLiteral("pa-main"), "sk-kc-NEW-555"); // nobody tells the gateway
+        gw.anthropicA.pushFault(status(401));                                  // the provider revoked the old one
+        const auto body = GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("hi"), false);
+        QCOMPARE(gw.post(QStringLiteral("/v1/messages"), body).header("x-switchman-candidate"), QByteArray("pb/gpt-b"));
+        QVERIFY(waitUntil([&gw]() {
+            return credentialEntry(gw, QStringLiteral("pa")).value(QStringLiteral("state")).toString() ==
+                   QLatin1String("ok");
+        }));
+        QCOMPARE(gw.post(QStringLiteral("/v1/messages"), body).header("x-switchman-candidate"),
+                 QByteArray("pa/claude-a"));
+        QCOMPARE(authSeen(gw.anthropicA), (QByteArrayList{"sk-kc-OLD-444", "sk-kc-NEW-555"}));
+    }
+
+    void aKeyStoredAfterTheRefusalIsFoundByTheNextRequest() {
+        // The usual order (probe R 08): the provider revokes the key (401, rejected), then the user
+        // stores a new one with `credential set` that cannot reach the instance. Every request
+        // answered 502 without trying the provider until a retry or a restart.
+        FakeClock clock;
+        GatewayFixture gw;
+        gw.clock = &clock;
+        gw.config.providers[QStringLiteral("pa")].credentials = {QStringLiteral("keychain:pa-main")};
+        gw.secrets.secrets.insert(QStringLiteral("pa-main"), "sk-kc-OLD-444");
+        gw.start();
+        QVERIFY(waitUntil([&gw]() { return gw.engine().pools().isCached(QStringLiteral("pa-main")); }));
+        gw.anthropicA.pushFault(status(401));
+        const auto body = GatewayFixture::anthropicBody(QStringLiteral("pa/claude-a"), QStringLiteral("hi"), false);
+        QVERIFY(gw.post(QStringLiteral("/v1/messages"), body).status >= 400);
+        QCOMPARE(credentialEntry(gw, QStringLiteral("pa")).value(QStringLiteral("state")).toString(),
+                 QStringLiteral("rejected"));
+        gw.secrets.secrets.insert(QStringLiteral("pa-main"), "sk-kc-NEW-555");
+        // The next look at the rejected key (a request, or the admin window as here) reads the store.
+        clock.advance(credentials::CredentialPools::kRereadRefusedMs);
+        QVERIFY(waitUntil([&gw]() {
+            return credentialEntry(gw, QStringLiteral("pa")).value(QStringLiteral("state")).toString() ==
+                   QLatin1String("ok");
+        }));
+        QCOMPARE(gw.post(QStringLiteral("/v1/messages"), body).status, 200);
+        QCOMPARE(authSeen(gw.anthropicA), (QByteArrayList{"sk-kc-OLD-444", "sk-kc-NEW-555"}));
     }
 
     void passthroughForwardsTheCallersKeyToThatProviderOnly() {
@@ -465,6 +566,50 @@ private Q_SLOTS:
             QCOMPARE(refused.header("x-should-retry"), QByteArray("false")); // only a new secret helps
         }
         QCOMPARE(gw.anthropicA.requests().size(), 1);
+    }
+
+    // A 403 that says nothing about the key (a Cloudflare block page, a region block) set the only
+    // key aside as "auth" for an hour: the upstream was not asked again for the hour after it
+    // recovered, and the client got a bare 502 "no usable credential" with no reason and no
+    // Retry-After (probe t4_403_recover). Now it is a minute's set-aside the client is told of.
+    void aForbiddenPageSetsTheKeyAsideBrieflyAndSaysSo() {
+        FakeClock clock;
+        GatewayFixture gw;
+        gw.clock = &clock;
+        gw.config.providers[QStringLiteral("pb")].credentials = {QStringLiteral("env:SW_TEST_KEY_ONE")};
+        gw.openaiB.pushFault(statusWith(403, {},
+                                        "<!DOCTYPE html><html><head><title>Attention Required! | Cloudflare</title>"
+                                        "</head><body><h1>Sorry, you have been blocked</h1></body></html>"));
+        gw.start();
+        const auto body = GatewayFixture::openaiBody(QStringLiteral("pb/gpt-b"), QStringLiteral("hi"), false);
+        const auto first = gw.post(QStringLiteral("/v1/chat/completions"), body);
+        QCOMPARE(first.status, 429);
+        QCOMPARE(first.header("retry-after"), QByteArray("60"));
+        QVERIFY2(first.json()
+                     .value(QStringLiteral("error"))
+                     .toObject()
+                     .value(QStringLiteral("message"))
+                     .toString()
+                     .contains(QStringLiteral("403")),
+                 first.body.constData());
+
+        clock.advance(20000);
+        const auto later = gw.post(QStringLiteral("/v1/chat/completions"), body);
+        QCOMPARE(later.status, 429); // not a reason-less 502
+        QCOMPARE(later.header("retry-after"), QByteArray("40"));
+        const QString message =
+            later.json().value(QStringLiteral("error")).toObject().value(QStringLiteral("message")).toString();
+        QVERIFY2(message.contains(QStringLiteral("HTTP 403")) &&
+                     message.contains(QStringLiteral("you have been blocked")),
+                 later.body.constData());
+        QCOMPARE(gw.openaiB.requests().size(), 1); // not asked again while set aside
+        QCOMPARE(credentialEntry(gw, QStringLiteral("pb")).value(QStringLiteral("reason")).toString(),
+                 QStringLiteral("forbidden"));
+
+        clock.advance(40000); // the set-aside is over: the recovered upstream is asked and answers
+        const auto back = gw.post(QStringLiteral("/v1/chat/completions"), body);
+        QCOMPARE(back.status, 200);
+        QCOMPARE(gw.openaiB.requests().size(), 2);
     }
 
     void passthroughAloneWithoutCallerKeyIsCredentialExhausted() {

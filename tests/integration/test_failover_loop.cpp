@@ -490,6 +490,29 @@ private Q_SLOTS:
         QVERIFY(!r.body.contains("message_stop"));
     }
 
+    // An Anthropic client asks for thinking; the follower is configured `"reasoning": false`
+    // (gpt-4o refuses reasoning_effort with a 400 that would end the request): it gets the
+    // request without reasoning_effort and answers.
+    void followerConfiguredNotToReasonGetsNoReasoningEffort() {
+        GatewayFixture gw;
+        gw.config.models[QStringLiteral("pb/gpt-b")].reasoning = false;
+        gw.anthropicA.setFault(fault(Fault::Status, 503));
+        gw.start();
+        QJsonObject body = GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), false);
+        body.insert(QStringLiteral("max_tokens"), 8000);
+        body.insert(QStringLiteral("thinking"), QJsonObject{{QStringLiteral("type"), QStringLiteral("enabled")},
+                                                            {QStringLiteral("budget_tokens"), 4000}});
+        const auto r = gw.post(QStringLiteral("/v1/messages"), body);
+        QCOMPARE(r.status, 200);
+        QCOMPARE(r.header("x-switchman-candidate"), QByteArray("pb/gpt-b"));
+        QVERIFY(gw.anthropicA.requests().last().body.contains("\"thinking\"")); // the first candidate got it
+        const QList<demo::RecordedRequest> sent = gw.openaiB.requests();
+        QCOMPARE(sent.size(), 1);
+        QVERIFY(!sent.last().body.contains("reasoning_effort"));
+        QVERIFY(sent.last().body.contains("\"max_completion_tokens\":8000") ||
+                sent.last().body.contains("\"max_tokens\":8000"));
+    }
+
     void incompatibleFollowersAreSkippedWithoutFailure() {
         GatewayFixture gw;
         config::ModelConfig embed;
@@ -1633,27 +1656,37 @@ private Q_SLOTS:
         QCOMPARE(outcomes.value(QString::fromLatin1(whole.header("x-switchman-request-id"))), QStringLiteral("ok"));
     }
 
-    void requestIdsCountUpUnderOneProcessPrefix() {
-        // Every answer names its request: "req_", this process's prefix, a counter in six digits.
+    void requestIdsAreDistinctAndTellNothingOfOtherRequests() {
+        // Every answer names its request: "req_", this process's prefix, 13 characters. Another
+        // tenant's requests between two of mine leave no trace in my ids (they were a counter), and
+        // the SDKs find the id where they look for one: x-request-id (OpenAI), request-id (Anthropic).
         GatewayFixture gw;
         gw.start();
         QList<QByteArray> ids;
-        for (int i = 0; i < 3; ++i) {
+        for (int i = 0; i < 40; ++i) {
             const auto r = gw.post(QStringLiteral("/v1/messages"),
                                    GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), false));
             QCOMPARE(r.status, 200);
             ids << r.header("x-switchman-request-id");
+            QCOMPARE(r.header("request-id"), ids.last());
         }
-        static const QRegularExpression form(QStringLiteral("^req_[0-9a-z]{1,6}[0-9]{6}$"));
+        static const QRegularExpression form(QStringLiteral("^req_[0-9a-z]{1,6}[0-9a-v]{13}$"));
         for (const QByteArray &id : ids)
             QVERIFY2(form.match(QString::fromLatin1(id)).hasMatch(), id.constData());
-        for (int i = 0; i < ids.size(); ++i) {
-            QCOMPARE(ids[i].chopped(6), ids[0].chopped(6));
-            QCOMPARE(ids[i].right(6).toInt(), ids[0].right(6).toInt() + i);
-        }
+        QCOMPARE(QSet<QByteArray>(ids.begin(), ids.end()).size(), ids.size());
+        // Consecutive ids do not step by one: no two share their first 12 characters after the prefix.
+        int sameStem = 0;
+        for (int i = 1; i < ids.size(); ++i)
+            sameStem += ids[i].chopped(1) == ids[i - 1].chopped(1);
+        QCOMPARE(sameStem, 0);
+        const auto chat = gw.post(QStringLiteral("/v1/chat/completions"),
+                                  GatewayFixture::openaiBody(QStringLiteral("chain"), QStringLiteral("x"), false));
+        QCOMPARE(chat.status, 200);
+        QCOMPARE(chat.header("x-request-id"), chat.header("x-switchman-request-id"));
         const auto rows = gw.get(QStringLiteral("/admin/usage")).json().value(QStringLiteral("rows")).toArray();
-        QCOMPARE(rows.size(), 3);
-        QCOMPARE(rows.last().toObject().value(QStringLiteral("requestId")).toString().toLatin1(), ids.last());
+        QCOMPARE(rows.size(), 41);
+        QCOMPARE(rows.last().toObject().value(QStringLiteral("requestId")).toString().toLatin1(),
+                 chat.header("x-switchman-request-id"));
     }
 
     void silentFirstCandidateFailsOverAtTheIdleTimeout() {

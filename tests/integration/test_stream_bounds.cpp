@@ -70,6 +70,27 @@ QByteArray anthropicText(qint64 bytes) {
     return sse;
 }
 
+// An Anthropic message (the whole JSON answer, not a stream) of `blocks` tiny tool_use blocks.
+QByteArray anthropicToolUseMessage(int blocks) {
+    QByteArray content;
+    for (int i = 0; i < blocks; ++i)
+        content += (i ? "," : "") + QByteArray("{\"type\":\"tool_use\",\"id\":\"toolu_") + QByteArray::number(i) +
+                   "\",\"name\":\"f\",\"input\":{}}";
+    return "{\"id\":\"msg_1\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"m\",\"content\":[" + content +
+           "],\"stop_reason\":\"tool_use\",\"stop_sequence\":null,\"usage\":{\"input_tokens\":3,\"output_tokens\":9}}";
+}
+
+// Answers every request with the JSON `body` (200, application/json), counting the requests.
+void answerJsonWith(HostileUpstream &up, const QByteArray &body, int *calls) {
+    up.setScript([&up, body, calls](QTcpSocket *socket, const QByteArray &) {
+        ++*calls;
+        const QByteArray head =
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " + QByteArray::number(body.size()) +
+            "\r\nConnection: close\r\n\r\n";
+        up.flood(socket, head, HostileUpstream::repeat(body, 1), [socket]() { socket->disconnectFromHost(); });
+    });
+}
+
 // Answers every request with `sse` after an event-stream head, then closes.
 void answerWith(HostileUpstream &up, const QByteArray &sse) {
     up.setScript([&up, sse](QTcpSocket *socket, const QByteArray &) {
@@ -228,6 +249,72 @@ private Q_SLOTS:
                  qPrintable(QStringLiteral("%1 bytes flooded").arg(up.floodedBytes())));
         QVERIFY2(up.floodedBytes() < 64 * 1024 * 1024,
                  qPrintable(QStringLiteral("%1 bytes read while the client took nothing").arg(up.floodedBytes())));
+    }
+
+    // An upstream that ignores `stream` and answers one JSON message of 5000 tiny tool_use
+    // blocks (1 000 000 of them once took 1.57 GB, froze the engine for 18 s, and were fetched
+    // three times: the bound's 502 was retried). The answer is refused for its shape before any
+    // event is made, after one upstream call, with the client format's error naming the bound.
+    void aJsonAnswerOverTheBlockBoundIsRefusedOnce_data() {
+        QTest::addColumn<QString>("route");
+        QTest::addColumn<bool>("stream");
+        QTest::addColumn<QByteArray>("formatMark");
+        QTest::newRow("messages") << QStringLiteral("/v1/messages") << false << QByteArray("\"type\":\"error\"");
+        QTest::newRow("messages stream") << QStringLiteral("/v1/messages") << true << QByteArray("\"type\":\"error\"");
+        QTest::newRow("chat") << QStringLiteral("/v1/chat/completions") << false << QByteArray("\"error\":{");
+    }
+    void aJsonAnswerOverTheBlockBoundIsRefusedOnce() {
+        QFETCH(QString, route);
+        QFETCH(bool, stream);
+        QFETCH(QByteArray, formatMark);
+        HostileUpstream up;
+        QVERIFY(up.listen());
+        int calls = 0;
+        answerJsonWith(up, anthropicToolUseMessage(5000), &calls);
+        GatewayFixture gw;
+        gw.config.providers[QStringLiteral("pa")].baseUrl = up.baseUrl();
+        gw.config.providers[QStringLiteral("pa")].maxRetries = 2;
+        gw.start();
+        QJsonObject body = routeBody(route, QStringLiteral("pa/claude-a"));
+        body.insert(QStringLiteral("stream"), stream);
+        const auto r = gw.post(route, body);
+        QCOMPARE(calls, 1);
+        QVERIFY2(r.status == (stream ? 200 : 502), r.body.left(600).constData()); // a stream's error is an event
+        QVERIFY2(r.body.contains("more than 4096 content blocks (it lists 5000)"), r.body.left(600).constData());
+        QVERIFY2(r.body.contains(formatMark), r.body.left(600).constData());
+        QVERIFY(!r.body.contains("toolu_"));
+    }
+
+    // The refusal is the candidate's: the next one in the chain answers.
+    void aJsonAnswerOverTheBlockBoundFailsOver() {
+        HostileUpstream up;
+        QVERIFY(up.listen());
+        int calls = 0;
+        answerJsonWith(up, anthropicToolUseMessage(5000), &calls);
+        GatewayFixture gw;
+        gw.config.providers[QStringLiteral("pa")].baseUrl = up.baseUrl();
+        gw.start();
+        const auto r = gw.post(QStringLiteral("/v1/messages"),
+                               GatewayFixture::anthropicBody(QStringLiteral("chain"), "hi", false));
+        QCOMPARE(calls, 1);
+        QCOMPARE(r.status, 200);
+        QVERIFY2(!r.body.contains("toolu_"), r.body.left(600).constData());
+    }
+
+    // 4096 blocks is within the bound: the whole answer reaches the client.
+    void aJsonAnswerAtTheBlockBoundIsWhole() {
+        HostileUpstream up;
+        QVERIFY(up.listen());
+        int calls = 0;
+        answerJsonWith(up, anthropicToolUseMessage(kMaxContentBlocks), &calls);
+        GatewayFixture gw;
+        gw.config.providers[QStringLiteral("pa")].baseUrl = up.baseUrl();
+        gw.start();
+        const auto r = gw.post(QStringLiteral("/v1/messages"),
+                               GatewayFixture::anthropicBody(QStringLiteral("pa/claude-a"), "hi", false));
+        QCOMPARE(calls, 1);
+        QCOMPARE(r.status, 200);
+        QVERIFY(r.body.contains("\"toolu_4095\""));
     }
 };
 

@@ -7,6 +7,7 @@
 
 #include <QCryptographicHash>
 #include <QJsonArray>
+#include <QNetworkReply>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
@@ -17,6 +18,7 @@ using namespace sw::test;
 namespace {
 const QByteArray kAliceKey = "sm-alice-test-key-000000000000000000";
 const QByteArray kBobKey = "sm-bob-test-key-1111111111111111111111";
+const QByteArray kEveKey = "sm-eve-test-key-2222222222222222222222";
 
 QString hashOf(const QByteArray &key) {
     return QStringLiteral("sha256:") +
@@ -216,14 +218,32 @@ private Q_SLOTS:
         const auto attempts = attemptsFor(gw.engine(), r.header("x-switchman-request-id"));
         QCOMPARE(attempts.first().outcome, telemetry::AttemptOutcome::Skipped);
         QVERIFY(attempts.first().message.contains(QStringLiteral("provider not allowed")));
-        // A direct selector of a forbidden provider is refused too, naming why.
-        const auto direct =
-            gw.post(QStringLiteral("/v1/messages"),
-                    GatewayFixture::anthropicBody(QStringLiteral("pa/claude-a"), QStringLiteral("x"), false),
-                    bearer(kAliceKey));
-        QCOMPARE(direct.status, 403);
-        QVERIFY2(errorMessage(direct).contains(QStringLiteral("no eligible candidate")), direct.body.constData());
+        // A direct selector of a forbidden provider is a model that does not exist, to this tenant: the
+        // same 404 as a made-up name (a 403 told it the model was there), on the chat route and on
+        // count_tokens, which answered 200 for it.
+        const auto askFor = [&](const QString &model) {
+            return gw.post(QStringLiteral("/v1/messages"),
+                           GatewayFixture::anthropicBody(model, QStringLiteral("x"), false), bearer(kAliceKey));
+        };
+        const auto direct = askFor(QStringLiteral("pa/claude-a"));
+        const auto madeUp = askFor(QStringLiteral("zz/claude-a"));
+        QCOMPARE(direct.status, 404);
+        QCOMPARE(madeUp.status, 404);
+        QCOMPARE(errorMessage(direct).replace(QStringLiteral("pa/"), QStringLiteral("zz/")), errorMessage(madeUp));
         QCOMPARE(gw.anthropicA.requests().size(), 0);
+        const auto count = [&](const QString &model, const QByteArray &key) {
+            return gw
+                .post(QStringLiteral("/v1/messages/count_tokens"),
+                      QJsonObject{{QStringLiteral("model"), model},
+                                  {QStringLiteral("messages"),
+                                   QJsonArray{QJsonObject{{QStringLiteral("role"), QStringLiteral("user")},
+                                                          {QStringLiteral("content"), QStringLiteral("x")}}}}},
+                      bearer(key))
+                .status;
+        };
+        QCOMPARE(count(QStringLiteral("pa/claude-a"), kAliceKey), 404);
+        QCOMPARE(count(QStringLiteral("zz/claude-a"), kAliceKey), 404);
+        QCOMPARE(count(QStringLiteral("chain"), kAliceKey), 200); // pb is one of its candidates
     }
 
     // /v1/models listed every provider's models and every route to any tenant: a tenant limited
@@ -375,6 +395,56 @@ private Q_SLOTS:
         QVERIFY2(message.contains(QStringLiteral("several providers (pa, pb)")), qPrintable(message));
         QVERIFY2(message.contains(QStringLiteral("provider/gpt-b")), qPrintable(message));
         QCOMPARE(gw.anthropicA.requests().size() + gw.openaiB.requests().size(), 0);
+    }
+
+    void aRevokedAdminsEventFeedEndsAtTheReload() {
+        // Eve (admin) had /admin/events open; a reload removed her tenant. Her new calls got 401,
+        // but the open feed kept streaming every tenant's attempts to her (found by a probe).
+        QTemporaryDir dir;
+        GatewayFixture gw;
+        addTenant(gw.config, QStringLiteral("alice"), kAliceKey, true);
+        addTenant(gw.config, QStringLiteral("bob"), kBobKey, true);
+        addTenant(gw.config, QStringLiteral("eve"), kEveKey, true);
+        gw.configPath = dir.filePath(QStringLiteral("config.json"));
+        QVERIFY(config::save(gw.configPath, gw.config));
+        gw.start();
+        auto openFeed = [&gw](const QByteArray &key) {
+            QNetworkRequest request(QUrl(gw.baseUrl() + QStringLiteral("/admin/events")));
+            request.setRawHeader("authorization", "Bearer " + key);
+            return gw.nam.get(request);
+        };
+        QNetworkReply *alice = openFeed(kAliceKey);
+        QNetworkReply *bob = openFeed(kBobKey);
+        QNetworkReply *eve = openFeed(kEveKey);
+        for (QNetworkReply *feed : {alice, bob, eve})
+            QTRY_VERIFY(feed->bytesAvailable() > 0); // the current marks arrive first
+        QByteArray aliceSaw = alice->readAll(), bobSaw = bob->readAll(), eveSaw = eve->readAll();
+
+        config::Config next = gw.config;
+        next.tenants.remove(QStringLiteral("eve"));
+        QVERIFY(config::save(gw.configPath, next));
+        QCOMPARE(gw.postRaw(QStringLiteral("/admin/reload"), "{}", bearer(kAliceKey)).status, 200);
+        QTRY_VERIFY(eve->isFinished()); // ended at the reload, not at the next event
+        eveSaw += eve->readAll();
+        QVERIFY2(eveSaw.contains("event: revoked") && eveSaw.contains("tenant eve was removed"), eveSaw.constData());
+        QCOMPARE(eve->error(), QNetworkReply::NoError); // a proper end of the stream, not a reset
+
+        // Demoted by the window's settings (no file): bob's feed ends too; alice's goes on.
+        next.tenants[QStringLiteral("bob")].admin = false;
+        gw.engine().applyConfig(next);
+        QTRY_VERIFY(bob->isFinished());
+        bobSaw += bob->readAll();
+        QVERIFY2(bobSaw.contains("event: revoked") && bobSaw.contains("no longer an admin"), bobSaw.constData());
+
+        const auto body = GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), false);
+        QCOMPARE(gw.post(QStringLiteral("/v1/messages"), body, bearer(kBobKey)).status, 200);
+        QTRY_VERIFY((aliceSaw += alice->readAll()).contains("\"tenant\":\"bob\""));
+        QVERIFY(!alice->isFinished());
+        QVERIFY(!eveSaw.contains("event: attempt") && !bobSaw.contains("event: attempt"));
+        for (QNetworkReply *feed : {alice, bob, eve}) {
+            feed->abort();
+            feed->deleteLater();
+        }
     }
 
     void aReloadCannotTakeTheKeysOffANetworkListener() {

@@ -207,6 +207,67 @@ private Q_SLOTS:
         QCOMPARE(model->parkedCount(), 0);
         QVERIFY(test::waitUntil([this]() { return engineParked() == 0; }));
     }
+
+    void aKeyTheKeychainCannotGiveIsShownUnavailable() {
+        // A keychain key that cannot be read (no Secret Service, a locked keychain) is skipped by
+        // every request; the window said "In use" in its tooltip and "parked" on its card.
+        MainWindow::Options options;
+        options.demo = true;
+        options.tray = false;
+        options.secrets = nullptr;
+        MainWindow window(m_host.get(), options);
+        connect(m_publisher, &snapshot::SnapshotPublisher::snapshotReady, &window, &MainWindow::applySnapshot);
+        window.resize(1180, 720);
+        window.show();
+        QVERIFY(test::waitUntil([&window]() { return window.credentialsModel()->rowCount() == 2; }));
+        QVERIFY(test::waitUntil([this]() {
+            bool cached = false;
+            m_host->runBlocking(
+                [&cached](Engine &e) { cached = e.pools().isCached(QStringLiteral("sim-anthropic-main")); });
+            return cached;
+        }));
+        m_host->runBlocking([this](Engine &e) {
+            m_secrets.mode = test::ScriptedSecretStore::Mode::Fail;
+            // A reload reads every keychain key again, the cached copies forgotten: the Secret
+            // Service is not there.
+            e.applyConfig(*e.config());
+        });
+        auto *model = window.credentialsModel();
+        QVERIFY(test::waitUntil([model]() {
+            return model->index(0, CredentialsModel::State).data().toString() == QLatin1String("unavailable");
+        }));
+        QCOMPARE(model->parkedCount(), 1);
+        QCOMPARE(model->index(0, CredentialsModel::Reference).data().toString(),
+                 QStringLiteral("keychain:sim-anthropic-main"));
+        const QString tip = model->index(0, CredentialsModel::State).data(Qt::ToolTipRole).toString();
+        QVERIFY2(
+            tip.startsWith(QStringLiteral("Keychain unavailable: the OS keychain (Secret Service) is not available")),
+            qPrintable(tip));
+        QCOMPARE(model->index(0, CredentialsModel::BackIn).data().toString(),
+                 QStringLiteral("when the keychain answers"));
+        QVERIFY(model->index(0, CredentialsModel::Reason).data().toString().isEmpty()); // the provider refused nothing
+        QCOMPARE(model->index(1, CredentialsModel::State).data().toString(), QStringLiteral("ok")); // env: in use
+
+        // The dashboard's card says it in the same words, with no countdown.
+        window.showView(MainWindow::Dashboard);
+        QVERIFY(test::waitUntil([&window]() {
+            return window.viewWidget(MainWindow::Dashboard)
+                       ->findChildren<MarkCard *>(QStringLiteral("keyCard"))
+                       .size() == 1;
+        }));
+        MarkCard *card =
+            window.viewWidget(MainWindow::Dashboard)->findChildren<MarkCard *>(QStringLiteral("keyCard")).first();
+        QStringList texts;
+        for (const QLabel *label : card->findChildren<QLabel *>())
+            texts << label->text();
+        const QString shown = texts.join(QLatin1Char('|'));
+        QVERIFY2(
+            shown.contains(QStringLiteral("keychain unavailable: the OS keychain (Secret Service) is not available")),
+            qPrintable(shown));
+        QVERIFY2(shown.contains(QStringLiteral("until the keychain answers")), qPrintable(shown));
+        QVERIFY2(!shown.contains(QStringLiteral("parked")), qPrintable(shown));
+        m_host->runBlocking([this](Engine &) { m_secrets.mode = test::ScriptedSecretStore::Mode::Answer; });
+    }
 };
 
 QTEST_MAIN(TestCredentialsView)

@@ -284,6 +284,42 @@ void TestAdapterIncompatibility::reasons_data() {
                       "{\"role\":\"user\",\"content\":\"go on\"}]}")
         << "openai-completions"
         << "input item \"compaction\"";
+    // Messages takes images up to 5 MB of base64; OpenAI and Gemini take more.
+    const QByteArray bigImage = "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":"
+                                "\"image_url\",\"image_url\":{\"url\":\"data:image/png;base64," +
+                                QByteArray(6 * 1024 * 1024, 'A') + "\"}}]}]}";
+    QTest::addRow("a 6 MB image to Messages") << chat << bigImage << "anthropic-messages"
+                                              << "over the 5242880 bytes";
+    QTest::addRow("a 6 MB image to Gemini") << chat << bigImage << "google-generative-ai"
+                                            << "";
+    // A trailing assistant turn: Messages and Gemini continue it, Chat and Responses answer anew.
+    const QByteArray claudePrefill("{\"model\":\"m\",\"max_tokens\":100,\"messages\":[{\"role\":\"user\","
+                                   "\"content\":\"Is 7 prime?\"},{\"role\":\"assistant\",\"content\":\"The answer "
+                                   "is\"}]}");
+    QTest::addRow("a Messages prefill to Chat") << claude << claudePrefill << "openai-completions"
+                                                << "ends with an assistant turn";
+    QTest::addRow("a Messages prefill to Responses") << claude << claudePrefill << "openai-responses"
+                                                     << "ends with an assistant turn";
+    QTest::addRow("a Messages prefill to Gemini, which continues it too")
+        << claude << claudePrefill << "google-generative-ai"
+        << "";
+    const QByteArray chatTrailing("{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"},"
+                                  "{\"role\":\"assistant\",\"content\":\"Hello!\"}]}");
+    QTest::addRow("a Chat trailing assistant turn to Messages") << chat << chatTrailing << "anthropic-messages"
+                                                                << "would continue as a prefill";
+    QTest::addRow("a Chat trailing assistant turn to Gemini") << chat << chatTrailing << "google-generative-ai"
+                                                              << "would continue as a prefill";
+    QTest::addRow("a Chat trailing assistant turn to Responses") << chat << chatTrailing << "openai-responses"
+                                                                 << "";
+    QTest::addRow("an assistant turn that ends in a call is no prefill")
+        << claude
+        << QByteArray("{\"model\":\"m\",\"max_tokens\":100,\"messages\":[{\"role\":\"user\",\"content\":"
+                      "\"hi\"},{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"Looking.\"},"
+                      "{\"type\":\"tool_use\",\"id\":\"toolu_1\",\"name\":\"f\",\"input\":{}}]},{\"role\":"
+                      "\"user\",\"content\":[{\"type\":\"tool_result\",\"tool_use_id\":\"toolu_1\",\"content\":"
+                      "\"ok\"}]}],\"tools\":[{\"name\":\"f\",\"input_schema\":{}}]}")
+        << "openai-completions"
+        << "";
     // What the conversions carry (or leave out by rule) stays compatible.
     QTest::addRow("Chat text, image and refusal parts are carried")
         << chat

@@ -41,6 +41,7 @@ const QLatin1String kAnthropicApi("anthropic-messages");
 class TestAnthropicAdapter : public QObject {
     Q_OBJECT
 private slots:
+    void modelConfiguredNotToReasonGetsNoThinking();
     void decodedStopNamesTheStopSequence();
     void passthroughKeepsEveryClientField();
     void passthroughSplicesWhenTheThinkingRulesKeepTheHistory();
@@ -498,6 +499,7 @@ void TestAnthropicAdapter::crossFormatFromOpenAIChat() {
 }
 
 void TestAnthropicAdapter::imageMediaTypesGoAsAnthropicSpellsThem() {
+    // Bytes of no known image: the declared type is kept, spelled as Anthropic spells it.
     // Clients write "data:image/jpg;…" and "image/PNG"; Messages takes exactly image/jpeg,
     // image/png, image/gif and image/webp and answers any other spelling with a 400, this turn
     // and every later one with the image in its history.
@@ -505,7 +507,7 @@ void TestAnthropicAdapter::imageMediaTypesGoAsAnthropicSpellsThem() {
                                                           {"IMAGE/JPEG", "image/jpeg"}, {"image/pjpeg", "image/jpeg"},
                                                           {"image/Webp", "image/webp"}, {"image/gif", "image/gif"}};
     for (const auto &[written, sent] : spellings) {
-        const QByteArray uri = "data:" + written + ";base64,iVBORw0KGgo=";
+        const QByteArray uri = "data:" + written + ";base64,AAAAAAAAAAA=";
         const QByteArray chat = "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":"
                                 "\"image_url\",\"image_url\":{\"url\":\"" +
                                 uri + "\"}},{\"type\":\"text\",\"text\":\"what is it?\"}]}]}";
@@ -514,7 +516,7 @@ void TestAnthropicAdapter::imageMediaTypesGoAsAnthropicSpellsThem() {
                                      uri + "\"}]}]}";
         const QByteArray pi = "{\"model\":\"m\",\"context\":{\"messages\":[{\"role\":\"user\",\"content\":["
                               "{\"type\":\"image\",\"mimeType\":\"" +
-                              written + "\",\"data\":\"iVBORw0KGgo=\"}]}]}}";
+                              written + "\",\"data\":\"AAAAAAAAAAA=\"}]}]}}";
         for (const auto &[inbound, body] :
              {std::pair{wire::Api::OpenAICompletions, chat}, std::pair{wire::Api::OpenAIResponses, responses},
               std::pair{wire::Api::Pi, pi}}) {
@@ -748,6 +750,52 @@ void TestAnthropicAdapter::resultsComeBeforeWordsTypedWhileTheToolRan() {
     QCOMPARE(str(next[1].toObject().value("type")), QStringLiteral("tool_result"));
     QCOMPARE(str(next[1].toObject().value("tool_use_id")), QStringLiteral("call_s2"));
     QCOMPARE(str(next[2].toObject().value("text")), QStringLiteral("hurry"));
+}
+
+// A converted request to a model configured `"reasoning": false` (claude-3-5-haiku) goes without
+// `thinking`, which it refuses with a 400; nothing else in the body then follows from thinking:
+// the client's temperature goes, and max_tokens is the client's. Unknown and true send it as
+// before; an Anthropic client's own body is never changed.
+void TestAnthropicAdapter::modelConfiguredNotToReasonGetsNoThinking() {
+    const auto req = OpenAIChatCodec().decode(
+        "{\"model\":\"m\",\"max_tokens\":32000,\"temperature\":0.5,\"reasoning_effort\":\"high\","
+        "\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}",
+        nullptr);
+    QVERIFY(req);
+    const ChatRequest converted = spokenIn(*req, wire::Api::OpenAICompletions);
+    Target t = target();
+    t.modelId = QStringLiteral("claude-3-5-haiku");
+    const QJsonObject reasons = json(AnthropicAdapter().buildRequest(converted, t, {}).body);
+    QCOMPARE(str(reasons.value(QStringLiteral("thinking")).toObject().value(QStringLiteral("type"))),
+             QStringLiteral("enabled"));
+    QVERIFY(!reasons.contains(QStringLiteral("temperature")));
+
+    t.modelReasons = false;
+    const QJsonObject body = json(AnthropicAdapter().buildRequest(converted, t, {}).body);
+    QVERIFY(!body.contains(QStringLiteral("thinking")));
+    QCOMPARE(body.value(QStringLiteral("temperature")).toDouble(), 0.5);
+    QCOMPARE(body.value(QStringLiteral("max_tokens")).toInt(), 32000);
+    // With no cap from the client, the gateway's default is not grown for a budget.
+    const auto uncapped = OpenAIResponsesCodec().decode(
+        "{\"model\":\"m\",\"input\":\"hi\",\"reasoning\":{\"effort\":\"high\"}}", nullptr);
+    QVERIFY(uncapped);
+    const QJsonObject plain =
+        json(AnthropicAdapter().buildRequest(spokenIn(*uncapped, wire::Api::OpenAIResponses), t, {}).body);
+    QVERIFY(!plain.contains(QStringLiteral("thinking")));
+    QCOMPARE(plain.value(QStringLiteral("max_tokens")).toInt(), 8192);
+
+    // An Anthropic client's own body goes as it sent it.
+    const auto same = AnthropicMessagesCodec().decode(
+        "{\"model\":\"m\",\"max_tokens\":8000,\"thinking\":{\"type\":\"enabled\",\"budget_tokens\":4000},"
+        "\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}",
+        nullptr);
+    QVERIFY(same);
+    QCOMPARE(json(AnthropicAdapter().buildRequest(spokenIn(*same, wire::Api::AnthropicMessages), t, {}).body)
+                 .value(QStringLiteral("thinking"))
+                 .toObject()
+                 .value(QStringLiteral("budget_tokens"))
+                 .toInt(),
+             4000);
 }
 
 QTEST_GUILESS_MAIN(TestAnthropicAdapter)

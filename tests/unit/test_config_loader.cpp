@@ -154,7 +154,8 @@ void TestConfigLoader::specExampleParses() {
     QCOMPARE(sonnet.id, QStringLiteral("claude-sonnet-4-5"));
     QCOMPARE(sonnet.tier, QStringLiteral("sonnet"));
     QCOMPARE(sonnet.input, QStringList({QStringLiteral("text"), QStringLiteral("image")}));
-    QVERIFY(sonnet.reasoning);
+    QVERIFY(sonnet.reasoning == true);
+    QVERIFY(!c.models.value(QStringLiteral("zai/glm-4.6")).reasoning); // absent: unknown
     QCOMPARE(sonnet.costInput, 3.0);
     QCOMPARE(sonnet.costOutput, 15.0);
     QCOMPARE(c.models.value(QStringLiteral("zai/glm-4.6")).id, QStringLiteral("glm-4.6"));
@@ -225,6 +226,10 @@ void TestConfigLoader::validationRules_data() {
         "providers.openai.baseUrl", "expected an http:// or https:// URL");
     row("baseUrl with password", R"([[["providers", "openai", "baseUrl"], "https://u:p@api.openai.com/v1"]])",
         "providers.openai.baseUrl", "secrets don't go in the config");
+    row("baseUrl with a query", R"([[["providers", "openai", "baseUrl"], "https://api.openai.com/v1?api-key=x"]])",
+        "providers.openai.baseUrl", "must not contain a query");
+    row("baseUrl with a fragment", R"([[["providers", "openai", "baseUrl"], "https://api.openai.com/v1#top"]])",
+        "providers.openai.baseUrl", "or fragment");
     row("credential literal sk- key", R"([[["providers", "openai", "credentials"], ["sk-proj-abc123"]]])",
         "providers.openai.credentials[0]", "looks like a literal secret; secrets don't go in the config");
     row("credential not a reference", R"([[["providers", "openai", "credentials"], ["env:OK", "hunter2"]]])",
@@ -523,6 +528,7 @@ void TestConfigLoader::roundTripSaveLoad() {
     config.providers[QStringLiteral("openai")].maxRetries = 5;
     config.providers[QStringLiteral("openai")].exhaustedResetMs = 90000;
     config.providers[QStringLiteral("zai")].demo = true;
+    config.models[QStringLiteral("zai/glm-4.6")].reasoning = false; // said, unlike an absent (unknown) one
     config.tenants[QStringLiteral("alice")].regions = {QStringLiteral("sg"), QStringLiteral("eu")};
     config.failover = {false, 5000, 2000, 1000};
     config.failover.connectTimeoutMs = 2500;
@@ -687,12 +693,12 @@ void TestConfigLoader::demoConfigIsValidAndComplete() {
     const ModelConfig claude = demo.models.value(QStringLiteral("sim-anthropic/claude-sim"));
     QCOMPARE(claude.id, QStringLiteral("claude-sim"));
     QCOMPARE(claude.input, QStringList({QStringLiteral("text"), QStringLiteral("image")}));
-    QVERIFY(claude.reasoning);
+    QVERIFY(claude.reasoning == true);
     QCOMPARE(claude.costInput, 3.0);
     QCOMPARE(claude.costOutput, 15.0);
     const ModelConfig gpt = demo.models.value(QStringLiteral("sim-openai/gpt-sim"));
     QCOMPARE(gpt.provider, QStringLiteral("sim-openai"));
-    QVERIFY(gpt.reasoning);
+    QVERIFY(gpt.reasoning == true);
     QCOMPARE(gpt.costInput, 1.25);
     QCOMPARE(gpt.costOutput, 10.0);
     const RouteConfig route = demo.routes.value(QStringLiteral("demo"));

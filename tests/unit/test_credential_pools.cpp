@@ -169,14 +169,76 @@ private Q_SLOTS:
         config::ProviderConfig slow;
         slow.exhaustedResetMs = 90000; // a provider's own setting still wins
         QCOMPARE(parkDefaultsFor(cfg, slow).exhaustedResetMs, qint64(90000));
-        // A 401 is not timed at all; a 403 is parked as auth.
+        // A 401 is not timed at all; a 403 about the key is parked as auth.
         v = judgeCredentialFailure(failure(401, QStringLiteral("invalid x-api-key")), d, kNoon);
         QVERIFY(v.reject);
         QCOMPARE(v.reason, ParkReason::Auth);
-        v = judgeCredentialFailure(failure(403, QStringLiteral("forbidden")), d, kNoon);
+        v = judgeCredentialFailure(
+            failure(403, QStringLiteral("permission_error: Your API key does not have permission to use the "
+                                        "specified resource.")),
+            d, kNoon);
         QVERIFY(!v.reject);
         QCOMPARE(v.reason, ParkReason::Auth);
         QCOMPARE(v.durationMs, qint64(3600000));
+    }
+
+    void aForbiddenThatIsNotAboutTheKeyIsAShortSetAside() {
+        // A WAF page, a region block or one model out of reach said nothing about the key: it sat out an
+        // hour as "auth", for every model of the provider (probe t4_403_*). Now a minute, like an opaque 429.
+        const ParkDefaults d;
+        const QStringList notTheKey{
+            QStringLiteral("<html><title>Attention Required! | Cloudflare</title><h1>Sorry, you have been "
+                           "blocked</h1></html>"),
+            QStringLiteral("unsupported_country_region_territory: Country, region, or territory not supported"),
+            QStringLiteral("Project does not have access to model gpt-4o"),
+            QStringLiteral("forbidden"),
+        };
+        for (const QString &text : notTheKey) {
+            const auto v = judgeCredentialFailure(failure(403, text), d, kNoon);
+            QVERIFY2(!v.reject, qPrintable(text));
+            QCOMPARE(v.reason, ParkReason::Forbidden);
+            QCOMPARE(v.durationMs, qint64(60000));
+        }
+        // Its own hint still wins; the configured rate-limit park is used.
+        QCOMPARE(judgeCredentialFailure(failure(403, QStringLiteral("blocked"), 5000), d, kNoon).durationMs,
+                 qint64(5000));
+        config::Config cfg;
+        cfg.failover.rateLimitParkMs = 15000;
+        QCOMPARE(judgeCredentialFailure(failure(403, QStringLiteral("blocked")),
+                                        parkDefaultsFor(cfg, config::ProviderConfig()), kNoon)
+                     .durationMs,
+                 qint64(15000));
+        // Words about the key still make it an auth park.
+        for (const char *text : {"Your API key has been revoked", "invalid x-api-key", "This key is disabled",
+                                 "permission_error: OAuth token does not meet scope requirement",
+                                 "Your organization has been disabled."}) {
+            const auto v = judgeCredentialFailure(failure(403, QString::fromUtf8(text)), d, kNoon);
+            QVERIFY2(v.reason == ParkReason::Auth, text);
+        }
+
+        // In the pool (injected clock): set aside a minute, a wait the client is told of, then back.
+        qputenv("SW_POOL_WAF", "waf-key");
+        const QStringList refs{QStringLiteral("env:SW_POOL_WAF")};
+        FakeClock clock;
+        CredentialPools pools(nullptr, clock);
+        pools.configure({{P, refs}});
+        const auto r = acquireNow(pools, refs);
+        QCOMPARE(r.kind, AcquireResult::Kind::Ok);
+        pools.release(r.lease);
+        pools.recordFailure(r.lease, failure(403, notTheKey.first()), d);
+        QCOMPARE(stateOf(pools, P, 0).state, CredentialHealth::Parked);
+        QCOMPARE(stateOf(pools, P, 0).reason, ParkReason::Forbidden);
+        QCOMPARE(parkReasonName(ParkReason::Forbidden), QStringLiteral("forbidden"));
+        clock.advance(20000);
+        const auto wait = pools.waitFor(P, refs, false);
+        QVERIFY(wait); // not "no usable credential" with nothing to wait for
+        QCOMPARE(wait->remainingMs, 40000);
+        QCOMPARE(wait->reason, ParkReason::Forbidden);
+        QCOMPARE(wait->status, 403);
+        QCOMPARE(acquireNow(pools, refs).kind, AcquireResult::Kind::NoCredential);
+        clock.advance(40000);
+        QCOMPARE(stateOf(pools, P, 0).state, CredentialHealth::Ok);
+        QCOMPARE(acquireNow(pools, refs).kind, AcquireResult::Kind::Ok);
     }
 
     void parkingTimesAreConfiguredUnderFailover() {
@@ -356,6 +418,79 @@ private Q_SLOTS:
         store.secrets.insert(QStringLiteral("k"), "fixed-key"); // Set key… in the GUI, then a reload
         pools.prewarm(refs, &context);
         QVERIFY(waitUntil([&pools]() { return stateOf(pools, P, 0).state == CredentialHealth::Ok; }));
+    }
+
+    void aRefusedKeychainSecretIsReadAgainAndANewOneUsedAtOnce() {
+        // `switchman credential set` while the gateway runs: the pool kept sending the cached old
+        // key, and after the provider's 401 it stayed rejected (502 on every request) until a
+        // retry or a restart (probe R).
+        FakeClock clock;
+        ScriptedSecretStore store;
+        store.secrets.insert(QStringLiteral("k"), "old-key-444");
+        CredentialPools pools(&store, clock);
+        const QStringList refs{QStringLiteral("keychain:k")};
+        pools.configure({{P, refs}});
+        QObject context;
+        pools.prewarm(refs, &context);
+        QVERIFY(waitUntil([&pools]() { return pools.isCached(QStringLiteral("k")); }));
+        const int readsBefore = store.reads;
+
+        // Refused while the keychain still holds the same key: read once, and it stays out.
+        auto sent = acquireNow(pools, refs);
+        QCOMPARE(sent.secret, QByteArray("old-key-444"));
+        pools.release(sent.lease);
+        pools.recordFailure(sent.lease, failure(401, QStringLiteral("invalid x-api-key")), {});
+        pools.recordFailure(sent.lease, failure(401, QStringLiteral("invalid x-api-key")), {}); // one read
+        QVERIFY(waitUntil([&]() { return store.reads == readsBefore + 1; }));
+        QTest::qWait(20);
+        QCOMPARE(store.reads, readsBefore + 1);
+        QCOMPARE(stateOf(pools, P, 0).state, CredentialHealth::Rejected);
+        QCOMPARE(acquireNow(pools, refs).kind, AcquireResult::Kind::NoCredential);
+
+        // The user stores a new key; the next refusal of the old one reads it and it is back at once.
+        store.secrets.insert(QStringLiteral("k"), "new-key-555");
+        pools.recordFailure(sent.lease, failure(401, QStringLiteral("invalid x-api-key")), {});
+        QVERIFY(waitUntil([&pools]() { return stateOf(pools, P, 0).state == CredentialHealth::Ok; }));
+        auto next = acquireNow(pools, refs);
+        QCOMPARE(next.kind, AcquireResult::Kind::Ok);
+        QCOMPARE(next.secret, QByteArray("new-key-555"));
+        pools.release(next.lease);
+
+        // A 403 about the key parks it for auth: a new key stored meanwhile un-parks it too.
+        store.secrets.insert(QStringLiteral("k"), "newer-key-666");
+        pools.recordFailure(next.lease, failure(403, QStringLiteral("permission denied: the API key is disabled")), {});
+        QCOMPARE(stateOf(pools, P, 0).state, CredentialHealth::Parked);
+        QCOMPARE(stateOf(pools, P, 0).reason, ParkReason::Auth);
+        QVERIFY(waitUntil([&pools]() { return stateOf(pools, P, 0).state == CredentialHealth::Ok; }));
+        QCOMPARE(acquireNow(pools, refs).secret, QByteArray("newer-key-666"));
+    }
+
+    void anUnreachableKeychainIsNotShownAsOk() {
+        // The Secret Service down: requests failed over with setup_error while /admin/credentials
+        // said "ok" (probe R).
+        FakeClock clock;
+        ScriptedSecretStore store;
+        store.mode = ScriptedSecretStore::Mode::Fail;
+        CredentialPools pools(&store, clock);
+        const QStringList refs{QStringLiteral("keychain:k")};
+        pools.configure({{P, refs}});
+        int changes = 0;
+        pools.setChangedCallback([&changes]() { ++changes; });
+        QObject context;
+        pools.prewarm(refs, &context);
+        QVERIFY(waitUntil([&pools]() { return stateOf(pools, P, 0).state != CredentialHealth::Ok; }));
+        const CredentialStatus down = stateOf(pools, P, 0);
+        QCOMPARE(down.state, CredentialHealth::Unavailable);
+        QCOMPARE(credentialHealthName(down.state), QStringLiteral("unavailable"));
+        QVERIFY2(down.lastError.contains(QStringLiteral("not available")), qPrintable(down.lastError));
+        QVERIFY(changes > 0); // the window refreshes
+        QCOMPARE(acquireNow(pools, refs).kind, AcquireResult::Kind::StoreError);
+
+        // The store is back: the next read (a request's) brings it back to ok.
+        store.mode = ScriptedSecretStore::Mode::Answer;
+        store.secrets.insert(QStringLiteral("k"), "the-key-777");
+        QCOMPARE(acquireNow(pools, refs).secret, QByteArray("the-key-777"));
+        QCOMPARE(stateOf(pools, P, 0).state, CredentialHealth::Ok);
     }
 
     void aChangedPoolStartsOverAndClearFilters() {

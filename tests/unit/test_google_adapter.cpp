@@ -43,6 +43,7 @@ QList<StreamEvent> decode(const QByteArray &sse) {
 class TestGoogleAdapter : public QObject {
     Q_OBJECT
 private slots:
+    void modelConfiguredNotToReasonGetsNoThinkingConfig();
     void buildsStreamGenerateContentRequest();
     void signaturesGoBackOnlyToGoogle();
     void aRefusedThoughtSignatureSendsNone();
@@ -544,6 +545,31 @@ void TestGoogleAdapter::resultsComeBeforeWordsTypedWhileTheToolRan() {
     QCOMPARE(contents[2].toObject().value("parts").toArray().size(), 2); // the words are not in it
     QCOMPARE(contents[4].toObject().value("parts").toArray()[0].toObject().value("text").toString(),
              QStringLiteral("hurry"));
+}
+
+// A request to a model configured `"reasoning": false` (gemini-2.0-flash) goes without
+// thinkingConfig, which it refuses with a 400 (every request to Google is converted); the rest of
+// generationConfig stays. Unknown and true send it as before.
+void TestGoogleAdapter::modelConfiguredNotToReasonGetsNoThinkingConfig() {
+    const auto req = OpenAIChatCodec().decode(
+        "{\"model\":\"m\",\"max_tokens\":32000,\"temperature\":0.5,\"reasoning_effort\":\"high\","
+        "\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}",
+        nullptr);
+    QVERIFY(req);
+    const ChatRequest converted = spokenIn(*req, wire::Api::OpenAICompletions);
+    Target t = target();
+    t.modelId = QStringLiteral("gemini-2.0-flash");
+    const QJsonObject reasons =
+        json(GoogleAdapter().buildRequest(converted, t, {}).body).value(QStringLiteral("generationConfig")).toObject();
+    QVERIFY(reasons.value(QStringLiteral("thinkingConfig")).toObject().value(QStringLiteral("thinkingBudget")).toInt() >
+            0);
+
+    t.modelReasons = false;
+    const QJsonObject generation =
+        json(GoogleAdapter().buildRequest(converted, t, {}).body).value(QStringLiteral("generationConfig")).toObject();
+    QVERIFY(!generation.contains(QStringLiteral("thinkingConfig")));
+    QCOMPARE(generation.value(QStringLiteral("temperature")).toDouble(), 0.5);
+    QCOMPARE(generation.value(QStringLiteral("maxOutputTokens")).toInt(), 32000);
 }
 
 QTEST_GUILESS_MAIN(TestGoogleAdapter)

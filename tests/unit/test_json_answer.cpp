@@ -210,6 +210,62 @@ private slots:
         QFETCH(QByteArray, body);
         QVERIFY(!eventsOfJsonAnswer(wire::Api(api), body));
     }
+
+    // Each API's answer lists its blocks its own way; past the bound none of its events is made
+    // and the count says why (the attempt fails on it instead of reading the body as an error).
+    void moreBlocksThanTheBoundMakeNoEvents_data() {
+        QTest::addColumn<int>("api");
+        QTest::addColumn<QByteArray>("item");   // one block, repeated in `list`
+        QTest::addColumn<QByteArray>("answer"); // %1 is the list
+        QTest::addColumn<int>("extra");         // blocks it has besides the list (the message item)
+        QTest::newRow("anthropic content[]")
+            << int(wire::Api::AnthropicMessages)
+            << QByteArray("{\"type\":\"tool_use\",\"id\":\"t\",\"name\":\"f\",\"input\":{}}")
+            << QByteArray("{\"type\":\"message\",\"role\":\"assistant\",\"content\":[%1],\"stop_reason\":\"tool_use\"}")
+            << 0;
+        QTest::newRow("chat tool_calls")
+            << int(wire::Api::OpenAICompletions)
+            << QByteArray("{\"id\":\"c\",\"type\":\"function\",\"function\":{\"name\":\"f\",\"arguments\":\"{}\"}}")
+            << QByteArray("{\"object\":\"chat.completion\",\"choices\":[{\"index\":0,\"message\":{\"role\":"
+                          "\"assistant\",\"tool_calls\":[%1]},\"finish_reason\":\"tool_calls\"}]}")
+            << 0;
+        QTest::newRow("responses output[]")
+            << int(wire::Api::OpenAIResponses)
+            << QByteArray("{\"type\":\"function_call\",\"call_id\":\"c\",\"name\":\"f\",\"arguments\":\"{}\"}")
+            << QByteArray("{\"object\":\"response\",\"status\":\"completed\",\"output\":[%1]}") << 0;
+        QTest::newRow("responses message content[]")
+            << int(wire::Api::OpenAIResponses) << QByteArray("{\"type\":\"output_text\",\"text\":\"x\"}")
+            << QByteArray("{\"object\":\"response\",\"status\":\"completed\",\"output\":[{\"type\":"
+                          "\"message\",\"role\":\"assistant\",\"content\":[%1]}]}")
+            << 1;
+        QTest::newRow("gemini parts") << int(wire::Api::Google)
+                                      << QByteArray("{\"functionCall\":{\"name\":\"f\",\"args\":{}}}")
+                                      << QByteArray(
+                                             "{\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":[%1]}}]}")
+                                      << 0;
+    }
+    void moreBlocksThanTheBoundMakeNoEvents() {
+        QFETCH(int, api);
+        QFETCH(QByteArray, item);
+        QFETCH(QByteArray, answer);
+        auto body = [&](int n) {
+            QByteArrayList items;
+            for (int i = 0; i < n; ++i)
+                items << item;
+            return QByteArray(answer).replace("%1", items.join(','));
+        };
+        QFETCH(int, extra);
+        qsizetype blocks = -1;
+        QVERIFY(eventsOfJsonAnswer(wire::Api(api), body(10 - extra), 10, &blocks));
+        QCOMPARE(blocks, 10);
+        QVERIFY(!eventsOfJsonAnswer(wire::Api(api), body(11 - extra), 10, &blocks));
+        QCOMPARE(blocks, 11);
+        QVERIFY(eventsOfJsonAnswer(wire::Api(api), body(11))); // unbounded
+        // A text RapidJSON refuses and Qt takes (a raw control character) is counted all the same.
+        QVERIFY(
+            !eventsOfJsonAnswer(wire::Api(api), QByteArray(body(11 - extra)).replace("\"f\"", "\"f\t\""), 10, &blocks));
+        QCOMPARE(blocks, 11);
+    }
 };
 
 QTEST_GUILESS_MAIN(TestJsonAnswer)

@@ -42,6 +42,9 @@ private slots:
     void encodesNonStreamingResponse();
     void customToolsDecodeAndTheirCallsEncodeAsCustom();
     void anAssistantRefusalInTheHistoryIsKept();
+    void aSpeakersNameGoesInFrontOfWhatTheySaid();
+    void anImagesTypeIsWhatItsBytesSay();
+    void aConversationOfTooManyPartsIsRefusedBeforeItIsBuilt();
     void anotherApisLongToolIdFitsChat();
 };
 
@@ -386,6 +389,59 @@ void TestOpenAIChatCodec::anAssistantRefusalInTheHistoryIsKept() {
                                                nullptr);
     QVERIFY(both);
     QCOMPARE(both->context.messages[1].content[0].text, QStringLiteral("Sorry. No."));
+}
+
+void TestOpenAIChatCodec::aSpeakersNameGoesInFrontOfWhatTheySaid() {
+    // Two users in one conversation, told apart by `name`: no other API has the field, and without it
+    // "who proposed Monday?" could not be answered after a conversion.
+    const auto req = OpenAIChatCodec().decode(
+        R"({"model":"m","messages":[{"role":"user","name":"alice","content":"I propose Friday"},)"
+        R"({"role":"user","name":"bob","content":[{"type":"image_url","image_url":{"url":"https://x/y.png"}}]},)"
+        R"({"role":"assistant","name":"planner","content":"Noted."},)"
+        R"({"role":"user","name":"alice","content":"who proposed Monday?"}]})",
+        nullptr);
+    QVERIFY(req);
+    const auto &msgs = req->context.messages;
+    QCOMPARE(msgs.size(), 4);
+    QCOMPARE(msgs[0].content[0].text, QStringLiteral("alice: I propose Friday"));
+    QCOMPARE(msgs[1].content.size(), 2); // a turn with no text gets one naming its speaker
+    QCOMPARE(msgs[1].content[0].text, QStringLiteral("bob:"));
+    QCOMPARE(msgs[1].content[1].type, BlockType::Image);
+    QCOMPARE(msgs[2].content[0].text, QStringLiteral("planner: Noted."));
+    QCOMPARE(msgs[3].content[0].text, QStringLiteral("alice: who proposed Monday?"));
+}
+
+void TestOpenAIChatCodec::anImagesTypeIsWhatItsBytesSay() {
+    // A JPEG in a data:image/png URI: OpenAI reads the bytes and takes it, Messages refuses the
+    // request (400 "the image appears to be a image/jpeg image") on every later turn that carries it.
+    const auto typeOf = [](const char *uri) {
+        const QByteArray body = QByteArray(R"({"model":"m","messages":[{"role":"user","content":[)"
+                                           R"({"type":"image_url","image_url":{"url":")") +
+                                uri + R"("}}]}]})";
+        const auto req = OpenAIChatCodec().decode(body, nullptr);
+        return req ? req->context.messages[0].content[0].mimeType : QStringLiteral("(refused)");
+    };
+    QCOMPARE(typeOf("data:image/png;base64,/9j/4AAQSkZJRgABAQA="), QStringLiteral("image/jpeg"));
+    QCOMPARE(typeOf("data:image/jpeg;base64,iVBORw0KGgoAAAANSUhEUg=="), QStringLiteral("image/png"));
+    QCOMPARE(typeOf("data:image/png;base64,UklGRhAAAABXRUJQVlA4IA=="), QStringLiteral("image/webp"));
+    QCOMPARE(typeOf("data:image/png;base64,iVBORw0KGgoAAAANSUhEUg=="), QStringLiteral("image/png"));
+    // Bytes of no known image keep the declared type.
+    QCOMPARE(typeOf("data:image/heic;base64,AAAAAAAAAAAAAAAA"), QStringLiteral("image/heic"));
+}
+
+void TestOpenAIChatCodec::aConversationOfTooManyPartsIsRefusedBeforeItIsBuilt() {
+    // A million one-character messages (32 MB) held 1.2 GB once decoded: the count is bounded first.
+    const auto bodyOf = [](int messages) {
+        QByteArray body = R"({"model":"m","messages":[)";
+        for (int i = 0; i < messages; ++i)
+            body += i ? R"(,{"role":"user","content":"x"})" : R"({"role":"user","content":"x"})";
+        return body + "]}";
+    };
+    GatewayError error;
+    QVERIFY(!OpenAIChatCodec().decode(bodyOf(100001), &error));
+    QCOMPARE(error.status, 400);
+    QVERIFY2(error.message.contains(QStringLiteral("more than 100000 messages")), qPrintable(error.message));
+    QVERIFY(OpenAIChatCodec().decode(bodyOf(50000), &error));
 }
 
 void TestOpenAIChatCodec::anotherApisLongToolIdFitsChat() {

@@ -70,6 +70,7 @@ QString interleaving(const QList<StreamEvent> &events) {
 class TestOpenAICompletionsAdapter : public QObject {
     Q_OBJECT
 private slots:
+    void modelConfiguredNotToReasonGetsNoReasoningEffort();
     void reasoningUsesMaxCompletionTokens();
     void interleavedToolCallDeltasAssembleByIndex();
     void passthroughKeepsEveryClientField();
@@ -722,6 +723,48 @@ void TestOpenAICompletionsAdapter::resultsComeBeforeWordsTypedWhileTheToolRan() 
     QCOMPARE(rolesOf(again), QStringList({"user", "assistant", "tool", "user", "assistant", "tool", "user"}));
     QCOMPARE(str(again[2].toObject().value("content")), QStringLiteral("first"));
     QCOMPARE(str(again[5].toObject().value("content")), QStringLiteral("second"));
+}
+
+// A converted request to a model configured `"reasoning": false` (gpt-4o) goes without
+// reasoning_effort, which such a model refuses with a 400 no failover passes; the client's
+// sampling then goes as asked. Unknown (the default) and true send it as before; a same-API
+// client's own body is never changed.
+void TestOpenAICompletionsAdapter::modelConfiguredNotToReasonGetsNoReasoningEffort() {
+    const auto req = AnthropicMessagesCodec().decode("{\"model\":\"claude\",\"max_tokens\":8000,\"temperature\":0.5,"
+                                                     "\"thinking\":{\"type\":\"enabled\",\"budget_tokens\":4000},"
+                                                     "\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}",
+                                                     nullptr);
+    QVERIFY(req);
+    const ChatRequest converted = spokenIn(*req, wire::Api::AnthropicMessages);
+    Target t = target(QStringLiteral("https://api.openai.com/v1"));
+    t.modelId = QStringLiteral("gpt-4o");
+    const QJsonObject reasons = json(OpenAICompletionsAdapter().buildRequest(converted, t, {}).body);
+    QCOMPARE(str(reasons.value(QStringLiteral("reasoning_effort"))), QStringLiteral("low"));
+    QVERIFY(!reasons.contains(QStringLiteral("temperature")));
+
+    t.modelReasons = false;
+    const QJsonObject body = json(OpenAICompletionsAdapter().buildRequest(converted, t, {}).body);
+    QVERIFY(!body.contains(QStringLiteral("reasoning_effort")));
+    QCOMPARE(body.value(QStringLiteral("temperature")).toDouble(), 0.5);
+    QCOMPARE(body.value(QStringLiteral("max_completion_tokens")).toInt(), 8000);
+    QCOMPARE(str(body.value(QStringLiteral("messages")).toArray()[0].toObject().value(QStringLiteral("content"))),
+             QStringLiteral("hi"));
+    // "none" is a reasoning setting too: gpt-4o refuses reasoning_effort whatever its value.
+    const auto off = OpenAIResponsesCodec().decode(
+        "{\"model\":\"m\",\"input\":\"hi\",\"reasoning\":{\"effort\":\"none\"}}", nullptr);
+    QVERIFY(off);
+    QVERIFY(!json(OpenAICompletionsAdapter().buildRequest(spokenIn(*off, wire::Api::OpenAIResponses), t, {}).body)
+                 .contains(QStringLiteral("reasoning_effort")));
+
+    // A Chat client's own body goes as it sent it.
+    const auto same = OpenAIChatCodec().decode(
+        "{\"model\":\"m\",\"reasoning_effort\":\"high\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}",
+        nullptr);
+    QVERIFY(same);
+    QCOMPARE(
+        str(json(OpenAICompletionsAdapter().buildRequest(spokenIn(*same, wire::Api::OpenAICompletions), t, {}).body)
+                .value(QStringLiteral("reasoning_effort"))),
+        QStringLiteral("high"));
 }
 
 QTEST_GUILESS_MAIN(TestOpenAICompletionsAdapter)

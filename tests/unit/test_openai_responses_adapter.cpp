@@ -58,6 +58,7 @@ QString interleaving(const QList<StreamEvent> &events) {
 class TestOpenAIResponsesAdapter : public QObject {
     Q_OBJECT
 private slots:
+    void modelConfiguredNotToReasonGetsNoReasoning();
     void interleavedFunctionCallsAssembleByOutputIndex();
     void passthroughKeepsEveryFieldAndBetaHeader();
     void passthroughSplicesUnlessAReasoningItemIsDropped();
@@ -809,6 +810,49 @@ void TestOpenAIResponsesAdapter::customToolCallItemsAreToolCalls() {
     QCOMPARE(m.stopReason, StopReason::ToolUse);
     QCOMPARE(m.native.value(QStringLiteral("output")).toArray()[1].toObject().value(QStringLiteral("type")).toString(),
              QStringLiteral("custom_tool_call"));
+}
+
+// A converted request to a model configured `"reasoning": false` (gpt-4.1) goes without
+// `reasoning` (and its encrypted-content include), which it refuses with a 400; the client's
+// sampling then goes as asked. Unknown and true send it as before; a Responses client's own
+// body is never changed.
+void TestOpenAIResponsesAdapter::modelConfiguredNotToReasonGetsNoReasoning() {
+    const auto req = AnthropicMessagesCodec().decode("{\"model\":\"claude\",\"max_tokens\":8000,\"temperature\":0.5,"
+                                                     "\"thinking\":{\"type\":\"enabled\",\"budget_tokens\":4000},"
+                                                     "\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}",
+                                                     nullptr);
+    QVERIFY(req);
+    const ChatRequest converted = spokenIn(*req, wire::Api::AnthropicMessages);
+    Target t = target();
+    t.modelId = QStringLiteral("gpt-4.1");
+    const QJsonObject reasons = json(OpenAIResponsesAdapter().buildRequest(converted, t, {}).body);
+    QCOMPARE(reasons.value(QStringLiteral("reasoning")).toObject().value(QStringLiteral("effort")).toString(),
+             QStringLiteral("low"));
+
+    t.modelReasons = false;
+    const QJsonObject body = json(OpenAIResponsesAdapter().buildRequest(converted, t, {}).body);
+    QVERIFY(!body.contains(QStringLiteral("reasoning")));
+    QVERIFY(!body.contains(QStringLiteral("include")));
+    QCOMPARE(body.value(QStringLiteral("temperature")).toDouble(), 0.5);
+    QCOMPARE(body.value(QStringLiteral("max_output_tokens")).toInt(), 8000);
+    // "none" is a reasoning setting too.
+    const auto off = OpenAIChatCodec().decode(
+        "{\"model\":\"m\",\"reasoning_effort\":\"none\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}",
+        nullptr);
+    QVERIFY(off);
+    QVERIFY(!json(OpenAIResponsesAdapter().buildRequest(spokenIn(*off, wire::Api::OpenAICompletions), t, {}).body)
+                 .contains(QStringLiteral("reasoning")));
+
+    // A Responses client's own body goes as it sent it.
+    const auto same = OpenAIResponsesCodec().decode(
+        "{\"model\":\"m\",\"input\":\"hi\",\"reasoning\":{\"effort\":\"high\"}}", nullptr);
+    QVERIFY(same);
+    QCOMPARE(json(OpenAIResponsesAdapter().buildRequest(spokenIn(*same, wire::Api::OpenAIResponses), t, {}).body)
+                 .value(QStringLiteral("reasoning"))
+                 .toObject()
+                 .value(QStringLiteral("effort"))
+                 .toString(),
+             QStringLiteral("high"));
 }
 
 QTEST_GUILESS_MAIN(TestOpenAIResponsesAdapter)

@@ -43,11 +43,16 @@ public:
         return true;
     }
     bool paused() const override { return pausedFlag; }
+    std::shared_ptr<const config::Config> config() const override { return current; }
     void queryUsage(const telemetry::UsageQuery &, QObject *,
-                    std::function<void(const telemetry::UsageReport &)>) override {}
+                    std::function<void(const telemetry::UsageReport &)> done) override {
+        usageAnswer = std::move(done); // the ledger answers when the test says so
+    }
 
     bool pausedFlag = false;
     int reloads = 0;
+    std::shared_ptr<const config::Config> current; // what config() tells; null: none
+    std::function<void(const telemetry::UsageReport &)> usageAnswer;
 
 private:
     util::Clock &m_clock;
@@ -353,6 +358,38 @@ private Q_SLOTS:
         const Reply metrics = send("GET", "/metrics", {{"x-api-key", kAdminKey}});
         QCOMPARE(metrics.status, 200);
         QVERIFY2(metrics.body.contains("switchman_marks_store_up 1"), metrics.body);
+    }
+
+    void aUsageAnswerIsNotGivenToAnAdminAReloadDemoted() {
+        // The ledger answers later, on its thread: a reload meanwhile took the caller's admin
+        // right away, and the answer (every tenant's spend) must not reach it.
+        m_engine->current = m_ctx.config;
+        test::RawHttpClient client(m_port);
+        QVERIFY(client.waitConnected());
+        client.send("GET /admin/usage?groupBy=tenant HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+                    "x-switchman-key: " +
+                    kAdminKey + "\r\n\r\n");
+        QTRY_VERIFY(m_engine->usageAnswer != nullptr);
+        config::Config demoted = *m_ctx.config;
+        demoted.tenants[QStringLiteral("ops")].admin = false;
+        m_engine->current = std::make_shared<const config::Config>(demoted);
+        m_engine->usageAnswer(telemetry::UsageReport{});
+        QVERIFY(client.waitResponse());
+        QCOMPARE(client.status(), 403);
+        QVERIFY2(client.body().contains("taken away by a reload"), client.body().constData());
+
+        // Still an admin when the ledger answers: answered.
+        m_engine->current = m_ctx.config;
+        m_engine->usageAnswer = nullptr;
+        test::RawHttpClient again(m_port);
+        QVERIFY(again.waitConnected());
+        again.send("GET /admin/usage?groupBy=tenant HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+                   "x-switchman-key: " +
+                   kAdminKey + "\r\n\r\n");
+        QTRY_VERIFY(m_engine->usageAnswer != nullptr);
+        m_engine->usageAnswer(telemetry::UsageReport{});
+        QVERIFY(again.waitResponse());
+        QCOMPARE(again.status(), 200);
     }
 
     void healthNeedsNoKey() {

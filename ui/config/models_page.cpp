@@ -23,6 +23,10 @@ ModelsPage::ModelsPage(config::Config &working, const ConfigDialogs &dialogs, QW
     inputs->addWidget(m_image);
     inputs->addStretch(1);
     m_reasoning = new QCheckBox(tr("reasoning"), host);
+    // Three states: partly checked is unknown, and reasoning settings go as the client asked them.
+    m_reasoning->setTristate(true);
+    m_reasoning->setToolTip(tr("Checked: the model reasons. Unchecked: it does not, and a request converted from "
+                               "another API goes without reasoning settings. Partly checked: unknown."));
     m_costIn = new QDoubleSpinBox(host);
     m_costIn->setObjectName(QStringLiteral("modelCostInput"));
     m_costOut = new QDoubleSpinBox(host);
@@ -60,7 +64,11 @@ ModelsPage::ModelsPage(config::Config &working, const ConfigDialogs &dialogs, QW
     };
     connect(m_text, &QCheckBox::toggled, this, inputsChanged);
     connect(m_image, &QCheckBox::toggled, this, inputsChanged);
-    connect(m_reasoning, &QCheckBox::toggled, this, [this](bool on) { edit([&](auto &m) { m.reasoning = on; }); });
+    connect(m_reasoning, &QCheckBox::stateChanged, this, [this](int state) {
+        edit([&](auto &m) {
+            m.reasoning = state == Qt::PartiallyChecked ? std::nullopt : std::optional<bool>(state == Qt::Checked);
+        });
+    });
     connect(m_costIn, &QDoubleSpinBox::valueChanged, this,
             [this](double v) { edit([&](auto &m) { m.costInput = v; }); });
     connect(m_costOut, &QDoubleSpinBox::valueChanged, this,
@@ -85,7 +93,7 @@ void ModelsPage::loadItem(const config::ModelConfig &m, bool) {
     m_kind->setCurrentText(m.kind);
     m_text->setChecked(m.input.contains(QStringLiteral("text")));
     m_image->setChecked(m.input.contains(QStringLiteral("image")));
-    m_reasoning->setChecked(m.reasoning);
+    m_reasoning->setCheckState(!m.reasoning ? Qt::PartiallyChecked : *m.reasoning ? Qt::Checked : Qt::Unchecked);
     m_costIn->setValue(m.costInput);
     m_costOut->setValue(m.costOutput);
     m_tier->setText(m.tier);

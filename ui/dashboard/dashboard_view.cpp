@@ -146,7 +146,9 @@ void DashboardView::refreshKeys() {
         const credentials::CredentialHealth state = m_credentials->stateAt(rows[i]);
         const bool rejected = state == credentials::CredentialHealth::Rejected;
         const bool missing = state == credentials::CredentialHealth::Missing;
-        const bool waitsForAKey = rejected || missing; // no timer: a full red bar until a secret comes
+        const bool unavailable = state == credentials::CredentialHealth::Unavailable;
+        // No timer: a full red bar until a secret comes (or the keychain can be read).
+        const bool waitsForAKey = rejected || missing || unavailable;
         QString why = credentials::parkReasonName(c.reason).replace(QLatin1Char('_'), QLatin1Char(' '));
         if (c.status)
             why += QStringLiteral(" · %1").arg(c.status);
@@ -155,12 +157,14 @@ void DashboardView::refreshKeys() {
                       .arg(c.provider.toHtmlEscaped())
                       .arg(c.position + 1)
                       .arg(c.ref.toHtmlEscaped()),
-                  missing    ? tr("missing · no secret to send")
-                  : rejected ? tr("rejected · %1").arg(why)
-                             : tr("parked · %1").arg(why),
+                  missing       ? tr("missing · no secret to send")
+                  : unavailable ? tr("keychain unavailable: %1").arg(c.lastError.toHtmlEscaped())
+                  : rejected    ? tr("rejected · %1").arg(why)
+                                : tr("parked · %1").arg(why),
                   waitsForAKey ? 1 : m_credentials->remainingMs(rows[i]), waitsForAKey ? 1 : c.parkedForMs);
         card->setState(waitsForAKey);
-        card->setExpiresText(missing ? tr("until it is set")
+        card->setExpiresText(missing       ? tr("until it is set")
+                             : unavailable ? tr("until the keychain answers")
                              : rejected
                                  ? tr("until the key changes")
                                  : tr("back in %1").arg(TimeText::countdown(m_credentials->remainingMs(rows[i]))));

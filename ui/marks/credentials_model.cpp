@@ -98,7 +98,8 @@ QVariant CredentialsModel::data(const QModelIndex &index, int role) const {
     }
     case Qt::DecorationRole:
         if (index.column() == State)
-            return StatePalette::dot(state == CredentialHealth::Rejected || state == CredentialHealth::Missing
+            return StatePalette::dot(state == CredentialHealth::Rejected || state == CredentialHealth::Missing ||
+                                             state == CredentialHealth::Unavailable
                                          ? HealthState::Error
                                      : out ? HealthState::Marks
                                            : HealthState::Healthy,
@@ -116,6 +117,11 @@ QVariant CredentialsModel::data(const QModelIndex &index, int role) const {
                    : state == CredentialHealth::Parked
                        ? tr("Out of use until %1; requests use the pool's next key or the next candidate.")
                              .arg(TimeText::absolute(m_rows.at(row).untilWallMs))
+                   : state == CredentialHealth::Unavailable
+                       ? tr("Keychain unavailable: %1. The key could not be read (no Secret Service, or the keychain "
+                            "is locked); requests use the pool's next key or the next candidate, and read it again "
+                            "until the keychain answers.")
+                             .arg(c.lastError)
                        : tr("In use");
         case LastError:
             return out ? c.lastError : QString();
@@ -137,10 +143,11 @@ QVariant CredentialsModel::data(const QModelIndex &index, int role) const {
         case Status:
             return out && c.status ? QString::number(c.status) : QString();
         case BackIn:
-            return state == CredentialHealth::Parked     ? TimeText::countdown(remainingMs(row))
-                   : state == CredentialHealth::Rejected ? tr("when the key changes")
-                   : state == CredentialHealth::Missing  ? tr("when it is set")
-                                                         : QString();
+            return state == CredentialHealth::Parked        ? TimeText::countdown(remainingMs(row))
+                   : state == CredentialHealth::Rejected    ? tr("when the key changes")
+                   : state == CredentialHealth::Missing     ? tr("when it is set")
+                   : state == CredentialHealth::Unavailable ? tr("when the keychain answers")
+                                                            : QString();
         case Leases:
             return c.leases;
         case LastError:
