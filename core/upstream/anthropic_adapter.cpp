@@ -1,6 +1,7 @@
 #include "core/upstream/anthropic_adapter.h"
 
 #include "core/upstream/anthropic_stream_decoder.h"
+#include "core/upstream/tool_names.h"
 #include "core/wire/client_body.h"
 #include "core/wire/json.h"
 #include "core/wire/json_splice.h"
@@ -8,6 +9,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <algorithm>
+#include <optional>
 
 namespace sw::upstream {
 
@@ -426,9 +428,14 @@ HttpRequest AnthropicAdapter::buildRequest(const model::ChatRequest &request, co
         applyThinkingRules(body, target.replayReasoning);
         http.body = wire::compactJson(body);
     } else {
+        // Tool names Messages refuses go by an alias; the answer's calls come back by the client's.
+        const ToolNameAliases aliases = ToolNameAliases::forRequest(request, kApi);
+        std::optional<model::ChatRequest> aliased;
+        const model::ChatRequest &converted = withToolAliases(request, aliases, aliased);
+        http.toolNameOriginals = aliases.originals();
         // A model configured not to reason gets no `thinking`; its sampling then goes as asked.
-        QJsonObject body = target.modelReasons ? buildBody(request, target.modelId)
-                                               : buildBody(withoutReasoning(request), target.modelId);
+        QJsonObject body = target.modelReasons ? buildBody(converted, target.modelId)
+                                               : buildBody(withoutReasoning(converted), target.modelId);
         if (!target.replayReasoning)
             applyThinkingRules(body, false);
         http.body = wire::compactJson(body);

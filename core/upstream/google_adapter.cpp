@@ -2,6 +2,7 @@
 
 #include "core/model/event_accumulator.h"
 #include "core/upstream/google_stream_decoder.h"
+#include "core/upstream/tool_names.h"
 #include "core/wire/client_body.h"
 #include "core/wire/json.h"
 #include "core/wire/sse.h"
@@ -10,6 +11,7 @@
 #include <QJsonDocument>
 #include <QUrl>
 #include <algorithm>
+#include <optional>
 
 namespace sw::upstream {
 
@@ -324,9 +326,14 @@ HttpRequest GoogleAdapter::buildRequest(const model::ChatRequest &request, const
                                            QStringLiteral(":streamGenerateContent"));
     url.setQuery(QStringLiteral("alt=sse"));
     http.url = url;
-    // No client speaks Google's API: the request is always converted. A model configured not to
-    // reason gets no thinkingConfig (gemini-2.0-flash refuses it).
-    QJsonObject body = target.modelReasons ? buildBody(request) : buildBody(withoutReasoning(request));
+    // No client speaks Google's API: the request is always converted. Tool names Gemini refuses go
+    // by an alias; the answer's calls come back by the client's.
+    const ToolNameAliases aliases = ToolNameAliases::forRequest(request, kApi);
+    std::optional<model::ChatRequest> aliased;
+    const model::ChatRequest &converted = withToolAliases(request, aliases, aliased);
+    http.toolNameOriginals = aliases.originals();
+    // A model configured not to reason gets no thinkingConfig (gemini-2.0-flash refuses it).
+    QJsonObject body = target.modelReasons ? buildBody(converted) : buildBody(withoutReasoning(converted));
     if (!target.replayReasoning) {
         // This upstream refused a thought signature (another Google provider's): the model's turns
         // go without thought parts, and a call with the value Google documents to skip the check.

@@ -2,8 +2,10 @@
 #include "core/http/headers.h"
 
 #include <QByteArray>
+#include <QHash>
 #include <QList>
 #include <QPair>
+#include <QString>
 #include <QUrl>
 
 namespace sw::upstream {
@@ -22,6 +24,9 @@ struct HttpRequest {
     QUrl url;
     HeaderList headers;
     QByteArray body;
+    // A converted request's tool aliases, the upstream's name → the client's (tool_names.h): the
+    // calls in its answer go back to the client by these. Empty when no name was aliased.
+    QHash<QString, QString> toolNameOriginals;
 };
 
 // Connection-level causes, kept distinct so the classifier and logs can tell them apart.

@@ -1,6 +1,7 @@
 #include "core/upstream/openai_completions_adapter.h"
 
 #include "core/upstream/openai_completions_stream_decoder.h"
+#include "core/upstream/tool_names.h"
 #include "core/wire/client_body.h"
 #include "core/wire/json.h"
 #include "core/wire/json_splice.h"
@@ -9,6 +10,7 @@
 #include <QJsonDocument>
 #include <QUrl>
 #include <algorithm>
+#include <optional>
 #include <utility>
 
 namespace sw::upstream {
@@ -301,10 +303,15 @@ HttpRequest OpenAICompletionsAdapter::buildRequest(const model::ChatRequest &req
             http.body = wire::compactJson(body);
         }
     } else {
+        // Tool names OpenAI refuses go by an alias; the answer's calls come back by the client's.
+        const ToolNameAliases aliases = ToolNameAliases::forRequest(request, kApi);
+        std::optional<model::ChatRequest> aliased;
+        const model::ChatRequest &converted = withToolAliases(request, aliases, aliased);
+        http.toolNameOriginals = aliases.originals();
         // A model configured not to reason gets no reasoning_effort (gpt-4o refuses it with a 400).
         http.body = wire::compactJson(
-            target.modelReasons ? buildBody(request, target.modelId, isOpenAI(target.baseUrl))
-                                : buildBody(withoutReasoning(request), target.modelId, isOpenAI(target.baseUrl)));
+            target.modelReasons ? buildBody(converted, target.modelId, isOpenAI(target.baseUrl))
+                                : buildBody(withoutReasoning(converted), target.modelId, isOpenAI(target.baseUrl)));
     }
 
     addHeader(http, "content-type", "application/json");

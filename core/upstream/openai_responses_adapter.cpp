@@ -2,6 +2,7 @@
 
 #include "core/upstream/openai_completions_adapter.h"
 #include "core/upstream/openai_responses_stream_decoder.h"
+#include "core/upstream/tool_names.h"
 #include "core/wire/client_body.h"
 #include "core/wire/json.h"
 #include "core/wire/json_splice.h"
@@ -349,9 +350,14 @@ HttpRequest OpenAIResponsesAdapter::buildRequest(const model::ChatRequest &reque
             http.body = wire::compactJson(body);
         }
     } else {
+        // Tool names OpenAI refuses go by an alias; the answer's calls come back by the client's.
+        const ToolNameAliases aliases = ToolNameAliases::forRequest(request, kApi);
+        std::optional<model::ChatRequest> aliased;
+        const model::ChatRequest &converted = withToolAliases(request, aliases, aliased);
+        http.toolNameOriginals = aliases.originals();
         // A model configured not to reason gets no `reasoning` (gpt-4.1 refuses reasoning.effort).
-        QJsonObject body = target.modelReasons ? buildBody(request, target.modelId)
-                                               : buildBody(withoutReasoning(request), target.modelId);
+        QJsonObject body = target.modelReasons ? buildBody(converted, target.modelId)
+                                               : buildBody(withoutReasoning(converted), target.modelId);
         if (!target.replayReasoning) {
             // As above: no reasoning item, and no item id that would ask for one.
             QJsonArray kept;

@@ -5,6 +5,7 @@
 #include "core/upstream/canonical_stream_builder.h"
 #include "core/upstream/json_answer.h"
 #include "core/upstream/stop_sequence_decoder.h"
+#include "core/upstream/tool_names.h"
 #include "core/util/byte_budget.h"
 #include "core/util/redaction.h"
 #include "core/wire/rapid_json.h"
@@ -296,6 +297,9 @@ void UpstreamAttempts::launch(failover::AttemptId id) {
     // Fresh per-try state.
     t.sse = SseReader();
     t.decoder = t.adapter->makeDecoder(t.target, t.adapter->nativeBodyFor(*m_setup.request));
+    // Tools the request named by an alias (tool_names.h): their calls reach the client by its names.
+    if (!req.toolNameOriginals.isEmpty())
+        t.decoder = std::make_unique<ToolNameRestoringDecoder>(std::move(t.decoder), req.toolNameOriginals);
     if (const QStringList &stops = m_setup.request->options.stop;
         !stops.isEmpty() && t.adapter->stopSequencesSent(*m_setup.request, t.target) < stops.size())
         t.decoder = std::make_unique<StopSequenceDecoder>(std::move(t.decoder), stops, (req.body.size() + 3) / 4);

@@ -6,6 +6,7 @@
 
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <QRegularExpression>
 #include <QtTest>
 
 using namespace sw;
@@ -140,6 +141,29 @@ QJsonArray piCalls(const QJsonObject &message) {
         if (b.toObject().value("type").toString() == QLatin1String("toolCall"))
             calls.append(b);
     return calls;
+}
+
+// A Chat stream whose one call is named `name`, with arguments {"path": "a.txt"}.
+QByteArray chatCallNamed(const QString &name) {
+    QByteArray sse = chatChunk(QJsonObject{{"role", "assistant"}, {"content", QJsonValue::Null}});
+    const QJsonObject function{{"name", name}, {"arguments", "{\"path\": \"a.txt\"}"}};
+    sse += chatChunk(QJsonObject{
+        {"tool_calls",
+         QJsonArray{QJsonObject{{"index", 0}, {"id", "call_n1"}, {"type", "function"}, {"function", function}}}}});
+    sse += chatChunk(QJsonObject{}, "tool_calls");
+    return sse + "data: [DONE]\n\n";
+}
+
+// The tool names a Chat request carries: its definitions', then its history's calls.
+QStringList chatToolNames(const QByteArray &body) {
+    const QJsonObject o = QJsonDocument::fromJson(body).object();
+    QStringList names;
+    for (const QJsonValue &t : o.value("tools").toArray())
+        names << t.toObject().value("function").toObject().value("name").toString();
+    for (const QJsonValue &m : o.value("messages").toArray())
+        for (const QJsonValue &c : m.toObject().value("tool_calls").toArray())
+            names << c.toObject().value("function").toObject().value("name").toString();
+    return names;
 }
 
 } // namespace
@@ -309,6 +333,128 @@ private Q_SLOTS:
         const QJsonObject json = m_gw->post("/v1/responses", responsesBody("pb/gpt-b", false)).json();
         for (const QJsonValue &item : json.value("output").toArray())
             QCOMPARE(item.toObject().value("status").toString(), QStringLiteral("completed"));
+    }
+
+    // A tool name the client's API takes and the next candidate's refuses (pi takes `files.read`;
+    // Messages takes 128 characters, Chat 64): after the first candidate's 503 the Chat server is
+    // told a valid name (a 400 there would end the failover), the same in the definitions and the
+    // history, and the same as on the request before; it calls the tool by that name, and the
+    // client is told the call by the name it gave, streamed or whole.
+    void toolNamesSurviveAFailoverToAnotherApi_data() {
+        QTest::addColumn<QString>("client");
+        QTest::addColumn<QString>("name");
+        QTest::addColumn<bool>("stream");
+        const QString longName = QStringLiteral("mcp__workspace_filesystem_server__") + QString(60, QLatin1Char('r'));
+        for (bool stream : {true, false}) {
+            QTest::addRow("pi, dotted, %s", stream ? "stream" : "json")
+                << QStringLiteral("pi") << QStringLiteral("files.read") << stream;
+            QTest::addRow("messages, 94 characters, %s", stream ? "stream" : "json")
+                << QStringLiteral("messages") << longName << stream;
+        }
+    }
+    void toolNamesSurviveAFailoverToAnotherApi() {
+        QFETCH(QString, client);
+        QFETCH(QString, name);
+        QFETCH(bool, stream);
+        const bool pi = client == QLatin1String("pi");
+        const QJsonObject schema{{"type", "object"},
+                                 {"properties", QJsonObject{{"path", QJsonObject{{"type", "string"}}}}}};
+        // The request of a client that called the tool once and sends its result.
+        const auto request = [&](const QString &model) {
+            QJsonObject body;
+            if (pi) {
+                body = piBody(model, stream);
+                QJsonObject context = body.value("context").toObject();
+                QJsonArray messages = context.value("messages").toArray();
+                messages.append(
+                    QJsonObject{{"role", "assistant"},
+                                {"content", QJsonArray{QJsonObject{{"type", "toolCall"},
+                                                                   {"id", "call_0"},
+                                                                   {"name", name},
+                                                                   {"arguments", QJsonObject{{"path", "b.txt"}}}}}},
+                                {"api", "openai-completions"},
+                                {"provider", "pb"},
+                                {"model", "gpt-b"},
+                                {"stopReason", "toolUse"},
+                                {"timestamp", 0}});
+                messages.append(QJsonObject{{"role", "toolResult"},
+                                            {"toolCallId", "call_0"},
+                                            {"toolName", name},
+                                            {"content", QJsonArray{QJsonObject{{"type", "text"}, {"text", "bee"}}}},
+                                            {"isError", false},
+                                            {"timestamp", 0}});
+                context.insert("messages", messages);
+                context.insert("tools", QJsonArray{QJsonObject{
+                                            {"name", name}, {"description", "Reads a file"}, {"parameters", schema}}});
+                body.insert("context", context);
+            } else {
+                body = GatewayFixture::anthropicBody(model, QStringLiteral("read b.txt"), stream);
+                QJsonArray messages = body.value("messages").toArray();
+                messages.append(
+                    QJsonObject{{"role", "assistant"},
+                                {"content", QJsonArray{QJsonObject{{"type", "tool_use"},
+                                                                   {"id", "toolu_0"},
+                                                                   {"name", name},
+                                                                   {"input", QJsonObject{{"path", "b.txt"}}}}}}});
+                messages.append(QJsonObject{
+                    {"role", "user"},
+                    {"content", QJsonArray{QJsonObject{
+                                    {"type", "tool_result"}, {"tool_use_id", "toolu_0"}, {"content", "bee"}}}}});
+                body.insert("messages", messages);
+                body.insert("tools", QJsonArray{QJsonObject{
+                                         {"name", name}, {"description", "Reads a file"}, {"input_schema", schema}}});
+            }
+            return body;
+        };
+        const QString path = pi ? QStringLiteral("/v1/pi/stream") : QStringLiteral("/v1/messages");
+
+        // The Chat server's name for the tool, on a request that goes to it alone.
+        QCOMPARE(m_gw->post(path, request(QStringLiteral("pb/gpt-b"))).status, 200);
+        QCOMPARE(m_gw->openaiB.requests().size(), 1);
+        const QStringList first = chatToolNames(m_gw->openaiB.requests().last().body);
+        QCOMPARE(first.size(), 2);
+        const QString alias = first[0];
+        QCOMPARE(first[1], alias);
+        const QRegularExpression valid(QStringLiteral("^[a-zA-Z0-9_-]{1,64}$"));
+        QVERIFY2(valid.match(alias).hasMatch(), qPrintable(alias));
+        if (pi)
+            QCOMPARE(alias, QStringLiteral("files_read"));
+        else
+            QVERIFY2(alias.size() == 64 && alias.startsWith(name.left(55)), qPrintable(alias));
+
+        // The failover: Messages answers 503, the Chat server calls the tool by the name it was told.
+        demo::Fault unavailable;
+        unavailable.kind = demo::Fault::Status;
+        unavailable.status = 503;
+        m_gw->anthropicA.setFault(unavailable);
+        m_gw->openaiB.setRawReply(chatCallNamed(alias));
+        const HttpResult r = m_gw->post(path, request(QStringLiteral("chain")));
+        QCOMPARE(r.status, 200);
+        QCOMPARE(m_gw->anthropicA.requests().size(), 1); // the 503
+        QCOMPARE(m_gw->openaiB.requests().size(), 2);
+        QCOMPARE(chatToolNames(m_gw->openaiB.requests().last().body), first);
+        QVERIFY2(!r.body.contains(alias.toUtf8()), r.body.constData()); // the client never sees the alias
+
+        QStringList called;
+        if (pi) {
+            const QJsonObject message = stream ? piDone(r.body) : r.json().value("message").toObject();
+            for (const QJsonValue &c : piCalls(message))
+                called << c.toObject().value("name").toString();
+            if (stream) {
+                const QList<QJsonObject> ends = ofType(r.body, "toolcall_end");
+                QCOMPARE(ends.size(), 1);
+                QCOMPARE(ends[0].value("toolCall").toObject().value("name").toString(), name);
+            }
+        } else if (stream) {
+            for (const QJsonObject &o : ofType(r.body, "content_block_start"))
+                if (o.value("content_block").toObject().value("type").toString() == QLatin1String("tool_use"))
+                    called << o.value("content_block").toObject().value("name").toString();
+        } else {
+            for (const QJsonValue &b : r.json().value("content").toArray())
+                if (b.toObject().value("type").toString() == QLatin1String("tool_use"))
+                    called << b.toObject().value("name").toString();
+        }
+        QCOMPARE(called, QStringList{name});
     }
 
     // A server that sends the same text as its error's code and message: a Chat client reads it
