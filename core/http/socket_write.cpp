@@ -26,6 +26,10 @@ struct BatchState {
     std::vector<BatchedWriter *> *flushing = nullptr; // the writers the closing batch is flushing
 };
 thread_local BatchState t_batch;
+
+// From this size a write is handed to Qt's buffer whole, which keeps it by reference (Qt shares a
+// QByteArray of 4 KiB or more), rather than copying the part the kernel did not take.
+constexpr qsizetype kByReferenceBytes = 256 * 1024;
 } // namespace
 
 qint64 writeThrough(QAbstractSocket *socket, const char *data, qsizetype size, bool flushQueued) {
@@ -60,6 +64,15 @@ qint64 writeThrough(QAbstractSocket *socket, const char *data, qsizetype size, b
 qint64 writeThrough(QAbstractSocket *socket, const QByteArray &bytes, bool flushQueued) {
     if (!socket || bytes.isEmpty())
         return 0;
+    if (bytes.size() >= kByReferenceBytes) {
+        // A large answer: what the kernel does not take at once would be copied into Qt's buffer
+        // (a second copy of a 60 MB answer for a slow client). Qt keeps the bytes by reference
+        // instead, and flush() sends what the kernel takes now, as the direct send would.
+        const qint64 queuedBefore = socket->bytesToWrite();
+        socket->write(bytes);
+        socket->flush();
+        return std::max<qint64>(0, queuedBefore + bytes.size() - socket->bytesToWrite());
+    }
     if (!sendsDirectly(socket)) {
         socket->write(bytes); // Qt keeps a large one by reference instead of copying it
         if (flushQueued)
