@@ -64,18 +64,14 @@ qint64 writeThrough(QAbstractSocket *socket, const char *data, qsizetype size, b
 qint64 writeThrough(QAbstractSocket *socket, const QByteArray &bytes, bool flushQueued) {
     if (!socket || bytes.isEmpty())
         return 0;
-    if (bytes.size() >= kByReferenceBytes) {
-        // A large answer: what the kernel does not take at once would be copied into Qt's buffer
-        // (a second copy of a 60 MB answer for a slow client). Qt keeps the bytes by reference
-        // instead, and flush() sends what the kernel takes now, as the direct send would.
-        const qint64 queuedBefore = socket->bytesToWrite();
-        socket->write(bytes);
-        socket->flush();
-        return std::max<qint64>(0, queuedBefore + bytes.size() - socket->bytesToWrite());
-    }
-    if (!sendsDirectly(socket)) {
-        socket->write(bytes); // Qt keeps a large one by reference instead of copying it
-        if (flushQueued)
+    const bool direct = sendsDirectly(socket);
+    // A large write (an answer of many MB) goes to Qt's buffer whole, which keeps it by reference:
+    // sent directly, the part the kernel did not take would be copied there (a second copy of a
+    // 60 MB answer for a slow client). Qt sends it when the socket is writable, on this loop turn's
+    // poll, without calling back into the writer from inside this call.
+    if (!direct || bytes.size() >= kByReferenceBytes) {
+        socket->write(bytes); // Qt keeps one of 4 KiB or more by reference instead of copying it
+        if (flushQueued && !direct)
             socket->flush();
         return 0;
     }
