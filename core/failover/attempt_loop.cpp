@@ -299,6 +299,7 @@ void AttemptLoop::onSetupDone(AttemptId id, const TryReady &ready) {
     a->heldRaw.clear();
     a->heldRawBytes = 0;
     a->accumulator = model::EventAccumulator();
+    a->accumulator.setKeepsToolDeltas(!m_deps.runner->endsCarryWholeToolCalls());
     a->usage = {};
     a->status = 0;
     a->ttftMs.reset();

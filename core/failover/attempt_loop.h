@@ -98,6 +98,10 @@ public:
     // another usable one to rotate to (never for a caller's own passthrough key).
     // Returns the index of the credential left behind, or nullopt when there is none to rotate to.
     virtual std::optional<int> rotateCredential(AttemptId id, const TryFailure &failure) = 0;
+    // Whether every tool call's End event carries its whole argument text, parsed (the upstream
+    // decoders' CanonicalStreamBuilder): then a non-streaming answer keeps that text once, not
+    // also from the deltas (model::EventAccumulator::setKeepsToolDeltas).
+    virtual bool endsCarryWholeToolCalls() const { return false; }
 };
 
 enum class AttemptOutcome { Committed, Failed, Skipped, Aborted };

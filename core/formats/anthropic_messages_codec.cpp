@@ -499,7 +499,10 @@ QByteArray AnthropicMessagesCodec::encodeResponse(const AssistantMessage &messag
                 .field("type", "tool_use")
                 .field("id", wire::anthropicToolId(b.toolCallId)) // another API's id, made valid for the next turn
                 .field("name", b.toolName)
-                .field("input", b.arguments)
+                // A long argument text comes unparsed (CanonicalStreamBuilder::kMaxParsedArgumentsChars).
+                .field("input", b.arguments.isEmpty() && !b.argumentsJson.isEmpty()
+                                    ? wire::rj::parseToolArguments(b.argumentsJson)
+                                    : b.arguments)
                 .endObject();
             break;
         case BlockType::Image:

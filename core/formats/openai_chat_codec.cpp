@@ -468,6 +468,10 @@ QByteArray OpenAIChatCodec::encodeResponse(const AssistantMessage &message, cons
             hasToolCalls = true;
         // Images: chat completions has no image output.
     }
+    qsizetype callChars = 0; // the writer sized for the calls' text too: no doubling copy of a long one
+    for (const ContentBlock &b : message.content)
+        if (b.type == BlockType::ToolCall)
+            callChars += 256 + b.argumentsJson.size() + b.argumentsJson.size() / 8;
     // Same API: what the canonical message has no room for comes from the upstream's
     // stream as sent (logprobs, annotations, refusal, usage details, system_fingerprint).
     const bool sameApi = info.upstreamApi == wire::apiName(wire::Api::OpenAICompletions);
@@ -479,7 +483,7 @@ QByteArray OpenAIChatCodec::encodeResponse(const AssistantMessage &message, cons
     // The upstream's own id when it is the client's API (what a passthrough stream shows too).
     const QString &id = sameApi && !message.responseId.isEmpty() ? message.responseId : info.responseId;
 
-    wire::JsonWriter w(256 + text.size() + reasoning.size());
+    wire::JsonWriter w(256 + text.size() + reasoning.size() + callChars);
     w.beginObject()
         .field("id", id)
         .field("object", "chat.completion")

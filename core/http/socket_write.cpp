@@ -26,6 +26,10 @@ struct BatchState {
     std::vector<BatchedWriter *> *flushing = nullptr; // the writers the closing batch is flushing
 };
 thread_local BatchState t_batch;
+
+// From this size a write is handed to Qt's buffer whole, which keeps it by reference (Qt shares a
+// QByteArray of 4 KiB or more), rather than copying the part the kernel did not take.
+constexpr qsizetype kByReferenceBytes = 256 * 1024;
 } // namespace
 
 qint64 writeThrough(QAbstractSocket *socket, const char *data, qsizetype size, bool flushQueued) {
@@ -60,9 +64,14 @@ qint64 writeThrough(QAbstractSocket *socket, const char *data, qsizetype size, b
 qint64 writeThrough(QAbstractSocket *socket, const QByteArray &bytes, bool flushQueued) {
     if (!socket || bytes.isEmpty())
         return 0;
-    if (!sendsDirectly(socket)) {
-        socket->write(bytes); // Qt keeps a large one by reference instead of copying it
-        if (flushQueued)
+    const bool direct = sendsDirectly(socket);
+    // A large write (an answer of many MB) goes to Qt's buffer whole, which keeps it by reference:
+    // sent directly, the part the kernel did not take would be copied there (a second copy of a
+    // 60 MB answer for a slow client). Qt sends it when the socket is writable, on this loop turn's
+    // poll, without calling back into the writer from inside this call.
+    if (!direct || bytes.size() >= kByReferenceBytes) {
+        socket->write(bytes); // Qt keeps one of 4 KiB or more by reference instead of copying it
+        if (flushQueued && !direct)
             socket->flush();
         return 0;
     }

@@ -203,7 +203,10 @@ void EventAccumulator::add(const StreamEvent &event) {
         blockFor(event.contentIndex, BlockType::Thinking).text += event.delta;
         break;
     case EventType::ToolCallDelta:
-        blockFor(event.contentIndex, BlockType::ToolCall).argumentsJson += event.delta;
+        if (m_keepsToolDeltas)
+            blockFor(event.contentIndex, BlockType::ToolCall).argumentsJson += event.delta;
+        else
+            blockFor(event.contentIndex, BlockType::ToolCall); // the call's place, in delta order
         break;
     case EventType::TextEnd:
     case EventType::ThinkingEnd:
@@ -226,7 +229,8 @@ void EventAccumulator::add(const StreamEvent &event) {
             b.toolName = streamed.toolName;
         if (b.itemId.isEmpty())
             b.itemId = streamed.itemId;
-        if (type == BlockType::ToolCall && b.arguments.isEmpty())
+        // Parsed once: a producer that does not keep deltas here parsed its End's text already.
+        if (type == BlockType::ToolCall && b.arguments.isEmpty() && m_keepsToolDeltas)
             b.arguments = parseToolArguments(b.argumentsJson);
         break;
     }
@@ -263,6 +267,8 @@ void EventAccumulator::addAll(const QList<StreamEvent> &events) {
 }
 
 void EventAccumulator::finalizeToolCalls() {
+    if (!m_keepsToolDeltas)
+        return; // every call ended with its text parsed (CanonicalStreamBuilder closes them before Done)
     for (ContentBlock &b : m_message.content)
         if (b.type == BlockType::ToolCall && b.arguments.isEmpty())
             b.arguments = parseToolArguments(b.argumentsJson);
@@ -272,7 +278,7 @@ AssistantMessage EventAccumulator::takeMessage() {
     AssistantMessage m = std::move(m_message);
     m_message = {};
     m_positionByIndex.clear();
-    m_finished = false;
+    m_finished = false; // the setting stays
     return m;
 }
 

@@ -12,6 +12,11 @@ class EventAccumulator final {
 public:
     void add(const StreamEvent &event);
     void addAll(const QList<StreamEvent> &events);
+    // false: a tool call's argument deltas are not kept here, for a producer whose ToolCallEnd
+    // carries the whole argument text (upstream::CanonicalStreamBuilder, every upstream decoder):
+    // a second copy of arguments tens of MB long, held until the end, is what the answer costs
+    // twice otherwise. A call that never ends (an Error) then has no argument text.
+    void setKeepsToolDeltas(bool keeps) { m_keepsToolDeltas = keeps; }
     // True after Done or Error.
     bool isFinished() const { return m_finished; }
     const AssistantMessage &message() const { return m_message; }
@@ -24,6 +29,7 @@ private:
     AssistantMessage m_message;
     QHash<int, qsizetype> m_positionByIndex; // contentIndex -> position in m_message.content
     bool m_finished = false;
+    bool m_keepsToolDeltas = true;
 };
 
 // Parses tool-call argument text; {} for empty or unparseable text, and for JSON that is not

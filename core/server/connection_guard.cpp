@@ -94,6 +94,7 @@ ConnectionGuard::ConnectionGuard(QTcpSocket *socket, const config::LimitsConfig 
     // A client reading a large answer slowly is making progress: the idle clock that started when
     // the answer was handed to the socket starts again each time the kernel takes more of it.
     connect(socket, &QIODevice::bytesWritten, this, [this]() {
+        releaseWritten();
         if (m_awaitingDrain) {
             if (m_socket->bytesToWrite() <= kMaxUnsentBytes)
                 return responseDone();
@@ -104,6 +105,7 @@ ConnectionGuard::ConnectionGuard(QTcpSocket *socket, const config::LimitsConfig 
             ((m_phase == Phase::Head && m_head.isEmpty() && !m_busy) || m_phase == Phase::Rejected))
             m_timer->start();
     });
+    connect(socket, &QAbstractSocket::disconnected, this, &ConnectionGuard::releaseWritten); // nothing more leaves
     if (auto *guarded = dynamic_cast<GuardedSocket *>(socket)) {
         guarded->setGuard(this);
         m_socketTellsCuts = true;
@@ -114,6 +116,7 @@ ConnectionGuard::ConnectionGuard(QTcpSocket *socket, const config::LimitsConfig 
 ConnectionGuard::~ConnectionGuard() {
     giveBack(m_bodyTaken);
     giveBack(m_dispatchedTaken);
+    giveBack(m_unsentHeld);
     if (m_onGone)
         m_onGone();
 }
@@ -338,7 +341,7 @@ void ConnectionGuard::onHeadComplete() {
                            .arg(m_limits.maxBodyBytes)});
     // Refused on the head when it cannot fit now; taken as its bytes arrive, so that a head with a
     // large Content-Length and no body holds nothing of the budget.
-    if (!chunked && m_budget && contentLength > m_budget->cap() - m_budget->held())
+    if (!chunked && m_budget && contentLength > 0 && contentLength > m_budget->room())
         return refuseOverBudget();
     if (chunked) {
         http::BodyDecoder::Limits limits;
@@ -507,7 +510,32 @@ void ConnectionGuard::parkPipelined() {
     m_socket->read(m_socket->bytesAvailable());
 }
 
+void ConnectionGuard::holdUnsent() {
+    // An answer whose request is done stays in memory until the client reads it: its unread bytes
+    // count where its upstream bytes did (limits.maxBodyBytesInFlight), so that clients that stop
+    // reading large answers (or Idempotency-Key replays of one) meet the budget's 503 instead of
+    // growing the process. Held whether it fits or not (the bytes exist): past the cap, new
+    // bodies and answers are refused until the kernel takes these or the idle timeout closes the
+    // connection.
+    const qint64 unsent = m_socket ? m_socket->bytesToWrite() : 0; // an abort empties the buffer
+    if (!m_budget || unsent <= m_unsentHeld)
+        return;
+    m_budget->hold(unsent - m_unsentHeld);
+    m_unsentHeld = unsent;
+}
+
+void ConnectionGuard::releaseWritten() {
+    if (m_unsentHeld <= 0)
+        return;
+    const qint64 unsent = m_socket ? m_socket->bytesToWrite() : 0; // an abort empties the buffer
+    if (unsent >= m_unsentHeld)
+        return;
+    m_budget->give(m_unsentHeld - unsent);
+    m_unsentHeld = unsent;
+}
+
 void ConnectionGuard::responseDone() {
+    holdUnsent();
     // The answer is in the socket's buffer, not yet with the client: the next request waits until
     // what is unsent is back under kMaxUnsentBytes (bytesWritten resumes it); a client that takes
     // nothing of it for limits.idleTimeoutMs loses the connection (onTimeout).

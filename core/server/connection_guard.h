@@ -67,7 +67,9 @@ public:
     // took them from a head it shortened; each request's fields are taken once.
     bool takeHeaders(http::HeaderList *out);
     // The listener's budget of body bytes in flight: a request's body is taken from it as it arrives
-    // and given back when its answer is complete. A Content-Length that cannot fit is answered 503
+    // and given back when its answer is complete; what the client has not read of an answer is held
+    // in it from then until the kernel takes it, or the connection goes (a client that reads
+    // nothing for limits.idleTimeoutMs is closed). A Content-Length that cannot fit is answered 503
     // on the head; a body that stops fitting as it arrives, at that point.
     void setBodyBudget(std::shared_ptr<util::ByteBudget> budget) { m_budget = std::move(budget); }
     // Test seam: handover off process-wide, to compare with Qt reading every head itself.
@@ -144,6 +146,11 @@ private:
     std::shared_ptr<util::ByteBudget> m_budget;
     qint64 m_bodyTaken = 0;       // the request being read (or read and not yet dispatched)
     qint64 m_dispatchedTaken = 0; // the request being answered
+    // The answers' bytes in the socket's write buffer that the client has not read: held in the
+    // budget from the answer's end until the kernel takes them (holdUnsent, releaseWritten).
+    qint64 m_unsentHeld = 0;
+    void holdUnsent();
+    void releaseWritten();
 };
 
 } // namespace sw::server

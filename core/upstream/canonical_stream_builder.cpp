@@ -1,6 +1,7 @@
 #include "core/upstream/canonical_stream_builder.h"
 
 #include "core/model/event_accumulator.h"
+#include "core/wire/rapid_json.h"
 
 #include <utility>
 
@@ -26,6 +27,14 @@ EventType endType(BlockType t) {
     return t == BlockType::Thinking   ? EventType::ThinkingEnd
            : t == BlockType::ToolCall ? EventType::ToolCallEnd
                                       : EventType::TextEnd;
+}
+
+// A tool call's End carries its arguments parsed, up to kMaxParsedArgumentsChars of text; a longer
+// one carries the text alone, for an encoder that needs the object to parse.
+QJsonObject parsedArguments(const QString &json) {
+    if (json.size() > CanonicalStreamBuilder::kMaxParsedArgumentsChars)
+        return {};
+    return wire::rj::parseToolArguments(json);
 }
 
 StreamEvent event(EventType type, int contentIndex = -1) {
@@ -110,7 +119,7 @@ StreamEvent CanonicalStreamBuilder::endEvent(Open &&o) {
     StreamEvent e = event(endType(o.block.type), o.contentIndex);
     e.block = std::move(o.block);
     if (e.block.type == BlockType::ToolCall)
-        e.block.arguments = model::parseToolArguments(e.block.argumentsJson);
+        e.block.arguments = parsedArguments(e.block.argumentsJson);
     return e;
 }
 

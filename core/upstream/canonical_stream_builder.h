@@ -32,6 +32,12 @@ public:
     // so backpressure does not see them: past this the stream fails as above. (limits.maxHoldBytes'
     // default: what one request may buffer for a client.)
     static constexpr qint64 kMaxSequencedHoldBytes = 8LL * 1024 * 1024;
+    // The longest tool-call argument text whose End carries it parsed as well (ContentBlock::arguments).
+    // Past it the End carries the text alone: a Chat or Responses client is written the text as it
+    // came, and only an encoder that needs the object parses it (Anthropic's `input`). A second
+    // form of a 60 MB text, made at the end of the answer on the engine thread, cost seconds and
+    // hundreds of MB for clients that never read it.
+    static constexpr qsizetype kMaxParsedArgumentsChars = 1024 * 1024;
 
     // `sequenced`: the upstream may interleave blocks (parallel tool calls); they are
     // released to the client one block at a time (BlockSequencer).

@@ -50,6 +50,7 @@ public:
     bool hasUsableCredential(const failover::Candidate &candidate) const override;
     std::optional<failover::CredentialWait> credentialWait(const failover::Candidate &candidate) const override;
     std::optional<int> rotateCredential(failover::AttemptId id, const failover::TryFailure &failure) override;
+    bool endsCarryWholeToolCalls() const override { return true; } // every decoder ends calls whole
 
 private:
     struct Try;

@@ -1,10 +1,11 @@
 #pragma once
 // The bytes that all requests in flight hold at once (limits.maxBodyBytesInFlight), one
 // budget per engine: request bodies, taken by the connection guard as their bytes arrive,
-// and whole non-streaming answers, taken by the upstream layer as they are read. Each is
-// held until its request is done. limits.maxBodyBytes and limits.maxResponseBytes bound one
-// request; this bounds them all together, so that many large requests or answers at once are
-// answered 503 instead of growing the process without end. Engine thread only.
+// whole non-streaming answers, taken by the upstream layer as they are read and held until
+// their request is done, and then what the client has not read of its answer, held by the
+// connection guard until the kernel takes it (or the connection goes). limits.maxBodyBytes and limits.maxResponseBytes
+// bound one request; this bounds them all together, so that many large requests or answers at once are answered 503
+// instead of growing the process without end. Engine thread only.
 
 #include <QString>
 
@@ -20,7 +21,12 @@ public:
         m_held += bytes;
         return true;
     }
+    // Takes `bytes` that are held already, whether they fit or not (an answer the client has not read
+    // yet): past the cap, every take() fails until enough is given back.
+    void hold(qint64 bytes) { m_held += qMax<qint64>(0, bytes); }
     void give(qint64 bytes) { m_held = qMax<qint64>(0, m_held - bytes); }
+    // What a new take() may still get: 0 when the cap is reached or passed.
+    qint64 room() const { return qMax<qint64>(0, m_cap - m_held); }
     qint64 held() const { return m_held; }
     qint64 cap() const { return m_cap; }
     void setCap(qint64 cap) { m_cap = cap; } // what is held stays held; new takes meet the new cap

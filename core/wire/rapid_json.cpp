@@ -651,4 +651,13 @@ QJsonObject toQtObject(const Value *v) {
     return v && v->IsObject() ? toQt(v).toObject() : QJsonObject();
 }
 
+QJsonObject parseToolArguments(const QString &json) {
+    if (std::all_of(json.cbegin(), json.cend(), [](QChar c) { return c.isSpace(); }))
+        return {}; // QString::trimmed() would leave nothing
+    ParsedJson parsed;
+    if (!parsed.parse(json.toUtf8())) // the UTF-8 copy goes once the parse holds its own
+        return {};
+    return toQtObject(parsed.object());
+}
+
 } // namespace sw::wire::rj

@@ -192,4 +192,9 @@ QJsonValue toQt(const Value *v, int maxDepth = kMaxDepth);
 // toQt(v).toObject().
 QJsonObject toQtObject(const Value *v);
 
+// model::parseToolArguments with this parser: a tool call's argument text as an object; {} for
+// blank text, a text Qt refuses, or JSON that is not an object. Linear in the text (Qt's parser
+// grows each string value one character at a time: seconds for a 60 MB argument text).
+QJsonObject parseToolArguments(const QString &json);
+
 } // namespace sw::wire::rj

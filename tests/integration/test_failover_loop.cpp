@@ -20,6 +20,10 @@
 #include <QTest>
 #include <QTimer>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
 using namespace sw;
 using namespace sw::test;
 using demo::Fault;
@@ -2046,6 +2050,96 @@ private Q_SLOTS:
                          GatewayFixture::openaiBody(QStringLiteral("chain"), QStringLiteral("x"), false))
                      .status,
                  200);
+    }
+
+    void anAnswerTheClientDoesNotReadStaysInTheBudget_data() {
+        QTest::addColumn<bool>("readsLater");
+        QTest::newRow("the client reads it later") << true;
+        QTest::newRow("the client never reads it") << false;
+    }
+    void anAnswerTheClientDoesNotReadStaysInTheBudget() {
+        // A finished answer waits in the socket until its client reads it. Its bytes stay in
+        // limits.maxBodyBytesInFlight until the kernel takes them, as they were while the upstream
+        // sent them: another answer that does not fit beside them is a 503. They are given back as
+        // the client reads, or when the client, having read nothing for limits.idleTimeoutMs, is
+        // closed. (Clients that stopped reading large answers grew the gateway by 825 MB.)
+        QFETCH(bool, readsLater);
+        GatewayFixture gw;
+        gw.config.limits.maxBodyBytes = 64 * 1024;
+        gw.config.limits.maxResponseBytes = 7 * 1024 * 1024 + 512 * 1024;
+        gw.config.limits.maxBodyBytesInFlight = 8 * 1024 * 1024;
+        gw.config.limits.idleTimeoutMs = 1500;
+        // ~7 MB read, ~6.5 MB answered: more than the kernel's buffers of the connection take.
+        gw.anthropicA.setRawReply(anthropicStream({}, 6500, 1024));
+        gw.start();
+        const QJsonObject request = GatewayFixture::openaiBody(QStringLiteral("chain"), QStringLiteral("x"), false);
+
+        // A small receive window, set before the connection is made (Qt sets its option only after).
+        const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+        const int small = 4096;
+        QVERIFY(::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small) == 0);
+        sockaddr_in address{};
+        address.sin_family = AF_INET;
+        address.sin_port = htons(gw.engine().port());
+        address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        QVERIFY(::connect(fd, reinterpret_cast<const sockaddr *>(&address), sizeof address) == 0);
+        QTcpSocket reader;
+        QVERIFY(reader.setSocketDescriptor(fd));
+        reader.setReadBufferSize(4096); // reads nothing beyond this: the kernel buffers fill
+        const QByteArray body = QJsonDocument(request).toJson(QJsonDocument::Compact);
+        reader.write("POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                     "Content-Length: " +
+                     QByteArray::number(body.size()) + "\r\n\r\n" + body);
+        QTRY_VERIFY_WITH_TIMEOUT(reader.bytesAvailable() > 0, 15000); // answered: the rest waits unread
+        const QByteArray head = reader.peek(4096);
+        QVERIFY2(head.startsWith("HTTP/1.1 200"), head.left(200).constData());
+        const qsizetype headEnd = head.indexOf("\r\n\r\n") + 4;
+        const QRegularExpressionMatch length =
+            QRegularExpression(QStringLiteral("(?i)content-length: (\\d+)")).match(QString::fromLatin1(head));
+        QVERIFY(headEnd > 4 && length.hasMatch());
+        const qint64 answerBytes = headEnd + length.captured(1).toLongLong();
+        QVERIFY(answerBytes > 6 * 1024 * 1024);
+
+        const auto second = gw.post(QStringLiteral("/v1/chat/completions"), request);
+        QCOMPARE(second.status, 503);
+        QCOMPARE(second.header("retry-after"), QByteArray("1"));
+        QVERIFY2(second.body.contains("maxBodyBytesInFlight"), second.body.constData());
+        QVERIFY(gw.engine().marks().isEmpty()); // the provider did nothing wrong
+
+        if (readsLater) {
+            reader.setReadBufferSize(0);
+            QByteArray got;
+            QVERIFY(waitUntil(
+                [&]() {
+                    got += reader.readAll();
+                    return got.size() >= answerBytes;
+                },
+                15000));
+            QCOMPARE(got.size(), answerBytes);
+            QCOMPARE(openaiMessageText(QJsonDocument::fromJson(got.mid(headEnd)).object()).size(), 6500 * 1024);
+            const auto third = gw.post(QStringLiteral("/v1/chat/completions"), request);
+            QCOMPARE(third.status, 200); // what it read was given back
+            return;
+        }
+        // Never read: closed after limits.idleTimeoutMs, and its bytes are given back.
+        QElapsedTimer waited;
+        waited.start();
+        int status = 0;
+        while (status != 200 && waited.elapsed() < 10000) {
+            QTest::qWait(250);
+            status = gw.post(QStringLiteral("/v1/chat/completions"), request).status;
+            QVERIFY(status == 503 || status == 200);
+        }
+        QCOMPARE(status, 200);
+        reader.setReadBufferSize(0);
+        QByteArray got;
+        QVERIFY(waitUntil(
+            [&]() {
+                got += reader.readAll();
+                return reader.state() != QAbstractSocket::ConnectedState;
+            },
+            10000));
+        QVERIFY2(got.size() < answerBytes, qPrintable(QString::number(got.size()))); // cut: the connection went
     }
 
     void aFailedTrysAnswerBytesAreGivenBackBeforeTheNext() {

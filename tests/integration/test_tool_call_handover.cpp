@@ -493,6 +493,68 @@ private Q_SLOTS:
         QVERIFY2(message.contains(QLatin1String("stream error")), r.body.constData());
         QVERIFY2(message.count(QStringLiteral("upstream_overloaded")) == 1, qPrintable(message));
     }
+
+    // A call whose arguments are longer than the decoders parse at its end (1.5 MB, over
+    // CanonicalStreamBuilder::kMaxParsedArgumentsChars): its text reaches a Chat and a Responses
+    // client as it came, and an Anthropic and a pi client get it as the object it is, streamed
+    // or whole. (One 60 MB call cost 0.97 GB and a 14 s stall of the engine thread while it was
+    // parsed and copied at its end: docs/performance.md.)
+    void aCallTooLongToParseAtItsEndReachesEveryClientWhole() {
+        QString text;
+        while (text.size() < 1536 * 1024)
+            text += QStringLiteral("line %1: \"quoted\", caf\u00e9, a\\backslash\n").arg(text.size());
+        const QJsonObject arguments{{"path", "notes.txt"}, {"content", text}, {"lines", 12345}};
+        const QString argumentsText = QString::fromUtf8(QJsonDocument(arguments).toJson(QJsonDocument::Compact));
+        QVERIFY(argumentsText.size() > 1024 * 1024);
+        QByteArray sse = chatChunk(QJsonObject{{"role", "assistant"}, {"content", QJsonValue::Null}});
+        sse += chatChunk(callDelta(0, QString(), "call_long"));
+        for (qsizetype at = 0; at < argumentsText.size(); at += 16 * 1024)
+            sse += chatChunk(callDelta(0, argumentsText.mid(at, 16 * 1024)));
+        sse += chatChunk(callDelta(1, QString(), "call_short"));
+        sse += chatChunk(callDelta(1, "{\"city\": \"Rome\"}"));
+        sse += chatChunk(QJsonObject{}, "tool_calls");
+        m_gw->openaiB.setRawReply(sse + "data: [DONE]\n\n");
+
+        const HttpResult chat =
+            m_gw->post("/v1/chat/completions", GatewayFixture::openaiBody("pb/gpt-b", "write it", false), {}, 60000);
+        QCOMPARE(chat.status, 200);
+        const QJsonArray chatCalls = chat.json()["choices"][0]["message"]["tool_calls"].toArray();
+        QCOMPARE(chatCalls.size(), 2);
+        QVERIFY(chatCalls[0]["function"]["arguments"].toString() == argumentsText); // the text as it came
+        QCOMPARE(chatCalls[1]["function"]["arguments"].toString(), QStringLiteral("{\"city\": \"Rome\"}"));
+
+        const HttpResult anthropic =
+            m_gw->post("/v1/messages", GatewayFixture::anthropicBody("pb/gpt-b", "write it", false), {}, 60000);
+        QCOMPARE(anthropic.status, 200);
+        const QJsonArray content = anthropic.json().value("content").toArray();
+        QCOMPARE(content.size(), 2);
+        QVERIFY(content[0]["input"].toObject() == arguments);
+        QCOMPARE(content[1]["input"].toObject(), QJsonObject({{"city", "Rome"}}));
+
+        const HttpResult responses = m_gw->post("/v1/responses", responsesBody("pb/gpt-b", false), {}, 60000);
+        QCOMPARE(responses.status, 200);
+        QStringList responsesArguments;
+        for (const QJsonValue &item : responses.json().value("output").toArray())
+            if (item["type"].toString() == QLatin1String("function_call"))
+                responsesArguments.append(item["arguments"].toString());
+        QCOMPARE(responsesArguments.size(), 2);
+        QVERIFY(QJsonDocument::fromJson(responsesArguments[0].toUtf8()).object() == arguments);
+
+        const HttpResult streamed =
+            m_gw->post("/v1/messages", GatewayFixture::anthropicBody("pb/gpt-b", "write it", true), {}, 60000);
+        QCOMPARE(streamed.status, 200);
+        QString partial;
+        for (const QJsonObject &o : ofType(streamed.body, "content_block_delta"))
+            if (o.value("index").toInt() == 0)
+                partial += o["delta"]["partial_json"].toString();
+        QVERIFY(QJsonDocument::fromJson(partial.toUtf8()).object() == arguments);
+
+        const HttpResult pi = m_gw->post("/v1/pi/stream", piBody("pb/gpt-b", true), {}, 60000);
+        QCOMPARE(pi.status, 200);
+        const QJsonArray calls = piCalls(piDone(pi.body));
+        QCOMPARE(calls.size(), 2);
+        QVERIFY(calls[0].toObject().value("arguments").toObject() == arguments);
+    }
 };
 
 QTEST_GUILESS_MAIN(TestToolCallHandover)
