@@ -325,8 +325,10 @@ HttpRequest GoogleAdapter::buildRequest(const model::ChatRequest &request, const
     url.setQuery(QStringLiteral("alt=sse"));
     http.url = url;
     // No client speaks Google's API: the request is always converted. A model configured not to
-    // reason gets no thinkingConfig (gemini-2.0-flash refuses it).
-    QJsonObject body = target.modelReasons ? buildBody(request) : buildBody(withoutReasoning(request));
+    // reason gets no thinkingConfig (gemini-2.0-flash refuses it); one that takes fewer output tokens
+    // than asked gets its maximum.
+    model::ChatRequest scratch;
+    QJsonObject body = buildBody(requestForTarget(request, target, scratch));
     if (!target.replayReasoning) {
         // This upstream refused a thought signature (another Google provider's): the model's turns
         // go without thought parts, and a call with the value Google documents to skip the check.
