@@ -34,6 +34,11 @@ struct ModelConfig {
     // Whether the model reasons: absent is unknown (the client's reasoning settings go as asked);
     // false, a request converted from another API goes without them (formats/translation_rules.md).
     std::optional<bool> reasoning;
+    // The most output tokens the model writes in one answer (`maxTokens`): a request that asks it for
+    // more goes with this (a fallback model with a smaller cap would refuse it with a 400). Absent,
+    // the client's own max goes; an upstream that refuses it and says its maximum gets one more try
+    // with that maximum (docs/failover.md).
+    std::optional<int> maxTokens;
     double costInput = 0; // per million tokens
     double costOutput = 0;
     bool freeOfCharge = false; // `cost` given as 0 (a local model); no `cost` is an unknown price

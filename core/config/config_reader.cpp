@@ -245,7 +245,7 @@ void ConfigReader::readModels(JsonObjectReader &root, Config &config) {
 
 void ConfigReader::read(JsonObjectReader &o, ModelConfig &model) {
     o.allowOnly({QStringLiteral("kind"), QStringLiteral("input"), QStringLiteral("reasoning"), QStringLiteral("cost"),
-                 QStringLiteral("tier")});
+                 QStringLiteral("tier"), QStringLiteral("maxTokens")});
     if (o.text(QStringLiteral("kind"), model.kind) && !kKinds.contains(model.kind))
         o.error(QStringLiteral("kind"),
                 QStringLiteral("unknown kind %1 (expected chat or embedding)").arg(quoted(model.kind)));
@@ -257,6 +257,9 @@ void ConfigReader::read(JsonObjectReader &o, ModelConfig &model) {
     }
     if (bool reasoning = false; o.flag(QStringLiteral("reasoning"), reasoning))
         model.reasoning = reasoning;
+    if (int maxTokens = 0;
+        o.integer(QStringLiteral("maxTokens"), maxTokens, 1, QStringLiteral("must be 1 or more (output tokens)")))
+        model.maxTokens = maxTokens;
     if (auto cost = o.object(QStringLiteral("cost"))) {
         cost->allowOnly({QStringLiteral("input"), QStringLiteral("output")});
         const QString nonNegative = QStringLiteral("must be 0 or more (price per million tokens)");

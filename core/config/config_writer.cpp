@@ -57,6 +57,8 @@ QJsonObject modelJson(const ModelConfig &m) {
     putChanged(o, QStringLiteral("input"), m.input, d.input);
     if (m.reasoning)
         o.insert(QStringLiteral("reasoning"), *m.reasoning);
+    if (m.maxTokens)
+        o.insert(QStringLiteral("maxTokens"), *m.maxTokens);
     if (m.freeOfCharge || m.costInput != 0 || m.costOutput != 0)
         o.insert(QStringLiteral("cost"),
                  QJsonObject{{QStringLiteral("input"), m.costInput}, {QStringLiteral("output"), m.costOutput}});

@@ -40,6 +40,7 @@ struct AttemptLoop::Attempt {
     bool readPaused = false;
     qint64 pausedAtMs = 0;                 // readPaused since: the silence from then on is the client's
     bool withoutReplayedReasoning = false; // its upstream refused a signature in the history
+    std::optional<int> outputCap;          // its upstream refused the output cap and named its maximum
 };
 
 namespace {
@@ -272,6 +273,7 @@ void AttemptLoop::startTry(Attempt &a, bool nextCredential) {
     s.candidate = a.candidate;
     s.nextCredential = nextCredential;
     s.withoutReplayedReasoning = a.withoutReplayedReasoning;
+    s.outputCap = a.outputCap;
     m_deps.runner->start(s); // may answer at once
 }
 
@@ -576,6 +578,13 @@ void AttemptLoop::succeed(Attempt &a) {
 
 // ---------------------------------------------------------------- failures
 
+bool AttemptLoop::lowersOutputCap(const Attempt &a, int most) const {
+    std::optional<int> sent = m_parsed.options.maxTokens;
+    if (const std::optional<int> configured = a.candidate.model.maxTokens; configured && (!sent || *configured < *sent))
+        sent = configured;
+    return !sent || most < *sent;
+}
+
 void AttemptLoop::settle(Attempt &a) {
     for (util::Clock::TimerId *timer : {&a.idleTimer, &a.errorBodyTimer})
         if (*timer) {
@@ -602,6 +611,19 @@ void AttemptLoop::attemptFailed(Attempt &a, TryFailure failure) {
         a.withoutReplayedReasoning = true;
         m_deps.observer->note(QStringLiteral("replayed reasoning refused"),
                               {{QStringLiteral("candidate"), a.candidate.name()},
+                               {QStringLiteral("message"), failure.input.message.left(300)}});
+        recordUsage(a, false);
+        return startTry(a, false);
+    }
+    // The request's output cap refused by a model that takes fewer (a fallback with a smaller cap
+    // than the client's first choice) and its maximum named: the same candidate once more, asking
+    // for that maximum. Not an outage either.
+    if (const std::optional<int> most = FailureClassifier::outputMaximum(failure.input);
+        most && !a.outputCap && !failure.stop && !budgetTimedOut && lowersOutputCap(a, *most)) {
+        a.outputCap = most;
+        m_deps.observer->note(QStringLiteral("output cap lowered"),
+                              {{QStringLiteral("candidate"), a.candidate.name()},
+                               {QStringLiteral("maxTokens"), *most},
                                {QStringLiteral("message"), failure.input.message.left(300)}});
         recordUsage(a, false);
         return startTry(a, false);

@@ -44,6 +44,9 @@ struct TryStart {
     // The upstream refused a signature in the history (another provider's): this try sends the
     // earlier turns without their signed reasoning.
     bool withoutReplayedReasoning = false;
+    // The upstream refused the request's output cap and named its maximum: this try asks for no
+    // more (upstream::Target::maxOutputTokens).
+    std::optional<int> outputCap;
 };
 
 // A failure the runner saw. `fromHeaders`: an HTTP error answer (its Retry-After counts);
@@ -262,6 +265,9 @@ private:
 
     void attemptFailed(Attempt &a, TryFailure failure);
     bool tryInAttemptRetry(Attempt &a, const UpstreamFailure &failure);
+    // Whether asking for `most` output tokens is less than the try asked for (the client's max, or
+    // the model's configured maxTokens when lower; none sent counts as more).
+    bool lowersOutputCap(const Attempt &a, int most) const;
     void afterFailure(Attempt &a, const UpstreamFailure &failure, const QString &cause = {});
     void reportCutAfterCommit(const Attempt &a, const model::StreamEvent &error, const TryFrame &frame);
     void endStalledClient(Attempt &a);

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace sw::failover {
 
@@ -129,6 +130,54 @@ bool FailureClassifier::refusesReplayedReasoning(const FailureInput &in) {
     return matches(text, "invalid\\W{0,2}(signature|data)\\W{0,2} in\\W{0,2}(redacted_)?thinking"
                          "|invalid_encrypted_content|encrypted content.{0,200}could not be verified"
                          "|(corrupted|invalid) thought.?signature|thought.?signature is (not valid|invalid)");
+}
+
+std::optional<int> FailureClassifier::outputMaximum(const FailureInput &in) {
+    if (in.status != 400 && in.status != 422)
+        return std::nullopt;
+    const QString text = in.classificationMessage.isEmpty() ? in.message : in.classificationMessage;
+    if (!matches(text, "max_?(output_|completion_)?tokens|maxOutputTokens|output tokens"))
+        return std::nullopt;
+    // The forms providers use, each with the number that is the most the model takes; a subtraction
+    // (vLLM: the context left after the prompt) and an exclusive bound are worked out.
+    struct Form {
+        const char *pattern;
+        // 0: the number; -1: the number less one; 1: the first number less the second; 2: the
+        // second less the first
+        int adjust;
+    };
+    static const Form forms[] = {
+        {"\\b\\d+\\s*>\\s*(\\d+)\\s*-\\s*(\\d+)", 1},   // vLLM: (100000 > 32768 - 50)
+        {"\\b(\\d+)\\s*\\+\\s*\\d+\\s*>\\s*(\\d+)", 2}, // Anthropic: 197000 + 64000 > 200000 (context)
+        {"tokens\\W{0,3}\\s*\\d+\\s*>\\s*(\\d+)", 0},   // Anthropic: max_tokens: 64000 > 8192, which is the maximum
+        {"at most\\s*`?(\\d+)", 0},                     // OpenAI: supports at most 16384 completion tokens
+        {"less than or equal to\\s*`?(\\d+)", 0},       // Groq: must be less than or equal to `8192`
+        {"<=\\s*`?(\\d+)", 0},                          // OpenAI: Expected a value <= 128000
+        {"\\[\\s*1\\s*,\\s*(\\d+)\\s*\\]", 0},          // DeepSeek: the valid range of max_tokens is [1, 8192]
+        {"to\\s*(\\d+)\\s*\\(exclusive\\)", -1},        // Vertex: from 1 (inclusive) to 65537 (exclusive)
+    };
+    thread_local QHash<const char *, QRegularExpression> cache;
+    for (const Form &form : forms) {
+        auto it = cache.find(form.pattern);
+        if (it == cache.end())
+            it = cache.insert(form.pattern, QRegularExpression(QString::fromLatin1(form.pattern),
+                                                               QRegularExpression::CaseInsensitiveOption));
+        const QRegularExpressionMatch m = it->match(text);
+        if (!m.hasMatch())
+            continue;
+        bool ok = false;
+        qint64 most = m.captured(1).toLongLong(&ok);
+        if (ok && form.adjust == 1)
+            most -= m.captured(2).toLongLong(&ok);
+        else if (ok && form.adjust == 2)
+            most = m.captured(2).toLongLong(&ok) - most;
+        else if (form.adjust == -1)
+            most -= 1;
+        if (ok && most >= 1 && most <= std::numeric_limits<int>::max())
+            return int(most);
+        return std::nullopt;
+    }
+    return std::nullopt;
 }
 
 bool FailureClassifier::refusesTheKey(const FailureInput &in) {

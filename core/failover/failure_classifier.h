@@ -40,6 +40,11 @@ public:
     // signature". Another provider of the same API made it (a turn answered after a failover);
     // the history can go without it.
     static bool refusesReplayedReasoning(const FailureInput &input);
+    // A 400 (or 422) that refuses the request's output cap and names the most the model takes:
+    // that number. Anthropic's "max_tokens: 64000 > 8192, which is the maximum allowed", OpenAI's
+    // "supports at most 16384 completion tokens", vLLM's "(100000 > 32768 - 50)" (the context left),
+    // and the forms of Groq, DeepSeek and Vertex. Nothing when no maximum can be read.
+    static std::optional<int> outputMaximum(const FailureInput &input);
     // The answer refuses the key itself (401, a 403 that is not a concurrency cap), as opposed to
     // a usage limit or spend cap on it, which a credit top-up or time ends.
     static bool refusesTheKey(const FailureInput &input);

@@ -17,6 +17,9 @@ using namespace sw::model;
 
 namespace {
 
+// max_tokens is required by Messages: a converted request that names none gets this.
+constexpr int kDefaultMaxTokens = 8192;
+
 QLatin1String L(const char *s) {
     return QLatin1String(s);
 }
@@ -200,7 +203,7 @@ QJsonObject AnthropicAdapter::buildBody(const model::ChatRequest &request, const
     flushResults();
 
     int thinkingBudget = opt.thinkingBudget.value_or(model::thinkingBudgetForEffort(opt.reasoning));
-    int maxTokens = opt.maxTokens.value_or(8192);
+    int maxTokens = opt.maxTokens.value_or(kDefaultMaxTokens);
     // Messages rejects a forced tool_choice with thinking on: the client's forced call wins.
     const bool forcedTool =
         !ctx.tools.isEmpty() && !opt.toolChoice.isEmpty() && opt.toolChoice != L("auto") && opt.toolChoice != L("none");
@@ -303,6 +306,32 @@ bool isForeignThinking(const QJsonObject &block, bool keepSigned) {
 // API gave ("\n\n" before a tool call) as the client kept it.
 bool isBlankText(const QJsonObject &block) {
     return block.value(L("type")).toString() == L("text") && block.value(L("text")).toString().trimmed().isEmpty();
+}
+
+// Whether the client's thinking budget (if any) stays under an output cap of `cap`: Messages wants
+// budget_tokens below max_tokens.
+bool thinkingFits(const wire::rj::Value *body, int cap) {
+    namespace rj = wire::rj;
+    const rj::Value *thinking = rj::member(body, "thinking");
+    const rj::Value *budget = rj::member(thinking, "budget_tokens");
+    return !rj::equals(rj::member(thinking, "type"), "enabled") || !rj::isNumber(budget) || rj::toDouble(budget) < cap;
+}
+
+// The client's body with max_tokens lowered to `cap`: a thinking budget that no longer fits shrinks
+// under it as a converted request's does (buildBody), and with no room for Messages' minimum budget
+// of 1024 thinking is off.
+void fitUnderOutputCap(QJsonObject &body, int cap) {
+    body.insert(L("max_tokens"), cap);
+    QJsonObject thinking = body.value(L("thinking")).toObject();
+    if (thinking.value(L("type")).toString() != L("enabled") || thinking.value(L("budget_tokens")).toDouble() < cap)
+        return;
+    const int budget = cap - qMin(cap / 4, 4096);
+    if (budget < 1024) {
+        body.remove(L("thinking"));
+        return;
+    }
+    thinking.insert(L("budget_tokens"), budget);
+    body.insert(L("thinking"), thinking);
 }
 
 } // namespace
@@ -412,17 +441,26 @@ HttpRequest AnthropicAdapter::buildRequest(const model::ChatRequest &request, co
     http.url = joinUrl(target.baseUrl, QStringLiteral("/v1/messages"));
 
     std::optional<QByteArray> spliced;
+    // A model that takes fewer output tokens than the client asked for (Target::maxOutputTokens) gets
+    // its maximum; a thinking budget that no longer fits under it is rewritten below.
+    const std::optional<int> cap = passthrough ? loweredOutputCap(request, target) : std::nullopt;
     // The client's bytes as they are, with only model and stream set, when the thinking
     // rules leave the history alone (the usual case: no turn answered by another API).
-    if (passthrough && target.replayReasoning && thinkingRulesChangeNothing(wire::clientBody(request)))
-        spliced =
-            wire::spliceTopLevel(request.rawBody, {{"model", wire::jsonString(target.modelId)}, {"stream", "true"}});
+    if (passthrough && target.replayReasoning && thinkingRulesChangeNothing(wire::clientBody(request)) &&
+        (!cap || thinkingFits(wire::clientBody(request), *cap))) {
+        const QByteArray model = wire::jsonString(target.modelId);
+        const QByteArray capText = cap ? QByteArray::number(*cap) : QByteArray();
+        const wire::JsonMemberEdit edits[] = {{"model", model}, {"stream", "true"}, {"max_tokens", capText}};
+        spliced = wire::spliceTopLevel(request.rawBody, std::span(edits, cap ? 3 : 2));
+    }
     if (spliced) {
         http.body = std::move(*spliced);
     } else if (passthrough) {
         QJsonObject body = wire::clientBodyQt(request); // everything the client sent, unknown fields included
         body.insert(L("model"), target.modelId);
         body.insert(L("stream"), true);
+        if (cap)
+            fitUnderOutputCap(body, *cap);
         // Except reasoning another API made (an earlier turn answered after a failover), or any
         // when this upstream refused a signature.
         applyThinkingRules(body, target.replayReasoning);
@@ -433,9 +471,18 @@ HttpRequest AnthropicAdapter::buildRequest(const model::ChatRequest &request, co
         std::optional<model::ChatRequest> aliased;
         const model::ChatRequest &converted = withToolAliases(request, aliases, aliased);
         http.toolNameOriginals = aliases.originals();
-        // A model configured not to reason gets no `thinking`; its sampling then goes as asked.
-        QJsonObject body = target.modelReasons ? buildBody(converted, target.modelId)
-                                               : buildBody(withoutReasoning(converted), target.modelId);
+        // A model configured not to reason gets no `thinking`; its sampling then goes as asked. A
+        // request asking for more output than the model takes goes with the model's maximum, and so
+        // does the gateway's own default max_tokens.
+        model::ChatRequest scratch;
+        const model::ChatRequest *sent = &requestForTarget(converted, target, scratch);
+        if (!sent->options.maxTokens && target.maxOutputTokens && *target.maxOutputTokens < kDefaultMaxTokens) {
+            if (sent != &scratch)
+                scratch = *sent;
+            scratch.options.maxTokens = target.maxOutputTokens;
+            sent = &scratch;
+        }
+        QJsonObject body = buildBody(*sent, target.modelId);
         if (!target.replayReasoning)
             applyThinkingRules(body, false);
         http.body = wire::compactJson(body);

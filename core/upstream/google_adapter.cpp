@@ -332,8 +332,10 @@ HttpRequest GoogleAdapter::buildRequest(const model::ChatRequest &request, const
     std::optional<model::ChatRequest> aliased;
     const model::ChatRequest &converted = withToolAliases(request, aliases, aliased);
     http.toolNameOriginals = aliases.originals();
-    // A model configured not to reason gets no thinkingConfig (gemini-2.0-flash refuses it).
-    QJsonObject body = target.modelReasons ? buildBody(converted) : buildBody(withoutReasoning(converted));
+    // A model configured not to reason gets no thinkingConfig (gemini-2.0-flash refuses it); one
+    // that takes fewer output tokens than asked gets its maximum.
+    model::ChatRequest scratch;
+    QJsonObject body = buildBody(requestForTarget(converted, target, scratch));
     if (!target.replayReasoning) {
         // This upstream refused a thought signature (another Google provider's): the model's turns
         // go without thought parts, and a call with the value Google documents to skip the check.

@@ -275,13 +275,27 @@ HttpRequest OpenAICompletionsAdapter::buildRequest(const model::ChatRequest &req
         const auto messages = rj::elements(rj::member(wire::clientBody(request), "messages"));
         const bool dropsTurns = std::any_of(messages.begin(), messages.end(), emptyAssistant);
         const QByteArray model = wire::jsonString(target.modelId);
+        // A model that takes fewer output tokens than asked (Target::maxOutputTokens): each of the
+        // client's two caps that asks for more goes down to it.
+        const std::optional<int> cap = loweredOutputCap(request, target);
+        const QByteArray capText = cap ? QByteArray::number(*cap) : QByteArray();
+        const auto overCap = [&](const char *key) {
+            const rj::Value *v = rj::member(wire::clientBody(request), key);
+            return cap && rj::isNumber(v) && rj::toDouble(v) > *cap;
+        };
         std::optional<QByteArray> spliced;
-        if (!dropsTurns)
-            spliced = wire::spliceTopLevel(
-                request.rawBody,
-                {{"model", model},
-                 {"stream", "true"},
-                 {"stream_options", merged.isEmpty() ? QByteArrayView(R"({"include_usage":true})") : merged}});
+        if (!dropsTurns) {
+            QVarLengthArray<wire::JsonMemberEdit, 5> edits{
+                {"model", model},
+                {"stream", "true"},
+                {"stream_options", merged.isEmpty() ? QByteArrayView(R"({"include_usage":true})") : merged}};
+            for (const char *key : {"max_tokens", "max_completion_tokens"})
+                if (overCap(key))
+                    edits.append({key, capText});
+            if (cap && edits.size() == 3 && !request.options.maxTokens)
+                edits.append({"max_tokens", capText}); // none asked, and the server's own default refused
+            spliced = wire::spliceTopLevel(request.rawBody, std::span(edits.data(), edits.size()));
+        }
         if (spliced) {
             http.body = std::move(*spliced);
         } else {
@@ -289,6 +303,11 @@ HttpRequest OpenAICompletionsAdapter::buildRequest(const model::ChatRequest &req
             body.insert(L("model"), target.modelId);
             body.insert(L("stream"), true);
             body.insert(L("stream_options"), streamOptions());
+            for (const char *key : {"max_tokens", "max_completion_tokens"})
+                if (overCap(key))
+                    body.insert(QLatin1String(key), *cap);
+            if (cap && !request.options.maxTokens)
+                body.insert(L("max_tokens"), *cap);
             if (dropsTurns) {
                 const QJsonArray sent = body.value(L("messages")).toArray();
                 QJsonArray kept;
@@ -308,10 +327,11 @@ HttpRequest OpenAICompletionsAdapter::buildRequest(const model::ChatRequest &req
         std::optional<model::ChatRequest> aliased;
         const model::ChatRequest &converted = withToolAliases(request, aliases, aliased);
         http.toolNameOriginals = aliases.originals();
-        // A model configured not to reason gets no reasoning_effort (gpt-4o refuses it with a 400).
+        // A model configured not to reason gets no reasoning_effort (gpt-4o refuses it with a 400);
+        // one that takes fewer output tokens than asked gets its maximum.
+        model::ChatRequest scratch;
         http.body = wire::compactJson(
-            target.modelReasons ? buildBody(converted, target.modelId, isOpenAI(target.baseUrl))
-                                : buildBody(withoutReasoning(converted), target.modelId, isOpenAI(target.baseUrl)));
+            buildBody(requestForTarget(converted, target, scratch), target.modelId, isOpenAI(target.baseUrl)));
     }
 
     addHeader(http, "content-type", "application/json");

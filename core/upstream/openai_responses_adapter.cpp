@@ -317,17 +317,24 @@ HttpRequest OpenAIResponsesAdapter::buildRequest(const model::ChatRequest &reque
         const auto items = rj::elements(input);
         const bool rewrites = std::any_of(items.begin(), items.end(),
                                           [&](const rj::Value &item) { return foreign(item) || madeHere(item); });
-        // Nothing to change (the usual case): the client's bytes as they are, with model and stream set.
+        // Nothing to change (the usual case): the client's bytes as they are, with model and stream
+        // set, and max_output_tokens lowered when the model takes fewer (Target::maxOutputTokens).
+        const std::optional<int> cap = loweredOutputCap(request, target);
         std::optional<QByteArray> spliced;
-        if (!rewrites)
-            spliced = wire::spliceTopLevel(request.rawBody,
-                                           {{"model", wire::jsonString(target.modelId)}, {"stream", "true"}});
+        if (!rewrites) {
+            const QByteArray model = wire::jsonString(target.modelId);
+            const QByteArray capText = cap ? QByteArray::number(*cap) : QByteArray();
+            const wire::JsonMemberEdit edits[] = {{"model", model}, {"stream", "true"}, {"max_output_tokens", capText}};
+            spliced = wire::spliceTopLevel(request.rawBody, std::span(edits, cap ? 3 : 2));
+        }
         if (spliced) {
             http.body = std::move(*spliced);
         } else {
             QJsonObject body = wire::clientBodyQt(request);
             body.insert(L("model"), target.modelId);
             body.insert(L("stream"), true);
+            if (cap)
+                body.insert(L("max_output_tokens"), *cap);
             if (rewrites) {
                 // The same items in Qt's JSON, one for one.
                 const QJsonArray sent = body.value(L("input")).toArray();
@@ -356,8 +363,9 @@ HttpRequest OpenAIResponsesAdapter::buildRequest(const model::ChatRequest &reque
         const model::ChatRequest &converted = withToolAliases(request, aliases, aliased);
         http.toolNameOriginals = aliases.originals();
         // A model configured not to reason gets no `reasoning` (gpt-4.1 refuses reasoning.effort).
-        QJsonObject body = target.modelReasons ? buildBody(converted, target.modelId)
-                                               : buildBody(withoutReasoning(converted), target.modelId);
+        // One that takes fewer output tokens than asked gets its maximum.
+        model::ChatRequest scratch;
+        QJsonObject body = buildBody(requestForTarget(converted, target, scratch), target.modelId);
         if (!target.replayReasoning) {
             // As above: no reasoning item, and no item id that would ask for one.
             QJsonArray kept;

@@ -29,7 +29,45 @@ struct Target {
     // API goes without reasoning settings (effort, thinking budget), which such a model refuses
     // with a 400. A same-API client's own body goes as it sent it. Unknown counts as true.
     bool modelReasons = true;
+    // The most output tokens this candidate takes: the model's configured `maxTokens`, or the
+    // maximum its upstream named when it refused the request's max (the one try after that
+    // refusal). A request asking for more goes with this; nothing when neither is known.
+    std::optional<int> maxOutputTokens;
+    // maxOutputTokens is what the upstream named when it refused the request's (or its own default):
+    // it goes even when the client asked for no maximum.
+    bool outputCapNamed = false;
 };
+
+// The output cap this candidate needs in place of the client's: set when the client asked for more
+// than the candidate takes (Target::maxOutputTokens), or asked for none and the upstream refused
+// its own default.
+inline std::optional<int> loweredOutputCap(const model::ChatRequest &request, const Target &target) {
+    if (!target.maxOutputTokens)
+        return std::nullopt;
+    if (!request.options.maxTokens)
+        return target.outputCapNamed ? target.maxOutputTokens : std::nullopt;
+    if (*request.options.maxTokens <= *target.maxOutputTokens)
+        return std::nullopt;
+    return target.maxOutputTokens;
+}
+
+// The request as a candidate of another API takes it: without the client's reasoning settings for
+// a model that does not reason, and with at most the output tokens the candidate takes. `scratch`
+// holds the copy when one is needed; otherwise the request itself is returned.
+inline const model::ChatRequest &requestForTarget(const model::ChatRequest &request, const Target &target,
+                                                  model::ChatRequest &scratch) {
+    const std::optional<int> cap = loweredOutputCap(request, target);
+    if (target.modelReasons && !cap)
+        return request;
+    scratch = request;
+    if (!target.modelReasons) {
+        scratch.options.reasoning.clear();
+        scratch.options.thinkingBudget.reset();
+    }
+    if (cap)
+        scratch.options.maxTokens = cap;
+    return scratch;
+}
 
 // The request without the client's reasoning settings, for a model that does not reason.
 inline model::ChatRequest withoutReasoning(model::ChatRequest request) {

@@ -250,6 +250,13 @@ void UpstreamAttempts::start(const failover::TryStart &s) {
     const int startIndex = !t.started ? 0 : s.nextCredential ? t.credentialIndex + 1 : std::max(0, t.credentialIndex);
     t.started = true;
     t.target.replayReasoning = !s.withoutReplayedReasoning;
+    // The model's configured maximum, or the lower one its upstream named when it refused more.
+    t.target.maxOutputTokens = t.candidate.model.maxTokens;
+    t.target.outputCapNamed = false;
+    if (s.outputCap && (!t.target.maxOutputTokens || *s.outputCap < *t.target.maxOutputTokens)) {
+        t.target.maxOutputTokens = s.outputCap;
+        t.target.outputCapNamed = true;
+    }
     const quint64 generation = ++t.generation;
     const auto &p = t.candidate.provider;
     const failover::AttemptId id = s.id;

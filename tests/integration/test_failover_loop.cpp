@@ -682,6 +682,48 @@ private Q_SLOTS:
         QVERIFY(gw.engine().marks().isEmpty());
     }
 
+    void aFallbackWithASmallerOutputCapAnswersWithinIt() {
+        // Claude Code asks for 32000 output tokens; the first candidate is down and the fallback
+        // writes at most 16384, which it says with a 400 that used to end the chain. The gateway
+        // asks the fallback once more for its maximum; the client gets the answer, and nothing
+        // is marked for the refusal.
+        GatewayFixture gw;
+        gw.anthropicA.setFault(fault(Fault::Status, 503));
+        gw.openaiB.pushFault(
+            fault(Fault::Status, 400, {},
+                  R"({"error":{"message":"max_tokens is too large: 32000. This model supports at most )"
+                  R"(16384 completion tokens, whereas you provided 32000.","type":"invalid_request_error",)"
+                  R"("param":"max_tokens","code":"invalid_value"}})"));
+        gw.start();
+        QJsonObject body = GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), true);
+        body.insert("max_tokens", 32000);
+        const auto r = gw.post(QStringLiteral("/v1/messages"), body);
+        QVERIFY2(r.status == 200, r.body.constData());
+        QVERIFY2(r.body.contains("message_stop"), r.body.constData());
+        QVERIFY2(!r.body.contains("invalid_request_error"), r.body.constData());
+        const auto sent = gw.openaiB.requests();
+        QCOMPARE(sent.size(), 2);
+        const auto maxOf = [](const QByteArray &b) {
+            const QJsonObject o = QJsonDocument::fromJson(b).object();
+            return o.value("max_completion_tokens").toInt(o.value("max_tokens").toInt());
+        };
+        QCOMPARE(maxOf(sent[0].body), 32000);
+        QCOMPARE(maxOf(sent[1].body), 16384);
+        const auto marks = gw.engine().marks();
+        QCOMPARE(marks.size(), 1); // pa's 503 only
+        QCOMPARE(marks.first().provider, QStringLiteral("pa"));
+
+        // The model's maximum in the configuration: the fallback is asked for it at once.
+        GatewayFixture known;
+        known.config.models[QStringLiteral("pb/gpt-b")].maxTokens = 4096;
+        known.anthropicA.setFault(fault(Fault::Status, 503));
+        known.start();
+        const auto k = known.post(QStringLiteral("/v1/messages"), body);
+        QVERIFY2(k.status == 200, k.body.constData());
+        QCOMPARE(known.openaiB.requests().size(), 1);
+        QCOMPARE(maxOf(known.openaiB.requests().first().body), 4096);
+    }
+
     void aSignatureAnotherProviderMadeIsDroppedNotFatal() {
         // A Claude Code conversation whose last turn was answered by another provider of the
         // Messages API (after a failover): its thinking signature is that provider's, and

@@ -66,6 +66,7 @@ private slots:
     void clientTokenCapIsNeverRaised();
     void forcedToolChoiceTurnsThinkingOff();
     void resultsComeBeforeWordsTypedWhileTheToolRan();
+    void aModelsOutputCapLowersTheRequestsMax();
 };
 
 namespace {
@@ -796,6 +797,67 @@ void TestAnthropicAdapter::modelConfiguredNotToReasonGetsNoThinking() {
                  .value(QStringLiteral("budget_tokens"))
                  .toInt(),
              4000);
+}
+
+// A model that writes at most N tokens (its configured maxTokens, or the maximum its upstream named)
+// refuses a request asking for more with a 400 that would end the chain: the request goes with N.
+// A client's own body keeps every other byte (spliced), and a thinking budget that no longer fits
+// under N shrinks as a converted request's does; one asking for less goes as it is.
+void TestAnthropicAdapter::aModelsOutputCapLowersTheRequestsMax() {
+    Target t = target();
+    t.maxOutputTokens = 8192;
+    const QByteArray own = "{\"model\":\"m\",\"max_tokens\":64000,\"x_extra\":[1,2],"
+                           "\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}";
+    const auto same = AnthropicMessagesCodec().decode(own, nullptr);
+    QVERIFY(same);
+    const QByteArray spliced =
+        AnthropicAdapter().buildRequest(spokenIn(*same, wire::Api::AnthropicMessages), t, {}).body;
+    QCOMPARE(json(spliced).value(QStringLiteral("max_tokens")).toInt(), 8192);
+    QVERIFY(spliced.contains("\"x_extra\":[1,2]"));
+
+    const auto thinking = AnthropicMessagesCodec().decode(
+        "{\"model\":\"m\",\"max_tokens\":64000,\"thinking\":{\"type\":\"enabled\",\"budget_tokens\":32000},"
+        "\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}",
+        nullptr);
+    QVERIFY(thinking);
+    const QJsonObject fitted =
+        json(AnthropicAdapter().buildRequest(spokenIn(*thinking, wire::Api::AnthropicMessages), t, {}).body);
+    QCOMPARE(fitted.value(QStringLiteral("max_tokens")).toInt(), 8192);
+    QCOMPARE(fitted.value(QStringLiteral("thinking")).toObject().value(QStringLiteral("budget_tokens")).toInt(),
+             8192 - 2048);
+    Target tiny = t;
+    tiny.maxOutputTokens = 1200; // no room for Messages' minimum budget: thinking off
+    const QJsonObject off =
+        json(AnthropicAdapter().buildRequest(spokenIn(*thinking, wire::Api::AnthropicMessages), tiny, {}).body);
+    QCOMPARE(off.value(QStringLiteral("max_tokens")).toInt(), 1200);
+    QVERIFY(!off.contains(QStringLiteral("thinking")));
+
+    // Converted: the client's max, and the gateway's own default, go down to the cap.
+    const auto chat = OpenAIChatCodec().decode(
+        "{\"model\":\"m\",\"max_tokens\":32000,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}", nullptr);
+    QVERIFY(chat);
+    Target small = t;
+    small.maxOutputTokens = 4096;
+    QCOMPARE(json(AnthropicAdapter().buildRequest(spokenIn(*chat, wire::Api::OpenAICompletions), small, {}).body)
+                 .value(QStringLiteral("max_tokens"))
+                 .toInt(),
+             4096);
+    const auto none =
+        OpenAIChatCodec().decode("{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}", nullptr);
+    QVERIFY(none);
+    QCOMPARE(json(AnthropicAdapter().buildRequest(spokenIn(*none, wire::Api::OpenAICompletions), small, {}).body)
+                 .value(QStringLiteral("max_tokens"))
+                 .toInt(),
+             4096);
+
+    // Asking for less than the cap: the client's bytes untouched but for model and stream.
+    const auto less = AnthropicMessagesCodec().decode(
+        "{\"model\":\"m\",\"max_tokens\":1000,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}", nullptr);
+    QVERIFY(less);
+    QCOMPARE(json(AnthropicAdapter().buildRequest(spokenIn(*less, wire::Api::AnthropicMessages), t, {}).body)
+                 .value(QStringLiteral("max_tokens"))
+                 .toInt(),
+             1000);
 }
 
 QTEST_GUILESS_MAIN(TestAnthropicAdapter)

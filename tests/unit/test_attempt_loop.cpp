@@ -945,6 +945,48 @@ private Q_SLOTS:
         QCOMPARE(other.client.failed->status, 400);
     }
 
+    void aRefusedOutputCapRetriesTheSameCandidateWithItsMaximumOnce() {
+        // A fallback model that writes fewer tokens than the client asked of the first refuses the
+        // request with a 400 naming its maximum: the same candidate once more with that maximum,
+        // rather than a 400 that ends the chain. No mark, no failure counted; a second refusal
+        // reaches the client.
+        const QString refusal = QStringLiteral("invalid_request_error: max_tokens: 64000 > 8192, which is the maximum "
+                                               "allowed number of output tokens for claude-3-5-haiku-20241022");
+        Harness h({candidate("pa"), candidate("pb")}, true);
+        h.parsed.options.maxTokens = 64000;
+        h.start();
+        QVERIFY(!h.runner.starts.last().outputCap);
+        h.httpError(400, refusal);
+        QCOMPARE(h.runner.starts.size(), 2);
+        QCOMPARE(h.runner.lastProvider(), QStringLiteral("pa"));
+        QCOMPARE(h.runner.starts.last().id, h.runner.starts.first().id); // the same attempt
+        QCOMPARE(h.runner.starts.last().outputCap, 8192);
+        QVERIFY(h.seen.notes.contains(QStringLiteral("output cap lowered")));
+        h.answer();
+        QCOMPARE(h.client.commits.size(), 1);
+        QVERIFY(h.marks.active().isEmpty());
+        QVERIFY(h.seen.failures.isEmpty());
+
+        Harness twice({candidate("pa"), candidate("pb")}, false);
+        twice.parsed.options.maxTokens = 64000;
+        twice.start();
+        twice.httpError(400, refusal);
+        twice.httpError(400, refusal);
+        QCOMPARE(twice.runner.starts.size(), 2); // no third try, no failover on a 400
+        QCOMPARE(twice.client.failed->status, 400);
+
+        // A maximum no lower than what went (the model's configured maxTokens already under it):
+        // the same request would be refused the same way, so the 400 stops as any other.
+        Candidate capped = candidate("pa");
+        capped.model.maxTokens = 4096;
+        Harness same({capped, candidate("pb")}, false);
+        same.parsed.options.maxTokens = 64000;
+        same.start();
+        same.httpError(400, refusal);
+        QCOMPARE(same.runner.starts.size(), 1);
+        QCOMPARE(same.client.failed->status, 400);
+    }
+
     void singleCandidateIgnoresItsMark() {
         // A direct selector or a one-candidate route is tried even when marked: deferring it
         // would give the same answer later. Fails if the loop consulted the mark to skip it.

@@ -278,6 +278,10 @@ void TestConfigLoader::validationRules_data() {
         "expected an array of strings");
     row("model reasoning wrong type", R"([[["models", "openai/gpt-5", "reasoning"], "yes"]])",
         "models.openai/gpt-5.reasoning", "expected a boolean (true or false), got a string");
+    row("model maxTokens zero", R"([[["models", "openai/gpt-5", "maxTokens"], 0]])", "models.openai/gpt-5.maxTokens",
+        "must be 1 or more (output tokens)");
+    row("model maxTokens fraction", R"([[["models", "openai/gpt-5", "maxTokens"], 1.5]])",
+        "models.openai/gpt-5.maxTokens", "expected an integer");
     row("model cost negative", R"([[["models", "openai/gpt-5", "cost", "input"], -1]])",
         "models.openai/gpt-5.cost.input", "must be 0 or more");
     row("model cost wrong type", R"([[["models", "openai/gpt-5", "cost", "output"], "cheap"]])",
@@ -529,6 +533,7 @@ void TestConfigLoader::roundTripSaveLoad() {
     config.providers[QStringLiteral("openai")].exhaustedResetMs = 90000;
     config.providers[QStringLiteral("zai")].demo = true;
     config.models[QStringLiteral("zai/glm-4.6")].reasoning = false; // said, unlike an absent (unknown) one
+    config.models[QStringLiteral("zai/glm-4.6")].maxTokens = 8192;
     config.tenants[QStringLiteral("alice")].regions = {QStringLiteral("sg"), QStringLiteral("eu")};
     config.failover = {false, 5000, 2000, 1000};
     config.failover.connectTimeoutMs = 2500;

@@ -120,6 +120,47 @@ private Q_SLOTS:
         QVERIFY(!FailureClassifier::refusesReplayedReasoning(in));
     }
 
+    void anOutputCapRefusalNamesTheModelsMaximum() {
+        // What providers say when the request's max_tokens is more than the model writes: the number
+        // that is the most it takes, read from each form (a fallback model with a smaller cap than
+        // the client's first choice answers this way).
+        const auto most = [](int status, const char *text) {
+            FailureInput in;
+            in.status = status;
+            in.message = QString::fromLatin1(text);
+            return FailureClassifier::outputMaximum(in);
+        };
+        QCOMPARE(most(400, "invalid_request_error: max_tokens: 64000 > 8192, which is the maximum allowed number of "
+                           "output tokens for claude-3-5-haiku-20241022"),
+                 8192);
+        QCOMPARE(most(400, "max_tokens is too large: 100000. This model supports at most 16384 completion tokens, "
+                           "whereas you provided 100000."),
+                 16384);
+        QCOMPARE(most(400, "'max_tokens' or 'max_completion_tokens' is too large: 100000. This model's maximum context "
+                           "length is 32768 tokens and your request has 50 input tokens (100000 > 32768 - 50)."),
+                 32718);
+        QCOMPARE(most(400, "invalid_request_error: input length and `max_tokens` exceed context limit: 197000 + 64000 "
+                           "> 200000, decrease input length or `max_tokens` and try again"),
+                 3000);
+        QCOMPARE(most(400, "`max_tokens` must be less than or equal to `8192`, the maximum value for `max_tokens` is "
+                           "less than the `context_window` for this model"),
+                 8192);
+        QCOMPARE(most(400, "Invalid 'max_output_tokens': integer above maximum value. Expected a value <= 128000, but "
+                           "got 200000 instead."),
+                 128000);
+        QCOMPARE(most(400, "Invalid max_tokens value, the valid range of max_tokens is [1, 8192]"), 8192);
+        QCOMPARE(most(400,
+                      "Unable to submit request because it has a maxOutputTokens value of 100000 but the "
+                      "supported range is from 1 (inclusive) to 65537 (exclusive). Update the value and try again."),
+                 65536);
+        QCOMPARE(most(422, "max_tokens: 9000 > 4096, which is the maximum"), 4096);
+        // Not an output cap, no number, or not a refusal of the request: nothing.
+        QVERIFY(!most(400, "invalid_request_error: prompt is too long: 210000 tokens > 200000 maximum"));
+        QVERIFY(!most(400, "max_tokens is too large"));
+        QVERIFY(!most(500, "max_tokens: 64000 > 8192, which is the maximum allowed"));
+        QVERIFY(!most(400, "input length and `max_tokens` exceed context limit: 250000 + 64000 > 200000"));
+    }
+
     void aRefusedKeyIsToldFromALimitOnIt() {
         // A caller's own (passthrough) key refused is the caller's to renew; a limit on it is not.
         const auto refuses = [](int status, const char *text) {

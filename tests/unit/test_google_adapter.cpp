@@ -43,6 +43,7 @@ QList<StreamEvent> decode(const QByteArray &sse) {
 class TestGoogleAdapter : public QObject {
     Q_OBJECT
 private slots:
+    void aModelsOutputCapLowersTheRequestsMax();
     void modelConfiguredNotToReasonGetsNoThinkingConfig();
     void buildsStreamGenerateContentRequest();
     void signaturesGoBackOnlyToGoogle();
@@ -574,3 +575,24 @@ void TestGoogleAdapter::modelConfiguredNotToReasonGetsNoThinkingConfig() {
 
 QTEST_GUILESS_MAIN(TestGoogleAdapter)
 #include "test_google_adapter.moc"
+
+// A model that writes at most N tokens: a request asking for more gets maxOutputTokens N; one asking
+// for less keeps its own.
+void TestGoogleAdapter::aModelsOutputCapLowersTheRequestsMax() {
+    Target t = target();
+    t.maxOutputTokens = 8192;
+    const auto req = OpenAIChatCodec().decode(
+        "{\"model\":\"m\",\"max_tokens\":65536,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}", nullptr);
+    QVERIFY(req);
+    const QJsonObject body =
+        json(GoogleAdapter().buildRequest(spokenIn(*req, wire::Api::OpenAICompletions), t, {}).body);
+    QCOMPARE(body.value(QStringLiteral("generationConfig")).toObject().value(QStringLiteral("maxOutputTokens")).toInt(),
+             8192);
+    t.maxOutputTokens = 100000; // more than asked: the client's own
+    QCOMPARE(json(GoogleAdapter().buildRequest(spokenIn(*req, wire::Api::OpenAICompletions), t, {}).body)
+                 .value(QStringLiteral("generationConfig"))
+                 .toObject()
+                 .value(QStringLiteral("maxOutputTokens"))
+                 .toInt(),
+             65536);
+}

@@ -95,6 +95,7 @@ private slots:
     void usageIsWrittenAsTheUpstreamSentIt_data();
     void usageIsWrittenAsTheUpstreamSentIt();
     void resultsComeBeforeWordsTypedWhileTheToolRan();
+    void aModelsOutputCapLowersTheRequestsMax();
 };
 
 void TestOpenAICompletionsAdapter::passthroughKeepsEveryClientField() {
@@ -812,4 +813,43 @@ void TestOpenAICompletionsAdapter::usageIsWrittenAsTheUpstreamSentIt() {
     expected.value(sw::wire::rj::toQtObject(parsed.object()));
     const QByteArray want = "\"usage\":" + expected.take();
     QVERIFY2(answer.contains(want), (answer + "\nwanted: " + want).constData());
+}
+
+// A model that writes at most N tokens refuses a request asking for more with a 400: each of the
+// client's caps that asks for more goes down to N, in the client's own bytes or a converted body.
+// When the server named N after refusing its own default (vLLM: the context left), N goes even to a
+// client that asked for no maximum.
+void TestOpenAICompletionsAdapter::aModelsOutputCapLowersTheRequestsMax() {
+    Target t = target();
+    t.maxOutputTokens = 16384;
+    const auto own = OpenAIChatCodec().decode(
+        "{\"model\":\"m\",\"max_completion_tokens\":100000,\"max_tokens\":9000,\"x_extra\":true,"
+        "\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}",
+        nullptr);
+    QVERIFY(own);
+    const QByteArray spliced =
+        OpenAICompletionsAdapter().buildRequest(spokenIn(*own, wire::Api::OpenAICompletions), t, {}).body;
+    QCOMPARE(json(spliced).value(QStringLiteral("max_completion_tokens")).toInt(), 16384);
+    QCOMPARE(json(spliced).value(QStringLiteral("max_tokens")).toInt(), 9000); // already under it
+    QVERIFY(spliced.contains("\"x_extra\":true"));
+
+    const auto anthropic = AnthropicMessagesCodec().decode(
+        "{\"model\":\"m\",\"max_tokens\":64000,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}", nullptr);
+    QVERIFY(anthropic);
+    QCOMPARE(
+        json(OpenAICompletionsAdapter().buildRequest(spokenIn(*anthropic, wire::Api::AnthropicMessages), t, {}).body)
+            .value(QStringLiteral("max_tokens"))
+            .toInt(),
+        16384);
+
+    const auto none =
+        OpenAIChatCodec().decode("{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}", nullptr);
+    QVERIFY(none);
+    const ChatRequest plain = spokenIn(*none, wire::Api::OpenAICompletions);
+    QVERIFY(!json(OpenAICompletionsAdapter().buildRequest(plain, t, {}).body).contains(QStringLiteral("max_tokens")));
+    t.maxOutputTokens = 32718;
+    t.outputCapNamed = true;
+    QCOMPARE(
+        json(OpenAICompletionsAdapter().buildRequest(plain, t, {}).body).value(QStringLiteral("max_tokens")).toInt(),
+        32718);
 }

@@ -58,6 +58,7 @@ QString interleaving(const QList<StreamEvent> &events) {
 class TestOpenAIResponsesAdapter : public QObject {
     Q_OBJECT
 private slots:
+    void aModelsOutputCapLowersTheRequestsMax();
     void modelConfiguredNotToReasonGetsNoReasoning();
     void interleavedFunctionCallsAssembleByOutputIndex();
     void passthroughKeepsEveryFieldAndBetaHeader();
@@ -857,3 +858,24 @@ void TestOpenAIResponsesAdapter::modelConfiguredNotToReasonGetsNoReasoning() {
 
 QTEST_GUILESS_MAIN(TestOpenAIResponsesAdapter)
 #include "test_openai_responses_adapter.moc"
+
+// A model that writes at most N tokens: max_output_tokens goes down to N, in the client's own bytes
+// (the rest spliced as it was) and in a converted body.
+void TestOpenAIResponsesAdapter::aModelsOutputCapLowersTheRequestsMax() {
+    Target t = target();
+    t.maxOutputTokens = 32000;
+    const auto own = OpenAIResponsesCodec().decode(
+        "{\"model\":\"m\",\"max_output_tokens\":128000,\"x_extra\":1,\"input\":\"hi\"}", nullptr);
+    QVERIFY(own);
+    const QByteArray spliced =
+        OpenAIResponsesAdapter().buildRequest(spokenIn(*own, wire::Api::OpenAIResponses), t, {}).body;
+    QCOMPARE(json(spliced).value(QStringLiteral("max_output_tokens")).toInt(), 32000);
+    QVERIFY(spliced.contains("\"x_extra\":1"));
+    const auto anthropic = AnthropicMessagesCodec().decode(
+        "{\"model\":\"m\",\"max_tokens\":64000,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}", nullptr);
+    QVERIFY(anthropic);
+    QCOMPARE(json(OpenAIResponsesAdapter().buildRequest(spokenIn(*anthropic, wire::Api::AnthropicMessages), t, {}).body)
+                 .value(QStringLiteral("max_output_tokens"))
+                 .toInt(),
+             32000);
+}
