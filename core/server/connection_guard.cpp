@@ -158,10 +158,23 @@ void ConnectionGuard::onReadyRead() {
     }
 }
 
+GuardedSocket::~GuardedSocket() {
+    if (m_guard)
+        m_guard->socketGoing();
+}
+
 void GuardedSocket::disconnectNotify(const QMetaMethod &signal) {
     // An invalid method: every connection of a signal (or of all of them) was cut.
     if (!signal.isValid() && m_guard)
         m_guard->signalsCut();
+}
+
+void ConnectionGuard::socketGoing() {
+    // The signals QAbstractSocket's destructor still emits (disconnected, on abort) find no
+    // socket here; what the answers held of the budget goes back now, the rest with the guard.
+    m_socket.clear();
+    m_awaitingDrain = false;
+    releaseWritten();
 }
 
 void ConnectionGuard::signalsCut() {

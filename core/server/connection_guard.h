@@ -36,6 +36,9 @@ class ConnectionGuard;
 class GuardedSocket final : public QTcpSocket {
 public:
     using QTcpSocket::QTcpSocket;
+    // QAbstractSocket's destructor aborts the connection and emits disconnected: by then this is
+    // no longer a QTcpSocket, so the guard lets go of it first (socketGoing).
+    ~GuardedSocket() override;
     void setGuard(ConnectionGuard *guard) { m_guard = guard; }
 
 protected:
@@ -105,6 +108,7 @@ private:
     void consumeBody(QByteArrayView bytes);
     void checkParserAlive();
     void signalsCut();
+    void socketGoing(); // the GuardedSocket's destructor: nothing of it may be used from now on
     friend class GuardedSocket;
     void parkPipelined();
     void startNextRequest();
