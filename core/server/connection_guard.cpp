@@ -391,6 +391,23 @@ bool qtReadsField(QByteArrayView name) {
             return true;
     return false;
 }
+
+// A request target Qt's URL reading gives back unchanged as the path: origin-form, segments of
+// letters, digits, '-' and '_' only. No query, no percent escape, no dot segment, no empty
+// segment ("//host/x" would read as an authority).
+bool plainPath(QByteArrayView target) {
+    if (target.size() < 2 || target.front() != '/')
+        return false;
+    char previous = 0;
+    for (const char c : target) {
+        const bool word = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+                          c == '_';
+        if (!word && !(c == '/' && previous != '/'))
+            return false;
+        previous = c;
+    }
+    return true;
+}
 } // namespace
 
 void ConnectionGuard::setHeadHandoverEnabled(bool on) {
@@ -400,12 +417,14 @@ quint64 ConnectionGuard::headsHandedOver() {
     return g_headsHandedOver;
 }
 
-bool ConnectionGuard::takeHeaders(http::HeaderList *out) {
+bool ConnectionGuard::takeHeaders(http::HeaderList *out, QString *path) {
     if (!m_haveHeaders)
         return false;
     m_haveHeaders = false;
     *out = std::move(m_headers);
     m_headers = {};
+    if (!m_path.isEmpty())
+        *path = std::exchange(m_path, QString());
     return true;
 }
 
@@ -417,14 +436,26 @@ void ConnectionGuard::handOverHead(qsizetype bufferedHeadBytes) {
     if (!m_handsOverHeads || !g_headHandover || !m_socket || bufferedHeadBytes > kQtMaxHeadBytes)
         return;
     QByteArray shortHead;
-    shortHead.reserve(m_headParser.startLine().size() + 128);
-    shortHead += m_headParser.startLine();
+    const QByteArrayView startLine = m_headParser.startLine();
+    shortHead.reserve(startLine.size() + 128);
+    // METHOD SP target SP HTTP/1.x (validRequestLine): a plain path is kept here, Qt reads "/".
+    const qsizetype targetStart = startLine.indexOf(' ') + 1;
+    const qsizetype targetEnd = startLine.lastIndexOf(' ');
+    const QByteArrayView target = startLine.sliced(targetStart, targetEnd - targetStart);
+    const bool keepPath = plainPath(target);
+    if (keepPath) {
+        shortHead += startLine.first(targetStart);
+        shortHead += '/';
+        shortHead += startLine.sliced(targetEnd);
+    } else {
+        shortHead += startLine;
+    }
     shortHead += "\r\n";
     QByteArrayView name;
     QByteArrayView value;
     // HTTP/1.1 keeps the connection open without asking, and Qt's server reads Connection only
     // to look for "upgrade": "Connection: keep-alive", which every SDK sends, is left out there.
-    const bool http11 = m_headParser.startLine().endsWith(" HTTP/1.1");
+    const bool http11 = startLine.endsWith(" HTTP/1.1");
     for (qsizetype pos = 0; m_headParser.nextField(pos, name, value);) {
         if (name.size() + value.size() + 2 > kQtMaxFieldBytes)
             return;
@@ -444,6 +475,7 @@ void ConnectionGuard::handOverHead(qsizetype bufferedHeadBytes) {
         return;
     m_headers = m_headParser.headers();
     m_haveHeaders = true;
+    m_path = keepPath ? QString::fromLatin1(target) : QString();
     ++g_headsHandedOver;
 }
 
@@ -586,6 +618,7 @@ void ConnectionGuard::responseDone() {
 void ConnectionGuard::startNextRequest() {
     m_haveHeaders = false;
     m_headers = {};
+    m_path.clear();
     if (m_phase == Phase::Rejected)
         return;
     m_phase = Phase::Head;

@@ -65,10 +65,14 @@ public:
     // request line and the fields Qt's server acts on (Content-Length, Transfer-Encoding,
     // Connection but a plain HTTP/1.1 keep-alive, Expect, Upgrade). A head with a field Qt must
     // refuse (over 100 KiB) is left whole; one of over 100 fields is refused (431) before this.
+    // A request target that is a plain path (letters, digits, '/', '-', '_'; no query, escape,
+    // dot or empty segment, so that Qt's URL reading could not make it anything else) goes to Qt
+    // as "/": Qt reads "/v1/chat/completions" a byte at a time too.
     void setHandsOverHeads(bool on) { m_handsOverHeads = on; }
     // The current request's header fields as sent (names and values trimmed), when the guard
-    // took them from a head it shortened; each request's fields are taken once.
-    bool takeHeaders(http::HeaderList *out);
+    // took them from a head it shortened; each request's fields are taken once. `path` is set
+    // when the guard also kept the request's path (a plain path, see above), else left alone.
+    bool takeHeaders(http::HeaderList *out, QString *path);
     // The listener's budget of body bytes in flight: a request's body is taken from it as it arrives
     // and given back when its answer is complete; what the client has not read of an answer is held
     // in it from then until the kernel takes it, or the connection goes (a client that reads
@@ -146,6 +150,7 @@ private:
     bool m_continuePending = false;    // the current head asked for 100-continue (sent after this read)
     const char *m_readStart = nullptr; // onReadyRead's copy of the unread bytes, while consume() reads it
     http::HeaderList m_headers;        // the current request's fields, when its head was handed over
+    QString m_path;                    // and its path, when that was handed over too (else empty)
     bool m_haveHeaders = false;
     std::shared_ptr<util::ByteBudget> m_budget;
     qint64 m_bodyTaken = 0;       // the request being read (or read and not yet dispatched)

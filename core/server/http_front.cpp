@@ -41,12 +41,15 @@ QByteArray methodName(QHttpServerRequest::Method m) {
 bool HttpFront::handleRequest(const QHttpServerRequest &request, QTcpSocket *socket) {
     InboundRequest in;
     in.method = methodName(request.method());
-    in.path = request.url().path();
-    in.query = request.query();
     auto *guard = ConnectionGuard::of(socket);
-    // The guard keeps the fields of a head it shortened for Qt's parser (ConnectionGuard::setHandsOverHeads).
-    if (!guard || !guard->takeHeaders(&in.headers))
+    // The guard keeps the fields of a head it shortened for Qt's parser (ConnectionGuard::setHandsOverHeads),
+    // and its path when that is a plain one (no query then).
+    if (!guard || !guard->takeHeaders(&in.headers, &in.path))
         in.headers = request.headers();
+    if (in.path.isEmpty()) {
+        in.path = request.url().path();
+        in.query = request.query();
+    }
     in.body = request.body();
     in.peer = request.remoteAddress();
     if (socket)

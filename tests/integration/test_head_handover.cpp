@@ -175,6 +175,14 @@ private slots:
         QTest::addRow("no Host field") << QByteArray("nohost") << 1 << true;
         QTest::addRow("HTTP/1.0 asking for keep-alive") << QByteArray("http10") << 1 << true;
         QTest::addRow("HTTP/1.0, then a second request") << QByteArray("http10twice") << 2 << true;
+        // The path goes to Qt as "/" only when Qt would read it back unchanged.
+        QTest::addRow("a dot segment in the path") << QByteArray("dots") << 1 << true;
+        QTest::addRow("a percent escape in the path") << QByteArray("escaped") << 1 << true;
+        QTest::addRow("a path starting with two slashes") << QByteArray("twoslashes") << 1 << true;
+        QTest::addRow("an empty segment inside the path") << QByteArray("emptysegment") << 1 << true;
+        QTest::addRow("the root path") << QByteArray("root") << 1 << true;
+        QTest::addRow("a query (Anthropic's SDK: ?beta=true)") << QByteArray("beta") << 1 << true;
+        QTest::addRow("a plain path, then one with a query, pipelined") << QByteArray("plainthenquery") << 2 << true;
     }
 
     void theHandlerSeesTheSameRequestEitherWay() {
@@ -239,6 +247,21 @@ private slots:
                                        "Connection: keep-alive\r\nUser-Agent: old-client\r\n\r\n";
                 return name == "http10" ? QList<QByteArray>{one} : QList<QByteArray>{one, one};
             }
+            if (name == "dots")
+                return {post(port, "/v1/./x/../messages", "Content-Type: application/json\r\n", kBody)};
+            if (name == "escaped")
+                return {post(port, "/v1/chat%2Dcompletions", "Content-Type: application/json\r\n", kBody)};
+            if (name == "twoslashes")
+                return {post(port, "//v1/messages", "Content-Type: application/json\r\n", kBody)};
+            if (name == "emptysegment")
+                return {post(port, "/v1//messages", "Content-Type: application/json\r\n", kBody)};
+            if (name == "beta")
+                return {post(port, "/v1/messages?beta=true", "Content-Type: application/json\r\n", kBody)};
+            if (name == "root")
+                return {post(port, "/", "Content-Type: application/json\r\n", kBody)};
+            if (name == "plainthenquery")
+                return {post(port, "/v1/chat/completions", kSdkFields, kBody) +
+                        post(port, "/v1/messages?beta=true", "Content-Type: application/json\r\n", kBody)};
             if (name == "close")
                 return {post(port, "/v1/messages", "Content-Type: application/json\r\nConnection: close\r\n", kBody)};
             return {};
