@@ -33,6 +33,38 @@ QString hostKeyOf(const QUrl &url) {
            QString::number(url.port(scheme == QLatin1String("https") ? 443 : 80));
 }
 
+UrlParts urlParts(const QUrl &url) {
+    struct Kept {
+        QUrl url;
+        UrlParts parts;
+    };
+    thread_local std::array<Kept, 8> recent;
+    thread_local size_t next = 0;
+    const auto data = const_cast<QUrl &>(url).data_ptr();
+    for (Kept &k : recent)
+        if (data && k.url.data_ptr() == data)
+            return k.parts;
+    UrlParts parts;
+    parts.hostKey = hostKeyOf(url);
+    parts.target = url.path(QUrl::FullyEncoded).toLatin1();
+    if (parts.target.isEmpty())
+        parts.target = "/";
+    if (url.hasQuery())
+        parts.target += '?' + url.query(QUrl::FullyEncoded).toLatin1();
+    const bool tls = url.scheme().compare(QLatin1String("https"), Qt::CaseInsensitive) == 0;
+    const int port = url.port(-1);
+    // An IPv6 literal goes in brackets, as in the URL (RFC 9110 7.2); QUrl::host drops them.
+    const QByteArray host = url.host(QUrl::FullyEncoded).toLatin1();
+    parts.hostField = host.contains(':') ? '[' + host + ']' : host;
+    if (port != -1 && port != (tls ? 443 : 80))
+        parts.hostField += ':' + QByteArray::number(port);
+    if (data) {
+        recent[next] = {url, parts};
+        next = (next + 1) % recent.size();
+    }
+    return parts;
+}
+
 const char *transportErrorName(TransportError e) {
     switch (e) {
     case TransportError::None:

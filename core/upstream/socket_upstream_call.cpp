@@ -14,7 +14,7 @@ namespace sw::upstream {
 
 SocketUpstreamCall::SocketUpstreamCall(SocketTransport *transport, const HttpRequest &request, QObject *parent)
     : UpstreamCall(parent), m_transport(transport), m_request(request),
-      m_hostKey(SocketTransport::hostKeyOf(request.url)), m_parser(request.method == "HEAD") {
+      m_urlParts(urlParts(request.url)), m_hostKey(m_urlParts.hostKey), m_parser(request.method == "HEAD") {
     begin(true);
 }
 
@@ -64,26 +64,17 @@ void SocketUpstreamCall::sendRequest() {
     m_sent = true;
     cancelConnectTimer();
     m_sentAtMs = m_clock->nowMs();
-    const QUrl &url = m_request.url;
-    const QByteArray path = url.path(QUrl::FullyEncoded).toLatin1();
-    const QByteArray query = url.hasQuery() ? url.query(QUrl::FullyEncoded).toLatin1() : QByteArray();
     // A small body goes in the head's buffer, so that the request leaves in one write; a large one is
     // handed to the socket by reference (below), never copied.
     const bool bodyInline = m_request.body.size() <= kInlineBodyBytes;
     // Sized once for the whole head (and an inline body): appends below never reallocate.
-    qsizetype size =
-        m_request.method.size() + path.size() + query.size() + 64 + (bodyInline ? m_request.body.size() : 0);
+    qsizetype size = m_request.method.size() + m_urlParts.target.size() + m_urlParts.hostField.size() + 96 +
+                     (bodyInline ? m_request.body.size() : 0);
     for (const auto &h : m_request.headers)
         size += h.first.size() + h.second.size() + 4;
     QByteArray head;
     head.reserve(size + 128);
-    head.append(m_request.method).append(' ');
-    if (path.isEmpty())
-        head.append('/');
-    head.append(path);
-    if (url.hasQuery())
-        head.append('?').append(query);
-    head.append(" HTTP/1.1\r\n");
+    head.append(m_request.method).append(' ').append(m_urlParts.target).append(" HTTP/1.1\r\n");
     bool hasHost = false;
     for (const auto &h : m_request.headers) {
         // Framing and content coding are ours to decide.
@@ -93,20 +84,8 @@ void SocketUpstreamCall::sendRequest() {
         hasHost |= http::sameName(h.first, "host");
         head.append(h.first).append(": ").append(h.second).append("\r\n");
     }
-    if (!hasHost) {
-        const bool tls = url.scheme().compare(QLatin1String("https"), Qt::CaseInsensitive) == 0;
-        const int port = url.port(-1);
-        // An IPv6 literal goes in brackets, as in the URL (RFC 9110 7.2); QUrl::host drops them.
-        const QByteArray host = url.host(QUrl::FullyEncoded).toLatin1();
-        head.append("Host: ");
-        if (host.contains(':'))
-            head.append('[').append(host).append(']');
-        else
-            head.append(host);
-        if (port != -1 && port != (tls ? 443 : 80))
-            head.append(':').append(QByteArray::number(port));
-        head.append("\r\n");
-    }
+    if (!hasHost)
+        head.append("Host: ").append(m_urlParts.hostField).append("\r\n");
     // No header would mean any coding is acceptable (RFC 9110 12.5.3); the parser decodes none.
     head.append("Accept-Encoding: identity\r\n");
     if (!m_request.body.isEmpty() || (m_request.method != "GET" && m_request.method != "HEAD"))

@@ -75,6 +75,7 @@ private:
 
     QPointer<SocketTransport> m_transport;
     HttpRequest m_request;
+    UrlParts m_urlParts; // before m_hostKey, which is its hostKey
     QString m_hostKey;
     QAbstractSocket *m_socket = nullptr;
     SocketLink *m_link = nullptr; // m_socket's link, held by this call
