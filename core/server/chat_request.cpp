@@ -19,6 +19,21 @@ namespace sw::server {
 using model::ErrorCategory;
 using model::GatewayError;
 
+namespace {
+// The client's address as text, for the request's log line and attempts. Every request from one
+// machine has the same address: the last one's text is kept (QHostAddress::toString was 1 k
+// instructions a request).
+QString peerText(const QHostAddress &peer) {
+    thread_local QHostAddress last;
+    thread_local QString lastText;
+    if (peer != last || lastText.isNull()) {
+        last = peer;
+        lastText = peer.toString();
+    }
+    return lastText;
+}
+} // namespace
+
 ChatRequest::ChatRequest(EngineContext &ctx, wire::Api format, InboundRequest &&request, HttpExchange *exchange,
                          QString tenant, QString requestId, QObject *parent)
     : QObject(parent), m_ctx(ctx), m_config(ctx.config), m_format(format), m_request(std::move(request)),
@@ -67,8 +82,8 @@ void ChatRequest::start() {
     setup.request = &m_parsed;
     setup.callerAuth = callerAuth();
     for (const auto &h : m_request.headers) {
-        const QByteArray name = h.first.toLower();
-        if (name == "anthropic-beta" || name == "anthropic-version" || name == "openai-beta")
+        if (http::sameName(h.first, "anthropic-beta") || http::sameName(h.first, "anthropic-version") ||
+            http::sameName(h.first, "openai-beta"))
             setup.forwardHeaders.append(h);
     }
     AttemptRunnerHandle upstreamSide = m_ctx.makeAttemptRunner(std::move(setup), this);
@@ -76,7 +91,7 @@ void ChatRequest::start() {
     m_reporter = std::make_unique<telemetry::AttemptReporter>(
         *m_ctx.telemetry,
         telemetry::RequestFacts{m_requestId, m_tenant, m_parsed.model, formats::formatName(m_format),
-                                m_request.peer.toString()},
+                                peerText(m_request.peer)},
         m_ctx.marksChanged);
 
     failover::LoopSettings settings;
