@@ -400,8 +400,8 @@ bool plainPath(QByteArrayView target) {
         return false;
     char previous = 0;
     for (const char c : target) {
-        const bool word = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
-                          c == '_';
+        const bool word =
+            (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
         if (!word && !(c == '/' && previous != '/'))
             return false;
         previous = c;

@@ -21,8 +21,8 @@ QString hostKeyOf(const QUrl &url);
 
 // What an HTTP/1.1 request to `url` is written with, worked out once per URL (see urlParts).
 struct UrlParts {
-    QString hostKey;     // hostKeyOf(url)
-    QByteArray target;   // the request target: the encoded path ("/" when empty), and "?query" when it has one
+    QString hostKey;      // hostKeyOf(url)
+    QByteArray target;    // the request target: the encoded path ("/" when empty), and "?query" when it has one
     QByteArray hostField; // the Host field's value: an IPv6 literal in brackets, the port unless the scheme's default
 };
 // The parts of `url`. The socket transport writes every request with these; reading them from QUrl

@@ -13,8 +13,8 @@
 namespace sw::upstream {
 
 SocketUpstreamCall::SocketUpstreamCall(SocketTransport *transport, const HttpRequest &request, QObject *parent)
-    : UpstreamCall(parent), m_transport(transport), m_request(request),
-      m_urlParts(urlParts(request.url)), m_hostKey(m_urlParts.hostKey), m_parser(request.method == "HEAD") {
+    : UpstreamCall(parent), m_transport(transport), m_request(request), m_urlParts(urlParts(request.url)),
+      m_hostKey(m_urlParts.hostKey), m_parser(request.method == "HEAD") {
     begin(true);
 }
 

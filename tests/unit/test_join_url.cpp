@@ -57,19 +57,18 @@ private slots:
         QTest::addColumn<QString>("hostKey");
         QTest::addColumn<QByteArray>("target");
         QTest::addColumn<QByteArray>("hostField");
-        QTest::addRow("https, default port") << "https://API.example.test/v1/chat/completions"
-                                             << "https://api.example.test:443" << QByteArray("/v1/chat/completions")
-                                             << QByteArray("api.example.test");
-        QTest::addRow("http, own port, query") << "http://127.0.0.1:8080/v1beta/models/m:streamGenerateContent?alt=sse"
-                                               << "http://127.0.0.1:8080"
-                                               << QByteArray("/v1beta/models/m:streamGenerateContent?alt=sse")
-                                               << QByteArray("127.0.0.1:8080");
+        QTest::addRow("https, default port")
+            << "https://API.example.test/v1/chat/completions"
+            << "https://api.example.test:443" << QByteArray("/v1/chat/completions") << QByteArray("api.example.test");
+        QTest::addRow("http, own port, query")
+            << "http://127.0.0.1:8080/v1beta/models/m:streamGenerateContent?alt=sse"
+            << "http://127.0.0.1:8080" << QByteArray("/v1beta/models/m:streamGenerateContent?alt=sse")
+            << QByteArray("127.0.0.1:8080");
         QTest::addRow("ipv6 literal") << "http://[::1]:11434/v1/chat/completions"
                                       << "http://::1:11434" << QByteArray("/v1/chat/completions")
                                       << QByteArray("[::1]:11434");
         QTest::addRow("no path") << "http://h.example.test:80"
-                                            << "http://h.example.test:80" << QByteArray("/")
-                                            << QByteArray("h.example.test");
+                                 << "http://h.example.test:80" << QByteArray("/") << QByteArray("h.example.test");
         QTest::addRow("escaped path") << "https://h.example.test/a%20b/c"
                                       << "https://h.example.test:443" << QByteArray("/a%20b/c")
                                       << QByteArray("h.example.test");
