@@ -47,8 +47,13 @@ StreamEvent event(EventType type, int contentIndex = -1) {
 } // namespace
 
 void CanonicalStreamBuilder::push(StreamEvent &&event) {
-    if (!m_finished)
-        m_out << std::move(event);
+    if (m_finished)
+        return;
+    // take() hands the list out whole, so each upstream event starts a new one: room for the few
+    // events one upstream event makes, instead of growing (and moving every event) at each push.
+    if (m_out.capacity() == 0)
+        m_out.reserve(4);
+    m_out << std::move(event);
 }
 
 void CanonicalStreamBuilder::failUnechoableNames() {

@@ -88,6 +88,8 @@ void SseReader::processLine(QByteArrayView line, QList<SseEvent> &out) {
             ev.event = std::move(m_current.event);
             ev.data = std::move(m_current.data);
             ev.id = m_current.id;
+            if (out.capacity() == 0)
+                out.reserve(8); // a chunk often holds several events: no regrowth (and moves) for each
             out.append(std::move(ev));
         }
         // The id persists across events (the "last event ID"); type and data do not.
