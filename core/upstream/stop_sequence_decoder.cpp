@@ -9,7 +9,7 @@ using model::StreamEvent;
 
 StopSequenceDecoder::StopSequenceDecoder(std::unique_ptr<StreamDecoder> inner, QStringList stops,
                                          qint64 inputTokensEstimate)
-    : m_inner(std::move(inner)), m_inputEstimate(std::max<qint64>(0, inputTokensEstimate)) {
+    : WrappingDecoder(std::move(inner)), m_inputEstimate(std::max<qint64>(0, inputTokensEstimate)) {
     for (const QString &s : stops)
         if (!s.isEmpty()) {
             m_stops << s;

@@ -22,14 +22,11 @@ namespace sw::upstream {
 // `inputTokensEstimate` (the caller's, from the request it sent), the output from what the model
 // produced up to the cut (text, thinking, tool-call arguments). Zero would let any client answer
 // free of its budget by ending its answers with a stop sequence of its own.
-class StopSequenceDecoder final : public StreamDecoder {
+class StopSequenceDecoder final : public WrappingDecoder {
 public:
     StopSequenceDecoder(std::unique_ptr<StreamDecoder> inner, QStringList stops, qint64 inputTokensEstimate = 0);
     QList<model::StreamEvent> feed(const SseEvent &event) override;
     QList<model::StreamEvent> finish() override;
-    bool lastWasUsageOnly() const override { return m_inner->lastWasUsageOnly(); }
-    bool lastWasUnreadable() const override { return m_inner->lastWasUnreadable(); }
-    void setKeepsText(bool keeps) override { m_inner->setKeepsText(keeps); }
 
 private:
     QList<model::StreamEvent> filter(QList<model::StreamEvent> events);
@@ -39,7 +36,6 @@ private:
     // Passes the first `chars` characters held back on as a delta of the open text block.
     void passOnPending(QList<model::StreamEvent> &out, qsizetype chars);
 
-    std::unique_ptr<StreamDecoder> m_inner;
     QStringList m_stops;
     qsizetype m_holdBack = 0;       // the longest stop sequence's length, less one
     model::StreamEvent m_textStart; // the open text block's start (contentIndex -1: none open)

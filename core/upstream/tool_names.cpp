@@ -148,7 +148,7 @@ const model::ChatRequest &withToolAliases(const model::ChatRequest &request, con
 
 ToolNameRestoringDecoder::ToolNameRestoringDecoder(std::unique_ptr<StreamDecoder> inner,
                                                    QHash<QString, QString> originals)
-    : m_inner(std::move(inner)), m_originals(std::move(originals)) {}
+    : WrappingDecoder(std::move(inner)), m_originals(std::move(originals)) {}
 
 QList<model::StreamEvent> ToolNameRestoringDecoder::feed(const SseEvent &event) {
     return restored(m_inner->feed(event));

@@ -59,19 +59,15 @@ const model::ChatRequest &withToolAliases(const model::ChatRequest &request, con
 
 // Wraps an upstream's decoder: a tool call whose name is an alias reaches the client with the
 // name it gave (`originals`: the upstream's name → the client's). Everything else passes as it is.
-class ToolNameRestoringDecoder final : public StreamDecoder {
+class ToolNameRestoringDecoder final : public WrappingDecoder {
 public:
     ToolNameRestoringDecoder(std::unique_ptr<StreamDecoder> inner, QHash<QString, QString> originals);
     QList<model::StreamEvent> feed(const SseEvent &event) override;
     QList<model::StreamEvent> finish() override;
-    bool lastWasUsageOnly() const override { return m_inner->lastWasUsageOnly(); }
-    bool lastWasUnreadable() const override { return m_inner->lastWasUnreadable(); }
-    void setKeepsText(bool keeps) override { m_inner->setKeepsText(keeps); }
 
 private:
     QList<model::StreamEvent> restored(QList<model::StreamEvent> events) const;
 
-    std::unique_ptr<StreamDecoder> m_inner;
     QHash<QString, QString> m_originals;
 };
 

@@ -109,6 +109,19 @@ public:
     virtual void setKeepsText(bool keeps) { Q_UNUSED(keeps); }
 };
 
+// A decoder around another (stop sequences, tool-name aliases): it changes the events, and passes
+// what it learns of each fed event, and the text setting, on to and from the one it wraps.
+class WrappingDecoder : public StreamDecoder {
+public:
+    explicit WrappingDecoder(std::unique_ptr<StreamDecoder> inner) : m_inner(std::move(inner)) {}
+    bool lastWasUsageOnly() const override { return m_inner->lastWasUsageOnly(); }
+    bool lastWasUnreadable() const override { return m_inner->lastWasUnreadable(); }
+    void setKeepsText(bool keeps) override { m_inner->setKeepsText(keeps); }
+
+protected:
+    std::unique_ptr<StreamDecoder> m_inner;
+};
+
 // An API's name as a QString, made once: a request asks its adapter's api() several times
 // (choosing the adapter, the same-API checks).
 template <wire::Api A> const QString &apiNameString() {
