@@ -14,7 +14,7 @@ namespace sw::upstream {
 
 SocketUpstreamCall::SocketUpstreamCall(SocketTransport *transport, const HttpRequest &request, QObject *parent)
     : UpstreamCall(parent), m_transport(transport), m_request(request), m_urlParts(urlParts(request.url)),
-      m_hostKey(m_urlParts.hostKey), m_parser(request.method == "HEAD") {
+      m_parser(request.method == "HEAD") {
     begin(true);
 }
 
@@ -29,7 +29,7 @@ void SocketUpstreamCall::begin(bool allowReuse) {
         return;
     }
     m_clock = &m_transport->clock();
-    SocketLink *link = allowReuse ? m_transport->takeIdle(m_hostKey, this) : nullptr;
+    SocketLink *link = allowReuse ? m_transport->takeIdle(m_urlParts.hostKey, this) : nullptr;
     m_reused = link != nullptr;
     if (!link) {
         link = m_transport->open(m_request.url, this);
@@ -38,9 +38,9 @@ void SocketUpstreamCall::begin(bool allowReuse) {
             m_connectTimer = 0;
             if (m_done || !m_socket || m_sent)
                 return;
-            complete(
-                {TransportError::Timeout, QStringLiteral("no connection to %1 within %2 ms").arg(m_hostKey).arg(limit)},
-                false);
+            complete({TransportError::Timeout,
+                      QStringLiteral("no connection to %1 within %2 ms").arg(m_urlParts.hostKey).arg(limit)},
+                     false);
         });
     }
     attach(link);
@@ -341,7 +341,7 @@ void SocketUpstreamCall::releaseSocket(bool reusable) {
     // Queued request bytes count too: the kernel may not have taken the whole body yet.
     reusable = reusable && bodySent() && s->bytesToWrite() == 0;
     if (reusable && m_transport) {
-        m_transport->giveBack(m_hostKey, link);
+        m_transport->giveBack(m_urlParts.hostKey, link);
         return;
     }
     s->abort(); // closes at once; the upstream sees the connection go
@@ -363,7 +363,7 @@ void SocketUpstreamCall::abort() {
         closeSpareDescriptor();
         m_socket = nullptr;
         m_link = nullptr;
-        m_transport->drain(m_hostKey, link, m_parser);
+        m_transport->drain(m_urlParts.hostKey, link, m_parser);
     } else {
         releaseSocket(false);
     }

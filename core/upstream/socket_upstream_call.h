@@ -75,8 +75,7 @@ private:
 
     QPointer<SocketTransport> m_transport;
     HttpRequest m_request;
-    UrlParts m_urlParts; // before m_hostKey, which is its hostKey
-    QString m_hostKey;
+    UrlParts m_urlParts; // the request URL's target, Host value and pool key (hostKey)
     QAbstractSocket *m_socket = nullptr;
     SocketLink *m_link = nullptr; // m_socket's link, held by this call
     Http1ResponseParser m_parser;

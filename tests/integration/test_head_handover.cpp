@@ -16,6 +16,7 @@
 #include "core/util/byte_budget.h"
 #include "signal_wait.h"
 
+#include <QHash>
 #include <QHostAddress>
 #include <QTcpSocket>
 #include <QTest>
@@ -247,18 +248,13 @@ private slots:
                                        "Connection: keep-alive\r\nUser-Agent: old-client\r\n\r\n";
                 return name == "http10" ? QList<QByteArray>{one} : QList<QByteArray>{one, one};
             }
-            if (name == "dots")
-                return {post(port, "/v1/./x/../messages", "Content-Type: application/json\r\n", kBody)};
-            if (name == "escaped")
-                return {post(port, "/v1/chat%2Dcompletions", "Content-Type: application/json\r\n", kBody)};
-            if (name == "twoslashes")
-                return {post(port, "//v1/messages", "Content-Type: application/json\r\n", kBody)};
-            if (name == "emptysegment")
-                return {post(port, "/v1//messages", "Content-Type: application/json\r\n", kBody)};
-            if (name == "beta")
-                return {post(port, "/v1/messages?beta=true", "Content-Type: application/json\r\n", kBody)};
-            if (name == "root")
-                return {post(port, "/", "Content-Type: application/json\r\n", kBody)};
+            // One JSON POST whose request target is the case itself.
+            static const QHash<QByteArray, QByteArray> targets{
+                {"dots", "/v1/./x/../messages"},    {"escaped", "/v1/chat%2Dcompletions"},
+                {"twoslashes", "//v1/messages"},    {"emptysegment", "/v1//messages"},
+                {"beta", "/v1/messages?beta=true"}, {"root", "/"}};
+            if (targets.contains(name))
+                return {post(port, targets.value(name), "Content-Type: application/json\r\n", kBody)};
             if (name == "plainthenquery")
                 return {post(port, "/v1/chat/completions", kSdkFields, kBody) +
                         post(port, "/v1/messages?beta=true", "Content-Type: application/json\r\n", kBody)};
