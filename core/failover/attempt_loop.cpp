@@ -517,9 +517,10 @@ void AttemptLoop::commit(Attempt &a, const QList<model::StreamEvent> &released) 
         m_clock.cancel(m_keepaliveTimer);
         m_keepaliveTimer = 0;
     }
-    if (a.ttftMs)
-        m_deps.observer->ttftObserved(*a.ttftMs);
-    m_deps.observer->attemptRecorded(reportOf(a, AttemptOutcome::Committed, {}, {}, {}));
+    // The report is taken now and told once the first content is out: the bookkeeping adds nothing
+    // to the client's wait for its first token.
+    const AttemptReport report = reportOf(a, AttemptOutcome::Committed, {}, {}, {});
+    const std::optional<qint64> ttftMs = a.ttftMs;
     m_deps.client->commitStream(answerInfo(a), a.ready.passthrough);
     if (a.ready.passthrough) {
         for (const auto &frame : std::as_const(a.heldRaw))
@@ -533,6 +534,9 @@ void AttemptLoop::commit(Attempt &a, const QList<model::StreamEvent> &released) 
     // The first content is out of the hold: the client gets it before the gateway reads on through
     // the rest of the upstream's read (the frames after it still leave together).
     m_deps.client->sendNow();
+    if (ttftMs)
+        m_deps.observer->ttftObserved(*ttftMs);
+    m_deps.observer->attemptRecorded(report);
 }
 
 void AttemptLoop::deliver(Attempt &a, const model::StreamEvent &event) {
@@ -565,8 +569,10 @@ void AttemptLoop::succeed(Attempt &a) {
     if (a.budget)
         a.budget->settle();
     if (!m_settings.stream) {
-        m_deps.observer->attemptRecorded(reportOf(a, AttemptOutcome::Committed, {}, {}, {}));
+        // Recorded once the answer is written (its figures as of now): no bookkeeping before the client's bytes.
+        const AttemptReport report = reportOf(a, AttemptOutcome::Committed, {}, {}, {});
         m_deps.client->answer(a.accumulator.message(), answerInfo(a));
+        m_deps.observer->attemptRecorded(report);
     } else {
         m_deps.client->endStream(StreamEnd::Answered);
     }
