@@ -32,6 +32,7 @@
 #include <QJsonValue>
 #include <QString>
 #include <cstddef>
+#include <cstring>
 #include <string_view>
 
 #include <rapidjson/document.h>
@@ -95,6 +96,20 @@ private:
 // something that is not an object, so lookups chain like QJsonValue::toObject().value().
 // With duplicate names the last one counts.
 const Value *member(const Value *object, std::string_view name);
+// The same for a name written as a literal (nearly every lookup): its length is known where it
+// is called, so each member costs a length check and a compare of that many bytes, not a call
+// to memcmp (a streamed chunk's decode makes a dozen lookups).
+template <std::size_t N> inline const Value *member(const Value *object, const char (&name)[N]) {
+    static_assert(N > 1, "a member name");
+    if (!object || !object->IsObject())
+        return nullptr;
+    for (auto it = object->MemberEnd(); it != object->MemberBegin();) {
+        --it; // from the end: the last of duplicate names counts
+        if (it->name.GetStringLength() == N - 1 && std::memcmp(it->name.GetString(), name, N - 1) == 0)
+            return &it->value;
+    }
+    return nullptr;
+}
 // The value if it is an object (array), else nullptr: QJsonValue::toObject() (toArray())
 // of anything else is empty.
 inline const Value *asObject(const Value *v) {
