@@ -551,6 +551,44 @@ private Q_SLOTS:
                  QStringLiteral("pb/embed-b")); // the next one considered
     }
 
+    // The failover log line names the client that sent the request. The gateway keeps the text of
+    // the last client address it wrote (every request from one machine has the same); a request
+    // from another address must get its own, and the one after it the first again.
+    void theFailoverLogNamesEachRequestsOwnClient() {
+        GatewayFixture gw;
+        gw.anthropicA.setFault(fault(Fault::Status, 503));
+        gw.start();
+        QSignalSpy logged(gw.engine().telemetry(), &telemetry::Telemetry::logLine);
+        const QByteArray body =
+            QJsonDocument(GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), false))
+                .toJson(QJsonDocument::Compact);
+        const QByteArray request = "POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                                   "Content-Length: " +
+                                   QByteArray::number(body.size()) + "\r\n\r\n" + body;
+        const QList<QHostAddress> from = {QHostAddress(QStringLiteral("127.0.0.2")), QHostAddress::LocalHost,
+                                          QHostAddress(QStringLiteral("127.0.0.3")),
+                                          QHostAddress(QStringLiteral("127.0.0.3")), QHostAddress::LocalHost};
+        QStringList peers;
+        for (const QHostAddress &address : from) {
+            gw.engine().clearMarks({}); // the first candidate fails again: one failover line per request
+            RawHttpClient client(gw.engine().port(), address);
+            QVERIFY(client.waitConnected());
+            QCOMPARE(client.socket().localAddress(), address);
+            const qsizetype before = logged.count();
+            client.send(request);
+            QVERIFY(client.waitResponse());
+            QCOMPARE(client.status(), 200);
+            for (qsizetype i = before; i < logged.count(); ++i) {
+                const QJsonObject line = logged.at(i).at(0).toJsonObject();
+                if (line.value(QStringLiteral("msg")).toString() == QLatin1String("candidate failover"))
+                    peers.append(line.value(QStringLiteral("peer")).toString());
+            }
+        }
+        QCOMPARE(peers,
+                 (QStringList{QStringLiteral("127.0.0.2"), QStringLiteral("127.0.0.1"), QStringLiteral("127.0.0.3"),
+                              QStringLiteral("127.0.0.3"), QStringLiteral("127.0.0.1")}));
+    }
+
     void incompatibleFirstCandidateIsSkippedForOneThatCan_data() {
         QTest::addColumn<bool>("stream");
         QTest::newRow("json") << false;

@@ -4,13 +4,17 @@
 
 namespace sw::test {
 
-RawHttpClient::RawHttpClient(quint16 port, QObject *parent) : QObject(parent) {
+RawHttpClient::RawHttpClient(quint16 port, QObject *parent) : RawHttpClient(port, QHostAddress(), parent) {}
+
+RawHttpClient::RawHttpClient(quint16 port, const QHostAddress &from, QObject *parent) : QObject(parent) {
     connect(&m_socket, &QIODevice::readyRead, this, [this]() { m_received += m_socket.readAll(); });
     connect(&m_socket, &QAbstractSocket::disconnected, this, [this]() { m_closed = true; });
     connect(&m_socket, &QAbstractSocket::errorOccurred, this, [this](QAbstractSocket::SocketError e) {
         if (e == QAbstractSocket::RemoteHostClosedError || e == QAbstractSocket::ConnectionRefusedError)
             m_closed = true;
     });
+    if (!from.isNull())
+        m_socket.bind(from);
     m_socket.connectToHost(QHostAddress::LocalHost, port);
 }
 

@@ -4,6 +4,7 @@
 // there too, so nothing here blocks).
 
 #include <QByteArray>
+#include <QHostAddress>
 #include <QTcpSocket>
 
 namespace sw::test {
@@ -12,6 +13,8 @@ class RawHttpClient final : public QObject {
     Q_OBJECT
 public:
     explicit RawHttpClient(quint16 port, QObject *parent = nullptr);
+    // From a chosen local address (e.g. 127.0.0.2: any 127/8 address reaches a loopback listener).
+    RawHttpClient(quint16 port, const QHostAddress &from, QObject *parent = nullptr);
     bool waitConnected(int timeoutMs = 5000);
     void send(const QByteArray &bytes);
     // Until one whole response (head + Content-Length body) arrived or the server closed.
