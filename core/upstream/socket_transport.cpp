@@ -3,7 +3,9 @@
 #include "core/http/socket_read.h"
 #include "core/upstream/socket_upstream_call.h"
 
+#include <QEvent>
 #include <QNetworkProxy>
+#include <QSocketNotifier>
 #include <QSslConfiguration>
 #include <QSslSocket>
 #include <QTcpSocket>
@@ -51,6 +53,29 @@ SocketLink::SocketLink(QAbstractSocket *socket) : QObject(socket), m_socket(sock
 void SocketLink::holdByCall(SocketUpstreamCall *call) {
     m_call = call;
     m_idleIn = nullptr;
+    watchReadNotifier();
+}
+
+void SocketLink::watchReadNotifier() {
+    // Qt's socket engine, a child of the socket, makes its read notifier once the connection is up.
+    // A TLS socket reads ciphertext that only it can decrypt: Qt's path, always.
+    if (m_readNotifier || m_socket->state() != QAbstractSocket::ConnectedState || qobject_cast<QSslSocket *>(m_socket))
+        return;
+    const qintptr fd = m_socket->socketDescriptor();
+    for (QSocketNotifier *n : m_socket->findChildren<QSocketNotifier *>())
+        if (n->type() == QSocketNotifier::Read && n->socket() == fd) {
+            m_readNotifier = n;
+            n->installEventFilter(this);
+            return;
+        }
+}
+
+bool SocketLink::eventFilter(QObject *watched, QEvent *event) {
+    // Taken here only while a call holds the connection and reads it now (not paused, nothing in
+    // Qt's buffer); the end of the connection, an error, an idle connection and a drain go to Qt.
+    if (watched == m_readNotifier && event->type() == QEvent::SockAct && m_call)
+        return m_call->readDirect();
+    return false;
 }
 
 void SocketLink::holdIdle(SocketTransport *transport) {
@@ -64,6 +89,7 @@ void SocketLink::release() {
 }
 
 void SocketLink::onConnected() {
+    watchReadNotifier();
     if (m_call)
         m_call->sendRequest();
 }

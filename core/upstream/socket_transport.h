@@ -25,6 +25,7 @@
 #include <QHash>
 #include <QList>
 #include <QObject>
+#include <QPointer>
 
 namespace sw::upstream {
 
@@ -44,15 +45,23 @@ public:
     void holdIdle(SocketTransport *transport);
     void release(); // nobody hears the socket until the next hold
 
+protected:
+    // A plain connection's read notifications reach the call that holds it before Qt's socket
+    // (SocketUpstreamCall::readDirect): Qt asks the kernel how much is readable before every read
+    // (ioctl FIONREAD), a system call per upstream read that the call does not need.
+    bool eventFilter(QObject *watched, QEvent *event) override;
+
 private:
     void onConnected();
     void onReadyRead();
     void onError(QAbstractSocket::SocketError error);
     void onDisconnected();
+    void watchReadNotifier();
 
     QAbstractSocket *m_socket;
     SocketUpstreamCall *m_call = nullptr;
     SocketTransport *m_idleIn = nullptr;
+    QPointer<QObject> m_readNotifier; // Qt's, of a plain connection, once found
 };
 
 class SocketTransport final : public QObject, public Transport {

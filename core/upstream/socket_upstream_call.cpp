@@ -143,6 +143,33 @@ void SocketUpstreamCall::onReadyRead() {
     consume(m_socket->readAll());
 }
 
+bool SocketUpstreamCall::readDirect() {
+    if (m_done || !m_socket || m_paused || m_socket->bytesAvailable() > 0 ||
+        m_socket->state() != QAbstractSocket::ConnectedState)
+        return false;
+    const qintptr fd = m_socket->socketDescriptor();
+    // One block for the engine thread's direct reads; consume() copies out what it keeps.
+    thread_local QByteArray block;
+    thread_local bool inUse = false;
+    if (fd < 0 || inUse)
+        return false;
+    if (block.size() < kReadBuffer)
+        block.resize(kReadBuffer);
+    inUse = true;
+    ssize_t n;
+    do {
+        n = ::recv(int(fd), block.data(), size_t(kReadBuffer), MSG_DONTWAIT);
+    } while (n < 0 && errno == EINTR);
+    if (n > 0)
+        consume(QByteArrayView(block.constData(), n));
+    inUse = false;
+    if (n > 0)
+        return true;
+    // Nothing to read after all: heard again when there is. The end (0) stays for Qt's read; an
+    // error taken by this read leaves the connection reset, which Qt's read reports as the end.
+    return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+}
+
 void SocketUpstreamCall::setReadPaused(bool paused) {
     if (m_done || paused == m_paused)
         return;

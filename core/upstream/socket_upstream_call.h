@@ -60,6 +60,10 @@ private:
     void sendBodySlices(); // TLS: the next pieces of a large body, while little is queued
     bool bodySent() const { return m_bodyOffset >= m_request.body.size(); }
     void onReadyRead();
+    // A read notification of a plain connection, before Qt's socket sees it: reads the connection
+    // with one system call and returns true, or returns false to leave it to Qt (paused, bytes in
+    // Qt's buffer, the connection's end or an error, which Qt reads and reports as always).
+    bool readDirect();
     void onSocketError(QAbstractSocket::SocketError error);
     void onDisconnected();
     void resumeReading();

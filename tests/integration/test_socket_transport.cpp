@@ -181,6 +181,7 @@ private Q_SLOTS:
     void closeDelimitedAndContentLengthBodies();
     void refusedPortIsRefused();
     void resetIsResetAndTheRequestWasSentOnce();
+    void aResetAfterPartOfTheBodyKeepsThePartAndEndsAsReset();
     void abortMidStreamClosesConnectionAndIsSynchronous();
     void abortFromResponseStartedFinishesOnce();
     void stallAfter200ReportsHeaders();
@@ -376,6 +377,34 @@ void TestSocketTransport::resetIsResetAndTheRequestWasSentOnce() {
     QVERIFY(rec.waitFinished());
     QCOMPARE(rec.error(), TransportError::Reset);
     QCOMPARE(m_fake->requests().size(), 1); // never re-sent on a fresh connection
+}
+
+// A plain connection's reads bypass Qt's socket (SocketUpstreamCall::readDirect); the read that meets
+// a reset takes the error from the kernel. The caller must still hear every byte that came before
+// it, then the reset, once, and the connection must not go back to the pool.
+void TestSocketTransport::aResetAfterPartOfTheBodyKeepsThePartAndEndsAsReset() {
+    HostileUpstream up;
+    QVERIFY(up.listen());
+    const QByteArray events = sseEvents(2);
+    up.setScript([&events](QTcpSocket *s, const QByteArray &) {
+        s->write("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n" +
+                 QByteArray::number(events.size(), 16) + "\r\n" + events + "\r\n");
+        s->flush();
+        QTimer::singleShot(30, s, [s] {
+            const linger reset{1, 0}; // close with RST, not FIN
+            ::setsockopt(int(s->socketDescriptor()), SOL_SOCKET, SO_LINGER, &reset, sizeof reset);
+            s->abort();
+        });
+    });
+    CallRecorder rec(m_transport->start(post(up.baseUrl()), this));
+    QVERIFY(rec.waitFinished());
+    QCOMPARE(rec.status, 200);
+    QCOMPARE(rec.body, events);
+    QCOMPARE(rec.finishedCount, 1);
+    QCOMPARE(rec.error(), TransportError::Reset);
+    QTest::qWait(50);
+    QCOMPARE(rec.signalsAfterFinished, 0);
+    QCOMPARE(m_transport->idleConnections(), 0);
 }
 
 void TestSocketTransport::abortMidStreamClosesConnectionAndIsSynchronous() {
