@@ -520,7 +520,6 @@ void AttemptLoop::commit(Attempt &a, const QList<model::StreamEvent> &released) 
     // The report is taken now and told once the first content is out: the bookkeeping adds nothing
     // to the client's wait for its first token.
     const AttemptReport report = reportOf(a, AttemptOutcome::Committed, {}, {}, {});
-    const std::optional<qint64> ttftMs = a.ttftMs;
     m_deps.client->commitStream(answerInfo(a), a.ready.passthrough);
     if (a.ready.passthrough) {
         for (const auto &frame : std::as_const(a.heldRaw))
@@ -534,8 +533,8 @@ void AttemptLoop::commit(Attempt &a, const QList<model::StreamEvent> &released) 
     // The first content is out of the hold: the client gets it before the gateway reads on through
     // the rest of the upstream's read (the frames after it still leave together).
     m_deps.client->sendNow();
-    if (ttftMs)
-        m_deps.observer->ttftObserved(*ttftMs);
+    if (report.ttftMs)
+        m_deps.observer->ttftObserved(*report.ttftMs);
     m_deps.observer->attemptRecorded(report);
 }
 

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include <utility>
 
 namespace sw::upstream {
 
@@ -148,26 +149,35 @@ bool SocketUpstreamCall::readDirect() {
         m_socket->state() != QAbstractSocket::ConnectedState)
         return false;
     const qintptr fd = m_socket->socketDescriptor();
-    // One block for the engine thread's direct reads; consume() copies out what it keeps.
-    thread_local QByteArray block;
-    thread_local bool inUse = false;
-    if (fd < 0 || inUse)
+    if (fd < 0)
         return false;
-    if (block.size() < kReadBuffer)
-        block.resize(kReadBuffer);
-    inUse = true;
-    ssize_t n;
-    do {
-        n = ::recv(int(fd), block.data(), size_t(kReadBuffer), MSG_DONTWAIT);
-    } while (n < 0 && errno == EINTR);
-    if (n > 0)
-        consume(QByteArrayView(block.constData(), n));
-    inUse = false;
-    if (n > 0)
-        return true;
     // Nothing to read after all: heard again when there is. The end (0) stays for Qt's read; an
     // error taken by this read leaves the connection reset, which Qt's read reports as the end.
-    return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+    const ssize_t n = receive(int(fd));
+    return n > 0 || (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK));
+}
+
+ssize_t SocketUpstreamCall::receive(int fd) {
+    // One block for the engine thread's reads; consume() copies out what it keeps. A read made from
+    // inside consume() (none is today) would get a block of its own.
+    thread_local QByteArray block;
+    thread_local bool inUse = false;
+    QByteArray own;
+    QByteArray &buffer = inUse ? own : block;
+    if (buffer.size() < kReadBuffer)
+        buffer.resize(kReadBuffer);
+    const bool outermost = !std::exchange(inUse, true);
+    ssize_t n;
+    do {
+        n = ::recv(fd, buffer.data(), size_t(kReadBuffer), MSG_DONTWAIT);
+    } while (n < 0 && errno == EINTR);
+    const int readErrno = errno;
+    if (n > 0)
+        consume(QByteArrayView(buffer.constData(), n));
+    if (outermost)
+        inUse = false;
+    errno = readErrno;
+    return n;
 }
 
 void SocketUpstreamCall::setReadPaused(bool paused) {
@@ -312,16 +322,12 @@ void SocketUpstreamCall::closeSpareDescriptor() {
 void SocketUpstreamCall::readLeftover() {
     if (m_spareFd < 0)
         return;
-    QByteArray buffer(kReadBuffer, Qt::Uninitialized);
     qint64 total = 0;
     while (!m_done && m_socket && total < kLeftoverBytes) {
-        const ssize_t n = ::recv(m_spareFd, buffer.data(), size_t(buffer.size()), MSG_DONTWAIT);
-        if (n < 0 && errno == EINTR)
-            continue;
+        const ssize_t n = receive(m_spareFd);
         if (n <= 0)
             break; // the end, the reset, or nothing more yet
         total += n;
-        consume(QByteArrayView(buffer.constData(), n));
     }
 }
 

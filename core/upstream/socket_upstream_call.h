@@ -64,6 +64,8 @@ private:
     // with one system call and returns true, or returns false to leave it to Qt (paused, bytes in
     // Qt's buffer, the connection's end or an error, which Qt reads and reports as always).
     bool readDirect();
+    // One recv() of at most kReadBuffer from `fd`, consumed: the count, 0 at the end, or -1 with errno.
+    ssize_t receive(int fd);
     void onSocketError(QAbstractSocket::SocketError error);
     void onDisconnected();
     void resumeReading();
