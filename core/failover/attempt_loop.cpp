@@ -40,6 +40,7 @@ struct AttemptLoop::Attempt {
     bool readPaused = false;
     qint64 pausedAtMs = 0;                 // readPaused since: the silence from then on is the client's
     bool withoutReplayedReasoning = false; // its upstream refused a signature in the history
+    bool withReasoningBack = false;        // its upstream asked for the reasoning of tool-call turns back
     std::optional<int> outputCap;          // its upstream refused the output cap and named its maximum
 };
 
@@ -273,6 +274,7 @@ void AttemptLoop::startTry(Attempt &a, bool nextCredential) {
     s.candidate = a.candidate;
     s.nextCredential = nextCredential;
     s.withoutReplayedReasoning = a.withoutReplayedReasoning;
+    s.withReasoningBack = a.withReasoningBack;
     s.outputCap = a.outputCap;
     m_deps.runner->start(s); // may answer at once
 }
@@ -615,6 +617,18 @@ void AttemptLoop::attemptFailed(Attempt &a, TryFailure failure) {
         FailureClassifier::refusesReplayedReasoning(failure.input)) {
         a.withoutReplayedReasoning = true;
         m_deps.observer->note(QStringLiteral("replayed reasoning refused"),
+                              {{QStringLiteral("candidate"), a.candidate.name()},
+                               {QStringLiteral("message"), failure.input.message.left(300)}});
+        recordUsage(a, false);
+        return startTry(a, false);
+    }
+    // A Chat server in DeepSeek's thinking mode refused the history because an assistant turn with
+    // tool calls went without its reasoning_content (Chat clients' servers mostly refuse the
+    // field, so it goes only where asked): the same candidate once more, with it. Not an outage.
+    if (!a.withReasoningBack && !failure.stop && !budgetTimedOut &&
+        FailureClassifier::asksForReasoningBack(failure.input)) {
+        a.withReasoningBack = true;
+        m_deps.observer->note(QStringLiteral("reasoning asked back"),
                               {{QStringLiteral("candidate"), a.candidate.name()},
                                {QStringLiteral("message"), failure.input.message.left(300)}});
         recordUsage(a, false);

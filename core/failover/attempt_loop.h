@@ -44,6 +44,9 @@ struct TryStart {
     // The upstream refused a signature in the history (another provider's): this try sends the
     // earlier turns without their signed reasoning.
     bool withoutReplayedReasoning = false;
+    // The upstream (a Chat server in DeepSeek's thinking mode) refused the request because an
+    // assistant turn with tool calls went without its reasoning_content: this try sends it back.
+    bool withReasoningBack = false;
     // The upstream refused the request's output cap and named its maximum: this try asks for no
     // more (upstream::Target::maxOutputTokens).
     std::optional<int> outputCap;

@@ -132,6 +132,14 @@ bool FailureClassifier::refusesReplayedReasoning(const FailureInput &in) {
                          "|(corrupted|invalid) thought.?signature|thought.?signature is (not valid|invalid)");
 }
 
+bool FailureClassifier::asksForReasoningBack(const FailureInput &in) {
+    if (in.status != 400)
+        return false;
+    const QString text = in.classificationMessage.isEmpty() ? in.message : in.classificationMessage;
+    return matches(text, "missing\\W{0,3}reasoning_content|reasoning_content\\W{0,3}(field )?(is )?(required|missing)"
+                         "|reasoning_content\\W{0,3}(in the thinking mode )?must be passed back");
+}
+
 std::optional<int> FailureClassifier::outputMaximum(const FailureInput &in) {
     if (in.status != 400 && in.status != 422)
         return std::nullopt;

@@ -40,6 +40,10 @@ public:
     // signature". Another provider of the same API made it (a turn answered after a failover);
     // the history can go without it.
     static bool refusesReplayedReasoning(const FailureInput &input);
+    // A 400 that asks for the reasoning of an earlier tool-call turn back: DeepSeek's thinking
+    // mode ("Missing `reasoning_content` field in the assistant message at message index 2",
+    // "The `reasoning_content` in the thinking mode must be passed back to the API").
+    static bool asksForReasoningBack(const FailureInput &input);
     // A 400 (or 422) that refuses the request's output cap and names the most the model takes:
     // that number. Anthropic's "max_tokens: 64000 > 8192, which is the maximum allowed", OpenAI's
     // "supports at most 16384 completion tokens", vLLM's "(100000 > 32768 - 50)" (the context left),

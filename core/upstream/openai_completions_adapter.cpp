@@ -109,6 +109,10 @@ bool OpenAICompletionsAdapter::isOpenAI(const QString &baseUrl) {
     return QUrl(baseUrl).host() == L("api.openai.com");
 }
 
+bool OpenAICompletionsAdapter::takesReasoningBack(const Target &target) {
+    return target.reasoningBack || QUrl(target.baseUrl).host() == L("api.deepseek.com");
+}
+
 qsizetype OpenAICompletionsAdapter::stopSequencesSent(const model::ChatRequest &request, const Target &target) const {
     if (request.sourceApi == kApi)
         return request.options.stop.size(); // the client's own body, as it sent it
@@ -117,7 +121,7 @@ qsizetype OpenAICompletionsAdapter::stopSequencesSent(const model::ChatRequest &
 }
 
 QJsonObject OpenAICompletionsAdapter::buildBody(const model::ChatRequest &request, const QString &modelId,
-                                                bool useMaxCompletionTokens) {
+                                                bool useMaxCompletionTokens, bool reasoningBack) {
     const Context &ctx = request.context;
     const Options &opt = request.options;
     QJsonArray messages;
@@ -143,13 +147,18 @@ QJsonObject OpenAICompletionsAdapter::buildBody(const model::ChatRequest &reques
             messages.append(QJsonObject{{L("role"), L("user")}, {L("content"), userContent(m.content)}});
             break;
         case Role::Assistant: {
-            // Chat Completions has no input field for reasoning: thinking is dropped,
-            // never replayed as text (formats/translation_rules.md).
+            // Thinking is dropped, never replayed as text (formats/translation_rules.md), but
+            // for a server that asks for a tool-call turn's reasoning back: the turn's own
+            // reasoning_content when a Chat server made it, else an empty one.
             QString text;
+            QString reasoning;
             QJsonArray calls;
             for (const ContentBlock &b : m.content) {
                 if (b.type == BlockType::Text) {
                     text += b.text;
+                } else if (b.type == BlockType::Thinking) {
+                    if (reasoningBack && model::signatureOwner(m, b) == apiNameString<kApi>())
+                        reasoning += b.text;
                 } else if (b.type == BlockType::ToolCall) {
                     const QString args = b.arguments.isEmpty() && !b.argumentsJson.isEmpty()
                                              ? b.argumentsJson
@@ -164,8 +173,11 @@ QJsonObject OpenAICompletionsAdapter::buildBody(const model::ChatRequest &reques
                 break;
             QJsonObject msg{{L("role"), L("assistant")},
                             {L("content"), text.isEmpty() ? QJsonValue() : QJsonValue(text)}};
-            if (!calls.isEmpty())
+            if (!calls.isEmpty()) {
                 msg.insert(L("tool_calls"), calls);
+                if (reasoningBack)
+                    msg.insert(L("reasoning_content"), reasoning);
+            }
             messages.append(msg);
             break;
         }
@@ -272,8 +284,21 @@ HttpRequest OpenAICompletionsAdapter::buildRequest(const model::ChatRequest &req
                    (!calls || calls->IsNull() || (calls->IsArray() && calls->Empty())) &&
                    !rj::member(&m, "function_call") && !rj::member(&m, "audio") && (!refusal || refusal->IsNull());
         };
+        // reasoning_content goes only to a server that takes it back (takesReasoningBack), which
+        // gets it on every turn with calls: the client's own, else an empty one.
+        const bool reasoningBack = takesReasoningBack(target);
+        const auto reasoningEdit = [reasoningBack](const rj::Value &m) {
+            if (!rj::equals(rj::member(&m, "role"), "assistant"))
+                return false;
+            const rj::Value *reasoning = rj::member(&m, "reasoning_content");
+            if (!reasoningBack)
+                return reasoning != nullptr;
+            const rj::Value *calls = rj::member(&m, "tool_calls");
+            return calls && calls->IsArray() && !calls->Empty() && !(reasoning && reasoning->IsString());
+        };
         const auto messages = rj::elements(rj::member(wire::clientBody(request), "messages"));
-        const bool dropsTurns = std::any_of(messages.begin(), messages.end(), emptyAssistant);
+        const bool reworksTurns = std::any_of(messages.begin(), messages.end(),
+                                              [&](const rj::Value &m) { return emptyAssistant(m) || reasoningEdit(m); });
         const QByteArray model = wire::jsonString(target.modelId);
         // A model that takes fewer output tokens than asked (Target::maxOutputTokens): each of the
         // client's two caps that asks for more goes down to it.
@@ -284,7 +309,7 @@ HttpRequest OpenAICompletionsAdapter::buildRequest(const model::ChatRequest &req
             return cap && rj::isNumber(v) && rj::toDouble(v) > *cap;
         };
         std::optional<QByteArray> spliced;
-        if (!dropsTurns) {
+        if (!reworksTurns) {
             QVarLengthArray<wire::JsonMemberEdit, 5> edits{
                 {"model", model},
                 {"stream", "true"},
@@ -308,13 +333,23 @@ HttpRequest OpenAICompletionsAdapter::buildRequest(const model::ChatRequest &req
                     body.insert(QLatin1String(key), *cap);
             if (cap && !request.options.maxTokens)
                 body.insert(L("max_tokens"), *cap);
-            if (dropsTurns) {
+            if (reworksTurns) {
                 const QJsonArray sent = body.value(L("messages")).toArray();
                 QJsonArray kept;
                 qsizetype i = 0;
                 for (const rj::Value &m : messages) {
-                    if (!emptyAssistant(m))
+                    if (emptyAssistant(m)) {
+                        // left out
+                    } else if (reasoningEdit(m)) {
+                        QJsonObject turn = sent.at(i).toObject();
+                        if (reasoningBack)
+                            turn.insert(L("reasoning_content"), QString());
+                        else
+                            turn.remove(L("reasoning_content"));
+                        kept.append(turn);
+                    } else {
                         kept.append(sent.at(i));
+                    }
                     ++i;
                 }
                 body.insert(L("messages"), kept);
@@ -331,7 +366,8 @@ HttpRequest OpenAICompletionsAdapter::buildRequest(const model::ChatRequest &req
         // one that takes fewer output tokens than asked gets its maximum.
         model::ChatRequest scratch;
         http.body = wire::compactJson(
-            buildBody(requestForTarget(converted, target, scratch), target.modelId, isOpenAI(target.baseUrl)));
+            buildBody(requestForTarget(converted, target, scratch), target.modelId, isOpenAI(target.baseUrl),
+                      takesReasoningBack(target)));
     }
 
     addHeader(http, "content-type", "application/json");

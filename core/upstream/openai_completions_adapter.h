@@ -26,9 +26,18 @@ public:
     // The chat body for a request that came in another format (see formats/translation_rules.md).
     // useMaxCompletionTokens: api.openai.com wants max_completion_tokens; most compatible servers max_tokens
     // (isOpenAI).
+    // reasoningBack: each assistant turn with tool calls carries reasoning_content
+    // (takesReasoningBack).
     static QJsonObject buildBody(const model::ChatRequest &request, const QString &modelId,
-                                 bool useMaxCompletionTokens);
+                                 bool useMaxCompletionTokens, bool reasoningBack = false);
     static bool isOpenAI(const QString &baseUrl);
+    // Whether this Chat server gets the reasoning of earlier turns back, as reasoning_content on each
+    // assistant turn with tool calls (that turn's own reasoning when this API made it, else empty):
+    // DeepSeek's API, whose thinking mode refuses a tool-call turn without it, and a server that
+    // refused the history for want of it (Target::reasoningBack). Every other Chat server gets no
+    // reasoning_content at all: Groq and Cerebras refuse the field ("property 'reasoning_content' is
+    // unsupported"), and what a Chat client holds there may be another API's thinking.
+    static bool takesReasoningBack(const Target &target);
     // A failed tool result's text as it goes to an API with no is_error flag (Chat, Responses).
     static QString toolErrorText(const QString &text);
     // Chat's response_format for a structured-output request.

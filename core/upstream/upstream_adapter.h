@@ -25,6 +25,10 @@ struct Target {
     // refused such a signature (one another provider of the same API made): the history goes
     // without it, as it would to another API.
     bool replayReasoning = true;
+    // True for the one try after a Chat server refused the history for want of an earlier tool-call
+    // turn's reasoning_content (DeepSeek's thinking mode, OpenAICompletionsAdapter::takesReasoningBack):
+    // each assistant turn with calls goes with it. A Chat server is otherwise sent no reasoning.
+    bool reasoningBack = false;
     // False when the model's config says `"reasoning": false`: a request converted from another
     // API goes without reasoning settings (effort, thinking budget), which such a model refuses
     // with a 400. A same-API client's own body goes as it sent it. Unknown counts as true.

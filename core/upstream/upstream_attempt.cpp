@@ -250,6 +250,7 @@ void UpstreamAttempts::start(const failover::TryStart &s) {
     const int startIndex = !t.started ? 0 : s.nextCredential ? t.credentialIndex + 1 : std::max(0, t.credentialIndex);
     t.started = true;
     t.target.replayReasoning = !s.withoutReplayedReasoning;
+    t.target.reasoningBack = s.withReasoningBack;
     // The model's configured maximum, or the lower one its upstream named when it refused more.
     t.target.maxOutputTokens = t.candidate.model.maxTokens;
     t.target.outputCapNamed = false;

@@ -808,6 +808,43 @@ private Q_SLOTS:
         QVERIFY(gw.engine().marks().isEmpty());
     }
 
+    void aChatServerGetsReasoningContentOnlyWhenItAsksForIt() {
+        // A Chat client sends back the reasoning_content of its earlier answers (the gateway writes
+        // another API's thinking there too). Most Chat servers get none of it (Groq and Cerebras
+        // refuse the field); one in DeepSeek's thinking mode refuses a tool-call turn without it,
+        // and then gets the same request once more with each such turn's reasoning_content.
+        GatewayFixture gw;
+        gw.openaiB.pushFault(fault(
+            Fault::Status, 400, {},
+            R"({"error":{"message":"Missing `reasoning_content` field in the assistant message at message index 1","type":"invalid_request_error","param":null,"code":"invalid_request_error"}})"));
+        gw.start();
+        const QJsonObject call{{"id", "call_1"},
+                               {"type", "function"},
+                               {"function", QJsonObject{{"name", "read"}, {"arguments", "{}"}}}};
+        const QJsonObject body{
+            {"model", "pb/gpt-b"},
+            {"stream", true},
+            {"messages",
+             QJsonArray{QJsonObject{{"role", "user"}, {"content", "read it"}},
+                        QJsonObject{{"role", "assistant"},
+                                    {"content", QJsonValue()},
+                                    {"reasoning_content", "Read a.cpp first."},
+                                    {"tool_calls", QJsonArray{call}}},
+                        QJsonObject{{"role", "tool"}, {"tool_call_id", "call_1"}, {"content", "int x;"}}}}};
+        const auto r = gw.post(QStringLiteral("/v1/chat/completions"), body);
+        QVERIFY2(r.status == 200, r.body.constData());
+        QVERIFY2(r.body.contains("[DONE]"), r.body.constData());
+        QVERIFY2(!r.body.contains("reasoning_content` field"), r.body.constData());
+        const auto sent = gw.openaiB.requests();
+        QCOMPARE(sent.size(), 2);
+        QVERIFY2(!sent[0].body.contains("reasoning_content"), sent[0].body.constData());
+        const QJsonObject turn =
+            QJsonDocument::fromJson(sent[1].body).object().value("messages").toArray().at(1).toObject();
+        QCOMPARE(turn.value("reasoning_content").toString(), QStringLiteral("Read a.cpp first."));
+        QCOMPARE(turn.value("tool_calls").toArray().size(), 1);
+        QVERIFY(gw.engine().marks().isEmpty());
+    }
+
     void directSelectorHasNoFollower() {
         GatewayFixture gw;
         gw.anthropicA.setFault(fault(Fault::Status, 503));

@@ -906,6 +906,36 @@ private Q_SLOTS:
         QCOMPARE(h.client.answered->fallbackReason, QStringLiteral("credential_exhausted"));
     }
 
+    void aToolTurnsReasoningAskedBackRetriesTheSameCandidateWithItOnce() {
+        // DeepSeek's thinking mode refuses a tool-call turn without its reasoning_content, which the
+        // gateway sends to no Chat server unasked (most refuse the field). The same candidate goes
+        // again with it, once only: a second refusal reaches the client. No mark, no failure counted.
+        const QString refusal = QStringLiteral("invalid_request_error: Missing `reasoning_content` field in the "
+                                               "assistant message at message index 1");
+        Harness h({candidate("pa"), candidate("pb")}, true);
+        h.start();
+        QVERIFY(!h.runner.starts.last().withReasoningBack);
+        h.httpError(400, refusal);
+        QCOMPARE(h.runner.starts.size(), 2);
+        QCOMPARE(h.runner.lastProvider(), QStringLiteral("pa"));
+        QCOMPARE(h.runner.starts.last().id, h.runner.starts.first().id); // the same attempt
+        QVERIFY(h.runner.starts.last().withReasoningBack);
+        QVERIFY(!h.runner.starts.last().withoutReplayedReasoning);
+        QVERIFY(h.seen.notes.contains(QStringLiteral("reasoning asked back")));
+        h.answer();
+        QCOMPARE(h.client.commits.size(), 1);
+        QCOMPARE(h.client.commits.first().attempts, 1);
+        QVERIFY(h.marks.active().isEmpty());
+        QVERIFY(h.seen.failures.isEmpty());
+
+        Harness twice({candidate("pa"), candidate("pb")}, false);
+        twice.start();
+        twice.httpError(400, refusal);
+        twice.httpError(400, refusal);
+        QCOMPARE(twice.runner.starts.size(), 2); // no third try, no failover on a 400
+        QVERIFY(twice.marks.active().isEmpty());
+    }
+
     void aRefusedSignatureRetriesTheSameCandidateWithoutReasoningOnce() {
         // A turn answered by another provider of the same API after a failover carries that
         // provider's signature; the primary refuses it with a 400 that would end every later

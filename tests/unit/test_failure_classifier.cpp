@@ -120,6 +120,37 @@ private Q_SLOTS:
         QVERIFY(!FailureClassifier::refusesReplayedReasoning(in));
     }
 
+    void aToolTurnWithoutItsReasoningIsAskedBack_data() {
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<bool>("asked");
+        QTest::newRow("deepseek, missing field") << QStringLiteral("deepseek_400_missing_reasoning_content.json") << true;
+        QTest::newRow("deepseek, pass it back")
+            << QStringLiteral("deepseek_400_reasoning_content_passed_back.json") << true;
+        // The opposite refusal (Groq, Cerebras) names the field too; sending it again would not help.
+        QTest::newRow("groq, field unsupported")
+            << QStringLiteral("groq_400_reasoning_content_unsupported.json") << false;
+        QTest::newRow("an encrypted item") << QStringLiteral("openai_400_invalid_encrypted_content.json") << false;
+    }
+    void aToolTurnWithoutItsReasoningIsAskedBack() {
+        // The loop sends the same candidate once more with each tool-call turn's reasoning_content on
+        // these 400s (and only these); they are otherwise a stop, as any 400 is.
+        QFETCH(QString, file);
+        QFETCH(bool, asked);
+        const QByteArray body = fixture(QStringLiteral("failures/") + file);
+        QVERIFY(!body.isEmpty());
+        const auto info = sw::upstream::adapterFor(QStringLiteral("openai-completions"))->parseError(400, body);
+        FailureInput in;
+        in.status = 400;
+        in.message = info.message;
+        in.classificationMessage =
+            info.errorType.isEmpty() ? QString() : info.errorType + QStringLiteral(": ") + info.message;
+        QCOMPARE(FailureClassifier::asksForReasoningBack(in), asked);
+        QVERIFY(!FailureClassifier::refusesReplayedReasoning(in) || !asked);
+        QVERIFY(!FailureClassifier::classify(in));
+        in.status = 500;
+        QVERIFY(!FailureClassifier::asksForReasoningBack(in));
+    }
+
     void anOutputCapRefusalNamesTheModelsMaximum() {
         // What providers say when the request's max_tokens is more than the model writes: the number
         // that is the most it takes, read from each form (a fallback model with a smaller cap than

@@ -76,6 +76,8 @@ private slots:
     void passthroughKeepsEveryClientField();
     void passthroughSplicesTheClientBytes();
     void anEmptyAssistantTurnIsLeftOut();
+    void reasoningContentGoesOnlyToAServerThatAsksForItBack();
+    void aConvertedToolTurnCarriesOnlyItsOwnReasoningBack();
     void crossFormatFromClaudeCode();
     void imagesOfParallelToolResultsFollowTheRun();
     void documentsOfToolResults();
@@ -161,6 +163,88 @@ void TestOpenAICompletionsAdapter::anEmptyAssistantTurnIsLeftOut() {
     QCOMPARE(messages[2].toObject().value("tool_calls").toArray().size(), 1); // a call's null content stays
     QCOMPARE(sent.value("x_custom").toInt(), 1);
     QCOMPARE(sent.value("model").toString(), target().modelId);
+}
+
+void TestOpenAICompletionsAdapter::reasoningContentGoesOnlyToAServerThatAsksForItBack() {
+    // A Chat client keeps the reasoning_content of every answer (the gateway writes another API's
+    // thinking there too) and sends it back. Groq and Cerebras refuse the field with a 400 ("property
+    // 'reasoning_content' is unsupported"); DeepSeek's thinking mode refuses a tool-call turn
+    // without it ("Missing `reasoning_content` field in the assistant message at message index 3").
+    const QByteArray body =
+        "{\"model\":\"m\",\"x_custom\":1,\"messages\":[{\"role\":\"user\",\"content\":\"go\"},"
+        "{\"role\":\"assistant\",\"content\":null,\"reasoning_content\":\"Read it first.\",\"tool_calls\":[{\"id\":"
+        "\"call_1\",\"type\":\"function\",\"function\":{\"name\":\"f\",\"arguments\":\"{}\"}}]},"
+        "{\"role\":\"tool\",\"tool_call_id\":\"call_1\",\"content\":\"ok\"},"
+        "{\"role\":\"assistant\",\"content\":\"again\",\"tool_calls\":[{\"id\":\"call_2\",\"type\":\"function\","
+        "\"function\":{\"name\":\"f\",\"arguments\":\"{}\"}}]},"
+        "{\"role\":\"tool\",\"tool_call_id\":\"call_2\",\"content\":\"ok\"},"
+        "{\"role\":\"assistant\",\"content\":\"done\",\"reasoning_content\":\"All read.\"},"
+        "{\"role\":\"user\",\"content\":\"thanks\"}]}";
+    const auto req = sw::formats::OpenAIChatCodec().decode(body, nullptr);
+    QVERIFY(req);
+    const auto reasoningOf = [](const QJsonArray &messages, int i) {
+        return messages[i].toObject().value(QStringLiteral("reasoning_content"));
+    };
+
+    // Any other Chat server: no reasoning_content, everything else as the client wrote it.
+    const QByteArray plain = OpenAICompletionsAdapter().buildRequest(*req, target(), {}).body;
+    QVERIFY2(!plain.contains("reasoning_content"), plain.constData());
+    QVERIFY(!plain.contains("Read it first."));
+    QJsonArray messages = json(plain).value("messages").toArray();
+    QCOMPARE(messages.size(), 7);
+    QCOMPARE(messages[1].toObject().value("tool_calls").toArray().size(), 1);
+    QCOMPARE(messages[5].toObject().value("content").toString(), QStringLiteral("done"));
+    QCOMPARE(json(plain).value("x_custom").toInt(), 1);
+
+    // DeepSeek's API: each turn with calls carries it, the client's own or an empty one.
+    const QByteArray deepseek =
+        OpenAICompletionsAdapter().buildRequest(*req, target(QStringLiteral("https://api.deepseek.com/v1")), {}).body;
+    messages = json(deepseek).value("messages").toArray();
+    QCOMPARE(messages.size(), 7);
+    QCOMPARE(reasoningOf(messages, 1).toString(), QStringLiteral("Read it first."));
+    QVERIFY(reasoningOf(messages, 3).isString());
+    QCOMPARE(reasoningOf(messages, 3).toString(), QString());
+    QCOMPARE(reasoningOf(messages, 5).toString(), QStringLiteral("All read.")); // as sent
+    QCOMPARE(json(deepseek).value("x_custom").toInt(), 1);
+
+    // A server that asked for it (the try after its 400): the same.
+    Target asked = target();
+    asked.reasoningBack = true;
+    messages = json(OpenAICompletionsAdapter().buildRequest(*req, asked, {}).body).value("messages").toArray();
+    QCOMPARE(reasoningOf(messages, 1).toString(), QStringLiteral("Read it first."));
+    QVERIFY(reasoningOf(messages, 3).isString());
+}
+
+void TestOpenAICompletionsAdapter::aConvertedToolTurnCarriesOnlyItsOwnReasoningBack() {
+    // A Claude Code client whose first tool turn a Chat server answered (its reasoning_content came
+    // as a thinking block tagged with the Chat API) and whose second Anthropic answered (signed
+    // thinking). To DeepSeek each turn with calls goes with reasoning_content: the first its own
+    // words, the second an empty one (another API's thinking is never replayed). To any other Chat
+    // server no reasoning at all.
+    const QByteArray body = R"({"model":"m","max_tokens":1024,"messages":[
+        {"role":"user","content":"go"},
+        {"role":"assistant","content":[{"type":"thinking","thinking":"Chat server reasoning.","signature":"swsig1.openai-completions."},
+                                       {"type":"tool_use","id":"call_1","name":"f","input":{}}]},
+        {"role":"user","content":[{"type":"tool_result","tool_use_id":"call_1","content":"ok"}]},
+        {"role":"assistant","content":[{"type":"thinking","thinking":"Anthropic reasoning.","signature":"c2lnbmVk"},
+                                       {"type":"tool_use","id":"toolu_2","name":"f","input":{}}]},
+        {"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_2","content":"ok"}]}]})";
+    const auto req = AnthropicMessagesCodec().decode(body, nullptr);
+    QVERIFY(req);
+    const model::ChatRequest spoken = spokenIn(*req, wire::Api::AnthropicMessages);
+    const QByteArray plain = OpenAICompletionsAdapter().buildRequest(spoken, target(), {}).body;
+    QVERIFY2(!plain.contains("reasoning_content"), plain.constData());
+    QVERIFY(!plain.contains("reasoning."));
+
+    const QByteArray deepseek =
+        OpenAICompletionsAdapter().buildRequest(spoken, target(QStringLiteral("https://api.deepseek.com")), {}).body;
+    const QJsonArray messages = json(deepseek).value("messages").toArray();
+    QCOMPARE(rolesOf(messages), (QStringList{"user", "assistant", "tool", "assistant", "tool"}));
+    QCOMPARE(messages[1].toObject().value("reasoning_content").toString(), QStringLiteral("Chat server reasoning."));
+    QVERIFY(messages[3].toObject().value("reasoning_content").isString());
+    QCOMPARE(messages[3].toObject().value("reasoning_content").toString(), QString());
+    QVERIFY2(!deepseek.contains("Anthropic reasoning."), deepseek.constData());
+    QVERIFY(!deepseek.contains("c2lnbmVk"));
 }
 
 void TestOpenAICompletionsAdapter::passthroughSplicesTheClientBytes() {
