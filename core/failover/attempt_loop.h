@@ -239,6 +239,8 @@ public:
     void onFrame(AttemptId id, const TryFrame &frame);
     void onTransportError(AttemptId id, upstream::TransportError error, const QString &message);
     void onFailure(AttemptId id, const TryFailure &failure);
+    // Whether this attempt's answer is the client's (committed): its failures are then cut, not failed over.
+    bool isCommitted(AttemptId id) const { return id != 0 && m_committed == id; }
     // Inputs from the client.
     void onClientGone();
     void onClientDrained();

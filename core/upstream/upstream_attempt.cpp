@@ -22,6 +22,10 @@ namespace {
 constexpr qint64 kMaxErrorBody = 64 * 1024;
 // An event still arriving counts as upstream activity once it holds this much (onBodyData).
 constexpr qsizetype kEventInProgressBytes = 4 * 1024;
+// What a streamed byte costs while a Responses or pi client's answer is kept: the encoder's copy of
+// the message and the builder's of each block, UTF-16 both (the closing events that repeat the text
+// leave as the client reads them, held as its unread bytes are).
+constexpr qint64 kKeptStreamCost = 4;
 
 // Whether `needle` occurs in `text`: glibc's memmem, several times faster than
 // QByteArray::contains on the short frames every upstream event is tested with.
@@ -175,6 +179,9 @@ struct UpstreamAttempts::Try {
     QByteArray jsonBody;      // that answer so far, bounded as a JSON answer to a client is
     qint64 bodyBytes = 0;     // this try's answer so far (JSON or stream), bounded by limits.maxResponseBytes
     bool answerBegan = false; // a JSON answer's first meaningful event came: until then maxHoldBytes bounds it
+    // A Responses or pi client's stream: its encoder keeps the whole message for the closing events, and
+    // the builder each block's text (kKeptStreamCost a byte, taken from limits.maxBodyBytesInFlight).
+    bool keepsMessage = false;
 
     // The body is an error to classify, not an answer to decode.
     bool errorAnswer() const { return !is2xx(status) || !notAStream.isEmpty(); }
@@ -315,8 +322,9 @@ void UpstreamAttempts::launch(failover::AttemptId id) {
     // gets the upstream's frames): the builder need not keep the text. A pi or Responses client's
     // encoder keeps the message itself; a JSON answer is made from the Ends.
     const wire::Api client = m_setup.request->sourceApi;
-    t.decoder->setKeepsText(!(m_setup.request->stream &&
-                              (client == wire::Api::AnthropicMessages || client == wire::Api::OpenAICompletions)));
+    t.keepsMessage = m_setup.request->stream &&
+                     !(client == wire::Api::AnthropicMessages || client == wire::Api::OpenAICompletions);
+    t.decoder->setKeepsText(!m_setup.request->stream || t.keepsMessage);
     t.status = 0;
     t.errorBody.clear();
     t.errorHeaders.clear();
@@ -560,19 +568,24 @@ void UpstreamAttempts::feedSse(Try &t, const QList<SseEvent> &events) {
             // answer is. The frame past the bound is not relayed; the answer ends with the
             // client format's error naming the limit (cut, no failover: the limit is the gateway's).
             live->bodyBytes += frame.frameBytes;
-            if (live->bodyBytes > m_setup.config->limits.maxResponseBytes) {
-                model::StreamEvent cut;
-                cut.type = model::EventType::Error;
-                cut.reason = model::StopReason::Error;
-                cut.errorMessage =
-                    QStringLiteral("the streamed answer of %1 exceeds limits.maxResponseBytes (%2 bytes)")
-                        .arg(live->candidate.name())
-                        .arg(m_setup.config->limits.maxResponseBytes);
-                failover::TryFrame tooLarge;
-                tooLarge.events = {cut};
-                abort(id);
-                m_loop->onFrame(id, tooLarge);
-                return;
+            if (live->bodyBytes > m_setup.config->limits.maxResponseBytes)
+                return endStream(*live, QStringLiteral("the streamed answer of %1 exceeds limits.maxResponseBytes (%2 bytes)")
+                                            .arg(live->candidate.name())
+                                            .arg(m_setup.config->limits.maxResponseBytes));
+            // What a Responses or pi client's answer keeps takes from the budget all requests share,
+            // so that many large answers at once are bounded by configuration as JSON answers are.
+            if (live->keepsMessage && m_setup.bytesInFlight) {
+                const qint64 cost = frame.frameBytes * kKeptStreamCost;
+                if (!m_setup.bytesInFlight->take(cost))
+                    return endStream(
+                        *live, QStringLiteral("the gateway holds %1 of request bodies and answers in flight "
+                                              "(limits.maxBodyBytesInFlight = %2); the streamed answer of %3 does "
+                                              "not fit; retry shortly")
+                                   .arg(util::ByteBudget::describe(m_setup.bytesInFlight->held()),
+                                        util::ByteBudget::describe(m_setup.bytesInFlight->cap()))
+                                   .arg(live->candidate.name()),
+                        true);
+                m_answerBytesTaken += cost;
             }
         }
         if (live->passthrough && !unreadable) {
@@ -589,6 +602,32 @@ void UpstreamAttempts::feedSse(Try &t, const QList<SseEvent> &events) {
         }
         m_loop->onFrame(id, frame);
     }
+}
+
+void UpstreamAttempts::endStream(Try &t, const QString &why, bool busy) {
+    // A limit of the gateway's, not the provider's failure: no failover, no mark. Before the commit
+    // the client gets an error answer (a 503 with Retry-After when the shared budget is spent); after
+    // it, the client format's in-band error ends the answer.
+    const failover::AttemptId id = t.id;
+    abort(id);
+    if (!m_loop->isCommitted(id)) {
+        failover::TryFailure f;
+        f.stop = true;
+        f.input.message = why;
+        if (busy) {
+            f.input.status = 503;
+            f.fromHeaders = true; // the Retry-After is the gateway's own: the SDKs retry on it
+            f.input.retryAfterMs = 1000;
+        }
+        return m_loop->onFailure(id, f);
+    }
+    model::StreamEvent cut;
+    cut.type = model::EventType::Error;
+    cut.reason = model::StopReason::Error;
+    cut.errorMessage = why;
+    failover::TryFrame frame;
+    frame.events = {cut};
+    m_loop->onFrame(id, frame);
 }
 
 void UpstreamAttempts::onFinished(Try &t, const TransportResult &result) {

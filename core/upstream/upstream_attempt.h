@@ -58,6 +58,9 @@ private:
     void onResponseStarted(Try &t, int status, const HeaderList &headers);
     void onBodyData(Try &t, const QByteArray &chunk);
     void onFinished(Try &t, const TransportResult &result);
+    // Ends a stream at a limit of the gateway's (`why` says which): an error answer before the commit
+    // (`busy`: a 503 the client may retry shortly), the client format's in-band error after it.
+    void endStream(Try &t, const QString &why, bool busy = false);
     // A 2xx JSON body where a stream was asked for, read whole: decoded as the stream it stands
     // for when it is the API's answer (json_answer.h), else reported as the upstream's error.
     void finishJsonAnswer(Try &t);

@@ -2169,6 +2169,42 @@ private Q_SLOTS:
                  200);
     }
 
+    void aStreamThatKeepsItsAnswerTakesFromBytesInFlight() {
+        // A Responses (or pi) client's stream keeps the whole message for its closing events, which
+        // repeat it: 60 MB of upstream text held ~545 MiB, and six such streams at once 1.7 GB, with
+        // no configured bound but maxResponseBytes per stream (probe T1). What it keeps now takes from
+        // limits.maxBodyBytesInFlight (4 bytes a streamed byte) and is given back when it is done;
+        // past the room the answer ends with the in-band error naming the limit: no failover, no mark.
+        GatewayFixture gw;
+        gw.config.limits.maxBodyBytes = 64 * 1024;
+        gw.config.limits.maxBodyBytesInFlight = 256 * 1024;
+        gw.config.limits.maxResponseBytes = 1024 * 1024;
+        gw.start();
+        const QJsonObject responsesBody{{"model", "chain"}, {"input", "x"}, {"stream", true}};
+        gw.anthropicA.setRawReply(anthropicStream({}, 10, 1024)); // ~12 KiB: 48 KiB kept
+        for (int i = 0; i < 8; ++i) {                             // 8 x 48 KiB: given back each time
+            const auto r = gw.post(QStringLiteral("/v1/responses"), responsesBody);
+            QVERIFY2(r.status == 200, r.body.left(300).constData());
+            QVERIFY2(r.body.contains("response.completed"), r.body.right(300).constData());
+        }
+        gw.anthropicA.setRawReply(anthropicStream({}, 100, 1024)); // ~115 KiB: 460 KiB kept
+        const auto cut = gw.post(QStringLiteral("/v1/responses"), responsesBody);
+        QCOMPARE(cut.status, 200); // the stream had begun
+        QVERIFY2(!cut.body.contains("response.completed"), cut.body.right(300).constData());
+        QVERIFY2(cut.body.contains("maxBodyBytesInFlight"), cut.body.right(500).constData());
+        QCOMPARE(gw.openaiB.requests().size(), 0);
+        QVERIFY(gw.engine().marks().isEmpty());
+        QCOMPARE(failuresOf(gw.engine(), QStringLiteral("pa"), QStringLiteral("server_error")), 0);
+        // A Chat client's stream keeps nothing of it: the same answer goes through whole.
+        const auto chat = gw.post(QStringLiteral("/v1/chat/completions"),
+                                  GatewayFixture::openaiBody(QStringLiteral("chain"), QStringLiteral("x"), true));
+        QVERIFY2(chat.status == 200 && chat.body.contains("[DONE]"), chat.body.right(300).constData());
+        // And the cut answer gave its bytes back.
+        gw.anthropicA.setRawReply(anthropicStream({}, 10, 1024));
+        const auto after = gw.post(QStringLiteral("/v1/responses"), responsesBody);
+        QVERIFY2(after.body.contains("response.completed"), after.body.right(300).constData());
+    }
+
     void anAnswerTheClientDoesNotReadStaysInTheBudget_data() {
         QTest::addColumn<bool>("readsLater");
         QTest::newRow("the client reads it later") << true;
