@@ -297,8 +297,9 @@ HttpRequest OpenAICompletionsAdapter::buildRequest(const model::ChatRequest &req
             return calls && calls->IsArray() && !calls->Empty() && !(reasoning && reasoning->IsString());
         };
         const auto messages = rj::elements(rj::member(wire::clientBody(request), "messages"));
-        const bool reworksTurns = std::any_of(messages.begin(), messages.end(),
-                                              [&](const rj::Value &m) { return emptyAssistant(m) || reasoningEdit(m); });
+        const bool reworksTurns = std::any_of(messages.begin(), messages.end(), [&](const rj::Value &m) {
+            return emptyAssistant(m) || reasoningEdit(m);
+        });
         const QByteArray model = wire::jsonString(target.modelId);
         // A model that takes fewer output tokens than asked (Target::maxOutputTokens): each of the
         // client's two caps that asks for more goes down to it.
@@ -365,9 +366,8 @@ HttpRequest OpenAICompletionsAdapter::buildRequest(const model::ChatRequest &req
         // A model configured not to reason gets no reasoning_effort (gpt-4o refuses it with a 400);
         // one that takes fewer output tokens than asked gets its maximum.
         model::ChatRequest scratch;
-        http.body = wire::compactJson(
-            buildBody(requestForTarget(converted, target, scratch), target.modelId, isOpenAI(target.baseUrl),
-                      takesReasoningBack(target)));
+        http.body = wire::compactJson(buildBody(requestForTarget(converted, target, scratch), target.modelId,
+                                                isOpenAI(target.baseUrl), takesReasoningBack(target)));
     }
 
     addHeader(http, "content-type", "application/json");

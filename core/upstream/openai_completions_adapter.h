@@ -28,8 +28,8 @@ public:
     // (isOpenAI).
     // reasoningBack: each assistant turn with tool calls carries reasoning_content
     // (takesReasoningBack).
-    static QJsonObject buildBody(const model::ChatRequest &request, const QString &modelId,
-                                 bool useMaxCompletionTokens, bool reasoningBack = false);
+    static QJsonObject buildBody(const model::ChatRequest &request, const QString &modelId, bool useMaxCompletionTokens,
+                                 bool reasoningBack = false);
     static bool isOpenAI(const QString &baseUrl);
     // Whether this Chat server gets the reasoning of earlier turns back, as reasoning_content on each
     // assistant turn with tool calls (that turn's own reasoning when this API made it, else empty):

@@ -322,8 +322,8 @@ void UpstreamAttempts::launch(failover::AttemptId id) {
     // gets the upstream's frames): the builder need not keep the text. A pi or Responses client's
     // encoder keeps the message itself; a JSON answer is made from the Ends.
     const wire::Api client = m_setup.request->sourceApi;
-    t.keepsMessage = m_setup.request->stream &&
-                     !(client == wire::Api::AnthropicMessages || client == wire::Api::OpenAICompletions);
+    t.keepsMessage =
+        m_setup.request->stream && !(client == wire::Api::AnthropicMessages || client == wire::Api::OpenAICompletions);
     t.decoder->setKeepsText(!m_setup.request->stream || t.keepsMessage);
     t.status = 0;
     t.errorBody.clear();
@@ -569,21 +569,23 @@ void UpstreamAttempts::feedSse(Try &t, const QList<SseEvent> &events) {
             // client format's error naming the limit (cut, no failover: the limit is the gateway's).
             live->bodyBytes += frame.frameBytes;
             if (live->bodyBytes > m_setup.config->limits.maxResponseBytes)
-                return endStream(*live, QStringLiteral("the streamed answer of %1 exceeds limits.maxResponseBytes (%2 bytes)")
-                                            .arg(live->candidate.name())
-                                            .arg(m_setup.config->limits.maxResponseBytes));
+                return endStream(*live,
+                                 QStringLiteral("the streamed answer of %1 exceeds limits.maxResponseBytes (%2 bytes)")
+                                     .arg(live->candidate.name())
+                                     .arg(m_setup.config->limits.maxResponseBytes));
             // What a Responses or pi client's answer keeps takes from the budget all requests share,
             // so that many large answers at once are bounded by configuration as JSON answers are.
             if (live->keepsMessage && m_setup.bytesInFlight) {
                 const qint64 cost = frame.frameBytes * kKeptStreamCost;
                 if (!m_setup.bytesInFlight->take(cost))
                     return endStream(
-                        *live, QStringLiteral("the gateway holds %1 of request bodies and answers in flight "
-                                              "(limits.maxBodyBytesInFlight = %2); the streamed answer of %3 does "
-                                              "not fit; retry shortly")
-                                   .arg(util::ByteBudget::describe(m_setup.bytesInFlight->held()),
-                                        util::ByteBudget::describe(m_setup.bytesInFlight->cap()))
-                                   .arg(live->candidate.name()),
+                        *live,
+                        QStringLiteral("the gateway holds %1 of request bodies and answers in flight "
+                                       "(limits.maxBodyBytesInFlight = %2); the streamed answer of %3 does "
+                                       "not fit; retry shortly")
+                            .arg(util::ByteBudget::describe(m_setup.bytesInFlight->held()),
+                                 util::ByteBudget::describe(m_setup.bytesInFlight->cap()))
+                            .arg(live->candidate.name()),
                         true);
                 m_answerBytesTaken += cost;
             }

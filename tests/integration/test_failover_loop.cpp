@@ -818,19 +818,17 @@ private Q_SLOTS:
             Fault::Status, 400, {},
             R"({"error":{"message":"Missing `reasoning_content` field in the assistant message at message index 1","type":"invalid_request_error","param":null,"code":"invalid_request_error"}})"));
         gw.start();
-        const QJsonObject call{{"id", "call_1"},
-                               {"type", "function"},
-                               {"function", QJsonObject{{"name", "read"}, {"arguments", "{}"}}}};
+        const QJsonObject call{
+            {"id", "call_1"}, {"type", "function"}, {"function", QJsonObject{{"name", "read"}, {"arguments", "{}"}}}};
         const QJsonObject body{
             {"model", "pb/gpt-b"},
             {"stream", true},
-            {"messages",
-             QJsonArray{QJsonObject{{"role", "user"}, {"content", "read it"}},
-                        QJsonObject{{"role", "assistant"},
-                                    {"content", QJsonValue()},
-                                    {"reasoning_content", "Read a.cpp first."},
-                                    {"tool_calls", QJsonArray{call}}},
-                        QJsonObject{{"role", "tool"}, {"tool_call_id", "call_1"}, {"content", "int x;"}}}}};
+            {"messages", QJsonArray{QJsonObject{{"role", "user"}, {"content", "read it"}},
+                                    QJsonObject{{"role", "assistant"},
+                                                {"content", QJsonValue()},
+                                                {"reasoning_content", "Read a.cpp first."},
+                                                {"tool_calls", QJsonArray{call}}},
+                                    QJsonObject{{"role", "tool"}, {"tool_call_id", "call_1"}, {"content", "int x;"}}}}};
         const auto r = gw.post(QStringLiteral("/v1/chat/completions"), body);
         QVERIFY2(r.status == 200, r.body.constData());
         QVERIFY2(r.body.contains("[DONE]"), r.body.constData());

@@ -123,7 +123,8 @@ private Q_SLOTS:
     void aToolTurnWithoutItsReasoningIsAskedBack_data() {
         QTest::addColumn<QString>("file");
         QTest::addColumn<bool>("asked");
-        QTest::newRow("deepseek, missing field") << QStringLiteral("deepseek_400_missing_reasoning_content.json") << true;
+        QTest::newRow("deepseek, missing field")
+            << QStringLiteral("deepseek_400_missing_reasoning_content.json") << true;
         QTest::newRow("deepseek, pass it back")
             << QStringLiteral("deepseek_400_reasoning_content_passed_back.json") << true;
         // The opposite refusal (Groq, Cerebras) names the field too; sending it again would not help.
