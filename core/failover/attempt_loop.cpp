@@ -538,6 +538,15 @@ void AttemptLoop::commit(Attempt &a, const QList<model::StreamEvent> &released) 
     if (report.ttftMs)
         m_deps.observer->ttftObserved(*report.ttftMs);
     m_deps.observer->attemptRecorded(report);
+    liftDisprovedMarks(a);
+}
+
+void AttemptLoop::liftDisprovedMarks(const Attempt &a) {
+    // The candidate answers a try started after its mark's last strike (a lone candidate, or every
+    // one marked, is tried while marked): it is back, and a route's first choice should not wait out
+    // the rest of a TTL that grew through the outage.
+    if (m_settings.failoverEnabled && a.tryStartMs)
+        m_deps.marks->answered(m_settings.tenant, a.candidate.ref(), a.tryStartMs);
 }
 
 void AttemptLoop::deliver(Attempt &a, const model::StreamEvent &event) {
@@ -580,6 +589,7 @@ void AttemptLoop::succeed(Attempt &a) {
     // The client has its answer before the upstream call is let go (abort may read on briefly).
     settle(a);
     recordUsage(a, true);
+    liftDisprovedMarks(a);
     finish();
 }
 

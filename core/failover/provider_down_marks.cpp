@@ -37,8 +37,11 @@ qint64 ProviderDownMarks::mark(const QString &tenant, const CandidateRef &c, con
     m.model = model;
     m.kind = failure.kind;
     // Envoy's ejection multiplier grows only when a host fails again after it was let
-    // back in; here: only an attempt started after the last strike can add one.
-    const bool sameBlip = m.strikes > 0 && attemptStartedAtMs && *attemptStartedAtMs <= m.struckAtMs;
+    // back in; here: only an attempt started once the mark expired can add a strike. One
+    // started before (a burst in flight, or a try made while the mark was in force because
+    // no other candidate could take the request) renews the mark at its TTL.
+    const bool sameBlip = m.strikes > 0 && attemptStartedAtMs &&
+                          (*attemptStartedAtMs <= m.struckAtMs || *attemptStartedAtMs < m.expiresAtMs);
     if (!sameBlip) {
         m.strikes += 1;
         m.struckAtMs = now;
@@ -59,6 +62,22 @@ qint64 ProviderDownMarks::mark(const QString &tenant, const CandidateRef &c, con
     if (m_observer)
         m_observer->markSet(m, failure, attemptStartedAtMs);
     return m.expiresAtMs - now;
+}
+
+int ProviderDownMarks::answered(const QString &tenant, const CandidateRef &c, qint64 attemptStartedAtMs) {
+    if (m_entries.isEmpty())
+        return 0; // the usual case: nothing is down
+    QList<MarkInfo> removed;
+    for (const QString &model : {QString(), c.modelId}) {
+        const auto it = m_entries.find(keyFor(tenant, c.provider, c.baseUrl, model));
+        if (it != m_entries.end() && it->struckAtMs < attemptStartedAtMs) {
+            removed.append(*it);
+            m_entries.erase(it);
+        }
+    }
+    if (m_observer && !removed.isEmpty())
+        m_observer->marksCleared(removed);
+    return int(removed.size());
 }
 
 bool ProviderDownMarks::isDown(const QString &tenant, const CandidateRef &c) const {

@@ -59,10 +59,17 @@ public:
     // Sets or extends a tenant's mark for transport, server_error or rate_limited;
     // ignores other kinds. Returns the time the mark now has left in ms, or 0.
     // A mark is never shortened (expiry = max(current, now + TTL)), and a failure of an
-    // attempt that started at or before the last strike adds none: parallel requests
-    // failing on one blip are one strike (attemptStartedAtMs unknown = a new strike).
+    // attempt that started before the mark expired adds no strike: parallel requests failing
+    // on one blip are one strike, and so are requests tried while it was in force (a lone
+    // candidate, or every candidate marked), which renew it; a strike is a failure after the
+    // provider was let back in (attemptStartedAtMs unknown = a new strike).
     qint64 mark(const QString &tenant, const CandidateRef &candidate, const UpstreamFailure &failure,
                 std::optional<qint64> attemptStartedAtMs = std::nullopt);
+    // The candidate answered an attempt that started after the last strike of a mark covering it
+    // (its base URL's transport mark, its model's mark): the outage is over, and the mark goes with
+    // its strikes (the failures were consecutive no more). Tells the observer, as a clear does.
+    // Returns how many marks went.
+    int answered(const QString &tenant, const CandidateRef &candidate, qint64 attemptStartedAtMs);
     // True if an unexpired mark of this tenant covers (provider, baseUrl) or (provider, baseUrl, model).
     bool isDown(const QString &tenant, const CandidateRef &candidate) const;
     // Time until no mark covers this candidate any more (0 when none does).

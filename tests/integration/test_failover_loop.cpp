@@ -870,6 +870,35 @@ private Q_SLOTS:
         QCOMPARE(gw.anthropicA.requests().size(), 3);
     }
 
+    void aMarkedProviderThatAnswersIsLetBackIn() {
+        // A lone candidate is tried while marked. Five failures in a row on a one-second blip made a
+        // 300 s mark, and the provider that then answered stayed marked: a route put it last for five
+        // minutes (probe S F2). The tries made while the mark was in force add no strike, and the
+        // answer lifts the mark: the route's first choice is its first choice again.
+        GatewayFixture gw;
+        gw.config.providers[QStringLiteral("pa")].maxRetries = 0;
+        for (int i = 0; i < 5; ++i)
+            gw.anthropicA.pushFault(fault(Fault::Status, 503));
+        gw.start();
+        const QJsonObject direct =
+            GatewayFixture::anthropicBody(QStringLiteral("pa/claude-a"), QStringLiteral("x"), false);
+        for (int i = 0; i < 5; ++i) {
+            const auto r = gw.post(QStringLiteral("/v1/messages"), direct);
+            QCOMPARE(r.status, 503);
+            const int retryAfter = r.header("retry-after").toInt();
+            QVERIFY2(retryAfter >= 19 && retryAfter <= 20, r.header("retry-after").constData());
+        }
+        QCOMPARE(gw.engine().marks().size(), 1);
+        QCOMPARE(gw.engine().marks().first().strikes, 1);
+        QCOMPARE(gw.post(QStringLiteral("/v1/messages"), direct).status, 200);
+        QVERIFY(gw.engine().marks().isEmpty());
+        const auto r = gw.post(QStringLiteral("/v1/messages"),
+                               GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), false));
+        QCOMPARE(r.status, 200);
+        QCOMPARE(r.header("x-switchman-candidate"), QByteArray("pa/claude-a"));
+        QCOMPARE(gw.openaiB.requests().size(), 0);
+    }
+
     void everyCandidateMarkedGivesRetryAfter() {
         GatewayFixture gw;
         gw.anthropicA.setFault(fault(Fault::Status, 503));

@@ -76,6 +76,10 @@ private Q_SLOTS:
         options.config.providers[QStringLiteral("sim-openai")].credentials = {
             QStringLiteral("env:SW_SHOT_OPENAI"), QStringLiteral("env:SW_SHOT_OPENAI_SPARE"),
             QStringLiteral("env:SW_SHOT_OPENAI_UNSET")};
+        config::RouteConfig backup;
+        backup.name = QStringLiteral("backup");
+        backup.candidates = {QStringLiteral("sim-openai/gpt-sim"), QStringLiteral("sim-responses/gpt-responses-sim")};
+        options.config.routes.insert(backup.name, backup);
         options.demo = true;
         options.secrets = &m_secrets;
         QString error;
@@ -108,6 +112,11 @@ private Q_SLOTS:
         window.demoBanner()->takeDown(QStringLiteral("sim-anthropic"), DemoBanner::Refuse);
         QCOMPARE(chat(QStringLiteral("claude-sonnet")), 200);
         QCOMPARE(chat(QStringLiteral("demo")), 200);
+        // sim-openai answered those, which lifted its mark (an answer shows the provider is back); it
+        // rate-limits once more on a route whose fallback is sim-responses: that mark stays.
+        window.demoBanner()->takeDown(QStringLiteral("sim-openai"), DemoBanner::RateLimited429);
+        QCOMPARE(chat(QStringLiteral("backup")), 200);
+        window.demoBanner()->bringBack(QStringLiteral("sim-openai"));
 
         QVERIFY(test::waitUntil([&window]() { return window.marksModel()->rowCount() >= 2; }));
         QVERIFY(test::waitUntil([&window]() { return window.attemptsModel()->rowCount() >= 12; }));

@@ -99,6 +99,50 @@ private Q_SLOTS:
         QCOMPARE(marks.mark(QStringLiteral("t"), kA, failure(FailureKind::ServerError), later), 40000);
         QCOMPARE(marks.active().first().strikes, 2);
     }
+    void triesMadeWhileTheMarkIsInForceRenewItWithoutAStrike() {
+        // A lone candidate (or a route whose candidates are all marked) is tried while marked. Five
+        // requests 0.3 s apart, each failing at once, made 20, 40, 80, 160, 300 s of a one-second
+        // blip (probe S F2): the ladder counts failures after the provider was let back in.
+        sw::test::FakeClock clock;
+        clock.advance(1000);
+        ProviderDownMarks marks(clock);
+        qint64 started = clock.nowMs();
+        QCOMPARE(marks.mark(QStringLiteral("t"), kA, failure(FailureKind::Transport), started), 20000);
+        for (int i = 0; i < 4; ++i) {
+            clock.advance(300);
+            started = clock.nowMs();
+            QCOMPARE(marks.mark(QStringLiteral("t"), kA, failure(FailureKind::Transport), started), 20000);
+        }
+        QCOMPARE(marks.active().first().strikes, 1);
+        clock.advance(20000); // expired: a try now that fails is the second strike
+        started = clock.nowMs();
+        QCOMPARE(marks.mark(QStringLiteral("t"), kA, failure(FailureKind::Transport), started), 40000);
+        QCOMPARE(marks.active().first().strikes, 2);
+    }
+    void anAnswerLiftsTheMarksItDisproves() {
+        // The provider answers a try started after the mark's last strike: it is back, the mark and
+        // its strikes go (the next failure is the first again), and the observer hears of it as of a
+        // clear. A try started before the strike (in flight when the outage began) proves nothing.
+        sw::test::FakeClock clock;
+        clock.advance(1000);
+        ProviderDownMarks marks(clock);
+        const qint64 before = clock.nowMs();
+        clock.advance(10);
+        marks.mark(QStringLiteral("t"), kA, failure(FailureKind::Transport), clock.nowMs());
+        marks.mark(QStringLiteral("t"), kA, failure(FailureKind::ServerError), clock.nowMs());
+        marks.mark(QStringLiteral("t"), kB, failure(FailureKind::Transport), clock.nowMs());
+        marks.mark(QStringLiteral("u"), kA, failure(FailureKind::Transport), clock.nowMs());
+        QCOMPARE(marks.answered(QStringLiteral("t"), kA, before), 0);
+        QVERIFY(marks.isDown(QStringLiteral("t"), kA));
+        clock.advance(300);
+        QCOMPARE(marks.answered(QStringLiteral("t"), kA, clock.nowMs()), 2); // the base URL's and the model's
+        QVERIFY(!marks.isDown(QStringLiteral("t"), kA));
+        QVERIFY(!marks.isDown(QStringLiteral("t"), kASibling));
+        QVERIFY(marks.isDown(QStringLiteral("t"), kB)); // another provider's mark stays
+        QVERIFY(marks.isDown(QStringLiteral("u"), kA)); // and another tenant's
+        QCOMPARE(marks.mark(QStringLiteral("t"), kA, failure(FailureKind::Transport), clock.nowMs()), 20000);
+        QCOMPARE(marks.answered(QStringLiteral("t"), kB, clock.nowMs() + 1), 1);
+    }
     void strikesResetAfterQuietPeriod() {
         sw::test::FakeClock clock;
         ProviderDownMarks marks(clock);
