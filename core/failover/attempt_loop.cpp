@@ -1106,15 +1106,18 @@ void AttemptLoop::recordUsage(Attempt &a, bool answered, UsageReport::End end) {
     // One usage row per try with nonzero usage. The answer keeps the plain id; a failed try
     // is REQ:aN, and a further try of the same attempt (provider retry, rotated credential)
     // REQ:aN.K, so no two rows share an id and no try's cost is lost or counted twice.
-    if (answered && end != UsageReport::End::Whole && a.usage.output == 0 && a.deltaChars > 0) {
-        // An answer broken off before its upstream said what it cost (OpenAI reports usage only
-        // at the end): it was still produced, and the provider bills it. Four characters a token,
-        // as the stop-sequence cut and count_tokens estimate. Unbilled, an aborted stream was a
-        // way around a tenant's budget.
-        a.usage.output = (a.deltaChars + 3) / 4;
+    if ((!answered || end != UsageReport::End::Whole) && a.deltaChars > 0) {
+        // An answer broken off before its upstream said what it cost (OpenAI, Responses and Gemini
+        // report usage only at the end, Anthropic's start says one output token): it was still
+        // produced, and the provider bills it, whether the client got it (cut, aborted) or the
+        // next candidate answered (a try cut before a non-streaming client saw anything). Four
+        // characters a token, as the stop-sequence cut and count_tokens estimate. Unbilled, an
+        // aborted stream was a way around a tenant's budget.
+        a.usage.output = std::max(a.usage.output, (a.deltaChars + 3) / 4);
         if (a.usage.input == 0)
             a.usage.input = m_settings.inputTokensEstimate;
     }
+    a.deltaChars = 0; // the next try of this attempt says its own
     if (a.usage.isZero())
         return;
     QString id = QStringLiteral("%1:a%2").arg(m_settings.requestId).arg(a.no);

@@ -1782,6 +1782,45 @@ private Q_SLOTS:
         QVERIFY(row.value(QStringLiteral("cost")).toDouble() > 0);
     }
 
+    void aTryCutAfterItsContentIsBilledWhenTheNextCandidateAnswers() {
+        // A non-streaming client sees nothing of a try whose stream was cut after its content
+        // began: the next candidate answers it. The cut try's content was still produced and
+        // billed by its provider, but only its usage report would have said so, and that comes
+        // at the end: OpenAI's try left no row, Anthropic's said one output token.
+        const QString words = QStringLiteral("a b c d e f g h i j k l m n o p q r s t u v w x y z");
+        for (const bool openaiFirst : {true, false}) {
+            GatewayFixture gw;
+            if (openaiFirst) {
+                gw.config.routes[QStringLiteral("chain")].candidates = {QStringLiteral("pb/gpt-b"),
+                                                                        QStringLiteral("pa/claude-a")};
+                gw.openaiB.pushFault(fault(Fault::ResetAfterContent));
+            } else {
+                gw.anthropicA.pushFault(fault(Fault::ResetAfterContent));
+            }
+            gw.start();
+            const auto r = gw.post(QStringLiteral("/v1/chat/completions"),
+                                   GatewayFixture::openaiBody(QStringLiteral("chain"), words, false));
+            QCOMPARE(r.status, 200);
+            const QString id = QString::fromLatin1(r.header("x-switchman-request-id"));
+            QTRY_COMPARE(gw.engine().activeRequests(), 0);
+            const auto rows = gw.get(QStringLiteral("/admin/usage")).json().value(QStringLiteral("rows")).toArray();
+            QCOMPARE(rows.size(), 2);
+            QJsonObject cut;
+            QJsonObject answer;
+            for (const auto &v : rows)
+                (v.toObject().value(QStringLiteral("requestId")).toString() == id ? answer : cut) = v.toObject();
+            const QByteArray shown = QJsonDocument(QJsonArray(rows)).toJson();
+            QCOMPARE(answer.value(QStringLiteral("outcome")).toString(), QStringLiteral("ok"));
+            QCOMPARE(cut.value(QStringLiteral("requestId")).toString(), id + QStringLiteral(":a1"));
+            QCOMPARE(cut.value(QStringLiteral("outcome")).toString(), QStringLiteral("error"));
+            QCOMPARE(cut.value(QStringLiteral("provider")).toString(),
+                     openaiFirst ? QStringLiteral("pb") : QStringLiteral("pa"));
+            QVERIFY2(cut.value(QStringLiteral("output")).toDouble() > 1, shown.constData());
+            QVERIFY2(cut.value(QStringLiteral("input")).toDouble() > 0, shown.constData());
+            QVERIFY2(cut.value(QStringLiteral("cost")).toDouble() > 0, shown.constData());
+        }
+    }
+
     void aStreamCutAfterItsContentIsBilledAsCut() {
         // The ledger said "ok" for a stream the client got an in-band error on: `switchman usage`
         // counted a broken answer as a success. The whole answer of the next request says "ok".
