@@ -22,6 +22,22 @@ QLatin1String L(const char *s) {
     return QLatin1String(s);
 }
 
+// A content block's id and name (tool_use, server_tool_use, mcp_tool_use), and the call a tool
+// result answers (tool_use_id), may be echoed: a same-API stream relays content_block_start as
+// it is, and the client's next turn sends them back.
+bool blockNamesAreEchoable(const Value *block) {
+    return wire::membersAreEchoable(block, "id", "name", "tool_use_id");
+}
+
+// The same for the blocks a message_start may already hold (a stream's is empty).
+bool contentNamesAreEchoable(const Value *message) {
+    if (const Value *content = rj::asArray(member(message, "content")))
+        for (const Value &block : content->GetArray())
+            if (!blockNamesAreEchoable(&block))
+                return false;
+    return true;
+}
+
 } // namespace
 
 void AnthropicStreamDecoder::readUsage(const Value *usage) {
@@ -196,14 +212,25 @@ void AnthropicStreamDecoder::decode(const SseEvent &sse) {
             m_out.failUnechoableNames();
             return;
         }
+        if (!contentNamesAreEchoable(message)) {
+            m_lastUnreadable = true;
+            m_out.failUnechoableNames(CanonicalStreamBuilder::Unechoable::ToolCall);
+            return;
+        }
         readUsage(member(message, "usage"));
         m_out.start(toString(member(message, "id")));
+        return;
+    }
+    const Value *block = type == "content_block_start" ? member(data, "content_block") : nullptr;
+    if (block && !blockNamesAreEchoable(block)) {
+        m_lastUnreadable = true; // the frame is not relayed; the gateway's error is
+        m_out.failUnechoableNames(CanonicalStreamBuilder::Unechoable::ToolCall);
         return;
     }
     m_out.start(); // tolerate a server that skips message_start
     const int index = rj::toInt(member(data, "index"), -1);
     if (type == "content_block_start") {
-        openBlock(index, member(data, "content_block"));
+        openBlock(index, block);
     } else if (type == "content_block_delta") {
         appendDelta(index, member(data, "delta"));
     } else if (type == "content_block_stop") {

@@ -56,9 +56,11 @@ void CanonicalStreamBuilder::push(StreamEvent &&event) {
     m_out << std::move(event);
 }
 
-void CanonicalStreamBuilder::failUnechoableNames() {
-    fail(QStringLiteral("the upstream named its model or answer with an identifier over 256 bytes or with a control "
-                        "character"),
+void CanonicalStreamBuilder::failUnechoableNames(Unechoable what) {
+    fail(what == Unechoable::ToolCall
+             ? QStringLiteral("the upstream gave a tool call a name or id over 256 bytes or with a control character")
+             : QStringLiteral("the upstream named its model or answer with an identifier over 256 bytes or with a "
+                              "control character"),
          QStringLiteral("invalid_response"), 502);
 }
 

@@ -83,9 +83,11 @@ public:
     void done(StopReason reason, const QJsonObject &native = {}, const QByteArray &nativeUsageJson = {},
               const QString &stopSequence = {});
     // Ends the stream with Error, with no End for blocks still open (the answer is broken).
-    // The upstream named its model or its answer with what may not be echoed (wire::namesAreEchoable):
-    // a 502, so the attempt fails as server_error and the next candidate may answer.
-    void failUnechoableNames();
+    // The upstream named its model or its answer (wire::namesAreEchoable), or gave a tool call a
+    // name or id (wire::membersAreEchoable), with what may not be echoed: a 502, so the attempt
+    // fails as server_error and the next candidate may answer. The message says which, never what.
+    enum class Unechoable { ModelOrAnswer, ToolCall };
+    void failUnechoableNames(Unechoable what = Unechoable::ModelOrAnswer);
     void fail(const QString &message, const QString &errorType = {}, std::optional<int> status = {},
               StopReason reason = StopReason::Error);
     // The body ended: an unfinished stream fails ("stream ended before completion").

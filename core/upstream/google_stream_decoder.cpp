@@ -1,6 +1,7 @@
 #include "core/upstream/google_stream_decoder.h"
 
 #include "core/upstream/google_adapter.h"
+#include "core/wire/echoed_identifier.h"
 #include "core/wire/error_body.h"
 #include "core/wire/rapid_json.h"
 
@@ -18,6 +19,15 @@ namespace {
 
 QLatin1String L(const char *s) {
     return QLatin1String(s);
+}
+
+// A functionCall's name, and the id some models give it (the client gets it tagged,
+// GoogleAdapter::toolCallIdFor), may be echoed: every client prints the name, and sends both back.
+bool callNamesAreEchoable(const Value *parts) {
+    for (const Value &part : parts->GetArray())
+        if (!wire::membersAreEchoable(member(&part, "functionCall"), "name", "id"))
+            return false;
+    return true;
 }
 
 } // namespace
@@ -89,6 +99,14 @@ void GoogleStreamDecoder::decode(const SseEvent &sse) {
     }
     if (rj::isEmptyObject(chunk))
         return;
+    const Value *candidates = rj::asArray(member(chunk, "candidates"));
+    const Value *candidate = rj::arraySize(candidates) > 0 ? &(*candidates)[0] : nullptr;
+    const Value *parts = rj::asArray(member(member(candidate, "content"), "parts"));
+    if (parts && !callNamesAreEchoable(parts)) {
+        // Checked before any part is read: none of the chunk's text comes before the error.
+        m_out.failUnechoableNames(CanonicalStreamBuilder::Unechoable::ToolCall);
+        return;
+    }
     m_out.start();
     const Value *usage = member(chunk, "usageMetadata");
     if (!rj::isEmptyObject(usage)) {
@@ -99,15 +117,13 @@ void GoogleStreamDecoder::decode(const SseEvent &sse) {
         u.output =
             rj::toInteger(member(usage, "candidatesTokenCount")) + rj::toInteger(member(usage, "thoughtsTokenCount"));
     }
-    const Value *candidates = rj::asArray(member(chunk, "candidates"));
-    if (rj::arraySize(candidates) == 0) {
+    if (!candidate) {
         const QString blocked = toString(member(member(chunk, "promptFeedback"), "blockReason"));
         if (!blocked.isEmpty())
             m_finishReason = blocked;
         return;
     }
-    const Value *candidate = &(*candidates)[0];
-    if (const Value *parts = rj::asArray(member(member(candidate, "content"), "parts"))) {
+    if (parts) {
         for (const Value &pv : parts->GetArray()) {
             const Value *part = &pv;
             const QString signature = toString(member(part, "thoughtSignature"));

@@ -20,6 +20,26 @@ QLatin1String L(const char *s) {
     return QLatin1String(s);
 }
 
+// The ids and names of the tool calls in every choice's delta (a same-API stream relays the
+// other choices too) may be echoed: a chunk without calls pays three member lookups a choice.
+bool toolCallsAreEchoable(const Value *choices) {
+    if (!choices)
+        return true;
+    for (const Value &choice : choices->GetArray()) {
+        const Value *delta = member(&choice, "delta");
+        if (const Value *calls = rj::asArray(member(delta, "tool_calls"))) {
+            for (const Value &call : calls->GetArray())
+                if (!wire::membersAreEchoable(&call, "id") ||
+                    !wire::membersAreEchoable(member(&call, "function"), "name") ||
+                    !wire::membersAreEchoable(member(&call, "custom"), "name"))
+                    return false;
+        }
+        if (!wire::membersAreEchoable(member(delta, "function_call"), "name")) // the deprecated single call
+            return false;
+    }
+    return true;
+}
+
 } // namespace
 
 void OpenAICompletionsStreamDecoder::readUsage(const Value *usage) {
@@ -224,6 +244,11 @@ void OpenAICompletionsStreamDecoder::decode(const SseEvent &sse) {
     if (!wire::namesAreEchoable(chunk)) {
         m_lastUnreadable = true; // the frame is not relayed; the gateway's error is
         m_out.failUnechoableNames();
+        return;
+    }
+    if (!toolCallsAreEchoable(rj::asArray(choicesMember))) {
+        m_lastUnreadable = true;
+        m_out.failUnechoableNames(CanonicalStreamBuilder::Unechoable::ToolCall);
         return;
     }
     if (!m_out.started()) // every chunk repeats the id: made a QString once

@@ -21,6 +21,26 @@ QLatin1String L(const char *s) {
     return QLatin1String(s);
 }
 
+// An output item's id, call_id and name (a function_call's, a custom_tool_call's, any other
+// call's) may be echoed: a same-API stream relays the item as it is, and the client's next turn
+// sends it back.
+bool itemNamesAreEchoable(const Value *item) {
+    return wire::membersAreEchoable(item, "id", "call_id", "name");
+}
+
+// The same for an event's own item (output_item.added, .done), the item its deltas name
+// (item_id, and name on function_call_arguments.done), and the items a response lists
+// (response.completed's output, in full).
+bool toolCallsAreEchoable(const Value *data, const Value *response) {
+    if (!wire::membersAreEchoable(data, "item_id", "name") || !itemNamesAreEchoable(member(data, "item")))
+        return false;
+    if (const Value *output = rj::asArray(member(response, "output")))
+        for (const Value &item : output->GetArray())
+            if (!itemNamesAreEchoable(&item))
+                return false;
+    return true;
+}
+
 } // namespace
 
 void OpenAIResponsesStreamDecoder::readUsage(const Value *usage) {
@@ -176,12 +196,18 @@ void OpenAIResponsesStreamDecoder::decode(const SseEvent &sse, const QByteArray 
                  message.isEmpty() ? QStringLiteral("the response failed") : message);
         return;
     }
-    if (const Value *response = member(data, "response"); !wire::namesAreEchoable(response)) {
+    const Value *response = member(data, "response");
+    if (!wire::namesAreEchoable(response)) {
         m_lastUnreadable = true; // the frame is not relayed; the gateway's error is
         m_out.failUnechoableNames();
         return;
     }
-    m_out.start(toString(member(member(data, "response"), "id")));
+    if (!toolCallsAreEchoable(data, response)) {
+        m_lastUnreadable = true;
+        m_out.failUnechoableNames(CanonicalStreamBuilder::Unechoable::ToolCall);
+        return;
+    }
+    m_out.start(toString(member(response, "id")));
     const int oi = rj::toInt(member(data, "output_index"), -1);
     if (type == "response.output_item.added") {
         itemAdded(oi, member(data, "item"));
@@ -228,7 +254,7 @@ void OpenAIResponsesStreamDecoder::decode(const SseEvent &sse, const QByteArray 
         }
         itemDone(oi, item);
     } else if (type == "response.completed" || type == "response.incomplete") {
-        completed(type, member(data, "response"));
+        completed(type, response);
     }
     // created, in_progress, *.done texts, annotations, built-in tool progress: nothing to say
 }

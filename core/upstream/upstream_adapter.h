@@ -106,7 +106,8 @@ public:
     // True when the event last fed must not reach a same-API client as it is: its data was refused
     // by the decoder's JSON parser (an event cut off by the end of the body, lines run together by
     // a bare CR; the gateway read nothing from it, and an SDK would throw on it mid-answer), or it
-    // named the model or the answer with what may not be echoed (the decoder failed the stream).
+    // named the model, the answer or a tool call with what may not be echoed (the decoder failed
+    // the stream).
     virtual bool lastWasUnreadable() const { return false; }
     // Before the first feed: false when no one needs a text block's End to carry its whole text
     // (a streaming client of a format that needs no block whole): CanonicalStreamBuilder::setKeepsText.

@@ -1,7 +1,8 @@
 #pragma once
 // SPEC 10 bounds every identifier the gateway echoes: at most 256 bytes, no control character.
 // One rule for what a client names (formats::identifierProblem) and for what an upstream names
-// its model and its answer with, which a same-API stream relays as it is.
+// its model, its answer and its tool calls with, which a same-API stream relays as it is (and a
+// client's next turn sends back up).
 
 #include "core/wire/rapid_json.h"
 
@@ -42,11 +43,16 @@ inline bool isEchoableIdentifier(std::string_view utf8) {
     return true;
 }
 
+// The members `keys` of `object`, when present as strings, may be echoed: views of the parsed
+// text, nothing copied. Anything else there (absent, null, not an object) is the decoder's to judge.
+template <std::size_t... N> inline bool membersAreEchoable(const rj::Value *object, const char (&...keys)[N]) {
+    return (isEchoableIdentifier(rj::bytes(rj::member(object, keys))) && ...);
+}
+
 // The model and id members of `object` (a Chat chunk, Anthropic's message, a Responses response),
-// when present as strings, may be echoed. Anything else there is the decoder's to judge.
+// when present as strings, may be echoed.
 inline bool namesAreEchoable(const rj::Value *object) {
-    return isEchoableIdentifier(rj::bytes(rj::member(object, "model"))) &&
-           isEchoableIdentifier(rj::bytes(rj::member(object, "id")));
+    return membersAreEchoable(object, "model", "id");
 }
 
 } // namespace sw::wire

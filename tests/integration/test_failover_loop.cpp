@@ -2097,6 +2097,114 @@ private Q_SLOTS:
                  1);
     }
 
+    void anUpstreamsToolCallNamesAreBoundedAsAClientsAre_data() {
+        QTest::addColumn<QString>("route");
+        QTest::addColumn<bool>("stream");
+        QTest::addColumn<QString>("first"); // the candidate whose first frame names a call so
+        QTest::addColumn<QByteArray>("id"); // the call's id and name, as JSON string contents
+        QTest::addColumn<QByteArray>("name");
+        // Probe T3: an escape sequence that sets a terminal's title, CR LF, NUL, U+202E, 100 KB.
+        const QByteArray escapes = R"(get_weather\u001b]0;ZZZ\u0007\r\n\u0000)";
+        const QByteArray bidi = R"(get_\u202eZZZ)";
+        const QByteArray longId(100 * 1024, 'q');
+        const QString chat = QStringLiteral("/v1/chat/completions"), messages = QStringLiteral("/v1/messages"),
+                      responses = QStringLiteral("/v1/responses"), pi = QStringLiteral("/v1/pi/stream");
+        for (const bool stream : {true, false}) {
+            const char *mode = stream ? "stream" : "json";
+            QTest::addRow("chat passthrough, name with escapes, %s", mode)
+                << chat << stream << QStringLiteral("pb/gpt-b") << QByteArray("call_1") << escapes;
+            QTest::addRow("chat passthrough, id of 100 KB, %s", mode)
+                << chat << stream << QStringLiteral("pb/gpt-b") << longId << QByteArray("get_weather");
+            QTest::addRow("messages passthrough, name with U+202E, %s", mode)
+                << messages << stream << QStringLiteral("pa/claude-a") << QByteArray("toolu_1") << bidi;
+            QTest::addRow("messages passthrough, id of 100 KB, %s", mode)
+                << messages << stream << QStringLiteral("pa/claude-a") << longId << QByteArray("get_weather");
+            QTest::addRow("responses passthrough, name with escapes, %s", mode)
+                << responses << stream << QStringLiteral("pd/resp-d") << QByteArray("call_1") << escapes;
+            QTest::addRow("responses passthrough, call_id of 100 KB, %s", mode)
+                << responses << stream << QStringLiteral("pd/resp-d") << longId << QByteArray("get_weather");
+            QTest::addRow("pi from chat, id of 100 KB, %s", mode)
+                << pi << stream << QStringLiteral("pb/gpt-b") << longId << QByteArray("get_weather");
+            QTest::addRow("pi from messages, name with escapes, %s", mode)
+                << pi << stream << QStringLiteral("pa/claude-a") << QByteArray("toolu_1") << escapes;
+            QTest::addRow("chat from gemini, name with U+202E, %s", mode)
+                << chat << stream << QStringLiteral("pe/gemini-e") << QByteArray() << bidi;
+        }
+    }
+    void anUpstreamsToolCallNamesAreBoundedAsAClientsAre() {
+        // SPEC 10, probe T3: a same-API stream relayed an upstream's tool call id and name as they
+        // were, so a CLI agent printed the escapes to its terminal and sent a 100 KB id back up on
+        // its next turn (and every route showed the name to the client). Such an upstream is
+        // broken, as one naming its model so is: its attempt fails before anything is relayed, and
+        // the next candidate answers.
+        QFETCH(QString, route);
+        QFETCH(bool, stream);
+        QFETCH(QString, first);
+        QFETCH(QByteArray, id);
+        QFETCH(QByteArray, name);
+        // Each frame is written whole (moc reads a raw string as plain ones: its quotes must pair),
+        // with the call's id and name put in after.
+        const auto ev = [&](const char *type, const QByteArray &json) {
+            return QByteArray("event: ") + type +
+                   "\ndata: " + QByteArray(json).replace("@ID@", id).replace("@NAME@", name) + "\n\n";
+        };
+        const auto data = [&](const QByteArray &json) {
+            return "data: " + QByteArray(json).replace("@ID@", id).replace("@NAME@", name) + "\n\n";
+        };
+        GatewayFixture gw;
+        const QString follower =
+            first == QLatin1String("pa/claude-a") ? QStringLiteral("pb/gpt-b") : QStringLiteral("pa/claude-a");
+        gw.config.routes[QStringLiteral("chain")].candidates = {first, follower};
+        if (first == QLatin1String("pb/gpt-b")) {
+            gw.openaiB.setRawReply(
+                data(
+                    R"({"id":"c","object":"chat.completion.chunk","model":"gpt-b","choices":[{"index":0,"delta":{"role":"assistant","tool_calls":[{"index":0,"id":"@ID@","type":"function","function":{"name":"@NAME@","arguments":"{}"}}]}}]})") +
+                data(
+                    R"({"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]})") +
+                data("[DONE]"));
+        } else if (first == QLatin1String("pa/claude-a")) {
+            gw.anthropicA.setRawReply(
+                ev("message_start",
+                   R"({"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","content":[],"model":"m","stop_reason":null,"usage":{"input_tokens":3,"output_tokens":1}}})") +
+                ev("content_block_start",
+                   R"({"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"@ID@","name":"@NAME@","input":{}}})") +
+                ev("content_block_delta",
+                   R"({"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{}"}})") +
+                ev("content_block_stop", R"({"type":"content_block_stop","index":0})") +
+                ev("message_delta",
+                   R"({"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":5}})") +
+                ev("message_stop", R"({"type":"message_stop"})"));
+        } else if (first == QLatin1String("pd/resp-d")) {
+            gw.responsesD.setRawReply(
+                ev("response.created",
+                   R"({"type":"response.created","sequence_number":0,"response":{"id":"resp_1","object":"response","status":"in_progress","output":[]}})") +
+                ev("response.output_item.added",
+                   R"({"type":"response.output_item.added","sequence_number":1,"output_index":0,"item":{"type":"function_call","id":"fc_1","call_id":"@ID@","name":"@NAME@","arguments":"","status":"in_progress"}})") +
+                ev("response.output_item.done",
+                   R"({"type":"response.output_item.done","sequence_number":2,"output_index":0,"item":{"type":"function_call","id":"fc_1","call_id":"@ID@","name":"@NAME@","arguments":"{}","status":"completed"}})") +
+                ev("response.completed",
+                   R"({"type":"response.completed","sequence_number":3,"response":{"id":"resp_1","object":"response","status":"completed","output":[{"type":"function_call","id":"fc_1","call_id":"@ID@","name":"@NAME@","arguments":"{}","status":"completed"}]}})"));
+        } else {
+            gw.googleE.setRawReply(data(
+                R"({"candidates":[{"content":{"role":"model","parts":[{"functionCall":{"name":"@NAME@","args":{}}}]},"finishReason":"STOP"}]})"));
+        }
+        gw.start();
+        const auto r = gw.post(route, routeBody(route, QStringLiteral("chain"), stream), {}, 30000);
+        QCOMPARE(r.status, 200);
+        // Neither the name nor the id reached the client, and nothing else of the first answer.
+        QVERIFY2(!r.body.contains("ZZZ") && !r.body.contains("qqqqqqqq") && !r.body.contains("get_weather"),
+                 r.body.left(600).constData());
+        if (stream) {
+            QVERIFY2(r.body.contains(": switchman candidate=" + follower.toLatin1() + " attempt=2"),
+                     r.body.left(600).constData());
+            QVERIFY2(!r.body.contains("event: error"), r.body.left(600).constData());
+        } else {
+            QCOMPARE(r.header("x-switchman-candidate"), follower.toLatin1());
+            QCOMPARE(r.header("x-switchman-fallback-from"), first.toLatin1());
+        }
+        QCOMPARE(failuresOf(gw.engine(), first.section(QLatin1Char('/'), 0, 0), QStringLiteral("server_error")), 1);
+    }
+
     void anSseEventOverEightMiBEndsTheAttemptAsTransport() {
         // One event of 9 MiB before any content: the reader drops it and the attempt ends as
         // a connection-level failure, so the follower answers and the base URL is marked.

@@ -47,6 +47,26 @@ QList<model::StreamEvent> decodeTranscript(upstream::StreamDecoder &decoder, con
     return out;
 }
 
+LastFrame feedLastFrame(upstream::StreamDecoder &decoder, const QByteArray &sse) {
+    const QList<upstream::SseEvent> events = splitSse(sse);
+    LastFrame out;
+    for (const upstream::SseEvent &e : events) {
+        out.events = decoder.feed(e);
+        out.unreadable = decoder.lastWasUnreadable();
+    }
+    return out;
+}
+
+QList<QByteArray> unechoableToolCallNames() {
+    return {QByteArrayLiteral(R"(get_weather\u001b[2J\u001b]0;owned\u0007)"),
+            QByteArrayLiteral(R"(call_\u0000\u0007x)"),
+            QByteArrayLiteral(R"(get\r\nweather)"),
+            QByteArrayLiteral(R"(get_\u202erehtaew)"),
+            QByteArray("get_\xe2\x80\xaerehtaew"),
+            QByteArrayLiteral(R"(get\u2066weather)"),
+            QByteArray(300, 'a')};
+}
+
 QString sseDifference(const QByteArray &actual, const QByteArray &expected) {
     if (!actual.endsWith("\n\n"))
         return QStringLiteral("output does not end with a blank line: ") + QString::fromUtf8(actual.right(80));

@@ -29,6 +29,21 @@ QList<upstream::SseEvent> splitSse(const QByteArray &text);
 // Feeds every event of the transcript, then finish().
 QList<model::StreamEvent> decodeTranscript(upstream::StreamDecoder &decoder, const QByteArray &sse);
 
+// What the last event of `sse` made when fed after the others: its events, and whether the
+// decoder refused it whole (lastWasUnreadable: a same-API stream does not relay it).
+struct LastFrame {
+    QList<model::StreamEvent> events;
+    bool unreadable = false;
+};
+LastFrame feedLastFrame(upstream::StreamDecoder &decoder, const QByteArray &sse);
+
+// Tool call names and ids no upstream may give (SPEC 10, probe T3), as JSON string contents:
+// an ANSI escape, NUL and BEL, CR LF, U+202E (escaped and as UTF-8), an invisible U+2066, 300 bytes.
+QList<QByteArray> unechoableToolCallNames();
+// What the decoders say of a frame that names a tool call with one of them: no name in it.
+inline constexpr const char *kUnechoableToolCallMessage =
+    "the upstream gave a tool call a name or id over 256 bytes or with a control character";
+
 // Compares SSE output frame by frame: exact framing and event names, JSON payloads
 // compared as JSON (key order is not significant to any client). Empty when equal.
 QString sseDifference(const QByteArray &actual, const QByteArray &expected);

@@ -54,6 +54,7 @@ private slots:
     void toolCallIdsAreMadeValid();
     void oauthTokenIsSentAsBearer();
     void decodesFullTranscript();
+    void aToolCallNamedWithControlCharactersFails();
     void inBandOverloadedErrorBecomesErrorEvent();
     void streamCutShortIsAnError();
     void refusalIsACompletedAnswer();
@@ -655,6 +656,63 @@ void TestAnthropicAdapter::decodesFullTranscript() {
     QCOMPARE(m.usage.input, 472);
     QCOMPARE(m.usage.cacheRead, 2048);
     QCOMPARE(m.usage.output, 89);
+}
+
+void TestAnthropicAdapter::aToolCallNamedWithControlCharactersFails() {
+    // Probe T3 (SPEC 10): a same-API stream relayed content_block_start as the upstream wrote it,
+    // so a tool_use's escapes reached a CLI agent's terminal and its 100 KB id went back upstream
+    // on the next turn. The frame is refused whole, as a message_start with a bad model name is.
+    const auto lastFrame = [](const QByteArray &sse) {
+        auto decoder = AnthropicAdapter().makeDecoder(target());
+        return sw::test::feedLastFrame(*decoder, sse);
+    };
+    const auto messageStart = [](const QByteArray &model, const QByteArray &content = "[]") {
+        return "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"type\":"
+               "\"message\",\"role\":\"assistant\",\"model\":\"" +
+               model + "\",\"content\":" + content + ",\"usage\":{\"input_tokens\":3}}}\n\n";
+    };
+    const auto block = [](const QByteArray &type, const QByteArray &id, const QByteArray &name) {
+        return "{\"type\":\"" + type + "\",\"id\":\"" + id + "\",\"name\":\"" + name + "\",\"input\":{}}";
+    };
+    const auto blockStart = [&](const QByteArray &type, const QByteArray &id, const QByteArray &name) {
+        return messageStart("claude") +
+               "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":" +
+               block(type, id, name) + "}\n\n";
+    };
+    const sw::test::LastFrame model = lastFrame(messageStart(R"(claude\u001b[31m)"));
+    QVERIFY(model.unreadable);
+    QCOMPARE(model.events.size(), 1);
+    QCOMPARE(model.events[0].type, EventType::Error);
+
+    const sw::test::LastFrame good = lastFrame(blockStart("tool_use", "toolu_" + QByteArray(250, 'x'), "get_weather"));
+    QVERIFY(!good.unreadable);
+    QCOMPARE(good.events.last().type, EventType::ToolCallStart);
+    QCOMPARE(good.events.last().block.toolCallId.size(), 256);
+    QCOMPARE(good.events.last().block.toolName, QStringLiteral("get_weather"));
+    QVERIFY(!lastFrame(blockStart("server_tool_use", "srvtoolu_1", "web_search")).unreadable);
+
+    for (const QByteArray &bad : sw::test::unechoableToolCallNames()) {
+        for (const QByteArray &sse :
+             {blockStart("tool_use", "toolu_1", bad), blockStart("tool_use", bad, "get_weather"),
+              blockStart("server_tool_use", bad, "web_search"), blockStart("server_tool_use", "srvtoolu_1", bad),
+              // the result of a server tool's call names the call
+              messageStart("claude") +
+                  "event: content_block_start\ndata: {\"type\":\"content_block_start\","
+                  "\"index\":1,\"content_block\":{\"type\":\"web_search_tool_result\","
+                  "\"tool_use_id\":\"" +
+                  bad + "\",\"content\":[]}}\n\n",
+              // a message_start that holds its content already (a stream's is empty)
+              messageStart("claude", "[" + block("tool_use", "toolu_1", bad) + "]")}) {
+            const sw::test::LastFrame f = lastFrame(sse);
+            QVERIFY2(f.unreadable, sse.constData()); // not relayed to a Messages client
+            QCOMPARE(f.events.size(), 1);            // nothing of the frame is read first
+            const StreamEvent &e = f.events[0];
+            QCOMPARE(e.type, EventType::Error);
+            QCOMPARE(e.errorStatus, model.events[0].errorStatus); // 502: server_error, the next candidate
+            QCOMPARE(e.errorType, model.events[0].errorType);
+            QCOMPARE(e.errorMessage, QLatin1String(sw::test::kUnechoableToolCallMessage));
+        }
+    }
 }
 
 void TestAnthropicAdapter::inBandOverloadedErrorBecomesErrorEvent() {

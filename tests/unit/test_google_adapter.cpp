@@ -61,8 +61,44 @@ private slots:
     void resultsGoInTheOrderOfTheirCalls_data();
     void resultsGoInTheOrderOfTheirCalls();
     void geminisOwnCallIdsGoBackAndNoOther();
+    void aFunctionCallNamedWithControlCharactersFails();
     void resultsComeBeforeWordsTypedWhileTheToolRan();
 };
+
+void TestGoogleAdapter::aFunctionCallNamedWithControlCharactersFails() {
+    // Probe T3 (SPEC 10): a functionCall's name reached every client as Gemini wrote it, and a
+    // CLI agent prints it to a terminal (escapes run); the id some models give goes back on the
+    // next turn. The chunk is refused whole, as the other APIs' decoders refuse a bad model name.
+    const auto lastFrame = [](const QByteArray &sse) {
+        auto decoder = GoogleAdapter().makeDecoder(target());
+        return sw::test::feedLastFrame(*decoder, sse);
+    };
+    const auto chunk = [](const QByteArray &call) {
+        return R"(data: {"candidates":[{"content":{"role":"model","parts":[{"text":"Let me look."},)"
+               R"({"functionCall":)" +
+               call + R"(}]}}],"modelVersion":"gemini-2.5-pro"})" + QByteArray("\n\n");
+    };
+    const sw::test::LastFrame good = lastFrame(chunk(R"({"name":"get_weather","args":{"city":"Paris"}})"));
+    QVERIFY(std::any_of(good.events.begin(), good.events.end(), [](const StreamEvent &e) {
+        return e.type == EventType::ToolCallStart && e.block.toolName == QStringLiteral("get_weather");
+    }));
+    const sw::test::LastFrame longId = lastFrame(chunk(R"({"id":")" + QByteArray(256, 'k') + R"(","name":"f"})"));
+    QVERIFY(std::any_of(longId.events.begin(), longId.events.end(),
+                        [](const StreamEvent &e) { return e.type == EventType::ToolCallStart; }));
+
+    for (const QByteArray &bad : sw::test::unechoableToolCallNames()) {
+        for (const QByteArray &sse : {chunk(R"({"name":")" + bad + R"(","args":{}})"),
+                                      chunk(R"({"id":")" + bad + R"(","name":"get_weather","args":{}})")}) {
+            const sw::test::LastFrame f = lastFrame(sse);
+            QCOMPARE(f.events.size(), 1); // nothing of the chunk is read first, not even its text
+            const StreamEvent &e = f.events[0];
+            QCOMPARE(e.type, EventType::Error);
+            QCOMPARE(e.errorStatus, std::optional<int>(502)); // server_error: the next candidate answers
+            QCOMPARE(e.errorType, QStringLiteral("invalid_response"));
+            QCOMPARE(e.errorMessage, QLatin1String(sw::test::kUnechoableToolCallMessage));
+        }
+    }
+}
 
 void TestGoogleAdapter::modelIdStaysOneSegmentForEveryAdapter() {
     // A hostile id must not walk the URL: no "/admin", no query or fragment taken from it.

@@ -90,6 +90,7 @@ private slots:
     void finishReasonErrorIsAFailure();
     void otherChoicesAreNotMergedIntoTheFirst();
     void toolCallIdsFitOpenAIsLimit();
+    void aToolCallNamedWithControlCharactersFails();
     void alternativeReasoningFieldNames();
     void parsesErrorBodies();
     void usageOnlyChunkIsRecognised();
@@ -693,6 +694,64 @@ void TestOpenAICompletionsAdapter::interleavedToolCallDeltasAssembleByIndex() {
     two.addAll(zeroed);
     QCOMPARE(two.message().content.size(), 2);
     QCOMPARE(two.message().content[1].toolName, QStringLiteral("g"));
+}
+
+void TestOpenAICompletionsAdapter::aToolCallNamedWithControlCharactersFails() {
+    // Probe T3 (SPEC 10): a same-API stream relayed a tool call's id and name as the upstream
+    // wrote them, and a CLI agent prints the name to a terminal (escapes run) and sends the id
+    // back on the next turn (100 KB of it). The frame is refused whole, as a bad model name is.
+    const auto lastFrame = [](const QByteArray &sse) {
+        auto decoder = OpenAICompletionsAdapter().makeDecoder(target());
+        return sw::test::feedLastFrame(*decoder, sse);
+    };
+    const auto callChunk = [](const QByteArray &id, const QByteArray &name, int choice = 0) {
+        return "data: {\"id\":\"chatcmpl-1\",\"object\":\"chat.completion.chunk\",\"model\":\"m\",\"choices\":[{"
+               "\"index\":" +
+               QByteArray::number(choice) +
+               ",\"delta\":{\"role\":\"assistant\",\"tool_calls\":[{\"index\":0,\"id\":\"" + id +
+               "\",\"type\":\"function\",\"function\":{\"name\":\"" + name + "\",\"arguments\":\"\"}}]}}]}\n\n";
+    };
+    const sw::test::LastFrame model =
+        lastFrame(R"(data: {"id":"c","object":"chat.completion.chunk","model":"gpt\u001b[31m","choices":[]})"
+                  "\n\n");
+    QCOMPARE(model.events.size(), 1);
+    QCOMPARE(model.events[0].type, EventType::Error);
+
+    const sw::test::LastFrame good = lastFrame(callChunk("call_" + QByteArray(251, 'x'), "get_weather"));
+    QVERIFY(!good.unreadable);
+    QCOMPARE(good.events.last().type, EventType::ToolCallStart);
+    QCOMPARE(good.events.last().block.toolCallId.size(), 256);
+    QCOMPARE(good.events.last().block.toolName, QStringLiteral("get_weather"));
+    QCOMPARE(lastFrame(callChunk("call_1", "h\u00e9t\u00e9_\u2013")).events.last().type, EventType::ToolCallStart);
+
+    for (const QByteArray &bad : sw::test::unechoableToolCallNames()) {
+        // In the first chunk, in a later one, and in another choice's (relayed as well).
+        for (const QByteArray &sse :
+             {callChunk("call_1", bad), callChunk(bad, "get_weather"), callChunk("call_0", "ok") + callChunk(bad, "ok"),
+              callChunk("call_0", "ok") + callChunk("call_1", bad, 1)}) {
+            const sw::test::LastFrame f = lastFrame(sse);
+            QVERIFY2(f.unreadable, sse.constData()); // not relayed to a Chat client
+            QCOMPARE(f.events.size(), 1);            // nothing of the frame is read first
+            const StreamEvent &e = f.events[0];
+            QCOMPARE(e.type, EventType::Error);
+            QCOMPARE(e.errorStatus, model.events[0].errorStatus); // 502: server_error, the next candidate
+            QCOMPARE(e.errorType, model.events[0].errorType);
+            QCOMPARE(e.errorMessage, QLatin1String(sw::test::kUnechoableToolCallMessage));
+        }
+    }
+    // The deprecated function_call and a custom tool's call are relayed as well.
+    QCOMPARE(lastFrame(R"(data: {"id":"c","model":"m","choices":[{"index":0,"delta":{"function_call":)"
+                       R"({"name":"f\u001b[2J","arguments":""}}}]})"
+                       "\n\n")
+                 .events.last()
+                 .type,
+             EventType::Error);
+    QCOMPARE(lastFrame(R"(data: {"id":"c","model":"m","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,)"
+                       R"("id":"c1","type":"custom","custom":{"name":"f\u202e","input":""}}]}}]})"
+                       "\n\n")
+                 .events.last()
+                 .type,
+             EventType::Error);
 }
 
 void TestOpenAICompletionsAdapter::reasoningUsesMaxCompletionTokens() {

@@ -67,6 +67,7 @@ private slots:
     void aRefusedReasoningItemSendsNoneAndNoItemIds();
     void aReasoningItemTheGatewayNamedIsNeverSentUp();
     void aResponseNamedWithControlCharactersFails();
+    void aToolCallNamedWithControlCharactersFails();
     void reasoningFromOtherApisGoesBackOnlyToItsMaker();
     void piFunctionCallsKeepOpenAIsItemId();
     void reasoningWithoutTheItemItLedToIsLeftOut();
@@ -486,6 +487,77 @@ void TestOpenAIResponsesAdapter::aResponseNamedWithControlCharactersFails() {
     QCOMPARE(firstEvent(QByteArray(256, 'm')).type, EventType::Start);
     QCOMPARE(firstEvent(R"(gpt-5 \u00e9t\u00e9)").type, EventType::Start);   // not a control character
     QCOMPARE(firstEvent(R"(gpt\u2013\u2070\ufeee)").type, EventType::Start); // neighbours of those refused
+}
+
+void TestOpenAIResponsesAdapter::aToolCallNamedWithControlCharactersFails() {
+    // Probe T3 (SPEC 10): a same-API stream relayed a function_call item as the upstream wrote it,
+    // so its name's escapes reached a CLI agent's terminal and its 100 KB call_id went back
+    // upstream on the next turn. The frame is refused whole, as a response with a bad model is.
+    const auto lastFrame = [](const QByteArray &sse) {
+        auto decoder = OpenAIResponsesAdapter().makeDecoder(target());
+        return sw::test::feedLastFrame(*decoder, sse);
+    };
+    const auto frame = [](const QByteArray &type, const QByteArray &rest) {
+        return "event: " + type + "\ndata: {\"type\":\"" + type + "\"," + rest + "}\n\n";
+    };
+    const auto created = [&](const QByteArray &model) {
+        return frame("response.created", "\"response\":{\"id\":\"resp_1\",\"model\":\"" + model +
+                                             "\",\"status\":\"in_progress\",\"output\":[]}");
+    };
+    const auto item = [](const QByteArray &type, const QByteArray &id, const QByteArray &callId,
+                         const QByteArray &name) {
+        return "{\"type\":\"" + type + "\",\"id\":\"" + id + "\",\"call_id\":\"" + callId + "\",\"name\":\"" + name +
+               "\",\"arguments\":\"\",\"status\":\"in_progress\"}";
+    };
+    const auto added = [&](const QByteArray &type, const QByteArray &id, const QByteArray &callId,
+                           const QByteArray &name) {
+        return created("gpt-5") +
+               frame("response.output_item.added", "\"output_index\":0,\"item\":" + item(type, id, callId, name));
+    };
+    const sw::test::LastFrame model = lastFrame(created(R"(gpt\u001b[31m)"));
+    QVERIFY(model.unreadable);
+    QCOMPARE(model.events.size(), 1);
+    QCOMPARE(model.events[0].type, EventType::Error);
+
+    const sw::test::LastFrame good =
+        lastFrame(added("function_call", "fc_" + QByteArray(253, 'x'), "call_" + QByteArray(251, 'y'), "get_weather"));
+    QVERIFY(!good.unreadable);
+    QCOMPARE(good.events.last().type, EventType::ToolCallStart);
+    QCOMPARE(good.events.last().block.itemId.size(), 256);
+    QCOMPARE(good.events.last().block.toolCallId.size(), 256);
+    QCOMPARE(good.events.last().block.toolName, QStringLiteral("get_weather"));
+
+    const QByteArray goodCall = added("function_call", "fc_1", "call_1", "get_weather");
+    for (const QByteArray &bad : sw::test::unechoableToolCallNames()) {
+        for (const QByteArray &sse : {
+                 added("function_call", "fc_1", "call_1", bad),
+                 added("function_call", "fc_1", bad, "get_weather"),
+                 added("function_call", bad, "call_1", "get_weather"),
+                 added("custom_tool_call", "ctc_1", "call_1", bad),
+                 added("custom_tool_call", "ctc_1", bad, "apply_patch"),
+                 // the events that follow the item name it again, and are relayed as they are
+                 goodCall + frame("response.function_call_arguments.delta",
+                                  "\"output_index\":0,\"item_id\":\"" + bad + "\",\"delta\":\"{}\""),
+                 goodCall +
+                     frame("response.function_call_arguments.done",
+                           "\"output_index\":0,\"item_id\":\"fc_1\",\"name\":\"" + bad + "\",\"arguments\":\"{}\""),
+                 goodCall + frame("response.output_item.done",
+                                  "\"output_index\":0,\"item\":" + item("function_call", "fc_1", bad, "get_weather")),
+                 goodCall + frame("response.completed",
+                                  "\"response\":{\"id\":\"resp_1\",\"model\":\"gpt-5\",\"status\":\"completed\","
+                                  "\"output\":[" +
+                                      item("function_call", "fc_1", "call_1", bad) + "]}"),
+             }) {
+            const sw::test::LastFrame f = lastFrame(sse);
+            QVERIFY2(f.unreadable, sse.constData()); // not relayed to a Responses client
+            QCOMPARE(f.events.size(), 1);            // nothing of the frame is read first
+            const StreamEvent &e = f.events[0];
+            QCOMPARE(e.type, EventType::Error);
+            QCOMPARE(e.errorStatus, model.events[0].errorStatus); // 502: server_error, the next candidate
+            QCOMPARE(e.errorType, model.events[0].errorType);
+            QCOMPARE(e.errorMessage, QLatin1String(sw::test::kUnechoableToolCallMessage));
+        }
+    }
 }
 
 void TestOpenAIResponsesAdapter::passthroughDropsTheItemIdsTheGatewayMadeUp() {
