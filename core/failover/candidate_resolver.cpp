@@ -1,5 +1,7 @@
 #include "core/failover/candidate_resolver.h"
 
+#include "core/failover/candidate_policy.h"
+
 #include "core/util/glob_pattern.h"
 
 namespace sw::failover {
@@ -27,7 +29,8 @@ Resolution fromRoute(const config::Config &config, const config::RouteConfig &ro
 }
 } // namespace
 
-std::optional<Resolution> CandidateResolver::resolve(const config::Config &config, const QString &model) {
+std::optional<Resolution> CandidateResolver::resolve(const config::Config &config, const QString &model,
+                                                     const QString &tenant) {
     if (model.isEmpty())
         return std::nullopt;
     if (auto it = config.routes.constFind(model); it != config.routes.cend())
@@ -60,9 +63,12 @@ std::optional<Resolution> CandidateResolver::resolve(const config::Config &confi
     for (const auto &m : config.models) {
         if (m.id != model)
             continue;
+        auto c = candidateFor(config, m.key());
+        if (!c || !CandidatePolicy::tenantMayUse(config, tenant, c->provider))
+            continue;
         if (unique)
             return std::nullopt; // ambiguous bare id
-        unique = candidateFor(config, m.key());
+        unique = std::move(c);
     }
     if (unique) {
         Resolution r;
@@ -74,11 +80,16 @@ std::optional<Resolution> CandidateResolver::resolve(const config::Config &confi
     return std::nullopt;
 }
 
-QStringList CandidateResolver::providersOfBareId(const config::Config &config, const QString &model) {
+QStringList CandidateResolver::providersOfBareId(const config::Config &config, const QString &model,
+                                                 const QString &tenant) {
     QStringList providers;
-    for (const auto &m : config.models)
-        if (m.id == model && config.providers.contains(m.provider))
+    for (const auto &m : config.models) {
+        if (m.id != model)
+            continue;
+        const auto provider = config.providers.constFind(m.provider);
+        if (provider != config.providers.cend() && CandidatePolicy::tenantMayUse(config, tenant, *provider))
             providers.append(m.provider);
+    }
     providers.sort();
     return providers;
 }

@@ -59,11 +59,16 @@ private:
 
 class CandidateResolver {
 public:
-    // model string → resolution, or nullopt (404 not_found).
-    static std::optional<Resolution> resolve(const config::Config &config, const QString &model);
-    // The providers whose configured models have `model` as their bare id, in name order: more
-    // than one is why a bare id did not resolve, and the client is told which to choose from.
-    static QStringList providersOfBareId(const config::Config &config, const QString &model);
+    // model string → resolution, or nullopt (404 not_found). A bare model id is looked up among
+    // the providers `tenant` may use (CandidatePolicy::tenantMayUse): one of them having it is not
+    // ambiguous because a provider the tenant may not use has it too.
+    static std::optional<Resolution> resolve(const config::Config &config, const QString &model,
+                                             const QString &tenant = {});
+    // The providers `tenant` may use whose configured models have `model` as their bare id, in
+    // name order: more than one is why a bare id did not resolve, and the client is told which
+    // to choose from (never a provider that is not its own).
+    static QStringList providersOfBareId(const config::Config &config, const QString &model,
+                                         const QString &tenant = {});
 
     struct State {
         std::function<bool(const Candidate &)> isMarked;

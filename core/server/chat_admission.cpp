@@ -29,10 +29,10 @@ std::optional<QString> ChatAdmission::idempotencyKeyProblem(const QByteArray &ke
 
 std::optional<GatewayError> ChatAdmission::unroutableModel(const config::Config &config, const QString &model,
                                                            const QString &tenant) {
-    const auto resolution = failover::CandidateResolver::resolve(config, model);
+    const auto resolution = failover::CandidateResolver::resolve(config, model, tenant);
     if (resolution && mayReachAny(config, tenant, *resolution))
         return std::nullopt;
-    return unroutableModelError(config, model);
+    return unroutableModelError(config, model, tenant);
 }
 
 bool ChatAdmission::mayReachAny(const config::Config &config, const QString &tenant,
@@ -45,8 +45,9 @@ bool ChatAdmission::mayReachAny(const config::Config &config, const QString &ten
     });
 }
 
-GatewayError ChatAdmission::unroutableModelError(const config::Config &config, const QString &model) {
-    const QStringList providers = failover::CandidateResolver::providersOfBareId(config, model);
+GatewayError ChatAdmission::unroutableModelError(const config::Config &config, const QString &model,
+                                                 const QString &tenant) {
+    const QStringList providers = failover::CandidateResolver::providersOfBareId(config, model, tenant);
     return GatewayError::make(
         404, ErrorCategory::NotFound,
         providers.size() > 1

@@ -64,7 +64,8 @@ public:
     static bool mayReachAny(const config::Config &config, const QString &tenant,
                             const failover::Resolution &resolution);
     // That 404, for a caller that already resolved `model` and found no candidate.
-    static model::GatewayError unroutableModelError(const config::Config &config, const QString &model);
+    static model::GatewayError unroutableModelError(const config::Config &config, const QString &model,
+                                                    const QString &tenant);
 };
 
 } // namespace sw::server

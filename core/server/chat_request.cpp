@@ -68,10 +68,10 @@ void ChatRequest::start() {
     m_parsed = std::move(*parsed);
     m_client->setRequest(m_parsed);
 
-    auto resolution = failover::CandidateResolver::resolve(*m_config, m_parsed.model);
+    auto resolution = failover::CandidateResolver::resolve(*m_config, m_parsed.model, m_tenant);
     if (!resolution || !ChatAdmission::mayReachAny(*m_config, m_tenant, *resolution)) {
         // The 404 count_tokens gives for the same name (one text for both).
-        m_client->respondError(ChatAdmission::unroutableModelError(*m_config, m_parsed.model));
+        m_client->respondError(ChatAdmission::unroutableModelError(*m_config, m_parsed.model, m_tenant));
         return finish();
     }
     if (!checkIdempotency())

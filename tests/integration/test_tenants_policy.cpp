@@ -397,6 +397,42 @@ private Q_SLOTS:
         QCOMPARE(gw.anthropicA.requests().size() + gw.openaiB.requests().size(), 0);
     }
 
+    void aBareIdIsLookedUpAmongTheTenantsOwnProviders() {
+        // Probe T4: a tenant that may use only pb asked for "gpt-b", which pa has too. It got the
+        // 404 for an ambiguous id, naming pa (a provider that is not its own), when only one of
+        // its own has the model: the answer is that one. A tenant that may use neither is told
+        // what a made-up name tells it, and one that may use both still chooses.
+        GatewayFixture gw;
+        config::ModelConfig twin = gw.config.models.value(QStringLiteral("pb/gpt-b"));
+        twin.provider = QStringLiteral("pa");
+        gw.config.models.insert(twin.key(), twin);
+        addTenant(gw.config, QStringLiteral("alice"), kAliceKey);
+        gw.config.tenants[QStringLiteral("alice")].providers = {QStringLiteral("pb")};
+        addTenant(gw.config, QStringLiteral("bob"), kBobKey);
+        gw.config.tenants[QStringLiteral("bob")].providers = {QStringLiteral("pc")};
+        addTenant(gw.config, QStringLiteral("eve"), kEveKey);
+        gw.start();
+        const auto ask = [&](const QString &path, const QString &model, const QByteArray &key) {
+            return gw.post(path, GatewayFixture::anthropicBody(model, QStringLiteral("x"), false), bearer(key));
+        };
+        const QString messages = QStringLiteral("/v1/messages");
+        const auto alice = ask(messages, QStringLiteral("gpt-b"), kAliceKey);
+        QCOMPARE(alice.status, 200);
+        QCOMPARE(alice.header("x-switchman-candidate"), QByteArray("pb/gpt-b"));
+        QCOMPARE(ask(QStringLiteral("/v1/messages/count_tokens"), QStringLiteral("gpt-b"), kAliceKey).status, 200);
+        const auto bob = ask(messages, QStringLiteral("gpt-b"), kBobKey);
+        QCOMPARE(bob.status, 404);
+        QCOMPARE(errorMessage(bob), errorMessage(ask(messages, QStringLiteral("zz-made-up"), kBobKey))
+                                        .replace(QStringLiteral("zz-made-up"), QStringLiteral("gpt-b")));
+        QCOMPARE(ask(QStringLiteral("/v1/messages/count_tokens"), QStringLiteral("gpt-b"), kBobKey).status, 404);
+        const auto eve = ask(messages, QStringLiteral("gpt-b"), kEveKey);
+        QCOMPARE(eve.status, 404);
+        QVERIFY2(errorMessage(eve).contains(QStringLiteral("several providers (pa, pb)")),
+                 qPrintable(errorMessage(eve)));
+        QCOMPARE(gw.anthropicA.requests().size(), 0);
+        QCOMPARE(gw.openaiB.requests().size(), 1);
+    }
+
     void aRevokedAdminsEventFeedEndsAtTheReload() {
         // Eve (admin) had /admin/events open; a reload removed her tenant. Her new calls got 401,
         // but the open feed kept streaming every tenant's attempts to her (found by a probe).
