@@ -4,7 +4,12 @@
 // call) in each client format. Thread CPU time, so a busy machine changes it less than
 // wall time.
 //
-//   bench_encode [--iterations 20000]
+// --large-mb N adds the end of one long answer (N MB of text in 4 KB deltas): the CPU of the
+// events that close it (TextEnd and Done), which repeat the whole text in the formats whose
+// closing events do (Responses, pi), per MB. The engine thread writes them between two other
+// requests' frames.
+//
+//   bench_encode [--iterations 20000] [--large-mb 8]
 
 #include "bench/encode_workload.h"
 #include "core/wire/api.h"
@@ -20,8 +25,11 @@ int main(int argc, char **argv) {
     parser.addHelpOption();
     parser.addOption({QStringLiteral("iterations"), QStringLiteral("Calls per figure (default 20000)."),
                       QStringLiteral("n"), QStringLiteral("20000")});
+    parser.addOption({QStringLiteral("large-mb"), QStringLiteral("MB of text in the long answer (default 8)."),
+                      QStringLiteral("mb"), QStringLiteral("8")});
     parser.process(app);
     const int n = std::max(100, parser.value(QStringLiteral("iterations")).toInt());
+    const int largeMb = std::max(1, parser.value(QStringLiteral("large-mb")).toInt());
 
     using sw::wire::Api;
     for (const bool withTool : {false, true}) {
@@ -34,6 +42,15 @@ int main(int argc, char **argv) {
                         qPrintable(sw::formats::formatName(api)), f.answerUs, static_cast<long long>(f.answerBytes),
                         f.streamUs, static_cast<long long>(f.streamBytes));
         }
+    }
+    const QList<sw::model::StreamEvent> large = sw::bench::longTextStream(largeMb);
+    std::printf("one answer of %d MB of text (%lld events): its closing events\n", largeMb,
+                static_cast<long long>(large.size()));
+    for (const Api api : {Api::OpenAICompletions, Api::AnthropicMessages, Api::OpenAIResponses, Api::Pi}) {
+        const auto f = sw::bench::measureClosing(sw::formats::codecFor(api), large);
+        std::printf("  %-20s whole stream %8.1f ms   closing events %7.2f ms (%6.2f ms per MB, %5.1f MB written)\n",
+                    qPrintable(sw::formats::formatName(api)), f.streamMs, f.closingMs, f.closingMs / largeMb,
+                    double(f.closingBytes) / (1024 * 1024));
     }
     return 0;
 }

@@ -108,4 +108,66 @@ inline EncodeFigures measureEncode(const formats::InboundCodec &codec, const QLi
     return f;
 }
 
+// One answer of `mb` MB of text in 4 KB deltas (words, with a non-ASCII letter and a quote now
+// and then, as a long code or prose answer has), then TextEnd with the whole text and Done.
+inline QList<model::StreamEvent> longTextStream(int mb) {
+    using namespace sw::model;
+    QList<StreamEvent> s;
+    StreamEvent start;
+    start.type = EventType::Start;
+    s << start;
+    StreamEvent ts;
+    ts.type = EventType::TextStart;
+    ts.contentIndex = 0;
+    s << ts;
+    QString chunk;
+    while (chunk.size() < 4096)
+        chunk += QStringLiteral("let caf\u00e9 = \"x\"; // line\n");
+    chunk.truncate(4096);
+    QString text;
+    const qsizetype total = qsizetype(mb) * 1024 * 1024;
+    while (text.size() < total) {
+        StreamEvent d;
+        d.type = EventType::TextDelta;
+        d.contentIndex = 0;
+        d.delta = chunk;
+        text += chunk;
+        s << d;
+    }
+    StreamEvent end;
+    end.type = EventType::TextEnd;
+    end.contentIndex = 0;
+    end.block.type = BlockType::Text;
+    end.block.text = text;
+    s << end;
+    StreamEvent done;
+    done.type = EventType::Done;
+    done.reason = StopReason::Stop;
+    done.usage.input = 100;
+    done.usage.output = total / 4;
+    s << done;
+    return s;
+}
+
+struct ClosingFigures {
+    double streamMs = 0;  // every event
+    double closingMs = 0; // the last two (TextEnd, Done)
+    qsizetype closingBytes = 0;
+};
+
+inline ClosingFigures measureClosing(const formats::InboundCodec &codec, const QList<model::StreamEvent> &events) {
+    ClosingFigures f;
+    auto encoder = codec.makeStreamEncoder(typicalInfo());
+    const qint64 start = threadCpuNs();
+    for (qsizetype i = 0; i + 2 < events.size(); ++i)
+        (void)encoder->encode(events[i]);
+    const qint64 closing = threadCpuNs();
+    for (qsizetype i = events.size() - 2; i < events.size(); ++i)
+        f.closingBytes += encoder->encode(events[i]).size();
+    const qint64 end = threadCpuNs();
+    f.streamMs = double(end - start) / 1e6;
+    f.closingMs = double(end - closing) / 1e6;
+    return f;
+}
+
 } // namespace sw::bench

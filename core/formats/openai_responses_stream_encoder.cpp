@@ -297,10 +297,41 @@ void OpenAIResponsesStreamEncoder::closeAll(wire::JsonWriter &w) {
         closeItem(w, k, ContentBlock());
 }
 
+qsizetype OpenAIResponsesStreamEncoder::roomFor(const StreamEvent &event) const {
+    // The closing events repeat what was streamed: a text's done events twice and its item once
+    // more, the response's output again at the end. Written into a buffer of that size, a long
+    // answer's end is not copied over and over as the buffer doubles (and never holds up to
+    // twice what it needs): one MB of UTF-16 is a MB and a bit of UTF-8 when it is code or prose.
+    const auto utf8 = [](qsizetype units) { return units + units / 8; };
+    const auto streamed = [&](const Item &item) {
+        return utf8(std::max(item.block.text.size(), item.block.argumentsJson.size()));
+    };
+    qsizetype room = event.delta.size() + 512;
+    if (m_pendingCall)
+        room += 2 * utf8(m_pendingCall->value.size());
+    switch (event.type) {
+    case EventType::TextEnd:
+    case EventType::ThinkingEnd:
+    case EventType::ToolCallEnd:
+        if (const auto it = m_open.constFind(event.contentIndex); it != m_open.cend())
+            room +=
+                2 * std::max(streamed(*it), utf8(std::max(event.block.text.size(), event.block.argumentsJson.size())));
+        break;
+    case EventType::Done:
+        room += m_output.size();
+        for (const Item &item : m_open)
+            room += 3 * streamed(item);
+        break;
+    default:
+        break;
+    }
+    return room;
+}
+
 QByteArray OpenAIResponsesStreamEncoder::encode(const StreamEvent &event) {
     if (m_finished)
         return {};
-    wire::JsonWriter w(event.delta.size() + 512);
+    wire::JsonWriter w(roomFor(event));
     // More content came after the held call: it was whole. (Done says how it ended; an empty
     // delta or an image, which these items do not carry, says nothing.)
     const bool delta = event.type == EventType::TextDelta || event.type == EventType::ThinkingDelta ||

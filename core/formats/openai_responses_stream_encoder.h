@@ -49,6 +49,8 @@ private:
         bool message = false;
     };
     void flushPendingCall(wire::JsonWriter &w, QLatin1String status);
+    // The bytes `event`'s frames will take, about: a closing event's repeat what was streamed.
+    qsizetype roomFor(const model::StreamEvent &event) const;
 
     EncodeInfo m_info;
     int m_sequence = 0;
