@@ -67,6 +67,19 @@ QList<QByteArray> unechoableToolCallNames() {
             QByteArray(300, 'a')};
 }
 
+QString unechoableToolCallProblem(const LastFrame &f, bool relayable) {
+    if (relayable && !f.unreadable)
+        return QStringLiteral("the frame would be relayed to a same-API client");
+    if (f.events.size() != 1)
+        return QStringLiteral("%1 events, not the one error").arg(f.events.size());
+    const model::StreamEvent &e = f.events.first();
+    if (e.type != model::EventType::Error || e.errorStatus != std::optional<int>(502) ||
+        e.errorType != QLatin1String("invalid_response") || e.errorMessage != QLatin1String(kUnechoableToolCallMessage))
+        return QStringLiteral("not the 502 invalid_response for a tool call's name: %1 %2")
+            .arg(e.errorType, e.errorMessage);
+    return {};
+}
+
 QString sseDifference(const QByteArray &actual, const QByteArray &expected) {
     if (!actual.endsWith("\n\n"))
         return QStringLiteral("output does not end with a blank line: ") + QString::fromUtf8(actual.right(80));

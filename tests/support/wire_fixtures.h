@@ -43,6 +43,11 @@ QList<QByteArray> unechoableToolCallNames();
 // What the decoders say of a frame that names a tool call with one of them: no name in it.
 inline constexpr const char *kUnechoableToolCallMessage =
     "the upstream gave a tool call a name or id over 256 bytes or with a control character";
+// Empty when `f` is what a decoder makes of such a frame: the frame not relayed (when
+// `relayable`, a same-API stream would relay it otherwise), nothing of it read first, and one
+// Error of a 502 invalid_response with kUnechoableToolCallMessage, so the next candidate answers.
+// Otherwise what differs.
+QString unechoableToolCallProblem(const LastFrame &f, bool relayable = true);
 
 // Compares SSE output frame by frame: exact framing and event names, JSON payloads
 // compared as JSON (key order is not significant to any client). Empty when equal.

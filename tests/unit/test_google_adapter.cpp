@@ -89,13 +89,9 @@ void TestGoogleAdapter::aFunctionCallNamedWithControlCharactersFails() {
     for (const QByteArray &bad : sw::test::unechoableToolCallNames()) {
         for (const QByteArray &sse : {chunk(R"({"name":")" + bad + R"(","args":{}})"),
                                       chunk(R"({"id":")" + bad + R"(","name":"get_weather","args":{}})")}) {
-            const sw::test::LastFrame f = lastFrame(sse);
-            QCOMPARE(f.events.size(), 1); // nothing of the chunk is read first, not even its text
-            const StreamEvent &e = f.events[0];
-            QCOMPARE(e.type, EventType::Error);
-            QCOMPARE(e.errorStatus, std::optional<int>(502)); // server_error: the next candidate answers
-            QCOMPARE(e.errorType, QStringLiteral("invalid_response"));
-            QCOMPARE(e.errorMessage, QLatin1String(sw::test::kUnechoableToolCallMessage));
+            // Nothing of the chunk is read first, not even its text (a Gemini stream is never relayed).
+            const QString problem = sw::test::unechoableToolCallProblem(lastFrame(sse), false);
+            QVERIFY2(problem.isEmpty(), qPrintable(problem + QLatin1Char(' ') + QString::fromUtf8(sse)));
         }
     }
 }

@@ -729,14 +729,8 @@ void TestOpenAICompletionsAdapter::aToolCallNamedWithControlCharactersFails() {
         for (const QByteArray &sse :
              {callChunk("call_1", bad), callChunk(bad, "get_weather"), callChunk("call_0", "ok") + callChunk(bad, "ok"),
               callChunk("call_0", "ok") + callChunk("call_1", bad, 1)}) {
-            const sw::test::LastFrame f = lastFrame(sse);
-            QVERIFY2(f.unreadable, sse.constData()); // not relayed to a Chat client
-            QCOMPARE(f.events.size(), 1);            // nothing of the frame is read first
-            const StreamEvent &e = f.events[0];
-            QCOMPARE(e.type, EventType::Error);
-            QCOMPARE(e.errorStatus, model.events[0].errorStatus); // 502: server_error, the next candidate
-            QCOMPARE(e.errorType, model.events[0].errorType);
-            QCOMPARE(e.errorMessage, QLatin1String(sw::test::kUnechoableToolCallMessage));
+            const QString problem = sw::test::unechoableToolCallProblem(lastFrame(sse));
+            QVERIFY2(problem.isEmpty(), qPrintable(problem + QLatin1Char(' ') + QString::fromUtf8(sse)));
         }
     }
     // The deprecated function_call and a custom tool's call are relayed as well.

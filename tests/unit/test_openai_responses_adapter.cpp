@@ -548,14 +548,8 @@ void TestOpenAIResponsesAdapter::aToolCallNamedWithControlCharactersFails() {
                                   "\"output\":[" +
                                       item("function_call", "fc_1", "call_1", bad) + "]}"),
              }) {
-            const sw::test::LastFrame f = lastFrame(sse);
-            QVERIFY2(f.unreadable, sse.constData()); // not relayed to a Responses client
-            QCOMPARE(f.events.size(), 1);            // nothing of the frame is read first
-            const StreamEvent &e = f.events[0];
-            QCOMPARE(e.type, EventType::Error);
-            QCOMPARE(e.errorStatus, model.events[0].errorStatus); // 502: server_error, the next candidate
-            QCOMPARE(e.errorType, model.events[0].errorType);
-            QCOMPARE(e.errorMessage, QLatin1String(sw::test::kUnechoableToolCallMessage));
+            const QString problem = sw::test::unechoableToolCallProblem(lastFrame(sse));
+            QVERIFY2(problem.isEmpty(), qPrintable(problem + QLatin1Char(' ') + QString::fromUtf8(sse)));
         }
     }
 }
