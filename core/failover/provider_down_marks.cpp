@@ -36,12 +36,11 @@ qint64 ProviderDownMarks::mark(const QString &tenant, const CandidateRef &c, con
     m.baseUrl = c.baseUrl;
     m.model = model;
     m.kind = failure.kind;
-    // Envoy's ejection multiplier grows only when a host fails again after it was let
-    // back in; here: only an attempt started once the mark expired can add a strike. One
-    // started before (a burst in flight, or a try made while the mark was in force because
-    // no other candidate could take the request) renews the mark at its TTL.
-    const bool sameBlip = m.strikes > 0 && attemptStartedAtMs &&
-                          (*attemptStartedAtMs <= m.struckAtMs || *attemptStartedAtMs < m.expiresAtMs);
+    // SPEC 5: the TTL doubles per consecutive failure, and a failure of an attempt that started
+    // at or before the last strike adds none (parallel requests failing on one blip are one
+    // strike). A lone candidate tried while marked and failing again is a consecutive failure;
+    // an answer in between ends the run (answered).
+    const bool sameBlip = m.strikes > 0 && attemptStartedAtMs && *attemptStartedAtMs <= m.struckAtMs;
     if (!sameBlip) {
         m.strikes += 1;
         m.struckAtMs = now;

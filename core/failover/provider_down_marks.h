@@ -59,10 +59,8 @@ public:
     // Sets or extends a tenant's mark for transport, server_error or rate_limited;
     // ignores other kinds. Returns the time the mark now has left in ms, or 0.
     // A mark is never shortened (expiry = max(current, now + TTL)), and a failure of an
-    // attempt that started before the mark expired adds no strike: parallel requests failing
-    // on one blip are one strike, and so are requests tried while it was in force (a lone
-    // candidate, or every candidate marked), which renew it; a strike is a failure after the
-    // provider was let back in (attemptStartedAtMs unknown = a new strike).
+    // attempt that started at or before the last strike adds none: parallel requests failing
+    // on one blip are one strike (attemptStartedAtMs unknown = a new strike).
     qint64 mark(const QString &tenant, const CandidateRef &candidate, const UpstreamFailure &failure,
                 std::optional<qint64> attemptStartedAtMs = std::nullopt);
     // The candidate answered an attempt that started after the last strike of a mark covering it

@@ -54,10 +54,9 @@ local strikes = tonumber(h[1]) or 0
 local setAt = tonumber(h[2]) or 0
 local expiresAt = tonumber(h[3]) or 0
 if expiresAt > 0 and now - expiresAt > reset then strikes = 0 end
--- A failure of an attempt that started before the mark expired is the same
--- outage (parallel requests failing together, or a try made while the mark was
--- in force): no new strike, as ProviderDownMarks::mark.
-local burst = strikes > 0 and started >= 0 and (started <= setAt or started < expiresAt)
+-- A failure of an attempt that started at or before the last strike is the
+-- same blip (parallel requests failing together): no new strike.
+local burst = strikes > 0 and started >= 0 and started <= setAt
 if not burst then
   strikes = strikes + 1
   setAt = now

@@ -872,24 +872,29 @@ private Q_SLOTS:
 
     void aMarkedProviderThatAnswersIsLetBackIn() {
         // A lone candidate is tried while marked. Five failures in a row on a one-second blip made a
-        // 300 s mark, and the provider that then answered stayed marked: a route put it last for five
-        // minutes (probe S F2). The tries made while the mark was in force add no strike, and the
-        // answer lifts the mark: the route's first choice is its first choice again.
+        // 300 s mark (SPEC 5: it doubles per consecutive failure), and the provider that then
+        // answered stayed marked: a route put it last for five minutes (probe S F2). The answer
+        // lifts the mark: the route's first choice is its first choice again.
+        test::FakeClock clock;
+        clock.advance(1000);
         GatewayFixture gw;
+        gw.clock = &clock;
         gw.config.providers[QStringLiteral("pa")].maxRetries = 0;
         for (int i = 0; i < 5; ++i)
             gw.anthropicA.pushFault(fault(Fault::Status, 503));
         gw.start();
         const QJsonObject direct =
             GatewayFixture::anthropicBody(QStringLiteral("pa/claude-a"), QStringLiteral("x"), false);
-        for (int i = 0; i < 5; ++i) {
+        for (const int ttl : {20, 40, 80, 160, 300}) {
+            clock.advance(300);
             const auto r = gw.post(QStringLiteral("/v1/messages"), direct);
             QCOMPARE(r.status, 503);
             const int retryAfter = r.header("retry-after").toInt();
-            QVERIFY2(retryAfter >= 19 && retryAfter <= 20, r.header("retry-after").constData());
+            QVERIFY2(retryAfter >= ttl - 1 && retryAfter <= ttl, r.header("retry-after").constData());
         }
         QCOMPARE(gw.engine().marks().size(), 1);
-        QCOMPARE(gw.engine().marks().first().strikes, 1);
+        QCOMPARE(gw.engine().marks().first().strikes, 5);
+        clock.advance(300);
         QCOMPARE(gw.post(QStringLiteral("/v1/messages"), direct).status, 200);
         QVERIFY(gw.engine().marks().isEmpty());
         const auto r = gw.post(QStringLiteral("/v1/messages"),

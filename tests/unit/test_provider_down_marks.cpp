@@ -99,25 +99,25 @@ private Q_SLOTS:
         QCOMPARE(marks.mark(QStringLiteral("t"), kA, failure(FailureKind::ServerError), later), 40000);
         QCOMPARE(marks.active().first().strikes, 2);
     }
-    void triesMadeWhileTheMarkIsInForceRenewItWithoutAStrike() {
-        // A lone candidate (or a route whose candidates are all marked) is tried while marked. Five
-        // requests 0.3 s apart, each failing at once, made 20, 40, 80, 160, 300 s of a one-second
-        // blip (probe S F2): the ladder counts failures after the provider was let back in.
+    void aLoneCandidatesConsecutiveFailuresClimbUntilItAnswers() {
+        // A lone candidate (or a route whose candidates are all marked) is tried while marked. Each
+        // failure of a try started after the last strike is a consecutive failure (SPEC 5): five
+        // requests 0.3 s apart made 20, 40, 80, 160, 300 s. The first answer ends the run: the
+        // mark goes, and the next failure is the first again.
         sw::test::FakeClock clock;
         clock.advance(1000);
         ProviderDownMarks marks(clock);
-        qint64 started = clock.nowMs();
-        QCOMPARE(marks.mark(QStringLiteral("t"), kA, failure(FailureKind::Transport), started), 20000);
-        for (int i = 0; i < 4; ++i) {
+        for (const qint64 ttl : {20000, 40000, 80000, 160000, 300000}) {
             clock.advance(300);
-            started = clock.nowMs();
-            QCOMPARE(marks.mark(QStringLiteral("t"), kA, failure(FailureKind::Transport), started), 20000);
+            QCOMPARE(marks.mark(QStringLiteral("t"), kA, failure(FailureKind::Transport), clock.nowMs()), ttl);
         }
+        QCOMPARE(marks.active().first().strikes, 5);
+        clock.advance(300);
+        QCOMPARE(marks.answered(QStringLiteral("t"), kA, clock.nowMs()), 1);
+        QVERIFY(marks.active().isEmpty());
+        clock.advance(300);
+        QCOMPARE(marks.mark(QStringLiteral("t"), kA, failure(FailureKind::Transport), clock.nowMs()), 20000);
         QCOMPARE(marks.active().first().strikes, 1);
-        clock.advance(20000); // expired: a try now that fails is the second strike
-        started = clock.nowMs();
-        QCOMPARE(marks.mark(QStringLiteral("t"), kA, failure(FailureKind::Transport), started), 40000);
-        QCOMPARE(marks.active().first().strikes, 2);
     }
     void anAnswerLiftsTheMarksItDisproves() {
         // The provider answers a try started after the mark's last strike: it is back, the mark and
