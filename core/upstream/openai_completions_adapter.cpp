@@ -19,6 +19,26 @@ using namespace sw::model;
 
 namespace {
 
+// A turn's call ids (an assistant turn's tool_calls, a tool turn's tool_call_id) within Chat's
+// length, bounded as a converted request's are.
+void boundToolCallIds(QJsonObject &turn) {
+    using wire::boundedToolCallId;
+    constexpr qsizetype most = OpenAICompletionsAdapter::kMaxToolIdLength;
+    if (const QJsonValue id = turn.value(QLatin1String("tool_call_id")); id.isString())
+        turn.insert(QLatin1String("tool_call_id"), boundedToolCallId(id.toString(), most));
+    const QJsonValue calls = turn.value(QLatin1String("tool_calls"));
+    if (!calls.isArray())
+        return;
+    QJsonArray bounded;
+    for (const QJsonValue &v : calls.toArray()) {
+        QJsonObject call = v.toObject();
+        if (const QJsonValue id = call.value(QLatin1String("id")); id.isString() && v.isObject())
+            call.insert(QLatin1String("id"), boundedToolCallId(id.toString(), most));
+        bounded.append(v.isObject() ? QJsonValue(call) : v);
+    }
+    turn.insert(QLatin1String("tool_calls"), bounded);
+}
+
 QLatin1String L(const char *s) {
     return QLatin1String(s);
 }
@@ -296,9 +316,21 @@ HttpRequest OpenAICompletionsAdapter::buildRequest(const model::ChatRequest &req
             const rj::Value *calls = rj::member(&m, "tool_calls");
             return calls && calls->IsArray() && !calls->Empty() && !(reasoning && reasoning->IsString());
         };
+        // A call id over Chat's 40 (a server of the same API named it: vLLM's are 46 long, and a
+        // streamed answer reaches the client with them as they came) is refused by OpenAI ("string
+        // too long"): the call's and its result's go bounded alike (wire::boundedToolCallId), so
+        // they still pair, as on a converted request.
+        const auto overLong = [](const rj::Value *id) { return rj::bytes(id).size() > kMaxToolIdLength; };
+        const auto longIds = [&](const rj::Value &m) {
+            if (overLong(rj::member(&m, "tool_call_id")))
+                return true;
+            const auto calls = rj::elements(rj::member(&m, "tool_calls"));
+            return std::any_of(calls.begin(), calls.end(),
+                               [&](const rj::Value &call) { return overLong(rj::member(&call, "id")); });
+        };
         const auto messages = rj::elements(rj::member(wire::clientBody(request), "messages"));
         const bool reworksTurns = std::any_of(messages.begin(), messages.end(), [&](const rj::Value &m) {
-            return emptyAssistant(m) || reasoningEdit(m);
+            return emptyAssistant(m) || reasoningEdit(m) || longIds(m);
         });
         const QByteArray model = wire::jsonString(target.modelId);
         // A model that takes fewer output tokens than asked (Target::maxOutputTokens): each of the
@@ -341,12 +373,14 @@ HttpRequest OpenAICompletionsAdapter::buildRequest(const model::ChatRequest &req
                 for (const rj::Value &m : messages) {
                     if (emptyAssistant(m)) {
                         // left out
-                    } else if (reasoningEdit(m)) {
+                    } else if (reasoningEdit(m) || longIds(m)) {
                         QJsonObject turn = sent.at(i).toObject();
-                        if (reasoningBack)
+                        if (reasoningEdit(m) && reasoningBack)
                             turn.insert(L("reasoning_content"), QString());
-                        else
+                        else if (reasoningEdit(m))
                             turn.remove(L("reasoning_content"));
+                        if (longIds(m))
+                            boundToolCallIds(turn);
                         kept.append(turn);
                     } else {
                         kept.append(sent.at(i));

@@ -3,6 +3,9 @@
 #include "core/wire/echoed_identifier.h"
 #include "core/wire/error_body.h"
 #include "core/wire/rapid_json.h"
+#include "core/wire/tool_call_id.h"
+
+#include <QJsonDocument>
 
 #include <algorithm>
 
@@ -38,6 +41,41 @@ bool toolCallsAreEchoable(const Value *choices) {
             return false;
     }
     return true;
+}
+
+// A call id in a chunk longer than a Chat client is told (wire::clientToolCallId): the byte
+// count first, the rare chunk that has one pays the rest.
+bool hasOverLongCallId(const Value *choices) {
+    for (const Value &choice : rj::elements(choices))
+        for (const Value &call : rj::elements(member(member(&choice, "delta"), "tool_calls")))
+            if (rj::bytes(member(&call, "id")).size() > wire::kChatMaxToolIdLength)
+                return true;
+    return false;
+}
+
+// The chunk with every choice's call ids as the client's encoder writes them; the rest as it came
+// (written again by Qt: the chunk is one a client reads as JSON, not as bytes).
+QByteArray withBoundedCallIds(const QByteArray &data) {
+    QJsonObject chunk = QJsonDocument::fromJson(data).object();
+    QJsonArray choices = chunk.value(L("choices")).toArray();
+    for (qsizetype i = 0; i < choices.size(); ++i) {
+        QJsonObject choice = choices.at(i).toObject();
+        QJsonObject delta = choice.value(L("delta")).toObject();
+        QJsonArray calls = delta.value(L("tool_calls")).toArray();
+        for (qsizetype j = 0; j < calls.size(); ++j) {
+            QJsonObject call = calls.at(j).toObject();
+            if (const QJsonValue id = call.value(L("id")); id.isString())
+                call.insert(L("id"), wire::clientToolCallId(id.toString(), wire::kChatMaxToolIdLength));
+            calls.replace(j, call);
+        }
+        if (!calls.isEmpty()) {
+            delta.insert(L("tool_calls"), calls);
+            choice.insert(L("delta"), delta);
+            choices.replace(i, choice);
+        }
+    }
+    chunk.insert(L("choices"), choices);
+    return QJsonDocument(chunk).toJson(QJsonDocument::Compact);
 }
 
 } // namespace
@@ -209,6 +247,7 @@ void OpenAICompletionsStreamDecoder::end() {
 QList<StreamEvent> OpenAICompletionsStreamDecoder::feed(const SseEvent &sse) {
     m_lastUsageOnly = false;
     m_lastUnreadable = false;
+    m_lastRelayData.clear();
     if (!m_out.finished())
         decode(sse);
     return m_out.take();
@@ -251,6 +290,8 @@ void OpenAICompletionsStreamDecoder::decode(const SseEvent &sse) {
         m_out.failUnechoableNames(CanonicalStreamBuilder::Unechoable::ToolCall);
         return;
     }
+    if (hasOverLongCallId(rj::asArray(choicesMember)))
+        m_lastRelayData = withBoundedCallIds(data);
     if (!m_out.started()) // every chunk repeats the id: made a QString once
         m_out.start(toString(member(chunk, "id")));
     const Value *usage = member(chunk, "usage");

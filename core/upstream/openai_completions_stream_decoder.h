@@ -26,6 +26,8 @@ public:
     // tokens), so on a passthrough this frame must not reach a client that did not ask for it.
     bool lastWasUsageOnly() const override { return m_lastUsageOnly; }
     bool lastWasUnreadable() const override { return m_lastUnreadable || m_out.failedOverBound(); }
+    // A chunk naming a call with an id over Chat's 40 (vLLM's are 46), with the id bounded.
+    QByteArray lastRelayData() const override { return m_lastRelayData; }
 
 private:
     // Text and thinking: one block open at a time (key kProse), a delta of the other kind
@@ -65,6 +67,7 @@ private:
     bool m_sawRefusal = false;
     bool m_lastUsageOnly = false;
     bool m_lastUnreadable = false;
+    QByteArray m_lastRelayData;
 };
 
 } // namespace sw::upstream

@@ -109,6 +109,10 @@ public:
     // named the model, the answer or a tool call with what may not be echoed (the decoder failed
     // the stream).
     virtual bool lastWasUnreadable() const { return false; }
+    // Non-empty when a same-API client gets the event last fed with this data instead of its own:
+    // what it names is bounded as the client's encoder would bound it (a Chat call id over 40,
+    // wire::clientToolCallId), so the stream and the JSON answer tell the client the same id.
+    virtual QByteArray lastRelayData() const { return {}; }
     // Before the first feed: false when no one needs a text block's End to carry its whole text
     // (a streaming client of a format that needs no block whole): CanonicalStreamBuilder::setKeepsText.
     virtual void setKeepsText(bool keeps) { Q_UNUSED(keeps); }
@@ -121,6 +125,7 @@ public:
     explicit WrappingDecoder(std::unique_ptr<StreamDecoder> inner) : m_inner(std::move(inner)) {}
     bool lastWasUsageOnly() const override { return m_inner->lastWasUsageOnly(); }
     bool lastWasUnreadable() const override { return m_inner->lastWasUnreadable(); }
+    QByteArray lastRelayData() const override { return m_inner->lastRelayData(); }
     void setKeepsText(bool keeps) override { m_inner->setKeepsText(keeps); }
 
 protected:

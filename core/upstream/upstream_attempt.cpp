@@ -596,8 +596,13 @@ void UpstreamAttempts::feedSse(Try &t, const QList<SseEvent> &events) {
             // The gateway asks a Chat upstream for usage; its usage-only chunk is not the
             // client's unless it set stream_options.include_usage (the usage is still counted).
             if (!(m_setup.request->sourceApi == wire::Api::OpenAICompletions && !m_setup.request->includeUsage &&
-                  live->decoder->lastWasUsageOnly()))
-                frame.raw = util::redactSecrets(sseFrame(e), live->target.credential);
+                  live->decoder->lastWasUsageOnly())) {
+                // A frame the decoder bounds an id of goes as the client's encoder would write it.
+                const QByteArray relayData = live->decoder->lastRelayData();
+                frame.raw = util::redactSecrets(
+                    relayData.isEmpty() ? sseFrame(e) : sseFrame(upstream::SseEvent{e.event, relayData, e.id}),
+                    live->target.credential);
+            }
             frame.isNoise = [&e, &frame, decodedToNothing, noise]() {
                 return decodedToNothing ? noise : isNoiseFrame(e, frame.events);
             };

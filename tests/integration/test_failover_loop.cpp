@@ -2210,6 +2210,52 @@ private Q_SLOTS:
         QCOMPARE(failuresOf(gw.engine(), first.section(QLatin1Char('/'), 0, 0), QStringLiteral("server_error")), 1);
     }
 
+    void aChatServersOverLongCallIdReachesAChatClientBoundedInTheStreamAsInTheAnswer() {
+        // vLLM names a call "chatcmpl-tool-" and 32 hex digits (46). A Chat client got it bounded to
+        // 40 in a JSON answer but as it came in a stream (relayed frame by frame), and sent it back:
+        // OpenAI, the next turn's candidate, refuses an id over 40 (probe W). Both now tell the
+        // client the same bounded id.
+        const QByteArray vllm = "chatcmpl-tool-0123456789abcdef0123456789abcdef";
+        GatewayFixture gw;
+        gw.config.routes[QStringLiteral("chain")].candidates = {QStringLiteral("pb/gpt-b")};
+        // moc reads a raw string as plain ones (its quotes must pair): the id goes in after.
+        const QByteArray call =
+            QByteArray(
+                R"({"id":"c","object":"chat.completion.chunk","model":"gpt-b","choices":[{"index":0,"delta":{"role":"assistant","tool_calls":[{"index":0,"id":"@ID@","type":"function","function":{"name":"get_weather","arguments":""}}]}}]})")
+                .replace("@ID@", vllm);
+        gw.openaiB.setRawReply(
+            "data: " + call + "\n\n" +
+            R"(data: {"id":"c","object":"chat.completion.chunk","model":"gpt-b","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{}"}}]}}]})"
+            "\n\n" +
+            R"(data: {"id":"c","object":"chat.completion.chunk","model":"gpt-b","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]})"
+            "\n\ndata: [DONE]\n\n");
+        gw.start();
+        const auto answer = gw.post(QStringLiteral("/v1/chat/completions"),
+                                    GatewayFixture::openaiBody(QStringLiteral("chain"), QStringLiteral("x"), false));
+        QCOMPARE(answer.status, 200);
+        const QString bounded = answer.json()
+                                    .value(QStringLiteral("choices"))
+                                    .toArray()
+                                    .first()
+                                    .toObject()
+                                    .value(QStringLiteral("message"))
+                                    .toObject()
+                                    .value(QStringLiteral("tool_calls"))
+                                    .toArray()
+                                    .first()
+                                    .toObject()
+                                    .value(QStringLiteral("id"))
+                                    .toString();
+        QVERIFY2(!bounded.isEmpty() && bounded.size() <= 40, qPrintable(bounded));
+        const auto stream = gw.post(QStringLiteral("/v1/chat/completions"),
+                                    GatewayFixture::openaiBody(QStringLiteral("chain"), QStringLiteral("x"), true));
+        QCOMPARE(stream.status, 200);
+        QVERIFY2(!stream.body.contains(vllm), stream.body.constData());
+        QVERIFY2(stream.body.contains("\"id\":\"" + bounded.toLatin1() + "\""), stream.body.constData());
+        QVERIFY2(stream.body.contains("\"name\":\"get_weather\""), stream.body.constData());
+        QVERIFY2(stream.body.contains("data: [DONE]"), stream.body.constData());
+    }
+
     void anSseEventOverEightMiBEndsTheAttemptAsTransport() {
         // One event of 9 MiB before any content: the reader drops it and the attempt ends as
         // a connection-level failure, so the follower answers and the base URL is marked.

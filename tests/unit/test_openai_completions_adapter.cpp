@@ -7,6 +7,7 @@
 #include "core/wire/client_body.h"
 #include "core/wire/json_writer.h"
 #include "core/wire/rapid_json.h"
+#include "core/wire/tool_call_id.h"
 #include "wire_fixtures.h"
 
 #include <QJsonArray>
@@ -77,6 +78,7 @@ private slots:
     void passthroughSplicesTheClientBytes();
     void anEmptyAssistantTurnIsLeftOut();
     void reasoningContentGoesOnlyToAServerThatAsksForItBack();
+    void aSameApiHistorysOverLongCallIdsGoBounded();
     void aConvertedToolTurnCarriesOnlyItsOwnReasoningBack();
     void crossFormatFromClaudeCode();
     void imagesOfParallelToolResultsFollowTheRun();
@@ -214,6 +216,39 @@ void TestOpenAICompletionsAdapter::reasoningContentGoesOnlyToAServerThatAsksForI
     messages = json(OpenAICompletionsAdapter().buildRequest(*req, asked, {}).body).value("messages").toArray();
     QCOMPARE(reasoningOf(messages, 1).toString(), QStringLiteral("Read it first."));
     QVERIFY(reasoningOf(messages, 3).isString());
+}
+
+void TestOpenAICompletionsAdapter::aSameApiHistorysOverLongCallIdsGoBounded() {
+    // vLLM names a call "chatcmpl-tool-" and 32 hex digits (46): a Chat client streamed that answer
+    // keeps the id and sends it back. When the turn then fails over to OpenAI, the id went up as
+    // the client wrote it and OpenAI refused the conversation ("string too long. Expected a string
+    // with maximum length 40"), every turn after. The call's and its result's id go bounded alike.
+    const QString vllm = QStringLiteral("chatcmpl-tool-0123456789abcdef0123456789abcdef");
+    const QByteArray body =
+        "{\"model\":\"m\",\"x_custom\":1,\"messages\":[{\"role\":\"user\",\"content\":\"go\"},"
+        "{\"role\":\"assistant\",\"content\":null,\"tool_calls\":[{\"id\":\"" +
+        vllm.toLatin1() +
+        "\",\"type\":\"function\",\"function\":{\"name\":\"f\",\"arguments\":\"{}\"}},"
+        "{\"id\":\"call_2\",\"type\":\"function\",\"function\":{\"name\":\"f\",\"arguments\":\"{}\"}}]},"
+        "{\"role\":\"tool\",\"tool_call_id\":\"" +
+        vllm.toLatin1() +
+        "\",\"content\":\"ok\"},"
+        "{\"role\":\"tool\",\"tool_call_id\":\"call_2\",\"content\":\"ok\"}]}";
+    const auto req = sw::formats::OpenAIChatCodec().decode(body, nullptr);
+    QVERIFY(req);
+    const QByteArray sent = OpenAICompletionsAdapter().buildRequest(*req, target(), {}).body;
+    QVERIFY2(!sent.contains(vllm.toLatin1()), sent.constData());
+    const QJsonArray messages = json(sent).value("messages").toArray();
+    QCOMPARE(messages.size(), 4);
+    const QJsonArray calls = messages[1].toObject().value("tool_calls").toArray();
+    const QString bounded = calls[0].toObject().value("id").toString();
+    QCOMPARE(bounded, sw::wire::boundedToolCallId(vllm, OpenAICompletionsAdapter::kMaxToolIdLength));
+    QVERIFY(bounded.size() <= 40);
+    QCOMPARE(messages[2].toObject().value("tool_call_id").toString(), bounded); // still its result
+    QCOMPARE(calls[1].toObject().value("id").toString(), QStringLiteral("call_2"));
+    QCOMPARE(messages[3].toObject().value("tool_call_id").toString(), QStringLiteral("call_2"));
+    QCOMPARE(calls[0].toObject().value("function").toObject().value("name").toString(), QStringLiteral("f"));
+    QCOMPARE(json(sent).value("x_custom").toInt(), 1); // the rest as the client wrote it
 }
 
 void TestOpenAICompletionsAdapter::aConvertedToolTurnCarriesOnlyItsOwnReasoningBack() {
