@@ -460,9 +460,10 @@ void AttemptLoop::handleEvents(Attempt &a, const TryFrame &frame) {
             commit(a, step.release);
         else if (isCommitted && !a.ready.passthrough)
             deliver(a, e);
-        else if (isCommitted && e.type == model::EventType::Error && !frame.raw)
-            // Passthrough, and the break is ours to tell (reset, early end, silence): the
-            // format's own error, never a made-up message_stop or [DONE].
+        else if (isCommitted && e.type == model::EventType::Error && (!frame.raw || frame.rawHidesError))
+            // Passthrough, and the break is ours to tell (reset, early end, silence, a Chat chunk
+            // whose finish_reason is "error"): the format's own error, never a made-up
+            // message_stop or [DONE].
             m_deps.client->streamError(GatewayError::make(e.errorStatus.value_or(502),
                                                           GatewayError::categoryForStatus(e.errorStatus.value_or(502)),
                                                           e.errorMessage));

@@ -75,6 +75,9 @@ struct TryReady {
 struct TryFrame {
     QList<model::StreamEvent> events;
     std::optional<QByteArray> raw;
+    // The raw frame is no error in the client's format though the decoder failed the stream on it
+    // (StreamDecoder::lastFailedOnAPlainFrame): after it, the client gets the gateway's error.
+    bool rawHidesError = false;
     // A ping or provably empty delta, never kept for replay. Asked only while the attempt is
     // held: deciding it may parse the frame, which a committed stream must not pay for.
     std::function<bool()> isNoise;

@@ -248,6 +248,7 @@ QList<StreamEvent> OpenAICompletionsStreamDecoder::feed(const SseEvent &sse) {
     m_lastUsageOnly = false;
     m_lastUnreadable = false;
     m_lastRelayData.clear();
+    m_lastFailedOnPlainFrame = false;
     if (!m_out.finished())
         decode(sse);
     return m_out.take();
@@ -340,6 +341,7 @@ void OpenAICompletionsStreamDecoder::decode(const SseEvent &sse) {
             // answer (before commit it fails over; after it, the client's stream ends in an error).
             m_out.fail(QStringLiteral("the upstream ended its answer with finish_reason \"error\""),
                        QStringLiteral("error"));
+            m_lastFailedOnPlainFrame = true; // a Chat client reads no error in the chunk itself
             return;
         }
         m_finishReason = toString(finish);

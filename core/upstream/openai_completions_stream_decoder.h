@@ -28,6 +28,7 @@ public:
     bool lastWasUnreadable() const override { return m_lastUnreadable || m_out.failedOverBound(); }
     // A chunk naming a call with an id over Chat's 40 (vLLM's are 46), with the id bounded.
     QByteArray lastRelayData() const override { return m_lastRelayData; }
+    bool lastFailedOnAPlainFrame() const override { return m_lastFailedOnPlainFrame; }
 
 private:
     // Text and thinking: one block open at a time (key kProse), a delta of the other kind
@@ -68,6 +69,7 @@ private:
     bool m_lastUsageOnly = false;
     bool m_lastUnreadable = false;
     QByteArray m_lastRelayData;
+    bool m_lastFailedOnPlainFrame = false;
 };
 
 } // namespace sw::upstream

@@ -113,6 +113,10 @@ public:
     // what it names is bounded as the client's encoder would bound it (a Chat call id over 40,
     // wire::clientToolCallId), so the stream and the JSON answer tell the client the same id.
     virtual QByteArray lastRelayData() const { return {}; }
+    // True when the event last fed ended the stream with an Error although the frame is no error
+    // in the API's own shape (a Chat chunk whose finish_reason is "error"): a same-API client that
+    // gets the frame as it is still needs the gateway's error after it, as after a reset.
+    virtual bool lastFailedOnAPlainFrame() const { return false; }
     // Before the first feed: false when no one needs a text block's End to carry its whole text
     // (a streaming client of a format that needs no block whole): CanonicalStreamBuilder::setKeepsText.
     virtual void setKeepsText(bool keeps) { Q_UNUSED(keeps); }
@@ -126,6 +130,7 @@ public:
     bool lastWasUsageOnly() const override { return m_inner->lastWasUsageOnly(); }
     bool lastWasUnreadable() const override { return m_inner->lastWasUnreadable(); }
     QByteArray lastRelayData() const override { return m_inner->lastRelayData(); }
+    bool lastFailedOnAPlainFrame() const override { return m_inner->lastFailedOnAPlainFrame(); }
     void setKeepsText(bool keeps) override { m_inner->setKeepsText(keeps); }
 
 protected:

@@ -603,6 +603,7 @@ void UpstreamAttempts::feedSse(Try &t, const QList<SseEvent> &events) {
                     relayData.isEmpty() ? sseFrame(e) : sseFrame(upstream::SseEvent{e.event, relayData, e.id}),
                     live->target.credential);
             }
+            frame.rawHidesError = live->decoder->lastFailedOnAPlainFrame();
             frame.isNoise = [&e, &frame, decodedToNothing, noise]() {
                 return decodedToNothing ? noise : isNoiseFrame(e, frame.events);
             };
