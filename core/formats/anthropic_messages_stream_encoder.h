@@ -15,8 +15,16 @@ public:
     explicit AnthropicMessagesStreamEncoder(const EncodeInfo &info) : m_info(info) {}
     QByteArray encode(const model::StreamEvent &event) override;
     QByteArray encodeError(const model::GatewayError &error) override;
+    void followPassthrough(QByteArrayView frame) override {
+        m_relayedStop = m_relayedStop || frame.startsWith(QByteArrayView("event: message_stop\n")) ||
+                        frame.startsWith(QByteArrayView("data: {\"type\":\"message_stop\""));
+    }
+    QByteArray endPassthrough() override {
+        return m_relayedStop ? QByteArray() : QByteArray("event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n");
+    }
 
 private:
+    bool m_relayedStop = false;
     // The content block a content_block_start frame announces.
     struct BlockHead {
         QLatin1String type;            // text, thinking, redacted_thinking, tool_use

@@ -44,6 +44,10 @@ public:
     // numbers its events or names its response in them (Responses) follows them, so that an
     // error written after a cut continues that stream rather than starting another one.
     virtual void followPassthrough(QByteArrayView frame) { Q_UNUSED(frame); }
+    // The frame that ends a followed passthrough stream whose upstream answered whole but closed
+    // without it (Chat's [DONE], Messages' message_stop: a body cut after the stop reason came),
+    // or nothing when it came or the format has none to add.
+    virtual QByteArray endPassthrough() { return {}; }
 };
 
 class InboundCodec {

@@ -17,8 +17,13 @@ public:
     explicit OpenAIChatStreamEncoder(const EncodeInfo &info) : m_info(info) {}
     QByteArray encode(const model::StreamEvent &event) override;
     QByteArray encodeError(const model::GatewayError &error) override;
+    void followPassthrough(QByteArrayView frame) override {
+        m_relayedDone = m_relayedDone || frame.startsWith(QByteArrayView("data: [DONE]"));
+    }
+    QByteArray endPassthrough() override { return m_relayedDone ? QByteArray() : QByteArray("data: [DONE]\n\n"); }
 
 private:
+    bool m_relayedDone = false;
     // One chat.completion.chunk frame: beginChunk writes up to the delta's opening brace,
     // the caller the delta's fields, endChunk the rest (finish_reason null when empty).
     void beginChunk(wire::JsonWriter &w) const;

@@ -109,6 +109,11 @@ void ClientStream::streamError(const GatewayError &error) {
 }
 
 void ClientStream::endStream(failover::StreamEnd end) {
+    // A same-API answer whose upstream closed after its stop reason, without the format's last
+    // frame: the client gets that frame, as for any whole answer (an SDK may wait for it).
+    if (end == failover::StreamEnd::Answered && m_passthrough && m_encoder && m_exchange)
+        if (const QByteArray last = m_encoder->endPassthrough(); !last.isEmpty())
+            write(last);
     if (m_exchange)
         m_exchange->endStream();
     if (end == failover::StreamEnd::Answered && m_keepMaxBytes >= 0 && m_answered)

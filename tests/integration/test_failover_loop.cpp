@@ -2009,6 +2009,52 @@ private Q_SLOTS:
         QVERIFY2(!after.body.contains("\"finish_reason\":\"stop\""), after.body.constData());
     }
 
+    void aWholeAnswerWhoseUpstreamClosedEarlyEndsInTheFormatsLastFrame() {
+        // The upstream said why it stopped, then closed without its last frame (Messages'
+        // message_stop, Chat's [DONE]): the answer is whole, and the gateway counts it so, but a
+        // same-API client got a stream with no end in its format (probe V). It gets that frame.
+        GatewayFixture gw;
+        gw.anthropicA.setRawReply(
+            "event: message_start\ndata: "
+            R"({"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","content":[],"model":"m","stop_reason":null,"usage":{"input_tokens":3,"output_tokens":1}}})"
+            "\n\nevent: content_block_start\ndata: "
+            R"({"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}})"
+            "\n\nevent: content_block_delta\ndata: "
+            R"({"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Whole"}})"
+            "\n\nevent: content_block_stop\ndata: "
+            R"({"type":"content_block_stop","index":0})"
+            "\n\nevent: message_delta\ndata: "
+            R"({"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":2}})"
+            "\n\n");
+        gw.openaiB.setRawReply(
+            R"(data: {"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"Whole"}}]})"
+            "\n\n"
+            R"(data: {"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]})"
+            "\n\n");
+        gw.start();
+        const auto messages =
+            gw.post(QStringLiteral("/v1/messages"),
+                    GatewayFixture::anthropicBody(QStringLiteral("pa/claude-a"), QStringLiteral("x"), true));
+        QCOMPARE(messages.status, 200);
+        QVERIFY2(messages.body.contains("Whole") && !messages.body.contains("event: error"), messages.body.constData());
+        QVERIFY2(messages.body.endsWith("event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"),
+                 messages.body.constData());
+        const auto chat = gw.post(QStringLiteral("/v1/chat/completions"),
+                                  GatewayFixture::openaiBody(QStringLiteral("pb/gpt-b"), QStringLiteral("x"), true));
+        QCOMPARE(chat.status, 200);
+        QVERIFY2(chat.body.contains("Whole") && !chat.body.contains("\"error\""), chat.body.constData());
+        QVERIFY2(chat.body.endsWith("data: [DONE]\n\n"), chat.body.constData());
+        QCOMPARE(chat.body.count("[DONE]"), 1);
+
+        // An upstream that ends its stream itself: one last frame, its own.
+        gw.anthropicA.setRawReply(QByteArray());
+        const auto whole =
+            gw.post(QStringLiteral("/v1/messages"),
+                    GatewayFixture::anthropicBody(QStringLiteral("pa/claude-a"), QStringLiteral("x"), true));
+        QCOMPARE(whole.status, 200);
+        QCOMPARE(whole.body.count("event: message_stop"), 1);
+    }
+
     void framesTheGatewayCouldNotReadAreNotRelayed_data() {
         QTest::addColumn<QByteArray>("garbage");
         QTest::addColumn<bool>("endsTheBody"); // the garbage is the last thing the upstream sends
