@@ -74,6 +74,7 @@ Engine::Engine(Options options, QObject *parent) : QObject(parent), m_options(st
         startDemoUpstreams(cfg);
     m_ctx.config = std::make_shared<const config::Config>(cfg);
     m_bytesInFlight = std::make_shared<util::ByteBudget>(cfg.limits.maxBodyBytesInFlight);
+    m_serverTraits = std::make_shared<upstream::ServerTraits>();
     m_ctx.clock = clock;
     m_transport = m_options.transport ? m_options.transport : m_ownedTransport.get();
     applyCaFiles(m_transport, cfg);
@@ -91,6 +92,7 @@ Engine::Engine(Options options, QObject *parent) : QObject(parent), m_options(st
         setup.forwardHeaders = std::move(s.forwardHeaders);
         setup.callerAuth = std::move(s.callerAuth);
         setup.bytesInFlight = m_bytesInFlight;
+        setup.traits = m_serverTraits;
         auto *runner = new upstream::UpstreamAttempts(std::move(setup), parent);
         return server::AttemptRunnerHandle{runner, [runner](failover::AttemptLoop *loop) { runner->setLoop(loop); }};
     };

@@ -26,7 +26,8 @@
 
 namespace sw::upstream {
 class Transport;
-}
+class ServerTraits;
+} // namespace sw::upstream
 namespace sw::credentials {
 class SecretStore;
 class CredentialPools;
@@ -165,6 +166,7 @@ private:
     // limits.maxBodyBytesInFlight: request bodies (the listener) and non-streaming answers (the
     // upstream layer) held at once.
     std::shared_ptr<util::ByteBudget> m_bytesInFlight;
+    std::shared_ptr<upstream::ServerTraits> m_serverTraits; // what upstream servers said of themselves
     telemetry::Telemetry *m_telemetry = nullptr;
     std::unique_ptr<telemetry::UsageLedger> m_ledger;
     telemetry::BudgetTracker *m_budgets = nullptr;

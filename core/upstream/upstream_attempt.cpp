@@ -257,7 +257,11 @@ void UpstreamAttempts::start(const failover::TryStart &s) {
     const int startIndex = !t.started ? 0 : s.nextCredential ? t.credentialIndex + 1 : std::max(0, t.credentialIndex);
     t.started = true;
     t.target.replayReasoning = !s.withoutReplayedReasoning;
-    t.target.reasoningBack = s.withReasoningBack;
+    // A server that asked for the reasoning of tool-call turns back once gets it from then on.
+    const QString &baseUrl = t.candidate.provider.baseUrl;
+    if (s.withReasoningBack && m_setup.traits)
+        m_setup.traits->learnAsksForReasoningBack(baseUrl);
+    t.target.reasoningBack = s.withReasoningBack || (m_setup.traits && m_setup.traits->asksForReasoningBack(baseUrl));
     // The model's configured maximum, or the lower one its upstream named when it refused more.
     t.target.maxOutputTokens = t.candidate.model.maxTokens;
     t.target.outputCapNamed = false;

@@ -5,6 +5,7 @@
 // what any of it means; this class only reports it, by AttemptId.
 
 #include "core/failover/attempt_loop.h"
+#include "core/upstream/server_traits.h"
 #include "core/upstream/transport.h"
 #include "core/upstream/upstream_adapter.h"
 
@@ -32,6 +33,8 @@ struct UpstreamAttemptSetup {
     // limits.maxBodyBytesInFlight, shared with the listener's request bodies: a non-streaming
     // answer takes its bytes as they are read and holds them until the request is done.
     std::shared_ptr<util::ByteBudget> bytesInFlight;
+    // What servers said of themselves (ServerTraits), the engine's, shared by every request.
+    std::shared_ptr<ServerTraits> traits;
 };
 
 class UpstreamAttempts final : public QObject, public failover::AttemptRunner {

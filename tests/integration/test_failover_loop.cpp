@@ -841,6 +841,13 @@ private Q_SLOTS:
         QCOMPARE(turn.value("reasoning_content").toString(), QStringLiteral("Read a.cpp first."));
         QCOMPARE(turn.value("tool_calls").toArray().size(), 1);
         QVERIFY(gw.engine().marks().isEmpty());
+        // The server said it once: the next turn goes with it at once, not after another 400
+        // (probe W: a 400 and a second try on every turn of the conversation).
+        const auto next = gw.post(QStringLiteral("/v1/chat/completions"), body);
+        QVERIFY2(next.status == 200, next.body.constData());
+        QCOMPARE(gw.openaiB.requests().size(), 3);
+        QVERIFY2(gw.openaiB.requests().last().body.contains("\"reasoning_content\":\"Read a.cpp first.\""),
+                 gw.openaiB.requests().last().body.constData());
     }
 
     void directSelectorHasNoFollower() {
