@@ -314,9 +314,15 @@ HttpRequest OpenAIResponsesAdapter::buildRequest(const model::ChatRequest &reque
                        !rj::equals(rj::member(&item, "type"), "item_reference");
             return gatewayMadeItemId(rj::bytes(rj::member(&item, "id")));
         };
+        // A call_id over 64 (a server of the same API named the call so) is refused by OpenAI: the
+        // call's and its output's go bounded alike (wire::boundedToolCallId), so they still pair.
+        const auto longCallId = [](const rj::Value &item) {
+            return rj::bytes(rj::member(&item, "call_id")).size() > kMaxCallIdLength;
+        };
         const auto items = rj::elements(input);
-        const bool rewrites = std::any_of(items.begin(), items.end(),
-                                          [&](const rj::Value &item) { return foreign(item) || madeHere(item); });
+        const bool rewrites = std::any_of(items.begin(), items.end(), [&](const rj::Value &item) {
+            return foreign(item) || madeHere(item) || longCallId(item);
+        });
         // Nothing to change (the usual case): the client's bytes as they are, with model and stream
         // set, and max_output_tokens lowered when the model takes fewer (Target::maxOutputTokens).
         const std::optional<int> cap = loweredOutputCap(request, target);
@@ -343,9 +349,13 @@ HttpRequest OpenAIResponsesAdapter::buildRequest(const model::ChatRequest &reque
                 for (const rj::Value &item : items) {
                     if (!foreign(item)) {
                         QJsonValue out = sent.at(i);
-                        if (madeHere(item)) {
+                        if (madeHere(item) || longCallId(item)) {
                             QJsonObject o = out.toObject();
-                            o.remove(L("id"));
+                            if (madeHere(item))
+                                o.remove(L("id"));
+                            if (longCallId(item))
+                                o.insert(L("call_id"),
+                                         boundedToolCallId(o.value(L("call_id")).toString(), kMaxCallIdLength));
                             out = o;
                         }
                         kept.append(out);

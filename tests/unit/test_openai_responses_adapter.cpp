@@ -6,6 +6,7 @@
 #include "core/upstream/anthropic_adapter.h"
 #include "core/upstream/openai_completions_adapter.h"
 #include "core/upstream/openai_responses_adapter.h"
+#include "core/wire/tool_call_id.h"
 #include "wire_fixtures.h"
 
 #include <QJsonArray>
@@ -74,6 +75,7 @@ private slots:
     void reasoningPairingEdges();
     void piClientsGetCallIdsWithTheItemId();
     void longCallIdsFitAndStayPaired();
+    void aSameApiHistorysOverLongCallIdsGoBounded();
     void convertsAnthropicConversation();
     void imagesOfParallelToolResultsFollowTheRun();
     void maxOutputTokensIsAtLeastTheApisMinimum();
@@ -387,6 +389,32 @@ void TestOpenAIResponsesAdapter::longCallIdsFitAndStayPaired() {
     QCOMPARE(input[0].toObject().value("call_id"), input[2].toObject().value("call_id"));
     QCOMPARE(input[1].toObject().value("call_id"), input[3].toObject().value("call_id"));
     QVERIFY(input[0].toObject().value("call_id") != input[1].toObject().value("call_id"));
+}
+
+void TestOpenAIResponsesAdapter::aSameApiHistorysOverLongCallIdsGoBounded() {
+    // A Responses server that names its calls with 100 characters: a Responses client keeps the id
+    // and sends it back. The turn after a failover to OpenAI went up as the client wrote it, and
+    // OpenAI refuses a call_id over 64, on every turn after (probe Y). The call's and its output's
+    // go bounded alike; the rest as the client wrote it.
+    const QString longId = QStringLiteral("call_") + QString(95, QLatin1Char('z'));
+    const QByteArray body = "{\"model\":\"m\",\"x_custom\":1,\"input\":[{\"role\":\"user\",\"content\":\"go\"},"
+                            "{\"type\":\"function_call\",\"call_id\":\"" +
+                            longId.toLatin1() +
+                            "\",\"name\":\"f\",\"arguments\":\"{}\"},"
+                            "{\"type\":\"function_call_output\",\"call_id\":\"" +
+                            longId.toLatin1() + "\",\"output\":\"ok\"}]}";
+    const auto req = OpenAIResponsesCodec().decode(body, nullptr);
+    QVERIFY(req);
+    const QByteArray sent = OpenAIResponsesAdapter().buildRequest(*req, target(), {}).body;
+    QVERIFY2(!sent.contains(longId.toLatin1()), sent.constData());
+    const QJsonArray input = json(sent).value("input").toArray();
+    QCOMPARE(input.size(), 3);
+    const QString bounded = input[1].toObject().value("call_id").toString();
+    QCOMPARE(bounded, sw::wire::boundedToolCallId(longId, sw::wire::kResponsesMaxCallIdLength));
+    QVERIFY(bounded.size() <= 64);
+    QCOMPARE(input[2].toObject().value("call_id").toString(), bounded);
+    QCOMPARE(input[1].toObject().value("name").toString(), QStringLiteral("f"));
+    QCOMPARE(json(sent).value("x_custom").toInt(), 1);
 }
 
 void TestOpenAIResponsesAdapter::reasoningPairingEdges() {
