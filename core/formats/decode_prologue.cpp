@@ -91,8 +91,18 @@ std::optional<model::ChatRequest> beginDecode(wire::Api api, const QByteArray &b
                                               bool requireModel) {
     // Parsed once, into RapidJSON's document and never into Qt's tree (a coding agent's body is
     // hundreds of KB): the codec reads it, and the request keeps it for the upstream adapters.
-    std::shared_ptr<const wire::rj::ParsedJson> json = wire::parseClientBody(body);
+    bool tooManyValues = false;
+    std::shared_ptr<const wire::rj::ParsedJson> json = wire::parseClientBody(body, &tooManyValues);
     const wire::rj::Value *o = json ? json->object() : nullptr;
+    if (tooManyValues) {
+        // Refused before any tree of it is built (Qt's parse, for the message, would build one): a
+        // body of tiny values held forty times its size.
+        rejectRequest(error, QStringLiteral("Request body holds more than %1 JSON values (keys included) for its %2 "
+                                            "bytes; send fewer, larger values")
+                                 .arg(wire::rj::ParsedJson::maxValuesFor(size_t(body.size())))
+                                 .arg(body.size()));
+        return std::nullopt;
+    }
     if (!o) {
         // Refused (or not an object): Qt's parser says why, in the words clients have always had.
         QJsonParseError pe;

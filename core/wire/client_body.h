@@ -12,8 +12,9 @@
 namespace sw::wire {
 
 // The body parsed as QJsonDocument::fromJson would read it (rj::ParsedJson's contract), or
-// nullptr when Qt would refuse the text.
-std::shared_ptr<const rj::ParsedJson> parseClientBody(QByteArrayView body);
+// nullptr when Qt would refuse the text, or when it holds more values than
+// rj::ParsedJson::maxValuesFor its size (then *tooManyValues is set).
+std::shared_ptr<const rj::ParsedJson> parseClientBody(QByteArrayView body, bool *tooManyValues = nullptr);
 
 // The request's body object; nullptr for a request built in code, or a body that was no object.
 inline const rj::Value *clientBody(const model::ChatRequest &request) {

@@ -11,6 +11,8 @@
 #include <cstring>
 #include <string>
 
+#include <rapidjson/encodedstream.h>
+#include <rapidjson/memorystream.h>
 #include <rapidjson/reader.h>
 
 namespace sw::wire::rj {
@@ -54,22 +56,28 @@ bool convertNumber(const char *s, size_t n, Document &doc) {
 // own parse can).
 struct Builder {
     Document &doc;
+    size_t valuesLeft; // ParsedJson::maxValuesFor the text: each value and key takes one
     int depth = 0;
     bool refused = false;
     bool askQt = false;
+    bool tooMany = false;
 
-    bool Null() { return doc.Null(); }
-    bool Bool(bool b) { return doc.Bool(b); }
-    bool Int(int i) { return doc.Int(i); }
-    bool Uint(unsigned i) { return doc.Uint(i); }
-    bool Int64(int64_t i) { return doc.Int64(i); }
-    bool Uint64(uint64_t i) { return doc.Uint64(i); }
-    bool Double(double d) { return doc.Double(d); }
+    bool Null() { return take() && doc.Null(); }
+    bool Bool(bool b) { return take() && doc.Bool(b); }
+    bool Int(int i) { return take() && doc.Int(i); }
+    bool Uint(unsigned i) { return take() && doc.Uint(i); }
+    bool Int64(int64_t i) { return take() && doc.Int64(i); }
+    bool Uint64(uint64_t i) { return take() && doc.Uint64(i); }
+    bool Double(double d) { return take() && doc.Double(d); }
     bool RawNumber(const char *s, rapidjson::SizeType n, bool) {
+        if (!take())
+            return false;
         refused = !convertNumber(s, n, doc);
         return !refused;
     }
     bool String(const char *s, rapidjson::SizeType n, bool copy) {
+        if (!take())
+            return false;
         if (startsWithBom(s, n)) {
             askQt = true;
             return false;
@@ -77,12 +85,20 @@ struct Builder {
         return doc.String(s, n, copy);
     }
     bool Key(const char *s, rapidjson::SizeType n, bool copy) { return String(s, n, copy); }
-    bool StartObject() { return enter() && doc.StartObject(); }
+    bool StartObject() { return take() && enter() && doc.StartObject(); }
     bool EndObject(rapidjson::SizeType n) {
         --depth;
         return doc.EndObject(n);
     }
-    bool StartArray() { return enter() && doc.StartArray(); }
+    bool StartArray() { return take() && enter() && doc.StartArray(); }
+    bool take() {
+        if (valuesLeft == 0) {
+            tooMany = refused = true;
+            return false;
+        }
+        --valuesLeft;
+        return true;
+    }
     bool EndArray(rapidjson::SizeType n) {
         --depth;
         return doc.EndArray(n);
@@ -364,7 +380,7 @@ ParsedJson::Fast ParsedJson::parseFast(QByteArrayView text) {
     std::memset(copy + body.size(), 0, kPadding);
     rapidjson::InsituStringStream stream(copy);
     rapidjson::GenericReader<rapidjson::UTF8<>, rapidjson::UTF8<>, Allocator> reader(&m_pool);
-    Builder builder{m_doc};
+    Builder builder{m_doc, maxValuesFor(size_t(body.size()))};
     bool parsed = false;
     auto generate = [&](Document &) {
         parsed = !reader.Parse<kParseFlags>(stream, builder).IsError();
@@ -373,6 +389,7 @@ ParsedJson::Fast ParsedJson::parseFast(QByteArrayView text) {
     m_doc.Populate(generate);
     if (!parsed) {
         m_doc.SetNull();
+        m_tooManyValues = builder.tooMany;
         // Past the nesting limit, or at a number out of range, Qt refuses the text too; anything
         // else may be one Qt takes.
         return builder.refused ? Fast::Refused : Fast::AskQt;
@@ -387,6 +404,27 @@ ParsedJson::Fast ParsedJson::parseFast(QByteArrayView text) {
 }
 
 bool ParsedJson::parseWithQt(QByteArrayView text) {
+    // Qt's tree costs more a value than this one: the values are counted first (no tree, no copy
+    // kept), so that text with a byte that is not UTF-8 is bounded as any other.
+    struct Counter : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, Counter> {
+        size_t left;
+        bool tooMany = false;
+        bool Default() {
+            tooMany = left == 0;
+            return left-- > 0;
+        }
+        bool EndObject(rapidjson::SizeType) { return true; } // counted at the start, as Builder does
+        bool EndArray(rapidjson::SizeType) { return true; }
+    } counter;
+    counter.left = maxValuesFor(size_t(text.size()));
+    rapidjson::MemoryStream bytes(text.data(), size_t(text.size()));
+    rapidjson::EncodedInputStream<rapidjson::UTF8<>, rapidjson::MemoryStream> stream(bytes);
+    rapidjson::Reader().Parse<rapidjson::kParseNumbersAsStringsFlag | rapidjson::kParseStopWhenDoneFlag>(stream,
+                                                                                                         counter);
+    if (counter.tooMany) {
+        m_tooManyValues = true;
+        return false;
+    }
     const QJsonDocument doc = QJsonDocument::fromJson(text.toByteArray());
     if (doc.isObject())
         fromQt(doc.object(), m_doc, m_pool);

@@ -77,6 +77,13 @@ public:
     bool parse(QByteArrayView text);
 
     const Value &root() const { return m_doc; }
+    // The most values (keys included) a text of `bytes` may hold: a value of this tree takes 16
+    // bytes or more, and one of a client's body as few as two ("1,"), so a body of tiny values
+    // held forty times its size. A quarter of its bytes (plus room for any short text) keeps the
+    // tree within a few times the text; a real conversation has far fewer.
+    static size_t maxValuesFor(size_t bytes) { return bytes / 4 + 100000; }
+    // The text was refused for holding more than maxValuesFor its size.
+    bool tooManyValues() const { return m_tooManyValues; }
     // The memory this parse holds: the object and every chunk taken from the heap.
     size_t heldBytes() const;
     // The root object; nullptr when the root is an array or the text was refused.
@@ -87,6 +94,7 @@ private:
     Fast parseFast(QByteArrayView text);
     bool parseWithQt(QByteArrayView text);
 
+    bool m_tooManyValues = false;
     alignas(std::max_align_t) char m_first[4096];
     Allocator m_pool;
     Document m_doc;

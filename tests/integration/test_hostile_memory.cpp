@@ -44,6 +44,32 @@ class TestHostileMemory : public QObject {
 private Q_SLOTS:
     // Item 2: 400 requests naming a 1 MiB model. Before the fix each was kept (twice) in the
     // attempt history: 1.8 GiB of RSS and an 839 MB /admin/attempts.
+    void aBodyOfTinyValuesCannotGrowTheGateway() {
+        // 30 MB of "1," in metadata, inside the byte budget: one such body took the gateway from
+        // 31 MB to 1.27 GB and four at once to 4.9 GB, and other clients waited seconds (probe X).
+        // It is refused before any tree of it is built, in the client's format.
+        GatewayFixture gw;
+        gw.start();
+        QByteArray body = R"({"model":"chain","messages":[{"role":"user","content":"hi"}],"metadata":{"x":[1)";
+        body.reserve(31 * 1024 * 1024);
+        while (body.size() < 30 * 1024 * 1024)
+            body += ",1,1,1,1,1,1,1,1";
+        body += "]}}";
+        const double before = rssMiB();
+        const auto r = gw.postRaw(QStringLiteral("/v1/chat/completions"), body);
+        QCOMPARE(r.status, 400);
+        QVERIFY2(r.json()
+                     .value(QStringLiteral("error"))
+                     .toObject()
+                     .value(QStringLiteral("message"))
+                     .toString()
+                     .contains(QStringLiteral("JSON values")),
+                 r.body.left(400).constData());
+        const double grown = rssMiB() - before;
+        QVERIFY2(grown < 400, qPrintable(QString::number(grown)));
+        QCOMPARE(gw.anthropicA.requests().size() + gw.openaiB.requests().size(), 0);
+    }
+
     void megabyteModelNamesAreNotKept() {
         if (rssMiB() < 0)
             QSKIP("no /proc/self/status");

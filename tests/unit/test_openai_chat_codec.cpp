@@ -45,6 +45,7 @@ private slots:
     void aSpeakersNameGoesInFrontOfWhatTheySaid();
     void anImagesTypeIsWhatItsBytesSay();
     void aConversationOfTooManyPartsIsRefusedBeforeItIsBuilt();
+    void aBodyOfTinyValuesIsRefusedBeforeItIsBuilt();
     void anotherApisLongToolIdFitsChat();
 };
 
@@ -442,6 +443,29 @@ void TestOpenAIChatCodec::aConversationOfTooManyPartsIsRefusedBeforeItIsBuilt() 
     QCOMPARE(error.status, 400);
     QVERIFY2(error.message.contains(QStringLiteral("more than 100000 messages")), qPrintable(error.message));
     QVERIFY(OpenAIChatCodec().decode(bodyOf(50000), &error));
+}
+
+void TestOpenAIChatCodec::aBodyOfTinyValuesIsRefusedBeforeItIsBuilt() {
+    // 30 MB of "1," in a field nobody bounds (metadata) held 1.27 GB: each value is 16 bytes or
+    // more of tree, and the parser's stack doubles (probe X). A body may hold a quarter of its
+    // bytes in values (keys included), plus 100 000: refused before the tree is built, also when
+    // a byte that is not UTF-8 sends the text to Qt's parser.
+    const auto bodyOf = [](int values, const QByteArray &text) {
+        QByteArray body = R"({"model":"m","messages":[{"role":"user","content":")" + text + R"("}],"metadata":{"x":[)";
+        body.reserve(body.size() + 2 * values + 8);
+        for (int i = 0; i < values; ++i)
+            body += i ? ",1" : "1";
+        return body + "]}}";
+    };
+    for (const QByteArray &text : {QByteArray("hi"), QByteArray("caf\xe9")}) {
+        GatewayError error;
+        QVERIFY(!OpenAIChatCodec().decode(bodyOf(3000000, text), &error));
+        QCOMPARE(error.status, 400);
+        QVERIFY2(error.message.contains(QStringLiteral("JSON values")), qPrintable(error.message));
+    }
+    // What a real body holds passes: 50 000 short messages, and values a fifth of the bytes.
+    GatewayError error;
+    QVERIFY2(OpenAIChatCodec().decode(bodyOf(200000, QByteArray(4 * 200000, 'x')), &error), qPrintable(error.message));
 }
 
 void TestOpenAIChatCodec::anotherApisLongToolIdFitsChat() {
