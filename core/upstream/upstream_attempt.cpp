@@ -11,6 +11,7 @@
 #include "core/wire/rapid_json.h"
 
 #include <QDateTime>
+#include <QJsonDocument>
 #include <QUrl>
 #include <algorithm>
 
@@ -162,6 +163,7 @@ struct UpstreamAttempts::Try {
     quint64 generation = 0; // bumped by abort(): callbacks of an older try are not heard
     bool started = false;
     int credentialIndex = 0;
+    QString secretText; // target.credential as text (8 bytes or more), for redactEvents
     credentials::Lease lease;
     Target target;
     const UpstreamAdapter *adapter = nullptr;
@@ -202,12 +204,29 @@ UpstreamAttempts::Try *UpstreamAttempts::current(failover::AttemptId id, quint64
     return it == m_tries.end() || it->second->generation != generation ? nullptr : it->second.get();
 }
 
-void UpstreamAttempts::redactErrors(const Try &t, QList<model::StreamEvent> &events) const {
-    for (model::StreamEvent &ev : events)
+void UpstreamAttempts::redactEvents(const Try &t, QList<model::StreamEvent> &events) const {
+    // An error's words are redacted whole (the key, a bearer token, key-shaped tokens). The answer's
+    // own text, which a client of another API (or a JSON answer) gets re-encoded rather than as the
+    // upstream's frames, loses the attempt's key wherever it stands: an upstream that writes the key
+    // it was sent into its answer shows it to no client (a passthrough frame is redacted whole).
+    const QString &secret = t.secretText;
+    const auto scrub = [&secret](QString &text) {
+        if (secret.isEmpty() || text.size() < secret.size() || !text.contains(secret))
+            return false;
+        text.replace(secret, QLatin1String(util::kRedacted));
+        return true;
+    };
+    for (model::StreamEvent &ev : events) {
         if (ev.type == model::EventType::Error) {
             ev.errorMessage = redacted(t, ev.errorMessage);
             ev.errorType = redacted(t, ev.errorType); // it reaches the client as the error's code
+            continue;
         }
+        scrub(ev.delta);
+        scrub(ev.block.text);
+        if (scrub(ev.block.argumentsJson) && !ev.block.arguments.isEmpty()) // parsed from the text: again
+            ev.block.arguments = QJsonDocument::fromJson(ev.block.argumentsJson.toUtf8()).object();
+    }
 }
 
 QString UpstreamAttempts::redirectTarget(const Try &t) const {
@@ -295,6 +314,9 @@ void UpstreamAttempts::start(const failover::TryStart &s) {
                                t->target.api = t->candidate.provider.api;
                                t->target.baseUrl = t->candidate.provider.baseUrl;
                                t->target.credential = r.secret;
+                               // The key as answer text would hold it: looked for in every decoded
+                               // event (redactEvents); a short one would match ordinary words.
+                               t->secretText = r.secret.size() >= 8 ? QString::fromUtf8(r.secret) : QString();
                                t->target.passthroughAuth = r.passthrough;
                                t->adapter = adapterFor(t->target.api);
                                t->passthrough = m_setup.request->stream &&
@@ -533,7 +555,7 @@ void UpstreamAttempts::feedSse(Try &t, const QList<SseEvent> &events) {
             return;
         failover::TryFrame frame;
         frame.events = live->decoder->feed(e);
-        redactErrors(*live, frame.events);
+        redactEvents(*live, frame.events);
         // The idle timeout counts from the last event that changes the answer, starts or ends it,
         // or shows work the canonical model has no event for (a server tool searching, a
         // reasoning item with no summary): an upstream that only pings, sends SSE comments, empty
@@ -712,7 +734,7 @@ void UpstreamAttempts::endOfBody(failover::AttemptId id, quint64 generation) {
     // The upstream closed cleanly: an error the decoder makes now means the body ended early.
     failover::TryFrame end;
     end.events = live->decoder->finish();
-    redactErrors(*live, end.events);
+    redactEvents(*live, end.events);
     end.afterEnd = true;
     m_loop->onFrame(id, end);
 }

@@ -75,7 +75,7 @@ private:
     QString redacted(const Try &t, const QString &text) const;
     QString redirectTarget(const Try &t) const; // a 3xx Location without query, fragment or user info
     // An in-band error's message and type, which both reach the client, redacted.
-    void redactErrors(const Try &t, QList<model::StreamEvent> &events) const;
+    void redactEvents(const Try &t, QList<model::StreamEvent> &events) const;
 
     UpstreamAttemptSetup m_setup;
     failover::AttemptLoop *m_loop = nullptr;

@@ -156,6 +156,56 @@ private Q_SLOTS:
         const qsizetype at = haystack.indexOf(canary);
         QVERIFY2(at < 0, haystack.mid(std::max<qsizetype>(0, at - 200), 400).constData());
     }
+
+    void anAnswerThatQuotesItsKeyShowsItToNoClient() {
+        // An upstream wrote the key it was sent into its answer's text and a tool call's arguments.
+        // A same-API stream's frames were redacted, but a JSON answer and another API's stream
+        // are re-encoded from the decoded text, which was not (probe X).
+        const QByteArray key = "canary-" + QByteArray::number(QRandomGenerator::system()->generate64(), 16);
+        GatewayFixture gw;
+        gw.config.providers[QStringLiteral("pb")].credentials = {QStringLiteral("keychain:canary")};
+        gw.secrets.secrets.insert(QStringLiteral("canary"), key);
+        const QByteArray content = "my key is " + key + ", ";
+        const QByteArray arguments =
+            QJsonDocument(QJsonObject{{QStringLiteral("k"), QString::fromLatin1(key)}}).toJson(QJsonDocument::Compact);
+        const auto chunk = [](const QJsonObject &delta, const QJsonValue &finish) {
+            const QJsonObject c{
+                {QStringLiteral("id"), "c"},
+                {QStringLiteral("object"), "chat.completion.chunk"},
+                {QStringLiteral("choices"), QJsonArray{QJsonObject{{QStringLiteral("index"), 0},
+                                                                   {QStringLiteral("delta"), delta},
+                                                                   {QStringLiteral("finish_reason"), finish}}}}};
+            return "data: " + QJsonDocument(c).toJson(QJsonDocument::Compact) + "\n\n";
+        };
+        const QJsonObject call{
+            {QStringLiteral("index"), 0},
+            {QStringLiteral("id"), "call_1"},
+            {QStringLiteral("type"), "function"},
+            {QStringLiteral("function"), QJsonObject{{QStringLiteral("name"), "f"},
+                                                     {QStringLiteral("arguments"), QString::fromLatin1(arguments)}}}};
+        gw.openaiB.setRawReply(
+            chunk({{QStringLiteral("role"), "assistant"}, {QStringLiteral("content"), QString::fromLatin1(content)}},
+                  QJsonValue()) +
+            chunk({{QStringLiteral("tool_calls"), QJsonArray{call}}}, QJsonValue()) +
+            chunk({}, QStringLiteral("tool_calls")) + "data: [DONE]\n\n");
+        gw.start();
+        QList<HttpResult> answers;
+        for (const bool stream : {false, true}) {
+            answers << gw.post(QStringLiteral("/v1/chat/completions"),
+                               GatewayFixture::openaiBody(QStringLiteral("pb/gpt-b"), QStringLiteral("x"), stream));
+            answers << gw.post(QStringLiteral("/v1/messages"),
+                               GatewayFixture::anthropicBody(QStringLiteral("pb/gpt-b"), QStringLiteral("x"), stream));
+            answers << gw.post(QStringLiteral("/v1/responses"), QJsonObject{{QStringLiteral("model"), "pb/gpt-b"},
+                                                                            {QStringLiteral("input"), "x"},
+                                                                            {QStringLiteral("stream"), stream}});
+        }
+        QCOMPARE(gw.openaiB.requests().first().header("authorization"), "Bearer " + key);
+        for (const HttpResult &r : answers) {
+            QCOMPARE(r.status, 200);
+            QVERIFY2(r.body.contains("my key is [redacted]"), r.body.constData());
+            QVERIFY2(!r.body.contains(key), r.body.constData());
+        }
+    }
 };
 
 QTEST_GUILESS_MAIN(TestSecretCanary)
