@@ -82,8 +82,15 @@ bool mayHoldSecret(QByteArrayView bytes, QByteArrayView secret) {
 
 QString redactSecrets(const QString &textIn, QByteArrayView secret) {
     QString text = textIn;
-    if (secret.size() >= kMinVerbatimSecret)
-        text.replace(QString::fromUtf8(secret), QLatin1String(kRedacted));
+    if (secret.size() >= kMinVerbatimSecret) {
+        // The secret as sent, and as an upstream may quote it back: percent-encoded (a key with
+        // "/", "+" or "="), base64 (some echo the header they got), JSON-escaped ("\/").
+        const QByteArray raw = secret.toByteArray();
+        for (const QByteArray &form :
+             {raw, raw.toPercentEncoding(), raw.toBase64(), QByteArray(raw).replace("/", "\\/")})
+            if (form.size() >= kMinVerbatimSecret)
+                text.replace(QString::fromUtf8(form), QLatin1String(kRedacted));
+    }
     if (!mayHoldSecret(text.toUtf8()))
         return text;
     text.replace(bearerPattern(), QStringLiteral("\\1") + QLatin1String(kRedacted));

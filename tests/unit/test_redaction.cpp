@@ -26,6 +26,17 @@ private Q_SLOTS:
         QVERIFY(!out.contains(QStringLiteral("AIzaSy")));
         QVERIFY(out.contains(QStringLiteral("Bearer [redacted]")));
     }
+    void theSecretGoesInTheFormsAnUpstreamQuotesItIn() {
+        // An upstream that echoes the key it got percent-encoded or in base64 (probe X): a key
+        // with "/", "+" or "=" in it, as some providers' are.
+        const QByteArray secret = "PROBE.e/v+i=l0123456789xyz";
+        const QString text = QStringLiteral("bad key %1, %2 or %3, or %4")
+                                 .arg(QString::fromLatin1(secret), QString::fromLatin1(secret.toPercentEncoding()),
+                                      QString::fromLatin1(secret.toBase64()),
+                                      QString::fromLatin1(QByteArray(secret).replace("/", "\\/")));
+        const QString out = redactSecrets(text, secret);
+        QCOMPARE(out, QStringLiteral("bad key [redacted], [redacted] or [redacted], or [redacted]"));
+    }
     void proseStays() {
         const QString text = QStringLiteral("use sk-learn for the task-runner; a bearer of news");
         QCOMPARE(redactSecrets(text), text);
