@@ -205,6 +205,21 @@ private Q_SLOTS:
             QVERIFY2(r.body.contains("my key is [redacted]"), r.body.constData());
             QVERIFY2(!r.body.contains(key), r.body.constData());
         }
+
+        // Split across two deltas: a JSON answer is written from the block's whole text, which
+        // the decoder's end of the block carries, so the key goes there too.
+        gw.openaiB.setRawReply(
+            chunk({{QStringLiteral("role"), "assistant"},
+                   {QStringLiteral("content"), QStringLiteral("split: ") + QString::fromLatin1(key.left(9))}},
+                  QJsonValue()) +
+            chunk({{QStringLiteral("content"), QString::fromLatin1(key.mid(9)) + QStringLiteral(" end")}},
+                  QJsonValue()) +
+            chunk({}, QStringLiteral("stop")) + "data: [DONE]\n\n");
+        const auto whole =
+            gw.post(QStringLiteral("/v1/messages"),
+                    GatewayFixture::anthropicBody(QStringLiteral("pb/gpt-b"), QStringLiteral("x"), false));
+        QCOMPARE(whole.status, 200);
+        QVERIFY2(whole.body.contains("split: [redacted] end"), whole.body.constData());
     }
 };
 
