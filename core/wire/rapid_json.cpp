@@ -416,12 +416,23 @@ bool ParsedJson::parseWithQt(QByteArrayView text) {
         bool EndObject(rapidjson::SizeType) { return true; } // counted at the start, as Builder does
         bool EndArray(rapidjson::SizeType) { return true; }
     } counter;
-    counter.left = maxValuesFor(size_t(text.size()));
-    rapidjson::MemoryStream bytes(text.data(), size_t(text.size()));
+    const size_t most = maxValuesFor(size_t(text.size()));
+    counter.left = most;
+    QByteArrayView body = text;
+    if (startsWithBom(body.data(), size_t(body.size())))
+        body = body.sliced(3); // as Qt skips it
+    rapidjson::MemoryStream bytes(body.data(), size_t(body.size()));
     rapidjson::EncodedInputStream<rapidjson::UTF8<>, rapidjson::MemoryStream> stream(bytes);
-    rapidjson::Reader().Parse<rapidjson::kParseNumbersAsStringsFlag | rapidjson::kParseStopWhenDoneFlag>(stream,
-                                                                                                         counter);
-    if (counter.tooMany) {
+    rapidjson::Reader reader;
+    reader.Parse<rapidjson::kParseNumbersAsStringsFlag | rapidjson::kParseStopWhenDoneFlag>(stream, counter);
+    // Where RapidJSON stopped early on what Qt may still take, the count is what may start a
+    // value or a key, strings included: more than there are, and this path is only for text
+    // that is not UTF-8, which no real client sends.
+    size_t counted = most - counter.left;
+    if (reader.HasParseError() && !counter.tooMany)
+        counted = size_t(std::count_if(body.begin(), body.end(),
+                                       [](char c) { return c == ',' || c == ':' || c == '[' || c == '{'; }));
+    if (counter.tooMany || counted > most) {
         m_tooManyValues = true;
         return false;
     }

@@ -457,12 +457,14 @@ void TestOpenAIChatCodec::aBodyOfTinyValuesIsRefusedBeforeItIsBuilt() {
             body += i ? ",1" : "1";
         return body + "]}}";
     };
-    for (const QByteArray &text : {QByteArray("hi"), QByteArray("caf\xe9")}) {
-        GatewayError error;
-        QVERIFY(!OpenAIChatCodec().decode(bodyOf(3000000, text), &error));
-        QCOMPARE(error.status, 400);
-        QVERIFY2(error.message.contains(QStringLiteral("JSON values")), qPrintable(error.message));
-    }
+    for (const bool bom : {false, true})
+        for (const QByteArray &text : {QByteArray("hi"), QByteArray("caf\xe9")}) {
+            GatewayError error;
+            QVERIFY(!OpenAIChatCodec().decode((bom ? QByteArray("\xef\xbb\xbf") : QByteArray()) + bodyOf(3000000, text),
+                                              &error));
+            QCOMPARE(error.status, 400);
+            QVERIFY2(error.message.contains(QStringLiteral("JSON values")), qPrintable(error.message));
+        }
     // What a real body holds passes: 50 000 short messages, and values a fifth of the bytes.
     GatewayError error;
     QVERIFY2(OpenAIChatCodec().decode(bodyOf(200000, QByteArray(4 * 200000, 'x')), &error), qPrintable(error.message));
