@@ -906,52 +906,42 @@ private Q_SLOTS:
         QCOMPARE(h.client.answered->fallbackReason, QStringLiteral("credential_exhausted"));
     }
 
-    void aToolTurnsReasoningAskedBackRetriesTheSameCandidateWithItOnce() {
-        // DeepSeek's thinking mode refuses a tool-call turn without its reasoning_content, which the
-        // gateway sends to no Chat server unasked (most refuse the field). The same candidate goes
-        // again with it, once only: a second refusal reaches the client. No mark, no failure counted.
-        const QString refusal = QStringLiteral("invalid_request_error: Missing `reasoning_content` field in the "
-                                               "assistant message at message index 1");
-        Harness h({candidate("pa"), candidate("pb")}, true);
-        h.start();
-        QVERIFY(!h.runner.starts.last().withReasoningBack);
-        h.httpError(400, refusal);
-        QCOMPARE(h.runner.starts.size(), 2);
-        QCOMPARE(h.runner.lastProvider(), QStringLiteral("pa"));
-        QCOMPARE(h.runner.starts.last().id, h.runner.starts.first().id); // the same attempt
-        QVERIFY(h.runner.starts.last().withReasoningBack);
-        QVERIFY(!h.runner.starts.last().withoutReplayedReasoning);
-        QVERIFY(h.seen.notes.contains(QStringLiteral("reasoning asked back")));
-        h.answer();
-        QCOMPARE(h.client.commits.size(), 1);
-        QCOMPARE(h.client.commits.first().attempts, 1);
-        QVERIFY(h.marks.active().isEmpty());
-        QVERIFY(h.seen.failures.isEmpty());
-
-        Harness twice({candidate("pa"), candidate("pb")}, false);
-        twice.start();
-        twice.httpError(400, refusal);
-        twice.httpError(400, refusal);
-        QCOMPARE(twice.runner.starts.size(), 2); // no third try, no failover on a 400
-        QVERIFY(twice.marks.active().isEmpty());
-    }
-
-    void aRefusedSignatureRetriesTheSameCandidateWithoutReasoningOnce() {
+    void aHistoryRefusalRetriesTheSameCandidateWithTheHistoryMendedOnce_data() {
+        QTest::addColumn<QString>("refusal");
+        QTest::addColumn<bool>("reasoningBack"); // the mend: reasoning_content back, or no signed reasoning
+        QTest::addColumn<QString>("note");
         // A turn answered by another provider of the same API after a failover carries that
         // provider's signature; the primary refuses it with a 400 that would end every later
-        // request of the conversation. The same candidate goes again, without signed reasoning,
-        // and once only: a second refusal reaches the client. No mark, no failure counted.
-        const QString refusal = QStringLiteral("invalid_request_error: messages.1.content.0: Invalid `signature` in "
-                                               "`thinking` block");
+        // request of the conversation: the same candidate again, without signed reasoning.
+        QTest::newRow("signature refused") << QStringLiteral("invalid_request_error: messages.1.content.0: Invalid "
+                                                             "`signature` in `thinking` block")
+                                           << false << QStringLiteral("replayed reasoning refused");
+        // DeepSeek's thinking mode refuses a tool-call turn without its reasoning_content, which the
+        // gateway sends to no Chat server unasked (most refuse the field): the same candidate again,
+        // with it.
+        QTest::newRow("reasoning asked back") << QStringLiteral("invalid_request_error: Missing `reasoning_content` "
+                                                                "field in the assistant message at message index 1")
+                                              << true << QStringLiteral("reasoning asked back");
+    }
+    void aHistoryRefusalRetriesTheSameCandidateWithTheHistoryMendedOnce() {
+        // Once only: a second refusal reaches the client. Not an outage: no mark, no failure counted.
+        QFETCH(QString, refusal);
+        QFETCH(bool, reasoningBack);
+        QFETCH(QString, note);
+        const auto mended = [reasoningBack](const TryStart &s) {
+            return reasoningBack ? s.withReasoningBack : s.withoutReplayedReasoning;
+        };
         Harness h({candidate("pa"), candidate("pb")}, true);
         h.start();
-        QVERIFY(!h.runner.starts.last().withoutReplayedReasoning);
+        QVERIFY(!mended(h.runner.starts.last()));
         h.httpError(400, refusal);
         QCOMPARE(h.runner.starts.size(), 2);
         QCOMPARE(h.runner.lastProvider(), QStringLiteral("pa"));
         QCOMPARE(h.runner.starts.last().id, h.runner.starts.first().id); // the same attempt
-        QVERIFY(h.runner.starts.last().withoutReplayedReasoning);
-        QVERIFY(h.seen.notes.contains(QStringLiteral("replayed reasoning refused")));
+        QVERIFY(mended(h.runner.starts.last()));
+        QCOMPARE(h.runner.starts.last().withReasoningBack, reasoningBack); // only the mend asked for
+        QCOMPARE(h.runner.starts.last().withoutReplayedReasoning, !reasoningBack);
+        QVERIFY(h.seen.notes.contains(note));
         h.answer();
         QCOMPARE(h.client.commits.size(), 1);
         QCOMPARE(h.client.commits.first().attempts, 1);
@@ -966,7 +956,9 @@ private Q_SLOTS:
         QVERIFY(twice.client.failed);
         QCOMPARE(twice.client.failed->status, 400);
         QVERIFY(twice.marks.active().isEmpty());
+    }
 
+    void anyOtherHistoryRefusalStops() {
         // Any other 400 stops as before.
         Harness other({candidate("pa"), candidate("pb")}, false);
         other.start();
