@@ -612,6 +612,16 @@ void AttemptLoop::settle(Attempt &a) {
     m_deps.runner->abort(a.id);
 }
 
+void AttemptLoop::retryMended(Attempt &a, const QString &why, const FailureInput &input, QJsonObject fields) {
+    // The same candidate once more, the request mended. Not an outage: no mark, no failure
+    // counted; the refused try's usage is its own row.
+    fields.insert(QStringLiteral("candidate"), a.candidate.name());
+    fields.insert(QStringLiteral("message"), input.message.left(300));
+    m_deps.observer->note(why, fields);
+    recordUsage(a, false);
+    startTry(a, false);
+}
+
 void AttemptLoop::attemptFailed(Attempt &a, TryFailure failure) {
     const bool budgetTimedOut = a.budget && a.budget->timedOut();
     settle(a);
@@ -621,42 +631,29 @@ void AttemptLoop::attemptFailed(Attempt &a, TryFailure failure) {
         failure.input.retryAfterMs.reset();
     if (m_clientGone)
         return finish();
+    // Refusals of the request as this candidate got it, each mended once (retryMended):
+    const bool mendable = !failure.stop && !budgetTimedOut;
     // A signature in the history refused (another provider of the same API made it, on a turn
-    // answered after a failover): the same candidate once more, the history without signed
-    // reasoning, as it would go to another API. Not an outage: no mark, no failure counted.
-    if (!a.withoutReplayedReasoning && !failure.stop && !budgetTimedOut &&
-        FailureClassifier::refusesReplayedReasoning(failure.input)) {
+    // answered after a failover): the history without signed reasoning, as it would go to
+    // another API.
+    if (mendable && !a.withoutReplayedReasoning && FailureClassifier::refusesReplayedReasoning(failure.input)) {
         a.withoutReplayedReasoning = true;
-        m_deps.observer->note(QStringLiteral("replayed reasoning refused"),
-                              {{QStringLiteral("candidate"), a.candidate.name()},
-                               {QStringLiteral("message"), failure.input.message.left(300)}});
-        recordUsage(a, false);
-        return startTry(a, false);
+        return retryMended(a, QStringLiteral("replayed reasoning refused"), failure.input);
     }
     // A Chat server in DeepSeek's thinking mode refused the history because an assistant turn with
     // tool calls went without its reasoning_content (Chat clients' servers mostly refuse the
-    // field, so it goes only where asked): the same candidate once more, with it. Not an outage.
-    if (!a.withReasoningBack && !failure.stop && !budgetTimedOut &&
-        FailureClassifier::asksForReasoningBack(failure.input)) {
+    // field, so it goes only where asked): with it.
+    if (mendable && !a.withReasoningBack && FailureClassifier::asksForReasoningBack(failure.input)) {
         a.withReasoningBack = true;
-        m_deps.observer->note(QStringLiteral("reasoning asked back"),
-                              {{QStringLiteral("candidate"), a.candidate.name()},
-                               {QStringLiteral("message"), failure.input.message.left(300)}});
-        recordUsage(a, false);
-        return startTry(a, false);
+        return retryMended(a, QStringLiteral("reasoning asked back"), failure.input);
     }
     // The request's output cap refused by a model that takes fewer (a fallback with a smaller cap
-    // than the client's first choice) and its maximum named: the same candidate once more, asking
-    // for that maximum. Not an outage either.
+    // than the client's first choice) and its maximum named: asking for that maximum.
     if (const std::optional<int> most = FailureClassifier::outputMaximum(failure.input);
-        most && !a.outputCap && !failure.stop && !budgetTimedOut && lowersOutputCap(a, *most)) {
+        mendable && most && !a.outputCap && lowersOutputCap(a, *most)) {
         a.outputCap = most;
-        m_deps.observer->note(QStringLiteral("output cap lowered"),
-                              {{QStringLiteral("candidate"), a.candidate.name()},
-                               {QStringLiteral("maxTokens"), *most},
-                               {QStringLiteral("message"), failure.input.message.left(300)}});
-        recordUsage(a, false);
-        return startTry(a, false);
+        return retryMended(a, QStringLiteral("output cap lowered"), failure.input,
+                           {{QStringLiteral("maxTokens"), *most}});
     }
     if (failure.upstreamError)
         m_upstreamError = failure.upstreamError; // translation: the API's code/param reach the client

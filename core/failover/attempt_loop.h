@@ -268,6 +268,7 @@ private:
     void handleEvents(Attempt &a, const TryFrame &frame);
     void commit(Attempt &a, const QList<model::StreamEvent> &released);
     void liftDisprovedMarks(const Attempt &a);
+    void retryMended(Attempt &a, const QString &why, const FailureInput &input, QJsonObject fields = {});
     void deliver(Attempt &a, const model::StreamEvent &event);
     void succeed(Attempt &a);
     void applyBackpressure(Attempt &a);

@@ -32,9 +32,9 @@ void boundToolCallIds(QJsonObject &turn) {
     QJsonArray bounded;
     for (const QJsonValue &v : calls.toArray()) {
         QJsonObject call = v.toObject();
-        if (const QJsonValue id = call.value(QLatin1String("id")); id.isString() && v.isObject())
+        if (const QJsonValue id = call.value(QLatin1String("id")); id.isString())
             call.insert(QLatin1String("id"), boundedToolCallId(id.toString(), most));
-        bounded.append(v.isObject() ? QJsonValue(call) : v);
+        bounded.append(v.isObject() ? QJsonValue(call) : v); // anything else as the client wrote it
     }
     turn.insert(QLatin1String("tool_calls"), bounded);
 }
@@ -371,15 +371,16 @@ HttpRequest OpenAICompletionsAdapter::buildRequest(const model::ChatRequest &req
                 QJsonArray kept;
                 qsizetype i = 0;
                 for (const rj::Value &m : messages) {
+                    const bool edit = reasoningEdit(m), bound = longIds(m);
                     if (emptyAssistant(m)) {
                         // left out
-                    } else if (reasoningEdit(m) || longIds(m)) {
+                    } else if (edit || bound) {
                         QJsonObject turn = sent.at(i).toObject();
-                        if (reasoningEdit(m) && reasoningBack)
+                        if (edit && reasoningBack)
                             turn.insert(L("reasoning_content"), QString());
-                        else if (reasoningEdit(m))
+                        else if (edit)
                             turn.remove(L("reasoning_content"));
-                        if (longIds(m))
+                        if (bound)
                             boundToolCallIds(turn);
                         kept.append(turn);
                     } else {
