@@ -97,7 +97,7 @@ std::optional<QString> CandidatePolicy::incompatibility(const Candidate &c, cons
     const upstream::UpstreamAdapter *adapter = upstream::adapterFor(c.provider.api);
     if (!adapter)
         return std::nullopt; // precheckRejection's business
-    if (auto why = adapter->incompatibility(request))
+    if (auto why = adapter->incompatibility(request, c.model.id))
         return QStringLiteral("%1 cannot serve this request: %2").arg(c.name(), *why);
     return std::nullopt;
 }

@@ -1,5 +1,6 @@
 // The upstream adapter registry: one shared, stateless adapter per upstream API.
 #include "core/upstream/anthropic_adapter.h"
+#include "core/upstream/anthropic_schema.h"
 #include "core/upstream/google_adapter.h"
 #include "core/upstream/openai_completions_adapter.h"
 #include "core/upstream/openai_responses_adapter.h"
@@ -337,7 +338,7 @@ std::optional<QString> prefillIncompatibility(const model::Context &context, wir
 
 } // namespace
 
-std::optional<QString> UpstreamAdapter::incompatibility(const model::ChatRequest &request) const {
+std::optional<QString> UpstreamAdapter::incompatibility(const model::ChatRequest &request, const QString &modelId) const {
     const wire::Api inbound = request.sourceApi;
     // The client's own fields, as it sent them.
     const rj::Value *raw = wire::clientBody(request);
@@ -384,6 +385,16 @@ std::optional<QString> UpstreamAdapter::incompatibility(const model::ChatRequest
     if (toAnthropic && request.options.outputFormat.type == QLatin1String("json_object"))
         return QStringLiteral("response_format: json_object (JSON without a schema) has no equivalent on %1")
             .arg(target);
+    if (toAnthropic && request.options.outputFormat.type == QLatin1String("json_schema"))
+        if (const auto why = anthropic_schema::unsupported(request.options.outputFormat.schema))
+            return QStringLiteral("structured output: %1 on %2").arg(*why, target);
+    // Gemini before 3 refuses function calling beside a JSON answer (400 "Function calling with a
+    // response mime type: 'application/json' is unsupported"), a request error no failover gets past.
+    if (toGoogle && request.options.outputFormat.isSet() && !request.context.tools.isEmpty() &&
+        GoogleAdapter::generation(modelId) < 3)
+        return QStringLiteral("tools together with a JSON answer, which %1 refuses in one request before "
+                              "Gemini 3 (model \"%2\")")
+            .arg(target, modelId);
     // At most one tool call per turn: Gemini has no such switch.
     if (toGoogle && request.options.parallelToolCalls == false && !request.context.tools.isEmpty())
         return QStringLiteral("parallel_tool_calls: false has no equivalent on %1").arg(target);

@@ -1,4 +1,5 @@
 #include "core/upstream/anthropic_adapter.h"
+#include "core/upstream/anthropic_schema.h"
 
 #include "core/upstream/anthropic_stream_decoder.h"
 #include "core/upstream/tool_names.h"
@@ -250,12 +251,16 @@ QJsonObject AnthropicAdapter::buildBody(const model::ChatRequest &request, const
         QJsonObject schema = t.parameters;
         if (schema.isEmpty())
             schema = QJsonObject{{L("type"), L("object")}, {L("properties"), QJsonObject()}};
-        QJsonObject tool{{L("name"), t.name}, {L("input_schema"), schema}};
+        // Strict tool use: inputs follow the schema, which Messages compiles as it does structured
+        // outputs (anthropic_schema.h). A schema it cannot compile in any shape (arguments of any
+        // kind) goes as a plain tool, whose inputs Claude still writes from the schema.
+        const bool strict = t.strict.value_or(false) && !anthropic_schema::unsupported(schema);
+        QJsonObject tool{{L("name"), t.name}, {L("input_schema"), strict ? anthropic_schema::shape(schema) : schema}};
         const QString description = t.custom ? customToolDescription(t) : t.description;
         if (!description.isEmpty())
             tool.insert(L("description"), description);
-        if (t.strict.value_or(false))
-            tool.insert(L("strict"), true); // strict tool use: inputs validated against the schema
+        if (strict)
+            tool.insert(L("strict"), true);
         tools.append(tool);
     }
     for (const BuiltinTool &b : ctx.builtinTools)
@@ -279,10 +284,11 @@ QJsonObject AnthropicAdapter::buildBody(const model::ChatRequest &request, const
             body.insert(L("tool_choice"), choice);
     }
     if (opt.outputFormat.type == L("json_schema"))
-        // Structured outputs (GA): the answer's text is JSON following the schema.
+        // Structured outputs (GA): the answer's text is JSON following the schema, in the subset of
+        // JSON Schema Messages compiles (a schema it cannot take made the candidate incompatible).
         body.insert(L("output_config"),
-                    QJsonObject{{L("format"),
-                                 QJsonObject{{L("type"), L("json_schema")}, {L("schema"), opt.outputFormat.schema}}}});
+                    QJsonObject{{L("format"), QJsonObject{{L("type"), L("json_schema")},
+                                                          {L("schema"), anthropic_schema::shape(opt.outputFormat.schema)}}}});
     applyThinkingRules(body);
     return body;
 }

@@ -120,6 +120,18 @@ QString GoogleAdapter::geminiCallId(const QString &toolCallId) {
     return toolCallId.startsWith(tag) && toolCallId.size() > tag.size() ? toolCallId.mid(tag.size()) : QString();
 }
 
+int GoogleAdapter::generation(const QString &modelId) {
+    static const QLatin1String prefix("gemini-");
+    const qsizetype at = modelId.indexOf(prefix, 0, Qt::CaseInsensitive);
+    if (at < 0 || (at > 0 && modelId.at(at - 1) != QLatin1Char('/')))
+        return kNewestGeneration;
+    qsizetype end = at + prefix.size();
+    int major = 0;
+    while (end < modelId.size() && modelId.at(end).isDigit() && major < kNewestGeneration)
+        major = major * 10 + modelId.at(end++).digitValue();
+    return end == at + prefix.size() ? kNewestGeneration : major;
+}
+
 bool GoogleAdapter::isFetchableUrl(const QString &url) {
     return url.startsWith(L("https://")) || url.startsWith(L("http://")) || url.startsWith(L("gs://"));
 }

@@ -24,6 +24,11 @@ public:
     }
     static constexpr qsizetype kMaxStopSequences = 5;
 
+    // The Gemini generation a model id names: "gemini-2.5-flash" 2, "models/gemini-3-pro-preview" 3.
+    // An id that names none (an alias such as "gemini-flash-latest", a tuned model) counts as the
+    // newest, kNewestGeneration: what only older models refuse is not held against it.
+    static int generation(const QString &modelId);
+    static constexpr int kNewestGeneration = 1000;
     // An image URL Gemini reads itself (fileData.fileUri): http(s) and Cloud Storage.
     static bool isFetchableUrl(const QString &url);
     // Gemini names a call (functionCall.id) on some models and pairs its response by that id;

@@ -169,8 +169,9 @@ public:
     // Why this API cannot serve the request as the client asked, naming the field, or
     // nullopt when it can. A field that changes what the model does and has no
     // mapping to this API makes the candidate incompatible, never silently dropped
-    // (formats/translation_rules.md): failover skips it for one that can.
-    std::optional<QString> incompatibility(const model::ChatRequest &request) const;
+    // (formats/translation_rules.md): failover skips it for one that can. `modelId` is the
+    // upstream's id for the candidate's model, for what only some of an API's models refuse.
+    std::optional<QString> incompatibility(const model::ChatRequest &request, const QString &modelId = {}) const;
 };
 
 // A model id as one percent-encoded path segment: "/", "?", "#" and "%" inside an id

@@ -808,15 +808,19 @@ private Q_SLOTS:
             QStringLiteral("VALIDATED"));
 
         // Responses text.format to Messages: structured outputs.
+        const QJsonObject city{{"type", "object"}, {"properties", QJsonObject{{"city", QJsonObject{{"type", "string"}}}}}};
         QJsonObject format{{"model", "pa/claude-a"},
                            {"input", "the weather as JSON"},
                            {"text", QJsonObject{{"format", QJsonObject{{"type", "json_schema"},
                                                                        {"name", "weather"},
                                                                        {"strict", true},
-                                                                       {"schema", QJsonObject{{"type", "object"}}}}}}}};
+                                                                       {"schema", city}}}}}};
         QCOMPARE(m_gw->post(QStringLiteral("/v1/responses"), format).status, 200);
+        // Closed on the way, as Messages' structured outputs require (anthropic_schema.h).
+        QJsonObject closed = city;
+        closed.insert("additionalProperties", false);
         QCOMPARE(sentTo(m_gw->anthropicA).value("output_config").toObject().value("format").toObject(),
-                 QJsonObject({{"type", "json_schema"}, {"schema", QJsonObject{{"type", "object"}}}}));
+                 QJsonObject({{"type", "json_schema"}, {"schema", closed}}));
     }
 };
 

@@ -25,7 +25,7 @@ private slots:
 void TestAdapterIncompatibility::reasons_data() {
     QTest::addColumn<wire::Api>("inbound");
     QTest::addColumn<QByteArray>("body");
-    QTest::addColumn<QString>("api");
+    QTest::addColumn<QString>("api");   // "api" or "api@upstream model id"
     QTest::addColumn<QString>("named"); // "" = compatible
 
     const auto chat = wire::Api::OpenAICompletions;
@@ -339,6 +339,48 @@ void TestAdapterIncompatibility::reasons_data() {
                R"({"model":"m","input":[{"role":"developer","content":[{"type":"input_text","text":"be brief"}]},{"role":"user","content":[{"type":"input_text","text":"a"},{"type":"input_image","image_url":"https://x.example/a.png"}]},{"type":"reasoning","id":"rs_1","summary":[{"type":"summary_text","text":"s"}],"content":[{"type":"reasoning_text","text":"r"}]},{"type":"message","role":"assistant","content":[{"type":"output_text","text":"b","annotations":[]}]},{"type":"function_call","call_id":"c1","name":"f","arguments":"{}"},{"type":"function_call_output","call_id":"c1","output":[{"type":"input_text","text":"ok"}]},{"type":"web_search_call","id":"ws_1","status":"completed"}]})")
         << "anthropic-messages"
         << "";
+    // Structured outputs on Messages compile a subset of JSON Schema (anthropic_schema.h): a loose
+    // schema is closed on the way, but "any object" or "any value" has no form there.
+    QTest::addRow("loose schema to Messages is shaped")
+        << chat
+        << chatBody(
+               R"("response_format":{"type":"json_schema","json_schema":{"name":"w","schema":{"type":"object","properties":{"city":{"type":"string","minLength":2}}}}})")
+        << "anthropic-messages"
+        << "";
+    QTest::addRow("object of any members to Messages")
+        << responses
+        << responsesBody(
+               R"("text":{"format":{"type":"json_schema","name":"w","strict":false,"schema":{"type":"object","properties":{"meta":{"type":"object"}}}}})")
+        << "anthropic-messages"
+        << "$.properties.meta is an object of any members";
+    QTest::addRow("any value to Messages")
+        << chat
+        << chatBody(
+               R"("response_format":{"type":"json_schema","json_schema":{"name":"w","schema":{"type":"object","properties":{"x":{"description":"anything"}},"additionalProperties":false}}})")
+        << "anthropic-messages"
+        << "$.properties.x allows any value";
+    QTest::addRow("any object to Gemini is mapped")
+        << chat << chatBody(R"("response_format":{"type":"json_schema","json_schema":{"name":"w","schema":{"type":"object"}}})")
+        << "google-generative-ai"
+        << "";
+    // Gemini before 3 refuses function calling beside a JSON answer.
+    const char *toolsAndJson =
+        R"("tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object","properties":{}}}}],"response_format":{"type":"json_object"})";
+    QTest::addRow("tools and JSON to Gemini 2.5") << chat << chatBody(toolsAndJson)
+                                                  << "google-generative-ai@gemini-2.5-flash"
+                                                  << "tools together with a JSON answer";
+    QTest::addRow("tools and JSON to Gemini 1.5, path form") << chat << chatBody(toolsAndJson)
+                                                             << "google-generative-ai@models/gemini-1.5-pro"
+                                                             << "tools together with a JSON answer";
+    QTest::addRow("tools and JSON to Gemini 3") << chat << chatBody(toolsAndJson)
+                                                << "google-generative-ai@gemini-3-pro-preview"
+                                                << "";
+    QTest::addRow("tools and JSON to an alias") << chat << chatBody(toolsAndJson)
+                                                << "google-generative-ai@gemini-flash-latest"
+                                                << "";
+    QTest::addRow("JSON alone to Gemini 2.5")
+        << chat << chatBody(R"("response_format":{"type":"json_object"})") << "google-generative-ai@gemini-2.5-flash"
+        << "";
     QTest::addRow("Anthropic file id to Gemini")
         << claude
         << claudeBody("").replace(
@@ -356,7 +398,8 @@ void TestAdapterIncompatibility::reasons() {
     sw::model::GatewayError error;
     const auto request = codecFor(inbound).decode(body.replace(",}", "}"), &error);
     QVERIFY2(request, qPrintable(error.message));
-    const auto why = adapterFor(api)->incompatibility(spokenIn(*request, inbound));
+    const QString model = api.section(QLatin1Char('@'), 1);
+    const auto why = adapterFor(api.section(QLatin1Char('@'), 0, 0))->incompatibility(spokenIn(*request, inbound), model);
     if (named.isEmpty()) {
         QVERIFY2(!why, qPrintable(why.value_or(QString())));
         return;

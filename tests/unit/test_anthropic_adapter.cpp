@@ -68,6 +68,8 @@ private slots:
     void forcedToolChoiceTurnsThinkingOff();
     void resultsComeBeforeWordsTypedWhileTheToolRan();
     void aModelsOutputCapLowersTheRequestsMax();
+    void aLooseSchemaGoesInTheShapeMessagesCompiles();
+    void aStrictToolSchemaIsShapedOrGoesPlain();
 };
 
 namespace {
@@ -121,6 +123,12 @@ QJsonObject sentFor(const QByteArray &clientBody, wire::Api inbound = wire::Api:
     Target t = target();
     t.replayReasoning = replayReasoning;
     return json(AnthropicAdapter().buildRequest(spokenIn(*req, inbound), t, {}).body);
+}
+QJsonObject fromChat(const QJsonObject &extra) {
+    QJsonObject body{{"model", "m"}, {"messages", QJsonArray{QJsonObject{{"role", "user"}, {"content", "hi"}}}}};
+    for (auto it = extra.begin(); it != extra.end(); ++it)
+        body.insert(it.key(), it.value());
+    return sentFor(QJsonDocument(body).toJson(QJsonDocument::Compact), wire::Api::OpenAICompletions);
 }
 } // namespace
 
@@ -914,3 +922,57 @@ void TestAnthropicAdapter::aModelsOutputCapLowersTheRequestsMax() {
 
 QTEST_GUILESS_MAIN(TestAnthropicAdapter)
 #include "test_anthropic_adapter.moc"
+
+// An OpenAI schema that is not strict-shaped (OpenAI takes it, Messages refuses it with a 400 no
+// failover gets past) goes closed, with what Messages cannot compile in the node's description.
+void TestAnthropicAdapter::aLooseSchemaGoesInTheShapeMessagesCompiles() {
+    const QJsonObject loose = json(R"({"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object",
+        "properties":{"city":{"type":"string","minLength":2,"description":"a city"},
+                      "when":{"type":"string","format":"date"},
+                      "site":{"type":"string","format":"url"},
+                      "temp":{"type":"integer","minimum":-90,"maximum":60},
+                      "tags":{"type":"array","items":{"type":"object","properties":{"k":{"type":"string"}}},"minItems":1,"maxItems":5},
+                      "kind":{"oneOf":[{"type":"string","enum":["a","b"]},{"$ref":"#/$defs/code"}]}},
+        "required":["city"],"additionalProperties":true,
+        "$defs":{"code":{"type":"object","properties":{"n":{"type":"number","multipleOf":0.5}}}}})");
+    const QJsonObject sent = fromChat(QJsonObject{
+        {"response_format", QJsonObject{{"type", "json_schema"},
+                                        {"json_schema", QJsonObject{{"name", "weather"}, {"schema", loose}}}}}});
+    const QJsonObject expected = json(R"({"type":"object",
+        "properties":{"city":{"type":"string","description":"a city\n\n{minLength: 2}"},
+                      "when":{"type":"string","format":"date"},
+                      "site":{"type":"string","description":"{format: \"url\"}"},
+                      "temp":{"type":"integer","description":"{maximum: 60, minimum: -90}"},
+                      "tags":{"type":"array","items":{"type":"object","properties":{"k":{"type":"string"}},"additionalProperties":false},
+                              "minItems":1,"description":"{maxItems: 5}"},
+                      "kind":{"anyOf":[{"type":"string","enum":["a","b"]},{"$ref":"#/$defs/code"}]}},
+        "required":["city"],"additionalProperties":false,
+        "$defs":{"code":{"type":"object","properties":{"n":{"type":"number","description":"{multipleOf: 0.5}"}},
+                         "additionalProperties":false}}})");
+    QVERIFY(!expected.isEmpty());
+    const QJsonObject format = sent.value("output_config").toObject().value("format").toObject();
+    QCOMPARE(format.value("type").toString(), QStringLiteral("json_schema"));
+    QCOMPARE(format.value("schema").toObject(), expected);
+}
+
+// A strict tool's inputs are compiled like structured outputs: a schema Messages can take is
+// shaped and stays strict; one it cannot (arguments of any kind) goes as a plain tool.
+void TestAnthropicAdapter::aStrictToolSchemaIsShapedOrGoesPlain() {
+    const auto tool = [](const char *name, const QJsonObject &parameters) {
+        return QJsonObject{{"type", "function"},
+                           {"function", QJsonObject{{"name", name}, {"strict", true}, {"parameters", parameters}}}};
+    };
+    const QJsonObject sent = fromChat(QJsonObject{
+        {"tools", QJsonArray{tool("bounded", json(R"({"type":"object","properties":{"n":{"type":"integer","minimum":1}},
+                                                     "required":["n"],"additionalProperties":false})")),
+                             tool("anything", json(R"({"type":"object","properties":{"data":{"type":"object"}}})"))}}});
+    const QJsonArray tools = sent.value("tools").toArray();
+    QCOMPARE(tools.size(), 2);
+    QCOMPARE(tools[0].toObject().value("strict"), QJsonValue(true));
+    QCOMPARE(tools[0].toObject().value("input_schema").toObject(),
+             json(R"({"type":"object","properties":{"n":{"type":"integer","description":"{minimum: 1}"}},
+                     "required":["n"],"additionalProperties":false})"));
+    QVERIFY(!tools[1].toObject().contains("strict"));
+    QCOMPARE(tools[1].toObject().value("input_schema").toObject(),
+             json(R"({"type":"object","properties":{"data":{"type":"object"}}})"));
+}

@@ -1,0 +1,158 @@
+#include "core/upstream/anthropic_schema.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QStringList>
+
+namespace sw::upstream::anthropic_schema {
+
+namespace {
+
+QLatin1String L(const char *s) {
+    return QLatin1String(s);
+}
+
+// String formats Messages compiles (Anthropic's structured-outputs documentation).
+bool supportedFormat(const QString &format) {
+    static const QStringList formats{L("date-time"), L("time"),     L("date"), L("duration"), L("email"),
+                                     L("hostname"),  L("uri"),      L("ipv4"), L("ipv6"),     L("uuid")};
+    return formats.contains(format);
+}
+
+bool hasType(const QJsonObject &node, const char *type) {
+    const QJsonValue t = node.value(L("type"));
+    if (t.isArray())
+        return t.toArray().contains(QJsonValue(L(type)));
+    return t.toString() == L(type);
+}
+
+// Keywords that say what a value may be; a node with none of them allows any value.
+bool constrains(const QJsonObject &node) {
+    for (const char *key : {"type", "enum", "const", "anyOf", "oneOf", "allOf", "$ref"})
+        if (node.contains(L(key)))
+            return true;
+    return false;
+}
+
+std::optional<QString> unsupportedAt(const QJsonValue &value, const QString &path);
+
+std::optional<QString> unsupportedIn(const QJsonObject &node, const char *key, const QString &path) {
+    const QJsonValue v = node.value(L(key));
+    if (v.isArray()) {
+        const QJsonArray items = v.toArray();
+        for (qsizetype i = 0; i < items.size(); ++i)
+            if (auto why = unsupportedAt(items[i], QStringLiteral("%1.%2[%3]").arg(path, L(key)).arg(i)))
+                return why;
+    } else if (v.isObject()) {
+        const QJsonObject members = v.toObject();
+        for (auto it = members.begin(); it != members.end(); ++it)
+            if (auto why = unsupportedAt(it.value(), QStringLiteral("%1.%2.%3").arg(path, L(key), it.key())))
+                return why;
+    }
+    return std::nullopt;
+}
+
+std::optional<QString> unsupportedAt(const QJsonValue &value, const QString &path) {
+    if (!value.isObject())
+        return QStringLiteral("%1 is not a schema object").arg(path);
+    const QJsonObject node = value.toObject();
+    for (const char *key : {"$defs", "definitions"})
+        if (auto why = unsupportedIn(node, key, path))
+            return why;
+    if (node.contains(L("$ref")))
+        return std::nullopt; // Messages reads a reference alone (shape())
+    if (!constrains(node))
+        return QStringLiteral("%1 allows any value").arg(path);
+    if (hasType(node, "object") && node.value(L("properties")).toObject().isEmpty() &&
+        node.value(L("additionalProperties")) != QJsonValue(false))
+        return QStringLiteral("%1 is an object of any members").arg(path);
+    for (const char *key : {"properties", "anyOf", "oneOf", "allOf"})
+        if (auto why = unsupportedIn(node, key, path))
+            return why;
+    if (const QJsonValue items = node.value(L("items")); items.isObject())
+        return unsupportedAt(items, path + L(".items"));
+    return std::nullopt;
+}
+
+QJsonValue shapeValue(const QJsonValue &value);
+
+QJsonArray shapeAll(const QJsonArray &schemas) {
+    QJsonArray out;
+    for (const QJsonValue &s : schemas)
+        out.append(shapeValue(s));
+    return out;
+}
+
+QJsonObject shapeMembers(const QJsonObject &schemas) {
+    QJsonObject out;
+    for (auto it = schemas.begin(); it != schemas.end(); ++it)
+        out.insert(it.key(), shapeValue(it.value()));
+    return out;
+}
+
+QJsonValue shapeValue(const QJsonValue &value) {
+    return value.isObject() ? QJsonValue(shape(value.toObject())) : value;
+}
+
+} // namespace
+
+std::optional<QString> unsupported(const QJsonObject &schema) {
+    if (auto why = unsupportedAt(schema, QStringLiteral("$")))
+        return QStringLiteral("the schema's node %1, which structured outputs there cannot express").arg(*why);
+    return std::nullopt;
+}
+
+QJsonObject shape(const QJsonObject &schema) {
+    QJsonObject rest = schema;
+    QJsonObject out;
+    const auto take = [&rest](const char *key) { return rest.take(L(key)); };
+    // Annotations that change nothing the model writes.
+    for (const char *key : {"$schema", "$id", "$comment"})
+        take(key);
+    for (const char *key : {"$defs", "definitions"})
+        if (const QJsonValue defs = take(key); defs.isObject())
+            out.insert(L(key), shapeMembers(defs.toObject()));
+    if (const QJsonValue ref = take("$ref"); !ref.isUndefined()) {
+        // Messages reads a reference alone; what sits beside it is the referenced schema's to say.
+        out.insert(L("$ref"), ref);
+        return out;
+    }
+    for (const char *key : {"type", "enum", "const", "description", "title", "required"})
+        if (const QJsonValue v = take(key); !v.isUndefined())
+            out.insert(L(key), v);
+    if (const QJsonValue anyOf = take("anyOf"); anyOf.isArray())
+        out.insert(L("anyOf"), shapeAll(anyOf.toArray()));
+    // One of: Messages has no exclusive choice; any of the same schemas holds every answer oneOf does.
+    if (const QJsonValue oneOf = take("oneOf"); oneOf.isArray())
+        out.insert(L("anyOf"), shapeAll(oneOf.toArray()));
+    if (const QJsonValue allOf = take("allOf"); allOf.isArray())
+        out.insert(L("allOf"), shapeAll(allOf.toArray()));
+    if (hasType(schema, "object") || schema.contains(L("properties"))) {
+        out.insert(L("properties"), shapeMembers(take("properties").toObject()));
+        take("additionalProperties");
+        out.insert(L("additionalProperties"), false);
+    }
+    if (const QJsonValue format = rest.value(L("format")); format.isString() && supportedFormat(format.toString()))
+        out.insert(L("format"), take("format"));
+    if (const QJsonValue items = rest.value(L("items")); items.isObject())
+        out.insert(L("items"), shape(take("items").toObject()));
+    if (const QJsonValue minItems = rest.value(L("minItems")); minItems == QJsonValue(0) || minItems == QJsonValue(1))
+        out.insert(L("minItems"), take("minItems"));
+    if (rest.isEmpty())
+        return out;
+    // What Messages cannot compile stays in the words the model reads, as Anthropic's SDKs put it.
+    QStringList words;
+    for (auto it = rest.begin(); it != rest.end(); ++it) {
+        const QJsonValue v = it.value();
+        const QByteArray json = v.isObject()  ? QJsonDocument(v.toObject()).toJson(QJsonDocument::Compact)
+                                : v.isArray() ? QJsonDocument(v.toArray()).toJson(QJsonDocument::Compact)
+                                              : QJsonDocument(QJsonArray{v}).toJson(QJsonDocument::Compact).mid(1).chopped(1);
+        words << it.key() + L(": ") + QString::fromUtf8(json);
+    }
+    const QString description = out.value(L("description")).toString();
+    out.insert(L("description"), (description.isEmpty() ? QString() : description + L("\n\n")) + L("{") +
+                                     words.join(L(", ")) + L("}"));
+    return out;
+}
+
+} // namespace sw::upstream::anthropic_schema
