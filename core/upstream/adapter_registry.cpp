@@ -338,7 +338,8 @@ std::optional<QString> prefillIncompatibility(const model::Context &context, wir
 
 } // namespace
 
-std::optional<QString> UpstreamAdapter::incompatibility(const model::ChatRequest &request, const QString &modelId) const {
+std::optional<QString> UpstreamAdapter::incompatibility(const model::ChatRequest &request,
+                                                        const QString &modelId) const {
     const wire::Api inbound = request.sourceApi;
     // The client's own fields, as it sent them.
     const rj::Value *raw = wire::clientBody(request);

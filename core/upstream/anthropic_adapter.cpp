@@ -286,9 +286,10 @@ QJsonObject AnthropicAdapter::buildBody(const model::ChatRequest &request, const
     if (opt.outputFormat.type == L("json_schema"))
         // Structured outputs (GA): the answer's text is JSON following the schema, in the subset of
         // JSON Schema Messages compiles (a schema it cannot take made the candidate incompatible).
-        body.insert(L("output_config"),
-                    QJsonObject{{L("format"), QJsonObject{{L("type"), L("json_schema")},
-                                                          {L("schema"), anthropic_schema::shape(opt.outputFormat.schema)}}}});
+        body.insert(
+            L("output_config"),
+            QJsonObject{{L("format"), QJsonObject{{L("type"), L("json_schema")},
+                                                  {L("schema"), anthropic_schema::shape(opt.outputFormat.schema)}}}});
     applyThinkingRules(body);
     return body;
 }

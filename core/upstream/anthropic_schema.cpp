@@ -14,8 +14,8 @@ QLatin1String L(const char *s) {
 
 // String formats Messages compiles (Anthropic's structured-outputs documentation).
 bool supportedFormat(const QString &format) {
-    static const QStringList formats{L("date-time"), L("time"),     L("date"), L("duration"), L("email"),
-                                     L("hostname"),  L("uri"),      L("ipv4"), L("ipv6"),     L("uuid")};
+    static const QStringList formats{L("date-time"), L("time"), L("date"), L("duration"), L("email"),
+                                     L("hostname"),  L("uri"),  L("ipv4"), L("ipv6"),     L("uuid")};
     return formats.contains(format);
 }
 
@@ -144,14 +144,15 @@ QJsonObject shape(const QJsonObject &schema) {
     QStringList words;
     for (auto it = rest.begin(); it != rest.end(); ++it) {
         const QJsonValue v = it.value();
-        const QByteArray json = v.isObject()  ? QJsonDocument(v.toObject()).toJson(QJsonDocument::Compact)
-                                : v.isArray() ? QJsonDocument(v.toArray()).toJson(QJsonDocument::Compact)
-                                              : QJsonDocument(QJsonArray{v}).toJson(QJsonDocument::Compact).mid(1).chopped(1);
+        const QByteArray json = v.isObject() ? QJsonDocument(v.toObject()).toJson(QJsonDocument::Compact)
+                                : v.isArray()
+                                    ? QJsonDocument(v.toArray()).toJson(QJsonDocument::Compact)
+                                    : QJsonDocument(QJsonArray{v}).toJson(QJsonDocument::Compact).mid(1).chopped(1);
         words << it.key() + L(": ") + QString::fromUtf8(json);
     }
     const QString description = out.value(L("description")).toString();
-    out.insert(L("description"), (description.isEmpty() ? QString() : description + L("\n\n")) + L("{") +
-                                     words.join(L(", ")) + L("}"));
+    out.insert(L("description"),
+               (description.isEmpty() ? QString() : description + L("\n\n")) + L("{") + words.join(L(", ")) + L("}"));
     return out;
 }
 

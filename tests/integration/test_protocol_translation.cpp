@@ -808,7 +808,8 @@ private Q_SLOTS:
             QStringLiteral("VALIDATED"));
 
         // Responses text.format to Messages: structured outputs.
-        const QJsonObject city{{"type", "object"}, {"properties", QJsonObject{{"city", QJsonObject{{"type", "string"}}}}}};
+        const QJsonObject city{{"type", "object"},
+                               {"properties", QJsonObject{{"city", QJsonObject{{"type", "string"}}}}}};
         QJsonObject format{{"model", "pa/claude-a"},
                            {"input", "the weather as JSON"},
                            {"text", QJsonObject{{"format", QJsonObject{{"type", "json_schema"},

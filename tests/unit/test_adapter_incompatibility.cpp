@@ -360,24 +360,25 @@ void TestAdapterIncompatibility::reasons_data() {
         << "anthropic-messages"
         << "$.properties.x allows any value";
     QTest::addRow("any object to Gemini is mapped")
-        << chat << chatBody(R"("response_format":{"type":"json_schema","json_schema":{"name":"w","schema":{"type":"object"}}})")
+        << chat
+        << chatBody(R"("response_format":{"type":"json_schema","json_schema":{"name":"w","schema":{"type":"object"}}})")
         << "google-generative-ai"
         << "";
     // Gemini before 3 refuses function calling beside a JSON answer.
     const char *toolsAndJson =
         R"("tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object","properties":{}}}}],"response_format":{"type":"json_object"})";
-    QTest::addRow("tools and JSON to Gemini 2.5") << chat << chatBody(toolsAndJson)
-                                                  << "google-generative-ai@gemini-2.5-flash"
-                                                  << "tools together with a JSON answer";
-    QTest::addRow("tools and JSON to Gemini 1.5, path form") << chat << chatBody(toolsAndJson)
-                                                             << "google-generative-ai@models/gemini-1.5-pro"
-                                                             << "tools together with a JSON answer";
-    QTest::addRow("tools and JSON to Gemini 3") << chat << chatBody(toolsAndJson)
-                                                << "google-generative-ai@gemini-3-pro-preview"
-                                                << "";
-    QTest::addRow("tools and JSON to an alias") << chat << chatBody(toolsAndJson)
-                                                << "google-generative-ai@gemini-flash-latest"
-                                                << "";
+    QTest::addRow("tools and JSON to Gemini 2.5")
+        << chat << chatBody(toolsAndJson) << "google-generative-ai@gemini-2.5-flash"
+        << "tools together with a JSON answer";
+    QTest::addRow("tools and JSON to Gemini 1.5, path form")
+        << chat << chatBody(toolsAndJson) << "google-generative-ai@models/gemini-1.5-pro"
+        << "tools together with a JSON answer";
+    QTest::addRow("tools and JSON to Gemini 3")
+        << chat << chatBody(toolsAndJson) << "google-generative-ai@gemini-3-pro-preview"
+        << "";
+    QTest::addRow("tools and JSON to an alias")
+        << chat << chatBody(toolsAndJson) << "google-generative-ai@gemini-flash-latest"
+        << "";
     QTest::addRow("JSON alone to Gemini 2.5")
         << chat << chatBody(R"("response_format":{"type":"json_object"})") << "google-generative-ai@gemini-2.5-flash"
         << "";
@@ -399,7 +400,8 @@ void TestAdapterIncompatibility::reasons() {
     const auto request = codecFor(inbound).decode(body.replace(",}", "}"), &error);
     QVERIFY2(request, qPrintable(error.message));
     const QString model = api.section(QLatin1Char('@'), 1);
-    const auto why = adapterFor(api.section(QLatin1Char('@'), 0, 0))->incompatibility(spokenIn(*request, inbound), model);
+    const auto why =
+        adapterFor(api.section(QLatin1Char('@'), 0, 0))->incompatibility(spokenIn(*request, inbound), model);
     if (named.isEmpty()) {
         QVERIFY2(!why, qPrintable(why.value_or(QString())));
         return;

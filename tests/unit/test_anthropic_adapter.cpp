@@ -936,8 +936,8 @@ void TestAnthropicAdapter::aLooseSchemaGoesInTheShapeMessagesCompiles() {
         "required":["city"],"additionalProperties":true,
         "$defs":{"code":{"type":"object","properties":{"n":{"type":"number","multipleOf":0.5}}}}})");
     const QJsonObject sent = fromChat(QJsonObject{
-        {"response_format", QJsonObject{{"type", "json_schema"},
-                                        {"json_schema", QJsonObject{{"name", "weather"}, {"schema", loose}}}}}});
+        {"response_format",
+         QJsonObject{{"type", "json_schema"}, {"json_schema", QJsonObject{{"name", "weather"}, {"schema", loose}}}}}});
     const QJsonObject expected = json(R"({"type":"object",
         "properties":{"city":{"type":"string","description":"a city\n\n{minLength: 2}"},
                       "when":{"type":"string","format":"date"},
