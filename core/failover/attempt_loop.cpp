@@ -22,7 +22,7 @@ struct AttemptLoop::Attempt {
     int retries = 0;
     int usageRows = 0; // usage rows this attempt wrote: each id must be unique
     qint64 startMs = 0;
-    qint64 tryStartMs = 0; // this try's launch (a strike needs a try newer than the mark)
+    qint64 tryStartMs = 0; // this try's launch (an answer lifts only marks older than it)
     qint64 lastByteMs = 0; // the upstream's last byte, for the idle timeout
     int status = 0;
     std::optional<qint64> ttftMs;
@@ -739,10 +739,11 @@ void AttemptLoop::afterFailure(Attempt &a, const UpstreamFailure &failure, const
     m_lastFailureWait =
         failure.kind == FailureKind::CredentialExhausted ? m_deps.runner->credentialWait(a.candidate) : std::nullopt;
     if (m_settings.failoverEnabled) {
-        // The try's start decides whether this failure is a new strike: a try launched before the
-        // mark was set adds none, so six requests in flight when a provider stalls add one strike.
+        // The attempt's start decides whether this failure is a new strike (SPEC 5): an attempt
+        // begun before the mark was set adds none, so six requests in flight when a provider
+        // stalls add one strike, however many in-attempt retries each of them made meanwhile.
         const qint64 ttl = m_deps.marks->mark(m_settings.tenant, a.candidate.ref(), failure,
-                                              a.tryStartMs ? std::optional<qint64>(a.tryStartMs) : std::nullopt);
+                                              a.startMs ? std::optional<qint64>(a.startMs) : std::nullopt);
         if (ttl > 0)
             m_deps.observer->marked(a.candidate, ttl);
     }

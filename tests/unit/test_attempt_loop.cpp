@@ -408,7 +408,7 @@ private Q_SLOTS:
     }
 
     void parallelFailureOnOneBlipAddsNoStrike() {
-        // The loop hands the mark its try's start, so a try launched before
+        // The loop hands the mark its attempt's start, so an attempt begun before
         // another request's strike adds none (one blip, one strike, 20 s).
         Harness a({candidate("pa"), candidate("pb")}, false);
         a.start();
@@ -432,6 +432,32 @@ private Q_SLOTS:
         b.clock.advance(10);
         b.httpError(503);
         QCOMPARE(b.marks.active().first().strikes, 2);
+    }
+
+    void retriesOfAnAttemptBegunBeforeTheMarkAddNoStrike() {
+        // A lone candidate retries within its attempt. Another request's strike lands between
+        // this attempt's start and its last retry: the attempt began before the mark, so its
+        // failure is the same blip (SPEC 5), not a second strike that would double the TTL.
+        Harness h({candidate("pa")}, false);
+        h.settings.deadlineMs = 60000;
+        h.resolution.chain[0].provider.maxRetries = 2;
+        h.start();
+        h.clock.advance(10);
+        h.httpError(503, QStringLiteral("busy"));
+        h.clock.advance(500); // the backoff: the retry starts now
+        QCOMPARE(h.runner.starts.size(), 2);
+        h.marks.mark(QStringLiteral("t"), candidate("pa").ref(),
+                     UpstreamFailure{FailureKind::ServerError, 503, std::nullopt, QStringLiteral("blip")},
+                     h.clock.nowMs() - 600); // a parallel request begun before ours
+        h.clock.advance(10);
+        h.httpError(503, QStringLiteral("busy"));
+        h.clock.advance(1000);
+        QCOMPARE(h.runner.starts.size(), 3);
+        h.clock.advance(10);
+        h.httpError(503, QStringLiteral("still busy"));
+        QVERIFY(h.done);
+        QCOMPARE(h.marks.active().first().strikes, 1);
+        QCOMPARE(h.marks.active().first().ttlMs, ProviderDownMarks::kServerErrorBaseMs);
     }
 
     void disabledFailoverIsAPlainRelay() {
