@@ -7,7 +7,7 @@ packages=(
   cmake g++ ninja-build ccache pkg-config clang-format-14
   qt6-base-dev qt6-base-private-dev libqt6opengl6-dev qt6-httpserver-dev qt6-websockets-dev qt6-charts-dev qt6-svg-dev
   libqt6sql6-sqlite
-  qtkeychain-qt6-dev libhiredis-dev rapidjson-dev libmimalloc-dev redis-server
+  qtkeychain-qt6-dev libhiredis-dev rapidjson-dev zlib1g-dev libmimalloc-dev redis-server
   xvfb xauth trayer gnome-keyring dbus dbus-x11 libsecret-tools
   nodejs npm curl
   dpkg-dev file desktop-file-utils appstream

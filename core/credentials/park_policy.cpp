@@ -36,14 +36,6 @@ bool usable(std::optional<qint64> ms) {
     return ms && *ms > 0;
 }
 
-bool usageWording(const QString &text) {
-    static const QRegularExpression re(
-        QStringLiteral("usage.?limit|insufficient.?quota|quota.?exceeded|exceeded your current quota|credit balance"
-                       "|spend(ing)?.?(cap|limit)|billing|out of credits"),
-        QRegularExpression::CaseInsensitiveOption);
-    return re.match(text).hasMatch();
-}
-
 // A 403 that blames the key itself (Anthropic's "Your API key does not have permission", a revoked
 // or disabled key or account). A WAF page, "Country, region, or territory not supported" or "Project
 // does not have access to model X" does not: another model, a minute later, may well pass.
@@ -58,6 +50,25 @@ bool keyWording(const QString &text) {
     return re.match(text).hasMatch();
 }
 } // namespace
+
+bool usageWording(const QString &text) {
+    static const QRegularExpression re(
+        QStringLiteral("usage.?limit|insufficient.?quota|quota.?exceeded|exceeded your current quota|credit balance"
+                       "|spend(ing)?.?(cap|limit)|billing.?hard.?limit|plan and billing|billing details"
+                       "|out of credits"),
+        QRegularExpression::CaseInsensitiveOption);
+    return re.match(text).hasMatch();
+}
+
+bool keyRefusedWith400(const QString &text) {
+    static const QRegularExpression re(QStringLiteral("API_KEY_INVALID|API key (not valid|expired)"),
+                                       QRegularExpression::CaseInsensitiveOption);
+    return re.match(text).hasMatch();
+}
+
+bool rejectsTheKey(std::optional<int> status, const QString &text) {
+    return (status == 401 && !usageWording(text)) || (status == 400 && keyRefusedWith400(text));
+}
 
 QString parkReasonName(ParkReason reason) {
     switch (reason) {
@@ -176,7 +187,7 @@ ParkReason parkReasonFor(const CredentialFailure &f) {
     const int status = f.status.value_or(0);
     if (f.usageLimit || usageWording(f.message) || usageWording(f.classification))
         return ParkReason::UsageLimit;
-    if (status == 401)
+    if (status == 401 || rejectsTheKey(f.status, f.message) || rejectsTheKey(f.status, f.classification))
         return ParkReason::Auth;
     if (status == 403)
         return keyWording(f.message) || keyWording(f.classification) ? ParkReason::Auth : ParkReason::Forbidden;
@@ -202,7 +213,8 @@ qint64 parkDurationMs(ParkReason reason, const CredentialFailure &f, const ParkD
 
 CredentialVerdict judgeCredentialFailure(const CredentialFailure &f, const ParkDefaults &d, qint64 nowEpochMs) {
     CredentialVerdict v;
-    if (f.status == 401 && !f.usageLimit && !usageWording(f.message) && !usageWording(f.classification)) {
+    if (!f.usageLimit && !usageWording(f.message) && !usageWording(f.classification) &&
+        (rejectsTheKey(f.status, f.message) || rejectsTheKey(f.status, f.classification))) {
         v.reject = true; // a wrong key stays wrong: no timer brings it back, a new secret does
         v.reason = ParkReason::Auth;
         return v;

@@ -45,7 +45,7 @@ struct CredentialFailure {
 };
 
 struct CredentialVerdict {
-    bool reject = false; // 401: out until the secret changes; durationMs is then 0
+    bool reject = false; // rejectsTheKey: out until the secret changes; durationMs is then 0
     ParkReason reason = ParkReason::None;
     qint64 durationMs = 0;
 };
@@ -57,6 +57,15 @@ std::optional<qint64> resetHintFromHeaders(const upstream::HeaderList &headers, 
 // "try again in 20s", "retry after 2 minutes", "resets in 3h", "resets at 2026-01-01T00:00:00Z",
 // "resets at 1767225600" (epoch seconds), "resets at 5pm" / "resets at 17:30 UTC" (next such time).
 std::optional<qint64> resetHintFromText(const QString &text, qint64 nowEpochMs);
+
+// Words an upstream uses for a spent quota, credit or plan (a usage limit), never for a per-minute
+// rate limit: OpenAI's rate-limit text links to its billing page and is no such thing.
+bool usageWording(const QString &text);
+// A 400 that refuses the key itself, as Google reports a wrong or expired key
+// (INVALID_ARGUMENT, reason API_KEY_INVALID: "API key not valid", "API key expired").
+bool keyRefusedWith400(const QString &text);
+// The key is wrong (401, or Google's 400 above) rather than spent: out until its secret changes.
+bool rejectsTheKey(std::optional<int> status, const QString &text);
 
 ParkReason parkReasonFor(const CredentialFailure &failure);
 // The parking time for a reason that is already decided.

@@ -383,6 +383,12 @@ void AttemptLoop::onTransportError(AttemptId id, upstream::TransportError error,
     // which aborts the try first), so even an "Aborted" is the peer's doing: transport.
     f.input.transportError = error == upstream::TransportError::Aborted ? upstream::TransportError::Other : error;
     f.input.message = text;
+    if (a->status >= 400) {
+        // The upstream answered with an error status before its body broke: that status is its
+        // answer (the classifier's status rows), the broken body only how it ended.
+        f.input.status = a->status;
+        f.input.message = QStringLiteral("HTTP %1, then %2").arg(a->status).arg(text);
+    }
     attemptFailed(*a, f);
 }
 

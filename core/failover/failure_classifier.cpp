@@ -1,5 +1,7 @@
 #include "core/failover/failure_classifier.h"
 
+#include "core/credentials/park_policy.h"
+
 #include "core/util/duration.h"
 
 #include <QDateTime>
@@ -112,8 +114,7 @@ bool FailureClassifier::isRetryable(const QString &text) {
 }
 
 bool FailureClassifier::isUsageLimit(std::optional<int> status, const QString &text) {
-    if (matches(text, "usage.?limit|insufficient.?quota|quota.?exceeded|exceeded your current quota|credit balance"
-                      "|spend(ing)?.?(cap|limit)|billing|out of credits"))
+    if (credentials::usageWording(text))
         return true;
     // 402 Payment Required is a usage limit whatever its body says (OpenRouter's "Insufficient
     // credits", an OpenAI-compatible server's own words). An opaque 429 (no rate-limit or
@@ -192,7 +193,7 @@ bool FailureClassifier::refusesTheKey(const FailureInput &in) {
     const QString text = in.classificationMessage.isEmpty() ? in.message : in.classificationMessage;
     if (in.usageLimit || isUsageLimit(in.status, text))
         return false;
-    return in.status == 401 || (in.status == 403 && !isConcurrencyCap(text));
+    return credentials::rejectsTheKey(in.status, text) || (in.status == 403 && !isConcurrencyCap(text));
 }
 
 bool FailureClassifier::isConcurrencyCap(const QString &text) {
@@ -213,7 +214,10 @@ std::optional<UpstreamFailure> FailureClassifier::classify(const FailureInput &i
 
     // record row "No status; any other reason (connect, DNS, TLS, socket close)": the
     // transport's type decides, never its wording (Qt's "Host ... not found" once slipped by).
-    if (in.transportError && *in.transportError != upstream::TransportError::None)
+    // An error status the upstream did send is its answer, whatever became of the body after it
+    // (a 503 with a broken chunk marks the model, not the host): the status rows decide.
+    const bool errorStatus = in.status && *in.status >= 400;
+    if (in.transportError && *in.transportError != upstream::TransportError::None && !errorStatus)
         return make(FailureKind::Transport);
     if (in.usageLimit || isUsageLimit(in.status, text))
         return make(FailureKind::CredentialExhausted);

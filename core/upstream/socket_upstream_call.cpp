@@ -224,6 +224,14 @@ void SocketUpstreamCall::consume(QByteArrayView bytes) {
     const http::WriteBatch batch;
     const Http1ResponseParser::Output out = m_parser.feed(bytes);
     if (m_parser.state() == Http1ResponseParser::State::Error) {
+        if (out.headComplete && !m_started) {
+            // The head was whole before the body broke in the same read: its status is the
+            // upstream's answer (a 503 with a broken chunk is a 503), heard before the break.
+            m_started = true;
+            Q_EMIT responseStarted(m_parser.status(), m_parser.headers());
+            if (m_done)
+                return;
+        }
         complete({errorFor(m_parser.failure()), QStringLiteral("bad HTTP response: ") + m_parser.errorString()}, false);
         return;
     }

@@ -6,6 +6,7 @@
 #include "fake_clock.h"
 #include "gateway_fixture.h"
 #include "signal_wait.h"
+#include "wire_fixtures.h"
 
 #include <QCryptographicHash>
 #include <QJsonArray>
@@ -177,6 +178,32 @@ private Q_SLOTS:
         QCOMPARE(credentialEntry(gw, QStringLiteral("pb"), 0).value(QStringLiteral("state")).toString(),
                  QStringLiteral("parked"));
         gw.openaiB.pushFault(statusWith(402, {}, broke)); // and now the spare is out of credit too
+        const auto failedOver = gw.post(QStringLiteral("/v1/chat/completions"), body);
+        QCOMPARE(failedOver.status, 200);
+        QCOMPARE(failedOver.header("x-switchman-candidate"), QByteArray("pa/claude-a"));
+        QCOMPARE(failedOver.header("x-switchman-fallback-reason"), QByteArray("credential_exhausted"));
+    }
+
+    void aKeyGoogleCallsInvalidRotatesThenFailsOver() {
+        // Google refuses a wrong key with a 400 INVALID_ARGUMENT (reason API_KEY_INVALID), not a 401.
+        // It went to the client as its own bad request: no rotation to the pool's good key, no
+        // failover, and the key stayed "ok" for every later request (probe Z1 1).
+        GatewayFixture gw;
+        gw.config.routes[QStringLiteral("chain")].candidates = {QStringLiteral("pe/gemini-e"),
+                                                                QStringLiteral("pa/claude-a")};
+        gw.config.providers[QStringLiteral("pe")].credentials = {QStringLiteral("env:SW_TEST_KEY_ONE"),
+                                                                 QStringLiteral("env:SW_TEST_KEY_THREE")};
+        const QByteArray invalid = sw::test::readTestData(QStringLiteral("failures/google_400_api_key_invalid.json"));
+        QVERIFY(!invalid.isEmpty());
+        gw.googleE.pushFault(statusWith(400, {}, invalid));
+        gw.start();
+        const auto body = GatewayFixture::openaiBody(QStringLiteral("chain"), QStringLiteral("hi"), false);
+        const auto rotated = gw.post(QStringLiteral("/v1/chat/completions"), body);
+        QCOMPARE(rotated.status, 200);
+        QCOMPARE(rotated.header("x-switchman-candidate"), QByteArray("pe/gemini-e")); // the pool's good key
+        QCOMPARE(credentialEntry(gw, QStringLiteral("pe"), 0).value(QStringLiteral("state")).toString(),
+                 QStringLiteral("rejected"));
+        gw.googleE.pushFault(statusWith(400, {}, invalid)); // and now the other key is refused too
         const auto failedOver = gw.post(QStringLiteral("/v1/chat/completions"), body);
         QCOMPARE(failedOver.status, 200);
         QCOMPARE(failedOver.header("x-switchman-candidate"), QByteArray("pa/claude-a"));

@@ -173,6 +173,18 @@ private Q_SLOTS:
         v = judgeCredentialFailure(failure(401, QStringLiteral("invalid x-api-key")), d, kNoon);
         QVERIFY(v.reject);
         QCOMPARE(v.reason, ParkReason::Auth);
+        // Google says a key is wrong with a 400: rejected like a 401.
+        v = judgeCredentialFailure(failure(400, QStringLiteral("API key not valid. Please pass a valid API key.")), d,
+                                   kNoon);
+        QVERIFY(v.reject);
+        QCOMPARE(v.reason, ParkReason::Auth);
+        // OpenAI's per-minute limit links to its billing page: parked by its hint as a rate limit.
+        v = judgeCredentialFailure(
+            failure(429, QStringLiteral("Rate limit reached for gpt-4o-mini on requests per min (RPM). You can "
+                                        "increase your rate limit at https://platform.openai.com/account/billing.")),
+            d, kNoon);
+        QCOMPARE(v.reason, ParkReason::RateLimit);
+        QCOMPARE(v.durationMs, qint64(60000));
         v = judgeCredentialFailure(
             failure(403, QStringLiteral("permission_error: Your API key does not have permission to use the "
                                         "specified resource.")),

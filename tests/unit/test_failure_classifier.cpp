@@ -61,6 +61,14 @@ private Q_SLOTS:
             << int(FailureKind::CredentialExhausted);
         QTest::newRow("openai 429 rate_limit_exceeded")
             << openai << 429 << QStringLiteral("openai_429_rate_limit_exceeded.json") << int(FailureKind::RateLimited);
+        // Its rate-limit text links to the billing page: still a per-minute limit, not a spent quota.
+        QTest::newRow("openai 429 requests per minute")
+            << openai << 429 << QStringLiteral("openai_429_rate_limit_rpm.json") << int(FailureKind::RateLimited);
+        // Google reports a wrong key as a 400: the key is refused, so the pool's next key or the next
+        // candidate answers instead of the client reading "API key not valid" as its own.
+        QTest::newRow("google 400 API_KEY_INVALID")
+            << google << 400 << QStringLiteral("google_400_api_key_invalid.json")
+            << int(FailureKind::CredentialExhausted);
         QTest::newRow("openai 500 server_error")
             << openai << 500 << QStringLiteral("openai_500_server_error.json") << int(FailureKind::ServerError);
         // An opaque 429 (no rate-limit wording) reads as a usage limit (record F1).
@@ -208,6 +216,9 @@ private Q_SLOTS:
         QVERIFY(!refuses(402, "Insufficient credits"));
         QVERIFY(!refuses(429, "rate_limit_error: Number of requests has exceeded your rate limit"));
         QVERIFY(!refuses(400, "invalid_request_error: credit balance is too low"));
+        QVERIFY(refuses(400, "INVALID_ARGUMENT: API key not valid. Please pass a valid API key."));
+        QVERIFY(refuses(400, "INVALID_ARGUMENT: API key expired. Please renew the API key."));
+        QVERIFY(!refuses(400, "INVALID_ARGUMENT: Request contains an invalid argument."));
     }
 
     void openaiRateLimitHintFromItsText() {
@@ -291,6 +302,19 @@ private Q_SLOTS:
         const auto f = FailureClassifier::classify(in);
         QVERIFY(f);
         QCOMPARE(f->kind, FailureKind::Transport);
+    }
+    void anErrorStatusWinsOverItsBrokenBody() {
+        // A 503 whose chunked body then broke: the upstream answered, so the model is marked (server
+        // error), not the whole base URL. Before any error status, a broken response is transport.
+        FailureInput in;
+        in.transportError = sw::upstream::TransportError::Other;
+        in.message = QStringLiteral("bad HTTP response: malformed chunk size");
+        in.status = 503;
+        QCOMPARE(FailureClassifier::classify(in)->kind, FailureKind::ServerError);
+        in.status = 200;
+        QCOMPARE(FailureClassifier::classify(in)->kind, FailureKind::Transport);
+        in.status.reset();
+        QCOMPARE(FailureClassifier::classify(in)->kind, FailureKind::Transport);
     }
     void inBandTextIsNeverTransport() {
         // A stream error arrived over a working connection: it marks the model, not the host.
