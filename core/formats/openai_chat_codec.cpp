@@ -358,8 +358,10 @@ void OpenAIChatCodec::writeUsage(wire::JsonWriter &w, const Usage &usage) {
         .key("prompt_tokens_details")
         .beginObject()
         .field("cached_tokens", usage.cacheRead)
-        .endObject()
         .endObject();
+    if (usage.reasoning > 0) // an upstream that said how much of the output was reasoning
+        w.key("completion_tokens_details").beginObject().field("reasoning_tokens", usage.reasoning).endObject();
+    w.endObject();
 }
 
 OpenAIChatCodec::ErrorFields OpenAIChatCodec::errorFields(const GatewayError &error) {

@@ -323,7 +323,7 @@ void OpenAIResponsesCodec::writeUsage(wire::JsonWriter &w, const Usage &usage) {
         .field("output_tokens", usage.output)
         .key("output_tokens_details")
         .beginObject()
-        .field("reasoning_tokens", 0)
+        .field("reasoning_tokens", usage.reasoning)
         .endObject()
         .field("total_tokens", input + usage.output)
         .endObject();

@@ -133,6 +133,9 @@ struct Usage {
     qint64 output = 0;
     qint64 cacheRead = 0;
     qint64 cacheWrite = 0;
+    // Of output: the tokens the model spent reasoning (Chat's and Responses' reasoning_tokens,
+    // Gemini's thoughtsTokenCount), told to a client whose format has the field; never added again.
+    qint64 reasoning = 0;
     // Of the sane counts: never overflows, whatever the upstream said.
     qint64 totalTokens() const {
         return saneTokens(input) + saneTokens(output) + saneTokens(cacheRead) + saneTokens(cacheWrite);
@@ -140,7 +143,8 @@ struct Usage {
     bool isZero() const { return input == 0 && output == 0 && cacheRead == 0 && cacheWrite == 0; }
     // Every count through saneTokens(): what the gateway records and bills.
     Usage sane() const {
-        return {saneTokens(input), saneTokens(output), saneTokens(cacheRead), saneTokens(cacheWrite)};
+        return {saneTokens(input), saneTokens(output), saneTokens(cacheRead), saneTokens(cacheWrite),
+                saneTokens(reasoning)};
     }
 };
 

@@ -41,16 +41,17 @@ bool contentNamesAreEchoable(const Value *message) {
 } // namespace
 
 void AnthropicStreamDecoder::readUsage(const Value *usage) {
-    // message_delta repeats the counts cumulatively; only the fields present are updated.
+    // message_delta repeats the counts cumulatively; only the fields present are updated. A count no
+    // upstream could mean (negative, past 2^32) is unknown, never passed on to a client or billed.
     Usage &u = m_out.usage();
     if (const Value *v = member(usage, "input_tokens"))
-        u.input = rj::toInteger(v);
+        u.input = model::saneTokens(rj::toInteger(v));
     if (const Value *v = member(usage, "output_tokens"))
-        u.output = rj::toInteger(v);
+        u.output = model::saneTokens(rj::toInteger(v));
     if (const Value *v = member(usage, "cache_read_input_tokens"))
-        u.cacheRead = rj::toInteger(v);
+        u.cacheRead = model::saneTokens(rj::toInteger(v));
     if (const Value *v = member(usage, "cache_creation_input_tokens"))
-        u.cacheWrite = rj::toInteger(v);
+        u.cacheWrite = model::saneTokens(rj::toInteger(v));
 }
 
 void AnthropicStreamDecoder::nativeFeed(std::string_view type, const Value *data) {

@@ -111,11 +111,13 @@ void GoogleStreamDecoder::decode(const SseEvent &sse) {
     const Value *usage = member(chunk, "usageMetadata");
     if (!rj::isEmptyObject(usage)) {
         Usage &u = m_out.usage();
-        const qint64 cached = rj::toInteger(member(usage, "cachedContentTokenCount"));
-        u.input = qMax<qint64>(0, rj::toInteger(member(usage, "promptTokenCount")) - cached);
+        // A count no upstream could mean (negative, past 2^32) is unknown, never passed on or billed.
+        const auto count = [usage](const char *name) { return model::saneTokens(rj::toInteger(member(usage, name))); };
+        const qint64 cached = count("cachedContentTokenCount");
+        u.input = qMax<qint64>(0, count("promptTokenCount") - cached);
         u.cacheRead = cached;
-        u.output =
-            rj::toInteger(member(usage, "candidatesTokenCount")) + rj::toInteger(member(usage, "thoughtsTokenCount"));
+        u.reasoning = count("thoughtsTokenCount");
+        u.output = count("candidatesTokenCount") + u.reasoning;
     }
     if (!candidate) {
         const QString blocked = toString(member(member(chunk, "promptFeedback"), "blockReason"));

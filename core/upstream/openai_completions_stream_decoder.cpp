@@ -81,13 +81,17 @@ QByteArray withBoundedCallIds(const QByteArray &data) {
 } // namespace
 
 void OpenAICompletionsStreamDecoder::readUsage(const Value *usage) {
-    const qint64 prompt = rj::toInteger(member(usage, "prompt_tokens"));
-    const qint64 cached = rj::toInteger(member(member(usage, "prompt_tokens_details"), "cached_tokens"));
+    // A count no upstream could mean (negative, past 2^32) is unknown, never passed on or billed:
+    // a negative cached count once turned into a million billed input tokens.
+    const auto count = [](const Value *v) { return model::saneTokens(rj::toInteger(v)); };
+    const qint64 prompt = count(member(usage, "prompt_tokens"));
+    const qint64 cached = count(member(member(usage, "prompt_tokens_details"), "cached_tokens"));
     Usage &u = m_out.usage();
     u.input = qMax<qint64>(0, prompt - cached);
     u.cacheRead = cached;
     u.cacheWrite = 0;
-    u.output = rj::toInteger(member(usage, "completion_tokens"));
+    u.output = count(member(usage, "completion_tokens"));
+    u.reasoning = count(member(member(usage, "completion_tokens_details"), "reasoning_tokens"));
 }
 
 void OpenAICompletionsStreamDecoder::prose(BlockType type, const QString &text) {

@@ -46,13 +46,16 @@ bool toolCallsAreEchoable(const Value *data, const Value *response) {
 void OpenAIResponsesStreamDecoder::readUsage(const Value *usage) {
     if (rj::isEmptyObject(usage))
         return;
-    const qint64 input = rj::toInteger(member(usage, "input_tokens"));
-    const qint64 cached = rj::toInteger(member(member(usage, "input_tokens_details"), "cached_tokens"));
+    // A count no upstream could mean (negative, past 2^32) is unknown, never passed on or billed.
+    const auto count = [](const Value *v) { return model::saneTokens(rj::toInteger(v)); };
+    const qint64 input = count(member(usage, "input_tokens"));
+    const qint64 cached = count(member(member(usage, "input_tokens_details"), "cached_tokens"));
     Usage &u = m_out.usage();
     u.input = qMax<qint64>(0, input - cached);
     u.cacheRead = cached;
     u.cacheWrite = 0;
-    u.output = rj::toInteger(member(usage, "output_tokens"));
+    u.output = count(member(usage, "output_tokens"));
+    u.reasoning = count(member(member(usage, "output_tokens_details"), "reasoning_tokens"));
 }
 
 void OpenAIResponsesStreamDecoder::fail(const QString &code, const QString &message) {

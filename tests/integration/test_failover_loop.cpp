@@ -1260,6 +1260,42 @@ private Q_SLOTS:
         QVERIFY(gw.engine().marks().first().model.isEmpty()); // the whole base URL
     }
 
+    void anErrorAnswerIsReadForWhatItSaysThoughItsBodyIsCompressedOrBroken_data() {
+        QTest::addColumn<QByteArray>("answer");
+        QTest::addColumn<QByteArray>("reason"); // x-switchman-fallback-reason
+        const QByteArray credit =
+            sw::test::readTestData(QStringLiteral("failures/anthropic_400_credit_balance.json.gz"));
+        // Compressed though the request asked for identity: read raw, the bytes were the client's
+        // error and the credit-balance words that fail over were lost (a stop with garbage).
+        QTest::newRow("gzip credit balance")
+            << "HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\n"
+               "Content-Length: " +
+                   QByteArray::number(credit.size()) + "\r\n\r\n" + credit
+            << QByteArray("credential_exhausted");
+        // A 503 whose chunked body then broke: the upstream answered, so its model is marked, not
+        // the whole base URL as a connection failure.
+        QTest::newRow("503 with a broken chunk")
+            << QByteArray("HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
+                          "Transfer-Encoding: chunked\r\n\r\nZZZ\r\n")
+            << QByteArray("server_error");
+    }
+    void anErrorAnswerIsReadForWhatItSaysThoughItsBodyIsCompressedOrBroken() {
+        QFETCH(QByteArray, answer);
+        QFETCH(QByteArray, reason);
+        QVERIFY(answer.size() > 100);
+        CannedAnswerServer upstream(answer, true);
+        GatewayFixture gw;
+        gw.config.providers[QStringLiteral("pa")].baseUrl = upstream.url();
+        gw.start();
+        const auto r = gw.post(QStringLiteral("/v1/messages"),
+                               GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), false));
+        QCOMPARE(r.status, 200);
+        QCOMPARE(r.header("x-switchman-candidate"), QByteArray("pb/gpt-b"));
+        QCOMPARE(r.header("x-switchman-fallback-reason"), reason);
+        for (const auto &mark : gw.engine().marks())
+            QCOMPARE(mark.model, QStringLiteral("claude-a")); // never the whole base URL
+    }
+
     // Every upstream request asks for an event stream. A 200 with a JSON or HTML body is not a
     // cut connection: before, it was "stream ended before completion", a transport failure that
     // marked the whole host down, and the upstream's own words were lost. Now its error decides,
@@ -2484,6 +2520,66 @@ private Q_SLOTS:
         gw.anthropicA.setRawReply(anthropicStream({}, 10, 1024));
         const auto after = gw.post(QStringLiteral("/v1/responses"), responsesBody);
         QVERIFY2(after.body.contains("response.completed"), after.body.right(300).constData());
+    }
+
+    void whatAStreamHoldsBeforeItsCommitTakesFromBytesInFlight() {
+        // Signature deltas change nothing a client sees yet, so a stream holds them until its first
+        // text, up to limits.maxHoldBytes a request. Held by a Messages or Chat client's stream they
+        // took nothing from the budget all requests share: 96 such streams at once held 2.1 GB
+        // (probe Z2 M1). Now they take 3 bytes a held byte; past the room the request is refused as
+        // overloaded, as a request body that does not fit is: no failover, no mark, and the room is
+        // given back.
+        const auto signedStream = [](int signatureDeltas) {
+            QByteArray out = anthropicSse(
+                "message_start",
+                R"({"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","content":[],"model":"m","stop_reason":null,"usage":{"input_tokens":3,"output_tokens":1}}})");
+            out += anthropicSse(
+                "content_block_start",
+                R"({"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":""}})");
+            const QByteArray signature(1024, 'S');
+            for (int i = 0; i < signatureDeltas; ++i)
+                out += anthropicSse(
+                    "content_block_delta",
+                    R"({"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":")" +
+                        signature + R"("}})");
+            out += anthropicSse("content_block_stop", R"({"type":"content_block_stop","index":0})");
+            out +=
+                anthropicSse("content_block_start",
+                             R"({"type":"content_block_start","index":1,"content_block":{"type":"text","text":""}})");
+            out +=
+                anthropicSse("content_block_delta",
+                             R"({"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":"done"}})");
+            out += anthropicSse("content_block_stop", R"({"type":"content_block_stop","index":1})");
+            out += anthropicSse(
+                "message_delta",
+                R"({"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":5}})");
+            out += anthropicSse("message_stop", R"({"type":"message_stop"})");
+            return out;
+        };
+        GatewayFixture gw;
+        gw.config.limits.maxBodyBytes = 64 * 1024;
+        gw.config.limits.maxBodyBytesInFlight = 256 * 1024;
+        gw.config.limits.maxResponseBytes = 1024 * 1024;
+        gw.start();
+        const QJsonObject body = GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), true);
+        gw.anthropicA.setRawReply(signedStream(20)); // ~21 KiB held: ~63 KiB of the room
+        for (int i = 0; i < 6; ++i) {                // given back each time
+            const auto r = gw.post(QStringLiteral("/v1/messages"), body);
+            QVERIFY2(r.status == 200 && r.body.contains("message_stop"), r.body.right(300).constData());
+        }
+        gw.anthropicA.setRawReply(signedStream(120)); // ~125 KiB held: ~375 KiB, over the room
+        const auto refused = gw.post(QStringLiteral("/v1/messages"), body);
+        // The stream's head went out with the first keepalive room: the refusal is its error event,
+        // overloaded (the SDKs retry it), and no answer.
+        QVERIFY2(refused.body.contains("overloaded_error") && refused.body.contains("maxBodyBytesInFlight"),
+                 refused.body.left(600).constData());
+        QVERIFY(!refused.body.contains("message_stop"));
+        QVERIFY(!refused.body.contains("SSSS")); // nothing held reached the client
+        QCOMPARE(gw.openaiB.requests().size(), 0);
+        QVERIFY(gw.engine().marks().isEmpty());
+        gw.anthropicA.setRawReply(signedStream(20));
+        const auto after = gw.post(QStringLiteral("/v1/messages"), body);
+        QVERIFY2(after.status == 200 && after.body.contains("message_stop"), after.body.right(300).constData());
     }
 
     void anAnswerTheClientDoesNotReadStaysInTheBudget_data() {

@@ -1060,8 +1060,10 @@ private Q_SLOTS:
                         {"json_schema", QJsonObject{{"name", "w"}, {"strict", true}, {"schema", weatherSchema()}}}});
         QCOMPARE(m_gw->post(pathOf(Format::Chat), schema).status, 200);
         const QJsonObject toClaude = QJsonDocument::fromJson(m_gw->anthropicA.requests().last().body).object();
+        QJsonObject closed = weatherSchema(); // as Messages' structured outputs require
+        closed.insert("additionalProperties", false);
         QCOMPARE(toClaude.value("output_config").toObject().value("format").toObject().value("schema").toObject(),
-                 weatherSchema());
+                 closed);
         schema.insert("model", "pd/resp-d");
         QCOMPARE(m_gw->post(pathOf(Format::Chat), schema).status, 200);
         const QJsonObject toResponses = QJsonDocument::fromJson(m_gw->responsesD.requests().last().body).object();

@@ -286,6 +286,7 @@ void TestOpenAIChatCodec::encodesNonStreamingResponse() {
     m.usage.input = 100;
     m.usage.cacheRead = 20;
     m.usage.output = 7;
+    m.usage.reasoning = 3; // of the output: a Gemini or Responses upstream said how much was reasoning
     const QJsonObject o = json(OpenAIChatCodec().encodeResponse(m, info(false)));
     QCOMPARE(o.value(QStringLiteral("object")).toString(), QStringLiteral("chat.completion"));
     QCOMPARE(o.value(QStringLiteral("id")).toString(), QStringLiteral("chatcmpl-sw1"));
@@ -307,6 +308,11 @@ void TestOpenAIChatCodec::encodesNonStreamingResponse() {
     QCOMPARE(
         usage.value(QStringLiteral("prompt_tokens_details")).toObject().value(QStringLiteral("cached_tokens")).toInt(),
         20);
+    QCOMPARE(usage.value(QStringLiteral("completion_tokens_details"))
+                 .toObject()
+                 .value(QStringLiteral("reasoning_tokens"))
+                 .toInt(),
+             3);
 }
 
 void TestOpenAIChatCodec::customToolsDecodeAndTheirCallsEncodeAsCustom() {

@@ -248,6 +248,7 @@ void TestOpenAIResponsesCodec::nonStreamingResponseObject() {
     m.stopReason = StopReason::ToolUse;
     m.usage.input = 10;
     m.usage.output = 5;
+    m.usage.reasoning = 2; // a Chat or Gemini upstream's reasoning count (it read 0 before)
     const QJsonObject r = json(OpenAIResponsesCodec().encodeResponse(m, info()));
     QCOMPARE(r.value("object").toString(), QStringLiteral("response"));
     QCOMPARE(r.value("status").toString(), QStringLiteral("completed"));
@@ -258,6 +259,8 @@ void TestOpenAIResponsesCodec::nonStreamingResponseObject() {
              QStringLiteral("output_text"));
     QCOMPARE(out[1].toObject().value("arguments").toString(), QStringLiteral("{\"a\":1}"));
     QCOMPARE(r.value("usage").toObject().value("total_tokens").toInt(), 15);
+    QCOMPARE(r.value("usage").toObject().value("output_tokens_details").toObject().value("reasoning_tokens").toInt(),
+             2);
 }
 
 void TestOpenAIResponsesCodec::reasoningSignatureSurvivesOnlyAsResponsesItem() {

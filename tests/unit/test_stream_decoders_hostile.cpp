@@ -135,6 +135,7 @@ private slots:
     void theLastOfDuplicateNamesCounts();
     void hugeAndFractionalTokenCountsReadAsZero();
     void truncatedJsonIsADroppedEvent();
+    void cachedAndReasoningCountsAreReadSanely();
 };
 
 void TestStreamDecodersHostile::aCleanStreamReadsWhole() {
@@ -208,9 +209,15 @@ void TestStreamDecodersHostile::hugeAndFractionalTokenCountsReadAsZero() {
             QCOMPARE(r.output, qint64(0));
         }
         // Integral in any spelling is the integer.
-        for (const QByteArray &n : {QByteArray("7.0"), QByteArray("0.7e1"), QByteArray("9223372036854775807")}) {
+        for (const QByteArray &n : {QByteArray("7.0"), QByteArray("0.7e1")}) {
             const Result r = decode(u, u.start + u.text("\"hi\"") + u.usage(n) + u.end);
-            QCOMPARE(r.output, n == "9223372036854775807" ? std::numeric_limits<qint64>::max() : qint64(7));
+            QCOMPARE(r.output, qint64(7));
+        }
+        // A count no upstream could mean is unknown, never passed on to a client (who saw
+        // completion_tokens -9223372036854775807) or billed.
+        for (const QByteArray &n : {QByteArray("9223372036854775807"), QByteArray("-5"), QByteArray("4294967297")}) {
+            const Result r = decode(u, u.start + u.text("\"hi\"") + u.usage(n) + u.end);
+            QCOMPARE(r.output, qint64(0));
         }
         // Out of a double's range: the whole event is unreadable, as Qt refused it. Responses
         // still ends the answer there, on its event: line alone (with no usage); the others read
@@ -231,6 +238,48 @@ void TestStreamDecodersHostile::truncatedJsonIsADroppedEvent() {
             QCOMPARE(r.text, QStringLiteral("Hello"));
         }
     }
+}
+
+// Cached and reasoning counts are parts of the input and output counts. A negative cached count
+// once became billed input (prompt -5 less cached -1000000: 999 995 tokens); the reasoning count
+// reached no client of another format (a Responses client read reasoning_tokens 0).
+void TestStreamDecodersHostile::cachedAndReasoningCountsAreReadSanely() {
+    const auto usageOf = [](std::unique_ptr<StreamDecoder> decoder, const QByteArray &body) {
+        SseReader reader;
+        EventAccumulator acc;
+        for (const SseEvent &e : reader.feed(body))
+            acc.addAll(decoder->feed(e));
+        acc.addAll(decoder->finish());
+        return acc.message().usage;
+    };
+    const QByteArray chatText = frame({}, R"({"id":"c1","choices":[{"index":0,"delta":{"content":"hi"}}]})");
+    const QByteArray chatEnd =
+        frame({}, R"({"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]})") + frame({}, "[DONE]");
+    Usage u = usageOf(std::make_unique<OpenAICompletionsStreamDecoder>(),
+                      chatText +
+                          frame({}, R"({"id":"c1","choices":[],"usage":{"prompt_tokens":-5,"completion_tokens":20,)"
+                                    R"("prompt_tokens_details":{"cached_tokens":-1000000},)"
+                                    R"("completion_tokens_details":{"reasoning_tokens":12}}})") +
+                          chatEnd);
+    QCOMPARE(u.input, qint64(0));
+    QCOMPARE(u.cacheRead, qint64(0));
+    QCOMPARE(u.output, qint64(20));
+    QCOMPARE(u.reasoning, qint64(12));
+    u = usageOf(std::make_unique<OpenAIResponsesStreamDecoder>(),
+                frame("response.completed",
+                      R"({"type":"response.completed","response":{"status":"completed","usage":{"input_tokens":30,)"
+                      R"("input_tokens_details":{"cached_tokens":10},"output_tokens":20,)"
+                      R"("output_tokens_details":{"reasoning_tokens":5}}}})"));
+    QCOMPARE(u.input, qint64(20));
+    QCOMPARE(u.cacheRead, qint64(10));
+    QCOMPARE(u.reasoning, qint64(5));
+    u = usageOf(std::make_unique<GoogleStreamDecoder>(),
+                frame({},
+                      R"({"candidates":[{"content":{"parts":[{"text":"hi"}]},"finishReason":"STOP"}],)"
+                      R"("usageMetadata":{"promptTokenCount":9,"candidatesTokenCount":15,"thoughtsTokenCount":5}})"));
+    QCOMPARE(u.input, qint64(9));
+    QCOMPARE(u.output, qint64(20)); // the thoughts are output, billed as such
+    QCOMPARE(u.reasoning, qint64(5));
 }
 
 QTEST_GUILESS_MAIN(TestStreamDecodersHostile)
