@@ -459,10 +459,13 @@ void OpenAIChatCodec::writeError(wire::JsonWriter &w, const GatewayError &error)
 
 QByteArray OpenAIChatCodec::encodeResponse(const AssistantMessage &message, const EncodeInfo &info) const {
     QString text;
+    QString refusal; // OpenAI's refusal, from a Chat or Responses upstream: its own field
     QString reasoning;
     bool hasToolCalls = false;
     for (const ContentBlock &b : message.content) {
-        if (b.type == BlockType::Text)
+        if (b.type == BlockType::Text && b.refusal)
+            refusal += b.text;
+        else if (b.type == BlockType::Text)
             text += b.text;
         else if (b.type == BlockType::Thinking && !b.redacted)
             reasoning += b.text;
@@ -479,9 +482,6 @@ QByteArray OpenAIChatCodec::encodeResponse(const AssistantMessage &message, cons
     const bool sameApi = info.upstreamApi == wire::apiName(wire::Api::OpenAICompletions);
     static const QJsonObject kNone;
     const QJsonObject &native = sameApi ? message.native : kNone;
-    const QString refusal = native.value(L("refusal")).toString();
-    if (!refusal.isEmpty() && text.endsWith(refusal))
-        text.chop(refusal.size()); // the canonical text carries the refusal too
     // The upstream's own id when it is the client's API (what a passthrough stream shows too).
     const QString &id = sameApi && !message.responseId.isEmpty() ? message.responseId : info.responseId;
 
@@ -540,7 +540,11 @@ QByteArray OpenAIChatCodec::encodeResponse(const AssistantMessage &message, cons
         w.field("logprobs", logprobs);
     else
         w.key("logprobs").null();
-    w.field("finish_reason", finishReason(message.stopReason)).endObject().endArray();
+    // A refusal in its own field is a finished answer (OpenAI's finish is "stop"); content_filter
+    // is for a filter's or another API's refusal, and makes the SDKs' parse helpers throw.
+    w.field("finish_reason", finishReason(refusal.isEmpty() ? message.stopReason : StopReason::Stop))
+        .endObject()
+        .endArray();
     // The upstream's usage object as it sent it (compact JSON text, see the decoder).
     const QJsonValue usage = native.value(L("usage"));
     if (sameApi && !message.nativeUsageJson.isEmpty())

@@ -72,7 +72,7 @@ QByteArray OpenAIChatStreamEncoder::encode(const StreamEvent &event) {
             return {};
         roleChunkOnce(w);
         beginChunk(w);
-        w.field("content", event.delta);
+        w.field(m_refusalBlocks.contains(event.contentIndex) ? "refusal" : "content", event.delta);
         endChunk(w);
         break;
     case EventType::ThinkingDelta:
@@ -159,7 +159,8 @@ QByteArray OpenAIChatStreamEncoder::encode(const StreamEvent &event) {
         m_finished = true;
         roleChunkOnce(w);
         beginChunk(w);
-        endChunk(w, OpenAIChatCodec::finishReason(event.reason));
+        // A refusal in its own field is a finished answer, as OpenAI ends it (encodeResponse).
+        endChunk(w, OpenAIChatCodec::finishReason(m_refusalBlocks.isEmpty() ? event.reason : StopReason::Stop));
         if (m_info.includeUsage) {
             beginEnvelope(w);
             w.endArray().key("usage");
@@ -175,6 +176,9 @@ QByteArray OpenAIChatStreamEncoder::encode(const StreamEvent &event) {
         return encodeError(e);
     }
     case EventType::TextStart:
+        if (event.block.refusal)
+            m_refusalBlocks.insert(event.contentIndex);
+        return {};
     case EventType::TextEnd:
     case EventType::ThinkingStart:
     case EventType::ThinkingEnd:

@@ -40,6 +40,7 @@ private:
     bool m_finished = false;
     QHash<int, int> m_toolIndexByContentIndex;
     QSet<int> m_toolsWithArguments;                // content indexes whose arguments were streamed
+    QSet<int> m_refusalBlocks;                     // content indexes of refusal text (delta.refusal)
     QHash<int, model::ContentBlock> m_customCalls; // calls of the client's custom tools, sent whole at their end
 };
 

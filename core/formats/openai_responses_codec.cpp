@@ -45,7 +45,9 @@ bool decodeParts(const Value *content, QList<ContentBlock> *out, const BodyPath 
         if (type == L("input_text") || type == L("output_text") || type == L("text")) {
             out->append(ContentBlock::makeText(rj::toString(rj::member(p, "text"))));
         } else if (type == L("refusal")) {
-            out->append(ContentBlock::makeText(rj::toString(rj::member(p, "refusal"))));
+            ContentBlock refusal = ContentBlock::makeText(rj::toString(rj::member(p, "refusal")));
+            refusal.refusal = true;
+            out->append(refusal);
         } else if (type == L("input_image")) {
             ContentBlock b;
             b.type = BlockType::Image;
@@ -402,9 +404,14 @@ QString OpenAIResponsesCodec::customInput(const ContentBlock &call) {
 
 QByteArray OpenAIResponsesCodec::encodeResponse(const AssistantMessage &message, const EncodeInfo &infoIn) const {
     QString text;
-    for (const ContentBlock &b : message.content)
-        if (b.type == BlockType::Text)
+    bool refused = false; // a refusal part: a completed answer, as OpenAI ends it
+    for (const ContentBlock &b : message.content) {
+        if (b.type == BlockType::Text && !b.refusal)
             text += b.text;
+        refused |= b.type == BlockType::Text && b.refusal;
+    }
+    const StopReason stopReason =
+        refused && message.stopReason == StopReason::Refusal ? StopReason::Stop : message.stopReason;
     // A Responses upstream's own ids pass through (a later previous_response_id names
     // something real), as they do on a streaming passthrough.
     const bool sameApi = infoIn.upstreamApi == kApi;
@@ -434,14 +441,13 @@ QByteArray OpenAIResponsesCodec::encodeResponse(const AssistantMessage &message,
             GatewayError::make(status, GatewayError::categoryForStatus(status), message.errorMessage);
         beginResponse(w, info, L("failed"), &e);
     } else {
-        const auto [status, why] = statusFor(message.stopReason);
+        const auto [status, why] = statusFor(stopReason);
         beginResponse(w, info, status, nullptr, why);
     }
     int n = 0;
     for (const ContentBlock &b : message.content) {
         const QString suffix = infoIn.responseId + QLatin1Char('_') + QString::number(n++);
-        const QLatin1String itemStatus =
-            &b == &message.content.last() ? lastItemStatusFor(message.stopReason) : L("completed");
+        const QLatin1String itemStatus = &b == &message.content.last() ? lastItemStatusFor(stopReason) : L("completed");
         switch (b.type) {
         case BlockType::Text:
             w.beginObject()
@@ -451,15 +457,12 @@ QByteArray OpenAIResponsesCodec::encodeResponse(const AssistantMessage &message,
                 .field("role", "assistant")
                 .key("content")
                 .beginArray()
-                .beginObject()
-                .field("type", "output_text")
-                .field("text", b.text)
-                .key("annotations")
-                .beginArray()
-                .endArray()
-                .endObject()
-                .endArray()
-                .endObject();
+                .beginObject();
+            if (b.refusal)
+                w.field("type", "refusal").field("refusal", b.text);
+            else
+                w.field("type", "output_text").field("text", b.text).key("annotations").beginArray().endArray();
+            w.endObject().endArray().endObject();
             break;
         case BlockType::Thinking:
             wire::writeResponsesReasoningItem(w, b, idFor(b, L("rs_") + suffix), info.upstreamApi);

@@ -18,7 +18,12 @@ QLatin1String L(const char *s) {
     return QLatin1String(s);
 }
 
-void writeTextPart(wire::JsonWriter &w, const QString &text) {
+// A message's part: the answer's text, or the model's refusal in the part OpenAI gives it.
+void writeTextPart(wire::JsonWriter &w, const QString &text, bool refusal = false) {
+    if (refusal) {
+        w.beginObject().field("type", "refusal").field("refusal", text).endObject();
+        return;
+    }
     w.beginObject()
         .field("type", "output_text")
         .field("text", text)
@@ -137,8 +142,9 @@ void OpenAIResponsesStreamEncoder::openItem(wire::JsonWriter &w, int contentInde
         endEvent(w);
         beginEvent(w, L("response.content_part.added"));
         w.field("item_id", item.id).field("output_index", item.outputIndex).field("content_index", 0).key("part");
-        writeTextPart(w, QString());
+        writeTextPart(w, QString(), start.refusal);
         endEvent(w);
+        m_refused |= start.refusal;
         break;
     case BlockType::Thinking:
         item.id = L("rs_") + suffix;
@@ -194,15 +200,20 @@ void OpenAIResponsesStreamEncoder::closeItem(wire::JsonWriter &w, int contentInd
     switch (item.type) {
     case BlockType::Text: {
         const QString text = end.text.isEmpty() ? item.block.text : end.text;
-        beginEvent(w, L("response.output_text.done"));
-        w.field("item_id", item.id).field("output_index", oi).field("content_index", 0).field("text", text);
+        const bool refusal = item.block.refusal;
+        beginEvent(w, refusal ? L("response.refusal.done") : L("response.output_text.done"));
+        w.field("item_id", item.id)
+            .field("output_index", oi)
+            .field("content_index", 0)
+            .field(refusal ? L("refusal") : L("text"), text);
         endEvent(w);
         beginEvent(w, L("response.content_part.done"));
         w.field("item_id", item.id).field("output_index", oi).field("content_index", 0).key("part");
-        writeTextPart(w, text);
+        writeTextPart(w, text, refusal);
         endEvent(w);
         PendingCall message{oi, item.id, QString(), QString(), text};
         message.message = true;
+        message.refusal = refusal;
         m_pendingCall = std::move(message);
         break;
     }
@@ -275,7 +286,7 @@ void OpenAIResponsesStreamEncoder::flushPendingCall(wire::JsonWriter &w, QLatin1
             .field("role", "assistant")
             .key("content")
             .beginArray();
-        writeTextPart(done, call.value);
+        writeTextPart(done, call.value, call.refusal);
         done.endArray().endObject();
         return itemDone(w, call.outputIndex, done.take());
     }
@@ -362,7 +373,15 @@ QByteArray OpenAIResponsesStreamEncoder::encode(const StreamEvent &event) {
                                                                         : BlockType::ToolCall;
         openItem(w, event.contentIndex, type, ContentBlock());
         Item &item = m_open[event.contentIndex];
-        if (type == BlockType::Text) {
+        if (type == BlockType::Text && item.block.refusal) {
+            item.block.text += event.delta;
+            beginEvent(w, L("response.refusal.delta"));
+            w.field("item_id", item.id)
+                .field("output_index", item.outputIndex)
+                .field("content_index", 0)
+                .field("delta", event.delta);
+            endEvent(w);
+        } else if (type == BlockType::Text) {
             item.block.text += event.delta;
             beginEvent(w, L("response.output_text.delta"));
             w.field("item_id", item.id)
@@ -403,9 +422,11 @@ QByteArray OpenAIResponsesStreamEncoder::encode(const StreamEvent &event) {
         startOnce(w);
         closeAll(w);
         m_finished = true;
-        // The last item, when the answer stopped at its token cap, is the one the cap cut.
-        flushPendingCall(w, OpenAIResponsesCodec::lastItemStatusFor(event.reason));
-        const auto [status, why] = OpenAIResponsesCodec::statusFor(event.reason);
+        // The last item, when the answer stopped at its token cap, is the one the cap cut. A
+        // refusal in its own part is a completed answer, as OpenAI ends it.
+        const StopReason reason = m_refused ? StopReason::Stop : event.reason;
+        flushPendingCall(w, OpenAIResponsesCodec::lastItemStatusFor(reason));
+        const auto [status, why] = OpenAIResponsesCodec::statusFor(reason);
         beginEvent(w, why.isEmpty() ? L("response.completed") : L("response.incomplete"));
         w.key("response");
         OpenAIResponsesCodec::beginResponse(w, m_info, status, nullptr, why);

@@ -47,6 +47,7 @@ private:
         QString id, callId, name, value; // a message: its id and text
         bool custom = false;
         bool message = false;
+        bool refusal = false; // a message whose part is the model's refusal
     };
     void flushPendingCall(wire::JsonWriter &w, QLatin1String status);
     // The bytes `event`'s frames will take, about: a closing event's repeat what was streamed.
@@ -56,6 +57,7 @@ private:
     int m_sequence = 0;
     bool m_started = false;
     bool m_finished = false;
+    bool m_refused = false;      // a refusal part was written: the answer completed (OpenAI's own status)
     bool m_errorRelayed = false; // a passthrough upstream's `error` event reached the client
     QHash<int, Item> m_open;     // by canonical content index
     QByteArray m_output;         // finished output items as JSON, in order, comma-separated

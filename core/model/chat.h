@@ -32,6 +32,10 @@ struct ContentBlock {
     QString itemId;        // the upstream's own id for this block (Responses output item), when it gave one
     QString detail;        // Image: OpenAI's detail (low, high, auto) when the client gave one
     bool custom = false;   // ToolCall: a call of a free-form (Codex `custom`) tool; its text is arguments["input"]
+    // Text: the model's refusal in OpenAI's own field (Chat `refusal`, a Responses `refusal`
+    // part), which OpenAI clients read apart from the answer (the SDKs' structured-output
+    // helpers return it rather than parse it); other formats have no such field and read text.
+    bool refusal = false;
 
     // A plain-text document: its text is here, neither data nor a URL.
     bool isTextDocument() const { return type == BlockType::Document && data.isEmpty() && url.isEmpty(); }

@@ -94,13 +94,16 @@ void OpenAICompletionsStreamDecoder::readUsage(const Value *usage) {
     u.reasoning = count(member(member(usage, "completion_tokens_details"), "reasoning_tokens"));
 }
 
-void OpenAICompletionsStreamDecoder::prose(BlockType type, const QString &text) {
+void OpenAICompletionsStreamDecoder::prose(BlockType type, const QString &text, bool refusal) {
     if (text.isEmpty())
         return;
     const ContentBlock *open = m_out.find(kProse);
-    if (!open || open->type != type) {
+    if (!open || open->type != type || open->refusal != refusal) {
         m_out.close(kProse);
-        m_out.open(kProse, type);
+        ContentBlock block;
+        block.type = type;
+        block.refusal = refusal;
+        m_out.open(kProse, block);
     }
     m_out.append(kProse, text);
 }
@@ -331,10 +334,12 @@ void OpenAICompletionsStreamDecoder::decode(const SseEvent &sse) {
             break; // servers send one of the three names
         }
     }
-    // A model refusal (structured outputs) arrives as delta.refusal: its text is the answer.
+    // A model refusal (structured outputs) arrives as delta.refusal: its text is the answer, in a
+    // block of its own that an OpenAI client reads as its refusal.
     const QString refusal = toString(member(delta, "refusal"));
     m_sawRefusal |= !refusal.isEmpty();
-    prose(BlockType::Text, toString(member(delta, "content")) + refusal);
+    prose(BlockType::Text, toString(member(delta, "content")));
+    prose(BlockType::Text, refusal, true);
     if (const Value *calls = rj::asArray(member(delta, "tool_calls")))
         for (const Value &call : calls->GetArray())
             toolDelta(&call);

@@ -37,7 +37,7 @@ private:
     // puts the blocks back in order for the client.
     static constexpr int kProse = std::numeric_limits<int>::min();
     void decode(const SseEvent &event);
-    void prose(model::BlockType type, const QString &text);
+    void prose(model::BlockType type, const QString &text, bool refusal = false);
     void toolDelta(const rapidjson::Value *call);
     void readUsage(const rapidjson::Value *usage);
     void end();

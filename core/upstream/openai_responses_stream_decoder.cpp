@@ -217,8 +217,12 @@ void OpenAIResponsesStreamDecoder::decode(const SseEvent &sse, const QByteArray 
     } else if (type == "response.content_part.added") {
         const Value *partType = member(member(data, "part"), "type");
         m_sawRefusal |= equals(partType, "refusal");
-        if (equals(partType, "output_text") || equals(partType, "refusal"))
-            m_out.open(oi, BlockType::Text).itemId = toString(member(data, "item_id"));
+        if (equals(partType, "output_text") || equals(partType, "refusal")) {
+            ContentBlock text;
+            text.refusal = equals(partType, "refusal");
+            text.itemId = toString(member(data, "item_id"));
+            m_out.open(oi, text);
+        }
     } else if (type == "response.output_text.delta" || type == "response.refusal.delta" ||
                type == "response.reasoning_summary_text.delta" || type == "response.reasoning_text.delta" ||
                type == "response.function_call_arguments.delta") {
@@ -228,7 +232,10 @@ void OpenAIResponsesStreamDecoder::decode(const SseEvent &sse, const QByteArray 
         m_sawRefusal |= type == "response.refusal.delta";
         const QString delta = toString(member(data, "delta"));
         if (!delta.isEmpty()) {
-            m_out.open(oi, kind);
+            ContentBlock block;
+            block.type = kind;
+            block.refusal = type == "response.refusal.delta";
+            m_out.open(oi, block);
             m_out.append(oi, delta);
         }
     } else if (type == "response.custom_tool_call_input.delta") {

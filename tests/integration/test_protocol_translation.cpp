@@ -593,6 +593,103 @@ private Q_SLOTS:
         QCOMPARE(r.value("output").toArray().size(), 3); // reasoning, message, function_call as streamed
     }
 
+    // OpenAI's refusal (structured outputs) has its own field in both OpenAI formats: Chat's
+    // message.refusal / delta.refusal with finish_reason "stop", a Responses "refusal" part in a
+    // completed response. It reached OpenAI clients as answer text with content_filter /
+    // incomplete, so the SDKs' parse helpers threw (ContentFilterFinishReasonError, or a JSON
+    // SyntaxError on the refusal's words) where talking to OpenAI returns the refusal (probe Z3 3).
+    void anOpenAIRefusalReachesOpenAIClientsAsARefusal() {
+        const QString words = QStringLiteral("I cannot help with that.");
+        const auto data = [](const QJsonObject &o) {
+            return "data: " + QJsonDocument(o).toJson(QJsonDocument::Compact) + "\n\n";
+        };
+        const auto chunk = [&](const QJsonObject &delta, const QJsonValue &finish) {
+            return data(QJsonObject{
+                {"id", "chatcmpl-r1"},
+                {"object", "chat.completion.chunk"},
+                {"created", 1},
+                {"model", "gpt-b"},
+                {"choices", QJsonArray{QJsonObject{{"index", 0}, {"delta", delta}, {"finish_reason", finish}}}}});
+        };
+        const QByteArray chatRefusal =
+            chunk(QJsonObject{{"role", "assistant"}, {"content", QJsonValue()}}, QJsonValue()) +
+            chunk(QJsonObject{{"refusal", words}}, QJsonValue()) + chunk(QJsonObject{}, QStringLiteral("stop")) +
+            "data: [DONE]\n\n";
+        const auto event = [&](const QString &type, QJsonObject o) {
+            o.insert("type", type);
+            return "event: " + type.toUtf8() + "\n" + data(o);
+        };
+        const QJsonObject refusalPart{{"type", "refusal"}, {"refusal", words}};
+        const QJsonObject message{{"id", "msg_r1"},
+                                  {"type", "message"},
+                                  {"status", "completed"},
+                                  {"role", "assistant"},
+                                  {"content", QJsonArray{refusalPart}}};
+        const QByteArray responsesRefusal =
+            event("response.created", {{"response", QJsonObject{{"id", "resp_r1"}, {"status", "in_progress"}}}}) +
+            event("response.output_item.added",
+                  {{"output_index", 0},
+                   {"item",
+                    QJsonObject{
+                        {"id", "msg_r1"}, {"type", "message"}, {"role", "assistant"}, {"content", QJsonArray()}}}}) +
+            event("response.content_part.added", {{"output_index", 0},
+                                                  {"item_id", "msg_r1"},
+                                                  {"content_index", 0},
+                                                  {"part", QJsonObject{{"type", "refusal"}, {"refusal", ""}}}}) +
+            event("response.refusal.delta",
+                  {{"output_index", 0}, {"item_id", "msg_r1"}, {"content_index", 0}, {"delta", words}}) +
+            event("response.refusal.done",
+                  {{"output_index", 0}, {"item_id", "msg_r1"}, {"content_index", 0}, {"refusal", words}}) +
+            event("response.content_part.done",
+                  {{"output_index", 0}, {"item_id", "msg_r1"}, {"content_index", 0}, {"part", refusalPart}}) +
+            event("response.output_item.done", {{"output_index", 0}, {"item", message}}) +
+            event("response.completed",
+                  {{"response", QJsonObject{{"id", "resp_r1"},
+                                            {"status", "completed"},
+                                            {"output", QJsonArray{message}},
+                                            {"usage", QJsonObject{{"input_tokens", 5}, {"output_tokens", 6}}}}}});
+
+        // Chat upstream, Chat client, one JSON answer: the refusal field and OpenAI's "stop".
+        m_gw->openaiB.setRawReply(chatRefusal);
+        const QJsonObject choice =
+            m_gw->post(QStringLiteral("/v1/chat/completions"), GatewayFixture::openaiBody("pb/gpt-b", "as JSON", false))
+                .json()
+                .value("choices")
+                .toArray()[0]
+                .toObject();
+        QCOMPARE(choice.value("message").toObject().value("refusal").toString(), words);
+        QVERIFY(choice.value("message").toObject().value("content").isNull());
+        QCOMPARE(choice.value("finish_reason").toString(), QStringLiteral("stop"));
+
+        // Chat upstream, Responses client: a refusal part in a completed response.
+        const QJsonObject r = m_gw->post(QStringLiteral("/v1/responses"),
+                                         QJsonObject{{"model", "pb/gpt-b"}, {"input", "as JSON"}, {"stream", false}})
+                                  .json();
+        QCOMPARE(r.value("status").toString(), QStringLiteral("completed"));
+        const QJsonObject part = r.value("output").toArray()[0].toObject().value("content").toArray()[0].toObject();
+        QCOMPARE(part.value("type").toString(), QStringLiteral("refusal"));
+        QCOMPARE(part.value("refusal").toString(), words);
+
+        // Chat upstream, Responses client, streamed: the refusal events, then response.completed.
+        const QByteArray streamed =
+            m_gw->post(QStringLiteral("/v1/responses"),
+                       QJsonObject{{"model", "pb/gpt-b"}, {"input", "as JSON"}, {"stream", true}})
+                .body;
+        QVERIFY2(streamed.contains("event: response.refusal.delta") &&
+                     streamed.contains("event: response.refusal.done") &&
+                     streamed.contains("event: response.completed") && !streamed.contains("output_text.delta"),
+                 streamed.constData());
+
+        // Responses upstream, Chat client, streamed: delta.refusal chunks and finish_reason "stop".
+        m_gw->responsesD.setRawReply(responsesRefusal);
+        const QByteArray chatStream =
+            m_gw->post(QStringLiteral("/v1/chat/completions"), GatewayFixture::openaiBody("pd/resp-d", "as JSON", true))
+                .body;
+        QVERIFY2(chatStream.contains("\"refusal\":\"I cannot help with that.\"") &&
+                     chatStream.contains("\"finish_reason\":\"stop\"") && !chatStream.contains("content_filter"),
+                 chatStream.constData());
+    }
+
     // Item 7, same API: a Codex turn whose only content is an apply_patch custom_tool_call
     // commits on the patch's first delta, as text would, and is never held whole (a long
     // patch would outgrow limits.maxHoldBytes and fail over as "nothing meaningful yet").
