@@ -294,6 +294,10 @@ std::optional<model::ChatRequest> AnthropicMessagesCodec::decode(const QByteArra
     if (rj::equals(rj::member(thinking, "type"), "enabled") && rj::isNumber(rj::member(thinking, "budget_tokens")))
         opt.thinkingBudget = rj::toInt(rj::member(thinking, "budget_tokens"));
     opt.reasoning = rj::toString(rj::member(rj::member(o, "output_config"), "effort"));
+    // Adaptive thinking (what current Claude clients send) with no effort named thinks at
+    // Anthropic's default effort, high: another API gets that, not "no reasoning asked".
+    if (opt.reasoning.isEmpty() && rj::equals(rj::member(thinking, "type"), "adaptive"))
+        opt.reasoning = QStringLiteral("high");
 
     const Value *tools = rj::member(o, "tools");
     if (!rj::isAbsent(tools) && !tools->IsArray())

@@ -56,16 +56,37 @@ template <typename Found> bool anyOf(const char *p, const char *end, char c, Fou
 }
 } // namespace
 
+namespace {
+// The forms an upstream may quote a key back in: as sent, lower- and upper-cased, percent-encoded
+// (a key with "/", "+" or "="), base64 (some echo the header they got), JSON-escaped ("\/"), and
+// hex in either case. Made once per key and thread: frames of one answer share its key.
+const QList<QByteArray> &secretForms(QByteArrayView secret) {
+    thread_local QByteArray key;
+    thread_local QList<QByteArray> forms;
+    if (key != secret) {
+        key = secret.toByteArray();
+        forms.clear();
+        for (const QByteArray &form : {key, key.toLower(), key.toUpper(), key.toPercentEncoding(), key.toBase64(),
+                                       QByteArray(key).replace("/", "\\/"), key.toHex(), key.toHex().toUpper()})
+            if (form.size() >= kMinVerbatimSecret && !forms.contains(form))
+                forms << form;
+    }
+    return forms;
+}
+} // namespace
+
 bool mayHoldSecret(QByteArrayView bytes, QByteArrayView secret) {
     // Runs on every passthrough frame. Every pattern above contains one of these probes (case as
     // written): "sk-", "sk_", "sm-", "rk-", "rk_", "pk-", "pk_", "xai-", "AIza", "earer", "EARER".
     // They are found from one of their bytes with memchr (the separators, 'z', the last 'r' or
     // 'R'), rather than by a search per probe: far cheaper than a regex, and than
     // eleven searches (~20 k instructions on a 200-byte frame).
-    if (secret.size() >= kMinVerbatimSecret &&
-        std::string_view(bytes.data(), size_t(bytes.size()))
-                .find(std::string_view(secret.data(), size_t(secret.size()))) != std::string_view::npos)
-        return true;
+    if (secret.size() >= kMinVerbatimSecret) {
+        const std::string_view text(bytes.data(), size_t(bytes.size()));
+        for (const QByteArray &form : secretForms(secret))
+            if (text.find(std::string_view(form.constData(), size_t(form.size()))) != std::string_view::npos)
+                return true;
+    }
     const char *p = bytes.data();
     const char *const end = p + bytes.size();
     const auto separator = [p](const char *at) { return probeEndsAt(p, at - p); };
@@ -82,15 +103,10 @@ bool mayHoldSecret(QByteArrayView bytes, QByteArrayView secret) {
 
 QString redactSecrets(const QString &textIn, QByteArrayView secret) {
     QString text = textIn;
-    if (secret.size() >= kMinVerbatimSecret) {
-        // The secret as sent, and as an upstream may quote it back: percent-encoded (a key with
-        // "/", "+" or "="), base64 (some echo the header they got), JSON-escaped ("\/").
-        const QByteArray raw = secret.toByteArray();
-        for (const QByteArray &form :
-             {raw, raw.toPercentEncoding(), raw.toBase64(), QByteArray(raw).replace("/", "\\/")})
-            if (form.size() >= kMinVerbatimSecret)
-                text.replace(QString::fromUtf8(form), QLatin1String(kRedacted));
-    }
+    if (secret.size() >= kMinVerbatimSecret)
+        // Any case of each form: an upstream that lower-cased or hex-encoded the key still quotes it.
+        for (const QByteArray &form : secretForms(secret))
+            text.replace(QString::fromUtf8(form), QLatin1String(kRedacted), Qt::CaseInsensitive);
     if (!mayHoldSecret(text.toUtf8()))
         return text;
     text.replace(bearerPattern(), QStringLiteral("\\1") + QLatin1String(kRedacted));

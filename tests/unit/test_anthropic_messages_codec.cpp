@@ -28,6 +28,7 @@ class TestAnthropicMessagesCodec : public QObject {
     Q_OBJECT
 private slots:
     void foreignSignaturesAreTaggedAndComeBackWithTheirMaker();
+    void adaptiveThinkingAsksForReasoningElsewhere();
     void decodesClaudeCodeRequest();
     void decodesStringContentAndToolChoice();
     void decodeRejectsBadBodies_data();
@@ -397,6 +398,25 @@ void TestAnthropicMessagesCodec::foreignSignaturesAreTaggedAndComeBackWithTheirM
     QCOMPARE(turn.content[1].type, BlockType::ToolCall);
     QCOMPARE(turn.content[1].signature, QStringLiteral("CiQB0e2K"));
     QCOMPARE(turn.content[1].signatureApi, QStringLiteral("google-generative-ai"));
+}
+
+// Adaptive thinking with no effort named thinks at Anthropic's default effort (high). It reached
+// Chat, Responses and Gemini as "no reasoning asked" (probe Z3 5): no summary, nothing to replay.
+void TestAnthropicMessagesCodec::adaptiveThinkingAsksForReasoningElsewhere() {
+    const auto reasoningOf = [](const QJsonObject &extra) {
+        QJsonObject body{{"model", "m"},
+                         {"max_tokens", 100},
+                         {"messages", QJsonArray{QJsonObject{{"role", "user"}, {"content", "hi"}}}}};
+        for (auto it = extra.begin(); it != extra.end(); ++it)
+            body.insert(it.key(), it.value());
+        const auto req = AnthropicMessagesCodec().decode(QJsonDocument(body).toJson(QJsonDocument::Compact), nullptr);
+        return req ? req->options.reasoning : QStringLiteral("(refused)");
+    };
+    QCOMPARE(reasoningOf({{"thinking", QJsonObject{{"type", "adaptive"}}}}), QStringLiteral("high"));
+    QCOMPARE(reasoningOf(
+                 {{"thinking", QJsonObject{{"type", "adaptive"}}}, {"output_config", QJsonObject{{"effort", "low"}}}}),
+             QStringLiteral("low"));
+    QCOMPARE(reasoningOf({}), QString());
 }
 
 QTEST_GUILESS_MAIN(TestAnthropicMessagesCodec)

@@ -36,6 +36,16 @@ private Q_SLOTS:
                                       QString::fromLatin1(QByteArray(secret).replace("/", "\\/")));
         const QString out = redactSecrets(text, secret);
         QCOMPARE(out, QStringLiteral("bad key [redacted], [redacted] or [redacted], or [redacted]"));
+        // Hex in either case, or the key lower-cased (probe Z2): on the text path and the byte path
+        // a passthrough frame takes, whose cheap probe must see these forms too.
+        const QString quoted =
+            QStringLiteral("hex %1, HEX %2, lower %3.")
+                .arg(QString::fromLatin1(secret.toHex()), QString::fromLatin1(secret.toHex().toUpper()),
+                     QString::fromLatin1(secret.toLower()));
+        QCOMPARE(redactSecrets(quoted, secret), QStringLiteral("hex [redacted], HEX [redacted], lower [redacted]."));
+        QVERIFY(mayHoldSecret(QByteArray("data: ") + secret.toHex(), secret));
+        QCOMPARE(redactSecrets(quoted.toUtf8(), secret),
+                 QByteArray("hex [redacted], HEX [redacted], lower [redacted]."));
     }
     void proseStays() {
         const QString text = QStringLiteral("use sk-learn for the task-runner; a bearer of news");
