@@ -188,12 +188,15 @@ int credentialSet(const QString &name, QTextStream &out, QTextStream &err) {
     out << "stored keychain:" << name << " in the OS keychain (service \"" << credentials::KeychainStore::serviceName()
         << "\"). Reference it as \"keychain:" << name << "\" in a provider's credentials.\n";
     // The caller then tells a running instance through its admin API when it can (no tenants, or
-    // SWITCHMAN_ADMIN_KEY); an instance it cannot reach finds the new secret by itself.
+    // SWITCHMAN_ADMIN_KEY), and says what an instance it could not reach does (credentialSetUnreached).
+    return 0;
+}
+
+void credentialSetUnreached(QTextStream &err) {
     err << "switchman: a running Switchman this command cannot reach (with tenants, set SWITCHMAN_ADMIN_KEY to an "
            "admin key) keeps its copy of the old secret until the provider refuses it, then reads the keychain "
            "again and uses the new one from the next request; `switchman credential retry` or a reload reads it "
            "at once.\n";
-    return 0;
 }
 
 int credentialList(const QString &configPath, bool explicitPath, QTextStream &out, QTextStream &err) {

@@ -18,6 +18,8 @@ namespace sw::app {
 int keyCreate(const QString &configPath, bool explicitPath, const QString &tenant, QTextStream &out, QTextStream &err);
 // Reads a secret from stdin (no echo on a terminal) into the keychain as NAME.
 int credentialSet(const QString &name, QTextStream &out, QTextStream &err);
+// What a running instance this command could not tell does with the new secret.
+void credentialSetUnreached(QTextStream &err);
 // Every credential reference of the configuration and where it lives; never values.
 int credentialList(const QString &configPath, bool explicitPath, QTextStream &out, QTextStream &err);
 

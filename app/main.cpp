@@ -150,6 +150,8 @@ int main(int argc, char **argv) {
             if (!target.baseUrl.isEmpty() &&
                 app::notifyCredentialChanged(target, QStringLiteral("keychain:") + options.argument, nullptr))
                 out() << "The running Switchman at " << target.baseUrl << " uses it from the next request.\n";
+            else
+                app::credentialSetUnreached(err());
         }
         return code;
     }

@@ -379,8 +379,35 @@ void CredentialPools::acquire(const QString &provider, const QStringList &refs, 
     }
     AcquireResult none;
     none.kind = AcquireResult::Kind::NoCredential;
-    none.error = QStringLiteral("no usable credential for provider \"%1\"").arg(provider);
+    none.error = whyNoneUsable(provider, refs);
     done(none);
+}
+
+QString CredentialPools::whyNoneUsable(const QString &provider, const QStringList &refs) const {
+    const qint64 now = m_clock.nowMs();
+    for (int i = 0; i < refs.size(); ++i) {
+        const auto it = m_states.constFind(slotKey(provider, i));
+        if (it == m_states.cend())
+            continue;
+        const QString error = it->lastError.isEmpty() ? QString() : QStringLiteral(": ") + it->lastError;
+        if (it->health == CredentialHealth::Rejected)
+            return QStringLiteral("provider \"%1\" refused its key %2 (HTTP %3%4); store a new secret for it")
+                .arg(provider, refs[i])
+                .arg(it->status)
+                .arg(error);
+        if (it->health == CredentialHealth::Parked && it->untilMs > now)
+            return QStringLiteral("provider \"%1\" has its key %2 set aside for another %3 s (%4, HTTP %5%6)")
+                .arg(provider, refs[i])
+                .arg((it->untilMs - now + 999) / 1000)
+                .arg(parkReasonName(it->reason))
+                .arg(it->status)
+                .arg(error);
+    }
+    for (const QString &ref : refs)
+        if (ref.startsWith(QLatin1String("env:")) && qgetenv(qPrintable(ref.mid(4))).isEmpty())
+            return QStringLiteral("provider \"%1\" names %2, which is not set in Switchman's environment")
+                .arg(provider, ref);
+    return QStringLiteral("provider \"%1\" has no key to use (its credentials: %2)").arg(provider, refs.join(u", "));
 }
 
 void CredentialPools::noteKeychainResult(const QString &name, const SecretResult &result) {

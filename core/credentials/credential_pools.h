@@ -82,6 +82,9 @@ public:
 
     // Side-effect free: could acquire() find a credential for this provider now?
     bool hasUsable(const QString &provider, const QStringList &refs, bool callerHasAuth) const;
+    // Why none of `refs` can be used now, as a client and an operator read it: the first key's
+    // refusal, parking or absence, for the error that ends the request.
+    QString whyNoneUsable(const QString &provider, const QStringList &refs) const;
     // None usable, and some only set aside for a while after a usage or rate limit: when the first
     // is back. Nothing when one is usable now, or when none will come back by waiting (refused,
     // missing, no caller key to pass through).

@@ -120,6 +120,7 @@ CandidateResolver::State AttemptLoop::resolverState() const {
     if (m_settings.failoverEnabled)
         state.isMarked = [this](const Candidate &c) { return m_deps.marks->isDown(m_settings.tenant, c.ref()); };
     state.hasCredential = [this](const Candidate &c) { return m_deps.runner->hasUsableCredential(c); };
+    state.whyNoCredential = [this](const Candidate &c) { return m_deps.runner->whyNoCredential(c); };
     state.ineligible = [this](const Candidate &c) { return ineligibleReason(c); };
     return state;
 }

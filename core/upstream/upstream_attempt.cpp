@@ -253,6 +253,10 @@ bool UpstreamAttempts::hasUsableCredential(const failover::Candidate &c) const {
     return m_setup.pools->hasUsable(c.provider.id, c.provider.credentials, !m_setup.callerAuth.isEmpty());
 }
 
+QString UpstreamAttempts::whyNoCredential(const failover::Candidate &c) const {
+    return m_setup.pools->whyNoneUsable(c.provider.id, c.provider.credentials);
+}
+
 std::optional<failover::CredentialWait> UpstreamAttempts::credentialWait(const failover::Candidate &c) const {
     const auto wait = m_setup.pools->waitFor(c.provider.id, c.provider.credentials, !m_setup.callerAuth.isEmpty());
     if (!wait)

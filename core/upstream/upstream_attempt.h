@@ -51,6 +51,7 @@ public:
     void setReadPaused(failover::AttemptId id, bool paused) override;
     void endErrorBody(failover::AttemptId id) override;
     bool hasUsableCredential(const failover::Candidate &candidate) const override;
+    QString whyNoCredential(const failover::Candidate &candidate) const override;
     std::optional<failover::CredentialWait> credentialWait(const failover::Candidate &candidate) const override;
     std::optional<int> rotateCredential(failover::AttemptId id, const failover::TryFailure &failure) override;
     bool endsCarryWholeToolCalls() const override { return true; } // every decoder ends calls whole

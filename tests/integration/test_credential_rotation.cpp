@@ -157,6 +157,17 @@ private Q_SLOTS:
         QCOMPARE(again.header("x-switchman-fallback-from"), QByteArray("pa/claude-a"));
         QCOMPARE(again.header("x-switchman-fallback-reason"), QByteArray("credential_exhausted"));
         QCOMPARE(gw.anthropicA.requests().size(), 0);
+        // Asked for pa alone, the client is told why: the key the provider refused, not "no usable
+        // credential for provider" said twice (probe Z4 7).
+        const auto direct =
+            gw.post(QStringLiteral("/v1/messages"),
+                    GatewayFixture::anthropicBody(QStringLiteral("pa/claude-a"), QStringLiteral("alone"), false));
+        QCOMPARE(direct.status, 502);
+        const QString message = direct.json().value("error").toObject().value("message").toString();
+        QVERIFY2(message.contains(QStringLiteral("refused its key env:SW_TEST_KEY_ONE (HTTP 401")) &&
+                     message.contains(QStringLiteral("store a new secret")) &&
+                     message.count(QStringLiteral("no usable credential")) == 1,
+                 qPrintable(message));
     }
 
     void aPaymentRequiredRotatesThenFailsOver() {
