@@ -151,11 +151,12 @@ std::optional<BudgetTracker::Refusal> BudgetTracker::reserve(const QString &tena
         r.kind = Refusal::Kind::InFlight;
         r.retryAfterS = kInFlightRetryAfterS;
         r.message =
-            QStringLiteral("tenant \"%1\" has %2 requests in flight that may cost up to $%3 more; with $%4 spent "
+            QStringLiteral("tenant \"%1\" has %2 in flight that may cost up to $%3 more; with $%4 spent "
                            "this %5, this one (up to $%6) could pass its Switchman budget of %7; retry when they "
                            "have finished")
                 .arg(s.tenant)
-                .arg(held.requests)
+                .arg(held.requests == 1 ? QStringLiteral("1 request")
+                                        : QStringLiteral("%1 requests").arg(held.requests))
                 .arg(held.usd, 0, 'f', 2)
                 .arg(s.spent, 0, 'f', 2)
                 .arg(s.period)
