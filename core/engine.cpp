@@ -137,7 +137,16 @@ void Engine::startUsage() {
     store.rememberNotice = [this](const QString &tenant, qint64 start) {
         m_ledger->rememberBudgetNotice(tenant, start);
     };
+    // A ledger file may be shared (replicas with one data folder): what the others spend is read
+    // from it. One held in memory is this process's alone.
+    if (m_ledger->persistent() || m_ledger->readOnly())
+        store.readSpend = [this](const QList<telemetry::SpendWindow> &windows,
+                                 telemetry::BudgetTracker::Store::SpendAnswer done) {
+            if (m_ledger) // gone at shutdown: the tracker reads no more
+                m_ledger->readSpend(windows, m_budgets, std::move(done));
+        };
     m_budgets = new telemetry::BudgetTracker(*m_ctx.clock, std::move(store), this);
+    m_ctx.budgets = m_budgets;
     connect(m_telemetry, &telemetry::Telemetry::usageRecorded, this, [this](const telemetry::UsageRow &row) {
         // Counted before the ledger holds it: a budget entering a new period reads the ledger, which
         // must not hold this row yet, or its cost would count twice.

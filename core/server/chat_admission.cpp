@@ -7,6 +7,8 @@
 #include "core/server/idempotency_store.h"
 #include "core/telemetry/budget_tracker.h"
 
+#include <cmath>
+
 namespace sw::server {
 
 using model::ErrorCategory;
@@ -15,6 +17,23 @@ using model::GatewayError;
 namespace {
 Refusal invalid(int status, const QString &message) {
     return {GatewayError::make(status, ErrorCategory::InvalidRequest, message), {}};
+}
+
+Refusal budgetRefusal(const telemetry::BudgetTracker::Refusal &refusal) {
+    auto error = GatewayError::make(429, ErrorCategory::RateLimit, refusal.message);
+    error.retryAfterMs = refusal.retryAfterS * 1000;
+    if (refusal.kind == telemetry::BudgetTracker::Refusal::Kind::InFlight)
+        // Requests in flight end in seconds: a client that retries after Retry-After is admitted,
+        // or then told the budget is reached.
+        return Refusal{error,
+                       {{"Retry-After", QByteArray::number(refusal.retryAfterS)},
+                        {"x-switchman-budget", "in-flight"},
+                        {"x-should-retry", "true"}}};
+    return Refusal{error,
+                   {{"Retry-After", QByteArray::number(refusal.retryAfterS)},
+                    {"x-switchman-budget", "exceeded"},
+                    // The period resets in hours: an SDK would sleep that long, twice, before the app heard.
+                    {"x-should-retry", "false"}}};
 }
 } // namespace
 
@@ -85,21 +104,41 @@ std::optional<Refusal> ChatAdmission::check(const Gates &gates, const InboundReq
                                           QStringLiteral("Switchman is paused; resume it from the tray")),
                        {{"Retry-After", "5"}}};
     if (gates.budgets) {
-        if (const auto refusal = gates.budgets->refusal(tenant)) {
-            auto error = GatewayError::make(429, ErrorCategory::RateLimit, refusal->message);
-            error.retryAfterMs = refusal->retryAfterS * 1000;
-            return Refusal{error,
-                           {{"Retry-After", QByteArray::number(refusal->retryAfterS)},
-                            {"x-switchman-budget", "exceeded"},
-                            // The period resets in hours: an SDK would sleep that long, twice, before the app heard.
-                            {"x-should-retry", "false"}}};
-        }
+        if (const auto refusal = gates.budgets->refusal(tenant))
+            return budgetRefusal(*refusal);
         // The ledger could not be read at start: this tenant's spend is unknown, so its budget cannot
         // be enforced. Refused rather than served on a budget counted from $0 (tenants without one
         // are served).
         if (const auto why = gates.budgets->unavailable(tenant))
             return Refusal{GatewayError::make(503, ErrorCategory::Overloaded, *why), {}};
     }
+    return std::nullopt;
+}
+
+double ChatAdmission::costEstimate(const config::Config &config, const QString &tenant,
+                                   const failover::Resolution &resolution, const model::ChatRequest &request,
+                                   qint64 bodyBytes) {
+    const double inputTokens = double((std::max<qint64>(0, bodyBytes) + 3) / 4);
+    double dearest = 0;
+    for (const auto &c : resolution.chain) {
+        if (failover::CandidatePolicy::ineligibleReason(config, tenant, resolution, c))
+            continue;
+        qint64 output = request.options.maxTokens && *request.options.maxTokens > 0 ? *request.options.maxTokens
+                                                                                    : kDefaultOutputTokens;
+        if (c.model.maxTokens && *c.model.maxTokens > 0)
+            output = std::min<qint64>(output, *c.model.maxTokens);
+        output = std::min(output, kMaxReservedOutputTokens);
+        const double cost = (inputTokens * c.model.costInput + double(output) * c.model.costOutput) / 1e6;
+        if (std::isfinite(cost))
+            dearest = std::max(dearest, cost);
+    }
+    return dearest;
+}
+
+std::optional<Refusal> ChatAdmission::reserveBudget(telemetry::BudgetTracker &budgets, const QString &tenant,
+                                                    double estimateUsd, telemetry::BudgetTracker::ReservationId *id) {
+    if (const auto refusal = budgets.reserve(tenant, estimateUsd, id))
+        return budgetRefusal(*refusal);
     return std::nullopt;
 }
 

@@ -13,19 +13,21 @@
 //   503  the gateway is paused (Retry-After: 5)
 //   429  the tenant reached its spend budget (Retry-After: the period's reset;
 //        x-switchman-budget: exceeded)
+// Once the request is parsed and its candidates known, ChatRequest reserves its
+// cost estimate (reserveBudget):
+//   429  the tenant's requests in flight would carry its spend past the budget
+//        (Retry-After: BudgetTracker::kInFlightRetryAfterS; x-switchman-budget: in-flight)
 // The router encodes the error in the client's own format and adds the request's
 // x-switchman-request-id, as on every chat answer.
 
 #include "core/config/config.h"
 #include "core/http/headers.h"
+#include "core/model/chat_request.h"
 #include "core/model/gateway_error.h"
 #include "core/server/inbound_request.h"
+#include "core/telemetry/budget_tracker.h"
 
 #include <optional>
-
-namespace sw::telemetry {
-class BudgetTracker;
-}
 
 namespace sw::failover {
 struct Resolution;
@@ -51,6 +53,23 @@ public:
     };
 
     static std::optional<Refusal> check(const Gates &gates, const InboundRequest &request, const QString &tenant);
+
+    // Output tokens a request is reserved for when it names no maximum, and the most it is
+    // reserved for when it does: a cap of 128 k would hold a small budget whole for one request.
+    static constexpr qint64 kDefaultOutputTokens = 4096;
+    static constexpr qint64 kMaxReservedOutputTokens = 32768;
+    // What the request may cost at most, in USD, for the budget's reservation: its input at about
+    // four body bytes a token, its output at its max_tokens (or kDefaultOutputTokens; capped by
+    // kMaxReservedOutputTokens and the model's own maxTokens), priced at the dearest candidate the
+    // tenant may use (a failover may land on any). Unpriced candidates are not eligible for a
+    // tenant with a budget, and free ones cost 0.
+    static double costEstimate(const config::Config &config, const QString &tenant,
+                               const failover::Resolution &resolution, const model::ChatRequest &request,
+                               qint64 bodyBytes);
+    // Reserves `estimateUsd` against the tenant's budget (BudgetTracker::reserve): the 429 when
+    // the requests in flight (or spend) leave no room for it.
+    static std::optional<Refusal> reserveBudget(telemetry::BudgetTracker &budgets, const QString &tenant,
+                                                double estimateUsd, telemetry::BudgetTracker::ReservationId *id);
 
     // The Idempotency-Key header's shape: nullopt when absent or acceptable.
     static std::optional<QString> idempotencyKeyProblem(const QByteArray &key);

@@ -44,6 +44,7 @@ ChatRequest::ChatRequest(EngineContext &ctx, wire::Api format, InboundRequest &&
 
 ChatRequest::~ChatRequest() {
     m_loop.reset(); // aborts what is still in flight, before the runner goes
+    releaseBudget();
 }
 
 void ChatRequest::start() {
@@ -74,7 +75,9 @@ void ChatRequest::start() {
         m_client->respondError(ChatAdmission::unroutableModelError(*m_config, m_parsed.model, m_tenant));
         return finish();
     }
-    if (!checkIdempotency())
+    // Before the Idempotency-Key: a refusal here must not become the key's stored answer (the
+    // budget's other 429 comes before it too, at admission), and a replay gives back what it held.
+    if (!reserveBudget(*resolution) || !checkIdempotency())
         return finish();
 
     AttemptRunnerSetup setup;
@@ -93,6 +96,12 @@ void ChatRequest::start() {
         telemetry::RequestFacts{m_requestId, m_tenant, m_parsed.model, formats::formatName(m_format),
                                 peerText(m_request.peer)},
         m_ctx.marksChanged);
+    // Each usage row is spend as it is recorded (Engine counts it): the reservation shrinks by it, so
+    // the request is not counted twice while it finishes.
+    m_reporter->setCostRecorded([this](double cost) {
+        if (m_budgets)
+            m_budgets->consume(m_reservation, cost);
+    });
 
     failover::LoopSettings settings;
     settings.tenant = m_tenant;
@@ -121,6 +130,29 @@ void ChatRequest::start() {
         connect(m_exchange, &HttpExchange::drained, this, [this]() { m_loop->onClientDrained(); });
     }
     m_loop->start();
+}
+
+bool ChatRequest::reserveBudget(const failover::Resolution &resolution) {
+    m_budgets = m_ctx.budgets;
+    if (!m_budgets)
+        return true;
+    const double estimate =
+        ChatAdmission::costEstimate(*m_config, m_tenant, resolution, m_parsed, m_request.body.size());
+    const auto refusal = ChatAdmission::reserveBudget(*m_budgets, m_tenant, estimate, &m_reservation);
+    if (!refusal)
+        return true;
+    if (m_exchange) {
+        http::HeaderList headers = requestIdHeaders(m_format, m_requestId);
+        headers.emplace_back("Content-Type", "application/json");
+        headers += refusal->headers;
+        m_exchange->respond(refusal->error.status, headers, formats::codecFor(m_format).encodeError(refusal->error));
+    }
+    return false;
+}
+
+void ChatRequest::releaseBudget() {
+    if (m_budgets && m_reservation)
+        m_budgets->release(std::exchange(m_reservation, 0));
 }
 
 bool ChatRequest::checkIdempotency() {
@@ -156,6 +188,7 @@ void ChatRequest::finish() {
     if (m_finished)
         return;
     m_finished = true;
+    releaseBudget(); // whatever it cost is counted by now (its usage rows), or it cost nothing
     if (m_ctx.idempotency && !m_idempotencyKey.isEmpty())
         m_ctx.idempotency->abandon(m_tenant, m_idempotencyKey); // no-op once completed
     m_ctx.telemetry->requestFinished(m_ctx.clock->nowMs() - m_startMs);

@@ -10,6 +10,7 @@
 #include "core/formats/inbound_codec.h"
 #include "core/server/engine_context.h"
 #include "core/server/inbound_request.h"
+#include "core/telemetry/budget_tracker.h"
 
 #include <QObject>
 #include <QPointer>
@@ -43,6 +44,8 @@ Q_SIGNALS:
     void done();
 
 private:
+    bool reserveBudget(const failover::Resolution &resolution);
+    void releaseBudget();
     bool checkIdempotency();
     QByteArray callerAuth() const;
     void finish();
@@ -58,6 +61,10 @@ private:
     QByteArray m_idempotencyKey;
     qint64 m_startMs = 0;
     bool m_finished = false;
+    // What this request may still cost, held against its tenant's budget until it ends. A QPointer:
+    // at shutdown the tracker may go before the requests.
+    QPointer<telemetry::BudgetTracker> m_budgets;
+    telemetry::BudgetTracker::ReservationId m_reservation = 0;
 
     std::unique_ptr<ClientStream> m_client;
     std::unique_ptr<telemetry::AttemptReporter> m_reporter;

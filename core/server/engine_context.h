@@ -23,8 +23,9 @@ namespace sw::credentials {
 class CredentialPools;
 }
 namespace sw::telemetry {
+class BudgetTracker;
 class Telemetry;
-}
+} // namespace sw::telemetry
 
 namespace sw::server {
 
@@ -56,6 +57,7 @@ struct EngineContext {
     failover::ProviderDownMarks *marks = nullptr;
     telemetry::Telemetry *telemetry = nullptr;
     IdempotencyStore *idempotency = nullptr;
+    telemetry::BudgetTracker *budgets = nullptr; // null: no budgets (tests that build a context by hand)
     AttemptRunnerFactory makeAttemptRunner;
     std::function<void()> marksChanged; // tell observers (admin feed, GUI) marks changed
 };

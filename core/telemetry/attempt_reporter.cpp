@@ -87,6 +87,8 @@ void AttemptReporter::usageRecorded(const failover::UsageReport &u) {
                                            : QStringLiteral("ok");
     row.atEpochMs = QDateTime::currentMSecsSinceEpoch();
     m_telemetry.recordUsage(row);
+    if (m_costRecorded)
+        m_costRecorded(row.cost);
 }
 
 void AttemptReporter::note(const QString &message, const QJsonObject &fields) {

@@ -31,11 +31,14 @@ public:
     void failureCounted(const failover::Candidate &candidate, failover::FailureKind kind) override;
     void marked(const failover::Candidate &candidate, qint64 ttlMs) override;
     void ttftObserved(qint64 ms) override;
+    // Told each usage row's cost after Telemetry has it (the request's budget reservation shrinks).
+    void setCostRecorded(std::function<void(double cost)> f) { m_costRecorded = std::move(f); }
 
 private:
     Telemetry &m_telemetry;
     RequestFacts m_facts;
     std::function<void()> m_marksChanged;
+    std::function<void(double cost)> m_costRecorded;
 };
 
 } // namespace sw::telemetry

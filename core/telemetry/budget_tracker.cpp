@@ -4,6 +4,8 @@
 
 #include <QDateTime>
 
+#include <cmath>
+
 namespace sw::telemetry {
 
 CalendarPeriod calendarPeriod(const QString &kind, qint64 epochMs) {
@@ -33,13 +35,18 @@ BudgetTracker::BudgetTracker(util::Clock &clock, Store store, QObject *parent)
     qRegisterMetaType<BudgetState>();
 }
 
+BudgetTracker::~BudgetTracker() {
+    m_clock.cancel(m_readTimer);
+}
+
 void BudgetTracker::configure(const QMap<QString, config::TenantConfig> &tenants) {
-    QHash<QString, BudgetState> next;
+    QHash<QString, Account> next;
     const qint64 now = m_clock.epochMs();
     for (const auto &t : tenants) {
         if (!t.budget)
             continue;
-        BudgetState s;
+        Account a;
+        BudgetState &s = a.state;
         s.tenant = t.name;
         s.usd = t.budget->usd;
         s.period = t.budget->period;
@@ -47,39 +54,52 @@ void BudgetTracker::configure(const QMap<QString, config::TenantConfig> &tenants
         s.periodStartMs = p.startMs;
         s.periodEndMs = p.endMs;
         const auto old = m_states.constFind(t.name);
-        if (old != m_states.cend() && old->period == s.period && old->periodStartMs == s.periodStartMs)
-            s.spent = old->spent;
-        else if (m_store.spentSince)
-            s.spent = m_store.spentSince(t.name, s.periodStartMs, s.periodEndMs);
-        next.insert(t.name, s);
+        if (old != m_states.cend() && old->state.period == s.period && old->state.periodStartMs == s.periodStartMs) {
+            s.spent = old->state.spent;
+            a.unread = old->unread;
+            a.generation = old->generation;
+        } else {
+            readAfresh(a);
+        }
+        next.insert(t.name, a);
     }
     m_states = std::move(next);
     for (auto it = m_states.begin(); it != m_states.end(); ++it)
-        checkThresholds(*it);
+        checkThresholds(it->state);
+    scheduleLedgerRead();
 }
 
-BudgetState *BudgetTracker::current(const QString &tenant) {
+void BudgetTracker::readAfresh(Account &a) {
+    BudgetState &s = a.state;
+    s.spent = m_store.spentSince ? m_store.spentSince(s.tenant, s.periodStartMs, s.periodEndMs) : 0;
+    a.unread = 0;
+    a.generation = ++m_lastGeneration;
+}
+
+BudgetTracker::Account *BudgetTracker::current(const QString &tenant) {
     const auto it = m_states.find(tenant);
     if (it == m_states.end())
         return nullptr;
     const qint64 now = m_clock.epochMs();
-    if (now >= it->periodEndMs || now < it->periodStartMs) {
+    BudgetState &s = it->state;
+    if (now >= s.periodEndMs || now < s.periodStartMs) {
         // Another period: what the ledger holds for it. Usually nothing (a new period), but a clock
         // stepped back into a period already spent in must not find it at $0.
-        const CalendarPeriod p = calendarPeriod(it->period, now);
-        it->periodStartMs = p.startMs;
-        it->periodEndMs = p.endMs;
-        it->spent = m_store.spentSince ? m_store.spentSince(tenant, p.startMs, p.endMs) : 0;
+        const CalendarPeriod p = calendarPeriod(s.period, now);
+        s.periodStartMs = p.startMs;
+        s.periodEndMs = p.endMs;
+        readAfresh(*it);
     }
     return &*it;
 }
 
 void BudgetTracker::add(const QString &tenant, double cost) {
-    BudgetState *s = current(tenant);
-    if (!s || !(cost > 0))
+    Account *a = current(tenant);
+    if (!a || !(cost > 0))
         return;
-    s->spent += cost;
-    checkThresholds(*s);
+    a->state.spent += cost;
+    a->unread += cost;
+    checkThresholds(a->state);
 }
 
 void BudgetTracker::checkThresholds(BudgetState &s) {
@@ -99,19 +119,122 @@ void BudgetTracker::checkThresholds(BudgetState &s) {
 }
 
 std::optional<BudgetTracker::Refusal> BudgetTracker::refusal(const QString &tenant) {
-    BudgetState *s = current(tenant);
-    if (!s || !s->reached())
+    Account *a = current(tenant);
+    if (!a || !a->state.reached())
         return std::nullopt;
+    const BudgetState &s = a->state;
     const qint64 now = m_clock.epochMs();
-    const QString resets = QDateTime::fromMSecsSinceEpoch(s->periodEndMs).toString(QStringLiteral("yyyy-MM-dd HH:mm"));
+    const QString resets = QDateTime::fromMSecsSinceEpoch(s.periodEndMs).toString(QStringLiteral("yyyy-MM-dd HH:mm"));
     Refusal r;
-    r.retryAfterS = std::max<qint64>(1, (s->periodEndMs - now + 999) / 1000);
+    r.retryAfterS = std::max<qint64>(1, (s.periodEndMs - now + 999) / 1000);
     r.message = QStringLiteral("tenant \"%1\" has reached its Switchman budget of %2 ($%3 spent this %4); requests "
                                "are refused until the %4 resets at %5 local time")
-                    .arg(s->tenant, budgetDescription(*s))
-                    .arg(s->spent, 0, 'f', 2)
-                    .arg(s->period, resets);
+                    .arg(s.tenant, budgetDescription(s))
+                    .arg(s.spent, 0, 'f', 2)
+                    .arg(s.period, resets);
     return r;
+}
+
+std::optional<BudgetTracker::Refusal> BudgetTracker::reserve(const QString &tenant, double estimateUsd,
+                                                             ReservationId *id) {
+    *id = 0;
+    if (auto r = refusal(tenant))
+        return r;
+    Account *a = current(tenant);
+    if (!a)
+        return std::nullopt;
+    const double estimate = std::isfinite(estimateUsd) && estimateUsd > 0 ? estimateUsd : 0;
+    const Held held = m_held.value(tenant);
+    const BudgetState &s = a->state;
+    if (held.usd > 0 && s.spent + held.usd + estimate > s.usd) {
+        Refusal r;
+        r.kind = Refusal::Kind::InFlight;
+        r.retryAfterS = kInFlightRetryAfterS;
+        r.message =
+            QStringLiteral("tenant \"%1\" has %2 in flight that may cost up to $%3 more; with $%4 spent "
+                           "this %5, this one (up to $%6) could pass its Switchman budget of %7; retry when they "
+                           "have finished")
+                .arg(s.tenant)
+                .arg(held.requests == 1 ? QStringLiteral("1 request")
+                                        : QStringLiteral("%1 requests").arg(held.requests))
+                .arg(held.usd, 0, 'f', 2)
+                .arg(s.spent, 0, 'f', 2)
+                .arg(s.period)
+                .arg(estimate, 0, 'f', 2)
+                .arg(budgetDescription(s));
+        return r;
+    }
+    *id = ++m_lastReservation;
+    m_reservations.insert(*id, {tenant, estimate});
+    Held &h = m_held[tenant];
+    h.usd += estimate;
+    ++h.requests;
+    return std::nullopt;
+}
+
+void BudgetTracker::consume(ReservationId id, double cost) {
+    const auto it = m_reservations.find(id);
+    if (it == m_reservations.end() || !(cost > 0))
+        return;
+    const double less = std::min(it->usd, cost);
+    it->usd -= less;
+    Held &h = m_held[it->tenant];
+    h.usd = std::max(0.0, h.usd - less);
+}
+
+void BudgetTracker::release(ReservationId id) {
+    const auto it = m_reservations.find(id);
+    if (it == m_reservations.end())
+        return;
+    const auto held = m_held.find(it->tenant);
+    if (held != m_held.end() && --held->requests <= 0)
+        m_held.erase(held); // none in flight: nothing held, whatever the sums' rounding left
+    else if (held != m_held.end())
+        held->usd = std::max(0.0, held->usd - it->usd);
+    m_reservations.erase(it);
+}
+
+void BudgetTracker::scheduleLedgerRead() {
+    if (m_readTimer || m_reading || !m_store.readSpend || m_states.isEmpty())
+        return;
+    m_readTimer = m_clock.schedule(kLedgerReadMs, [this]() {
+        m_readTimer = 0;
+        readLedger();
+    });
+}
+
+void BudgetTracker::readLedger() {
+    struct Asked {
+        QString tenant;
+        quint64 generation = 0;
+        double unread = 0;
+    };
+    QList<SpendWindow> windows;
+    QList<Asked> asked;
+    const QStringList tenants = m_states.keys();
+    for (const QString &t : tenants) {
+        Account *a = current(t);
+        windows.append({t, a->state.periodStartMs, a->state.periodEndMs});
+        asked.append({t, a->generation, a->unread});
+    }
+    if (windows.isEmpty())
+        return;
+    m_reading = true;
+    m_store.readSpend(windows, [this, asked](std::optional<QList<double>> spent) {
+        m_reading = false;
+        for (qsizetype i = 0; spent && i < asked.size() && i < spent->size(); ++i) {
+            const auto it = m_states.find(asked[i].tenant);
+            if (it == m_states.end() || it->generation != asked[i].generation)
+                continue; // read afresh since: this answer is for an older count
+            // The rows counted before the read was asked are in its answer; the ones since are not.
+            it->unread -= asked[i].unread;
+            // Spend in a period only grows: an answer that finds less (a row pruned, a stepped wall
+            // clock stamping rows outside the period) lowers nothing this process counted.
+            it->state.spent = std::max(it->state.spent, spent->at(i) + it->unread);
+            checkThresholds(it->state);
+        }
+        scheduleLedgerRead();
+    });
 }
 
 std::optional<QString> BudgetTracker::unavailable(const QString &tenant) const {
@@ -119,15 +242,18 @@ std::optional<QString> BudgetTracker::unavailable(const QString &tenant) const {
         return std::nullopt;
     return QStringLiteral("usage ledger unavailable: spend budgets cannot be enforced (tenant \"%1\" has a budget of "
                           "%2); see the Switchman log")
-        .arg(tenant, budgetDescription(m_states.value(tenant)));
+        .arg(tenant, budgetDescription(m_states.value(tenant).state));
 }
 
 QList<BudgetState> BudgetTracker::states() {
     QStringList names = m_states.keys();
     names.sort();
     QList<BudgetState> out;
-    for (const QString &n : names)
-        out.append(*current(n));
+    for (const QString &n : names) {
+        BudgetState s = current(n)->state;
+        s.reserved = m_held.value(n).usd;
+        out.append(s);
+    }
     return out;
 }
 

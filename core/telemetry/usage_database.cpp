@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <utility>
 
 namespace sw::telemetry {
 
@@ -420,7 +421,9 @@ UsageReport UsageDatabase::query(const UsageQuery &uq) const {
     return report;
 }
 
-double UsageDatabase::spentSince(const QString &tenant, qint64 sinceEpochMs, qint64 untilEpochMs) const {
+double UsageDatabase::spentSince(const QString &tenant, qint64 sinceEpochMs, qint64 untilEpochMs, bool *ok) const {
+    if (ok)
+        *ok = false;
     if (!m_open)
         return 0;
     QSqlQuery q(QSqlDatabase::database(m_connection, false));
@@ -431,7 +434,17 @@ double UsageDatabase::spentSince(const QString &tenant, qint64 sinceEpochMs, qin
     q.bindValue(2, untilEpochMs > 0 ? untilEpochMs : std::numeric_limits<qint64>::max());
     if (!q.exec() || !q.next())
         return 0;
+    if (ok)
+        *ok = true;
     return q.value(0).toDouble();
+}
+
+bool UsageDatabase::changedElsewhere() {
+    QSqlQuery q(QSqlDatabase::database(m_connection, false));
+    if (!m_open || !q.exec(QStringLiteral("PRAGMA data_version")) || !q.next())
+        return true; // unknown: read it
+    const qint64 version = q.value(0).toLongLong();
+    return std::exchange(m_dataVersion, version) != version;
 }
 
 int UsageDatabase::pruneBefore(qint64 cutoffEpochMs, QString *error) {

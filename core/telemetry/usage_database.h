@@ -32,7 +32,12 @@ public:
     void setMaxPages(qint64 pages);
     UsageReport query(const UsageQuery &query) const;
     // Cost per tenant in [sinceEpochMs, untilEpochMs) (budgets after a restart); until 0 = no end.
-    double spentSince(const QString &tenant, qint64 sinceEpochMs, qint64 untilEpochMs = 0) const;
+    // 0 when the file cannot be read, with *ok false.
+    double spentSince(const QString &tenant, qint64 sinceEpochMs, qint64 untilEpochMs = 0, bool *ok = nullptr) const;
+    // True when another connection (another process sharing the file) committed since the last call
+    // on this object, and on the first call. Cheap (SQLite's data_version): asked every second.
+    bool changedElsewhere();
+    void forgetChanges() { m_dataVersion = -1; } // a read that failed: the next changedElsewhere() says true
     // Deletes rows older than the cutoff; the number deleted, or -1 on error.
     int pruneBefore(qint64 cutoffEpochMs, QString *error);
     // Deletes all but the newest `maxRows` rows; the number deleted (0 on error).
@@ -49,6 +54,7 @@ private:
     QString m_connection;
     QString m_path;
     bool m_open = false;
+    qint64 m_dataVersion = -1; // as changedElsewhere() last saw it; -1 = not asked yet
 };
 
 } // namespace sw::telemetry

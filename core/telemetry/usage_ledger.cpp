@@ -262,15 +262,52 @@ double UsageLedger::spentSince(const QString &tenant, qint64 sinceEpochMs, qint6
     QMetaObject::invokeMethod(
         m_worker,
         [this, &spent, tenant, sinceEpochMs, untilEpochMs]() {
-            spent = m_db->spentSince(tenant, sinceEpochMs, untilEpochMs);
             // Rows a write could not store yet are spend all the same.
-            for (const UsageRow &r : std::as_const(m_retry))
-                if (r.tenant == tenant && r.atEpochMs >= sinceEpochMs &&
-                    (untilEpochMs <= 0 || r.atEpochMs < untilEpochMs) && r.cost > 0)
-                    spent += r.cost;
+            spent = m_db->spentSince(tenant, sinceEpochMs, untilEpochMs) +
+                    unwrittenSpend(tenant, sinceEpochMs, untilEpochMs);
         },
         Qt::BlockingQueuedConnection);
     return spent;
+}
+
+double UsageLedger::unwrittenSpend(const QString &tenant, qint64 sinceEpochMs, qint64 untilEpochMs) const {
+    double spent = 0;
+    for (const UsageRow &r : std::as_const(m_retry))
+        if (r.tenant == tenant && r.atEpochMs >= sinceEpochMs && (untilEpochMs <= 0 || r.atEpochMs < untilEpochMs) &&
+            r.cost > 0)
+            spent += r.cost;
+    return spent;
+}
+
+void UsageLedger::readSpend(const QList<SpendWindow> &windows, QObject *context,
+                            std::function<void(std::optional<QList<double>>)> done) {
+    flush(); // queued before the read: the answer holds every row appended so far
+    QPointer<QObject> receiver(context);
+    QMetaObject::invokeMethod(m_worker, [this, windows, receiver, done = std::move(done)]() mutable {
+        std::optional<QList<double>> spent;
+        // This process's own rows the tracker counted as they came: only another writer's are news.
+        // One PRAGMA a second when nothing changed, not a SUM per tenant.
+        if (m_db->changedElsewhere()) {
+            QList<double> sums;
+            bool allRead = true;
+            for (const SpendWindow &w : windows) {
+                bool ok = false;
+                sums.append(m_db->spentSince(w.tenant, w.sinceEpochMs, w.untilEpochMs, &ok) +
+                            unwrittenSpend(w.tenant, w.sinceEpochMs, w.untilEpochMs));
+                allRead = allRead && ok;
+            }
+            if (allRead)
+                spent = std::move(sums);
+            else
+                m_db->forgetChanges(); // asked again next time, not taken for nothing new
+        }
+        if (!receiver)
+            return;
+        QMetaObject::invokeMethod(receiver, [receiver, spent = std::move(spent), done = std::move(done)]() {
+            if (receiver)
+                done(spent);
+        });
+    });
 }
 
 bool UsageLedger::budgetNoticeGiven(const QString &tenant, qint64 periodStartMs) {

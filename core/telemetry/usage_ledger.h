@@ -60,6 +60,12 @@ public:
     void setMemoryMaxRows(int rows) { m_memoryMaxRows = rows; } // tests; takes effect at the next write
     // Blocking (engine start, a budget added by a reload): cost of a tenant since a moment.
     double spentSince(const QString &tenant, qint64 sinceEpochMs, qint64 untilEpochMs = 0);
+    // Off the request path (BudgetTracker, every second): each window's spend, rows other processes
+    // sharing the file wrote included, answered on `context`'s thread after every row appended so
+    // far is written (rows the file could not take yet count too). nullopt when no other process
+    // wrote since the last such read (nothing this process does not know) or the file could not be read.
+    void readSpend(const QList<SpendWindow> &windows, QObject *context,
+                   std::function<void(std::optional<QList<double>>)> done);
     bool budgetNoticeGiven(const QString &tenant, qint64 periodStartMs);
     void rememberBudgetNotice(const QString &tenant, qint64 periodStartMs);
     // Hands the pending batch to the worker and waits until it is written (or failed).
@@ -105,6 +111,7 @@ private:
     int m_unwritten = 0;
     // Worker side: rows a failed write could not store, retried with the next batch.
     QList<UsageRow> m_retry;
+    double unwrittenSpend(const QString &tenant, qint64 sinceEpochMs, qint64 untilEpochMs) const; // worker side
 };
 
 } // namespace sw::telemetry

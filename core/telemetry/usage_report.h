@@ -32,6 +32,13 @@ struct UsageQuery {
     static constexpr int kMaxMaxGroups = 10000; // what /admin/usage?limit= may ask for
 };
 
+// A tenant's spend over [sinceEpochMs, untilEpochMs): what a budget asks the ledger.
+struct SpendWindow {
+    QString tenant;
+    qint64 sinceEpochMs = 0;
+    qint64 untilEpochMs = 0; // exclusive; 0 = no end
+};
+
 struct UsageTotals {
     QString key; // the group (a local date yyyy-MM-dd, a provider, model or tenant); empty for totals
     qint64 attempts = 0;

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Tries replicas on one machine: a private redis-server and N headless
-# Switchman replicas sharing marks through it, until Ctrl-C.
+# Switchman replicas sharing marks through it, until Ctrl-C. They run with this
+# user's data folder, so they share one usage ledger and with it the tenants'
+# spend budgets (README, "Running several replicas").
 #   packaging/replicas/run-replicas.sh CONFIG [N=2] [FIRST_PORT=4141]
 # CONFIG is a normal configuration; this script adds the Redis marks store to a
 # copy of it. Needs redis-server and python3 on PATH and switchman built or installed.

@@ -1,13 +1,19 @@
 // Usage ledger and budgets through the real engine: a tenant at its
 // budget gets 429 in its own format, with Retry-After, and no upstream sees the
-// request; /metrics shows spend and budget; /admin/usage groups rows; an
-// unwritable ledger answers every request and says so once.
+// request; parallel requests cannot carry it past its budget; a replica sharing
+// the ledger file spends from the same budget; /metrics shows spend and budget;
+// /admin/usage groups rows; an unwritable ledger answers every request and says
+// so once.
 
+#include "core/telemetry/budget_tracker.h"
 #include "core/telemetry/telemetry.h"
 #include "core/telemetry/usage_ledger.h"
+#include "fake_clock.h"
 #include "gateway_fixture.h"
 
+#include <QCoreApplication>
 #include <QCryptographicHash>
+#include <QDateTime>
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -55,6 +61,21 @@ config::TenantConfig tenant(const QString &name, const QByteArray &key, bool adm
 
 QList<QPair<QByteArray, QByteArray>> as(const QByteArray &key) {
     return {{"authorization", "Bearer " + key}};
+}
+
+// An Anthropic answer that reports 10 input and 500 output tokens, whatever was asked.
+QByteArray answerOf500Tokens() {
+    return "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"type\":"
+           "\"message\",\"role\":\"assistant\",\"content\":[],\"model\":\"m\",\"stop_reason\":null,"
+           "\"usage\":{\"input_tokens\":10,\"output_tokens\":1}}}\n\n"
+           "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,"
+           "\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n"
+           "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,"
+           "\"delta\":{\"type\":\"text_delta\",\"text\":\"hi\"}}\n\n"
+           "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n"
+           "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},"
+           "\"usage\":{\"output_tokens\":500}}\n\n"
+           "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
 }
 
 int upstreamCalls(GatewayFixture &gw) {
@@ -211,6 +232,150 @@ private Q_SLOTS:
         const qsizetype calls = gw.responsesD.requests().size();
         QCOMPARE(gw.post(QStringLiteral("/v1/messages"), body, as(m_teamKey)).status, 429);
         QCOMPARE(gw.responsesD.requests().size(), calls);
+    }
+
+    // 20 requests at once for a tenant at $0 of $10, each costing $2: before, all 20 were served
+    // ($40). The requests in flight hold their estimates ($2: max_tokens 500 at $4000 a million), so
+    // spend passes the budget by at most one request's estimate; the rest get a 429 that says why
+    // and to come back in seconds. Run one after the other, they are served until the budget is
+    // reached, which is refused as before.
+    void parallelRequestsCannotCarrySpendPastTheBudget() {
+        GatewayFixture gw;
+        addTenants(gw, 10);
+        auto &model = gw.config.models[QStringLiteral("pa/claude-a")];
+        model.costInput = 1;
+        model.costOutput = 4000;
+        gw.anthropicA.setRawReply(answerOf500Tokens());
+        demo::Fault paced;
+        paced.chunkDelayMs = 150; // about a second an answer: all 20 overlap
+        gw.anthropicA.setFault(paced);
+        gw.start();
+        const QString route = QStringLiteral("/v1/messages");
+        QJsonObject body = GatewayFixture::anthropicBody(QStringLiteral("pa/claude-a"), QStringLiteral("hi"), false);
+        body.insert(QStringLiteral("max_tokens"), 500);
+        const QByteArray bytes = QJsonDocument(body).toJson(QJsonDocument::Compact);
+        const double estimate = (double((bytes.size() + 3) / 4) * 1 + 500.0 * 4000) / 1e6;
+
+        // Several managers: one keeps six connections to a host, and the rest would wait in line.
+        std::vector<std::unique_ptr<QNetworkAccessManager>> nams;
+        QList<QNetworkReply *> replies;
+        for (int i = 0; i < 20; ++i) {
+            if (i % 5 == 0)
+                nams.push_back(std::make_unique<QNetworkAccessManager>());
+            QNetworkRequest req(QUrl(gw.baseUrl() + route));
+            req.setHeader(QNetworkRequest::ContentTypeHeader, QByteArrayLiteral("application/json"));
+            req.setRawHeader("authorization", "Bearer " + m_teamKey);
+            replies.append(nams.back()->post(req, bytes));
+        }
+        int served = 0;
+        int refused = 0;
+        for (QNetworkReply *reply : replies) {
+            const HttpResult r = gw.wait(reply);
+            QVERIFY2(r.status == 200 || r.status == 429, r.body.constData());
+            if (r.status == 200) {
+                ++served;
+                continue;
+            }
+            ++refused;
+            QCOMPARE(r.header("x-switchman-budget"), QByteArray("in-flight"));
+            QCOMPARE(r.header("retry-after"), QByteArray::number(telemetry::BudgetTracker::kInFlightRetryAfterS));
+            QVERIFY(r.header("x-switchman-request-id").startsWith("req_"));
+            const QJsonObject e = r.json().value(QStringLiteral("error")).toObject();
+            QCOMPARE(e.value(QStringLiteral("type")).toString(), QStringLiteral("rate_limit_error"));
+            QVERIFY2(e.value(QStringLiteral("message")).toString().contains(QStringLiteral("in flight")),
+                     r.body.constData());
+        }
+        QCOMPARE(served + refused, 20);
+        QVERIFY2(refused > 0, "every parallel request was served");
+        QCOMPARE(gw.anthropicA.requests().size(), served); // a refused request reached no upstream
+        const double spent = gw.engine().budgets().first().spent;
+        QVERIFY2(spent <= 10 + estimate, qPrintable(QStringLiteral("$%1 spent of $10").arg(spent)));
+        QCOMPARE(gw.engine().budgets().first().reserved, 0.0); // every request let go of its reservation
+
+        // One at a time: served until the budget is reached, then the period's 429.
+        HttpResult last;
+        for (int i = 0; i < 10 && (last = gw.postRaw(route, bytes, as(m_teamKey))).status == 200; ++i) {
+        }
+        QCOMPARE(last.status, 429);
+        QCOMPARE(last.header("x-switchman-budget"), QByteArray("exceeded"));
+        QVERIFY(gw.engine().budgets().first().spent >= 10);
+        QVERIFY(gw.engine().budgets().first().spent <= 10 + estimate);
+    }
+
+    // Replicas that share a data folder share the ledger file. Another writer to it (a second
+    // UsageLedger on the same path, standing in for a replica) spends from the same budget: what
+    // it wrote counts here within a ledger read (kLedgerReadMs), and this gateway's own rows are
+    // not counted twice when the file holding them is read back.
+    void aReplicaSharingTheLedgerSpendsFromTheSameBudget() {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("usage.sqlite"));
+        test::FakeClock clock;
+        clock.setEpochMs(QDateTime::currentMSecsSinceEpoch()); // rows are stamped with the wall clock
+        GatewayFixture gw;
+        gw.clock = &clock;
+        gw.usageLedgerPath = path;
+        addTenants(gw, 10);
+        gw.start();
+        // The ledger's worker has run every job asked of it so far (a spend read among them), and its
+        // answers have reached the engine's objects: a read is over, without waiting on time.
+        const auto settle = [&gw]() {
+            gw.engine().usageLedger()->flushAndWait();
+            QCoreApplication::sendPostedEvents();
+        };
+        const QString route = QStringLiteral("/v1/messages");
+        QCOMPARE(gw.post(route, routeBody(route, QStringLiteral("pa/claude-a")), as(m_teamKey)).status, 200);
+        const double own = gw.engine().budgets().first().spent;
+        QVERIFY(own > 0 && own < 0.01);
+        clock.advance(telemetry::BudgetTracker::kLedgerReadMs); // the row goes to the file, which is read
+        settle();
+        QCOMPARE(gw.engine().budgets().first().spent, own);
+
+        telemetry::UsageLedger replica({path, 400, 0, {}}, clock,
+                                       [](const QString &, const QString &, const QJsonObject &) {});
+        telemetry::UsageRow row;
+        row.requestId = QStringLiteral("req_replica");
+        row.tenant = QStringLiteral("team-a");
+        row.candidate = QStringLiteral("pa/claude-a");
+        row.provider = QStringLiteral("pa");
+        row.input = 1000;
+        row.output = 500;
+        row.cost = 6;
+        row.outcome = QStringLiteral("ok");
+        row.atEpochMs = QDateTime::currentMSecsSinceEpoch();
+        replica.append(row);
+        replica.flushAndWait();
+        QCOMPARE(gw.engine().budgets().first().spent, own); // not read yet: no query on the request path
+
+        clock.advance(telemetry::BudgetTracker::kLedgerReadMs);
+        settle();
+        QCOMPARE(gw.engine().budgets().first().spent, own + 6); // this gateway's row once, the replica's
+        // Under the budget: served. Then the replica spends the rest, and this gateway refuses.
+        QCOMPARE(gw.post(route, routeBody(route, QStringLiteral("pa/claude-a")), as(m_teamKey)).status, 200);
+        const double both = gw.engine().budgets().first().spent;
+        QVERIFY(both > own + 6);
+        row.requestId = QStringLiteral("req_replica2");
+        row.cost = 4;
+        replica.append(row);
+        replica.flushAndWait();
+        clock.advance(telemetry::BudgetTracker::kLedgerReadMs);
+        settle();
+        QCOMPARE(gw.engine().budgets().first().spent, both + 4);
+        const int calls = upstreamCalls(gw);
+        const HttpResult refused = gw.post(route, routeBody(route, QStringLiteral("pa/claude-a")), as(m_teamKey));
+        QCOMPARE(refused.status, 429);
+        QCOMPARE(refused.header("x-switchman-budget"), QByteArray("exceeded"));
+        QCOMPARE(upstreamCalls(gw), calls);
+        // Read again with nothing new: still each row once.
+        for (int i = 0; i < 3; ++i) {
+            clock.advance(telemetry::BudgetTracker::kLedgerReadMs);
+            settle();
+        }
+        QCOMPARE(gw.engine().budgets().first().spent, both + 4);
+        // /metrics says the same as the shared ledger (the probe saw each replica's own half).
+        const HttpResult usage = adminGet(gw, QStringLiteral("/admin/usage?tenant=team-a&groupBy=tenant"));
+        const double ledgerTotal =
+            usage.json().value(QStringLiteral("totals")).toObject().value(QStringLiteral("cost")).toDouble();
+        QVERIFY2(qAbs(ledgerTotal - (both + 4)) < 1e-9, usage.body.constData());
     }
 
     void metricsShowSpendAndBudget() {

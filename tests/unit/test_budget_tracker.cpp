@@ -1,7 +1,8 @@
 // Spend budgets per tenant on the fake clock: calendar periods in
 // local time, the refusal and its Retry-After, the reset when the period turns,
-// the 80 % notice once per period (also across a restart), and the spend a
-// restarted engine reads back from the ledger.
+// the 80 % notice once per period (also across a restart), the spend a
+// restarted engine reads back from the ledger, the reservations of requests in
+// flight, and the shared ledger read again every second (other replicas' spend).
 
 #include "core/telemetry/budget_tracker.h"
 #include "fake_clock.h"
@@ -29,6 +30,22 @@ QMap<QString, config::TenantConfig> tenants(double usd, const QString &period) {
     config::TenantConfig free;
     free.name = QStringLiteral("free");
     return {{t.name, t}, {free.name, free}};
+}
+
+// A ledger read the test answers when it chooses, as the ledger's worker thread would.
+struct PendingReads {
+    QList<QList<SpendWindow>> asked;
+    QList<BudgetTracker::Store::SpendAnswer> answers;
+    void answer(std::optional<QList<double>> spent) { answers.takeFirst()(std::move(spent)); }
+};
+
+BudgetTracker::Store readsInto(PendingReads &reads) {
+    BudgetTracker::Store store;
+    store.readSpend = [&reads](const QList<SpendWindow> &windows, BudgetTracker::Store::SpendAnswer done) {
+        reads.asked.append(windows);
+        reads.answers.append(std::move(done));
+    };
+    return store;
 }
 
 } // namespace
@@ -193,6 +210,159 @@ private Q_SLOTS:
         QCOMPARE(budgets.states().first().spent, 10.0);
         budgets.configure(tenants(20, QStringLiteral("month")));
         QCOMPARE(askedSince, localMs(2026, 1, 1));
+    }
+
+    // Parallel requests reserve their estimates: once the ones in flight would carry spend past the
+    // budget, the next is refused (InFlight, a short Retry-After), and room comes back as they end.
+    void requestsInFlightHoldTheirEstimates() {
+        test::FakeClock clock;
+        clock.setEpochMs(localMs(2026, 1, 14, 10));
+        BudgetTracker budgets(clock, {});
+        budgets.configure(tenants(10, QStringLiteral("day")));
+        const QString team = QStringLiteral("team-a");
+        QList<BudgetTracker::ReservationId> held;
+        for (int i = 0; i < 4; ++i) {
+            BudgetTracker::ReservationId id = 0;
+            QVERIFY2(!budgets.reserve(team, 2.5, &id), qPrintable(QString::number(i)));
+            QVERIFY(id != 0);
+            held.append(id);
+        }
+        QCOMPARE(budgets.states().first().reserved, 10.0);
+        BudgetTracker::ReservationId id = 0;
+        auto refused = budgets.reserve(team, 2.5, &id);
+        QVERIFY(refused);
+        QCOMPARE(id, BudgetTracker::ReservationId(0));
+        QCOMPARE(refused->kind, BudgetTracker::Refusal::Kind::InFlight);
+        QCOMPARE(refused->retryAfterS, BudgetTracker::kInFlightRetryAfterS);
+        QVERIFY2(refused->message.contains(QStringLiteral("4 requests in flight")), qPrintable(refused->message));
+        QVERIFY(refused->message.contains(QStringLiteral("$10.00 per day")));
+        // Not reached: the plain gate (admission, before the request is parsed) lets it through.
+        QVERIFY(!budgets.refusal(team));
+
+        // The first answers for $2: spend counts it, its reservation shrinks by it, then it ends.
+        budgets.add(team, 2.0);
+        budgets.consume(held[0], 2.0);
+        QCOMPARE(budgets.states().first().reserved, 8.0);
+        budgets.release(held[0]);
+        QCOMPARE(budgets.states().first().reserved, 7.5);
+        QVERIFY(budgets.reserve(team, 2.5, &id)); // 2 + 7.5 + 2.5 > 10
+        // The second ends with no usage (its client left before the upstream answered).
+        budgets.release(held[1]);
+        budgets.release(held[1]);                  // once only
+        QVERIFY(!budgets.reserve(team, 2.5, &id)); // 2 + 5 + 2.5 <= 10
+        budgets.release(id);
+        budgets.release(held[2]);
+        budgets.release(held[3]);
+        QCOMPARE(budgets.states().first().reserved, 0.0);
+        // A tenant without a budget holds nothing.
+        QVERIFY(!budgets.reserve(QStringLiteral("free"), 100, &id));
+        QCOMPARE(id, BudgetTracker::ReservationId(0));
+    }
+
+    // A request with nothing in flight beside it is judged on spend alone: an estimate larger than
+    // what is left does not shut the tenant out (it is a guess; the request may cost far less).
+    void aLoneRequestIsJudgedOnSpendAlone() {
+        test::FakeClock clock;
+        clock.setEpochMs(localMs(2026, 1, 14, 10));
+        BudgetTracker budgets(clock, {});
+        budgets.configure(tenants(10, QStringLiteral("day")));
+        const QString team = QStringLiteral("team-a");
+        budgets.add(team, 9);
+        BudgetTracker::ReservationId lone = 0;
+        QVERIFY(!budgets.reserve(team, 5, &lone));
+        BudgetTracker::ReservationId next = 0;
+        const auto inFlight = budgets.reserve(team, 0.5, &next);
+        QVERIFY(inFlight);
+        QCOMPARE(inFlight->kind, BudgetTracker::Refusal::Kind::InFlight);
+        // It cost $1: the budget is reached, and the refusal is the period's (Reached, until midnight).
+        budgets.add(team, 1);
+        budgets.consume(lone, 1);
+        budgets.release(lone);
+        const auto reached = budgets.reserve(team, 0.5, &next);
+        QVERIFY(reached);
+        QCOMPARE(reached->kind, BudgetTracker::Refusal::Kind::Reached);
+        QCOMPARE(reached->retryAfterS, 14 * 3600);
+    }
+
+    // Replicas share the ledger: every kLedgerReadMs it is read again, off the request path. What
+    // this process counted before a read was asked is in its answer; what it counts while the read
+    // is out is added to it; nothing is counted twice.
+    void theSharedLedgerIsReadAgainWithoutCountingTwice() {
+        test::FakeClock clock;
+        clock.setEpochMs(localMs(2026, 1, 14, 10));
+        PendingReads reads;
+        BudgetTracker budgets(clock, readsInto(reads));
+        const QString team = QStringLiteral("team-a");
+        // No request asks the ledger: admission and usage never wait for it.
+        budgets.configure(tenants(10, QStringLiteral("day")));
+        BudgetTracker::ReservationId id = 0;
+        QVERIFY(!budgets.reserve(team, 1, &id));
+        budgets.release(id);
+        clock.advance(BudgetTracker::kLedgerReadMs - 1);
+        QCOMPARE(reads.asked.size(), 0);
+        clock.advance(1);
+        QCOMPARE(reads.asked.size(), 1);
+        QCOMPARE(reads.asked.first().size(), 1); // the tenant with a budget, for its day
+        QCOMPARE(reads.asked.first().first().tenant, team);
+        QCOMPARE(reads.asked.first().first().sinceEpochMs, localMs(2026, 1, 14));
+        QCOMPARE(reads.asked.first().first().untilEpochMs, localMs(2026, 1, 15));
+
+        // While the read is out, this process records $2; no second read is asked meanwhile.
+        budgets.add(team, 2);
+        clock.advance(5 * BudgetTracker::kLedgerReadMs);
+        QCOMPARE(reads.asked.size(), 1);
+        // Another replica wrote $5: the answer holds it (and not this process's $2, asked before).
+        reads.answer(QList<double>{5});
+        QCOMPARE(budgets.states().first().spent, 7.0);
+
+        // $1 more here before the next read is asked: that one's answer holds all of this process's
+        // $3 and the other replica's $5 + $1.
+        budgets.add(team, 1);
+        clock.advance(BudgetTracker::kLedgerReadMs);
+        QCOMPARE(reads.asked.size(), 2);
+        reads.answer(QList<double>{9});
+        QCOMPARE(budgets.states().first().spent, 9.0);
+        // Nothing new (no other writer since), or the file could not be read: the count stands.
+        clock.advance(BudgetTracker::kLedgerReadMs);
+        QCOMPARE(reads.asked.size(), 3);
+        budgets.add(team, 0.5);
+        reads.answer(std::nullopt);
+        QCOMPARE(budgets.states().first().spent, 9.5);
+        // An answer that finds less than this process counted lowers nothing.
+        clock.advance(BudgetTracker::kLedgerReadMs);
+        reads.answer(QList<double>{1});
+        QCOMPARE(budgets.states().first().spent, 9.5);
+        // The other replica reaches the budget: this one refuses.
+        clock.advance(BudgetTracker::kLedgerReadMs);
+        reads.answer(QList<double>{10.5});
+        QCOMPARE(budgets.states().first().spent, 10.5);
+        QVERIFY(budgets.refusal(team));
+    }
+
+    // A read asked before the spend was read afresh (a new period) answers for the old count.
+    void aLedgerReadFromBeforeANewPeriodIsDropped() {
+        test::FakeClock clock;
+        clock.setEpochMs(localMs(2026, 1, 14, 23, 59));
+        PendingReads reads;
+        BudgetTracker::Store store = readsInto(reads);
+        store.spentSince = [](const QString &, qint64, qint64) { return 0.0; };
+        BudgetTracker budgets(clock, store);
+        budgets.configure(tenants(10, QStringLiteral("day")));
+        clock.advance(BudgetTracker::kLedgerReadMs);
+        QCOMPARE(reads.asked.size(), 1);
+        clock.setEpochMs(localMs(2026, 1, 15, 0, 1));
+        QCOMPARE(budgets.states().first().spent, 0.0); // the new day, read afresh
+        reads.answer(QList<double>{8});                // the 14th's spend
+        QCOMPARE(budgets.states().first().spent, 0.0);
+        // The next read asks for the new day.
+        clock.advance(BudgetTracker::kLedgerReadMs);
+        QCOMPARE(reads.asked.size(), 2);
+        QCOMPARE(reads.asked.last().first().sinceEpochMs, localMs(2026, 1, 15));
+        // No budget left: no more reads.
+        budgets.configure({});
+        reads.answer(QList<double>{});
+        clock.advance(10 * BudgetTracker::kLedgerReadMs);
+        QCOMPARE(reads.asked.size(), 2);
     }
 };
 

@@ -636,6 +636,40 @@ private Q_SLOTS:
         QCOMPARE(ledger.spentSince(QStringLiteral("bob"), localMs(2026, 1, 10, 0)), 6.0);
     }
 
+    // Replicas share the file. A spend read (the budgets' every second) holds another writer's rows
+    // and the reader's own, pending ones included; with no other writer since the last read it
+    // answers "nothing new" (the reader counted its own rows as it recorded them).
+    void aSpendReadHoldsAnotherWritersRows() {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("usage.sqlite"));
+        test::FakeClock clock;
+        UsageLedger mine({path, 400, 0, {}}, clock, logger());
+        UsageLedger replica({path, 400, 0, {}}, clock, logger());
+        const QList<SpendWindow> bobsDay{{QStringLiteral("bob"), localMs(2026, 1, 10, 0), localMs(2026, 1, 11, 0)}};
+        const auto read = [&mine, &bobsDay]() {
+            std::optional<std::optional<QList<double>>> out;
+            QObject context;
+            mine.readSpend(bobsDay, &context, [&out](std::optional<QList<double>> spent) { out = spent; });
+            if (!test::waitUntil([&out]() { return out.has_value(); }, 5000))
+                qWarning("the ledger did not answer");
+            return out.value_or(std::nullopt);
+        };
+        mine.append(row(QStringLiteral("r1"), QStringLiteral("bob"), QStringLiteral("pa/m"), 1, 1, 1.0,
+                        localMs(2026, 1, 10, 9)));
+        QCOMPARE(read(), std::optional<QList<double>>(QList<double>{1.0})); // the first read sums; r1 was pending
+        QCOMPARE(read(), std::nullopt);
+        mine.append(row(QStringLiteral("r2"), QStringLiteral("bob"), QStringLiteral("pa/m"), 1, 1, 1.0,
+                        localMs(2026, 1, 10, 10)));
+        QCOMPARE(read(), std::nullopt); // its own write is no news
+        replica.append(row(QStringLiteral("x1"), QStringLiteral("bob"), QStringLiteral("pa/m"), 1, 1, 4.0,
+                           localMs(2026, 1, 10, 11)));
+        replica.append(row(QStringLiteral("x2"), QStringLiteral("bob"), QStringLiteral("pa/m"), 1, 1, 8.0,
+                           localMs(2026, 1, 11, 11))); // the next day's
+        replica.flushAndWait();
+        QCOMPARE(read(), std::optional<QList<double>>(QList<double>{6.0}));
+        QCOMPARE(read(), std::nullopt);
+    }
+
     // Tenant names, models and spend: the owner's only, as the other private files.
     void theFileIsTheOwnersOnly() {
         QTemporaryDir dir;
