@@ -134,7 +134,9 @@ void ChatRequest::start() {
 
 bool ChatRequest::reserveBudget(const failover::Resolution &resolution) {
     m_budgets = m_ctx.budgets;
-    if (!m_budgets)
+    // A tenant without a budget reserves nothing: no estimate on its request path.
+    const auto tenant = m_config->tenants.constFind(m_tenant);
+    if (!m_budgets || tenant == m_config->tenants.cend() || !tenant->budget)
         return true;
     const double estimate =
         ChatAdmission::costEstimate(*m_config, m_tenant, resolution, m_parsed, m_request.body.size());
