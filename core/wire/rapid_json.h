@@ -77,11 +77,14 @@ public:
     bool parse(QByteArrayView text);
 
     const Value &root() const { return m_doc; }
-    // The most values (keys included) a text of `bytes` may hold: a value of this tree takes 16
-    // bytes or more, and one of a client's body as few as two ("1,"), so a body of tiny values
-    // held forty times its size. A quarter of its bytes (plus room for any short text) keeps the
-    // tree within a few times the text; a real conversation has far fewer.
-    static size_t maxValuesFor(size_t bytes) { return bytes / 4 + 100000; }
+    // The most values (keys included) a text of `bytes` may hold: a value of this tree costs about
+    // 80 bytes while it is built (RapidJSON's value stack, doubled as it grows, and the copy into
+    // the pool), and one of a client's body as few as two ("1,"), so a body of tiny values held
+    // forty times its size. A sixteenth of its bytes (plus room for any short text) keeps the tree
+    // within about six times the text, what a request of real conversation holds at its peak
+    // (README "Limits"); a real conversation has far fewer values (a message, a text block or a
+    // tool call is tens to thousands of bytes). A quarter let 30 MB of 4-byte values hold 480 MB.
+    static size_t maxValuesFor(size_t bytes) { return bytes / 16 + 100000; }
     // The text was refused for holding more than maxValuesFor its size.
     bool tooManyValues() const { return m_tooManyValues; }
     // The memory this parse holds: the object and every chunk taken from the heap.

@@ -1721,14 +1721,15 @@ private Q_SLOTS:
         QCOMPARE(attempts[1].candidate, QStringLiteral("pb/gpt-b"));
         QCOMPARE(attempts[1].outcome, telemetry::AttemptOutcome::Skipped);
         QCOMPARE(attempts[1].failure, QStringLiteral("credential_exhausted"));
-        QVERIFY(attempts[1].message.contains(QStringLiteral("no usable credential")));
+        QVERIFY2(attempts[1].message.contains(QStringLiteral("SWITCHMAN_TEST_UNSET_VARIABLE, which is not set")),
+                 qPrintable(attempts[1].message));
         bool sawSkipLine = false;
         for (const auto &args : logged) {
             const auto o = args.at(0).toJsonObject();
             sawSkipLine |=
                 o.value(QStringLiteral("outcome")).toString() == QLatin1String("skipped") &&
                 o.value(QStringLiteral("failure")).toString() == QLatin1String("credential_exhausted") &&
-                o.value(QStringLiteral("reason")).toString().contains(QStringLiteral("no usable credential"));
+                o.value(QStringLiteral("reason")).toString().contains(QStringLiteral("which is not set"));
         }
         QVERIFY(sawSkipLine);
     }
