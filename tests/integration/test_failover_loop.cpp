@@ -1726,10 +1726,9 @@ private Q_SLOTS:
         bool sawSkipLine = false;
         for (const auto &args : logged) {
             const auto o = args.at(0).toJsonObject();
-            sawSkipLine |=
-                o.value(QStringLiteral("outcome")).toString() == QLatin1String("skipped") &&
-                o.value(QStringLiteral("failure")).toString() == QLatin1String("credential_exhausted") &&
-                o.value(QStringLiteral("reason")).toString().contains(QStringLiteral("which is not set"));
+            sawSkipLine |= o.value(QStringLiteral("outcome")).toString() == QLatin1String("skipped") &&
+                           o.value(QStringLiteral("failure")).toString() == QLatin1String("credential_exhausted") &&
+                           o.value(QStringLiteral("reason")).toString().contains(QStringLiteral("which is not set"));
         }
         QVERIFY(sawSkipLine);
     }

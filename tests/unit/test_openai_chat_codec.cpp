@@ -438,10 +438,13 @@ void TestOpenAIChatCodec::anImagesTypeIsWhatItsBytesSay() {
 
 void TestOpenAIChatCodec::aConversationOfTooManyPartsIsRefusedBeforeItIsBuilt() {
     // A million one-character messages (32 MB) held 1.2 GB once decoded: the count is bounded first.
+    // (Messages of one character each are refused sooner, as a body of tiny values: these say more.)
     const auto bodyOf = [](int messages) {
+        const QByteArray message = R"({"role":"user","content":")" + QByteArray(80, 'x') + R"("})";
         QByteArray body = R"({"model":"m","messages":[)";
+        body.reserve(messages * (message.size() + 1) + 64);
         for (int i = 0; i < messages; ++i)
-            body += i ? R"(,{"role":"user","content":"x"})" : R"({"role":"user","content":"x"})";
+            body += i ? "," + message : message;
         return body + "]}";
     };
     GatewayError error;
@@ -453,7 +456,7 @@ void TestOpenAIChatCodec::aConversationOfTooManyPartsIsRefusedBeforeItIsBuilt() 
 
 void TestOpenAIChatCodec::aBodyOfTinyValuesIsRefusedBeforeItIsBuilt() {
     // 30 MB of "1," in a field nobody bounds (metadata) held 1.27 GB: each value is 16 bytes or
-    // more of tree, and the parser's stack doubles (probe X). A body may hold a quarter of its
+    // more of tree, and the parser's stack doubles (probe X). A body may hold a sixteenth of its
     // bytes in values (keys included), plus 100 000: refused before the tree is built, also when
     // a byte that is not UTF-8 sends the text to Qt's parser.
     const auto bodyOf = [](int values, const QByteArray &text) {
@@ -471,9 +474,11 @@ void TestOpenAIChatCodec::aBodyOfTinyValuesIsRefusedBeforeItIsBuilt() {
             QCOMPARE(error.status, 400);
             QVERIFY2(error.message.contains(QStringLiteral("JSON values")), qPrintable(error.message));
         }
-    // What a real body holds passes: 50 000 short messages, and values a fifth of the bytes.
+    // What a real body holds passes: long text beside 200 000 values, a twentieth of the bytes.
     GatewayError error;
-    QVERIFY2(OpenAIChatCodec().decode(bodyOf(200000, QByteArray(4 * 200000, 'x')), &error), qPrintable(error.message));
+    QVERIFY2(OpenAIChatCodec().decode(bodyOf(200000, QByteArray(40 * 200000, 'x')), &error), qPrintable(error.message));
+    // And a sixteenth is the bound: the same values beside a fifth as much text are refused.
+    QVERIFY(!OpenAIChatCodec().decode(bodyOf(200000, QByteArray(4 * 200000, 'x')), &error));
 }
 
 void TestOpenAIChatCodec::anotherApisLongToolIdFitsChat() {
