@@ -1112,7 +1112,10 @@ void AttemptLoop::recordUsage(Attempt &a, bool answered, UsageReport::End end) {
     // One usage row per try with nonzero usage. The answer keeps the plain id; a failed try
     // is REQ:aN, and a further try of the same attempt (provider retry, rotated credential)
     // REQ:aN.K, so no two rows share an id and no try's cost is lost or counted twice.
-    if ((!answered || end != UsageReport::End::Whole) && a.deltaChars > 0) {
+    // So is a whole answer whose upstream reported no usage (a server that sends none, or only
+    // counts no upstream could mean, read as 0): a served answer is never free of its tenant's
+    // budget, nor missing from the ledger.
+    if ((!answered || end != UsageReport::End::Whole || a.usage.isZero()) && a.deltaChars > 0) {
         // An answer broken off before its upstream said what it cost (OpenAI, Responses and Gemini
         // report usage only at the end, Anthropic's start says one output token): it was still
         // produced, and the provider bills it, whether the client got it (cut, aborted) or the

@@ -373,24 +373,17 @@ QByteArray OpenAIResponsesStreamEncoder::encode(const StreamEvent &event) {
                                                                         : BlockType::ToolCall;
         openItem(w, event.contentIndex, type, ContentBlock());
         Item &item = m_open[event.contentIndex];
-        if (type == BlockType::Text && item.block.refusal) {
+        if (type == BlockType::Text) {
+            // The model's refusal streams in its own events, which carry no logprobs.
+            const bool refusal = item.block.refusal;
             item.block.text += event.delta;
-            beginEvent(w, L("response.refusal.delta"));
+            beginEvent(w, refusal ? L("response.refusal.delta") : L("response.output_text.delta"));
             w.field("item_id", item.id)
                 .field("output_index", item.outputIndex)
                 .field("content_index", 0)
                 .field("delta", event.delta);
-            endEvent(w);
-        } else if (type == BlockType::Text) {
-            item.block.text += event.delta;
-            beginEvent(w, L("response.output_text.delta"));
-            w.field("item_id", item.id)
-                .field("output_index", item.outputIndex)
-                .field("content_index", 0)
-                .field("delta", event.delta)
-                .key("logprobs")
-                .beginArray()
-                .endArray();
+            if (!refusal)
+                w.key("logprobs").beginArray().endArray();
             endEvent(w);
         } else if (type == BlockType::Thinking) {
             item.block.text += event.delta;

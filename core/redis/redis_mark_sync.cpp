@@ -224,8 +224,12 @@ QJsonObject RedisMarkSync::describeMark(const MarkInfo &m) const {
 
 void RedisMarkSync::markSet(const MarkInfo &mark, const failover::UpstreamFailure &failure,
                             std::optional<qint64> attemptStartedAtMs) {
-    if (m_applyingRemote || !m_up)
-        return; // down: the mark stays local and is pushed on reconnect
+    if (m_applyingRemote)
+        return;
+    if (!m_up) {
+        m_setWhileDown.insert(idFor(mark)); // down: the mark stays local and is pushed on reconnect
+        return;
+    }
     const qint64 now = wallNow();
     const qint64 started = attemptStartedAtMs ? now - (m_clock.nowMs() - *attemptStartedAtMs) : -1;
     const qint64 base = failure.kind == FailureKind::RateLimited ? ProviderDownMarks::kRateLimitedBaseMs
@@ -241,9 +245,13 @@ void RedisMarkSync::markSet(const MarkInfo &mark, const failover::UpstreamFailur
     m_commands->command({"EVAL", kSetScript, "3", key("mark", id), key("hist", id), sequenceKey(), num(now), num(base),
                          num(ProviderDownMarks::kCapMs), num(ProviderDownMarks::kStrikeResetMs),
                          num(failure.retryAfterMs.value_or(-1)), num(started), json, m_channel},
-                        [this, clearsBefore](const RedisValue &v) {
-                            if (!accepted(v) || v.type != RedisValue::Type::String)
-                                return; // lost or refused: the local mark stands, pushed when shared again
+                        [this, clearsBefore, id](const RedisValue &v) {
+                            if (!accepted(v)) {
+                                m_setWhileDown.insert(id); // lost or refused: pushed when shared again
+                                return;
+                            }
+                            if (v.type != RedisValue::Type::String)
+                                return;
                             if (m_clears != clearsBefore)
                                 return; // cleared since: stale
                             applyRemote(QJsonDocument::fromJson(v.str).object());
@@ -253,8 +261,16 @@ void RedisMarkSync::markSet(const MarkInfo &mark, const failover::UpstreamFailur
 void RedisMarkSync::marksCleared(const QList<MarkInfo> &removed) {
     if (!removed.isEmpty())
         ++m_clears;
-    if (m_applyingRemote || !m_up || removed.isEmpty())
+    if (m_applyingRemote || removed.isEmpty())
         return;
+    if (!m_up) {
+        for (const MarkInfo &m : removed) {
+            m_setWhileDown.remove(idFor(m));
+            if (m_clearedWhileDown.size() < kMaxClearsKept)
+                m_clearedWhileDown.append(m);
+        }
+        return;
+    }
     QList<QByteArray> argv{"EVAL", kClearScript, QByteArray::number(removed.size() * 2 + 1)};
     QJsonArray ids;
     for (const MarkInfo &m : removed) {
@@ -267,7 +283,12 @@ void RedisMarkSync::marksCleared(const QList<MarkInfo> &removed) {
                               {QStringLiteral("ids"), ids},
                               {QStringLiteral("replica"), m_options.replicaId}};
     argv << m_channel << QJsonDocument(payload).toJson(QJsonDocument::Compact);
-    m_commands->command(argv, [this](const RedisValue &v) { accepted(v); });
+    m_commands->command(argv, [this, removed](const RedisValue &v) {
+        if (!accepted(v)) // lost or refused: cleared in Redis when it takes writes again
+            for (const MarkInfo &m : removed)
+                if (m_clearedWhileDown.size() < kMaxClearsKept)
+                    m_clearedWhileDown.append(m);
+    });
 }
 
 void RedisMarkSync::applyRemote(const QJsonObject &o) {
@@ -413,7 +434,15 @@ void RedisMarkSync::goUp() {
         m_options.log(QStringLiteral("info"), QStringLiteral("marks shared through Redis"),
                       {{QStringLiteral("store"), m_options.endpoint.display()},
                        {QStringLiteral("replica"), m_options.replicaId}});
+    // What an operator cleared meanwhile is cleared in Redis too (unless marked again since), before
+    // this replica's own new marks go and the rest is pulled.
+    QList<MarkInfo> cleared;
+    for (const MarkInfo &m : std::exchange(m_clearedWhileDown, {}))
+        if (!m_setWhileDown.contains(idFor(m)))
+            cleared.append(m);
+    marksCleared(cleared);
     pushLocalMarks();
+    m_setWhileDown.clear();
     pullAll();
     Q_EMIT storeUpChanged(true);
 }
@@ -451,12 +480,14 @@ bool RedisMarkSync::accepted(const RedisValue &reply) {
 }
 
 void RedisMarkSync::pushLocalMarks() {
-    // Marks this replica learned while Redis was away go back, so the others learn them too.
+    // Marks this replica set while Redis was away go to it, so the others learn them too. Older
+    // ones are not pushed again: one another replica or an operator cleared meanwhile would come
+    // back (probe Z4 5); Redis or the replica that made it holds it.
     const qint64 nowLocal = m_clock.nowMs();
     const qint64 now = wallNow();
     for (const MarkInfo &m : m_marks.active()) {
-        if (!m.setBy.isEmpty())
-            continue; // another replica's: Redis is its source
+        if (!m.setBy.isEmpty() || !m_setWhileDown.contains(idFor(m)))
+            continue; // another replica's (Redis is its source), or not new
         QJsonObject o = describeMark(m);
         o.insert(QStringLiteral("strikes"), m.strikes);
         o.insert(QStringLiteral("ttlMs"), double(m.ttlMs));
@@ -465,7 +496,10 @@ void RedisMarkSync::pushLocalMarks() {
         m_commands->command({"EVAL", kImportScript, "3", key("mark", id), key("hist", id), sequenceKey(), num(now),
                              num(ProviderDownMarks::kStrikeResetMs), QJsonDocument(o).toJson(QJsonDocument::Compact),
                              m_channel},
-                            [this](const RedisValue &v) { accepted(v); });
+                            [this, id](const RedisValue &v) {
+                                if (!accepted(v))
+                                    m_setWhileDown.insert(id); // pushed again when Redis takes writes
+                            });
     }
 }
 

@@ -28,6 +28,7 @@
 #include <QHash>
 #include <QJsonObject>
 #include <QObject>
+#include <QSet>
 #include <QTimer>
 #include <functional>
 
@@ -60,6 +61,8 @@ public:
     static bool configures(const config::Config &config, const failover::MarkInfo &m);
     // The most marks one pull reads (a reply stays far below RedisClient's bounds).
     static constexpr int kMaxPulledMarks = 20000;
+    // Clears made while Redis is away and sent when it returns: bounded as the marks pulled are.
+    static constexpr int kMaxClearsKept = kMaxPulledMarks;
     // The longest replica id kept from another replica's mark, its last error (as a local mark
     // keeps it), its strikes, and the highest sequence number taken (2^53: exact as a JSON number).
     static constexpr int kMaxReplicaIdChars = 200;
@@ -135,6 +138,11 @@ private:
     // Counts clears (local, or another replica's): a set's own reply that comes back after a clear
     // is stale (see markSet).
     quint64 m_clears = 0;
+    // While Redis is away: the marks this replica set (pushed when it returns, and only those: a
+    // mark learned before the outage is Redis's or its maker's to hold) and the ones it cleared
+    // (cleared in Redis when it returns, so an operator's clear is not undone by an older copy).
+    QSet<QByteArray> m_setWhileDown;
+    QList<failover::MarkInfo> m_clearedWhileDown;
     // The last set or clear applied per mark id, by Redis's sequence (see kStoreMarkLua), and when.
     struct Applied {
         quint64 seq = 0;

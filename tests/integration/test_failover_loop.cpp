@@ -1830,6 +1830,32 @@ private Q_SLOTS:
         QVERIFY(row.value(QStringLiteral("cost")).toDouble() > 0);
     }
 
+    void anAnswerWhoseUsageMeansNothingIsBilledByEstimate() {
+        // An upstream that reports no usage, or counts no upstream could mean (negative, past 2^32:
+        // read as 0), left no usage row at all: a served answer missing from /admin/usage and free
+        // of its tenant's budget (probe ZV). It is billed by estimate, four characters a token.
+        GatewayFixture gw;
+        QByteArray sse;
+        for (
+            const QByteArray &chunk :
+            {QByteArray(
+                 R"({"id":"c1","choices":[{"index":0,"delta":{"role":"assistant","content":"forty characters of answer text here ok"}}]})"),
+             QByteArray(R"({"id":"c1","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]})"),
+             QByteArray(
+                 R"({"id":"c1","choices":[],"usage":{"prompt_tokens":-5,"completion_tokens":-7,"total_tokens":9223372036854775807}})")})
+            sse += "data: " + chunk + "\n\n";
+        gw.openaiB.setRawReply(sse + "data: [DONE]\n\n");
+        gw.start();
+        const auto r = gw.post(QStringLiteral("/v1/messages"),
+                               GatewayFixture::anthropicBody(QStringLiteral("pb/gpt-b"), QStringLiteral("hi"), false));
+        QCOMPARE(r.status, 200);
+        QVERIFY(waitUntil(
+            [&]() { return !gw.get(QStringLiteral("/admin/usage")).json().value("rows").toArray().isEmpty(); }, 5000));
+        const QJsonObject row = gw.get(QStringLiteral("/admin/usage")).json().value("rows").toArray()[0].toObject();
+        QCOMPARE(row.value(QStringLiteral("output")).toInt(), 10); // 39 characters, four a token
+        QVERIFY2(row.value(QStringLiteral("input")).toInt() > 0, qPrintable(QJsonDocument(row).toJson()));
+    }
+
     void aTryCutAfterItsContentIsBilledWhenTheNextCandidateAnswers() {
         // A non-streaming client sees nothing of a try whose stream was cut after its content
         // began: the next candidate answers it. The cut try's content was still produced and

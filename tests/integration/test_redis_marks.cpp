@@ -22,6 +22,7 @@ using failover::FailureKind;
 
 namespace {
 const failover::CandidateRef kA{QStringLiteral("pa"), QStringLiteral("claude-a"), QStringLiteral("http://127.0.0.1:1")};
+const failover::CandidateRef kB{QStringLiteral("pa"), QStringLiteral("claude-b"), QStringLiteral("http://127.0.0.1:1")};
 
 failover::UpstreamFailure failure(FailureKind kind, std::optional<qint64> retryAfter = std::nullopt) {
     failover::UpstreamFailure f;
@@ -603,6 +604,27 @@ private Q_SLOTS:
         // The mark learned while Redis was away reaches the other replica.
         QVERIFY(test::waitUntil([&]() { return m_two->marks.isDown(QStringLiteral("alice"), kA); }, 10000));
         QVERIFY(m_one->sync->describe().startsWith(QStringLiteral("shared via redis://127.0.0.1:")));
+    }
+
+    void aClearDuringAnOutageStaysClearedWhenRedisReturns() {
+        // Both replicas hold alice's mark on A. Redis goes away; the operator clears the mark on the
+        // second replica. When Redis came back (empty), the first pushed every mark it held and the
+        // clear was undone on the second too (probe Z4 5). Only marks set while Redis was away go
+        // back now, and a clear made meanwhile is sent.
+        m_one->marks.mark(QStringLiteral("alice"), kA, failure(FailureKind::ServerError));
+        QVERIFY(test::waitUntil([&]() { return m_two->marks.isDown(QStringLiteral("alice"), kA); }, 10000));
+        m_redis->kill();
+        QVERIFY(test::waitUntil([&]() { return !m_one->sync->storeUp() && !m_two->sync->storeUp(); }, 10000));
+        failover::MarkFilter alicesA;
+        alicesA.tenant = QStringLiteral("alice");
+        QCOMPARE(m_two->marks.clear(alicesA), 1);
+        // A mark the first replica sets meanwhile does go to the second when Redis is back.
+        m_one->marks.mark(QStringLiteral("alice"), kB, failure(FailureKind::ServerError));
+        QVERIFY2(m_redis->start(), qPrintable(m_redis->error()));
+        QVERIFY(test::waitUntil([&]() { return m_one->sync->storeUp() && m_two->sync->storeUp(); }, 10000));
+        QVERIFY(test::waitUntil([&]() { return m_two->marks.isDown(QStringLiteral("alice"), kB); }, 10000));
+        QTest::qWait(300); // anything else either replica sends on its return has arrived by now
+        QVERIFY(!m_two->marks.isDown(QStringLiteral("alice"), kA));
     }
 };
 

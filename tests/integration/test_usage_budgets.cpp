@@ -63,19 +63,29 @@ QList<QPair<QByteArray, QByteArray>> as(const QByteArray &key) {
     return {{"authorization", "Bearer " + key}};
 }
 
-// An Anthropic answer that reports 10 input and 500 output tokens, whatever was asked.
-QByteArray answerOf500Tokens() {
+// An Anthropic answer of "hi" that reports the given counts (message_start's input and cache
+// reads, message_delta's output), whatever was asked.
+QByteArray anthropicAnswer(const QByteArray &input, const QByteArray &output, const QByteArray &cacheRead = "0") {
     return "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"type\":"
            "\"message\",\"role\":\"assistant\",\"content\":[],\"model\":\"m\",\"stop_reason\":null,"
-           "\"usage\":{\"input_tokens\":10,\"output_tokens\":1}}}\n\n"
+           "\"usage\":{\"input_tokens\":" +
+           input + ",\"output_tokens\":1,\"cache_read_input_tokens\":" + cacheRead +
+           "}}}\n\n"
            "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,"
            "\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n"
            "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,"
            "\"delta\":{\"type\":\"text_delta\",\"text\":\"hi\"}}\n\n"
            "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n"
            "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},"
-           "\"usage\":{\"output_tokens\":500}}\n\n"
+           "\"usage\":{\"output_tokens\":" +
+           output +
+           "}}\n\n"
            "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
+}
+
+// An Anthropic answer that reports 10 input and 500 output tokens, whatever was asked.
+QByteArray answerOf500Tokens() {
+    return anthropicAnswer("10", "500");
 }
 
 int upstreamCalls(GatewayFixture &gw) {
@@ -459,22 +469,7 @@ private Q_SLOTS:
         const QString ledger = dir.filePath(QStringLiteral("usage.sqlite"));
         const QString route = QStringLiteral("/v1/messages");
         const QByteArray max = QByteArray::number(std::numeric_limits<qint64>::max());
-        const QByteArray nonsense =
-            "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"type\":"
-            "\"message\",\"role\":\"assistant\",\"content\":[],\"model\":\"m\",\"stop_reason\":null,"
-            "\"usage\":{\"input_tokens\":" +
-            max + ",\"output_tokens\":1,\"cache_read_input_tokens\":" + max +
-            "}}}\n\n"
-            "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,"
-            "\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n"
-            "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,"
-            "\"delta\":{\"type\":\"text_delta\",\"text\":\"hi\"}}\n\n"
-            "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n"
-            "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},"
-            "\"usage\":{\"output_tokens\":" +
-            max +
-            "}}\n\n"
-            "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
+        const QByteArray nonsense = anthropicAnswer(max, max, max);
         {
             GatewayFixture gw;
             gw.usageLedgerPath = ledger;
