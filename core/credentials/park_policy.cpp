@@ -187,7 +187,7 @@ ParkReason parkReasonFor(const CredentialFailure &f) {
     const int status = f.status.value_or(0);
     if (f.usageLimit || usageWording(f.message) || usageWording(f.classification))
         return ParkReason::UsageLimit;
-    if (status == 401 || rejectsTheKey(f.status, f.message) || rejectsTheKey(f.status, f.classification))
+    if (rejectsTheKey(f.status, f.message) || rejectsTheKey(f.status, f.classification))
         return ParkReason::Auth;
     if (status == 403)
         return keyWording(f.message) || keyWording(f.classification) ? ParkReason::Auth : ParkReason::Forbidden;

@@ -102,10 +102,9 @@ public:
     virtual void endErrorBody(AttemptId id) = 0;
     // Could a try of this candidate find a credential now? (a candidate without one is no follower)
     virtual bool hasUsableCredential(const Candidate &candidate) const = 0;
-    // Why it finds none, for the client's error (the key refused, set aside, or never set).
-    virtual QString whyNoCredential(const Candidate &candidate) const {
-        return QStringLiteral("no usable credential for provider \"%1\"").arg(candidate.provider.id);
-    }
+    // Why it finds none, for the client's error (the key refused, set aside, or never set); empty
+    // when it cannot say (the resolver then names the provider alone).
+    virtual QString whyNoCredential(const Candidate &) const { return {}; }
     virtual std::optional<CredentialWait> credentialWait(const Candidate &candidate) const = 0;
     // credential_exhausted: park or reject the credential `id` used; true when the pool has
     // another usable one to rotate to (never for a caller's own passthrough key).

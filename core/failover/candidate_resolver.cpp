@@ -109,12 +109,12 @@ std::optional<Candidate> CandidateResolver::next(const Resolution &r, const Trie
         }
         if (state.hasCredential && !state.hasCredential(c)) {
             // Not a follower: trying it could only replace the real upstream error with ours.
-            if (skipped)
-                skipped->append({c,
-                                 state.whyNoCredential
-                                     ? state.whyNoCredential(c)
-                                     : QStringLiteral("no usable credential for provider \"%1\"").arg(c.provider.id),
-                                 true});
+            if (skipped) {
+                QString why = state.whyNoCredential ? state.whyNoCredential(c) : QString();
+                if (why.isEmpty())
+                    why = QStringLiteral("no usable credential for provider \"%1\"").arg(c.provider.id);
+                skipped->append({c, why, true});
+            }
             continue;
         }
         const bool single = r.chain.size() == 1;

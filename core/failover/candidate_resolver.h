@@ -73,7 +73,7 @@ public:
     struct State {
         std::function<bool(const Candidate &)> isMarked;
         std::function<bool(const Candidate &)> hasCredential;
-        std::function<QString(const Candidate &)> whyNoCredential;           // the skip's reason, when given
+        std::function<QString(const Candidate &)> whyNoCredential;           // the skip's reason; empty: unknown
         std::function<std::optional<QString>(const Candidate &)> ineligible; // policy: reason when ineligible
     };
     // The candidate to try after `tried`, or nullopt when none is left.

@@ -264,12 +264,9 @@ void RedisMarkSync::marksCleared(const QList<MarkInfo> &removed) {
     if (m_applyingRemote || removed.isEmpty())
         return;
     if (!m_up) {
-        for (const MarkInfo &m : removed) {
+        for (const MarkInfo &m : removed)
             m_setWhileDown.remove(idFor(m));
-            if (m_clearedWhileDown.size() < kMaxClearsKept)
-                m_clearedWhileDown.append(m);
-        }
-        return;
+        return clearLater(removed);
     }
     QList<QByteArray> argv{"EVAL", kClearScript, QByteArray::number(removed.size() * 2 + 1)};
     QJsonArray ids;
@@ -285,10 +282,14 @@ void RedisMarkSync::marksCleared(const QList<MarkInfo> &removed) {
     argv << m_channel << QJsonDocument(payload).toJson(QJsonDocument::Compact);
     m_commands->command(argv, [this, removed](const RedisValue &v) {
         if (!accepted(v)) // lost or refused: cleared in Redis when it takes writes again
-            for (const MarkInfo &m : removed)
-                if (m_clearedWhileDown.size() < kMaxClearsKept)
-                    m_clearedWhileDown.append(m);
+            clearLater(removed);
     });
+}
+
+void RedisMarkSync::clearLater(const QList<MarkInfo> &removed) {
+    for (const MarkInfo &m : removed)
+        if (m_clearedWhileDown.size() < kMaxClearsKept)
+            m_clearedWhileDown.append(m);
 }
 
 void RedisMarkSync::applyRemote(const QJsonObject &o) {

@@ -119,6 +119,7 @@ private:
     bool isNewer(const QByteArray &id, const QJsonObject &o);
     QByteArray sequenceKey() const;
     void pushLocalMarks();
+    void clearLater(const QList<failover::MarkInfo> &removed); // into m_clearedWhileDown, bounded
     void pullAll();
     void heartbeat();
     QJsonObject describeMark(const failover::MarkInfo &m) const;
