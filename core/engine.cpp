@@ -116,6 +116,62 @@ Engine::Engine(Options options, QObject *parent) : QObject(parent), m_options(st
     startMarkSync();
 }
 
+namespace {
+server::IdempotencyStore::Kept keptOf(telemetry::ReplayRow row) {
+    server::IdempotencyStore::Kept k;
+    k.tenant = std::move(row.tenant);
+    k.key = std::move(row.key);
+    k.requestDigest = std::move(row.requestDigest);
+    k.atEpochMs = row.atEpochMs;
+    k.hit.status = row.status;
+    k.hit.headers = server::IdempotencyStore::decodeHeaders(row.headers);
+    k.hit.body = std::move(row.body);
+    return k;
+}
+} // namespace
+
+void Engine::startReplays() {
+    // A retry within the Idempotency-Key window is answered once, across a restart, and on any
+    // replica sharing the ledger file (within a read): one billable interaction (seed 003). An
+    // answer held only in memory was answered afresh, and billed again, after every restart.
+    const qint64 maxBytes = m_ctx.config->limits.maxReplayBytes;
+    const qint64 since = m_ctx.clock->epochMs() - server::IdempotencyStore::kRetentionMs;
+    for (telemetry::ReplayRow &row : m_ledger->loadReplays(since, maxBytes))
+        m_idempotency->adopt(keptOf(std::move(row)));
+    if (!m_ledger->persistent())
+        return; // in memory (nothing outlives this process) or read-only (nothing can be kept)
+    m_idempotency->setJournal([this](server::IdempotencyStore::Kept k) {
+        if (!m_ledger) // gone at shutdown
+            return;
+        telemetry::ReplayRow row;
+        row.tenant = std::move(k.tenant);
+        row.key = std::move(k.key);
+        row.dropped = k.dropped;
+        row.requestDigest = std::move(k.requestDigest);
+        row.status = k.hit.status;
+        row.headers = server::IdempotencyStore::encodeHeaders(k.hit.headers);
+        row.body = std::move(k.hit.body);
+        row.atEpochMs = k.atEpochMs;
+        m_ledger->keepReplay(std::move(row));
+    });
+    scheduleReplayRead();
+}
+
+void Engine::scheduleReplayRead() {
+    m_replayReadTimer = m_ctx.clock->schedule(kReplayReadMs, [this]() {
+        m_replayReadTimer = 0;
+        if (!m_ledger)
+            return;
+        const qint64 since = m_ctx.clock->epochMs() - server::IdempotencyStore::kRetentionMs;
+        m_ledger->readNewReplays(since, m_ctx.config->limits.maxReplayBytes, this,
+                                 [this](QList<telemetry::ReplayRow> rows) {
+                                     for (telemetry::ReplayRow &row : rows)
+                                         m_idempotency->adopt(keptOf(std::move(row)));
+                                 });
+        scheduleReplayRead();
+    });
+}
+
 void Engine::startUsage() {
     telemetry::UsageLedger::Options lo;
     lo.path = m_options.usageLedgerPath;
@@ -147,6 +203,7 @@ void Engine::startUsage() {
         };
     m_budgets = new telemetry::BudgetTracker(*m_ctx.clock, std::move(store), this);
     m_ctx.budgets = m_budgets;
+    startReplays();
     connect(m_telemetry, &telemetry::Telemetry::usageRecorded, this, [this](const telemetry::UsageRow &row) {
         // Counted before the ledger holds it: a budget entering a new period reads the ledger, which
         // must not hold this row yet, or its cost would count twice.
@@ -244,6 +301,8 @@ Engine::~Engine() {
     m_router->shutDownRequests(shutdownError());
     m_router->closeRequests();
     // Then the ledger: what is pending is written before the worker stops (telemetry still lives).
+    if (m_replayReadTimer)
+        m_ctx.clock->cancel(std::exchange(m_replayReadTimer, 0));
     m_ledger.reset();
     // The Redis sync is a child (deleted by ~QObject, after the members) and detaches
     // itself from the mark table in its destructor: it must go while m_marks still exists

@@ -151,6 +151,12 @@ private:
     // Some provider's credential `ref` was "ok" when the credential log last looked.
     bool wasInUse(const QString &ref) const;
     void startUsage();
+    // Idempotency-Key answers kept in the ledger file: loaded at start, written as they complete,
+    // and read from the replicas sharing the file every kReplayReadMs.
+    void startReplays();
+    void scheduleReplayRead();
+    static constexpr qint64 kReplayReadMs = 1000;
+    util::Clock::TimerId m_replayReadTimer = 0;
     void endShutdownGrace();
     void checkDrained();
     void emitDrained();

@@ -1,6 +1,8 @@
 #include "core/server/idempotency_store.h"
 
 #include <QCryptographicHash>
+#include <QDataStream>
+#include <QIODevice>
 #include <algorithm>
 
 namespace sw::server {
@@ -34,7 +36,78 @@ qint64 IdempotencyStore::sizeOf(const Hit &hit) {
     return n;
 }
 
+QByteArray IdempotencyStore::encodeHeaders(const http::HeaderList &headers) {
+    QByteArray out;
+    QDataStream stream(&out, QIODevice::WriteOnly);
+    stream.setVersion(QDataStream::Qt_6_0);
+    stream << qint32(headers.size());
+    for (const auto &[name, value] : headers)
+        stream << name << value;
+    return out;
+}
+
+http::HeaderList IdempotencyStore::decodeHeaders(const QByteArray &encoded) {
+    http::HeaderList headers;
+    QDataStream stream(encoded);
+    stream.setVersion(QDataStream::Qt_6_0);
+    qint32 n = 0;
+    stream >> n;
+    for (qint32 i = 0; i < n && stream.status() == QDataStream::Ok; ++i) {
+        QByteArray name, value;
+        stream >> name >> value;
+        if (stream.status() == QDataStream::Ok)
+            headers.append({name, value});
+    }
+    return headers;
+}
+
+void IdempotencyStore::journal(const Entry &e, bool dropped) const {
+    if (!m_journal || e.hit.state != State::Completed)
+        return;
+    Kept k;
+    k.tenant = e.tenant;
+    k.key = e.key;
+    k.dropped = dropped;
+    if (!dropped) {
+        k.requestDigest = e.requestDigest;
+        k.atEpochMs = m_clock.epochMs() - (m_clock.nowMs() - e.atMs);
+        k.hit = e.hit;
+    }
+    m_journal(std::move(k));
+}
+
+void IdempotencyStore::adopt(Kept kept) {
+    if (kept.dropped || kept.hit.status <= 0)
+        return;
+    const qint64 age = std::max<qint64>(0, m_clock.epochMs() - kept.atEpochMs);
+    if (age > kRetentionMs)
+        return;
+    const QString k = keyOf(kept.tenant, kept.key);
+    if (m_entries.contains(k))
+        return;
+    kept.hit.state = State::Completed;
+    const qint64 size = sizeOf(kept.hit);
+    if (size > m_maxAnswerBytes || size > m_maxTotalBytes)
+        return;
+    if (keysHeld(kept.tenant) >= m_maxKeysPerTenant && !evictOldestOf(kept.tenant))
+        return;
+    Entry e;
+    e.hit = std::move(kept.hit);
+    e.requestDigest = std::move(kept.requestDigest);
+    e.atMs = m_clock.nowMs() - age;
+    e.tenant = kept.tenant;
+    e.key = kept.key;
+    e.seq = m_nextSeq++;
+    auto &t = m_tenants[kept.tenant];
+    t.bySeq.emplace(e.seq, k);
+    t.keptBytes += size;
+    m_keptBytes += size;
+    m_entries.insert(k, std::move(e));
+    fitTotal();
+}
+
 QHash<QString, IdempotencyStore::Entry>::iterator IdempotencyStore::erase(QHash<QString, Entry>::iterator it) {
+    journal(*it, true);
     const auto t = m_tenants.find(it->tenant);
     if (t != m_tenants.end()) {
         if (it->hit.state == State::Completed)
@@ -125,6 +198,7 @@ IdempotencyStore::Hit IdempotencyStore::begin(const QString &tenant, const QByte
     e.requestDigest = digestOf(route, requestBody);
     e.atMs = m_clock.nowMs();
     e.tenant = tenant;
+    e.key = key;
     e.seq = m_nextSeq++;
     m_tenants[tenant].bySeq.emplace(e.seq, k);
     m_entries.insert(k, std::move(e));
@@ -158,6 +232,7 @@ void IdempotencyStore::complete(const QString &tenant, const QByteArray &key, in
     it->atMs = m_clock.nowMs();
     m_keptBytes += size;
     m_tenants[it->tenant].keptBytes += size;
+    journal(*it, false);
     fitTotal();
 }
 

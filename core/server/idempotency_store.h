@@ -17,6 +17,7 @@
 
 #include <QHash>
 
+#include <functional>
 #include <map>
 
 namespace sw::server {
@@ -46,6 +47,25 @@ public:
     // limits.maxIdempotencyKeysPerTenant: the keys (in flight or completed) one tenant holds at once.
     void setMaxKeysPerTenant(int maxKeys);
     int keysHeld(const QString &tenant) const;
+    // A completed answer as it outlives this process (the usage ledger's file): kept across a
+    // restart, and read by the replicas sharing the file (adopt()).
+    struct Kept {
+        QString tenant;
+        QByteArray key;
+        QByteArray requestDigest;
+        qint64 atEpochMs = 0;
+        Hit hit;
+        bool dropped = false; // the store let the key go (expired, evicted, its tenant's share)
+    };
+    // Told of each answer kept and each kept answer let go, on the engine thread.
+    void setJournal(std::function<void(Kept)> journal) { m_journal = std::move(journal); }
+    // An answer an earlier run of this gateway, or a replica, kept: answered from here like one
+    // completed here, within the same bounds. A key this store already holds keeps its entry.
+    // Nothing is told to the journal (it came from there).
+    void adopt(Kept kept);
+    static QByteArray encodeHeaders(const http::HeaderList &headers);
+    static http::HeaderList decodeHeaders(const QByteArray &encoded);
+
     // New: the caller owns the key until complete() or abandon().
     // `route` is the path the request came on: the same body sent to another route is another
     // request (its answer is in another format), never a replay of the first.
@@ -66,6 +86,7 @@ private:
         QByteArray requestDigest; // SHA-256 of the route and request body that took the key
         qint64 atMs = 0;
         QString tenant;
+        QByteArray key;  // as given to begin() (m_entries' key also names the tenant)
         quint64 seq = 0; // order taken: the tenant's oldest key has the lowest
     };
     // One tenant's keys, oldest first, and the bytes of its completed answers.
@@ -79,7 +100,9 @@ private:
     bool evictOldestOf(const QString &tenant);
     void fitTotal();
     static qint64 sizeOf(const Hit &hit);
+    void journal(const Entry &e, bool dropped) const;
     util::Clock &m_clock;
+    std::function<void(Kept)> m_journal;
     QHash<QString, Entry> m_entries;
     QHash<QString, TenantKeys> m_tenants;
     quint64 m_nextSeq = 0;

@@ -83,6 +83,19 @@ const QList<QStringList> &migrationSteps() {
         {QStringLiteral("ALTER TABLE usage ADD COLUMN route TEXT NOT NULL DEFAULT ''"),
          QStringLiteral("CREATE TABLE budget_notices (tenant TEXT NOT NULL, period_start_ms INTEGER NOT NULL,"
                         " PRIMARY KEY (tenant, period_start_ms))")},
+        // 2 → 3: Idempotency-Key answers, kept 24 h across restarts and shared by replicas.
+        {QStringLiteral("CREATE TABLE replays ("
+                        " id INTEGER PRIMARY KEY,"
+                        " tenant TEXT NOT NULL,"
+                        " key BLOB NOT NULL,"
+                        " digest BLOB NOT NULL,"
+                        " status INTEGER NOT NULL,"
+                        " headers BLOB NOT NULL,"
+                        " body BLOB NOT NULL,"
+                        " at_ms INTEGER NOT NULL,"
+                        " writer TEXT NOT NULL)"),
+         QStringLiteral("CREATE INDEX replays_key ON replays(tenant, key)"),
+         QStringLiteral("CREATE INDEX replays_at ON replays(at_ms)")},
     };
     return steps;
 }
@@ -437,6 +450,104 @@ double UsageDatabase::spentSince(const QString &tenant, qint64 sinceEpochMs, qin
     if (ok)
         *ok = true;
     return q.value(0).toDouble();
+}
+
+bool UsageDatabase::writeReplays(const QList<ReplayRow> &ops, const QString &writer, QString *error) {
+    QSqlDatabase db = QSqlDatabase::database(m_connection, false);
+    if (!m_open || !db.transaction()) {
+        *error = db.lastError().text();
+        return false;
+    }
+    QSqlQuery drop(db);
+    drop.prepare(QStringLiteral("DELETE FROM replays WHERE tenant = ? AND key = ?"));
+    QSqlQuery put(db);
+    put.prepare(QStringLiteral("INSERT INTO replays (tenant, key, digest, status, headers, body, at_ms, writer)"
+                               " VALUES (?, ?, ?, ?, ?, ?, ?, ?)"));
+    for (const ReplayRow &op : ops) {
+        // A key kept again (let go, then taken by a new request) has one row: the newest.
+        drop.bindValue(0, op.tenant);
+        drop.bindValue(1, op.key);
+        bool ok = drop.exec();
+        if (ok && !op.dropped) {
+            put.bindValue(0, op.tenant);
+            put.bindValue(1, op.key);
+            put.bindValue(2, op.requestDigest);
+            put.bindValue(3, op.status);
+            put.bindValue(4, op.headers);
+            put.bindValue(5, op.body);
+            put.bindValue(6, op.atEpochMs);
+            put.bindValue(7, writer);
+            ok = put.exec();
+        }
+        if (!ok) {
+            *error = lastError(op.dropped ? drop : put);
+            db.rollback();
+            return false;
+        }
+    }
+    if (!db.commit()) {
+        *error = db.lastError().text();
+        db.rollback();
+        return false;
+    }
+    return true;
+}
+
+QList<ReplayRow> UsageDatabase::replaysAfter(qint64 afterId, qint64 sinceEpochMs, const QString &exceptWriter,
+                                             qint64 maxBytes, qint64 *lastId) const {
+    QList<ReplayRow> rows;
+    *lastId = afterId;
+    if (!m_open)
+        return rows;
+    QSqlDatabase db = QSqlDatabase::database(m_connection, false);
+    QSqlQuery q(db);
+    if (!q.exec(QStringLiteral("SELECT MAX(id) FROM replays")) || !q.next())
+        return rows;
+    const qint64 top = q.value(0).toLongLong();
+    if (top <= afterId)
+        return rows;
+    *lastId = top;
+    // Newest first, so the bound keeps the newest; handed back oldest first.
+    q.prepare(QStringLiteral("SELECT tenant, key, digest, status, headers, body, at_ms FROM replays"
+                             " WHERE id > ? AND id <= ? AND at_ms >= ? AND writer IS NOT ? ORDER BY id DESC"));
+    q.bindValue(0, afterId);
+    q.bindValue(1, top);
+    q.bindValue(2, sinceEpochMs);
+    q.bindValue(3, exceptWriter);
+    if (!q.exec())
+        return rows;
+    qint64 bytes = 0;
+    while (q.next()) {
+        ReplayRow r;
+        r.tenant = q.value(0).toString();
+        r.key = q.value(1).toByteArray();
+        r.requestDigest = q.value(2).toByteArray();
+        r.status = q.value(3).toInt();
+        r.headers = q.value(4).toByteArray();
+        r.body = q.value(5).toByteArray();
+        r.atEpochMs = q.value(6).toLongLong();
+        bytes += r.headers.size() + r.body.size();
+        if (bytes > maxBytes)
+            break;
+        rows.append(std::move(r));
+    }
+    std::reverse(rows.begin(), rows.end());
+    return rows;
+}
+
+int UsageDatabase::pruneReplaysBefore(qint64 cutoffEpochMs) {
+    QSqlQuery q(QSqlDatabase::database(m_connection, false));
+    q.prepare(QStringLiteral("DELETE FROM replays WHERE at_ms < ?"));
+    q.bindValue(0, cutoffEpochMs);
+    return m_open && q.exec() ? q.numRowsAffected() : 0;
+}
+
+bool UsageDatabase::changedElsewhere(qint64 *seenVersion) const {
+    QSqlQuery q(QSqlDatabase::database(m_connection, false));
+    if (!m_open || !q.exec(QStringLiteral("PRAGMA data_version")) || !q.next())
+        return true;
+    const qint64 version = q.value(0).toLongLong();
+    return std::exchange(*seenVersion, version) != version;
 }
 
 bool UsageDatabase::changedElsewhere() {

@@ -13,7 +13,7 @@ namespace sw::telemetry {
 class UsageDatabase final {
     Q_DISABLE_COPY_MOVE(UsageDatabase)
 public:
-    static constexpr int kSchemaVersion = 2;
+    static constexpr int kSchemaVersion = 3;
 
     UsageDatabase();
     ~UsageDatabase();
@@ -45,6 +45,18 @@ public:
     // The 80 % budget notice, once per tenant and period, across restarts.
     bool budgetNoticeGiven(const QString &tenant, qint64 periodStartMs) const;
     bool rememberBudgetNotice(const QString &tenant, qint64 periodStartMs, QString *error);
+
+    // Idempotency-Key answers: rows kept and keys let go, in order, in one transaction; `writer`
+    // names this process, so a replica reading the file skips its own rows.
+    bool writeReplays(const QList<ReplayRow> &ops, const QString &writer, QString *error);
+    // Rows kept at or after sinceEpochMs with an id above afterId and another writer than
+    // exceptWriter (empty: any), oldest first: the newest maxBytes of them. *lastId is the
+    // highest id the file holds, read before them.
+    QList<ReplayRow> replaysAfter(qint64 afterId, qint64 sinceEpochMs, const QString &exceptWriter, qint64 maxBytes,
+                                  qint64 *lastId) const;
+    int pruneReplaysBefore(qint64 cutoffEpochMs);
+    // Like changedElsewhere(), with the caller's own memory of the version (two readers of one file).
+    bool changedElsewhere(qint64 *seenVersion) const;
 
     // The default file: $XDG_DATA_HOME/switchman/usage.sqlite (~/.local/share/switchman/usage.sqlite).
     static QString defaultPath();

@@ -6,6 +6,7 @@
 #include <QCoreApplication>
 #include <QJsonObject>
 #include <QPointer>
+#include <QUuid>
 
 #include <algorithm>
 
@@ -20,6 +21,7 @@ bool inMemory(const QString &path) {
 UsageLedger::UsageLedger(Options options, util::Clock &clock, LogFn log, QObject *parent)
     : QObject(parent), m_options(std::move(options)), m_clock(clock), m_log(std::move(log)) {
     qRegisterMetaType<UsageReport>();
+    m_writer = QUuid::createUuid().toString(QUuid::WithoutBraces);
     m_thread.setObjectName(QStringLiteral("usage-ledger"));
     m_worker = new QObject;
     m_worker->moveToThread(&m_thread);
@@ -130,6 +132,12 @@ void UsageLedger::flush(bool retry) {
         m_clock.cancel(m_flushTimer);
         m_flushTimer = 0;
     }
+    if (!m_pendingReplays.isEmpty())
+        QMetaObject::invokeMethod(m_worker, [this, ops = std::exchange(m_pendingReplays, {})]() {
+            QString ignored; // best effort: this process still replays them; a failing file has said so
+            if (!m_dbReadOnly && !m_dbInMemory)
+                m_db->writeReplays(ops, m_writer, &ignored);
+        });
     // With nothing new, the rows a failed write kept still go when asked (the retry timer, shutdown).
     if (m_pending.isEmpty() && !retry)
         return;
@@ -232,6 +240,49 @@ void UsageLedger::setMaxPages(qint64 pages) {
         m_worker, [this, pages]() { m_db->setMaxPages(pages); }, Qt::BlockingQueuedConnection);
 }
 
+void UsageLedger::keepReplay(ReplayRow row) {
+    if (!m_persistent)
+        return; // a ledger in memory (or read-only) keeps nothing past this process, which has them
+    m_pendingReplays.append(std::move(row));
+    if (m_pendingReplays.size() >= kBatchRows)
+        flush();
+    else
+        scheduleFlush();
+}
+
+QList<ReplayRow> UsageLedger::loadReplays(qint64 sinceEpochMs, qint64 maxBytes) {
+    QList<ReplayRow> rows;
+    if (!m_persistent && !m_readOnly)
+        return rows;
+    QMetaObject::invokeMethod(
+        m_worker,
+        [this, &rows, sinceEpochMs, maxBytes]() {
+            m_db->changedElsewhere(&m_replayDataVersion);
+            rows = m_db->replaysAfter(0, sinceEpochMs, QString(), maxBytes, &m_replayCursor);
+        },
+        Qt::BlockingQueuedConnection);
+    return rows;
+}
+
+void UsageLedger::readNewReplays(qint64 sinceEpochMs, qint64 maxBytes, QObject *context,
+                                 std::function<void(QList<ReplayRow>)> done) {
+    if (!m_persistent && !m_readOnly)
+        return;
+    QPointer<QObject> receiver(context);
+    QMetaObject::invokeMethod(m_worker, [this, sinceEpochMs, maxBytes, receiver, done = std::move(done)]() mutable {
+        // One PRAGMA when no other process wrote; this process's own rows are skipped by name.
+        if (!m_db->changedElsewhere(&m_replayDataVersion))
+            return;
+        QList<ReplayRow> rows = m_db->replaysAfter(m_replayCursor, sinceEpochMs, m_writer, maxBytes, &m_replayCursor);
+        if (rows.isEmpty() || !receiver)
+            return;
+        QMetaObject::invokeMethod(receiver, [receiver, rows = std::move(rows), done = std::move(done)]() {
+            if (receiver)
+                done(rows);
+        });
+    });
+}
+
 void UsageLedger::flushAndWait() {
     flush(true);
     QMetaObject::invokeMethod(
@@ -328,9 +379,12 @@ void UsageLedger::rememberBudgetNotice(const QString &tenant, qint64 periodStart
 void UsageLedger::pruneNow() {
     const qint64 cutoff = m_clock.epochMs() - qint64(m_options.retentionDays) * 86'400'000;
     QPointer<UsageLedger> self(this);
-    QMetaObject::invokeMethod(m_worker, [this, self, cutoff]() {
+    const qint64 replayCutoff = m_clock.epochMs() - 24LL * 3600 * 1000;
+    QMetaObject::invokeMethod(m_worker, [this, self, cutoff, replayCutoff]() {
         QString error;
         const int n = m_db->pruneBefore(cutoff, &error);
+        // Replays are kept a day (the Idempotency-Key window), whatever the usage retention.
+        m_db->pruneReplaysBefore(replayCutoff);
         QMetaObject::invokeMethod(this, [self, n, error]() {
             if (!self)
                 return;

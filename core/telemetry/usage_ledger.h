@@ -68,6 +68,17 @@ public:
                    std::function<void(std::optional<QList<double>>)> done);
     bool budgetNoticeGiven(const QString &tenant, qint64 periodStartMs);
     void rememberBudgetNotice(const QString &tenant, qint64 periodStartMs);
+    // Idempotency-Key answers (server::IdempotencyStore): a kept answer, or a key let go (`dropped`),
+    // written with the next batch. Best effort: a file that cannot take them loses them, and
+    // the answer is still replayed by this process.
+    void keepReplay(ReplayRow row);
+    // Blocking, once at engine start: the answers kept at or after sinceEpochMs, the newest
+    // maxBytes of them, oldest first. Later reads (readNewReplays) start after them.
+    QList<ReplayRow> loadReplays(qint64 sinceEpochMs, qint64 maxBytes);
+    // Off the request path (every kReplayReadMs): answers other processes sharing the file kept
+    // since the last read, on `context`'s thread. Nothing when no other process wrote.
+    void readNewReplays(qint64 sinceEpochMs, qint64 maxBytes, QObject *context,
+                        std::function<void(QList<ReplayRow>)> done);
     // Hands the pending batch to the worker and waits until it is written (or failed).
     void flushAndWait();
     // Prunes now (also runs at start and then every kPruneEveryMs on the clock).
@@ -95,6 +106,7 @@ private:
     UsageDatabase *m_db = nullptr; // used on m_thread only
     QObject *m_worker = nullptr;   // context for calls on m_thread
     QList<UsageRow> m_pending;
+    QList<ReplayRow> m_pendingReplays;
     quint64 m_flushTimer = 0;
     quint64 m_pruneTimer = 0;
     quint64 m_retryTimer = 0;
@@ -109,6 +121,11 @@ private:
     bool m_memoryCapSaid = false;         // worker side: the first dropped rows are logged, once
     bool m_failing = false;               // a write failed; the next success says so once
     int m_unwritten = 0;
+    // Worker side: this process's name on the replay rows it writes, the last replay row read,
+    // and the file's data version as the replay reads last saw it.
+    QString m_writer;
+    qint64 m_replayCursor = 0;
+    qint64 m_replayDataVersion = -1;
     // Worker side: rows a failed write could not store, retried with the next batch.
     QList<UsageRow> m_retry;
     double unwrittenSpend(const QString &tenant, qint64 sinceEpochMs, qint64 untilEpochMs) const; // worker side

@@ -32,6 +32,19 @@ struct UsageQuery {
     static constexpr int kMaxMaxGroups = 10000; // what /admin/usage?limit= may ask for
 };
 
+// An Idempotency-Key answer kept in the ledger file (server::IdempotencyStore): across a
+// restart, and for the replicas sharing the file, a retry within 24 h is answered from it.
+struct ReplayRow {
+    QString tenant;
+    QByteArray key;           // as the store holds it (owned by the caller's provider key)
+    QByteArray requestDigest; // the route and body that took the key
+    int status = 0;
+    QByteArray headers; // the store's own encoding
+    QByteArray body;
+    qint64 atEpochMs = 0;
+    bool dropped = false; // a key the store let go: its row is deleted
+};
+
 // A tenant's spend over [sinceEpochMs, untilEpochMs): what a budget asks the ledger.
 struct SpendWindow {
     QString tenant;

@@ -12,6 +12,7 @@
 #include "core/wire/rapid_json.h"
 
 #include <QDateTime>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QUrl>
 #include <algorithm>
@@ -231,7 +232,52 @@ void UpstreamAttempts::redactEvents(const Try &t, QList<model::StreamEvent> &eve
         scrub(ev.block.text);
         if (scrub(ev.block.argumentsJson) && !ev.block.arguments.isEmpty()) // parsed from the text: again
             ev.block.arguments = QJsonDocument::fromJson(ev.block.argumentsJson.toUtf8()).object();
+        // A JSON answer to a client of the upstream's own API is written from the upstream's whole
+        // answer (every field it defines), not from the blocks above: its strings lose the key too.
+        if (ev.type == model::EventType::Done && !ev.native.isEmpty() && !secret.isEmpty()) {
+            QJsonValue native(std::move(ev.native));
+            scrubStrings(native, scrub);
+            ev.native = native.toObject();
+        }
     }
+}
+
+template <typename Scrub> bool UpstreamAttempts::scrubStrings(QJsonValue &value, const Scrub &scrub) {
+    // Rebuilt only along a path that held the key: an answer without it is not copied.
+    if (value.isString()) {
+        QString text = value.toString();
+        if (!scrub(text))
+            return false;
+        value = text;
+        return true;
+    }
+    bool changed = false;
+    if (value.isObject()) {
+        QJsonObject object = value.toObject();
+        QList<std::pair<QString, QJsonValue>> scrubbed;
+        for (auto it = object.constBegin(); it != object.constEnd(); ++it) {
+            QJsonValue member = it.value();
+            if (scrubStrings(member, scrub))
+                scrubbed.append({it.key(), std::move(member)});
+        }
+        for (auto &[key, member] : scrubbed)
+            object.insert(key, member);
+        changed = !scrubbed.isEmpty();
+        if (changed)
+            value = object;
+    } else if (value.isArray()) {
+        QJsonArray array = value.toArray();
+        for (qsizetype i = 0; i < array.size(); ++i) {
+            QJsonValue item = std::as_const(array).at(i);
+            if (scrubStrings(item, scrub)) {
+                array.replace(i, item);
+                changed = true;
+            }
+        }
+        if (changed)
+            value = array;
+    }
+    return changed;
 }
 
 QString UpstreamAttempts::redirectTarget(const Try &t) const {

@@ -221,6 +221,95 @@ private Q_SLOTS:
         QCOMPARE(whole.status, 200);
         QVERIFY2(whole.body.contains("split: [redacted] end"), whole.body.constData());
     }
+
+    // The same for a JSON answer to a client of the upstream's own API, which is written from the
+    // upstream's whole answer (every field it defines) rather than from the decoded blocks: the
+    // key in Anthropic's text, thinking and tool input, and in a Responses answer's output items,
+    // reached the client as sent (probe A3 1).
+    void aSameApiJsonAnswerThatQuotesItsKeyShowsItToNoClient() {
+        const QByteArray key = "canary-" + QByteArray::number(QRandomGenerator::system()->generate64(), 16);
+        const QString k = QString::fromLatin1(key);
+        GatewayFixture gw;
+        gw.config.providers[QStringLiteral("pa")].credentials = {QStringLiteral("keychain:canary")};
+        gw.config.providers[QStringLiteral("pd")].credentials = {QStringLiteral("keychain:canary")};
+        gw.secrets.secrets.insert(QStringLiteral("canary"), key);
+        const auto sse = [](const char *event, const QJsonObject &data) {
+            return QByteArray("event: ") + event + "\ndata: " + QJsonDocument(data).toJson(QJsonDocument::Compact) +
+                   "\n\n";
+        };
+        const auto delta = [&sse](int index, const QJsonObject &d) {
+            return sse("content_block_delta", {{"type", "content_block_delta"}, {"index", index}, {"delta", d}});
+        };
+        const auto start = [&sse](int index, const QJsonObject &block) {
+            return sse("content_block_start",
+                       {{"type", "content_block_start"}, {"index", index}, {"content_block", block}});
+        };
+        const auto stop = [&sse](int index) {
+            return sse("content_block_stop", {{"type", "content_block_stop"}, {"index", index}});
+        };
+        gw.anthropicA.setRawReply(
+            sse("message_start",
+                {{"type", "message_start"},
+                 {"message", QJsonObject{{"id", "msg_1"},
+                                         {"type", "message"},
+                                         {"role", "assistant"},
+                                         {"model", "claude-a"},
+                                         {"content", QJsonArray{}},
+                                         {"stop_reason", QJsonValue()},
+                                         {"usage", QJsonObject{{"input_tokens", 3}, {"output_tokens", 1}}}}}}) +
+            start(0, {{"type", "thinking"}, {"thinking", ""}, {"signature", ""}}) +
+            delta(0, {{"type", "thinking_delta"}, {"thinking", "thinking of " + k}}) +
+            delta(0, {{"type", "signature_delta"}, {"signature", "sig"}}) + stop(0) +
+            start(1, {{"type", "text"}, {"text", ""}}) +
+            delta(1, {{"type", "text_delta"}, {"text", "my key is " + k}}) + stop(1) +
+            start(2, {{"type", "tool_use"}, {"id", "toolu_1"}, {"name", "f"}, {"input", QJsonObject{}}}) +
+            delta(2, {{"type", "input_json_delta"}, {"partial_json", "{\"k\":\"" + k + "\"}"}}) + stop(2) +
+            sse("message_delta", {{"type", "message_delta"},
+                                  {"delta", QJsonObject{{"stop_reason", "tool_use"}}},
+                                  {"usage", QJsonObject{{"output_tokens", 9}}}}) +
+            sse("message_stop", {{"type", "message_stop"}}));
+        const QJsonObject item{
+            {"id", "msg_r"},
+            {"type", "message"},
+            {"role", "assistant"},
+            {"status", "completed"},
+            {"content", QJsonArray{QJsonObject{
+                            {"type", "output_text"}, {"text", "my key is " + k}, {"annotations", QJsonArray{}}}}}};
+        const QJsonObject call{{"id", "fc_1"},          {"type", "function_call"},
+                               {"status", "completed"}, {"call_id", "call_1"},
+                               {"name", "f"},           {"arguments", "{\"k\":\"" + k + "\"}"}};
+        const QJsonObject response{
+            {"id", "resp_1"},
+            {"object", "response"},
+            {"status", "completed"},
+            {"model", "resp-d"},
+            {"output", QJsonArray{item, call}},
+            {"usage", QJsonObject{{"input_tokens", 3}, {"output_tokens", 9}, {"total_tokens", 12}}}};
+        gw.responsesD.setRawReply(
+            sse("response.created", {{"type", "response.created"},
+                                     {"response", QJsonObject{{"id", "resp_1"}, {"status", "in_progress"}}}}) +
+            sse("response.output_text.delta", {{"type", "response.output_text.delta"},
+                                               {"output_index", 0},
+                                               {"content_index", 0},
+                                               {"delta", "my key is " + k}}) +
+            sse("response.completed", {{"type", "response.completed"}, {"response", response}}));
+        gw.start();
+        const HttpResult messages =
+            gw.post(QStringLiteral("/v1/messages"),
+                    GatewayFixture::anthropicBody(QStringLiteral("pa/claude-a"), QStringLiteral("x"), false));
+        const HttpResult responses = gw.post(QStringLiteral("/v1/responses"),
+                                             QJsonObject{{"model", "pd/resp-d"}, {"input", "x"}, {"stream", false}});
+        QCOMPARE(gw.anthropicA.requests().size(), 1);
+        QCOMPARE(gw.responsesD.requests().size(), 1);
+        for (const HttpResult &r : {messages, responses}) {
+            QVERIFY2(r.status == 200, r.body.constData());
+            QVERIFY2(r.body.contains("my key is [redacted]"), r.body.constData());
+            QVERIFY2(!r.body.contains(key), r.body.constData());
+        }
+        QVERIFY2(messages.body.contains("thinking of [redacted]"), messages.body.constData());
+        QCOMPARE(messages.json().value("content").toArray().at(2).toObject().value("input").toObject().value("k"),
+                 QJsonValue("[redacted]"));
+    }
 };
 
 QTEST_GUILESS_MAIN(TestSecretCanary)

@@ -149,6 +149,64 @@ private slots:
         QCOMPARE(store.begin(kTenant, "k2", kRoute, "request").state, State::New); // expires k1 on the way
         QCOMPARE(store.keptBytes(), 0);
     }
+
+    // The ledger file holds what the store keeps: told of each answer kept and each let go, it
+    // mirrors the store, and what it hands back (a restart, a replica) is held within the same
+    // bounds, never over a request still in flight here.
+    void theJournalMirrorsTheStoreAndAdoptionKeepsItsBounds() {
+        sw::test::FakeClock clock;
+        clock.setEpochMs(1'700'000'000'000);
+        IdempotencyStore store(clock);
+        store.setBounds(1000, 500);
+        QList<IdempotencyStore::Kept> told;
+        store.setJournal([&told](IdempotencyStore::Kept k) { told.append(std::move(k)); });
+        QCOMPARE(store.begin(kTenant, "k1", kRoute, "request").state, State::New);
+        QVERIFY(told.isEmpty()); // nothing in flight is kept
+        store.complete(kTenant, "k1", 200, {{"content-type", "application/json"}}, QByteArray(400, 'a'));
+        QCOMPARE(told.size(), 1);
+        QVERIFY(!told[0].dropped);
+        QCOMPARE(told[0].atEpochMs, 1'700'000'000'000);
+        QCOMPARE(IdempotencyStore::decodeHeaders(IdempotencyStore::encodeHeaders(told[0].hit.headers)),
+                 told[0].hit.headers);
+        clock.advance(IdempotencyStore::kRetentionMs + 1);
+        QCOMPARE(store.begin(kTenant, "k2", kRoute, "request").state, State::New); // k1 expires
+        QCOMPARE(told.size(), 2);
+        QVERIFY(told[1].dropped);
+        QCOMPARE(told[1].key, QByteArray("k1"));
+
+        IdempotencyStore other(clock);
+        other.setBounds(1000, 500);
+        other.setMaxKeysPerTenant(2);
+        IdempotencyStore::Kept k = told[0];
+        k.atEpochMs = clock.epochMs() - 1000;
+        other.adopt(k);
+        QCOMPARE(other.begin(kTenant, "k1", kRoute, "request").state, State::Completed);
+        QVERIFY(!other.usedForOtherRequest(kTenant, "k1", kRoute, "request"));
+        QVERIFY(other.usedForOtherRequest(kTenant, "k1", kRoute, "another body"));
+        // Too old, too big, or over a key in flight here: not adopted.
+        IdempotencyStore::Kept old = k;
+        old.key = "old";
+        old.atEpochMs = clock.epochMs() - IdempotencyStore::kRetentionMs - 1;
+        other.adopt(old);
+        QCOMPARE(other.begin(kTenant, "old", kRoute, "request").state, State::New);
+        IdempotencyStore::Kept big = k;
+        big.key = "big";
+        big.hit.body = QByteArray(501, 'b');
+        other.adopt(big);
+        QVERIFY(!other.inFlight(kTenant, "big"));
+        QCOMPARE(other.keysHeld(kTenant), 2);
+        IdempotencyStore::Kept twin = k;
+        twin.key = "old"; // in flight here since the begin() above
+        other.adopt(twin);
+        QVERIFY(other.inFlight(kTenant, "old"));
+        // Its tenant's share holds: a third key lets the oldest completed one go.
+        IdempotencyStore::Kept third = k;
+        third.key = "third";
+        other.adopt(third);
+        QCOMPARE(other.keysHeld(kTenant), 2);
+        QCOMPARE(other.begin(kTenant, "third", kRoute, "request").state, State::Completed);
+        QVERIFY(other.inFlight(kTenant, "old"));
+    }
 };
 
 QTEST_GUILESS_MAIN(TestIdempotencyStore)

@@ -505,7 +505,7 @@ private Q_SLOTS:
         const QString path = dir.filePath(QStringLiteral("usage.sqlite"));
         test::FakeClock clock;
         // A page cap stands in for a full disk: SQLite answers "database or disk is full".
-        UsageLedger ledger({path, 400, 12, {}}, clock, logger());
+        UsageLedger ledger({path, 400, 15, {}}, clock, logger()); // the schema takes 11 pages
         QVERIFY(ledger.persistent());
         const QString longId = QString(600, QLatin1Char('x'));
         for (int batch = 0; batch < 20; ++batch) {
@@ -530,7 +530,7 @@ private Q_SLOTS:
         QTemporaryDir dir;
         const QString path = dir.filePath(QStringLiteral("usage.sqlite"));
         test::FakeClock clock;
-        UsageLedger ledger({path, 400, 12, {}}, clock, logger());
+        UsageLedger ledger({path, 400, 15, {}}, clock, logger()); // the schema takes 11 pages
         const int appended = fillUntilUnwritten(ledger, clock);
         QVERIFY(ledger.unwrittenRows() > 0);
         ledger.setMaxPages(1'000'000); // room again; no request follows
@@ -547,7 +547,7 @@ private Q_SLOTS:
         test::FakeClock clock;
         int appended = 0;
         {
-            UsageLedger ledger({path, 400, 12, {}}, clock, logger());
+            UsageLedger ledger({path, 400, 15, {}}, clock, logger()); // the schema takes 11 pages
             appended = fillUntilUnwritten(ledger, clock);
             QVERIFY(ledger.unwrittenRows() > 0);
             ledger.setMaxPages(1'000'000);
