@@ -108,10 +108,11 @@ void CanonicalStreamBuilder::append(int key, const QString &delta) {
         return;
     Open &o = it->second;
     o.said = true;
-    if (o.block.type == BlockType::ToolCall)
-        o.block.argumentsJson += delta;
-    else if (m_keepsText)
-        o.block.text += delta;
+    // A streaming Anthropic or Chat client is sent each delta and never a block whole: its answer
+    // keeps neither text nor a tool call's arguments here. One 60 MB tool call held 120 MB (UTF-16)
+    // a stream, outside the budget all requests share (probe A3 2).
+    if (m_keepsText)
+        (o.block.type == BlockType::ToolCall ? o.block.argumentsJson : o.block.text) += delta;
     StreamEvent d = event(deltaType(o.block.type), o.contentIndex);
     d.delta = delta;
     push(std::move(d));
@@ -119,7 +120,8 @@ void CanonicalStreamBuilder::append(int key, const QString &delta) {
 
 bool CanonicalStreamBuilder::hasText(int key) const {
     const auto it = m_open.find(key);
-    return it != m_open.end() && (it->second.said || !it->second.block.text.isEmpty());
+    return it != m_open.end() &&
+           (it->second.said || !it->second.block.text.isEmpty() || !it->second.block.argumentsJson.isEmpty());
 }
 
 StreamEvent CanonicalStreamBuilder::endEvent(Open &&o) {

@@ -62,12 +62,12 @@ public:
     // Appends `delta` to the block's text (a tool call: its argument text) and emits the
     // delta. Nothing for an empty delta or a key with no open block.
     void append(int key, const QString &delta);
-    // Whether the block under `key` has text: given at open, or appended (kept or not).
+    // Whether the block under `key` has text or arguments: given at open, or appended (kept or not).
     bool hasText(int key) const;
-    // false: a text or thinking block's deltas are emitted but not kept, and its End carries only
-    // what the block was opened with. For a streaming client whose format needs no block whole
-    // (Anthropic, Chat, a same-API passthrough): the answer costs what is in flight, not its length.
-    // (Tool call arguments are kept: the End carries them parsed.)
+    // false: a block's deltas (text, thinking, a tool call's arguments) are emitted but not kept,
+    // and its End carries only what the block was opened with. For a streaming client whose format
+    // needs no block whole (Anthropic, Chat, a same-API passthrough): the answer costs what is in
+    // flight, not its length. Their encoders write a call's arguments from its deltas.
     void setKeepsText(bool keeps) { m_keepsText = keeps; }
     // Emits the End of the block under `key`, when one is open.
     void close(int key);

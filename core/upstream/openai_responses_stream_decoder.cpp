@@ -113,13 +113,13 @@ void OpenAIResponsesStreamDecoder::itemDone(int oi, const Value *item) {
         // The whole item is kept as the signature: only this API can take it back.
         b.signature = QString::fromUtf8(rj::compact(*item));
     } else if (equals(itemType, "function_call") && open) {
-        if (open->argumentsJson.isEmpty())
+        if (!m_out.hasText(oi)) // arguments not streamed (the builder may keep none of them)
             m_out.append(oi, toString(member(item, "arguments")));
         if (open->toolCallId.isEmpty())
             open->toolCallId = toString(member(item, "call_id"));
     } else if (equals(itemType, "custom_tool_call") && open) {
         QByteArray arguments;
-        if (open->argumentsJson.isEmpty()) {
+        if (!m_out.hasText(oi)) {
             // {"input": …} with the item's input as sent (nothing when it has none)
             arguments = "{";
             if (const Value *input = member(item, "input")) {
@@ -246,7 +246,7 @@ void OpenAIResponsesStreamDecoder::decode(const SseEvent &sse, const QByteArray 
         if (rj::isString(piece) && !toString(piece).isEmpty() && open && open->custom) {
             QByteArray escaped;
             rj::appendEscaped(escaped, rj::bytes(piece));
-            m_out.append(oi, (open->argumentsJson.isEmpty() ? QStringLiteral("{\"input\":\"") : QString()) +
+            m_out.append(oi, (!m_out.hasText(oi) ? QStringLiteral("{\"input\":\"") : QString()) +
                                  QString::fromUtf8(escaped));
         }
     } else if (type == "response.reasoning_summary_part.added") {

@@ -400,7 +400,7 @@ void UpstreamAttempts::launch(failover::AttemptId id) {
         !stops.isEmpty() && t.adapter->stopSequencesSent(*m_setup.request, t.target) < stops.size())
         t.decoder = std::make_unique<StopSequenceDecoder>(std::move(t.decoder), stops, (req.body.size() + 3) / 4);
     // An Anthropic or Chat client is streamed each delta and never a block whole (a same-API client
-    // gets the upstream's frames): the builder need not keep the text. A pi or Responses client's
+    // gets the upstream's frames): the builder need not keep the text or a call's arguments. A pi or Responses client's
     // encoder keeps the message itself; a JSON answer is made from the Ends.
     const wire::Api client = m_setup.request->sourceApi;
     t.keepsMessage =

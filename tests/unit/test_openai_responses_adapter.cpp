@@ -62,6 +62,7 @@ private slots:
     void aModelsOutputCapLowersTheRequestsMax();
     void modelConfiguredNotToReasonGetsNoReasoning();
     void interleavedFunctionCallsAssembleByOutputIndex();
+    void aStreamThatKeepsNoArgumentsSaysEachCallOnce();
     void passthroughKeepsEveryFieldAndBetaHeader();
     void passthroughSplicesUnlessAReasoningItemIsDropped();
     void passthroughDropsTheItemIdsTheGatewayMadeUp();
@@ -876,6 +877,34 @@ void TestOpenAIResponsesAdapter::interleavedFunctionCallsAssembleByOutputIndex()
     QCOMPARE(m.content[0].arguments, QJsonObject({{"location", "Paris"}}));
     QCOMPARE(m.content[1].toolCallId, QStringLiteral("call_b"));
     QCOMPARE(m.content[1].arguments, QJsonObject({{"zone", "CET"}}));
+}
+
+void TestOpenAIResponsesAdapter::aStreamThatKeepsNoArgumentsSaysEachCallOnce() {
+    // For a streaming Anthropic or Chat client the builder keeps no arguments. The item's done
+    // event repeats them whole, and was appended when nothing had been kept: every call went out
+    // twice. What was said, not what was kept, decides.
+    for (const char *file : {"responses_upstream_interleaved_tools.sse", "responses_upstream_custom_tool.sse"}) {
+        auto keeping = OpenAIResponsesAdapter().makeDecoder(target());
+        auto streaming = OpenAIResponsesAdapter().makeDecoder(target());
+        streaming->setKeepsText(false);
+        const QByteArray sse = readTestData(QString::fromLatin1(file));
+        const QList<StreamEvent> kept = sw::test::decodeTranscript(*keeping, sse);
+        const QList<StreamEvent> said = sw::test::decodeTranscript(*streaming, sse);
+        QMap<int, QString> deltas;
+        int calls = 0;
+        for (const StreamEvent &e : said)
+            if (e.type == EventType::ToolCallDelta)
+                deltas[e.contentIndex] += e.delta;
+        for (const StreamEvent &e : kept)
+            if (e.type == EventType::ToolCallEnd) {
+                ++calls;
+                QCOMPARE(deltas.value(e.contentIndex), e.block.argumentsJson);
+            }
+        QVERIFY(calls > 0);
+        for (const StreamEvent &e : said)
+            if (e.type == EventType::ToolCallEnd)
+                QVERIFY(e.block.argumentsJson.isEmpty());
+    }
 }
 
 void TestOpenAIResponsesAdapter::customToolCallItemsAreToolCalls() {
