@@ -12,6 +12,7 @@
 #include <QJsonArray>
 #include <QJsonObject>
 #include <QMimeDatabase>
+#include <QSet>
 #include <QUrl>
 #include <algorithm>
 #include <functional>
@@ -57,6 +58,36 @@ QList<model::ContentBlock> takeToolResultAttachments(QList<model::ContentBlock> 
                                                  : QStringLiteral("Attached file(s) from tool result:"))};
     blocks.append(std::exchange(pending, {}));
     return blocks;
+}
+
+void uniqueToolCallIds(QList<model::Message> &messages, const std::function<QString(const QString &)> &sanitize,
+                       qsizetype maxLength) {
+    QSet<QString> taken;
+    QHash<QString, QString> latest; // a call's sanitized id -> the id its latest call went out with
+    for (model::Message &m : messages) {
+        if (m.role == model::Role::ToolResult) {
+            if (!m.toolCallId.isEmpty()) {
+                const QString id = sanitize(m.toolCallId);
+                m.toolCallId = latest.value(id, id);
+            }
+            continue;
+        }
+        if (m.role != model::Role::Assistant)
+            continue;
+        for (model::ContentBlock &b : m.content) {
+            if (b.type != model::BlockType::ToolCall || b.toolCallId.isEmpty())
+                continue;
+            const QString id = sanitize(b.toolCallId);
+            QString unique = id;
+            for (int n = 2; taken.contains(unique); ++n) {
+                const QString suffix = QLatin1Char('_') + QString::number(n);
+                unique = id.left(maxLength - suffix.size()) + suffix;
+            }
+            taken.insert(unique);
+            latest.insert(id, unique);
+            b.toolCallId = unique;
+        }
+    }
 }
 
 QList<model::Message> resultsAfterTheirCalls(const QList<model::Message> &messages) {
@@ -338,6 +369,22 @@ std::optional<QString> prefillIncompatibility(const model::Context &context, wir
 
 } // namespace
 
+namespace {
+// The image types each API reads (its documentation's list): Messages and OpenAI's take PNG, JPEG,
+// GIF and WebP; Gemini also HEIC and HEIF.
+bool readsImageType(const QString &api, const QString &mimeType) {
+    if (mimeType.isEmpty())
+        return true; // not said, and not one the bytes show: the target judges it
+    const QString type = mimeType.toLower();
+    static const QStringList common{QStringLiteral("image/png"), QStringLiteral("image/jpeg"),
+                                    QStringLiteral("image/gif"), QStringLiteral("image/webp")};
+    if (common.contains(type))
+        return true;
+    return api == wire::apiName(GoogleAdapter::kApi) &&
+           (type == QLatin1String("image/heic") || type == QLatin1String("image/heif"));
+}
+} // namespace
+
 std::optional<QString> UpstreamAdapter::incompatibility(const model::ChatRequest &request,
                                                         const QString &modelId) const {
     const wire::Api inbound = request.sourceApi;
@@ -446,6 +493,11 @@ std::optional<QString> UpstreamAdapter::incompatibility(const model::ChatRequest
                     return why;
                 continue;
             }
+            // An image type the target does not read is a 400 no failover gets past: an iPhone's HEIC
+            // photo reaches Gemini, never Messages or OpenAI. (The type is the one the bytes say
+            // when they are PNG, JPEG, GIF or WebP: wire::sniffedImageType.)
+            if (b.type == model::BlockType::Image && !b.data.isEmpty() && !readsImageType(target, b.mimeType))
+                return QStringLiteral("image of type \"%1\": %2 does not read it").arg(b.mimeType.left(64), target);
             // Messages refuses an image over 5 MB (its base64 text) with a 400 no failover gets past.
             if (b.type == model::BlockType::Image && toAnthropic && b.data.size() > kAnthropicImageBytes)
                 return QStringLiteral("image of %1 bytes (base64): over the %2 bytes %3 takes")
@@ -479,6 +531,17 @@ std::optional<QString> UpstreamAdapter::incompatibility(const model::ChatRequest
         const auto &messages = request.context.messages;
         if (std::none_of(messages.begin(), messages.end(), holdsSomething))
             return QStringLiteral("messages: the conversation holds no content, which %1 refuses").arg(target);
+        // Messages refuses text of whitespace alone, which is left out on the way there; a last user
+        // turn of nothing else would leave the conversation ending with the assistant (a prefill),
+        // unless tool results precede it in the same turn.
+        if (toAnthropic && !messages.isEmpty() && messages.last().role == model::Role::User &&
+            (messages.size() < 2 || messages.at(messages.size() - 2).role != model::Role::ToolResult) &&
+            std::all_of(messages.last().content.begin(), messages.last().content.end(),
+                        [](const model::ContentBlock &b) {
+                            return b.type == model::BlockType::Text &&
+                                   std::all_of(b.text.cbegin(), b.text.cend(), [](QChar c) { return c.isSpace(); });
+                        }))
+            return QStringLiteral("messages: the last user turn is whitespace alone, which %1 refuses").arg(target);
     }
     return std::nullopt;
 }

@@ -57,10 +57,18 @@ QJsonObject documentJson(const ContentBlock &b) {
     return document;
 }
 
+bool isBlank(const QString &text) {
+    return std::all_of(text.cbegin(), text.cend(), [](QChar c) { return c.isSpace(); });
+}
+
 QJsonArray userContent(const QList<ContentBlock> &blocks) {
     QJsonArray out;
     for (const ContentBlock &b : blocks) {
-        if (b.type == BlockType::Text && !b.text.isEmpty())
+        // Messages refuses a text block of whitespace alone, in a user turn or a tool result
+        // ("text content blocks must contain non-whitespace text"): a shell tool that printed
+        // only a newline. A result left empty is an empty result (UpstreamAdapter::incompatibility
+        // keeps a last user turn of whitespace alone from this upstream).
+        if (b.type == BlockType::Text && !isBlank(b.text))
             out.append(QJsonObject{{L("type"), L("text")}, {L("text"), b.text}});
         else if (b.type == BlockType::Image)
             out.append(imageJson(b));
@@ -78,7 +86,7 @@ QJsonArray assistantContent(const Message &m) {
         case BlockType::Text:
             // Messages refuses a text block of whitespace alone ("text content blocks must contain
             // non-whitespace text"): the "\n\n" another model wrote before its tool call.
-            if (!b.text.trimmed().isEmpty())
+            if (!isBlank(b.text))
                 out.append(QJsonObject{{L("type"), L("text")}, {L("text"), b.text}});
             break;
         case BlockType::Thinking:
@@ -172,7 +180,8 @@ QJsonObject AnthropicAdapter::buildBody(const model::ChatRequest &request, const
     };
     // Each result right after the turn of its call, the user's words after them (Messages
     // refuses a tool_use whose result is not at the start of the next turn).
-    const QList<Message> history = resultsAfterTheirCalls(ctx.messages);
+    QList<Message> history = resultsAfterTheirCalls(ctx.messages);
+    uniqueToolCallIds(history, &AnthropicAdapter::toolCallId, wire::kAnthropicMaxToolIdLength);
     for (const Message &m : history) {
         if (m.role == Role::ToolResult) {
             QJsonObject r{{L("type"), L("tool_result")}, {L("tool_use_id"), toolCallId(m.toolCallId)}};

@@ -382,6 +382,31 @@ void TestAdapterIncompatibility::reasons_data() {
     QTest::addRow("JSON alone to Gemini 2.5")
         << chat << chatBody(R"("response_format":{"type":"json_object"})") << "google-generative-ai@gemini-2.5-flash"
         << "";
+    // An iPhone photo (HEIC; bytes that are none of PNG, JPEG, GIF or WebP keep their declared type)
+    // is read by Gemini alone: Messages and OpenAI answer 400, which no failover gets past.
+    const QByteArray heic =
+        R"("messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"data:image/heic;base64,AAAAGGZ0eXBoZWljAAAAAA=="}},{"type":"text","text":"what is this"}]}])";
+    for (const char *api : {"anthropic-messages", "openai-responses"})
+        QTest::addRow("HEIC image to %s", api) << chat << chatBody("").replace(user, heic) << api << "image/heic";
+    QTest::addRow("HEIC image to Gemini") << chat << chatBody("").replace(user, heic) << "google-generative-ai"
+                                          << "";
+    // Messages refuses text of whitespace alone: a last user turn of nothing else cannot go there;
+    // a tool result of whitespace alone is sent empty, and whitespace after tool results is left out.
+    const QByteArray blank =
+        R"("messages":[{"role":"user","content":"hi"},{"role":"assistant","content":"yes"},{"role":"user","content":" 
+"}])";
+    QTest::addRow("a last user turn of whitespace to Messages")
+        << chat << chatBody("").replace(user, blank) << "anthropic-messages"
+        << "whitespace";
+    QTest::addRow("a last user turn of whitespace to Gemini")
+        << chat << chatBody("").replace(user, blank) << "google-generative-ai"
+        << "";
+    const QByteArray blankResult =
+        R"("messages":[{"role":"user","content":"run"},{"role":"assistant","content":null,"tool_calls":[{"id":"call_0","type":"function","function":{"name":"sh","arguments":"{}"}}]},{"role":"tool","tool_call_id":"call_0","content":"
+"},{"role":"user","content":" "}])";
+    QTest::addRow("a blank tool result and blank words after it to Messages")
+        << chat << chatBody("").replace(user, blankResult) << "anthropic-messages"
+        << "";
     QTest::addRow("Anthropic file id to Gemini")
         << claude
         << claudeBody("").replace(

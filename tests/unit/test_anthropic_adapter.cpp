@@ -61,6 +61,7 @@ private slots:
     void dataOnlyStreamWithoutEventLines();
     void parsesErrorBodies();
     void passthroughDropsForeignThinking();
+    void whitespaceToolOutputAndRepeatedCallIdsAreMadeValid();
     void aRefusedSignatureSendsNoThinkingAtAll();
     void aWhitespaceTextBlockIsNeverSent();
     void foreignToolLoopGoesWithThinkingOff();
@@ -190,6 +191,42 @@ void TestAnthropicAdapter::aWhitespaceTextBlockIsNeverSent() {
                                      .toArray();
     QCOMPARE(converted.size(), 1);
     QCOMPARE(converted[0].toObject().value("type").toString(), QStringLiteral("tool_use"));
+}
+
+void TestAnthropicAdapter::whitespaceToolOutputAndRepeatedCallIdsAreMadeValid() {
+    // A Chat server that names each turn's call "call_0", and a shell tool that printed only a
+    // newline: Messages refuses both ("tool_use ids must be unique", "text content blocks must
+    // contain non-whitespace text"), for this turn and every later one (probe A2 1 and 2).
+    const auto call = [](const char *args) {
+        return QJsonObject{
+            {"role", "assistant"},
+            {"content", QJsonValue()},
+            {"tool_calls", QJsonArray{QJsonObject{{"id", "call_0"},
+                                                  {"type", "function"},
+                                                  {"function", QJsonObject{{"name", "sh"}, {"arguments", args}}}}}}};
+    };
+    const auto result = [](const char *output) {
+        return QJsonObject{{"role", "tool"}, {"tool_call_id", "call_0"}, {"content", output}};
+    };
+    const QJsonObject body{
+        {"model", "m"},
+        {"tools", QJsonArray{QJsonObject{
+                      {"type", "function"},
+                      {"function", QJsonObject{{"name", "sh"}, {"parameters", QJsonObject{{"type", "object"}}}}}}}},
+        {"messages",
+         QJsonArray{QJsonObject{{"role", "user"}, {"content", "run both"}}, call("{\"n\":1}"), result("\n"),
+                    call("{\"n\":2}"), result("second"), QJsonObject{{"role", "user"}, {"content", "and?"}}}}};
+    const QJsonArray sent = sentFor(QJsonDocument(body).toJson(QJsonDocument::Compact), wire::Api::OpenAICompletions)
+                                .value("messages")
+                                .toArray();
+    QCOMPARE(sent.size(), 5);
+    const auto first = [&sent](int turn) { return sent[turn].toObject().value("content").toArray()[0].toObject(); };
+    QCOMPARE(first(1).value("id").toString(), QStringLiteral("call_0"));
+    QCOMPARE(first(2).value("tool_use_id").toString(), QStringLiteral("call_0"));
+    QVERIFY2(!first(2).contains("content"), QJsonDocument(first(2)).toJson().constData()); // an empty result
+    QCOMPARE(first(3).value("id").toString(), QStringLiteral("call_0_2"));
+    QCOMPARE(first(4).value("tool_use_id").toString(), QStringLiteral("call_0_2"));
+    QCOMPARE(first(4).value("content").toArray()[0].toObject().value("text").toString(), QStringLiteral("second"));
 }
 
 void TestAnthropicAdapter::aRefusedSignatureSendsNoThinkingAtAll() {
