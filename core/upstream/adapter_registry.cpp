@@ -60,6 +60,16 @@ QList<model::ContentBlock> takeToolResultAttachments(QList<model::ContentBlock> 
     return blocks;
 }
 
+std::optional<QByteArray> relayEventName(std::string_view type, const QByteArray &eventLine) {
+    const bool plain = !type.empty() && type.size() <= 64 && std::all_of(type.begin(), type.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
+               c == '-';
+    });
+    if (plain && type == std::string_view(eventLine.constData(), size_t(eventLine.size())))
+        return std::nullopt;
+    return plain ? QByteArray(type.data(), qsizetype(type.size())) : QByteArray();
+}
+
 void uniqueToolCallIds(QList<model::Message> &messages, const std::function<QString(const QString &)> &sanitize,
                        qsizetype maxLength) {
     QSet<QString> taken;

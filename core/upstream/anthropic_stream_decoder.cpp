@@ -185,6 +185,7 @@ void AnthropicStreamDecoder::appendDelta(int index, const Value *delta) {
 
 QList<StreamEvent> AnthropicStreamDecoder::feed(const SseEvent &sse) {
     m_lastUnreadable = false;
+    m_lastEventName.reset();
     if (!m_out.finished())
         decode(sse);
     return m_out.take();
@@ -195,6 +196,7 @@ void AnthropicStreamDecoder::decode(const SseEvent &sse) {
     m_lastUnreadable = !json.parse(sse.data);
     const Value *data = json.object();
     const std::string_view type = rj::eventType(data, sse.event);
+    m_lastEventName = relayEventName(type, sse.event);
     if (type == "ping" || type.empty())
         return;
     nativeFeed(type, data);

@@ -21,6 +21,7 @@ public:
     QList<model::StreamEvent> finish() override;
     void setKeepsText(bool keeps) override { m_out.setKeepsText(keeps); }
     bool lastWasUnreadable() const override { return m_lastUnreadable || m_out.failedOverBound(); }
+    std::optional<QByteArray> lastEventName() const override { return m_lastEventName; }
 
 private:
     void decode(const SseEvent &event);
@@ -49,6 +50,7 @@ private:
     QString m_stopSequence;       // the stop_sequence it named
     bool m_keepNative = true;
     bool m_lastUnreadable = false;
+    std::optional<QByteArray> m_lastEventName; // UpstreamAdapter::relayEventName of the event last fed
 };
 
 } // namespace sw::upstream

@@ -66,6 +66,7 @@ void OpenAIResponsesStreamDecoder::fail(const QString &code, const QString &mess
 QList<StreamEvent> OpenAIResponsesStreamDecoder::feed(const SseEvent &sse) {
     const QByteArray raw = sse.data.trimmed();
     m_lastUnreadable = false;
+    m_lastEventName = raw.isEmpty() || raw == "[DONE]" ? relayEventName({}, sse.event) : std::nullopt;
     if (!m_out.finished() && !raw.isEmpty() && raw != "[DONE]")
         decode(sse, raw);
     return m_out.take();
@@ -173,6 +174,7 @@ void OpenAIResponsesStreamDecoder::decode(const SseEvent &sse, const QByteArray 
     m_lastUnreadable = !json.parse(raw);
     const Value *data = json.object();
     const std::string_view type = rj::eventType(data, sse.event);
+    m_lastEventName = relayEventName(type, sse.event);
     if (type.empty())
         return;
 

@@ -23,6 +23,7 @@ public:
     QList<model::StreamEvent> finish() override;
     void setKeepsText(bool keeps) override { m_out.setKeepsText(keeps); }
     bool lastWasUnreadable() const override { return m_lastUnreadable || m_out.failedOverBound(); }
+    std::optional<QByteArray> lastEventName() const override { return m_lastEventName; }
 
 private:
     // One canonical block per output item (messages: per content part), keyed by output_index.
@@ -45,6 +46,7 @@ private:
     qint64 m_doneItemBytes = 0;
     bool m_keepNative = true;
     bool m_lastUnreadable = false;
+    std::optional<QByteArray> m_lastEventName; // UpstreamAdapter::relayEventName of the event last fed
     bool m_sawToolCall = false;
     bool m_sawRefusal = false; // a `refusal` content part: the model declined
 };

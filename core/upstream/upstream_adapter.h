@@ -11,6 +11,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 
 namespace sw::upstream {
 
@@ -91,6 +92,11 @@ inline constexpr qint64 kMaxNativeChars = 8 * 1024 * 1024;
 // for any other the decoder keeps nothing of it, so a stream costs only what it streams.
 enum class NativeBody { Keep, Skip };
 
+// The event line a same-API client gets for a frame the decoder read as `type`: none when the
+// event line says `type` and is a plain name (the frame goes as it came), else `type` when it is
+// a plain name (letters, digits, '_', '.', '-'; at most 64), else an empty line.
+std::optional<QByteArray> relayEventName(std::string_view type, const QByteArray &eventLine);
+
 class StreamDecoder {
 public:
     virtual ~StreamDecoder() = default;
@@ -114,6 +120,12 @@ public:
     // what it names is bounded as the client's encoder would bound it (a Chat call id over 40,
     // wire::clientToolCallId), so the stream and the JSON answer tell the client the same id.
     virtual QByteArray lastRelayData() const { return {}; }
+    // Set when a same-API client must get the event last fed under another event line than the
+    // upstream's: the type the decoder read it as (the data's own "type", which it acts on), or
+    // none (empty) when that type is no plain name. An event line the data contradicts (`event:
+    // error` over a text delta made the Anthropic SDK throw on an answer billed as a success), or
+    // one with control bytes, never reaches a client as sent.
+    virtual std::optional<QByteArray> lastEventName() const { return std::nullopt; }
     // True when the event last fed ended the stream with an Error although the frame is no error
     // in the API's own shape (a Chat chunk whose finish_reason is "error"): a same-API client that
     // gets the frame as it is still needs the gateway's error after it, as after a reset.
@@ -131,6 +143,7 @@ public:
     bool lastWasUsageOnly() const override { return m_inner->lastWasUsageOnly(); }
     bool lastWasUnreadable() const override { return m_inner->lastWasUnreadable(); }
     QByteArray lastRelayData() const override { return m_inner->lastRelayData(); }
+    std::optional<QByteArray> lastEventName() const override { return m_inner->lastEventName(); }
     bool lastFailedOnAPlainFrame() const override { return m_inner->lastFailedOnAPlainFrame(); }
     void setKeepsText(bool keeps) override { m_inner->setKeepsText(keeps); }
 

@@ -683,10 +683,19 @@ void UpstreamAttempts::feedSse(Try &t, const QList<SseEvent> &events) {
             // client's unless it set stream_options.include_usage (the usage is still counted).
             if (!(m_setup.request->sourceApi == wire::Api::OpenAICompletions && !m_setup.request->includeUsage &&
                   live->decoder->lastWasUsageOnly())) {
-                // A frame the decoder bounds an id of goes as the client's encoder would write it.
+                // A frame the decoder bounds an id of goes as the client's encoder would write it,
+                // under the event line of the type the decoder read it as (Chat has no event lines:
+                // the openai SDK throws on `event: error` and hands other names over unparsed).
                 const QByteArray relayData = live->decoder->lastRelayData();
+                const std::optional<QByteArray> renamed =
+                    m_setup.request->sourceApi == wire::Api::OpenAICompletions
+                        ? (e.event.isEmpty() ? std::nullopt : std::optional<QByteArray>(QByteArray()))
+                        : live->decoder->lastEventName();
                 frame.raw = util::redactSecrets(
-                    relayData.isEmpty() ? sseFrame(e) : sseFrame(upstream::SseEvent{e.event, relayData, e.id}),
+                    relayData.isEmpty() && !renamed
+                        ? sseFrame(e)
+                        : sseFrame(upstream::SseEvent{renamed.value_or(e.event),
+                                                      relayData.isEmpty() ? e.data : relayData, e.id}),
                     live->target.credential);
             }
             frame.rawHidesError = live->decoder->lastFailedOnAPlainFrame();
