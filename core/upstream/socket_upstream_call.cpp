@@ -241,6 +241,16 @@ void SocketUpstreamCall::consume(QByteArrayView bytes) {
         // or deletes the call from that slot) does not cost a new connection.
         releaseSocket(m_parser.keepAlive() && m_parser.leftover().isEmpty());
     }
+    if (out.headComplete && !m_started && m_reused && m_parser.status() == 408 && !m_parser.keepAlive() &&
+        withinStaleWindow()) {
+        // The server's idle timer (408, Connection: close) fired as we reused its connection: it
+        // answered no request of ours, as a plain close at that moment would say. Sent again on a
+        // fresh connection, once, not failed over and marked as a server error.
+        releaseSocket(false);
+        m_parser = Http1ResponseParser(m_request.method == "HEAD");
+        begin(false);
+        return;
+    }
     if (out.headComplete && !m_started) {
         m_started = true;
         Q_EMIT responseStarted(m_parser.status(), m_parser.headers());
@@ -305,6 +315,10 @@ void SocketUpstreamCall::onDisconnected() {
     connectionLost(TransportError::Reset, QStringLiteral("connection closed by upstream"));
 }
 
+bool SocketUpstreamCall::withinStaleWindow() const {
+    return !m_sent || requestUnwritten() || m_clock->nowMs() - m_sentAtMs <= kStaleRetryMs;
+}
+
 bool SocketUpstreamCall::requestUnwritten() const {
     if (!m_socket)
         return false;
@@ -348,8 +362,8 @@ void SocketUpstreamCall::connectionLost(TransportError error, const QString &mes
     // The server dropped an idle keep-alive connection as we reused it: it died while the request was
     // still being written, or at once after (kStaleRetryMs). Later, the server had the request and may
     // have worked on it: not re-sent.
-    const bool stale = !m_sent || requestUnwritten() || m_clock->nowMs() - m_sentAtMs <= kStaleRetryMs;
-    if (m_reused && !m_gotBytes && stale && (error == TransportError::Reset || error == TransportError::Other)) {
+    if (m_reused && !m_gotBytes && withinStaleWindow() &&
+        (error == TransportError::Reset || error == TransportError::Other)) {
         releaseSocket(false);
         begin(false);
         return;

@@ -74,6 +74,9 @@ private:
     void complete(const TransportResult &result, bool reusable);
     void releaseSocket(bool reusable);
     bool requestUnwritten() const; // some of the request is still queued on our side
+    // A reused connection that failed while the request was still being written, or at once after
+    // (kStaleRetryMs): the server dropped it idle; the request goes again on a fresh connection.
+    bool withinStaleWindow() const;
     void keepSpareDescriptor();
     void closeSpareDescriptor();
     void readLeftover(); // what the kernel still holds, through the spare descriptor

@@ -183,6 +183,7 @@ struct UpstreamAttempts::Try {
     std::optional<qint64> headerRetryAfter;
     QByteArray location;      // a 3xx's Location, to name the redirect
     QByteArray notAStream;    // a 2xx answer's media type when it is not an event stream (HTML, JSON error)
+    bool untyped = false;     // a 2xx without a Content-Type whose first visible byte is not read yet
     QByteArray jsonType;      // a 2xx JSON answer's media type: read whole, then an answer or an error
     QByteArray jsonBody;      // that answer so far, bounded as a JSON answer to a client is
     qint64 bodyBytes = 0;     // this try's answer so far (JSON or stream), bounded by limits.maxResponseBytes
@@ -412,6 +413,7 @@ void UpstreamAttempts::launch(failover::AttemptId id) {
     t.headerRetryAfter.reset();
     t.location.clear();
     t.notAStream.clear();
+    t.untyped = false;
     // Tries run one at a time: a new one means what earlier ones read is dropped (the loop keeps
     // only the answering try's events), and so are the answer bytes they held.
     restartAnswer(t);
@@ -500,6 +502,7 @@ void UpstreamAttempts::onResponseStarted(Try &t, int status, const HeaderList &h
     if (status >= 300 && status < 400)
         t.location = headerValue(headers, "location");
     t.notAStream = is2xx(status) ? notAStream(headers) : QByteArray();
+    t.untyped = is2xx(status) && headerValue(headers, "content-type").trimmed().isEmpty();
     if (!t.notAStream.isEmpty() && t.notAStream != "text/html") {
         // JSON where a stream was asked for: the whole answer of a server that ignores `stream`,
         // or its error. Only the whole body tells (finishJsonAnswer); it is read as an answer.
@@ -516,6 +519,20 @@ void UpstreamAttempts::onResponseStarted(Try &t, int status, const HeaderList &h
 void UpstreamAttempts::onBodyData(Try &t, const QByteArray &chunk) {
     const failover::AttemptId id = t.id;
     const quint64 generation = t.generation;
+    if (t.untyped) {
+        // A 2xx without a Content-Type is read as the stream asked for, unless its first byte
+        // opens markup: a captive portal's or a proxy's page, answered as one typed text/html is
+        // (its words quoted, a server error), not "unreachable: stream ended before completion"
+        // with a transport mark on the whole base URL (probe A1 3).
+        const auto visible = std::find_if(chunk.cbegin(), chunk.cend(), [](char c) { return !QChar::isSpace(c); });
+        if (visible != chunk.cend()) {
+            t.untyped = false;
+            if (*visible == '<') {
+                t.notAStream = QByteArrayLiteral("(none; an HTML page)");
+                m_loop->onResponseHead(id, t.status, true); // the error body's window
+            }
+        }
+    }
     if (t.errorAnswer()) {
         m_loop->onActivity(id); // an error body has its own window besides (kErrorBodyWindowMs)
         t.errorBody += chunk.left(kMaxErrorBody - t.errorBody.size());

@@ -199,6 +199,8 @@ private Q_SLOTS:
     void idleConnectionThatHearsAnythingLeavesThePool_data();
     void idleConnectionThatHearsAnythingLeavesThePool();
     void anEarlyAnswerToABodyTheUpstreamDidNotReadIsTheAnswer();
+    void anIdleTimeout408OnAReusedConnectionIsRetriedOnAFreshOne_data();
+    void anIdleTimeout408OnAReusedConnectionIsRetriedOnAFreshOne();
     void aReusedConnectionThatDiesAfterTheRequestWasReadIsNotResent_data();
     void aReusedConnectionThatDiesAfterTheRequestWasReadIsNotResent();
     void aPooledConnectionThePeerAlreadyClosedIsNotUsed();
@@ -732,6 +734,40 @@ void TestSocketTransport::anEarlyAnswerToABodyTheUpstreamDidNotReadIsTheAnswer()
     QCOMPARE(rec.body, json);
     QCOMPARE(m_transport->connectionsOpened(), 1); // not re-sent
     QCOMPARE(m_transport->idleConnections(), 0);
+}
+
+void TestSocketTransport::anIdleTimeout408OnAReusedConnectionIsRetriedOnAFreshOne_data() {
+    QTest::addColumn<qint64>("afterMs");
+    QTest::addColumn<int>("status");
+    QTest::addRow("at once: the server's idle timer") << qint64(0) << 200;
+    QTest::addRow("after the stale window: the server's answer") << SocketUpstreamCall::kStaleRetryMs + 100 << 408;
+}
+
+void TestSocketTransport::anIdleTimeout408OnAReusedConnectionIsRetriedOnAFreshOne() {
+    // A server whose keep-alive timer fires as the connection is reused answers 408 with
+    // Connection: close, not a plain close (probe A1 2). It answered no request of ours: sent again
+    // on a fresh connection, as after a close at that moment, not failed over and marked.
+    QFETCH(qint64, afterMs);
+    QFETCH(int, status);
+    FakeClock clock;
+    m_transport->setClock(&clock);
+    HoldingServer server;
+    {
+        CallRecorder first(m_transport->start(post(server.base()), this));
+        QVERIFY(first.waitFinished());
+        QCOMPARE(first.status, 200);
+    }
+    QCOMPARE(m_transport->idleConnections(), 1);
+    CallRecorder second(m_transport->start(post(server.base()), this));
+    QVERIFY(waitUntil([&] { return server.requests == 2; }));
+    clock.advance(afterMs);
+    server.sockets.first()->write("HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Length: 0\r\n\r\n");
+    server.sockets.first()->disconnectFromHost();
+    QVERIFY(second.waitFinished());
+    QCOMPARE(second.error(), TransportError::None);
+    QCOMPARE(second.status, status);
+    QCOMPARE(m_transport->connectionsOpened(), status == 200 ? 2 : 1);
+    QCOMPARE(server.requests, status == 200 ? 3 : 2);
 }
 
 void TestSocketTransport::aReusedConnectionThatDiesAfterTheRequestWasReadIsNotResent_data() {
