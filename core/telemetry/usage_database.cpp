@@ -60,6 +60,15 @@ QString lastError(const QSqlQuery &q) {
     return q.lastError().text();
 }
 
+// Ends a batch's transaction: all of it or, with *error set, none of it.
+bool commitOrRollBack(QSqlDatabase &db, QString *error) {
+    if (db.commit())
+        return true;
+    *error = db.lastError().text();
+    db.rollback();
+    return false;
+}
+
 // Schema steps, in order: step N takes a file from version N to N + 1. A file is never
 // rewritten wholesale; each step runs in one transaction with the version bump.
 const QList<QStringList> &migrationSteps() {
@@ -282,12 +291,7 @@ bool UsageDatabase::insert(const QList<UsageRow> &rows, QString *error) {
             return false;
         }
     }
-    if (!db.commit()) {
-        *error = db.lastError().text();
-        db.rollback();
-        return false;
-    }
-    return true;
+    return commitOrRollBack(db, error);
 }
 
 UsageReport UsageDatabase::query(const UsageQuery &uq) const {
@@ -485,12 +489,7 @@ bool UsageDatabase::writeReplays(const QList<ReplayRow> &ops, const QString &wri
             return false;
         }
     }
-    if (!db.commit()) {
-        *error = db.lastError().text();
-        db.rollback();
-        return false;
-    }
-    return true;
+    return commitOrRollBack(db, error);
 }
 
 QList<ReplayRow> UsageDatabase::replaysAfter(qint64 afterId, qint64 sinceEpochMs, const QString &exceptWriter,
