@@ -381,17 +381,17 @@ std::optional<QString> prefillIncompatibility(const model::Context &context, wir
 
 namespace {
 // The image types each API reads (its documentation's list): Messages and OpenAI's take PNG, JPEG,
-// GIF and WebP; Gemini also HEIC and HEIF.
+// GIF and WebP; Gemini PNG, JPEG, WebP, HEIC and HEIF, and refuses GIF with a 400.
 bool readsImageType(const QString &api, const QString &mimeType) {
     if (mimeType.isEmpty())
         return true; // not said, and not one the bytes show: the target judges it
     const QString type = mimeType.toLower();
-    static const QStringList common{QStringLiteral("image/png"), QStringLiteral("image/jpeg"),
-                                    QStringLiteral("image/gif"), QStringLiteral("image/webp")};
-    if (common.contains(type))
+    if (type == QLatin1String("image/png") || type == QLatin1String("image/jpeg") ||
+        type == QLatin1String("image/webp"))
         return true;
-    return api == wire::apiName(GoogleAdapter::kApi) &&
-           (type == QLatin1String("image/heic") || type == QLatin1String("image/heif"));
+    if (api == wire::apiName(GoogleAdapter::kApi))
+        return type == QLatin1String("image/heic") || type == QLatin1String("image/heif");
+    return type == QLatin1String("image/gif");
 }
 } // namespace
 

@@ -7,10 +7,14 @@
 #include "core/wire/json.h"
 #include "core/wire/json_splice.h"
 
+#include <QHash>
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <QSet>
 #include <algorithm>
 #include <optional>
+#include <string_view>
+#include <vector>
 
 namespace sw::upstream {
 
@@ -324,6 +328,55 @@ bool isBlankText(const QJsonObject &block) {
     return block.value(L("type")).toString() == L("text") && block.value(L("text")).toString().trimmed().isEmpty();
 }
 
+// Repeated tool_use ids in a Messages body made unique, as a converted request's are
+// (uniqueToolCallIds): a Chat server that names every turn's call "call_0" gave an Anthropic client
+// such ids, and its history comes back with them. Each tool_result takes the id of the latest call
+// of its id before it. True when an id changed.
+bool uniqueToolUseIds(QJsonArray &messages) {
+    QSet<QString> taken;
+    QHash<QString, QString> latest;
+    bool changed = false;
+    for (qsizetype i = 0; i < messages.size(); ++i) {
+        QJsonObject m = messages.at(i).toObject();
+        const bool assistant = m.value(L("role")).toString() == L("assistant");
+        QJsonArray content = m.value(L("content")).toArray();
+        bool turnChanged = false;
+        for (qsizetype j = 0; j < content.size(); ++j) {
+            QJsonObject block = content.at(j).toObject();
+            const QString type = block.value(L("type")).toString();
+            if (assistant && type == L("tool_use")) {
+                const QString id = block.value(L("id")).toString();
+                QString unique = id;
+                for (int n = 2; taken.contains(unique); ++n) {
+                    const QString suffix = QLatin1Char('_') + QString::number(n);
+                    unique = id.left(wire::kAnthropicMaxToolIdLength - suffix.size()) + suffix;
+                }
+                taken.insert(unique);
+                latest.insert(id, unique);
+                if (unique != id) {
+                    block.insert(L("id"), unique);
+                    content.replace(j, block);
+                    turnChanged = true;
+                }
+            } else if (!assistant && type == L("tool_result")) {
+                const QString id = block.value(L("tool_use_id")).toString();
+                const QString paired = latest.value(id, id);
+                if (paired != id) {
+                    block.insert(L("tool_use_id"), paired);
+                    content.replace(j, block);
+                    turnChanged = true;
+                }
+            }
+        }
+        if (turnChanged) {
+            m.insert(L("content"), content);
+            messages.replace(i, m);
+            changed = true;
+        }
+    }
+    return changed;
+}
+
 // Whether the client's thinking budget (if any) stays under an output cap of `cap`: Messages wants
 // budget_tokens below max_tokens.
 bool thinkingFits(const wire::rj::Value *body, int cap) {
@@ -373,14 +426,21 @@ bool AnthropicAdapter::thinkingRulesChangeNothing(const wire::rj::Value *body) {
     };
     const rj::Value *messages = rj::asArray(rj::member(body, "messages"));
     const rj::Value *lastAssistant = nullptr;
+    std::vector<std::string_view> toolUseIds; // repeated ones are made unique (uniqueToolUseIds)
     for (const rj::Value &m : rj::elements(messages)) {
         if (!rj::equals(rj::member(&m, "role"), "assistant"))
             continue;
         lastAssistant = &m;
-        for (const rj::Value &block : rj::elements(rj::member(&m, "content")))
+        for (const rj::Value &block : rj::elements(rj::member(&m, "content"))) {
             if (foreign(&block))
                 return false;
+            if (rj::equals(rj::member(&block, "type"), "tool_use"))
+                toolUseIds.push_back(rj::bytes(rj::member(&block, "id")));
+        }
     }
+    std::sort(toolUseIds.begin(), toolUseIds.end());
+    if (std::adjacent_find(toolUseIds.begin(), toolUseIds.end()) != toolUseIds.end())
+        return false;
     const rj::Value *thinking = rj::member(body, "thinking");
     if (rj::isEmptyObject(thinking) || rj::equals(rj::member(thinking, "type"), "disabled") || !lastAssistant)
         return true;
@@ -426,6 +486,8 @@ bool AnthropicAdapter::applyThinkingRules(QJsonObject &body, bool keepSigned) {
         lastAssistant = messages.size();
         messages.append(m);
     }
+    if (uniqueToolUseIds(messages))
+        changed = true;
     if (changed)
         body.insert(L("messages"), messages);
 

@@ -183,7 +183,9 @@ struct UpstreamAttempts::Try {
     std::optional<qint64> headerRetryAfter;
     QByteArray location;      // a 3xx's Location, to name the redirect
     QByteArray notAStream;    // a 2xx answer's media type when it is not an event stream (HTML, JSON error)
-    bool untyped = false;     // a 2xx without a Content-Type whose first visible byte is not read yet
+    bool untyped = false;     // a 2xx stream whose first visible byte is not read yet (an HTML page?)
+    qsizetype sniffed = 0;    // body bytes looked at for it
+    HeaderList headers;       // the answer's head, while its first visible byte is not read
     QByteArray jsonType;      // a 2xx JSON answer's media type: read whole, then an answer or an error
     QByteArray jsonBody;      // that answer so far, bounded as a JSON answer to a client is
     qint64 bodyBytes = 0;     // this try's answer so far (JSON or stream), bounded by limits.maxResponseBytes
@@ -414,6 +416,8 @@ void UpstreamAttempts::launch(failover::AttemptId id) {
     t.location.clear();
     t.notAStream.clear();
     t.untyped = false;
+    t.sniffed = 0;
+    t.headers.clear();
     // Tries run one at a time: a new one means what earlier ones read is dropped (the loop keeps
     // only the answering try's events), and so are the answer bytes they held.
     restartAnswer(t);
@@ -502,7 +506,9 @@ void UpstreamAttempts::onResponseStarted(Try &t, int status, const HeaderList &h
     if (status >= 300 && status < 400)
         t.location = headerValue(headers, "location");
     t.notAStream = is2xx(status) ? notAStream(headers) : QByteArray();
-    t.untyped = is2xx(status) && headerValue(headers, "content-type").trimmed().isEmpty();
+    t.untyped = is2xx(status) && t.notAStream.isEmpty(); // an event stream, said or not: its first byte tells
+    if (t.untyped)
+        t.headers = headers;
     if (!t.notAStream.isEmpty() && t.notAStream != "text/html") {
         // JSON where a stream was asked for: the whole answer of a server that ignores `stream`,
         // or its error. Only the whole body tells (finishJsonAnswer); it is read as an answer.
@@ -519,16 +525,23 @@ void UpstreamAttempts::onResponseStarted(Try &t, int status, const HeaderList &h
 void UpstreamAttempts::onBodyData(Try &t, const QByteArray &chunk) {
     const failover::AttemptId id = t.id;
     const quint64 generation = t.generation;
-    if (t.untyped) {
-        // A 2xx without a Content-Type is read as the stream asked for, unless its first byte
-        // opens markup: a captive portal's or a proxy's page, answered as one typed text/html is
-        // (its words quoted, a server error), not "unreachable: stream ended before completion"
-        // with a transport mark on the whole base URL (probe A1 3).
-        const auto visible = std::find_if(chunk.cbegin(), chunk.cend(), [](char c) { return !QChar::isSpace(c); });
-        if (visible != chunk.cend()) {
+    if (t.untyped && t.jsonType.isEmpty()) {
+        // A 2xx without a Content-Type, or typed as an event stream, is read as the stream asked
+        // for, unless its first byte (past a byte order mark and blank lines) opens markup, which
+        // no event stream does: a captive portal's or a proxy's page, answered as one typed
+        // text/html is (its words quoted, a server error), not "unreachable: stream ended before
+        // completion" with a transport mark on the whole base URL (probes A1 3, AV).
+        QByteArrayView rest(chunk);
+        if (t.sniffed == 0 && rest.startsWith("\xEF\xBB\xBF"))
+            rest = rest.sliced(3);
+        t.sniffed += chunk.size();
+        const auto visible = std::find_if(rest.begin(), rest.end(), [](char c) { return !QChar::isSpace(c); });
+        if (visible != rest.end()) {
             t.untyped = false;
             if (*visible == '<') {
-                t.notAStream = QByteArrayLiteral("(none; an HTML page)");
+                const QByteArray type = headerValue(t.headers, "content-type").trimmed();
+                t.notAStream = type.isEmpty() ? QByteArrayLiteral("(none; an HTML page)")
+                                              : type.left(64) + QByteArrayLiteral(" (an HTML page)");
                 m_loop->onResponseHead(id, t.status, true); // the error body's window
             }
         }

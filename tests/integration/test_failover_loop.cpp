@@ -1340,19 +1340,26 @@ private Q_SLOTS:
 
         // The same page with no Content-Type at all, closed at its end (probe A1 3): read as a
         // stream it said "unreachable: stream ended before completion" and marked the whole host.
-        CannedAnswerServer untyped("HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n\n  " + page);
-        GatewayFixture gw3;
-        gw3.config.providers[QStringLiteral("pa")].baseUrl = untyped.url();
-        gw3.start();
-        const auto u =
-            gw3.post(QStringLiteral("/v1/messages"),
-                     GatewayFixture::anthropicBody(QStringLiteral("pa/claude-a"), QStringLiteral("x"), false));
-        QCOMPARE(u.status, 502);
-        QVERIFY2(u.body.contains("HTML page") && u.body.contains("Sign in to the hotel network"), u.body.constData());
-        QVERIFY2(!u.body.contains("unreachable"), u.body.constData());
-        QCOMPARE(failuresOf(gw3.engine(), QStringLiteral("pa"), QStringLiteral("transport")), 0);
-        for (const auto &mark : gw3.engine().marks())
-            QVERIFY2(!mark.model.isEmpty(), "a whole-host (transport) mark");
+        // Then typed as an event stream, or after a byte order mark and blank lines (probe AV).
+        for (const QByteArray &head : {QByteArray("HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n\n  "),
+                                       QByteArray("HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n\xEF\xBB\xBF\r\n\r\n"),
+                                       QByteArray("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+                                                  "Connection: close\r\n\r\n")}) {
+            CannedAnswerServer untyped(head + page);
+            GatewayFixture gw3;
+            gw3.config.providers[QStringLiteral("pa")].baseUrl = untyped.url();
+            gw3.start();
+            const auto u =
+                gw3.post(QStringLiteral("/v1/messages"),
+                         GatewayFixture::anthropicBody(QStringLiteral("pa/claude-a"), QStringLiteral("x"), false));
+            QCOMPARE(u.status, 502);
+            QVERIFY2(u.body.contains("HTML page") && u.body.contains("Sign in to the hotel network"),
+                     u.body.constData());
+            QVERIFY2(!u.body.contains("unreachable"), u.body.constData());
+            QCOMPARE(failuresOf(gw3.engine(), QStringLiteral("pa"), QStringLiteral("transport")), 0);
+            for (const auto &mark : gw3.engine().marks())
+                QVERIFY2(!mark.model.isEmpty(), "a whole-host (transport) mark");
+        }
     }
 
     // A 404 without a body (a wrong baseUrl path on many servers) told the client "upstream

@@ -390,6 +390,12 @@ void TestAdapterIncompatibility::reasons_data() {
         QTest::addRow("HEIC image to %s", api) << chat << chatBody("").replace(user, heic) << api << "image/heic";
     QTest::addRow("HEIC image to Gemini") << chat << chatBody("").replace(user, heic) << "google-generative-ai"
                                           << "";
+    const QByteArray gif =
+        R"("messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"data:image/gif;base64,R0lGODlhAQABAAAAACw="}}]}])";
+    QTest::addRow("GIF image to Gemini") << chat << chatBody("").replace(user, gif) << "google-generative-ai"
+                                         << "image/gif";
+    QTest::addRow("GIF image to Messages") << chat << chatBody("").replace(user, gif) << "anthropic-messages"
+                                           << "";
     // Messages refuses text of whitespace alone: a last user turn of nothing else cannot go there;
     // a tool result of whitespace alone is sent empty, and whitespace after tool results is left out.
     const QByteArray blank =

@@ -62,6 +62,7 @@ private slots:
     void parsesErrorBodies();
     void passthroughDropsForeignThinking();
     void whitespaceToolOutputAndRepeatedCallIdsAreMadeValid();
+    void anAnthropicClientsRepeatedToolIdsAreMadeUnique();
     void aRefusedSignatureSendsNoThinkingAtAll();
     void aWhitespaceTextBlockIsNeverSent();
     void foreignToolLoopGoesWithThinkingOff();
@@ -124,6 +125,25 @@ QJsonObject sentFor(const QByteArray &clientBody, wire::Api inbound = wire::Api:
     Target t = target();
     t.replayReasoning = replayReasoning;
     return json(AnthropicAdapter().buildRequest(spokenIn(*req, inbound), t, {}).body);
+}
+// An Anthropic client's history after a Chat server that names every turn's call "call_0".
+QJsonObject repeatedToolUseIds() {
+    const auto call = [](int n) {
+        return QJsonObject{
+            {"role", "assistant"},
+            {"content",
+             QJsonArray{QJsonObject{
+                 {"type", "tool_use"}, {"id", "call_0"}, {"name", "sh"}, {"input", QJsonObject{{"n", n}}}}}}};
+    };
+    const auto result = [](const char *text) {
+        return QJsonObject{{"role", "user"},
+                           {"content", QJsonArray{QJsonObject{
+                                           {"type", "tool_result"}, {"tool_use_id", "call_0"}, {"content", text}}}}};
+    };
+    return QJsonObject{{"model", "m"},
+                       {"max_tokens", 100},
+                       {"messages", QJsonArray{QJsonObject{{"role", "user"}, {"content", "run twice"}}, call(1),
+                                               result("one"), call(2), result("two")}}};
 }
 QJsonObject fromChat(const QJsonObject &extra) {
     QJsonObject body{{"model", "m"}, {"messages", QJsonArray{QJsonObject{{"role", "user"}, {"content", "hi"}}}}};
@@ -227,6 +247,19 @@ void TestAnthropicAdapter::whitespaceToolOutputAndRepeatedCallIdsAreMadeValid() 
     QCOMPARE(first(3).value("id").toString(), QStringLiteral("call_0_2"));
     QCOMPARE(first(4).value("tool_use_id").toString(), QStringLiteral("call_0_2"));
     QCOMPARE(first(4).value("content").toArray()[0].toObject().value("text").toString(), QStringLiteral("second"));
+}
+
+void TestAnthropicAdapter::anAnthropicClientsRepeatedToolIdsAreMadeUnique() {
+    // The same ids reached an Anthropic client (Claude Code) from a Chat upstream; its history went
+    // to Anthropic on the passthrough as it was: "tool_use ids must be unique" (probe AV 1).
+    const QJsonArray sent = sentFor(QJsonDocument(repeatedToolUseIds()).toJson()).value("messages").toArray();
+    QCOMPARE(sent.size(), 5);
+    const auto first = [&sent](int turn) { return sent[turn].toObject().value("content").toArray()[0].toObject(); };
+    QCOMPARE(first(1).value("id").toString(), QStringLiteral("call_0"));
+    QCOMPARE(first(2).value("tool_use_id").toString(), QStringLiteral("call_0"));
+    QCOMPARE(first(3).value("id").toString(), QStringLiteral("call_0_2"));
+    QCOMPARE(first(4).value("tool_use_id").toString(), QStringLiteral("call_0_2"));
+    QCOMPARE(first(4).value("content").toString(), QStringLiteral("two"));
 }
 
 void TestAnthropicAdapter::aRefusedSignatureSendsNoThinkingAtAll() {
@@ -450,6 +483,7 @@ void TestAnthropicAdapter::thinkingRuleCheckAgreesWithTheRules() {
     messages[1] = turn;
     redacted.insert("messages", messages);
     bodies << redacted;
+    bodies << repeatedToolUseIds();
     bodies << QJsonObject{{"messages", "not an array"}, {"thinking", QJsonObject{{"type", "enabled"}}}};
     bodies << QJsonObject{{"messages", QJsonArray{1, "x", QJsonObject{{"role", "assistant"}, {"content", 3}}}},
                           {"thinking", QJsonObject{{"type", "enabled"}}}};
