@@ -145,6 +145,55 @@ void addHeader(HttpRequest &http, const QByteArray &name, const QByteArray &valu
     http.headers.append(qMakePair(name, value));
 }
 
+// A pi client asks for prompt caching (options.cacheRetention, "short" unless it says "none"), as
+// pi-ai does talking to Anthropic itself: without it every turn of an agent loop converted for
+// Messages paid the whole prompt at the full input price (probe A2 4). "long" goes as the 5-minute
+// cache: its 1-hour TTL takes a beta a converted request does not send.
+bool wantsPromptCache(const model::ChatRequest &request) {
+    if (request.sourceApi != wire::Api::Pi)
+        return false;
+    const wire::rj::Value *retention =
+        wire::rj::member(wire::rj::member(wire::clientBody(request), "options"), "cacheRetention");
+    return !wire::rj::equals(retention, "none");
+}
+
+QJsonObject withCacheControl(QJsonObject block) {
+    block.insert(L("cache_control"), QJsonObject{{L("type"), L("ephemeral")}});
+    return block;
+}
+
+// Breakpoints where pi-ai puts them: the system prompt, the last tool, and the last block of the
+// last user turn (the prefix every next turn repeats). Three of Messages' four.
+void addCacheBreakpoints(QJsonObject &body) {
+    const QJsonValue system = body.value(L("system"));
+    if (system.isString())
+        body.insert(L("system"),
+                    QJsonArray{withCacheControl(QJsonObject{{L("type"), L("text")}, {L("text"), system.toString()}})});
+    QJsonArray tools = body.value(L("tools")).toArray();
+    if (!tools.isEmpty()) {
+        tools.replace(tools.size() - 1, withCacheControl(tools.last().toObject()));
+        body.insert(L("tools"), tools);
+    }
+    QJsonArray messages = body.value(L("messages")).toArray();
+    for (qsizetype i = messages.size() - 1; i >= 0; --i) {
+        QJsonObject m = messages.at(i).toObject();
+        if (m.value(L("role")).toString() != L("user"))
+            continue;
+        QJsonArray content = m.value(L("content")).toArray();
+        if (content.isEmpty())
+            break;
+        const QJsonObject last = content.last().toObject();
+        const QString type = last.value(L("type")).toString();
+        if (type == L("thinking") || type == L("redacted_thinking"))
+            break; // never in a user turn; cache_control is refused on them
+        content.replace(content.size() - 1, withCacheControl(last));
+        m.insert(L("content"), content);
+        messages.replace(i, m);
+        body.insert(L("messages"), messages);
+        break;
+    }
+}
+
 } // namespace
 
 QStringList AnthropicAdapter::stopSequencesCarried(const model::Options &options) {
@@ -304,6 +353,8 @@ QJsonObject AnthropicAdapter::buildBody(const model::ChatRequest &request, const
             QJsonObject{{L("format"), QJsonObject{{L("type"), L("json_schema")},
                                                   {L("schema"), anthropic_schema::shape(opt.outputFormat.schema)}}}});
     applyThinkingRules(body);
+    if (wantsPromptCache(request))
+        addCacheBreakpoints(body);
     return body;
 }
 

@@ -282,6 +282,18 @@ QJsonObject OpenAIResponsesAdapter::buildBody(const model::ChatRequest &request,
         body.insert(L("text"), QJsonObject{{L("format"), format}});
     }
     // Stop sequences have no Responses field: they are dropped (formats/translation_rules.md).
+    // The prompt cache's routing key: a Chat client's own (the same field), or a pi session's, as
+    // pi-ai sends it unless told not to cache. Requests of one key land where their prefix is cached.
+    namespace rj = wire::rj;
+    const rj::Value *client = wire::clientBody(request);
+    const rj::Value *key = nullptr;
+    if (request.sourceApi == wire::Api::OpenAICompletions)
+        key = rj::member(client, "prompt_cache_key");
+    else if (request.sourceApi == wire::Api::Pi &&
+             !rj::equals(rj::member(rj::member(client, "options"), "cacheRetention"), "none"))
+        key = rj::member(rj::member(client, "options"), "sessionId");
+    if (rj::isString(key) && key->GetStringLength() > 0 && key->GetStringLength() <= 256)
+        body.insert(L("prompt_cache_key"), rj::toString(key));
     return body;
 }
 

@@ -63,6 +63,7 @@ private slots:
     void passthroughDropsForeignThinking();
     void whitespaceToolOutputAndRepeatedCallIdsAreMadeValid();
     void anAnthropicClientsRepeatedToolIdsAreMadeUnique();
+    void aPiClientsPromptIsCachedAsPiAiCachesIt();
     void aRefusedSignatureSendsNoThinkingAtAll();
     void aWhitespaceTextBlockIsNeverSent();
     void foreignToolLoopGoesWithThinkingOff();
@@ -260,6 +261,56 @@ void TestAnthropicAdapter::anAnthropicClientsRepeatedToolIdsAreMadeUnique() {
     QCOMPARE(first(3).value("id").toString(), QStringLiteral("call_0_2"));
     QCOMPARE(first(4).value("tool_use_id").toString(), QStringLiteral("call_0_2"));
     QCOMPARE(first(4).value("content").toString(), QStringLiteral("two"));
+}
+
+void TestAnthropicAdapter::aPiClientsPromptIsCachedAsPiAiCachesIt() {
+    // pi-ai puts cache_control on the system prompt, the last tool and the last user block when it
+    // talks to Anthropic, unless told cacheRetention "none". Converted, every turn of a pi agent
+    // loop paid its whole prompt at the full input price (probe A2 4).
+    const auto sentFor = [](const char *retention) {
+        QJsonObject options{{"sessionId", "s-1"}};
+        if (retention)
+            options.insert("cacheRetention", retention);
+        const QJsonObject pi{
+            {"model", "m"},
+            {"options", options},
+            {"context",
+             QJsonObject{
+                 {"systemPrompt", "You are terse."},
+                 {"tools", QJsonArray{QJsonObject{{"name", "a"}, {"description", "x"}, {"parameters", QJsonObject{}}},
+                                      QJsonObject{{"name", "b"}, {"description", "y"}, {"parameters", QJsonObject{}}}}},
+                 {"messages",
+                  QJsonArray{QJsonObject{{"role", "user"}, {"content", "first"}, {"timestamp", 0}},
+                             QJsonObject{{"role", "user"},
+                                         {"content", QJsonArray{QJsonObject{{"type", "text"}, {"text", "one"}},
+                                                                QJsonObject{{"type", "text"}, {"text", "two"}}}},
+                                         {"timestamp", 0}}}}}}};
+        sw::model::GatewayError error;
+        const auto req = PiNativeCodec().decode(QJsonDocument(pi).toJson(QJsonDocument::Compact), &error);
+        return req ? json(AnthropicAdapter().buildRequest(spokenIn(*req, wire::Api::Pi), target(), {}).body)
+                   : QJsonObject{{"error", error.message}};
+    };
+    const QJsonObject ephemeral{{"type", "ephemeral"}};
+    for (const char *retention : {static_cast<const char *>(nullptr), "short", "long"}) {
+        const QJsonObject body = sentFor(retention);
+        const QJsonArray system = body.value("system").toArray();
+        QCOMPARE(system.size(), 1);
+        QCOMPARE(system[0].toObject().value("text").toString(), QStringLiteral("You are terse."));
+        QCOMPARE(system[0].toObject().value("cache_control").toObject(), ephemeral);
+        const QJsonArray tools = body.value("tools").toArray();
+        QVERIFY(!tools[0].toObject().contains("cache_control"));
+        QCOMPARE(tools[1].toObject().value("cache_control").toObject(), ephemeral);
+        const QJsonArray turn = body.value("messages").toArray().last().toObject().value("content").toArray();
+        QCOMPARE(turn.last().toObject().value("text").toString(), QStringLiteral("two"));
+        QCOMPARE(turn.last().toObject().value("cache_control").toObject(), ephemeral);
+        QCOMPARE(QJsonDocument(body).toJson().count("cache_control"), 3); // of Messages' four
+    }
+    const QJsonObject none = sentFor("none");
+    QVERIFY2(!QJsonDocument(none).toJson().contains("cache_control"), QJsonDocument(none).toJson().constData());
+    QCOMPARE(none.value("system").toString(), QStringLiteral("You are terse."));
+    // An OpenAI client's request is not cached on its behalf: OpenAI's own caching costs nothing to
+    // write, Anthropic's a quarter more, which the client did not ask for.
+    QVERIFY(!QJsonDocument(fromChat({{"prompt_cache_key", "k"}})).toJson().contains("cache_control"));
 }
 
 void TestAnthropicAdapter::aRefusedSignatureSendsNoThinkingAtAll() {

@@ -63,6 +63,7 @@ private slots:
     void modelConfiguredNotToReasonGetsNoReasoning();
     void interleavedFunctionCallsAssembleByOutputIndex();
     void aStreamThatKeepsNoArgumentsSaysEachCallOnce();
+    void thePromptCacheKeyCrossesOver();
     void passthroughKeepsEveryFieldAndBetaHeader();
     void passthroughSplicesUnlessAReasoningItemIsDropped();
     void passthroughDropsTheItemIdsTheGatewayMadeUp();
@@ -877,6 +878,28 @@ void TestOpenAIResponsesAdapter::interleavedFunctionCallsAssembleByOutputIndex()
     QCOMPARE(m.content[0].arguments, QJsonObject({{"location", "Paris"}}));
     QCOMPARE(m.content[1].toolCallId, QStringLiteral("call_b"));
     QCOMPARE(m.content[1].arguments, QJsonObject({{"zone", "CET"}}));
+}
+
+void TestOpenAIResponsesAdapter::thePromptCacheKeyCrossesOver() {
+    // Chat's prompt_cache_key is the same field on Responses, and pi-ai sends a pi session's id as
+    // it unless told not to cache: requests of one conversation land where their prefix is cached.
+    const auto sent = [](wire::Api inbound, const QByteArray &body) {
+        sw::model::GatewayError error;
+        const auto req =
+            inbound == wire::Api::Pi ? PiNativeCodec().decode(body, &error) : OpenAIChatCodec().decode(body, &error);
+        return req ? json(OpenAIResponsesAdapter().buildRequest(spokenIn(*req, inbound), target(), {}).body)
+                   : QJsonObject{};
+    };
+    const QByteArray chat = R"({"model":"m","prompt_cache_key":"conv-7","messages":[{"role":"user","content":"hi"}]})";
+    QCOMPARE(sent(wire::Api::OpenAICompletions, chat).value("prompt_cache_key").toString(), QStringLiteral("conv-7"));
+    const QByteArray pi =
+        R"({"model":"m","options":{"sessionId":"sess-1"%1},"context":{"messages":[{"role":"user","content":"hi","timestamp":0}]}})";
+    QCOMPARE(sent(wire::Api::Pi, QByteArray(pi).replace("%1", "")).value("prompt_cache_key").toString(),
+             QStringLiteral("sess-1"));
+    QVERIFY(
+        !sent(wire::Api::Pi, QByteArray(pi).replace("%1", R"(,"cacheRetention":"none")")).contains("prompt_cache_key"));
+    QVERIFY(!sent(wire::Api::OpenAICompletions, R"({"model":"m","messages":[{"role":"user","content":"hi"}]})")
+                 .contains("prompt_cache_key"));
 }
 
 void TestOpenAIResponsesAdapter::aStreamThatKeepsNoArgumentsSaysEachCallOnce() {
