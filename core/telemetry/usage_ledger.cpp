@@ -132,12 +132,7 @@ void UsageLedger::flush(bool retry) {
         m_clock.cancel(m_flushTimer);
         m_flushTimer = 0;
     }
-    if (!m_pendingReplays.isEmpty())
-        QMetaObject::invokeMethod(m_worker, [this, ops = std::exchange(m_pendingReplays, {})]() {
-            QString ignored; // best effort: this process still replays them; a failing file has said so
-            if (!m_dbReadOnly && !m_dbInMemory)
-                m_db->writeReplays(ops, m_writer, &ignored);
-        });
+    flushReplays();
     // With nothing new, the rows a failed write kept still go when asked (the retry timer, shutdown).
     if (m_pending.isEmpty() && !retry)
         return;
@@ -243,11 +238,20 @@ void UsageLedger::setMaxPages(qint64 pages) {
 void UsageLedger::keepReplay(ReplayRow row) {
     if (!m_persistent)
         return; // a ledger in memory (or read-only) keeps nothing past this process, which has them
+    // To the worker now, not with the next batch: the retry a crash of this process provokes is
+    // what the key is for, and a second's batch lost to the crash would answer it afresh.
     m_pendingReplays.append(std::move(row));
-    if (m_pendingReplays.size() >= kBatchRows)
-        flush();
-    else
-        scheduleFlush();
+    flushReplays();
+}
+
+void UsageLedger::flushReplays() {
+    if (m_pendingReplays.isEmpty())
+        return;
+    QMetaObject::invokeMethod(m_worker, [this, ops = std::exchange(m_pendingReplays, {})]() {
+        QString ignored; // best effort: this process still replays them; a failing file has said so
+        if (!m_dbReadOnly && !m_dbInMemory)
+            m_db->writeReplays(ops, m_writer, &ignored);
+    });
 }
 
 QList<ReplayRow> UsageLedger::loadReplays(qint64 sinceEpochMs, qint64 maxBytes) {

@@ -69,7 +69,7 @@ public:
     bool budgetNoticeGiven(const QString &tenant, qint64 periodStartMs);
     void rememberBudgetNotice(const QString &tenant, qint64 periodStartMs);
     // Idempotency-Key answers (server::IdempotencyStore): a kept answer, or a key let go (`dropped`),
-    // written with the next batch. Best effort: a file that cannot take them loses them, and
+    // handed to the worker at once (not batched). Best effort: a file that cannot take them loses them, and
     // the answer is still replayed by this process.
     void keepReplay(ReplayRow row);
     // Blocking, once at engine start: the answers kept at or after sinceEpochMs, the newest
@@ -94,6 +94,7 @@ public:
 
 private:
     void scheduleFlush();
+    void flushReplays();
     void flush(bool retry = false);
     void scheduleRetry();
     void schedulePrune();

@@ -167,6 +167,25 @@ private slots:
         QCOMPARE(replayRows(ledger), 2);
     }
 
+    // The retry a crash provokes is what the key is for: the answer is in the file as soon as it
+    // is kept, not with the usage batch a second later (the clock here never reaches it).
+    void anAnswerIsInTheFileBeforeTheUsageBatch() {
+        QTemporaryDir dir;
+        const QString ledger = dir.filePath(QStringLiteral("usage.sqlite"));
+        test::FakeClock clock;
+        clock.setEpochMs(QDateTime::currentMSecsSinceEpoch());
+        GatewayFixture gw;
+        gw.clock = &clock;
+        gw.usageLedgerPath = ledger;
+        gw.start();
+        QCOMPARE(gw.post(QStringLiteral("/v1/messages"),
+                         GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), false),
+                         keyed("crash"))
+                     .status,
+                 200);
+        QTRY_COMPARE(replayRows(ledger), 1);
+    }
+
     // Past the Idempotency-Key window an answer is neither loaded nor replayed: the retry runs.
     void anAnswerOlderThanADayIsNotLoaded() {
         QTemporaryDir dir;
