@@ -544,17 +544,13 @@ int UsageDatabase::pruneReplaysBefore(qint64 cutoffEpochMs) {
 bool UsageDatabase::changedElsewhere(qint64 *seenVersion) const {
     QSqlQuery q(QSqlDatabase::database(m_connection, false));
     if (!m_open || !q.exec(QStringLiteral("PRAGMA data_version")) || !q.next())
-        return true;
+        return true; // unknown: read it
     const qint64 version = q.value(0).toLongLong();
     return std::exchange(*seenVersion, version) != version;
 }
 
 bool UsageDatabase::changedElsewhere() {
-    QSqlQuery q(QSqlDatabase::database(m_connection, false));
-    if (!m_open || !q.exec(QStringLiteral("PRAGMA data_version")) || !q.next())
-        return true; // unknown: read it
-    const qint64 version = q.value(0).toLongLong();
-    return std::exchange(m_dataVersion, version) != version;
+    return changedElsewhere(&m_dataVersion);
 }
 
 int UsageDatabase::pruneBefore(qint64 cutoffEpochMs, QString *error) {

@@ -12,7 +12,6 @@
 #include <QJsonArray>
 #include <QJsonObject>
 #include <QMimeDatabase>
-#include <QSet>
 #include <QUrl>
 #include <algorithm>
 #include <array>
@@ -80,36 +79,6 @@ std::optional<QByteArray> relayEventName(std::string_view type, const QByteArray
     if (plain && type == std::string_view(eventLine.constData(), size_t(eventLine.size())))
         return std::nullopt;
     return plain ? QByteArray(type.data(), qsizetype(type.size())) : QByteArray();
-}
-
-void uniqueToolCallIds(QList<model::Message> &messages, const std::function<QString(const QString &)> &sanitize,
-                       qsizetype maxLength) {
-    QSet<QString> taken;
-    QHash<QString, QString> latest; // a call's sanitized id -> the id its latest call went out with
-    for (model::Message &m : messages) {
-        if (m.role == model::Role::ToolResult) {
-            if (!m.toolCallId.isEmpty()) {
-                const QString id = sanitize(m.toolCallId);
-                m.toolCallId = latest.value(id, id);
-            }
-            continue;
-        }
-        if (m.role != model::Role::Assistant)
-            continue;
-        for (model::ContentBlock &b : m.content) {
-            if (b.type != model::BlockType::ToolCall || b.toolCallId.isEmpty())
-                continue;
-            const QString id = sanitize(b.toolCallId);
-            QString unique = id;
-            for (int n = 2; taken.contains(unique); ++n) {
-                const QString suffix = QLatin1Char('_') + QString::number(n);
-                unique = id.left(maxLength - suffix.size()) + suffix;
-            }
-            taken.insert(unique);
-            latest.insert(id, unique);
-            b.toolCallId = unique;
-        }
-    }
 }
 
 QList<model::Message> resultsAfterTheirCalls(const QList<model::Message> &messages) {
@@ -560,8 +529,7 @@ std::optional<QString> UpstreamAdapter::incompatibility(const model::ChatRequest
             (messages.size() < 2 || messages.at(messages.size() - 2).role != model::Role::ToolResult) &&
             std::all_of(messages.last().content.begin(), messages.last().content.end(),
                         [](const model::ContentBlock &b) {
-                            return b.type == model::BlockType::Text &&
-                                   std::all_of(b.text.cbegin(), b.text.cend(), [](QChar c) { return c.isSpace(); });
+                            return b.type == model::BlockType::Text && AnthropicAdapter::isBlank(b.text);
                         }))
             return QStringLiteral("messages: the last user turn is whitespace alone, which %1 refuses").arg(target);
     }

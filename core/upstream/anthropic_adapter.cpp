@@ -61,10 +61,6 @@ QJsonObject documentJson(const ContentBlock &b) {
     return document;
 }
 
-bool isBlank(const QString &text) {
-    return std::all_of(text.cbegin(), text.cend(), [](QChar c) { return c.isSpace(); });
-}
-
 QJsonArray userContent(const QList<ContentBlock> &blocks) {
     QJsonArray out;
     for (const ContentBlock &b : blocks) {
@@ -72,7 +68,7 @@ QJsonArray userContent(const QList<ContentBlock> &blocks) {
         // ("text content blocks must contain non-whitespace text"): a shell tool that printed
         // only a newline. A result left empty is an empty result (UpstreamAdapter::incompatibility
         // keeps a last user turn of whitespace alone from this upstream).
-        if (b.type == BlockType::Text && !isBlank(b.text))
+        if (b.type == BlockType::Text && !AnthropicAdapter::isBlank(b.text))
             out.append(QJsonObject{{L("type"), L("text")}, {L("text"), b.text}});
         else if (b.type == BlockType::Image)
             out.append(imageJson(b));
@@ -90,7 +86,7 @@ QJsonArray assistantContent(const Message &m) {
         case BlockType::Text:
             // Messages refuses a text block of whitespace alone ("text content blocks must contain
             // non-whitespace text"): the "\n\n" another model wrote before its tool call.
-            if (!isBlank(b.text))
+            if (!AnthropicAdapter::isBlank(b.text))
                 out.append(QJsonObject{{L("type"), L("text")}, {L("text"), b.text}});
             break;
         case BlockType::Thinking:
@@ -210,6 +206,10 @@ qsizetype AnthropicAdapter::stopSequencesSent(const model::ChatRequest &request,
     return stopSequencesCarried(request.options).size();
 }
 
+bool AnthropicAdapter::isBlank(const QString &text) {
+    return std::all_of(text.cbegin(), text.cend(), [](QChar c) { return c.isSpace(); });
+}
+
 QString AnthropicAdapter::toolCallId(const QString &id) {
     return wire::anthropicToolId(id);
 }
@@ -233,8 +233,8 @@ QJsonObject AnthropicAdapter::buildBody(const model::ChatRequest &request, const
     };
     // Each result right after the turn of its call, the user's words after them (Messages
     // refuses a tool_use whose result is not at the start of the next turn).
-    QList<Message> history = resultsAfterTheirCalls(ctx.messages);
-    uniqueToolCallIds(history, &AnthropicAdapter::toolCallId, wire::kAnthropicMaxToolIdLength);
+    // Repeated tool call ids are made unique by applyThinkingRules (uniqueToolUseIds), below.
+    const QList<Message> history = resultsAfterTheirCalls(ctx.messages);
     for (const Message &m : history) {
         if (m.role == Role::ToolResult) {
             QJsonObject r{{L("type"), L("tool_result")}, {L("tool_use_id"), toolCallId(m.toolCallId)}};
@@ -376,13 +376,13 @@ bool isForeignThinking(const QJsonObject &block, bool keepSigned) {
 // A text block of whitespace alone, which Messages refuses in an assistant turn: an answer another
 // API gave ("\n\n" before a tool call) as the client kept it.
 bool isBlankText(const QJsonObject &block) {
-    return block.value(L("type")).toString() == L("text") && block.value(L("text")).toString().trimmed().isEmpty();
+    return block.value(L("type")).toString() == L("text") &&
+           AnthropicAdapter::isBlank(block.value(L("text")).toString());
 }
 
-// Repeated tool_use ids in a Messages body made unique, as a converted request's are
-// (uniqueToolCallIds): a Chat server that names every turn's call "call_0" gave an Anthropic client
-// such ids, and its history comes back with them. Each tool_result takes the id of the latest call
-// of its id before it. True when an id changed.
+// Repeated tool_use ids in a Messages body made unique, converted or passthrough: a Chat server that names every turn's
+// call "call_0" gave an Anthropic client such ids, and its history comes back with them. Each tool_result takes the id
+// of the latest call of its id before it. True when an id changed.
 bool uniqueToolUseIds(QJsonArray &messages) {
     QSet<QString> taken;
     QHash<QString, QString> latest;

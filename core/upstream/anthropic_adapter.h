@@ -27,6 +27,9 @@ public:
     static QJsonObject buildBody(const model::ChatRequest &request, const QString &modelId);
     // Anthropic tool ids must match ^[a-zA-Z0-9_-]{1,64}$; other APIs' ids are mapped onto that.
     static QString toolCallId(const QString &id);
+    // Text of whitespace alone (or none), which Messages refuses as a text block: "text content
+    // blocks must contain non-whitespace text".
+    static bool isBlank(const QString &text);
     static constexpr qsizetype kMaxToolIdLength = wire::kAnthropicMaxToolIdLength;
     // History rules on a body about to go to Anthropic (converted or passthrough):
     // thinking blocks Anthropic did not sign (tagged or empty signatures) are dropped,

@@ -256,6 +256,7 @@ QList<StreamEvent> OpenAICompletionsStreamDecoder::feed(const SseEvent &sse) {
     m_lastUnreadable = false;
     m_lastRelayData.clear();
     m_lastFailedOnPlainFrame = false;
+    m_lastHadEventLine = !sse.event.isEmpty();
     if (!m_out.finished())
         decode(sse);
     return m_out.take();

@@ -29,6 +29,11 @@ public:
     // A chunk naming a call with an id over Chat's 40 (vLLM's are 46), with the id bounded.
     QByteArray lastRelayData() const override { return m_lastRelayData; }
     bool lastFailedOnAPlainFrame() const override { return m_lastFailedOnPlainFrame; }
+    // Chat streams have no event lines: one the upstream sent goes nowhere (the openai SDK throws
+    // on `event: error` and hands other names over unparsed). The decoder reads only the data.
+    std::optional<QByteArray> lastEventName() const override {
+        return m_lastHadEventLine ? std::optional<QByteArray>(QByteArray()) : std::nullopt;
+    }
 
 private:
     // Text and thinking: one block open at a time (key kProse), a delta of the other kind
@@ -68,6 +73,7 @@ private:
     bool m_sawRefusal = false;
     bool m_lastUsageOnly = false;
     bool m_lastUnreadable = false;
+    bool m_lastHadEventLine = false;
     QByteArray m_lastRelayData;
     bool m_lastFailedOnPlainFrame = false;
 };

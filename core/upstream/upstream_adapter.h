@@ -9,7 +9,6 @@
 #include "core/wire/error_body.h"
 #include "core/wire/tool_call_id.h"
 
-#include <functional>
 #include <memory>
 #include <optional>
 
@@ -224,14 +223,6 @@ QList<model::ContentBlock> takeToolResultAttachments(QList<model::ContentBlock> 
 // the first call of that id before it (never across a later call of the same id); one with no
 // such call stays where it is. Nothing is dropped.
 QList<model::Message> resultsAfterTheirCalls(const QList<model::Message> &messages);
-
-// Gives every tool call of `messages` an id of its own, as `sanitize` makes it (an API's id
-// rule), and each result the id of its call: the latest call of that id before it. Some Chat
-// servers name every turn's calls "call_0", "call_1"; Messages refuses a conversation whose
-// tool_use ids repeat ("tool_use ids must be unique"). A repeat becomes "<id>_2", "_3", … within
-// maxLength. Run after resultsAfterTheirCalls, which pairs them in that order.
-void uniqueToolCallIds(QList<model::Message> &messages, const std::function<QString(const QString &)> &sanitize,
-                       qsizetype maxLength);
 
 // Appends a turn ({"role": role, partsKey: parts}) to `turns`, or, when the last turn has the same
 // role, appends `parts` to that turn's own: Messages and Gemini take turns of one role side by

@@ -160,6 +160,45 @@ QByteArray notAStream(const HeaderList &headers) {
     return json || type == "text/html" ? type.left(64) : QByteArray();
 }
 
+// Every string in `value` through `scrub` (true when it took something out); true when any did.
+template <typename Scrub> bool scrubStrings(QJsonValue &value, const Scrub &scrub) {
+    // Rebuilt only along a path that held the key: an answer without it is not copied.
+    if (value.isString()) {
+        QString text = value.toString();
+        if (!scrub(text))
+            return false;
+        value = text;
+        return true;
+    }
+    bool changed = false;
+    if (value.isObject()) {
+        QJsonObject object = value.toObject();
+        QList<std::pair<QString, QJsonValue>> scrubbed;
+        for (auto it = object.constBegin(); it != object.constEnd(); ++it) {
+            QJsonValue member = it.value();
+            if (scrubStrings(member, scrub))
+                scrubbed.append({it.key(), std::move(member)});
+        }
+        for (auto &[key, member] : scrubbed)
+            object.insert(key, member);
+        changed = !scrubbed.isEmpty();
+        if (changed)
+            value = object;
+    } else if (value.isArray()) {
+        QJsonArray array = value.toArray();
+        for (qsizetype i = 0; i < array.size(); ++i) {
+            QJsonValue item = std::as_const(array).at(i);
+            if (scrubStrings(item, scrub)) {
+                array.replace(i, item);
+                changed = true;
+            }
+        }
+        if (changed)
+            value = array;
+    }
+    return changed;
+}
+
 } // namespace
 
 // One attempt's tries: the credential it holds and the call in flight.
@@ -181,11 +220,10 @@ struct UpstreamAttempts::Try {
     QByteArray errorBody;
     HeaderList errorHeaders; // a non-2xx answer's headers: credential reset hints
     std::optional<qint64> headerRetryAfter;
-    QByteArray location;      // a 3xx's Location, to name the redirect
-    QByteArray notAStream;    // a 2xx answer's media type when it is not an event stream (HTML, JSON error)
-    bool untyped = false;     // a 2xx stream whose first visible byte is not read yet (an HTML page?)
-    qsizetype sniffed = 0;    // body bytes looked at for it
-    HeaderList headers;       // the answer's head, while its first visible byte is not read
+    QByteArray location;   // a 3xx's Location, to name the redirect
+    QByteArray notAStream; // a 2xx answer's media type when it is not an event stream (HTML, JSON error)
+    // A 2xx stream whose first visible byte is not read yet (an HTML page?): its Content-Type.
+    std::optional<QByteArray> unsniffedType;
     QByteArray jsonType;      // a 2xx JSON answer's media type: read whole, then an answer or an error
     QByteArray jsonBody;      // that answer so far, bounded as a JSON answer to a client is
     qint64 bodyBytes = 0;     // this try's answer so far (JSON or stream), bounded by limits.maxResponseBytes
@@ -243,44 +281,6 @@ void UpstreamAttempts::redactEvents(const Try &t, QList<model::StreamEvent> &eve
             ev.native = native.toObject();
         }
     }
-}
-
-template <typename Scrub> bool UpstreamAttempts::scrubStrings(QJsonValue &value, const Scrub &scrub) {
-    // Rebuilt only along a path that held the key: an answer without it is not copied.
-    if (value.isString()) {
-        QString text = value.toString();
-        if (!scrub(text))
-            return false;
-        value = text;
-        return true;
-    }
-    bool changed = false;
-    if (value.isObject()) {
-        QJsonObject object = value.toObject();
-        QList<std::pair<QString, QJsonValue>> scrubbed;
-        for (auto it = object.constBegin(); it != object.constEnd(); ++it) {
-            QJsonValue member = it.value();
-            if (scrubStrings(member, scrub))
-                scrubbed.append({it.key(), std::move(member)});
-        }
-        for (auto &[key, member] : scrubbed)
-            object.insert(key, member);
-        changed = !scrubbed.isEmpty();
-        if (changed)
-            value = object;
-    } else if (value.isArray()) {
-        QJsonArray array = value.toArray();
-        for (qsizetype i = 0; i < array.size(); ++i) {
-            QJsonValue item = std::as_const(array).at(i);
-            if (scrubStrings(item, scrub)) {
-                array.replace(i, item);
-                changed = true;
-            }
-        }
-        if (changed)
-            value = array;
-    }
-    return changed;
 }
 
 QString UpstreamAttempts::redirectTarget(const Try &t) const {
@@ -415,9 +415,7 @@ void UpstreamAttempts::launch(failover::AttemptId id) {
     t.headerRetryAfter.reset();
     t.location.clear();
     t.notAStream.clear();
-    t.untyped = false;
-    t.sniffed = 0;
-    t.headers.clear();
+    t.unsniffedType.reset();
     // Tries run one at a time: a new one means what earlier ones read is dropped (the loop keeps
     // only the answering try's events), and so are the answer bytes they held.
     restartAnswer(t);
@@ -506,9 +504,8 @@ void UpstreamAttempts::onResponseStarted(Try &t, int status, const HeaderList &h
     if (status >= 300 && status < 400)
         t.location = headerValue(headers, "location");
     t.notAStream = is2xx(status) ? notAStream(headers) : QByteArray();
-    t.untyped = is2xx(status) && t.notAStream.isEmpty(); // an event stream, said or not: its first byte tells
-    if (t.untyped)
-        t.headers = headers;
+    if (is2xx(status) && t.notAStream.isEmpty()) // an event stream, said or not: its first byte tells
+        t.unsniffedType = headerValue(headers, "content-type").trimmed();
     if (!t.notAStream.isEmpty() && t.notAStream != "text/html") {
         // JSON where a stream was asked for: the whole answer of a server that ignores `stream`,
         // or its error. Only the whole body tells (finishJsonAnswer); it is read as an answer.
@@ -525,21 +522,18 @@ void UpstreamAttempts::onResponseStarted(Try &t, int status, const HeaderList &h
 void UpstreamAttempts::onBodyData(Try &t, const QByteArray &chunk) {
     const failover::AttemptId id = t.id;
     const quint64 generation = t.generation;
-    if (t.untyped && t.jsonType.isEmpty()) {
+    if (t.unsniffedType && t.jsonType.isEmpty()) {
         // A 2xx without a Content-Type, or typed as an event stream, is read as the stream asked
         // for, unless its first byte (past a byte order mark and blank lines) opens markup, which
         // no event stream does: a captive portal's or a proxy's page, answered as one typed
         // text/html is (its words quoted, a server error), not "unreachable: stream ended before
         // completion" with a transport mark on the whole base URL (probes A1 3, AV).
-        QByteArrayView rest(chunk);
-        if (t.sniffed == 0 && rest.startsWith("\xEF\xBB\xBF"))
-            rest = rest.sliced(3);
-        t.sniffed += chunk.size();
-        const auto visible = std::find_if(rest.begin(), rest.end(), [](char c) { return !QChar::isSpace(c); });
-        if (visible != rest.end()) {
-            t.untyped = false;
+        const auto visible = std::find_if(chunk.cbegin(), chunk.cend(), [](char c) {
+            return !QChar::isSpace(c) && c != '\xEF' && c != '\xBB' && c != '\xBF'; // a BOM's bytes
+        });
+        if (visible != chunk.cend()) {
+            const QByteArray type = *std::exchange(t.unsniffedType, std::nullopt);
             if (*visible == '<') {
-                const QByteArray type = headerValue(t.headers, "content-type").trimmed();
                 t.notAStream = type.isEmpty() ? QByteArrayLiteral("(none; an HTML page)")
                                               : type.left(64) + QByteArrayLiteral(" (an HTML page)");
                 m_loop->onResponseHead(id, t.status, true); // the error body's window
@@ -714,13 +708,9 @@ void UpstreamAttempts::feedSse(Try &t, const QList<SseEvent> &events) {
             if (!(m_setup.request->sourceApi == wire::Api::OpenAICompletions && !m_setup.request->includeUsage &&
                   live->decoder->lastWasUsageOnly())) {
                 // A frame the decoder bounds an id of goes as the client's encoder would write it,
-                // under the event line of the type the decoder read it as (Chat has no event lines:
-                // the openai SDK throws on `event: error` and hands other names over unparsed).
+                // under the event line of the type the decoder read it as.
                 const QByteArray relayData = live->decoder->lastRelayData();
-                const std::optional<QByteArray> renamed =
-                    m_setup.request->sourceApi == wire::Api::OpenAICompletions
-                        ? (e.event.isEmpty() ? std::nullopt : std::optional<QByteArray>(QByteArray()))
-                        : live->decoder->lastEventName();
+                const std::optional<QByteArray> renamed = live->decoder->lastEventName();
                 frame.raw = util::redactSecrets(
                     relayData.isEmpty() && !renamed
                         ? sseFrame(e)

@@ -77,8 +77,6 @@ private:
     QString redirectTarget(const Try &t) const; // a 3xx Location without query, fragment or user info
     // An in-band error's message and type, which both reach the client, redacted.
     void redactEvents(const Try &t, QList<model::StreamEvent> &events) const;
-    // Every string in `value` through `scrub` (true when it took something out); true when any did.
-    template <typename Scrub> static bool scrubStrings(QJsonValue &value, const Scrub &scrub);
 
     UpstreamAttemptSetup m_setup;
     failover::AttemptLoop *m_loop = nullptr;

@@ -31,6 +31,14 @@ Fault resetAfterContent() {
 
 using Headers = QList<QPair<QByteArray, QByteArray>>;
 
+// A gateway whose usage ledger (and so its kept answers) is the file `ledger`.
+void startOn(GatewayFixture &gw, const QString &ledger, util::Clock *clock = nullptr) {
+    if (clock)
+        gw.clock = clock;
+    gw.usageLedgerPath = ledger;
+    gw.start();
+}
+
 Headers keyed(const QByteArray &key) {
     return {{"Idempotency-Key", key}};
 }
@@ -58,8 +66,7 @@ private slots:
         HttpResult firstJson, firstStream;
         {
             GatewayFixture gw;
-            gw.usageLedgerPath = ledger;
-            gw.start();
+            startOn(gw, ledger);
             firstJson = gw.post(messages, json, keyed("restart-json"));
             QCOMPARE(firstJson.status, 200);
             firstStream = gw.post(messages, stream, keyed("restart-stream"));
@@ -70,8 +77,7 @@ private slots:
         QCOMPARE(replayRows(ledger), 2);
 
         GatewayFixture gw;
-        gw.usageLedgerPath = ledger;
-        gw.start();
+        startOn(gw, ledger);
         const HttpResult again = gw.post(messages, json, keyed("restart-json"));
         QCOMPARE(again.status, 200);
         QCOMPARE(again.body, firstJson.body);
@@ -102,16 +108,14 @@ private slots:
             GatewayFixture::anthropicBody(QStringLiteral("pa/claude-a"), QStringLiteral("x"), true);
         {
             GatewayFixture gw;
-            gw.usageLedgerPath = ledger;
             gw.anthropicA.setFault(resetAfterContent());
-            gw.start();
+            startOn(gw, ledger);
             const HttpResult cut = gw.post(messages, direct, keyed("cut"));
             QVERIFY2(cut.body.contains("event: error"), cut.body.constData());
         }
         QCOMPARE(replayRows(ledger), 0);
         GatewayFixture gw;
-        gw.usageLedgerPath = ledger;
-        gw.start();
+        startOn(gw, ledger);
         const HttpResult retried = gw.post(messages, direct, keyed("cut"));
         QVERIFY2(retried.body.contains("message_stop"), retried.body.constData());
         QVERIFY(retried.header("x-switchman-idempotent-replay").isEmpty());
@@ -129,12 +133,8 @@ private slots:
         clockA.setEpochMs(QDateTime::currentMSecsSinceEpoch());
         clockB.setEpochMs(QDateTime::currentMSecsSinceEpoch());
         GatewayFixture a, b;
-        a.clock = &clockA;
-        b.clock = &clockB;
-        a.usageLedgerPath = ledger;
-        b.usageLedgerPath = ledger;
-        a.start();
-        b.start();
+        startOn(a, ledger, &clockA);
+        startOn(b, ledger, &clockB);
         const HttpResult first = a.post(chat, body, keyed("replica-1"));
         QCOMPARE(first.status, 200);
         const int upstreamA = int(a.anthropicA.requests().size() + a.openaiB.requests().size());
@@ -175,9 +175,7 @@ private slots:
         test::FakeClock clock;
         clock.setEpochMs(QDateTime::currentMSecsSinceEpoch());
         GatewayFixture gw;
-        gw.clock = &clock;
-        gw.usageLedgerPath = ledger;
-        gw.start();
+        startOn(gw, ledger, &clock);
         QCOMPARE(gw.post(QStringLiteral("/v1/messages"),
                          GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), false),
                          keyed("crash"))
@@ -196,17 +194,13 @@ private slots:
         clock.setEpochMs(QDateTime::currentMSecsSinceEpoch());
         {
             GatewayFixture gw;
-            gw.clock = &clock;
-            gw.usageLedgerPath = ledger;
-            gw.start();
+            startOn(gw, ledger, &clock);
             QCOMPARE(gw.post(messages, json, keyed("old")).status, 200);
         }
         QCOMPARE(replayRows(ledger), 1);
         clock.advance(24LL * 3600 * 1000 + 1000);
         GatewayFixture gw;
-        gw.clock = &clock;
-        gw.usageLedgerPath = ledger;
-        gw.start();
+        startOn(gw, ledger, &clock);
         const HttpResult again = gw.post(messages, json, keyed("old"));
         QCOMPARE(again.status, 200);
         QVERIFY(again.header("x-switchman-idempotent-replay").isEmpty());
