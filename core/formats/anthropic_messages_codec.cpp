@@ -449,6 +449,12 @@ QString AnthropicMessagesCodec::signatureFor(const ContentBlock &thinking, const
     return tagSignature(maker, thinking.signature);
 }
 
+QString AnthropicMessagesCodec::clientToolId(const QString &id, QSet<QString> &taken) {
+    const QString unique = wire::uniqueToolId(wire::anthropicToolId(id), taken, wire::kAnthropicMaxToolIdLength);
+    taken.insert(unique);
+    return unique;
+}
+
 std::optional<QString> AnthropicMessagesCodec::functionCallSignature(const ContentBlock &call,
                                                                      const QString &upstreamApi) {
     const QString maker = call.signatureApi.isEmpty() ? upstreamApi : call.signatureApi;
@@ -469,6 +475,7 @@ QByteArray AnthropicMessagesCodec::encodeResponse(const AssistantMessage &messag
     }
     // The upstream's own id when it is the client's API (what a passthrough stream shows too).
     const QString &id = sameApi && !message.responseId.isEmpty() ? message.responseId : info.responseId;
+    QSet<QString> takenToolIds = info.takenToolIds;
     wire::JsonWriter w(512);
     w.beginObject()
         .field("id", id)
@@ -501,7 +508,7 @@ QByteArray AnthropicMessagesCodec::encodeResponse(const AssistantMessage &messag
                     .endObject();
             w.beginObject()
                 .field("type", "tool_use")
-                .field("id", wire::anthropicToolId(b.toolCallId)) // another API's id, made valid for the next turn
+                .field("id", clientToolId(b.toolCallId, takenToolIds)) // another API's id, made valid for the next turn
                 .field("name", b.toolName)
                 // A long argument text comes unparsed (CanonicalStreamBuilder::kMaxParsedArgumentsChars).
                 .field("input", b.arguments.isEmpty() && !b.argumentsJson.isEmpty()

@@ -33,6 +33,9 @@ public:
     // before its tool_use (tool_use has no field for it): that block's signature, or
     // nullopt when the call has none.
     static std::optional<QString> functionCallSignature(const model::ContentBlock &call, const QString &upstreamApi);
+    // A call's id as an Anthropic client is given it: valid for Messages and in none of `taken`
+    // (the conversation's ids and the answer's earlier calls), which then holds it.
+    static QString clientToolId(const QString &id, QSet<QString> &taken);
 };
 
 } // namespace sw::formats

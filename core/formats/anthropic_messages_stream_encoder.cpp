@@ -73,8 +73,9 @@ void AnthropicMessagesStreamEncoder::openBlock(wire::JsonWriter &w, int contentI
     else if (head.type == L("redacted_thinking"))
         w.field("data", head.data ? *head.data : QString());
     else // tool_use
-        // Another API's id, made valid: the client sends it back to whichever candidate answers next.
-        w.field("id", wire::anthropicToolId(head.id ? *head.id : QString()))
+        // Another API's id, made valid and new to the conversation: the client sends it back to
+        // whichever candidate answers next.
+        w.field("id", AnthropicMessagesCodec::clientToolId(head.id ? *head.id : QString(), m_info.takenToolIds))
             .field("name", head.name ? *head.name : QString())
             .key("input")
             .beginObject()

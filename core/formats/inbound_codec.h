@@ -25,6 +25,10 @@ struct EncodeInfo {
     QString upstreamApi;       // the API that produced the answer (pi: AssistantMessage.api), when known
     QString upstreamProvider;  // the provider id that produced it (pi: AssistantMessage.provider)
     QStringList customTools;   // ChatRequest::customToolNames(): calls of these are custom_tool_call items
+    // Anthropic clients: the tool_use ids the request's history holds (ChatRequest::historyToolIds()).
+    // A call of the answer with one of them gets a fresh one (wire::uniqueToolId): Messages never
+    // repeats an id within a conversation, and Claude Code loops on a repeat.
+    QSet<QString> takenToolIds;
     // The answering model's prices per million tokens (models.*.cost), for a format whose usage
     // carries cost (pi); cache tokens at the input price, as the usage ledger prices them.
     double costInput = 0;

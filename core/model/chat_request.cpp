@@ -10,4 +10,14 @@ QStringList ChatRequest::customToolNames() const {
     return names;
 }
 
+QSet<QString> ChatRequest::historyToolIds() const {
+    QSet<QString> ids;
+    for (const Message &m : context.messages)
+        if (m.role == Role::Assistant)
+            for (const ContentBlock &b : m.content)
+                if (b.type == BlockType::ToolCall)
+                    ids.insert(b.toolCallId);
+    return ids;
+}
+
 } // namespace sw::model

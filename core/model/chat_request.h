@@ -6,6 +6,7 @@
 #include "core/wire/api.h"
 
 #include <QByteArray>
+#include <QSet>
 #include <QStringList>
 
 #include <memory>
@@ -35,6 +36,8 @@ struct ChatRequest {
     // Names of the client's free-form (`custom`) tools: their calls go back to the client
     // as custom calls whatever API answered.
     QStringList customToolNames() const;
+    // The ids of the tool calls in the history's assistant turns, as the client wrote them.
+    QSet<QString> historyToolIds() const;
 };
 
 } // namespace sw::model

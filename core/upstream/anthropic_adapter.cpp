@@ -397,11 +397,7 @@ bool uniqueToolUseIds(QJsonArray &messages) {
             const QString type = block.value(L("type")).toString();
             if (assistant && type == L("tool_use")) {
                 const QString id = block.value(L("id")).toString();
-                QString unique = id;
-                for (int n = 2; taken.contains(unique); ++n) {
-                    const QString suffix = QLatin1Char('_') + QString::number(n);
-                    unique = id.left(wire::kAnthropicMaxToolIdLength - suffix.size()) + suffix;
-                }
+                const QString unique = wire::uniqueToolId(id, taken, wire::kAnthropicMaxToolIdLength);
                 taken.insert(unique);
                 latest.insert(id, unique);
                 if (unique != id) {

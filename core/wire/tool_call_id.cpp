@@ -45,4 +45,13 @@ QString anthropicToolId(const QString &id) {
     return out.isEmpty() ? QStringLiteral("toolu_missing") : out;
 }
 
+QString uniqueToolId(const QString &id, const QSet<QString> &taken, qsizetype maxLength) {
+    QString unique = id;
+    for (int n = 2; taken.contains(unique); ++n) {
+        const QString suffix = QLatin1Char('_') + QString::number(n);
+        unique = id.left(maxLength - suffix.size()) + suffix;
+    }
+    return unique;
+}
+
 } // namespace sw::wire

@@ -3,6 +3,7 @@
 // a model gave a call pairs it with its result in every later turn, so a mapping must give the
 // same id for the same input, on the request going up and on the answer coming down alike.
 
+#include <QSet>
 #include <QString>
 
 namespace sw::wire {
@@ -34,5 +35,11 @@ QString anthropicToolId(const QString &id);
 // same-API request goes up as the client wrote it: an id over the limit would be refused by
 // the next server of that API (a turn another API answered, with its longer ids).
 QString clientToolCallId(const QString &id, qsizetype maxLength);
+
+// `id`, or when `taken` has it the first of "<id>_2", "<id>_3", … that it has not, kept within
+// `maxLength`. One scheme for both directions: an Anthropic client is never given an id its
+// conversation already holds (a Chat server that names every turn's call "call_0"), and a
+// history that holds repeats anyway is made unique the same way on its way to Messages.
+QString uniqueToolId(const QString &id, const QSet<QString> &taken, qsizetype maxLength);
 
 } // namespace sw::wire

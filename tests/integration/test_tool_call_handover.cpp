@@ -457,6 +457,85 @@ private Q_SLOTS:
         QCOMPARE(called, QStringList{name});
     }
 
+    // A Chat server that names every turn's calls call_0, call_1 (xAI's did): an Anthropic client
+    // is never given an id its conversation already holds, nor one twice in an answer, because
+    // Messages never does that and Claude Code loops when it happens (probe A2 2). The history it
+    // sends back with the new ids goes up as it is, and the next turn's repeats get the next number.
+    void repeatedCallIdsReachAnAnthropicClientAsNewOnes_data() {
+        QTest::addColumn<bool>("stream");
+        QTest::newRow("stream") << true;
+        QTest::newRow("json") << false;
+    }
+    void repeatedCallIdsReachAnAnthropicClientAsNewOnes() {
+        QFETCH(bool, stream);
+        const QJsonObject function{{"name", "get_weather"}, {"arguments", "{}"}};
+        const auto call = [&](int index, const char *id) {
+            return QJsonObject{{"index", index}, {"id", id}, {"type", "function"}, {"function", function}};
+        };
+        QByteArray sse = chatChunk(QJsonObject{{"role", "assistant"}, {"content", QJsonValue::Null}});
+        sse += chatChunk(QJsonObject{{"tool_calls", QJsonArray{call(0, "call_0")}}});
+        sse += chatChunk(QJsonObject{{"tool_calls", QJsonArray{call(1, "call_1")}}});
+        sse += chatChunk(QJsonObject{{"tool_calls", QJsonArray{call(2, "call_1")}}}); // twice in one answer
+        sse += chatChunk(QJsonObject{}, "tool_calls");
+        m_gw->openaiB.setRawReply(sse + "data: [DONE]\n\n");
+
+        // The ids the client was given, in order.
+        const auto idsOf = [&](const HttpResult &r) {
+            QStringList ids;
+            if (stream) {
+                for (const QJsonObject &o : ofType(r.body, "content_block_start"))
+                    if (o.value("content_block").toObject().value("type").toString() == QLatin1String("tool_use"))
+                        ids << o.value("content_block").toObject().value("id").toString();
+            } else {
+                for (const QJsonValue &b : r.json().value("content").toArray())
+                    if (b.toObject().value("type").toString() == QLatin1String("tool_use"))
+                        ids << b.toObject().value("id").toString();
+            }
+            return ids;
+        };
+        QJsonObject body =
+            GatewayFixture::anthropicBody(QStringLiteral("pb/gpt-b"), QStringLiteral("weather?"), stream);
+        QJsonArray messages = body.value("messages").toArray();
+        const auto addTurn = [&](const QStringList &ids) {
+            QJsonArray uses, results;
+            for (const QString &id : ids) {
+                uses.append(
+                    QJsonObject{{"type", "tool_use"}, {"id", id}, {"name", "get_weather"}, {"input", QJsonObject()}});
+                results.append(QJsonObject{{"type", "tool_result"}, {"tool_use_id", id}, {"content", "sunny"}});
+            }
+            messages.append(QJsonObject{{"role", "assistant"}, {"content", uses}});
+            messages.append(QJsonObject{{"role", "user"}, {"content", results}});
+            body.insert("messages", messages);
+        };
+
+        HttpResult r = m_gw->post("/v1/messages", body);
+        QCOMPARE(r.status, 200);
+        QStringList first = idsOf(r);
+        QCOMPARE(first, (QStringList{"call_0", "call_1", "call_1_2"}));
+
+        addTurn(first);
+        r = m_gw->post("/v1/messages", body);
+        QCOMPARE(r.status, 200);
+        const QStringList second = idsOf(r);
+        QCOMPARE(second, (QStringList{"call_0_2", "call_1_3", "call_1_4"}));
+        // The history went up with the ids the client was given, its results paired with them.
+        const QJsonArray sent =
+            QJsonDocument::fromJson(m_gw->openaiB.requests().last().body).object().value("messages").toArray();
+        QStringList sentIds, resultIds;
+        for (const QJsonValue &m : sent) {
+            for (const QJsonValue &c : m.toObject().value("tool_calls").toArray())
+                sentIds << c.toObject().value("id").toString();
+            if (m.toObject().value("role").toString() == QLatin1String("tool"))
+                resultIds << m.toObject().value("tool_call_id").toString();
+        }
+        QCOMPARE(sentIds, first);
+        QCOMPARE(resultIds, first);
+
+        addTurn(second);
+        r = m_gw->post("/v1/messages", body);
+        QCOMPARE(idsOf(r), (QStringList{"call_0_3", "call_1_5", "call_1_6"}));
+    }
+
     // A server that sends the same text as its error's code and message: a Chat client reads it
     // once, whether the error ends the attempt before any content (the gateway's own error) or
     // cuts a converted stream after it.
