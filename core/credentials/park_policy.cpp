@@ -36,10 +36,16 @@ bool usable(std::optional<qint64> ms) {
     return ms && *ms > 0;
 }
 
+// The words a failure is judged by: the classification text when there is one (the upstream's own
+// words, with what it echoed of the request masked), else the message, as the failover classifier reads them.
+const QString &judgedText(const CredentialFailure &f) {
+    return f.classification.isEmpty() ? f.message : f.classification;
+}
+
 // A 403 that blames the key itself (Anthropic's "Your API key does not have permission", a revoked
 // or disabled key or account). A WAF page, "Country, region, or territory not supported" or "Project
 // does not have access to model X" does not: another model, a minute later, may well pass.
-bool keyWording(const QString &text) {
+const QRegularExpression &keyWordingPattern() {
     static const QRegularExpression re(
         QStringLiteral("api[ _-]?key|access[ _-]?key|invalid[ _-]?(x-)?(api[ _-]?)?(key|token|credential)"
                        "|(key|token|credential)s? (is |was |has been )?(invalid|revoked|disabled|expired|deactivated)"
@@ -47,23 +53,75 @@ bool keyWording(const QString &text) {
                        "|authentication_error|invalid authentication|oauth token"
                        "|\\b(key|token)\\b.{0,30}\\b(lacks|does not (have|meet)|doesn't have|not (allowed|permitted))"),
         QRegularExpression::CaseInsensitiveOption);
-    return re.match(text).hasMatch();
+    return re;
 }
-} // namespace
+bool keyWording(const QString &text) {
+    return keyWordingPattern().match(text).hasMatch();
+}
 
-bool usageWording(const QString &text) {
+const QRegularExpression &usageWordingPattern() {
     static const QRegularExpression re(
         QStringLiteral("usage.?limit|insufficient.?quota|quota.?exceeded|exceeded your current quota|credit balance"
                        "|spend(ing)?.?(cap|limit)|billing.?hard.?limit|plan and billing|billing details"
                        "|out of credits"),
         QRegularExpression::CaseInsensitiveOption);
-    return re.match(text).hasMatch();
+    return re;
+}
+
+const QRegularExpression &keyRefusedWith400Pattern() {
+    static const QRegularExpression re(QStringLiteral("API_KEY_INVALID|API key (not valid|expired)"),
+                                       QRegularExpression::CaseInsensitiveOption);
+    return re;
+}
+
+// "try again in 1h 30m", "retry after 20 seconds", "resets in 3 hours".
+const QRegularExpression &relativeResetPattern() {
+    static const QRegularExpression re(
+        QStringLiteral("(?:try again|retry|reset|resets|available)\\s+(?:in|after)\\s+((?:\\d+(?:\\.\\d+)?\\s*"
+                       "(?:ms|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?)\\b[\\s,]*(?:and\\s+)?)+)"),
+        QRegularExpression::CaseInsensitiveOption);
+    return re;
+}
+
+// "resets at 2026-01-01T00:00:00Z"
+const QRegularExpression &isoResetPattern() {
+    static const QRegularExpression re(
+        QStringLiteral("(?:resets?|available|again)\\s+(?:at|on)\\s+(\\d{4}-\\d{2}-\\d{2}"
+                       "[T ]\\d{2}:\\d{2}(?::\\d{2}(?:\\.\\d+)?)?(?:Z|[+-]\\d{2}:?\\d{2})?)"),
+        QRegularExpression::CaseInsensitiveOption);
+    return re;
+}
+
+// "reset at 1767225600" / Claude's "usage limit reached|1767225600".
+const QRegularExpression &epochResetPattern() {
+    static const QRegularExpression re(
+        QStringLiteral("(?:(?:resets?|available|again)\\s+at\\s+|\\|)(\\d{10}|\\d{13})\\b"),
+        QRegularExpression::CaseInsensitiveOption);
+    return re;
+}
+
+// "resets at 5pm", "resets at 17:30 UTC".
+const QRegularExpression &clockResetPattern() {
+    static const QRegularExpression re(
+        QStringLiteral("(?:resets?|available|again)\\s+at\\s+(\\d{1,2})(?::(\\d{2}))?\\s*(am|pm)?\\s*(utc|gmt|z)?\\b"),
+        QRegularExpression::CaseInsensitiveOption);
+    return re;
+}
+} // namespace
+
+const QList<const QRegularExpression *> &credentialSignalPatterns() {
+    static const QList<const QRegularExpression *> all{
+        &usageWordingPattern(), &keyWordingPattern(), &keyRefusedWith400Pattern(), &relativeResetPattern(),
+        &isoResetPattern(),     &epochResetPattern(), &clockResetPattern()};
+    return all;
+}
+
+bool usageWording(const QString &text) {
+    return usageWordingPattern().match(text).hasMatch();
 }
 
 bool keyRefusedWith400(const QString &text) {
-    static const QRegularExpression re(QStringLiteral("API_KEY_INVALID|API key (not valid|expired)"),
-                                       QRegularExpression::CaseInsensitiveOption);
-    return re.match(text).hasMatch();
+    return keyRefusedWith400Pattern().match(text).hasMatch();
 }
 
 bool rejectsTheKey(std::optional<int> status, const QString &text) {
@@ -120,11 +178,7 @@ std::optional<qint64> resetHintFromHeaders(const upstream::HeaderList &headers, 
 }
 
 std::optional<qint64> resetHintFromText(const QString &text, qint64 nowEpochMs) {
-    // "try again in 1h 30m", "retry after 20 seconds", "resets in 3 hours".
-    static const QRegularExpression relative(
-        QStringLiteral("(?:try again|retry|reset|resets|available)\\s+(?:in|after)\\s+((?:\\d+(?:\\.\\d+)?\\s*"
-                       "(?:ms|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?)\\b[\\s,]*(?:and\\s+)?)+)"),
-        QRegularExpression::CaseInsensitiveOption);
+    const QRegularExpression &relative = relativeResetPattern();
     static const QRegularExpression part(QStringLiteral("(\\d+(?:\\.\\d+)?)\\s*(ms|milli|s|sec|m|min|h|hr|hour)"),
                                          QRegularExpression::CaseInsensitiveOption);
     if (const auto m = relative.match(text); m.hasMatch()) {
@@ -142,10 +196,7 @@ std::optional<qint64> resetHintFromText(const QString &text, qint64 nowEpochMs) 
             return qint64(ms);
     }
     // "resets at 2026-01-01T00:00:00Z" / "reset at 1767225600" / Claude's "usage limit reached|1767225600".
-    static const QRegularExpression isoAt(
-        QStringLiteral("(?:resets?|available|again)\\s+(?:at|on)\\s+(\\d{4}-\\d{2}-\\d{2}"
-                       "[T ]\\d{2}:\\d{2}(?::\\d{2}(?:\\.\\d+)?)?(?:Z|[+-]\\d{2}:?\\d{2})?)"),
-        QRegularExpression::CaseInsensitiveOption);
+    const QRegularExpression &isoAt = isoResetPattern();
     if (const auto m = isoAt.match(text); m.hasMatch()) {
         QString iso = m.captured(1);
         iso.replace(QLatin1Char(' '), QLatin1Char('T'));
@@ -153,17 +204,13 @@ std::optional<qint64> resetHintFromText(const QString &text, qint64 nowEpochMs) 
         if (when.isValid())
             return when.toMSecsSinceEpoch() - nowEpochMs;
     }
-    static const QRegularExpression epochAt(
-        QStringLiteral("(?:(?:resets?|available|again)\\s+at\\s+|\\|)(\\d{10}|\\d{13})\\b"),
-        QRegularExpression::CaseInsensitiveOption);
+    const QRegularExpression &epochAt = epochResetPattern();
     if (const auto m = epochAt.match(text); m.hasMatch()) {
         const qint64 n = m.captured(1).toLongLong();
         return (m.captured(1).size() == 13 ? n : n * 1000) - nowEpochMs;
     }
     // "resets at 5pm", "resets at 17:30 UTC": the next such wall-clock time (local unless UTC is said).
-    static const QRegularExpression clockAt(
-        QStringLiteral("(?:resets?|available|again)\\s+at\\s+(\\d{1,2})(?::(\\d{2}))?\\s*(am|pm)?\\s*(utc|gmt|z)?\\b"),
-        QRegularExpression::CaseInsensitiveOption);
+    const QRegularExpression &clockAt = clockResetPattern();
     if (const auto m = clockAt.match(text); m.hasMatch()) {
         int hour = m.captured(1).toInt();
         const int minute = m.captured(2).isEmpty() ? 0 : m.captured(2).toInt();
@@ -185,12 +232,13 @@ std::optional<qint64> resetHintFromText(const QString &text, qint64 nowEpochMs) 
 
 ParkReason parkReasonFor(const CredentialFailure &f) {
     const int status = f.status.value_or(0);
-    if (f.usageLimit || usageWording(f.message) || usageWording(f.classification))
+    const QString &text = judgedText(f);
+    if (f.usageLimit || usageWording(text))
         return ParkReason::UsageLimit;
-    if (rejectsTheKey(f.status, f.message) || rejectsTheKey(f.status, f.classification))
+    if (rejectsTheKey(f.status, text))
         return ParkReason::Auth;
     if (status == 403)
-        return keyWording(f.message) || keyWording(f.classification) ? ParkReason::Auth : ParkReason::Forbidden;
+        return keyWording(text) ? ParkReason::Auth : ParkReason::Forbidden;
     if (status == 429)
         return ParkReason::RateLimit; // opaque: no usage wording, most often a per-minute limit
     return ParkReason::UsageLimit;    // in-band, no status: the classifier blamed the credential for its wording
@@ -202,10 +250,8 @@ qint64 parkDurationMs(ParkReason reason, const CredentialFailure &f, const ParkD
         hint = f.retryAfterMs;
     else if (auto h = resetHintFromHeaders(f.headers, nowEpochMs); usable(h))
         hint = h;
-    else if (auto t = resetHintFromText(f.message, nowEpochMs); usable(t))
+    else if (auto t = resetHintFromText(judgedText(f), nowEpochMs); usable(t))
         hint = t;
-    else if (auto c = resetHintFromText(f.classification, nowEpochMs); usable(c))
-        hint = c;
     if (hint)
         return std::min(*hint, kMaxParkMs);
     return reason == ParkReason::RateLimit || reason == ParkReason::Forbidden ? d.rateLimitParkMs : d.exhaustedResetMs;
@@ -213,8 +259,8 @@ qint64 parkDurationMs(ParkReason reason, const CredentialFailure &f, const ParkD
 
 CredentialVerdict judgeCredentialFailure(const CredentialFailure &f, const ParkDefaults &d, qint64 nowEpochMs) {
     CredentialVerdict v;
-    if (!f.usageLimit && !usageWording(f.message) && !usageWording(f.classification) &&
-        (rejectsTheKey(f.status, f.message) || rejectsTheKey(f.status, f.classification))) {
+    const QString &text = judgedText(f);
+    if (!f.usageLimit && !usageWording(text) && rejectsTheKey(f.status, text)) {
         v.reject = true; // a wrong key stays wrong: no timer brings it back, a new secret does
         v.reason = ParkReason::Auth;
         return v;

@@ -14,6 +14,8 @@
 
 #include "core/upstream/http_types.h"
 
+#include <QList>
+#include <QRegularExpression>
 #include <QString>
 #include <optional>
 
@@ -36,9 +38,11 @@ ParkDefaults parkDefaultsFor(const config::Config &config, const config::Provide
 
 // What the failover loop knows of a failure that was blamed on the credential.
 struct CredentialFailure {
-    std::optional<int> status;          // HTTP status when the upstream answered with one
-    QString message;                    // the (already redacted) error text: kept as lastError
-    QString classification;             // text read only for the reason and hints, never kept (e.g. errorType: message)
+    std::optional<int> status; // HTTP status when the upstream answered with one
+    QString message;           // the (already redacted) error text: kept as lastError
+    // Text read only for the reason and hints, never kept (e.g. errorType: message, echoes of the
+    // request masked); when set, it is judged instead of the message.
+    QString classification;
     bool usageLimit = false;            // the adapter already knows it is a usage limit
     std::optional<qint64> retryAfterMs; // Retry-After family from the headers (thrown errors only)
     upstream::HeaderList headers;       // the error response's headers, when there were any
@@ -66,6 +70,11 @@ bool usageWording(const QString &text);
 bool keyRefusedWith400(const QString &text);
 // The key is wrong (401, or Google's 400 above) rather than spent: out until its secret changes.
 bool rejectsTheKey(std::optional<int> status, const QString &text);
+
+// The patterns the functions above read a credential's fate from (usage and key wording, reset
+// hints). A key is shared by every tenant, so none of them may be read from words the upstream only
+// echoed from the request (FailureClassifier::withoutEchoes masks such matches first).
+const QList<const QRegularExpression *> &credentialSignalPatterns();
 
 ParkReason parkReasonFor(const CredentialFailure &failure);
 // The parking time for a reason that is already decided.

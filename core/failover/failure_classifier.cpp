@@ -44,6 +44,11 @@ std::optional<FailureKind> failureKindFromName(const QString &name) {
 
 namespace {
 
+// A server that wants the reasoning of its tool-call turns sent back (DeepSeek's thinking mode, Kimi).
+constexpr const char *kAsksForReasoningBack =
+    "missing\\W{0,3}reasoning_content|reasoning_content\\W{0,3}(field )?(is )?(required|missing)"
+    "|reasoning_content\\W{0,3}(in the thinking mode )?must be passed back";
+
 // Patterns are compiled once per thread (QRegularExpression compiles and JITs
 // on first use, which costs far more than the match itself).
 bool matches(const QString &text, const char *pattern) {
@@ -137,8 +142,37 @@ bool FailureClassifier::asksForReasoningBack(const FailureInput &in) {
     if (in.status != 400)
         return false;
     const QString text = in.classificationMessage.isEmpty() ? in.message : in.classificationMessage;
-    return matches(text, "missing\\W{0,3}reasoning_content|reasoning_content\\W{0,3}(field )?(is )?(required|missing)"
-                         "|reasoning_content\\W{0,3}(in the thinking mode )?must be passed back");
+    return matches(text, kAsksForReasoningBack);
+}
+
+QString FailureClassifier::withoutEchoes(const QString &text, const std::function<bool(QStringView)> &echoed) {
+    thread_local const QRegularExpression reasoningBack(QString::fromLatin1(kAsksForReasoningBack),
+                                                        QRegularExpression::CaseInsensitiveOption);
+    QList<std::pair<qsizetype, qsizetype>> spans; // [start, end) of the echoed matches
+    const auto scan = [&](const QRegularExpression &re) {
+        for (auto it = re.globalMatch(text); it.hasNext();) {
+            const QRegularExpressionMatch m = it.next();
+            if (m.capturedLength() > 0 && echoed(QStringView(text).mid(m.capturedStart(), m.capturedLength())))
+                spans.append({m.capturedStart(), m.capturedEnd()});
+        }
+    };
+    for (const QRegularExpression *re : credentials::credentialSignalPatterns())
+        scan(*re);
+    scan(reasoningBack);
+    if (spans.isEmpty())
+        return text;
+    // Masked from the end, overlaps merged: "…" stands where the request's own words stood.
+    std::sort(spans.begin(), spans.end());
+    QString out;
+    qsizetype at = 0;
+    for (const auto &[start, end] : spans) {
+        if (end <= at)
+            continue;
+        if (start >= at)
+            out.append(QStringView(text).mid(at, start - at)).append(QChar(0x2026));
+        at = end;
+    }
+    return out.append(QStringView(text).mid(at));
 }
 
 std::optional<int> FailureClassifier::outputMaximum(const FailureInput &in) {

@@ -5,6 +5,8 @@
 #include "core/failover/upstream_failure.h"
 #include "core/upstream/http_types.h"
 
+#include <functional>
+
 namespace sw::failover {
 
 // parseRateLimitReason: a substring reading of an error text.
@@ -29,6 +31,13 @@ public:
 
     // nullopt means stop: the failure goes to the client, no failover.
     static std::optional<UpstreamFailure> classify(const FailureInput &input);
+
+    // `text` with every match of a pattern that decides more than this request (a shared key's fate
+    // or park time, what a base URL is taught: credentials::credentialSignalPatterns, the ask for
+    // reasoning back) masked as "…" where `echoed` says the request itself holds the matched words.
+    // A 400 or 404 quotes the field names, values and model id it refused, so words one tenant
+    // wrote would otherwise take a key out of service for every tenant.
+    static QString withoutEchoes(const QString &text, const std::function<bool(QStringView)> &echoed);
 
     static RateLimitReason parseRateLimitReason(const QString &text);
     // isProviderRetryableError: numbers match only as whole words, so "205000" is not a 500.

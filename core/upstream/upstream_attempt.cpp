@@ -2,6 +2,7 @@
 
 #include "core/credentials/credential_pools.h"
 #include "core/credentials/park_policy.h"
+#include "core/failover/failure_classifier.h"
 #include "core/http/content_coding.h"
 #include "core/upstream/canonical_stream_builder.h"
 #include "core/upstream/json_answer.h"
@@ -18,6 +19,9 @@
 #include <algorithm>
 
 #include <cstring>
+#include <functional>
+#include <memory>
+#include <optional>
 
 namespace sw::upstream {
 
@@ -33,6 +37,46 @@ constexpr qint64 kKeptStreamCost = 4;
 // frame kept for a same-API client, and the block's text in the builder (an outside probe measured
 // 22 MB of RSS for 7.2 MB of held signature deltas).
 constexpr qint64 kHeldStreamCost = 3;
+
+// Every string of a request body as the upstream reads it (member names and values, escapes
+// decoded), one a line: what a 400 can quote back.
+void appendStrings(const wire::rj::Value &v, QString &out, int depth) {
+    if (depth > wire::rj::kMaxDepth)
+        return;
+    if (v.IsString()) {
+        out += QString::fromUtf8(v.GetString(), qsizetype(v.GetStringLength()));
+        out += QLatin1Char('\n');
+    } else if (v.IsObject()) {
+        for (const auto &m : v.GetObject()) {
+            out += QString::fromUtf8(m.name.GetString(), qsizetype(m.name.GetStringLength()));
+            out += QLatin1Char('\n');
+            appendStrings(m.value, out, depth + 1);
+        }
+    } else if (v.IsArray()) {
+        for (const auto &e : v.GetArray())
+            appendStrings(e, out, depth + 1);
+    }
+}
+
+// Whether words of an error answer are the request's own, quoted back (failover::FailureClassifier::
+// withoutEchoes): the body's strings and the URL's path and query (Gemini's model id), decoded.
+// Read once, only when an error's words would otherwise decide a shared key's fate.
+std::function<bool(QStringView)> echoOf(const QByteArray &body, const QUrl &url) {
+    auto sent = std::make_shared<std::optional<QString>>();
+    return [sent, body, url](QStringView words) {
+        if (!*sent) {
+            QString all =
+                url.path(QUrl::FullyDecoded) + QLatin1Char('\n') + url.query(QUrl::FullyDecoded) + QLatin1Char('\n');
+            wire::rj::ParsedJson json(size_t(std::max<qsizetype>(body.size(), 4096)));
+            if (json.parse(body))
+                appendStrings(json.root(), all, 0);
+            else
+                all += QString::fromUtf8(body);
+            *sent = std::move(all);
+        }
+        return (*sent)->contains(words, Qt::CaseInsensitive);
+    };
+}
 
 // Whether `needle` occurs in `text`: glibc's memmem, several times faster than
 // QByteArray::contains on the short frames every upstream event is tested with.
@@ -220,6 +264,8 @@ struct UpstreamAttempts::Try {
     QByteArray errorBody;
     HeaderList errorHeaders; // a non-2xx answer's headers: credential reset hints
     std::optional<qint64> headerRetryAfter;
+    QByteArray sentBody; // the request as sent (shared with the call): what an error may quote back
+    QUrl sentUrl;
     QByteArray location;   // a 3xx's Location, to name the redirect
     QByteArray notAStream; // a 2xx answer's media type when it is not an event stream (HTML, JSON error)
     // A 2xx stream whose first visible byte is not read yet (an HTML page?): its Content-Type.
@@ -291,6 +337,15 @@ QString UpstreamAttempts::redirectTarget(const Try &t) const {
     url.setQuery(QString());
     url.setFragment(QString());
     return redacted(t, url.toString(QUrl::FullyEncoded).left(512));
+}
+
+QString UpstreamAttempts::ownWords(const Try &t, const UpstreamErrorInfo &info) const {
+    // What the failure is judged by: "type: message", redacted, with what it quotes of the request
+    // masked where it would decide for every tenant (a shared key, a base URL's traits).
+    const QString text = info.errorType.isEmpty() ? info.message : info.errorType + QStringLiteral(": ") + info.message;
+    if (text.isEmpty())
+        return {};
+    return failover::FailureClassifier::withoutEchoes(redacted(t, text), echoOf(t.sentBody, t.sentUrl));
 }
 
 QString UpstreamAttempts::redacted(const Try &t, const QString &text) const {
@@ -420,6 +475,8 @@ void UpstreamAttempts::launch(failover::AttemptId id) {
     // only the answering try's events), and so are the answer bytes they held.
     restartAnswer(t);
     const quint64 generation = t.generation;
+    t.sentBody = req.body;
+    t.sentUrl = req.url;
     t.call = m_setup.transport->start(req, this);
     connect(t.call, &UpstreamCall::responseStarted, this,
             [this, id, generation](int status, const HeaderList &headers) {
@@ -871,8 +928,7 @@ void UpstreamAttempts::reportErrorAnswer(Try &t) {
                                                      "an event stream: %3")
                                           .arg(t.status)
                                           .arg(QString::fromLatin1(t.notAStream), info.message.left(512)));
-        f.input.classificationMessage =
-            info.errorType.isEmpty() ? QString() : info.errorType + QStringLiteral(": ") + info.message;
+        f.input.classificationMessage = ownWords(t, info);
         f.input.retryAfterMs = t.headerRetryAfter;
         return m_loop->onFailure(id, f);
     }
@@ -891,8 +947,7 @@ void UpstreamAttempts::reportErrorAnswer(Try &t) {
     // An empty body says nothing: the status is what the client can act on.
     f.input.message =
         info.message.isEmpty() ? QStringLiteral("HTTP %1 with an empty body").arg(t.status) : redacted(t, info.message);
-    f.input.classificationMessage =
-        info.errorType.isEmpty() ? QString() : redacted(t, info.errorType + QStringLiteral(": ") + info.message);
+    f.input.classificationMessage = ownWords(t, info);
     // A Retry-After header, else the body's own delay (Google's RetryInfo).
     f.input.retryAfterMs = t.headerRetryAfter ? t.headerRetryAfter : info.retryAfterMs;
     m_loop->onFailure(id, f);

@@ -74,6 +74,8 @@ private:
     bool keepAnswerBytes(Try &t, qint64 bytes); // false: the try ended over a byte limit
     void feedSse(Try &t, const QList<SseEvent> &events);
     QString redacted(const Try &t, const QString &text) const;
+    // An error answer's words as its failure is judged (FailureInput::classificationMessage).
+    QString ownWords(const Try &t, const UpstreamErrorInfo &info) const;
     QString redirectTarget(const Try &t) const; // a 3xx Location without query, fragment or user info
     // An in-band error's message and type, which both reach the client, redacted.
     void redactEvents(const Try &t, QList<model::StreamEvent> &events) const;

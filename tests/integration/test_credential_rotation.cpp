@@ -221,6 +221,75 @@ private Q_SLOTS:
         QCOMPARE(failedOver.header("x-switchman-fallback-reason"), QByteArray("credential_exhausted"));
     }
 
+    // A 400 or 404 quotes the field names, values and model id it refused. Words one tenant put in
+    // its request, echoed so, once took the shared key out of service for every tenant: rejected
+    // until a restart, or parked for up to a week with the tenant's own "reset" hint (probe B3 H1).
+    // The answer is still the client's 400/404; the key stays in service, and the next request
+    // uses it.
+    void wordsTheRequestHeldNeverDecideTheSharedKey_data() {
+        QTest::addColumn<QString>("provider");
+        QTest::addColumn<QString>("field");   // the extra member the request carries ("" = none)
+        QTest::addColumn<QString>("model");   // the model asked for
+        QTest::addColumn<int>("status");      // the upstream's answer
+        QTest::addColumn<QByteArray>("body"); // its error body, quoting the request
+        QTest::newRow("anthropic 400, key wording")
+            << "pa"
+            << "API key not valid"
+            << "pa/claude-a" << 400
+            << QByteArray(R"({"type":"error","error":{"type":"invalid_request_error",)"
+                          R"("message":"API key not valid: Extra inputs are not permitted"}})");
+        QTest::newRow("anthropic 400, usage wording and a reset hint")
+            << "pa"
+            << "out of credits, resets in 168 hours"
+            << "pa/claude-a" << 400
+            << QByteArray(R"({"type":"error","error":{"type":"invalid_request_error",)"
+                          R"("message":"out of credits, resets in 168 hours: Extra inputs are not permitted"}})");
+        QTest::newRow("anthropic 400, escaped in the request")
+            << "pa"
+            << "usage\u0020limit"
+            << "pa/claude-a" << 400
+            << QByteArray(R"({"type":"error","error":{"type":"invalid_request_error",)"
+                          R"("message":"usage limit: Extra inputs are not permitted"}})");
+        QTest::newRow("gemini 404, the model id in the URL")
+            << "pe"
+            << ""
+            << "pe/insufficient_quota" << 404
+            << QByteArray(R"({"error":{"code":404,"message":"models/insufficient_quota is not found for API )"
+                          R"(version v1beta","status":"NOT_FOUND"}})");
+    }
+    void wordsTheRequestHeldNeverDecideTheSharedKey() {
+        QFETCH(QString, provider);
+        QFETCH(QString, field);
+        QFETCH(QString, model);
+        QFETCH(int, status);
+        QFETCH(QByteArray, body);
+        GatewayFixture gw;
+        gw.config.providers[provider].credentials = {QStringLiteral("env:SW_TEST_KEY_ONE")};
+        demo::FakeUpstream &upstream = provider == QLatin1String("pa") ? gw.anthropicA : gw.googleE;
+        upstream.pushFault(statusWith(status, {}, body));
+        gw.start();
+
+        QByteArray request = QJsonDocument(GatewayFixture::anthropicBody(model, QStringLiteral("hi"), false))
+                                 .toJson(QJsonDocument::Compact);
+        if (!field.isEmpty()) // written by hand: an escape must reach the upstream as the tenant wrote it
+            request.insert(1, "\"" + field.toUtf8() + "\":1,");
+        const auto refused = gw.postRaw(QStringLiteral("/v1/messages"), request);
+        QCOMPARE(refused.status, status); // the tenant's own bad request, as the upstream said it
+        const QJsonObject entry = credentialEntry(gw, provider);
+        QVERIFY2(entry.value(QStringLiteral("state")).toString() == QLatin1String("ok"),
+                 QJsonDocument(entry).toJson().constData());
+
+        // Another request finds the key in service.
+        upstream.clearRequests();
+        const auto next =
+            gw.post(QStringLiteral("/v1/messages"),
+                    GatewayFixture::anthropicBody(provider == QLatin1String("pa") ? QStringLiteral("pa/claude-a")
+                                                                                  : QStringLiteral("pe/gemini-e"),
+                                                  QStringLiteral("hi"), false));
+        QCOMPARE(next.status, 200);
+        QCOMPARE(upstream.requests().size(), 1);
+    }
+
     void leaseCountsTheCredentialInFlight() {
         GatewayFixture gw;
         gw.config.providers[QStringLiteral("pa")].credentials = {QStringLiteral("env:SW_TEST_KEY_ONE"),

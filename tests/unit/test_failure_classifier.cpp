@@ -90,6 +90,44 @@ private Q_SLOTS:
         QCOMPARE(int(f->kind), kind);
         QCOMPARE(f->status, status);
     }
+    // Words that decide for every tenant (a shared key's fate, a base URL's traits) are masked
+    // where the request itself held them; the provider's own words around them still count.
+    void echoedSignalsAreMaskedAndTheProvidersOwnKept() {
+        const QString request = QStringLiteral("{\"API key not valid\":1,\"limit\":5,\"credit\":1}");
+        const auto echoed = [&request](QStringView words) { return request.contains(words, Qt::CaseInsensitive); };
+
+        const QString quoted =
+            QStringLiteral("invalid_request_error: API key not valid: Extra inputs are not permitted");
+        const QString masked = FailureClassifier::withoutEchoes(quoted, echoed);
+        QCOMPARE(masked, QStringLiteral("invalid_request_error: \u2026: Extra inputs are not permitted"));
+        FailureInput in;
+        in.status = 400;
+        in.classificationMessage = masked;
+        QVERIFY(!FailureClassifier::classify(in)); // the client's own bad request: stop, nothing rotated
+        in.classificationMessage = quoted;
+        QCOMPARE(FailureClassifier::classify(in)->kind, FailureKind::CredentialExhausted); // what it was before
+
+        // A request that merely holds a word of a signal ("limit", "credit") leaves it whole.
+        const QString spent = QStringLiteral("You have reached your usage limit; your credit balance is too low.");
+        QCOMPARE(FailureClassifier::withoutEchoes(spent, echoed), spent);
+        // Each match is judged alone: one echoed phrase does not hide another the provider wrote.
+        const QString both = QStringLiteral("API key not valid. API_KEY_INVALID");
+        QCOMPARE(FailureClassifier::withoutEchoes(both, echoed), QStringLiteral("\u2026. API_KEY_INVALID"));
+
+        // The ask for reasoning back teaches a base URL for every tenant: masked alike.
+        const auto asked = [](const QString &words) { return QStringLiteral("{\"%1\":1}").arg(words); };
+        const QString learn =
+            QStringLiteral("Unrecognized request argument supplied: reasoning_content must be passed back");
+        FailureInput back;
+        back.status = 400;
+        back.classificationMessage = FailureClassifier::withoutEchoes(learn, [&](QStringView w) {
+            return asked(QStringLiteral("reasoning_content must be passed back")).contains(w);
+        });
+        QVERIFY(!FailureClassifier::asksForReasoningBack(back));
+        back.classificationMessage = learn;
+        QVERIFY(FailureClassifier::asksForReasoningBack(back));
+    }
+
     void aRefusedSignatureIsRecognisedInEachApisWords_data() {
         QTest::addColumn<QString>("api");
         QTest::addColumn<QString>("file");
