@@ -242,12 +242,12 @@ QJsonObject OpenAICompletionsStreamDecoder::nativeAnswer() const {
 
 void OpenAICompletionsStreamDecoder::end() {
     StopReason reason = StopReason::Stop;
-    if (m_finishReason == L("length"))
+    if (m_finishReason == L("length") || m_finishReason == L("model_length")) // Mistral: the context is full
         reason = StopReason::Length;
     else if (m_finishReason == L("tool_calls") || m_finishReason == L("function_call"))
         reason = StopReason::ToolUse;
-    else if (m_finishReason == L("content_filter") || m_sawRefusal)
-        reason = StopReason::Refusal; // the provider's filter or the model declined: not an outage
+    else if (m_finishReason == L("content_filter") || m_finishReason == L("sensitive") || m_sawRefusal)
+        reason = StopReason::Refusal; // the provider's filter (z.ai: "sensitive") or the model declined: not an outage
     m_out.done(reason, nativeAnswer(), m_usageJson);
 }
 
@@ -277,14 +277,20 @@ void OpenAICompletionsStreamDecoder::decode(const SseEvent &sse) {
     // "type":"BadRequestError","code":400}. Read as a chunk, it made no event, and the stream's
     // end without [DONE] hid its words behind "stream ended before completion". Only a frame
     // without choices is looked at for it: a content chunk pays nothing.
-    if (rj::isAbsent(error) && rj::isAbsent(choicesMember) && rj::equals(member(chunk, "object"), "error"))
+    bool bareError = false; // no `error` member, which is all a Chat client's SDK reads as one
+    if (rj::isAbsent(error) && rj::isAbsent(choicesMember) && rj::equals(member(chunk, "object"), "error")) {
         error = chunk;
+        bareError = true;
+    }
     if (!rj::isAbsent(error)) {
         const Value *code = member(error, "code");
         const QString errorType = rj::isString(code) ? toString(code) : toString(member(error, "type"));
         const QString message = rj::isString(error) ? toString(error) : toString(member(error, "message"));
         m_out.fail(wire::inBandErrorText(QLatin1String("OpenAI stream error"), errorType, message), errorType,
                    wire::statusForOpenAIError(rj::toQtObject(error)));
+        // After content, the relayed frame would end a Chat client's stream with no error it reads (the
+        // openai SDK iterates on, its helper throws "chunk.choices is not iterable"): the gateway's follows.
+        m_lastFailedOnPlainFrame = bareError;
         return;
     }
     if (rj::isEmptyObject(chunk))
@@ -346,11 +352,15 @@ void OpenAICompletionsStreamDecoder::decode(const SseEvent &sse) {
             toolDelta(&call);
     const Value *finish = member(choice, "finish_reason");
     if (rj::isString(finish) && finish->GetStringLength() > 0) {
-        if (rj::equals(finish, "error")) {
-            // OpenRouter's normalised reason for a provider that broke off: a failure, not an
-            // answer (before commit it fails over; after it, the client's stream ends in an error).
-            m_out.fail(QStringLiteral("the upstream ended its answer with finish_reason \"error\""),
-                       QStringLiteral("error"));
+        // A reason that says the server broke off, not that the model finished: OpenRouter's
+        // normalised "error", DeepSeek's "insufficient_system_resource" (its inference system ran
+        // out), z.ai's "network_error" (inference failed). A failure, not an answer: before commit
+        // it fails over; after it, the client's stream ends in its format's error.
+        if (rj::equals(finish, "error") || rj::equals(finish, "insufficient_system_resource") ||
+            rj::equals(finish, "network_error")) {
+            const QString why = toString(finish);
+            m_out.fail(QStringLiteral("the upstream ended its answer with finish_reason \"%1\"").arg(why), why,
+                       why == QLatin1String("error") ? std::nullopt : std::optional<int>(503));
             m_lastFailedOnPlainFrame = true; // a Chat client reads no error in the chunk itself
             return;
         }

@@ -2069,15 +2069,22 @@ private Q_SLOTS:
         QCOMPARE(gw.anthropicA.requests().size(), 0);
     }
 
+    void aFinishReasonErrorIsAFailureNotAnAnswer_data() {
+        QTest::addColumn<QByteArray>("reason");
+        QTest::newRow("OpenRouter") << QByteArray("error");
+        QTest::newRow("DeepSeek") << QByteArray("insufficient_system_resource"); // probe B1 1
+        QTest::newRow("z.ai") << QByteArray("network_error");
+    }
     void aFinishReasonErrorIsAFailureNotAnAnswer() {
-        // OpenRouter's finish_reason "error": before content it fails over, after content the
+        // A finish_reason that says the server broke off: before content it fails over, after content the
         // client's stream ends in the format's error; never an empty or partial answer as success.
+        QFETCH(QByteArray, reason);
         GatewayFixture gw;
         gw.config.routes[QStringLiteral("chain")].candidates = {QStringLiteral("pb/gpt-b"),
                                                                 QStringLiteral("pa/claude-a")};
-        const QByteArray broke =
-            R"(data: {"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{},"finish_reason":"error"}]})"
-            "\n\ndata: [DONE]\n\n";
+        const QByteArray broke = "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,"
+                                 "\"delta\":{},\"finish_reason\":\"" +
+                                 reason + "\"}]}\n\ndata: [DONE]\n\n";
         gw.openaiB.setRawReply(broke);
         gw.start();
         const QString chat = QStringLiteral("/v1/chat/completions");
@@ -2096,9 +2103,29 @@ private Q_SLOTS:
         // The gateway's error after the relayed chunk (its "finish_reason":"error" is no error an
         // SDK reads: the stream would have looked finished, probe V).
         QVERIFY2(after.body.contains("data: {\"error\":{"), after.body.constData());
-        QVERIFY2(after.body.contains("finish_reason \\\"error\\\""), after.body.constData());
+        QVERIFY2(after.body.contains("finish_reason \\\"" + reason + "\\\""), after.body.constData());
         QVERIFY2(!after.body.contains("[DONE]"), after.body.constData());
         QVERIFY2(!after.body.contains("\"finish_reason\":\"stop\""), after.body.constData());
+    }
+
+    void aBareErrorFrameAfterContentEndsAChatClientsStreamInAnError() {
+        // vLLM and SGLang send the error object itself as a frame. Relayed after content, it is no error the
+        // openai SDK reads ({"object":"error"} has no `error` member): the client ended silently with half an
+        // answer, or its helper threw "chunk.choices is not iterable" (probe B1 2). The gateway's error follows.
+        GatewayFixture gw;
+        gw.openaiB.setRawReply(
+            R"(data: {"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"Half"}}]})"
+            "\n\n"
+            R"(data: {"object":"error","message":"CUDA out of memory","type":"InternalServerError","code":500})"
+            "\n\ndata: [DONE]\n\n");
+        gw.start();
+        const QString chat = QStringLiteral("/v1/chat/completions");
+        const auto r = gw.post(chat, routeBody(chat, QStringLiteral("pb/gpt-b"), true));
+        QCOMPARE(r.status, 200);
+        QVERIFY2(r.body.contains("Half"), r.body.constData());
+        QVERIFY2(r.body.contains("data: {\"error\":{"), r.body.constData());
+        QVERIFY2(r.body.contains("CUDA out of memory"), r.body.constData());
+        QVERIFY2(!r.body.contains("[DONE]"), r.body.constData());
     }
 
     void aWholeAnswerWhoseUpstreamClosedEarlyEndsInTheFormatsLastFrame() {

@@ -586,19 +586,35 @@ void TestOpenAICompletionsAdapter::contentFilterIsARefusal() {
 }
 
 void TestOpenAICompletionsAdapter::finishReasonErrorIsAFailure() {
-    // OpenRouter ends a stream whose provider broke off with finish_reason "error": never an answer.
-    for (const QByteArray &before : {QByteArray(), QByteArray("data: {\"choices\":[{\"index\":0,\"delta\":{"
-                                                              "\"content\":\"Half\"},\"finish_reason\":null}]}\n\n")}) {
-        const QList<StreamEvent> events =
-            decode(before + "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"error\"}]}\n\n"
-                            "data: [DONE]\n\n");
-        int terminals = 0;
-        for (const StreamEvent &e : events)
-            terminals += e.type == EventType::Error || e.type == EventType::Done;
-        QCOMPARE(terminals, 1);
-        QCOMPARE(events.last().type, EventType::Error);
-        QVERIFY(events.last().errorMessage.contains(QStringLiteral("finish_reason \"error\"")));
-    }
+    // OpenRouter ends a stream whose provider broke off with finish_reason "error", DeepSeek one whose
+    // inference system ran out with "insufficient_system_resource", z.ai with "network_error": never an answer.
+    for (const QByteArray reason : {"error", "insufficient_system_resource", "network_error"})
+        for (const QByteArray &before :
+             {QByteArray(), QByteArray("data: {\"choices\":[{\"index\":0,\"delta\":{"
+                                       "\"content\":\"Half\"},\"finish_reason\":null}]}\n\n")}) {
+            const QList<StreamEvent> events =
+                decode(before + "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"" + reason +
+                       "\"}]}\n\n"
+                       "data: [DONE]\n\n");
+            int terminals = 0;
+            for (const StreamEvent &e : events)
+                terminals += e.type == EventType::Error || e.type == EventType::Done;
+            QCOMPARE(terminals, 1);
+            QCOMPARE(events.last().type, EventType::Error);
+            QVERIFY(events.last().errorMessage.contains(QStringLiteral("finish_reason \"%1\"").arg(reason)));
+        }
+    // Other servers' names for reasons the gateway knows: z.ai's filter is a refusal, Mistral's full
+    // context a length stop (both were "stop").
+    const auto reasonOf = [this](const char *finish) {
+        return decode(
+                   QByteArray("data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"x\"},\"finish_reason\":\"") +
+                   finish + "\"}]}\n\ndata: [DONE]\n\n")
+            .last()
+            .reason;
+    };
+    QCOMPARE(reasonOf("sensitive"), StopReason::Refusal);
+    QCOMPARE(reasonOf("model_length"), StopReason::Length);
+    QCOMPARE(reasonOf("stop"), StopReason::Stop);
 }
 
 void TestOpenAICompletionsAdapter::toolCallIdsFitOpenAIsLimit() {
