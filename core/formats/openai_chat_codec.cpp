@@ -66,11 +66,10 @@ bool decodeUserContent(const Value *content, QList<ContentBlock> *out, const Bod
     return true;
 }
 
-// One call of an assistant turn: {id, function: {name, arguments}}.
-ContentBlock toolCall(const QString &id, const Value *fn) {
+// One call of an assistant turn, from its `function: {name, arguments}` (its id is the caller's).
+ContentBlock toolCall(const Value *fn) {
     ContentBlock b;
     b.type = BlockType::ToolCall;
-    b.toolCallId = id;
     b.toolName = rj::toString(rj::member(fn, "name"));
     const Value *args = rj::member(fn, "arguments");
     // Arguments sent as an object (not the string the API defines): written as Qt writes it.
@@ -94,7 +93,69 @@ void foldSpeakerName(const Value *m, QList<ContentBlock> *content) {
         content->prepend(ContentBlock::makeText(label.trimmed()));
 }
 
-bool decodeMessage(const Value *m, const BodyPath &where, model::ChatRequest *req, GatewayError *error) {
+// The calls a Chat history names by no id (the legacy `function_call`; a call of a server that
+// gave none, kept as it came) and their results, which name none either. Each such call gets an
+// id made from its place (wire::historyToolCallId, the same every turn), and a result without an
+// id takes one of the latest calling turn's such calls not yet answered: the first of its name
+// (a `function` message names its function), else the first. A result past them all pairs with
+// the latest call of its name. Every target then gets pairs it takes: Responses refuses an empty
+// call_id, and Anthropic and Gemini paired such results by order or name alone.
+class UnnamedCalls {
+public:
+    // An assistant turn with calls begins: the earlier turn's unanswered calls are no one's now.
+    void beginTurn() {
+        m_turn.clear();
+        m_byName.clear();
+        m_next = 0;
+    }
+    // The id of the call at (`message`, `call`) of the history: `given`, or one made up.
+    QString callId(const QString &given, qsizetype message, qsizetype call, const QString &name) {
+        QString id = given;
+        if (id.isEmpty()) {
+            id = wire::historyToolCallId(message, call);
+            m_byName[name].append(m_turn.size());
+            m_turn.append(Call{id, name});
+        }
+        m_latestByName.insert(name, id);
+        return id;
+    }
+    // The id of a result that names no call, and the call's name; empty when no call fits.
+    std::pair<QString, QString> resultId(const QString &name) {
+        qsizetype at = -1;
+        if (!name.isEmpty()) {
+            QList<qsizetype> &ofName = m_byName[name];
+            while (!ofName.isEmpty() && m_turn[ofName.first()].answered)
+                ofName.removeFirst();
+            if (!ofName.isEmpty())
+                at = ofName.takeFirst();
+        }
+        if (at < 0) {
+            while (m_next < m_turn.size() && m_turn[m_next].answered)
+                ++m_next;
+            if (m_next < m_turn.size() && (name.isEmpty() || m_turn[m_next].name == name))
+                at = m_next;
+        }
+        if (at >= 0) {
+            m_turn[at].answered = true;
+            return {m_turn[at].id, m_turn[at].name};
+        }
+        return {m_latestByName.value(name), name};
+    }
+
+private:
+    struct Call {
+        QString id;
+        QString name;
+        bool answered = false;
+    };
+    QList<Call> m_turn;                        // the latest calling turn's calls without an id
+    QHash<QString, QList<qsizetype>> m_byName; // their places in m_turn, by name, first first
+    qsizetype m_next = 0;                      // m_turn's first call that may be unanswered
+    QHash<QString, QString> m_latestByName;    // the latest call of each name, any turn
+};
+
+bool decodeMessage(const Value *m, qsizetype index, const BodyPath &where, UnnamedCalls *unnamed,
+                   model::ChatRequest *req, GatewayError *error) {
     const QString role = rj::toString(rj::member(m, "role"));
     if (role.isEmpty())
         return rejectRequest(error, where + L(".role: required string"));
@@ -142,10 +203,20 @@ bool decodeMessage(const Value *m, const BodyPath &where, model::ChatRequest *re
         const Value *calls = rj::member(m, "tool_calls");
         if (!rj::isAbsent(calls) && !calls->IsArray())
             return rejectRequest(error, where + L(".tool_calls: must be an array"));
-        for (const Value &c : rj::elements(calls))
-            msg.content.append(toolCall(rj::toString(rj::member(&c, "id")), rj::member(&c, "function")));
-        if (const Value *legacy = rj::asObject(rj::member(m, "function_call"))) // legacy single call
-            msg.content.append(toolCall(QString(), legacy));
+        const Value *legacy = rj::asObject(rj::member(m, "function_call")); // legacy single call
+        if (rj::arraySize(calls) > 0 || legacy)
+            unnamed->beginTurn();
+        qsizetype callIndex = 0;
+        for (const Value &c : rj::elements(calls)) {
+            ContentBlock call = toolCall(rj::member(&c, "function"));
+            call.toolCallId = unnamed->callId(rj::toString(rj::member(&c, "id")), index, callIndex++, call.toolName);
+            msg.content.append(call);
+        }
+        if (legacy) {
+            ContentBlock call = toolCall(legacy);
+            call.toolCallId = unnamed->callId(QString(), index, callIndex, call.toolName);
+            msg.content.append(call);
+        }
         ctx.messages.append(msg);
         return true;
     }
@@ -154,7 +225,13 @@ bool decodeMessage(const Value *m, const BodyPath &where, model::ChatRequest *re
         msg.role = Role::ToolResult;
         msg.toolCallId = rj::toString(rj::member(m, "tool_call_id"));
         msg.toolName = rj::toString(rj::member(m, "name"));
-        if (msg.toolName.isEmpty()) {
+        if (msg.toolCallId.isEmpty()) {
+            const auto [id, name] = unnamed->resultId(msg.toolName);
+            msg.toolCallId = id;
+            if (msg.toolName.isEmpty())
+                msg.toolName = name;
+        }
+        if (msg.toolName.isEmpty() && !msg.toolCallId.isEmpty()) {
             // The tool's name is only on the assistant turn that called it.
             for (auto it = ctx.messages.crbegin(); it != ctx.messages.crend() && msg.toolName.isEmpty(); ++it)
                 for (const ContentBlock &b : it->content)
@@ -244,14 +321,15 @@ std::optional<model::ChatRequest> OpenAIChatCodec::decode(const QByteArray &body
         return std::nullopt;
     }
     const BodyPath messagesPath("messages");
+    UnnamedCalls unnamed;
     qsizetype index = 0;
     for (const Value &m : messages->GetArray()) {
-        const BodyPath where(messagesPath, index++);
+        const BodyPath where(messagesPath, index);
         if (!m.IsObject()) {
             rejectRequest(error, where + L(": must be an object"));
             return std::nullopt;
         }
-        if (!decodeMessage(&m, where, &req, error))
+        if (!decodeMessage(&m, index++, where, &unnamed, &req, error))
             return std::nullopt;
     }
 

@@ -4,8 +4,7 @@
 #include "core/wire/echoed_identifier.h"
 #include "core/wire/error_body.h"
 #include "core/wire/rapid_json.h"
-
-#include <QUuid>
+#include "core/wire/tool_call_id.h"
 
 namespace sw::upstream {
 
@@ -63,8 +62,7 @@ void GoogleStreamDecoder::functionCall(const Value *fc, const QString &signature
     // Google gives a call id only on some models: its own, tagged so that it alone goes back to
     // Gemini (GoogleAdapter::geminiCallId), else one made up, unique per call.
     const QString given = toString(member(fc, "id"));
-    b.toolCallId = !given.isEmpty() ? GoogleAdapter::toolCallIdFor(given)
-                                    : QStringLiteral("call_") + QUuid::createUuid().toString(QUuid::Id128).left(24);
+    b.toolCallId = !given.isEmpty() ? GoogleAdapter::toolCallIdFor(given) : wire::madeUpToolCallId();
     b.signature = signature;
     ++m_toolCalls;
     m_out.open(kCall, b); // the arguments follow as the delta

@@ -54,8 +54,11 @@ bool hasOverLongCallId(const Value *choices) {
 }
 
 // The chunk with every choice's call ids as the client's encoder writes them; the rest as it came
-// (written again by Qt: the chunk is one a client reads as JSON, not as bytes).
-QByteArray withBoundedCallIds(const QByteArray &data) {
+// (written again by Qt: the chunk is one a client reads as JSON, not as bytes). In the choice at
+// `choiceAt` of `choices`, the call at each position `ids` names says the id given there instead
+// (none when it is empty): the one the gateway made up for a call the server named by none.
+QByteArray withClientCallIds(const QByteArray &data, qsizetype choiceAt = -1,
+                             const QHash<qsizetype, QString> &ids = {}) {
     QJsonObject chunk = QJsonDocument::fromJson(data).object();
     QJsonArray choices = chunk.value(L("choices")).toArray();
     for (qsizetype i = 0; i < choices.size(); ++i) {
@@ -64,8 +67,14 @@ QByteArray withBoundedCallIds(const QByteArray &data) {
         QJsonArray calls = delta.value(L("tool_calls")).toArray();
         for (qsizetype j = 0; j < calls.size(); ++j) {
             QJsonObject call = calls.at(j).toObject();
-            if (const QJsonValue id = call.value(L("id")); id.isString())
+            if (const auto given = ids.constFind(j); i == choiceAt && given != ids.cend()) {
+                if (given->isEmpty())
+                    call.remove(L("id"));
+                else
+                    call.insert(L("id"), *given);
+            } else if (const QJsonValue id = call.value(L("id")); id.isString()) {
                 call.insert(L("id"), wire::clientToolCallId(id.toString(), wire::kChatMaxToolIdLength));
+            }
             calls.replace(j, call);
         }
         if (!calls.isEmpty()) {
@@ -108,13 +117,19 @@ void OpenAICompletionsStreamDecoder::prose(BlockType type, const QString &text, 
     m_out.append(kProse, text);
 }
 
-void OpenAICompletionsStreamDecoder::toolDelta(const Value *call) {
+std::optional<QString> OpenAICompletionsStreamDecoder::toolDelta(const Value *call) {
     const Value *fn = member(call, "function");
     const int toolIndex = rj::toInt(member(call, "index"), 0);
     const QString id = toString(member(call, "id"));
     ContentBlock *open = m_out.find(toolIndex);
-    // A server that numbers every call 0 still gives each its own id: a new id is a new call.
-    if (open && !id.isEmpty() && !open->toolCallId.isEmpty() && id != open->toolCallId) {
+    std::optional<QString> relayed;
+    if (open && m_madeUpIds.contains(toolIndex)) {
+        // The client was told the id made up for this call: an id the server sends later is not
+        // a second one (a relayed chunk goes without it, as a client would join the two).
+        if (!id.isEmpty())
+            relayed = QString();
+    } else if (open && !id.isEmpty() && !open->toolCallId.isEmpty() && id != open->toolCallId) {
+        // A server that numbers every call 0 still gives each its own id: a new id is a new call.
         m_out.close(toolIndex);
         open = nullptr;
     }
@@ -124,16 +139,24 @@ void OpenAICompletionsStreamDecoder::toolDelta(const Value *call) {
         b.type = BlockType::ToolCall;
         b.toolCallId = id;
         b.toolName = toString(member(fn, "name"));
+        // A server that names its calls by none (`"id": ""` or no id: Gemini's OpenAI-compatible
+        // endpoint, LM Studio, older llama.cpp): an id made up here, the one every client is told
+        // (a relayed chunk too), so each call pairs with its own result in every later turn.
+        if (id.isEmpty()) {
+            b.toolCallId = wire::madeUpToolCallId();
+            relayed = b.toolCallId;
+            m_madeUpIds.insert(toolIndex);
+        } else {
+            m_madeUpIds.remove(toolIndex);
+        }
         m_out.open(toolIndex, b);
-    } else {
-        if (open->toolName.isEmpty() && member(fn, "name"))
-            open->toolName = toString(member(fn, "name"));
-        if (open->toolCallId.isEmpty() && !id.isEmpty())
-            open->toolCallId = id;
+    } else if (open->toolName.isEmpty() && member(fn, "name")) {
+        open->toolName = toString(member(fn, "name"));
     }
     const Value *args = member(fn, "arguments");
     // Some servers send the arguments as an object in one piece.
     m_out.append(toolIndex, args && args->IsObject() ? QString::fromUtf8(rj::compact(*args)) : toString(args));
+    return relayed;
 }
 
 void OpenAICompletionsStreamDecoder::collectNative(const Value *chunk, const Value *choice, const Value *delta,
@@ -306,7 +329,7 @@ void OpenAICompletionsStreamDecoder::decode(const SseEvent &sse) {
         return;
     }
     if (hasOverLongCallId(rj::asArray(choicesMember)))
-        m_lastRelayData = withBoundedCallIds(data);
+        m_lastRelayData = withClientCallIds(data);
     if (!m_out.started()) // every chunk repeats the id: made a QString once
         m_out.start(toString(member(chunk, "id")));
     const Value *usage = member(chunk, "usage");
@@ -324,11 +347,14 @@ void OpenAICompletionsStreamDecoder::decode(const SseEvent &sse) {
     // Only the first choice is decoded (an answer is one message); with n > 1 the other choices'
     // chunks come interleaved, each naming its index, and must not run into the first one's text.
     const Value *choice = nullptr;
-    for (const Value &c : choices->GetArray())
+    qsizetype choiceAt = 0;
+    for (const Value &c : choices->GetArray()) {
         if (rj::toInt(member(&c, "index"), 0) == 0) {
             choice = &c;
             break;
         }
+        ++choiceAt;
+    }
     if (!choice)
         return;
     const Value *delta = rj::asObject(member(choice, "delta"));
@@ -347,9 +373,17 @@ void OpenAICompletionsStreamDecoder::decode(const SseEvent &sse) {
     m_sawRefusal |= !refusal.isEmpty();
     prose(BlockType::Text, toString(member(delta, "content")));
     prose(BlockType::Text, refusal, true);
-    if (const Value *calls = rj::asArray(member(delta, "tool_calls")))
-        for (const Value &call : calls->GetArray())
-            toolDelta(&call);
+    if (const Value *calls = rj::asArray(member(delta, "tool_calls"))) {
+        QHash<qsizetype, QString> relayedIds; // by the call's position in the chunk
+        qsizetype at = 0;
+        for (const Value &call : calls->GetArray()) {
+            if (const std::optional<QString> relayed = toolDelta(&call))
+                relayedIds.insert(at, *relayed);
+            ++at;
+        }
+        if (!relayedIds.isEmpty())
+            m_lastRelayData = withClientCallIds(data, choiceAt, relayedIds);
+    }
     const Value *finish = member(choice, "finish_reason");
     if (rj::isString(finish) && finish->GetStringLength() > 0) {
         // A reason that says the server broke off, not that the model finished: OpenRouter's

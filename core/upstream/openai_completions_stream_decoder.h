@@ -6,6 +6,7 @@
 
 #include <QJsonArray>
 #include <QJsonObject>
+#include <QSet>
 
 #include <rapidjson/fwd.h>
 
@@ -26,7 +27,8 @@ public:
     // tokens), so on a passthrough this frame must not reach a client that did not ask for it.
     bool lastWasUsageOnly() const override { return m_lastUsageOnly; }
     bool lastWasUnreadable() const override { return m_lastUnreadable || m_out.failedOverBound(); }
-    // A chunk naming a call with an id over Chat's 40 (vLLM's are 46), with the id bounded.
+    // A chunk naming a call with an id over Chat's 40 (vLLM's are 46), with the id bounded; one
+    // opening a call the server named by none, with the id made up for it.
     QByteArray lastRelayData() const override { return m_lastRelayData; }
     bool lastFailedOnAPlainFrame() const override { return m_lastFailedOnPlainFrame; }
     // Chat streams have no event lines: one the upstream sent goes nowhere (the openai SDK throws
@@ -43,7 +45,9 @@ private:
     static constexpr int kProse = std::numeric_limits<int>::min();
     void decode(const SseEvent &event);
     void prose(model::BlockType type, const QString &text, bool refusal = false);
-    void toolDelta(const rapidjson::Value *call);
+    // Reads one entry of a chunk's tool_calls. Returns what a same-API client is told as that
+    // entry's id instead of what the server sent (empty: no id), or nullopt for the entry as sent.
+    std::optional<QString> toolDelta(const rapidjson::Value *call);
     void readUsage(const rapidjson::Value *usage);
     void end();
 
@@ -69,6 +73,7 @@ private:
     bool m_keepNative = true;
 
     CanonicalStreamBuilder m_out{/*sequenced=*/true};
+    QSet<int> m_madeUpIds; // the tool indexes whose open call has an id made up here
     QString m_finishReason;
     bool m_sawRefusal = false;
     bool m_lastUsageOnly = false;

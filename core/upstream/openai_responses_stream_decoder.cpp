@@ -3,8 +3,10 @@
 #include "core/wire/echoed_identifier.h"
 #include "core/wire/error_body.h"
 #include "core/wire/rapid_json.h"
+#include "core/wire/tool_call_id.h"
 
 #include <QJsonArray>
+#include <QJsonDocument>
 
 namespace sw::upstream {
 
@@ -66,6 +68,7 @@ void OpenAIResponsesStreamDecoder::fail(const QString &code, const QString &mess
 QList<StreamEvent> OpenAIResponsesStreamDecoder::feed(const SseEvent &sse) {
     const QByteArray raw = sse.data.trimmed();
     m_lastUnreadable = false;
+    m_lastRelayData.clear();
     m_lastEventName = raw.isEmpty() || raw == "[DONE]" ? relayEventName({}, sse.event) : std::nullopt;
     if (!m_out.finished() && !raw.isEmpty() && raw != "[DONE]")
         decode(sse, raw);
@@ -81,6 +84,41 @@ QList<StreamEvent> OpenAIResponsesStreamDecoder::finish() {
     return m_out.take();
 }
 
+QJsonObject OpenAIResponsesStreamDecoder::withMadeUpCallId(QJsonObject item, int outputIndex) const {
+    const QString type = item.value(L("type")).toString();
+    if (type != L("function_call") && type != L("custom_tool_call"))
+        return item;
+    const QString itemId = item.value(L("id")).toString();
+    const QString madeUp = !itemId.isEmpty() ? m_madeUpCallIdsByItem.value(itemId) : m_madeUpCallIds.value(outputIndex);
+    if (!madeUp.isEmpty())
+        item.insert(L("call_id"), madeUp);
+    return item;
+}
+
+QJsonArray OpenAIResponsesStreamDecoder::withMadeUpCallIds(QJsonArray output) const {
+    for (qsizetype i = 0; i < output.size(); ++i)
+        output.replace(i, withMadeUpCallId(output.at(i).toObject(), int(i)));
+    return output;
+}
+
+QByteArray OpenAIResponsesStreamDecoder::withMadeUpCallIds(const QByteArray &raw, int outputIndex) const {
+    QJsonObject data = QJsonDocument::fromJson(raw).object();
+    const QJsonValue item = data.value(L("item"));
+    QJsonObject response = data.value(L("response")).toObject();
+    if (item.isObject()) {
+        const QJsonObject relayed = withMadeUpCallId(item.toObject(), outputIndex);
+        if (relayed == item.toObject())
+            return {};
+        data.insert(L("item"), relayed);
+    } else if (response.value(L("output")).isArray()) {
+        response.insert(L("output"), withMadeUpCallIds(response.value(L("output")).toArray()));
+        data.insert(L("response"), response);
+    } else {
+        return {};
+    }
+    return QJsonDocument(data).toJson(QJsonDocument::Compact);
+}
+
 void OpenAIResponsesStreamDecoder::itemAdded(int oi, const Value *item) {
     const Value *itemType = member(item, "type");
     if (equals(itemType, "reasoning")) {
@@ -93,6 +131,15 @@ void OpenAIResponsesStreamDecoder::itemAdded(int oi, const Value *item) {
         b.itemId = toString(member(item, "id"));
         b.toolCallId = toString(member(item, "call_id"));
         b.toolName = toString(member(item, "name"));
+        // A Responses-compatible server that names its calls by none (`"call_id": ""`, Gemini
+        // behind a Responses shim): an id made up here, the one every client is told (a relayed
+        // event and the same-API JSON answer too), so each call pairs with its own output.
+        if (b.toolCallId.isEmpty()) {
+            b.toolCallId = wire::madeUpToolCallId();
+            m_madeUpCallIds.insert(oi, b.toolCallId);
+            if (!b.itemId.isEmpty())
+                m_madeUpCallIdsByItem.insert(b.itemId, b.toolCallId);
+        }
         m_out.open(oi, b);
     }
     // a message item opens its block with its content part
@@ -116,8 +163,6 @@ void OpenAIResponsesStreamDecoder::itemDone(int oi, const Value *item) {
     } else if (equals(itemType, "function_call") && open) {
         if (!m_out.hasText(oi)) // arguments not streamed (the builder may keep none of them)
             m_out.append(oi, toString(member(item, "arguments")));
-        if (open->toolCallId.isEmpty())
-            open->toolCallId = toString(member(item, "call_id"));
     } else if (equals(itemType, "custom_tool_call") && open) {
         QByteArray arguments;
         if (!m_out.hasText(oi)) {
@@ -156,6 +201,8 @@ void OpenAIResponsesStreamDecoder::completed(std::string_view type, const Value 
                 native.insert(L("output"), items);
             }
         }
+        if (!m_madeUpCallIds.isEmpty() && native.value(L("output")).isArray())
+            native.insert(L("output"), withMadeUpCallIds(native.value(L("output")).toArray()));
     }
     const bool incomplete = type == "response.incomplete" || equals(member(response, "status"), "incomplete");
     const bool filtered = equals(member(member(response, "incomplete_details"), "reason"), "content_filter");
@@ -214,8 +261,13 @@ void OpenAIResponsesStreamDecoder::decode(const SseEvent &sse, const QByteArray 
     }
     m_out.start(toString(member(response, "id")));
     const int oi = rj::toInt(member(data, "output_index"), -1);
+    const auto relayMadeUpCallIds = [&] {
+        if (!m_madeUpCallIds.isEmpty())
+            m_lastRelayData = withMadeUpCallIds(raw, oi);
+    };
     if (type == "response.output_item.added") {
         itemAdded(oi, member(data, "item"));
+        relayMadeUpCallIds();
     } else if (type == "response.content_part.added") {
         const Value *partType = member(member(data, "part"), "type");
         m_sawRefusal |= equals(partType, "refusal");
@@ -265,8 +317,10 @@ void OpenAIResponsesStreamDecoder::decode(const SseEvent &sse, const QByteArray 
                 m_doneItems.insert(oi, rj::toQtObject(item));
         }
         itemDone(oi, item);
+        relayMadeUpCallIds();
     } else if (type == "response.completed" || type == "response.incomplete") {
         completed(type, response);
+        relayMadeUpCallIds();
     }
     // created, in_progress, *.done texts, annotations, built-in tool progress: nothing to say
 }

@@ -5,6 +5,7 @@
 #include "core/upstream/upstream_adapter.h"
 
 #include <QHash>
+#include <QJsonArray>
 #include <QJsonObject>
 #include <QMap>
 #include <string_view>
@@ -24,6 +25,9 @@ public:
     void setKeepsText(bool keeps) override { m_out.setKeepsText(keeps); }
     bool lastWasUnreadable() const override { return m_lastUnreadable || m_out.failedOverBound(); }
     std::optional<QByteArray> lastEventName() const override { return m_lastEventName; }
+    // An event naming a call the server gave `"call_id": ""` or none (its item: added, done; the
+    // response's output), with the call_id made up for it.
+    QByteArray lastRelayData() const override { return m_lastRelayData; }
 
 private:
     // One canonical block per output item (messages: per content part), keyed by output_index.
@@ -35,6 +39,11 @@ private:
     void completed(std::string_view type, const rapidjson::Value *response);
     void readUsage(const rapidjson::Value *usage);
     void fail(const QString &code, const QString &message);
+    // A call item (`item` at `outputIndex`), or each of a response's output items, with the
+    // call_id made up for it when it has one; the event's data so (empty when nothing changed).
+    QJsonObject withMadeUpCallId(QJsonObject item, int outputIndex) const;
+    QJsonArray withMadeUpCallIds(QJsonArray output) const;
+    QByteArray withMadeUpCallIds(const QByteArray &raw, int outputIndex) const;
 
     CanonicalStreamBuilder m_out{/*sequenced=*/true};
     QHash<int, int> m_summaryParts; // reasoning: summary parts seen per output_index, to separate them
@@ -47,6 +56,10 @@ private:
     bool m_keepNative = true;
     bool m_lastUnreadable = false;
     std::optional<QByteArray> m_lastEventName; // UpstreamAdapter::relayEventName of the event last fed
+    // The call ids made up for calls the server named by none, by output_index and by item id.
+    QHash<int, QString> m_madeUpCallIds;
+    QHash<QString, QString> m_madeUpCallIdsByItem;
+    QByteArray m_lastRelayData;
     bool m_sawToolCall = false;
     bool m_sawRefusal = false; // a `refusal` content part: the model declined
 };

@@ -1,6 +1,7 @@
 #include "core/wire/tool_call_id.h"
 
 #include <QCryptographicHash>
+#include <QUuid>
 
 namespace sw::wire {
 
@@ -52,6 +53,16 @@ QString uniqueToolId(const QString &id, const QSet<QString> &taken, qsizetype ma
         unique = id.left(maxLength - suffix.size()) + suffix;
     }
     return unique;
+}
+
+QString madeUpToolCallId() {
+    return QStringLiteral("call_") + QUuid::createUuid().toString(QUuid::Id128).left(24);
+}
+
+QString historyToolCallId(qsizetype messageIndex, qsizetype callIndex) {
+    const QByteArray place = "history call " + QByteArray::number(messageIndex) + ' ' + QByteArray::number(callIndex);
+    return QStringLiteral("call_") +
+           QLatin1String(QCryptographicHash::hash(place, QCryptographicHash::Sha256).toHex().left(24));
 }
 
 } // namespace sw::wire

@@ -42,4 +42,16 @@ QString clientToolCallId(const QString &id, qsizetype maxLength);
 // history that holds repeats anyway is made unique the same way on its way to Messages.
 QString uniqueToolId(const QString &id, const QSet<QString> &taken, qsizetype maxLength);
 
+// An id for a call its upstream named by none (Gemini; an OpenAI-compatible server that sends
+// `"id": ""` or no id, a Responses-compatible one with `"call_id": ""`): "call_" and 24 hex
+// digits, unique per call and valid in every API. Every client is told it, and a call and its
+// result pair by it in every later turn, whichever API answers.
+QString madeUpToolCallId();
+
+// The same form for a call a client's history names by none (Chat's legacy `function_call`, a
+// call of such a server the client kept as it came), made from the call's place in the history
+// (its message's index and its own): every turn of the conversation names it alike, so a
+// provider's prompt cache still matches the turns before.
+QString historyToolCallId(qsizetype messageIndex, qsizetype callIndex);
+
 } // namespace sw::wire

@@ -166,7 +166,301 @@ QStringList chatToolNames(const QByteArray &body) {
     return names;
 }
 
+// How a server that names its tool calls by none says so.
+enum class Unnamed { ChatEmptyId, ChatNoId, ResponsesEmptyCallId, ResponsesNoCallId };
+
+// Two parallel calls, get_weather {"city": "Paris"} and read_file {"path": "a.txt"}, from a server
+// that gives them no id: a Chat one (`"id": ""` or none; Gemini's OpenAI-compatible endpoint, LM
+// Studio, older llama.cpp) or a Responses one (`"call_id": ""` or none).
+QByteArray unnamedCalls(Unnamed how) {
+    const QList<QPair<QString, QString>> calls{{"get_weather", "{\"city\": \"Paris\"}"},
+                                               {"read_file", "{\"path\": \"a.txt\"}"}};
+    if (how == Unnamed::ChatEmptyId || how == Unnamed::ChatNoId) {
+        QByteArray sse = chatChunk(QJsonObject{{"role", "assistant"}, {"content", QJsonValue::Null}});
+        for (int i = 0; i < calls.size(); ++i) {
+            QJsonObject open{{"index", i},
+                             {"type", "function"},
+                             {"function", QJsonObject{{"name", calls[i].first}, {"arguments", ""}}}};
+            if (how == Unnamed::ChatEmptyId)
+                open.insert("id", "");
+            sse += chatChunk(QJsonObject{{"tool_calls", QJsonArray{open}}});
+            QJsonObject more{{"index", i}, {"function", QJsonObject{{"arguments", calls[i].second}}}};
+            if (how == Unnamed::ChatEmptyId)
+                more.insert("id", ""); // LM Studio repeats it
+            sse += chatChunk(QJsonObject{{"tool_calls", QJsonArray{more}}});
+        }
+        sse += chatChunk(QJsonObject{}, "tool_calls");
+        return sse + "data: [DONE]\n\n";
+    }
+    int sequence = 0;
+    const auto event = [&](const char *type, QJsonObject data) {
+        data.insert("type", type);
+        data.insert("sequence_number", sequence++);
+        return QByteArray("event: ") + type + "\ndata: " + QJsonDocument(data).toJson(QJsonDocument::Compact) + "\n\n";
+    };
+    const QJsonObject response{
+        {"id", "resp_u1"}, {"object", "response"}, {"model", "resp-d"}, {"status", "in_progress"}};
+    QByteArray sse = event("response.created", QJsonObject{{"response", response}});
+    QJsonArray output;
+    for (int i = 0; i < calls.size(); ++i) {
+        QJsonObject item{{"id", QStringLiteral("fc_u%1").arg(i)},
+                         {"type", "function_call"},
+                         {"name", calls[i].first},
+                         {"arguments", ""},
+                         {"status", "in_progress"}};
+        if (how == Unnamed::ResponsesEmptyCallId)
+            item.insert("call_id", "");
+        sse += event("response.output_item.added", QJsonObject{{"output_index", i}, {"item", item}});
+        sse += event("response.function_call_arguments.delta",
+                     QJsonObject{{"item_id", item["id"]}, {"output_index", i}, {"delta", calls[i].second}});
+        item.insert("arguments", calls[i].second);
+        item.insert("status", "completed");
+        sse += event("response.output_item.done", QJsonObject{{"output_index", i}, {"item", item}});
+        output.append(item);
+    }
+    QJsonObject completed = response;
+    completed.insert("status", "completed");
+    completed.insert("output", output);
+    completed.insert("usage", QJsonObject{{"input_tokens", 10}, {"output_tokens", 20}, {"total_tokens", 30}});
+    return sse + event("response.completed", QJsonObject{{"response", completed}});
+}
+
+// What each tool returns, for the client's next turn.
+QString resultOf(const QString &name) {
+    return name == QLatin1String("get_weather") ? QStringLiteral("sunny") : QStringLiteral("notes");
+}
+
+struct ClientCall {
+    QString id;
+    QString name;
+    QJsonObject item; // as the client keeps it: a Responses output item, a pi toolCall, a Chat tool call
+};
+
+// The calls of a client's answer as its SDK keeps them; a call whose id the stream tells twice
+// differently, or only in part, says so in its id.
+QList<ClientCall> clientCalls(const QString &client, bool stream, const HttpResult &r) {
+    QList<ClientCall> out;
+    if (client == QLatin1String("responses")) {
+        QHash<int, QString> added;
+        for (const QJsonObject &o : ofType(r.body, "response.output_item.added"))
+            added.insert(o["output_index"].toInt(), o["item"]["call_id"].toString());
+        QJsonArray items;
+        if (stream) {
+            for (const QJsonObject &o : ofType(r.body, "response.output_item.done")) {
+                QJsonObject item = o["item"].toObject();
+                if (added.value(o["output_index"].toInt()) != item["call_id"].toString())
+                    item.insert("call_id", "added " + added.value(o["output_index"].toInt()) + " != done " +
+                                               item["call_id"].toString());
+                items.append(item);
+            }
+            const QList<QJsonObject> completed = ofType(r.body, "response.completed");
+            if (completed.isEmpty() || completed[0]["response"]["output"].toArray() != items)
+                return {{"response.completed differs from the items", {}, {}}};
+        } else {
+            items = r.json().value("output").toArray();
+        }
+        for (const QJsonValue &v : items)
+            if (v["type"].toString() == QLatin1String("function_call"))
+                out.append({v["call_id"].toString(), v["name"].toString(), v.toObject()});
+    } else if (client == QLatin1String("anthropic")) {
+        const QJsonArray content =
+            stream ? [&] {
+                QJsonArray blocks;
+                for (const QJsonObject &o : ofType(r.body, "content_block_start"))
+                    blocks.append(o["content_block"]);
+                return blocks;
+            }()
+                   : r.json().value("content").toArray();
+        for (const QJsonValue &b : content)
+            if (b["type"].toString() == QLatin1String("tool_use"))
+                out.append({b["id"].toString(), b["name"].toString(), b.toObject()});
+    } else if (client == QLatin1String("pi")) {
+        const QJsonObject message = stream ? piDone(r.body) : r.json().value("message").toObject();
+        for (const QJsonValue &c : piCalls(message))
+            out.append({c["id"].toString(), c["name"].toString(), c.toObject()});
+    } else if (stream) { // Chat: the openai SDK joins each call's fields across chunks
+        QMap<int, QJsonObject> calls;
+        for (const QJsonObject &o : sseObjects(r.body))
+            for (const QJsonValue &c : o["choices"][0]["delta"]["tool_calls"].toArray()) {
+                QJsonObject &call = calls[c["index"].toInt()];
+                call.insert("type", "function");
+                call.insert("id", call["id"].toString() + c["id"].toString());
+                QJsonObject function = call["function"].toObject();
+                function.insert("name", function["name"].toString() + c["function"]["name"].toString());
+                function.insert("arguments", function["arguments"].toString() + c["function"]["arguments"].toString());
+                call.insert("function", function);
+            }
+        for (const QJsonObject &c : calls)
+            out.append({c["id"].toString(), c["function"]["name"].toString(), c});
+    } else {
+        for (const QJsonValue &c : r.json()["choices"][0]["message"]["tool_calls"].toArray())
+            out.append({c["id"].toString(), c["function"]["name"].toString(), c.toObject()});
+    }
+    return out;
+}
+
+// The client's question, then its next turn: the answer's calls, and their results, the
+// read_file one first (a client sends them as its tools finish).
+QJsonObject nextTurn(const QString &client, const QString &model, const QList<ClientCall> &calls) {
+    QList<ClientCall> finished = calls;
+    std::reverse(finished.begin(), finished.end());
+    if (calls.isEmpty())
+        return client == QLatin1String("responses")   ? responsesBody(model, false)
+               : client == QLatin1String("anthropic") ? GatewayFixture::anthropicBody(model, "weather?", false)
+               : client == QLatin1String("pi")        ? piBody(model, false)
+                                                      : GatewayFixture::openaiBody(model, "weather?", false);
+    if (client == QLatin1String("responses")) {
+        QJsonArray input{QJsonObject{{"role", "user"}, {"content", "weather?"}}};
+        for (const ClientCall &c : calls)
+            input.append(c.item);
+        for (const ClientCall &c : finished)
+            input.append(
+                QJsonObject{{"type", "function_call_output"}, {"call_id", c.id}, {"output", resultOf(c.name)}});
+        return {{"model", model}, {"input", input}};
+    }
+    if (client == QLatin1String("anthropic")) {
+        QJsonArray uses, results;
+        for (const ClientCall &c : calls) {
+            QJsonObject use = c.item;
+            use.insert("input", QJsonObject()); // what the stream's deltas said is not what is tested
+            uses.append(use);
+        }
+        for (const ClientCall &c : finished)
+            results.append(QJsonObject{{"type", "tool_result"}, {"tool_use_id", c.id}, {"content", resultOf(c.name)}});
+        QJsonObject body = GatewayFixture::anthropicBody(model, "weather?", false);
+        QJsonArray messages = body["messages"].toArray();
+        messages.append(QJsonObject{{"role", "assistant"}, {"content", uses}});
+        messages.append(QJsonObject{{"role", "user"}, {"content", results}});
+        body.insert("messages", messages);
+        return body;
+    }
+    if (client == QLatin1String("pi")) {
+        QJsonObject body = piBody(model, false);
+        QJsonObject context = body["context"].toObject();
+        QJsonArray messages = context["messages"].toArray();
+        QJsonArray content;
+        for (const ClientCall &c : calls)
+            content.append(c.item);
+        messages.append(QJsonObject{{"role", "assistant"},
+                                    {"content", content},
+                                    {"api", "openai-completions"},
+                                    {"provider", "pb"},
+                                    {"model", "gpt-b"},
+                                    {"stopReason", "toolUse"},
+                                    {"timestamp", 0}});
+        for (const ClientCall &c : finished)
+            messages.append(
+                QJsonObject{{"role", "toolResult"},
+                            {"toolCallId", c.id},
+                            {"toolName", c.name},
+                            {"content", QJsonArray{QJsonObject{{"type", "text"}, {"text", resultOf(c.name)}}}},
+                            {"isError", false},
+                            {"timestamp", 0}});
+        context.insert("messages", messages);
+        body.insert("context", context);
+        return body;
+    }
+    QJsonObject body = GatewayFixture::openaiBody(model, "weather?", false);
+    QJsonArray messages = body["messages"].toArray();
+    QJsonArray toolCalls;
+    for (const ClientCall &c : calls)
+        toolCalls.append(c.item);
+    messages.append(QJsonObject{{"role", "assistant"}, {"content", QJsonValue::Null}, {"tool_calls", toolCalls}});
+    for (const ClientCall &c : finished)
+        messages.append(QJsonObject{{"role", "tool"}, {"tool_call_id", c.id}, {"content", resultOf(c.name)}});
+    body.insert("messages", messages);
+    return body;
+}
+
+QString pathOf(const QString &client) {
+    return client == QLatin1String("responses")   ? QStringLiteral("/v1/responses")
+           : client == QLatin1String("anthropic") ? QStringLiteral("/v1/messages")
+           : client == QLatin1String("pi")        ? QStringLiteral("/v1/pi/stream")
+                                                  : QStringLiteral("/v1/chat/completions");
+}
+
+// A tool result's text in any API's shape: a string, text parts, Gemini's {output}.
+QString resultText(const QJsonValue &v) {
+    if (v.isString())
+        return v.toString();
+    if (v.isObject())
+        return v["output"].toString();
+    QString text;
+    for (const QJsonValue &part : v.toArray())
+        text += part["text"].toString();
+    return text;
+}
+
+// How the calls of the history an upstream got pair with their results, in the calls' order:
+// "name=result" when exactly one result answers the call (by its id; Gemini: by position, under
+// the call's name), else what is wrong.
+QStringList pairsSent(const QString &api, const QByteArray &body) {
+    const QJsonObject o = QJsonDocument::fromJson(body).object();
+    QList<QPair<QString, QString>> calls;   // id, name
+    QList<QPair<QString, QString>> results; // id, text
+    if (api == QLatin1String("google-generative-ai")) {
+        QStringList names;
+        for (const QJsonValue &turn : o["contents"].toArray())
+            for (const QJsonValue &part : turn["parts"].toArray()) {
+                if (part.toObject().contains("functionCall"))
+                    names << part["functionCall"]["name"].toString();
+                if (part.toObject().contains("functionResponse")) {
+                    const QString name = part["functionResponse"]["name"].toString();
+                    const QString id = QString::number(results.size());
+                    results.append({id, name + '=' + resultText(part["functionResponse"]["response"])});
+                }
+            }
+        QStringList out;
+        for (qsizetype i = 0; i < names.size(); ++i) {
+            const QString answer = i < results.size() ? results[i].second : QStringLiteral("none");
+            out << (answer.startsWith(names[i] + '=') ? answer : names[i] + QStringLiteral(" answered by ") + answer);
+        }
+        return out;
+    }
+    if (api == QLatin1String("anthropic-messages")) {
+        for (const QJsonValue &m : o["messages"].toArray())
+            for (const QJsonValue &b : m["content"].toArray()) {
+                if (b["type"].toString() == QLatin1String("tool_use"))
+                    calls.append({b["id"].toString(), b["name"].toString()});
+                if (b["type"].toString() == QLatin1String("tool_result"))
+                    results.append({b["tool_use_id"].toString(), resultText(b["content"])});
+            }
+    } else if (api == QLatin1String("openai-responses")) {
+        for (const QJsonValue &item : o["input"].toArray()) {
+            if (item["type"].toString() == QLatin1String("function_call"))
+                calls.append({item["call_id"].toString(), item["name"].toString()});
+            if (item["type"].toString() == QLatin1String("function_call_output"))
+                results.append({item["call_id"].toString(), resultText(item["output"])});
+        }
+    } else {
+        for (const QJsonValue &m : o["messages"].toArray()) {
+            for (const QJsonValue &c : m["tool_calls"].toArray())
+                calls.append({c["id"].toString(), c["function"]["name"].toString()});
+            if (m["role"].toString() == QLatin1String("tool"))
+                results.append({m["tool_call_id"].toString(), resultText(m["content"])});
+        }
+    }
+    QStringList out;
+    for (const auto &[id, name] : calls) {
+        QStringList answers;
+        for (const auto &[resultId, text] : results)
+            if (resultId == id)
+                answers << text;
+        out << (id.isEmpty()          ? name + QStringLiteral(" has no id")
+                : answers.size() == 1 ? name + '=' + answers[0]
+                                      : name + QStringLiteral(" answered by [") + answers.join(',') + ']');
+    }
+    return out;
+}
+
+const std::pair<const char *, const char *> kUpstreams[] = {{"pa/claude-a", "anthropic-messages"},
+                                                            {"pb/gpt-b", "openai-completions"},
+                                                            {"pd/resp-d", "openai-responses"},
+                                                            {"pe/gemini-e", "google-generative-ai"}};
+
 } // namespace
+
+Q_DECLARE_METATYPE(Unnamed)
 
 class TestToolCallHandover : public QObject {
     Q_OBJECT
@@ -534,6 +828,143 @@ private Q_SLOTS:
         addTurn(second);
         r = m_gw->post("/v1/messages", body);
         QCOMPARE(idsOf(r), (QStringList{"call_0_3", "call_1_5", "call_1_6"}));
+    }
+
+    // A server that names its calls by none (`"id": ""` or no id from an OpenAI-compatible Chat
+    // server: Gemini's endpoint, LM Studio, older llama.cpp; `"call_id": ""` from a Responses one):
+    // every client is told an id of its own for each call, in the stream and the JSON answer alike,
+    // and its next turn, whichever API answers it, pairs each result with its call. Before, a
+    // Responses or pi client's next turn was refused (`function_call needs call_id and name`), an
+    // Anthropic client got `toolu_missing` twice and Gemini was handed the weather as read_file's
+    // output, and Responses got `call_id: ""`, which OpenAI refuses (probe B2 1).
+    void callsAServerNamedByNonePairInEveryNextTurn_data() {
+        QTest::addColumn<Unnamed>("how");
+        QTest::addColumn<QString>("client");
+        QTest::addColumn<bool>("stream");
+        const std::pair<Unnamed, const char *> servers[] = {{Unnamed::ChatEmptyId, "chat id \"\""},
+                                                            {Unnamed::ChatNoId, "chat no id"},
+                                                            {Unnamed::ResponsesEmptyCallId, "responses call_id \"\""},
+                                                            {Unnamed::ResponsesNoCallId, "responses no call_id"}};
+        for (const auto &[how, server] : servers)
+            for (const char *client : {"responses", "anthropic", "pi", "chat"})
+                for (bool stream : {true, false})
+                    QTest::addRow("%s, %s client, %s", server, client, stream ? "stream" : "json")
+                        << how << QString::fromLatin1(client) << stream;
+    }
+    void callsAServerNamedByNonePairInEveryNextTurn() {
+        QFETCH(Unnamed, how);
+        QFETCH(QString, client);
+        QFETCH(bool, stream);
+        const bool chatServer = how == Unnamed::ChatEmptyId || how == Unnamed::ChatNoId;
+        demo::FakeUpstream &server = chatServer ? m_gw->openaiB : m_gw->responsesD;
+        server.setRawReply(unnamedCalls(how));
+        const QString model = chatServer ? QStringLiteral("pb/gpt-b") : QStringLiteral("pd/resp-d");
+        QJsonObject first = nextTurn(client, model, {});
+        first.insert("stream", stream);
+        if (client == QLatin1String("chat") && stream)
+            first.insert("stream_options", QJsonObject{{"include_usage", true}});
+        const HttpResult r = m_gw->post(pathOf(client), first);
+        QVERIFY2(r.status == 200, r.body.constData());
+
+        const QList<ClientCall> calls = clientCalls(client, stream, r);
+        QCOMPARE(calls.size(), 2);
+        QCOMPARE(calls[0].name, QStringLiteral("get_weather"));
+        QCOMPARE(calls[1].name, QStringLiteral("read_file"));
+        const QRegularExpression valid(QStringLiteral("^call_[0-9a-f]{24}$")); // any API takes it
+        for (const ClientCall &c : calls) {
+            const QString callId = client == QLatin1String("pi") ? c.id.section('|', 0, 0) : c.id;
+            QVERIFY2(valid.match(callId).hasMatch(), qPrintable(c.id));
+        }
+        QVERIFY2(calls[0].id != calls[1].id, qPrintable(calls[0].id));
+
+        // The next turn, answered by each API in turn.
+        server.setRawReply({});
+        for (const auto &[upstream, api] : kUpstreams) {
+            const HttpResult next = m_gw->post(pathOf(client), nextTurn(client, QString::fromLatin1(upstream), calls));
+            QVERIFY2(next.status == 200, qPrintable(QString::fromLatin1(upstream) + ": " + next.body));
+            demo::FakeUpstream &fake = QByteArray(upstream).startsWith("pa/")   ? m_gw->anthropicA
+                                       : QByteArray(upstream).startsWith("pb/") ? m_gw->openaiB
+                                       : QByteArray(upstream).startsWith("pd/") ? m_gw->responsesD
+                                                                                : m_gw->googleE;
+            QCOMPARE(pairsSent(QString::fromLatin1(api), fake.requests().last().body),
+                     (QStringList{"get_weather=sunny", "read_file=notes"}));
+        }
+    }
+
+    // A Chat client's history that names its calls by none: the deprecated `functions` API
+    // (`function_call`, `role: "function"`), or tool calls of a server that gave no id, kept as
+    // they came. Each call goes to every API with an id, and each result with its call's: a
+    // result pairs with the first unanswered call of its name in the turn before it. Responses got
+    // `call_id: ""` before, which OpenAI refuses (probe B2 5).
+    void aChatHistoryWithoutIdsPairsOnEveryApi_data() {
+        QTest::addColumn<QString>("history");
+        QTest::addColumn<QString>("model");
+        QTest::addColumn<QString>("api");
+        for (const char *history : {"legacy functions", "tool calls without ids"})
+            for (const auto &[model, api] : kUpstreams)
+                QTest::addRow("%s to %s", history, api)
+                    << QString::fromLatin1(history) << QString::fromLatin1(model) << QString::fromLatin1(api);
+    }
+    void aChatHistoryWithoutIdsPairsOnEveryApi() {
+        QFETCH(QString, history);
+        QFETCH(QString, model);
+        QFETCH(QString, api);
+        const bool legacy = history == QLatin1String("legacy functions");
+        const auto call = [&](const char *name, const char *arguments) {
+            const QJsonObject function{{"name", name}, {"arguments", arguments}};
+            if (legacy)
+                return QJsonObject{{"role", "assistant"}, {"content", QJsonValue::Null}, {"function_call", function}};
+            return QJsonObject{
+                {"role", "assistant"},
+                {"content", QJsonValue::Null},
+                {"tool_calls", QJsonArray{QJsonObject{{"id", ""}, {"type", "function"}, {"function", function}}}}};
+        };
+        const auto result = [&](const char *name, const char *text) {
+            if (legacy)
+                return QJsonObject{{"role", "function"}, {"name", name}, {"content", text}};
+            return QJsonObject{{"role", "tool"}, {"tool_call_id", ""}, {"content", text}};
+        };
+        QJsonArray messages{QJsonObject{{"role", "user"}, {"content", "weather in Paris and Rome, then read a.txt"}},
+                            call("get_weather", "{\"city\":\"Paris\"}"), result("get_weather", "sunny, 21C"),
+                            call("get_weather", "{\"city\":\"Rome\"}"), result("get_weather", "rain, 15C")};
+        // Then two parallel calls, answered in the calls' order (a Chat server ties them so).
+        const QJsonObject function{{"name", "read_file"}, {"arguments", "{\"path\":\"a.txt\"}"}};
+        const QJsonObject weather{{"name", "get_weather"}, {"arguments", "{\"city\":\"Oslo\"}"}};
+        if (!legacy) {
+            messages.append(QJsonObject{
+                {"role", "assistant"},
+                {"content", QJsonValue::Null},
+                {"tool_calls", QJsonArray{QJsonObject{{"type", "function"}, {"function", weather}},
+                                          QJsonObject{{"id", ""}, {"type", "function"}, {"function", function}}}}});
+            messages.append(result("get_weather", "snow, -3C"));
+            messages.append(result("read_file", "notes"));
+        }
+        const QJsonObject tool{
+            {"name", "get_weather"},
+            {"parameters",
+             QJsonObject{{"type", "object"}, {"properties", QJsonObject{{"city", QJsonObject{{"type", "string"}}}}}}}};
+        QJsonObject body{{"model", model}, {"messages", messages}};
+        if (legacy)
+            body.insert("functions", QJsonArray{tool});
+        else
+            body.insert("tools", QJsonArray{QJsonObject{{"type", "function"}, {"function", tool}}});
+        const HttpResult r = m_gw->post("/v1/chat/completions", body);
+        QVERIFY2(r.status == 200, r.body.constData());
+        demo::FakeUpstream &fake = model.startsWith("pa/")   ? m_gw->anthropicA
+                                   : model.startsWith("pb/") ? m_gw->openaiB
+                                   : model.startsWith("pd/") ? m_gw->responsesD
+                                                             : m_gw->googleE;
+        const QByteArray sent = fake.requests().last().body;
+        if (api == QLatin1String("openai-completions")) {
+            // A same-API request goes as the client wrote it: that server gave the empty ids.
+            QCOMPARE(QJsonDocument::fromJson(sent).object().value("messages").toArray(), messages);
+            return;
+        }
+        QStringList expected{"get_weather=sunny, 21C", "get_weather=rain, 15C"};
+        if (!legacy)
+            expected << "get_weather=snow, -3C"
+                     << "read_file=notes";
+        QCOMPARE(pairsSent(api, sent), expected);
     }
 
     // A server that sends the same text as its error's code and message: a Chat client reads it
