@@ -135,7 +135,8 @@ void FakeUpstream::onReadyRead(QTcpSocket *socket) {
     }
     Q_ASSERT(m_requests.size() == before + 1);
     const RecordedRequest request = m_requests.last();
-    const Fault fault = m_queue.isEmpty() ? m_fault : m_queue.takeFirst();
+    std::optional<Fault> refused = m_judge ? m_judge(request) : std::nullopt;
+    const Fault fault = refused ? *refused : m_queue.isEmpty() ? m_fault : m_queue.takeFirst();
     c->busy = true;
     Q_EMIT requestReceived(request);
     respond(socket, request, fault);

@@ -13,6 +13,7 @@
 #include <QList>
 #include <QObject>
 #include <QString>
+#include <functional>
 #include <optional>
 
 class QTcpServer;
@@ -71,6 +72,11 @@ public:
     void pushFault(const Fault &fault);
     int pendingFaults() const { return int(m_queue.size()); }
 
+    // A provider's own check of what it is sent: a fault `judge` returns for a request (a 400 with
+    // the provider's words) answers it in place of the queued or global one, which stays.
+    using Judge = std::function<std::optional<Fault>(const RecordedRequest &request)>;
+    void setJudge(Judge judge) { m_judge = std::move(judge); }
+
     // Raw mode: every normal answer is this SSE body (200, text/event-stream),
     // sent event by event (split at blank lines). Empty = demo brain mode.
     void setRawReply(const QByteArray &sseBody) { m_rawReply = sseBody; }
@@ -102,6 +108,7 @@ private:
     quint16 m_port = 0;
     Fault m_fault;
     QList<Fault> m_queue;
+    Judge m_judge;
     QByteArray m_rawReply;
     QString m_label = QStringLiteral("demo");
     QList<RecordedRequest> m_requests;

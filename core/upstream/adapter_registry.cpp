@@ -424,9 +424,22 @@ std::optional<QString> UpstreamAdapter::incompatibility(const model::ChatRequest
     if (toAnthropic && request.options.outputFormat.type == QLatin1String("json_object"))
         return QStringLiteral("response_format: json_object (JSON without a schema) has no equivalent on %1")
             .arg(target);
-    if (toAnthropic && request.options.outputFormat.type == QLatin1String("json_schema"))
+    if (toAnthropic && request.options.outputFormat.type == QLatin1String("json_schema")) {
         if (const auto why = anthropic_schema::unsupported(request.options.outputFormat.schema))
             return QStringLiteral("structured output: %1 on %2").arg(*why, target);
+        // Messages compiles it within limits on the request as a whole (strict tools past them go
+        // without strict; the structured output has no form without its schema).
+        const anthropic_schema::Complexity c =
+            anthropic_schema::complexity(anthropic_schema::shape(request.options.outputFormat.schema));
+        if (!c.withinLimits())
+            return QStringLiteral("structured output: the schema has %1 optional parameters and %2 of a union type, "
+                                  "past the %3 and %4 that %5 compiles in one request")
+                .arg(c.optionalParameters)
+                .arg(c.unionParameters)
+                .arg(anthropic_schema::kMaxOptionalParameters)
+                .arg(anthropic_schema::kMaxUnionParameters)
+                .arg(target);
+    }
     // Gemini before 3 refuses function calling beside a JSON answer (400 "Function calling with a
     // response mime type: 'application/json' is unsupported"), a request error no failover gets past.
     if (toGoogle && request.options.outputFormat.isSet() && !request.context.tools.isEmpty() &&

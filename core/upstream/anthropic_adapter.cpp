@@ -308,6 +308,18 @@ QJsonObject AnthropicAdapter::buildBody(const model::ChatRequest &request, const
     // The rest the gateway cuts at itself (stopSequencesSent).
     if (const QStringList stops = stopSequencesCarried(opt); !stops.isEmpty())
         body.insert(L("stop_sequences"), QJsonArray::fromStringList(stops));
+    // Structured outputs (GA): the answer's text is JSON following the schema, in the subset of JSON
+    // Schema Messages compiles (a schema it cannot take, or one past the limits below on its own,
+    // made the candidate incompatible).
+    const bool jsonOutput = opt.outputFormat.type == L("json_schema");
+    const QJsonObject outputSchema = jsonOutput ? anthropic_schema::shape(opt.outputFormat.schema) : QJsonObject();
+    // Messages compiles every strict schema of the request into one grammar, within limits on the
+    // request as a whole (anthropic_schema.h); past one it refuses the whole request. The structured
+    // output counts first (it has no form without its schema), then each strict tool in the client's
+    // order while the request stays within them.
+    anthropic_schema::Complexity spent =
+        jsonOutput ? anthropic_schema::complexity(outputSchema) : anthropic_schema::Complexity();
+    int strictTools = 0;
     QJsonArray tools;
     for (const Tool &t : ctx.tools) {
         QJsonObject schema = t.parameters;
@@ -315,9 +327,21 @@ QJsonObject AnthropicAdapter::buildBody(const model::ChatRequest &request, const
             schema = QJsonObject{{L("type"), L("object")}, {L("properties"), QJsonObject()}};
         // Strict tool use: inputs follow the schema, which Messages compiles as it does structured
         // outputs (anthropic_schema.h). A schema it cannot compile in any shape (arguments of any
-        // kind) goes as a plain tool, whose inputs Claude still writes from the schema.
-        const bool strict = t.strict.value_or(false) && !anthropic_schema::unsupported(schema);
-        QJsonObject tool{{L("name"), t.name}, {L("input_schema"), strict ? anthropic_schema::shape(schema) : schema}};
+        // kind), or one past the request's limits, goes as a plain tool, whose inputs Claude still
+        // writes from the schema.
+        bool strict = t.strict.value_or(false) && !anthropic_schema::unsupported(schema);
+        if (strict) {
+            const QJsonObject shaped = anthropic_schema::shape(schema);
+            anthropic_schema::Complexity after = spent;
+            after += anthropic_schema::complexity(shaped);
+            strict = strictTools < anthropic_schema::kMaxStrictTools && after.withinLimits();
+            if (strict) {
+                spent = after;
+                ++strictTools;
+                schema = shaped;
+            }
+        }
+        QJsonObject tool{{L("name"), t.name}, {L("input_schema"), schema}};
         const QString description = t.custom ? customToolDescription(t) : t.description;
         if (!description.isEmpty())
             tool.insert(L("description"), description);
@@ -345,13 +369,10 @@ QJsonObject AnthropicAdapter::buildBody(const model::ChatRequest &request, const
         if (!choice.isEmpty())
             body.insert(L("tool_choice"), choice);
     }
-    if (opt.outputFormat.type == L("json_schema"))
-        // Structured outputs (GA): the answer's text is JSON following the schema, in the subset of
-        // JSON Schema Messages compiles (a schema it cannot take made the candidate incompatible).
-        body.insert(
-            L("output_config"),
-            QJsonObject{{L("format"), QJsonObject{{L("type"), L("json_schema")},
-                                                  {L("schema"), anthropic_schema::shape(opt.outputFormat.schema)}}}});
+    if (jsonOutput)
+        body.insert(L("output_config"), QJsonObject{{L("format"), QJsonObject{{L("type"), L("json_schema")},
+                                                                              {L("schema"), outputSchema}}}});
+    declareCalledTools(body);
     applyThinkingRules(body);
     if (wantsPromptCache(request))
         addCacheBreakpoints(body);
@@ -451,6 +472,46 @@ void fitUnderOutputCap(QJsonObject &body, int cap) {
 }
 
 } // namespace
+
+bool AnthropicAdapter::callsUndeclaredTools(const wire::rj::Value *body) {
+    namespace rj = wire::rj;
+    if (rj::arraySize(rj::asArray(rj::member(body, "tools"))) > 0)
+        return false;
+    for (const rj::Value &m : rj::elements(rj::member(body, "messages")))
+        for (const rj::Value &block : rj::elements(rj::member(&m, "content")))
+            if (const rj::Value *type = rj::member(&block, "type");
+                rj::equals(type, "tool_use") || rj::equals(type, "tool_result"))
+                return true;
+    return false;
+}
+
+bool AnthropicAdapter::declareCalledTools(QJsonObject &body) {
+    if (!body.value(L("tools")).toArray().isEmpty())
+        return false;
+    QStringList names;
+    bool toolBlocks = false;
+    for (const QJsonValue &m : body.value(L("messages")).toArray())
+        for (const QJsonValue &v : m.toObject().value(L("content")).toArray()) {
+            const QJsonObject block = v.toObject();
+            const QString type = block.value(L("type")).toString();
+            toolBlocks |= type == L("tool_use") || type == L("tool_result");
+            const QString name = block.value(L("name")).toString();
+            // A name a definition cannot have (a history's tool_use name takes up to 200
+            // characters) is left out: one tool declared is what Messages asks for.
+            if (type == L("tool_use") && isValidToolName(name, kApi) && !names.contains(name))
+                names << name;
+        }
+    if (!toolBlocks || names.isEmpty())
+        return false;
+    QJsonArray tools;
+    for (const QString &name : std::as_const(names))
+        tools.append(
+            QJsonObject{{L("name"), name},
+                        {L("input_schema"), QJsonObject{{L("type"), L("object")}, {L("properties"), QJsonObject()}}}});
+    body.insert(L("tools"), tools);
+    body.insert(L("tool_choice"), QJsonObject{{L("type"), L("none")}});
+    return true;
+}
 
 bool AnthropicAdapter::thinkingRulesChangeNothing(const wire::rj::Value *body) {
     // applyThinkingRules without building anything: with no block to drop, its messages are
@@ -572,7 +633,7 @@ HttpRequest AnthropicAdapter::buildRequest(const model::ChatRequest &request, co
     // The client's bytes as they are, with only model and stream set, when the thinking
     // rules leave the history alone (the usual case: no turn answered by another API).
     if (passthrough && target.replayReasoning && thinkingRulesChangeNothing(wire::clientBody(request)) &&
-        (!cap || thinkingFits(wire::clientBody(request), *cap))) {
+        !callsUndeclaredTools(wire::clientBody(request)) && (!cap || thinkingFits(wire::clientBody(request), *cap))) {
         const QByteArray model = wire::jsonString(target.modelId);
         const QByteArray capText = cap ? QByteArray::number(*cap) : QByteArray();
         const wire::JsonMemberEdit edits[] = {{"model", model}, {"stream", "true"}, {"max_tokens", capText}};
@@ -589,6 +650,8 @@ HttpRequest AnthropicAdapter::buildRequest(const model::ChatRequest &request, co
         // Except reasoning another API made (an earlier turn answered after a failover), or any
         // when this upstream refused a signature.
         applyThinkingRules(body, target.replayReasoning);
+        // A tool loop summed up without its tools, as another API takes it.
+        declareCalledTools(body);
         http.body = wire::compactJson(body);
     } else {
         // Tool names Messages refuses go by an alias; the answer's calls come back by the client's.

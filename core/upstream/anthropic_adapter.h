@@ -44,6 +44,16 @@ public:
     // True when applyThinkingRules would leave `body` (the client's, as parsed) as it is; reads
     // it without building anything.
     static bool thinkingRulesChangeNothing(const wire::rj::Value *body);
+    // Messages refuses a history with tool_use or tool_result blocks and no tools ("Requests which
+    // include `tool_use` or `tool_result` blocks must define tools."): an agent's last call, which
+    // sums up its tool loop with the tools dropped. Such a body declares the tools its history
+    // called (by the names it calls them, any object as input) with tool_choice none, so the model
+    // reads the history and answers in words, as it would have without tools. True when it changed
+    // the body.
+    static bool declareCalledTools(QJsonObject &body);
+    // True when `body` (the client's, as parsed) holds tool_use or tool_result blocks and no tools:
+    // declareCalledTools is for it.
+    static bool callsUndeclaredTools(const wire::rj::Value *body);
 };
 
 } // namespace sw::upstream

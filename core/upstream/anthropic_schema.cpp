@@ -1,4 +1,5 @@
 #include "core/upstream/anthropic_schema.h"
+#include "core/upstream/json_schema.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -19,60 +20,7 @@ bool supportedFormat(const QString &format) {
     return formats.contains(format);
 }
 
-bool hasType(const QJsonObject &node, const char *type) {
-    const QJsonValue t = node.value(L("type"));
-    if (t.isArray())
-        return t.toArray().contains(QJsonValue(L(type)));
-    return t.toString() == L(type);
-}
-
-// Keywords that say what a value may be; a node with none of them allows any value.
-bool constrains(const QJsonObject &node) {
-    for (const char *key : {"type", "enum", "const", "anyOf", "oneOf", "allOf", "$ref"})
-        if (node.contains(L(key)))
-            return true;
-    return false;
-}
-
-std::optional<QString> unsupportedAt(const QJsonValue &value, const QString &path);
-
-std::optional<QString> unsupportedIn(const QJsonObject &node, const char *key, const QString &path) {
-    const QJsonValue v = node.value(L(key));
-    if (v.isArray()) {
-        const QJsonArray items = v.toArray();
-        for (qsizetype i = 0; i < items.size(); ++i)
-            if (auto why = unsupportedAt(items[i], QStringLiteral("%1.%2[%3]").arg(path, L(key)).arg(i)))
-                return why;
-    } else if (v.isObject()) {
-        const QJsonObject members = v.toObject();
-        for (auto it = members.begin(); it != members.end(); ++it)
-            if (auto why = unsupportedAt(it.value(), QStringLiteral("%1.%2.%3").arg(path, L(key), it.key())))
-                return why;
-    }
-    return std::nullopt;
-}
-
-std::optional<QString> unsupportedAt(const QJsonValue &value, const QString &path) {
-    if (!value.isObject())
-        return QStringLiteral("%1 is not a schema object").arg(path);
-    const QJsonObject node = value.toObject();
-    for (const char *key : {"$defs", "definitions"})
-        if (auto why = unsupportedIn(node, key, path))
-            return why;
-    if (node.contains(L("$ref")))
-        return std::nullopt; // Messages reads a reference alone (shape())
-    if (!constrains(node))
-        return QStringLiteral("%1 allows any value").arg(path);
-    if (hasType(node, "object") && node.value(L("properties")).toObject().isEmpty() &&
-        node.value(L("additionalProperties")) != QJsonValue(false))
-        return QStringLiteral("%1 is an object of any members").arg(path);
-    for (const char *key : {"properties", "anyOf", "oneOf", "allOf"})
-        if (auto why = unsupportedIn(node, key, path))
-            return why;
-    if (const QJsonValue items = node.value(L("items")); items.isObject())
-        return unsupportedAt(items, path + L(".items"));
-    return std::nullopt;
-}
+using json_schema::hasType;
 
 QJsonValue shapeValue(const QJsonValue &value);
 
@@ -97,9 +45,36 @@ QJsonValue shapeValue(const QJsonValue &value) {
 } // namespace
 
 std::optional<QString> unsupported(const QJsonObject &schema) {
-    if (auto why = unsupportedAt(schema, QStringLiteral("$")))
+    const auto why = json_schema::findNode(schema, [](const QJsonObject &node, const QString &path) {
+        if (node.contains(L("$ref")))
+            return std::optional<QString>(); // Messages reads a reference alone (shape())
+        if (!json_schema::constrains(node))
+            return std::optional(QStringLiteral("%1 allows any value").arg(path));
+        if (hasType(node, "object") && node.value(L("properties")).toObject().isEmpty() &&
+            node.value(L("additionalProperties")) != QJsonValue(false))
+            return std::optional(QStringLiteral("%1 is an object of any members").arg(path));
+        return std::optional<QString>();
+    });
+    if (why)
         return QStringLiteral("the schema's node %1, which structured outputs there cannot express").arg(*why);
     return std::nullopt;
+}
+
+Complexity complexity(const QJsonObject &schema) {
+    Complexity c;
+    json_schema::findNode(schema, [&c](const QJsonObject &node, const QString &) {
+        const QJsonObject properties = node.value(L("properties")).toObject();
+        const QJsonArray required = node.value(L("required")).toArray();
+        for (auto it = properties.begin(); it != properties.end(); ++it) {
+            if (!required.contains(QJsonValue(it.key())))
+                ++c.optionalParameters;
+            const QJsonObject parameter = it.value().toObject();
+            if (parameter.contains(L("anyOf")) || parameter.value(L("type")).isArray())
+                ++c.unionParameters;
+        }
+        return std::optional<QString>();
+    });
+    return c;
 }
 
 QJsonObject shape(const QJsonObject &schema) {

@@ -25,4 +25,29 @@ std::optional<QString> unsupported(const QJsonObject &schema);
 // The schema as Messages' structured outputs take it.
 QJsonObject shape(const QJsonObject &schema);
 
+// Messages compiles every strict schema of a request (the strict tools' and output_config.format)
+// into one grammar, within limits it sets on the request as a whole; past one it refuses the
+// request with a 400 ("Schema is too complex for compilation"). Anthropic's structured-outputs
+// documentation: at most 20 strict tools, and across all strict schemas at most 24 optional
+// parameters (each property not in its object's `required`, at every depth) and 16 parameters of
+// a union type (`anyOf` or a type array, `["string", "null"]` included).
+constexpr int kMaxStrictTools = 20;
+constexpr int kMaxOptionalParameters = 24;
+constexpr int kMaxUnionParameters = 16;
+
+// What one strict schema (as shape() gives it) spends of those request-wide limits.
+struct Complexity {
+    int optionalParameters = 0;
+    int unionParameters = 0;
+    Complexity &operator+=(const Complexity &o) {
+        optionalParameters += o.optionalParameters;
+        unionParameters += o.unionParameters;
+        return *this;
+    }
+    bool withinLimits() const {
+        return optionalParameters <= kMaxOptionalParameters && unionParameters <= kMaxUnionParameters;
+    }
+};
+Complexity complexity(const QJsonObject &schema);
+
 } // namespace sw::upstream::anthropic_schema

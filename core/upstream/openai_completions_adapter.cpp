@@ -1,6 +1,7 @@
 #include "core/upstream/openai_completions_adapter.h"
 
 #include "core/upstream/openai_completions_stream_decoder.h"
+#include "core/upstream/openai_schema.h"
 #include "core/upstream/tool_names.h"
 #include "core/wire/client_body.h"
 #include "core/wire/json.h"
@@ -97,15 +98,17 @@ QString OpenAICompletionsAdapter::toolErrorText(const QString &text) {
     return QStringLiteral("Error (the tool reported a failure): ") + text;
 }
 
-QJsonObject OpenAICompletionsAdapter::responseFormat(const OutputFormat &format) {
+QJsonObject OpenAICompletionsAdapter::responseFormat(const OutputFormat &format, wire::Api source) {
     if (format.type == L("json_object"))
         return QJsonObject{{L("type"), L("json_object")}};
     QJsonObject schema{{L("name"), format.name.isEmpty() ? QStringLiteral("response") : format.name},
                        {L("schema"), format.schema}};
     if (!format.description.isEmpty())
         schema.insert(L("description"), format.description);
+    // Strict only for a schema strict mode takes (openai_schema.h): another API's strict schema may
+    // hold optional properties, which OpenAI refuses with a 400; it goes as a hint instead.
     if (format.strict)
-        schema.insert(L("strict"), *format.strict);
+        schema.insert(L("strict"), openai_schema::strict(*format.strict, format.schema, source));
     return QJsonObject{{L("type"), L("json_schema")}, {L("json_schema"), schema}};
 }
 
@@ -245,15 +248,15 @@ QJsonObject OpenAICompletionsAdapter::buildBody(const model::ChatRequest &reques
     if (!ctx.tools.isEmpty()) {
         QJsonArray tools;
         for (const Tool &t : ctx.tools) {
-            QJsonObject fn{{L("name"), t.name},
-                           {L("parameters"), t.parameters.isEmpty() ? QJsonObject{{L("type"), L("object")},
-                                                                                  {L("properties"), QJsonObject()}}
-                                                                    : t.parameters}};
+            const QJsonObject parameters = t.parameters.isEmpty()
+                                               ? QJsonObject{{L("type"), L("object")}, {L("properties"), QJsonObject()}}
+                                               : t.parameters;
+            QJsonObject fn{{L("name"), t.name}, {L("parameters"), parameters}};
             const QString description = t.custom ? customToolDescription(t) : t.description;
             if (!description.isEmpty())
                 fn.insert(L("description"), description);
-            if (t.strict)
-                fn.insert(L("strict"), *t.strict);
+            if (t.strict) // as for response_format
+                fn.insert(L("strict"), openai_schema::strict(*t.strict, parameters, request.sourceApi));
             tools.append(QJsonObject{{L("type"), L("function")}, {L("function"), fn}});
         }
         body.insert(L("tools"), tools);
@@ -266,7 +269,7 @@ QJsonObject OpenAICompletionsAdapter::buildBody(const model::ChatRequest &reques
                                                       {L("function"), QJsonObject{{L("name"), opt.toolChoice}}}});
     }
     if (opt.outputFormat.isSet())
-        body.insert(L("response_format"), responseFormat(opt.outputFormat));
+        body.insert(L("response_format"), responseFormat(opt.outputFormat, request.sourceApi));
     return body;
 }
 

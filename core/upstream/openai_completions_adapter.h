@@ -40,8 +40,9 @@ public:
     static bool takesReasoningBack(const Target &target);
     // A failed tool result's text as it goes to an API with no is_error flag (Chat, Responses).
     static QString toolErrorText(const QString &text);
-    // Chat's response_format for a structured-output request.
-    static QJsonObject responseFormat(const model::OutputFormat &format);
+    // Chat's response_format for a structured-output request from a client of `source` (its `strict`:
+    // openai_schema::strict).
+    static QJsonObject responseFormat(const model::OutputFormat &format, wire::Api source);
 };
 
 } // namespace sw::upstream

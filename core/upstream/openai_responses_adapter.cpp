@@ -2,6 +2,7 @@
 
 #include "core/upstream/openai_completions_adapter.h"
 #include "core/upstream/openai_responses_stream_decoder.h"
+#include "core/upstream/openai_schema.h"
 #include "core/upstream/tool_names.h"
 #include "core/wire/client_body.h"
 #include "core/wire/json.h"
@@ -232,13 +233,16 @@ QJsonObject OpenAIResponsesAdapter::buildBody(const model::ChatRequest &request,
     if (!ctx.tools.isEmpty() || !ctx.builtinTools.isEmpty()) {
         QJsonArray tools;
         for (const Tool &t : ctx.tools) {
-            QJsonObject tool{{L("type"), L("function")},
-                             {L("name"), t.name},
-                             {L("parameters"), t.parameters.isEmpty() ? QJsonObject{{L("type"), L("object")},
-                                                                                    {L("properties"), QJsonObject()}}
-                                                                      : t.parameters},
-                             // Responses defaults to strict; only a client that asked for it gets it.
-                             {L("strict"), t.strict.value_or(false)}};
+            const QJsonObject parameters = t.parameters.isEmpty()
+                                               ? QJsonObject{{L("type"), L("object")}, {L("properties"), QJsonObject()}}
+                                               : t.parameters;
+            // Responses defaults to strict; only a client that asked for it gets it, for a schema strict
+            // mode takes (openai_schema.h: another API's strict schema may hold optional properties).
+            QJsonObject tool{
+                {L("type"), L("function")},
+                {L("name"), t.name},
+                {L("parameters"), parameters},
+                {L("strict"), openai_schema::strict(t.strict.value_or(false), parameters, request.sourceApi)}};
             const QString description = t.custom ? customToolDescription(t) : t.description;
             if (!description.isEmpty())
                 tool.insert(L("description"), description);
@@ -276,8 +280,9 @@ QJsonObject OpenAIResponsesAdapter::buildBody(const model::ChatRequest &request,
             format.insert(L("schema"), opt.outputFormat.schema);
             if (!opt.outputFormat.description.isEmpty())
                 format.insert(L("description"), opt.outputFormat.description);
-            if (opt.outputFormat.strict)
-                format.insert(L("strict"), *opt.outputFormat.strict);
+            if (opt.outputFormat.strict) // as for a tool
+                format.insert(L("strict"), openai_schema::strict(*opt.outputFormat.strict, opt.outputFormat.schema,
+                                                                 request.sourceApi));
         }
         body.insert(L("text"), QJsonObject{{L("format"), format}});
     }

@@ -12,6 +12,9 @@
 #include <QJsonDocument>
 #include <QtTest>
 
+#include <functional>
+#include <optional>
+
 using namespace sw;
 using namespace sw::test;
 
@@ -239,6 +242,205 @@ bool oneCallSent(const QString &api, const QJsonObject &sent) {
     if (api == QLatin1String("anthropic-messages"))
         return sent.value("tool_choice").toObject().value("disable_parallel_tool_use").toBool();
     return sent.contains("parallel_tool_calls") && !sent.value("parallel_tool_calls").toBool(true);
+}
+
+// Each object node of a JSON Schema, at every depth (properties, items, compositions, definitions).
+void forEachSchemaNode(const QJsonValue &schema, const std::function<void(const QJsonObject &)> &visit) {
+    if (!schema.isObject())
+        return;
+    const QJsonObject node = schema.toObject();
+    visit(node);
+    for (const char *key : {"properties", "$defs", "definitions"}) {
+        const QJsonObject members = node.value(key).toObject();
+        for (auto it = members.begin(); it != members.end(); ++it)
+            forEachSchemaNode(it.value(), visit);
+    }
+    for (const char *key : {"anyOf", "oneOf", "allOf"})
+        for (const QJsonValue &v : node.value(key).toArray())
+            forEachSchemaNode(v, visit);
+    forEachSchemaNode(node.value("items"), visit);
+}
+
+demo::Fault refusal(const QByteArray &body) {
+    demo::Fault f;
+    f.kind = demo::Fault::Status;
+    f.status = 400;
+    f.body = body;
+    return f;
+}
+
+// What Anthropic's Messages API refuses with a 400 (its own words): tool blocks in a request that
+// defines no tools, and strict schemas past the limits of one request (20 strict tools, 24 optional
+// and 16 union-typed parameters across the strict tools and output_config.format).
+std::optional<demo::Fault> anthropicRefuses(const demo::RecordedRequest &request) {
+    const QJsonObject body = QJsonDocument::fromJson(request.body).object();
+    const auto refused = [](const QString &message) {
+        return refusal(
+            QJsonDocument(QJsonObject{{"type", "error"},
+                                      {"error", QJsonObject{{"type", "invalid_request_error"}, {"message", message}}}})
+                .toJson(QJsonDocument::Compact));
+    };
+    const QJsonArray tools = body.value("tools").toArray();
+    for (const QJsonValue &m : body.value("messages").toArray())
+        for (const QJsonValue &b : m.toObject().value("content").toArray()) {
+            const QString type = b.toObject().value("type").toString();
+            if (tools.isEmpty() && (type == "tool_use" || type == "tool_result"))
+                return refused("Requests which include `tool_use` or `tool_result` blocks must define tools.");
+        }
+    QJsonArray strictSchemas;
+    for (const QJsonValue &t : tools)
+        if (t.toObject().value("strict").toBool())
+            strictSchemas.append(t.toObject().value("input_schema"));
+    if (strictSchemas.size() > 20)
+        return refused(QStringLiteral("Too many strict tools (%1). The maximum number of strict tools supported is 20.")
+                           .arg(strictSchemas.size()));
+    strictSchemas.append(body.value("output_config").toObject().value("format").toObject().value("schema"));
+    int optional = 0;
+    int unions = 0;
+    for (const QJsonValue &schema : std::as_const(strictSchemas))
+        forEachSchemaNode(schema, [&](const QJsonObject &node) {
+            const QJsonObject properties = node.value("properties").toObject();
+            for (auto it = properties.begin(); it != properties.end(); ++it) {
+                optional += node.value("required").toArray().contains(it.key()) ? 0 : 1;
+                const QJsonObject p = it.value().toObject();
+                unions += p.contains("anyOf") || p.value("type").isArray() ? 1 : 0;
+            }
+        });
+    if (optional > 24 || unions > 16)
+        return refused("Schema is too complex for compilation. Try reducing the number of tools or simplifying "
+                       "tool schemas.");
+    return std::nullopt;
+}
+
+// What OpenAI's strict mode refuses with a 400 (Chat and Responses alike): a strict schema with an
+// object that does not list every property in `required` or allows other members.
+std::optional<demo::Fault> openAIRefuses(const demo::RecordedRequest &request) {
+    const QJsonObject body = QJsonDocument::fromJson(request.body).object();
+    QList<std::pair<QString, QJsonValue>> strictSchemas;
+    const QJsonObject chatFormat = body.value("response_format").toObject().value("json_schema").toObject();
+    if (chatFormat.value("strict").toBool())
+        strictSchemas.append({"response_format", chatFormat.value("schema")});
+    const QJsonObject responsesFormat = body.value("text").toObject().value("format").toObject();
+    if (responsesFormat.value("strict").toBool())
+        strictSchemas.append({"text.format", responsesFormat.value("schema")});
+    const bool responses = request.path.contains("/responses");
+    for (const QJsonValue &t : body.value("tools").toArray()) {
+        const QJsonObject tool = t.toObject();
+        const QJsonObject fn = responses ? tool : tool.value("function").toObject();
+        // A Responses function tool is strict unless it says otherwise.
+        if (fn.value("strict").toBool(responses))
+            strictSchemas.append({"function '" + fn.value("name").toString() + "'", fn.value("parameters")});
+    }
+    for (const auto &[where, schema] : std::as_const(strictSchemas)) {
+        bool closed = true;
+        forEachSchemaNode(schema, [&](const QJsonObject &node) {
+            if (node.value("type") != QJsonValue("object"))
+                return;
+            const QJsonArray required = node.value("required").toArray();
+            const QStringList keys = node.value("properties").toObject().keys();
+            closed = closed && node.value("additionalProperties") == QJsonValue(false) &&
+                     std::all_of(keys.begin(), keys.end(), [&](const QString &k) { return required.contains(k); });
+        });
+        if (!closed)
+            return refusal(
+                QJsonDocument(QJsonObject{{"error", QJsonObject{{"message", "Invalid schema for " + where +
+                                                                                ": In context=(), 'required' is "
+                                                                                "required to be supplied and to be "
+                                                                                "an array including every key in "
+                                                                                "properties."},
+                                                                {"type", "invalid_request_error"},
+                                                                {"param", QJsonValue::Null},
+                                                                {"code", QJsonValue::Null}}}})
+                    .toJson(QJsonDocument::Compact));
+    }
+    return std::nullopt;
+}
+
+// An agent's last call: one tool round, then "sum it up", with its tools dropped.
+QJsonObject summaryWithoutTools(Inbound f, const QString &model) {
+    if (f == Inbound::Responses)
+        return QJsonObject{
+            {"model", model},
+            {"input",
+             QJsonArray{QJsonObject{{"role", "user"}, {"content", "weather in Paris?"}},
+                        QJsonObject{{"type", "function_call"},
+                                    {"call_id", "call_1"},
+                                    {"name", "get_weather"},
+                                    {"arguments", "{\"city\":\"Paris\"}"}},
+                        QJsonObject{{"type", "function_call_output"}, {"call_id", "call_1"}, {"output", "sunny"}},
+                        QJsonObject{{"role", "user"}, {"content", "Sum it up in one line."}}}}};
+    return QJsonObject{
+        {"model", model},
+        {"messages",
+         QJsonArray{QJsonObject{{"role", "user"}, {"content", "weather in Paris?"}},
+                    QJsonObject{{"role", "assistant"},
+                                {"content", QJsonValue::Null},
+                                {"tool_calls", QJsonArray{QJsonObject{
+                                                   {"id", "call_1"},
+                                                   {"type", "function"},
+                                                   {"function", QJsonObject{{"name", "get_weather"},
+                                                                            {"arguments", "{\"city\":\"Paris\"}"}}}}}}},
+                    QJsonObject{{"role", "tool"}, {"tool_call_id", "call_1"}, {"content", "sunny"}},
+                    QJsonObject{{"role", "user"}, {"content", "Sum it up in one line."}}}}};
+}
+
+// A Chat client's tools as the OpenAI Agents SDK writes them: strict, optional fields nullable.
+QJsonObject chatWithStrictTools(const QString &model, int count, int nullable) {
+    QJsonArray tools;
+    for (int i = 0; i < count; ++i) {
+        QJsonObject properties{{"q", QJsonObject{{"type", "string"}}}};
+        for (int k = 0; k < nullable; ++k)
+            properties.insert(QStringLiteral("opt%1").arg(k), QJsonObject{{"type", QJsonArray{"string", "null"}}});
+        tools.append(QJsonObject{
+            {"type", "function"},
+            {"function",
+             QJsonObject{{"name", QStringLiteral("tool_%1").arg(i)},
+                         {"strict", true},
+                         {"parameters", QJsonObject{{"type", "object"},
+                                                    {"properties", properties},
+                                                    {"required", QJsonArray::fromStringList(properties.keys())},
+                                                    {"additionalProperties", false}}}}}});
+    }
+    return QJsonObject{
+        {"model", model}, {"messages", QJsonArray{QJsonObject{{"role", "user"}, {"content", "go"}}}}, {"tools", tools}};
+}
+
+// An Anthropic client's strict schema with an optional property (zodOutputFormat makes them), as
+// structured output or as a strict tool.
+QJsonObject anthropicOptionalField(const QString &model, bool asTool) {
+    const QJsonObject schema{{"type", "object"},
+                             {"properties", QJsonObject{{"city", QJsonObject{{"type", "string"}}},
+                                                        {"note", QJsonObject{{"type", "string"}}}}},
+                             {"required", QJsonArray{"city"}},
+                             {"additionalProperties", false}};
+    QJsonObject body{{"model", model},
+                     {"max_tokens", 512},
+                     {"messages", QJsonArray{QJsonObject{{"role", "user"}, {"content", "Paris weather as JSON"}}}}};
+    if (asTool)
+        body.insert("tools",
+                    QJsonArray{QJsonObject{{"name", "get_weather"}, {"input_schema", schema}, {"strict", true}}});
+    else
+        body.insert("output_config", QJsonObject{{"format", QJsonObject{{"type", "json_schema"}, {"schema", schema}}}});
+    return body;
+}
+
+// A Pydantic-style strict answer of 17 Optional fields: 17 union-typed parameters.
+QJsonObject chatWithNullableAnswer(const QString &model) {
+    QJsonObject fields;
+    for (int k = 0; k < 17; ++k)
+        fields.insert(QStringLiteral("f%1").arg(k), QJsonObject{{"type", QJsonArray{"string", "null"}}});
+    return QJsonObject{
+        {"model", model},
+        {"messages", QJsonArray{QJsonObject{{"role", "user"}, {"content", "go"}}}},
+        {"response_format",
+         QJsonObject{
+             {"type", "json_schema"},
+             {"json_schema", QJsonObject{{"name", "out"},
+                                         {"strict", true},
+                                         {"schema", QJsonObject{{"type", "object"},
+                                                                {"properties", fields},
+                                                                {"required", QJsonArray::fromStringList(fields.keys())},
+                                                                {"additionalProperties", false}}}}}}}};
 }
 
 } // namespace
@@ -919,6 +1121,63 @@ private Q_SLOTS:
         closed.insert("additionalProperties", false);
         QCOMPARE(sentTo(m_gw->anthropicA).value("output_config").toObject().value("format").toObject(),
                  QJsonObject({{"type", "json_schema"}, {"schema", closed}}));
+    }
+
+    // Requests the gateway converted that the provider would refuse with a 400, which ends the chain
+    // (the next candidate never tried), each as the provider checks it (the fakes refuse in its
+    // words): the first candidate takes the request as converted, or is skipped for one that can.
+    void theProviderTakesWhatTheGatewayConverted_data() {
+        QTest::addColumn<Inbound>("inbound");
+        QTest::addColumn<QJsonObject>("body");
+        QTest::addColumn<QString>("first");
+        QTest::addColumn<QString>("answers");
+        const QString claude = QStringLiteral("pa/claude-a");
+        const QString chat = QStringLiteral("pb/gpt-b");
+        const QString responses = QStringLiteral("pd/resp-d");
+        const QString gemini = QStringLiteral("pe/gemini-e");
+        QTest::addRow("Chat summary without tools to Messages")
+            << Inbound::Chat << summaryWithoutTools(Inbound::Chat, "chain") << claude << claude;
+        QTest::addRow("Responses summary without tools to Messages")
+            << Inbound::Responses << summaryWithoutTools(Inbound::Responses, "chain") << claude << claude;
+        QTest::addRow("21 strict tools to Messages")
+            << Inbound::Chat << chatWithStrictTools("chain", 21, 0) << claude << claude;
+        QTest::addRow("18 nullable strict parameters to Messages")
+            << Inbound::Chat << chatWithStrictTools("chain", 6, 3) << claude << claude;
+        QTest::addRow("17 nullable answer fields skip Messages")
+            << Inbound::Chat << chatWithNullableAnswer("chain") << claude << gemini;
+        QTest::addRow("Anthropic optional answer field to Chat")
+            << Inbound::Anthropic << anthropicOptionalField("chain", false) << chat << chat;
+        QTest::addRow("Anthropic optional answer field to Responses")
+            << Inbound::Anthropic << anthropicOptionalField("chain", false) << responses << responses;
+        QTest::addRow("Anthropic strict tool's optional field to Chat")
+            << Inbound::Anthropic << anthropicOptionalField("chain", true) << chat << chat;
+        QTest::addRow("Anthropic strict tool's optional field to Responses")
+            << Inbound::Anthropic << anthropicOptionalField("chain", true) << responses << responses;
+    }
+    void theProviderTakesWhatTheGatewayConverted() {
+        QFETCH(Inbound, inbound);
+        QFETCH(QJsonObject, body);
+        QFETCH(QString, first);
+        QFETCH(QString, answers);
+        GatewayFixture gw;
+        gw.config.routes[QStringLiteral("chain")].candidates = {first, QStringLiteral("pe/gemini-e")};
+        gw.anthropicA.setJudge(anthropicRefuses);
+        gw.openaiB.setJudge(openAIRefuses);
+        gw.responsesD.setJudge(openAIRefuses);
+        gw.start();
+        const HttpResult r = gw.post(pathFor(inbound), body);
+        QVERIFY2(r.status == 200, r.body.constData());
+        const auto fake = [&gw](const QString &model) -> demo::FakeUpstream & {
+            return model.startsWith("pa/")   ? gw.anthropicA
+                   : model.startsWith("pb/") ? gw.openaiB
+                   : model.startsWith("pd/") ? gw.responsesD
+                                             : gw.googleE;
+        };
+        QCOMPARE(fake(answers).requests().size(), 1);
+        if (answers != first)
+            QCOMPARE(fake(first).requests().size(), 0); // skipped, never refused
+        else
+            QCOMPARE(gw.googleE.requests().size(), 0);
     }
 };
 

@@ -359,6 +359,21 @@ void TestAdapterIncompatibility::reasons_data() {
                R"("response_format":{"type":"json_schema","json_schema":{"name":"w","schema":{"type":"object","properties":{"x":{"description":"anything"}},"additionalProperties":false}}})")
         << "anthropic-messages"
         << "$.properties.x allows any value";
+    // Messages compiles the strict schemas of a request within request-wide limits (16 union-typed
+    // parameters): a Pydantic-style strict answer of 17 Optional fields has no form there on its own.
+    QByteArray nullable;
+    QByteArray names;
+    for (int k = 0; k < 17; ++k) {
+        nullable += QByteArray(k ? "," : "") + "\"f" + QByteArray::number(k) + "\":{\"type\":[\"string\",\"null\"]}";
+        names += QByteArray(k ? "," : "") + "\"f" + QByteArray::number(k) + "\"";
+    }
+    const QByteArray nullableFormat =
+        R"("response_format":{"type":"json_schema","json_schema":{"name":"w","strict":true,"schema":{"type":"object","properties":{)" +
+        nullable + R"(},"required":[)" + names + R"(],"additionalProperties":false}}})";
+    QTest::addRow("17 union-typed fields to Messages") << chat << chatBody(nullableFormat) << "anthropic-messages"
+                                                       << "17 of a union type";
+    QTest::addRow("17 union-typed fields to Responses") << chat << chatBody(nullableFormat) << "openai-responses"
+                                                        << "";
     QTest::addRow("any object to Gemini is mapped")
         << chat
         << chatBody(R"("response_format":{"type":"json_schema","json_schema":{"name":"w","schema":{"type":"object"}}})")

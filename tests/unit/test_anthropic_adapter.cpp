@@ -73,6 +73,8 @@ private slots:
     void aModelsOutputCapLowersTheRequestsMax();
     void aLooseSchemaGoesInTheShapeMessagesCompiles();
     void aStrictToolSchemaIsShapedOrGoesPlain();
+    void strictToolsPastMessagesLimitsGoWithoutStrict();
+    void aToolLoopSummedUpWithoutToolsDeclaresTheCalledTools();
 };
 
 namespace {
@@ -82,6 +84,11 @@ QByteArray claudeCodeToolLoop(const QString &signature, bool thinkingOn = true) 
         {"model", "claude-sonnet-4-5"},
         {"max_tokens", 32000},
         {"stream", true},
+        {"tools", QJsonArray{QJsonObject{
+                      {"name", "Read"},
+                      {"input_schema",
+                       QJsonObject{{"type", "object"},
+                                   {"properties", QJsonObject{{"file_path", QJsonObject{{"type", "string"}}}}}}}}}},
         {"messages",
          QJsonArray{
              QJsonObject{{"role", "user"}, {"content", "fix the test"}},
@@ -1097,4 +1104,142 @@ void TestAnthropicAdapter::aStrictToolSchemaIsShapedOrGoesPlain() {
     QVERIFY(!tools[1].toObject().contains("strict"));
     QCOMPARE(tools[1].toObject().value("input_schema").toObject(),
              json(R"({"type":"object","properties":{"data":{"type":"object"}}})"));
+}
+
+namespace {
+// A tool as the OpenAI Agents SDK writes one: strict, every optional field nullable and required.
+QJsonObject openAIStrictTool(int n, int nullable) {
+    QJsonObject properties{{"q", QJsonObject{{"type", "string"}}}};
+    for (int k = 0; k < nullable; ++k)
+        properties.insert(QStringLiteral("opt%1").arg(k), QJsonObject{{"type", QJsonArray{"string", "null"}}});
+    return QJsonObject{
+        {"type", "function"},
+        {"function", QJsonObject{{"name", QStringLiteral("tool_%1").arg(n)},
+                                 {"strict", true},
+                                 {"parameters", QJsonObject{{"type", "object"},
+                                                            {"properties", properties},
+                                                            {"required", QJsonArray::fromStringList(properties.keys())},
+                                                            {"additionalProperties", false}}}}}};
+}
+QList<bool> strictnessOf(const QJsonObject &sent) {
+    QList<bool> out;
+    for (const QJsonValue &t : sent.value("tools").toArray())
+        out << t.toObject().value("strict").toBool();
+    return out;
+}
+} // namespace
+
+// Messages compiles every strict schema of a request into one grammar and refuses the whole request
+// past 20 strict tools, 24 optional or 16 union-typed parameters ("Schema is too complex for
+// compilation"), a 400 that ended the chain. The tools in the client's order keep strict while the
+// request stays within them; the rest go as plain tools, their schemas as the client wrote them.
+void TestAnthropicAdapter::strictToolsPastMessagesLimitsGoWithoutStrict() {
+    QJsonArray many;
+    for (int i = 0; i < 21; ++i)
+        many.append(openAIStrictTool(i, 0));
+    QList<bool> expected(21, true);
+    expected[20] = false;
+    QCOMPARE(strictnessOf(fromChat({{"tools", many}})), expected);
+
+    // Six tools of three nullable fields: 18 union-typed parameters; five fit in 16.
+    QJsonArray nullable;
+    for (int i = 0; i < 6; ++i)
+        nullable.append(openAIStrictTool(i, 3));
+    const QJsonObject sent = fromChat({{"tools", nullable}});
+    QCOMPARE(strictnessOf(sent), (QList<bool>{true, true, true, true, true, false}));
+    QCOMPARE(sent.value("tools").toArray()[5].toObject().value("input_schema"),
+             nullable[5].toObject().value("function").toObject().value("parameters"));
+    nullable.removeLast();
+    QCOMPARE(strictnessOf(fromChat({{"tools", nullable}})), QList<bool>(5, true));
+
+    // The structured output counts first: ten nullable fields leave room for two such tools, and a
+    // later tool that still fits keeps strict.
+    QJsonObject fields;
+    QJsonArray required;
+    for (int k = 0; k < 10; ++k) {
+        fields.insert(QStringLiteral("f%1").arg(k), QJsonObject{{"type", QJsonArray{"string", "null"}}});
+        required.append(QStringLiteral("f%1").arg(k));
+    }
+    const QJsonObject format{{"type", "json_schema"},
+                             {"json_schema", QJsonObject{{"name", "out"},
+                                                         {"strict", true},
+                                                         {"schema", QJsonObject{{"type", "object"},
+                                                                                {"properties", fields},
+                                                                                {"required", required},
+                                                                                {"additionalProperties", false}}}}}};
+    const QJsonArray mixed{openAIStrictTool(0, 3), openAIStrictTool(1, 3), openAIStrictTool(2, 3),
+                           openAIStrictTool(3, 0)};
+    const QJsonObject withFormat = fromChat({{"tools", mixed}, {"response_format", format}});
+    QCOMPARE(strictnessOf(withFormat), (QList<bool>{true, true, false, true}));
+    QVERIFY(withFormat.contains("output_config"));
+}
+
+namespace {
+// An agent's last call: its tool loop, then "sum it up", with the tools dropped.
+QJsonObject summaryWithoutTools() {
+    return QJsonObject{
+        {"model", "m"},
+        {"messages",
+         QJsonArray{
+             QJsonObject{{"role", "user"}, {"content", "weather in Paris?"}},
+             QJsonObject{{"role", "assistant"},
+                         {"content", QJsonValue::Null},
+                         {"tool_calls",
+                          QJsonArray{QJsonObject{{"id", "call_1"},
+                                                 {"type", "function"},
+                                                 {"function", QJsonObject{{"name", "get_weather"},
+                                                                          {"arguments", "{\"city\":\"Paris\"}"}}}},
+                                     QJsonObject{{"id", "call_2"},
+                                                 {"type", "function"},
+                                                 {"function", QJsonObject{{"name", "get_weather"},
+                                                                          {"arguments", "{\"city\":\"Rome\"}"}}}}}}},
+             QJsonObject{{"role", "tool"}, {"tool_call_id", "call_1"}, {"content", "sunny"}},
+             QJsonObject{{"role", "tool"}, {"tool_call_id", "call_2"}, {"content", "rain"}},
+             QJsonObject{{"role", "user"}, {"content", "Sum it up in one line."}}}}};
+}
+} // namespace
+
+// Messages refuses tool_use / tool_result blocks in a request that defines no tools ("Requests which
+// include `tool_use` or `tool_result` blocks must define tools."), a 400 that ended the chain where
+// OpenAI and Gemini answer. The called tools are declared, and tool_choice none keeps them uncalled.
+void TestAnthropicAdapter::aToolLoopSummedUpWithoutToolsDeclaresTheCalledTools() {
+    const QJsonObject declared{{"name", "get_weather"},
+                               {"input_schema", QJsonObject{{"type", "object"}, {"properties", QJsonObject()}}}};
+    const QJsonObject converted =
+        sentFor(QJsonDocument(summaryWithoutTools()).toJson(QJsonDocument::Compact), wire::Api::OpenAICompletions);
+    QCOMPARE(converted.value("tools").toArray(), QJsonArray{declared});
+    QCOMPARE(converted.value("tool_choice").toObject(), (QJsonObject{{"type", "none"}}));
+    QVERIFY(QJsonDocument(converted).toJson().contains("\"tool_use\""));
+
+    // An Anthropic client's own body, the same way; one that defines its tools goes as it is.
+    const QJsonObject anthropicBody{
+        {"model", "m"},
+        {"max_tokens", 100},
+        {"x_custom", 1},
+        {"messages",
+         QJsonArray{QJsonObject{{"role", "user"}, {"content", "weather in Paris?"}},
+                    QJsonObject{{"role", "assistant"},
+                                {"content", QJsonArray{QJsonObject{{"type", "tool_use"},
+                                                                   {"id", "toolu_1"},
+                                                                   {"name", "get_weather"},
+                                                                   {"input", QJsonObject{{"city", "Paris"}}}}}}},
+                    QJsonObject{{"role", "user"},
+                                {"content", QJsonArray{QJsonObject{{"type", "tool_result"},
+                                                                   {"tool_use_id", "toolu_1"},
+                                                                   {"content", "sunny"}},
+                                                       QJsonObject{{"type", "text"}, {"text", "Sum it up."}}}}}}}};
+    const QJsonObject passthrough = sentFor(QJsonDocument(anthropicBody).toJson(QJsonDocument::Compact));
+    QCOMPARE(passthrough.value("tools").toArray(), QJsonArray{declared});
+    QCOMPARE(passthrough.value("tool_choice").toObject(), (QJsonObject{{"type", "none"}}));
+    QCOMPARE(passthrough.value("x_custom").toInt(), 1);
+    QJsonObject withTools = anthropicBody;
+    const QJsonArray ownTools{
+        QJsonObject{{"name", "get_weather"}, {"input_schema", QJsonObject{{"type", "object"}}}, {"description", "d"}}};
+    withTools.insert("tools", ownTools);
+    const QJsonObject kept = sentFor(QJsonDocument(withTools).toJson(QJsonDocument::Compact));
+    QCOMPARE(kept.value("tools").toArray(), ownTools);
+    QVERIFY(!kept.contains("tool_choice"));
+
+    // A conversation without tool blocks gets no tools.
+    QVERIFY(!fromChat({}).contains("tools"));
 }

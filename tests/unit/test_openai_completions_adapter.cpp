@@ -101,6 +101,7 @@ private slots:
     void usageIsWrittenAsTheUpstreamSentIt();
     void resultsComeBeforeWordsTypedWhileTheToolRan();
     void aModelsOutputCapLowersTheRequestsMax();
+    void anotherApisStrictSchemaIsStrictOnlyWhereStrictModeTakesIt();
 };
 
 void TestOpenAICompletionsAdapter::passthroughKeepsEveryClientField() {
@@ -956,9 +957,6 @@ void TestOpenAICompletionsAdapter::modelConfiguredNotToReasonGetsNoReasoningEffo
         QStringLiteral("high"));
 }
 
-QTEST_GUILESS_MAIN(TestOpenAICompletionsAdapter)
-#include "test_openai_completions_adapter.moc"
-
 // A same-API answer's usage object is the upstream's, written exactly as the codec writes any
 // embedded JSON value (what a client saw before the usage was kept as text): integers, the
 // *_details, doubles such as a cost (which are not kept as text), names outside ASCII, and an
@@ -1041,3 +1039,39 @@ void TestOpenAICompletionsAdapter::aModelsOutputCapLowersTheRequestsMax() {
         json(OpenAICompletionsAdapter().buildRequest(plain, t, {}).body).value(QStringLiteral("max_tokens")).toInt(),
         32718);
 }
+
+namespace {
+// An Anthropic client's structured output or strict tool, as its zodOutputFormat writes one: `note`
+// is optional (not in required), which Messages takes and OpenAI's strict mode refuses.
+QByteArray anthropicStrictSchemas(bool noteRequired) {
+    const QByteArray schema =
+        noteRequired
+            ? R"({"type":"object","properties":{"city":{"type":"string"},"note":{"type":"string"}},"required":["city","note"],"additionalProperties":false})"
+            : R"({"type":"object","properties":{"city":{"type":"string"},"note":{"type":"string"}},"required":["city"],"additionalProperties":false})";
+    return R"({"model":"m","max_tokens":100,"messages":[{"role":"user","content":"Paris weather as JSON"}],
+        "output_config":{"format":{"type":"json_schema","schema":)" +
+           schema + R"(}},"tools":[{"name":"get_weather","input_schema":)" + schema + R"(,"strict":true}]})";
+}
+} // namespace
+
+// OpenAI's strict mode requires every property in `required` (400 "'required' is required to be
+// supplied and to be an array including every key in properties"), which ended the chain: such a
+// schema goes with strict: false, as it is (never made nullable-required: the client's validator
+// would get nulls). One strict mode takes stays strict.
+void TestOpenAICompletionsAdapter::anotherApisStrictSchemaIsStrictOnlyWhereStrictModeTakesIt() {
+    for (const bool noteRequired : {false, true}) {
+        const auto req = AnthropicMessagesCodec().decode(anthropicStrictSchemas(noteRequired), nullptr);
+        QVERIFY(req);
+        const QJsonObject sent = json(
+            OpenAICompletionsAdapter().buildRequest(spokenIn(*req, wire::Api::AnthropicMessages), target(), {}).body);
+        const QJsonObject format = sent.value("response_format").toObject().value("json_schema").toObject();
+        const QJsonObject fn = sent.value("tools").toArray()[0].toObject().value("function").toObject();
+        QCOMPARE(format.value("strict"), QJsonValue(noteRequired));
+        QCOMPARE(fn.value("strict"), QJsonValue(noteRequired));
+        QCOMPARE(format.value("schema").toObject().value("required").toArray().size(), noteRequired ? 2 : 1);
+        QCOMPARE(fn.value("parameters"), format.value("schema"));
+    }
+}
+
+QTEST_GUILESS_MAIN(TestOpenAICompletionsAdapter)
+#include "test_openai_completions_adapter.moc"

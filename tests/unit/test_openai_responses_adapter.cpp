@@ -87,6 +87,7 @@ private slots:
     void streamCutShortIsAnError();
     void parsesErrorBody();
     void customToolCallItemsAreToolCalls();
+    void anotherApisStrictSchemaIsStrictOnlyWhereStrictModeTakesIt();
 };
 
 void TestOpenAIResponsesAdapter::passthroughKeepsEveryFieldAndBetaHeader() {
@@ -1002,9 +1003,6 @@ void TestOpenAIResponsesAdapter::modelConfiguredNotToReasonGetsNoReasoning() {
              QStringLiteral("high"));
 }
 
-QTEST_GUILESS_MAIN(TestOpenAIResponsesAdapter)
-#include "test_openai_responses_adapter.moc"
-
 // A model that writes at most N tokens: max_output_tokens goes down to N, in the client's own bytes
 // (the rest spliced as it was) and in a converted body.
 void TestOpenAIResponsesAdapter::aModelsOutputCapLowersTheRequestsMax() {
@@ -1025,3 +1023,37 @@ void TestOpenAIResponsesAdapter::aModelsOutputCapLowersTheRequestsMax() {
                  .toInt(),
              32000);
 }
+
+namespace {
+// An Anthropic client's structured output or strict tool, as its zodOutputFormat writes one: `note`
+// is optional (not in required), which Messages takes and OpenAI's strict mode refuses.
+QByteArray anthropicStrictSchemas(bool noteRequired) {
+    const QByteArray schema =
+        noteRequired
+            ? R"({"type":"object","properties":{"city":{"type":"string"},"note":{"type":"string"}},"required":["city","note"],"additionalProperties":false})"
+            : R"({"type":"object","properties":{"city":{"type":"string"},"note":{"type":"string"}},"required":["city"],"additionalProperties":false})";
+    return R"({"model":"m","max_tokens":100,"messages":[{"role":"user","content":"Paris weather as JSON"}],
+        "output_config":{"format":{"type":"json_schema","schema":)" +
+           schema + R"(}},"tools":[{"name":"get_weather","input_schema":)" + schema + R"(,"strict":true}]})";
+}
+} // namespace
+
+// As on Chat: Responses' strict mode refuses an optional property (and a function tool is strict
+// unless it says otherwise), so such a schema goes with strict: false, as it is.
+void TestOpenAIResponsesAdapter::anotherApisStrictSchemaIsStrictOnlyWhereStrictModeTakesIt() {
+    for (const bool noteRequired : {false, true}) {
+        const auto req = AnthropicMessagesCodec().decode(anthropicStrictSchemas(noteRequired), nullptr);
+        QVERIFY(req);
+        const QJsonObject sent = json(
+            OpenAIResponsesAdapter().buildRequest(spokenIn(*req, wire::Api::AnthropicMessages), target(), {}).body);
+        const QJsonObject format = sent.value("text").toObject().value("format").toObject();
+        const QJsonObject tool = sent.value("tools").toArray()[0].toObject();
+        QCOMPARE(format.value("strict"), QJsonValue(noteRequired));
+        QCOMPARE(tool.value("strict"), QJsonValue(noteRequired));
+        QCOMPARE(format.value("schema").toObject().value("required").toArray().size(), noteRequired ? 2 : 1);
+        QCOMPARE(tool.value("parameters"), format.value("schema"));
+    }
+}
+
+QTEST_GUILESS_MAIN(TestOpenAIResponsesAdapter)
+#include "test_openai_responses_adapter.moc"
