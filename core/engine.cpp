@@ -113,6 +113,10 @@ Engine::Engine(Options options, QObject *parent) : QObject(parent), m_options(st
         new server::HttpFront([router = m_router](server::InboundRequest &&req,
                                                   server::HttpExchange *ex) { router->dispatch(std::move(req), ex); },
                               this);
+    m_front->setHeadHandler(
+        [router = m_router](const server::RequestHead &head, const server::ListenerIdentity &listener) {
+            return router->judgeHead(head, listener);
+        });
     startMarkSync();
 }
 

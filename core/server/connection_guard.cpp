@@ -352,6 +352,22 @@ void ConnectionGuard::onHeadComplete() {
                        QStringLiteral("request body of %1 bytes is over limits.maxBodyBytes (%2 bytes)")
                            .arg(contentLength)
                            .arg(m_limits.maxBodyBytes)});
+    if (m_judge) {
+        // Who is calling, from the head: a request its body cannot help (no key, an unknown one)
+        // is answered now, before a byte of that body is taken from the budget or "100 Continue"
+        // invites it. Else a peer without a key could hold limits.maxBodyBytesInFlight from
+        // every tenant for limits.idleTimeoutMs by sending bodies and stopping one byte short.
+        RequestHead head;
+        head.method = QByteArrayView(line).first(targetStart - 1);
+        head.target = target;
+        head.hasBody = chunked || contentLength > 0;
+        head.bodyBytes = chunked ? 1 : contentLength;
+        head.fields = &m_headParser;
+        HeadVerdict verdict = m_judge(head);
+        if (verdict.answer)
+            return answerAndClose(verdict.answer->closingResponse(head.method == "HEAD"));
+        m_key = std::move(verdict.key);
+    }
     // Refused on the head when it cannot fit now; taken as its bytes arrive, so that a head with a
     // large Content-Length and no body holds nothing of the budget.
     if (!chunked && m_budget && contentLength > 0 && contentLength > m_budget->room())
@@ -616,6 +632,7 @@ void ConnectionGuard::responseDone() {
 }
 
 void ConnectionGuard::startNextRequest() {
+    m_key = {};
     m_haveHeaders = false;
     m_headers = {};
     m_path.clear();
@@ -662,6 +679,12 @@ void ConnectionGuard::onTimeout() {
 void ConnectionGuard::reject(const Rejection &rejection) {
     if (!m_socket || m_phase == Phase::Rejected)
         return;
+    answerAndClose(RequestGuard::responseBytes(rejection));
+}
+
+void ConnectionGuard::answerAndClose(const QByteArray &response) {
+    if (!m_socket || m_phase == Phase::Rejected)
+        return;
     m_phase = Phase::Rejected;
     m_timer->stop();
     giveBack(m_bodyTaken); // never read now
@@ -673,9 +696,8 @@ void ConnectionGuard::reject(const Rejection &rejection) {
     }
     // Qt's parser must never see these bytes (it would buffer a huge body).
     cutOffQtParser();
-    if (m_socket->state() == QAbstractSocket::ConnectedState) {
-        http::writeThrough(m_socket, RequestGuard::responseBytes(rejection), true);
-    }
+    if (m_socket->state() == QAbstractSocket::ConnectedState)
+        http::writeThrough(m_socket, response, true);
     m_timer->start(kDrainMs);
 }
 

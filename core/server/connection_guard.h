@@ -4,7 +4,9 @@
 // (Qt 6.4's QHttpServer). Enforces the listener's limits on the wire: header bytes
 // (431), body bytes incl. chunked (413) before the request is dispatched, a
 // header-read timeout (408), a body timeout, an idle timeout, and a parse error
-// answered and closed instead of a connection left hanging. Pipelined requests
+// answered and closed instead of a connection left hanging; a request whose
+// gateway key does not admit it is answered on its head (setHeadJudge), before any
+// of its body is taken. Pipelined requests
 // are answered in request order: the next one is held back until the current
 // answer is complete.
 
@@ -12,6 +14,7 @@
 #include "core/http/body_decoder.h"
 #include "core/http/head_parser.h"
 #include "core/server/request_guard.h"
+#include "core/server/request_head.h"
 
 #include <QObject>
 #include <QPointer>
@@ -79,6 +82,14 @@ public:
     // nothing for limits.idleTimeoutMs is closed). A Content-Length that cannot fit is answered 503
     // on the head; a body that stops fitting as it arrives, at that point.
     void setBodyBudget(std::shared_ptr<util::ByteBudget> budget) { m_budget = std::move(budget); }
+    // Asked on every request's head once the guard's own checks passed, before a byte of its body
+    // is taken from the budget and before "100 Continue" (HttpFront::judgeHead: the gateway key).
+    // A verdict with an answer is sent at once and the connection closed with the body unread;
+    // otherwise its key lookup goes with the request (takeKey).
+    using HeadJudge = std::function<HeadVerdict(const RequestHead &head)>;
+    void setHeadJudge(HeadJudge judge) { m_judge = std::move(judge); }
+    // The current request's key lookup from its head (empty when none was made); taken once.
+    KeyLookup takeKey() { return std::exchange(m_key, KeyLookup()); }
     // Test seam: handover off process-wide, to compare with Qt reading every head itself.
     static void setHeadHandoverEnabled(bool on);
     static quint64 headsHandedOver(); // since start, for tests
@@ -122,6 +133,9 @@ private:
     void refuseOverBudget();
     void giveBack(qint64 &bytes);
     void onTimeout();
+    // Sends `response` (a whole answer saying "Connection: close") instead of Qt's server, then
+    // drains and closes as reject() does.
+    void answerAndClose(const QByteArray &response);
     void closeQuietly();
     // Qt's parser sees no further byte of this connection: the guard alone reads it from now on,
     // and drops what it reads (dropUnread).
@@ -153,6 +167,8 @@ private:
     QString m_path;                    // and its path, when that was handed over too (else empty)
     bool m_haveHeaders = false;
     std::shared_ptr<util::ByteBudget> m_budget;
+    HeadJudge m_judge;
+    KeyLookup m_key;              // the current request's, from its head
     qint64 m_bodyTaken = 0;       // the request being read (or read and not yet dispatched)
     qint64 m_dispatchedTaken = 0; // the request being answered
     // The answers' bytes in the socket's write buffer that the client has not read: held in the

@@ -1,10 +1,13 @@
 #include "core/server/gateway_auth.h"
 
 #include "core/credentials/gateway_key.h"
+#include "core/http/head_parser.h"
 
 namespace sw::server {
 
-QByteArray GatewayAuth::bearerToken(QByteArrayView authorization) {
+namespace {
+// "Bearer TOKEN" → TOKEN, a view into `authorization`; empty for anything else.
+QByteArrayView bearerTokenOf(QByteArrayView authorization) {
     const QByteArrayView value = authorization.trimmed();
     constexpr QByteArrayView scheme("bearer");
     if (value.size() <= scheme.size() || value.first(scheme.size()).compare(scheme, Qt::CaseInsensitive) != 0)
@@ -12,22 +15,58 @@ QByteArray GatewayAuth::bearerToken(QByteArrayView authorization) {
     const char separator = value.at(scheme.size());
     if (separator != ' ' && separator != '\t')
         return {};
-    return value.sliced(scheme.size()).trimmed().toByteArray();
+    return value.sliced(scheme.size()).trimmed();
+}
+
+QByteArrayView keyOf(QByteArrayView switchmanKey, QByteArrayView apiKey, QByteArrayView authorization) {
+    if (!switchmanKey.isEmpty())
+        return switchmanKey;
+    if (!apiKey.isEmpty())
+        return apiKey;
+    return bearerTokenOf(authorization);
+}
+} // namespace
+
+QByteArray GatewayAuth::bearerToken(QByteArrayView authorization) {
+    return bearerTokenOf(authorization).toByteArray();
 }
 
 QByteArray GatewayAuth::presentedKey(const InboundRequest &request) {
-    QByteArray key = request.header("x-switchman-key");
-    if (key.isEmpty())
-        key = request.header("x-api-key");
-    if (key.isEmpty())
-        key = bearerToken(request.header("authorization"));
-    return key;
+    return keyOf(request.header("x-switchman-key"), request.header("x-api-key"), request.header("authorization"))
+        .toByteArray();
 }
 
 std::optional<Caller> GatewayAuth::authenticate(const InboundRequest &request) const {
     if (m_tenants.isEmpty())
         return Caller{QString::fromLatin1(kLocalTenant), true};
-    const QByteArray key = presentedKey(request);
+    return callerFor(
+        keyOf(request.header("x-switchman-key"), request.header("x-api-key"), request.header("authorization")));
+}
+
+std::optional<Caller> GatewayAuth::authenticate(const RequestHead &head) const {
+    if (m_tenants.isEmpty())
+        return Caller{QString::fromLatin1(kLocalTenant), true};
+    if (!head.fields)
+        return std::nullopt;
+    // The first field of each name, as InboundRequest::header() reads it: one walk over the head.
+    QByteArrayView found[3];
+    bool seen[3] = {false, false, false};
+    QByteArrayView name;
+    QByteArrayView value;
+    for (qsizetype pos = 0; head.fields->nextField(pos, name, value);) {
+        const int slot = http::sameName(name, "x-switchman-key") ? 0
+                         : http::sameName(name, "x-api-key")     ? 1
+                         : http::sameName(name, "authorization") ? 2
+                                                                 : -1;
+        if (slot >= 0 && !seen[slot]) {
+            seen[slot] = true;
+            found[slot] = value;
+        }
+    }
+    return callerFor(keyOf(found[0], found[1], found[2]));
+}
+
+std::optional<Caller> GatewayAuth::callerFor(QByteArrayView key) const {
     if (key.isEmpty())
         return std::nullopt;
     return callerForKey(key);

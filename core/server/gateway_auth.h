@@ -13,15 +13,11 @@
 
 #include "core/config/config.h"
 #include "core/server/inbound_request.h"
+#include "core/server/request_head.h"
 
 #include <optional>
 
 namespace sw::server {
-
-struct Caller {
-    QString tenant;
-    bool admin = false;
-};
 
 class GatewayAuth {
 public:
@@ -32,6 +28,9 @@ public:
 
     // The caller the request's gateway key names; nullopt when it presents no key or one no tenant holds.
     std::optional<Caller> authenticate(const InboundRequest &request) const;
+    // The same from a request's head, before its body is read (its fields are read only when
+    // tenants are configured).
+    std::optional<Caller> authenticate(const RequestHead &head) const;
     // The gateway key the request presents (x-switchman-key, else x-api-key, else the bearer token); empty when none.
     static QByteArray presentedKey(const InboundRequest &request);
     // The tenant holding `key`. Every stored hash is compared, each in constant time, so neither
@@ -53,6 +52,7 @@ public:
     static QByteArray bearerToken(QByteArrayView authorization);
 
 private:
+    std::optional<Caller> callerFor(QByteArrayView key) const; // nullopt for no key
     const QMap<QString, config::TenantConfig> &m_tenants;
 };
 

@@ -52,8 +52,14 @@ void GuardedTcpServer::incomingConnection(qintptr handle) {
         if (self)
             --self->m_open;
     });
-    // HttpFront takes a request's fields from the guard, which then gives Qt's parser a short head.
-    guard->setHandsOverHeads(qobject_cast<HttpFront *>(m_httpServer) != nullptr);
+    // HttpFront takes a request's fields from the guard, which then gives Qt's parser a short head,
+    // and judges each request on its head (the gateway key) before its body is read.
+    if (auto *front = qobject_cast<HttpFront *>(m_httpServer)) {
+        guard->setHandsOverHeads(true);
+        guard->setHeadJudge([front = QPointer<HttpFront>(front)](const RequestHead &head) {
+            return front ? front->judgeHead(head) : HeadVerdict{};
+        });
+    }
     guard->setBodyBudget(m_bytesInFlight);
     addPendingConnection(socket);
 }

@@ -184,6 +184,15 @@ void HttpExchange::closeIfAnswered() {
     m_socket->disconnectFromHost();
 }
 
+QByteArray HttpExchange::closingResponse(int status, const http::HeaderList &headers, const QByteArray &body,
+                                         bool headRequest) {
+    const QByteArray framing = "Content-Length: " + QByteArray::number(body.size()) + "\r\nConnection: close\r\n";
+    QByteArray block = headBlock(status, headers, framing, true, headRequest ? 0 : body.size());
+    if (!headRequest)
+        block.append(body);
+    return block;
+}
+
 void HttpExchange::respond(int status, const http::HeaderList &headers, const QByteArray &body) {
     if (m_headersSent || m_finished)
         return;

@@ -52,6 +52,10 @@ public:
     void abortConnection();
     // Bytes written that wait in Qt's buffer for the kernel to take them (backpressure).
     qint64 pendingBytes() const;
+    // A whole answer as respond() writes it, with "Connection: close": for a request answered
+    // before Qt's server has it (ConnectionGuard, on the head). Without the body for HEAD.
+    static QByteArray closingResponse(int status, const http::HeaderList &headers, const QByteArray &body,
+                                      bool headRequest);
 
 Q_SIGNALS:
     void clientGone();

@@ -39,6 +39,27 @@ QByteArray methodName(QHttpServerRequest::Method m) {
 }
 } // namespace
 
+namespace {
+// A chat route's client gets the error in its own format (its SDK reads that shape); any other
+// path the listener's own.
+Answer answerOf(const InboundRequest &in, const Rejection &rejection) {
+    const auto api = wire::apiOfChatRoute(in.path);
+    return {rejection.status,
+            {{"Content-Type", "application/json"}},
+            api ? formats::codecFor(*api).encodeError(model::GatewayError::make(
+                      rejection.status, model::GatewayError::categoryForStatus(rejection.status), rejection.message))
+                : RequestGuard::body(rejection)};
+}
+} // namespace
+
+std::optional<Answer> HttpFront::listenerRefusal(const ListenerIdentity &listener, const InboundRequest &request,
+                                                 qint64 bodyBytes) {
+    if (const std::optional<Rejection> rejection =
+            RequestGuard::check(listener, request.method, request.headers, bodyBytes))
+        return answerOf(request, *rejection);
+    return std::nullopt;
+}
+
 bool HttpFront::handleRequest(const QHttpServerRequest &request, QTcpSocket *socket) {
     InboundRequest in;
     in.method = methodName(request.method());
@@ -47,6 +68,8 @@ bool HttpFront::handleRequest(const QHttpServerRequest &request, QTcpSocket *soc
     // and its path when that is a plain one (no query then).
     if (!guard || !guard->takeHeaders(&in.headers, &in.path))
         in.headers = request.headers();
+    if (guard)
+        in.key = guard->takeKey(); // looked up on the head, once
     if (in.path.isEmpty()) {
         in.path = request.url().path();
         in.query = request.query();
@@ -66,18 +89,11 @@ bool HttpFront::handleRequest(const QHttpServerRequest &request, QTcpSocket *soc
         guard->requestDispatched(); // no connection timers while this answer is pending
         connect(exchange, &QObject::destroyed, guard, &ConnectionGuard::responseDone);
     }
-    std::optional<Rejection> rejection = RequestGuard::check(m_listener, in.method, in.headers, in.body.size());
-    if (!rejection && in.body.size() > m_limits.maxBodyBytes) // the guard counts first; this is the backstop
-        rejection = Rejection{413, "request_too_large", QStringLiteral("request body is over limits.maxBodyBytes")};
-    if (rejection) {
-        // A chat route's client gets the error in its own format (its SDK reads that shape); any
-        // other path the listener's own.
-        const auto api = wire::apiOfChatRoute(in.path);
-        const QByteArray body =
-            api ? formats::codecFor(*api).encodeError(model::GatewayError::make(
-                      rejection->status, model::GatewayError::categoryForStatus(rejection->status), rejection->message))
-                : RequestGuard::body(*rejection);
-        exchange->respond(rejection->status, {{"Content-Type", "application/json"}}, body);
+    std::optional<Answer> refusal = listenerRefusal(m_listener, in, in.body.size());
+    if (!refusal && in.body.size() > m_limits.maxBodyBytes) // the guard counts first; this is the backstop
+        refusal = answerOf(in, {413, "request_too_large", QStringLiteral("request body is over limits.maxBodyBytes")});
+    if (refusal) {
+        exchange->respond(refusal->status, refusal->headers, refusal->body);
         exchange->deleteLater();
         return true;
     }

@@ -6,6 +6,7 @@
 #include "core/config/config.h"
 #include "core/server/inbound_request.h"
 #include "core/server/request_guard.h"
+#include "core/server/request_head.h"
 
 #include <QAbstractHttpServer>
 #include <functional>
@@ -19,6 +20,17 @@ class HttpFront final : public QAbstractHttpServer {
 public:
     using Handler = std::function<void(InboundRequest &&request, HttpExchange *exchange)>;
     explicit HttpFront(Handler handler, QObject *parent = nullptr);
+    // What is decided on a request's head, before its body is read (Router::judgeHead): its
+    // connection's guard asks judgeHead(). Without one, every request is read whole.
+    using HeadHandler = std::function<HeadVerdict(const RequestHead &head, const ListenerIdentity &listener)>;
+    void setHeadHandler(HeadHandler handler) { m_headHandler = std::move(handler); }
+    HeadVerdict judgeHead(const RequestHead &head) const {
+        return m_headHandler ? m_headHandler(head, m_listener) : HeadVerdict{};
+    }
+    // The listener's own refusal of a request (Host, Origin, Content-Type, Content-Encoding:
+    // RequestGuard::check), in the chat route's format on a chat route, else the listener's.
+    static std::optional<Answer> listenerRefusal(const ListenerIdentity &listener, const InboundRequest &request,
+                                                 qint64 bodyBytes);
     // Who we are, for the Host and Origin checks; set once listening.
     void setListener(const ListenerIdentity &listener) { m_listener = listener; }
     void setLimits(const config::LimitsConfig &limits) { m_limits = limits; }
@@ -29,6 +41,7 @@ protected:
 
 private:
     Handler m_handler;
+    HeadHandler m_headHandler;
     ListenerIdentity m_listener;
     config::LimitsConfig m_limits;
 };

@@ -8,6 +8,7 @@
 #include "core/server/engine_control.h"
 #include "core/server/gateway_auth.h"
 #include "core/server/http_exchange.h"
+#include "core/server/http_front.h"
 #include "core/server/request_guard.h"
 #include "core/telemetry/budget_tracker.h"
 #include "core/telemetry/telemetry.h"
@@ -67,13 +68,6 @@ void answerJson(HttpExchange *exchange, int status, const QByteArray &body, cons
     exchange->deleteLater();
 }
 
-// An error off the chat routes: {"type":"error","error":{"type","message"}}, which OpenAI and Anthropic clients
-// both read.
-void answerError(HttpExchange *exchange, int status, const char *type, const QString &message,
-                 const http::HeaderList &extra = {}) {
-    answerJson(exchange, status, RequestGuard::body({status, QByteArray(type), message}), extra);
-}
-
 QString prometheusLabel(QString value) {
     value.replace(QLatin1Char('\\'), QLatin1String("\\\\")).replace(QLatin1Char('"'), QLatin1String("\\\""));
     return value.replace(QLatin1Char('\n'), QLatin1String("\\n"));
@@ -102,40 +96,85 @@ void Router::shutDownRequests(const GatewayError &error) {
         request->shutDown(error);
 }
 
-void Router::dispatch(InboundRequest &&req, HttpExchange *exchange) {
-    const QString path = req.path;
-    const std::optional<wire::Api> chat = wire::apiOfChatRoute(path);
+namespace {
+// A target whose path may be one of those that need no key or an admin key (/, /healthz,
+// /metrics, /admin/...): any but /v1/... (percent escapes cannot make "/v1/" anything else).
+bool mayBeOutsideV1(QByteArrayView target) {
+    return !target.startsWith("/v1/");
+}
+
+Answer jsonAnswer(int status, QByteArray body, const http::HeaderList &extra = {}) {
+    Answer answer{status, {{"Content-Type", "application/json"}}, std::move(body)};
+    answer.headers += extra;
+    return answer;
+}
+
+// An error off the chat routes: {"type":"error","error":{"type","message"}}, which OpenAI and Anthropic clients
+// both read.
+Answer errorAnswer(int status, const char *type, const QString &message, const http::HeaderList &extra = {}) {
+    return jsonAnswer(status, RequestGuard::body({status, QByteArray(type), message}), extra);
+}
+
+Answer chatError(wire::Api api, int status, ErrorCategory category, const QString &message) {
+    return jsonAnswer(status, formats::codecFor(api).encodeError(GatewayError::make(status, category, message)));
+}
+} // namespace
+
+HeadVerdict Router::judgeHead(const RequestHead &head, const ListenerIdentity &listener) const {
+    HeadVerdict verdict;
+    verdict.key.done = true;
+    verdict.key.config = m_ctx.config;
+    verdict.key.caller = GatewayAuth(m_ctx.config->tenants).authenticate(head);
+    const std::optional<Caller> &caller = verdict.key.caller;
+    // A head alone holds nothing while it is answered, and a known caller's body is read as
+    // before (no tenants: every caller is the admin "local"); an admin may use every path.
+    if (!head.hasBody || (caller && (caller->admin || !mayBeOutsideV1(head.target))))
+        return verdict;
+    // No key, an unknown one, or a tenant's key where it may need an admin's: no route reads such
+    // a request's body, so the answer its head decides is sent now, the one the whole request
+    // would get, and the body is never taken.
+    InboundRequest request = head.request();
+    verdict.answer = HttpFront::listenerRefusal(listener, request, head.bodyBytes);
+    if (!verdict.answer) {
+        request.key = verdict.key;
+        std::optional<Caller> routed;
+        verdict.answer = answerBeforeRoutes(request, wire::apiOfChatRoute(request.path), &routed);
+    }
+    return verdict;
+}
+
+std::optional<Answer> Router::answerBeforeRoutes(const InboundRequest &req, std::optional<wire::Api> chat,
+                                                 std::optional<Caller> *routedCaller) const {
+    const QString &path = req.path;
     const bool isChat = chat.has_value();
     // Header values go upstream (anthropic-beta, a passthrough key, ...) and into logs: a control
     // byte is refused here, before routing, in the format the client reads.
     if (const auto problem = RequestGuard::controlByteProblem(req.headers)) {
         if (isChat)
-            return answerJson(
-                exchange, 400,
-                formats::codecFor(*chat).encodeError(GatewayError::make(400, ErrorCategory::InvalidRequest, *problem)));
-        return answerError(exchange, 400, "invalid_request_error", *problem);
+            return chatError(*chat, 400, ErrorCategory::InvalidRequest, *problem);
+        return errorAnswer(400, "invalid_request_error", *problem);
     }
 
     const bool admin = path.startsWith(QLatin1String("/admin/"));
     if (!admin) {
         const QByteArray allowed = allowedMethods(path);
         if (allowed.isEmpty())
-            return answerError(exchange, 404, "not_found_error",
+            return errorAnswer(404, "not_found_error",
                                QStringLiteral("no route for %1 %2").arg(QString::fromLatin1(req.method), path));
         if (!allows(allowed, req.method)) {
             const QString message = QStringLiteral("%1 takes %2").arg(path, QString::fromLatin1(allowed));
-            if (isChat)
-                return answerJson(exchange, 405,
-                                  formats::codecFor(*chat).encodeError(
-                                      GatewayError::make(405, ErrorCategory::InvalidRequest, message)),
-                                  {{"Allow", allowed}});
-            return answerError(exchange, 405, "invalid_request_error", message, {{"Allow", allowed}});
+            if (isChat) {
+                Answer answer = chatError(*chat, 405, ErrorCategory::InvalidRequest, message);
+                answer.headers.append({"Allow", allowed});
+                return answer;
+            }
+            return errorAnswer(405, "invalid_request_error", message, {{"Allow", allowed}});
         }
     }
 
     if (path == QLatin1String("/healthz") || path == QLatin1String("/"))
-        return answerJson(
-            exchange, m_draining ? 503 : 200,
+        return jsonAnswer(
+            m_draining ? 503 : 200,
             QJsonDocument(QJsonObject{{QStringLiteral("status"),
                                        m_draining ? QStringLiteral("shutting down") : QStringLiteral("ok")},
                                       {QStringLiteral("marks"), m_engine.marksStoreDescription()}})
@@ -144,40 +183,64 @@ void Router::dispatch(InboundRequest &&req, HttpExchange *exchange) {
     if (isChat && m_draining) {
         // The listener is closed: a client that kept its connection is told to come back (a
         // restarted gateway, or another replica), and the connection ends with the answer.
-        GatewayError error = GatewayError::make(503, ErrorCategory::Overloaded,
-                                                QStringLiteral("Switchman is shutting down; retry shortly"));
-        exchange->endConnectionAfterAnswer();
-        return answerJson(exchange, 503, formats::codecFor(*chat).encodeError(error), {{"Retry-After", "1"}});
+        Answer answer = jsonAnswer(
+            503,
+            formats::codecFor(*chat).encodeError(GatewayError::make(
+                503, ErrorCategory::Overloaded, QStringLiteral("Switchman is shutting down; retry shortly"))),
+            {{"Retry-After", "1"}});
+        answer.endConnection = true;
+        return answer;
     }
 
-    const GatewayAuth auth(m_ctx.config->tenants);
-    const std::optional<Caller> caller = auth.authenticate(req);
+    // The key as the listener looked it up on the head, unless the tenants may have changed since.
+    std::optional<Caller> &caller = *routedCaller;
+    if (req.key.done && req.key.config == m_ctx.config)
+        caller = req.key.caller;
+    else
+        caller = GatewayAuth(m_ctx.config->tenants).authenticate(req);
     if (isChat) {
         if (!caller)
-            return answerJson(exchange, 401,
-                              formats::codecFor(*chat).encodeError(
-                                  GatewayError::make(401, ErrorCategory::Authentication, kUnknownKey)));
-        return dispatchChat(*chat, std::move(req), exchange, caller->tenant);
+            return chatError(*chat, 401, ErrorCategory::Authentication, kUnknownKey);
+        return std::nullopt;
     }
     if (path == QLatin1String("/v1/messages/count_tokens")) {
         if (!caller)
-            return answerJson(exchange, 401,
-                              formats::codecFor(wire::Api::AnthropicMessages)
-                                  .encodeError(GatewayError::make(401, ErrorCategory::Authentication, kUnknownKey)));
-        return countTokens(req, exchange, caller->tenant);
+            return chatError(wire::Api::AnthropicMessages, 401, ErrorCategory::Authentication, kUnknownKey);
+        return std::nullopt;
     }
     if (path == QLatin1String("/v1/models") || isModelPath(path)) {
         if (!caller)
-            return answerError(exchange, 401, "authentication_error", kUnknownKey);
-        if (isModelPath(path))
-            return getModel(req, exchange, caller->tenant);
-        return listModels(req, exchange, caller->tenant);
+            return errorAnswer(401, "authentication_error", kUnknownKey);
+        return std::nullopt;
     }
     // Metrics and the admin API need an admin tenant's key: a known tenant without admin rights
     // gets 403, an unknown caller 401.
     if (!caller || !caller->admin)
-        return answerError(exchange, caller ? 403 : 401, caller ? "permission_error" : "authentication_error",
+        return errorAnswer(caller ? 403 : 401, caller ? "permission_error" : "authentication_error",
                            QStringLiteral("admin key required"));
+    return std::nullopt;
+}
+
+void Router::dispatch(InboundRequest &&req, HttpExchange *exchange) {
+    std::optional<Caller> caller;
+    const std::optional<wire::Api> chat = wire::apiOfChatRoute(req.path);
+    if (std::optional<Answer> answer = answerBeforeRoutes(req, chat, &caller)) {
+        if (answer->endConnection)
+            exchange->endConnectionAfterAnswer();
+        exchange->respond(answer->status, answer->headers, answer->body);
+        exchange->deleteLater();
+        return;
+    }
+    // A route answers, for the caller named.
+    const QString &path = req.path;
+    if (chat)
+        return dispatchChat(*chat, std::move(req), exchange, caller->tenant);
+    if (path == QLatin1String("/v1/messages/count_tokens"))
+        return countTokens(req, exchange, caller->tenant);
+    if (isModelPath(path))
+        return getModel(req, exchange, caller->tenant);
+    if (path == QLatin1String("/v1/models"))
+        return listModels(req, exchange, caller->tenant);
     if (path == QLatin1String("/metrics"))
         return metrics(exchange);
     m_admin->handle(req, exchange);

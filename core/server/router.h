@@ -18,11 +18,15 @@
 // Errors on a chat route are written in that route's own format; elsewhere in
 // one JSON shape both OpenAI and Anthropic clients read. A known path asked with
 // another method is 405 with Allow; an unknown path is 404. Keys are checked by
-// GatewayAuth; a chat request then passes ChatAdmission before it starts.
+// GatewayAuth, once, on the request's head (judgeHead): a request with a body that
+// its key does not admit is answered before any of that body is read. A chat
+// request then passes ChatAdmission before it starts.
 
 #include "core/model/gateway_error.h"
 #include "core/server/engine_context.h"
 #include "core/server/inbound_request.h"
+#include "core/server/request_guard.h"
+#include "core/server/request_head.h"
 #include "core/server/request_ids.h"
 
 #include <QObject>
@@ -49,6 +53,12 @@ public:
 
     // Answers the request, now or (a chat request, an admin feed or usage query) later; owns the exchange.
     void dispatch(InboundRequest &&request, HttpExchange *exchange);
+    // On a request's head, before a byte of its body is read (HttpFront::judgeHead): looks the
+    // gateway key up (once: dispatch() takes the lookup from InboundRequest::key), and answers
+    // now a request with a body that no route would read, for a caller without a key, with an
+    // unknown one, or without admin rights where an admin's key is needed. That answer is the one
+    // the whole request would get (listener refusals first, then those of answerBeforeRoutes).
+    HeadVerdict judgeHead(const RequestHead &head, const ListenerIdentity &listener) const;
 
     int activeRequests() const { return m_active; }
     AdminApi &admin() const { return *m_admin; }
@@ -66,6 +76,12 @@ Q_SIGNALS:
     void requestEnded(); // a chat request in flight ended (activeRequests() went down)
 
 private:
+    // Every answer that needs no route, in this order: a header value with a control byte (400),
+    // an unknown path (404) or method (405), /healthz, a chat request while draining (503), a
+    // missing or unknown key (401), a tenant without admin rights on /metrics or /admin/ (403).
+    // nullopt: a route answers, for `*caller`. `chat`: the chat route's API (wire::apiOfChatRoute).
+    std::optional<Answer> answerBeforeRoutes(const InboundRequest &request, std::optional<wire::Api> chat,
+                                             std::optional<Caller> *caller) const;
     void dispatchChat(wire::Api format, InboundRequest &&request, HttpExchange *exchange, const QString &tenant);
     void countTokens(const InboundRequest &request, HttpExchange *exchange, const QString &tenant);
     struct ListedModel {

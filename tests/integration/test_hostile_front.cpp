@@ -4,7 +4,9 @@
 // anything is stored or forwarded; no response header can be split; a gateway
 // key never reaches a passthrough provider; two Hosts, a foreign absolute-form
 // target and a chunked trailer are refused at once; pipelined requests are
-// answered in order; an Idempotency-Key reused with another body is a 422.
+// answered in order; an Idempotency-Key reused with another body is a 422. A
+// request whose key does not admit it is answered on its head, before any of its
+// body is taken from limits.maxBodyBytesInFlight.
 #include "core/telemetry/telemetry.h"
 #include "gateway_fixture.h"
 #include "raw_http_client.h"
@@ -16,6 +18,10 @@
 #include <QJsonDocument>
 #include <QTest>
 
+#include <algorithm>
+#include <memory>
+#include <vector>
+
 using namespace sw;
 using namespace sw::test;
 
@@ -23,12 +29,14 @@ namespace {
 const QByteArray kAliceKey = "sm-alice-test-key-000000000000000000";
 const QByteArray kBobKey = "sm-bob-test-key-1111111111111111111111";
 const QByteArray kOwnProviderKey = "own-provider-key-for-tests";
+const QByteArray kRootKey = "sm-root-test-key-2222222222222222222222";
 
 const char *const kRoutes[] = {"/v1/messages", "/v1/chat/completions", "/v1/responses", "/v1/pi/stream"};
 
-void addTenant(config::Config &c, const QString &name, const QByteArray &key) {
+void addTenant(config::Config &c, const QString &name, const QByteArray &key, bool admin = false) {
     config::TenantConfig t;
     t.name = name;
+    t.admin = admin;
     t.keyHashes = {QStringLiteral("sha256:") +
                    QString::fromLatin1(QCryptographicHash::hash(key, QCryptographicHash::Sha256).toHex())};
     c.tenants.insert(name, t);
@@ -62,6 +70,7 @@ QByteArray post(quint16 port, const QByteArray &path, const QByteArray &body, co
 struct RawAnswer {
     int status = 0;
     QByteArray head;
+    QByteArray body;
     QJsonObject json;
 };
 
@@ -74,7 +83,8 @@ RawAnswer exchange(quint16 port, const QByteArray &request) {
     c.waitResponse(8000);
     a.status = c.status();
     a.head = c.head();
-    a.json = QJsonDocument::fromJson(c.body()).object();
+    a.body = c.body();
+    a.json = QJsonDocument::fromJson(a.body).object();
     return a;
 }
 
@@ -245,7 +255,7 @@ private Q_SLOTS:
         const quint16 port = gw.engine().port();
         const RawAnswer a =
             exchange(port, post(port, "/v1/messages", chatBody(QStringLiteral("/v1/messages"), route.name)));
-        QVERIFY2(a.status == 200, QJsonDocument(a.json).toJson().constData());
+        QVERIFY2(a.status == 200, qPrintable(QString::number(a.status) + QLatin1Char(' ') + QString::fromUtf8(a.body)));
         QVERIFY2(!headerNames(a.head).contains("set-cookie"), a.head.constData());
         QVERIFY2(a.head.contains("x-switchman-candidate: " + written + "/claude-a"), a.head.constData());
     }
@@ -581,6 +591,196 @@ private Q_SLOTS:
                                      "Idempotency-Key: order-43\r\n"))
                      .status,
                  200);
+    }
+
+    // Probe B3 M1: the key was checked only once the whole body had arrived. Eight peers without
+    // a key each sent 16 MiB and stopped one byte short, and every tenant got 503 "the gateway
+    // holds 127 MiB" for limits.idleTimeoutMs (two minutes); a head with no key and
+    // "Expect: 100-continue" was told to go on. Now such a request is answered on its head, the
+    // answer a request without a body gets, and the connection closes with the body unread.
+    void aBodyTheKeyDoesNotAdmitIsAnsweredOnItsHead_data() {
+        QTest::addColumn<QByteArray>("method");
+        QTest::addColumn<QByteArray>("path");
+        QTest::addColumn<QByteArray>("keyHeader");
+        QTest::addColumn<int>("status");
+        QTest::addColumn<QString>("errorType");
+        for (const char *route : kRoutes)
+            QTest::addRow("%s no key", route) << QByteArray("POST") << QByteArray(route) << QByteArray() << 401
+                                              << QStringLiteral("authentication_error");
+        QTest::addRow("unknown bearer") << QByteArray("POST") << QByteArray("/v1/chat/completions")
+                                        << QByteArray("Authorization: Bearer sm-nobody-holds-this-key\r\n") << 401
+                                        << QStringLiteral("authentication_error");
+        QTest::addRow("unknown x-api-key")
+            << QByteArray("POST") << QByteArray("/v1/messages") << QByteArray("x-api-key: sm-nobody-holds-this-key\r\n")
+            << 401 << QStringLiteral("authentication_error");
+        QTest::addRow("escaped chat path") << QByteArray("POST") << QByteArray("/v1/chat%2Fcompletions") << QByteArray()
+                                           << 401 << QStringLiteral("authentication_error");
+        QTest::addRow("count_tokens") << QByteArray("POST") << QByteArray("/v1/messages/count_tokens") << QByteArray()
+                                      << 401 << QStringLiteral("authentication_error");
+        QTest::addRow("admin no key") << QByteArray("POST") << QByteArray("/admin/reload") << QByteArray() << 401
+                                      << QStringLiteral("authentication_error");
+        QTest::addRow("admin tenant key")
+            << QByteArray("POST") << QByteArray("/admin/reload") << "x-switchman-key: " + kBobKey + "\r\n"
+            << 403 << QStringLiteral("permission_error");
+        QTest::addRow("admin absolute-form") << QByteArray("POST") << QByteArray("http://127.0.0.1:%PORT/admin/reload")
+                                             << QByteArray() << 401 << QStringLiteral("authentication_error");
+        QTest::addRow("unknown path") << QByteArray("POST") << QByteArray("/v1/nothing") << QByteArray() << 404
+                                      << QStringLiteral("not_found_error");
+        QTest::addRow("healthz with a body")
+            << QByteArray("GET") << QByteArray("/healthz") << QByteArray() << 200 << QString();
+    }
+    void aBodyTheKeyDoesNotAdmitIsAnsweredOnItsHead() {
+        QFETCH(QByteArray, method);
+        QFETCH(QByteArray, path);
+        QFETCH(QByteArray, keyHeader);
+        QFETCH(int, status);
+        QFETCH(QString, errorType);
+        GatewayFixture gw;
+        gw.config.limits.idleTimeoutMs = 60000; // a body that is waited for is never answered in this test
+        addTenant(gw.config, QStringLiteral("alice"), kAliceKey);
+        addTenant(gw.config, QStringLiteral("bob"), kBobKey);
+        gw.start();
+        const quint16 port = gw.engine().port();
+        path.replace("%PORT", QByteArray::number(port));
+        const QByteArray head = method + ' ' + path + " HTTP/1.1\r\nHost: 127.0.0.1:" + QByteArray::number(port) +
+                                "\r\nContent-Type: application/json\r\n" + keyHeader;
+        // The answer a request with no body gets, as before: the router's.
+        const RawAnswer bodiless = exchange(port, head + "Content-Length: 0\r\n\r\n");
+        QCOMPARE(bodiless.status, status);
+
+        // 16 MiB announced, nothing of it sent: the answer comes at once, on the head.
+        RawHttpClient c(port);
+        QVERIFY(c.waitConnected());
+        c.send(head + "Content-Length: 16777216\r\n\r\n");
+        QVERIFY2(c.waitResponse(5000), c.received().constData());
+        QCOMPARE(c.status(), status);
+        QCOMPARE(c.body(), bodiless.body); // in the client's format (the route's)
+        for (const char *route : kRoutes)
+            if (path == route)
+                QVERIFY2(inClientFormat(QString::fromLatin1(path), bodiless.json, errorType), c.body().constData());
+        if (!errorType.isEmpty())
+            QCOMPARE(bodiless.json.value(QStringLiteral("error")).toObject().value(QStringLiteral("type")),
+                     QJsonValue(errorType));
+        QVERIFY2(c.head().contains("\r\nConnection: close"), c.head().constData());
+        // What the peer still sends is not read; the connection ends.
+        c.send(QByteArray(64 * 1024, 'x'));
+        QVERIFY(c.waitClosed());
+        QCOMPARE(upstreamRequests(gw), 0);
+    }
+
+    void expectContinueWithoutAKeyIs401Not100_data() {
+        QTest::addColumn<QByteArray>("path");
+        QTest::addColumn<QByteArray>("keyHeader");
+        QTest::addColumn<int>("status");
+        QTest::addRow("chat, no key") << QByteArray("/v1/messages") << QByteArray() << 401;
+        QTest::addRow("admin, no key") << QByteArray("/admin/reload") << QByteArray() << 401;
+        QTest::addRow("admin, tenant key") << QByteArray("/admin/reload") << "x-api-key: " + kAliceKey + "\r\n" << 403;
+    }
+    void expectContinueWithoutAKeyIs401Not100() {
+        QFETCH(QByteArray, path);
+        QFETCH(QByteArray, keyHeader);
+        QFETCH(int, status);
+        GatewayFixture gw;
+        addTenant(gw.config, QStringLiteral("alice"), kAliceKey);
+        gw.start();
+        const quint16 port = gw.engine().port();
+        RawHttpClient c(port);
+        QVERIFY(c.waitConnected());
+        c.send("POST " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n" + keyHeader +
+               "Expect: 100-continue\r\nContent-Length: 1048576\r\n\r\n");
+        QVERIFY(c.waitResponse());
+        QVERIFY2(c.received().startsWith("HTTP/1.1 " + QByteArray::number(status) + ' '),
+                 c.received().left(200).constData());
+        QVERIFY(!c.received().contains("100 Continue"));
+        QVERIFY(c.waitClosed());
+
+        // With the key, the head is told to go on, as before.
+        RawHttpClient keyed(port);
+        QVERIFY(keyed.waitConnected());
+        const QByteArray body = chatBody(QStringLiteral("/v1/messages"), QStringLiteral("chain"));
+        keyed.send("POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nx-api-key: " +
+                   kAliceKey + "\r\nExpect: 100-continue\r\nContent-Length: " + QByteArray::number(body.size()) +
+                   "\r\n\r\n");
+        QVERIFY(keyed.waitResponse());
+        QCOMPARE(keyed.status(), 100);
+        keyed.send(body);
+        QVERIFY(waitUntil([&keyed]() { return keyed.received().contains("\"type\":\"message\""); }));
+        QVERIFY2(keyed.received().contains("HTTP/1.1 200"), keyed.received().constData());
+    }
+
+    // The probe's shape, scaled down: peers without a key send most of a body each, together more
+    // than the whole budget, and wait. Before, they held limits.maxBodyBytesInFlight and a
+    // tenant's request was 503 "the gateway holds ... of request bodies" until they timed out.
+    void peersWithoutAKeyHoldNoneOfTheBodyBudget() {
+        GatewayFixture gw;
+        gw.config.limits.maxBodyBytes = 256 * 1024;
+        gw.config.limits.maxBodyBytesInFlight = 512 * 1024;
+        gw.config.limits.idleTimeoutMs = 60000;
+        addTenant(gw.config, QStringLiteral("alice"), kAliceKey);
+        addTenant(gw.config, QStringLiteral("root"), kRootKey, true);
+        gw.start();
+        const quint16 port = gw.engine().port();
+        const qint64 length = 256 * 1024;
+        std::vector<std::unique_ptr<RawHttpClient>> peers;
+        for (const QByteArray &path :
+             {QByteArray("/v1/messages"), QByteArray("/v1/chat/completions"), QByteArray("/admin/reload")}) {
+            auto peer = std::make_unique<RawHttpClient>(port);
+            QVERIFY(peer->waitConnected());
+            peer->send("POST " + path +
+                       " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                       "Content-Length: " +
+                       QByteArray::number(length) + "\r\n\r\n" + QByteArray(length - 1, ' '));
+            peers.push_back(std::move(peer));
+        }
+        // Their bytes are on the wire (before: read, and held, until the idle timeout).
+        waitUntil(
+            [&peers]() {
+                return std::all_of(peers.cbegin(), peers.cend(), [](const auto &p) { return p->status() != 0; });
+            },
+            2000);
+        // A tenant may send a body as large as ever (before: 503 overloaded_error).
+        const QByteArray big =
+            QJsonDocument(GatewayFixture::anthropicBody(QStringLiteral("chain"), QString(200 * 1024, u'm'), false))
+                .toJson(QJsonDocument::Compact);
+        const RawAnswer a = exchange(port, post(port, "/v1/messages", big, "x-api-key: " + kAliceKey + "\r\n"));
+        QVERIFY2(a.status == 200, qPrintable(QString::number(a.status) + QLatin1Char(' ') + QString::fromUtf8(a.body)));
+        QCOMPARE(gw.anthropicA.requests().size(), 1);
+        QVERIFY(gw.anthropicA.requests().first().body.size() > 200 * 1024);
+        // An admin's body on an admin path is read and answered by the admin API, as before.
+        const RawAnswer admin =
+            exchange(port, post(port, "/admin/reload", "{}", "x-switchman-key: " + kRootKey + "\r\n"));
+        QCOMPARE(admin.status, 400);
+        QVERIFY2(messageOf(admin.json).contains(QStringLiteral("no configuration file")),
+                 qPrintable(messageOf(admin.json)));
+        // Each was answered 401 on its head, and its connection closed.
+        for (auto &peer : peers) {
+            QCOMPARE(peer->status(), 401);
+            QVERIFY(peer->waitClosed());
+        }
+    }
+
+    // The key is looked up once, on the head; a key taken away while its body is on the way is
+    // not honoured for that body: the tenants that answer are those of the configuration the
+    // request is routed under.
+    void aKeyRemovedWhileItsBodyArrivesIsRefused() {
+        GatewayFixture gw;
+        addTenant(gw.config, QStringLiteral("alice"), kAliceKey);
+        addTenant(gw.config, QStringLiteral("bob"), kBobKey);
+        gw.start();
+        const quint16 port = gw.engine().port();
+        const QByteArray body = chatBody(QStringLiteral("/v1/messages"), QStringLiteral("chain"));
+        const QByteArray request = post(port, "/v1/messages", body, "x-api-key: " + kAliceKey + "\r\n");
+        RawHttpClient c(port);
+        QVERIFY(c.waitConnected());
+        c.send(request.left(request.size() - body.size() + 1)); // the head and one byte of the body
+        QVERIFY(!c.waitResponse(300));                          // admitted: its body is awaited
+        config::Config without = *gw.engine().config();
+        without.tenants.remove(QStringLiteral("alice"));
+        gw.engine().applyConfig(without);
+        c.send(body.mid(1));
+        QVERIFY(c.waitResponse());
+        QCOMPARE(c.status(), 401);
+        QCOMPARE(upstreamRequests(gw), 0);
     }
 
     void oversizedIdempotencyKeyIs400AndNotStored() {
