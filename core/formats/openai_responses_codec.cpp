@@ -4,6 +4,7 @@
 #include "core/formats/decode_prologue.h"
 #include "core/formats/openai_chat_codec.h"
 #include "core/formats/openai_responses_stream_encoder.h"
+#include "core/formats/unnamed_calls.h"
 #include "core/model/event_accumulator.h"
 #include "core/wire/document_part.h"
 #include "core/wire/json.h"
@@ -83,7 +84,17 @@ Message &assistantTurn(Context &ctx) {
     return ctx.messages.last();
 }
 
-bool decodeItem(const Value *item, const BodyPath &where, model::ChatRequest *req, GatewayError *error) {
+// A call whose call_id is empty or missing (a server that gave none, kept as it came, or the answer of a
+// gateway that passed such calls on) gets an id from its place, and its output the id of its call: the
+// conversation goes on rather than ending in this gateway's own 400 (UnnamedCalls).
+QString callIdOf(const Value *item, qsizetype index, const QString &name, Context &ctx, UnnamedCalls *unnamed) {
+    if (ctx.messages.isEmpty() || ctx.messages.last().role != Role::Assistant)
+        unnamed->beginTurn(); // a new turn of calls
+    return unnamed->callId(rj::toString(rj::member(item, "call_id")), index, 0, name);
+}
+
+bool decodeItem(const Value *item, qsizetype index, const BodyPath &where, UnnamedCalls *unnamed,
+                model::ChatRequest *req, GatewayError *error) {
     Context &ctx = req->context;
     QString type = rj::toString(rj::member(item, "type"));
     if (type.isEmpty() && rj::member(item, "role"))
@@ -116,10 +127,10 @@ bool decodeItem(const Value *item, const BodyPath &where, model::ChatRequest *re
     if (type == L("function_call")) {
         ContentBlock b;
         b.type = BlockType::ToolCall;
-        b.toolCallId = rj::toString(rj::member(item, "call_id"));
         b.toolName = rj::toString(rj::member(item, "name"));
-        if (b.toolCallId.isEmpty() || b.toolName.isEmpty())
-            return rejectRequest(error, where + L(": function_call needs call_id and name"));
+        if (b.toolName.isEmpty())
+            return rejectRequest(error, where + L(": function_call needs a name"));
+        b.toolCallId = callIdOf(item, index, b.toolName, ctx, unnamed);
         b.argumentsJson = rj::toString(rj::member(item, "arguments"));
         b.arguments = parseToolArguments(b.argumentsJson);
         b.itemId = rj::toString(rj::member(item, "id"));
@@ -131,10 +142,10 @@ bool decodeItem(const Value *item, const BodyPath &where, model::ChatRequest *re
         ContentBlock b;
         b.type = BlockType::ToolCall;
         b.custom = true;
-        b.toolCallId = rj::toString(rj::member(item, "call_id"));
         b.toolName = rj::toString(rj::member(item, "name"));
-        if (b.toolCallId.isEmpty() || b.toolName.isEmpty())
-            return rejectRequest(error, where + L(": custom_tool_call needs call_id and name"));
+        if (b.toolName.isEmpty())
+            return rejectRequest(error, where + L(": custom_tool_call needs a name"));
+        b.toolCallId = callIdOf(item, index, b.toolName, ctx, unnamed);
         b.arguments = QJsonObject{{L("input"), rj::toString(rj::member(item, "input"))}};
         b.argumentsJson = QString::fromUtf8(wire::compactJson(b.arguments));
         b.itemId = rj::toString(rj::member(item, "id"));
@@ -145,6 +156,8 @@ bool decodeItem(const Value *item, const BodyPath &where, model::ChatRequest *re
         Message r;
         r.role = Role::ToolResult;
         r.toolCallId = rj::toString(rj::member(item, "call_id"));
+        if (r.toolCallId.isEmpty()) // the output of a call named by no id: the first such call not answered
+            r.toolCallId = unnamed->resultId({}).first;
         if (r.toolCallId.isEmpty())
             return rejectRequest(error, where + L(".call_id: required string"));
         const Value *output = rj::member(item, "output");
@@ -230,13 +243,14 @@ std::optional<model::ChatRequest> OpenAIResponsesCodec::decode(const QByteArray 
         req.context.messages.append(m);
     } else if (rj::asArray(input)) {
         const BodyPath inputPath("input");
+        UnnamedCalls unnamed;
         qsizetype i = -1;
         for (const Value &item : input->GetArray()) {
             ++i;
             const BodyPath where(inputPath, i);
             if (!item.IsObject())
                 return rejected(error, where + L(": must be an object"));
-            if (!decodeItem(&item, where, &req, error))
+            if (!decodeItem(&item, i, where, &unnamed, &req, error))
                 return std::nullopt;
         }
     } else if (!rj::isAbsent(input)) {

@@ -967,6 +967,55 @@ private Q_SLOTS:
         QCOMPARE(pairsSent(api, sent), expected);
     }
 
+    // A Responses history whose calls name no call_id (a server gave none and the client kept them, or
+    // a gateway passed them on before it made ids up): it ended in this gateway's own 400, "function_call
+    // needs call_id and name", so the conversation could not go on. Each call gets an id from its place
+    // and each output the id of its call, for every upstream API.
+    void aResponsesHistoryWithoutCallIdsPairsOnEveryApi_data() {
+        QTest::addColumn<QString>("model");
+        QTest::addColumn<QString>("api");
+        for (const auto &[model, api] : kUpstreams)
+            if (QLatin1String(api) != QLatin1String("openai-responses")) // same API: sent as written
+                QTest::addRow("%s", api) << QString::fromLatin1(model) << QString::fromLatin1(api);
+    }
+    void aResponsesHistoryWithoutCallIdsPairsOnEveryApi() {
+        QFETCH(QString, model);
+        QFETCH(QString, api);
+        const auto call = [](const char *name, const char *city) {
+            return QJsonObject{{"type", "function_call"},
+                               {"call_id", ""},
+                               {"name", name},
+                               {"arguments", QStringLiteral("{\"city\":\"%1\"}").arg(QLatin1String(city))}};
+        };
+        const auto output = [](const char *text) {
+            return QJsonObject{{"type", "function_call_output"}, {"call_id", ""}, {"output", text}};
+        };
+        const QJsonArray input{
+            QJsonObject{{"role", "user"}, {"content", "weather in Paris, then time in Rome, Oslo's weather"}},
+            call("get_weather", "Paris"),
+            output("sunny, 21C"),
+            call("get_time", "Rome"),
+            call("get_weather", "Oslo"), // two parallel calls, answered in order
+            output("10:00"),
+            output("snow, -3C")};
+        const auto tool = [](const char *name) {
+            return QJsonObject{
+                {"type", "function"},
+                {"name", name},
+                {"parameters", QJsonObject{{"type", "object"},
+                                           {"properties", QJsonObject{{"city", QJsonObject{{"type", "string"}}}}}}}};
+        };
+        const QJsonObject body{
+            {"model", model}, {"input", input}, {"tools", QJsonArray{tool("get_weather"), tool("get_time")}}};
+        const HttpResult r = m_gw->post("/v1/responses", body);
+        QVERIFY2(r.status == 200, r.body.constData());
+        demo::FakeUpstream &fake = model.startsWith("pa/")   ? m_gw->anthropicA
+                                   : model.startsWith("pb/") ? m_gw->openaiB
+                                                             : m_gw->googleE;
+        QCOMPARE(pairsSent(api, fake.requests().last().body),
+                 (QStringList{"get_weather=sunny, 21C", "get_time=10:00", "get_weather=snow, -3C"}));
+    }
+
     // A server that sends the same text as its error's code and message: a Chat client reads it
     // once, whether the error ends the attempt before any content (the gateway's own error) or
     // cuts a converted stream after it.
