@@ -145,14 +145,22 @@ bool FailureClassifier::asksForReasoningBack(const FailureInput &in) {
     return matches(text, kAsksForReasoningBack);
 }
 
-QString FailureClassifier::withoutEchoes(const QString &text, const std::function<bool(QStringView)> &echoed) {
+QString FailureClassifier::withoutEchoes(const QString &text, const RequestStrings &strings) {
     thread_local const QRegularExpression reasoningBack(QString::fromLatin1(kAsksForReasoningBack),
                                                         QRegularExpression::CaseInsensitiveOption);
+    const auto quoted = [&](QStringView words) {
+        for (const QString &s : strings())
+            for (qsizetype at = s.indexOf(words, 0, Qt::CaseInsensitive); at >= 0;
+                 at = s.indexOf(words, at + 1, Qt::CaseInsensitive))
+                if (text.contains(QStringView(s).left(at + words.size()), Qt::CaseInsensitive))
+                    return true;
+        return false;
+    };
     QList<std::pair<qsizetype, qsizetype>> spans; // [start, end) of the echoed matches
     const auto scan = [&](const QRegularExpression &re) {
         for (auto it = re.globalMatch(text); it.hasNext();) {
             const QRegularExpressionMatch m = it.next();
-            if (m.capturedLength() > 0 && echoed(QStringView(text).mid(m.capturedStart(), m.capturedLength())))
+            if (m.capturedLength() > 0 && quoted(QStringView(text).mid(m.capturedStart(), m.capturedLength())))
                 spans.append({m.capturedStart(), m.capturedEnd()});
         }
     };

@@ -5,6 +5,8 @@
 #include "core/failover/upstream_failure.h"
 #include "core/upstream/http_types.h"
 
+#include <QStringList>
+
 #include <functional>
 
 namespace sw::failover {
@@ -32,12 +34,17 @@ public:
     // nullopt means stop: the failure goes to the client, no failover.
     static std::optional<UpstreamFailure> classify(const FailureInput &input);
 
+    // The strings of the request as the upstream read them (member names and values, the URL's path
+    // segments), made only when a match needs them.
+    using RequestStrings = std::function<const QStringList &()>;
     // `text` with every match of a pattern that decides more than this request (a shared key's fate
     // or park time, what a base URL is taught: credentials::credentialSignalPatterns, the ask for
-    // reasoning back) masked as "…" where `echoed` says the request itself holds the matched words.
-    // A 400 or 404 quotes the field names, values and model id it refused, so words one tenant
-    // wrote would otherwise take a key out of service for every tenant.
-    static QString withoutEchoes(const QString &text, const std::function<bool(QStringView)> &echoed);
+    // reasoning back) masked as "…" where it is a quote of the request: a request string holds the
+    // matched words and `text` holds that string from its start through them. A 400 or 404 quotes
+    // the field names, values and model id it refused, so words one tenant wrote would otherwise
+    // take a key out of service for every tenant; a prompt that only mentions the words ("my credit
+    // balance is low") is no quote, and the provider's own message still counts.
+    static QString withoutEchoes(const QString &text, const RequestStrings &strings);
 
     static RateLimitReason parseRateLimitReason(const QString &text);
     // isProviderRetryableError: numbers match only as whole words, so "205000" is not a 500.

@@ -11,12 +11,12 @@
 namespace sw::formats {
 
 // The calls a history names by no id (Chat's legacy `function_call`; a call of a server that gave
-// none, kept as it came, in a Chat or a Responses history) and their results, which name none either. Each such call gets an
-// id made from its place (wire::historyToolCallId, the same every turn), and a result without an
-// id takes one of the latest calling turn's such calls not yet answered: the first of its name
-// (a `function` message names its function), else the first. A result past them all pairs with
-// the latest call of its name. Every target then gets pairs it takes: Responses refuses an empty
-// call_id, and Anthropic and Gemini paired such results by order or name alone.
+// none, kept as it came, in a Chat or a Responses history) and their results, which name none either. Each such call
+// gets an id made from its place (wire::historyToolCallId, the same every turn), and a result without an id takes one
+// of the latest calling turn's such calls not yet answered: the first of its name (a `function` message names its
+// function), else the first. A result past them all pairs with the latest call of its name. Every target then gets
+// pairs it takes: Responses refuses an empty call_id, and Anthropic and Gemini paired such results by order or name
+// alone.
 class UnnamedCalls final {
 public:
     // An assistant turn with calls begins: the earlier turn's unanswered calls are no one's now.

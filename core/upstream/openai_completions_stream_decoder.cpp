@@ -311,9 +311,10 @@ void OpenAICompletionsStreamDecoder::decode(const SseEvent &sse) {
         const QString message = rj::isString(error) ? toString(error) : toString(member(error, "message"));
         m_out.fail(wire::inBandErrorText(QLatin1String("OpenAI stream error"), errorType, message), errorType,
                    wire::statusForOpenAIError(rj::toQtObject(error)));
-        // After content, the relayed frame would end a Chat client's stream with no error it reads (the
-        // openai SDK iterates on, its helper throws "chunk.choices is not iterable"): the gateway's follows.
-        m_lastFailedOnPlainFrame = bareError;
+        // Relayed after content, the frame would end a Chat client's stream with no error it reads (the
+        // openai SDK iterates on; its stream helper throws "chunk.choices is not iterable" on the frame
+        // itself): it is not relayed, and the gateway's error, in the upstream's words, goes instead.
+        m_lastUnreadable |= bareError;
         return;
     }
     if (rj::isEmptyObject(chunk))

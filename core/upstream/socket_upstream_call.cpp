@@ -4,9 +4,11 @@
 #include "core/upstream/socket_transport.h"
 
 #include <QSslSocket>
+#include <QTimer>
 
 #include <cerrno>
 #include <fcntl.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 #include <utility>
@@ -126,6 +128,24 @@ void SocketUpstreamCall::sendRequest() {
 
 void SocketUpstreamCall::sendBodySlices() {
     auto *ssl = static_cast<QSslSocket *>(m_socket);
+    if (m_started || m_done)
+        return; // answered before the whole body went (a 413 from its head): the rest is not wanted
+    if (bytesWaiting()) {
+        // The upstream sent something while we write: an early answer (413 or 400 from the head), then a
+        // reset as it closes on the body it did not read. Written into, the reset would make Qt drop the
+        // connection with the answer still unread (a TLS connection's kernel bytes are ciphertext only its
+        // socket can read). Qt reads them on this loop turn; the slices go on after it unless they were
+        // an answer (a TLS 1.3 session ticket is not).
+        if (!m_sliceResumeQueued) {
+            m_sliceResumeQueued = true;
+            QTimer::singleShot(0, this, [this] {
+                m_sliceResumeQueued = false;
+                if (m_slicing && m_socket)
+                    sendBodySlices();
+            });
+        }
+        return;
+    }
     while (!bodySent() && ssl->bytesToWrite() + ssl->encryptedBytesToWrite() < kTlsBodySlice) {
         const qsizetype n = std::min(kTlsBodySlice, m_request.body.size() - m_bodyOffset);
         ssl->write(m_request.body.constData() + m_bodyOffset, n);
@@ -136,6 +156,12 @@ void SocketUpstreamCall::sendBodySlices() {
     // the next slice would wait forever. The socket's own flush runs on the next loop turn.
     if (bodySent() && std::exchange(m_slicing, false))
         QObject::disconnect(ssl, nullptr, this, nullptr); // the link holds the connection's other signals
+}
+
+bool SocketUpstreamCall::bytesWaiting() const {
+    const qintptr fd = m_socket ? m_socket->socketDescriptor() : -1;
+    int n = 0;
+    return fd >= 0 && ::ioctl(int(fd), FIONREAD, &n) == 0 && n > 0;
 }
 
 void SocketUpstreamCall::onReadyRead() {

@@ -59,6 +59,8 @@ private:
     void sendRequest();
     void sendBodySlices(); // TLS: the next pieces of a large body, while little is queued
     bool bodySent() const { return m_bodyOffset >= m_request.body.size(); }
+    // The kernel holds bytes of the upstream's that Qt has not read yet.
+    bool bytesWaiting() const;
     void onReadyRead();
     // A read notification of a plain connection, before Qt's socket sees it: reads the connection
     // with one system call and returns true, or returns false to leave it to Qt (paused, bytes in
@@ -95,6 +97,7 @@ private:
     bool m_sent = false;
     qsizetype m_bodyOffset = 0; // how much of the body has been handed to the socket
     bool m_slicing = false;     // a TLS body in slices: the socket's encryptedBytesWritten is connected to this call
+    bool m_sliceResumeQueued = false; // slices held while the upstream's bytes wait to be read (sendBodySlices)
     bool m_paused = false;
     // Noticed while paused, reported on resume after the bytes that came before it.
     bool m_closedWhilePaused = false;

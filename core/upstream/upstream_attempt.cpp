@@ -15,6 +15,7 @@
 #include <QDateTime>
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <QRegularExpression>
 #include <QUrl>
 #include <algorithm>
 
@@ -39,17 +40,15 @@ constexpr qint64 kKeptStreamCost = 4;
 constexpr qint64 kHeldStreamCost = 3;
 
 // Every string of a request body as the upstream reads it (member names and values, escapes
-// decoded), one a line: what a 400 can quote back.
-void appendStrings(const wire::rj::Value &v, QString &out, int depth) {
+// decoded): what a 400 can quote back.
+void appendStrings(const wire::rj::Value &v, QStringList &out, int depth) {
     if (depth > wire::rj::kMaxDepth)
         return;
     if (v.IsString()) {
         out += QString::fromUtf8(v.GetString(), qsizetype(v.GetStringLength()));
-        out += QLatin1Char('\n');
     } else if (v.IsObject()) {
         for (const auto &m : v.GetObject()) {
             out += QString::fromUtf8(m.name.GetString(), qsizetype(m.name.GetStringLength()));
-            out += QLatin1Char('\n');
             appendStrings(m.value, out, depth + 1);
         }
     } else if (v.IsArray()) {
@@ -58,15 +57,16 @@ void appendStrings(const wire::rj::Value &v, QString &out, int depth) {
     }
 }
 
-// Whether words of an error answer are the request's own, quoted back (failover::FailureClassifier::
-// withoutEchoes): the body's strings and the URL's path and query (Gemini's model id), decoded.
-// Read once, only when an error's words would otherwise decide a shared key's fate.
-std::function<bool(QStringView)> echoOf(const QByteArray &body, const QUrl &url) {
-    auto sent = std::make_shared<std::optional<QString>>();
-    return [sent, body, url](QStringView words) {
+// What an error answer could quote of the request (failover::FailureClassifier::withoutEchoes): the
+// body's strings and the URL's path segments and query values (Gemini's model id), decoded. Read once,
+// only when an error's words would otherwise decide a shared key's fate.
+failover::FailureClassifier::RequestStrings stringsOf(const QByteArray &body, const QUrl &url) {
+    auto sent = std::make_shared<std::optional<QStringList>>();
+    return [sent, body, url]() -> const QStringList & {
         if (!*sent) {
-            QString all =
-                url.path(QUrl::FullyDecoded) + QLatin1Char('\n') + url.query(QUrl::FullyDecoded) + QLatin1Char('\n');
+            static const QRegularExpression segment(QStringLiteral("[/:&=?]"));
+            QStringList all = (url.path(QUrl::FullyDecoded) + QLatin1Char('?') + url.query(QUrl::FullyDecoded))
+                                  .split(segment, Qt::SkipEmptyParts);
             wire::rj::ParsedJson json(size_t(std::max<qsizetype>(body.size(), 4096)));
             if (json.parse(body))
                 appendStrings(json.root(), all, 0);
@@ -74,7 +74,7 @@ std::function<bool(QStringView)> echoOf(const QByteArray &body, const QUrl &url)
                 all += QString::fromUtf8(body);
             *sent = std::move(all);
         }
-        return (*sent)->contains(words, Qt::CaseInsensitive);
+        return **sent;
     };
 }
 
@@ -345,7 +345,7 @@ QString UpstreamAttempts::ownWords(const Try &t, const UpstreamErrorInfo &info) 
     const QString text = info.errorType.isEmpty() ? info.message : info.errorType + QStringLiteral(": ") + info.message;
     if (text.isEmpty())
         return {};
-    return failover::FailureClassifier::withoutEchoes(redacted(t, text), echoOf(t.sentBody, t.sentUrl));
+    return failover::FailureClassifier::withoutEchoes(redacted(t, text), stringsOf(t.sentBody, t.sentUrl));
 }
 
 QString UpstreamAttempts::redacted(const Try &t, const QString &text) const {

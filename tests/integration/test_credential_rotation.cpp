@@ -290,6 +290,29 @@ private Q_SLOTS:
         QCOMPARE(upstream.requests().size(), 1);
     }
 
+    // The other side of the rule above: a real out-of-credit answer still parks the key and fails over
+    // when the conversation merely talks about credit (probe BV R1: the prompt "my credit balance is
+    // low" hid Anthropic's own 400, and every later request hit the spent key).
+    void aRealUsageLimitCountsWhateverTheConversationSays() {
+        GatewayFixture gw;
+        gw.config.routes[QStringLiteral("chain")].candidates = {QStringLiteral("pa/claude-a"),
+                                                                QStringLiteral("pb/gpt-b")};
+        gw.config.providers[QStringLiteral("pa")].credentials = {QStringLiteral("env:SW_TEST_KEY_ONE")};
+        gw.anthropicA.pushFault(statusWith(
+            400, {},
+            R"({"type":"error","error":{"type":"invalid_request_error","message":"Your credit balance is too low )"
+            R"(to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits."}})"));
+        gw.start();
+        const auto r = gw.post(QStringLiteral("/v1/messages"),
+                               GatewayFixture::anthropicBody(QStringLiteral("chain"),
+                                                             QStringLiteral("my credit balance is low, why?"), false));
+        QCOMPARE(r.status, 200);
+        QCOMPARE(r.header("x-switchman-candidate"), QByteArray("pb/gpt-b"));
+        QCOMPARE(r.header("x-switchman-fallback-reason"), QByteArray("credential_exhausted"));
+        QCOMPARE(credentialEntry(gw, QStringLiteral("pa")).value(QStringLiteral("state")).toString(),
+                 QStringLiteral("parked"));
+    }
+
     void leaseCountsTheCredentialInFlight() {
         GatewayFixture gw;
         gw.config.providers[QStringLiteral("pa")].credentials = {QStringLiteral("env:SW_TEST_KEY_ONE"),

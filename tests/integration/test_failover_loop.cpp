@@ -2111,7 +2111,8 @@ private Q_SLOTS:
     void aBareErrorFrameAfterContentEndsAChatClientsStreamInAnError() {
         // vLLM and SGLang send the error object itself as a frame. Relayed after content, it is no error the
         // openai SDK reads ({"object":"error"} has no `error` member): the client ended silently with half an
-        // answer, or its helper threw "chunk.choices is not iterable" (probe B1 2). The gateway's error follows.
+        // answer, or its helper threw "chunk.choices is not iterable" (probe B1 2, BV). The gateway's error,
+        // in the upstream's words, goes instead of it.
         GatewayFixture gw;
         gw.openaiB.setRawReply(
             R"(data: {"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"Half"}}]})"
@@ -2125,6 +2126,7 @@ private Q_SLOTS:
         QVERIFY2(r.body.contains("Half"), r.body.constData());
         QVERIFY2(r.body.contains("data: {\"error\":{"), r.body.constData());
         QVERIFY2(r.body.contains("CUDA out of memory"), r.body.constData());
+        QVERIFY2(!r.body.contains("\"object\":\"error\""), r.body.constData()); // the SDK's helper throws on it
         QVERIFY2(!r.body.contains("[DONE]"), r.body.constData());
     }
 

@@ -17,12 +17,16 @@
 #include <QFile>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QSslServer>
 #include <QSslSocket>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QThread>
 #include <QTimer>
 
 #include <algorithm>
+#include <memory>
+#include <sys/socket.h>
 
 using namespace sw;
 using namespace sw::test;
@@ -73,6 +77,7 @@ private Q_SLOTS:
     void endlessResponseHeadOverTlsEndsAsTooLarge();
     void pausedCallOverTlsHoldsAFlood();
     void aLargeBodyOverTlsWaitsInSlicesNotWhole();
+    void anEarlyAnswerOverTlsIsTheAnswer();
     void failoverOverTls_data();
     void failoverOverTls();
 };
@@ -235,6 +240,65 @@ void TestHttpsUpstream::aLargeBodyOverTlsWaitsInSlicesNotWhole() {
     QVERIFY2(mostQueued <= 4 * upstream::SocketUpstreamCall::kTlsBodySlice,
              qPrintable(QStringLiteral("%1 KiB queued").arg(mostQueued / 1024)));
     delete call;
+}
+
+void TestHttpsUpstream::anEarlyAnswerOverTlsIsTheAnswer() {
+    // An https upstream reads the head of a large request, answers 413 (Anthropic's edge, for one over
+    // its size) and closes with the body unread: a reset, behind the answer. Written into, the reset made
+    // Qt drop the connection with the 413 unread (over TLS the kernel's bytes are ciphertext only the
+    // socket can read): a transport failure that failed over and marked the whole base URL, 1 to 7 times
+    // in 12 (probe A1 1). The slices wait while the upstream's bytes are unread; the 413 is the answer.
+    TlsFront certs(1);
+    QVERIFY(certs.ok());
+    // The upstream runs on a thread of its own, as a provider runs apart from the gateway: its answer and
+    // its reset land while the gateway's loop does whatever it does.
+    const QByteArray json = "{\"type\":\"error\",\"error\":{\"type\":\"request_too_large\","
+                            "\"message\":\"Request exceeds the maximum allowed number of bytes.\"}}";
+    QThread thread;
+    auto *server = new QSslServer;
+    server->setSslConfiguration(certs.serverConfiguration());
+    QVERIFY(server->listen(QHostAddress::LocalHost));
+    const int small = 16 * 1024; // accepted connections inherit it: the body backs up at once
+    ::setsockopt(int(server->socketDescriptor()), SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+    connect(server, &QSslServer::pendingConnectionAvailable, server, [server, json] {
+        while (auto *s = qobject_cast<QSslSocket *>(server->nextPendingConnection())) {
+            s->setParent(server);
+            s->setReadBufferSize(4096); // reads the head, leaves the body in the kernel
+            auto head = std::make_shared<QByteArray>();
+            connect(s, &QSslSocket::readyRead, s, [s, head, json] {
+                if (head->contains("\r\n\r\n"))
+                    return;
+                *head += s->read(4096);
+                if (!head->contains("\r\n\r\n"))
+                    return;
+                s->write("HTTP/1.1 413 Request Entity Too Large\r\nContent-Type: application/json\r\n"
+                         "Connection: close\r\nContent-Length: " +
+                         QByteArray::number(json.size()) + "\r\n\r\n" + json);
+                s->flush();
+                const struct linger lin { 1, 0 }; // unread bytes or not: an RST
+                ::setsockopt(int(s->socketDescriptor()), SOL_SOCKET, SO_LINGER, &lin, sizeof lin);
+                s->abort();
+            });
+        }
+    });
+    const quint16 port = server->serverPort();
+    server->moveToThread(&thread);
+    connect(&thread, &QThread::finished, server, &QObject::deleteLater);
+    thread.start();
+    const QString base = QStringLiteral("https://127.0.0.1:%1").arg(port);
+    upstream::DefaultTransport transport;
+    transport.setExtraCaCertificates({{upstream::hostKeyOf(QUrl(base)), QSslCertificate::fromPath(certs.caFile())}});
+    upstream::HttpRequest req = post(base);
+    req.body = R"({"model":"m","messages":[{"role":"user","content":")" + QByteArray(4 * 1024 * 1024, 'q') + R"("}]})";
+    int answered = 0;
+    for (int i = 0; i < 12; ++i) {
+        CallRecorder rec(transport.start(req, this));
+        QVERIFY(rec.waitFinished(15000));
+        answered += rec.error() == upstream::TransportError::None && rec.status == 413 && rec.body == json;
+    }
+    thread.quit();
+    thread.wait();
+    QCOMPARE(answered, 12);
 }
 
 void TestHttpsUpstream::failoverOverTls_data() {

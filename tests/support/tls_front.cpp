@@ -40,6 +40,7 @@ TlsFront::TlsFront(quint16 backendPort, const QString &serverName, QObject *pare
     conf.setPrivateKey(QSslKey(key.readAll(), QSsl::Ec));
     conf.setPeerVerifyMode(QSslSocket::VerifyNone);
     m_server.setSslConfiguration(conf);
+    m_conf = conf;
     connect(&m_server, &QSslServer::pendingConnectionAvailable, this, [this] {
         while (auto *client = qobject_cast<QSslSocket *>(m_server.nextPendingConnection()))
             onEncrypted(client);

@@ -7,6 +7,7 @@
 
 #include <QHostAddress>
 #include <QObject>
+#include <QSslConfiguration>
 #include <QSslServer>
 #include <QString>
 #include <QTemporaryDir>
@@ -27,6 +28,8 @@ public:
     QString baseUrl() const;         // https://127.0.0.1:<port>
     QString caFile() const { return m_dir.filePath(QStringLiteral("ca.pem")); }
     void setRefusing(bool refusing); // closes the listener (connections refused) or re-opens it
+    // The server side's TLS setup (its certificate and key), for a test's own TLS server.
+    QSslConfiguration serverConfiguration() const { return m_conf; }
 
 private:
     bool makeCertificates(const QString &serverName);
@@ -34,6 +37,7 @@ private:
 
     QTemporaryDir m_dir;
     QSslServer m_server;
+    QSslConfiguration m_conf;
     quint16 m_backendPort = 0;
     quint16 m_port = 0;
     bool m_ok = false;

@@ -90,15 +90,18 @@ private Q_SLOTS:
         QCOMPARE(int(f->kind), kind);
         QCOMPARE(f->status, status);
     }
-    // Words that decide for every tenant (a shared key's fate, a base URL's traits) are masked
-    // where the request itself held them; the provider's own words around them still count.
+    // Words that decide for every tenant (a shared key's fate, a base URL's traits) are masked where the
+    // error quotes the request; the provider's own words around them, and a prompt that merely
+    // mentions them, still count (probe BV R1: "my credit balance is low" hid Anthropic's real 400).
     void echoedSignalsAreMaskedAndTheProvidersOwnKept() {
-        const QString request = QStringLiteral("{\"API key not valid\":1,\"limit\":5,\"credit\":1}");
-        const auto echoed = [&request](QStringView words) { return request.contains(words, Qt::CaseInsensitive); };
+        QStringList request{QStringLiteral("API key not valid"), QStringLiteral("limit"),
+                            QStringLiteral("my credit balance is low, and the usage limit too"),
+                            QStringLiteral("insufficient_quota")};
+        const auto strings = [&request]() -> const QStringList & { return request; };
 
         const QString quoted =
             QStringLiteral("invalid_request_error: API key not valid: Extra inputs are not permitted");
-        const QString masked = FailureClassifier::withoutEchoes(quoted, echoed);
+        const QString masked = FailureClassifier::withoutEchoes(quoted, strings);
         QCOMPARE(masked, QStringLiteral("invalid_request_error: \u2026: Extra inputs are not permitted"));
         FailureInput in;
         in.status = 400;
@@ -107,22 +110,25 @@ private Q_SLOTS:
         in.classificationMessage = quoted;
         QCOMPARE(FailureClassifier::classify(in)->kind, FailureKind::CredentialExhausted); // what it was before
 
-        // A request that merely holds a word of a signal ("limit", "credit") leaves it whole.
-        const QString spent = QStringLiteral("You have reached your usage limit; your credit balance is too low.");
-        QCOMPARE(FailureClassifier::withoutEchoes(spent, echoed), spent);
-        // Each match is judged alone: one echoed phrase does not hide another the provider wrote.
+        // A prompt that mentions the words is no quote: the provider's own message counts whole.
+        const QString spent = QStringLiteral("invalid_request_error: Your credit balance is too low to access the "
+                                             "Anthropic API. You have reached your usage limit.");
+        QCOMPARE(FailureClassifier::withoutEchoes(spent, strings), spent);
+        // A model id quoted back by a 404 is one; a code the provider sets beside it is its own.
+        QCOMPARE(
+            FailureClassifier::withoutEchoes(QStringLiteral("The model `insufficient_quota` does not exist"), strings),
+            QStringLiteral("The model `\u2026` does not exist"));
+        // Each match is judged alone: one quoted phrase does not hide another the provider wrote.
         const QString both = QStringLiteral("API key not valid. API_KEY_INVALID");
-        QCOMPARE(FailureClassifier::withoutEchoes(both, echoed), QStringLiteral("\u2026. API_KEY_INVALID"));
+        QCOMPARE(FailureClassifier::withoutEchoes(both, strings), QStringLiteral("\u2026. API_KEY_INVALID"));
 
         // The ask for reasoning back teaches a base URL for every tenant: masked alike.
-        const auto asked = [](const QString &words) { return QStringLiteral("{\"%1\":1}").arg(words); };
         const QString learn =
             QStringLiteral("Unrecognized request argument supplied: reasoning_content must be passed back");
         FailureInput back;
         back.status = 400;
-        back.classificationMessage = FailureClassifier::withoutEchoes(learn, [&](QStringView w) {
-            return asked(QStringLiteral("reasoning_content must be passed back")).contains(w);
-        });
+        request = {QStringLiteral("reasoning_content must be passed back")};
+        back.classificationMessage = FailureClassifier::withoutEchoes(learn, strings);
         QVERIFY(!FailureClassifier::asksForReasoningBack(back));
         back.classificationMessage = learn;
         QVERIFY(FailureClassifier::asksForReasoningBack(back));

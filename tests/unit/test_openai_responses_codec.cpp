@@ -110,8 +110,14 @@ void TestOpenAIResponsesCodec::decodeRejectsBadBodies_data() {
     QTest::newRow("not json") << QByteArray("{\"model\":") << "JSON";
     QTest::newRow("no model") << QByteArray(R"({"input":"hi"})") << "model";
     QTest::newRow("input number") << QByteArray(R"({"model":"m","input":3})") << "input";
-    QTest::newRow("call without id") << QByteArray(R"({"model":"m","input":[{"type":"function_call","name":"f"}]})")
-                                     << "input[0]";
+    // A call without a call_id gets one from its place (UnnamedCalls); one without a name, or an output
+    // that names no call when none is unanswered, is still refused.
+    QTest::newRow("call without name") << QByteArray(
+                                              R"({"model":"m","input":[{"type":"function_call","call_id":"c1"}]})")
+                                       << "input[0]";
+    QTest::newRow("output of no call") << QByteArray(
+                                              R"({"model":"m","input":[{"type":"function_call_output","output":"x"}]})")
+                                       << "input[0]";
     QTest::newRow("stream string") << QByteArray(R"({"model":"m","input":"hi","stream":"yes"})") << "stream";
 }
 
