@@ -264,6 +264,21 @@ QJsonObject OpenAICompletionsStreamDecoder::nativeAnswer() const {
 }
 
 void OpenAICompletionsStreamDecoder::end() {
+    static const QStringList known{QStringLiteral("stop"),           QStringLiteral("length"),
+                                   QStringLiteral("tool_calls"),     QStringLiteral("function_call"),
+                                   QStringLiteral("content_filter"), QStringLiteral("sensitive"),
+                                   QStringLiteral("model_length"),   QStringLiteral("eos"),
+                                   QStringLiteral("eos_token"),      QStringLiteral("stop_sequence"),
+                                   QStringLiteral("end_turn"),       QStringLiteral("max_tokens")};
+    if (m_out.blockCount() == 0 && !m_finishReason.isEmpty() && !known.contains(m_finishReason)) {
+        // A reason the gateway does not know ("abort", a server's own word for a failure) on an answer
+        // that said nothing: an empty turn reported as finished would end an agent's turn for nothing.
+        // A failure: the next candidate answers. After content the reason is the model's stop.
+        m_out.fail(QStringLiteral("the upstream ended its answer with finish_reason \"%1\" and no content")
+                       .arg(m_finishReason.left(64)),
+                   m_finishReason.left(64), 503);
+        return;
+    }
     StopReason reason = StopReason::Stop;
     if (m_finishReason == L("length") || m_finishReason == L("model_length")) // Mistral: the context is full
         reason = StopReason::Length;

@@ -613,6 +613,14 @@ void TestOpenAICompletionsAdapter::finishReasonErrorIsAFailure() {
             .last()
             .reason;
     };
+    // A reason it does not know, on an answer that said nothing, is a failure, not an empty turn reported
+    // as finished (probe BV); after content it is the model's stop.
+    const QList<StreamEvent> aborted =
+        decode("data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\"},\"finish_reason\":\"abort\"}]}"
+               "\n\ndata: [DONE]\n\n");
+    QCOMPARE(aborted.last().type, EventType::Error);
+    QCOMPARE(aborted.last().errorStatus, std::optional<int>(503));
+    QCOMPARE(reasonOf("abort"), StopReason::Stop);
     QCOMPARE(reasonOf("sensitive"), StopReason::Refusal);
     QCOMPARE(reasonOf("model_length"), StopReason::Length);
     QCOMPARE(reasonOf("stop"), StopReason::Stop);
