@@ -102,8 +102,12 @@ bool BodyDecoder::takeLine(QByteArrayView bytes, qsizetype &pos, const char *wha
         *line = m_line;
     }
     pos = eol + 1;
-    if (line->endsWith('\r'))
+    if (line->endsWith('\r')) {
         line->chop(1);
+    } else if (m_limits.crlfOnly) {
+        fail(Status::Malformed, QStringLiteral("%1 ends in a bare LF").arg(QLatin1String(what)));
+        return false;
+    }
     return true;
 }
 
@@ -155,7 +159,7 @@ qsizetype BodyDecoder::feedChunked(QByteArrayView bytes, QByteArray *body) {
             const char c = bytes.at(pos++);
             if (c == '\r' && !m_sawCr) {
                 m_sawCr = true;
-            } else if (c == '\n') {
+            } else if (c == '\n' && (m_sawCr || !m_limits.crlfOnly)) {
                 m_step = ChunkStep::Size;
             } else {
                 fail(Status::Malformed, QStringLiteral("malformed chunk end"));

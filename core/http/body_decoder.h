@@ -22,6 +22,9 @@ struct BodyLimits {
     qsizetype maxTrailerBytes = 64 * 1024; // all trailer lines together
     qint64 maxBodyBytes = -1;              // chunked: refused at the size line that would pass it; -1 for none
     bool trailers = true;                  // false: a trailer field is refused (TrailerRefused)
+    // true: every chunk line and chunk end must end in CRLF; a bare LF is Malformed (a client's body
+    // for Qt's parser, which waits for the CR). An answer's body may use bare LF (RFC 9112 2.2).
+    bool crlfOnly = false;
 };
 
 class BodyDecoder {

@@ -380,6 +380,7 @@ void ConnectionGuard::onHeadComplete() {
         // Qt 6.4's parser expects CRLF right after the last chunk: a trailer would leave
         // the request undispatched (or its rest parsed as a next request).
         limits.trailers = false;
+        limits.crlfOnly = true; // and it waits for a CR after every chunk line: a bare LF is refused now
         m_body.start(http::BodyDecoder::Framing::Chunked, 0, limits);
     } else {
         m_body.start(http::BodyDecoder::Framing::Length, contentLength);

@@ -522,6 +522,35 @@ private Q_SLOTS:
         QCOMPARE(ok.status, 200);
     }
 
+    // A chunked body whose lines end in a bare LF: the guard read it, Qt 6.4's parser waited for a CR
+    // that never came, and the client heard nothing until the idle timeout (probe B3). A 400 at once.
+    void chunkedBareLineFeedsAre400AtOnce_data() {
+        QTest::addColumn<QByteArray>("chunked");
+        const QByteArray body = R"({"model":"pa/claude-a","max_tokens":5,"messages":[{"role":"user","content":"hi"}]})";
+        const QByteArray size = QByteArray::number(body.size(), 16);
+        QTest::addRow("size line") << QByteArray(size + "\n" + body + "\r\n0\r\n\r\n");
+        QTest::addRow("after the data") << QByteArray(size + "\r\n" + body + "\n0\r\n\r\n");
+        QTest::addRow("last chunk") << QByteArray(size + "\r\n" + body + "\r\n0\n\n");
+    }
+    void chunkedBareLineFeedsAre400AtOnce() {
+        QFETCH(QByteArray, chunked);
+        GatewayFixture gw;
+        gw.config.limits.idleTimeoutMs = 5000;
+        gw.start();
+        RawHttpClient c(gw.engine().port());
+        QVERIFY(c.waitConnected());
+        QElapsedTimer t;
+        t.start();
+        c.send("POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+               "Transfer-Encoding: chunked\r\n\r\n" +
+               chunked);
+        QVERIFY(c.waitResponse(3000));
+        QCOMPARE(c.status(), 400);
+        QVERIFY2(c.body().contains("malformed chunked body"), c.body().constData());
+        QVERIFY2(t.elapsed() < 2000, qPrintable(QString::number(t.elapsed())));
+        QCOMPARE(upstreamRequests(gw), 0);
+    }
+
     // Item 12.
     // RFC 9110 8.6: Content-Length is 1*DIGIT. A sign or a radix prefix is read one way by one
     // parser and another by the next: the shapes request smuggling is made of.
