@@ -5,6 +5,8 @@
 #include <QPointer>
 #include <QSet>
 
+#include <algorithm>
+
 namespace sw::credentials {
 
 QString credentialHealthName(CredentialHealth health) {
@@ -282,10 +284,10 @@ bool CredentialPools::usable(const QString &provider, const QStringList &refs, i
     return !exhausted(provider, index) && !isUnsetEnvRef(ref) && (callerHasAuth || ref != QLatin1String("passthrough"));
 }
 
-bool CredentialPools::hasUsable(const QString &provider, const QStringList &refs, bool callerHasAuth) const {
+bool CredentialPools::hasUsable(const QString &provider, const QStringList &refs, bool callerHasAuth, int from) const {
     if (refs.isEmpty())
         return true;
-    for (int i = 0; i < refs.size(); ++i)
+    for (int i = std::max(0, from); i < refs.size(); ++i)
         if (usable(provider, refs, i, callerHasAuth))
             return true;
     return false;

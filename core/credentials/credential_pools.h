@@ -80,8 +80,8 @@ public:
 
     CredentialPools(SecretStore *store, util::Clock &clock);
 
-    // Side-effect free: could acquire() find a credential for this provider now?
-    bool hasUsable(const QString &provider, const QStringList &refs, bool callerHasAuth) const;
+    // Side-effect free: could acquire() find a credential for this provider now, at or after `from`?
+    bool hasUsable(const QString &provider, const QStringList &refs, bool callerHasAuth, int from = 0) const;
     // Why none of `refs` can be used now, as a client and an operator read it: the first key's
     // refusal, parking or absence, for the error that ends the request.
     QString whyNoneUsable(const QString &provider, const QStringList &refs) const;

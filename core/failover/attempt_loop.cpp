@@ -683,8 +683,9 @@ void AttemptLoop::attemptFailed(Attempt &a, TryFailure failure) {
     if (failure.callersCredential && FailureClassifier::refusesTheKey(failure.input))
         return stopWithUpstreamError(a, failure.input);
 
-    // refreshGatewayApiKeyAfterAuthError: rotate to the pool's next credential within the attempt.
-    if (classified->kind == FailureKind::CredentialExhausted) {
+    // refreshGatewayApiKeyAfterAuthError: rotate to the pool's next credential within the attempt
+    // (also past a key that cannot reach this model: another project's key may).
+    if (classified->kind == FailureKind::CredentialExhausted || failure.input.modelOutOfReach) {
         if (const auto left = m_deps.runner->rotateCredential(a.id, failure)) {
             m_deps.observer->note(
                 QStringLiteral("credential rotated"),

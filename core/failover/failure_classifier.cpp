@@ -233,9 +233,27 @@ std::optional<int> FailureClassifier::outputMaximum(const FailureInput &in) {
 
 bool FailureClassifier::refusesTheKey(const FailureInput &in) {
     const QString text = in.classificationMessage.isEmpty() ? in.message : in.classificationMessage;
-    if (in.usageLimit || isUsageLimit(in.status, text))
+    if (in.usageLimit || isUsageLimit(in.status, text) || in.modelOutOfReach)
         return false;
     return credentials::rejectsTheKey(in.status, text) || (in.status == 403 && !isConcurrencyCap(text));
+}
+
+bool FailureClassifier::namesTheModel(int status, const QString &text, const QString &modelId) {
+    if (status != 403 || modelId.size() < 2)
+        return false;
+    // A word of its own: "gpt-4o" is not named by "gpt-4o-mini", nor "o3" by "proj_o3x"; a full stop
+    // after it ends the sentence ("… to model gpt-4.1.") unless a name goes on after it.
+    auto partOfAName = [](QChar c) { return c.isLetterOrNumber() || c == u'-' || c == u'_' || c == u'.'; };
+    for (qsizetype at = text.indexOf(modelId); at >= 0; at = text.indexOf(modelId, at + 1)) {
+        const qsizetype end = at + modelId.size();
+        const bool startsAWord = at == 0 || !partOfAName(text.at(at - 1));
+        const bool endsAWord =
+            end == text.size() || !partOfAName(text.at(end)) ||
+            (text.at(end) == u'.' && (end + 1 == text.size() || !text.at(end + 1).isLetterOrNumber()));
+        if (startsAWord && endsAWord)
+            return true;
+    }
+    return false;
 }
 
 bool FailureClassifier::isConcurrencyCap(const QString &text) {
@@ -269,6 +287,8 @@ std::optional<UpstreamFailure> FailureClassifier::classify(const FailureInput &i
             return std::nullopt; // a redirect (or any other non-error) is not an outage: stop
         if (refusesTheKey(in))
             return make(FailureKind::CredentialExhausted);
+        if (s == 403 && in.modelOutOfReach && !isConcurrencyCap(text))
+            return make(FailureKind::NotServed);
         if (s == 403 || s == 429)
             return make(FailureKind::RateLimited);
         if (s == 404)

@@ -23,6 +23,9 @@ struct FailureInput {
     QString classificationMessage;      // errorClassificationMessage; preferred when set
     bool usageLimit = false;            // the adapter already knows it is a usage limit
     std::optional<qint64> retryAfterMs; // from headers (thrown error) — see retryAfterFromHeaders
+    // A 403 that names the model the try asked for ("Project … does not have access to model …"):
+    // a verdict on that model for this key, not on the key (UpstreamAttempts::modelOutOfReach).
+    bool modelOutOfReach = false;
 };
 
 class FailureClassifier {
@@ -68,6 +71,9 @@ public:
     // The answer refuses the key itself (401, a 403 that is not a concurrency cap), as opposed to
     // a usage limit or spend cap on it, which a credit top-up or time ends.
     static bool refusesTheKey(const FailureInput &input);
+    // A 403 whose text names `modelId` as a word of its own (OpenAI's "Project `proj_…` does not have
+    // access to model `gpt-5`"): that model is out of this key's reach, the key itself is fine.
+    static bool namesTheModel(int status, const QString &text, const QString &modelId);
 
     // Retry-After family, as providers send it: retry-after-ms, retry-after (seconds or
     // HTTP date), x-ratelimit-reset-ms, x-ratelimit-reset (epoch ms / epoch s /

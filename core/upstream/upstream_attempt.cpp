@@ -537,6 +537,13 @@ std::optional<int> UpstreamAttempts::rotateCredential(failover::AttemptId id, co
     const auto &p = t.candidate.provider;
     if (t.credentialIndex < 0 || t.target.passthroughAuth || p.credentials.isEmpty())
         return std::nullopt;
+    // One model out of this key's reach says nothing about the key, which every tenant and model
+    // share: nothing is recorded, and this request alone goes on with the pool's next key.
+    if (failure.input.modelOutOfReach) {
+        if (!m_setup.pools->hasUsable(p.id, p.credentials, !m_setup.callerAuth.isEmpty(), t.credentialIndex + 1))
+            return std::nullopt;
+        return t.credentialIndex;
+    }
     // The pools judge: a 401 is rejected until the key changes; anything else is parked for
     // Retry-After, the provider's reset hint, or the configured default for its reason.
     credentials::CredentialFailure cf;
@@ -948,6 +955,7 @@ void UpstreamAttempts::reportErrorAnswer(Try &t) {
     f.input.message =
         info.message.isEmpty() ? QStringLiteral("HTTP %1 with an empty body").arg(t.status) : redacted(t, info.message);
     f.input.classificationMessage = ownWords(t, info);
+    f.input.modelOutOfReach = failover::FailureClassifier::namesTheModel(t.status, info.message, t.candidate.model.id);
     // A Retry-After header, else the body's own delay (Google's RetryInfo).
     f.input.retryAfterMs = t.headerRetryAfter ? t.headerRetryAfter : info.retryAfterMs;
     m_loop->onFailure(id, f);

@@ -742,6 +742,55 @@ private Q_SLOTS:
         QCOMPARE(gw.openaiB.requests().size(), 2);
     }
 
+    // OpenAI's 403 for one model a project may not use ("Project `proj_…` does not have access to model
+    // `gpt-5`") set the shared key aside for a minute for every model and tenant, and a tenant naming
+    // such a model could repeat it once a minute (probe BV t_403). It is a verdict on that model for
+    // that key: this request goes on with the pool's next key, or the next candidate, and nothing is
+    // set aside.
+    void aModelOutOfAKeysReachLeavesTheKeyToEveryOtherModel() {
+        FakeClock clock;
+        GatewayFixture gw;
+        gw.clock = &clock;
+        auto &pb = gw.config.providers[QStringLiteral("pb")];
+        pb.credentials = {QStringLiteral("env:SW_TEST_KEY_ONE"), QStringLiteral("env:SW_TEST_KEY_THREE")};
+        config::ModelConfig other = gw.config.models.value(QStringLiteral("pb/gpt-b"));
+        other.id = QStringLiteral("gpt-other");
+        gw.config.models.insert(other.key(), other);
+        const QByteArray noAccess = "{\"error\":{\"message\":\"Project `proj_probe` does not have access to model "
+                                    "`gpt-b`\",\"type\":\"invalid_request_error\",\"param\":null,\"code\":"
+                                    "\"model_not_found\"}}";
+        gw.openaiB.pushFault(statusWith(403, {}, noAccess));
+        gw.start();
+
+        const auto first = gw.post(QStringLiteral("/v1/chat/completions"),
+                                   GatewayFixture::openaiBody(QStringLiteral("pb/gpt-b"), QStringLiteral("hi"), false));
+        QCOMPARE(first.status, 200); // the other project's key reaches the model
+        QCOMPARE(authSeen(gw.openaiB), (QByteArrayList{"Bearer key-one", "Bearer key-three"}));
+        for (int position : {0, 1})
+            QCOMPARE(credentialEntry(gw, QStringLiteral("pb"), position).value(QStringLiteral("state")).toString(),
+                     QStringLiteral("ok"));
+
+        gw.openaiB.clearRequests();
+        const auto second =
+            gw.post(QStringLiteral("/v1/chat/completions"),
+                    GatewayFixture::openaiBody(QStringLiteral("pb/gpt-other"), QStringLiteral("hi"), false));
+        QCOMPARE(second.status, 200);
+        QCOMPARE(authSeen(gw.openaiB), QByteArrayList{"Bearer key-one"}); // the first key still serves the rest
+
+        // With no other key the request fails over, marking nothing; as the last candidate, the client
+        // reads which model was out of reach.
+        gw.openaiB.clearRequests();
+        gw.openaiB.pushFault(statusWith(403, {}, noAccess));
+        gw.openaiB.pushFault(statusWith(403, {}, noAccess));
+        const auto last = gw.post(QStringLiteral("/v1/chat/completions"),
+                                  GatewayFixture::openaiBody(QStringLiteral("pb/gpt-b"), QStringLiteral("hi"), false));
+        QCOMPARE(last.status, 404);
+        QVERIFY2(last.body.contains("does not have access to model"), last.body.constData());
+        QVERIFY(gw.engine().marks().isEmpty());
+        QCOMPARE(credentialEntry(gw, QStringLiteral("pb"), 0).value(QStringLiteral("state")).toString(),
+                 QStringLiteral("ok"));
+    }
+
     void passthroughAloneWithoutCallerKeyIsCredentialExhausted() {
         GatewayFixture gw;
         gw.config.providers[QStringLiteral("pc")].credentials = {QStringLiteral("passthrough")};

@@ -449,6 +449,34 @@ private Q_SLOTS:
         QCOMPARE(FailureClassifier::retryHintFromText(QStringLiteral("retry after 250ms")), 250);
         QCOMPARE(FailureClassifier::retryHintFromText(QStringLiteral("nothing here")), std::nullopt);
     }
+
+    void aForbiddenModelIsNotServedNotTheKey() {
+        const QString openai = QStringLiteral("Project `proj_x1` does not have access to model `gpt-4.1`");
+        QVERIFY(FailureClassifier::namesTheModel(403, openai, QStringLiteral("gpt-4.1")));
+        QVERIFY(FailureClassifier::namesTheModel(403, QStringLiteral("no access to model gpt-4.1."),
+                                                 QStringLiteral("gpt-4.1")));
+        QVERIFY(FailureClassifier::namesTheModel(403, QStringLiteral("models/gemini-x is not allowed"),
+                                                 QStringLiteral("gemini-x")));
+        // Only the model as a word of its own, and only a 403.
+        QVERIFY(!FailureClassifier::namesTheModel(403, openai, QStringLiteral("gpt-4")));
+        QVERIFY(!FailureClassifier::namesTheModel(403, openai, QStringLiteral("x1")));
+        QVERIFY(!FailureClassifier::namesTheModel(403, QStringLiteral("no access to gpt-4.1.5"),
+                                                  QStringLiteral("gpt-4.1")));
+        QVERIFY(!FailureClassifier::namesTheModel(401, openai, QStringLiteral("gpt-4.1")));
+        QVERIFY(!FailureClassifier::namesTheModel(403, QStringLiteral("Sorry, you have been blocked"),
+                                                  QStringLiteral("gpt-4.1")));
+
+        FailureInput in;
+        in.status = 403;
+        in.message = openai;
+        QCOMPARE(FailureClassifier::classify(in)->kind, FailureKind::CredentialExhausted); // the key, without a model
+        QVERIFY(FailureClassifier::refusesTheKey(in));
+        in.modelOutOfReach = true;
+        QCOMPARE(FailureClassifier::classify(in)->kind, FailureKind::NotServed);
+        QVERIFY(!FailureClassifier::refusesTheKey(in)); // a caller's own key is not refused either
+        in.message = QStringLiteral("too many concurrent requests for model gpt-4.1");
+        QCOMPARE(FailureClassifier::classify(in)->kind, FailureKind::RateLimited);
+    }
 };
 
 QTEST_GUILESS_MAIN(TestFailureClassifier)
