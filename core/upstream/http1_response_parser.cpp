@@ -108,7 +108,14 @@ bool Http1ResponseParser::parseHead(QByteArrayView input, qsizetype &pos, Output
         fail(Failure::Malformed, QStringLiteral("malformed status code"));
         return false;
     }
-    if (status >= 100 && status < 200 && status != 101)
+    if (status == 101) {
+        // No request asks for an upgrade: a server that switches anyway is not answering it (its bytes
+        // would be read as the answer and end the chain). A broken host, as a garbled answer is.
+        fail(Failure::Malformed,
+             QStringLiteral("HTTP 101 Switching Protocols, though the request asked for no upgrade"));
+        return false;
+    }
+    if (status >= 100 && status < 200)
         return true; // interim (100 Continue, 103 Early Hints): the real response follows
 
     m_status = status;
@@ -131,8 +138,10 @@ bool Http1ResponseParser::parseHead(QByteArrayView input, qsizetype &pos, Output
     // Every request says Accept-Encoding: identity (this parser decodes no gzip): a compressed body
     // read as text would be taken for a stream that broke off. Say what it is instead. An error
     // answer keeps its status (its Retry-After, its classification) with an unreadable body.
+    // "none" is no coding either, though no registry names it: some servers send it for identity.
     if (status >= 200 && status < 300 && encoding && !encoding->trimmed().isEmpty() &&
-        encoding->trimmed().compare("identity", Qt::CaseInsensitive) != 0) {
+        encoding->trimmed().compare("identity", Qt::CaseInsensitive) != 0 &&
+        encoding->trimmed().compare("none", Qt::CaseInsensitive) != 0) {
         fail(Failure::Malformed, QStringLiteral("HTTP %1 with Content-Encoding %2, though the request asked for "
                                                 "identity (no compression)")
                                      .arg(status)

@@ -177,6 +177,10 @@ void TestHttp1ResponseParser::malformedResponsesAreErrors_data() {
     // Asked for identity; a compressed body read as SSE text would look like a stream cut short.
     QTest::newRow("gzip body") << QByteArray("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
                                              "Content-Encoding: gzip\r\n\r\n\x1f\x8b\x08");
+    // Nothing asks for an upgrade: a server that switches protocols anyway is not answering (its bytes were
+    // read as the answer and stopped the chain, probe C1 2).
+    QTest::newRow("switching protocols") << QByteArray("HTTP/1.1 101 Switching Protocols\r\nUpgrade: h2c\r\n"
+                                                       "Connection: Upgrade\r\n\r\ndata: {}\n\n");
 }
 
 void TestHttp1ResponseParser::malformedResponsesAreErrors() {
@@ -185,6 +189,8 @@ void TestHttp1ResponseParser::malformedResponsesAreErrors() {
     p.feed(bytes);
     QCOMPARE(p.state(), State::Error);
     QCOMPARE(p.failure(), Http1ResponseParser::Failure::Malformed);
+    if (QByteArray(QTest::currentDataTag()) == "switching protocols")
+        QVERIFY2(p.errorString().contains(QStringLiteral("101")), qPrintable(p.errorString()));
     if (QByteArray(QTest::currentDataTag()) == "gzip body")
         QVERIFY2(p.errorString().contains(QStringLiteral("Content-Encoding gzip")), qPrintable(p.errorString()));
 }
@@ -194,6 +200,11 @@ void TestHttp1ResponseParser::identityEncodingIsRead() {
     const auto out = p.feed("HTTP/1.1 200 OK\r\nContent-Encoding: identity\r\nContent-Length: 2\r\n\r\nok");
     QCOMPARE(p.state(), State::Done);
     QCOMPARE(out.body, QByteArray("ok"));
+    // "none" says the same, in words no registry has (probe C1 3: the whole host was marked unreachable).
+    Http1ResponseParser none;
+    const auto plain = none.feed("HTTP/1.1 200 OK\r\nContent-Encoding: None\r\nContent-Length: 2\r\n\r\nok");
+    QCOMPARE(none.state(), State::Done);
+    QCOMPARE(plain.body, QByteArray("ok"));
 }
 
 void TestHttp1ResponseParser::endlessLinesAndHeadsAreTooLarge_data() {
