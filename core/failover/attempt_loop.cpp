@@ -516,6 +516,7 @@ AnswerInfo AttemptLoop::answerInfo(const Attempt &a) const {
     info.upstreamProvider = a.ready.upstreamProvider;
     info.costInput = a.candidate.model.costInput;
     info.costOutput = a.candidate.model.costOutput;
+    info.dropped = a.ready.dropped;
     return info;
 }
 
@@ -531,6 +532,10 @@ void AttemptLoop::commit(Attempt &a, const QList<model::StreamEvent> &released) 
     // to the client's wait for its first token.
     const AttemptReport report = reportOf(a, AttemptOutcome::Committed, {}, {}, {});
     m_deps.client->commitStream(answerInfo(a), a.ready.passthrough);
+    if (!a.ready.dropped.isEmpty())
+        m_deps.observer->note(QStringLiteral("converted without"),
+                              {{QStringLiteral("candidate"), a.candidate.name()},
+                               {QStringLiteral("fields"), a.ready.dropped.join(QLatin1Char(','))}});
     if (a.ready.passthrough) {
         for (const auto &frame : std::as_const(a.heldRaw))
             m_deps.client->streamFrame(frame);

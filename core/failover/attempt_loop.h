@@ -68,6 +68,9 @@ struct TryReady {
     bool passthrough = false; // same API and streaming: the client gets the upstream's own frames
     QString upstreamApi;      // the API that will answer (the encoder names it)
     QString upstreamProvider;
+    // Members of the client's body a converted request goes without (wire::droppedMembers): the
+    // answer names them, so none is dropped in silence.
+    QStringList dropped;
 };
 
 // One decoded upstream frame. `raw` is the frame as the client would get it on the
@@ -167,6 +170,7 @@ struct AnswerInfo {
     QString upstreamProvider;
     double costInput = 0; // the answering model's prices per million tokens (models.*.cost)
     double costOutput = 0;
+    QStringList dropped; // TryReady::dropped of the answering attempt
 };
 
 // How a committed stream ended: with the whole answer (its done event written), or broken by an

@@ -24,6 +24,8 @@ namespace {
 // Marks a Google function call's thoughtSignature carried in a thinking block. Gemini
 // signatures are base64, so they never start with this text.
 constexpr const char *kFunctionCallCarrier = "fc.";
+// A tool's input_examples said in a converted tool's description, up to about this much.
+constexpr qsizetype kMaxInputExamplesBytes = 8 * 1024;
 
 QLatin1String L(const char *s) {
     return QLatin1String(s);
@@ -319,6 +321,18 @@ std::optional<model::ChatRequest> AnthropicMessagesCodec::decode(const QByteArra
         std::optional<Tool> canonical = toolDefinition(t, "input_schema", /*withStrict=*/true);
         if (!canonical)
             return rejected(error, QStringLiteral("tools[%1].name: required string").arg(toolIndex));
+        // Example calls steer how the model fills the arguments; no other API has the field, so a
+        // converted tool says them in its description (the same API gets the client's own body).
+        QByteArray examples;
+        for (const Value &example : rj::elements(rj::asArray(rj::member(t, "input_examples")))) {
+            if (examples.size() > kMaxInputExamplesBytes)
+                break;
+            examples.append(examples.isEmpty() ? "Examples of valid input:\n" : "\n");
+            rj::appendCompact(examples, example);
+        }
+        if (!examples.isEmpty())
+            canonical->description +=
+                (canonical->description.isEmpty() ? QString() : QStringLiteral("\n\n")) + QString::fromUtf8(examples);
         req.context.tools.append(*canonical);
     }
     const Value *choice = rj::asObject(rj::member(o, "tool_choice"));

@@ -68,7 +68,13 @@ void ClientStream::keepalive() {
 void ClientStream::commitStream(const failover::AnswerInfo &info, bool passthrough) {
     if (!m_exchange)
         return;
-    write(QStringLiteral(": switchman candidate=%1 attempt=%2\n\n").arg(info.candidate).arg(info.attempts).toUtf8());
+    // What a converted request went without is said where a person reading the stream sees it.
+    write(
+        QStringLiteral(": switchman candidate=%1 attempt=%2%3\n\n")
+            .arg(info.candidate)
+            .arg(info.attempts)
+            .arg(info.dropped.isEmpty() ? QString() : QStringLiteral(" dropped=") + info.dropped.join(QLatin1Char(',')))
+            .toUtf8());
     m_info.upstreamApi = info.upstreamApi;
     m_info.upstreamProvider = info.upstreamProvider;
     m_info.costInput = info.costInput;
@@ -135,6 +141,8 @@ void ClientStream::answer(model::AssistantMessage message, const failover::Answe
     headers.emplace_back("Content-Type", "application/json");
     headers.emplace_back("x-switchman-candidate", info.candidate.toUtf8());
     headers.emplace_back("x-switchman-attempts", QByteArray::number(info.attempts));
+    if (!info.dropped.isEmpty())
+        headers.emplace_back("x-switchman-dropped", info.dropped.join(QStringLiteral(", ")).toLatin1());
     if (!info.fallbackFrom.isEmpty()) {
         headers.emplace_back("x-switchman-fallback-from", info.fallbackFrom.toUtf8());
         headers.emplace_back("x-switchman-fallback-reason", info.fallbackReason.toUtf8());

@@ -299,6 +299,11 @@ QJsonObject OpenAIResponsesAdapter::buildBody(const model::ChatRequest &request,
         key = rj::member(rj::member(client, "options"), "sessionId");
     if (rj::isString(key) && key->GetStringLength() > 0 && key->GetStringLength() <= 256)
         body.insert(L("prompt_cache_key"), rj::toString(key));
+    // How long a Chat client asked its prefix be cached ("in-memory", "24h"): the same field here.
+    if (const rj::Value *retention = rj::member(client, "prompt_cache_retention");
+        request.sourceApi == wire::Api::OpenAICompletions && rj::isString(retention) &&
+        retention->GetStringLength() > 0 && retention->GetStringLength() <= 32)
+        body.insert(L("prompt_cache_retention"), rj::toString(retention));
     return body;
 }
 

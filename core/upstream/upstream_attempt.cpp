@@ -10,6 +10,8 @@
 #include "core/upstream/tool_names.h"
 #include "core/util/byte_budget.h"
 #include "core/util/redaction.h"
+#include "core/wire/client_body.h"
+#include "core/wire/dropped_members.h"
 #include "core/wire/rapid_json.h"
 
 #include <QDateTime>
@@ -404,42 +406,45 @@ void UpstreamAttempts::start(const failover::TryStart &s) {
     const quint64 generation = ++t.generation;
     const auto &p = t.candidate.provider;
     const failover::AttemptId id = s.id;
-    m_setup.pools->acquire(p.id, p.credentials, m_setup.callerAuth, startIndex, this,
-                           [this, id, generation](const credentials::AcquireResult &r) {
-                               Try *t = current(id, generation);
-                               if (!t || t->call) {
-                                   // the setup was cut by the deadline or the client left
-                                   if (r.kind == credentials::AcquireResult::Kind::Ok)
-                                       m_setup.pools->release(r.lease);
-                                   return;
-                               }
-                               if (r.kind != credentials::AcquireResult::Kind::Ok) {
-                                   const auto kind = r.kind == credentials::AcquireResult::Kind::NoCredential
-                                                         ? failover::FailureKind::CredentialExhausted
-                                                         : failover::FailureKind::SetupError;
-                                   return m_loop->onSetupFailed(id, kind, r.error);
-                               }
-                               t->lease = r.lease;
-                               t->credentialIndex = r.lease.index;
-                               t->target.provider = t->candidate.provider.id;
-                               t->target.modelId = t->candidate.model.id;
-                               t->target.modelReasons = t->candidate.model.reasoning.value_or(true);
-                               t->target.api = t->candidate.provider.api;
-                               t->target.baseUrl = t->candidate.provider.baseUrl;
-                               t->target.credential = r.secret;
-                               // The key as answer text would hold it: looked for in every decoded
-                               // event (redactEvents); a short one would match ordinary words.
-                               t->secretText = r.secret.size() >= 8 ? QString::fromUtf8(r.secret) : QString();
-                               t->target.passthroughAuth = r.passthrough;
-                               t->adapter = adapterFor(t->target.api);
-                               t->passthrough = m_setup.request->stream &&
-                                                wire::apiName(m_setup.request->sourceApi) == t->target.api;
-                               failover::TryReady ready;
-                               ready.passthrough = t->passthrough;
-                               ready.upstreamApi = t->target.api;
-                               ready.upstreamProvider = t->target.provider;
-                               m_loop->onSetupDone(id, ready);
-                           });
+    m_setup.pools->acquire(
+        p.id, p.credentials, m_setup.callerAuth, startIndex, this,
+        [this, id, generation](const credentials::AcquireResult &r) {
+            Try *t = current(id, generation);
+            if (!t || t->call) {
+                // the setup was cut by the deadline or the client left
+                if (r.kind == credentials::AcquireResult::Kind::Ok)
+                    m_setup.pools->release(r.lease);
+                return;
+            }
+            if (r.kind != credentials::AcquireResult::Kind::Ok) {
+                const auto kind = r.kind == credentials::AcquireResult::Kind::NoCredential
+                                      ? failover::FailureKind::CredentialExhausted
+                                      : failover::FailureKind::SetupError;
+                return m_loop->onSetupFailed(id, kind, r.error);
+            }
+            t->lease = r.lease;
+            t->credentialIndex = r.lease.index;
+            t->target.provider = t->candidate.provider.id;
+            t->target.modelId = t->candidate.model.id;
+            t->target.modelReasons = t->candidate.model.reasoning.value_or(true);
+            t->target.api = t->candidate.provider.api;
+            t->target.baseUrl = t->candidate.provider.baseUrl;
+            t->target.credential = r.secret;
+            // The key as answer text would hold it: looked for in every decoded
+            // event (redactEvents); a short one would match ordinary words.
+            t->secretText = r.secret.size() >= 8 ? QString::fromUtf8(r.secret) : QString();
+            t->target.passthroughAuth = r.passthrough;
+            t->adapter = adapterFor(t->target.api);
+            t->passthrough = m_setup.request->stream && wire::apiName(m_setup.request->sourceApi) == t->target.api;
+            failover::TryReady ready;
+            ready.passthrough = t->passthrough;
+            ready.upstreamApi = t->target.api;
+            ready.upstreamProvider = t->target.provider;
+            if (const auto target = wire::apiFromName(t->target.api); target && *target != m_setup.request->sourceApi)
+                ready.dropped =
+                    wire::droppedMembers(wire::clientBody(*m_setup.request), m_setup.request->sourceApi, *target);
+            m_loop->onSetupDone(id, ready);
+        });
 }
 
 void UpstreamAttempts::launch(failover::AttemptId id) {

@@ -1123,6 +1123,62 @@ private Q_SLOTS:
                  QJsonObject({{"type", "json_schema"}, {"schema", closed}}));
     }
 
+    // Fields a converted request cannot carry went without a word: Anthropic's context_management
+    // and a tool's input_examples, a Chat client's prompt_cache_retention to Responses (probe C2 1).
+    // Each is now carried where the target has it, said in the tool's description, or named in the
+    // answer (x-switchman-dropped, the stream's first comment); the same API carries all of them.
+    void whatAConvertedRequestGoesWithoutIsSaid() {
+        QJsonObject claude{
+            {"model", "pb/gpt-b"},
+            {"max_tokens", 512},
+            {"context_management",
+             QJsonObject{{"edits", QJsonArray{QJsonObject{{"type", "clear_tool_uses_20250919"}}}}}},
+            {"tools", QJsonArray{QJsonObject{{"name", "Bash"},
+                                             {"description", "Runs a command."},
+                                             {"input_schema", QJsonObject{{"type", "object"}}},
+                                             {"input_examples", QJsonArray{QJsonObject{{"command", "ls -la"}}}}}}},
+            {"messages", QJsonArray{QJsonObject{{"role", "user"}, {"content", "list the files"}}}}};
+        const HttpResult json = m_gw->post(QStringLiteral("/v1/messages"), claude);
+        QCOMPARE(json.status, 200);
+        QCOMPARE(json.header("x-switchman-dropped"), QByteArray("context_management"));
+        const QJsonObject toChat = sentTo(m_gw->openaiB);
+        QVERIFY(!toChat.contains("context_management"));
+        QCOMPARE(toChat.value("tools").toArray()[0].toObject().value("function").toObject().value("description"),
+                 QJsonValue(QStringLiteral("Runs a command.\n\nExamples of valid input:\n{\"command\":\"ls -la\"}")));
+
+        claude.insert("stream", true);
+        const HttpResult streamed = m_gw->post(QStringLiteral("/v1/messages"), claude);
+        QCOMPARE(streamed.status, 200);
+        QVERIFY2(streamed.body.contains(" dropped=context_management\n"), streamed.body.left(300).constData());
+
+        claude.insert("model", "pa/claude-a"); // the same API: every field as sent, nothing said
+        const HttpResult same = m_gw->post(QStringLiteral("/v1/messages"), claude);
+        QCOMPARE(same.status, 200);
+        QVERIFY(!same.body.contains("dropped="));
+        const QJsonObject toAnthropic = sentTo(m_gw->anthropicA);
+        QVERIFY(toAnthropic.contains("context_management"));
+        QVERIFY(toAnthropic.value("tools").toArray()[0].toObject().contains("input_examples"));
+
+        QJsonObject chat{{"model", "pd/resp-d"},
+                         {"prompt_cache_retention", "24h"},
+                         {"messages", QJsonArray{QJsonObject{{"role", "user"}, {"content", "hi"}}}}};
+        const HttpResult toResponses = m_gw->post(QStringLiteral("/v1/chat/completions"), chat);
+        QCOMPARE(toResponses.status, 200);
+        QVERIFY(toResponses.header("x-switchman-dropped").isEmpty());
+        QCOMPARE(sentTo(m_gw->responsesD).value("prompt_cache_retention").toString(), QStringLiteral("24h"));
+        chat.insert("model", "pa/claude-a");
+        QCOMPARE(m_gw->post(QStringLiteral("/v1/chat/completions"), chat).header("x-switchman-dropped"),
+                 QByteArray("prompt_cache_retention"));
+
+        // A member's name is the client's text: it reaches the header as plain characters only.
+        chat.remove("prompt_cache_retention");
+        chat.insert("evil\r\nX-Injected: 1", true);
+        const HttpResult evil = m_gw->post(QStringLiteral("/v1/chat/completions"), chat);
+        QCOMPARE(evil.status, 200);
+        QCOMPARE(evil.header("x-switchman-dropped"), QByteArray("evil??X-Injected??1"));
+        QVERIFY(evil.header("x-injected").isEmpty());
+    }
+
     // Requests the gateway converted that the provider would refuse with a 400, which ends the chain
     // (the next candidate never tried), each as the provider checks it (the fakes refuse in its
     // words): the first candidate takes the request as converted, or is skipped for one that can.

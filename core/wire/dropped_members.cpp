@@ -1,0 +1,110 @@
+#include "core/wire/dropped_members.h"
+
+#include <algorithm>
+#include <span>
+#include <string_view>
+
+namespace sw::wire {
+
+namespace {
+using Names = std::span<const std::string_view>;
+
+// Read by a mapping, refused by a candidate-incompatibility check (adapter_registry.cpp), or a
+// documented drop (cosmetic, or a row of the "lost when" table). Anything else a converted request
+// would lose unsaid.
+// clang-format off
+constexpr std::string_view kChat[] = {
+    "model", "messages", "stream", "stream_options", "max_tokens", "max_completion_tokens", "temperature",
+    "top_p", "presence_penalty", "frequency_penalty", "stop", "reasoning_effort", "reasoning", "tools",
+    "functions", "tool_choice", "function_call", "parallel_tool_calls", "response_format", "web_search_options",
+    "n", "modalities", "audio", "metadata", "user", "service_tier", "store", "safety_identifier",
+    "prompt_cache_key", "seed", "logit_bias", "logprobs", "top_logprobs", "verbosity", "prediction"};
+constexpr std::string_view kMessages[] = {
+    "model", "messages", "system", "max_tokens", "stream", "temperature", "top_p", "top_k", "stop_sequences",
+    "tools", "tool_choice", "thinking", "output_config", "output_format", "metadata", "service_tier",
+    "mcp_servers"};
+constexpr std::string_view kResponses[] = {
+    "model", "input", "instructions", "max_output_tokens", "stream", "stream_options", "temperature", "top_p",
+    "reasoning", "text", "tools", "tool_choice", "parallel_tool_calls", "previous_response_id", "conversation",
+    "store", "metadata", "include", "truncation", "top_logprobs", "logprobs", "service_tier", "user",
+    "safety_identifier", "prompt_cache_key", "background", "prompt", "max_tool_calls"};
+// A function tool's members, as each API writes one (a built-in tool's settings go whole with it
+// where it has an equivalent, and it makes the candidate incompatible where it has none).
+constexpr std::string_view kMessagesTool[] = {
+    "name", "description", "input_schema", "type", "cache_control", "strict", "input_examples"};
+constexpr std::string_view kChatTool[] = {"type", "function", "custom"};
+constexpr std::string_view kChatFunction[] = {"name", "description", "parameters", "strict"};
+constexpr std::string_view kResponsesTool[] = {"type", "name", "description", "parameters", "strict", "format"};
+// clang-format on
+
+// A tool the client defines (a function, or a custom tool), not one the provider runs.
+bool ownTool(const rj::Value &tool, Api api) {
+    const rj::Value *type = rj::member(&tool, "type");
+    if (api == Api::AnthropicMessages)
+        return rj::isAbsent(type) || rj::equals(type, "custom");
+    return rj::isAbsent(type) || rj::equals(type, "function") || rj::equals(type, "custom");
+}
+
+bool known(Names names, std::string_view name) {
+    return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+void add(QStringList &out, std::string_view name, const char *prefix = "") {
+    if (out.size() >= kMaxDropped)
+        return;
+    QString shown = QString::fromLatin1(prefix);
+    for (const char c : name.substr(0, kMaxDroppedName)) {
+        const bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+                           c == '-' || c == '.';
+        shown += plain ? QChar::fromLatin1(c) : QChar(u'?');
+    }
+    if (!out.contains(shown))
+        out << shown;
+}
+
+void unknownMembers(QStringList &out, const rj::Value *object, Names names, const char *prefix) {
+    if (!object || !object->IsObject())
+        return;
+    for (auto it = object->MemberBegin(); it != object->MemberEnd(); ++it) {
+        const std::string_view name(it->name.GetString(), it->name.GetStringLength());
+        if (!known(names, name))
+            add(out, name, prefix);
+    }
+}
+} // namespace
+
+QStringList droppedMembers(const rj::Value *body, Api inbound, Api target) {
+    QStringList out;
+    if (inbound == target || !body || !body->IsObject())
+        return out;
+    switch (inbound) {
+    case Api::OpenAICompletions:
+        unknownMembers(out, body, kChat, "");
+        if (target == Api::OpenAIResponses) // the same field there: carried
+            out.removeOne(QStringLiteral("prompt_cache_retention"));
+        for (const rj::Value &t : rj::elements(rj::asArray(rj::member(body, "tools")))) {
+            if (!ownTool(t, inbound))
+                continue;
+            unknownMembers(out, &t, kChatTool, "tools[].");
+            unknownMembers(out, rj::asObject(rj::member(&t, "function")), kChatFunction, "tools[].function.");
+        }
+        break;
+    case Api::AnthropicMessages:
+        unknownMembers(out, body, kMessages, "");
+        for (const rj::Value &t : rj::elements(rj::asArray(rj::member(body, "tools"))))
+            if (ownTool(t, inbound))
+                unknownMembers(out, &t, kMessagesTool, "tools[].");
+        break;
+    case Api::OpenAIResponses:
+        unknownMembers(out, body, kResponses, "");
+        for (const rj::Value &t : rj::elements(rj::asArray(rj::member(body, "tools"))))
+            if (ownTool(t, inbound))
+                unknownMembers(out, &t, kResponsesTool, "tools[].");
+        break;
+    default:
+        break; // pi's own body is read whole by its codec; Gemini is no inbound format
+    }
+    return out;
+}
+
+} // namespace sw::wire
