@@ -3,6 +3,7 @@
 #include "core/wire/echoed_identifier.h"
 #include "core/wire/error_body.h"
 #include "core/wire/rapid_json.h"
+#include "core/wire/tool_call_id.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -161,6 +162,11 @@ void AnthropicStreamDecoder::openBlock(int index, const Value *cb) {
         block.type = BlockType::ToolCall;
         block.toolCallId = toString(member(cb, "id"));
         block.toolName = toString(member(cb, "name"));
+        // An Anthropic-compatible server that names a call by none: an id made up here, the one every
+        // client is told (the relayed frame and the same-API JSON answer too), so the call's result
+        // pairs with it in the next turn (Messages refuses a tool_result with an empty tool_use_id).
+        if (block.toolCallId.isEmpty())
+            block.toolCallId = m_madeUpId = wire::madeUpToolCallId();
     } else {
         return; // server tool blocks have no canonical form
     }
@@ -185,6 +191,7 @@ void AnthropicStreamDecoder::appendDelta(int index, const Value *delta) {
 
 QList<StreamEvent> AnthropicStreamDecoder::feed(const SseEvent &sse) {
     m_lastUnreadable = false;
+    m_lastRelayData.clear();
     m_lastEventName.reset();
     if (!m_out.finished())
         decode(sse);
@@ -234,6 +241,16 @@ void AnthropicStreamDecoder::decode(const SseEvent &sse) {
     const int index = rj::toInt(member(data, "index"), -1);
     if (type == "content_block_start") {
         openBlock(index, block);
+        if (!m_madeUpId.isEmpty()) {
+            const QString id = std::exchange(m_madeUpId, QString());
+            if (auto it = m_nativeBlocks.find(index); it != m_nativeBlocks.end())
+                it->block.insert(L("id"), id);
+            QJsonObject frame = QJsonDocument::fromJson(sse.data).object();
+            QJsonObject started = frame.value(L("content_block")).toObject();
+            started.insert(L("id"), id);
+            frame.insert(L("content_block"), started);
+            m_lastRelayData = QJsonDocument(frame).toJson(QJsonDocument::Compact);
+        }
     } else if (type == "content_block_delta") {
         appendDelta(index, member(data, "delta"));
     } else if (type == "content_block_stop") {

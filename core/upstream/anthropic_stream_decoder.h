@@ -22,6 +22,7 @@ public:
     void setKeepsText(bool keeps) override { m_out.setKeepsText(keeps); }
     bool lastWasUnreadable() const override { return m_lastUnreadable || m_out.failedOverBound(); }
     std::optional<QByteArray> lastEventName() const override { return m_lastEventName; }
+    QByteArray lastRelayData() const override { return m_lastRelayData; }
 
 private:
     void decode(const SseEvent &event);
@@ -51,6 +52,8 @@ private:
     bool m_keepNative = true;
     bool m_lastUnreadable = false;
     std::optional<QByteArray> m_lastEventName; // UpstreamAdapter::relayEventName of the event last fed
+    QString m_madeUpId;                        // the id openBlock gave a tool_use that came without one
+    QByteArray m_lastRelayData;                // the frame as relayed, when it differs (a made-up id)
 };
 
 } // namespace sw::upstream

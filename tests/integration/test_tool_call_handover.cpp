@@ -167,7 +167,7 @@ QStringList chatToolNames(const QByteArray &body) {
 }
 
 // How a server that names its tool calls by none says so.
-enum class Unnamed { ChatEmptyId, ChatNoId, ResponsesEmptyCallId, ResponsesNoCallId };
+enum class Unnamed { ChatEmptyId, ChatNoId, ResponsesEmptyCallId, ResponsesNoCallId, AnthropicEmptyId, AnthropicNoId };
 
 // Two parallel calls, get_weather {"city": "Paris"} and read_file {"path": "a.txt"}, from a server
 // that gives them no id: a Chat one (`"id": ""` or none; Gemini's OpenAI-compatible endpoint, LM
@@ -191,6 +191,33 @@ QByteArray unnamedCalls(Unnamed how) {
         }
         sse += chatChunk(QJsonObject{}, "tool_calls");
         return sse + "data: [DONE]\n\n";
+    }
+    const auto frame = [](const char *type, QJsonObject data) {
+        data.insert("type", type);
+        return QByteArray("event: ") + type + "\ndata: " + QJsonDocument(data).toJson(QJsonDocument::Compact) + "\n\n";
+    };
+    if (how == Unnamed::AnthropicEmptyId || how == Unnamed::AnthropicNoId) { // an Anthropic-compatible server
+        QByteArray sse =
+            frame("message_start",
+                  {{"message", QJsonObject{{"id", "msg_u1"},
+                                           {"type", "message"},
+                                           {"role", "assistant"},
+                                           {"model", "claude-a"},
+                                           {"content", QJsonArray{}},
+                                           {"usage", QJsonObject{{"input_tokens", 10}, {"output_tokens", 1}}}}}});
+        for (int i = 0; i < calls.size(); ++i) {
+            QJsonObject block{{"type", "tool_use"}, {"name", calls[i].first}, {"input", QJsonObject{}}};
+            if (how == Unnamed::AnthropicEmptyId)
+                block.insert("id", "");
+            sse += frame("content_block_start", {{"index", i}, {"content_block", block}});
+            sse += frame("content_block_delta",
+                         {{"index", i},
+                          {"delta", QJsonObject{{"type", "input_json_delta"}, {"partial_json", calls[i].second}}}});
+            sse += frame("content_block_stop", {{"index", i}});
+        }
+        sse += frame("message_delta", {{"delta", QJsonObject{{"stop_reason", "tool_use"}}},
+                                       {"usage", QJsonObject{{"output_tokens", 20}}}});
+        return sse + frame("message_stop", {});
     }
     int sequence = 0;
     const auto event = [&](const char *type, QJsonObject data) {
@@ -844,7 +871,9 @@ private Q_SLOTS:
         const std::pair<Unnamed, const char *> servers[] = {{Unnamed::ChatEmptyId, "chat id \"\""},
                                                             {Unnamed::ChatNoId, "chat no id"},
                                                             {Unnamed::ResponsesEmptyCallId, "responses call_id \"\""},
-                                                            {Unnamed::ResponsesNoCallId, "responses no call_id"}};
+                                                            {Unnamed::ResponsesNoCallId, "responses no call_id"},
+                                                            {Unnamed::AnthropicEmptyId, "anthropic id \"\""},
+                                                            {Unnamed::AnthropicNoId, "anthropic no id"}};
         for (const auto &[how, server] : servers)
             for (const char *client : {"responses", "anthropic", "pi", "chat"})
                 for (bool stream : {true, false})
@@ -856,9 +885,12 @@ private Q_SLOTS:
         QFETCH(QString, client);
         QFETCH(bool, stream);
         const bool chatServer = how == Unnamed::ChatEmptyId || how == Unnamed::ChatNoId;
-        demo::FakeUpstream &server = chatServer ? m_gw->openaiB : m_gw->responsesD;
+        const bool anthropicServer = how == Unnamed::AnthropicEmptyId || how == Unnamed::AnthropicNoId;
+        demo::FakeUpstream &server = chatServer ? m_gw->openaiB : anthropicServer ? m_gw->anthropicA : m_gw->responsesD;
         server.setRawReply(unnamedCalls(how));
-        const QString model = chatServer ? QStringLiteral("pb/gpt-b") : QStringLiteral("pd/resp-d");
+        const QString model = chatServer        ? QStringLiteral("pb/gpt-b")
+                              : anthropicServer ? QStringLiteral("pa/claude-a")
+                                                : QStringLiteral("pd/resp-d");
         QJsonObject first = nextTurn(client, model, {});
         first.insert("stream", stream);
         if (client == QLatin1String("chat") && stream)
