@@ -91,6 +91,7 @@ Engine::Engine(Options options, QObject *parent) : QObject(parent), m_options(st
         setup.request = s.request;
         setup.forwardHeaders = std::move(s.forwardHeaders);
         setup.callerAuth = std::move(s.callerAuth);
+        setup.via = std::move(s.via);
         setup.bytesInFlight = m_bytesInFlight;
         setup.traits = m_serverTraits;
         auto *runner = new upstream::UpstreamAttempts(std::move(setup), parent);

@@ -9,6 +9,7 @@
 #include <QFile>
 #include <QFileInfo>
 #include <QHash>
+#include <QHostAddress>
 #include <QJsonDocument>
 #include <QJsonParseError>
 #include <QRegularExpression>
@@ -77,6 +78,7 @@ private:
     }
 
     void readListen(JsonObjectReader &root, Config &config);
+    void checkSelfReferences(const Config &config); // after readListen: a provider at the listen address
     void readProviders(JsonObjectReader &root, Config &config);
     void read(JsonObjectReader &o, ProviderConfig &provider);
     void readBaseUrl(JsonObjectReader &o, ProviderConfig &provider);
@@ -117,6 +119,34 @@ void ConfigReader::read(const QJsonObject &document, Config &config) {
     readMarks(*root, config);
     readUsage(*root, config);
     readListen(*root, config); // after tenants: a non-loopback listener needs them
+    checkSelfReferences(config);
+}
+
+void ConfigReader::checkSelfReferences(const Config &config) {
+    // A provider at the gateway's own address sends each request back to the gateway, which sends
+    // it on again. The wire check (server::HopMarker) ends such a loop at the second hop whatever
+    // the address; this one names the mistake before any request. Loopback reaches a listener on
+    // loopback or on every address; any host reaches a listener on that host.
+    const auto listen = parseListenAddress(config.listen);
+    if (!listen || listen->port == 0)
+        return; // a free port chosen at start: nothing to compare
+    const QHostAddress listenAddress(listen->host);
+    const bool reachedOnLoopback = isLoopbackHost(listen->host) || listenAddress == QHostAddress::AnyIPv4 ||
+                                   listenAddress == QHostAddress::AnyIPv6;
+    for (const ProviderConfig &p : config.providers) {
+        const QUrl url(p.baseUrl, QUrl::StrictMode);
+        if (p.demo || !url.isValid() || url.host().isEmpty())
+            continue; // a simulated provider's URL is its fake's; a broken one is reported already
+        const int port = url.port(url.scheme() == QLatin1String("https") ? 443 : 80);
+        const QString host = url.host();
+        if (port != listen->port ||
+            !((reachedOnLoopback && isLoopbackHost(host)) || host.compare(listen->host, Qt::CaseInsensitive) == 0))
+            continue;
+        m_reader.error(keyPath(keyPath(QStringLiteral("providers"), p.id), QStringLiteral("baseUrl")),
+                       QStringLiteral("points at Switchman itself (listen is %1): each request would come back to "
+                                      "the gateway; use the provider's own URL")
+                           .arg(config.listen));
+    }
 }
 
 void ConfigReader::readListen(JsonObjectReader &root, Config &config) {

@@ -817,11 +817,21 @@ void AttemptLoop::stopWithUpstreamError(Attempt &a, const FailureInput &input) {
     if (a.budget)
         a.budget->settle();
     a.phase = Phase::Done;
-    const int status = input.status && *input.status >= 400 ? *input.status : 502;
-    m_deps.observer->attemptRecorded(reportOf(a, AttemptOutcome::Failed, {}, QStringLiteral("stop"), input.message));
+    // A loop of gateways, reported as a 508 or in band by a Switchman further on: a 508 that says
+    // which provider leads round it, and the SDK's own retry of a 5xx would go round again.
+    const bool loop = FailureClassifier::reportsALoop(input);
+    const int status = loop ? 508 : input.status && *input.status >= 400 ? *input.status : 502;
+    const QString message =
+        loop ? QStringLiteral("upstream %1 reported 508 Loop Detected: the request went round a loop of gateways and "
+                              "is not retried; check providers.%2.baseUrl (%3)")
+                   .arg(a.candidate.name(), a.candidate.provider.id, input.message.left(2048))
+             : input.message;
+    m_deps.observer->attemptRecorded(reportOf(a, AttemptOutcome::Failed, {}, QStringLiteral("stop"), message));
     recordUsage(a, false);
-    GatewayError error = GatewayError::make(status, GatewayError::categoryForStatus(status), input.message);
+    GatewayError error = GatewayError::make(status, GatewayError::categoryForStatus(status), message);
     error.retryAfterMs = input.retryAfterMs; // the answer's own Retry-After, or the gateway's (a full budget)
+    if (loop)
+        error.shouldRetry = false;
     finishWithFailure(error, false);
 }
 

@@ -256,6 +256,17 @@ bool FailureClassifier::namesTheModel(int status, const QString &text, const QSt
     return false;
 }
 
+bool FailureClassifier::reportsALoop(const FailureInput &in) {
+    if (in.status == 508)
+        return true;
+    if (in.status && *in.status < 500)
+        return false;
+    // A Switchman that had sent its stream's headers before its upstream answered 508 reports the
+    // loop in band, where only its words are left (server::HopMarker's, AttemptLoop's).
+    const QString text = in.classificationMessage.isEmpty() ? in.message : in.classificationMessage;
+    return matches(text, "\\b508 loop detected\\b|\\bloop detected: this request has already passed through");
+}
+
 bool FailureClassifier::isConcurrencyCap(const QString &text) {
     return matches(text, "concurren");
 }
@@ -279,6 +290,10 @@ std::optional<UpstreamFailure> FailureClassifier::classify(const FailureInput &i
     const bool errorStatus = in.status && *in.status >= 400;
     if (in.transportError && *in.transportError != upstream::TransportError::None && !errorStatus)
         return make(FailureKind::Transport);
+    // A loop of gateways (reportsALoop): every retry or failover would go round again, and each
+    // hop's retries multiply the next one's. It stops.
+    if (reportsALoop(in))
+        return std::nullopt;
     if (in.usageLimit || isUsageLimit(in.status, text))
         return make(FailureKind::CredentialExhausted);
     if (in.status) {

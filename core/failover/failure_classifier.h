@@ -68,6 +68,10 @@ public:
     // "supports at most 16384 completion tokens", vLLM's "(100000 > 32768 - 50)" (the context left),
     // and the forms of Groq, DeepSeek and Vertex. Nothing when no maximum can be read.
     static std::optional<int> outputMaximum(const FailureInput &input);
+    // 508 Loop Detected: a gateway on the way (this one, or another Switchman: server::HopMarker)
+    // saw the request come back. As the status, or in band (no status, or a 5xx the decoder read
+    // from the error's type) in the words Switchman's own 508s carry.
+    static bool reportsALoop(const FailureInput &input);
     // The answer refuses the key itself (401, a 403 that is not a concurrency cap), as opposed to
     // a usage limit or spend cap on it, which a credit top-up or time ends.
     static bool refusesTheKey(const FailureInput &input);

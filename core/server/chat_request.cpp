@@ -84,11 +84,15 @@ void ChatRequest::start() {
     setup.config = m_config;
     setup.request = &m_parsed;
     setup.callerAuth = callerAuth();
+    QByteArray clientVia; // the client's Via fields, joined in order (RFC 9110 5.3)
     for (const auto &h : m_request.headers) {
         if (http::sameName(h.first, "anthropic-beta") || http::sameName(h.first, "anthropic-version") ||
             http::sameName(h.first, "openai-beta"))
             setup.forwardHeaders.append(h);
+        else if (http::sameName(h.first, "via"))
+            clientVia += (clientVia.isEmpty() ? QByteArray() : QByteArrayLiteral(", ")) + h.second;
     }
+    setup.via = m_ctx.hops.viaUpstream(clientVia);
     AttemptRunnerHandle upstreamSide = m_ctx.makeAttemptRunner(std::move(setup), this);
     m_runner = upstreamSide.runner;
     m_reporter = std::make_unique<telemetry::AttemptReporter>(

@@ -2,6 +2,7 @@
 #include "core/config/config.h"
 #include "core/formats/inbound_codec.h"
 #include "core/http/headers.h"
+#include "core/server/hop_marker.h"
 
 #include <functional>
 #include <memory>
@@ -37,6 +38,7 @@ struct AttemptRunnerSetup {
     const model::ChatRequest *request = nullptr;  // outlives the runner; sourceApi is the client's API
     http::HeaderList forwardHeaders;              // anthropic-beta, anthropic-version, OpenAI-Beta
     QByteArray callerAuth;                        // the caller's own provider key, when it may send one
+    QByteArray via; // sent upstream as Via: the client's, then this engine's entry (HopMarker)
 };
 
 // The upstream side of one request's failover loop. The loop is made after the runner (it needs
@@ -60,6 +62,7 @@ struct EngineContext {
     telemetry::BudgetTracker *budgets = nullptr; // null: no budgets (tests that build a context by hand)
     AttemptRunnerFactory makeAttemptRunner;
     std::function<void()> marksChanged; // tell observers (admin feed, GUI) marks changed
+    HopMarker hops;                     // this engine's Via entry, made once at its start
 };
 
 } // namespace sw::server

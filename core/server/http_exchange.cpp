@@ -94,6 +94,7 @@ constexpr Reason kReasons[] = {
     {504, "Gateway Timeout"},
     {505, "HTTP Version Not Supported"},
     {507, "Insufficient Storage"},
+    {508, "Loop Detected"},
 };
 
 const char *reasonPhrase(int status) {

@@ -2,6 +2,7 @@
 
 #include "core/failover/candidate_policy.h"
 #include "core/failover/provider_down_marks.h"
+#include "core/http/head_parser.h"
 #include "core/server/admin_api.h"
 #include "core/server/chat_admission.h"
 #include "core/server/chat_request.h"
@@ -118,10 +119,46 @@ Answer errorAnswer(int status, const char *type, const QString &message, const h
 Answer chatError(wire::Api api, int status, ErrorCategory category, const QString &message) {
     return jsonAnswer(status, formats::codecFor(api).encodeError(GatewayError::make(status, category, message)));
 }
+
+// 508 Loop Detected in the route's format (a chat route's own, else the listener's). The SDKs retry a
+// 5xx on their own; x-should-retry tells them a loop does not go away by asking again.
+Answer loopAnswer(std::optional<wire::Api> chat, const QString &message) {
+    const http::HeaderList noRetry{{"x-should-retry", "false"}};
+    if (!chat)
+        return errorAnswer(508, "api_error", message, noRetry);
+    Answer answer = chatError(*chat, 508, ErrorCategory::ServerError, message);
+    answer.headers += noRetry;
+    return answer;
+}
 } // namespace
+
+std::optional<QString> Router::loopProblem(const http::HeadParser &fields) const {
+    HopMarker::Reading reading;
+    QByteArrayView name;
+    QByteArrayView value;
+    for (qsizetype pos = 0; fields.nextField(pos, name, value);)
+        if (http::sameName(name, "via"))
+            m_ctx.hops.read(value, reading);
+    return m_ctx.hops.loopProblem(reading);
+}
+
+std::optional<QString> Router::loopProblem(const http::HeaderList &headers) const {
+    HopMarker::Reading reading;
+    for (const auto &h : headers)
+        if (http::sameName(h.first, "via"))
+            m_ctx.hops.read(h.second, reading);
+    return m_ctx.hops.loopProblem(reading);
+}
 
 HeadVerdict Router::judgeHead(const RequestHead &head, const ListenerIdentity &listener) const {
     HeadVerdict verdict;
+    // A request that came round a loop (its Via holds this engine's entry) is answered first, on
+    // every path and for every caller: any other answer would send it round again.
+    if (head.fields)
+        if (const auto loop = loopProblem(*head.fields)) {
+            verdict.answer = loopAnswer(wire::apiOfChatRoute(head.request().path), *loop);
+            return verdict;
+        }
     verdict.key.done = true;
     verdict.key.config = m_ctx.config;
     verdict.key.caller = GatewayAuth(m_ctx.config->tenants).authenticate(head);
@@ -147,6 +184,11 @@ std::optional<Answer> Router::answerBeforeRoutes(const InboundRequest &req, std:
                                                  std::optional<Caller> *routedCaller) const {
     const QString &path = req.path;
     const bool isChat = chat.has_value();
+    // A request that came round a loop; judged on the head already when the listener looked the
+    // key up there (judgeHead).
+    if (!req.key.done)
+        if (const auto loop = loopProblem(req.headers))
+            return loopAnswer(chat, *loop);
     // Header values go upstream (anthropic-beta, a passthrough key, ...) and into logs: a control
     // byte is refused here, before routing, in the format the client reads.
     if (const auto problem = RequestGuard::controlByteProblem(req.headers)) {

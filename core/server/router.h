@@ -34,6 +34,9 @@
 namespace sw::telemetry {
 class BudgetTracker;
 }
+namespace sw::http {
+class HeadParser;
+}
 
 namespace sw::server {
 
@@ -58,6 +61,8 @@ public:
     // now a request with a body that no route would read, for a caller without a key, with an
     // unknown one, or without admin rights where an admin's key is needed. That answer is the one
     // the whole request would get (listener refusals first, then those of answerBeforeRoutes).
+    // Any request, with a body or not, whose Via says it came round a loop is answered 508 first
+    // (HopMarker): no upstream is touched for it.
     HeadVerdict judgeHead(const RequestHead &head, const ListenerIdentity &listener) const;
 
     int activeRequests() const { return m_active; }
@@ -76,12 +81,16 @@ Q_SIGNALS:
     void requestEnded(); // a chat request in flight ended (activeRequests() went down)
 
 private:
-    // Every answer that needs no route, in this order: a header value with a control byte (400),
-    // an unknown path (404) or method (405), /healthz, a chat request while draining (503), a
-    // missing or unknown key (401), a tenant without admin rights on /metrics or /admin/ (403).
+    // Every answer that needs no route, in this order: a request that came round a loop (508,
+    // unless judged on its head), a header value with a control byte (400), an unknown path
+    // (404) or method (405), /healthz, a chat request while draining (503), a missing or unknown
+    // key (401), a tenant without admin rights on /metrics or /admin/ (403).
     // nullopt: a route answers, for `*caller`. `chat`: the chat route's API (wire::apiOfChatRoute).
     std::optional<Answer> answerBeforeRoutes(const InboundRequest &request, std::optional<wire::Api> chat,
                                              std::optional<Caller> *caller) const;
+    // What the request's Via fields say of a loop (HopMarker), from the head or the whole request.
+    std::optional<QString> loopProblem(const http::HeadParser &fields) const;
+    std::optional<QString> loopProblem(const http::HeaderList &headers) const;
     void dispatchChat(wire::Api format, InboundRequest &&request, HttpExchange *exchange, const QString &tenant);
     void countTokens(const InboundRequest &request, HttpExchange *exchange, const QString &tenant);
     struct ListedModel {

@@ -452,7 +452,9 @@ void UpstreamAttempts::launch(failover::AttemptId id) {
     if (it == m_tries.end() || !it->second->adapter)
         return;
     Try &t = *it->second;
-    const HttpRequest req = t.adapter->buildRequest(*m_setup.request, t.target, m_setup.forwardHeaders);
+    HttpRequest req = t.adapter->buildRequest(*m_setup.request, t.target, m_setup.forwardHeaders);
+    if (!m_setup.via.isEmpty())
+        req.headers.append({QByteArrayLiteral("Via"), m_setup.via});
     // Fresh per-try state.
     t.sse = SseReader();
     t.decoder = t.adapter->makeDecoder(t.target, t.adapter->nativeBodyFor(*m_setup.request));

@@ -30,6 +30,9 @@ struct UpstreamAttemptSetup {
     const model::ChatRequest *request = nullptr;  // sourceApi: the API the client spoke
     HeaderList forwardHeaders;                    // anthropic-beta, anthropic-version, OpenAI-Beta
     QByteArray callerAuth;                        // the caller's own provider key, when it may send one
+    // Via, on every request sent upstream: the client's and this engine's entry after it, by
+    // which a request that comes back to this gateway is known (server::HopMarker).
+    QByteArray via;
     // limits.maxBodyBytesInFlight, shared with the listener's request bodies: a non-streaming
     // answer takes its bytes as they are read and holds them until the request is done.
     std::shared_ptr<util::ByteBudget> bytesInFlight;

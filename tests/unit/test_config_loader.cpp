@@ -24,6 +24,7 @@ private slots:
     void defaultsApplyWhenFieldsAreMissing();
     void validationRules_data();
     void validationRules();
+    void aProviderBesideTheGatewayIsNoLoop();
     void bodiesInFlightFollowARaisedBodyLimit();
     void collectsEveryError();
     void secretsAreNeverEchoed();
@@ -230,6 +231,17 @@ void TestConfigLoader::validationRules_data() {
         "providers.openai.baseUrl", "must not contain a query");
     row("baseUrl with a fragment", R"([[["providers", "openai", "baseUrl"], "https://api.openai.com/v1#top"]])",
         "providers.openai.baseUrl", "or fragment");
+    // A provider at the gateway's own listen address: every request would come back to it.
+    row("baseUrl at the gateway itself", R"([[["providers", "openai", "baseUrl"], "http://127.0.0.1:4141/v1"]])",
+        "providers.openai.baseUrl", "points at Switchman itself");
+    row("baseUrl at the gateway as localhost", R"([[["providers", "openai", "baseUrl"], "http://localhost:4141/v1"]])",
+        "providers.openai.baseUrl", "points at Switchman itself");
+    row("baseUrl at the gateway on another loopback address",
+        R"([[["listen"], "[::1]:5005"], [["providers", "zai", "baseUrl"], "http://127.0.0.2:5005"]])",
+        "providers.zai.baseUrl", "points at Switchman itself");
+    row("baseUrl at a gateway listening everywhere",
+        R"([[["listen"], "0.0.0.0:80"], [["providers", "openai", "baseUrl"], "http://127.0.0.1/v1"]])",
+        "providers.openai.baseUrl", "points at Switchman itself");
     row("credential literal sk- key", R"([[["providers", "openai", "credentials"], ["sk-proj-abc123"]]])",
         "providers.openai.credentials[0]", "looks like a literal secret; secrets don't go in the config");
     row("credential not a reference", R"([[["providers", "openai", "credentials"], ["env:OK", "hunter2"]]])",
@@ -368,6 +380,17 @@ void TestConfigLoader::validationRules() {
         found = found || (e.path == path && e.reason.contains(reason));
     QVERIFY2(found,
              qPrintable(QStringLiteral("want %1: …%2…\ngot:\n%3").arg(path, reason, all.join(QLatin1Char('\n')))));
+}
+
+void TestConfigLoader::aProviderBesideTheGatewayIsNoLoop() {
+    // A local server on another port, or the same port on another machine, is not the gateway.
+    for (const char *url : {"http://127.0.0.1:4142/v1", "https://localhost/v1", "http://10.1.2.3:4141/v1"}) {
+        const QJsonArray patch{
+            QJsonArray{QJsonArray{QStringLiteral("providers"), QStringLiteral("openai"), QStringLiteral("baseUrl")},
+                       QString::fromLatin1(url)}};
+        const ParseResult result = parse(patchedSpec(patch));
+        QVERIFY2(result.ok(), qPrintable(url + QStringLiteral(": ") + errorStrings(result.errors).join(u'\n')));
+    }
 }
 
 void TestConfigLoader::collectsEveryError() {

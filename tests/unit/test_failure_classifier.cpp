@@ -367,6 +367,27 @@ private Q_SLOTS:
         QCOMPARE(kindOf(std::nullopt, QStringLiteral("The model refused to answer this request")), std::nullopt);
         QCOMPARE(kindOf(std::nullopt, QStringLiteral("fetch failed")), std::nullopt);
     }
+    void aLoopOfGatewaysStops() {
+        // 508 Loop Detected (a Switchman on the way saw the request come back): a retry or a
+        // failover would go round again, so it stops whatever its words say.
+        QCOMPARE(kindOf(508, QStringLiteral("loop detected: this request has already passed through this Switchman")),
+                 std::nullopt);
+        QCOMPARE(kindOf(508, QStringLiteral("503 service unavailable, overloaded")), std::nullopt);
+        QCOMPARE(kindOf(508, QStringLiteral("You exceeded your current quota")), std::nullopt);
+        QCOMPARE(kindOf(508, QString()), std::nullopt);
+        // A Switchman further on that had sent its stream's headers reports the loop in band: its
+        // words, with no status or the 500 its error type reads as.
+        const QString inBand = QStringLiteral(
+            "OpenAI stream error (server_error): upstream peer/m reported 508 Loop Detected: the request went "
+            "round a loop of gateways and is not retried; check providers.peer.baseUrl");
+        QCOMPARE(kindOf(std::nullopt, inBand), std::nullopt);
+        QCOMPARE(kindOf(500, inBand), std::nullopt);
+        QCOMPARE(kindOf(500, QStringLiteral("Anthropic stream error (api_error): loop detected: this request has "
+                                            "already passed through this Switchman (Via: switchman-abc)")),
+                 std::nullopt);
+        // Other words about loops are a server's trouble like any other.
+        QCOMPARE(kindOf(503, QStringLiteral("infinite loop detected in the tool runner")), FailureKind::ServerError);
+    }
     void redirectsStop() {
         QCOMPARE(kindOf(301, QStringLiteral("Moved Permanently")), std::nullopt);
         QCOMPARE(kindOf(307, QStringLiteral("")), std::nullopt);
