@@ -80,7 +80,7 @@ int explain(const AdminTarget &target, const AdminReply &reply, QTextStream &err
                                 .value(QStringLiteral("message"))
                                 .toString();
     err << "switchman: " << target.baseUrl << " answered " << reply.status
-        << (message.isEmpty() ? QString() : QStringLiteral(": ") + message) << '\n';
+        << (message.isEmpty() ? QString() : QStringLiteral(": ") + printableText(message)) << '\n';
     return 1;
 }
 
@@ -88,12 +88,21 @@ QJsonObject jsonOf(const AdminReply &reply) {
     return QJsonDocument::fromJson(reply.body).object();
 }
 
-// Columns padded to their widest cell; the last column is left ragged.
-void printTable(QTextStream &out, const QStringList &header, const QList<QStringList> &rows) {
+// Columns padded to their widest cell; the last column is left ragged. Every cell is printable
+// text: an upstream's error message once cleared the operator's screen and drew a fake
+// "healthy" status over the real one.
+void printTable(QTextStream &out, const QStringList &header, const QList<QStringList> &given) {
+    QList<QStringList> rows;
+    for (const auto &row : given) {
+        QStringList printable;
+        for (const QString &cell : row)
+            printable << printableText(cell);
+        rows << printable;
+    }
     QList<int> widths;
     for (const QString &h : header)
         widths << int(h.size());
-    for (const auto &row : rows)
+    for (const auto &row : std::as_const(rows))
         for (int i = 0; i < row.size() && i < widths.size(); ++i)
             widths[i] = std::max(widths[i], int(row[i].size()));
     auto line = [&](const QStringList &cells) {
@@ -105,8 +114,19 @@ void printTable(QTextStream &out, const QStringList &header, const QList<QString
         out << "  " << text << '\n';
     };
     line(header);
-    for (const auto &row : rows)
+    for (const auto &row : std::as_const(rows))
         line(row);
+}
+
+// The report's text as printableText() shows it: rows and groups come from the instance's
+// answer or the ledger file, and their names from clients and the configuration.
+void makePrintable(telemetry::UsageReport &report) {
+    for (telemetry::UsageRow &row : report.rows)
+        for (QString *field : {&row.requestId, &row.tenant, &row.route, &row.candidate, &row.provider, &row.outcome})
+            *field = printableText(*field);
+    for (telemetry::UsageTotals &group : report.groups)
+        group.key = printableText(group.key);
+    report.error = printableText(report.error);
 }
 
 QString orDash(const QJsonValue &v) {
@@ -162,10 +182,32 @@ int usageCommand(const AdminTarget &target, const UsageArguments &args, QTextStr
             << (target.baseUrl.isEmpty() ? QString() : QStringLiteral(" at ") + target.baseUrl) << "; read "
             << args.ledgerPath << '\n';
     }
+    makePrintable(report);
     if (!report.error.isEmpty())
         err << "switchman: " << report.error << '\n';
     out << (args.csv ? report.toCsv() : report.toText());
     return 0;
+}
+
+QString printableText(const QString &text) {
+    QString out;
+    qsizetype copied = 0;
+    for (qsizetype i = 0; i < text.size(); ++i) {
+        const char16_t c = text.at(i).unicode();
+        const bool control = c < 0x20 || (c >= 0x7f && c <= 0x9f);
+        const bool invisible =
+            (c >= 0x200b && c <= 0x200f) || (c >= 0x2028 && c <= 0x202e) || (c >= 0x2060 && c <= 0x2069) || c == 0xfeff;
+        if (!control && !invisible)
+            continue;
+        out += QStringView(text).mid(copied, i - copied);
+        out += c < 0x80 ? QStringLiteral("\\x%1").arg(uint(c), 2, 16, QLatin1Char('0'))
+                        : QStringLiteral("\\u%1").arg(uint(c), 4, 16, QLatin1Char('0'));
+        copied = i + 1;
+    }
+    if (copied == 0)
+        return text;
+    out += QStringView(text).mid(copied);
+    return out;
 }
 
 QString remainingText(qint64 ms) {

@@ -46,6 +46,14 @@ struct UsageArguments {
 };
 int usageCommand(const AdminTarget &target, const UsageArguments &args, QTextStream &out, QTextStream &err);
 
+// Text from a peer (an upstream's error message in a mark or a credential, a Redis replica's
+// mark, an answer's error, the ledger, the keychain) as the terminal shows it, never as commands
+// to it: C0 controls (CR, LF, TAB and ESC among them) and DEL become \xNN, C1 controls (U+009B
+// starts an escape sequence in some terminals) \u00NN, and the invisible characters that
+// reorder or hide text (bidi embeddings, overrides and isolates, zero-width characters, line
+// and paragraph separators, BOM) \uNNNN. Everything else is kept.
+QString printableText(const QString &text);
+
 // "42 s", "3 min 20 s", "1 h 05 min" for the countdown columns.
 QString remainingText(qint64 ms);
 

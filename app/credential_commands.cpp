@@ -181,8 +181,8 @@ int credentialSet(const QString &name, QTextStream &out, QTextStream &err) {
     const auto result = runKeychain([&](QObject *context, auto done) { store.write(name, secret, context, done); });
     secret.fill('\0');
     if (!result.ok) {
-        err << "switchman: could not store keychain:" << name << ": " << result.error << "\nNothing was stored. "
-            << kNoKeychainWayOut << '\n';
+        err << "switchman: could not store keychain:" << name << ": " << printableText(result.error)
+            << "\nNothing was stored. " << kNoKeychainWayOut << '\n';
         return 1;
     }
     out << "stored keychain:" << name << " in the OS keychain (service \"" << credentials::KeychainStore::serviceName()
@@ -244,7 +244,8 @@ int credentialList(const QString &configPath, bool explicitPath, QTextStream &ou
         out << "no credential references in " << configPath << '\n';
     out.flush();
     if (keychainBroken) {
-        err << "switchman: the OS keychain could not be read: " << keychainError << '\n' << kNoKeychainWayOut << '\n';
+        err << "switchman: the OS keychain could not be read: " << printableText(keychainError) << '\n'
+            << kNoKeychainWayOut << '\n';
         return 1;
     }
     return 0;

@@ -1,6 +1,7 @@
 #include "core/config/config_writer.h"
 
 #include "core/config/config_reader.h"
+#include "core/util/save_file.h"
 
 #include <QDir>
 #include <QFile>
@@ -159,20 +160,18 @@ bool replaceFile(const QString &target, const QByteArray &bytes, QString *error)
     // An existing file keeps the mode its owner chose, unless anyone on the machine could read it.
     const QFileDevice::Permissions mode = QFileInfo::exists(target) ? QFile::permissions(target) & ~kOther : kOwnerOnly;
     QSaveFile file(target);
-    if (!file.open(QIODevice::WriteOnly))
+    if (!file.open(QIODevice::WriteOnly | QIODevice::Unbuffered))
         return fail(error, QStringLiteral("cannot write %1: %2").arg(target, file.errorString()));
     // Before the first byte: QSaveFile creates a new file with the umask's mode (often 0644).
     if (!file.setPermissions(mode)) {
         file.cancelWriting();
         return fail(error, QStringLiteral("cannot set the permissions of %1: %2").arg(target, file.errorString()));
     }
-    if (file.write(bytes) != bytes.size()) {
-        const QString reason = file.errorString();
-        file.cancelWriting();
+    // Every byte checked written and on the disk before the rename (a full disk once renamed an
+    // empty file over the configuration and reported success).
+    QString reason;
+    if (!util::writeAndCommit(file, bytes, &reason))
         return fail(error, QStringLiteral("cannot write %1: %2").arg(target, reason));
-    }
-    if (!file.commit())
-        return fail(error, QStringLiteral("cannot write %1: %2").arg(target, file.errorString()));
     return true;
 }
 

@@ -1,5 +1,7 @@
 #include "core/desktop/autostart.h"
 
+#include "core/util/save_file.h"
+
 #include <QCoreApplication>
 #include <QDir>
 #include <QFile>
@@ -100,9 +102,12 @@ bool Autostart::setEnabled(bool enabled, QString *error) {
     if (!QDir().mkpath(directory))
         return fail(QStringLiteral("cannot create directory %1").arg(directory));
     QSaveFile file(path);
-    const QByteArray text = entryText();
-    if (!file.open(QIODevice::WriteOnly) || file.write(text) != text.size() || !file.commit())
+    if (!file.open(QIODevice::WriteOnly | QIODevice::Unbuffered))
         return fail(QStringLiteral("cannot write %1: %2").arg(path, file.errorString()));
+    // A failed write (disk full) keeps the entry that was there instead of an empty one.
+    QString reason;
+    if (!util::writeAndCommit(file, entryText(), &reason))
+        return fail(QStringLiteral("cannot write %1: %2").arg(path, reason));
     return true;
 }
 

@@ -1,5 +1,6 @@
 #include "core/telemetry/telemetry.h"
 
+#include "core/util/redaction.h"
 #include "core/wire/json_writer.h"
 
 #include <QDateTime>
@@ -7,6 +8,7 @@
 #include <QMetaMethod>
 
 #include <cstdio>
+#include <cstring>
 #include <utility>
 
 namespace sw::telemetry {
@@ -157,6 +159,49 @@ QByteArray LogRecord::toJsonLine() const {
     }
     w.endObject().appendRaw("\n");
     return terminalSafe(w.take());
+}
+
+namespace {
+
+void writeQtMessageAsJsonLine(QtMsgType type, const QMessageLogContext &context, const QString &message) {
+    // A message raised while this one is written (by the JSON code itself) is dropped, not
+    // written in Qt's plain form nor recursed into.
+    static thread_local bool writing = false;
+    if (writing)
+        return;
+    writing = true;
+    QString level;
+    switch (type) {
+    case QtDebugMsg:
+        level = QStringLiteral("debug");
+        break;
+    case QtInfoMsg:
+        level = QStringLiteral("info");
+        break;
+    case QtWarningMsg:
+        level = QStringLiteral("warn");
+        break;
+    case QtCriticalMsg:
+    case QtFatalMsg: // Qt aborts after the handler returns
+        level = QStringLiteral("error");
+        break;
+    }
+    QJsonObject fields{{QStringLiteral("source"), QStringLiteral("qt")}};
+    if (context.category && std::strcmp(context.category, "default") != 0)
+        fields.insert(QStringLiteral("category"), QString::fromLatin1(context.category));
+    // A debug category prints what it sees (request headers among it).
+    const QByteArray line =
+        LogRecord{QDateTime::currentMSecsSinceEpoch(), level, util::redactSecrets(message), std::move(fields), {}}
+            .toJsonLine();
+    std::fwrite(line.constData(), 1, size_t(line.size()), stderr);
+    std::fflush(stderr);
+    writing = false;
+}
+
+} // namespace
+
+void logQtMessagesAsJsonLines() {
+    qInstallMessageHandler(writeQtMessageAsJsonLine);
 }
 
 void Telemetry::log(const QString &level, const QString &message, QJsonObject fields) {

@@ -27,6 +27,12 @@ struct LogRecord {
     QByteArray toJsonLine() const;
 };
 
+// Qt's own messages (a qWarning from inside Qt, a logging category the user turned on with
+// QT_LOGGING_RULES) as JSON log lines on stderr, {"ts", "level", "msg", "source": "qt",
+// "category"}, redacted like every other line: the headless log is JSON lines only. Installs a
+// process-wide message handler; for the headless run, from its start to the process's end.
+void logQtMessagesAsJsonLines();
+
 class Telemetry final : public QObject {
     Q_OBJECT
 public:

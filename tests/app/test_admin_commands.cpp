@@ -115,6 +115,66 @@ private Q_SLOTS:
         QVERIFY(healthy.out.contains(QStringLiteral("Marks: none")));
     }
 
+    void statusShowsAnUpstreamsControlCharactersEscaped() {
+        // An upstream's error text reaches `switchman status` through a mark's and a key's
+        // lastError. Printed raw, its escape sequences cleared the operator's terminal and drew
+        // a fake "healthy" status (and ESC[8m hid the real tables after it).
+        const QString hostile = QStringLiteral("\x1b[2J\r\nMarks: none") + QStringLiteral("\x1b]0;pwned\x07") +
+                                QChar(0x9b) + QStringLiteral("8m") + QChar(0x202e) + QStringLiteral("\tend");
+        const auto errorBody = [&hostile](const char *type) {
+            return QJsonDocument(
+                       QJsonObject{{QStringLiteral("type"), QStringLiteral("error")},
+                                   {QStringLiteral("error"), QJsonObject{{QStringLiteral("type"), QLatin1String(type)},
+                                                                         {QStringLiteral("message"), hostile}}}})
+                .toJson(QJsonDocument::Compact);
+        };
+        GatewayFixture gw;
+        gw.config.providers[QStringLiteral("pa")].credentials = {QStringLiteral("keychain:pa-main")};
+        gw.secrets.secrets.insert(QStringLiteral("pa-main"), "sk-pa-main-0001");
+        demo::Fault overloaded = statusFault(503);
+        overloaded.body = errorBody("overloaded_error");
+        gw.anthropicC.pushFault(overloaded); // a mark for pc
+        demo::Fault unauthorized = statusFault(401);
+        unauthorized.body = errorBody("authentication_error");
+        gw.anthropicA.pushFault(unauthorized); // pa's key rejected
+        gw.start();
+        config::RouteConfig route;
+        route.name = QStringLiteral("c-then-b");
+        route.candidates = {QStringLiteral("pc/claude-c"), QStringLiteral("pb/gpt-b")};
+        config::Config cfg = *gw.engine().config();
+        cfg.routes.insert(route.name, route);
+        gw.engine().applyConfig(cfg);
+        for (const QString &model : {QStringLiteral("c-then-b"), QStringLiteral("chain")})
+            QCOMPARE(gw.post(QStringLiteral("/v1/messages"),
+                             GatewayFixture::anthropicBody(model, QStringLiteral("hi"), false))
+                         .header("x-switchman-candidate"),
+                     QByteArray("pb/gpt-b"));
+
+        const SwitchmanRun st = runSwitchman({QStringLiteral("status"), QStringLiteral("--listen"), listenOf(gw)});
+        QCOMPARE(st.exitCode, 0);
+        for (const QChar c : st.out) {
+            const char16_t u = c.unicode();
+            QVERIFY2((u >= 0x20 || u == u'\n') && !(u >= 0x7f && u <= 0x9f) && u != 0x202e,
+                     qPrintable(QStringLiteral("U+%1 in: %2").arg(uint(u), 4, 16, QLatin1Char('0')).arg(st.out)));
+        }
+        const QString shown = QStringLiteral("\\x1b[2J\\x0d\\x0aMarks: none\\x1b]0;pwned\\x07\\u009b8m\\u202e\\x09end");
+        QString markLine;
+        QString keyLine;
+        for (const QString &l : st.out.split(QLatin1Char('\n'))) {
+            if (l.contains(QStringLiteral("server_error")))
+                markLine = l;
+            if (l.contains(QStringLiteral("keychain:pa-main")))
+                keyLine = l;
+        }
+        QVERIFY2(markLine.contains(QStringLiteral("claude-c")) && markLine.endsWith(shown), qPrintable(st.out));
+        QVERIFY2(keyLine.contains(QStringLiteral("rejected")) && keyLine.endsWith(shown), qPrintable(st.out));
+        // The real state, not the upstream's: one "Marks" heading, the real summary line.
+        QVERIFY2(st.out.startsWith(QStringLiteral("Switchman at http://") + listenOf(gw) +
+                                   QStringLiteral(": running, 1 mark, 1 key out of use\n")),
+                 qPrintable(st.out));
+        QCOMPARE(st.out.count(QRegularExpression(QStringLiteral("(^|\n)Marks"))), 1);
+    }
+
     void statusSaysAKeyTheKeychainCannotGiveIsUnavailable() {
         // The Secret Service is not there: the key cannot be read and every request skips it.
         // `switchman status` said "running, healthy" with the state "unavailable" and nothing else.

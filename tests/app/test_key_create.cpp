@@ -19,7 +19,10 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <csignal>
+#include <functional>
 #include <memory>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <vector>
 
@@ -30,8 +33,11 @@ struct Run {
     QByteArray err;
 };
 
-Run run(const QStringList &args) {
+// `inChild` runs in the child between fork and exec (async-signal-safe calls only).
+Run run(const QStringList &args, const std::function<void()> &inChild = {}) {
     QProcess p;
+    if (inChild)
+        p.setChildProcessModifier(inChild);
     p.start(QStringLiteral(SWITCHMAN_BIN), args);
     Run r;
     if (!p.waitForFinished(20000)) {
@@ -329,6 +335,40 @@ private Q_SLOTS:
         QCOMPARE(r.exitCode, 1);
         QCOMPARE(r.out, QByteArray());
         QCOMPARE(readAll(path), broken);
+    }
+
+    void aFullDiskKeepsTheOldFileAndPrintsNoKey() {
+        // A disk that fills up while the file is written: the command once renamed the empty
+        // temporary file over the configuration (every provider, route and tenant gone), printed
+        // a key that was never stored and exited 0. RLIMIT_FSIZE fails the write the same way
+        // without root: the file may not grow past the old one's size.
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("config.json"));
+        QVERIFY(sw::config::save(path, sw::config::demoConfig()));
+        const QByteArray before = readAll(path);
+        QVERIFY(before.size() < 16384); // under QSaveFile's buffer, where the failure went unnoticed
+        const rlim_t limit = rlim_t(before.size());
+        const Run r = run(keyCreateArgs(QStringLiteral("dora"), path), [limit] {
+            ::signal(SIGXFSZ, SIG_IGN); // a write past the limit fails with EFBIG instead of killing
+            const struct rlimit small { limit, limit };
+            ::setrlimit(RLIMIT_FSIZE, &small);
+        });
+        QCOMPARE(r.exitCode, 1);
+        QCOMPARE(r.out, QByteArray()); // no key shown "once" that was never stored
+        QVERIFY2(r.err.contains("nothing saved") && r.err.contains(path.toUtf8()) && r.err.contains("too large"),
+                 r.err.constData());
+        QVERIFY2(!r.err.contains("created tenant"), r.err.constData());
+        QCOMPARE(readAll(path), before);
+        QVERIFY(sw::config::load(path).ok());
+        QCOMPARE(QDir(dir.path()).entryList(QDir::Files | QDir::Hidden), QStringList{QStringLiteral("config.json")});
+
+        // With room again the same command stores the key.
+        const Run again = run(keyCreateArgs(QStringLiteral("dora"), path));
+        QCOMPARE(again.exitCode, 0);
+        const auto loaded = sw::config::load(path);
+        QVERIFY(loaded.ok());
+        QCOMPARE(loaded.config->tenants.value(QStringLiteral("dora")).keyHashes,
+                 QStringList{hashOf(again.out.trimmed())});
     }
 
     // Owner only: the file holds tenant key hashes and credential references.

@@ -73,8 +73,11 @@ class TestSignals final : public QObject {
     }
 
     // Starts the gateway and returns its base URL (from the banner's first line), or empty.
-    QString startGateway(QProcess &process) {
+    QString startGateway(QProcess &process, const QString &qtLoggingRules = {}) {
         QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.remove(QStringLiteral("QT_LOGGING_RULES"));
+        if (!qtLoggingRules.isEmpty())
+            env.insert(QStringLiteral("QT_LOGGING_RULES"), qtLoggingRules);
         env.remove(QStringLiteral("DISPLAY"));
         env.remove(QStringLiteral("WAYLAND_DISPLAY"));
         env.remove(QStringLiteral("QT_QPA_PLATFORM"));
@@ -203,6 +206,40 @@ private Q_SLOTS:
 
         gateway.terminate();
         QVERIFY(exitedCleanly(gateway));
+    }
+
+    void qtsOwnMessagesAreJsonLinesToo() {
+        // The headless log is JSON lines, and Qt's own messages are among them: a shutdown
+        // with 2 000 connections open once wrote 1 600 plain "QIODevice::read (QTcpSocket):
+        // device not open" lines, which a log shipper drops or chokes on. A logging category
+        // turned on by QT_LOGGING_RULES prints through the same handler, once per request.
+        writeConfig({QStringLiteral("coding")});
+        QProcess gateway;
+        const QString base = startGateway(gateway, QStringLiteral("qt.httpserver.debug=true"));
+        QVERIFY2(!base.isEmpty(), qPrintable(QString::fromUtf8(gateway.readAllStandardError())));
+        QVERIFY(modelIds(base).contains(QStringLiteral("coding")));
+        gateway.terminate();
+        QVERIFY(exitedCleanly(gateway));
+
+        const QList<QByteArray> lines = gateway.readAllStandardError().split('\n');
+        int fromQt = 0;
+        for (const QByteArray &line : lines) {
+            if (line.isEmpty())
+                continue;
+            QJsonParseError error{};
+            const QJsonDocument doc = QJsonDocument::fromJson(line, &error);
+            QVERIFY2(error.error == QJsonParseError::NoError && doc.isObject(), line.constData());
+            const QJsonObject o = doc.object();
+            QVERIFY2(o.contains(QStringLiteral("ts")) && o.contains(QStringLiteral("level")), line.constData());
+            if (o.value(QStringLiteral("source")).toString() == QLatin1String("qt")) {
+                QCOMPARE(o.value(QStringLiteral("category")).toString(), QStringLiteral("qt.httpserver"));
+                QCOMPARE(o.value(QStringLiteral("level")).toString(), QStringLiteral("debug"));
+                QVERIFY2(o.value(QStringLiteral("msg")).toString().startsWith(QStringLiteral("Request: ")),
+                         line.constData());
+                ++fromQt;
+            }
+        }
+        QVERIFY(fromQt >= 1);
     }
 };
 

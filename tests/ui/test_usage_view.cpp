@@ -20,6 +20,9 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <csignal>
+#include <sys/resource.h>
+
 using namespace sw;
 using namespace sw::ui;
 
@@ -165,6 +168,7 @@ private Q_SLOTS:
                  QStringLiteral("model,attempts,input,output,cacheRead,cacheWrite,cost\r\n"
                                 "claude-sonnet-4-5,1,1500000,180000,500000,0,17.000000\r\n"
                                 "gpt-4.1-mini,1,700000,50000,233333,0,0.400000\r\n"));
+        csv.close();
 
         // The picture: a week per provider, with the budget notice and line.
         view->setRange(UsageView::Week);
@@ -181,6 +185,29 @@ private Q_SLOTS:
             QVERIFY(window.grab().save(QDir(shots).filePath(QStringLiteral("5-usage.png"))));
         }
         host.stop();
+        // Exported again onto a full disk (RLIMIT_FSIZE fails the write the same way, without
+        // root): said, and the file there before is kept, not replaced by an empty one. With the
+        // engine stopped, so that no ledger write meets the limit.
+        const QByteArray exported = [&csvPath] {
+            QFile f(csvPath);
+            return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+        }();
+        struct rlimit old {};
+        QCOMPARE(getrlimit(RLIMIT_FSIZE, &old), 0);
+        const auto oldHandler = std::signal(SIGXFSZ, SIG_IGN);
+        struct rlimit limited = old;
+        limited.rlim_cur = 16;
+        QCOMPARE(setrlimit(RLIMIT_FSIZE, &limited), 0);
+        QString exportError;
+        const bool exportedAgain = view->exportCsv(csvPath, &exportError);
+        setrlimit(RLIMIT_FSIZE, &old);
+        std::signal(SIGXFSZ, oldHandler);
+        QVERIFY(!exportedAgain);
+        QVERIFY2(exportError.contains(csvPath) &&
+                     exportError.contains(QStringLiteral("too large"), Qt::CaseInsensitive),
+                 qPrintable(exportError));
+        QVERIFY(csv.open(QIODevice::ReadOnly));
+        QCOMPARE(csv.readAll(), exported);
     }
 };
 

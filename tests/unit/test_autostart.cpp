@@ -3,12 +3,16 @@
 
 #include "core/desktop/autostart.h"
 
+#include <QDir>
 #include <QFile>
 #include <QFileInfo>
 #include <QProcess>
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QTest>
+
+#include <csignal>
+#include <sys/resource.h>
 
 using sw::desktop::Autostart;
 
@@ -26,6 +30,7 @@ private slots:
     void programPathIsQuotedForExec();
     void entryPassesDesktopFileValidate();
     void unwritableDirectoryIsAnError();
+    void aWriteThatFailsKeepsTheEntryThatWasThere();
 
 private:
     std::unique_ptr<QTemporaryDir> m_home;
@@ -142,6 +147,35 @@ void TestAutostart::unwritableDirectoryIsAnError() {
     QString error;
     QVERIFY(!autostart.setEnabled(true, &error));
     QVERIFY2(error.contains(QStringLiteral("autostart")), qPrintable(error));
+    QVERIFY(!autostart.isEnabled());
+}
+
+void TestAutostart::aWriteThatFailsKeepsTheEntryThatWasThere() {
+    // The disk fills up while the entry is written: the toggle once said "on" and left an empty
+    // file in place of the entry (so the session started nothing). RLIMIT_FSIZE fails the write
+    // the same way without root.
+    Autostart autostart(QStringLiteral("/usr/bin/switchman"));
+    QVERIFY(autostart.setEnabled(true));
+    const QByteArray before = readFile(Autostart::entryPath()) + "Hidden=true\n"; // a settings tool's "off"
+    QVERIFY(writeFile(Autostart::entryPath(), before));
+
+    struct rlimit old {};
+    QCOMPARE(getrlimit(RLIMIT_FSIZE, &old), 0);
+    const auto oldHandler = std::signal(SIGXFSZ, SIG_IGN);
+    struct rlimit limited = old;
+    limited.rlim_cur = 16; // far below the entry's size
+    QCOMPARE(setrlimit(RLIMIT_FSIZE, &limited), 0);
+    QString error;
+    const bool enabled = autostart.setEnabled(true, &error);
+    setrlimit(RLIMIT_FSIZE, &old);
+    std::signal(SIGXFSZ, oldHandler);
+
+    QVERIFY(!enabled);
+    QVERIFY2(error.contains(Autostart::entryPath()) && error.contains(QStringLiteral("too large"), Qt::CaseInsensitive),
+             qPrintable(error));
+    QCOMPARE(readFile(Autostart::entryPath()), before);
+    QCOMPARE(QDir(QFileInfo(Autostart::entryPath()).absolutePath()).entryList(QDir::Files | QDir::Hidden),
+             QStringList{QFileInfo(Autostart::entryPath()).fileName()});
     QVERIFY(!autostart.isEnabled());
 }
 

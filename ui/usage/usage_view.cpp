@@ -1,5 +1,6 @@
 #include "ui/usage/usage_view.h"
 
+#include "core/util/save_file.h"
 #include "ui/shared/empty_state_stack.h"
 #include "ui/shared/engine_commands.h"
 #include "ui/usage/usage_model.h"
@@ -285,12 +286,15 @@ void UsageView::applySnapshot(const snapshot::EngineSnapshot &s) {
 
 bool UsageView::exportCsv(const QString &path, QString *error) const {
     QSaveFile file(path);
-    if (!file.open(QIODevice::WriteOnly) || file.write(m_tableReport.toCsv().toUtf8()) < 0 || !file.commit()) {
-        if (error)
-            *error = tr("Cannot write %1: %2").arg(path, file.errorString());
-        return false;
-    }
-    return true;
+    // A failed write (disk full) is reported, never an empty or partial file in place of the old one.
+    QString reason;
+    if (!file.open(QIODevice::WriteOnly | QIODevice::Unbuffered))
+        reason = file.errorString();
+    else if (util::writeAndCommit(file, m_tableReport.toCsv().toUtf8(), &reason))
+        return true;
+    if (error)
+        *error = tr("Cannot write %1: %2").arg(path, reason);
+    return false;
 }
 
 } // namespace sw::ui
