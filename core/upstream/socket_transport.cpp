@@ -263,6 +263,10 @@ void SocketTransport::drain(const QString &hostKey, SocketLink *link, const Http
         socket->deleteLater();
     };
     auto read = [socket, state, end] {
+        // waitForReadyRead in the timer below emits readyRead itself: a drain that ended (and
+        // aborted the socket) there is not read again (Qt's "device not open", once a connection).
+        if (state->over)
+            return;
         const QByteArray bytes = socket->readAll();
         state->bytes += bytes.size();
         state->parser.feed(bytes); // the body is discarded: nobody listens any more
