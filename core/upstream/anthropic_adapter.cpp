@@ -563,6 +563,32 @@ bool AnthropicAdapter::thinkingRulesChangeNothing(const wire::rj::Value *body) {
     return first == "thinking" || first == "redacted_thinking";
 }
 
+namespace {
+// Context edits that clear thinking need thinking on: Messages refuses the request otherwise (400
+// "clear_thinking_20251015 strategy requires thinking to be enabled or adaptive"), a request error
+// no failover gets past. When the gateway sends a turn without thinking, they go too; the other
+// edits stay, and an empty list goes with its member.
+void dropThinkingEditsWithoutThinking(QJsonObject &body) {
+    const QString mode = body.value(L("thinking")).toObject().value(L("type")).toString();
+    if (mode == L("enabled") || mode == L("adaptive") || !body.contains(L("context_management")))
+        return;
+    QJsonObject management = body.value(L("context_management")).toObject();
+    const QJsonArray edits = management.value(L("edits")).toArray();
+    QJsonArray kept;
+    for (const QJsonValue &edit : edits)
+        if (!edit.toObject().value(L("type")).toString().startsWith(L("clear_thinking")))
+            kept.append(edit);
+    if (kept.size() == edits.size())
+        return;
+    if (kept.isEmpty() && management.size() == 1) {
+        body.remove(L("context_management"));
+        return;
+    }
+    management.insert(L("edits"), kept);
+    body.insert(L("context_management"), management);
+}
+} // namespace
+
 bool AnthropicAdapter::applyThinkingRules(QJsonObject &body, bool keepSigned) {
     bool changed = false;
     const QJsonArray sent = body.value(L("messages")).toArray();
@@ -650,6 +676,7 @@ HttpRequest AnthropicAdapter::buildRequest(const model::ChatRequest &request, co
         // Except reasoning another API made (an earlier turn answered after a failover), or any
         // when this upstream refused a signature.
         applyThinkingRules(body, target.replayReasoning);
+        dropThinkingEditsWithoutThinking(body);
         // A tool loop summed up without its tools, as another API takes it.
         declareCalledTools(body);
         http.body = wire::compactJson(body);

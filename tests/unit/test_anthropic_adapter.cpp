@@ -386,6 +386,28 @@ void TestAnthropicAdapter::foreignToolLoopGoesWithThinkingOff() {
     QCOMPARE(last.size(), 2);
     QCOMPARE(last[0].toObject().value("type").toString(), QStringLiteral("tool_result"));
     QCOMPARE(last[1].toObject().value("text").toString(), QStringLiteral("go on"));
+
+    // Claude Code clears old thinking by a context edit, which Messages refuses without thinking on
+    // (probe D1 1: every later turn got that 400 until the session ended). Its other edits stay.
+    QJsonObject claudeCode =
+        QJsonDocument::fromJson(claudeCodeToolLoop(tagSignature(QStringLiteral("openai-completions"), QString())))
+            .object();
+    const QJsonObject clearToolUses{{"type", "clear_tool_uses_20250919"}};
+    claudeCode.insert("context_management",
+                      QJsonObject{{"edits", QJsonArray{QJsonObject{{"type", "clear_thinking_20251015"},
+                                                                   {"keep", QJsonObject{{"type", "all"}}}},
+                                                       clearToolUses}}});
+    const QJsonObject edited = sentFor(QJsonDocument(claudeCode).toJson());
+    QCOMPARE(edited.value("thinking").toObject(), QJsonObject({{"type", "disabled"}}));
+    QCOMPARE(edited.value("context_management").toObject(), QJsonObject({{"edits", QJsonArray{clearToolUses}}}));
+    claudeCode.insert("context_management",
+                      QJsonObject{{"edits", QJsonArray{QJsonObject{{"type", "clear_thinking_20251015"}}}}});
+    QVERIFY(!sentFor(QJsonDocument(claudeCode).toJson()).contains("context_management"));
+    // With its own signed thinking the turn keeps thinking on, and the edit with it.
+    QJsonObject signedLoop = QJsonDocument::fromJson(claudeCodeToolLoop(QStringLiteral("sig-anthropic"))).object();
+    signedLoop.insert("context_management", claudeCode.value("context_management"));
+    QCOMPARE(sentFor(QJsonDocument(signedLoop).toJson()).value("context_management"),
+             claudeCode.value("context_management"));
 }
 
 void TestAnthropicAdapter::clientTokenCapIsNeverRaised() {
