@@ -137,6 +137,7 @@ std::optional<QString> OpenAICompletionsStreamDecoder::toolDelta(const Value *ca
         m_out.close(kProse); // text or thinking before the calls is finished
         ContentBlock b;
         b.type = BlockType::ToolCall;
+        m_sawToolCall = true;
         b.toolCallId = id;
         b.toolName = toString(member(fn, "name"));
         // A server that names its calls by none (`"id": ""` or no id: Gemini's OpenAI-compatible
@@ -286,6 +287,10 @@ void OpenAICompletionsStreamDecoder::end() {
         reason = StopReason::ToolUse;
     else if (m_finishReason == L("content_filter") || m_finishReason == L("sensitive") || m_sawRefusal)
         reason = StopReason::Refusal; // the provider's filter (z.ai: "sensitive") or the model declined: not an outage
+    else if (m_sawToolCall)
+        // Calls ended by "stop" (OpenAI for a forced tool_choice, SGLang, older Ollama, mlx): an
+        // Anthropic or pi client reads end_turn and its agent stops with the call unrun.
+        reason = StopReason::ToolUse;
     m_out.done(reason, nativeAnswer(), m_usageJson);
 }
 

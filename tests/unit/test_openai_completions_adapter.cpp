@@ -624,6 +624,22 @@ void TestOpenAICompletionsAdapter::finishReasonErrorIsAFailure() {
     QCOMPARE(reasonOf("sensitive"), StopReason::Refusal);
     QCOMPARE(reasonOf("model_length"), StopReason::Length);
     QCOMPARE(reasonOf("stop"), StopReason::Stop);
+
+    // Calls that a server ends with "stop" (OpenAI for a forced tool_choice, SGLang, older Ollama): the
+    // answer asks for its tools to run; an Anthropic SDK's tool runner read end_turn and stopped with
+    // the call unrun (probe D1 2). Cut by the length, it stays a length stop.
+    const auto callsEndedBy = [this](const char *finish) {
+        return decode(QByteArray("data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,"
+                                 "\"id\":\"call_1\",\"type\":\"function\",\"function\":{\"name\":\"f\","
+                                 "\"arguments\":\"{}\"}}]},\"finish_reason\":\"") +
+                      finish + "\"}]}\n\ndata: [DONE]\n\n")
+            .last()
+            .reason;
+    };
+    QCOMPARE(callsEndedBy("stop"), StopReason::ToolUse);
+    QCOMPARE(callsEndedBy("eos"), StopReason::ToolUse);
+    QCOMPARE(callsEndedBy("tool_calls"), StopReason::ToolUse);
+    QCOMPARE(callsEndedBy("length"), StopReason::Length);
 }
 
 void TestOpenAICompletionsAdapter::toolCallIdsFitOpenAIsLimit() {
