@@ -409,6 +409,10 @@ QString OpenAIResponsesCodec::customInput(const ContentBlock &call) {
     QJsonObject args = call.arguments;
     if (args.isEmpty() && !call.argumentsJson.isEmpty())
         args = parseToolArguments(call.argumentsJson);
+    // A call cut short (the output cap): its carrier {"input": "…"} never closed. The text it holds
+    // so far, read as pi-ai reads a partial call, not the carrier's escaped JSON.
+    if (args.isEmpty() && !call.argumentsJson.isEmpty())
+        args = model::parseStreamedToolArguments(call.argumentsJson);
     if (args.value(L("input")).isString())
         return args.value(L("input")).toString();
     if (args.size() == 1 && args.begin().value().isString())

@@ -49,6 +49,7 @@ private slots:
     void nonStreamingResponseObject();
     void reasoningSignatureSurvivesOnlyAsResponsesItem();
     void customToolCallsGoBackAsCustomItems();
+    void aCutCustomCallsInputIsItsTextSoFar();
 };
 
 void TestOpenAIResponsesCodec::decodesItemsInstructionsToolsAndReasoning() {
@@ -377,6 +378,18 @@ void TestOpenAIResponsesCodec::anotherApisLongCallIdFitsResponses() {
             sent = item.toObject().value("call_id").toString();
     QVERIFY2(sent.size() <= 64 && sent.startsWith(QLatin1String("call_NNN")), qPrintable(sent));
     QVERIFY2(out.contains("\"call_id\":\"" + sent.toUtf8() + "\""), out.constData());
+}
+
+void TestOpenAIResponsesCodec::aCutCustomCallsInputIsItsTextSoFar() {
+    // Codex's apply_patch answered by another API is the carrier {"input": "…"}; cut by the output cap the
+    // carrier never closes, and the client got its escaped JSON as the patch (probe D1 3).
+    ContentBlock call;
+    call.type = BlockType::ToolCall;
+    call.toolName = QStringLiteral("apply_patch");
+    call.argumentsJson = QStringLiteral("{\"input\": \"*** Begin Patch\\n*** Add File: a.py\\n+def b(");
+    QCOMPARE(OpenAIResponsesCodec::customInput(call), QStringLiteral("*** Begin Patch\n*** Add File: a.py\n+def b("));
+    call.argumentsJson = QStringLiteral("{\"input\": \"*** Begin Patch\\n\"}"); // whole: as before
+    QCOMPARE(OpenAIResponsesCodec::customInput(call), QStringLiteral("*** Begin Patch\n"));
 }
 
 QTEST_GUILESS_MAIN(TestOpenAIResponsesCodec)
