@@ -77,29 +77,30 @@ QStringList droppedMembers(const rj::Value *body, Api inbound, Api target) {
     QStringList out;
     if (inbound == target || !body || !body->IsObject())
         return out;
+    // The client's own tools, each member a definition holds (Chat's nest one level down).
+    const auto tools = [&](Names names, Names function = {}) {
+        for (const rj::Value &t : rj::elements(rj::asArray(rj::member(body, "tools")))) {
+            if (!ownTool(t, inbound))
+                continue;
+            unknownMembers(out, &t, names, "tools[].");
+            if (!function.empty())
+                unknownMembers(out, rj::asObject(rj::member(&t, "function")), function, "tools[].function.");
+        }
+    };
     switch (inbound) {
     case Api::OpenAICompletions:
         unknownMembers(out, body, kChat, "");
         if (target == Api::OpenAIResponses) // the same field there: carried
             out.removeOne(QStringLiteral("prompt_cache_retention"));
-        for (const rj::Value &t : rj::elements(rj::asArray(rj::member(body, "tools")))) {
-            if (!ownTool(t, inbound))
-                continue;
-            unknownMembers(out, &t, kChatTool, "tools[].");
-            unknownMembers(out, rj::asObject(rj::member(&t, "function")), kChatFunction, "tools[].function.");
-        }
+        tools(kChatTool, kChatFunction);
         break;
     case Api::AnthropicMessages:
         unknownMembers(out, body, kMessages, "");
-        for (const rj::Value &t : rj::elements(rj::asArray(rj::member(body, "tools"))))
-            if (ownTool(t, inbound))
-                unknownMembers(out, &t, kMessagesTool, "tools[].");
+        tools(kMessagesTool);
         break;
     case Api::OpenAIResponses:
         unknownMembers(out, body, kResponses, "");
-        for (const rj::Value &t : rj::elements(rj::asArray(rj::member(body, "tools"))))
-            if (ownTool(t, inbound))
-                unknownMembers(out, &t, kResponsesTool, "tools[].");
+        tools(kResponsesTool);
         break;
     default:
         break; // pi's own body is read whole by its codec; Gemini is no inbound format

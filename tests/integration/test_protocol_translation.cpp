@@ -1177,6 +1177,16 @@ private Q_SLOTS:
         QCOMPARE(evil.status, 200);
         QCOMPARE(evil.header("x-switchman-dropped"), QByteArray("evil??X-Injected??1"));
         QVERIFY(evil.header("x-injected").isEmpty());
+
+        // A tool definition's members too, Chat's nested function among them.
+        QJsonObject tooled{{"model", "pa/claude-a"},
+                           {"messages", QJsonArray{QJsonObject{{"role", "user"}, {"content", "hi"}}}},
+                           {"tools", QJsonArray{QJsonObject{{"type", "function"},
+                                                            {"function", QJsonObject{{"name", "f"},
+                                                                                     {"parameters", QJsonObject{}},
+                                                                                     {"examples", QJsonArray{}}}}}}}};
+        QCOMPARE(m_gw->post(QStringLiteral("/v1/chat/completions"), tooled).header("x-switchman-dropped"),
+                 QByteArray("tools[].function.examples"));
     }
 
     // Requests the gateway converted that the provider would refuse with a 400, which ends the chain
