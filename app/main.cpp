@@ -66,7 +66,7 @@ int startupConfig(const app::CliOptions &options, config::Config &config) {
         if (!explicitPath && !QFileInfo::exists(path)) {
             config = firstStart(path);
         } else {
-            const config::LoadResult result = config::load(path);
+            const config::LoadResult result = config::load(path, options.listen);
             if (!result.ok()) {
                 err() << "switchman: cannot use configuration " << path << ":\n";
                 for (const config::ValidationError &error : result.errors)

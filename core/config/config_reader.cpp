@@ -580,7 +580,7 @@ ParseResult parse(const QByteArray &json) {
     return result;
 }
 
-LoadResult load(const QString &path) {
+LoadResult load(const QString &path, const QString &listenOverride) {
     LoadResult result;
     const QFileInfo info(path);
     if (!info.exists()) {
@@ -601,7 +601,17 @@ LoadResult load(const QString &path) {
         result.errors.append({QString(), QStringLiteral("cannot read: %1").arg(file.errorString())});
         return result;
     }
-    ParseResult parsed = parse(data);
+    QByteArray text = data;
+    if (!listenOverride.isEmpty()) {
+        QJsonParseError error;
+        QJsonDocument doc = QJsonDocument::fromJson(data, &error);
+        if (error.error == QJsonParseError::NoError && doc.isObject()) {
+            QJsonObject root = doc.object();
+            root.insert(QStringLiteral("listen"), listenOverride);
+            text = QJsonDocument(root).toJson(QJsonDocument::Compact);
+        } // bad JSON: parse() below says where, in the file's own lines
+    }
+    ParseResult parsed = parse(text);
     result.status = parsed.ok() ? LoadStatus::Ok : LoadStatus::Invalid;
     result.config = std::move(parsed.config);
     result.errors = std::move(parsed.errors);

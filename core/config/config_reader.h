@@ -37,8 +37,10 @@ struct LoadResult {
 
 // Parses and validates the JSON text of a configuration file.
 ParseResult parse(const QByteArray &json);
-// Reads and parses a file. Bad JSON errors carry the line and column.
-LoadResult load(const QString &path);
+// Reads and parses a file. Bad JSON errors carry the line and column. A `listenOverride` (--listen)
+// is read in place of the file's `listen`, so the rules that depend on the address (a provider at
+// the gateway's own address) judge the address the gateway will have.
+LoadResult load(const QString &path, const QString &listenOverride = {});
 // Validation of an in-memory configuration (e.g. after a --listen override or a
 // GUI edit): the configuration is written as JSON and read back, so the rules
 // are exactly those of parse().

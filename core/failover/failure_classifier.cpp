@@ -241,11 +241,20 @@ bool FailureClassifier::refusesTheKey(const FailureInput &in) {
 bool FailureClassifier::namesTheModel(int status, const QString &text, const QString &modelId) {
     if (status != 403 || modelId.size() < 2)
         return false;
+    // A page (a WAF's, Google's HTML 403 that quotes the URL, which names a Gemini model) is no
+    // verdict on a model, nor is a 403 that does not speak of access.
+    if (matches(text, "<html|<!doctype") ||
+        !matches(text, "access|permission|not allowed|not available|unavailable|entitle|authori[sz]ed|enabled for"))
+        return false;
     // A word of its own: "gpt-4o" is not named by "gpt-4o-mini", nor "o3" by "proj_o3x"; a full stop
     // after it ends the sentence ("… to model gpt-4.1.") unless a name goes on after it.
     auto partOfAName = [](QChar c) { return c.isLetterOrNumber() || c == u'-' || c == u'_' || c == u'.'; };
     for (qsizetype at = text.indexOf(modelId); at >= 0; at = text.indexOf(modelId, at + 1)) {
         const qsizetype end = at + modelId.size();
+        // The request's own body echoed back ({"model":"gpt-4o",…}) names nothing.
+        const QStringView before = QStringView(text).left(at).right(12);
+        if (before.endsWith(u"\"model\":\"") || before.endsWith(u"\"model\": \""))
+            continue;
         const bool startsAWord = at == 0 || !partOfAName(text.at(at - 1));
         const bool endsAWord =
             end == text.size() || !partOfAName(text.at(end)) ||

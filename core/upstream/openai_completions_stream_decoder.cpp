@@ -137,9 +137,9 @@ std::optional<QString> OpenAICompletionsStreamDecoder::toolDelta(const Value *ca
         m_out.close(kProse); // text or thinking before the calls is finished
         ContentBlock b;
         b.type = BlockType::ToolCall;
-        m_sawToolCall = true;
         b.toolCallId = id;
         b.toolName = toString(member(fn, "name"));
+        m_sawToolCall |= !b.toolName.isEmpty();
         // A server that names its calls by none (`"id": ""` or no id: Gemini's OpenAI-compatible
         // endpoint, LM Studio, older llama.cpp): an id made up here, the one every client is told
         // (a relayed chunk too), so each call pairs with its own result in every later turn.
@@ -153,6 +153,7 @@ std::optional<QString> OpenAICompletionsStreamDecoder::toolDelta(const Value *ca
         m_out.open(toolIndex, b);
     } else if (open->toolName.isEmpty() && member(fn, "name")) {
         open->toolName = toString(member(fn, "name"));
+        m_sawToolCall |= !open->toolName.isEmpty();
     }
     const Value *args = member(fn, "arguments");
     // Some servers send the arguments as an object in one piece.

@@ -76,7 +76,7 @@ private:
     QSet<int> m_madeUpIds; // the tool indexes whose open call has an id made up here
     QString m_finishReason;
     bool m_sawRefusal = false;
-    bool m_sawToolCall = false; // the answer holds a call, whatever its finish_reason says
+    bool m_sawToolCall = false; // the answer holds a named call, whatever its finish_reason says
     bool m_lastUsageOnly = false;
     bool m_lastUnreadable = false;
     bool m_lastHadEventLine = false;

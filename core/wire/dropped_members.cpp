@@ -31,7 +31,8 @@ constexpr std::string_view kResponses[] = {
 // A function tool's members, as each API writes one (a built-in tool's settings go whole with it
 // where it has an equivalent, and it makes the candidate incompatible where it has none).
 constexpr std::string_view kMessagesTool[] = {
-    "name", "description", "input_schema", "type", "cache_control", "strict", "input_examples"};
+    "name", "description", "input_schema", "type", "cache_control", "strict", "input_examples",
+    "eager_input_streaming"}; // how the call's input streams, which a converted answer streams its own way
 constexpr std::string_view kChatTool[] = {"type", "function", "custom"};
 constexpr std::string_view kChatFunction[] = {"name", "description", "parameters", "strict"};
 constexpr std::string_view kResponsesTool[] = {"type", "name", "description", "parameters", "strict", "format"};

@@ -392,6 +392,18 @@ void TestConfigLoader::aProviderBesideTheGatewayIsNoLoop() {
         const ParseResult result = parse(patchedSpec(patch));
         QVERIFY2(result.ok(), qPrintable(url + QStringLiteral(": ") + errorStrings(result.errors).join(u'\n')));
     }
+    // The desktop gateway on 4141 as the provider of a headless one started with --listen elsewhere: the
+    // address judged is the one the gateway will have (probe DV R1: it refused to start).
+    QTemporaryDir dir;
+    const QString file = dir.filePath(QStringLiteral("chain.json"));
+    QVERIFY(writeFile(file,
+                      patchedSpec(QJsonArray{QJsonArray{
+                          QJsonArray{QStringLiteral("providers"), QStringLiteral("openai"), QStringLiteral("baseUrl")},
+                          QStringLiteral("http://127.0.0.1:4141/v1")}})));
+    QCOMPARE(load(file).status, LoadStatus::Invalid); // itself, at the default address
+    const LoadResult elsewhere = load(file, QStringLiteral("127.0.0.1:5005"));
+    QVERIFY2(elsewhere.ok(), qPrintable(errorStrings(elsewhere.errors).join(u'\n')));
+    QCOMPARE(elsewhere.config->listen, QStringLiteral("127.0.0.1:5005"));
 }
 
 void TestConfigLoader::collectsEveryError() {

@@ -486,6 +486,18 @@ private Q_SLOTS:
         QVERIFY(!FailureClassifier::namesTheModel(401, openai, QStringLiteral("gpt-4.1")));
         QVERIFY(!FailureClassifier::namesTheModel(403, QStringLiteral("Sorry, you have been blocked"),
                                                   QStringLiteral("gpt-4.1")));
+        // Pages and echoes that hold the model without a word on it (probe DV R3): Google's HTML 403
+        // quotes the URL, which names a Gemini model; a WAF echoes the request body.
+        QVERIFY(!FailureClassifier::namesTheModel(
+            403,
+            QStringLiteral("<!DOCTYPE html><html><p>Your client does not have permission to get URL "
+                           "/v1beta/models/gemini-x:streamGenerateContent from this server.</p></html>"),
+            QStringLiteral("gemini-x")));
+        QVERIFY(!FailureClassifier::namesTheModel(
+            403, QStringLiteral("Access denied. Request: {\"model\":\"gpt-4.1\",\"messages\":[]}"),
+            QStringLiteral("gpt-4.1")));
+        QVERIFY(!FailureClassifier::namesTheModel(403, QStringLiteral("gpt-4.1 is a fine model"),
+                                                  QStringLiteral("gpt-4.1")));
 
         FailureInput in;
         in.status = 403;

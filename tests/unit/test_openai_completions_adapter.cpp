@@ -640,6 +640,12 @@ void TestOpenAICompletionsAdapter::finishReasonErrorIsAFailure() {
     QCOMPARE(callsEndedBy("eos"), StopReason::ToolUse);
     QCOMPARE(callsEndedBy("tool_calls"), StopReason::ToolUse);
     QCOMPARE(callsEndedBy("length"), StopReason::Length);
+    // A fragment that names no call is no call to run (probe DV R5).
+    QCOMPARE(decode("data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\",\"tool_calls\":[{\"index\":0,"
+                    "\"function\":{\"arguments\":\"\"}}]},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n")
+                 .last()
+                 .reason,
+             StopReason::Stop);
 }
 
 void TestOpenAICompletionsAdapter::toolCallIdsFitOpenAIsLimit() {
