@@ -407,6 +407,7 @@ bool isBlankText(const QJsonObject &block) {
 bool uniqueToolUseIds(QJsonArray &messages) {
     QSet<QString> taken;
     QHash<QString, QString> latest;
+    QHash<QString, int> nextSuffix; // taken only grows: each id's search goes on where it stopped
     bool changed = false;
     for (qsizetype i = 0; i < messages.size(); ++i) {
         QJsonObject m = messages.at(i).toObject();
@@ -418,7 +419,7 @@ bool uniqueToolUseIds(QJsonArray &messages) {
             const QString type = block.value(L("type")).toString();
             if (assistant && type == L("tool_use")) {
                 const QString id = block.value(L("id")).toString();
-                const QString unique = wire::uniqueToolId(id, taken, wire::kAnthropicMaxToolIdLength);
+                const QString unique = wire::uniqueToolId(id, taken, wire::kAnthropicMaxToolIdLength, &nextSuffix);
                 taken.insert(unique);
                 latest.insert(id, unique);
                 if (unique != id) {

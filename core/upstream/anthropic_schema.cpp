@@ -64,9 +64,9 @@ Complexity complexity(const QJsonObject &schema) {
     Complexity c;
     json_schema::findNode(schema, [&c](const QJsonObject &node, const QString &) {
         const QJsonObject properties = node.value(L("properties")).toObject();
-        const QJsonArray required = node.value(L("required")).toArray();
+        const QSet<QString> required = json_schema::requiredNames(node);
         for (auto it = properties.begin(); it != properties.end(); ++it) {
-            if (!required.contains(QJsonValue(it.key())))
+            if (!required.contains(it.key()))
                 ++c.optionalParameters;
             const QJsonObject parameter = it.value().toObject();
             if (parameter.contains(L("anyOf")) || parameter.value(L("type")).isArray())

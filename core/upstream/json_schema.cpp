@@ -49,6 +49,14 @@ std::optional<QString> findAt(const QJsonValue &value, const QString &path, cons
 
 } // namespace
 
+QSet<QString> requiredNames(const QJsonObject &node) {
+    QSet<QString> names;
+    for (const QJsonValue &name : node.value(QLatin1String("required")).toArray())
+        if (name.isString())
+            names.insert(name.toString());
+    return names;
+}
+
 bool hasType(const QJsonObject &node, const char *type) {
     const QJsonValue t = node.value(L("type"));
     if (t.isArray())

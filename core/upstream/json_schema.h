@@ -4,6 +4,7 @@
 
 #include <QJsonObject>
 #include <QJsonValue>
+#include <QSet>
 #include <QString>
 #include <functional>
 #include <optional>
@@ -12,6 +13,10 @@ namespace sw::upstream::json_schema {
 
 // Whether `node` says `type` is `type`, alone or in a type array.
 bool hasType(const QJsonObject &node, const char *type);
+
+// The names `node`'s `required` lists, as a set: a schema of N properties is judged in N lookups, not
+// N scans of the list (a strict schema of thousands of required properties froze the engine thread).
+QSet<QString> requiredNames(const QJsonObject &node);
 
 // Whether `node` says what a value may be (type, enum, const, a composition or a reference); a
 // node with none of them allows any value.

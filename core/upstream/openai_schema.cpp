@@ -87,9 +87,9 @@ std::optional<QString> refusalAt(const QJsonObject &node, const QString &path) {
     if (node.value(L("additionalProperties")) != QJsonValue(false))
         return QStringLiteral("%1 is an object without additionalProperties: false").arg(path);
     const QJsonObject properties = node.value(L("properties")).toObject();
-    const QJsonArray required = node.value(L("required")).toArray();
+    const QSet<QString> required = json_schema::requiredNames(node);
     for (auto it = properties.begin(); it != properties.end(); ++it)
-        if (!required.contains(QJsonValue(it.key())))
+        if (!required.contains(it.key()))
             return QStringLiteral("%1.properties.%2 is optional").arg(path, it.key());
     return std::nullopt;
 }

@@ -3,6 +3,8 @@
 #include <QCryptographicHash>
 #include <QUuid>
 
+#include <algorithm>
+
 namespace sw::wire {
 
 namespace {
@@ -46,12 +48,20 @@ QString anthropicToolId(const QString &id) {
     return out.isEmpty() ? QStringLiteral("toolu_missing") : out;
 }
 
-QString uniqueToolId(const QString &id, const QSet<QString> &taken, qsizetype maxLength) {
+QString uniqueToolId(const QString &id, const QSet<QString> &taken, qsizetype maxLength,
+                     QHash<QString, int> *nextSuffix) {
     QString unique = id;
-    for (int n = 2; taken.contains(unique); ++n) {
+    if (!taken.contains(unique))
+        return unique;
+    int n = nextSuffix ? std::max(2, nextSuffix->value(id, 2)) : 2;
+    for (;; ++n) {
         const QString suffix = QLatin1Char('_') + QString::number(n);
         unique = id.left(maxLength - suffix.size()) + suffix;
+        if (!taken.contains(unique))
+            break;
     }
+    if (nextSuffix)
+        nextSuffix->insert(id, n + 1);
     return unique;
 }
 

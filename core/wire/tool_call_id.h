@@ -3,6 +3,7 @@
 // a model gave a call pairs it with its result in every later turn, so a mapping must give the
 // same id for the same input, on the request going up and on the answer coming down alike.
 
+#include <QHash>
 #include <QSet>
 #include <QString>
 
@@ -40,7 +41,11 @@ QString clientToolCallId(const QString &id, qsizetype maxLength);
 // `maxLength`. One scheme for both directions: an Anthropic client is never given an id its
 // conversation already holds (a Chat server that names every turn's call "call_0"), and a
 // history that holds repeats anyway is made unique the same way on its way to Messages.
-QString uniqueToolId(const QString &id, const QSet<QString> &taken, qsizetype maxLength);
+// `nextSuffix`, when given, remembers per id where the search goes on: a caller whose `taken` only
+// grows passes the same map for every id, and N repeats of one id cost N steps, not N² (a history
+// of thousands of "call_0" calls froze the engine thread for seconds).
+QString uniqueToolId(const QString &id, const QSet<QString> &taken, qsizetype maxLength,
+                     QHash<QString, int> *nextSuffix = nullptr);
 
 // An id for a call its upstream named by none (Gemini; an OpenAI-compatible server that sends
 // `"id": ""` or no id, a Responses-compatible one with `"call_id": ""`): "call_" and 24 hex

@@ -268,6 +268,44 @@ void TestAnthropicAdapter::anAnthropicClientsRepeatedToolIdsAreMadeUnique() {
     QCOMPARE(first(3).value("id").toString(), QStringLiteral("call_0_2"));
     QCOMPARE(first(4).value("tool_use_id").toString(), QStringLiteral("call_0_2"));
     QCOMPARE(first(4).value("content").toString(), QStringLiteral("two"));
+
+    // A long session through such a server: thousands of "call_0". Each new id is found where the last
+    // search stopped (wire::uniqueToolId's nextSuffix); from _2 every time, 5 000 of them froze the
+    // engine thread for seconds a request (probe D2 H3).
+    QJsonArray turns{QJsonObject{{"role", "user"}, {"content", "go"}}};
+    const int calls = 5000;
+    for (int i = 0; i < calls; ++i) {
+        turns.append(QJsonObject{
+            {"role", "assistant"},
+            {"content", QJsonArray{QJsonObject{
+                            {"type", "tool_use"}, {"id", "call_0"}, {"name", "Read"}, {"input", QJsonObject{}}}}}});
+        turns.append(QJsonObject{
+            {"role", "user"},
+            {"content", QJsonArray{QJsonObject{
+                            {"type", "tool_result"}, {"tool_use_id", "call_0"}, {"content", QString::number(i)}}}}});
+    }
+    QJsonObject many = repeatedToolUseIds();
+    many.insert("messages", turns);
+    const QJsonArray long_ = sentFor(QJsonDocument(many).toJson()).value("messages").toArray();
+    QSet<QString> ids;
+    for (int i = 0; i < calls; ++i) {
+        const QString id = long_[1 + 2 * i].toObject().value("content").toArray()[0].toObject().value("id").toString();
+        ids.insert(id);
+        QCOMPARE(long_[2 + 2 * i].toObject().value("content").toArray()[0].toObject().value("tool_use_id").toString(),
+                 id);
+    }
+    QCOMPARE(ids.size(), calls);
+    QCOMPARE(long_.last().toObject().value("content").toArray()[0].toObject().value("tool_use_id").toString(),
+             QStringLiteral("call_0_%1").arg(calls));
+
+    // The search goes on where it stopped, for each id its own.
+    QSet<QString> taken{QStringLiteral("a"), QStringLiteral("a_2"), QStringLiteral("b")};
+    QHash<QString, int> next;
+    QCOMPARE(wire::uniqueToolId(QStringLiteral("a"), taken, 64, &next), QStringLiteral("a_3"));
+    QCOMPARE(next.value(QStringLiteral("a")), 4);
+    taken.insert(QStringLiteral("a_3"));
+    QCOMPARE(wire::uniqueToolId(QStringLiteral("b"), taken, 64, &next), QStringLiteral("b_2"));
+    QCOMPARE(wire::uniqueToolId(QStringLiteral("c"), taken, 64, &next), QStringLiteral("c"));
 }
 
 void TestAnthropicAdapter::aPiClientsPromptIsCachedAsPiAiCachesIt() {

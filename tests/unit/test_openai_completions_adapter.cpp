@@ -2,8 +2,10 @@
 #include "core/formats/openai_chat_codec.h"
 #include "core/formats/openai_responses_codec.h"
 #include "core/model/event_accumulator.h"
+#include "core/upstream/anthropic_schema.h"
 #include "core/upstream/openai_completions_adapter.h"
 #include "core/upstream/openai_completions_stream_decoder.h"
+#include "core/upstream/openai_schema.h"
 #include "core/wire/client_body.h"
 #include "core/wire/json_writer.h"
 #include "core/wire/rapid_json.h"
@@ -90,6 +92,7 @@ private slots:
     void finishReasonWithoutDoneIsClean();
     void contentFilterIsARefusal();
     void finishReasonErrorIsAFailure();
+    void aSchemaOfManyPropertiesIsJudgedInOnePass();
     void otherChoicesAreNotMergedIntoTheFirst();
     void toolCallIdsFitOpenAIsLimit();
     void aToolCallNamedWithControlCharactersFails();
@@ -646,6 +649,28 @@ void TestOpenAICompletionsAdapter::finishReasonErrorIsAFailure() {
                  .last()
                  .reason,
              StopReason::Stop);
+}
+
+void TestOpenAICompletionsAdapter::aSchemaOfManyPropertiesIsJudgedInOnePass() {
+    // A strict schema whose `required` names every one of its properties: each was looked up by a scan
+    // of the list, and a 960 KB schema froze the engine thread for 15 s (probe D2 H1). Now one set.
+    const int count = 20000;
+    QJsonObject properties;
+    QJsonArray required;
+    for (int i = 0; i < count; ++i) {
+        const QString name = QStringLiteral("p%1").arg(i, 5, 10, QLatin1Char('0'));
+        properties.insert(name, QJsonObject{{"type", "string"}});
+        required.append(name);
+    }
+    QJsonObject schema{{"type", "object"}, {"properties", properties}, {"additionalProperties", false}};
+    schema.insert("required", required);
+    QCOMPARE(sw::upstream::openai_schema::strictRefusal(schema), std::nullopt);
+    QCOMPARE(sw::upstream::anthropic_schema::complexity(schema).optionalParameters, 0);
+    required.removeAt(count / 2);
+    schema.insert("required", required);
+    QCOMPARE(sw::upstream::openai_schema::strictRefusal(schema).value_or(QString()).contains(QStringLiteral("p10000")),
+             true);
+    QCOMPARE(sw::upstream::anthropic_schema::complexity(schema).optionalParameters, 1);
 }
 
 void TestOpenAICompletionsAdapter::toolCallIdsFitOpenAIsLimit() {
