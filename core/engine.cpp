@@ -215,6 +215,11 @@ void Engine::startUsage() {
         m_budgets->add(row.tenant, row.cost);
         m_ledger->append(row);
     });
+    // A committed answer's open row: billed ("interrupted") at the next start if this process dies first.
+    connect(m_telemetry, &telemetry::Telemetry::answerOpened, this,
+            [this](const telemetry::UsageRow &row) { m_ledger->openAnswer(row); });
+    connect(m_telemetry, &telemetry::Telemetry::answerClosed, this,
+            [this](const QString &requestId) { m_ledger->closeAnswer(requestId); });
     connect(m_budgets, &telemetry::BudgetTracker::warning, this, [this](const telemetry::BudgetState &s) {
         m_telemetry->log(QStringLiteral("warn"), QStringLiteral("budget at 80 %"),
                          {{QStringLiteral("tenant"), s.tenant},

@@ -551,6 +551,18 @@ void AttemptLoop::commit(Attempt &a, const QList<model::StreamEvent> &released) 
     if (report.ttftMs)
         m_deps.observer->ttftObserved(*report.ttftMs);
     m_deps.observer->attemptRecorded(report);
+    // What the answer costs if the process dies before its usage row: the input (the upstream's
+    // count so far, else the request's estimate) and the content held until commit.
+    UsageReport open;
+    open.rowId = m_settings.requestId;
+    open.candidate = a.candidate;
+    open.usage = a.usage;
+    if (open.usage.input == 0)
+        open.usage.input = m_settings.inputTokensEstimate;
+    open.usage.output = std::max(open.usage.output, (a.deltaChars + 3) / 4);
+    open.answered = true;
+    open.end = UsageReport::End::Cut;
+    m_deps.observer->answerOpened(open);
     liftDisprovedMarks(a);
 }
 
@@ -1143,8 +1155,11 @@ void AttemptLoop::recordUsage(Attempt &a, bool answered, UsageReport::End end) {
             a.usage.input = m_settings.inputTokensEstimate;
     }
     a.deltaChars = 0; // the next try of this attempt says its own
-    if (a.usage.isZero())
+    if (a.usage.isZero()) {
+        if (answered && m_committed == a.id)
+            m_deps.observer->answerUnbilled(); // its open row goes all the same
         return;
+    }
     QString id = QStringLiteral("%1:a%2").arg(m_settings.requestId).arg(a.no);
     if (a.usageRows > 0)
         id += QStringLiteral(".%1").arg(a.usageRows + 1);

@@ -154,6 +154,13 @@ public:
     // The "candidate failover" line of a failed or skipped attempt; `extra` holds its own keys.
     virtual void attemptLogged(const AttemptReport &report, const util::LogFields &extra) = 0;
     virtual void usageRecorded(const UsageReport &usage) = 0;
+    // The answer committed (a streamed one is final from here): its usage so far, the input
+    // estimated when the upstream has not said it (Anthropic's start does). Not a usage row: the
+    // ledger keeps it open until the answer's own row (rowId, answered) or answerUnbilled() ends
+    // it, and bills it only if the process dies first.
+    virtual void answerOpened(const UsageReport &) {}
+    // The committed answer ended with nothing to bill (no usage row follows).
+    virtual void answerUnbilled() {}
     virtual void note(const QString &message, const QJsonObject &fields) = 0; // an info log line
     virtual void failureCounted(const Candidate &candidate, FailureKind kind) = 0;
     virtual void marked(const Candidate &candidate, qint64 ttlMs) = 0;

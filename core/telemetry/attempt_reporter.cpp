@@ -65,7 +65,7 @@ void AttemptReporter::attemptLogged(const failover::AttemptReport &report, const
     m_telemetry.log(QStringLiteral("warn"), QStringLiteral("candidate failover"), std::move(o));
 }
 
-void AttemptReporter::usageRecorded(const failover::UsageReport &u) {
+UsageRow AttemptReporter::rowOf(const failover::UsageReport &u) const {
     UsageRow row;
     row.requestId = u.rowId;
     row.tenant = m_facts.tenant;
@@ -78,6 +78,12 @@ void AttemptReporter::usageRecorded(const failover::UsageReport &u) {
     row.cost = (double(u.usage.input + u.usage.cacheRead + u.usage.cacheWrite) * u.candidate.model.costInput +
                 double(u.usage.output) * u.candidate.model.costOutput) /
                1e6;
+    row.atEpochMs = QDateTime::currentMSecsSinceEpoch();
+    return row;
+}
+
+void AttemptReporter::usageRecorded(const failover::UsageReport &u) {
+    UsageRow row = rowOf(u);
     // ok: the whole answer; cut: an answer broken off after its content began; aborted: the client
     // left (or read nothing) before the end; error: a try that did not answer.
     using End = failover::UsageReport::End;
@@ -85,10 +91,19 @@ void AttemptReporter::usageRecorded(const failover::UsageReport &u) {
                   : !u.answered            ? QStringLiteral("error")
                   : u.end == End::Cut      ? QStringLiteral("cut")
                                            : QStringLiteral("ok");
-    row.atEpochMs = QDateTime::currentMSecsSinceEpoch();
     m_telemetry.recordUsage(row);
     if (m_costRecorded)
         m_costRecorded(row.cost);
+}
+
+void AttemptReporter::answerOpened(const failover::UsageReport &u) {
+    UsageRow row = rowOf(u);
+    row.outcome = QStringLiteral("interrupted"); // what it is billed as, if it ever is
+    m_telemetry.recordOpenAnswer(row);
+}
+
+void AttemptReporter::answerUnbilled() {
+    m_telemetry.closeOpenAnswer(m_facts.requestId);
 }
 
 void AttemptReporter::note(const QString &message, const QJsonObject &fields) {

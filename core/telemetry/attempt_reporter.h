@@ -5,6 +5,7 @@
 // marks changed. Every text passes util::redactedAndTruncated first.
 
 #include "core/failover/attempt_loop.h"
+#include "core/telemetry/engine_events.h"
 
 #include <functional>
 
@@ -27,6 +28,8 @@ public:
     void attemptRecorded(const failover::AttemptReport &report) override;
     void attemptLogged(const failover::AttemptReport &report, const util::LogFields &extra) override;
     void usageRecorded(const failover::UsageReport &usage) override;
+    void answerOpened(const failover::UsageReport &usage) override;
+    void answerUnbilled() override;
     void note(const QString &message, const QJsonObject &fields) override;
     void failureCounted(const failover::Candidate &candidate, failover::FailureKind kind) override;
     void marked(const failover::Candidate &candidate, qint64 ttlMs) override;
@@ -35,6 +38,7 @@ public:
     void setCostRecorded(std::function<void(double cost)> f) { m_costRecorded = std::move(f); }
 
 private:
+    UsageRow rowOf(const failover::UsageReport &usage) const; // priced by the candidate's model
     Telemetry &m_telemetry;
     RequestFacts m_facts;
     std::function<void()> m_marksChanged;

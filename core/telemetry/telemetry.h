@@ -43,6 +43,10 @@ public:
 
     void recordAttempt(const AttemptRecord &record);
     void recordUsage(const UsageRow &row);
+    // A committed answer's cost so far (its open row in the ledger), and an answer that ended
+    // with no usage row: neither is usage (no budget, no ring buffer), only the ledger's.
+    void recordOpenAnswer(const UsageRow &row) { Q_EMIT answerOpened(row); }
+    void closeOpenAnswer(const QString &requestId) { Q_EMIT answerClosed(requestId); }
     void countFailure(const QString &provider, const QString &failureKind);
     void requestStarted() { ++m_inFlight; }
     void requestFinished(qint64 durationMs);
@@ -66,6 +70,8 @@ public:
 Q_SIGNALS:
     void attemptRecorded(const sw::telemetry::AttemptRecord &record);
     void usageRecorded(const sw::telemetry::UsageRow &row);
+    void answerOpened(const sw::telemetry::UsageRow &row);
+    void answerClosed(const QString &requestId);
     // Every log line as JSON. Building it costs a few microseconds per line: only made
     // when something is connected (tests, tools); the product's readers use `logged`.
     void logLine(const QJsonObject &line);

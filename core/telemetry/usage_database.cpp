@@ -14,6 +14,10 @@
 #include <QVariant>
 
 #include <algorithm>
+#ifdef Q_OS_UNIX
+#include <cerrno>
+#include <signal.h>
+#endif
 #include <cmath>
 #include <limits>
 #include <utility>
@@ -54,6 +58,20 @@ QString saneCost() {
     return QStringLiteral("(CASE WHEN cost >= 0 AND input BETWEEN 0 AND %1 AND output BETWEEN 0 AND %1"
                           " AND cache_read BETWEEN 0 AND %1 AND cache_write BETWEEN 0 AND %1 THEN cost ELSE 0 END)")
         .arg(model::kMaxReportedTokens);
+}
+
+const QString kInsertUsage =
+    QStringLiteral("INSERT INTO usage (request_id, tenant, route, candidate, provider, model, input, output,"
+                   " cache_read, cache_write, cost, outcome, at_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+
+void bindUsage(QSqlQuery &q, const UsageRow &r) {
+    const QVariantList values{text(r.requestId),   text(r.tenant),   text(r.route),
+                              text(r.candidate),   text(r.provider), text(modelOfCandidate(r.candidate)),
+                              count(r.input),      count(r.output),  count(r.cacheRead),
+                              count(r.cacheWrite), number(r.cost),   text(r.outcome),
+                              r.atEpochMs};
+    for (int i = 0; i < values.size(); ++i)
+        q.bindValue(i, values.at(i));
 }
 
 QString lastError(const QSqlQuery &q) {
@@ -105,6 +123,23 @@ const QList<QStringList> &migrationSteps() {
                         " writer TEXT NOT NULL)"),
          QStringLiteral("CREATE INDEX replays_key ON replays(tenant, key)"),
          QStringLiteral("CREATE INDEX replays_at ON replays(at_ms)")},
+        // 3 → 4: answers that committed and have not ended, with the process that wrote them: a
+        // crash mid-answer leaves them here, and the next start bills them ("interrupted").
+        {QStringLiteral("CREATE TABLE IF NOT EXISTS open_usage ("
+                        " writer TEXT NOT NULL,"
+                        " host TEXT NOT NULL,"
+                        " pid INTEGER NOT NULL,"
+                        " request_id TEXT NOT NULL,"
+                        " tenant TEXT NOT NULL,"
+                        " route TEXT NOT NULL,"
+                        " candidate TEXT NOT NULL,"
+                        " provider TEXT NOT NULL,"
+                        " model TEXT NOT NULL,"
+                        " input INTEGER NOT NULL, output INTEGER NOT NULL,"
+                        " cache_read INTEGER NOT NULL, cache_write INTEGER NOT NULL,"
+                        " cost REAL NOT NULL,"
+                        " at_ms INTEGER NOT NULL,"
+                        " PRIMARY KEY (writer, request_id))")},
     };
     return steps;
 }
@@ -262,36 +297,156 @@ void UsageDatabase::setMaxPages(qint64 pages) {
 }
 
 bool UsageDatabase::insert(const QList<UsageRow> &rows, QString *error) {
+    return write(rows, {}, {}, {}, error);
+}
+
+bool UsageDatabase::write(const QList<UsageRow> &rows, const QList<UsageRow> &opened, const QStringList &closed,
+                          const Writer &writer, QString *error) {
     if (!m_open) {
         *error = QStringLiteral("the ledger is not open");
         return false;
     }
-    if (rows.isEmpty())
+    if (rows.isEmpty() && opened.isEmpty() && closed.isEmpty())
         return true;
     QSqlDatabase db = QSqlDatabase::database(m_connection, false);
     if (!db.transaction()) {
         *error = db.lastError().text();
         return false;
     }
+    const auto fail = [&](const QSqlQuery &q) {
+        *error = lastError(q);
+        db.rollback();
+        return false;
+    };
     QSqlQuery q(db);
-    q.prepare(QStringLiteral("INSERT INTO usage (request_id, tenant, route, candidate, provider, model, input, output,"
-                             " cache_read, cache_write, cost, outcome, at_ms)"
-                             " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
-    for (const UsageRow &r : rows) {
-        const QVariantList values{text(r.requestId),   text(r.tenant),   text(r.route),
-                                  text(r.candidate),   text(r.provider), text(modelOfCandidate(r.candidate)),
-                                  count(r.input),      count(r.output),  count(r.cacheRead),
-                                  count(r.cacheWrite), number(r.cost),   text(r.outcome),
-                                  r.atEpochMs};
-        for (int i = 0; i < values.size(); ++i)
-            q.bindValue(i, values.at(i));
-        if (!q.exec()) {
-            *error = lastError(q);
-            db.rollback();
-            return false;
+    if (!rows.isEmpty()) {
+        q.prepare(kInsertUsage);
+        for (const UsageRow &r : rows) {
+            bindUsage(q, r);
+            if (!q.exec())
+                return fail(q);
+        }
+    }
+    if (!opened.isEmpty()) {
+        q.prepare(QStringLiteral("INSERT OR REPLACE INTO open_usage (writer, host, pid, request_id, tenant, route,"
+                                 " candidate, provider, model, input, output, cache_read, cache_write, cost, at_ms)"
+                                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+        for (const UsageRow &r : opened) {
+            const QVariantList values{text(writer.id),     text(writer.host), writer.pid,
+                                      text(r.requestId),   text(r.tenant),    text(r.route),
+                                      text(r.candidate),   text(r.provider),  text(modelOfCandidate(r.candidate)),
+                                      count(r.input),      count(r.output),   count(r.cacheRead),
+                                      count(r.cacheWrite), number(r.cost),    r.atEpochMs};
+            for (int i = 0; i < values.size(); ++i)
+                q.bindValue(i, values.at(i));
+            if (!q.exec())
+                return fail(q);
+        }
+    }
+    if (!closed.isEmpty()) {
+        q.prepare(QStringLiteral("DELETE FROM open_usage WHERE writer = ? AND request_id = ?"));
+        for (const QString &id : closed) {
+            q.bindValue(0, text(writer.id));
+            q.bindValue(1, text(id));
+            if (!q.exec())
+                return fail(q);
         }
     }
     return commitOrRollBack(db, error);
+}
+
+bool UsageDatabase::processRunning(qint64 pid) {
+#ifdef Q_OS_UNIX
+    if (pid <= 0 || pid != qint64(pid_t(pid)))
+        return false;
+    // Signal 0 asks without sending: EPERM is a process that runs as another user.
+    return ::kill(pid_t(pid), 0) == 0 || errno == EPERM;
+#else
+    Q_UNUSED(pid);
+    return true; // unknown: left for the age rule
+#endif
+}
+
+int UsageDatabase::billInterrupted(const Writer &me, qint64 nowEpochMs, QString *error) {
+    if (!m_open) {
+        *error = QStringLiteral("the ledger is not open");
+        return -1;
+    }
+    QSqlDatabase db = QSqlDatabase::database(m_connection, false);
+    QSqlQuery q(db);
+    // The write lock first: replicas starting together on one file bill a dead writer's rows once.
+    if (!q.exec(QStringLiteral("BEGIN IMMEDIATE"))) {
+        *error = lastError(q);
+        return -1;
+    }
+    struct Open {
+        QString writer;
+        UsageRow row;
+    };
+    QList<Open> gone;
+    q.setForwardOnly(true);
+    if (!q.exec(
+            QStringLiteral("SELECT writer, host, pid, request_id, tenant, route, candidate, provider, input, output,"
+                           " cache_read, cache_write, cost, at_ms FROM open_usage"))) {
+        *error = lastError(q);
+        QSqlQuery(db).exec(QStringLiteral("ROLLBACK"));
+        return -1;
+    }
+    while (q.next()) {
+        const QString writer = q.value(0).toString();
+        const QString host = q.value(1).toString();
+        const qint64 pid = q.value(2).toLongLong();
+        const qint64 atMs = q.value(13).toLongLong();
+        const bool old = atMs < nowEpochMs - kOpenRowMaxAgeMs;
+        const bool ended =
+            host == me.host && (pid == me.pid ? writer != me.id : !processRunning(pid)); // a pid reused by a restart
+        if (!old && !ended)
+            continue; // a live writer's answer (another replica), still running
+        Open o;
+        o.writer = writer;
+        o.row.requestId = q.value(3).toString();
+        o.row.tenant = q.value(4).toString();
+        o.row.route = q.value(5).toString();
+        o.row.candidate = q.value(6).toString();
+        o.row.provider = q.value(7).toString();
+        o.row.input = q.value(8).toLongLong();
+        o.row.output = q.value(9).toLongLong();
+        o.row.cacheRead = q.value(10).toLongLong();
+        o.row.cacheWrite = q.value(11).toLongLong();
+        o.row.cost = q.value(12).toDouble();
+        o.row.outcome = QStringLiteral("interrupted");
+        o.row.atEpochMs = atMs; // the budget period the answer ran in
+        gone.append(std::move(o));
+    }
+    q.finish();
+    QSqlQuery put(db);
+    put.prepare(kInsertUsage);
+    QSqlQuery drop(db);
+    drop.prepare(QStringLiteral("DELETE FROM open_usage WHERE writer = ? AND request_id = ?"));
+    for (const Open &o : std::as_const(gone)) {
+        bindUsage(put, o.row);
+        drop.bindValue(0, o.writer);
+        drop.bindValue(1, o.row.requestId);
+        const bool ok = put.exec() && drop.exec();
+        if (!ok) {
+            *error = put.lastError().text() + drop.lastError().text();
+            QSqlQuery(db).exec(QStringLiteral("ROLLBACK"));
+            return -1;
+        }
+    }
+    if (!QSqlQuery(db).exec(QStringLiteral("COMMIT"))) {
+        *error = db.lastError().text();
+        QSqlQuery(db).exec(QStringLiteral("ROLLBACK"));
+        return -1;
+    }
+    return int(gone.size());
+}
+
+int UsageDatabase::openRowCount() const {
+    QSqlQuery q(QSqlDatabase::database(m_connection, false));
+    if (!m_open || !q.exec(QStringLiteral("SELECT COUNT(*) FROM open_usage")) || !q.next())
+        return -1;
+    return q.value(0).toInt();
 }
 
 UsageReport UsageDatabase::query(const UsageQuery &uq) const {

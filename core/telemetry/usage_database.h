@@ -13,7 +13,16 @@ namespace sw::telemetry {
 class UsageDatabase final {
     Q_DISABLE_COPY_MOVE(UsageDatabase)
 public:
-    static constexpr int kSchemaVersion = 3;
+    static constexpr int kSchemaVersion = 4;
+    // An open row older than this is billed at start whoever wrote it (a stream does not run a day).
+    static constexpr qint64 kOpenRowMaxAgeMs = 24LL * 3600 * 1000;
+
+    // Who wrote an open row: one process's ledger (its id, new at each start), host and pid.
+    struct Writer {
+        QString id;
+        QString host;
+        qint64 pid = 0;
+    };
 
     UsageDatabase();
     ~UsageDatabase();
@@ -29,6 +38,19 @@ public:
     // One transaction for the whole batch: all rows or none. maxPages > 0 caps the file (a
     // stand-in for a full disk in tests).
     bool insert(const QList<UsageRow> &rows, QString *error);
+    // The same, with answers that committed and have not ended ("open" rows, open_usage, `writer`'s,
+    // replaced by request id) and those that ended (`closed`: their open rows deleted): all in
+    // one transaction, so a final row and the deletion of its open row are never apart.
+    bool write(const QList<UsageRow> &rows, const QList<UsageRow> &opened, const QStringList &closed,
+               const Writer &writer, QString *error);
+    // At start: open rows whose writer is gone (this host, its pid not running, or this pid with
+    // another id: a restart that got the same pid), or older than kOpenRowMaxAgeMs whoever wrote
+    // them (another host's are otherwise left alone), become usage rows with outcome "interrupted",
+    // billed by their estimate, in one transaction. The number billed, or -1 with *error set.
+    int billInterrupted(const Writer &me, qint64 nowEpochMs, QString *error);
+    int openRowCount() const; // -1 when it cannot be read
+    // A process with this pid runs on this host (one that cannot be asked counts as running).
+    static bool processRunning(qint64 pid);
     void setMaxPages(qint64 pages);
     UsageReport query(const UsageQuery &query) const;
     // Cost per tenant in [sinceEpochMs, untilEpochMs) (budgets after a restart); until 0 = no end.

@@ -6,6 +6,7 @@
 #include <QCoreApplication>
 #include <QJsonObject>
 #include <QPointer>
+#include <QSysInfo>
 #include <QUuid>
 
 #include <algorithm>
@@ -22,6 +23,9 @@ UsageLedger::UsageLedger(Options options, util::Clock &clock, LogFn log, QObject
     : QObject(parent), m_options(std::move(options)), m_clock(clock), m_log(std::move(log)) {
     qRegisterMetaType<UsageReport>();
     m_writer = QUuid::createUuid().toString(QUuid::WithoutBraces);
+    m_host = QSysInfo::machineHostName();
+    const qint64 nowEpochMs = m_clock.epochMs();
+    int interrupted = 0;
     m_thread.setObjectName(QStringLiteral("usage-ledger"));
     m_worker = new QObject;
     m_worker->moveToThread(&m_thread);
@@ -33,7 +37,7 @@ UsageLedger::UsageLedger(Options options, util::Clock &clock, LogFn log, QObject
     bool readOnly = false;
     QMetaObject::invokeMethod(
         m_worker,
-        [this, &error, &readError, &ok, &readOnly]() {
+        [this, &error, &readError, &ok, &readOnly, &interrupted, nowEpochMs]() {
             m_db = new UsageDatabase;
             const QString path = inMemory(m_options.path) ? QStringLiteral(":memory:") : m_options.path;
             if (m_options.writable || inMemory(m_options.path))
@@ -58,6 +62,11 @@ UsageLedger::UsageLedger(Options options, util::Clock &clock, LogFn log, QObject
             m_dbInMemory = (!ok && !readOnly) || inMemory(m_options.path);
             if (m_options.maxPages > 0)
                 m_db->setMaxPages(m_options.maxPages);
+            if (ok && !m_dbInMemory) {
+                // Before any spend is read: answers a crash cut are billed by their estimate.
+                QString ignored; // a file that cannot take it says so with the first batch
+                interrupted = m_db->billInterrupted(writerOf(), nowEpochMs, &ignored);
+            }
         },
         Qt::BlockingQueuedConnection);
     m_persistent = ok && !inMemory(m_options.path);
@@ -77,8 +86,16 @@ UsageLedger::UsageLedger(Options options, util::Clock &clock, LogFn log, QObject
                              "requests are served as usual")
                   .arg(m_options.path, readError.isEmpty() ? error : error + QStringLiteral("; ") + readError),
               {{QStringLiteral("path"), m_options.path}, {QStringLiteral("error"), error}});
+    if (interrupted > 0)
+        m_log(QStringLiteral("warning"),
+              QStringLiteral("usage: %1 answers cut by a crash billed by estimate").arg(interrupted),
+              {{QStringLiteral("answers"), interrupted}, {QStringLiteral("outcome"), QStringLiteral("interrupted")}});
     pruneNow();
     schedulePrune();
+}
+
+UsageDatabase::Writer UsageLedger::writerOf() const {
+    return {m_writer, m_host, QCoreApplication::applicationPid()};
 }
 
 UsageLedger::~UsageLedger() {
@@ -111,11 +128,30 @@ UsageLedger::~UsageLedger() {
 }
 
 void UsageLedger::append(const UsageRow &row) {
+    closeAnswer(row.requestId);
     m_pending.append(row);
     if (m_pending.size() >= kBatchRows)
         flush();
     else
         scheduleFlush();
+}
+
+void UsageLedger::openAnswer(const UsageRow &row) {
+    if (!m_persistent || m_stopping)
+        return;
+    m_pendingOpen.insert(row.requestId, row);
+    scheduleFlush();
+}
+
+void UsageLedger::closeAnswer(const QString &requestId) {
+    if (m_pendingOpen.isEmpty() && m_openWritten.isEmpty())
+        return;
+    if (m_pendingOpen.remove(requestId))
+        return; // never written: nothing to delete
+    if (m_openWritten.remove(requestId)) {
+        m_pendingClosed.append(requestId); // deleted in the batch that holds the final row
+        scheduleFlush();
+    }
 }
 
 void UsageLedger::scheduleFlush() {
@@ -134,19 +170,40 @@ void UsageLedger::flush(bool retry) {
     }
     flushReplays();
     // With nothing new, the rows a failed write kept still go when asked (the retry timer, shutdown).
-    if (m_pending.isEmpty() && !retry)
+    if (m_pending.isEmpty() && m_pendingOpen.isEmpty() && m_pendingClosed.isEmpty() && !retry)
         return;
     QList<UsageRow> batch = std::exchange(m_pending, {});
+    // Answers still open at the batch are written as open rows (the destructor's flush too: an
+    // answer without its final row is not taken for ended); later, their final row deletes them.
+    QList<UsageRow> opened = std::exchange(m_pendingOpen, {}).values();
+    for (const UsageRow &row : std::as_const(opened))
+        m_openWritten.insert(row.requestId);
+    QStringList closed = std::exchange(m_pendingClosed, {});
     if (m_options.routeOf)
-        for (UsageRow &row : batch)
-            if (row.route.isEmpty())
-                row.route = m_options.routeOf(row.requestId);
+        for (QList<UsageRow> *rows : {&batch, &opened})
+            for (UsageRow &row : *rows)
+                if (row.route.isEmpty())
+                    row.route = m_options.routeOf(row.requestId);
     QPointer<UsageLedger> self(this);
-    QMetaObject::invokeMethod(m_worker, [this, self, batch = std::move(batch)]() mutable {
+    QMetaObject::invokeMethod(m_worker, [this, self, batch = std::move(batch), opened = std::move(opened),
+                                         closed = std::move(closed)]() mutable {
         // Rows a failed write kept go first: the ledger stays in time order.
         QList<UsageRow> rows = std::exchange(m_retry, {});
         rows += std::move(batch);
-        if (rows.isEmpty())
+        QList<UsageRow> opens = std::exchange(m_retryOpened, {});
+        opens += std::move(opened);
+        QStringList closes = std::exchange(m_retryClosed, {});
+        closes += std::move(closed);
+        // An answer opened and ended while the file could not take its open row: neither is written.
+        for (qsizetype i = closes.size() - 1; i >= 0; --i) {
+            const auto it = std::find_if(opens.begin(), opens.end(),
+                                         [&](const UsageRow &r) { return r.requestId == closes.at(i); });
+            if (it != opens.end()) {
+                opens.erase(it);
+                closes.removeAt(i);
+            }
+        }
+        if (rows.isEmpty() && opens.isEmpty() && closes.isEmpty())
             return; // a retry with nothing left to write
         if (m_dbReadOnly && m_options.writable) {
             // Opened read-only at start: it may take writes now (the folder made writable again).
@@ -163,7 +220,7 @@ void UsageLedger::flush(bool retry) {
             }
         }
         QString error;
-        const bool ok = m_db->insert(rows, &error);
+        const bool ok = m_db->write(rows, opens, closes, writerOf(), &error);
         int dropped = 0;
         if (ok && m_dbInMemory)
             dropped = m_db->keepNewest(m_memoryMaxRows);
@@ -177,6 +234,8 @@ void UsageLedger::flush(bool retry) {
                                 {{QStringLiteral("maxRows"), max}});
             });
         if (!ok) {
+            m_retryOpened = std::move(opens);
+            m_retryClosed = std::move(closes);
             m_retry = std::move(rows);
             if (m_retry.size() > kMaxUnwritten)
                 m_retry.remove(0, m_retry.size() - kMaxUnwritten); // the oldest go first

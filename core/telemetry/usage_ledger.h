@@ -2,7 +2,10 @@
 // The usage ledger: every usage row, kept across restarts in a SQLite
 // file written off the request path. Lives on the engine thread; the file is
 // owned by a worker thread. Rows collect here and go to the worker as one batch
-// per second (or per kBatchRows), so a crash loses at most the last second. A
+// per second (or per kBatchRows), so a crash loses at most the last second. An
+// answer in flight is not lost with it: at commit it gets an "open" row (its
+// estimate so far), written with the same batches and deleted with its final row,
+// and the next start bills the open rows of a process that is gone. A
 // file that cannot be written (read-only, full disk, locked) costs one log
 // line, never a request: rows are then kept in memory (bounded) and retried on
 // a timer that backs off, and once more at shutdown. A file that can be read
@@ -10,9 +13,13 @@
 // that cannot be read at all leaves the ledger in memory and not readable(),
 // and tenants with a budget are refused (their spend is unknown).
 
+#include "core/telemetry/usage_database.h"
 #include "core/telemetry/usage_report.h"
 
+#include <QHash>
 #include <QObject>
+#include <QSet>
+#include <QStringList>
 #include <QThread>
 #include <functional>
 
@@ -21,8 +28,6 @@ class Clock;
 }
 
 namespace sw::telemetry {
-
-class UsageDatabase;
 
 class UsageLedger final : public QObject {
     Q_OBJECT
@@ -53,7 +58,15 @@ public:
     UsageLedger(Options options, util::Clock &clock, LogFn log, QObject *parent = nullptr);
     ~UsageLedger() override; // writes what is pending, then stops the worker
 
+    // A usage row; the request's final row (its id is the request's) ends the answer's open row.
     void append(const UsageRow &row);
+    // An answer committed (a streamed one is final): its cost so far, by estimate, kept as an open
+    // row until its final row comes. Written with the next batch only if that is still open: an
+    // answer shorter than a batch costs no write. A crash leaves it, and the next start bills it
+    // (outcome "interrupted"). Only for a ledger file (nothing survives a ledger in memory).
+    void openAnswer(const UsageRow &row);
+    // The answer ended with no usage row (nothing to bill): its open row goes.
+    void closeAnswer(const QString &requestId);
     // Answers on `context`'s thread after every row appended so far is written.
     void query(const UsageQuery &query, QObject *context, std::function<void(const UsageReport &)> done);
     void setRetentionDays(int days) { m_options.retentionDays = days; }
@@ -93,6 +106,7 @@ public:
     int unwrittenRows() const { return m_unwritten; } // waiting for the file to take them
 
 private:
+    UsageDatabase::Writer writerOf() const; // this process, on its open rows
     void scheduleFlush();
     void flushReplays();
     void flush(bool retry = false);
@@ -107,6 +121,9 @@ private:
     UsageDatabase *m_db = nullptr; // used on m_thread only
     QObject *m_worker = nullptr;   // context for calls on m_thread
     QList<UsageRow> m_pending;
+    QHash<QString, UsageRow> m_pendingOpen; // answers opened since the last batch, by request id
+    QSet<QString> m_openWritten;            // answers whose open row went with a batch
+    QStringList m_pendingClosed;            // of those, the ones that ended since the last batch
     QList<ReplayRow> m_pendingReplays;
     quint64 m_flushTimer = 0;
     quint64 m_pruneTimer = 0;
@@ -125,10 +142,13 @@ private:
     // Worker side: this process's name on the replay rows it writes, the last replay row read,
     // and the file's data version as the replay reads last saw it.
     QString m_writer;
+    QString m_host; // with m_writer and the pid, the open rows' writer: is it gone, at the next start?
     qint64 m_replayCursor = 0;
     qint64 m_replayDataVersion = -1;
     // Worker side: rows a failed write could not store, retried with the next batch.
     QList<UsageRow> m_retry;
+    QList<UsageRow> m_retryOpened;
+    QStringList m_retryClosed;
     double unwrittenSpend(const QString &tenant, qint64 sinceEpochMs, qint64 untilEpochMs) const; // worker side
 };
 

@@ -7,6 +7,7 @@
 
 #include "core/telemetry/budget_tracker.h"
 #include "core/telemetry/telemetry.h"
+#include "core/telemetry/usage_database.h"
 #include "core/telemetry/usage_ledger.h"
 #include "fake_clock.h"
 #include "gateway_fixture.h"
@@ -14,7 +15,9 @@
 #include <QCoreApplication>
 #include <QCryptographicHash>
 #include <QDateTime>
+#include <QDir>
 #include <QFile>
+#include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QRandomGenerator>
@@ -386,6 +389,84 @@ private Q_SLOTS:
         const double ledgerTotal =
             usage.json().value(QStringLiteral("totals")).toObject().value(QStringLiteral("cost")).toDouble();
         QVERIFY2(qAbs(ledgerTotal - (both + 4)) < 1e-9, usage.body.constData());
+    }
+
+    // kill -9 (or OOM, power loss) during a streamed answer lost it from the ledger and from the
+    // budget, though the provider billed it (probe C3 4). The file such a crash leaves is the file
+    // as it is while the answer streams: a copy of it taken then, opened by the next start, bills
+    // the answer as "interrupted" by what was known at commit (message_start's input count), and
+    // the tenant's budget counts it. The gateway that runs on bills its own row only.
+    void anAnswerACrashCutIsBilledAtTheNextStart() {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("usage.sqlite"));
+        const QString crashed = dir.filePath(QStringLiteral("crashed/usage.sqlite"));
+        test::FakeClock clock;
+        clock.setEpochMs(QDateTime::currentMSecsSinceEpoch()); // rows are stamped with the wall clock
+        const QString route = QStringLiteral("/v1/messages");
+        const auto priced = [this](GatewayFixture &gw) {
+            addTenants(gw, 10);
+            auto &model = gw.config.models[QStringLiteral("pa/claude-a")];
+            model.costInput = 1000; // $ a million tokens: 1000 input tokens cost $1
+            model.costOutput = 2000;
+        };
+        {
+            GatewayFixture gw;
+            priced(gw);
+            gw.clock = &clock;
+            gw.usageLedgerPath = path;
+            gw.anthropicA.setRawReply(anthropicAnswer("1000", "500"));
+            demo::Fault paced;
+            paced.chunkDelayMs = 200; // the answer is still running while the test looks
+            gw.anthropicA.setFault(paced);
+            gw.start();
+            QNetworkReply *reply = gw.postAsync(
+                route, GatewayFixture::anthropicBody(QStringLiteral("pa/claude-a"), QStringLiteral("hi"), true),
+                as(m_teamKey));
+            QByteArray got;
+            QVERIFY(QTest::qWaitFor(
+                [&]() {
+                    got += reply->readAll();
+                    return got.contains("text_delta");
+                },
+                10000));
+            // Committed and streaming: the next batch (1 s on the gateway's clock) writes what it costs so far.
+            clock.advance(telemetry::UsageLedger::kFlushMs);
+            gw.engine().usageLedger()->flushAndWait();
+            QVERIFY(QDir().mkpath(QFileInfo(crashed).absolutePath()));
+            for (const QString &suffix : {QString(), QStringLiteral("-wal")})
+                QVERIFY(QFile::copy(path + suffix, crashed + suffix)); // the file kill -9 would leave now
+            const HttpResult r = gw.wait(reply);
+            QCOMPARE(r.status, 200);
+            QVERIFY(!got.contains("message_stop")); // the copy was taken mid-answer
+            QCOMPARE(gw.engine().budgets().first().spent, (1000.0 * 1000 + 500.0 * 2000) / 1e6);
+        }
+        {
+            // The gateway that ran on: its answer's own row, and no open row left behind.
+            telemetry::UsageDatabase db;
+            QString error;
+            QVERIFY2(db.open(path, telemetry::UsageDatabase::Mode::ReadOnly, &error), qPrintable(error));
+            const telemetry::UsageReport report = db.query({});
+            QCOMPARE(report.rows.size(), 1);
+            QCOMPARE(report.rows.first().outcome, QStringLiteral("ok"));
+            QCOMPARE(db.openRowCount(), 0);
+        }
+        // The start after the crash.
+        GatewayFixture gw;
+        priced(gw);
+        gw.clock = &clock;
+        gw.usageLedgerPath = crashed;
+        gw.start();
+        const double estimate = (1000.0 * 1000 + 1 * 2000) / 1e6; // message_start's input, one output token so far
+        QCOMPARE(gw.engine().budgets().first().tenant, QStringLiteral("team-a"));
+        QCOMPARE(gw.engine().budgets().first().spent, estimate);
+        const HttpResult usage = adminGet(gw, QStringLiteral("/admin/usage?tenant=team-a"));
+        const QJsonArray rows = usage.json().value(QStringLiteral("rows")).toArray();
+        QCOMPARE(rows.size(), 1);
+        const QJsonObject row = rows.first().toObject();
+        QCOMPARE(row.value(QStringLiteral("outcome")).toString(), QStringLiteral("interrupted"));
+        QCOMPARE(row.value(QStringLiteral("candidate")).toString(), QStringLiteral("pa/claude-a"));
+        QCOMPARE(row.value(QStringLiteral("input")).toInt(), 1000);
+        QCOMPARE(row.value(QStringLiteral("cost")).toDouble(), estimate);
     }
 
     void metricsShowSpendAndBudget() {

@@ -8,12 +8,14 @@
 #include "fake_clock.h"
 #include "signal_wait.h"
 
+#include <QCoreApplication>
 #include <QDateTime>
 #include <QFile>
 #include <QFileInfo>
 #include <QJsonArray>
 #include <QSqlDatabase>
 #include <QSqlQuery>
+#include <QSysInfo>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -22,6 +24,7 @@
 #include <ctime>
 #include <limits>
 #include <thread>
+#include <unistd.h>
 #include <vector>
 
 using namespace sw;
@@ -68,6 +71,21 @@ UsageReport readFile(const QString &path, UsageGrouping g = UsageGrouping::None)
     UsageQuery q;
     q.groupBy = g;
     return db.query(q);
+}
+
+// A committed answer's open row: what it costs by estimate if the process dies before its end.
+UsageRow openRow(const QString &id, double cost, qint64 at) {
+    UsageRow r = row(id, QStringLiteral("team-a"), QStringLiteral("pa/claude-a"), 4000, 3, cost, at);
+    r.outcome = QStringLiteral("interrupted");
+    return r;
+}
+
+int openRows(const QString &path) {
+    UsageDatabase db;
+    QString error;
+    if (!db.open(path, UsageDatabase::Mode::ReadOnly, &error))
+        return -1;
+    return db.openRowCount();
 }
 
 UsageReport ask(UsageLedger &ledger, const UsageQuery &q) {
@@ -752,6 +770,133 @@ private Q_SLOTS:
         clock.advance(UsageLedger::kPruneEveryMs + 1000);
         QTRY_COMPARE_WITH_TIMEOUT(ask(ledger, {}).rows.size(), 1, 5000);
         QCOMPARE(ask(ledger, {}).rows.first().requestId, QStringLiteral("age0"));
+    }
+
+    // A crash (kill -9, OOM, power) during a streamed answer lost the whole answer from the ledger
+    // and the budget, though the provider billed it: a row is written only when an answer ends. At
+    // commit the answer gets an open row; the next start bills those its writer left.
+    void anAnswerACrashCutIsBilledAtTheNextStart() {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("usage.sqlite"));
+        test::FakeClock clock;
+        clock.setEpochMs(localMs(2026, 1, 10));
+        const qint64 at = clock.epochMs();
+        {
+            UsageLedger ledger({path, 400, 0, {}}, clock, logger());
+            ledger.append(row(QStringLiteral("req_done"), QStringLiteral("team-a"), QStringLiteral("pa/claude-a"), 10,
+                              5, 0.5, at));
+            ledger.openAnswer(openRow(QStringLiteral("req_long"), 0.25, at));
+            clock.advance(UsageLedger::kFlushMs);
+            QTRY_COMPARE_WITH_TIMEOUT(openRows(path), 1, 5000); // with the batch, off the request path
+            ledger.openAnswer(openRow(QStringLiteral("req_late"), 0.125, at + 500)); // not in a batch yet
+        } // the crash: neither answer's final row came (closing writes the late one as open, not as ended)
+        QCOMPARE(readFile(path).rows.size(), 1); // nothing says how they ended: not billed as answers
+        QCOMPARE(openRows(path), 2);
+        QVERIFY(m_log.isEmpty());
+
+        {
+            // The next start: this pid with another writer id (a restart that got the same pid).
+            UsageLedger ledger({path, 400, 0, {}}, clock, logger());
+            QCOMPARE(m_log.size(), 1);
+            QCOMPARE(m_log.first().message, QStringLiteral("usage: 2 answers cut by a crash billed by estimate"));
+            QCOMPARE(ledger.spentSince(QStringLiteral("team-a"), at - 1000), 0.875); // budgets count them
+            const UsageReport r = ask(ledger, {});
+            QCOMPARE(r.rows.size(), 3);
+            QCOMPARE(r.rows.at(1).requestId, QStringLiteral("req_long"));
+            QCOMPARE(r.rows.at(1).outcome, QStringLiteral("interrupted"));
+            QCOMPARE(r.rows.at(1).cost, 0.25);
+            QCOMPARE(r.rows.at(1).input, 4000);
+            QCOMPARE(r.rows.at(1).route, QStringLiteral("coding"));
+            QCOMPARE(r.rows.at(1).atEpochMs, at); // in the period the answer ran in
+            QCOMPARE(r.rows.at(2).requestId, QStringLiteral("req_late"));
+            QCOMPARE(r.rows.at(2).outcome, QStringLiteral("interrupted"));
+        }
+        QCOMPARE(openRows(path), 0);
+        m_log.clear();
+        UsageLedger again({path, 400, 0, {}}, clock, logger());
+        QVERIFY(m_log.isEmpty()); // billed once
+        QCOMPARE(ask(again, {}).rows.size(), 3);
+    }
+
+    // An answer that ends bills its own row and nothing more, whether it ended before its open row
+    // was written (the usual case: no extra write) or after.
+    void anAnswerThatEndsLeavesNoOpenRow() {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("usage.sqlite"));
+        test::FakeClock clock;
+        const qint64 at = clock.epochMs();
+        {
+            UsageLedger ledger({path, 400, 0, {}}, clock, logger());
+            ledger.openAnswer(openRow(QStringLiteral("req_short"), 0.25, at));
+            ledger.append(row(QStringLiteral("req_short"), QStringLiteral("team-a"), QStringLiteral("pa/claude-a"), 9,
+                              9, 0.5, at));
+            ledger.openAnswer(openRow(QStringLiteral("req_long"), 0.25, at));
+            clock.advance(UsageLedger::kFlushMs);
+            QTRY_COMPARE_WITH_TIMEOUT(readFile(path).rows.size(), 1, 5000);
+            QCOMPARE(openRows(path), 1); // the long one's only
+            ledger.append(row(QStringLiteral("req_long"), QStringLiteral("team-a"), QStringLiteral("pa/claude-a"), 9, 9,
+                              0.5, at));
+            clock.advance(UsageLedger::kFlushMs);
+            QTRY_COMPARE_WITH_TIMEOUT(readFile(path).rows.size(), 2, 5000);
+            QCOMPARE(openRows(path), 0); // deleted with its final row, in one transaction
+            // An answer that ended with nothing to bill.
+            ledger.openAnswer(openRow(QStringLiteral("req_empty"), 0.25, at));
+            clock.advance(UsageLedger::kFlushMs);
+            QTRY_COMPARE_WITH_TIMEOUT(openRows(path), 1, 5000);
+            ledger.closeAnswer(QStringLiteral("req_empty"));
+            clock.advance(UsageLedger::kFlushMs);
+            QTRY_COMPARE_WITH_TIMEOUT(openRows(path), 0, 5000);
+        }
+        UsageLedger ledger({path, 400, 0, {}}, clock, logger());
+        QVERIFY2(m_log.isEmpty(), m_log.isEmpty() ? "" : qPrintable(m_log.first().message));
+        const UsageReport r = ask(ledger, {});
+        QCOMPARE(r.rows.size(), 2);
+        for (const UsageRow &u : r.rows)
+            QCOMPARE(u.outcome, QStringLiteral("ok"));
+        QCOMPARE(ledger.spentSince(QStringLiteral("team-a"), 0), 1.0);
+    }
+
+    // Replicas share the file: an open row is billed at start only when its writer is gone. On this
+    // host, a writer is gone when its pid runs no more, or when the pid is this process's and the
+    // writer id another (a restart that got the same pid: a container's pid 1). Another host's
+    // rows are left to it, unless a day old.
+    void onlyAGoneWritersOpenAnswersAreBilled() {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("usage.sqlite"));
+        test::FakeClock clock;
+        const qint64 at = clock.epochMs();
+        const QString host = QSysInfo::machineHostName();
+        const qint64 running = qint64(::getppid()); // this test's parent: alive, and not this process
+        const qint64 noSuchPid = 0x3fffffff;        // past any pid_max
+        QVERIFY(UsageDatabase::processRunning(running));
+        QVERIFY(!UsageDatabase::processRunning(noSuchPid));
+        {
+            UsageDatabase db;
+            QString error;
+            QVERIFY2(db.open(path, UsageDatabase::Mode::ReadWrite, &error), qPrintable(error));
+            const auto open = [&](const QString &id, const UsageDatabase::Writer &w, qint64 when) {
+                QVERIFY2(db.write({}, {openRow(id, 0.25, when)}, {}, w, &error), qPrintable(error));
+            };
+            open(QStringLiteral("live-replica"), {QStringLiteral("w1"), host, running}, at);
+            open(QStringLiteral("dead-process"), {QStringLiteral("w2"), host, noSuchPid}, at);
+            open(QStringLiteral("pid-reused"), {QStringLiteral("w3"), host, QCoreApplication::applicationPid()}, at);
+            open(QStringLiteral("other-host"), {QStringLiteral("w4"), QStringLiteral("elsewhere"), 1}, at - 3600'000);
+            open(QStringLiteral("other-host-old"), {QStringLiteral("w5"), QStringLiteral("elsewhere"), 1},
+                 at - UsageDatabase::kOpenRowMaxAgeMs - 1);
+            QCOMPARE(db.openRowCount(), 5);
+        }
+        UsageLedger ledger({path, 400, 0, {}}, clock, logger());
+        QCOMPARE(m_log.size(), 1);
+        QCOMPARE(m_log.first().message, QStringLiteral("usage: 3 answers cut by a crash billed by estimate"));
+        QStringList billed;
+        for (const UsageRow &u : ask(ledger, {}).rows) {
+            QCOMPARE(u.outcome, QStringLiteral("interrupted"));
+            billed << u.requestId;
+        }
+        billed.sort();
+        QCOMPARE(billed, QStringList({QStringLiteral("dead-process"), QStringLiteral("other-host-old"),
+                                      QStringLiteral("pid-reused")}));
+        QCOMPARE(openRows(path), 2); // the live replica's and the other host's recent one
     }
 };
 
