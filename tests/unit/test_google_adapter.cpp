@@ -585,7 +585,7 @@ void TestGoogleAdapter::resultsComeBeforeWordsTypedWhileTheToolRan() {
 // the engine thread, every tenant's requests and /healthz, for 42 s while it was converted: each
 // merge copied the whole merged turn, and the alternation check rescanned it. Each run is one turn
 // holding every part in order; with the merge linear this test builds the body in well under a
-// second (the quadratic merge took about a minute here, short of the test's timeout).
+// second (the quadratic merge alone took about ten seconds here).
 void TestGoogleAdapter::longRunsOfOneRoleAreOneTurnEach() {
     constexpr int kWords = 40000; // user words after a function response
     constexpr int kAnswers = 20000;
