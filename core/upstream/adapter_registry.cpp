@@ -137,18 +137,32 @@ QList<model::Message> resultsAfterTheirCalls(const QList<model::Message> &messag
     return out;
 }
 
-void appendOrMergeTurn(QJsonArray &turns, const QString &role, QLatin1String partsKey, const QJsonArray &parts) {
-    const QLatin1String roleKey("role");
-    if (turns.isEmpty() || turns.last().toObject().value(roleKey).toString() != role) {
-        turns.append(QJsonObject{{roleKey, role}, {partsKey, parts}});
+void MergedTurns::append(const QString &role, const QJsonArray &parts) {
+    if (m_inRun && role == m_role) {
+        // m_parts is this object's own (shared with the first turn's array at most, copied once on
+        // the first merge), so each append is amortised constant time.
+        for (const QJsonValue &p : parts)
+            m_parts.append(p);
         return;
     }
-    QJsonObject last = turns.last().toObject();
-    QJsonArray merged = last.value(partsKey).toArray();
-    for (const QJsonValue &p : parts)
-        merged.append(p);
-    last.insert(partsKey, merged);
-    turns.replace(turns.size() - 1, last);
+    writeRun();
+    m_role = role;
+    m_parts = parts;
+    m_inRun = true;
+}
+
+void MergedTurns::writeRun() {
+    if (!m_inRun)
+        return;
+    m_turns.append(QJsonObject{{QLatin1String("role"), m_role}, {m_partsKey, m_parts}});
+    m_parts = QJsonArray();
+    m_inRun = false;
+}
+
+QJsonArray MergedTurns::take() {
+    writeRun();
+    m_role.clear();
+    return std::exchange(m_turns, QJsonArray());
 }
 
 QString modelPathSegment(const QString &modelId) {

@@ -217,13 +217,11 @@ QString AnthropicAdapter::toolCallId(const QString &id) {
 QJsonObject AnthropicAdapter::buildBody(const model::ChatRequest &request, const QString &modelId) {
     const Context &ctx = request.context;
     const Options &opt = request.options;
-    QJsonArray messages;
     // Turns of one role side by side are one turn, as Messages would merge them itself; merged here,
     // the thinking rules below see the turn Anthropic will see. (An empty assistant turn, left out,
     // puts tool results and the user's next words side by side: one turn that continues a tool loop.)
-    const auto appendTurn = [&messages](QLatin1String role, const QJsonArray &content) {
-        appendOrMergeTurn(messages, role, L("content"), content);
-    };
+    MergedTurns turns(L("content"));
+    const auto appendTurn = [&turns](QLatin1String role, const QJsonArray &content) { turns.append(role, content); };
     // Consecutive tool results travel together in one user turn, as Messages requires.
     QJsonArray pendingResults;
     auto flushResults = [&] {
@@ -264,6 +262,7 @@ QJsonObject AnthropicAdapter::buildBody(const model::ChatRequest &request, const
             appendTurn(L("assistant"), content);
     }
     flushResults();
+    const QJsonArray messages = turns.take();
 
     int thinkingBudget = opt.thinkingBudget.value_or(model::thinkingBudgetForEffort(opt.reasoning));
     int maxTokens = opt.maxTokens.value_or(kDefaultMaxTokens);

@@ -151,19 +151,22 @@ bool hasFunctionResponse(const QJsonObject &turn) {
 // part of the tool output (an empty answer, or the text continued), so a model turn saying the
 // answer was interrupted goes between them, as Google's gemini-cli does.
 QJsonArray alternating(const QJsonArray &contents) {
-    QJsonArray out;
+    MergedTurns out(L("parts"));
+    bool lastHasFunctionResponse = false; // the last turn of `out`, merged, has one
     for (const QJsonValue &v : contents) {
         const QJsonObject turn = v.toObject();
         const QString role = turn.value(L("role")).toString();
-        if (!out.isEmpty() && role == L("user") && out.last().toObject().value(L("role")).toString() == role &&
-            hasFunctionResponse(out.last().toObject()) && !hasFunctionResponse(turn))
-            out.append(QJsonObject{
-                {L("role"), L("model")},
-                {L("parts"), QJsonArray{QJsonObject{
-                                 {L("text"), L("[The previous response was interrupted before it completed.]")}}}}});
-        appendOrMergeTurn(out, role, L("parts"), turn.value(L("parts")).toArray());
+        const bool hasResponse = hasFunctionResponse(turn); // this turn's own parts, once
+        if (role == L("user") && out.lastRole() == role && lastHasFunctionResponse && !hasResponse) {
+            out.append(L("model"),
+                       QJsonArray{QJsonObject{
+                           {L("text"), L("[The previous response was interrupted before it completed.]")}}});
+            lastHasFunctionResponse = false;
+        }
+        lastHasFunctionResponse = (out.lastRole() == role && lastHasFunctionResponse) || hasResponse;
+        out.append(role, turn.value(L("parts")).toArray());
     }
-    return out;
+    return out.take();
 }
 } // namespace
 
@@ -351,13 +354,12 @@ HttpRequest GoogleAdapter::buildRequest(const model::ChatRequest &request, const
     if (!target.replayReasoning) {
         // This upstream refused a thought signature (another Google provider's): the model's turns
         // go without thought parts, and a call with the value Google documents to skip the check.
-        QJsonArray contents;
+        MergedTurns contents(L("parts"));
         for (const QJsonValue &t : body.value(L("contents")).toArray()) {
             QJsonObject turn = t.toObject();
             if (turn.value(L("role")).toString() != L("model")) {
                 // merged with the user turn before it when a turn of thoughts alone went between
-                appendOrMergeTurn(contents, turn.value(L("role")).toString(), L("parts"),
-                                  turn.value(L("parts")).toArray());
+                contents.append(turn.value(L("role")).toString(), turn.value(L("parts")).toArray());
                 continue;
             }
             QJsonArray parts;
@@ -374,11 +376,10 @@ HttpRequest GoogleAdapter::buildRequest(const model::ChatRequest &request, const
                 parts.append(part);
             }
             if (parts.isEmpty())
-                continue; // a turn of thoughts alone
-            turn.insert(L("parts"), parts);
-            contents.append(turn);
+                continue;                       // a turn of thoughts alone
+            contents.append(L("model"), parts); // never after a model turn: alternating() merged those
         }
-        body.insert(L("contents"), contents);
+        body.insert(L("contents"), contents.take());
     }
     http.body = wire::compactJson(body);
     addHeader(http, "content-type", "application/json");

@@ -9,6 +9,9 @@
 #include "core/wire/error_body.h"
 #include "core/wire/tool_call_id.h"
 
+#include <QJsonArray>
+#include <QString>
+
 #include <memory>
 #include <optional>
 
@@ -224,10 +227,30 @@ QList<model::ContentBlock> takeToolResultAttachments(QList<model::ContentBlock> 
 // such call stays where it is. Nothing is dropped.
 QList<model::Message> resultsAfterTheirCalls(const QList<model::Message> &messages);
 
-// Appends a turn ({"role": role, partsKey: parts}) to `turns`, or, when the last turn has the same
-// role, appends `parts` to that turn's own: Messages and Gemini take turns of one role side by
-// side as one (Gemini refuses them unmerged).
-void appendOrMergeTurn(QJsonArray &turns, const QString &role, QLatin1String partsKey, const QJsonArray &parts);
+// Turns ({"role": role, partsKey: parts}) appended one by one, where a turn of the same role as the
+// last one is merged into it (its parts after that turn's own): Messages and Gemini take turns of
+// one role side by side as one (Gemini refuses them unmerged). The parts of a run of one role are
+// gathered in one array of their own and the turn is written when the role changes or at take(),
+// so a history of 40 000 user messages in a row costs time linear in its parts. (Merging into the
+// last turn of a QJsonArray copied the turn's whole parts array on each merge: seconds to minutes
+// of the engine thread, every tenant waiting.)
+class MergedTurns {
+public:
+    explicit MergedTurns(QLatin1String partsKey) : m_partsKey(partsKey) {}
+    void append(const QString &role, const QJsonArray &parts);
+    // The role of the last turn appended, empty while there is none.
+    const QString &lastRole() const { return m_role; }
+    // The turns so far; the list is empty afterwards.
+    QJsonArray take();
+
+private:
+    void writeRun();
+    QLatin1String m_partsKey;
+    QJsonArray m_turns;
+    QString m_role;     // of the run being gathered
+    QJsonArray m_parts; // the run's parts, not yet in m_turns
+    bool m_inRun = false;
+};
 
 // Registry; nullptr for an unknown api name.
 const UpstreamAdapter *adapterFor(const QString &api);

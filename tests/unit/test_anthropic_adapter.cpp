@@ -75,6 +75,7 @@ private slots:
     void aStrictToolSchemaIsShapedOrGoesPlain();
     void strictToolsPastMessagesLimitsGoWithoutStrict();
     void aToolLoopSummedUpWithoutToolsDeclaresTheCalledTools();
+    void longRunsOfOneRoleAreOneTurnEach();
 };
 
 namespace {
@@ -1107,6 +1108,47 @@ void TestAnthropicAdapter::aModelsOutputCapLowersTheRequestsMax() {
                  .value(QStringLiteral("max_tokens"))
                  .toInt(),
              1000);
+}
+
+// Probe D2 H2: a history of many turns of one role in a row (40 000 user messages, 4.3 MB) froze
+// the engine thread, every tenant's requests and /healthz, for 7.7 s while it was converted: each
+// merge copied the whole merged turn. Each run is one turn holding every part in order; with the
+// merge linear this test builds the body in well under a second (the quadratic merge took about
+// ten seconds here).
+void TestAnthropicAdapter::longRunsOfOneRoleAreOneTurnEach() {
+    constexpr int kWords = 40000;
+    constexpr int kAnswers = 20000;
+    const auto word = [](const char *prefix, int i) { return QString::asprintf("%s%06d", prefix, i); };
+    ChatRequest req;
+    for (int i = 0; i < kWords; ++i) {
+        Message m;
+        m.content << ContentBlock::makeText(word("u", i));
+        req.context.messages << m;
+    }
+    for (int i = 0; i < kAnswers; ++i) {
+        Message m;
+        m.role = Role::Assistant;
+        m.content << ContentBlock::makeText(word("a", i));
+        req.context.messages << m;
+    }
+    Message last;
+    last.content << ContentBlock::makeText(QStringLiteral("go on"));
+    req.context.messages << last;
+    const QJsonArray messages =
+        AnthropicAdapter::buildBody(req, QStringLiteral("claude-opus-4-1")).value("messages").toArray();
+    QCOMPARE(messages.size(), 3);
+    const auto checkRun = [&](int turn, const char *role, const char *prefix, int count) {
+        const QJsonObject t = messages[turn].toObject();
+        QCOMPARE(t.value("role").toString(), QLatin1String(role));
+        const QJsonArray content = t.value("content").toArray();
+        QCOMPARE(content.size(), count);
+        for (int i = 0; i < count; ++i)
+            if (content[i].toObject().value("text").toString() != word(prefix, i))
+                QFAIL(qPrintable(QStringLiteral("block %1 of turn %2 is out of place").arg(i).arg(turn)));
+    };
+    checkRun(0, "user", "u", kWords);
+    checkRun(1, "assistant", "a", kAnswers);
+    QCOMPARE(messages[2].toObject().value("content").toArray().size(), 1);
 }
 
 QTEST_GUILESS_MAIN(TestAnthropicAdapter)

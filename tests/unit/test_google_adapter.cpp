@@ -63,6 +63,7 @@ private slots:
     void geminisOwnCallIdsGoBackAndNoOther();
     void aFunctionCallNamedWithControlCharactersFails();
     void resultsComeBeforeWordsTypedWhileTheToolRan();
+    void longRunsOfOneRoleAreOneTurnEach();
 };
 
 void TestGoogleAdapter::aFunctionCallNamedWithControlCharactersFails() {
@@ -578,6 +579,64 @@ void TestGoogleAdapter::resultsComeBeforeWordsTypedWhileTheToolRan() {
     QCOMPARE(contents[2].toObject().value("parts").toArray().size(), 2); // the words are not in it
     QCOMPARE(contents[4].toObject().value("parts").toArray()[0].toObject().value("text").toString(),
              QStringLiteral("hurry"));
+}
+
+// Probe D2 H2: a history of many turns of one role in a row (40 000 user messages, 4.3 MB) froze
+// the engine thread, every tenant's requests and /healthz, for 42 s while it was converted: each
+// merge copied the whole merged turn, and the alternation check rescanned it. Each run is one turn
+// holding every part in order; with the merge linear this test builds the body in well under a
+// second (the quadratic merge alone took about ten seconds here).
+void TestGoogleAdapter::longRunsOfOneRoleAreOneTurnEach() {
+    constexpr int kWords = 40000; // user words after a function response
+    constexpr int kAnswers = 20000;
+    const auto word = [](const char *prefix, int i) { return QString::asprintf("%s%06d", prefix, i); };
+    ChatRequest req;
+    Message question;
+    question.content << ContentBlock::makeText(QStringLiteral("weather?"));
+    req.context.messages << question;
+    Message call;
+    call.role = Role::Assistant;
+    ContentBlock c;
+    c.type = BlockType::ToolCall;
+    c.toolCallId = QStringLiteral("c1");
+    c.toolName = QStringLiteral("get_weather");
+    call.content << c;
+    req.context.messages << call;
+    Message result;
+    result.role = Role::ToolResult;
+    result.toolCallId = QStringLiteral("c1");
+    result.toolName = QStringLiteral("get_weather");
+    result.content << ContentBlock::makeText(QStringLiteral("rain"));
+    req.context.messages << result;
+    for (int i = 0; i < kWords; ++i) {
+        Message m;
+        m.content << ContentBlock::makeText(word("u", i));
+        req.context.messages << m;
+    }
+    for (int i = 0; i < kAnswers; ++i) {
+        Message m;
+        m.role = Role::Assistant;
+        m.content << ContentBlock::makeText(word("a", i));
+        req.context.messages << m;
+    }
+    const QJsonArray contents = GoogleAdapter::buildBody(req).value("contents").toArray();
+    QStringList roles;
+    for (const QJsonValue &t : contents)
+        roles << t.toObject().value("role").toString();
+    // the words after the function response keep a turn of their own, after the interrupted answer
+    QCOMPARE(roles, QStringList({"user", "model", "user", "model", "user", "model"}));
+    QCOMPARE(contents[2].toObject().value("parts").toArray().size(), 1);
+    QVERIFY(contents[3].toObject().value("parts").toArray()[0].toObject().value("text").toString().contains(
+        QStringLiteral("interrupted")));
+    const auto checkRun = [&](int turn, const char *prefix, int count) {
+        const QJsonArray parts = contents[turn].toObject().value("parts").toArray();
+        QCOMPARE(parts.size(), count);
+        for (int i = 0; i < count; ++i)
+            if (parts[i].toObject().value("text").toString() != word(prefix, i))
+                QFAIL(qPrintable(QStringLiteral("part %1 of turn %2 is out of place").arg(i).arg(turn)));
+    };
+    checkRun(4, "u", kWords);
+    checkRun(5, "a", kAnswers);
 }
 
 // A request to a model configured `"reasoning": false` (gemini-2.0-flash) goes without
