@@ -266,13 +266,15 @@ bool FailureClassifier::namesTheModel(int status, const QString &text, const QSt
 }
 
 bool FailureClassifier::reportsALoop(const FailureInput &in) {
+    const QString text = in.classificationMessage.isEmpty() ? in.message : in.classificationMessage;
+    // 508 Loop Detected says so, or says nothing; a shared host's "508 Resource Limit Is Reached" is a
+    // server's trouble like a 503 (probe D2 L1: it stopped the route and blamed the baseUrl).
     if (in.status == 508)
-        return true;
+        return text.trimmed().isEmpty() || matches(text, "\\bloop");
     if (in.status && *in.status < 500)
         return false;
     // A Switchman that had sent its stream's headers before its upstream answered 508 reports the
     // loop in band, where only its words are left (server::HopMarker's, AttemptLoop's).
-    const QString text = in.classificationMessage.isEmpty() ? in.message : in.classificationMessage;
     return matches(text, "\\b508 loop detected\\b|\\bloop detected: this request has already passed through");
 }
 

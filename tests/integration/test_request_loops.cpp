@@ -202,6 +202,7 @@ private Q_SLOTS:
         Fault loop;
         loop.kind = Fault::Status;
         loop.status = 508;
+        loop.body = R"({"type":"error","error":{"type":"api_error","message":"Loop Detected"}})";
         gw.anthropicA.setFault(loop);
 
         // Route "chain" = [pa/claude-a, pb/gpt-b]: a failover would go round the loop from another
@@ -225,6 +226,16 @@ private Q_SLOTS:
         QCOMPARE(int(gw.anthropicA.requests().size()), 2);
         // No mark: the provider is not down, the configuration is wrong.
         QVERIFY(gw.get(QStringLiteral("/admin/marks")).json().value(QStringLiteral("marks")).toArray().isEmpty());
+
+        // A 508 about something else (a shared host's "Resource Limit Is Reached") is a server's trouble:
+        // the route goes on to its next candidate (probe D2 L1: it stopped and blamed the baseUrl).
+        loop.body = R"({"type":"error","error":{"type":"api_error","message":"508 Resource Limit Is Reached"}})";
+        gw.anthropicA.setFault(loop);
+        const HttpResult limit =
+            gw.post(QStringLiteral("/v1/messages"),
+                    GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("hi"), false));
+        QCOMPARE(limit.status, 200);
+        QCOMPARE(limit.header("x-switchman-candidate"), QByteArray("pb/gpt-b"));
     }
 };
 

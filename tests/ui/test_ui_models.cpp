@@ -177,6 +177,15 @@ private Q_SLOTS:
         QCOMPARE(model.rowCount(), 1);
         QCOMPARE(model.index(0, MarksModel::Expires).data().toString(), QStringLiteral("1:20"));
         QCOMPARE(model.index(0, MarksModel::Strikes).data().toInt(), 2);
+
+        // An upstream's error text is shown as its characters: Qt draws a tooltip that looks like HTML as
+        // HTML, and an upstream could put a fake "healthy" heading or an image there (probe D2).
+        snapshot::MarkRow page = mark(QStringLiteral("alice"), QStringLiteral("zai"), QString(), 10'000);
+        page.info.lastError = QStringLiteral("<h1>All providers healthy</h1><img src=\"x\">");
+        model.applySnapshot({page}, now);
+        const QString tip = model.index(0, MarksModel::LastError).data(Qt::ToolTipRole).toString();
+        QVERIFY2(tip.contains(QStringLiteral("&lt;h1&gt;All providers healthy&lt;/h1&gt;")), qPrintable(tip));
+        QVERIFY2(!tip.contains(QStringLiteral("<h1>")) && !tip.contains(QStringLiteral("<img")), qPrintable(tip));
     }
 
     void clearedMarksStayGoneUntilTheEngineConfirms() {

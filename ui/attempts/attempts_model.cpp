@@ -1,4 +1,5 @@
 #include "ui/attempts/attempts_model.h"
+#include "ui/shared/plain_tip.h"
 
 #include "ui/shared/state_palette.h"
 #include "ui/shared/time_text.h"
@@ -91,7 +92,7 @@ QVariant AttemptsModel::data(const QModelIndex &index, int role) const {
         if (index.column() == Time)
             return TimeText::absolute(a.startedAtEpochMs);
         if (!a.message.isEmpty())
-            return a.message;
+            return plainTip(a.message);
         return {};
     case Qt::DisplayRole:
         switch (index.column()) {

@@ -1,4 +1,5 @@
 #include "ui/dashboard/dashboard_view.h"
+#include "ui/shared/plain_tip.h"
 
 #include "ui/attempts/attempts_model.h"
 #include "ui/attempts/request_story.h"
@@ -168,7 +169,7 @@ void DashboardView::refreshKeys() {
                              : rejected
                                  ? tr("until the key changes")
                                  : tr("back in %1").arg(TimeText::countdown(m_credentials->remainingMs(rows[i]))));
-        card->setToolTip(c.lastError);
+        card->setToolTip(plainTip(c.lastError));
     }
     m_noMarks->setVisible(m_marks->rowCount() == 0 && m_keyCards.isEmpty());
 }

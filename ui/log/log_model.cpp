@@ -1,4 +1,5 @@
 #include "ui/log/log_model.h"
+#include "ui/shared/plain_tip.h"
 
 #include "ui/shared/state_palette.h"
 
@@ -54,7 +55,7 @@ QVariant LogModel::data(const QModelIndex &index, int role) const {
         if (index.column() == Time)
             return l.tsIso;
         if (index.column() == Details)
-            return l.details;
+            return plainTip(l.details);
         return {};
     case Qt::DecorationRole:
         if (index.column() == Level && levelRank(l.level) > 0)

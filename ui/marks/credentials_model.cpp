@@ -1,4 +1,5 @@
 #include "ui/marks/credentials_model.h"
+#include "ui/shared/plain_tip.h"
 
 #include "ui/shared/state_palette.h"
 #include "ui/shared/time_text.h"
@@ -124,7 +125,7 @@ QVariant CredentialsModel::data(const QModelIndex &index, int role) const {
                              .arg(c.lastError)
                        : tr("In use");
         case LastError:
-            return out ? c.lastError : QString();
+            return out ? plainTip(c.lastError) : QString();
         default:
             return {};
         }

@@ -1,4 +1,5 @@
 #include "ui/marks/marks_model.h"
+#include "ui/shared/plain_tip.h"
 
 #include "ui/shared/state_palette.h"
 #include "ui/shared/time_text.h"
@@ -83,7 +84,7 @@ QVariant MarksModel::data(const QModelIndex &index, int role) const {
         case Scope:
             return m.baseUrl;
         case LastError:
-            return m.lastError;
+            return plainTip(m.lastError);
         default:
             return {};
         }
