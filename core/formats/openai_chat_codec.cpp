@@ -172,13 +172,8 @@ bool decodeMessage(const Value *m, qsizetype index, const BodyPath &where, Unnam
             if (msg.toolName.isEmpty())
                 msg.toolName = name;
         }
-        if (msg.toolName.isEmpty() && !msg.toolCallId.isEmpty()) {
-            // The tool's name is only on the assistant turn that called it.
-            for (auto it = ctx.messages.crbegin(); it != ctx.messages.crend() && msg.toolName.isEmpty(); ++it)
-                for (const ContentBlock &b : it->content)
-                    if (b.type == BlockType::ToolCall && b.toolCallId == msg.toolCallId)
-                        msg.toolName = b.toolName;
-        }
+        if (msg.toolName.isEmpty() && !msg.toolCallId.isEmpty())
+            msg.toolName = unnamed->nameOf(msg.toolCallId); // only the assistant turn that called it names it
         const Value *content = rj::member(m, "content");
         if (rj::asArray(content)) {
             if (!decodeUserContent(content, &msg.content, where, error))
