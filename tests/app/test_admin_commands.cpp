@@ -22,6 +22,16 @@
 using namespace sw;
 using namespace sw::test;
 
+// Route "c-then-b" = [pc/claude-c, pb/gpt-b] on a running gateway: pc's mark sends it to pb.
+void addRouteCThenB(GatewayFixture &gw) {
+    config::RouteConfig route;
+    route.name = QStringLiteral("c-then-b");
+    route.candidates = {QStringLiteral("pc/claude-c"), QStringLiteral("pb/gpt-b")};
+    config::Config cfg = *gw.engine().config();
+    cfg.routes.insert(route.name, route);
+    gw.engine().applyConfig(cfg);
+}
+
 class TestAdminCommands : public QObject {
     Q_OBJECT
 private Q_SLOTS:
@@ -37,12 +47,7 @@ private Q_SLOTS:
         gw.anthropicC.pushFault(statusFault(503)); // a mark for pc
         gw.start();
         QVERIFY(waitUntil([&gw]() { return gw.engine().pools().isCached(QStringLiteral("pa-main")); }));
-        config::RouteConfig route;
-        route.name = QStringLiteral("c-then-b");
-        route.candidates = {QStringLiteral("pc/claude-c"), QStringLiteral("pb/gpt-b")};
-        config::Config cfg = *gw.engine().config();
-        cfg.routes.insert(route.name, route);
-        gw.engine().applyConfig(cfg);
+        addRouteCThenB(gw);
         QCOMPARE(gw.post(QStringLiteral("/v1/messages"),
                          GatewayFixture::anthropicBody(QStringLiteral("c-then-b"), QStringLiteral("hi"), false))
                      .header("x-switchman-candidate"),
@@ -138,12 +143,7 @@ private Q_SLOTS:
         unauthorized.body = errorBody("authentication_error");
         gw.anthropicA.pushFault(unauthorized); // pa's key rejected
         gw.start();
-        config::RouteConfig route;
-        route.name = QStringLiteral("c-then-b");
-        route.candidates = {QStringLiteral("pc/claude-c"), QStringLiteral("pb/gpt-b")};
-        config::Config cfg = *gw.engine().config();
-        cfg.routes.insert(route.name, route);
-        gw.engine().applyConfig(cfg);
+        addRouteCThenB(gw);
         for (const QString &model : {QStringLiteral("c-then-b"), QStringLiteral("chain")})
             QCOMPARE(gw.post(QStringLiteral("/v1/messages"),
                              GatewayFixture::anthropicBody(model, QStringLiteral("hi"), false))

@@ -3,6 +3,8 @@
 #include <QFile>
 #include <QJsonDocument>
 
+#include <QJsonObject>
+
 namespace sw::test {
 
 QByteArray readFileBytes(const QString &path) {
@@ -10,6 +12,36 @@ QByteArray readFileBytes(const QString &path) {
     if (!f.open(QIODevice::ReadOnly))
         return {};
     return f.readAll();
+}
+
+QString runWord(const char *prefix, int i) {
+    return QString::asprintf("%s%06d", prefix, i);
+}
+
+void appendRoleRuns(model::ChatRequest &request, int users, int answers) {
+    for (int i = 0; i < users + answers; ++i) {
+        model::Message m;
+        m.role = i < users ? model::Role::User : model::Role::Assistant;
+        m.content << model::ContentBlock::makeText(i < users ? runWord("u", i) : runWord("a", i - users));
+        request.context.messages << m;
+    }
+}
+
+QString runOutOfPlace(const QJsonArray &parts, const char *prefix) {
+    for (qsizetype i = 0; i < parts.size(); ++i)
+        if (parts[i].toObject().value(QStringLiteral("text")).toString() != runWord(prefix, int(i)))
+            return QStringLiteral("part %1").arg(i);
+    return {};
+}
+
+QByteArray anthropicStrictSchemas(bool noteRequired) {
+    const QByteArray required = noteRequired ? R"(["city","note"])" : R"(["city"])";
+    const QByteArray schema = R"({"type":"object","properties":{"city":{"type":"string"},"note":{"type":"string"}},)"
+                              R"("required":)" +
+                              required + R"(,"additionalProperties":false})";
+    return R"({"model":"m","max_tokens":100,"messages":[{"role":"user","content":"Paris weather as JSON"}],)"
+           R"("output_config":{"format":{"type":"json_schema","schema":)" +
+           schema + R"(}},"tools":[{"name":"get_weather","input_schema":)" + schema + R"(,"strict":true}]})";
 }
 
 QList<upstream::SseEvent> splitSse(const QByteArray &text) {

@@ -6,6 +6,7 @@
 #include "core/upstream/upstream_adapter.h"
 
 #include <QByteArray>
+#include <QJsonArray>
 #include <QString>
 
 namespace sw::test {
@@ -22,6 +23,17 @@ inline QByteArray readTestData(const QString &name) {
     return readFileBytes(QStringLiteral(SWITCHMAN_TEST_DATA "/") + name);
 }
 #endif
+
+// A numbered word of a long run ("u000042"), by which a merged turn shows which part sits where.
+QString runWord(const char *prefix, int i);
+// `users` user turns, then `answers` assistant turns, each one numbered word (runWord "u" and "a").
+void appendRoleRuns(model::ChatRequest &request, int users, int answers);
+// Where the texts of `parts` ({"text": …} each) stop being runWord(prefix, 0, 1, …): empty when none does.
+QString runOutOfPlace(const QJsonArray &parts, const char *prefix);
+
+// An Anthropic client's structured output and strict tool, as its zodOutputFormat writes one: `note`
+// is optional (not in required) unless `noteRequired`, which Messages takes and OpenAI's strict mode refuses.
+QByteArray anthropicStrictSchemas(bool noteRequired);
 
 // Splits an LF-framed SSE transcript into events (test data only; the product uses SseReader).
 QList<upstream::SseEvent> splitSse(const QByteArray &text);

@@ -1118,19 +1118,8 @@ void TestAnthropicAdapter::aModelsOutputCapLowersTheRequestsMax() {
 void TestAnthropicAdapter::longRunsOfOneRoleAreOneTurnEach() {
     constexpr int kWords = 40000;
     constexpr int kAnswers = 20000;
-    const auto word = [](const char *prefix, int i) { return QString::asprintf("%s%06d", prefix, i); };
     ChatRequest req;
-    for (int i = 0; i < kWords; ++i) {
-        Message m;
-        m.content << ContentBlock::makeText(word("u", i));
-        req.context.messages << m;
-    }
-    for (int i = 0; i < kAnswers; ++i) {
-        Message m;
-        m.role = Role::Assistant;
-        m.content << ContentBlock::makeText(word("a", i));
-        req.context.messages << m;
-    }
+    sw::test::appendRoleRuns(req, kWords, kAnswers);
     Message last;
     last.content << ContentBlock::makeText(QStringLiteral("go on"));
     req.context.messages << last;
@@ -1142,9 +1131,9 @@ void TestAnthropicAdapter::longRunsOfOneRoleAreOneTurnEach() {
         QCOMPARE(t.value("role").toString(), QLatin1String(role));
         const QJsonArray content = t.value("content").toArray();
         QCOMPARE(content.size(), count);
-        for (int i = 0; i < count; ++i)
-            if (content[i].toObject().value("text").toString() != word(prefix, i))
-                QFAIL(qPrintable(QStringLiteral("block %1 of turn %2 is out of place").arg(i).arg(turn)));
+        const QString outOfPlace = sw::test::runOutOfPlace(content, prefix);
+        QVERIFY2(outOfPlace.isEmpty(),
+                 qPrintable(QStringLiteral("%1 of turn %2 is out of place").arg(outOfPlace).arg(turn)));
     };
     checkRun(0, "user", "u", kWords);
     checkRun(1, "assistant", "a", kAnswers);

@@ -589,7 +589,6 @@ void TestGoogleAdapter::resultsComeBeforeWordsTypedWhileTheToolRan() {
 void TestGoogleAdapter::longRunsOfOneRoleAreOneTurnEach() {
     constexpr int kWords = 40000; // user words after a function response
     constexpr int kAnswers = 20000;
-    const auto word = [](const char *prefix, int i) { return QString::asprintf("%s%06d", prefix, i); };
     ChatRequest req;
     Message question;
     question.content << ContentBlock::makeText(QStringLiteral("weather?"));
@@ -608,17 +607,7 @@ void TestGoogleAdapter::longRunsOfOneRoleAreOneTurnEach() {
     result.toolName = QStringLiteral("get_weather");
     result.content << ContentBlock::makeText(QStringLiteral("rain"));
     req.context.messages << result;
-    for (int i = 0; i < kWords; ++i) {
-        Message m;
-        m.content << ContentBlock::makeText(word("u", i));
-        req.context.messages << m;
-    }
-    for (int i = 0; i < kAnswers; ++i) {
-        Message m;
-        m.role = Role::Assistant;
-        m.content << ContentBlock::makeText(word("a", i));
-        req.context.messages << m;
-    }
+    sw::test::appendRoleRuns(req, kWords, kAnswers);
     const QJsonArray contents = GoogleAdapter::buildBody(req).value("contents").toArray();
     QStringList roles;
     for (const QJsonValue &t : contents)
@@ -631,9 +620,9 @@ void TestGoogleAdapter::longRunsOfOneRoleAreOneTurnEach() {
     const auto checkRun = [&](int turn, const char *prefix, int count) {
         const QJsonArray parts = contents[turn].toObject().value("parts").toArray();
         QCOMPARE(parts.size(), count);
-        for (int i = 0; i < count; ++i)
-            if (parts[i].toObject().value("text").toString() != word(prefix, i))
-                QFAIL(qPrintable(QStringLiteral("part %1 of turn %2 is out of place").arg(i).arg(turn)));
+        const QString outOfPlace = sw::test::runOutOfPlace(parts, prefix);
+        QVERIFY2(outOfPlace.isEmpty(),
+                 qPrintable(QStringLiteral("%1 of turn %2 is out of place").arg(outOfPlace).arg(turn)));
     };
     checkRun(4, "u", kWords);
     checkRun(5, "a", kAnswers);

@@ -1024,25 +1024,11 @@ void TestOpenAIResponsesAdapter::aModelsOutputCapLowersTheRequestsMax() {
              32000);
 }
 
-namespace {
-// An Anthropic client's structured output or strict tool, as its zodOutputFormat writes one: `note`
-// is optional (not in required), which Messages takes and OpenAI's strict mode refuses.
-QByteArray anthropicStrictSchemas(bool noteRequired) {
-    const QByteArray schema =
-        noteRequired
-            ? R"({"type":"object","properties":{"city":{"type":"string"},"note":{"type":"string"}},"required":["city","note"],"additionalProperties":false})"
-            : R"({"type":"object","properties":{"city":{"type":"string"},"note":{"type":"string"}},"required":["city"],"additionalProperties":false})";
-    return R"({"model":"m","max_tokens":100,"messages":[{"role":"user","content":"Paris weather as JSON"}],
-        "output_config":{"format":{"type":"json_schema","schema":)" +
-           schema + R"(}},"tools":[{"name":"get_weather","input_schema":)" + schema + R"(,"strict":true}]})";
-}
-} // namespace
-
 // As on Chat: Responses' strict mode refuses an optional property (and a function tool is strict
 // unless it says otherwise), so such a schema goes with strict: false, as it is.
 void TestOpenAIResponsesAdapter::anotherApisStrictSchemaIsStrictOnlyWhereStrictModeTakesIt() {
     for (const bool noteRequired : {false, true}) {
-        const auto req = AnthropicMessagesCodec().decode(anthropicStrictSchemas(noteRequired), nullptr);
+        const auto req = AnthropicMessagesCodec().decode(sw::test::anthropicStrictSchemas(noteRequired), nullptr);
         QVERIFY(req);
         const QJsonObject sent = json(
             OpenAIResponsesAdapter().buildRequest(spokenIn(*req, wire::Api::AnthropicMessages), target(), {}).body);
