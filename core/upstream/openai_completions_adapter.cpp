@@ -136,6 +136,10 @@ bool OpenAICompletionsAdapter::takesReasoningBack(const Target &target) {
     return target.reasoningBack || QUrl(target.baseUrl).host() == L("api.deepseek.com");
 }
 
+bool OpenAICompletionsAdapter::takesReasoningDetailsBack(const Target &target) {
+    return QUrl(target.baseUrl).host() == L("openrouter.ai");
+}
+
 qsizetype OpenAICompletionsAdapter::stopSequencesSent(const model::ChatRequest &request, const Target &target) const {
     if (request.sourceApi == kApi)
         return request.options.stop.size(); // the client's own body, as it sent it
@@ -310,14 +314,29 @@ HttpRequest OpenAICompletionsAdapter::buildRequest(const model::ChatRequest &req
         // reasoning_content goes only to a server that takes it back (takesReasoningBack), which
         // gets it on every turn with calls: the client's own, else an empty one.
         const bool reasoningBack = takesReasoningBack(target);
-        const auto reasoningEdit = [reasoningBack](const rj::Value &m) {
-            if (!rj::equals(rj::member(&m, "role"), "assistant"))
-                return false;
+        const auto reasoningContentEdit = [reasoningBack](const rj::Value &m) {
             const rj::Value *reasoning = rj::member(&m, "reasoning_content");
             if (!reasoningBack)
                 return reasoning != nullptr;
             const rj::Value *calls = rj::member(&m, "tool_calls");
             return calls && calls->IsArray() && !calls->Empty() && !(reasoning && reasoning->IsString());
+        };
+        // The other names a Chat server gives its reasoning (OpenRouter's `reasoning` and signed
+        // `reasoning_details`, vLLM's `reasoning`, `reasoning_text`) reach the client on a streamed
+        // passthrough byte for byte, and the SDK keeps them in the turn it sends back. Groq, Cerebras
+        // and Mistral refuse such a member with a 400, and the signature is another server's: they go
+        // only to OpenRouter, the one server that asks for them back (takesReasoningDetailsBack).
+        std::optional<bool> detailsBack; // the host looked at only when a turn holds one
+        const auto otherReasoningEdit = [&](const rj::Value &m) {
+            const bool holds = std::any_of(std::begin(kOtherReasoningMembers), std::end(kOtherReasoningMembers),
+                                           [&](const char *key) { return rj::member(&m, key) != nullptr; });
+            if (holds && !detailsBack)
+                detailsBack = takesReasoningDetailsBack(target);
+            return holds && !*detailsBack;
+        };
+        const auto reasoningEdit = [&](const rj::Value &m) {
+            return rj::equals(rj::member(&m, "role"), "assistant") &&
+                   (reasoningContentEdit(m) || otherReasoningEdit(m));
         };
         // A call id over Chat's 40 (a server of the same API named it: vLLM's are 46 long, and a
         // streamed answer reaches the client with them as they came) is refused by OpenAI ("string
@@ -379,10 +398,15 @@ HttpRequest OpenAICompletionsAdapter::buildRequest(const model::ChatRequest &req
                         // left out
                     } else if (edit || bound) {
                         QJsonObject turn = sent.at(i).toObject();
-                        if (edit && reasoningBack)
-                            turn.insert(L("reasoning_content"), QString());
-                        else if (edit)
-                            turn.remove(L("reasoning_content"));
+                        if (edit && reasoningContentEdit(m)) {
+                            if (reasoningBack)
+                                turn.insert(L("reasoning_content"), QString());
+                            else
+                                turn.remove(L("reasoning_content"));
+                        }
+                        if (edit && otherReasoningEdit(m))
+                            for (const char *key : kOtherReasoningMembers)
+                                turn.remove(QLatin1String(key));
                         if (bound)
                             boundToolCallIds(turn);
                         kept.append(turn);

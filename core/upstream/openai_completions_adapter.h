@@ -38,6 +38,11 @@ public:
     // reasoning_content at all: Groq and Cerebras refuse the field ("property 'reasoning_content' is
     // unsupported"), and what a Chat client holds there may be another API's thinking.
     static bool takesReasoningBack(const Target &target);
+    // Whether a same-API history keeps the other members a Chat server names its reasoning by
+    // (kOtherReasoningMembers): OpenRouter's API, which asks for its signed reasoning_details back
+    // on a tool loop. Every other server gets an assistant turn without them.
+    static bool takesReasoningDetailsBack(const Target &target);
+    static constexpr const char *kOtherReasoningMembers[] = {"reasoning", "reasoning_text", "reasoning_details"};
     // A failed tool result's text as it goes to an API with no is_error flag (Chat, Responses).
     static QString toolErrorText(const QString &text);
     // Chat's response_format for a structured-output request from a client of `source` (its `strict`:

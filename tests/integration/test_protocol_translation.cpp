@@ -1187,6 +1187,56 @@ private Q_SLOTS:
                                                                                      {"examples", QJsonArray{}}}}}}}};
         QCOMPARE(m_gw->post(QStringLiteral("/v1/chat/completions"), tooled).header("x-switchman-dropped"),
                  QByteArray("tools[].function.examples"));
+
+        // The records of a provider's own tool runs in the history (an image it generated, an MCP
+        // call's output, a page it fetched) are left out of a converted request: a later turn that
+        // asks about them went to the next provider without them and without a word (probe E2 2).
+        const QJsonObject codex{
+            {"model", "pa/claude-a"},
+            {"input", QJsonArray{QJsonObject{{"role", "user"}, {"content", "draw a cat, then look it up"}},
+                                 QJsonObject{{"type", "image_generation_call"},
+                                             {"id", "ig_1"},
+                                             {"status", "completed"},
+                                             {"result", "iVBORw0KGgo="}},
+                                 QJsonObject{{"type", "mcp_call"},
+                                             {"id", "mcp_1"},
+                                             {"server_label", "kb"},
+                                             {"name", "lookup"},
+                                             {"arguments", "{}"},
+                                             {"output", "KB SAYS 42"}},
+                                 QJsonObject{{"role", "user"}, {"content", "describe the image you made"}}}}};
+        const HttpResult runs = m_gw->post(QStringLiteral("/v1/responses"), codex);
+        QCOMPARE(runs.status, 200);
+        QCOMPARE(runs.header("x-switchman-dropped"), QByteArray("input[].image_generation_call, input[].mcp_call"));
+        QVERIFY(!QJsonDocument(sentTo(m_gw->anthropicA)).toJson().contains("KB SAYS 42"));
+        QJsonObject toOwn = codex;
+        toOwn.insert("model", "pd/resp-d"); // its own API: every item as sent, nothing said
+        const HttpResult own = m_gw->post(QStringLiteral("/v1/responses"), toOwn);
+        QCOMPARE(own.status, 200);
+        QVERIFY(own.header("x-switchman-dropped").isEmpty());
+        QCOMPARE(sentTo(m_gw->responsesD).value("input").toArray().size(), 4);
+
+        const QJsonObject fetched{
+            {"model", "pb/gpt-b"},
+            {"max_tokens", 256},
+            {"messages",
+             QJsonArray{QJsonObject{{"role", "user"}, {"content", "read example.com"}},
+                        QJsonObject{{"role", "assistant"},
+                                    {"content",
+                                     QJsonArray{QJsonObject{{"type", "server_tool_use"},
+                                                            {"id", "srvtoolu_1"},
+                                                            {"name", "web_fetch"},
+                                                            {"input", QJsonObject{{"url", "https://example.com"}}}},
+                                                QJsonObject{{"type", "web_fetch_tool_result"},
+                                                            {"tool_use_id", "srvtoolu_1"},
+                                                            {"content", QJsonObject{{"type", "web_fetch_result"},
+                                                                                    {"url", "https://example.com"}}}},
+                                                QJsonObject{{"type", "text"}, {"text", "It is a placeholder page."}}}}},
+                        QJsonObject{{"role", "user"}, {"content", "quote its first line"}}}}};
+        const HttpResult page = m_gw->post(QStringLiteral("/v1/messages"), fetched);
+        QCOMPARE(page.status, 200);
+        QCOMPARE(page.header("x-switchman-dropped"),
+                 QByteArray("messages[].content[].server_tool_use, messages[].content[].web_fetch_tool_result"));
     }
 
     // Requests the gateway converted that the provider would refuse with a 400, which ends the chain

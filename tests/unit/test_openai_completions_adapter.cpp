@@ -80,6 +80,7 @@ private slots:
     void passthroughSplicesTheClientBytes();
     void anEmptyAssistantTurnIsLeftOut();
     void reasoningContentGoesOnlyToAServerThatAsksForItBack();
+    void openRoutersSignedReasoningGoesBackOnlyToOpenRouter();
     void aSameApiHistorysOverLongCallIdsGoBounded();
     void aConvertedToolTurnCarriesOnlyItsOwnReasoningBack();
     void crossFormatFromClaudeCode();
@@ -220,6 +221,52 @@ void TestOpenAICompletionsAdapter::reasoningContentGoesOnlyToAServerThatAsksForI
     messages = json(OpenAICompletionsAdapter().buildRequest(*req, asked, {}).body).value("messages").toArray();
     QCOMPARE(reasoningOf(messages, 1).toString(), QStringLiteral("Read it first."));
     QVERIFY(reasoningOf(messages, 3).isString());
+}
+
+void TestOpenAICompletionsAdapter::openRoutersSignedReasoningGoesBackOnlyToOpenRouter() {
+    // OpenRouter streams its reasoning as delta.reasoning and a signed delta.reasoning_details; on a
+    // streamed passthrough they reach the client byte for byte and the SDK sends them back in the
+    // assistant turn. When OpenRouter was down and the turn went to Groq, Groq refused every turn
+    // ("'messages.1' : property 'reasoning' is unsupported") and got OpenRouter's signature.
+    const QByteArray body =
+        "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"go\"},"
+        "{\"role\":\"assistant\",\"content\":\"on it\",\"reasoning\":\"Read it first.\","
+        "\"reasoning_details\":[{\"type\":\"reasoning.text\",\"text\":\"Read it first.\",\"signature\":"
+        "\"SIG-or-1\",\"format\":\"anthropic-claude-v1\",\"index\":0}],\"tool_calls\":[{\"id\":\"call_1\","
+        "\"type\":\"function\",\"function\":{\"name\":\"f\",\"arguments\":\"{}\"}}]},"
+        "{\"role\":\"tool\",\"tool_call_id\":\"call_1\",\"content\":\"ok\"},"
+        "{\"role\":\"assistant\",\"content\":\"done\",\"reasoning_text\":\"All read.\"},"
+        "{\"role\":\"user\",\"content\":\"thanks\"}],\"x_custom\":1}";
+    const auto req = sw::formats::OpenAIChatCodec().decode(body, nullptr);
+    QVERIFY(req);
+
+    const QByteArray groq = OpenAICompletionsAdapter()
+                                .buildRequest(*req, target(QStringLiteral("https://api.groq.com/openai/v1")), {})
+                                .body;
+    for (const char *gone : {"\"reasoning\"", "reasoning_details", "reasoning_text", "SIG-or-1", "Read it first."})
+        QVERIFY2(!groq.contains(gone), groq.constData());
+    QJsonArray messages = json(groq).value("messages").toArray();
+    QCOMPARE(messages.size(), 5);
+    QCOMPARE(messages[1].toObject().value("content").toString(), QStringLiteral("on it"));
+    QCOMPARE(messages[1].toObject().value("tool_calls").toArray().size(), 1);
+    QCOMPARE(messages[3].toObject().value("content").toString(), QStringLiteral("done"));
+    QCOMPARE(json(groq).value("x_custom").toInt(), 1);
+
+    // DeepSeek takes its own reasoning_content back, not another server's members.
+    const QByteArray deepseek =
+        OpenAICompletionsAdapter().buildRequest(*req, target(QStringLiteral("https://api.deepseek.com/v1")), {}).body;
+    QVERIFY2(!deepseek.contains("SIG-or-1") && !deepseek.contains("reasoning_text"), deepseek.constData());
+    messages = json(deepseek).value("messages").toArray();
+    QVERIFY(messages[1].toObject().value("reasoning_content").isString());
+    QVERIFY(!messages[1].toObject().contains("reasoning"));
+
+    // OpenRouter gets its own turns as the client kept them, signature and all.
+    const QJsonArray back =
+        json(OpenAICompletionsAdapter().buildRequest(*req, target(), {}).body).value("messages").toArray();
+    QCOMPARE(back[1].toObject().value("reasoning").toString(), QStringLiteral("Read it first."));
+    QCOMPARE(back[1].toObject().value("reasoning_details").toArray().at(0).toObject().value("signature").toString(),
+             QStringLiteral("SIG-or-1"));
+    QCOMPARE(back[3].toObject().value("reasoning_text").toString(), QStringLiteral("All read."));
 }
 
 void TestOpenAICompletionsAdapter::aSameApiHistorysOverLongCallIdsGoBounded() {
