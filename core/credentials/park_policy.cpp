@@ -74,6 +74,11 @@ const QRegularExpression &keyRefusedWith400Pattern() {
     return re;
 }
 
+const QRegularExpression &accountRefusedWith400Pattern() {
+    static const QRegularExpression re(QStringLiteral("\\bFAILED_PRECONDITION\\b"));
+    return re;
+}
+
 // "try again in 1h 30m", "retry after 20 seconds", "resets in 3 hours".
 const QRegularExpression &relativeResetPattern() {
     static const QRegularExpression re(
@@ -111,8 +116,8 @@ const QRegularExpression &clockResetPattern() {
 
 const QList<const QRegularExpression *> &credentialSignalPatterns() {
     static const QList<const QRegularExpression *> all{
-        &usageWordingPattern(), &keyWordingPattern(), &keyRefusedWith400Pattern(), &relativeResetPattern(),
-        &isoResetPattern(),     &epochResetPattern(), &clockResetPattern()};
+        &usageWordingPattern(),  &keyWordingPattern(), &keyRefusedWith400Pattern(), &accountRefusedWith400Pattern(),
+        &relativeResetPattern(), &isoResetPattern(),   &epochResetPattern(),        &clockResetPattern()};
     return all;
 }
 
@@ -122,6 +127,10 @@ bool usageWording(const QString &text) {
 
 bool keyRefusedWith400(const QString &text) {
     return keyRefusedWith400Pattern().match(text).hasMatch();
+}
+
+bool refusesTheAccount(std::optional<int> status, const QString &text) {
+    return status == 400 && accountRefusedWith400Pattern().match(text).hasMatch();
 }
 
 bool rejectsTheKey(std::optional<int> status, const QString &text) {
@@ -237,7 +246,7 @@ ParkReason parkReasonFor(const CredentialFailure &f) {
         return ParkReason::UsageLimit;
     if (rejectsTheKey(f.status, text))
         return ParkReason::Auth;
-    if (status == 403)
+    if (status == 403 || refusesTheAccount(f.status, text))
         return keyWording(text) ? ParkReason::Auth : ParkReason::Forbidden;
     if (status == 429)
         return ParkReason::RateLimit; // opaque: no usage wording, most often a per-minute limit

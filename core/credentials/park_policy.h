@@ -71,6 +71,11 @@ bool usageWording(const QString &text);
 bool keyRefusedWith400(const QString &text);
 // The key is wrong (401, or Google's 400 above) rather than spent: out until its secret changes.
 bool rejectsTheKey(std::optional<int> status, const QString &text);
+// A 400 that refuses the account or project behind the key rather than the request, as Google
+// reports a region it does not serve or a project without billing (FAILED_PRECONDITION: "User
+// location is not supported for the API use", "... without a billing account linked"): judged
+// as a 403 that is not about the key (a refusal: the key set aside, the next candidate tried).
+bool refusesTheAccount(std::optional<int> status, const QString &text);
 
 // The patterns the functions above read a credential's fate from (usage and key wording, reset
 // hints). A key is shared by every tenant, so none of them may be read from words the upstream only

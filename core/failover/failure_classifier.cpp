@@ -235,7 +235,8 @@ bool FailureClassifier::refusesTheKey(const FailureInput &in) {
     const QString text = in.classificationMessage.isEmpty() ? in.message : in.classificationMessage;
     if (in.usageLimit || isUsageLimit(in.status, text) || in.modelOutOfReach)
         return false;
-    return credentials::rejectsTheKey(in.status, text) || (in.status == 403 && !isConcurrencyCap(text));
+    return credentials::rejectsTheKey(in.status, text) || credentials::refusesTheAccount(in.status, text) ||
+           (in.status == 403 && !isConcurrencyCap(text));
 }
 
 bool FailureClassifier::namesTheModel(int status, const QString &text, const QString &modelId) {

@@ -44,11 +44,19 @@ GatewayError FailureResponse::forNoCredential(const QString &message) {
 }
 
 GatewayError FailureResponse::forCredentialWait(const QString &message, const CredentialWait &wait) {
-    auto e = GatewayError::make(429, ErrorCategory::RateLimit,
-                                QStringLiteral("%1 (every key set aside for another %2 s after %3)")
-                                    .arg(message)
-                                    .arg((wait.remainingMs + 999) / 1000)
-                                    .arg(wait.why));
+    const QString text = QStringLiteral("%1 (every key set aside for another %2 s after %3)")
+                             .arg(message)
+                             .arg((wait.remainingMs + 999) / 1000)
+                             .arg(wait.why);
+    // A refusal that is not about rate (a region block, a project without billing) is no limit to
+    // wait out: a 502 like a refused key, which an SDK does not report as "slow down".
+    const bool refusal = wait.cause == CredentialWait::Cause::Refusal;
+    auto e = refusal ? GatewayError::make(502, ErrorCategory::ServerError, text)
+                     : GatewayError::make(429, ErrorCategory::RateLimit, text);
+    // A spent quota or credit is OpenAI's insufficient_quota (a 429 too): what apps read to say
+    // "top up the account" rather than "slow down".
+    if (wait.cause == CredentialWait::Cause::UsageLimit)
+        e.code = QStringLiteral("insufficient_quota");
     e.retryAfterMs = wait.remainingMs;
     // Minutes to hours: an SDK honours any Retry-After (twice, by default) before the app hears
     // of the limit. The Retry-After still says when the first key is back.

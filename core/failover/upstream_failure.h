@@ -20,8 +20,12 @@ struct UpstreamFailure {
 // No credential of a candidate's provider can be used now, and waiting ends it (each is set aside
 // after a usage or rate limit): how long until the first is back, and why, in words for the client.
 struct CredentialWait {
+    // What set the soonest key aside: a per-minute limit, a spent quota or credit, or a refusal that
+    // is not about the key (a region block, a WAF's page, a project without billing).
+    enum class Cause { RateLimit, UsageLimit, Refusal };
     qint64 remainingMs = 0;
     QString why;
+    Cause cause = Cause::RateLimit;
 };
 
 } // namespace sw::failover

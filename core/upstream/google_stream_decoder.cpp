@@ -50,8 +50,12 @@ void GoogleStreamDecoder::end() {
                                       QStringLiteral("IMAGE_PROHIBITED_CONTENT")};
     if (refusals.contains(m_finishReason))
         return m_out.done(StopReason::Refusal);
-    // MALFORMED_FUNCTION_CALL, UNEXPECTED_TOOL_CALL, ...: the model failed to answer.
-    m_out.fail(QStringLiteral("Google stopped the answer (finishReason %1)").arg(m_finishReason));
+    // MALFORMED_FUNCTION_CALL, UNEXPECTED_TOOL_CALL, OTHER, ...: the model failed to answer this
+    // request, over a connection that worked. A server's failure (503 by its reason, the model's
+    // mark and the next candidate), never the base URL's: an untyped end would read as a
+    // connection cut early and keep every model of that URL out of use.
+    m_out.fail(QStringLiteral("Google stopped the answer (finishReason %1)").arg(m_finishReason.left(64)),
+               m_finishReason.left(64), 503);
 }
 
 void GoogleStreamDecoder::functionCall(const Value *fc, const QString &signature) {

@@ -372,6 +372,10 @@ std::optional<failover::CredentialWait> UpstreamAttempts::credentialWait(const f
     const QString reason = wait->reason == credentials::ParkReason::UsageLimit  ? QStringLiteral("a usage limit")
                            : wait->reason == credentials::ParkReason::Forbidden ? QStringLiteral("a refusal")
                                                                                 : QStringLiteral("a rate limit");
+    using Cause = failover::CredentialWait::Cause;
+    out.cause = wait->reason == credentials::ParkReason::UsageLimit  ? Cause::UsageLimit
+                : wait->reason == credentials::ParkReason::Forbidden ? Cause::Refusal
+                                                                     : Cause::RateLimit;
     out.why = wait->status
                   ? QStringLiteral("%1 (HTTP %2: %3)").arg(reason).arg(wait->status).arg(wait->lastError.left(300))
                   : reason;

@@ -221,6 +221,79 @@ private Q_SLOTS:
         QCOMPARE(failedOver.header("x-switchman-fallback-reason"), QByteArray("credential_exhausted"));
     }
 
+    // Google refuses a region it does not serve, or a project without billing, with a 400
+    // FAILED_PRECONDITION ("User location is not supported for the API use."), not a 403. It went to
+    // the client as its own bad request, on every request of every tenant, the healthy next
+    // candidate never tried and nothing learned (probe E1 F1). It is a refusal of the account, as
+    // OpenAI's 403 region block is: the key set aside a minute, the next candidate answers.
+    void aGoogleRegionOrBillingRefusalSetsTheKeyAsideAndFailsOver() {
+        FakeClock clock;
+        GatewayFixture gw;
+        gw.clock = &clock;
+        gw.config.routes[QStringLiteral("chain")].candidates = {QStringLiteral("pe/gemini-e"),
+                                                                QStringLiteral("pa/claude-a")};
+        gw.config.providers[QStringLiteral("pe")].credentials = {QStringLiteral("env:SW_TEST_KEY_ONE")};
+        gw.googleE.pushFault(statusWith(
+            400, {},
+            R"({"error":{"code":400,"message":"User location is not supported for the API use.","status":"FAILED_PRECONDITION"}})"));
+        gw.start();
+        const auto body = GatewayFixture::openaiBody(QStringLiteral("chain"), QStringLiteral("hi"), false);
+        const auto first = gw.post(QStringLiteral("/v1/chat/completions"), body);
+        QCOMPARE(first.status, 200);
+        QCOMPARE(first.header("x-switchman-candidate"), QByteArray("pa/claude-a"));
+        QCOMPARE(first.header("x-switchman-fallback-reason"), QByteArray("credential_exhausted"));
+        QCOMPARE(credentialEntry(gw, QStringLiteral("pe")).value(QStringLiteral("reason")).toString(),
+                 QStringLiteral("forbidden"));
+        const auto second = gw.post(QStringLiteral("/v1/chat/completions"), body);
+        QCOMPARE(second.status, 200);
+        QCOMPARE(gw.googleE.requests().size(), 1); // not asked again while set aside
+
+        // Alone on its route, the client hears of the refusal and when the key is back: not a
+        // request error of its own, nor a rate limit.
+        const auto alone =
+            gw.post(QStringLiteral("/v1/chat/completions"),
+                    GatewayFixture::openaiBody(QStringLiteral("pe/gemini-e"), QStringLiteral("hi"), false));
+        QCOMPARE(alone.status, 502);
+        QCOMPARE(alone.header("retry-after"), QByteArray("60"));
+        QVERIFY2(alone.body.contains("User location is not supported"), alone.body.constData());
+
+        // A 400 about the request itself stays the client's.
+        clock.advance(61000);
+        gw.googleE.pushFault(statusWith(
+            400, {},
+            R"({"error":{"code":400,"message":"Invalid JSON payload received.","status":"INVALID_ARGUMENT"}})"));
+        const auto own = gw.post(QStringLiteral("/v1/chat/completions"), body);
+        QCOMPARE(own.status, 400);
+        QCOMPARE(credentialEntry(gw, QStringLiteral("pe")).value(QStringLiteral("state")).toString(),
+                 QStringLiteral("ok"));
+    }
+
+    // Anthropic's "credit balance is too low" (a 400) on the only candidate reached a Chat client as
+    // 429 rate_limit_exceeded: apps that say "top up the account" on insufficient_quota, OpenAI's
+    // code for a spent quota, said "slow down" (probe E1 F5).
+    void aSpentCreditReachesAChatClientAsInsufficientQuota() {
+        GatewayFixture gw;
+        gw.config.providers[QStringLiteral("pa")].credentials = {QStringLiteral("env:SW_TEST_KEY_THREE")};
+        gw.anthropicA.pushFault(statusWith(
+            400, {},
+            R"({"type":"error","error":{"type":"invalid_request_error","message":"Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits."}})"));
+        gw.start();
+        const auto spent =
+            gw.post(QStringLiteral("/v1/chat/completions"),
+                    GatewayFixture::openaiBody(QStringLiteral("pa/claude-a"), QStringLiteral("hi"), false));
+        QCOMPARE(spent.status, 429);
+        QCOMPARE(spent.json().value(QStringLiteral("error")).toObject().value(QStringLiteral("code")).toString(),
+                 QStringLiteral("insufficient_quota"));
+        QVERIFY2(spent.body.contains("credit balance is too low"), spent.body.constData());
+        // An Anthropic client keeps its own vocabulary.
+        const auto own =
+            gw.post(QStringLiteral("/v1/messages"),
+                    GatewayFixture::anthropicBody(QStringLiteral("pa/claude-a"), QStringLiteral("hi"), false));
+        QCOMPARE(own.status, 429);
+        QCOMPARE(own.json().value(QStringLiteral("error")).toObject().value(QStringLiteral("type")).toString(),
+                 QStringLiteral("rate_limit_error"));
+    }
+
     // A 400 or 404 quotes the field names, values and model id it refused. Words one tenant put in
     // its request, echoed so, once took the shared key out of service for every tenant: rejected
     // until a restart, or parked for up to a week with the tenant's own "reset" hint (probe B3 H1).
@@ -701,7 +774,9 @@ private Q_SLOTS:
     // A 403 that says nothing about the key (a Cloudflare block page, a region block) set the only
     // key aside as "auth" for an hour: the upstream was not asked again for the hour after it
     // recovered, and the client got a bare 502 "no usable credential" with no reason and no
-    // Retry-After (probe t4_403_recover). Now it is a minute's set-aside the client is told of.
+    // Retry-After (probe t4_403_recover). Now it is a minute's set-aside the client is told of: a
+    // 502 that names the refusal and when the key is back. (It was a 429 "rate_limit_exceeded" for a
+    // while, which SDKs raise as RateLimitError and apps show as "slow down": probe E1 F3.)
     void aForbiddenPageSetsTheKeyAsideBrieflyAndSaysSo() {
         FakeClock clock;
         GatewayFixture gw;
@@ -713,8 +788,10 @@ private Q_SLOTS:
         gw.start();
         const auto body = GatewayFixture::openaiBody(QStringLiteral("pb/gpt-b"), QStringLiteral("hi"), false);
         const auto first = gw.post(QStringLiteral("/v1/chat/completions"), body);
-        QCOMPARE(first.status, 429);
+        QCOMPARE(first.status, 502);
         QCOMPARE(first.header("retry-after"), QByteArray("60"));
+        QCOMPARE(first.json().value(QStringLiteral("error")).toObject().value(QStringLiteral("type")).toString(),
+                 QStringLiteral("server_error"));
         QVERIFY2(first.json()
                      .value(QStringLiteral("error"))
                      .toObject()
@@ -725,7 +802,7 @@ private Q_SLOTS:
 
         clock.advance(20000);
         const auto later = gw.post(QStringLiteral("/v1/chat/completions"), body);
-        QCOMPARE(later.status, 429); // not a reason-less 502
+        QCOMPARE(later.status, 502); // with the reason and the time
         QCOMPARE(later.header("retry-after"), QByteArray("40"));
         const QString message =
             later.json().value(QStringLiteral("error")).toObject().value(QStringLiteral("message")).toString();

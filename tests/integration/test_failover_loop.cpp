@@ -2380,6 +2380,38 @@ private Q_SLOTS:
         QCOMPARE(failuresOf(gw.engine(), first.section(QLatin1Char('/'), 0, 0), QStringLiteral("server_error")), 1);
     }
 
+    void aGeminiAnswerThatFailedToCallIsTheModelsFailureNotTheHosts() {
+        // Gemini ends an answer it could not make with finishReason MALFORMED_FUNCTION_CALL (or
+        // OTHER) and no content, over a connection that worked. It was read as a connection cut
+        // early: a transport failure that set every model of the Google base URL aside, and a client
+        // told the upstream was "unreachable" (probe E1 F2). It is the model's failure (server_error):
+        // the model's mark, the next candidate answers.
+        GatewayFixture gw;
+        gw.config.routes[QStringLiteral("chain")].candidates = {QStringLiteral("pe/gemini-e"),
+                                                                QStringLiteral("pb/gpt-b")};
+        gw.googleE.setRawReply(
+            "data: "
+            R"({"candidates":[{"content":{"role":"model","parts":[]},"finishReason":"MALFORMED_FUNCTION_CALL"}]})"
+            "\n\n");
+        gw.start();
+        const auto r = gw.post(QStringLiteral("/v1/chat/completions"),
+                               GatewayFixture::openaiBody(QStringLiteral("chain"), QStringLiteral("x"), false));
+        QCOMPARE(r.status, 200);
+        QCOMPARE(r.header("x-switchman-candidate"), QByteArray("pb/gpt-b"));
+        QCOMPARE(r.header("x-switchman-fallback-reason"), QByteArray("server_error"));
+        QCOMPARE(failuresOf(gw.engine(), QStringLiteral("pe"), QStringLiteral("transport")), 0);
+        QCOMPARE(gw.engine().marks().size(), 1);
+        QCOMPARE(gw.engine().marks().first().model, QStringLiteral("gemini-e")); // not the whole base URL
+
+        // With no follower the client hears of the model's failure, not of an unreachable host.
+        const auto alone =
+            gw.post(QStringLiteral("/v1/chat/completions"),
+                    GatewayFixture::openaiBody(QStringLiteral("pe/gemini-e"), QStringLiteral("x"), false));
+        QCOMPARE(alone.status, 503);
+        QVERIFY2(alone.body.contains("MALFORMED_FUNCTION_CALL") && !alone.body.contains("unreachable"),
+                 alone.body.constData());
+    }
+
     void aChatServersOverLongCallIdReachesAChatClientBoundedInTheStreamAsInTheAnswer() {
         // vLLM names a call "chatcmpl-tool-" and 32 hex digits (46). A Chat client got it bounded to
         // 40 in a JSON answer but as it came in a stream (relayed frame by frame), and sent it back:

@@ -47,6 +47,28 @@ private Q_SLOTS:
         QCOMPARE(redactSecrets(quoted.toUtf8(), secret),
                  QByteArray("hex [redacted], HEX [redacted], lower [redacted]."));
     }
+    void theSecretQuotedMaskedGoes() {
+        // OpenAI's 401 quotes the key it got masked, its start and its last four shown (probe E1 F4):
+        // a tenant learned a dozen characters of the operator's shared key.
+        const QByteArray secret = "test-VKMIs0123456789abcdefwjh3";
+        const QString masked = QStringLiteral("Incorrect API key provided: test-VKMIs") + QString(30, u'*') +
+                               QStringLiteral("wjh3. You can find your API key at the usual place.");
+        const QString out = redactSecrets(masked, secret);
+        QCOMPARE(out, QStringLiteral("Incorrect API key provided: [redacted]. You can find your API key at the usual "
+                                     "place."));
+        QVERIFY(mayHoldSecret(masked.toUtf8(), secret));
+        QCOMPARE(redactSecrets(masked.toUtf8(), secret), out.toUtf8());
+        // Only the start, or only the end, when four or more of it show.
+        QCOMPARE(redactSecrets(QStringLiteral("key te****** refused"), secret), QStringLiteral("key te****** refused"));
+        QCOMPARE(redactSecrets(QStringLiteral("key test-VK****** refused"), secret),
+                 QStringLiteral("key [redacted] refused"));
+        QCOMPARE(redactSecrets(QStringLiteral("key ******wjh3 refused"), secret),
+                 QStringLiteral("key [redacted] refused"));
+        // Stars that mask nothing of this key, a model's markdown among them, stay as written.
+        const QString prose = QStringLiteral("**bold****text** and ab****cd, test****wjh0");
+        QCOMPARE(redactSecrets(prose, secret), prose);
+        QCOMPARE(redactSecrets(prose), prose);
+    }
     void proseStays() {
         const QString text = QStringLiteral("use sk-learn for the task-runner; a bearer of news");
         QCOMPARE(redactSecrets(text), text);
