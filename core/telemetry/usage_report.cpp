@@ -48,7 +48,12 @@ QString localTime(qint64 epochMs) {
     return QDateTime::fromMSecsSinceEpoch(epochMs).toString(Qt::ISODate);
 }
 
-QString csvField(const QString &v) {
+// A text field (numbers are written as numbers, not through here). One that a spreadsheet would
+// read as a formula (=, +, -, @, a tab or a carriage return first: a model id or route a tenant
+// chose, "=HYPERLINK(…)") starts with an apostrophe, which Excel and LibreOffice show as text.
+QString csvField(const QString &field) {
+    static const QString formulaStarts = QStringLiteral("=+-@\t\r");
+    const QString v = !field.isEmpty() && formulaStarts.contains(field.front()) ? QLatin1Char('\'') + field : field;
     if (!v.contains(QLatin1Char(',')) && !v.contains(QLatin1Char('"')) && !v.contains(QLatin1Char('\n')) &&
         !v.contains(QLatin1Char('\r')))
         return v;

@@ -121,19 +121,39 @@ bool Http1ResponseParser::parseHead(QByteArrayView input, qsizetype &pos, Output
     m_status = status;
     m_headers = headers;
     // The first of each field decides (as headerValue() reads them), compared without case.
+    // Content-Length is the exception: every value of every such field must agree (RFC 9112 6.3).
+    // Read by the first, a body longer than it left its tail on a pooled connection, where the next
+    // request, another tenant's, took it for its own answer (probe E3 1): a conflict is no answer.
     const QByteArray *connection = nullptr;
     const QByteArray *te = nullptr;
     const QByteArray *cl = nullptr;
     const QByteArray *encoding = nullptr;
+    std::optional<QByteArrayView> length;
+    bool lengthsDisagree = false;
     for (const auto &h : m_headers) {
         if (!connection && http::sameName(h.first, "connection"))
             connection = &h.second;
         else if (!te && http::sameName(h.first, "transfer-encoding"))
             te = &h.second;
-        else if (!cl && http::sameName(h.first, "content-length"))
-            cl = &h.second;
-        else if (!encoding && http::sameName(h.first, "content-encoding"))
+        else if (http::sameName(h.first, "content-length")) {
+            if (!cl)
+                cl = &h.second;
+            QByteArrayView rest(h.second);
+            while (true) {
+                const qsizetype comma = rest.indexOf(',');
+                const QByteArrayView v = (comma < 0 ? rest : rest.first(comma)).trimmed();
+                lengthsDisagree = lengthsDisagree || (length && *length != v);
+                length = v;
+                if (comma < 0)
+                    break;
+                rest = rest.sliced(comma + 1);
+            }
+        } else if (!encoding && http::sameName(h.first, "content-encoding"))
             encoding = &h.second;
+    }
+    if (lengthsDisagree) {
+        fail(Failure::Malformed, QStringLiteral("HTTP %1 with Content-Length values that disagree").arg(status));
+        return false;
     }
     // Every request says Accept-Encoding: identity (this parser decodes no gzip): a compressed body
     // read as text would be taken for a stream that broke off. Say what it is instead. An error
@@ -157,6 +177,11 @@ bool Http1ResponseParser::parseHead(QByteArrayView input, qsizetype &pos, Output
     limits.maxTrailerBytes = kMaxHeadBytes;
     if (m_headRequest || status == 204 || status == 304) {
         m_body.start(BodyDecoder::Framing::None);
+        // No request of the gateway's is answered so (a HEAD's is no chat answer either way): a
+        // server that sends one may send the body it says it has not after it, which would wait
+        // on a pooled connection for the next request. The connection goes with the answer.
+        if (!m_headRequest)
+            m_keepAlive = false;
     } else if (const QByteArrayView codings = te ? QByteArrayView(*te).trimmed() : QByteArrayView();
                !codings.isEmpty()) {
         // Transfer-Encoding wins over a Content-Length (RFC 9112 6.3): a body chunked last is read
@@ -170,14 +195,14 @@ bool Http1ResponseParser::parseHead(QByteArrayView input, qsizetype &pos, Output
             m_body.start(BodyDecoder::Framing::UntilClose);
             m_keepAlive = false;
         }
-    } else if (cl && !cl->isEmpty()) {
+    } else if (cl && length && !length->isEmpty()) {
         bool ok = false;
-        const qint64 length = cl->trimmed().toLongLong(&ok);
-        if (!ok || length < 0) {
+        const qint64 bytes = length->toLongLong(&ok); // one value, however often it was repeated
+        if (!ok || bytes < 0) {
             fail(Failure::Malformed, QStringLiteral("malformed content-length"));
             return false;
         }
-        m_body.start(BodyDecoder::Framing::Length, length);
+        m_body.start(BodyDecoder::Framing::Length, bytes);
     } else {
         m_body.start(BodyDecoder::Framing::UntilClose);
         m_keepAlive = false;

@@ -101,6 +101,37 @@ public:
     QList<QTcpSocket *> sockets;
 };
 
+// Answers the first request on its first connection with a head whose Content-Length values
+// disagree and the body the first of them counts, and writes the rest (a whole response of its own)
+// only when the next request arrives on that connection; every other request gets "mine".
+class SplittingServer : public QTcpServer {
+public:
+    SplittingServer() {
+        connect(this, &QTcpServer::newConnection, this, [this] {
+            while (QTcpSocket *s = nextPendingConnection()) {
+                auto answered = std::make_shared<int>(m_connections++ == 0 ? 0 : 10);
+                connect(s, &QTcpSocket::readyRead, s, [s, answered] {
+                    s->readAll();
+                    const QByteArray tail = "HTTP/1.1 200 OK\r\nContent-Length: 11\r\n\r\nLEAK-ALICE!";
+                    if ((*answered)++ == 0) {
+                        s->write("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: " +
+                                 QByteArray::number(2 + tail.size()) + "\r\n\r\n{}");
+                    } else {
+                        if (*answered == 2)
+                            s->write(tail); // the rest of the first answer, late
+                        s->write("HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nmine");
+                    }
+                });
+            }
+        });
+        listen(QHostAddress::LocalHost);
+    }
+    QString base() const { return QStringLiteral("http://127.0.0.1:%1").arg(serverPort()); }
+
+private:
+    int m_connections = 0;
+};
+
 // Answers the first request on each connection with a kept-alive 200 and holds every later one
 // unanswered, counting the requests it read, so a test can end a connection after the server has
 // read a request.
@@ -192,6 +223,7 @@ private Q_SLOTS:
     void abortAtTheLastEventStillKeepsTheConnection();
     void lfOnlyResponseHeadIsRead();
     void malformedResponseIsAProtocolError();
+    void anAnswerWhoseLengthsDisagreeIsNoAnswerAndItsConnectionGoes();
     void endlessUpstreamBytesEndAsTooLargeWithBoundedMemory_data();
     void endlessUpstreamBytesEndAsTooLargeWithBoundedMemory();
     void pausedCallHoldsAFloodAndResumesInOrder();
@@ -590,6 +622,23 @@ void TestSocketTransport::malformedResponseIsAProtocolError() {
     CallRecorder b(m_transport->start(post(badChunk.base()), this));
     QVERIFY(b.waitFinished());
     QCOMPARE(b.error(), TransportError::Protocol);
+}
+
+void TestSocketTransport::anAnswerWhoseLengthsDisagreeIsNoAnswerAndItsConnectionGoes() {
+    // Read by its first Content-Length, an answer left the rest of its body on the pooled connection,
+    // and the next request on it, another tenant's, got that rest as its own answer (probe E3 1).
+    SplittingServer upstream;
+    CallRecorder alice(m_transport->start(post(upstream.base()), this));
+    QVERIFY(alice.waitFinished());
+    QCOMPARE(alice.error(), TransportError::Protocol);
+    QVERIFY2(alice.result->message.contains(QLatin1String("disagree")), qPrintable(alice.result->message));
+    QCOMPARE(m_transport->idleConnections(), 0);
+
+    CallRecorder bob(m_transport->start(post(upstream.base()), this));
+    QVERIFY(bob.waitFinished());
+    QCOMPARE(bob.error(), TransportError::None);
+    QCOMPARE(bob.body, QByteArray("mine")); // its own answer on a fresh connection, not alice's rest
+    QVERIFY(!bob.body.contains("LEAK"));
 }
 
 void TestSocketTransport::endlessUpstreamBytesEndAsTooLargeWithBoundedMemory_data() {

