@@ -69,6 +69,9 @@ UsageRow AttemptReporter::rowOf(const failover::UsageReport &u) const {
     UsageRow row;
     row.requestId = u.rowId;
     row.tenant = m_facts.tenant;
+    // The route the client asked for, known from the start: a try's row written before its attempt
+    // ended (a retry's, in an earlier batch) had none, so grouping by route split one request.
+    row.route = m_facts.requestedModel;
     row.candidate = u.candidate.name();
     row.provider = u.candidate.provider.id;
     row.input = u.usage.input;

@@ -514,7 +514,8 @@ UsageReport UsageDatabase::query(const UsageQuery &uq) const {
         key = QStringLiteral("provider");
         break;
     case UsageGrouping::Model:
-        key = QStringLiteral("model");
+        // A model is provider/id (SPEC): the same id at two providers is two models, priced apart.
+        key = QStringLiteral("candidate");
         break;
     case UsageGrouping::Tenant:
         key = QStringLiteral("tenant");

@@ -223,7 +223,7 @@ private Q_SLOTS:
         QCOMPARE(byProvider.groups.at(1).output, 50);
 
         q.groupBy = UsageGrouping::Model;
-        QCOMPARE(ask(ledger, q).groups.at(0).key, QStringLiteral("claude-a"));
+        QCOMPARE(ask(ledger, q).groups.at(0).key, QStringLiteral("pa/claude-a"));
 
         // Filters: a tenant, and a local-day window [Jan 11, Jan 12).
         q.groupBy = UsageGrouping::Tenant;
@@ -258,6 +258,19 @@ private Q_SLOTS:
         for (const char *key : {"requestId", "tenant", "candidate", "input", "output", "cost", "outcome"})
             QVERIFY2(first.contains(QLatin1String(key)), key);
         QCOMPARE(json.value(QStringLiteral("totals")).toObject().value(QStringLiteral("input")).toInt(), 400);
+
+        // A model is provider/id: the same id at another provider is another model (probe E4 5:
+        // p1/m and p2/m came out as one row "m").
+        ledger.append(row(QStringLiteral("r5"), QStringLiteral("team-b"), QStringLiteral("pc/claude-a"), 1, 1, 0.01,
+                          localMs(2026, 1, 12, 10)));
+        q = UsageQuery();
+        q.groupBy = UsageGrouping::Model;
+        const UsageReport byModel = ask(ledger, q);
+        QCOMPARE(byModel.groups.size(), 3);
+        QCOMPARE(byModel.groups.at(0).key, QStringLiteral("pa/claude-a"));
+        QCOMPARE(byModel.groups.at(0).attempts, 2);
+        QCOMPARE(byModel.groups.at(2).key, QStringLiteral("pc/claude-a"));
+        QCOMPARE(byModel.groups.at(2).attempts, 1);
     }
 
     void aRowWithMissingFieldsIsStillKept() {
@@ -361,9 +374,9 @@ private Q_SLOTS:
         QCOMPARE(r.groups.size(), UsageQuery::kDefaultMaxGroups + 1);
         QCOMPARE(r.totals.attempts, 501);
         // The most expensive are shown, by key; the cheapest 401 are the last row.
-        QCOMPARE(r.groups.at(0).key, QStringLiteral("invented-401"));
-        QCOMPARE(r.groups.at(98).key, QStringLiteral("invented-499"));
-        QCOMPARE(r.groups.at(99).key, QStringLiteral("zz-big"));
+        QCOMPARE(r.groups.at(0).key, QStringLiteral("pa/invented-401"));
+        QCOMPARE(r.groups.at(98).key, QStringLiteral("pa/invented-499"));
+        QCOMPARE(r.groups.at(99).key, QStringLiteral("pa/zz-big"));
         const UsageTotals &other = r.groups.last();
         QCOMPARE(other.key, QStringLiteral("(other)"));
         QCOMPARE(other.otherGroups, 401);
