@@ -156,7 +156,8 @@ private Q_SLOTS:
             return view->table()->headerData(UsageModel::Name, Qt::Horizontal).toString() == QLatin1String("Model") &&
                    view->table()->rowCount() == 2 && view->chartCosts().size() == 1;
         }));
-        QCOMPARE(view->table()->index(0, UsageModel::Name).data().toString(), QStringLiteral("claude-sonnet-4-5"));
+        QCOMPARE(view->table()->index(0, UsageModel::Name).data().toString(),
+                 QStringLiteral("anthropic/claude-sonnet-4-5") /* provider/id */);
         QCOMPARE(view->chartCosts().size(), 1);
 
         // Export CSV: the table as shown.
@@ -166,8 +167,8 @@ private Q_SLOTS:
         QVERIFY(csv.open(QIODevice::ReadOnly));
         QCOMPARE(QString::fromUtf8(csv.readAll()),
                  QStringLiteral("model,attempts,input,output,cacheRead,cacheWrite,cost\r\n"
-                                "claude-sonnet-4-5,1,1500000,180000,500000,0,17.000000\r\n"
-                                "gpt-4.1-mini,1,700000,50000,233333,0,0.400000\r\n"));
+                                "anthropic/claude-sonnet-4-5,1,1500000,180000,500000,0,17.000000\r\n"
+                                "openai/gpt-4.1-mini,1,700000,50000,233333,0,0.400000\r\n"));
         csv.close();
 
         // The picture: a week per provider, with the budget notice and line.
