@@ -2,12 +2,14 @@
 // endpoints of other subsystems grow there without touching these.
 #include "core/server/admin_api.h"
 
+#include "core/config/config.h"
 #include "core/server/engine_control.h"
 #include "core/server/http_exchange.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <algorithm>
 
 namespace sw::server {
 
@@ -41,6 +43,22 @@ void AdminApi::handleCredentials(const InboundRequest &req, HttpExchange *exchan
         credentials::CredentialFilter f;
         f.provider = req.query.queryItemValue(QStringLiteral("provider"), QUrl::FullyDecoded);
         f.ref = req.query.queryItemValue(QStringLiteral("ref"), QUrl::FullyDecoded);
+        // A provider (or reference) the configuration does not have is a typo, not "nothing to retry".
+        const auto config = m_engine.config();
+        const auto states = m_engine.credentialStates();
+        const bool knownProvider = f.provider.isEmpty() || !config || config->providers.contains(f.provider);
+        const bool knownRef =
+            f.ref.isEmpty() || std::any_of(states.begin(), states.end(),
+                                           [&](const credentials::CredentialStatus &c) { return c.ref == f.ref; });
+        if (!knownProvider || !knownRef) {
+            const QString message =
+                !knownProvider ? QStringLiteral("no provider \"%1\" in the configuration").arg(f.provider)
+                               : QStringLiteral("no credential reference \"%1\" in the configuration").arg(f.ref);
+            return json(
+                exchange, 404,
+                QJsonDocument(QJsonObject{{QStringLiteral("error"), QJsonObject{{QStringLiteral("message"), message}}}})
+                    .toJson(QJsonDocument::Compact));
+        }
         const int n = m_engine.clearCredentials(f);
         return json(exchange, 200,
                     QJsonDocument(QJsonObject{{QStringLiteral("cleared"), n}}).toJson(QJsonDocument::Compact));

@@ -93,6 +93,12 @@ private Q_SLOTS:
                                                 QStringLiteral("pb"), QStringLiteral("--listen"), listenOf(gw)});
         QCOMPARE(none.exitCode, 0);
         QVERIFY2(none.out.contains(QStringLiteral("nothing to retry")), qPrintable(none.out));
+        // A provider the configuration does not have is a typo, said so (probe E4 8: "nothing to
+        // retry", exit 0).
+        const SwitchmanRun typo = runSwitchman({QStringLiteral("credential"), QStringLiteral("retry"),
+                                                QStringLiteral("pz"), QStringLiteral("--listen"), listenOf(gw)});
+        QVERIFY(typo.exitCode != 0);
+        QVERIFY2(typo.err.contains(QStringLiteral("no provider \"pz\"")), qPrintable(typo.err + typo.out));
         const SwitchmanRun retry = runSwitchman({QStringLiteral("credential"), QStringLiteral("retry"),
                                                  QStringLiteral("pa"), QStringLiteral("--listen"), listenOf(gw)});
         QCOMPARE(retry.exitCode, 0);
