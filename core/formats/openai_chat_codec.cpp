@@ -520,6 +520,10 @@ QByteArray OpenAIChatCodec::encodeResponse(const AssistantMessage &message, cons
         w.field("refusal", refusal);
     if (!reasoning.isEmpty())
         w.field("reasoning_content", reasoning);
+    // OpenRouter's signed reasoning, as its stream gave it: the client sends it back on a tool loop
+    // (a streaming client gets it in the relayed frames), and only OpenRouter is sent it.
+    if (const QJsonValue details = native.value(L("reasoning_details")); details.isArray())
+        w.field("reasoning_details", details);
     if (hasToolCalls) {
         w.key("tool_calls").beginArray();
         for (const ContentBlock &b : message.content) {

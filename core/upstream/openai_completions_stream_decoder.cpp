@@ -174,7 +174,8 @@ void OpenAICompletionsStreamDecoder::collectNative(const Value *chunk, const Val
         return;
     const Value *logprobs = rj::asObject(member(choice, "logprobs"));
     const Value *annotations = rj::asArray(member(delta, "annotations"));
-    if (!rj::isEmptyObject(logprobs) || rj::arraySize(annotations) > 0) {
+    const Value *details = rj::asArray(member(delta, "reasoning_details"));
+    if (!rj::isEmptyObject(logprobs) || rj::arraySize(annotations) > 0 || rj::arraySize(details) > 0) {
         // Logprobs grow with every token; past the bound the answer goes without them rather
         // than hold an unbounded copy (the client can stream to get them all).
         m_nativeBytes += chunkBytes;
@@ -183,9 +184,13 @@ void OpenAICompletionsStreamDecoder::collectNative(const Value *chunk, const Val
             m_logprobsContent = {};
             m_logprobsRefusal = {};
             m_annotations = {};
+            m_reasoningDetails = {};
             return;
         }
     }
+    if (details)
+        for (const Value &v : details->GetArray())
+            mergeReasoningDetail(rj::toQtObject(&v));
     if (!rj::isEmptyObject(logprobs)) {
         m_sawLogprobs = true;
         if (const Value *content = rj::asArray(member(logprobs, "content")))
@@ -243,6 +248,27 @@ void OpenAICompletionsStreamDecoder::keepNativeUsage(const Value &usage) {
     }
 }
 
+void OpenAICompletionsStreamDecoder::mergeReasoningDetail(const QJsonObject &piece) {
+    // A streamed entry goes on the one before it when it has the same type and index (OpenRouter
+    // sends an entry's text in pieces and its signature last): its strings appended, the rest set.
+    if (!m_reasoningDetails.isEmpty()) {
+        QJsonObject last = m_reasoningDetails.last().toObject();
+        if (piece.value(L("type")) == last.value(L("type")) && piece.value(L("index")) == last.value(L("index"))) {
+            for (auto it = piece.begin(); it != piece.end(); ++it) {
+                const QString key = it.key();
+                const bool grows = key == L("text") || key == L("summary") || key == L("data");
+                if (grows && it->isString() && last.value(key).isString())
+                    last.insert(key, last.value(key).toString() + it->toString());
+                else if (!it->isNull() || !last.contains(key))
+                    last.insert(key, *it);
+            }
+            m_reasoningDetails.replace(m_reasoningDetails.size() - 1, last);
+            return;
+        }
+    }
+    m_reasoningDetails.append(piece);
+}
+
 QJsonObject OpenAICompletionsStreamDecoder::nativeAnswer() const {
     QJsonObject native;
     if (m_usageJson.isEmpty() && !m_usage.isEmpty())
@@ -259,6 +285,8 @@ QJsonObject OpenAICompletionsStreamDecoder::nativeAnswer() const {
                                                                                  : QJsonValue(m_logprobsRefusal)}});
         if (!m_annotations.isEmpty())
             native.insert(L("annotations"), m_annotations);
+        if (!m_reasoningDetails.isEmpty())
+            native.insert(L("reasoning_details"), m_reasoningDetails);
         if (!m_refusal.isEmpty())
             native.insert(L("refusal"), m_refusal);
     }

@@ -58,6 +58,7 @@ private:
     void collectNative(const rapidjson::Value *chunk, const rapidjson::Value *choice, const rapidjson::Value *delta,
                        qsizetype chunkBytes);
     QJsonObject nativeAnswer() const;
+    void mergeReasoningDetail(const QJsonObject &piece); // one streamed reasoning_details entry
     QString m_systemFingerprint;
     QString m_serviceTier;
     void keepNativeUsage(const rapidjson::Value &usage);
@@ -66,6 +67,9 @@ private:
     QJsonArray m_logprobsContent;
     QJsonArray m_logprobsRefusal;
     QJsonArray m_annotations;
+    // OpenRouter's signed reasoning (delta.reasoning_details), merged by entry as it streams: the
+    // JSON answer carries it as the stream did, for the client to send back on a tool loop.
+    QJsonArray m_reasoningDetails;
     QString m_refusal;
     bool m_sawLogprobs = false;
     qint64 m_nativeBytes = 0;

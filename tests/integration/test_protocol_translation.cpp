@@ -795,6 +795,43 @@ private Q_SLOTS:
         QCOMPARE(r.value("output").toArray().size(), 3); // reasoning, message, function_call as streamed
     }
 
+    // OpenRouter streams its reasoning as delta.reasoning and a signed delta.reasoning_details, in
+    // pieces, the signature last, and asks for the details back on a tool loop (Claude's and Gemini
+    // 3's signatures ride there). A streaming client got them in the relayed frames; a JSON answer
+    // had only reasoning_content, and the next turn went back without the signature (probe E2 1).
+    void anOpenRouterJsonAnswerKeepsItsSignedReasoning() {
+        const auto chunk = [](const char *delta) {
+            return QByteArray(
+                       R"(data: {"id":"gen-1","object":"chat.completion.chunk","model":"gpt-b","choices":[{"index":0,"delta":)") +
+                   delta + "}]}\n\n";
+        };
+        m_gw->openaiB.setRawReply(
+            chunk(
+                R"({"role":"assistant","reasoning":"Read ","reasoning_details":[{"type":"reasoning.text","text":"Read ","format":"anthropic-claude-v1","index":0}]})") +
+            chunk(R"({"reasoning":"it.","reasoning_details":[{"type":"reasoning.text","text":"it.","index":0}]})") +
+            chunk(R"({"reasoning_details":[{"type":"reasoning.text","signature":"SIG-or-7","index":0}]})") +
+            chunk(R"({"reasoning_details":[{"type":"reasoning.encrypted","data":"ENC","index":1}]})") +
+            chunk(R"({"content":"Done."},"finish_reason":"stop")") + "data: [DONE]\n\n");
+        const QJsonObject c =
+            m_gw->post(QStringLiteral("/v1/chat/completions"), GatewayFixture::openaiBody("pb/gpt-b", "think", false))
+                .json();
+        const QJsonObject message = c.value("choices").toArray()[0].toObject().value("message").toObject();
+        QCOMPARE(message.value("content").toString(), QStringLiteral("Done."));
+        const QJsonArray details = message.value("reasoning_details").toArray();
+        QCOMPARE(details.size(), 2);
+        QCOMPARE(details[0].toObject(), (QJsonObject{{"type", "reasoning.text"},
+                                                     {"text", "Read it."},
+                                                     {"signature", "SIG-or-7"},
+                                                     {"format", "anthropic-claude-v1"},
+                                                     {"index", 0}}));
+        QCOMPARE(details[1].toObject().value("data").toString(), QStringLiteral("ENC"));
+        // Another API's client has no such field: only its own reasoning form.
+        const QJsonObject m =
+            m_gw->post(QStringLiteral("/v1/messages"), GatewayFixture::anthropicBody("pb/gpt-b", "think", false))
+                .json();
+        QVERIFY(!QJsonDocument(m).toJson().contains("SIG-or-7"));
+    }
+
     // OpenAI's refusal (structured outputs) has its own field in both OpenAI formats: Chat's
     // message.refusal / delta.refusal with finish_reason "stop", a Responses "refusal" part in a
     // completed response. It reached OpenAI clients as answer text with content_filter /
