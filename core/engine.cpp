@@ -48,7 +48,7 @@ void applyCaFiles(upstream::Transport *transport, const config::Config &cfg) {
     upstream::Transport::CaTable table;
     for (const auto &p : cfg.providers)
         if (!p.caFile.isEmpty())
-            table[upstream::hostKeyOf(QUrl(p.baseUrl))] += QSslCertificate::fromPath(p.caFile, QSsl::Pem);
+            table[p.caFile] = QSslCertificate::fromPath(p.caFile, QSsl::Pem);
     transport->setExtraCaCertificates(table);
     transport->setConnectTimeoutMs(cfg.failover.connectTimeoutMs);
 }

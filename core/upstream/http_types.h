@@ -39,6 +39,10 @@ struct HttpRequest {
     // A converted request's tool aliases, the upstream's name → the client's (tool_names.h): the
     // calls in its answer go back to the client by these. Empty when no name was aliased.
     QHash<QString, QString> toolNameOriginals;
+    // The provider's own CA bundle (providers.NAME.caFile, its path; empty: the system store alone):
+    // what verifies this request's TLS connection. Connections are pooled per host and trust, so a
+    // provider without the bundle never rides a connection another provider's bundle verified.
+    QString trust;
 };
 
 // Connection-level causes, kept distinct so the classifier and logs can tell them apart.

@@ -39,11 +39,20 @@ QtTransport::QtTransport(QObject *parent) : QObject(parent) {}
 
 QtTransport::~QtTransport() = default; // managers are children; their replies die with them
 
-QtTransport::PooledManager &QtTransport::managerFor(const QString &hostKey) {
+void QtTransport::setExtraCaCertificates(const CaTable &table) {
+    if (table == m_extraCa)
+        return;
+    m_extraCa = table;
     for (auto &pm : m_pool)
-        if (pm.activeByHost.value(hostKey) < m_maxPerManager)
+        pm.manager->clearConnectionCache(); // verified under the old table
+}
+
+QtTransport::PooledManager &QtTransport::managerFor(const QString &hostKey, const QString &trust) {
+    for (auto &pm : m_pool)
+        if (pm.trust == trust && pm.activeByHost.value(hostKey) < m_maxPerManager)
             return pm;
     PooledManager pm;
+    pm.trust = trust;
     pm.manager = new QNetworkAccessManager(this);
     pm.manager->setRedirectPolicy(QNetworkRequest::ManualRedirectPolicy);
     pm.manager->setCookieJar(nullptr);
@@ -66,13 +75,14 @@ void QtTransport::release(QNetworkAccessManager *manager, const QString &hostKey
 
 UpstreamCall *QtTransport::start(const HttpRequest &request, QObject *parent) {
     const QString hostKey = hostKeyOf(request.url);
-    PooledManager &pm = managerFor(hostKey);
+    PooledManager &pm = managerFor(hostKey, request.trust);
     ++pm.activeByHost[hostKey];
     ++m_activeCalls;
     QNetworkAccessManager *manager = pm.manager;
 
-    QNetworkReply *reply =
-        manager->sendCustomRequest(toQtRequest(request, m_extraCa.value(hostKey)), request.method, request.body);
+    QNetworkReply *reply = manager->sendCustomRequest(
+        toQtRequest(request, request.trust.isEmpty() ? QList<QSslCertificate>() : m_extraCa.value(request.trust)),
+        request.method, request.body);
     QPointer<QtTransport> self(this);
     auto release = [self, manager, hostKey]() {
         if (self)

@@ -30,7 +30,7 @@ public:
     Q_DISABLE_COPY_MOVE(QtTransport)
 
     UpstreamCall *start(const HttpRequest &request, QObject *parent) override;
-    void setExtraCaCertificates(const CaTable &table) override { m_extraCa = table; }
+    void setExtraCaCertificates(const CaTable &table) override;
 
     // 6 = Qt 6.4's per-host connection limit of one manager.
     int maxCallsPerHostPerManager() const { return m_maxPerManager; }
@@ -42,8 +42,11 @@ private:
     struct PooledManager {
         QNetworkAccessManager *manager = nullptr;
         QHash<QString, int> activeByHost; // key: scheme://host:port
+        QString trust;                    // the CA bundle its connections were verified with (HttpRequest::trust)
     };
-    PooledManager &managerFor(const QString &hostKey);
+    // A manager keeps its connections for any request to the host: one per trust, so a request
+    // without a provider's CA never rides a connection that CA verified.
+    PooledManager &managerFor(const QString &hostKey, const QString &trust);
     void release(QNetworkAccessManager *manager, const QString &hostKey);
 
     QList<PooledManager> m_pool;

@@ -147,7 +147,26 @@ SocketLink *SocketTransport::takeIdle(const QString &hostKey, QObject *owner) {
     return nullptr;
 }
 
-SocketLink *SocketTransport::open(const QUrl &url, QObject *owner) {
+void SocketTransport::setExtraCaCertificates(const CaTable &table) {
+    if (table == m_extraCa)
+        return;
+    m_extraCa = table;
+    // A pooled TLS connection was verified under the old table: a CA taken out of it (no longer
+    // trusted) must not go on serving until the server closes the connection.
+    for (auto it = m_idle.begin(); it != m_idle.end(); ++it) {
+        if (!it.key().startsWith(QLatin1String("https:")))
+            continue;
+        for (SocketLink *link : std::as_const(*it)) {
+            QAbstractSocket *s = link->socket();
+            link->release();
+            s->abort();
+            s->deleteLater();
+        }
+        it->clear();
+    }
+}
+
+SocketLink *SocketTransport::open(const QUrl &url, const QString &trust, QObject *owner) {
     ++m_opened;
     const bool tls = url.scheme().compare(QLatin1String("https"), Qt::CaseInsensitive) == 0;
     QAbstractSocket *s = nullptr;
@@ -155,7 +174,7 @@ SocketLink *SocketTransport::open(const QUrl &url, QObject *owner) {
         auto *ssl = new QSslSocket(owner);
         QSslConfiguration conf = ssl->sslConfiguration();
         conf.setAllowedNextProtocols({QSslConfiguration::NextProtocolHttp1_1});
-        if (const auto ca = m_extraCa.value(hostKeyOf(url)); !ca.isEmpty())
+        if (const auto ca = trust.isEmpty() ? QList<QSslCertificate>() : m_extraCa.value(trust); !ca.isEmpty())
             conf.addCaCertificates(ca); // in addition to the system store
         ssl->setSslConfiguration(conf);
         s = ssl;

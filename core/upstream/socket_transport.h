@@ -72,7 +72,7 @@ public:
     Q_DISABLE_COPY_MOVE(SocketTransport)
 
     UpstreamCall *start(const HttpRequest &request, QObject *parent) override;
-    void setExtraCaCertificates(const CaTable &table) override { m_extraCa = table; }
+    void setExtraCaCertificates(const CaTable &table) override;
 
     int idleConnections() const;
     int connectionsOpened() const { return m_opened; }
@@ -102,7 +102,7 @@ private:
     friend class SocketLink;
     // A connected idle connection for the host, its socket reparented to `owner`; nullptr if none.
     SocketLink *takeIdle(const QString &hostKey, QObject *owner);
-    SocketLink *open(const QUrl &url, QObject *owner);
+    SocketLink *open(const QUrl &url, const QString &trust, QObject *owner);
     void giveBack(const QString &hostKey, SocketLink *link);
     void dropIdle(SocketLink *link);
     // Takes an aborted call's connection, mid-body with `parser`'s state.

@@ -17,6 +17,7 @@ namespace sw::upstream {
 
 SocketUpstreamCall::SocketUpstreamCall(SocketTransport *transport, const HttpRequest &request, QObject *parent)
     : UpstreamCall(parent), m_transport(transport), m_request(request), m_urlParts(urlParts(request.url)),
+      m_poolKey(request.trust.isEmpty() ? m_urlParts.hostKey : m_urlParts.hostKey + QLatin1Char('\n') + request.trust),
       m_parser(request.method == "HEAD") {
     begin(true);
 }
@@ -32,17 +33,24 @@ void SocketUpstreamCall::begin(bool allowReuse) {
         return;
     }
     m_clock = &m_transport->clock();
-    SocketLink *link = allowReuse ? m_transport->takeIdle(m_urlParts.hostKey, this) : nullptr;
+    SocketLink *link = allowReuse ? m_transport->takeIdle(m_poolKey, this) : nullptr;
     m_reused = link != nullptr;
     if (!link) {
-        link = m_transport->open(m_request.url, this);
+        link = m_transport->open(m_request.url, m_request.trust, this);
         const int limit = m_transport->connectTimeoutMs();
         m_connectTimer = m_clock->schedule(limit, [this, limit] {
             m_connectTimer = 0;
             if (m_done || !m_socket || m_sent)
                 return;
+            // Connected, yet not encrypted: the server took the connection and never finished the
+            // handshake (the place to look is its TLS, not the network).
+            const auto *tls = qobject_cast<QSslSocket *>(m_socket);
+            const bool handshaking = tls && tls->state() == QAbstractSocket::ConnectedState && !tls->isEncrypted();
             complete({TransportError::Timeout,
-                      QStringLiteral("no connection to %1 within %2 ms").arg(m_urlParts.hostKey).arg(limit)},
+                      (handshaking ? QStringLiteral("TLS handshake with %1 not completed within %2 ms")
+                                   : QStringLiteral("no connection to %1 within %2 ms"))
+                          .arg(m_urlParts.hostKey)
+                          .arg(limit)},
                      false);
         });
     }
@@ -422,7 +430,7 @@ void SocketUpstreamCall::releaseSocket(bool reusable) {
     // Queued request bytes count too: the kernel may not have taken the whole body yet.
     reusable = reusable && bodySent() && s->bytesToWrite() == 0;
     if (reusable && m_transport) {
-        m_transport->giveBack(m_urlParts.hostKey, link);
+        m_transport->giveBack(m_poolKey, link);
         return;
     }
     s->abort(); // closes at once; the upstream sees the connection go
@@ -444,7 +452,7 @@ void SocketUpstreamCall::abort() {
         closeSpareDescriptor();
         m_socket = nullptr;
         m_link = nullptr;
-        m_transport->drain(m_urlParts.hostKey, link, m_parser);
+        m_transport->drain(m_poolKey, link, m_parser);
     } else {
         releaseSocket(false);
     }

@@ -86,7 +86,9 @@ private:
 
     QPointer<SocketTransport> m_transport;
     HttpRequest m_request;
-    UrlParts m_urlParts; // the request URL's target, Host value and pool key (hostKey)
+    UrlParts m_urlParts; // the request URL's target, Host value and host key
+    QString m_poolKey;   // the host key, and the trust that verifies it when a provider has its own CA
+
     QAbstractSocket *m_socket = nullptr;
     SocketLink *m_link = nullptr; // m_socket's link, held by this call
     Http1ResponseParser m_parser;

@@ -40,9 +40,10 @@ public:
     virtual ~Transport() = default;
     // The call is parented to `parent` (the caller deletes it, or it dies with parent).
     virtual UpstreamCall *start(const HttpRequest &request, QObject *parent) = 0;
-    // CA certificates trusted in addition to the system store, per hostKeyOf() of a
-    // provider's baseUrl (providers.NAME.caFile); replaces the whole table. Calls
-    // already running keep the trust they started with.
+    // CA certificates trusted in addition to the system store, per CA bundle path
+    // (providers.NAME.caFile, what HttpRequest::trust names); replaces the whole table, and idle
+    // connections verified under the old one are closed. Calls already running keep the trust they
+    // started with.
     using CaTable = QHash<QString, QList<QSslCertificate>>;
     virtual void setExtraCaCertificates(const CaTable &table) { Q_UNUSED(table); }
     // failover.connectTimeoutMs: a connection (TLS handshake included) not made in this long fails the

@@ -459,6 +459,7 @@ void UpstreamAttempts::launch(failover::AttemptId id) {
     HttpRequest req = t.adapter->buildRequest(*m_setup.request, t.target, m_setup.forwardHeaders);
     if (!m_setup.via.isEmpty())
         req.headers.append({QByteArrayLiteral("Via"), m_setup.via});
+    req.trust = t.candidate.provider.caFile; // this provider's own CA bundle verifies its connection
     // Fresh per-try state.
     t.sse = SseReader();
     t.decoder = t.adapter->makeDecoder(t.target, t.adapter->nativeBodyFor(*m_setup.request));

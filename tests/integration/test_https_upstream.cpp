@@ -35,9 +35,10 @@ using demo::Fault;
 
 namespace {
 
-upstream::HttpRequest post(const QString &base) {
+upstream::HttpRequest post(const QString &base, const QString &trust = {}) {
     upstream::HttpRequest r;
     r.url = QUrl(base + QStringLiteral("/v1/messages"));
+    r.trust = trust; // the CA bundle that verifies the server (providers.NAME.caFile), if any
     r.headers = {{"content-type", "application/json"}};
     r.body = R"({"model":"claude-a","max_tokens":16,"messages":[{"role":"user","content":"hi"}]})";
     return r;
@@ -131,12 +132,25 @@ void TestHttpsUpstream::trustComesFromTheCaFileOnly() {
     QVERIFY(fake.requests().isEmpty()); // nothing was sent to an untrusted server
 
     const auto trusting = makeTransport(transport);
-    trusting->setExtraCaCertificates(
-        {{upstream::hostKeyOf(QUrl(front.baseUrl())), QSslCertificate::fromPath(front.caFile())}});
-    CallRecorder ok(trusting->start(post(front.baseUrl()), this));
+    trusting->setExtraCaCertificates({{front.caFile(), QSslCertificate::fromPath(front.caFile())}});
+    CallRecorder ok(trusting->start(post(front.baseUrl(), front.caFile()), this));
     QVERIFY(ok.waitFinished(10000));
     QCOMPARE(ok.error(), upstream::TransportError::None);
     QCOMPARE(ok.status, 200);
+    QCOMPARE(fake.requests().size(), 1);
+
+    // The bundle is the provider's, not the host's: another provider at the same host:port without
+    // it neither gets its CA nor rides the connection that CA verified (probe F1 1).
+    CallRecorder sibling(trusting->start(post(front.baseUrl()), this));
+    QVERIFY(sibling.waitFinished(10000));
+    QCOMPARE(sibling.error(), upstream::TransportError::Tls);
+    QCOMPARE(fake.requests().size(), 1);
+
+    // A reload that takes the CA out: the connection it verified is not used again (probe F1 2).
+    trusting->setExtraCaCertificates({});
+    CallRecorder untrusted(trusting->start(post(front.baseUrl(), front.caFile()), this));
+    QVERIFY(untrusted.waitFinished(10000));
+    QCOMPARE(untrusted.error(), upstream::TransportError::Tls);
     QCOMPARE(fake.requests().size(), 1);
 }
 
@@ -147,9 +161,8 @@ void TestHttpsUpstream::certificateForAnotherHostIsATransportFailureThatSaysSo()
     QVERIFY(front.ok());
     QFETCH(QString, transport);
     const auto trusting = makeTransport(transport);
-    trusting->setExtraCaCertificates(
-        {{upstream::hostKeyOf(QUrl(front.baseUrl())), QSslCertificate::fromPath(front.caFile())}});
-    CallRecorder rec(trusting->start(post(front.baseUrl()), this));
+    trusting->setExtraCaCertificates({{front.caFile(), QSslCertificate::fromPath(front.caFile())}});
+    CallRecorder rec(trusting->start(post(front.baseUrl(), front.caFile()), this));
     QVERIFY(rec.waitFinished(10000));
     QCOMPARE(rec.error(), upstream::TransportError::Tls);
     QVERIFY2(rec.result->message.contains(QLatin1String("host name did not match")), qPrintable(rec.result->message));
@@ -167,11 +180,10 @@ void TestHttpsUpstream::endlessResponseHeadOverTlsEndsAsTooLarge() {
     TlsFront front(up.port());
     QVERIFY(front.ok());
     upstream::DefaultTransport transport;
-    transport.setExtraCaCertificates(
-        {{upstream::hostKeyOf(QUrl(front.baseUrl())), QSslCertificate::fromPath(front.caFile())}});
+    transport.setExtraCaCertificates({{front.caFile(), QSslCertificate::fromPath(front.caFile())}});
     const qint64 rssBefore = residentBytes();
     qint64 rssPeak = rssBefore;
-    CallRecorder rec(transport.start(post(front.baseUrl()), this));
+    CallRecorder rec(transport.start(post(front.baseUrl(), front.caFile()), this));
     QVERIFY(waitUntil(
         [&] {
             rssPeak = std::max(rssPeak, residentBytes());
@@ -193,12 +205,12 @@ void TestHttpsUpstream::pausedCallOverTlsHoldsAFlood() {
     // front relays with a small window of its own, so what grows here is the gateway's).
     upstream::DefaultTransport transport;
     std::unique_ptr<TlsFront> front;
-    checkPausedCallHoldsAFloodAndResumesInOrder(transport, PauseBound::Configured, [&](quint16 port) {
+    checkPausedCallHoldsAFloodAndResumesInOrder(transport, PauseBound::Configured, [&](quint16 port, QString *trust) {
         front = std::make_unique<TlsFront>(port);
         if (!front->ok())
             return QString();
-        transport.setExtraCaCertificates(
-            {{upstream::hostKeyOf(QUrl(front->baseUrl())), QSslCertificate::fromPath(front->caFile())}});
+        transport.setExtraCaCertificates({{front->caFile(), QSslCertificate::fromPath(front->caFile())}});
+        *trust = front->caFile();
         return front->baseUrl();
     });
     QVERIFY(front && front->ok());
@@ -216,9 +228,8 @@ void TestHttpsUpstream::aLargeBodyOverTlsWaitsInSlicesNotWhole() {
     TlsFront front(fake.port());
     QVERIFY(front.ok());
     upstream::DefaultTransport transport;
-    transport.setExtraCaCertificates(
-        {{upstream::hostKeyOf(QUrl(front.baseUrl())), QSslCertificate::fromPath(front.caFile())}});
-    upstream::HttpRequest req = post(front.baseUrl());
+    transport.setExtraCaCertificates({{front.caFile(), QSslCertificate::fromPath(front.caFile())}});
+    upstream::HttpRequest req = post(front.baseUrl(), front.caFile());
     req.body = R"({"model":"m","messages":[{"role":"user","content":")" + QByteArray(8 * 1024 * 1024, 'q') + R"("}]})";
     upstream::UpstreamCall *call = transport.start(req, this);
     CallRecorder rec(call);
@@ -302,8 +313,8 @@ void TestHttpsUpstream::anEarlyAnswerOverTlsIsTheAnswer() {
     thread.start();
     const QString base = QStringLiteral("https://127.0.0.1:%1").arg(port);
     upstream::DefaultTransport transport;
-    transport.setExtraCaCertificates({{upstream::hostKeyOf(QUrl(base)), QSslCertificate::fromPath(certs.caFile())}});
-    upstream::HttpRequest req = post(base);
+    transport.setExtraCaCertificates({{certs.caFile(), QSslCertificate::fromPath(certs.caFile())}});
+    upstream::HttpRequest req = post(base, certs.caFile());
     req.body = R"({"model":"m","messages":[{"role":"user","content":")" + QByteArray(4 * 1024 * 1024, 'q') + R"("}]})";
     const int tries = resetAtOnce ? raceTries : 3;
     int answered = 0;

@@ -18,7 +18,7 @@ using sw::upstream::TransportResult;
 using sw::upstream::UpstreamCall;
 
 void checkPausedCallHoldsAFloodAndResumesInOrder(sw::upstream::Transport &transport, PauseBound bound,
-                                                 const std::function<QString(quint16)> &front) {
+                                                 const std::function<QString(quint16, QString *trust)> &front) {
     constexpr qint64 kPiece = 64 * 1024;
     constexpr qint64 kPieces = 768;
     auto pattern = [](qint64 offset) { return char((offset * 7 + offset / 251) & 0xff); };
@@ -37,7 +37,7 @@ void checkPausedCallHoldsAFloodAndResumesInOrder(sw::upstream::Transport &transp
         });
     });
     HttpRequest req;
-    req.url = QUrl((front ? front(up.port()) : up.baseUrl()) + QStringLiteral("/v1/chat/completions"));
+    req.url = QUrl((front ? front(up.port(), &req.trust) : up.baseUrl()) + QStringLiteral("/v1/chat/completions"));
     req.headers = {{"content-type", "application/json"}};
     req.body = "{}";
     QObject owner;

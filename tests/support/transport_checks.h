@@ -27,8 +27,9 @@ enum class PauseBound {
 // in our memory; on resume every byte arrives, in order, and the call ends cleanly.
 // Reports through QTest; check QTest::currentTestFailed().
 // `front`, when given, puts something between the call and the flooding upstream (a TLS
-// front, say) and returns the base URL to call; it gets the upstream's port.
+// front, say) and returns the base URL to call; it gets the upstream's port, and sets the
+// request's trust (the CA bundle that verifies the front) when it has one.
 void checkPausedCallHoldsAFloodAndResumesInOrder(sw::upstream::Transport &transport, PauseBound bound,
-                                                 const std::function<QString(quint16)> &front = {});
+                                                 const std::function<QString(quint16, QString *trust)> &front = {});
 
 } // namespace sw::test
