@@ -192,8 +192,14 @@ void RedisClient::onConnected() {
     m_pending.pop_front();
     m_handshakeLeft = 0;
     auto expectOk = [this](const RedisValue &v) {
-        if (v.isError())
-            fail(QStringLiteral("handshake refused: %1").arg(QString::fromUtf8(v.str.left(200))));
+        if (!v.isError())
+            return;
+        // A wrong password (WRONGPASS; "ERR invalid password" before Redis 6) or none where one is
+        // required (NOAUTH, to the PING): Redis is there and turns this replica away.
+        const bool password = v.str.startsWith("WRONGPASS") || v.str.startsWith("NOAUTH") ||
+                              v.str.startsWith("ERR invalid password") || v.str.startsWith("ERR invalid username");
+        fail(QStringLiteral("handshake refused: %1").arg(QString::fromUtf8(v.str.left(200))),
+             password ? Loss::PasswordRefused : Loss::Unreachable);
     };
     if (!m_endpoint.password.isEmpty()) {
         QList<QByteArray> auth{"AUTH"};

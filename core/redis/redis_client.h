@@ -61,8 +61,9 @@ public:
     static constexpr qsizetype kMaxReplyElements = 1 << 18;
 
     // Why a connection went down: nothing there (refused, reset, no route, connect timed out),
-    // or a connection that stays open and leaves commands unanswered.
-    enum class Loss { Unreachable, NotAnswering };
+    // a connection that stays open and leaves commands unanswered, or a handshake Redis refused
+    // for want of the right password (WRONGPASS, NOAUTH, "invalid password").
+    enum class Loss { Unreachable, NotAnswering, PasswordRefused };
 
     // `clock` times commands and reconnects.
     explicit RedisClient(RedisEndpoint endpoint, util::Clock &clock = util::systemClock(), QObject *parent = nullptr);

@@ -40,7 +40,8 @@ end
 
 // Sets or extends one mark: the new expiry is never earlier than the current one.
 // KEYS: mark, history. ARGV: now, base TTL, cap, strike reset, Retry-After (-1
-// none), attempt start (-1 unknown), mark JSON, channel.
+// none), attempt start (-1 unknown), mark JSON, channel, and the last strike
+// (its setAt) the failing replica had heard of when the attempt started (-1 none).
 constexpr char kSetLua[] = R"lua(
 local now = tonumber(ARGV[1])
 local base = tonumber(ARGV[2])
@@ -55,8 +56,12 @@ local setAt = tonumber(h[2]) or 0
 local expiresAt = tonumber(h[3]) or 0
 if expiresAt > 0 and now - expiresAt > reset then strikes = 0 end
 -- A failure of an attempt that started at or before the last strike is the
--- same blip (parallel requests failing together): no new strike.
-local burst = strikes > 0 and started >= 0 and started <= setAt
+-- same blip (parallel requests failing together): no new strike. So is one
+-- that started while the mark stood on a replica that had not heard of it yet
+-- (Redis slow or far): one replica knowing the mark would not have tried.
+local known = tonumber(ARGV[9]) or -1
+local unheard = started < expiresAt and known < setAt
+local burst = strikes > 0 and started >= 0 and (started <= setAt or unheard)
 if not burst then
   strikes = strikes + 1
   setAt = now
@@ -75,12 +80,16 @@ return storeMark(mark, strikes, setAt, math.max(expiresAt, now + ttl), now, rese
 )lua";
 
 // Puts back a mark this replica learned while Redis was away: the later
-// expiry and the higher strike count win. KEYS: mark, history. ARGV: now,
-// strike reset, mark JSON (with expiresAt, strikes), channel.
+// expiry and the higher strike count win; a clear made after its last strike
+// (the tombstone a clear leaves) wins over it. KEYS: mark, history, sequence,
+// tombstone. ARGV: now, strike reset, mark JSON (with expiresAt, strikes,
+// setAt), channel.
 constexpr char kImportLua[] = R"lua(
 local now = tonumber(ARGV[1])
 local reset = tonumber(ARGV[2])
 local mark = cjson.decode(ARGV[3])
+local cleared = tonumber(redis.call('GET', KEYS[4]))
+if cleared and (tonumber(mark.setAt) or 0) < cleared then return false end
 local h = redis.call('HMGET', KEYS[2], 'strikes', 'setAt', 'expiresAt')
 local strikes = math.max(tonumber(h[1]) or 0, tonumber(mark.strikes))
 local expiresAt = math.max(tonumber(h[3]) or 0, tonumber(mark.expiresAt))
@@ -89,27 +98,48 @@ if expiresAt <= now then return false end
 return storeMark(mark, strikes, setAt, expiresAt, now, reset, ARGV[4])
 )lua";
 
-// Deletes marks and their strike history, and tells every replica with the
-// clear's sequence number. KEYS: mark and history keys, then the sequence.
-// ARGV: channel, payload.
+// Deletes marks and their strike history, leaves a tombstone (the clear's time)
+// that a replica coming back with an older copy meets, and tells every replica
+// with the clear's sequence number. KEYS: mark, history and tombstone keys per
+// mark, then the sequence. ARGV: channel, payload (its ids in KEYS' order),
+// tombstone TTL, then per mark: the latest last strike (setAt) it deletes (-1:
+// any; a clear sent late spares a mark struck after it) and the clear's time.
 constexpr char kClearScript[] = R"lua(
-local n = #KEYS - 1
-for i = 1, n do redis.call('DEL', KEYS[i]) end
 local payload = cjson.decode(ARGV[2])
+local ids = {}
+for i = 1, (#KEYS - 1) / 3 do
+  local upTo = tonumber(ARGV[2 + 2 * i])
+  local at = tonumber(ARGV[3 + 2 * i])
+  local setAt = tonumber(redis.call('HGET', KEYS[3 * i - 1], 'setAt'))
+  if upTo < 0 or not setAt or setAt <= upTo then
+    redis.call('DEL', KEYS[3 * i - 2], KEYS[3 * i - 1])
+    ids[#ids + 1] = payload.ids[i]
+  end
+  local before = tonumber(redis.call('GET', KEYS[3 * i])) or 0
+  if at > before then
+    redis.call('SET', KEYS[3 * i], string.format('%.0f', at), 'PX', tonumber(ARGV[3]))
+  end
+end
+if #ids == 0 then return 0 end
+payload.ids = ids
 payload.seq = redis.call('INCR', KEYS[#KEYS])
 redis.call('PUBLISH', ARGV[1], cjson.encode(payload))
-return n
+return #ids
 )lua";
 
 const QByteArray kSetScript = QByteArray(kStoreMarkLua) + kSetLua;
 const QByteArray kImportScript = QByteArray(kStoreMarkLua) + kImportLua;
 
-// Every live mark under the prefix, at most ARGV[2] of them. ARGV: pattern, limit.
+// Every live mark under the prefix, at most ARGV[2] of them, after a 1 if there
+// were more (else 0). ARGV: pattern, limit.
 constexpr char kPullScript[] = R"lua(
-local out = {}
+local out = {0}
 local limit = tonumber(ARGV[2])
 for i, k in ipairs(redis.call('KEYS', ARGV[1])) do
-  if #out >= limit then break end
+  if #out > limit then
+    out[1] = 1
+    break
+  end
   local v = redis.call('GET', k)
   if v then out[#out + 1] = v end
 end
@@ -226,15 +256,24 @@ void RedisMarkSync::markSet(const MarkInfo &mark, const failover::UpstreamFailur
                             std::optional<qint64> attemptStartedAtMs) {
     if (m_applyingRemote)
         return;
+    const QByteArray id = idFor(mark);
+    m_reconcile.remove(id); // a new failure: this replica's, whatever Redis held
     if (!m_up) {
-        m_setWhileDown.insert(idFor(mark)); // down: the mark stays local and is pushed on reconnect
+        m_setWhileDown.insert(id); // down: the mark stays local and is pushed on reconnect
         return;
     }
     const qint64 now = wallNow();
     const qint64 started = attemptStartedAtMs ? now - (m_clock.nowMs() - *attemptStartedAtMs) : -1;
     const qint64 base = failure.kind == FailureKind::RateLimited ? ProviderDownMarks::kRateLimitedBaseMs
                                                                  : ProviderDownMarks::kServerErrorBaseMs;
-    const QByteArray id = idFor(mark);
+    // The last strike this replica had heard of when the attempt started: the script counts a new
+    // strike only for an attempt made knowing the mark (or after it ended), as one replica would.
+    qint64 known = -1;
+    const auto heardOf = m_lastSeq.constFind(id);
+    if (heardOf != m_lastSeq.cend() && attemptStartedAtMs && heardOf->heardAtMs <= *attemptStartedAtMs)
+        known = heardOf->heardSetAt;
+    // This replica's table holds the mark from now on: a later attempt here is made knowing it.
+    heard(id, now);
     const QByteArray json = QJsonDocument(describeMark(mark)).toJson(QJsonDocument::Compact);
     // The script publishes the mark it stores, and this replica reads that message in order with
     // every other replica's messages on its subscription. Its reply comes on the command
@@ -244,7 +283,7 @@ void RedisMarkSync::markSet(const MarkInfo &mark, const failover::UpstreamFailur
     const quint64 clearsBefore = m_clears;
     m_commands->command({"EVAL", kSetScript, "3", key("mark", id), key("hist", id), sequenceKey(), num(now), num(base),
                          num(ProviderDownMarks::kCapMs), num(ProviderDownMarks::kStrikeResetMs),
-                         num(failure.retryAfterMs.value_or(-1)), num(started), json, m_channel},
+                         num(failure.retryAfterMs.value_or(-1)), num(started), json, m_channel, num(known)},
                         [this, clearsBefore, id](const RedisValue &v) {
                             if (!accepted(v)) {
                                 m_setWhileDown.insert(id); // lost or refused: pushed when shared again
@@ -263,33 +302,59 @@ void RedisMarkSync::marksCleared(const QList<MarkInfo> &removed) {
         ++m_clears;
     if (m_applyingRemote || removed.isEmpty())
         return;
-    if (!m_up) {
-        for (const MarkInfo &m : removed)
-            m_setWhileDown.remove(idFor(m));
-        return clearLater(removed);
-    }
-    QList<QByteArray> argv{"EVAL", kClearScript, QByteArray::number(removed.size() * 2 + 1)};
-    QJsonArray ids;
+    const qint64 now = wallNow();
+    QList<Clear> clears;
     for (const MarkInfo &m : removed) {
         const QByteArray id = idFor(m);
-        argv << key("mark", id) << key("hist", id);
+        m_setWhileDown.remove(id);
+        const auto it = m_lastSeq.find(id);
+        if (it != m_lastSeq.end())
+            it->heardSetAt = -1; // its strikes went with it
+        clears.append({m, now});
+    }
+    if (!m_up)
+        return clearLater(clears);
+    sendClears(clears, false);
+}
+
+void RedisMarkSync::sendClears(const QList<Clear> &clears, bool late) {
+    if (clears.isEmpty())
+        return;
+    QList<QByteArray> argv{"EVAL", kClearScript, QByteArray::number(clears.size() * 3 + 1)};
+    QList<QByteArray> times;
+    QJsonArray ids;
+    for (const Clear &c : clears) {
+        const QByteArray id = idFor(c.mark);
+        argv << key("mark", id) << key("hist", id) << key("cleared", id);
         ids.append(QString::fromLatin1(id));
+        times << num(late ? c.atWall : -1) << num(c.atWall);
     }
     argv << sequenceKey();
     const QJsonObject payload{{QStringLiteral("op"), QStringLiteral("clear")},
                               {QStringLiteral("ids"), ids},
                               {QStringLiteral("replica"), m_options.replicaId}};
-    argv << m_channel << QJsonDocument(payload).toJson(QJsonDocument::Compact);
-    m_commands->command(argv, [this, removed](const RedisValue &v) {
+    argv << m_channel << QJsonDocument(payload).toJson(QJsonDocument::Compact) << num(kTombstoneMs) << times;
+    m_commands->command(argv, [this, clears](const RedisValue &v) {
         if (!accepted(v)) // lost or refused: cleared in Redis when it takes writes again
-            clearLater(removed);
+            clearLater(clears);
     });
 }
 
-void RedisMarkSync::clearLater(const QList<MarkInfo> &removed) {
-    for (const MarkInfo &m : removed)
+void RedisMarkSync::clearLater(const QList<Clear> &clears) {
+    for (const Clear &c : clears)
         if (m_clearedWhileDown.size() < kMaxClearsKept)
-            m_clearedWhileDown.append(m);
+            m_clearedWhileDown.append(c);
+}
+
+void RedisMarkSync::heard(const QByteArray &id, qint64 setAtWall) {
+    Applied &a = m_lastSeq[id];
+    a.atMs = std::max(a.atMs, m_clock.nowMs());
+    if (setAtWall > a.heardSetAt) {
+        a.heardSetAt = setAtWall;
+        a.heardAtMs = m_clock.nowMs();
+    }
+    if (m_lastSeq.size() >= m_forgetAt)
+        forgetOldSequences();
 }
 
 void RedisMarkSync::applyRemote(const QJsonObject &o) {
@@ -338,8 +403,17 @@ void RedisMarkSync::applyRemote(const QJsonObject &o) {
     m.lastError = o.value(QStringLiteral("lastError")).toString().left(kMaxLastErrorChars);
     const QString replica = o.value(QStringLiteral("replica")).toString().left(kMaxReplicaIdChars);
     m.setBy = replica == m_options.replicaId ? QString() : replica;
-    if (!isNewer(idFor(m), o))
-        return; // a reply or message older than a set or clear already applied for this mark
+    const QByteArray id = idFor(m);
+    // Nothing older than a set or clear already applied for this mark.
+    if (!isNewer(id, o))
+        return;
+    // Redis's word, newer than the pull's or the pull's own: a local mark it names is not stale.
+    m_reconcile.remove(id);
+    // Redis's own number (not clamped: it is only ever compared with Redis's).
+    bool setAtOk = false;
+    const qint64 setAtWall = o.value(QStringLiteral("setAt")).toString().toLongLong(&setAtOk);
+    if (setAtOk)
+        heard(id, setAtWall);
     m_applyingRemote = true;
     m_marks.apply(m);
     m_applyingRemote = false;
@@ -361,8 +435,12 @@ void RedisMarkSync::onMessage(const QByteArray &channel, const QByteArray &paylo
         int n = 0;
         m_applyingRemote = true;
         for (const QJsonValue &v : o.value(QStringLiteral("ids")).toArray()) {
-            if (!isNewer(v.toString().toLatin1(), o))
+            const QByteArray id = v.toString().toLatin1();
+            if (!isNewer(id, o))
                 continue;
+            const auto heardOf = m_lastSeq.find(id);
+            if (heardOf != m_lastSeq.end())
+                heardOf->heardSetAt = -1; // its strikes went with it
             const QList<QByteArray> parts =
                 QByteArray::fromBase64(v.toString().toLatin1(), QByteArray::Base64UrlEncoding).split('\0');
             if (parts.size() != 4)
@@ -435,13 +513,17 @@ void RedisMarkSync::goUp() {
         m_options.log(QStringLiteral("info"), QStringLiteral("marks shared through Redis"),
                       {{QStringLiteral("store"), m_options.endpoint.display()},
                        {QStringLiteral("replica"), m_options.replicaId}});
-    // What an operator cleared meanwhile is cleared in Redis too (unless marked again since), before
-    // this replica's own new marks go and the rest is pulled.
-    QList<MarkInfo> cleared;
-    for (const MarkInfo &m : std::exchange(m_clearedWhileDown, {}))
-        if (!m_setWhileDown.contains(idFor(m)))
-            cleared.append(m);
-    marksCleared(cleared);
+    // Redis's state wins over what this replica held before the outage: a peer's clear published
+    // while this replica was not subscribed reaches it no other way (probe E4 4). The marks held
+    // now that nothing touches before the pull's answer are dropped unless Redis holds them.
+    ++m_ups;
+    m_reconcile.clear();
+    for (const MarkInfo &m : m_marks.active())
+        m_reconcile.insert(idFor(m));
+    // What an operator cleared meanwhile is cleared in Redis too (a mark struck after the clear, on
+    // any replica, stands), then this replica's own new marks go (a clear made after their last
+    // strike, on any replica, wins), then the rest is pulled: all on one connection, in order.
+    sendClears(std::exchange(m_clearedWhileDown, {}), true);
     pushLocalMarks();
     m_setWhileDown.clear();
     pullAll();
@@ -449,9 +531,15 @@ void RedisMarkSync::goUp() {
 }
 
 void RedisMarkSync::onLost(const QString &why, RedisClient::Loss loss) {
-    goDown(loss == RedisClient::Loss::NotAnswering ? QStringLiteral("Redis not answering")
-                                                   : QStringLiteral("Redis unreachable"),
-           why);
+    switch (loss) {
+    case RedisClient::Loss::NotAnswering:
+        return goDown(QStringLiteral("Redis not answering"), why);
+    case RedisClient::Loss::PasswordRefused:
+        return goDown(QStringLiteral("Redis refused the password"), why);
+    case RedisClient::Loss::Unreachable:
+        break;
+    }
+    goDown(QStringLiteral("Redis unreachable"), why);
 }
 
 void RedisMarkSync::goDown(const QString &reason, const QString &why) {
@@ -493,10 +581,11 @@ void RedisMarkSync::pushLocalMarks() {
         o.insert(QStringLiteral("strikes"), m.strikes);
         o.insert(QStringLiteral("ttlMs"), double(m.ttlMs));
         o.insert(QStringLiteral("expiresAt"), QString::number(now + (m.expiresAtMs - nowLocal)));
+        o.insert(QStringLiteral("setAt"), QString::number(now + (m.struckAtMs - nowLocal)));
         const QByteArray id = idFor(m);
-        m_commands->command({"EVAL", kImportScript, "3", key("mark", id), key("hist", id), sequenceKey(), num(now),
-                             num(ProviderDownMarks::kStrikeResetMs), QJsonDocument(o).toJson(QJsonDocument::Compact),
-                             m_channel},
+        m_commands->command({"EVAL", kImportScript, "4", key("mark", id), key("hist", id), sequenceKey(),
+                             key("cleared", id), num(now), num(ProviderDownMarks::kStrikeResetMs),
+                             QJsonDocument(o).toJson(QJsonDocument::Compact), m_channel},
                             [this, id](const RedisValue &v) {
                                 if (!accepted(v))
                                     m_setWhileDown.insert(id); // pushed again when Redis takes writes
@@ -505,14 +594,49 @@ void RedisMarkSync::pushLocalMarks() {
 }
 
 void RedisMarkSync::pullAll() {
+    const quint64 ups = m_ups;
     m_commands->command({"EVAL", kPullScript, "0", key("mark", "*"), num(kMaxPulledMarks)},
-                        [this](const RedisValue &v) {
-                            if (!accepted(v) || v.type != RedisValue::Type::Array)
-                                return;
-                            for (const RedisValue &e : v.elements)
-                                if (e.type == RedisValue::Type::String)
-                                    applyRemote(QJsonDocument::fromJson(e.str).object());
-                        });
+                        [this, ups](const RedisValue &v) { onPulled(v, ups); });
+}
+
+void RedisMarkSync::onPulled(const RedisValue &v, quint64 ups) {
+    if (!accepted(v) || v.type != RedisValue::Type::Array || v.elements.isEmpty())
+        return;
+    const bool complete = v.elements.first().type == RedisValue::Type::Integer && v.elements.first().integer == 0;
+    QSet<QByteArray> held;
+    for (qsizetype i = 1; i < v.elements.size(); ++i) {
+        if (v.elements[i].type != RedisValue::Type::String)
+            continue;
+        const QJsonObject o = QJsonDocument::fromJson(v.elements[i].str).object();
+        MarkInfo m;
+        m.tenant = o.value(QStringLiteral("tenant")).toString();
+        m.provider = o.value(QStringLiteral("provider")).toString();
+        m.baseUrl = o.value(QStringLiteral("baseUrl")).toString();
+        m.model = o.value(QStringLiteral("model")).toString();
+        held.insert(idFor(m));
+        applyRemote(o);
+    }
+    // Only for the return this pull was sent for (its pushes came first), and from a whole
+    // answer: a mark past the pull's limit is not known to be gone.
+    if (ups != m_ups || !m_up)
+        return;
+    const QSet<QByteArray> stale = std::exchange(m_reconcile, {});
+    if (!complete)
+        return;
+    int n = 0;
+    for (const MarkInfo &m : m_marks.active()) {
+        if (!stale.contains(idFor(m)) || held.contains(idFor(m)))
+            continue;
+        failover::MarkFilter f;
+        f.tenant = m.tenant;
+        f.provider = m.provider;
+        f.baseUrl = m.baseUrl;
+        f.model = m.model;
+        f.exactModel = true;
+        n += m_marks.applyClear(f);
+    }
+    if (n > 0)
+        Q_EMIT marksChanged();
 }
 
 void RedisMarkSync::heartbeat() {

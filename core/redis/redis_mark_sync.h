@@ -6,7 +6,9 @@
 // - A local mark goes to Redis, where one Lua script applies the ladder
 //   atomically (strikes, 20/40/80/160/300 s, never below Retry-After, one
 //   strike per burst, expiry never shortened) and publishes the result; the
-//   authoritative answer replaces the local guess.
+//   authoritative answer replaces the local guess. A failure whose attempt
+//   started before this replica heard of the mark's last strike adds none (one
+//   replica knowing the mark would not have tried), however slow Redis is.
 // - Marks and clears published by other replicas are applied locally.
 // - A clear on any replica deletes the marks in Redis and is published.
 // - Redis down, not answering, or refusing writes (an error reply to any of this
@@ -15,7 +17,11 @@
 //   storeUp() false). The store is shared again only once Redis has answered
 //   on both connections (commands and subscription) and taken a write (the
 //   heartbeat, tried every heartbeatMs while writes are refused); then this
-//   replica pushes the marks it set meanwhile and pulls all.
+//   replica sends the clears it made meanwhile, pushes the marks it set
+//   meanwhile, and takes Redis's state: every mark Redis holds, and none it
+//   does not (a clear published while this replica was not subscribed is not
+//   lost). A clear leaves a tombstone in Redis: between a clear and a mark made
+//   on different replicas during an outage, the later one wins.
 // - A mark read from Redis is checked as a local one is made: its times within
 //   the ladder's cap, its texts cut to the local bounds, and (Options::accepts)
 //   only for a tenant, provider and model this gateway's configuration has.
@@ -79,7 +85,8 @@ public:
     QString replicaId() const { return m_options.replicaId; }
     QString endpointDisplay() const { return m_options.endpoint.display(); }
     // "shared via redis://host:port/0, 2 replicas seen", "local only (Redis unreachable)",
-    // "local only (Redis not answering)" (connected, but a command went unanswered) or
+    // "local only (Redis not answering)" (connected, but a command went unanswered),
+    // "local only (Redis refused the password)" (WRONGPASS, NOAUTH) or
     // "local only (Redis refuses writes: READONLY You can't write against a read only replica.)".
     QString describe() const;
     // How many marks' last sequence numbers are remembered (bounded: see kSequenceMemoryMs).
@@ -94,6 +101,10 @@ public:
     void markSet(const failover::MarkInfo &mark, const failover::UpstreamFailure &failure,
                  std::optional<qint64> attemptStartedAtMs) override;
     void marksCleared(const QList<failover::MarkInfo> &removed) override;
+    // How long a clear's tombstone stays in Redis: past it, any mark struck before the clear has
+    // expired (the cap, plus the longest attempt that could extend it, within the strike reset).
+    static constexpr qint64 kTombstoneMs =
+        failover::ProviderDownMarks::kCapMs + failover::ProviderDownMarks::kStrikeResetMs;
 
 Q_SIGNALS:
     void marksChanged();
@@ -119,8 +130,20 @@ private:
     bool isNewer(const QByteArray &id, const QJsonObject &o);
     QByteArray sequenceKey() const;
     void pushLocalMarks();
-    void clearLater(const QList<failover::MarkInfo> &removed); // into m_clearedWhileDown, bounded
+    struct Clear {
+        failover::MarkInfo mark;
+        qint64 atWall = 0; // when it was made
+    };
+    // Into m_clearedWhileDown (bounded): sent when Redis is back.
+    void clearLater(const QList<Clear> &clears);
+    // Sends clears to Redis. `late`: made while Redis was away, each deletes only a mark struck at
+    // or before it (a later failure, another replica's meanwhile, stands); else whatever is there.
+    void sendClears(const QList<Clear> &clears, bool late);
+    // Takes Redis's marks, and drops the local marks of m_reconcile that Redis does not hold.
     void pullAll();
+    void onPulled(const RedisValue &reply, quint64 ups); // `ups`: m_ups when the pull was sent
+    // What this replica heard of a mark's last strike (its setAt in Redis), and when.
+    void heard(const QByteArray &id, qint64 setAtWall);
     void heartbeat();
     QJsonObject describeMark(const failover::MarkInfo &m) const;
 
@@ -143,11 +166,19 @@ private:
     // mark learned before the outage is Redis's or its maker's to hold) and the ones it cleared
     // (cleared in Redis when it returns, so an operator's clear is not undone by an older copy).
     QSet<QByteArray> m_setWhileDown;
-    QList<failover::MarkInfo> m_clearedWhileDown;
-    // The last set or clear applied per mark id, by Redis's sequence (see kStoreMarkLua), and when.
+    QList<Clear> m_clearedWhileDown;
+    // The local marks held when the store came back that nothing has touched since (no local set,
+    // nothing applied from Redis): the pull then sent drops those Redis does not hold.
+    QSet<QByteArray> m_reconcile;
+    quint64 m_ups = 0; // times the store came back: a pull reconciles only for its own return
+    // The last set or clear applied per mark id, by Redis's sequence (see kStoreMarkLua), and when;
+    // and the last strike heard of (Redis's setAt, -1 none) and when (local clock), which decides
+    // whether a failure is a new strike (see kSetLua).
     struct Applied {
         quint64 seq = 0;
         qint64 atMs = 0;
+        qint64 heardSetAt = -1;
+        qint64 heardAtMs = 0;
     };
     QHash<QByteArray, Applied> m_lastSeq;
     qsizetype m_forgetAt = 1024; // the size at which old numbers are next looked for

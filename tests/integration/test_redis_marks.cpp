@@ -91,6 +91,21 @@ class TestRedisMarks : public QObject {
     std::unique_ptr<test::RedisServer> m_redis;
     qint64 m_wall = 1'800'000'000'000;
     std::unique_ptr<Replica> m_one, m_two;
+    std::unique_ptr<test::FakeClock> m_net; // a replica's connection clock, when a test sets one
+
+    // Makes the first replica one that reconnects only when the test moves m_net.
+    bool firstReconnectsOnCue() {
+        m_net = std::make_unique<test::FakeClock>();
+        m_one = std::make_unique<Replica>(m_redis->url(), QStringLiteral("one"), &m_wall, m_net.get());
+        return test::waitUntil([&]() { return m_one->sync->storeUp(); }, 5000);
+    }
+    bool firstReconnects() {
+        for (int i = 0; i < 60 && !m_one->sync->storeUp(); ++i) {
+            m_net->advance(250);
+            test::waitUntil([&]() { return m_one->sync->storeUp(); }, 500);
+        }
+        return m_one->sync->storeUp();
+    }
 
     // Moves every clock: the two replicas' local ones and the shared wall clock.
     void advance(qint64 ms) {
@@ -142,6 +157,7 @@ private Q_SLOTS:
     void cleanup() {
         m_one.reset();
         m_two.reset();
+        m_net.reset();
         m_redis.reset();
     }
 
@@ -625,6 +641,124 @@ private Q_SLOTS:
         QVERIFY(test::waitUntil([&]() { return m_two->marks.isDown(QStringLiteral("alice"), kB); }, 10000));
         QTest::qWait(300); // anything else either replica sends on its return has arrived by now
         QVERIFY(!m_two->marks.isDown(QStringLiteral("alice"), kA));
+    }
+
+    // Probe E4 4: both replicas hold alice's mark; Redis dies and comes back empty; the second
+    // replica clears the mark meanwhile and, back first, publishes the clear while the first has not
+    // subscribed again. The first kept the mark until its TTL ended (up to 300 s): its pull after
+    // the reconnect only added marks. It now takes Redis's state, but for the marks it set while away.
+    void aClearPublishedWhileAPeerWasAwayStillReachesIt() {
+        QVERIFY(firstReconnectsOnCue());
+        const QString alice = QStringLiteral("alice");
+        m_one->marks.mark(alice, kA, failure(FailureKind::ServerError));
+        QVERIFY(test::waitUntil([&]() { return m_two->marks.isDown(alice, kA); }, 10000));
+
+        m_redis->kill();
+        QVERIFY(test::waitUntil([&]() { return !m_one->sync->storeUp() && !m_two->sync->storeUp(); }, 10000));
+        advance(1000);
+        failover::MarkFilter alicesA;
+        alicesA.tenant = alice;
+        QCOMPARE(m_two->marks.clear(alicesA), 1);
+        advance(1000);
+        m_one->marks.mark(alice, kB, failure(FailureKind::ServerError)); // set while away: it goes back
+        QVERIFY2(m_redis->start(), qPrintable(m_redis->error()));
+        // The second replica is back, and its clear is published (it took a sequence number)...
+        QVERIFY(test::waitUntil([&]() { return m_two->sync->storeUp(); }, 15000));
+        QVERIFY(test::waitUntil(
+            [&]() {
+                const QByteArray seq = m_redis->command({"GET", "t:seq"});
+                return seq.startsWith('$') && !seq.startsWith("$-1");
+            },
+            5000));
+        QVERIFY(!m_one->sync->storeUp());
+        // ... before the first one reconnects and subscribes.
+        QVERIFY(firstReconnects());
+        QVERIFY2(test::waitUntil([&]() { return !m_one->marks.isDown(alice, kA); }, 5000),
+                 "the mark cleared on the other replica during the outage stayed on this one");
+        QVERIFY(test::waitUntil([&]() { return m_two->marks.isDown(alice, kB); }, 10000));
+        QVERIFY(m_one->marks.isDown(alice, kB)); // its own, set while away: Redis has it now
+        QVERIFY(!m_two->marks.isDown(alice, kA));
+    }
+
+    // Between a clear on one replica and a failure on another, both during an outage, the later
+    // one wins once Redis is back (a clear leaves a tombstone with its time). Before, the failing
+    // replica pushed its mark back whatever the order: a later clear was undone on both replicas.
+    void aClearMadeAfterAnotherReplicasFailureWinsWhenRedisReturns() {
+        QVERIFY(firstReconnectsOnCue());
+        const QString alice = QStringLiteral("alice"), bob = QStringLiteral("bob");
+        m_one->marks.mark(alice, kA, failure(FailureKind::ServerError));
+        m_one->marks.mark(alice, kB, failure(FailureKind::ServerError));
+        QVERIFY(
+            test::waitUntil([&]() { return m_two->marks.isDown(alice, kA) && m_two->marks.isDown(alice, kB); }, 10000));
+        m_redis->kill();
+        QVERIFY(test::waitUntil([&]() { return !m_one->sync->storeUp() && !m_two->sync->storeUp(); }, 10000));
+        advance(21000); // both marks ended
+        // Model a: the first replica fails on it, then the operator clears it on the second (which
+        // had marked it too). Model b: the second marks and clears it, then the first fails on it.
+        m_one->marks.mark(alice, kA, failure(FailureKind::ServerError));
+        advance(1000);
+        m_two->marks.mark(alice, kA, failure(FailureKind::ServerError));
+        m_two->marks.mark(alice, kB, failure(FailureKind::ServerError));
+        advance(1000);
+        failover::MarkFilter f;
+        f.tenant = alice;
+        QCOMPARE(m_two->marks.clear(f), 2);
+        advance(1000);
+        m_one->marks.mark(alice, kB, failure(FailureKind::ServerError));
+
+        QVERIFY2(m_redis->start(), qPrintable(m_redis->error()));
+        QVERIFY(test::waitUntil([&]() { return m_two->sync->storeUp(); }, 15000));
+        QVERIFY(firstReconnects());
+        // Everything the first replica sent on its return has reached the second once this has.
+        m_one->marks.mark(bob, kA, failure(FailureKind::ServerError));
+        QVERIFY(test::waitUntil([&]() { return m_two->marks.isDown(bob, kA); }, 10000));
+        QVERIFY(test::waitUntil([&]() { return !m_one->marks.isDown(alice, kA); }, 5000));
+        QVERIFY(!m_two->marks.isDown(alice, kA)); // the clear came later
+        QVERIFY(m_one->marks.isDown(alice, kB));  // the failure came later
+        QVERIFY(test::waitUntil([&]() { return m_two->marks.isDown(alice, kB); }, 5000));
+    }
+
+    // Probe E4 6: with Redis slow (0.9 s each way), a failure on the second replica, whose attempt
+    // started after the first replica's strike but before it heard of it, counted strike 2 (40 s)
+    // where one replica, deferring the marked candidate, would have stayed at strike 1 (20 s).
+    void aFailureOnAReplicaThatHadNotHeardOfTheMarkAddsNoStrike() {
+        const QString alice = QStringLiteral("alice");
+        const qint64 startOne = m_one->clock.nowMs();
+        advance(5);
+        failover::MarkInfo m;
+        m.tenant = alice;
+        m.provider = kA.provider;
+        m.baseUrl = kA.baseUrl;
+        m.model = kA.modelId;
+        m.kind = FailureKind::ServerError;
+        m_one->sync->markSet(m, failure(FailureKind::ServerError), startOne); // strike 1, in Redis now
+        advance(50); // the second replica starts its attempt 30 ms later, then hears of the mark
+        const qint64 startTwo = m_two->clock.nowMs() - 20;
+        QVERIFY(test::waitUntil([&]() { return m_two->mark(alice).has_value(); }, 10000));
+        // Strike 1: 20 s from this failure (as a burst's later failure extends it), not 40 s.
+        QCOMPARE(fail(*m_two, failure(FailureKind::ServerError), startTwo), qint64(20000));
+        QCOMPARE(m_one->mark(alice)->strikes, 1);
+        QCOMPARE(m_two->mark(alice)->strikes, 1);
+        // An attempt made knowing the mark (every candidate marked: tried anyway) is a new failure.
+        advance(1000);
+        QCOMPARE(fail(*m_two, failure(FailureKind::ServerError), m_two->clock.nowMs()), qint64(40000));
+        QCOMPARE(m_one->mark(alice)->strikes, 2);
+    }
+
+    // Probe E4 8: a wrong password, or none where Redis wants one, read "Redis unreachable".
+    void aRefusedPasswordIsSaidSo() {
+        QVERIFY(m_redis->command({"CONFIG", "SET", "requirepass", "right"}).startsWith("+OK"));
+        Replica none(m_redis->url(), QStringLiteral("none"), &m_wall);
+        Replica wrong(QStringLiteral("redis://:wrong@127.0.0.1:%1/0").arg(m_redis->port()), QStringLiteral("wrong"),
+                      &m_wall);
+        Replica right(QStringLiteral("redis://:right@127.0.0.1:%1/0").arg(m_redis->port()), QStringLiteral("right"),
+                      &m_wall);
+        QVERIFY(test::waitUntil([&]() { return right.sync->storeUp(); }, 5000));
+        for (Replica *r : {&none, &wrong}) {
+            QVERIFY(test::waitUntil([&]() { return !r->logs.isEmpty(); }, 5000));
+            QCOMPARE(r->sync->describe(), QStringLiteral("local only (Redis refused the password)"));
+            QCOMPARE(r->logs, QStringList{QStringLiteral("warn marks: local only (Redis refused the password)")});
+        }
     }
 };
 
