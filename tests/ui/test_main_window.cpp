@@ -216,6 +216,9 @@ private Q_SLOTS:
         // The long id is cut in the middle (its two ends tell it apart) and whole in the tooltip.
         auto *title = cards.at(0)->findChild<ElidedLabel *>(QStringLiteral("markCardTitle"));
         QVERIFY(title->text().contains(kFireworksId));
+        // A short tenant name is never cut to make room.
+        QCOMPARE(cards.at(1)->findChild<ElidedLabel *>(QStringLiteral("markCardLead"))->shownText(),
+                 QStringLiteral("bob"));
         auto *longTitle = cards.at(1)->findChild<ElidedLabel *>(QStringLiteral("markCardTitle"));
         QVERIFY2(longTitle->shownText().contains(QChar(0x2026)), qPrintable(longTitle->shownText()));
         QVERIFY(longTitle->shownText().endsWith(QStringLiteral("xxx")));

@@ -2,9 +2,12 @@
 
 #include "ui/shared/plain_tip.h"
 
+#include <QFontMetricsF>
 #include <QPainter>
+
 #include <QStyle>
 #include <QStyleOption>
+#include <cmath>
 
 namespace sw::ui {
 
@@ -28,16 +31,20 @@ QString ElidedLabel::shownText() const {
     return fontMetrics().elidedText(text(), m_mode, contentsRect().width());
 }
 
+int ElidedLabel::textWidth() const {
+    // Rounded up: elidedText() measures in fractions, and a short name given its rounded width was cut ("b…").
+    return int(std::ceil(QFontMetricsF(font()).horizontalAdvance(text())));
+}
+
 QSize ElidedLabel::minimumSizeHint() const {
     const QMargins m = contentsMargins();
-    const int width =
-        std::min(fontMetrics().averageCharWidth() * kMinimumChars, fontMetrics().horizontalAdvance(text()));
+    const int width = std::min(fontMetrics().averageCharWidth() * kMinimumChars, textWidth());
     return QSize(width + m.left() + m.right(), QLabel::minimumSizeHint().height());
 }
 
 QSize ElidedLabel::sizeHint() const {
     const QMargins m = contentsMargins();
-    return QSize(fontMetrics().horizontalAdvance(text()) + m.left() + m.right(), QLabel::sizeHint().height());
+    return QSize(textWidth() + m.left() + m.right(), QLabel::sizeHint().height());
 }
 
 void ElidedLabel::paintEvent(QPaintEvent *) {

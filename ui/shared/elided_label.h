@@ -23,6 +23,7 @@ protected:
 
 private:
     void updateTip();
+    int textWidth() const;
     Qt::TextElideMode m_mode;
 };
 
