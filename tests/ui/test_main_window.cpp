@@ -1,19 +1,32 @@
 // The window shell and the tray: Ctrl+1…7, the Marks badge, empty views that
 // teach, the state told by colour + icon + word in the status line and the
-// tray, and closing into the tray (or quitting when there is none).
+// tray, and closing into the tray (or quitting when there is none). Long and hostile peer text (a 200-char model
+// id, a 300-char token in an upstream error, fifteen budgets, a right-to-left override) keeps every countdown in
+// view, never widens the window, and is shown as the characters it is. With SWITCHMAN_SCREENSHOT_DIR set, those
+// windows are saved as PNGs there, to look at.
 
+#include "ui/attempts/attempts_model.h"
+#include "ui/dashboard/mark_card.h"
 #include "ui/main_window.h"
 #include "ui/marks/marks_model.h"
+#include "ui/shared/elided_label.h"
 #include "ui/shared/empty_state_stack.h"
 #include "ui/shared/sidebar_delegate.h"
 #include "ui/tray/tray_controller.h"
 
 #include <QDateTime>
+#include <QDir>
+#include <QHeaderView>
 #include <QLabel>
 #include <QListWidget>
 #include <QMenu>
+#include <QScrollArea>
+#include <QScrollBar>
 #include <QSystemTrayIcon>
+#include <QTableView>
 #include <QTest>
+#include <QTextBrowser>
+#include <QToolButton>
 
 using namespace sw;
 using namespace sw::ui;
@@ -40,6 +53,63 @@ snapshot::MarkRow oneMark() {
     r.info.ttlMs = 80'000;
     r.remainingMs = 38'000;
     return r;
+}
+
+snapshot::MarkRow markOn(const QString &tenant, const QString &model, const QString &lastError = {}) {
+    snapshot::MarkRow r = oneMark();
+    r.info.tenant = tenant;
+    r.info.provider = QStringLiteral("fireworks");
+    r.info.baseUrl = QStringLiteral("https://api.fireworks.ai/inference");
+    r.info.model = model;
+    r.info.lastError = lastError;
+    return r;
+}
+
+// A realistic long id (71 characters) and a 200-character one.
+const QString kFireworksId = QStringLiteral("accounts/fireworks/models/qwen3-coder-480b-a35b-instruct-2507-fp8-turbo");
+QString longId() {
+    return QStringLiteral("accounts/acme/models/") + QString(179, QLatin1Char('x'));
+}
+
+telemetry::AttemptRecord attempt(const QString &id, int n, telemetry::AttemptOutcome outcome, const QString &message) {
+    telemetry::AttemptRecord a;
+    a.requestId = id;
+    a.attempt = n;
+    a.tenant = QStringLiteral("alice");
+    a.requestedModel = QStringLiteral("rg");
+    a.provider = n == 1 ? QStringLiteral("bad") : QStringLiteral("p2");
+    a.candidate = a.provider + QStringLiteral("/m");
+    a.outcome = outcome;
+    if (outcome == telemetry::AttemptOutcome::Failed) {
+        a.failure = QStringLiteral("server_error");
+        a.status = 503;
+    }
+    a.elapsedMs = 12;
+    a.startedAtEpochMs = QDateTime::currentMSecsSinceEpoch();
+    a.message = message;
+    return a;
+}
+
+// Lets every pending layout request run (nested layouts post new ones as they settle).
+void settle() {
+    for (int i = 0; i < 5; ++i) {
+        QCoreApplication::sendPostedEvents(nullptr, QEvent::LayoutRequest);
+        QCoreApplication::processEvents();
+    }
+}
+
+// r lies wholly inside the visible part of viewport.
+bool inView(QWidget *w, QWidget *viewport) {
+    const QRect r(w->mapTo(viewport, QPoint(0, 0)), w->size());
+    return viewport->rect().contains(r);
+}
+
+void shoot(QWidget &w, const char *name) {
+    const QString dir = qEnvironmentVariable("SWITCHMAN_SCREENSHOT_DIR");
+    if (dir.isEmpty())
+        return;
+    QDir().mkpath(dir);
+    QVERIFY(w.grab().save(QDir(dir).filePath(QString::fromLatin1(name) + QStringLiteral(".png"))));
 }
 
 MainWindow::Options noTray() {
@@ -119,6 +189,175 @@ private Q_SLOTS:
         window.applySnapshot(s);
         QCOMPARE(window.state(), HealthState::Healthy);
         QCOMPARE(sidebar->item(MainWindow::Marks)->data(SidebarDelegate::BadgeRole).toInt(), 0);
+    }
+
+    void aLongModelIdKeepsEveryCountdownAndClearButtonInView() {
+        MainWindow window(nullptr, noTray());
+        window.resize(1180, 720);
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        auto s = baseSnapshot();
+        s.marks = {markOn(QStringLiteral("alice"), kFireworksId), markOn(QStringLiteral("bob"), longId()), oneMark()};
+        window.applySnapshot(s);
+        window.showView(MainWindow::Dashboard);
+        settle();
+        auto *scroll = window.viewWidget(MainWindow::Dashboard)->findChild<QScrollArea *>();
+        QVERIFY(scroll);
+        const auto cards = window.viewWidget(MainWindow::Dashboard)->findChildren<MarkCard *>();
+        QCOMPARE(cards.size(), 3);
+        QVERIFY(!scroll->horizontalScrollBar()->isVisible());
+        for (MarkCard *card : cards) {
+            auto *expires = card->findChild<QLabel *>(QStringLiteral("markCardExpires"));
+            auto *clear = card->findChild<QToolButton *>();
+            QVERIFY2(expires->text().startsWith(QStringLiteral("expires in ")), qPrintable(expires->text()));
+            QVERIFY2(inView(expires, scroll->viewport()), qPrintable(expires->text()));
+            QVERIFY(inView(clear, scroll->viewport()));
+        }
+        // The long id is cut in the middle (its two ends tell it apart) and whole in the tooltip.
+        auto *title = cards.at(0)->findChild<ElidedLabel *>(QStringLiteral("markCardTitle"));
+        QVERIFY(title->text().contains(kFireworksId));
+        // A short tenant name is never cut to make room.
+        QCOMPARE(cards.at(1)->findChild<ElidedLabel *>(QStringLiteral("markCardLead"))->shownText(),
+                 QStringLiteral("bob"));
+        auto *longTitle = cards.at(1)->findChild<ElidedLabel *>(QStringLiteral("markCardTitle"));
+        QVERIFY2(longTitle->shownText().contains(QChar(0x2026)), qPrintable(longTitle->shownText()));
+        QVERIFY(longTitle->shownText().endsWith(QStringLiteral("xxx")));
+        QVERIFY(longTitle->toolTip().contains(longId()));
+        QVERIFY(window.width() <= 1180);
+        shoot(window, "dashboard_long_model");
+    }
+
+    void aLongScopeKeepsTheMarksColumnsInView() {
+        MainWindow window(nullptr, noTray());
+        window.resize(1180, 720);
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        auto s = baseSnapshot();
+        s.marks = {markOn(QStringLiteral("alice"), longId(), QStringLiteral("HTTP 503: upstream overloaded")),
+                   oneMark()};
+        window.applySnapshot(s);
+        window.showView(MainWindow::Marks);
+        settle();
+        auto *table = window.viewWidget(MainWindow::Marks)->findChild<QTableView *>(QStringLiteral("marksTable"));
+        QVERIFY(table);
+        for (int c : {int(MarksModel::Tenant), int(MarksModel::Provider), int(MarksModel::Scope), int(MarksModel::Kind),
+                      int(MarksModel::Strikes), int(MarksModel::Expires), int(MarksModel::RetryAfter)}) {
+            const int right = table->columnViewportPosition(c) + table->columnWidth(c);
+            QVERIFY2(
+                table->columnViewportPosition(c) >= 0 && right <= table->viewport()->width(),
+                qPrintable(
+                    QStringLiteral("column %1 ends at %2 of %3").arg(c).arg(right).arg(table->viewport()->width())));
+        }
+        // The last error still has room, and the whole scope is in the tooltip.
+        QVERIFY(table->columnWidth(MarksModel::LastError) >= 100);
+        QVERIFY(table->model()->index(0, MarksModel::Scope).data(Qt::ToolTipRole).toString().contains(longId()));
+        shoot(window, "marks_long_scope");
+    }
+
+    void theWindowNeverGrowsWiderThanItWasMade() {
+        MainWindow window(nullptr, noTray());
+        window.resize(1180, 720);
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        auto s = baseSnapshot();
+        // A team of fifteen, each with a weekly budget.
+        for (int i = 1; i <= 15; ++i) {
+            telemetry::BudgetState b;
+            b.tenant = QStringLiteral("team-member-%1").arg(i, 2, 10, QLatin1Char('0'));
+            b.usd = 25;
+            b.period = QStringLiteral("week");
+            b.spent = i == 3 ? 25 : 1.5 * i;
+            b.periodEndMs = s.wallMs + 3 * 86'400'000LL;
+            s.budgets << b;
+        }
+        // An upstream 503 whose message holds a 300-character unbroken token (a URL, a base64 blob).
+        const QString token = QStringLiteral("https://status.example.com/") + QString(273, QLatin1Char('Q'));
+        s.newAttempts = {attempt(QStringLiteral("req_long"), 1, telemetry::AttemptOutcome::Failed,
+                                 QStringLiteral("service unavailable, see ") + token),
+                         attempt(QStringLiteral("req_long"), 2, telemetry::AttemptOutcome::Committed, {}),
+                         attempt(QStringLiteral("req_short"), 1, telemetry::AttemptOutcome::Committed, {})};
+        window.applySnapshot(s);
+
+        window.showView(MainWindow::Usage);
+        settle();
+        QVERIFY2(window.width() <= 1180, qPrintable(QString::number(window.width())));
+        QVERIFY2(window.minimumSizeHint().width() <= 1180,
+                 qPrintable(QString::number(window.minimumSizeHint().width())));
+        auto *budgets = window.viewWidget(MainWindow::Usage)->findChild<QLabel *>(QStringLiteral("usageBudgets"));
+        QVERIFY(budgets->text().contains(QStringLiteral("team-member-15")));
+        QVERIFY(budgets->isVisible());
+        QVERIFY(inView(budgets, window.centralWidget()));
+        shoot(window, "usage_15_budgets");
+
+        window.showView(MainWindow::Attempts);
+        auto *table = window.viewWidget(MainWindow::Attempts)->findChild<QTableView *>(QStringLiteral("attemptsTable"));
+        int row = -1;
+        for (int r = 0; r < table->model()->rowCount(); ++r)
+            if (table->model()->index(r, AttemptsModel::Status).data().toInt() == 503)
+                row = r;
+        QVERIFY(row >= 0);
+        table->selectRow(row);
+        settle();
+        auto *detail =
+            window.viewWidget(MainWindow::Attempts)->findChild<QTextBrowser *>(QStringLiteral("attemptDetail"));
+        QVERIFY(detail);
+        QVERIFY2(detail->toPlainText().contains(token), qPrintable(detail->toPlainText()));
+        QVERIFY2(window.width() <= 1180, qPrintable(QString::number(window.width())));
+        QVERIFY2(window.minimumSizeHint().width() <= 1180,
+                 qPrintable(QString::number(window.minimumSizeHint().width())));
+        // The token wraps inside the pane: nothing to scroll sideways, the story fits its width.
+        QVERIFY(detail->document()->idealWidth() <= detail->viewport()->width() + 1);
+        shoot(window, "attempts_long_token");
+
+        window.showView(MainWindow::Dashboard);
+        settle();
+        QVERIFY(window.width() <= 1180);
+    }
+
+    void bidiControlsFromPeersAreShownNotApplied() {
+        MainWindow window(nullptr, noTray());
+        window.resize(1180, 720);
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        auto s = baseSnapshot();
+        const QString rlo = QStringLiteral("upstream says: \u202Egnp.exe\u202C and \u2067isolated\u2069 \u200F");
+        s.marks = {markOn(QStringLiteral("alice"), QStringLiteral("m\u202Eodel"), rlo)};
+        auto failed = attempt(QStringLiteral("req_rlo"), 1, telemetry::AttemptOutcome::Failed, rlo);
+        failed.requestedModel = QStringLiteral("gpt\u202E5-tpg");
+        s.newAttempts = {failed};
+        window.applySnapshot(s);
+        auto hasBidi = [](const QString &t) {
+            for (QChar c : t)
+                if ((c.unicode() >= 0x202a && c.unicode() <= 0x202e) ||
+                    (c.unicode() >= 0x2066 && c.unicode() <= 0x2069) || c.unicode() == 0x200e ||
+                    c.unicode() == 0x200f || c.unicode() == 0x061c)
+                    return true;
+            return false;
+        };
+        // Every cell and tooltip of Attempts and Marks.
+        for (QAbstractItemModel *m : {static_cast<QAbstractItemModel *>(window.attemptsModel()),
+                                      static_cast<QAbstractItemModel *>(window.marksModel())})
+            for (int r = 0; r < m->rowCount(); ++r)
+                for (int c = 0; c < m->columnCount(); ++c)
+                    for (int role : {int(Qt::DisplayRole), int(Qt::ToolTipRole)})
+                        QVERIFY2(!hasBidi(m->index(r, c).data(role).toString()),
+                                 qPrintable(m->index(r, c).data(role).toString()));
+        const QString lastError = window.marksModel()->index(0, MarksModel::LastError).data().toString();
+        QVERIFY2(lastError.contains(QStringLiteral("\\u202egnp.exe\\u202c")), qPrintable(lastError));
+        // The attempt's story and the dashboard's card.
+        window.showView(MainWindow::Attempts);
+        auto *table = window.viewWidget(MainWindow::Attempts)->findChild<QTableView *>(QStringLiteral("attemptsTable"));
+        table->selectRow(0);
+        auto *detail =
+            window.viewWidget(MainWindow::Attempts)->findChild<QTextBrowser *>(QStringLiteral("attemptDetail"));
+        QVERIFY(detail);
+        QVERIFY2(!hasBidi(detail->toPlainText()), qPrintable(detail->toPlainText()));
+        QVERIFY2(detail->toPlainText().contains(QStringLiteral("\\u202egnp.exe")), qPrintable(detail->toPlainText()));
+        settle();
+        shoot(window, "attempts_rlo");
+        window.showView(MainWindow::Dashboard);
+        for (const QLabel *l : window.viewWidget(MainWindow::Dashboard)->findChildren<QLabel *>())
+            QVERIFY2(!hasBidi(l->text()) && !hasBidi(l->toolTip()), qPrintable(l->text()));
     }
 
     void trayMenuHasTheFiveActionsAndEveryStateHasAnIcon() {

@@ -26,6 +26,7 @@
 #include <QPainter>
 #include <QTableView>
 #include <QTest>
+#include <QTextBrowser>
 
 using namespace sw;
 using namespace sw::ui;
@@ -142,9 +143,10 @@ private Q_SLOTS:
         auto *table = window.viewWidget(MainWindow::Attempts)->findChild<QTableView *>(QStringLiteral("attemptsTable"));
         QVERIFY(table);
         table->selectRow(1);
-        auto *detail = window.viewWidget(MainWindow::Attempts)->findChild<QLabel *>(QStringLiteral("attemptDetail"));
-        QVERIFY2(detail->text().contains(QStringLiteral("Attempt 1")), qPrintable(detail->text()));
-        QVERIFY(detail->text().contains(QStringLiteral("Attempt 2")));
+        auto *detail =
+            window.viewWidget(MainWindow::Attempts)->findChild<QTextBrowser *>(QStringLiteral("attemptDetail"));
+        QVERIFY2(detail->toPlainText().contains(QStringLiteral("Attempt 1")), qPrintable(detail->toPlainText()));
+        QVERIFY(detail->toPlainText().contains(QStringLiteral("Attempt 2")));
         // Two keys out of use: one refused (401, a mistyped key), one over its usage limit.
         m_host->runBlocking([](Engine &e) {
             credentials::CredentialFailure unauthorized;

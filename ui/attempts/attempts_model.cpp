@@ -99,15 +99,15 @@ QVariant AttemptsModel::data(const QModelIndex &index, int role) const {
         case Time:
             return TimeText::ago(a.startedAtEpochMs, m_now());
         case Request:
-            return a.requestId;
+            return peerText(a.requestId);
         case Tenant:
             return a.tenant;
         case Model:
-            return a.requestedModel;
+            return peerText(a.requestedModel);
         case Attempt:
             return a.attempt;
         case Candidate:
-            return a.candidate;
+            return peerText(a.candidate);
         case Outcome:
             return outcome;
         case Failure:

@@ -4,6 +4,7 @@
 #include "ui/attempts/attempts_model.h"
 #include "ui/attempts/request_story.h"
 #include "ui/shared/empty_state_stack.h"
+#include "ui/shared/plain_tip.h"
 
 #include <QComboBox>
 #include <QHBoxLayout>
@@ -12,6 +13,7 @@
 #include <QPushButton>
 #include <QSplitter>
 #include <QTableView>
+#include <QTextBrowser>
 #include <QTimer>
 #include <QVBoxLayout>
 
@@ -57,13 +59,15 @@ AttemptsView::AttemptsView(AttemptsModel *model, QWidget *parent)
     const QList<int> widths{9, 15, 7, 12, 3, 22, 11, 12, 5, 8, 7};
     for (int c = 0; c < widths.size(); ++c)
         m_table->setColumnWidth(c, widths[c] * w + 12);
-    m_detail = new QLabel(split);
+    m_detail = new QTextBrowser(split);
     m_detail->setObjectName(QStringLiteral("attemptDetail"));
-    m_detail->setWordWrap(true);
-    m_detail->setAlignment(Qt::AlignTop | Qt::AlignLeft);
-    m_detail->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    m_detail->setMargin(8);
-    m_detail->setText(tr("Select an attempt to see its whole request: every candidate tried, in order."));
+    m_detail->setOpenLinks(false);
+    m_detail->setFrameShape(QFrame::NoFrame);
+    m_detail->viewport()->setAutoFillBackground(false); // reads as a label on the window's background
+    m_detail->setWordWrapMode(QTextOption::WrapAtWordBoundaryOrAnywhere);
+    m_detail->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    m_detail->document()->setDocumentMargin(8);
+    m_detail->setPlainText(tr("Select an attempt to see its whole request: every candidate tried, in order."));
     split->addWidget(m_table);
     split->addWidget(m_detail);
     split->setStretchFactor(0, 4);
@@ -116,7 +120,7 @@ void AttemptsView::refreshEmpty() {
 
 void AttemptsView::showRequest(const QString &requestId) {
     m_filter->setRequestId(requestId);
-    m_requestFilter->setText(tr("Request %1").arg(requestId));
+    m_requestFilter->setText(tr("Request %1").arg(peerText(requestId)));
     m_requestFilter->show();
     m_showAll->show();
     m_shownRequest = requestId;
@@ -130,12 +134,12 @@ void AttemptsView::updateDetail() {
     if (attempts.isEmpty())
         return;
     QString html = QStringLiteral("<b>%1</b> &nbsp; %2<br>")
-                       .arg(m_shownRequest.toHtmlEscaped(), RequestStory::line(attempts).toHtmlEscaped());
-    html += QStringLiteral("<span style='white-space:pre'>");
+                       .arg(peerText(m_shownRequest).toHtmlEscaped(), RequestStory::line(attempts).toHtmlEscaped());
+    html += QStringLiteral("<span style='white-space:pre-wrap'>");
     for (const QString &s : RequestStory::steps(attempts))
         html += s.toHtmlEscaped() + QStringLiteral("<br>");
     html += QStringLiteral("</span>");
-    m_detail->setText(html);
+    m_detail->setHtml(html);
 }
 
 } // namespace sw::ui

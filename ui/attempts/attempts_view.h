@@ -7,6 +7,7 @@
 class QTableView;
 class QComboBox;
 class QLabel;
+class QTextBrowser;
 class QTimer;
 class QPushButton;
 
@@ -34,7 +35,10 @@ private:
     QTableView *m_table = nullptr;
     QComboBox *m_tenant = nullptr;
     QComboBox *m_outcome = nullptr;
-    QLabel *m_detail = nullptr;
+    // Not a QLabel: a word-wrapped label is as wide as its longest word, and an upstream error holding a
+    // 300-character token (a URL, a base64 blob) made the whole window 2742 px wide until restart. This
+    // wraps anywhere inside such a token and scrolls when the story is long.
+    QTextBrowser *m_detail = nullptr;
     QLabel *m_requestFilter = nullptr;
     QPushButton *m_showAll = nullptr;
     EmptyStateStack *m_stack = nullptr;

@@ -1,5 +1,7 @@
 #include "ui/attempts/request_story.h"
 
+#include "ui/shared/plain_tip.h"
+
 #include <QObject>
 
 namespace sw::ui {
@@ -27,17 +29,17 @@ QString RequestStory::line(QList<telemetry::AttemptRecord> attempts) {
     if (attempts.isEmpty())
         return {};
     byAttempt(attempts);
-    const QString model = attempts.first().requestedModel;
+    const QString model = peerText(attempts.first().requestedModel); // a client's words
     QStringList failures;
     const telemetry::AttemptRecord *winner = nullptr;
     for (const auto &a : attempts) {
         if (a.outcome == telemetry::AttemptOutcome::Committed)
             winner = &a;
         else if (a.outcome == telemetry::AttemptOutcome::Failed || a.outcome == telemetry::AttemptOutcome::Skipped)
-            failures << QStringLiteral("%1 %2").arg(a.provider.isEmpty() ? a.candidate : a.provider, why(a));
+            failures << QStringLiteral("%1 %2").arg(peerText(a.provider.isEmpty() ? a.candidate : a.provider), why(a));
     }
     if (winner) {
-        QString s = QStringLiteral("\u2713 %1 \u2192 %2").arg(model, winner->candidate);
+        QString s = QStringLiteral("\u2713 %1 \u2192 %2").arg(model, peerText(winner->candidate));
         if (winner->attempt > 1)
             s += QObject::tr(" on attempt %1").arg(winner->attempt);
         if (!failures.isEmpty())
@@ -57,7 +59,7 @@ QStringList RequestStory::steps(QList<telemetry::AttemptRecord> attempts) {
     for (const auto &a : attempts) {
         QString s = QObject::tr("Attempt %1: %2 — %3")
                         .arg(a.attempt)
-                        .arg(a.candidate.isEmpty() ? QObject::tr("(no candidate)") : a.candidate,
+                        .arg(a.candidate.isEmpty() ? QObject::tr("(no candidate)") : peerText(a.candidate),
                              telemetry::outcomeName(a.outcome));
         if (!a.failure.isEmpty())
             s += QStringLiteral(" (%1%2)").arg(a.failure,
@@ -66,7 +68,7 @@ QStringList RequestStory::steps(QList<telemetry::AttemptRecord> attempts) {
         if (a.ttftMs)
             s += QObject::tr(", first token at %1 ms").arg(*a.ttftMs);
         if (!a.message.isEmpty())
-            s += QStringLiteral(": ") + a.message;
+            s += QStringLiteral(": ") + peerText(a.message); // an upstream's words
         out << s;
     }
     return out;

@@ -114,9 +114,9 @@ void DashboardView::refreshMarks() {
         const auto &m = m_marks->markAt(i);
         const QString kind = failover::failureKindName(m.kind);
         m_cardWidgets[i]->set(
-            QStringLiteral("<b>%1</b> · %2 · %3")
-                .arg(m.tenant.toHtmlEscaped(), m.provider.toHtmlEscaped(),
-                     (m.model.isEmpty() ? tr("all models") : m.model).toHtmlEscaped()),
+            peerText(m.tenant),
+            QStringLiteral(" · %1 · %2")
+                .arg(peerText(m.provider), m.model.isEmpty() ? tr("all models") : peerText(m.model)),
             (m.strikes == 1 ? tr("%1 · 1 strike").arg(kind) : tr("%1 · %2 strikes").arg(kind).arg(m.strikes)),
             m_marks->remainingMs(i), m.ttlMs);
     }
@@ -154,12 +154,9 @@ void DashboardView::refreshKeys() {
         if (c.status)
             why += QStringLiteral(" · %1").arg(c.status);
         MarkCard *card = m_keyCards[i];
-        card->set(QStringLiteral("<b>%1</b> · key %2 · %3")
-                      .arg(c.provider.toHtmlEscaped())
-                      .arg(c.position + 1)
-                      .arg(c.ref.toHtmlEscaped()),
+        card->set(peerText(c.provider), tr(" · key %1 · %2").arg(c.position + 1).arg(peerText(c.ref)),
                   missing       ? tr("missing · no secret to send")
-                  : unavailable ? tr("keychain unavailable: %1").arg(c.lastError.toHtmlEscaped())
+                  : unavailable ? tr("keychain unavailable: %1").arg(peerText(c.lastError))
                   : rejected    ? tr("rejected · %1").arg(why)
                                 : tr("parked · %1").arg(why),
                   waitsForAKey ? 1 : m_credentials->remainingMs(rows[i]), waitsForAKey ? 1 : c.parkedForMs);

@@ -9,12 +9,18 @@ class QProgressBar;
 class QToolButton;
 
 namespace sw::ui {
+class ElidedLabel;
+}
+
+namespace sw::ui {
 
 class MarkCard final : public QFrame {
     Q_OBJECT
 public:
     explicit MarkCard(QWidget *parent = nullptr);
-    void set(const QString &title, const QString &subtitle, qint64 remainingMs, qint64 ttlMs);
+    // Plain text: the lead in bold (the tenant, or the key's provider), then the rest of the title, elided in
+    // the middle when the card is narrower than it, so the countdown and the clear button always show.
+    void set(const QString &lead, const QString &title, const QString &subtitle, qint64 remainingMs, qint64 ttlMs);
     // A parked credential's card says "back in …" or "until the key changes" instead of "expires in".
     void setExpiresText(const QString &text);
     void setClearToolTip(const QString &text);
@@ -24,8 +30,9 @@ Q_SIGNALS:
     void clearClicked();
 
 private:
-    QLabel *m_title = nullptr;
-    QLabel *m_subtitle = nullptr;
+    ElidedLabel *m_lead = nullptr;
+    ElidedLabel *m_title = nullptr;
+    ElidedLabel *m_subtitle = nullptr;
     QProgressBar *m_bar = nullptr;
     QLabel *m_expires = nullptr;
     QLabel *m_icon = nullptr;

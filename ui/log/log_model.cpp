@@ -68,9 +68,9 @@ QVariant LogModel::data(const QModelIndex &index, int role) const {
         case Level:
             return l.level;
         case Message:
-            return l.message;
+            return peerText(l.message);
         case Details:
-            return l.details;
+            return peerText(l.details);
         }
         return {};
     }

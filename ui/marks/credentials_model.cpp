@@ -122,7 +122,7 @@ QVariant CredentialsModel::data(const QModelIndex &index, int role) const {
                        ? tr("Keychain unavailable: %1. The key could not be read (no Secret Service, or the keychain "
                             "is locked); requests use the pool's next key or the next candidate, and read it again "
                             "until the keychain answers.")
-                             .arg(c.lastError)
+                             .arg(peerText(c.lastError))
                        : tr("In use");
         case LastError:
             return out ? plainTip(c.lastError) : QString();
@@ -152,7 +152,7 @@ QVariant CredentialsModel::data(const QModelIndex &index, int role) const {
         case Leases:
             return c.leases;
         case LastError:
-            return out ? c.lastError : QString();
+            return out ? peerText(c.lastError) : QString();
         }
         return {};
     }

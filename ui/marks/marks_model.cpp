@@ -81,8 +81,8 @@ QVariant MarksModel::data(const QModelIndex &index, int role) const {
         switch (index.column()) {
         case Expires:
             return tr("Until %1 (TTL %2 s)").arg(TimeText::absolute(r.expiresAtWallMs)).arg(m.ttlMs / 1000);
-        case Scope:
-            return m.baseUrl;
+        case Scope: // the whole scope: the column is elided when it is long
+            return plainTip(m.model.isEmpty() ? m.baseUrl : m.model + QStringLiteral(" at ") + m.baseUrl);
         case LastError:
             return plainTip(m.lastError);
         default:
@@ -95,7 +95,7 @@ QVariant MarksModel::data(const QModelIndex &index, int role) const {
         case Provider:
             return m.provider;
         case Scope:
-            return m.model.isEmpty() ? tr("every model at %1").arg(m.baseUrl) : m.model;
+            return peerText(m.model.isEmpty() ? tr("every model at %1").arg(m.baseUrl) : m.model);
         case Kind:
             return failover::failureKindName(m.kind);
         case Strikes:
@@ -108,7 +108,7 @@ QVariant MarksModel::data(const QModelIndex &index, int role) const {
             // Shared marks name the replica that saw the failure; empty = this one.
             return m.setBy.isEmpty() ? tr("this replica") : m.setBy;
         case LastError:
-            return m.lastError;
+            return peerText(m.lastError);
         }
         return {};
     }

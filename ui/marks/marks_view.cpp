@@ -14,10 +14,29 @@
 #include <QPushButton>
 #include <QShortcut>
 #include <QSplitter>
+#include <QStyledItemDelegate>
 #include <QTableView>
 #include <QVBoxLayout>
 
 namespace sw::ui {
+
+namespace {
+// The Scope column's cap, in average characters: room for "every model at https://api.anthropic.com"; a
+// longer scope (a 200-character model id) is elided in the middle, whole in its tooltip.
+constexpr int kScopeChars = 44;
+
+class MiddleElideDelegate final : public QStyledItemDelegate {
+public:
+    using QStyledItemDelegate::QStyledItemDelegate;
+
+protected:
+    void initStyleOption(QStyleOptionViewItem *option, const QModelIndex &index) const override {
+        QStyledItemDelegate::initStyleOption(option, index);
+        option->textElideMode = Qt::ElideMiddle;             // an id's two ends tell it apart
+        option->features &= ~QStyleOptionViewItem::WrapText; // one line: a wrapped id ends in "…" after its first '/'
+    }
+};
+} // namespace
 
 MarksView::MarksView(MarksModel *model, EngineCommands *commands, QWidget *parent, CredentialsModel *credentials)
     : QWidget(parent), m_model(model), m_commands(commands), m_credentials(credentials) {
@@ -64,6 +83,10 @@ MarksView::MarksView(MarksModel *model, EngineCommands *commands, QWidget *paren
     m_table->horizontalHeader()->setStretchLastSection(true);
     m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     m_table->horizontalHeader()->setSectionResizeMode(MarksModel::LastError, QHeaderView::Stretch);
+    // Scope is as wide as its longest text up to a cap (then elided; the user may drag it wider): one long
+    // model id must not push Kind, Strikes, Expires in and Retry-After out of view.
+    m_table->horizontalHeader()->setSectionResizeMode(MarksModel::Scope, QHeaderView::Interactive);
+    m_table->setItemDelegateForColumn(MarksModel::Scope, new MiddleElideDelegate(m_table));
     m_table->setColumnHidden(MarksModel::SetBy, true); // only marks shared by replicas have another author
     m_stack = new EmptyStateStack(m_table, tr("No marks — every candidate is healthy"),
                                   tr("When an upstream fails, the tenant's mark shows here with its countdown and "
@@ -130,9 +153,20 @@ MarksView::MarksView(MarksModel *model, EngineCommands *commands, QWidget *paren
     // Any clear (from here, the dashboard or the tray) takes the rows away at once.
     connect(commands, &EngineCommands::marksClearRequested, model, &MarksModel::removeMatching);
     connect(model, &MarksModel::countChanged, this, &MarksView::refresh);
+    connect(model, &MarksModel::countChanged, this, &MarksView::fitScope);
+    connect(model, &QAbstractItemModel::modelReset, this, &MarksView::fitScope);
     connect(model, &QAbstractItemModel::modelReset, this, &MarksView::refresh);
     connect(m_table->selectionModel(), &QItemSelectionModel::selectionChanged, this, &MarksView::refresh);
     refresh();
+    fitScope();
+}
+
+void MarksView::fitScope() {
+    const int cap = m_table->fontMetrics().averageCharWidth() * kScopeChars;
+    int wanted = m_table->horizontalHeader()->sectionSizeHint(MarksModel::Scope);
+    for (int r = 0; r < m_model->rowCount(); ++r)
+        wanted = std::max(wanted, m_table->sizeHintForIndex(m_model->index(r, MarksModel::Scope)).width());
+    m_table->setColumnWidth(MarksModel::Scope, std::min(wanted, cap));
 }
 
 void MarksView::refresh() {

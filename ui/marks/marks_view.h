@@ -44,6 +44,7 @@ public Q_SLOTS:
 private:
     void refresh();
     void refreshCredentials();
+    void fitScope(); // Scope as wide as its text, up to a cap
     bool confirm(const QString &text);
 
     MarksModel *m_model;

@@ -1,4 +1,5 @@
 #include "ui/usage/usage_model.h"
+#include "ui/shared/plain_tip.h"
 
 #include <QLocale>
 
@@ -70,7 +71,7 @@ QVariant UsageModel::data(const QModelIndex &index, int role) const {
     const QLocale locale;
     switch (index.column()) {
     case Name:
-        return key;
+        return peerText(key);
     case Attempts:
         return locale.toString(t.attempts);
     case Input:

@@ -3,6 +3,7 @@
 #include "core/util/save_file.h"
 #include "ui/shared/empty_state_stack.h"
 #include "ui/shared/engine_commands.h"
+#include "ui/shared/plain_tip.h"
 #include "ui/usage/usage_model.h"
 
 #include <QBarCategoryAxis>
@@ -72,10 +73,12 @@ UsageView::UsageView(EngineCommands *commands, QWidget *parent)
 
     m_total = new QLabel(content);
     m_total->setObjectName(QStringLiteral("usageTotal"));
+    m_total->setWordWrap(true); // the stacked pages share one minimum width: never let a sentence set it
     layout->addWidget(m_total);
     m_budgets = new QLabel(content);
     m_budgets->setObjectName(QStringLiteral("usageBudgets"));
     m_budgets->setTextFormat(Qt::RichText);
+    m_budgets->setWordWrap(true); // fifteen budgeted tenants made the window 5380 px wide
     m_budgets->hide();
     layout->addWidget(m_budgets);
 
@@ -115,9 +118,11 @@ UsageView::UsageView(EngineCommands *commands, QWidget *parent)
     table->setAlternatingRowColors(true);
     table->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
     layout->addWidget(table, 2);
-    layout->addWidget(new QLabel(tr("Costs use the per-million-token prices in the configuration's models. Attempts "
-                                    "that failed after streaming count too. Kept across restarts in the usage ledger."),
-                                 content));
+    auto *note = new QLabel(tr("Costs use the per-million-token prices in the configuration's models. Attempts that "
+                               "failed after streaming count too. Kept across restarts in the usage ledger."),
+                            content);
+    note->setWordWrap(true);
+    layout->addWidget(note);
 
     auto *outer = new QVBoxLayout(this);
     m_stack = new EmptyStateStack(content, tr("No usage yet"),
@@ -198,13 +203,12 @@ void UsageView::applyTable(const telemetry::UsageReport &report) {
     m_table->setTotals(totals);
     const QLocale locale;
     const auto &t = report.totals;
-    m_total->setText(
-        tr("<b>%1:</b> %2 attempts · %3 input · %4 output tokens · %5 cache read · <b>%6</b>%7")
-            .arg(m_range->currentText(), locale.toString(t.attempts), locale.toString(t.input),
-                 locale.toString(t.output), locale.toString(t.cacheRead), money(t.cost),
-                 report.error.isEmpty()
-                     ? QString()
-                     : QStringLiteral(" <span style='color:#b35c00'>(%1)</span>").arg(report.error.toHtmlEscaped())));
+    m_total->setText(tr("<b>%1:</b> %2 attempts · %3 input · %4 output tokens · %5 cache read · <b>%6</b>%7")
+                         .arg(m_range->currentText(), locale.toString(t.attempts), locale.toString(t.input),
+                              locale.toString(t.output), locale.toString(t.cacheRead), money(t.cost),
+                              report.error.isEmpty() ? QString()
+                                                     : QStringLiteral(" <span style='color:#b35c00'>(%1)</span>")
+                                                           .arg(peerText(report.error).toHtmlEscaped())));
     m_stack->setEmpty(t.attempts == 0 && m_budgets->isHidden());
     ++m_answers;
 }
@@ -254,7 +258,7 @@ void UsageView::updateBudgets(const QList<telemetry::BudgetState> &budgets) {
                               : percent >= 80 ? QStringLiteral("#b35c00")
                                               : QString();
         QString line = tr("<b>%1</b>: $%2 of %3 (%4 %)")
-                           .arg(b.tenant.toHtmlEscaped())
+                           .arg(peerText(b.tenant).toHtmlEscaped())
                            .arg(b.spent, 0, 'f', 2)
                            .arg(telemetry::budgetDescription(b))
                            .arg(percent);
@@ -265,6 +269,7 @@ void UsageView::updateBudgets(const QList<telemetry::BudgetState> &budgets) {
     }
     m_budgets->setText(tr("Budgets: ") + lines.join(QStringLiteral(" · ")));
     m_budgets->show();
+    m_stack->setEmpty(false); // the budgets are worth seeing before any usage (as applyTable decides too)
 }
 
 void UsageView::applySnapshot(const snapshot::EngineSnapshot &s) {
