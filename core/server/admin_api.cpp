@@ -35,7 +35,8 @@ QJsonObject attemptToJson(const telemetry::AttemptRecord &a) {
             {QStringLiteral("attempt"), a.attempt},
             {QStringLiteral("tenant"), a.tenant},
             {QStringLiteral("requestedModel"), a.requestedModel},
-            {QStringLiteral("candidate"), a.candidate},
+            // null for a request refused before any attempt (outcome "refused")
+            {QStringLiteral("candidate"), a.candidate.isEmpty() ? QJsonValue() : QJsonValue(a.candidate)},
             {QStringLiteral("outcome"), telemetry::outcomeName(a.outcome)},
             {QStringLiteral("failure"), a.failure.isEmpty() ? QJsonValue() : QJsonValue(a.failure)},
             {QStringLiteral("status"), a.status ? QJsonValue(a.status) : QJsonValue()},

@@ -15,8 +15,8 @@ using model::ErrorCategory;
 using model::GatewayError;
 
 namespace {
-Refusal invalid(int status, const QString &message) {
-    return {GatewayError::make(status, ErrorCategory::InvalidRequest, message), {}};
+Refusal invalid(int status, const QString &message, const QString &reason = QStringLiteral("invalid_request")) {
+    return {GatewayError::make(status, ErrorCategory::InvalidRequest, message), {}, reason};
 }
 
 Refusal budgetRefusal(const telemetry::BudgetTracker::Refusal &refusal) {
@@ -28,12 +28,14 @@ Refusal budgetRefusal(const telemetry::BudgetTracker::Refusal &refusal) {
         return Refusal{error,
                        {{"Retry-After", QByteArray::number(refusal.retryAfterS)},
                         {"x-switchman-budget", "in-flight"},
-                        {"x-should-retry", "true"}}};
+                        {"x-should-retry", "true"}},
+                       QStringLiteral("budget_in_flight")};
     return Refusal{error,
                    {{"Retry-After", QByteArray::number(refusal.retryAfterS)},
                     {"x-switchman-budget", "exceeded"},
                     // The period resets in hours: an SDK would sleep that long, twice, before the app heard.
-                    {"x-should-retry", "false"}}};
+                    {"x-should-retry", "false"}},
+                   QStringLiteral("budget")};
 }
 } // namespace
 
@@ -44,6 +46,21 @@ std::optional<QString> ChatAdmission::idempotencyKeyProblem(const QByteArray &ke
         if (c < 0x20 || c > 0x7e)
             return QStringLiteral("Idempotency-Key may only contain printable ASCII characters");
     return std::nullopt;
+}
+
+QString ChatAdmission::requestedModel(wire::Api api, const QByteArray &body) {
+    GatewayError ignored;
+    // The decode's prologue only: the body parsed, its model names checked (one that may not be
+    // stored or echoed leaves this empty); no message of it is built.
+    const auto begun = formats::beginDecode(api, body, &ignored, /*requireModel=*/false);
+    if (!begun || !begun->json)
+        return {};
+    const wire::rj::Value *o = begun->json->object();
+    const wire::rj::Value *model = wire::rj::member(o, "model");
+    QString name = wire::rj::toString(wire::rj::member(o, "modelId"));
+    if (name.isEmpty())
+        name = wire::rj::toString(wire::rj::asObject(model) ? wire::rj::member(model, "id") : model);
+    return name;
 }
 
 std::optional<GatewayError> ChatAdmission::unroutableModel(const config::Config &config, const QString &model,
@@ -89,20 +106,24 @@ std::optional<Refusal> ChatAdmission::check(const Gates &gates, const InboundReq
             IdempotencyStore::ownedKey(idempotencyKey, gates.auth ? gates.auth->providerKey(request) : QByteArray());
         if (gates.idempotency && gates.idempotency->usedForOtherRequest(tenant, owned, request.path, request.body))
             return invalid(
-                422, QStringLiteral("Idempotency-Key \"%1\" was already used for a different request (another body or "
-                                    "route); use a new key for a new request (the same body on the same route with the "
-                                    "same key replays the first answer)")
-                         .arg(QString::fromLatin1(idempotencyKey)));
+                422,
+                QStringLiteral("Idempotency-Key \"%1\" was already used for a different request (another body or "
+                               "route); use a new key for a new request (the same body on the same route with the "
+                               "same key replays the first answer)")
+                    .arg(QString::fromLatin1(idempotencyKey)),
+                QStringLiteral("idempotency_conflict"));
         if (gates.idempotency && gates.idempotency->inFlight(tenant, owned))
             return Refusal{GatewayError::make(409, ErrorCategory::Conflict,
                                               QStringLiteral("a request with this Idempotency-Key is in flight; "
                                                              "retry once it has been answered")),
-                           {{"Retry-After", "1"}}};
+                           {{"Retry-After", "1"}},
+                           QStringLiteral("idempotency_in_flight")};
     }
     if (gates.paused)
         return Refusal{GatewayError::make(503, ErrorCategory::Overloaded,
                                           QStringLiteral("Switchman is paused; resume it from the tray")),
-                       {{"Retry-After", "5"}}};
+                       {{"Retry-After", "5"}},
+                       QStringLiteral("paused")};
     if (gates.budgets) {
         if (const auto refusal = gates.budgets->refusal(tenant))
             return budgetRefusal(*refusal);
@@ -110,7 +131,8 @@ std::optional<Refusal> ChatAdmission::check(const Gates &gates, const InboundReq
         // be enforced. Refused rather than served on a budget counted from $0 (tenants without one
         // are served).
         if (const auto why = gates.budgets->unavailable(tenant))
-            return Refusal{GatewayError::make(503, ErrorCategory::Overloaded, *why), {}};
+            return Refusal{
+                GatewayError::make(503, ErrorCategory::Overloaded, *why), {}, QStringLiteral("budget_unavailable")};
     }
     return std::nullopt;
 }

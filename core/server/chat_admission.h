@@ -18,7 +18,8 @@
 //   429  the tenant's requests in flight would carry its spend past the budget
 //        (Retry-After: BudgetTracker::kInFlightRetryAfterS; x-switchman-budget: in-flight)
 // The router encodes the error in the client's own format and adds the request's
-// x-switchman-request-id, as on every chat answer.
+// x-switchman-request-id, as on every chat answer, and records the refusal
+// (telemetry::recordRefusal: a "refused" row in the attempts, a log line) under `reason`.
 
 #include "core/config/config.h"
 #include "core/http/headers.h"
@@ -41,6 +42,9 @@ class IdempotencyStore;
 struct Refusal {
     model::GatewayError error;
     http::HeaderList headers; // besides Content-Type
+    // The refusal's kind for its record and log line: invalid_request, idempotency_conflict,
+    // idempotency_in_flight, paused, budget, budget_in_flight, budget_unavailable.
+    QString reason;
 };
 
 class ChatAdmission {
@@ -70,6 +74,10 @@ public:
     // the requests in flight (or spend) leave no room for it.
     static std::optional<Refusal> reserveBudget(telemetry::BudgetTracker &budgets, const QString &tenant,
                                                 double estimateUsd, telemetry::BudgetTracker::ReservationId *id);
+
+    // The model a refused request's body names ("model", pi's "modelId" or "model.id"), for its
+    // record; empty when it names none that may be stored. Parses the body: for refusals only.
+    static QString requestedModel(wire::Api api, const QByteArray &body);
 
     // The Idempotency-Key header's shape: nullopt when absent or acceptable.
     static std::optional<QString> idempotencyKeyProblem(const QByteArray &key);

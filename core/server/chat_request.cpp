@@ -63,6 +63,8 @@ void ChatRequest::start() {
     GatewayError error;
     auto parsed = formats::codecFor(m_format).decode(m_request.body, &error);
     if (!parsed) {
+        recordRefusal(error.status, QStringLiteral("invalid_request"), error.message,
+                      ChatAdmission::requestedModel(m_format, m_request.body));
         m_client->respondError(error);
         return finish();
     }
@@ -72,7 +74,9 @@ void ChatRequest::start() {
     auto resolution = failover::CandidateResolver::resolve(*m_config, m_parsed.model, m_tenant);
     if (!resolution || !ChatAdmission::mayReachAny(*m_config, m_tenant, *resolution)) {
         // The 404 count_tokens gives for the same name (one text for both).
-        m_client->respondError(ChatAdmission::unroutableModelError(*m_config, m_parsed.model, m_tenant));
+        const GatewayError unroutable = ChatAdmission::unroutableModelError(*m_config, m_parsed.model, m_tenant);
+        recordRefusal(unroutable.status, QStringLiteral("unknown_model"), unroutable.message, m_parsed.model);
+        m_client->respondError(unroutable);
         return finish();
     }
     // Before the Idempotency-Key: a refusal here must not become the key's stored answer (the
@@ -147,6 +151,7 @@ bool ChatRequest::reserveBudget(const failover::Resolution &resolution) {
     const auto refusal = ChatAdmission::reserveBudget(*m_budgets, m_tenant, estimate, &m_reservation);
     if (!refusal)
         return true;
+    recordRefusal(refusal->error.status, refusal->reason, refusal->error.message, m_parsed.model);
     if (m_exchange) {
         http::HeaderList headers = requestIdHeaders(m_format, m_requestId);
         headers.emplace_back("Content-Type", "application/json");
@@ -154,6 +159,12 @@ bool ChatRequest::reserveBudget(const failover::Resolution &resolution) {
         m_exchange->respond(refusal->error.status, headers, formats::codecFor(m_format).encodeError(refusal->error));
     }
     return false;
+}
+
+void ChatRequest::recordRefusal(int status, const QString &reason, const QString &message, const QString &model) {
+    telemetry::recordRefusal(*m_ctx.telemetry,
+                             {m_requestId, m_tenant, model, formats::formatName(m_format), peerText(m_request.peer)},
+                             status, reason, message);
 }
 
 void ChatRequest::releaseBudget() {

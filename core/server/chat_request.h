@@ -45,6 +45,9 @@ Q_SIGNALS:
 
 private:
     bool reserveBudget(const failover::Resolution &resolution);
+    // Answered with the gateway's own error before any attempt: its record and log line
+    // (telemetry::recordRefusal).
+    void recordRefusal(int status, const QString &reason, const QString &message, const QString &model);
     void releaseBudget();
     bool checkIdempotency();
     QByteArray callerAuth() const;

@@ -11,6 +11,7 @@
 #include "core/server/http_exchange.h"
 #include "core/server/http_front.h"
 #include "core/server/request_guard.h"
+#include "core/telemetry/attempt_reporter.h"
 #include "core/telemetry/budget_tracker.h"
 #include "core/telemetry/telemetry.h"
 #include "core/wire/echoed_identifier.h"
@@ -177,6 +178,8 @@ HeadVerdict Router::judgeHead(const RequestHead &head, const ListenerIdentity &l
         std::optional<Caller> routed;
         verdict.answer = answerBeforeRoutes(request, wire::apiOfChatRoute(request.path), &routed);
     }
+    if (verdict.answer && verdict.answer->status == 401 && m_ctx.telemetry)
+        m_ctx.telemetry->countRefusal(401); // counted only, as in dispatch()
     return verdict;
 }
 
@@ -267,6 +270,10 @@ void Router::dispatch(InboundRequest &&req, HttpExchange *exchange) {
     std::optional<Caller> caller;
     const std::optional<wire::Api> chat = wire::apiOfChatRoute(req.path);
     if (std::optional<Answer> answer = answerBeforeRoutes(req, chat, &caller)) {
+        // No key, or one no tenant holds: counted, never recorded (a keyless peer must not fill
+        // the bounded attempts and log with lines of its own making).
+        if (answer->status == 401 && m_ctx.telemetry)
+            m_ctx.telemetry->countRefusal(401);
         if (answer->endConnection)
             exchange->endConnectionAfterAnswer();
         exchange->respond(answer->status, answer->headers, answer->body);
@@ -299,9 +306,17 @@ void Router::dispatchChat(wire::Api format, InboundRequest &&req, HttpExchange *
     gates.budgets = m_budgets;
     gates.paused = m_engine.paused();
     QString requestId = m_requestIds.next();
-    if (const auto refusal = ChatAdmission::check(gates, req, tenant))
+    if (const auto refusal = ChatAdmission::check(gates, req, tenant)) {
+        // The request is the tenant's, and did not get through: the window, /admin/attempts and
+        // the log say so under the id the client was given.
+        if (m_ctx.telemetry)
+            telemetry::recordRefusal(*m_ctx.telemetry,
+                                     {requestId, tenant, ChatAdmission::requestedModel(format, req.body),
+                                      formats::formatName(format), req.peer.toString()},
+                                     refusal->error.status, refusal->reason, refusal->error.message);
         return answerJson(exchange, refusal->error.status, formats::codecFor(format).encodeError(refusal->error),
                           requestIdHeaders(format, requestId) + refusal->headers);
+    }
     auto *request = new ChatRequest(m_ctx, format, std::move(req), exchange, tenant, std::move(requestId), this);
     ++m_active;
     connect(request, &ChatRequest::done, this, [this]() {

@@ -23,6 +23,43 @@ AttemptOutcome outcomeOf(failover::AttemptOutcome o) {
 }
 } // namespace
 
+void recordRefusal(Telemetry &telemetry, const RequestFacts &facts, int status, const QString &reason,
+                   const QString &message) {
+    // The model is the client's text, quoted back in the 404: a key pasted there is not logged.
+    const QString model = util::redactedAndTruncated(facts.requestedModel, 300, {});
+    const QString text = util::redactedAndTruncated(message, 300, {});
+    AttemptRecord r;
+    r.requestId = facts.requestId;
+    r.attempt = 0; // none was made
+    r.tenant = facts.tenant;
+    r.requestedModel = model;
+    r.outcome = AttemptOutcome::Refused;
+    r.failure = reason;
+    r.status = status;
+    r.startedAtEpochMs = QDateTime::currentMSecsSinceEpoch();
+    r.format = facts.format;
+    r.logOutcome = QStringLiteral("refused");
+    r.message = text;
+    telemetry.recordAttempt(r);
+
+    util::LogFields o;
+    o.reserve(9);
+    o.append({QLatin1String("requestId"), facts.requestId});
+    o.append({QLatin1String("format"), facts.format});
+    o.append({QLatin1String("model"), model});
+    o.append({QLatin1String("tenant"), facts.tenant});
+    o.append({QLatin1String("peer"), facts.peer});
+    o.append({QLatin1String("outcome"), r.logOutcome});
+    o.append({QLatin1String("status"), status});
+    o.append({QLatin1String("reason"), reason});
+    o.append({QLatin1String("error"), text});
+    // A budget or a pause is the gateway doing as configured; anything else is a request (or a
+    // configuration) to fix.
+    const bool policy = status == 429 || status == 503;
+    telemetry.log(policy ? QStringLiteral("info") : QStringLiteral("warn"), QStringLiteral("request refused"),
+                  std::move(o));
+}
+
 AttemptReporter::AttemptReporter(Telemetry &telemetry, RequestFacts facts, std::function<void()> marksChanged)
     : m_telemetry(telemetry), m_facts(std::move(facts)), m_marksChanged(std::move(marksChanged)) {}
 

@@ -21,6 +21,14 @@ struct RequestFacts {
     QString peer;
 };
 
+// A chat request the gateway answered with its own error before any upstream attempt (an
+// unknown model, a budget, a bad body, a pause...): one record with outcome "refused", no
+// candidate, attempt 0, `status` and `reason` (a short kind: budget, unknown_model...), and one
+// "request refused" log line with the request's keys, `message` redacted like every log text.
+// Called on the refusal's own path only; a served request never pays for it.
+void recordRefusal(Telemetry &telemetry, const RequestFacts &facts, int status, const QString &reason,
+                   const QString &message);
+
 class AttemptReporter final : public failover::AttemptObserver {
 public:
     AttemptReporter(Telemetry &telemetry, RequestFacts facts, std::function<void()> marksChanged = {});

@@ -7,24 +7,27 @@
 
 namespace sw::telemetry {
 
-enum class AttemptOutcome { Committed, Failed, Skipped, Aborted };
-QString outcomeName(AttemptOutcome o); // committed, failed, skipped, aborted
+// Refused: the gateway answered the request with its own error before any upstream attempt (an
+// unknown model, a budget, a bad body...): the request's one record, with no candidate, attempt 0,
+// the status the client got and the reason in `failure` (telemetry::recordRefusal).
+enum class AttemptOutcome { Committed, Failed, Skipped, Aborted, Refused };
+QString outcomeName(AttemptOutcome o); // committed, failed, skipped, aborted, refused
 
 struct AttemptRecord {
     QString requestId;
     int attempt = 0;
     QString tenant;
     QString requestedModel;
-    QString candidate; // provider/id
+    QString candidate; // provider/id; empty for a refused request
     QString provider;
     AttemptOutcome outcome = AttemptOutcome::Committed;
-    QString failure; // failure kind name, empty when none
-    int status = 0;  // upstream HTTP status, 0 when none
+    QString failure; // failure kind name (a refusal's reason), empty when none
+    int status = 0;  // upstream HTTP status (a refusal's own), 0 when none
     qint64 elapsedMs = 0;
     std::optional<qint64> ttftMs;
     qint64 startedAtEpochMs = 0;
     QString format;     // inbound format name
-    QString logOutcome; // the log line's outcome: retrying, skipped, exhausted, deadline, budget
+    QString logOutcome; // the log line's outcome: retrying, skipped, exhausted, deadline, budget, refused
     QString message;    // short error text (never a secret)
 };
 

@@ -23,6 +23,8 @@ QString outcomeName(AttemptOutcome o) {
         return QStringLiteral("skipped");
     case AttemptOutcome::Aborted:
         return QStringLiteral("aborted");
+    case AttemptOutcome::Refused:
+        return QStringLiteral("refused");
     }
     return QStringLiteral("failed");
 }
@@ -53,7 +55,10 @@ void Telemetry::recordAttempt(const AttemptRecord &record) {
         m_attempts.pop_back();
     // An answer broken off after commit gets a second row for the same attempt; the attempt was
     // counted once already, as committed (its failure moves switchman_candidate_failures_total).
-    if (record.logOutcome != QLatin1String("after_commit"))
+    // A refused request made no attempt: it is counted by its status instead.
+    if (record.outcome == AttemptOutcome::Refused)
+        countRefusal(record.status);
+    else if (record.logOutcome != QLatin1String("after_commit"))
         ++m_attemptsByOutcome[record.provider + QChar(0x1f) + outcomeName(record.outcome)];
     if (!record.requestedModel.isEmpty()) {
         if (m_routes.size() >= 4096)
@@ -277,6 +282,15 @@ QString Telemetry::metricsText(const QHash<QString, int> &marks) const {
                    .arg(escapeLabel(parts.value(0)), escapeLabel(parts.value(1)))
                    .arg(n);
     }
+    out += QLatin1String("# HELP switchman_refused_requests_total Chat requests the gateway answered with its own "
+                         "error before any upstream attempt, by status (401: no or unknown gateway key).\n"
+                         "# TYPE switchman_refused_requests_total counter\n");
+    QList<int> refusedStatuses = m_refusedByStatus.keys();
+    std::sort(refusedStatuses.begin(), refusedStatuses.end());
+    for (const int status : refusedStatuses)
+        out += QStringLiteral("switchman_refused_requests_total{status=\"%1\"} %2\n")
+                   .arg(status)
+                   .arg(m_refusedByStatus.value(status));
     out += QLatin1String("# HELP switchman_marks Active provider-down marks by tenant hash and kind.\n"
                          "# TYPE switchman_marks gauge\n");
     QStringList markKeys = marks.keys();

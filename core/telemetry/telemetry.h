@@ -48,6 +48,11 @@ public:
     void recordOpenAnswer(const UsageRow &row) { Q_EMIT answerOpened(row); }
     void closeOpenAnswer(const QString &requestId) { Q_EMIT answerClosed(requestId); }
     void countFailure(const QString &provider, const QString &failureKind);
+    // A chat request answered with the gateway's own error before any attempt, by status: a
+    // refused request's record counts itself (recordAttempt); a caller with no or an unknown key
+    // (401) is only counted, never recorded: a peer without a key must not flush the bounded
+    // attempts and log with lines of its own making.
+    void countRefusal(int status) { ++m_refusedByStatus[status]; }
     void requestStarted() { ++m_inFlight; }
     void requestFinished(qint64 durationMs);
     void observeTtft(qint64 ms);
@@ -93,6 +98,7 @@ private:
     QHash<QString, QString> m_oldRoutes;
     QHash<QString, qint64> m_failures;
     QHash<QString, qint64> m_attemptsByOutcome;
+    QHash<int, qint64> m_refusedByStatus;
     int m_inFlight = 0;
     Histogram m_requestSeconds;
     Histogram m_ttftSeconds;

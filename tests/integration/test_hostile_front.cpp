@@ -176,7 +176,13 @@ private Q_SLOTS:
         QVERIFY2(messageOf(a.json).startsWith(field + QLatin1Char(' ')), qPrintable(messageOf(a.json)));
         QVERIFY(messageOf(a.json).size() < 200); // says what is wrong, never quotes the name back
         QVERIFY(!a.head.contains(model.left(64).toUtf8()));
-        QCOMPARE(gw.engine().telemetry()->attempts(-1).size(), 0);
+        // Recorded as a refused request (its record and log line), without the name.
+        const auto attempts = gw.engine().telemetry()->attempts(-1);
+        QCOMPARE(attempts.size(), 1);
+        QCOMPARE(attempts.first().outcome, telemetry::AttemptOutcome::Refused);
+        QCOMPARE(attempts.first().status, 400);
+        QVERIFY(attempts.first().requestedModel.isEmpty());
+        QVERIFY(!attempts.first().message.contains(model.left(64)));
         QCOMPARE(gw.engine().marks().size(), 0);
         QCOMPARE(upstreamRequests(gw), 0);
     }

@@ -67,6 +67,40 @@ private Q_SLOTS:
         QCOMPARE(seen.first().marks.size(), 1);
     }
 
+    // A request the gateway refuses itself reaches the window as one "refused" record (the
+    // Attempts view and "Last requests" show it) and counts in req/min; it is not an outage, so
+    // the header is not turned to "a request got no answer from any candidate".
+    void aRefusedRequestReachesTheWindowWithoutAnError() {
+        test::GatewayFixture gw;
+        gw.start();
+        auto *publisher = new snapshot::SnapshotPublisher(gw.engine(), 250);
+        QList<snapshot::EngineSnapshot> seen;
+        connect(publisher, &snapshot::SnapshotPublisher::snapshotReady, this,
+                [&seen](const snapshot::EngineSnapshot &s) { seen << s; });
+        const test::HttpResult refused =
+            gw.post(QStringLiteral("/v1/messages"),
+                    test::GatewayFixture::anthropicBody(QStringLiteral("nosuch-model"), QStringLiteral("hi"), false));
+        QCOMPARE(refused.status, 404);
+        seen.clear();
+        publisher->publishNow();
+        QCOMPARE(seen.size(), 1);
+        const auto s = seen.first();
+        QCOMPARE(s.newAttempts.size(), 1);
+        const telemetry::AttemptRecord &a = s.newAttempts.first();
+        QCOMPARE(a.requestId, QString::fromLatin1(refused.header("x-switchman-request-id")));
+        QCOMPARE(a.outcome, telemetry::AttemptOutcome::Refused);
+        QCOMPARE(a.requestedModel, QStringLiteral("nosuch-model"));
+        QCOMPARE(a.status, 404);
+        QVERIFY(a.candidate.isEmpty());
+        QCOMPARE(s.requestsPerMinute, 1);
+        QCOMPARE(s.lastUnansweredWallMs, 0);
+        bool logged = false;
+        for (const auto &l : s.newLogLines)
+            logged = logged || (l.value(QStringLiteral("msg")).toString() == QStringLiteral("request refused") &&
+                                l.value(QStringLiteral("requestId")).toString() == a.requestId);
+        QVERIFY(logged);
+    }
+
     void atMostAFewSnapshotsPerSecondUnderLoad() {
         test::GatewayFixture gw;
         gw.start();

@@ -469,6 +469,90 @@ private Q_SLOTS:
         QCOMPARE(row.value(QStringLiteral("cost")).toDouble(), estimate);
     }
 
+    // Requests the gateway refuses itself made no attempt, yet did not get through (probe E4 3):
+    // each has a "refused" record in /admin/attempts (the window's Attempts and "Last requests"
+    // read the same records) under the id the client was given, and a log line with that id. A
+    // caller without a known key is only counted.
+    void refusedRequestsAreRecordedAndLogged() {
+        GatewayFixture gw;
+        addTenants(gw, 0.00001); // one answer of the fake upstream costs more than this
+        gw.start();
+        QList<QJsonObject> lines;
+        connect(gw.engine().telemetry(), &telemetry::Telemetry::logLine, this,
+                [&lines](const QJsonObject &l) { lines.append(l); });
+        const QString messages = QStringLiteral("/v1/messages");
+        const QString chat = QStringLiteral("/v1/chat/completions");
+        QCOMPARE(gw.post(messages, routeBody(messages, QStringLiteral("pa/claude-a")), as(m_teamKey)).status, 200);
+
+        const HttpResult budget = gw.post(messages, routeBody(messages, QStringLiteral("pa/claude-a")), as(m_teamKey));
+        QCOMPARE(budget.status, 429);
+        const HttpResult unknown = gw.post(chat, routeBody(chat, QStringLiteral("nosuch-model")), as(m_adminKey));
+        QCOMPARE(unknown.status, 404);
+        QJsonObject badBody = routeBody(chat, QStringLiteral("pb/gpt-b"));
+        badBody.insert(QStringLiteral("messages"), 5);
+        const HttpResult invalid = gw.post(chat, badBody, as(m_adminKey));
+        QCOMPARE(invalid.status, 400);
+        QCOMPARE(gw.post(chat, routeBody(chat, QStringLiteral("pb/gpt-b")), as("not-a-gateway-key")).status, 401);
+
+        const QJsonArray attempts =
+            adminGet(gw, QStringLiteral("/admin/attempts")).json().value(QStringLiteral("attempts")).toArray();
+        QCOMPARE(attempts.size(), 4); // the served request's attempt and the three refusals; no 401
+        struct Expected {
+            const HttpResult *answer;
+            QString tenant, model, reason, words;
+        };
+        const Expected expected[] = {
+            {&budget, QStringLiteral("team-a"), QStringLiteral("pa/claude-a"), QStringLiteral("budget"),
+             QStringLiteral("budget of $0.00 per day")},
+            {&unknown, QStringLiteral("ops"), QStringLiteral("nosuch-model"), QStringLiteral("unknown_model"),
+             QStringLiteral("model \"nosuch-model\" is not a route")},
+            {&invalid, QStringLiteral("ops"), QStringLiteral("pb/gpt-b"), QStringLiteral("invalid_request"),
+             QStringLiteral("messages")},
+        };
+        for (const Expected &e : expected) {
+            const QString id = QString::fromLatin1(e.answer->header("x-switchman-request-id"));
+            QVERIFY(id.startsWith(QStringLiteral("req_")));
+            QJsonObject record;
+            for (const auto &a : attempts)
+                if (a.toObject().value(QStringLiteral("requestId")).toString() == id)
+                    record = a.toObject();
+            QVERIFY2(!record.isEmpty(), qPrintable(id + QStringLiteral(" is not in /admin/attempts")));
+            QCOMPARE(record.value(QStringLiteral("outcome")).toString(), QStringLiteral("refused"));
+            QCOMPARE(record.value(QStringLiteral("tenant")).toString(), e.tenant);
+            QCOMPARE(record.value(QStringLiteral("requestedModel")).toString(), e.model);
+            QCOMPARE(record.value(QStringLiteral("status")).toInt(), e.answer->status);
+            QCOMPARE(record.value(QStringLiteral("failure")).toString(), e.reason);
+            QVERIFY(record.value(QStringLiteral("candidate")).isNull()); // no candidate was tried
+            QCOMPARE(record.value(QStringLiteral("attempt")).toInt(), 0);
+            QVERIFY2(record.value(QStringLiteral("message")).toString().contains(e.words),
+                     qPrintable(record.value(QStringLiteral("message")).toString()));
+
+            QList<QJsonObject> logged;
+            for (const auto &l : std::as_const(lines))
+                if (l.value(QStringLiteral("requestId")).toString() == id)
+                    logged << l;
+            QCOMPARE(logged.size(), 1);
+            const QJsonObject &l = logged.first();
+            QCOMPARE(l.value(QStringLiteral("msg")).toString(), QStringLiteral("request refused"));
+            QCOMPARE(l.value(QStringLiteral("tenant")).toString(), e.tenant);
+            QCOMPARE(l.value(QStringLiteral("model")).toString(), e.model);
+            QCOMPARE(l.value(QStringLiteral("status")).toInt(), e.answer->status);
+            QCOMPARE(l.value(QStringLiteral("reason")).toString(), e.reason);
+            QVERIFY2(l.value(QStringLiteral("error")).toString().contains(e.words),
+                     qPrintable(l.value(QStringLiteral("error")).toString()));
+            // A budget is the tenant's limit working, not a fault.
+            QCOMPARE(l.value(QStringLiteral("level")).toString(),
+                     e.answer->status == 429 ? QStringLiteral("info") : QStringLiteral("warn"));
+        }
+        const QString metrics = QString::fromUtf8(adminGet(gw, QStringLiteral("/metrics")).body);
+        for (const char *status : {"400", "401", "404", "429"})
+            QVERIFY2(
+                metrics.contains(
+                    QStringLiteral("switchman_refused_requests_total{status=\"%1\"} 1\n").arg(QLatin1String(status))),
+                qPrintable(metrics));
+        QVERIFY2(!metrics.contains(QStringLiteral("outcome=\"refused\"")), qPrintable(metrics)); // not an attempt
+    }
+
     void metricsShowSpendAndBudget() {
         GatewayFixture gw;
         addTenants(gw, 20);
