@@ -166,6 +166,7 @@ struct Tally {
     qint64 outlived = 0, answeredTwice = 0, twoCandidates = 0;
     qint64 errAllFailed = 0, errAfterCommit = 0, errDeadline = 0, errUnexplained = 0;
     qint64 attempts = 0, failedAttempts = 0, skippedAttempts = 0, committedAttempts = 0, abortedAttempts = 0;
+    qint64 refusedRequests = 0; // answered by the gateway itself: a record, not an attempt
     // The second row of an attempt whose answer broke off after commit: /metrics counts the
     // attempt once, as committed (its failure is in switchman_candidate_failures_total).
     qint64 afterCommitRows = 0;
@@ -425,6 +426,10 @@ void Client::endRequest() {
 }
 
 void Soak::onAttempt(const telemetry::AttemptRecord &r) {
+    if (r.outcome == telemetry::AttemptOutcome::Refused) {
+        ++m_t.refusedRequests; // no upstream was tried: not in switchman_attempts_total either
+        return;
+    }
     ++m_t.attempts;
     switch (r.outcome) {
     case telemetry::AttemptOutcome::Committed:
@@ -439,6 +444,8 @@ void Soak::onAttempt(const telemetry::AttemptRecord &r) {
     case telemetry::AttemptOutcome::Aborted:
         ++m_t.abortedAttempts;
         break;
+    case telemetry::AttemptOutcome::Refused:
+        break; // counted above
     }
     if (r.logOutcome == QLatin1String("after_commit"))
         ++m_t.afterCommitRows;
@@ -726,11 +733,10 @@ int Soak::run() {
                 t.errAfterCommit, t.errAllFailed, t.errDeadline, t.errUnexplained);
     for (const QString &u : t.unexplained)
         std::printf("  unexplained: %s\n", qPrintable(u));
-    std::printf(
-        "attempts: %lld rows (committed %lld, failed %lld, skipped %lld, aborted %lld); failover log lines %lld; "
-        "usage rows %lld (ok %lld, error %lld)\n",
-        t.attempts, t.committedAttempts, t.failedAttempts, t.skippedAttempts, t.abortedAttempts, t.failoverLogLines,
-        t.usageRows, t.usageOk, t.usageError);
+    std::printf("attempts: %lld rows (committed %lld, failed %lld, skipped %lld, aborted %lld); refused requests %lld; "
+                "failover log lines %lld; usage rows %lld (ok %lld, error %lld)\n",
+                t.attempts, t.committedAttempts, t.failedAttempts, t.skippedAttempts, t.abortedAttempts,
+                t.refusedRequests, t.failoverLogLines, t.usageRows, t.usageOk, t.usageError);
     std::printf("/metrics: attempts");
     qint64 metricAttemptsTotal = 0;
     for (auto it = metricAttempts.cbegin(); it != metricAttempts.cend(); ++it) {

@@ -360,6 +360,49 @@ private Q_SLOTS:
             QVERIFY2(!hasBidi(l->text()) && !hasBidi(l->toolTip()), qPrintable(l->text()));
     }
 
+    void aRefusedRequestReadsAsTheGatewaysOwnAnswer() {
+        // A budget 429 or an unknown model's 404 asked no upstream: "did my last request get
+        // through?" is answered in Last requests and Attempts, as the gateway's refusal, and the
+        // header stays Healthy (a tenant's limit is no outage).
+        MainWindow window(nullptr, noTray());
+        window.resize(1180, 720);
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        auto s = baseSnapshot();
+        auto ok = attempt(QStringLiteral("req_ok"), 2, telemetry::AttemptOutcome::Committed, {});
+        telemetry::AttemptRecord refused;
+        refused.requestId = QStringLiteral("req_budget");
+        refused.tenant = QStringLiteral("alice");
+        refused.requestedModel = QStringLiteral("sonnet");
+        refused.outcome = telemetry::AttemptOutcome::Refused;
+        refused.failure = QStringLiteral("budget");
+        refused.status = 429;
+        refused.message = QStringLiteral("tenant alice has spent $25.00 of its $25.00 weekly budget");
+        refused.startedAtEpochMs = QDateTime::currentMSecsSinceEpoch();
+        s.newAttempts = {ok, refused};
+        window.applySnapshot(s);
+        window.showView(MainWindow::Dashboard);
+        settle();
+        const QString requests = [&] {
+            QString all;
+            for (const QLabel *l : window.viewWidget(MainWindow::Dashboard)->findChildren<QLabel *>())
+                all += l->text() + QLatin1Char('\n');
+            for (const QListWidget *l : window.viewWidget(MainWindow::Dashboard)->findChildren<QListWidget *>())
+                for (int i = 0; i < l->count(); ++i)
+                    all += l->item(i)->text() + QLatin1Char('\n');
+            return all;
+        }();
+        QVERIFY2(requests.contains(QStringLiteral("sonnet refused by the gateway: budget (HTTP 429)")),
+                 qPrintable(requests));
+        shoot(window, "dashboard_refused");
+        window.showView(MainWindow::Attempts);
+        auto *table = window.viewWidget(MainWindow::Attempts)->findChild<QTableView *>(QStringLiteral("attemptsTable"));
+        QVERIFY(table);
+        table->selectRow(0);
+        settle();
+        shoot(window, "attempts_refused");
+    }
+
     void trayMenuHasTheFiveActionsAndEveryStateHasAnIcon() {
         TrayController tray;
         QStringList texts;

@@ -141,6 +141,22 @@ private Q_SLOTS:
         const auto failed = QList<telemetry::AttemptRecord>{attempts.at(1)};
         QVERIFY(!RequestStory::answered(failed));
         QVERIFY(RequestStory::line(failed).contains(QStringLiteral("unanswered")));
+
+        // A request the gateway refused itself (a budget, an unknown model) asked no upstream: it
+        // reads as the gateway's refusal with its reason, not as an outage ("unanswered: 429").
+        telemetry::AttemptRecord refused;
+        refused.requestId = QStringLiteral("r9");
+        refused.tenant = QStringLiteral("alice");
+        refused.requestedModel = QStringLiteral("sonnet");
+        refused.outcome = telemetry::AttemptOutcome::Refused;
+        refused.failure = QStringLiteral("budget");
+        refused.status = 429;
+        refused.message = QStringLiteral("tenant alice is over its budget");
+        QCOMPARE(RequestStory::line({refused}),
+                 QStringLiteral("\u2298 sonnet refused by the gateway: budget (HTTP 429)"));
+        QCOMPARE(RequestStory::steps({refused}),
+                 QStringList{QStringLiteral("Refused by the gateway before any upstream (budget, HTTP 429): tenant "
+                                            "alice is over its budget")});
     }
 
     void marksCountDownOnTheirOwnClock() {

@@ -81,10 +81,12 @@ QVariant AttemptsModel::data(const QModelIndex &index, int role) const {
         return {};
     case Qt::DecorationRole:
         if (index.column() == Outcome) {
-            const HealthState s = a.outcome == telemetry::AttemptOutcome::Committed ? HealthState::Healthy
-                                  : a.outcome == telemetry::AttemptOutcome::Failed  ? HealthState::Error
-                                  : a.outcome == telemetry::AttemptOutcome::Skipped ? HealthState::Marks
-                                                                                    : HealthState::Paused;
+            const HealthState s =
+                a.outcome == telemetry::AttemptOutcome::Committed ? HealthState::Healthy
+                : a.outcome == telemetry::AttemptOutcome::Failed  ? HealthState::Error
+                : a.outcome == telemetry::AttemptOutcome::Skipped || a.outcome == telemetry::AttemptOutcome::Refused
+                    ? HealthState::Marks
+                    : HealthState::Paused;
             return StatePalette::dot(s, 10);
         }
         return {};

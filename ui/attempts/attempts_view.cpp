@@ -40,7 +40,7 @@ AttemptsView::AttemptsView(AttemptsModel *model, QWidget *parent)
     m_outcome = new QComboBox(this);
     m_outcome->setObjectName(QStringLiteral("outcomeFilter"));
     m_outcome->addItem(tr("All outcomes"), QString());
-    for (const char *o : {"committed", "failed", "skipped", "aborted"})
+    for (const char *o : {"committed", "failed", "skipped", "aborted", "refused"})
         m_outcome->addItem(QString::fromLatin1(o), QString::fromLatin1(o));
     bar->addWidget(m_outcome);
     layout->addLayout(bar);

@@ -47,6 +47,10 @@ QString RequestStory::line(QList<telemetry::AttemptRecord> attempts) {
         return s;
     }
     const auto &last = attempts.last();
+    if (last.outcome == telemetry::AttemptOutcome::Refused) // no upstream was asked
+        return QObject::tr("\u2298 %1 refused by the gateway: %2 (HTTP %3)")
+            .arg(model.isEmpty() ? QObject::tr("request") : model, peerText(last.failure))
+            .arg(last.status);
     if (last.outcome == telemetry::AttemptOutcome::Aborted)
         return QObject::tr("\u25CB %1: client left after %2 attempt(s)").arg(model).arg(last.attempt);
     return QObject::tr("\u2716 %1 unanswered: %2")
@@ -57,6 +61,15 @@ QStringList RequestStory::steps(QList<telemetry::AttemptRecord> attempts) {
     byAttempt(attempts);
     QStringList out;
     for (const auto &a : attempts) {
+        if (a.outcome == telemetry::AttemptOutcome::Refused) {
+            QString s = QObject::tr("Refused by the gateway before any upstream (%1, HTTP %2)")
+                            .arg(peerText(a.failure))
+                            .arg(a.status);
+            if (!a.message.isEmpty())
+                s += QStringLiteral(": ") + peerText(a.message);
+            out << s;
+            continue;
+        }
         QString s = QObject::tr("Attempt %1: %2 — %3")
                         .arg(a.attempt)
                         .arg(a.candidate.isEmpty() ? QObject::tr("(no candidate)") : peerText(a.candidate),

@@ -207,8 +207,10 @@ void DashboardView::refreshRequests() {
     for (const QString &id : std::as_const(ids)) {
         const auto &attempts = byId[id];
         const bool ok = RequestStory::answered(attempts);
-        auto *item = new QListWidgetItem(StatePalette::dot(ok ? HealthState::Healthy : HealthState::Error, 10),
-                                         RequestStory::line(attempts), m_requests);
+        // The gateway's own refusal (a budget, an unknown model) is no outage: amber, not red.
+        const bool refused = !attempts.isEmpty() && attempts.last().outcome == telemetry::AttemptOutcome::Refused;
+        const HealthState state = ok ? HealthState::Healthy : refused ? HealthState::Marks : HealthState::Error;
+        auto *item = new QListWidgetItem(StatePalette::dot(state, 10), RequestStory::line(attempts), m_requests);
         item->setData(Qt::UserRole, id);
         item->setToolTip(RequestStory::steps(attempts).join(QLatin1Char('\n')));
     }

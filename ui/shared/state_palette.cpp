@@ -95,6 +95,8 @@ QColor StatePalette::outcomeColor(const QString &outcome) {
         return color(HealthState::Marks);
     if (outcome == QLatin1String("aborted"))
         return color(HealthState::Paused);
+    if (outcome == QLatin1String("refused")) // the gateway's own answer (a budget, an unknown model)
+        return color(HealthState::Marks);
     return {};
 }
 
