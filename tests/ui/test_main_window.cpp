@@ -5,6 +5,7 @@
 // view, never widens the window, and is shown as the characters it is. With SWITCHMAN_SCREENSHOT_DIR set, those
 // windows are saved as PNGs there, to look at.
 
+#include "telemetry_fixtures.h"
 #include "ui/attempts/attempts_model.h"
 #include "ui/dashboard/mark_card.h"
 #include "ui/main_window.h"
@@ -370,15 +371,8 @@ private Q_SLOTS:
         QVERIFY(QTest::qWaitForWindowExposed(&window));
         auto s = baseSnapshot();
         auto ok = attempt(QStringLiteral("req_ok"), 2, telemetry::AttemptOutcome::Committed, {});
-        telemetry::AttemptRecord refused;
-        refused.requestId = QStringLiteral("req_budget");
-        refused.tenant = QStringLiteral("alice");
-        refused.requestedModel = QStringLiteral("sonnet");
-        refused.outcome = telemetry::AttemptOutcome::Refused;
-        refused.failure = QStringLiteral("budget");
-        refused.status = 429;
-        refused.message = QStringLiteral("tenant alice has spent $25.00 of its $25.00 weekly budget");
-        refused.startedAtEpochMs = QDateTime::currentMSecsSinceEpoch();
+        const auto refused = test::refusedRecord(
+            QStringLiteral("req_budget"), QStringLiteral("tenant alice has spent $25.00 of its $25.00 weekly budget"));
         s.newAttempts = {ok, refused};
         window.applySnapshot(s);
         window.showView(MainWindow::Dashboard);

@@ -1,6 +1,7 @@
 // The admin window's models: each checked with QAbstractItemModelTester while
 // it is fed the way snapshots feed it, plus what a user sees in the cells.
 
+#include "telemetry_fixtures.h"
 #include "ui/attempts/attempts_filter_model.h"
 #include "ui/attempts/attempts_model.h"
 #include "ui/attempts/request_story.h"
@@ -144,14 +145,8 @@ private Q_SLOTS:
 
         // A request the gateway refused itself (a budget, an unknown model) asked no upstream: it
         // reads as the gateway's refusal with its reason, not as an outage ("unanswered: 429").
-        telemetry::AttemptRecord refused;
-        refused.requestId = QStringLiteral("r9");
-        refused.tenant = QStringLiteral("alice");
-        refused.requestedModel = QStringLiteral("sonnet");
-        refused.outcome = telemetry::AttemptOutcome::Refused;
-        refused.failure = QStringLiteral("budget");
-        refused.status = 429;
-        refused.message = QStringLiteral("tenant alice is over its budget");
+        const auto refused =
+            test::refusedRecord(QStringLiteral("r9"), QStringLiteral("tenant alice is over its budget"));
         QCOMPARE(RequestStory::line({refused}),
                  QStringLiteral("\u2298 sonnet refused by the gateway: budget (HTTP 429)"));
         QCOMPARE(RequestStory::steps({refused}),
