@@ -15,14 +15,20 @@ using namespace sw;
 
 class TestSnapshotPublisher : public QObject {
     Q_OBJECT
+    // A publisher on the engine (it dies with the engine), every snapshot it sends appended to `seen`.
+    snapshot::SnapshotPublisher *collect(test::GatewayFixture &gw, QList<snapshot::EngineSnapshot> &seen) {
+        auto *publisher = new snapshot::SnapshotPublisher(gw.engine(), 250);
+        connect(publisher, &snapshot::SnapshotPublisher::snapshotReady, this,
+                [&seen](const snapshot::EngineSnapshot &s) { seen << s; });
+        return publisher;
+    }
+
 private Q_SLOTS:
     void snapshotsCarryWhatTheEngineDid() {
         test::GatewayFixture gw;
         gw.start();
-        auto *publisher = new snapshot::SnapshotPublisher(gw.engine(), 250);
         QList<snapshot::EngineSnapshot> seen;
-        connect(publisher, &snapshot::SnapshotPublisher::snapshotReady, this,
-                [&seen](const snapshot::EngineSnapshot &s) { seen << s; });
+        auto *publisher = collect(gw, seen);
 
         gw.anthropicA.setFault(demo::Fault{demo::Fault::Status, 503, "7", {}, 0});
         for (int i = 0; i < 3; ++i)
@@ -73,10 +79,8 @@ private Q_SLOTS:
     void aRefusedRequestReachesTheWindowWithoutAnError() {
         test::GatewayFixture gw;
         gw.start();
-        auto *publisher = new snapshot::SnapshotPublisher(gw.engine(), 250);
         QList<snapshot::EngineSnapshot> seen;
-        connect(publisher, &snapshot::SnapshotPublisher::snapshotReady, this,
-                [&seen](const snapshot::EngineSnapshot &s) { seen << s; });
+        auto *publisher = collect(gw, seen);
         const test::HttpResult refused =
             gw.post(QStringLiteral("/v1/messages"),
                     test::GatewayFixture::anthropicBody(QStringLiteral("nosuch-model"), QStringLiteral("hi"), false));
