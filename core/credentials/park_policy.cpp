@@ -75,7 +75,9 @@ const QRegularExpression &keyRefusedWith400Pattern() {
 }
 
 const QRegularExpression &accountRefusedWith400Pattern() {
-    static const QRegularExpression re(QStringLiteral("\\bFAILED_PRECONDITION\\b"));
+    // Google's status, which the judged text starts with ("FAILED_PRECONDITION: <message>"): never
+    // the same words anywhere in a message that may quote the request (probe EV 2).
+    static const QRegularExpression re(QStringLiteral("^FAILED_PRECONDITION\\b"));
     return re;
 }
 

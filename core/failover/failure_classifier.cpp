@@ -148,19 +148,39 @@ bool FailureClassifier::asksForReasoningBack(const FailureInput &in) {
 QString FailureClassifier::withoutEchoes(const QString &text, const RequestStrings &strings) {
     thread_local const QRegularExpression reasoningBack(QString::fromLatin1(kAsksForReasoningBack),
                                                         QRegularExpression::CaseInsensitiveOption);
-    const auto quoted = [&](QStringView words) {
+    // Quoted: the text holds a request string from its start through the words; or, where the words
+    // stand in the text, what is around them agrees with what is around them in a request string
+    // for kQuoteContext characters, or up to that string's start or end (a provider that quotes the
+    // last N characters of a message quotes no start: probe EV 2).
+    constexpr qsizetype kQuoteContext = 12;
+    const auto same = [](QChar a, QChar b) { return a == b || a.toCaseFolded() == b.toCaseFolded(); };
+    const auto quoted = [&](qsizetype start, qsizetype end) {
+        const QStringView words = QStringView(text).mid(start, end - start);
         for (const QString &s : strings())
             for (qsizetype at = s.indexOf(words, 0, Qt::CaseInsensitive); at >= 0;
-                 at = s.indexOf(words, at + 1, Qt::CaseInsensitive))
+                 at = s.indexOf(words, at + 1, Qt::CaseInsensitive)) {
                 if (text.contains(QStringView(s).left(at + words.size()), Qt::CaseInsensitive))
                     return true;
+                qsizetype before = 0, after = 0;
+                while (before < at && before < start && same(s.at(at - 1 - before), text.at(start - 1 - before)))
+                    ++before;
+                const qsizetype sEnd = at + words.size();
+                while (sEnd + after < s.size() && end + after < text.size() &&
+                       same(s.at(sEnd + after), text.at(end + after)))
+                    ++after;
+                // Up to the string's start or end counts with a few characters of it besides the words:
+                // a prompt that ends "...my credit balance" is no quote in "Your credit balance is low".
+                const bool toAnEdge = before == at || sEnd + after == s.size();
+                if (before + after >= kQuoteContext || (toAnEdge && before + after >= 4))
+                    return true;
+            }
         return false;
     };
     QList<std::pair<qsizetype, qsizetype>> spans; // [start, end) of the echoed matches
     const auto scan = [&](const QRegularExpression &re) {
         for (auto it = re.globalMatch(text); it.hasNext();) {
             const QRegularExpressionMatch m = it.next();
-            if (m.capturedLength() > 0 && quoted(QStringView(text).mid(m.capturedStart(), m.capturedLength())))
+            if (m.capturedLength() > 0 && quoted(m.capturedStart(), m.capturedEnd()))
                 spans.append({m.capturedStart(), m.capturedEnd()});
         }
     };

@@ -164,7 +164,7 @@ bool ChatRequest::reserveBudget(const failover::Resolution &resolution) {
 void ChatRequest::recordRefusal(int status, const QString &reason, const QString &message, const QString &model) {
     telemetry::recordRefusal(*m_ctx.telemetry,
                              {m_requestId, m_tenant, model, formats::formatName(m_format), peerText(m_request.peer)},
-                             status, reason, message);
+                             status, reason, message, m_ctx.clock->nowMs());
 }
 
 void ChatRequest::releaseBudget() {

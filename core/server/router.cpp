@@ -313,7 +313,8 @@ void Router::dispatchChat(wire::Api format, InboundRequest &&req, HttpExchange *
             telemetry::recordRefusal(*m_ctx.telemetry,
                                      {requestId, tenant, ChatAdmission::requestedModel(format, req.body),
                                       formats::formatName(format), req.peer.toString()},
-                                     refusal->error.status, refusal->reason, refusal->error.message);
+                                     refusal->error.status, refusal->reason, refusal->error.message,
+                                     m_ctx.clock ? m_ctx.clock->nowMs() : QDateTime::currentMSecsSinceEpoch());
         return answerJson(exchange, refusal->error.status, formats::codecFor(format).encodeError(refusal->error),
                           requestIdHeaders(format, requestId) + refusal->headers);
     }

@@ -24,7 +24,11 @@ AttemptOutcome outcomeOf(failover::AttemptOutcome o) {
 } // namespace
 
 void recordRefusal(Telemetry &telemetry, const RequestFacts &facts, int status, const QString &reason,
-                   const QString &message) {
+                   const QString &message, qint64 nowMs) {
+    if (!telemetry.admitRefusalRecord(facts.tenant, nowMs)) {
+        telemetry.countRefusal(status); // a record counts itself; this one is not made
+        return;
+    }
     // The model is the client's text, quoted back in the 404: a key pasted there is not logged.
     const QString model = util::redactedAndTruncated(facts.requestedModel, 300, {});
     const QString text = util::redactedAndTruncated(message, 300, {});

@@ -26,8 +26,9 @@ struct RequestFacts {
 // candidate, attempt 0, `status` and `reason` (a short kind: budget, unknown_model...), and one
 // "request refused" log line with the request's keys, `message` redacted like every log text.
 // Called on the refusal's own path only; a served request never pays for it.
+// Past Telemetry::admitRefusalRecord's limit a refusal is only counted. `nowMs`: the engine's clock.
 void recordRefusal(Telemetry &telemetry, const RequestFacts &facts, int status, const QString &reason,
-                   const QString &message);
+                   const QString &message, qint64 nowMs);
 
 class AttemptReporter final : public failover::AttemptObserver {
 public:

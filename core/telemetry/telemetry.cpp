@@ -79,6 +79,24 @@ void Telemetry::countFailure(const QString &provider, const QString &failureKind
     ++m_failures[provider + QChar(0x1f) + failureKind];
 }
 
+bool Telemetry::admitRefusalRecord(const QString &tenant, qint64 nowMs) {
+    RefusalWindow &w = m_refusalWindows[tenant];
+    if (w.recorded == 0 || nowMs - w.startMs >= kRefusalWindowMs || nowMs < w.startMs)
+        w = {nowMs, 0, false};
+    if (w.recorded < kRefusalRecordsPerWindow) {
+        ++w.recorded;
+        return true;
+    }
+    if (!std::exchange(w.toldHeldBack, true))
+        log(QStringLiteral("warn"), QStringLiteral("refused requests not recorded"),
+            {{QStringLiteral("tenant"), tenant},
+             {QStringLiteral("limit"), QStringLiteral("%1 a tenant in %2 s; the rest are counted in "
+                                                      "switchman_refused_requests_total")
+                                           .arg(kRefusalRecordsPerWindow)
+                                           .arg(kRefusalWindowMs / 1000)}});
+    return false;
+}
+
 void Telemetry::requestFinished(qint64 durationMs) {
     --m_inFlight;
     m_requestSeconds.observe(double(durationMs) / 1000.0);

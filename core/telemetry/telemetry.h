@@ -53,6 +53,14 @@ public:
     // (401) is only counted, never recorded: a peer without a key must not flush the bounded
     // attempts and log with lines of its own making.
     void countRefusal(int status) { ++m_refusedByStatus[status]; }
+    // Whether a refused request of `tenant` at `nowMs` (the engine's clock) is recorded and logged:
+    // at most kRefusalRecordsPerWindow in each kRefusalWindowMs a tenant, the rest only counted, so
+    // requests that cost a tenant nothing (an unknown model's 404) cannot push every other tenant's
+    // records out of the bounded attempts list and flood the log (probe EV 3). The first one held
+    // back in a window says so in one log line.
+    static constexpr int kRefusalRecordsPerWindow = 20;
+    static constexpr qint64 kRefusalWindowMs = 10'000;
+    bool admitRefusalRecord(const QString &tenant, qint64 nowMs);
     void requestStarted() { ++m_inFlight; }
     void requestFinished(qint64 durationMs);
     void observeTtft(qint64 ms);
@@ -99,6 +107,12 @@ private:
     QHash<QString, qint64> m_failures;
     QHash<QString, qint64> m_attemptsByOutcome;
     QHash<int, qint64> m_refusedByStatus;
+    struct RefusalWindow {
+        qint64 startMs = 0;
+        int recorded = 0;
+        bool toldHeldBack = false;
+    };
+    QHash<QString, RefusalWindow> m_refusalWindows; // by tenant: as many as the configuration has
     int m_inFlight = 0;
     Histogram m_requestSeconds;
     Histogram m_ttftSeconds;

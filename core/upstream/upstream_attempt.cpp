@@ -351,8 +351,9 @@ QString UpstreamAttempts::ownWords(const Try &t, const UpstreamErrorInfo &info) 
 }
 
 QString UpstreamAttempts::redacted(const Try &t, const QString &text) const {
-    // Some providers quote the key they rejected; it must not reach the client, a log or the GUI.
-    return util::redactSecrets(text, t.target.credential);
+    // Some providers quote the key they rejected, whole or masked; it must not reach the client, a
+    // log or the GUI.
+    return util::redactErrorText(text, t.target.credential);
 }
 
 bool UpstreamAttempts::hasUsableCredential(const failover::Candidate &c) const {

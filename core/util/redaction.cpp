@@ -75,50 +75,6 @@ const QList<QByteArray> &secretForms(QByteArrayView secret) {
 }
 } // namespace
 
-namespace {
-bool keyChar(QChar c) {
-    return c.isLetterOrNumber() || c == u'-' || c == u'_';
-}
-
-// A key quoted back masked, as OpenAI's 401 does ("Incorrect API key provided: sk-ab12***…***wxyz"):
-// a run of three or more '*' between a start of `secret` and an end of it (at least two characters
-// shown on each side, or four on the one side shown). Bound to the attempt's own secret, so a model's
-// "**bold****text**" is never touched.
-QString withoutMaskedSecret(QString text, QByteArrayView secret) {
-    const QString key = QString::fromUtf8(secret);
-    for (qsizetype at = text.indexOf(QLatin1String("***")); at >= 0; at = text.indexOf(QLatin1String("***"), at)) {
-        qsizetype from = at, to = at;
-        while (to < text.size() && text.at(to) == u'*')
-            ++to;
-        while (from > 0 && keyChar(text.at(from - 1)))
-            --from;
-        qsizetype end = to;
-        while (end < text.size() && keyChar(text.at(end)))
-            ++end;
-        const QStringView shownStart = QStringView(text).mid(from, at - from);
-        const QStringView shownEnd = QStringView(text).mid(to, end - to);
-        const bool startsIt = !shownStart.isEmpty() && key.startsWith(shownStart);
-        const bool endsIt = !shownEnd.isEmpty() && key.endsWith(shownEnd);
-        const bool masked = (startsIt && endsIt && shownStart.size() >= 2 && shownEnd.size() >= 2) ||
-                            (startsIt && shownEnd.isEmpty() && shownStart.size() >= 4) ||
-                            (endsIt && shownStart.isEmpty() && shownEnd.size() >= 4);
-        if (!masked) {
-            at = to;
-            continue;
-        }
-        text.replace(from, end - from, QLatin1String(kRedacted));
-        at = from + qsizetype(std::strlen(kRedacted));
-    }
-    return text;
-}
-
-bool holdsAMask(QByteArrayView bytes) {
-    const char *p = bytes.data();
-    const char *const end = p + bytes.size();
-    return anyOf(p, end, '*', [end](const char *star) { return end - star >= 3 && star[1] == '*' && star[2] == '*'; });
-}
-} // namespace
-
 bool mayHoldSecret(QByteArrayView bytes, QByteArrayView secret) {
     // Runs on every passthrough frame. Every pattern above contains one of these probes (case as
     // written): "sk-", "sk_", "sm-", "rk-", "rk_", "pk-", "pk_", "xai-", "AIza", "earer", "EARER".
@@ -130,8 +86,6 @@ bool mayHoldSecret(QByteArrayView bytes, QByteArrayView secret) {
         for (const QByteArray &form : secretForms(secret))
             if (text.find(std::string_view(form.constData(), size_t(form.size()))) != std::string_view::npos)
                 return true;
-        if (holdsAMask(bytes))
-            return true;
     }
     const char *p = bytes.data();
     const char *const end = p + bytes.size();
@@ -153,13 +107,24 @@ QString redactSecrets(const QString &textIn, QByteArrayView secret) {
         // Any case of each form: an upstream that lower-cased or hex-encoded the key still quotes it.
         for (const QByteArray &form : secretForms(secret))
             text.replace(QString::fromUtf8(form), QLatin1String(kRedacted), Qt::CaseInsensitive);
-    if (secret.size() >= kMinVerbatimSecret && text.contains(QLatin1String("***")))
-        text = withoutMaskedSecret(std::move(text), secret);
     if (!mayHoldSecret(text.toUtf8()))
         return text;
     text.replace(bearerPattern(), QStringLiteral("\\1") + QLatin1String(kRedacted));
     text.replace(keyPattern(), QLatin1String(kRedacted));
     return text;
+}
+
+QString redactErrorText(const QString &text, QByteArrayView secret) {
+    // A provider that quotes the key it refused masked shows its start and end around stars
+    // (OpenAI's 401: "sk-ab12****…****wxyz"). Every such token in an error text goes, whosever key it
+    // masks: a rule that looked for this attempt's key would answer, for each guess a model was
+    // made to write, whether it was a start and end of the key (probe EV 1).
+    static const QRegularExpression masked(
+        QStringLiteral("[A-Za-z0-9_\\-]{2,}\\*{4,}[A-Za-z0-9_\\-]*|\\*{4,}[A-Za-z0-9_\\-]{4,}"));
+    QString out = redactSecrets(text, secret);
+    if (out.contains(QLatin1String("****")))
+        out.replace(masked, QLatin1String(kRedacted));
+    return out;
 }
 
 QByteArray redactSecrets(const QByteArray &bytes, QByteArrayView secret) {

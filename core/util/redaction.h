@@ -16,6 +16,10 @@ inline constexpr char kRedacted[] = "[redacted]";
 QString redactSecrets(const QString &text, QByteArrayView secret = {});
 QByteArray redactSecrets(const QByteArray &bytes, QByteArrayView secret = {});
 
+// redactSecrets, and every key quoted masked ("sk-ab12****wxyz", "tes****"): for an upstream's
+// error text, never for an answer (where a rule about masks could be played as an oracle).
+QString redactErrorText(const QString &text, QByteArrayView secret = {});
+
 // Cheap pre-check for the hot path (every passthrough frame): false means
 // redactSecrets would return the input unchanged.
 bool mayHoldSecret(QByteArrayView bytes, QByteArrayView secret = {});

@@ -323,6 +323,20 @@ private Q_SLOTS:
             << "pa/claude-a" << 400
             << QByteArray(R"({"type":"error","error":{"type":"invalid_request_error",)"
                           R"("message":"usage limit: Extra inputs are not permitted"}})");
+        // Quoted from the middle or the end, never from the start (probe EV 2: the last 60 characters
+        // of a tenant's text, ending in Google's status word or in usage wording, set the key aside).
+        QTest::newRow("anthropic 400 quoting the end, a Google status word")
+            << "pa"
+            << "a member whose name ends in FAILED_PRECONDITION"
+            << "pa/claude-a" << 400
+            << QByteArray(R"({"type":"error","error":{"type":"invalid_request_error",)"
+                          R"("message":"name ends in FAILED_PRECONDITION: Extra inputs are not permitted"}})");
+        QTest::newRow("anthropic 400 quoting the end, usage wording")
+            << "pa"
+            << "a long member name the provider cut, then my credit balance"
+            << "pa/claude-a" << 400
+            << QByteArray(R"({"type":"error","error":{"type":"invalid_request_error",)"
+                          R"("message":"cut, then my credit balance: Extra inputs are not permitted"}})");
         QTest::newRow("gemini 404, the model id in the URL")
             << "pe"
             << ""

@@ -114,6 +114,15 @@ private Q_SLOTS:
         const QString spent = QStringLiteral("invalid_request_error: Your credit balance is too low to access the "
                                              "Anthropic API. You have reached your usage limit.");
         QCOMPARE(FailureClassifier::withoutEchoes(spent, strings), spent);
+        // A quote of the middle or the end of a request string (a provider that quotes the last 60
+        // characters of a message) is a quote too (probe EV 2); a prompt that ends with the words alone
+        // is not.
+        request << QStringLiteral("some words the provider cut off, and then my credit balance")
+                << QStringLiteral("what is my credit balance");
+        QCOMPARE(FailureClassifier::withoutEchoes(
+                     QStringLiteral("Unknown name \"and then my credit balance\": Cannot find field."), strings),
+                 QStringLiteral("Unknown name \"and then my \u2026\": Cannot find field."));
+        QCOMPARE(FailureClassifier::withoutEchoes(spent, strings), spent);
         // A model id quoted back by a 404 is one; a code the provider sets beside it is its own.
         QCOMPARE(
             FailureClassifier::withoutEchoes(QStringLiteral("The model `insufficient_quota` does not exist"), strings),

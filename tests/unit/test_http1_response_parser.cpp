@@ -83,7 +83,7 @@ void TestHttp1ResponseParser::anySplitGivesTheSameResponse_data() {
     QTest::newRow("304 has no body") << QByteArray("HTTP/1.1 304 Not Modified\r\n\r\n") << 304 << QByteArray() << false;
     // The same length said twice, or as a list, is one length (RFC 9112 6.3).
     QTest::newRow("content-length repeated")
-        << QByteArray("HTTP/1.1 200 OK\r\nContent-Length: 5\r\ncontent-length: 5, 5\r\n\r\nhello") << 200
+        << QByteArray("HTTP/1.1 200 OK\r\nContent-Length: 5\r\ncontent-length: 5, 05\r\n\r\nhello") << 200
         << QByteArray("hello") << true;
     QTest::newRow("connection close") << QByteArray("HTTP/1.1 500 E\r\nConnection: close\r\nContent-Length: 1\r\n\r\nx")
                                       << 500 << QByteArray("x") << false;

@@ -47,27 +47,27 @@ private Q_SLOTS:
         QCOMPARE(redactSecrets(quoted.toUtf8(), secret),
                  QByteArray("hex [redacted], HEX [redacted], lower [redacted]."));
     }
-    void theSecretQuotedMaskedGoes() {
+    void aKeyQuotedMaskedInAnErrorGoes() {
         // OpenAI's 401 quotes the key it got masked, its start and its last four shown (probe E1 F4):
         // a tenant learned a dozen characters of the operator's shared key.
         const QByteArray secret = "test-VKMIs0123456789abcdefwjh3";
         const QString masked = QStringLiteral("Incorrect API key provided: test-VKMIs") + QString(30, u'*') +
                                QStringLiteral("wjh3. You can find your API key at the usual place.");
-        const QString out = redactSecrets(masked, secret);
-        QCOMPARE(out, QStringLiteral("Incorrect API key provided: [redacted]. You can find your API key at the usual "
-                                     "place."));
-        QVERIFY(mayHoldSecret(masked.toUtf8(), secret));
-        QCOMPARE(redactSecrets(masked.toUtf8(), secret), out.toUtf8());
-        // Only the start, or only the end, when four or more of it show.
-        QCOMPARE(redactSecrets(QStringLiteral("key te****** refused"), secret), QStringLiteral("key te****** refused"));
-        QCOMPARE(redactSecrets(QStringLiteral("key test-VK****** refused"), secret),
+        QCOMPARE(redactErrorText(masked, secret),
+                 QStringLiteral("Incorrect API key provided: [redacted]. You can find your API key at the usual "
+                                "place."));
+        QCOMPARE(redactErrorText(QStringLiteral("key fake-e4k1a-aaa****** refused")),
                  QStringLiteral("key [redacted] refused"));
-        QCOMPARE(redactSecrets(QStringLiteral("key ******wjh3 refused"), secret),
-                 QStringLiteral("key [redacted] refused"));
-        // Stars that mask nothing of this key, a model's markdown among them, stay as written.
-        const QString prose = QStringLiteral("**bold****text** and ab****cd, test****wjh0");
-        QCOMPARE(redactSecrets(prose, secret), prose);
-        QCOMPARE(redactSecrets(prose), prose);
+        QCOMPARE(redactErrorText(QStringLiteral("key ******wjh3 refused")), QStringLiteral("key [redacted] refused"));
+        // Whosever key the stars mask: the rule reads no secret, so it tells nothing about one.
+        QCOMPARE(redactErrorText(masked, "another-key-entirely-0000"), redactErrorText(masked, secret));
+        // An answer's text is never judged by masks (probe EV 1: asking the model to write "sk***XY"
+        // and watching which guesses came back "[redacted]" recovered the whole key in 37 requests).
+        for (const QString &guess : {QStringLiteral("te****wjh3"), QStringLiteral("test-VKMIs****"),
+                                     QStringLiteral("sk-proj-****"), QStringLiteral("**bold****text** and ab****cd")}) {
+            QCOMPARE(redactSecrets(guess, secret), guess);
+            QCOMPARE(redactSecrets(guess.toUtf8(), secret), guess.toUtf8());
+        }
     }
     void proseStays() {
         const QString text = QStringLiteral("use sk-learn for the task-runner; a bearer of news");
