@@ -150,9 +150,10 @@ QString FailureClassifier::withoutEchoes(const QString &text, const RequestStrin
                                                         QRegularExpression::CaseInsensitiveOption);
     // Quoted: the text holds a request string from its start through the words; or, where the words
     // stand in the text, what is around them agrees with what is around them in a request string
-    // for kQuoteContext characters, or up to that string's start or end (a provider that quotes the
-    // last N characters of a message quotes no start: probe EV 2).
-    constexpr qsizetype kQuoteContext = 12;
+    // for kQuoteContext characters (a provider that quotes 20 characters from the middle of a message,
+    // or its last N, quotes no start: probes EV 2, EV2 1), or for 8 where that reaches the string's
+    // start or end.
+    constexpr qsizetype kQuoteContext = 6;
     const auto same = [](QChar a, QChar b) { return a == b || a.toCaseFolded() == b.toCaseFolded(); };
     const auto quoted = [&](qsizetype start, qsizetype end) {
         const QStringView words = QStringView(text).mid(start, end - start);
@@ -168,10 +169,11 @@ QString FailureClassifier::withoutEchoes(const QString &text, const RequestStrin
                 while (sEnd + after < s.size() && end + after < text.size() &&
                        same(s.at(sEnd + after), text.at(end + after)))
                     ++after;
-                // Up to the string's start or end counts with a few characters of it besides the words:
-                // a prompt that ends "...my credit balance" is no quote in "Your credit balance is low".
+                // Up to the string's start or end counts with a few more characters of it besides the
+                // words: a prompt that ends "...show me your credit balance" is no quote in "Your credit
+                // balance is too low" (probe EV2 2), a provider's "...then my credit balance" is.
                 const bool toAnEdge = before == at || sEnd + after == s.size();
-                if (before + after >= kQuoteContext || (toAnEdge && before + after >= 4))
+                if (before + after >= kQuoteContext && (!toAnEdge || before + after >= 8))
                     return true;
             }
         return false;

@@ -115,10 +115,14 @@ private Q_SLOTS:
                                              "Anthropic API. You have reached your usage limit.");
         QCOMPARE(FailureClassifier::withoutEchoes(spent, strings), spent);
         // A quote of the middle or the end of a request string (a provider that quotes the last 60
-        // characters of a message) is a quote too (probe EV 2); a prompt that ends with the words alone
-        // is not.
+        // characters of a message) is a quote too (probe EV 2); a prompt that ends with the words, or
+        // with "your" and the words, is not (probe EV2 2: Anthropic's real 400 went to the client).
         request << QStringLiteral("some words the provider cut off, and then my credit balance")
-                << QStringLiteral("what is my credit balance");
+                << QStringLiteral("what is my credit balance") << QStringLiteral("show me your credit balance")
+                << QString(50, u'x') + QStringLiteral("filler credit balance filler") + QString(50, u'y');
+        // 20 characters from the middle of a string (probe EV2 1).
+        QCOMPARE(FailureClassifier::withoutEchoes(QStringLiteral("Unknown name \"er credit balance fi\"."), strings),
+                 QStringLiteral("Unknown name \"er \u2026 fi\"."));
         QCOMPARE(FailureClassifier::withoutEchoes(
                      QStringLiteral("Unknown name \"and then my credit balance\": Cannot find field."), strings),
                  QStringLiteral("Unknown name \"and then my \u2026\": Cannot find field."));
