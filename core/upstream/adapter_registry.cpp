@@ -7,6 +7,7 @@
 #include "core/upstream/upstream_adapter.h"
 #include "core/wire/client_body.h"
 #include "core/wire/document_part.h"
+#include "core/wire/dropped_members.h"
 
 #include <QHash>
 #include <QJsonArray>
@@ -195,12 +196,10 @@ constexpr std::string_view kAnthropicToolResultBlocks[] = {"text", "image", "doc
 constexpr std::string_view kResponsesParts[] = {"input_text", "output_text", "text",
                                                 "refusal",    "input_image", "input_file"};
 constexpr std::string_view kResponsesInstructionParts[] = {"input_text", "text"};
-// Responses input items a conversion carries, and the records of the provider's own tool runs,
-// which it leaves out by rule as for Messages' server tool blocks (translation_rules.md).
-constexpr std::string_view kResponsesItems[] = {
-    "message",   "function_call",   "function_call_output", "custom_tool_call",      "custom_tool_call_output",
-    "reasoning", "web_search_call", "file_search_call",     "code_interpreter_call", "image_generation_call",
-    "mcp_call",  "mcp_list_tools"};
+// Responses input items a conversion carries; the records of the provider's own tool runs
+// (wire::isResponsesToolRun) it leaves out by rule, as Messages' server tool blocks.
+constexpr std::string_view kResponsesItems[] = {"message",          "function_call",           "function_call_output",
+                                                "custom_tool_call", "custom_tool_call_output", "reasoning"};
 
 bool oneOf(std::string_view type, TypeList types) {
     return std::find(types.begin(), types.end(), type) != types.end();
@@ -210,10 +209,8 @@ bool oneOf(std::string_view type, TypeList types) {
 // the provider's own tool runs (server_tool_use, web_search_tool_result, mcp_tool_use, …),
 // which a converted request leaves out as documented (translation_rules.md).
 bool anthropicAssistantBlock(std::string_view type) {
-    static constexpr std::string_view carried[] = {"text",     "thinking",        "redacted_thinking",
-                                                   "tool_use", "server_tool_use", "mcp_tool_use"};
-    constexpr std::string_view result = "_tool_result";
-    return oneOf(type, carried) || (type.size() > result.size() && type.substr(type.size() - result.size()) == result);
+    static constexpr std::string_view carried[] = {"text", "thinking", "redacted_thinking", "tool_use"};
+    return oneOf(type, carried) || wire::isServerToolRecord(type);
 }
 
 // The first content part of the client's messages that a converted request would go without:
@@ -280,7 +277,8 @@ QString unmappedPart(const rj::Value *body, wire::Api inbound) {
                              instructions ? TypeList(kResponsesInstructionParts) : TypeList(kResponsesParts));
             } else if (rj::equals(type, "function_call_output") || rj::equals(type, "custom_tool_call_output")) {
                 found = scan(rj::member(&item, "output"), kResponsesParts); // an output given as parts
-            } else if (const std::string_view t = rj::bytes(type); !oneOf(t, kResponsesItems)) {
+            } else if (const std::string_view t = rj::bytes(type);
+                       !oneOf(t, kResponsesItems) && !wire::isResponsesToolRun(t)) {
                 // A reference to a stored item, a compaction, a shell or computer call and its
                 // output: what they hold is not in the request, or no other API has it.
                 found = QStringLiteral("input item \"%1\"").arg(QString::fromUtf8(t.data(), qsizetype(t.size())));

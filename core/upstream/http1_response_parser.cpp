@@ -130,6 +130,12 @@ bool Http1ResponseParser::parseHead(QByteArrayView input, qsizetype &pos, Output
     const QByteArray *encoding = nullptr;
     std::optional<QByteArrayView> length;
     bool lengthsDisagree = false;
+    // The same number however written ("0261" and "261"); what is no number stays text.
+    const auto same = [](QByteArrayView a, QByteArrayView b) {
+        bool okA = false, okB = false;
+        const qint64 x = a.toLongLong(&okA), y = b.toLongLong(&okB);
+        return okA && okB ? x == y : a == b;
+    };
     for (const auto &h : m_headers) {
         if (!connection && http::sameName(h.first, "connection"))
             connection = &h.second;
@@ -142,12 +148,6 @@ bool Http1ResponseParser::parseHead(QByteArrayView input, qsizetype &pos, Output
             while (true) {
                 const qsizetype comma = rest.indexOf(',');
                 const QByteArrayView v = (comma < 0 ? rest : rest.first(comma)).trimmed();
-                // The same number however written ("0261" and "261"); what is no number stays text.
-                const auto same = [](QByteArrayView a, QByteArrayView b) {
-                    bool okA = false, okB = false;
-                    const qint64 x = a.toLongLong(&okA), y = b.toLongLong(&okB);
-                    return okA && okB ? x == y : a == b;
-                };
                 lengthsDisagree = lengthsDisagree || (length && !same(*length, v));
                 length = v;
                 if (comma < 0)

@@ -36,12 +36,6 @@ constexpr std::string_view kMessagesTool[] = {
 constexpr std::string_view kChatTool[] = {"type", "function", "custom"};
 constexpr std::string_view kChatFunction[] = {"name", "description", "parameters", "strict"};
 constexpr std::string_view kResponsesTool[] = {"type", "name", "description", "parameters", "strict", "format"};
-// The records of a provider's own tool runs in a history (a search, a fetched page, an MCP call's
-// output, a generated image, code and its output): left out of a converted request, as
-// translation_rules.md says, and named, since a later turn may ask about what they held.
-constexpr std::string_view kResponsesToolRuns[] = {
-    "web_search_call", "file_search_call", "code_interpreter_call", "image_generation_call", "mcp_call",
-    "mcp_list_tools"};
 // clang-format on
 
 // A tool the client defines (a function, or a custom tool), not one the provider runs.
@@ -54,15 +48,6 @@ bool ownTool(const rj::Value &tool, Api api) {
 
 bool known(Names names, std::string_view name) {
     return std::find(names.begin(), names.end(), name) != names.end();
-}
-
-// A Messages assistant turn's block that records a run of the provider's own tools:
-// server_tool_use, mcp_tool_use and every *_tool_result there (web_search_tool_result,
-// web_fetch_tool_result, code_execution_tool_result, mcp_tool_result, ...).
-bool serverToolRecord(std::string_view type) {
-    constexpr std::string_view result = "_tool_result";
-    return type == "server_tool_use" || type == "mcp_tool_use" ||
-           (type.size() > result.size() && type.substr(type.size() - result.size()) == result);
 }
 
 void add(QStringList &out, std::string_view name, const char *prefix = "") {
@@ -117,7 +102,7 @@ QStringList droppedMembers(const rj::Value *body, Api inbound, Api target) {
             if (!rj::equals(rj::member(&m, "role"), "assistant"))
                 continue;
             for (const rj::Value &block : rj::elements(rj::asArray(rj::member(&m, "content"))))
-                if (const std::string_view type = rj::bytes(rj::member(&block, "type")); serverToolRecord(type))
+                if (const std::string_view type = rj::bytes(rj::member(&block, "type")); isServerToolRecord(type))
                     add(out, type, "messages[].content[].");
         }
         break;
@@ -125,7 +110,7 @@ QStringList droppedMembers(const rj::Value *body, Api inbound, Api target) {
         unknownMembers(out, body, kResponses, "");
         tools(kResponsesTool);
         for (const rj::Value &item : rj::elements(rj::asArray(rj::member(body, "input"))))
-            if (const std::string_view type = rj::bytes(rj::member(&item, "type")); known(kResponsesToolRuns, type))
+            if (const std::string_view type = rj::bytes(rj::member(&item, "type")); isResponsesToolRun(type))
                 add(out, type, "input[].");
         break;
     default:
