@@ -199,9 +199,42 @@ void CredentialPools::configure(const QMap<QString, QStringList> &pools) {
             ++it;
         }
     }
+    for (auto it = m_outOfReach.begin(); it != m_outOfReach.end();) {
+        const QString provider = it.key().section(QChar(0), 0, 0);
+        const int index = it.key().section(QChar(0), 1, 1).toInt();
+        if (pools.value(provider).value(index) != it->ref)
+            it = m_outOfReach.erase(it);
+        else
+            ++it;
+    }
     m_pools = pools;
     if (changed)
         notifyChanged();
+}
+
+void CredentialPools::noteOutOfReach(const QString &provider, int index, const QString &model) {
+    const QString ref = refAt(provider, index);
+    if (ref.isEmpty() || model.isEmpty())
+        return;
+    const qint64 now = m_clock.nowMs();
+    if (m_outOfReach.size() >= kMaxOutOfReach) {
+        m_outOfReach.removeIf([now](const auto &e) { return e.value().untilMs <= now; });
+        if (m_outOfReach.size() >= kMaxOutOfReach)
+            m_outOfReach.clear(); // forgetting costs a refusal per key again, never a wrong answer
+    }
+    m_outOfReach.insert(slotKey(provider, index) + QChar(0) + model, OutOfReach{ref, now + kOutOfReachMs});
+}
+
+int CredentialPools::firstInReach(const QString &provider, const QStringList &refs, const QString &model,
+                                  int from) const {
+    const qint64 now = m_clock.nowMs();
+    for (int i = std::max(0, from); i < refs.size(); ++i) {
+        const auto it = m_outOfReach.isEmpty() ? m_outOfReach.cend()
+                                               : m_outOfReach.constFind(slotKey(provider, i) + QChar(0) + model);
+        if (it == m_outOfReach.cend() || it->untilMs <= now || it->ref != refs[i])
+            return i;
+    }
+    return -1;
 }
 
 QList<CredentialStatus> CredentialPools::states() const {
@@ -263,6 +296,8 @@ int CredentialPools::clear(const CredentialFilter &filter) {
             ++it;
         }
     }
+    m_outOfReach.removeIf(
+        [&](const auto &e) { return filter.matches(e.key().section(QChar(0), 0, 0), e.value().ref); });
     // "Retry now" after fixing the key in the keychain by other means: read it again.
     for (auto it = m_pools.cbegin(); it != m_pools.cend(); ++it)
         for (const QString &ref : *it)

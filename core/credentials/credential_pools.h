@@ -125,6 +125,17 @@ public:
     // Told whenever a state appears or goes (engine thread), so observers can refresh.
     void setChangedCallback(std::function<void()> callback) { m_changed = std::move(callback); }
     int inFlight(const QString &provider, int index) const;
+
+    // A 403 saying the key's project cannot reach `model` ("does not have access to model") is a
+    // verdict on that model for that key alone: nothing is set aside, but later requests for the model
+    // start past the key for kOutOfReachMs, instead of paying its refusal again on every request.
+    static constexpr qint64 kOutOfReachMs = 10 * 60 * 1000;
+    static constexpr int kMaxOutOfReach = 512; // model ids can be a tenant's words: the table is bounded
+    void noteOutOfReach(const QString &provider, int index, const QString &model);
+    // The first position at or after `from` whose key is not known to be out of reach of `model`; -1
+    // when there is none.
+    int firstInReach(const QString &provider, const QStringList &refs, const QString &model, int from) const;
+    int outOfReachCount() const { return int(m_outOfReach.size()); }
     int totalInFlight() const;
     void forgetCached(const QString &name) { m_cache.remove(name); }
     // Reads every keychain: reference of `refs` into the cache in the background, so
@@ -162,6 +173,11 @@ private:
     QMap<QString, QStringList> m_pools;
     std::function<void()> m_changed;
     QHash<QString, int> m_inFlight;
+    struct OutOfReach {
+        QString ref; // the key's reference when it was refused: a changed pool position is another key
+        qint64 untilMs = 0;
+    };
+    QHash<QString, OutOfReach> m_outOfReach;                // slotKey + '\0' + model id -> until when (engine clock)
     QHash<QString, QByteArray> m_cache;                     // keychain name -> secret (memory only)
     QSet<QString> m_keychainMissing;                        // keychain names the store said it does not hold
     void noteKeychainRead(const QString &name, bool found); // keeps m_keychainMissing, says when it changed

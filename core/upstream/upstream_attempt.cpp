@@ -393,7 +393,13 @@ void UpstreamAttempts::start(const failover::TryStart &s) {
     Try &t = *slot;
     // The first try starts at the pool's first usable credential; a provider retry keeps
     // the one it used, a rotation takes the one after it.
-    const int startIndex = !t.started ? 0 : s.nextCredential ? t.credentialIndex + 1 : std::max(0, t.credentialIndex);
+    const auto &p = t.candidate.provider;
+    int startIndex = !t.started ? 0 : s.nextCredential ? t.credentialIndex + 1 : std::max(0, t.credentialIndex);
+    // Past the keys known not to reach this model (a 403 naming it, CredentialPools::noteOutOfReach);
+    // when none is left, the first is asked once more: access may have been granted since.
+    if (const int inReach = m_setup.pools->firstInReach(p.id, p.credentials, t.candidate.model.id, startIndex);
+        inReach >= 0)
+        startIndex = inReach;
     t.started = true;
     t.target.replayReasoning = !s.withoutReplayedReasoning;
     // A server that asked for the reasoning of tool-call turns back once gets it from then on.
@@ -409,7 +415,6 @@ void UpstreamAttempts::start(const failover::TryStart &s) {
         t.target.outputCapNamed = true;
     }
     const quint64 generation = ++t.generation;
-    const auto &p = t.candidate.provider;
     const failover::AttemptId id = s.id;
     m_setup.pools->acquire(
         p.id, p.credentials, m_setup.callerAuth, startIndex, this,
@@ -551,9 +556,12 @@ std::optional<int> UpstreamAttempts::rotateCredential(failover::AttemptId id, co
     if (t.credentialIndex < 0 || t.target.passthroughAuth || p.credentials.isEmpty())
         return std::nullopt;
     // One model out of this key's reach says nothing about the key, which every tenant and model
-    // share: nothing is recorded, and this request alone goes on with the pool's next key.
+    // share: it is not set aside. This request goes on with the pool's next key that may reach the
+    // model, and later requests for the model start past this one for a while (noteOutOfReach).
     if (failure.input.modelOutOfReach) {
-        if (!m_setup.pools->hasUsable(p.id, p.credentials, !m_setup.callerAuth.isEmpty(), t.credentialIndex + 1))
+        m_setup.pools->noteOutOfReach(p.id, t.credentialIndex, t.candidate.model.id);
+        if (!m_setup.pools->hasUsable(p.id, p.credentials, !m_setup.callerAuth.isEmpty(), t.credentialIndex + 1) ||
+            m_setup.pools->firstInReach(p.id, p.credentials, t.candidate.model.id, t.credentialIndex + 1) < 0)
             return std::nullopt;
         return t.credentialIndex;
     }

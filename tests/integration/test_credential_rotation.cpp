@@ -868,18 +868,46 @@ private Q_SLOTS:
         QCOMPARE(second.status, 200);
         QCOMPARE(authSeen(gw.openaiB), QByteArrayList{"Bearer key-one"}); // the first key still serves the rest
 
+        // The next request for the model starts at the key that reached it: one upstream call, not a
+        // refusal paid again on every request (probe E4 8).
+        gw.openaiB.clearRequests();
+        const auto again = gw.post(QStringLiteral("/v1/chat/completions"),
+                                   GatewayFixture::openaiBody(QStringLiteral("pb/gpt-b"), QStringLiteral("hi"), false));
+        QCOMPARE(again.status, 200);
+        QCOMPARE(authSeen(gw.openaiB), QByteArrayList{"Bearer key-three"});
+
         // With no other key the request fails over, marking nothing; as the last candidate, the client
         // reads which model was out of reach.
         gw.openaiB.clearRequests();
         gw.openaiB.pushFault(statusWith(403, {}, noAccess));
-        gw.openaiB.pushFault(statusWith(403, {}, noAccess));
         const auto last = gw.post(QStringLiteral("/v1/chat/completions"),
                                   GatewayFixture::openaiBody(QStringLiteral("pb/gpt-b"), QStringLiteral("hi"), false));
+        QCOMPARE(authSeen(gw.openaiB), QByteArrayList{"Bearer key-three"});
         QCOMPARE(last.status, 404);
         QVERIFY2(last.body.contains("does not have access to model"), last.body.constData());
         QVERIFY(gw.engine().marks().isEmpty());
         QCOMPARE(credentialEntry(gw, QStringLiteral("pb"), 0).value(QStringLiteral("state")).toString(),
                  QStringLiteral("ok"));
+
+        // Both keys known out of reach: the first is asked once more (access may have been granted), not
+        // every key again.
+        gw.openaiB.clearRequests();
+        gw.openaiB.pushFault(statusWith(403, {}, noAccess));
+        QCOMPARE(gw.post(QStringLiteral("/v1/chat/completions"),
+                         GatewayFixture::openaiBody(QStringLiteral("pb/gpt-b"), QStringLiteral("hi"), false))
+                     .status,
+                 404);
+        QCOMPARE(authSeen(gw.openaiB), QByteArrayList{"Bearer key-one"});
+
+        // What was learned lasts a while, then each key is asked again in order: access granted since
+        // to the first key's project is used.
+        clock.advance(credentials::CredentialPools::kOutOfReachMs + 1);
+        gw.openaiB.clearRequests();
+        QCOMPARE(gw.post(QStringLiteral("/v1/chat/completions"),
+                         GatewayFixture::openaiBody(QStringLiteral("pb/gpt-b"), QStringLiteral("hi"), false))
+                     .status,
+                 200);
+        QCOMPARE(authSeen(gw.openaiB), QByteArrayList{"Bearer key-one"});
     }
 
     void passthroughAloneWithoutCallerKeyIsCredentialExhausted() {

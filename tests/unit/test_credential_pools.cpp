@@ -584,6 +584,42 @@ private Q_SLOTS:
         QCOMPARE(stateOf(pools, P, 0).state, CredentialHealth::Parked);
         QCOMPARE(stateOf(pools, P, 0).remainingMs, std::optional<qint64>(5000));
     }
+
+    // A key whose project cannot reach one model is started past for that model alone, while it lasts,
+    // and only while it is the same key: a changed pool position or a clear forgets it. Tenants' model
+    // ids cannot grow the table.
+    void aModelOutOfAKeysReachIsRememberedForThatKeyAndModel() {
+        FakeClock clock;
+        CredentialPools pools(nullptr, clock);
+        const QStringList refs = {QStringLiteral("env:SW_POOL_A"), QStringLiteral("env:SW_POOL_B")};
+        const QString m = QStringLiteral("gpt-x");
+        pools.configure({{P, refs}});
+        QCOMPARE(pools.firstInReach(P, refs, m, 0), 0);
+        pools.noteOutOfReach(P, 0, m);
+        QCOMPARE(pools.firstInReach(P, refs, m, 0), 1);
+        QCOMPARE(pools.firstInReach(P, refs, QStringLiteral("gpt-y"), 0), 0); // another model: untouched
+        QCOMPARE(stateOf(pools, P, 0).state, CredentialHealth::Ok);           // the key is not set aside
+        pools.noteOutOfReach(P, 1, m);
+        QCOMPARE(pools.firstInReach(P, refs, m, 0), -1);
+        clock.advance(CredentialPools::kOutOfReachMs);
+        QCOMPARE(pools.firstInReach(P, refs, m, 0), 0);
+
+        pools.noteOutOfReach(P, 0, m);
+        const QStringList replaced = {QStringLiteral("env:SW_POOL_C"), refs[1]};
+        pools.configure({{P, replaced}});
+        QCOMPARE(pools.firstInReach(P, replaced, m, 0), 0); // another key at that position
+
+        pools.noteOutOfReach(P, 0, m);
+        CredentialFilter all;
+        pools.clear(all); // "Retry now"
+        QCOMPARE(pools.firstInReach(P, replaced, m, 0), 0);
+
+        for (int i = 0; i < 3 * CredentialPools::kMaxOutOfReach; ++i)
+            pools.noteOutOfReach(P, 0, QStringLiteral("tenant-model-%1").arg(i));
+        QVERIFY(pools.outOfReachCount() <= CredentialPools::kMaxOutOfReach);
+        pools.noteOutOfReach(P, 0, m);
+        QCOMPARE(pools.firstInReach(P, replaced, m, 0), 1); // the newest is kept when the table is full
+    }
 };
 
 QTEST_GUILESS_MAIN(TestCredentialPools)
