@@ -229,8 +229,11 @@ void AttemptLoop::beginAttempt(const Candidate &candidate) {
     r.candidate = candidate;
     if (auto rejection = CandidatePolicy::precheckRejection(candidate, m_parsed)) {
         r.message = *rejection;
-        if (m_attemptNo == 1 || m_resolution.chain.size() == 1) {
-            // The first candidate fails as it would without failover.
+        // The chain's first candidate fails as it would without failover. A follower is skipped, also
+        // when it is asked first because the first candidate is marked down (probe G4 1): the marked
+        // one, or another follower, may still take the request.
+        const Candidate &first = m_resolution.chain.first();
+        if (m_resolution.chain.size() == 1 || candidate.ref().key() == first.ref().key()) {
             r.outcome = AttemptOutcome::Failed;
             r.logOutcome = QStringLiteral("exhausted");
             m_deps.observer->attemptRecorded(r);
@@ -241,6 +244,10 @@ void AttemptLoop::beginAttempt(const Candidate &candidate) {
         r.logOutcome = QStringLiteral("skipped");
         m_deps.observer->attemptRecorded(r);
         m_deps.observer->attemptLogged(r, {{QLatin1String("reason"), *rejection}});
+        if (!m_incompatible) { // when nothing else is left to answer, the client reads why
+            m_incompatible = *rejection;
+            m_incompatibleWho = candidate.name();
+        }
         return nextCandidate();
     }
     if (auto why = CandidatePolicy::incompatibility(candidate, m_parsed)) {

@@ -551,6 +551,63 @@ private Q_SLOTS:
                  QStringLiteral("pb/embed-b")); // the next one considered
     }
 
+    // A route shaped like SPEC 4's `sonnet` (image model, text-only model, image model) whose first
+    // candidate is marked down: the text-only follower is asked first and cannot take an image. It is
+    // skipped, as any follower is, not a 400 "does not accept image input" for the whole mark's TTL
+    // (probe G4 1): the next image model answers, or the marked first one when none is left.
+    void aFollowerAskedFirstWhileTheFirstIsMarkedIsSkippedNotARefusal() {
+        GatewayFixture gw;
+        config::ModelConfig text = gw.config.models.value(QStringLiteral("pb/gpt-b"));
+        text.id = QStringLiteral("text-b");
+        text.input = {QStringLiteral("text")};
+        gw.config.models.insert(text.key(), text);
+        gw.config.routes[QStringLiteral("chain")].candidates = {
+            QStringLiteral("pa/claude-a"), QStringLiteral("pb/text-b"), QStringLiteral("pc/claude-c")};
+        config::RouteConfig two;
+        two.name = QStringLiteral("two");
+        two.candidates = {QStringLiteral("pa/claude-a"), QStringLiteral("pb/text-b")};
+        gw.config.routes.insert(two.name, two);
+        config::RouteConfig textFirst;
+        textFirst.name = QStringLiteral("text-first");
+        textFirst.candidates = {QStringLiteral("pb/text-b"), QStringLiteral("pc/claude-c")};
+        gw.config.routes.insert(textFirst.name, textFirst);
+        gw.anthropicA.pushFault(fault(Fault::Status, 503));
+        gw.start();
+        QCOMPARE(gw.post(QStringLiteral("/v1/messages"),
+                         GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), false))
+                     .status,
+                 200);
+        QCOMPARE(gw.engine().marks().size(), 1); // pa/claude-a is down for this tenant
+
+        auto withImage = [](const QString &route) {
+            QJsonObject body = GatewayFixture::anthropicBody(route, QStringLiteral("x"), false);
+            QJsonArray content = {
+                QJsonObject{{"type", "text"}, {"text", "what is this?"}},
+                QJsonObject{
+                    {"type", "image"},
+                    {"source", QJsonObject{{"type", "base64"}, {"media_type", "image/png"}, {"data", "iVBORw0K"}}}}};
+            body.insert(QStringLiteral("messages"), QJsonArray{QJsonObject{{"role", "user"}, {"content", content}}});
+            return body;
+        };
+        gw.anthropicA.clearRequests();
+        const auto r = gw.post(QStringLiteral("/v1/messages"), withImage(QStringLiteral("chain")));
+        QCOMPARE(r.status, 200);
+        QCOMPARE(r.header("x-switchman-candidate"), QByteArray("pc/claude-c"));
+        QCOMPARE(gw.openaiB.requests().size(), 1);    // only the first, text request reached it
+        QCOMPARE(gw.anthropicA.requests().size(), 0); // still marked: not asked while another can answer
+
+        // No other image model: the marked first candidate is asked after all, and answers.
+        const auto back = gw.post(QStringLiteral("/v1/messages"), withImage(QStringLiteral("two")));
+        QCOMPARE(back.status, 200);
+        QCOMPARE(back.header("x-switchman-candidate"), QByteArray("pa/claude-a"));
+        QCOMPARE(gw.openaiB.requests().size(), 1);
+
+        // The chain's first candidate unable to take it fails as it would without failover: a 400 naming it.
+        const auto refused = gw.post(QStringLiteral("/v1/messages"), withImage(QStringLiteral("text-first")));
+        QCOMPARE(refused.status, 400);
+        QVERIFY2(refused.body.contains("pb/text-b does not accept image input"), refused.body.constData());
+    }
+
     // The failover log line names the client that sent the request. The gateway keeps the text of
     // the last client address it wrote (every request from one machine has the same); a request
     // from another address must get its own, and the one after it the first again.
