@@ -92,6 +92,7 @@ Engine::Engine(Options options, QObject *parent) : QObject(parent), m_options(st
         setup.forwardHeaders = std::move(s.forwardHeaders);
         setup.callerAuth = std::move(s.callerAuth);
         setup.via = std::move(s.via);
+        setup.tenant = std::move(s.tenant);
         setup.bytesInFlight = m_bytesInFlight;
         setup.traits = m_serverTraits;
         auto *runner = new upstream::UpstreamAttempts(std::move(setup), parent);
@@ -501,6 +502,26 @@ int Engine::clearMarks(const failover::MarkFilter &filter) {
     return n;
 }
 
+void Engine::dropUnconfiguredMarks(const config::Config &cfg) {
+    // A mark of a tenant, provider, base URL or model the configuration no longer has is shown in
+    // /admin/marks and the window as if it were down, and would be applied again to one of the same
+    // name that came back within its TTL (probe G1 5). Dropped here alone: another replica sharing
+    // the marks through Redis may still have it (RedisMarkSync drops what it receives the same way).
+    int dropped = 0;
+    for (const failover::MarkInfo &m : m_marks->active())
+        if (!redis::RedisMarkSync::configures(cfg, m)) {
+            failover::MarkFilter exact;
+            exact.tenant = m.tenant;
+            exact.provider = m.provider;
+            exact.baseUrl = m.baseUrl;
+            exact.model = m.model;
+            exact.exactModel = true;
+            dropped += m_marks->applyClear(exact);
+        }
+    if (dropped > 0)
+        Q_EMIT marksChanged();
+}
+
 QList<failover::MarkInfo> Engine::marks() const {
     return m_marks->active();
 }
@@ -590,6 +611,7 @@ void Engine::applyConfig(const config::Config &incoming) {
                               ? fake->baseUrl()
                               : m_ctx.config->providers.value(it->id).baseUrl;
     m_ctx.config = std::make_shared<const config::Config>(cfg);
+    dropUnconfiguredMarks(cfg);
     configurePools(); // a pool that changed starts over: its positions may hold other secrets now
     m_ledger->setRetentionDays(cfg.usage.retentionDays);
     m_budgets->configure(cfg.tenants);

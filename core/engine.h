@@ -145,6 +145,7 @@ private:
     void startDemoUpstreams(config::Config &config);
     bool reloadFromFile(QString *error);
     void prewarmCredentials();
+    void dropUnconfiguredMarks(const config::Config &cfg); // after a reload
     void startMarkSync();
     void configurePools();
     void logCredentialChanges();

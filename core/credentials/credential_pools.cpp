@@ -103,7 +103,7 @@ void CredentialPools::dropExpired() {
 }
 
 void CredentialPools::park(const Lease &lease, ParkReason reason, int status, qint64 durationMs,
-                           const QString &lastError) {
+                           const QString &lastError, const QString &tenant) {
     if (lease.index < 0)
         return;
     const QString ref = refAt(lease.provider, lease.index);
@@ -121,11 +121,12 @@ void CredentialPools::park(const Lease &lease, ParkReason reason, int status, qi
     s.untilMs = until;
     s.parkedForMs = std::max<qint64>(0, durationMs);
     s.lastError = redactCredentialError(lastError, knownSecrets(ref));
+    s.lastErrorTenant = tenant;
     s.fingerprint.clear();
     notifyChanged();
 }
 
-void CredentialPools::reject(const Lease &lease, int status, const QString &lastError) {
+void CredentialPools::reject(const Lease &lease, int status, const QString &lastError, const QString &tenant) {
     if (lease.index < 0)
         return;
     const QString ref = refAt(lease.provider, lease.index);
@@ -139,6 +140,7 @@ void CredentialPools::reject(const Lease &lease, int status, const QString &last
     s.untilMs = 0;
     s.parkedForMs = 0;
     s.lastError = redactCredentialError(lastError, knownSecrets(ref));
+    s.lastErrorTenant = tenant;
     s.fingerprint = currentFingerprint(ref);
     notifyChanged();
 }
@@ -149,9 +151,9 @@ CredentialVerdict CredentialPools::recordFailure(const Lease &lease, const Crede
     const QString ref = lease.index >= 0 ? refAt(lease.provider, lease.index) : QString();
     const QByteArray refused = currentFingerprint(ref); // what was sent, as far as the cache knows
     if (v.reject)
-        reject(lease, failure.status.value_or(0), failure.message);
+        reject(lease, failure.status.value_or(0), failure.message, failure.tenant);
     else
-        park(lease, v.reason, failure.status.value_or(0), v.durationMs, failure.message);
+        park(lease, v.reason, failure.status.value_or(0), v.durationMs, failure.message, failure.tenant);
     if (v.reason == ParkReason::Auth && !v.reject)
         if (auto st = m_states.find(slotKey(lease.provider, lease.index));
             st != m_states.end() && st->fingerprint.isEmpty())
@@ -328,8 +330,8 @@ bool CredentialPools::hasUsable(const QString &provider, const QStringList &refs
     return false;
 }
 
-std::optional<PoolWait> CredentialPools::waitFor(const QString &provider, const QStringList &refs,
-                                                 bool callerHasAuth) const {
+std::optional<PoolWait> CredentialPools::waitFor(const QString &provider, const QStringList &refs, bool callerHasAuth,
+                                                 const QString &tenant) const {
     const qint64 now = m_clock.nowMs();
     std::optional<PoolWait> soonest;
     for (int i = 0; i < refs.size(); ++i) {
@@ -341,7 +343,9 @@ std::optional<PoolWait> CredentialPools::waitFor(const QString &provider, const 
              it->reason != ParkReason::Forbidden))
             continue;
         if (!soonest || it->untilMs - now < soonest->remainingMs)
-            soonest = PoolWait{it->untilMs - now, it->reason, it->status, it->lastError};
+            soonest =
+                PoolWait{it->untilMs - now, it->reason, it->status,
+                         it->lastErrorTenant.isEmpty() || it->lastErrorTenant == tenant ? it->lastError : QString()};
     }
     return soonest;
 }
@@ -420,13 +424,17 @@ void CredentialPools::acquire(const QString &provider, const QStringList &refs, 
     done(none);
 }
 
-QString CredentialPools::whyNoneUsable(const QString &provider, const QStringList &refs) const {
+QString CredentialPools::whyNoneUsable(const QString &provider, const QStringList &refs, const QString &tenant) const {
     const qint64 now = m_clock.nowMs();
     for (int i = 0; i < refs.size(); ++i) {
         const auto it = m_states.constFind(slotKey(provider, i));
         if (it == m_states.cend())
             continue;
-        const QString error = it->lastError.isEmpty() ? QString() : QStringLiteral(": ") + it->lastError;
+        // The provider's words may quote the request that drew them: another tenant reads the status
+        // and the reason alone (probe G3 2).
+        const QString words =
+            it->lastErrorTenant.isEmpty() || it->lastErrorTenant == tenant ? it->lastError : QString();
+        const QString error = words.isEmpty() ? QString() : QStringLiteral(": ") + words;
         if (it->health == CredentialHealth::Rejected)
             return QStringLiteral("provider \"%1\" refused its key %2 (HTTP %3%4); store a new secret for it")
                 .arg(provider, refs[i])

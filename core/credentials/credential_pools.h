@@ -46,7 +46,7 @@ struct PoolWait {
     qint64 remainingMs = 0;
     ParkReason reason = ParkReason::None;
     int status = 0;
-    QString lastError; // redacted
+    QString lastError; // redacted; empty when the words came from another tenant's request
 };
 
 struct CredentialStatus {
@@ -84,11 +84,13 @@ public:
     bool hasUsable(const QString &provider, const QStringList &refs, bool callerHasAuth, int from = 0) const;
     // Why none of `refs` can be used now, as a client and an operator read it: the first key's
     // refusal, parking or absence, for the error that ends the request.
-    QString whyNoneUsable(const QString &provider, const QStringList &refs) const;
+    // The provider's words are named only to the tenant whose request drew them (CredentialFailure::tenant).
+    QString whyNoneUsable(const QString &provider, const QStringList &refs, const QString &tenant = {}) const;
     // None usable, and some only set aside for a while after a usage or rate limit: when the first
     // is back. Nothing when one is usable now, or when none will come back by waiting (refused,
     // missing, no caller key to pass through).
-    std::optional<PoolWait> waitFor(const QString &provider, const QStringList &refs, bool callerHasAuth) const;
+    std::optional<PoolWait> waitFor(const QString &provider, const QStringList &refs, bool callerHasAuth,
+                                    const QString &tenant = {}) const;
     // Resolves the first usable credential at or after `startIndex`, reading the keychain
     // asynchronously when needed (cached after the first read). `callerAuth` is the
     // caller's own key for a passthrough reference.
@@ -100,13 +102,15 @@ public:
     void markExhausted(const Lease &lease, qint64 forMs = kDefaultExhaustedMs);
 
     // Parks the credential for `durationMs` (a later park never shortens an earlier one).
-    void park(const Lease &lease, ParkReason reason, int status, qint64 durationMs, const QString &lastError);
+    // `tenant`: whose request drew `lastError`'s words (recordFailure), empty when no tenant's.
+    void park(const Lease &lease, ParkReason reason, int status, qint64 durationMs, const QString &lastError,
+              const QString &tenant = {});
     // A 401: out until its secret changes (credentialChanged, a new pool, a keychain read that differs).
     // A keychain: credential refused by a 401 or a non-cap 403 (recordFailure) is read again from
     // the store, in the background: at the refusal, then whenever it is passed over (at most every
     // kRereadRefusedMs). A secret stored meanwhile (`switchman credential set`) replaces the cached
     // one at once and the credential is back in use.
-    void reject(const Lease &lease, int status, const QString &lastError);
+    void reject(const Lease &lease, int status, const QString &lastError, const QString &tenant = {});
     // The failover loop's one call after a failure blamed on the credential: judges reject or park, and
     // for how long (park_policy.h), then records it. Passthrough credentials are the caller's: ignored.
     CredentialVerdict recordFailure(const Lease &lease, const CredentialFailure &failure, const ParkDefaults &defaults);
@@ -157,7 +161,8 @@ private:
         qint64 untilMs = 0; // parked: engine clock
         qint64 parkedForMs = 0;
         QString lastError;
-        QByteArray fingerprint; // rejected: sha256 of the secret that was refused, when known
+        QString lastErrorTenant; // whose request drew lastError's words (empty: no tenant's)
+        QByteArray fingerprint;  // rejected: sha256 of the secret that was refused, when known
     };
     QString slotKey(const QString &provider, int index) const { return provider + QChar(0) + QString::number(index); }
     bool exhausted(const QString &provider, int index) const;

@@ -41,6 +41,9 @@ ParkDefaults parkDefaultsFor(const config::Config &config, const config::Provide
 struct CredentialFailure {
     std::optional<int> status; // HTTP status when the upstream answered with one
     QString message;           // the (already redacted) error text: kept as lastError
+    // Whose request the failure answered. The provider's words may quote that request: while the key
+    // is out, they reach that tenant's errors alone; every other tenant reads the status and reason.
+    QString tenant;
     // Text read only for the reason and hints, never kept (e.g. errorType: message, echoes of the
     // request masked); when set, it is judged instead of the message.
     QString classification;

@@ -118,7 +118,14 @@ bool FailureClassifier::isRetryable(const QString &text) {
                          "|connection|reset|socket|network|timed? ?out|terminated|other side closed|stream ended");
 }
 
+bool FailureClassifier::refusesTheRequestsSize(std::optional<int> status, const QString &text) {
+    return status == 402 &&
+           matches(text, "or fewer max_?tokens|can only afford \\d|(prompt|max_?)\\W?tokens limit exceeded");
+}
+
 bool FailureClassifier::isUsageLimit(std::optional<int> status, const QString &text) {
+    if (refusesTheRequestsSize(status, text))
+        return false;
     if (credentials::usageWording(text))
         return true;
     // 402 Payment Required is a usage limit whatever its body says (OpenRouter's "Insufficient
@@ -206,9 +213,17 @@ QString FailureClassifier::withoutEchoes(const QString &text, const RequestStrin
 }
 
 std::optional<int> FailureClassifier::outputMaximum(const FailureInput &in) {
+    const QString text = in.classificationMessage.isEmpty() ? in.message : in.classificationMessage;
+    if (in.status == 402 && refusesTheRequestsSize(in.status, text)) {
+        static const QRegularExpression afford(QStringLiteral("can only afford\\s*(\\d{1,9})\\b"),
+                                               QRegularExpression::CaseInsensitiveOption);
+        const QRegularExpressionMatch m = afford.match(text);
+        if (const int most = m.hasMatch() ? m.captured(1).toInt() : 0; most >= 1)
+            return most;
+        return std::nullopt;
+    }
     if (in.status != 400 && in.status != 422)
         return std::nullopt;
-    const QString text = in.classificationMessage.isEmpty() ? in.message : in.classificationMessage;
     if (!matches(text, "max_?(output_|completion_)?tokens|maxOutputTokens|output tokens"))
         return std::nullopt;
     // The forms providers use, each with the number that is the most the model takes; a subtraction
@@ -330,6 +345,9 @@ std::optional<UpstreamFailure> FailureClassifier::classify(const FailureInput &i
         return std::nullopt;
     if (in.usageLimit || isUsageLimit(in.status, text))
         return make(FailureKind::CredentialExhausted);
+    // Too large for the credit left: another candidate may take it; nothing is down, nothing marked.
+    if (refusesTheRequestsSize(in.status, text))
+        return make(FailureKind::NotServed);
     if (in.status) {
         const int s = *in.status;
         if (s < 400)

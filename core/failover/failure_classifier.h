@@ -53,6 +53,11 @@ public:
     // isProviderRetryableError: numbers match only as whole words, so "205000" is not a 500.
     static bool isRetryable(const QString &text);
     static bool isUsageLimit(std::optional<int> status, const QString &text);
+    // A 402 that refuses this request's size, not the account: OpenRouter's "This request requires
+    // more credits, or fewer max_tokens. You requested up to N tokens, but can only afford M" and
+    // "Prompt tokens limit exceeded: N > M". A smaller request on the same key is served: nothing is
+    // set aside for the other tenants (probe G3 1). The output form names the cap that fits.
+    static bool refusesTheRequestsSize(std::optional<int> status, const QString &text);
     static bool isConcurrencyCap(const QString &text);
     // A 400 that refuses a signature in the history: Anthropic's "Invalid `signature` in
     // `thinking` block", OpenAI's invalid_encrypted_content, Gemini's "Corrupted thought
@@ -66,7 +71,8 @@ public:
     // A 400 (or 422) that refuses the request's output cap and names the most the model takes:
     // that number. Anthropic's "max_tokens: 64000 > 8192, which is the maximum allowed", OpenAI's
     // "supports at most 16384 completion tokens", vLLM's "(100000 > 32768 - 50)" (the context left),
-    // and the forms of Groq, DeepSeek and Vertex. Nothing when no maximum can be read.
+    // and the forms of Groq, DeepSeek and Vertex; OpenRouter's 402 "can only afford 5000" (what the
+    // credit left pays for). Nothing when no maximum can be read.
     static std::optional<int> outputMaximum(const FailureInput &input);
     // 508 Loop Detected: a gateway on the way (this one, or another Switchman: server::HopMarker)
     // saw the request come back. As the status, or in band (no status, or a 5xx the decoder read

@@ -28,6 +28,13 @@ GatewayError FailureResponse::forFailure(const UpstreamFailure &f, const QString
     case FailureKind::CredentialExhausted:
         return forNoCredential(QStringLiteral("no usable credential for %1: %2").arg(who, f.message));
     case FailureKind::NotServed:
+        if (f.status == 402) { // this request too large for the credit left (refusesTheRequestsSize)
+            auto e = GatewayError::make(402, ErrorCategory::InvalidRequest,
+                                        QStringLiteral("upstream %1: %2").arg(who, f.message));
+            e.code = QStringLiteral("insufficient_quota");
+            e.shouldRetry = false; // the same request is refused the same way; a smaller one is not
+            return e;
+        }
         return GatewayError::make(404, ErrorCategory::NotFound, QStringLiteral("upstream %1: %2").arg(who, f.message));
     case FailureKind::SetupError:
         return GatewayError::make(502, ErrorCategory::ServerError,

@@ -88,6 +88,7 @@ void ChatRequest::start() {
     setup.config = m_config;
     setup.request = &m_parsed;
     setup.callerAuth = callerAuth();
+    setup.tenant = m_tenant;
     QByteArray clientVia; // the client's Via fields, joined in order (RFC 9110 5.3)
     for (const auto &h : m_request.headers) {
         if (http::sameName(h.first, "anthropic-beta") || http::sameName(h.first, "anthropic-version") ||

@@ -39,6 +39,7 @@ struct AttemptRunnerSetup {
     http::HeaderList forwardHeaders;              // anthropic-beta, anthropic-version, OpenAI-Beta
     QByteArray callerAuth;                        // the caller's own provider key, when it may send one
     QByteArray via; // sent upstream as Via: the client's, then this engine's entry (HopMarker)
+    QString tenant; // whose request: a shared key's last error names its words to that tenant alone
 };
 
 // The upstream side of one request's failover loop. The loop is made after the runner (it needs

@@ -361,11 +361,12 @@ bool UpstreamAttempts::hasUsableCredential(const failover::Candidate &c) const {
 }
 
 QString UpstreamAttempts::whyNoCredential(const failover::Candidate &c) const {
-    return m_setup.pools->whyNoneUsable(c.provider.id, c.provider.credentials);
+    return m_setup.pools->whyNoneUsable(c.provider.id, c.provider.credentials, m_setup.tenant);
 }
 
 std::optional<failover::CredentialWait> UpstreamAttempts::credentialWait(const failover::Candidate &c) const {
-    const auto wait = m_setup.pools->waitFor(c.provider.id, c.provider.credentials, !m_setup.callerAuth.isEmpty());
+    const auto wait =
+        m_setup.pools->waitFor(c.provider.id, c.provider.credentials, !m_setup.callerAuth.isEmpty(), m_setup.tenant);
     if (!wait)
         return std::nullopt;
     failover::CredentialWait out;
@@ -377,9 +378,10 @@ std::optional<failover::CredentialWait> UpstreamAttempts::credentialWait(const f
     out.cause = wait->reason == credentials::ParkReason::UsageLimit  ? Cause::UsageLimit
                 : wait->reason == credentials::ParkReason::Forbidden ? Cause::Refusal
                                                                      : Cause::RateLimit;
-    out.why = wait->status
-                  ? QStringLiteral("%1 (HTTP %2: %3)").arg(reason).arg(wait->status).arg(wait->lastError.left(300))
-                  : reason;
+    out.why = !wait->status ? reason
+              : wait->lastError.isEmpty()
+                  ? QStringLiteral("%1 (HTTP %2)").arg(reason).arg(wait->status)
+                  : QStringLiteral("%1 (HTTP %2: %3)").arg(reason).arg(wait->status).arg(wait->lastError.left(300));
     return out;
 }
 
@@ -570,6 +572,7 @@ std::optional<int> UpstreamAttempts::rotateCredential(failover::AttemptId id, co
     credentials::CredentialFailure cf;
     cf.status = failure.input.status;
     cf.message = failure.input.message; // already redacted: kept as the credential's last error
+    cf.tenant = m_setup.tenant;
     cf.classification = failure.input.classificationMessage;
     cf.usageLimit = failure.input.usageLimit;
     cf.retryAfterMs = failure.input.retryAfterMs; // headers only: the loop drops in-band values

@@ -33,6 +33,7 @@ struct UpstreamAttemptSetup {
     // Via, on every request sent upstream: the client's and this engine's entry after it, by
     // which a request that comes back to this gateway is known (server::HopMarker).
     QByteArray via;
+    QString tenant; // whose request (CredentialFailure::tenant)
     // limits.maxBodyBytesInFlight, shared with the listener's request bodies: a non-streaming
     // answer takes its bytes as they are read and holds them until the request is done.
     std::shared_ptr<util::ByteBudget> bytesInFlight;

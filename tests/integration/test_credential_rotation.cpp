@@ -195,6 +195,57 @@ private Q_SLOTS:
         QCOMPARE(failedOver.header("x-switchman-fallback-reason"), QByteArray("credential_exhausted"));
     }
 
+    // OpenRouter refuses a request its credit cannot pay for with a 402 that names the request's size.
+    // It set the shared key aside for an hour, so one tenant's 64000-token request took OpenRouter
+    // from every tenant (probe G3 1). The output form is asked again with the cap the credit pays for;
+    // the prompt form fails over; neither sets the key aside or marks anything.
+    void aPaymentRequiredForThisRequestsSizeLeavesTheKeyToOthers() {
+        GatewayFixture gw;
+        gw.config.routes[QStringLiteral("chain")].candidates = {QStringLiteral("pb/gpt-b"),
+                                                                QStringLiteral("pa/claude-a")};
+        gw.config.providers[QStringLiteral("pb")].credentials = {QStringLiteral("env:SW_TEST_KEY_ONE")};
+        const QByteArray fewer =
+            "{\"error\":{\"message\":\"This request requires more credits, or fewer max_tokens. You requested up to "
+            "64000 tokens, but can only afford 5000. To increase, visit https://example.test/credits\",\"code\":402}}";
+        gw.openaiB.pushFault(statusWith(402, {}, fewer));
+        gw.start();
+        QJsonObject big = GatewayFixture::openaiBody(QStringLiteral("chain"), QStringLiteral("hi"), false);
+        big.insert(QStringLiteral("max_tokens"), 64000);
+        const auto capped = gw.post(QStringLiteral("/v1/chat/completions"), big);
+        QCOMPARE(capped.status, 200);
+        QCOMPARE(capped.header("x-switchman-candidate"), QByteArray("pb/gpt-b"));
+        const auto sent = gw.openaiB.requests();
+        QCOMPARE(sent.size(), 2);
+        QVERIFY2(sent.last().body.contains("\"max_tokens\":5000") ||
+                     sent.last().body.contains("\"max_completion_tokens\":5000"),
+                 sent.last().body.constData());
+        QCOMPARE(credentialEntry(gw, QStringLiteral("pb"), 0).value(QStringLiteral("state")).toString(),
+                 QStringLiteral("ok"));
+
+        const QByteArray prompt =
+            "{\"error\":{\"message\":\"Prompt tokens limit exceeded: 10234 > 6964\",\"code\":402}}";
+        gw.openaiB.pushFault(statusWith(402, {}, prompt));
+        const auto body = GatewayFixture::openaiBody(QStringLiteral("chain"), QStringLiteral("hi"), false);
+        const auto failedOver = gw.post(QStringLiteral("/v1/chat/completions"), body);
+        QCOMPARE(failedOver.status, 200);
+        QCOMPARE(failedOver.header("x-switchman-candidate"), QByteArray("pa/claude-a"));
+        QVERIFY(gw.engine().marks().isEmpty());
+        QCOMPARE(credentialEntry(gw, QStringLiteral("pb"), 0).value(QStringLiteral("state")).toString(),
+                 QStringLiteral("ok"));
+        gw.openaiB.clearRequests();
+        QCOMPARE(gw.post(QStringLiteral("/v1/chat/completions"), body).header("x-switchman-candidate"),
+                 QByteArray("pb/gpt-b")); // the next tenant's small request is served on the same key
+        QCOMPARE(gw.openaiB.requests().size(), 1);
+
+        // Alone on the route, the client reads the provider's words with its 402.
+        gw.openaiB.pushFault(statusWith(402, {}, prompt));
+        const auto direct =
+            gw.post(QStringLiteral("/v1/chat/completions"),
+                    GatewayFixture::openaiBody(QStringLiteral("pb/gpt-b"), QStringLiteral("hi"), false));
+        QCOMPARE(direct.status, 402);
+        QVERIFY2(direct.body.contains("Prompt tokens limit exceeded"), direct.body.constData());
+    }
+
     void aKeyGoogleCallsInvalidRotatesThenFailsOver() {
         // Google refuses a wrong key with a 400 INVALID_ARGUMENT (reason API_KEY_INVALID), not a 401.
         // It went to the client as its own bad request: no rotation to the pool's good key, no

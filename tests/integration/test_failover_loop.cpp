@@ -608,6 +608,35 @@ private Q_SLOTS:
         QVERIFY2(refused.body.contains("pb/text-b does not accept image input"), refused.body.constData());
     }
 
+    // A reload that removes a provider, or moves it to another base URL, takes its marks with it: they
+    // were listed as down in /admin/marks and the window, and applied again to a provider of the same
+    // name that came back within the TTL (probe G1 5). Marks of what stays are kept.
+    void aReloadDropsTheMarksOfWhatItRemoved() {
+        GatewayFixture gw;
+        gw.config.routes[QStringLiteral("chain")].candidates = {
+            QStringLiteral("pa/claude-a"), QStringLiteral("pc/claude-c"), QStringLiteral("pb/gpt-b")};
+        gw.anthropicA.pushFault(fault(Fault::Status, 503));
+        gw.anthropicC.pushFault(fault(Fault::Status, 503));
+        gw.start();
+        QCOMPARE(gw.post(QStringLiteral("/v1/messages"),
+                         GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), false))
+                     .status,
+                 200);
+        QCOMPARE(gw.engine().marks().size(), 2);
+
+        config::Config next = gw.config;
+        next.routes[QStringLiteral("chain")].candidates = {QStringLiteral("pc/claude-c"), QStringLiteral("pb/gpt-b")};
+        next.providers.remove(QStringLiteral("pa"));
+        next.models.remove(QStringLiteral("pa/claude-a"));
+        gw.engine().applyConfig(next);
+        QCOMPARE(gw.engine().marks().size(), 1);
+        QCOMPARE(gw.engine().marks().first().provider, QStringLiteral("pc"));
+
+        next.providers[QStringLiteral("pc")].baseUrl += QStringLiteral("/moved");
+        gw.engine().applyConfig(next);
+        QVERIFY(gw.engine().marks().isEmpty());
+    }
+
     // The failover log line names the client that sent the request. The gateway keeps the text of
     // the last client address it wrote (every request from one machine has the same); a request
     // from another address must get its own, and the one after it the first again.

@@ -350,6 +350,40 @@ private Q_SLOTS:
         QTest::addRow("glob is anchored") << QStringLiteral("my-claude-sonnet-4") << 404 << QByteArray();
         QTest::addRow("unknown") << QStringLiteral("claude-opus-4-1") << 404 << QByteArray();
     }
+    // A shared key refused with words that quote the request: while the key is out, every tenant's error
+    // names why, but the provider's words (alice's prompt) reach alice alone; bob reads the status and
+    // the reason (probe G3 2).
+    void aSharedKeysLastErrorNamesOneTenantsWordsToThatTenantAlone() {
+        GatewayFixture gw;
+        addTenant(gw.config, QStringLiteral("alice"), kAliceKey);
+        addTenant(gw.config, QStringLiteral("bob"), kBobKey);
+        qputenv("SW_TEST_TENANT_SHARED_KEY", "key-shared");
+        gw.config.providers[QStringLiteral("pb")].credentials = {QStringLiteral("env:SW_TEST_TENANT_SHARED_KEY")};
+        demo::Fault refused = status(401);
+        refused.body = "{\"error\":{\"message\":\"Invalid API key for this request: ALICE-PRIVATE my diagnosis "
+                       "is hypertension\",\"type\":\"invalid_request_error\",\"code\":\"invalid_api_key\"}}";
+        gw.openaiB.pushFault(refused);
+        gw.start();
+        const auto first =
+            gw.post(QStringLiteral("/v1/chat/completions"),
+                    GatewayFixture::openaiBody(QStringLiteral("pb/gpt-b"),
+                                               QStringLiteral("ALICE-PRIVATE my diagnosis is hypertension"), false),
+                    bearer(kAliceKey));
+        QCOMPARE(first.status, 502);
+
+        const auto body = GatewayFixture::openaiBody(QStringLiteral("pb/gpt-b"), QStringLiteral("hello"), false);
+        const auto bob = gw.post(QStringLiteral("/v1/chat/completions"), body, bearer(kBobKey));
+        QCOMPARE(bob.status, 502);
+        QVERIFY2(errorMessage(bob).contains(QStringLiteral("refused its key")) &&
+                     errorMessage(bob).contains(QStringLiteral("HTTP 401")),
+                 bob.body.constData());
+        QVERIFY2(!bob.body.contains("ALICE-PRIVATE") && !bob.body.contains("hypertension"), bob.body.constData());
+        const auto alice = gw.post(QStringLiteral("/v1/chat/completions"), body, bearer(kAliceKey));
+        QCOMPARE(alice.status, 502);
+        QVERIFY2(alice.body.contains("ALICE-PRIVATE"), alice.body.constData()); // her own request's words
+        QCOMPARE(gw.openaiB.requests().size(), 1);                              // the key was not asked again
+    }
+
     void aliasGlobsReachARoute() {
         QFETCH(QString, model);
         QFETCH(int, status);

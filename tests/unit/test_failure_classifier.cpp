@@ -313,6 +313,19 @@ private Q_SLOTS:
         QCOMPARE(kindOf(402, QStringLiteral("Insufficient credits. Add more using https://example.test/credits")),
                  FailureKind::CredentialExhausted);
         QCOMPARE(kindOf(402, QStringLiteral("")), FailureKind::CredentialExhausted);
+        // OpenRouter's 402s that refuse this request's size, not the account: a smaller request on the
+        // same key is served, so nothing is set aside for everyone (probe G3 1).
+        const QString fewer = QStringLiteral("This request requires more credits, or fewer max_tokens. You requested "
+                                             "up to 64000 tokens, but can only afford 5000. To increase, visit "
+                                             "https://example.test/credits and upgrade to a paid account");
+        QCOMPARE(kindOf(402, fewer), FailureKind::NotServed);
+        QCOMPARE(kindOf(402, QStringLiteral("Prompt tokens limit exceeded: 10234 > 6964")), FailureKind::NotServed);
+        FailureInput sized;
+        sized.status = 402;
+        sized.message = fewer;
+        QCOMPARE(FailureClassifier::outputMaximum(sized), std::optional<int>(5000));
+        sized.message = QStringLiteral("Prompt tokens limit exceeded: 10234 > 6964");
+        QCOMPARE(FailureClassifier::outputMaximum(sized), std::optional<int>()); // the prompt is the problem
         QCOMPARE(kindOf(401, QStringLiteral("invalid x-api-key")), FailureKind::CredentialExhausted);
         QCOMPARE(kindOf(403, QStringLiteral("Your credit balance is too low")), FailureKind::CredentialExhausted);
         QCOMPARE(kindOf(403, QStringLiteral("permission_error: key lacks access")), FailureKind::CredentialExhausted);
