@@ -293,13 +293,20 @@ std::optional<model::ChatRequest> AnthropicMessagesCodec::decode(const QByteArra
     for (const Value &s : rj::elements(rj::member(o, "stop_sequences")))
         opt.stop << rj::toString(&s);
     const Value *thinking = rj::asObject(rj::member(o, "thinking"));
-    if (rj::equals(rj::member(thinking, "type"), "enabled") && rj::isNumber(rj::member(thinking, "budget_tokens")))
+    const Value *thinkingType = rj::member(thinking, "type");
+    if (rj::equals(thinkingType, "enabled") && rj::isNumber(rj::member(thinking, "budget_tokens")))
         opt.thinkingBudget = rj::toInt(rj::member(thinking, "budget_tokens"));
-    opt.reasoning = rj::toString(rj::member(rj::member(o, "output_config"), "effort"));
+    // output_config.effort says how hard to think only while thinking is on. With thinking off
+    // (disabled, or no `thinking`) it governs only how many tokens Claude spends on text and tool
+    // calls; the other APIs have no such control for a model that is not thinking, so it turns no
+    // reasoning on there (the dropped report names it: wire::droppedMembers).
+    if (rj::equals(thinkingType, "enabled") || rj::equals(thinkingType, "adaptive"))
+        opt.reasoning = rj::toString(rj::member(rj::member(o, "output_config"), "effort"));
     // Adaptive thinking (what current Claude clients send) with no effort named thinks at
     // Anthropic's default effort, high: another API gets that, not "no reasoning asked".
-    if (opt.reasoning.isEmpty() && rj::equals(rj::member(thinking, "type"), "adaptive"))
+    if (opt.reasoning.isEmpty() && rj::equals(thinkingType, "adaptive"))
         opt.reasoning = QStringLiteral("high");
+    opt.thinkingOff = rj::equals(thinkingType, "disabled");
 
     const Value *tools = rj::member(o, "tools");
     if (!rj::isAbsent(tools) && !tools->IsArray())

@@ -53,19 +53,30 @@ int thinkingBudgetForEffort(const QString &effort) {
         return 8192;
     if (effort == QLatin1String("high"))
         return 16384;
-    if (effort == QLatin1String("xhigh"))
+    // Anthropic's max (Opus 4.6+) is its most thinking: as xhigh, the most a budget asks for; a
+    // model that takes less gets its own maximum (GoogleAdapter::thinkingRange).
+    if (effort == QLatin1String("xhigh") || effort == QLatin1String("max"))
         return 32000;
     return 0;
 }
 
 QString effortForThinkingBudget(int budget) {
-    if (budget <= 1024)
-        return QStringLiteral("minimal");
+    // Not "minimal", even for Anthropic's smallest budget (1024): gpt-5.1 and later take none, low,
+    // medium and high, o3 and o4-mini low to high, and each refuses minimal with a 400 that would end
+    // the request. low is taken by every OpenAI model that takes an effort at all.
     if (budget <= 4096)
         return QStringLiteral("low");
     if (budget <= 16384)
         return QStringLiteral("medium");
     return QStringLiteral("high");
+}
+
+QString openAIEffort(const Options &options) {
+    if (options.reasoning == QLatin1String("xhigh") || options.reasoning == QLatin1String("max"))
+        return QStringLiteral("high");
+    if (!options.reasoning.isEmpty())
+        return options.reasoning;
+    return options.thinkingBudget ? effortForThinkingBudget(*options.thinkingBudget) : QString();
 }
 
 } // namespace sw::model

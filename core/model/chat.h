@@ -115,8 +115,13 @@ struct Options {
     std::optional<double> presencePenalty;  // Chat / Gemini
     std::optional<double> frequencyPenalty; // Chat / Gemini
     QStringList stop;
-    QString reasoning;                     // "", none (asked off), minimal, low, medium, high, xhigh
-    std::optional<int> thinkingBudget;     // tokens, when the client gave one
+    QString reasoning;                 // "", none (asked off), minimal, low, medium, high, xhigh, max
+    std::optional<int> thinkingBudget; // tokens, when the client gave one
+    // The client turned thinking off by name (Anthropic `thinking: {type: "disabled"}`) in an API
+    // whose models think only when asked: a model that can stop thinking is told to (Gemini 2.5
+    // Flash), and no other gets a reasoning setting (an OpenAI model that takes no "none" would
+    // refuse it).
+    bool thinkingOff = false;
     QString toolChoice;                    // "", auto, none, required, or a tool name
     std::optional<bool> parallelToolCalls; // false: at most one tool call per turn
     OutputFormat outputFormat;
@@ -255,6 +260,10 @@ inline const QString &signatureOwner(const Message &m, const ContentBlock &b) {
 // The one mapping between reasoning effort names and thinking-token budgets,
 // used wherever one API speaks effort and the other budget (translation_rules.md).
 int thinkingBudgetForEffort(const QString &effort); // 0 for "" or an unknown name
-QString effortForThinkingBudget(int budget);
+QString effortForThinkingBudget(int budget);        // never "minimal": low, medium or high
+// The reasoning effort an OpenAI API (Chat, Responses) gets for a converted request: the client's
+// effort, with xhigh and Anthropic's max as high (the highest every OpenAI reasoning model takes),
+// or one for the client's thinking budget; "" when no reasoning was asked.
+QString openAIEffort(const Options &options);
 
 } // namespace sw::model

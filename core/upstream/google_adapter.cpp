@@ -11,6 +11,7 @@
 #include <QJsonDocument>
 #include <QUrl>
 #include <algorithm>
+#include <limits>
 #include <optional>
 
 namespace sw::upstream {
@@ -19,7 +20,6 @@ using namespace sw::model;
 
 namespace {
 
-constexpr int kMinThinkingBudget = 128;         // Gemini 2.5 Pro's smallest thinkingBudget
 constexpr const char *kGeminiIdTag = "gemini_"; // GoogleAdapter::toolCallIdFor
 
 QLatin1String L(const char *s) {
@@ -132,6 +132,20 @@ int GoogleAdapter::generation(const QString &modelId) {
     return end == at + prefix.size() ? kNewestGeneration : major;
 }
 
+GoogleAdapter::ThinkingRange GoogleAdapter::thinkingRange(const QString &modelId) {
+    const int major = generation(modelId);
+    if (major >= 3 && major < kNewestGeneration)
+        return ThinkingRange{1, std::numeric_limits<int>::max(), false, true};
+    const bool named = major < kNewestGeneration; // "gemini-2.5-…", not an alias or a tuned model
+    if (modelId.contains(L("flash-lite"), Qt::CaseInsensitive))
+        return ThinkingRange{512, 24576, named, false};
+    if (modelId.contains(L("flash"), Qt::CaseInsensitive))
+        return ThinkingRange{1, 24576, named, false};
+    if (modelId.contains(L("pro"), Qt::CaseInsensitive))
+        return ThinkingRange{128, 32768, false, false};
+    return ThinkingRange{};
+}
+
 bool GoogleAdapter::isFetchableUrl(const QString &url) {
     return url.startsWith(L("https://")) || url.startsWith(L("http://")) || url.startsWith(L("gs://"));
 }
@@ -170,7 +184,7 @@ QJsonArray alternating(const QJsonArray &contents) {
 }
 } // namespace
 
-QJsonObject GoogleAdapter::buildBody(const model::ChatRequest &request) {
+QJsonObject GoogleAdapter::buildBody(const model::ChatRequest &request, const QString &modelId) {
     const Context &ctx = request.context;
     const Options &opt = request.options;
     QJsonArray contents;
@@ -269,19 +283,40 @@ QJsonObject GoogleAdapter::buildBody(const model::ChatRequest &request) {
         generation.insert(L("frequencyPenalty"), *opt.frequencyPenalty);
     if (!opt.stop.isEmpty()) // the rest the gateway cuts at itself (stopSequencesSent)
         generation.insert(L("stopSequences"), QJsonArray::fromStringList(opt.stop.mid(0, kMaxStopSequences)));
-    int budget = opt.thinkingBudget.value_or(model::thinkingBudgetForEffort(opt.reasoning));
-    if (budget > 0 && opt.maxTokens && *opt.maxTokens <= budget) {
-        // Gemini counts thoughts against maxOutputTokens: a budget as large as the cap leaves no
-        // room for the answer (empty, finishReason MAX_TOKENS). The client's cap is never raised;
-        // the budget shrinks under it, as for Messages, and below Gemini's smallest budget (128)
-        // none is asked for.
-        budget = *opt.maxTokens - qMin(*opt.maxTokens / 4, 4096);
-        if (budget < kMinThinkingBudget)
-            budget = 0;
+    // Thinking asked off (effort none, Anthropic's thinking disabled) stays off where the model can
+    // stop; elsewhere it thinks at its default.
+    const ThinkingRange range = thinkingRange(modelId);
+    const bool askedOff = opt.reasoning == L("none") || opt.thinkingOff;
+    int budget = askedOff ? 0 : opt.thinkingBudget.value_or(model::thinkingBudgetForEffort(opt.reasoning));
+    if (budget > 0) {
+        // Within what the model takes: a budget outside it is refused with a 400 that would end the
+        // request (xhigh's 32000 to Flash, Claude Code's 31999).
+        budget = std::clamp(budget, range.min, range.max);
+        if (opt.maxTokens && *opt.maxTokens <= budget) {
+            // Gemini counts thoughts against maxOutputTokens: a budget as large as the cap leaves no
+            // room for the answer (empty, finishReason MAX_TOKENS). The client's cap is never raised;
+            // the budget shrinks under it, as for Messages, and below the model's smallest budget
+            // none is asked for.
+            budget = *opt.maxTokens - qMin(*opt.maxTokens / 4, 4096);
+            if (budget < range.min)
+                budget = 0;
+        }
     }
-    if (budget > 0)
+    if (budget > 0 && range.levels) {
+        // Gemini 3: a level for the budget. Between low and high, the model's own default level
+        // (Gemini 3 Pro refuses medium; newer models default to it).
+        QJsonObject config{{L("includeThoughts"), true}};
+        if (budget <= 4096)
+            config.insert(L("thinkingLevel"), L("low"));
+        else if (budget >= model::thinkingBudgetForEffort(QStringLiteral("high")))
+            config.insert(L("thinkingLevel"), L("high"));
+        generation.insert(L("thinkingConfig"), config);
+    } else if (budget > 0) {
         generation.insert(L("thinkingConfig"),
                           QJsonObject{{L("includeThoughts"), true}, {L("thinkingBudget"), budget}});
+    } else if (askedOff && range.canStop) {
+        generation.insert(L("thinkingConfig"), QJsonObject{{L("thinkingBudget"), 0}});
+    }
     if (!generation.isEmpty())
         body.insert(L("generationConfig"), generation);
     if (opt.outputFormat.isSet()) {
@@ -350,7 +385,7 @@ HttpRequest GoogleAdapter::buildRequest(const model::ChatRequest &request, const
     // A model configured not to reason gets no thinkingConfig (gemini-2.0-flash refuses it); one
     // that takes fewer output tokens than asked gets its maximum.
     model::ChatRequest scratch;
-    QJsonObject body = buildBody(requestForTarget(converted, target, scratch));
+    QJsonObject body = buildBody(requestForTarget(converted, target, scratch), target.modelId);
     if (!target.replayReasoning) {
         // This upstream refused a thought signature (another Google provider's): the model's turns
         // go without thought parts, and a call with the value Google documents to skip the check.
@@ -483,6 +518,10 @@ model::ChatRequest GoogleAdapter::decodeBody(const QByteArray &body) {
     const QJsonObject thinking = generation.value(L("thinkingConfig")).toObject();
     if (thinking.value(L("thinkingBudget")).toInt() > 0)
         req.options.thinkingBudget = thinking.value(L("thinkingBudget")).toInt();
+    else if (thinking.value(L("thinkingBudget")).toInt(-1) == 0) // asked off
+        req.options.reasoning = QStringLiteral("none");
+    else if (const QString level = thinking.value(L("thinkingLevel")).toString(); !level.isEmpty())
+        req.options.reasoning = level.toLower();
     else if (thinking.value(L("includeThoughts")).toBool())
         req.options.reasoning = QStringLiteral("medium");
     return req;

@@ -29,6 +29,20 @@ public:
     // newest, kNewestGeneration: what only older models refuse is not held against it.
     static int generation(const QString &modelId);
     static constexpr int kNewestGeneration = 1000;
+    // The thinking settings a Gemini model takes, told from its id (ai.google.dev/gemini-api/docs/
+    // thinking#set-budget; a budget outside them is refused, "The thinking budget (N) is invalid"):
+    // 2.5 Pro a thinkingBudget of 128 to 32768 and never 0 (it cannot stop thinking), 2.5 Flash 1 to
+    // 24576 and 2.5 Flash-Lite 512 to 24576, where 0 stops thinking. An alias names its family but
+    // not its generation ("gemini-flash-latest"): its family's range, and no 0. An id naming no family
+    // gets the range every 2.5 model takes. Gemini 3 and later take thinkingLevel (`levels`) and
+    // cannot all stop thinking; low and high are the levels every one of them takes.
+    struct ThinkingRange {
+        int min = 512;
+        int max = 24576;
+        bool canStop = false; // thinkingBudget 0 turns thinking off
+        bool levels = false;  // thinkingLevel, not thinkingBudget
+    };
+    static ThinkingRange thinkingRange(const QString &modelId);
     // An image URL Gemini reads itself (fileData.fileUri): http(s) and Cloud Storage.
     static bool isFetchableUrl(const QString &url);
     // Gemini names a call (functionCall.id) on some models and pairs its response by that id;
@@ -38,8 +52,8 @@ public:
     // another API gave).
     static QString toolCallIdFor(const QString &geminiId);
     static QString geminiCallId(const QString &toolCallId);
-    // The generateContent body (see formats/translation_rules.md).
-    static QJsonObject buildBody(const model::ChatRequest &request);
+    // The generateContent body for the model `modelId` (see formats/translation_rules.md).
+    static QJsonObject buildBody(const model::ChatRequest &request, const QString &modelId = QString());
 
     // The other side of the wire, for the simulated provider (Google has no inbound
     // codec): a generateContent body read back into the canonical request, and

@@ -245,10 +245,8 @@ QJsonObject OpenAICompletionsAdapter::buildBody(const model::ChatRequest &reques
     // The rest the gateway cuts at itself (stopSequencesSent).
     if (const qsizetype stops = stopsCarried(opt, useMaxCompletionTokens); stops > 0)
         body.insert(L("stop"), QJsonArray::fromStringList(opt.stop.mid(0, stops)));
-    if (!opt.reasoning.isEmpty())
-        body.insert(L("reasoning_effort"), opt.reasoning == L("xhigh") ? QStringLiteral("high") : opt.reasoning);
-    else if (opt.thinkingBudget)
-        body.insert(L("reasoning_effort"), model::effortForThinkingBudget(*opt.thinkingBudget));
+    if (const QString effort = model::openAIEffort(opt); !effort.isEmpty())
+        body.insert(L("reasoning_effort"), effort);
     if (!ctx.tools.isEmpty()) {
         QJsonArray tools;
         for (const Tool &t : ctx.tools) {

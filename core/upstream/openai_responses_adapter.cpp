@@ -213,11 +213,7 @@ QJsonObject OpenAIResponsesAdapter::buildBody(const model::ChatRequest &request,
         body.insert(L("instructions"), ctx.systemPrompt);
     if (opt.maxTokens) // the API's minimum is 16: a smaller value is refused, not honoured
         body.insert(L("max_output_tokens"), std::max(*opt.maxTokens, kMinOutputTokens));
-    QString effort = opt.reasoning;
-    if (effort.isEmpty() && opt.thinkingBudget)
-        effort = model::effortForThinkingBudget(*opt.thinkingBudget);
-    if (effort == L("xhigh"))
-        effort = QStringLiteral("high");
+    const QString effort = model::openAIEffort(opt);
     if (!effort.isEmpty() && effort != L("none")) {
         body.insert(L("reasoning"), QJsonObject{{L("effort"), effort}, {L("summary"), L("auto")}});
         // store:false: the reasoning must travel back encrypted for the next turn.

@@ -71,6 +71,7 @@ inline const model::ChatRequest &requestForTarget(const model::ChatRequest &requ
     if (!target.modelReasons) {
         scratch.options.reasoning.clear();
         scratch.options.thinkingBudget.reset();
+        scratch.options.thinkingOff = false; // no thinking setting at all, not even "off"
     }
     if (cap)
         scratch.options.maxTokens = cap;
@@ -81,6 +82,7 @@ inline const model::ChatRequest &requestForTarget(const model::ChatRequest &requ
 inline model::ChatRequest withoutReasoning(model::ChatRequest request) {
     request.options.reasoning.clear();
     request.options.thinkingBudget.reset();
+    request.options.thinkingOff = false;
     return request;
 }
 

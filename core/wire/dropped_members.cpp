@@ -98,6 +98,14 @@ QStringList droppedMembers(const rj::Value *body, Api inbound, Api target) {
     case Api::AnthropicMessages:
         unknownMembers(out, body, kMessages, "");
         tools(kMessagesTool);
+        if (const rj::Value *effort = rj::member(rj::asObject(rj::member(body, "output_config")), "effort");
+            !rj::isAbsent(effort) && !rj::equals(effort, "high")) {
+            // With thinking off, effort governs only how much Claude writes, which no other API
+            // controls for a model that is not thinking (AnthropicMessagesCodec). high is the default.
+            const rj::Value *thinking = rj::member(rj::asObject(rj::member(body, "thinking")), "type");
+            if (!rj::equals(thinking, "enabled") && !rj::equals(thinking, "adaptive"))
+                add(out, "effort", "output_config.");
+        }
         for (const rj::Value &m : rj::elements(rj::asArray(rj::member(body, "messages")))) {
             if (!rj::equals(rj::member(&m, "role"), "assistant"))
                 continue;

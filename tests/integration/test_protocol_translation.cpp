@@ -1160,6 +1160,41 @@ private Q_SLOTS:
                  QJsonObject({{"type", "json_schema"}, {"schema", closed}}));
     }
 
+    // Probe G2 8: a Claude client's effort with thinking off turned reasoning on at the other APIs
+    // (gpt-5.1's default is none; Gemini showed thoughts) and cost a Responses client its
+    // temperature. Without thinking the effort governs only how much Claude writes, which no other API
+    // controls: it goes unmapped, and the answer says so.
+    void anEffortWithThinkingOffTurnsNoReasoningOn() {
+        QJsonObject claude{{"model", "pb/gpt-b"},
+                           {"max_tokens", 1000},
+                           {"temperature", 0.3},
+                           {"thinking", QJsonObject{{"type", "disabled"}}},
+                           {"output_config", QJsonObject{{"effort", "low"}}},
+                           {"messages", QJsonArray{QJsonObject{{"role", "user"}, {"content", "hi"}}}}};
+        const HttpResult toChat = m_gw->post(QStringLiteral("/v1/messages"), claude);
+        QCOMPARE(toChat.status, 200);
+        QCOMPARE(toChat.header("x-switchman-dropped"), QByteArray("output_config.effort"));
+        QVERIFY(!sentTo(m_gw->openaiB).contains("reasoning_effort"));
+        QCOMPARE(sentTo(m_gw->openaiB).value("temperature").toDouble(), 0.3);
+
+        claude.insert("model", "pd/resp-d");
+        QCOMPARE(m_gw->post(QStringLiteral("/v1/messages"), claude).status, 200);
+        QVERIFY(!sentTo(m_gw->responsesD).contains("reasoning"));
+        QCOMPARE(sentTo(m_gw->responsesD).value("temperature").toDouble(), 0.3);
+
+        claude.insert("model", "pe/gemini-e");
+        QCOMPARE(m_gw->post(QStringLiteral("/v1/messages"), claude).status, 200);
+        QVERIFY(!sentTo(m_gw->googleE).value("generationConfig").toObject().contains("thinkingConfig"));
+
+        // With thinking on, the effort is how hard to think: mapped, nothing said.
+        claude.insert("model", "pb/gpt-b");
+        claude.insert("thinking", QJsonObject{{"type", "adaptive"}});
+        const HttpResult thinking = m_gw->post(QStringLiteral("/v1/messages"), claude);
+        QCOMPARE(thinking.status, 200);
+        QVERIFY(thinking.header("x-switchman-dropped").isEmpty());
+        QCOMPARE(sentTo(m_gw->openaiB).value("reasoning_effort").toString(), QStringLiteral("low"));
+    }
+
     // Fields a converted request cannot carry went without a word: Anthropic's context_management
     // and a tool's input_examples, a Chat client's prompt_cache_retention to Responses (probe C2 1).
     // Each is now carried where the target has it, said in the tool's description, or named in the

@@ -417,6 +417,14 @@ void TestAnthropicMessagesCodec::adaptiveThinkingAsksForReasoningElsewhere() {
                  {{"thinking", QJsonObject{{"type", "adaptive"}}}, {"output_config", QJsonObject{{"effort", "low"}}}}),
              QStringLiteral("low"));
     QCOMPARE(reasoningOf({}), QString());
+    // With thinking off, effort says how much Claude writes, not how hard it thinks: no reasoning
+    // is asked of another API (probe G2 8: gpt-5.1 started thinking, Gemini showed thoughts).
+    const QJsonObject lowEffort{{"effort", "low"}};
+    QCOMPARE(reasoningOf({{"thinking", QJsonObject{{"type", "disabled"}}}, {"output_config", lowEffort}}), QString());
+    QCOMPARE(reasoningOf({{"output_config", lowEffort}}), QString());
+    QCOMPARE(reasoningOf({{"thinking", QJsonObject{{"type", "enabled"}, {"budget_tokens", 2048}}},
+                          {"output_config", lowEffort}}),
+             QStringLiteral("low"));
 }
 
 QTEST_GUILESS_MAIN(TestAnthropicMessagesCodec)

@@ -1,3 +1,4 @@
+#include "core/formats/anthropic_messages_codec.h"
 #include "core/formats/inbound_codec.h"
 #include "core/formats/openai_chat_codec.h"
 #include "core/formats/openai_responses_codec.h"
@@ -38,6 +39,23 @@ QList<StreamEvent> decode(const QByteArray &sse) {
     auto decoder = GoogleAdapter().makeDecoder(target());
     return sw::test::decodeTranscript(*decoder, sse);
 }
+// The generationConfig the Gemini model `modelId` gets for a client's body: a Chat body when it has
+// `messages` but no `max_tokens`, else an Anthropic one.
+QJsonObject generationFor(const QByteArray &body, const char *modelId) {
+    const bool anthropic = body.contains("\"max_tokens\"");
+    const auto req =
+        anthropic ? AnthropicMessagesCodec().decode(body, nullptr) : OpenAIChatCodec().decode(body, nullptr);
+    if (!req)
+        return QJsonObject{{"refused", true}};
+    Target t = target();
+    t.modelId = QLatin1String(modelId);
+    const ChatRequest converted =
+        spokenIn(*req, anthropic ? wire::Api::AnthropicMessages : wire::Api::OpenAICompletions);
+    return json(GoogleAdapter().buildRequest(converted, t, {}).body).value("generationConfig").toObject();
+}
+QJsonObject thinkingFor(const QByteArray &body, const char *modelId) {
+    return generationFor(body, modelId).value("thinkingConfig").toObject();
+}
 } // namespace
 
 class TestGoogleAdapter : public QObject {
@@ -52,6 +70,9 @@ private slots:
     void documentsAsGeminiParts();
     void imageMimeTypesAsGeminiSpellsThem();
     void thinkingBudgetFitsUnderMaxOutputTokens();
+    void thinkingBudgetIsOneTheModelTakes();
+    void geminiThreeGetsAThinkingLevel();
+    void thinkingAskedOffStaysOffWhereTheModelCanStop();
     void decodesFullTranscript();
     void inBandErrorAndSafetyStop();
     void streamWithoutFinishReasonIsAnError();
@@ -261,6 +282,107 @@ void TestGoogleAdapter::thinkingBudgetFitsUnderMaxOutputTokens() {
     QCOMPARE(budgetFor(2000, "medium"), 1500);
     QCOMPARE(budgetFor(100, "medium"), 0); // no room for Gemini's smallest budget
     QCOMPARE(budgetFor(64000, "low"), model::thinkingBudgetForEffort(QStringLiteral("low"))); // fits: unchanged
+}
+
+// Probe G2 1 and 5: Gemini refuses a thinkingBudget outside the model's range with a 400 ("The
+// thinking budget (31999) is invalid."), which ended the request with a later candidate untried.
+// 2.5 Pro takes 128 to 32768, 2.5 Flash up to 24576, 2.5 Flash-Lite 512 to 24576.
+void TestGoogleAdapter::thinkingBudgetIsOneTheModelTakes() {
+    const auto budget = [](const QByteArray &body, const char *modelId) {
+        const QJsonObject thinking = thinkingFor(body, modelId);
+        return thinking.contains("thinkingBudget") ? thinking.value("thinkingBudget").toInt() : -1;
+    };
+    const QByteArray chat = R"({"model":"m","messages":[{"role":"user","content":"hi"}],)";
+    const QByteArray claude = R"({"model":"m","max_tokens":64000,"messages":[{"role":"user","content":"hi"}],)";
+    // xhigh asks for 32000.
+    const QByteArray xhigh = chat + R"("reasoning_effort":"xhigh"})";
+    QCOMPARE(budget(xhigh, "gemini-2.5-flash"), 24576);
+    QCOMPARE(budget(xhigh, "gemini-2.5-flash-lite"), 24576);
+    QCOMPARE(budget(xhigh, "models/gemini-2.5-flash-preview-09-2025"), 24576);
+    QCOMPARE(budget(xhigh, "gemini-flash-latest"), 24576);
+    QCOMPARE(budget(xhigh, "gemini-2.5-pro"), 32000);
+    // Claude Code's budget, and one above Pro's maximum.
+    QCOMPARE(budget(claude + R"("thinking":{"type":"enabled","budget_tokens":31999}})", "gemini-2.5-flash"), 24576);
+    QCOMPARE(budget(claude + R"("thinking":{"type":"enabled","budget_tokens":40000}})", "gemini-2.5-pro"), 32768);
+    QCOMPARE(budget(claude + R"("thinking":{"type":"enabled","budget_tokens":40000}})", "tuned-model"), 24576);
+    // Effort max (Opus 4.6+) got no thinking at all: the model's most.
+    const QByteArray max = claude + R"("thinking":{"type":"adaptive"},"output_config":{"effort":"max"}})";
+    QCOMPARE(budget(max, "gemini-2.5-flash"), 24576);
+    QCOMPARE(budget(max, "gemini-2.5-pro"), 32000);
+    QCOMPARE(thinkingFor(max, "gemini-2.5-pro").value("includeThoughts").toBool(), true);
+    // Under a small cap the budget shrinks (to 450 here), never below the model's smallest: Flash
+    // takes it, Flash-Lite (512 at least) thinks at its default instead.
+    const QByteArray small = chat + R"("reasoning_effort":"low","max_completion_tokens":600})";
+    QCOMPARE(budget(small, "gemini-2.5-flash"), 450);
+    QCOMPARE(budget(small, "gemini-2.5-pro"), 450);
+    QVERIFY(!generationFor(small, "gemini-2.5-flash-lite").contains("thinkingConfig"));
+    QCOMPARE(generationFor(small, "gemini-2.5-flash-lite").value("maxOutputTokens").toInt(), 600);
+    // A budget below the model's smallest is raised to it when it fits.
+    const QByteArray lowBudget = claude + R"("thinking":{"type":"enabled","budget_tokens":300}})";
+    QCOMPARE(budget(lowBudget, "gemini-2.5-flash-lite"), 512);
+    QCOMPARE(budget(lowBudget, "gemini-2.5-flash"), 300);
+}
+
+// Gemini 3 takes thinkingLevel; a budget is only accepted for backwards compatibility. Gemini 3 Pro
+// takes low and high alone (medium is refused with a 400), so between them the model's own default.
+void TestGoogleAdapter::geminiThreeGetsAThinkingLevel() {
+    const QByteArray chat = R"({"model":"m","messages":[{"role":"user","content":"hi"}],"reasoning_effort":")";
+    const auto level = [&](const char *effort, const char *modelId) {
+        const QJsonObject thinking = thinkingFor(chat + effort + R"("})", modelId);
+        if (thinking.contains("thinkingBudget") || !thinking.value("includeThoughts").toBool())
+            return QStringLiteral("(not a level)");
+        return thinking.value("thinkingLevel").toString(QStringLiteral("(default)"));
+    };
+    QCOMPARE(level("minimal", "gemini-3-pro-preview"), QStringLiteral("low"));
+    QCOMPARE(level("low", "gemini-3-flash-preview"), QStringLiteral("low"));
+    QCOMPARE(level("medium", "gemini-3-pro-preview"), QStringLiteral("(default)"));
+    QCOMPARE(level("high", "gemini-3.1-pro-preview"), QStringLiteral("high"));
+    QCOMPARE(level("xhigh", "models/gemini-3-pro-preview"), QStringLiteral("high"));
+    const QByteArray claudeCode = R"({"model":"m","max_tokens":64000,"messages":[{"role":"user","content":"hi"}],)"
+                                  R"("thinking":{"type":"enabled","budget_tokens":31999}})";
+    QCOMPARE(thinkingFor(claudeCode, "gemini-3-pro-preview").value("thinkingLevel").toString(), QStringLiteral("high"));
+    // A budget that would not fit under the cap thinks at the lowest level.
+    QCOMPARE(thinkingFor(R"({"model":"m","max_completion_tokens":1000,"reasoning_effort":"high",)"
+                         R"("messages":[{"role":"user","content":"hi"}]})",
+                         "gemini-3-pro-preview")
+                 .value("thinkingLevel")
+                 .toString(),
+             QStringLiteral("low"));
+    // The simulated provider reads the level back.
+    const auto req = OpenAIChatCodec().decode(chat + R"(high"})", nullptr);
+    QCOMPARE(GoogleAdapter::decodeBody(QJsonDocument(GoogleAdapter::buildBody(*req, "gemini-3-pro-preview")).toJson())
+                 .options.reasoning,
+             QStringLiteral("high"));
+}
+
+// Thinking asked off (effort none; Anthropic thinking disabled, probe G2 8) went to Gemini as
+// nothing, or as a budget with thoughts shown when an Anthropic effort came along. 2.5 Flash and
+// Flash-Lite stop thinking at budget 0; 2.5 Pro and Gemini 3 Pro cannot (0 is refused), and an alias
+// may name either: those think at their default.
+void TestGoogleAdapter::thinkingAskedOffStaysOffWhereTheModelCanStop() {
+    const QByteArray none = R"({"model":"m","reasoning_effort":"none","messages":[{"role":"user","content":"hi"}]})";
+    const QByteArray disabled = R"({"model":"m","max_tokens":1000,"messages":[{"role":"user","content":"hi"}],)"
+                                R"("thinking":{"type":"disabled"},"output_config":{"effort":"low"}})";
+    const QByteArray absent = R"({"model":"m","max_tokens":1000,"messages":[{"role":"user","content":"hi"}],)"
+                              R"("output_config":{"effort":"low"}})";
+    for (const QByteArray &body : {none, disabled}) {
+        for (const char *model : {"gemini-2.5-flash", "gemini-2.5-flash-lite"})
+            QCOMPARE(thinkingFor(body, model), QJsonObject({{"thinkingBudget", 0}}));
+        for (const char *model : {"gemini-2.5-pro", "gemini-3-pro-preview", "gemini-flash-latest"})
+            QVERIFY2(!generationFor(body, model).contains("thinkingConfig"), model);
+    }
+    // No `thinking` at all: each model's own default, an effort or not.
+    for (const char *model : {"gemini-2.5-flash", "gemini-2.5-pro"})
+        QVERIFY2(!generationFor(absent, model).contains("thinkingConfig"), model);
+    // A model configured not to reason gets no thinkingConfig at all, not even 0.
+    const auto req = OpenAIChatCodec().decode(none, nullptr);
+    Target t = target();
+    t.modelId = QStringLiteral("gemini-2.5-flash");
+    t.modelReasons = false;
+    QVERIFY(!json(GoogleAdapter().buildRequest(spokenIn(*req, wire::Api::OpenAICompletions), t, {}).body)
+                 .value("generationConfig")
+                 .toObject()
+                 .contains("thinkingConfig"));
 }
 
 void TestGoogleAdapter::documentsAsGeminiParts() {

@@ -82,6 +82,7 @@ private slots:
     void imagesOfParallelToolResultsFollowTheRun();
     void maxOutputTokensIsAtLeastTheApisMinimum();
     void effortNoneReachesTheApisThatSpeakIt();
+    void anthropicThinkingGoesAsAnEffortOpenAITakes();
     void decodesFullTranscript();
     void errorThenFailedIsOneErrorEvent();
     void streamCutShortIsAnError();
@@ -768,6 +769,44 @@ void TestOpenAIResponsesAdapter::effortNoneReachesTheApisThatSpeakIt() {
         json(AnthropicAdapter().buildRequest(spokenIn(*fromResponses, wire::Api::OpenAIResponses), anthropic, {}).body);
     QVERIFY(!toAnthropic.contains("thinking"));
     QCOMPARE(toAnthropic.value("temperature").toDouble(), 0.2);
+}
+
+// Probe G2 2, 5 and 8: what a Claude client's thinking settings become at Chat and Responses. Each
+// value OpenAI refused was a 400 that ended the request with a later candidate untried.
+void TestOpenAIResponsesAdapter::anthropicThinkingGoesAsAnEffortOpenAITakes() {
+    Target chat = target();
+    chat.api = QStringLiteral("openai-completions");
+    chat.modelId = QStringLiteral("gpt-5.1");
+    Target responses = target();
+    responses.modelId = QStringLiteral("gpt-5.1");
+    const auto sent = [&](const QByteArray &settings) {
+        const auto req = AnthropicMessagesCodec().decode(
+            R"({"model":"m","max_tokens":4000,"messages":[{"role":"user","content":"hi"}],)" + settings + "}", nullptr);
+        const ChatRequest converted = spokenIn(*req, wire::Api::AnthropicMessages);
+        return std::pair{json(OpenAICompletionsAdapter().buildRequest(converted, chat, {}).body),
+                         json(OpenAIResponsesAdapter().buildRequest(converted, responses, {}).body)};
+    };
+    // Anthropic's smallest budget went as "minimal", which gpt-5.1 and later, o3 and o4-mini refuse.
+    const auto [smallToChat, smallToResponses] = sent(R"("thinking":{"type":"enabled","budget_tokens":1024})");
+    QCOMPARE(smallToChat.value("reasoning_effort").toString(), QStringLiteral("low"));
+    QCOMPARE(smallToResponses.value("reasoning").toObject().value("effort").toString(), QStringLiteral("low"));
+
+    // Effort max (Opus 4.6+) went raw; OpenAI has no such value. As xhigh: high.
+    const auto [maxToChat, maxToResponses] = sent(R"("thinking":{"type":"adaptive"},"output_config":{"effort":"max"})");
+    QCOMPARE(maxToChat.value("reasoning_effort").toString(), QStringLiteral("high"));
+    QCOMPARE(maxToResponses.value("reasoning").toObject().value("effort").toString(), QStringLiteral("high"));
+
+    // An effort with thinking off governs only how much Claude writes: it turned reasoning on at
+    // gpt-5.1 (whose default is none) and cost a Responses client its temperature.
+    for (const QByteArray &thinking : {QByteArray(R"("thinking":{"type":"disabled"},)"), QByteArray()}) {
+        const auto [offToChat, offToResponses] =
+            sent(thinking + R"("output_config":{"effort":"medium"},"temperature":0.3)");
+        QVERIFY2(!offToChat.contains("reasoning_effort"), thinking.constData());
+        QCOMPARE(offToChat.value("temperature").toDouble(), 0.3);
+        QVERIFY2(!offToResponses.contains("reasoning"), thinking.constData());
+        QVERIFY(!offToResponses.contains("include"));
+        QCOMPARE(offToResponses.value("temperature").toDouble(), 0.3);
+    }
 }
 
 void TestOpenAIResponsesAdapter::convertsAnthropicConversation() {
