@@ -464,6 +464,17 @@ std::optional<QString> UpstreamAdapter::incompatibility(const model::ChatRequest
         return QStringLiteral("tools together with a JSON answer, which %1 refuses in one request before "
                               "Gemini 3 (model \"%2\")")
             .arg(target, modelId);
+    // More function tools than the API takes in one request: Chat 128 ("A max of 128 functions are
+    // supported"), Gemini 512 ("At most 512 function declarations can be specified"). An MCP-heavy
+    // agent passes 128; the 400 would end the chain, and a candidate of another API may take them all.
+    if (const qsizetype most = toChat     ? OpenAICompletionsAdapter::kMaxTools
+                               : toGoogle ? GoogleAdapter::kMaxFunctionDeclarations
+                                          : 0;
+        most > 0 && request.context.tools.size() > most)
+        return QStringLiteral("tools: %1 function tools, past the %2 that %3 takes in one request")
+            .arg(request.context.tools.size())
+            .arg(most)
+            .arg(target);
     // At most one tool call per turn: Gemini has no such switch.
     if (toGoogle && request.options.parallelToolCalls == false && !request.context.tools.isEmpty())
         return QStringLiteral("parallel_tool_calls: false has no equivalent on %1").arg(target);
@@ -472,7 +483,9 @@ std::optional<QString> UpstreamAdapter::incompatibility(const model::ChatRequest
     if (const auto why = prefillIncompatibility(request.context, inbound, target); why)
         return why;
     // Sampling controls the target has no field for. Zero penalties are the default and
-    // change nothing (SDKs often send them), so only a real change counts.
+    // change nothing (SDKs often send them), so only a real change counts. (Gemini has the
+    // penalties, but its models from 2.5 on refuse them: those go without, named in the answer,
+    // GoogleAdapter::droppedFor.)
     const model::Options &opt = request.options;
     if (opt.topK && (toChat || toResponses))
         return QStringLiteral("top_k has no equivalent on %1").arg(target);

@@ -146,6 +146,27 @@ GoogleAdapter::ThinkingRange GoogleAdapter::thinkingRange(const QString &modelId
     return ThinkingRange{};
 }
 
+bool GoogleAdapter::takesPenalties(const QString &modelId) {
+    static const QLatin1String prefix("gemini-");
+    const QString id = modelId.mid(modelId.lastIndexOf(QLatin1Char('/')) + 1).toLower();
+    if (!id.startsWith(prefix))
+        return false;
+    const QStringView version = QStringView(id).mid(prefix.size());
+    return version.startsWith(u"1.") || (version.startsWith(u"2.0-") && !version.contains(u"thinking"));
+}
+
+QStringList GoogleAdapter::droppedFor(const model::ChatRequest &request, const Target &target) const {
+    QStringList out;
+    if (takesPenalties(target.modelId))
+        return out;
+    // Only a Chat client has penalties; one of 0 is the default, and nothing is lost with it.
+    if (request.options.presencePenalty.value_or(0.0) != 0.0)
+        out << QStringLiteral("presence_penalty");
+    if (request.options.frequencyPenalty.value_or(0.0) != 0.0)
+        out << QStringLiteral("frequency_penalty");
+    return out;
+}
+
 bool GoogleAdapter::isFetchableUrl(const QString &url) {
     return url.startsWith(L("https://")) || url.startsWith(L("http://")) || url.startsWith(L("gs://"));
 }
@@ -383,9 +404,23 @@ HttpRequest GoogleAdapter::buildRequest(const model::ChatRequest &request, const
     const model::ChatRequest &converted = withToolAliases(request, aliases, aliased);
     http.toolNameOriginals = aliases.originals();
     // A model configured not to reason gets no thinkingConfig (gemini-2.0-flash refuses it); one
-    // that takes fewer output tokens than asked gets its maximum.
+    // that takes fewer output tokens than asked gets its maximum; one that refuses penalties
+    // (Gemini 2.5 on) goes without them, named in the answer (droppedFor). A penalty of 0 (an
+    // SDK's default) is not checked and goes as before.
     model::ChatRequest scratch;
-    QJsonObject body = buildBody(requestForTarget(converted, target, scratch), target.modelId);
+    const model::ChatRequest *forModel = &requestForTarget(converted, target, scratch);
+    model::ChatRequest withoutPenalties;
+    const auto penalises = [](const std::optional<double> &penalty) { return penalty.value_or(0.0) != 0.0; };
+    if ((penalises(forModel->options.presencePenalty) || penalises(forModel->options.frequencyPenalty)) &&
+        !takesPenalties(target.modelId)) {
+        withoutPenalties = *forModel;
+        for (std::optional<double> *penalty :
+             {&withoutPenalties.options.presencePenalty, &withoutPenalties.options.frequencyPenalty})
+            if (penalises(*penalty))
+                penalty->reset();
+        forModel = &withoutPenalties;
+    }
+    QJsonObject body = buildBody(*forModel, target.modelId);
     if (!target.replayReasoning) {
         // This upstream refused a thought signature (another Google provider's): the model's turns
         // go without thought parts, and a call with the value Google documents to skip the check.

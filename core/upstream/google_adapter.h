@@ -43,6 +43,15 @@ public:
         bool levels = false;  // thinkingLevel, not thinkingBudget
     };
     static ThinkingRange thinkingRange(const QString &modelId);
+    // Whether the model takes presencePenalty / frequencyPenalty: Gemini 1.5 and 2.0 (but the 2.0
+    // thinking model) do; 2.5, 3 and an id naming no generation refuse a non-zero one with a 400
+    // ("Penalty is not enabled for models/gemini-2.5-flash"; google-gemini/cookbook#1290, vercel/ai#8943).
+    // Those go without the client's penalties, named in the answer (droppedFor).
+    static bool takesPenalties(const QString &modelId);
+    QStringList droppedFor(const model::ChatRequest &request, const Target &target) const override;
+    // At most 512 function declarations in one request ("At most 512 function declarations can be
+    // specified").
+    static constexpr qsizetype kMaxFunctionDeclarations = 512;
     // An image URL Gemini reads itself (fileData.fileUri): http(s) and Cloud Storage.
     static bool isFetchableUrl(const QString &url);
     // Gemini names a call (functionCall.id) on some models and pairs its response by that id;

@@ -118,18 +118,124 @@ bool asksToReason(const Options &opt) {
 }
 // OpenAI's reasoning models accept only the default sampling and no stop sequences (as
 // Messages and Responses with reasoning); compatible servers that reason (DeepSeek, vLLM) take them.
-bool defaultSamplingOnly(const Options &opt, bool useMaxCompletionTokens) {
-    return asksToReason(opt) && useMaxCompletionTokens;
+// A model that always reasons (OpenAICompletionsAdapter::alwaysReasons) takes neither, whether the
+// request asks it to reason or not, on any server.
+bool defaultSamplingOnly(const Options &opt, bool useMaxCompletionTokens, bool reasonsAlways) {
+    return reasonsAlways || (asksToReason(opt) && useMaxCompletionTokens);
 }
-qsizetype stopsCarried(const Options &opt, bool useMaxCompletionTokens) {
-    if (defaultSamplingOnly(opt, useMaxCompletionTokens))
+qsizetype stopsCarried(const Options &opt, bool useMaxCompletionTokens, bool reasonsAlways) {
+    if (defaultSamplingOnly(opt, useMaxCompletionTokens, reasonsAlways))
         return 0;
     return std::min(opt.stop.size(), OpenAICompletionsAdapter::kMaxStopSequences);
+}
+
+namespace rj = wire::rj;
+
+// A same-API body's sampling members that a model which always reasons refuses.
+constexpr const char *kSamplingMembers[] = {"temperature", "top_p", "presence_penalty", "frequency_penalty"};
+
+// The top-level members of a same-API body that `target` refuses with a 400 and that go without:
+// Groq's unsupported fields, and an always-reasoning model's sampling.
+QList<const char *> refusedTopLevel(const rj::Value *body, const Target &target) {
+    QList<const char *> out;
+    const auto take = [&](const char *key) {
+        if (rj::member(body, key))
+            out.append(key);
+    };
+    if (OpenAICompletionsAdapter::isGroq(target.baseUrl))
+        for (const char *key : OpenAICompletionsAdapter::kGroqRefusedMembers)
+            take(key);
+    if (OpenAICompletionsAdapter::alwaysReasons(target))
+        for (const char *key : kSamplingMembers)
+            take(key);
+    return out;
+}
+
+// A turn whose `name` Groq refuses: a participant's name on a system, developer, user, assistant or
+// tool turn (the deprecated `role: "function"` needs its name, and is left as it is).
+bool namedTurn(const rj::Value &m) {
+    return rj::member(&m, "name") && !rj::equals(rj::member(&m, "role"), "function");
+}
+
+// A turn without its `name`, which goes in front of what the participant said ("alice: ..."), as a
+// conversion to another API writes it (the Chat codec's foldSpeakerName): who said what survives.
+// An assistant turn with no words, or a tool turn, just loses it.
+void foldName(QJsonObject &turn) {
+    const QString name = turn.take(L("name")).toString();
+    const QString role = turn.value(L("role")).toString();
+    if (name.isEmpty() || role == L("tool"))
+        return;
+    const QString label = name + QStringLiteral(": ");
+    const QJsonValue content = turn.value(L("content"));
+    if (content.isString() && !content.toString().isEmpty()) {
+        turn.insert(L("content"), label + content.toString());
+    } else if (content.isArray() && !content.toArray().isEmpty()) {
+        QJsonArray parts = content.toArray();
+        QJsonObject first = parts.first().toObject();
+        if (first.value(L("type")).toString() == L("text")) {
+            first.insert(L("text"), label + first.value(L("text")).toString());
+            parts.replace(0, first);
+        } else {
+            parts.prepend(QJsonObject{{L("type"), L("text")}, {L("text"), name + L(":")}});
+        }
+        turn.insert(L("content"), parts);
+    } else if (role != L("assistant")) {
+        turn.insert(L("content"), name + L(":"));
+    }
 }
 } // namespace
 
 bool OpenAICompletionsAdapter::isOpenAI(const QString &baseUrl) {
     return QUrl(baseUrl).host() == L("api.openai.com");
+}
+
+bool OpenAICompletionsAdapter::isGroq(const QString &baseUrl) {
+    return QUrl(baseUrl).host() == L("api.groq.com");
+}
+
+bool OpenAICompletionsAdapter::alwaysReasons(const QString &modelId) {
+    const QString id = modelId.mid(modelId.lastIndexOf(QLatin1Char('/')) + 1).toLower();
+    // o1, o3, o3-mini, o4-mini, o1-pro, ...: "o", a digit, then the end or a dash.
+    if (id.size() >= 2 && id.at(0) == QLatin1Char('o') && id.at(1).isDigit() &&
+        (id.size() == 2 || id.at(2) == QLatin1Char('-')))
+        return true;
+    // gpt-5 and its mini, nano, pro and codex models; gpt-5-chat does not reason.
+    if (id == L("gpt-5") || (id.startsWith(L("gpt-5-")) && !id.startsWith(L("gpt-5-chat"))))
+        return true;
+    // gpt-5.1 and later default to effort none, but for their codex and pro models.
+    if (id.startsWith(L("gpt-5.")))
+        return id.contains(L("-codex")) || id.contains(L("-pro"));
+    return false;
+}
+
+QStringList OpenAICompletionsAdapter::samplingMembers(const model::ChatRequest &request) {
+    QStringList out;
+    if (request.options.temperature)
+        out << (request.sourceApi == wire::Api::Pi ? QStringLiteral("options.temperature")
+                                                   : QStringLiteral("temperature"));
+    if (request.options.topP)
+        out << QStringLiteral("top_p");
+    return out;
+}
+
+QStringList OpenAICompletionsAdapter::droppedFor(const model::ChatRequest &request, const Target &target) const {
+    if (request.sourceApi != kApi) // converted: the body carries no member Groq refuses
+        return alwaysReasons(target) ? samplingMembers(request) : QStringList();
+    const rj::Value *body = wire::clientBody(request);
+    QStringList out;
+    for (const char *key : refusedTopLevel(body, target)) {
+        // A penalty of 0 is the default: nothing is lost with it.
+        const rj::Value *v = rj::member(body, key);
+        if (std::string_view(key).ends_with("_penalty") && rj::isNumber(v) && rj::toDouble(v) == 0.0)
+            continue;
+        out << QLatin1String(key);
+    }
+    if (isGroq(target.baseUrl)) {
+        const auto messages = rj::elements(rj::member(body, "messages"));
+        if (std::any_of(messages.begin(), messages.end(), namedTurn))
+            out << QStringLiteral("messages[].name");
+    }
+    return out;
 }
 
 bool OpenAICompletionsAdapter::takesReasoningBack(const Target &target) {
@@ -144,11 +250,11 @@ qsizetype OpenAICompletionsAdapter::stopSequencesSent(const model::ChatRequest &
     if (request.sourceApi == kApi)
         return request.options.stop.size(); // the client's own body, as it sent it
     return stopsCarried(target.modelReasons ? request.options : withoutReasoning(request).options,
-                        isOpenAI(target.baseUrl));
+                        isOpenAI(target.baseUrl), alwaysReasons(target));
 }
 
 QJsonObject OpenAICompletionsAdapter::buildBody(const model::ChatRequest &request, const QString &modelId,
-                                                bool useMaxCompletionTokens, bool reasoningBack) {
+                                                bool useMaxCompletionTokens, bool reasoningBack, bool reasonsAlways) {
     const Context &ctx = request.context;
     const Options &opt = request.options;
     QJsonArray messages;
@@ -230,10 +336,12 @@ QJsonObject OpenAICompletionsAdapter::buildBody(const model::ChatRequest &reques
     // client's sampling (OpenAI accepts temperature and top_p at effort none).
     const bool reasoningOff = opt.reasoning == L("none");
     if (opt.maxTokens)
-        body.insert(useMaxCompletionTokens || asksToReason(opt) || reasoningOff ? L("max_completion_tokens")
-                                                                                : L("max_tokens"),
+        body.insert(useMaxCompletionTokens || asksToReason(opt) || reasoningOff || reasonsAlways
+                        ? L("max_completion_tokens")
+                        : L("max_tokens"),
                     *opt.maxTokens);
-    const bool samplingDefault = defaultSamplingOnly(opt, useMaxCompletionTokens);
+    // A model that always reasons goes without the client's sampling, named in the answer (droppedFor).
+    const bool samplingDefault = defaultSamplingOnly(opt, useMaxCompletionTokens, reasonsAlways);
     if (opt.temperature && !samplingDefault)
         body.insert(L("temperature"), *opt.temperature);
     if (opt.topP && !samplingDefault)
@@ -243,7 +351,7 @@ QJsonObject OpenAICompletionsAdapter::buildBody(const model::ChatRequest &reques
     if (opt.frequencyPenalty && !samplingDefault)
         body.insert(L("frequency_penalty"), *opt.frequencyPenalty);
     // The rest the gateway cuts at itself (stopSequencesSent).
-    if (const qsizetype stops = stopsCarried(opt, useMaxCompletionTokens); stops > 0)
+    if (const qsizetype stops = stopsCarried(opt, useMaxCompletionTokens, reasonsAlways); stops > 0)
         body.insert(L("stop"), QJsonArray::fromStringList(opt.stop.mid(0, stops)));
     if (const QString effort = model::openAIEffort(opt); !effort.isEmpty())
         body.insert(L("reasoning_effort"), effort);
@@ -300,7 +408,6 @@ HttpRequest OpenAICompletionsAdapter::buildRequest(const model::ChatRequest &req
         // An assistant turn with nothing in it (content null, no call: what the SDK keeps of an
         // answer that was reasoning only, or a refusal another API gave) is refused by OpenAI
         // ("expected a string, got null"): it is left out, the rest goes as the client wrote it.
-        namespace rj = wire::rj;
         const auto emptyAssistant = [](const rj::Value &m) {
             const rj::Value *content = rj::member(&m, "content");
             const rj::Value *calls = rj::member(&m, "tool_calls");
@@ -348,9 +455,15 @@ HttpRequest OpenAICompletionsAdapter::buildRequest(const model::ChatRequest &req
             return std::any_of(calls.begin(), calls.end(),
                                [&](const rj::Value &call) { return overLong(rj::member(&call, "id")); });
         };
+        // What this server or model refuses with a 400 (named in the answer: droppedFor): Groq's
+        // logprobs, top_logprobs, logit_bias and a turn's name (which goes in front of the turn's
+        // words, as on a conversion), an always-reasoning model's sampling.
+        const QList<const char *> refused = refusedTopLevel(wire::clientBody(request), target);
+        const bool foldsNames = isGroq(target.baseUrl);
+        const auto nameEdit = [foldsNames](const rj::Value &m) { return foldsNames && namedTurn(m); };
         const auto messages = rj::elements(rj::member(wire::clientBody(request), "messages"));
         const bool reworksTurns = std::any_of(messages.begin(), messages.end(), [&](const rj::Value &m) {
-            return emptyAssistant(m) || reasoningEdit(m) || longIds(m);
+            return emptyAssistant(m) || reasoningEdit(m) || longIds(m) || nameEdit(m);
         });
         const QByteArray model = wire::jsonString(target.modelId);
         // A model that takes fewer output tokens than asked (Target::maxOutputTokens): each of the
@@ -362,7 +475,7 @@ HttpRequest OpenAICompletionsAdapter::buildRequest(const model::ChatRequest &req
             return cap && rj::isNumber(v) && rj::toDouble(v) > *cap;
         };
         std::optional<QByteArray> spliced;
-        if (!reworksTurns) {
+        if (!reworksTurns && refused.isEmpty()) {
             QVarLengthArray<wire::JsonMemberEdit, 5> edits{
                 {"model", model},
                 {"stream", "true"},
@@ -386,15 +499,17 @@ HttpRequest OpenAICompletionsAdapter::buildRequest(const model::ChatRequest &req
                     body.insert(QLatin1String(key), *cap);
             if (cap && !request.options.maxTokens)
                 body.insert(L("max_tokens"), *cap);
+            for (const char *key : refused)
+                body.remove(QLatin1String(key));
             if (reworksTurns) {
                 const QJsonArray sent = body.value(L("messages")).toArray();
                 QJsonArray kept;
                 qsizetype i = 0;
                 for (const rj::Value &m : messages) {
-                    const bool edit = reasoningEdit(m), bound = longIds(m);
+                    const bool edit = reasoningEdit(m), bound = longIds(m), named = nameEdit(m);
                     if (emptyAssistant(m)) {
                         // left out
-                    } else if (edit || bound) {
+                    } else if (edit || bound || named) {
                         QJsonObject turn = sent.at(i).toObject();
                         if (edit && reasoningContentEdit(m)) {
                             if (reasoningBack)
@@ -407,6 +522,8 @@ HttpRequest OpenAICompletionsAdapter::buildRequest(const model::ChatRequest &req
                                 turn.remove(QLatin1String(key));
                         if (bound)
                             boundToolCallIds(turn);
+                        if (named)
+                            foldName(turn);
                         kept.append(turn);
                     } else {
                         kept.append(sent.at(i));
@@ -426,8 +543,9 @@ HttpRequest OpenAICompletionsAdapter::buildRequest(const model::ChatRequest &req
         // A model configured not to reason gets no reasoning_effort (gpt-4o refuses it with a 400);
         // one that takes fewer output tokens than asked gets its maximum.
         model::ChatRequest scratch;
-        http.body = wire::compactJson(buildBody(requestForTarget(converted, target, scratch), target.modelId,
-                                                isOpenAI(target.baseUrl), takesReasoningBack(target)));
+        http.body =
+            wire::compactJson(buildBody(requestForTarget(converted, target, scratch), target.modelId,
+                                        isOpenAI(target.baseUrl), takesReasoningBack(target), alwaysReasons(target)));
     }
 
     addHeader(http, "content-type", "application/json");

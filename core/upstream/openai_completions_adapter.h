@@ -28,9 +28,30 @@ public:
     // (isOpenAI).
     // reasoningBack: each assistant turn with tool calls carries reasoning_content
     // (takesReasoningBack).
+    // reasonsAlways: the model takes only the default sampling and no stop, asked to reason or not
+    // (alwaysReasons).
     static QJsonObject buildBody(const model::ChatRequest &request, const QString &modelId, bool useMaxCompletionTokens,
-                                 bool reasoningBack = false);
+                                 bool reasoningBack = false, bool reasonsAlways = false);
     static bool isOpenAI(const QString &baseUrl);
+    // Groq's API, which refuses `logprobs`, `top_logprobs`, `logit_bias` and a message's `name` with a
+    // 400 (console.groq.com/docs/openai, "Currently Unsupported OpenAI Features").
+    static bool isGroq(const QString &baseUrl);
+    static constexpr const char *kGroqRefusedMembers[] = {"logprobs", "top_logprobs", "logit_bias"};
+    // An OpenAI model that always reasons and has no `none` effort to stop it, told by its id (a
+    // provider's prefix such as "openai/" allowed): the o-series (o1, o3, o4-mini, ...), gpt-5,
+    // gpt-5-mini, gpt-5-nano, gpt-5-pro, and the codex and pro models of gpt-5.1 and later. Such a
+    // model takes only the default sampling whether the request asks it to reason or not ("Unsupported
+    // parameter: 'temperature' is not supported with this model."). gpt-5.1 and later reason only
+    // when asked (their default effort is none) and take sampling then; gpt-5-chat does not reason.
+    static bool alwaysReasons(const QString &modelId);
+    // The same for a candidate, unless its model is configured `"reasoning": false`
+    // (Target::modelReasons): an operator's way to keep sampling for a server that takes it.
+    static bool alwaysReasons(const Target &target) { return target.modelReasons && alwaysReasons(target.modelId); }
+    // The sampling members of the client's body that such a model goes without (temperature, top_p;
+    // pi's options.temperature), as the client named them.
+    static QStringList samplingMembers(const model::ChatRequest &request);
+    // Chat takes at most 128 function tools ("A max of 128 functions are supported").
+    static constexpr qsizetype kMaxTools = 128;
     // Whether this Chat server gets the reasoning of earlier turns back, as reasoning_content on each
     // assistant turn with tool calls (that turn's own reasoning when this API made it, else empty):
     // DeepSeek's API, whose thinking mode refuses a tool-call turn without it, and a server that
@@ -43,6 +64,7 @@ public:
     // on a tool loop. Every other server gets an assistant turn without them.
     static bool takesReasoningDetailsBack(const Target &target);
     static constexpr const char *kOtherReasoningMembers[] = {"reasoning", "reasoning_text", "reasoning_details"};
+    QStringList droppedFor(const model::ChatRequest &request, const Target &target) const override;
     // A failed tool result's text as it goes to an API with no is_error flag (Chat, Responses).
     static QString toolErrorText(const QString &text);
     // Chat's response_format for a structured-output request from a client of `source` (its `strict`:

@@ -98,7 +98,8 @@ std::optional<QString> itemIdOf(const ContentBlock &b) {
 
 } // namespace
 
-QJsonObject OpenAIResponsesAdapter::buildBody(const model::ChatRequest &request, const QString &modelId) {
+QJsonObject OpenAIResponsesAdapter::buildBody(const model::ChatRequest &request, const QString &modelId,
+                                              bool reasonsAlways) {
     const Context &ctx = request.context;
     const Options &opt = request.options;
     QJsonArray input;
@@ -221,9 +222,11 @@ QJsonObject OpenAIResponsesAdapter::buildBody(const model::ChatRequest &request,
     } else {
         if (effort == L("none")) // asked off: a reasoning model would think at its default effort
             body.insert(L("reasoning"), QJsonObject{{L("effort"), effort}});
-        if (opt.temperature)
+        // A model that always reasons refuses sampling even so ("Unsupported parameter:
+        // 'temperature' is not supported with this model."): it goes without, named (droppedFor).
+        if (opt.temperature && !reasonsAlways)
             body.insert(L("temperature"), *opt.temperature);
-        if (opt.topP)
+        if (opt.topP && !reasonsAlways)
             body.insert(L("top_p"), *opt.topP);
     }
     if (!ctx.tools.isEmpty() || !ctx.builtinTools.isEmpty()) {
@@ -341,11 +344,17 @@ HttpRequest OpenAIResponsesAdapter::buildRequest(const model::ChatRequest &reque
         const bool rewrites = std::any_of(items.begin(), items.end(), [&](const rj::Value &item) {
             return foreign(item) || madeHere(item) || longCallId(item);
         });
+        // A model that always reasons refuses the client's sampling: it goes without (droppedFor).
+        QList<QLatin1String> refused;
+        if (OpenAICompletionsAdapter::alwaysReasons(target))
+            for (const char *key : {"temperature", "top_p"})
+                if (rj::member(wire::clientBody(request), key))
+                    refused.append(QLatin1String(key));
         // Nothing to change (the usual case): the client's bytes as they are, with model and stream
         // set, and max_output_tokens lowered when the model takes fewer (Target::maxOutputTokens).
         const std::optional<int> cap = loweredOutputCap(request, target);
         std::optional<QByteArray> spliced;
-        if (!rewrites) {
+        if (!rewrites && refused.isEmpty()) {
             const QByteArray model = wire::jsonString(target.modelId);
             const QByteArray capText = cap ? QByteArray::number(*cap) : QByteArray();
             const wire::JsonMemberEdit edits[] = {{"model", model}, {"stream", "true"}, {"max_output_tokens", capText}};
@@ -359,6 +368,8 @@ HttpRequest OpenAIResponsesAdapter::buildRequest(const model::ChatRequest &reque
             body.insert(L("stream"), true);
             if (cap)
                 body.insert(L("max_output_tokens"), *cap);
+            for (const QLatin1String key : std::as_const(refused))
+                body.remove(key);
             if (rewrites) {
                 // The same items in Qt's JSON, one for one.
                 const QJsonArray sent = body.value(L("input")).toArray();
@@ -393,7 +404,8 @@ HttpRequest OpenAIResponsesAdapter::buildRequest(const model::ChatRequest &reque
         // A model configured not to reason gets no `reasoning` (gpt-4.1 refuses reasoning.effort).
         // One that takes fewer output tokens than asked gets its maximum.
         model::ChatRequest scratch;
-        QJsonObject body = buildBody(requestForTarget(converted, target, scratch), target.modelId);
+        QJsonObject body = buildBody(requestForTarget(converted, target, scratch), target.modelId,
+                                     OpenAICompletionsAdapter::alwaysReasons(target));
         if (!target.replayReasoning) {
             // As above: no reasoning item, and no item id that would ask for one.
             QJsonArray kept;
@@ -418,6 +430,18 @@ HttpRequest OpenAIResponsesAdapter::buildRequest(const model::ChatRequest &reque
             addHeader(http, "OpenAI-Beta", beta);
     }
     return http;
+}
+
+QStringList OpenAIResponsesAdapter::droppedFor(const model::ChatRequest &request, const Target &target) const {
+    if (!OpenAICompletionsAdapter::alwaysReasons(target))
+        return {};
+    if (request.sourceApi != kApi)
+        return OpenAICompletionsAdapter::samplingMembers(request);
+    QStringList out; // the client's own members, as the passthrough leaves them out
+    for (const char *key : {"temperature", "top_p"})
+        if (wire::rj::member(wire::clientBody(request), key))
+            out << QLatin1String(key);
+    return out;
 }
 
 std::unique_ptr<StreamDecoder> OpenAIResponsesAdapter::makeDecoder(const Target &, NativeBody native) const {

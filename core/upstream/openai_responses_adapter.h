@@ -18,8 +18,14 @@ public:
     // No `stop` in the Responses API: the gateway cuts at every one.
     qsizetype stopSequencesSent(const model::ChatRequest &, const Target &) const override { return 0; }
 
+    // What a model that always reasons goes without (OpenAICompletionsAdapter::alwaysReasons): the
+    // client's temperature and top_p.
+    QStringList droppedFor(const model::ChatRequest &request, const Target &target) const override;
+
     // The Responses body for a request that came in another format (see formats/translation_rules.md).
-    static QJsonObject buildBody(const model::ChatRequest &request, const QString &modelId);
+    // reasonsAlways: the model takes only the default sampling, asked to reason or not
+    // (OpenAICompletionsAdapter::alwaysReasons).
+    static QJsonObject buildBody(const model::ChatRequest &request, const QString &modelId, bool reasonsAlways = false);
 };
 
 } // namespace sw::upstream

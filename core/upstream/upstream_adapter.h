@@ -190,6 +190,16 @@ public:
     // (formats/translation_rules.md): failover skips it for one that can. `modelId` is the
     // upstream's id for the candidate's model, for what only some of an API's models refuse.
     std::optional<QString> incompatibility(const model::ChatRequest &request, const QString &modelId = {}) const;
+    // Members of the client's body that buildRequest leaves out for this candidate's model or server
+    // although the API has them, because that model or server refuses them with a 400 no failover
+    // gets past (Gemini 2.5's penalties, an always-reasoning OpenAI model's sampling, what Groq's
+    // Chat API does not take), passthrough included. Named in the answer with what a conversion
+    // drops (wire::droppedMembers), so none goes in silence. Empty by default.
+    virtual QStringList droppedFor(const model::ChatRequest &request, const Target &target) const {
+        Q_UNUSED(request);
+        Q_UNUSED(target);
+        return {};
+    }
 };
 
 // A model id as one percent-encoded path segment: "/", "?", "#" and "%" inside an id

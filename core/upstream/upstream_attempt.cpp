@@ -455,6 +455,11 @@ void UpstreamAttempts::start(const failover::TryStart &s) {
             if (const auto target = wire::apiFromName(t->target.api); target && *target != m_setup.request->sourceApi)
                 ready.dropped =
                     wire::droppedMembers(wire::clientBody(*m_setup.request), m_setup.request->sourceApi, *target);
+            // And what this model or server refuses although its API has it (passthrough included).
+            if (t->adapter)
+                for (const QString &name : t->adapter->droppedFor(*m_setup.request, t->target))
+                    if (ready.dropped.size() < wire::kMaxDropped && !ready.dropped.contains(name))
+                        ready.dropped << name;
             m_loop->onSetupDone(id, ready);
         });
 }

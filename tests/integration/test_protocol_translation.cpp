@@ -5,6 +5,7 @@
 // incompatible one answers 400 naming the field whether the loop reports the first
 // incompatibility or skips to the next candidate and finds none.
 
+#include "core/upstream/default_transport.h"
 #include "gateway_fixture.h"
 #include "wire_fixtures.h"
 
@@ -324,6 +325,18 @@ std::optional<demo::Fault> openAIRefuses(const demo::RecordedRequest &request) {
     if (responsesFormat.value("strict").toBool())
         strictSchemas.append({"text.format", responsesFormat.value("schema")});
     const bool responses = request.path.contains("/responses");
+    // The Chat reference, tools: "A max of 128 functions are supported."
+    if (const qsizetype tools = body.value("tools").toArray().size(); !responses && tools > 128)
+        return refusal(
+            QJsonDocument(QJsonObject{{"error", QJsonObject{{"message", QStringLiteral("Invalid 'tools': array too "
+                                                                                       "long. Expected an array with "
+                                                                                       "maximum length 128, but got an "
+                                                                                       "array with length %1 instead.")
+                                                                            .arg(tools)},
+                                                            {"type", "invalid_request_error"},
+                                                            {"param", "tools"},
+                                                            {"code", "array_above_max_length"}}}})
+                .toJson(QJsonDocument::Compact));
     for (const QJsonValue &t : body.value("tools").toArray()) {
         const QJsonObject tool = t.toObject();
         const QJsonObject fn = responses ? tool : tool.value("function").toObject();
@@ -354,6 +367,76 @@ std::optional<demo::Fault> openAIRefuses(const demo::RecordedRequest &request) {
                     .toJson(QJsonDocument::Compact));
     }
     return std::nullopt;
+}
+
+// What a model or a server refuses with a 400 although its API has the field (probe G2), in the
+// provider's words: Gemini 2.5 on a non-zero penalty, gpt-5 and the o-series on sampling, Groq
+// (its path: /openai/v1) on logprobs, top_logprobs, logit_bias and a message's name.
+std::optional<demo::Fault> modelRefuses(const demo::RecordedRequest &request) {
+    const QJsonObject body = QJsonDocument::fromJson(request.body).object();
+    const auto openAI = [](const QString &message, const QString &param) {
+        return refusal(QJsonDocument(QJsonObject{{"error", QJsonObject{{"message", message},
+                                                                       {"type", "invalid_request_error"},
+                                                                       {"param", param},
+                                                                       {"code", QJsonValue::Null}}}})
+                           .toJson(QJsonDocument::Compact));
+    };
+    if (request.path.contains(":streamGenerateContent")) {
+        const QJsonObject generation = body.value("generationConfig").toObject();
+        if (generation.value("presencePenalty").toDouble() != 0 || generation.value("frequencyPenalty").toDouble() != 0)
+            return refusal(R"({"error":{"code":400,"message":"Penalty is not enabled for models/gemini-e",)"
+                           R"("status":"INVALID_ARGUMENT"}})");
+        return std::nullopt;
+    }
+    if (request.path.startsWith("/openai/v1/")) { // Groq
+        for (const char *key : {"logprobs", "top_logprobs", "logit_bias"})
+            if (body.contains(QLatin1String(key)))
+                return openAI(QStringLiteral("'%1' : property '%1' is unsupported").arg(QLatin1String(key)), key);
+        const QJsonArray messages = body.value("messages").toArray();
+        for (qsizetype i = 0; i < messages.size(); ++i)
+            if (messages[i].toObject().contains("name"))
+                return openAI(QStringLiteral("'messages.%1' : property 'name' is unsupported").arg(i), "messages");
+    }
+    const QString model = body.value("model").toString();
+    if (model == QLatin1String("gpt-5") || model == QLatin1String("o3"))
+        for (const char *key : {"temperature", "top_p"})
+            if (body.contains(QLatin1String(key)))
+                return openAI(QStringLiteral("Unsupported parameter: '%1' is not supported with this model.")
+                                  .arg(QLatin1String(key)),
+                              key);
+    return openAIRefuses(request);
+}
+
+// The engine's transport, with Groq's host (api.groq.com) answered by a fake on loopback.
+class GroqOnLoopback final : public upstream::Transport {
+public:
+    explicit GroqOnLoopback(const QString &fakeBaseUrl) : m_fake(fakeBaseUrl) {}
+    upstream::UpstreamCall *start(const upstream::HttpRequest &request, QObject *parent) override {
+        upstream::HttpRequest r = request;
+        if (r.url.host() == QLatin1String("api.groq.com")) {
+            r.url.setScheme(m_fake.scheme());
+            r.url.setHost(m_fake.host());
+            r.url.setPort(m_fake.port());
+        }
+        return m_real.start(r, parent);
+    }
+
+private:
+    QUrl m_fake;
+    upstream::DefaultTransport m_real;
+};
+
+// An Anthropic client's question with `n` tools (an MCP-heavy Claude Code).
+QJsonObject anthropicWithTools(const QString &model, int n) {
+    QJsonArray tools;
+    for (int i = 0; i < n; ++i)
+        tools.append(QJsonObject{{"name", QStringLiteral("mcp__srv__tool_%1").arg(i)},
+                                 {"description", "An MCP tool."},
+                                 {"input_schema", QJsonObject{{"type", "object"}}}});
+    return QJsonObject{{"model", model},
+                       {"max_tokens", 256},
+                       {"tools", tools},
+                       {"messages", QJsonArray{QJsonObject{{"role", "user"}, {"content", "list the files"}}}}};
 }
 
 // An agent's last call: one tool round, then "sum it up", with its tools dropped.
@@ -1311,6 +1394,100 @@ private Q_SLOTS:
                  QByteArray("messages[].content[].server_tool_use, messages[].content[].web_fetch_tool_result"));
     }
 
+    // Probe G2 3, 4, 7: a value the candidate's API has but its model or server refuses with a 400
+    // (Gemini 2.5's penalties, gpt-5's sampling, what Groq does not take) went to it after a
+    // failover, and the 400 ended the chain: the client got invalid_request_error for a request its
+    // first provider takes, and a later candidate was never tried. Each now goes without it, and the
+    // answer names it (x-switchman-dropped, the stream's first comment).
+    void whatAModelRefusesGoesWithoutAndIsNamed() {
+        GatewayFixture gw;
+        auto model = [](const QString &provider, const QString &id) {
+            config::ModelConfig m;
+            m.provider = provider;
+            m.id = id;
+            m.reasoning = true;
+            return m;
+        };
+        config::ProviderConfig groq = gw.config.providers.value(QStringLiteral("pb"));
+        groq.id = QStringLiteral("pg");
+        groq.baseUrl = QStringLiteral("https://api.groq.com/openai/v1");
+        gw.config.providers.insert(groq.id, groq);
+        for (const config::ModelConfig &m : {model("pd", "gpt-5"), model("pb", "o3"), model("pg", "llama-3.3-70b")})
+            gw.config.models.insert(m.key(), m);
+        auto route = [&gw](const char *name, QStringList candidates) {
+            config::RouteConfig r;
+            r.name = QLatin1String(name);
+            r.candidates = std::move(candidates);
+            gw.config.routes.insert(r.name, r);
+        };
+        route("penalties", {"pe/gemini-e", "pb/gpt-b"});
+        route("sampling", {"pd/gpt-5", "pe/gemini-e"});
+        route("groq", {"pg/llama-3.3-70b", "pd/resp-d"});
+        GroqOnLoopback transport(gw.openaiB.baseUrl());
+        gw.transport = &transport;
+        for (demo::FakeUpstream *fake : {&gw.openaiB, &gw.responsesD, &gw.googleE})
+            fake->setJudge(modelRefuses);
+        gw.start();
+
+        // 3: a Chat client's presence_penalty to Gemini (gemini-e names no generation: a current one).
+        const QJsonObject penalty{{"model", "penalties"},
+                                  {"presence_penalty", 0.5},
+                                  {"frequency_penalty", 0},
+                                  {"messages", QJsonArray{QJsonObject{{"role", "user"}, {"content", "hi"}}}}};
+        const HttpResult gemini = gw.post(QStringLiteral("/v1/chat/completions"), penalty);
+        QVERIFY2(gemini.status == 200, gemini.body.constData());
+        QCOMPARE(gemini.header("x-switchman-candidate"), QByteArray("pe/gemini-e"));
+        QCOMPARE(gemini.header("x-switchman-dropped"), QByteArray("presence_penalty"));
+        QVERIFY(!sentTo(gw.googleE).value("generationConfig").toObject().contains("presencePenalty"));
+        QCOMPARE(gw.openaiB.requests().size(), 0);
+
+        // 4: an Anthropic client's temperature, no thinking asked, to gpt-5 (Responses), streamed and not.
+        QJsonObject warm{{"model", "sampling"},
+                         {"max_tokens", 256},
+                         {"temperature", 0.7},
+                         {"messages", QJsonArray{QJsonObject{{"role", "user"}, {"content", "hi"}}}}};
+        const HttpResult toGpt5 = gw.post(QStringLiteral("/v1/messages"), warm);
+        QVERIFY2(toGpt5.status == 200, toGpt5.body.constData());
+        QCOMPARE(toGpt5.header("x-switchman-candidate"), QByteArray("pd/gpt-5"));
+        QCOMPARE(toGpt5.header("x-switchman-dropped"), QByteArray("temperature"));
+        QVERIFY(!sentTo(gw.responsesD).contains("temperature"));
+        warm.insert("stream", true);
+        const HttpResult streamed = gw.post(QStringLiteral("/v1/messages"), warm);
+        QCOMPARE(streamed.status, 200);
+        QVERIFY2(streamed.body.contains(" dropped=temperature\n"), streamed.body.left(300).constData());
+        QCOMPARE(gw.googleE.requests().size(), 1); // only the penalty's: gpt-5 answered both
+        // A Responses client's own top_p, and a Chat client's own temperature to o3: the same.
+        const HttpResult own = gw.post(QStringLiteral("/v1/responses"),
+                                       QJsonObject{{"model", "pd/gpt-5"}, {"input", "hi"}, {"top_p", 0.5}});
+        QVERIFY2(own.status == 200, own.body.constData());
+        QCOMPARE(own.header("x-switchman-dropped"), QByteArray("top_p"));
+        const HttpResult chat =
+            gw.post(QStringLiteral("/v1/chat/completions"),
+                    QJsonObject{{"model", "pb/o3"},
+                                {"temperature", 0.2},
+                                {"messages", QJsonArray{QJsonObject{{"role", "user"}, {"content", "hi"}}}}});
+        QVERIFY2(chat.status == 200, chat.body.constData());
+        QCOMPARE(chat.header("x-switchman-dropped"), QByteArray("temperature"));
+
+        // 7: a Chat client's logprobs and a named turn, passed through to Groq.
+        const QJsonObject named{
+            {"model", "groq"},
+            {"logprobs", true},
+            {"messages", QJsonArray{QJsonObject{{"role", "user"}, {"name", "alice"}, {"content", "hi"}}}}};
+        const qsizetype before = gw.openaiB.requests().size();
+        const HttpResult toGroq = gw.post(QStringLiteral("/v1/chat/completions"), named);
+        QVERIFY2(toGroq.status == 200, toGroq.body.constData());
+        QCOMPARE(toGroq.header("x-switchman-candidate"), QByteArray("pg/llama-3.3-70b"));
+        QCOMPARE(toGroq.header("x-switchman-dropped"), QByteArray("logprobs, messages[].name"));
+        QCOMPARE(gw.openaiB.requests().size(), before + 1);
+        QVERIFY(gw.openaiB.requests().last().path.startsWith("/openai/v1/"));
+        const QJsonObject sent = sentTo(gw.openaiB);
+        QVERIFY(!sent.contains("logprobs"));
+        QCOMPARE(sent.value("messages").toArray()[0].toObject(),
+                 QJsonObject({{"role", "user"}, {"content", "alice: hi"}}));
+        QCOMPARE(gw.responsesD.requests().size(), 3); // gpt-5's three: Groq answered
+    }
+
     // Requests the gateway converted that the provider would refuse with a 400, which ends the chain
     // (the next candidate never tried), each as the provider checks it (the fakes refuse in its
     // words): the first candidate takes the request as converted, or is skipped for one that can.
@@ -1341,6 +1518,10 @@ private Q_SLOTS:
             << Inbound::Anthropic << anthropicOptionalField("chain", true) << chat << chat;
         QTest::addRow("Anthropic strict tool's optional field to Responses")
             << Inbound::Anthropic << anthropicOptionalField("chain", true) << responses << responses;
+        // Probe G2 6: Chat takes at most 128 tools; the 400 ended the chain.
+        QTest::addRow("150 tools skip Chat")
+            << Inbound::Anthropic << anthropicWithTools("chain", 150) << chat << gemini;
+        QTest::addRow("128 tools to Chat") << Inbound::Anthropic << anthropicWithTools("chain", 128) << chat << chat;
     }
     void theProviderTakesWhatTheGatewayConverted() {
         QFETCH(Inbound, inbound);

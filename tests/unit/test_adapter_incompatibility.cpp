@@ -45,6 +45,30 @@ void TestAdapterIncompatibility::reasons_data() {
         << "";
     QTest::addRow("penalty to Messages") << chat << chatBody(R"("frequency_penalty":0.5)") << "anthropic-messages"
                                          << "frequency_penalty";
+    // Probe G2 6: 150 tools (an MCP-heavy Claude Code) went to Chat, which takes 128 and refused
+    // them with a 400 that ended the chain; Gemini takes 512, Messages and Responses state no limit.
+    const auto tools = [](int n) {
+        QByteArray out = R"("tools":[)";
+        for (int i = 0; i < n; ++i)
+            out += (i ? "," : "") + QByteArray(R"({"name":"t)") + QByteArray::number(i) +
+                   R"(","input_schema":{"type":"object"}})";
+        return out + "]";
+    };
+    const QByteArray tools128 = claudeBody(tools(128).constData());
+    const QByteArray tools129 = claudeBody(tools(129).constData());
+    const QByteArray tools513 = claudeBody(tools(513).constData());
+    QTest::addRow("128 tools to Chat") << claude << tools128 << "openai-completions"
+                                       << "";
+    QTest::addRow("129 tools to Chat") << claude << tools129 << "openai-completions"
+                                       << "tools: 129 function tools, past the 128";
+    QTest::addRow("129 tools to Responses") << claude << tools129 << "openai-responses"
+                                            << "";
+    QTest::addRow("513 tools to Gemini") << claude << tools513 << "google-generative-ai"
+                                         << "tools: 513 function tools, past the 512";
+    QTest::addRow("513 tools to Responses") << claude << tools513 << "openai-responses"
+                                            << "";
+    QTest::addRow("513 tools to Messages, same API") << claude << tools513 << "anthropic-messages"
+                                                     << "";
     QTest::addRow("penalty to Gemini is mapped")
         << chat << chatBody(R"("presence_penalty":0.5)") << "google-generative-ai"
         << "";

@@ -62,6 +62,7 @@ class TestGoogleAdapter : public QObject {
     Q_OBJECT
 private slots:
     void aModelsOutputCapLowersTheRequestsMax();
+    void penaltiesGoOnlyToModelsThatTakeThem();
     void modelConfiguredNotToReasonGetsNoThinkingConfig();
     void buildsStreamGenerateContentRequest();
     void signaturesGoBackOnlyToGoogle();
@@ -86,6 +87,40 @@ private slots:
     void resultsComeBeforeWordsTypedWhileTheToolRan();
     void longRunsOfOneRoleAreOneTurnEach();
 };
+
+// Probe G2 3: a Chat client's presence_penalty went to Gemini 2.5 as presencePenalty, which it
+// refuses with a 400 ("Penalty is not enabled for models/gemini-2.5-flash") that ended the chain.
+// Gemini 2.5, 3 and an id naming no generation get no penalty, and the answer names it; Gemini 2.0
+// and 1.5 still take them.
+void TestGoogleAdapter::penaltiesGoOnlyToModelsThatTakeThem() {
+    const auto req =
+        OpenAIChatCodec().decode(R"({"model":"m","presence_penalty":0.5,"frequency_penalty":0,"temperature":0.3,)"
+                                 R"("messages":[{"role":"user","content":"hi"}]})",
+                                 nullptr);
+    QVERIFY(req);
+    const ChatRequest converted = spokenIn(*req, wire::Api::OpenAICompletions);
+    for (const char *id : {"gemini-2.5-flash", "gemini-2.5-pro", "models/gemini-3-pro-preview", "gemini-flash-latest",
+                           "gemini-2.0-flash-thinking-exp"}) {
+        Target t = target();
+        t.modelId = QLatin1String(id);
+        const QJsonObject generation =
+            json(GoogleAdapter().buildRequest(converted, t, {}).body).value("generationConfig").toObject();
+        QVERIFY2(!generation.contains("presencePenalty"), id);
+        QCOMPARE(generation.value("temperature").toDouble(), 0.3); // the rest as asked
+        // The zero frequency penalty is the default, which Gemini does not check: it goes as before,
+        // nothing lost, nothing said.
+        QCOMPARE(generation.value("frequencyPenalty"), QJsonValue(0));
+        QCOMPARE(GoogleAdapter().droppedFor(converted, t), QStringList{"presence_penalty"});
+    }
+    for (const char *id : {"gemini-2.0-flash", "gemini-2.0-flash-lite", "gemini-1.5-pro"}) {
+        Target t = target();
+        t.modelId = QLatin1String(id);
+        const QJsonObject generation =
+            json(GoogleAdapter().buildRequest(converted, t, {}).body).value("generationConfig").toObject();
+        QCOMPARE(generation.value("presencePenalty").toDouble(), 0.5);
+        QVERIFY(GoogleAdapter().droppedFor(converted, t).isEmpty());
+    }
+}
 
 void TestGoogleAdapter::aFunctionCallNamedWithControlCharactersFails() {
     // Probe T3 (SPEC 10): a functionCall's name reached every client as Gemini wrote it, and a

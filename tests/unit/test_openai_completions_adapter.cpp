@@ -75,6 +75,8 @@ class TestOpenAICompletionsAdapter : public QObject {
 private slots:
     void modelConfiguredNotToReasonGetsNoReasoningEffort();
     void reasoningUsesMaxCompletionTokens();
+    void aModelThatAlwaysReasonsGetsNoSampling();
+    void groqGoesWithoutWhatItRefuses();
     void interleavedToolCallDeltasAssembleByIndex();
     void passthroughKeepsEveryClientField();
     void passthroughSplicesTheClientBytes();
@@ -1015,6 +1017,117 @@ void TestOpenAICompletionsAdapter::resultsComeBeforeWordsTypedWhileTheToolRan() 
     QCOMPARE(rolesOf(again), QStringList({"user", "assistant", "tool", "user", "assistant", "tool", "user"}));
     QCOMPARE(str(again[2].toObject().value("content")), QStringLiteral("first"));
     QCOMPARE(str(again[5].toObject().value("content")), QStringLiteral("second"));
+}
+
+// Probe G2 4: an Anthropic client's temperature, with no thinking asked, went to gpt-5, which always
+// reasons and refuses it ("Unsupported parameter: 'temperature' is not supported with this model."):
+// the 400 ended the chain. Such a model (o-series, gpt-5 and its mini, nano, pro and codex models)
+// goes without the client's sampling and stop sequences on any server, asked to reason or not,
+// converted or the client's own body, and the answer names what it went without.
+void TestOpenAICompletionsAdapter::aModelThatAlwaysReasonsGetsNoSampling() {
+    for (const char *id : {"gpt-5", "gpt-5-mini", "openai/gpt-5-nano", "gpt-5-pro", "gpt-5-codex", "gpt-5.1-codex-max",
+                           "gpt-5.2-pro", "o1", "o3", "o3-mini", "o4-mini", "O4-MINI-2025-04-16"})
+        QVERIFY2(OpenAICompletionsAdapter::alwaysReasons(QLatin1String(id)), id);
+    for (const char *id : {"gpt-5.1", "gpt-5.2", "gpt-5-chat-latest", "gpt-4.1", "gpt-4o", "openai/gpt-oss-120b",
+                           "omni-moderation-latest", "deepseek/deepseek-r1", ""})
+        QVERIFY2(!OpenAICompletionsAdapter::alwaysReasons(QLatin1String(id)), id);
+
+    const auto req = AnthropicMessagesCodec().decode(
+        R"({"model":"claude","max_tokens":1000,"temperature":0.7,"top_p":0.9,"stop_sequences":["END"],)"
+        R"("messages":[{"role":"user","content":"hi"}]})",
+        nullptr);
+    QVERIFY(req);
+    const ChatRequest converted = spokenIn(*req, wire::Api::AnthropicMessages);
+    Target t = target(QStringLiteral("https://example.openai.azure.com/openai/v1"));
+    t.modelId = QStringLiteral("gpt-5");
+    const QJsonObject sent = json(OpenAICompletionsAdapter().buildRequest(converted, t, {}).body);
+    QVERIFY(!sent.contains("temperature"));
+    QVERIFY(!sent.contains("top_p"));
+    QVERIFY(!sent.contains("stop")); // the gateway cuts at it itself
+    QCOMPARE(OpenAICompletionsAdapter().stopSequencesSent(converted, t), 0);
+    QCOMPARE(sent.value("max_completion_tokens").toInt(), 1000); // a reasoning model refuses max_tokens
+    QVERIFY(!sent.contains("reasoning_effort"));                 // the client asked for none
+    QCOMPARE(OpenAICompletionsAdapter().droppedFor(converted, t), QStringList({"temperature", "top_p"}));
+
+    // gpt-5.1 reasons only when asked (its default effort is none) and takes sampling then; a model
+    // configured not to reason keeps the client's sampling too (an operator's say).
+    Target gpt51 = t;
+    gpt51.modelId = QStringLiteral("gpt-5.1");
+    Target configuredNot = t;
+    configuredNot.modelReasons = false;
+    for (const Target &other : {gpt51, configuredNot}) {
+        const QJsonObject kept = json(OpenAICompletionsAdapter().buildRequest(converted, other, {}).body);
+        QCOMPARE(kept.value("temperature").toDouble(), 0.7);
+        QVERIFY(OpenAICompletionsAdapter().droppedFor(converted, other).isEmpty());
+    }
+
+    // A Chat client's own body to o3: its sampling goes, the rest as it wrote it. A zero penalty is the
+    // default: it goes too, unnamed.
+    const QByteArray own = R"({"model":"m","temperature":0.2,"presence_penalty":0,"frequency_penalty":0.4,)"
+                           R"("seed":7,"messages":[{"role":"user","content":"hi"}]})";
+    const auto chat = OpenAIChatCodec().decode(own, nullptr);
+    QVERIFY(chat);
+    const ChatRequest spoken = spokenIn(*chat, wire::Api::OpenAICompletions);
+    t.modelId = QStringLiteral("o3");
+    const QJsonObject passed = json(OpenAICompletionsAdapter().buildRequest(spoken, t, {}).body);
+    for (const char *key : {"temperature", "presence_penalty", "frequency_penalty"})
+        QVERIFY2(!passed.contains(QLatin1String(key)), key);
+    QCOMPARE(passed.value("seed").toInt(), 7);
+    QCOMPARE(passed.value("model").toString(), QStringLiteral("o3"));
+    QCOMPARE(OpenAICompletionsAdapter().droppedFor(spoken, t), QStringList({"temperature", "frequency_penalty"}));
+    t.modelId = QStringLiteral("gpt-4.1"); // a model that takes them: the client's bytes as they were
+    const QByteArray asSent = OpenAICompletionsAdapter().buildRequest(spoken, t, {}).body;
+    QCOMPARE(json(asSent).value("temperature").toDouble(), 0.2);
+    QVERIFY(asSent.startsWith(R"({"model":"gpt-4.1","temperature":0.2,"presence_penalty":0,)"));
+    QVERIFY(OpenAICompletionsAdapter().droppedFor(spoken, t).isEmpty());
+}
+
+// Probe G2 7: a Chat client's logprobs, top_logprobs, logit_bias or a turn's name (multi-agent
+// frameworks set it) went to Groq byte for byte, and Groq refuses each with a 400 that ended the
+// chain. Groq gets the body without them, a turn's name in front of its words (as a conversion
+// writes it), and the answer names them; any other server gets them as the client wrote them.
+void TestOpenAICompletionsAdapter::groqGoesWithoutWhatItRefuses() {
+    const QByteArray body =
+        R"({"model":"m","logprobs":true,"top_logprobs":3,"logit_bias":{"50256":-100},)"
+        R"("temperature":0.5,"messages":[)"
+        R"({"role":"system","name":"rules","content":"Be brief."},)"
+        R"({"role":"user","name":"alice","content":"hi"},)"
+        R"({"role":"user","name":"bob","content":[{"type":"image_url","image_url":{"url":"https://x.test/a.png"}}]},)"
+        R"({"role":"assistant","name":"planner","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"f","arguments":"{}"}}]},)"
+        R"({"role":"tool","name":"f","tool_call_id":"call_1","content":"done"},)"
+        R"({"role":"assistant","name":"planner","content":[{"type":"text","text":"Done."}]}]})";
+    const auto req = OpenAIChatCodec().decode(body, nullptr);
+    QVERIFY(req);
+    const ChatRequest spoken = spokenIn(*req, wire::Api::OpenAICompletions);
+    Target groq = target(QStringLiteral("https://api.groq.com/openai/v1"));
+    groq.modelId = QStringLiteral("openai/gpt-oss-120b");
+    const QJsonObject sent = json(OpenAICompletionsAdapter().buildRequest(spoken, groq, {}).body);
+    for (const char *key : {"logprobs", "top_logprobs", "logit_bias"})
+        QVERIFY2(!sent.contains(QLatin1String(key)), key);
+    QCOMPARE(sent.value("temperature").toDouble(), 0.5);
+    const QJsonArray messages = sent.value("messages").toArray();
+    QCOMPARE(messages.size(), 6);
+    for (const QJsonValue &m : messages)
+        QVERIFY(!m.toObject().contains("name"));
+    QCOMPARE(str(messages[0].toObject().value("content")), QStringLiteral("rules: Be brief."));
+    QCOMPARE(str(messages[1].toObject().value("content")), QStringLiteral("alice: hi"));
+    const QJsonArray bobs = messages[2].toObject().value("content").toArray();
+    QCOMPARE(bobs.size(), 2);
+    QCOMPARE(bobs[0].toObject(), QJsonObject({{"type", "text"}, {"text", "bob:"}}));
+    QVERIFY(messages[3].toObject().value("content").isNull()); // a call without words: no words added
+    QCOMPARE(str(messages[4].toObject().value("content")), QStringLiteral("done"));
+    QCOMPARE(str(messages[5].toObject().value("content").toArray()[0].toObject().value("text")),
+             QStringLiteral("planner: Done."));
+    QCOMPARE(OpenAICompletionsAdapter().droppedFor(spoken, groq),
+             QStringList({"logprobs", "top_logprobs", "logit_bias", "messages[].name"}));
+
+    // Another server takes them: the client's bytes, nothing said.
+    Target openai = target(QStringLiteral("https://api.openai.com/v1"));
+    openai.modelId = QStringLiteral("gpt-4.1");
+    const QByteArray asSent = OpenAICompletionsAdapter().buildRequest(spoken, openai, {}).body;
+    QVERIFY(asSent.startsWith(R"({"model":"gpt-4.1","logprobs":true,"top_logprobs":3,)"));
+    QCOMPARE(json(asSent).value("messages").toArray()[1].toObject().value("name").toString(), QStringLiteral("alice"));
+    QVERIFY(OpenAICompletionsAdapter().droppedFor(spoken, openai).isEmpty());
 }
 
 // A converted request to a model configured `"reasoning": false` (gpt-4o) goes without

@@ -61,6 +61,7 @@ class TestOpenAIResponsesAdapter : public QObject {
 private slots:
     void aModelsOutputCapLowersTheRequestsMax();
     void modelConfiguredNotToReasonGetsNoReasoning();
+    void aModelThatAlwaysReasonsGetsNoSampling();
     void interleavedFunctionCallsAssembleByOutputIndex();
     void aStreamThatKeepsNoArgumentsSaysEachCallOnce();
     void thePromptCacheKeyCrossesOver();
@@ -746,7 +747,9 @@ void TestOpenAIResponsesAdapter::effortNoneReachesTheApisThatSpeakIt() {
         R"({"model":"m","input":"hi","reasoning":{"effort":"none"},"temperature":0.2})", nullptr);
     QVERIFY(fromResponses);
     QCOMPARE(fromResponses->options.reasoning, QStringLiteral("none"));
-    Target chat = target();
+    Target gpt51 = target(); // a model that takes effort none (gpt-5 does not: it always reasons)
+    gpt51.modelId = QStringLiteral("gpt-5.1");
+    Target chat = gpt51;
     chat.api = QStringLiteral("openai-completions");
     const QJsonObject toChat = json(
         OpenAICompletionsAdapter().buildRequest(spokenIn(*fromResponses, wire::Api::OpenAIResponses), chat, {}).body);
@@ -757,8 +760,8 @@ void TestOpenAIResponsesAdapter::effortNoneReachesTheApisThatSpeakIt() {
         R"({"model":"m","reasoning_effort":"none","temperature":0.2,"messages":[{"role":"user","content":"hi"}]})",
         nullptr);
     QVERIFY(fromChat);
-    const QJsonObject toResponses = json(
-        OpenAIResponsesAdapter().buildRequest(spokenIn(*fromChat, wire::Api::OpenAICompletions), target(), {}).body);
+    const QJsonObject toResponses =
+        json(OpenAIResponsesAdapter().buildRequest(spokenIn(*fromChat, wire::Api::OpenAICompletions), gpt51, {}).body);
     QCOMPARE(toResponses.value("reasoning").toObject().value("effort").toString(), QStringLiteral("none"));
     QCOMPARE(toResponses.value("temperature").toDouble(), 0.2);
     QVERIFY(!toResponses.contains("include")); // no encrypted reasoning to carry
@@ -997,6 +1000,52 @@ void TestOpenAIResponsesAdapter::customToolCallItemsAreToolCalls() {
     QCOMPARE(m.stopReason, StopReason::ToolUse);
     QCOMPARE(m.native.value(QStringLiteral("output")).toArray()[1].toObject().value(QStringLiteral("type")).toString(),
              QStringLiteral("custom_tool_call"));
+}
+
+// Probe G2 4: an Anthropic (or Chat, or pi) client's temperature with no thinking asked went to gpt-5,
+// which answered 400 "Unsupported parameter: 'temperature' is not supported with this model." and
+// ended the chain. A model that always reasons goes without the client's sampling, converted or
+// passed through, and the answer names it; gpt-5.1 (default effort none) keeps it.
+void TestOpenAIResponsesAdapter::aModelThatAlwaysReasonsGetsNoSampling() {
+    const auto req = AnthropicMessagesCodec().decode(
+        R"({"model":"claude","max_tokens":1000,"temperature":0.7,"messages":[{"role":"user","content":"hi"}]})",
+        nullptr);
+    QVERIFY(req);
+    const ChatRequest converted = spokenIn(*req, wire::Api::AnthropicMessages);
+    Target t = target(); // gpt-5
+    const QJsonObject sent = json(OpenAIResponsesAdapter().buildRequest(converted, t, {}).body);
+    QVERIFY(!sent.contains("temperature"));
+    QVERIFY(!sent.contains("reasoning")); // none asked: the model's own default
+    QCOMPARE(sent.value("max_output_tokens").toInt(), 1000);
+    QCOMPARE(OpenAIResponsesAdapter().droppedFor(converted, t), QStringList{"temperature"});
+
+    const auto pi =
+        PiNativeCodec().decode(R"({"model":"m","context":{"messages":[{"role":"user","content":"hi","timestamp":1}]},)"
+                               R"("options":{"temperature":0.2}})",
+                               nullptr);
+    QVERIFY(pi);
+    const ChatRequest fromPi = spokenIn(*pi, wire::Api::Pi);
+    t.modelId = QStringLiteral("o3");
+    QVERIFY(!json(OpenAIResponsesAdapter().buildRequest(fromPi, t, {}).body).contains("temperature"));
+    QCOMPARE(OpenAIResponsesAdapter().droppedFor(fromPi, t), QStringList{"options.temperature"});
+
+    // A Responses client's own body to gpt-5 (after gpt-4.1, which took it, failed over): the same.
+    const QByteArray own = R"({"model":"m","input":"hi","temperature":0.2,"top_p":0.5,"user":"u1"})";
+    const auto responses = OpenAIResponsesCodec().decode(own, nullptr);
+    QVERIFY(responses);
+    t.modelId = QStringLiteral("gpt-5");
+    const QJsonObject passed = json(OpenAIResponsesAdapter().buildRequest(*responses, t, {}).body);
+    QVERIFY(!passed.contains("temperature"));
+    QVERIFY(!passed.contains("top_p"));
+    QCOMPARE(passed.value("user").toString(), QStringLiteral("u1"));
+    QCOMPARE(OpenAIResponsesAdapter().droppedFor(*responses, t), QStringList({"temperature", "top_p"}));
+
+    t.modelId = QStringLiteral("gpt-5.1");
+    QCOMPARE(json(OpenAIResponsesAdapter().buildRequest(converted, t, {}).body).value("temperature").toDouble(), 0.7);
+    QVERIFY(OpenAIResponsesAdapter().droppedFor(converted, t).isEmpty());
+    const QByteArray asSent = OpenAIResponsesAdapter().buildRequest(*responses, t, {}).body;
+    QVERIFY(asSent.startsWith(R"({"model":"gpt-5.1","input":"hi","temperature":0.2,)")); // spliced as sent
+    QVERIFY(OpenAIResponsesAdapter().droppedFor(*responses, t).isEmpty());
 }
 
 // A converted request to a model configured `"reasoning": false` (gpt-4.1) goes without
