@@ -297,8 +297,21 @@ int statusCommand(const AdminTarget &target, QTextStream &out, QTextStream &err)
     }
     // As the window's status line says it: parked, rejected, missing and unavailable keys are all out of use.
     const int outOfUse = parked + rejected + missing + unavailable;
+    // The configuration in force and the usage ledger, as /healthz says them (the reasons come with
+    // an admin key). An older instance says neither: nothing is added.
+    const AdminReply healthReply = call(target, "GET", QStringLiteral("/healthz"));
+    const QJsonObject health = healthReply.reached ? jsonOf(healthReply) : QJsonObject();
+    const QString configState = health.value(QStringLiteral("config")).toString();
+    const QString usageState = health.value(QStringLiteral("usage")).toString();
+    const bool configRefused = !configState.isEmpty() && configState != QLatin1String("ok");
+    const bool usageTrouble =
+        !usageState.isEmpty() && usageState != QLatin1String("ok") && usageState != QLatin1String("memory");
 
     QStringList summary;
+    if (configRefused)
+        summary << QStringLiteral("configuration %1").arg(printableText(configState));
+    if (usageTrouble)
+        summary << QStringLiteral("usage ledger %1").arg(printableText(usageState));
     if (!marks.isEmpty())
         summary << (marks.size() == 1 ? QStringLiteral("1 mark") : QStringLiteral("%1 marks").arg(marks.size()));
     if (outOfUse > 0)
@@ -306,6 +319,18 @@ int statusCommand(const AdminTarget &target, QTextStream &out, QTextStream &err)
                                   : QStringLiteral("%1 keys out of use").arg(outOfUse));
     out << "Switchman at " << target.baseUrl << ": running, "
         << (summary.isEmpty() ? QStringLiteral("healthy") : summary.join(QStringLiteral(", "))) << "\n\n";
+    if (configRefused) {
+        out << "Configuration: " << printableText(configState) << ": "
+            << printableText(health.value(QStringLiteral("configError"))
+                                 .toString(QStringLiteral("the file was changed and could not be applied; the "
+                                                          "configuration loaded before is running")))
+            << "\n  Fix the file, then reload (SIGHUP, or POST /admin/reload).\n\n";
+    }
+    if (usageTrouble) {
+        const QString why = health.value(QStringLiteral("usageError")).toString();
+        out << "Usage ledger: " << printableText(usageState)
+            << (why.isEmpty() ? QString() : QStringLiteral(": ") + printableText(why)) << "\n\n";
+    }
 
     out << "Marks" << (marks.isEmpty() ? QStringLiteral(": none, every candidate is healthy") : QString()) << '\n';
     if (!marks.isEmpty()) {

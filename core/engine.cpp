@@ -623,6 +623,7 @@ void Engine::applyConfig(const config::Config &incoming) {
     if (m_tcp)
         m_tcp->setLimits(cfg.limits);
     prewarmCredentials();
+    m_reloadRefused.clear(); // what runs now is what was read (or saved by the window)
     m_telemetry->log(QStringLiteral("info"), QStringLiteral("configuration applied"));
     Q_EMIT configApplied();
 }
@@ -668,12 +669,28 @@ bool Engine::reload(QString *error) {
         why = QStringLiteral("no configuration file to reload (started with --demo or defaults)");
     else if (reloadFromFile(&why))
         return true;
+    else
+        m_reloadRefused = why; // /healthz says so until a reload succeeds (SIGHUP has no one to answer)
     // The admin API answers the caller; the log keeps it for whoever looks later.
     m_telemetry->log(QStringLiteral("warn"), QStringLiteral("configuration reload refused"),
                      {{QStringLiteral("reason"), why}});
     if (error)
         *error = why;
     return false;
+}
+
+server::EngineControl::HealthNote Engine::configHealth() const {
+    if (m_reloadRefused.isEmpty())
+        return {QStringLiteral("ok"), {}};
+    return {QStringLiteral("reload refused"),
+            QStringLiteral("%1; the configuration loaded before is running").arg(m_reloadRefused)};
+}
+
+server::EngineControl::HealthNote Engine::usageHealth() const {
+    if (!m_ledger)
+        return {QStringLiteral("memory"), {}};
+    const telemetry::UsageLedger::Health h = m_ledger->health();
+    return {h.state, h.error};
 }
 
 bool Engine::reloadFromFile(QString *error) {

@@ -92,7 +92,9 @@ public:
     QList<credentials::CredentialStatus> credentialStates() const override;
     int clearCredentials(const credentials::CredentialFilter &filter) override;
     int credentialChanged(const QString &ref);
-    bool reload(QString *error) override;           // re-read configPath
+    bool reload(QString *error) override;     // re-read configPath
+    HealthNote configHealth() const override; // a refused reload, until one succeeds
+    HealthNote usageHealth() const override;
     void applyConfig(const config::Config &config); // in-flight requests keep the config they started with
     void setPaused(bool paused);
     bool paused() const override { return m_paused; }
@@ -187,6 +189,7 @@ private:
     QHostAddress m_host;
     quint16 m_port = 0;
     bool m_paused = false;
+    QString m_reloadRefused;    // why the file's configuration is not the one running; empty when it is
     QByteArray m_requestPrefix; // names this process: request ids and the Redis replica id
     QHash<QString, credentials::CredentialHealth> m_credentialHealth; // as last logged
     struct Shutdown {

@@ -10,6 +10,15 @@
 #include <QJsonDocument>
 #include <QSaveFile>
 
+#ifdef Q_OS_UNIX
+#include <cerrno>
+#include <cstring>
+#include <grp.h>
+#include <pwd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#endif
+
 namespace sw::config {
 
 namespace {
@@ -154,6 +163,45 @@ constexpr QFileDevice::Permissions kOwnerOnly =
     QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ReadUser | QFileDevice::WriteUser;
 constexpr QFileDevice::Permissions kOther = QFileDevice::ReadOther | QFileDevice::WriteOther | QFileDevice::ExeOther;
 
+#ifdef Q_OS_UNIX
+QString userName(uid_t uid) {
+    const passwd *pw = ::getpwuid(uid);
+    return pw ? QString::fromLocal8Bit(pw->pw_name) : QString::number(uid);
+}
+
+QString groupName(gid_t gid) {
+    const group *gr = ::getgrgid(gid);
+    return gr ? QString::fromLocal8Bit(gr->gr_name) : QString::number(gid);
+}
+
+// The new file (a new inode, created as whoever runs this) gets the old one's owner and group:
+// `sudo switchman key create` on the service user's file once handed it to root, and the service
+// could neither reload it nor start again. Where they cannot be kept (not root, and not the owner),
+// nothing is written: the file would lock out whoever reads it now. A group the mode gives no
+// access to is kept when it can be, and may change when not.
+bool keepOwner(const QString &target, const struct stat &old, int fd, QString *error) {
+    struct stat made {};
+    if (::fstat(fd, &made) != 0)
+        return fail(error, QStringLiteral("cannot write %1: %2").arg(target, QString::fromLocal8Bit(strerror(errno))));
+    const bool owner = made.st_uid != old.st_uid;
+    const bool group = made.st_gid != old.st_gid;
+    if (!owner && !group)
+        return true;
+    if (::fchown(fd, owner ? old.st_uid : uid_t(-1), group ? old.st_gid : gid_t(-1)) == 0)
+        return true;
+    const QString why = QString::fromLocal8Bit(strerror(errno));
+    if (!owner && !(old.st_mode & S_IRWXG))
+        return true; // only a group no one reads it through: the owner keeps the file
+    const passwd *pw = ::getpwuid(old.st_uid);
+    const QString sudoUser = pw ? QString::fromLocal8Bit(pw->pw_name) : QStringLiteral("'#%1'").arg(old.st_uid);
+    return fail(error, QStringLiteral("%1 belongs to %2:%3, and a new file written as %4:%5 could not be given back "
+                                      "to them (%6), so %2 could no longer read it. Run this as %2 (sudo -u %7 ...) "
+                                      "or as root")
+                           .arg(target, userName(old.st_uid), groupName(old.st_gid), userName(made.st_uid),
+                                groupName(made.st_gid), why, sudoUser));
+}
+#endif
+
 // Replace: through a temporary file renamed over the target, so a failure at
 // any point (no descriptors, disk full) leaves the old file whole.
 bool replaceFile(const QString &target, const QByteArray &bytes, QString *error) {
@@ -162,6 +210,15 @@ bool replaceFile(const QString &target, const QByteArray &bytes, QString *error)
     QSaveFile file(target);
     if (!file.open(QIODevice::WriteOnly | QIODevice::Unbuffered))
         return fail(error, QStringLiteral("cannot write %1: %2").arg(target, file.errorString()));
+#ifdef Q_OS_UNIX
+    // And its owner and group (before the mode: a chown may clear mode bits).
+    struct stat old {};
+    if (::stat(QFile::encodeName(target).constData(), &old) == 0 && file.handle() >= 0 &&
+        !keepOwner(target, old, file.handle(), error)) {
+        file.cancelWriting();
+        return false;
+    }
+#endif
     // Before the first byte: QSaveFile creates a new file with the umask's mode (often 0644).
     if (!file.setPermissions(mode)) {
         file.cancelWriting();

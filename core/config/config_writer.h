@@ -18,7 +18,9 @@ QJsonObject toJson(const Config &config);
 // complete file, never a partial one), creating the directory.
 // On failure returns false and sets *error (when error is non-null).
 // Permissions: a new file is 0600 and directories it creates are 0700; an
-// existing file keeps its mode minus any access for others. A symbolic link is
+// existing file keeps its mode minus any access for others, and its owner and
+// group (root writing the service user's file gives it back to that user; where
+// the owner cannot be kept, nothing is written). A symbolic link is
 // resolved and its target written (the link stays); *note (when non-null) then
 // says so, and is cleared otherwise. A dangling link is refused.
 bool save(const QString &path, const Config &config, QString *error = nullptr, QString *note = nullptr);

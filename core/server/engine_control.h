@@ -49,6 +49,17 @@ public:
 
     // Re-reads the configuration file; false with a reason, the running configuration unchanged.
     virtual bool reload(QString *error) = 0;
+
+    // What /healthz says beside liveness: a state word and, when something is wrong, why.
+    struct HealthNote {
+        QString state;
+        QString error;
+    };
+    // The configuration in force: "ok", or "reload refused" (the file was changed and could not be
+    // applied: what runs is the configuration loaded before) until a reload succeeds.
+    virtual HealthNote configHealth() const { return {QStringLiteral("ok"), {}}; }
+    // The usage ledger: telemetry::UsageLedger::health().
+    virtual HealthNote usageHealth() const { return {QStringLiteral("memory"), {}}; }
     // A paused gateway refuses new chat requests (503) until resumed.
     virtual bool paused() const = 0;
     // Usage from the ledger; `done` runs on `context`'s thread once every row recorded so far is in.

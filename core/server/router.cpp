@@ -217,13 +217,29 @@ std::optional<Answer> Router::answerBeforeRoutes(const InboundRequest &req, std:
         }
     }
 
-    if (path == QLatin1String("/healthz") || path == QLatin1String("/"))
-        return jsonAnswer(
-            m_draining ? 503 : 200,
-            QJsonDocument(QJsonObject{{QStringLiteral("status"),
-                                       m_draining ? QStringLiteral("shutting down") : QStringLiteral("ok")},
-                                      {QStringLiteral("marks"), m_engine.marksStoreDescription()}})
-                .toJson(QJsonDocument::Compact));
+    if (path == QLatin1String("/healthz") || path == QLatin1String("/")) {
+        const EngineControl::HealthNote config = m_engine.configHealth();
+        const EngineControl::HealthNote usage = m_engine.usageHealth();
+        QJsonObject health{
+            {QStringLiteral("status"), m_draining ? QStringLiteral("shutting down") : QStringLiteral("ok")},
+            {QStringLiteral("marks"), m_engine.marksStoreDescription()},
+            {QStringLiteral("config"), config.state},
+            {QStringLiteral("usage"), usage.state}};
+        if (!config.error.isEmpty() || !usage.error.isEmpty()) {
+            // The reasons name files and may quote the configuration: for an admin key, as the admin
+            // API gives them (anyone, with no tenants configured: the listener is loopback-only then).
+            const std::optional<Caller> who = req.key.done && req.key.config == m_ctx.config
+                                                  ? req.key.caller
+                                                  : GatewayAuth(m_ctx.config->tenants).authenticate(req);
+            if (who && who->admin) {
+                if (!config.error.isEmpty())
+                    health.insert(QStringLiteral("configError"), config.error);
+                if (!usage.error.isEmpty())
+                    health.insert(QStringLiteral("usageError"), usage.error);
+            }
+        }
+        return jsonAnswer(m_draining ? 503 : 200, QJsonDocument(health).toJson(QJsonDocument::Compact));
+    }
 
     if (isChat && m_draining) {
         // The listener is closed: a client that kept its connection is told to come back (a

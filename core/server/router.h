@@ -1,7 +1,7 @@
 #pragma once
 // Every request the listener passed its guards reaches dispatch(). The routes:
 //
-//   GET|HEAD /, /healthz              no key   liveness and where marks live
+//   GET|HEAD /, /healthz              no key   liveness, where marks live, the configuration and ledger state
 //   POST /v1/chat/completions         tenant   a chat request (OpenAI Chat Completions)
 //   POST /v1/messages                 tenant   a chat request (Anthropic Messages)
 //   POST /v1/responses                tenant   a chat request (OpenAI Responses)

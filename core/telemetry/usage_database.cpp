@@ -10,6 +10,7 @@
 #include <QSqlError>
 #include <QSqlQuery>
 #include <QStandardPaths>
+#include <QTemporaryDir>
 #include <QThread>
 #include <QVariant>
 
@@ -17,6 +18,7 @@
 #ifdef Q_OS_UNIX
 #include <cerrno>
 #include <signal.h>
+#include <sys/stat.h>
 #endif
 #include <cmath>
 #include <limits>
@@ -165,8 +167,56 @@ QString UsageDatabase::defaultPath() {
         .filePath(QStringLiteral("switchman/usage.sqlite"));
 }
 
+namespace {
+
+// What a path names now: which file (device and inode), and its size and last change.
+UsageDatabase::FileStamp stampOf(const QString &path) {
+    UsageDatabase::FileStamp s;
+#ifdef Q_OS_UNIX
+    struct stat st {};
+    if (::stat(QFile::encodeName(path).constData(), &st) != 0) {
+        s.unknown = errno != ENOENT && errno != ENOTDIR; // a folder made unreadable hides it, not deletes it
+        return s;
+    }
+    s.exists = true;
+    s.device = quint64(st.st_dev);
+    s.inode = quint64(st.st_ino);
+    s.size = qint64(st.st_size);
+    s.changedNs = qint64(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
+#else
+    const QFileInfo info(path);
+    s.exists = info.exists();
+    s.size = info.size();
+    s.changedNs = info.lastModified().toMSecsSinceEpoch() * 1'000'000;
+#endif
+    return s;
+}
+
+// A file no one may write (chmod 444, a-w): its owner meant it to be read only. Root could write
+// it all the same; it is opened read-only whoever runs.
+bool nobodyMayWrite(const QString &path) {
+#ifdef Q_OS_UNIX
+    struct stat st {};
+    return ::stat(QFile::encodeName(path).constData(), &st) == 0 && S_ISREG(st.st_mode) &&
+           !(st.st_mode & (S_IWUSR | S_IWGRP | S_IWOTH));
+#else
+    return QFileInfo::exists(path) && !QFileInfo(path).isWritable();
+#endif
+}
+
+// A file name as SQLite reads it in a URI: '%', '?' and '#' escaped, and the rest as bytes.
+QString sqliteUri(const QString &path, const QString &query) {
+    return QStringLiteral("file:") +
+           QString::fromLatin1(QFile::encodeName(QFileInfo(path).absoluteFilePath()).toPercentEncoding("/")) +
+           QLatin1Char('?') + query;
+}
+
+} // namespace
+
 bool UsageDatabase::open(const QString &path, Mode mode, QString *error) {
     m_path = path;
+    m_reading = Reading::Shared;
+    m_copy.reset();
     const bool memory = path == QLatin1String(":memory:");
     if (!memory && mode == Mode::ReadWrite) {
         const QString dir = QFileInfo(path).absolutePath();
@@ -174,18 +224,32 @@ bool UsageDatabase::open(const QString &path, Mode mode, QString *error) {
             *error = QStringLiteral("cannot create the folder %1").arg(dir);
             return false;
         }
-        // Tenants, models and spend are the owner's only (0600). SQLite gives the -wal and -shm files
-        // it creates the main file's mode; ones left by a crash are narrowed here too.
-        const QFileDevice::Permissions owner =
-            QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ReadUser | QFileDevice::WriteUser;
+        // Tenants, models and spend are the owner's only (0600). Narrowing only ever takes access
+        // away: a file its owner made read-only (0444) stays so (0400), and is read, not written.
+        const QFileDevice::Permissions owner = QFileDevice::ReadOwner | QFileDevice::WriteOwner;
+        const QFileDevice::Permissions others = QFileDevice::ReadGroup | QFileDevice::WriteGroup |
+                                                QFileDevice::ExeGroup | QFileDevice::ReadOther |
+                                                QFileDevice::WriteOther | QFileDevice::ExeOther;
+        const auto onDisk = [](const QString &file) { // the mode bits, without Qt's per-user flags
+            return QFile::permissions(file) & ~(QFileDevice::ReadUser | QFileDevice::WriteUser | QFileDevice::ExeUser);
+        };
         if (!QFileInfo::exists(path)) {
             QFile f(path);
             if (f.open(QIODevice::WriteOnly | QIODevice::NewOnly, owner)) // created 0600, never wider
                 f.close();
         }
-        for (const QString &file : {path, path + QStringLiteral("-wal"), path + QStringLiteral("-shm")})
-            if (QFileInfo::exists(file) && QFile::permissions(file) != owner)
-                QFile::setPermissions(file, owner);
+        if (QFileInfo::exists(path) && (onDisk(path) & others))
+            QFile::setPermissions(path, onDisk(path) & ~others);
+        // SQLite gives the -wal and -shm files it creates the main file's mode; ones a crash left
+        // (or an older Switchman made wider) get it too.
+        const QFileDevice::Permissions mainMode = onDisk(path);
+        for (const QString &file : {path + QStringLiteral("-wal"), path + QStringLiteral("-shm")})
+            if (QFileInfo::exists(file) && onDisk(file) != mainMode)
+                QFile::setPermissions(file, mainMode);
+        if (nobodyMayWrite(path)) {
+            *error = QStringLiteral("the file is read-only (no write permission for anyone)");
+            return false;
+        }
     }
     if (!memory && mode == Mode::ReadOnly && !QFileInfo::exists(path)) {
         *error = QStringLiteral("%1 does not exist (no usage recorded yet)").arg(path);
@@ -196,16 +260,17 @@ bool UsageDatabase::open(const QString &path, Mode mode, QString *error) {
         *error = QStringLiteral("the Qt SQLite driver is missing (Debian: install libqt6sql6-sqlite)");
         return false;
     }
+    if (!memory && mode == Mode::ReadOnly)
+        return openReadOnly(error);
     db.setDatabaseName(path);
     // A writer holding the lock for a batch is brief: wait for it rather than fail.
-    db.setConnectOptions(mode == Mode::ReadOnly ? QStringLiteral("QSQLITE_OPEN_READONLY;QSQLITE_BUSY_TIMEOUT=5000")
-                                                : QStringLiteral("QSQLITE_BUSY_TIMEOUT=5000"));
+    db.setConnectOptions(QStringLiteral("QSQLITE_BUSY_TIMEOUT=5000"));
     if (!db.open()) {
         *error = db.lastError().text();
         return false;
     }
     QSqlQuery q(db);
-    if (mode == Mode::ReadWrite && !memory) {
+    if (!memory) {
         // WAL: readers (the command line, a query) never block the writer, and a batch is one fsync.
         // Switching a new file to WAL takes its lock without SQLite's busy wait: a replica that
         // opens the same new file at the same moment gets "database is locked". It is asked
@@ -226,21 +291,113 @@ bool UsageDatabase::open(const QString &path, Mode mode, QString *error) {
         }
         q.exec(QStringLiteral("PRAGMA synchronous=NORMAL"));
     }
-    if (mode == Mode::ReadWrite) {
-        if (!migrate(error)) {
-            db.close();
-            return false;
-        }
-    } else if (schemaVersion() > kSchemaVersion || schemaVersion() < 1) {
-        *error = QStringLiteral("%1 has schema version %2; this Switchman reads version 1 to %3")
-                     .arg(path)
-                     .arg(schemaVersion())
-                     .arg(kSchemaVersion);
+    if (!migrate(error)) {
         db.close();
         return false;
     }
+    m_stamp = memory ? FileStamp{} : stampOf(path);
     m_open = true;
     return true;
+}
+
+bool UsageDatabase::openReadOnly(QString *error) {
+    QSqlDatabase db = QSqlDatabase::database(m_connection, false);
+    const QString wal = m_path + QStringLiteral("-wal");
+    // Asks the schema version through the connection as configured: SQLite opens a file lazily, so
+    // a read is what tells whether it can be read at all. Empty when it can, else SQLite's words.
+    const auto tryOpen = [&db, this](const QString &name, const QString &options) -> QString {
+        db.close();
+        db.setDatabaseName(name);
+        db.setConnectOptions(options);
+        if (!db.open())
+            return db.lastError().text();
+        QSqlQuery q(db);
+        if (!q.exec(QStringLiteral("PRAGMA user_version")) || !q.next()) {
+            const QString why = lastError(q);
+            q.finish();
+            db.close();
+            return why.trimmed().isEmpty() ? QStringLiteral("unknown SQLite error") : why;
+        }
+        const int version = q.value(0).toInt();
+        q.finish();
+        if (version < 1 || version > kSchemaVersion) {
+            db.close();
+            return QStringLiteral("it has schema version %1; this Switchman reads version 1 to %2")
+                .arg(version)
+                .arg(kSchemaVersion);
+        }
+        return QString();
+    };
+    // Shared with its writers, as SQLite reads a WAL file: it needs the -shm next to it, or a folder
+    // where it can create one.
+    const QString shared = tryOpen(m_path, QStringLiteral("QSQLITE_OPEN_READONLY;QSQLITE_BUSY_TIMEOUT=5000"));
+    QString why = shared;
+    if (!why.isEmpty() && why.contains(QLatin1String("schema version"))) {
+        *error = QStringLiteral("%1: %2").arg(m_path, why);
+        return false;
+    }
+    if (!why.isEmpty()) {
+        // A folder that cannot be written (mounted read-only, or its mode narrowed): SQLite cannot
+        // make the -shm it shares the file through. With no write-ahead log beside the file (a
+        // clean shutdown leaves none), the file holds every committed row: SQLite reads it as it is
+        // (immutable=1). A log with frames in it is read with them, from a private copy of both (a
+        // crash left it, then the folder became read-only). Either is a picture of the file when
+        // opened; fileChanged() says when it is no longer right, and the ledger opens it again.
+        const FileStamp log = stampOf(wal);
+        if (!log.exists || log.size == 0) {
+            why = tryOpen(sqliteUri(m_path, QStringLiteral("mode=ro&immutable=1")),
+                          QStringLiteral("QSQLITE_OPEN_URI;QSQLITE_OPEN_READONLY"));
+            if (why.isEmpty())
+                m_reading = Reading::AsItIs;
+        } else {
+            auto copy = std::make_unique<QTemporaryDir>();
+            const QString file = copy->filePath(QStringLiteral("usage.sqlite"));
+            const auto copied = [](const QString &from, const QString &to) {
+                return QFile::copy(from, to) &&
+                       QFile::setPermissions(to, QFileDevice::ReadOwner | QFileDevice::WriteOwner);
+            };
+            if (!copy->isValid() || !copied(m_path, file) || !copied(wal, file + QStringLiteral("-wal"))) {
+                why = QStringLiteral("cannot copy it with its write-ahead log %1 to read them: %2")
+                          .arg(wal, copy->isValid() ? QStringLiteral("a copy failed") : copy->errorString());
+            } else {
+                why = tryOpen(file, QStringLiteral("QSQLITE_OPEN_READONLY;QSQLITE_BUSY_TIMEOUT=5000"));
+                if (why.isEmpty()) {
+                    m_reading = Reading::Copy;
+                    m_copy = std::move(copy);
+                }
+            }
+        }
+        if (!why.isEmpty()) {
+            *error = QStringLiteral("cannot read %1: %2; read as it is: %3").arg(m_path, shared, why);
+            return false;
+        }
+    }
+    m_stamp = stampOf(m_path);
+    m_walStamp = stampOf(wal);
+    m_open = true;
+    return true;
+}
+
+void UsageDatabase::emptyLog() {
+    if (m_open && m_reading == Reading::Shared)
+        QSqlQuery(QSqlDatabase::database(m_connection, false)).exec(QStringLiteral("PRAGMA wal_checkpoint(TRUNCATE)"));
+}
+
+UsageDatabase::FileChange UsageDatabase::fileChanged() const {
+    if (!m_open || m_path.isEmpty() || m_path == QLatin1String(":memory:") || !m_stamp.exists)
+        return FileChange::None;
+    const FileStamp now = stampOf(m_path);
+    if (now.unknown)
+        return FileChange::None; // cannot tell: the file open is kept
+    if (!now.exists)
+        return FileChange::Deleted;
+    if (now.device != m_stamp.device || now.inode != m_stamp.inode)
+        return FileChange::Replaced;
+    // A picture of the file is right until the file or its log changes (a writer came).
+    if (m_reading != Reading::Shared && (now.size != m_stamp.size || now.changedNs != m_stamp.changedNs ||
+                                         stampOf(m_path + QStringLiteral("-wal")) != m_walStamp))
+        return FileChange::Changed;
+    return FileChange::None;
 }
 
 int UsageDatabase::schemaVersion() const {

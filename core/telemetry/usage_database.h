@@ -8,6 +8,10 @@
 
 #include <QString>
 
+#include <memory>
+
+class QTemporaryDir;
+
 namespace sw::telemetry {
 
 class UsageDatabase final {
@@ -29,11 +33,39 @@ public:
 
     enum class Mode { ReadWrite, ReadOnly };
     // Creates the file and its folder (ReadWrite), turns on WAL and migrates the schema to
-    // kSchemaVersion. ":memory:" holds the ledger in memory. False with *error set.
+    // kSchemaVersion. ":memory:" holds the ledger in memory. False with *error set, in SQLite's
+    // words. ReadWrite refuses a file no one may write (chmod 444): its owner meant it read-only.
+    // ReadOnly reads a file whose folder cannot be written too (see Reading).
     bool open(const QString &path, Mode mode, QString *error);
     bool isOpen() const { return m_open; }
     QString path() const { return m_path; }
     int schemaVersion() const;
+
+    // How a read-only file is read. Shared: as SQLite shares a WAL file with its writers (through
+    // the -shm beside it). A folder that cannot be written leaves no room for a -shm: AsItIs reads
+    // the file as it was at open (SQLite's immutable=1; right when no write-ahead log holds rows
+    // beside it), Copy reads a private copy of the file and its log. Both are pictures of the
+    // file at open: fileChanged() says when they are no longer right.
+    enum class Reading { Shared, AsItIs, Copy };
+    Reading reading() const { return m_reading; }
+    // Whether the path still names the file opened: Deleted (nothing there now), Replaced
+    // (another file renamed over it), Changed (a picture, AsItIs or Copy, whose file or log a
+    // writer changed since). One stat() or two: the ledger asks once per batch or spend read.
+    enum class FileChange { None, Deleted, Replaced, Changed };
+    FileChange fileChanged() const;
+    // Before letting go of a file deleted or renamed over: its write-ahead log is checkpointed into
+    // it (through the open descriptors) and emptied. SQLite's close leaves the log of a moved file
+    // where it is, and the next open would apply its pages to whatever file now has the name.
+    void emptyLog();
+    struct FileStamp {
+        bool exists = false;
+        bool unknown = false; // stat() failed for another reason than a missing file
+        quint64 device = 0;
+        quint64 inode = 0;
+        qint64 size = 0;
+        qint64 changedNs = 0;
+        bool operator==(const FileStamp &) const = default;
+    };
 
     // One transaction for the whole batch: all rows or none. maxPages > 0 caps the file (a
     // stand-in for a full disk in tests).
@@ -85,10 +117,15 @@ public:
 
 private:
     bool migrate(QString *error);
+    bool openReadOnly(QString *error);
     QString m_connection;
     QString m_path;
     bool m_open = false;
-    qint64 m_dataVersion = -1; // as changedElsewhere() last saw it; -1 = not asked yet
+    Reading m_reading = Reading::Shared;
+    FileStamp m_stamp;                     // the file opened, as it was then
+    FileStamp m_walStamp;                  // its write-ahead log then (a picture's only)
+    std::unique_ptr<QTemporaryDir> m_copy; // Reading::Copy: the copy read, removed with this object
+    qint64 m_dataVersion = -1;             // as changedElsewhere() last saw it; -1 = not asked yet
 };
 
 } // namespace sw::telemetry

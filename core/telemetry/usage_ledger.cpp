@@ -31,61 +31,42 @@ UsageLedger::UsageLedger(Options options, util::Clock &clock, LogFn log, QObject
     m_worker->moveToThread(&m_thread);
     m_thread.start(QThread::LowPriority);
 
-    QString error;
-    QString readError;
-    bool ok = false;
-    bool readOnly = false;
+    Opened opened;
     QMetaObject::invokeMethod(
         m_worker,
-        [this, &error, &readError, &ok, &readOnly, &interrupted, nowEpochMs]() {
-            m_db = new UsageDatabase;
-            const QString path = inMemory(m_options.path) ? QStringLiteral(":memory:") : m_options.path;
-            if (m_options.writable || inMemory(m_options.path))
-                ok = m_db->open(path, UsageDatabase::Mode::ReadWrite, &error);
-            else
-                error = QStringLiteral("not writable");
-            if (!ok && !inMemory(m_options.path)) {
-                // Read-only (a read-only folder or file): its spend and history are still right. New
-                // rows wait in memory and are written once it can take them.
-                delete m_db;
-                m_db = new UsageDatabase;
-                readOnly = m_db->open(path, UsageDatabase::Mode::ReadOnly, &readError);
-            }
-            if (!ok && !readOnly) {
-                // Still a ledger for this session, so queries work; nothing survives a restart.
-                delete m_db;
-                m_db = new UsageDatabase;
-                QString ignored;
-                m_db->open(QStringLiteral(":memory:"), UsageDatabase::Mode::ReadWrite, &ignored);
-            }
-            m_dbReadOnly = readOnly;
-            m_dbInMemory = (!ok && !readOnly) || inMemory(m_options.path);
-            if (m_options.maxPages > 0)
-                m_db->setMaxPages(m_options.maxPages);
-            if (ok && !m_dbInMemory) {
+        [this, &opened, &interrupted, nowEpochMs]() {
+            opened = openDatabase();
+            if (opened.writable && !m_dbInMemory) {
                 // Before any spend is read: answers a crash cut are billed by their estimate.
                 QString ignored; // a file that cannot take it says so with the first batch
                 interrupted = m_db->billInterrupted(writerOf(), nowEpochMs, &ignored);
             }
         },
         Qt::BlockingQueuedConnection);
+    const bool ok = opened.writable;
+    const bool readOnly = opened.readOnly;
+    const QString &error = opened.error;
     m_persistent = ok && !inMemory(m_options.path);
     m_readOnly = readOnly;
     m_readable = ok || readOnly;
-    if (readOnly)
+    if (readOnly) {
+        m_stateError = error;
         m_log(QStringLiteral("error"),
-              QStringLiteral("usage ledger: cannot write %1 (%2); it is read (spend and budgets stay right), requests "
-                             "are served as usual, and up to %3 new usage rows wait in memory until it can be written")
-                  .arg(m_options.path, error)
+              QStringLiteral("usage ledger: cannot write %1 (%2); it is read%3 (spend and budgets stay right), "
+                             "requests are served as usual, and up to %4 new usage rows wait in memory until it can "
+                             "be written")
+                  .arg(m_options.path, error, opened.howRead)
                   .arg(kMaxUnwritten),
               {{QStringLiteral("path"), m_options.path}, {QStringLiteral("error"), error}});
-    else if (!ok)
+    } else if (!ok) {
+        m_stateError = opened.readError.isEmpty() ? error : error + QStringLiteral("; ") + opened.readError;
         m_log(QStringLiteral("error"),
               QStringLiteral("usage ledger: cannot open %1 (%2); usage is kept in memory for this session only; "
                              "tenants with a spend budget are refused (503: their spend cannot be read), other "
                              "requests are served as usual")
-                  .arg(m_options.path, readError.isEmpty() ? error : error + QStringLiteral("; ") + readError),
-              {{QStringLiteral("path"), m_options.path}, {QStringLiteral("error"), error}});
+                  .arg(m_options.path, m_stateError),
+              {{QStringLiteral("path"), m_options.path}, {QStringLiteral("error"), m_stateError}});
+    }
     if (interrupted > 0)
         m_log(QStringLiteral("warning"),
               QStringLiteral("usage: %1 answers cut by a crash billed by estimate").arg(interrupted),
@@ -96,6 +77,132 @@ UsageLedger::UsageLedger(Options options, util::Clock &clock, LogFn log, QObject
 
 UsageDatabase::Writer UsageLedger::writerOf() const {
     return {m_writer, m_host, QCoreApplication::applicationPid()};
+}
+
+UsageLedger::Opened UsageLedger::openDatabase() {
+    Opened o;
+    delete m_db;
+    m_db = new UsageDatabase;
+    const QString path = inMemory(m_options.path) ? QStringLiteral(":memory:") : m_options.path;
+    if (m_options.writable || inMemory(m_options.path))
+        o.writable = m_db->open(path, UsageDatabase::Mode::ReadWrite, &o.error);
+    else
+        o.error = QStringLiteral("not writable");
+    if (!o.writable && !inMemory(m_options.path)) {
+        // Read-only (a read-only folder or file): its spend and history are still right. New
+        // rows wait in memory and are written once it can take them.
+        delete m_db;
+        m_db = new UsageDatabase;
+        o.readOnly = m_db->open(path, UsageDatabase::Mode::ReadOnly, &o.readError);
+        if (o.readOnly && m_db->reading() != UsageDatabase::Reading::Shared)
+            o.howRead = m_db->reading() == UsageDatabase::Reading::AsItIs
+                            ? QStringLiteral(" as it is (its folder cannot be written either, so SQLite cannot share "
+                                             "it; read again when another process changes it)")
+                            : QStringLiteral(" from a private copy with its write-ahead log (its folder cannot be "
+                                             "written, so SQLite cannot share it; read again when another process "
+                                             "changes it)");
+    }
+    if (!o.writable && !o.readOnly) {
+        // Still a ledger for this session, so queries work; nothing survives a restart.
+        delete m_db;
+        m_db = new UsageDatabase;
+        QString ignored;
+        m_db->open(QStringLiteral(":memory:"), UsageDatabase::Mode::ReadWrite, &ignored);
+    }
+    m_dbReadOnly = o.readOnly;
+    m_dbInMemory = (!o.writable && !o.readOnly) || inMemory(m_options.path);
+    if (m_options.maxPages > 0)
+        m_db->setMaxPages(m_options.maxPages);
+    // A new file has its own row ids and data version: replay reads start over in it.
+    m_replayCursor = 0;
+    m_replayDataVersion = -1;
+    return o;
+}
+
+void UsageLedger::checkFile() {
+    if (m_dbInMemory || !m_db)
+        return;
+    const UsageDatabase::FileChange change = m_db->fileChanged();
+    if (change == UsageDatabase::FileChange::None)
+        return;
+    if (change == UsageDatabase::FileChange::Changed) {
+        // A picture of a read-only file that another process has written since: read it again
+        // (shared now, if the writer made a -shm this process can read). A failed try keeps the old
+        // picture and is made again at the next check.
+        auto *again = new UsageDatabase;
+        QString ignored;
+        if (again->open(m_options.path, UsageDatabase::Mode::ReadOnly, &ignored)) {
+            delete m_db;
+            m_db = again;
+            m_replayDataVersion = -1;
+        } else {
+            delete again;
+        }
+        return;
+    }
+    // Deleted or renamed over: rows written on would go to a file no one can open again, and be
+    // lost at the next start. The old connection goes first, its log emptied (a new file there
+    // must not inherit its pages), then the path is opened as at start.
+    const bool deleted = change == UsageDatabase::FileChange::Deleted;
+    m_db->emptyLog();
+    delete m_db;
+    m_db = nullptr;
+    const Opened o = openDatabase();
+    QString message =
+        deleted ? QStringLiteral("usage ledger: %1 was deleted while Switchman was running; the rows it held are gone "
+                                 "with it")
+                      .arg(m_options.path)
+                : QStringLiteral("usage ledger: %1 was replaced by another file while Switchman was running; spend "
+                                 "and history are read from the new file")
+                      .arg(m_options.path);
+    QString level = QStringLiteral("warning");
+    QString error;
+    if (o.writable) {
+        message += deleted ? QStringLiteral(", and usage from now on is written to a new file there")
+                           : QStringLiteral(", and usage from now on is written to it");
+    } else if (o.readOnly) {
+        error = o.error;
+        level = QStringLiteral("error");
+        message += QStringLiteral("; it cannot be written (%1): up to %2 new usage rows wait in memory")
+                       .arg(o.error)
+                       .arg(kMaxUnwritten);
+    } else {
+        error = o.readError.isEmpty() ? o.error : o.error + QStringLiteral("; ") + o.readError;
+        level = QStringLiteral("error");
+        message += QStringLiteral("; it cannot be opened (%1): usage is kept in memory for this session only, and "
+                                  "tenants with a spend budget are refused (503)")
+                       .arg(error);
+    }
+    QPointer<UsageLedger> self(this);
+    QMetaObject::invokeMethod(this, [self, level, message, error, o]() {
+        if (!self)
+            return;
+        self->m_readOnly = o.readOnly;
+        self->m_readable = o.writable || o.readOnly;
+        self->m_persistent = o.writable && !inMemory(self->m_options.path);
+        self->m_stateError = error;
+        self->m_failing = false; // this file's trouble, if any, is said here
+        self->m_log(level, message, {{QStringLiteral("path"), self->m_options.path}, {QStringLiteral("error"), error}});
+    });
+}
+
+UsageLedger::Health UsageLedger::health() const {
+    if (inMemory(m_options.path))
+        return {QStringLiteral("memory"), QString()};
+    if (!m_readable)
+        return {QStringLiteral("unavailable"),
+                QStringLiteral("cannot read %1 (%2): tenants with a spend budget are refused")
+                    .arg(m_options.path, m_stateError)};
+    if (m_readOnly)
+        return {QStringLiteral("read-only"),
+                QStringLiteral("cannot write %1 (%2); it is read, and new usage rows wait in memory (%3 now)")
+                    .arg(m_options.path, m_stateError)
+                    .arg(m_unwritten)};
+    if (m_unwritten > 0)
+        return {QStringLiteral("not writing"), QStringLiteral("cannot write %1 (%2); %3 usage rows wait in memory")
+                                                   .arg(m_options.path, m_stateError)
+                                                   .arg(m_unwritten)};
+    return {QStringLiteral("ok"), QString()};
 }
 
 UsageLedger::~UsageLedger() {
@@ -204,7 +311,8 @@ void UsageLedger::flush(bool retry) {
             }
         }
         if (rows.isEmpty() && opens.isEmpty() && closes.isEmpty())
-            return; // a retry with nothing left to write
+            return;  // a retry with nothing left to write
+        checkFile(); // never a batch into a file deleted or renamed over meanwhile
         if (m_dbReadOnly && m_options.writable) {
             // Opened read-only at start: it may take writes now (the folder made writable again).
             auto *writable = new UsageDatabase;
@@ -241,15 +349,22 @@ void UsageLedger::flush(bool retry) {
                 m_retry.remove(0, m_retry.size() - kMaxUnwritten); // the oldest go first
         }
         const int unwritten = int(m_retry.size());
-        QMetaObject::invokeMethod(this, [self, ok, error, unwritten]() {
+        const bool readOnly = m_dbReadOnly;
+        QMetaObject::invokeMethod(this, [self, ok, error, unwritten, readOnly]() {
             if (self)
-                self->onWriteResult(ok, error, unwritten);
+                self->onWriteResult(ok, error, unwritten, readOnly);
         });
     });
 }
 
-void UsageLedger::onWriteResult(bool ok, const QString &error, int unwritten) {
+void UsageLedger::onWriteResult(bool ok, const QString &error, int unwritten, bool readOnly) {
     m_unwritten = unwritten;
+    if (m_readOnly && !readOnly) { // the file takes writes again (its folder or mode made writable)
+        m_readOnly = false;
+        m_persistent = true;
+    }
+    if (!ok && !m_readOnly)
+        m_stateError = error;
     if (unwritten > 0 && !m_stopping) {
         scheduleRetry();
     } else {
@@ -308,6 +423,7 @@ void UsageLedger::flushReplays() {
         return;
     QMetaObject::invokeMethod(m_worker, [this, ops = std::exchange(m_pendingReplays, {})]() {
         QString ignored; // best effort: this process still replays them; a failing file has said so
+        checkFile();
         if (!m_dbReadOnly && !m_dbInMemory)
             m_db->writeReplays(ops, m_writer, &ignored);
     });
@@ -333,6 +449,8 @@ void UsageLedger::readNewReplays(qint64 sinceEpochMs, qint64 maxBytes, QObject *
         return;
     QPointer<QObject> receiver(context);
     QMetaObject::invokeMethod(m_worker, [this, sinceEpochMs, maxBytes, receiver, done = std::move(done)]() mutable {
+        // Once a second: the path still names the file this ledger holds (one stat).
+        checkFile();
         // One PRAGMA when no other process wrote; this process's own rows are skipped by name.
         if (!m_db->changedElsewhere(&m_replayDataVersion))
             return;
@@ -357,6 +475,7 @@ void UsageLedger::query(const UsageQuery &q, QObject *context, std::function<voi
     flush(); // queued before the query: the answer holds every row appended so far
     QPointer<QObject> receiver(context);
     QMetaObject::invokeMethod(m_worker, [this, q, receiver, done = std::move(done)]() mutable {
+        checkFile();
         UsageReport report = m_db->query(q);
         if (!m_retry.isEmpty() && report.error.isEmpty())
             report.error = QStringLiteral("%1 usage rows are not written yet (the ledger file cannot take them)")
@@ -399,6 +518,7 @@ void UsageLedger::readSpend(const QList<SpendWindow> &windows, QObject *context,
     QPointer<QObject> receiver(context);
     QMetaObject::invokeMethod(m_worker, [this, windows, receiver, done = std::move(done)]() mutable {
         std::optional<QList<double>> spent;
+        checkFile();
         // This process's own rows the tracker counted as they came: only another writer's are news.
         // One PRAGMA a second when nothing changed, not a SUM per tenant.
         if (m_db->changedElsewhere()) {

@@ -11,7 +11,9 @@
 // a timer that backs off, and once more at shutdown. A file that can be read
 // but not written is opened read-only, so spend and history stay right; one
 // that cannot be read at all leaves the ledger in memory and not readable(),
-// and tenants with a budget are refused (their spend is unknown).
+// and tenants with a budget are refused (their spend is unknown). A file deleted
+// or renamed over while running is noticed before the next batch (or spend read)
+// and the path opened again, said once in the log.
 
 #include "core/telemetry/usage_database.h"
 #include "core/telemetry/usage_report.h"
@@ -97,22 +99,45 @@ public:
     // Prunes now (also runs at start and then every kPruneEveryMs on the clock).
     void pruneNow();
 
-    bool persistent() const { return m_persistent; } // a file, opened and writable at start
+    bool persistent() const { return m_persistent; } // a file, opened and writable (at start, or since)
     // False when a file was configured and could not even be read at start: spend is unknown.
     bool readable() const { return m_readable; }
-    bool readOnly() const { return m_readOnly; } // at start the file could be read, not written
-    void setMaxPages(qint64 pages);              // tests: a disk that fills up, or gets room again
+    bool readOnly() const { return m_readOnly; } // the file can be read, not written (yet)
+    // What /healthz says of the ledger: "ok" (a file, written), "memory" (no file, by choice),
+    // "read-only" (read; new rows wait in memory), "not writing" (writes fail now: a full disk, a
+    // lock; rows wait in memory), "unavailable" (no file could be read: budgets are refused);
+    // with the reason in SQLite's words, but for "ok" and "memory".
+    struct Health {
+        QString state;
+        QString error;
+    };
+    Health health() const;
+    void setMaxPages(qint64 pages); // tests: a disk that fills up, or gets room again
     QString path() const { return m_options.path; }
     int unwrittenRows() const { return m_unwritten; } // waiting for the file to take them
 
 private:
     UsageDatabase::Writer writerOf() const; // this process, on its open rows
+    struct Opened {
+        bool writable = false;
+        bool readOnly = false;
+        QString error;     // why it could not be written
+        QString readError; // why it could not be read either
+        QString howRead;   // read-only, not shared with writers: how, for the log
+    };
+    // Worker side: the configured file, writable if it can be, else read-only, else a ledger in
+    // memory (sets m_db, m_dbReadOnly, m_dbInMemory). At start, and when the file was deleted or
+    // renamed over while running.
+    Opened openDatabase();
+    // Worker side, once per batch or spend read: the path still names the file opened; if not,
+    // opened again and said once in the log.
+    void checkFile();
     void scheduleFlush();
     void flushReplays();
     void flush(bool retry = false);
     void scheduleRetry();
     void schedulePrune();
-    void onWriteResult(bool ok, const QString &error, int unwritten);
+    void onWriteResult(bool ok, const QString &error, int unwritten, bool readOnly);
 
     Options m_options;
     util::Clock &m_clock;
@@ -138,6 +163,7 @@ private:
     int m_memoryMaxRows = kMemoryMaxRows; // used on the worker thread; set before rows are appended
     bool m_memoryCapSaid = false;         // worker side: the first dropped rows are logged, once
     bool m_failing = false;               // a write failed; the next success says so once
+    QString m_stateError;                 // why the file cannot be read or written now (health())
     int m_unwritten = 0;
     // Worker side: this process's name on the replay rows it writes, the last replay row read,
     // and the file's data version as the replay reads last saw it.

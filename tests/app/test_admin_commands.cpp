@@ -3,6 +3,7 @@
 // socket. The engine runs in this process, so the binary is waited
 // for with the event loop turning.
 #include "core/config/config_loader.h"
+#include "core/config/config_writer.h"
 #include "core/credentials/credential_pools.h"
 #include "gateway_fixture.h"
 #include "signal_wait.h"
@@ -204,6 +205,35 @@ private Q_SLOTS:
             qPrintable(row));
         QVERIFY2(st.out.contains(QStringLiteral("keychain could not be read")), qPrintable(st.out));
         QVERIFY2(!st.out.contains(QStringLiteral("credential retry")), qPrintable(st.out)); // nothing a retry fixes
+    }
+
+    // A reload (SIGHUP, POST /admin/reload) that refused the file was said only in the log and the
+    // POST's answer: `switchman status` said "running, healthy" while the file on disk was not what
+    // ran. It says the reload was refused and why, until one succeeds.
+    void statusSaysARefusedReloadUntilOneSucceeds() {
+        QTemporaryDir dir;
+        GatewayFixture gw;
+        gw.configPath = dir.filePath(QStringLiteral("config.json"));
+        QVERIFY(config::save(gw.configPath, gw.config));
+        gw.start();
+        QFile broken(gw.configPath);
+        QVERIFY(broken.open(QIODevice::WriteOnly | QIODevice::Truncate));
+        broken.write("{\"routes\": ");
+        broken.close();
+        QString why;
+        QVERIFY(!gw.engine().reload(&why)); // what SIGHUP runs
+        const SwitchmanRun st = runSwitchman({QStringLiteral("status"), QStringLiteral("--listen"), listenOf(gw)});
+        QCOMPARE(st.exitCode, 0);
+        QVERIFY2(st.out.contains(QStringLiteral("running, configuration reload refused")), qPrintable(st.out));
+        QVERIFY2(st.out.contains(QStringLiteral("Configuration: reload refused: ") + gw.configPath) &&
+                     st.out.contains(QStringLiteral("invalid JSON")) &&
+                     st.out.contains(QStringLiteral("the configuration loaded before is running")),
+                 qPrintable(st.out));
+        QVERIFY(config::save(gw.configPath, gw.config));
+        QVERIFY(gw.engine().reload(&why));
+        const SwitchmanRun healthy = runSwitchman({QStringLiteral("status"), QStringLiteral("--listen"), listenOf(gw)});
+        QVERIFY2(healthy.out.contains(QStringLiteral("running, healthy")), qPrintable(healthy.out));
+        QVERIFY2(!healthy.out.contains(QStringLiteral("Configuration")), qPrintable(healthy.out));
     }
 
     void theAddressComesFromTheConfigurationAndTheAdminKeyFromTheEnvironment() {

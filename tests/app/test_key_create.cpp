@@ -21,9 +21,11 @@
 
 #include <csignal>
 #include <functional>
+#include <grp.h>
 #include <memory>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <vector>
 
 namespace {
@@ -403,6 +405,61 @@ private Q_SLOTS:
                            QStringLiteral("alice"), QStringLiteral("--config"), path});
         QCOMPARE(r.exitCode, 0);
         QCOMPARE(modeOf(path), after);
+    }
+
+    // `sudo switchman key create` on the service user's file (a "Permission denied" first, or a
+    // file in /etc): the new file was root's, the running gateway could not reload it, the printed
+    // key never worked and the service did not start again. The file keeps its owner and group.
+    void aRootRunKeepsTheFilesOwnerAndGroup() {
+        if (::geteuid() != 0)
+            QSKIP("gives the file another owner first, which only root can");
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("config.json"));
+        QVERIFY(sw::config::save(path, sw::config::Config{}));
+        const uid_t serviceUser = 65534; // nobody
+        const gid_t serviceGroup = 65534;
+        QVERIFY(::chown(QFile::encodeName(path).constData(), serviceUser, serviceGroup) == 0);
+        const Run r = run(keyCreateArgs(QStringLiteral("erin"), path));
+        QCOMPARE(r.exitCode, 0);
+        struct stat st {};
+        QVERIFY(::stat(QFile::encodeName(path).constData(), &st) == 0);
+        QCOMPARE(st.st_uid, serviceUser);
+        QCOMPARE(st.st_gid, serviceGroup);
+        QCOMPARE(modeOf(path), 0600);
+        const auto loaded = sw::config::load(path);
+        QVERIFY(loaded.ok());
+        QCOMPARE(loaded.config->tenants.value(QStringLiteral("erin")).keyHashes, QStringList{hashOf(r.out.trimmed())});
+    }
+
+    // Someone who may write the file but not give a file away (not root, not its owner: a group
+    // that may write it) would leave a file its owner can no longer read: nothing is written, no key
+    // is printed, and the message says whose file it is.
+    void aFileThatCannotBeGivenBackToItsOwnerIsNotWritten() {
+        if (::geteuid() != 0)
+            QSKIP("needs a file of another user that this one may write, which only root can set up");
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("config.json"));
+        QVERIFY(sw::config::save(path, sw::config::Config{}));
+        const uid_t owner = 65533;  // some other user
+        const gid_t shared = 65534; // a group the writer is in
+        const uid_t writer = 65534; // nobody
+        QVERIFY(::chown(QFile::encodeName(path).constData(), owner, shared) == 0);
+        QVERIFY(::chmod(QFile::encodeName(path).constData(), 0660) == 0);
+        QVERIFY(::chmod(QFile::encodeName(dir.path()).constData(), 0777) == 0); // the writer may add files
+        const QByteArray before = readAll(path);
+        const Run r = run(keyCreateArgs(QStringLiteral("erin"), path), [writer, shared]() {
+            if (::setgroups(0, nullptr) != 0 || ::setgid(shared) != 0 || ::setuid(writer) != 0)
+                ::_exit(125);
+        });
+        QVERIFY2(r.exitCode != 0 && r.exitCode != 125, r.err.constData());
+        QVERIFY(r.out.isEmpty()); // no key that would never work
+        QVERIFY2(r.err.contains("could not be given back") && r.err.contains("65533") && r.err.contains("sudo -u"),
+                 r.err.constData());
+        struct stat st {};
+        QVERIFY(::stat(QFile::encodeName(path).constData(), &st) == 0);
+        QCOMPARE(st.st_uid, owner);
+        QCOMPARE(readAll(path), before);
+        QCOMPARE(QDir(dir.path()).entryList(QDir::Files | QDir::Hidden), QStringList{QStringLiteral("config.json")});
     }
 
     // Resolved and reported (not refused): dotfile managers link config.json into a repository.

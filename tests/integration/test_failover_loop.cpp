@@ -1180,6 +1180,23 @@ private Q_SLOTS:
                          GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("y"), false))
                      .header("x-switchman-candidate"),
                  QByteArray("pb/gpt-b"));
+        // /healthz said "ok" as if the file ran: whoever reloaded with SIGHUP learnt nothing. It says
+        // the reload was refused, and why, until a reload succeeds (liveness is unchanged).
+        QJsonObject health = gw.get(QStringLiteral("/healthz")).json();
+        QCOMPARE(health.value(QStringLiteral("status")).toString(), QStringLiteral("ok"));
+        QCOMPARE(health.value(QStringLiteral("config")).toString(), QStringLiteral("reload refused"));
+        QVERIFY2(health.value(QStringLiteral("configError")).toString().contains(gw.configPath) &&
+                     health.value(QStringLiteral("configError")).toString().contains(QStringLiteral("routes")),
+                 qPrintable(health.value(QStringLiteral("configError")).toString()));
+        QString why;
+        QVERIFY(!gw.engine().reload(&why)); // as SIGHUP does: still refused, still said
+        QCOMPARE(gw.get(QStringLiteral("/healthz")).json().value(QStringLiteral("config")).toString(),
+                 QStringLiteral("reload refused"));
+        QVERIFY(config::save(gw.configPath, next));
+        QCOMPARE(gw.postRaw(QStringLiteral("/admin/reload"), "{}").status, 200);
+        health = gw.get(QStringLiteral("/healthz")).json();
+        QCOMPARE(health.value(QStringLiteral("config")).toString(), QStringLiteral("ok"));
+        QVERIFY(!health.contains(QStringLiteral("configError")));
     }
 
     void clientLeavingMidStreamAbortsUpstreamAndServerSurvives() {

@@ -11,6 +11,7 @@
 #include "core/telemetry/usage_ledger.h"
 #include "fake_clock.h"
 #include "gateway_fixture.h"
+#include "unprivileged_run.h"
 
 #include <QCoreApplication>
 #include <QCryptographicHash>
@@ -21,10 +22,12 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QRandomGenerator>
+#include <QScopeGuard>
 #include <QTemporaryDir>
 #include <QTest>
 
 #include <limits>
+#include <sys/stat.h>
 
 using namespace sw;
 using namespace sw::test;
@@ -113,6 +116,15 @@ class TestUsageBudgets : public QObject {
         QNetworkRequest req(QUrl(gw.baseUrl() + path));
         req.setRawHeader("authorization", "Bearer " + m_adminKey);
         return gw.wait(gw.nam.get(req));
+    }
+
+    // /healthz as a load balancer asks it (no key), as a tenant, and as an admin.
+    QJsonObject healthz(GatewayFixture &gw, const QByteArray &key = {}) {
+        const HttpResult r =
+            gw.get(QStringLiteral("/healthz"), 15000, key.isEmpty() ? QList<QPair<QByteArray, QByteArray>>() : as(key));
+        if (r.status != 200)
+            qWarning("healthz answered %d", r.status);
+        return r.json();
     }
 
 private Q_SLOTS:
@@ -714,6 +726,54 @@ private Q_SLOTS:
                  qPrintable(message));
         QCOMPARE(gw.post(route, routeBody(route, QStringLiteral("pb/gpt-b")), as(m_adminKey)).status, 200);
         QCOMPARE(upstreamCalls(gw), 1);
+        // /healthz said "ok" all along. It says the ledger is unavailable now; the reason (a path,
+        // SQLite's words) only to an admin key.
+        for (const QByteArray &key : {QByteArray(), m_teamKey}) {
+            const QJsonObject h = healthz(gw, key);
+            QCOMPARE(h.value(QStringLiteral("status")).toString(), QStringLiteral("ok")); // liveness, as before
+            QCOMPARE(h.value(QStringLiteral("usage")).toString(), QStringLiteral("unavailable"));
+            QVERIFY(!h.contains(QStringLiteral("usageError")));
+        }
+        const QJsonObject h = healthz(gw, m_adminKey);
+        QCOMPARE(h.value(QStringLiteral("usage")).toString(), QStringLiteral("unavailable"));
+        QVERIFY2(h.value(QStringLiteral("usageError")).toString().contains(QStringLiteral("not a database")),
+                 qPrintable(h.value(QStringLiteral("usageError")).toString()));
+    }
+
+    // A data folder that cannot be written (a volume mounted read-only, ProtectHome=read-only):
+    // the ledger could not be read, every tenant with a budget got 503 for the whole session and
+    // /healthz said "ok". The spend is read from the file: the tenant over its budget gets 429, as
+    // before the restart, and /healthz says the ledger is read-only.
+    void aLedgerInAFolderThatCannotBeWrittenKeepsItsBudgets() {
+        SW_AS_UNPRIVILEGED_USER();
+        QTemporaryDir dir;
+        const QString folder = dir.filePath(QStringLiteral("switchman"));
+        const QString ledger = folder + QStringLiteral("/usage.sqlite");
+        const QString route = QStringLiteral("/v1/messages");
+        double spent = 0;
+        {
+            GatewayFixture gw;
+            gw.usageLedgerPath = ledger;
+            addTenants(gw, 0.00001);
+            gw.start();
+            QCOMPARE(gw.post(route, routeBody(route, QStringLiteral("pa/claude-a")), as(m_teamKey)).status, 200);
+            spent = gw.engine().budgets().first().spent;
+            QVERIFY(spent > 0.00001);
+            QCOMPARE(healthz(gw).value(QStringLiteral("usage")).toString(), QStringLiteral("ok"));
+        }
+        QVERIFY(::chmod(QFile::encodeName(folder).constData(), 0555) == 0);
+        const auto writable = qScopeGuard([&folder]() { ::chmod(QFile::encodeName(folder).constData(), 0755); });
+        GatewayFixture gw;
+        gw.usageLedgerPath = ledger;
+        addTenants(gw, 0.00001);
+        gw.start();
+        QCOMPARE(gw.engine().budgets().first().spent, spent);
+        const HttpResult refused = gw.post(route, routeBody(route, QStringLiteral("pa/claude-a")), as(m_teamKey));
+        QVERIFY2(refused.status == 429, refused.body.constData()); // over its budget, not "ledger unavailable"
+        QCOMPARE(gw.post(route, routeBody(route, QStringLiteral("pa/claude-a")), as(m_adminKey)).status, 200);
+        QCOMPARE(healthz(gw).value(QStringLiteral("usage")).toString(), QStringLiteral("read-only"));
+        QVERIFY2(healthz(gw, m_adminKey).value(QStringLiteral("usageError")).toString().contains(ledger),
+                 qPrintable(healthz(gw, m_adminKey).value(QStringLiteral("usageError")).toString()));
     }
 
     void anUnwritableLedgerStillAnswersEveryRequest() {
@@ -770,6 +830,11 @@ private Q_SLOTS:
         gw.engine().usageLedger()->flushAndWait();
         QCOMPARE(ledgerLines.size(), 1);
         QVERIFY2(ledgerLines.first().contains(QStringLiteral("full")), qPrintable(ledgerLines.first()));
+        // With no tenants every caller is the admin: /healthz says why too.
+        const QJsonObject h = healthz(gw);
+        QCOMPARE(h.value(QStringLiteral("usage")).toString(), QStringLiteral("not writing"));
+        QVERIFY2(h.value(QStringLiteral("usageError")).toString().contains(QStringLiteral("full")),
+                 qPrintable(h.value(QStringLiteral("usageError")).toString()));
     }
 };
 

@@ -7,12 +7,14 @@
 #include "core/telemetry/usage_ledger.h"
 #include "fake_clock.h"
 #include "signal_wait.h"
+#include "unprivileged_run.h"
 
 #include <QCoreApplication>
 #include <QDateTime>
 #include <QFile>
 #include <QFileInfo>
 #include <QJsonArray>
+#include <QScopeGuard>
 #include <QSqlDatabase>
 #include <QSqlQuery>
 #include <QSysInfo>
@@ -21,8 +23,10 @@
 
 #include <atomic>
 #include <cmath>
+#include <cstdio>
 #include <ctime>
 #include <limits>
+#include <sys/stat.h>
 #include <thread>
 #include <unistd.h>
 #include <vector>
@@ -108,6 +112,33 @@ int fillUntilUnwritten(UsageLedger &ledger, test::FakeClock &clock) {
         ledger.flushAndWait();
     }
     return n;
+}
+
+int modeOf(const QString &path) {
+    struct stat st {};
+    return ::stat(QFile::encodeName(path).constData(), &st) == 0 ? int(st.st_mode & 07777) : -1;
+}
+
+bool setMode(const QString &path, int mode) {
+    return ::chmod(QFile::encodeName(path).constData(), mode_t(mode)) == 0;
+}
+
+QStringList requestIds(const UsageReport &report) {
+    QStringList ids;
+    for (const UsageRow &r : report.rows)
+        ids << r.requestId;
+    ids.sort();
+    return ids;
+}
+
+// A spend read as the budgets make it every second: nullopt when nothing new was read.
+std::optional<QList<double>> readSpendOf(UsageLedger &ledger, const QList<SpendWindow> &windows) {
+    std::optional<std::optional<QList<double>>> out;
+    QObject context;
+    ledger.readSpend(windows, &context, [&out](std::optional<QList<double>> spent) { out = spent; });
+    if (!test::waitUntil([&out]() { return out.has_value(); }, 5000))
+        qWarning("the ledger did not answer");
+    return out.value_or(std::nullopt);
 }
 
 } // namespace
@@ -673,6 +704,220 @@ private Q_SLOTS:
         QCOMPARE(m_log.size(), 1);
         QVERIFY2(m_log.first().message.contains(QStringLiteral("budget")), qPrintable(m_log.first().message));
         QVERIFY(UsageLedger({QString(), 400, 0, {}}, clock, logger()).readable()); // memory by choice: readable
+    }
+
+    // A data folder that cannot be written (a read-only mount, ProtectHome=read-only, a mode
+    // narrowed to 0555) and a file its owner can still read. SQLite cannot make the -shm it shares
+    // a WAL file through, and the read-only open failed: every tenant with a budget got 503 for the
+    // whole session, spend read $0, and the log blamed "schema version -1". The file is read now,
+    // with the rows a crash left in its write-ahead log, and `switchman usage` reads it too.
+    void aFileInAFolderThatCannotBeWrittenIsRead_data() {
+        QTest::addColumn<bool>("crashed");
+        QTest::addRow("after a clean shutdown") << false;
+        QTest::addRow("with a write-ahead log a crash left") << true;
+    }
+    void aFileInAFolderThatCannotBeWrittenIsRead() {
+        SW_AS_UNPRIVILEGED_USER();
+        QFETCH(bool, crashed);
+        QTemporaryDir dir;
+        const QString folder = dir.filePath(QStringLiteral("switchman"));
+        const QString path = folder + QStringLiteral("/usage.sqlite");
+        test::FakeClock clock;
+        clock.setEpochMs(localMs(2026, 1, 10, 12));
+        const qint64 day = localMs(2026, 1, 10, 0);
+        {
+            UsageLedger ledger({path, 400, 0, {}}, clock, logger());
+            ledger.append(row(QStringLiteral("r1"), QStringLiteral("bob"), QStringLiteral("pa/m"), 1, 1, 2.0,
+                              localMs(2026, 1, 10, 9)));
+            ledger.append(row(QStringLiteral("r2"), QStringLiteral("bob"), QStringLiteral("pa/m"), 1, 1, 3.0,
+                              localMs(2026, 1, 10, 10)));
+            ledger.flushAndWait();
+            if (crashed) { // the files as a crash leaves them: the rows are in the log only
+                QVERIFY(QFileInfo(path + QStringLiteral("-wal")).size() > 0);
+                QVERIFY(QDir().mkpath(dir.filePath(QStringLiteral("crashed"))));
+                for (const QString &suffix : {QString(), QStringLiteral("-wal")})
+                    QVERIFY(QFile::copy(path + suffix, dir.filePath(QStringLiteral("crashed/usage.sqlite")) + suffix));
+            }
+        }
+        const QString readFolder = crashed ? dir.filePath(QStringLiteral("crashed")) : folder;
+        const QString readPath = readFolder + QStringLiteral("/usage.sqlite");
+        QCOMPARE(QFileInfo::exists(readPath + QStringLiteral("-wal")), crashed);
+        QVERIFY(setMode(readFolder, 0555));
+        const auto writable = qScopeGuard([&readFolder]() { setMode(readFolder, 0755); });
+        m_log.clear();
+
+        QCOMPARE(readFile(readPath).rows.size(), 2); // `switchman usage` with no instance running
+        UsageLedger ledger({readPath, 400, 0, {}}, clock, logger());
+        QVERIFY(ledger.readable());
+        QVERIFY(ledger.readOnly());
+        QCOMPARE(ledger.health().state, QStringLiteral("read-only"));
+        QCOMPARE(ledger.spentSince(QStringLiteral("bob"), day), 5.0);
+        QCOMPARE(ask(ledger, {}).rows.size(), 2);
+        QCOMPARE(m_log.size(), 1);
+        QVERIFY2(m_log.first().message.contains(QStringLiteral("it is read")), qPrintable(m_log.first().message));
+        QVERIFY2(!m_log.first().message.contains(QStringLiteral("schema version")), qPrintable(m_log.first().message));
+        const QList<SpendWindow> bobsDay{{QStringLiteral("bob"), day, localMs(2026, 1, 11, 0)}};
+        QCOMPARE(readSpendOf(ledger, bobsDay), std::optional<QList<double>>(QList<double>{5.0}));
+
+        // Another process that may write the folder adds a row: the next spend read holds it.
+        QVERIFY(setMode(readFolder, 0755));
+        {
+            UsageLedger writer({readPath, 400, 0, {}}, clock, logger());
+            writer.append(row(QStringLiteral("w1"), QStringLiteral("bob"), QStringLiteral("pa/m"), 1, 1, 4.0,
+                              localMs(2026, 1, 10, 11)));
+        }
+        QVERIFY(setMode(readFolder, 0555));
+        QCOMPARE(readSpendOf(ledger, bobsDay), std::optional<QList<double>>(QList<double>{9.0}));
+        QCOMPARE(ask(ledger, {}).rows.size(), 3);
+    }
+
+    // When the file cannot be read at all, the log says why in SQLite's words; it said "schema
+    // version -1" for any read that failed. A file its owner made unreadable (chmod 000) stays so:
+    // the start's narrowing to 0600 gave it read and write permission back.
+    void aFileThatCannotBeReadSaysWhyInSQLitesWords() {
+        SW_AS_UNPRIVILEGED_USER();
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("usage.sqlite"));
+        test::FakeClock clock;
+        {
+            UsageLedger ledger({path, 400, 0, {}}, clock, logger());
+            ledger.append(
+                row(QStringLiteral("r1"), QStringLiteral("bob"), QStringLiteral("pa/m"), 1, 1, 2.0, clock.epochMs()));
+        }
+        QVERIFY(setMode(path, 0));
+        m_log.clear();
+        UsageLedger ledger({path, 400, 0, {}}, clock, logger());
+        QCOMPARE(modeOf(path), 0);
+        QVERIFY(!ledger.readable());
+        QCOMPARE(ledger.health().state, QStringLiteral("unavailable"));
+        QCOMPARE(m_log.size(), 1);
+        const QString said = m_log.first().message;
+        QVERIFY2(!said.contains(QStringLiteral("-1")), qPrintable(said));
+        QVERIFY2(said.contains(QStringLiteral("unable to open")), qPrintable(said));
+        QVERIFY2(ledger.health().error.contains(QStringLiteral("unable to open")), qPrintable(ledger.health().error));
+        const QString cli = readFile(path).error;
+        QVERIFY2(cli.contains(QStringLiteral("unable to open")) && !cli.contains(QStringLiteral("-1")),
+                 qPrintable(cli));
+    }
+
+    // chmod 444 on the ledger: its owner wants it read, not written. The start narrowed it to 0600,
+    // which gave the write bit back, and wrote into it. It stays without write permission (others
+    // lose theirs), is read, and is written again once its owner allows it.
+    void aFileNoOneMayWriteIsReadNotWritten() {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("usage.sqlite"));
+        test::FakeClock clock;
+        clock.setEpochMs(localMs(2026, 1, 10, 12));
+        const qint64 day = localMs(2026, 1, 10, 0);
+        {
+            UsageLedger ledger({path, 400, 0, {}}, clock, logger());
+            ledger.append(row(QStringLiteral("r1"), QStringLiteral("bob"), QStringLiteral("pa/m"), 1, 1, 2.0,
+                              localMs(2026, 1, 10, 9)));
+        }
+        QVERIFY(setMode(path, 0444));
+        m_log.clear();
+        {
+            UsageLedger ledger({path, 400, 0, {}}, clock, logger());
+            QCOMPARE(modeOf(path), 0400);
+            QVERIFY(ledger.readOnly());
+            QCOMPARE(ledger.health().state, QStringLiteral("read-only"));
+            QVERIFY2(ledger.health().error.contains(QStringLiteral("read-only")), qPrintable(ledger.health().error));
+            QCOMPARE(ledger.spentSince(QStringLiteral("bob"), day), 2.0);
+            ledger.append(row(QStringLiteral("r2"), QStringLiteral("bob"), QStringLiteral("pa/m"), 1, 1, 2.0,
+                              localMs(2026, 1, 10, 12)));
+            ledger.flushAndWait();
+            QCOMPARE(ledger.unwrittenRows(), 1);
+            QCOMPARE(ledger.spentSince(QStringLiteral("bob"), day), 4.0);
+            QCOMPARE(readFile(path).rows.size(), 1); // not written
+            QCOMPARE(modeOf(path), 0400);
+
+            QVERIFY(setMode(path, 0600)); // its owner allows writes again: the rows that waited go in
+            ledger.append(row(QStringLiteral("r3"), QStringLiteral("bob"), QStringLiteral("pa/m"), 1, 1, 2.0,
+                              localMs(2026, 1, 10, 12)));
+            ledger.flushAndWait();
+            QCOMPARE(ledger.unwrittenRows(), 0);
+            QVERIFY(!ledger.readOnly());
+            QCOMPARE(ledger.health().state, QStringLiteral("ok"));
+        }
+        QCOMPARE(requestIds(readFile(path)),
+                 QStringList({QStringLiteral("r1"), QStringLiteral("r2"), QStringLiteral("r3")}));
+    }
+
+    // The file deleted while the gateway runs (to "reset usage", or by a clean-up): every row after
+    // it went to the deleted file, silently, and was gone at the next start. A new file is started
+    // at the path, once said in the log, and keeps the rows from then on.
+    void aDeletedFileIsStartedAgain_data() {
+        QTest::addColumn<bool>("withItsLog");
+        QTest::addRow("with its -wal and -shm") << true;
+        QTest::addRow("the file alone") << false;
+    }
+    void aDeletedFileIsStartedAgain() {
+        QFETCH(bool, withItsLog);
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("usage.sqlite"));
+        test::FakeClock clock;
+        {
+            UsageLedger ledger({path, 400, 0, {}}, clock, logger());
+            ledger.append(
+                row(QStringLiteral("r1"), QStringLiteral("bob"), QStringLiteral("pa/m"), 1, 1, 2.0, clock.epochMs()));
+            ledger.flushAndWait();
+            QVERIFY(QFile::remove(path));
+            if (withItsLog)
+                for (const QString &suffix : {QStringLiteral("-wal"), QStringLiteral("-shm")})
+                    QVERIFY(QFile::remove(path + suffix));
+            ledger.append(
+                row(QStringLiteral("r2"), QStringLiteral("bob"), QStringLiteral("pa/m"), 1, 1, 2.0, clock.epochMs()));
+            ledger.flushAndWait();
+            QVERIFY(QFileInfo::exists(path));
+            ledger.append(
+                row(QStringLiteral("r3"), QStringLiteral("bob"), QStringLiteral("pa/m"), 1, 1, 2.0, clock.epochMs()));
+            ledger.flushAndWait();
+            QCOMPARE(m_log.size(), 1);
+            QCOMPARE(m_log.first().level, QStringLiteral("warning"));
+            QVERIFY2(m_log.first().message.contains(path + QStringLiteral(" was deleted")) &&
+                         m_log.first().message.contains(QStringLiteral("written to a new file")),
+                     qPrintable(m_log.first().message));
+            QCOMPARE(ledger.health().state, QStringLiteral("ok"));
+        }
+        QCOMPARE(requestIds(readFile(path)), QStringList({QStringLiteral("r2"), QStringLiteral("r3")}));
+    }
+
+    // The file renamed over (a backup put back, `mv`): rows went on to the old file, and at the next
+    // start its stale write-ahead log was applied to the new one. Rows go to the new file now, spend
+    // is read from it, and the old log's pages never reach it.
+    void aFileRenamedOverIsTheLedgerFromThenOn() {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("usage.sqlite"));
+        const QString other = dir.filePath(QStringLiteral("restored.sqlite"));
+        test::FakeClock clock;
+        clock.setEpochMs(localMs(2026, 1, 10, 12));
+        const qint64 day = localMs(2026, 1, 10, 0);
+        {
+            UsageDatabase restored;
+            QString error;
+            QVERIFY2(restored.open(other, UsageDatabase::Mode::ReadWrite, &error), qPrintable(error));
+            QVERIFY2(restored.insert({row(QStringLiteral("x1"), QStringLiteral("bob"), QStringLiteral("pa/m"), 1, 1,
+                                          5.0, localMs(2026, 1, 10, 8))},
+                                     &error),
+                     qPrintable(error));
+        }
+        {
+            UsageLedger ledger({path, 400, 0, {}}, clock, logger());
+            ledger.append(row(QStringLiteral("r1"), QStringLiteral("bob"), QStringLiteral("pa/m"), 1, 1, 2.0,
+                              localMs(2026, 1, 10, 9)));
+            ledger.flushAndWait();
+            QCOMPARE(ledger.spentSince(QStringLiteral("bob"), day), 2.0);
+            QVERIFY(std::rename(QFile::encodeName(other).constData(), QFile::encodeName(path).constData()) == 0);
+            ledger.append(row(QStringLiteral("r2"), QStringLiteral("bob"), QStringLiteral("pa/m"), 1, 1, 1.0,
+                              localMs(2026, 1, 10, 10)));
+            ledger.flushAndWait();
+            QCOMPARE(ledger.spentSince(QStringLiteral("bob"), day), 6.0); // x1 and r2: the file's spend
+            QCOMPARE(requestIds(ask(ledger, {})), QStringList({QStringLiteral("r2"), QStringLiteral("x1")}));
+            QCOMPARE(m_log.size(), 1);
+            QVERIFY2(m_log.first().message.contains(path + QStringLiteral(" was replaced")),
+                     qPrintable(m_log.first().message));
+        }
+        QCOMPARE(requestIds(readFile(path)), QStringList({QStringLiteral("r2"), QStringLiteral("x1")}));
     }
 
     // Rows stamped after a period's end (a clock that was ahead) are not this period's spend.
