@@ -465,6 +465,14 @@ HttpRequest OpenAICompletionsAdapter::buildRequest(const model::ChatRequest &req
         const bool reworksTurns = std::any_of(messages.begin(), messages.end(), [&](const rj::Value &m) {
             return emptyAssistant(m) || reasoningEdit(m) || longIds(m) || nameEdit(m);
         });
+        // OpenAI's models from the o-series and gpt-5 on refuse `max_tokens` ("Use
+        // 'max_completion_tokens' instead"), which every OpenAI chat model takes: to api.openai.com the
+        // client's cap goes by that name, so a failover from a server that took max_tokens (vLLM, Groq,
+        // gpt-4o) reaches gpt-5 whole, as a converted request does (maxTokensFieldDependsOnHost).
+        const bool openAIHost = isOpenAI(target.baseUrl);
+        const bool renamesMaxTokens = openAIHost && rj::member(wire::clientBody(request), "max_tokens") &&
+                                      !rj::member(wire::clientBody(request), "max_completion_tokens");
+        const char *capName = openAIHost ? "max_completion_tokens" : "max_tokens";
         const QByteArray model = wire::jsonString(target.modelId);
         // A model that takes fewer output tokens than asked (Target::maxOutputTokens): each of the
         // client's two caps that asks for more goes down to it.
@@ -475,7 +483,7 @@ HttpRequest OpenAICompletionsAdapter::buildRequest(const model::ChatRequest &req
             return cap && rj::isNumber(v) && rj::toDouble(v) > *cap;
         };
         std::optional<QByteArray> spliced;
-        if (!reworksTurns && refused.isEmpty()) {
+        if (!reworksTurns && refused.isEmpty() && !renamesMaxTokens) {
             QVarLengthArray<wire::JsonMemberEdit, 5> edits{
                 {"model", model},
                 {"stream", "true"},
@@ -484,7 +492,7 @@ HttpRequest OpenAICompletionsAdapter::buildRequest(const model::ChatRequest &req
                 if (overCap(key))
                     edits.append({key, capText});
             if (cap && edits.size() == 3 && !request.options.maxTokens)
-                edits.append({"max_tokens", capText}); // none asked, and the server's own default refused
+                edits.append({capName, capText}); // none asked, and the server's own default refused
             spliced = wire::spliceTopLevel(request.rawBody, std::span(edits.data(), edits.size()));
         }
         if (spliced) {
@@ -498,7 +506,9 @@ HttpRequest OpenAICompletionsAdapter::buildRequest(const model::ChatRequest &req
                 if (overCap(key))
                     body.insert(QLatin1String(key), *cap);
             if (cap && !request.options.maxTokens)
-                body.insert(L("max_tokens"), *cap);
+                body.insert(QLatin1String(capName), *cap);
+            if (renamesMaxTokens)
+                body.insert(L("max_completion_tokens"), body.take(L("max_tokens")));
             for (const char *key : refused)
                 body.remove(QLatin1String(key));
             if (reworksTurns) {

@@ -508,6 +508,24 @@ void TestOpenAICompletionsAdapter::maxTokensFieldDependsOnHost() {
                                         .body);
     QCOMPARE(openai.value(QStringLiteral("max_completion_tokens")).toInt(), 77);
     QVERIFY(!openai.contains(QStringLiteral("max_tokens")));
+    // A Chat client's own max_tokens, passed through: gpt-5 and the o-series refuse the name
+    // ("Use 'max_completion_tokens' instead"), so a failover from a server that took it reached them
+    // as a 400 that ended the chain. To OpenAI it goes as max_completion_tokens; elsewhere as sent.
+    const auto chat = OpenAIChatCodec().decode(
+        R"({"model":"m","max_tokens":321,"messages":[{"role":"user","content":"hi"}]})", nullptr);
+    QVERIFY(chat);
+    const QJsonObject renamed = json(OpenAICompletionsAdapter()
+                                         .buildRequest(spokenIn(*chat, wire::Api::OpenAICompletions),
+                                                       target(QStringLiteral("https://api.openai.com/v1")), {})
+                                         .body);
+    QCOMPARE(renamed.value(QStringLiteral("max_completion_tokens")).toInt(), 321);
+    QVERIFY(!renamed.contains(QStringLiteral("max_tokens")));
+    const QJsonObject kept = json(OpenAICompletionsAdapter()
+                                      .buildRequest(spokenIn(*chat, wire::Api::OpenAICompletions),
+                                                    target(QStringLiteral("http://127.0.0.1:8000/v1")), {})
+                                      .body);
+    QCOMPARE(kept.value(QStringLiteral("max_tokens")).toInt(), 321);
+    QVERIFY(!kept.contains(QStringLiteral("max_completion_tokens")));
     const QJsonObject local = json(OpenAICompletionsAdapter()
                                        .buildRequest(spokenIn(req, wire::Api::AnthropicMessages),
                                                      target(QStringLiteral("http://127.0.0.1:11434/v1")), {})
