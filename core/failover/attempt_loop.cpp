@@ -22,6 +22,7 @@ struct AttemptLoop::Attempt {
     int retries = 0;
     int usageRows = 0; // usage rows this attempt wrote: each id must be unique
     qint64 startMs = 0;
+    quint64 marksSeq = 0;  // ProviderDownMarks::sequence() when it began: which strikes it knew
     qint64 tryStartMs = 0; // this try's launch (an answer lifts only marks older than it)
     qint64 lastByteMs = 0; // the upstream's last byte, for the idle timeout
     int status = 0;
@@ -269,6 +270,7 @@ void AttemptLoop::beginAttempt(const Candidate &candidate) {
     attempt->no = m_attemptNo;
     attempt->candidate = candidate;
     attempt->startMs = m_clock.nowMs();
+    attempt->marksSeq = m_deps.marks->sequence();
     Attempt &a = *attempt;
     m_attempts.emplace(a.id, std::move(attempt));
     startTry(a, false);
@@ -775,7 +777,8 @@ void AttemptLoop::afterFailure(Attempt &a, const UpstreamFailure &failure, const
         // begun before the mark was set adds none, so six requests in flight when a provider
         // stalls add one strike, however many in-attempt retries each of them made meanwhile.
         const qint64 ttl = m_deps.marks->mark(m_settings.tenant, a.candidate.ref(), failure,
-                                              a.startMs ? std::optional<qint64>(a.startMs) : std::nullopt);
+                                              a.startMs ? std::optional<qint64>(a.startMs) : std::nullopt,
+                                              a.startMs ? std::optional<quint64>(a.marksSeq) : std::nullopt);
         if (ttl > 0)
             m_deps.observer->marked(a.candidate, ttl);
     }

@@ -13,7 +13,7 @@ bool MarkFilter::matches(const MarkInfo &m) const {
 ProviderDownMarks::ProviderDownMarks(util::Clock &clock) : m_clock(clock) {}
 
 qint64 ProviderDownMarks::mark(const QString &tenant, const CandidateRef &c, const UpstreamFailure &failure,
-                               std::optional<qint64> attemptStartedAtMs) {
+                               std::optional<qint64> attemptStartedAtMs, std::optional<quint64> attemptStartSeq) {
     if (failure.kind != FailureKind::Transport && failure.kind != FailureKind::ServerError &&
         failure.kind != FailureKind::RateLimited)
         return 0;
@@ -40,10 +40,15 @@ qint64 ProviderDownMarks::mark(const QString &tenant, const CandidateRef &c, con
     // at or before the last strike adds none (parallel requests failing on one blip are one
     // strike). A lone candidate tried while marked and failing again is a consecutive failure;
     // an answer in between ends the run (answered).
-    const bool sameBlip = m.strikes > 0 && attemptStartedAtMs && *attemptStartedAtMs <= m.struckAtMs;
+    // Ordered by the table's sequence when the attempt's is known: a retry that began a moment after
+    // the strike, in the same millisecond, is a consecutive failure, not the same blip (probe G4 2).
+    const bool sameBlip = m.strikes > 0 && (attemptStartSeq && m.struckSeq > 0
+                                                ? *attemptStartSeq < m.struckSeq
+                                                : attemptStartedAtMs && *attemptStartedAtMs <= m.struckAtMs);
     if (!sameBlip) {
         m.strikes += 1;
         m.struckAtMs = now;
+        m.struckSeq = ++m_sequence;
     }
     const qint64 base = failure.kind == FailureKind::RateLimited ? kRateLimitedBaseMs : kServerErrorBaseMs;
     qint64 ttl = base;
@@ -113,7 +118,9 @@ void ProviderDownMarks::apply(const MarkInfo &mark) {
     const Key key = keyFor(mark.tenant, mark.provider, mark.baseUrl, mark.model);
     if (!m_entries.contains(key))
         makeRoomFor(mark.tenant); // another replica's bound is the same one
-    m_entries.insert(key, mark);
+    MarkInfo &m = m_entries[key] = mark;
+    // Known here from now: an attempt that began before it did not know it.
+    m.struckSeq = ++m_sequence;
 }
 
 std::optional<MarkInfo> ProviderDownMarks::makeRoomFor(const QString &tenant) {

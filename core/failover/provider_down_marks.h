@@ -21,6 +21,9 @@ struct MarkInfo {
     int strikes = 0;
     qint64 expiresAtMs = 0; // clock time
     qint64 struckAtMs = 0;  // clock time of the last strike: older attempts add none
+    // This process's order of the last strike (ProviderDownMarks::sequence), or of its arrival from
+    // another replica: an attempt begun before it adds none, even in the same millisecond.
+    quint64 struckSeq = 0;
     qint64 ttlMs = 0;
     std::optional<qint64> retryAfterMs;
     QString lastError;
@@ -61,8 +64,13 @@ public:
     // A mark is never shortened (expiry = max(current, now + TTL)), and a failure of an
     // attempt that started at or before the last strike adds none: parallel requests failing
     // on one blip are one strike (attemptStartedAtMs unknown = a new strike).
+    // `attemptStartSeq`: sequence() when the attempt began, which orders it against strikes exactly
+    // (two in one millisecond too); without it the millisecond clock does, a tie counting as before.
     qint64 mark(const QString &tenant, const CandidateRef &candidate, const UpstreamFailure &failure,
-                std::optional<qint64> attemptStartedAtMs = std::nullopt);
+                std::optional<qint64> attemptStartedAtMs = std::nullopt,
+                std::optional<quint64> attemptStartSeq = std::nullopt);
+    // How many strikes this table has made or taken in so far: read when an attempt begins.
+    quint64 sequence() const { return m_sequence; }
     // The candidate answered an attempt that started after the last strike of a mark covering it
     // (its base URL's transport mark, its model's mark): the outage is over, and the mark goes with
     // its strikes (the failures were consecutive no more). Tells the observer, as a clear does.
@@ -104,6 +112,7 @@ private:
     MarkObserver *m_observer = nullptr;
     // Expired entries are kept (for strike history) until they are over kStrikeResetMs old.
     QHash<Key, MarkInfo> m_entries;
+    quint64 m_sequence = 0; // strikes made or taken in, in order (MarkInfo::struckSeq)
 };
 
 } // namespace sw::failover

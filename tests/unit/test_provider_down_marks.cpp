@@ -99,6 +99,30 @@ private Q_SLOTS:
         QCOMPARE(marks.mark(QStringLiteral("t"), kA, failure(FailureKind::ServerError), later), 40000);
         QCOMPARE(marks.active().first().strikes, 2);
     }
+    // On a millisecond clock a retry sent right after a failure begins in the millisecond of the strike,
+    // and was read as the same blip: 7 of 11 back-to-back retries stayed at 20 s (probe G4 2). The
+    // table's sequence orders them: what began after the strike is the next strike, what began before
+    // it (in the same millisecond too) is none.
+    void anAttemptBegunAfterTheStrikeInItsMillisecondIsTheNextStrike() {
+        sw::test::FakeClock clock;
+        clock.advance(1000);
+        ProviderDownMarks marks(clock);
+        const quint64 before = marks.sequence();
+        const qint64 t = clock.nowMs();
+        QCOMPARE(marks.mark(QStringLiteral("t"), kA, failure(FailureKind::ServerError), t, before), 20000);
+        const quint64 after = marks.sequence(); // the retry begins now, the clock has not moved
+        QCOMPARE(marks.mark(QStringLiteral("t"), kA, failure(FailureKind::ServerError), t, before), 20000);
+        QCOMPARE(marks.active().first().strikes, 1); // a parallel attempt begun before: the same blip
+        QCOMPARE(marks.mark(QStringLiteral("t"), kA, failure(FailureKind::ServerError), t, after), 40000);
+        QCOMPARE(marks.active().first().strikes, 2);
+        // A mark learned from another replica counts from when this process learned it.
+        MarkInfo remote = marks.active().first();
+        remote.strikes = 3;
+        const quint64 beforeApply = marks.sequence();
+        marks.apply(remote);
+        QCOMPARE(marks.mark(QStringLiteral("t"), kA, failure(FailureKind::ServerError), t, beforeApply), 80000);
+        QCOMPARE(marks.active().first().strikes, 3);
+    }
     void aLoneCandidatesConsecutiveFailuresClimbUntilItAnswers() {
         // A lone candidate (or a route whose candidates are all marked) is tried while marked. Each
         // failure of a try started after the last strike is a consecutive failure (SPEC 5): five
