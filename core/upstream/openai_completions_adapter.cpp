@@ -219,7 +219,9 @@ QStringList OpenAICompletionsAdapter::samplingMembers(const model::ChatRequest &
 }
 
 QStringList OpenAICompletionsAdapter::droppedFor(const model::ChatRequest &request, const Target &target) const {
-    if (request.sourceApi != kApi) // converted: the body carries no member Groq refuses
+    // Converted: the body carries no member Groq refuses, and stop sequences not sent are cut at by the
+    // gateway itself (stopSequencesSent), which loses nothing.
+    if (request.sourceApi != kApi)
         return alwaysReasons(target) ? samplingMembers(request) : QStringList();
     const rj::Value *body = wire::clientBody(request);
     QStringList out;
@@ -466,10 +468,11 @@ HttpRequest OpenAICompletionsAdapter::buildRequest(const model::ChatRequest &req
             return emptyAssistant(m) || reasoningEdit(m) || longIds(m) || nameEdit(m);
         });
         // OpenAI's models from the o-series and gpt-5 on refuse `max_tokens` ("Use
-        // 'max_completion_tokens' instead"), which every OpenAI chat model takes: to api.openai.com the
-        // client's cap goes by that name, so a failover from a server that took max_tokens (vLLM, Groq,
-        // gpt-4o) reaches gpt-5 whole, as a converted request does (maxTokensFieldDependsOnHost).
-        const bool openAIHost = isOpenAI(target.baseUrl);
+        // 'max_completion_tokens' instead"), which every OpenAI chat model takes: to api.openai.com, and
+        // to such a model on any server (Azure's too), the client's cap goes by that name, so a failover
+        // from a server that took max_tokens (vLLM, Groq, gpt-4o) reaches gpt-5 whole, as a converted
+        // request does (maxTokensFieldDependsOnHost).
+        const bool openAIHost = isOpenAI(target.baseUrl) || alwaysReasons(target);
         const bool renamesMaxTokens = openAIHost && rj::member(wire::clientBody(request), "max_tokens") &&
                                       !rj::member(wire::clientBody(request), "max_completion_tokens");
         const char *capName = openAIHost ? "max_completion_tokens" : "max_tokens";

@@ -1092,6 +1092,15 @@ void TestOpenAICompletionsAdapter::aModelThatAlwaysReasonsGetsNoSampling() {
         QVERIFY2(!passed.contains(QLatin1String(key)), key);
     QCOMPARE(passed.value("seed").toInt(), 7);
     QCOMPARE(passed.value("model").toString(), QStringLiteral("o3"));
+    // Its max_tokens goes by the name such a model takes, on any server (Azure's too): a failover from
+    // a server that took max_tokens reached o3 as a 400 that ended the chain (probe GV 1).
+    const auto capped = OpenAIChatCodec().decode(
+        R"({"model":"m","max_tokens":500,"messages":[{"role":"user","content":"hi"}]})", nullptr);
+    QVERIFY(capped);
+    const QJsonObject renamed =
+        json(OpenAICompletionsAdapter().buildRequest(spokenIn(*capped, wire::Api::OpenAICompletions), t, {}).body);
+    QCOMPARE(renamed.value("max_completion_tokens").toInt(), 500);
+    QVERIFY(!renamed.contains("max_tokens"));
     QCOMPARE(OpenAICompletionsAdapter().droppedFor(spoken, t), QStringList({"temperature", "frequency_penalty"}));
     t.modelId = QStringLiteral("gpt-4.1"); // a model that takes them: the client's bytes as they were
     const QByteArray asSent = OpenAICompletionsAdapter().buildRequest(spoken, t, {}).body;
