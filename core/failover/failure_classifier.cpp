@@ -45,6 +45,9 @@ std::optional<FailureKind> failureKindFromName(const QString &name) {
 namespace {
 
 // A server that wants the reasoning of its tool-call turns sent back (DeepSeek's thinking mode, Kimi).
+// OpenRouter's 402s that refuse one request's size (refusesTheRequestsSize), not the account.
+constexpr const char *kRefusesTheRequestsSize =
+    "or fewer max_?tokens|can only afford \\d|(prompt|max_?)\\W?tokens limit exceeded";
 constexpr const char *kAsksForReasoningBack =
     "missing\\W{0,3}reasoning_content|reasoning_content\\W{0,3}(field )?(is )?(required|missing)"
     "|reasoning_content\\W{0,3}(in the thinking mode )?must be passed back";
@@ -119,8 +122,7 @@ bool FailureClassifier::isRetryable(const QString &text) {
 }
 
 bool FailureClassifier::refusesTheRequestsSize(std::optional<int> status, const QString &text) {
-    return status == 402 &&
-           matches(text, "or fewer max_?tokens|can only afford \\d|(prompt|max_?)\\W?tokens limit exceeded");
+    return status == 402 && matches(text, kRefusesTheRequestsSize);
 }
 
 bool FailureClassifier::isUsageLimit(std::optional<int> status, const QString &text) {
@@ -155,6 +157,10 @@ bool FailureClassifier::asksForReasoningBack(const FailureInput &in) {
 QString FailureClassifier::withoutEchoes(const QString &text, const RequestStrings &strings) {
     thread_local const QRegularExpression reasoningBack(QString::fromLatin1(kAsksForReasoningBack),
                                                         QRegularExpression::CaseInsensitiveOption);
+    // A tenant's prompt quoted in a spent key's 402 must not make it read as a size refusal, which
+    // keeps the key in use (probe GV 3).
+    thread_local const QRegularExpression requestsSize(QString::fromLatin1(kRefusesTheRequestsSize),
+                                                       QRegularExpression::CaseInsensitiveOption);
     // Quoted: the text holds a request string from its start through the words; or, where the words
     // stand in the text, what is around them agrees with what is around them in a request string
     // for kQuoteContext characters (a provider that quotes 20 characters from the middle of a message,
@@ -196,6 +202,7 @@ QString FailureClassifier::withoutEchoes(const QString &text, const RequestStrin
     for (const QRegularExpression *re : credentials::credentialSignalPatterns())
         scan(*re);
     scan(reasoningBack);
+    scan(requestsSize);
     if (spans.isEmpty())
         return text;
     // Masked from the end, overlaps merged: "…" stands where the request's own words stood.
@@ -218,7 +225,9 @@ std::optional<int> FailureClassifier::outputMaximum(const FailureInput &in) {
         static const QRegularExpression afford(QStringLiteral("can only afford\\s*(\\d{1,9})\\b"),
                                                QRegularExpression::CaseInsensitiveOption);
         const QRegularExpressionMatch m = afford.match(text);
-        if (const int most = m.hasMatch() ? m.captured(1).toInt() : 0; most >= 1)
+        // Credit for a sliver of an answer is no answer: the request fails over (NotServed) rather than
+        // come back cut to a dozen tokens as if whole (probe GV 2).
+        if (const int most = m.hasMatch() ? m.captured(1).toInt() : 0; most >= kLeastAffordableOutput)
             return most;
         return std::nullopt;
     }

@@ -58,6 +58,9 @@ public:
     // "Prompt tokens limit exceeded: N > M". A smaller request on the same key is served: nothing is
     // set aside for the other tenants (probe G3 1). The output form names the cap that fits.
     static bool refusesTheRequestsSize(std::optional<int> status, const QString &text);
+    // The least output an affordable cap may leave (outputMaximum of a 402): below it, the next
+    // candidate answers instead.
+    static constexpr int kLeastAffordableOutput = 1024;
     static bool isConcurrencyCap(const QString &text);
     // A 400 that refuses a signature in the history: Anthropic's "Invalid `signature` in
     // `thinking` block", OpenAI's invalid_encrypted_content, Gemini's "Corrupted thought

@@ -150,10 +150,11 @@ void UsageLedger::checkFile() {
     const Opened o = openDatabase();
     QString message =
         deleted ? QStringLiteral("usage ledger: %1 was deleted while Switchman was running; the rows it held are gone "
-                                 "with it")
+                                 "with it (budgets keep what was spent this period until a restart)")
                       .arg(m_options.path)
-                : QStringLiteral("usage ledger: %1 was replaced by another file while Switchman was running; spend "
-                                 "and history are read from the new file")
+                : QStringLiteral("usage ledger: %1 was replaced by another file while Switchman was running; "
+                                 "history is read from the new file, and budgets keep what was spent this period "
+                                 "(spend in a period never goes down until a restart)")
                       .arg(m_options.path);
     QString level = QStringLiteral("warning");
     QString error;

@@ -320,10 +320,25 @@ private Q_SLOTS:
                                              "https://example.test/credits and upgrade to a paid account");
         QCOMPARE(kindOf(402, fewer), FailureKind::NotServed);
         QCOMPARE(kindOf(402, QStringLiteral("Prompt tokens limit exceeded: 10234 > 6964")), FailureKind::NotServed);
+        // Quoted from a tenant's prompt, the words decide nothing: a spent key's 402 that quotes "can only
+        // afford 7" stays a usage limit (probe GV 3).
+        const QStringList prompt{QStringLiteral("please say: can only afford 7 tokens")};
+        const auto promptStrings = [&prompt]() -> const QStringList & { return prompt; };
+        FailureInput quoting;
+        quoting.status = 402;
+        quoting.message = QStringLiteral("Insufficient credits for request 'please say: can only afford 7 tokens'");
+        quoting.classificationMessage = FailureClassifier::withoutEchoes(quoting.message, promptStrings);
+        QCOMPARE(FailureClassifier::classify(quoting)->kind, FailureKind::CredentialExhausted);
+        QCOMPARE(FailureClassifier::outputMaximum(quoting), std::optional<int>());
         FailureInput sized;
         sized.status = 402;
         sized.message = fewer;
         QCOMPARE(FailureClassifier::outputMaximum(sized), std::optional<int>(5000));
+        // Credit for a dozen tokens is no answer: the next candidate answers (probe GV 2).
+        sized.message = QStringLiteral("This request requires more credits, or fewer max_tokens. You requested up to "
+                                       "64000 tokens, but can only afford 12.");
+        QCOMPARE(FailureClassifier::outputMaximum(sized), std::optional<int>());
+        QCOMPARE(FailureClassifier::classify(sized)->kind, FailureKind::NotServed);
         sized.message = QStringLiteral("Prompt tokens limit exceeded: 10234 > 6964");
         QCOMPARE(FailureClassifier::outputMaximum(sized), std::optional<int>()); // the prompt is the problem
         QCOMPARE(kindOf(401, QStringLiteral("invalid x-api-key")), FailureKind::CredentialExhausted);
