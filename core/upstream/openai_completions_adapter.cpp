@@ -145,9 +145,13 @@ QList<const char *> refusedTopLevel(const rj::Value *body, const Target &target)
     if (OpenAICompletionsAdapter::isGroq(target.baseUrl))
         for (const char *key : OpenAICompletionsAdapter::kGroqRefusedMembers)
             take(key);
-    if (OpenAICompletionsAdapter::alwaysReasons(target))
+    if (OpenAICompletionsAdapter::alwaysReasons(target)) {
         for (const char *key : kSamplingMembers)
             take(key);
+        // "Unsupported parameter: 'stop' is not supported with this model": the gateway cuts at the
+        // client's stop sequences itself (stopSequencesSent), so nothing is lost.
+        take("stop");
+    }
     return out;
 }
 
@@ -226,6 +230,8 @@ QStringList OpenAICompletionsAdapter::droppedFor(const model::ChatRequest &reque
     const rj::Value *body = wire::clientBody(request);
     QStringList out;
     for (const char *key : refusedTopLevel(body, target)) {
+        if (std::string_view(key) == "stop")
+            continue; // cut at by the gateway itself: kept, not dropped
         // A penalty of 0 is the default: nothing is lost with it.
         const rj::Value *v = rj::member(body, key);
         if (std::string_view(key).ends_with("_penalty") && rj::isNumber(v) && rj::toDouble(v) == 0.0)
@@ -249,8 +255,8 @@ bool OpenAICompletionsAdapter::takesReasoningDetailsBack(const Target &target) {
 }
 
 qsizetype OpenAICompletionsAdapter::stopSequencesSent(const model::ChatRequest &request, const Target &target) const {
-    if (request.sourceApi == kApi)
-        return request.options.stop.size(); // the client's own body, as it sent it
+    if (request.sourceApi == kApi) // the client's own body, as it sent it, but to a model that refuses stop
+        return alwaysReasons(target) ? 0 : request.options.stop.size();
     return stopsCarried(target.modelReasons ? request.options : withoutReasoning(request).options,
                         isOpenAI(target.baseUrl), alwaysReasons(target));
 }

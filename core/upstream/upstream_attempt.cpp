@@ -447,7 +447,12 @@ void UpstreamAttempts::start(const failover::TryStart &s) {
             t->secretText = r.secret.size() >= 8 ? QString::fromUtf8(r.secret) : QString();
             t->target.passthroughAuth = r.passthrough;
             t->adapter = adapterFor(t->target.api);
-            t->passthrough = m_setup.request->stream && wire::apiName(m_setup.request->sourceApi) == t->target.api;
+            // The upstream's frames go to the client as they are, unless the gateway must cut the answer
+            // at a stop sequence it could not send (StopSequenceDecoder): then from the decoded events.
+            const QStringList &stops = m_setup.request->options.stop;
+            t->passthrough = m_setup.request->stream && wire::apiName(m_setup.request->sourceApi) == t->target.api &&
+                             (stops.isEmpty() || !t->adapter ||
+                              t->adapter->stopSequencesSent(*m_setup.request, t->target) >= stops.size());
             failover::TryReady ready;
             ready.passthrough = t->passthrough;
             ready.upstreamApi = t->target.api;

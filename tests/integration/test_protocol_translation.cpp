@@ -399,7 +399,7 @@ std::optional<demo::Fault> modelRefuses(const demo::RecordedRequest &request) {
     }
     const QString model = body.value("model").toString();
     if (model == QLatin1String("gpt-5") || model == QLatin1String("o3"))
-        for (const char *key : {"temperature", "top_p"})
+        for (const char *key : {"temperature", "top_p", "stop", "max_tokens"})
             if (body.contains(QLatin1String(key)))
                 return openAI(QStringLiteral("Unsupported parameter: '%1' is not supported with this model.")
                                   .arg(QLatin1String(key)),
@@ -1468,6 +1468,32 @@ private Q_SLOTS:
                                 {"messages", QJsonArray{QJsonObject{{"role", "user"}, {"content", "hi"}}}}});
         QVERIFY2(chat.status == 200, chat.body.constData());
         QCOMPARE(chat.header("x-switchman-dropped"), QByteArray("temperature"));
+        // Its own max_tokens and stop sequence to o3, which refuses both (probe GV 1): the cap goes as
+        // max_completion_tokens, and the gateway cuts the streamed answer at the stop sequence itself, so
+        // nothing is dropped.
+        const QString whole = chat.json()["choices"][0]["message"]["content"].toString();
+        const qsizetype cutAt = whole.size() / 2;
+        const QString stop = whole.mid(cutAt, 4);
+        QVERIFY2(stop.size() == 4 && whole.indexOf(stop) == cutAt, qPrintable(whole));
+        const HttpResult stopped =
+            gw.post(QStringLiteral("/v1/chat/completions"),
+                    QJsonObject{{"model", "pb/o3"},
+                                {"stream", true},
+                                {"max_tokens", 300},
+                                {"stop", QJsonArray{stop}},
+                                {"messages", QJsonArray{QJsonObject{{"role", "user"}, {"content", "hi"}}}}});
+        QVERIFY2(stopped.status == 200, stopped.body.constData());
+        QVERIFY2(!stopped.body.contains(" dropped="), stopped.body.left(300).constData());
+        const QJsonObject toO3 = sentTo(gw.openaiB);
+        QVERIFY(!toO3.contains("stop") && !toO3.contains("max_tokens"));
+        QCOMPARE(toO3.value("max_completion_tokens").toInt(), 300);
+        QString streamedText;
+        for (const QByteArray &line : stopped.body.split('\n'))
+            if (line.startsWith("data: {"))
+                streamedText +=
+                    QJsonDocument::fromJson(line.mid(6)).object()["choices"][0]["delta"]["content"].toString();
+        QCOMPARE(streamedText, whole.left(cutAt));
+        QVERIFY2(stopped.body.contains("\"finish_reason\":\"stop\""), stopped.body.constData());
 
         // 7: a Chat client's logprobs and a named turn, passed through to Groq.
         const QJsonObject named{
