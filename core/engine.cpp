@@ -509,15 +509,8 @@ void Engine::dropUnconfiguredMarks(const config::Config &cfg) {
     // the marks through Redis may still have it (RedisMarkSync drops what it receives the same way).
     int dropped = 0;
     for (const failover::MarkInfo &m : m_marks->active())
-        if (!redis::RedisMarkSync::configures(cfg, m)) {
-            failover::MarkFilter exact;
-            exact.tenant = m.tenant;
-            exact.provider = m.provider;
-            exact.baseUrl = m.baseUrl;
-            exact.model = m.model;
-            exact.exactModel = true;
-            dropped += m_marks->applyClear(exact);
-        }
+        if (!redis::RedisMarkSync::configures(cfg, m))
+            dropped += m_marks->applyClear(failover::MarkFilter::exactly(m));
     if (dropped > 0)
         Q_EMIT marksChanged();
 }

@@ -34,6 +34,7 @@ struct MarkFilter {
     QString tenant, provider, baseUrl, model; // empty = any
     bool exactModel = false;                  // one mark: the model must match as given, "" = only the transport mark
     bool matches(const MarkInfo &m) const;
+    static MarkFilter exactly(const MarkInfo &m) { return {m.tenant, m.provider, m.baseUrl, m.model, true}; }
 };
 
 // Told of every mark this process sets and every clear it makes (not of state

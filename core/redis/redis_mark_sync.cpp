@@ -627,13 +627,7 @@ void RedisMarkSync::onPulled(const RedisValue &v, quint64 ups) {
     for (const MarkInfo &m : m_marks.active()) {
         if (!stale.contains(idFor(m)) || held.contains(idFor(m)))
             continue;
-        failover::MarkFilter f;
-        f.tenant = m.tenant;
-        f.provider = m.provider;
-        f.baseUrl = m.baseUrl;
-        f.model = m.model;
-        f.exactModel = true;
-        n += m_marks.applyClear(f);
+        n += m_marks.applyClear(failover::MarkFilter::exactly(m));
     }
     if (n > 0)
         Q_EMIT marksChanged();
