@@ -407,6 +407,14 @@ std::optional<QString> UpstreamAdapter::incompatibility(const model::ChatRequest
             return QStringLiteral("n: %1 choices in one JSON answer cannot pass this gateway, which folds the "
                                   "answer into one choice; ask for them with stream: true")
                 .arg(choices);
+        // A model that refuses stop sequences (o3, gpt-5): the gateway cuts the answer at them itself,
+        // from the decoded stream, which holds the first choice alone (probe GV2 1).
+        if (choices > 1 && !request.options.stop.isEmpty() && wire::isApi(api(), wire::Api::OpenAICompletions) &&
+            OpenAICompletionsAdapter::alwaysReasons(modelId))
+            return QStringLiteral("n: %1 choices with stop sequences cannot reach %2, which refuses stop: the "
+                                  "gateway cuts the answer at them itself, into one choice")
+                .arg(choices)
+                .arg(modelId);
         return std::nullopt; // passthrough: every field reaches the API that defines it
     }
     // Conversation state lives at OpenAI: another API would answer without the earlier turns.

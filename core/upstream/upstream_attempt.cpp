@@ -137,6 +137,11 @@ bool isNoiseFrame(const upstream::SseEvent &r, const QList<model::StreamEvent> &
         return emptyDelta(wire::rj::member(frame, "delta"));
     for (const wire::rj::Value &c : wire::rj::elements(choices)) {
         const wire::rj::Value *choice = wire::rj::asObject(&c);
+        // Another choice than the first (a client's `n`) is none of the decoder's: its role-only first
+        // frame is what an SDK builds the choice from, and relayed ("missing role for choice 1").
+        if (const wire::rj::Value *index = wire::rj::member(choice, "index");
+            wire::rj::isNumber(index) && wire::rj::toDouble(index) != 0)
+            return false;
         // No finish reason: null, or left out (as some servers do on every chunk but the last).
         if (!wire::rj::isAbsent(wire::rj::member(choice, "finish_reason")) ||
             !emptyDelta(wire::rj::member(choice, "delta")))

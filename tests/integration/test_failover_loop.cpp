@@ -1654,6 +1654,45 @@ private Q_SLOTS:
         QVERIFY(!r.body.contains("response.completed"));
     }
 
+    // A Chat client's `n: 2`, streamed same-API: each choice's first frame carries only its role, and
+    // the second choice's was taken for noise and not relayed; the openai SDK then threw "missing role
+    // for choice 1" on every such stream (probe GV2 1).
+    void everyChoicesRoleFrameReachesAChatClient() {
+        GatewayFixture gw;
+        const auto chunk = [](const QByteArray &choices) {
+            return "data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"gpt-b\","
+                   "\"choices\":[" +
+                   choices + "]}\n\n";
+        };
+        gw.openaiB.setRawReply(chunk(R"({"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null})") +
+                               chunk(R"({"index":1,"delta":{"role":"assistant","content":""},"finish_reason":null})") +
+                               chunk(R"({"index":0,"delta":{"content":"one"},"finish_reason":null})") +
+                               chunk(R"({"index":1,"delta":{"content":"two"},"finish_reason":null})") +
+                               chunk(R"({"index":0,"delta":{},"finish_reason":"stop"})") +
+                               chunk(R"({"index":1,"delta":{},"finish_reason":"stop"})") + "data: [DONE]\n\n");
+        gw.start();
+        QJsonObject body = GatewayFixture::openaiBody(QStringLiteral("pb/gpt-b"), QStringLiteral("hi"), true);
+        body.insert(QStringLiteral("n"), 2);
+        const auto r = gw.post(QStringLiteral("/v1/chat/completions"), body);
+        QCOMPARE(r.status, 200);
+        QVERIFY2(r.body.contains(R"({"index":1,"delta":{"role":"assistant","content":""})"), r.body.constData());
+        QVERIFY2(r.body.contains("\"two\"") && r.body.contains("[DONE]"), r.body.constData());
+
+        // With a stop sequence to a model that refuses stop, the gateway would cut from the decoded
+        // stream, which holds one choice: no candidate can take it, and the client reads why.
+        config::ModelConfig o3 = gw.config.models.value(QStringLiteral("pb/gpt-b"));
+        o3.id = QStringLiteral("o3");
+        o3.reasoning = true;
+        config::Config next = gw.config;
+        next.models.insert(o3.key(), o3);
+        gw.engine().applyConfig(next);
+        body.insert(QStringLiteral("model"), QStringLiteral("pb/o3"));
+        body.insert(QStringLiteral("stop"), QJsonArray{QStringLiteral("END")});
+        const auto refused = gw.post(QStringLiteral("/v1/chat/completions"), body);
+        QCOMPARE(refused.status, 400);
+        QVERIFY2(refused.body.contains("n: 2 choices with stop sequences cannot reach o3"), refused.body.constData());
+    }
+
     void cutAfterCommitWritesTheFormatsError_data() {
         QTest::addColumn<QString>("route");
         QTest::addColumn<QString>("model");
