@@ -108,7 +108,22 @@ private slots:
     void resultsComeBeforeWordsTypedWhileTheToolRan();
     void aModelsOutputCapLowersTheRequestsMax();
     void anotherApisStrictSchemaIsStrictOnlyWhereStrictModeTakesIt();
+    void aServerIsKnownByItsHostAlone();
 };
+
+// The host checks (read without a QUrl parse, several a request) name the host the URL connects to,
+// never a look-alike in its path, query, user info or a longer name.
+void TestOpenAICompletionsAdapter::aServerIsKnownByItsHostAlone() {
+    for (const char *url : {"https://api.openai.com/v1", "https://API.OpenAI.com:443/v1/", "https://api.openai.com",
+                            "https://user:secret@api.openai.com/v1", "https://api.openai.com./v1"})
+        QVERIFY2(OpenAICompletionsAdapter::isOpenAI(QLatin1String(url)), url);
+    for (const char *url : {"https://api.openai.com.evil.test/v1", "https://evil.test/api.openai.com/v1",
+                            "https://evil.test?api.openai.com", "https://api.openai.com@evil.test/v1",
+                            "https://evil.test#api.openai.com", "http://[::1]:8080/v1", ""})
+        QVERIFY2(!OpenAICompletionsAdapter::isOpenAI(QLatin1String(url)), url);
+    QVERIFY(OpenAICompletionsAdapter::isGroq(QStringLiteral("https://api.groq.com/openai/v1")));
+    QVERIFY(!OpenAICompletionsAdapter::isGroq(QStringLiteral("http://127.0.0.1:1/openai/v1")));
+}
 
 void TestOpenAICompletionsAdapter::passthroughKeepsEveryClientField() {
     QByteArray clientBody = readTestData(QStringLiteral("openai_chat_request_sdk.json"));
