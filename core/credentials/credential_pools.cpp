@@ -229,10 +229,12 @@ void CredentialPools::noteOutOfReach(const QString &provider, int index, const Q
 
 int CredentialPools::firstInReach(const QString &provider, const QStringList &refs, const QString &model,
                                   int from) const {
+    from = std::max(0, from);
+    if (m_outOfReach.isEmpty()) // the usual case: no key is known out of any model's reach
+        return from < refs.size() ? from : -1;
     const qint64 now = m_clock.nowMs();
-    for (int i = std::max(0, from); i < refs.size(); ++i) {
-        const auto it = m_outOfReach.isEmpty() ? m_outOfReach.cend()
-                                               : m_outOfReach.constFind(slotKey(provider, i) + QChar(0) + model);
+    for (int i = from; i < refs.size(); ++i) {
+        const auto it = m_outOfReach.constFind(slotKey(provider, i) + QChar(0) + model);
         if (it == m_outOfReach.cend() || it->untilMs <= now || it->ref != refs[i])
             return i;
     }

@@ -44,10 +44,10 @@ std::optional<FailureKind> failureKindFromName(const QString &name) {
 
 namespace {
 
-// A server that wants the reasoning of its tool-call turns sent back (DeepSeek's thinking mode, Kimi).
 // OpenRouter's 402s that refuse one request's size (refusesTheRequestsSize), not the account.
 constexpr const char *kRefusesTheRequestsSize =
     "or fewer max_?tokens|can only afford \\d|(prompt|max_?)\\W?tokens limit exceeded";
+// A server that wants the reasoning of its tool-call turns sent back (DeepSeek's thinking mode, Kimi).
 constexpr const char *kAsksForReasoningBack =
     "missing\\W{0,3}reasoning_content|reasoning_content\\W{0,3}(field )?(is )?(required|missing)"
     "|reasoning_content\\W{0,3}(in the thinking mode )?must be passed back";
@@ -222,8 +222,8 @@ QString FailureClassifier::withoutEchoes(const QString &text, const RequestStrin
 std::optional<int> FailureClassifier::outputMaximum(const FailureInput &in) {
     const QString text = in.classificationMessage.isEmpty() ? in.message : in.classificationMessage;
     if (in.status == 402 && refusesTheRequestsSize(in.status, text)) {
-        static const QRegularExpression afford(QStringLiteral("can only afford\\s*(\\d{1,9})\\b"),
-                                               QRegularExpression::CaseInsensitiveOption);
+        thread_local const QRegularExpression afford(QStringLiteral("can only afford\\s*(\\d{1,9})\\b"),
+                                                     QRegularExpression::CaseInsensitiveOption);
         const QRegularExpressionMatch m = afford.match(text);
         // Credit for a sliver of an answer is no answer: the request fails over (NotServed) rather than
         // come back cut to a dozen tokens as if whole (probe GV 2).
