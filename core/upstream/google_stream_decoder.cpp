@@ -157,11 +157,10 @@ void GoogleStreamDecoder::decode(const SseEvent &sse) {
 }
 
 QList<StreamEvent> GoogleStreamDecoder::finish() {
-    if (!m_out.finished()) {
-        m_out.close(kProse);
-        if (!m_finishReason.isEmpty())
-            end();
-    }
+    // Only a finish reason closes the open text (done() closes every block): a body that ends
+    // without one was cut, and its text stays open under the failure, as every other upstream's.
+    if (!m_out.finished() && !m_finishReason.isEmpty())
+        end();
     m_out.endOfBody();
     return m_out.take();
 }

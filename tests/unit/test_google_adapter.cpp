@@ -544,6 +544,10 @@ void TestGoogleAdapter::streamWithoutFinishReasonIsAnError() {
         decode("data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"Hel\"}],\"role\":\"model\"}}]}\n\n");
     QCOMPARE(events.last().type, EventType::Error);
     QVERIFY(events.last().errorMessage.contains(QStringLiteral("before completion")));
+    // The cut text stays open, as with every other upstream: closed, a Responses client would get
+    // its message item `completed` (a pi client its text_end) just before the failure.
+    for (const StreamEvent &e : events)
+        QVERIFY2(e.type != EventType::TextEnd, "a cut answer's text was closed as if whole");
 }
 
 void TestGoogleAdapter::parsesErrorBody() {
