@@ -38,14 +38,19 @@ qint64 ProviderDownMarks::mark(const QString &tenant, const CandidateRef &c, con
     m.kind = failure.kind;
     // SPEC 5: the TTL doubles per consecutive failure, and a failure of an attempt that started
     // at or before the last strike adds none (parallel requests failing on one blip are one
-    // strike). A lone candidate tried while marked and failing again is a consecutive failure;
-    // an answer in between ends the run (answered).
-    // Ordered by the table's sequence when the attempt's is known: a retry that began a moment after
-    // the strike, in the same millisecond, is a consecutive failure, not the same blip (probe G4 2).
+    // strike). Ordered by the table's sequence when the attempt's is known: a retry that began a
+    // moment after the strike, in the same millisecond, is not the same blip (probe G4 2).
     const bool sameBlip = m.strikes > 0 && (attemptStartSeq && m.struckSeq > 0
                                                 ? *attemptStartSeq < m.struckSeq
                                                 : attemptStartedAtMs && *attemptStartedAtMs <= m.struckAtMs);
-    if (!sameBlip) {
+    // Nor does a failure of an attempt that began while this mark was live: the candidate was tried
+    // in spite of it (a lone candidate, or the first of a chain whose candidates are all marked),
+    // and failing says what the mark says. Counted, a burst of 50 requests to a chain of two down
+    // candidates took both marks to 300 s in milliseconds, and every client was told Retry-After:
+    // 300 (probe H4 1). The TTL doubles when the candidate fails again after its mark ran out.
+    const bool duringMark = m.strikes > 0 && attemptStartedAtMs && *attemptStartedAtMs < m.expiresAtMs;
+    const bool strikes = !sameBlip && !duringMark;
+    if (strikes) {
         m.strikes += 1;
         m.struckAtMs = now;
         m.struckSeq = ++m_sequence;
@@ -57,7 +62,12 @@ qint64 ProviderDownMarks::mark(const QString &tenant, const CandidateRef &c, con
     ttl = std::min(ttl, kCapMs);
     if (failure.retryAfterMs)
         ttl = std::max(ttl, std::min(*failure.retryAfterMs, kCapMs));
-    m.expiresAtMs = std::max(m.expiresAtMs, now + ttl); // a later, plainer failure never shortens a mark
+    // A later, plainer failure never shortens a mark. One while the mark was live lengthens it only
+    // by its own Retry-After: the mark runs out as set, and the next failure doubles it.
+    if (strikes || sameBlip)
+        m.expiresAtMs = std::max(m.expiresAtMs, now + ttl);
+    else if (failure.retryAfterMs)
+        m.expiresAtMs = std::max(m.expiresAtMs, now + std::min(*failure.retryAfterMs, kCapMs));
     m.ttlMs = m.expiresAtMs - now;
     if (failure.retryAfterMs || m.ttlMs == ttl)
         m.retryAfterMs = failure.retryAfterMs;

@@ -206,6 +206,12 @@ void AnthropicStreamDecoder::decode(const SseEvent &sse) {
     m_lastEventName = relayEventName(type, sse.event);
     if (type == "ping" || type.empty())
         return;
+    // A frame the parser refused says nothing by its event line alone (a stream cut inside its
+    // message_stop, a frame of garbage): acted on, an empty message_stop or content_block_start
+    // would end the answer as a success or add a block of nothing (probe H2 2). Only an error stays
+    // an error: the gateway's own failure, worded from the frame's text.
+    if (m_lastUnreadable && type != "error")
+        return;
     nativeFeed(type, data);
     if (type == "error") {
         const Value *err = member(data, "error");

@@ -224,6 +224,11 @@ void OpenAIResponsesStreamDecoder::decode(const SseEvent &sse, const QByteArray 
     m_lastEventName = relayEventName(type, sse.event);
     if (type.empty())
         return;
+    // A frame the parser refused says nothing by its event line alone: a stream cut inside its
+    // response.completed must not complete the answer (with no id, status or usage), nor an
+    // unreadable output_item.added add an empty item (probe H2 2). An error stays an error.
+    if (m_lastUnreadable && type != "error")
+        return;
 
     if (type == "error") {
         // {type:error, code, message} (older servers nest it in "error")

@@ -1,5 +1,8 @@
 #include "core/upstream/sse_reader.h"
 
+#include "core/wire/rapid_json.h"
+
+#include <QString>
 #include <cstring>
 
 namespace sw::upstream {
@@ -88,6 +91,14 @@ void SseReader::processLine(QByteArrayView line, QList<SseEvent> &out) {
             ev.event = std::move(m_current.event);
             ev.data = std::move(m_current.data);
             ev.id = m_current.id;
+            // WHATWG reads the stream as UTF-8 with replacement: a byte that is not UTF-8 (one
+            // character's bytes split across two deltas by a llama.cpp-style server) becomes U+FFFD,
+            // as every SDK reads it, and the rest of the event stays. Kept raw, it made the whole
+            // event unreadable to the JSON parser, and so dropped with its valid text (probe H2 1).
+            if (!wire::rj::isUtf8(ev.data))
+                ev.data = QString::fromUtf8(ev.data).toUtf8();
+            if (!wire::rj::isUtf8(ev.event))
+                ev.event = QString::fromUtf8(ev.event).toUtf8();
             if (out.capacity() == 0)
                 out.reserve(8); // a chunk often holds several events: no regrowth (and moves) for each
             out.append(std::move(ev));

@@ -156,6 +156,17 @@ bool isNoiseFrame(const upstream::SseEvent &r, const QList<model::StreamEvent> &
 bool isKeepaliveFrame(const upstream::SseEvent &r) {
     if (has(r.data, "\"candidates\""))
         return !has(r.data, "\"executableCode\"") && !has(r.data, "\"codeExecutionResult\"");
+    if (has(r.data, "\"choices\"")) {
+        // A Chat chunk of no choice and no usage (Azure's prompt_filter_results, or a server that
+        // sends only these): the server is there, the answer no further. As activity, a stream of
+        // them every second held a last candidate until the hold bound, hours on (probe H4 3).
+        wire::rj::ParsedJson parsed;
+        parsed.parse(r.data);
+        const wire::rj::Value *chunk = parsed.object();
+        const wire::rj::Value *choices = wire::rj::member(chunk, "choices");
+        if (choices && choices->IsArray() && choices->Empty() && wire::rj::isAbsent(wire::rj::member(chunk, "usage")))
+            return true;
+    }
     return r.event == "response.in_progress" || r.data.startsWith(R"({"type":"response.in_progress")");
 }
 
@@ -281,6 +292,9 @@ struct UpstreamAttempts::Try {
     QByteArray jsonBody;      // that answer so far, bounded as a JSON answer to a client is
     qint64 bodyBytes = 0;     // this try's answer so far (JSON or stream), bounded by limits.maxResponseBytes
     bool answerBegan = false; // a JSON answer's first meaningful event came: until then maxHoldBytes bounds it
+    // The size of the event still arriving (or of the JSON answer) when its growth last counted as
+    // upstream activity: it counts again only 4 KiB further on.
+    qsizetype grownAtActivity = 0;
     // A Responses or pi client's stream: its encoder keeps the whole message for the closing events, and
     // the builder each block's text (kKeptStreamCost a byte, taken from limits.maxBodyBytesInFlight).
     bool keepsMessage = false;
@@ -660,12 +674,15 @@ void UpstreamAttempts::onBodyData(Try &t, const QByteArray &chunk) {
         t.answerBegan = true; // the body is bounded whole here; maxHoldBytes bounds its events (finishJsonAnswer)
         if (!keepAnswerBytes(t, chunk.size()))
             return;
-        if (t.jsonBody.size() >= kEventInProgressBytes && t.jsonBody.size() != before)
+        if (t.jsonBody.size() != before && grewEnough(t, t.jsonBody.size()))
             m_loop->onActivity(id);
         return;
     }
     const qsizetype pendingBefore = t.sse.pendingEventBytes();
-    feedSse(t, t.sse.feed(chunk));
+    const QList<SseEvent> events = t.sse.feed(chunk);
+    if (!events.isEmpty())
+        t.grownAtActivity = 0; // what arrives now is a new event's
+    feedSse(t, events);
     Try *again = current(id, generation);
     if (again && again->sse.overflowed()) {
         // One SSE event over the reader's bound: a hostile or broken upstream. The reader
@@ -676,9 +693,22 @@ void UpstreamAttempts::onBodyData(Try &t, const QByteArray &chunk) {
         // A large event still arriving is not silence (a 100 KiB delta or tool call on a slow
         // link takes longer than the idle limit); a ping sent in pieces, a few dozen bytes, still is.
         const qsizetype pending = again->sse.pendingEventBytes();
-        if (pending >= kEventInProgressBytes && pending != pendingBefore)
+        if (pending != pendingBefore && grewEnough(*again, pending))
             m_loop->onActivity(id);
     }
+}
+
+bool UpstreamAttempts::grewEnough(Try &t, qsizetype size) {
+    // Activity once the unfinished event (or JSON answer) holds 4 KiB, then at each further 4 KiB.
+    // Any growth counted, an upstream trickling one byte a second into one endless event held a
+    // request forever, its last candidate's too (probe H4 2); a slow link's large delta still
+    // brings 4 KiB well within any idle limit.
+    if (size < t.grownAtActivity)
+        t.grownAtActivity = 0; // a new event, smaller than the last
+    if (size < kEventInProgressBytes || size < t.grownAtActivity + kEventInProgressBytes)
+        return false;
+    t.grownAtActivity = size;
+    return true;
 }
 
 bool UpstreamAttempts::keepAnswerBytes(Try &t, qint64 bytes) {

@@ -77,6 +77,7 @@ private:
     void reportErrorAnswer(Try &t);             // a 3xx, 4xx or 5xx head and its body so far, as the try's failure
     bool keepAnswerBytes(Try &t, qint64 bytes); // false: the try ended over a byte limit
     void feedSse(Try &t, const QList<SseEvent> &events);
+    static bool grewEnough(Try &t, qsizetype size);
     QString redacted(const Try &t, const QString &text) const;
     // An error answer's words as its failure is judged (FailureInput::classificationMessage).
     QString ownWords(const Try &t, const UpstreamErrorInfo &info) const;

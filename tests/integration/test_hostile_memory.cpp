@@ -487,6 +487,77 @@ private Q_SLOTS:
         QVERIFY2(t.elapsed() < 10000, qPrintable(QString::number(t.elapsed())));
     }
 
+    // A last candidate that sends 5 KiB of one event, then one more byte of it every 100 ms: each
+    // byte counted as activity once the event held 4 KiB, so it held the request forever (probe H4
+    // 2: 150 s and counting). Growth counts again only 4 KiB further on; the idle limit ends it.
+    void anEventTrickledByteByByteEndsAtTheIdleTimeout() {
+        HostileUpstream up;
+        QVERIFY(up.listen());
+        up.setScript([&](QTcpSocket *socket, const QByteArray &) {
+            socket->write("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\n"
+                          "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\","
+                          "\"type\":\"message\",\"role\":\"assistant\",\"content\":[],\"model\":\"m\","
+                          "\"usage\":{\"input_tokens\":3,\"output_tokens\":1}}}\n\n"
+                          "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,"
+                          "\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n"
+                          "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,"
+                          "\"delta\":{\"type\":\"text_delta\",\"text\":\"first \"}}\n\n"
+                          "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,"
+                          "\"delta\":{\"type\":\"text_delta\",\"text\":\"" +
+                          QByteArray(5 * 1024, 'w'));
+            auto *ticks = new QTimer(socket);
+            QObject::connect(ticks, &QTimer::timeout, socket, [socket]() { socket->write("w"); });
+            ticks->start(100);
+        });
+        GatewayFixture gw;
+        gw.config.providers[QStringLiteral("pa")].baseUrl = up.baseUrl();
+        gw.config.failover.upstreamIdleTimeoutMs = 800;
+        gw.start();
+        QElapsedTimer t;
+        t.start();
+        const auto r =
+            gw.post(QStringLiteral("/v1/messages"),
+                    GatewayFixture::anthropicBody(QStringLiteral("pa/claude-a"), QStringLiteral("x"), true), {}, 20000);
+        QVERIFY(!r.timedOut);
+        QCOMPARE(r.status, 200);
+        QVERIFY2(r.body.contains("upstreamIdleTimeoutMs"), r.body.right(600).constData());
+        QVERIFY2(!r.body.contains("message_stop"), r.body.right(600).constData());
+        QVERIFY2(t.elapsed() < 10000, qPrintable(QString::number(t.elapsed())));
+    }
+
+    // A Chat last candidate that, after its first words, sends only chunks of no choice and no
+    // usage: each counted as activity (the other APIs' empty events did not), so the request was
+    // held until the hold bound, about 22 hours on (probe H4 3). The idle timeout ends it.
+    void aChatCandidateOfChoicelessChunksEndsAtTheIdleTimeout() {
+        HostileUpstream up;
+        QVERIFY(up.listen());
+        up.setScript([&](QTcpSocket *socket, const QByteArray &) {
+            socket->write("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\n"
+                          "data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\","
+                          "\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"first \"},"
+                          "\"finish_reason\":null}]}\n\n");
+            auto *ticks = new QTimer(socket);
+            QObject::connect(ticks, &QTimer::timeout, socket, [socket]() {
+                socket->write("data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"created\":1,"
+                              "\"model\":\"m\",\"choices\":[]}\n\n");
+            });
+            ticks->start(100);
+        });
+        GatewayFixture gw;
+        gw.config.providers[QStringLiteral("pb")].baseUrl = up.baseUrl() + QStringLiteral("/v1");
+        gw.config.failover.upstreamIdleTimeoutMs = 800;
+        gw.start();
+        QElapsedTimer t;
+        t.start();
+        const auto r =
+            gw.post(QStringLiteral("/v1/messages"),
+                    GatewayFixture::anthropicBody(QStringLiteral("pb/gpt-b"), QStringLiteral("x"), true), {}, 20000);
+        QVERIFY(!r.timedOut);
+        QCOMPARE(r.status, 200);
+        QVERIFY2(r.body.contains("upstreamIdleTimeoutMs"), r.body.right(600).constData());
+        QVERIFY2(t.elapsed() < 10000, qPrintable(QString::number(t.elapsed())));
+    }
+
     // Item 3: an /admin/events subscriber that never reads, over many mark changes that each
     // carry every mark. Before the fix every frame was queued for it: RSS grew with
     // changes x marks.

@@ -99,11 +99,11 @@ private Q_SLOTS:
         QCOMPARE(marks.mark(QStringLiteral("t"), kA, failure(FailureKind::ServerError), later), 40000);
         QCOMPARE(marks.active().first().strikes, 2);
     }
-    // On a millisecond clock a retry sent right after a failure begins in the millisecond of the strike,
-    // and was read as the same blip: 7 of 11 back-to-back retries stayed at 20 s (probe G4 2). The
-    // table's sequence orders them: what began after the strike is the next strike, what began before
-    // it (in the same millisecond too) is none.
-    void anAttemptBegunAfterTheStrikeInItsMillisecondIsTheNextStrike() {
+    // A parallel attempt begun before the strike (in its millisecond too, ordered by the table's
+    // sequence) is the same blip; a retry begun right after it, while its mark is live, says what
+    // the mark says (probe H4 1). Neither adds a strike. The retry after the mark ran out is the
+    // next consecutive failure (probe G4 2: the ladder still climbs, one step per mark).
+    void anAttemptBegunWhileMarkedAddsNoStrikeOneAfterItRanOutDoes() {
         sw::test::FakeClock clock;
         clock.advance(1000);
         ProviderDownMarks marks(clock);
@@ -113,34 +113,68 @@ private Q_SLOTS:
         const quint64 after = marks.sequence(); // the retry begins now, the clock has not moved
         QCOMPARE(marks.mark(QStringLiteral("t"), kA, failure(FailureKind::ServerError), t, before), 20000);
         QCOMPARE(marks.active().first().strikes, 1); // a parallel attempt begun before: the same blip
-        QCOMPARE(marks.mark(QStringLiteral("t"), kA, failure(FailureKind::ServerError), t, after), 40000);
+        QCOMPARE(marks.mark(QStringLiteral("t"), kA, failure(FailureKind::ServerError), t, after), 20000);
+        QCOMPARE(marks.active().first().strikes, 1); // begun while marked
+        clock.advance(20000);
+        const qint64 ranOut = clock.nowMs();
+        QCOMPARE(marks.mark(QStringLiteral("t"), kA, failure(FailureKind::ServerError), ranOut, marks.sequence()),
+                 40000);
         QCOMPARE(marks.active().first().strikes, 2);
         // A mark learned from another replica counts from when this process learned it.
         MarkInfo remote = marks.active().first();
         remote.strikes = 3;
         const quint64 beforeApply = marks.sequence();
         marks.apply(remote);
-        QCOMPARE(marks.mark(QStringLiteral("t"), kA, failure(FailureKind::ServerError), t, beforeApply), 80000);
+        QCOMPARE(marks.mark(QStringLiteral("t"), kA, failure(FailureKind::ServerError), ranOut, beforeApply), 80000);
         QCOMPARE(marks.active().first().strikes, 3);
     }
     void aLoneCandidatesConsecutiveFailuresClimbUntilItAnswers() {
-        // A lone candidate (or a route whose candidates are all marked) is tried while marked. Each
-        // failure of a try started after the last strike is a consecutive failure (SPEC 5): five
-        // requests 0.3 s apart made 20, 40, 80, 160, 300 s. The first answer ends the run: the
-        // mark goes, and the next failure is the first again.
+        // A lone candidate (or a route whose candidates are all marked) is tried while marked. A
+        // failure of a try begun while the mark was live adds no strike (SPEC 5, probe H4 1): five
+        // requests 0.3 s apart keep the one 20 s mark, running out as set. Each failure after the
+        // mark ran out is the next consecutive failure: 40, 80, 160, 300 s. The first answer ends
+        // the run: the mark goes, and the next failure is the first again.
         sw::test::FakeClock clock;
         clock.advance(1000);
         ProviderDownMarks marks(clock);
-        for (const qint64 ttl : {20000, 40000, 80000, 160000, 300000}) {
+        QCOMPARE(marks.mark(QStringLiteral("t"), kA, failure(FailureKind::Transport), clock.nowMs()), 20000);
+        for (int i = 1; i < 5; ++i) {
             clock.advance(300);
+            QCOMPARE(marks.mark(QStringLiteral("t"), kA, failure(FailureKind::Transport), clock.nowMs()),
+                     20000 - 300 * i);
+        }
+        QCOMPARE(marks.active().first().strikes, 1);
+        for (const qint64 ttl : {40000, 80000, 160000, 300000, 300000}) {
+            clock.advance(marks.remainingMs(QStringLiteral("t"), kA) + 300); // ran out 0.3 s ago
+            QVERIFY(!marks.isDown(QStringLiteral("t"), kA));
             QCOMPARE(marks.mark(QStringLiteral("t"), kA, failure(FailureKind::Transport), clock.nowMs()), ttl);
         }
-        QCOMPARE(marks.active().first().strikes, 5);
+        QCOMPARE(marks.active().first().strikes, 6);
         clock.advance(300);
         QCOMPARE(marks.answered(QStringLiteral("t"), kA, clock.nowMs()), 1);
         QVERIFY(marks.active().isEmpty());
         clock.advance(300);
         QCOMPARE(marks.mark(QStringLiteral("t"), kA, failure(FailureKind::Transport), clock.nowMs()), 20000);
+        QCOMPARE(marks.active().first().strikes, 1);
+    }
+    // A burst of requests to a chain whose candidates are all down: each request tries the marked
+    // candidates anyway, each try beginning after the strike before it. Counted, 50 such requests
+    // took the mark to 300 s in milliseconds and told every client Retry-After: 300 (probe H4 1).
+    // One strike, 20 s; a Retry-After given by a failure meanwhile still lengthens the mark.
+    void aBurstOfTriesWhileMarkedIsOneStrike() {
+        sw::test::FakeClock clock;
+        clock.advance(1000);
+        ProviderDownMarks marks(clock);
+        for (int i = 0; i < 50; ++i) {
+            const qint64 began = clock.nowMs();
+            const quint64 seq = marks.sequence();
+            clock.advance(2);
+            QVERIFY(marks.mark(QStringLiteral("t"), kA, failure(FailureKind::ServerError), began, seq) <= 20000);
+        }
+        QCOMPARE(marks.active().first().strikes, 1);
+        UpstreamFailure slow = failure(FailureKind::RateLimited);
+        slow.retryAfterMs = 45000;
+        QCOMPARE(marks.mark(QStringLiteral("t"), kA, slow, clock.nowMs(), marks.sequence()), 45000);
         QCOMPARE(marks.active().first().strikes, 1);
     }
     void anAnswerLiftsTheMarksItDisproves() {

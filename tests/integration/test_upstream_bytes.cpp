@@ -1,0 +1,184 @@
+// What an upstream's stream says, whatever its bytes: a character split across two events, a
+// stream cut inside its last event. Real gateway, real sockets, a raw-socket upstream.
+#include "gateway_fixture.h"
+#include "hostile_upstream.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTcpSocket>
+#include <QtTest>
+
+using sw::test::GatewayFixture;
+using sw::test::HostileUpstream;
+
+namespace {
+
+const QByteArray kSseHead =
+    "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\n";
+
+QByteArray chatChunk(const QByteArray &delta, const QByteArray &finish = "null") {
+    return "data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\",\"choices\":[{"
+           "\"index\":0,\"delta\":" +
+           delta + ",\"finish_reason\":" + finish + "}]}\n\n";
+}
+
+// Answers every request with `sse` after an event-stream head, then closes.
+void answerWith(HostileUpstream &up, const QByteArray &sse) {
+    up.setScript([&up, sse](QTcpSocket *socket, const QByteArray &) {
+        up.flood(socket, kSseHead, HostileUpstream::repeat(sse, 1), [socket]() { socket->disconnectFromHost(); });
+    });
+}
+
+QJsonObject routeBody(const QString &route, const QString &model) {
+    const QString text = QStringLiteral("hello");
+    if (route == QLatin1String("/v1/messages"))
+        return GatewayFixture::anthropicBody(model, text, true);
+    if (route == QLatin1String("/v1/chat/completions"))
+        return GatewayFixture::openaiBody(model, text, true);
+    if (route == QLatin1String("/v1/responses"))
+        return {{QStringLiteral("model"), model}, {QStringLiteral("input"), text}, {QStringLiteral("stream"), true}};
+    return {{QStringLiteral("model"), model},
+            {QStringLiteral("stream"), true},
+            {QStringLiteral("context"),
+             QJsonObject{
+                 {QStringLiteral("messages"), QJsonArray{QJsonObject{{QStringLiteral("role"), QStringLiteral("user")},
+                                                                     {QStringLiteral("content"), text},
+                                                                     {QStringLiteral("timestamp"), 0}}}}}}};
+}
+
+// What a successful end of each route's stream looks like.
+QByteArray successMark(const QString &route) {
+    if (route == QLatin1String("/v1/messages"))
+        return "event: message_stop";
+    if (route == QLatin1String("/v1/chat/completions"))
+        return "data: [DONE]";
+    if (route == QLatin1String("/v1/responses"))
+        return "response.completed";
+    return "\"type\":\"done\"";
+}
+
+void everyRoute() {
+    QTest::addColumn<QString>("route");
+    QTest::newRow("chat") << QStringLiteral("/v1/chat/completions");
+    QTest::newRow("messages") << QStringLiteral("/v1/messages");
+    QTest::newRow("responses") << QStringLiteral("/v1/responses");
+    QTest::newRow("pi") << QStringLiteral("/v1/pi/stream");
+}
+
+// A Responses answer "Hi there" whose response.completed the connection cuts in the middle.
+QByteArray responsesCutInItsLastEvent() {
+    const QByteArray item = "{\"id\":\"msg_1\",\"type\":\"message\",\"role\":\"assistant\",\"status\":\"completed\","
+                            "\"content\":[{\"type\":\"output_text\",\"text\":\"Hi there\",\"annotations\":[]}]}";
+    return "event: response.created\ndata: {\"type\":\"response.created\",\"sequence_number\":0,\"response\":{"
+           "\"id\":\"resp_1\",\"object\":\"response\",\"status\":\"in_progress\",\"model\":\"m\",\"output\":[]}}\n\n"
+           "event: response.output_item.added\ndata: {\"type\":\"response.output_item.added\",\"sequence_number\":1,"
+           "\"output_index\":0,\"item\":{\"id\":\"msg_1\",\"type\":\"message\",\"role\":\"assistant\",\"status\":"
+           "\"in_progress\",\"content\":[]}}\n\n"
+           "event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"sequence_number\":2,"
+           "\"item_id\":\"msg_1\",\"output_index\":0,\"content_index\":0,\"delta\":\"Hi there\"}\n\n"
+           "event: response.output_item.done\ndata: {\"type\":\"response.output_item.done\",\"sequence_number\":3,"
+           "\"output_index\":0,\"item\":" +
+           item +
+           "}\n\n"
+           "event: response.completed\ndata: {\"type\":\"response.completed\",\"sequence_number\":4,\"response\":{"
+           "\"id\":\"resp_1\",\"object\":\"response\",\"status\":\"compl";
+}
+
+// An Anthropic answer "Hi there" with one more frame between its blocks that no JSON parser
+// takes (a number past any double): a content_block_start by its event line alone.
+QByteArray anthropicWithAnUnreadableBlockStart() {
+    return "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"type\":"
+           "\"message\",\"role\":\"assistant\",\"content\":[],\"model\":\"m\",\"stop_reason\":null,"
+           "\"usage\":{\"input_tokens\":3,\"output_tokens\":1}}}\n\n"
+           "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,"
+           "\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n"
+           "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,"
+           "\"delta\":{\"type\":\"text_delta\",\"text\":\"Hi there\"}}\n\n"
+           "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n"
+           "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":1,\"n\":1e400,"
+           "\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n"
+           "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":1}\n\n"
+           "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},"
+           "\"usage\":{\"output_tokens\":2}}\n\n"
+           "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
+}
+
+} // namespace
+
+class TestUpstreamBytes : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    // A llama.cpp-style server splits one character's bytes across two deltas ("世界": the second
+    // character's first byte ends one delta, its other two begin the next). Each delta is then not
+    // UTF-8 on its own: the JSON parser refused the frame and the gateway dropped both deltas whole,
+    // valid words and all, with no error (probe H2 1). Read as every SDK reads it (U+FFFD for the
+    // bytes that are not UTF-8), the client gets every word around them, and valid UTF-8.
+    void aCharacterSplitAcrossTwoDeltasLosesNoWords_data() { everyRoute(); }
+    void aCharacterSplitAcrossTwoDeltasLosesNoWords() {
+        QFETCH(QString, route);
+        HostileUpstream up;
+        QVERIFY(up.listen());
+        answerWith(up, chatChunk("{\"role\":\"assistant\",\"content\":\"\"}") +
+                           chatChunk("{\"content\":\"The answer: \xE4\xB8\x96\xE7\"}") +
+                           chatChunk("{\"content\":\"\x95\x8C is correct, \"}") +
+                           chatChunk("{\"content\":\"and more.\"}") + chatChunk("{}", "\"stop\"") + "data: [DONE]\n\n");
+        GatewayFixture gw;
+        gw.config.providers[QStringLiteral("pb")].baseUrl = up.baseUrl() + QStringLiteral("/v1");
+        gw.start();
+        const auto r = gw.post(route, routeBody(route, QStringLiteral("pb/gpt-b")));
+        QCOMPARE(r.status, 200);
+        QVERIFY2(r.body.contains("The answer: \xE4\xB8\x96"), r.body.constData());
+        QVERIFY2(r.body.contains(" is correct, "), r.body.constData());
+        QVERIFY2(r.body.contains("and more."), r.body.constData());
+        QVERIFY2(r.body.contains(successMark(route)), r.body.right(400).constData());
+        QVERIFY2(QString::fromUtf8(r.body).toUtf8() == r.body, "the client got bytes that are not UTF-8");
+    }
+
+    // The connection closes inside the event that ends the answer (response.completed, message_delta).
+    // The cut frame is unreadable; acted on by its event line alone it completed the answer (no id,
+    // status or usage) and the client got a success (probe H2 2). It says nothing now: the stream
+    // ended before completion, and the client gets its format's error, never the success mark.
+    void aStreamCutInsideItsLastEventIsNoSuccess_data() {
+        QTest::addColumn<QString>("route");
+        for (const char *route : {"/v1/chat/completions", "/v1/messages", "/v1/responses", "/v1/pi/stream"}) {
+            QTest::addRow("%s", route) << QString::fromLatin1(route);
+        }
+    }
+    void aStreamCutInsideItsLastEventIsNoSuccess() {
+        QFETCH(QString, route);
+        HostileUpstream up;
+        QVERIFY(up.listen());
+        answerWith(up, responsesCutInItsLastEvent());
+        GatewayFixture gw;
+        gw.config.providers[QStringLiteral("pd")].baseUrl = up.baseUrl() + QStringLiteral("/v1");
+        gw.start();
+        const auto r = gw.post(route, routeBody(route, QStringLiteral("pd/resp-d")));
+        QCOMPARE(r.status, 200); // committed with "Hi there"
+        QVERIFY2(r.body.contains("Hi there"), r.body.constData());
+        QVERIFY2(!r.body.contains(successMark(route)), r.body.right(600).constData());
+        QVERIFY2(r.body.contains("before completion"), r.body.right(600).constData());
+    }
+
+    // A frame no parser takes, between an Anthropic answer's blocks, was acted on by its event line
+    // (content_block_start): a Messages client's JSON answer got a content block of nothing, `{}`,
+    // without a type (probe H2 2). It adds nothing now: the answer is its one text block.
+    void anUnreadableFrameAddsNoBlockOfNothing() {
+        HostileUpstream up;
+        QVERIFY(up.listen());
+        answerWith(up, anthropicWithAnUnreadableBlockStart());
+        GatewayFixture gw;
+        gw.config.providers[QStringLiteral("pa")].baseUrl = up.baseUrl();
+        gw.start();
+        const auto r =
+            gw.post(QStringLiteral("/v1/messages"),
+                    GatewayFixture::anthropicBody(QStringLiteral("pa/claude-a"), QStringLiteral("hi"), false));
+        QCOMPARE(r.status, 200);
+        const QJsonArray content = QJsonDocument::fromJson(r.body).object().value(QStringLiteral("content")).toArray();
+        QCOMPARE(content.size(), 1);
+        QCOMPARE(content.first().toObject().value(QStringLiteral("text")).toString(), QStringLiteral("Hi there"));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestUpstreamBytes)
+#include "test_upstream_bytes.moc"
