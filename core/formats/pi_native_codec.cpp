@@ -90,8 +90,15 @@ bool decodeAssistant(const Value *m, Message *msg, const BodyPath &where, Gatewa
         } else if (type == L("thinking")) {
             out.type = BlockType::Thinking;
             out.text = rj::toString(rj::member(b, "thinking"));
-            out.signature = rj::toString(rj::member(b, "thinkingSignature"));
-            out.redacted = rj::toBool(rj::member(b, "redacted"), false);
+            // A redacted block: pi-ai's {redacted: true}, or, from pi's stream proxy (which keeps
+            // no flag), the payload tagged as the gateway sent it (contentSignatureFor).
+            const TaggedSignature sig = untagSignature(rj::toString(rj::member(b, "thinkingSignature")));
+            out.redacted = rj::toBool(rj::member(b, "redacted"), false) || sig.redacted;
+            out.signature = sig.redacted ? sig.signature : rj::toString(rj::member(b, "thinkingSignature"));
+            if (sig.redacted)
+                out.signatureApi = sig.api;
+            if (out.redacted)
+                out.text.clear(); // pi-ai's "[Reasoning redacted]" is no reasoning of the model's
         } else if (type == L("toolCall")) {
             out.type = BlockType::ToolCall;
             out.toolCallId = rj::toString(rj::member(b, "id"));
@@ -214,7 +221,7 @@ std::optional<model::ChatRequest> PiNativeCodec::decode(const QByteArray &body, 
 
     const Value *options = rj::asObject(rj::member(o, "options"));
     Options &opt = req.options;
-    for (const char *key : {"maxTokens", "temperature"}) {
+    for (const char *key : {"maxTokens", "temperature", "topP", "presencePenalty"}) {
         const Value *v = rj::member(options, key);
         if (!rj::isAbsent(v) && !v->IsNumber())
             return rejected(error, QStringLiteral("options.") + QString::fromLatin1(key) + L(": must be a number"));
@@ -223,6 +230,13 @@ std::optional<model::ChatRequest> PiNativeCodec::decode(const QByteArray &body, 
         opt.maxTokens = int(qBound(0.0, rj::toDouble(v), 2147483647.0));
     if (const Value *v = rj::member(options, "temperature"); rj::isNumber(v))
         opt.temperature = rj::toDouble(v);
+    // streamProxy's sampling options, as every other format's top_p / presence_penalty go (the
+    // adapters carry them where the API has them). Its repetitionPenalty has no field in any of
+    // the four APIs: the dropped report names it (wire::droppedMembers), as any unread option.
+    if (const Value *v = rj::member(options, "topP"); rj::isNumber(v))
+        opt.topP = rj::toDouble(v);
+    if (const Value *v = rj::member(options, "presencePenalty"); rj::isNumber(v))
+        opt.presencePenalty = rj::toDouble(v);
     opt.reasoning = rj::toString(rj::member(options, "reasoning"));
     if (opt.reasoning == L("off"))
         opt.reasoning.clear();
@@ -283,6 +297,23 @@ QString PiNativeCodec::toolCallIdFor(const model::ContentBlock &call) {
     return call.toolCallId;
 }
 
+QString PiNativeCodec::contentSignatureFor(const model::ContentBlock &thinking, const QString &api) {
+    if (!thinking.redacted)
+        return thinking.signature;
+    return tagSignature(thinking.signatureApi.isEmpty() ? api : thinking.signatureApi, thinking.signature,
+                        /*redacted=*/true);
+}
+
+QString PiNativeCodec::refusalMessage(const AssistantMessage &message) {
+    QString refusal;
+    for (const ContentBlock &b : message.content)
+        if (b.type == BlockType::Text && b.refusal)
+            refusal += b.text;
+    if (!refusal.trimmed().isEmpty())
+        return refusal;
+    return message.errorMessage.isEmpty() ? QStringLiteral("The provider refused to answer") : message.errorMessage;
+}
+
 void PiNativeCodec::writeBlock(wire::JsonWriter &w, const ContentBlock &b) {
     w.beginObject();
     switch (b.type) {
@@ -327,7 +358,9 @@ void PiNativeCodec::writeMessage(wire::JsonWriter &w, const AssistantMessage &me
         .key("usage");
     writeUsage(w, message.usage, info);
     w.field("stopReason", stopReasonName(message.stopReason));
-    if (!message.errorMessage.isEmpty())
+    if (message.stopReason == StopReason::Refusal)
+        w.field("errorMessage", refusalMessage(message));
+    else if (!message.errorMessage.isEmpty())
         w.field("errorMessage", message.errorMessage);
     w.field("timestamp", info.createdSecs * 1000).endObject();
 }

@@ -25,6 +25,14 @@ public:
     static QString toolCallIdFor(const model::ContentBlock &call);
     // A text's signature as pi-ai keeps it for a Responses message item: {"v":1,"id":"msg_…"}; "" else.
     static QString textSignatureFor(const model::ContentBlock &text);
+    // A thinking block's signature as pi's stream proxy reads it from thinking_end's
+    // contentSignature: raw, but a redacted block's payload tagged swsig1.<api>.redacted.<data>
+    // (model::tagSignature), since the proxy keeps no `redacted` flag; decode() reads it back as
+    // redacted. `api` made the block when it does not say (the message's api).
+    static QString contentSignatureFor(const model::ContentBlock &thinking, const QString &api);
+    // A refusal's errorMessage (pi has no refusal stop reason: it is an error there, as pi-ai
+    // makes one): the model's own refusal text when it gave one, else the provider's reason.
+    static QString refusalMessage(const model::AssistantMessage &message);
     static void writeBlock(wire::JsonWriter &w,
                            const model::ContentBlock &b); // text / thinking / toolCall ({} for images)
     static void writeMessage(wire::JsonWriter &w, const model::AssistantMessage &message, const EncodeInfo &info);

@@ -38,6 +38,13 @@ QByteArray PiNativeStreamEncoder::encode(const StreamEvent &event) {
     if (event.type == EventType::Start)
         return w.take();
     m_accumulator.add(event);
+    if (event.type == EventType::Done && event.reason == StopReason::Refusal) {
+        // pi has no refusal reason: pi-ai ends a refusal (Anthropic refusal, Chat content_filter,
+        // Google SAFETY) as an error, so an agent never takes it for a finished turn. The content
+        // streamed so far stays in the message.
+        writeFailure(w, m_accumulator.message(), PiNativeCodec::refusalMessage(m_accumulator.message()));
+        return w.take();
+    }
     // Beside pi-ai's own fields, the proxy-style fields (id/toolName, contentSignature,
     // usage, errorMessage) so readers of either shape find what they need; `partial`
     // only on start, to keep long streams linear in size.
@@ -74,8 +81,11 @@ QByteArray PiNativeStreamEncoder::encode(const StreamEvent &event) {
     case EventType::ThinkingEnd: {
         const ContentBlock b = m_accumulator.message().content.value(index);
         w.field("type", "thinking_end").field("contentIndex", index).field("content", b.text);
-        if (!b.signature.isEmpty())
-            w.field("contentSignature", b.signature);
+        // pi's stream proxy keeps only this of the block: a redacted one's payload goes tagged,
+        // so it comes back as redacted_thinking, not as a thinking block Anthropic refuses.
+        const QString api = m_accumulator.message().api.isEmpty() ? m_info.upstreamApi : m_accumulator.message().api;
+        if (const QString signature = PiNativeCodec::contentSignatureFor(b, api); !signature.isEmpty())
+            w.field("contentSignature", signature);
         break;
     }
     case EventType::ToolCallStart:
@@ -112,19 +122,22 @@ QByteArray PiNativeStreamEncoder::encodeError(const GatewayError &error) {
     if (m_finished)
         return {};
     wire::JsonWriter w(1024);
+    writeFailure(w, m_accumulator.message(), error.message);
+    return w.take();
+}
+
+void PiNativeStreamEncoder::writeFailure(wire::JsonWriter &w, AssistantMessage message, const QString &errorMessage) {
     startOnce(w);
     m_finished = true;
-    AssistantMessage message = m_accumulator.message();
     message.stopReason = StopReason::Error;
-    message.errorMessage = error.message;
+    message.errorMessage = errorMessage;
     w.beginSseEvent().beginObject().field("type", "error").field("reason", "error").key("error");
     PiNativeCodec::writeMessage(w, message, m_info);
-    w.field("errorMessage", error.message).key("usage");
+    w.field("errorMessage", errorMessage).key("usage");
     PiNativeCodec::writeUsage(w, message.usage, m_info);
     // The error event ends a failed stream: [DONE] follows only a `done` event, so a
     // reader never takes a failure for a finished answer.
     w.endObject().endSseEvent();
-    return w.take();
 }
 
 } // namespace sw::formats

@@ -20,6 +20,8 @@ public:
 
 private:
     void startOnce(wire::JsonWriter &w);
+    // The `error` event that ends a failed stream (or a refusal): the message so far, as an error.
+    void writeFailure(wire::JsonWriter &w, model::AssistantMessage message, const QString &errorMessage);
     int position(int contentIndex); // pi's contentIndex: the block's place in message.content
 
     EncodeInfo m_info;

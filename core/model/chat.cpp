@@ -7,13 +7,13 @@ namespace sw::model {
 QString stopReasonName(StopReason r) {
     switch (r) {
     case StopReason::Stop:
-    case StopReason::Refusal:
         return QStringLiteral("stop");
     case StopReason::Length:
         return QStringLiteral("length");
     case StopReason::ToolUse:
         return QStringLiteral("toolUse");
     case StopReason::Error:
+    case StopReason::Refusal:
         return QStringLiteral("error");
     case StopReason::Aborted:
         return QStringLiteral("aborted");

@@ -166,7 +166,7 @@ struct AssistantMessage {
     QList<ContentBlock> content;
     Usage usage;
     StopReason stopReason = StopReason::Stop;
-    QString errorMessage;
+    QString errorMessage;           // Error; Refusal: the provider's reason in words (StreamEvent::errorMessage)
     std::optional<int> errorStatus; // HTTP-like status for an in-band error, when known
     QString api;
     QString provider;
@@ -208,7 +208,7 @@ struct StreamEvent {
     QString delta;                        // *_Delta
     ContentBlock block;                   // *_Start (ToolCall: id + name), *_End, Image
     StopReason reason = StopReason::Stop; // Done: stop/length/toolUse/refusal; Error: error/aborted
-    QString errorMessage;                 // Error
+    QString errorMessage;                 // Error; Done with Refusal: the provider's reason in words
     std::optional<int> errorStatus;       // Error
     QString errorType;                    // Error: provider's error type when it gave one (e.g. overloaded_error)
     Usage usage;                          // Start (input known up front), Done, Error: usage so far
@@ -232,8 +232,10 @@ struct StreamEvent {
     }
 };
 
-// pi names: stop, length, toolUse, error, aborted. pi has no refusal reason: a refusal is a
-// completed answer there, so it is "stop" (the refusal text, if any, is the content).
+// pi names: stop, length, toolUse, error, aborted. pi has no refusal reason: a refusal is "error",
+// as pi-ai makes Anthropic's refusal, Chat's content_filter and Google's SAFETY, with an
+// errorMessage that says why (PiNativeCodec::refusalMessage), so a pi agent never takes it for
+// a finished turn. It is still an answer to the gateway (no mark, no failover, billed).
 QString stopReasonName(StopReason r);
 
 // A signature (or Google thoughtSignature, or Responses reasoning item) written into

@@ -244,6 +244,7 @@ void EventAccumulator::add(const StreamEvent &event) {
         m_message.stopReason = event.reason;
         m_message.usage = event.usage;
         m_message.stopSequence = event.stopSequence;
+        m_message.errorMessage = event.errorMessage; // a refusal's reason, in words
         m_message.native = event.native;
         m_message.nativeUsageJson = event.nativeUsageJson;
         finalizeToolCalls();

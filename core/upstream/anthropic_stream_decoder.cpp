@@ -144,6 +144,8 @@ void AnthropicStreamDecoder::end() {
         reason = StopReason::Refusal; // an answer, not an outage: no mark, no failover
     // The sequence rides on Done too: a Messages client whose answer was too large to keep whole
     // (nativeMessage() is empty then) still learns which one ended it.
+    if (reason == StopReason::Refusal)
+        return m_out.refuse(QStringLiteral("Anthropic refused the answer (stop_reason refusal)"), nativeMessage());
     m_out.done(reason, nativeMessage(), {}, m_stopReason == L("stop_sequence") ? m_stopSequence : QString());
 }
 

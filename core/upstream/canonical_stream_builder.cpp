@@ -159,6 +159,11 @@ void CanonicalStreamBuilder::failOverBound(const QString &message) {
     m_failedOverBound = true;
 }
 
+void CanonicalStreamBuilder::refuse(const QString &why, const QJsonObject &native, const QByteArray &nativeUsageJson) {
+    m_refusal = why;
+    done(StopReason::Refusal, native, nativeUsageJson);
+}
+
 void CanonicalStreamBuilder::done(StopReason reason, const QJsonObject &native, const QByteArray &nativeUsageJson,
                                   const QString &stopSequence) {
     if (m_finished)
@@ -166,6 +171,8 @@ void CanonicalStreamBuilder::done(StopReason reason, const QJsonObject &native, 
     closeAll();
     StreamEvent e = event(EventType::Done);
     e.reason = reason;
+    if (reason == StopReason::Refusal)
+        e.errorMessage = m_refusal;
     e.usage = m_usage;
     e.native = native;
     e.nativeUsageJson = nativeUsageJson;

@@ -82,6 +82,10 @@ public:
     // Ends the stream with Done: closes what is open first.
     void done(StopReason reason, const QJsonObject &native = {}, const QByteArray &nativeUsageJson = {},
               const QString &stopSequence = {});
+    // Ends the stream with Done and the Refusal reason. `why` names the provider's reason in words
+    // ("Google blocked the answer (finishReason SAFETY)"; StreamEvent::errorMessage): pi tells a
+    // refusal as an error and says it when the answer holds no refusal text of its own.
+    void refuse(const QString &why, const QJsonObject &native = {}, const QByteArray &nativeUsageJson = {});
     // Ends the stream with Error, with no End for blocks still open (the answer is broken).
     // The upstream named its model or its answer (wire::namesAreEchoable), or gave a tool call a
     // name or id (wire::membersAreEchoable), with what may not be echoed: a 502, so the attempt
@@ -121,6 +125,7 @@ private:
     bool m_failedOverBound = false;
     bool m_started = false;
     bool m_finished = false;
+    QString m_refusal; // refuse()'s reason, for the Done it ends with
 };
 
 } // namespace sw::upstream

@@ -49,7 +49,9 @@ void GoogleStreamDecoder::end() {
                                       QStringLiteral("IMAGE_SAFETY"),
                                       QStringLiteral("IMAGE_PROHIBITED_CONTENT")};
     if (refusals.contains(m_finishReason))
-        return m_out.done(StopReason::Refusal);
+        return m_out.refuse(m_promptBlocked
+                                ? QStringLiteral("Google blocked the prompt (blockReason %1)").arg(m_finishReason)
+                                : QStringLiteral("Google blocked the answer (finishReason %1)").arg(m_finishReason));
     // MALFORMED_FUNCTION_CALL, UNEXPECTED_TOOL_CALL, OTHER, ...: the model failed to answer this
     // request, over a connection that worked. A server's failure (503 by its reason, the model's
     // mark and the next candidate), never the base URL's: an untyped end would read as a
@@ -123,8 +125,10 @@ void GoogleStreamDecoder::decode(const SseEvent &sse) {
     }
     if (!candidate) {
         const QString blocked = toString(member(member(chunk, "promptFeedback"), "blockReason"));
-        if (!blocked.isEmpty())
+        if (!blocked.isEmpty()) {
             m_finishReason = blocked;
+            m_promptBlocked = true;
+        }
         return;
     }
     if (parts) {
@@ -152,8 +156,10 @@ void GoogleStreamDecoder::decode(const SseEvent &sse) {
         }
     }
     const QString finish = toString(member(candidate, "finishReason"));
-    if (!finish.isEmpty())
+    if (!finish.isEmpty()) {
         m_finishReason = finish;
+        m_promptBlocked = false;
+    }
 }
 
 QList<StreamEvent> GoogleStreamDecoder::finish() {

@@ -28,6 +28,7 @@ private:
     CanonicalStreamBuilder m_out;
     int m_toolCalls = 0;
     QString m_finishReason;
+    bool m_promptBlocked = false; // m_finishReason is promptFeedback.blockReason
 };
 
 } // namespace sw::upstream

@@ -320,6 +320,12 @@ void OpenAICompletionsStreamDecoder::end() {
         // Calls ended by "stop" (OpenAI for a forced tool_choice, SGLang, older Ollama, mlx): an
         // Anthropic or pi client reads end_turn and its agent stops with the call unrun.
         reason = StopReason::ToolUse;
+    if (reason == StopReason::Refusal)
+        return m_out.refuse(m_sawRefusal && m_finishReason != L("content_filter") && m_finishReason != L("sensitive")
+                                ? QStringLiteral("The model refused to answer")
+                                : QStringLiteral("The provider's filter stopped the answer (finish_reason %1)")
+                                      .arg(m_finishReason.left(64)),
+                            nativeAnswer(), m_usageJson);
     m_out.done(reason, nativeAnswer(), m_usageJson);
 }
 

@@ -213,6 +213,12 @@ void OpenAIResponsesStreamDecoder::completed(std::string_view type, const Value 
         reason = StopReason::Length;
     else if (m_sawToolCall)
         reason = StopReason::ToolUse;
+    if (reason == StopReason::Refusal)
+        return m_out.refuse(incomplete && filtered
+                                ? QStringLiteral("OpenAI's filter stopped the answer (incomplete_details.reason "
+                                                 "content_filter)")
+                                : QStringLiteral("The model refused to answer"),
+                            native);
     m_out.done(reason, native);
 }
 

@@ -28,6 +28,15 @@ constexpr std::string_view kResponses[] = {
     "reasoning", "text", "tools", "tool_choice", "parallel_tool_calls", "previous_response_id", "conversation",
     "store", "metadata", "include", "truncation", "top_logprobs", "logprobs", "service_tier", "user",
     "safety_identifier", "prompt_cache_key", "background", "prompt", "max_tool_calls"};
+// pi's `options` (pi-ai's StreamOptions / SimpleStreamOptions, and what pi's streamProxy sends):
+// read by PiNativeCodec::decode, or the client's own transport and caching settings, which the
+// gateway replaces with its own (the keys, retries, timeouts and caching are the gateway's), and
+// how a call's input streams (anthropicFineGrainedToolStreaming), which a pi answer streams its own
+// way. repetitionPenalty and provider-specific options have no mapping: named.
+constexpr std::string_view kPiOptions[] = {
+    "maxTokens", "temperature", "topP", "presencePenalty", "reasoning", "thinkingBudgets", "toolChoice",
+    "apiKey", "signal", "transport", "cacheRetention", "sessionId", "headers", "timeoutMs", "maxRetries",
+    "maxRetryDelayMs", "metadata", "anthropicFineGrainedToolStreaming"};
 // A function tool's members, as each API writes one (a built-in tool's settings go whole with it
 // where it has an equivalent, and it makes the candidate incompatible where it has none).
 constexpr std::string_view kMessagesTool[] = {
@@ -121,8 +130,11 @@ QStringList droppedMembers(const rj::Value *body, Api inbound, Api target) {
             if (const std::string_view type = rj::bytes(rj::member(&item, "type")); isResponsesToolRun(type))
                 add(out, type, "input[].");
         break;
+    case Api::Pi: // pi's body is model, context and options: the options are what can go unread
+        unknownMembers(out, rj::asObject(rj::member(body, "options")), kPiOptions, "options.");
+        break;
     default:
-        break; // pi's own body is read whole by its codec; Gemini is no inbound format
+        break; // Gemini is no inbound format
     }
     return out;
 }

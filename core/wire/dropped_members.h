@@ -38,7 +38,7 @@ inline bool isServerToolRecord(std::string_view type) {
 
 // Top-level members, and members of a tool definition ("tools[].input_examples"), of `body` as
 // `inbound` defines it, that a request converted to `target` does not carry. Empty for the same API
-// (passthrough carries every member) and for pi's own body.
+// (passthrough carries every member). For pi, the members of its `options`.
 QStringList droppedMembers(const rj::Value *body, Api inbound, Api target);
 
 } // namespace sw::wire

@@ -187,6 +187,7 @@ struct Answer {
     bool cleanEnd = false;  // the format's success terminator arrived
     bool failedEnd = false; // the format's failure terminator arrived (responses: response.failed; pi: error)
     QString problem;        // a protocol violation seen while parsing
+    QString errorMessage;   // pi: the errorMessage a failed (or refused) answer says
 };
 
 struct Sse {
@@ -350,7 +351,10 @@ Answer parseStream(Format f, const QByteArray &body) {
                     a.problem = QStringLiteral("done.message is not an assistant message");
             } else if (type == "error") {
                 a.error = o.value("reason").toString();
+                a.errorMessage = o.value("errorMessage").toString();
                 a.failedEnd = true;
+                if (o.value("error").toObject().value("errorMessage") != a.errorMessage)
+                    a.problem = QStringLiteral("error.error.errorMessage is not the event's errorMessage");
                 if (o.value("error").toObject().value("stopReason") != "error")
                     a.problem = QStringLiteral("error.error.stopReason is not error");
             }
@@ -455,6 +459,7 @@ Answer parseJson(Format f, const QJsonObject &o) {
             }
         }
         a.stop = m.value("stopReason").toString();
+        a.errorMessage = m.value("errorMessage").toString();
         a.input = m.value("usage").toObject().value("input").toInteger();
         a.output = m.value("usage").toObject().value("output").toInteger();
         break;
@@ -828,18 +833,210 @@ private Q_SLOTS:
                                                           : QStringLiteral("google_upstream_safety.sse");
         fakeFor(model).setRawReply(sw::test::readTestData(fixture));
         int status = 0;
-        const Answer a = ask(format, Ask{QStringLiteral("refuse"), stream}, &status);
+        QByteArray raw;
+        const Answer a = ask(format, Ask{QStringLiteral("refuse"), stream}, &status, &raw);
         QCOMPARE(status, 200);
         QVERIFY2(a.problem.isEmpty(), qPrintable(a.problem));
-        QVERIFY2(a.error.isEmpty(), qPrintable(a.error));
-        QVERIFY(a.cleanEnd);
         QCOMPARE(a.text, QStringLiteral("I can't help with that."));
-        // Chat content_filter, Anthropic refusal, Responses incomplete/content_filter; pi has
-        // no refusal reason, so its answer simply stops.
-        QCOMPARE(a.stop, format == Format::Pi ? QStringLiteral("stop") : QStringLiteral("refusal"));
+        if (format == Format::Pi) {
+            // pi has no refusal reason: as pi-ai itself ends an Anthropic refusal, a Chat
+            // content_filter or a Google SAFETY, the answer is an error that says why (a pi agent
+            // took "stop" for a finished turn), its content kept.
+            const QString why =
+                model.startsWith("pa/")   ? QStringLiteral("Anthropic refused the answer (stop_reason refusal)")
+                : model.startsWith("pb/") ? QStringLiteral("The provider's filter stopped the answer (finish_reason "
+                                                           "content_filter)")
+                : model.startsWith("pd/") ? QStringLiteral("OpenAI's filter stopped the answer "
+                                                           "(incomplete_details.reason content_filter)")
+                                          : QStringLiteral("Google blocked the answer (finishReason SAFETY)");
+            QCOMPARE(a.errorMessage, why);
+            if (stream) {
+                QVERIFY(a.failedEnd);
+                QCOMPARE(a.error, QStringLiteral("error"));
+                QVERIFY2(!raw.contains("data: [DONE]"), raw.constData());
+            } else {
+                QCOMPARE(a.stop, QStringLiteral("error"));
+            }
+        } else {
+            QVERIFY2(a.error.isEmpty(), qPrintable(a.error));
+            QVERIFY(a.cleanEnd);
+            // Chat content_filter, Anthropic refusal, Responses incomplete/content_filter.
+            QCOMPARE(a.stop, QStringLiteral("refusal"));
+        }
         QCOMPARE(fakeFor(model).requests().size(), 1);
         QCOMPARE(m_gw->anthropicC.requests().size(), 0);
         QVERIFY(m_gw->engine().marks().isEmpty());
+    }
+
+    void piRefusalSaysTheRefusalOrWhatBlockedIt_data() {
+        QTest::addColumn<QString>("model");
+        QTest::addColumn<QByteArray>("upstream");
+        QTest::addColumn<QString>("text");
+        QTest::addColumn<QString>("errorMessage");
+        // Gemini's safety block with no parts: the probe's pi client saw an empty, successful answer.
+        QTest::newRow("gemini SAFETY, no parts")
+            << QStringLiteral("pe/gemini-e")
+            << QByteArray("data: {\"candidates\":[{\"finishReason\":\"SAFETY\",\"index\":0,\"safetyRatings\":"
+                          "[{\"category\":\"HARM_CATEGORY_DANGEROUS_CONTENT\",\"probability\":\"HIGH\",\"blocked\":"
+                          "true}]}],\"usageMetadata\":{\"promptTokenCount\":31,\"totalTokenCount\":31}}\n\n")
+            << QString() << QStringLiteral("Google blocked the answer (finishReason SAFETY)");
+        QTest::newRow("gemini blocked prompt")
+            << QStringLiteral("pe/gemini-e")
+            << QByteArray("data: {\"promptFeedback\":{\"blockReason\":\"PROHIBITED_CONTENT\"},\"usageMetadata\":"
+                          "{\"promptTokenCount\":31,\"totalTokenCount\":31}}\n\n")
+            << QString() << QStringLiteral("Google blocked the prompt (blockReason PROHIBITED_CONTENT)");
+        // OpenAI's own refusal (delta.refusal, finish_reason stop): its words are the errorMessage.
+        QTest::newRow("chat delta.refusal")
+            << QStringLiteral("pb/gpt-b")
+            << QByteArray("data: {\"id\":\"chatcmpl-R\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":"
+                          "\"gpt-4.1\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"refusal\":"
+                          "\"I won't do that.\"},\"finish_reason\":null}]}\n\n"
+                          "data: {\"id\":\"chatcmpl-R\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":"
+                          "\"gpt-4.1\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}],"
+                          "\"usage\":{\"prompt_tokens\":31,\"completion_tokens\":5,\"total_tokens\":36}}\n\n"
+                          "data: [DONE]\n\n")
+            << QStringLiteral("I won't do that.") << QStringLiteral("I won't do that.");
+    }
+    void piRefusalSaysTheRefusalOrWhatBlockedIt() {
+        QFETCH(QString, model);
+        QFETCH(QByteArray, upstream);
+        QFETCH(QString, text);
+        QFETCH(QString, errorMessage);
+        for (const bool stream : {true, false}) {
+            fakeFor(model).setRawReply(upstream);
+            QByteArray raw;
+            int status = 0;
+            const Answer a = ask(Format::Pi, Ask{model, stream}, &status, &raw);
+            QCOMPARE(status, 200);
+            QVERIFY2(a.problem.isEmpty(), qPrintable(a.problem));
+            QCOMPARE(a.text, text);
+            QCOMPARE(a.errorMessage, errorMessage);
+            if (stream) {
+                QVERIFY(a.failedEnd);
+                QCOMPARE(a.error, QStringLiteral("error"));
+                QVERIFY2(!raw.contains("\"type\":\"done\""), raw.constData());
+            } else {
+                QCOMPARE(a.stop, QStringLiteral("error"));
+            }
+        }
+        // Still an answer: one upstream request each, nothing marked.
+        QCOMPARE(fakeFor(model).requests().size(), 2);
+        QVERIFY(m_gw->engine().marks().isEmpty());
+    }
+
+    void piStreamProxyHistorySendsRedactedThinkingBackRedacted() {
+        // pi's streamProxy rebuilds the message from the events: a thinking block from its deltas and
+        // thinking_end's contentSignature, with no redacted flag. A redacted_thinking payload that came
+        // raw went back as a thinking block signed with it, and Anthropic refused every such turn.
+        const QByteArray payload = "EmwKAhgBEgyRedactedPayloadAaBbCc==";
+        m_gw->anthropicA.setRawReply(
+            "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_r\",\"type\":"
+            "\"message\",\"role\":\"assistant\",\"content\":[],\"model\":\"claude-a\",\"stop_reason\":null,"
+            "\"usage\":{\"input_tokens\":10,\"output_tokens\":1}}}\n\n"
+            "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":"
+            "{\"type\":\"redacted_thinking\",\"data\":\"" +
+            payload +
+            "\"}}\n\n"
+            "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n"
+            "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":1,\"content_block\":"
+            "{\"type\":\"text\",\"text\":\"\"}}\n\n"
+            "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":1,\"delta\":"
+            "{\"type\":\"text_delta\",\"text\":\"ok\"}}\n\n"
+            "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":1}\n\n"
+            "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},"
+            "\"usage\":{\"output_tokens\":5}}\n\n"
+            "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n");
+        Ask ask{QStringLiteral("pa/claude-a"), true};
+        ask.reasoning = true;
+        QJsonObject body = requestBody(Format::Pi, ask);
+        const HttpResult r = m_gw->post(pathOf(Format::Pi), body);
+        m_lastRaw = r.body;
+        QCOMPARE(r.status, 200);
+        // streamProxy's processProxyEvent, for the blocks this answer has.
+        QMap<int, QJsonObject> blocks;
+        QJsonObject doneMessage;
+        for (const Sse &e : sseEvents(r.body)) {
+            const QJsonObject o = QJsonDocument::fromJson(e.data).object();
+            const QString type = o.value("type").toString();
+            const int i = o.value("contentIndex").toInt();
+            if (type == "thinking_start")
+                blocks[i] = QJsonObject{{"type", "thinking"}, {"thinking", ""}};
+            else if (type == "thinking_delta")
+                blocks[i]["thinking"] = blocks[i]["thinking"].toString() + o.value("delta").toString();
+            else if (type == "thinking_end")
+                blocks[i]["thinkingSignature"] = o.value("contentSignature");
+            else if (type == "text_start")
+                blocks[i] = QJsonObject{{"type", "text"}, {"text", ""}};
+            else if (type == "text_delta")
+                blocks[i]["text"] = blocks[i]["text"].toString() + o.value("delta").toString();
+            else if (type == "done")
+                doneMessage = o.value("message").toObject();
+        }
+        QCOMPARE(blocks.size(), 2);
+        // done.message keeps it as pi-ai does: the raw payload, flagged redacted.
+        const QJsonObject stored = doneMessage.value("content").toArray().at(0).toObject();
+        QCOMPARE(stored.value("thinkingSignature").toString(), QString::fromLatin1(payload));
+        QCOMPARE(stored.value("redacted").toBool(), true);
+
+        QJsonArray content;
+        for (const QJsonObject &b : std::as_const(blocks))
+            content.append(b);
+        QJsonObject context = body.value("context").toObject();
+        QJsonArray messages = context.value("messages").toArray();
+        messages.append(QJsonObject{{"role", "assistant"},
+                                    {"content", content},
+                                    {"api", "anthropic-messages"},
+                                    {"provider", "switchman"},
+                                    {"model", "pa/claude-a"},
+                                    {"stopReason", "stop"}});
+        messages.append(QJsonObject{{"role", "user"}, {"content", "and again"}});
+        context.insert("messages", messages);
+        body.insert("context", context);
+        body.insert("stream", false);
+        m_gw->anthropicA.setRawReply({});
+        const HttpResult next = m_gw->post(pathOf(Format::Pi), body);
+        QCOMPARE(next.status, 200);
+        const QJsonObject sent = QJsonDocument::fromJson(m_gw->anthropicA.requests().last().body).object();
+        const QJsonArray turn = sent.value("messages").toArray().at(1).toObject().value("content").toArray();
+        QVERIFY2(!turn.isEmpty(), QJsonDocument(sent).toJson().constData());
+        QCOMPARE(turn.at(0).toObject(),
+                 (QJsonObject{{"type", "redacted_thinking"}, {"data", QString::fromLatin1(payload)}}));
+    }
+
+    void piOptionsReachTheUpstreamOrAreNamed() {
+        // pi's streamProxy sends topP, presencePenalty and repetitionPenalty beside pi-ai's own
+        // options; they went nowhere and nothing said so.
+        QJsonObject body = requestBody(Format::Pi, Ask{QStringLiteral("pb/gpt-b"), false});
+        body.insert("options", QJsonObject{{"temperature", 0.5},
+                                           {"topP", 0.2},
+                                           {"presencePenalty", 1.5},
+                                           {"repetitionPenalty", 1.3},
+                                           {"anthropicFineGrainedToolStreaming", true},
+                                           {"maxTokens", 100},
+                                           {"sessionId", "s-1"},
+                                           {"cacheRetention", "short"}});
+        const HttpResult json = m_gw->post(pathOf(Format::Pi), body);
+        m_lastRaw = json.body;
+        QCOMPARE(json.status, 200);
+        const QJsonObject sent = QJsonDocument::fromJson(m_gw->openaiB.requests().last().body).object();
+        QCOMPARE(sent.value("top_p").toDouble(), 0.2);
+        QCOMPARE(sent.value("presence_penalty").toDouble(), 1.5);
+        QCOMPARE(sent.value("temperature").toDouble(), 0.5);
+        // No API has a repetition penalty: named, and only it (pi-ai's own settings are the gateway's).
+        QCOMPARE(json.header("x-switchman-dropped"), QByteArray("options.repetitionPenalty"));
+        body.insert("stream", true);
+        const HttpResult streamed = m_gw->post(pathOf(Format::Pi), body);
+        QVERIFY2(streamed.body.left(300).contains(" dropped=options.repetitionPenalty\n"),
+                 streamed.body.left(300).constData());
+
+        // Anthropic takes top_p (alone: Claude refuses it beside a temperature).
+        QJsonObject toClaude = requestBody(Format::Pi, Ask{QStringLiteral("pa/claude-a"), false});
+        toClaude.insert("options", QJsonObject{{"topP", 0.3}});
+        const HttpResult claude = m_gw->post(pathOf(Format::Pi), toClaude);
+        QCOMPARE(claude.status, 200);
+        QCOMPARE(QJsonDocument::fromJson(m_gw->anthropicA.requests().last().body).object().value("top_p").toDouble(),
+                 0.3);
+        QVERIFY(claude.header("x-switchman-dropped").isEmpty());
     }
 
     void interleavedToolCallDeltasReachEveryFormatWhole_data() {
