@@ -52,6 +52,25 @@ constexpr qint64 kMaxClientQueue = 1024 * 1024;
 // What an Error event says, as the classifier reads it. An untyped error the decoder made at end
 // of body is an early close, and one the loop made for a broken connection is that connection's
 // error: both transport. An error the upstream sent in-band (typed) is classified as what it says.
+// Usage arrives in parts (Anthropic: input on start, output at the end; Gemini: cumulative on every
+// chunk): the try's count is the most each figure was said to be. A count beyond
+// model::kMaxReportedTokens is the upstream's nonsense and counts as unknown.
+void takeUsage(model::Usage &into, const model::Usage &reported) {
+    if (reported.isZero())
+        return;
+    const model::Usage u = reported.sane();
+    into.input = std::max(into.input, u.input);
+    into.output = std::max(into.output, u.output);
+    into.cacheRead = std::max(into.cacheRead, u.cacheRead);
+    into.cacheWrite = std::max(into.cacheWrite, u.cacheWrite);
+}
+
+// Whether the upstream said anything of what the request's input cost (plain, cached or written
+// to the cache): only when it said nothing is the input estimated.
+bool inputReported(const model::Usage &u) {
+    return u.input != 0 || u.cacheRead != 0 || u.cacheWrite != 0;
+}
+
 FailureInput failureInputOf(const model::StreamEvent &e, const TryFrame &frame) {
     FailureInput input;
     input.message = e.errorMessage;
@@ -383,6 +402,9 @@ void AttemptLoop::onTransportError(AttemptId id, upstream::TransportError error,
         cut.type = model::EventType::Error;
         cut.reason = model::StopReason::Error;
         cut.errorMessage = QStringLiteral("upstream connection lost: %1").arg(text);
+        // What the upstream reported before the reset (a usage chunk, message_delta, Gemini's
+        // usageMetadata): billed and told as a clean early end's (the decoder's own Error) is.
+        cut.usage = m_deps.runner->reportedUsage(id);
         TryFrame f;
         f.events = {cut};
         f.broken = error;
@@ -431,16 +453,8 @@ void AttemptLoop::handleEvents(Attempt &a, const TryFrame &frame) {
             return;
         if (a.budget)
             a.budget->observe(e);
-        if (!e.usage.isZero()) {
-            // Usage arrives in parts (Anthropic: input on start, output at the end). Every
-            // decoder's counts pass here on their way to the ledger and the budget: a count
-            // beyond model::kMaxReportedTokens is the upstream's nonsense and counts as unknown.
-            const model::Usage u = e.usage.sane();
-            a.usage.input = std::max(a.usage.input, u.input);
-            a.usage.output = std::max(a.usage.output, u.output);
-            a.usage.cacheRead = std::max(a.usage.cacheRead, u.cacheRead);
-            a.usage.cacheWrite = std::max(a.usage.cacheWrite, u.cacheWrite);
-        }
+        // Every decoder's counts pass here (or through settle()) on their way to the ledger and the budget.
+        takeUsage(a.usage, e.usage);
         if (e.isMeaningful()) {
             a.deltaChars += e.delta.size();
             if (!a.ttftMs)
@@ -562,11 +576,14 @@ void AttemptLoop::commit(Attempt &a, const QList<model::StreamEvent> &released) 
     m_deps.observer->attemptRecorded(report);
     // What the answer costs if the process dies before its usage row: the input (the upstream's
     // count so far, else the request's estimate) and the content held until commit.
+    // The upstream's counts so far, also those no event carried yet (Gemini's usageMetadata of the
+    // first chunk): one call at commit, nothing a chunk.
+    takeUsage(a.usage, m_deps.runner->reportedUsage(a.id));
     UsageReport open;
     open.rowId = m_settings.requestId;
     open.candidate = a.candidate;
     open.usage = a.usage;
-    if (open.usage.input == 0)
+    if (!inputReported(open.usage))
         open.usage.input = m_settings.inputTokensEstimate;
     open.usage.output = std::max(open.usage.output, (a.deltaChars + 3) / 4);
     open.answered = true;
@@ -642,6 +659,12 @@ void AttemptLoop::settle(Attempt &a) {
             m_clock.cancel(*timer);
             *timer = 0;
         }
+    // However the try ends (answered, reset, aborted by the loop for the client, the idle timeout
+    // or the budget), what its upstream reported so far is its usage, whether or not an event
+    // carried it: a reset bills as a clean early end does, never only the estimate. A try not in
+    // flight (setup, backoff) has been billed already.
+    if (a.phase == Phase::Upstream)
+        takeUsage(a.usage, m_deps.runner->reportedUsage(a.id));
     m_deps.runner->abort(a.id);
 }
 
@@ -902,6 +925,7 @@ void AttemptLoop::onIdle(AttemptId id) {
         cut.reason = model::StopReason::Error;
         cut.errorMessage = message;
         cut.errorStatus = 504;
+        cut.usage = m_deps.runner->reportedUsage(id);
         TryFrame f;
         f.events = {cut};
         return handleEvents(*a, f);
@@ -1154,14 +1178,17 @@ void AttemptLoop::recordUsage(Attempt &a, bool answered, UsageReport::End end) {
     // counts no upstream could mean, read as 0): a served answer is never free of its tenant's
     // budget, nor missing from the ledger.
     if ((!answered || end != UsageReport::End::Whole || a.usage.isZero()) && a.deltaChars > 0) {
-        // An answer broken off before its upstream said what it cost (OpenAI, Responses and Gemini
-        // report usage only at the end, Anthropic's start says one output token): it was still
-        // produced, and the provider bills it, whether the client got it (cut, aborted) or the
-        // next candidate answered (a try cut before a non-streaming client saw anything). Four
-        // characters a token, as the stop-sequence cut and count_tokens estimate. Unbilled, an
-        // aborted stream was a way around a tenant's budget.
+        // An answer broken off before its upstream said what it cost (OpenAI and Responses report
+        // usage only at the end, Anthropic's start says one output token; what an upstream did
+        // report, Gemini's running count included, settle() took in): it was still produced, and
+        // the provider bills it, whether the client got it (cut, aborted) or the next candidate
+        // answered (a try cut before a non-streaming client saw anything). Four characters a
+        // token, as the stop-sequence cut and count_tokens estimate, only for a figure the
+        // upstream never gave (the output it counted so far wins when higher; a reported input,
+        // plain or cached, is never estimated). Unbilled, an aborted stream was a way around a
+        // tenant's budget.
         a.usage.output = std::max(a.usage.output, (a.deltaChars + 3) / 4);
-        if (a.usage.input == 0)
+        if (!inputReported(a.usage))
             a.usage.input = m_settings.inputTokensEstimate;
     }
     a.deltaChars = 0; // the next try of this attempt says its own

@@ -117,6 +117,13 @@ public:
     // decoders' CanonicalStreamBuilder): then a non-streaming answer keeps that text once, not
     // also from the deltas (model::EventAccumulator::setKeepsToolDeltas).
     virtual bool endsCarryWholeToolCalls() const { return false; }
+    // The usage the upstream has reported so far on try `id`'s stream (its decoder's running
+    // count, also what no event carried yet); empty before its body. Asked when a try ends however
+    // it ends, so a reset, an abort or the gateway's own cut bills what the upstream said.
+    virtual model::Usage reportedUsage(AttemptId id) const {
+        Q_UNUSED(id);
+        return {};
+    }
 };
 
 enum class AttemptOutcome { Committed, Failed, Skipped, Aborted };

@@ -93,10 +93,12 @@ void ClientStream::sendNow() {
 void ClientStream::streamEvent(const model::StreamEvent &event) {
     if (!m_encoder || !m_exchange || m_passthrough)
         return;
-    if (event.type == model::EventType::Error) {
-        const int status = event.errorStatus.value_or(502);
-        write(m_encoder->encodeError(
-            GatewayError::make(status, GatewayError::categoryForStatus(status), event.errorMessage)));
+    if (event.type == model::EventType::Error && !event.errorStatus) {
+        // Through encode(), as any event: an encoder whose error tells the usage so far (pi's
+        // error message) reads it from the event. Untyped, the break is the gateway's 502.
+        model::StreamEvent error = event;
+        error.errorStatus = 502;
+        write(m_encoder->encode(error));
         return;
     }
     write(m_encoder->encode(event));

@@ -517,7 +517,24 @@ bool UsageDatabase::processRunning(qint64 pid) {
     if (pid <= 0 || pid != qint64(pid_t(pid)))
         return false;
     // Signal 0 asks without sending: EPERM is a process that runs as another user.
-    return ::kill(pid_t(pid), 0) == 0 || errno == EPERM;
+    if (::kill(pid_t(pid), 0) != 0 && errno != EPERM)
+        return false;
+#ifdef Q_OS_LINUX
+    // A zombie answers signal 0 too: a crashed instance whose parent (a supervisor that restarts
+    // it at once) has not reaped it yet runs no more, and its open rows are billed now, not at
+    // some later start. Its state follows the name in parentheses, which may hold any byte.
+    QFile stat(QStringLiteral("/proc/%1/stat").arg(pid));
+    if (stat.open(QIODevice::ReadOnly)) {
+        const QByteArray line = stat.read(4096);
+        const qsizetype close = line.lastIndexOf(')');
+        if (close >= 0 && close + 2 < line.size()) {
+            const char state = line.at(close + 2);
+            if (state == 'Z' || state == 'X')
+                return false;
+        }
+    }
+#endif
+    return true;
 #else
     Q_UNUSED(pid);
     return true; // unknown: left for the age rule

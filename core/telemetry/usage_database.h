@@ -81,7 +81,8 @@ public:
     // billed by their estimate, in one transaction. The number billed, or -1 with *error set.
     int billInterrupted(const Writer &me, qint64 nowEpochMs, QString *error);
     int openRowCount() const; // -1 when it cannot be read
-    // A process with this pid runs on this host (one that cannot be asked counts as running).
+    // A process with this pid runs on this host (one that cannot be asked counts as running; a
+    // zombie, dead but not yet reaped, does not).
     static bool processRunning(qint64 pid);
     void setMaxPages(qint64 pages);
     UsageReport query(const UsageQuery &query) const;

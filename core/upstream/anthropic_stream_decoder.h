@@ -20,6 +20,7 @@ public:
     QList<model::StreamEvent> feed(const SseEvent &event) override;
     QList<model::StreamEvent> finish() override;
     void setKeepsText(bool keeps) override { m_out.setKeepsText(keeps); }
+    model::Usage usage() const override { return m_out.usage(); }
     bool lastWasUnreadable() const override { return m_lastUnreadable || m_out.failedOverBound(); }
     std::optional<QByteArray> lastEventName() const override { return m_lastEventName; }
     QByteArray lastRelayData() const override { return m_lastRelayData; }

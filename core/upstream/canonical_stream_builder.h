@@ -45,6 +45,7 @@ public:
 
     // The running usage: Start, Done and Error carry it.
     Usage &usage() { return m_usage; }
+    const Usage &usage() const { return m_usage; }
     bool started() const { return m_started; }
     bool finished() const { return m_finished; }
 

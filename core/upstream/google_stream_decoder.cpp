@@ -111,7 +111,8 @@ void GoogleStreamDecoder::decode(const SseEvent &sse) {
         m_out.failUnechoableNames(CanonicalStreamBuilder::Unechoable::ToolCall);
         return;
     }
-    m_out.start();
+    // The usage first: Start carries it, so a client told the input at the start (Anthropic's
+    // message_start) and the open row of a committed answer get Gemini's counts, not zero.
     const Value *usage = member(chunk, "usageMetadata");
     if (!rj::isEmptyObject(usage)) {
         Usage &u = m_out.usage();
@@ -123,6 +124,7 @@ void GoogleStreamDecoder::decode(const SseEvent &sse) {
         u.reasoning = count("thoughtsTokenCount");
         u.output = count("candidatesTokenCount") + u.reasoning;
     }
+    m_out.start();
     if (!candidate) {
         const QString blocked = toString(member(member(chunk, "promptFeedback"), "blockReason"));
         if (!blocked.isEmpty()) {

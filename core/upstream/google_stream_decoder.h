@@ -15,6 +15,7 @@ public:
     QList<model::StreamEvent> feed(const SseEvent &event) override;
     QList<model::StreamEvent> finish() override;
     void setKeepsText(bool keeps) override { m_out.setKeepsText(keeps); }
+    model::Usage usage() const override { return m_out.usage(); }
 
 private:
     // Google streams parts with no block boundaries: text and thought share one open block

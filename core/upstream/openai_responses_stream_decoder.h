@@ -23,6 +23,7 @@ public:
     QList<model::StreamEvent> feed(const SseEvent &event) override;
     QList<model::StreamEvent> finish() override;
     void setKeepsText(bool keeps) override { m_out.setKeepsText(keeps); }
+    model::Usage usage() const override { return m_out.usage(); }
     bool lastWasUnreadable() const override { return m_lastUnreadable || m_out.failedOverBound(); }
     std::optional<QByteArray> lastEventName() const override { return m_lastEventName; }
     // An event naming a call the server gave `"call_id": ""` or none (its item: added, done; the

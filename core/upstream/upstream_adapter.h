@@ -137,6 +137,11 @@ public:
     // Before the first feed: false when no one needs a text block's End to carry its whole text
     // (a streaming client of a format that needs no block whole): CanonicalStreamBuilder::setKeepsText.
     virtual void setKeepsText(bool keeps) { Q_UNUSED(keeps); }
+    // The usage the upstream has reported so far (CanonicalStreamBuilder::usage()), also what no
+    // event carried yet: Gemini's cumulative usageMetadata on every chunk, Anthropic's
+    // message_delta, a Chat usage chunk before [DONE]. A try that ends without its terminator (a
+    // reset, the gateway's own cut) bills this, not an estimate (AttemptRunner::reportedUsage).
+    virtual model::Usage usage() const { return {}; }
 };
 
 // A decoder around another (stop sequences, tool-name aliases): it changes the events, and passes
@@ -150,6 +155,7 @@ public:
     std::optional<QByteArray> lastEventName() const override { return m_inner->lastEventName(); }
     bool lastFailedOnAPlainFrame() const override { return m_inner->lastFailedOnAPlainFrame(); }
     void setKeepsText(bool keeps) override { m_inner->setKeepsText(keeps); }
+    model::Usage usage() const override { return m_inner->usage(); }
 
 protected:
     std::unique_ptr<StreamDecoder> m_inner;

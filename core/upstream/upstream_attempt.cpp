@@ -422,6 +422,7 @@ void UpstreamAttempts::start(const failover::TryStart &s) {
         inReach >= 0)
         startIndex = inReach;
     t.started = true;
+    t.decoder.reset(); // the last try's counts are billed; this one's start at launch
     t.target.replayReasoning = !s.withoutReplayedReasoning;
     // A server that asked for the reasoning of tool-call turns back once gets it from then on.
     const QString &baseUrl = t.candidate.provider.baseUrl;
@@ -557,6 +558,11 @@ void UpstreamAttempts::abort(failover::AttemptId id) {
     }
     m_setup.pools->release(t.lease);
     t.lease = {};
+}
+
+model::Usage UpstreamAttempts::reportedUsage(failover::AttemptId id) const {
+    const auto it = m_tries.find(id);
+    return it == m_tries.end() || !it->second->decoder ? model::Usage{} : it->second->decoder->usage();
 }
 
 void UpstreamAttempts::setReadPaused(failover::AttemptId id, bool paused) {
@@ -881,6 +887,7 @@ void UpstreamAttempts::endStream(Try &t, const QString &why, bool busy) {
     cut.type = model::EventType::Error;
     cut.reason = model::StopReason::Error;
     cut.errorMessage = why;
+    cut.usage = reportedUsage(id); // what the upstream said it cost so far, as the decoder's own end carries
     failover::TryFrame frame;
     frame.events = {cut};
     m_loop->onFrame(id, frame);

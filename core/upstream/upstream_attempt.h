@@ -59,6 +59,7 @@ public:
     std::optional<failover::CredentialWait> credentialWait(const failover::Candidate &candidate) const override;
     std::optional<int> rotateCredential(failover::AttemptId id, const failover::TryFailure &failure) override;
     bool endsCarryWholeToolCalls() const override { return true; } // every decoder ends calls whole
+    model::Usage reportedUsage(failover::AttemptId id) const override;
 
 private:
     struct Try;

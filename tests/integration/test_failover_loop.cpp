@@ -5,6 +5,7 @@
 #include "core/upstream/default_transport.h"
 #include "fake_clock.h"
 #include "gateway_fixture.h"
+#include "hostile_upstream.h"
 #include "raw_http_client.h"
 #include "signal_wait.h"
 #include "wire_fixtures.h"
@@ -12,6 +13,7 @@
 #include <QElapsedTimer>
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <QPointer>
 #include <QRegularExpression>
 #include <QSignalSpy>
 #include <QTcpServer>
@@ -1975,6 +1977,86 @@ private Q_SLOTS:
         QCOMPARE(row.value(QStringLiteral("outcome")).toString(), QStringLiteral("aborted"));
     }
 
+    // Gemini reports its usage (cumulative, thinking and cached input included) on every chunk.
+    // A stream that ended before its finish reason was billed those counts when the upstream
+    // closed with a FIN, but the 4-chars estimate when it reset: 71 input and 6 output tokens for
+    // 3000 (2500 cached) and 474, 73x less (probe H1 1). A pi client's error event said 0 tokens
+    // either way (probe H1 5). Both ends now bill and tell what Gemini reported.
+    void aStreamCutBillsWhatTheUpstreamReportedHoweverTheConnectionEnds_data() {
+        QTest::addColumn<QString>("route");
+        QTest::addColumn<bool>("reset");
+        for (const char *route : {"/v1/chat/completions", "/v1/pi/stream"})
+            for (const bool reset : {false, true})
+                QTest::addRow("%s %s", route, reset ? "RST" : "FIN") << QString::fromLatin1(route) << reset;
+    }
+    void aStreamCutBillsWhatTheUpstreamReportedHoweverTheConnectionEnds() {
+        QFETCH(QString, route);
+        QFETCH(bool, reset);
+        const auto chunk = [](const char *text, int candidates) {
+            return "data: {\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":[{\"text\":\"" +
+                   QByteArray(text) +
+                   "\"}]},\"index\":0}],\"usageMetadata\":{\"promptTokenCount\":3000,\"cachedContentTokenCount\":"
+                   "2500,\"candidatesTokenCount\":" +
+                   QByteArray::number(candidates) + ",\"thoughtsTokenCount\":450}}\n\n";
+        };
+        HostileUpstream up;
+        QVERIFY(up.listen());
+        QPointer<QTcpSocket> upstream;
+        const auto framed = [](const QByteArray &event) {
+            return QByteArray::number(event.size(), 16) + "\r\n" + event + "\r\n";
+        };
+        up.setScript([&upstream, &chunk, &framed](QTcpSocket *socket, const QByteArray &) {
+            upstream = socket;
+            socket->write("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n" +
+                          framed(chunk("Hello", 12)) + framed(chunk(" world", 24)));
+        });
+        GatewayFixture gw;
+        gw.config.providers[QStringLiteral("pe")].baseUrl = up.baseUrl() + QStringLiteral("/v1beta");
+        gw.start();
+        const QString model = QStringLiteral("pe/gemini-e");
+        const QJsonObject body =
+            route == QLatin1String("/v1/pi/stream")
+                ? QJsonObject{{QStringLiteral("model"), model},
+                              {QStringLiteral("stream"), true},
+                              {QStringLiteral("context"),
+                               QJsonObject{{QStringLiteral("messages"),
+                                            QJsonArray{QJsonObject{{QStringLiteral("role"), QStringLiteral("user")},
+                                                                   {QStringLiteral("content"), QStringLiteral("hi")},
+                                                                   {QStringLiteral("timestamp"), 0}}}}}}}
+                : GatewayFixture::openaiBody(model, QStringLiteral("hi"), true);
+        QNetworkReply *reply = gw.postAsync(route, body);
+        // Both chunks reached the client: the gateway has read them before the upstream goes.
+        QTRY_VERIFY(reply->bytesAvailable() > 0 && reply->peek(1 << 20).contains("world"));
+        QVERIFY(upstream);
+        if (reset) {
+            const struct linger lin { 1, 0 };
+            ::setsockopt(int(upstream->socketDescriptor()), SOL_SOCKET, SO_LINGER, &lin, sizeof lin);
+            upstream->abort();
+        } else {
+            // The body ends cleanly (its last chunk), without Gemini's finish reason.
+            upstream->write("0\r\n\r\n");
+            upstream->disconnectFromHost();
+        }
+        const HttpResult r = gw.wait(reply);
+        const QString id = QString::fromLatin1(r.header("x-switchman-request-id"));
+        QTRY_COMPARE(gw.engine().activeRequests(), 0);
+        const auto rows = gw.get(QStringLiteral("/admin/usage")).json().value(QStringLiteral("rows")).toArray();
+        QCOMPARE(rows.size(), 1);
+        const QJsonObject row = rows.first().toObject();
+        const QByteArray shown = QJsonDocument(row).toJson();
+        QCOMPARE(row.value(QStringLiteral("requestId")).toString(), id);
+        QCOMPARE(row.value(QStringLiteral("outcome")).toString(), QStringLiteral("cut"));
+        QVERIFY2(row.value(QStringLiteral("input")).toInt() == 500, shown.constData());
+        QVERIFY2(row.value(QStringLiteral("cacheRead")).toInt() == 2500, shown.constData());
+        QVERIFY2(row.value(QStringLiteral("output")).toInt() == 474, shown.constData()); // 24 + 450 thinking
+        if (route == QLatin1String("/v1/pi/stream")) {
+            // pi sums usage over its messages, error messages included.
+            QVERIFY2(r.body.contains("\"type\":\"error\""), r.body.constData());
+            const qsizetype error = r.body.indexOf("\"type\":\"error\"");
+            QVERIFY2(r.body.indexOf("\"cacheRead\":2500", error) > error, r.body.constData());
+        }
+    }
+
     void anAbortedStreamWhoseUsageNeverCameIsStillBilled() {
         // OpenAI reports usage only at the end of a stream. A client that hung up after the content
         // had started left no row at all ($0 for ten whole answers in a probe): a way around a
@@ -1994,6 +2076,34 @@ private Q_SLOTS:
         QVERIFY2(row.value(QStringLiteral("output")).toDouble() > 0, qPrintable(QJsonDocument(row).toJson()));
         QVERIFY2(row.value(QStringLiteral("input")).toDouble() > 0, qPrintable(QJsonDocument(row).toJson()));
         QVERIFY(row.value(QStringLiteral("cost")).toDouble() > 0);
+    }
+
+    // An agent's Esc on a Gemini thinking model: Gemini had reported its input (most of it cached)
+    // and 450 thinking tokens with its first chunk, but the aborted answer was billed its visible
+    // characters (probe H1 1).
+    void anAbortedGeminiStreamBillsWhatGeminiReported() {
+        GatewayFixture gw;
+        QByteArray sse;
+        for (const auto &[text, candidates] : {std::pair{"Hello", 12}, std::pair{" world", 24}})
+            sse += "data: {\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":[{\"text\":\"" +
+                   QByteArray(text) +
+                   "\"}]},\"index\":0}],\"usageMetadata\":{\"promptTokenCount\":3000,\"cachedContentTokenCount\":"
+                   "2500,\"candidatesTokenCount\":" +
+                   QByteArray::number(candidates) + ",\"thoughtsTokenCount\":450}}\n\n";
+        gw.googleE.setRawReply(sse);
+        Fault slow;
+        slow.chunkDelayMs = 1000; // a chunk a second: the client leaves after the first
+        gw.googleE.setFault(slow);
+        gw.start();
+        QJsonObject row;
+        abortOnceContentCame(gw, QStringLiteral("/v1/chat/completions"),
+                             GatewayFixture::openaiBody(QStringLiteral("pe/gemini-e"), QStringLiteral("hi"), true),
+                             "Hello", &row);
+        const QByteArray shown = QJsonDocument(row).toJson();
+        QCOMPARE(row.value(QStringLiteral("outcome")).toString(), QStringLiteral("aborted"));
+        QVERIFY2(row.value(QStringLiteral("input")).toInt() == 500, shown.constData());
+        QVERIFY2(row.value(QStringLiteral("cacheRead")).toInt() == 2500, shown.constData());
+        QVERIFY2(row.value(QStringLiteral("output")).toInt() >= 462, shown.constData()); // 450 of them thinking
     }
 
     void anAnswerWhoseUsageMeansNothingIsBilledByEstimate() {

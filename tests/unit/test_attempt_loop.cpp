@@ -95,6 +95,8 @@ public:
     AttemptId lastId() const { return starts.last().id; }
     QString lastProvider() const { return starts.last().candidate.provider.id; }
     bool passthrough = false;
+    QHash<AttemptId, model::Usage> reported; // what each try's decoder has read of the upstream's usage
+    model::Usage reportedUsage(AttemptId id) const override { return reported.value(id); }
 };
 
 class Recorder final : public AttemptObserver {
@@ -102,6 +104,7 @@ public:
     QList<AttemptReport> rows;
     QList<QPair<AttemptReport, util::LogFields>> lines;
     QList<UsageReport> usage;
+    QList<UsageReport> opened; // answerOpened: what a crash would bill
     QStringList notes;
     QList<QPair<QString, FailureKind>> failures;
     int marksTold = 0;
@@ -109,6 +112,7 @@ public:
     void attemptRecorded(const AttemptReport &r) override { rows.append(r); }
     void attemptLogged(const AttemptReport &r, const util::LogFields &extra) override { lines.append({r, extra}); }
     void usageRecorded(const UsageReport &u) override { usage.append(u); }
+    void answerOpened(const UsageReport &u) override { opened.append(u); }
     void note(const QString &m, const QJsonObject &) override { notes.append(m); }
     void failureCounted(const Candidate &c, FailureKind k) override { failures.append({c.provider.id, k}); }
     void marked(const Candidate &, qint64) override { ++marksTold; }
@@ -246,6 +250,81 @@ enum class Shape { Transport, Status, InBand };
 class TestAttemptLoop : public QObject {
     Q_OBJECT
 private Q_SLOTS:
+    // The usage an upstream reported before its try ended abnormally (Gemini's running
+    // usageMetadata, Anthropic's message_delta, a Chat usage chunk before [DONE]) lived only in the
+    // decoder: a reset, the client leaving, the idle timeout or a shutdown billed the 4-chars
+    // estimate instead (73x less for a Gemini answer cut by a reset, its thinking and cached input
+    // never billed; probe H1 1). Whatever ends the try, what the upstream said is billed, and
+    // the estimate only stands in for what it never said.
+    void reportedUsageIsBilledHoweverTheTryEnds_data() {
+        QTest::addColumn<QString>("end");
+        QTest::addColumn<bool>("stream");
+        QTest::addColumn<qint64>("input");
+        QTest::addColumn<qint64>("expectedInput");
+        QTest::newRow("reset after commit") << "reset" << true << qint64(500) << qint64(500);
+        QTest::newRow("client gone") << "gone" << true << qint64(500) << qint64(500);
+        QTest::newRow("idle timeout") << "idle" << true << qint64(500) << qint64(500);
+        QTest::newRow("shutdown") << "shutdown" << true << qint64(500) << qint64(500);
+        QTest::newRow("reset before a JSON answer") << "reset" << false << qint64(500) << qint64(500);
+        // Every input token read from the cache: the input was reported, none estimated on top.
+        QTest::newRow("all input cached") << "reset" << true << qint64(0) << qint64(0);
+    }
+    void reportedUsageIsBilledHoweverTheTryEnds() {
+        QFETCH(QString, end);
+        QFETCH(bool, stream);
+        QFETCH(qint64, input);
+        QFETCH(qint64, expectedInput);
+        Harness h({candidate("pa")}, stream);
+        h.settings.inputTokensEstimate = 71;
+        h.settings.upstreamIdleTimeoutMs = 1000;
+        h.start();
+        h.loop->onResponseHead(h.id(), 200, false);
+        h.frame({ev(EventType::Start), ev(EventType::TextStart), ev(EventType::TextDelta, QStringLiteral("Hello"))});
+        QCOMPARE(h.client.commits.size(), stream ? 1 : 0);
+        model::Usage reported;
+        reported.input = input;
+        reported.cacheRead = 2500;
+        reported.output = 462; // 450 of them thinking: never text the estimate could count
+        h.runner.reported[h.id()] = reported;
+        if (end == QLatin1String("reset"))
+            h.loop->onTransportError(h.id(), upstream::TransportError::Reset, QStringLiteral("reset"));
+        else if (end == QLatin1String("gone"))
+            h.loop->onClientGone();
+        else if (end == QLatin1String("idle"))
+            h.clock.advance(1001);
+        else
+            h.loop->onShutdown(
+                model::GatewayError::make(503, model::ErrorCategory::ServerError, QStringLiteral("shutting down")));
+        QVERIFY(h.done);
+        QCOMPARE(h.seen.usage.size(), 1);
+        const model::Usage billed = h.seen.usage[0].usage;
+        QCOMPARE(billed.input, expectedInput);
+        QCOMPARE(billed.cacheRead, qint64(2500));
+        QCOMPARE(billed.output, qint64(462));
+        if (stream && end != QLatin1String("gone") && end != QLatin1String("shutdown")) {
+            // The client's in-band error says it too (pi's error message carries the usage so far).
+            QCOMPARE(h.client.events.last().type, EventType::Error);
+            QCOMPARE(h.client.events.last().usage.cacheRead, qint64(2500));
+        }
+    }
+
+    // The open row (what a kill -9 mid-stream bills at the next start) took the input from the
+    // events alone: Gemini's, read with its first chunk, was replaced by the request's estimate.
+    void theOpenRowCarriesTheInputReportedByCommit() {
+        Harness h({candidate("pa")}, true);
+        h.settings.inputTokensEstimate = 71;
+        h.start();
+        h.loop->onResponseHead(h.id(), 200, false);
+        model::Usage reported;
+        reported.input = 500;
+        reported.cacheRead = 2500;
+        h.runner.reported[h.id()] = reported;
+        h.frame({ev(EventType::Start), ev(EventType::TextStart), ev(EventType::TextDelta, QStringLiteral("Hello"))});
+        QCOMPARE(h.seen.opened.size(), 1);
+        QCOMPARE(h.seen.opened[0].usage.input, qint64(500));
+        QCOMPARE(h.seen.opened[0].usage.cacheRead, qint64(2500));
+    }
+
     void firstCandidateAnswers_data() {
         QTest::addColumn<bool>("stream");
         QTest::newRow("stream") << true;

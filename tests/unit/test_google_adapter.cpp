@@ -77,6 +77,7 @@ private slots:
     void decodesFullTranscript();
     void inBandErrorAndSafetyStop();
     void streamWithoutFinishReasonIsAnError();
+    void theStartCarriesTheFirstChunksUsage();
     void parsesErrorBody();
     void writerAndReaderAgree();
     void modelIdStaysOneSegmentForEveryAdapter();
@@ -548,6 +549,28 @@ void TestGoogleAdapter::streamWithoutFinishReasonIsAnError() {
     // its message item `completed` (a pi client its text_end) just before the failure.
     for (const StreamEvent &e : events)
         QVERIFY2(e.type != EventType::TextEnd, "a cut answer's text was closed as if whole");
+}
+
+// Gemini gives its usageMetadata on the first chunk: Start was made before it was read, so an
+// Anthropic client answered by Gemini got message_start.usage all zero, and the open row of a
+// committed answer (what a crash bills) the request's estimate (probe H1 4).
+void TestGoogleAdapter::theStartCarriesTheFirstChunksUsage() {
+    const auto events =
+        decode("data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"Hel\"}],\"role\":\"model\"}}],"
+               "\"usageMetadata\":{\"promptTokenCount\":3000,\"cachedContentTokenCount\":2500,"
+               "\"candidatesTokenCount\":2,\"thoughtsTokenCount\":450}}\n\n");
+    QCOMPARE(events.first().type, EventType::Start);
+    QCOMPARE(events.first().usage.input, qint64(500));
+    QCOMPARE(events.first().usage.cacheRead, qint64(2500));
+    QCOMPARE(events.first().usage.output, qint64(452));
+    // And the decoder tells what it read to a try that ends without its terminator (a reset).
+    auto decoder = GoogleAdapter().makeDecoder(target());
+    decoder->feed({QByteArray(),
+                   QByteArray("{\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"Hel\"}]}}],"
+                              "\"usageMetadata\":{\"promptTokenCount\":9,\"thoughtsTokenCount\":40}}"),
+                   QByteArray()});
+    QCOMPARE(decoder->usage().input, qint64(9));
+    QCOMPARE(decoder->usage().output, qint64(40));
 }
 
 void TestGoogleAdapter::parsesErrorBody() {
