@@ -202,7 +202,7 @@ QList<StreamEvent> AnthropicStreamDecoder::feed(const SseEvent &sse) {
 
 void AnthropicStreamDecoder::decode(const SseEvent &sse) {
     rj::ParsedJson json;
-    m_lastUnreadable = !json.parse(sse.data);
+    m_lastUnreadable = !json.parseUtf8(sse.data);
     const Value *data = json.object();
     const std::string_view type = rj::eventType(data, sse.event);
     m_lastEventName = relayEventName(type, sse.event);

@@ -88,7 +88,7 @@ void GoogleStreamDecoder::decode(const SseEvent &sse) {
     if (raw.isEmpty())
         return;
     rj::ParsedJson json;
-    json.parse(raw);
+    json.parseUtf8(raw); // an SseReader event: UTF-8
     const Value &root = json.root();
     // A chunk may come wrapped in an array (the whole answer as one JSON array).
     const Value *chunk = rj::asObject(root.IsArray() ? (root.Empty() ? nullptr : &root[0]) : json.object());

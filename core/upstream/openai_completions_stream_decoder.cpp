@@ -347,7 +347,7 @@ void OpenAICompletionsStreamDecoder::decode(const SseEvent &sse) {
     if (data == "[DONE]")
         return end();
     rj::ParsedJson json;
-    m_lastUnreadable = !json.parse(data);
+    m_lastUnreadable = !json.parseUtf8(data);
     const Value *chunk = json.object();
     const Value *choicesMember = member(chunk, "choices");
     const Value *error = member(chunk, "error");

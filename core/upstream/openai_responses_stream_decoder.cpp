@@ -224,7 +224,7 @@ void OpenAIResponsesStreamDecoder::completed(std::string_view type, const Value 
 
 void OpenAIResponsesStreamDecoder::decode(const SseEvent &sse, const QByteArray &raw) {
     rj::ParsedJson json;
-    m_lastUnreadable = !json.parse(raw);
+    m_lastUnreadable = !json.parseUtf8(raw);
     const Value *data = json.object();
     const std::string_view type = rj::eventType(data, sse.event);
     m_lastEventName = relayEventName(type, sse.event);

@@ -150,13 +150,33 @@ bool isNoiseFrame(const upstream::SseEvent &r, const QList<model::StreamEvent> &
     return wire::rj::arraySize(choices) > 0;
 }
 
+// `"choices"` as an empty array, by the text (a parse is then made only of such a chunk).
+bool hasNoChoice(QByteArrayView data) {
+    const qsizetype at = data.indexOf("\"choices\"");
+    if (at < 0)
+        return false;
+    const auto skipSpace = [&data](qsizetype i) {
+        while (i < data.size() && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r'))
+            ++i;
+        return i;
+    };
+    qsizetype i = skipSpace(at + 9);
+    if (i >= data.size() || data[i] != ':')
+        return false;
+    i = skipSpace(i + 1);
+    if (i >= data.size() || data[i] != '[')
+        return false;
+    i = skipSpace(i + 1);
+    return i < data.size() && data[i] == ']';
+}
+
 // A frame that decoded to nothing, is not noise, and still only says the upstream is there: a
 // Responses in_progress event (it repeats what response.created said), or a Gemini chunk (the
 // decoder makes an event of every part that says something; code the model runs is work).
 bool isKeepaliveFrame(const upstream::SseEvent &r) {
     if (has(r.data, "\"candidates\""))
         return !has(r.data, "\"executableCode\"") && !has(r.data, "\"codeExecutionResult\"");
-    if (has(r.data, "\"choices\"")) {
+    if (hasNoChoice(r.data)) {
         // A Chat chunk of no choice and no usage (Azure's prompt_filter_results, or a server that
         // sends only these): the server is there, the answer no further. As activity, a stream of
         // them every second held a last candidate until the hold bound, hours on (probe H4 3).
@@ -791,7 +811,7 @@ void UpstreamAttempts::feedSse(Try &t, const QList<SseEvent> &events) {
         // frame it refused for what it names fails the attempt; the client gets the gateway's error.)
         const bool unreadable = live->decoder->lastWasUnreadable();
         const bool noise = decodedToNothing && (unreadable || isNoiseFrame(e, frame.events));
-        const bool keepalive = decodedToNothing && !noise && isKeepaliveFrame(e);
+        const bool keepalive = decodedToNothing && !noise && !live->decoder->lastWasUsageOnly() && isKeepaliveFrame(e);
         if (changesAnswer || (decodedToNothing && !noise && !keepalive))
             m_loop->onActivity(id);
         frame.frameBytes = e.event.size() + e.data.size();

@@ -359,7 +359,19 @@ bool ParsedJson::parse(QByteArrayView text) {
     return parseWithQt(text);
 }
 
-ParsedJson::Fast ParsedJson::parseFast(QByteArrayView text) {
+bool ParsedJson::parseUtf8(QByteArrayView text) {
+    switch (parseFast(text, true)) {
+    case Fast::Parsed:
+        return true;
+    case Fast::Refused:
+        return false;
+    case Fast::AskQt:
+        break;
+    }
+    return parseWithQt(text);
+}
+
+ParsedJson::Fast ParsedJson::parseFast(QByteArrayView text, bool knownUtf8) {
     QByteArrayView body = text;
     if (startsWithBom(body.data(), size_t(body.size())))
         body = body.sliced(3); // Qt skips one byte order mark before the document
@@ -368,7 +380,7 @@ ParsedJson::Fast ParsedJson::parseFast(QByteArrayView text) {
     // RapidJSON is told not to check UTF-8 (it would, character by character): one check over
     // the whole text instead. Qt refuses bytes that are not UTF-8 in a string and anywhere else,
     // except one right after a backslash in a string ("\\<0x96>" is U+0096 to Qt): Qt decides.
-    if (!isUtf8(body))
+    if (!knownUtf8 && !isUtf8(body))
         return Fast::AskQt;
     // Parsed in place in a copy that lives in the pool: strings are unescaped where they are,
     // and the document points into it. The copy ends with a NUL and is padded to 16 zeroed bytes

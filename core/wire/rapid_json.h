@@ -75,6 +75,9 @@ public:
     // Parses `text` once. False for a text QJsonDocument::fromJson refuses; the root is
     // then Null, as QJsonDocument's object() and array() are empty.
     bool parse(QByteArrayView text);
+    // The same for a text already known to be UTF-8 (an SSE event's data: upstream::SseReader reads
+    // what is not UTF-8 as U+FFFD): the check over the whole text is not made again.
+    bool parseUtf8(QByteArrayView text);
 
     const Value &root() const { return m_doc; }
     // The most values (keys included) a text of `bytes` may hold: a value of this tree costs about
@@ -94,7 +97,7 @@ public:
 
 private:
     enum class Fast { Parsed, Refused, AskQt };
-    Fast parseFast(QByteArrayView text);
+    Fast parseFast(QByteArrayView text, bool knownUtf8 = false);
     bool parseWithQt(QByteArrayView text);
 
     bool m_tooManyValues = false;
