@@ -348,19 +348,15 @@ size_t ParsedJson::heldBytes() const {
 ParsedJson::~ParsedJson() = default;
 
 bool ParsedJson::parse(QByteArrayView text) {
-    switch (parseFast(text)) {
-    case Fast::Parsed:
-        return true;
-    case Fast::Refused:
-        return false;
-    case Fast::AskQt:
-        break;
-    }
-    return parseWithQt(text);
+    return parse(text, false);
 }
 
 bool ParsedJson::parseUtf8(QByteArrayView text) {
-    switch (parseFast(text, true)) {
+    return parse(text, true);
+}
+
+bool ParsedJson::parse(QByteArrayView text, bool knownUtf8) {
+    switch (parseFast(text, knownUtf8)) {
     case Fast::Parsed:
         return true;
     case Fast::Refused:

@@ -97,7 +97,8 @@ public:
 
 private:
     enum class Fast { Parsed, Refused, AskQt };
-    Fast parseFast(QByteArrayView text, bool knownUtf8 = false);
+    bool parse(QByteArrayView text, bool knownUtf8);
+    Fast parseFast(QByteArrayView text, bool knownUtf8);
     bool parseWithQt(QByteArrayView text);
 
     bool m_tooManyValues = false;

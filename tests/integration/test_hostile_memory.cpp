@@ -37,6 +37,26 @@ demo::Fault status503() {
     f.status = 503;
     return f;
 }
+// One streamed request through a gateway whose provider `provider` is `up` (`basePath` under it)
+// and whose upstream idle limit is 800 ms, and how long it took.
+struct IdleRun {
+    HttpResult r;
+    qint64 ms = 0;
+};
+IdleRun postWithIdleLimit(HostileUpstream &up, const QString &provider, const QString &basePath, const QString &route,
+                          const QJsonObject &body) {
+    GatewayFixture gw;
+    gw.config.providers[provider].baseUrl = up.baseUrl() + basePath;
+    gw.config.failover.upstreamIdleTimeoutMs = 800;
+    gw.start();
+    QElapsedTimer t;
+    t.start();
+    IdleRun run;
+    run.r = gw.post(route, body, {}, 20000);
+    run.ms = t.elapsed();
+    return run;
+}
+
 } // namespace
 
 class TestHostileMemory : public QObject {
@@ -273,21 +293,15 @@ private Q_SLOTS:
             QObject::connect(pings, &QTimer::timeout, socket, [socket, repeated]() { socket->write(repeated); });
             pings->start(100);
         });
-        GatewayFixture gw;
-        gw.config.providers[QStringLiteral("pa")].baseUrl = up.baseUrl();
-        gw.config.failover.upstreamIdleTimeoutMs = 800;
-        gw.start();
-        QElapsedTimer t;
-        t.start();
-        const auto r =
-            gw.post(QStringLiteral("/v1/messages"),
-                    GatewayFixture::anthropicBody(QStringLiteral("pa/claude-a"), QStringLiteral("x"), true), {}, 20000);
-        qInfo("ended after %lld ms", qlonglong(t.elapsed()));
+        const auto [r, ms] =
+            postWithIdleLimit(up, QStringLiteral("pa"), {}, QStringLiteral("/v1/messages"),
+                              GatewayFixture::anthropicBody(QStringLiteral("pa/claude-a"), QStringLiteral("x"), true));
+        qInfo("ended after %lld ms", qlonglong(ms));
         QVERIFY(!r.timedOut);
         QCOMPARE(r.status, 200);
         QVERIFY2(r.body.contains("event: error") && r.body.contains("upstreamIdleTimeoutMs"), r.body.constData());
         QVERIFY(!r.body.contains("message_stop"));
-        QVERIFY2(t.elapsed() < 10000, qPrintable(QString::number(t.elapsed())));
+        QVERIFY2(ms < 10000, qPrintable(QString::number(ms)));
     }
 
     // A Responses upstream whose server tool searches for longer than the idle timeout, sending
@@ -470,21 +484,13 @@ private Q_SLOTS:
             });
             ticks->start(100);
         });
-        GatewayFixture gw;
-        gw.config.providers[QStringLiteral("pe")].baseUrl = up.baseUrl() + QStringLiteral("/v1beta");
-        gw.config.failover.upstreamIdleTimeoutMs = 800;
-        gw.start();
-        QElapsedTimer t;
-        t.start();
-        const auto r = gw.post(QStringLiteral("/v1/chat/completions"),
-                               QJsonObject{{"model", "pe/gemini-e"},
-                                           {"stream", true},
-                                           {"messages", QJsonArray{QJsonObject{{"role", "user"}, {"content", "x"}}}}},
-                               {}, 20000);
+        const auto [r, ms] = postWithIdleLimit(
+            up, QStringLiteral("pe"), QStringLiteral("/v1beta"), QStringLiteral("/v1/chat/completions"),
+            GatewayFixture::openaiBody(QStringLiteral("pe/gemini-e"), QStringLiteral("x"), true));
         QVERIFY(!r.timedOut);
         QCOMPARE(r.status, 200);
         QVERIFY2(r.body.contains("upstreamIdleTimeoutMs"), r.body.constData());
-        QVERIFY2(t.elapsed() < 10000, qPrintable(QString::number(t.elapsed())));
+        QVERIFY2(ms < 10000, qPrintable(QString::number(ms)));
     }
 
     // A last candidate that sends 5 KiB of one event, then one more byte of it every 100 ms: each
@@ -509,20 +515,14 @@ private Q_SLOTS:
             QObject::connect(ticks, &QTimer::timeout, socket, [socket]() { socket->write("w"); });
             ticks->start(100);
         });
-        GatewayFixture gw;
-        gw.config.providers[QStringLiteral("pa")].baseUrl = up.baseUrl();
-        gw.config.failover.upstreamIdleTimeoutMs = 800;
-        gw.start();
-        QElapsedTimer t;
-        t.start();
-        const auto r =
-            gw.post(QStringLiteral("/v1/messages"),
-                    GatewayFixture::anthropicBody(QStringLiteral("pa/claude-a"), QStringLiteral("x"), true), {}, 20000);
+        const auto [r, ms] =
+            postWithIdleLimit(up, QStringLiteral("pa"), {}, QStringLiteral("/v1/messages"),
+                              GatewayFixture::anthropicBody(QStringLiteral("pa/claude-a"), QStringLiteral("x"), true));
         QVERIFY(!r.timedOut);
         QCOMPARE(r.status, 200);
         QVERIFY2(r.body.contains("upstreamIdleTimeoutMs"), r.body.right(600).constData());
         QVERIFY2(!r.body.contains("message_stop"), r.body.right(600).constData());
-        QVERIFY2(t.elapsed() < 10000, qPrintable(QString::number(t.elapsed())));
+        QVERIFY2(ms < 10000, qPrintable(QString::number(ms)));
     }
 
     // A Chat last candidate that, after its first words, sends only chunks of no choice and no
@@ -543,19 +543,13 @@ private Q_SLOTS:
             });
             ticks->start(100);
         });
-        GatewayFixture gw;
-        gw.config.providers[QStringLiteral("pb")].baseUrl = up.baseUrl() + QStringLiteral("/v1");
-        gw.config.failover.upstreamIdleTimeoutMs = 800;
-        gw.start();
-        QElapsedTimer t;
-        t.start();
-        const auto r =
-            gw.post(QStringLiteral("/v1/messages"),
-                    GatewayFixture::anthropicBody(QStringLiteral("pb/gpt-b"), QStringLiteral("x"), true), {}, 20000);
+        const auto [r, ms] =
+            postWithIdleLimit(up, QStringLiteral("pb"), QStringLiteral("/v1"), QStringLiteral("/v1/messages"),
+                              GatewayFixture::anthropicBody(QStringLiteral("pb/gpt-b"), QStringLiteral("x"), true));
         QVERIFY(!r.timedOut);
         QCOMPARE(r.status, 200);
         QVERIFY2(r.body.contains("upstreamIdleTimeoutMs"), r.body.right(600).constData());
-        QVERIFY2(t.elapsed() < 10000, qPrintable(QString::number(t.elapsed())));
+        QVERIFY2(ms < 10000, qPrintable(QString::number(ms)));
     }
 
     // Item 3: an /admin/events subscriber that never reads, over many mark changes that each

@@ -5,6 +5,7 @@
 #include "gateway_fixture.h"
 #include "hostile_upstream.h"
 #include "signal_wait.h"
+#include "stream_scripts.h"
 
 #include <QElapsedTimer>
 #include <QJsonArray>
@@ -19,15 +20,6 @@ namespace {
 
 // CanonicalStreamBuilder::kMaxContentBlocks: the most content blocks one answer may have.
 constexpr int kMaxContentBlocks = 4096;
-
-const QByteArray kSseHead =
-    "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\n";
-
-QByteArray chatChunk(const QByteArray &delta, const QByteArray &finish = "null") {
-    return "data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\",\"choices\":[{"
-           "\"index\":0,\"delta\":" +
-           delta + ",\"finish_reason\":" + finish + "}]}\n\n";
-}
 
 QByteArray toolCallOpen(int index) {
     const QByteArray i = QByteArray::number(index);
@@ -91,41 +83,6 @@ void answerJsonWith(HostileUpstream &up, const QByteArray &body, int *calls) {
     });
 }
 
-// Answers every request with `sse` after an event-stream head, then closes.
-void answerWith(HostileUpstream &up, const QByteArray &sse) {
-    up.setScript([&up, sse](QTcpSocket *socket, const QByteArray &) {
-        up.flood(socket, kSseHead, HostileUpstream::repeat(sse, 1), [socket]() { socket->disconnectFromHost(); });
-    });
-}
-
-QJsonObject routeBody(const QString &route, const QString &model) {
-    const QString text = QStringLiteral("hello");
-    if (route == QLatin1String("/v1/messages"))
-        return GatewayFixture::anthropicBody(model, text, true);
-    if (route == QLatin1String("/v1/chat/completions"))
-        return GatewayFixture::openaiBody(model, text, true);
-    if (route == QLatin1String("/v1/responses"))
-        return {{QStringLiteral("model"), model}, {QStringLiteral("input"), text}, {QStringLiteral("stream"), true}};
-    return {{QStringLiteral("model"), model},
-            {QStringLiteral("stream"), true},
-            {QStringLiteral("context"),
-             QJsonObject{
-                 {QStringLiteral("messages"), QJsonArray{QJsonObject{{QStringLiteral("role"), QStringLiteral("user")},
-                                                                     {QStringLiteral("content"), text},
-                                                                     {QStringLiteral("timestamp"), 0}}}}}}};
-}
-
-// What a successful end of each route's stream looks like.
-QByteArray successMark(const QString &route) {
-    if (route == QLatin1String("/v1/messages"))
-        return "event: message_stop";
-    if (route == QLatin1String("/v1/chat/completions"))
-        return "data: [DONE]";
-    if (route == QLatin1String("/v1/responses"))
-        return "response.completed";
-    return "\"type\":\"done\"";
-}
-
 } // namespace
 
 class TestStreamBounds : public QObject {
@@ -150,7 +107,7 @@ private Q_SLOTS:
         GatewayFixture gw;
         gw.config.providers[QStringLiteral("pb")].baseUrl = up.baseUrl() + QStringLiteral("/v1");
         gw.start();
-        const auto r = gw.post(route, routeBody(route, QStringLiteral("pb/gpt-b")));
+        const auto r = gw.post(route, streamedRouteBody(route, QStringLiteral("pb/gpt-b")));
         QCOMPARE(r.status, 200);
         QVERIFY2(r.body.contains("more than 4096 content blocks"), r.body.right(600).constData());
         QVERIFY2(!r.body.contains(successMark(route)), r.body.right(600).constData());
@@ -167,7 +124,7 @@ private Q_SLOTS:
         GatewayFixture gw;
         gw.config.providers[QStringLiteral("pb")].baseUrl = up.baseUrl() + QStringLiteral("/v1");
         gw.start();
-        const auto r = gw.post(route, routeBody(route, QStringLiteral("pb/gpt-b")));
+        const auto r = gw.post(route, streamedRouteBody(route, QStringLiteral("pb/gpt-b")));
         QCOMPARE(r.status, 200);
         for (int i = 0; i < 64; ++i)
             QVERIFY2(r.body.contains("call_" + QByteArray::number(i) + "\""), qPrintable(QString::number(i)));
@@ -196,7 +153,7 @@ private Q_SLOTS:
         gw.config.providers[QStringLiteral("pa")].baseUrl = up.baseUrl();
         gw.config.limits.maxResponseBytes = limit;
         gw.start();
-        const auto r = gw.post(route, routeBody(route, QStringLiteral("pa/claude-a")));
+        const auto r = gw.post(route, streamedRouteBody(route, QStringLiteral("pa/claude-a")));
         QCOMPARE(r.status, 200);
         const qint64 xs = r.body.count('x');
         if (over) {
@@ -238,7 +195,7 @@ private Q_SLOTS:
         client.connectToHost(QHostAddress::LocalHost, gw.engine().port());
         QVERIFY(client.waitForConnected(5000));
         const QByteArray body =
-            QJsonDocument(routeBody(route, QStringLiteral("pb/gpt-b"))).toJson(QJsonDocument::Compact);
+            QJsonDocument(streamedRouteBody(route, QStringLiteral("pb/gpt-b"))).toJson(QJsonDocument::Compact);
         client.write("POST " + route.toLatin1() +
                      " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: " +
                      QByteArray::number(body.size()) + "\r\n\r\n" + body);
@@ -275,7 +232,7 @@ private Q_SLOTS:
         gw.config.providers[QStringLiteral("pa")].baseUrl = up.baseUrl();
         gw.config.providers[QStringLiteral("pa")].maxRetries = 2;
         gw.start();
-        QJsonObject body = routeBody(route, QStringLiteral("pa/claude-a"));
+        QJsonObject body = streamedRouteBody(route, QStringLiteral("pa/claude-a"));
         body.insert(QStringLiteral("stream"), stream);
         const auto r = gw.post(route, body);
         QCOMPARE(calls, 1);

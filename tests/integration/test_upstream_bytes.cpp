@@ -2,6 +2,7 @@
 // stream cut inside its last event. Real gateway, real sockets, a raw-socket upstream.
 #include "gateway_fixture.h"
 #include "hostile_upstream.h"
+#include "stream_scripts.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -9,62 +10,9 @@
 #include <QTcpSocket>
 #include <QtTest>
 
-using sw::test::GatewayFixture;
-using sw::test::HostileUpstream;
+using namespace sw::test;
 
 namespace {
-
-const QByteArray kSseHead =
-    "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\n";
-
-QByteArray chatChunk(const QByteArray &delta, const QByteArray &finish = "null") {
-    return "data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\",\"choices\":[{"
-           "\"index\":0,\"delta\":" +
-           delta + ",\"finish_reason\":" + finish + "}]}\n\n";
-}
-
-// Answers every request with `sse` after an event-stream head, then closes.
-void answerWith(HostileUpstream &up, const QByteArray &sse) {
-    up.setScript([&up, sse](QTcpSocket *socket, const QByteArray &) {
-        up.flood(socket, kSseHead, HostileUpstream::repeat(sse, 1), [socket]() { socket->disconnectFromHost(); });
-    });
-}
-
-QJsonObject routeBody(const QString &route, const QString &model) {
-    const QString text = QStringLiteral("hello");
-    if (route == QLatin1String("/v1/messages"))
-        return GatewayFixture::anthropicBody(model, text, true);
-    if (route == QLatin1String("/v1/chat/completions"))
-        return GatewayFixture::openaiBody(model, text, true);
-    if (route == QLatin1String("/v1/responses"))
-        return {{QStringLiteral("model"), model}, {QStringLiteral("input"), text}, {QStringLiteral("stream"), true}};
-    return {{QStringLiteral("model"), model},
-            {QStringLiteral("stream"), true},
-            {QStringLiteral("context"),
-             QJsonObject{
-                 {QStringLiteral("messages"), QJsonArray{QJsonObject{{QStringLiteral("role"), QStringLiteral("user")},
-                                                                     {QStringLiteral("content"), text},
-                                                                     {QStringLiteral("timestamp"), 0}}}}}}};
-}
-
-// What a successful end of each route's stream looks like.
-QByteArray successMark(const QString &route) {
-    if (route == QLatin1String("/v1/messages"))
-        return "event: message_stop";
-    if (route == QLatin1String("/v1/chat/completions"))
-        return "data: [DONE]";
-    if (route == QLatin1String("/v1/responses"))
-        return "response.completed";
-    return "\"type\":\"done\"";
-}
-
-void everyRoute() {
-    QTest::addColumn<QString>("route");
-    QTest::newRow("chat") << QStringLiteral("/v1/chat/completions");
-    QTest::newRow("messages") << QStringLiteral("/v1/messages");
-    QTest::newRow("responses") << QStringLiteral("/v1/responses");
-    QTest::newRow("pi") << QStringLiteral("/v1/pi/stream");
-}
 
 // A Responses answer "Hi there" whose response.completed the connection cuts in the middle.
 QByteArray responsesCutInItsLastEvent() {
@@ -114,7 +62,7 @@ private Q_SLOTS:
     // UTF-8 on its own: the JSON parser refused the frame and the gateway dropped both deltas whole,
     // valid words and all, with no error (probe H2 1). Read as every SDK reads it (U+FFFD for the
     // bytes that are not UTF-8), the client gets every word around them, and valid UTF-8.
-    void aCharacterSplitAcrossTwoDeltasLosesNoWords_data() { everyRoute(); }
+    void aCharacterSplitAcrossTwoDeltasLosesNoWords_data() { everyClientRoute(); }
     void aCharacterSplitAcrossTwoDeltasLosesNoWords() {
         QFETCH(QString, route);
         HostileUpstream up;
@@ -126,7 +74,7 @@ private Q_SLOTS:
         GatewayFixture gw;
         gw.config.providers[QStringLiteral("pb")].baseUrl = up.baseUrl() + QStringLiteral("/v1");
         gw.start();
-        const auto r = gw.post(route, routeBody(route, QStringLiteral("pb/gpt-b")));
+        const auto r = gw.post(route, streamedRouteBody(route, QStringLiteral("pb/gpt-b")));
         QCOMPARE(r.status, 200);
         QVERIFY2(r.body.contains("The answer: \xE4\xB8\x96"), r.body.constData());
         QVERIFY2(r.body.contains(" is correct, "), r.body.constData());
@@ -153,7 +101,7 @@ private Q_SLOTS:
         GatewayFixture gw;
         gw.config.providers[QStringLiteral("pd")].baseUrl = up.baseUrl() + QStringLiteral("/v1");
         gw.start();
-        const auto r = gw.post(route, routeBody(route, QStringLiteral("pd/resp-d")));
+        const auto r = gw.post(route, streamedRouteBody(route, QStringLiteral("pd/resp-d")));
         QCOMPARE(r.status, 200); // committed with "Hi there"
         QVERIFY2(r.body.contains("Hi there"), r.body.constData());
         QVERIFY2(!r.body.contains(successMark(route)), r.body.right(600).constData());
