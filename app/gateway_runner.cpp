@@ -78,6 +78,7 @@ int runGateway(const CliOptions &options, const config::Config &config) {
                                : options.configPath.isEmpty() ? config::defaultConfigPath()
                                                               : options.configPath;
     engineOptions.demo = options.demo;
+    engineOptions.listenGiven = options.listen;
     // Usage survives a restart in $XDG_DATA_HOME/switchman/usage.sqlite; --demo's simulated spend stays
     // in memory so it never mixes with real usage.
     if (!options.demo)

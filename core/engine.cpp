@@ -109,6 +109,7 @@ Engine::Engine(Options options, QObject *parent) : QObject(parent), m_options(st
     m_requestPrefix = QByteArray::number(r, 36).left(6);
     m_router = new server::Router(m_ctx, *this, m_budgets, m_requestPrefix, this);
     connect(this, &Engine::marksChanged, &m_router->admin(), &server::AdminApi::publishMarks);
+    connect(this, &Engine::marksChanged, this, &Engine::armMarkExpiry);
     // A reload that takes an admin right away ends that admin's open event feed.
     connect(this, &Engine::configApplied, &m_router->admin(), &server::AdminApi::configChanged);
     m_front =
@@ -314,6 +315,8 @@ Engine::~Engine() {
     // Then the ledger: what is pending is written before the worker stops (telemetry still lives).
     if (m_replayReadTimer)
         m_ctx.clock->cancel(std::exchange(m_replayReadTimer, 0));
+    if (m_markExpiryTimer)
+        m_ctx.clock->cancel(std::exchange(m_markExpiryTimer, 0));
     m_ledger.reset();
     // The Redis sync is a child (deleted by ~QObject, after the members) and detaches
     // itself from the mark table in its destructor: it must go while m_marks still exists
@@ -495,10 +498,34 @@ QString Engine::baseUrl() const {
     return QStringLiteral("http://%1:%2").arg(host).arg(m_port);
 }
 
+void Engine::armMarkExpiry() {
+    // A mark that runs out changes what /admin/events, /admin/marks and the window show, as a set or
+    // a cleared one does: the feed hears of it when it happens (probe I3 3), not at the next change.
+    if (m_markExpiryTimer)
+        m_ctx.clock->cancel(std::exchange(m_markExpiryTimer, 0));
+    qint64 next = -1;
+    const qint64 now = m_ctx.clock->nowMs();
+    for (const failover::MarkInfo &m : m_marks->active())
+        next = next < 0 ? m.expiresAtMs - now : std::min(next, m.expiresAtMs - now);
+    if (next < 0)
+        return;
+    m_markExpiryTimer = m_ctx.clock->schedule(next + 1, [this]() {
+        m_markExpiryTimer = 0;
+        Q_EMIT marksChanged();
+    });
+}
+
 int Engine::clearMarks(const failover::MarkFilter &filter) {
     const int n = m_marks->clear(filter);
-    if (n > 0)
+    if (n > 0) {
+        // Who cleared what, for whoever asks later why a provider came back early.
+        m_telemetry->log(QStringLiteral("info"), QStringLiteral("marks cleared"),
+                         {{QStringLiteral("count"), n},
+                          {QStringLiteral("tenant"), filter.tenant},
+                          {QStringLiteral("provider"), filter.provider},
+                          {QStringLiteral("model"), filter.model}});
         Q_EMIT marksChanged();
+    }
     return n;
 }
 
@@ -511,8 +538,11 @@ void Engine::dropUnconfiguredMarks(const config::Config &cfg) {
     for (const failover::MarkInfo &m : m_marks->active())
         if (!redis::RedisMarkSync::configures(cfg, m))
             dropped += m_marks->applyClear(failover::MarkFilter::exactly(m));
-    if (dropped > 0)
+    if (dropped > 0) {
+        m_telemetry->log(QStringLiteral("info"), QStringLiteral("marks dropped: no longer configured"),
+                         {{QStringLiteral("count"), dropped}});
         Q_EMIT marksChanged();
+    }
 }
 
 QList<failover::MarkInfo> Engine::marks() const {
@@ -708,10 +738,16 @@ bool Engine::reloadFromFile(QString *error) {
                     .arg(m_options.configPath, baseUrl());
         return false;
     }
-    if (loaded.config->listen != m_ctx.config->listen)
+    // Given --listen at start, the same command line gives it again: the file's address is not the
+    // next start's, and the configuration keeps saying where the gateway listens (the first reload
+    // once warned of a change that would never come: probe I3 5).
+    config::Config next = *loaded.config;
+    if (!m_options.listenGiven.isEmpty())
+        next.listen = m_options.listenGiven;
+    else if (next.listen != m_ctx.config->listen)
         m_telemetry->log(QStringLiteral("warn"), QStringLiteral("listen address changes at the next start"),
-                         {{QStringLiteral("listening"), baseUrl()}, {QStringLiteral("file"), loaded.config->listen}});
-    applyConfig(*loaded.config);
+                         {{QStringLiteral("listening"), baseUrl()}, {QStringLiteral("file"), next.listen}});
+    applyConfig(next);
     return true;
 }
 

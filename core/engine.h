@@ -64,9 +64,10 @@ class Engine final : public QObject, public server::EngineControl {
 public:
     struct Options {
         config::Config config;
-        QString configPath;                          // for /admin/reload; empty = no file
-        util::Clock *clock = nullptr;                // default: the system clock of the engine thread
-        upstream::Transport *transport = nullptr;    // default: DefaultTransport (our HTTP/1.1 sockets)
+        QString configPath;                       // for /admin/reload; empty = no file
+        QString listenGiven;                      // --listen at start: the listener, whatever the file says at a reload
+        util::Clock *clock = nullptr;             // default: the system clock of the engine thread
+        upstream::Transport *transport = nullptr; // default: DefaultTransport (our HTTP/1.1 sockets)
         credentials::SecretStore *secrets = nullptr; // default: the OS keychain
         bool jsonLogToStderr = false;
         bool demo = false; // start simulated upstreams for providers with demo: true
@@ -160,6 +161,8 @@ private:
     void scheduleReplayRead();
     static constexpr qint64 kReplayReadMs = 1000;
     util::Clock::TimerId m_replayReadTimer = 0;
+    util::Clock::TimerId m_markExpiryTimer = 0; // at the next mark's end: the marks feed says it went
+    void armMarkExpiry();
     void endShutdownGrace();
     void checkDrained();
     void emitDrained();

@@ -597,7 +597,8 @@ void AttemptLoop::liftDisprovedMarks(const Attempt &a) {
     // one marked, is tried while marked): it is back, and a route's first choice should not wait out
     // the rest of a TTL that grew through the outage.
     if (m_settings.failoverEnabled && a.tryStartMs)
-        m_deps.marks->answered(m_settings.tenant, a.candidate.ref(), a.tryStartMs);
+        if (const int lifted = m_deps.marks->answered(m_settings.tenant, a.candidate.ref(), a.tryStartMs))
+            m_deps.observer->marksLifted(a.candidate, lifted); // the feed and the log say so (probe I3 3)
 }
 
 void AttemptLoop::deliver(Attempt &a, const model::StreamEvent &event) {

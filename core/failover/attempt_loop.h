@@ -171,6 +171,11 @@ public:
     virtual void note(const QString &message, const QJsonObject &fields) = 0; // an info log line
     virtual void failureCounted(const Candidate &candidate, FailureKind kind) = 0;
     virtual void marked(const Candidate &candidate, qint64 ttlMs) = 0;
+    // An answer lifted `count` marks covering the candidate (ProviderDownMarks::answered).
+    virtual void marksLifted(const Candidate &candidate, int count) {
+        Q_UNUSED(candidate);
+        Q_UNUSED(count);
+    }
     virtual void ttftObserved(qint64 ms) = 0;
 };
 

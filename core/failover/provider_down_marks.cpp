@@ -48,7 +48,10 @@ qint64 ProviderDownMarks::mark(const QString &tenant, const CandidateRef &c, con
     // and failing says what the mark says. Counted, a burst of 50 requests to a chain of two down
     // candidates took both marks to 300 s in milliseconds, and every client was told Retry-After:
     // 300 (probe H4 1). The TTL doubles when the candidate fails again after its mark ran out.
-    const bool duringMark = m.strikes > 0 && attemptStartedAtMs && *attemptStartedAtMs < m.expiresAtMs;
+    // One that ends after the mark ran out is a failure after it (HV 4: else the candidate, failing,
+    // was left unmarked).
+    const bool duringMark =
+        m.strikes > 0 && attemptStartedAtMs && *attemptStartedAtMs < m.expiresAtMs && now < m.expiresAtMs;
     const bool strikes = !sameBlip && !duringMark;
     if (strikes) {
         m.strikes += 1;

@@ -62,7 +62,12 @@ if expiresAt > 0 and now - expiresAt > reset then strikes = 0 end
 local known = tonumber(ARGV[9]) or -1
 local unheard = started < expiresAt and known < setAt
 local burst = strikes > 0 and started >= 0 and (started <= setAt or unheard)
-if not burst then
+-- Nor one that began while the mark stood and ends while it still stands: the
+-- candidate was tried in spite of it (a lone one, or every one marked), and
+-- failing says what the mark says. Only its own Retry-After lengthens the mark;
+-- the next failure after it ran out is the next strike (probe H4 1, HV 1).
+local during = strikes > 0 and started >= 0 and started < expiresAt and now < expiresAt
+if not burst and not during then
   strikes = strikes + 1
   setAt = now
 end
@@ -76,7 +81,12 @@ if retryAfter >= 0 then
   local r = math.min(retryAfter, cap)
   if r > ttl then ttl = r end
 end
-return storeMark(mark, strikes, setAt, math.max(expiresAt, now + ttl), now, reset, ARGV[8])
+local expiry = math.max(expiresAt, now + ttl)
+if during and not burst then
+  expiry = expiresAt
+  if retryAfter >= 0 then expiry = math.max(expiresAt, now + math.min(retryAfter, cap)) end
+end
+return storeMark(mark, strikes, setAt, expiry, now, reset, ARGV[8])
 )lua";
 
 // Puts back a mark this replica learned while Redis was away: the later

@@ -9,14 +9,16 @@
 #include "core/util/clock.h"
 #include "core/wire/sse.h"
 
+#include <QDateTime>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <utility>
 
 namespace sw::server {
 
 namespace {
-QJsonObject markToJson(const failover::MarkInfo &m, qint64 now) {
+QJsonObject markToJson(const failover::MarkInfo &m, qint64 now, qint64 epochNow) {
     return {{QStringLiteral("tenant"), m.tenant},
             {QStringLiteral("provider"), m.provider},
             {QStringLiteral("baseUrl"), m.baseUrl},
@@ -24,6 +26,8 @@ QJsonObject markToJson(const failover::MarkInfo &m, qint64 now) {
             {QStringLiteral("kind"), failover::failureKindName(m.kind)},
             {QStringLiteral("strikes"), m.strikes},
             {QStringLiteral("remainingMs"), std::max<qint64>(0, m.expiresAtMs - now)},
+            // When it runs out, as wall-clock time: a feed's frame stays right however late it is read.
+            {QStringLiteral("expiresAtMs"), double(epochNow + std::max<qint64>(0, m.expiresAtMs - now))},
             {QStringLiteral("retryAfterMs"), m.retryAfterMs ? QJsonValue(double(*m.retryAfterMs)) : QJsonValue()},
             {QStringLiteral("lastError"), m.lastError},
             // With Redis-shared marks: the replica that set it (null = this one).
@@ -31,18 +35,22 @@ QJsonObject markToJson(const failover::MarkInfo &m, qint64 now) {
 }
 
 QJsonObject attemptToJson(const telemetry::AttemptRecord &a) {
-    return {{QStringLiteral("requestId"), a.requestId},
-            {QStringLiteral("attempt"), a.attempt},
-            {QStringLiteral("tenant"), a.tenant},
-            {QStringLiteral("requestedModel"), a.requestedModel},
-            // null for a request refused before any attempt (outcome "refused")
-            {QStringLiteral("candidate"), a.candidate.isEmpty() ? QJsonValue() : QJsonValue(a.candidate)},
-            {QStringLiteral("outcome"), telemetry::outcomeName(a.outcome)},
-            {QStringLiteral("failure"), a.failure.isEmpty() ? QJsonValue() : QJsonValue(a.failure)},
-            {QStringLiteral("status"), a.status ? QJsonValue(a.status) : QJsonValue()},
-            {QStringLiteral("elapsedMs"), double(a.elapsedMs)},
-            {QStringLiteral("ttftMs"), a.ttftMs ? QJsonValue(double(*a.ttftMs)) : QJsonValue()},
-            {QStringLiteral("message"), a.message}};
+    return {
+        {QStringLiteral("requestId"), a.requestId},
+        // When the attempt began, as the log's timestamps and the window's Time column say it.
+        {QStringLiteral("at"), QDateTime::fromMSecsSinceEpoch(a.startedAtEpochMs, Qt::UTC).toString(Qt::ISODateWithMs)},
+        {QStringLiteral("atMs"), double(a.startedAtEpochMs)},
+        {QStringLiteral("attempt"), a.attempt},
+        {QStringLiteral("tenant"), a.tenant},
+        {QStringLiteral("requestedModel"), a.requestedModel},
+        // null for a request refused before any attempt (outcome "refused")
+        {QStringLiteral("candidate"), a.candidate.isEmpty() ? QJsonValue() : QJsonValue(a.candidate)},
+        {QStringLiteral("outcome"), telemetry::outcomeName(a.outcome)},
+        {QStringLiteral("failure"), a.failure.isEmpty() ? QJsonValue() : QJsonValue(a.failure)},
+        {QStringLiteral("status"), a.status ? QJsonValue(a.status) : QJsonValue()},
+        {QStringLiteral("elapsedMs"), double(a.elapsedMs)},
+        {QStringLiteral("ttftMs"), a.ttftMs ? QJsonValue(double(*a.ttftMs)) : QJsonValue()},
+        {QStringLiteral("message"), a.message}};
 }
 } // namespace
 
@@ -130,8 +138,9 @@ void AdminApi::publishMarks() {
 QByteArray AdminApi::marksJson(const EngineControl &engine) {
     QJsonArray arr;
     const qint64 now = engine.clock().nowMs();
+    const qint64 epochNow = engine.clock().epochMs();
     for (const auto &m : engine.marks())
-        arr.append(markToJson(m, now));
+        arr.append(markToJson(m, now, epochNow));
     return QJsonDocument(QJsonObject{{QStringLiteral("marks"), arr}}).toJson(QJsonDocument::Compact);
 }
 
@@ -168,10 +177,12 @@ void AdminApi::broadcast(const QByteArray &event, const QByteArray &json) {
         if (unsent(*it) > kFeedSoftLimitBytes) {
             // Behind: marks changes fold into one snapshot for later; attempt events cannot be
             // folded, so one that misses too many is dropped (it reconnects and starts afresh).
-            if (marks)
+            if (marks) {
                 it->marksPending = true;
-            else
+            } else {
                 it->skippedBytes += frame.size();
+                ++it->skippedAttempts;
+            }
             if (it->skippedBytes > kFeedHardLimitBytes) {
                 m_engine.telemetry()->log(QStringLiteral("warn"), QStringLiteral("admin event subscriber dropped"),
                                           {{QStringLiteral("reason"), QStringLiteral("not reading its events")}});
@@ -182,6 +193,7 @@ void AdminApi::broadcast(const QByteArray &event, const QByteArray &json) {
                 continue;
             }
         } else {
+            writeGap(*it);
             it->exchange->write(frame);
             if (marks)
                 it->marksPending = false;
@@ -190,12 +202,26 @@ void AdminApi::broadcast(const QByteArray &event, const QByteArray &json) {
     }
 }
 
+void AdminApi::writeGap(Feed &feed) {
+    // The attempt events a subscriber missed while behind are gone: before the next frame it gets,
+    // it is told how many, so that it reads /admin/attempts again rather than show a history with a
+    // hole in it (probe I3 4: 1 420 events lost without a word).
+    if (feed.skippedAttempts == 0)
+        return;
+    const double lost = double(std::exchange(feed.skippedAttempts, 0));
+    m_engine.telemetry()->log(QStringLiteral("warn"), QStringLiteral("admin event subscriber missed events"),
+                              {{QStringLiteral("lostAttempts"), lost}});
+    feed.exchange->write(wire::sseFrameOfText(
+        QJsonDocument(QJsonObject{{QStringLiteral("lostAttempts"), lost}}).toJson(QJsonDocument::Compact), "gap"));
+}
+
 void AdminApi::catchUp(HttpExchange *exchange) {
     recheckIfConfigChanged();
     for (auto &feed : m_feeds) {
         if (feed.exchange != exchange || unsent(feed) > kFeedSoftLimitBytes / 2)
             continue;
         feed.skippedBytes = 0;
+        writeGap(feed);
         if (feed.marksPending) {
             feed.marksPending = false;
             exchange->write(wire::sseFrameOfText(marksJson(m_engine), "marks"));

@@ -59,6 +59,7 @@ private:
         QPointer<QTcpSocket> socket; // to see what it has not sent yet
         bool marksPending = false;   // a marks change it has not seen
         qint64 skippedBytes = 0;     // attempt frames it missed while behind
+        qint64 skippedAttempts = 0;  // how many: told in a `gap` event when it catches up
     };
     // GET / DELETE /admin/credentials.
     void handleCredentials(const InboundRequest &request, HttpExchange *exchange);
@@ -69,6 +70,7 @@ private:
     void wrongMethod(HttpExchange *exchange, const QByteArray &allowed);
     void broadcast(const QByteArray &event, const QByteArray &json);
     void catchUp(HttpExchange *exchange);
+    void writeGap(Feed &feed); // a `gap` event naming the attempt events it missed, if any
     static qint64 unsent(const Feed &feed);
     Opener openerOf(const InboundRequest &request) const;
     // The engine's configuration differs from the one the feeds were last checked against: check them.

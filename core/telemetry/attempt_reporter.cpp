@@ -168,6 +168,15 @@ void AttemptReporter::marked(const failover::Candidate &candidate, qint64 ttlMs)
         m_marksChanged();
 }
 
+void AttemptReporter::marksLifted(const failover::Candidate &candidate, int count) {
+    // A mark gone because its provider answered: the marks feed and the window drop it now, and the
+    // log says why it went before its time.
+    note(QStringLiteral("marks lifted: the provider answered"),
+         {{QStringLiteral("candidate"), candidate.name()}, {QStringLiteral("count"), count}});
+    if (m_marksChanged)
+        m_marksChanged();
+}
+
 void AttemptReporter::ttftObserved(qint64 ms) {
     m_telemetry.observeTtft(ms);
 }

@@ -42,6 +42,7 @@ public:
     void note(const QString &message, const QJsonObject &fields) override;
     void failureCounted(const failover::Candidate &candidate, failover::FailureKind kind) override;
     void marked(const failover::Candidate &candidate, qint64 ttlMs) override;
+    void marksLifted(const failover::Candidate &candidate, int count) override;
     void ttftObserved(qint64 ms) override;
     // Told each usage row's cost after Telemetry has it (the request's budget reservation shrinks).
     void setCostRecorded(std::function<void(double cost)> f) { m_costRecorded = std::move(f); }

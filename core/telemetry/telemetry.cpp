@@ -336,7 +336,9 @@ QString Telemetry::metricsText(const QHash<QString, int> &marks) const {
                    .arg(h.sum);
     };
     histogram("switchman_request_duration_seconds", "Chat request duration.", m_requestSeconds);
-    histogram("switchman_ttft_seconds", "Time to first token of committed attempts.", m_ttftSeconds);
+    histogram("switchman_ttft_seconds",
+              "Time to first token of committed streamed answers (a JSON answer has no first token the client sees).",
+              m_ttftSeconds);
     return out;
 }
 

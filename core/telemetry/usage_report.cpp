@@ -44,8 +44,17 @@ QJsonObject totalsJson(const UsageTotals &t) {
             {QStringLiteral("cacheWrite"), double(t.cacheWrite)}, {QStringLiteral("cost"), t.cost}};
 }
 
+// Local time, as a spreadsheet takes it (the CSV).
 QString localTime(qint64 epochMs) {
     return QDateTime::fromMSecsSinceEpoch(epochMs).toString(Qt::ISODate);
+}
+
+// Local time with its offset from UTC ("2026-12-05T19:13:28+05:30"), for the JSON: read right on any
+// machine and by any parser (without it, a consumer elsewhere or JavaScript's Date read it in its
+// own zone, an offset off the log's UTC: probe I3 5).
+QString localTimeWithOffset(qint64 epochMs) {
+    const QDateTime local = QDateTime::fromMSecsSinceEpoch(epochMs);
+    return local.toOffsetFromUtc(local.offsetFromUtc()).toString(Qt::ISODate);
 }
 
 // A text field (numbers are written as numbers, not through here). One that a spreadsheet would
@@ -86,7 +95,7 @@ QJsonObject UsageReport::toJson() const {
                                    {QStringLiteral("cost"), u.cost},
                                    {QStringLiteral("outcome"), u.outcome},
                                    {QStringLiteral("atMs"), double(u.atEpochMs)},
-                                   {QStringLiteral("at"), localTime(u.atEpochMs)}});
+                                   {QStringLiteral("at"), localTimeWithOffset(u.atEpochMs)}});
     } else {
         const QString keyName = groupingName(groupBy);
         for (const UsageTotals &g : groups) {

@@ -2,7 +2,6 @@
 
 #include "core/wire/rapid_json.h"
 
-#include <QString>
 #include <cstring>
 
 namespace sw::upstream {
@@ -96,9 +95,9 @@ void SseReader::processLine(QByteArrayView line, QList<SseEvent> &out) {
             // as every SDK reads it, and the rest of the event stays. Kept raw, it made the whole
             // event unreadable to the JSON parser, and so dropped with its valid text (probe H2 1).
             if (!wire::rj::isUtf8(ev.data))
-                ev.data = QString::fromUtf8(ev.data).toUtf8();
+                ev.data = wire::rj::repairedUtf8(ev.data);
             if (!wire::rj::isUtf8(ev.event))
-                ev.event = QString::fromUtf8(ev.event).toUtf8();
+                ev.event = wire::rj::repairedUtf8(ev.event);
             if (out.capacity() == 0)
                 out.reserve(8); // a chunk often holds several events: no regrowth (and moves) for each
             out.append(std::move(ev));

@@ -811,7 +811,9 @@ void UpstreamAttempts::feedSse(Try &t, const QList<SseEvent> &events) {
         // frame it refused for what it names fails the attempt; the client gets the gateway's error.)
         const bool unreadable = live->decoder->lastWasUnreadable();
         const bool noise = decodedToNothing && (unreadable || isNoiseFrame(e, frame.events));
-        const bool keepalive = decodedToNothing && !noise && !live->decoder->lastWasUsageOnly() && isKeepaliveFrame(e);
+        // A Chat chunk of usage alone moves no answer on either: sent again and again before any
+        // content, it held a last candidate past the idle limit (probe HV 3).
+        const bool keepalive = decodedToNothing && !noise && (live->decoder->lastWasUsageOnly() || isKeepaliveFrame(e));
         if (changesAnswer || (decodedToNothing && !noise && !keepalive))
             m_loop->onActivity(id);
         frame.frameBytes = e.event.size() + e.data.size();
@@ -941,6 +943,10 @@ void UpstreamAttempts::finishJsonAnswer(Try &t) {
     const quint64 generation = t.generation;
     const auto api = wire::apiFromName(t.target.api);
     qsizetype blocks = 0;
+    // Bytes that are not UTF-8 are read as U+FFFD, as on a stream (SseReader): Qt's parser refused the
+    // whole answer for one, and the client was told the upstream's media type was wrong (probe HV 2).
+    if (!wire::rj::isUtf8(t.jsonBody))
+        t.jsonBody = wire::rj::repairedUtf8(t.jsonBody);
     auto events =
         api ? eventsOfJsonAnswer(*api, t.jsonBody, CanonicalStreamBuilder::kMaxContentBlocks, &blocks) : std::nullopt;
     if (blocks > CanonicalStreamBuilder::kMaxContentBlocks) {

@@ -315,6 +315,49 @@ bool isUtf8(QByteArrayView text) {
     return true;
 }
 
+QByteArray repairedUtf8(QByteArrayView text) {
+    static constexpr char kReplacement[] = "\xEF\xBF\xBD";
+    const auto *p = reinterpret_cast<const uchar *>(text.data());
+    const uchar *const end = p + text.size();
+    QByteArray out;
+    out.reserve(text.size() + 16);
+    while (p < end) {
+        const uchar b = *p;
+        if (b < 0x80) {
+            out.append(char(b));
+            ++p;
+            continue;
+        }
+        int more = 0;
+        uchar lo = 0x80, hi = 0xBF; // the range of the second byte
+        if (b >= 0xC2 && b <= 0xDF) {
+            more = 1;
+        } else if (b >= 0xE0 && b <= 0xEF) {
+            more = 2;
+            lo = b == 0xE0 ? 0xA0 : 0x80; // overlong
+            hi = b == 0xED ? 0x9F : 0xBF; // surrogates
+        } else if (b >= 0xF0 && b <= 0xF4) {
+            more = 3;
+            lo = b == 0xF0 ? 0x90 : 0x80; // overlong
+            hi = b == 0xF4 ? 0x8F : 0xBF; // past U+10FFFF
+        } else {
+            out.append(kReplacement, 3); // a byte no sequence begins with
+            ++p;
+            continue;
+        }
+        // The longest prefix of a valid sequence is one maximal subpart: one U+FFFD for it.
+        int have = 1;
+        while (have <= more && p + have < end && (have == 1 ? p[1] >= lo && p[1] <= hi : (p[have] & 0xC0) == 0x80))
+            ++have;
+        if (have == more + 1)
+            out.append(reinterpret_cast<const char *>(p), have);
+        else
+            out.append(kReplacement, 3);
+        p += have;
+    }
+    return out;
+}
+
 NumberKind readNumber(const char *s, size_t n, qint64 *i, double *d) {
     const bool minus = n > 0 && s[0] == '-';
     if (n - minus <= 18 && std::all_of(s + minus, s + n, [](char c) { return c >= '0' && c <= '9'; })) {

@@ -50,6 +50,9 @@ inline constexpr int kMaxDepth = 1024;
 // Well-formed UTF-8 as Qt's parser requires it: no overlong forms, no surrogates, nothing past
 // U+10FFFF.
 bool isUtf8(QByteArrayView text);
+// `text` with each sequence that is not UTF-8 read as U+FFFD, one for each maximal subpart (as
+// WHATWG's UTF-8 decode and the SDKs read it: "\xE2\x82" is one U+FFFD, "\xFF\xFF" two).
+QByteArray repairedUtf8(QByteArrayView text);
 
 // How Qt's parser holds a number literal (JSON's grammar): an integer literal that fits in
 // qint64 is that integer (*i); anything else goes through QByteArray::toDouble (*d), which

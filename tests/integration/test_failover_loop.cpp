@@ -1143,6 +1143,48 @@ private Q_SLOTS:
         feed->deleteLater();
     }
 
+    // The feed says when a mark goes, as when one is set: lifted by an answer (probe I3 3: it left
+    // /admin/marks with no event, so a dashboard showed the provider down while it answered), and
+    // run out (it went without a word). Each mark says when it runs out in wall-clock time.
+    void theEventFeedSaysWhenAMarkGoes() {
+        test::FakeClock clock;
+        clock.advance(1000);
+        GatewayFixture gw;
+        gw.clock = &clock;
+        gw.anthropicA.pushFault(fault(Fault::Status, 503));
+        gw.start();
+        QNetworkReply *feed = gw.nam.get(QNetworkRequest(QUrl(gw.baseUrl() + QStringLiteral("/admin/events"))));
+        QByteArray seen;
+        QTRY_VERIFY((seen += feed->readAll()).contains("event: marks")); // the current ones: none
+        const QJsonObject direct =
+            GatewayFixture::anthropicBody(QStringLiteral("pa/claude-a"), QStringLiteral("x"), false);
+        const auto marksEvents = [&seen]() { return seen.count("event: marks"); };
+        QCOMPARE(gw.post(QStringLiteral("/v1/messages"), direct).status, 503);
+        QTRY_VERIFY((seen += feed->readAll()).contains("\"provider\":\"pa\""));
+        QVERIFY2(seen.contains("\"expiresAtMs\":"), seen.constData());
+        // Each attempt says when it began, as the log and the window's Time column do (probe I3 5).
+        QVERIFY2(seen.contains("event: attempt") && seen.contains("\"atMs\":") && seen.contains("Z\","),
+                 seen.constData());
+        int before = marksEvents();
+        clock.advance(300);
+        QCOMPARE(gw.post(QStringLiteral("/v1/messages"), direct).status, 200); // answers: lifts the mark
+        QVERIFY(gw.engine().marks().isEmpty());
+        QTRY_VERIFY((seen += feed->readAll()).count("event: marks") > before);
+        QVERIFY2(seen.endsWith("{\"marks\":[]}\n\n") || seen.contains("{\"marks\":[]}\n\nevent: attempt"),
+                 seen.right(400).constData());
+        // Set again, then run out.
+        gw.anthropicA.pushFault(fault(Fault::Status, 503));
+        QCOMPARE(gw.post(QStringLiteral("/v1/messages"), direct).status, 503);
+        QTRY_VERIFY((seen += feed->readAll()).count("\"provider\":\"pa\"") >= 2);
+        before = marksEvents();
+        clock.advance(20001);
+        QVERIFY(gw.engine().marks().isEmpty());
+        QTRY_VERIFY((seen += feed->readAll()).count("event: marks") > before);
+        QVERIFY2(seen.endsWith("{\"marks\":[]}\n\n"), seen.right(400).constData());
+        feed->abort();
+        feed->deleteLater();
+    }
+
     void reloadAppliesNewConfigWithoutDroppingInFlight() {
         QTemporaryDir dir;
         GatewayFixture gw;

@@ -525,10 +525,21 @@ private Q_SLOTS:
         QVERIFY2(ms < 10000, qPrintable(QString::number(ms)));
     }
 
-    // A Chat last candidate that, after its first words, sends only chunks of no choice and no
-    // usage: each counted as activity (the other APIs' empty events did not), so the request was
-    // held until the hold bound, about 22 hours on (probe H4 3). The idle timeout ends it.
+    // A Chat last candidate that, after its first words, sends only chunks of no choice (with no
+    // usage, or usage alone): each counted as activity (the other APIs' empty events did not), so
+    // the request was held until the hold bound, about 22 hours on (probes H4 3, HV 3). The idle
+    // timeout ends it.
+    void aChatCandidateOfChoicelessChunksEndsAtTheIdleTimeout_data() {
+        QTest::addColumn<QByteArray>("chunk");
+        QTest::newRow("no usage") << QByteArray(
+            "data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"created\":1,"
+            "\"model\":\"m\",\"choices\":[]}\n\n");
+        QTest::newRow("usage alone") << QByteArray(
+            "data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\","
+            "\"choices\":[],\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":1,\"total_tokens\":4}}\n\n");
+    }
     void aChatCandidateOfChoicelessChunksEndsAtTheIdleTimeout() {
+        QFETCH(QByteArray, chunk);
         HostileUpstream up;
         QVERIFY(up.listen());
         up.setScript([&](QTcpSocket *socket, const QByteArray &) {
@@ -537,10 +548,7 @@ private Q_SLOTS:
                           "\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"first \"},"
                           "\"finish_reason\":null}]}\n\n");
             auto *ticks = new QTimer(socket);
-            QObject::connect(ticks, &QTimer::timeout, socket, [socket]() {
-                socket->write("data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"created\":1,"
-                              "\"model\":\"m\",\"choices\":[]}\n\n");
-            });
+            QObject::connect(ticks, &QTimer::timeout, socket, [socket, chunk]() { socket->write(chunk); });
             ticks->start(100);
         });
         const auto [r, ms] =

@@ -551,6 +551,28 @@ private Q_SLOTS:
         QVERIFY(saidListen);
         QCOMPARE(gw.post(QStringLiteral("/v1/messages"), body).status, 401);
     }
+
+    // Started with --listen, whose command line the next start gives again: a reload of a file that
+    // says another address warned "listen address changes at the next start" (probe I3 5), and the
+    // configuration named the file's address, not the listener's.
+    void aReloadKeepsTheListenGivenAtStart() {
+        QTemporaryDir dir;
+        GatewayFixture gw;
+        gw.config.listen = QStringLiteral("127.0.0.1:0");
+        gw.listenGiven = gw.config.listen;
+        gw.configPath = dir.filePath(QStringLiteral("config.json"));
+        config::Config file = gw.config;
+        file.listen = QStringLiteral("127.0.0.1:4141");
+        QVERIFY(config::save(gw.configPath, file));
+        gw.start();
+        QSignalSpy logs(gw.engine().telemetry(), &telemetry::Telemetry::logLine);
+        QCOMPARE(gw.postRaw(QStringLiteral("/admin/reload"), "{}").status, 200);
+        for (const auto &args : logs)
+            QVERIFY2(args.at(0).toJsonObject().value(QStringLiteral("msg")).toString() !=
+                         QLatin1String("listen address changes at the next start"),
+                     "warned of a listen change the next start will not make");
+        QCOMPARE(gw.engine().config()->listen, QStringLiteral("127.0.0.1:0"));
+    }
 };
 
 QTEST_GUILESS_MAIN(TestTenantsPolicy)

@@ -83,6 +83,38 @@ private Q_SLOTS:
         QVERIFY2(QString::fromUtf8(r.body).toUtf8() == r.body, "the client got bytes that are not UTF-8");
     }
 
+    // A Chat upstream that answers JSON (not the stream asked for) with one byte that is not UTF-8:
+    // Qt's parser refused the whole answer, and the client was told the upstream's media type was
+    // wrong (probe HV 2). Read as a stream's bytes are, the client gets its words.
+    void aJsonAnswerWithAByteThatIsNotUtf8IsStillTheAnswer() {
+        HostileUpstream up;
+        QVERIFY(up.listen());
+        const QByteArray body = "{\"id\":\"c1\",\"object\":\"chat.completion\",\"created\":1,\"model\":\"m\","
+                                "\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\",\"content\":"
+                                "\"The answer: \xE4\xB8\x96\xE7 is correct.\"},\"finish_reason\":\"stop\"}],"
+                                "\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":5,\"total_tokens\":8}}";
+        up.setScript([&up, body](QTcpSocket *socket, const QByteArray &) {
+            up.flood(socket,
+                     "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " +
+                         QByteArray::number(body.size()) + "\r\nConnection: close\r\n\r\n",
+                     HostileUpstream::repeat(body, 1), [socket]() { socket->disconnectFromHost(); });
+        });
+        GatewayFixture gw;
+        gw.config.providers[QStringLiteral("pb")].baseUrl = up.baseUrl() + QStringLiteral("/v1");
+        gw.start();
+        const auto r = gw.post(QStringLiteral("/v1/messages"),
+                               GatewayFixture::anthropicBody(QStringLiteral("pb/gpt-b"), QStringLiteral("hi"), false));
+        QCOMPARE(r.status, 200);
+        const QString text = r.json()
+                                 .value(QStringLiteral("content"))
+                                 .toArray()
+                                 .first()
+                                 .toObject()
+                                 .value(QStringLiteral("text"))
+                                 .toString();
+        QCOMPARE(text, QStringLiteral("The answer: \u4E16\uFFFD is correct."));
+    }
+
     // The connection closes inside the event that ends the answer (response.completed, message_delta).
     // The cut frame is unreadable; acted on by its event line alone it completed the answer (no id,
     // status or usage) and the client got a success (probe H2 2). It says nothing now: the stream

@@ -105,6 +105,7 @@ void GatewayFixture::start() {
     o.clock = clock;
     o.transport = transport;
     o.configPath = configPath;
+    o.listenGiven = listenGiven;
     o.usageLedgerPath = usageLedgerPath;
     o.usageLedgerMaxPages = usageLedgerMaxPages;
     m_engine = std::make_unique<Engine>(std::move(o));

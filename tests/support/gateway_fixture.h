@@ -52,6 +52,7 @@ public:
     util::Clock *clock = nullptr;             // default: the system clock; set before start()
     upstream::Transport *transport = nullptr; // default: the engine's; set before start()
     QString configPath;                       // for /admin/reload; set before start()
+    QString listenGiven;                      // as --listen at start (Engine::Options::listenGiven)
     QString usageLedgerPath;                  // the usage ledger's file; empty = in memory; set before start()
     qint64 usageLedgerMaxPages = 0;           // > 0: the ledger file cannot grow past it (a full disk)
 

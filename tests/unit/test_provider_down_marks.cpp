@@ -176,6 +176,14 @@ private Q_SLOTS:
         slow.retryAfterMs = 45000;
         QCOMPARE(marks.mark(QStringLiteral("t"), kA, slow, clock.nowMs(), marks.sequence()), 45000);
         QCOMPARE(marks.active().first().strikes, 1);
+        // A try begun while marked that fails only after the mark ran out (a stall) is a failure
+        // after it: the next strike, not a candidate left unmarked (probe HV 4).
+        const qint64 began = clock.nowMs();
+        const quint64 seq = marks.sequence();
+        clock.advance(46000);
+        QVERIFY(!marks.isDown(QStringLiteral("t"), kA));
+        QCOMPARE(marks.mark(QStringLiteral("t"), kA, failure(FailureKind::ServerError), began, seq), 40000);
+        QCOMPARE(marks.active().first().strikes, 2);
     }
     void anAnswerLiftsTheMarksItDisproves() {
         // The provider answers a try started after the mark's last strike: it is back, the mark and

@@ -23,6 +23,7 @@ private slots:
     void compactWritesWhatQtWrites();
     void toQtGivesQtsValue();
     void aLargeEventParses();
+    void bytesThatAreNotUtf8ReadAsOneReplacementEachMaximalSubpart();
 };
 
 namespace {
@@ -254,6 +255,29 @@ void TestRapidJson::aLargeEventParses() {
     QCOMPARE(rj::toString(rj::member(json.object(), "text")).size(), 200000);
     QCOMPARE(rj::arraySize(rj::member(json.object(), "items")), 5000);
     QCOMPARE(rj::compact(json.root()), QJsonDocument::fromJson(text).toJson(QJsonDocument::Compact));
+}
+
+// An upstream's bytes that are not UTF-8 read as WHATWG's decoder (and so every SDK) reads them: one
+// U+FFFD for each maximal subpart of a sequence, the valid text around it kept (probe HV 6: one a
+// byte, as Qt's decoder gives, made a split emoji four).
+void TestRapidJson::bytesThatAreNotUtf8ReadAsOneReplacementEachMaximalSubpart() {
+    const QByteArray r = "\xEF\xBF\xBD";
+    const QList<std::pair<QByteArray, QByteArray>> cases = {
+        {"caf\xC3\xA9", "caf\xC3\xA9"},           // valid: unchanged
+        {"a\xE2\x82z", "a" + r + "z"},            // a cut 3-byte sequence: one
+        {"\xFF\xFF", r + r},                      // bytes no sequence begins with: one each
+        {"x\xF0\x9F\x98", "x" + r},               // an emoji's first three bytes, at the end
+        {"\x80", r},                              // a lone continuation byte
+        {"\xED\xA0\x80", r + r + r},              // an encoded surrogate: not a subpart
+        {"\xC0\x80", r + r},                      // an overlong NUL
+        {"\xE4\xB8\x96\xE7", "\xE4\xB8\x96" + r}, // one character whole, the next cut
+        {"\xF4\x90\x80\x80", r + r + r + r},      // past U+10FFFF
+    };
+    for (const auto &[in, want] : cases) {
+        const QByteArray got = rj::repairedUtf8(in);
+        QVERIFY2(got == want, (in.toHex(' ') + " -> " + got.toHex(' ')).constData());
+        QVERIFY(rj::isUtf8(got));
+    }
 }
 
 QTEST_GUILESS_MAIN(TestRapidJson)

@@ -290,6 +290,9 @@ private Q_SLOTS:
         const QJsonObject first = json.value(QStringLiteral("rows")).toArray().first().toObject();
         for (const char *key : {"requestId", "tenant", "candidate", "input", "output", "cost", "outcome"})
             QVERIFY2(first.contains(QLatin1String(key)), key);
+        // Its time says its offset from UTC: read elsewhere, or by JavaScript's Date, it is the same
+        // instant as the log's (probe I3 5: without it, off by the zone).
+        QCOMPARE(first.value(QStringLiteral("at")).toString(), QStringLiteral("2026-01-12T09:00:00+01:00"));
         QCOMPARE(json.value(QStringLiteral("totals")).toObject().value(QStringLiteral("input")).toInt(), 400);
 
         // A model is provider/id: the same id at another provider is another model (probe E4 5:
