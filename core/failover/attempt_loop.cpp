@@ -164,6 +164,10 @@ bool AttemptLoop::hasFollower() const {
 
 void AttemptLoop::recordSkips(const QList<Skip> &skipped) {
     for (const auto &s : skipped) {
+        if (s.marked) {
+            recordMarkSkip(s.candidate);
+            continue;
+        }
         if (m_tried.contains(s.candidate))
             continue;
         m_tried.insert(s.candidate);
@@ -194,6 +198,46 @@ void AttemptLoop::recordSkips(const QList<Skip> &skipped) {
             extra.append({QLatin1String("failure"), failure});
         m_deps.observer->attemptLogged(r, extra);
     }
+}
+
+void AttemptLoop::recordMarkSkip(const Candidate &c) {
+    // A candidate passed over for its provider-down mark gets its own row, log line and the answer's
+    // fallback headers, as one passed over for want of a credential does: for the whole of a mark's
+    // TTL, requests were answered by a fallback that looked like the route's first choice. It is not
+    // tried, so it stays in the chain: asked when no unmarked candidate is left.
+    if (m_tried.contains(c) || m_markSkipped.contains(c))
+        return;
+    m_markSkipped.insert(c);
+    ++m_attemptNo;
+    const qint64 leftMs = m_deps.marks->remainingMs(m_settings.tenant, c.ref());
+    // The kind of the covering mark that lasts longest (its base URL's transport mark, or its model's).
+    FailureKind kind = FailureKind::ServerError;
+    qint64 latest = 0;
+    for (const MarkInfo &m : m_deps.marks->active())
+        if (m.tenant == m_settings.tenant && m.provider == c.provider.id && m.baseUrl == c.provider.baseUrl &&
+            (m.model.isEmpty() || m.model == c.model.id) && m.expiresAtMs > latest) {
+            latest = m.expiresAtMs;
+            kind = m.kind;
+        }
+    const QString failure = failureKindName(kind);
+    if (m_markedFrom.isEmpty()) {
+        m_markedFrom = c.name();
+        m_markedReason = failure; // what the request that set the mark said: dashboards count one thing
+        m_markedFirst = m_fallbackFrom.isEmpty();
+    }
+    const QString reason =
+        QStringLiteral("marked down (%1), %2 s left").arg(failure).arg((std::max<qint64>(leftMs, 0) + 999) / 1000);
+    AttemptReport r;
+    r.attemptNo = m_attemptNo;
+    r.candidate = c;
+    r.outcome = AttemptOutcome::Skipped;
+    r.failure = failure;
+    r.logOutcome = QStringLiteral("skipped");
+    r.message = reason;
+    m_deps.observer->attemptRecorded(r);
+    m_deps.observer->attemptLogged(r, {{QLatin1String("reason"), reason},
+                                       {QLatin1String("failure"), failure},
+                                       {QLatin1String("markRemainingMs"), leftMs}});
 }
 
 void AttemptLoop::noteCredentialWait(const Candidate &candidate) {
@@ -535,6 +579,12 @@ AnswerInfo AttemptLoop::answerInfo(const Attempt &a) const {
     info.attempts = a.no;
     info.fallbackFrom = m_fallbackFrom;
     info.fallbackReason = m_fallbackReason;
+    // A candidate passed over for its mark: the answer fell back from it, unless it answers itself
+    // (asked last, when nothing unmarked could).
+    if (!m_markedFrom.isEmpty() && m_markedFrom != info.candidate && (m_markedFirst || m_fallbackFrom.isEmpty())) {
+        info.fallbackFrom = m_markedFrom;
+        info.fallbackReason = m_markedReason;
+    }
     info.upstreamApi = a.ready.upstreamApi;
     info.upstreamProvider = a.ready.upstreamProvider;
     info.costInput = a.candidate.model.costInput;
@@ -553,12 +603,10 @@ void AttemptLoop::commit(Attempt &a, const QList<model::StreamEvent> &released) 
     }
     // The report is taken now and told once the first content is out: the bookkeeping adds nothing
     // to the client's wait for its first token.
-    const AttemptReport report = reportOf(a, AttemptOutcome::Committed, {}, {}, {});
+    AttemptReport report = reportOf(a, AttemptOutcome::Committed, {}, {}, {});
+    report.dropped = a.ready.dropped;
     m_deps.client->commitStream(answerInfo(a), a.ready.passthrough);
-    if (!a.ready.dropped.isEmpty())
-        m_deps.observer->note(QStringLiteral("converted without"),
-                              {{QStringLiteral("candidate"), a.candidate.name()},
-                               {QStringLiteral("fields"), a.ready.dropped.join(QLatin1Char(','))}});
+    noteDropped(a);
     if (a.ready.passthrough) {
         for (const auto &frame : std::as_const(a.heldRaw))
             m_deps.client->streamFrame(frame);
@@ -590,6 +638,15 @@ void AttemptLoop::commit(Attempt &a, const QList<model::StreamEvent> &released) 
     open.end = UsageReport::End::Cut;
     m_deps.observer->answerOpened(open);
     liftDisprovedMarks(a);
+}
+
+void AttemptLoop::noteDropped(const Attempt &a) {
+    // What the answering request went without is in the log whether the answer streamed or not
+    // (its row carries it too: AttemptReport::dropped).
+    if (!a.ready.dropped.isEmpty())
+        m_deps.observer->note(QStringLiteral("converted without"),
+                              {{QStringLiteral("candidate"), a.candidate.name()},
+                               {QStringLiteral("fields"), a.ready.dropped.join(QLatin1Char(','))}});
 }
 
 void AttemptLoop::liftDisprovedMarks(const Attempt &a) {
@@ -632,8 +689,10 @@ void AttemptLoop::succeed(Attempt &a) {
         a.budget->settle();
     if (!m_settings.stream) {
         // Recorded once the answer is written (its figures as of now): no bookkeeping before the client's bytes.
-        const AttemptReport report = reportOf(a, AttemptOutcome::Committed, {}, {}, {});
+        AttemptReport report = reportOf(a, AttemptOutcome::Committed, {}, {}, {});
+        report.dropped = a.ready.dropped;
         m_deps.client->answer(a.accumulator.message(), answerInfo(a));
+        noteDropped(a);
         m_deps.observer->attemptRecorded(report);
     } else {
         m_deps.client->endStream(StreamEnd::Answered);

@@ -140,6 +140,7 @@ struct AttemptReport {
     int status = 0;
     qint64 elapsedMs = 0;
     std::optional<qint64> ttftMs;
+    QStringList dropped; // the committed attempt's TryReady::dropped: what its request went without
 };
 
 struct UsageReport {
@@ -285,6 +286,8 @@ private:
     Attempt *live(AttemptId id);
     void nextCandidate();
     void recordSkips(const QList<Skip> &skipped);
+    void recordMarkSkip(const Candidate &candidate);
+    void noteDropped(const Attempt &a);
     void beginAttempt(const Candidate &candidate);
     void startTry(Attempt &a, bool nextCredential);
     CandidateResolver::State resolverState() const;
@@ -364,6 +367,13 @@ private:
     std::optional<model::GatewayError> m_upstreamError;
     QString m_fallbackFrom;
     QString m_fallbackReason;
+    // The first candidate passed over for its mark (Skip::marked), and the mark's kind. Kept apart
+    // from m_fallbackFrom: a marked candidate stays in the chain, and when it answers after all
+    // (no other could) the answer fell back from what failed, not from it.
+    TriedCandidates m_markSkipped; // each one's row is written once, however often it is passed over
+    QString m_markedFrom;
+    QString m_markedReason;
+    bool m_markedFirst = false; // passed over before any other fallback: the answer names it first
 };
 
 } // namespace sw::failover

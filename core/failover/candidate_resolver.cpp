@@ -4,6 +4,8 @@
 
 #include "core/util/glob_pattern.h"
 
+#include <algorithm>
+
 namespace sw::failover {
 
 namespace {
@@ -97,6 +99,7 @@ QStringList CandidateResolver::providersOfBareId(const config::Config &config, c
 std::optional<Candidate> CandidateResolver::next(const Resolution &r, const TriedCandidates &tried, const State &state,
                                                  QList<Skip> *skipped) {
     std::optional<Candidate> deferred;
+    const qsizetype ownSkipsFrom = skipped ? skipped->size() : 0;
     for (const Candidate &c : r.chain) {
         if (tried.contains(c))
             continue;
@@ -120,10 +123,17 @@ std::optional<Candidate> CandidateResolver::next(const Resolution &r, const Trie
         const bool single = r.chain.size() == 1;
         const bool marked = !single && state.isMarked && state.isMarked(c);
         if (!marked)
-            return c;
+            return c; // the marked ones before it were passed over: they are in `skipped`
         if (!deferred)
             deferred = c;
+        if (skipped) // nothing is appended while no mark exists: the healthy path allocates nothing
+            skipped->append({c, {}, false, true});
     }
+    // No unmarked candidate left: the first marked one is asked, and none was passed over for a mark.
+    if (deferred && skipped)
+        skipped->erase(
+            std::remove_if(skipped->begin() + ownSkipsFrom, skipped->end(), [](const Skip &s) { return s.marked; }),
+            skipped->end());
     return deferred;
 }
 

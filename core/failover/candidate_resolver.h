@@ -31,6 +31,10 @@ struct Skip {
     Candidate candidate;
     QString reason;            // ineligible for tenant, over cost ceiling, no usable credential, ...
     bool noCredential = false; // passed over for want of a usable credential (credential_exhausted)
+    // Passed over for its provider-down mark, an unmarked one after it asked instead: not tried, yet
+    // still in the chain (asked when no unmarked one is left). The reason is the caller's to write
+    // (the resolver does not know the mark's kind or time left).
+    bool marked = false;
 };
 
 // The candidates one request has tried or passed over. One candidate is another's equal when
@@ -79,8 +83,10 @@ public:
     // The candidate to try after `tried`, or nullopt when none is left.
     // Unmarked candidates first, in chain order; a marked one only when no unmarked one
     // is left. A candidate with no usable credential is never returned (nor is it a
-    // follower): it is reported in `skipped`. A single-candidate chain never consults
-    // its mark.
+    // follower): it is reported in `skipped`. So is a marked candidate an unmarked one after
+    // it is returned instead of (Skip::marked): a reroute is never silent. When only marked
+    // ones are left, the first of them is returned and none is reported. A single-candidate
+    // chain never consults its mark.
     static std::optional<Candidate> next(const Resolution &r, const TriedCandidates &tried, const State &state,
                                          QList<Skip> *skipped = nullptr);
 };

@@ -50,7 +50,9 @@ QJsonObject attemptToJson(const telemetry::AttemptRecord &a) {
         {QStringLiteral("status"), a.status ? QJsonValue(a.status) : QJsonValue()},
         {QStringLiteral("elapsedMs"), double(a.elapsedMs)},
         {QStringLiteral("ttftMs"), a.ttftMs ? QJsonValue(double(*a.ttftMs)) : QJsonValue()},
-        {QStringLiteral("message"), a.message}};
+        {QStringLiteral("message"), a.message},
+        // What the answer's request went without (x-switchman-dropped): [] for nothing, and every other row
+        {QStringLiteral("dropped"), QJsonArray::fromStringList(a.dropped)}};
 }
 } // namespace
 

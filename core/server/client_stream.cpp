@@ -68,13 +68,15 @@ void ClientStream::keepalive() {
 void ClientStream::commitStream(const failover::AnswerInfo &info, bool passthrough) {
     if (!m_exchange)
         return;
-    // What a converted request went without is said where a person reading the stream sees it.
-    write(
-        QStringLiteral(": switchman candidate=%1 attempt=%2%3\n\n")
-            .arg(info.candidate)
-            .arg(info.attempts)
-            .arg(info.dropped.isEmpty() ? QString() : QStringLiteral(" dropped=") + info.dropped.join(QLatin1Char(',')))
-            .toUtf8());
+    // What a converted request went without is said where a person reading the stream sees it, and so
+    // is the candidate it fell back from (a stream's headers went out before any failover).
+    QString line = QStringLiteral(": switchman candidate=%1 attempt=%2").arg(info.candidate).arg(info.attempts);
+    if (!info.dropped.isEmpty())
+        line += QStringLiteral(" dropped=") + info.dropped.join(QLatin1Char(','));
+    if (!info.fallbackFrom.isEmpty())
+        line += QStringLiteral(" fallback-from=%1 fallback-reason=%2").arg(info.fallbackFrom, info.fallbackReason);
+    line += QLatin1String("\n\n");
+    write(line.toUtf8());
     m_info.upstreamApi = info.upstreamApi;
     m_info.upstreamProvider = info.upstreamProvider;
     m_info.costInput = info.costInput;

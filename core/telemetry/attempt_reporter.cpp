@@ -86,6 +86,7 @@ void AttemptReporter::attemptRecorded(const failover::AttemptReport &report) {
     r.format = m_facts.format;
     r.logOutcome = report.logOutcome;
     r.message = util::redactedAndTruncated(report.message, 300, {});
+    r.dropped = report.dropped;
     m_telemetry.recordAttempt(r);
 }
 

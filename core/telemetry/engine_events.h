@@ -3,6 +3,7 @@
 
 #include <QMetaType>
 #include <QString>
+#include <QStringList>
 #include <optional>
 
 namespace sw::telemetry {
@@ -29,6 +30,9 @@ struct AttemptRecord {
     QString format;     // inbound format name
     QString logOutcome; // the log line's outcome: retrying, skipped, exhausted, deadline, budget, refused
     QString message;    // short error text (never a secret)
+    // What the answering attempt's request went without (a field its model refuses, or its API
+    // cannot carry: UpstreamAdapter::droppedFor, wire::droppedMembers); empty for other rows.
+    QStringList dropped;
 };
 
 struct UsageRow {

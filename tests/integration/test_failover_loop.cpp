@@ -247,19 +247,26 @@ private Q_SLOTS:
                                                          {QStringLiteral("timestamp"), 0}}}}}}};
         const auto r = gw.post(route, body);
         QCOMPARE(r.status, 200);
-        // B answered: its label is in the text, and no error reached the client.
-        QVERIFY2(r.body.contains("pb/gpt-b"), r.body.constData());
-        QVERIFY(!r.body.contains("pa/claude-a"));
+        const QString kind = faultKind == Fault::Refuse ? QStringLiteral("transport") : QStringLiteral("server_error");
+        // B answered: its label is in the text, and no error reached the client. A stream names the
+        // failover in its comment, as a JSON answer does in its headers.
+        const QByteArray comment = ": switchman candidate=pb/gpt-b attempt=2 fallback-from=pa/claude-a "
+                                   "fallback-reason=" +
+                                   kind.toLatin1() + "\n\n";
+        QByteArray text = r.body;
+        text.replace(comment, "");
+        QVERIFY2(text.contains("pb/gpt-b"), r.body.constData());
+        QVERIFY(!text.contains("pa/claude-a"));
         if (!stream) {
             QCOMPARE(r.header("x-switchman-candidate"), QByteArray("pb/gpt-b"));
             QCOMPARE(r.header("x-switchman-attempts"), QByteArray("2"));
             QCOMPARE(r.header("x-switchman-fallback-from"), QByteArray("pa/claude-a"));
+            QCOMPARE(r.header("x-switchman-fallback-reason"), kind.toLatin1());
             QCOMPARE(r.header("x-litellm-model-id"), QByteArray("chain"));
         } else {
-            QVERIFY(r.body.contains(": switchman candidate=pb/gpt-b attempt=2"));
+            QVERIFY2(r.body.contains(comment), r.body.left(300).constData());
             QVERIFY(!r.body.contains("event: error"));
         }
-        const QString kind = faultKind == Fault::Refuse ? QStringLiteral("transport") : QStringLiteral("server_error");
         QCOMPARE(failuresOf(gw.engine(), QStringLiteral("pa"), kind), 1); // onFailure once, with A
         QCOMPARE(gw.engine().marks().size(), 1);
         QCOMPARE(gw.engine().marks().first().provider, QStringLiteral("pa"));
@@ -288,6 +295,166 @@ private Q_SLOTS:
         const auto r3 = gw.post(QStringLiteral("/v1/messages"),
                                 GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("three"), false));
         QCOMPARE(r3.header("x-switchman-candidate"), QByteArray("pa/claude-a"));
+    }
+
+    // Probe I3 1: while pa/claude-a's mark lasted, requests to the chain were answered by pb/gpt-b as
+    // though it were the route's first choice: attempts 1, no fallback headers, no row and no log line
+    // for pa. Only the request that set the mark said it failed over. Now each one passed over for
+    // its mark says so on every surface, in the words the first request used.
+    void aCandidatePassedOverForItsMarkIsNamedOnEverySurface() {
+        test::FakeClock clock;
+        clock.advance(1000);
+        GatewayFixture gw;
+        gw.clock = &clock;
+        gw.anthropicA.pushFault(fault(Fault::Status, 503));
+        gw.start();
+        QSignalSpy logged(gw.engine().telemetry(), &telemetry::Telemetry::logLine);
+        const QJsonObject json = GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), false);
+        const auto first = gw.post(QStringLiteral("/v1/messages"), json);
+        QCOMPARE(first.header("x-switchman-fallback-from"), QByteArray("pa/claude-a"));
+        QCOMPARE(first.header("x-switchman-fallback-reason"), QByteArray("server_error"));
+        const int seenByA = gw.anthropicA.requests().size();
+
+        clock.advance(6000); // the 20 s mark has 14 s left
+        const auto r = gw.post(QStringLiteral("/v1/messages"), json);
+        QCOMPARE(r.status, 200);
+        QCOMPARE(r.header("x-switchman-candidate"), QByteArray("pb/gpt-b"));
+        QCOMPARE(r.header("x-switchman-attempts"), QByteArray("2")); // the skipped row is attempt 1
+        QCOMPARE(r.header("x-switchman-fallback-from"), QByteArray("pa/claude-a"));
+        QCOMPARE(r.header("x-switchman-fallback-reason"), QByteArray("server_error"));
+        QCOMPARE(gw.anthropicA.requests().size(), seenByA); // not asked while marked
+        const QByteArray id = r.header("x-switchman-request-id");
+        const auto attempts = attemptsOf(gw.engine(), id);
+        QCOMPARE(attempts.size(), 2);
+        QCOMPARE(attempts[0].attempt, 1);
+        QCOMPARE(attempts[0].candidate, QStringLiteral("pa/claude-a"));
+        QCOMPARE(attempts[0].outcome, telemetry::AttemptOutcome::Skipped);
+        QCOMPARE(attempts[0].failure, QStringLiteral("server_error"));
+        QCOMPARE(attempts[0].logOutcome, QStringLiteral("skipped"));
+        QCOMPARE(attempts[0].message, QStringLiteral("marked down (server_error), 14 s left"));
+        QCOMPARE(attempts[1].attempt, 2);
+        QCOMPARE(attempts[1].outcome, telemetry::AttemptOutcome::Committed);
+        bool sawSkipLine = false;
+        for (const auto &args : logged) {
+            const auto o = args.at(0).toJsonObject();
+            sawSkipLine |=
+                o.value(QStringLiteral("requestId")).toString() == QLatin1String(id) &&
+                o.value(QStringLiteral("outcome")).toString() == QLatin1String("skipped") &&
+                o.value(QStringLiteral("resolvedProvider")).toString() == QLatin1String("pa") &&
+                o.value(QStringLiteral("failure")).toString() == QLatin1String("server_error") &&
+                o.value(QStringLiteral("reason")).toString() == QLatin1String("marked down (server_error), 14 s left");
+        }
+        QVERIFY(sawSkipLine);
+        // The admin API's rows say the same.
+        const auto rows = gw.get(QStringLiteral("/admin/attempts")).json().value(QStringLiteral("attempts")).toArray();
+        bool sawRow = false;
+        for (const auto &row : rows) {
+            const auto o = row.toObject();
+            sawRow |= o.value(QStringLiteral("requestId")).toString() == QLatin1String(id) &&
+                      o.value(QStringLiteral("candidate")).toString() == QLatin1String("pa/claude-a") &&
+                      o.value(QStringLiteral("outcome")).toString() == QLatin1String("skipped");
+        }
+        QVERIFY(sawRow);
+
+        // A stream has no fallback headers (they went out before any failover): its comment says it.
+        const auto streamed =
+            gw.post(QStringLiteral("/v1/messages"),
+                    GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), true));
+        QVERIFY2(streamed.body.contains(": switchman candidate=pb/gpt-b attempt=2 fallback-from=pa/claude-a "
+                                        "fallback-reason=server_error\n"),
+                 streamed.body.left(300).constData());
+        QCOMPARE(gw.anthropicA.requests().size(), seenByA);
+
+        // Every candidate marked: the first is asked and answers. Nothing was rerouted: nothing said.
+        failover::UpstreamFailure down;
+        down.kind = failover::FailureKind::RateLimited;
+        gw.engine().markTable().mark(
+            QStringLiteral("local"),
+            {QStringLiteral("pb"), QStringLiteral("gpt-b"), gw.openaiB.baseUrl() + QStringLiteral("/v1")}, down);
+        const auto all = gw.post(QStringLiteral("/v1/messages"), json);
+        QCOMPARE(all.status, 200);
+        QCOMPARE(all.header("x-switchman-candidate"), QByteArray("pa/claude-a"));
+        QCOMPARE(all.header("x-switchman-attempts"), QByteArray("1"));
+        QVERIFY(all.header("x-switchman-fallback-from").isEmpty());
+        QVERIFY(all.header("x-switchman-fallback-reason").isEmpty());
+        QCOMPARE(attemptsOf(gw.engine(), all.header("x-switchman-request-id")).size(), 1);
+    }
+
+    // The candidate passed over for its mark is still the chain's last resort: when the one asked
+    // instead fails, it is asked, and its answer fell back from the one that failed, not from itself.
+    void aMarkedCandidateThatAnswersLastIsNoFallbackOfItself() {
+        test::FakeClock clock;
+        clock.advance(1000);
+        GatewayFixture gw;
+        gw.clock = &clock;
+        gw.config.providers[QStringLiteral("pb")].maxRetries = 0;
+        gw.openaiB.pushFault(fault(Fault::Status, 503));
+        gw.start();
+        failover::UpstreamFailure down;
+        down.kind = failover::FailureKind::Transport;
+        gw.engine().markTable().mark(QStringLiteral("local"),
+                                     {QStringLiteral("pa"), QStringLiteral("claude-a"), gw.anthropicA.baseUrl()}, down);
+        const auto r = gw.post(QStringLiteral("/v1/messages"),
+                               GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), false));
+        QCOMPARE(r.status, 200);
+        QCOMPARE(r.header("x-switchman-candidate"), QByteArray("pa/claude-a"));
+        QCOMPARE(r.header("x-switchman-attempts"), QByteArray("3"));
+        QCOMPARE(r.header("x-switchman-fallback-from"), QByteArray("pb/gpt-b"));
+        QCOMPARE(r.header("x-switchman-fallback-reason"), QByteArray("server_error"));
+        const auto attempts = attemptsOf(gw.engine(), r.header("x-switchman-request-id"));
+        QCOMPARE(attempts.size(), 3);
+        QCOMPARE(attempts[0].candidate, QStringLiteral("pa/claude-a"));
+        QCOMPARE(attempts[0].outcome, telemetry::AttemptOutcome::Skipped);
+        QCOMPARE(attempts[0].message, QStringLiteral("marked down (transport), 20 s left"));
+        QCOMPARE(attempts[1].candidate, QStringLiteral("pb/gpt-b"));
+        QCOMPARE(attempts[1].outcome, telemetry::AttemptOutcome::Failed);
+        QCOMPARE(attempts[2].candidate, QStringLiteral("pa/claude-a"));
+        QCOMPARE(attempts[2].outcome, telemetry::AttemptOutcome::Committed);
+    }
+
+    // Probe I3 2: a field dropped from a JSON request was said only in x-switchman-dropped: the
+    // "converted without" line was written for streams alone, and no attempt record carried it, so
+    // /admin/attempts, the event feed and the window never said the request went without it.
+    void whatTheAnswersRequestWentWithoutIsLoggedAndRecorded_data() {
+        QTest::addColumn<bool>("stream");
+        QTest::newRow("json") << false;
+        QTest::newRow("stream") << true;
+    }
+    void whatTheAnswersRequestWentWithoutIsLoggedAndRecorded() {
+        QFETCH(bool, stream);
+        GatewayFixture gw;
+        gw.start();
+        QSignalSpy logged(gw.engine().telemetry(), &telemetry::Telemetry::logLine);
+        // A Claude client's effort with thinking off: no other API has it (translation_rules.md).
+        const QJsonObject body{{"model", "pb/gpt-b"},
+                               {"max_tokens", 100},
+                               {"stream", stream},
+                               {"thinking", QJsonObject{{"type", "disabled"}}},
+                               {"output_config", QJsonObject{{"effort", "low"}}},
+                               {"messages", QJsonArray{QJsonObject{{"role", "user"}, {"content", "hi"}}}}};
+        const auto r = gw.post(QStringLiteral("/v1/messages"), body);
+        QCOMPARE(r.status, 200);
+        if (stream)
+            QVERIFY(r.body.contains(" dropped=output_config.effort"));
+        else
+            QCOMPARE(r.header("x-switchman-dropped"), QByteArray("output_config.effort"));
+        const QString id = QString::fromLatin1(r.header("x-switchman-request-id"));
+        bool sawLine = false;
+        for (const auto &args : logged) {
+            const auto o = args.at(0).toJsonObject();
+            sawLine |= o.value(QStringLiteral("msg")).toString() == QLatin1String("converted without") &&
+                       o.value(QStringLiteral("requestId")).toString() == id &&
+                       o.value(QStringLiteral("fields")).toString() == QLatin1String("output_config.effort");
+        }
+        QVERIFY(sawLine);
+        const auto attempts = attemptsOf(gw.engine(), id.toLatin1());
+        QCOMPARE(attempts.size(), 1);
+        QCOMPARE(attempts[0].dropped, QStringList{QStringLiteral("output_config.effort")});
+        const auto rows = gw.get(QStringLiteral("/admin/attempts")).json().value(QStringLiteral("attempts")).toArray();
+        QVERIFY(!rows.isEmpty());
+        const auto row = rows.first().toObject(); // newest first
+        QCOMPARE(row.value(QStringLiteral("requestId")).toString(), id);
+        QCOMPARE(row.value(QStringLiteral("dropped")).toArray(), QJsonArray{QStringLiteral("output_config.effort")});
     }
 
     // stallAfter200HitsBudget and providerRetryingA503IsCutByBudget only waited for the budget

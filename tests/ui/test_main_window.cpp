@@ -397,6 +397,41 @@ private Q_SLOTS:
         shoot(window, "attempts_refused");
     }
 
+    // Probe I3 1 and 2: a request answered by a fallback because the route's first choice was marked
+    // read "Attempt 1: p2/m — committed", as a healthy first choice does, and a field the answer's
+    // request went without was nowhere in the window. The detail names both.
+    void theDetailNamesTheMarkPassedOverAndWhatTheRequestWentWithout() {
+        MainWindow window(nullptr, noTray());
+        window.resize(1180, 720);
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        auto s = baseSnapshot();
+        auto skipped = attempt(QStringLiteral("req_marked"), 1, telemetry::AttemptOutcome::Skipped,
+                               QStringLiteral("marked down (server_error), 14 s left"));
+        skipped.failure = QStringLiteral("server_error");
+        skipped.elapsedMs = 0;
+        auto answered = attempt(QStringLiteral("req_marked"), 2, telemetry::AttemptOutcome::Committed, {});
+        answered.dropped = {QStringLiteral("frequency_penalty"), QStringLiteral("presence_penalty")};
+        s.newAttempts = {skipped, answered};
+        window.applySnapshot(s);
+        window.showView(MainWindow::Attempts);
+        auto *table = window.viewWidget(MainWindow::Attempts)->findChild<QTableView *>(QStringLiteral("attemptsTable"));
+        QVERIFY(table);
+        table->selectRow(0);
+        settle();
+        auto *detail =
+            window.viewWidget(MainWindow::Attempts)->findChild<QTextBrowser *>(QStringLiteral("attemptDetail"));
+        QVERIFY(detail);
+        const QString story = detail->toPlainText();
+        QVERIFY2(story.contains(QStringLiteral("Attempt 1: bad/m — skipped (server_error) after 0 ms: marked down "
+                                               "(server_error), 14 s left")),
+                 qPrintable(story));
+        QVERIFY2(story.contains(QStringLiteral("Attempt 2: p2/m — committed after 12 ms; sent without "
+                                               "frequency_penalty, presence_penalty")),
+                 qPrintable(story));
+        shoot(window, "attempts_marked_and_dropped");
+    }
+
     void trayMenuHasTheFiveActionsAndEveryStateHasAnIcon() {
         TrayController tray;
         QStringList texts;

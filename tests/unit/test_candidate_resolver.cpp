@@ -100,6 +100,28 @@ private Q_SLOTS:
         s.isMarked = [](const Candidate &) { return true; };
         QCOMPARE(CandidateResolver::next(r, {}, s)->name(), QStringLiteral("anthropic/claude-sonnet-4-5"));
     }
+    void aMarkedCandidatePassedOverIsReportedOnlyWhenAnotherIsAsked() {
+        const auto r = *CandidateResolver::resolve(sample(), QStringLiteral("sonnet"));
+        CandidateResolver::State s;
+        s.isMarked = [](const Candidate &c) { return c.provider.id != QLatin1String("openai"); };
+        QList<Skip> skipped;
+        // Both marked ones stand before the unmarked one asked: each was passed over.
+        QCOMPARE(CandidateResolver::next(r, {}, s, &skipped)->name(), QStringLiteral("openai/gpt-5"));
+        QCOMPARE(skipped.size(), 2);
+        QVERIFY(skipped[0].marked && skipped[1].marked);
+        QVERIFY(!skipped[0].noCredential);
+        QCOMPARE(skipped[0].candidate.provider.id, QStringLiteral("anthropic"));
+        QCOMPARE(skipped[1].candidate.provider.id, QStringLiteral("zai"));
+        // Only marked ones left: the first is asked, and none was passed over for its mark.
+        skipped.clear();
+        QCOMPARE(CandidateResolver::next(r, triedOf(r.chain[2]), s, &skipped)->name(),
+                 QStringLiteral("anthropic/claude-sonnet-4-5"));
+        QVERIFY(skipped.isEmpty());
+        // Nothing marked: nothing reported.
+        s.isMarked = [](const Candidate &) { return false; };
+        QCOMPARE(CandidateResolver::next(r, {}, s, &skipped)->name(), QStringLiteral("anthropic/claude-sonnet-4-5"));
+        QVERIFY(skipped.isEmpty());
+    }
     void credentialLessIsSkippedNeverAFollower() {
         const auto r = *CandidateResolver::resolve(sample(), QStringLiteral("sonnet"));
         CandidateResolver::State s;

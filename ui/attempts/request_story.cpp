@@ -82,6 +82,8 @@ QStringList RequestStory::steps(QList<telemetry::AttemptRecord> attempts) {
             s += QObject::tr(", first token at %1 ms").arg(*a.ttftMs);
         if (!a.message.isEmpty())
             s += QStringLiteral(": ") + peerText(a.message); // an upstream's words
+        if (!a.dropped.isEmpty())                            // the client's field names
+            s += QObject::tr("; sent without %1").arg(peerText(a.dropped.join(QStringLiteral(", "))));
         out << s;
     }
     return out;
