@@ -931,7 +931,16 @@ void AttemptLoop::stopWithUpstreamError(Attempt &a, const FailureInput &input) {
                               "is not retried; check providers.%2.baseUrl (%3)")
                    .arg(a.candidate.name(), a.candidate.provider.id, input.message.left(2048))
              : input.message;
-    m_deps.observer->attemptRecorded(reportOf(a, AttemptOutcome::Failed, {}, QStringLiteral("stop"), message));
+    const AttemptReport stopped = reportOf(a, AttemptOutcome::Failed, {}, QStringLiteral("stop"), message);
+    m_deps.observer->attemptRecorded(stopped);
+    // Its log line too, as every failed attempt has: a provider that begins refusing requests (400s)
+    // is seen in the log, not only in /admin/attempts (probe I1 1: 347 stops, none logged).
+    util::LogFields fields;
+    fields.reserve(3);
+    fields.append({QLatin1String("elapsedMs"), m_clock.nowMs() - a.startMs});
+    fields.append({QLatin1String("error"), util::redactedAndTruncated(message, 300, {})});
+    fields.append({QLatin1String("status"), status});
+    m_deps.observer->attemptLogged(stopped, fields);
     recordUsage(a, false);
     GatewayError error = GatewayError::make(status, GatewayError::categoryForStatus(status), message);
     error.retryAfterMs = input.retryAfterMs; // the answer's own Retry-After, or the gateway's (a full budget)

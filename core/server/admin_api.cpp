@@ -260,10 +260,12 @@ void AdminApi::handleUsage(const InboundRequest &req, HttpExchange *exchange) {
     q.groupBy = *grouping;
     bool ok = false;
     const int limit = req.query.queryItemValue(QStringLiteral("limit")).toInt(&ok);
-    // Ungrouped: the newest `limit` rows. Grouped (not by day): the `limit` groups that cost most,
-    // the rest as one "(other)" row; 100 unless asked, at most 10 000.
+    // Ungrouped: the newest `limit` rows, at most 10 000 (the whole answer is built in memory, about
+    // ten bytes for each byte sent: a million rows asked for would hold gigabytes; probe I1 2; older
+    // ones are read by `until`). Grouped (not by day): the `limit` groups that cost most, the rest
+    // as one "(other)" row; 100 unless asked, at most 10 000.
     if (ok && limit > 0) {
-        q.limit = limit;
+        q.limit = std::min(limit, telemetry::UsageQuery::kMaxRows);
         q.maxGroups = std::min(limit, telemetry::UsageQuery::kMaxMaxGroups);
     }
     // The exchange outlives this call: kept under the API until the ledger answers or the client leaves.

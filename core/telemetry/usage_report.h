@@ -30,6 +30,7 @@ struct UsageQuery {
     int maxGroups = kDefaultMaxGroups;
     static constexpr int kDefaultMaxGroups = 100;
     static constexpr int kMaxMaxGroups = 10000; // what /admin/usage?limit= may ask for
+    static constexpr int kMaxRows = 10000;      // ungrouped: the most rows one answer holds
 };
 
 // An Idempotency-Key answer kept in the ledger file (server::IdempotencyStore): across a

@@ -962,9 +962,19 @@ private Q_SLOTS:
             fault(Fault::Status, 400, {},
                   R"({"type":"error","error":{"type":"invalid_request_error","message":"max_tokens: too large"}})"));
         gw.start();
+        QSignalSpy logged(gw.engine().telemetry(), &telemetry::Telemetry::logLine);
         const auto r = gw.post(QStringLiteral("/v1/chat/completions"),
                                GatewayFixture::openaiBody(QStringLiteral("chain"), QStringLiteral("x"), false));
         QCOMPARE(r.status, 400);
+        // The stop has its log line, as every failed attempt does (probe I1 1: none was written).
+        bool stopLogged = false;
+        for (const auto &args : logged) {
+            const QJsonObject line = args.at(0).toJsonObject();
+            stopLogged |= line.value(QStringLiteral("msg")).toString() == QLatin1String("candidate failover") &&
+                          line.value(QStringLiteral("outcome")).toString() == QLatin1String("stop") &&
+                          line.value(QStringLiteral("status")).toInt() == 400;
+        }
+        QVERIFY(stopLogged);
         QVERIFY(r.json()
                     .value(QStringLiteral("error"))
                     .toObject()
