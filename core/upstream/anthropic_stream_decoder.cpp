@@ -193,6 +193,7 @@ void AnthropicStreamDecoder::appendDelta(int index, const Value *delta) {
 
 QList<StreamEvent> AnthropicStreamDecoder::feed(const SseEvent &sse) {
     m_lastUnreadable = false;
+    m_lastUsageOnly = false;
     m_lastRelayData.clear();
     m_lastEventName.reset();
     if (!m_out.finished())
@@ -267,6 +268,8 @@ void AnthropicStreamDecoder::decode(const SseEvent &sse) {
         const Value *stop = member(member(data, "delta"), "stop_reason");
         if (rj::isString(stop))
             m_stopReason = toString(stop);
+        else
+            m_lastUsageOnly = true; // counts alone move no answer on: not upstream activity (probe IV 1)
         if (const Value *sequence = member(member(data, "delta"), "stop_sequence"); rj::isString(sequence))
             m_stopSequence = toString(sequence);
         readUsage(member(data, "usage"));

@@ -22,6 +22,7 @@ public:
     void setKeepsText(bool keeps) override { m_out.setKeepsText(keeps); }
     model::Usage usage() const override { return m_out.usage(); }
     bool lastWasUnreadable() const override { return m_lastUnreadable || m_out.failedOverBound(); }
+    bool lastWasUsageOnly() const override { return m_lastUsageOnly; }
     std::optional<QByteArray> lastEventName() const override { return m_lastEventName; }
     QByteArray lastRelayData() const override { return m_lastRelayData; }
 
@@ -52,6 +53,7 @@ private:
     QString m_stopSequence;       // the stop_sequence it named
     bool m_keepNative = true;
     bool m_lastUnreadable = false;
+    bool m_lastUsageOnly = false;              // a message_delta of counts alone, no stop reason
     std::optional<QByteArray> m_lastEventName; // UpstreamAdapter::relayEventName of the event last fed
     QString m_madeUpId;                        // the id openBlock gave a tool_use that came without one
     QByteArray m_lastRelayData;                // the frame as relayed, when it differs (a made-up id)

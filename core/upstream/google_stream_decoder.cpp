@@ -78,6 +78,7 @@ void GoogleStreamDecoder::functionCall(const Value *fc, const QString &signature
 }
 
 QList<StreamEvent> GoogleStreamDecoder::feed(const SseEvent &sse) {
+    m_lastUsageOnly = false;
     if (!m_out.finished())
         decode(sse);
     return m_out.take();
@@ -130,6 +131,8 @@ void GoogleStreamDecoder::decode(const SseEvent &sse) {
         if (!blocked.isEmpty()) {
             m_finishReason = blocked;
             m_promptBlocked = true;
+        } else {
+            m_lastUsageOnly = true; // counts alone move no answer on: not upstream activity (probe IV 1)
         }
         return;
     }

@@ -16,6 +16,7 @@ public:
     QList<model::StreamEvent> finish() override;
     void setKeepsText(bool keeps) override { m_out.setKeepsText(keeps); }
     model::Usage usage() const override { return m_out.usage(); }
+    bool lastWasUsageOnly() const override { return m_lastUsageOnly; }
 
 private:
     // Google streams parts with no block boundaries: text and thought share one open block
@@ -30,6 +31,7 @@ private:
     int m_toolCalls = 0;
     QString m_finishReason;
     bool m_promptBlocked = false; // m_finishReason is promptFeedback.blockReason
+    bool m_lastUsageOnly = false; // a chunk of usageMetadata alone, no candidate
 };
 
 } // namespace sw::upstream

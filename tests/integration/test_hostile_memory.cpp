@@ -269,7 +269,7 @@ private Q_SLOTS:
     // the last event that changes the answer, so the request ends with the format's error instead
     // of relaying keepalives forever (a probe held one open for 190 s past a 15 s idle timeout).
     void aLastCandidateThatSaysNothingEndsAtTheIdleTimeout_data() {
-        QTest::addColumn<QString>("provider"); // pa: Anthropic; pb: Chat, after its first words
+        QTest::addColumn<QString>("provider"); // pa: Anthropic; pb: Chat and pe: Gemini, after their first words
         QTest::addColumn<QByteArray>("repeated");
         QTest::newRow("pings and comments")
             << QStringLiteral("pa") << QByteArray("event: ping\ndata: {\"type\": \"ping\"}\n\n: still here\n\n");
@@ -290,6 +290,14 @@ private Q_SLOTS:
             << QStringLiteral("pb")
             << QByteArray("data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\","
                           "\"choices\":[]}\n\n");
+        QTest::newRow("anthropic message_delta of usage alone")
+            << QStringLiteral("pa")
+            << QByteArray("event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{},\"usage\":"
+                          "{\"output_tokens\":1}}\n\n");
+        QTest::newRow("gemini chunks of usage alone")
+            << QStringLiteral("pe")
+            << QByteArray("data: {\"usageMetadata\":{\"promptTokenCount\":3,\"candidatesTokenCount\":1,"
+                          "\"totalTokenCount\":4}}\n\n");
         QTest::newRow("chat chunks of usage alone")
             << QStringLiteral("pb")
             << QByteArray(
@@ -299,25 +307,32 @@ private Q_SLOTS:
     void aLastCandidateThatSaysNothingEndsAtTheIdleTimeout() {
         QFETCH(QString, provider);
         QFETCH(QByteArray, repeated);
-        const bool chat = provider == QLatin1String("pb");
+        const bool chat = provider == QLatin1String("pb"), gemini = provider == QLatin1String("pe");
         HostileUpstream up;
         QVERIFY(up.listen());
         up.setScript([&](QTcpSocket *socket, const QByteArray &) {
             socket->write(QByteArray("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\n") +
-                          (chat ? "data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":"
-                                  "\"m\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":"
-                                  "\"first \"},\"finish_reason\":null}]}\n\n"
-                                : "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":"
-                                  "\"msg_1\",\"type\":\"message\",\"role\":\"assistant\",\"content\":[],\"model\":"
-                                  "\"m\",\"usage\":{\"input_tokens\":3,\"output_tokens\":1}}}\n\n"));
+                          (gemini ? "data: {\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":[{\"text\":"
+                                    "\"first \"}]}}]}\n\n"
+                           : chat ? "data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":"
+                                    "\"m\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":"
+                                    "\"first \"},\"finish_reason\":null}]}\n\n"
+                                  : "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":"
+                                    "\"msg_1\",\"type\":\"message\",\"role\":\"assistant\",\"content\":[],\"model\":"
+                                    "\"m\",\"usage\":{\"input_tokens\":3,\"output_tokens\":1}}}\n\n"));
             auto *pings = new QTimer(socket);
             QObject::connect(pings, &QTimer::timeout, socket, [socket, repeated]() { socket->write(repeated); });
             pings->start(100);
         });
-        const auto [r, ms] = postWithIdleLimit(
-            up, provider, chat ? QStringLiteral("/v1") : QString(), QStringLiteral("/v1/messages"),
-            GatewayFixture::anthropicBody(provider + (chat ? QStringLiteral("/gpt-b") : QStringLiteral("/claude-a")),
-                                          QStringLiteral("x"), true));
+        const auto [r, ms] = postWithIdleLimit(up, provider,
+                                               gemini ? QStringLiteral("/v1beta")
+                                               : chat ? QStringLiteral("/v1")
+                                                      : QString(),
+                                               QStringLiteral("/v1/messages"),
+                                               GatewayFixture::anthropicBody(gemini ? QStringLiteral("pe/gemini-e")
+                                                                             : chat ? QStringLiteral("pb/gpt-b")
+                                                                                    : QStringLiteral("pa/claude-a"),
+                                                                             QStringLiteral("x"), true));
         qInfo("ended after %lld ms", qlonglong(ms));
         QVERIFY(!r.timedOut);
         QCOMPARE(r.status, 200);
