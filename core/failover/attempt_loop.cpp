@@ -49,9 +49,6 @@ namespace {
 // Backpressure: stop reading the upstream while the client has more than this unsent.
 constexpr qint64 kMaxClientQueue = 1024 * 1024;
 
-// What an Error event says, as the classifier reads it. An untyped error the decoder made at end
-// of body is an early close, and one the loop made for a broken connection is that connection's
-// error: both transport. An error the upstream sent in-band (typed) is classified as what it says.
 // Usage arrives in parts (Anthropic: input on start, output at the end; Gemini: cumulative on every
 // chunk): the try's count is the most each figure was said to be. A count beyond
 // model::kMaxReportedTokens is the upstream's nonsense and counts as unknown.
@@ -71,6 +68,9 @@ bool inputReported(const model::Usage &u) {
     return u.input != 0 || u.cacheRead != 0 || u.cacheWrite != 0;
 }
 
+// What an Error event says, as the classifier reads it. An untyped error the decoder made at end
+// of body is an early close, and one the loop made for a broken connection is that connection's
+// error: both transport. An error the upstream sent in-band (typed) is classified as what it says.
 FailureInput failureInputOf(const model::StreamEvent &e, const TryFrame &frame) {
     FailureInput input;
     input.message = e.errorMessage;
@@ -210,16 +210,8 @@ void AttemptLoop::recordMarkSkip(const Candidate &c) {
     m_markSkipped.insert(c);
     ++m_attemptNo;
     const qint64 leftMs = m_deps.marks->remainingMs(m_settings.tenant, c.ref());
-    // The kind of the covering mark that lasts longest (its base URL's transport mark, or its model's).
-    FailureKind kind = FailureKind::ServerError;
-    qint64 latest = 0;
-    for (const MarkInfo &m : m_deps.marks->active())
-        if (m.tenant == m_settings.tenant && m.provider == c.provider.id && m.baseUrl == c.provider.baseUrl &&
-            (m.model.isEmpty() || m.model == c.model.id) && m.expiresAtMs > latest) {
-            latest = m.expiresAtMs;
-            kind = m.kind;
-        }
-    const QString failure = failureKindName(kind);
+    const std::optional<MarkInfo> mark = m_deps.marks->covering(m_settings.tenant, c.ref());
+    const QString failure = failureKindName(mark ? mark->kind : FailureKind::ServerError);
     if (m_markedFrom.isEmpty()) {
         m_markedFrom = c.name();
         m_markedReason = failure; // what the request that set the mark said: dashboards count one thing

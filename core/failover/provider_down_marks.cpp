@@ -115,6 +115,17 @@ qint64 ProviderDownMarks::remainingMs(const QString &tenant, const CandidateRef 
     return best;
 }
 
+std::optional<MarkInfo> ProviderDownMarks::covering(const QString &tenant, const CandidateRef &c) const {
+    const qint64 now = m_clock.nowMs();
+    const MarkInfo *best = nullptr;
+    for (const QString &model : {QString(), c.modelId}) {
+        auto it = m_entries.constFind(keyFor(tenant, c.provider, c.baseUrl, model));
+        if (it != m_entries.cend() && it->expiresAtMs > now && (!best || it->expiresAtMs > best->expiresAtMs))
+            best = &*it;
+    }
+    return best ? std::optional<MarkInfo>(*best) : std::nullopt;
+}
+
 QList<MarkInfo> ProviderDownMarks::active() const {
     const qint64 now = m_clock.nowMs();
     QList<MarkInfo> out;

@@ -81,6 +81,9 @@ public:
     bool isDown(const QString &tenant, const CandidateRef &candidate) const;
     // Time until no mark covers this candidate any more (0 when none does).
     qint64 remainingMs(const QString &tenant, const CandidateRef &candidate) const;
+    // The live mark covering the candidate (its base URL's transport mark, or its model's) that
+    // lasts longest: the one remainingMs() counts down.
+    std::optional<MarkInfo> covering(const QString &tenant, const CandidateRef &candidate) const;
 
     QList<MarkInfo> active() const;      // unexpired marks
     int clear(const MarkFilter &filter); // clears matching active marks; returns how many

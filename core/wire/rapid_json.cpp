@@ -267,8 +267,38 @@ QByteArray toWtf8(QStringView s) {
     return out;
 }
 
-// Well-formed UTF-8 as Qt's parser requires it: no overlong forms, no surrogates, nothing past
-// U+10FFFF. ASCII, the common case, eight bytes at a time.
+namespace {
+
+// The bytes of the UTF-8 sequence at `p` (a byte of 0x80 or more) that are well formed as Qt's
+// parser requires it (no overlong forms, no surrogates, nothing past U+10FFFF): the whole
+// sequence's length when it is valid, else the negated length of its maximal subpart (the valid
+// prefix, at least the first byte), which WHATWG's decoder reads as one U+FFFD.
+int utf8Sequence(const uchar *p, const uchar *end) {
+    const uchar b = *p;
+    int more;
+    uchar lo = 0x80, hi = 0xBF; // the range of the second byte
+    if (b >= 0xC2 && b <= 0xDF) {
+        more = 1;
+    } else if (b >= 0xE0 && b <= 0xEF) {
+        more = 2;
+        lo = b == 0xE0 ? 0xA0 : 0x80; // overlong
+        hi = b == 0xED ? 0x9F : 0xBF; // surrogates
+    } else if (b >= 0xF0 && b <= 0xF4) {
+        more = 3;
+        lo = b == 0xF0 ? 0x90 : 0x80; // overlong
+        hi = b == 0xF4 ? 0x8F : 0xBF; // past U+10FFFF
+    } else {
+        return -1; // a byte no sequence begins with
+    }
+    int have = 1;
+    while (have <= more && p + have < end && (have == 1 ? p[1] >= lo && p[1] <= hi : (p[have] & 0xC0) == 0x80))
+        ++have;
+    return have == more + 1 ? have : -have;
+}
+
+} // namespace
+
+// Well-formed UTF-8 as Qt's parser requires it. ASCII, the common case, eight bytes at a time.
 bool isUtf8(QByteArrayView text) {
     const auto *p = reinterpret_cast<const uchar *>(text.data());
     const uchar *const end = p + text.size();
@@ -281,36 +311,14 @@ bool isUtf8(QByteArrayView text) {
                 continue;
             }
         }
-        const uchar b = *p;
-        if (b < 0x80) {
+        if (*p < 0x80) {
             ++p;
             continue;
         }
-        int more;
-        uchar lo = 0x80, hi = 0xBF; // the range of the second byte
-        if (b >= 0xC2 && b <= 0xDF) {
-            more = 1;
-        } else if (b >= 0xE0 && b <= 0xEF) {
-            more = 2;
-            if (b == 0xE0)
-                lo = 0xA0; // overlong
-            else if (b == 0xED)
-                hi = 0x9F; // surrogates
-        } else if (b >= 0xF0 && b <= 0xF4) {
-            more = 3;
-            if (b == 0xF0)
-                lo = 0x90; // overlong
-            else if (b == 0xF4)
-                hi = 0x8F; // past U+10FFFF
-        } else {
+        const int n = utf8Sequence(p, end);
+        if (n < 0)
             return false;
-        }
-        if (end - p <= more || p[1] < lo || p[1] > hi)
-            return false;
-        for (int i = 2; i <= more; ++i)
-            if ((p[i] & 0xC0) != 0x80)
-                return false;
-        p += more + 1;
+        p += n;
     }
     return true;
 }
@@ -322,38 +330,16 @@ QByteArray repairedUtf8(QByteArrayView text) {
     QByteArray out;
     out.reserve(text.size() + 16);
     while (p < end) {
-        const uchar b = *p;
-        if (b < 0x80) {
-            out.append(char(b));
-            ++p;
+        if (*p < 0x80) {
+            out.append(char(*p++));
             continue;
         }
-        int more = 0;
-        uchar lo = 0x80, hi = 0xBF; // the range of the second byte
-        if (b >= 0xC2 && b <= 0xDF) {
-            more = 1;
-        } else if (b >= 0xE0 && b <= 0xEF) {
-            more = 2;
-            lo = b == 0xE0 ? 0xA0 : 0x80; // overlong
-            hi = b == 0xED ? 0x9F : 0xBF; // surrogates
-        } else if (b >= 0xF0 && b <= 0xF4) {
-            more = 3;
-            lo = b == 0xF0 ? 0x90 : 0x80; // overlong
-            hi = b == 0xF4 ? 0x8F : 0xBF; // past U+10FFFF
-        } else {
-            out.append(kReplacement, 3); // a byte no sequence begins with
-            ++p;
-            continue;
-        }
-        // The longest prefix of a valid sequence is one maximal subpart: one U+FFFD for it.
-        int have = 1;
-        while (have <= more && p + have < end && (have == 1 ? p[1] >= lo && p[1] <= hi : (p[have] & 0xC0) == 0x80))
-            ++have;
-        if (have == more + 1)
-            out.append(reinterpret_cast<const char *>(p), have);
+        const int n = utf8Sequence(p, end);
+        if (n > 0)
+            out.append(reinterpret_cast<const char *>(p), n);
         else
-            out.append(kReplacement, 3);
-        p += have;
+            out.append(kReplacement, 3); // one for the maximal subpart
+        p += n > 0 ? n : -n;
     }
     return out;
 }
