@@ -142,24 +142,33 @@ CandidateResolver::State AttemptLoop::resolverState() const {
     state.hasCredential = [this](const Candidate &c) { return m_deps.runner->hasUsableCredential(c); };
     state.whyNoCredential = [this](const Candidate &c) { return m_deps.runner->whyNoCredential(c); };
     state.ineligible = [this](const Candidate &c) { return ineligibleReason(c); };
+    // A candidate this request's content cannot go to is passed over where it stands, so a marked
+    // one is never reported passed over for a follower that was then skipped (probe IV 2). The
+    // chain's first candidate, asked first, alone fails its precheck as it would without failover
+    // (beginAttempt): a 400 the client must fix, not an outage to hide. Asked after another failed,
+    // it is passed over, and that failure is what the client reads.
+    state.cannotTake = [this](const Candidate &c) -> std::optional<QString> {
+        if (!m_tried.isEmpty() || !isFirstOfChain(c))
+            if (auto why = CandidatePolicy::precheckRejection(c, m_parsed))
+                return why;
+        return CandidatePolicy::incompatibility(c, m_parsed);
+    };
     return state;
 }
 
-bool AttemptLoop::hasFollower() const {
+bool AttemptLoop::isFirstOfChain(const Candidate &c) const {
+    const Candidate &first = m_resolution.chain.first();
+    return m_resolution.chain.size() == 1 || (c.provider.id == first.provider.id && c.model.id == first.model.id &&
+                                              c.provider.baseUrl == first.provider.baseUrl);
+}
+
+std::optional<Candidate> AttemptLoop::follower() const {
     if (!m_settings.failoverEnabled || m_resolution.direct || m_clientGone)
-        return false;
-    // A follower is one that could serve this request: a candidate beginAttempt() would skip for
-    // this request's content (a precheck or an incompatible field) is none, so a slow first
-    // candidate is not cut by a budget for a fallback that cannot answer.
-    CandidateResolver::State state = resolverState();
-    state.ineligible = [this](const Candidate &c) -> std::optional<QString> {
-        if (auto why = ineligibleReason(c))
-            return why;
-        if (auto why = CandidatePolicy::precheckRejection(c, m_parsed))
-            return why;
-        return CandidatePolicy::incompatibility(c, m_parsed);
-    };
-    return CandidateResolver::next(m_resolution, m_tried, state).has_value();
+        return std::nullopt;
+    // A follower is one that could serve this request: one this request's content cannot go to is
+    // none (State::cannotTake, every candidate once one was tried), so a slow first candidate is
+    // not cut by a budget for a fallback that cannot answer.
+    return CandidateResolver::next(m_resolution, m_tried, resolverState());
 }
 
 void AttemptLoop::recordSkips(const QList<Skip> &skipped) {
@@ -170,6 +179,10 @@ void AttemptLoop::recordSkips(const QList<Skip> &skipped) {
         }
         if (m_tried.contains(s.candidate))
             continue;
+        if (s.cannotTake) {
+            recordCannotTake(s.candidate, s.reason);
+            continue;
+        }
         m_tried.insert(s.candidate);
         ++m_attemptNo;
         if (CandidatePolicy::isCostCeiling(s.reason))
@@ -197,6 +210,22 @@ void AttemptLoop::recordSkips(const QList<Skip> &skipped) {
         if (!failure.isEmpty())
             extra.append({QLatin1String("failure"), failure});
         m_deps.observer->attemptLogged(r, extra);
+    }
+}
+
+void AttemptLoop::recordCannotTake(const Candidate &c, const QString &why) {
+    m_tried.insert(c);
+    AttemptReport r;
+    r.attemptNo = ++m_attemptNo;
+    r.candidate = c;
+    r.message = why;
+    r.outcome = AttemptOutcome::Skipped;
+    r.logOutcome = QStringLiteral("skipped");
+    m_deps.observer->attemptRecorded(r);
+    m_deps.observer->attemptLogged(r, {{QLatin1String("reason"), why}});
+    if (!m_incompatible) { // when nothing else is left to answer, the client reads why
+        m_incompatible = why;
+        m_incompatibleWho = c.name();
     }
 }
 
@@ -284,41 +313,14 @@ void AttemptLoop::beginAttempt(const Candidate &candidate) {
     r.attemptNo = m_attemptNo;
     r.candidate = candidate;
     if (auto rejection = CandidatePolicy::precheckRejection(candidate, m_parsed)) {
+        // Only the chain's first candidate gets here (the resolver passes over any other this request
+        // cannot go to): it fails as it would without failover.
         r.message = *rejection;
-        // The chain's first candidate fails as it would without failover. A follower is skipped, also
-        // when it is asked first because the first candidate is marked down (probe G4 1): the marked
-        // one, or another follower, may still take the request.
-        const Candidate &first = m_resolution.chain.first();
-        if (m_resolution.chain.size() == 1 || candidate.ref().key() == first.ref().key()) {
-            r.outcome = AttemptOutcome::Failed;
-            r.logOutcome = QStringLiteral("exhausted");
-            m_deps.observer->attemptRecorded(r);
-            m_deps.client->fail(GatewayError::make(400, ErrorCategory::InvalidRequest, *rejection), m_attemptNo);
-            return finish();
-        }
-        r.outcome = AttemptOutcome::Skipped;
-        r.logOutcome = QStringLiteral("skipped");
+        r.outcome = AttemptOutcome::Failed;
+        r.logOutcome = QStringLiteral("exhausted");
         m_deps.observer->attemptRecorded(r);
-        m_deps.observer->attemptLogged(r, {{QLatin1String("reason"), *rejection}});
-        if (!m_incompatible) { // when nothing else is left to answer, the client reads why
-            m_incompatible = *rejection;
-            m_incompatibleWho = candidate.name();
-        }
-        return nextCandidate();
-    }
-    if (auto why = CandidatePolicy::incompatibility(candidate, m_parsed)) {
-        // A field this API cannot honour is skipped like a precheck, whichever position
-        // the candidate has; failover finds one that can, else the client gets a 400 naming it.
-        r.message = *why;
-        r.outcome = AttemptOutcome::Skipped;
-        r.logOutcome = QStringLiteral("skipped");
-        m_deps.observer->attemptRecorded(r);
-        m_deps.observer->attemptLogged(r, {{QLatin1String("reason"), *why}});
-        if (!m_incompatible) {
-            m_incompatible = *why;
-            m_incompatibleWho = candidate.name();
-        }
-        return nextCandidate();
+        m_deps.client->fail(GatewayError::make(400, ErrorCategory::InvalidRequest, *rejection), m_attemptNo);
+        return finish();
     }
     auto attempt = std::make_unique<Attempt>();
     attempt->id = m_nextId++;
@@ -385,7 +387,7 @@ void AttemptLoop::onSetupDone(AttemptId id, const TryReady &ready) {
         // record Bounds > Attempt budget: armed once per attempt, just before its first upstream
         // call, only with a follower; half the time left. It covers the attempt's retries too.
         std::optional<qint64> budgetEnd;
-        if (hasFollower()) {
+        if (follower()) {
             const qint64 now = m_clock.nowMs();
             budgetEnd = now + std::max<qint64>(0, (m_deadlineAtMs - now) / 2);
         }
@@ -805,7 +807,7 @@ bool AttemptLoop::tryInAttemptRetry(Attempt &a, const UpstreamFailure &failure) 
     // retries first); without one, retry the same candidate with backoff.
     RetryInput in;
     in.failure = failure;
-    in.hasFollower = hasFollower();
+    in.hasFollower = follower().has_value();
     in.retriesSoFar = a.retries;
     in.retriesBeforeFailover = a.candidate.provider.retriesBeforeFailover;
     in.maxRetries = a.candidate.provider.maxRetries;
@@ -863,19 +865,15 @@ void AttemptLoop::afterFailure(Attempt &a, const UpstreamFailure &failure, const
         m_fallbackFrom = a.candidate.name();
         m_fallbackReason = failureKindName(failure.kind);
     }
-    const bool follower = !m_deadlinePassed && hasFollower();
+    const std::optional<Candidate> next = m_deadlinePassed ? std::nullopt : follower();
     const QString logOutcome = !cause.isEmpty()   ? cause
                                : m_deadlinePassed ? QStringLiteral("deadline")
-                               : follower         ? QStringLiteral("retrying")
+                               : next             ? QStringLiteral("retrying")
                                                   : QStringLiteral("exhausted");
-    QString next;
-    if (follower)
-        if (auto n = CandidateResolver::next(m_resolution, m_tried, resolverState()))
-            next = n->name();
     m_deps.observer->attemptRecorded(
         reportOf(a, AttemptOutcome::Failed, failureKindName(failure.kind), logOutcome, failure.message));
-    logFailure(a, failure, logOutcome, next);
-    if (follower)
+    logFailure(a, failure, logOutcome, next ? next->name() : QString());
+    if (next)
         return nextCandidate();
     if (!m_deadlinePassed && m_settings.failoverEnabled && !m_resolution.direct && !m_clientGone) {
         // No follower: candidates passed over for want of a credential still leave their row.

@@ -287,11 +287,13 @@ private:
     void nextCandidate();
     void recordSkips(const QList<Skip> &skipped);
     void recordMarkSkip(const Candidate &candidate);
+    void recordCannotTake(const Candidate &candidate, const QString &why);
+    bool isFirstOfChain(const Candidate &candidate) const;
     void noteDropped(const Attempt &a);
     void beginAttempt(const Candidate &candidate);
     void startTry(Attempt &a, bool nextCredential);
     CandidateResolver::State resolverState() const;
-    bool hasFollower() const;
+    std::optional<Candidate> follower() const; // the candidate failover would ask next, if any
     std::optional<QString> ineligibleReason(const Candidate &c) const;
 
     void handleEvents(Attempt &a, const TryFrame &frame);

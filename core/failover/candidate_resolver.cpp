@@ -120,6 +120,13 @@ std::optional<Candidate> CandidateResolver::next(const Resolution &r, const Trie
             }
             continue;
         }
+        if (state.cannotTake) {
+            if (auto why = state.cannotTake(c)) {
+                if (skipped)
+                    skipped->append({c, *why, false, false, true});
+                continue;
+            }
+        }
         const bool single = r.chain.size() == 1;
         const bool marked = !single && state.isMarked && state.isMarked(c);
         if (!marked)

@@ -35,6 +35,10 @@ struct Skip {
     // still in the chain (asked when no unmarked one is left). The reason is the caller's to write
     // (the resolver does not know the mark's kind or time left).
     bool marked = false;
+    // Passed over because this request's content cannot go to it (a precheck such as an image to a
+    // text-only model, or a field its API cannot honour): skipped where it stands in the chain, so it
+    // is never the candidate asked instead of a marked one.
+    bool cannotTake = false;
 };
 
 // The candidates one request has tried or passed over. One candidate is another's equal when
@@ -79,6 +83,7 @@ public:
         std::function<bool(const Candidate &)> hasCredential;
         std::function<QString(const Candidate &)> whyNoCredential;           // the skip's reason; empty: unknown
         std::function<std::optional<QString>(const Candidate &)> ineligible; // policy: reason when ineligible
+        std::function<std::optional<QString>(const Candidate &)> cannotTake; // this request's content: reason
     };
     // The candidate to try after `tried`, or nullopt when none is left.
     // Unmarked candidates first, in chain order; a marked one only when no unmarked one
@@ -86,7 +91,8 @@ public:
     // follower): it is reported in `skipped`. So is a marked candidate an unmarked one after
     // it is returned instead of (Skip::marked): a reroute is never silent. When only marked
     // ones are left, the first of them is returned and none is reported. A single-candidate
-    // chain never consults its mark.
+    // chain never consults its mark. One that cannot take the request (State::cannotTake) is
+    // reported where it stands and is never returned, marked or not.
     static std::optional<Candidate> next(const Resolution &r, const TriedCandidates &tried, const State &state,
                                          QList<Skip> *skipped = nullptr);
 };

@@ -717,7 +717,7 @@ private Q_SLOTS:
         QCOMPARE(logged.at(0).at(0).toJsonObject().value(QStringLiteral("failure")).toString(),
                  QStringLiteral("server_error"));
         QCOMPARE(logged.at(0).at(0).toJsonObject().value(QStringLiteral("next")).toString(),
-                 QStringLiteral("pb/embed-b")); // the next one considered
+                 QStringLiteral("pc/claude-c")); // the one asked next, not the embedding model passed over
     }
 
     // A route shaped like SPEC 4's `sonnet` (image model, text-only model, image model) whose first
@@ -770,6 +770,18 @@ private Q_SLOTS:
         QCOMPARE(back.status, 200);
         QCOMPARE(back.header("x-switchman-candidate"), QByteArray("pa/claude-a"));
         QCOMPARE(gw.openaiB.requests().size(), 1);
+        // Its rows say what happened: no "marked down" row for the candidate that then
+        // answered (probe IV 2: it was reported passed over for the text-only follower, then asked),
+        // and no fallback headers, since the route's first choice answered.
+        const auto rows = attemptsOf(gw.engine(), back.header("x-switchman-request-id"));
+        QCOMPARE(rows.size(), 2);
+        QCOMPARE(rows[0].candidate, QStringLiteral("pb/text-b"));
+        QCOMPARE(rows[0].outcome, telemetry::AttemptOutcome::Skipped);
+        QCOMPARE(rows[0].message, QStringLiteral("pb/text-b does not accept image input"));
+        QCOMPARE(rows[1].candidate, QStringLiteral("pa/claude-a"));
+        QCOMPARE(rows[1].outcome, telemetry::AttemptOutcome::Committed);
+        QCOMPARE(back.header("x-switchman-fallback-from"), QByteArray());
+        QCOMPARE(back.header("x-switchman-attempts"), QByteArray("2"));
 
         // The chain's first candidate unable to take it fails as it would without failover: a 400 naming it.
         const auto refused = gw.post(QStringLiteral("/v1/messages"), withImage(QStringLiteral("text-first")));

@@ -122,6 +122,33 @@ private Q_SLOTS:
         QCOMPARE(CandidateResolver::next(r, {}, s, &skipped)->name(), QStringLiteral("anthropic/claude-sonnet-4-5"));
         QVERIFY(skipped.isEmpty());
     }
+    // A follower this request cannot go to (an image to a text-only model) is passed over where it
+    // stands: with the first candidate marked, it is not "asked instead" of it, so the marked one is
+    // asked and reported passed over by no row (probe IV 2); marked or not, it is never returned.
+    void oneThatCannotTakeTheRequestIsPassedOverNotAskedInstead() {
+        const auto r = *CandidateResolver::resolve(sample(), QStringLiteral("sonnet"));
+        CandidateResolver::State s;
+        s.isMarked = [](const Candidate &c) { return c.provider.id == QLatin1String("anthropic"); };
+        s.cannotTake = [](const Candidate &c) -> std::optional<QString> {
+            if (c.provider.id == QLatin1String("anthropic"))
+                return std::nullopt;
+            return QStringLiteral("%1 does not accept image input").arg(c.name());
+        };
+        QList<Skip> skipped;
+        QCOMPARE(CandidateResolver::next(r, {}, s, &skipped)->name(), QStringLiteral("anthropic/claude-sonnet-4-5"));
+        QCOMPARE(skipped.size(), 2);
+        QVERIFY(skipped[0].cannotTake && !skipped[0].marked && !skipped[0].noCredential);
+        QCOMPARE(skipped[0].candidate.provider.id, QStringLiteral("zai"));
+        QCOMPARE(skipped[0].reason, QStringLiteral("zai/glm-4.6 does not accept image input"));
+        QVERIFY(skipped[1].cannotTake);
+        QCOMPARE(skipped[1].candidate.provider.id, QStringLiteral("openai"));
+        // A marked one that cannot take it either is not deferred: nothing is left.
+        s.cannotTake = [](const Candidate &c) -> std::optional<QString> { return c.name(); };
+        skipped.clear();
+        QVERIFY(!CandidateResolver::next(r, {}, s, &skipped));
+        QCOMPARE(skipped.size(), 3);
+        QVERIFY(skipped[0].cannotTake && skipped[1].cannotTake && skipped[2].cannotTake);
+    }
     void credentialLessIsSkippedNeverAFollower() {
         const auto r = *CandidateResolver::resolve(sample(), QStringLiteral("sonnet"));
         CandidateResolver::State s;
