@@ -137,6 +137,12 @@ QList<model::Message> resultsAfterTheirCalls(const QList<model::Message> &messag
                 const qsizetype j = answers[next++];
                 moved[j] = true;
                 out.append(messages[j]);
+                // The result answers this call, so it has this call's name: a client's result names
+                // none (Chat, Messages), and the name the decoder found by id is the latest call's,
+                // another tool's when two calls of one answer share an id (probe J1 1). Gemini
+                // pairs a response by its name.
+                if (!b.toolName.isEmpty() && out.last().toolName != b.toolName)
+                    out.last().toolName = b.toolName;
             }
         }
     }

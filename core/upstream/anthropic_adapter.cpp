@@ -400,17 +400,24 @@ bool isBlankText(const QJsonObject &block) {
            AnthropicAdapter::isBlank(block.value(L("text")).toString());
 }
 
-// Repeated tool_use ids in a Messages body made unique, converted or passthrough: a Chat server that names every turn's
-// call "call_0" gave an Anthropic client such ids, and its history comes back with them. Each tool_result takes the id
-// of the latest call of its id before it. True when an id changed.
+// Tool_use ids in a Messages body as Messages accepts them, converted or passthrough: each in its pattern
+// (wire::anthropicToolId: an Anthropic-compatible server's "grep:3" came back from its client as it was told, probe
+// J1 2), and unique (a Chat server that names every turn's call "call_0" gave an Anthropic client such ids, and its
+// history comes back with them). Each tool_result takes the id of the first call of its id in the assistant turn
+// before it that no result has taken yet: two calls of one answer under one id (DeepSeek, GLM, Kimi) are answered in
+// order, one result each (probe J1 1), where both results went to the second call. A result no call of that turn
+// answers keeps the latest call of its id. True when an id changed.
 bool uniqueToolUseIds(QJsonArray &messages) {
     QSet<QString> taken;
     QHash<QString, QString> latest;
-    QHash<QString, int> nextSuffix; // taken only grows: each id's search goes on where it stopped
+    QHash<QString, QStringList> unanswered; // the last assistant turn's calls by their id as sent, in order
+    QHash<QString, int> nextSuffix;         // taken only grows: each id's search goes on where it stopped
     bool changed = false;
     for (qsizetype i = 0; i < messages.size(); ++i) {
         QJsonObject m = messages.at(i).toObject();
         const bool assistant = m.value(L("role")).toString() == L("assistant");
+        if (assistant)
+            unanswered.clear();
         QJsonArray content = m.value(L("content")).toArray();
         bool turnChanged = false;
         for (qsizetype j = 0; j < content.size(); ++j) {
@@ -418,9 +425,11 @@ bool uniqueToolUseIds(QJsonArray &messages) {
             const QString type = block.value(L("type")).toString();
             if (assistant && type == L("tool_use")) {
                 const QString id = block.value(L("id")).toString();
-                const QString unique = wire::uniqueToolId(id, taken, wire::kAnthropicMaxToolIdLength, &nextSuffix);
+                const QString unique =
+                    wire::uniqueToolId(wire::anthropicToolId(id), taken, wire::kAnthropicMaxToolIdLength, &nextSuffix);
                 taken.insert(unique);
                 latest.insert(id, unique);
+                unanswered[id].append(unique);
                 if (unique != id) {
                     block.insert(L("id"), unique);
                     content.replace(j, block);
@@ -428,7 +437,9 @@ bool uniqueToolUseIds(QJsonArray &messages) {
                 }
             } else if (!assistant && type == L("tool_result")) {
                 const QString id = block.value(L("tool_use_id")).toString();
-                const QString paired = latest.value(id, id);
+                QStringList *calls = unanswered.contains(id) ? &unanswered[id] : nullptr;
+                const QString paired =
+                    calls && !calls->isEmpty() ? calls->takeFirst() : latest.value(id, wire::anthropicToolId(id));
                 if (paired != id) {
                     block.insert(L("tool_use_id"), paired);
                     content.replace(j, block);
@@ -534,7 +545,7 @@ bool AnthropicAdapter::thinkingRulesChangeNothing(const wire::rj::Value *body) {
     };
     const rj::Value *messages = rj::asArray(rj::member(body, "messages"));
     const rj::Value *lastAssistant = nullptr;
-    std::vector<std::string_view> toolUseIds; // repeated ones are made unique (uniqueToolUseIds)
+    std::vector<std::string_view> toolUseIds; // repeated or foreign ones are mapped (uniqueToolUseIds)
     for (const rj::Value &m : rj::elements(messages)) {
         if (!rj::equals(rj::member(&m, "role"), "assistant"))
             continue;
@@ -542,8 +553,12 @@ bool AnthropicAdapter::thinkingRulesChangeNothing(const wire::rj::Value *body) {
         for (const rj::Value &block : rj::elements(rj::member(&m, "content"))) {
             if (foreign(&block))
                 return false;
-            if (rj::equals(rj::member(&block, "type"), "tool_use"))
-                toolUseIds.push_back(rj::bytes(rj::member(&block, "id")));
+            if (rj::equals(rj::member(&block, "type"), "tool_use")) {
+                const std::string_view id = rj::bytes(rj::member(&block, "id"));
+                if (!wire::isAnthropicToolId(id))
+                    return false; // mapped to Messages' pattern (uniqueToolUseIds)
+                toolUseIds.push_back(id);
+            }
         }
     }
     std::sort(toolUseIds.begin(), toolUseIds.end());

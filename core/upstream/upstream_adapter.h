@@ -242,7 +242,7 @@ QList<model::ContentBlock> takeToolResultAttachments(QList<model::ContentBlock> 
 // turn (Messages: "tool_use ids were found without tool_result blocks immediately after"), and
 // Gemini pairs results without ids with calls by position. A result is paired by its call id with
 // the first call of that id before it (never across a later call of the same id); one with no
-// such call stays where it is. Nothing is dropped.
+// such call stays where it is. Nothing is dropped. A result moved takes its call's tool name.
 QList<model::Message> resultsAfterTheirCalls(const QList<model::Message> &messages);
 
 // Turns ({"role": role, partsKey: parts}) appended one by one, where a turn of the same role as the

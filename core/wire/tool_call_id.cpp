@@ -36,6 +36,11 @@ QString clientToolCallId(const QString &id, qsizetype maxLength) {
     return id.size() <= maxLength ? id : boundedToolCallId(id, maxLength);
 }
 
+bool isAnthropicToolId(std::string_view id) {
+    return !id.empty() && qsizetype(id.size()) <= kAnthropicMaxToolIdLength &&
+           std::all_of(id.begin(), id.end(), [](char c) { return anthropicIdChar(QLatin1Char(c)); });
+}
+
 QString anthropicToolId(const QString &id) {
     if (!id.isEmpty() && id.size() <= kAnthropicMaxToolIdLength && std::all_of(id.begin(), id.end(), anthropicIdChar))
         return id; // the common case: an id Anthropic made, or one already mapped

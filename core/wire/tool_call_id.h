@@ -7,6 +7,8 @@
 #include <QSet>
 #include <QString>
 
+#include <string_view>
+
 namespace sw::wire {
 
 // Messages accepts tool_use ids matching ^[a-zA-Z0-9_-]{1,64}$.
@@ -30,6 +32,8 @@ QString boundedToolCallId(const QString &id, qsizetype maxLength);
 // above, and an empty one gets a fixed name. A valid id passes unchanged. Applied wherever an
 // Anthropic client or upstream gets an id another API made.
 QString anthropicToolId(const QString &id);
+// True when `id` (UTF-8) is one Messages accepts as it is: what anthropicToolId leaves unchanged.
+bool isAnthropicToolId(std::string_view id);
 
 // An id as a Chat or Responses client gets it in an answer: unchanged within the API's limit,
 // else bounded as boundedToolCallId does. The client sends it back as it got it, and a

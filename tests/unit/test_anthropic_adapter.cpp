@@ -63,6 +63,8 @@ private slots:
     void passthroughDropsForeignThinking();
     void whitespaceToolOutputAndRepeatedCallIdsAreMadeValid();
     void anAnthropicClientsRepeatedToolIdsAreMadeUnique();
+    void twoCallsOfOneAnswerUnderOneIdAreAnsweredInOrder_data();
+    void twoCallsOfOneAnswerUnderOneIdAreAnsweredInOrder();
     void aPiClientsPromptIsCachedAsPiAiCachesIt();
     void aRefusedSignatureSendsNoThinkingAtAll();
     void aWhitespaceTextBlockIsNeverSent();
@@ -256,6 +258,59 @@ void TestAnthropicAdapter::whitespaceToolOutputAndRepeatedCallIdsAreMadeValid() 
     QCOMPARE(first(3).value("id").toString(), QStringLiteral("call_0_2"));
     QCOMPARE(first(4).value("tool_use_id").toString(), QStringLiteral("call_0_2"));
     QCOMPARE(first(4).value("content").toArray()[0].toObject().value("text").toString(), QStringLiteral("second"));
+}
+
+void TestAnthropicAdapter::twoCallsOfOneAnswerUnderOneIdAreAnsweredInOrder_data() {
+    QTest::addColumn<wire::Api>("inbound");
+    QTest::addColumn<QByteArray>("body");
+    QTest::addColumn<QString>("firstId");
+    QTest::addColumn<QString>("secondId");
+    // DeepSeek and GLM give every call of one answer the same id; the Chat client answers each.
+    QTest::newRow("chat client") << wire::Api::OpenAICompletions << QByteArray(R"({"model":"m","messages":[
+            {"role":"user","content":"go"},
+            {"role":"assistant","content":null,"tool_calls":[
+              {"id":"call_0","type":"function","function":{"name":"get_weather","arguments":"{}"}},
+              {"id":"call_0","type":"function","function":{"name":"read_file","arguments":"{}"}}]},
+            {"role":"tool","tool_call_id":"call_0","content":"WEATHER"},
+            {"role":"tool","tool_call_id":"call_0","content":"FILE"}]})")
+                                 << QStringLiteral("call_0") << QStringLiteral("call_0_2");
+    // Kimi's Anthropic-compatible endpoint names calls "grep:3", repeated, and its Anthropic client
+    // (Claude Code) sends them back as it was told them, on the passthrough (probe J1 2).
+    QTest::newRow("anthropic client, passthrough") << wire::Api::AnthropicMessages << QByteArray(R"({"model":"m",
+            "max_tokens":100,"messages":[{"role":"user","content":"go"},
+            {"role":"assistant","content":[
+              {"type":"tool_use","id":"grep:3","name":"get_weather","input":{}},
+              {"type":"tool_use","id":"grep:3","name":"read_file","input":{}}]},
+            {"role":"user","content":[
+              {"type":"tool_result","tool_use_id":"grep:3","content":"WEATHER"},
+              {"type":"tool_result","tool_use_id":"grep:3","content":"FILE"}]}]})")
+                                                   << QStringLiteral("grep_3") << QStringLiteral("grep_3_2");
+}
+
+void TestAnthropicAdapter::twoCallsOfOneAnswerUnderOneIdAreAnsweredInOrder() {
+    // Both results went to the second call, and Messages refused the conversation from then on
+    // ("tool_use ids were found without tool_result blocks immediately after: call_0"); an id
+    // outside ^[a-zA-Z0-9_-]+$ went to Anthropic as it was, refused by its pattern (probe J1 1, 2).
+    QFETCH(wire::Api, inbound);
+    QFETCH(QByteArray, body);
+    QFETCH(QString, firstId);
+    QFETCH(QString, secondId);
+    const QJsonArray sent = sentFor(body, inbound).value("messages").toArray();
+    QCOMPARE(sent.size(), 3);
+    const QJsonArray calls = sent[1].toObject().value("content").toArray();
+    const QJsonArray results = sent[2].toObject().value("content").toArray();
+    QCOMPARE(calls.size(), 2);
+    QCOMPARE(results.size(), 2);
+    QCOMPARE(calls[0].toObject().value("id").toString(), firstId);
+    QCOMPARE(calls[1].toObject().value("id").toString(), secondId);
+    QCOMPARE(results[0].toObject().value("tool_use_id").toString(), firstId);
+    QCOMPARE(results[1].toObject().value("tool_use_id").toString(), secondId);
+    const auto text = [](const QJsonValue &result) {
+        const QJsonValue content = result.toObject().value("content");
+        return content.isString() ? content.toString() : content.toArray().at(0).toObject().value("text").toString();
+    };
+    QCOMPARE(text(results[0]), QStringLiteral("WEATHER"));
+    QCOMPARE(text(results[1]), QStringLiteral("FILE"));
 }
 
 void TestAnthropicAdapter::anAnthropicClientsRepeatedToolIdsAreMadeUnique() {

@@ -86,6 +86,8 @@ private slots:
     void geminisOwnCallIdsGoBackAndNoOther();
     void aFunctionCallNamedWithControlCharactersFails();
     void resultsComeBeforeWordsTypedWhileTheToolRan();
+    void twoCallsUnderOneIdAreAnsweredUnderTheirOwnNames_data();
+    void twoCallsUnderOneIdAreAnsweredUnderTheirOwnNames();
     void longRunsOfOneRoleAreOneTurnEach();
 };
 
@@ -738,6 +740,45 @@ void TestGoogleAdapter::geminisOwnCallIdsGoBackAndNoOther() {
     QCOMPARE(sent.context.messages.size(), 4);
     QCOMPARE(sent.context.messages[2].toolCallId, sent.context.messages[1].content[0].toolCallId);
     QCOMPARE(sent.context.messages[3].toolCallId, sent.context.messages[1].content[1].toolCallId);
+}
+
+void TestGoogleAdapter::twoCallsUnderOneIdAreAnsweredUnderTheirOwnNames_data() {
+    QTest::addColumn<wire::Api>("api");
+    QTest::newRow("chat") << wire::Api::OpenAICompletions;
+    QTest::newRow("messages") << wire::Api::AnthropicMessages;
+}
+
+void TestGoogleAdapter::twoCallsUnderOneIdAreAnsweredUnderTheirOwnNames() {
+    // DeepSeek and GLM give every call of one answer the same id. The results come back in the calls'
+    // order under that id; each is named by the call it answers, where both took the latest call's
+    // name and Gemini read the weather as read_file's output (probe J1 1).
+    QFETCH(wire::Api, api);
+    QByteArray body;
+    if (api == wire::Api::OpenAICompletions)
+        body = R"({"model":"m","messages":[{"role":"user","content":"go"},
+            {"role":"assistant","content":null,"tool_calls":[
+              {"id":"call_0","type":"function","function":{"name":"get_weather","arguments":"{}"}},
+              {"id":"call_0","type":"function","function":{"name":"read_file","arguments":"{}"}}]},
+            {"role":"tool","tool_call_id":"call_0","content":"WEATHER: sunny"},
+            {"role":"tool","tool_call_id":"call_0","content":"FILE: hello"}]})";
+    else
+        body = R"({"model":"m","max_tokens":100,"messages":[{"role":"user","content":"go"},
+            {"role":"assistant","content":[
+              {"type":"tool_use","id":"grep:3","name":"get_weather","input":{}},
+              {"type":"tool_use","id":"grep:3","name":"read_file","input":{}}]},
+            {"role":"user","content":[
+              {"type":"tool_result","tool_use_id":"grep:3","content":"WEATHER: sunny"},
+              {"type":"tool_result","tool_use_id":"grep:3","content":"FILE: hello"}]}]})";
+    const QJsonArray contents = GoogleAdapter::buildBody(decoded(api, body)).value("contents").toArray();
+    QCOMPARE(contents.size(), 3);
+    const QList<QJsonObject> calls = partsWith(contents, 1, "functionCall");
+    const QList<QJsonObject> responses = partsWith(contents, 2, "functionResponse");
+    QCOMPARE(calls.size(), 2);
+    QCOMPARE(responses.size(), 2);
+    QCOMPARE(responses[0].value("name").toString(), QStringLiteral("get_weather"));
+    QCOMPARE(responses[0].value("response").toObject().value("output").toString(), QStringLiteral("WEATHER: sunny"));
+    QCOMPARE(responses[1].value("name").toString(), QStringLiteral("read_file"));
+    QCOMPARE(responses[1].value("response").toObject().value("output").toString(), QStringLiteral("FILE: hello"));
 }
 
 void TestGoogleAdapter::resultsComeBeforeWordsTypedWhileTheToolRan() {
