@@ -91,6 +91,8 @@ Engine::Engine(Options options, QObject *parent) : QObject(parent), m_options(st
         setup.request = s.request;
         setup.forwardHeaders = std::move(s.forwardHeaders);
         setup.callerAuth = std::move(s.callerAuth);
+        setup.callerAuthProvider = std::move(s.callerAuthProvider);
+        setup.callerAuthBaseUrl = std::move(s.callerAuthBaseUrl);
         setup.via = std::move(s.via);
         setup.tenant = std::move(s.tenant);
         setup.bytesInFlight = m_bytesInFlight;

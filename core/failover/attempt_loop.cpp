@@ -70,7 +70,9 @@ bool inputReported(const model::Usage &u) {
 
 // What an Error event says, as the classifier reads it. An untyped error the decoder made at end
 // of body is an early close, and one the loop made for a broken connection is that connection's
-// error: both transport. An error the upstream sent in-band (typed) is classified as what it says.
+// error: both transport. An answer that ended with no byte in it came over a working connection: a
+// bad answer of this model (502). An error the upstream sent in-band (typed) is classified as what
+// it says.
 FailureInput failureInputOf(const model::StreamEvent &e, const TryFrame &frame) {
     FailureInput input;
     input.message = e.errorMessage;
@@ -79,9 +81,25 @@ FailureInput failureInputOf(const model::StreamEvent &e, const TryFrame &frame) 
     input.status = e.errorStatus;
     if (frame.broken)
         input.transportError = *frame.broken;
+    else if (frame.afterEnd && e.errorType.isEmpty() && frame.emptyBody)
+        input.status = 502;
     else if (frame.afterEnd && e.errorType.isEmpty())
         input.transportError = upstream::TransportError::Other;
     return input;
+}
+
+// The code an upstream gave its in-band error (a Responses `response.failed`, a Chat `error`
+// frame, an Anthropic `error` event), kept as an error body's is (UpstreamAttempts: upstreamError):
+// the client's error carries it in its own format. Codex reads a full context window only from
+// `context_length_exceeded` (probe J2 1); it got "invalid_request" and resent the same prompt.
+std::optional<model::GatewayError> inBandUpstreamError(const model::StreamEvent &e, const Candidate &c,
+                                                       const TryFrame &frame) {
+    if (e.errorType.isEmpty() || !e.errorStatus || frame.broken)
+        return std::nullopt;
+    model::GatewayError error = model::GatewayError::make(*e.errorStatus, {}, {});
+    error.upstreamApi = c.provider.api;
+    error.code = e.errorType; // redacted with the message (UpstreamAttempts::redactEvents)
+    return error;
 }
 } // namespace
 
@@ -505,6 +523,7 @@ void AttemptLoop::handleEvents(Attempt &a, const TryFrame &frame) {
             if (e.type == model::EventType::Error) {
                 TryFailure f;
                 f.input = failureInputOf(e, frame);
+                f.upstreamError = inBandUpstreamError(e, a.candidate, frame);
                 return attemptFailed(a, f);
             }
             a.accumulator.add(e);
@@ -522,6 +541,7 @@ void AttemptLoop::handleEvents(Attempt &a, const TryFrame &frame) {
             // error event, held for a response.failed that never came) keeps its type.
             TryFailure f;
             f.input = failureInputOf(e, frame);
+            f.upstreamError = inBandUpstreamError(e, a.candidate, frame);
             return attemptFailed(a, f);
         }
         if (step.justCommitted)

@@ -86,6 +86,9 @@ struct TryFrame {
     std::function<bool()> isNoise;
     qint64 frameBytes = 0; // what the frame costs to keep
     bool afterEnd = false; // made by the decoder at end of body: an Error then is an early close
+    // ...of a 2xx answer whose body held no byte (Content-Length: 0, a 204): the server answered,
+    // with nothing: this model's failure, not a broken connection to the host (probe J2 2).
+    bool emptyBody = false;
     std::optional<upstream::TransportError> broken; // made by the loop for a connection that broke
 };
 

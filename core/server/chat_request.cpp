@@ -1,6 +1,7 @@
 #include "core/server/chat_request.h"
 
 #include "core/failover/attempt_loop.h"
+#include "core/failover/candidate_policy.h"
 #include "core/failover/provider_down_marks.h"
 #include "core/server/chat_admission.h"
 #include "core/server/client_stream.h"
@@ -88,6 +89,14 @@ void ChatRequest::start() {
     setup.config = m_config;
     setup.request = &m_parsed;
     setup.callerAuth = callerAuth();
+    if (!setup.callerAuth.isEmpty())
+        for (const failover::Candidate &c : resolution->chain)
+            if (c.provider.credentials.contains(QLatin1String("passthrough")) &&
+                failover::CandidatePolicy::tenantMayUse(*m_config, m_tenant, c.provider)) {
+                setup.callerAuthProvider = c.provider.id;
+                setup.callerAuthBaseUrl = c.provider.baseUrl;
+                break;
+            }
     setup.tenant = m_tenant;
     QByteArray clientVia; // the client's Via fields, joined in order (RFC 9110 5.3)
     for (const auto &h : m_request.headers) {

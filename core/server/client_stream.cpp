@@ -2,9 +2,23 @@
 
 #include "core/server/http_exchange.h"
 
+#include <algorithm>
+
 namespace sw::server {
 
 using model::GatewayError;
+
+namespace {
+// A model name as a header value: ASCII, as RFC 9110 asks of new fields. Every byte of its UTF-8 past
+// ASCII, and '%', is percent-encoded (a client decodes it as a URL's path): SDKs read header bytes as
+// Latin-1, so "oa/mödel" reached them as "oa/mÃ¶del" (probe J3 2). A plain name passes unchanged.
+QByteArray asciiHeaderValue(const QString &name) {
+    const QByteArray utf8 = name.toUtf8();
+    if (std::none_of(utf8.begin(), utf8.end(), [](char c) { return (c & 0x80) || c == '%'; }))
+        return utf8;
+    return utf8.toPercentEncoding(QByteArray(" !\"#$&'()*+,/:;<=>?@[\\]^`{|}"));
+}
+} // namespace
 
 ClientStream::ClientStream(HttpExchange *exchange, wire::Api format, formats::EncodeInfo info,
                            http::HeaderList baseHeaders,
@@ -18,7 +32,7 @@ void ClientStream::setRequest(const model::ChatRequest &request) {
     m_info.customTools = request.customToolNames(); // their calls go back as custom calls
     if (request.sourceApi == wire::Api::AnthropicMessages)
         m_info.takenToolIds = request.historyToolIds(); // an answer's call never repeats one of them
-    m_baseHeaders.emplace_back("x-litellm-model-id", request.model.toUtf8());
+    m_baseHeaders.emplace_back("x-litellm-model-id", asciiHeaderValue(request.model));
 }
 
 void ClientStream::openStream() {
@@ -143,12 +157,12 @@ void ClientStream::answer(model::AssistantMessage message, const failover::Answe
     const QByteArray body = m_codec.encodeResponse(message, m_info);
     auto headers = m_baseHeaders;
     headers.emplace_back("Content-Type", "application/json");
-    headers.emplace_back("x-switchman-candidate", info.candidate.toUtf8());
+    headers.emplace_back("x-switchman-candidate", asciiHeaderValue(info.candidate));
     headers.emplace_back("x-switchman-attempts", QByteArray::number(info.attempts));
     if (!info.dropped.isEmpty())
         headers.emplace_back("x-switchman-dropped", info.dropped.join(QStringLiteral(", ")).toLatin1());
     if (!info.fallbackFrom.isEmpty()) {
-        headers.emplace_back("x-switchman-fallback-from", info.fallbackFrom.toUtf8());
+        headers.emplace_back("x-switchman-fallback-from", asciiHeaderValue(info.fallbackFrom));
         headers.emplace_back("x-switchman-fallback-reason", info.fallbackReason.toUtf8());
     }
     if (m_exchange)

@@ -38,6 +38,10 @@ struct AttemptRunnerSetup {
     const model::ChatRequest *request = nullptr;  // outlives the runner; sourceApi is the client's API
     http::HeaderList forwardHeaders;              // anthropic-beta, anthropic-version, OpenAI-Beta
     QByteArray callerAuth;                        // the caller's own provider key, when it may send one
+    // The one provider the caller's own key goes to, and its base URL: the chain's first passthrough
+    // provider (UpstreamAttemptSetup::callerAuthProvider).
+    QString callerAuthProvider;
+    QString callerAuthBaseUrl;
     QByteArray via; // sent upstream as Via: the client's, then this engine's entry (HopMarker)
     QString tenant; // whose request: a shared key's last error names its words to that tenant alone
 };

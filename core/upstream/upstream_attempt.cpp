@@ -395,17 +395,27 @@ QString UpstreamAttempts::redacted(const Try &t, const QString &text) const {
     return util::redactErrorText(text, t.target.credential);
 }
 
+const QByteArray &UpstreamAttempts::callerAuthFor(const failover::Candidate &c) const {
+    static const QByteArray kNone;
+    return c.provider.baseUrl == m_setup.callerAuthBaseUrl ? m_setup.callerAuth : kNone;
+}
+
 bool UpstreamAttempts::hasUsableCredential(const failover::Candidate &c) const {
-    return m_setup.pools->hasUsable(c.provider.id, c.provider.credentials, !m_setup.callerAuth.isEmpty());
+    return m_setup.pools->hasUsable(c.provider.id, c.provider.credentials, !callerAuthFor(c).isEmpty());
 }
 
 QString UpstreamAttempts::whyNoCredential(const failover::Candidate &c) const {
+    if (!m_setup.callerAuth.isEmpty() && callerAuthFor(c).isEmpty() &&
+        c.provider.credentials.contains(QLatin1String("passthrough")))
+        return QStringLiteral("provider \"%1\" forwards the caller's own key, which this request sends only to "
+                              "provider \"%2\" (%3): a key goes to one provider's base URL")
+            .arg(c.provider.id, m_setup.callerAuthProvider, m_setup.callerAuthBaseUrl);
     return m_setup.pools->whyNoneUsable(c.provider.id, c.provider.credentials, m_setup.tenant);
 }
 
 std::optional<failover::CredentialWait> UpstreamAttempts::credentialWait(const failover::Candidate &c) const {
     const auto wait =
-        m_setup.pools->waitFor(c.provider.id, c.provider.credentials, !m_setup.callerAuth.isEmpty(), m_setup.tenant);
+        m_setup.pools->waitFor(c.provider.id, c.provider.credentials, !callerAuthFor(c).isEmpty(), m_setup.tenant);
     if (!wait)
         return std::nullopt;
     failover::CredentialWait out;
@@ -459,7 +469,7 @@ void UpstreamAttempts::start(const failover::TryStart &s) {
     const quint64 generation = ++t.generation;
     const failover::AttemptId id = s.id;
     m_setup.pools->acquire(
-        p.id, p.credentials, m_setup.callerAuth, startIndex, this,
+        p.id, p.credentials, callerAuthFor(t.candidate), startIndex, this,
         [this, id, generation](const credentials::AcquireResult &r) {
             Try *t = current(id, generation);
             if (!t || t->call) {
@@ -617,7 +627,8 @@ std::optional<int> UpstreamAttempts::rotateCredential(failover::AttemptId id, co
     // model, and later requests for the model start past this one for a while (noteOutOfReach).
     if (failure.input.modelOutOfReach) {
         m_setup.pools->noteOutOfReach(p.id, t.credentialIndex, t.candidate.model.id);
-        if (!m_setup.pools->hasUsable(p.id, p.credentials, !m_setup.callerAuth.isEmpty(), t.credentialIndex + 1) ||
+        if (!m_setup.pools->hasUsable(p.id, p.credentials, !callerAuthFor(t.candidate).isEmpty(),
+                                      t.credentialIndex + 1) ||
             m_setup.pools->firstInReach(p.id, p.credentials, t.candidate.model.id, t.credentialIndex + 1) < 0)
             return std::nullopt;
         return t.credentialIndex;
@@ -637,7 +648,7 @@ std::optional<int> UpstreamAttempts::rotateCredential(failover::AttemptId id, co
     lease.provider = p.id;
     lease.index = t.credentialIndex;
     m_setup.pools->recordFailure(lease, cf, credentials::parkDefaultsFor(*m_setup.config, p));
-    if (!m_setup.pools->hasUsable(p.id, p.credentials, !m_setup.callerAuth.isEmpty()))
+    if (!m_setup.pools->hasUsable(p.id, p.credentials, !callerAuthFor(t.candidate).isEmpty()))
         return std::nullopt;
     return t.credentialIndex;
 }
@@ -991,6 +1002,11 @@ void UpstreamAttempts::endOfBody(failover::AttemptId id, quint64 generation) {
     end.events = live->decoder->finish();
     redactEvents(*live, end.events);
     end.afterEnd = true;
+    end.emptyBody = live->bodyBytes == 0;
+    if (end.emptyBody)
+        for (model::StreamEvent &e : end.events)
+            if (e.type == model::EventType::Error && e.errorType.isEmpty())
+                e.errorMessage = QStringLiteral("answered HTTP %1 with an empty body").arg(live->status);
     m_loop->onFrame(id, end);
 }
 

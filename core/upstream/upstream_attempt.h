@@ -30,6 +30,12 @@ struct UpstreamAttemptSetup {
     const model::ChatRequest *request = nullptr;  // sourceApi: the API the client spoke
     HeaderList forwardHeaders;                    // anthropic-beta, anthropic-version, OpenAI-Beta
     QByteArray callerAuth;                        // the caller's own provider key, when it may send one
+    // The caller gave one key, meant for one provider: it goes to the base URL of the chain's first
+    // passthrough provider the tenant may use, and to no other (SPEC 4: a credential never goes to
+    // another provider's base URL). A passthrough provider elsewhere in the chain has no key for this
+    // request (probe J3 1: a failover sent an Anthropic login token to a second host).
+    QString callerAuthProvider;
+    QString callerAuthBaseUrl;
     // Via, on every request sent upstream: the client's and this engine's entry after it, by
     // which a request that comes back to this gateway is known (server::HopMarker).
     QByteArray via;
@@ -64,6 +70,8 @@ public:
 private:
     struct Try;
     Try *current(failover::AttemptId id, quint64 generation);
+    // The caller's own key when this candidate is the one provider it goes to, else empty.
+    const QByteArray &callerAuthFor(const failover::Candidate &candidate) const;
     void onResponseStarted(Try &t, int status, const HeaderList &headers);
     void onBodyData(Try &t, const QByteArray &chunk);
     void onFinished(Try &t, const TransportResult &result);

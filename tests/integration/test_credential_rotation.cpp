@@ -684,6 +684,51 @@ private Q_SLOTS:
         QVERIFY(!upstreamSaw(gw.anthropicC, "pa-own-key"));
     }
 
+    // Two providers forward the caller's own key, at two base URLs. The caller gave one key, meant
+    // for the chain's first of them: a failover sent it on to the second host, whether the first
+    // failed or was passed over for its mark (probe J3 1). The second has no key for this request,
+    // its row says why, and a provider with a key of its own answers.
+    void theCallersKeyGoesToOneBaseUrlOnly() {
+        GatewayFixture gw;
+        gw.config.providers[QStringLiteral("pc")].credentials = {QStringLiteral("passthrough")};
+        gw.config.providers[QStringLiteral("pa")].credentials = {QStringLiteral("passthrough")};
+        QVERIFY(gw.config.providers[QStringLiteral("pa")].baseUrl != gw.config.providers[QStringLiteral("pc")].baseUrl);
+        config::RouteConfig route;
+        route.name = QStringLiteral("pass");
+        route.candidates = {QStringLiteral("pc/claude-c"), QStringLiteral("pa/claude-a"), QStringLiteral("pb/gpt-b")};
+        gw.config.routes.insert(route.name, route);
+        gw.start();
+        const auto body = GatewayFixture::anthropicBody(QStringLiteral("pass"), QStringLiteral("hi"), false);
+        const QList<QPair<QByteArray, QByteArray>> callerKey{{"x-api-key", "caller-own-key"}};
+
+        gw.anthropicC.pushFault(status(503));
+        const auto failedOver = gw.post(QStringLiteral("/v1/messages"), body, callerKey);
+        QCOMPARE(failedOver.status, 200);
+        QCOMPARE(failedOver.header("x-switchman-candidate"), QByteArray("pb/gpt-b"));
+        QCOMPARE(authSeen(gw.anthropicC), QByteArrayList{"caller-own-key"});
+        QCOMPARE(gw.anthropicA.requests().size(), 0);
+        QVERIFY(!upstreamSaw(gw.openaiB, "caller-own-key"));
+        bool said = false;
+        for (const auto &a : gw.engine().telemetry()->attempts(-1))
+            if (a.requestId == QString::fromLatin1(failedOver.header("x-switchman-request-id")) &&
+                a.candidate == QLatin1String("pa/claude-a"))
+                said = a.message.contains(QLatin1String("sends only to provider \"pc\""));
+        QVERIFY(said);
+
+        // pc marked down now: pa is asked first, and still gets no key that was meant for pc.
+        const auto marked = gw.post(QStringLiteral("/v1/messages"), body, callerKey);
+        QCOMPARE(marked.status, 200);
+        QCOMPARE(marked.header("x-switchman-candidate"), QByteArray("pb/gpt-b"));
+        QCOMPARE(gw.anthropicA.requests().size(), 0);
+
+        // A direct request to pa is its own chain: pa is its first passthrough provider.
+        const auto direct = gw.post(
+            QStringLiteral("/v1/messages"),
+            GatewayFixture::anthropicBody(QStringLiteral("pa/claude-a"), QStringLiteral("hi"), false), callerKey);
+        QCOMPARE(direct.status, 200);
+        QCOMPARE(authSeen(gw.anthropicA), QByteArrayList{"caller-own-key"});
+    }
+
     // Two callers of one tenant, each signed in with its own provider key (two people behind one
     // gateway key, or two local tools on a tenant-less gateway), pick the same Idempotency-Key: the
     // second must get its own answer from its own account, never a replay of the first one's

@@ -17,6 +17,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QTest>
+#include <QUrl>
 
 #include <algorithm>
 #include <memory>
@@ -199,6 +200,25 @@ private Q_SLOTS:
             exchange(port, post(port, "/v1/messages", chatBody(QStringLiteral("/v1/messages"), route.name)));
         QCOMPARE(a.status, 200);
         QCOMPARE(gw.anthropicA.requests().size(), 1);
+    }
+
+    // A model name past ASCII went into x-litellm-model-id and x-switchman-candidate as raw UTF-8,
+    // which the SDKs read as Latin-1: a client asking for "pb/gpt-ü" was told "pb/gpt-Ã¼" (probe J3 2).
+    // Those bytes are percent-encoded; the JSON body names it as it is.
+    void aModelNamePastAsciiIsPercentEncodedInHeaders() {
+        GatewayFixture gw;
+        gw.start();
+        const QString model = QStringLiteral("pb/gpt-\u00fc");
+        const auto r = gw.post(QStringLiteral("/v1/chat/completions"),
+                               GatewayFixture::openaiBody(model, QStringLiteral("hi"), false));
+        QCOMPARE(r.status, 200);
+        QCOMPARE(r.header("x-switchman-candidate"), QByteArray("pb/gpt-%C3%BC"));
+        QCOMPARE(r.header("x-litellm-model-id"), QByteArray("pb/gpt-%C3%BC"));
+        QCOMPARE(QUrl::fromPercentEncoding(r.header("x-switchman-candidate")), model);
+        // A plain name is written as it is.
+        const auto plain = gw.post(QStringLiteral("/v1/chat/completions"),
+                                   GatewayFixture::openaiBody(QStringLiteral("pb/gpt-b"), QStringLiteral("hi"), false));
+        QCOMPARE(plain.header("x-switchman-candidate"), QByteArray("pb/gpt-b"));
     }
 
     // Item 4, on the way in: the classic splitting payload, on every chat route.

@@ -4,6 +4,8 @@
 #include "hostile_upstream.h"
 #include "stream_scripts.h"
 
+#include "core/failover/provider_down_marks.h"
+
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -138,6 +140,72 @@ private Q_SLOTS:
         QVERIFY2(r.body.contains("Hi there"), r.body.constData());
         QVERIFY2(!r.body.contains(successMark(route)), r.body.right(600).constData());
         QVERIFY2(r.body.contains("before completion"), r.body.right(600).constData());
+    }
+
+    // Codex CLI knows a full context window only by the code of a `response.failed`
+    // (`context_length_exceeded`): it compacts the conversation. The code of an error the upstream
+    // sent in-band was lost, and the client read "invalid_request", which Codex retries with the same
+    // prompt (probe J2 1). An error body always kept it; an in-band error does now too.
+    void anInBandErrorKeepsTheUpstreamsCode_data() {
+        QTest::addColumn<QString>("route");
+        QTest::addColumn<QString>("model");
+        QTest::addColumn<QByteArray>("sse");
+        QTest::newRow("responses, passthrough")
+            << QStringLiteral("/v1/responses") << QStringLiteral("pd/resp-d")
+            << QByteArray("event: response.created\ndata: {\"type\":\"response.created\",\"sequence_number\":0,"
+                          "\"response\":{\"id\":\"resp_1\",\"object\":\"response\",\"status\":\"in_progress\","
+                          "\"model\":\"m\",\"output\":[]}}\n\n"
+                          "event: response.failed\ndata: {\"type\":\"response.failed\",\"sequence_number\":1,"
+                          "\"response\":{\"id\":\"resp_1\",\"object\":\"response\",\"status\":\"failed\","
+                          "\"model\":\"m\",\"output\":[],\"error\":{\"code\":\"context_length_exceeded\","
+                          "\"message\":\"Your input exceeds the context window of this model.\"}}}\n\n");
+        QTest::newRow("chat, an error frame")
+            << QStringLiteral("/v1/chat/completions") << QStringLiteral("pb/gpt-b")
+            << QByteArray("data: {\"error\":{\"message\":\"Your input exceeds the context window of this model.\","
+                          "\"type\":\"invalid_request_error\",\"param\":\"messages\","
+                          "\"code\":\"context_length_exceeded\"}}\n\n");
+    }
+    void anInBandErrorKeepsTheUpstreamsCode() {
+        QFETCH(QString, route);
+        QFETCH(QString, model);
+        QFETCH(QByteArray, sse);
+        HostileUpstream up;
+        QVERIFY(up.listen());
+        answerWith(up, sse);
+        GatewayFixture gw;
+        const QString provider = model.section(QLatin1Char('/'), 0, 0);
+        gw.config.providers[provider].baseUrl = up.baseUrl() + QStringLiteral("/v1");
+        gw.start();
+        const auto r = gw.post(route, streamedRouteBody(route, model));
+        QVERIFY2(r.body.contains("\"code\":\"context_length_exceeded\""), r.body.constData());
+        QVERIFY2(!r.body.contains("\"code\":\"invalid_request\""), r.body.constData());
+    }
+
+    // An answer with nothing in it (a 200 event stream of no byte, a 204) came over a working
+    // connection from a server that answers: it marked the whole base URL down as "transport", so
+    // the healthy models beside it on that server (OpenRouter, vLLM, Ollama) were passed over for
+    // 20 s, and the client read "unreachable" (probe J2 2). It is this model's failure now.
+    void anEmptyAnswerMarksItsModelNotTheHost() {
+        HostileUpstream up;
+        QVERIFY(up.listen());
+        answerWith(up, QByteArray());
+        GatewayFixture gw;
+        gw.config.providers[QStringLiteral("pb")].baseUrl = up.baseUrl() + QStringLiteral("/v1");
+        sw::config::RouteConfig route;
+        route.name = QStringLiteral("empty-first");
+        route.candidates = {QStringLiteral("pb/gpt-b"), QStringLiteral("pa/claude-a")};
+        gw.config.routes.insert(route.name, route);
+        gw.start();
+        const auto r = gw.post(QStringLiteral("/v1/chat/completions"),
+                               GatewayFixture::openaiBody(QStringLiteral("empty-first"), QStringLiteral("hi"), false));
+        QCOMPARE(r.status, 200);
+        QCOMPARE(r.header("x-switchman-candidate"), QByteArray("pa/claude-a"));
+        const auto marks = gw.engine().marks();
+        QCOMPARE(marks.size(), 1);
+        QCOMPARE(marks.first().model, QStringLiteral("gpt-b")); // the model, not every model of the host
+        QCOMPARE(marks.first().kind, sw::failover::FailureKind::ServerError);
+        QVERIFY2(marks.first().lastError.contains(QLatin1String("with an empty body")),
+                 qPrintable(marks.first().lastError));
     }
 
     // A frame no parser takes, between an Anthropic answer's blocks, was acted on by its event line
