@@ -306,12 +306,18 @@ int statusCommand(const AdminTarget &target, QTextStream &out, QTextStream &err)
     const bool configRefused = !configState.isEmpty() && configState != QLatin1String("ok");
     const bool usageTrouble =
         !usageState.isEmpty() && usageState != QLatin1String("ok") && usageState != QLatin1String("memory");
+    // Replicas that stopped sharing marks (Redis unreachable or not answering): each routes by its own
+    // marks alone. /healthz said it; the summary said "healthy" (probe J4 9).
+    const QString marksStore = health.value(QStringLiteral("marks")).toString();
+    const bool marksLocal = marksStore.startsWith(QLatin1String("local only"));
 
     QStringList summary;
     if (configRefused)
         summary << QStringLiteral("configuration %1").arg(printableText(configState));
     if (usageTrouble)
         summary << QStringLiteral("usage ledger %1").arg(printableText(usageState));
+    if (marksLocal)
+        summary << QStringLiteral("marks %1").arg(printableText(marksStore));
     if (!marks.isEmpty())
         summary << (marks.size() == 1 ? QStringLiteral("1 mark") : QStringLiteral("%1 marks").arg(marks.size()));
     if (outOfUse > 0)
@@ -332,6 +338,10 @@ int statusCommand(const AdminTarget &target, QTextStream &out, QTextStream &err)
             << (why.isEmpty() ? QString() : QStringLiteral(": ") + printableText(why)) << "\n\n";
     }
 
+    if (marksLocal)
+        out << "Marks store: " << printableText(marksStore)
+            << "\n  Marks are not shared with the other replicas until Redis answers again; each routes by its "
+               "own.\n\n";
     out << "Marks" << (marks.isEmpty() ? QStringLiteral(": none, every candidate is healthy") : QString()) << '\n';
     if (!marks.isEmpty()) {
         QList<QStringList> rows;

@@ -68,7 +68,7 @@ UsageLedger::UsageLedger(Options options, util::Clock &clock, LogFn log, QObject
               {{QStringLiteral("path"), m_options.path}, {QStringLiteral("error"), m_stateError}});
     }
     if (interrupted > 0)
-        m_log(QStringLiteral("warning"),
+        m_log(QStringLiteral("warn"),
               QStringLiteral("usage: %1 answers cut by a crash billed by estimate").arg(interrupted),
               {{QStringLiteral("answers"), interrupted}, {QStringLiteral("outcome"), QStringLiteral("interrupted")}});
     pruneNow();
@@ -156,7 +156,7 @@ void UsageLedger::checkFile() {
                                  "history is read from the new file, and budgets keep what was spent this period "
                                  "(spend in a period never goes down until a restart)")
                       .arg(m_options.path);
-    QString level = QStringLiteral("warning");
+    QString level = QStringLiteral("warn");
     QString error;
     if (o.writable) {
         message += deleted ? QStringLiteral(", and usage from now on is written to a new file there")
@@ -336,7 +336,7 @@ void UsageLedger::flush(bool retry) {
         if (dropped > 0 && !std::exchange(m_memoryCapSaid, true))
             QMetaObject::invokeMethod(this, [self, max = m_memoryMaxRows]() {
                 if (self)
-                    self->m_log(QStringLiteral("warning"),
+                    self->m_log(QStringLiteral("warn"),
                                 QStringLiteral("usage ledger: held in memory, it keeps the newest %1 rows; older ones "
                                                "are dropped (configure a ledger file to keep them all)")
                                     .arg(max),

@@ -236,6 +236,24 @@ private Q_SLOTS:
         QVERIFY2(!healthy.out.contains(QStringLiteral("Configuration")), qPrintable(healthy.out));
     }
 
+    // Replicas sharing marks through Redis, Redis gone: /healthz says the marks are local only, and
+    // `status` said "running, healthy" (probe J4 9). It says what the window's status line says.
+    void statusSaysMarksAreNotSharedWhileRedisIsUnreachable() {
+        QTcpServer closed;
+        QVERIFY(closed.listen(QHostAddress::LocalHost));
+        const quint16 port = closed.serverPort();
+        closed.close(); // nothing listens there now
+        GatewayFixture gw;
+        gw.config.marks.store = QStringLiteral("redis");
+        gw.config.marks.url = QStringLiteral("redis://127.0.0.1:%1/0").arg(port);
+        gw.start();
+        const SwitchmanRun st = runSwitchman({QStringLiteral("status"), QStringLiteral("--listen"), listenOf(gw)});
+        QCOMPARE(st.exitCode, 0);
+        QVERIFY2(st.out.contains(QStringLiteral("running, marks local only")), qPrintable(st.out));
+        QVERIFY2(st.out.contains(QStringLiteral("Marks store: local only")), qPrintable(st.out));
+        QVERIFY2(!st.out.contains(QStringLiteral("running, healthy")), qPrintable(st.out));
+    }
+
     void theAddressComesFromTheConfigurationAndTheAdminKeyFromTheEnvironment() {
         const QByteArray adminKey = "test-admin-key-for-cli-0001";
         GatewayFixture gw;

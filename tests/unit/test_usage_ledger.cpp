@@ -878,7 +878,7 @@ private Q_SLOTS:
                 row(QStringLiteral("r3"), QStringLiteral("bob"), QStringLiteral("pa/m"), 1, 1, 2.0, clock.epochMs()));
             ledger.flushAndWait();
             QCOMPARE(m_log.size(), 1);
-            QCOMPARE(m_log.first().level, QStringLiteral("warning"));
+            QCOMPARE(m_log.first().level, QStringLiteral("warn"));
             QVERIFY2(m_log.first().message.contains(path + QStringLiteral(" was deleted")) &&
                          m_log.first().message.contains(QStringLiteral("written to a new file")),
                      qPrintable(m_log.first().message));
@@ -1017,7 +1017,7 @@ private Q_SLOTS:
         QVERIFY2(!ids.contains(QStringLiteral("r16")), qPrintable(ids.join(',')));
         // Said once, not once per batch.
         QCOMPARE(m_log.size(), 1);
-        QCOMPARE(m_log.first().level, QStringLiteral("warning"));
+        QCOMPARE(m_log.first().level, QStringLiteral("warn"));
         QVERIFY2(m_log.first().message.contains(QStringLiteral("newest 10 rows")), qPrintable(m_log.first().message));
     }
 
