@@ -389,8 +389,7 @@ void CredentialPools::acquire(const QString &provider, const QStringList &refs, 
                 AcquireResult err;
                 err.kind = AcquireResult::Kind::StoreError;
                 err.error = QStringLiteral("no keychain available for credential \"%1\"").arg(name);
-                done(err);
-                return;
+                return acquireAfterStoreError(provider, refs, callerAuth, i, context, done, err);
             } else {
                 QPointer<QObject> guard(context);
                 m_store->read(
@@ -408,7 +407,7 @@ void CredentialPools::acquire(const QString &provider, const QStringList &refs, 
                             AcquireResult err;
                             err.kind = AcquireResult::Kind::StoreError;
                             err.error = QStringLiteral("keychain read of \"%1\" failed: %2").arg(name, res.error);
-                            done(err);
+                            acquireAfterStoreError(provider, refs, callerAuth, i, context, done, err);
                         }
                     });
                 return;
@@ -424,6 +423,18 @@ void CredentialPools::acquire(const QString &provider, const QStringList &refs, 
     none.kind = AcquireResult::Kind::NoCredential;
     none.error = whyNoneUsable(provider, refs);
     done(none);
+}
+
+void CredentialPools::acquireAfterStoreError(const QString &provider, const QStringList &refs,
+                                             const QByteArray &callerAuth, int index, QObject *context,
+                                             const std::function<void(const AcquireResult &)> &done,
+                                             const AcquireResult &storeError) {
+    // A keychain that cannot be read (no Secret Service, a locked keyring) keeps the pool's other
+    // references working: the provider's env: key answered nothing while the keychain was named first
+    // (probe K4 1; SPEC 7). With no other key, the keychain's error is what the client reads.
+    acquire(provider, refs, callerAuth, index + 1, context, [done, storeError](const AcquireResult &r) {
+        done(r.kind == AcquireResult::Kind::NoCredential ? storeError : r);
+    });
 }
 
 QString CredentialPools::whyNoneUsable(const QString &provider, const QStringList &refs, const QString &tenant) const {

@@ -153,6 +153,9 @@ public:
     void setStore(SecretStore *store) { m_store = store; }
 
 private:
+    void acquireAfterStoreError(const QString &provider, const QStringList &refs, const QByteArray &callerAuth,
+                                int index, QObject *context, const std::function<void(const AcquireResult &)> &done,
+                                const AcquireResult &storeError);
     struct SlotState {
         QString ref;
         CredentialHealth health = CredentialHealth::Ok;

@@ -99,6 +99,16 @@ const QRegularExpression &isoResetPattern() {
     return re;
 }
 
+// Anthropic's spend limit: "You will regain access on 2026-12-01 at 00:00 UTC." A time without a
+// zone is the provider's, read as UTC.
+const QRegularExpression &dateAtResetPattern() {
+    static const QRegularExpression re(
+        QStringLiteral("(?:access|resets?|available|again)\\s+on\\s+(\\d{4}-\\d{2}-\\d{2})\\s+at\\s+(\\d{1,2}:\\d{2})"
+                       "(?::\\d{2})?\\s*(?:utc|gmt|z)?\\b"),
+        QRegularExpression::CaseInsensitiveOption);
+    return re;
+}
+
 // "reset at 1767225600" / Claude's "usage limit reached|1767225600".
 const QRegularExpression &epochResetPattern() {
     static const QRegularExpression re(
@@ -119,7 +129,8 @@ const QRegularExpression &clockResetPattern() {
 const QList<const QRegularExpression *> &credentialSignalPatterns() {
     static const QList<const QRegularExpression *> all{
         &usageWordingPattern(),  &keyWordingPattern(), &keyRefusedWith400Pattern(), &accountRefusedWith400Pattern(),
-        &relativeResetPattern(), &isoResetPattern(),   &epochResetPattern(),        &clockResetPattern()};
+        &relativeResetPattern(), &isoResetPattern(),   &epochResetPattern(),        &clockResetPattern(),
+        &dateAtResetPattern()};
     return all;
 }
 
@@ -214,6 +225,15 @@ std::optional<qint64> resetHintFromText(const QString &text, qint64 nowEpochMs) 
         QDateTime when = QDateTime::fromString(iso, Qt::ISODateWithMs);
         if (when.isValid())
             return when.toMSecsSinceEpoch() - nowEpochMs;
+    }
+    // Anthropic's "regain access on 2026-12-01 at 00:00 UTC": the key was parked an hour and asked
+    // again every hour of a month's limit (probe K4 3).
+    if (const auto m = dateAtResetPattern().match(text); m.hasMatch()) {
+        const QDate day = QDate::fromString(m.captured(1), Qt::ISODate);
+        const QTime time =
+            QTime::fromString(m.captured(2).rightJustified(5, QLatin1Char('0')), QStringLiteral("HH:mm"));
+        if (day.isValid() && time.isValid())
+            return QDateTime(day, time, Qt::UTC).toMSecsSinceEpoch() - nowEpochMs;
     }
     const QRegularExpression &epochAt = epochResetPattern();
     if (const auto m = epochAt.match(text); m.hasMatch()) {

@@ -134,6 +134,32 @@ private Q_SLOTS:
         QVERIFY(r.secret.isEmpty());
     }
 
+    // A keychain that cannot be read (no Secret Service, a locked keyring) stopped the whole pool: the
+    // provider's env: key after it was never tried, and every request got a 502 (probe K4 1). SPEC 7:
+    // the env: references keep working. With no other key, the keychain's error is still the answer.
+    void aFailingKeychainLeavesThePoolsOtherKeysWorking() {
+        FakeClock clock;
+        ScriptedSecretStore store;
+        store.mode = ScriptedSecretStore::Mode::Fail;
+        CredentialPools pools(&store, clock);
+        qputenv("SW_TEST_POOL_BACKUP_KEY", "backup-key-4242");
+        const auto r =
+            acquireNow(pools, {QStringLiteral("keychain:k1"), QStringLiteral("env:SW_TEST_POOL_BACKUP_KEY")});
+        qunsetenv("SW_TEST_POOL_BACKUP_KEY");
+        QCOMPARE(r.kind, AcquireResult::Kind::Ok);
+        QCOMPARE(r.secret, QByteArray("backup-key-4242"));
+        const auto none =
+            acquireNow(pools, {QStringLiteral("keychain:k1"), QStringLiteral("env:SW_TEST_POOL_UNSET_KEY")});
+        QCOMPARE(none.kind, AcquireResult::Kind::StoreError);
+        QVERIFY(none.error.contains(QStringLiteral("k1")));
+        CredentialPools noStore(nullptr, clock);
+        qputenv("SW_TEST_POOL_BACKUP_KEY", "backup-key-4242");
+        const auto withoutKeychain =
+            acquireNow(noStore, {QStringLiteral("keychain:k1"), QStringLiteral("env:SW_TEST_POOL_BACKUP_KEY")});
+        qunsetenv("SW_TEST_POOL_BACKUP_KEY");
+        QCOMPARE(withoutKeychain.secret, QByteArray("backup-key-4242"));
+    }
+
     // ---------------------------------------------------------------- parking time
 
     void parkingTimeFollowsRetryAfterThenHintsThenTheReason() {
@@ -301,6 +327,13 @@ private Q_SLOTS:
                  std::optional<qint64>(5400000));
         QCOMPARE(resetHintFromText(QStringLiteral("usage limit; resets at 2026-11-30T15:00:00Z"), kNoon),
                  std::optional<qint64>(3 * 3600000));
+        // Anthropic's spend limit names the day it ends (probe K4 3): parked until then, not an hour.
+        QCOMPARE(resetHintFromText(QStringLiteral("You have reached your specified API usage limits. You will regain "
+                                                  "access on 2026-12-01 at 00:00 UTC."),
+                                   kNoon),
+                 std::optional<qint64>(12 * 3600000));
+        QCOMPARE(resetHintFromText(QStringLiteral("You will regain access on 2026-12-01 at 9:30"), kNoon),
+                 std::optional<qint64>(21 * 3600000 + 30 * 60000));
         QCOMPARE(resetHintFromText(QStringLiteral("Claude AI usage limit reached|1796047200"), kNoon),
                  std::optional<qint64>(2 * 3600000));
         QCOMPARE(resetHintFromText(QStringLiteral("Your limit resets at 5pm UTC"), kNoon),
