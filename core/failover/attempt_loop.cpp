@@ -603,6 +603,8 @@ AnswerInfo AttemptLoop::answerInfo(const Attempt &a) const {
     info.upstreamProvider = a.ready.upstreamProvider;
     info.costInput = a.candidate.model.costInput;
     info.costOutput = a.candidate.model.costOutput;
+    info.costCacheRead = a.candidate.model.cacheReadPrice();
+    info.costCacheWrite = a.candidate.model.cacheWritePrice();
     info.dropped = a.ready.dropped;
     return info;
 }
@@ -810,9 +812,19 @@ void AttemptLoop::attemptFailed(Attempt &a, TryFailure failure) {
     // (also past a key that cannot reach this model: another project's key may).
     if (classified->kind == FailureKind::CredentialExhausted || failure.input.modelOutOfReach) {
         if (const auto left = m_deps.runner->rotateCredential(a.id, failure)) {
-            m_deps.observer->note(
-                QStringLiteral("credential rotated"),
-                {{QStringLiteral("provider"), a.candidate.provider.id}, {QStringLiteral("credentialIndex"), *left}});
+            // Why the key was left, in the line that says so: a 403 for one model sends that model's
+            // requests to the next key for minutes, and this line was all that said it (probe K4 4).
+            QJsonObject fields{
+                {QStringLiteral("provider"), a.candidate.provider.id},
+                {QStringLiteral("model"), a.candidate.model.id},
+                {QStringLiteral("credentialIndex"), *left},
+                {QStringLiteral("failure"), failureKindName(classified->kind)},
+                {QStringLiteral("reason"), failure.input.modelOutOfReach
+                                               ? QStringLiteral("the key cannot reach this model")
+                                               : util::redactedAndTruncated(failure.input.message, 300, {})}};
+            if (failure.input.status)
+                fields.insert(QStringLiteral("status"), *failure.input.status);
+            m_deps.observer->note(QStringLiteral("credential rotated"), fields);
             recordUsage(a, false);
             return startTry(a, true);
         }
@@ -1174,7 +1186,11 @@ void AttemptLoop::finishWithFailure(const GatewayError &errorIn, bool markedRetr
     if (m_finished)
         return;
     GatewayError error = errorIn;
-    if (m_upstreamError && !m_upstreamError->upstreamApi.isEmpty() && error.status == m_upstreamError->status) {
+    // The upstream's own code and param, in the client's format; not over a code the gateway chose for
+    // what the failure means (insufficient_quota for a spent quota the upstream sent as its 429
+    // rate_limit_error, which Codex retries where it should stop: probe K4 2).
+    if (m_upstreamError && !m_upstreamError->upstreamApi.isEmpty() && error.status == m_upstreamError->status &&
+        error.code.isEmpty()) {
         error.upstreamApi = m_upstreamError->upstreamApi;
         error.code = m_upstreamError->code;
         error.providerType = m_upstreamError->providerType;

@@ -345,6 +345,28 @@ private Q_SLOTS:
                  QStringLiteral("rate_limit_error"));
     }
 
+    // A spent quota an Anthropic-API provider sends as its 429 rate_limit_error (Claude's "usage limit
+    // reached"): the request that hit it got rate_limit_exceeded, which Codex retries, and only the
+    // next one insufficient_quota (probe K4 2). The upstream's own code no longer overrides the one
+    // the gateway gives the meaning: the same code on both requests, JSON and stream.
+    void aSpentQuotaSentAsA429IsInsufficientQuotaFromTheFirstRequest() {
+        GatewayFixture gw;
+        gw.config.providers[QStringLiteral("pa")].credentials = {QStringLiteral("env:SW_TEST_KEY_THREE")};
+        gw.anthropicA.setFault(statusWith(
+            429, {},
+            R"({"type":"error","error":{"type":"rate_limit_error","message":"You have reached your specified API usage limits. You will regain access on 2026-12-31 at 00:00 UTC."}})"));
+        gw.start();
+        for (int i = 0; i < 2; ++i) {
+            const auto r =
+                gw.post(QStringLiteral("/v1/chat/completions"),
+                        GatewayFixture::openaiBody(QStringLiteral("pa/claude-a"), QStringLiteral("hi"), false));
+            QCOMPARE(r.status, 429);
+            QCOMPARE(r.json().value(QStringLiteral("error")).toObject().value(QStringLiteral("code")).toString(),
+                     QStringLiteral("insufficient_quota"));
+        }
+        QCOMPARE(gw.anthropicA.requests().size(), 1); // the key set aside after the first
+    }
+
     // A 400 or 404 quotes the field names, values and model id it refused. Words one tenant put in
     // its request, echoed so, once took the shared key out of service for every tenant: rejected
     // until a restart, or parked for up to a week with the tenant's own "reset" hint (probe B3 H1).
