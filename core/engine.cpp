@@ -93,6 +93,7 @@ Engine::Engine(Options options, QObject *parent) : QObject(parent), m_options(st
         setup.callerAuth = std::move(s.callerAuth);
         setup.callerAuthProvider = std::move(s.callerAuthProvider);
         setup.callerAuthBaseUrl = std::move(s.callerAuthBaseUrl);
+        setup.outputCap = s.outputCap;
         setup.via = std::move(s.via);
         setup.tenant = std::move(s.tenant);
         setup.bytesInFlight = m_bytesInFlight;

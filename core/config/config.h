@@ -41,6 +41,13 @@ struct ModelConfig {
     std::optional<int> maxTokens;
     double costInput = 0; // per million tokens
     double costOutput = 0;
+    // Cache reads and writes per million tokens (`cost.cacheRead`, `cost.cacheWrite`); absent, the
+    // input price. Providers charge a tenth to a half of it for a read (probe K3 4: a Claude Code turn,
+    // 90 000 tokens read from the cache, was billed 7x the provider's price).
+    std::optional<double> costCacheRead;
+    std::optional<double> costCacheWrite;
+    double cacheReadPrice() const { return costCacheRead.value_or(costInput); }
+    double cacheWritePrice() const { return costCacheWrite.value_or(costInput); }
     bool freeOfCharge = false; // `cost` given as 0 (a local model); no `cost` is an unknown price
     QString tier;
     QString key() const { return provider + QLatin1Char('/') + id; }

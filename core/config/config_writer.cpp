@@ -69,9 +69,14 @@ QJsonObject modelJson(const ModelConfig &m) {
         o.insert(QStringLiteral("reasoning"), *m.reasoning);
     if (m.maxTokens)
         o.insert(QStringLiteral("maxTokens"), *m.maxTokens);
-    if (m.freeOfCharge || m.costInput != 0 || m.costOutput != 0)
-        o.insert(QStringLiteral("cost"),
-                 QJsonObject{{QStringLiteral("input"), m.costInput}, {QStringLiteral("output"), m.costOutput}});
+    if (m.freeOfCharge || m.costInput != 0 || m.costOutput != 0 || m.costCacheRead || m.costCacheWrite) {
+        QJsonObject cost{{QStringLiteral("input"), m.costInput}, {QStringLiteral("output"), m.costOutput}};
+        if (m.costCacheRead)
+            cost.insert(QStringLiteral("cacheRead"), *m.costCacheRead);
+        if (m.costCacheWrite)
+            cost.insert(QStringLiteral("cacheWrite"), *m.costCacheWrite);
+        o.insert(QStringLiteral("cost"), cost);
+    }
     putChanged(o, QStringLiteral("tier"), m.tier, d.tier);
     return o;
 }

@@ -193,6 +193,8 @@ struct AnswerInfo {
     QString upstreamProvider;
     double costInput = 0; // the answering model's prices per million tokens (models.*.cost)
     double costOutput = 0;
+    double costCacheRead = 0;
+    double costCacheWrite = 0;
     QStringList dropped; // TryReady::dropped of the answering attempt
 };
 

@@ -30,9 +30,11 @@ struct EncodeInfo {
     // repeats an id within a conversation, and Claude Code loops on a repeat.
     QSet<QString> takenToolIds;
     // The answering model's prices per million tokens (models.*.cost), for a format whose usage
-    // carries cost (pi); cache tokens at the input price, as the usage ledger prices them.
+    // carries cost (pi), as the usage ledger prices them.
     double costInput = 0;
     double costOutput = 0;
+    double costCacheRead = 0;
+    double costCacheWrite = 0;
 };
 
 // Stateful: one per streamed response. Returns raw SSE bytes (complete frames).

@@ -261,12 +261,12 @@ std::unique_ptr<StreamEncoder> PiNativeCodec::makeStreamEncoder(const EncodeInfo
 }
 
 void PiNativeCodec::writeUsage(wire::JsonWriter &w, const Usage &usage, const EncodeInfo &info) {
-    // Priced as the usage ledger prices the same row (models.*.cost; cache tokens at the input
-    // price): pi shows it as the turn's cost. A model without prices costs 0.
+    // Priced as the usage ledger prices the same row (models.*.cost): pi shows it as the turn's cost.
+    // A model without prices costs 0.
     const double input = double(usage.input) * info.costInput / 1e6;
     const double output = double(usage.output) * info.costOutput / 1e6;
-    const double cacheRead = double(usage.cacheRead) * info.costInput / 1e6;
-    const double cacheWrite = double(usage.cacheWrite) * info.costInput / 1e6;
+    const double cacheRead = double(usage.cacheRead) * info.costCacheRead / 1e6;
+    const double cacheWrite = double(usage.cacheWrite) * info.costCacheWrite / 1e6;
     w.beginObject()
         .field("input", usage.input)
         .field("output", usage.output)

@@ -99,6 +99,7 @@ std::optional<Refusal> ChatAdmission::check(const Gates &gates, const InboundReq
         if (const auto problem = gates.auth->gatewayKeyInProviderSlot(request))
             return invalid(400, *problem);
     const QByteArray idempotencyKey = request.header("idempotency-key");
+    bool replay = false; // a completed twin's answer is given back: it costs nothing, whatever the budget says
     if (!idempotencyKey.isEmpty()) {
         if (const auto problem = idempotencyKeyProblem(idempotencyKey))
             return invalid(400, *problem);
@@ -118,13 +119,16 @@ std::optional<Refusal> ChatAdmission::check(const Gates &gates, const InboundReq
                                                              "retry once it has been answered")),
                            {{"Retry-After", "1"}},
                            QStringLiteral("idempotency_in_flight")};
+        replay = gates.idempotency && gates.idempotency->completed(tenant, owned);
     }
     if (gates.paused)
         return Refusal{GatewayError::make(503, ErrorCategory::Overloaded,
                                           QStringLiteral("Switchman is paused; resume it from the tray")),
                        {{"Retry-After", "5"}},
                        QStringLiteral("paused")};
-    if (gates.budgets) {
+    // A paid answer kept under its Idempotency-Key is given back at the budget too: the client that
+    // lost it on the way gets what it paid for, not a 429 (probe K3 3).
+    if (gates.budgets && !replay) {
         if (const auto refusal = gates.budgets->refusal(tenant))
             return budgetRefusal(*refusal);
         // The ledger could not be read at start: this tenant's spend is unknown, so its budget cannot
@@ -146,7 +150,7 @@ double ChatAdmission::costEstimate(const config::Config &config, const QString &
         if (failover::CandidatePolicy::ineligibleReason(config, tenant, resolution, c))
             continue;
         qint64 output = request.options.maxTokens && *request.options.maxTokens > 0 ? *request.options.maxTokens
-                                                                                    : kDefaultOutputTokens;
+                                                                                    : kMaxReservedOutputTokens;
         if (c.model.maxTokens && *c.model.maxTokens > 0)
             output = std::min<qint64>(output, *c.model.maxTokens);
         output = std::min(output, kMaxReservedOutputTokens);

@@ -58,15 +58,17 @@ public:
 
     static std::optional<Refusal> check(const Gates &gates, const InboundRequest &request, const QString &tenant);
 
-    // Output tokens a request is reserved for when it names no maximum, and the most it is
-    // reserved for when it does: a cap of 128 k would hold a small budget whole for one request.
-    static constexpr qint64 kDefaultOutputTokens = 4096;
+    // The most output tokens a request of a tenant with a budget is reserved for, and so the most any
+    // of its tries may write (UpstreamAttemptSetup::outputCap, sent upstream whether the client named
+    // a maximum or not): a cap of 128 k would hold a small budget whole for one request. A request
+    // that names no maximum is reserved for this many: the reservation is a bound only if the upstream
+    // is held to it (probe K3 1: with 4096 reserved and no cap sent, a burst spent 6x the budget).
     static constexpr qint64 kMaxReservedOutputTokens = 32768;
     // What the request may cost at most, in USD, for the budget's reservation: its input at about
-    // four body bytes a token, its output at its max_tokens (or kDefaultOutputTokens; capped by
-    // kMaxReservedOutputTokens and the model's own maxTokens), priced at the dearest candidate the
-    // tenant may use (a failover may land on any). Unpriced candidates are not eligible for a
-    // tenant with a budget, and free ones cost 0.
+    // four body bytes a token, its output at its max_tokens (or kMaxReservedOutputTokens; capped by
+    // it and the model's own maxTokens), priced at the dearest candidate the tenant may use (a
+    // failover may land on any). Unpriced candidates are not eligible for a tenant with a budget,
+    // and free ones cost 0.
     static double costEstimate(const config::Config &config, const QString &tenant,
                                const failover::Resolution &resolution, const model::ChatRequest &request,
                                qint64 bodyBytes);

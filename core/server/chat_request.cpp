@@ -80,9 +80,10 @@ void ChatRequest::start() {
         m_client->respondError(unroutable);
         return finish();
     }
-    // Before the Idempotency-Key: a refusal here must not become the key's stored answer (the
-    // budget's other 429 comes before it too, at admission), and a replay gives back what it held.
-    if (!reserveBudget(*resolution) || !checkIdempotency())
+    // A completed twin's answer first: a replay costs nothing, so the budget does not refuse it (probe
+    // K3 3). A budget refusal after the key was taken never becomes its stored answer: it is written
+    // to the exchange, not through the client, and finish() lets the key go.
+    if (!checkIdempotency() || !reserveBudget(*resolution))
         return finish();
 
     AttemptRunnerSetup setup;
@@ -98,6 +99,8 @@ void ChatRequest::start() {
                 break;
             }
     setup.tenant = m_tenant;
+    if (m_reservation)
+        setup.outputCap = int(ChatAdmission::kMaxReservedOutputTokens);
     QByteArray clientVia; // the client's Via fields, joined in order (RFC 9110 5.3)
     for (const auto &h : m_request.headers) {
         if (http::sameName(h.first, "anthropic-beta") || http::sameName(h.first, "anthropic-version") ||

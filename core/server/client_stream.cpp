@@ -95,6 +95,8 @@ void ClientStream::commitStream(const failover::AnswerInfo &info, bool passthrou
     m_info.upstreamProvider = info.upstreamProvider;
     m_info.costInput = info.costInput;
     m_info.costOutput = info.costOutput;
+    m_info.costCacheRead = info.costCacheRead;
+    m_info.costCacheWrite = info.costCacheWrite;
     // Passthrough: the upstream's frames go out as they are, and the encoder only follows them
     // (followPassthrough) for an error the gateway may have to write after a cut.
     m_passthrough = passthrough;
@@ -154,6 +156,8 @@ void ClientStream::answer(model::AssistantMessage message, const failover::Answe
     m_info.upstreamProvider = info.upstreamProvider;
     m_info.costInput = info.costInput;
     m_info.costOutput = info.costOutput;
+    m_info.costCacheRead = info.costCacheRead;
+    m_info.costCacheWrite = info.costCacheWrite;
     const QByteArray body = m_codec.encodeResponse(message, m_info);
     auto headers = m_baseHeaders;
     headers.emplace_back("Content-Type", "application/json");

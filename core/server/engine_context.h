@@ -42,8 +42,9 @@ struct AttemptRunnerSetup {
     // provider (UpstreamAttemptSetup::callerAuthProvider).
     QString callerAuthProvider;
     QString callerAuthBaseUrl;
-    QByteArray via; // sent upstream as Via: the client's, then this engine's entry (HopMarker)
-    QString tenant; // whose request: a shared key's last error names its words to that tenant alone
+    std::optional<int> outputCap; // a tenant with a budget: UpstreamAttemptSetup::outputCap
+    QByteArray via;               // sent upstream as Via: the client's, then this engine's entry (HopMarker)
+    QString tenant;               // whose request: a shared key's last error names its words to that tenant alone
 };
 
 // The upstream side of one request's failover loop. The loop is made after the runner (it needs

@@ -217,6 +217,11 @@ bool IdempotencyStore::inFlight(const QString &tenant, const QByteArray &key) co
     return it != m_entries.cend() && it->hit.state == State::InFlight;
 }
 
+bool IdempotencyStore::completed(const QString &tenant, const QByteArray &key) const {
+    const auto it = m_entries.constFind(keyOf(tenant, key));
+    return it != m_entries.cend() && it->hit.state == State::Completed;
+}
+
 void IdempotencyStore::complete(const QString &tenant, const QByteArray &key, int status,
                                 const http::HeaderList &headers, const QByteArray &body) {
     auto it = m_entries.find(keyOf(tenant, key));

@@ -79,6 +79,8 @@ public:
                              const QByteArray &requestBody);
     // True while a twin holding `key` has not completed: the front answers 409 before a request starts.
     bool inFlight(const QString &tenant, const QByteArray &key) const;
+    // True when a completed answer is held for `key`: a retry gets it back (begin()), at no cost.
+    bool completed(const QString &tenant, const QByteArray &key) const;
 
 private:
     struct Entry {

@@ -120,8 +120,9 @@ UsageRow AttemptReporter::rowOf(const failover::UsageReport &u) const {
     row.output = u.usage.output;
     row.cacheRead = u.usage.cacheRead;
     row.cacheWrite = u.usage.cacheWrite;
-    row.cost = (double(u.usage.input + u.usage.cacheRead + u.usage.cacheWrite) * u.candidate.model.costInput +
-                double(u.usage.output) * u.candidate.model.costOutput) /
+    const config::ModelConfig &m = u.candidate.model;
+    row.cost = (double(u.usage.input) * m.costInput + double(u.usage.cacheRead) * m.cacheReadPrice() +
+                double(u.usage.cacheWrite) * m.cacheWritePrice() + double(u.usage.output) * m.costOutput) /
                1e6;
     row.atEpochMs = QDateTime::currentMSecsSinceEpoch();
     return row;

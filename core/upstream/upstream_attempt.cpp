@@ -466,6 +466,13 @@ void UpstreamAttempts::start(const failover::TryStart &s) {
         t.target.maxOutputTokens = s.outputCap;
         t.target.outputCapNamed = true;
     }
+    // A tenant with a budget: no try writes more than the request's reservation counted, whether the
+    // client named a maximum or not (three of the four APIs got no cap at all: probe K3 1).
+    if (m_setup.outputCap) {
+        if (!t.target.maxOutputTokens || *m_setup.outputCap < *t.target.maxOutputTokens)
+            t.target.maxOutputTokens = m_setup.outputCap;
+        t.target.outputCapNamed = true;
+    }
     const quint64 generation = ++t.generation;
     const failover::AttemptId id = s.id;
     m_setup.pools->acquire(

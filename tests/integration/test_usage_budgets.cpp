@@ -5,6 +5,7 @@
 // /admin/usage groups rows; an unwritable ledger answers every request and says
 // so once.
 
+#include "core/server/chat_admission.h"
 #include "core/telemetry/budget_tracker.h"
 #include "core/telemetry/telemetry.h"
 #include "core/telemetry/usage_database.h"
@@ -184,6 +185,77 @@ private Q_SLOTS:
     // "provider/any-id" resolves to a model the config does not list: it has no price, so its rows
     // cost 0. A tenant with a budget is refused it (403 in its own format, naming the model and the
     // budget) and no upstream sees the request; a tenant without a budget is served as before.
+    // The reservation counts a request that names no maximum at kMaxReservedOutputTokens; nothing held
+    // the upstream to it: Chat, Responses and Gemini got no cap and wrote up to the model's own maximum,
+    // and a burst spent 6x the budget (probe K3 1). A tenant with a budget sends its cap on every
+    // API; one without sends none, as before.
+    void anOutputCapGoesUpstreamForATenantWithABudget() {
+        GatewayFixture gw;
+        addTenants(gw, 100);
+        gw.start();
+        const QByteArray cap = QByteArray::number(server::ChatAdmission::kMaxReservedOutputTokens);
+        const auto chat =
+            gw.post(QStringLiteral("/v1/chat/completions"),
+                    GatewayFixture::openaiBody(QStringLiteral("pb/gpt-b"), QStringLiteral("hi"), false), as(m_teamKey));
+        QCOMPARE(chat.status, 200);
+        QVERIFY2(gw.openaiB.requests().last().body.contains("\"max_tokens\":" + cap),
+                 gw.openaiB.requests().last().body.constData());
+        const auto responses = gw.post(
+            QStringLiteral("/v1/chat/completions"),
+            GatewayFixture::openaiBody(QStringLiteral("pd/resp-d"), QStringLiteral("hi"), false), as(m_teamKey));
+        QCOMPARE(responses.status, 200);
+        QVERIFY2(gw.responsesD.requests().last().body.contains("\"max_output_tokens\":" + cap),
+                 gw.responsesD.requests().last().body.constData());
+        const auto gemini = gw.post(
+            QStringLiteral("/v1/chat/completions"),
+            GatewayFixture::openaiBody(QStringLiteral("pe/gemini-e"), QStringLiteral("hi"), false), as(m_teamKey));
+        QCOMPARE(gemini.status, 200);
+        QVERIFY2(gw.googleE.requests().last().body.contains("\"maxOutputTokens\":" + cap),
+                 gw.googleE.requests().last().body.constData());
+        // A client's own larger maximum goes down to it too.
+        QJsonObject big = GatewayFixture::openaiBody(QStringLiteral("pb/gpt-b"), QStringLiteral("hi"), false);
+        big.insert(QStringLiteral("max_tokens"), 100000);
+        QCOMPARE(gw.post(QStringLiteral("/v1/chat/completions"), big, as(m_teamKey)).status, 200);
+        QVERIFY2(gw.openaiB.requests().last().body.contains("\"max_tokens\":" + cap),
+                 gw.openaiB.requests().last().body.constData());
+        // A tenant without a budget: the client's request as it asked.
+        QCOMPARE(gw.post(QStringLiteral("/v1/chat/completions"),
+                         GatewayFixture::openaiBody(QStringLiteral("pb/gpt-b"), QStringLiteral("hi"), false),
+                         as(m_adminKey))
+                     .status,
+                 200);
+        QVERIFY2(!gw.openaiB.requests().last().body.contains("max_tokens"),
+                 gw.openaiB.requests().last().body.constData());
+    }
+
+    // A completed request's answer kept under its Idempotency-Key, retried after the tenant reached
+    // its budget (possibly with that very request): the budget's 429 came instead of the answer the
+    // client had paid for (probe K3 3). A replay costs nothing and is given back.
+    void aKeptAnswerIsGivenBackAtTheBudget() {
+        GatewayFixture gw;
+        addTenants(gw, 1);
+        auto &model = gw.config.models[QStringLiteral("pa/claude-a")];
+        model.costInput = 1;
+        model.costOutput = 4000; // 500 output tokens: $2, the whole budget
+        gw.anthropicA.setRawReply(answerOf500Tokens());
+        gw.start();
+        const QJsonObject body =
+            GatewayFixture::anthropicBody(QStringLiteral("pa/claude-a"), QStringLiteral("hi"), false);
+        QList<QPair<QByteArray, QByteArray>> headers = as(m_teamKey);
+        headers.append({"Idempotency-Key", "order-42"});
+        const auto first = gw.post(QStringLiteral("/v1/messages"), body, headers);
+        QCOMPARE(first.status, 200);
+        QVERIFY(gw.engine().budgets().first().spent >= 1); // the budget is reached
+        const auto other = gw.post(QStringLiteral("/v1/messages"), body, as(m_teamKey));
+        QCOMPARE(other.status, 429);
+        QCOMPARE(other.header("x-switchman-budget"), QByteArray("exceeded"));
+        const auto replay = gw.post(QStringLiteral("/v1/messages"), body, headers);
+        QCOMPARE(replay.status, 200);
+        QCOMPARE(replay.header("x-switchman-idempotent-replay"), QByteArray("true"));
+        QCOMPARE(replay.body, first.body);
+        QCOMPARE(gw.anthropicA.requests().size(), 1);
+    }
+
     void anUnpricedModelIsRefusedToATenantWithABudget() {
         GatewayFixture gw;
         addTenants(gw, 4);
@@ -239,6 +311,29 @@ private Q_SLOTS:
     // The Responses API reports usage only when its answer completes; an answer the gateway cuts
     // at the client's stop sequence never does. Its tokens are estimated and spent all the same:
     // a stop sequence of the client's own is no way around its budget.
+    // Cache reads and writes at the input price billed a Claude Code turn (90 000 tokens read from the
+    // cache) 7x what Anthropic charges, in the ledger, the budget and pi's cost (probe K3 4). A model's
+    // `cost.cacheRead` / `cost.cacheWrite` price them; absent, the input price, as before.
+    void cacheTokensArePricedAtTheirOwnPrice() {
+        GatewayFixture gw;
+        addTenants(gw, 100);
+        auto &model = gw.config.models[QStringLiteral("pa/claude-a")];
+        model.costInput = 3;
+        model.costOutput = 15;
+        model.costCacheRead = 0.3;
+        gw.anthropicA.setRawReply(anthropicAnswer("5", "200", "90000"));
+        gw.start();
+        QCOMPARE(gw.post(QStringLiteral("/v1/messages"),
+                         GatewayFixture::anthropicBody(QStringLiteral("pa/claude-a"), QStringLiteral("hi"), false),
+                         as(m_teamKey))
+                     .status,
+                 200);
+        const double expected = (5 * 3.0 + 90000 * 0.3 + 200 * 15.0) / 1e6;
+        const double spent = gw.engine().budgets().first().spent;
+        QVERIFY2(qAbs(spent - expected) < 1e-9,
+                 qPrintable(QStringLiteral("billed $%1, expected $%2").arg(spent).arg(expected)));
+    }
+
     void anAnswerCutAtAStopSequenceIsSpend() {
         GatewayFixture gw;
         addTenants(gw, 0.00001);
