@@ -10,6 +10,7 @@
 #include <QFile>
 #include <QFileInfo>
 #include <QJsonDocument>
+#include <QJsonObject>
 #include <QLockFile>
 #include <QRegularExpression>
 #include <QTimer>
@@ -99,6 +100,25 @@ std::optional<config::Config> loadForCommand(const QString &path, bool explicitP
 }
 } // namespace
 
+namespace {
+// What `key create` needs of a configuration file read as JSON, whatever else in it is wrong: the
+// tenants it names (is the key a new tenant's, the first?) and its listen address.
+config::Config namedIn(const QString &path) {
+    config::Config named;
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly))
+        return named;
+    const QJsonObject root = QJsonDocument::fromJson(file.read(config::kMaxConfigBytes)).object();
+    const QJsonObject tenants = root.value(QStringLiteral("tenants")).toObject();
+    for (auto it = tenants.begin(); it != tenants.end(); ++it)
+        if (!config::isCommentKey(it.key()))
+            named.tenants.insert(it.key(), config::TenantConfig{});
+    if (const QJsonValue listen = root.value(QStringLiteral("listen")); listen.isString())
+        named.listen = listen.toString();
+    return named;
+}
+} // namespace
+
 int keyCreate(const QString &configPath, bool explicitPath, const QString &tenantName, QTextStream &out,
               QTextStream &err) {
     if (config::isCommentKey(tenantName)) {
@@ -113,7 +133,17 @@ int keyCreate(const QString &configPath, bool explicitPath, const QString &tenan
         return 1;
     }
     int code = 1;
-    const auto config = loadForCommand(configPath, explicitPath, true, err, &code);
+    // A file invalid only for want of this tenant's key ("tenants.alice.keys: missing: create a key with
+    // `switchman key create --tenant alice`") is what this command mends: the edited file is judged, not
+    // the one it mends (probe K1 4: the command refused with the error that told the user to run it).
+    std::optional<config::Config> config;
+    if (const config::LoadResult loaded =
+            QFileInfo::exists(configPath) ? config::load(configPath) : config::LoadResult();
+        QFileInfo::exists(configPath) && loaded.status == config::LoadStatus::Invalid) {
+        config = namedIn(configPath);
+    } else {
+        config = loadForCommand(configPath, explicitPath, true, err, &code);
+    }
     if (!config)
         return code;
     // The file as its owner wrote it, so the edit keeps its comments, order and layout.

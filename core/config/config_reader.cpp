@@ -79,6 +79,7 @@ private:
 
     void readListen(JsonObjectReader &root, Config &config);
     void checkSelfReferences(const Config &config); // after readListen: a provider at the listen address
+    void checkAliasesApart(const Config &config);   // one alias, one route
     void readProviders(JsonObjectReader &root, Config &config);
     void read(JsonObjectReader &o, ProviderConfig &provider);
     void readBaseUrl(JsonObjectReader &o, ProviderConfig &provider);
@@ -120,6 +121,27 @@ void ConfigReader::read(const QJsonObject &document, Config &config) {
     readUsage(*root, config);
     readListen(*root, config); // after tenants: a non-loopback listener needs them
     checkSelfReferences(config);
+    checkAliasesApart(config);
+}
+
+void ConfigReader::checkAliasesApart(const Config &config) {
+    // The most specific matching alias picks the route (CandidateResolver::resolve): two routes with
+    // one alias (the same glob, whatever its case) would pick by name, silently (probe K1 1).
+    QHash<QString, QString> owner; // alias, lowercased -> the route that has it
+    for (const RouteConfig &route : config.routes)
+        for (qsizetype i = 0; i < route.aliases.size(); ++i) {
+            const QString alias = route.aliases.at(i).toLower();
+            const auto it = owner.constFind(alias);
+            if (it != owner.cend() && *it != route.name)
+                m_reader.error(indexPath(keyPath(keyPath(keyPath(QString(), QStringLiteral("routes")), route.name),
+                                                 QStringLiteral("aliases")),
+                                         i),
+                               QStringLiteral("route %1 has the same alias: a model it matches would go to one of "
+                                              "them by name; keep it in one route")
+                                   .arg(quoted(*it)));
+            else
+                owner.insert(alias, route.name);
+        }
 }
 
 void ConfigReader::checkSelfReferences(const Config &config) {
@@ -291,10 +313,15 @@ void ConfigReader::read(JsonObjectReader &o, ModelConfig &model) {
         o.integer(QStringLiteral("maxTokens"), maxTokens, 1, QStringLiteral("must be 1 or more (output tokens)")))
         model.maxTokens = maxTokens;
     if (auto cost = o.object(QStringLiteral("cost"))) {
-        cost->allowOnly({QStringLiteral("input"), QStringLiteral("output")});
+        cost->allowOnly({QStringLiteral("input"), QStringLiteral("output"), QStringLiteral("cacheRead"),
+                         QStringLiteral("cacheWrite")});
         const QString nonNegative = QStringLiteral("must be 0 or more (price per million tokens)");
         cost->number(QStringLiteral("input"), model.costInput, 0, nonNegative);
         cost->number(QStringLiteral("output"), model.costOutput, 0, nonNegative);
+        if (double price = 0; cost->number(QStringLiteral("cacheRead"), price, 0, nonNegative))
+            model.costCacheRead = price;
+        if (double price = 0; cost->number(QStringLiteral("cacheWrite"), price, 0, nonNegative))
+            model.costCacheWrite = price;
         model.freeOfCharge = model.costInput == 0 && model.costOutput == 0;
     }
     o.text(QStringLiteral("tier"), model.tier);
@@ -591,12 +618,24 @@ LoadResult load(const QString &path, const QString &listenOverride) {
         result.errors.append({QString(), QStringLiteral("is a directory, not a configuration file")});
         return result;
     }
+    // A regular file (a symlink to one is followed) of a bounded size: a reload reads on the engine's
+    // thread, and a FIFO with no writer froze every request, /dev/zero grew without end (probe K1 3).
+    if (!info.isFile()) {
+        result.errors.append({QString(), QStringLiteral("is not a regular file (a pipe, a device or a socket)")});
+        return result;
+    }
+    if (info.size() > kMaxConfigBytes) {
+        result.errors.append({QString(), QStringLiteral("is %1 bytes, over the %2 a configuration file may hold")
+                                             .arg(info.size())
+                                             .arg(kMaxConfigBytes)});
+        return result;
+    }
     QFile file(path);
     if (!file.open(QIODevice::ReadOnly)) {
         result.errors.append({QString(), QStringLiteral("cannot read: %1").arg(file.errorString())});
         return result;
     }
-    const QByteArray data = file.readAll();
+    const QByteArray data = file.read(kMaxConfigBytes + 1);
     if (file.error() != QFileDevice::NoError) {
         result.errors.append({QString(), QStringLiteral("cannot read: %1").arg(file.errorString())});
         return result;

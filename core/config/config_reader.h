@@ -40,6 +40,8 @@ ParseResult parse(const QByteArray &json);
 // Reads and parses a file. Bad JSON errors carry the line and column. A `listenOverride` (--listen)
 // is read in place of the file's `listen`, so the rules that depend on the address (a provider at
 // the gateway's own address) judge the address the gateway will have.
+// The most a configuration file may hold: a few hundred routes and models fit in a hundredth of it.
+inline constexpr qint64 kMaxConfigBytes = 16 * 1024 * 1024;
 LoadResult load(const QString &path, const QString &listenOverride = {});
 // Validation of an in-memory configuration (e.g. after a --listen override or a
 // GUI edit): the configuration is written as JSON and read back, so the rules

@@ -1,5 +1,7 @@
 #include "core/config/json_path_reader.h"
 
+#include "core/util/redaction.h"
+
 #include <QJsonArray>
 #include <QRegularExpression>
 
@@ -44,6 +46,10 @@ QString keyPath(const QString &parent, const QString &key) {
         return parent + QStringLiteral("[\"") + escaped + QStringLiteral("\"]");
     }
     return parent.isEmpty() ? key : parent + QLatin1Char('.') + key;
+}
+
+void JsonPathReader::error(const QString &path, const QString &reason) {
+    m_errors.append({util::redactSecrets(path), util::redactSecrets(reason)});
 }
 
 QString indexPath(const QString &parent, qsizetype index) {

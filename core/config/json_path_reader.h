@@ -43,7 +43,10 @@ bool isCommentKey(const QString &key);
 class JsonPathReader final {
 public:
     const QList<ValidationError> &errors() const { return m_errors; }
-    void error(const QString &path, const QString &reason) { m_errors.append({path, reason}); }
+    // Redacted where it is kept (util::redactSecrets): the reason quotes the value it refused, and a key
+    // pasted into the wrong field (a route's candidate) reached the log, /healthz and the reload answer
+    // whole (probe K1 7). The fields meant for secrets refuse them without quoting them.
+    void error(const QString &path, const QString &reason);
     // "expected <expected>, got <what value is>".
     void wrongType(const QString &path, const QString &expected, const QJsonValue &got);
 

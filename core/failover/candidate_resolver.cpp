@@ -37,10 +37,22 @@ std::optional<Resolution> CandidateResolver::resolve(const config::Config &confi
         return std::nullopt;
     if (auto it = config.routes.constFind(model); it != config.routes.cend())
         return fromRoute(config, *it, model);
+    // The most specific matching alias (util::GlobPattern::specificity): routes are kept by name, so
+    // "first in the file" was "first by name", and the README's recipe (a route `haiku` with
+    // `claude-haiku-*` beside the starter `claude` with `claude-*`) sent haiku requests to `claude`
+    // (probe K1 1). Equal ones cannot match the same model in two routes (the config refuses them).
+    const config::RouteConfig *best = nullptr;
+    int bestScore = -1;
     for (const auto &route : config.routes)
-        for (const QString &alias : route.aliases)
-            if (util::GlobPattern(alias).matches(model))
-                return fromRoute(config, route, model);
+        for (const QString &alias : route.aliases) {
+            const util::GlobPattern glob(alias);
+            if (const int score = glob.specificity(); score > bestScore && glob.matches(model)) {
+                best = &route;
+                bestScore = score;
+            }
+        }
+    if (best)
+        return fromRoute(config, *best, model);
     const qsizetype slash = model.indexOf(QLatin1Char('/'));
     if (slash > 0) {
         const QString providerId = model.left(slash);

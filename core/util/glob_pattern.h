@@ -24,6 +24,10 @@ public:
     QString errorString() const { return m_error; }
     // An invalid pattern matches nothing.
     bool matches(QStringView text) const;
+    // How narrowly the pattern picks its models, for choosing among patterns that all match: the
+    // characters it fixes (a literal or a set each count one; `?` and `*` none), then fewer `*`.
+    // `claude-haiku-*` is more specific than `claude-*`, whichever route comes first.
+    int specificity() const;
 
 private:
     struct Range {

@@ -339,6 +339,26 @@ private Q_SLOTS:
         QCOMPARE(readAll(path), broken);
     }
 
+    // A tenant written by hand without keys: the error says to run `switchman key create --tenant alice`,
+    // and that command refused with the same error, since it loaded the file it was to mend (probe K1 4).
+    // It mends it now; a file still invalid after the edit is left alone as before.
+    void aTenantWithoutKeysIsMendedByTheCommandItsErrorNames() {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("config.json"));
+        const QByteArray handWritten = "{\n  \"tenants\": {\"alice\": {\"admin\": true}}\n}\n";
+        QVERIFY(writeFile(path, handWritten));
+        QVERIFY(!config::load(path).ok());
+        const Run r = run(keyCreateArgs(QStringLiteral("alice"), path));
+        QCOMPARE(r.exitCode, 0);
+        const QByteArray key = r.out.trimmed();
+        QVERIFY(!key.isEmpty());
+        const config::LoadResult mended = config::load(path);
+        QVERIFY(mended.ok());
+        QCOMPARE(mended.config->tenants.value(QStringLiteral("alice")).keyHashes, QStringList{hashOf(key)});
+        QVERIFY(mended.config->tenants.value(QStringLiteral("alice")).admin);
+        QVERIFY2(r.err.contains("added a key to tenant alice"), r.err.constData());
+    }
+
     void aFullDiskKeepsTheOldFileAndPrintsNoKey() {
         // A disk that fills up while the file is written: the command once renamed the empty
         // temporary file over the configuration (every provider, route and tenant gone), printed

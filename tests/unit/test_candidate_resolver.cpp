@@ -1,6 +1,7 @@
 // Route resolution order and the failover resolver (next untried candidate, marked ones last).
 #include "core/failover/candidate_policy.h"
 #include "core/failover/candidate_resolver.h"
+#include "core/util/glob_pattern.h"
 
 #include <QTest>
 
@@ -86,6 +87,35 @@ private Q_SLOTS:
         const auto three = CandidateResolver::resolve(c, QStringLiteral("claude-3-opus"));
         QVERIFY(three && three->routeName == QLatin1String("sonnet"));
         QVERIFY(!CandidateResolver::resolve(c, QStringLiteral("claude-5-opus")));
+    }
+    // The README's recipe: the starter route `claude` catches `claude-*`, and a route `haiku` is added
+    // for `claude-haiku-*`. Routes are kept by name, so "the first matching alias" was `claude`'s, and
+    // Claude Code's background requests went to the expensive chain (probe K1 1). The most specific
+    // matching alias wins, whatever the names.
+    void theMostSpecificAliasWins() {
+        auto c = sample();
+        config::RouteConfig claude;
+        claude.name = QStringLiteral("claude");
+        claude.candidates = {QStringLiteral("anthropic/claude-sonnet-4-5")};
+        claude.aliases = {QStringLiteral("claude-*")};
+        config::RouteConfig haiku = claude;
+        haiku.name = QStringLiteral("haiku");
+        haiku.aliases = {QStringLiteral("claude-haiku-*")};
+        config::RouteConfig any = claude;
+        any.name = QStringLiteral("a-catch-all"); // first by name
+        any.aliases = {QStringLiteral("*")};
+        c.routes.remove(QStringLiteral("sonnet"));
+        for (const auto &r : {claude, haiku, any})
+            c.routes.insert(r.name, r);
+        QCOMPARE(CandidateResolver::resolve(c, QStringLiteral("claude-haiku-4-5-20251001"))->routeName,
+                 QStringLiteral("haiku"));
+        QCOMPARE(CandidateResolver::resolve(c, QStringLiteral("Claude-Haiku-4-5"))->routeName, QStringLiteral("haiku"));
+        QCOMPARE(CandidateResolver::resolve(c, QStringLiteral("claude-sonnet-4-5"))->routeName,
+                 QStringLiteral("claude"));
+        QCOMPARE(CandidateResolver::resolve(c, QStringLiteral("gpt-5"))->routeName, QStringLiteral("a-catch-all"));
+        // A set fixes a character as a literal does; a `?` does not.
+        QVERIFY(util::GlobPattern(QStringLiteral("claude-[34]*")).specificity() >
+                util::GlobPattern(QStringLiteral("claude-?*")).specificity());
     }
     void markedCandidatesAreDeferred() {
         const auto r = *CandidateResolver::resolve(sample(), QStringLiteral("sonnet"));

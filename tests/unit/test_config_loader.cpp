@@ -1,6 +1,7 @@
 #include "core/config/config_loader.h"
 
 #include <QDir>
+#include <QElapsedTimer>
 #include <QFile>
 #include <QFileInfo>
 #include <QJsonArray>
@@ -8,6 +9,8 @@
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QTest>
+
+#include <sys/stat.h>
 
 #include <csignal>
 #include <sys/resource.h>
@@ -33,6 +36,7 @@ private slots:
     void errorPathQuotesKeysWithDots();
     void loadMissingFileIsUnreadable();
     void loadDirectoryIsUnreadable();
+    void loadAPipeOrDeviceIsUnreadable();
     void loadInvalidFileIsInvalid();
     void listenAddresses_data();
     void listenAddresses();
@@ -160,6 +164,9 @@ void TestConfigLoader::specExampleParses() {
     QVERIFY(!c.models.value(QStringLiteral("zai/glm-4.6")).reasoning); // absent: unknown
     QCOMPARE(sonnet.costInput, 3.0);
     QCOMPARE(sonnet.costOutput, 15.0);
+    QVERIFY(!sonnet.costCacheRead); // no cache prices: cache tokens at the input price
+    QCOMPARE(sonnet.cacheReadPrice(), 3.0);
+    QCOMPARE(sonnet.cacheWritePrice(), 3.0);
     QCOMPARE(c.models.value(QStringLiteral("zai/glm-4.6")).id, QStringLiteral("glm-4.6"));
     QCOMPARE(c.models.value(QStringLiteral("zai/glm-4.6")).costOutput, 2.2);
     QCOMPARE(c.models.value(QStringLiteral("openai/text-embedding-3-small")).kind, QStringLiteral("embedding"));
@@ -301,6 +308,8 @@ void TestConfigLoader::validationRules_data() {
         "models.openai/gpt-5.cost.output", "expected a number, got a string");
     row("model cost typo", R"([[["models", "openai/gpt-5", "cost", "inputs"], 1]])", "models.openai/gpt-5.cost.inputs",
         "unknown key");
+    row("model cache price negative", R"([[["models", "openai/gpt-5", "cost", "cacheRead"], -0.1]])",
+        "models.openai/gpt-5.cost.cacheRead", "must be 0 or more");
     row("model key with dot is quoted", R"([[["models", "zai/glm-4.6", "cost", "output"], -2]])",
         "models[\"zai/glm-4.6\"].cost.output", "must be 0 or more");
     // routes
@@ -326,6 +335,9 @@ void TestConfigLoader::validationRules_data() {
     row("route aliases not an array", R"([[["routes", "sonnet", "aliases"], "claude-*"]])", "routes.sonnet.aliases",
         "expected an array of strings");
     row("route typo key", R"([[["routes", "sonnet", "candidate"], []]])", "routes.sonnet.candidate", "unknown key");
+    row("one alias in two routes",
+        R"([[["routes", "zz"], {"candidates": ["zai/glm-4.6"], "aliases": ["x-*", "Claude-Sonnet-*"]}]])",
+        "routes.zz.aliases[1]", "route \"sonnet\" has the same alias");
     // tenants
     row("tenant key not a hash", R"([[["tenants", "alice", "keys"], ["sha256:abc"]]])", "tenants.alice.keys[0]",
         "64 hex digits");
@@ -439,9 +451,18 @@ void TestConfigLoader::secretsAreNeverEchoed() {
     patches.append(
         QJsonArray{QJsonArray{QStringLiteral("providers"), QStringLiteral("openai"), QStringLiteral("baseUrl")},
                    QStringLiteral("ftp://user:") + password + QStringLiteral("@api.openai.com")});
+    // A key pasted where a value is quoted back (a route's candidate, a provider's api): the reason
+    // quoted it whole, into the log, /healthz and the reload answer (probe K1 7).
+    const QString pasted = QStringLiteral("sk-proj-") + QStringLiteral("Zq8xNOTAREALKEY0123456789abcd");
+    patches.append(
+        QJsonArray{QJsonArray{QStringLiteral("routes"), QStringLiteral("sonnet"), QStringLiteral("candidates")},
+                   QJsonArray{pasted}});
+    patches.append(
+        QJsonArray{QJsonArray{QStringLiteral("providers"), QStringLiteral("zai"), QStringLiteral("api")}, pasted});
     const ParseResult result = parse(patchedSpec(patches));
-    QCOMPARE(result.errors.size(), 3);
+    QCOMPARE(result.errors.size(), 5);
     for (const QString &line : errorStrings(result.errors)) {
+        QVERIFY2(!line.contains(pasted), qPrintable(line));
         QVERIFY2(!line.contains(secret), qPrintable(line));
         QVERIFY2(!line.contains(hashLike), qPrintable(line));
         QVERIFY2(!line.contains(password), qPrintable(line));
@@ -485,6 +506,31 @@ void TestConfigLoader::loadDirectoryIsUnreadable() {
     const LoadResult result = load(dir.path());
     QCOMPARE(result.status, LoadStatus::Unreadable);
     QVERIFY(!result.errors.isEmpty());
+}
+
+void TestConfigLoader::loadAPipeOrDeviceIsUnreadable() {
+    // A reload reads on the engine's thread: a FIFO with no writer froze every request, and
+    // /dev/zero was read without end (probe K1 3). Neither is read at all now.
+    QTemporaryDir dir;
+    const QString fifo = dir.filePath(QStringLiteral("config.json"));
+    QCOMPARE(::mkfifo(QFile::encodeName(fifo).constData(), 0600), 0);
+    QElapsedTimer timer;
+    timer.start();
+    const LoadResult pipe = load(fifo);
+    QVERIFY(timer.elapsed() < 5000);
+    QCOMPARE(pipe.status, LoadStatus::Unreadable);
+    QVERIFY2(pipe.errors.first().reason.contains(QStringLiteral("not a regular file")),
+             qPrintable(pipe.errors.first().reason));
+    QCOMPARE(load(QStringLiteral("/dev/zero")).status, LoadStatus::Unreadable);
+    // A symlink to a regular file is read as the file.
+    const QString real = dir.filePath(QStringLiteral("real.json"));
+    QFile f(real);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(kSpecExample);
+    f.close();
+    const QString link = dir.filePath(QStringLiteral("link.json"));
+    QVERIFY(QFile::link(real, link));
+    QCOMPARE(load(link).status, LoadStatus::Ok);
 }
 
 void TestConfigLoader::loadInvalidFileIsInvalid() {
@@ -570,6 +616,8 @@ void TestConfigLoader::roundTripSaveLoad() {
     config.providers[QStringLiteral("zai")].demo = true;
     config.models[QStringLiteral("zai/glm-4.6")].reasoning = false; // said, unlike an absent (unknown) one
     config.models[QStringLiteral("zai/glm-4.6")].maxTokens = 8192;
+    config.models[QStringLiteral("anthropic/claude-sonnet-4-5")].costCacheRead = 0.3;
+    config.models[QStringLiteral("anthropic/claude-sonnet-4-5")].costCacheWrite = 3.75;
     config.tenants[QStringLiteral("alice")].regions = {QStringLiteral("sg"), QStringLiteral("eu")};
     config.failover = {false, 5000, 2000, 1000};
     config.failover.connectTimeoutMs = 2500;
