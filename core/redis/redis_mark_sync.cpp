@@ -201,7 +201,7 @@ RedisMarkSync::RedisMarkSync(ProviderDownMarks &marks, util::Clock &clock, Optio
     : QObject(parent), m_marks(marks), m_clock(clock), m_options(std::move(options)) {
     if (!m_options.wallClock)
         m_options.wallClock = []() { return QDateTime::currentMSecsSinceEpoch(); };
-    m_channel = (m_options.prefix + QStringLiteral(":marks")).toUtf8();
+    m_channel = channelFor(m_options.prefix, m_options.endpoint.db);
     util::Clock &connectionClock = m_options.connectionClock ? *m_options.connectionClock : util::systemClock();
     m_commands = new RedisClient(m_options.endpoint, connectionClock, this);
     m_subscriber = new RedisClient(m_options.endpoint, connectionClock, this);
@@ -215,6 +215,14 @@ RedisMarkSync::RedisMarkSync(ProviderDownMarks &marks, util::Clock &clock, Optio
     m_heartbeat.setInterval(m_options.heartbeatMs);
     connect(&m_heartbeat, &QTimer::timeout, this, &RedisMarkSync::heartbeat);
     m_marks.setObserver(this);
+}
+
+QByteArray RedisMarkSync::channelFor(const QString &prefix, int db) {
+    // Keys live in a database, channels in the whole server: deployments kept apart by database
+    // (redis://host/0 and /1, one prefix) heard each other's marks and clears (probe J4 1). Database
+    // 0 keeps the name it always had, so replicas of both versions share marks during an upgrade.
+    const QByteArray channel = (prefix + QStringLiteral(":marks")).toUtf8();
+    return db == 0 ? channel : channel + ':' + QByteArray::number(db);
 }
 
 RedisMarkSync::~RedisMarkSync() {

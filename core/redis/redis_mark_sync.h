@@ -65,6 +65,9 @@ public:
     // get), a provider with the mark's base URL, and for a model's mark a model the config lists
     // (a provider/id selector of an unlisted model is a single candidate, which ignores marks).
     static bool configures(const config::Config &config, const failover::MarkInfo &m);
+    // The channel marks and clears are published on: "<prefix>:marks" in database 0,
+    // "<prefix>:marks:<db>" in the others (pub/sub ignores SELECT).
+    static QByteArray channelFor(const QString &prefix, int db);
     // The most marks one pull reads (a reply stays far below RedisClient's bounds).
     static constexpr int kMaxPulledMarks = 20000;
     // Clears made while Redis is away and sent when it returns: bounded as the marks pulled are.

@@ -775,6 +775,41 @@ private Q_SLOTS:
         QCOMPARE(m_one->mark(alice)->strikes, 2);
     }
 
+    // Probe J4 1: deployments kept apart by database on one Redis (prod on /0, stage on /1, one
+    // prefix) shared the pub/sub channel, which ignores SELECT: a failure in stage marked prod's
+    // replicas, and a clear in stage cleared prod's marks that prod's own Redis still held.
+    void replicasOnAnotherDatabaseNeitherMarkNorClearOurs() {
+        const QString alice = QStringLiteral("alice"), bob = QStringLiteral("bob"), carol = QStringLiteral("carol");
+        QString stageUrl = m_redis->url();
+        stageUrl.chop(1);
+        Replica stage(stageUrl + QLatin1Char('1'), QStringLiteral("stage"), &m_wall);
+        QVERIFY(test::waitUntil([&]() { return stage.sync->storeUp(); }, 5000));
+        // Database 0 keeps the channel it always had: replicas of the version before still hear it.
+        QCOMPARE(redis::RedisMarkSync::channelFor(QStringLiteral("t"), 0), QByteArray("t:marks"));
+
+        stage.marks.mark(alice, kA, failure(FailureKind::ServerError));
+        QVERIFY(test::waitUntil([&]() { return stage.changes > 0; }, 5000)); // published by now
+        // A mark published after it reaches the other prod replica: stage's would have come first.
+        m_one->marks.mark(bob, kA, failure(FailureKind::ServerError));
+        QVERIFY(test::waitUntil([&]() { return m_two->mark(bob).has_value(); }, 10000));
+        QVERIFY2(!m_two->mark(alice), "stage's failure marked prod");
+        QVERIFY(!m_one->mark(alice));
+
+        // Prod's own mark for alice, then a clear of every mark in stage.
+        fail(*m_one, failure(FailureKind::ServerError), std::nullopt, alice);
+        QVERIFY(stage.marks.clear({}) > 0);
+        QVERIFY(test::waitUntil( // the clear's script has run (and published)
+            [&]() {
+                return m_redis->command({"EVAL", "redis.call('SELECT', 1) return #redis.call('KEYS', 't:mark:*')", "0"})
+                    .startsWith(":0");
+            },
+            10000));
+        m_one->marks.mark(carol, kA, failure(FailureKind::ServerError));
+        QVERIFY(test::waitUntil([&]() { return m_two->mark(carol).has_value(); }, 10000));
+        QVERIFY2(m_two->mark(alice) && m_one->mark(alice), "stage's clear cleared prod's marks");
+        QVERIFY(m_redis->command({"KEYS", "t:mark:*"}).startsWith("*3"));
+    }
+
     // Probe E4 8: a wrong password, or none where Redis wants one, read "Redis unreachable".
     void aRefusedPasswordIsSaidSo() {
         QVERIFY(m_redis->command({"CONFIG", "SET", "requirepass", "right"}).startsWith("+OK"));
