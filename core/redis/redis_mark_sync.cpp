@@ -156,10 +156,18 @@ end
 return out
 )lua";
 
-// Announces this replica and counts the live ones. KEYS: own key. ARGV: TTL, pattern.
+// Announces this replica, counts the live ones, and tells whether Redis still holds the keys the
+// replicas' numbers came from: the epoch (made by the first heartbeat that finds none, so it goes
+// with the rest in a FLUSHALL or FLUSHDB) and the sequence's value. KEYS: own key, epoch, sequence.
+// ARGV: TTL, pattern, a new epoch. Returns {replicas, epoch, sequence}.
 constexpr char kHeartbeatScript[] = R"lua(
 redis.call('SET', KEYS[1], '1', 'PX', tonumber(ARGV[1]))
-return #redis.call('KEYS', ARGV[2])
+local epoch = redis.call('GET', KEYS[2])
+if not epoch then
+  epoch = ARGV[3]
+  redis.call('SET', KEYS[2], epoch)
+end
+return {#redis.call('KEYS', ARGV[2]), epoch, tonumber(redis.call('GET', KEYS[3])) or 0}
 )lua";
 
 QByteArray num(qint64 v) {
@@ -299,19 +307,23 @@ void RedisMarkSync::markSet(const MarkInfo &mark, const failover::UpstreamFailur
     // published after this set, or a local one), applying the reply would bring back a mark that
     // Redis and every other replica no longer hold. The published message has applied it already.
     const quint64 clearsBefore = m_clears;
+    const Numbering numbering = numberingNow();
     m_commands->command({"EVAL", kSetScript, "3", key("mark", id), key("hist", id), sequenceKey(), num(now), num(base),
                          num(ProviderDownMarks::kCapMs), num(ProviderDownMarks::kStrikeResetMs),
                          num(failure.retryAfterMs.value_or(-1)), num(started), json, m_channel, num(known)},
-                        [this, clearsBefore, id](const RedisValue &v) {
+                        [this, clearsBefore, id, numbering](const RedisValue &v) {
                             if (!accepted(v)) {
                                 m_setWhileDown.insert(id); // lost or refused: pushed when shared again
                                 return;
                             }
                             if (v.type != RedisValue::Type::String)
                                 return;
+                            const QJsonObject o = QJsonDocument::fromJson(v.str).object();
+                            if (!sequenceHeld(numbering, o.value(QStringLiteral("seq")).toDouble()))
+                                return; // Redis lost its keys: its state is taken again
                             if (m_clears != clearsBefore)
                                 return; // cleared since: stale
-                            applyRemote(QJsonDocument::fromJson(v.str).object());
+                            applyRemote(o);
                         });
 }
 
@@ -485,6 +497,8 @@ bool RedisMarkSync::isNewer(const QByteArray &id, const QJsonObject &o) {
         return false; // no INCR gets there: a number that would order every later set or clear out
     const auto seq = quint64(number);
     Applied &last = m_lastSeq[id];
+    if (seq < last.seq)
+        checkSequenceSoon(); // read late (two connections), or Redis's numbers started over
     if (seq <= last.seq)
         return false;
     last = {seq, m_clock.nowMs()};
@@ -524,13 +538,56 @@ void RedisMarkSync::updateState() {
 
 void RedisMarkSync::goUp() {
     m_up = true;
-    // Redis may have restarted, its sequence with it: numbers start over.
-    m_lastSeq.clear();
     m_loggedDown = false;
     if (m_options.log)
         m_options.log(QStringLiteral("info"), QStringLiteral("marks shared through Redis"),
                       {{QStringLiteral("store"), m_options.endpoint.display()},
                        {QStringLiteral("replica"), m_options.replicaId}});
+    resync();
+    Q_EMIT storeUpChanged(true);
+}
+
+RedisMarkSync::Numbering RedisMarkSync::numberingNow() const {
+    return {m_ups, m_highestSeq};
+}
+
+bool RedisMarkSync::sequenceHeld(const Numbering &before, double seq) {
+    if (!(seq > 0) || seq > kMaxSequence || before.ups != m_ups || !m_up)
+        return true; // no number, or one from before the store last came back
+    // Every number this replica had read from Redis when it sent the set is at most the sequence's
+    // value then, and the set's INCR takes one above it: one at or below means it started over.
+    if (quint64(seq) <= before.highest) {
+        keysLost();
+        return false;
+    }
+    m_highestSeq = std::max(m_highestSeq, quint64(seq));
+    return true;
+}
+
+void RedisMarkSync::keysLost() {
+    // FLUSHALL or FLUSHDB with the connections up (or the keys evicted): the sequence starts over
+    // at 1, and every replica would ignore each set and clear of a mark it had applied a higher
+    // number for (probe J4 2). Taken as a reconnect is: Redis's state again.
+    if (m_options.log)
+        m_options.log(QStringLiteral("warn"), QStringLiteral("marks: Redis lost its keys; taking its state again"),
+                      {{QStringLiteral("store"), m_options.endpoint.display()}});
+    resync();
+}
+
+void RedisMarkSync::checkSequenceSoon() {
+    // A message older than one applied for its mark: the heartbeat, sent now, says whether Redis
+    // still holds its keys (one check in flight at a time).
+    if (m_up && !m_checkInFlight) {
+        m_checkInFlight = true;
+        sendHeartbeat(false);
+    }
+}
+
+void RedisMarkSync::resync() {
+    // Redis may have restarted or lost its keys, its sequence with them: numbers start over.
+    m_lastSeq.clear();
+    m_highestSeq = 0;
+    m_epoch.clear();
     // Redis's state wins over what this replica held before the outage: a peer's clear published
     // while this replica was not subscribed reaches it no other way (probe E4 4). The marks held
     // now that nothing touches before the pull's answer are dropped unless Redis holds them.
@@ -545,7 +602,6 @@ void RedisMarkSync::goUp() {
     pushLocalMarks();
     m_setWhileDown.clear();
     pullAll();
-    Q_EMIT storeUpChanged(true);
 }
 
 void RedisMarkSync::onLost(const QString &why, RedisClient::Loss loss) {
@@ -660,23 +716,50 @@ void RedisMarkSync::heartbeat() {
 void RedisMarkSync::sendHeartbeat(bool probe) {
     m_probing = m_probing || probe;
     const QByteArray own = key("replica", m_options.replicaId.toUtf8());
-    m_commands->command({"EVAL", kHeartbeatScript, "1", own, num(m_options.heartbeatMs * 3), key("replica", "*")},
-                        [this, probe](const RedisValue &v) {
-                            if (probe)
-                                m_probing = false;
-                            if (!accepted(v) || v.type != RedisValue::Type::Integer)
-                                return;
-                            const int replicas = int(std::clamp<qint64>(v.integer, 0, 1 << 20));
-                            const bool replicasChanged = replicas != m_replicas;
-                            m_replicas = replicas;
-                            if (probe) {
-                                // The subscription may have dropped while the write was on its way.
-                                if (!m_up && m_commands->isReady() && m_subscriber->isReady())
-                                    goUp();
-                            } else if (replicasChanged && m_up) {
-                                Q_EMIT storeUpChanged(m_up); // the description changed
-                            }
-                        });
+    const QByteArray newEpoch =
+        m_options.replicaId.toUtf8() + ':' + num(wallNow()) + ':' + QByteArray::number(++m_heartbeats);
+    const Numbering numbering = numberingNow();
+    m_commands->command(
+        {"EVAL", kHeartbeatScript, "3", own, m_options.prefix.toUtf8() + ":epoch", sequenceKey(),
+         num(m_options.heartbeatMs * 3), key("replica", "*"), newEpoch},
+        [this, probe, numbering](const RedisValue &v) {
+            if (probe)
+                m_probing = false;
+            else
+                m_checkInFlight = false;
+            if (!accepted(v) || v.type != RedisValue::Type::Array || v.elements.size() != 3 ||
+                v.elements[0].type != RedisValue::Type::Integer || v.elements[1].type != RedisValue::Type::String ||
+                v.elements[2].type != RedisValue::Type::Integer)
+                return;
+            const int replicas = int(std::clamp<qint64>(v.elements[0].integer, 0, 1 << 20));
+            const bool replicasChanged = replicas != m_replicas;
+            m_replicas = replicas;
+            const QByteArray &epoch = v.elements[1].str;
+            const quint64 seq = quint64(std::clamp<qint64>(v.elements[2].integer, 0, qint64(kMaxSequence)));
+            if (probe) {
+                // The subscription may have dropped while the write was on its way.
+                if (!m_up && m_commands->isReady() && m_subscriber->isReady()) {
+                    goUp();
+                    m_epoch = epoch; // the keys whose state goUp() takes
+                    m_highestSeq = seq;
+                }
+                return;
+            }
+            if (replicasChanged && m_up)
+                Q_EMIT storeUpChanged(m_up); // the description changed
+            if (!m_up || numbering.ups != m_ups)
+                return;
+            // Another epoch than the one this replica took its state under, or a sequence below a
+            // number read before: Redis lost its keys since.
+            if ((!m_epoch.isEmpty() && epoch != m_epoch) || seq < numbering.highest) {
+                keysLost();
+                m_epoch = epoch;
+                m_highestSeq = seq;
+                return;
+            }
+            m_epoch = epoch;
+            m_highestSeq = std::max(m_highestSeq, seq);
+        });
 }
 
 } // namespace sw::redis

@@ -25,6 +25,9 @@
 // - A mark read from Redis is checked as a local one is made: its times within
 //   the ladder's cap, its texts cut to the local bounds, and (Options::accepts)
 //   only for a tenant, provider and model this gateway's configuration has.
+// - Redis losing its keys with both connections up (FLUSHALL, FLUSHDB) restarts its sequence: a
+//   set's number at or below one read before, or the heartbeat's sequence or epoch key, says so,
+//   and the replica takes Redis's state again as after a reconnect.
 
 #include "core/config/config.h"
 #include "core/failover/provider_down_marks.h"
@@ -120,6 +123,20 @@ private:
     // Both connections answering: a heartbeat (a write) decides; goUp() pushes and pulls, logs.
     void updateState();
     void goUp();
+    // Takes Redis's state as after a reconnect: forgets its numbers, sends the clears and marks
+    // made while it was away, pulls.
+    void resync();
+    // What this replica had read of Redis's sequence when it sent a command.
+    struct Numbering {
+        quint64 ups = 0;     // m_ups then
+        quint64 highest = 0; // m_highestSeq then
+    };
+    Numbering numberingNow() const;
+    // False (and Redis's state taken again) when `seq`, the number a set sent at `before` took, says
+    // the sequence started over: Redis lost its keys.
+    bool sequenceHeld(const Numbering &before, double seq);
+    void keysLost();
+    void checkSequenceSoon();
     void onLost(const QString &why, RedisClient::Loss loss);
     void goDown(const QString &reason, const QString &why);
     // False for an error: Redis's own (the store goes down: it refuses writes) or a lost
@@ -184,6 +201,13 @@ private:
         qint64 heardAtMs = 0;
     };
     QHash<QByteArray, Applied> m_lastSeq;
+    // Redis losing its keys with the connections up (FLUSHALL, FLUSHDB) restarts the sequence:
+    // the highest number read from Redis on the command connection, and the epoch key's value
+    // (see kHeartbeatScript), since the store came back.
+    quint64 m_highestSeq = 0;
+    QByteArray m_epoch;
+    bool m_checkInFlight = false;
+    quint64 m_heartbeats = 0;
     qsizetype m_forgetAt = 1024; // the size at which old numbers are next looked for
     void forgetOldSequences();
     int m_replicas = 0;

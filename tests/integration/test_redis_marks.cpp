@@ -810,6 +810,34 @@ private Q_SLOTS:
         QVERIFY(m_redis->command({"KEYS", "t:mark:*"}).startsWith("*3"));
     }
 
+    // Probe J4 2: Redis lost its keys with both replicas connected (FLUSHALL, FLUSHDB): its set
+    // and clear numbers started over at 1, and each replica ignored every new set and clear of a
+    // mark it had applied a higher number for, until the numbers passed it again. Each replica
+    // notices, and takes Redis's state as after a reconnect.
+    void marksAreSharedAgainAfterRedisLosesItsKeys() {
+        const QString alice = QStringLiteral("alice");
+        fail(*m_one, failure(FailureKind::ServerError));
+        advance(21000);
+        fail(*m_two, failure(FailureKind::ServerError)); // strike 2
+        QCOMPARE(m_one->marks.clear({}), 1);
+        QVERIFY(test::waitUntil([&]() { return !m_two->mark(alice); }, 10000));
+        QVERIFY(m_redis->command({"GET", "t:seq"}).contains("\r\n3\r\n"));
+
+        QVERIFY(m_redis->command({"FLUSHALL"}).startsWith("+OK"));
+        advance(1000);
+        m_two->marks.mark(alice, kA, failure(FailureKind::ServerError)); // a new failure: number 1
+        QVERIFY2(test::waitUntil([&]() { return m_one->mark(alice).has_value(); }, 5000),
+                 "a mark set after the flush did not reach the other replica");
+        QCOMPARE(m_one->mark(alice)->strikes, 1);
+        // Clears are heard again too.
+        QCOMPARE(m_two->marks.clear({}), 1);
+        QVERIFY2(test::waitUntil([&]() { return !m_one->mark(alice); }, 5000),
+                 "a clear made after the flush did not reach the other replica");
+        QVERIFY(m_one->sync->storeUp() && m_two->sync->storeUp());
+        for (Replica *r : {m_one.get(), m_two.get()})
+            QCOMPARE(r->logs.filter(QStringLiteral("Redis lost its keys")).size(), 1); // said once each
+    }
+
     // Probe E4 8: a wrong password, or none where Redis wants one, read "Redis unreachable".
     void aRefusedPasswordIsSaidSo() {
         QVERIFY(m_redis->command({"CONFIG", "SET", "requirepass", "right"}).startsWith("+OK"));
