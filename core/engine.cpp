@@ -255,8 +255,10 @@ QList<telemetry::BudgetState> Engine::budgets() const {
 }
 
 void Engine::startMarkSync() {
-    // Redis-shared marks are chosen at start: a reload that changes `marks` takes effect on restart.
-    const config::MarksConfig &mc = m_ctx.config->marks;
+    // Redis-shared marks are chosen at start: a reload that changes `marks` takes effect on restart
+    // (applyConfig says so), and the store's status describes this one.
+    m_marksStarted = m_ctx.config->marks;
+    const config::MarksConfig &mc = m_marksStarted;
     if (mc.store != QLatin1String("redis"))
         return;
     auto endpoint = redis::RedisEndpoint::parse(mc.url, nullptr);
@@ -298,14 +300,28 @@ void Engine::startMarkSync() {
 }
 
 QString Engine::marksStoreDescription() const {
-    if (m_ctx.config->marks.store != QLatin1String("redis"))
+    if (!marksShared())
         return QStringLiteral("memory");
     return m_markSync ? m_markSync->describe() : QStringLiteral("local only (Redis unreachable)");
 }
 
 bool Engine::marksStoreUp() const {
-    return m_ctx.config->marks.store != QLatin1String("redis") || (m_markSync && m_markSync->storeUp());
+    return !marksShared() || (m_markSync && m_markSync->storeUp());
 }
+
+bool Engine::marksShared() const {
+    return m_marksStarted.store == QLatin1String("redis");
+}
+
+namespace {
+// A marks store as the log names it: never a password (a URL may hold one).
+QString marksStoreName(const config::MarksConfig &m) {
+    if (m.store != QLatin1String("redis"))
+        return QStringLiteral("memory");
+    const auto endpoint = redis::RedisEndpoint::parse(m.url, nullptr);
+    return QStringLiteral("%1, prefix %2").arg(endpoint ? endpoint->display() : QStringLiteral("?"), m.prefix);
+}
+} // namespace
 
 Engine::~Engine() {
     // Requests first (they reference the context), then the listener. Each is ended as a cut is
@@ -636,6 +652,10 @@ void Engine::applyConfig(const config::Config &incoming) {
                               ? fake->baseUrl()
                               : m_ctx.config->providers.value(it->id).baseUrl;
     m_ctx.config = std::make_shared<const config::Config>(cfg);
+    if (cfg.marks != m_marksStarted)
+        m_telemetry->log(QStringLiteral("warn"), QStringLiteral("marks store changes at the next start"),
+                         {{QStringLiteral("running"), marksStoreName(m_marksStarted)},
+                          {QStringLiteral("file"), marksStoreName(cfg.marks)}});
     dropUnconfiguredMarks(cfg);
     configurePools(); // a pool that changed starts over: its positions may hold other secrets now
     m_ledger->setRetentionDays(cfg.usage.retentionDays);

@@ -5,13 +5,16 @@
 
 #include "core/failover/provider_down_marks.h"
 #include "core/redis/redis_mark_sync.h"
+#include "core/telemetry/telemetry.h"
 #include "fake_clock.h"
+#include "gateway_fixture.h"
 #include "redis_server.h"
 #include "signal_wait.h"
 
 #include <QElapsedTimer>
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <QSignalSpy>
 #include <QTcpServer>
 #include <QTcpSocket>
 #include <QTest>
@@ -836,6 +839,80 @@ private Q_SLOTS:
         QVERIFY(m_one->sync->storeUp() && m_two->sync->storeUp());
         for (Replica *r : {m_one.get(), m_two.get()})
             QCOMPARE(r->logs.filter(QStringLiteral("Redis lost its keys")).size(), 1); // said once each
+    }
+
+    config::MarksConfig redisMarks() const {
+        config::MarksConfig marks;
+        marks.store = QStringLiteral("redis");
+        marks.url = m_redis->url();
+        marks.prefix = QStringLiteral("t");
+        return marks;
+    }
+    static bool saidNextStart(const QSignalSpy &logs) {
+        for (const auto &args : logs) {
+            const QJsonObject line = args.at(0).toJsonObject();
+            if (line.value(QStringLiteral("msg")).toString() ==
+                    QLatin1String("marks store changes at the next start") &&
+                line.value(QStringLiteral("level")).toString() == QLatin1String("warn"))
+                return true;
+        }
+        return false;
+    }
+
+    // Probe J4 4: the marks store is the one started with the process, but after a reload that
+    // changed `marks`, /healthz and /metrics described the file's: "memory" while marks still went
+    // through Redis, "local only (Redis unreachable)" with a Redis that answers and was never
+    // contacted. They describe the running store, and the reload says the change waits for a restart.
+    void aReloadChangingTheMarksStoreSaysItTakesEffectAtTheNextStart() {
+        {
+            test::GatewayFixture gw;
+            gw.config.marks = redisMarks();
+            gw.start();
+            QVERIFY(test::waitUntil(
+                [&]() {
+                    return gw.get(QStringLiteral("/healthz"))
+                        .json()
+                        .value(QStringLiteral("marks"))
+                        .toString()
+                        .startsWith(QStringLiteral("shared via"));
+                },
+                5000));
+            QSignalSpy logs(gw.engine().telemetry(), &telemetry::Telemetry::logLine);
+            config::Config memory = *gw.engine().config();
+            memory.marks = {};
+            gw.engine().applyConfig(memory);
+            QVERIFY(saidNextStart(logs));
+            const QString said = gw.get(QStringLiteral("/healthz")).json().value(QStringLiteral("marks")).toString();
+            QVERIFY2(said.startsWith(QStringLiteral("shared via %1").arg(m_redis->url())), qPrintable(said));
+            QVERIFY(gw.get(QStringLiteral("/metrics")).body.contains("switchman_marks_store_up 1"));
+            // Still shared: a mark from another replica reaches it.
+            m_one->marks.mark(QStringLiteral("local"),
+                              {QStringLiteral("pa"), QStringLiteral("claude-a"), gw.anthropicA.baseUrl()},
+                              failure(FailureKind::ServerError));
+            QVERIFY(test::waitUntil([&]() { return gw.engine().marks().size() == 1; }, 5000));
+            // Said at each reload while the file differs from what runs, and no more once it does not.
+            logs.clear();
+            gw.engine().applyConfig(*gw.engine().config());
+            QVERIFY(saidNextStart(logs));
+            config::Config back = memory;
+            back.marks = redisMarks();
+            logs.clear();
+            gw.engine().applyConfig(back);
+            QVERIFY(!saidNextStart(logs));
+        }
+        {
+            test::GatewayFixture gw;
+            gw.start();
+            QSignalSpy logs(gw.engine().telemetry(), &telemetry::Telemetry::logLine);
+            config::Config shared = *gw.engine().config();
+            shared.marks = redisMarks();
+            gw.engine().applyConfig(shared);
+            QVERIFY(saidNextStart(logs));
+            QCOMPARE(gw.get(QStringLiteral("/healthz")).json().value(QStringLiteral("marks")).toString(),
+                     QStringLiteral("memory"));
+            QVERIFY(gw.get(QStringLiteral("/metrics")).body.contains("switchman_marks_store_up 1"));
+            QVERIFY(!gw.engine().markSync());
+        }
     }
 
     // Probe E4 8: a wrong password, or none where Redis wants one, read "Redis unreachable".
