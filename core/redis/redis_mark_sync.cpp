@@ -225,6 +225,26 @@ RedisMarkSync::RedisMarkSync(ProviderDownMarks &marks, util::Clock &clock, Optio
     m_marks.setObserver(this);
 }
 
+bool RedisMarkSync::configuresMore(const config::Config &before, const config::Config &after) {
+    auto tenants = [](const config::Config &c) {
+        return c.tenants.isEmpty() ? QStringList{QString::fromLatin1(server::GatewayAuth::kLocalTenant)}
+                                   : c.tenants.keys();
+    };
+    const QStringList had = tenants(before);
+    for (const QString &t : tenants(after))
+        if (!had.contains(t))
+            return true;
+    for (const auto &p : after.providers) {
+        const auto old = before.providers.constFind(p.id);
+        if (old == before.providers.cend() || old->baseUrl != p.baseUrl)
+            return true;
+    }
+    for (auto it = after.models.cbegin(); it != after.models.cend(); ++it)
+        if (!before.models.contains(it.key()))
+            return true;
+    return false;
+}
+
 QByteArray RedisMarkSync::channelFor(const QString &prefix, int db) {
     // Keys live in a database, channels in the whole server: deployments kept apart by database
     // (redis://host/0 and /1, one prefix) heard each other's marks and clears (probe J4 1). Database
@@ -241,6 +261,20 @@ void RedisMarkSync::start() {
     m_commands->open();
     m_subscriber->open();
     m_heartbeat.start();
+}
+
+void RedisMarkSync::forget(const QList<MarkInfo> &dropped) {
+    for (const MarkInfo &m : dropped) {
+        const QByteArray id = idFor(m);
+        m_lastSeq.remove(id);
+        m_reconcile.remove(id);
+        m_setWhileDown.remove(id);
+    }
+}
+
+void RedisMarkSync::pullAgain() {
+    if (m_up)
+        pullAll(); // else the pull when Redis is back takes them
 }
 
 QString RedisMarkSync::describe() const {

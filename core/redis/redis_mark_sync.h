@@ -68,6 +68,9 @@ public:
     // get), a provider with the mark's base URL, and for a model's mark a model the config lists
     // (a provider/id selector of an unlisted model is a single candidate, which ignores marks).
     static bool configures(const config::Config &config, const failover::MarkInfo &m);
+    // True when `after` configures a mark `before` does not: a tenant, provider (or its base URL)
+    // or model it adds.
+    static bool configuresMore(const config::Config &before, const config::Config &after);
     // The channel marks and clears are published on: "<prefix>:marks" in database 0,
     // "<prefix>:marks:<db>" in the others (pub/sub ignores SELECT).
     static QByteArray channelFor(const QString &prefix, int db);
@@ -86,6 +89,11 @@ public:
     ~RedisMarkSync() override;
 
     void start();
+    // After a reload: the marks the engine dropped (no longer configured) are forgotten, so that
+    // Redis's copy is taken again if they come back; pullAgain() takes the marks of what the
+    // configuration added (ignored when they came: see Options::accepts).
+    void forget(const QList<failover::MarkInfo> &dropped);
+    void pullAgain();
     bool storeUp() const { return m_up; }
     int replicasSeen() const { return m_replicas; }
     QString replicaId() const { return m_options.replicaId; }

@@ -11,6 +11,7 @@
 #include "redis_server.h"
 #include "signal_wait.h"
 
+#include <QDateTime>
 #include <QElapsedTimer>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -151,6 +152,7 @@ class TestRedisMarks : public QObject {
 
 private Q_SLOTS:
     void init() {
+        m_wall = 1'800'000'000'000;
         m_redis = std::make_unique<test::RedisServer>();
         QVERIFY2(m_redis->start(), qPrintable(m_redis->error()));
         m_one = std::make_unique<Replica>(m_redis->url(), QStringLiteral("one"), &m_wall);
@@ -913,6 +915,58 @@ private Q_SLOTS:
             QVERIFY(gw.get(QStringLiteral("/metrics")).body.contains("switchman_marks_store_up 1"));
             QVERIFY(!gw.engine().markSync());
         }
+    }
+
+    // Probe J4 5: a reload drops the marks of a provider or tenant it removes; when a later reload
+    // brought it back, the replica did not take its live marks from Redis again, and sent the next
+    // request to a provider every other replica knew was down.
+    void aProviderOrTenantBackByReloadGetsItsLiveMarksAgain() {
+        m_wall = QDateTime::currentMSecsSinceEpoch(); // the engine's wall clock is the system's
+        test::GatewayFixture gw;
+        gw.config.marks = redisMarks();
+        gw.config.tenants.insert(QStringLiteral("alice"), tenant(QStringLiteral("alice")));
+        gw.config.tenants.insert(QStringLiteral("bob"), tenant(QStringLiteral("bob")));
+        gw.start();
+        QVERIFY(test::waitUntil([&]() { return gw.engine().markSync() && gw.engine().markSync()->storeUp(); }, 5000));
+        const failover::CandidateRef pa{QStringLiteral("pa"), QStringLiteral("claude-a"), gw.anthropicA.baseUrl()};
+        auto held = [&](const QString &tenant) {
+            const auto marks = gw.engine().marks();
+            return std::any_of(marks.cbegin(), marks.cend(), [&](const failover::MarkInfo &m) {
+                return m.tenant == tenant && m.provider == pa.provider;
+            });
+        };
+        m_one->marks.mark(QStringLiteral("alice"), pa, failure(FailureKind::ServerError));
+        m_one->marks.mark(QStringLiteral("bob"), pa, failure(FailureKind::ServerError));
+        QVERIFY(test::waitUntil([&]() { return held(QStringLiteral("alice")) && held(QStringLiteral("bob")); }, 5000));
+        const config::Config full = *gw.engine().config();
+
+        config::Config withoutPa = full;
+        withoutPa.providers.remove(QStringLiteral("pa"));
+        withoutPa.models.remove(QStringLiteral("pa/claude-a"));
+        withoutPa.routes[QStringLiteral("chain")].candidates.removeAll(QStringLiteral("pa/claude-a"));
+        gw.engine().applyConfig(withoutPa);
+        QVERIFY(gw.engine().marks().isEmpty());
+        m_one->marks.mark(QStringLiteral("carol"), pa, failure(FailureKind::ServerError)); // made meanwhile
+        QVERIFY(test::waitUntil([&]() { return m_two->mark(QStringLiteral("carol")).has_value(); }, 5000));
+        config::Config withCarol = full;
+        withCarol.tenants.insert(QStringLiteral("carol"), tenant(QStringLiteral("carol")));
+        gw.engine().applyConfig(withCarol);
+        QVERIFY2(test::waitUntil(
+                     [&]() {
+                         return held(QStringLiteral("alice")) && held(QStringLiteral("bob")) &&
+                                held(QStringLiteral("carol"));
+                     },
+                     5000),
+                 "the provider's live marks did not come back with it");
+
+        config::Config withoutBob = withCarol;
+        withoutBob.tenants.remove(QStringLiteral("bob"));
+        gw.engine().applyConfig(withoutBob);
+        QVERIFY(!held(QStringLiteral("bob")));
+        gw.engine().applyConfig(withCarol);
+        QVERIFY2(test::waitUntil([&]() { return held(QStringLiteral("bob")); }, 5000),
+                 "the tenant's live mark did not come back with it");
+        QCOMPARE(gw.engine().marks().size(), 3);
     }
 
     // Probe E4 8: a wrong password, or none where Redis wants one, read "Redis unreachable".
