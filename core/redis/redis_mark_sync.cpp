@@ -15,16 +15,18 @@ using failover::ProviderDownMarks;
 
 namespace {
 // Stores a mark and its strike history, and tells every replica: shared by the
-// set and import scripts (KEYS: mark, history, sequence). The history key outlives
+// set and import scripts (KEYS: mark, history, sequence). The history keeps the
+// last strike (setAt, for the strike rule) and the last failure that touched the
+// mark (changedAt: a clear made before it does not undo it). The history key outlives
 // the mark by the strike-reset window, so strikes survive a short gap between
 // failures and reset after a long one. Every set and clear takes the next number of
 // one sequence: a replica reads replies and messages on two connections, and
 // applies nothing older than what it already applied for that mark.
 constexpr char kStoreMarkLua[] = R"lua(
-local function storeMark(mark, strikes, setAt, expiresAt, now, reset, channel)
+local function storeMark(mark, strikes, setAt, expiresAt, now, reset, channel, changedAt)
   mark.seq = redis.call('INCR', KEYS[3])
   redis.call('HSET', KEYS[2], 'strikes', strikes, 'setAt', string.format('%.0f', setAt),
-             'expiresAt', string.format('%.0f', expiresAt))
+             'expiresAt', string.format('%.0f', expiresAt), 'changedAt', string.format('%.0f', changedAt))
   redis.call('PEXPIRE', KEYS[2], expiresAt - now + reset)
   mark.op = 'set'
   mark.strikes = strikes
@@ -86,42 +88,47 @@ if during and not burst then
   expiry = expiresAt
   if retryAfter >= 0 then expiry = math.max(expiresAt, now + math.min(retryAfter, cap)) end
 end
-return storeMark(mark, strikes, setAt, expiry, now, reset, ARGV[8])
+return storeMark(mark, strikes, setAt, expiry, now, reset, ARGV[8], now)
 )lua";
 
 // Puts back a mark this replica learned while Redis was away: the later
-// expiry and the higher strike count win; a clear made after its last strike
-// (the tombstone a clear leaves) wins over it. KEYS: mark, history, sequence,
-// tombstone. ARGV: now, strike reset, mark JSON (with expiresAt, strikes,
-// setAt), channel.
+// expiry and the higher strike count win; a clear made after the last failure
+// that touched it (the tombstone a clear leaves) wins over it. KEYS: mark,
+// history, sequence, tombstone. ARGV: now, strike reset, mark JSON (with
+// expiresAt, strikes, setAt, changedAt: that failure's time), channel.
 constexpr char kImportLua[] = R"lua(
 local now = tonumber(ARGV[1])
 local reset = tonumber(ARGV[2])
 local mark = cjson.decode(ARGV[3])
+local changed = tonumber(mark.changedAt) or tonumber(mark.setAt) or 0
+mark.changedAt = nil
 local cleared = tonumber(redis.call('GET', KEYS[4]))
-if cleared and (tonumber(mark.setAt) or 0) < cleared then return false end
-local h = redis.call('HMGET', KEYS[2], 'strikes', 'setAt', 'expiresAt')
+if cleared and changed < cleared then return false end
+local h = redis.call('HMGET', KEYS[2], 'strikes', 'setAt', 'expiresAt', 'changedAt')
 local strikes = math.max(tonumber(h[1]) or 0, tonumber(mark.strikes))
 local expiresAt = math.max(tonumber(h[3]) or 0, tonumber(mark.expiresAt))
 local setAt = tonumber(h[2]) or tonumber(mark.setAt) or now
+changed = math.max(changed, tonumber(h[4]) or tonumber(h[2]) or 0)
 if expiresAt <= now then return false end
-return storeMark(mark, strikes, setAt, expiresAt, now, reset, ARGV[4])
+return storeMark(mark, strikes, setAt, expiresAt, now, reset, ARGV[4], changed)
 )lua";
 
 // Deletes marks and their strike history, leaves a tombstone (the clear's time)
 // that a replica coming back with an older copy meets, and tells every replica
 // with the clear's sequence number. KEYS: mark, history and tombstone keys per
 // mark, then the sequence. ARGV: channel, payload (its ids in KEYS' order),
-// tombstone TTL, then per mark: the latest last strike (setAt) it deletes (-1:
-// any; a clear sent late spares a mark struck after it) and the clear's time.
+// tombstone TTL, then per mark: the latest last failure (changedAt, else setAt:
+// the history of a version before) it deletes (-1: any; a clear sent late spares
+// a mark a failure touched after it) and the clear's time.
 constexpr char kClearScript[] = R"lua(
 local payload = cjson.decode(ARGV[2])
 local ids = {}
 for i = 1, (#KEYS - 1) / 3 do
   local upTo = tonumber(ARGV[2 + 2 * i])
   local at = tonumber(ARGV[3 + 2 * i])
-  local setAt = tonumber(redis.call('HGET', KEYS[3 * i - 1], 'setAt'))
-  if upTo < 0 or not setAt or setAt <= upTo then
+  local h = redis.call('HMGET', KEYS[3 * i - 1], 'changedAt', 'setAt')
+  local changedAt = tonumber(h[1]) or tonumber(h[2])
+  if upTo < 0 or not changedAt or changedAt <= upTo then
     redis.call('DEL', KEYS[3 * i - 2], KEYS[3 * i - 1])
     ids[#ids + 1] = payload.ids[i]
   end
@@ -318,11 +325,11 @@ void RedisMarkSync::markSet(const MarkInfo &mark, const failover::UpstreamFailur
         return;
     const QByteArray id = idFor(mark);
     m_reconcile.remove(id); // a new failure: this replica's, whatever Redis held
+    const qint64 now = wallNow();
     if (!m_up) {
-        m_setWhileDown.insert(id); // down: the mark stays local and is pushed on reconnect
+        m_setWhileDown.insert(id, now); // down: the mark stays local and is pushed on reconnect
         return;
     }
-    const qint64 now = wallNow();
     const qint64 started = attemptStartedAtMs ? now - (m_clock.nowMs() - *attemptStartedAtMs) : -1;
     const qint64 base = failure.kind == FailureKind::RateLimited ? ProviderDownMarks::kRateLimitedBaseMs
                                                                  : ProviderDownMarks::kServerErrorBaseMs;
@@ -345,9 +352,9 @@ void RedisMarkSync::markSet(const MarkInfo &mark, const failover::UpstreamFailur
     m_commands->command({"EVAL", kSetScript, "3", key("mark", id), key("hist", id), sequenceKey(), num(now), num(base),
                          num(ProviderDownMarks::kCapMs), num(ProviderDownMarks::kStrikeResetMs),
                          num(failure.retryAfterMs.value_or(-1)), num(started), json, m_channel, num(known)},
-                        [this, clearsBefore, id, numbering](const RedisValue &v) {
+                        [this, clearsBefore, id, numbering, now](const RedisValue &v) {
                             if (!accepted(v)) {
-                                m_setWhileDown.insert(id); // lost or refused: pushed when shared again
+                                m_setWhileDown.insert(id, now); // lost or refused: pushed when shared again
                                 return;
                             }
                             if (v.type != RedisValue::Type::String)
@@ -683,20 +690,25 @@ void RedisMarkSync::pushLocalMarks() {
     const qint64 nowLocal = m_clock.nowMs();
     const qint64 now = wallNow();
     for (const MarkInfo &m : m_marks.active()) {
-        if (!m.setBy.isEmpty() || !m_setWhileDown.contains(idFor(m)))
+        const QByteArray id = idFor(m);
+        const auto changed = m_setWhileDown.constFind(id);
+        if (!m.setBy.isEmpty() || changed == m_setWhileDown.cend())
             continue; // another replica's (Redis is its source), or not new
         QJsonObject o = describeMark(m);
         o.insert(QStringLiteral("strikes"), m.strikes);
         o.insert(QStringLiteral("ttlMs"), double(m.ttlMs));
         o.insert(QStringLiteral("expiresAt"), QString::number(now + (m.expiresAtMs - nowLocal)));
+        // The last strike, for the strike rule; and the last failure, which a failure that added no
+        // strike (a try begun while the mark stood) moves too: a clear made before it does not
+        // undo it (probe J4 6).
         o.insert(QStringLiteral("setAt"), QString::number(now + (m.struckAtMs - nowLocal)));
-        const QByteArray id = idFor(m);
+        o.insert(QStringLiteral("changedAt"), QString::number(*changed));
         m_commands->command({"EVAL", kImportScript, "4", key("mark", id), key("hist", id), sequenceKey(),
                              key("cleared", id), num(now), num(ProviderDownMarks::kStrikeResetMs),
                              QJsonDocument(o).toJson(QJsonDocument::Compact), m_channel},
-                            [this, id](const RedisValue &v) {
+                            [this, id, at = *changed](const RedisValue &v) {
                                 if (!accepted(v))
-                                    m_setWhileDown.insert(id); // pushed again when Redis takes writes
+                                    m_setWhileDown.insert(id, at); // pushed again when Redis takes writes
                             });
     }
 }

@@ -193,7 +193,8 @@ private:
     // While Redis is away: the marks this replica set (pushed when it returns, and only those: a
     // mark learned before the outage is Redis's or its maker's to hold) and the ones it cleared
     // (cleared in Redis when it returns, so an operator's clear is not undone by an older copy).
-    QSet<QByteArray> m_setWhileDown;
+    // Each with the wall time of its last failure here (the clear it must come after).
+    QHash<QByteArray, qint64> m_setWhileDown;
     QList<Clear> m_clearedWhileDown;
     // The local marks held when the store came back that nothing has touched since (no local set,
     // nothing applied from Redis): the pull then sent drops those Redis does not hold.

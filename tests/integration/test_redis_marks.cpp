@@ -95,7 +95,8 @@ class TestRedisMarks : public QObject {
     std::unique_ptr<test::RedisServer> m_redis;
     qint64 m_wall = 1'800'000'000'000;
     std::unique_ptr<Replica> m_one, m_two;
-    std::unique_ptr<test::FakeClock> m_net; // a replica's connection clock, when a test sets one
+    std::unique_ptr<test::FakeClock> m_net;  // a replica's connection clock, when a test sets one
+    std::unique_ptr<test::FakeClock> m_net2; // the second replica's, when a test sets one
 
     // Makes the first replica one that reconnects only when the test moves m_net.
     bool firstReconnectsOnCue() {
@@ -163,6 +164,7 @@ private Q_SLOTS:
         m_one.reset();
         m_two.reset();
         m_net.reset();
+        m_net2.reset();
         m_redis.reset();
     }
 
@@ -841,6 +843,64 @@ private Q_SLOTS:
         QVERIFY(m_one->sync->storeUp() && m_two->sync->storeUp());
         for (Replica *r : {m_one.get(), m_two.get()})
             QCOMPARE(r->logs.filter(QStringLiteral("Redis lost its keys")).size(), 1); // said once each
+    }
+
+    // Probe J4 6: during an outage the second replica clears alice's mark, then the first, which
+    // still held it, fails on the candidate (a try begun while the mark stood: no strike) with
+    // Retry-After 120 s, lengthening the mark. The failure is the later event and stands, whichever
+    // replica comes back first; it was undone everywhere, the push carrying the last strike's time.
+    void aFailureLengtheningAMarkAfterAClearStandsWhenRedisReturns_data() {
+        QTest::addColumn<bool>("clearingReplicaFirst");
+        QTest::newRow("the clearing replica back first") << true;
+        QTest::newRow("the failing replica back first") << false;
+    }
+    void aFailureLengtheningAMarkAfterAClearStandsWhenRedisReturns() {
+        QFETCH(bool, clearingReplicaFirst);
+        m_net = std::make_unique<test::FakeClock>();
+        m_net2 = std::make_unique<test::FakeClock>();
+        m_one = std::make_unique<Replica>(m_redis->url(), QStringLiteral("one"), &m_wall, m_net.get());
+        m_two = std::make_unique<Replica>(m_redis->url(), QStringLiteral("two"), &m_wall, m_net2.get());
+        test::FakeClock &net2 = *m_net2;
+        QVERIFY(test::waitUntil([&]() { return m_one->sync->storeUp() && m_two->sync->storeUp(); }, 5000));
+        auto reconnects = [](Replica &r, test::FakeClock &net) {
+            for (int i = 0; i < 60 && !r.sync->storeUp(); ++i) {
+                net.advance(250);
+                test::waitUntil([&]() { return r.sync->storeUp(); }, 500);
+            }
+            return r.sync->storeUp();
+        };
+        const QString alice = QStringLiteral("alice");
+        fail(*m_one, failure(FailureKind::ServerError)); // strike 1, 20 s
+        m_redis->kill();
+        QVERIFY(test::waitUntil([&]() { return !m_one->sync->storeUp() && !m_two->sync->storeUp(); }, 10000));
+        advance(1000);
+        failover::MarkFilter alicesA;
+        alicesA.tenant = alice;
+        QCOMPARE(m_two->marks.clear(alicesA), 1);
+        advance(1000);
+        const qint64 began = m_one->clock.nowMs();
+        advance(5);
+        QCOMPARE(m_one->marks.mark(alice, kA, failure(FailureKind::RateLimited, 120000), began), qint64(120000));
+        QCOMPARE(m_one->mark(alice)->strikes, 1); // begun while the mark stood: no strike
+
+        QVERIFY2(m_redis->start(), qPrintable(m_redis->error()));
+        if (clearingReplicaFirst) {
+            QVERIFY(reconnects(*m_two, net2));
+            QVERIFY(reconnects(*m_one, *m_net));
+        } else {
+            QVERIFY(reconnects(*m_one, *m_net));
+            QVERIFY(reconnects(*m_two, net2));
+        }
+        // What each sent on its return has reached the other once these have.
+        m_one->marks.mark(QStringLiteral("bob"), kA, failure(FailureKind::ServerError));
+        m_two->marks.mark(QStringLiteral("carol"), kA, failure(FailureKind::ServerError));
+        QVERIFY(test::waitUntil(
+            [&]() { return m_two->mark(QStringLiteral("bob")) && m_one->mark(QStringLiteral("carol")); }, 10000));
+        for (Replica *r : {m_one.get(), m_two.get()}) {
+            QVERIFY2(test::waitUntil([&]() { return r->mark(alice).has_value(); }, 5000),
+                     "the earlier clear beat the later failure");
+            QVERIFY(r->mark(alice)->expiresAtMs - r->clock.nowMs() > 100000);
+        }
     }
 
     config::MarksConfig redisMarks() const {
