@@ -256,8 +256,10 @@ QList<telemetry::BudgetState> Engine::budgets() const {
 }
 
 void Engine::startMarkSync() {
-    // Redis-shared marks are chosen at start: a reload that changes `marks` takes effect on restart.
-    const config::MarksConfig &mc = m_ctx.config->marks;
+    // Redis-shared marks are chosen at start: a reload that changes `marks` takes effect on restart
+    // (applyConfig says so), and the store's status describes this one.
+    m_marksStarted = m_ctx.config->marks;
+    const config::MarksConfig &mc = m_marksStarted;
     if (mc.store != QLatin1String("redis"))
         return;
     auto endpoint = redis::RedisEndpoint::parse(mc.url, nullptr);
@@ -299,14 +301,28 @@ void Engine::startMarkSync() {
 }
 
 QString Engine::marksStoreDescription() const {
-    if (m_ctx.config->marks.store != QLatin1String("redis"))
+    if (!marksShared())
         return QStringLiteral("memory");
     return m_markSync ? m_markSync->describe() : QStringLiteral("local only (Redis unreachable)");
 }
 
 bool Engine::marksStoreUp() const {
-    return m_ctx.config->marks.store != QLatin1String("redis") || (m_markSync && m_markSync->storeUp());
+    return !marksShared() || (m_markSync && m_markSync->storeUp());
 }
+
+bool Engine::marksShared() const {
+    return m_marksStarted.store == QLatin1String("redis");
+}
+
+namespace {
+// A marks store as the log names it: never a password (a URL may hold one).
+QString marksStoreName(const config::MarksConfig &m) {
+    if (m.store != QLatin1String("redis"))
+        return QStringLiteral("memory");
+    const auto endpoint = redis::RedisEndpoint::parse(m.url, nullptr);
+    return QStringLiteral("%1, prefix %2").arg(endpoint ? endpoint->display() : QStringLiteral("?"), m.prefix);
+}
+} // namespace
 
 Engine::~Engine() {
     // Requests first (they reference the context), then the listener. Each is ended as a cut is
@@ -537,13 +553,16 @@ void Engine::dropUnconfiguredMarks(const config::Config &cfg) {
     // /admin/marks and the window as if it were down, and would be applied again to one of the same
     // name that came back within its TTL (probe G1 5). Dropped here alone: another replica sharing
     // the marks through Redis may still have it (RedisMarkSync drops what it receives the same way).
-    int dropped = 0;
+    QList<failover::MarkInfo> dropped;
     for (const failover::MarkInfo &m : m_marks->active())
-        if (!redis::RedisMarkSync::configures(cfg, m))
-            dropped += m_marks->applyClear(failover::MarkFilter::exactly(m));
-    if (dropped > 0) {
+        if (!redis::RedisMarkSync::configures(cfg, m) && m_marks->applyClear(failover::MarkFilter::exactly(m)) > 0)
+            dropped.append(m);
+    if (!dropped.isEmpty()) {
+        // Redis's copy is taken again if a later reload brings them back (probe J4 5).
+        if (m_markSync)
+            m_markSync->forget(dropped);
         m_telemetry->log(QStringLiteral("info"), QStringLiteral("marks dropped: no longer configured"),
-                         {{QStringLiteral("count"), dropped}});
+                         {{QStringLiteral("count"), int(dropped.size())}});
         Q_EMIT marksChanged();
     }
 }
@@ -636,8 +655,17 @@ void Engine::applyConfig(const config::Config &incoming) {
             it->baseUrl = m_ctx.config->providers.value(it->id).baseUrl.isEmpty()
                               ? fake->baseUrl()
                               : m_ctx.config->providers.value(it->id).baseUrl;
-    m_ctx.config = std::make_shared<const config::Config>(cfg);
+    const std::shared_ptr<const config::Config> before =
+        std::exchange(m_ctx.config, std::make_shared<const config::Config>(cfg));
+    if (cfg.marks != m_marksStarted)
+        m_telemetry->log(QStringLiteral("warn"), QStringLiteral("marks store changes at the next start"),
+                         {{QStringLiteral("running"), marksStoreName(m_marksStarted)},
+                          {QStringLiteral("file"), marksStoreName(cfg.marks)}});
     dropUnconfiguredMarks(cfg);
+    // The live marks of a tenant, provider or model added (or back after a reload took it away)
+    // were ignored while this configuration did not have it: Redis holds them (probe J4 5).
+    if (m_markSync && redis::RedisMarkSync::configuresMore(*before, cfg))
+        m_markSync->pullAgain();
     configurePools(); // a pool that changed starts over: its positions may hold other secrets now
     m_ledger->setRetentionDays(cfg.usage.retentionDays);
     m_budgets->configure(cfg.tenants);

@@ -132,6 +132,8 @@ public:
     // false only in those last two cases.
     QString marksStoreDescription() const override;
     bool marksStoreUp() const override;
+    // Marks go through Redis: the store started with the process (a reload does not change it).
+    bool marksShared() const;
     redis::RedisMarkSync *markSync() const { return m_markSync; }
     util::Clock &clock() const override { return *m_ctx.clock; }
 
@@ -189,6 +191,7 @@ private:
     QPointer<server::GuardedTcpServer> m_tcp;
     QHash<QString, demo::FakeUpstream *> m_demo;
     redis::RedisMarkSync *m_markSync = nullptr;
+    config::MarksConfig m_marksStarted; // the `marks` the store was started with
     QHostAddress m_host;
     quint16 m_port = 0;
     bool m_paused = false;

@@ -15,16 +15,18 @@ using failover::ProviderDownMarks;
 
 namespace {
 // Stores a mark and its strike history, and tells every replica: shared by the
-// set and import scripts (KEYS: mark, history, sequence). The history key outlives
+// set and import scripts (KEYS: mark, history, sequence). The history keeps the
+// last strike (setAt, for the strike rule) and the last failure that touched the
+// mark (changedAt: a clear made before it does not undo it). The history key outlives
 // the mark by the strike-reset window, so strikes survive a short gap between
 // failures and reset after a long one. Every set and clear takes the next number of
 // one sequence: a replica reads replies and messages on two connections, and
 // applies nothing older than what it already applied for that mark.
 constexpr char kStoreMarkLua[] = R"lua(
-local function storeMark(mark, strikes, setAt, expiresAt, now, reset, channel)
+local function storeMark(mark, strikes, setAt, expiresAt, now, reset, channel, changedAt)
   mark.seq = redis.call('INCR', KEYS[3])
   redis.call('HSET', KEYS[2], 'strikes', strikes, 'setAt', string.format('%.0f', setAt),
-             'expiresAt', string.format('%.0f', expiresAt))
+             'expiresAt', string.format('%.0f', expiresAt), 'changedAt', string.format('%.0f', changedAt))
   redis.call('PEXPIRE', KEYS[2], expiresAt - now + reset)
   mark.op = 'set'
   mark.strikes = strikes
@@ -86,42 +88,47 @@ if during and not burst then
   expiry = expiresAt
   if retryAfter >= 0 then expiry = math.max(expiresAt, now + math.min(retryAfter, cap)) end
 end
-return storeMark(mark, strikes, setAt, expiry, now, reset, ARGV[8])
+return storeMark(mark, strikes, setAt, expiry, now, reset, ARGV[8], now)
 )lua";
 
 // Puts back a mark this replica learned while Redis was away: the later
-// expiry and the higher strike count win; a clear made after its last strike
-// (the tombstone a clear leaves) wins over it. KEYS: mark, history, sequence,
-// tombstone. ARGV: now, strike reset, mark JSON (with expiresAt, strikes,
-// setAt), channel.
+// expiry and the higher strike count win; a clear made after the last failure
+// that touched it (the tombstone a clear leaves) wins over it. KEYS: mark,
+// history, sequence, tombstone. ARGV: now, strike reset, mark JSON (with
+// expiresAt, strikes, setAt, changedAt: that failure's time), channel.
 constexpr char kImportLua[] = R"lua(
 local now = tonumber(ARGV[1])
 local reset = tonumber(ARGV[2])
 local mark = cjson.decode(ARGV[3])
+local changed = tonumber(mark.changedAt) or tonumber(mark.setAt) or 0
+mark.changedAt = nil
 local cleared = tonumber(redis.call('GET', KEYS[4]))
-if cleared and (tonumber(mark.setAt) or 0) < cleared then return false end
-local h = redis.call('HMGET', KEYS[2], 'strikes', 'setAt', 'expiresAt')
+if cleared and changed < cleared then return false end
+local h = redis.call('HMGET', KEYS[2], 'strikes', 'setAt', 'expiresAt', 'changedAt')
 local strikes = math.max(tonumber(h[1]) or 0, tonumber(mark.strikes))
 local expiresAt = math.max(tonumber(h[3]) or 0, tonumber(mark.expiresAt))
 local setAt = tonumber(h[2]) or tonumber(mark.setAt) or now
+changed = math.max(changed, tonumber(h[4]) or tonumber(h[2]) or 0)
 if expiresAt <= now then return false end
-return storeMark(mark, strikes, setAt, expiresAt, now, reset, ARGV[4])
+return storeMark(mark, strikes, setAt, expiresAt, now, reset, ARGV[4], changed)
 )lua";
 
 // Deletes marks and their strike history, leaves a tombstone (the clear's time)
 // that a replica coming back with an older copy meets, and tells every replica
 // with the clear's sequence number. KEYS: mark, history and tombstone keys per
 // mark, then the sequence. ARGV: channel, payload (its ids in KEYS' order),
-// tombstone TTL, then per mark: the latest last strike (setAt) it deletes (-1:
-// any; a clear sent late spares a mark struck after it) and the clear's time.
+// tombstone TTL, then per mark: the latest last failure (changedAt, else setAt:
+// the history of a version before) it deletes (-1: any; a clear sent late spares
+// a mark a failure touched after it) and the clear's time.
 constexpr char kClearScript[] = R"lua(
 local payload = cjson.decode(ARGV[2])
 local ids = {}
 for i = 1, (#KEYS - 1) / 3 do
   local upTo = tonumber(ARGV[2 + 2 * i])
   local at = tonumber(ARGV[3 + 2 * i])
-  local setAt = tonumber(redis.call('HGET', KEYS[3 * i - 1], 'setAt'))
-  if upTo < 0 or not setAt or setAt <= upTo then
+  local h = redis.call('HMGET', KEYS[3 * i - 1], 'changedAt', 'setAt')
+  local changedAt = tonumber(h[1]) or tonumber(h[2])
+  if upTo < 0 or not changedAt or changedAt <= upTo then
     redis.call('DEL', KEYS[3 * i - 2], KEYS[3 * i - 1])
     ids[#ids + 1] = payload.ids[i]
   end
@@ -156,10 +163,18 @@ end
 return out
 )lua";
 
-// Announces this replica and counts the live ones. KEYS: own key. ARGV: TTL, pattern.
+// Announces this replica, counts the live ones, and tells whether Redis still holds the keys the
+// replicas' numbers came from: the epoch (made by the first heartbeat that finds none, so it goes
+// with the rest in a FLUSHALL or FLUSHDB) and the sequence's value. KEYS: own key, epoch, sequence.
+// ARGV: TTL, pattern, a new epoch. Returns {replicas, epoch, sequence}.
 constexpr char kHeartbeatScript[] = R"lua(
 redis.call('SET', KEYS[1], '1', 'PX', tonumber(ARGV[1]))
-return #redis.call('KEYS', ARGV[2])
+local epoch = redis.call('GET', KEYS[2])
+if not epoch then
+  epoch = ARGV[3]
+  redis.call('SET', KEYS[2], epoch)
+end
+return {#redis.call('KEYS', ARGV[2]), epoch, tonumber(redis.call('GET', KEYS[3])) or 0}
 )lua";
 
 QByteArray num(qint64 v) {
@@ -201,7 +216,7 @@ RedisMarkSync::RedisMarkSync(ProviderDownMarks &marks, util::Clock &clock, Optio
     : QObject(parent), m_marks(marks), m_clock(clock), m_options(std::move(options)) {
     if (!m_options.wallClock)
         m_options.wallClock = []() { return QDateTime::currentMSecsSinceEpoch(); };
-    m_channel = (m_options.prefix + QStringLiteral(":marks")).toUtf8();
+    m_channel = channelFor(m_options.prefix, m_options.endpoint.db);
     util::Clock &connectionClock = m_options.connectionClock ? *m_options.connectionClock : util::systemClock();
     m_commands = new RedisClient(m_options.endpoint, connectionClock, this);
     m_subscriber = new RedisClient(m_options.endpoint, connectionClock, this);
@@ -217,6 +232,34 @@ RedisMarkSync::RedisMarkSync(ProviderDownMarks &marks, util::Clock &clock, Optio
     m_marks.setObserver(this);
 }
 
+bool RedisMarkSync::configuresMore(const config::Config &before, const config::Config &after) {
+    auto tenants = [](const config::Config &c) {
+        return c.tenants.isEmpty() ? QStringList{QString::fromLatin1(server::GatewayAuth::kLocalTenant)}
+                                   : c.tenants.keys();
+    };
+    const QStringList had = tenants(before);
+    for (const QString &t : tenants(after))
+        if (!had.contains(t))
+            return true;
+    for (const auto &p : after.providers) {
+        const auto old = before.providers.constFind(p.id);
+        if (old == before.providers.cend() || old->baseUrl != p.baseUrl)
+            return true;
+    }
+    for (auto it = after.models.cbegin(); it != after.models.cend(); ++it)
+        if (!before.models.contains(it.key()))
+            return true;
+    return false;
+}
+
+QByteArray RedisMarkSync::channelFor(const QString &prefix, int db) {
+    // Keys live in a database, channels in the whole server: deployments kept apart by database
+    // (redis://host/0 and /1, one prefix) heard each other's marks and clears (probe J4 1). Database
+    // 0 keeps the name it always had, so replicas of both versions share marks during an upgrade.
+    const QByteArray channel = (prefix + QStringLiteral(":marks")).toUtf8();
+    return db == 0 ? channel : channel + ':' + QByteArray::number(db);
+}
+
 RedisMarkSync::~RedisMarkSync() {
     m_marks.setObserver(nullptr);
 }
@@ -225,6 +268,20 @@ void RedisMarkSync::start() {
     m_commands->open();
     m_subscriber->open();
     m_heartbeat.start();
+}
+
+void RedisMarkSync::forget(const QList<MarkInfo> &dropped) {
+    for (const MarkInfo &m : dropped) {
+        const QByteArray id = idFor(m);
+        m_lastSeq.remove(id);
+        m_reconcile.remove(id);
+        m_setWhileDown.remove(id);
+    }
+}
+
+void RedisMarkSync::pullAgain() {
+    if (m_up)
+        pullAll(); // else the pull when Redis is back takes them
 }
 
 QString RedisMarkSync::describe() const {
@@ -268,11 +325,11 @@ void RedisMarkSync::markSet(const MarkInfo &mark, const failover::UpstreamFailur
         return;
     const QByteArray id = idFor(mark);
     m_reconcile.remove(id); // a new failure: this replica's, whatever Redis held
+    const qint64 now = wallNow();
     if (!m_up) {
-        m_setWhileDown.insert(id); // down: the mark stays local and is pushed on reconnect
+        m_setWhileDown.insert(id, now); // down: the mark stays local and is pushed on reconnect
         return;
     }
-    const qint64 now = wallNow();
     const qint64 started = attemptStartedAtMs ? now - (m_clock.nowMs() - *attemptStartedAtMs) : -1;
     const qint64 base = failure.kind == FailureKind::RateLimited ? ProviderDownMarks::kRateLimitedBaseMs
                                                                  : ProviderDownMarks::kServerErrorBaseMs;
@@ -291,19 +348,23 @@ void RedisMarkSync::markSet(const MarkInfo &mark, const failover::UpstreamFailur
     // published after this set, or a local one), applying the reply would bring back a mark that
     // Redis and every other replica no longer hold. The published message has applied it already.
     const quint64 clearsBefore = m_clears;
+    const Numbering numbering = numberingNow();
     m_commands->command({"EVAL", kSetScript, "3", key("mark", id), key("hist", id), sequenceKey(), num(now), num(base),
                          num(ProviderDownMarks::kCapMs), num(ProviderDownMarks::kStrikeResetMs),
                          num(failure.retryAfterMs.value_or(-1)), num(started), json, m_channel, num(known)},
-                        [this, clearsBefore, id](const RedisValue &v) {
+                        [this, clearsBefore, id, numbering, now](const RedisValue &v) {
                             if (!accepted(v)) {
-                                m_setWhileDown.insert(id); // lost or refused: pushed when shared again
+                                m_setWhileDown.insert(id, now); // lost or refused: pushed when shared again
                                 return;
                             }
                             if (v.type != RedisValue::Type::String)
                                 return;
+                            const QJsonObject o = QJsonDocument::fromJson(v.str).object();
+                            if (!sequenceHeld(numbering, o.value(QStringLiteral("seq")).toDouble()))
+                                return; // Redis lost its keys: its state is taken again
                             if (m_clears != clearsBefore)
                                 return; // cleared since: stale
-                            applyRemote(QJsonDocument::fromJson(v.str).object());
+                            applyRemote(o);
                         });
 }
 
@@ -477,6 +538,8 @@ bool RedisMarkSync::isNewer(const QByteArray &id, const QJsonObject &o) {
         return false; // no INCR gets there: a number that would order every later set or clear out
     const auto seq = quint64(number);
     Applied &last = m_lastSeq[id];
+    if (seq < last.seq)
+        checkSequenceSoon(); // read late (two connections), or Redis's numbers started over
     if (seq <= last.seq)
         return false;
     last = {seq, m_clock.nowMs()};
@@ -516,13 +579,56 @@ void RedisMarkSync::updateState() {
 
 void RedisMarkSync::goUp() {
     m_up = true;
-    // Redis may have restarted, its sequence with it: numbers start over.
-    m_lastSeq.clear();
     m_loggedDown = false;
     if (m_options.log)
         m_options.log(QStringLiteral("info"), QStringLiteral("marks shared through Redis"),
                       {{QStringLiteral("store"), m_options.endpoint.display()},
                        {QStringLiteral("replica"), m_options.replicaId}});
+    resync();
+    Q_EMIT storeUpChanged(true);
+}
+
+RedisMarkSync::Numbering RedisMarkSync::numberingNow() const {
+    return {m_ups, m_highestSeq};
+}
+
+bool RedisMarkSync::sequenceHeld(const Numbering &before, double seq) {
+    if (!(seq > 0) || seq > kMaxSequence || before.ups != m_ups || !m_up)
+        return true; // no number, or one from before the store last came back
+    // Every number this replica had read from Redis when it sent the set is at most the sequence's
+    // value then, and the set's INCR takes one above it: one at or below means it started over.
+    if (quint64(seq) <= before.highest) {
+        keysLost();
+        return false;
+    }
+    m_highestSeq = std::max(m_highestSeq, quint64(seq));
+    return true;
+}
+
+void RedisMarkSync::keysLost() {
+    // FLUSHALL or FLUSHDB with the connections up (or the keys evicted): the sequence starts over
+    // at 1, and every replica would ignore each set and clear of a mark it had applied a higher
+    // number for (probe J4 2). Taken as a reconnect is: Redis's state again.
+    if (m_options.log)
+        m_options.log(QStringLiteral("warn"), QStringLiteral("marks: Redis lost its keys; taking its state again"),
+                      {{QStringLiteral("store"), m_options.endpoint.display()}});
+    resync();
+}
+
+void RedisMarkSync::checkSequenceSoon() {
+    // A message older than one applied for its mark: the heartbeat, sent now, says whether Redis
+    // still holds its keys (one check in flight at a time).
+    if (m_up && !m_checkInFlight) {
+        m_checkInFlight = true;
+        sendHeartbeat(false);
+    }
+}
+
+void RedisMarkSync::resync() {
+    // Redis may have restarted or lost its keys, its sequence with them: numbers start over.
+    m_lastSeq.clear();
+    m_highestSeq = 0;
+    m_epoch.clear();
     // Redis's state wins over what this replica held before the outage: a peer's clear published
     // while this replica was not subscribed reaches it no other way (probe E4 4). The marks held
     // now that nothing touches before the pull's answer are dropped unless Redis holds them.
@@ -537,7 +643,6 @@ void RedisMarkSync::goUp() {
     pushLocalMarks();
     m_setWhileDown.clear();
     pullAll();
-    Q_EMIT storeUpChanged(true);
 }
 
 void RedisMarkSync::onLost(const QString &why, RedisClient::Loss loss) {
@@ -585,20 +690,25 @@ void RedisMarkSync::pushLocalMarks() {
     const qint64 nowLocal = m_clock.nowMs();
     const qint64 now = wallNow();
     for (const MarkInfo &m : m_marks.active()) {
-        if (!m.setBy.isEmpty() || !m_setWhileDown.contains(idFor(m)))
+        const QByteArray id = idFor(m);
+        const auto changed = m_setWhileDown.constFind(id);
+        if (!m.setBy.isEmpty() || changed == m_setWhileDown.cend())
             continue; // another replica's (Redis is its source), or not new
         QJsonObject o = describeMark(m);
         o.insert(QStringLiteral("strikes"), m.strikes);
         o.insert(QStringLiteral("ttlMs"), double(m.ttlMs));
         o.insert(QStringLiteral("expiresAt"), QString::number(now + (m.expiresAtMs - nowLocal)));
+        // The last strike, for the strike rule; and the last failure, which a failure that added no
+        // strike (a try begun while the mark stood) moves too: a clear made before it does not
+        // undo it (probe J4 6).
         o.insert(QStringLiteral("setAt"), QString::number(now + (m.struckAtMs - nowLocal)));
-        const QByteArray id = idFor(m);
+        o.insert(QStringLiteral("changedAt"), QString::number(*changed));
         m_commands->command({"EVAL", kImportScript, "4", key("mark", id), key("hist", id), sequenceKey(),
                              key("cleared", id), num(now), num(ProviderDownMarks::kStrikeResetMs),
                              QJsonDocument(o).toJson(QJsonDocument::Compact), m_channel},
-                            [this, id](const RedisValue &v) {
+                            [this, id, at = *changed](const RedisValue &v) {
                                 if (!accepted(v))
-                                    m_setWhileDown.insert(id); // pushed again when Redis takes writes
+                                    m_setWhileDown.insert(id, at); // pushed again when Redis takes writes
                             });
     }
 }
@@ -652,23 +762,50 @@ void RedisMarkSync::heartbeat() {
 void RedisMarkSync::sendHeartbeat(bool probe) {
     m_probing = m_probing || probe;
     const QByteArray own = key("replica", m_options.replicaId.toUtf8());
-    m_commands->command({"EVAL", kHeartbeatScript, "1", own, num(m_options.heartbeatMs * 3), key("replica", "*")},
-                        [this, probe](const RedisValue &v) {
-                            if (probe)
-                                m_probing = false;
-                            if (!accepted(v) || v.type != RedisValue::Type::Integer)
-                                return;
-                            const int replicas = int(std::clamp<qint64>(v.integer, 0, 1 << 20));
-                            const bool replicasChanged = replicas != m_replicas;
-                            m_replicas = replicas;
-                            if (probe) {
-                                // The subscription may have dropped while the write was on its way.
-                                if (!m_up && m_commands->isReady() && m_subscriber->isReady())
-                                    goUp();
-                            } else if (replicasChanged && m_up) {
-                                Q_EMIT storeUpChanged(m_up); // the description changed
-                            }
-                        });
+    const QByteArray newEpoch =
+        m_options.replicaId.toUtf8() + ':' + num(wallNow()) + ':' + QByteArray::number(++m_heartbeats);
+    const Numbering numbering = numberingNow();
+    m_commands->command(
+        {"EVAL", kHeartbeatScript, "3", own, m_options.prefix.toUtf8() + ":epoch", sequenceKey(),
+         num(m_options.heartbeatMs * 3), key("replica", "*"), newEpoch},
+        [this, probe, numbering](const RedisValue &v) {
+            if (probe)
+                m_probing = false;
+            else
+                m_checkInFlight = false;
+            if (!accepted(v) || v.type != RedisValue::Type::Array || v.elements.size() != 3 ||
+                v.elements[0].type != RedisValue::Type::Integer || v.elements[1].type != RedisValue::Type::String ||
+                v.elements[2].type != RedisValue::Type::Integer)
+                return;
+            const int replicas = int(std::clamp<qint64>(v.elements[0].integer, 0, 1 << 20));
+            const bool replicasChanged = replicas != m_replicas;
+            m_replicas = replicas;
+            const QByteArray &epoch = v.elements[1].str;
+            const quint64 seq = quint64(std::clamp<qint64>(v.elements[2].integer, 0, qint64(kMaxSequence)));
+            if (probe) {
+                // The subscription may have dropped while the write was on its way.
+                if (!m_up && m_commands->isReady() && m_subscriber->isReady()) {
+                    goUp();
+                    m_epoch = epoch; // the keys whose state goUp() takes
+                    m_highestSeq = seq;
+                }
+                return;
+            }
+            if (replicasChanged && m_up)
+                Q_EMIT storeUpChanged(m_up); // the description changed
+            if (!m_up || numbering.ups != m_ups)
+                return;
+            // Another epoch than the one this replica took its state under, or a sequence below a
+            // number read before: Redis lost its keys since.
+            if ((!m_epoch.isEmpty() && epoch != m_epoch) || seq < numbering.highest) {
+                keysLost();
+                m_epoch = epoch;
+                m_highestSeq = seq;
+                return;
+            }
+            m_epoch = epoch;
+            m_highestSeq = std::max(m_highestSeq, seq);
+        });
 }
 
 } // namespace sw::redis

@@ -25,6 +25,9 @@
 // - A mark read from Redis is checked as a local one is made: its times within
 //   the ladder's cap, its texts cut to the local bounds, and (Options::accepts)
 //   only for a tenant, provider and model this gateway's configuration has.
+// - Redis losing its keys with both connections up (FLUSHALL, FLUSHDB) restarts its sequence: a
+//   set's number at or below one read before, or the heartbeat's sequence or epoch key, says so,
+//   and the replica takes Redis's state again as after a reconnect.
 
 #include "core/config/config.h"
 #include "core/failover/provider_down_marks.h"
@@ -65,6 +68,12 @@ public:
     // get), a provider with the mark's base URL, and for a model's mark a model the config lists
     // (a provider/id selector of an unlisted model is a single candidate, which ignores marks).
     static bool configures(const config::Config &config, const failover::MarkInfo &m);
+    // True when `after` configures a mark `before` does not: a tenant, provider (or its base URL)
+    // or model it adds.
+    static bool configuresMore(const config::Config &before, const config::Config &after);
+    // The channel marks and clears are published on: "<prefix>:marks" in database 0,
+    // "<prefix>:marks:<db>" in the others (pub/sub ignores SELECT).
+    static QByteArray channelFor(const QString &prefix, int db);
     // The most marks one pull reads (a reply stays far below RedisClient's bounds).
     static constexpr int kMaxPulledMarks = 20000;
     // Clears made while Redis is away and sent when it returns: bounded as the marks pulled are.
@@ -80,6 +89,11 @@ public:
     ~RedisMarkSync() override;
 
     void start();
+    // After a reload: the marks the engine dropped (no longer configured) are forgotten, so that
+    // Redis's copy is taken again if they come back; pullAgain() takes the marks of what the
+    // configuration added (ignored when they came: see Options::accepts).
+    void forget(const QList<failover::MarkInfo> &dropped);
+    void pullAgain();
     bool storeUp() const { return m_up; }
     int replicasSeen() const { return m_replicas; }
     QString replicaId() const { return m_options.replicaId; }
@@ -117,6 +131,20 @@ private:
     // Both connections answering: a heartbeat (a write) decides; goUp() pushes and pulls, logs.
     void updateState();
     void goUp();
+    // Takes Redis's state as after a reconnect: forgets its numbers, sends the clears and marks
+    // made while it was away, pulls.
+    void resync();
+    // What this replica had read of Redis's sequence when it sent a command.
+    struct Numbering {
+        quint64 ups = 0;     // m_ups then
+        quint64 highest = 0; // m_highestSeq then
+    };
+    Numbering numberingNow() const;
+    // False (and Redis's state taken again) when `seq`, the number a set sent at `before` took, says
+    // the sequence started over: Redis lost its keys.
+    bool sequenceHeld(const Numbering &before, double seq);
+    void keysLost();
+    void checkSequenceSoon();
     void onLost(const QString &why, RedisClient::Loss loss);
     void goDown(const QString &reason, const QString &why);
     // False for an error: Redis's own (the store goes down: it refuses writes) or a lost
@@ -165,7 +193,8 @@ private:
     // While Redis is away: the marks this replica set (pushed when it returns, and only those: a
     // mark learned before the outage is Redis's or its maker's to hold) and the ones it cleared
     // (cleared in Redis when it returns, so an operator's clear is not undone by an older copy).
-    QSet<QByteArray> m_setWhileDown;
+    // Each with the wall time of its last failure here (the clear it must come after).
+    QHash<QByteArray, qint64> m_setWhileDown;
     QList<Clear> m_clearedWhileDown;
     // The local marks held when the store came back that nothing has touched since (no local set,
     // nothing applied from Redis): the pull then sent drops those Redis does not hold.
@@ -181,6 +210,13 @@ private:
         qint64 heardAtMs = 0;
     };
     QHash<QByteArray, Applied> m_lastSeq;
+    // Redis losing its keys with the connections up (FLUSHALL, FLUSHDB) restarts the sequence:
+    // the highest number read from Redis on the command connection, and the epoch key's value
+    // (see kHeartbeatScript), since the store came back.
+    quint64 m_highestSeq = 0;
+    QByteArray m_epoch;
+    bool m_checkInFlight = false;
+    quint64 m_heartbeats = 0;
     qsizetype m_forgetAt = 1024; // the size at which old numbers are next looked for
     void forgetOldSequences();
     int m_replicas = 0;

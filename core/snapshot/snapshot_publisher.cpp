@@ -148,7 +148,7 @@ void SnapshotPublisher::publishNow() {
         s.marks.append(MarkRow{m, std::max<qint64>(0, m.expiresAtMs - engineNow)});
     s.credentials = m_engine.credentialStates();
     s.marksStore = m_engine.marksStoreDescription();
-    s.marksStoreShared = m_engine.config()->marks.store == QLatin1String("redis");
+    s.marksStoreShared = m_engine.marksShared();
     s.marksStoreUp = m_engine.marksStoreUp();
     s.failureTotals = m_engine.telemetry()->failureCounts();
     s.failuresByMinute = QList<FailureMinute>(m_failureMinutes.begin(), m_failureMinutes.end());

@@ -5,13 +5,17 @@
 
 #include "core/failover/provider_down_marks.h"
 #include "core/redis/redis_mark_sync.h"
+#include "core/telemetry/telemetry.h"
 #include "fake_clock.h"
+#include "gateway_fixture.h"
 #include "redis_server.h"
 #include "signal_wait.h"
 
+#include <QDateTime>
 #include <QElapsedTimer>
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <QSignalSpy>
 #include <QTcpServer>
 #include <QTcpSocket>
 #include <QTest>
@@ -91,7 +95,8 @@ class TestRedisMarks : public QObject {
     std::unique_ptr<test::RedisServer> m_redis;
     qint64 m_wall = 1'800'000'000'000;
     std::unique_ptr<Replica> m_one, m_two;
-    std::unique_ptr<test::FakeClock> m_net; // a replica's connection clock, when a test sets one
+    std::unique_ptr<test::FakeClock> m_net;  // a replica's connection clock, when a test sets one
+    std::unique_ptr<test::FakeClock> m_net2; // the second replica's, when a test sets one
 
     // Makes the first replica one that reconnects only when the test moves m_net.
     bool firstReconnectsOnCue() {
@@ -148,6 +153,7 @@ class TestRedisMarks : public QObject {
 
 private Q_SLOTS:
     void init() {
+        m_wall = 1'800'000'000'000;
         m_redis = std::make_unique<test::RedisServer>();
         QVERIFY2(m_redis->start(), qPrintable(m_redis->error()));
         m_one = std::make_unique<Replica>(m_redis->url(), QStringLiteral("one"), &m_wall);
@@ -158,6 +164,7 @@ private Q_SLOTS:
         m_one.reset();
         m_two.reset();
         m_net.reset();
+        m_net2.reset();
         m_redis.reset();
     }
 
@@ -773,6 +780,253 @@ private Q_SLOTS:
         advance(20000);
         QCOMPARE(fail(*m_two, failure(FailureKind::ServerError), m_two->clock.nowMs()), qint64(40000));
         QCOMPARE(m_one->mark(alice)->strikes, 2);
+    }
+
+    // Probe J4 1: deployments kept apart by database on one Redis (prod on /0, stage on /1, one
+    // prefix) shared the pub/sub channel, which ignores SELECT: a failure in stage marked prod's
+    // replicas, and a clear in stage cleared prod's marks that prod's own Redis still held.
+    void replicasOnAnotherDatabaseNeitherMarkNorClearOurs() {
+        const QString alice = QStringLiteral("alice"), bob = QStringLiteral("bob"), carol = QStringLiteral("carol");
+        QString stageUrl = m_redis->url();
+        stageUrl.chop(1);
+        Replica stage(stageUrl + QLatin1Char('1'), QStringLiteral("stage"), &m_wall);
+        QVERIFY(test::waitUntil([&]() { return stage.sync->storeUp(); }, 5000));
+        // Database 0 keeps the channel it always had: replicas of the version before still hear it.
+        QCOMPARE(redis::RedisMarkSync::channelFor(QStringLiteral("t"), 0), QByteArray("t:marks"));
+
+        stage.marks.mark(alice, kA, failure(FailureKind::ServerError));
+        QVERIFY(test::waitUntil([&]() { return stage.changes > 0; }, 5000)); // published by now
+        // A mark published after it reaches the other prod replica: stage's would have come first.
+        m_one->marks.mark(bob, kA, failure(FailureKind::ServerError));
+        QVERIFY(test::waitUntil([&]() { return m_two->mark(bob).has_value(); }, 10000));
+        QVERIFY2(!m_two->mark(alice), "stage's failure marked prod");
+        QVERIFY(!m_one->mark(alice));
+
+        // Prod's own mark for alice, then a clear of every mark in stage.
+        fail(*m_one, failure(FailureKind::ServerError), std::nullopt, alice);
+        QVERIFY(stage.marks.clear({}) > 0);
+        QVERIFY(test::waitUntil( // the clear's script has run (and published)
+            [&]() {
+                return m_redis->command({"EVAL", "redis.call('SELECT', 1) return #redis.call('KEYS', 't:mark:*')", "0"})
+                    .startsWith(":0");
+            },
+            10000));
+        m_one->marks.mark(carol, kA, failure(FailureKind::ServerError));
+        QVERIFY(test::waitUntil([&]() { return m_two->mark(carol).has_value(); }, 10000));
+        QVERIFY2(m_two->mark(alice) && m_one->mark(alice), "stage's clear cleared prod's marks");
+        QVERIFY(m_redis->command({"KEYS", "t:mark:*"}).startsWith("*3"));
+    }
+
+    // Probe J4 2: Redis lost its keys with both replicas connected (FLUSHALL, FLUSHDB): its set
+    // and clear numbers started over at 1, and each replica ignored every new set and clear of a
+    // mark it had applied a higher number for, until the numbers passed it again. Each replica
+    // notices, and takes Redis's state as after a reconnect.
+    void marksAreSharedAgainAfterRedisLosesItsKeys() {
+        const QString alice = QStringLiteral("alice");
+        fail(*m_one, failure(FailureKind::ServerError));
+        advance(21000);
+        fail(*m_two, failure(FailureKind::ServerError)); // strike 2
+        QCOMPARE(m_one->marks.clear({}), 1);
+        QVERIFY(test::waitUntil([&]() { return !m_two->mark(alice); }, 10000));
+        QVERIFY(m_redis->command({"GET", "t:seq"}).contains("\r\n3\r\n"));
+
+        QVERIFY(m_redis->command({"FLUSHALL"}).startsWith("+OK"));
+        advance(1000);
+        m_two->marks.mark(alice, kA, failure(FailureKind::ServerError)); // a new failure: number 1
+        QVERIFY2(test::waitUntil([&]() { return m_one->mark(alice).has_value(); }, 5000),
+                 "a mark set after the flush did not reach the other replica");
+        QCOMPARE(m_one->mark(alice)->strikes, 1);
+        // Clears are heard again too.
+        QCOMPARE(m_two->marks.clear({}), 1);
+        QVERIFY2(test::waitUntil([&]() { return !m_one->mark(alice); }, 5000),
+                 "a clear made after the flush did not reach the other replica");
+        QVERIFY(m_one->sync->storeUp() && m_two->sync->storeUp());
+        for (Replica *r : {m_one.get(), m_two.get()})
+            QCOMPARE(r->logs.filter(QStringLiteral("Redis lost its keys")).size(), 1); // said once each
+    }
+
+    // Probe J4 6: during an outage the second replica clears alice's mark, then the first, which
+    // still held it, fails on the candidate (a try begun while the mark stood: no strike) with
+    // Retry-After 120 s, lengthening the mark. The failure is the later event and stands, whichever
+    // replica comes back first; it was undone everywhere, the push carrying the last strike's time.
+    void aFailureLengtheningAMarkAfterAClearStandsWhenRedisReturns_data() {
+        QTest::addColumn<bool>("clearingReplicaFirst");
+        QTest::newRow("the clearing replica back first") << true;
+        QTest::newRow("the failing replica back first") << false;
+    }
+    void aFailureLengtheningAMarkAfterAClearStandsWhenRedisReturns() {
+        QFETCH(bool, clearingReplicaFirst);
+        m_net = std::make_unique<test::FakeClock>();
+        m_net2 = std::make_unique<test::FakeClock>();
+        m_one = std::make_unique<Replica>(m_redis->url(), QStringLiteral("one"), &m_wall, m_net.get());
+        m_two = std::make_unique<Replica>(m_redis->url(), QStringLiteral("two"), &m_wall, m_net2.get());
+        test::FakeClock &net2 = *m_net2;
+        QVERIFY(test::waitUntil([&]() { return m_one->sync->storeUp() && m_two->sync->storeUp(); }, 5000));
+        auto reconnects = [](Replica &r, test::FakeClock &net) {
+            for (int i = 0; i < 60 && !r.sync->storeUp(); ++i) {
+                net.advance(250);
+                test::waitUntil([&]() { return r.sync->storeUp(); }, 500);
+            }
+            return r.sync->storeUp();
+        };
+        const QString alice = QStringLiteral("alice");
+        fail(*m_one, failure(FailureKind::ServerError)); // strike 1, 20 s
+        m_redis->kill();
+        QVERIFY(test::waitUntil([&]() { return !m_one->sync->storeUp() && !m_two->sync->storeUp(); }, 10000));
+        advance(1000);
+        failover::MarkFilter alicesA;
+        alicesA.tenant = alice;
+        QCOMPARE(m_two->marks.clear(alicesA), 1);
+        advance(1000);
+        const qint64 began = m_one->clock.nowMs();
+        advance(5);
+        QCOMPARE(m_one->marks.mark(alice, kA, failure(FailureKind::RateLimited, 120000), began), qint64(120000));
+        QCOMPARE(m_one->mark(alice)->strikes, 1); // begun while the mark stood: no strike
+
+        QVERIFY2(m_redis->start(), qPrintable(m_redis->error()));
+        if (clearingReplicaFirst) {
+            QVERIFY(reconnects(*m_two, net2));
+            QVERIFY(reconnects(*m_one, *m_net));
+        } else {
+            QVERIFY(reconnects(*m_one, *m_net));
+            QVERIFY(reconnects(*m_two, net2));
+        }
+        // What each sent on its return has reached the other once these have.
+        m_one->marks.mark(QStringLiteral("bob"), kA, failure(FailureKind::ServerError));
+        m_two->marks.mark(QStringLiteral("carol"), kA, failure(FailureKind::ServerError));
+        QVERIFY(test::waitUntil(
+            [&]() { return m_two->mark(QStringLiteral("bob")) && m_one->mark(QStringLiteral("carol")); }, 10000));
+        for (Replica *r : {m_one.get(), m_two.get()}) {
+            QVERIFY2(test::waitUntil([&]() { return r->mark(alice).has_value(); }, 5000),
+                     "the earlier clear beat the later failure");
+            QVERIFY(r->mark(alice)->expiresAtMs - r->clock.nowMs() > 100000);
+        }
+    }
+
+    config::MarksConfig redisMarks() const {
+        config::MarksConfig marks;
+        marks.store = QStringLiteral("redis");
+        marks.url = m_redis->url();
+        marks.prefix = QStringLiteral("t");
+        return marks;
+    }
+    static bool saidNextStart(const QSignalSpy &logs) {
+        for (const auto &args : logs) {
+            const QJsonObject line = args.at(0).toJsonObject();
+            if (line.value(QStringLiteral("msg")).toString() ==
+                    QLatin1String("marks store changes at the next start") &&
+                line.value(QStringLiteral("level")).toString() == QLatin1String("warn"))
+                return true;
+        }
+        return false;
+    }
+
+    // Probe J4 4: the marks store is the one started with the process, but after a reload that
+    // changed `marks`, /healthz and /metrics described the file's: "memory" while marks still went
+    // through Redis, "local only (Redis unreachable)" with a Redis that answers and was never
+    // contacted. They describe the running store, and the reload says the change waits for a restart.
+    void aReloadChangingTheMarksStoreSaysItTakesEffectAtTheNextStart() {
+        {
+            test::GatewayFixture gw;
+            gw.config.marks = redisMarks();
+            gw.start();
+            QVERIFY(test::waitUntil(
+                [&]() {
+                    return gw.get(QStringLiteral("/healthz"))
+                        .json()
+                        .value(QStringLiteral("marks"))
+                        .toString()
+                        .startsWith(QStringLiteral("shared via"));
+                },
+                5000));
+            QSignalSpy logs(gw.engine().telemetry(), &telemetry::Telemetry::logLine);
+            config::Config memory = *gw.engine().config();
+            memory.marks = {};
+            gw.engine().applyConfig(memory);
+            QVERIFY(saidNextStart(logs));
+            const QString said = gw.get(QStringLiteral("/healthz")).json().value(QStringLiteral("marks")).toString();
+            QVERIFY2(said.startsWith(QStringLiteral("shared via %1").arg(m_redis->url())), qPrintable(said));
+            QVERIFY(gw.get(QStringLiteral("/metrics")).body.contains("switchman_marks_store_up 1"));
+            // Still shared: a mark from another replica reaches it.
+            m_one->marks.mark(QStringLiteral("local"),
+                              {QStringLiteral("pa"), QStringLiteral("claude-a"), gw.anthropicA.baseUrl()},
+                              failure(FailureKind::ServerError));
+            QVERIFY(test::waitUntil([&]() { return gw.engine().marks().size() == 1; }, 5000));
+            // Said at each reload while the file differs from what runs, and no more once it does not.
+            logs.clear();
+            gw.engine().applyConfig(*gw.engine().config());
+            QVERIFY(saidNextStart(logs));
+            config::Config back = memory;
+            back.marks = redisMarks();
+            logs.clear();
+            gw.engine().applyConfig(back);
+            QVERIFY(!saidNextStart(logs));
+        }
+        {
+            test::GatewayFixture gw;
+            gw.start();
+            QSignalSpy logs(gw.engine().telemetry(), &telemetry::Telemetry::logLine);
+            config::Config shared = *gw.engine().config();
+            shared.marks = redisMarks();
+            gw.engine().applyConfig(shared);
+            QVERIFY(saidNextStart(logs));
+            QCOMPARE(gw.get(QStringLiteral("/healthz")).json().value(QStringLiteral("marks")).toString(),
+                     QStringLiteral("memory"));
+            QVERIFY(gw.get(QStringLiteral("/metrics")).body.contains("switchman_marks_store_up 1"));
+            QVERIFY(!gw.engine().markSync());
+        }
+    }
+
+    // Probe J4 5: a reload drops the marks of a provider or tenant it removes; when a later reload
+    // brought it back, the replica did not take its live marks from Redis again, and sent the next
+    // request to a provider every other replica knew was down.
+    void aProviderOrTenantBackByReloadGetsItsLiveMarksAgain() {
+        m_wall = QDateTime::currentMSecsSinceEpoch(); // the engine's wall clock is the system's
+        test::GatewayFixture gw;
+        gw.config.marks = redisMarks();
+        gw.config.tenants.insert(QStringLiteral("alice"), tenant(QStringLiteral("alice")));
+        gw.config.tenants.insert(QStringLiteral("bob"), tenant(QStringLiteral("bob")));
+        gw.start();
+        QVERIFY(test::waitUntil([&]() { return gw.engine().markSync() && gw.engine().markSync()->storeUp(); }, 5000));
+        const failover::CandidateRef pa{QStringLiteral("pa"), QStringLiteral("claude-a"), gw.anthropicA.baseUrl()};
+        auto held = [&](const QString &tenant) {
+            const auto marks = gw.engine().marks();
+            return std::any_of(marks.cbegin(), marks.cend(), [&](const failover::MarkInfo &m) {
+                return m.tenant == tenant && m.provider == pa.provider;
+            });
+        };
+        m_one->marks.mark(QStringLiteral("alice"), pa, failure(FailureKind::ServerError));
+        m_one->marks.mark(QStringLiteral("bob"), pa, failure(FailureKind::ServerError));
+        QVERIFY(test::waitUntil([&]() { return held(QStringLiteral("alice")) && held(QStringLiteral("bob")); }, 5000));
+        const config::Config full = *gw.engine().config();
+
+        config::Config withoutPa = full;
+        withoutPa.providers.remove(QStringLiteral("pa"));
+        withoutPa.models.remove(QStringLiteral("pa/claude-a"));
+        withoutPa.routes[QStringLiteral("chain")].candidates.removeAll(QStringLiteral("pa/claude-a"));
+        gw.engine().applyConfig(withoutPa);
+        QVERIFY(gw.engine().marks().isEmpty());
+        m_one->marks.mark(QStringLiteral("carol"), pa, failure(FailureKind::ServerError)); // made meanwhile
+        QVERIFY(test::waitUntil([&]() { return m_two->mark(QStringLiteral("carol")).has_value(); }, 5000));
+        config::Config withCarol = full;
+        withCarol.tenants.insert(QStringLiteral("carol"), tenant(QStringLiteral("carol")));
+        gw.engine().applyConfig(withCarol);
+        QVERIFY2(test::waitUntil(
+                     [&]() {
+                         return held(QStringLiteral("alice")) && held(QStringLiteral("bob")) &&
+                                held(QStringLiteral("carol"));
+                     },
+                     5000),
+                 "the provider's live marks did not come back with it");
+
+        config::Config withoutBob = withCarol;
+        withoutBob.tenants.remove(QStringLiteral("bob"));
+        gw.engine().applyConfig(withoutBob);
+        QVERIFY(!held(QStringLiteral("bob")));
+        gw.engine().applyConfig(withCarol);
+        QVERIFY2(test::waitUntil([&]() { return held(QStringLiteral("bob")); }, 5000),
+                 "the tenant's live mark did not come back with it");
+        QCOMPARE(gw.engine().marks().size(), 3);
     }
 
     // Probe E4 8: a wrong password, or none where Redis wants one, read "Redis unreachable".
