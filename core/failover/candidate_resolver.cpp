@@ -5,6 +5,7 @@
 #include "core/util/glob_pattern.h"
 
 #include <algorithm>
+#include <limits>
 
 namespace sw::failover {
 
@@ -42,7 +43,7 @@ std::optional<Resolution> CandidateResolver::resolve(const config::Config &confi
     // `claude-haiku-*` beside the starter `claude` with `claude-*`) sent haiku requests to `claude`
     // (probe K1 1). Equal ones cannot match the same model in two routes (the config refuses them).
     const config::RouteConfig *best = nullptr;
-    int bestScore = -1;
+    int bestScore = std::numeric_limits<int>::min(); // "*" fixes nothing and scores below 0: still a match
     for (const auto &route : config.routes)
         for (const QString &alias : route.aliases) {
             const util::GlobPattern glob(alias);

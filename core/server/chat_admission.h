@@ -58,11 +58,11 @@ public:
 
     static std::optional<Refusal> check(const Gates &gates, const InboundRequest &request, const QString &tenant);
 
-    // The most output tokens a request of a tenant with a budget is reserved for, and so the most any
-    // of its tries may write (UpstreamAttemptSetup::outputCap, sent upstream whether the client named
-    // a maximum or not): a cap of 128 k would hold a small budget whole for one request. A request
-    // that names no maximum is reserved for this many: the reservation is a bound only if the upstream
-    // is held to it (probe K3 1: with 4096 reserved and no cap sent, a burst spent 6x the budget).
+    // The most output tokens a request of a tenant with a budget is reserved for, and so the most its
+    // own maximum may ask of any try (UpstreamAttemptSetup::outputCap): a cap of 128 k would hold a
+    // small budget whole for one request. A request that names no maximum is reserved for this many
+    // (probe K3 1: with 4096 reserved, a burst of answers of 30 000 tokens spent 6x the budget); it
+    // is not sent, since a model of a smaller context refuses it (probe JV M2).
     static constexpr qint64 kMaxReservedOutputTokens = 32768;
     // What the request may cost at most, in USD, for the budget's reservation: its input at about
     // four body bytes a token, its output at its max_tokens (or kMaxReservedOutputTokens; capped by

@@ -466,13 +466,12 @@ void UpstreamAttempts::start(const failover::TryStart &s) {
         t.target.maxOutputTokens = s.outputCap;
         t.target.outputCapNamed = true;
     }
-    // A tenant with a budget: no try writes more than the request's reservation counted, whether the
-    // client named a maximum or not (three of the four APIs got no cap at all: probe K3 1).
-    if (m_setup.outputCap) {
-        if (!t.target.maxOutputTokens || *m_setup.outputCap < *t.target.maxOutputTokens)
-            t.target.maxOutputTokens = m_setup.outputCap;
-        t.target.outputCapNamed = true;
-    }
+    // A tenant with a budget: a client's maximum above what the request's reservation counted goes down
+    // to it (probe K3 1). A request that names none goes without one, as for any tenant: forcing the cap
+    // on it made a model of a smaller context refuse every request (probe JV M2); it is reserved for
+    // the cap's worth of output instead (server::ChatAdmission::costEstimate).
+    if (m_setup.outputCap && (!t.target.maxOutputTokens || *m_setup.outputCap < *t.target.maxOutputTokens))
+        t.target.maxOutputTokens = m_setup.outputCap;
     const quint64 generation = ++t.generation;
     const failover::AttemptId id = s.id;
     m_setup.pools->acquire(

@@ -36,9 +36,8 @@ struct UpstreamAttemptSetup {
     // request (probe J3 1: a failover sent an Anthropic login token to a second host).
     QString callerAuthProvider;
     QString callerAuthBaseUrl;
-    // A tenant with a budget: the most output tokens any try may write, sent upstream whether the
-    // client named a maximum or not, since its reservation counted no more
-    // (server::ChatAdmission::kMaxReservedOutputTokens).
+    // A tenant with a budget: the most output tokens a client's maximum may ask of any try, since its
+    // reservation counted no more (server::ChatAdmission::kMaxReservedOutputTokens).
     std::optional<int> outputCap;
     // Via, on every request sent upstream: the client's and this engine's entry after it, by
     // which a request that comes back to this gateway is known (server::HopMarker).

@@ -174,6 +174,23 @@ std::optional<int> statusForOpenAIError(const QJsonObject &error) {
     static const QHash<QString, int> statuses{
         {QStringLiteral("invalid_request_error"), 400},
         {QStringLiteral("context_length_exceeded"), 400},
+        // A Responses `response.failed` about the request itself (OpenAI's list of its error codes):
+        // 400s, each a code Codex reads to stop rather than retry (probe JV M3).
+        {QStringLiteral("invalid_prompt"), 400},
+        {QStringLiteral("invalid_image"), 400},
+        {QStringLiteral("invalid_image_format"), 400},
+        {QStringLiteral("invalid_base64_image"), 400},
+        {QStringLiteral("invalid_image_url"), 400},
+        {QStringLiteral("image_too_large"), 400},
+        {QStringLiteral("image_too_small"), 400},
+        {QStringLiteral("image_parse_error"), 400},
+        {QStringLiteral("image_content_policy_violation"), 400},
+        {QStringLiteral("invalid_image_mode"), 400},
+        {QStringLiteral("image_file_too_large"), 400},
+        {QStringLiteral("unsupported_image_media_type"), 400},
+        {QStringLiteral("empty_image_file"), 400},
+        {QStringLiteral("failed_to_download_image"), 400},
+        {QStringLiteral("image_file_not_found"), 400},
         {QStringLiteral("invalid_api_key"), 401},
         {QStringLiteral("authentication_error"), 401},
         {QStringLiteral("permission_error"), 403},

@@ -150,6 +150,7 @@ private Q_SLOTS:
         QTest::addColumn<QString>("route");
         QTest::addColumn<QString>("model");
         QTest::addColumn<QByteArray>("sse");
+        QTest::addColumn<QByteArray>("code");
         QTest::newRow("responses, passthrough")
             << QStringLiteral("/v1/responses") << QStringLiteral("pd/resp-d")
             << QByteArray("event: response.created\ndata: {\"type\":\"response.created\",\"sequence_number\":0,"
@@ -158,17 +159,27 @@ private Q_SLOTS:
                           "event: response.failed\ndata: {\"type\":\"response.failed\",\"sequence_number\":1,"
                           "\"response\":{\"id\":\"resp_1\",\"object\":\"response\",\"status\":\"failed\","
                           "\"model\":\"m\",\"output\":[],\"error\":{\"code\":\"context_length_exceeded\","
-                          "\"message\":\"Your input exceeds the context window of this model.\"}}}\n\n");
+                          "\"message\":\"Your input exceeds the context window of this model.\"}}}\n\n")
+            << QByteArray("context_length_exceeded");
+        QTest::newRow("responses, a prompt refused")
+            << QStringLiteral("/v1/responses") << QStringLiteral("pd/resp-d")
+            << QByteArray("event: response.failed\ndata: {\"type\":\"response.failed\",\"sequence_number\":0,"
+                          "\"response\":{\"id\":\"resp_1\",\"object\":\"response\",\"status\":\"failed\","
+                          "\"model\":\"m\",\"output\":[],\"error\":{\"code\":\"invalid_prompt\","
+                          "\"message\":\"Invalid prompt: your prompt was flagged.\"}}}\n\n")
+            << QByteArray("invalid_prompt");
         QTest::newRow("chat, an error frame")
             << QStringLiteral("/v1/chat/completions") << QStringLiteral("pb/gpt-b")
             << QByteArray("data: {\"error\":{\"message\":\"Your input exceeds the context window of this model.\","
                           "\"type\":\"invalid_request_error\",\"param\":\"messages\","
-                          "\"code\":\"context_length_exceeded\"}}\n\n");
+                          "\"code\":\"context_length_exceeded\"}}\n\n")
+            << QByteArray("context_length_exceeded");
     }
     void anInBandErrorKeepsTheUpstreamsCode() {
         QFETCH(QString, route);
         QFETCH(QString, model);
         QFETCH(QByteArray, sse);
+        QFETCH(QByteArray, code);
         HostileUpstream up;
         QVERIFY(up.listen());
         answerWith(up, sse);
@@ -177,7 +188,7 @@ private Q_SLOTS:
         gw.config.providers[provider].baseUrl = up.baseUrl() + QStringLiteral("/v1");
         gw.start();
         const auto r = gw.post(route, streamedRouteBody(route, model));
-        QVERIFY2(r.body.contains("\"code\":\"context_length_exceeded\""), r.body.constData());
+        QVERIFY2(r.body.contains("\"code\":\"" + code + "\""), r.body.constData());
         QVERIFY2(!r.body.contains("\"code\":\"invalid_request\""), r.body.constData());
     }
 

@@ -5,6 +5,7 @@
 // /admin/usage groups rows; an unwritable ledger answers every request and says
 // so once.
 
+#include "core/failover/candidate_resolver.h"
 #include "core/server/chat_admission.h"
 #include "core/telemetry/budget_tracker.h"
 #include "core/telemetry/telemetry.h"
@@ -185,46 +186,45 @@ private Q_SLOTS:
     // "provider/any-id" resolves to a model the config does not list: it has no price, so its rows
     // cost 0. A tenant with a budget is refused it (403 in its own format, naming the model and the
     // budget) and no upstream sees the request; a tenant without a budget is served as before.
-    // The reservation counts a request that names no maximum at kMaxReservedOutputTokens; nothing held
-    // the upstream to it: Chat, Responses and Gemini got no cap and wrote up to the model's own maximum,
-    // and a burst spent 6x the budget (probe K3 1). A tenant with a budget sends its cap on every
-    // API; one without sends none, as before.
-    void anOutputCapGoesUpstreamForATenantWithABudget() {
+    // A budget's reservation counts a request at its own maximum, at most kMaxReservedOutputTokens, and
+    // at that many when it names none (probe K3 1: 4096 were reserved for answers of 30 000 tokens, and
+    // a burst spent 6x the budget). A client's larger maximum goes down to it on every API; a request
+    // that names none goes without one, as for a tenant without a budget (a model of a smaller
+    // context refused the forced cap: probe JV M2).
+    void aBudgetHoldsTheUpstreamToWhatItReserved() {
         GatewayFixture gw;
         addTenants(gw, 100);
         gw.start();
         const QByteArray cap = QByteArray::number(server::ChatAdmission::kMaxReservedOutputTokens);
-        const auto chat =
-            gw.post(QStringLiteral("/v1/chat/completions"),
-                    GatewayFixture::openaiBody(QStringLiteral("pb/gpt-b"), QStringLiteral("hi"), false), as(m_teamKey));
-        QCOMPARE(chat.status, 200);
+        for (const QString &model :
+             {QStringLiteral("pb/gpt-b"), QStringLiteral("pd/resp-d"), QStringLiteral("pe/gemini-e")}) {
+            QJsonObject big = GatewayFixture::openaiBody(model, QStringLiteral("hi"), false);
+            big.insert(QStringLiteral("max_tokens"), 100000);
+            QCOMPARE(gw.post(QStringLiteral("/v1/chat/completions"), big, as(m_teamKey)).status, 200);
+        }
         QVERIFY2(gw.openaiB.requests().last().body.contains("\"max_tokens\":" + cap),
                  gw.openaiB.requests().last().body.constData());
-        const auto responses = gw.post(
-            QStringLiteral("/v1/chat/completions"),
-            GatewayFixture::openaiBody(QStringLiteral("pd/resp-d"), QStringLiteral("hi"), false), as(m_teamKey));
-        QCOMPARE(responses.status, 200);
         QVERIFY2(gw.responsesD.requests().last().body.contains("\"max_output_tokens\":" + cap),
                  gw.responsesD.requests().last().body.constData());
-        const auto gemini = gw.post(
-            QStringLiteral("/v1/chat/completions"),
-            GatewayFixture::openaiBody(QStringLiteral("pe/gemini-e"), QStringLiteral("hi"), false), as(m_teamKey));
-        QCOMPARE(gemini.status, 200);
         QVERIFY2(gw.googleE.requests().last().body.contains("\"maxOutputTokens\":" + cap),
                  gw.googleE.requests().last().body.constData());
-        // A client's own larger maximum goes down to it too.
+        // None named: none sent, and the reservation counted the cap's worth.
+        const QJsonObject none = GatewayFixture::openaiBody(QStringLiteral("pb/gpt-b"), QStringLiteral("hi"), false);
+        QCOMPARE(gw.post(QStringLiteral("/v1/chat/completions"), none, as(m_teamKey)).status, 200);
+        QVERIFY2(!gw.openaiB.requests().last().body.contains("max_tokens"),
+                 gw.openaiB.requests().last().body.constData());
+        const failover::Resolution direct =
+            *failover::CandidateResolver::resolve(*gw.engine().config(), QStringLiteral("pb/gpt-b"));
+        model::ChatRequest unnamed;
+        const config::ModelConfig &priced = gw.config.models.value(QStringLiteral("pb/gpt-b"));
+        QCOMPARE(
+            server::ChatAdmission::costEstimate(*gw.engine().config(), QStringLiteral("team-a"), direct, unnamed, 0),
+            double(server::ChatAdmission::kMaxReservedOutputTokens) * priced.costOutput / 1e6);
+        // A tenant without a budget: the client's maximum as it asked.
         QJsonObject big = GatewayFixture::openaiBody(QStringLiteral("pb/gpt-b"), QStringLiteral("hi"), false);
         big.insert(QStringLiteral("max_tokens"), 100000);
-        QCOMPARE(gw.post(QStringLiteral("/v1/chat/completions"), big, as(m_teamKey)).status, 200);
-        QVERIFY2(gw.openaiB.requests().last().body.contains("\"max_tokens\":" + cap),
-                 gw.openaiB.requests().last().body.constData());
-        // A tenant without a budget: the client's request as it asked.
-        QCOMPARE(gw.post(QStringLiteral("/v1/chat/completions"),
-                         GatewayFixture::openaiBody(QStringLiteral("pb/gpt-b"), QStringLiteral("hi"), false),
-                         as(m_adminKey))
-                     .status,
-                 200);
-        QVERIFY2(!gw.openaiB.requests().last().body.contains("max_tokens"),
+        QCOMPARE(gw.post(QStringLiteral("/v1/chat/completions"), big, as(m_adminKey)).status, 200);
+        QVERIFY2(gw.openaiB.requests().last().body.contains("\"max_tokens\":100000"),
                  gw.openaiB.requests().last().body.constData());
     }
 
@@ -242,7 +242,7 @@ private Q_SLOTS:
         const QJsonObject body =
             GatewayFixture::anthropicBody(QStringLiteral("pa/claude-a"), QStringLiteral("hi"), false);
         QList<QPair<QByteArray, QByteArray>> headers = as(m_teamKey);
-        headers.append({"Idempotency-Key", "order-42"});
+        headers.append(QPair<QByteArray, QByteArray>("Idempotency-Key", "order-42"));
         const auto first = gw.post(QStringLiteral("/v1/messages"), body, headers);
         QCOMPARE(first.status, 200);
         QVERIFY(gw.engine().budgets().first().spent >= 1); // the budget is reached
