@@ -40,6 +40,8 @@ public:
     // The host part of a Writer: the host name and, on Linux, the PID namespace
     // ("myhost pid:[4026531836]"). Containers on the host network share a host name and are
     // each pid 1 in their own namespace: a pid names a process only within one namespace.
+    // A namespace's number is given again only once every process in it has ended, so a writer
+    // that shares this identity and is not this one runs here or is gone: the pid tells which.
     // `unique` stands in for a namespace that cannot be read, so no other writer shares it.
     static QString hostIdentity(const QString &hostName, const QString &unique);
 
