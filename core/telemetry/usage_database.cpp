@@ -19,6 +19,7 @@
 #include <cerrno>
 #include <signal.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #endif
 #include <cmath>
 #include <limits>
@@ -142,6 +143,9 @@ const QList<QStringList> &migrationSteps() {
                         " cost REAL NOT NULL,"
                         " at_ms INTEGER NOT NULL,"
                         " PRIMARY KEY (writer, request_id))")},
+        // 4 → 5: each writer's heartbeat. Replicas in their own PID namespaces (containers) share a
+        // host name and a pid (1): whether a writer of open rows is alive is read here, not from its pid.
+        {QStringLiteral("CREATE TABLE IF NOT EXISTS writers (id TEXT PRIMARY KEY, seen_ms INTEGER NOT NULL)")},
     };
     return steps;
 }
@@ -159,6 +163,20 @@ UsageDatabase::~UsageDatabase() {
     }
     if (QSqlDatabase::contains(m_connection))
         QSqlDatabase::removeDatabase(m_connection);
+}
+
+QString UsageDatabase::hostIdentity(const QString &hostName, const QString &unique) {
+#ifdef Q_OS_LINUX
+    char link[128] = {};
+    const ssize_t n = ::readlink("/proc/self/ns/pid", link, sizeof link - 1);
+    if (n > 0)
+        return hostName + QLatin1Char(' ') + QString::fromLatin1(link, int(n)); // "pid:[4026531836]"
+    // No /proc: a namespace no other writer shares, so only heartbeats say whose rows are gone.
+    return QStringLiteral("%1 pid:[unknown %2]").arg(hostName, unique);
+#else
+    Q_UNUSED(unique);
+    return hostName;
+#endif
 }
 
 QString UsageDatabase::defaultPath() {
@@ -500,6 +518,17 @@ bool UsageDatabase::write(const QList<UsageRow> &rows, const QList<UsageRow> &op
                 return fail(q);
         }
     }
+    if (writer.seenEpochMs > 0 && !writer.id.isEmpty()) {
+        // The heartbeat goes with the open rows, in their transaction: no open row of this writer
+        // is ever without it (a row without one is an older Switchman's). A batch without open
+        // rows refreshes one already there.
+        q.prepare(opened.isEmpty() ? QStringLiteral("UPDATE writers SET seen_ms = ? WHERE id = ?")
+                                   : QStringLiteral("INSERT OR REPLACE INTO writers (seen_ms, id) VALUES (?, ?)"));
+        q.bindValue(0, writer.seenEpochMs);
+        q.bindValue(1, writer.id);
+        if (!q.exec())
+            return fail(q);
+    }
     if (!closed.isEmpty()) {
         q.prepare(QStringLiteral("DELETE FROM open_usage WHERE writer = ? AND request_id = ?"));
         for (const QString &id : closed) {
@@ -541,13 +570,26 @@ bool UsageDatabase::processRunning(qint64 pid) {
 #endif
 }
 
-int UsageDatabase::billInterrupted(const Writer &me, qint64 nowEpochMs, QString *error) {
+int UsageDatabase::billInterrupted(const Writer &me, qint64 nowEpochMs, QString *error, bool checkFirst) {
     if (!m_open) {
         *error = QStringLiteral("the ledger is not open");
         return -1;
     }
     QSqlDatabase db = QSqlDatabase::database(m_connection, false);
     QSqlQuery q(db);
+    if (checkFirst) {
+        // Every minute on every replica: one read, and the write lock only when another writer has
+        // open rows (answers in flight, or left by a crash).
+        q.prepare(QStringLiteral("SELECT 1 FROM open_usage WHERE writer <> ? LIMIT 1"));
+        q.bindValue(0, me.id);
+        if (!q.exec()) {
+            *error = lastError(q);
+            return -1;
+        }
+        if (!q.next())
+            return 0;
+        q.finish();
+    }
     // The write lock first: replicas starting together on one file bill a dead writer's rows once.
     if (!q.exec(QStringLiteral("BEGIN IMMEDIATE"))) {
         *error = lastError(q);
@@ -559,21 +601,35 @@ int UsageDatabase::billInterrupted(const Writer &me, qint64 nowEpochMs, QString 
     };
     QList<Open> gone;
     q.setForwardOnly(true);
-    if (!q.exec(
-            QStringLiteral("SELECT writer, host, pid, request_id, tenant, route, candidate, provider, input, output,"
-                           " cache_read, cache_write, cost, at_ms FROM open_usage"))) {
+    q.prepare(QStringLiteral("SELECT o.writer, o.host, o.pid, o.request_id, o.tenant, o.route, o.candidate, o.provider,"
+                             " o.input, o.output, o.cache_read, o.cache_write, o.cost, o.at_ms, w.seen_ms"
+                             " FROM open_usage o LEFT JOIN writers w ON w.id = o.writer WHERE o.writer <> ?"));
+    q.bindValue(0, me.id);
+    if (!q.exec()) {
         *error = lastError(q);
         QSqlQuery(db).exec(QStringLiteral("ROLLBACK"));
         return -1;
     }
+    const QString myHostName = me.hostName.isEmpty() ? me.host : me.hostName;
+    const qint64 staleBefore = nowEpochMs - kWriterStaleMs;
     while (q.next()) {
         const QString writer = q.value(0).toString();
         const QString host = q.value(1).toString();
         const qint64 pid = q.value(2).toLongLong();
         const qint64 atMs = q.value(13).toLongLong();
+        const bool heartbeat = !q.value(14).isNull();
         const bool old = atMs < nowEpochMs - kOpenRowMaxAgeMs;
-        const bool ended =
-            host == me.host && (pid == me.pid ? writer != me.id : !processRunning(pid)); // a pid reused by a restart
+        // Another writer (never `me`) whose pid is this process's on this host: a restart that got
+        // the same pid. Exact, and at once; but only where the pid means the same process.
+        const auto pidGone = [&]() { return pid == me.pid || !processRunning(pid); };
+        bool ended = false;
+        if (heartbeat)
+            // Another host or PID namespace: gone once its heartbeat stopped. This one: by the pid
+            // too (a crash restarted at once), or the heartbeat (a pid reused by another program).
+            ended = q.value(14).toLongLong() < staleBefore || (host == me.host && pidGone());
+        else
+            // An older Switchman's row, named by the host name alone: its rule.
+            ended = host == myHostName && pidGone();
         if (!old && !ended)
             continue; // a live writer's answer (another replica), still running
         Open o;
@@ -608,12 +664,60 @@ int UsageDatabase::billInterrupted(const Writer &me, qint64 nowEpochMs, QString 
             return -1;
         }
     }
+    // Heartbeats of writers gone with no open rows left: nothing reads them any more. A writer
+    // only paused writes its heartbeat again with its next open row.
+    QSqlQuery forget(db);
+    forget.prepare(QStringLiteral("DELETE FROM writers WHERE seen_ms < ? AND id <> ?"
+                                  " AND NOT EXISTS (SELECT 1 FROM open_usage o WHERE o.writer = writers.id)"));
+    forget.bindValue(0, staleBefore);
+    forget.bindValue(1, me.id);
+    if (!forget.exec()) {
+        *error = lastError(forget);
+        QSqlQuery(db).exec(QStringLiteral("ROLLBACK"));
+        return -1;
+    }
     if (!QSqlQuery(db).exec(QStringLiteral("COMMIT"))) {
         *error = db.lastError().text();
         QSqlQuery(db).exec(QStringLiteral("ROLLBACK"));
         return -1;
     }
     return int(gone.size());
+}
+
+bool UsageDatabase::heartbeat(const QString &writer, qint64 nowEpochMs, QString *error) {
+    if (!m_open) {
+        *error = QStringLiteral("the ledger is not open");
+        return false;
+    }
+    QSqlQuery q(QSqlDatabase::database(m_connection, false));
+    q.prepare(QStringLiteral("INSERT OR REPLACE INTO writers (id, seen_ms) VALUES (?, ?)"));
+    q.bindValue(0, writer);
+    q.bindValue(1, nowEpochMs);
+    if (!q.exec()) {
+        *error = lastError(q);
+        return false;
+    }
+    return true;
+}
+
+void UsageDatabase::retireWriter(const QString &writer) {
+    if (!m_open)
+        return;
+    QSqlDatabase db = QSqlDatabase::database(m_connection, false);
+    if (!db.transaction())
+        return;
+    QSqlQuery q(db);
+    q.prepare(QStringLiteral("SELECT 1 FROM open_usage WHERE writer = ? LIMIT 1"));
+    q.bindValue(0, writer);
+    const bool leavesOpenRows = q.exec() && q.next();
+    q.finish();
+    q.prepare(leavesOpenRows ? QStringLiteral("UPDATE writers SET seen_ms = 0 WHERE id = ?")
+                             : QStringLiteral("DELETE FROM writers WHERE id = ?"));
+    q.bindValue(0, writer);
+    if (q.exec())
+        db.commit();
+    else
+        db.rollback();
 }
 
 int UsageDatabase::openRowCount() const {

@@ -17,16 +17,33 @@ namespace sw::telemetry {
 class UsageDatabase final {
     Q_DISABLE_COPY_MOVE(UsageDatabase)
 public:
-    static constexpr int kSchemaVersion = 4;
+    static constexpr int kSchemaVersion = 5;
     // An open row older than this is billed at start whoever wrote it (a stream does not run a day).
     static constexpr qint64 kOpenRowMaxAgeMs = 24LL * 3600 * 1000;
+    // A writer with open rows says it is alive this often (its `writers` row, seen_ms); one not
+    // seen for kWriterStaleMs is gone, whatever its pid says (another host or PID namespace).
+    static constexpr qint64 kHeartbeatMs = 10'000;
+    static constexpr qint64 kWriterStaleMs = 4 * kHeartbeatMs;
 
     // Who wrote an open row: one process's ledger (its id, new at each start), host and pid.
     struct Writer {
         QString id;
+        // The host as hostIdentity() names it: on Linux, its name and the PID namespace, where the
+        // pid is this process's.
         QString host;
         qint64 pid = 0;
+        // The host name alone, as writers before heartbeats (schema 4) named it; empty: `host`.
+        QString hostName = QString();
+        // > 0: now, written as this writer's heartbeat with the open rows it writes.
+        qint64 seenEpochMs = 0;
     };
+    // The host part of a Writer: the host name and, on Linux, the PID namespace
+    // ("myhost pid:[4026531836]"). Containers on the host network share a host name and are
+    // each pid 1 in their own namespace: a pid names a process only within one namespace.
+    // A namespace's number is given again only once every process in it has ended, so a writer
+    // that shares this identity and is not this one runs here or is gone: the pid tells which.
+    // `unique` stands in for a namespace that cannot be read, so no other writer shares it.
+    static QString hostIdentity(const QString &hostName, const QString &unique);
 
     UsageDatabase();
     ~UsageDatabase();
@@ -75,11 +92,20 @@ public:
     // one transaction, so a final row and the deletion of its open row are never apart.
     bool write(const QList<UsageRow> &rows, const QList<UsageRow> &opened, const QStringList &closed,
                const Writer &writer, QString *error);
-    // At start: open rows whose writer is gone (this host, its pid not running, or this pid with
-    // another id: a restart that got the same pid), or older than kOpenRowMaxAgeMs whoever wrote
-    // them (another host's are otherwise left alone), become usage rows with outcome "interrupted",
-    // billed by their estimate, in one transaction. The number billed, or -1 with *error set.
-    int billInterrupted(const Writer &me, qint64 nowEpochMs, QString *error);
+    // At start, and every minute after: open rows whose writer is gone become usage rows with
+    // outcome "interrupted", billed by their estimate, in one transaction (two replicas bill
+    // a row once). Gone: on this host and PID namespace, its pid not running, or this pid with
+    // another id (a restart that got the same pid); anywhere, its heartbeat older than
+    // kWriterStaleMs; a writer with no heartbeat (an older Switchman) by the pid rule on the host
+    // name alone; and any row older than kOpenRowMaxAgeMs. `me`'s own rows are never billed.
+    // checkFirst: a read first, and no write lock when no other writer has open rows (the
+    // periodic check). The number billed, or -1 with *error set.
+    int billInterrupted(const Writer &me, qint64 nowEpochMs, QString *error, bool checkFirst = false);
+    // The writer's heartbeat: seen now (its open rows are a live writer's).
+    bool heartbeat(const QString &writer, qint64 nowEpochMs, QString *error);
+    // A writer that stops: its heartbeat goes, or is set to "long ago" when it leaves open rows
+    // (answers cut by the shutdown), so another replica bills them at its next check.
+    void retireWriter(const QString &writer);
     int openRowCount() const; // -1 when it cannot be read
     // A process with this pid runs on this host (one that cannot be asked counts as running; a
     // zombie, dead but not yet reaped, does not).

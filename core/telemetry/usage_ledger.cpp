@@ -23,7 +23,8 @@ UsageLedger::UsageLedger(Options options, util::Clock &clock, LogFn log, QObject
     : QObject(parent), m_options(std::move(options)), m_clock(clock), m_log(std::move(log)) {
     qRegisterMetaType<UsageReport>();
     m_writer = QUuid::createUuid().toString(QUuid::WithoutBraces);
-    m_host = QSysInfo::machineHostName();
+    m_hostName = QSysInfo::machineHostName();
+    m_host = m_options.host.isEmpty() ? UsageDatabase::hostIdentity(m_hostName, m_writer) : m_options.host;
     const qint64 nowEpochMs = m_clock.epochMs();
     int interrupted = 0;
     m_thread.setObjectName(QStringLiteral("usage-ledger"));
@@ -36,11 +37,8 @@ UsageLedger::UsageLedger(Options options, util::Clock &clock, LogFn log, QObject
         m_worker,
         [this, &opened, &interrupted, nowEpochMs]() {
             opened = openDatabase();
-            if (opened.writable && !m_dbInMemory) {
-                // Before any spend is read: answers a crash cut are billed by their estimate.
-                QString ignored; // a file that cannot take it says so with the first batch
-                interrupted = m_db->billInterrupted(writerOf(), nowEpochMs, &ignored);
-            }
+            if (opened.writable && !m_dbInMemory) // before any spend is read: answers a crash cut, by estimate
+                interrupted = billGoneWriters(nowEpochMs, false);
         },
         Qt::BlockingQueuedConnection);
     const bool ok = opened.writable;
@@ -67,16 +65,74 @@ UsageLedger::UsageLedger(Options options, util::Clock &clock, LogFn log, QObject
                   .arg(m_options.path, m_stateError),
               {{QStringLiteral("path"), m_options.path}, {QStringLiteral("error"), m_stateError}});
     }
-    if (interrupted > 0)
-        m_log(QStringLiteral("warn"),
-              QStringLiteral("usage: %1 answers cut by a crash billed by estimate").arg(interrupted),
-              {{QStringLiteral("answers"), interrupted}, {QStringLiteral("outcome"), QStringLiteral("interrupted")}});
+    reportBilled(interrupted);
     pruneNow();
     schedulePrune();
+    if (!inMemory(m_options.path)) {
+        scheduleHeartbeat();
+        scheduleBillCheck();
+    }
 }
 
-UsageDatabase::Writer UsageLedger::writerOf() const {
-    return {m_writer, m_host, QCoreApplication::applicationPid()};
+UsageDatabase::Writer UsageLedger::writerOf(qint64 seenEpochMs) const {
+    return {m_writer, m_host, QCoreApplication::applicationPid(), m_hostName, seenEpochMs};
+}
+
+int UsageLedger::billGoneWriters(qint64 nowEpochMs, bool checkFirst) {
+    QString ignored; // a file that cannot take it says so with the first batch
+    const int billed = m_db->billInterrupted(writerOf(), nowEpochMs, &ignored, checkFirst);
+    // This connection's own commit does not move the file's data version for it: the next spend
+    // read sums the file again, so budgets count the rows billed here as other replicas' rows.
+    if (billed > 0)
+        m_db->forgetChanges();
+    return billed;
+}
+
+void UsageLedger::reportBilled(int answers) {
+    if (answers > 0)
+        m_log(QStringLiteral("warn"),
+              QStringLiteral("usage: %1 answers cut by a crash billed by estimate").arg(answers),
+              {{QStringLiteral("answers"), answers}, {QStringLiteral("outcome"), QStringLiteral("interrupted")}});
+}
+
+void UsageLedger::scheduleHeartbeat() {
+    m_heartbeatTimer = m_clock.schedule(UsageDatabase::kHeartbeatMs, [this]() {
+        m_heartbeatTimer = 0;
+        // Only while this process has open rows in the file: nothing else reads a heartbeat, and
+        // each write makes every replica's next spend read sum the file.
+        if (m_persistent && !m_openWritten.isEmpty())
+            QMetaObject::invokeMethod(m_worker, [this, now = m_clock.epochMs()]() {
+                QString ignored; // missed beats are made up by the next; the stale rule allows a few
+                if (!m_dbReadOnly && !m_dbInMemory)
+                    m_db->heartbeat(m_writer, now, &ignored);
+            });
+        scheduleHeartbeat();
+    });
+}
+
+void UsageLedger::scheduleBillCheck() {
+    const qint64 due = m_clock.epochMs() + kBillCheckMs;
+    m_billTimer = m_clock.schedule(kBillCheckMs, [this, due]() {
+        m_billTimer = 0;
+        const qint64 now = m_clock.epochMs();
+        // Late by more than a beat: this process was paused (a suspended machine, a stopped
+        // container) or the wall clock stepped forward. Heartbeats of writers paused with it look
+        // stale until their next beat: this round is skipped, not taken as their end.
+        if (m_persistent && now - due <= UsageDatabase::kHeartbeatMs) {
+            QPointer<UsageLedger> self(this);
+            QMetaObject::invokeMethod(m_worker, [this, self, now]() {
+                if (m_dbReadOnly || m_dbInMemory)
+                    return;
+                const int billed = billGoneWriters(now, true);
+                if (billed > 0)
+                    QMetaObject::invokeMethod(this, [self, billed]() {
+                        if (self)
+                            self->reportBilled(billed);
+                    });
+            });
+        }
+        scheduleBillCheck();
+    });
 }
 
 UsageLedger::Opened UsageLedger::openDatabase() {
@@ -209,6 +265,8 @@ UsageLedger::Health UsageLedger::health() const {
 UsageLedger::~UsageLedger() {
     m_clock.cancel(m_flushTimer);
     m_clock.cancel(m_pruneTimer);
+    m_clock.cancel(m_heartbeatTimer);
+    m_clock.cancel(m_billTimer);
     m_stopping = true;
     m_clock.cancel(m_retryTimer);
     m_retryTimer = 0;
@@ -226,6 +284,9 @@ UsageLedger::~UsageLedger() {
     QMetaObject::invokeMethod(
         m_worker,
         [this]() {
+            // This writer ends: answers it leaves open (cut by the shutdown) are anyone's to bill now.
+            if (!m_dbReadOnly && !m_dbInMemory)
+                m_db->retireWriter(m_writer);
             delete m_db;
             m_db = nullptr;
         },
@@ -294,7 +355,7 @@ void UsageLedger::flush(bool retry) {
                     row.route = m_options.routeOf(row.requestId);
     QPointer<UsageLedger> self(this);
     QMetaObject::invokeMethod(m_worker, [this, self, batch = std::move(batch), opened = std::move(opened),
-                                         closed = std::move(closed)]() mutable {
+                                         closed = std::move(closed), seen = m_clock.epochMs()]() mutable {
         // Rows a failed write kept go first: the ledger stays in time order.
         QList<UsageRow> rows = std::exchange(m_retry, {});
         rows += std::move(batch);
@@ -329,7 +390,7 @@ void UsageLedger::flush(bool retry) {
             }
         }
         QString error;
-        const bool ok = m_db->write(rows, opens, closes, writerOf(), &error);
+        const bool ok = m_db->write(rows, opens, closes, writerOf(seen), &error);
         int dropped = 0;
         if (ok && m_dbInMemory)
             dropped = m_db->keepNewest(m_memoryMaxRows);

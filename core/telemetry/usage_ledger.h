@@ -45,6 +45,9 @@ public:
     // A ledger held in memory (no file, or the file could not be opened) keeps only the newest rows:
     // every answered request adds one, so without a cap a long-running instance would grow without end.
     static constexpr int kMemoryMaxRows = 50000;
+    // Open rows of writers gone since start (a crashed replica restarted in a new container within
+    // the heartbeat window: its old rows' heartbeat was still fresh then) are billed at a check this often.
+    static constexpr qint64 kBillCheckMs = 60'000;
 
     struct Options {
         QString path;            // empty or ":memory:" = this process only
@@ -53,6 +56,8 @@ public:
         // Fills a row's route when it has none, at batch time (the request's attempts name it by then).
         std::function<QString(const QString &requestId)> routeOf;
         bool writable = true; // false: the file is only read (tests: a read-only folder, which root can write)
+        // Empty: this host and PID namespace (UsageDatabase::hostIdentity). Tests: another namespace's.
+        QString host = QString();
     };
     using LogFn = std::function<void(const QString &level, const QString &message, const QJsonObject &fields)>;
 
@@ -117,7 +122,8 @@ public:
     int unwrittenRows() const { return m_unwritten; } // waiting for the file to take them
 
 private:
-    UsageDatabase::Writer writerOf() const; // this process, on its open rows
+    // This process, on its open rows; seen at seenEpochMs (> 0: its heartbeat written with them).
+    UsageDatabase::Writer writerOf(qint64 seenEpochMs = 0) const;
     struct Opened {
         bool writable = false;
         bool readOnly = false;
@@ -137,6 +143,11 @@ private:
     void flush(bool retry = false);
     void scheduleRetry();
     void schedulePrune();
+    void scheduleHeartbeat();
+    void scheduleBillCheck();
+    // Worker side: bills the open rows of writers gone (at start, then every kBillCheckMs).
+    int billGoneWriters(qint64 nowEpochMs, bool checkFirst);
+    void reportBilled(int answers);
     void onWriteResult(bool ok, const QString &error, int unwritten, bool readOnly);
 
     Options m_options;
@@ -153,6 +164,8 @@ private:
     quint64 m_flushTimer = 0;
     quint64 m_pruneTimer = 0;
     quint64 m_retryTimer = 0;
+    quint64 m_heartbeatTimer = 0;
+    quint64 m_billTimer = 0;
     qint64 m_retryDelayMs = kRetryFirstMs;
     bool m_persistent = false;
     bool m_readable = true;
@@ -168,7 +181,8 @@ private:
     // Worker side: this process's name on the replay rows it writes, the last replay row read,
     // and the file's data version as the replay reads last saw it.
     QString m_writer;
-    QString m_host; // with m_writer and the pid, the open rows' writer: is it gone, at the next start?
+    QString m_host;     // with m_writer and the pid, the open rows' writer: is it gone, at the next start?
+    QString m_hostName; // the host name alone (the rule for an older Switchman's open rows)
     qint64 m_replayCursor = 0;
     qint64 m_replayDataVersion = -1;
     // Worker side: rows a failed write could not store, retried with the next batch.

@@ -593,7 +593,7 @@ private Q_SLOTS:
         const QString path = dir.filePath(QStringLiteral("usage.sqlite"));
         test::FakeClock clock;
         // A page cap stands in for a full disk: SQLite answers "database or disk is full".
-        UsageLedger ledger({path, 400, 15, {}}, clock, logger()); // the schema takes 11 pages
+        UsageLedger ledger({path, 400, 17, {}}, clock, logger()); // the schema takes 13 pages
         QVERIFY(ledger.persistent());
         const QString longId = QString(600, QLatin1Char('x'));
         for (int batch = 0; batch < 20; ++batch) {
@@ -618,7 +618,7 @@ private Q_SLOTS:
         QTemporaryDir dir;
         const QString path = dir.filePath(QStringLiteral("usage.sqlite"));
         test::FakeClock clock;
-        UsageLedger ledger({path, 400, 15, {}}, clock, logger()); // the schema takes 11 pages
+        UsageLedger ledger({path, 400, 17, {}}, clock, logger()); // the schema takes 13 pages
         const int appended = fillUntilUnwritten(ledger, clock);
         QVERIFY(ledger.unwrittenRows() > 0);
         ledger.setMaxPages(1'000'000); // room again; no request follows
@@ -635,7 +635,7 @@ private Q_SLOTS:
         test::FakeClock clock;
         int appended = 0;
         {
-            UsageLedger ledger({path, 400, 15, {}}, clock, logger()); // the schema takes 11 pages
+            UsageLedger ledger({path, 400, 17, {}}, clock, logger()); // the schema takes 13 pages
             appended = fillUntilUnwritten(ledger, clock);
             QVERIFY(ledger.unwrittenRows() > 0);
             ledger.setMaxPages(1'000'000);
@@ -1192,6 +1192,165 @@ private Q_SLOTS:
         QCOMPARE(billed, QStringList({QStringLiteral("dead-process"), QStringLiteral("other-host-old"),
                                       QStringLiteral("pid-reused")}));
         QCOMPARE(openRows(path), 2); // the live replica's and the other host's recent one
+    }
+
+    // Replicas in containers on the host network share a host name and are each pid 1 in their own
+    // PID namespace. A replica starting (every rolling restart) took another's LIVE open rows for a
+    // crashed process's (this host, this pid, another ledger id) and billed them "interrupted"; the
+    // live one then wrote its "ok" row: every answer in flight billed twice (probe J4 3). The host
+    // now names the namespace too, and a writer's heartbeat says it is alive.
+    void aLiveReplicaInAnotherPidNamespaceIsNeverBilled() {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("usage.sqlite"));
+        test::FakeClock clock;
+        const qint64 at = clock.epochMs();
+        const QString name = QSysInfo::machineHostName();
+        UsageLedger::Options a{path, 400, 0, {}};
+        a.host = name + QStringLiteral(" pid:[4026532001]");
+        UsageLedger replicaA(a, clock, logger());
+        replicaA.openAnswer(openRow(QStringLiteral("req_live"), 0.25, at));
+        clock.advance(UsageLedger::kFlushMs);
+        replicaA.flushAndWait();
+        QCOMPARE(openRows(path), 1);
+
+        // The other container starts: the same host name, the same pid (this process's), another namespace.
+        UsageLedger::Options b = a;
+        b.host = name + QStringLiteral(" pid:[4026532002]");
+        UsageLedger replicaB(b, clock, logger());
+        QVERIFY2(m_log.isEmpty(), m_log.isEmpty() ? "" : qPrintable(m_log.first().message));
+        QCOMPARE(openRows(path), 1);
+        // A long answer: minutes of B's checks, while A's heartbeat goes on.
+        for (int i = 0; i < 30; ++i) {
+            clock.advance(UsageDatabase::kHeartbeatMs);
+            replicaA.flushAndWait();
+            replicaB.flushAndWait();
+        }
+        QVERIFY2(m_log.isEmpty(), m_log.isEmpty() ? "" : qPrintable(m_log.first().message));
+        QCOMPARE(openRows(path), 1);
+        replicaA.append(
+            row(QStringLiteral("req_live"), QStringLiteral("team-a"), QStringLiteral("pa/claude-a"), 9, 9, 1.0, at));
+        replicaA.flushAndWait();
+        const UsageReport r = readFile(path);
+        QCOMPARE(r.rows.size(), 1); // billed once, by the replica that served it
+        QCOMPARE(r.rows.first().outcome, QStringLiteral("ok"));
+        QCOMPARE(openRows(path), 0);
+    }
+
+    // A replica in another namespace that crashed: its heartbeat stops, and its open rows are billed
+    // once, at a later check when the new replica (a container restarted at once) started while
+    // that heartbeat was still fresh, by one of the replicas sharing the file; and every replica's
+    // budget counts them, the one that billed them too.
+    void aGoneReplicasRowsAreBilledOnceAfterItsHeartbeatStops() {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("usage.sqlite"));
+        test::FakeClock clock;
+        const qint64 at = clock.epochMs();
+        const QString name = QSysInfo::machineHostName();
+        {
+            UsageDatabase db;
+            QString error;
+            QVERIFY2(db.open(path, UsageDatabase::Mode::ReadWrite, &error), qPrintable(error));
+            const UsageDatabase::Writer crashed{QStringLiteral("w-crashed"), name + QStringLiteral(" pid:[4026532003]"),
+                                                QCoreApplication::applicationPid(), name, at};
+            QVERIFY2(
+                db.write({},
+                         {openRow(QStringLiteral("req_cut1"), 0.25, at), openRow(QStringLiteral("req_cut2"), 0.5, at)},
+                         {}, crashed, &error),
+                qPrintable(error));
+        }
+        clock.advance(5000); // the crashed container restarted at once, in a new namespace
+        UsageLedger::Options b{path, 400, 0, {}};
+        b.host = name + QStringLiteral(" pid:[4026532004]");
+        UsageLedger restarted(b, clock, logger());
+        UsageLedger::Options c = b;
+        c.host = name + QStringLiteral(" pid:[4026532005]");
+        UsageLedger other(c, clock, logger());
+        QVERIFY2(m_log.isEmpty(), m_log.isEmpty() ? "" : qPrintable(m_log.first().message)); // it may be alive
+        QCOMPARE(openRows(path), 2);
+        const QList<SpendWindow> day{{QStringLiteral("team-a"), at - 3600'000, at + 3600'000}};
+        QCOMPARE(readSpendOf(restarted, day), std::optional<QList<double>>(QList<double>{0.0}));
+        QCOMPARE(readSpendOf(other, day), std::optional<QList<double>>(QList<double>{0.0}));
+
+        for (int i = 0; i < 18; ++i) { // three minutes
+            clock.advance(UsageDatabase::kHeartbeatMs);
+            restarted.flushAndWait();
+            other.flushAndWait();
+        }
+        QCOMPARE(openRows(path), 0);
+        QCOMPARE(m_log.size(), 1); // one of the two billed them, once
+        QCOMPARE(m_log.first().message, QStringLiteral("usage: 2 answers cut by a crash billed by estimate"));
+        const UsageReport r = readFile(path);
+        QCOMPARE(requestIds(r), QStringList({QStringLiteral("req_cut1"), QStringLiteral("req_cut2")}));
+        for (const UsageRow &u : r.rows) {
+            QCOMPARE(u.outcome, QStringLiteral("interrupted"));
+            QCOMPARE(u.atEpochMs, at);
+        }
+        QCOMPARE(readSpendOf(restarted, day), std::optional<QList<double>>(QList<double>{0.75}));
+        QCOMPARE(readSpendOf(other, day), std::optional<QList<double>>(QList<double>{0.75}));
+    }
+
+    // A replica stopped (not crashed) with answers still open: they are cut, and another namespace's
+    // replica bills them at its start, not a heartbeat window later.
+    void aStoppedReplicasOpenRowsAreBilledAtOnceElsewhere() {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("usage.sqlite"));
+        test::FakeClock clock;
+        const QString name = QSysInfo::machineHostName();
+        UsageLedger::Options a{path, 400, 0, {}};
+        a.host = name + QStringLiteral(" pid:[4026532006]");
+        {
+            UsageLedger stopping(a, clock, logger());
+            stopping.openAnswer(openRow(QStringLiteral("req_cut"), 0.25, clock.epochMs()));
+        } // the shutdown writes the answer as open: it did not end
+        QCOMPARE(openRows(path), 1);
+        UsageLedger::Options b = a;
+        b.host = name + QStringLiteral(" pid:[4026532007]");
+        UsageLedger next(b, clock, logger());
+        QCOMPARE(m_log.size(), 1);
+        QCOMPARE(m_log.first().message, QStringLiteral("usage: 1 answers cut by a crash billed by estimate"));
+        QCOMPARE(openRows(path), 0);
+    }
+
+    // In this host and namespace the pid says at once who is gone, heartbeat or not: a restart that
+    // got the same pid, or a pid no longer running. A running pid with a fresh heartbeat is alive;
+    // one whose heartbeat stopped is a pid reused by another program. Rows of an older Switchman (no
+    // heartbeat, the host name alone) keep their rule.
+    void inOneNamespaceThePidRuleStaysImmediate() {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("usage.sqlite"));
+        test::FakeClock clock;
+        const qint64 at = clock.epochMs();
+        const QString name = QSysInfo::machineHostName();
+        const QString here = UsageDatabase::hostIdentity(name, QStringLiteral("test"));
+#ifdef Q_OS_LINUX
+        QVERIFY2(here.startsWith(name + QStringLiteral(" pid:[")) && !here.contains(QStringLiteral("unknown")),
+                 qPrintable(here));
+#endif
+        const qint64 me = QCoreApplication::applicationPid();
+        const qint64 running = qint64(::getppid());
+        const qint64 noSuchPid = 0x3fffffff;
+        {
+            UsageDatabase db;
+            QString error;
+            QVERIFY2(db.open(path, UsageDatabase::Mode::ReadWrite, &error), qPrintable(error));
+            const auto open = [&](const QString &id, const UsageDatabase::Writer &w) {
+                QVERIFY2(db.write({}, {openRow(id, 0.25, at)}, {}, w, &error), qPrintable(error));
+            };
+            open(QStringLiteral("restart-same-pid"), {QStringLiteral("w1"), here, me, name, at});
+            open(QStringLiteral("dead-pid"), {QStringLiteral("w2"), here, noSuchPid, name, at});
+            open(QStringLiteral("live-pid"), {QStringLiteral("w3"), here, running, name, at});
+            open(QStringLiteral("reused-pid"),
+                 {QStringLiteral("w4"), here, running, name, at - UsageDatabase::kWriterStaleMs - 1});
+            open(QStringLiteral("old-version-same-pid"), {QStringLiteral("w5"), name, me}); // no heartbeat
+            open(QStringLiteral("old-version-live"), {QStringLiteral("w6"), name, running});
+        }
+        UsageLedger ledger({path, 400, 0, {}}, clock, logger());
+        QCOMPARE(m_log.size(), 1);
+        QCOMPARE(m_log.first().message, QStringLiteral("usage: 4 answers cut by a crash billed by estimate"));
+        QCOMPARE(requestIds(readFile(path)),
+                 QStringList({QStringLiteral("dead-pid"), QStringLiteral("old-version-same-pid"),
+                              QStringLiteral("restart-same-pid"), QStringLiteral("reused-pid")}));
+        QCOMPARE(openRows(path), 2);
     }
 };
 
