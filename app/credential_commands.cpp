@@ -101,14 +101,19 @@ std::optional<config::Config> loadForCommand(const QString &path, bool explicitP
 } // namespace
 
 namespace {
-// What `key create` needs of a configuration file read as JSON, whatever else in it is wrong: the
-// tenants it names (is the key a new tenant's, the first?) and its listen address.
-config::Config namedIn(const QString &path) {
+// What `key create` needs of a configuration file that is a JSON object, whatever else in it is wrong:
+// the tenants it names (is the key a new tenant's, the first?) and its listen address. Nothing for a
+// file that is not JSON: that one is left alone, never written over.
+std::optional<config::Config> namedIn(const QString &path) {
     config::Config named;
     QFile file(path);
     if (!file.open(QIODevice::ReadOnly))
-        return named;
-    const QJsonObject root = QJsonDocument::fromJson(file.read(config::kMaxConfigBytes)).object();
+        return std::nullopt;
+    QJsonParseError error;
+    const QJsonDocument document = QJsonDocument::fromJson(file.read(config::kMaxConfigBytes), &error);
+    if (error.error != QJsonParseError::NoError || !document.isObject())
+        return std::nullopt;
+    const QJsonObject root = document.object();
     const QJsonObject tenants = root.value(QStringLiteral("tenants")).toObject();
     for (auto it = tenants.begin(); it != tenants.end(); ++it)
         if (!config::isCommentKey(it.key()))
@@ -141,9 +146,9 @@ int keyCreate(const QString &configPath, bool explicitPath, const QString &tenan
             QFileInfo::exists(configPath) ? config::load(configPath) : config::LoadResult();
         QFileInfo::exists(configPath) && loaded.status == config::LoadStatus::Invalid) {
         config = namedIn(configPath);
-    } else {
-        config = loadForCommand(configPath, explicitPath, true, err, &code);
     }
+    if (!config)
+        config = loadForCommand(configPath, explicitPath, true, err, &code);
     if (!config)
         return code;
     // The file as its owner wrote it, so the edit keeps its comments, order and layout.

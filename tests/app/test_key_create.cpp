@@ -347,12 +347,12 @@ private Q_SLOTS:
         const QString path = dir.filePath(QStringLiteral("config.json"));
         const QByteArray handWritten = "{\n  \"tenants\": {\"alice\": {\"admin\": true}}\n}\n";
         QVERIFY(writeFile(path, handWritten));
-        QVERIFY(!config::load(path).ok());
+        QVERIFY(!sw::config::load(path).ok());
         const Run r = run(keyCreateArgs(QStringLiteral("alice"), path));
         QCOMPARE(r.exitCode, 0);
         const QByteArray key = r.out.trimmed();
         QVERIFY(!key.isEmpty());
-        const config::LoadResult mended = config::load(path);
+        const sw::config::LoadResult mended = sw::config::load(path);
         QVERIFY(mended.ok());
         QCOMPARE(mended.config->tenants.value(QStringLiteral("alice")).keyHashes, QStringList{hashOf(key)});
         QVERIFY(mended.config->tenants.value(QStringLiteral("alice")).admin);

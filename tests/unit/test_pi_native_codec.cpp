@@ -176,6 +176,7 @@ void TestPiNativeCodec::usageCarriesTheConfiguredCost() {
     EncodeInfo priced = info();
     priced.costInput = 3;
     priced.costOutput = 15;
+    priced.costCacheRead = 3; // a model without a cache price: its input price (config::ModelConfig::cacheReadPrice)
     AssistantMessage m;
     m.content << ContentBlock::makeText(QStringLiteral("Hi."));
     m.usage.input = 1000;
