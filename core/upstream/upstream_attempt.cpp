@@ -41,6 +41,22 @@ constexpr qint64 kKeptStreamCost = 4;
 // 22 MB of RSS for 7.2 MB of held signature deltas).
 constexpr qint64 kHeldStreamCost = 3;
 
+// Two base URLs naming one API root: `http://h:8080/v1` and `HTTP://H:8080/v1/`, `https://h` and
+// `https://h:443`. The caller's key is bound to one root; a root written twice was told apart by a
+// trailing slash, and the second provider at the same server skipped (probe JV L3).
+bool sameBaseUrl(const QString &a, const QString &b) {
+    if (a == b)
+        return true;
+    const auto root = [](const QString &s) {
+        const QUrl url(s);
+        QString path = url.path();
+        while (path.endsWith(QLatin1Char('/')))
+            path.chop(1);
+        return hostKeyOf(url) + path;
+    };
+    return root(a) == root(b);
+}
+
 // Every string of a request body as the upstream reads it (member names and values, escapes
 // decoded): what a 400 can quote back.
 void appendStrings(const wire::rj::Value &v, QStringList &out, int depth) {
@@ -397,7 +413,9 @@ QString UpstreamAttempts::redacted(const Try &t, const QString &text) const {
 
 const QByteArray &UpstreamAttempts::callerAuthFor(const failover::Candidate &c) const {
     static const QByteArray kNone;
-    return c.provider.baseUrl == m_setup.callerAuthBaseUrl ? m_setup.callerAuth : kNone;
+    if (m_setup.callerAuth.isEmpty())
+        return kNone;
+    return sameBaseUrl(c.provider.baseUrl, m_setup.callerAuthBaseUrl) ? m_setup.callerAuth : kNone;
 }
 
 bool UpstreamAttempts::hasUsableCredential(const failover::Candidate &c) const {
@@ -1012,7 +1030,12 @@ void UpstreamAttempts::endOfBody(failover::AttemptId id, quint64 generation) {
     if (end.emptyBody)
         for (model::StreamEvent &e : end.events)
             if (e.type == model::EventType::Error && e.errorType.isEmpty())
-                e.errorMessage = QStringLiteral("answered HTTP %1 with an empty body").arg(live->status);
+                // A reset of a close-delimited body reads as its end (Qt's socket reads ECONNRESET as end
+                // of stream): the words say both (probe JV L2).
+                e.errorMessage =
+                    QStringLiteral("answered HTTP %1 with an empty body (no byte before the body or the connection "
+                                   "ended)")
+                        .arg(live->status);
     m_loop->onFrame(id, end);
 }
 

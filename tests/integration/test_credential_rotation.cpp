@@ -751,6 +751,35 @@ private Q_SLOTS:
         QCOMPARE(authSeen(gw.anthropicA), QByteArrayList{"caller-own-key"});
     }
 
+    // The same server written as a second provider with a `/` at the end (or its host in capitals) is
+    // the same base URL: the key goes there too. It was skipped as another host's, and the client got
+    // the 503 the server beside it would have answered (probe JV L3).
+    void theCallersKeyBaseUrlIsComparedAsAUrl() {
+        GatewayFixture gw;
+        auto &pc = gw.config.providers[QStringLiteral("pc")];
+        pc.credentials = {QStringLiteral("passthrough")};
+        config::ProviderConfig again = pc;
+        again.id = QStringLiteral("pc-again");
+        QVERIFY(again.baseUrl.startsWith(QLatin1String("http://127.0.0.1:")));
+        again.baseUrl = QStringLiteral("HTTP://127.0.0.1") + again.baseUrl.mid(16) + QStringLiteral("/");
+        gw.config.providers.insert(again.id, again);
+        config::ModelConfig model = gw.config.models.value(QStringLiteral("pc/claude-c"));
+        model.provider = again.id;
+        gw.config.models.insert(model.key(), model);
+        config::RouteConfig route;
+        route.name = QStringLiteral("pass");
+        route.candidates = {QStringLiteral("pc/claude-c"), QStringLiteral("pc-again/claude-c")};
+        gw.config.routes.insert(route.name, route);
+        gw.start();
+        gw.anthropicC.pushFault(status(503));
+        const auto r = gw.post(QStringLiteral("/v1/messages"),
+                               GatewayFixture::anthropicBody(QStringLiteral("pass"), QStringLiteral("hi"), false),
+                               {{"x-api-key", "caller-own-key"}});
+        QVERIFY2(r.status == 200, r.body.constData());
+        QCOMPARE(r.header("x-switchman-candidate"), QByteArray("pc-again/claude-c"));
+        QCOMPARE(authSeen(gw.anthropicC), (QByteArrayList{"caller-own-key", "caller-own-key"}));
+    }
+
     // Two callers of one tenant, each signed in with its own provider key (two people behind one
     // gateway key, or two local tools on a tenant-less gateway), pick the same Idempotency-Key: the
     // second must get its own answer from its own account, never a replay of the first one's

@@ -219,6 +219,48 @@ private Q_SLOTS:
                  qPrintable(marks.first().lastError));
     }
 
+    // An event stream of nothing but [DONE] (a proxy that lost the answer) was committed as an empty
+    // `stop` answer: the client's agent ended its turn on nothing and the follower was never asked
+    // (probe JV L1). It is this model's bad answer, as an empty body is. A reasoned empty answer
+    // (finish_reason "stop", no text) is still the model's answer.
+    void aStreamOfOnlyDoneIsNoAnswer() {
+        for (const bool streamed : {true, false}) {
+            HostileUpstream up;
+            QVERIFY(up.listen());
+            answerWith(up, QByteArray("data: [DONE]\n\n"));
+            GatewayFixture gw;
+            gw.config.providers[QStringLiteral("pb")].baseUrl = up.baseUrl() + QStringLiteral("/v1");
+            sw::config::RouteConfig route;
+            route.name = QStringLiteral("done-first");
+            route.candidates = {QStringLiteral("pb/gpt-b"), QStringLiteral("pa/claude-a")};
+            gw.config.routes.insert(route.name, route);
+            gw.start();
+            const auto r = gw.post(QStringLiteral("/v1/messages"), GatewayFixture::anthropicBody(
+                                                                       QStringLiteral("done-first"), QStringLiteral("hi"), streamed));
+            QCOMPARE(r.status, 200);
+            if (streamed)
+                QVERIFY2(r.body.contains("candidate=pa/claude-a"), r.body.constData());
+            else
+                QCOMPARE(r.header("x-switchman-candidate"), QByteArray("pa/claude-a"));
+            const auto marks = gw.engine().marks();
+            QCOMPARE(marks.size(), 1);
+            QCOMPARE(marks.first().model, QStringLiteral("gpt-b"));
+            QCOMPARE(marks.first().kind, sw::failover::FailureKind::ServerError);
+            QVERIFY2(marks.first().lastError.contains(QLatin1String("[DONE] and no answer")),
+                     qPrintable(marks.first().lastError));
+        }
+        HostileUpstream up;
+        QVERIFY(up.listen());
+        answerWith(up, chatChunk("{\"role\":\"assistant\",\"content\":\"\"}", "\"stop\"") + "data: [DONE]\n\n");
+        GatewayFixture gw;
+        gw.config.providers[QStringLiteral("pb")].baseUrl = up.baseUrl() + QStringLiteral("/v1");
+        gw.start();
+        const auto r = gw.post(QStringLiteral("/v1/chat/completions"),
+                               GatewayFixture::openaiBody(QStringLiteral("pb/gpt-b"), QStringLiteral("hi"), false));
+        QCOMPARE(r.status, 200);
+        QVERIFY(gw.engine().marks().isEmpty());
+    }
+
     // A frame no parser takes, between an Anthropic answer's blocks, was acted on by its event line
     // (content_block_start): a Messages client's JSON answer got a content block of nothing, `{}`,
     // without a type (probe H2 2). It adds nothing now: the answer is its one text block.
