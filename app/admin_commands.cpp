@@ -7,12 +7,14 @@
 #include <QDateTime>
 
 #include <QEventLoop>
+#include <QFile>
 #include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QNetworkAccessManager>
 #include <QNetworkReply>
+#include <QRegularExpression>
 #include <QTimer>
 #include <QUrlQuery>
 
@@ -233,6 +235,25 @@ QString adminBaseUrl(const QString &listen) {
     return QStringLiteral("http://%1:%2").arg(host).arg(address->port);
 }
 
+namespace {
+// The `listen` of a configuration file that does not load: the member as written in a JSON object, or
+// in text that is no JSON (a reload refused for a syntax error) the first `"listen": "…"` in it.
+std::optional<QString> listenAsWritten(const QString &path) {
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly))
+        return std::nullopt;
+    const QByteArray text = file.read(config::kMaxConfigBytes);
+    const QJsonDocument doc = QJsonDocument::fromJson(text);
+    if (doc.isObject()) {
+        const QJsonValue listen = doc.object().value(QLatin1String("listen"));
+        return listen.isString() ? std::optional<QString>(listen.toString()) : std::nullopt;
+    }
+    static const QRegularExpression kListen(QStringLiteral(R"re("listen"\s*:\s*"([^"\\]{1,256})")re"));
+    const QRegularExpressionMatch m = kListen.match(QString::fromUtf8(text));
+    return m.hasMatch() ? std::optional<QString>(m.captured(1)) : std::nullopt;
+}
+} // namespace
+
 AdminTarget adminTarget(const QString &configPath, bool explicitPath, const QString &listenOverride, QTextStream &err,
                         int *exitCode) {
     AdminTarget target;
@@ -241,14 +262,23 @@ AdminTarget adminTarget(const QString &configPath, bool explicitPath, const QStr
         config::Config cfg; // no file at the default path: the default listen address
         if (explicitPath || QFileInfo::exists(configPath)) {
             const config::LoadResult loaded = config::load(configPath);
-            if (!loaded.ok()) {
+            if (loaded.status == config::LoadStatus::Invalid) {
+                // Only the address is wanted. A file that does not load is what a refused reload leaves
+                // running beside it, and `status` is how one learns why (probe L3 M1): its `listen` is
+                // asked, as written, or the default one.
+                cfg.listen = listenAsWritten(configPath).value_or(cfg.listen);
+                err << "switchman: configuration " << configPath << " does not load (" << loaded.errors.size()
+                    << (loaded.errors.size() == 1 ? " error" : " errors") << ", `switchman check-config " << configPath
+                    << "` lists them); asking the Switchman at " << cfg.listen << '\n';
+            } else if (!loaded.ok()) {
                 err << "switchman: cannot use configuration " << configPath << ":\n";
                 for (const auto &e : loaded.errors)
                     err << "  " << e.toString() << '\n';
                 *exitCode = loaded.status == config::LoadStatus::Unreadable ? 2 : 1;
                 return target;
+            } else {
+                cfg = *loaded.config;
             }
-            cfg = *loaded.config;
         }
         listen = cfg.listen;
     }

@@ -14,6 +14,12 @@
 
 #include <memory>
 
+#include <cstddef>
+#include <cstring>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
 #ifdef SWITCHMAN_HAVE_GUI
 #include <QApplication>
 #endif
@@ -89,16 +95,50 @@ int startupConfig(const app::CliOptions &options, config::Config &config) {
     return 0;
 }
 
+// Whether the X server of a local $DISPLAY (":N", "unix:N") takes a connection: a DISPLAY left from
+// a closed session (tmux, ssh, a container) made Qt abort the start with advice to reinstall (probe L3
+// L1). A remote one (ssh's "localhost:10") is left to Qt to try.
+bool localDisplayAnswers(const QByteArray &display) {
+    const qsizetype colon = display.lastIndexOf(':');
+    const QByteArray host = display.left(colon);
+    bool isNumber = false;
+    const int number = display.mid(colon + 1).split('.').value(0).toInt(&isNumber);
+    if (colon < 0 || !isNumber || !(host.isEmpty() || host == "unix"))
+        return true;
+    const QByteArray path = "/tmp/.X11-unix/X" + QByteArray::number(number);
+    for (const bool abstract : {true, false}) { // Linux's abstract name first, as Xlib does
+        sockaddr_un address{};
+        address.sun_family = AF_UNIX;
+        std::memcpy(address.sun_path + (abstract ? 1 : 0), path.constData(), size_t(path.size()));
+        const auto length = socklen_t(offsetof(sockaddr_un, sun_path) + size_t(path.size()) + 1);
+        const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        const bool connected = fd >= 0 && ::connect(fd, reinterpret_cast<const sockaddr *>(&address), length) == 0;
+        if (fd >= 0)
+            ::close(fd);
+        if (connected)
+            return true;
+    }
+    return false;
+}
+
 // QApplication only for the GUI run: it needs a display, and a usage error or
 // a subcommand must work without one.
 std::unique_ptr<QCoreApplication> makeApplication(int &argc, char **argv, const app::CliParseResult &parsed) {
 #ifdef SWITCHMAN_HAVE_GUI
     const app::CliOptions &options = parsed.options;
     // Without a display the GUI cannot start: run headless instead of aborting.
-    const bool display = qEnvironmentVariableIsSet("DISPLAY") || qEnvironmentVariableIsSet("WAYLAND_DISPLAY") ||
-                         qEnvironmentVariableIsSet("QT_QPA_PLATFORM");
-    if (parsed.ok() && options.command == app::Command::Run && !options.headless && !options.help && !options.version &&
-        display)
+    bool display = qEnvironmentVariableIsSet("DISPLAY") || qEnvironmentVariableIsSet("WAYLAND_DISPLAY") ||
+                   qEnvironmentVariableIsSet("QT_QPA_PLATFORM");
+    const bool gui =
+        parsed.ok() && options.command == app::Command::Run && !options.headless && !options.help && !options.version;
+    if (gui && display && !qEnvironmentVariableIsSet("WAYLAND_DISPLAY") &&
+        !qEnvironmentVariableIsSet("QT_QPA_PLATFORM") && !localDisplayAnswers(qgetenv("DISPLAY"))) {
+        err() << "switchman: the display " << qgetenv("DISPLAY")
+              << " does not answer: running headless (switchman --headless says so)\n";
+        err().flush();
+        display = false;
+    }
+    if (gui && display)
         return std::make_unique<QApplication>(argc, argv);
 #else
     Q_UNUSED(parsed);

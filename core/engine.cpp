@@ -684,9 +684,17 @@ void Engine::applyConfig(const config::Config &incoming) {
 
 void Engine::prewarmCredentials() {
     // Keychain reads go over D-Bus: do them now, in the background, not on a request's path.
+    // A key behind a set environment variable is a fallback, read when the pool first reaches it: the
+    // starter's `["env:ANTHROPIC_API_KEY", "keychain:anthropic"]` with the variable set read the keychain
+    // at every start, and with no Secret Service said "keychain unavailable" and "keys out of use" on a
+    // healthy setup (probe L3 M2).
     QStringList refs;
     for (const auto &p : m_ctx.config->providers)
-        refs += p.credentials;
+        for (const QString &ref : p.credentials) {
+            refs += ref;
+            if (ref.startsWith(QLatin1String("env:")) && !credentials::isUnsetEnvRef(ref))
+                break;
+        }
     for (const QString &ref : std::as_const(refs))
         if (credentials::isUnsetEnvRef(ref))
             m_telemetry->log(
@@ -748,15 +756,17 @@ server::EngineControl::HealthNote Engine::usageHealth() const {
 }
 
 bool Engine::reloadFromFile(QString *error) {
-    const auto loaded = config::load(m_options.configPath);
-    if (!loaded.ok()) {
+    const auto refused = [this, error](const config::LoadResult &loaded) {
         QStringList lines;
         for (const auto &e : loaded.errors)
             lines << e.toString();
         if (error)
             *error = QStringLiteral("%1: %2").arg(m_options.configPath, lines.join(QStringLiteral("; ")));
         return false; // the running configuration stays as it was
-    }
+    };
+    const auto loaded = config::load(m_options.configPath);
+    if (!loaded.ok())
+        return refused(loaded);
     // A reload never moves the listener: what it is bound to decides what the file may take
     // away. A file that says loopback (or was given --listen at start) must not turn off the
     // keys of a listener the network can reach.
@@ -769,6 +779,14 @@ bool Engine::reloadFromFile(QString *error) {
                     .arg(m_options.configPath, baseUrl());
         return false;
     }
+    // Nor is a provider at the gateway's own address judged by the file's `listen`: with --listen at
+    // start, or a `listen` edited since, it is not where the gateway listens, and a provider pointing
+    // back here passed the reload and then answered every request 508 (probe K1 6).
+    const QString listening =
+        m_tcp ? baseUrl().mid(7) : (m_options.listenGiven.isEmpty() ? m_ctx.config->listen : m_options.listenGiven);
+    if (loaded.config->listen != listening)
+        if (const auto judged = config::load(m_options.configPath, listening); !judged.ok())
+            return refused(judged);
     // Given --listen at start, the same command line gives it again: the file's address is not the
     // next start's, and the configuration keeps saying where the gateway listens (the first reload
     // once warned of a change that would never come: probe I3 5).

@@ -161,8 +161,12 @@ void ConfigReader::checkSelfReferences(const Config &config) {
             continue; // a simulated provider's URL is its fake's; a broken one is reported already
         const int port = url.port(url.scheme() == QLatin1String("https") ? 443 : 80);
         const QString host = url.host();
+        // A connection to 0.0.0.0 (or ::) reaches this machine's listener, as loopback does (K1 6).
+        const QHostAddress hostAddress(host);
+        const bool local =
+            isLoopbackHost(host) || hostAddress == QHostAddress::AnyIPv4 || hostAddress == QHostAddress::AnyIPv6;
         if (port != listen->port ||
-            !((reachedOnLoopback && isLoopbackHost(host)) || host.compare(listen->host, Qt::CaseInsensitive) == 0))
+            !((reachedOnLoopback && local) || host.compare(listen->host, Qt::CaseInsensitive) == 0))
             continue;
         m_reader.error(keyPath(keyPath(QStringLiteral("providers"), p.id), QStringLiteral("baseUrl")),
                        QStringLiteral("points at Switchman itself (listen is %1): each request would come back to "

@@ -881,7 +881,13 @@ void AttemptLoop::afterFailure(Attempt &a, const UpstreamFailure &failure, const
     // when it is back, as a 429, rather than a 502 that sends users looking for a broken key.
     m_lastFailureWait =
         failure.kind == FailureKind::CredentialExhausted ? m_deps.runner->credentialWait(a.candidate) : std::nullopt;
-    if (m_settings.failoverEnabled) {
+    // A model the configuration does not list (a direct `provider/<any id>`) is in no chain, so its
+    // own mark is read by no request; and its names are the client's to choose: a client inventing
+    // them filled the tenant's table, evicted its real marks and fed every admin subscriber the table
+    // per request (probe L2). Its host's transport mark still counts for the listed models there.
+    const bool markable = failure.kind == FailureKind::Transport || !m_resolution.direct || !m_deps.config ||
+                          m_deps.config->models.contains(a.candidate.name());
+    if (m_settings.failoverEnabled && markable) {
         // The attempt's start decides whether this failure is a new strike (SPEC 5): an attempt
         // begun before the mark was set adds none, so six requests in flight when a provider
         // stalls add one strike, however many in-attempt retries each of them made meanwhile.

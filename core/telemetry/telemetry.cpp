@@ -300,8 +300,8 @@ QString Telemetry::metricsText(const QHash<QString, int> &marks) const {
                    .arg(escapeLabel(parts.value(0)), escapeLabel(parts.value(1)))
                    .arg(n);
     }
-    out += QLatin1String("# HELP switchman_refused_requests_total Chat requests the gateway answered with its own "
-                         "error before any upstream attempt, by status (401: no or unknown gateway key).\n"
+    out += QLatin1String("# HELP switchman_refused_requests_total Requests the gateway answered with its own error "
+                         "before any upstream attempt, by status (401: no or unknown gateway key, on any route).\n"
                          "# TYPE switchman_refused_requests_total counter\n");
     QList<int> refusedStatuses = m_refusedByStatus.keys();
     std::sort(refusedStatuses.begin(), refusedStatuses.end());

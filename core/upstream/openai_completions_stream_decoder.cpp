@@ -349,8 +349,7 @@ void OpenAICompletionsStreamDecoder::decode(const SseEvent &sse) {
             // A stream of nothing but [DONE] (a proxy that lost the answer): no content and no reason
             // the model stopped. Made into a `stop` it was an empty turn reported as finished, and the
             // next candidate never asked (probe JV L1). This model's bad answer, as an empty body is.
-            m_out.fail(QStringLiteral("the upstream ended its event stream with [DONE] and no answer in it"), {},
-                       502);
+            m_out.fail(QStringLiteral("the upstream ended its event stream with [DONE] and no answer in it"), {}, 502);
             m_lastFailedOnPlainFrame = true; // [DONE] is no error a Chat client reads
             return;
         }

@@ -207,6 +207,28 @@ private Q_SLOTS:
         QVERIFY2(!st.out.contains(QStringLiteral("credential retry")), qPrintable(st.out)); // nothing a retry fixes
     }
 
+    // The starter's `["env:ANTHROPIC_API_KEY", "keychain:anthropic"]` with the variable set, on a
+    // machine with no Secret Service (a server, a container): the keychain was read at every start, the
+    // log said "keychain unavailable" and `status` "keys out of use" on a healthy setup (probe L3 M2).
+    // A key behind a set variable is a fallback: not read until the pool reaches it.
+    void aKeychainKeyBehindASetVariableIsNotReadAtStart() {
+        qputenv("SWITCHMAN_TEST_PA_KEY", "test-pa-key-not-real");
+        GatewayFixture gw;
+        gw.config.providers[QStringLiteral("pa")].credentials = {QStringLiteral("env:SWITCHMAN_TEST_PA_KEY"),
+                                                                 QStringLiteral("keychain:pa-main")};
+        gw.config.providers[QStringLiteral("pb")].credentials = {QStringLiteral("keychain:pb-main")};
+        gw.secrets.mode = ScriptedSecretStore::Mode::Fail;
+        gw.start();
+        QCOMPARE(gw.secrets.reads, 1); // pb's key, which has nothing before it
+        const SwitchmanRun st = runSwitchman({QStringLiteral("status"), QStringLiteral("--listen"), listenOf(gw)});
+        qunsetenv("SWITCHMAN_TEST_PA_KEY");
+        QCOMPARE(st.exitCode, 0);
+        QVERIFY2(st.out.contains(QStringLiteral("running, 1 key out of use")), qPrintable(st.out));
+        for (const QString &l : st.out.split(QLatin1Char('\n')))
+            QVERIFY2(!(l.contains(QStringLiteral("keychain:pa-main")) && l.contains(QStringLiteral("unavailable"))),
+                     qPrintable(l));
+    }
+
     // A reload (SIGHUP, POST /admin/reload) that refused the file was said only in the log and the
     // POST's answer: `switchman status` said "running, healthy" while the file on disk was not what
     // ran. It says the reload was refused and why, until one succeeds.
@@ -229,6 +251,29 @@ private Q_SLOTS:
                      st.out.contains(QStringLiteral("invalid JSON")) &&
                      st.out.contains(QStringLiteral("the configuration loaded before is running")),
                  qPrintable(st.out));
+
+        // Without --listen, the address comes from the file that does not load (probe L3 M1: every
+        // command that asks the running Switchman gave up on the file, and only --listen could say
+        // why): written in JSON that is refused, or in text that is no JSON at all.
+        config::Config onDisk = gw.config;
+        onDisk.listen = listenOf(gw);
+        QJsonObject refusedJson = config::toJson(onDisk);
+        refusedJson.insert(QStringLiteral("route"), QJsonObject()); // a typo of "routes"
+        const QByteArray texts[] = {QJsonDocument(refusedJson).toJson(),
+                                    "{\"listen\": \"" + listenOf(gw).toUtf8() + "\", \"routes\": "};
+        for (const QByteArray &text : texts) {
+            QVERIFY(broken.open(QIODevice::WriteOnly | QIODevice::Truncate));
+            broken.write(text);
+            broken.close();
+            QVERIFY(!gw.engine().reload(&why));
+            const SwitchmanRun byFile =
+                runSwitchman({QStringLiteral("status"), QStringLiteral("--config"), gw.configPath});
+            QCOMPARE(byFile.exitCode, 0);
+            QVERIFY2(byFile.out.contains(QStringLiteral("running, configuration reload refused")),
+                     qPrintable(byFile.out));
+            QVERIFY2(byFile.err.contains(QStringLiteral("does not load")), qPrintable(byFile.err));
+        }
+
         QVERIFY(config::save(gw.configPath, gw.config));
         QVERIFY(gw.engine().reload(&why));
         const SwitchmanRun healthy = runSwitchman({QStringLiteral("status"), QStringLiteral("--listen"), listenOf(gw)});

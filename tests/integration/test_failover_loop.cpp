@@ -1433,6 +1433,34 @@ private Q_SLOTS:
         QVERIFY(!health.contains(QStringLiteral("configError")));
     }
 
+    // A provider pointed at the gateway itself is refused at start; on reload it was judged against
+    // the file's `listen` (not where the gateway listens: --listen at start, a `listen` edited since),
+    // passed, and every request then ended 508 (probe K1 6). A reload judges the address listened on.
+    void aReloadRefusesAProviderAtTheGatewaysOwnAddress() {
+        QTemporaryDir dir;
+        GatewayFixture gw;
+        gw.configPath = dir.filePath(QStringLiteral("config.json"));
+        QVERIFY(config::save(gw.configPath, gw.config));
+        gw.start();
+        const QString self = QStringLiteral("127.0.0.1:%1").arg(gw.engine().port());
+        config::Config next = gw.config;
+        next.listen = QStringLiteral("127.0.0.1:1"); // edited in the file; the gateway stays where it is
+        next.providers[QStringLiteral("pb")].baseUrl = QStringLiteral("http://%1/v1").arg(self);
+        QVERIFY(config::save(gw.configPath, next));
+        QString why;
+        QVERIFY(!gw.engine().reload(&why));
+        QVERIFY2(why.contains(QStringLiteral("points at Switchman itself")), qPrintable(why));
+        next.providers[QStringLiteral("pb")].baseUrl =
+            QStringLiteral("http://0.0.0.0:%1/v1").arg(gw.engine().port()); // reaches it too
+        QVERIFY(config::save(gw.configPath, next));
+        QVERIFY(!gw.engine().reload(&why));
+        QVERIFY2(why.contains(QStringLiteral("points at Switchman itself")), qPrintable(why));
+        QCOMPARE(gw.post(QStringLiteral("/v1/messages"),
+                         GatewayFixture::anthropicBody(QStringLiteral("pb/gpt-b"), QStringLiteral("y"), false))
+                     .status,
+                 200); // the configuration before runs
+    }
+
     void clientLeavingMidStreamAbortsUpstreamAndServerSurvives() {
         GatewayFixture gw;
         Fault slow;

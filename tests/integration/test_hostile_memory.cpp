@@ -12,6 +12,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QSignalSpy>
+#include <QTcpServer>
 #include <QTcpSocket>
 #include <QTest>
 #include <QTimer>
@@ -140,6 +141,45 @@ private Q_SLOTS:
         const auto attempts = gw.get(QStringLiteral("/admin/attempts?limit=2000"));
         QCOMPARE(attempts.status, 200);
         QVERIFY2(attempts.body.size() < 420 * 512, qPrintable(QString::number(attempts.body.size())));
+    }
+
+    // A client naming a new `provider/<id>` the configuration does not list on each request, every
+    // one answered 503: each left a mark of its own. The tenant's table filled with names no chain
+    // reads, its real marks were evicted (a provider known down was asked again) and every admin
+    // subscriber got the whole table per request (probe L2). A listed model is still marked, and a
+    // host that cannot be reached is marked whatever model was asked of it.
+    void inventedModelNamesLeaveNoMarks() {
+        GatewayFixture gw;
+        gw.anthropicA.setFault(status503());
+        gw.start();
+        const auto direct = [&gw](const QString &model) {
+            return gw.post(QStringLiteral("/v1/messages"),
+                           GatewayFixture::anthropicBody(model, QStringLiteral("hi"), false));
+        };
+        QVERIFY(direct(QStringLiteral("pa/claude-a")).status >= 500);
+        QCOMPARE(gw.engine().marks().size(), 1); // the listed model
+        for (int i = 0; i < 600; ++i)
+            QVERIFY(direct(QStringLiteral("pa/made-up-%1").arg(i)).status >= 500);
+        const auto marks = gw.engine().marks();
+        QCOMPARE(marks.size(), 1);
+        QCOMPARE(marks.first().model, QStringLiteral("claude-a"));
+        // The real mark still steers the route past its candidate.
+        const auto routed = direct(QStringLiteral("chain"));
+        QCOMPARE(routed.status, 200);
+        QCOMPARE(routed.header("x-switchman-candidate"), QByteArray("pb/gpt-b"));
+
+        QTcpServer closed;
+        QVERIFY(closed.listen(QHostAddress::LocalHost));
+        const quint16 port = closed.serverPort();
+        closed.close(); // nothing listens there now
+        GatewayFixture gone;
+        gone.config.providers[QStringLiteral("pc")].baseUrl = QStringLiteral("http://127.0.0.1:%1").arg(port);
+        gone.start();
+        QVERIFY(gone.post(QStringLiteral("/v1/messages"),
+                          GatewayFixture::anthropicBody(QStringLiteral("pc/made-up"), QStringLiteral("hi"), false))
+                    .status >= 500);
+        QCOMPARE(gone.engine().marks().size(), 1);
+        QVERIFY(gone.engine().marks().first().model.isEmpty()); // the host's transport mark
     }
 
     // Item 1, end to end: an upstream that streams without end at full speed, and a client

@@ -235,8 +235,9 @@ private Q_SLOTS:
             route.candidates = {QStringLiteral("pb/gpt-b"), QStringLiteral("pa/claude-a")};
             gw.config.routes.insert(route.name, route);
             gw.start();
-            const auto r = gw.post(QStringLiteral("/v1/messages"), GatewayFixture::anthropicBody(
-                                                                       QStringLiteral("done-first"), QStringLiteral("hi"), streamed));
+            const auto r =
+                gw.post(QStringLiteral("/v1/messages"),
+                        GatewayFixture::anthropicBody(QStringLiteral("done-first"), QStringLiteral("hi"), streamed));
             QCOMPARE(r.status, 200);
             if (streamed)
                 QVERIFY2(r.body.contains("candidate=pa/claude-a"), r.body.constData());

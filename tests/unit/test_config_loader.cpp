@@ -250,6 +250,8 @@ void TestConfigLoader::validationRules_data() {
     row("baseUrl at a gateway listening everywhere",
         R"([[["listen"], "0.0.0.0:80"], [["providers", "openai", "baseUrl"], "http://127.0.0.1/v1"]])",
         "providers.openai.baseUrl", "points at Switchman itself");
+    row("baseUrl at the gateway as 0.0.0.0", R"([[["providers", "openai", "baseUrl"], "http://0.0.0.0:4141/v1"]])",
+        "providers.openai.baseUrl", "points at Switchman itself");
     row("credential literal sk- key", R"([[["providers", "openai", "credentials"], ["sk-proj-abc123"]]])",
         "providers.openai.credentials[0]", "looks like a literal secret; secrets don't go in the config");
     row("credential not a reference", R"([[["providers", "openai", "credentials"], ["env:OK", "hunter2"]]])",
