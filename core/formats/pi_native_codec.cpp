@@ -13,6 +13,8 @@
 #include <QJsonDocument>
 #include <QJsonParseError>
 
+#include <algorithm>
+
 namespace sw::formats {
 
 using namespace sw::model;
@@ -197,7 +199,12 @@ std::optional<model::ChatRequest> PiNativeCodec::decode(const QByteArray &body, 
                 return rejected(error, where + L(".toolCallId: required string"));
             if (!decodeUserContent(rj::member(m, "content"), &msg.content, BodyPath(where, "content"), error))
                 return std::nullopt;
-            unanswered.removeIf([&msg](const auto &call) { return call.first == msg.toolCallId; });
+            // The first call of its id: two calls of one answer under one id (DeepSeek, GLM, Kimi) are
+            // answered one result each, in order, and one left unanswered still gets its result above.
+            const auto answered = std::find_if(unanswered.begin(), unanswered.end(),
+                                               [&msg](const auto &call) { return call.first == msg.toolCallId; });
+            if (answered != unanswered.end())
+                unanswered.erase(answered);
         } else {
             return rejected(error, where + L(".role: must be user, assistant or toolResult"));
         }

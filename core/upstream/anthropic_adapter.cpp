@@ -6,6 +6,7 @@
 #include "core/wire/client_body.h"
 #include "core/wire/json.h"
 #include "core/wire/json_splice.h"
+#include "core/wire/tool_id_pairing.h"
 
 #include <QHash>
 #include <QJsonArray>
@@ -408,43 +409,29 @@ bool isBlankText(const QJsonObject &block) {
 // order, one result each (probe J1 1), where both results went to the second call. A result no call of that turn
 // answers keeps the latest call of its id. True when an id changed.
 bool uniqueToolUseIds(QJsonArray &messages) {
-    QSet<QString> taken;
-    QHash<QString, QString> latest;
-    QHash<QString, QStringList> unanswered; // the last assistant turn's calls by their id as sent, in order
-    QHash<QString, int> nextSuffix;         // taken only grows: each id's search goes on where it stopped
+    wire::ToolIdPairing ids(wire::kAnthropicMaxToolIdLength);
     bool changed = false;
     for (qsizetype i = 0; i < messages.size(); ++i) {
         QJsonObject m = messages.at(i).toObject();
         const bool assistant = m.value(L("role")).toString() == L("assistant");
         if (assistant)
-            unanswered.clear();
+            ids.beginCallingTurn();
         QJsonArray content = m.value(L("content")).toArray();
         bool turnChanged = false;
         for (qsizetype j = 0; j < content.size(); ++j) {
             QJsonObject block = content.at(j).toObject();
             const QString type = block.value(L("type")).toString();
-            if (assistant && type == L("tool_use")) {
-                const QString id = block.value(L("id")).toString();
-                const QString unique =
-                    wire::uniqueToolId(wire::anthropicToolId(id), taken, wire::kAnthropicMaxToolIdLength, &nextSuffix);
-                taken.insert(unique);
-                latest.insert(id, unique);
-                unanswered[id].append(unique);
-                if (unique != id) {
-                    block.insert(L("id"), unique);
-                    content.replace(j, block);
-                    turnChanged = true;
-                }
-            } else if (!assistant && type == L("tool_result")) {
-                const QString id = block.value(L("tool_use_id")).toString();
-                QStringList *calls = unanswered.contains(id) ? &unanswered[id] : nullptr;
-                const QString paired =
-                    calls && !calls->isEmpty() ? calls->takeFirst() : latest.value(id, wire::anthropicToolId(id));
-                if (paired != id) {
-                    block.insert(L("tool_use_id"), paired);
-                    content.replace(j, block);
-                    turnChanged = true;
-                }
+            const bool call = assistant && type == L("tool_use");
+            if (!call && (assistant || type != L("tool_result")))
+                continue;
+            const char *key = call ? "id" : "tool_use_id";
+            const QString id = block.value(QLatin1String(key)).toString();
+            const QString valid = wire::anthropicToolId(id);
+            const QString sent = call ? ids.call(id, valid) : ids.result(id, valid);
+            if (sent != id) {
+                block.insert(QLatin1String(key), sent);
+                content.replace(j, block);
+                turnChanged = true;
             }
         }
         if (turnChanged) {
@@ -561,8 +548,7 @@ bool AnthropicAdapter::thinkingRulesChangeNothing(const wire::rj::Value *body) {
             }
         }
     }
-    std::sort(toolUseIds.begin(), toolUseIds.end());
-    if (std::adjacent_find(toolUseIds.begin(), toolUseIds.end()) != toolUseIds.end())
+    if (wire::sortedIdsRepeat(toolUseIds))
         return false;
     const rj::Value *thinking = rj::member(body, "thinking");
     if (rj::isEmptyObject(thinking) || rj::equals(rj::member(thinking, "type"), "disabled") || !lastAssistant)

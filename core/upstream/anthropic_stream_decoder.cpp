@@ -168,7 +168,14 @@ void AnthropicStreamDecoder::openBlock(int index, const Value *cb) {
         // client is told (the relayed frame and the same-API JSON answer too), so the call's result
         // pairs with it in the next turn (Messages refuses a tool_result with an empty tool_use_id).
         if (block.toolCallId.isEmpty())
-            block.toolCallId = m_madeUpId = wire::madeUpToolCallId();
+            block.toolCallId = m_relayedId = wire::madeUpToolCallId();
+        // One an earlier call of this answer has (Kimi's "grep:3" twice): the next free one
+        // ("grep:3_2"), told to every client as above, so each result pairs with its own call in
+        // every later turn and no server of the next turn refuses the repeat (probe JV M4).
+        else if (m_callIds.contains(block.toolCallId))
+            block.toolCallId = m_relayedId =
+                wire::uniqueToolId(block.toolCallId, m_callIds, wire::kAnthropicMaxToolIdLength);
+        m_callIds.insert(block.toolCallId);
     } else {
         return; // server tool blocks have no canonical form
     }
@@ -250,8 +257,8 @@ void AnthropicStreamDecoder::decode(const SseEvent &sse) {
     const int index = rj::toInt(member(data, "index"), -1);
     if (type == "content_block_start") {
         openBlock(index, block);
-        if (!m_madeUpId.isEmpty()) {
-            const QString id = std::exchange(m_madeUpId, QString());
+        if (!m_relayedId.isEmpty()) {
+            const QString id = std::exchange(m_relayedId, QString());
             if (auto it = m_nativeBlocks.find(index); it != m_nativeBlocks.end())
                 it->block.insert(L("id"), id);
             QJsonObject frame = QJsonDocument::fromJson(sse.data).object();

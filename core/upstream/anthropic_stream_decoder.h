@@ -6,6 +6,7 @@
 
 #include <QJsonObject>
 #include <QMap>
+#include <QSet>
 #include <string_view>
 
 #include <rapidjson/fwd.h>
@@ -55,8 +56,11 @@ private:
     bool m_lastUnreadable = false;
     bool m_lastUsageOnly = false;              // a message_delta of counts alone, no stop reason
     std::optional<QByteArray> m_lastEventName; // UpstreamAdapter::relayEventName of the event last fed
-    QString m_madeUpId;                        // the id openBlock gave a tool_use that came without one
-    QByteArray m_lastRelayData;                // the frame as relayed, when it differs (a made-up id)
+    // The id openBlock gave a tool_use the client is told instead of the server's: made up for one
+    // that came without, or a repeat made unique.
+    QString m_relayedId;
+    QSet<QString> m_callIds;    // the ids this answer's calls are told by
+    QByteArray m_lastRelayData; // the frame as relayed, when it differs (m_relayedId)
 };
 
 } // namespace sw::upstream

@@ -6,12 +6,15 @@
 #include "core/wire/client_body.h"
 #include "core/wire/json.h"
 #include "core/wire/json_splice.h"
+#include "core/wire/tool_id_pairing.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QUrl>
+#include <QVarLengthArray>
 #include <algorithm>
 #include <optional>
+#include <string_view>
 #include <utility>
 
 namespace sw::upstream {
@@ -42,6 +45,50 @@ void boundToolCallIds(QJsonObject &turn) {
 
 QLatin1String L(const char *s) {
     return QLatin1String(s);
+}
+
+// Each tool call id once in the conversation, and each tool turn under the id of the call it answers
+// (wire::ToolIdPairing): OpenAI refuses a second tool turn under one id ("Invalid parameter: Duplicate
+// value for 'tool_call_id'"), a 400 no failover gets past and every later turn repeats, and DeepSeek,
+// GLM and Kimi give two calls of one answer one id (probe JV M4). For a conversation whose ids repeat
+// (wire::sortedIdsRepeat first). An empty id (a server that names its calls by none) or one that
+// is no string stays as it is.
+void uniqueToolCallIds(QJsonArray &messages) {
+    wire::ToolIdPairing ids(OpenAICompletionsAdapter::kMaxToolIdLength);
+    for (qsizetype i = 0; i < messages.size(); ++i) {
+        QJsonObject turn = messages.at(i).toObject();
+        const QString role = turn.value(L("role")).toString();
+        if (role == L("tool")) {
+            const QJsonValue id = turn.value(L("tool_call_id"));
+            if (id.toString().isEmpty())
+                continue;
+            const QString paired = ids.result(id.toString());
+            if (paired == id.toString())
+                continue;
+            turn.insert(L("tool_call_id"), paired);
+            messages.replace(i, turn);
+        } else if (role == L("assistant") && turn.value(L("tool_calls")).isArray()) {
+            QJsonArray calls = turn.value(L("tool_calls")).toArray();
+            ids.beginCallingTurn();
+            bool changed = false;
+            for (qsizetype j = 0; j < calls.size(); ++j) {
+                QJsonObject call = calls.at(j).toObject();
+                const QJsonValue id = call.value(L("id"));
+                if (id.toString().isEmpty())
+                    continue;
+                const QString unique = ids.call(id.toString());
+                if (unique == id.toString())
+                    continue;
+                call.insert(L("id"), unique);
+                calls.replace(j, call);
+                changed = true;
+            }
+            if (changed) {
+                turn.insert(L("tool_calls"), calls);
+                messages.replace(i, turn);
+            }
+        }
+    }
 }
 
 void addHeader(HttpRequest &http, const QByteArray &name, const QByteArray &value) {
@@ -301,6 +348,7 @@ QJsonObject OpenAICompletionsAdapter::buildBody(const model::ChatRequest &reques
     // Tool messages must follow the assistant message with their calls: each result goes right
     // after it, the user's words typed while the tool ran after them.
     const QList<Message> history = resultsAfterTheirCalls(ctx.messages);
+    QVarLengthArray<QString, 16> callIds; // as sent: a repeat is made unique below
     for (const Message &m : history) {
         if (m.role != Role::ToolResult)
             flushResultAttachments();
@@ -325,8 +373,9 @@ QJsonObject OpenAICompletionsAdapter::buildBody(const model::ChatRequest &reques
                     const QString args = b.arguments.isEmpty() && !b.argumentsJson.isEmpty()
                                              ? b.argumentsJson
                                              : QString::fromUtf8(wire::compactJson(b.arguments));
+                    callIds.append(boundedToolCallId(b.toolCallId, kMaxToolIdLength));
                     calls.append(
-                        QJsonObject{{L("id"), boundedToolCallId(b.toolCallId, kMaxToolIdLength)},
+                        QJsonObject{{L("id"), callIds.last()},
                                     {L("type"), L("function")},
                                     {L("function"), QJsonObject{{L("name"), b.toolName}, {L("arguments"), args}}}});
                 }
@@ -355,6 +404,8 @@ QJsonObject OpenAICompletionsAdapter::buildBody(const model::ChatRequest &reques
         }
     }
     flushResultAttachments();
+    if (wire::sortedIdsRepeat(callIds))
+        uniqueToolCallIds(messages);
     QJsonObject body{{L("model"), modelId},
                      {L("messages"), messages},
                      {L("stream"), true},
@@ -494,6 +545,17 @@ HttpRequest OpenAICompletionsAdapter::buildRequest(const model::ChatRequest &req
         const bool reworksTurns = std::any_of(messages.begin(), messages.end(), [&](const rj::Value &m) {
             return emptyAssistant(m) || reasoningEdit(m) || longIds(m) || nameEdit(m);
         });
+        // Two calls under one id, which OpenAI refuses: a client that talked to DeepSeek, GLM or Kimi
+        // directly keeps them as they came. Each is made unique, each tool turn takes its call's
+        // (uniqueToolCallIds); the ids are looked at first, and only a body that repeats one pays.
+        const bool repeatsIds = [&messages] {
+            QVarLengthArray<std::string_view, 32> ids;
+            for (const rj::Value &m : messages)
+                for (const rj::Value &call : rj::elements(rj::member(&m, "tool_calls")))
+                    if (const std::string_view id = rj::bytes(rj::member(&call, "id")); !id.empty())
+                        ids.push_back(id);
+            return wire::sortedIdsRepeat(ids);
+        }();
         // OpenAI's models from the o-series and gpt-5 on refuse `max_tokens` ("Use
         // 'max_completion_tokens' instead"), which every OpenAI chat model takes: to api.openai.com, and
         // to such a model on any server (Azure's too), the client's cap goes by that name, so a failover
@@ -513,7 +575,7 @@ HttpRequest OpenAICompletionsAdapter::buildRequest(const model::ChatRequest &req
             return cap && rj::isNumber(v) && rj::toDouble(v) > *cap;
         };
         std::optional<QByteArray> spliced;
-        if (!reworksTurns && refused.isEmpty() && !renamesMaxTokens) {
+        if (!reworksTurns && !repeatsIds && refused.isEmpty() && !renamesMaxTokens) {
             QVarLengthArray<wire::JsonMemberEdit, 5> edits{
                 {"model", model},
                 {"stream", "true"},
@@ -571,6 +633,11 @@ HttpRequest OpenAICompletionsAdapter::buildRequest(const model::ChatRequest &req
                     ++i;
                 }
                 body.insert(L("messages"), kept);
+            }
+            if (repeatsIds) {
+                QJsonArray turns = body.value(L("messages")).toArray();
+                uniqueToolCallIds(turns);
+                body.insert(L("messages"), turns);
             }
             http.body = wire::compactJson(body);
         }

@@ -123,11 +123,14 @@ std::optional<QString> OpenAICompletionsStreamDecoder::toolDelta(const Value *ca
     const QString id = toString(member(call, "id"));
     ContentBlock *open = m_out.find(toolIndex);
     std::optional<QString> relayed;
+    const auto renamed = open ? m_renamedIds.constFind(toolIndex) : m_renamedIds.cend();
     if (open && m_madeUpIds.contains(toolIndex)) {
         // The client was told the id made up for this call: an id the server sends later is not
         // a second one (a relayed chunk goes without it, as a client would join the two).
         if (!id.isEmpty())
             relayed = QString();
+    } else if (open && !id.isEmpty() && renamed != m_renamedIds.cend() && id == *renamed) {
+        relayed = open->toolCallId; // the server's id again, for a call the client knows by another
     } else if (open && !id.isEmpty() && !open->toolCallId.isEmpty() && id != open->toolCallId) {
         // A server that numbers every call 0 still gives each its own id: a new id is a new call.
         m_out.close(toolIndex);
@@ -150,6 +153,16 @@ std::optional<QString> OpenAICompletionsStreamDecoder::toolDelta(const Value *ca
         } else {
             m_madeUpIds.remove(toolIndex);
         }
+        // An id an earlier call of this answer has (DeepSeek, GLM and Kimi give parallel calls one
+        // id): the client is told the next free one ("call_0_2"), so each result pairs with its own
+        // call in every later turn and no server of the next turn refuses the repeat (probe JV M4).
+        m_renamedIds.remove(toolIndex);
+        if (!id.isEmpty() && m_callIds.contains(id)) {
+            b.toolCallId = wire::uniqueToolId(id, m_callIds, wire::kChatMaxToolIdLength);
+            relayed = b.toolCallId;
+            m_renamedIds.insert(toolIndex, id);
+        }
+        m_callIds.insert(b.toolCallId);
         m_out.open(toolIndex, b);
     } else if (open->toolName.isEmpty() && member(fn, "name")) {
         open->toolName = toString(member(fn, "name"));

@@ -4,6 +4,7 @@
 #include "core/upstream/canonical_stream_builder.h"
 #include "core/upstream/upstream_adapter.h"
 
+#include <QHash>
 #include <QJsonArray>
 #include <QJsonObject>
 #include <QSet>
@@ -78,7 +79,11 @@ private:
     bool m_keepNative = true;
 
     CanonicalStreamBuilder m_out{/*sequenced=*/true};
-    QSet<int> m_madeUpIds; // the tool indexes whose open call has an id made up here
+    QSet<int> m_madeUpIds;   // the tool indexes whose open call has an id made up here
+    QSet<QString> m_callIds; // the ids this answer's calls are told by
+    // The tool indexes whose open call the client is told by another id than the server's (a repeat
+    // made unique), with the server's.
+    QHash<int, QString> m_renamedIds;
     QString m_finishReason;
     bool m_sawRefusal = false;
     bool m_sawToolCall = false; // the answer holds a named call, whatever its finish_reason says

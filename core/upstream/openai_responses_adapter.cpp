@@ -8,9 +8,11 @@
 #include "core/wire/json.h"
 #include "core/wire/json_splice.h"
 #include "core/wire/reasoning_item.h"
+#include "core/wire/tool_id_pairing.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <QVarLengthArray>
 #include <algorithm>
 #include <optional>
 #include <string_view>
@@ -96,6 +98,40 @@ std::optional<QString> itemIdOf(const ContentBlock &b) {
     return std::nullopt;
 }
 
+// Each call_id once in the conversation, and each output under the call_id of the call it answers
+// (wire::ToolIdPairing), as for Chat: DeepSeek, GLM and Kimi give two calls of one answer one id, and
+// OpenAI refuses a repeated call_id (probe JV M4). A calling turn begins at a call that follows an
+// output or a message of the client's side (user, system, developer): the items of one answer
+// (reasoning, text, calls) are one turn. For a conversation whose ids repeat (wire::sortedIdsRepeat
+// first); an item whose call_id is empty (a server that names its calls by none) or no string stays
+// as it is.
+void uniqueCallIds(QJsonArray &input) {
+    wire::ToolIdPairing ids(kMaxCallIdLength);
+    bool afterInput = true;
+    for (qsizetype i = 0; i < input.size(); ++i) {
+        QJsonObject item = input.at(i).toObject();
+        const QString type = item.value(L("type")).toString();
+        const bool call = type == L("function_call") || type == L("custom_tool_call");
+        const bool output = type == L("function_call_output") || type == L("custom_tool_call_output");
+        if (!call && !output) {
+            if (const QString role = item.value(L("role")).toString(); !role.isEmpty() && role != L("assistant"))
+                afterInput = true;
+            continue;
+        }
+        if (call && std::exchange(afterInput, false))
+            ids.beginCallingTurn();
+        afterInput |= output;
+        const QString id = item.value(L("call_id")).toString();
+        if (id.isEmpty())
+            continue;
+        const QString sent = call ? ids.call(id) : ids.result(id);
+        if (sent == id)
+            continue;
+        item.insert(L("call_id"), sent);
+        input.replace(i, item);
+    }
+}
+
 } // namespace
 
 QJsonObject OpenAIResponsesAdapter::buildBody(const model::ChatRequest &request, const QString &modelId,
@@ -103,6 +139,7 @@ QJsonObject OpenAIResponsesAdapter::buildBody(const model::ChatRequest &request,
     const Context &ctx = request.context;
     const Options &opt = request.options;
     QJsonArray input;
+    QVarLengthArray<QString, 16> callIds; // as sent: a repeat is made unique below
     int n = 0;
     // As for Chat: a run of tool outputs first, then its images and files as one user turn.
     QList<ContentBlock> resultAttachments;
@@ -178,6 +215,7 @@ QJsonObject OpenAIResponsesAdapter::buildBody(const model::ChatRequest &request,
                 } else if (b.type == BlockType::ToolCall) {
                     flushText();
                     const QString callId = boundedToolCallId(b.toolCallId, kMaxCallIdLength);
+                    callIds.append(callId);
                     const QString args = b.arguments.isEmpty() && !b.argumentsJson.isEmpty()
                                              ? b.argumentsJson
                                              : QString::fromUtf8(wire::compactJson(b.arguments));
@@ -209,6 +247,8 @@ QJsonObject OpenAIResponsesAdapter::buildBody(const model::ChatRequest &request,
         }
     }
     flushResultAttachments();
+    if (wire::sortedIdsRepeat(callIds))
+        uniqueCallIds(input);
     QJsonObject body{{L("model"), modelId}, {L("input"), input}, {L("stream"), true}, {L("store"), false}};
     if (!ctx.systemPrompt.isEmpty())
         body.insert(L("instructions"), ctx.systemPrompt);
@@ -344,6 +384,18 @@ HttpRequest OpenAIResponsesAdapter::buildRequest(const model::ChatRequest &reque
         const bool rewrites = std::any_of(items.begin(), items.end(), [&](const rj::Value &item) {
             return foreign(item) || madeHere(item) || longCallId(item);
         });
+        // Two calls under one call_id (a client told so by DeepSeek, GLM or Kimi behind a Responses
+        // shim, or before the gateway made them unique), which OpenAI refuses: each made unique, each
+        // output under its call's (uniqueCallIds). The ids are looked at first; only a repeat pays.
+        const bool repeatsIds = [&items] {
+            QVarLengthArray<std::string_view, 32> ids;
+            for (const rj::Value &item : items)
+                if (const rj::Value *type = rj::member(&item, "type");
+                    rj::equals(type, "function_call") || rj::equals(type, "custom_tool_call"))
+                    if (const std::string_view id = rj::bytes(rj::member(&item, "call_id")); !id.empty())
+                        ids.push_back(id);
+            return wire::sortedIdsRepeat(ids);
+        }();
         // A model that always reasons refuses the client's sampling: it goes without (droppedFor).
         QList<QLatin1String> refused;
         if (OpenAICompletionsAdapter::alwaysReasons(target))
@@ -354,7 +406,7 @@ HttpRequest OpenAIResponsesAdapter::buildRequest(const model::ChatRequest &reque
         // set, and max_output_tokens lowered when the model takes fewer (Target::maxOutputTokens).
         const std::optional<int> cap = loweredOutputCap(request, target);
         std::optional<QByteArray> spliced;
-        if (!rewrites && refused.isEmpty()) {
+        if (!rewrites && !repeatsIds && refused.isEmpty()) {
             const QByteArray model = wire::jsonString(target.modelId);
             const QByteArray capText = cap ? QByteArray::number(*cap) : QByteArray();
             const wire::JsonMemberEdit edits[] = {{"model", model}, {"stream", "true"}, {"max_output_tokens", capText}};
@@ -391,6 +443,11 @@ HttpRequest OpenAIResponsesAdapter::buildRequest(const model::ChatRequest &reque
                     }
                     ++i;
                 }
+                body.insert(L("input"), kept);
+            }
+            if (repeatsIds) {
+                QJsonArray kept = body.value(L("input")).toArray();
+                uniqueCallIds(kept);
                 body.insert(L("input"), kept);
             }
             http.body = wire::compactJson(body);

@@ -134,12 +134,21 @@ void OpenAIResponsesStreamDecoder::itemAdded(int oi, const Value *item) {
         // A Responses-compatible server that names its calls by none (`"call_id": ""`, Gemini
         // behind a Responses shim): an id made up here, the one every client is told (a relayed
         // event and the same-API JSON answer too), so each call pairs with its own output.
-        if (b.toolCallId.isEmpty()) {
-            b.toolCallId = wire::madeUpToolCallId();
-            m_madeUpCallIds.insert(oi, b.toolCallId);
+        // One an earlier call of this answer has (DeepSeek, GLM, Kimi behind a Responses shim give
+        // parallel calls one id; OpenAI refuses the repeat in the next turn): the next free one, told
+        // the same way (probe JV M4).
+        QString told;
+        if (b.toolCallId.isEmpty())
+            told = wire::madeUpToolCallId();
+        else if (m_callIds.contains(b.toolCallId))
+            told = wire::uniqueToolId(b.toolCallId, m_callIds, wire::kResponsesMaxCallIdLength);
+        if (!told.isEmpty()) {
+            b.toolCallId = told;
+            m_madeUpCallIds.insert(oi, told);
             if (!b.itemId.isEmpty())
-                m_madeUpCallIdsByItem.insert(b.itemId, b.toolCallId);
+                m_madeUpCallIdsByItem.insert(b.itemId, told);
         }
+        m_callIds.insert(b.toolCallId);
         m_out.open(oi, b);
     }
     // a message item opens its block with its content part

@@ -8,6 +8,7 @@
 #include <QJsonArray>
 #include <QJsonObject>
 #include <QMap>
+#include <QSet>
 #include <string_view>
 
 #include <rapidjson/fwd.h>
@@ -26,8 +27,8 @@ public:
     model::Usage usage() const override { return m_out.usage(); }
     bool lastWasUnreadable() const override { return m_lastUnreadable || m_out.failedOverBound(); }
     std::optional<QByteArray> lastEventName() const override { return m_lastEventName; }
-    // An event naming a call the server gave `"call_id": ""` or none (its item: added, done; the
-    // response's output), with the call_id made up for it.
+    // An event naming a call the server gave `"call_id": ""` or none, or one an earlier call of the
+    // answer has (its item: added, done; the response's output), with the call_id made up for it.
     QByteArray lastRelayData() const override { return m_lastRelayData; }
 
 private:
@@ -57,9 +58,11 @@ private:
     bool m_keepNative = true;
     bool m_lastUnreadable = false;
     std::optional<QByteArray> m_lastEventName; // UpstreamAdapter::relayEventName of the event last fed
-    // The call ids made up for calls the server named by none, by output_index and by item id.
+    // The call ids a client is told instead of the server's, by output_index and by item id: made
+    // up for calls the server named by none, or a repeat made unique.
     QHash<int, QString> m_madeUpCallIds;
     QHash<QString, QString> m_madeUpCallIdsByItem;
+    QSet<QString> m_callIds; // the call ids this answer's calls are told by
     QByteArray m_lastRelayData;
     bool m_sawToolCall = false;
     bool m_sawRefusal = false; // a `refusal` content part: the model declined

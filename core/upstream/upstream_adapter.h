@@ -122,7 +122,9 @@ public:
     virtual bool lastWasUnreadable() const { return false; }
     // Non-empty when a same-API client gets the event last fed with this data instead of its own:
     // what it names is bounded as the client's encoder would bound it (a Chat call id over 40,
-    // wire::clientToolCallId), so the stream and the JSON answer tell the client the same id.
+    // wire::clientToolCallId), or is the id the decoder gave a call (made up for one the server
+    // named by none, made unique for a repeat of an earlier call's), so the stream and the JSON
+    // answer tell the client the same id.
     virtual QByteArray lastRelayData() const { return {}; }
     // Set when a same-API client must get the event last fed under another event line than the
     // upstream's: the type the decoder read it as (the data's own "type", which it acts on), or

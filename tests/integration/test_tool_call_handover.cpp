@@ -171,8 +171,9 @@ enum class Unnamed { ChatEmptyId, ChatNoId, ResponsesEmptyCallId, ResponsesNoCal
 
 // Two parallel calls, get_weather {"city": "Paris"} and read_file {"path": "a.txt"}, from a server
 // that gives them no id: a Chat one (`"id": ""` or none; Gemini's OpenAI-compatible endpoint, LM
-// Studio, older llama.cpp) or a Responses one (`"call_id": ""` or none).
-QByteArray unnamedCalls(Unnamed how) {
+// Studio, older llama.cpp) or a Responses one (`"call_id": ""` or none). With `sharedId`, the
+// server of an `…EmptyId` kind gives both calls that one id instead (DeepSeek, GLM, Kimi).
+QByteArray unnamedCalls(Unnamed how, const QString &sharedId = {}) {
     const QList<QPair<QString, QString>> calls{{"get_weather", "{\"city\": \"Paris\"}"},
                                                {"read_file", "{\"path\": \"a.txt\"}"}};
     if (how == Unnamed::ChatEmptyId || how == Unnamed::ChatNoId) {
@@ -182,11 +183,11 @@ QByteArray unnamedCalls(Unnamed how) {
                              {"type", "function"},
                              {"function", QJsonObject{{"name", calls[i].first}, {"arguments", ""}}}};
             if (how == Unnamed::ChatEmptyId)
-                open.insert("id", "");
+                open.insert("id", sharedId);
             sse += chatChunk(QJsonObject{{"tool_calls", QJsonArray{open}}});
             QJsonObject more{{"index", i}, {"function", QJsonObject{{"arguments", calls[i].second}}}};
             if (how == Unnamed::ChatEmptyId)
-                more.insert("id", ""); // LM Studio repeats it
+                more.insert("id", sharedId); // LM Studio repeats it
             sse += chatChunk(QJsonObject{{"tool_calls", QJsonArray{more}}});
         }
         sse += chatChunk(QJsonObject{}, "tool_calls");
@@ -208,7 +209,7 @@ QByteArray unnamedCalls(Unnamed how) {
         for (int i = 0; i < calls.size(); ++i) {
             QJsonObject block{{"type", "tool_use"}, {"name", calls[i].first}, {"input", QJsonObject{}}};
             if (how == Unnamed::AnthropicEmptyId)
-                block.insert("id", "");
+                block.insert("id", sharedId);
             sse += frame("content_block_start", {{"index", i}, {"content_block", block}});
             sse += frame("content_block_delta",
                          {{"index", i},
@@ -236,7 +237,7 @@ QByteArray unnamedCalls(Unnamed how) {
                          {"arguments", ""},
                          {"status", "in_progress"}};
         if (how == Unnamed::ResponsesEmptyCallId)
-            item.insert("call_id", "");
+            item.insert("call_id", sharedId);
         sse += event("response.output_item.added", QJsonObject{{"output_index", i}, {"item", item}});
         sse += event("response.function_call_arguments.delta",
                      QJsonObject{{"item_id", item["id"]}, {"output_index", i}, {"delta", calls[i].second}});
@@ -327,10 +328,12 @@ QList<ClientCall> clientCalls(const QString &client, bool stream, const HttpResu
 }
 
 // The client's question, then its next turn: the answer's calls, and their results, the
-// read_file one first (a client sends them as its tools finish).
-QJsonObject nextTurn(const QString &client, const QString &model, const QList<ClientCall> &calls) {
+// read_file one first (a client sends them as its tools finish), or in the calls' order.
+QJsonObject nextTurn(const QString &client, const QString &model, const QList<ClientCall> &calls,
+                     bool inCallOrder = false) {
     QList<ClientCall> finished = calls;
-    std::reverse(finished.begin(), finished.end());
+    if (!inCallOrder)
+        std::reverse(finished.begin(), finished.end());
     if (calls.isEmpty())
         return client == QLatin1String("responses")   ? responsesBody(model, false)
                : client == QLatin1String("anthropic") ? GatewayFixture::anthropicBody(model, "weather?", false)
@@ -838,7 +841,9 @@ private Q_SLOTS:
         r = m_gw->post("/v1/messages", body);
         QCOMPARE(r.status, 200);
         const QStringList second = idsOf(r);
-        QCOMPARE(second, (QStringList{"call_0_2", "call_1_3", "call_1_4"}));
+        // The answer's second call_1 comes from the decoder as call_1_2 (every client is told that),
+        // which the history holds: call_1_2_2.
+        QCOMPARE(second, (QStringList{"call_0_2", "call_1_3", "call_1_2_2"}));
         // The history went up with the ids the client was given, its results paired with them.
         const QJsonArray sent =
             QJsonDocument::fromJson(m_gw->openaiB.requests().last().body).object().value("messages").toArray();
@@ -854,7 +859,7 @@ private Q_SLOTS:
 
         addTurn(second);
         r = m_gw->post("/v1/messages", body);
-        QCOMPARE(idsOf(r), (QStringList{"call_0_3", "call_1_5", "call_1_6"}));
+        QCOMPARE(idsOf(r), (QStringList{"call_0_3", "call_1_4", "call_1_2_3"}));
     }
 
     // A server that names its calls by none (`"id": ""` or no id from an OpenAI-compatible Chat
@@ -921,6 +926,114 @@ private Q_SLOTS:
             QCOMPARE(pairsSent(QString::fromLatin1(api), fake.requests().last().body),
                      (QStringList{"get_weather=sunny", "read_file=notes"}));
         }
+    }
+
+    // DeepSeek, GLM (Chat) and Kimi's Anthropic-compatible endpoint give two parallel calls one id
+    // ("call_0", "grep:3"), and so may a Responses shim in front of them. Every client is told the
+    // second by an id of its own, in the stream and the JSON answer alike, and its next turn pairs
+    // each result with its call whichever API answers. Before, a Chat, Responses or pi client was
+    // told the one id twice, and its next turn reached an OpenAI server with two tool messages under
+    // one tool_call_id, which it refuses (probe JV M4).
+    void callsOfOneAnswerUnderOneIdPairInEveryNextTurn_data() {
+        QTest::addColumn<Unnamed>("how");
+        QTest::addColumn<QString>("sharedId");
+        QTest::addColumn<QString>("client");
+        QTest::addColumn<bool>("stream");
+        const std::tuple<Unnamed, const char *, const char *> servers[] = {
+            {Unnamed::ChatEmptyId, "call_0", "chat"},
+            {Unnamed::AnthropicEmptyId, "grep:3", "anthropic"},
+            {Unnamed::ResponsesEmptyCallId, "call_0", "responses"}};
+        for (const auto &[how, id, server] : servers)
+            for (const char *client : {"responses", "anthropic", "pi", "chat"})
+                for (bool stream : {true, false})
+                    QTest::addRow("%s server, %s client, %s", server, client, stream ? "stream" : "json")
+                        << how << QString::fromLatin1(id) << QString::fromLatin1(client) << stream;
+    }
+    void callsOfOneAnswerUnderOneIdPairInEveryNextTurn() {
+        QFETCH(Unnamed, how);
+        QFETCH(QString, sharedId);
+        QFETCH(QString, client);
+        QFETCH(bool, stream);
+        const bool chatServer = how == Unnamed::ChatEmptyId;
+        const bool anthropicServer = how == Unnamed::AnthropicEmptyId;
+        demo::FakeUpstream &server = chatServer ? m_gw->openaiB : anthropicServer ? m_gw->anthropicA : m_gw->responsesD;
+        server.setRawReply(unnamedCalls(how, sharedId));
+        const QString model = chatServer        ? QStringLiteral("pb/gpt-b")
+                              : anthropicServer ? QStringLiteral("pa/claude-a")
+                                                : QStringLiteral("pd/resp-d");
+        QJsonObject first = nextTurn(client, model, {});
+        first.insert("stream", stream);
+        if (client == QLatin1String("chat") && stream)
+            first.insert("stream_options", QJsonObject{{"include_usage", true}});
+        const HttpResult r = m_gw->post(pathOf(client), first);
+        QVERIFY2(r.status == 200, r.body.constData());
+
+        const QList<ClientCall> calls = clientCalls(client, stream, r);
+        QCOMPARE(calls.size(), 2);
+        QCOMPARE(calls[0].name, QStringLiteral("get_weather"));
+        QCOMPARE(calls[1].name, QStringLiteral("read_file"));
+        QVERIFY2(calls[0].id != calls[1].id, qPrintable(calls[0].id));
+
+        // The next turn, answered by each API in turn.
+        server.setRawReply({});
+        for (const auto &[upstream, api] : kUpstreams) {
+            const HttpResult next = m_gw->post(pathOf(client), nextTurn(client, QString::fromLatin1(upstream), calls));
+            QVERIFY2(next.status == 200, qPrintable(QString::fromLatin1(upstream) + ": " + next.body));
+            demo::FakeUpstream &fake = QByteArray(upstream).startsWith("pa/")   ? m_gw->anthropicA
+                                       : QByteArray(upstream).startsWith("pb/") ? m_gw->openaiB
+                                       : QByteArray(upstream).startsWith("pd/") ? m_gw->responsesD
+                                                                                : m_gw->googleE;
+            QCOMPARE(pairsSent(QString::fromLatin1(api), fake.requests().last().body),
+                     (QStringList{"get_weather=sunny", "read_file=notes"}));
+        }
+    }
+
+    // A history that already holds one id twice (a client told so before, or one that talked to such
+    // a server directly) and answers both calls in their order: each API is sent each call under an id
+    // of its own and each result under its call's. To an OpenAI Chat server the two tool messages went
+    // under one tool_call_id, which it refuses with a 400 that ends the failover (probe JV M4).
+    void aHistoryWithOneIdTwicePairsOnEveryApi_data() {
+        QTest::addColumn<QString>("client");
+        QTest::addColumn<QString>("id");
+        QTest::addColumn<QString>("model");
+        QTest::addColumn<QString>("api");
+        for (const char *client : {"responses", "anthropic", "pi", "chat"})
+            for (const auto &[model, api] : kUpstreams)
+                QTest::addRow("%s client to %s", client, api)
+                    << QString::fromLatin1(client)
+                    << (QLatin1String(client) == QLatin1String("anthropic") ? QStringLiteral("grep:3")
+                                                                            : QStringLiteral("call_0"))
+                    << QString::fromLatin1(model) << QString::fromLatin1(api);
+    }
+    void aHistoryWithOneIdTwicePairsOnEveryApi() {
+        QFETCH(QString, client);
+        QFETCH(QString, id);
+        QFETCH(QString, model);
+        QFETCH(QString, api);
+        const QList<QPair<QString, QJsonObject>> made{{"get_weather", QJsonObject{{"city", "Paris"}}},
+                                                      {"read_file", QJsonObject{{"path", "a.txt"}}}};
+        QList<ClientCall> calls;
+        for (const auto &[name, arguments] : made) {
+            const QString text = QString::fromUtf8(QJsonDocument(arguments).toJson(QJsonDocument::Compact));
+            QJsonObject item;
+            if (client == QLatin1String("responses"))
+                item = {{"type", "function_call"}, {"call_id", id}, {"name", name}, {"arguments", text}};
+            else if (client == QLatin1String("anthropic"))
+                item = {{"type", "tool_use"}, {"id", id}, {"name", name}, {"input", arguments}};
+            else if (client == QLatin1String("pi"))
+                item = {{"type", "toolCall"}, {"id", id}, {"name", name}, {"arguments", arguments}};
+            else
+                item = {
+                    {"id", id}, {"type", "function"}, {"function", QJsonObject{{"name", name}, {"arguments", text}}}};
+            calls.append({id, name, item});
+        }
+        const HttpResult r = m_gw->post(pathOf(client), nextTurn(client, model, calls, /*inCallOrder=*/true));
+        QVERIFY2(r.status == 200, r.body.constData());
+        demo::FakeUpstream &fake = model.startsWith("pa/")   ? m_gw->anthropicA
+                                   : model.startsWith("pb/") ? m_gw->openaiB
+                                   : model.startsWith("pd/") ? m_gw->responsesD
+                                                             : m_gw->googleE;
+        QCOMPARE(pairsSent(api, fake.requests().last().body), (QStringList{"get_weather=sunny", "read_file=notes"}));
     }
 
     // A Chat client's history that names its calls by none: the deprecated `functions` API

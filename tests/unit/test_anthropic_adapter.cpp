@@ -65,6 +65,7 @@ private slots:
     void anAnthropicClientsRepeatedToolIdsAreMadeUnique();
     void twoCallsOfOneAnswerUnderOneIdAreAnsweredInOrder_data();
     void twoCallsOfOneAnswerUnderOneIdAreAnsweredInOrder();
+    void twoCallsOfOneAnswerUnderOneIdReachTheClientUnique();
     void aPiClientsPromptIsCachedAsPiAiCachesIt();
     void aRefusedSignatureSendsNoThinkingAtAll();
     void aWhitespaceTextBlockIsNeverSent();
@@ -311,6 +312,47 @@ void TestAnthropicAdapter::twoCallsOfOneAnswerUnderOneIdAreAnsweredInOrder() {
     };
     QCOMPARE(text(results[0]), QStringLiteral("WEATHER"));
     QCOMPARE(text(results[1]), QStringLiteral("FILE"));
+}
+
+void TestAnthropicAdapter::twoCallsOfOneAnswerUnderOneIdReachTheClientUnique() {
+    // Kimi's Anthropic-compatible endpoint streams two parallel calls under "grep:3". Every client is
+    // told the second by the next free id, in the relayed content_block_start, the same-API JSON
+    // answer and the canonical answer alike: a Chat or Responses client's next turn no longer holds
+    // one id twice, which OpenAI refuses, and each result pairs with its own call (probe JV M4).
+    const QByteArray sse =
+        "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"type\":"
+        "\"message\",\"role\":\"assistant\",\"model\":\"kimi\",\"content\":[],\"usage\":{\"input_tokens\":1,"
+        "\"output_tokens\":1}}}\n\n"
+        "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{"
+        "\"type\":\"tool_use\",\"id\":\"grep:3\",\"name\":\"get_weather\",\"input\":{}}}\n\n"
+        "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n"
+        "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":1,\"content_block\":{"
+        "\"type\":\"tool_use\",\"id\":\"grep:3\",\"name\":\"read_file\",\"input\":{}}}\n\n"
+        "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":1}\n\n"
+        "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\"},"
+        "\"usage\":{\"output_tokens\":9}}\n\n"
+        "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
+    auto decoder = AnthropicAdapter().makeDecoder(target());
+    QList<StreamEvent> events;
+    QStringList relayed; // each content_block_start's id as a same-API client reads it
+    for (const SseEvent &e : sw::test::splitSse(sse)) {
+        events << decoder->feed(e);
+        const QJsonObject data = json(decoder->lastRelayData().isEmpty() ? e.data : decoder->lastRelayData());
+        if (data.contains("content_block"))
+            relayed << data["content_block"]["id"].toString();
+    }
+    events << decoder->finish();
+    QCOMPARE(relayed, (QStringList{"grep:3", "grep:3_2"}));
+    EventAccumulator acc;
+    acc.addAll(events);
+    const AssistantMessage &m = acc.message();
+    QCOMPARE(m.content.size(), 2);
+    QCOMPARE(m.content[0].toolCallId, QStringLiteral("grep:3"));
+    QCOMPARE(m.content[1].toolCallId, QStringLiteral("grep:3_2"));
+    QCOMPARE(m.content[1].toolName, QStringLiteral("read_file"));
+    const QJsonArray native = m.native.value("content").toArray();
+    QCOMPARE(native.size(), 2);
+    QCOMPARE(native[1]["id"].toString(), QStringLiteral("grep:3_2"));
 }
 
 void TestAnthropicAdapter::anAnthropicClientsRepeatedToolIdsAreMadeUnique() {

@@ -1,4 +1,5 @@
 #include "core/formats/anthropic_messages_codec.h"
+#include "core/formats/inbound_codec.h"
 #include "core/formats/openai_chat_codec.h"
 #include "core/formats/openai_responses_codec.h"
 #include "core/model/event_accumulator.h"
@@ -84,6 +85,9 @@ private slots:
     void reasoningContentGoesOnlyToAServerThatAsksForItBack();
     void openRoutersSignedReasoningGoesBackOnlyToOpenRouter();
     void aSameApiHistorysOverLongCallIdsGoBounded();
+    void repeatedCallIdsGoUniqueEachResultWithItsCall_data();
+    void repeatedCallIdsGoUniqueEachResultWithItsCall();
+    void repeatedCallIdsOfOneAnswerReachTheClientUnique();
     void aConvertedToolTurnCarriesOnlyItsOwnReasoningBack();
     void crossFormatFromClaudeCode();
     void imagesOfParallelToolResultsFollowTheRun();
@@ -317,6 +321,125 @@ void TestOpenAICompletionsAdapter::aSameApiHistorysOverLongCallIdsGoBounded() {
     QCOMPARE(messages[3].toObject().value("tool_call_id").toString(), QStringLiteral("call_2"));
     QCOMPARE(calls[0].toObject().value("function").toObject().value("name").toString(), QStringLiteral("f"));
     QCOMPARE(json(sent).value("x_custom").toInt(), 1); // the rest as the client wrote it
+}
+
+namespace {
+// The calls of a Chat body and how each pairs with its results, in the calls' order: "id name=result"
+// when exactly one tool turn answers it, else the results that do.
+QStringList pairsOf(const QJsonArray &messages) {
+    QStringList out;
+    for (qsizetype i = 0; i < messages.size(); ++i)
+        for (const QJsonValue &call : messages[i]["tool_calls"].toArray()) {
+            const QString id = call["id"].toString();
+            QStringList answers; // the tool turns right after the call's turn
+            for (qsizetype j = i + 1; j < messages.size() && messages[j]["role"].toString() == QLatin1String("tool");
+                 ++j)
+                if (messages[j]["tool_call_id"].toString() == id)
+                    answers << messages[j]["content"].toString();
+            out << id + ' ' + call["function"]["name"].toString() +
+                       (answers.size() == 1 ? '=' + answers[0]
+                                            : QStringLiteral(" answered by [%1]").arg(answers.join(',')));
+        }
+    return out;
+}
+} // namespace
+
+void TestOpenAICompletionsAdapter::repeatedCallIdsGoUniqueEachResultWithItsCall_data() {
+    QTest::addColumn<wire::Api>("inbound");
+    QTest::addColumn<QByteArray>("body");
+    QTest::addColumn<QStringList>("pairs");
+    // Kimi's Anthropic-compatible endpoint gives two calls of one answer the id "grep:3"; its client
+    // (Claude Code) answers each, and the turn goes to a Chat server converted.
+    QTest::newRow("anthropic client, one answer")
+        << wire::Api::AnthropicMessages << QByteArray(R"({"model":"m",
+            "max_tokens":100,"messages":[{"role":"user","content":"go"},
+            {"role":"assistant","content":[
+              {"type":"tool_use","id":"grep:3","name":"get_weather","input":{}},
+              {"type":"tool_use","id":"grep:3","name":"read_file","input":{}}]},
+            {"role":"user","content":[
+              {"type":"tool_result","tool_use_id":"grep:3","content":"WEATHER"},
+              {"type":"tool_result","tool_use_id":"grep:3","content":"FILE"}]}]})")
+        << QStringList{"grep:3 get_weather=WEATHER", "grep:3_2 read_file=FILE"};
+    // DeepSeek and GLM do the same in Chat; a client that talked to them directly sends the ids
+    // back, and the same-API request goes on to OpenAI after a failover.
+    QTest::newRow("chat client, passthrough") << wire::Api::OpenAICompletions << QByteArray(R"({"model":"m",
+            "x_custom":1,"messages":[{"role":"user","content":"go"},
+            {"role":"assistant","content":null,"tool_calls":[
+              {"id":"call_0","type":"function","function":{"name":"get_weather","arguments":"{}"}},
+              {"id":"call_0","type":"function","function":{"name":"read_file","arguments":"{}"}}]},
+            {"role":"tool","tool_call_id":"call_0","content":"WEATHER"},
+            {"role":"tool","tool_call_id":"call_0","content":"FILE"}]})")
+                                              << QStringList{"call_0 get_weather=WEATHER", "call_0_2 read_file=FILE"};
+    QTest::newRow("responses client") << wire::Api::OpenAIResponses << QByteArray(R"({"model":"m","input":[
+            {"role":"user","content":"go"},
+            {"type":"function_call","call_id":"call_0","name":"get_weather","arguments":"{}"},
+            {"type":"function_call","call_id":"call_0","name":"read_file","arguments":"{}"},
+            {"type":"function_call_output","call_id":"call_0","output":"WEATHER"},
+            {"type":"function_call_output","call_id":"call_0","output":"FILE"}]})")
+                                      << QStringList{"call_0 get_weather=WEATHER", "call_0_2 read_file=FILE"};
+    // A server that names every turn's call "call_0": each turn's result still goes with its own call.
+    QTest::newRow("chat client, one id every turn")
+        << wire::Api::OpenAICompletions << QByteArray(R"({"model":"m","messages":[{"role":"user","content":"go"},
+            {"role":"assistant","content":null,"tool_calls":[
+              {"id":"call_0","type":"function","function":{"name":"get_weather","arguments":"{}"}}]},
+            {"role":"tool","tool_call_id":"call_0","content":"WEATHER"},
+            {"role":"assistant","content":null,"tool_calls":[
+              {"id":"call_0","type":"function","function":{"name":"read_file","arguments":"{}"}}]},
+            {"role":"tool","tool_call_id":"call_0","content":"FILE"}]})")
+        << QStringList{"call_0 get_weather=WEATHER", "call_0_2 read_file=FILE"};
+}
+
+void TestOpenAICompletionsAdapter::repeatedCallIdsGoUniqueEachResultWithItsCall() {
+    // The two tool turns went to the Chat server under one tool_call_id, and OpenAI refused the
+    // conversation ("Invalid parameter: Duplicate value for 'tool_call_id'"), a 400 that ends the
+    // failover, on every turn after (probe JV M4). Each call goes with an id of its own, each result
+    // with its call's, in order.
+    QFETCH(wire::Api, inbound);
+    QFETCH(QByteArray, body);
+    QFETCH(QStringList, pairs);
+    sw::model::GatewayError error;
+    const auto req = codecFor(inbound).decode(body, &error);
+    QVERIFY2(req, qPrintable(error.message));
+    const QByteArray sent = OpenAICompletionsAdapter().buildRequest(*req, target(), {}).body;
+    QCOMPARE(pairsOf(json(sent).value("messages").toArray()), pairs);
+    if (inbound == wire::Api::OpenAICompletions)
+        QCOMPARE(json(sent).value("x_custom"), json(body).value("x_custom")); // the rest as the client wrote it
+}
+
+void TestOpenAICompletionsAdapter::repeatedCallIdsOfOneAnswerReachTheClientUnique() {
+    // DeepSeek and GLM stream two parallel calls under one id. Every client is told the second by
+    // the next free id (a relayed chunk too), so its next turn pairs each result with its own call
+    // whichever API answers, and a client that keys calls by id (pi's transformMessages) keeps both.
+    const QByteArray sse =
+        "data: {\"id\":\"c1\",\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"call_0\","
+        "\"type\":\"function\",\"function\":{\"name\":\"get_weather\",\"arguments\":\"\"}}]}}]}\n\n"
+        "data: {\"id\":\"c1\",\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"call_0\","
+        "\"function\":{\"arguments\":\"{}\"}}]}}]}\n\n"
+        "data: {\"id\":\"c1\",\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":1,\"id\":\"call_0\","
+        "\"type\":\"function\",\"function\":{\"name\":\"read_file\",\"arguments\":\"\"}}]}}]}\n\n"
+        "data: {\"id\":\"c1\",\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":1,\"id\":\"call_0\","
+        "\"function\":{\"arguments\":\"{}\"}}]},\"finish_reason\":\"tool_calls\"}]}\n\n"
+        "data: [DONE]\n\n";
+    auto decoder = OpenAICompletionsAdapter().makeDecoder(target());
+    QList<StreamEvent> events;
+    QStringList relayed; // each chunk's call ids as a same-API client reads them
+    for (const SseEvent &e : sw::test::splitSse(sse)) {
+        events << decoder->feed(e);
+        const QByteArray data = decoder->lastRelayData().isEmpty() ? e.data : decoder->lastRelayData();
+        for (const QJsonValue &call : json(data)["choices"][0]["delta"]["tool_calls"].toArray())
+            relayed << call["id"].toString();
+    }
+    events << decoder->finish();
+    EventAccumulator acc;
+    acc.addAll(events);
+    const AssistantMessage &m = acc.message();
+    QCOMPARE(m.content.size(), 2);
+    QCOMPARE(m.content[0].toolCallId, QStringLiteral("call_0"));
+    QCOMPARE(m.content[0].toolName, QStringLiteral("get_weather"));
+    QCOMPARE(m.content[1].toolCallId, QStringLiteral("call_0_2"));
+    QCOMPARE(m.content[1].toolName, QStringLiteral("read_file"));
+    // The server's id again on a later chunk of the second call is that call, told by its new id.
+    QCOMPARE(relayed, (QStringList{"call_0", "call_0", "call_0_2", "call_0_2"}));
 }
 
 void TestOpenAICompletionsAdapter::aConvertedToolTurnCarriesOnlyItsOwnReasoningBack() {

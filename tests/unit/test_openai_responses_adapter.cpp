@@ -1,4 +1,5 @@
 #include "core/formats/anthropic_messages_codec.h"
+#include "core/formats/inbound_codec.h"
 #include "core/formats/openai_chat_codec.h"
 #include "core/formats/openai_responses_codec.h"
 #include "core/formats/pi_native_codec.h"
@@ -79,6 +80,9 @@ private slots:
     void piClientsGetCallIdsWithTheItemId();
     void longCallIdsFitAndStayPaired();
     void aSameApiHistorysOverLongCallIdsGoBounded();
+    void repeatedCallIdsGoUniqueEachOutputWithItsCall_data();
+    void repeatedCallIdsGoUniqueEachOutputWithItsCall();
+    void repeatedCallIdsOfOneAnswerReachTheClientUnique();
     void convertsAnthropicConversation();
     void imagesOfParallelToolResultsFollowTheRun();
     void maxOutputTokensIsAtLeastTheApisMinimum();
@@ -91,6 +95,135 @@ private slots:
     void customToolCallItemsAreToolCalls();
     void anotherApisStrictSchemaIsStrictOnlyWhereStrictModeTakesIt();
 };
+
+namespace {
+// The calls of a Responses body and how each pairs with its outputs, in the calls' order: "call_id
+// name=output" when exactly one output answers it, else the outputs that do.
+QStringList pairsOf(const QJsonArray &input) {
+    QStringList out;
+    for (qsizetype i = 0; i < input.size(); ++i) {
+        if (input[i]["type"].toString() != QLatin1String("function_call"))
+            continue;
+        const QString id = input[i]["call_id"].toString();
+        QStringList answers;
+        for (const QJsonValue &item : input)
+            if (item["type"].toString() == QLatin1String("function_call_output") && item["call_id"].toString() == id)
+                answers << item["output"].toString();
+        out << id + ' ' + input[i]["name"].toString() +
+                   (answers.size() == 1 ? '=' + answers[0]
+                                        : QStringLiteral(" answered by [%1]").arg(answers.join(',')));
+    }
+    return out;
+}
+} // namespace
+
+void TestOpenAIResponsesAdapter::repeatedCallIdsGoUniqueEachOutputWithItsCall_data() {
+    QTest::addColumn<wire::Api>("inbound");
+    QTest::addColumn<QByteArray>("body");
+    QTest::addColumn<QStringList>("pairs");
+    // Kimi's Anthropic-compatible endpoint gives two calls of one answer the id "grep:3"; its client
+    // (Claude Code) answers each, and the turn goes to OpenAI converted.
+    QTest::newRow("anthropic client, one answer")
+        << wire::Api::AnthropicMessages << QByteArray(R"({"model":"m",
+            "max_tokens":100,"messages":[{"role":"user","content":"go"},
+            {"role":"assistant","content":[
+              {"type":"tool_use","id":"grep:3","name":"get_weather","input":{}},
+              {"type":"tool_use","id":"grep:3","name":"read_file","input":{}}]},
+            {"role":"user","content":[
+              {"type":"tool_result","tool_use_id":"grep:3","content":"WEATHER"},
+              {"type":"tool_result","tool_use_id":"grep:3","content":"FILE"}]}]})")
+        << QStringList{"grep:3 get_weather=WEATHER", "grep:3_2 read_file=FILE"};
+    // DeepSeek and GLM do the same in Chat.
+    QTest::newRow("chat client") << wire::Api::OpenAICompletions << QByteArray(R"({"model":"m","messages":[
+            {"role":"user","content":"go"},
+            {"role":"assistant","content":null,"tool_calls":[
+              {"id":"call_0","type":"function","function":{"name":"get_weather","arguments":"{}"}},
+              {"id":"call_0","type":"function","function":{"name":"read_file","arguments":"{}"}}]},
+            {"role":"tool","tool_call_id":"call_0","content":"WEATHER"},
+            {"role":"tool","tool_call_id":"call_0","content":"FILE"}]})")
+                                 << QStringList{"call_0 get_weather=WEATHER", "call_0_2 read_file=FILE"};
+    // A Responses client told them so (by a shim in front of such a server), on the passthrough.
+    QTest::newRow("responses client, passthrough")
+        << wire::Api::OpenAIResponses << QByteArray(R"({"model":"m",
+            "x_custom":1,"input":[{"role":"user","content":"go"},
+            {"type":"reasoning","id":"rs_1","summary":[],"encrypted_content":"gAAA"},
+            {"type":"function_call","id":"fc_1","call_id":"call_0","name":"get_weather","arguments":"{}"},
+            {"type":"function_call","id":"fc_2","call_id":"call_0","name":"read_file","arguments":"{}"},
+            {"type":"function_call_output","call_id":"call_0","output":"WEATHER"},
+            {"role":"user","content":"and hurry"},
+            {"type":"function_call_output","call_id":"call_0","output":"FILE"}]})")
+        << QStringList{"call_0 get_weather=WEATHER", "call_0_2 read_file=FILE"};
+    // A server that names every turn's call "call_0": each turn's output still goes with its own call.
+    QTest::newRow("responses client, one id every turn")
+        << wire::Api::OpenAIResponses << QByteArray(R"({"model":"m","input":[{"role":"user","content":"go"},
+            {"type":"function_call","call_id":"call_0","name":"get_weather","arguments":"{}"},
+            {"type":"function_call_output","call_id":"call_0","output":"WEATHER"},
+            {"type":"function_call","call_id":"call_0","name":"read_file","arguments":"{}"},
+            {"type":"function_call_output","call_id":"call_0","output":"FILE"}]})")
+        << QStringList{"call_0 get_weather=WEATHER", "call_0_2 read_file=FILE"};
+}
+
+void TestOpenAIResponsesAdapter::repeatedCallIdsGoUniqueEachOutputWithItsCall() {
+    // Two function_call items under one call_id went to OpenAI as they were, which it refuses, and
+    // both outputs named the one id (probe JV M4). Each call goes with a call_id of its own, each
+    // output with its call's, in order.
+    QFETCH(wire::Api, inbound);
+    QFETCH(QByteArray, body);
+    QFETCH(QStringList, pairs);
+    sw::model::GatewayError error;
+    const auto req = codecFor(inbound).decode(body, &error);
+    QVERIFY2(req, qPrintable(error.message));
+    const QByteArray sent = OpenAIResponsesAdapter().buildRequest(*req, target(), {}).body;
+    QCOMPARE(pairsOf(json(sent).value("input").toArray()), pairs);
+    if (inbound == wire::Api::OpenAIResponses && json(body).contains("x_custom")) {
+        QCOMPARE(json(sent).value("x_custom").toInt(), 1); // the rest as the client wrote it
+        QVERIFY2(sent.contains(R"("encrypted_content":"gAAA")"), sent.constData());
+    }
+}
+
+void TestOpenAIResponsesAdapter::repeatedCallIdsOfOneAnswerReachTheClientUnique() {
+    // A Responses-compatible server that gives two parallel calls one call_id: every client is told
+    // the second by the next free one, in the item's added and done events (relayed to a same-API
+    // client too), the response's output and the canonical answer, so each output pairs with its own
+    // call in the next turn.
+    const QByteArray sse =
+        R"(data: {"type":"response.created","response":{"id":"resp_1","status":"in_progress","output":[]}})"
+        "\n\n"
+        R"(data: {"type":"response.output_item.added","output_index":0,"item":{"id":"fc_1","type":"function_call","call_id":"call_0","name":"get_weather","arguments":""}})"
+        "\n\n"
+        R"(data: {"type":"response.output_item.done","output_index":0,"item":{"id":"fc_1","type":"function_call","call_id":"call_0","name":"get_weather","arguments":"{}"}})"
+        "\n\n"
+        R"(data: {"type":"response.output_item.added","output_index":1,"item":{"id":"fc_2","type":"function_call","call_id":"call_0","name":"read_file","arguments":""}})"
+        "\n\n"
+        R"(data: {"type":"response.output_item.done","output_index":1,"item":{"id":"fc_2","type":"function_call","call_id":"call_0","name":"read_file","arguments":"{}"}})"
+        "\n\n"
+        R"(data: {"type":"response.completed","response":{"id":"resp_1","status":"completed","output":[{"id":"fc_1","type":"function_call","call_id":"call_0","name":"get_weather","arguments":"{}"},{"id":"fc_2","type":"function_call","call_id":"call_0","name":"read_file","arguments":"{}"}],"usage":{"input_tokens":1,"output_tokens":1}}})"
+        "\n\n";
+    auto decoder = OpenAIResponsesAdapter().makeDecoder(target());
+    QList<StreamEvent> events;
+    QStringList relayed; // the call_ids of each event's item, then of the completed response's output
+    for (const SseEvent &e : sw::test::splitSse(sse)) {
+        events << decoder->feed(e);
+        const QJsonObject data = json(decoder->lastRelayData().isEmpty() ? e.data : decoder->lastRelayData());
+        if (data.contains("item"))
+            relayed << data["item"]["call_id"].toString();
+        for (const QJsonValue &item : data["response"]["output"].toArray())
+            relayed << item["call_id"].toString();
+    }
+    events << decoder->finish();
+    QCOMPARE(relayed, (QStringList{"call_0", "call_0", "call_0_2", "call_0_2", "call_0", "call_0_2"}));
+    EventAccumulator acc;
+    acc.addAll(events);
+    const AssistantMessage &m = acc.message();
+    QCOMPARE(m.content.size(), 2);
+    QCOMPARE(m.content[0].toolCallId, QStringLiteral("call_0"));
+    QCOMPARE(m.content[1].toolCallId, QStringLiteral("call_0_2"));
+    QCOMPARE(m.content[1].toolName, QStringLiteral("read_file"));
+    // A same-API JSON answer is the upstream's own response, with the same ids.
+    const QJsonArray output = m.native.value("output").toArray();
+    QCOMPARE(output.size(), 2);
+    QCOMPARE(output[1]["call_id"].toString(), QStringLiteral("call_0_2"));
+}
 
 void TestOpenAIResponsesAdapter::passthroughKeepsEveryFieldAndBetaHeader() {
     const QByteArray body =

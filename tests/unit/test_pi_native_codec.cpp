@@ -37,6 +37,7 @@ private slots:
     void nonStreamingAnswerIsMessage();
     void usageCarriesTheConfiguredCost();
     void abortedTurnsAreLeftOutAndUnansweredCallsGetAnErrorResult();
+    void aResultAnswersOneCallOfItsIdOnly();
 };
 
 void TestPiNativeCodec::decodesStreamProxyBodyWithModelObject() {
@@ -216,6 +217,32 @@ void TestPiNativeCodec::usageCarriesTheConfiguredCost() {
 
 QTEST_GUILESS_MAIN(TestPiNativeCodec)
 #include "test_pi_native_codec.moc"
+
+void TestPiNativeCodec::aResultAnswersOneCallOfItsIdOnly() {
+    // Two calls of one answer under one id (DeepSeek, GLM, Kimi), of which the user let one run: its
+    // result answered both, and the other went up with no result, which Chat and Messages refuse
+    // ("tool_call_ids did not have response messages"). It gets the error result an unanswered call
+    // gets, and the adapters pair each with its own call by occurrence (probe JV M4).
+    GatewayError err;
+    const auto ok = PiNativeCodec().decode(R"({"modelId":"m","context":{"messages":[
+        {"role":"user","content":"weather, and read a.txt"},
+        {"role":"assistant","stopReason":"toolUse","content":[
+            {"type":"toolCall","id":"call_0","name":"get_weather","arguments":{}},
+            {"type":"toolCall","id":"call_0","name":"read_file","arguments":{}}]},
+        {"role":"toolResult","toolCallId":"call_0","toolName":"get_weather","content":[{"type":"text","text":"rain"}]},
+        {"role":"user","content":"never mind the file"}
+    ]}})",
+                                           &err);
+    QVERIFY2(ok, qPrintable(err.message));
+    const auto &m = ok->context.messages;
+    QCOMPARE(m.size(), 5);
+    QCOMPARE(m[2].content[0].text, QStringLiteral("rain"));
+    QCOMPARE(m[3].role, Role::ToolResult);
+    QCOMPARE(m[3].toolCallId, QStringLiteral("call_0"));
+    QCOMPARE(m[3].toolName, QStringLiteral("read_file"));
+    QVERIFY(m[3].isError);
+    QCOMPARE(m[4].role, Role::User);
+}
 
 void TestPiNativeCodec::abortedTurnsAreLeftOutAndUnansweredCallsGetAnErrorResult() {
     // pi keeps an aborted or failed turn in its context and leaves it to each provider to drop
