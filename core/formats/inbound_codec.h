@@ -18,13 +18,14 @@ QString formatName(wire::Api api); // "openai-chat", "anthropic-messages", "open
 
 // Facts an encoder puts into its output.
 struct EncodeInfo {
-    QString responseId;        // e.g. "chatcmpl-…", "msg_…", "resp_…"
-    QString model;             // the model name the client asked for
-    qint64 createdSecs = 0;    // unix seconds
-    bool includeUsage = false; // OpenAI chat: send the final usage chunk
-    QString upstreamApi;       // the API that produced the answer (pi: AssistantMessage.api), when known
-    QString upstreamProvider;  // the provider id that produced it (pi: AssistantMessage.provider)
-    QStringList customTools;   // ChatRequest::customToolNames(): calls of these are custom_tool_call items
+    QString responseId;         // e.g. "chatcmpl-…", "msg_…", "resp_…"
+    QString model;              // the model name the client asked for
+    qint64 createdSecs = 0;     // unix seconds
+    bool includeUsage = false;  // OpenAI chat: send the final usage chunk
+    bool hideReasoning = false; // OpenAI chat: no reasoning_content (ChatRequest::hideReasoning)
+    QString upstreamApi;        // the API that produced the answer (pi: AssistantMessage.api), when known
+    QString upstreamProvider;   // the provider id that produced it (pi: AssistantMessage.provider)
+    QStringList customTools;    // ChatRequest::customToolNames(): calls of these are custom_tool_call items
     // Anthropic clients: the tool_use ids the request's history holds (ChatRequest::historyToolIds()).
     // A call of the answer with one of them gets a fresh one (wire::uniqueToolId): Messages never
     // repeats an id within a conversation, and Claude Code loops on a repeat.

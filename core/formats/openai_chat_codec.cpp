@@ -295,8 +295,22 @@ std::optional<model::ChatRequest> OpenAIChatCodec::decode(const QByteArray &body
         for (const Value &s : rj::elements(stop))
             opt.stop << rj::toString(&s);
     opt.reasoning = rj::toString(rj::member(o, "reasoning_effort"));
-    if (opt.reasoning.isEmpty())
-        opt.reasoning = rj::toString(rj::member(rj::member(o, "reasoning"), "effort")); // OpenRouter style
+    // OpenRouter's unified reasoning object: an effort, or a budget (max_tokens), or enabled alone
+    // (thinking at the default effort, medium), or enabled false (off); exclude keeps the reasoning
+    // from the client. reasoning_effort, OpenAI's own field, wins.
+    const Value *reasoning = rj::asObject(rj::member(o, "reasoning"));
+    if (opt.reasoning.isEmpty() && reasoning) {
+        const Value *enabled = rj::member(reasoning, "enabled");
+        const Value *budget = rj::member(reasoning, "max_tokens");
+        opt.reasoning = rj::toString(rj::member(reasoning, "effort"));
+        if (enabled && enabled->IsBool() && !enabled->GetBool())
+            opt.reasoning = QStringLiteral("none");
+        else if (opt.reasoning.isEmpty() && rj::isNumber(budget) && rj::toDouble(budget) >= 1)
+            opt.thinkingBudget = int(qMin(rj::toDouble(budget), 2147483647.0));
+        else if (opt.reasoning.isEmpty() && enabled && enabled->IsBool())
+            opt.reasoning = QStringLiteral("medium");
+    }
+    req.hideReasoning = rj::toBool(rj::member(reasoning, "exclude"), false);
 
     const Value *tools = rj::member(o, "tools");
     if (!rj::isAbsent(tools) && !tools->IsArray()) {
@@ -481,7 +495,7 @@ QByteArray OpenAIChatCodec::encodeResponse(const AssistantMessage &message, cons
             refusal += b.text;
         else if (b.type == BlockType::Text)
             text += b.text;
-        else if (b.type == BlockType::Thinking && !b.redacted)
+        else if (b.type == BlockType::Thinking && !b.redacted && !info.hideReasoning)
             reasoning += b.text;
         else if (b.type == BlockType::ToolCall)
             hasToolCalls = true;

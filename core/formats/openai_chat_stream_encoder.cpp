@@ -77,7 +77,7 @@ QByteArray OpenAIChatStreamEncoder::encode(const StreamEvent &event) {
         break;
     case EventType::ThinkingDelta:
         // reasoning_content is what DeepSeek, vLLM and most OpenAI-compatible clients read.
-        if (event.delta.isEmpty())
+        if (event.delta.isEmpty() || m_info.hideReasoning)
             return {};
         roleChunkOnce(w);
         beginChunk(w);

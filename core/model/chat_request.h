@@ -22,6 +22,9 @@ struct ChatRequest {
     QString model;                                      // as the client sent it
     bool stream = false;
     bool includeUsage = false; // OpenAI chat stream_options.include_usage
+    // The client asked not to be sent the model's reasoning (OpenRouter's reasoning.exclude): the
+    // model still thinks as asked, and a converted answer goes to the client without its thinking.
+    bool hideReasoning = false;
     Context context;
     Options options;
     // The body as sent, parsed once by the decoder (core/wire/rapid_json.h: the model only

@@ -29,6 +29,7 @@ ClientStream::ClientStream(HttpExchange *exchange, wire::Api format, formats::En
 void ClientStream::setRequest(const model::ChatRequest &request) {
     m_info.model = request.model;
     m_info.includeUsage = request.includeUsage;
+    m_info.hideReasoning = request.hideReasoning;
     m_info.customTools = request.customToolNames(); // their calls go back as custom calls
     if (request.sourceApi == wire::Api::AnthropicMessages)
         m_info.takenToolIds = request.historyToolIds(); // an answer's call never repeats one of them

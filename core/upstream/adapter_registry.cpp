@@ -384,6 +384,28 @@ std::optional<QString> prefillIncompatibility(const model::Context &context, wir
 } // namespace
 
 namespace {
+// A web search restriction (which sites, how many searches) that the target's search has no field for,
+// by the client's name, or nullptr: Gemini's googleSearch takes none (its excludeDomains is Vertex
+// AI's alone), Responses' filters allow sites only (max_uses goes as its max_tool_calls, web search
+// being the one built-in tool that passes), Messages takes them all. Location and context size only
+// steer the search: carried where the target has them, else named (wire::droppedMembers).
+const char *searchRestrictionWithout(const QJsonObject &config, bool toGoogle, bool toResponses) {
+    const auto given = [](const QJsonValue &v) {
+        return v.isArray() ? !v.toArray().isEmpty() : !v.isNull() && !v.isUndefined();
+    };
+    if (toGoogle) {
+        if (given(config.value(QLatin1String("allowed_domains"))))
+            return "allowed_domains";
+        if (given(config.value(QLatin1String("filters")).toObject().value(QLatin1String("allowed_domains"))))
+            return "filters.allowed_domains";
+        if (given(config.value(QLatin1String("max_uses"))))
+            return "max_uses";
+    }
+    if ((toGoogle || toResponses) && given(config.value(QLatin1String("blocked_domains"))))
+        return "blocked_domains";
+    return nullptr;
+}
+
 // The image types each API reads (its documentation's list): Messages and OpenAI's take PNG, JPEG,
 // GIF and WebP; Gemini PNG, JPEG, WebP, HEIC and HEIF, and refuses GIF with a 400.
 bool readsImageType(const QString &api, const QString &mimeType) {
@@ -445,6 +467,10 @@ std::optional<QString> UpstreamAdapter::incompatibility(const model::ChatRequest
                 return QStringLiteral("tools: web_search together with function tools, which %1 refuses in one "
                                       "request")
                     .arg(target);
+            if (const char *field = searchRestrictionWithout(b.config, toGoogle, toResponses))
+                return QStringLiteral("tools: web_search's %1 has no equivalent on %2, whose search would not keep "
+                                      "to it")
+                    .arg(QLatin1String(field), target);
             continue;
         }
         return QStringLiteral("tools: the built-in tool \"%1\" runs only on its own provider's API, not %2")

@@ -2,6 +2,7 @@
 #include "core/upstream/anthropic_schema.h"
 
 #include "core/upstream/anthropic_stream_decoder.h"
+#include "core/upstream/openai_completions_adapter.h"
 #include "core/upstream/tool_names.h"
 #include "core/wire/client_body.h"
 #include "core/wire/json.h"
@@ -215,6 +216,65 @@ QString AnthropicAdapter::toolCallId(const QString &id) {
     return wire::anthropicToolId(id);
 }
 
+namespace {
+// The thinking budget a converted body asks for (0: thinking off) and the max_tokens it goes with.
+struct ThinkingPlan {
+    int budget = 0;
+    int maxTokens = 0;
+};
+ThinkingPlan thinkingPlan(const Options &opt, const Context &ctx) {
+    ThinkingPlan plan{opt.thinkingBudget.value_or(model::thinkingBudgetForEffort(opt.reasoning)),
+                      opt.maxTokens.value_or(kDefaultMaxTokens)};
+    // Messages rejects a forced tool_choice with thinking on: the client's forced call wins.
+    const bool forcedTool =
+        !ctx.tools.isEmpty() && !opt.toolChoice.isEmpty() && opt.toolChoice != L("auto") && opt.toolChoice != L("none");
+    if (forcedTool)
+        plan.budget = 0;
+    if (plan.budget > 0) {
+        plan.budget = qMax(plan.budget, 1024); // Messages' minimum budget
+        if (plan.maxTokens <= plan.budget) {
+            if (opt.maxTokens) {
+                // The client's cap is never raised: the budget shrinks to fit under it,
+                // and with no room for Messages' minimum budget thinking is off.
+                plan.budget = plan.maxTokens - qMin(plan.maxTokens / 4, 4096);
+                if (plan.budget < 1024)
+                    plan.budget = 0;
+            } else {
+                plan.maxTokens = plan.budget + 4096; // the gateway's own default may grow
+            }
+        }
+    }
+    return plan;
+}
+
+// The request as this candidate takes it (requestForTarget), the gateway's own default max_tokens
+// lowered to the model's maximum too.
+const model::ChatRequest &requestForModel(const model::ChatRequest &request, const Target &target,
+                                          model::ChatRequest &scratch) {
+    const model::ChatRequest *sent = &requestForTarget(request, target, scratch);
+    if (!sent->options.maxTokens && target.maxOutputTokens && *target.maxOutputTokens < kDefaultMaxTokens) {
+        if (sent != &scratch)
+            scratch = *sent;
+        scratch.options.maxTokens = target.maxOutputTokens;
+        sent = &scratch;
+    }
+    return *sent;
+}
+} // namespace
+
+QStringList AnthropicAdapter::droppedFor(const model::ChatRequest &request, const Target &target) const {
+    const Options &opt = request.options;
+    if (request.sourceApi == kApi || (!opt.temperature && !opt.topP))
+        return {}; // the client's own body goes as it sent it
+    // As buildBody leaves them out: all of them while thinking, else top_p beside temperature.
+    const QStringList sampling = OpenAICompletionsAdapter::samplingMembers(request); // by the client's names
+    model::ChatRequest scratch;
+    const model::ChatRequest &sent = requestForModel(request, target, scratch);
+    if (thinkingPlan(sent.options, sent.context).budget > 0)
+        return sampling;
+    return opt.temperature && opt.topP ? QStringList{sampling.last()} : QStringList();
+}
+
 QJsonObject AnthropicAdapter::buildBody(const model::ChatRequest &request, const QString &modelId) {
     const Context &ctx = request.context;
     const Options &opt = request.options;
@@ -265,27 +325,7 @@ QJsonObject AnthropicAdapter::buildBody(const model::ChatRequest &request, const
     flushResults();
     const QJsonArray messages = turns.take();
 
-    int thinkingBudget = opt.thinkingBudget.value_or(model::thinkingBudgetForEffort(opt.reasoning));
-    int maxTokens = opt.maxTokens.value_or(kDefaultMaxTokens);
-    // Messages rejects a forced tool_choice with thinking on: the client's forced call wins.
-    const bool forcedTool =
-        !ctx.tools.isEmpty() && !opt.toolChoice.isEmpty() && opt.toolChoice != L("auto") && opt.toolChoice != L("none");
-    if (forcedTool)
-        thinkingBudget = 0;
-    if (thinkingBudget > 0) {
-        thinkingBudget = qMax(thinkingBudget, 1024); // Messages' minimum budget
-        if (maxTokens <= thinkingBudget) {
-            if (opt.maxTokens) {
-                // The client's cap is never raised: the budget shrinks to fit under it,
-                // and with no room for Messages' minimum budget thinking is off.
-                thinkingBudget = maxTokens - qMin(maxTokens / 4, 4096);
-                if (thinkingBudget < 1024)
-                    thinkingBudget = 0;
-            } else {
-                maxTokens = thinkingBudget + 4096; // the gateway's own default may grow
-            }
-        }
-    }
+    const auto [thinkingBudget, maxTokens] = thinkingPlan(opt, ctx);
     QJsonObject body{
         {L("model"), modelId}, {L("max_tokens"), maxTokens}, {L("stream"), true}, {L("messages"), messages}};
     if (!ctx.systemPrompt.isEmpty())
@@ -691,14 +731,7 @@ HttpRequest AnthropicAdapter::buildRequest(const model::ChatRequest &request, co
         // request asking for more output than the model takes goes with the model's maximum, and so
         // does the gateway's own default max_tokens.
         model::ChatRequest scratch;
-        const model::ChatRequest *sent = &requestForTarget(converted, target, scratch);
-        if (!sent->options.maxTokens && target.maxOutputTokens && *target.maxOutputTokens < kDefaultMaxTokens) {
-            if (sent != &scratch)
-                scratch = *sent;
-            scratch.options.maxTokens = target.maxOutputTokens;
-            sent = &scratch;
-        }
-        QJsonObject body = buildBody(*sent, target.modelId);
+        QJsonObject body = buildBody(requestForModel(converted, target, scratch), target.modelId);
         if (!target.replayReasoning)
             applyThinkingRules(body, false);
         http.body = wire::compactJson(body);

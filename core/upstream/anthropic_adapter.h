@@ -22,6 +22,9 @@ public:
     // and the gateway ends the answer at those itself.
     qsizetype stopSequencesSent(const model::ChatRequest &request, const Target &target) const override;
     static QStringList stopSequencesCarried(const model::Options &options);
+    // A converted request's sampling that Messages refuses beside what else it carries: temperature and
+    // top_p while thinking is on, top_p beside temperature (Claude since Sonnet 4.5 refuses the two).
+    QStringList droppedFor(const model::ChatRequest &request, const Target &target) const override;
 
     // The Messages body for a request that came in another format (see formats/translation_rules.md).
     static QJsonObject buildBody(const model::ChatRequest &request, const QString &modelId);

@@ -286,15 +286,23 @@ QStringList OpenAICompletionsAdapter::samplingMembers(const model::ChatRequest &
         out << (request.sourceApi == wire::Api::Pi ? QStringLiteral("options.temperature")
                                                    : QStringLiteral("temperature"));
     if (request.options.topP)
-        out << QStringLiteral("top_p");
+        out << (request.sourceApi == wire::Api::Pi ? QStringLiteral("options.topP") : QStringLiteral("top_p"));
     return out;
 }
 
 QStringList OpenAICompletionsAdapter::droppedFor(const model::ChatRequest &request, const Target &target) const {
     // Converted: the body carries no member Groq refuses, and stop sequences not sent are cut at by the
-    // gateway itself (stopSequencesSent), which loses nothing.
-    if (request.sourceApi != kApi)
-        return alwaysReasons(target) ? samplingMembers(request) : QStringList();
+    // gateway itself (stopSequencesSent), which loses nothing. Sampling goes as buildBody leaves it out
+    // (defaultSamplingOnly; a model configured not to reason is asked no reasoning).
+    if (request.sourceApi != kApi) {
+        if (!alwaysReasons(target) &&
+            !(target.modelReasons && asksToReason(request.options) && isOpenAI(target.baseUrl)))
+            return {};
+        QStringList out = samplingMembers(request);
+        if (request.options.presencePenalty.value_or(0.0) != 0.0) // pi's; a Chat client's is its own body
+            out << QStringLiteral("options.presencePenalty");
+        return out;
+    }
     const rj::Value *body = wire::clientBody(request);
     QStringList out;
     for (const char *key : refusedTopLevel(body, target)) {

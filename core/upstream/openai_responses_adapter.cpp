@@ -287,12 +287,17 @@ QJsonObject OpenAIResponsesAdapter::buildBody(const model::ChatRequest &request,
                 tool.insert(L("description"), description);
             tools.append(tool);
         }
+        std::optional<int> searches; // Messages' max_uses: web search is the one built-in tool that gets here
         for (const BuiltinTool &b : ctx.builtinTools)
             if (b.kind == L("web_search")) {
                 QJsonObject search{{L("type"), L("web_search")}};
                 const QJsonValue domains = b.config.value(L("allowed_domains"));
                 if (domains.isArray())
                     search.insert(L("filters"), QJsonObject{{L("allowed_domains"), domains}});
+                if (const QJsonValue size = b.config.value(L("search_context_size")); size.isString())
+                    search.insert(L("search_context_size"), size); // Chat's web_search_options
+                if (const QJsonValue uses = b.config.value(L("max_uses")); uses.isDouble())
+                    searches = std::min(searches.value_or(uses.toInt()), uses.toInt());
                 QJsonObject location = b.config.value(L("user_location")).toObject();
                 if (location.value(L("approximate")).isObject()) // Chat's web_search_options nest it
                     location = location.value(L("approximate")).toObject();
@@ -303,6 +308,8 @@ QJsonObject OpenAIResponsesAdapter::buildBody(const model::ChatRequest &request,
                 tools.append(search);
             }
         body.insert(L("tools"), tools);
+        if (searches)
+            body.insert(L("max_tool_calls"), *searches);
         if (opt.parallelToolCalls == false)
             body.insert(L("parallel_tool_calls"), false);
         if (opt.toolChoice == L("auto") || opt.toolChoice == L("none") || opt.toolChoice == L("required"))
@@ -490,6 +497,12 @@ HttpRequest OpenAIResponsesAdapter::buildRequest(const model::ChatRequest &reque
 }
 
 QStringList OpenAIResponsesAdapter::droppedFor(const model::ChatRequest &request, const Target &target) const {
+    // Converted with reasoning on (buildBody): OpenAI's reasoning models take only the default sampling.
+    if (request.sourceApi != kApi && target.modelReasons) {
+        const QString effort = model::openAIEffort(request.options);
+        if (!effort.isEmpty() && effort != QLatin1String("none"))
+            return OpenAICompletionsAdapter::samplingMembers(request);
+    }
     if (!OpenAICompletionsAdapter::alwaysReasons(target))
         return {};
     if (request.sourceApi != kApi)

@@ -37,15 +37,40 @@ constexpr std::string_view kPiOptions[] = {
     "maxTokens", "temperature", "topP", "presencePenalty", "reasoning", "thinkingBudgets", "toolChoice",
     "apiKey", "signal", "transport", "cacheRetention", "sessionId", "headers", "timeoutMs", "maxRetries",
     "maxRetryDelayMs", "metadata", "anthropicFineGrainedToolStreaming"};
-// A function tool's members, as each API writes one (a built-in tool's settings go whole with it
-// where it has an equivalent, and it makes the candidate incompatible where it has none).
+// A function tool's members, as each API writes one (a built-in tool other than web search makes the
+// candidate incompatible; web search's settings are below).
 constexpr std::string_view kMessagesTool[] = {
     "name", "description", "input_schema", "type", "cache_control", "strict", "input_examples",
     "eager_input_streaming"}; // how the call's input streams, which a converted answer streams its own way
 constexpr std::string_view kChatTool[] = {"type", "function", "custom"};
 constexpr std::string_view kChatFunction[] = {"name", "description", "parameters", "strict"};
 constexpr std::string_view kResponsesTool[] = {"type", "name", "description", "parameters", "strict", "format"};
+// The members of what the Chat codec reads whole: OpenRouter's reasoning object, and the search settings.
+constexpr std::string_view kChatReasoning[] = {"effort", "max_tokens", "enabled", "exclude"};
+// A web search's settings, as each API writes them. The restrictions (which sites, how many searches)
+// go where the target has them, else the candidate is incompatible (adapter_registry.cpp); what only
+// steers the search (steersSearch) goes where the target has a field for it, else it is named.
+constexpr std::string_view kChatWebSearch[] = {"search_context_size", "user_location"};
+constexpr std::string_view kMessagesWebSearch[] = {
+    "type", "name", "cache_control", "strict", "allowed_domains", "blocked_domains", "max_uses", "user_location"};
+constexpr std::string_view kResponsesWebSearch[] = {"type", "filters", "search_context_size", "user_location"};
+constexpr std::string_view kResponsesWebSearchFilters[] = {"allowed_domains"};
 // clang-format on
+
+// Whether `target`'s web search has a field for `name`, a setting that only steers the search.
+bool steersSearch(std::string_view name, Api target) {
+    if (name == "user_location") // Gemini's googleSearch takes no location
+        return target != Api::Google;
+    if (name == "search_context_size") // only OpenAI's search has the control
+        return target == Api::OpenAIResponses;
+    return true;
+}
+
+// A web search tool the client defines by its type, as the inbound codec reads one.
+bool webSearchTool(const rj::Value &tool, Api api) {
+    const std::string_view type = rj::bytes(rj::member(&tool, "type"));
+    return api == Api::AnthropicMessages ? type.starts_with("web_search_") : type.starts_with("web_search");
+}
 
 // A tool the client defines (a function, or a custom tool), not one the provider runs.
 bool ownTool(const rj::Value &tool, Api api) {
@@ -81,6 +106,18 @@ void unknownMembers(QStringList &out, const rj::Value *object, Names names, cons
             add(out, name, prefix);
     }
 }
+
+// A web search's settings that `target` does not carry: unknown ones, and those that only steer the
+// search where its search has no field for them. A null sets nothing.
+void searchSettings(QStringList &out, const rj::Value *object, Names names, Api target, const char *prefix) {
+    if (!object || !object->IsObject())
+        return;
+    for (auto it = object->MemberBegin(); it != object->MemberEnd(); ++it) {
+        const std::string_view name(it->name.GetString(), it->name.GetStringLength());
+        if (!it->value.IsNull() && (!known(names, name) || !steersSearch(name, target)))
+            add(out, name, prefix);
+    }
+}
 } // namespace
 
 QStringList droppedMembers(const rj::Value *body, Api inbound, Api target) {
@@ -88,10 +125,18 @@ QStringList droppedMembers(const rj::Value *body, Api inbound, Api target) {
     if (inbound == target || !body || !body->IsObject())
         return out;
     // The client's own tools, each member a definition holds (Chat's nest one level down).
-    const auto tools = [&](Names names, Names function = {}) {
+    // And a web search tool's settings (`search`; Responses' filters too).
+    const auto tools = [&](Names names, Names function = {}, Names search = {}) {
         for (const rj::Value &t : rj::elements(rj::asArray(rj::member(body, "tools")))) {
-            if (!ownTool(t, inbound))
+            if (!ownTool(t, inbound)) {
+                if (search.empty() || !webSearchTool(t, inbound))
+                    continue;
+                searchSettings(out, &t, search, target, "tools[].");
+                if (inbound == Api::OpenAIResponses)
+                    unknownMembers(out, rj::asObject(rj::member(&t, "filters")), kResponsesWebSearchFilters,
+                                   "tools[].filters.");
                 continue;
+            }
             unknownMembers(out, &t, names, "tools[].");
             if (!function.empty())
                 unknownMembers(out, rj::asObject(rj::member(&t, "function")), function, "tools[].function.");
@@ -103,10 +148,14 @@ QStringList droppedMembers(const rj::Value *body, Api inbound, Api target) {
         if (target == Api::OpenAIResponses) // the same field there: carried
             out.removeOne(QStringLiteral("prompt_cache_retention"));
         tools(kChatTool, kChatFunction);
+        // Read whole by the codec, but for what is in them.
+        unknownMembers(out, rj::asObject(rj::member(body, "reasoning")), kChatReasoning, "reasoning.");
+        searchSettings(out, rj::asObject(rj::member(body, "web_search_options")), kChatWebSearch, target,
+                       "web_search_options.");
         break;
     case Api::AnthropicMessages:
         unknownMembers(out, body, kMessages, "");
-        tools(kMessagesTool);
+        tools(kMessagesTool, {}, kMessagesWebSearch);
         if (const rj::Value *effort = rj::member(rj::asObject(rj::member(body, "output_config")), "effort");
             !rj::isAbsent(effort) && !rj::equals(effort, "high")) {
             // With thinking off, effort governs only how much Claude writes, which no other API
@@ -125,7 +174,7 @@ QStringList droppedMembers(const rj::Value *body, Api inbound, Api target) {
         break;
     case Api::OpenAIResponses:
         unknownMembers(out, body, kResponses, "");
-        tools(kResponsesTool);
+        tools(kResponsesTool, {}, kResponsesWebSearch);
         for (const rj::Value &item : rj::elements(rj::asArray(rj::member(body, "input"))))
             if (const std::string_view type = rj::bytes(rj::member(&item, "type")); isResponsesToolRun(type))
                 add(out, type, "input[].");

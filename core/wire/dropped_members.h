@@ -37,7 +37,9 @@ inline bool isServerToolRecord(std::string_view type) {
 }
 
 // Top-level members, and members of a tool definition ("tools[].input_examples"), of `body` as
-// `inbound` defines it, that a request converted to `target` does not carry. Empty for the same API
+// `inbound` defines it, that a request converted to `target` does not carry; and so the members of
+// what a mapping reads whole ("reasoning.…", "web_search_options.…" of a Chat client, a web search
+// tool's settings, "tools[].search_context_size"). Empty for the same API
 // (passthrough carries every member). For pi, the members of its `options`.
 QStringList droppedMembers(const rj::Value *body, Api inbound, Api target);
 

@@ -1394,6 +1394,95 @@ private Q_SLOTS:
                  QByteArray("messages[].content[].server_tool_use, messages[].content[].web_fetch_tool_result"));
     }
 
+    // Probe L1 1, 2 and LOW 2: after a failover to another API, a web search's restrictions, OpenRouter's
+    // reasoning object and the sampling left out for thinking went without a word. A restriction the
+    // candidate's search has no field for passes it over for one that has; a setting that only steers
+    // is carried where the API has it, else named; the reasoning object sets the thinking; and what a
+    // converted request goes without is named in the answer.
+    void webSearchReasoningAndSamplingAreCarriedOrNamed() {
+        GatewayFixture gw;
+        config::RouteConfig search;
+        search.name = QStringLiteral("search");
+        search.candidates = {QStringLiteral("pe/gemini-e"), QStringLiteral("pd/resp-d")};
+        gw.config.routes.insert(search.name, search);
+        gw.start();
+
+        // Search only these sites: Gemini's googleSearch takes no domain filter, Responses' takes it.
+        QJsonObject claude = GatewayFixture::anthropicBody(QStringLiteral("search"), "news?", false);
+        claude.insert("tools", QJsonArray{QJsonObject{{"type", "web_search_20250305"},
+                                                      {"name", "web_search"},
+                                                      {"allowed_domains", QJsonArray{"docs.python.org"}},
+                                                      {"max_uses", 2}}});
+        const HttpResult allowed = gw.post(QStringLiteral("/v1/messages"), claude);
+        QVERIFY2(allowed.status == 200, allowed.body.constData());
+        QCOMPARE(allowed.header("x-switchman-candidate"), QByteArray("pd/resp-d"));
+        QCOMPARE(gw.googleE.requests().size(), 0);
+        QCOMPARE(
+            sentTo(gw.responsesD).value("tools").toArray(),
+            QJsonArray{QJsonObject({{"type", "web_search"},
+                                    {"filters", QJsonObject{{"allowed_domains", QJsonArray{"docs.python.org"}}}}})});
+        QCOMPARE(sentTo(gw.responsesD).value("max_tool_calls").toInt(), 2);
+        QVERIFY(allowed.header("x-switchman-dropped").isEmpty());
+        // Never these sites: no candidate of the route has the field, and the client is told which.
+        claude.insert("tools", QJsonArray{QJsonObject{{"type", "web_search_20250305"},
+                                                      {"name", "web_search"},
+                                                      {"blocked_domains", QJsonArray{"evil.example"}}}});
+        const HttpResult blocked = gw.post(QStringLiteral("/v1/messages"), claude);
+        QVERIFY2(blocked.status == 400 && blocked.body.contains("blocked_domains"), blocked.body.constData());
+        QCOMPARE(gw.googleE.requests().size(), 0);
+        // Only a location: Gemini answers without it, and says so.
+        claude.insert("tools", QJsonArray{QJsonObject{
+                                   {"type", "web_search_20250305"},
+                                   {"name", "web_search"},
+                                   {"user_location", QJsonObject{{"type", "approximate"}, {"country", "GB"}}}}});
+        const HttpResult located = gw.post(QStringLiteral("/v1/messages"), claude);
+        QVERIFY2(located.status == 200, located.body.constData());
+        QCOMPARE(located.header("x-switchman-candidate"), QByteArray("pe/gemini-e"));
+        QCOMPARE(located.header("x-switchman-dropped"), QByteArray("tools[].user_location"));
+
+        // A Chat client's search context size: Responses has the field, Messages has none.
+        QJsonObject chat{{"model", "pd/resp-d"},
+                         {"web_search_options", QJsonObject{{"search_context_size", "high"}}},
+                         {"messages", QJsonArray{QJsonObject{{"role", "user"}, {"content", "news?"}}}}};
+        const HttpResult toResponses = gw.post(QStringLiteral("/v1/chat/completions"), chat);
+        QVERIFY2(toResponses.status == 200, toResponses.body.constData());
+        QVERIFY(toResponses.header("x-switchman-dropped").isEmpty());
+        QCOMPARE(sentTo(gw.responsesD).value("tools").toArray()[0].toObject().value("search_context_size").toString(),
+                 QStringLiteral("high"));
+        chat.insert("model", "pa/claude-a");
+        const HttpResult toClaude = gw.post(QStringLiteral("/v1/chat/completions"), chat);
+        QVERIFY2(toClaude.status == 200, toClaude.body.constData());
+        QCOMPARE(toClaude.header("x-switchman-dropped"), QByteArray("web_search_options.search_context_size"));
+
+        // OpenRouter's reasoning object: its budget is Claude's thinking budget. Thinking leaves the
+        // client's temperature out, named.
+        QJsonObject reasoning{{"model", "pa/claude-a"},
+                              {"temperature", 0.2},
+                              {"max_completion_tokens", 8000},
+                              {"reasoning", QJsonObject{{"max_tokens", 3000}}},
+                              {"messages", QJsonArray{QJsonObject{{"role", "user"}, {"content", "hi"}}}}};
+        const HttpResult thought = gw.post(QStringLiteral("/v1/chat/completions"), reasoning);
+        QVERIFY2(thought.status == 200, thought.body.constData());
+        QCOMPARE(sentTo(gw.anthropicA).value("thinking").toObject(),
+                 QJsonObject({{"type", "enabled"}, {"budget_tokens", 3000}}));
+        QVERIFY(!sentTo(gw.anthropicA).contains("temperature"));
+        QCOMPARE(thought.header("x-switchman-dropped"), QByteArray("temperature"));
+        QVERIFY(thought.json()["choices"][0]["message"].toObject().contains("reasoning_content"));
+        // exclude: the client is not sent the reasoning, in a JSON answer or a stream.
+        reasoning.insert("reasoning", QJsonObject{{"enabled", true}, {"exclude", true}});
+        const HttpResult excluded = gw.post(QStringLiteral("/v1/chat/completions"), reasoning);
+        QVERIFY2(excluded.status == 200, excluded.body.constData());
+        QVERIFY(sentTo(gw.anthropicA).contains("thinking"));
+        QVERIFY2(!excluded.json()["choices"][0]["message"].toObject().contains("reasoning_content"),
+                 excluded.body.constData());
+        QVERIFY(!excluded.json()["choices"][0]["message"]["content"].toString().isEmpty());
+        reasoning.insert("stream", true);
+        const HttpResult streamed = gw.post(QStringLiteral("/v1/chat/completions"), reasoning);
+        QCOMPARE(streamed.status, 200);
+        QVERIFY2(!streamed.body.contains("reasoning_content"), streamed.body.constData());
+        QVERIFY(!openaiStreamText(streamed.body).isEmpty());
+    }
+
     // Probe G2 3, 4, 7: a value the candidate's API has but its model or server refuses with a 400
     // (Gemini 2.5's penalties, gpt-5's sampling, what Groq does not take) went to it after a
     // failover, and the 400 ended the chain: the client got invalid_request_error for a request its

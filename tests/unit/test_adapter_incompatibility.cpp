@@ -141,6 +141,55 @@ void TestAdapterIncompatibility::reasons_data() {
                     "\"web_search_options\":{}")
         << "google-generative-ai"
         << "web_search together with function tools";
+    // Probe L1 1: a web search's restrictions went nowhere on Gemini (its googleSearch takes no
+    // domain filter, no count) and blocked_domains went nowhere on Responses (its filters allow only):
+    // the answer was grounded in sites the client had kept out. Such a candidate is passed over.
+    const char *claudeAllowed =
+        R"("tools":[{"type":"web_search_20250305","name":"web_search","allowed_domains":["docs.python.org"]}])";
+    const char *claudeBlocked =
+        R"("tools":[{"type":"web_search_20250305","name":"web_search","blocked_domains":["evil.example"]}])";
+    const char *claudeMaxUses = R"("tools":[{"type":"web_search_20250305","name":"web_search","max_uses":1}])";
+    const char *claudeLocated =
+        R"("tools":[{"type":"web_search_20250305","name":"web_search","user_location":{"type":"approximate","country":"GB"}}])";
+    QTest::addRow("web search allowed_domains to Gemini")
+        << claude << claudeBody(claudeAllowed) << "google-generative-ai"
+        << "allowed_domains";
+    QTest::addRow("web search allowed_domains to Responses is mapped")
+        << claude << claudeBody(claudeAllowed) << "openai-responses"
+        << "";
+    QTest::addRow("web search blocked_domains to Gemini")
+        << claude << claudeBody(claudeBlocked) << "google-generative-ai"
+        << "blocked_domains";
+    QTest::addRow("web search blocked_domains to Responses")
+        << claude << claudeBody(claudeBlocked) << "openai-responses"
+        << "blocked_domains";
+    QTest::addRow("web search max_uses to Gemini") << claude << claudeBody(claudeMaxUses) << "google-generative-ai"
+                                                   << "max_uses";
+    QTest::addRow("web search max_uses to Responses is mapped")
+        << claude << claudeBody(claudeMaxUses) << "openai-responses"
+        << "";
+    QTest::addRow("web search empty domain lists restrict nothing")
+        << claude
+        << claudeBody(
+               R"("tools":[{"type":"web_search_20250305","name":"web_search","allowed_domains":[],"blocked_domains":null}])")
+        << "google-generative-ai"
+        << "";
+    QTest::addRow("web search location to Gemini goes, named")
+        << claude << claudeBody(claudeLocated) << "google-generative-ai"
+        << "";
+    QTest::addRow("Responses web search filters to Gemini")
+        << responses
+        << responsesBody(R"("tools":[{"type":"web_search","filters":{"allowed_domains":["docs.python.org"]}}])")
+        << "google-generative-ai"
+        << "allowed_domains";
+    QTest::addRow("Responses web search filters to Messages is mapped")
+        << responses
+        << responsesBody(R"("tools":[{"type":"web_search","filters":{"allowed_domains":["docs.python.org"]}}])")
+        << "anthropic-messages"
+        << "";
+    QTest::addRow("Chat web search context size to Gemini goes, named")
+        << chat << chatBody(R"("web_search_options":{"search_context_size":"high"})") << "google-generative-ai"
+        << "";
     QTest::addRow("web_search and a function to Messages is mapped")
         << responses
         << responsesBody("\"tools\":[{\"type\":\"function\",\"name\":\"f\",\"parameters\":{}},"

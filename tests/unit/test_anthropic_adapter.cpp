@@ -50,6 +50,9 @@ private slots:
     void imageMediaTypesGoAsAnthropicSpellsThem();
     void temperatureAndTopPAreNeverSentTogether();
     void aHotterTemperatureThanAnthropicTakesIsItsHottest();
+    void samplingLeftOutIsNamed();
+    void openRoutersReasoningObjectSetsTheThinking();
+    void webSearchSettingsGoWithTheTool();
     void thinkingSignatureOnlyGoesBackToItsApi();
     void toolCallIdsAreMadeValid();
     void oauthTokenIsSentAsBearer();
@@ -743,6 +746,93 @@ void TestAnthropicAdapter::aHotterTemperatureThanAnthropicTakesIsItsHottest() {
             json(AnthropicAdapter().buildRequest(spokenIn(*req, wire::Api::OpenAICompletions), target(), {}).body);
         QCOMPARE(body.value(QStringLiteral("temperature")).toDouble(), expected);
     }
+}
+
+// Probe L1 LOW 2: Messages refuses sampling while thinking and Claude since Sonnet 4.5 refuses
+// temperature and top_p together, so a converted request goes without them; the answer said nothing,
+// although Gemini's penalties, dropped the same way, are named. They are named now (droppedFor).
+void TestAnthropicAdapter::samplingLeftOutIsNamed() {
+    const auto dropped = [](const QByteArray &body, wire::Api inbound = wire::Api::OpenAICompletions,
+                            bool modelReasons = true) {
+        const auto req = inbound == wire::Api::OpenAICompletions ? OpenAIChatCodec().decode(body, nullptr)
+                         : inbound == wire::Api::Pi              ? PiNativeCodec().decode(body, nullptr)
+                                                                 : AnthropicMessagesCodec().decode(body, nullptr);
+        if (!req)
+            return QStringList{QStringLiteral("(not decoded)")};
+        Target t = target();
+        t.modelReasons = modelReasons;
+        const ChatRequest spoken = spokenIn(*req, inbound);
+        const QJsonObject sent = json(AnthropicAdapter().buildRequest(spoken, t, {}).body);
+        const QStringList out = AnthropicAdapter().droppedFor(spoken, t);
+        // What is named is exactly what the body goes without (pi's names are its options').
+        for (const char *key : {"temperature", "top_p"})
+            if (inbound != wire::Api::Pi && body.contains(QByteArray("\"") + key + "\"") &&
+                !sent.contains(QLatin1String(key)) && !out.contains(QLatin1String(key)))
+                return QStringList{QStringLiteral("(unnamed %1)").arg(QLatin1String(key))};
+        return out;
+    };
+    const QByteArray hi = R"("messages":[{"role":"user","content":"hi"}]})";
+    QCOMPARE(dropped(R"({"model":"m","reasoning_effort":"medium","temperature":0.2,"top_p":0.9,)" + hi),
+             QStringList({"temperature", "top_p"}));
+    QCOMPARE(dropped(R"({"model":"m","temperature":0.5,"top_p":0.9,)" + hi), QStringList{"top_p"});
+    QCOMPARE(dropped(R"({"model":"m","top_p":0.9,)" + hi), QStringList());
+    QCOMPARE(dropped(R"({"model":"m","temperature":0.5,)" + hi), QStringList());
+    // No room for Messages' smallest budget under the client's cap: no thinking, sampling kept.
+    QCOMPARE(dropped(R"({"model":"m","reasoning_effort":"high","max_completion_tokens":1000,"temperature":0.2,)" + hi),
+             QStringList());
+    // A forced call turns thinking off: sampling kept.
+    QCOMPARE(dropped(R"({"model":"m","reasoning_effort":"high","temperature":0.2,"tool_choice":"required",)"
+                     R"("tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object"}}}],)" +
+                     hi),
+             QStringList());
+    // A model configured not to reason gets no thinking, and the client's temperature.
+    QCOMPARE(dropped(R"({"model":"m","reasoning_effort":"medium","temperature":0.2,)" + hi,
+                     wire::Api::OpenAICompletions, false),
+             QStringList());
+    QCOMPARE(dropped(R"({"model":"m","context":{"messages":[{"role":"user","content":"hi","timestamp":1}]},)"
+                     R"("options":{"reasoning":"low","temperature":0.2,"topP":0.5}})",
+                     wire::Api::Pi),
+             QStringList({"options.temperature", "options.topP"}));
+    // The client's own body goes as it sent it: nothing left out, nothing named.
+    QCOMPARE(
+        dropped(R"({"model":"m","max_tokens":100,"temperature":0.5,"top_p":0.9,)" + hi, wire::Api::AnthropicMessages),
+        QStringList());
+}
+
+// Probe L1 2: OpenRouter's reasoning object (a Chat client of an OpenRouter-style server) turned no
+// thinking on after a failover: only its effort was read. Its budget is the thinking budget, enabled
+// is thinking at the default effort, and enabled false is thinking off.
+void TestAnthropicAdapter::openRoutersReasoningObjectSetsTheThinking() {
+    const auto thinking = [](const char *reasoning) {
+        const QByteArray body = R"({"model":"m","max_completion_tokens":20000,"temperature":0.3,"reasoning":)" +
+                                QByteArray(reasoning) + R"(,"messages":[{"role":"user","content":"hi"}]})";
+        return sentFor(body, wire::Api::OpenAICompletions).value("thinking").toObject();
+    };
+    QCOMPARE(thinking(R"({"max_tokens":3000})").value("budget_tokens").toInt(), 3000);
+    QCOMPARE(thinking(R"({"enabled":true})").value("budget_tokens").toInt(), 8192); // medium
+    QCOMPARE(thinking(R"({"effort":"high","exclude":true})").value("budget_tokens").toInt(), 16384);
+    QVERIFY(thinking(R"({"enabled":false,"max_tokens":3000})").isEmpty());
+    QVERIFY(thinking(R"({"effort":"none"})").isEmpty());
+    QVERIFY(thinking(R"({"exclude":true})").isEmpty()); // says nothing of thinking itself
+}
+
+// Probe L1 1: each web search setting goes into Messages' tool where it has a field; the context
+// size, which it has none for, is named (wire::droppedMembers).
+void TestAnthropicAdapter::webSearchSettingsGoWithTheTool() {
+    const auto req = OpenAIResponsesCodec().decode(
+        R"({"model":"m","input":"news?","tools":[{"type":"web_search","search_context_size":"high",)"
+        R"("filters":{"allowed_domains":["docs.python.org"]},"user_location":{"type":"approximate","country":"GB"}}]})",
+        nullptr);
+    QVERIFY(req);
+    const QJsonObject tool =
+        json(AnthropicAdapter().buildRequest(spokenIn(*req, wire::Api::OpenAIResponses), target(), {}).body)
+            .value("tools")
+            .toArray()[0]
+            .toObject();
+    QCOMPARE(tool.value("type").toString(), QStringLiteral("web_search_20250305"));
+    QCOMPARE(tool.value("allowed_domains").toArray(), QJsonArray{"docs.python.org"});
+    QCOMPARE(tool.value("user_location").toObject(), QJsonObject({{"type", "approximate"}, {"country", "GB"}}));
+    QVERIFY(!tool.contains("search_context_size"));
 }
 
 void TestAnthropicAdapter::crossFormatFromOpenAIChat() {

@@ -74,6 +74,7 @@ private slots:
     void thinkingBudgetIsOneTheModelTakes();
     void geminiThreeGetsAThinkingLevel();
     void thinkingAskedOffStaysOffWhereTheModelCanStop();
+    void openRoutersReasoningObjectSetsTheBudget();
     void decodesFullTranscript();
     void inBandErrorAndSafetyStop();
     void streamWithoutFinishReasonIsAnError();
@@ -500,6 +501,26 @@ void TestGoogleAdapter::turnsAlternateBetweenUserAndModel() {
         QStringLiteral("interrupted")));
     QCOMPARE(contents[4].toObject().value("parts").toArray()[0].toObject().value("text").toString(),
              QStringLiteral("and tomorrow?"));
+}
+
+// Probe L1 2: OpenRouter's reasoning object (max_tokens, enabled) turned no thinking on after a
+// failover to Gemini; only its effort was read.
+void TestGoogleAdapter::openRoutersReasoningObjectSetsTheBudget() {
+    const auto thinking = [](const char *reasoning) {
+        const auto req = OpenAIChatCodec().decode(
+            R"({"model":"m","messages":[{"role":"user","content":"hi"}],"reasoning":)" + QByteArray(reasoning) + "}",
+            nullptr);
+        Target t = target();
+        t.modelId = QStringLiteral("gemini-2.5-flash");
+        return json(GoogleAdapter().buildRequest(spokenIn(*req, wire::Api::OpenAICompletions), t, {}).body)
+            .value("generationConfig")
+            .toObject()
+            .value("thinkingConfig")
+            .toObject();
+    };
+    QCOMPARE(thinking(R"({"max_tokens":3000})"), QJsonObject({{"includeThoughts", true}, {"thinkingBudget", 3000}}));
+    QCOMPARE(thinking(R"({"enabled":true})"), QJsonObject({{"includeThoughts", true}, {"thinkingBudget", 8192}}));
+    QCOMPARE(thinking(R"({"enabled":false})"), QJsonObject({{"thinkingBudget", 0}}));
 }
 
 void TestGoogleAdapter::decodesFullTranscript() {

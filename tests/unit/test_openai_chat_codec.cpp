@@ -33,6 +33,7 @@ private slots:
     void decodeRejectsBadBodies();
     void legacyFunctionsAndMaxTokens();
     void hugeMaxTokensIsClamped();
+    void openRoutersReasoningObjectIsRead();
     void encodesFullStreamLikeGolden();
     void withoutIncludeUsageNoUsageChunk();
     void inBandErrorHasNoDone();
@@ -154,6 +155,56 @@ void TestOpenAIChatCodec::hugeMaxTokensIsClamped() {
     const auto req = OpenAIChatCodec().decode(R"({"model":"m","messages":[],"max_tokens":1e300})", nullptr);
     QVERIFY(req);
     QCOMPARE(req->options.maxTokens, std::optional<int>(2147483647));
+}
+
+// Probe L1 2: OpenRouter's unified reasoning object, of which only `effort` was read: a budget or
+// `enabled` turned no reasoning on after a failover to another API.
+void TestOpenAIChatCodec::openRoutersReasoningObjectIsRead() {
+    const auto options = [](const char *extra) {
+        const auto req = OpenAIChatCodec().decode(
+            R"({"model":"m","messages":[{"role":"user","content":"hi"}],)" + QByteArray(extra) + "}", nullptr);
+        return req ? req->options : Options{};
+    };
+    QCOMPARE(options(R"("reasoning":{"max_tokens":3000})").thinkingBudget, std::optional<int>(3000));
+    QCOMPARE(options(R"("reasoning":{"max_tokens":3000})").reasoning, QString());
+    QCOMPARE(options(R"("reasoning":{"enabled":true})").reasoning, QStringLiteral("medium")); // the default effort
+    QCOMPARE(options(R"("reasoning":{"enabled":true,"effort":"low"})").reasoning, QStringLiteral("low"));
+    QCOMPARE(options(R"("reasoning":{"enabled":false})").reasoning, QStringLiteral("none"));
+    QCOMPARE(options(R"("reasoning":{"enabled":false,"max_tokens":3000})").thinkingBudget, std::nullopt);
+    QCOMPARE(options(R"("reasoning":{"effort":"none"})").reasoning, QStringLiteral("none"));
+    QCOMPARE(options(R"("reasoning":{"max_tokens":0})").thinkingBudget, std::nullopt);
+    // reasoning_effort, OpenAI's own field, wins.
+    const Options both = options(R"("reasoning_effort":"high","reasoning":{"max_tokens":3000})");
+    QCOMPARE(both.reasoning, QStringLiteral("high"));
+    QCOMPARE(both.thinkingBudget, std::nullopt);
+
+    // exclude: the model thinks as asked, and the client is not sent the thinking.
+    const auto excluded = OpenAIChatCodec().decode(
+        R"({"model":"m","messages":[{"role":"user","content":"hi"}],"reasoning":{"effort":"low","exclude":true}})",
+        nullptr);
+    QVERIFY(excluded);
+    QVERIFY(excluded->hideReasoning);
+    QCOMPARE(excluded->options.reasoning, QStringLiteral("low"));
+    EncodeInfo hidden = info(false);
+    hidden.hideReasoning = excluded->hideReasoning;
+    AssistantMessage m;
+    ContentBlock thinking;
+    thinking.type = BlockType::Thinking;
+    thinking.text = QStringLiteral("hmm");
+    m.content << thinking << ContentBlock::makeText(QStringLiteral("Sunny."));
+    const QJsonObject message =
+        json(OpenAIChatCodec().encodeResponse(m, hidden))["choices"][0].toObject()["message"].toObject();
+    QVERIFY(!message.contains(QStringLiteral("reasoning_content")));
+    QCOMPARE(message.value(QStringLiteral("content")).toString(), QStringLiteral("Sunny."));
+    auto enc = OpenAIChatCodec().makeStreamEncoder(hidden);
+    QByteArray out = enc->encode(makeEvent(EventType::Start));
+    out += enc->encode(makeEvent(EventType::ThinkingDelta, 0, QStringLiteral("hmm")));
+    out += enc->encode(makeEvent(EventType::TextDelta, 1, QStringLiteral("Sunny.")));
+    QVERIFY2(!out.contains("reasoning_content") && !out.contains("hmm") && out.contains("Sunny."), out.constData());
+    QVERIFY(!OpenAIChatCodec()
+                 .decode(R"({"model":"m","messages":[{"role":"user","content":"hi"}],"reasoning":{"effort":"low"}})",
+                         nullptr)
+                 ->hideReasoning);
 }
 
 void TestOpenAIChatCodec::encodesFullStreamLikeGolden() {

@@ -2,6 +2,7 @@
 #include "core/formats/inbound_codec.h"
 #include "core/formats/openai_chat_codec.h"
 #include "core/formats/openai_responses_codec.h"
+#include "core/formats/pi_native_codec.h"
 #include "core/model/event_accumulator.h"
 #include "core/upstream/anthropic_schema.h"
 #include "core/upstream/openai_completions_adapter.h"
@@ -77,6 +78,7 @@ private slots:
     void modelConfiguredNotToReasonGetsNoReasoningEffort();
     void reasoningUsesMaxCompletionTokens();
     void aModelThatAlwaysReasonsGetsNoSampling();
+    void samplingLeftOutForReasoningIsNamed();
     void groqGoesWithoutWhatItRefuses();
     void interleavedToolCallDeltasAssembleByIndex();
     void passthroughKeepsEveryClientField();
@@ -1245,6 +1247,37 @@ void TestOpenAICompletionsAdapter::aModelThatAlwaysReasonsGetsNoSampling() {
     QCOMPARE(json(asSent).value("temperature").toDouble(), 0.2);
     QVERIFY(asSent.startsWith(R"({"model":"gpt-4.1","temperature":0.2,"presence_penalty":0,)"));
     QVERIFY(OpenAICompletionsAdapter().droppedFor(spoken, t).isEmpty());
+}
+
+// Probe L1 LOW 2: OpenAI's reasoning models take only the default sampling, so a converted request that
+// asks api.openai.com to reason goes without the client's temperature and top_p (and pi's presence
+// penalty); the answer said nothing of it. A compatible server that reasons takes them.
+void TestOpenAICompletionsAdapter::samplingLeftOutForReasoningIsNamed() {
+    const auto pi = PiNativeCodec().decode(
+        R"({"model":"m","context":{"messages":[{"role":"user","content":"hi","timestamp":1}]},)"
+        R"("options":{"reasoning":"medium","temperature":0.2,"topP":0.5,"presencePenalty":0.3}})",
+        nullptr);
+    QVERIFY(pi);
+    const ChatRequest converted = spokenIn(*pi, wire::Api::Pi);
+    Target openai = target(QStringLiteral("https://api.openai.com/v1"));
+    openai.modelId = QStringLiteral("gpt-5.1");
+    const QJsonObject sent = json(OpenAICompletionsAdapter().buildRequest(converted, openai, {}).body);
+    QCOMPARE(sent.value("reasoning_effort").toString(), QStringLiteral("medium"));
+    for (const char *key : {"temperature", "top_p", "presence_penalty"})
+        QVERIFY2(!sent.contains(QLatin1String(key)), key);
+    QCOMPARE(OpenAICompletionsAdapter().droppedFor(converted, openai),
+             QStringList({"options.temperature", "options.topP", "options.presencePenalty"}));
+    const Target other = target(); // OpenRouter: takes them
+    QCOMPARE(json(OpenAICompletionsAdapter().buildRequest(converted, other, {}).body).value("temperature").toDouble(),
+             0.2);
+    QVERIFY(OpenAICompletionsAdapter().droppedFor(converted, other).isEmpty());
+    Target configuredNot = openai; // no reasoning asked of it: sampling kept
+    configuredNot.modelReasons = false;
+    QCOMPARE(json(OpenAICompletionsAdapter().buildRequest(converted, configuredNot, {}).body)
+                 .value("temperature")
+                 .toDouble(),
+             0.2);
+    QVERIFY(OpenAICompletionsAdapter().droppedFor(converted, configuredNot).isEmpty());
 }
 
 // Probe G2 7: a Chat client's logprobs, top_logprobs, logit_bias or a turn's name (multi-agent

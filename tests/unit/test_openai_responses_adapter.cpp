@@ -63,6 +63,9 @@ private slots:
     void aModelsOutputCapLowersTheRequestsMax();
     void modelConfiguredNotToReasonGetsNoReasoning();
     void aModelThatAlwaysReasonsGetsNoSampling();
+    void samplingLeftOutForReasoningIsNamed();
+    void webSearchSettingsGoWhereResponsesHasThem();
+    void openRoutersReasoningObjectSetsTheEffort();
     void interleavedFunctionCallsAssembleByOutputIndex();
     void aStreamThatKeepsNoArgumentsSaysEachCallOnce();
     void thePromptCacheKeyCrossesOver();
@@ -223,6 +226,83 @@ void TestOpenAIResponsesAdapter::repeatedCallIdsOfOneAnswerReachTheClientUnique(
     const QJsonArray output = m.native.value("output").toArray();
     QCOMPARE(output.size(), 2);
     QCOMPARE(output[1]["call_id"].toString(), QStringLiteral("call_0_2"));
+}
+
+// Probe L1 LOW 2: with reasoning on, a converted request goes without the client's temperature and
+// top_p (OpenAI's reasoning models take only the defaults), and the answer said nothing of it.
+void TestOpenAIResponsesAdapter::samplingLeftOutForReasoningIsNamed() {
+    Target t = target();
+    t.modelId = QStringLiteral("gpt-5.1"); // reasons only when asked
+    const auto dropped = [&](const char *settings) {
+        const auto req = OpenAIChatCodec().decode(
+            R"({"model":"m","temperature":0.2,"top_p":0.9,"messages":[{"role":"user","content":"hi"}],)" +
+                QByteArray(settings) + "}",
+            nullptr);
+        const ChatRequest converted = spokenIn(*req, wire::Api::OpenAICompletions);
+        const QJsonObject sent = json(OpenAIResponsesAdapter().buildRequest(converted, t, {}).body);
+        const QStringList out = OpenAIResponsesAdapter().droppedFor(converted, t);
+        // Named exactly when left out.
+        if (out.contains("temperature") == sent.contains("temperature"))
+            return QStringList{QStringLiteral("(temperature sent and named, or neither)")};
+        return out;
+    };
+    QCOMPARE(dropped(R"("reasoning_effort":"medium")"), QStringList({"temperature", "top_p"}));
+    QCOMPARE(dropped(R"("reasoning":{"max_tokens":3000})"), QStringList({"temperature", "top_p"}));
+    QCOMPARE(dropped(R"("reasoning_effort":"none")"), QStringList());
+    QCOMPARE(dropped(R"("stream":false)"), QStringList());
+    t.modelReasons = false; // gets no reasoning, and the sampling
+    QCOMPARE(dropped(R"("reasoning_effort":"medium")"), QStringList());
+}
+
+// Probe L1 1: a Chat client's search context size went nowhere although Responses has the field, and
+// an Anthropic client's max_uses went nowhere although Responses caps its built-in tool calls.
+void TestOpenAIResponsesAdapter::webSearchSettingsGoWhereResponsesHasThem() {
+    const auto chat = OpenAIChatCodec().decode(
+        R"({"model":"m","messages":[{"role":"user","content":"news?"}],"web_search_options":)"
+        R"({"search_context_size":"high","user_location":{"type":"approximate","approximate":{"country":"GB"}}}})",
+        nullptr);
+    QVERIFY(chat);
+    const QJsonObject fromChat =
+        json(OpenAIResponsesAdapter().buildRequest(spokenIn(*chat, wire::Api::OpenAICompletions), target(), {}).body);
+    QCOMPARE(fromChat.value("tools").toArray(),
+             QJsonArray{QJsonObject({{"type", "web_search"},
+                                     {"search_context_size", "high"},
+                                     {"user_location", QJsonObject{{"type", "approximate"}, {"country", "GB"}}}})});
+    QVERIFY(!fromChat.contains("max_tool_calls"));
+
+    const auto claude = AnthropicMessagesCodec().decode(
+        R"({"model":"m","max_tokens":100,"messages":[{"role":"user","content":"news?"}],"tools":[)"
+        R"({"type":"web_search_20250305","name":"web_search","max_uses":2,"allowed_domains":["docs.python.org"]}]})",
+        nullptr);
+    QVERIFY(claude);
+    const QJsonObject fromClaude =
+        json(OpenAIResponsesAdapter().buildRequest(spokenIn(*claude, wire::Api::AnthropicMessages), target(), {}).body);
+    QCOMPARE(fromClaude.value("tools").toArray(),
+             QJsonArray{QJsonObject({{"type", "web_search"},
+                                     {"filters", QJsonObject{{"allowed_domains", QJsonArray{"docs.python.org"}}}}})});
+    QCOMPARE(fromClaude.value("max_tool_calls").toInt(), 2);
+}
+
+// Probe L1 2: OpenRouter's reasoning object turned no reasoning on after a failover; its budget goes
+// as an effort, as an Anthropic or pi budget does.
+void TestOpenAIResponsesAdapter::openRoutersReasoningObjectSetsTheEffort() {
+    Target t = target();
+    t.modelId = QStringLiteral("gpt-5.1");
+    const auto reasoning = [&](const char *object) {
+        const auto req = OpenAIChatCodec().decode(
+            R"({"model":"m","messages":[{"role":"user","content":"hi"}],"reasoning":)" + QByteArray(object) + "}",
+            nullptr);
+        return json(OpenAIResponsesAdapter().buildRequest(spokenIn(*req, wire::Api::OpenAICompletions), t, {}).body)
+            .value("reasoning")
+            .toObject()
+            .value("effort")
+            .toString();
+    };
+    QCOMPARE(reasoning(R"({"max_tokens":3000})"), QStringLiteral("low"));
+    QCOMPARE(reasoning(R"({"max_tokens":12000})"), QStringLiteral("medium"));
+    QCOMPARE(reasoning(R"({"enabled":true})"), QStringLiteral("medium"));
+    QCOMPARE(reasoning(R"({"enabled":false})"), QStringLiteral("none"));
+    QCOMPARE(reasoning(R"({"effort":"high"})"), QStringLiteral("high"));
 }
 
 void TestOpenAIResponsesAdapter::passthroughKeepsEveryFieldAndBetaHeader() {
