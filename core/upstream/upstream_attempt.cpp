@@ -413,8 +413,8 @@ QString UpstreamAttempts::redacted(const Try &t, const QString &text) const {
 
 const QByteArray &UpstreamAttempts::callerAuthFor(const failover::Candidate &c) const {
     static const QByteArray kNone;
-    if (m_setup.callerAuth.isEmpty())
-        return kNone;
+    if (m_setup.callerAuth.isEmpty() || m_setup.callerAuthBaseUrl.isEmpty())
+        return kNone; // no passthrough provider in the chain: no URL to compare (a try asks up to four times)
     return sameBaseUrl(c.provider.baseUrl, m_setup.callerAuthBaseUrl) ? m_setup.callerAuth : kNone;
 }
 
