@@ -95,6 +95,7 @@ int startupConfig(const app::CliOptions &options, config::Config &config) {
     return 0;
 }
 
+#ifdef SWITCHMAN_HAVE_GUI
 // Whether the X server of a local $DISPLAY (":N", "unix:N") takes a connection: a DISPLAY left from
 // a closed session (tmux, ssh, a container) made Qt abort the start with advice to reinstall (probe L3
 // L1). A remote one (ssh's "localhost:10") is left to Qt to try.
@@ -120,6 +121,7 @@ bool localDisplayAnswers(const QByteArray &display) {
     }
     return false;
 }
+#endif
 
 // QApplication only for the GUI run: it needs a display, and a usage error or
 // a subcommand must work without one.
