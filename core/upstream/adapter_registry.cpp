@@ -546,9 +546,12 @@ std::optional<QString> UpstreamAdapter::incompatibility(const model::ChatRequest
     if (rj::arraySize(rj::asArray(rj::member(raw, "mcp_servers"))) > 0)
         return QStringLiteral("mcp_servers: only an anthropic-messages upstream connects to MCP servers, not %1")
             .arg(target);
-    // Responses' cap on built-in tool calls: the built-in tools that pass (web search) have no such
-    // cap elsewhere. Without a built-in tool it limits nothing.
-    if (present(rj::member(raw, "max_tool_calls")) && !request.context.builtinTools.isEmpty())
+    // Responses' cap on built-in tool calls: web search is the one built-in tool that passes, and
+    // only Anthropic's search has a cap (max_uses, which the adapter sets from a count of 1 or more).
+    // Without a built-in tool it limits nothing.
+    if (const rj::Value *cap = rj::member(raw, "max_tool_calls");
+        present(cap) && !request.context.builtinTools.isEmpty() &&
+        !(toAnthropic && AnthropicAdapter::searchCapOf(raw) > 0))
         return QStringLiteral("max_tool_calls has no equivalent on %1").arg(target);
     // Responses features whose state or execution lives at OpenAI.
     for (const char *field : {"prompt", "background"})

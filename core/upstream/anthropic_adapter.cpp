@@ -389,9 +389,16 @@ QJsonObject AnthropicAdapter::buildBody(const model::ChatRequest &request, const
             tool.insert(L("strict"), true);
         tools.append(tool);
     }
+    // A Responses client's cap on built-in tool calls is this search's max_uses: web search is the
+    // one built-in tool that gets here (adapter_registry.cpp).
+    const int searchCap = request.sourceApi == wire::Api::OpenAIResponses ? searchCapOf(wire::clientBody(request)) : 0;
     for (const BuiltinTool &b : ctx.builtinTools)
-        if (b.kind == L("web_search"))
-            tools.append(webSearchTool(b.config));
+        if (b.kind == L("web_search")) {
+            QJsonObject search = webSearchTool(b.config);
+            if (searchCap > 0)
+                search.insert(L("max_uses"), searchCap);
+            tools.append(search);
+        }
     if (!tools.isEmpty()) {
         body.insert(L("tools"), tools);
         QJsonObject choice;
@@ -510,6 +517,11 @@ void fitUnderOutputCap(QJsonObject &body, int cap) {
 }
 
 } // namespace
+
+int AnthropicAdapter::searchCapOf(const wire::rj::Value *body) {
+    const wire::rj::Value *cap = wire::rj::member(body, "max_tool_calls");
+    return cap && cap->IsInt() && cap->GetInt() >= 1 ? cap->GetInt() : 0;
+}
 
 bool AnthropicAdapter::callsUndeclaredTools(const wire::rj::Value *body) {
     namespace rj = wire::rj;

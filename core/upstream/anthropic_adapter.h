@@ -57,6 +57,9 @@ public:
     // True when `body` (the client's, as parsed) holds tool_use or tool_result blocks and no tools:
     // declareCalledTools is for it.
     static bool callsUndeclaredTools(const wire::rj::Value *body);
+    // A Responses body's `max_tool_calls` as a web search's max_uses: the count when it is a whole
+    // number from 1 (Anthropic's least), else 0 (none that goes).
+    static int searchCapOf(const wire::rj::Value *body);
 };
 
 } // namespace sw::upstream

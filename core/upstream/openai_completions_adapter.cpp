@@ -4,6 +4,7 @@
 #include "core/upstream/openai_schema.h"
 #include "core/upstream/tool_names.h"
 #include "core/wire/client_body.h"
+#include "core/wire/dropped_members.h"
 #include "core/wire/json.h"
 #include "core/wire/json_splice.h"
 #include "core/wire/tool_id_pairing.h"
@@ -658,9 +659,17 @@ HttpRequest OpenAICompletionsAdapter::buildRequest(const model::ChatRequest &req
         // A model configured not to reason gets no reasoning_effort (gpt-4o refuses it with a 400);
         // one that takes fewer output tokens than asked gets its maximum.
         model::ChatRequest scratch;
-        http.body =
-            wire::compactJson(buildBody(requestForTarget(converted, target, scratch), target.modelId,
-                                        isOpenAI(target.baseUrl), takesReasoningBack(target), alwaysReasons(target)));
+        QJsonObject body = buildBody(requestForTarget(converted, target, scratch), target.modelId,
+                                     isOpenAI(target.baseUrl), takesReasoningBack(target), alwaysReasons(target));
+        // A Responses client's text.verbosity is Chat's verbosity, the same setting: to the Chat
+        // servers that take it (OpenAI's, OpenRouter's). Another server may refuse a member it does not
+        // know with a 400; there it goes without, a documented drop (translation_rules.md).
+        if (request.sourceApi == wire::Api::OpenAIResponses &&
+            (isOpenAI(target.baseUrl) || takesReasoningDetailsBack(target)))
+            if (const QString verbosity = wire::verbosityOf(wire::clientBody(request), request.sourceApi);
+                !verbosity.isEmpty())
+                body.insert(L("verbosity"), verbosity);
+        http.body = wire::compactJson(body);
     }
 
     addHeader(http, "content-type", "application/json");

@@ -5,6 +5,7 @@
 #include "core/upstream/openai_schema.h"
 #include "core/upstream/tool_names.h"
 #include "core/wire/client_body.h"
+#include "core/wire/dropped_members.h"
 #include "core/wire/json.h"
 #include "core/wire/json_splice.h"
 #include "core/wire/reasoning_item.h"
@@ -317,6 +318,7 @@ QJsonObject OpenAIResponsesAdapter::buildBody(const model::ChatRequest &request,
         else if (!opt.toolChoice.isEmpty())
             body.insert(L("tool_choice"), QJsonObject{{L("type"), L("function")}, {L("name"), opt.toolChoice}});
     }
+    QJsonObject text;
     if (opt.outputFormat.isSet()) {
         // Chat's response_format, one to one as text.format.
         QJsonObject format{{L("type"), opt.outputFormat.type}};
@@ -330,8 +332,15 @@ QJsonObject OpenAIResponsesAdapter::buildBody(const model::ChatRequest &request,
                 format.insert(L("strict"), openai_schema::strict(*opt.outputFormat.strict, opt.outputFormat.schema,
                                                                  request.sourceApi));
         }
-        body.insert(L("text"), QJsonObject{{L("format"), format}});
+        text.insert(L("format"), format);
     }
+    // Chat's verbosity is text.verbosity here, the same setting.
+    if (request.sourceApi == wire::Api::OpenAICompletions)
+        if (const QString verbosity = wire::verbosityOf(wire::clientBody(request), request.sourceApi);
+            !verbosity.isEmpty())
+            text.insert(L("verbosity"), verbosity);
+    if (!text.isEmpty())
+        body.insert(L("text"), text);
     // Stop sequences have no Responses field: they are dropped (formats/translation_rules.md).
     // The prompt cache's routing key: a Chat client's own (the same field), or a pi session's, as
     // pi-ai sends it unless told not to cache. Requests of one key land where their prefix is cached.

@@ -50,6 +50,10 @@ constexpr std::string_view kChatReasoning[] = {"effort", "max_tokens", "enabled"
 // A web search's settings, as each API writes them. The restrictions (which sites, how many searches)
 // go where the target has them, else the candidate is incompatible (adapter_registry.cpp); what only
 // steers the search (steersSearch) goes where the target has a field for it, else it is named.
+// A Responses client's reasoning and text settings (summary and verbosity: documented drops, and
+// verbosity is Chat's own field there).
+constexpr std::string_view kResponsesReasoning[] = {"effort", "summary", "generate_summary"};
+constexpr std::string_view kResponsesText[] = {"format", "verbosity"};
 constexpr std::string_view kChatWebSearch[] = {"search_context_size", "user_location"};
 constexpr std::string_view kMessagesWebSearch[] = {
     "type", "name", "cache_control", "strict", "allowed_domains", "blocked_domains", "max_uses", "user_location"};
@@ -152,6 +156,11 @@ QStringList droppedMembers(const rj::Value *body, Api inbound, Api target) {
         unknownMembers(out, rj::asObject(rj::member(body, "reasoning")), kChatReasoning, "reasoning.");
         searchSettings(out, rj::asObject(rj::member(body, "web_search_options")), kChatWebSearch, target,
                        "web_search_options.");
+        // Log probabilities asked for: no other answer carries them back.
+        if (rj::toBool(rj::member(body, "logprobs")))
+            add(out, "logprobs");
+        if (const rj::Value *top = rj::member(body, "top_logprobs"); rj::isNumber(top) && rj::toDouble(top) > 0)
+            add(out, "top_logprobs");
         break;
     case Api::AnthropicMessages:
         unknownMembers(out, body, kMessages, "");
@@ -175,6 +184,13 @@ QStringList droppedMembers(const rj::Value *body, Api inbound, Api target) {
     case Api::OpenAIResponses:
         unknownMembers(out, body, kResponses, "");
         tools(kResponsesTool, {}, kResponsesWebSearch);
+        unknownMembers(out, rj::asObject(rj::member(body, "reasoning")), kResponsesReasoning, "reasoning.");
+        unknownMembers(out, rj::asObject(rj::member(body, "text")), kResponsesText, "text.");
+        if (const rj::Value *top = rj::member(body, "top_logprobs"); rj::isNumber(top) && rj::toDouble(top) > 0)
+            add(out, "top_logprobs");
+        for (const rj::Value &asked : rj::elements(rj::asArray(rj::member(body, "include"))))
+            if (rj::equals(&asked, "message.output_text.logprobs"))
+                add(out, "message.output_text.logprobs", "include[].");
         for (const rj::Value &item : rj::elements(rj::asArray(rj::member(body, "input"))))
             if (const std::string_view type = rj::bytes(rj::member(&item, "type")); isResponsesToolRun(type))
                 add(out, type, "input[].");
@@ -186,6 +202,17 @@ QStringList droppedMembers(const rj::Value *body, Api inbound, Api target) {
         break; // Gemini is no inbound format
     }
     return out;
+}
+
+QString verbosityOf(const rj::Value *body, Api inbound) {
+    const rj::Value *value = inbound == Api::OpenAICompletions ? rj::member(body, "verbosity")
+                             : inbound == Api::OpenAIResponses
+                                 ? rj::member(rj::asObject(rj::member(body, "text")), "verbosity")
+                                 : nullptr;
+    for (const char *level : {"low", "medium", "high"})
+        if (rj::equals(value, level))
+            return QString::fromLatin1(level);
+    return {};
 }
 
 } // namespace sw::wire

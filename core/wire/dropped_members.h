@@ -43,4 +43,8 @@ inline bool isServerToolRecord(std::string_view type) {
 // (passthrough carries every member). For pi, the members of its `options`.
 QStringList droppedMembers(const rj::Value *body, Api inbound, Api target);
 
+// How much the model should write, as the two OpenAI APIs say it (Chat's `verbosity`, Responses'
+// `text.verbosity`), from `body` as `inbound` defines it: "low", "medium" or "high", else empty.
+QString verbosityOf(const rj::Value *body, Api inbound);
+
 } // namespace sw::wire

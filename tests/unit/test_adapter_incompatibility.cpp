@@ -100,8 +100,15 @@ void TestAdapterIncompatibility::reasons_data() {
         << "mcp_servers";
     QTest::addRow("no MCP servers") << claude << claudeBody(R"("mcp_servers":[])") << "openai-completions"
                                     << "";
-    QTest::addRow("max_tool_calls with web search")
+    // Anthropic's search takes a cap of one or more (max_uses); Gemini's has none.
+    QTest::addRow("max_tool_calls with web search to Messages is its max_uses")
         << responses << responsesBody(R"("tools":[{"type":"web_search"}],"max_tool_calls":1)") << "anthropic-messages"
+        << "";
+    QTest::addRow("max_tool_calls 0 with web search")
+        << responses << responsesBody(R"("tools":[{"type":"web_search"}],"max_tool_calls":0)") << "anthropic-messages"
+        << "max_tool_calls";
+    QTest::addRow("max_tool_calls with web search to Gemini")
+        << responses << responsesBody(R"("tools":[{"type":"web_search"}],"max_tool_calls":1)") << "google-generative-ai"
         << "max_tool_calls";
     QTest::addRow("max_tool_calls without a built-in tool limits nothing")
         << responses << responsesBody(R"("max_tool_calls":1)") << "anthropic-messages"

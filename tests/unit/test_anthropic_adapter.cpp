@@ -82,6 +82,7 @@ private slots:
     void strictToolsPastMessagesLimitsGoWithoutStrict();
     void aToolLoopSummedUpWithoutToolsDeclaresTheCalledTools();
     void longRunsOfOneRoleAreOneTurnEach();
+    void aResponsesCapOnSearchesIsMaxUses();
 };
 
 namespace {
@@ -1325,6 +1326,21 @@ void TestAnthropicAdapter::longRunsOfOneRoleAreOneTurnEach() {
     checkRun(0, "user", "u", kWords);
     checkRun(1, "assistant", "a", kAnswers);
     QCOMPARE(messages[2].toObject().value("content").toArray().size(), 1);
+}
+
+// Probe L1 3: a Responses client's max_tool_calls beside web search made Anthropic incompatible,
+// although its search takes the same cap as max_uses.
+void TestAnthropicAdapter::aResponsesCapOnSearchesIsMaxUses() {
+    const auto req = OpenAIResponsesCodec().decode(
+        R"({"model":"m","input":"news?","tools":[{"type":"web_search"}],"max_tool_calls":3})", nullptr);
+    QVERIFY(req);
+    const QJsonObject body =
+        json(AnthropicAdapter().buildRequest(spokenIn(*req, wire::Api::OpenAIResponses), target(), {}).body);
+    const QJsonArray tools = body.value("tools").toArray();
+    QCOMPARE(tools.size(), 1);
+    QCOMPARE(tools.at(0).toObject().value("type").toString(), QStringLiteral("web_search_20250305"));
+    QCOMPARE(tools.at(0).toObject().value("max_uses").toInt(), 3);
+    QVERIFY(!body.contains("max_tool_calls"));
 }
 
 QTEST_GUILESS_MAIN(TestAnthropicAdapter)

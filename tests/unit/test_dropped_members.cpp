@@ -87,6 +87,24 @@ void TestDroppedMembers::named_data() {
         << responses
         << QByteArray(R"("tools":[{"type":"web_search","filters":{"allowed_domains":["a.example"],"recency":"day"}}])")
         << claude << QStringList{"tools[].filters.recency"};
+    // Probe L1 3: a Responses client's reasoning and text settings were read whole, unlooked into.
+    QTest::addRow("Responses reasoning and text, every member read")
+        << responses
+        << QByteArray(
+               R"("reasoning":{"effort":"low","summary":"auto"},"text":{"verbosity":"low","format":{"type":"text"}})")
+        << chat << QStringList();
+    QTest::addRow("Responses reasoning and text, unread members")
+        << responses << QByteArray(R"("reasoning":{"effort":"low","mode":"deep"},"text":{"tone":"dry"})") << claude
+        << QStringList{"reasoning.mode", "text.tone"};
+    // Log probabilities asked for come back from no other API's answer: named; asked off, nothing is lost.
+    QTest::addRow("Chat logprobs asked for") << chat << QByteArray(R"("logprobs":true,"top_logprobs":3)") << responses
+                                             << QStringList{"logprobs", "top_logprobs"};
+    QTest::addRow("Chat logprobs off") << chat << QByteArray(R"("logprobs":false,"top_logprobs":0)") << responses
+                                       << QStringList();
+    QTest::addRow("Responses logprobs asked for")
+        << responses << QByteArray(R"("top_logprobs":2,"include":["message.output_text.logprobs"])") << chat
+        << QStringList{"top_logprobs", "include[].message.output_text.logprobs"};
+    QTest::addRow("Chat logprobs, same API") << chat << QByteArray(R"("logprobs":true)") << chat << QStringList();
 }
 
 void TestDroppedMembers::named() {

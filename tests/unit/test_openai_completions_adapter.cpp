@@ -115,6 +115,7 @@ private slots:
     void aModelsOutputCapLowersTheRequestsMax();
     void anotherApisStrictSchemaIsStrictOnlyWhereStrictModeTakesIt();
     void aServerIsKnownByItsHostAlone();
+    void aResponsesClientsVerbosityGoesToTheServersThatTakeIt();
 };
 
 // The host checks (read without a QUrl parse, several a request) name the host the URL connects to,
@@ -129,6 +130,24 @@ void TestOpenAICompletionsAdapter::aServerIsKnownByItsHostAlone() {
         QVERIFY2(!OpenAICompletionsAdapter::isOpenAI(QLatin1String(url)), url);
     QVERIFY(OpenAICompletionsAdapter::isGroq(QStringLiteral("https://api.groq.com/openai/v1")));
     QVERIFY(!OpenAICompletionsAdapter::isGroq(QStringLiteral("http://127.0.0.1:1/openai/v1")));
+}
+
+// Probe L1 3: Codex's text.verbosity was dropped on its way to a Chat server. OpenAI's and
+// OpenRouter's take the same setting as `verbosity`; another server may refuse a member it does not
+// know, so it goes there without (a documented drop).
+void TestOpenAICompletionsAdapter::aResponsesClientsVerbosityGoesToTheServersThatTakeIt() {
+    const auto req = OpenAIResponsesCodec().decode(
+        R"({"model":"m","input":"hi","text":{"verbosity":"high","format":{"type":"text"}}})", nullptr);
+    QVERIFY(req);
+    const auto sent = [&](const char *baseUrl) {
+        return json(OpenAICompletionsAdapter()
+                        .buildRequest(spokenIn(*req, wire::Api::OpenAIResponses), target(QLatin1String(baseUrl)), {})
+                        .body);
+    };
+    QCOMPARE(sent("https://api.openai.com/v1").value("verbosity").toString(), QStringLiteral("high"));
+    QCOMPARE(sent("https://openrouter.ai/api/v1").value("verbosity").toString(), QStringLiteral("high"));
+    QVERIFY(!sent("http://127.0.0.1:11434/v1").contains("verbosity"));
+    QVERIFY(!sent("https://api.groq.com/openai/v1").contains("verbosity"));
 }
 
 void TestOpenAICompletionsAdapter::passthroughKeepsEveryClientField() {

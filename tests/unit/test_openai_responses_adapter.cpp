@@ -65,6 +65,7 @@ private slots:
     void aModelThatAlwaysReasonsGetsNoSampling();
     void samplingLeftOutForReasoningIsNamed();
     void webSearchSettingsGoWhereResponsesHasThem();
+    void aChatClientsVerbosityIsTextVerbosity();
     void openRoutersReasoningObjectSetsTheEffort();
     void interleavedFunctionCallsAssembleByOutputIndex();
     void aStreamThatKeepsNoArgumentsSaysEachCallOnce();
@@ -281,6 +282,27 @@ void TestOpenAIResponsesAdapter::webSearchSettingsGoWhereResponsesHasThem() {
              QJsonArray{QJsonObject({{"type", "web_search"},
                                      {"filters", QJsonObject{{"allowed_domains", QJsonArray{"docs.python.org"}}}}})});
     QCOMPARE(fromClaude.value("max_tool_calls").toInt(), 2);
+}
+
+// Probe L1 3: a Chat client's verbosity was dropped on its way to Responses, which has the same
+// setting as text.verbosity (beside the format that response_format becomes).
+void TestOpenAIResponsesAdapter::aChatClientsVerbosityIsTextVerbosity() {
+    const auto chat = OpenAIChatCodec().decode(R"({"model":"m","messages":[{"role":"user","content":"hi"}],)"
+                                               R"("verbosity":"low","response_format":{"type":"json_object"}})",
+                                               nullptr);
+    QVERIFY(chat);
+    const QJsonObject body =
+        json(OpenAIResponsesAdapter().buildRequest(spokenIn(*chat, wire::Api::OpenAICompletions), target(), {}).body);
+    QCOMPARE(body.value("text").toObject(),
+             QJsonObject({{"format", QJsonObject{{"type", "json_object"}}}, {"verbosity", "low"}}));
+    QVERIFY(!body.contains("verbosity"));
+    // A value OpenAI does not define goes nowhere.
+    const auto odd = OpenAIChatCodec().decode(
+        R"({"model":"m","messages":[{"role":"user","content":"hi"}],"verbosity":"terse"})", nullptr);
+    QVERIFY(odd);
+    QVERIFY(
+        !json(OpenAIResponsesAdapter().buildRequest(spokenIn(*odd, wire::Api::OpenAICompletions), target(), {}).body)
+             .contains("text"));
 }
 
 // Probe L1 2: OpenRouter's reasoning object turned no reasoning on after a failover; its budget goes
