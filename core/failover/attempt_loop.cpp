@@ -352,6 +352,13 @@ void AttemptLoop::beginAttempt(const Candidate &candidate) {
 }
 
 void AttemptLoop::startTry(Attempt &a, bool nextCredential) {
+    // A try after one that cost may cost as much again: the budget is asked first (Deps::admitAnotherTry).
+    if (std::exchange(m_triedAtCost, false) && m_deps.admitAnotherTry)
+        if (const auto refused = m_deps.admitAnotherTry()) {
+            a.phase = Phase::Done;                      // never started: nothing to settle
+            m_deps.client->fail(*refused, m_attemptNo); // the budget's words, not the last upstream's
+            return finish();
+        }
     a.phase = Phase::Setup;
     TryStart s;
     s.id = a.id;
@@ -1308,6 +1315,7 @@ void AttemptLoop::recordUsage(Attempt &a, bool answered, UsageReport::End end) {
     u.usage = a.usage;
     u.answered = answered;
     u.end = end;
+    m_triedAtCost = m_triedAtCost || !answered;
     m_deps.observer->usageRecorded(u);
     a.usage = {};
 }

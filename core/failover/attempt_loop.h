@@ -254,6 +254,10 @@ public:
         ClientSink *client = nullptr;
         std::shared_ptr<const config::Config> config; // tenant policy and cost ceiling
         std::function<qint64(qint64)> random;         // retry jitter; RetryPolicy::systemRandom() when empty
+        // Asked before a try that follows one that cost (a usage row of a failed try): the tenant's
+        // budget holds the request's estimate again (ChatRequest, BudgetTracker::renew). An error ends
+        // the request with it, untried. Empty: every try goes.
+        std::function<std::optional<model::GatewayError>()> admitAnotherTry;
     };
 
     AttemptLoop(Deps deps, LoopSettings settings, Resolution resolution, const model::ChatRequest &parsed,
@@ -358,6 +362,7 @@ private:
     bool m_deadlinePassed = false;
     bool m_clientGone = false;
     bool m_finished = false;
+    bool m_triedAtCost = false; // a failed try recorded a usage row since the budget was last asked
     bool m_overCostCeiling = false;
 
     std::optional<UpstreamFailure> m_lastFailure;

@@ -168,4 +168,11 @@ std::optional<Refusal> ChatAdmission::reserveBudget(telemetry::BudgetTracker &bu
     return std::nullopt;
 }
 
+std::optional<Refusal> ChatAdmission::renewBudget(telemetry::BudgetTracker &budgets,
+                                                  telemetry::BudgetTracker::ReservationId id, double estimateUsd) {
+    if (const auto refusal = budgets.renew(id, estimateUsd))
+        return budgetRefusal(*refusal);
+    return std::nullopt;
+}
+
 } // namespace sw::server

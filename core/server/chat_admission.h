@@ -76,6 +76,10 @@ public:
     // the requests in flight (or spend) leave no room for it.
     static std::optional<Refusal> reserveBudget(telemetry::BudgetTracker &budgets, const QString &tenant,
                                                 double estimateUsd, telemetry::BudgetTracker::ReservationId *id);
+    // Before a request tries again after a try that cost: its estimate held again
+    // (BudgetTracker::renew), or the same refusal as at admission.
+    static std::optional<Refusal> renewBudget(telemetry::BudgetTracker &budgets,
+                                              telemetry::BudgetTracker::ReservationId id, double estimateUsd);
 
     // The model a refused request's body names ("model", pi's "modelId" or "model.id"), for its
     // record; empty when it names none that may be stored. Parses the body: for refusals only.

@@ -143,6 +143,14 @@ void ChatRequest::start() {
     deps.observer = m_reporter.get();
     deps.client = m_client.get();
     deps.config = m_config;
+    if (m_reservation)
+        deps.admitAnotherTry = [this]() -> std::optional<model::GatewayError> {
+            if (!m_budgets)
+                return std::nullopt;
+            // The request's record ends with this error (the attempt loop's), not as a refusal too.
+            const auto refusal = ChatAdmission::renewBudget(*m_budgets, m_reservation, m_estimateUsd);
+            return refusal ? std::optional(refusal->error) : std::nullopt;
+        };
     m_loop = std::make_unique<failover::AttemptLoop>(deps, settings, std::move(*resolution), m_parsed,
                                                      [this]() { finish(); });
     upstreamSide.attach(m_loop.get());
@@ -162,6 +170,7 @@ bool ChatRequest::reserveBudget(const failover::Resolution &resolution) {
     const double estimate =
         ChatAdmission::costEstimate(*m_config, m_tenant, resolution, m_parsed, m_request.body.size());
     const auto refusal = ChatAdmission::reserveBudget(*m_budgets, m_tenant, estimate, &m_reservation);
+    m_estimateUsd = estimate;
     if (!refusal)
         return true;
     recordRefusal(refusal->error.status, refusal->reason, refusal->error.message, m_parsed.model);

@@ -68,6 +68,7 @@ private:
     // at shutdown the tracker may go before the requests.
     QPointer<telemetry::BudgetTracker> m_budgets;
     telemetry::BudgetTracker::ReservationId m_reservation = 0;
+    double m_estimateUsd = 0; // what the reservation was made for: held again before a try after a costly one
 
     std::unique_ptr<ClientStream> m_client;
     std::unique_ptr<telemetry::AttemptReporter> m_reporter;

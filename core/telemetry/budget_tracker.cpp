@@ -146,24 +146,8 @@ std::optional<BudgetTracker::Refusal> BudgetTracker::reserve(const QString &tena
     const double estimate = std::isfinite(estimateUsd) && estimateUsd > 0 ? estimateUsd : 0;
     const Held held = m_held.value(tenant);
     const BudgetState &s = a->state;
-    if (held.usd > 0 && s.spent + held.usd + estimate > s.usd) {
-        Refusal r;
-        r.kind = Refusal::Kind::InFlight;
-        r.retryAfterS = kInFlightRetryAfterS;
-        r.message =
-            QStringLiteral("tenant \"%1\" has %2 in flight that may cost up to $%3 more; with $%4 spent "
-                           "this %5, this one (up to $%6) could pass its Switchman budget of %7; retry when they "
-                           "have finished")
-                .arg(s.tenant)
-                .arg(held.requests == 1 ? QStringLiteral("1 request")
-                                        : QStringLiteral("%1 requests").arg(held.requests))
-                .arg(held.usd, 0, 'f', 2)
-                .arg(s.spent, 0, 'f', 2)
-                .arg(s.period)
-                .arg(estimate, 0, 'f', 2)
-                .arg(budgetDescription(s));
-        return r;
-    }
+    if (held.usd > 0 && s.spent + held.usd + estimate > s.usd)
+        return inFlightRefusal(s, held, estimate, false);
     *id = ++m_lastReservation;
     m_reservations.insert(*id, {tenant, estimate});
     Held &h = m_held[tenant];
@@ -180,6 +164,52 @@ void BudgetTracker::consume(ReservationId id, double cost) {
     it->usd -= less;
     Held &h = m_held[it->tenant];
     h.usd = std::max(0.0, h.usd - less);
+}
+
+std::optional<BudgetTracker::Refusal> BudgetTracker::renew(ReservationId id, double estimateUsd) {
+    const auto it = m_reservations.find(id);
+    if (it == m_reservations.end())
+        return std::nullopt;
+    if (auto r = refusal(it->tenant))
+        return r;
+    Account *a = current(it->tenant);
+    const double estimate = std::isfinite(estimateUsd) && estimateUsd > 0 ? estimateUsd : 0;
+    const double topUp = estimate - it->usd;
+    if (!a || !(topUp > 0))
+        return std::nullopt;
+    Held &held = m_held[it->tenant];
+    const BudgetState &s = a->state;
+    // Judged as reserve() judges a request: alone in flight, on spend alone (refusal() above).
+    if (held.requests > 1 && s.spent + held.usd + topUp > s.usd) {
+        Held others = held;
+        others.usd = std::max(0.0, held.usd - it->usd);
+        --others.requests;
+        return inFlightRefusal(s, others, estimate, true);
+    }
+    it->usd += topUp;
+    held.usd += topUp;
+    return std::nullopt;
+}
+
+BudgetTracker::Refusal BudgetTracker::inFlightRefusal(const BudgetState &s, const Held &held, double estimate,
+                                                      bool anotherTry) {
+    Refusal r;
+    r.kind = Refusal::Kind::InFlight;
+    r.retryAfterS = kInFlightRetryAfterS;
+    r.message = QStringLiteral("tenant \"%1\" has %2 in flight that may cost up to $%3 more; with $%4 spent "
+                               "this %5, %6 (up to $%7) could pass its Switchman budget of %8; retry when they "
+                               "have finished")
+                    .arg(s.tenant)
+                    .arg(held.requests == 1 ? QStringLiteral("1 other request")
+                                            : QStringLiteral("%1 other requests").arg(held.requests))
+                    .arg(held.usd, 0, 'f', 2)
+                    .arg(s.spent, 0, 'f', 2)
+                    .arg(s.period)
+                    .arg(anotherTry ? QStringLiteral("another try of this one after a failed try that cost")
+                                    : QStringLiteral("this one"))
+                    .arg(estimate, 0, 'f', 2)
+                    .arg(budgetDescription(s));
+    return r;
 }
 
 void BudgetTracker::release(ReservationId id) {

@@ -108,6 +108,12 @@ public:
     std::optional<Refusal> reserve(const QString &tenant, double estimateUsd, ReservationId *id);
     // A usage row of the request holding `id` was counted as spend: its reservation shrinks by it.
     void consume(ReservationId id, double cost);
+    // The request holding `id` tries again after a try that cost (a failover, a retry): the try ahead
+    // may cost its estimate once more, so the reservation grows back to `estimateUsd`, by reserve()'s
+    // rule: Reached at the budget; InFlight when other requests of the tenant are in flight and spend,
+    // what they all hold and the top-up would pass the budget. Refused, the request ends there, so a
+    // burst of failovers cannot pass the budget by more than one request's estimate (probe K3 2).
+    std::optional<Refusal> renew(ReservationId id, double estimateUsd);
     // The request ended (answered, failed, its client gone): what it still held is let go.
     void release(ReservationId id);
     // Set when the tenant has a budget and the ledger holding its spend could not be read: the
@@ -140,6 +146,7 @@ private:
     };
 
     Account *current(const QString &tenant); // rolled over to the period holding now; null = no budget
+    static Refusal inFlightRefusal(const BudgetState &s, const Held &held, double estimate, bool anotherTry);
     void readAfresh(Account &a);
     void checkThresholds(BudgetState &s);
     void scheduleLedgerRead();

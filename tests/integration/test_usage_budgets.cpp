@@ -422,6 +422,70 @@ private Q_SLOTS:
         QVERIFY(gw.engine().budgets().first().spent <= 10 + estimate);
     }
 
+    // Probe K3 2: a try that the upstream billed (message_start's input, then overloaded_error) used up
+    // the request's reservation, and its failover ran on none: parallel requests each cost two tries
+    // on the estimate of one, and spend passed the budget by several estimates ($1.83 of $1). The
+    // next try holds the estimate again or ends the request with the in-flight 429.
+    void aBurstOfFailoversCannotCarrySpendPastTheBudget() {
+        GatewayFixture gw;
+        addTenants(gw, 10);
+        for (const char *key : {"pa/claude-a", "pc/claude-c"}) {
+            auto &model = gw.config.models[QLatin1String(key)];
+            model.costInput = 4000;
+            model.costOutput = 4000;
+        }
+        config::RouteConfig route;
+        route.name = QStringLiteral("two");
+        route.candidates = {QStringLiteral("pa/claude-a"), QStringLiteral("pc/claude-c")};
+        gw.config.routes.insert(route.name, route);
+        // A reports 500 input tokens ($2), then is overloaded before any content.
+        gw.anthropicA.setRawReply(
+            "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"type\":"
+            "\"message\",\"role\":\"assistant\",\"content\":[],\"model\":\"m\",\"stop_reason\":null,"
+            "\"usage\":{\"input_tokens\":500,\"output_tokens\":1}}}\n\n"
+            "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\","
+            "\"message\":\"Overloaded\"}}\n\n");
+        gw.anthropicC.setRawReply(answerOf500Tokens());
+        demo::Fault paced;
+        paced.chunkDelayMs = 150; // every try overlaps every other
+        gw.anthropicA.setFault(paced);
+        gw.anthropicC.setFault(paced);
+        gw.start();
+        QJsonObject body = GatewayFixture::anthropicBody(QStringLiteral("two"), QStringLiteral("hi"), false);
+        body.insert(QStringLiteral("max_tokens"), 500);
+        const QByteArray bytes = QJsonDocument(body).toJson(QJsonDocument::Compact);
+        const double estimate = (double((bytes.size() + 3) / 4) + 500.0) * 4000 / 1e6;
+
+        std::vector<std::unique_ptr<QNetworkAccessManager>> nams;
+        QList<QNetworkReply *> replies;
+        for (int i = 0; i < 8; ++i) {
+            if (i % 4 == 0)
+                nams.push_back(std::make_unique<QNetworkAccessManager>());
+            QNetworkRequest req(QUrl(gw.baseUrl() + QStringLiteral("/v1/messages")));
+            req.setHeader(QNetworkRequest::ContentTypeHeader, QByteArrayLiteral("application/json"));
+            req.setRawHeader("authorization", "Bearer " + m_teamKey);
+            replies.append(nams.back()->post(req, bytes));
+        }
+        int afterATry = 0;
+        for (QNetworkReply *reply : replies) {
+            const HttpResult r = gw.wait(reply);
+            QVERIFY2(r.status == 200 || r.status == 429, r.body.constData());
+            if (r.status == 429 && r.body.contains("another try of this one")) {
+                ++afterATry;
+                QCOMPARE(r.json().value(QStringLiteral("error")).toObject().value(QStringLiteral("type")).toString(),
+                         QStringLiteral("rate_limit_error"));
+                QCOMPARE(r.header("retry-after"), QByteArray::number(telemetry::BudgetTracker::kInFlightRetryAfterS));
+            }
+        }
+        QVERIFY2(gw.anthropicA.requests().size() >= 2, "the burst did not overlap");
+        const double spent = gw.engine().budgets().first().spent;
+        qInfo("spent $%.3f of $10, %d refused before another try", spent, afterATry);
+        QVERIFY2(spent <= 10 + estimate,
+                 qPrintable(QStringLiteral("$%1 spent of $10 (estimate $%2)").arg(spent).arg(estimate)));
+        QVERIFY2(afterATry > 0, "no follower was refused");
+        QCOMPARE(gw.engine().budgets().first().reserved, 0.0);
+    }
+
     // Replicas that share a data folder share the ledger file. Another writer to it (a second
     // UsageLedger on the same path, standing in for a replica) spends from the same budget: what
     // it wrote counts here within a ledger read (kLedgerReadMs), and this gateway's own rows are

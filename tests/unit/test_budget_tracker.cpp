@@ -234,7 +234,7 @@ private Q_SLOTS:
         QCOMPARE(id, BudgetTracker::ReservationId(0));
         QCOMPARE(refused->kind, BudgetTracker::Refusal::Kind::InFlight);
         QCOMPARE(refused->retryAfterS, BudgetTracker::kInFlightRetryAfterS);
-        QVERIFY2(refused->message.contains(QStringLiteral("4 requests in flight")), qPrintable(refused->message));
+        QVERIFY2(refused->message.contains(QStringLiteral("4 other requests in flight")), qPrintable(refused->message));
         QVERIFY(refused->message.contains(QStringLiteral("$10.00 per day")));
         // Not reached: the plain gate (admission, before the request is parsed) lets it through.
         QVERIFY(!budgets.refusal(team));
@@ -282,6 +282,58 @@ private Q_SLOTS:
         QVERIFY(reached);
         QCOMPARE(reached->kind, BudgetTracker::Refusal::Kind::Reached);
         QCOMPARE(reached->retryAfterS, 14 * 3600);
+    }
+
+    // Probe K3 2: a try the upstream billed (its input reported, then an overload) used up the request's
+    // reservation, and the failover's next try ran on none: six requests on a $1 budget spent $1.83.
+    // Before a try after a costly one, the request holds its estimate again, by reserve()'s rule.
+    void anotherTryAfterACostlyOneHoldsItsEstimateAgain() {
+        test::FakeClock clock;
+        clock.setEpochMs(localMs(2026, 1, 14, 10));
+        BudgetTracker budgets(clock, {});
+        budgets.configure(tenants(10, QStringLiteral("day")));
+        const QString team = QStringLiteral("team-a");
+        QList<BudgetTracker::ReservationId> held;
+        for (int i = 0; i < 4; ++i) {
+            BudgetTracker::ReservationId id = 0;
+            QVERIFY(!budgets.reserve(team, 2.0, &id));
+            held.append(id);
+        }
+        // The first's try cost $2 and failed: spend 2, held 6. Its next try (up to $2 more) would
+        // make 2 + 6 + 2 = 10: within the budget, so it goes, holding $2 again.
+        budgets.add(team, 2.0);
+        budgets.consume(held[0], 2.0);
+        QCOMPARE(budgets.states().first().reserved, 6.0);
+        QVERIFY(!budgets.renew(held[0], 2.0));
+        QCOMPARE(budgets.states().first().reserved, 8.0);
+        // The second's try cost $2 too: 4 + 6 + 2 > 10 with others in flight: refused, nothing held more.
+        budgets.add(team, 2.0);
+        budgets.consume(held[1], 2.0);
+        const auto refused = budgets.renew(held[1], 2.0);
+        QVERIFY(refused);
+        QCOMPARE(refused->kind, BudgetTracker::Refusal::Kind::InFlight);
+        QVERIFY2(refused->message.contains(QStringLiteral("3 other requests in flight that may cost up to $6.00")),
+                 qPrintable(refused->message));
+        QVERIFY2(refused->message.contains(QStringLiteral("another try of this one")), qPrintable(refused->message));
+        QCOMPARE(budgets.states().first().reserved, 6.0);
+        // A reservation not used up has nothing to top up; an unknown one is no refusal.
+        QVERIFY(!budgets.renew(held[2], 2.0));
+        QVERIFY(!budgets.renew(BudgetTracker::ReservationId(9999), 2.0));
+        QCOMPARE(budgets.states().first().reserved, 6.0);
+        // Alone in flight, a request is judged on spend alone: under the budget it tries again...
+        for (const auto id : {held[1], held[2], held[3]})
+            budgets.release(id);
+        budgets.add(team, 5.0); // spend 9
+        budgets.consume(held[0], 2.0);
+        QVERIFY(!budgets.renew(held[0], 2.0));
+        // ...and at the budget it is refused with the period's refusal.
+        budgets.add(team, 1.0);
+        budgets.consume(held[0], 1.0);
+        const auto reached = budgets.renew(held[0], 2.0);
+        QVERIFY(reached);
+        QCOMPARE(reached->kind, BudgetTracker::Refusal::Kind::Reached);
+        budgets.release(held[0]);
+        QCOMPARE(budgets.states().first().reserved, 0.0);
     }
 
     // Replicas share the ledger: every kLedgerReadMs it is read again, off the request path. What
