@@ -168,9 +168,19 @@ int keyCreate(const QString &configPath, bool explicitPath, const QString &tenan
     // A first tenant gets admin: the workstation owner keeps the admin API they had before keys existed.
     const QByteArray edited =
         config::withTenantKey(text, tenantName, credentials::gatewayKeyHash(key), created && firstTenant);
-    // Never write a file that would not load again.
+    // Never write a file that would not load again, but for other tenants written without a key, which
+    // this command mends one run at a time: a file of two such tenants could never be mended, each run
+    // refused for the other's missing key (probe JV L5). They are told, and were invalid before too.
     const config::ParseResult check = config::parse(edited);
-    if (!check.ok()) {
+    QList<config::ValidationError> keyless;
+    QList<config::ValidationError> problems;
+    for (const config::ValidationError &e : check.errors)
+        (e.path.startsWith(QLatin1String("tenants.")) && e.path.endsWith(QLatin1String(".keys")) &&
+                 e.reason.contains(QLatin1String("switchman key create --tenant"))
+             ? keyless
+             : problems)
+            .append(e);
+    if (!problems.isEmpty()) {
         err << "switchman: key create: nothing saved: the result would not be valid:\n";
         for (const auto &e : check.errors)
             err << "  " << e.toString() << '\n';
@@ -191,6 +201,11 @@ int keyCreate(const QString &configPath, bool explicitPath, const QString &tenan
            "`x-api-key: KEY`.\n";
     if (firstTenant)
         err << "Callers now need a key: with tenants configured, requests without one get 401.\n";
+    if (!keyless.isEmpty()) {
+        err << "The file loads once every tenant has a key; still without one:\n";
+        for (const auto &e : keyless)
+            err << "  " << e.toString() << '\n';
+    }
     // Nothing watches the file: a running instance keeps its old tenants until it re-reads it.
     // Until now it had none, so its admin API needs no key; otherwise an admin tenant's.
     err << "A Switchman that is already running takes the key once it re-reads the file: restart it, or run\n"

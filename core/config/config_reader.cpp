@@ -18,6 +18,9 @@
 #include <QStandardPaths>
 #include <QUrl>
 
+#include <rapidjson/memorystream.h>
+#include <rapidjson/reader.h>
+
 namespace sw::config {
 
 namespace {
@@ -587,6 +590,83 @@ QString lineColumn(const QByteArray &text, int offset) {
     return QStringLiteral("line %1, column %2").arg(line).arg(offset - lineStart + 1);
 }
 
+// The names an object gives twice. Qt's parser keeps the last and drops the first without a word: a
+// copied "r1": {...} block not yet renamed, or "enabled": false, ... "enabled": true, passed as valid and
+// the earlier one was gone (probe K1 8). Read once more with RapidJSON's event reader, which sees every
+// name as written. Comment keys ("_…") may repeat. At most kMaxRepeated are told.
+class RepeatedNames : public rapidjson::BaseReaderHandler<rapidjson::UTF8<>, RepeatedNames> {
+public:
+    static constexpr int kMaxRepeated = 8;
+
+    static QList<ValidationError> find(const QByteArray &json) {
+        RepeatedNames handler(json);
+        rapidjson::MemoryStream stream(json.constData(), size_t(json.size()));
+        handler.m_stream = &stream;
+        rapidjson::Reader reader;
+        reader.Parse<rapidjson::kParseIterativeFlag>(stream, handler);
+        return handler.m_found; // a text only Qt reads (it parsed it first) tells what was found so far
+    }
+
+    bool Default() {
+        nextChild();
+        return true;
+    }
+    bool String(const char *, rapidjson::SizeType, bool) { return Default(); }
+    bool StartObject() { return open(true); }
+    bool StartArray() { return open(false); }
+    bool EndObject(rapidjson::SizeType) { return close(); }
+    bool EndArray(rapidjson::SizeType) { return close(); }
+    bool Key(const char *name, rapidjson::SizeType length, bool) {
+        Frame &f = m_frames.back();
+        const QByteArray key(name, qsizetype(length));
+        f.key = QString::fromUtf8(key);
+        if (!f.names.contains(key)) {
+            f.names.insert(key);
+        } else if (!isCommentKey(f.key) && m_found.size() < kMaxRepeated) {
+            m_found.append({keyPath(f.path, f.key),
+                            QStringLiteral("given twice in one object (again at %1): only the last would count; "
+                                           "rename or remove one")
+                                .arg(lineColumn(m_json, int(m_stream->Tell()) - int(length) - 2))});
+        }
+        return m_found.size() < kMaxRepeated;
+    }
+
+private:
+    struct Frame {
+        bool object = false;
+        QString path;
+        QSet<QByteArray> names;
+        QString key;         // an object's member being read
+        qsizetype index = 0; // an array's next element
+    };
+
+    explicit RepeatedNames(const QByteArray &json) : m_json(json) {}
+
+    // The path of the value starting now, counted as the next element of an array.
+    QString nextChild() {
+        if (m_frames.isEmpty())
+            return {};
+        Frame &f = m_frames.back();
+        return f.object ? keyPath(f.path, f.key) : indexPath(f.path, f.index++);
+    }
+    bool open(bool object) {
+        Frame f;
+        f.object = object;
+        f.path = nextChild();
+        m_frames.append(std::move(f));
+        return true;
+    }
+    bool close() {
+        m_frames.removeLast();
+        return true;
+    }
+
+    const QByteArray &m_json;
+    rapidjson::MemoryStream *m_stream = nullptr;
+    QList<Frame> m_frames;
+    QList<ValidationError> m_found;
+};
+
 } // namespace
 
 ParseResult parse(const QByteArray &json) {
@@ -602,6 +682,9 @@ ParseResult parse(const QByteArray &json) {
         result.errors.append({QString(), QStringLiteral("expected a JSON object at the top level")});
         return result;
     }
+    result.errors = RepeatedNames::find(json);
+    if (!result.errors.isEmpty())
+        return result;
     Config config;
     ConfigReader reader;
     reader.read(document.object(), config);

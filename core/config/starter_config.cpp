@@ -11,7 +11,7 @@ QByteArray starterConfigJson() {
   "_comment": [
     "Switchman configuration, written on first start. Keys that start with '_' are comments.",
     "Secrets never go in this file. Store a provider key in the OS keychain with",
-    "  switchman credential set anthropic      (paste the key, then Ctrl-D)",
+    "  switchman credential set anthropic      (paste the key, then Enter)",
     "and refer to it as \"keychain:anthropic\"; or name an environment variable as \"env:VAR\".",
     "Check your edits with: switchman check-config ~/.config/switchman/config.json",
     "Without any key, try the simulated providers: switchman --demo"
@@ -55,7 +55,7 @@ QByteArray starterConfigJson() {
 QString starterNextSteps(const QString &path) {
     return QStringLiteral(
                "Next steps:\n"
-               "  1. Store a provider key in the OS keychain (paste it, then press Ctrl-D):\n"
+               "  1. Store a provider key in the OS keychain (paste it, then press Enter):\n"
                "       switchman credential set anthropic\n"
                "       switchman credential set openai\n"
                "     or export ANTHROPIC_API_KEY / OPENAI_API_KEY before starting Switchman.\n"

@@ -359,6 +359,34 @@ private Q_SLOTS:
         QVERIFY2(r.err.contains("added a key to tenant alice"), r.err.constData());
     }
 
+    // Probe JV L5: with two tenants written without keys, each run refused for the other's missing key,
+    // so neither could ever be mended. Each run mends its own tenant and names the ones left.
+    void twoTenantsWithoutKeysAreMendedOneRunAtATime() {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("config.json"));
+        QVERIFY(writeFile(path, "{\n  \"tenants\": {\"alice\": {\"admin\": true}, \"bob\": {}}\n}\n"));
+        const Run first = run(keyCreateArgs(QStringLiteral("alice"), path));
+        QCOMPARE(first.exitCode, 0);
+        QVERIFY(!first.out.trimmed().isEmpty());
+        QVERIFY2(first.err.contains("still without one:\n  tenants.bob.keys: missing"), first.err.constData());
+        QVERIFY(!sw::config::load(path).ok()); // bob still has none
+        const Run second = run(keyCreateArgs(QStringLiteral("bob"), path));
+        QCOMPARE(second.exitCode, 0);
+        QVERIFY2(!second.err.contains("still without one"), second.err.constData());
+        const sw::config::LoadResult mended = sw::config::load(path);
+        QVERIFY(mended.ok());
+        QCOMPARE(mended.config->tenants.value(QStringLiteral("alice")).keyHashes,
+                 QStringList{hashOf(first.out.trimmed())});
+        QCOMPARE(mended.config->tenants.value(QStringLiteral("bob")).keyHashes,
+                 QStringList{hashOf(second.out.trimmed())});
+        QVERIFY(mended.config->tenants.value(QStringLiteral("alice")).admin);
+        // Another problem than a missing key still saves nothing.
+        QVERIFY(writeFile(path, "{\"tenants\": {\"alice\": {}, \"bob\": {\"admin\": 3}}}\n"));
+        const Run refused = run(keyCreateArgs(QStringLiteral("alice"), path));
+        QCOMPARE(refused.exitCode, 1);
+        QCOMPARE(refused.out, QByteArray());
+    }
+
     void aFullDiskKeepsTheOldFileAndPrintsNoKey() {
         // A disk that fills up while the file is written: the command once renamed the empty
         // temporary file over the configuration (every provider, route and tenant gone), printed

@@ -392,6 +392,27 @@ private Q_SLOTS:
         QCOMPARE(saved.tenants.value(QStringLiteral("bob")).keyHashes, bob.keyHashes);
     }
 
+    // Probe K1 5: a first tenant added in the window was saved without admin, so once saved nobody could
+    // use the admin API; `switchman key create` makes the first tenant an admin. Now both do.
+    void theFirstTenantAddedIsAnAdmin() {
+        config::Config running = startingConfig();
+        running.tenants.clear();
+        FileEditor f(running);
+        QString name = QStringLiteral("alice");
+        f.editor.askText = [&name](const QString &, const QString &, const QString &) { return name; };
+        f.editor.showNewKey = [](const QString &, const QString &) {};
+        f.showTab(QStringLiteral("Tenants"));
+        QTest::mouseClick(child<QPushButton>(f.editor, "tenantAdd"), Qt::LeftButton);
+        QVERIFY(child<QCheckBox>(f.editor, "tenantAdmin")->isChecked());
+        name = QStringLiteral("bob");
+        QTest::mouseClick(child<QPushButton>(f.editor, "tenantAdd"), Qt::LeftButton);
+        QVERIFY(!child<QCheckBox>(f.editor, "tenantAdmin")->isChecked());
+        const config::Config saved = f.save();
+        QVERIFY(saved.tenants.value(QStringLiteral("alice")).admin);
+        QVERIFY(!saved.tenants.value(QStringLiteral("bob")).admin);
+        QCOMPARE(saved.tenants.value(QStringLiteral("alice")).keyHashes.size(), 1);
+    }
+
     void generalPageEditsTheDeadline() {
         FileEditor f;
         f.showTab(QStringLiteral("Listener and failover"));

@@ -32,6 +32,7 @@ private slots:
     void collectsEveryError();
     void secretsAreNeverEchoed();
     void badJsonReportsLineAndColumn();
+    void aNameGivenTwiceInOneObjectIsAnError();
     void topLevelMustBeAnObject();
     void errorPathQuotesKeysWithDots();
     void loadMissingFileIsUnreadable();
@@ -477,6 +478,29 @@ void TestConfigLoader::badJsonReportsLineAndColumn() {
     QVERIFY(result.errors.first().path.isEmpty());
     QVERIFY2(result.errors.first().reason.startsWith(QStringLiteral("invalid JSON at line 3, column")),
              qPrintable(result.errors.first().reason));
+}
+
+// Probe K1 8: Qt's parser keeps the last of two equal names, so a copied route block not yet renamed,
+// or "enabled": false ... "enabled": true, passed check-config and the first was dropped unsaid.
+void TestConfigLoader::aNameGivenTwiceInOneObjectIsAnError() {
+    const ParseResult result = parse("{\n"
+                                     "  \"_\": \"comment keys may repeat\", \"_\": \"as here\",\n"
+                                     "  \"routes\": {\"r1\": {\"candidates\": [\"a/b\"]},\n"
+                                     "             \"r1\": {\"candidates\": [\"c/d\", {\"x\": 1, \"x\": 2}]}},\n"
+                                     "  \"failover\": {\"enabled\": false, \"enabled\": true}\n"
+                                     "}\n");
+    QCOMPARE(result.errors.size(), 3);
+    QCOMPARE(result.errors.at(0).path, QStringLiteral("routes.r1"));
+    QVERIFY2(
+        result.errors.at(0).reason.startsWith(QStringLiteral("given twice in one object (again at line 4, column 14)")),
+        qPrintable(result.errors.at(0).reason));
+    QCOMPARE(result.errors.at(1).path, QStringLiteral("routes.r1.candidates[1].x"));
+    QCOMPARE(result.errors.at(2).path, QStringLiteral("failover.enabled"));
+    QVERIFY2(result.errors.at(2).reason.contains(QStringLiteral("line 5")), qPrintable(result.errors.at(2).reason));
+    // The same names in different objects are no repeat.
+    for (const ValidationError &e :
+         parse(R"({"routes": {"a": {"candidates": ["p/m"]}, "b": {"candidates": ["p/m"]}}})").errors)
+        QVERIFY2(!e.reason.contains(QStringLiteral("twice")), qPrintable(e.toString()));
 }
 
 void TestConfigLoader::topLevelMustBeAnObject() {

@@ -57,6 +57,11 @@ config::TenantConfig TenantsPage::copied(config::TenantConfig item) const {
 }
 
 void TenantsPage::added(const QString &) {
+    // The first tenant gets admin, as `switchman key create` gives it: with tenants, the admin API takes
+    // only an admin tenant's key, and a first tenant saved without it left nobody who could reload or
+    // read /metrics (probe K1 5). The box stays free to clear.
+    if (items().size() == 1)
+        edit([](auto &t) { t.admin = true; });
     createKey(); // a tenant without a key cannot call: offer the first one at once
 }
 
