@@ -430,6 +430,15 @@ private Q_SLOTS:
                                                "frequency_penalty, presence_penalty")),
                  qPrintable(story));
         shoot(window, "attempts_marked_and_dropped");
+        // The dashboard's line says the marked candidate was passed over, not that it failed (probe K1 11).
+        window.showView(MainWindow::Dashboard);
+        settle();
+        QString lines;
+        for (const QListWidget *l : window.viewWidget(MainWindow::Dashboard)->findChildren<QListWidget *>())
+            for (int i = 0; i < l->count(); ++i)
+                lines += l->item(i)->text() + QLatin1Char('\n');
+        QVERIFY2(lines.contains(QStringLiteral("on attempt 2, bad skipped (server_error)")), qPrintable(lines));
+        shoot(window, "dashboard_marked_skip");
     }
 
     void trayMenuHasTheFiveActionsAndEveryStateHasAnIcon() {

@@ -142,6 +142,14 @@ private Q_SLOTS:
         const auto failed = QList<telemetry::AttemptRecord>{attempts.at(1)};
         QVERIFY(!RequestStory::answered(failed));
         QVERIFY(RequestStory::line(failed).contains(QStringLiteral("unanswered")));
+        // A candidate passed over for its mark was not asked: the line says so, not that it failed
+        // (probe K1 11: "dead transport" beside a Failures panel that counted none).
+        auto skipped = attempts.at(1);
+        skipped.outcome = telemetry::AttemptOutcome::Skipped;
+        skipped.status = 0;
+        skipped.failure = QStringLiteral("transport");
+        QCOMPARE(RequestStory::line({attempts.at(0), skipped}),
+                 QStringLiteral("\u2713 sonnet \u2192 zai/m on attempt 2, anthropic skipped (transport)"));
 
         // A request the gateway refused itself (a budget, an unknown model) asked no upstream: it
         // reads as the gateway's refusal with its reason, not as an outage ("unanswered: 429").

@@ -35,8 +35,12 @@ QString RequestStory::line(QList<telemetry::AttemptRecord> attempts) {
     for (const auto &a : attempts) {
         if (a.outcome == telemetry::AttemptOutcome::Committed)
             winner = &a;
-        else if (a.outcome == telemetry::AttemptOutcome::Failed || a.outcome == telemetry::AttemptOutcome::Skipped)
+        else if (a.outcome == telemetry::AttemptOutcome::Failed)
             failures << QStringLiteral("%1 %2").arg(peerText(a.provider.isEmpty() ? a.candidate : a.provider), why(a));
+        else if (a.outcome == telemetry::AttemptOutcome::Skipped) // not asked: read as no failure (probe K1 11)
+            failures << QObject::tr("%1 skipped (%2)")
+                            .arg(peerText(a.provider.isEmpty() ? a.candidate : a.provider),
+                                 a.failure.isEmpty() ? telemetry::outcomeName(a.outcome) : peerText(a.failure));
     }
     if (winner) {
         QString s = QStringLiteral("\u2713 %1 \u2192 %2").arg(model, peerText(winner->candidate));
