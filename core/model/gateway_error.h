@@ -36,9 +36,12 @@ struct GatewayError {
     // retry the SDK would make cannot be answered (a spent budget, every key parked for a usage
     // limit or refused), so the app hears of it now and not after sleeping the Retry-After.
     std::optional<bool> shouldRetry;
+    // x-switchman-budget ("exceeded", "in-flight") when the tenant's budget refused the request or
+    // its next try; empty otherwise.
+    QByteArray budget;
 
     static GatewayError make(int status, ErrorCategory c, const QString &m) {
-        return {status, c, m, {}, {}, {}, {}, {}, {}};
+        return {status, c, m, {}, {}, {}, {}, {}, {}, {}};
     }
 
     // The meaning of an upstream error that every format can say, or Portable::None.

@@ -22,7 +22,12 @@ Refusal invalid(int status, const QString &message, const QString &reason = QStr
 Refusal budgetRefusal(const telemetry::BudgetTracker::Refusal &refusal) {
     auto error = GatewayError::make(429, ErrorCategory::RateLimit, refusal.message);
     error.retryAfterMs = refusal.retryAfterS * 1000;
-    if (refusal.kind == telemetry::BudgetTracker::Refusal::Kind::InFlight)
+    // Also on the error itself: a refusal of a later try reaches the client through the attempt
+    // loop (ClientStream::respondError), which writes these from the error, not from this list.
+    const bool inFlight = refusal.kind == telemetry::BudgetTracker::Refusal::Kind::InFlight;
+    error.shouldRetry = inFlight;
+    error.budget = inFlight ? QByteArrayLiteral("in-flight") : QByteArrayLiteral("exceeded");
+    if (inFlight)
         // Requests in flight end in seconds: a client that retries after Retry-After is admitted,
         // or then told the budget is reached.
         return Refusal{error,

@@ -195,6 +195,8 @@ void ClientStream::respondError(const GatewayError &error, int attempts) {
         headers.emplace_back("Retry-After", QByteArray::number((*error.retryAfterMs + 999) / 1000));
     if (error.shouldRetry)
         headers.emplace_back("x-should-retry", *error.shouldRetry ? "true" : "false");
+    if (!error.budget.isEmpty())
+        headers.emplace_back("x-switchman-budget", error.budget);
     if (attempts > 0)
         headers.emplace_back("x-switchman-attempts", QByteArray::number(attempts));
     m_exchange->respond(error.status, headers, m_codec.encodeError(error));

@@ -475,6 +475,9 @@ private Q_SLOTS:
                 QCOMPARE(r.json().value(QStringLiteral("error")).toObject().value(QStringLiteral("type")).toString(),
                          QStringLiteral("rate_limit_error"));
                 QCOMPARE(r.header("retry-after"), QByteArray::number(telemetry::BudgetTracker::kInFlightRetryAfterS));
+                // The same words as a refusal at admission: which budget, and that a retry helps.
+                QCOMPARE(r.header("x-switchman-budget"), QByteArray("in-flight"));
+                QCOMPARE(r.header("x-should-retry"), QByteArray("true"));
             }
         }
         QVERIFY2(gw.anthropicA.requests().size() >= 2, "the burst did not overlap");
