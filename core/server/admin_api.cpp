@@ -311,7 +311,7 @@ void AdminApi::handle(const InboundRequest &req, HttpExchange *exchange) {
             return json(exchange, 200,
                         QJsonDocument(QJsonObject{{QStringLiteral("cleared"), n}}).toJson(QJsonDocument::Compact));
         }
-        return wrongMethod(exchange, "GET, DELETE");
+        return wrongMethod(exchange, "GET, HEAD, DELETE");
     }
     if (path == QLatin1String("/admin/credentials"))
         return handleCredentials(req, exchange);
@@ -341,6 +341,8 @@ void AdminApi::handle(const InboundRequest &req, HttpExchange *exchange) {
         m_feeds.append(feed);
         return;
     }
+    if (path == QLatin1String("/admin/events") && req.method != "GET")
+        return wrongMethod(exchange, "GET"); // a HEAD too: the feed has no end to send headers for
     if (path == QLatin1String("/admin/reload") && req.method == "POST") {
         QString why;
         if (!m_engine.reload(&why))

@@ -63,7 +63,7 @@ void AdminApi::handleCredentials(const InboundRequest &req, HttpExchange *exchan
         return json(exchange, 200,
                     QJsonDocument(QJsonObject{{QStringLiteral("cleared"), n}}).toJson(QJsonDocument::Compact));
     }
-    wrongMethod(exchange, "GET, DELETE");
+    wrongMethod(exchange, "GET, HEAD, DELETE");
 }
 
 } // namespace sw::server

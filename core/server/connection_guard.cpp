@@ -75,6 +75,14 @@ bool validRequestLine(QByteArrayView line) {
     const QByteArrayView version = line.sliced(i + 1);
     return version == "HTTP/1.1" || version == "HTTP/1.0";
 }
+
+// A request target up to its query or fragment.
+QByteArrayView pathOfTarget(QByteArrayView target) {
+    for (qsizetype i = 0; i < target.size(); ++i)
+        if (target[i] == '?' || target[i] == '#')
+            return target.first(i);
+    return target;
+}
 } // namespace
 
 ConnectionGuard::ConnectionGuard(QTcpSocket *socket, const config::LimitsConfig &limits, QObject *httpServer,
@@ -337,6 +345,19 @@ void ConnectionGuard::onHeadComplete() {
     const qsizetype targetEnd = targetStart > 0 ? line.indexOf(' ', targetStart) : -1;
     const QByteArrayView target =
         targetEnd < 0 ? QByteArrayView() : QByteArrayView(line).sliced(targetStart, targetEnd - targetStart);
+    // Qt reads the path of the request's URL: "//x/admin/marks" as the authority x and the path
+    // /admin/marks, and "/admin%2Fmarks" decoded. Both are paths of their own (RFC 9112 3.2.1, RFC 3986
+    // 2.2) that no route has; served as the shorter one, a proxy in front that guards /admin by prefix
+    // would be walked past. A doubled slash is what a base URL ending in '/' makes: said so.
+    const QByteArrayView targetPath = pathOfTarget(target);
+    if (target.startsWith("//"))
+        return reject({400, "invalid_request_error",
+                       QStringLiteral("the request path %1 starts with \"//\"; check the client's base URL (one "
+                                      "ending in '/' doubles the slash)")
+                           .arg(QString::fromLatin1(targetPath.first(std::min<qsizetype>(targetPath.size(), 64))))});
+    if (targetPath.contains("%2F") || targetPath.contains("%2f"))
+        return reject({400, "invalid_request_error",
+                       QStringLiteral("the request path holds an encoded '/' (%2F), which no route has")});
     if (!target.startsWith('/') && target != "*") {
         const QUrl url = QUrl::fromEncoded(target.toByteArray(), QUrl::StrictMode);
         if (!url.isValid() || url.scheme() != QLatin1String("http") ||

@@ -119,7 +119,8 @@ std::optional<Rejection> RequestGuard::checkHost(const ListenerIdentity &listene
     if (!listener.host.isLoopback())
         return std::nullopt; // reachable from the network only with tenant keys
     if (host.isEmpty())
-        return make(403, "permission_error", QStringLiteral("a Host header naming this gateway is required"));
+        // RFC 9112 3.2: a request without Host is malformed (400), not forbidden.
+        return make(400, "invalid_request_error", QStringLiteral("a Host header naming this gateway is required"));
     if (!hostNamesListener(listener, host, false))
         return make(403, "permission_error",
                     QStringLiteral("Host does not name this gateway (use 127.0.0.1 or localhost); requests through "

@@ -49,10 +49,9 @@ bool anthropicClient(const InboundRequest &request) {
 QByteArray allowedMethods(const QString &path) {
     if (wire::apiOfChatRoute(path) || path == QLatin1String("/v1/messages/count_tokens"))
         return "POST";
-    if (path == QLatin1String("/") || path == QLatin1String("/healthz"))
+    if (path == QLatin1String("/") || path == QLatin1String("/healthz") || path == QLatin1String("/v1/models") ||
+        path == QLatin1String("/metrics") || isModelPath(path))
         return "GET, HEAD";
-    if (path == QLatin1String("/v1/models") || path == QLatin1String("/metrics") || isModelPath(path))
-        return "GET";
     return {};
 }
 
@@ -285,6 +284,10 @@ std::optional<Answer> Router::answerBeforeRoutes(const InboundRequest &req, std:
 void Router::dispatch(InboundRequest &&req, HttpExchange *exchange) {
     std::optional<Caller> caller;
     const std::optional<wire::Api> chat = wire::apiOfChatRoute(req.path);
+    // HEAD is GET without the body (RFC 9110 9.3.2), which HttpFront told the exchange to leave
+    // out; a chat route takes POST only, and the event feed would never end.
+    if (req.method == "HEAD" && !chat && req.path != QLatin1String("/admin/events"))
+        req.method = "GET";
     if (std::optional<Answer> answer = answerBeforeRoutes(req, chat, &caller)) {
         // No key, or one no tenant holds: counted, never recorded (a keyless peer must not fill
         // the bounded attempts and log with lines of its own making).

@@ -179,7 +179,8 @@ private slots:
         // The path goes to Qt as "/" only when Qt would read it back unchanged.
         QTest::addRow("a dot segment in the path") << QByteArray("dots") << 1 << true;
         QTest::addRow("a percent escape in the path") << QByteArray("escaped") << 1 << true;
-        QTest::addRow("a path starting with two slashes") << QByteArray("twoslashes") << 1 << true;
+        QTest::addRow("a path starting with two slashes") // refused on the head (400), never handed over
+            << QByteArray("twoslashes") << 1 << false;
         QTest::addRow("an empty segment inside the path") << QByteArray("emptysegment") << 1 << true;
         QTest::addRow("the root path") << QByteArray("root") << 1 << true;
         QTest::addRow("a query (Anthropic's SDK: ?beta=true)") << QByteArray("beta") << 1 << true;
@@ -301,8 +302,10 @@ private slots:
         if (name == "fields101") {
             QCOMPARE(statusesWith, QList<int>{431});
             QVERIFY(seenWith.isEmpty());
-        } else if (name == "nohost") {
-            QVERIFY(seenWith.isEmpty()); // refused by the listener's Host check, the same way either way
+        } else if (name == "nohost" || name == "twoslashes") {
+            // Refused by the listener's Host check, or for a path Qt reads as an authority: the same
+            // way either way.
+            QVERIFY(seenWith.isEmpty());
             QVERIFY(statusesWith.value(0) >= 400);
         } else {
             QCOMPARE(seenWith.size(), answers); // every request reached the handler

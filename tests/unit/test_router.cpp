@@ -178,14 +178,15 @@ private Q_SLOTS:
         QTest::addRow("GET a chat route") << QByteArray("GET") << QByteArray("/v1/messages") << QByteArray("POST");
         QTest::addRow("GET count_tokens")
             << QByteArray("GET") << QByteArray("/v1/messages/count_tokens") << QByteArray("POST");
-        QTest::addRow("DELETE models") << QByteArray("DELETE") << QByteArray("/v1/models") << QByteArray("GET");
-        QTest::addRow("POST a model") << QByteArray("POST") << QByteArray("/v1/models/chain") << QByteArray("GET");
+        QTest::addRow("DELETE models") << QByteArray("DELETE") << QByteArray("/v1/models") << QByteArray("GET, HEAD");
+        QTest::addRow("POST a model") << QByteArray("POST") << QByteArray("/v1/models/chain")
+                                      << QByteArray("GET, HEAD");
         QTest::addRow("DELETE healthz") << QByteArray("DELETE") << QByteArray("/healthz") << QByteArray("GET, HEAD");
         QTest::addRow("POST admin marks")
-            << QByteArray("POST") << QByteArray("/admin/marks") << QByteArray("GET, DELETE");
+            << QByteArray("POST") << QByteArray("/admin/marks") << QByteArray("GET, HEAD, DELETE");
         QTest::addRow("PUT admin credentials")
-            << QByteArray("PUT") << QByteArray("/admin/credentials") << QByteArray("GET, DELETE");
-        QTest::addRow("DELETE metrics") << QByteArray("DELETE") << QByteArray("/metrics") << QByteArray("GET");
+            << QByteArray("PUT") << QByteArray("/admin/credentials") << QByteArray("GET, HEAD, DELETE");
+        QTest::addRow("DELETE metrics") << QByteArray("DELETE") << QByteArray("/metrics") << QByteArray("GET, HEAD");
     }
     void wrongMethodIs405WithAllow() {
         QFETCH(QByteArray, method);
