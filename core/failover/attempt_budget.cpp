@@ -8,6 +8,7 @@ AttemptBudget::AttemptBudget(util::Clock &clock, std::optional<qint64> endsAtMs,
     : m_clock(clock), m_onExpire(std::move(onExpire)) {
     if (!endsAtMs)
         return;
+    m_endsAtMs = *endsAtMs;
     m_timer = m_clock.schedule(std::max<qint64>(0, *endsAtMs - m_clock.nowMs()), [this]() {
         m_timer = 0;
         m_timedOut = true;

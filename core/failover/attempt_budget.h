@@ -21,12 +21,15 @@ public:
     void settle();
     bool timedOut() const { return m_timedOut; }
     bool armed() const { return m_timer != 0; }
+    // When it fires, while armed; nullopt once lifted, settled or fired (or never armed).
+    std::optional<qint64> endsAtMs() const { return armed() ? std::optional(m_endsAtMs) : std::nullopt; }
 
 private:
     void disarm();
     util::Clock &m_clock;
     std::function<void()> m_onExpire;
     util::Clock::TimerId m_timer = 0;
+    qint64 m_endsAtMs = 0;
     bool m_timedOut = false;
 };
 

@@ -360,6 +360,7 @@ void AttemptLoop::startTry(Attempt &a, bool nextCredential) {
             return finish();
         }
     a.phase = Phase::Setup;
+    ++m_upstreamTries;
     TryStart s;
     s.id = a.id;
     s.attemptNo = a.no;
@@ -854,6 +855,8 @@ bool AttemptLoop::tryInAttemptRetry(Attempt &a, const UpstreamFailure &failure) 
     in.nowMs = m_clock.nowMs();
     if (m_deadlineAtMs)
         in.deadlineAtMs = m_deadlineAtMs;
+    if (a.budget)
+        in.budgetEndsAtMs = a.budget->endsAtMs();
     const auto next = RetryPolicy::nextDelay(in, m_deps.random);
     if (!next)
         return false;
@@ -1209,14 +1212,21 @@ void AttemptLoop::finishWithFailure(const GatewayError &errorIn, bool markedRetr
         error.providerType = m_upstreamError->providerType;
         error.param = m_upstreamError->param;
     }
-    if (markedRetryAfter && m_settings.failoverEnabled) {
-        // Every candidate marked: tell the client when the first one comes back.
+    if (markedRetryAfter && m_settings.failoverEnabled && m_resolution.chain.size() > 1) {
+        // Every candidate marked: tell the client when the first one comes back. A lone candidate
+        // ignores its mark, so the upstream's own Retry-After stays: a retry then is served.
         QList<qint64> remaining;
         for (const auto &c : m_resolution.chain)
             remaining.append(m_deps.marks->remainingMs(m_settings.tenant, c.ref()));
         if (const auto retryAfter = FailureResponse::retryAfterWhenAllMarked(remaining))
             error.retryAfterMs = *retryAfter;
     }
+    // The chain was walked and retried here already: an SDK's own retries (two, after sleeping the
+    // Retry-After above, which they take uncapped) would walk it again as the marks run out, adding
+    // a strike each time, and the app would hear of the outage a minute late (probe M1 1).
+    // Retry-After stays, for an app that schedules its own retry.
+    if (markedRetryAfter && m_upstreamTries > 1 && !error.shouldRetry)
+        error.shouldRetry = false;
     m_deps.client->fail(error, m_attemptNo);
     finish();
 }

@@ -354,6 +354,7 @@ private:
     AttemptId m_committed = 0;
     TriedCandidates m_tried;
     int m_attemptNo = 0;
+    int m_upstreamTries = 0; // every call started: candidates, in-attempt retries, other keys
 
     qint64 m_startMs = 0;
     qint64 m_deadlineAtMs = 0;

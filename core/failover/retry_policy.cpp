@@ -28,6 +28,8 @@ std::optional<qint64> RetryPolicy::nextDelay(const RetryInput &in, const Random 
     delay = std::min(delay, in.maxRetryDelayMs);
     if (in.deadlineAtMs && in.nowMs + delay >= *in.deadlineAtMs)
         return std::nullopt;
+    if (in.budgetEndsAtMs && in.nowMs + delay >= *in.budgetEndsAtMs)
+        return std::nullopt;
     return delay;
 }
 

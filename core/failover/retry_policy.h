@@ -19,6 +19,9 @@ struct RetryInput {
     qint64 maxRetryDelayMs = 10000; // failover.maxRetryDelayMs
     qint64 nowMs = 0;
     std::optional<qint64> deadlineAtMs; // no retry that would start at or after it
+    // The attempt budget's end, while it is armed: a wait that would not end before it is not
+    // begun (SPEC 3: every in-attempt wait lies inside the budget); the attempt fails over now.
+    std::optional<qint64> budgetEndsAtMs;
 };
 
 class RetryPolicy {

@@ -1174,8 +1174,10 @@ private Q_SLOTS:
             clock.advance(300);
             const auto r = gw.post(QStringLiteral("/v1/messages"), direct);
             QCOMPARE(r.status, 503);
-            const int retryAfter = r.header("retry-after").toInt();
-            QVERIFY2(retryAfter >= 18 && retryAfter <= 20, r.header("retry-after").constData());
+            // The lone candidate is tried however it is marked: its mark's TTL is no time to wait for
+            // (the upstream named none), and the SDK's own backoff is left to it (probe M1 2).
+            QVERIFY2(r.header("retry-after").isEmpty(), r.header("retry-after").constData());
+            QVERIFY(r.header("x-should-retry").isEmpty());
         }
         QCOMPARE(gw.engine().marks().size(), 1);
         QCOMPARE(gw.engine().marks().first().strikes, 1);
@@ -1215,6 +1217,43 @@ private Q_SLOTS:
             }
         }
         QVERIFY(sawB);
+    }
+
+    // The gateway walked the chain and retried its last candidate already: an SDK that retried
+    // after the Retry-After (the marks' TTL, which the SDKs sleep uncapped) would walk it again as
+    // the marks ran out, striking each again, and its app heard of the outage a minute late
+    // (probe M1 1). Told not to retry, it hears at once; Retry-After stays, for the app.
+    void aWalkedChainTellsTheSdkNotToWalkItAgain() {
+        GatewayFixture gw;
+        gw.anthropicA.setFault(fault(Fault::Status, 503));
+        gw.openaiB.setFault(fault(Fault::Status, 503));
+        gw.config.providers[QStringLiteral("pb")].maxRetries = 0;
+        gw.start();
+        const auto r = gw.post(QStringLiteral("/v1/messages"),
+                               GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), false));
+        QCOMPARE(r.status, 503);
+        QCOMPARE(r.header("x-should-retry"), QByteArray("false"));
+        const int retryAfter = r.header("retry-after").toInt();
+        QVERIFY2(retryAfter >= 19 && retryAfter <= 20, r.header("retry-after").constData());
+    }
+
+    // One try, no retry of the gateway's own (maxRetries 0): the SDK's retries are the only ones,
+    // and the upstream's Retry-After is what it is told, not a mark's TTL the lone candidate never
+    // waits for (a 429 saying 3 s reached the SDK as 30, 60, 120 s: probe M1 2).
+    void aLoneCandidateLeavesRetriesToTheSdkWithTheUpstreamsRetryAfter() {
+        GatewayFixture gw;
+        gw.anthropicA.setFault(fault(Fault::Status, 429, "3"));
+        gw.config.providers[QStringLiteral("pa")].maxRetries = 0;
+        gw.start();
+        const QJsonObject direct =
+            GatewayFixture::anthropicBody(QStringLiteral("pa/claude-a"), QStringLiteral("x"), false);
+        for (int i = 0; i < 2; ++i) { // the second while the first's rate_limited mark (30 s) stands
+            const auto r = gw.post(QStringLiteral("/v1/messages"), direct);
+            QCOMPARE(r.status, 429);
+            QCOMPARE(r.header("retry-after"), QByteArray("3"));
+            QVERIFY(r.header("x-should-retry").isEmpty());
+        }
+        QCOMPARE(gw.anthropicA.requests().size(), 2);
     }
 
     void oneUsageRowPerAttemptWithDistinctIds() {

@@ -60,6 +60,17 @@ private Q_SLOTS:
         in.deadlineAtMs = in.nowMs + 501;
         QCOMPARE(RetryPolicy::nextDelay(in, kNoJitter), 500);
     }
+    // SPEC 3: every in-attempt wait lies inside the attempt budget. A wait past its end was begun,
+    // the budget cut it, and the 429 became a server_error with its Retry-After lost (probe M3 3).
+    void noWaitRunsPastTheAttemptBudget() {
+        auto in = input(FailureKind::RateLimited, 0, true);
+        in.retriesBeforeFailover = 2;
+        in.failure.retryAfterMs = 5000;
+        in.budgetEndsAtMs = in.nowMs + 4000;
+        QVERIFY(!RetryPolicy::nextDelay(in, kNoJitter)); // fails over now, as the 429 it is
+        in.budgetEndsAtMs = in.nowMs + 5001;
+        QCOMPARE(RetryPolicy::nextDelay(in, kNoJitter), 5000);
+    }
     void clientErrorPerKind() {
         UpstreamFailure f;
         f.kind = FailureKind::Transport;
