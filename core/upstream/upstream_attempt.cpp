@@ -206,6 +206,30 @@ bool isKeepaliveFrame(const upstream::SseEvent &r) {
     return r.event == "response.in_progress" || r.data.startsWith(R"({"type":"response.in_progress")");
 }
 
+// A frame that decoded to nothing, yet shows the upstream at work on this answer: a Responses item
+// or part that is not the message's own text (a tool the server runs, a reasoning item, their
+// progress and ends), an Anthropic block's start or end, the message's closing delta. A frame of a
+// kind not known, a start again, a queued event or an empty message item or part shows nothing.
+bool showsWork(const upstream::SseEvent &r) {
+    QByteArrayView type = r.event;
+    if (type.isEmpty() || type == "message") {
+        // No event line (some Responses servers): the "type" member, which these frames lead with.
+        const qsizetype at = r.data.indexOf("\"type\"");
+        const qsizetype open = at < 0 ? -1 : r.data.indexOf('"', r.data.indexOf(':', at) + 1);
+        const qsizetype close = open < 0 ? -1 : r.data.indexOf('"', open + 1);
+        type = close < 0 ? QByteArrayView() : QByteArrayView(r.data).sliced(open + 1, close - open - 1);
+    }
+    if (type.startsWith("response.")) {
+        if (has(type, "_call") || has(type, "reasoning") || type == "response.output_item.done" ||
+            type == "response.content_part.done")
+            return true;
+        if (type == "response.output_item.added")
+            return !has(r.data, "\"type\":\"message\"");
+        return false; // created, queued, an empty part, a kind not known
+    }
+    return type == "content_block_start" || type == "content_block_stop" || type == "message_delta";
+}
+
 // The event as SSE text again ("event:" line, one "data:" line per data line, a blank line), built
 // in one allocation: it runs on every passthrough frame.
 QByteArray sseFrame(const upstream::SseEvent &e) {
@@ -334,6 +358,10 @@ struct UpstreamAttempts::Try {
     // A Responses or pi client's stream: its encoder keeps the whole message for the closing events, and
     // the builder each block's text (kKeptStreamCost a byte, taken from limits.maxBodyBytesInFlight).
     bool keepsMessage = false;
+    // This try's answer started (message_start, response.created): another start begins nothing new,
+    // and repeated it moves the idle timer no more than a ping does (probe M3 1).
+    bool startHeard = false;
+    qint64 streamBytes = 0; // this try's stream body as it came, events or not
 
     // The body is an error to classify, not an answer to decode.
     bool errorAnswer() const { return !is2xx(status) || !notAStream.isEmpty(); }
@@ -471,6 +499,8 @@ void UpstreamAttempts::start(const failover::TryStart &s) {
         startIndex = inReach;
     t.started = true;
     t.decoder.reset(); // the last try's counts are billed; this one's start at launch
+    t.startHeard = false;
+    t.streamBytes = 0;
     t.target.replayReasoning = !s.withoutReplayedReasoning;
     // A server that asked for the reasoning of tool-call turns back once gets it from then on.
     const QString &baseUrl = t.candidate.provider.baseUrl;
@@ -740,6 +770,7 @@ void UpstreamAttempts::onBodyData(Try &t, const QByteArray &chunk) {
         return;
     }
     const qsizetype pendingBefore = t.sse.pendingEventBytes();
+    t.streamBytes += chunk.size();
     const QList<SseEvent> events = t.sse.feed(chunk);
     if (!events.isEmpty())
         t.grownAtActivity = 0; // what arrives now is a new event's
@@ -829,16 +860,18 @@ void UpstreamAttempts::feedSse(Try &t, const QList<SseEvent> &events) {
         failover::TryFrame frame;
         frame.events = live->decoder->feed(e);
         redactEvents(*live, frame.events);
-        // The idle timeout counts from the last event that changes the answer, starts or ends it,
-        // or shows work the canonical model has no event for (a server tool searching, a
-        // reasoning item with no summary): an upstream that only pings, sends SSE comments, empty
-        // deltas, empty blocks or in_progress events holds no request forever, not even one on
-        // its last candidate.
-        const bool changesAnswer =
-            std::any_of(frame.events.cbegin(), frame.events.cend(), [](const model::StreamEvent &ev) {
-                return ev.isMeaningful() || ev.type == model::EventType::Start || ev.type == model::EventType::Done ||
-                       ev.type == model::EventType::Error;
-            });
+        // The idle timeout counts from the last event that changes the answer, starts (once) or
+        // ends it, or shows work the canonical model has no event for (showsWork: a server tool
+        // searching, a reasoning item with no summary): an upstream that only pings, sends SSE
+        // comments, empty deltas, empty blocks, in_progress events, its start again or frames of
+        // no known kind holds no request forever, not even one on its last candidate.
+        bool changesAnswer = false;
+        for (const model::StreamEvent &ev : frame.events) {
+            if (ev.type == model::EventType::Start)
+                changesAnswer = changesAnswer || !std::exchange(live->startHeard, true);
+            else if (ev.isMeaningful() || ev.type == model::EventType::Done || ev.type == model::EventType::Error)
+                changesAnswer = true;
+        }
         // A frame that decoded to nothing is judged once (it may take a JSON parse): the idle
         // timer asks here, the replay hold below.
         const bool decodedToNothing = frame.events.isEmpty();
@@ -849,7 +882,7 @@ void UpstreamAttempts::feedSse(Try &t, const QList<SseEvent> &events) {
         // A Chat chunk of usage alone moves no answer on either: sent again and again before any
         // content, it held a last candidate past the idle limit (probe HV 3).
         const bool keepalive = decodedToNothing && !noise && (live->decoder->lastWasUsageOnly() || isKeepaliveFrame(e));
-        if (changesAnswer || (decodedToNothing && !noise && !keepalive))
+        if (changesAnswer || (decodedToNothing && !noise && !keepalive && showsWork(e)))
             m_loop->onActivity(id);
         frame.frameBytes = e.event.size() + e.data.size();
         // A JSON answer is kept until it is done: what a frame adds to it counts against the bounds.
@@ -1032,10 +1065,16 @@ void UpstreamAttempts::endOfBody(failover::AttemptId id, quint64 generation) {
             if (e.type == model::EventType::Error && e.errorType.isEmpty())
                 // A reset of a close-delimited body reads as its end (Qt's socket reads ECONNRESET as end
                 // of stream): the words say both (probe JV L2).
+                // Bytes that held no event (a JSON answer typed as an event stream) are no empty body
+                // (probe M2 4).
                 e.errorMessage =
-                    QStringLiteral("answered HTTP %1 with an empty body (no byte before the body or the connection "
-                                   "ended)")
-                        .arg(live->status);
+                    live->streamBytes > 0
+                        ? QStringLiteral("answered HTTP %1 with %2 bytes that hold no event: not an event stream")
+                              .arg(live->status)
+                              .arg(live->streamBytes)
+                        : QStringLiteral("answered HTTP %1 with an empty body (no byte before the body or the "
+                                         "connection ended)")
+                              .arg(live->status);
     m_loop->onFrame(id, end);
 }
 
@@ -1045,11 +1084,15 @@ void UpstreamAttempts::reportErrorAnswer(Try &t) {
         failover::TryFailure f;
         f.fromHeaders = true;
         f.input.status = t.status;
-        f.input.message = QStringLiteral("upstream %1 answered HTTP %2, a redirect to %3; Switchman does not follow "
-                                         "redirects: check the provider's baseUrl")
-                              .arg(t.candidate.name())
-                              .arg(t.status)
-                              .arg(t.location.isEmpty() ? QStringLiteral("(no Location)") : redirectTarget(t));
+        f.input.message =
+            t.status == 304
+                ? QStringLiteral("upstream %1 answered HTTP 304 Not Modified to a request that was not conditional")
+                      .arg(t.candidate.name())
+                : QStringLiteral("upstream %1 answered HTTP %2, a redirect to %3; Switchman does not follow "
+                                 "redirects: check the provider's baseUrl")
+                      .arg(t.candidate.name())
+                      .arg(t.status)
+                      .arg(t.location.isEmpty() ? QStringLiteral("(no Location)") : redirectTarget(t));
         return m_loop->onFailure(id, f);
     }
     // A compressed error page (the request asked for identity): its words, not its bytes, are the

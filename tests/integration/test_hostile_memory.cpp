@@ -338,6 +338,16 @@ private Q_SLOTS:
             << QStringLiteral("pe")
             << QByteArray("data: {\"usageMetadata\":{\"promptTokenCount\":3,\"candidatesTokenCount\":1,"
                           "\"totalTokenCount\":4}}\n\n");
+        // A start again, an event of no known kind, an object that is no chunk: each counted as
+        // activity, so a last candidate repeating one never ended (probe M3 1).
+        QTest::newRow("anthropic message_start again")
+            << QStringLiteral("pa")
+            << QByteArray("event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\","
+                          "\"type\":\"message\",\"role\":\"assistant\",\"content\":[],\"model\":\"m\",\"usage\":"
+                          "{\"input_tokens\":3,\"output_tokens\":1}}}\n\n");
+        QTest::newRow("anthropic events of no known kind")
+            << QStringLiteral("pa") << QByteArray("event: foo_bar\ndata: {\"type\":\"foo_bar\"}\n\n");
+        QTest::newRow("chat objects that are no chunk") << QStringLiteral("pb") << QByteArray("data: {\"foo\":1}\n\n");
         QTest::newRow("chat chunks of usage alone")
             << QStringLiteral("pb")
             << QByteArray(
@@ -391,6 +401,27 @@ private Q_SLOTS:
             << QByteArray("event: response.web_search_call.searching\ndata: {\"type\":\"response.web_search_call."
                           "searching\",\"output_index\":0,\"item_id\":\"ws_1\"}\n\n")
             << true;
+        QTest::newRow("a reasoning item's summary coming") // work the canonical model has no event for
+            << QByteArray("event: response.reasoning_summary_part.added\ndata: {\"type\":\"response.reasoning_"
+                          "summary_part.added\",\"output_index\":0,\"item_id\":\"rs_1\",\"summary_index\":0}\n\n")
+            << true;
+        // Frames that start nothing new or say nothing: each counted as activity, so a last candidate
+        // repeating one never ended (probe M3 1).
+        QTest::newRow("response.created again")
+            << QByteArray("event: response.created\ndata: {\"type\":\"response.created\",\"response\":{\"id\":"
+                          "\"resp_1\",\"status\":\"in_progress\",\"model\":\"m\",\"output\":[]}}\n\n")
+            << false;
+        QTest::newRow("queued")
+            << QByteArray("event: response.queued\ndata: {\"type\":\"response.queued\",\"response\":{\"id\":"
+                          "\"resp_1\",\"status\":\"queued\",\"output\":[]}}\n\n")
+            << false;
+        QTest::newRow("an empty message item")
+            << QByteArray("event: response.output_item.added\ndata: {\"type\":\"response.output_item.added\","
+                          "\"output_index\":0,\"item\":{\"id\":\"msg_1\",\"type\":\"message\",\"role\":"
+                          "\"assistant\",\"status\":\"in_progress\",\"content\":[]}}\n\n")
+            << false;
+        QTest::newRow("events of no known kind, without event lines")
+            << QByteArray("data: {\"type\":\"response.something_new\",\"sequence_number\":3}\n\n") << false;
         QTest::newRow("in_progress only")
             << QByteArray("event: response.in_progress\ndata: {\"type\":\"response.in_progress\",\"response\":{\"id\":"
                           "\"resp_1\",\"status\":\"in_progress\",\"output\":[]}}\n\n")

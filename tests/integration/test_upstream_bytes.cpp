@@ -219,6 +219,24 @@ private Q_SLOTS:
                  qPrintable(marks.first().lastError));
     }
 
+    // A whole JSON answer typed as an event stream holds no event: it was reported as "an empty
+    // body", which sent its operator looking for a server that answers nothing (probe M2 4).
+    void bytesThatHoldNoEventAreNotAnEmptyBody() {
+        HostileUpstream up;
+        QVERIFY(up.listen());
+        answerWith(up, QByteArray(R"({"id":"c1","object":"chat.completion","choices":[{"index":0,"message":)"
+                                  R"({"role":"assistant","content":"hi"},"finish_reason":"stop"}]})"));
+        GatewayFixture gw;
+        gw.config.providers[QStringLiteral("pb")].baseUrl = up.baseUrl() + QStringLiteral("/v1");
+        gw.config.providers[QStringLiteral("pb")].maxRetries = 0;
+        gw.start();
+        const auto r = gw.post(QStringLiteral("/v1/chat/completions"),
+                               GatewayFixture::openaiBody(QStringLiteral("pb/gpt-b"), QStringLiteral("hi"), false));
+        QCOMPARE(r.status, 502);
+        QVERIFY2(r.body.contains("bytes that hold no event: not an event stream"), r.body.constData());
+        QVERIFY2(!r.body.contains("empty body"), r.body.constData());
+    }
+
     // An event stream of nothing but [DONE] (a proxy that lost the answer) was committed as an empty
     // `stop` answer: the client's agent ended its turn on nothing and the follower was never asked
     // (probe JV L1). It is this model's bad answer, as an empty body is. A reasoned empty answer
