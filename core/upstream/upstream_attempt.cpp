@@ -223,8 +223,14 @@ bool showsWork(const upstream::SseEvent &r) {
         if (has(type, "_call") || has(type, "reasoning") || type == "response.output_item.done" ||
             type == "response.content_part.done")
             return true;
-        if (type == "response.output_item.added")
-            return !has(r.data, "\"type\":\"message\"");
+        if (type == "response.output_item.added") {
+            // An item of the model's own message, empty yet, says nothing; a tool call or a reasoning
+            // item is work. Read whole: a writer may put blanks after its colons.
+            wire::rj::ParsedJson parsed;
+            parsed.parse(r.data);
+            const wire::rj::Value *item = wire::rj::member(parsed.object(), "item");
+            return wire::rj::toString(wire::rj::member(wire::rj::asObject(item), "type")) != QLatin1String("message");
+        }
         return false; // created, queued, an empty part, a kind not known
     }
     return type == "content_block_start" || type == "content_block_stop" || type == "message_delta";

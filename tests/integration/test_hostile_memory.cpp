@@ -420,6 +420,11 @@ private Q_SLOTS:
                           "\"output_index\":0,\"item\":{\"id\":\"msg_1\",\"type\":\"message\",\"role\":"
                           "\"assistant\",\"status\":\"in_progress\",\"content\":[]}}\n\n")
             << false;
+        QTest::newRow("new empty message items, written with blanks")
+            << QByteArray("event: response.output_item.added\ndata: {\"type\": \"response.output_item.added\", "
+                          "\"output_index\": 1, \"item\": {\"id\": \"msg_2\", \"type\": \"message\", \"role\": "
+                          "\"assistant\", \"status\": \"in_progress\", \"content\": []}}\n\n")
+            << false;
         QTest::newRow("events of no known kind, without event lines")
             << QByteArray("data: {\"type\":\"response.something_new\",\"sequence_number\":3}\n\n") << false;
         QTest::newRow("in_progress only")
