@@ -16,31 +16,25 @@ using model::GatewayError;
 
 namespace {
 Refusal invalid(int status, const QString &message, const QString &reason = QStringLiteral("invalid_request")) {
-    return {GatewayError::make(status, ErrorCategory::InvalidRequest, message), {}, reason};
+    return {GatewayError::make(status, ErrorCategory::InvalidRequest, message), reason};
+}
+
+GatewayError retryLater(int status, ErrorCategory category, const QString &message, qint64 afterMs) {
+    auto error = GatewayError::make(status, category, message);
+    error.retryAfterMs = afterMs;
+    return error;
 }
 
 Refusal budgetRefusal(const telemetry::BudgetTracker::Refusal &refusal) {
     auto error = GatewayError::make(429, ErrorCategory::RateLimit, refusal.message);
     error.retryAfterMs = refusal.retryAfterS * 1000;
-    // Also on the error itself: a refusal of a later try reaches the client through the attempt
-    // loop (ClientStream::respondError), which writes these from the error, not from this list.
     const bool inFlight = refusal.kind == telemetry::BudgetTracker::Refusal::Kind::InFlight;
+    // Requests in flight end in seconds: a client that retries after Retry-After is admitted, or
+    // then told the budget is reached. A spent budget resets in hours: an SDK would sleep that long,
+    // twice, before the app heard.
     error.shouldRetry = inFlight;
     error.budget = inFlight ? QByteArrayLiteral("in-flight") : QByteArrayLiteral("exceeded");
-    if (inFlight)
-        // Requests in flight end in seconds: a client that retries after Retry-After is admitted,
-        // or then told the budget is reached.
-        return Refusal{error,
-                       {{"Retry-After", QByteArray::number(refusal.retryAfterS)},
-                        {"x-switchman-budget", "in-flight"},
-                        {"x-should-retry", "true"}},
-                       QStringLiteral("budget_in_flight")};
-    return Refusal{error,
-                   {{"Retry-After", QByteArray::number(refusal.retryAfterS)},
-                    {"x-switchman-budget", "exceeded"},
-                    // The period resets in hours: an SDK would sleep that long, twice, before the app heard.
-                    {"x-should-retry", "false"}},
-                   QStringLiteral("budget")};
+    return Refusal{error, inFlight ? QStringLiteral("budget_in_flight") : QStringLiteral("budget")};
 }
 } // namespace
 
@@ -119,17 +113,16 @@ std::optional<Refusal> ChatAdmission::check(const Gates &gates, const InboundReq
                     .arg(QString::fromLatin1(idempotencyKey)),
                 QStringLiteral("idempotency_conflict"));
         if (gates.idempotency && gates.idempotency->inFlight(tenant, owned))
-            return Refusal{GatewayError::make(409, ErrorCategory::Conflict,
-                                              QStringLiteral("a request with this Idempotency-Key is in flight; "
-                                                             "retry once it has been answered")),
-                           {{"Retry-After", "1"}},
+            return Refusal{retryLater(409, ErrorCategory::Conflict,
+                                      QStringLiteral("a request with this Idempotency-Key is in flight; "
+                                                     "retry once it has been answered"),
+                                      1000),
                            QStringLiteral("idempotency_in_flight")};
         replay = gates.idempotency && gates.idempotency->completed(tenant, owned);
     }
     if (gates.paused)
-        return Refusal{GatewayError::make(503, ErrorCategory::Overloaded,
-                                          QStringLiteral("Switchman is paused; resume it from the tray")),
-                       {{"Retry-After", "5"}},
+        return Refusal{retryLater(503, ErrorCategory::Overloaded,
+                                  QStringLiteral("Switchman is paused; resume it from the tray"), 5000),
                        QStringLiteral("paused")};
     // A paid answer kept under its Idempotency-Key is given back at the budget too: the client that
     // lost it on the way gets what it paid for, not a 429 (probe K3 3).
@@ -140,8 +133,8 @@ std::optional<Refusal> ChatAdmission::check(const Gates &gates, const InboundReq
         // be enforced. Refused rather than served on a budget counted from $0 (tenants without one
         // are served).
         if (const auto why = gates.budgets->unavailable(tenant))
-            return Refusal{
-                GatewayError::make(503, ErrorCategory::Overloaded, *why), {}, QStringLiteral("budget_unavailable")};
+            return Refusal{GatewayError::make(503, ErrorCategory::Overloaded, *why),
+                           QStringLiteral("budget_unavailable")};
     }
     return std::nullopt;
 }

@@ -40,8 +40,9 @@ class GatewayAuth;
 class IdempotencyStore;
 
 struct Refusal {
+    // Its hints to the client's SDK (Retry-After, x-should-retry, x-switchman-budget) are on the
+    // error, and written from it (errorHintHeaders).
     model::GatewayError error;
-    http::HeaderList headers; // besides Content-Type
     // The refusal's kind for its record and log line: invalid_request, idempotency_conflict,
     // idempotency_in_flight, paused, budget, budget_in_flight, budget_unavailable.
     QString reason;

@@ -81,8 +81,8 @@ void ChatRequest::start() {
         return finish();
     }
     // A completed twin's answer first: a replay costs nothing, so the budget does not refuse it (probe
-    // K3 3). A budget refusal after the key was taken never becomes its stored answer: it is written
-    // to the exchange, not through the client, and finish() lets the key go.
+    // K3 3). A budget refusal after the key was taken never becomes its stored answer: only a 200 is
+    // kept (ClientStream's `answered`), and finish() lets the key go.
     if (!checkIdempotency() || !reserveBudget(*resolution))
         return finish();
 
@@ -174,12 +174,7 @@ bool ChatRequest::reserveBudget(const failover::Resolution &resolution) {
     if (!refusal)
         return true;
     recordRefusal(refusal->error.status, refusal->reason, refusal->error.message, m_parsed.model);
-    if (m_exchange) {
-        http::HeaderList headers = requestIdHeaders(m_format, m_requestId);
-        headers.emplace_back("Content-Type", "application/json");
-        headers += refusal->headers;
-        m_exchange->respond(refusal->error.status, headers, formats::codecFor(m_format).encodeError(refusal->error));
-    }
+    m_client->respondError(refusal->error);
     return false;
 }
 

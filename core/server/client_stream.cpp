@@ -186,17 +186,23 @@ void ClientStream::fail(const GatewayError &error, int attempts) {
     respondError(error, attempts);
 }
 
-void ClientStream::respondError(const GatewayError &error, int attempts) {
-    if (!m_exchange)
-        return;
-    auto headers = m_baseHeaders;
-    headers.emplace_back("Content-Type", "application/json");
+http::HeaderList errorHintHeaders(const GatewayError &error) {
+    http::HeaderList headers;
     if (error.retryAfterMs && *error.retryAfterMs > 0)
         headers.emplace_back("Retry-After", QByteArray::number((*error.retryAfterMs + 999) / 1000));
     if (error.shouldRetry)
         headers.emplace_back("x-should-retry", *error.shouldRetry ? "true" : "false");
     if (!error.budget.isEmpty())
         headers.emplace_back("x-switchman-budget", error.budget);
+    return headers;
+}
+
+void ClientStream::respondError(const GatewayError &error, int attempts) {
+    if (!m_exchange)
+        return;
+    auto headers = m_baseHeaders;
+    headers.emplace_back("Content-Type", "application/json");
+    headers += errorHintHeaders(error);
     if (attempts > 0)
         headers.emplace_back("x-switchman-attempts", QByteArray::number(attempts));
     m_exchange->respond(error.status, headers, m_codec.encodeError(error));

@@ -16,6 +16,10 @@ namespace sw::server {
 
 class HttpExchange;
 
+// The headers an error answer's hints to the client's SDK take (Retry-After, x-should-retry,
+// x-switchman-budget), from the error: one place for the loop's final error and every refusal.
+http::HeaderList errorHintHeaders(const model::GatewayError &error);
+
 class ClientStream final : public failover::ClientSink {
 public:
     // `answered` hears every whole 200 answer: a JSON one, and a stream that ended Answered when

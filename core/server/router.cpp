@@ -6,6 +6,7 @@
 #include "core/server/admin_api.h"
 #include "core/server/chat_admission.h"
 #include "core/server/chat_request.h"
+#include "core/server/client_stream.h"
 #include "core/server/engine_control.h"
 #include "core/server/gateway_auth.h"
 #include "core/server/http_exchange.h"
@@ -335,7 +336,7 @@ void Router::dispatchChat(wire::Api format, InboundRequest &&req, HttpExchange *
                                      refusal->error.status, refusal->reason, refusal->error.message,
                                      m_ctx.clock ? m_ctx.clock->nowMs() : QDateTime::currentMSecsSinceEpoch());
         return answerJson(exchange, refusal->error.status, formats::codecFor(format).encodeError(refusal->error),
-                          requestIdHeaders(format, requestId) + refusal->headers);
+                          requestIdHeaders(format, requestId) + errorHintHeaders(refusal->error));
     }
     auto *request = new ChatRequest(m_ctx, format, std::move(req), exchange, tenant, std::move(requestId), this);
     ++m_active;

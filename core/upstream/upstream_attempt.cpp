@@ -211,25 +211,21 @@ bool isKeepaliveFrame(const upstream::SseEvent &r) {
 // progress and ends), an Anthropic block's start or end, the message's closing delta. A frame of a
 // kind not known, a start again, a queued event or an empty message item or part shows nothing.
 bool showsWork(const upstream::SseEvent &r) {
-    QByteArrayView type = r.event;
-    if (type.isEmpty() || type == "message") {
-        // No event line (some Responses servers): the "type" member, which these frames lead with.
-        const qsizetype at = r.data.indexOf("\"type\"");
-        const qsizetype open = at < 0 ? -1 : r.data.indexOf('"', r.data.indexOf(':', at) + 1);
-        const qsizetype close = open < 0 ? -1 : r.data.indexOf('"', open + 1);
-        type = close < 0 ? QByteArrayView() : QByteArrayView(r.data).sliced(open + 1, close - open - 1);
-    }
-    if (type.startsWith("response.")) {
-        if (has(type, "_call") || has(type, "reasoning") || type == "response.output_item.done" ||
-            type == "response.content_part.done")
+    // Read whole, once: a writer may put blanks after its colons, and some Responses servers send no
+    // event line (the payload's "type" is authoritative, as for the decoders).
+    wire::rj::ParsedJson parsed;
+    parsed.parse(r.data);
+    const wire::rj::Value *frame = parsed.object();
+    const std::string_view type = wire::rj::eventType(frame, r.event);
+    if (type.substr(0, 9) == "response.") {
+        if (type.find("_call") != type.npos || type.find("reasoning") != type.npos ||
+            type == "response.output_item.done" || type == "response.content_part.done")
             return true;
         if (type == "response.output_item.added") {
-            // An item of the model's own message, empty yet, says nothing; a tool call or a reasoning
-            // item is work. Read whole: a writer may put blanks after its colons.
-            wire::rj::ParsedJson parsed;
-            parsed.parse(r.data);
-            const wire::rj::Value *item = wire::rj::member(parsed.object(), "item");
-            return wire::rj::toString(wire::rj::member(wire::rj::asObject(item), "type")) != QLatin1String("message");
+            // An item of the model's own message, empty yet, says nothing; a tool call or a
+            // reasoning item is work.
+            const wire::rj::Value *item = wire::rj::asObject(wire::rj::member(frame, "item"));
+            return !wire::rj::equals(wire::rj::member(item, "type"), "message");
         }
         return false; // created, queued, an empty part, a kind not known
     }

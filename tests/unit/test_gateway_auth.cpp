@@ -2,6 +2,7 @@
 // start (ChatAdmission), as pure functions over a request's headers.
 #include "core/credentials/gateway_key.h"
 #include "core/server/chat_admission.h"
+#include "core/server/client_stream.h"
 #include "core/server/gateway_auth.h"
 #include "core/server/idempotency_store.h"
 #include "core/telemetry/budget_tracker.h"
@@ -193,7 +194,7 @@ private Q_SLOTS:
         refusal = admitted({{"idempotency-key", "k1"}}, "{\"a\":1}");
         QVERIFY(refusal);
         QCOMPARE(refusal->error.status, 409);
-        QCOMPARE(http::headerValue(refusal->headers, "retry-after"), QByteArray("1"));
+        QCOMPARE(http::headerValue(errorHintHeaders(refusal->error), "retry-after"), QByteArray("1"));
         idempotency.complete(QStringLiteral("alice"), "k1", 200, {}, "{}");
         QVERIFY(!admitted({{"idempotency-key", "k1"}}, "{\"a\":1}"));
 
@@ -202,7 +203,7 @@ private Q_SLOTS:
         refusal = admitted({});
         QVERIFY(refusal);
         QCOMPARE(refusal->error.status, 503);
-        QCOMPARE(http::headerValue(refusal->headers, "retry-after"), QByteArray("5"));
+        QCOMPARE(http::headerValue(errorHintHeaders(refusal->error), "retry-after"), QByteArray("5"));
         refusal = admitted({{"x-switchman-key", kAliceKey}, {"x-api-key", kBobKey}});
         QVERIFY(refusal);
         QCOMPARE(refusal->error.status, 400);
@@ -219,12 +220,12 @@ private Q_SLOTS:
         refusal = admitted({});
         QVERIFY(refusal);
         QCOMPARE(refusal->error.status, 429);
-        QCOMPARE(http::headerValue(refusal->headers, "x-switchman-budget"), QByteArray("exceeded"));
+        QCOMPARE(http::headerValue(errorHintHeaders(refusal->error), "x-switchman-budget"), QByteArray("exceeded"));
         // The period resets in hours: SDKs would sleep that long (twice) before the app heard.
-        QCOMPARE(http::headerValue(refusal->headers, "x-should-retry"), QByteArray("false"));
-        QVERIFY(http::headerValue(refusal->headers, "retry-after").toLongLong() > 0);
+        QCOMPARE(http::headerValue(errorHintHeaders(refusal->error), "x-should-retry"), QByteArray("false"));
+        QVERIFY(http::headerValue(errorHintHeaders(refusal->error), "retry-after").toLongLong() > 0);
         QCOMPARE(refusal->error.retryAfterMs.value_or(0),
-                 http::headerValue(refusal->headers, "retry-after").toLongLong() * 1000);
+                 http::headerValue(errorHintHeaders(refusal->error), "retry-after").toLongLong() * 1000);
     }
 };
 
