@@ -29,7 +29,9 @@ void AttemptBudget::disarm() {
 }
 
 void AttemptBudget::observe(const model::StreamEvent &event) {
-    if (event.isMeaningful() || event.type == model::EventType::Done || event.type == model::EventType::Error)
+    // A try's error is not the attempt's: a retry may follow, and the budget covers it (probe N3
+    // H1). The attempt's own end settles it (AttemptLoop::afterFailure, succeed, stop).
+    if (event.isMeaningful() || event.type == model::EventType::Done)
         disarm();
 }
 

@@ -1,7 +1,8 @@
 #pragma once
 // The attempt budget (docs/failover.md). Armed just before the upstream call when a
-// follower exists; lifted by the first meaningful event; disarmed by done,
-// error or settle. Only a timer that fired before all of those counts.
+// follower exists; lifted by the first meaningful event; disarmed by done or by the
+// attempt settling. A try's error does not disarm it: the attempt's retries run inside
+// it. Only a timer that fired before all of those counts.
 
 #include "core/model/chat.h"
 #include "core/util/clock.h"

@@ -857,6 +857,7 @@ bool AttemptLoop::tryInAttemptRetry(Attempt &a, const UpstreamFailure &failure) 
         in.deadlineAtMs = m_deadlineAtMs;
     if (a.budget)
         in.budgetEndsAtMs = a.budget->endsAtMs();
+    in.afterContent = a.ttftMs.has_value(); // set by the try's first meaningful event
     const auto next = RetryPolicy::nextDelay(in, m_deps.random);
     if (!next)
         return false;

@@ -14,6 +14,12 @@ std::optional<qint64> RetryPolicy::nextDelay(const RetryInput &in, const Random 
     const FailureKind k = in.failure.kind;
     if (k != FailureKind::ServerError && k != FailureKind::RateLimited && k != FailureKind::Transport)
         return std::nullopt; // credential, not-served and setup failures are not helped by waiting
+    // SPEC 3: a 408, 429, 5xx or a connection's failure is retried; another 4xx never (a 403
+    // concurrency cap is rate_limited, yet retrying it adds to the load that set it off).
+    if (const auto s = in.failure.status; s && *s >= 400 && *s < 500 && *s != 408 && *s != 429)
+        return std::nullopt;
+    if (in.afterContent)
+        return std::nullopt;
     const int allowed = in.hasFollower ? in.retriesBeforeFailover : in.maxRetries;
     if (in.retriesSoFar >= allowed)
         return std::nullopt;

@@ -22,6 +22,10 @@ struct RetryInput {
     // The attempt budget's end, while it is armed: a wait that would not end before it is not
     // begun (SPEC 3: every in-attempt wait lies inside the budget); the attempt fails over now.
     std::optional<qint64> budgetEndsAtMs;
+    // The failed try had said something (text, thinking, a tool call): a non-streaming answer that
+    // broke after content is not asked for again from the same candidate, which would bill the
+    // generation twice (SPEC 3: never retried after the attempt committed).
+    bool afterContent = false;
 };
 
 class RetryPolicy {

@@ -1549,6 +1549,53 @@ private Q_SLOTS:
         reply->deleteLater();
     }
 
+    // A try's in-band error (or early close) disarmed the attempt's budget, so the provider's own
+    // retry ran unbounded: a stalled retry held the client to the idle limit, past the deadline, and
+    // the healthy follower was never asked (probe N3 H1). The budget covers the attempt's retries.
+    void aTrysErrorLeavesItsRetryInsideTheBudget() {
+        test::FakeClock clock;
+        GatewayFixture gw;
+        gw.clock = &clock;
+        gw.config.failover.deadlineMs = 120000; // budget 60 s
+        gw.config.providers[QStringLiteral("pa")].retriesBeforeFailover = 1;
+        gw.anthropicA.setFault(fault(Fault::StallBeforeHeaders));        // the retry stalls
+        gw.anthropicA.pushFault(fault(Fault::InBandErrorBeforeContent)); // the first try: overloaded, in band
+        gw.start();
+        QNetworkReply *reply =
+            gw.postAsync(QStringLiteral("/v1/messages"),
+                         GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), true));
+        QTRY_COMPARE(gw.anthropicA.requests().size(), 1);
+        drainEvents();
+        clock.advance(1000); // the retry's backoff: 500 ms and up to 25 % jitter
+        QTRY_COMPARE(gw.anthropicA.requests().size(), 2);
+        clock.advance(58999); // 59.999 s from the first launch
+        drainEvents();
+        QCOMPARE(gw.openaiB.requests().size(), 0);
+        clock.advance(1); // 60 s from the first launch
+        const auto r = gw.wait(reply);
+        QCOMPARE(r.status, 200);
+        QVERIFY2(r.body.contains(": switchman candidate=pb/gpt-b"), r.body.constData());
+        QCOMPARE(attemptsOf(gw.engine(), r.header("x-switchman-request-id")).first().logOutcome,
+                 QStringLiteral("budget"));
+        reply->deleteLater();
+    }
+
+    // SPEC 3, never retried after the attempt committed: a non-streaming answer that broke after
+    // its content was asked for again from the same lone candidate, a second generation billed as
+    // two rows, where a stream in the same case got its error (probe N3 M1).
+    void aNonStreamingAnswerThatBrokeAfterContentIsNotAskedForAgain() {
+        GatewayFixture gw;
+        gw.config.providers[QStringLiteral("pa")].maxRetries = 2;
+        gw.anthropicA.pushFault(fault(Fault::InBandErrorAfterContent));
+        gw.start();
+        const auto r =
+            gw.post(QStringLiteral("/v1/messages"),
+                    GatewayFixture::anthropicBody(QStringLiteral("pa/claude-a"), QStringLiteral("x"), false));
+        QVERIFY2(r.status >= 500, r.body.constData());
+        QCOMPARE(gw.anthropicA.requests().size(), 1);
+        QCOMPARE(gw.get(QStringLiteral("/admin/usage")).json().value(QStringLiteral("rows")).toArray().size(), 1);
+    }
+
     void keepaliveCadenceWhileHeldAndNoneAfterCommit() {
         test::FakeClock clock;
         GatewayFixture gw;
@@ -2238,10 +2285,12 @@ private Q_SLOTS:
     }
 
     void usageRowIdsAreUniqueAndTheAnswerKeepsThePlainId() {
-        // Two failed tries of one attempt, then the answer.
+        // Two failed tries of one attempt, each billed for its input (message_start, then the
+        // error, before any content), then the answer.
         GatewayFixture gw;
         gw.config.providers[QStringLiteral("pa")].maxRetries = 2;
-        gw.anthropicA.pushFault(fault(Fault::InBandErrorAfterContent));
+        gw.anthropicA.setRawReply(anthropicStream({}, 2, 4));
+        gw.anthropicA.pushFault(fault(Fault::InBandErrorAfterContent)); // after the raw reply's first frame
         gw.anthropicA.pushFault(fault(Fault::InBandErrorAfterContent));
         gw.start();
         const auto r =

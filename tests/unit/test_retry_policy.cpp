@@ -46,6 +46,26 @@ private Q_SLOTS:
             QVERIFY(!RetryPolicy::nextDelay(input(k, 0), kNoJitter));
         QVERIFY(RetryPolicy::nextDelay(input(FailureKind::RateLimited, 0), kNoJitter));
     }
+    // SPEC 3: a 408, 429, 5xx or connection failure is retried, another 4xx never. A 403
+    // concurrency cap is rate_limited, and was retried into the cap that set it off (probe N3 L1).
+    void noOther4xxIsRetried() {
+        auto in = input(FailureKind::RateLimited, 0);
+        for (int status : {408, 429, 500, 503, 529}) {
+            in.failure.status = status;
+            QVERIFY2(RetryPolicy::nextDelay(in, kNoJitter), qPrintable(QString::number(status)));
+        }
+        for (int status : {400, 403, 409, 413}) {
+            in.failure.status = status;
+            QVERIFY2(!RetryPolicy::nextDelay(in, kNoJitter), qPrintable(QString::number(status)));
+        }
+    }
+    // A try that said something is not asked for again: the generation would be billed twice (probe N3 M1).
+    void noRetryAfterContent() {
+        auto in = input(FailureKind::ServerError, 0);
+        QVERIFY(RetryPolicy::nextDelay(in, kNoJitter));
+        in.afterContent = true;
+        QVERIFY(!RetryPolicy::nextDelay(in, kNoJitter));
+    }
     void retryAfterRaisesOrEndsTheAttempt() {
         auto in = input(FailureKind::RateLimited, 0);
         in.failure.retryAfterMs = 7000;
