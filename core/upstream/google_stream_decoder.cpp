@@ -39,8 +39,9 @@ void GoogleStreamDecoder::end() {
                                                      : StopReason::Stop);
         return;
     }
-    // A safety stop (or a blocked prompt, promptFeedback.blockReason) is Google's refusal:
-    // a completed answer, never an outage.
+    // A blocked prompt (promptFeedback.blockReason, whatever its reason: OTHER is "blocked for
+    // reasons not known") or a safety stop is Google's refusal: a completed answer, never an
+    // outage (SPEC 3), and never sent on to another provider (probe N1 1).
     static const QStringList refusals{QStringLiteral("SAFETY"),
                                       QStringLiteral("RECITATION"),
                                       QStringLiteral("BLOCKLIST"),
@@ -48,16 +49,18 @@ void GoogleStreamDecoder::end() {
                                       QStringLiteral("SPII"),
                                       QStringLiteral("IMAGE_SAFETY"),
                                       QStringLiteral("IMAGE_PROHIBITED_CONTENT")};
+    if (m_promptBlocked)
+        return m_out.refuse(QStringLiteral("Google blocked the prompt (blockReason %1)").arg(m_finishReason.left(64)));
     if (refusals.contains(m_finishReason))
-        return m_out.refuse(m_promptBlocked
-                                ? QStringLiteral("Google blocked the prompt (blockReason %1)").arg(m_finishReason)
-                                : QStringLiteral("Google blocked the answer (finishReason %1)").arg(m_finishReason));
-    // MALFORMED_FUNCTION_CALL, UNEXPECTED_TOOL_CALL, OTHER, ...: the model failed to answer this
-    // request, over a connection that worked. A server's failure (503 by its reason, the model's
-    // mark and the next candidate), never the base URL's: an untyped end would read as a
-    // connection cut early and keep every model of that URL out of use.
-    m_out.fail(QStringLiteral("Google stopped the answer (finishReason %1)").arg(m_finishReason.left(64)),
-               m_finishReason.left(64), 503);
+        return m_out.refuse(QStringLiteral("Google blocked the answer (finishReason %1)").arg(m_finishReason));
+    // MALFORMED_FUNCTION_CALL, UNEXPECTED_TOOL_CALL, LANGUAGE, OTHER, ...: the model did not answer
+    // this request, over a connection that worked. The record's row for an error with no status
+    // that names no outage: it stops, and the client gets it (502). No mark keeps the model out of
+    // the tenant's other requests, and no retry asks again for what it just declined (probe N1 1).
+    // Typed, so it does not read as a connection cut early.
+    m_out.fail(QStringLiteral("Google ended the answer with finishReason %1: the model did not complete this request")
+                   .arg(m_finishReason.left(64)),
+               m_finishReason.left(64));
 }
 
 void GoogleStreamDecoder::functionCall(const Value *fc, const QString &signature) {
@@ -97,9 +100,16 @@ void GoogleStreamDecoder::decode(const SseEvent &sse) {
     if (err) {
         const QString status = toString(member(err, "status"));
         const int code = rj::toInt(member(err, "code"));
-        m_out.fail(
-            wire::inBandErrorText(QLatin1String("Google stream error"), status, toString(member(err, "message"))),
-            status, code >= 400 ? std::optional<int>(code) : wire::statusForGoogleStatus(status));
+        QString message =
+            wire::inBandErrorText(QLatin1String("Google stream error"), status, toString(member(err, "message")));
+        // An in-band error's hint is its text (the record), so Google's RetryInfo is said there, as
+        // its newer messages say it themselves ("Please retry in 45.3s"). Unsaid, the key was set
+        // aside for the hour a quota with no hint gets, where an HTTP 429 set it aside for its
+        // delay (probe N1 3).
+        if (const auto delay = wire::parseErrorBody(wire::Api::Google, raw).retryAfterMs;
+            delay && !message.contains(QLatin1String("retry in"), Qt::CaseInsensitive))
+            message += QStringLiteral(" (retry in %1 ms)").arg(*delay);
+        m_out.fail(message, status, code >= 400 ? std::optional<int>(code) : wire::statusForGoogleStatus(status));
         return;
     }
     if (rj::isEmptyObject(chunk))

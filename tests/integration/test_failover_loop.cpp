@@ -2980,36 +2980,65 @@ private Q_SLOTS:
         QCOMPARE(failuresOf(gw.engine(), first.section(QLatin1Char('/'), 0, 0), QStringLiteral("server_error")), 1);
     }
 
-    void aGeminiAnswerThatFailedToCallIsTheModelsFailureNotTheHosts() {
+    void aGeminiAnswerThatFailedToCallStopsWithNoMark() {
         // Gemini ends an answer it could not make with finishReason MALFORMED_FUNCTION_CALL (or
-        // OTHER) and no content, over a connection that worked. It was read as a connection cut
-        // early: a transport failure that set every model of the Google base URL aside, and a client
-        // told the upstream was "unreachable" (probe E1 F2). It is the model's failure (server_error):
-        // the model's mark, the next candidate answers.
+        // OTHER, LANGUAGE, ...) and no content, over a connection that worked. It was read as a
+        // connection cut early, a transport failure that set every model of the Google base URL
+        // aside (probe E1 F2), then as the model's outage: a mark that kept Gemini from the
+        // tenant's other requests and two retries of the same request (probe N1 1). The record's
+        // row for an error with no status that names no outage: it stops, with no mark, no retry
+        // and no failover, and the client hears what the model said.
         GatewayFixture gw;
         gw.config.routes[QStringLiteral("chain")].candidates = {QStringLiteral("pe/gemini-e"),
                                                                 QStringLiteral("pb/gpt-b")};
+        gw.config.providers[QStringLiteral("pe")].maxRetries = 2;
         gw.googleE.setRawReply(
             "data: "
             R"({"candidates":[{"content":{"role":"model","parts":[]},"finishReason":"MALFORMED_FUNCTION_CALL"}]})"
             "\n\n");
         gw.start();
+        for (const QString &model : {QStringLiteral("chain"), QStringLiteral("pe/gemini-e")}) {
+            for (const bool stream : {false, true}) {
+                const int before = int(gw.googleE.requests().size());
+                const auto r = gw.post(QStringLiteral("/v1/chat/completions"),
+                                       GatewayFixture::openaiBody(model, QStringLiteral("x"), stream));
+                if (stream) {
+                    QCOMPARE(r.status, 200); // the early headers were out: the error is in band
+                    QVERIFY2(r.body.contains("\"error\"") && !r.body.contains("[DONE]"), r.body.constData());
+                } else {
+                    QCOMPARE(r.status, 502);
+                }
+                QVERIFY2(r.body.contains("MALFORMED_FUNCTION_CALL") && !r.body.contains("unreachable") &&
+                             !r.body.contains("overloaded"),
+                         r.body.constData());
+                QCOMPARE(int(gw.googleE.requests().size()) - before, 1); // not asked again
+            }
+        }
+        QCOMPARE(gw.openaiB.requests().size(), 0); // nor sent on to the follower
+        QVERIFY(gw.engine().marks().isEmpty());
+        QCOMPARE(failuresOf(gw.engine(), QStringLiteral("pe"), QStringLiteral("server_error")), 0);
+        QCOMPARE(failuresOf(gw.engine(), QStringLiteral("pe"), QStringLiteral("transport")), 0);
+    }
+
+    // Gemini blocks a prompt with promptFeedback.blockReason and no candidate. Every reason is
+    // Google's refusal of the prompt, OTHER ("blocked for reasons not known") too: it was the
+    // model's outage, a mark, and the blocked prompt sent on to the next provider (probe N1 1).
+    void aPromptGeminiBlockedForAnyReasonIsARefusal() {
+        GatewayFixture gw;
+        gw.config.routes[QStringLiteral("chain")].candidates = {QStringLiteral("pe/gemini-e"),
+                                                                QStringLiteral("pb/gpt-b")};
+        gw.googleE.setRawReply("data: "
+                               R"({"promptFeedback":{"blockReason":"OTHER"},"usageMetadata":{"promptTokenCount":9}})"
+                               "\n\n");
+        gw.start();
         const auto r = gw.post(QStringLiteral("/v1/chat/completions"),
                                GatewayFixture::openaiBody(QStringLiteral("chain"), QStringLiteral("x"), false));
         QCOMPARE(r.status, 200);
-        QCOMPARE(r.header("x-switchman-candidate"), QByteArray("pb/gpt-b"));
-        QCOMPARE(r.header("x-switchman-fallback-reason"), QByteArray("server_error"));
-        QCOMPARE(failuresOf(gw.engine(), QStringLiteral("pe"), QStringLiteral("transport")), 0);
-        QCOMPARE(gw.engine().marks().size(), 1);
-        QCOMPARE(gw.engine().marks().first().model, QStringLiteral("gemini-e")); // not the whole base URL
-
-        // With no follower the client hears of the model's failure, not of an unreachable host.
-        const auto alone =
-            gw.post(QStringLiteral("/v1/chat/completions"),
-                    GatewayFixture::openaiBody(QStringLiteral("pe/gemini-e"), QStringLiteral("x"), false));
-        QCOMPARE(alone.status, 503);
-        QVERIFY2(alone.body.contains("MALFORMED_FUNCTION_CALL") && !alone.body.contains("unreachable"),
-                 alone.body.constData());
+        QCOMPARE(r.json()[QStringLiteral("choices")][0][QStringLiteral("finish_reason")].toString(),
+                 QStringLiteral("content_filter"));
+        QCOMPARE(r.header("x-switchman-candidate"), QByteArray("pe/gemini-e"));
+        QCOMPARE(gw.openaiB.requests().size(), 0);
+        QVERIFY(gw.engine().marks().isEmpty());
     }
 
     void aChatServersOverLongCallIdReachesAChatClientBoundedInTheStreamAsInTheAnswer() {

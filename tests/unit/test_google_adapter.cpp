@@ -1,3 +1,4 @@
+#include "core/failover/failure_classifier.h"
 #include "core/formats/anthropic_messages_codec.h"
 #include "core/formats/inbound_codec.h"
 #include "core/formats/openai_chat_codec.h"
@@ -561,6 +562,25 @@ void TestGoogleAdapter::inBandErrorAndSafetyStop() {
     const auto malformed = decode("data: {\"candidates\":[{\"content\":{\"parts\":[]},"
                                   "\"finishReason\":\"MALFORMED_FUNCTION_CALL\"}]}\n\n");
     QCOMPARE(malformed.last().type, EventType::Error);
+    QVERIFY(!malformed.last().errorStatus); // the model's own stop, no outage: the record stops it
+    QCOMPARE(malformed.last().errorType, QStringLiteral("MALFORMED_FUNCTION_CALL"));
+
+    // A quota error in band carries Google's RetryInfo in its text, where an in-band hint is read:
+    // the key is set aside for 17 s, as for the same body on an HTTP 429 (probe N1 3), not an hour.
+    const auto quota = decode(
+        R"(data: {"error":{"code":429,"message":"You exceeded your current quota.","status":"RESOURCE_EXHAUSTED",)"
+        R"("details":[{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"17s"}]}})"
+        "\n\n");
+    QCOMPARE(quota.last().type, EventType::Error);
+    QCOMPARE(sw::failover::FailureClassifier::retryHintFromText(quota.last().errorMessage),
+             std::optional<qint64>(17000));
+    // A text that says its own delay keeps it.
+    const auto said = decode(
+        R"(data: {"error":{"code":429,"message":"Quota exceeded. Please retry in 45.3s.","status":"RESOURCE_EXHAUSTED",)"
+        R"("details":[{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"45s"}]}})"
+        "\n\n");
+    QCOMPARE(sw::failover::FailureClassifier::retryHintFromText(said.last().errorMessage),
+             std::optional<qint64>(45300));
 }
 
 void TestGoogleAdapter::streamWithoutFinishReasonIsAnError() {
