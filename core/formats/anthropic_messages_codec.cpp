@@ -21,9 +21,6 @@ using rj::Value;
 
 namespace {
 
-// Marks a Google function call's thoughtSignature carried in a thinking block. Gemini
-// signatures are base64, so they never start with this text.
-constexpr const char *kFunctionCallCarrier = "fc.";
 // A tool's input_examples said in a converted tool's description, up to about this much.
 constexpr qsizetype kMaxInputExamplesBytes = 8 * 1024;
 
@@ -154,9 +151,8 @@ bool decodeAssistantBlocks(const Value *content, Message *msg, const BodyPath &w
             const TaggedSignature sig = untagSignature(rj::toString(rj::member(b, "signature")));
             out.signature = sig.signature;
             out.signatureApi = sig.api;
-            if (sig.api == wire::apiName(wire::Api::Google) && sig.signature.startsWith(L(kFunctionCallCarrier)) &&
-                out.text.isEmpty()) {
-                pendingCallSignature = sig.signature.mid(qsizetype(qstrlen(kFunctionCallCarrier)));
+            if (const QString carried = model::carriedCallSignature(sig, out.text); !carried.isEmpty()) {
+                pendingCallSignature = carried;
                 continue; // it belongs to the tool_use that follows
             }
         } else if (type == L("redacted_thinking")) {
@@ -476,14 +472,6 @@ QString AnthropicMessagesCodec::clientToolId(const QString &id, QSet<QString> &t
     return unique;
 }
 
-std::optional<QString> AnthropicMessagesCodec::functionCallSignature(const ContentBlock &call,
-                                                                     const QString &upstreamApi) {
-    const QString maker = call.signatureApi.isEmpty() ? upstreamApi : call.signatureApi;
-    if (call.signature.isEmpty() || maker != wire::apiName(wire::Api::Google))
-        return std::nullopt;
-    return tagSignature(maker, QLatin1String(kFunctionCallCarrier) + call.signature);
-}
-
 QByteArray AnthropicMessagesCodec::encodeResponse(const AssistantMessage &message, const EncodeInfo &info) const {
     const bool sameApi = info.upstreamApi == wire::apiName(wire::Api::AnthropicMessages);
     if (sameApi && !message.native.isEmpty() && message.stopReason != StopReason::Error &&
@@ -521,7 +509,7 @@ QByteArray AnthropicMessagesCodec::encodeResponse(const AssistantMessage &messag
                     .endObject();
             break;
         case BlockType::ToolCall:
-            if (const auto carrier = functionCallSignature(b, info.upstreamApi))
+            if (const auto carrier = model::functionCallCarrier(b, info.upstreamApi))
                 w.beginObject()
                     .field("type", "thinking")
                     .field("thinking", QString())

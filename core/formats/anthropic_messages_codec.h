@@ -29,10 +29,6 @@ public:
     // Anthropic made it, else tagged with its maker (model::tagSignature), so the
     // next request never hands Anthropic a signature it did not sign.
     static QString signatureFor(const model::ContentBlock &thinking, const QString &upstreamApi);
-    // A Google function call's thoughtSignature rides in an empty thinking block just
-    // before its tool_use (tool_use has no field for it): that block's signature, or
-    // nullopt when the call has none.
-    static std::optional<QString> functionCallSignature(const model::ContentBlock &call, const QString &upstreamApi);
     // A call's id as an Anthropic client is given it: valid for Messages and in none of `taken`
     // (the conversation's ids and the answer's earlier calls), which then holds it.
     static QString clientToolId(const QString &id, QSet<QString> &taken);

@@ -142,7 +142,7 @@ QByteArray AnthropicMessagesStreamEncoder::encode(const StreamEvent &event) {
             openBlock(w, event.contentIndex, {L("thinking")});
         break;
     case EventType::ToolCallStart: {
-        if (const auto carrier = AnthropicMessagesCodec::functionCallSignature(event.block, m_info.upstreamApi)) {
+        if (const auto carrier = model::functionCallCarrier(event.block, m_info.upstreamApi)) {
             // Google's function-call signature, in a thinking block of its own just before the call.
             openBlock(w, kSignatureCarrier, {L("thinking")});
             delta(w, L("signature_delta"), L("signature"), *carrier);

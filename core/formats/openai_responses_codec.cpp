@@ -84,6 +84,21 @@ Message &assistantTurn(Context &ctx) {
     return ctx.messages.last();
 }
 
+// A reasoning item just before a call that only carries Google's signature for it
+// (model::functionCallCarrier): the call's signature again, and no reasoning.
+void takeCarriedCallSignature(Message &turn, ContentBlock &call) {
+    if (turn.content.isEmpty() || turn.content.last().type != BlockType::Thinking)
+        return;
+    const ContentBlock &before = turn.content.last();
+    const QString carried =
+        model::carriedCallSignature({before.signatureApi, before.signature, before.redacted}, before.text);
+    if (carried.isEmpty())
+        return;
+    call.signature = carried;
+    call.signatureApi = before.signatureApi;
+    turn.content.removeLast();
+}
+
 // A call whose call_id is empty or missing (a server that gave none, kept as it came, or the answer of a
 // gateway that passed such calls on) gets an id from its place, and its output the id of its call: the
 // conversation goes on rather than ending in this gateway's own 400 (UnnamedCalls).
@@ -134,6 +149,7 @@ bool decodeItem(const Value *item, qsizetype index, const BodyPath &where, Unnam
         b.argumentsJson = rj::toString(rj::member(item, "arguments"));
         b.arguments = parseToolArguments(b.argumentsJson);
         b.itemId = rj::toString(rj::member(item, "id"));
+        takeCarriedCallSignature(assistantTurn(ctx), b);
         assistantTurn(ctx).content.append(b);
         return true;
     }
@@ -149,6 +165,7 @@ bool decodeItem(const Value *item, qsizetype index, const BodyPath &where, Unnam
         b.arguments = QJsonObject{{L("input"), rj::toString(rj::member(item, "input"))}};
         b.argumentsJson = QString::fromUtf8(wire::compactJson(b.arguments));
         b.itemId = rj::toString(rj::member(item, "id"));
+        takeCarriedCallSignature(assistantTurn(ctx), b);
         assistantTurn(ctx).content.append(b);
         return true;
     }
@@ -328,6 +345,17 @@ std::unique_ptr<StreamEncoder> OpenAIResponsesCodec::makeStreamEncoder(const Enc
     return std::make_unique<OpenAIResponsesStreamEncoder>(info);
 }
 
+void OpenAIResponsesCodec::writeCallSignatureCarrier(wire::JsonWriter &w, const QString &id, const QString &carrier) {
+    w.beginObject()
+        .field("id", id)
+        .field("type", "reasoning")
+        .key("summary")
+        .beginArray()
+        .endArray()
+        .field("encrypted_content", carrier)
+        .endObject();
+}
+
 void OpenAIResponsesCodec::writeUsage(wire::JsonWriter &w, const Usage &usage) {
     const qint64 input = usage.input + usage.cacheRead + usage.cacheWrite; // Responses counts cached in input
     w.beginObject()
@@ -486,6 +514,8 @@ QByteArray OpenAIResponsesCodec::encodeResponse(const AssistantMessage &message,
             wire::writeResponsesReasoningItem(w, b, idFor(b, L("rs_") + suffix), info.upstreamApi);
             break;
         case BlockType::ToolCall:
+            if (const auto carrier = model::functionCallCarrier(b, info.upstreamApi))
+                writeCallSignatureCarrier(w, L("rs_") + suffix + L("s"), *carrier);
             w.beginObject();
             if (b.custom || info.customTools.contains(b.toolName)) {
                 w.field("id", idFor(b, L("ctc_") + suffix))

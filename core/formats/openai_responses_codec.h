@@ -38,6 +38,9 @@ public:
     // received it (model::customToolParameters), else the only string argument, else the
     // raw argument text.
     static QString customInput(const model::ContentBlock &call);
+    // The reasoning item, empty, that carries a Google call's signature just before its call
+    // (model::functionCallCarrier): Codex keeps it and sends it back with the call.
+    static void writeCallSignatureCarrier(wire::JsonWriter &w, const QString &id, const QString &carrier);
     static QString errorCode(const model::GatewayError &error); // server_error, rate_limit_exceeded, ...
 };
 

@@ -165,6 +165,26 @@ void OpenAIResponsesStreamEncoder::openItem(wire::JsonWriter &w, int contentInde
         endEvent(w);
         break;
     case BlockType::ToolCall:
+        if (const auto carrier = model::functionCallCarrier(start, m_info.upstreamApi)) {
+            // Google's signature for the call, in a reasoning item of its own just before it.
+            const int oi = item.outputIndex;
+            item.outputIndex = m_nextOutputIndex++;
+            const QString id = L("rs_") + suffix + L("s");
+            beginEvent(w, L("response.output_item.added"));
+            w.field("output_index", oi)
+                .key("item")
+                .beginObject()
+                .field("id", id)
+                .field("type", "reasoning")
+                .key("summary")
+                .beginArray()
+                .endArray()
+                .endObject();
+            endEvent(w);
+            wire::JsonWriter done(carrier->size() + 96);
+            OpenAIResponsesCodec::writeCallSignatureCarrier(done, id, *carrier);
+            itemDone(w, oi, done.take());
+        }
         item.custom = m_info.customTools.contains(start.toolName);
         // A free-form tool the client declared: its call goes back as the client's own item.
         item.id = (item.custom ? L("ctc_") : L("fc_")) + suffix;

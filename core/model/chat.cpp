@@ -30,6 +30,25 @@ QString tagSignature(const QString &api, const QString &signature, bool redacted
     return kSignatureTag + api + QLatin1Char('.') + (redacted ? kRedactedMark : QLatin1String()) + signature;
 }
 
+namespace {
+const QLatin1String kGoogleApi("google-generative-ai");
+const QLatin1String kFunctionCallCarrier("fc.");
+} // namespace
+
+std::optional<QString> functionCallCarrier(const ContentBlock &call, const QString &upstreamApi) {
+    const QString &maker = call.signatureApi.isEmpty() ? upstreamApi : call.signatureApi;
+    if (call.type != BlockType::ToolCall || call.signature.isEmpty() || maker != kGoogleApi)
+        return std::nullopt;
+    return tagSignature(maker, kFunctionCallCarrier + call.signature);
+}
+
+QString carriedCallSignature(const TaggedSignature &tagged, const QString &thinkingText) {
+    if (tagged.api != kGoogleApi || tagged.redacted || !thinkingText.isEmpty() ||
+        !tagged.signature.startsWith(kFunctionCallCarrier))
+        return {};
+    return tagged.signature.mid(kFunctionCallCarrier.size());
+}
+
 TaggedSignature untagSignature(const QString &text) {
     if (!text.startsWith(kSignatureTag))
         return {QString(), text};

@@ -253,6 +253,15 @@ struct TaggedSignature {
 };
 TaggedSignature untagSignature(const QString &text);
 
+// Google's function-call thoughtSignature has no field in an Anthropic or Responses answer: it goes
+// in a thinking block (a reasoning item) of its own, empty, just before the call, signed
+// "swsig1.google-generative-ai.fc.<sig>", and comes back to its call from there. Gemini signatures
+// are base64, so none starts with "fc.". nullopt when the call carries no Google signature.
+std::optional<QString> functionCallCarrier(const ContentBlock &call, const QString &upstreamApi);
+// The call signature an untagged carrier holds (`tagged`, the thinking block's text empty); empty
+// for any other thinking block.
+QString carriedCallSignature(const TaggedSignature &tagged, const QString &thinkingText);
+
 // The API whose upstream may receive this block's signature back: the block's own
 // signatureApi, else the message's api.
 inline const QString &signatureOwner(const Message &m, const ContentBlock &b) {

@@ -67,6 +67,7 @@ private slots:
     void modelConfiguredNotToReasonGetsNoThinkingConfig();
     void buildsStreamGenerateContentRequest();
     void signaturesGoBackOnlyToGoogle();
+    void aCallsSignatureComesBackThroughAResponsesClient();
     void aRefusedThoughtSignatureSendsNone();
     void turnsAlternateBetweenUserAndModel();
     void documentsAsGeminiParts();
@@ -265,6 +266,53 @@ void TestGoogleAdapter::signaturesGoBackOnlyToGoogle() {
     QVERIFY(!QJsonDocument(otherBody).toJson().contains("hm"));
     QCOMPARE(otherParts[0].toObject().value("thoughtSignature").toString(),
              QStringLiteral("skip_thought_signature_validator"));
+}
+
+// A Gemini call's thoughtSignature went nowhere in a Responses answer, so Codex's next turn gave
+// Gemini the skip value in its place and Gemini lost its reasoning at every tool step (probe N1
+// 2). It rides in an empty reasoning item just before the call, as it does in an Anthropic
+// thinking block, in the JSON answer and the stream alike, and goes back with its call.
+void TestGoogleAdapter::aCallsSignatureComesBackThroughAResponsesClient() {
+    const auto events =
+        decode(R"(data: {"candidates":[{"content":{"role":"model","parts":[{"text":"Let me look."},)"
+               R"({"functionCall":{"name":"get_weather","args":{"city":"Paris"}},"thoughtSignature":"U0lHLWZj"}]},)"
+               R"("finishReason":"STOP"}]})"
+               "\n\n");
+    EventAccumulator acc;
+    acc.addAll(events);
+    EncodeInfo info;
+    info.responseId = QStringLiteral("req_1");
+    info.model = QStringLiteral("gemini");
+    info.upstreamApi = QStringLiteral("google-generative-ai");
+    const OpenAIResponsesCodec codec;
+    QJsonArray fromJson = json(codec.encodeResponse(acc.message(), info)).value("output").toArray();
+    const auto encoder = codec.makeStreamEncoder(info);
+    QByteArray stream;
+    for (const StreamEvent &e : events)
+        stream += encoder->encode(e);
+    QJsonArray fromStream;
+    for (const QByteArray &line : stream.split('\n'))
+        if (line.startsWith("data: ") && line.contains("\"response.completed\""))
+            fromStream = json(line.mid(6)).value("response").toObject().value("output").toArray();
+    for (const QJsonArray &output : {fromJson, fromStream}) {
+        QCOMPARE(output.size(), 3); // the message, the carrier, the call
+        QCOMPARE(output[1].toObject().value("type").toString(), QStringLiteral("reasoning"));
+        QCOMPARE(output[2].toObject().value("type").toString(), QStringLiteral("function_call"));
+        const QString callId = output[2].toObject().value("call_id").toString();
+        // Codex's next turn: its input, the answer's items as they came, then the call's output.
+        QJsonArray input{QJsonObject{{"role", "user"}, {"content", "weather in Paris?"}}};
+        for (const QJsonValue &item : output)
+            input.append(item);
+        input.append(QJsonObject{{"type", "function_call_output"}, {"call_id", callId}, {"output", "sunny"}});
+        const auto next = codec.decode(wire::compactJson(QJsonObject{{"model", "gemini"}, {"input", input}}), nullptr);
+        QVERIFY(next);
+        const QJsonArray parts =
+            GoogleAdapter::buildBody(*next).value("contents").toArray()[1].toObject().value("parts").toArray();
+        QCOMPARE(parts.size(), 2); // the text and the call: the carrier is no thought of its own
+        QCOMPARE(parts[1].toObject().value("functionCall").toObject().value("name").toString(),
+                 QStringLiteral("get_weather"));
+        QCOMPARE(parts[1].toObject().value("thoughtSignature").toString(), QStringLiteral("U0lHLWZj"));
+    }
 }
 
 void TestGoogleAdapter::aRefusedThoughtSignatureSendsNone() {
