@@ -88,7 +88,10 @@ bool decodeAssistant(const Value *m, Message *msg, const BodyPath &where, Gatewa
         ContentBlock out;
         if (type == L("text")) {
             out = ContentBlock::makeText(rj::toString(rj::member(b, "text")));
-            out.itemId = responsesMessageId(rj::toString(rj::member(b, "textSignature")));
+            const QString textSignature = rj::toString(rj::member(b, "textSignature"));
+            out.itemId = responsesMessageId(textSignature);
+            if (out.itemId.isEmpty())
+                out.signature = textSignature; // Google's, raw, as pi-ai keeps it: back to the message's API only
         } else if (type == L("thinking")) {
             out.type = BlockType::Thinking;
             out.text = rj::toString(rj::member(b, "thinking"));
@@ -293,7 +296,7 @@ void PiNativeCodec::writeUsage(wire::JsonWriter &w, const Usage &usage, const En
 
 QString PiNativeCodec::textSignatureFor(const model::ContentBlock &text) {
     if (!text.itemId.startsWith(QLatin1String("msg_")))
-        return {};
+        return text.signature; // Google's thoughtSignature on a text part, raw, as pi-ai keeps it (probe N1 2)
     return QString::fromUtf8(
         QJsonDocument(QJsonObject{{L("v"), 1}, {L("id"), text.itemId}}).toJson(QJsonDocument::Compact));
 }

@@ -23,7 +23,8 @@ public:
     // A tool call's id as pi-ai keeps it: an OpenAI Responses call is "call_id|item_id", so that the
     // item id (fc_…) goes back beside its reasoning item on the next turn.
     static QString toolCallIdFor(const model::ContentBlock &call);
-    // A text's signature as pi-ai keeps it for a Responses message item: {"v":1,"id":"msg_…"}; "" else.
+    // A text's signature as pi-ai keeps it: a Responses message item's {"v":1,"id":"msg_…"}, else the
+    // block's own (Google's thoughtSignature on a text part, raw); "" when it has neither.
     static QString textSignatureFor(const model::ContentBlock &text);
     // A thinking block's signature as pi's stream proxy reads it from thinking_end's
     // contentSignature: raw, but a redacted block's payload tagged swsig1.<api>.redacted.<data>

@@ -68,6 +68,7 @@ private slots:
     void buildsStreamGenerateContentRequest();
     void signaturesGoBackOnlyToGoogle();
     void aCallsSignatureComesBackThroughAResponsesClient();
+    void aTextsSignatureComesBackThroughAPiClient();
     void aRefusedThoughtSignatureSendsNone();
     void turnsAlternateBetweenUserAndModel();
     void documentsAsGeminiParts();
@@ -313,6 +314,51 @@ void TestGoogleAdapter::aCallsSignatureComesBackThroughAResponsesClient() {
                  QStringLiteral("get_weather"));
         QCOMPARE(parts[1].toObject().value("thoughtSignature").toString(), QStringLiteral("U0lHLWZj"));
     }
+}
+
+// Gemini puts a thoughtSignature on an answer's last text part; pi-ai's own Google provider keeps
+// it as the text block's textSignature and sends it back. The gateway's pi answer had none (probe
+// N1 2). It goes out raw, in the JSON answer and the stream's text_end, and back to Gemini only.
+void TestGoogleAdapter::aTextsSignatureComesBackThroughAPiClient() {
+    const auto events = decode(R"(data: {"candidates":[{"content":{"role":"model","parts":[)"
+                               R"({"text":"Answer text","thoughtSignature":"U0lHLXRleHQ="}]},"finishReason":"STOP"}]})"
+                               "\n\n");
+    EventAccumulator acc;
+    acc.addAll(events);
+    EncodeInfo info;
+    info.responseId = QStringLiteral("req_1");
+    info.model = QStringLiteral("gemini");
+    info.upstreamApi = QStringLiteral("google-generative-ai");
+    AssistantMessage answered = acc.message();
+    answered.api = info.upstreamApi;
+    const PiNativeCodec codec;
+    const QByteArray whole = codec.encodeResponse(answered, info);
+    QVERIFY2(whole.contains(R"("textSignature":"U0lHLXRleHQ=")"), whole.constData());
+    const auto encoder = codec.makeStreamEncoder(info);
+    QByteArray stream;
+    for (const StreamEvent &e : events)
+        stream += encoder->encode(e);
+    QVERIFY2(stream.contains(R"("contentSignature":"U0lHLXRleHQ=")"), stream.constData());
+
+    auto history = [](const char *api) {
+        return QByteArray(R"({"modelId":"m","context":{"messages":[{"role":"user","content":"q"},
+          {"role":"assistant","api":")") +
+               api + R"(","content":[{"type":"text","text":"Answer text","textSignature":"U0lHLXRleHQ="}]},
+          {"role":"user","content":"and then?"}]}})";
+    };
+    const auto same = codec.decode(history("google-generative-ai"), nullptr);
+    QVERIFY(same);
+    const QJsonObject part = GoogleAdapter::buildBody(*same)
+                                 .value("contents")
+                                 .toArray()[1]
+                                 .toObject()
+                                 .value("parts")
+                                 .toArray()[0]
+                                 .toObject();
+    QCOMPARE(part.value("thoughtSignature").toString(), QStringLiteral("U0lHLXRleHQ="));
+    const auto other = codec.decode(history("anthropic-messages"), nullptr);
+    QVERIFY(other);
+    QVERIFY(!QJsonDocument(GoogleAdapter::buildBody(*other)).toJson().contains("U0lHLXRleHQ="));
 }
 
 void TestGoogleAdapter::aRefusedThoughtSignatureSendsNone() {
