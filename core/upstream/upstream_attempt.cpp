@@ -210,26 +210,38 @@ bool isKeepaliveFrame(const upstream::SseEvent &r) {
 // or part that is not the message's own text (a tool the server runs, a reasoning item, their
 // progress and ends), an Anthropic block's start or end, the message's closing delta. A frame of a
 // kind not known, a start again, a queued event or an empty message item or part shows nothing.
+// By its type alone: whether such a frame shows work; nullopt for a new output item, which its
+// item's type decides.
+std::optional<bool> typeShowsWork(std::string_view type) {
+    if (type.substr(0, 9) == "response.") {
+        if (type == "response.output_item.added")
+            return std::nullopt;
+        // A server tool's or reasoning item's progress, an item or part's end; not created, queued,
+        // an empty part or a kind not known.
+        return type.find("_call") != type.npos || type.find("reasoning") != type.npos ||
+               type == "response.output_item.done" || type == "response.content_part.done";
+    }
+    return type == "content_block_start" || type == "content_block_stop" || type == "message_delta";
+}
+
 bool showsWork(const upstream::SseEvent &r) {
-    // Read whole, once: a writer may put blanks after its colons, and some Responses servers send no
-    // event line (the payload's "type" is authoritative, as for the decoders).
+    // Named on its event line (Anthropic, most Responses servers): no parse, but for a new item.
+    const std::string_view line(r.event.constData(), size_t(r.event.size()));
+    if (!line.empty() && line != "message")
+        if (const auto known = typeShowsWork(line))
+            return *known;
+    // Else read whole, once: some Responses servers send no event line (the payload's "type" is
+    // authoritative, as for the decoders), and a writer may put blanks after its colons.
     wire::rj::ParsedJson parsed;
     parsed.parse(r.data);
     const wire::rj::Value *frame = parsed.object();
     const std::string_view type = wire::rj::eventType(frame, r.event);
-    if (type.substr(0, 9) == "response.") {
-        if (type.find("_call") != type.npos || type.find("reasoning") != type.npos ||
-            type == "response.output_item.done" || type == "response.content_part.done")
-            return true;
-        if (type == "response.output_item.added") {
-            // An item of the model's own message, empty yet, says nothing; a tool call or a
-            // reasoning item is work.
-            const wire::rj::Value *item = wire::rj::asObject(wire::rj::member(frame, "item"));
-            return !wire::rj::equals(wire::rj::member(item, "type"), "message");
-        }
-        return false; // created, queued, an empty part, a kind not known
-    }
-    return type == "content_block_start" || type == "content_block_stop" || type == "message_delta";
+    if (const auto known = typeShowsWork(type))
+        return *known;
+    // A new item of the model's own message, empty yet, says nothing; a tool call or a reasoning
+    // item is work.
+    const wire::rj::Value *item = wire::rj::asObject(wire::rj::member(frame, "item"));
+    return !wire::rj::equals(wire::rj::member(item, "type"), "message");
 }
 
 // The event as SSE text again ("event:" line, one "data:" line per data line, a blank line), built
