@@ -79,6 +79,7 @@ FailureInput failureInputOf(const model::StreamEvent &e, const TryFrame &frame) 
     input.classificationMessage =
         e.errorType.isEmpty() ? QString() : e.errorType + QStringLiteral(": ") + e.errorMessage;
     input.status = e.errorStatus;
+    input.statedRetryAfterMs = e.errorRetryAfterMs;
     if (frame.broken)
         input.transportError = *frame.broken;
     else if (frame.afterEnd && e.errorType.isEmpty() && frame.emptyBody)

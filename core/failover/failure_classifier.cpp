@@ -337,7 +337,9 @@ std::optional<UpstreamFailure> FailureClassifier::classify(const FailureInput &i
         f.status = in.status;
         f.message = in.message.isEmpty() ? text : in.message;
         // Headers win for a thrown error; otherwise only the text can carry a hint.
-        f.retryAfterMs = in.retryAfterMs ? in.retryAfterMs : retryHintFromText(text);
+        f.retryAfterMs = in.retryAfterMs         ? in.retryAfterMs
+                         : in.statedRetryAfterMs ? in.statedRetryAfterMs
+                                                 : retryHintFromText(text);
         return std::optional<UpstreamFailure>(f);
     };
 

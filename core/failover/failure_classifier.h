@@ -23,6 +23,9 @@ struct FailureInput {
     QString classificationMessage;      // errorClassificationMessage; preferred when set
     bool usageLimit = false;            // the adapter already knows it is a usage limit
     std::optional<qint64> retryAfterMs; // from headers (thrown error) — see retryAfterFromHeaders
+    // An in-band error's own structured delay (Google's RetryInfo), kept when the loop drops
+    // retryAfterMs for not coming from headers; the text's hint is read only without it.
+    std::optional<qint64> statedRetryAfterMs;
     // A 403 that names the model the try asked for ("Project … does not have access to model …"):
     // a verdict on that model for this key, not on the key (UpstreamAttempts::modelOutOfReach).
     bool modelOutOfReach = false;

@@ -205,14 +205,15 @@ enum class EventType {
 struct StreamEvent {
     EventType type = EventType::Start;
     int contentIndex = -1;
-    QString delta;                        // *_Delta
-    ContentBlock block;                   // *_Start (ToolCall: id + name), *_End, Image
-    StopReason reason = StopReason::Stop; // Done: stop/length/toolUse/refusal; Error: error/aborted
-    QString errorMessage;                 // Error; Done with Refusal: the provider's reason in words
-    std::optional<int> errorStatus;       // Error
-    QString errorType;                    // Error: provider's error type when it gave one (e.g. overloaded_error)
-    Usage usage;                          // Start (input known up front), Done, Error: usage so far
-    QString responseId;                   // Start: the upstream's id for the answer (resp_…, msg_…, chatcmpl-…)
+    QString delta;                           // *_Delta
+    ContentBlock block;                      // *_Start (ToolCall: id + name), *_End, Image
+    StopReason reason = StopReason::Stop;    // Done: stop/length/toolUse/refusal; Error: error/aborted
+    QString errorMessage;                    // Error; Done with Refusal: the provider's reason in words
+    std::optional<int> errorStatus;          // Error
+    QString errorType;                       // Error: provider's error type when it gave one (e.g. overloaded_error)
+    std::optional<qint64> errorRetryAfterMs; // Error: a delay the error states in its structure (Google's RetryInfo)
+    Usage usage;                             // Start (input known up front), Done, Error: usage so far
+    QString responseId;         // Start: the upstream's id for the answer (resp_…, msg_…, chatcmpl-…)
     QString stopSequence;       // Done: the stop sequence the answer ended at (AssistantMessage::stopSequence)
     QJsonObject native;         // Done: the upstream API's own non-streaming answer (AssistantMessage::native)
     QByteArray nativeUsageJson; // Done: AssistantMessage::nativeUsageJson

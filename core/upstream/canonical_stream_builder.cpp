@@ -182,12 +182,13 @@ void CanonicalStreamBuilder::done(StopReason reason, const QJsonObject &native, 
 }
 
 void CanonicalStreamBuilder::fail(const QString &message, const QString &errorType, std::optional<int> status,
-                                  StopReason reason) {
+                                  StopReason reason, std::optional<qint64> retryAfterMs) {
     StreamEvent e = event(EventType::Error);
     e.reason = reason;
     e.errorMessage = message;
     e.errorType = errorType;
     e.errorStatus = status;
+    e.errorRetryAfterMs = retryAfterMs;
     e.usage = m_usage;
     push(std::move(e));
     m_finished = true;

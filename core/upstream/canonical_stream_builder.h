@@ -94,7 +94,7 @@ public:
     enum class Unechoable { ModelOrAnswer, ToolCall };
     void failUnechoableNames(Unechoable what = Unechoable::ModelOrAnswer);
     void fail(const QString &message, const QString &errorType = {}, std::optional<int> status = {},
-              StopReason reason = StopReason::Error);
+              StopReason reason = StopReason::Error, std::optional<qint64> retryAfterMs = {});
     // The body ended: an unfinished stream fails ("stream ended before completion").
     void endOfBody();
 

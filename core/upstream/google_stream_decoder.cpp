@@ -100,16 +100,14 @@ void GoogleStreamDecoder::decode(const SseEvent &sse) {
     if (err) {
         const QString status = toString(member(err, "status"));
         const int code = rj::toInt(member(err, "code"));
-        QString message =
-            wire::inBandErrorText(QLatin1String("Google stream error"), status, toString(member(err, "message")));
-        // An in-band error's hint is its text (the record), so Google's RetryInfo is said there, as
-        // its newer messages say it themselves ("Please retry in 45.3s"). Unsaid, the key was set
-        // aside for the hour a quota with no hint gets, where an HTTP 429 set it aside for its
-        // delay (probe N1 3).
-        if (const auto delay = wire::parseErrorBody(wire::Api::Google, raw).retryAfterMs;
-            delay && !message.contains(QLatin1String("retry in"), Qt::CaseInsensitive))
-            message += QStringLiteral(" (retry in %1 ms)").arg(*delay);
-        m_out.fail(message, status, code >= 400 ? std::optional<int>(code) : wire::statusForGoogleStatus(status));
+        // Google's RetryInfo, as the HTTP path reads it: unread, the key was set aside for the hour
+        // a quota with no hint gets, where the same body on an HTTP 429 set it aside for its delay
+        // (probe N1 3). Beside the text, not in it: the words are classified, and a delay's digits
+        // (5000, 42900) would read as a status.
+        m_out.fail(
+            wire::inBandErrorText(QLatin1String("Google stream error"), status, toString(member(err, "message"))),
+            status, code >= 400 ? std::optional<int>(code) : wire::statusForGoogleStatus(status), StopReason::Error,
+            wire::parseErrorBody(wire::Api::Google, raw).retryAfterMs);
         return;
     }
     if (rj::isEmptyObject(chunk))

@@ -709,7 +709,8 @@ std::optional<int> UpstreamAttempts::rotateCredential(failover::AttemptId id, co
     cf.tenant = m_setup.tenant;
     cf.classification = failure.input.classificationMessage;
     cf.usageLimit = failure.input.usageLimit;
-    cf.retryAfterMs = failure.input.retryAfterMs; // headers only: the loop drops in-band values
+    // Headers' (the loop drops in-band values), else a delay the in-band error stated in structure.
+    cf.retryAfterMs = failure.input.retryAfterMs ? failure.input.retryAfterMs : failure.input.statedRetryAfterMs;
     if (failure.fromHeaders)
         cf.headers = t.errorHeaders;
     credentials::Lease lease;

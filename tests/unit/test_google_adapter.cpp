@@ -659,22 +659,35 @@ void TestGoogleAdapter::inBandErrorAndSafetyStop() {
     QVERIFY(!malformed.last().errorStatus); // the model's own stop, no outage: the record stops it
     QCOMPARE(malformed.last().errorType, QStringLiteral("MALFORMED_FUNCTION_CALL"));
 
-    // A quota error in band carries Google's RetryInfo in its text, where an in-band hint is read:
-    // the key is set aside for 17 s, as for the same body on an HTTP 429 (probe N1 3), not an hour.
-    const auto quota = decode(
-        R"(data: {"error":{"code":429,"message":"You exceeded your current quota.","status":"RESOURCE_EXHAUSTED",)"
-        R"("details":[{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"17s"}]}})"
-        "\n\n");
-    QCOMPARE(quota.last().type, EventType::Error);
-    QCOMPARE(sw::failover::FailureClassifier::retryHintFromText(quota.last().errorMessage),
-             std::optional<qint64>(17000));
-    // A text that says its own delay keeps it.
-    const auto said = decode(
-        R"(data: {"error":{"code":429,"message":"Quota exceeded. Please retry in 45.3s.","status":"RESOURCE_EXHAUSTED",)"
-        R"("details":[{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"45s"}]}})"
-        "\n\n");
-    QCOMPARE(sw::failover::FailureClassifier::retryHintFromText(said.last().errorMessage),
-             std::optional<qint64>(45300));
+    // A quota error in band carries Google's RetryInfo beside its words: the key is set aside for
+    // its delay, as for the same body on an HTTP 429 (probe N1 3), not for an hour. The words alone
+    // are classified: a delay whose digits hold "500" or "429" changes nothing.
+    auto inBand = [](const char *delay) {
+        return decode(QByteArray(R"(data: {"error":{"code":429,"message":"Resource has been exhausted (e.g. check )"
+                                 R"(quota).","status":"RESOURCE_EXHAUSTED","details":[{"@type":)"
+                                 R"("type.googleapis.com/google.rpc.RetryInfo","retryDelay":")") +
+                      delay + "\"}]}}\n\n")
+            .last();
+    };
+    auto classified = [](const StreamEvent &e) {
+        sw::failover::FailureInput in;
+        in.message = e.errorMessage;
+        in.classificationMessage = e.errorType + QStringLiteral(": ") + e.errorMessage;
+        in.status = e.errorStatus;
+        in.statedRetryAfterMs = e.errorRetryAfterMs;
+        return sw::failover::FailureClassifier::classify(in);
+    };
+    const StreamEvent quota = inBand("17s");
+    QCOMPARE(quota.type, EventType::Error);
+    QCOMPARE(quota.errorRetryAfterMs, std::optional<qint64>(17000));
+    const auto seventeen = classified(quota);
+    QVERIFY(seventeen);
+    QCOMPARE(seventeen->retryAfterMs, std::optional<qint64>(17000));
+    for (const char *delay : {"5s", "15s", "42.9s"}) {
+        const auto other = classified(inBand(delay));
+        QVERIFY(other);
+        QCOMPARE(other->kind, seventeen->kind);
+    }
 }
 
 void TestGoogleAdapter::streamWithoutFinishReasonIsAnError() {
