@@ -111,6 +111,20 @@ void OpenAIResponsesStreamEncoder::startOnce(wire::JsonWriter &w) {
     }
 }
 
+void OpenAIResponsesStreamEncoder::reasoningItemAdded(wire::JsonWriter &w, int outputIndex, const QString &id) {
+    beginEvent(w, L("response.output_item.added"));
+    w.field("output_index", outputIndex)
+        .key("item")
+        .beginObject()
+        .field("id", id)
+        .field("type", "reasoning")
+        .key("summary")
+        .beginArray()
+        .endArray()
+        .endObject();
+    endEvent(w);
+}
+
 void OpenAIResponsesStreamEncoder::openItem(wire::JsonWriter &w, int contentIndex, BlockType type,
                                             const ContentBlock &start) {
     startOnce(w);
@@ -148,17 +162,7 @@ void OpenAIResponsesStreamEncoder::openItem(wire::JsonWriter &w, int contentInde
         break;
     case BlockType::Thinking:
         item.id = L("rs_") + suffix;
-        beginEvent(w, L("response.output_item.added"));
-        w.field("output_index", item.outputIndex)
-            .key("item")
-            .beginObject()
-            .field("id", item.id)
-            .field("type", "reasoning")
-            .key("summary")
-            .beginArray()
-            .endArray()
-            .endObject();
-        endEvent(w);
+        reasoningItemAdded(w, item.outputIndex, item.id);
         beginEvent(w, L("response.reasoning_summary_part.added"));
         w.field("item_id", item.id).field("output_index", item.outputIndex).field("summary_index", 0).key("part");
         writeSummaryPart(w, QString());
@@ -170,17 +174,7 @@ void OpenAIResponsesStreamEncoder::openItem(wire::JsonWriter &w, int contentInde
             const int oi = item.outputIndex;
             item.outputIndex = m_nextOutputIndex++;
             const QString id = L("rs_") + suffix + L("s");
-            beginEvent(w, L("response.output_item.added"));
-            w.field("output_index", oi)
-                .key("item")
-                .beginObject()
-                .field("id", id)
-                .field("type", "reasoning")
-                .key("summary")
-                .beginArray()
-                .endArray()
-                .endObject();
-            endEvent(w);
+            reasoningItemAdded(w, oi, id);
             wire::JsonWriter done(carrier->size() + 96);
             OpenAIResponsesCodec::writeCallSignatureCarrier(done, id, *carrier);
             itemDone(w, oi, done.take());

@@ -35,6 +35,8 @@ private:
     void beginEvent(wire::JsonWriter &w, QLatin1String type);
     static void endEvent(wire::JsonWriter &w);
     // An output_item.done frame for the finished item `itemJson`, which joins the output.
+    // A reasoning item opens, its summary empty yet.
+    void reasoningItemAdded(wire::JsonWriter &w, int outputIndex, const QString &id);
     void itemDone(wire::JsonWriter &w, int outputIndex, const QByteArray &itemJson);
     void startOnce(wire::JsonWriter &w);
     void openItem(wire::JsonWriter &w, int contentIndex, model::BlockType type, const model::ContentBlock &start);

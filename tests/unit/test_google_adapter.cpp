@@ -40,6 +40,14 @@ QList<StreamEvent> decode(const QByteArray &sse) {
     auto decoder = GoogleAdapter().makeDecoder(target());
     return sw::test::decodeTranscript(*decoder, sse);
 }
+// What a client's encoder is told of an answer Gemini gave.
+EncodeInfo answeredByGemini() {
+    EncodeInfo info;
+    info.responseId = QStringLiteral("req_1");
+    info.model = QStringLiteral("gemini");
+    info.upstreamApi = QStringLiteral("google-generative-ai");
+    return info;
+}
 // The generationConfig the Gemini model `modelId` gets for a client's body: a Chat body when it has
 // `messages` but no `max_tokens`, else an Anthropic one.
 QJsonObject generationFor(const QByteArray &body, const char *modelId) {
@@ -281,10 +289,7 @@ void TestGoogleAdapter::aCallsSignatureComesBackThroughAResponsesClient() {
                "\n\n");
     EventAccumulator acc;
     acc.addAll(events);
-    EncodeInfo info;
-    info.responseId = QStringLiteral("req_1");
-    info.model = QStringLiteral("gemini");
-    info.upstreamApi = QStringLiteral("google-generative-ai");
+    const EncodeInfo info = answeredByGemini();
     const OpenAIResponsesCodec codec;
     QJsonArray fromJson = json(codec.encodeResponse(acc.message(), info)).value("output").toArray();
     const auto encoder = codec.makeStreamEncoder(info);
@@ -325,10 +330,7 @@ void TestGoogleAdapter::aTextsSignatureComesBackThroughAPiClient() {
                                "\n\n");
     EventAccumulator acc;
     acc.addAll(events);
-    EncodeInfo info;
-    info.responseId = QStringLiteral("req_1");
-    info.model = QStringLiteral("gemini");
-    info.upstreamApi = QStringLiteral("google-generative-ai");
+    const EncodeInfo info = answeredByGemini();
     AssistantMessage answered = acc.message();
     answered.api = info.upstreamApi;
     const PiNativeCodec codec;
