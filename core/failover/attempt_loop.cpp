@@ -2,6 +2,7 @@
 
 #include "core/failover/attempt_budget.h"
 #include "core/failover/candidate_policy.h"
+#include "core/failover/failure_decision.h"
 #include "core/failover/failure_response.h"
 #include "core/failover/provider_down_marks.h"
 #include "core/failover/retry_policy.h"
@@ -28,6 +29,7 @@ struct AttemptLoop::Attempt {
     int status = 0;
     std::optional<qint64> ttftMs;
     std::unique_ptr<AttemptBudget> budget; // armed once, before the first launch; covers every try
+                                           // (armBudget), settled when the attempt ends (endAttempt)
     CommitHold hold;
     QList<QByteArray> heldRaw; // passthrough frames held with the hold's events
     qint64 heldRawBytes = 0;
@@ -39,10 +41,8 @@ struct AttemptLoop::Attempt {
     util::Clock::TimerId errorBodyTimer = 0; // an error head's body: kErrorBodyWindowMs to end
     std::optional<UpstreamFailure> pending;  // the failure a backoff waits to retry
     bool readPaused = false;
-    qint64 pausedAtMs = 0;                 // readPaused since: the silence from then on is the client's
-    bool withoutReplayedReasoning = false; // its upstream refused a signature in the history
-    bool withReasoningBack = false;        // its upstream asked for the reasoning of tool-call turns back
-    std::optional<int> outputCap;          // its upstream refused the output cap and named its maximum
+    qint64 pausedAtMs = 0; // readPaused since: the silence from then on is the client's
+    MendState mended;      // what its upstream refused of the request, and what the request is sent as since
 };
 
 namespace {
@@ -101,6 +101,14 @@ std::optional<model::GatewayError> inBandUpstreamError(const model::StreamEvent 
     error.upstreamApi = c.provider.api;
     error.code = e.errorType; // redacted with the message (UpstreamAttempts::redactEvents)
     return error;
+}
+
+// A try's Error event, as the failure the loop decides on.
+TryFailure failureOfEvent(const model::StreamEvent &e, const Candidate &c, const TryFrame &frame) {
+    TryFailure f;
+    f.input = failureInputOf(e, frame);
+    f.upstreamError = inBandUpstreamError(e, c, frame);
+    return f;
 }
 } // namespace
 
@@ -347,6 +355,11 @@ void AttemptLoop::beginAttempt(const Candidate &candidate) {
     attempt->candidate = candidate;
     attempt->startMs = m_clock.nowMs();
     attempt->marksSeq = m_deps.marks->sequence();
+    // What the try asks for: the client's max, or the model's configured maxTokens when lower.
+    attempt->mended.outputCapSent = m_parsed.options.maxTokens;
+    if (const std::optional<int> configured = candidate.model.maxTokens;
+        configured && (!attempt->mended.outputCapSent || *configured < *attempt->mended.outputCapSent))
+        attempt->mended.outputCapSent = configured;
     Attempt &a = *attempt;
     m_attempts.emplace(a.id, std::move(attempt));
     startTry(a, false);
@@ -367,9 +380,9 @@ void AttemptLoop::startTry(Attempt &a, bool nextCredential) {
     s.attemptNo = a.no;
     s.candidate = a.candidate;
     s.nextCredential = nextCredential;
-    s.withoutReplayedReasoning = a.withoutReplayedReasoning;
-    s.withReasoningBack = a.withReasoningBack;
-    s.outputCap = a.outputCap;
+    s.withoutReplayedReasoning = a.mended.withoutReplayedReasoning;
+    s.withReasoningBack = a.mended.withReasoningBack;
+    s.outputCap = a.mended.outputCap;
     m_deps.runner->start(s); // may answer at once
 }
 
@@ -410,22 +423,37 @@ void AttemptLoop::onSetupDone(AttemptId id, const TryReady &ready) {
         if (m_settings.keepaliveMs > 0 && !m_keepaliveTimer)
             m_keepaliveTimer = m_clock.schedule(m_settings.keepaliveMs, [this]() { writeKeepalive(); });
     }
-    if (!a->budget) {
-        // record Bounds > Attempt budget: armed once per attempt, just before its first upstream
-        // call, only with a follower; half the time left. It covers the attempt's retries too.
-        std::optional<qint64> budgetEnd;
-        if (follower()) {
-            const qint64 now = m_clock.nowMs();
-            budgetEnd = now + std::max<qint64>(0, (m_deadlineAtMs - now) / 2);
-        }
-        const AttemptId aid = a->id;
-        a->budget = std::make_unique<AttemptBudget>(m_clock, budgetEnd, [this, aid]() { onBudgetExpired(aid); });
-    }
+    armBudget(*a);
     a->phase = Phase::Upstream;
     a->tryStartMs = m_clock.nowMs();
     a->lastByteMs = a->tryStartMs;
     armIdle(*a, m_settings.upstreamIdleTimeoutMs);
     m_deps.runner->launch(a->id);
+}
+
+void AttemptLoop::armBudget(Attempt &a) {
+    // record Bounds > Attempt budget: armed once per attempt, just before its first upstream call,
+    // only with a follower; half the time left. It covers the attempt's retries and rotated keys
+    // too; only a meaningful event or Done lifts it (AttemptBudget::observe), and the attempt's
+    // end settles it (endAttempt).
+    if (a.budget)
+        return;
+    std::optional<qint64> budgetEnd;
+    if (follower()) {
+        const qint64 now = m_clock.nowMs();
+        budgetEnd = now + std::max<qint64>(0, (m_deadlineAtMs - now) / 2);
+    }
+    const AttemptId id = a.id;
+    a.budget = std::make_unique<AttemptBudget>(m_clock, budgetEnd, [this, id]() { onBudgetExpired(id); });
+}
+
+void AttemptLoop::endAttempt(Attempt &a) {
+    if (a.budget)
+        a.budget->settle();
+    if (a.retryTimer)
+        m_clock.cancel(a.retryTimer);
+    a.retryTimer = 0;
+    a.phase = Phase::Done;
 }
 
 void AttemptLoop::onResponseHead(AttemptId id, int status, bool errorAnswer) {
@@ -497,90 +525,69 @@ void AttemptLoop::onFailure(AttemptId id, const TryFailure &failure) {
 // ---------------------------------------------------------------- the commit point
 
 void AttemptLoop::handleEvents(Attempt &a, const TryFrame &frame) {
-    const bool committed = m_committed == a.id;
-    // Held frame, when this call holds one: taken back out below if nothing in it was kept.
+    if (!m_settings.stream)
+        return drain(a, frame);
+    if (m_committed != a.id)
+        return holdUntilCommit(a, frame);
+    // Same API: the client gets the upstream's own frames, including those that carry no
+    // canonical event (message_delta, the usage chunk).
+    if (a.ready.passthrough && frame.raw)
+        m_deps.client->streamFrame(*frame.raw);
+    relayCommitted(a, frame, 0);
+}
+
+void AttemptLoop::account(Attempt &a, const model::StreamEvent &e) {
+    if (a.budget)
+        a.budget->observe(e);
+    // Every decoder's counts pass here (or through settle()) on their way to the ledger and the budget.
+    takeUsage(a.usage, e.usage);
+    if (e.isMeaningful()) {
+        a.deltaChars += e.delta.size();
+        if (!a.ttftMs)
+            a.ttftMs = m_clock.nowMs() - a.startMs;
+    }
+}
+
+void AttemptLoop::drain(Attempt &a, const TryFrame &frame) {
+    // Non-streaming: the client sees nothing until the drain ends, so any failure before done
+    // fails over, whatever partial content is held.
+    for (const auto &e : frame.events) {
+        account(a, e);
+        if (e.type == model::EventType::Error)
+            return attemptFailed(a, failureOfEvent(e, a.candidate, frame));
+        a.accumulator.add(e);
+        if (e.type == model::EventType::Done)
+            return succeed(a);
+    }
+}
+
+void AttemptLoop::holdUntilCommit(Attempt &a, const TryFrame &frame) {
+    // Passthrough: the upstream's own frame is held with its events, taken back out below if
+    // nothing in it was kept.
     qsizetype provisional = -1;
-    if (a.ready.passthrough && frame.raw) {
-        // Same API: the client gets the upstream's own frames, including those that carry
-        // no canonical event (message_delta, the usage chunk).
-        if (committed)
-            m_deps.client->streamFrame(*frame.raw);
-        else if (m_settings.stream && !(frame.isNoise && frame.isNoise())) {
-            provisional = a.heldRaw.size();
-            a.heldRaw.append(*frame.raw);
-            a.heldRawBytes += frame.raw->size();
-        }
+    if (a.ready.passthrough && frame.raw && !(frame.isNoise && frame.isNoise())) {
+        provisional = a.heldRaw.size();
+        a.heldRaw.append(*frame.raw);
+        a.heldRawBytes += frame.raw->size();
     }
     bool keptAny = false;
-    const AttemptId id = a.id;
-    for (const auto &e : frame.events) {
-        if (!live(id) || a.phase != Phase::Upstream)
-            return;
-        if (a.budget)
-            a.budget->observe(e);
-        // Every decoder's counts pass here (or through settle()) on their way to the ledger and the budget.
-        takeUsage(a.usage, e.usage);
-        if (e.isMeaningful()) {
-            a.deltaChars += e.delta.size();
-            if (!a.ttftMs)
-                a.ttftMs = m_clock.nowMs() - a.startMs;
-        }
-
-        if (!m_settings.stream) {
-            // Non-streaming: the client sees nothing until the drain ends, so any failure
-            // before done fails over, whatever partial content is held.
-            if (e.type == model::EventType::Error) {
-                TryFailure f;
-                f.input = failureInputOf(e, frame);
-                f.upstreamError = inBandUpstreamError(e, a.candidate, frame);
-                return attemptFailed(a, f);
-            }
-            a.accumulator.add(e);
-            if (e.type == model::EventType::Done)
-                return succeed(a);
-            continue;
-        }
-
+    for (qsizetype i = 0; i < frame.events.size(); ++i) {
+        const model::StreamEvent &e = frame.events.at(i);
+        account(a, e);
         // Canonical holds pay for their frame once; raw holds are counted as frames above.
         const auto step = a.hold.feed(e, a.ready.passthrough || keptAny ? 0 : frame.frameBytes);
         keptAny |= a.hold.lastHeld();
-        const bool isCommitted = m_committed == a.id;
-        if (step.justFailed) {
+        if (step.justFailed)
             // An error the decoder reports at the end but the upstream sent in-band (Responses'
             // error event, held for a response.failed that never came) keeps its type.
-            TryFailure f;
-            f.input = failureInputOf(e, frame);
-            f.upstreamError = inBandUpstreamError(e, a.candidate, frame);
-            return attemptFailed(a, f);
-        }
-        if (step.justCommitted)
-            commit(a, step.release);
-        else if (isCommitted && !a.ready.passthrough)
-            deliver(a, e);
-        else if (isCommitted && e.type == model::EventType::Error && (!frame.raw || frame.rawHidesError))
-            // Passthrough, and the break is ours to tell (reset, early end, silence, a Chat chunk
-            // whose finish_reason is "error"): the format's own error, never a made-up
-            // message_stop or [DONE].
-            m_deps.client->streamError(GatewayError::make(e.errorStatus.value_or(502),
-                                                          GatewayError::categoryForStatus(e.errorStatus.value_or(502)),
-                                                          e.errorMessage));
-        if (m_finished)
+            return attemptFailed(a, failureOfEvent(e, a.candidate, frame));
+        if (step.justCommitted) {
+            commit(a, step.release); // the held frames, this one's raw among them, go out
+            if (!endedCommitted(a, e, frame))
+                relayCommitted(a, frame, i + 1);
             return;
-        if (m_committed == a.id && (e.type == model::EventType::Done || e.type == model::EventType::Error)) {
-            if (e.type == model::EventType::Error) {
-                settle(a);
-                recordUsage(a, true, UsageReport::End::Cut);
-                reportCutAfterCommit(a, e, frame);
-                m_deps.client->endStream(StreamEnd::Broken);
-                return finish();
-            }
-            return succeed(a);
         }
     }
-    if (!live(id) || a.phase != Phase::Upstream || !m_settings.stream)
-        return;
-    if (m_committed == a.id)
-        return applyBackpressure(a);
     if (provisional >= 0 && !keptAny && !frame.events.isEmpty()) {
         // Every event of the frame was noise (empty deltas): the frame goes too.
         a.heldRawBytes -= a.heldRaw.at(provisional).size();
@@ -594,6 +601,45 @@ void AttemptLoop::handleEvents(Attempt &a, const TryFrame &frame) {
                               .arg(a.hold.heldBytes() + a.heldRawBytes);
         attemptFailed(a, f);
     }
+}
+
+void AttemptLoop::relayCommitted(Attempt &a, const TryFrame &frame, qsizetype from) {
+    const AttemptId id = a.id;
+    for (qsizetype i = from; i < frame.events.size(); ++i) {
+        const model::StreamEvent &e = frame.events.at(i);
+        account(a, e);
+        if (!a.ready.passthrough)
+            m_deps.client->streamEvent(e);
+        else if (e.type == model::EventType::Error && (!frame.raw || frame.rawHidesError))
+            // Passthrough, and the break is ours to tell (reset, early end, silence, a Chat chunk
+            // whose finish_reason is "error"): the format's own error, never a made-up
+            // message_stop or [DONE].
+            m_deps.client->streamError(GatewayError::make(e.errorStatus.value_or(502),
+                                                          GatewayError::categoryForStatus(e.errorStatus.value_or(502)),
+                                                          e.errorMessage));
+        if (endedCommitted(a, e, frame) || !live(id))
+            return; // answered, cut, or the client left while it was written
+    }
+    applyBackpressure(a);
+}
+
+bool AttemptLoop::endedCommitted(Attempt &a, const model::StreamEvent &e, const TryFrame &frame) {
+    if (m_finished)
+        return true;
+    if (e.type == model::EventType::Done) {
+        succeed(a);
+        return true;
+    }
+    if (e.type != model::EventType::Error)
+        return false;
+    // Broken after commit: final. The client's stream ends with its format's error, the answer so
+    // far is billed as cut, and the provider gets a failed row.
+    settle(a);
+    recordUsage(a, true, UsageReport::End::Cut);
+    reportCutAfterCommit(a, e, frame);
+    m_deps.client->endStream(StreamEnd::Broken);
+    finish();
+    return true;
 }
 
 AnswerInfo AttemptLoop::answerInfo(const Attempt &a) const {
@@ -639,7 +685,7 @@ void AttemptLoop::commit(Attempt &a, const QList<model::StreamEvent> &released) 
         a.heldRawBytes = 0;
     } else {
         for (const auto &e : released)
-            deliver(a, e);
+            m_deps.client->streamEvent(e);
     }
     // The first content is out of the hold: the client gets it before the gateway reads on through
     // the rest of the upstream's read (the frames after it still leave together).
@@ -683,11 +729,6 @@ void AttemptLoop::liftDisprovedMarks(const Attempt &a) {
             m_deps.observer->marksLifted(a.candidate, lifted); // the feed and the log say so (probe I3 3)
 }
 
-void AttemptLoop::deliver(Attempt &a, const model::StreamEvent &event) {
-    Q_UNUSED(a);
-    m_deps.client->streamEvent(event);
-}
-
 void AttemptLoop::applyBackpressure(Attempt &a) {
     // A slow client slows the upstream, not our memory: stop reading past 1 MiB queued.
     if (!a.readPaused && m_deps.client->pendingBytes() > kMaxClientQueue) {
@@ -710,8 +751,6 @@ void AttemptLoop::onClientDrained() {
 }
 
 void AttemptLoop::succeed(Attempt &a) {
-    if (a.budget)
-        a.budget->settle();
     if (!m_settings.stream) {
         // Recorded once the answer is written (its figures as of now): no bookkeeping before the client's bytes.
         AttemptReport report = reportOf(a, AttemptOutcome::Committed, {}, {}, {});
@@ -731,13 +770,6 @@ void AttemptLoop::succeed(Attempt &a) {
 
 // ---------------------------------------------------------------- failures
 
-bool AttemptLoop::lowersOutputCap(const Attempt &a, int most) const {
-    std::optional<int> sent = m_parsed.options.maxTokens;
-    if (const std::optional<int> configured = a.candidate.model.maxTokens; configured && (!sent || *configured < *sent))
-        sent = configured;
-    return !sent || most < *sent;
-}
-
 void AttemptLoop::settle(Attempt &a) {
     for (util::Clock::TimerId *timer : {&a.idleTimer, &a.errorBodyTimer})
         if (*timer) {
@@ -753,94 +785,68 @@ void AttemptLoop::settle(Attempt &a) {
     m_deps.runner->abort(a.id);
 }
 
-void AttemptLoop::retryMended(Attempt &a, const QString &why, const FailureInput &input, QJsonObject fields) {
+void AttemptLoop::attemptFailed(Attempt &a, const TryFailure &failure) {
+    // What follows is decided from the facts alone (FailureDecision::decide), then carried out.
+    const FailureDecision d = FailureDecision::decide(failure, a.budget && a.budget->timedOut(), a.mended);
+    settle(a);
+    a.phase = Phase::Backoff;
+    if (m_clientGone)
+        return finish();
+    if (d.action == FailureDecision::Action::Mend)
+        return retryMended(a, d, failure.input);
+    if (failure.upstreamError)
+        m_upstreamError = failure.upstreamError; // translation: the API's code/param reach the client
+    if (d.action == FailureDecision::Action::Stop)
+        return stopWithUpstreamError(a, failure.input);
+    if (d.mayRotate && rotateCredential(a, failure, d.failure))
+        return startTry(a, true);
+    if (d.mayRetry && tryInAttemptRetry(a, d.failure))
+        return;
+    afterFailure(a, d.failure, d.cause);
+}
+
+void AttemptLoop::retryMended(Attempt &a, const FailureDecision &d, const FailureInput &input) {
     // The same candidate once more, the request mended. Not an outage: no mark, no failure
     // counted; the refused try's usage is its own row.
-    fields.insert(QStringLiteral("candidate"), a.candidate.name());
-    fields.insert(QStringLiteral("message"), input.message.left(300));
-    m_deps.observer->note(why, fields);
+    QJsonObject fields{{QStringLiteral("candidate"), a.candidate.name()},
+                       {QStringLiteral("message"), input.message.left(300)}};
+    switch (d.mend) {
+    case FailureDecision::Mend::WithoutReplayedReasoning:
+        a.mended.withoutReplayedReasoning = true;
+        break;
+    case FailureDecision::Mend::WithReasoningBack:
+        a.mended.withReasoningBack = true;
+        break;
+    case FailureDecision::Mend::OutputCap:
+        a.mended.outputCap = d.outputCap;
+        fields.insert(QStringLiteral("maxTokens"), d.outputCap.value_or(0));
+        break;
+    case FailureDecision::Mend::None:
+        break;
+    }
+    m_deps.observer->note(d.mendWhy, fields);
     recordUsage(a, false);
     startTry(a, false);
 }
 
-void AttemptLoop::attemptFailed(Attempt &a, TryFailure failure) {
-    const bool budgetTimedOut = a.budget && a.budget->timedOut();
-    settle(a);
-    a.phase = Phase::Backoff;
-    // Retry-After counts only from response headers; an in-band error carries text only.
-    if (!failure.fromHeaders)
-        failure.input.retryAfterMs.reset();
-    if (m_clientGone)
-        return finish();
-    // Refusals of the request as this candidate got it, each mended once (retryMended):
-    const bool mendable = !failure.stop && !budgetTimedOut;
-    // A signature in the history refused (another provider of the same API made it, on a turn
-    // answered after a failover): the history without signed reasoning, as it would go to
-    // another API.
-    if (mendable && !a.withoutReplayedReasoning && FailureClassifier::refusesReplayedReasoning(failure.input)) {
-        a.withoutReplayedReasoning = true;
-        return retryMended(a, QStringLiteral("replayed reasoning refused"), failure.input);
-    }
-    // A Chat server in DeepSeek's thinking mode refused the history because an assistant turn with
-    // tool calls went without its reasoning_content (Chat clients' servers mostly refuse the
-    // field, so it goes only where asked): with it.
-    if (mendable && !a.withReasoningBack && FailureClassifier::asksForReasoningBack(failure.input)) {
-        a.withReasoningBack = true;
-        return retryMended(a, QStringLiteral("reasoning asked back"), failure.input);
-    }
-    // The request's output cap refused by a model that takes fewer (a fallback with a smaller cap
-    // than the client's first choice) and its maximum named: asking for that maximum.
-    if (const std::optional<int> most = FailureClassifier::outputMaximum(failure.input);
-        mendable && most && !a.outputCap && lowersOutputCap(a, *most)) {
-        a.outputCap = most;
-        return retryMended(a, QStringLiteral("output cap lowered"), failure.input,
-                           {{QStringLiteral("maxTokens"), *most}});
-    }
-    if (failure.upstreamError)
-        m_upstreamError = failure.upstreamError; // translation: the API's code/param reach the client
-    std::optional<UpstreamFailure> classified;
-    if (budgetTimedOut) {
-        UpstreamFailure f; // a budget timeout is server_error, whatever the text says
-        f.kind = FailureKind::ServerError;
-        f.message = failure.input.message;
-        classified = f;
-    } else if (!failure.stop) {
-        classified = FailureClassifier::classify(failure.input);
-    }
-    if (!classified)
-        return stopWithUpstreamError(a, failure.input);
-
-    // The caller's own key refused (a passthrough credential, 401 or 403): renewing it is the
-    // caller's to do (Claude Code refreshes its login on a 401), so the client gets the upstream's
-    // answer. A failover would hide it on every later request too; a mark would park the provider
-    // for a key that is not the provider's. A usage limit on that key still fails over.
-    if (failure.callersCredential && FailureClassifier::refusesTheKey(failure.input))
-        return stopWithUpstreamError(a, failure.input);
-
-    // refreshGatewayApiKeyAfterAuthError: rotate to the pool's next credential within the attempt
-    // (also past a key that cannot reach this model: another project's key may).
-    if (classified->kind == FailureKind::CredentialExhausted || failure.input.modelOutOfReach) {
-        if (const auto left = m_deps.runner->rotateCredential(a.id, failure)) {
-            // Why the key was left, in the line that says so: a 403 for one model sends that model's
-            // requests to the next key for minutes, and this line was all that said it (probe K4 4).
-            QJsonObject fields{
-                {QStringLiteral("provider"), a.candidate.provider.id},
-                {QStringLiteral("model"), a.candidate.model.id},
-                {QStringLiteral("credentialIndex"), *left},
-                {QStringLiteral("failure"), failureKindName(classified->kind)},
-                {QStringLiteral("reason"), failure.input.modelOutOfReach
-                                               ? QStringLiteral("the key cannot reach this model")
-                                               : util::redactedAndTruncated(failure.input.message, 300, {})}};
-            if (failure.input.status)
-                fields.insert(QStringLiteral("status"), *failure.input.status);
-            m_deps.observer->note(QStringLiteral("credential rotated"), fields);
-            recordUsage(a, false);
-            return startTry(a, true);
-        }
-    }
-    if (!budgetTimedOut && !failure.noRetry && tryInAttemptRetry(a, *classified))
-        return;
-    afterFailure(a, *classified, budgetTimedOut ? QStringLiteral("budget") : QString());
+bool AttemptLoop::rotateCredential(Attempt &a, const TryFailure &failure, const UpstreamFailure &classified) {
+    const auto left = m_deps.runner->rotateCredential(a.id, failure);
+    if (!left)
+        return false;
+    // Why the key was left, in the line that says so: a 403 for one model sends that model's
+    // requests to the next key for minutes, and this line was all that said it (probe K4 4).
+    QJsonObject fields{{QStringLiteral("provider"), a.candidate.provider.id},
+                       {QStringLiteral("model"), a.candidate.model.id},
+                       {QStringLiteral("credentialIndex"), *left},
+                       {QStringLiteral("failure"), failureKindName(classified.kind)},
+                       {QStringLiteral("reason"), failure.input.modelOutOfReach
+                                                      ? QStringLiteral("the key cannot reach this model")
+                                                      : util::redactedAndTruncated(failure.input.message, 300, {})}};
+    if (failure.input.status)
+        fields.insert(QStringLiteral("status"), *failure.input.status);
+    m_deps.observer->note(QStringLiteral("credential rotated"), fields);
+    recordUsage(a, false);
+    return true;
 }
 
 bool AttemptLoop::tryInAttemptRetry(Attempt &a, const UpstreamFailure &failure) {
@@ -884,9 +890,7 @@ bool AttemptLoop::tryInAttemptRetry(Attempt &a, const UpstreamFailure &failure) 
 }
 
 void AttemptLoop::afterFailure(Attempt &a, const UpstreamFailure &failure, const QString &cause) {
-    if (a.budget)
-        a.budget->settle(); // the attempt is over: disarm
-    a.phase = Phase::Done;
+    endAttempt(a);
     m_lastFailure = failure;
     m_lastFailureWho = a.candidate.name();
     // A usage limit on the provider's only key (recorded by rotateCredential): the client hears
@@ -959,9 +963,7 @@ void AttemptLoop::reportCutAfterCommit(const Attempt &a, const model::StreamEven
 void AttemptLoop::stopWithUpstreamError(Attempt &a, const FailureInput &input) {
     // Not a failover failure (400, 422, a deterministic in-band error): the client gets it as is.
     // A redirect is not an answer the client can use: 502, the message names it.
-    if (a.budget)
-        a.budget->settle();
-    a.phase = Phase::Done;
+    endAttempt(a);
     // A loop of gateways, reported as a 508 or in band by a Switchman further on: a 508 that says
     // which provider leads round it, and the SDK's own retry of a 5xx would go round again.
     const bool loop = FailureClassifier::reportsALoop(input);
@@ -983,7 +985,7 @@ void AttemptLoop::stopWithUpstreamError(Attempt &a, const FailureInput &input) {
     m_deps.observer->attemptLogged(stopped, fields);
     recordUsage(a, false);
     GatewayError error = GatewayError::make(status, GatewayError::categoryForStatus(status), message);
-    error.retryAfterMs = input.retryAfterMs; // the answer's own Retry-After, or the gateway's (a full budget)
+    error.retryAfterMs = input.statedDelayMs(); // the answer's own, or the gateway's (a full budget)
     if (loop)
         error.shouldRetry = false;
     finishWithFailure(error, false);
@@ -1088,24 +1090,16 @@ void AttemptLoop::onDeadline() {
         if (m_finished)
             return;
         if (a.phase == Phase::Setup) {
-            // A setup still running at the deadline is aborted: setup_error,
-            // outcome deadline, no mark, and the request ends.
-            a.phase = Phase::Done;
+            // A setup still running at the deadline is aborted: setup_error (never a mark),
+            // outcome deadline, and the request ends with it, as any failure at the deadline.
+            settle(a);
             UpstreamFailure f;
             f.kind = FailureKind::SetupError;
             f.message = QStringLiteral("credential setup still running at the request deadline");
-            m_lastFailure = f;
-            m_deps.observer->failureCounted(a.candidate, f.kind);
-            m_deps.observer->attemptRecorded(
-                reportOf(a, AttemptOutcome::Failed, failureKindName(f.kind), QStringLiteral("deadline"), f.message));
-            logFailure(a, f, QStringLiteral("deadline"), {});
-            settle(a);
-            return finishWithFailure(GatewayError::make(502, ErrorCategory::ServerError, f.message), false);
+            return afterFailure(a, f);
         }
         if (a.phase == Phase::Backoff && a.retryTimer) {
             // A provider retry waiting for its backoff never starts after the deadline.
-            m_clock.cancel(a.retryTimer);
-            a.retryTimer = 0;
             const UpstreamFailure f = a.pending ? *a.pending : m_lastFailure.value_or(UpstreamFailure{});
             return afterFailure(a, f);
         }
@@ -1239,12 +1233,7 @@ void AttemptLoop::finish() {
     for (auto &[id, a] : m_attempts) {
         if (a->phase != Phase::Done)
             settle(*a);
-        if (a->retryTimer)
-            m_clock.cancel(a->retryTimer);
-        a->retryTimer = 0;
-        if (a->budget)
-            a->budget->settle();
-        a->phase = Phase::Done;
+        endAttempt(*a);
     }
     m_finished = true;
     for (auto *timer : {&m_deadlineTimer, &m_keepaliveTimer}) {

@@ -17,6 +17,7 @@
 #include "core/failover/candidate_resolver.h"
 #include "core/failover/commit_hold.h"
 #include "core/failover/failure_classifier.h"
+#include "core/failover/failure_decision.h"
 #include "core/model/chat_request.h"
 #include "core/model/event_accumulator.h"
 #include "core/model/gateway_error.h"
@@ -50,17 +51,6 @@ struct TryStart {
     // The upstream refused the request's output cap and named its maximum: this try asks for no
     // more (upstream::Target::maxOutputTokens).
     std::optional<int> outputCap;
-};
-
-// A failure the runner saw. `fromHeaders`: an HTTP error answer (its Retry-After counts);
-// `stop`: not the classifier's to judge (a body over our own limit): straight to the client.
-struct TryFailure {
-    FailureInput input;
-    bool fromHeaders = false;
-    bool stop = false;
-    bool noRetry = false; // the same candidate would answer the same (its answer's shape): fail over, never retry
-    bool callersCredential = false;                   // the try used the caller's own key (a passthrough credential)
-    std::optional<model::GatewayError> upstreamError; // code/param/type the API gave, for the client's error
 };
 
 // What setup (credential) produced, once it is done.
@@ -305,19 +295,31 @@ private:
     std::optional<Candidate> follower() const; // the candidate failover would ask next, if any
     std::optional<QString> ineligibleReason(const Candidate &c) const;
 
+    // The attempt budget: armed before the attempt's first launch, settled at its end, along with
+    // a provider retry's backoff (the attempt is Done from then on).
+    void armBudget(Attempt &a);
+    void endAttempt(Attempt &a);
+
+    // A try's decoded frame, by where the answer stands: the non-streaming drain, held until the
+    // commit point, or relayed to the client after it. Each event is accounted first (account).
     void handleEvents(Attempt &a, const TryFrame &frame);
+    void account(Attempt &a, const model::StreamEvent &e);
+    void drain(Attempt &a, const TryFrame &frame);
+    void holdUntilCommit(Attempt &a, const TryFrame &frame);
+    void relayCommitted(Attempt &a, const TryFrame &frame, qsizetype from);
+    // After a committed event: whether the request ended (Done answered, an Error cut it, or it
+    // had ended already).
+    bool endedCommitted(Attempt &a, const model::StreamEvent &e, const TryFrame &frame);
     void commit(Attempt &a, const QList<model::StreamEvent> &released);
     void liftDisprovedMarks(const Attempt &a);
-    void retryMended(Attempt &a, const QString &why, const FailureInput &input, QJsonObject fields = {});
-    void deliver(Attempt &a, const model::StreamEvent &event);
     void succeed(Attempt &a);
     void applyBackpressure(Attempt &a);
 
-    void attemptFailed(Attempt &a, TryFailure failure);
+    // A try failed: FailureDecision::decide says what follows, and these carry it out.
+    void attemptFailed(Attempt &a, const TryFailure &failure);
+    void retryMended(Attempt &a, const FailureDecision &d, const FailureInput &input);
+    bool rotateCredential(Attempt &a, const TryFailure &failure, const UpstreamFailure &classified);
     bool tryInAttemptRetry(Attempt &a, const UpstreamFailure &failure);
-    // Whether asking for `most` output tokens is less than the try asked for (the client's max, or
-    // the model's configured maxTokens when lower; none sent counts as more).
-    bool lowersOutputCap(const Attempt &a, int most) const;
     void afterFailure(Attempt &a, const UpstreamFailure &failure, const QString &cause = {});
     void reportCutAfterCommit(const Attempt &a, const model::StreamEvent &error, const TryFrame &frame);
     void endStalledClient(Attempt &a);

@@ -336,10 +336,10 @@ std::optional<UpstreamFailure> FailureClassifier::classify(const FailureInput &i
         f.kind = k;
         f.status = in.status;
         f.message = in.message.isEmpty() ? text : in.message;
-        // Headers win for a thrown error; otherwise only the text can carry a hint.
-        f.retryAfterMs = in.retryAfterMs         ? in.retryAfterMs
-                         : in.statedRetryAfterMs ? in.statedRetryAfterMs
-                                                 : retryHintFromText(text);
+        // The headers' or the body's own delay; without either, a hint in the words.
+        f.retryAfterMs = in.statedDelayMs();
+        if (!f.retryAfterMs)
+            f.retryAfterMs = retryHintFromText(text);
         return std::optional<UpstreamFailure>(f);
     };
 

@@ -18,14 +18,21 @@ struct FailureInput {
     // The transport's typed cause when the connection failed (never our own abort): read
     // instead of any text, so a DNS, TLS or parse failure fails over whatever Qt calls it.
     std::optional<upstream::TransportError> transportError;
-    std::optional<int> status;          // HTTP status when the upstream answered with one
-    QString message;                    // errorMessage
-    QString classificationMessage;      // errorClassificationMessage; preferred when set
-    bool usageLimit = false;            // the adapter already knows it is a usage limit
-    std::optional<qint64> retryAfterMs; // from headers (thrown error) — see retryAfterFromHeaders
-    // An in-band error's own structured delay (Google's RetryInfo), kept when the loop drops
-    // retryAfterMs for not coming from headers; the text's hint is read only without it.
+    std::optional<int> status;     // HTTP status when the upstream answered with one
+    QString message;               // errorMessage
+    QString classificationMessage; // errorClassificationMessage; preferred when set
+    bool usageLimit = false;       // the adapter already knows it is a usage limit
+    // When the upstream says to come back, three places, in this order (statedDelayMs, and the
+    // classifier's text hint after them):
+    // - retryAfterMs: the error answer's headers (retryAfterFromHeaders), or the gateway's own
+    //   Retry-After for a limit of its own; never set for an in-band error;
+    // - statedRetryAfterMs: the error body's structured delay (Google's RetryInfo), over HTTP or in
+    //   band, kept apart from the words so its digits never read as a status.
+    std::optional<qint64> retryAfterMs;
     std::optional<qint64> statedRetryAfterMs;
+    // The headers' delay, else the body's stated one: what a credential is parked for and what a
+    // classified failure carries when the text says nothing.
+    std::optional<qint64> statedDelayMs() const { return retryAfterMs ? retryAfterMs : statedRetryAfterMs; }
     // A 403 that names the model the try asked for ("Project … does not have access to model …"):
     // a verdict on that model for this key, not on the key (UpstreamAttempts::modelOutOfReach).
     bool modelOutOfReach = false;

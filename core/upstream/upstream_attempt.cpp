@@ -709,8 +709,7 @@ std::optional<int> UpstreamAttempts::rotateCredential(failover::AttemptId id, co
     cf.tenant = m_setup.tenant;
     cf.classification = failure.input.classificationMessage;
     cf.usageLimit = failure.input.usageLimit;
-    // Headers' (the loop drops in-band values), else a delay the in-band error stated in structure.
-    cf.retryAfterMs = failure.input.retryAfterMs ? failure.input.retryAfterMs : failure.input.statedRetryAfterMs;
+    cf.retryAfterMs = failure.input.statedDelayMs();
     if (failure.fromHeaders)
         cf.headers = t.errorHeaders;
     credentials::Lease lease;
@@ -1142,6 +1141,7 @@ void UpstreamAttempts::reportErrorAnswer(Try &t) {
                                           .arg(QString::fromLatin1(t.notAStream), info.message.left(512)));
         f.input.classificationMessage = ownWords(t, info);
         f.input.retryAfterMs = t.headerRetryAfter;
+        f.input.statedRetryAfterMs = info.retryAfterMs;
         return m_loop->onFailure(id, f);
     }
     failover::TryFailure f;
@@ -1161,8 +1161,8 @@ void UpstreamAttempts::reportErrorAnswer(Try &t) {
         info.message.isEmpty() ? QStringLiteral("HTTP %1 with an empty body").arg(t.status) : redacted(t, info.message);
     f.input.classificationMessage = ownWords(t, info);
     f.input.modelOutOfReach = failover::FailureClassifier::namesTheModel(t.status, info.message, t.candidate.model.id);
-    // A Retry-After header, else the body's own delay (Google's RetryInfo).
-    f.input.retryAfterMs = t.headerRetryAfter ? t.headerRetryAfter : info.retryAfterMs;
+    f.input.retryAfterMs = t.headerRetryAfter;
+    f.input.statedRetryAfterMs = info.retryAfterMs; // Google's RetryInfo
     m_loop->onFailure(id, f);
 }
 

@@ -76,11 +76,7 @@ void readGoogle(const Value *o, ErrorBody &info) {
     const Value *err = rj::asObject(member(o, "error"));
     info.message = toString(member(err, "message"));
     info.errorType = toString(member(err, "status"));
-    if (const Value *details = rj::asArray(member(err, "details")))
-        for (const Value &d : details->GetArray())
-            if (rj::bytes(member(&d, "@type")).ends_with("google.rpc.RetryInfo"))
-                if (const auto ms = durationMs(member(&d, "retryDelay")))
-                    info.retryAfterMs = ms;
+    info.retryAfterMs = googleRetryDelayMs(err);
 }
 
 std::optional<int> lookup(const QHash<QString, int> &statuses, const QString &key) {
@@ -154,6 +150,16 @@ std::optional<int> statusForErrorBody(Api api, const ErrorBody &info) {
                         {L("type"), info.providerType.isEmpty() ? info.errorType : info.providerType}});
     }
     return std::nullopt;
+}
+
+std::optional<qint64> googleRetryDelayMs(const rj::Value *error) {
+    std::optional<qint64> delay;
+    if (const Value *details = rj::asArray(member(rj::asObject(error), "details")))
+        for (const Value &d : details->GetArray())
+            if (rj::bytes(member(&d, "@type")).ends_with("google.rpc.RetryInfo"))
+                if (const auto ms = durationMs(member(&d, "retryDelay")))
+                    delay = ms;
+    return delay;
 }
 
 std::optional<int> statusForAnthropicError(const QString &type) {

@@ -4,6 +4,7 @@
 // and writing Google's (the fake upstream answers with it).
 
 #include "core/wire/api.h"
+#include "core/wire/rapid_json.h"
 
 #include <QByteArray>
 #include <QJsonObject>
@@ -27,6 +28,10 @@ struct ErrorBody {
 // Google {"error":{code,message,status}}. Compatible servers' variants (a one-element list,
 // a bare string, FastAPI's `detail`) are read too.
 ErrorBody parseErrorBody(Api api, const QByteArray &body);
+
+// Google's google.rpc.RetryInfo `retryDelay` among a Google error object's `details` (the
+// `error` member of an HTTP error body, or of an in-band stream error): nullopt when it has none.
+std::optional<qint64> googleRetryDelayMs(const rj::Value *error);
 
 // HTTP-like status for an Anthropic error type (overloaded_error -> 529), nullopt when unknown.
 std::optional<int> statusForAnthropicError(const QString &type);
