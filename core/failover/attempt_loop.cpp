@@ -169,24 +169,9 @@ CandidateResolver::State AttemptLoop::resolverState() const {
     state.hasCredential = [this](const Candidate &c) { return m_deps.runner->hasUsableCredential(c); };
     state.whyNoCredential = [this](const Candidate &c) { return m_deps.runner->whyNoCredential(c); };
     state.ineligible = [this](const Candidate &c) { return ineligibleReason(c); };
-    // A candidate this request's content cannot go to is passed over where it stands, so a marked
-    // one is never reported passed over for a follower that was then skipped (probe IV 2). The
-    // chain's first candidate, asked first, alone fails its precheck as it would without failover
-    // (beginAttempt): a 400 the client must fix, not an outage to hide. Asked after another failed,
-    // it is passed over, and that failure is what the client reads.
-    state.cannotTake = [this](const Candidate &c) -> std::optional<QString> {
-        if (!m_tried.isEmpty() || !isFirstOfChain(c))
-            if (auto why = CandidatePolicy::precheckRejection(c, m_parsed))
-                return why;
-        return CandidatePolicy::incompatibility(c, m_parsed);
-    };
+    state.precheck = [this](const Candidate &c) { return CandidatePolicy::precheckRejection(c, m_parsed); };
+    state.cannotTake = [this](const Candidate &c) { return CandidatePolicy::incompatibility(c, m_parsed); };
     return state;
-}
-
-bool AttemptLoop::isFirstOfChain(const Candidate &c) const {
-    const Candidate &first = m_resolution.chain.first();
-    return m_resolution.chain.size() == 1 || (c.provider.id == first.provider.id && c.model.id == first.model.id &&
-                                              c.provider.baseUrl == first.provider.baseUrl);
 }
 
 std::optional<Candidate> AttemptLoop::follower() const {
@@ -302,7 +287,8 @@ void AttemptLoop::nextCandidate() {
     if (m_clientGone)
         return finish();
     QList<Skip> skipped;
-    auto candidate = CandidateResolver::next(m_resolution, m_tried, resolverState(), &skipped);
+    const CandidateResolver::Pick pick = CandidateResolver::pick(m_resolution, m_tried, resolverState(), &skipped);
+    const std::optional<Candidate> &candidate = pick.candidate;
     recordSkips(skipped);
     if (!candidate) {
         // The last real upstream failure wins over our own "incompatible" or "no credential".
@@ -330,25 +316,29 @@ void AttemptLoop::nextCandidate() {
             m_lastFailure ? clientErrorFor(*m_lastFailure)
                           : GatewayError::make(504, ErrorCategory::Timeout, QStringLiteral("request deadline passed")),
             false);
+    if (pick.rejection)
+        return rejectRequest(*candidate, *pick.rejection);
     beginAttempt(*candidate);
+}
+
+void AttemptLoop::rejectRequest(const Candidate &candidate, const QString &why) {
+    // The chain's first candidate refuses the request's content (CandidateResolver::Pick::rejection):
+    // it fails as it would without failover.
+    m_tried.insert(candidate);
+    AttemptReport r;
+    r.attemptNo = ++m_attemptNo;
+    r.candidate = candidate;
+    r.message = why;
+    r.outcome = AttemptOutcome::Failed;
+    r.logOutcome = QStringLiteral("exhausted");
+    m_deps.observer->attemptRecorded(r);
+    m_deps.client->fail(GatewayError::make(400, ErrorCategory::InvalidRequest, why), m_attemptNo);
+    finish();
 }
 
 void AttemptLoop::beginAttempt(const Candidate &candidate) {
     m_tried.insert(candidate);
     ++m_attemptNo;
-    AttemptReport r;
-    r.attemptNo = m_attemptNo;
-    r.candidate = candidate;
-    if (auto rejection = CandidatePolicy::precheckRejection(candidate, m_parsed)) {
-        // Only the chain's first candidate gets here (the resolver passes over any other this request
-        // cannot go to): it fails as it would without failover.
-        r.message = *rejection;
-        r.outcome = AttemptOutcome::Failed;
-        r.logOutcome = QStringLiteral("exhausted");
-        m_deps.observer->attemptRecorded(r);
-        m_deps.client->fail(GatewayError::make(400, ErrorCategory::InvalidRequest, *rejection), m_attemptNo);
-        return finish();
-    }
     auto attempt = std::make_unique<Attempt>();
     attempt->id = m_nextId++;
     attempt->no = m_attemptNo;

@@ -287,8 +287,8 @@ private:
     void recordSkips(const QList<Skip> &skipped);
     void recordMarkSkip(const Candidate &candidate);
     void recordCannotTake(const Candidate &candidate, const QString &why);
-    bool isFirstOfChain(const Candidate &candidate) const;
     void noteDropped(const Attempt &a);
+    void rejectRequest(const Candidate &candidate, const QString &why);
     void beginAttempt(const Candidate &candidate);
     void startTry(Attempt &a, bool nextCredential);
     CandidateResolver::State resolverState() const;

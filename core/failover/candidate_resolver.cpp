@@ -109,10 +109,15 @@ QStringList CandidateResolver::providersOfBareId(const config::Config &config, c
     return providers;
 }
 
-std::optional<Candidate> CandidateResolver::next(const Resolution &r, const TriedCandidates &tried, const State &state,
-                                                 QList<Skip> *skipped) {
-    std::optional<Candidate> deferred;
+CandidateResolver::Pick CandidateResolver::pick(const Resolution &r, const TriedCandidates &tried, const State &state,
+                                                QList<Skip> *skipped) {
+    Pick deferred;
     const qsizetype ownSkipsFrom = skipped ? skipped->size() : 0;
+    const auto isFirstOfChain = [&r](const Candidate &c) {
+        const Candidate &first = r.chain.first();
+        return r.chain.size() == 1 || (c.provider.id == first.provider.id && c.model.id == first.model.id &&
+                                       c.provider.baseUrl == first.provider.baseUrl);
+    };
     for (const Candidate &c : r.chain) {
         if (tried.contains(c))
             continue;
@@ -133,6 +138,15 @@ std::optional<Candidate> CandidateResolver::next(const Resolution &r, const Trie
             }
             continue;
         }
+        // A candidate this request's content cannot go to is passed over where it stands, so a marked
+        // one is never reported passed over for a follower that was then skipped (probe IV 2). The
+        // chain's first, asked first, alone fails its precheck as it would without failover.
+        std::optional<QString> rejection = state.precheck ? state.precheck(c) : std::nullopt;
+        if (rejection && (!tried.isEmpty() || !isFirstOfChain(c))) {
+            if (skipped)
+                skipped->append({c, *rejection, false, false, true});
+            continue;
+        }
         if (state.cannotTake) {
             if (auto why = state.cannotTake(c)) {
                 if (skipped)
@@ -143,14 +157,14 @@ std::optional<Candidate> CandidateResolver::next(const Resolution &r, const Trie
         const bool single = r.chain.size() == 1;
         const bool marked = !single && state.isMarked && state.isMarked(c);
         if (!marked)
-            return c; // the marked ones before it were passed over: they are in `skipped`
-        if (!deferred)
-            deferred = c;
+            return {c, rejection}; // the marked ones before it were passed over: they are in `skipped`
+        if (!deferred.candidate)
+            deferred = {c, rejection};
         if (skipped) // nothing is appended while no mark exists: the healthy path allocates nothing
             skipped->append({c, {}, false, true});
     }
     // No unmarked candidate left: the first marked one is asked, and none was passed over for a mark.
-    if (deferred && skipped)
+    if (deferred.candidate && skipped)
         skipped->erase(
             std::remove_if(skipped->begin() + ownSkipsFrom, skipped->end(), [](const Skip &s) { return s.marked; }),
             skipped->end());

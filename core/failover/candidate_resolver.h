@@ -83,7 +83,18 @@ public:
         std::function<bool(const Candidate &)> hasCredential;
         std::function<QString(const Candidate &)> whyNoCredential;           // the skip's reason; empty: unknown
         std::function<std::optional<QString>(const Candidate &)> ineligible; // policy: reason when ineligible
-        std::function<std::optional<QString>(const Candidate &)> cannotTake; // this request's content: reason
+        // This request's content, as the candidate's API and model take it: why it cannot go there.
+        // `precheck`: what the model's own limits refuse (an image to a text-only model, a context
+        // too large); `cannotTake`: what the API cannot carry at all.
+        std::function<std::optional<QString>(const Candidate &)> precheck;
+        std::function<std::optional<QString>(const Candidate &)> cannotTake;
+    };
+    struct Pick {
+        std::optional<Candidate> candidate;
+        // The chain's first candidate, asked before any other, fails this request's precheck: not an
+        // outage to hide but the client's request to fix, so it is not passed over: the client gets
+        // this, as without failover (a 400). Any other candidate that fails it is passed over.
+        std::optional<QString> rejection;
     };
     // The candidate to try after `tried`, or nullopt when none is left.
     // Unmarked candidates first, in chain order; a marked one only when no unmarked one
@@ -91,10 +102,16 @@ public:
     // follower): it is reported in `skipped`. So is a marked candidate an unmarked one after
     // it is returned instead of (Skip::marked): a reroute is never silent. When only marked
     // ones are left, the first of them is returned and none is reported. A single-candidate
-    // chain never consults its mark. One that cannot take the request (State::cannotTake) is
-    // reported where it stands and is never returned, marked or not.
+    // chain never consults its mark. One that cannot take the request (State::cannotTake, or
+    // State::precheck but for Pick::rejection's case) is reported where it stands and is never
+    // returned, marked or not.
+    static Pick pick(const Resolution &r, const TriedCandidates &tried, const State &state,
+                     QList<Skip> *skipped = nullptr);
+    // pick()'s candidate, whether or not its precheck failed.
     static std::optional<Candidate> next(const Resolution &r, const TriedCandidates &tried, const State &state,
-                                         QList<Skip> *skipped = nullptr);
+                                         QList<Skip> *skipped = nullptr) {
+        return pick(r, tried, state, skipped).candidate;
+    }
 };
 
 } // namespace sw::failover

@@ -179,6 +179,44 @@ private Q_SLOTS:
         QCOMPARE(skipped.size(), 3);
         QVERIFY(skipped[0].cannotTake && skipped[1].cannotTake && skipped[2].cannotTake);
     }
+    // The precheck (what a model's own limits refuse): the chain's first candidate, asked first,
+    // fails it as it would without failover (Pick::rejection, the client's 400); any other, or the
+    // first once another was tried, is passed over where it stands.
+    void onlyTheFirstAskedFailsItsPrecheckTheRestArePassedOver() {
+        const auto r = *CandidateResolver::resolve(sample(), QStringLiteral("sonnet"));
+        CandidateResolver::State s;
+        s.precheck = [](const Candidate &c) -> std::optional<QString> {
+            if (c.provider.id == QLatin1String("openai"))
+                return std::nullopt;
+            return QStringLiteral("%1 does not accept image input").arg(c.name());
+        };
+        QList<Skip> skipped;
+        auto pick = CandidateResolver::pick(r, {}, s, &skipped);
+        QCOMPARE(pick.candidate->name(), QStringLiteral("anthropic/claude-sonnet-4-5"));
+        QCOMPARE(pick.rejection, std::optional<QString>(QStringLiteral("anthropic/claude-sonnet-4-5 does not accept "
+                                                                       "image input")));
+        QVERIFY(skipped.isEmpty());
+        // Asked after another was tried, the first is passed over like the rest.
+        TriedCandidates tried;
+        tried.insert(r.chain.last());
+        pick = CandidateResolver::pick(r, tried, s, &skipped);
+        QVERIFY(!pick.candidate && !pick.rejection);
+        QCOMPARE(skipped.size(), 2);
+        QVERIFY(skipped[0].cannotTake && skipped[1].cannotTake);
+        // The first marked, its follower fine: the follower is asked, with no rejection (a request
+        // the fallback can take is served while the first is down).
+        s.isMarked = [](const Candidate &c) { return c.provider.id == QLatin1String("anthropic"); };
+        skipped.clear();
+        pick = CandidateResolver::pick(r, {}, s, &skipped);
+        QCOMPARE(pick.candidate->name(), QStringLiteral("openai/gpt-5"));
+        QVERIFY(!pick.rejection);
+        // With every candidate marked, the first is asked, and its precheck is the answer.
+        s.isMarked = [](const Candidate &) { return true; };
+        skipped.clear();
+        pick = CandidateResolver::pick(r, {}, s, &skipped);
+        QCOMPARE(pick.candidate->name(), QStringLiteral("anthropic/claude-sonnet-4-5"));
+        QVERIFY(pick.rejection);
+    }
     void credentialLessIsSkippedNeverAFollower() {
         const auto r = *CandidateResolver::resolve(sample(), QStringLiteral("sonnet"));
         CandidateResolver::State s;
