@@ -30,7 +30,7 @@ void AttemptBudget::disarm() {
 
 void AttemptBudget::observe(const model::StreamEvent &event) {
     // A try's error is not the attempt's: a retry may follow, and the budget covers it (probe N3
-    // H1). The attempt's own end settles it (AttemptLoop::afterFailure, succeed, stop).
+    // H1). The attempt's own end settles it (AttemptLoop::endAttempt).
     if (event.isMeaningful() || event.type == model::EventType::Done)
         disarm();
 }

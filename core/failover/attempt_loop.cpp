@@ -178,8 +178,8 @@ std::optional<Candidate> AttemptLoop::follower() const {
     if (!m_settings.failoverEnabled || m_resolution.direct || m_clientGone)
         return std::nullopt;
     // A follower is one that could serve this request: one this request's content cannot go to is
-    // none (State::cannotTake, every candidate once one was tried), so a slow first candidate is
-    // not cut by a budget for a fallback that cannot answer.
+    // none (State::cannotTake, and State::precheck once one was tried), so a slow first candidate
+    // is not cut by a budget for a fallback that cannot answer.
     return CandidateResolver::next(m_resolution, m_tried, resolverState());
 }
 
@@ -385,7 +385,6 @@ void AttemptLoop::onSetupFailed(AttemptId id, FailureKind kind, const QString &m
     UpstreamFailure f;
     f.kind = kind;
     f.message = message;
-    a->phase = Phase::Backoff;
     afterFailure(*a, f);
 }
 
@@ -521,8 +520,11 @@ void AttemptLoop::handleEvents(Attempt &a, const TryFrame &frame) {
         return holdUntilCommit(a, frame);
     // Same API: the client gets the upstream's own frames, including those that carry no
     // canonical event (message_delta, the usage chunk).
-    if (a.ready.passthrough && frame.raw)
+    if (a.ready.passthrough && frame.raw) {
         m_deps.client->streamFrame(*frame.raw);
+        if (!live(a.id))
+            return; // the write found the client gone: the request ended with it
+    }
     relayCommitted(a, frame, 0);
 }
 
@@ -596,6 +598,8 @@ void AttemptLoop::holdUntilCommit(Attempt &a, const TryFrame &frame) {
 void AttemptLoop::relayCommitted(Attempt &a, const TryFrame &frame, qsizetype from) {
     const AttemptId id = a.id;
     for (qsizetype i = from; i < frame.events.size(); ++i) {
+        if (!live(id))
+            return; // a write found the client gone: the request ended with it
         const model::StreamEvent &e = frame.events.at(i);
         account(a, e);
         if (!a.ready.passthrough)
@@ -607,10 +611,11 @@ void AttemptLoop::relayCommitted(Attempt &a, const TryFrame &frame, qsizetype fr
             m_deps.client->streamError(GatewayError::make(e.errorStatus.value_or(502),
                                                           GatewayError::categoryForStatus(e.errorStatus.value_or(502)),
                                                           e.errorMessage));
-        if (endedCommitted(a, e, frame) || !live(id))
-            return; // answered, cut, or the client left while it was written
+        if (endedCommitted(a, e, frame))
+            return; // answered or cut
     }
-    applyBackpressure(a);
+    if (live(id))
+        applyBackpressure(a);
 }
 
 bool AttemptLoop::endedCommitted(Attempt &a, const model::StreamEvent &e, const TryFrame &frame) {
@@ -1059,9 +1064,7 @@ void AttemptLoop::onBudgetExpired(AttemptId id) {
     if (!a)
         return;
     TryFailure f;
-    if (a->phase == Phase::Backoff && a->retryTimer) {
-        m_clock.cancel(a->retryTimer);
-        a->retryTimer = 0;
+    if (a->phase == Phase::Backoff && a->retryTimer) { // the backoff ends with the attempt (endAttempt)
         f.input.message = QStringLiteral("attempt budget expired during provider retries");
     } else if (a->phase == Phase::Setup) {
         f.input.message = QStringLiteral("attempt budget expired during credential setup");

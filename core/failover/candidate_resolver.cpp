@@ -114,9 +114,7 @@ CandidateResolver::Pick CandidateResolver::pick(const Resolution &r, const Tried
     Pick deferred;
     const qsizetype ownSkipsFrom = skipped ? skipped->size() : 0;
     const auto isFirstOfChain = [&r](const Candidate &c) {
-        const Candidate &first = r.chain.first();
-        return r.chain.size() == 1 || (c.provider.id == first.provider.id && c.model.id == first.model.id &&
-                                       c.provider.baseUrl == first.provider.baseUrl);
+        return r.chain.size() == 1 || c.ref().key() == r.chain.first().ref().key();
     };
     for (const Candidate &c : r.chain) {
         if (tried.contains(c))

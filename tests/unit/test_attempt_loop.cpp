@@ -142,7 +142,12 @@ public:
     void keepalive() override { ++keepalives; }
     void commitStream(const AnswerInfo &info, bool) override { commits.append(info); }
     void streamEvent(const StreamEvent &e) override { events.append(e); }
-    void streamFrame(const QByteArray &f) override { frames.append(f); }
+    std::function<void()> afterFrame; // what writing a frame sets off (the client found gone)
+    void streamFrame(const QByteArray &f) override {
+        frames.append(f);
+        if (afterFrame)
+            afterFrame();
+    }
     void streamError(const model::GatewayError &e) override { inBand.append(e); }
     void endStream(StreamEnd end) override {
         ended = true;
@@ -903,6 +908,38 @@ private Q_SLOTS:
         QCOMPARE(h.seen.rows.first().logOutcome, QStringLiteral("budget"));
     }
 
+    // A relayed frame whose write finds the client gone ends the request there: nothing of the
+    // frame's events is written after it, and the aborted try is not paused or resumed.
+    void aWriteThatFindsTheClientGoneEndsTheRelayThere() {
+        Harness h({candidate("pa"), candidate("pb")}, true);
+        h.runner.passthrough = true;
+        h.start();
+        h.loop->onResponseHead(h.id(), 200, false);
+        TryFrame first;
+        first.events = {ev(EventType::Start), ev(EventType::TextStart), ev(EventType::TextDelta, QStringLiteral("Hi"))};
+        first.raw = QByteArray("data: hi\n\n");
+        h.loop->onFrame(h.id(), first);
+        QCOMPARE(h.client.commits.size(), 1);
+        h.client.afterFrame = [&h]() { h.loop->onClientGone(); };
+        h.client.pending = 4 * 1024 * 1024; // a full queue: backpressure would pause the try
+        TryFrame broken;
+        StreamEvent error = ev(EventType::Error);
+        error.errorMessage = QStringLiteral("finish_reason error");
+        broken.events = {error};
+        broken.raw = QByteArray("data: {\"choices\":[{\"finish_reason\":\"error\"}]}\n\n");
+        broken.rawHidesError = true; // the gateway's error would follow the frame
+        h.loop->onFrame(h.id(), broken);
+        QVERIFY(h.done);
+        QVERIFY(h.client.inBand.isEmpty()); // no write to a client that is gone
+        QVERIFY(h.runner.paused.isEmpty());
+        for (const auto &row : h.seen.rows) // the client left: no row blames the provider for a cut
+            QVERIFY(row.logOutcome != QStringLiteral("after_commit"));
+        TryFrame later; // a frame with no events after the end is ignored
+        later.raw = QByteArray("data: more\n\n");
+        h.loop->onFrame(h.id(), later);
+        QCOMPARE(h.client.frames.size(), 2);
+    }
+
     void deadlineDuringSetupOnTheClock() {
         Harness h({candidate("pa"), candidate("pb")}, false);
         h.settings.deadlineMs = 5000;
@@ -911,6 +948,10 @@ private Q_SLOTS:
         h.clock.advance(5000);
         QVERIFY(h.done);
         QCOMPARE(h.client.failed->status, 502);
+        // Told as any failure at the deadline: the candidate that could not be set up, and why.
+        QCOMPARE(h.client.failed->message,
+                 QStringLiteral("could not set up pa/m-pa: credential setup still running at the request deadline"));
+        QCOMPARE(h.seen.rows.size(), 1);
         QCOMPARE(h.seen.rows.first().failure, QStringLiteral("setup_error"));
         QCOMPARE(h.seen.rows.first().logOutcome, QStringLiteral("deadline"));
         QVERIFY(h.marks.active().isEmpty());

@@ -91,6 +91,21 @@ private Q_SLOTS:
         QCOMPARE(FailureDecision::decide(own, true, {}).action, Action::FailOver);
     }
 
+    void aLimitOfTheGatewaysOwnIsNeverMended() {
+        // Words that would be mended from the upstream are the gateway's own here: they stop.
+        TryFailure f = answered(400, kSignature);
+        f.stop = true;
+        QCOMPARE(FailureDecision::decide(f, false, {}).action, Action::Stop);
+    }
+
+    void theCallersOwnRefusedKeyStopsEvenWhenTheBudgetCutIt() {
+        // The budget's server_error comes first, the caller's refused key after it: still the
+        // caller's to renew, never a failover that hides it.
+        TryFailure refused = answered(401, QStringLiteral("invalid x-api-key"));
+        refused.callersCredential = true;
+        QCOMPARE(FailureDecision::decide(refused, true, {}).action, Action::Stop);
+    }
+
     void theCallersOwnRefusedKeyStopsButItsUsageLimitFailsOver() {
         TryFailure refused = answered(401, QStringLiteral("invalid x-api-key"));
         refused.callersCredential = true;
