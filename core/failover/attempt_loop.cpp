@@ -522,7 +522,7 @@ void AttemptLoop::handleEvents(Attempt &a, const TryFrame &frame) {
     // canonical event (message_delta, the usage chunk).
     if (a.ready.passthrough && frame.raw) {
         m_deps.client->streamFrame(*frame.raw);
-        if (!live(a.id))
+        if (m_finished)
             return; // the write found the client gone: the request ended with it
     }
     relayCommitted(a, frame, 0);
@@ -596,10 +596,7 @@ void AttemptLoop::holdUntilCommit(Attempt &a, const TryFrame &frame) {
 }
 
 void AttemptLoop::relayCommitted(Attempt &a, const TryFrame &frame, qsizetype from) {
-    const AttemptId id = a.id;
     for (qsizetype i = from; i < frame.events.size(); ++i) {
-        if (!live(id))
-            return; // a write found the client gone: the request ended with it
         const model::StreamEvent &e = frame.events.at(i);
         account(a, e);
         if (!a.ready.passthrough)
@@ -612,10 +609,9 @@ void AttemptLoop::relayCommitted(Attempt &a, const TryFrame &frame, qsizetype fr
                                                           GatewayError::categoryForStatus(e.errorStatus.value_or(502)),
                                                           e.errorMessage));
         if (endedCommitted(a, e, frame))
-            return; // answered or cut
+            return; // answered, cut, or the write found the client gone (the request ended with it)
     }
-    if (live(id))
-        applyBackpressure(a);
+    applyBackpressure(a);
 }
 
 bool AttemptLoop::endedCommitted(Attempt &a, const model::StreamEvent &e, const TryFrame &frame) {
