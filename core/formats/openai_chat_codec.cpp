@@ -151,6 +151,14 @@ bool decodeMessage(const Value *m, qsizetype index, const BodyPath &where, Unnam
         for (const Value &c : rj::elements(calls)) {
             ContentBlock call = toolCall(rj::member(&c, "function"));
             call.toolCallId = unnamed->callId(rj::toString(rj::member(&c, "id")), index, callIndex++, call.toolName);
+            // Google's function-call signature, where Google's own Chat endpoint puts it (and the
+            // answer's encoder too): it goes back to Gemini with its call, to no other API.
+            const QString signature =
+                rj::toString(rj::member(rj::member(rj::member(&c, "extra_content"), "google"), "thought_signature"));
+            if (!signature.isEmpty()) {
+                call.signature = signature;
+                call.signatureApi = wire::apiName(wire::Api::Google);
+            }
             msg.content.append(call);
         }
         if (legacy) {
@@ -485,6 +493,18 @@ void OpenAIChatCodec::writeError(wire::JsonWriter &w, const GatewayError &error)
     w.field("code", f.code).endObject().endObject();
 }
 
+void OpenAIChatCodec::writeCallSignature(wire::JsonWriter &w, const ContentBlock &call, const QString &upstreamApi) {
+    if (!model::functionCallCarrier(call, upstreamApi))
+        return;
+    w.key("extra_content")
+        .beginObject()
+        .key("google")
+        .beginObject()
+        .field("thought_signature", call.signature)
+        .endObject()
+        .endObject();
+}
+
 QByteArray OpenAIChatCodec::encodeResponse(const AssistantMessage &message, const EncodeInfo &info) const {
     QString text;
     QString refusal; // OpenAI's refusal, from a Chat or Responses upstream: its own field
@@ -559,6 +579,7 @@ QByteArray OpenAIChatCodec::encodeResponse(const AssistantMessage &message, cons
                     w.field("arguments", b.argumentsJson);
                 w.endObject();
             }
+            writeCallSignature(w, b, info.upstreamApi);
             w.endObject();
         }
         w.endArray();

@@ -21,6 +21,10 @@ public:
     static QLatin1String finishReason(model::StopReason reason); // stop, length, tool_calls
     // The usage object: prompt/completion/total tokens, prompt_tokens_details.cached_tokens.
     static void writeUsage(wire::JsonWriter &w, const model::Usage &usage);
+    // A tool call's "extra_content":{"google":{"thought_signature":…}}, as Google's own Chat endpoint
+    // writes it, when Google signed the call (model::functionCallCarrier); the raw signature, which
+    // the client sends back with the call. Nothing for a call another API made or signed.
+    static void writeCallSignature(wire::JsonWriter &w, const model::ContentBlock &call, const QString &upstreamApi);
     // What an error says in OpenAI's vocabulary (shared with the Responses format).
     struct ErrorFields {
         QString type;

@@ -104,9 +104,9 @@ QByteArray OpenAIChatStreamEncoder::encode(const StreamEvent &event) {
             .beginObject()
             .field("name", event.block.toolName)
             .field("arguments", QString())
-            .endObject()
-            .endObject()
-            .endArray();
+            .endObject();
+        OpenAIChatCodec::writeCallSignature(w, event.block, m_info.upstreamApi);
+        w.endObject().endArray();
         endChunk(w);
         break;
     }
@@ -143,9 +143,9 @@ QByteArray OpenAIChatStreamEncoder::encode(const StreamEvent &event) {
                 .beginObject()
                 .field("name", call.toolName)
                 .field("input", OpenAIResponsesCodec::customInput(call))
-                .endObject()
-                .endObject()
-                .endArray();
+                .endObject();
+            OpenAIChatCodec::writeCallSignature(w, call, m_info.upstreamApi);
+            w.endObject().endArray();
             endChunk(w);
             break;
         }

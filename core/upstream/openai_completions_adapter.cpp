@@ -24,6 +24,19 @@ using namespace sw::model;
 
 namespace {
 
+// The turn's calls without their `extra_content` (Google's call signature; see buildRequest).
+void dropCallExtraContent(QJsonObject &turn) {
+    QJsonArray calls = turn.value(QLatin1String("tool_calls")).toArray();
+    for (qsizetype i = 0; i < calls.size(); ++i) {
+        QJsonObject call = calls.at(i).toObject();
+        if (call.contains(QLatin1String("extra_content"))) {
+            call.remove(QLatin1String("extra_content"));
+            calls.replace(i, call);
+        }
+    }
+    turn.insert(QLatin1String("tool_calls"), calls);
+}
+
 // A turn's call ids (an assistant turn's tool_calls, a tool turn's tool_call_id) within Chat's
 // length, bounded as a converted request's are.
 void boundToolCallIds(QJsonObject &turn) {
@@ -528,9 +541,23 @@ HttpRequest OpenAICompletionsAdapter::buildRequest(const model::ChatRequest &req
                 detailsBack = takesReasoningDetailsBack(target);
             return holds && !*detailsBack;
         };
+        // Google's function-call signature on a call (`extra_content.google.thought_signature`: what the
+        // gateway writes for a Chat client when Gemini answered, and Google's own Chat endpoint too)
+        // goes only to Google's Chat endpoint: another server may refuse the member with a 400, and the
+        // signature is Google's. One member lookup per call; the host looked at only when one holds it.
+        std::optional<bool> keepsExtraContent;
+        const auto extraContentEdit = [&](const rj::Value &m) {
+            const auto calls = rj::elements(rj::member(&m, "tool_calls"));
+            const bool holds = std::any_of(calls.begin(), calls.end(), [](const rj::Value &call) {
+                return rj::member(&call, "extra_content") != nullptr;
+            });
+            if (holds && !keepsExtraContent)
+                keepsExtraContent = hostIs(target.baseUrl, L("generativelanguage.googleapis.com"));
+            return holds && !*keepsExtraContent;
+        };
         const auto reasoningEdit = [&](const rj::Value &m) {
             return rj::equals(rj::member(&m, "role"), "assistant") &&
-                   (reasoningContentEdit(m) || otherReasoningEdit(m));
+                   (reasoningContentEdit(m) || otherReasoningEdit(m) || extraContentEdit(m));
         };
         // A call id over Chat's 40 (a server of the same API named it: vLLM's are 46 long, and a
         // streamed answer reaches the client with them as they came) is refused by OpenAI ("string
@@ -631,6 +658,8 @@ HttpRequest OpenAICompletionsAdapter::buildRequest(const model::ChatRequest &req
                         if (edit && otherReasoningEdit(m))
                             for (const char *key : kOtherReasoningMembers)
                                 turn.remove(QLatin1String(key));
+                        if (edit && extraContentEdit(m))
+                            dropCallExtraContent(turn);
                         if (bound)
                             boundToolCallIds(turn);
                         if (named)

@@ -5,7 +5,10 @@
 #include "core/formats/openai_responses_codec.h"
 #include "core/formats/pi_native_codec.h"
 #include "core/model/event_accumulator.h"
+#include "core/upstream/anthropic_adapter.h"
 #include "core/upstream/google_adapter.h"
+#include "core/upstream/openai_completions_adapter.h"
+#include "core/upstream/openai_responses_adapter.h"
 #include "core/wire/json.h"
 #include "wire_fixtures.h"
 
@@ -76,6 +79,7 @@ private slots:
     void buildsStreamGenerateContentRequest();
     void signaturesGoBackOnlyToGoogle();
     void aCallsSignatureComesBackThroughAResponsesClient();
+    void aCallsSignatureComesBackThroughAChatClient();
     void aTextsSignatureComesBackThroughAPiClient();
     void aRefusedThoughtSignatureSendsNone();
     void turnsAlternateBetweenUserAndModel();
@@ -319,6 +323,95 @@ void TestGoogleAdapter::aCallsSignatureComesBackThroughAResponsesClient() {
                  QStringLiteral("get_weather"));
         QCOMPARE(parts[1].toObject().value("thoughtSignature").toString(), QStringLiteral("U0lHLWZj"));
     }
+}
+
+// A Gemini call's thoughtSignature went nowhere in a Chat answer, so a Chat client's next turn gave
+// Gemini the skip value in its place and Gemini lost its reasoning at every tool step. It goes where
+// Google's own Chat endpoint puts it, the call's extra_content.google.thought_signature (raw), in the
+// JSON answer and the stream alike, and comes back to Gemini with its call; never on another API's call.
+void TestGoogleAdapter::aCallsSignatureComesBackThroughAChatClient() {
+    const auto events =
+        decode(R"(data: {"candidates":[{"content":{"role":"model","parts":[{"text":"Let me look."},)"
+               R"({"functionCall":{"name":"get_weather","args":{"city":"Paris"}},"thoughtSignature":"U0lHLWZj"}]},)"
+               R"("finishReason":"STOP"}]})"
+               "\n\n");
+    EventAccumulator acc;
+    acc.addAll(events);
+    const EncodeInfo info = answeredByGemini();
+    const OpenAIChatCodec codec;
+    const QJsonObject fromJson = json(codec.encodeResponse(acc.message(), info))
+                                     .value("choices")
+                                     .toArray()[0]
+                                     .toObject()
+                                     .value("message")
+                                     .toObject()
+                                     .value("tool_calls")
+                                     .toArray()[0]
+                                     .toObject();
+    const auto encoder = codec.makeStreamEncoder(info);
+    QByteArray stream;
+    for (const StreamEvent &e : events)
+        stream += encoder->encode(e);
+    // The stream's call as a client puts it together: its first delta (id, name, extra_content),
+    // the arguments from the deltas after it.
+    QJsonObject fromStream;
+    QString streamedArguments;
+    for (const QByteArray &line : stream.split('\n')) {
+        if (!line.startsWith("data: {"))
+            continue;
+        const QJsonArray calls = json(line.mid(6))
+                                     .value("choices")
+                                     .toArray()[0]
+                                     .toObject()
+                                     .value("delta")
+                                     .toObject()
+                                     .value("tool_calls")
+                                     .toArray();
+        for (const QJsonValue &c : calls) {
+            if (c.toObject().contains("id"))
+                fromStream = c.toObject();
+            streamedArguments += c.toObject().value("function").toObject().value("arguments").toString();
+        }
+    }
+    QVERIFY(!fromStream.isEmpty());
+    QJsonObject streamFunction = fromStream.value("function").toObject();
+    streamFunction.insert("arguments", streamedArguments);
+    fromStream.remove("index");
+    fromStream.insert("function", streamFunction);
+    for (const QJsonObject &call : {fromJson, fromStream}) {
+        QCOMPARE(
+            call.value("extra_content").toObject().value("google").toObject().value("thought_signature").toString(),
+            QStringLiteral("U0lHLWZj")); // raw: what Google's own endpoint writes
+        // The client's next turn: the answer's call as it came, then the call's result.
+        const QJsonArray messages{
+            QJsonObject{{"role", "user"}, {"content", "weather in Paris?"}},
+            QJsonObject{{"role", "assistant"}, {"content", "Let me look."}, {"tool_calls", QJsonArray{call}}},
+            QJsonObject{{"role", "tool"}, {"tool_call_id", call.value("id")}, {"content", "sunny"}}};
+        const auto next =
+            codec.decode(wire::compactJson(QJsonObject{{"model", "gemini"}, {"messages", messages}}), nullptr);
+        QVERIFY(next);
+        const QJsonArray parts =
+            GoogleAdapter::buildBody(*next).value("contents").toArray()[1].toObject().value("parts").toArray();
+        QCOMPARE(parts.size(), 2);
+        QCOMPARE(parts[1].toObject().value("functionCall").toObject().value("name").toString(),
+                 QStringLiteral("get_weather"));
+        QCOMPARE(parts[1].toObject().value("thoughtSignature").toString(), QStringLiteral("U0lHLWZj"));
+        // Google's signature goes to no other API.
+        for (const QJsonObject &other :
+             {AnthropicAdapter::buildBody(*next, QStringLiteral("m")),
+              OpenAIResponsesAdapter::buildBody(*next, QStringLiteral("m")),
+              OpenAICompletionsAdapter::buildBody(*next, QStringLiteral("m"), false, false, false)})
+            QVERIFY(!wire::compactJson(other).contains("U0lHLWZj"));
+    }
+    // Another API's call signature is never written for a Chat client.
+    EncodeInfo fromAnthropic = answeredByGemini();
+    fromAnthropic.upstreamApi = QStringLiteral("anthropic-messages");
+    QVERIFY(!codec.encodeResponse(acc.message(), fromAnthropic).contains("extra_content"));
+    QByteArray otherStream;
+    const auto otherEncoder = codec.makeStreamEncoder(fromAnthropic);
+    for (const StreamEvent &e : events)
+        otherStream += otherEncoder->encode(e);
+    QVERIFY(!otherStream.contains("extra_content"));
 }
 
 // Gemini puts a thoughtSignature on an answer's last text part; pi-ai's own Google provider keeps

@@ -86,6 +86,7 @@ private slots:
     void anEmptyAssistantTurnIsLeftOut();
     void reasoningContentGoesOnlyToAServerThatAsksForItBack();
     void openRoutersSignedReasoningGoesBackOnlyToOpenRouter();
+    void googlesCallSignatureGoesBackOnlyToGooglesChatEndpoint();
     void aSameApiHistorysOverLongCallIdsGoBounded();
     void repeatedCallIdsGoUniqueEachResultWithItsCall_data();
     void repeatedCallIdsGoUniqueEachResultWithItsCall();
@@ -309,6 +310,40 @@ void TestOpenAICompletionsAdapter::openRoutersSignedReasoningGoesBackOnlyToOpenR
     QCOMPARE(back[1].toObject().value("reasoning_details").toArray().at(0).toObject().value("signature").toString(),
              QStringLiteral("SIG-or-1"));
     QCOMPARE(back[3].toObject().value("reasoning_text").toString(), QStringLiteral("All read."));
+}
+
+void TestOpenAICompletionsAdapter::googlesCallSignatureGoesBackOnlyToGooglesChatEndpoint() {
+    // A Chat client answered by Gemini (through the gateway, or Google's own Chat endpoint) keeps the
+    // call's extra_content.google.thought_signature and sends it back. After a failover to another
+    // Chat server the member would go up as written: a strict server refuses an unknown member with
+    // a 400, and the signature is Google's. It goes without; the rest of the turn as the client wrote it.
+    const QByteArray body =
+        "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"go\"},"
+        "{\"role\":\"assistant\",\"content\":null,\"tool_calls\":[{\"id\":\"call_1\",\"type\":\"function\","
+        "\"function\":{\"name\":\"f\",\"arguments\":\"{}\"},"
+        "\"extra_content\":{\"google\":{\"thought_signature\":\"U0lHLWZj\"}}}]},"
+        "{\"role\":\"tool\",\"tool_call_id\":\"call_1\",\"content\":\"ok\"}],\"x_custom\":1}";
+    const auto req = sw::formats::OpenAIChatCodec().decode(body, nullptr);
+    QVERIFY(req);
+    for (const QString &host :
+         {QStringLiteral("https://api.openai.com/v1"), QStringLiteral("https://openrouter.ai/api/v1"),
+          QStringLiteral("https://api.groq.com/openai/v1")}) {
+        const QByteArray sent = OpenAICompletionsAdapter().buildRequest(*req, target(host), {}).body;
+        QVERIFY2(!sent.contains("extra_content") && !sent.contains("U0lHLWZj"), sent.constData());
+        const QJsonArray messages = json(sent).value("messages").toArray();
+        QCOMPARE(messages.size(), 3);
+        const QJsonObject call = messages[1].toObject().value("tool_calls").toArray().at(0).toObject();
+        QCOMPARE(call.value("id").toString(), QStringLiteral("call_1"));
+        QCOMPARE(call.value("function").toObject().value("name").toString(), QStringLiteral("f"));
+        QCOMPARE(json(sent).value("x_custom").toInt(), 1);
+    }
+    // Google's own Chat endpoint takes it back, as the client wrote it.
+    const QByteArray google =
+        OpenAICompletionsAdapter()
+            .buildRequest(*req, target(QStringLiteral("https://generativelanguage.googleapis.com/v1beta/openai")), {})
+            .body;
+    QVERIFY2(google.contains("\"extra_content\":{\"google\":{\"thought_signature\":\"U0lHLWZj\"}}"),
+             google.constData());
 }
 
 void TestOpenAICompletionsAdapter::aSameApiHistorysOverLongCallIdsGoBounded() {
