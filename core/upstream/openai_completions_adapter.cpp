@@ -24,15 +24,30 @@ using namespace sw::model;
 
 namespace {
 
-// The turn's calls without their `extra_content` (Google's call signature; see buildRequest).
-void dropCallExtraContent(QJsonObject &turn) {
+const QLatin1String kSkipSignature("skip_thought_signature_validator");
+
+// A turn's calls' `extra_content` (Google's call signature) as the server takes it. Any server but
+// Google's own Chat endpoint gets none (a strict one refuses the member with a 400, and the signature
+// is Google's). That endpoint refuses a turn whose first call has none (Gemini 3 signs only the
+// first of parallel calls): a call Gemini did not make gets the value Google documents for history
+// from elsewhere, and after the endpoint refused a signature (`replay` false), every call goes with
+// that value alone.
+void signCalls(QJsonObject &turn, bool toGoogle, bool replay) {
     QJsonArray calls = turn.value(QLatin1String("tool_calls")).toArray();
+    if (calls.isEmpty())
+        return;
     for (qsizetype i = 0; i < calls.size(); ++i) {
         QJsonObject call = calls.at(i).toObject();
-        if (call.contains(QLatin1String("extra_content"))) {
+        if ((!toGoogle || !replay) && call.contains(QLatin1String("extra_content"))) {
             call.remove(QLatin1String("extra_content"));
             calls.replace(i, call);
         }
+    }
+    if (QJsonObject first = calls.first().toObject(); toGoogle && !first.contains(QLatin1String("extra_content"))) {
+        first.insert(
+            QLatin1String("extra_content"),
+            QJsonObject{{QLatin1String("google"), QJsonObject{{QLatin1String("thought_signature"), kSkipSignature}}}});
+        calls.replace(0, first);
     }
     turn.insert(QLatin1String("tool_calls"), calls);
 }
@@ -275,6 +290,10 @@ bool OpenAICompletionsAdapter::isOpenAI(const QString &baseUrl) {
     return hostIs(baseUrl, L("api.openai.com"));
 }
 
+bool OpenAICompletionsAdapter::isGoogle(const QString &baseUrl) {
+    return hostIs(baseUrl, L("generativelanguage.googleapis.com"));
+}
+
 bool OpenAICompletionsAdapter::isGroq(const QString &baseUrl) {
     return hostIs(baseUrl, L("api.groq.com"));
 }
@@ -352,7 +371,8 @@ qsizetype OpenAICompletionsAdapter::stopSequencesSent(const model::ChatRequest &
 }
 
 QJsonObject OpenAICompletionsAdapter::buildBody(const model::ChatRequest &request, const QString &modelId,
-                                                bool useMaxCompletionTokens, bool reasoningBack, bool reasonsAlways) {
+                                                bool useMaxCompletionTokens, bool reasoningBack, bool reasonsAlways,
+                                                bool googleCalls) {
     const Context &ctx = request.context;
     const Options &opt = request.options;
     QJsonArray messages;
@@ -385,6 +405,7 @@ QJsonObject OpenAICompletionsAdapter::buildBody(const model::ChatRequest &reques
             QString text;
             QString reasoning;
             QJsonArray calls;
+            bool firstCall = true;
             for (const ContentBlock &b : m.content) {
                 if (b.type == BlockType::Text) {
                     text += b.text;
@@ -396,10 +417,23 @@ QJsonObject OpenAICompletionsAdapter::buildBody(const model::ChatRequest &reques
                                              ? b.argumentsJson
                                              : QString::fromUtf8(wire::compactJson(b.arguments));
                     callIds.append(boundedToolCallId(b.toolCallId, kMaxToolIdLength));
-                    calls.append(
-                        QJsonObject{{L("id"), callIds.last()},
-                                    {L("type"), L("function")},
-                                    {L("function"), QJsonObject{{L("name"), b.toolName}, {L("arguments"), args}}}});
+                    QJsonObject call{{L("id"), callIds.last()},
+                                     {L("type"), L("function")},
+                                     {L("function"), QJsonObject{{L("name"), b.toolName}, {L("arguments"), args}}}};
+                    // To Google's own Chat endpoint, Gemini's signature as that endpoint wrote it;
+                    // a call Gemini did not sign, first of its turn, gets the value Google documents
+                    // for history from elsewhere (as the Gemini API's own adapter sends).
+                    if (googleCalls) {
+                        const bool own =
+                            model::signatureOwner(m, b) == wire::apiName(wire::Api::Google) && !b.signature.isEmpty();
+                        if (own || firstCall)
+                            call.insert(
+                                L("extra_content"),
+                                QJsonObject{{L("google"), QJsonObject{{L("thought_signature"),
+                                                                       own ? b.signature : QString(kSkipSignature)}}}});
+                    }
+                    firstCall = false;
+                    calls.append(call);
                 }
             }
             if (text.isEmpty() && calls.isEmpty())
@@ -539,25 +573,28 @@ HttpRequest OpenAICompletionsAdapter::buildRequest(const model::ChatRequest &req
                                            [&](const char *key) { return rj::member(&m, key) != nullptr; });
             if (holds && !detailsBack)
                 detailsBack = takesReasoningDetailsBack(target);
-            return holds && !*detailsBack;
+            return holds && (!*detailsBack || !target.replayReasoning);
         };
         // Google's function-call signature on a call (`extra_content.google.thought_signature`: what the
-        // gateway writes for a Chat client when Gemini answered, and Google's own Chat endpoint too)
-        // goes only to Google's Chat endpoint: another server may refuse the member with a 400, and the
-        // signature is Google's. One member lookup per call; the host looked at only when one holds it.
-        std::optional<bool> keepsExtraContent;
-        const auto extraContentEdit = [&](const rj::Value &m) {
+        // gateway writes for a Chat client when Gemini answered, and Google's own Chat endpoint too),
+        // as signCalls leaves it: the host looked at only when a turn has calls.
+        std::optional<bool> toGoogle;
+        const auto callSignatureEdit = [&](const rj::Value &m) {
             const auto calls = rj::elements(rj::member(&m, "tool_calls"));
+            if (calls.begin() == calls.end())
+                return false;
+            if (!toGoogle)
+                toGoogle = isGoogle(target.baseUrl);
             const bool holds = std::any_of(calls.begin(), calls.end(), [](const rj::Value &call) {
                 return rj::member(&call, "extra_content") != nullptr;
             });
-            if (holds && !keepsExtraContent)
-                keepsExtraContent = hostIs(target.baseUrl, L("generativelanguage.googleapis.com"));
-            return holds && !*keepsExtraContent;
+            if (!*toGoogle || !target.replayReasoning)
+                return holds || *toGoogle;
+            return rj::member(&*calls.begin(), "extra_content") == nullptr;
         };
         const auto reasoningEdit = [&](const rj::Value &m) {
             return rj::equals(rj::member(&m, "role"), "assistant") &&
-                   (reasoningContentEdit(m) || otherReasoningEdit(m) || extraContentEdit(m));
+                   (reasoningContentEdit(m) || otherReasoningEdit(m) || callSignatureEdit(m));
         };
         // A call id over Chat's 40 (a server of the same API named it: vLLM's are 46 long, and a
         // streamed answer reaches the client with them as they came) is refused by OpenAI ("string
@@ -658,8 +695,8 @@ HttpRequest OpenAICompletionsAdapter::buildRequest(const model::ChatRequest &req
                         if (edit && otherReasoningEdit(m))
                             for (const char *key : kOtherReasoningMembers)
                                 turn.remove(QLatin1String(key));
-                        if (edit && extraContentEdit(m))
-                            dropCallExtraContent(turn);
+                        if (edit && callSignatureEdit(m))
+                            signCalls(turn, *toGoogle, target.replayReasoning);
                         if (bound)
                             boundToolCallIds(turn);
                         if (named)
@@ -688,8 +725,20 @@ HttpRequest OpenAICompletionsAdapter::buildRequest(const model::ChatRequest &req
         // A model configured not to reason gets no reasoning_effort (gpt-4o refuses it with a 400);
         // one that takes fewer output tokens than asked gets its maximum.
         model::ChatRequest scratch;
-        QJsonObject body = buildBody(requestForTarget(converted, target, scratch), target.modelId,
-                                     isOpenAI(target.baseUrl), takesReasoningBack(target), alwaysReasons(target));
+        const bool toGoogle = isGoogle(target.baseUrl);
+        QJsonObject body =
+            buildBody(requestForTarget(converted, target, scratch), target.modelId, isOpenAI(target.baseUrl),
+                      takesReasoningBack(target), alwaysReasons(target), toGoogle);
+        if (toGoogle && !target.replayReasoning) {
+            // Google's Chat endpoint refused a signature: the history once more with none (signCalls).
+            QJsonArray turns = body.value(L("messages")).toArray();
+            for (qsizetype i = 0; i < turns.size(); ++i)
+                if (QJsonObject turn = turns.at(i).toObject(); turn.contains(L("tool_calls"))) {
+                    signCalls(turn, true, false);
+                    turns.replace(i, turn);
+                }
+            body.insert(L("messages"), turns);
+        }
         // A Responses client's text.verbosity is Chat's verbosity, the same setting: to the Chat
         // servers that take it (OpenAI's, OpenRouter's). Another server may refuse a member it does not
         // know with a 400; there it goes without, a documented drop (translation_rules.md).

@@ -30,9 +30,13 @@ public:
     // (takesReasoningBack).
     // reasonsAlways: the model takes only the default sampling and no stop, asked to reason or not
     // (alwaysReasons).
+    // googleCalls: Google's own Chat endpoint, whose calls carry Gemini's signature as
+    // `extra_content.google.thought_signature` (isGoogle).
     static QJsonObject buildBody(const model::ChatRequest &request, const QString &modelId, bool useMaxCompletionTokens,
-                                 bool reasoningBack = false, bool reasonsAlways = false);
+                                 bool reasoningBack = false, bool reasonsAlways = false, bool googleCalls = false);
     static bool isOpenAI(const QString &baseUrl);
+    // Google's OpenAI-compatible endpoint (generativelanguage.googleapis.com).
+    static bool isGoogle(const QString &baseUrl);
     // Groq's API, which refuses `logprobs`, `top_logprobs`, `logit_bias` and a message's `name` with a
     // 400 (console.groq.com/docs/openai, "Currently Unsupported OpenAI Features").
     static bool isGroq(const QString &baseUrl);

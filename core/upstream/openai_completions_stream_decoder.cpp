@@ -117,6 +117,20 @@ void OpenAICompletionsStreamDecoder::prose(BlockType type, const QString &text, 
     m_out.append(kProse, text);
 }
 
+// Gemini's signature on a call from Google's own OpenAI-compatible endpoint, which puts it in the
+// call's first delta (`extra_content.google.thought_signature`): Google's, so it goes back to Gemini
+// alone, whichever format the client reads (translation_rules.md).
+void OpenAICompletionsStreamDecoder::callSignature(const Value *call, ContentBlock &block) {
+    const Value *extra = member(call, "extra_content");
+    if (!extra)
+        return;
+    const QString signature = toString(member(member(extra, "google"), "thought_signature"));
+    if (signature.isEmpty())
+        return;
+    block.signature = signature;
+    block.signatureApi = wire::apiName(wire::Api::Google);
+}
+
 std::optional<QString> OpenAICompletionsStreamDecoder::toolDelta(const Value *call) {
     const Value *fn = member(call, "function");
     const int toolIndex = rj::toInt(member(call, "index"), 0);
@@ -163,6 +177,7 @@ std::optional<QString> OpenAICompletionsStreamDecoder::toolDelta(const Value *ca
             m_renamedIds.insert(toolIndex, id);
         }
         m_callIds.insert(b.toolCallId);
+        callSignature(call, b);
         m_out.open(toolIndex, b);
     } else if (open->toolName.isEmpty() && member(fn, "name")) {
         open->toolName = toString(member(fn, "name"));

@@ -50,6 +50,7 @@ private:
     // Reads one entry of a chunk's tool_calls. Returns what a same-API client is told as that
     // entry's id instead of what the server sent (empty: no id), or nullopt for the entry as sent.
     std::optional<QString> toolDelta(const rapidjson::Value *call);
+    static void callSignature(const rapidjson::Value *call, model::ContentBlock &block);
     void readUsage(const rapidjson::Value *usage);
     void end();
 

@@ -5,10 +5,12 @@
 #include "core/formats/pi_native_codec.h"
 #include "core/model/event_accumulator.h"
 #include "core/upstream/anthropic_schema.h"
+#include "core/upstream/google_adapter.h"
 #include "core/upstream/openai_completions_adapter.h"
 #include "core/upstream/openai_completions_stream_decoder.h"
 #include "core/upstream/openai_schema.h"
 #include "core/wire/client_body.h"
+#include "core/wire/json.h"
 #include "core/wire/json_writer.h"
 #include "core/wire/rapid_json.h"
 #include "core/wire/tool_call_id.h"
@@ -87,6 +89,7 @@ private slots:
     void reasoningContentGoesOnlyToAServerThatAsksForItBack();
     void openRoutersSignedReasoningGoesBackOnlyToOpenRouter();
     void googlesCallSignatureGoesBackOnlyToGooglesChatEndpoint();
+    void googlesChatEndpointSignsItsCallsForEveryClient();
     void aSameApiHistorysOverLongCallIdsGoBounded();
     void repeatedCallIdsGoUniqueEachResultWithItsCall_data();
     void repeatedCallIdsGoUniqueEachResultWithItsCall();
@@ -310,6 +313,14 @@ void TestOpenAICompletionsAdapter::openRoutersSignedReasoningGoesBackOnlyToOpenR
     QCOMPARE(back[1].toObject().value("reasoning_details").toArray().at(0).toObject().value("signature").toString(),
              QStringLiteral("SIG-or-1"));
     QCOMPARE(back[3].toObject().value("reasoning_text").toString(), QStringLiteral("All read."));
+    // Unless OpenRouter refused a signature (another provider's, behind it): the one retry without
+    // signed reasoning sends the turns without the members, not the same body again.
+    Target refused = target();
+    refused.replayReasoning = false;
+    const QByteArray retried = OpenAICompletionsAdapter().buildRequest(*req, refused, {}).body;
+    for (const char *gone : {"\"reasoning\"", "reasoning_details", "reasoning_text", "SIG-or-1"})
+        QVERIFY2(!retried.contains(gone), retried.constData());
+    QCOMPARE(json(retried)["messages"][1]["tool_calls"].toArray().size(), 1);
 }
 
 void TestOpenAICompletionsAdapter::googlesCallSignatureGoesBackOnlyToGooglesChatEndpoint() {
@@ -344,6 +355,109 @@ void TestOpenAICompletionsAdapter::googlesCallSignatureGoesBackOnlyToGooglesChat
             .body;
     QVERIFY2(google.contains("\"extra_content\":{\"google\":{\"thought_signature\":\"U0lHLWZj\"}}"),
              google.constData());
+}
+
+// Google's own Chat endpoint (Gemini 3 behind generativelanguage.googleapis.com/v1beta/openai) signs a
+// call in its first delta, `extra_content.google.thought_signature`, and refuses the next turn's call
+// without it. A non-streaming Chat client (the gateway drains the stream) and a client of another
+// format lost it; now it is the call's signature, Google's, in every answer, and goes back to
+// Google's endpoints alone: as the member to the Chat one, as thoughtSignature to the Gemini API.
+void TestOpenAICompletionsAdapter::googlesChatEndpointSignsItsCallsForEveryClient() {
+    const Target google = target(QStringLiteral("https://generativelanguage.googleapis.com/v1beta/openai"));
+    auto decoder = OpenAICompletionsAdapter().makeDecoder(google);
+    const QList<StreamEvent> events = sw::test::decodeTranscript(
+        *decoder, "data: {\"id\":\"g1\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"tool_calls\":[{"
+                  "\"extra_content\":{\"google\":{\"thought_signature\":\"R0VNLWZj\"}},\"function\":{\"arguments\":"
+                  "\"{\\\"city\\\":\\\"Paris\\\"}\",\"name\":\"get_weather\"},\"id\":\"function-call-1\",\"index\":0,"
+                  "\"type\":\"function\"}]},\"finish_reason\":\"tool_calls\"}]}\n\ndata: [DONE]\n\n");
+    EventAccumulator acc;
+    acc.addAll(events);
+    QVERIFY(acc.isFinished());
+    QCOMPARE(acc.message().content.size(), 1);
+    QCOMPARE(acc.message().content[0].signature, QStringLiteral("R0VNLWZj"));
+
+    sw::formats::EncodeInfo info;
+    info.upstreamApi = wire::apiName(wire::Api::OpenAICompletions);
+    info.model = QStringLiteral("gemini");
+    // A non-streaming Chat client reads it where Google's endpoint wrote it.
+    const QJsonObject chatCall =
+        json(OpenAIChatCodec().encodeResponse(acc.message(), info))["choices"][0]["message"]["tool_calls"][0]
+            .toObject();
+    QCOMPARE(chatCall["extra_content"]["google"]["thought_signature"].toString(), QStringLiteral("R0VNLWZj"));
+    // A Messages client gets the call's carrier, and sends it back with the call.
+    const QByteArray messagesAnswer = AnthropicMessagesCodec().encodeResponse(acc.message(), info);
+    const QJsonArray answered = json(messagesAnswer).value("content").toArray();
+    QVERIFY2(messagesAnswer.contains("R0VNLWZj"), messagesAnswer.constData());
+    const QString callId = answered.last().toObject().value("id").toString();
+    const QJsonArray history{
+        QJsonObject{{"role", "user"}, {"content", "weather in Paris?"}},
+        QJsonObject{{"role", "assistant"}, {"content", answered}},
+        QJsonObject{{"role", "user"},
+                    {"content",
+                     QJsonArray{QJsonObject{{"type", "tool_result"}, {"tool_use_id", callId}, {"content", "sunny"}}}}}};
+    const auto next = AnthropicMessagesCodec().decode(
+        wire::compactJson(QJsonObject{{"model", "m"}, {"max_tokens", 100}, {"messages", history}}), nullptr);
+    QVERIFY(next);
+    const QJsonObject back = json(OpenAICompletionsAdapter().buildRequest(*next, google, {}).body);
+    const QJsonObject backCall = back["messages"][1]["tool_calls"][0].toObject();
+    QCOMPARE(backCall["function"]["name"].toString(), QStringLiteral("get_weather"));
+    QCOMPARE(backCall["extra_content"]["google"]["thought_signature"].toString(), QStringLiteral("R0VNLWZj"));
+    QCOMPARE(GoogleAdapter::buildBody(*next)["contents"][1]["parts"][0]["thoughtSignature"].toString(),
+             QStringLiteral("R0VNLWZj"));
+    // Another Chat server gets the call without it.
+    const QByteArray other = OpenAICompletionsAdapter().buildRequest(*next, target(), {}).body;
+    QVERIFY2(!other.contains("extra_content") && !other.contains("R0VNLWZj"), other.constData());
+
+    // Calls Gemini did not make: the first of the turn gets the skip value Google documents, the
+    // rest nothing, as the Gemini API's adapter sends them; another server never sees it.
+    const auto foreign = OpenAIChatCodec().decode(
+        "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"go\"},"
+        "{\"role\":\"assistant\",\"content\":null,\"tool_calls\":["
+        "{\"id\":\"call_1\",\"type\":\"function\",\"function\":{\"name\":\"f\",\"arguments\":\"{}\"}},"
+        "{\"id\":\"call_2\",\"type\":\"function\",\"function\":{\"name\":\"g\",\"arguments\":\"{}\"}}]},"
+        "{\"role\":\"tool\",\"tool_call_id\":\"call_1\",\"content\":\"ok\"},"
+        "{\"role\":\"tool\",\"tool_call_id\":\"call_2\",\"content\":\"ok\"}]}",
+        nullptr);
+    QVERIFY(foreign);
+    const ChatRequest converted = spokenIn(*foreign, wire::Api::AnthropicMessages);
+    const QJsonArray calls =
+        json(OpenAICompletionsAdapter().buildRequest(converted, google, {}).body)["messages"][1]["tool_calls"]
+            .toArray();
+    QCOMPARE(calls.size(), 2);
+    QCOMPARE(calls[0]["extra_content"]["google"]["thought_signature"].toString(),
+             QStringLiteral("skip_thought_signature_validator"));
+    QVERIFY(!calls[1].toObject().contains("extra_content"));
+    QVERIFY(!OpenAICompletionsAdapter().buildRequest(converted, target(), {}).body.contains("extra_content"));
+    // The same turn from a Chat client (probe P3 2: its first turn answered by another API, then a
+    // failover to Google's Chat endpoint): the client's body, with the skip value on the first call.
+    const QJsonArray sameApiCalls =
+        json(OpenAICompletionsAdapter().buildRequest(*foreign, google, {}).body)["messages"][1]["tool_calls"].toArray();
+    QCOMPARE(sameApiCalls.size(), 2);
+    QCOMPARE(sameApiCalls[0]["extra_content"]["google"]["thought_signature"].toString(),
+             QStringLiteral("skip_thought_signature_validator"));
+    QVERIFY(!sameApiCalls[1].toObject().contains("extra_content"));
+
+    // The endpoint refused a signature (probe P3 3: another Google provider's): the one retry without
+    // signed reasoning sends every call with the skip value, whichever way the body was made.
+    Target refused = google;
+    refused.replayReasoning = false;
+    const auto chatHistory = OpenAIChatCodec().decode(
+        "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"go\"},"
+        "{\"role\":\"assistant\",\"content\":null,\"tool_calls\":[{\"id\":\"call_1\",\"type\":\"function\","
+        "\"function\":{\"name\":\"f\",\"arguments\":\"{}\"},"
+        "\"extra_content\":{\"google\":{\"thought_signature\":\"R0VNLWZj\"}}}]},"
+        "{\"role\":\"tool\",\"tool_call_id\":\"call_1\",\"content\":\"ok\"}]}",
+        nullptr);
+    QVERIFY(chatHistory);
+    for (const ChatRequest &history : {*next, *chatHistory}) {
+        const QByteArray retried = OpenAICompletionsAdapter().buildRequest(history, refused, {}).body;
+        QVERIFY2(!retried.contains("R0VNLWZj"), retried.constData());
+        QCOMPARE(
+            json(retried)["messages"][1]["tool_calls"][0]["extra_content"]["google"]["thought_signature"].toString(),
+            QStringLiteral("skip_thought_signature_validator"));
+        // The first try still sends it.
+        QVERIFY(OpenAICompletionsAdapter().buildRequest(history, google, {}).body.contains("R0VNLWZj"));
+    }
 }
 
 void TestOpenAICompletionsAdapter::aSameApiHistorysOverLongCallIdsGoBounded() {
