@@ -884,6 +884,7 @@ void AttemptLoop::afterFailure(Attempt &a, const UpstreamFailure &failure, const
     endAttempt(a);
     m_lastFailure = failure;
     m_lastFailureWho = a.candidate.name();
+    m_lastFailureAnswering = a.status >= 200 && a.status < 300;
     // A usage limit on the provider's only key (recorded by rotateCredential): the client hears
     // when it is back, as a 429, rather than a 502 that sends users looking for a broken key.
     m_lastFailureWait =
@@ -1151,7 +1152,7 @@ GatewayError AttemptLoop::clientErrorFor(const UpstreamFailure &f) const {
     if (f.kind == FailureKind::CredentialExhausted && m_lastFailureWait)
         return FailureResponse::forCredentialWait(QStringLiteral("upstream %1: %2").arg(m_lastFailureWho, f.message),
                                                   *m_lastFailureWait);
-    return FailureResponse::forFailure(f, m_lastFailureWho);
+    return FailureResponse::forFailure(f, m_lastFailureWho, m_lastFailureAnswering);
 }
 
 GatewayError AttemptLoop::withNoFallbackNote(GatewayError error) const {

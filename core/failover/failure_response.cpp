@@ -7,11 +7,14 @@ namespace sw::failover {
 using model::ErrorCategory;
 using model::GatewayError;
 
-GatewayError FailureResponse::forFailure(const UpstreamFailure &f, const QString &who) {
+GatewayError FailureResponse::forFailure(const UpstreamFailure &f, const QString &who, bool answering) {
     switch (f.kind) {
     case FailureKind::Transport:
+        // "Unreachable" sends a user to the DNS and the base URL; a cut answer's upstream was reached.
         return GatewayError::make(502, ErrorCategory::ServerError,
-                                  QStringLiteral("upstream %1 unreachable: %2").arg(who, f.message));
+                                  (answering ? QStringLiteral("upstream %1 broke off its answer: %2")
+                                             : QStringLiteral("upstream %1 unreachable: %2"))
+                                      .arg(who, f.message));
     case FailureKind::ServerError:
         if (f.status && *f.status >= 500)
             return GatewayError::make(*f.status, GatewayError::categoryForStatus(*f.status),

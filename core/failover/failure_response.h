@@ -12,8 +12,10 @@ namespace sw::failover {
 class FailureResponse {
 public:
     // The last failure as the client's error: status and category per kind, the
-    // candidate that failed named in the message.
-    static model::GatewayError forFailure(const UpstreamFailure &failure, const QString &candidate);
+    // candidate that failed named in the message. `answering`: the candidate had answered (a 2xx
+    // head) when it failed, so a connection-level failure is a broken answer, not an unreachable host.
+    static model::GatewayError forFailure(const UpstreamFailure &failure, const QString &candidate,
+                                          bool answering = false);
     // Every candidate marked: Retry-After is the shortest remaining mark. `remainingMs`
     // holds one entry per chain candidate (0 = not marked); nullopt when any is unmarked.
     // The keys a request needed are set aside after a usage or rate limit (seed 004: a spend cap

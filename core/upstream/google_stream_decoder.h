@@ -16,6 +16,7 @@ public:
     QList<model::StreamEvent> finish() override;
     void setKeepsText(bool keeps) override { m_out.setKeepsText(keeps); }
     model::Usage usage() const override { return m_out.usage(); }
+    bool endSeen() const override { return !m_finishReason.isEmpty(); }
     bool lastWasUsageOnly() const override { return m_lastUsageOnly; }
 
 private:

@@ -23,6 +23,7 @@ public:
     QList<model::StreamEvent> finish() override;
     void setKeepsText(bool keeps) override { m_out.setKeepsText(keeps); }
     model::Usage usage() const override { return m_out.usage(); }
+    bool endSeen() const override { return !m_finishReason.isEmpty(); }
 
     // The chunk a Chat stream ends with when stream_options.include_usage is on: no
     // choices, a usage object (and no error). The gateway always asks for usage (it counts

@@ -144,6 +144,10 @@ public:
     // message_delta, a Chat usage chunk before [DONE]. A try that ends without its terminator (a
     // reset, the gateway's own cut) bills this, not an estimate (AttemptRunner::reportedUsage).
     virtual model::Usage usage() const { return {}; }
+    // True once the stream said its answer is complete though no terminator followed yet (Gemini's
+    // finish reason, after which only the end of the body comes; a Chat finish_reason before its
+    // usage chunk and [DONE]): a body that breaks then ends as finish() ends it, not as a failure.
+    virtual bool endSeen() const { return false; }
 };
 
 // A decoder around another (stop sequences, tool-name aliases): it changes the events, and passes
@@ -158,6 +162,7 @@ public:
     bool lastFailedOnAPlainFrame() const override { return m_inner->lastFailedOnAPlainFrame(); }
     void setKeepsText(bool keeps) override { m_inner->setKeepsText(keeps); }
     model::Usage usage() const override { return m_inner->usage(); }
+    bool endSeen() const override { return m_inner->endSeen(); }
 
 protected:
     std::unique_ptr<StreamDecoder> m_inner;

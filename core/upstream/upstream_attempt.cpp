@@ -1001,8 +1001,14 @@ void UpstreamAttempts::onFinished(Try &t, const TransportResult &result) {
     t.call = nullptr;
     const failover::AttemptId id = t.id;
     const quint64 generation = t.generation;
-    if (result.error != TransportError::None)
+    if (result.error != TransportError::None) {
+        // The stream said its answer is complete, then broke (Gemini sends nothing but the end of
+        // the body after its finish reason): the answer, as a clean end gives it, not an outage to
+        // fail over from and mark (probe P1 1: a follower billed for an answer made twice).
+        if (!t.errorAnswer() && t.jsonType.isEmpty() && t.decoder && t.decoder->endSeen())
+            return endOfBody(id, generation);
         return m_loop->onTransportError(id, result.error, redacted(t, result.message));
+    }
     if (t.errorAnswer())
         return reportErrorAnswer(t);
     if (!t.jsonType.isEmpty())

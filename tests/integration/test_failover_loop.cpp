@@ -1813,6 +1813,61 @@ private Q_SLOTS:
         }
     }
 
+    // Gemini sends nothing after its finish reason but the end of the body. A connection that broke
+    // there (a proxy's reset, a dropped last chunk) lost a finished answer (probe P1 1): the
+    // follower was asked and billed again, the whole host marked, a lone candidate's client told
+    // "unreachable". It is the answer, as a clean end gives it.
+    void aFinishedGeminiAnswerWhoseBodyBreaksIsTheAnswer() {
+        const QByteArray frame = "data: {\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":[{\"text\":"
+                                 "\"All done.\"}]},\"finishReason\":\"STOP\"}],\"usageMetadata\":{"
+                                 "\"promptTokenCount\":5,\"candidatesTokenCount\":3}}\r\n\r\n";
+        // Chunked, and closed before the last chunk: the body never ends cleanly.
+        CannedAnswerServer gemini("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+                                  "Transfer-Encoding: chunked\r\n\r\n" +
+                                      QByteArray::number(frame.size(), 16) + "\r\n" + frame + "\r\n",
+                                  true);
+        for (const bool stream : {false, true}) {
+            GatewayFixture gw;
+            gw.config.providers[QStringLiteral("pe")].baseUrl = gemini.url();
+            gw.config.routes[QStringLiteral("chain")].candidates = {QStringLiteral("pe/gemini-e"),
+                                                                    QStringLiteral("pa/claude-a")};
+            gw.start();
+            const auto r = gw.post(QStringLiteral("/v1/chat/completions"),
+                                   GatewayFixture::openaiBody(QStringLiteral("chain"), QStringLiteral("x"), stream));
+            QVERIFY2(r.status == 200, r.body.constData());
+            if (stream) {
+                QVERIFY2(r.body.startsWith(": switchman candidate=pe/gemini-e attempt=1"), r.body.constData());
+                QCOMPARE(openaiStreamText(r.body), QStringLiteral("All done."));
+                QVERIFY2(r.body.contains("\"finish_reason\":\"stop\"") && r.body.contains("data: [DONE]") &&
+                             !r.body.contains("\"error\""),
+                         r.body.constData());
+            } else {
+                QCOMPARE(r.header("x-switchman-candidate"), QByteArray("pe/gemini-e"));
+                QCOMPARE(openaiMessageText(QJsonDocument::fromJson(r.body).object()), QStringLiteral("All done."));
+            }
+            QCOMPARE(gw.anthropicA.requests().size(), 0); // the follower was never asked
+            QCOMPARE(failuresOf(gw.engine(), QStringLiteral("pe"), QStringLiteral("transport")), 0);
+            QVERIFY(gw.engine().marks().isEmpty());
+        }
+
+        // Cut before the finish reason, it is a broken answer, and a lone candidate's client is
+        // told so: not "unreachable", which sends a user to the DNS and the base URL (probe P1 2).
+        const QByteArray partial = "data: {\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":[{\"text\":"
+                                   "\"All \"}]}}]}\r\n\r\n";
+        CannedAnswerServer cut("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+                               "Transfer-Encoding: chunked\r\n\r\n" +
+                                   QByteArray::number(partial.size(), 16) + "\r\n" + partial + "\r\n",
+                               true);
+        GatewayFixture lone;
+        lone.config.providers[QStringLiteral("pe")].baseUrl = cut.url();
+        lone.start();
+        const auto e = lone.post(QStringLiteral("/v1/chat/completions"),
+                                 GatewayFixture::openaiBody(QStringLiteral("pe/gemini-e"), QStringLiteral("x"), false));
+        QCOMPARE(e.status, 502);
+        QVERIFY2(e.body.contains("upstream pe/gemini-e broke off its answer") && !e.body.contains("unreachable"),
+                 e.body.constData());
+    }
+
     // A 404 without a body (a wrong baseUrl path on many servers) told the client "upstream
     // pa/claude-a: " and nothing else.
     void anEmptyErrorBodyNamesTheStatus() {
