@@ -416,6 +416,15 @@ void UpstreamAttempts::redactEvents(const Try &t, QList<model::StreamEvent> &eve
         }
         scrub(ev.delta);
         scrub(ev.block.text);
+        // What the upstream names and signs reaches a client re-encoded too: the answer's id, a
+        // call's id and name, an item's id, a signature, a refusal's words (probe P2 1).
+        scrub(ev.responseId);
+        scrub(ev.errorMessage);
+        scrub(ev.block.signature);
+        scrub(ev.block.toolCallId);
+        scrub(ev.block.toolName);
+        scrub(ev.block.itemId);
+        scrub(ev.block.url);
         if (scrub(ev.block.argumentsJson) && !ev.block.arguments.isEmpty()) // parsed from the text: again
             ev.block.arguments = QJsonDocument::fromJson(ev.block.argumentsJson.toUtf8()).object();
         // A JSON answer to a client of the upstream's own API is written from the upstream's whole

@@ -160,7 +160,8 @@ private Q_SLOTS:
     void anAnswerThatQuotesItsKeyShowsItToNoClient() {
         // An upstream wrote the key it was sent into its answer's text and a tool call's arguments.
         // A same-API stream's frames were redacted, but a JSON answer and another API's stream
-        // are re-encoded from the decoded text, which was not (probe X).
+        // are re-encoded from the decoded text, which was not (probe X). Nor were the answer's id,
+        // a call's id, name and signature (probe P2 1).
         const QByteArray key = "canary-" + QByteArray::number(QRandomGenerator::system()->generate64(), 16);
         GatewayFixture gw;
         gw.config.providers[QStringLiteral("pb")].credentials = {QStringLiteral("keychain:canary")};
@@ -168,9 +169,9 @@ private Q_SLOTS:
         const QByteArray content = "my key is " + key + ", ";
         const QByteArray arguments =
             QJsonDocument(QJsonObject{{QStringLiteral("k"), QString::fromLatin1(key)}}).toJson(QJsonDocument::Compact);
-        const auto chunk = [](const QJsonObject &delta, const QJsonValue &finish) {
+        const auto chunk = [&key](const QJsonObject &delta, const QJsonValue &finish) {
             const QJsonObject c{
-                {QStringLiteral("id"), "c"},
+                {QStringLiteral("id"), QStringLiteral("chatcmpl-") + QString::fromLatin1(key)},
                 {QStringLiteral("object"), "chat.completion.chunk"},
                 {QStringLiteral("choices"), QJsonArray{QJsonObject{{QStringLiteral("index"), 0},
                                                                    {QStringLiteral("delta"), delta},
@@ -179,10 +180,14 @@ private Q_SLOTS:
         };
         const QJsonObject call{
             {QStringLiteral("index"), 0},
-            {QStringLiteral("id"), "call_1"},
+            {QStringLiteral("id"), QStringLiteral("call_") + QString::fromLatin1(key)},
             {QStringLiteral("type"), "function"},
-            {QStringLiteral("function"), QJsonObject{{QStringLiteral("name"), "f"},
-                                                     {QStringLiteral("arguments"), QString::fromLatin1(arguments)}}}};
+            {QStringLiteral("extra_content"),
+             QJsonObject{{QStringLiteral("google"), QJsonObject{{QStringLiteral("thought_signature"),
+                                                                 QStringLiteral("sig-") + QString::fromLatin1(key)}}}}},
+            {QStringLiteral("function"),
+             QJsonObject{{QStringLiteral("name"), QStringLiteral("f_") + QString::fromLatin1(key)},
+                         {QStringLiteral("arguments"), QString::fromLatin1(arguments)}}}};
         gw.openaiB.setRawReply(
             chunk({{QStringLiteral("role"), "assistant"}, {QStringLiteral("content"), QString::fromLatin1(content)}},
                   QJsonValue()) +
