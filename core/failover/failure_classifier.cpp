@@ -392,6 +392,30 @@ std::optional<UpstreamFailure> FailureClassifier::classify(const FailureInput &i
     return make(FailureKind::ServerError);
 }
 
+namespace {
+// A header's delay as a plain decimal number (RFC 9110 delay-seconds are digits; "3.5" is read too).
+// toDouble also took "1e9", "inf" and "0x10": one malformed value set the provider's key aside for
+// the 7-day cap, for every tenant (probe P2). Such a value says no delay; the default applies.
+std::optional<double> plainNumber(const QByteArray &value) {
+    const QByteArray v = value.trimmed();
+    qsizetype digits = 0;
+    bool point = false;
+    for (const char c : v) {
+        if (c >= '0' && c <= '9')
+            ++digits;
+        else if (c == '.' && !point)
+            point = true;
+        else
+            return std::nullopt;
+    }
+    if (digits == 0)
+        return std::nullopt;
+    bool ok = false;
+    const double d = v.toDouble(&ok);
+    return ok ? d : std::numeric_limits<double>::max(); // digits past a double's range: huge (capped)
+}
+} // namespace
+
 std::optional<qint64> FailureClassifier::retryAfterFromHeaders(const upstream::HeaderList &headers, qint64 nowEpochMs) {
     std::optional<qint64> best;
     auto take = [&](double ms) {
@@ -405,16 +429,13 @@ std::optional<qint64> FailureClassifier::retryAfterFromHeaders(const upstream::H
             return v * 1000 - double(nowEpochMs);
         return v * 1000;
     };
-    bool ok = false;
     if (auto v = upstream::headerValue(headers, "retry-after-ms"); !v.isEmpty()) {
-        const double ms = v.trimmed().toDouble(&ok);
-        if (ok)
-            take(ms);
+        if (const auto ms = plainNumber(v))
+            take(*ms);
     }
     if (auto v = upstream::headerValue(headers, "retry-after"); !v.isEmpty()) {
-        const double secs = v.trimmed().toDouble(&ok);
-        if (ok) {
-            take(secs * 1000);
+        if (const auto secs = plainNumber(v)) {
+            take(*secs * 1000);
         } else if (const auto when = httpDateMs(v)) {
             take(double(*when - nowEpochMs));
         }
@@ -429,7 +450,7 @@ std::optional<qint64> FailureClassifier::retryAfterFromHeaders(const upstream::H
         if (!reset)
             continue;
         const QByteArray remaining = upstream::headerValue(headers, QByteArray("x-ratelimit-remaining-") + dim);
-        if (!remaining.isEmpty() && remaining.trimmed().toDouble(&ok) == 0 && ok) {
+        if (const auto left = plainNumber(remaining); left && *left == 0) {
             take(double(*reset));
             spentKnown = true;
         }
@@ -438,14 +459,12 @@ std::optional<qint64> FailureClassifier::retryAfterFromHeaders(const upstream::H
     if (!spentKnown && soonest) // no remaining counts: the soonest reset is the one certain wait
         take(double(*soonest));
     if (auto v = upstream::headerValue(headers, "x-ratelimit-reset-ms"); !v.isEmpty()) {
-        const double ms = v.trimmed().toDouble(&ok);
-        if (ok)
-            take(ms);
+        if (const auto ms = plainNumber(v))
+            take(*ms);
     }
     if (auto v = upstream::headerValue(headers, "x-ratelimit-reset"); !v.isEmpty()) {
-        const double raw = v.trimmed().toDouble(&ok);
-        if (ok)
-            take(resetValue(raw));
+        if (const auto raw = plainNumber(v))
+            take(resetValue(*raw));
     }
     return best;
 }

@@ -443,8 +443,15 @@ private Q_SLOTS:
         QCOMPARE(FailureClassifier::retryAfterFromHeaders(H{{"Retry-After", "nan"}}, now), std::nullopt);
         QCOMPARE(FailureClassifier::retryAfterFromHeaders(H{{"Retry-After", "-5"}}, now), std::nullopt);
         QCOMPARE(FailureClassifier::retryAfterFromHeaders(H{{"Retry-After", "99999999999999999999999"}}, now), cap);
-        QCOMPARE(FailureClassifier::retryAfterFromHeaders(H{{"retry-after-ms", "1e300"}}, now), cap);
-        QCOMPARE(FailureClassifier::retryAfterFromHeaders(H{{"x-ratelimit-reset", "1e300"}}, now), cap);
+        QCOMPARE(FailureClassifier::retryAfterFromHeaders(H{{"x-ratelimit-reset-ms", QByteArray(400, '9')}}, now), cap);
+        // What is no number of seconds says no delay, the default applies: "1e9" set the key aside for
+        // the 7-day cap, for every tenant (probe P2).
+        for (const char *header : {"Retry-After", "retry-after-ms", "x-ratelimit-reset", "x-ratelimit-reset-ms"})
+            for (const char *value : {"1e9", "1e300", "0x10", "inf", "+5", "1.2.3", "."})
+                QVERIFY2(!FailureClassifier::retryAfterFromHeaders(H{{header, value}}, now),
+                         qPrintable(QStringLiteral("%1: %2").arg(QLatin1String(header), QLatin1String(value))));
+        QCOMPARE(FailureClassifier::retryAfterFromHeaders(H{{"Retry-After", " 3.5 "}}, now), 3500);
+        QCOMPARE(FailureClassifier::retryAfterFromHeaders(H{{"Retry-After", "120"}}, now), 120000);
         const auto overflow = FailureClassifier::retryHintFromText(
             QStringLiteral("try again in ") + QString(400, QLatin1Char('9')) + QStringLiteral("s"));
         QVERIFY(!overflow || *overflow == cap); // dropped or capped, never a cast of inf
