@@ -112,7 +112,11 @@ bool decodeAssistant(const Value *m, Message *msg, const BodyPath &where, Gatewa
                 return rejectRequest(error, BodyPath(BodyPath(where, "content"), i) + L(".name: required string"));
             out.arguments = rj::toQtObject(rj::member(b, "arguments"));
             out.argumentsJson = QString::fromUtf8(wire::compactJson(out.arguments));
-            out.signature = rj::toString(rj::member(b, "thoughtSignature")); // Google: kept only for the same API
+            // Google's, raw when the message's API made it (kept only for that API), tagged when
+            // another made it (writeBlock: Gemini's through Google's Chat endpoint).
+            const TaggedSignature sig = untagSignature(rj::toString(rj::member(b, "thoughtSignature")));
+            out.signature = sig.signature;
+            out.signatureApi = sig.api;
         } else {
             return rejectRequest(error, BodyPath(BodyPath(where, "content"), i) +
                                             L(".type: must be text, thinking or toolCall"));
@@ -324,7 +328,7 @@ QString PiNativeCodec::refusalMessage(const AssistantMessage &message) {
     return message.errorMessage.isEmpty() ? QStringLiteral("The provider refused to answer") : message.errorMessage;
 }
 
-void PiNativeCodec::writeBlock(wire::JsonWriter &w, const ContentBlock &b) {
+void PiNativeCodec::writeBlock(wire::JsonWriter &w, const ContentBlock &b, const QString &api) {
     w.beginObject();
     switch (b.type) {
     case BlockType::Text:
@@ -346,7 +350,9 @@ void PiNativeCodec::writeBlock(wire::JsonWriter &w, const ContentBlock &b) {
         else
             w.field("arguments", b.arguments);
         if (!b.signature.isEmpty())
-            w.field("thoughtSignature", b.signature);
+            w.field("thoughtSignature", b.signatureApi.isEmpty() || b.signatureApi == api
+                                            ? b.signature
+                                            : tagSignature(b.signatureApi, b.signature));
         break;
     case BlockType::Image:
     case BlockType::Document:
@@ -357,11 +363,12 @@ void PiNativeCodec::writeBlock(wire::JsonWriter &w, const ContentBlock &b) {
 
 void PiNativeCodec::writeMessage(wire::JsonWriter &w, const AssistantMessage &message, const EncodeInfo &info) {
     w.beginObject().field("role", "assistant").key("content").beginArray();
+    const QString &api = message.api.isEmpty() ? info.upstreamApi : message.api;
     for (const ContentBlock &b : message.content)
         if (b.type != BlockType::Image && b.type != BlockType::Document)
-            writeBlock(w, b);
+            writeBlock(w, b, api);
     w.endArray()
-        .field("api", message.api.isEmpty() ? info.upstreamApi : message.api)
+        .field("api", api)
         .field("provider", message.provider.isEmpty() ? info.upstreamProvider : message.provider)
         .field("model", info.model)
         .field("responseId", info.responseId)

@@ -34,8 +34,11 @@ public:
     // A refusal's errorMessage (pi has no refusal stop reason: it is an error there, as pi-ai
     // makes one): the model's own refusal text when it gave one, else the provider's reason.
     static QString refusalMessage(const model::AssistantMessage &message);
-    static void writeBlock(wire::JsonWriter &w,
-                           const model::ContentBlock &b); // text / thinking / toolCall ({} for images)
+    // text / thinking / toolCall ({} for images); `api` made the message. A call another API signed
+    // (Google's Chat endpoint, `openai-completions`, passes on Gemini's) carries its signature tagged
+    // with that API (model::tagSignature), which decode() reads back as that API's: raw, it would be
+    // read as the message's.
+    static void writeBlock(wire::JsonWriter &w, const model::ContentBlock &b, const QString &api);
     static void writeMessage(wire::JsonWriter &w, const model::AssistantMessage &message, const EncodeInfo &info);
     static void writeError(wire::JsonWriter &w, const model::GatewayError &error); // {"error":{type,message}}
 };

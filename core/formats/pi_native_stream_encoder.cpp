@@ -99,7 +99,9 @@ QByteArray PiNativeStreamEncoder::encode(const StreamEvent &event) {
         break;
     case EventType::ToolCallEnd:
         w.field("type", "toolcall_end").field("contentIndex", index).key("toolCall");
-        PiNativeCodec::writeBlock(w, m_accumulator.message().content.value(index));
+        PiNativeCodec::writeBlock(w, m_accumulator.message().content.value(index),
+                                  m_accumulator.message().api.isEmpty() ? m_info.upstreamApi
+                                                                        : m_accumulator.message().api);
         break;
     case EventType::Done:
         m_finished = true;
