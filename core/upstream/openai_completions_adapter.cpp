@@ -26,12 +26,12 @@ namespace {
 
 const QLatin1String kSkipSignature("skip_thought_signature_validator");
 
-// A turn's calls' `extra_content` (Google's call signature) as the server takes it. Any server but
-// Google's own Chat endpoint gets none (a strict one refuses the member with a 400, and the signature
-// is Google's). That endpoint refuses a turn whose first call has none (Gemini 3 signs only the
+// A turn's calls' `extra_content` (Google's call signature) as the server takes it. A server that
+// does not take it (takesCallSignatures) gets none: a strict one refuses the member with a 400, and
+// the signature is Google's. Gemini refuses a turn whose first call has none (Gemini 3 signs only the
 // first of parallel calls): a call Gemini did not make gets the value Google documents for history
-// from elsewhere, and after the endpoint refused a signature (`replay` false), every call goes with
-// that value alone.
+// from elsewhere, and after the server refused a signature (`replay` false), the signatures go and
+// the first call of each turn carries that value alone.
 void signCalls(QJsonObject &turn, bool toGoogle, bool replay) {
     QJsonArray calls = turn.value(QLatin1String("tool_calls")).toArray();
     if (calls.isEmpty())
@@ -268,7 +268,7 @@ void foldName(QJsonObject &turn) {
 // a request asks several of these (probe of stop 47: five parses a Chat request, 21 k in all). The
 // authority is what follows "scheme://" up to the path, query or fragment; its host what follows
 // any user info, up to a port (an IPv6 literal, in brackets, is never one of these names).
-bool hostIs(QStringView baseUrl, QLatin1String host) {
+QStringView hostOf(QStringView baseUrl) {
     const qsizetype scheme = baseUrl.indexOf(u"://");
     QStringView authority = baseUrl.mid(scheme < 0 ? 0 : scheme + 3);
     for (qsizetype i = 0; i < authority.size(); ++i)
@@ -282,7 +282,11 @@ bool hostIs(QStringView baseUrl, QLatin1String host) {
         authority.truncate(colon);
     if (authority.endsWith(u'.')) // the fully qualified form names the same host
         authority.chop(1);
-    return authority.compare(host, Qt::CaseInsensitive) == 0;
+    return authority;
+}
+
+bool hostIs(QStringView baseUrl, QLatin1String host) {
+    return hostOf(baseUrl).compare(host, Qt::CaseInsensitive) == 0;
 }
 } // namespace
 
@@ -291,7 +295,12 @@ bool OpenAICompletionsAdapter::isOpenAI(const QString &baseUrl) {
 }
 
 bool OpenAICompletionsAdapter::isGoogle(const QString &baseUrl) {
-    return hostIs(baseUrl, L("generativelanguage.googleapis.com"));
+    return hostOf(baseUrl).endsWith(L(".googleapis.com"), Qt::CaseInsensitive);
+}
+
+bool OpenAICompletionsAdapter::takesCallSignatures(const Target &target) {
+    return isGoogle(target.baseUrl) ||
+           (target.modelId.contains(L("gemini"), Qt::CaseInsensitive) && !takesReasoningDetailsBack(target));
 }
 
 bool OpenAICompletionsAdapter::isGroq(const QString &baseUrl) {
@@ -577,14 +586,14 @@ HttpRequest OpenAICompletionsAdapter::buildRequest(const model::ChatRequest &req
         };
         // Google's function-call signature on a call (`extra_content.google.thought_signature`: what the
         // gateway writes for a Chat client when Gemini answered, and Google's own Chat endpoint too),
-        // as signCalls leaves it: the host looked at only when a turn has calls.
+        // as signCalls leaves it: the server looked at only when a turn has calls.
         std::optional<bool> toGoogle;
         const auto callSignatureEdit = [&](const rj::Value &m) {
             const auto calls = rj::elements(rj::member(&m, "tool_calls"));
             if (calls.begin() == calls.end())
                 return false;
             if (!toGoogle)
-                toGoogle = isGoogle(target.baseUrl);
+                toGoogle = takesCallSignatures(target);
             const bool holds = std::any_of(calls.begin(), calls.end(), [](const rj::Value &call) {
                 return rj::member(&call, "extra_content") != nullptr;
             });
@@ -725,7 +734,7 @@ HttpRequest OpenAICompletionsAdapter::buildRequest(const model::ChatRequest &req
         // A model configured not to reason gets no reasoning_effort (gpt-4o refuses it with a 400);
         // one that takes fewer output tokens than asked gets its maximum.
         model::ChatRequest scratch;
-        const bool toGoogle = isGoogle(target.baseUrl);
+        const bool toGoogle = takesCallSignatures(target);
         QJsonObject body =
             buildBody(requestForTarget(converted, target, scratch), target.modelId, isOpenAI(target.baseUrl),
                       takesReasoningBack(target), alwaysReasons(target), toGoogle);

@@ -31,12 +31,17 @@ public:
     // reasonsAlways: the model takes only the default sampling and no stop, asked to reason or not
     // (alwaysReasons).
     // googleCalls: Google's own Chat endpoint, whose calls carry Gemini's signature as
-    // `extra_content.google.thought_signature` (isGoogle).
+    // `extra_content.google.thought_signature` (takesCallSignatures).
     static QJsonObject buildBody(const model::ChatRequest &request, const QString &modelId, bool useMaxCompletionTokens,
                                  bool reasoningBack = false, bool reasonsAlways = false, bool googleCalls = false);
     static bool isOpenAI(const QString &baseUrl);
-    // Google's OpenAI-compatible endpoint (generativelanguage.googleapis.com).
+    // A Google host (generativelanguage.googleapis.com, Vertex AI's *-aiplatform.googleapis.com).
     static bool isGoogle(const QString &baseUrl);
+    // Whether a Chat server takes Gemini's call signatures as the calls' `extra_content` (Google's
+    // convention, which a Chat client sends back): a Google host, or a Gemini model behind another
+    // (a proxy, a custom domain), except OpenRouter, which carries them in reasoning_details. Every
+    // other server gets calls without the member: a strict one refuses it with a 400.
+    static bool takesCallSignatures(const Target &target);
     // Groq's API, which refuses `logprobs`, `top_logprobs`, `logit_bias` and a message's `name` with a
     // 400 (console.groq.com/docs/openai, "Currently Unsupported OpenAI Features").
     static bool isGroq(const QString &baseUrl);

@@ -179,9 +179,13 @@ std::optional<QString> OpenAICompletionsStreamDecoder::toolDelta(const Value *ca
         m_callIds.insert(b.toolCallId);
         callSignature(call, b);
         m_out.open(toolIndex, b);
-    } else if (open->toolName.isEmpty() && member(fn, "name")) {
-        open->toolName = toString(member(fn, "name"));
-        m_sawToolCall |= !open->toolName.isEmpty();
+    } else {
+        if (open->toolName.isEmpty() && member(fn, "name")) {
+            open->toolName = toString(member(fn, "name"));
+            m_sawToolCall |= !open->toolName.isEmpty();
+        }
+        if (open->signature.isEmpty())
+            callSignature(call, *open); // a server that signs a call in a later delta
     }
     const Value *args = member(fn, "arguments");
     // Some servers send the arguments as an object in one piece.

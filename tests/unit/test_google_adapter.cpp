@@ -396,12 +396,16 @@ void TestGoogleAdapter::aCallsSignatureComesBackThroughAChatClient() {
         QCOMPARE(parts[1].toObject().value("functionCall").toObject().value("name").toString(),
                  QStringLiteral("get_weather"));
         QCOMPARE(parts[1].toObject().value("thoughtSignature").toString(), QStringLiteral("U0lHLWZj"));
-        // Google's signature goes to no other API.
-        for (const QJsonObject &other :
-             {AnthropicAdapter::buildBody(*next, QStringLiteral("m")),
-              OpenAIResponsesAdapter::buildBody(*next, QStringLiteral("m")),
-              OpenAICompletionsAdapter::buildBody(*next, QStringLiteral("m"), false, false, false)})
+        // Google's signature goes to no other API, nor to a Chat server that is not Google's (the
+        // client's own body, which still holds the member, goes there on the same-API path).
+        for (const QJsonObject &other : {AnthropicAdapter::buildBody(*next, QStringLiteral("m")),
+                                         OpenAIResponsesAdapter::buildBody(*next, QStringLiteral("m"))})
             QVERIFY(!wire::compactJson(other).contains("U0lHLWZj"));
+        Target openAI = target();
+        openAI.api = QStringLiteral("openai-completions");
+        openAI.modelId = QStringLiteral("gpt-5");
+        openAI.baseUrl = QStringLiteral("https://api.openai.com/v1");
+        QVERIFY(!OpenAICompletionsAdapter().buildRequest(*next, openAI, {}).body.contains("U0lHLWZj"));
     }
     // Another API's call signature is never written for a Chat client.
     EncodeInfo fromAnthropic = answeredByGemini();

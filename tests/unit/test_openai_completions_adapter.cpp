@@ -348,13 +348,23 @@ void TestOpenAICompletionsAdapter::googlesCallSignatureGoesBackOnlyToGooglesChat
         QCOMPARE(call.value("function").toObject().value("name").toString(), QStringLiteral("f"));
         QCOMPARE(json(sent).value("x_custom").toInt(), 1);
     }
-    // Google's own Chat endpoint takes it back, as the client wrote it.
-    const QByteArray google =
-        OpenAICompletionsAdapter()
-            .buildRequest(*req, target(QStringLiteral("https://generativelanguage.googleapis.com/v1beta/openai")), {})
-            .body;
-    QVERIFY2(google.contains("\"extra_content\":{\"google\":{\"thought_signature\":\"U0lHLWZj\"}}"),
-             google.constData());
+    // Google's own Chat endpoint takes it back, as the client wrote it; so do Vertex AI's and a Gemini
+    // model behind a proxy or a custom domain (the review: stripped there, Gemini 3 refused every
+    // tool step). OpenRouter carries Gemini's signature in reasoning_details: not there.
+    Target proxied = target(QStringLiteral("https://llm.example.internal/v1"));
+    proxied.modelId = QStringLiteral("Gemini-3-Pro-Preview");
+    for (const Target &google :
+         {target(QStringLiteral("https://generativelanguage.googleapis.com/v1beta/openai")),
+          target(QStringLiteral(
+              "https://us-central1-aiplatform.googleapis.com/v1/projects/p/locations/l/endpoints/openapi")),
+          proxied}) {
+        const QByteArray sent = OpenAICompletionsAdapter().buildRequest(*req, google, {}).body;
+        QVERIFY2(sent.contains("\"extra_content\":{\"google\":{\"thought_signature\":\"U0lHLWZj\"}}"),
+                 sent.constData());
+    }
+    Target openRouterGemini = target();
+    openRouterGemini.modelId = QStringLiteral("google/gemini-3-pro-preview");
+    QVERIFY(!OpenAICompletionsAdapter().buildRequest(*req, openRouterGemini, {}).body.contains("extra_content"));
 }
 
 // Google's own Chat endpoint (Gemini 3 behind generativelanguage.googleapis.com/v1beta/openai) signs a
@@ -407,6 +417,39 @@ void TestOpenAICompletionsAdapter::googlesChatEndpointSignsItsCallsForEveryClien
     // Another Chat server gets the call without it.
     const QByteArray other = OpenAICompletionsAdapter().buildRequest(*next, target(), {}).body;
     QVERIFY2(!other.contains("extra_content") && !other.contains("R0VNLWZj"), other.constData());
+
+    // A pi client keeps it as the call's thoughtSignature, in a message whose api is
+    // openai-completions: raw, it came back as that API's and went as the skip value (probe P4).
+    // Tagged with Gemini's API, it comes back as Google's.
+    AssistantMessage answer = acc.message();
+    answer.api = info.upstreamApi;
+    const PiNativeCodec pi;
+    const QJsonObject piAnswer = json(pi.encodeResponse(answer, info))["message"].toObject();
+    const QJsonObject piCall = piAnswer["content"].toArray().last().toObject();
+    QVERIFY2(piCall["thoughtSignature"].toString().endsWith(QStringLiteral("R0VNLWZj")),
+             qPrintable(QString::fromUtf8(QJsonDocument(piAnswer).toJson())));
+    QByteArray piStream;
+    const auto piEncoder = pi.makeStreamEncoder(info);
+    for (const StreamEvent &e : events)
+        piStream += piEncoder->encode(e);
+    QVERIFY2(piStream.contains(piCall["thoughtSignature"].toString().toUtf8()), piStream.constData());
+    const QJsonArray piHistory{QJsonObject{{"role", "user"}, {"content", "weather in Paris?"}}, piAnswer,
+                               QJsonObject{{"role", "toolResult"},
+                                           {"toolCallId", piCall["id"]},
+                                           {"toolName", "get_weather"},
+                                           {"content", QJsonArray{QJsonObject{{"type", "text"}, {"text", "sunny"}}}},
+                                           {"isError", false}}};
+    const auto piNext = pi.decode(
+        wire::compactJson(QJsonObject{{"modelId", "m"}, {"context", QJsonObject{{"messages", piHistory}}}}), nullptr);
+    QVERIFY(piNext);
+    QCOMPARE(json(OpenAICompletionsAdapter()
+                      .buildRequest(*piNext, google, {})
+                      .body)["messages"][1]["tool_calls"][0]["extra_content"]["google"]["thought_signature"]
+                 .toString(),
+             QStringLiteral("R0VNLWZj"));
+    QCOMPARE(GoogleAdapter::buildBody(*piNext)["contents"][1]["parts"][0]["thoughtSignature"].toString(),
+             QStringLiteral("R0VNLWZj"));
+    QVERIFY(!OpenAICompletionsAdapter().buildRequest(*piNext, target(), {}).body.contains("R0VNLWZj"));
 
     // Calls Gemini did not make: the first of the turn gets the skip value Google documents, the
     // rest nothing, as the Gemini API's adapter sends them; another server never sees it.
