@@ -51,6 +51,13 @@ EncodeInfo answeredByGemini() {
     info.upstreamApi = QStringLiteral("google-generative-ai");
     return info;
 }
+// Gemini's answer: a text, then a call it signed ("U0lHLWZj").
+QList<StreamEvent> signedCallAnswer() {
+    return decode(R"(data: {"candidates":[{"content":{"role":"model","parts":[{"text":"Let me look."},)"
+                  R"({"functionCall":{"name":"get_weather","args":{"city":"Paris"}},"thoughtSignature":"U0lHLWZj"}]},)"
+                  R"("finishReason":"STOP"}]})"
+                  "\n\n");
+}
 // The generationConfig the Gemini model `modelId` gets for a client's body: a Chat body when it has
 // `messages` but no `max_tokens`, else an Anthropic one.
 QJsonObject generationFor(const QByteArray &body, const char *modelId) {
@@ -286,11 +293,7 @@ void TestGoogleAdapter::signaturesGoBackOnlyToGoogle() {
 // 2). It rides in an empty reasoning item just before the call, as it does in an Anthropic
 // thinking block, in the JSON answer and the stream alike, and goes back with its call.
 void TestGoogleAdapter::aCallsSignatureComesBackThroughAResponsesClient() {
-    const auto events =
-        decode(R"(data: {"candidates":[{"content":{"role":"model","parts":[{"text":"Let me look."},)"
-               R"({"functionCall":{"name":"get_weather","args":{"city":"Paris"}},"thoughtSignature":"U0lHLWZj"}]},)"
-               R"("finishReason":"STOP"}]})"
-               "\n\n");
+    const auto events = signedCallAnswer();
     EventAccumulator acc;
     acc.addAll(events);
     const EncodeInfo info = answeredByGemini();
@@ -330,24 +333,13 @@ void TestGoogleAdapter::aCallsSignatureComesBackThroughAResponsesClient() {
 // Google's own Chat endpoint puts it, the call's extra_content.google.thought_signature (raw), in the
 // JSON answer and the stream alike, and comes back to Gemini with its call; never on another API's call.
 void TestGoogleAdapter::aCallsSignatureComesBackThroughAChatClient() {
-    const auto events =
-        decode(R"(data: {"candidates":[{"content":{"role":"model","parts":[{"text":"Let me look."},)"
-               R"({"functionCall":{"name":"get_weather","args":{"city":"Paris"}},"thoughtSignature":"U0lHLWZj"}]},)"
-               R"("finishReason":"STOP"}]})"
-               "\n\n");
+    const auto events = signedCallAnswer();
     EventAccumulator acc;
     acc.addAll(events);
     const EncodeInfo info = answeredByGemini();
     const OpenAIChatCodec codec;
-    const QJsonObject fromJson = json(codec.encodeResponse(acc.message(), info))
-                                     .value("choices")
-                                     .toArray()[0]
-                                     .toObject()
-                                     .value("message")
-                                     .toObject()
-                                     .value("tool_calls")
-                                     .toArray()[0]
-                                     .toObject();
+    const QJsonObject fromJson =
+        json(codec.encodeResponse(acc.message(), info))["choices"][0]["message"]["tool_calls"][0].toObject();
     const auto encoder = codec.makeStreamEncoder(info);
     QByteArray stream;
     for (const StreamEvent &e : events)
