@@ -1016,6 +1016,10 @@ void AttemptLoop::onIdle(AttemptId id) {
     const qint64 silent = m_clock.nowMs() - a->lastByteMs;
     if (silent < limit)
         return armIdle(*a, limit - silent);
+    // Silent after its finish reason, the body never ended: that is the answer, as a break there is
+    // (the review of P1 1: a non-streaming client's finished answer was failed over and billed twice).
+    if (m_deps.runner->endAnswered(id))
+        return;
     // A silent upstream ends as server_error (next candidate, or the
     // client's error), never an endless keepalive.
     m_deps.runner->abort(id);

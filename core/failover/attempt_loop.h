@@ -96,6 +96,13 @@ public:
     // An error answer (not 2xx) whose body has not ended kErrorBodyWindowMs after its head: stop
     // reading it and report the failure now (onFailure) from the head and the body so far.
     virtual void endErrorBody(AttemptId id) = 0;
+    // A 2xx stream that said its answer is complete (a finish reason) and then fell silent instead
+    // of ending its body: end the try there, as a clean end of the body ends it (its events reach
+    // the loop before this returns), and return true. False, doing nothing, for any other try.
+    virtual bool endAnswered(AttemptId id) {
+        Q_UNUSED(id);
+        return false;
+    }
     // Could a try of this candidate find a credential now? (a candidate without one is no follower)
     virtual bool hasUsableCredential(const Candidate &candidate) const = 0;
     // Why it finds none, for the client's error (the key refused, set aside, or never set); empty

@@ -689,6 +689,18 @@ void UpstreamAttempts::endErrorBody(failover::AttemptId id) {
     reportErrorAnswer(t);
 }
 
+bool UpstreamAttempts::endAnswered(failover::AttemptId id) {
+    const auto it = m_tries.find(id);
+    if (it == m_tries.end() || !it->second->call)
+        return false;
+    Try &t = *it->second;
+    if (t.errorAnswer() || !t.jsonType.isEmpty() || !t.decoder || !t.decoder->endSeen())
+        return false;
+    abort(id); // the connection goes; the answer is what came (onFinished's break after the end)
+    endOfBody(id, t.generation);
+    return true;
+}
+
 std::optional<int> UpstreamAttempts::rotateCredential(failover::AttemptId id, const failover::TryFailure &failure) {
     // refreshGatewayApiKeyAfterAuthError. A caller's own (passthrough) key is that caller's
     // business: it never exhausts the pool for others.

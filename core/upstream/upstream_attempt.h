@@ -63,6 +63,7 @@ public:
     void abort(failover::AttemptId id) override;
     void setReadPaused(failover::AttemptId id, bool paused) override;
     void endErrorBody(failover::AttemptId id) override;
+    bool endAnswered(failover::AttemptId id) override;
     bool hasUsableCredential(const failover::Candidate &candidate) const override;
     QString whyNoCredential(const failover::Candidate &candidate) const override;
     std::optional<failover::CredentialWait> credentialWait(const failover::Candidate &candidate) const override;

@@ -1850,6 +1850,26 @@ private Q_SLOTS:
             QVERIFY(gw.engine().marks().isEmpty());
         }
 
+        // Silent after it instead, the body never ended: the answer too, at the idle limit.
+        CannedAnswerServer silent("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+                                  "Transfer-Encoding: chunked\r\n\r\n" +
+                                      QByteArray::number(frame.size(), 16) + "\r\n" + frame + "\r\n",
+                                  false);
+        GatewayFixture held;
+        held.config.providers[QStringLiteral("pe")].baseUrl = silent.url();
+        held.config.routes[QStringLiteral("chain")].candidates = {QStringLiteral("pe/gemini-e"),
+                                                                  QStringLiteral("pa/claude-a")};
+        held.config.failover.upstreamIdleTimeoutMs = 300;
+        held.start();
+        const auto h = held.post(QStringLiteral("/v1/chat/completions"),
+                                 GatewayFixture::openaiBody(QStringLiteral("chain"), QStringLiteral("x"), false));
+        QVERIFY2(h.status == 200, h.body.constData());
+        QCOMPARE(h.header("x-switchman-candidate"), QByteArray("pe/gemini-e"));
+        QCOMPARE(openaiMessageText(QJsonDocument::fromJson(h.body).object()), QStringLiteral("All done."));
+        QCOMPARE(held.anthropicA.requests().size(), 0);
+        QCOMPARE(failuresOf(held.engine(), QStringLiteral("pe"), QStringLiteral("server_error")), 0);
+        QVERIFY(held.engine().marks().isEmpty());
+
         // Cut before the finish reason, it is a broken answer, and a lone candidate's client is
         // told so: not "unreachable", which sends a user to the DNS and the base URL (probe P1 2).
         const QByteArray partial = "data: {\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":[{\"text\":"
