@@ -153,9 +153,7 @@ bool decodeMessage(const Value *m, qsizetype index, const BodyPath &where, Unnam
             call.toolCallId = unnamed->callId(rj::toString(rj::member(&c, "id")), index, callIndex++, call.toolName);
             // Google's function-call signature, where Google's own Chat endpoint puts it (and the
             // answer's encoder too): it goes back to Gemini with its call, to no other API.
-            const QString signature =
-                rj::toString(rj::member(rj::member(rj::member(&c, "extra_content"), "google"), "thought_signature"));
-            if (!signature.isEmpty()) {
+            if (const QString signature = wire::googleCallSignature(&c); !signature.isEmpty()) {
                 call.signature = signature;
                 call.signatureApi = wire::apiName(wire::Api::Google);
             }

@@ -26,6 +26,11 @@ namespace {
 
 const QLatin1String kSkipSignature("skip_thought_signature_validator");
 
+// A call's `extra_content` holding Gemini's signature (wire::googleCallSignature reads it).
+QJsonObject callSignatureMember(const QString &signature) {
+    return QJsonObject{{QLatin1String("google"), QJsonObject{{QLatin1String("thought_signature"), signature}}}};
+}
+
 // A turn's calls' `extra_content` (Google's call signature) as the server takes it. A server that
 // does not take it (takesCallSignatures) gets none: a strict one refuses the member with a 400, and
 // the signature is Google's. Gemini refuses a turn whose first call has none (Gemini 3 signs only the
@@ -44,9 +49,7 @@ void signCalls(QJsonObject &turn, bool toGoogle, bool replay) {
         }
     }
     if (QJsonObject first = calls.first().toObject(); toGoogle && !first.contains(QLatin1String("extra_content"))) {
-        first.insert(
-            QLatin1String("extra_content"),
-            QJsonObject{{QLatin1String("google"), QJsonObject{{QLatin1String("thought_signature"), kSkipSignature}}}});
+        first.insert(QLatin1String("extra_content"), callSignatureMember(kSkipSignature));
         calls.replace(0, first);
     }
     turn.insert(QLatin1String("tool_calls"), calls);
@@ -436,10 +439,8 @@ QJsonObject OpenAICompletionsAdapter::buildBody(const model::ChatRequest &reques
                         const bool own =
                             model::signatureOwner(m, b) == wire::apiName(wire::Api::Google) && !b.signature.isEmpty();
                         if (own || firstCall)
-                            call.insert(
-                                L("extra_content"),
-                                QJsonObject{{L("google"), QJsonObject{{L("thought_signature"),
-                                                                       own ? b.signature : QString(kSkipSignature)}}}});
+                            call.insert(L("extra_content"),
+                                        callSignatureMember(own ? b.signature : QString(kSkipSignature)));
                     }
                     firstCall = false;
                     calls.append(call);

@@ -121,10 +121,7 @@ void OpenAICompletionsStreamDecoder::prose(BlockType type, const QString &text, 
 // call's first delta (`extra_content.google.thought_signature`): Google's, so it goes back to Gemini
 // alone, whichever format the client reads (translation_rules.md).
 void OpenAICompletionsStreamDecoder::callSignature(const Value *call, ContentBlock &block) {
-    const Value *extra = member(call, "extra_content");
-    if (!extra)
-        return;
-    const QString signature = toString(member(member(extra, "google"), "thought_signature"));
+    const QString signature = wire::googleCallSignature(call);
     if (signature.isEmpty())
         return;
     block.signature = signature;

@@ -379,6 +379,9 @@ struct UpstreamAttempts::Try {
 
     // The body is an error to classify, not an answer to decode.
     bool errorAnswer() const { return !is2xx(status) || !notAStream.isEmpty(); }
+    // A 2xx stream that said its answer is complete (StreamDecoder::endSeen): a break or a
+    // silence after that is the answer's end, not a failure.
+    bool answerSaidItsEnd() const { return !errorAnswer() && jsonType.isEmpty() && decoder && decoder->endSeen(); }
 };
 
 UpstreamAttempts::UpstreamAttempts(UpstreamAttemptSetup setup, QObject *parent)
@@ -694,7 +697,7 @@ bool UpstreamAttempts::endAnswered(failover::AttemptId id) {
     if (it == m_tries.end() || !it->second->call)
         return false;
     Try &t = *it->second;
-    if (t.errorAnswer() || !t.jsonType.isEmpty() || !t.decoder || !t.decoder->endSeen())
+    if (!t.answerSaidItsEnd())
         return false;
     abort(id); // the connection goes; the answer is what came (onFinished's break after the end)
     endOfBody(id, t.generation);
@@ -1026,7 +1029,7 @@ void UpstreamAttempts::onFinished(Try &t, const TransportResult &result) {
         // The stream said its answer is complete, then broke (Gemini sends nothing but the end of
         // the body after its finish reason): the answer, as a clean end gives it, not an outage to
         // fail over from and mark (probe P1 1: a follower billed for an answer made twice).
-        if (!t.errorAnswer() && t.jsonType.isEmpty() && t.decoder && t.decoder->endSeen())
+        if (t.answerSaidItsEnd())
             return endOfBody(id, generation);
         return m_loop->onTransportError(id, result.error, redacted(t, result.message));
     }

@@ -16,6 +16,11 @@ bool anthropicIdChar(QChar c) {
 }
 } // namespace
 
+QString googleCallSignature(const rj::Value *call) {
+    const rj::Value *extra = rj::member(call, "extra_content");
+    return extra ? rj::toString(rj::member(rj::member(extra, "google"), "thought_signature")) : QString();
+}
+
 QString callIdOf(const QString &toolCallId) {
     const qsizetype bar = toolCallId.indexOf(QLatin1Char('|'));
     if (bar > 0 && QStringView(toolCallId).mid(bar + 1).startsWith(QLatin1String("fc_")))

@@ -3,6 +3,8 @@
 // a model gave a call pairs it with its result in every later turn, so a mapping must give the
 // same id for the same input, on the request going up and on the answer coming down alike.
 
+#include "core/wire/rapid_json.h"
+
 #include <QHash>
 #include <QSet>
 #include <QString>
@@ -21,6 +23,10 @@ inline constexpr qsizetype kResponsesMaxCallIdLength = 64;
 // output item ("fc_…"): the call id is the part before the bar. Any other id, one with a bar
 // included ("call_1|a" from another server), is its own call id.
 QString callIdOf(const QString &toolCallId);
+
+// Gemini's signature on a Chat tool call, where Google's OpenAI-compatible endpoint puts it (and the
+// gateway's Chat answers): the call's `extra_content.google.thought_signature`; "" when it has none.
+QString googleCallSignature(const rj::Value *call);
 
 // A tool call id as an API with a length limit accepts it: pi's form becomes its call id; an
 // id still over `maxLength` keeps its start and ends in a hash of the whole id, so the call and

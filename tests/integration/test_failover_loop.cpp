@@ -1821,16 +1821,21 @@ private Q_SLOTS:
         const QByteArray frame = "data: {\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":[{\"text\":"
                                  "\"All done.\"}]},\"finishReason\":\"STOP\"}],\"usageMetadata\":{"
                                  "\"promptTokenCount\":5,\"candidatesTokenCount\":3}}\r\n\r\n";
-        // Chunked, and closed before the last chunk: the body never ends cleanly.
-        CannedAnswerServer gemini("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
-                                  "Transfer-Encoding: chunked\r\n\r\n" +
-                                      QByteArray::number(frame.size(), 16) + "\r\n" + frame + "\r\n",
-                                  true);
-        for (const bool stream : {false, true}) {
-            GatewayFixture gw;
-            gw.config.providers[QStringLiteral("pe")].baseUrl = gemini.url();
+        // A chunked event stream of one chunk, whose last chunk never comes: the body never ends.
+        const auto oneChunk = [](const QByteArray &data) {
+            return "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n" +
+                   QByteArray::number(data.size(), 16) + "\r\n" + data + "\r\n";
+        };
+        // Gemini first, Claude after it.
+        const auto geminiFirst = [](GatewayFixture &gw, const QString &url) {
+            gw.config.providers[QStringLiteral("pe")].baseUrl = url;
             gw.config.routes[QStringLiteral("chain")].candidates = {QStringLiteral("pe/gemini-e"),
                                                                     QStringLiteral("pa/claude-a")};
+        };
+        CannedAnswerServer gemini(oneChunk(frame), true); // closed there
+        for (const bool stream : {false, true}) {
+            GatewayFixture gw;
+            geminiFirst(gw, gemini.url());
             gw.start();
             const auto r = gw.post(QStringLiteral("/v1/chat/completions"),
                                    GatewayFixture::openaiBody(QStringLiteral("chain"), QStringLiteral("x"), stream));
@@ -1851,14 +1856,9 @@ private Q_SLOTS:
         }
 
         // Silent after it instead, the body never ended: the answer too, at the idle limit.
-        CannedAnswerServer silent("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
-                                  "Transfer-Encoding: chunked\r\n\r\n" +
-                                      QByteArray::number(frame.size(), 16) + "\r\n" + frame + "\r\n",
-                                  false);
+        CannedAnswerServer silent(oneChunk(frame), false);
         GatewayFixture held;
-        held.config.providers[QStringLiteral("pe")].baseUrl = silent.url();
-        held.config.routes[QStringLiteral("chain")].candidates = {QStringLiteral("pe/gemini-e"),
-                                                                  QStringLiteral("pa/claude-a")};
+        geminiFirst(held, silent.url());
         held.config.failover.upstreamIdleTimeoutMs = 300;
         held.start();
         const auto h = held.post(QStringLiteral("/v1/chat/completions"),
@@ -1874,10 +1874,7 @@ private Q_SLOTS:
         // told so: not "unreachable", which sends a user to the DNS and the base URL (probe P1 2).
         const QByteArray partial = "data: {\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":[{\"text\":"
                                    "\"All \"}]}}]}\r\n\r\n";
-        CannedAnswerServer cut("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
-                               "Transfer-Encoding: chunked\r\n\r\n" +
-                                   QByteArray::number(partial.size(), 16) + "\r\n" + partial + "\r\n",
-                               true);
+        CannedAnswerServer cut(oneChunk(partial), true);
         GatewayFixture lone;
         lone.config.providers[QStringLiteral("pe")].baseUrl = cut.url();
         lone.start();
