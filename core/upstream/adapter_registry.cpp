@@ -1,6 +1,7 @@
 // The upstream adapter registry: one shared, stateless adapter per upstream API.
 #include "core/upstream/anthropic_adapter.h"
 #include "core/upstream/anthropic_schema.h"
+#include "core/upstream/claude_models.h"
 #include "core/upstream/google_adapter.h"
 #include "core/upstream/openai_completions_adapter.h"
 #include "core/upstream/openai_responses_adapter.h"
@@ -430,6 +431,14 @@ std::optional<QString> UpstreamAdapter::incompatibility(const model::ChatRequest
     // the upstream's frames pass through with every choice; a JSON answer is folded from the
     // upstream's stream into that one message, so the other choices would be lost.
     const int choices = inbound == wire::Api::OpenAICompletions ? rj::toInt(rj::member(raw, "n"), 1) : 1;
+    // A forced tool call (any tool, or a named one) that Claude since Opus and Sonnet 5.5 and Fable 5.1
+    // refuses with a 400, whichever format asked: a request error that would end the chain.
+    if (const QString &choice = request.options.toolChoice;
+        !request.context.tools.isEmpty() && !choice.isEmpty() && choice != QLatin1String("auto") &&
+        choice != QLatin1String("none") && wire::isApi(api(), wire::Api::AnthropicMessages) &&
+        ClaudeModel::of(modelId).refusesForcedToolUse())
+        return QStringLiteral("tool_choice: %1 refuses a forced tool call (%2)")
+            .arg(modelId, choice == QLatin1String("required") ? QStringLiteral("any tool") : choice);
     if (wire::apiName(inbound) == api()) {
         if (choices > 1 && !request.stream)
             return QStringLiteral("n: %1 choices in one JSON answer cannot pass this gateway, which folds the "

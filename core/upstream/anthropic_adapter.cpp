@@ -1,7 +1,9 @@
 #include "core/upstream/anthropic_adapter.h"
+
 #include "core/upstream/anthropic_schema.h"
 
 #include "core/upstream/anthropic_stream_decoder.h"
+#include "core/upstream/claude_models.h"
 #include "core/upstream/openai_completions_adapter.h"
 #include "core/upstream/tool_names.h"
 #include "core/wire/client_body.h"
@@ -264,10 +266,25 @@ const model::ChatRequest &requestForModel(const model::ChatRequest &request, con
 
 QStringList AnthropicAdapter::droppedFor(const model::ChatRequest &request, const Target &target) const {
     const Options &opt = request.options;
-    if (request.sourceApi == kApi || (!opt.temperature && !opt.topP))
-        return {}; // the client's own body goes as it sent it
-    // As buildBody leaves them out: all of them while thinking, else top_p beside temperature.
+    const ClaudeModel claude = ClaudeModel::of(target.modelId);
+    if (request.sourceApi == kApi) {
+        // The client's own body goes as it sent it, but for the sampling a Claude since 4.7 refuses
+        // (fitToModel): its body was written for the chain's first model, perhaps another Claude.
+        if (!claude.refusesSampling())
+            return {};
+        QStringList out;
+        for (const char *key : kSamplingMembers)
+            if (wire::rj::member(wire::clientBody(request), key))
+                out << QLatin1String(key);
+        return out;
+    }
+    if (!opt.temperature && !opt.topP)
+        return {};
+    // As buildBody leaves them out: all of them while thinking or for a model that takes none,
+    // else top_p beside temperature.
     const QStringList sampling = OpenAICompletionsAdapter::samplingMembers(request); // by the client's names
+    if (claude.refusesSampling())
+        return sampling;
     model::ChatRequest scratch;
     const model::ChatRequest &sent = requestForModel(request, target, scratch);
     if (thinkingPlan(sent.options, sent.context).budget > 0)
@@ -326,14 +343,20 @@ QJsonObject AnthropicAdapter::buildBody(const model::ChatRequest &request, const
     const QJsonArray messages = turns.take();
 
     const auto [thinkingBudget, maxTokens] = thinkingPlan(opt, ctx);
+    const ClaudeModel claude = ClaudeModel::of(modelId);
     QJsonObject body{
         {L("model"), modelId}, {L("max_tokens"), maxTokens}, {L("stream"), true}, {L("messages"), messages}};
     if (!ctx.systemPrompt.isEmpty())
         body.insert(L("system"), ctx.systemPrompt);
-    if (thinkingBudget > 0) {
+    QJsonObject outputConfig;
+    if (thinkingBudget > 0 && claude.refusesManualThinking()) {
+        // Claude since 4.7 thinks adaptively, as hard as the effort says; a budget is refused.
+        body.insert(L("thinking"), QJsonObject{{L("type"), L("adaptive")}});
+        outputConfig.insert(L("effort"), claudeEffortFor(opt.reasoning, thinkingBudget));
+    } else if (thinkingBudget > 0) {
         body.insert(L("thinking"), QJsonObject{{L("type"), L("enabled")}, {L("budget_tokens"), thinkingBudget}});
         // Extended thinking rejects a temperature other than 1 and top_p changes, so they are left out.
-    } else {
+    } else if (!claude.refusesSampling()) { // since 4.7 Claude refuses any but the default
         // Anthropic takes 0 to 1, OpenAI and Gemini 0 to 2, all with 1 as the default: a hotter
         // request goes at Anthropic's hottest rather than be refused with a 400 failover cannot pass.
         if (opt.temperature)
@@ -417,8 +440,9 @@ QJsonObject AnthropicAdapter::buildBody(const model::ChatRequest &request, const
             body.insert(L("tool_choice"), choice);
     }
     if (jsonOutput)
-        body.insert(L("output_config"), QJsonObject{{L("format"), QJsonObject{{L("type"), L("json_schema")},
-                                                                              {L("schema"), outputSchema}}}});
+        outputConfig.insert(L("format"), QJsonObject{{L("type"), L("json_schema")}, {L("schema"), outputSchema}});
+    if (!outputConfig.isEmpty())
+        body.insert(L("output_config"), outputConfig);
     declareCalledTools(body);
     applyThinkingRules(body);
     if (wantsPromptCache(request))
@@ -695,8 +719,97 @@ bool AnthropicAdapter::applyThinkingRules(QJsonObject &body, bool keepSigned) {
     const QString first = content.isEmpty() ? QString() : content.first().toObject().value(L("type")).toString();
     if (first == L("thinking") || first == L("redacted_thinking"))
         return changed;
-    body.insert(L("thinking"), QJsonObject{{L("type"), L("disabled")}});
+    turnThinkingOff(body);
     return true;
+}
+
+void AnthropicAdapter::turnThinkingOff(QJsonObject &body) {
+    // A Claude that refuses `disabled` goes without the member: off by default (Opus 4.7), or its
+    // adaptive default where thinking cannot go off (Opus 5.5), which Anthropic names the equivalent.
+    if (ClaudeModel::of(body.value(L("model")).toString()).refusesDisabledThinking())
+        body.remove(L("thinking"));
+    else
+        body.insert(L("thinking"), QJsonObject{{L("type"), L("disabled")}});
+}
+
+namespace {
+// The output_config's effort, or "".
+QString effortOf(const QJsonObject &body) {
+    return body.value(L("output_config")).toObject().value(L("effort")).toString();
+}
+
+void removeEffort(QJsonObject &body) {
+    QJsonObject config = body.value(L("output_config")).toObject();
+    if (!config.contains(L("effort")))
+        return;
+    config.remove(L("effort"));
+    if (config.isEmpty())
+        body.remove(L("output_config"));
+    else
+        body.insert(L("output_config"), config);
+}
+} // namespace
+
+bool AnthropicAdapter::fitsModel(const wire::rj::Value *body, const QString &modelId) {
+    namespace rj = wire::rj;
+    const ClaudeModel claude = ClaudeModel::of(modelId);
+    if (!claude.known())
+        return true;
+    if (claude.refusesSampling())
+        for (const char *key : kSamplingMembers)
+            if (rj::member(body, key))
+                return false;
+    const rj::Value *type = rj::member(rj::member(body, "thinking"), "type");
+    if ((rj::equals(type, "adaptive") && !claude.takesAdaptiveThinking()) ||
+        (rj::equals(type, "enabled") && claude.refusesManualThinking()) ||
+        (rj::equals(type, "disabled") && claude.refusesDisabledThinking()))
+        return false;
+    return claude.takesEffort() || !rj::member(rj::member(body, "output_config"), "effort");
+}
+
+bool AnthropicAdapter::fitToModel(QJsonObject &body) {
+    const ClaudeModel claude = ClaudeModel::of(body.value(L("model")).toString());
+    if (!claude.known())
+        return false;
+    bool changed = false;
+    if (claude.refusesSampling())
+        for (const char *key : kSamplingMembers)
+            if (body.contains(QLatin1String(key))) {
+                body.remove(QLatin1String(key));
+                changed = true;
+            }
+    QJsonObject thinking = body.value(L("thinking")).toObject();
+    const QString type = thinking.value(L("type")).toString();
+    if (type == L("adaptive") && !claude.takesAdaptiveThinking()) {
+        // A Claude before 4.6 thinks by budget: the effort's, under the output cap as a converted
+        // request's (buildBody), and off with no room for Messages' minimum of 1024.
+        const int cap = body.value(L("max_tokens")).toInt();
+        int budget = model::thinkingBudgetForEffort(effortOf(body).isEmpty() ? QStringLiteral("high") : effortOf(body));
+        if (cap <= budget)
+            budget = cap - qMin(cap / 4, 4096);
+        if (budget < 1024)
+            body.remove(L("thinking"));
+        else
+            body.insert(L("thinking"), QJsonObject{{L("type"), L("enabled")}, {L("budget_tokens"), budget}});
+        changed = true;
+    } else if (type == L("enabled") && claude.refusesManualThinking()) {
+        // Since 4.7 a budget is refused: adaptive thinking, at the effort the budget reaches.
+        if (effortOf(body).isEmpty()) {
+            QJsonObject config = body.value(L("output_config")).toObject();
+            config.insert(L("effort"), claudeEffortFor(QString(), thinking.value(L("budget_tokens")).toInt()));
+            body.insert(L("output_config"), config);
+        }
+        body.insert(L("thinking"), QJsonObject{{L("type"), L("adaptive")}});
+        changed = true;
+    } else if (type == L("disabled") && claude.refusesDisabledThinking()) {
+        body.remove(L("thinking"));
+        changed = true;
+    }
+    if (!claude.takesEffort() && !effortOf(body).isEmpty()) {
+        removeEffort(body);
+        changed = true;
+    }
+    return changed;
 }
 
 HttpRequest AnthropicAdapter::buildRequest(const model::ChatRequest &request, const Target &target,
@@ -712,7 +825,8 @@ HttpRequest AnthropicAdapter::buildRequest(const model::ChatRequest &request, co
     // The client's bytes as they are, with only model and stream set, when the thinking
     // rules leave the history alone (the usual case: no turn answered by another API).
     if (passthrough && target.replayReasoning && thinkingRulesChangeNothing(wire::clientBody(request)) &&
-        !callsUndeclaredTools(wire::clientBody(request)) && (!cap || thinkingFits(wire::clientBody(request), *cap))) {
+        !callsUndeclaredTools(wire::clientBody(request)) && (!cap || thinkingFits(wire::clientBody(request), *cap)) &&
+        fitsModel(wire::clientBody(request), target.modelId)) {
         const QByteArray model = wire::jsonString(target.modelId);
         const QByteArray capText = cap ? QByteArray::number(*cap) : QByteArray();
         const wire::JsonMemberEdit edits[] = {{"model", model}, {"stream", "true"}, {"max_tokens", capText}};
@@ -726,6 +840,9 @@ HttpRequest AnthropicAdapter::buildRequest(const model::ChatRequest &request, co
         body.insert(L("stream"), true);
         if (cap)
             fitUnderOutputCap(body, *cap);
+        // The client wrote its body for the chain's first model: another Claude may take other
+        // thinking and sampling members.
+        fitToModel(body);
         // Except reasoning another API made (an earlier turn answered after a failover), or any
         // when this upstream refused a signature.
         applyThinkingRules(body, target.replayReasoning);

@@ -44,6 +44,17 @@ public:
     // (the upstream refused one: another provider of this API signed it). Returns true when it
     // changed the body.
     static bool applyThinkingRules(QJsonObject &body, bool keepSigned = true);
+    // Thinking off for the body's model: `disabled`, or no `thinking` member for a Claude that
+    // refuses `disabled` (ClaudeModel::refusesDisabledThinking).
+    static void turnThinkingOff(QJsonObject &body);
+    // A same-API body (the client's, written for the chain's first model) made one its own model
+    // takes (ClaudeModel): adaptive thinking as a budget before 4.6, a budget as adaptive thinking
+    // at its effort since 4.7, `disabled` left out where refused, effort left out where refused,
+    // sampling left out since 4.7 (named by droppedFor). True when it changed the body.
+    static bool fitToModel(QJsonObject &body);
+    // True when fitToModel would leave `body` (the client's, as parsed) as it is for `modelId`.
+    static bool fitsModel(const wire::rj::Value *body, const QString &modelId);
+    static constexpr const char *kSamplingMembers[] = {"temperature", "top_p", "top_k"};
     // True when applyThinkingRules would leave `body` (the client's, as parsed) as it is; reads
     // it without building anything.
     static bool thinkingRulesChangeNothing(const wire::rj::Value *body);

@@ -4,6 +4,7 @@
 #include "core/formats/pi_native_codec.h"
 #include "core/model/event_accumulator.h"
 #include "core/upstream/anthropic_adapter.h"
+#include "core/upstream/claude_models.h"
 #include "core/wire/client_body.h"
 #include "wire_fixtures.h"
 
@@ -70,6 +71,11 @@ private slots:
     void twoCallsOfOneAnswerUnderOneIdAreAnsweredInOrder();
     void twoCallsOfOneAnswerUnderOneIdReachTheClientUnique();
     void aPiClientsPromptIsCachedAsPiAiCachesIt();
+    void claudeModelsAreReadFromTheirIds();
+    void aConvertedRequestThinksAsEachClaudeTakesIt();
+    void aClientsBodyIsFitToTheClaudeItFailsOverTo();
+    void thinkingGoesOffAsTheModelTakesIt();
+    void aForcedToolCallPassesOverTheClaudesThatRefuseIt();
     void aRefusedSignatureSendsNoThinkingAtAll();
     void aWhitespaceTextBlockIsNeverSent();
     void foreignToolLoopGoesWithThinkingOff();
@@ -1341,6 +1347,229 @@ void TestAnthropicAdapter::aResponsesCapOnSearchesIsMaxUses() {
     QCOMPARE(tools.at(0).toObject().value("type").toString(), QStringLiteral("web_search_20250305"));
     QCOMPARE(tools.at(0).toObject().value("max_uses").toInt(), 3);
     QVERIFY(!body.contains("max_tool_calls"));
+}
+
+namespace {
+// What `clientBody` (spoken in `inbound`) reaches `modelId` as, and what the answer names as left out.
+struct SentTo {
+    QJsonObject body;
+    QByteArray bytes;
+    QStringList dropped;
+};
+SentTo sentTo(const QString &modelId, const QByteArray &clientBody, wire::Api inbound = wire::Api::AnthropicMessages,
+              bool replayReasoning = true) {
+    const auto req = inbound == wire::Api::AnthropicMessages ? AnthropicMessagesCodec().decode(clientBody, nullptr)
+                                                             : OpenAIChatCodec().decode(clientBody, nullptr);
+    if (!req)
+        return {};
+    Target t = target();
+    t.modelId = modelId;
+    t.replayReasoning = replayReasoning;
+    const ChatRequest spoken = spokenIn(*req, inbound);
+    const QByteArray bytes = AnthropicAdapter().buildRequest(spoken, t, {}).body;
+    return SentTo{json(bytes), bytes, AnthropicAdapter().droppedFor(spoken, t)};
+}
+QJsonObject thinkingOf(const SentTo &s) {
+    return s.body.value(QStringLiteral("thinking")).toObject();
+}
+QString effortOf(const SentTo &s) {
+    return s.body.value(QStringLiteral("output_config")).toObject().value(QStringLiteral("effort")).toString();
+}
+} // namespace
+
+void TestAnthropicAdapter::claudeModelsAreReadFromTheirIds() {
+    struct Case {
+        const char *id;
+        const char *family;
+        int major, minor;
+    };
+    const QList<Case> cases{{"claude-opus-4-7", "opus", 4, 7},
+                            {"claude-sonnet-4-5-20250929", "sonnet", 4, 5},
+                            {"claude-opus-4-20250514", "opus", 4, 0},
+                            {"claude-3-7-sonnet-20250219", "sonnet", 3, 7},
+                            {"anthropic/claude-opus-4.6", "opus", 4, 6},
+                            {"us.anthropic.claude-opus-4-6-v1", "opus", 4, 6},
+                            {"claude-fable-5-1", "fable", 5, 1},
+                            {"claude-opus-5-5", "opus", 5, 5},
+                            {"claude-haiku-4-5-20251001", "haiku", 4, 5},
+                            {"claude-mythos-preview", "mythos", 0, 0},
+                            {"my-tuned-claude", "", 0, 0},
+                            {"gpt-5", "", 0, 0}};
+    for (const Case &c : cases) {
+        const ClaudeModel m = ClaudeModel::of(QLatin1String(c.id));
+        QVERIFY2(m.family == QLatin1String(c.family) && m.major == c.major && m.minor == c.minor, c.id);
+    }
+    // Which generation refuses what (claude_models.h).
+    const auto rules = [](const char *id) {
+        const ClaudeModel m = ClaudeModel::of(QLatin1String(id));
+        return QString::fromLatin1("%1%2%3%4%5")
+            .arg(m.takesAdaptiveThinking() ? 'a' : '-')
+            .arg(m.refusesManualThinking() ? 'M' : '-')
+            .arg(m.refusesDisabledThinking() ? 'D' : '-')
+            .arg(m.refusesSampling() ? 'S' : '-')
+            .arg(m.refusesForcedToolUse() ? 'F' : '-');
+    };
+    QCOMPARE(rules("claude-sonnet-4-5"), QStringLiteral("-----"));
+    QCOMPARE(rules("claude-3-7-sonnet-20250219"), QStringLiteral("-----"));
+    QCOMPARE(rules("claude-opus-4-6"), QStringLiteral("a----"));
+    QCOMPARE(rules("claude-opus-4-7"), QStringLiteral("aMDS-"));
+    QCOMPARE(rules("claude-sonnet-5"), QStringLiteral("aM-S-"));
+    QCOMPARE(rules("claude-opus-5-5"), QStringLiteral("aMDSF"));
+    QCOMPARE(rules("claude-sonnet-5-5"), QStringLiteral("aMDSF"));
+    QCOMPARE(rules("claude-fable-5"), QStringLiteral("aMDS-"));
+    QCOMPARE(rules("claude-fable-5-1"), QStringLiteral("aMDSF"));
+    QCOMPARE(rules("claude-mythos-preview"), QStringLiteral("aMDS-"));
+    // An id with no version is left to its server: nothing refused, nothing rewritten.
+    QCOMPARE(rules("my-claude-alias"), QStringLiteral("a----"));
+    QCOMPARE(claudeEffortFor(QStringLiteral("minimal"), 0), QStringLiteral("low"));
+    QCOMPARE(claudeEffortFor(QString(), 10000), QStringLiteral("high"));
+    QCOMPARE(claudeEffortFor(QString(), 2048), QStringLiteral("low"));
+    QCOMPARE(claudeEffortFor(QString(), 40000), QStringLiteral("xhigh"));
+}
+
+void TestAnthropicAdapter::aConvertedRequestThinksAsEachClaudeTakesIt() {
+    // Probe Q4 1 and 3: a Chat client asking for reasoning, its first candidate down, reached Opus 4.7
+    // with a thinking budget and its temperature, both refused with a 400 that ended the chain.
+    const QByteArray chat = R"({"model":"m","reasoning_effort":"high","temperature":0.2,)"
+                            R"("messages":[{"role":"user","content":"hi"}]})";
+    const SentTo opus47 = sentTo(QStringLiteral("claude-opus-4-7"), chat, wire::Api::OpenAICompletions);
+    QCOMPARE(thinkingOf(opus47), QJsonObject({{"type", "adaptive"}}));
+    QCOMPARE(effortOf(opus47), QStringLiteral("high"));
+    QVERIFY(!opus47.body.contains("temperature"));
+    QCOMPARE(opus47.dropped, QStringList{"temperature"});
+    // Claude 4.5 thinks by budget, and takes no effort.
+    const SentTo sonnet45 = sentTo(QStringLiteral("claude-sonnet-4-5"), chat, wire::Api::OpenAICompletions);
+    QCOMPARE(thinkingOf(sonnet45).value("type").toString(), QStringLiteral("enabled"));
+    QCOMPARE(thinkingOf(sonnet45).value("budget_tokens").toInt(), 16384);
+    QVERIFY(!sonnet45.body.contains("output_config"));
+    // No reasoning asked: the newest take no sampling either; the older ones take it as before.
+    const QByteArray plain =
+        R"({"model":"m","temperature":0.2,"top_p":0.5,"messages":[{"role":"user","content":"hi"}]})";
+    const SentTo opus55 = sentTo(QStringLiteral("claude-opus-5-5"), plain, wire::Api::OpenAICompletions);
+    QVERIFY(!opus55.body.contains("temperature") && !opus55.body.contains("top_p") &&
+            !opus55.body.contains("thinking"));
+    QCOMPARE(opus55.dropped, QStringList({"temperature", "top_p"}));
+    QCOMPARE(sentTo(QStringLiteral("claude-opus-4-1"), plain, wire::Api::OpenAICompletions).body.value("temperature"),
+             QJsonValue(0.2));
+    // A structured output and the effort share output_config.
+    const QByteArray schema =
+        R"({"model":"m","reasoning_effort":"low","messages":[{"role":"user","content":"hi"}],)"
+        R"("response_format":{"type":"json_schema","json_schema":{"name":"a","schema":{"type":"object",)"
+        R"("properties":{"x":{"type":"string"}},"required":["x"],"additionalProperties":false}}}})";
+    const QJsonObject config = sentTo(QStringLiteral("claude-opus-4-7"), schema, wire::Api::OpenAICompletions)
+                                   .body.value("output_config")
+                                   .toObject();
+    QCOMPARE(config.value("effort").toString(), QStringLiteral("low"));
+    QCOMPARE(config.value("format").toObject().value("type").toString(), QStringLiteral("json_schema"));
+}
+
+void TestAnthropicAdapter::aClientsBodyIsFitToTheClaudeItFailsOverTo() {
+    // Probe Q4 2: Claude Code on Opus 4.7 (adaptive thinking, an effort) fails over to Sonnet 4.5,
+    // which takes neither: its body was written for the first model of the chain, not this one.
+    const QByteArray adaptive = R"({"model":"claude-opus-4-7","max_tokens":32000,"thinking":{"type":"adaptive"},)"
+                                R"("output_config":{"effort":"medium"},"messages":[{"role":"user","content":"hi"}]})";
+    const SentTo sonnet45 = sentTo(QStringLiteral("claude-sonnet-4-5"), adaptive);
+    QCOMPARE(thinkingOf(sonnet45), QJsonObject({{"type", "enabled"}, {"budget_tokens", 8192}}));
+    QVERIFY(!sonnet45.body.contains("output_config"));
+    // Opus 4.5 takes the effort beside its budget.
+    const SentTo opus45 = sentTo(QStringLiteral("claude-opus-4-5"), adaptive);
+    QCOMPARE(thinkingOf(opus45).value("type").toString(), QStringLiteral("enabled"));
+    QCOMPARE(effortOf(opus45), QStringLiteral("medium"));
+    // Under a small output cap the budget fits below it, or thinking goes with no room for 1024.
+    QByteArray small = adaptive;
+    small.replace("32000", "6000");
+    QCOMPARE(thinkingOf(sentTo(QStringLiteral("claude-sonnet-4-5"), small)).value("budget_tokens").toInt(), 4500);
+    small.replace("6000", "1200");
+    QVERIFY(!sentTo(QStringLiteral("claude-sonnet-4-5"), small).body.contains("thinking"));
+    // To a model that takes it, the body goes as the client wrote it, spliced.
+    const SentTo opus47 = sentTo(QStringLiteral("claude-opus-4-7"), adaptive);
+    QVERIFY2(opus47.bytes.startsWith(R"({"model":"claude-opus-4-7","max_tokens":32000,"thinking")"),
+             opus47.bytes.constData());
+
+    // The other way (Q4 3): an older Claude's budget and sampling to Opus 4.7, which refuses both.
+    const QByteArray budget = R"({"model":"claude-sonnet-4-5","max_tokens":32000,"temperature":1,"top_k":5,)"
+                              R"("thinking":{"type":"enabled","budget_tokens":10000},)"
+                              R"("messages":[{"role":"user","content":"hi"}]})";
+    const SentTo opus = sentTo(QStringLiteral("claude-opus-4-7"), budget);
+    QCOMPARE(thinkingOf(opus), QJsonObject({{"type", "adaptive"}}));
+    QCOMPARE(effortOf(opus), QStringLiteral("high"));
+    QVERIFY(!opus.body.contains("temperature") && !opus.body.contains("top_k"));
+    QCOMPARE(opus.dropped, QStringList({"temperature", "top_k"}));
+    // An effort the client gave stays its own.
+    QByteArray withEffort = budget;
+    withEffort.replace(R"("max_tokens")", R"("output_config":{"effort":"low"},"max_tokens")");
+    QCOMPARE(effortOf(sentTo(QStringLiteral("claude-opus-4-7"), withEffort)), QStringLiteral("low"));
+    // `disabled` to a Claude that refuses it goes without the member.
+    const QByteArray off = R"({"model":"claude-opus-5","max_tokens":1000,"thinking":{"type":"disabled"},)"
+                           R"("messages":[{"role":"user","content":"hi"}]})";
+    QVERIFY(!sentTo(QStringLiteral("claude-opus-5-5"), off).body.contains("thinking"));
+    QCOMPARE(thinkingOf(sentTo(QStringLiteral("claude-opus-5"), off)), QJsonObject({{"type", "disabled"}}));
+    // Nothing dropped, nothing named for a model that takes the client's sampling.
+    QVERIFY(sentTo(QStringLiteral("claude-sonnet-4-5"), budget).dropped.isEmpty());
+}
+
+void TestAnthropicAdapter::thinkingGoesOffAsTheModelTakesIt() {
+    // Probe Q4 7: a tool loop whose last turn another API answered goes with thinking off (Messages
+    // wants a signed thinking block first otherwise). Opus 5.5 refuses `disabled`, so every retry of
+    // the turn was refused; it goes without the member, its adaptive default.
+    QJsonObject loop = json(claudeCodeToolLoop(QString(), false));
+    loop.insert("thinking", QJsonObject{{"type", "adaptive"}});
+    const QByteArray body = QJsonDocument(loop).toJson(QJsonDocument::Compact);
+    const SentTo opus55 = sentTo(QStringLiteral("claude-opus-5-5"), body);
+    QVERIFY2(!opus55.body.contains("thinking"), opus55.bytes.constData());
+    QCOMPARE(thinkingOf(sentTo(QStringLiteral("claude-opus-4-6"), body)), QJsonObject({{"type", "disabled"}}));
+    // The signature mend (a refused signature: every thinking block goes, and thinking with it) too:
+    // Opus 5.5 after Sonnet 5.5 signed the turn.
+    QJsonObject signedLoop = json(claudeCodeToolLoop(QStringLiteral("EqQBCkYIBBgCKkDsonnet")));
+    signedLoop.insert("thinking", QJsonObject{{"type", "adaptive"}});
+    const QByteArray signedBody = QJsonDocument(signedLoop).toJson(QJsonDocument::Compact);
+    const SentTo mended = sentTo(QStringLiteral("claude-sonnet-5-5"), signedBody, wire::Api::AnthropicMessages, false);
+    QVERIFY(!mended.bytes.contains("EqQBCkYIBBgCKkDsonnet"));
+    QVERIFY2(!mended.body.contains("thinking"), mended.bytes.constData());
+    // A converted tool loop after a failover, to Opus 5.5.
+    const QByteArray chat =
+        R"({"model":"m","reasoning_effort":"high","messages":[{"role":"user","content":"go"},)"
+        R"({"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function",)"
+        R"("function":{"name":"f","arguments":"{}"}}]},{"role":"tool","tool_call_id":"call_1","content":"ok"}],)"
+        R"("tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object"}}}]})";
+    const SentTo converted = sentTo(QStringLiteral("claude-opus-5-5"), chat, wire::Api::OpenAICompletions);
+    QVERIFY2(!converted.body.contains("thinking"), converted.bytes.constData());
+    QCOMPARE(thinkingOf(sentTo(QStringLiteral("claude-sonnet-4-5"), chat, wire::Api::OpenAICompletions)),
+             QJsonObject({{"type", "disabled"}}));
+}
+
+void TestAnthropicAdapter::aForcedToolCallPassesOverTheClaudesThatRefuseIt() {
+    // Probe Q4 8: Opus and Sonnet 5.5 and Fable 5.1 refuse a forced tool call with a 400 that ended
+    // the chain; the candidate is passed over for one that takes it.
+    const QByteArray tools =
+        R"("tools":[{"type":"function","function":{"name":"Person","parameters":{"type":"object"}}}],)";
+    const auto why = [&](const QString &modelId, const QByteArray &choice, wire::Api inbound) {
+        QByteArray body;
+        if (inbound == wire::Api::OpenAICompletions)
+            body = R"({"model":"m",)" + tools + R"("tool_choice":)" + choice +
+                   R"(,"messages":[{"role":"user","content":"Ann, 31"}]})";
+        else
+            body = R"({"model":"m","max_tokens":100,"tools":[{"name":"Person","input_schema":{"type":"object"}}],)"
+                   R"("tool_choice":)" +
+                   choice + R"(,"messages":[{"role":"user","content":"Ann, 31"}]})";
+        const auto req = inbound == wire::Api::OpenAICompletions ? OpenAIChatCodec().decode(body, nullptr)
+                                                                 : AnthropicMessagesCodec().decode(body, nullptr);
+        return req ? AnthropicAdapter().incompatibility(spokenIn(*req, inbound), modelId)
+                   : std::optional<QString>(QStringLiteral("(not decoded)"));
+    };
+    const wire::Api chat = wire::Api::OpenAICompletions;
+    const wire::Api messages = wire::Api::AnthropicMessages;
+    QCOMPARE(
+        why(QStringLiteral("claude-opus-5-5"), R"("required")", chat),
+        std::optional<QString>(QStringLiteral("tool_choice: claude-opus-5-5 refuses a forced tool call (any tool)")));
+    QVERIFY(why(QStringLiteral("claude-sonnet-5-5"), R"({"type":"function","function":{"name":"Person"}})", chat));
+    QVERIFY(why(QStringLiteral("claude-fable-5-1"), R"({"type":"any"})", messages));
+    QVERIFY(why(QStringLiteral("claude-opus-5-5"), R"({"type":"tool","name":"Person"})", messages));
+    // The models that take it, and choices that force nothing.
+    QVERIFY(!why(QStringLiteral("claude-opus-4-7"), R"("required")", chat));
+    QVERIFY(!why(QStringLiteral("claude-fable-5"), R"({"type":"any"})", messages));
+    QVERIFY(!why(QStringLiteral("claude-opus-5-5"), R"("auto")", chat));
+    QVERIFY(!why(QStringLiteral("claude-opus-5-5"), R"({"type":"none"})", messages));
 }
 
 QTEST_GUILESS_MAIN(TestAnthropicAdapter)
