@@ -183,6 +183,15 @@ std::optional<Candidate> AttemptLoop::follower() const {
     return CandidateResolver::next(m_resolution, m_tried, resolverState());
 }
 
+bool AttemptLoop::hasLiveFollower() const {
+    // A follower the gateway holds down (its mark: asked only because no unmarked one is left)
+    // is one the loop would still ask, but not one to cut a working candidate for or to skip its
+    // retries for: probe Q2 F2, where a slow fallback was cut at half the deadline and marked,
+    // and the client got the error of the primary the mark had set aside, every other request.
+    const std::optional<Candidate> next = follower();
+    return next && !m_deps.marks->isDown(m_settings.tenant, next->ref());
+}
+
 void AttemptLoop::recordSkips(const QList<Skip> &skipped) {
     for (const auto &s : skipped) {
         if (s.marked) {
@@ -428,7 +437,7 @@ void AttemptLoop::armBudget(Attempt &a) {
     if (a.budget)
         return;
     std::optional<qint64> budgetEnd;
-    if (follower()) {
+    if (hasLiveFollower()) {
         const qint64 now = m_clock.nowMs();
         budgetEnd = now + std::max<qint64>(0, (m_deadlineAtMs - now) / 2);
     }
@@ -845,7 +854,7 @@ bool AttemptLoop::tryInAttemptRetry(Attempt &a, const UpstreamFailure &failure) 
     // retries first); without one, retry the same candidate with backoff.
     RetryInput in;
     in.failure = failure;
-    in.hasFollower = follower().has_value();
+    in.hasFollower = hasLiveFollower();
     in.retriesSoFar = a.retries;
     in.retriesBeforeFailover = a.candidate.provider.retriesBeforeFailover;
     in.maxRetries = a.candidate.provider.maxRetries;

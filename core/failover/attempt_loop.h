@@ -300,6 +300,9 @@ private:
     void startTry(Attempt &a, bool nextCredential);
     CandidateResolver::State resolverState() const;
     std::optional<Candidate> follower() const; // the candidate failover would ask next, if any
+    // A follower that is not marked down: what the attempt budget and the in-attempt retries
+    // weigh (a marked one is still asked after, as the last resort it is).
+    bool hasLiveFollower() const;
     std::optional<QString> ineligibleReason(const Candidate &c) const;
 
     // The attempt budget: armed before the attempt's first launch, settled at its end, along with

@@ -1170,6 +1170,7 @@ private Q_SLOTS:
 
     void markedCandidateIsDeferredBehindAnUnmarkedOne() {
         Harness h({candidate("pa"), candidate("pb")}, false);
+        h.resolution.chain[1].provider.maxRetries = 0; // no retries of its own before the marked one
         h.marks.mark(QStringLiteral("t"), candidate("pa").ref(),
                      UpstreamFailure{FailureKind::ServerError, 503, std::nullopt, QStringLiteral("old")});
         h.start();
@@ -1178,6 +1179,50 @@ private Q_SLOTS:
         QCOMPARE(h.runner.lastProvider(), QStringLiteral("pa")); // marked, but all that is left
         h.httpError(503);
         QVERIFY(h.client.failed->retryAfterMs); // every candidate marked: Retry-After
+    }
+
+    void aMarkedFollowerArmsNoBudget() {
+        // Probe Q2 F2: pa is down and marked, pb (asked first) is healthy but slow. pa still
+        // follows pb as the last resort, but it is no follower to cut pb for: pb is not cut at half
+        // the deadline, not marked, and answers; pa is never asked.
+        Harness h({candidate("pa"), candidate("pb")}, false);
+        h.settings.deadlineMs = 20000;
+        h.marks.mark(QStringLiteral("t"), candidate("pa").ref(),
+                     UpstreamFailure{FailureKind::ServerError, 503, std::nullopt, QStringLiteral("old")});
+        h.start();
+        QCOMPARE(h.runner.lastProvider(), QStringLiteral("pb"));
+        h.frame({ev(EventType::Start)});
+        h.clock.advance(15000); // past the 10 s a budget would have given
+        QCOMPARE(h.runner.starts.size(), 1);
+        QVERIFY(h.runner.aborts.isEmpty());
+        h.answer();
+        QVERIFY(h.done);
+        QCOMPARE(h.client.answered->candidate, candidate("pb").name());
+        QCOMPARE(h.marks.active().size(), 1); // pa's alone
+        QCOMPARE(h.marks.active().first().provider, QStringLiteral("pa"));
+    }
+
+    void aMarkedFollowerLeavesTheAttemptItsRetries() {
+        // Probe Q2 F2 (c): pb's one-off 503 is retried as without a follower (maxRetries), not
+        // failed over to the marked pa, whose error the client would get.
+        Harness h({candidate("pa"), candidate("pb")}, false);
+        h.resolution.chain[1].provider.maxRetries = 1;
+        h.marks.mark(QStringLiteral("t"), candidate("pa").ref(),
+                     UpstreamFailure{FailureKind::ServerError, 503, std::nullopt, QStringLiteral("old")});
+        h.start();
+        h.httpError(503);
+        QVERIFY(!h.done);
+        QCOMPARE(h.seen.notes, QStringList{"provider retry"});
+        h.clock.advance(1000);
+        QCOMPARE(h.runner.starts.size(), 2);
+        QCOMPARE(h.runner.lastProvider(), QStringLiteral("pb"));
+        h.answer();
+        QCOMPARE(h.client.answered->candidate, candidate("pb").name());
+        // An unmarked follower still takes over at once (control).
+        Harness c({candidate("pa"), candidate("pb")}, false);
+        c.start();
+        c.httpError(503);
+        QCOMPARE(c.runner.lastProvider(), QStringLiteral("pb"));
     }
 
     void setupFailureFailsOverWithoutAMark() {
