@@ -1214,9 +1214,13 @@ void AttemptLoop::finishWithFailure(const GatewayError &errorIn, bool markedRetr
     if (markedRetryAfter && m_settings.failoverEnabled && m_resolution.chain.size() > 1) {
         // Every candidate marked: tell the client when the first one comes back. A lone candidate
         // ignores its mark, so the upstream's own Retry-After stays: a retry then is served.
+        // A candidate this request can never use (the tenant's policy, no usable credential, a field
+        // it cannot carry) has no mark and says nothing of when to come back (probe Q2 F1).
         QList<qint64> remaining;
         for (const auto &c : m_resolution.chain)
-            remaining.append(m_deps.marks->remainingMs(m_settings.tenant, c.ref()));
+            if (!ineligibleReason(c) && m_deps.runner->hasUsableCredential(c) &&
+                !CandidatePolicy::incompatibility(c, m_parsed))
+                remaining.append(m_deps.marks->remainingMs(m_settings.tenant, c.ref()));
         if (const auto retryAfter = FailureResponse::retryAfterWhenAllMarked(remaining))
             error.retryAfterMs = *retryAfter;
     }

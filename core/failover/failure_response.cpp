@@ -16,9 +16,14 @@ GatewayError FailureResponse::forFailure(const UpstreamFailure &f, const QString
                                              : QStringLiteral("upstream %1 unreachable: %2"))
                                       .arg(who, f.message));
     case FailureKind::ServerError:
-        if (f.status && *f.status >= 500)
-            return GatewayError::make(*f.status, GatewayError::categoryForStatus(*f.status),
-                                      QStringLiteral("upstream %1: %2").arg(who, f.message));
+        if (f.status && *f.status >= 500) {
+            // A 503's own Retry-After stands as a 429's does (RFC 9110 10.2.3; probe Q2 F4): with
+            // every candidate marked the shortest mark replaces it (AttemptLoop::finishWithFailure).
+            auto e = GatewayError::make(*f.status, GatewayError::categoryForStatus(*f.status),
+                                        QStringLiteral("upstream %1: %2").arg(who, f.message));
+            e.retryAfterMs = f.retryAfterMs;
+            return e;
+        }
         return GatewayError::make(f.status == 408 ? 504 : 502,
                                   f.status == 408 ? ErrorCategory::Timeout : ErrorCategory::ServerError,
                                   QStringLiteral("upstream %1: %2").arg(who, f.message));

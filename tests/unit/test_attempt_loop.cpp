@@ -1225,6 +1225,46 @@ private Q_SLOTS:
         QCOMPARE(c.runner.lastProvider(), QStringLiteral("pb"));
     }
 
+    void aLoneCandidates503KeepsItsRetryAfter() {
+        // Probe Q2 F4: a 503's own Retry-After reached the client as a 429's did not: an SDK then
+        // retried at once into the window the provider asked to be left alone for.
+        Harness h({candidate("pa")}, false, true);
+        h.settings.maxRetryDelayMs = 5000;
+        h.start();
+        TryFailure f;
+        f.fromHeaders = true;
+        f.input.status = 503;
+        f.input.message = QStringLiteral("down for maintenance");
+        f.input.retryAfterMs = 30000; // past maxRetryDelayMs: no retry here
+        h.loop->onResponseHead(h.id(), 503, true);
+        h.loop->onFailure(h.id(), f);
+        QVERIFY(h.done);
+        QCOMPARE(h.client.failed->status, 503);
+        QCOMPARE(h.client.failed->retryAfterMs, std::optional<qint64>(30000));
+    }
+
+    void retryAfterWeighsOnlyTheCandidatesTheRequestCanUse() {
+        // Probe Q2 F1: every candidate the tenant can use is marked, and the route also lists one it
+        // never can (here: no credential). That one has no mark and said there was no Retry-After.
+        Harness h({candidate("pa"), candidate("pb"), candidate("pc")}, false);
+        h.runner.noCredential.insert(QStringLiteral("pc"));
+        for (const char *p : {"pa", "pb"})
+            h.marks.mark(QStringLiteral("t"), candidate(p).ref(),
+                         UpstreamFailure{FailureKind::ServerError, 503, std::nullopt, QStringLiteral("old")});
+        h.clock.advance(3000);
+        h.marks.mark(QStringLiteral("t"), candidate("pb").ref(),
+                     UpstreamFailure{FailureKind::ServerError, 503, std::nullopt, QStringLiteral("older")});
+        h.resolution.chain[0].provider.maxRetries = 0;
+        h.resolution.chain[1].provider.maxRetries = 0;
+        h.start();
+        h.httpError(503);
+        QCOMPARE(h.runner.lastProvider(), QStringLiteral("pb"));
+        h.httpError(503);
+        QVERIFY(h.done);
+        QVERIFY(h.client.failed->retryAfterMs);
+        QVERIFY(*h.client.failed->retryAfterMs > 0);
+    }
+
     void setupFailureFailsOverWithoutAMark() {
         Harness h({candidate("pa"), candidate("pb")}, false);
         h.runner.setupFails.insert(QStringLiteral("pa"));
