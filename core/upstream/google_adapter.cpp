@@ -185,8 +185,17 @@ bool hasFunctionResponse(const QJsonObject &turn) {
 // are merged, but for a user's words after function responses: in one turn, Gemini reads them as
 // part of the tool output (an empty answer, or the text continued), so a model turn saying the
 // answer was interrupted goes between them, as Google's gemini-cli does.
+// The turns also start with the user's. A history that opens with the model's turn (one an SDK
+// trimmed from the front, or one seeded with the assistant's tool call) is valid for Chat,
+// Responses and Messages, but Gemini refuses a first turn with a function call (400 "Please ensure
+// that function call turn comes immediately after a user turn or after a function response
+// turn.", a request error that ends the chain), and Google's SDKs any model turn first ("First
+// content should be with role 'user'"). A short, neutral user turn goes before it, as gemini-cli
+// puts one before a history it trimmed; the model's turn and everything after stay as they were.
 QJsonArray alternating(const QJsonArray &contents) {
     MergedTurns out(L("parts"));
+    if (!contents.isEmpty() && contents.first().toObject().value(L("role")).toString() == L("model"))
+        out.append(L("user"), QJsonArray{QJsonObject{{L("text"), L("[Conversation history follows.]")}}});
     bool lastHasFunctionResponse = false; // the last turn of `out`, merged, has one
     for (const QJsonValue &v : contents) {
         const QJsonObject turn = v.toObject();

@@ -90,6 +90,7 @@ private slots:
     void aTextsSignatureComesBackThroughAPiClient();
     void aRefusedThoughtSignatureSendsNone();
     void turnsAlternateBetweenUserAndModel();
+    void aHistoryThatOpensWithTheModelGetsAUserTurnFirst();
     void documentsAsGeminiParts();
     void imageMimeTypesAsGeminiSpellsThem();
     void thinkingBudgetFitsUnderMaxOutputTokens();
@@ -687,6 +688,70 @@ void TestGoogleAdapter::turnsAlternateBetweenUserAndModel() {
         QStringLiteral("interrupted")));
     QCOMPARE(contents[4].toObject().value("parts").toArray()[0].toObject().value("text").toString(),
              QStringLiteral("and tomorrow?"));
+}
+
+// Probe Q4-4: a history that opens with the assistant's tool call (trimmed from the front, or
+// seeded) went to Gemini with a model turn first, which Gemini refuses with a 400 ("Please ensure
+// that function call turn comes immediately after a user turn or after a function response
+// turn."). A short user turn goes before it, also before a model turn of words; a history that
+// opens with the user's words gets none.
+void TestGoogleAdapter::aHistoryThatOpensWithTheModelGetsAUserTurnFirst() {
+    const auto bodyFor = [](const QByteArray &messages, bool replayReasoning = true) {
+        const auto req = OpenAIChatCodec().decode(R"({"model":"m","messages":)" + messages + "}", nullptr);
+        Target t = target();
+        t.replayReasoning = replayReasoning;
+        return json(GoogleAdapter().buildRequest(*req, t, {}).body);
+    };
+    const auto contentsFor = [&bodyFor](const QByteArray &messages) {
+        return bodyFor(messages).value("contents").toArray();
+    };
+    const auto roles = [](const QJsonArray &contents) {
+        QStringList out;
+        for (const QJsonValue &c : contents)
+            out << c.toObject().value("role").toString();
+        return out;
+    };
+    const auto onlyText = [](const QJsonValue &turn) {
+        const QJsonArray parts = turn.toObject().value("parts").toArray();
+        return parts.size() == 1 && parts[0].toObject().keys() == QStringList{"text"}
+                   ? parts[0].toObject().value("text").toString()
+                   : QString();
+    };
+    const QByteArray callFirst = R"J([
+        {"role":"system","content":"You are a coding agent."},
+        {"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function",
+            "function":{"name":"read_file","arguments":"{\"path\":\"a.py\"}"}}]},
+        {"role":"tool","tool_call_id":"call_1","content":"print('hi')"},
+        {"role":"assistant","content":"The file prints hi."},
+        {"role":"user","content":"Now make it print bye."}])J";
+    for (const bool replay : {true, false}) {
+        const QJsonObject sent = bodyFor(callFirst, replay);
+        // the client's system prompt stays where it was, not in the added turn
+        QCOMPARE(onlyText(sent.value("systemInstruction")), QStringLiteral("You are a coding agent."));
+        const QJsonArray contents = sent.value("contents").toArray();
+        QCOMPARE(roles(contents), QStringList({"user", "model", "user", "model", "user"}));
+        const QString added = onlyText(contents[0]);
+        QVERIFY(!added.isEmpty());
+        QVERIFY(added.size() < 40); // short and neutral: no instruction to the model
+        const QJsonObject call = contents[1].toObject().value("parts").toArray()[0].toObject();
+        QCOMPARE(call.value("functionCall").toObject().value("name").toString(), QStringLiteral("read_file"));
+        QVERIFY(contents[2].toObject().value("parts").toArray()[0].toObject().contains("functionResponse"));
+        QCOMPARE(onlyText(contents[4]), QStringLiteral("Now make it print bye."));
+    }
+
+    // A seeded greeting: a model turn of words first.
+    const QJsonArray greeting = contentsFor(R"([{"role":"assistant","content":"How can I help?"},
+        {"role":"user","content":"Fix a.py."}])");
+    QCOMPARE(roles(greeting), QStringList({"user", "model", "user"}));
+    QVERIFY(!onlyText(greeting[0]).isEmpty());
+    QCOMPARE(onlyText(greeting[1]), QStringLiteral("How can I help?"));
+    QCOMPARE(onlyText(greeting[2]), QStringLiteral("Fix a.py."));
+
+    // The user's words first: nothing added.
+    const QJsonArray userFirst = contentsFor(R"([{"role":"user","content":"Fix a.py."},
+        {"role":"assistant","content":"Done."},{"role":"user","content":"Thanks."}])");
+    QCOMPARE(roles(userFirst), QStringList({"user", "model", "user"}));
+    QCOMPARE(onlyText(userFirst[0]), QStringLiteral("Fix a.py."));
 }
 
 // Probe L1 2: OpenRouter's reasoning object (max_tokens, enabled) turned no thinking on after a
