@@ -569,7 +569,7 @@ void AttemptLoop::holdUntilCommit(Attempt &a, const TryFrame &frame) {
     if (a.ready.passthrough && frame.raw && !(frame.isNoise && frame.isNoise())) {
         provisional = a.heldRaw.size();
         a.heldRaw.append(*frame.raw);
-        a.heldRawBytes += frame.raw->size();
+        a.heldRawBytes += frame.raw->size() + TryFrame::kHeldFrameOverhead;
     }
     bool keptAny = false;
     for (qsizetype i = 0; i < frame.events.size(); ++i) {
@@ -591,7 +591,7 @@ void AttemptLoop::holdUntilCommit(Attempt &a, const TryFrame &frame) {
     }
     if (provisional >= 0 && !keptAny && !frame.events.isEmpty()) {
         // Every event of the frame was noise (empty deltas): the frame goes too.
-        a.heldRawBytes -= a.heldRaw.at(provisional).size();
+        a.heldRawBytes -= a.heldRaw.at(provisional).size() + TryFrame::kHeldFrameOverhead;
         a.heldRaw.removeAt(provisional);
     }
     if (a.hold.heldBytes() + a.heldRawBytes > m_settings.maxHoldBytes) {

@@ -75,6 +75,10 @@ struct TryFrame {
     // held: deciding it may parse the frame, which a committed stream must not pay for.
     std::function<bool()> isNoise;
     qint64 frameBytes = 0; // what the frame costs to keep
+    // What keeping one raw frame costs beyond its bytes: its buffer's header and allocation, its list
+    // slot. Counted with the bytes, so that a flood of tiny frames (`data: ` alone, `{}`) is bounded in
+    // memory by limits.maxHoldBytes as large ones are (probe Q3 F1: 57 MiB held under an 8 MiB bound).
+    static constexpr qint64 kHeldFrameOverhead = 64;
     bool afterEnd = false; // made by the decoder at end of body: an Error then is an early close
     // ...of a 2xx answer whose body held no byte (Content-Length: 0, a 204): the server answered,
     // with nothing: this model's failure, not a broken connection to the host (probe J2 2).

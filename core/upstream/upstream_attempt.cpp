@@ -950,9 +950,14 @@ void UpstreamAttempts::feedSse(Try &t, const QList<SseEvent> &events) {
             // So does what any stream holds before its commit (events and raw frames that change
             // nothing the client sees yet, such as signature deltas): up to limits.maxHoldBytes a
             // request, which many requests at once would otherwise multiply past any bound.
-            const qint64 cost = live->keepsMessage         ? frame.frameBytes * kKeptStreamCost
-                                : !m_loop->isCommitted(id) ? frame.frameBytes * kHeldStreamCost
-                                                           : 0;
+            // Before the commit, only a frame the loop may hold is charged: one that decoded to
+            // nothing is held only as a same-API client's raw frame (probe Q3 F2: 80 MiB of frames
+            // held by nobody took the whole shared budget, and other clients got 503s).
+            const bool mayBeHeld = live->passthrough || !decodedToNothing;
+            const qint64 held = frame.frameBytes + (live->passthrough ? failover::TryFrame::kHeldFrameOverhead : 0);
+            const qint64 cost = live->keepsMessage                      ? frame.frameBytes * kKeptStreamCost
+                                : !m_loop->isCommitted(id) && mayBeHeld ? held * kHeldStreamCost
+                                                                        : 0;
             if (cost > 0 && m_setup.bytesInFlight) {
                 if (!m_setup.bytesInFlight->take(cost))
                     return endStream(

@@ -1284,6 +1284,28 @@ private Q_SLOTS:
         QCOMPARE(h.seen.rows.first().failure, QStringLiteral("server_error"));
     }
 
+    void tinyRawFramesAreHeldAtWhatTheyCost() {
+        // Probe Q3 F1: a same-API upstream sending `data: ` frames (no event, never a token) before
+        // any content. Each held frame is a buffer of its own; counted by its 8 bytes alone, the 8 MiB
+        // bound let 57 MiB a request be held. With each frame's keeping cost, the bound is met at
+        // about as many bytes of memory as it names.
+        Harness h({candidate("pa"), candidate("pb")}, true);
+        h.runner.passthrough = true;
+        h.settings.maxHoldBytes = 100 * TryFrame::kHeldFrameOverhead;
+        h.start();
+        h.frame({ev(EventType::Start)});
+        int sent = 0;
+        while (h.runner.lastProvider() == QStringLiteral("pa") && sent < 1000) {
+            TryFrame f;
+            f.raw = QByteArray("data: \n\n");
+            h.loop->onFrame(h.id(), f);
+            ++sent;
+        }
+        QCOMPARE(h.runner.lastProvider(), QStringLiteral("pb"));
+        QVERIFY2(sent <= 100, qPrintable(QString::number(sent))); // 800 when the bytes alone counted
+        QVERIFY(h.seen.rows.first().message.contains(QStringLiteral("maxHoldBytes")));
+    }
+
     void earlyEndOfBodyIsTransport() {
         // The decoder's "ended before completion" at end of body: the connection closed early.
         Harness h({candidate("pa"), candidate("pb")}, false);
