@@ -344,7 +344,10 @@ struct UpstreamAttempts::Try {
     quint64 generation = 0; // bumped by abort(): callbacks of an older try are not heard
     bool started = false;
     int credentialIndex = 0;
-    QString secretText; // target.credential as text (8 bytes or more), for redactEvents
+    // target.credential as answer text would quote it (8 bytes or more: as sent, base64, hex...,
+    // each in any case), for redactEvents; and the shortest of them.
+    QStringList secretForms;
+    qsizetype shortestSecretForm = 0;
     credentials::Lease lease;
     Target target;
     const UpstreamAdapter *adapter = nullptr;
@@ -404,12 +407,20 @@ void UpstreamAttempts::redactEvents(const Try &t, QList<model::StreamEvent> &eve
     // own text, which a client of another API (or a JSON answer) gets re-encoded rather than as the
     // upstream's frames, loses the attempt's key wherever it stands: an upstream that writes the key
     // it was sent into its answer shows it to no client (a passthrough frame is redacted whole).
-    const QString &secret = t.secretText;
-    const auto scrub = [&secret](QString &text) {
-        if (secret.isEmpty() || text.size() < secret.size() || !text.contains(secret))
+    // In every form redactSecrets looks for in a raw frame (probe Q3 F3: a base64, upper-case or hex
+    // echo of the key reached every client but a streaming same-API one).
+    const QStringList &forms = t.secretForms;
+    const qsizetype shortest = t.shortestSecretForm;
+    const auto scrub = [&forms, shortest](QString &text) {
+        if (forms.isEmpty() || text.size() < shortest)
             return false;
-        text.replace(secret, QLatin1String(util::kRedacted));
-        return true;
+        bool hit = false;
+        for (const QString &form : forms)
+            if (text.size() >= form.size() && text.contains(form, Qt::CaseInsensitive)) {
+                text.replace(form, QLatin1String(util::kRedacted), Qt::CaseInsensitive);
+                hit = true;
+            }
+        return hit;
     };
     for (model::StreamEvent &ev : events) {
         if (ev.type == model::EventType::Error) {
@@ -432,7 +443,7 @@ void UpstreamAttempts::redactEvents(const Try &t, QList<model::StreamEvent> &eve
             ev.block.arguments = QJsonDocument::fromJson(ev.block.argumentsJson.toUtf8()).object();
         // A JSON answer to a client of the upstream's own API is written from the upstream's whole
         // answer (every field it defines), not from the blocks above: its strings lose the key too.
-        if (ev.type == model::EventType::Done && !ev.native.isEmpty() && !secret.isEmpty()) {
+        if (ev.type == model::EventType::Done && !ev.native.isEmpty() && !forms.isEmpty()) {
             QJsonValue native(std::move(ev.native));
             scrubStrings(native, scrub);
             ev.native = native.toObject();
@@ -574,7 +585,10 @@ void UpstreamAttempts::start(const failover::TryStart &s) {
             t->target.credential = r.secret;
             // The key as answer text would hold it: looked for in every decoded
             // event (redactEvents); a short one would match ordinary words.
-            t->secretText = r.secret.size() >= 8 ? QString::fromUtf8(r.secret) : QString();
+            t->secretForms = util::secretTextForms(r.secret);
+            t->shortestSecretForm = t->secretForms.isEmpty() ? 0 : t->secretForms.first().size();
+            for (const QString &form : std::as_const(t->secretForms))
+                t->shortestSecretForm = std::min(t->shortestSecretForm, form.size());
             t->target.passthroughAuth = r.passthrough;
             t->adapter = adapterFor(t->target.api);
             // The upstream's frames go to the client as they are, unless the gateway must cut the answer

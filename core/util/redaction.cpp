@@ -75,6 +75,18 @@ const QList<QByteArray> &secretForms(QByteArrayView secret) {
 }
 } // namespace
 
+QStringList secretTextForms(QByteArrayView secret) {
+    QStringList out;
+    if (secret.size() < kMinVerbatimSecret)
+        return out;
+    for (const QByteArray &form : secretForms(secret)) {
+        const QString text = QString::fromUtf8(form);
+        if (!out.contains(text, Qt::CaseInsensitive))
+            out << text;
+    }
+    return out;
+}
+
 bool mayHoldSecret(QByteArrayView bytes, QByteArrayView secret) {
     // Runs on every passthrough frame. Every pattern above contains one of these probes (case as
     // written): "sk-", "sk_", "sm-", "rk-", "rk_", "pk-", "pk_", "xai-", "AIza", "earer", "EARER".

@@ -6,6 +6,7 @@
 
 #include <QByteArray>
 #include <QString>
+#include <QStringList>
 
 namespace sw::util {
 
@@ -15,6 +16,11 @@ inline constexpr char kRedacted[] = "[redacted]";
 // (under 8 bytes) are not replaced verbatim: they would match ordinary words.
 QString redactSecrets(const QString &text, QByteArrayView secret = {});
 QByteArray redactSecrets(const QByteArray &bytes, QByteArrayView secret = {});
+
+// The forms of `secret` redactSecrets looks for (as sent, percent-encoded, base64, JSON-escaped, hex),
+// as text, one per form whatever its case (each is to be matched case-insensitively); none for a
+// secret under 8 bytes. For text that is matched often (every event of an answer).
+QStringList secretTextForms(QByteArrayView secret);
 
 // redactSecrets, and every key quoted masked ("sk-ab12****wxyz", "tes****"): for an upstream's
 // error text, never for an answer (where a rule about masks could be played as an oracle).

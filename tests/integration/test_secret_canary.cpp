@@ -157,6 +157,41 @@ private Q_SLOTS:
         QVERIFY2(at < 0, haystack.mid(std::max<qsizetype>(0, at - 200), 400).constData());
     }
 
+    void anAnswerThatQuotesItsKeyInAnotherFormShowsItToNoClient() {
+        // Probe Q3 F3: the key in base64, upper case or hex in one delta. A same-API stream's frames
+        // lost every form (util::redactSecrets), but a JSON answer and another API's stream showed
+        // them all (the decoded events were scrubbed of the key as sent alone).
+        const QByteArray key = "canary-" + QByteArray::number(QRandomGenerator::system()->generate64(), 16);
+        GatewayFixture gw;
+        gw.config.providers[QStringLiteral("pb")].credentials = {QStringLiteral("keychain:canary")};
+        gw.secrets.secrets.insert(QStringLiteral("canary"), key);
+        const QList<QByteArray> forms{key.toBase64(), key.toUpper(), key.toHex(), key.toHex().toUpper()};
+        const QByteArray text = "b64 " + forms[0] + " up " + forms[1] + " hex " + forms[2] + " HEX " + forms[3];
+        const QJsonObject chunk{
+            {QStringLiteral("id"), QStringLiteral("chatcmpl-1")},
+            {QStringLiteral("object"), "chat.completion.chunk"},
+            {QStringLiteral("choices"),
+             QJsonArray{QJsonObject{
+                 {QStringLiteral("index"), 0},
+                 {QStringLiteral("delta"), QJsonObject{{QStringLiteral("role"), "assistant"},
+                                                       {QStringLiteral("content"), QString::fromLatin1(text)}}},
+                 {QStringLiteral("finish_reason"), "stop"}}}}};
+        gw.openaiB.setRawReply("data: " + QJsonDocument(chunk).toJson(QJsonDocument::Compact) + "\n\ndata: [DONE]\n\n");
+        gw.start();
+        for (const bool stream : {false, true})
+            for (const QString &route : {QStringLiteral("/v1/chat/completions"), QStringLiteral("/v1/messages")}) {
+                const auto r = gw.post(
+                    route, route.endsWith(QLatin1String("messages"))
+                               ? GatewayFixture::anthropicBody(QStringLiteral("pb/gpt-b"), QStringLiteral("x"), stream)
+                               : GatewayFixture::openaiBody(QStringLiteral("pb/gpt-b"), QStringLiteral("x"), stream));
+                QCOMPARE(r.status, 200);
+                QVERIFY2(r.body.contains("b64 [redacted] up [redacted] hex [redacted] HEX [redacted]"),
+                         r.body.constData());
+                for (const QByteArray &form : forms)
+                    QVERIFY2(!r.body.contains(form), r.body.constData());
+            }
+    }
+
     void anAnswerThatQuotesItsKeyShowsItToNoClient() {
         // An upstream wrote the key it was sent into its answer's text and a tool call's arguments.
         // A same-API stream's frames were redacted, but a JSON answer and another API's stream
