@@ -482,7 +482,8 @@ void AttemptLoop::onFrame(AttemptId id, const TryFrame &frame) {
         handleEvents(*a, frame);
 }
 
-void AttemptLoop::onTransportError(AttemptId id, upstream::TransportError error, const QString &message) {
+void AttemptLoop::onTransportError(AttemptId id, upstream::TransportError error, const QString &message,
+                                   qint64 answerChars) {
     Attempt *a = live(id);
     if (!a || a->phase != Phase::Upstream)
         return;
@@ -511,6 +512,13 @@ void AttemptLoop::onTransportError(AttemptId id, upstream::TransportError error,
         // answer (the classifier's status rows), the broken body only how it ended.
         f.input.status = a->status;
         f.input.message = QStringLiteral("HTTP %1, then %2").arg(a->status).arg(text);
+    }
+    if (answerChars > 0) {
+        // A JSON answer broken in its body had said something, read whole or not at all: not asked
+        // of the same candidate again (it would bill the generation twice), and billed by its
+        // estimate as a stream cut after its content is (probe Q1 M1: three tries, no row).
+        f.noRetry = true;
+        a->deltaChars += answerChars;
     }
     attemptFailed(*a, f);
 }

@@ -277,7 +277,9 @@ public:
     void onResponseHead(AttemptId id, int status, bool errorAnswer);
     void onActivity(AttemptId id); // any upstream byte: the idle timeout counts from the last
     void onFrame(AttemptId id, const TryFrame &frame);
-    void onTransportError(AttemptId id, upstream::TransportError error, const QString &message);
+    // `answerChars`: what a 2xx JSON answer (a server that ignores stream: true) had said when its
+    // body broke, read from its bytes: the try said something, as a stream cut after content did.
+    void onTransportError(AttemptId id, upstream::TransportError error, const QString &message, qint64 answerChars = 0);
     void onFailure(AttemptId id, const TryFailure &failure);
     // Whether this attempt's answer is the client's (committed): its failures are then cut, not failed over.
     bool isCommitted(AttemptId id) const { return id != 0 && m_committed == id; }

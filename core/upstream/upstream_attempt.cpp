@@ -25,6 +25,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <vector>
 
 namespace sw::upstream {
 
@@ -36,6 +37,65 @@ constexpr qsizetype kEventInProgressBytes = 4 * 1024;
 // the message and the builder's of each block, UTF-16 both (the closing events that repeat the text
 // leave as the client reads them, held as its unread bytes are).
 constexpr qint64 kKeptStreamCost = 4;
+// The characters of a JSON text's string values (a member's value or an array's element, not its
+// names), escapes counted as one: what a broken JSON answer had said, for the estimate it is billed by.
+qint64 stringValueChars(const QByteArray &json) {
+    qint64 chars = 0;
+    bool inString = false;
+    bool isValue = false;
+    char before = 0;        // the last byte outside strings that is not whitespace
+    std::vector<char> open; // the containers around, '{' or '['
+    for (qsizetype i = 0; i < json.size(); ++i) {
+        const char c = json.at(i);
+        if (inString) {
+            if (c == '\\') {
+                ++i;
+                chars += isValue;
+            } else if (c == '"') {
+                inString = false;
+            } else if ((uchar(c) & 0xC0) != 0x80) { // a character, not a continuation byte of UTF-8
+                chars += isValue;
+            }
+            continue;
+        }
+        switch (c) {
+        case '"':
+            inString = true;
+            // After ':' a member's value; in an array, after '[' or ',', an element.
+            isValue = before == ':' || (!open.empty() && open.back() == '[' && (before == '[' || before == ','));
+            continue;
+        case '{':
+        case '[':
+            open.push_back(c);
+            break;
+        case '}':
+        case ']':
+            if (!open.empty())
+                open.pop_back();
+            break;
+        case ' ':
+        case '\n':
+        case '\r':
+        case '\t':
+            continue;
+        default:
+            break;
+        }
+        before = c;
+    }
+    return chars;
+}
+
+// Whether a JSON text stops before its end: read to its last byte, it wants more (a close-delimited
+// answer whose connection ended mid-way). Iterative: a hostile nesting costs no stack.
+bool endsBeforeComplete(const QByteArray &json) {
+    rapidjson::Reader reader;
+    rapidjson::BaseReaderHandler<> ignore;
+    rapidjson::StringStream in(json.constData());
+    reader.Parse<rapidjson::kParseIterativeFlag>(in, ignore);
+    return reader.HasParseError() && reader.GetErrorOffset() >= size_t(json.size());
+}
+
 // What a streamed byte costs while the loop holds it before the commit: the decoded event, the raw
 // frame kept for a same-API client, and the block's text in the builder (an outside probe measured
 // 22 MB of RSS for 7.2 MB of held signature deltas).
@@ -1050,7 +1110,10 @@ void UpstreamAttempts::onFinished(Try &t, const TransportResult &result) {
         // fail over from and mark (probe P1 1: a follower billed for an answer made twice).
         if (t.answerSaidItsEnd())
             return endOfBody(id, generation);
-        return m_loop->onTransportError(id, result.error, redacted(t, result.message));
+        // A 2xx JSON answer (a server that ignores stream: true) broken in its body: what it had said
+        // is not readable, but it was generated (and is billed) all the same.
+        const qint64 answerChars = t.jsonType.isEmpty() || t.errorAnswer() ? 0 : stringValueChars(t.jsonBody);
+        return m_loop->onTransportError(id, result.error, redacted(t, result.message), answerChars);
     }
     if (t.errorAnswer())
         return reportErrorAnswer(t);
@@ -1093,6 +1156,15 @@ void UpstreamAttempts::finishJsonAnswer(Try &t) {
                               .arg(blocks);
         restartAnswer(t);
         return m_loop->onFailure(id, f);
+    }
+    if (!events && endsBeforeComplete(t.jsonBody)) {
+        // Cut, not malformed: a body framed by its connection's end (HTTP/1.0, no Content-Length)
+        // that stopped mid-way. It broke off as a framed one does (onFinished), not "an answer of
+        // the wrong type" marking the model (probe Q1 L1).
+        const qint64 chars = stringValueChars(t.jsonBody);
+        restartAnswer(t);
+        return m_loop->onTransportError(id, TransportError::Reset,
+                                        QStringLiteral("connection closed before the JSON answer ended"), chars);
     }
     if (!events) {
         // Not an answer of the upstream's API: its error, as a JSON body where a stream was asked

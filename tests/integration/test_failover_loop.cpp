@@ -72,6 +72,7 @@ public:
             while (QTcpSocket *s = nextPendingConnection()) {
                 connect(s, &QTcpSocket::readyRead, s, [this, s]() {
                     s->readAll();
+                    ++asked;
                     s->write(m_answer);
                     if (m_close)
                         s->disconnectFromHost();
@@ -81,6 +82,7 @@ public:
         listen(QHostAddress::LocalHost);
     }
     QString url() const { return QStringLiteral("http://127.0.0.1:%1").arg(serverPort()); }
+    int asked = 0; // reads that were answered: one a request
 
 private:
     QByteArray m_answer;
@@ -1817,6 +1819,47 @@ private Q_SLOTS:
     // there (a proxy's reset, a dropped last chunk) lost a finished answer (probe P1 1): the
     // follower was asked and billed again, the whole host marked, a lone candidate's client told
     // "unreachable". It is the answer, as a clean end gives it.
+    void aJsonAnswerBrokenInItsBodyIsNotAskedAgainAndIsBilled() {
+        // Probe Q1 M1: a server that ignores stream: true answers whole JSON, and the connection
+        // breaks after the answer's text arrived. The try was read as one that said nothing: a lone
+        // candidate was asked three times (three generations billed by the provider) and no try
+        // had a usage row. Now it is asked once, billed by its estimate, and the client told it broke.
+        const QByteArray json = "{\"id\":\"chatcmpl-1\",\"object\":\"chat.completion\",\"choices\":[{\"index\":0,"
+                                "\"message\":{\"role\":\"assistant\",\"content\":\"" +
+                                QByteArray(400, 'w') + "\"},\"finish_reason\":\"stop\"}],\"usage\":{}}";
+        const QByteArray head =
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " + QByteArray::number(json.size()) +
+            "\r\n\r\n";
+        CannedAnswerServer server(head + json.left(json.size() * 9 / 10), true);
+        GatewayFixture gw;
+        gw.config.providers[QStringLiteral("pb")].baseUrl = server.url();
+        gw.start();
+        const auto r = gw.post(QStringLiteral("/v1/chat/completions"),
+                               GatewayFixture::openaiBody(QStringLiteral("pb/gpt-b"), QStringLiteral("x"), false));
+        QCOMPARE(r.status, 502);
+        QVERIFY2(r.body.contains("broke off its answer"), r.body.constData());
+        QCOMPARE(server.asked, 1);
+        const auto usage = gw.engine().telemetry()->usage();
+        QCOMPARE(usage.size(), 1);
+        QVERIFY2(usage.first().output >= 100, qPrintable(QString::number(usage.first().output))); // 400 characters
+        QVERIFY(usage.first().input > 0);
+
+        // Framed by the connection's end (HTTP/1.0, no Content-Length), the same cut read as an answer
+        // of the wrong media type, which marked the model and was asked three times (probe Q1 L1).
+        CannedAnswerServer closeDelimited(
+            "HTTP/1.0 200 OK\r\nContent-Type: application/json\r\n\r\n" + json.left(json.size() * 9 / 10), true);
+        GatewayFixture gw2;
+        gw2.config.providers[QStringLiteral("pb")].baseUrl = closeDelimited.url();
+        gw2.start();
+        const auto r2 = gw2.post(QStringLiteral("/v1/chat/completions"),
+                                 GatewayFixture::openaiBody(QStringLiteral("pb/gpt-b"), QStringLiteral("x"), false));
+        QCOMPARE(r2.status, 502);
+        QVERIFY2(r2.body.contains("broke off its answer") && !r2.body.contains("instead of an event stream"),
+                 r2.body.constData());
+        QCOMPARE(closeDelimited.asked, 1);
+        QCOMPARE(gw2.engine().telemetry()->usage().size(), 1);
+    }
+
     void aFinishedGeminiAnswerWhoseBodyBreaksIsTheAnswer() {
         const QByteArray frame = "data: {\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":[{\"text\":"
                                  "\"All done.\"}]},\"finishReason\":\"STOP\"}],\"usageMetadata\":{"
