@@ -281,8 +281,15 @@ bool FailureClassifier::refusesTheKey(const FailureInput &in) {
     const QString text = in.classificationMessage.isEmpty() ? in.message : in.classificationMessage;
     if (in.usageLimit || isUsageLimit(in.status, text) || in.modelOutOfReach)
         return false;
+    // A page (a WAF's block, a CDN's region block) is no word on the key: it answers this request,
+    // perhaps for its content, and setting the shared key aside would let one tenant's prompt steer
+    // every tenant off the provider for a minute (probe Q2 F3). Its words on the key still count above.
     return credentials::rejectsTheKey(in.status, text) || credentials::refusesTheAccount(in.status, text) ||
-           (in.status == 403 && !isConcurrencyCap(text));
+           (in.status == 403 && !isConcurrencyCap(text) && !isPage(text));
+}
+
+bool FailureClassifier::isPage(const QString &text) {
+    return matches(text, "<html|<!doctype");
 }
 
 bool FailureClassifier::namesTheModel(int status, const QString &text, const QString &modelId) {
@@ -290,7 +297,7 @@ bool FailureClassifier::namesTheModel(int status, const QString &text, const QSt
         return false;
     // A page (a WAF's, Google's HTML 403 that quotes the URL, which names a Gemini model) is no
     // verdict on a model, nor is a 403 that does not speak of access.
-    if (matches(text, "<html|<!doctype") ||
+    if (isPage(text) ||
         !matches(text, "access|permission|not allowed|not available|unavailable|entitle|authori[sz]ed|enabled for"))
         return false;
     // A word of its own: "gpt-4o" is not named by "gpt-4o-mini", nor "o3" by "proj_o3x"; a full stop
@@ -367,6 +374,9 @@ std::optional<UpstreamFailure> FailureClassifier::classify(const FailureInput &i
             return make(FailureKind::CredentialExhausted);
         if (s == 403 && in.modelOutOfReach && !isConcurrencyCap(text))
             return make(FailureKind::NotServed);
+        // A 403 page (refusesTheKey): this request's refusal, a mark for this tenant alone.
+        if (s == 403 && isPage(text))
+            return make(FailureKind::ServerError);
         if (s == 403 || s == 429)
             return make(FailureKind::RateLimited);
         if (s == 404)

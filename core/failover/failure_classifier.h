@@ -94,6 +94,8 @@ public:
     // The answer refuses the key itself (401, a 403 that is not a concurrency cap), as opposed to
     // a usage limit or spend cap on it, which a credit top-up or time ends.
     static bool refusesTheKey(const FailureInput &input);
+    // A page (HTML) rather than an API's error: a WAF's or CDN's words, no verdict on the key.
+    static bool isPage(const QString &text);
     // A 403 whose text names `modelId` as a word of its own (OpenAI's "Project `proj_…` does not have
     // access to model `gpt-5`"): that model is out of this key's reach, the key itself is fine.
     static bool namesTheModel(int status, const QString &text, const QString &modelId);

@@ -24,6 +24,11 @@ GatewayError FailureResponse::forFailure(const UpstreamFailure &f, const QString
             e.retryAfterMs = f.retryAfterMs;
             return e;
         }
+        if (f.status && *f.status >= 400 && *f.status != 408 && !f.message.contains(QStringLiteral("HTTP %1").arg(*f.status)))
+            // Told as a 502: the upstream's own status stays in the words (a WAF's 403 page).
+            return GatewayError::make(
+                502, ErrorCategory::ServerError,
+                QStringLiteral("upstream %1: HTTP %2: %3").arg(who).arg(*f.status).arg(f.message));
         return GatewayError::make(f.status == 408 ? 504 : 502,
                                   f.status == 408 ? ErrorCategory::Timeout : ErrorCategory::ServerError,
                                   QStringLiteral("upstream %1: %2").arg(who, f.message));
