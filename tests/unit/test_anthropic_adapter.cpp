@@ -138,15 +138,28 @@ Message thinkingTurn(const QString &api) {
     m.content << t << r << ContentBlock::makeText(QStringLiteral("answer"));
     return m;
 }
-QJsonObject sentFor(const QByteArray &clientBody, wire::Api inbound = wire::Api::AnthropicMessages,
-                    bool replayReasoning = true) {
+// What `clientBody` (spoken in `inbound`) reaches `modelId` as, and what the answer names as left out.
+struct SentTo {
+    QJsonObject body;
+    QByteArray bytes;
+    QStringList dropped;
+};
+SentTo sentTo(const QString &modelId, const QByteArray &clientBody, wire::Api inbound = wire::Api::AnthropicMessages,
+              bool replayReasoning = true) {
     const auto req = inbound == wire::Api::AnthropicMessages ? AnthropicMessagesCodec().decode(clientBody, nullptr)
                                                              : OpenAIChatCodec().decode(clientBody, nullptr);
     if (!req)
         return {};
     Target t = target();
+    t.modelId = modelId;
     t.replayReasoning = replayReasoning;
-    return json(AnthropicAdapter().buildRequest(spokenIn(*req, inbound), t, {}).body);
+    const ChatRequest spoken = spokenIn(*req, inbound);
+    const QByteArray bytes = AnthropicAdapter().buildRequest(spoken, t, {}).body;
+    return SentTo{json(bytes), bytes, AnthropicAdapter().droppedFor(spoken, t)};
+}
+QJsonObject sentFor(const QByteArray &clientBody, wire::Api inbound = wire::Api::AnthropicMessages,
+                    bool replayReasoning = true) {
+    return sentTo(target().modelId, clientBody, inbound, replayReasoning).body;
 }
 // An Anthropic client's history after a Chat server that names every turn's call "call_0".
 QJsonObject repeatedToolUseIds() {
@@ -1350,25 +1363,6 @@ void TestAnthropicAdapter::aResponsesCapOnSearchesIsMaxUses() {
 }
 
 namespace {
-// What `clientBody` (spoken in `inbound`) reaches `modelId` as, and what the answer names as left out.
-struct SentTo {
-    QJsonObject body;
-    QByteArray bytes;
-    QStringList dropped;
-};
-SentTo sentTo(const QString &modelId, const QByteArray &clientBody, wire::Api inbound = wire::Api::AnthropicMessages,
-              bool replayReasoning = true) {
-    const auto req = inbound == wire::Api::AnthropicMessages ? AnthropicMessagesCodec().decode(clientBody, nullptr)
-                                                             : OpenAIChatCodec().decode(clientBody, nullptr);
-    if (!req)
-        return {};
-    Target t = target();
-    t.modelId = modelId;
-    t.replayReasoning = replayReasoning;
-    const ChatRequest spoken = spokenIn(*req, inbound);
-    const QByteArray bytes = AnthropicAdapter().buildRequest(spoken, t, {}).body;
-    return SentTo{json(bytes), bytes, AnthropicAdapter().droppedFor(spoken, t)};
-}
 QJsonObject thinkingOf(const SentTo &s) {
     return s.body.value(QStringLiteral("thinking")).toObject();
 }
