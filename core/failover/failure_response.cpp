@@ -24,7 +24,8 @@ GatewayError FailureResponse::forFailure(const UpstreamFailure &f, const QString
             e.retryAfterMs = f.retryAfterMs;
             return e;
         }
-        if (f.status && *f.status >= 400 && *f.status != 408 && !f.message.contains(QStringLiteral("HTTP %1").arg(*f.status)))
+        if (f.status && *f.status >= 400 && *f.status != 408 &&
+            !f.message.contains(QStringLiteral("HTTP %1").arg(*f.status)))
             // Told as a 502: the upstream's own status stays in the words (a WAF's 403 page).
             return GatewayError::make(
                 502, ErrorCategory::ServerError,

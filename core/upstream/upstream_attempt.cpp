@@ -89,9 +89,13 @@ qint64 stringValueChars(const QByteArray &json) {
 // Whether a JSON text stops before its end: read to its last byte, it wants more (a close-delimited
 // answer whose connection ended mid-way). Iterative: a hostile nesting costs no stack.
 bool endsBeforeComplete(const QByteArray &json) {
+    // RapidJSON's SSE2 scan loads 16 aligned bytes at a time, which may reach past the text's end:
+    // it reads a copy padded with 16 zeroed bytes, as rj::ParsedJson's.
+    QByteArray padded = json;
+    padded.append(QByteArray(16, '\0'));
     rapidjson::Reader reader;
     rapidjson::BaseReaderHandler<> ignore;
-    rapidjson::StringStream in(json.constData());
+    rapidjson::StringStream in(padded.constData());
     reader.Parse<rapidjson::kParseIterativeFlag>(in, ignore);
     return reader.HasParseError() && reader.GetErrorOffset() >= size_t(json.size());
 }
