@@ -264,6 +264,16 @@ const model::ChatRequest &requestForModel(const model::ChatRequest &request, con
 }
 } // namespace
 
+namespace {
+// A sampling member of a client's body that a Claude since 4.7 refuses: any value but the default
+// (Claude Code sends temperature 1, which goes on, spliced); top_k has no default to send.
+bool refusedSampling(const char *key, const wire::rj::Value *v) {
+    if (!v)
+        return false;
+    return std::string_view(key) == "top_k" || !wire::rj::isNumber(v) || wire::rj::toDouble(v) != 1.0;
+}
+} // namespace
+
 QStringList AnthropicAdapter::droppedFor(const model::ChatRequest &request, const Target &target) const {
     const Options &opt = request.options;
     const ClaudeModel claude = ClaudeModel::of(target.modelId);
@@ -274,7 +284,7 @@ QStringList AnthropicAdapter::droppedFor(const model::ChatRequest &request, cons
             return {};
         QStringList out;
         for (const char *key : kSamplingMembers)
-            if (wire::rj::member(wire::clientBody(request), key))
+            if (refusedSampling(key, wire::rj::member(wire::clientBody(request), key)))
                 out << QLatin1String(key);
         return out;
     }
@@ -283,8 +293,15 @@ QStringList AnthropicAdapter::droppedFor(const model::ChatRequest &request, cons
     // As buildBody leaves them out: all of them while thinking or for a model that takes none,
     // else top_p beside temperature.
     const QStringList sampling = OpenAICompletionsAdapter::samplingMembers(request); // by the client's names
-    if (claude.refusesSampling())
-        return sampling;
+    if (claude.refusesSampling()) {
+        // Named when they said something: a default value (1) is not lost.
+        QStringList said;
+        if (opt.temperature && *opt.temperature != 1.0)
+            said << sampling.first();
+        if (opt.topP && *opt.topP != 1.0)
+            said << sampling.last();
+        return said;
+    }
     model::ChatRequest scratch;
     const model::ChatRequest &sent = requestForModel(request, target, scratch);
     if (thinkingPlan(sent.options, sent.context).budget > 0)
@@ -757,7 +774,7 @@ bool AnthropicAdapter::fitsModel(const wire::rj::Value *body, const QString &mod
         return true;
     if (claude.refusesSampling())
         for (const char *key : kSamplingMembers)
-            if (rj::member(body, key))
+            if (refusedSampling(key, rj::member(body, key)))
                 return false;
     const rj::Value *type = rj::member(rj::member(body, "thinking"), "type");
     if ((rj::equals(type, "adaptive") && !claude.takesAdaptiveThinking()) ||
@@ -774,7 +791,8 @@ bool AnthropicAdapter::fitToModel(QJsonObject &body) {
     bool changed = false;
     if (claude.refusesSampling())
         for (const char *key : kSamplingMembers)
-            if (body.contains(QLatin1String(key))) {
+            if (const QJsonValue v = body.value(QLatin1String(key));
+                !v.isUndefined() && (std::string_view(key) == "top_k" || v.toDouble(0.0) != 1.0)) {
                 body.remove(QLatin1String(key));
                 changed = true;
             }

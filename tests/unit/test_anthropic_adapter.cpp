@@ -1481,7 +1481,7 @@ void TestAnthropicAdapter::aClientsBodyIsFitToTheClaudeItFailsOverTo() {
              opus47.bytes.constData());
 
     // The other way (Q4 3): an older Claude's budget and sampling to Opus 4.7, which refuses both.
-    const QByteArray budget = R"({"model":"claude-sonnet-4-5","max_tokens":32000,"temperature":1,"top_k":5,)"
+    const QByteArray budget = R"({"model":"claude-sonnet-4-5","max_tokens":32000,"temperature":0.7,"top_k":5,)"
                               R"("thinking":{"type":"enabled","budget_tokens":10000},)"
                               R"("messages":[{"role":"user","content":"hi"}]})";
     const SentTo opus = sentTo(QStringLiteral("claude-opus-4-7"), budget);
@@ -1498,6 +1498,13 @@ void TestAnthropicAdapter::aClientsBodyIsFitToTheClaudeItFailsOverTo() {
                            R"("messages":[{"role":"user","content":"hi"}]})";
     QVERIFY(!sentTo(QStringLiteral("claude-opus-5-5"), off).body.contains("thinking"));
     QCOMPARE(thinkingOf(sentTo(QStringLiteral("claude-opus-5"), off)), QJsonObject({{"type", "disabled"}}));
+    // The default temperature (Claude Code sends 1) is no sampling to refuse: kept, and spliced.
+    const QByteArray claudeCode = R"({"model":"claude-opus-4-7","max_tokens":32000,"temperature":1,)"
+                                  R"("thinking":{"type":"adaptive"},"messages":[{"role":"user","content":"hi"}]})";
+    const SentTo asSent = sentTo(QStringLiteral("claude-opus-4-7"), claudeCode);
+    QVERIFY2(asSent.bytes.startsWith(R"({"model":"claude-opus-4-7","max_tokens":32000,"temperature":1,)"),
+             asSent.bytes.constData());
+    QVERIFY(asSent.dropped.isEmpty());
     // Nothing dropped, nothing named for a model that takes the client's sampling.
     QVERIFY(sentTo(QStringLiteral("claude-sonnet-4-5"), budget).dropped.isEmpty());
 }
