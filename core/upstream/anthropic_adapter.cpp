@@ -267,10 +267,11 @@ const model::ChatRequest &requestForModel(const model::ChatRequest &request, con
 namespace {
 // A sampling member of a client's body that a Claude since 4.7 refuses: any value but the default
 // (Claude Code sends temperature 1, which goes on, spliced); top_k has no default to send.
+bool refusedSamplingValue(std::string_view key, std::optional<double> value) {
+    return key == "top_k" || value != 1.0;
+}
 bool refusedSampling(const char *key, const wire::rj::Value *v) {
-    if (!v)
-        return false;
-    return std::string_view(key) == "top_k" || !wire::rj::isNumber(v) || wire::rj::toDouble(v) != 1.0;
+    return v && refusedSamplingValue(key, wire::rj::isNumber(v) ? std::optional(wire::rj::toDouble(v)) : std::nullopt);
 }
 } // namespace
 
@@ -792,7 +793,8 @@ bool AnthropicAdapter::fitToModel(QJsonObject &body) {
     if (claude.refusesSampling())
         for (const char *key : kSamplingMembers)
             if (const QJsonValue v = body.value(QLatin1String(key));
-                !v.isUndefined() && (std::string_view(key) == "top_k" || v.toDouble(0.0) != 1.0)) {
+                !v.isUndefined() &&
+                refusedSamplingValue(key, v.isDouble() ? std::optional(v.toDouble()) : std::nullopt)) {
                 body.remove(QLatin1String(key));
                 changed = true;
             }
