@@ -381,6 +381,7 @@ void AttemptLoop::startTry(Attempt &a, bool nextCredential) {
     s.nextCredential = nextCredential;
     s.withoutReplayedReasoning = a.mended.withoutReplayedReasoning;
     s.withReasoningBack = a.mended.withReasoningBack;
+    s.withoutReasoningSummary = a.mended.withoutReasoningSummary;
     s.outputCap = a.mended.outputCap;
     m_deps.runner->start(s); // may answer at once
 }
@@ -824,6 +825,9 @@ void AttemptLoop::retryMended(Attempt &a, const FailureDecision &d, const Failur
         break;
     case FailureDecision::Mend::WithReasoningBack:
         a.mended.withReasoningBack = true;
+        break;
+    case FailureDecision::Mend::WithoutReasoningSummary:
+        a.mended.withoutReasoningSummary = true;
         break;
     case FailureDecision::Mend::OutputCap:
         a.mended.outputCap = d.outputCap;

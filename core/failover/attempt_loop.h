@@ -48,6 +48,9 @@ struct TryStart {
     // The upstream (a Chat server in DeepSeek's thinking mode) refused the request because an
     // assistant turn with tool calls went without its reasoning_content: this try sends it back.
     bool withReasoningBack = false;
+    // The upstream (OpenAI, an organisation not verified) refused the reasoning summary: this try
+    // asks for none.
+    bool withoutReasoningSummary = false;
     // The upstream refused the request's output cap and named its maximum: this try asks for no
     // more (upstream::Target::maxOutputTokens).
     std::optional<int> outputCap;

@@ -51,6 +51,10 @@ constexpr const char *kRefusesTheRequestsSize =
 constexpr const char *kAsksForReasoningBack =
     "missing\\W{0,3}reasoning_content|reasoning_content\\W{0,3}(field )?(is )?(required|missing)"
     "|reasoning_content\\W{0,3}(in the thinking mode )?must be passed back";
+// OpenAI's refusal of a reasoning summary: an organisation not verified ("Your organization must be
+// verified to generate reasoning summaries"), or a model that takes none ("Unsupported value:
+// 'reasoning.summary' ...").
+constexpr const char *kRefusesReasoningSummary = "reasoning\\W?summar";
 
 // Patterns are compiled once per thread (QRegularExpression compiles and JITs
 // on first use, which costs far more than the match itself).
@@ -154,9 +158,18 @@ bool FailureClassifier::asksForReasoningBack(const FailureInput &in) {
     return matches(text, kAsksForReasoningBack);
 }
 
+bool FailureClassifier::refusesReasoningSummary(const FailureInput &in) {
+    if (in.status != 400)
+        return false;
+    const QString text = in.classificationMessage.isEmpty() ? in.message : in.classificationMessage;
+    return matches(text, kRefusesReasoningSummary);
+}
+
 QString FailureClassifier::withoutEchoes(const QString &text, const RequestStrings &strings) {
     thread_local const QRegularExpression reasoningBack(QString::fromLatin1(kAsksForReasoningBack),
                                                         QRegularExpression::CaseInsensitiveOption);
+    thread_local const QRegularExpression reasoningSummary(QString::fromLatin1(kRefusesReasoningSummary),
+                                                           QRegularExpression::CaseInsensitiveOption);
     // A tenant's prompt quoted in a spent key's 402 must not make it read as a size refusal, which
     // keeps the key in use (probe GV 3).
     thread_local const QRegularExpression requestsSize(QString::fromLatin1(kRefusesTheRequestsSize),
@@ -202,6 +215,7 @@ QString FailureClassifier::withoutEchoes(const QString &text, const RequestStrin
     for (const QRegularExpression *re : credentials::credentialSignalPatterns())
         scan(*re);
     scan(reasoningBack);
+    scan(reasoningSummary);
     scan(requestsSize);
     if (spans.isEmpty())
         return text;

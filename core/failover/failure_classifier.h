@@ -81,6 +81,10 @@ public:
     // mode ("Missing `reasoning_content` field in the assistant message at message index 2",
     // "The `reasoning_content` in the thinking mode must be passed back to the API").
     static bool asksForReasoningBack(const FailureInput &input);
+    // A 400 that refuses the request's reasoning summary: OpenAI's "Your organization must be verified
+    // to generate reasoning summaries" (param reasoning.summary), or a model that takes none. The
+    // answer is the same kind without it; the summary only shows the reasoning.
+    static bool refusesReasoningSummary(const FailureInput &input);
     // A 400 (or 422) that refuses the request's output cap and names the most the model takes:
     // that number. Anthropic's "max_tokens: 64000 > 8192, which is the maximum allowed", OpenAI's
     // "supports at most 16384 completion tokens", vLLM's "(100000 > 32768 - 50)" (the context left),

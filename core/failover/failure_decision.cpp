@@ -28,6 +28,10 @@ FailureDecision FailureDecision::decide(const TryFailure &failure, bool budgetTi
         // the field, so it goes only where asked): with it.
         if (!mended.withReasoningBack && FailureClassifier::asksForReasoningBack(in))
             return mendWith(Mend::WithReasoningBack, QStringLiteral("reasoning asked back"));
+        // OpenAI refused the reasoning summary (an organisation not verified): the same request
+        // without it. The answer is the same kind; only the summary of its reasoning is missing.
+        if (!mended.withoutReasoningSummary && FailureClassifier::refusesReasoningSummary(in))
+            return mendWith(Mend::WithoutReasoningSummary, QStringLiteral("reasoning summary refused"));
         // The output cap refused by a model that takes fewer (a fallback with a smaller cap than
         // the client's first choice), its maximum named, and less than the try asked for.
         if (const std::optional<int> most = FailureClassifier::outputMaximum(in);

@@ -86,6 +86,11 @@ bool gatewayMadeItemId(std::string_view id) {
     return false;
 }
 
+// Whether a Responses client's own body asks for a summary of the reasoning (reasoning.summary).
+bool clientAsksForSummary(const model::ChatRequest &request) {
+    return wire::rj::member(wire::rj::member(wire::clientBody(request), "reasoning"), "summary") != nullptr;
+}
+
 // OpenAI's own id of the output item a block came from: a call's "fc_…" (pi keeps it after a bar
 // in the tool call id), a text's "msg_…".
 std::optional<QString> itemIdOf(const ContentBlock &b) {
@@ -418,11 +423,14 @@ HttpRequest OpenAIResponsesAdapter::buildRequest(const model::ChatRequest &reque
             for (const char *key : {"temperature", "top_p"})
                 if (rj::member(wire::clientBody(request), key))
                     refused.append(QLatin1String(key));
+        // A server that refused a reasoning summary (Target::reasoningSummary) gets the client's
+        // reasoning settings without one (droppedFor names it).
+        const bool withoutSummary = !target.reasoningSummary && clientAsksForSummary(request);
         // Nothing to change (the usual case): the client's bytes as they are, with model and stream
         // set, and max_output_tokens lowered when the model takes fewer (Target::maxOutputTokens).
         const std::optional<int> cap = loweredOutputCap(request, target);
         std::optional<QByteArray> spliced;
-        if (!rewrites && !repeatsIds && refused.isEmpty()) {
+        if (!rewrites && !repeatsIds && refused.isEmpty() && !withoutSummary) {
             const QByteArray model = wire::jsonString(target.modelId);
             const QByteArray capText = cap ? QByteArray::number(*cap) : QByteArray();
             const wire::JsonMemberEdit edits[] = {{"model", model}, {"stream", "true"}, {"max_output_tokens", capText}};
@@ -438,6 +446,11 @@ HttpRequest OpenAIResponsesAdapter::buildRequest(const model::ChatRequest &reque
                 body.insert(L("max_output_tokens"), *cap);
             for (const QLatin1String key : std::as_const(refused))
                 body.remove(key);
+            if (withoutSummary) {
+                QJsonObject reasoning = body.value(L("reasoning")).toObject();
+                reasoning.remove(L("summary"));
+                body.insert(L("reasoning"), reasoning);
+            }
             if (rewrites) {
                 // The same items in Qt's JSON, one for one.
                 const QJsonArray sent = body.value(L("input")).toArray();
@@ -491,6 +504,11 @@ HttpRequest OpenAIResponsesAdapter::buildRequest(const model::ChatRequest &reque
             }
             body.insert(L("input"), kept);
         }
+        if (!target.reasoningSummary && body.contains(L("reasoning"))) {
+            QJsonObject reasoning = body.value(L("reasoning")).toObject();
+            reasoning.remove(L("summary"));
+            body.insert(L("reasoning"), reasoning);
+        }
         http.body = wire::compactJson(body);
     }
     addHeader(http, "content-type", "application/json");
@@ -512,14 +530,18 @@ QStringList OpenAIResponsesAdapter::droppedFor(const model::ChatRequest &request
         if (!effort.isEmpty() && effort != QLatin1String("none"))
             return OpenAICompletionsAdapter::samplingMembers(request);
     }
+    // The client's own summary, after the server refused one (Target::reasoningSummary).
+    const bool withoutSummary = request.sourceApi == kApi && !target.reasoningSummary && clientAsksForSummary(request);
     if (!OpenAICompletionsAdapter::alwaysReasons(target))
-        return {};
+        return withoutSummary ? QStringList{QStringLiteral("reasoning.summary")} : QStringList{};
     if (request.sourceApi != kApi)
         return OpenAICompletionsAdapter::samplingMembers(request);
     QStringList out; // the client's own members, as the passthrough leaves them out
     for (const char *key : {"temperature", "top_p"})
         if (wire::rj::member(wire::clientBody(request), key))
             out << QLatin1String(key);
+    if (withoutSummary)
+        out << QStringLiteral("reasoning.summary");
     return out;
 }
 

@@ -3,7 +3,8 @@
 // once per process on the engine thread: a Chat server in DeepSeek's thinking mode that refused
 // a tool-call turn without its reasoning_content (FailureClassifier::asksForReasoningBack) gets
 // it on every later request, instead of a 400 and a second try on every turn of a conversation.
-// Keyed by the configured base URL, so bounded by the configuration.
+// An OpenAI server that refused a reasoning summary (an organisation not verified) is asked for
+// none from then on. Keyed by the configured base URL, so bounded by the configuration.
 
 #include <QSet>
 #include <QString>
@@ -14,9 +15,12 @@ class ServerTraits {
 public:
     bool asksForReasoningBack(const QString &baseUrl) const { return m_reasoningBack.contains(baseUrl); }
     void learnAsksForReasoningBack(const QString &baseUrl) { m_reasoningBack.insert(baseUrl); }
+    bool refusesReasoningSummary(const QString &baseUrl) const { return m_noSummary.contains(baseUrl); }
+    void learnRefusesReasoningSummary(const QString &baseUrl) { m_noSummary.insert(baseUrl); }
 
 private:
     QSet<QString> m_reasoningBack;
+    QSet<QString> m_noSummary;
 };
 
 } // namespace sw::upstream

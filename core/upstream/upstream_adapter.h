@@ -33,6 +33,10 @@ struct Target {
     // turn's reasoning_content (DeepSeek's thinking mode, OpenAICompletionsAdapter::takesReasoningBack):
     // each assistant turn with calls goes with it. A Chat server is otherwise sent no reasoning.
     bool reasoningBack = false;
+    // Whether an OpenAI Responses request that reasons asks for a summary of the reasoning (the
+    // converted body's `reasoning.summary`, and a client's own). False after the server refused one
+    // (an organisation not verified): the answer comes without, as OpenAI would give it.
+    bool reasoningSummary = true;
     // False when the model's config says `"reasoning": false`: a request converted from another
     // API goes without reasoning settings (effort, thinking budget), which such a model refuses
     // with a 400. A same-API client's own body goes as it sent it. Unknown counts as true.

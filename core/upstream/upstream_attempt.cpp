@@ -608,6 +608,11 @@ void UpstreamAttempts::start(const failover::TryStart &s) {
     if (s.withReasoningBack && m_setup.traits)
         m_setup.traits->learnAsksForReasoningBack(baseUrl);
     t.target.reasoningBack = s.withReasoningBack || (m_setup.traits && m_setup.traits->asksForReasoningBack(baseUrl));
+    // One that refused a reasoning summary is asked for none from then on.
+    if (s.withoutReasoningSummary && m_setup.traits)
+        m_setup.traits->learnRefusesReasoningSummary(baseUrl);
+    t.target.reasoningSummary =
+        !s.withoutReasoningSummary && !(m_setup.traits && m_setup.traits->refusesReasoningSummary(baseUrl));
     // The model's configured maximum, or the lower one its upstream named when it refused more.
     t.target.maxOutputTokens = t.candidate.model.maxTokens;
     t.target.outputCapNamed = false;

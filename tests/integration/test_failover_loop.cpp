@@ -1129,6 +1129,44 @@ private Q_SLOTS:
                  gw.openaiB.requests().last().body.constData());
     }
 
+    void aRefusedReasoningSummaryIsLeftOutAndNotAskedForAgain() {
+        // A client asking for reasoning reaches an OpenAI Responses model with a summary of the
+        // reasoning asked for (the gateway's own addition, so the client can show it). OpenAI refuses
+        // it for an organisation that is not verified (probe Q4 9): the chain ended on that 400.
+        // The same request goes once more without the summary, and the server is asked for none
+        // again.
+        GatewayFixture gw;
+        gw.responsesD.pushFault(fault(
+            Fault::Status, 400, {},
+            R"({"error":{"message":"Your organization must be verified to generate reasoning summaries. Please go to the organization settings and click on Verify Organization.","type":"invalid_request_error","param":"reasoning.summary","code":"unsupported_value"}})"));
+        gw.start();
+        const QJsonObject body{{"model", "pd/resp-d"},
+                               {"max_tokens", 4096},
+                               {"thinking", QJsonObject{{"type", "enabled"}, {"budget_tokens", 2048}}},
+                               {"messages", QJsonArray{QJsonObject{{"role", "user"}, {"content", "hi"}}}}};
+        const auto r = gw.post(QStringLiteral("/v1/messages"), body);
+        QVERIFY2(r.status == 200, r.body.constData());
+        const auto sent = gw.responsesD.requests();
+        QCOMPARE(sent.size(), 2);
+        const auto reasoningOf = [](const QByteArray &b) {
+            return QJsonDocument::fromJson(b).object().value("reasoning").toObject();
+        };
+        QCOMPARE(reasoningOf(sent[0].body).value("summary").toString(), QStringLiteral("auto"));
+        QVERIFY2(!reasoningOf(sent[1].body).contains("summary"), sent[1].body.constData());
+        QVERIFY(!reasoningOf(sent[1].body).value("effort").toString().isEmpty()); // still reasoning
+        QVERIFY(gw.engine().marks().isEmpty());
+        // The next request, a Responses client's own summary among it, goes without at once.
+        const QJsonObject own{{"model", "pd/resp-d"},
+                              {"input", "hi"},
+                              {"reasoning", QJsonObject{{"effort", "low"}, {"summary", "detailed"}}}};
+        const auto next = gw.post(QStringLiteral("/v1/responses"), own);
+        QVERIFY2(next.status == 200, next.body.constData());
+        QCOMPARE(gw.responsesD.requests().size(), 3);
+        const QJsonObject third = reasoningOf(gw.responsesD.requests().last().body);
+        QCOMPARE(third.value("effort").toString(), QStringLiteral("low"));
+        QVERIFY2(!third.contains("summary"), gw.responsesD.requests().last().body.constData());
+    }
+
     void directSelectorHasNoFollower() {
         GatewayFixture gw;
         gw.anthropicA.setFault(fault(Fault::Status, 503));

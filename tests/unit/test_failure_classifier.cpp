@@ -145,6 +145,13 @@ private Q_SLOTS:
         QVERIFY(!FailureClassifier::asksForReasoningBack(back));
         back.classificationMessage = learn;
         QVERIFY(FailureClassifier::asksForReasoningBack(back));
+        // So does the refusal of a reasoning summary.
+        const QString summary = QStringLiteral("Invalid value for 'input[0]': no reasoning summary, please");
+        request = {QStringLiteral("no reasoning summary, please")};
+        back.classificationMessage = FailureClassifier::withoutEchoes(summary, strings);
+        QVERIFY(!FailureClassifier::refusesReasoningSummary(back));
+        back.classificationMessage = summary;
+        QVERIFY(FailureClassifier::refusesReasoningSummary(back));
     }
 
     void aRefusedSignatureIsRecognisedInEachApisWords_data() {

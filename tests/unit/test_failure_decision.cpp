@@ -60,6 +60,25 @@ private Q_SLOTS:
         QCOMPARE(FailureDecision::decide(f, false, once).action, Action::Stop);
     }
 
+    void aRefusedReasoningSummaryIsLeftOutOnce() {
+        const TryFailure f = answered(400, QStringLiteral("Your organization must be verified to generate reasoning "
+                                                          "summaries. Please go to: https://platform.openai.com/"));
+        auto d = FailureDecision::decide(f, false, {});
+        QCOMPARE(d.action, Action::Mend);
+        QCOMPARE(d.mend, Mend::WithoutReasoningSummary);
+        MendState once;
+        once.withoutReasoningSummary = true;
+        QCOMPARE(FailureDecision::decide(f, false, once).action, Action::Stop);
+        // Other words about the summary, and only a 400's.
+        QCOMPARE(FailureDecision::decide(answered(400, QStringLiteral("Unsupported value: 'reasoning.summary' does "
+                                                                      "not support 'auto' with this model.")),
+                                         false, {})
+                     .mend,
+                 Mend::WithoutReasoningSummary);
+        QVERIFY(FailureDecision::decide(answered(500, QStringLiteral("reasoning summary failed")), false, {}).mend ==
+                Mend::None);
+    }
+
     void anOutputCapIsLoweredOnlyBelowWhatWasAskedFor() {
         const TryFailure f = answered(400, kOutputCap);
         auto d = FailureDecision::decide(f, false, sent(64000));

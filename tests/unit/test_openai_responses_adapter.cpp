@@ -64,6 +64,7 @@ private slots:
     void modelConfiguredNotToReasonGetsNoReasoning();
     void aModelThatAlwaysReasonsGetsNoSampling();
     void samplingLeftOutForReasoningIsNamed();
+    void aServerThatRefusedASummaryIsAskedForNone();
     void webSearchSettingsGoWhereResponsesHasThem();
     void aChatClientsVerbosityIsTextVerbosity();
     void openRoutersReasoningObjectSetsTheEffort();
@@ -253,6 +254,31 @@ void TestOpenAIResponsesAdapter::samplingLeftOutForReasoningIsNamed() {
     QCOMPARE(dropped(R"("stream":false)"), QStringList());
     t.modelReasons = false; // gets no reasoning, and the sampling
     QCOMPARE(dropped(R"("reasoning_effort":"medium")"), QStringList());
+}
+
+// Probe Q4 9: OpenAI refuses a reasoning summary for an organisation that is not verified. After that
+// refusal (Target::reasoningSummary false) neither a converted request nor a Responses client's own
+// asks for one; the client's is named, as anything its request goes without.
+void TestOpenAIResponsesAdapter::aServerThatRefusedASummaryIsAskedForNone() {
+    const auto chat = OpenAIChatCodec().decode(
+        R"({"model":"m","reasoning_effort":"high","messages":[{"role":"user","content":"hi"}]})", nullptr);
+    const ChatRequest converted = spokenIn(*chat, wire::Api::OpenAICompletions);
+    const auto own = OpenAIResponsesCodec().decode(
+        R"({"model":"m","input":"hi","reasoning":{"effort":"low","summary":"detailed"},"x_new":1})", nullptr);
+    const ChatRequest same = spokenIn(*own, wire::Api::OpenAIResponses);
+    Target t = target();
+    const auto reasoning = [&](const ChatRequest &r) {
+        return json(OpenAIResponsesAdapter().buildRequest(r, t, {}).body).value("reasoning").toObject();
+    };
+    QCOMPARE(reasoning(converted).value("summary").toString(), QStringLiteral("auto"));
+    QCOMPARE(reasoning(same).value("summary").toString(), QStringLiteral("detailed"));
+    QVERIFY(OpenAIResponsesAdapter().droppedFor(same, t).isEmpty());
+    t.reasoningSummary = false;
+    QCOMPARE(reasoning(converted), QJsonObject({{"effort", "high"}}));
+    QCOMPARE(reasoning(same), QJsonObject({{"effort", "low"}}));
+    QCOMPARE(json(OpenAIResponsesAdapter().buildRequest(same, t, {}).body).value("x_new").toInt(), 1);
+    QCOMPARE(OpenAIResponsesAdapter().droppedFor(same, t), QStringList{QStringLiteral("reasoning.summary")});
+    QVERIFY(OpenAIResponsesAdapter().droppedFor(converted, t).isEmpty());
 }
 
 // Probe L1 1: a Chat client's search context size went nowhere although Responses has the field, and
