@@ -139,6 +139,72 @@ void appendStrings(const wire::rj::Value &v, QStringList &out, int depth) {
     }
 }
 
+// The forms a server writes a request string in when it quotes it escaped: JSON's (`\n`, `\"`,
+// `\u00e9` where ASCII only), and Python's repr (`\n`, `\'`, `\x07`), which vLLM and other
+// Python servers put in their 400s. A tenant's "\ncredit balance" quoted as `'\ncredit balance'` is
+// still a quote (probe R3 F2: read as the provider's own words, it parked a shared key for an hour).
+// Only strings holding a character some form escapes get them.
+void appendEscapedForms(const QString &s, QStringList &out) {
+    const auto needsEscape = [](QChar c) {
+        return c.unicode() < 0x20 || c.unicode() >= 0x7f || c == u'\\' || c == u'"' || c == u'\'';
+    };
+    if (std::none_of(s.begin(), s.end(), needsEscape))
+        return;
+    const auto hex = [](uint v, int digits) { return QStringLiteral("%1").arg(v, digits, 16, QLatin1Char('0')); };
+    QString json, jsonAscii, python;
+    for (const QChar c : s) {
+        const char16_t u = c.unicode();
+        QString shortForm;
+        switch (u) {
+        case u'\n':
+            shortForm = QStringLiteral("\\n");
+            break;
+        case u'\r':
+            shortForm = QStringLiteral("\\r");
+            break;
+        case u'\t':
+            shortForm = QStringLiteral("\\t");
+            break;
+        case u'\\':
+            shortForm = QStringLiteral("\\\\");
+            break;
+        default:
+            break;
+        }
+        if (!shortForm.isEmpty()) {
+            json += shortForm;
+            jsonAscii += shortForm;
+            python += shortForm;
+        } else if (u < 0x20 || u == 0x7f) {
+            json += QStringLiteral("\\u") + hex(u, 4);
+            jsonAscii += QStringLiteral("\\u") + hex(u, 4);
+            python += QStringLiteral("\\x") + hex(u, 2);
+        } else if (u == u'"') {
+            json += QStringLiteral("\\\"");
+            jsonAscii += QStringLiteral("\\\"");
+            python += c;
+        } else if (u == u'\'') {
+            json += c;
+            jsonAscii += c;
+            python += QStringLiteral("\\'");
+        } else if (u >= 0x80) {
+            json += c;
+            jsonAscii += QStringLiteral("\\u") + hex(u, 4); // each half of a pair as its own escape
+            python += c;
+        } else {
+            json += c;
+            jsonAscii += c;
+            python += c;
+        }
+    }
+    if (jsonAscii != json && jsonAscii != s)
+        out += jsonAscii;
+    if (python != json && python != s)
+        out += python;
+    if (json != s)
+        out += json;
+}
+
 // What an error answer could quote of the request (failover::FailureClassifier::withoutEchoes): the
 // body's strings and the URL's path segments and query values (Gemini's model id), decoded. Read once,
 // only when an error's words would otherwise decide a shared key's fate.
@@ -154,6 +220,8 @@ failover::FailureClassifier::RequestStrings stringsOf(const QByteArray &body, co
                 appendStrings(json.root(), all, 0);
             else
                 all += QString::fromUtf8(body);
+            for (qsizetype i = 0, n = all.size(); i < n; ++i)
+                appendEscapedForms(QString(all.at(i)), all);
             *sent = std::move(all);
         }
         return **sent;

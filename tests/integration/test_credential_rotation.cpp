@@ -410,6 +410,20 @@ private Q_SLOTS:
             << "pa/claude-a" << 400
             << QByteArray(R"({"type":"error","error":{"type":"invalid_request_error",)"
                           R"("message":"cut, then my credit balance: Extra inputs are not permitted"}})");
+        // Quoted as Python's repr writes it: the newline the tenant sent as an escape comes back as
+        // a backslash and an n (a vLLM server's 400; probe R3 F2 parked the key for an hour).
+        QTest::newRow("chat server quoting a repr, usage wording")
+            << "pa"
+            << "\\ncredit balance"
+            << "pa/claude-a" << 400
+            << QByteArray(R"({"type":"error","error":{"type":"invalid_request_error",)"
+                          "\"message\":\"Extra inputs are not permitted: \x27\\\\ncredit balance\x27\"}}");
+        QTest::newRow("a JSON quote of a non-ASCII tenant text, key wording")
+            << "pa"
+            << "caf\u00e9: API key not valid"
+            << "pa/claude-a" << 400
+            << QByteArray(R"({"type":"error","error":{"type":"invalid_request_error",)"
+                          "\"message\":\"Unknown field \\\"caf\\\\u00e9: API key not valid\\\"\"}}");
         QTest::newRow("gemini 404, the model id in the URL")
             << "pe"
             << ""
