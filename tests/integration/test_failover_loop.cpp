@@ -484,6 +484,58 @@ private Q_SLOTS:
         reply->deleteLater();
     }
 
+    void aClientsOwnTimeoutBringsTheFallbackInsideIt() {
+        // An SDK client with its own timeout (X-Stainless-Timeout, seconds) leaves before the attempt
+        // budget (half the deadline) fires: its SDK asks again, and a stalled first candidate got
+        // every retry, never marked, the healthy fallback never asked (probe R1 1). The request's
+        // deadline comes inside what the client waits, so the budget cuts the stall in time.
+        FakeClock clock;
+        GatewayFixture gw;
+        gw.clock = &clock;
+        gw.config.failover.deadlineMs = 120000;
+        gw.anthropicA.setFault(fault(Fault::StallBeforeHeaders));
+        gw.start();
+        const auto body = GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("hi"), false);
+        QNetworkReply *reply = gw.postAsync(QStringLiteral("/v1/messages"), body, {{"X-Stainless-Timeout", "4"}});
+        QTRY_COMPARE(gw.anthropicA.requests().size(), 1);
+        clock.advance(1874); // the budget: half of 4 s less the answer's margin
+        QTest::qWait(50);
+        QCOMPARE(gw.openaiB.requests().size(), 0);
+        clock.advance(1);
+        const auto r = gw.wait(reply);
+        QVERIFY2(r.status == 200, r.body.constData());
+        QCOMPARE(gw.openaiB.requests().size(), 1);
+        QCOMPARE(gw.engine().marks().size(), 1); // the stall is seen: the next request goes to the fallback
+        reply->deleteLater();
+
+        // Not heeded: a stream (its headers stop the SDK's clock), a wait too short to judge a
+        // provider by, and anything but seconds.
+        FakeClock clock2;
+        GatewayFixture other;
+        other.clock = &clock2;
+        other.config.failover.deadlineMs = 120000;
+        other.anthropicA.setFault(fault(Fault::StallBeforeHeaders));
+        other.start();
+        const QList<QPair<QByteArray, QByteArray>> unheeded[] = {
+            {{"X-Stainless-Timeout", "1"}}, {{"X-Stainless-Timeout", "4e0"}}, {{"X-Stainless-Timeout", "-4"}}};
+        QList<QNetworkReply *> waiting;
+        for (const auto &headers : unheeded)
+            waiting << other.postAsync(QStringLiteral("/v1/messages"), body, headers);
+        waiting << other.postAsync(QStringLiteral("/v1/messages"),
+                                   GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("hi"), true),
+                                   {{"X-Stainless-Timeout", "4"}});
+        QTRY_COMPARE(other.anthropicA.requests().size(), 4);
+        clock2.advance(30000);
+        QTest::qWait(100);
+        QCOMPARE(other.openaiB.requests().size(), 0);
+        clock2.advance(30000); // the configured budget
+        for (QNetworkReply *w : std::as_const(waiting)) {
+            QCOMPARE(other.wait(w).status, 200);
+            w->deleteLater();
+        }
+        QCOMPARE(other.openaiB.requests().size(), 4);
+    }
+
     void slowFirstDeltaStillAnswers() {
         GatewayFixture gw;
         gw.config.failover.deadlineMs = 4000; // budget 2 s
