@@ -9,6 +9,7 @@ QByteArray compactJson(const QJsonObject &object) {
     // escapes; a fraction may be spelled differently, -0.0001 for -1e-04), without building a
     // QJsonDocument and in about 60 % of its time.
     JsonWriter w(256);
+    w.setWellFormedText(); // a request body another server parses, or an answer a client's does
     w.value(object);
     return w.take();
 }

@@ -9,6 +9,7 @@
 
 namespace sw::wire {
 
+// Compact, as Qt writes it, except that a lone surrogate is U+FFFD (JsonWriter::setWellFormedText).
 QByteArray compactJson(const QJsonObject &object);
 
 // A media type as the APIs spell it: lower case (clients write "image/PNG"), and "image/jpg"

@@ -53,7 +53,8 @@ char *escapeUnit(char *d, char16_t c) {
 // Escaped UTF-8 of the units [*p, chunkEnd) written at d, which has room for 6 bytes per
 // unit. A surrogate pair that starts before chunkEnd is read whole (its low half may lie
 // beyond chunkEnd, up to end): 4 bytes for 2 units, within the room of one.
-char *escapeChunk(char *d, const char16_t *&p, const char16_t *chunkEnd, const char16_t *end) {
+// `wellFormed`: a lone surrogate is U+FFFD (JsonWriter::setWellFormedText).
+char *escapeChunk(char *d, const char16_t *&p, const char16_t *chunkEnd, const char16_t *end, bool wellFormed) {
     const char16_t *s = p;
     while (s < chunkEnd) {
         const char16_t c = *s++;
@@ -72,6 +73,10 @@ char *escapeChunk(char *d, const char16_t *&p, const char16_t *chunkEnd, const c
                 *d++ = char(0x80 | ((u >> 12) & 0x3f));
                 *d++ = char(0x80 | ((u >> 6) & 0x3f));
                 *d++ = char(0x80 | (u & 0x3f));
+            } else if (wellFormed) {
+                *d++ = char(0xef); // U+FFFD
+                *d++ = char(0xbf);
+                *d++ = char(0xbd);
             } else {
                 d = escapeUnit(d, c); // lone surrogate: no UTF-8 form
             }
@@ -125,7 +130,7 @@ void JsonWriter::writeString(QStringView s) {
     while (p < end) {
         const qsizetype n = std::min<qsizetype>(end - p, kChunk);
         ensure(n * 6 + 1);
-        m_cur = escapeChunk(m_cur, p, p + n, end);
+        m_cur = escapeChunk(m_cur, p, p + n, end, m_wellFormed);
     }
     put('"');
 }

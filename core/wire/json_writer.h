@@ -50,6 +50,10 @@ public:
     // writes it), everything else is UTF-8.
     JsonWriter &value(QStringView s);
     JsonWriter &value(const QString &s) { return value(QStringView(s)); }
+    // From here on a lone surrogate is written as U+FFFD, as a body another server parses must have
+    // it: a client's text cut inside an emoji ("\ud83d") is kept as its escape by the decoders, as
+    // Qt keeps it, and Anthropic refuses a body holding one ("no low surrogate in string").
+    void setWellFormedText() { m_wellFormed = true; }
     JsonWriter &value(QLatin1String s);
     template <qsizetype N> JsonWriter &value(const char (&s)[N]) { return value(QLatin1String(s, N - 1)); }
     JsonWriter &value(int n) { return value(qint64(n)); }
@@ -127,6 +131,7 @@ private:
     char *m_end = nullptr;
     int m_depth = 0;
     bool m_needComma = false;
+    bool m_wellFormed = false;
 };
 
 } // namespace sw::wire

@@ -580,6 +580,40 @@ private Q_SLOTS:
         QCOMPARE(schemaSent(api, sentTo(fakeFor(model))), weatherSchema());
     }
 
+    // A client's text cut inside an emoji (a lone "\\ud83d" escape, what a JS client writes when it
+    // truncates a string mid-pair) reaches every other API as well-formed UTF-8, the half a U+FFFD:
+    // Anthropic refuses a body holding the escape ("no low surrogate in string"), and that 400 ended
+    // the chain with a healthy candidate untried (probe R1 5).
+    void aTextCutInsideAnEmojiReachesEveryOtherApiWellFormed_data() { addPairs(false); }
+    void aTextCutInsideAnEmojiReachesEveryOtherApiWellFormed() {
+        QFETCH(Inbound, inbound);
+        QFETCH(QString, model);
+        QFETCH(QString, api);
+        const QByteArray m = model.toUtf8();
+        const QByteArray body =
+            inbound == Inbound::Chat
+                ? "{\"model\":\"" + m + "\",\"messages\":[{\"role\":\"user\",\"content\":\"cut: \\ud83d!\"}]}"
+            : inbound == Inbound::Anthropic
+                ? "{\"model\":\"" + m +
+                      "\",\"max_tokens\":64,\"messages\":[{\"role\":\"user\",\"content\":\"cut: \\ud83d!\"}]}"
+                : "{\"model\":\"" + m + "\",\"input\":\"cut: \\ud83d!\"}";
+        const HttpResult r = m_gw->postRaw(pathFor(inbound), body);
+        QVERIFY2(r.status == 200, r.body.constData());
+        const QByteArray sent = fakeFor(model).requests().last().body;
+        const bool sameApi = (inbound == Inbound::Chat && api == QLatin1String("openai-completions")) ||
+                             (inbound == Inbound::Anthropic && api == QLatin1String("anthropic-messages")) ||
+                             (inbound == Inbound::Responses && api == QLatin1String("openai-responses"));
+        if (sameApi) { // the client's own bytes, as its API would get them from it
+            QVERIFY2(sent.contains("cut: \\ud83d!"), sent.constData());
+            return;
+        }
+        QVERIFY2(!sent.toLower().contains("\\ud83d"), sent.constData());
+        QVERIFY2(sent.contains("cut: \xef\xbf\xbd!"), sent.constData());
+        QStringDecoder utf8(QStringDecoder::Utf8);
+        const QString text = utf8.decode(sent);
+        QVERIFY(!utf8.hasError() && !text.isEmpty());
+    }
+
     // A PDF a user attached goes to every API in that API's own document shape, with its name
     // where the API has a field for one: a failover never drops it, and never refuses it.
     void pdfEveryPair_data() { addPairs(false); }

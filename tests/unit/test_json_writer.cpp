@@ -46,6 +46,7 @@ private slots:
     void stringsRoundTrip();
     void randomUtf16RoundTrips();
     void loneSurrogatesAreEscapes();
+    void wellFormedTextHasNoLoneSurrogate();
     void numbers();
     void embeddedValuesEqualQtsOwn();
     void embeddingIsDepthBounded();
@@ -140,6 +141,17 @@ void TestJsonWriter::loneSurrogatesAreEscapes() {
     QCOMPARE(parsed(json).toString(), s);
     // Valid UTF-8 everywhere: the bytes decode without replacement characters.
     QVERIFY(!QString::fromUtf8(stringJson(QString::fromUtf16(u"\U0001F600\u00e9"))).contains(QChar(0xfffd)));
+}
+
+void TestJsonWriter::wellFormedTextHasNoLoneSurrogate() {
+    // A body another server parses: each lone half a U+FFFD, a pair its character (probe R1 5).
+    const QString s = QString(QChar(0xd83d)) + QLatin1Char('x') + QChar(0xdc00) + QString::fromUtf16(u"\U0001F600");
+    QCOMPARE(sw::wire::compactJson(QJsonObject{{"t", s}}),
+             QByteArray("{\"t\":\"\xef\xbf\xbdx\xef\xbf\xbd\xf0\x9f\x98\x80\"}"));
+    JsonWriter w;
+    w.setWellFormedText();
+    w.value(QString(QChar(0xdbff)));
+    QCOMPARE(w.take(), QByteArray("\"\xef\xbf\xbd\""));
 }
 
 void TestJsonWriter::numbers() {
