@@ -1,5 +1,6 @@
 #include "core/server/connection_guard.h"
 
+#include "core/formats/inbound_codec.h"
 #include "core/http/socket_read.h"
 #include "core/http/socket_write.h"
 #include "core/util/byte_budget.h"
@@ -698,10 +699,33 @@ void ConnectionGuard::onTimeout() {
                       .arg(m_limits.idleTimeoutMs)});
 }
 
+std::optional<wire::Api> ConnectionGuard::routeOfHead() const {
+    QByteArrayView line = m_headParser.startLine();
+    if (line.isEmpty()) { // a head refused before its end (too large, too slow): its first line, if whole
+        const qsizetype end = m_head.indexOf('\n');
+        if (end < 0)
+            return std::nullopt;
+        line = QByteArrayView(m_head).first(end);
+    }
+    const qsizetype start = line.indexOf(' ') + 1;
+    if (start <= 0)
+        return std::nullopt;
+    QByteArrayView target = line.sliced(start);
+    target = target.first(std::min({target.indexOf(' ') < 0 ? target.size() : target.indexOf(' '),
+                                    target.indexOf('?') < 0 ? target.size() : target.indexOf('?')}));
+    return wire::apiOfChatRoute(QString::fromLatin1(target));
+}
+
 void ConnectionGuard::reject(const Rejection &rejection) {
     if (!m_socket || m_phase == Phase::Rejected)
         return;
-    answerAndClose(RequestGuard::responseBytes(rejection));
+    // A chat route's client reads the limit's refusal in its own format, as every other error it
+    // gets (probe R1 2: a 413, 431 or 408 came in one shape on every route).
+    QByteArray formatted;
+    if (const auto api = routeOfHead())
+        formatted = formats::codecFor(*api).encodeError(model::GatewayError::make(
+            rejection.status, model::GatewayError::categoryForStatus(rejection.status), rejection.message));
+    answerAndClose(RequestGuard::responseBytes(rejection, formatted));
 }
 
 void ConnectionGuard::answerAndClose(const QByteArray &response) {

@@ -15,6 +15,7 @@
 #include "core/http/head_parser.h"
 #include "core/server/request_guard.h"
 #include "core/server/request_head.h"
+#include "core/wire/api.h"
 
 #include <QObject>
 #include <QPointer>
@@ -111,6 +112,9 @@ public:
     // Answers `rejection` at once, stops Qt's parser, drains what the client still
     // sends for a moment (so it reads the answer instead of a reset), then closes.
     void reject(const Rejection &rejection);
+    // The chat route the current head names, as far as it was read (its request line): a limit's
+    // refusal reaches that client in its own error shape.
+    std::optional<wire::Api> routeOfHead() const;
     bool rejected() const { return m_phase == Phase::Rejected; }
 
 private:

@@ -200,8 +200,8 @@ QByteArray RequestGuard::body(const Rejection &rejection) {
         .toJson(QJsonDocument::Compact);
 }
 
-QByteArray RequestGuard::responseBytes(const Rejection &rejection) {
-    const QByteArray payload = body(rejection);
+QByteArray RequestGuard::responseBytes(const Rejection &rejection, const QByteArray &formatted) {
+    const QByteArray payload = formatted.isEmpty() ? body(rejection) : formatted;
     QByteArray out = "HTTP/1.1 " + QByteArray::number(rejection.status) + ' ' + reasonPhrase(rejection.status) + "\r\n";
     if (rejection.retryAfterSeconds > 0)
         out += "Retry-After: " + QByteArray::number(rejection.retryAfterSeconds) + "\r\n";

@@ -46,7 +46,8 @@ public:
                                           const http::HeaderList &headers, qint64 bodySize);
     // A complete HTTP/1.1 response carrying {"type":"error","error":{"type","message"}} (readable
     // by OpenAI and Anthropic clients alike) and Connection: close.
-    static QByteArray responseBytes(const Rejection &rejection);
+    // `body`, when given, is the error in the client's own format (a chat route's codec).
+    static QByteArray responseBytes(const Rejection &rejection, const QByteArray &body = {});
     static QByteArray body(const Rejection &rejection);
 };
 

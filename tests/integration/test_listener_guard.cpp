@@ -234,6 +234,41 @@ private Q_SLOTS:
                  200);
     }
 
+    // A limit's refusal reaches a chat route's client in its own error shape, as every other error
+    // it gets (probe R1 2: one Anthropic-like body on every route, no code or param for OpenAI's SDK).
+    void aLimitsRefusalIsInTheRoutesOwnShape() {
+        GatewayFixture gw;
+        gw.config.limits.maxBodyBytes = 1024;
+        gw.start();
+        const quint16 port = gw.engine().port();
+        const auto refused = [port](const char *path) {
+            RawHttpClient c(port);
+            if (!c.waitConnected())
+                return QJsonObject();
+            c.send("POST " + QByteArray(path) +
+                   " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                   "Content-Length: 100000000\r\n\r\n{");
+            if (!c.waitResponse() || c.status() != 413)
+                return QJsonObject();
+            return QJsonDocument::fromJson(c.body()).object();
+        };
+        const QJsonObject chat = refused("/v1/chat/completions?x=1");
+        QVERIFY2(!chat.contains("type"), QJsonDocument(chat).toJson().constData()); // OpenAI's shape
+        QVERIFY(chat.value("error").toObject().contains("code"));
+        QVERIFY(chat.value("error").toObject().contains("param"));
+        QVERIFY(chat.value("error").toObject().value("message").toString().contains("maxBodyBytes"));
+        QVERIFY(refused("/v1/responses").value("error").toObject().contains("code"));
+        const QJsonObject messages = refused("/v1/messages");
+        QCOMPARE(messages.value("type").toString(), QStringLiteral("error"));
+        QCOMPARE(messages.value("error").toObject().value("type").toString(), QStringLiteral("request_too_large"));
+        const QJsonObject pi = refused("/v1/pi/stream");
+        QVERIFY2(!pi.contains("type") &&
+                     pi.value("error").toObject().value("message").toString().contains("maxBodyBytes"),
+                 QJsonDocument(pi).toJson().constData());
+        // Off the chat routes, the listener's own shape.
+        QCOMPARE(refused("/admin/reload").value("type").toString(), QStringLiteral("error"));
+    }
+
     void oversizedBodyIs413BeforeAnyUpstream() {
         GatewayFixture gw;
         gw.config.limits.maxBodyBytes = 1024;
