@@ -647,6 +647,13 @@ int Engine::credentialChanged(const QString &ref) {
     return n;
 }
 
+QStringList Engine::waitingForRestart() const {
+    QStringList out;
+    if (m_ctx.config->marks != m_marksStarted)
+        out << QStringLiteral("marks");
+    return out;
+}
+
 void Engine::applyConfig(const config::Config &incoming) {
     config::Config cfg = incoming;
     // Simulated providers keep the loopback URL of their running fake.

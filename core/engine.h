@@ -93,7 +93,8 @@ public:
     QList<credentials::CredentialStatus> credentialStates() const override;
     int clearCredentials(const credentials::CredentialFilter &filter) override;
     int credentialChanged(const QString &ref);
-    bool reload(QString *error) override;     // re-read configPath
+    bool reload(QString *error) override; // re-read configPath
+    QStringList waitingForRestart() const override;
     HealthNote configHealth() const override; // a refused reload, until one succeeds
     HealthNote usageHealth() const override;
     void applyConfig(const config::Config &config); // in-flight requests keep the config they started with

@@ -347,7 +347,16 @@ void AdminApi::handle(const InboundRequest &req, HttpExchange *exchange) {
         QString why;
         if (!m_engine.reload(&why))
             return error(400, why);
-        return json(exchange, 200, QByteArrayLiteral("{\"reloaded\":true}"));
+        // What the file changed that only a restart applies is said here, not only in a log line
+        // (probe R3 F3: a marks store moved to Redis answered as if applied, and the other replica
+        // never saw this one's marks).
+        const QStringList later = m_engine.waitingForRestart();
+        if (later.isEmpty())
+            return json(exchange, 200, QByteArrayLiteral("{\"reloaded\":true}"));
+        return json(exchange, 200,
+                    QJsonDocument(QJsonObject{{QStringLiteral("reloaded"), true},
+                                              {QStringLiteral("atNextStart"), QJsonArray::fromStringList(later)}})
+                        .toJson(QJsonDocument::Compact));
     }
     error(404, QStringLiteral("unknown admin endpoint %1 %2").arg(QString::fromLatin1(req.method), path));
 }

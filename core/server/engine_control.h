@@ -49,6 +49,9 @@ public:
 
     // Re-reads the configuration file; false with a reason, the running configuration unchanged.
     virtual bool reload(QString *error) = 0;
+    // The settings of the configuration in force that wait for the next start ("marks"):
+    // what runs is still what the process started with.
+    virtual QStringList waitingForRestart() const { return {}; }
 
     // What /healthz says beside liveness: a state word and, when something is wrong, why.
     struct HealthNote {

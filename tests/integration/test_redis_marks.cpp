@@ -961,6 +961,7 @@ private Q_SLOTS:
             logs.clear();
             gw.engine().applyConfig(back);
             QVERIFY(!saidNextStart(logs));
+            QVERIFY(gw.engine().waitingForRestart().isEmpty()); // and /admin/reload says nothing waits
         }
         {
             test::GatewayFixture gw;
@@ -970,6 +971,8 @@ private Q_SLOTS:
             shared.marks = redisMarks();
             gw.engine().applyConfig(shared);
             QVERIFY(saidNextStart(logs));
+            // The reload's answer says so too (probe R3 F3: {"reloaded":true} and a log line only).
+            QCOMPARE(gw.engine().waitingForRestart(), QStringList{QStringLiteral("marks")});
             QCOMPARE(gw.get(QStringLiteral("/healthz")).json().value(QStringLiteral("marks")).toString(),
                      QStringLiteral("memory"));
             QVERIFY(gw.get(QStringLiteral("/metrics")).body.contains("switchman_marks_store_up 1"));
