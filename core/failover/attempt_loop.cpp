@@ -1134,10 +1134,15 @@ void AttemptLoop::onClientGone() {
         return;
     m_clientGone = true;
     // A client that leaves stops the loop: no follower, the upstream aborted, 499 in the log.
+    // The answer the client left has a second row, as a cut after commit has: its committed row alone
+    // told the window and the events feed nothing of it (probe R1 4).
     for (auto &[id, a] : m_attempts)
-        if (a->phase != Phase::Done && id != m_committed)
-            m_deps.observer->attemptRecorded(reportOf(*a, AttemptOutcome::Aborted, {}, QStringLiteral("aborted"),
-                                                      QStringLiteral("client closed the request (499)")));
+        if (a->phase != Phase::Done)
+            m_deps.observer->attemptRecorded(
+                id == m_committed ? reportOf(*a, AttemptOutcome::Aborted, {}, QStringLiteral("after_commit"),
+                                             QStringLiteral("client closed the request (499) during the answer"))
+                                  : reportOf(*a, AttemptOutcome::Aborted, {}, QStringLiteral("aborted"),
+                                             QStringLiteral("client closed the request (499)")));
     m_deps.observer->note(QStringLiteral("client closed request"), {{QStringLiteral("status"), 499}});
     for (auto &[id, a] : m_attempts) {
         if (a->phase == Phase::Done)

@@ -615,7 +615,11 @@ private Q_SLOTS:
         QCOMPARE(h.seen.usage.size(), 1);
         QCOMPARE(h.seen.usage[0].rowId, QStringLiteral("REQ"));
         QVERIFY(h.runner.aborts.contains(h.id()));
-        QCOMPARE(h.outcomes(), QStringList{"pa:committed"}); // no aborted row for the answer
+        // The answer's row, and a second that says the client left it (probe R1 4: the window and the
+        // events feed showed a plain committed 200), counted once (Telemetry::recordAttempt).
+        QCOMPARE(h.outcomes(), (QStringList{"pa:committed", "pa:after_commit"}));
+        QCOMPARE(h.seen.rows.last().outcome, AttemptOutcome::Aborted);
+        QVERIFY(h.seen.rows.last().message.contains(QStringLiteral("client closed")));
     }
 
     void clientAbortWhileHeldStartsNoFollower() {
@@ -933,7 +937,7 @@ private Q_SLOTS:
         QVERIFY(h.client.inBand.isEmpty()); // no write to a client that is gone
         QVERIFY(h.runner.paused.isEmpty());
         for (const auto &row : h.seen.rows) // the client left: no row blames the provider for a cut
-            QVERIFY(row.logOutcome != QStringLiteral("after_commit"));
+            QVERIFY(row.logOutcome != QStringLiteral("after_commit") || row.outcome == AttemptOutcome::Aborted);
         TryFrame later; // a frame with no events after the end is ignored
         later.raw = QByteArray("data: more\n\n");
         h.loop->onFrame(h.id(), later);
