@@ -83,8 +83,10 @@ public:
     void query(const UsageQuery &query, QObject *context, std::function<void(const UsageReport &)> done);
     void setRetentionDays(int days) { m_options.retentionDays = days; }
     void setMemoryMaxRows(int rows) { m_memoryMaxRows = rows; } // tests; takes effect at the next write
-    // Blocking (engine start, a budget added by a reload): cost of a tenant since a moment.
-    double spentSince(const QString &tenant, qint64 sinceEpochMs, qint64 untilEpochMs = 0);
+    // Blocking (engine start, a budget added by a reload): cost of a tenant since a moment. *ok false
+    // when the file could not be read (a corrupt page: it opened, its sums fail), said in the log
+    // once until a read succeeds again: the spend is unknown, never $0.
+    double spentSince(const QString &tenant, qint64 sinceEpochMs, qint64 untilEpochMs = 0, bool *ok = nullptr);
     // Off the request path (BudgetTracker, every second): each window's spend, rows other processes
     // sharing the file wrote included, answered on `context`'s thread after every row appended so
     // far is written (rows the file could not take yet count too). nullopt when no other process
@@ -184,6 +186,7 @@ private:
     int m_memoryMaxRows = kMemoryMaxRows; // used on the worker thread; set before rows are appended
     bool m_memoryCapSaid = false;         // worker side: the first dropped rows are logged, once
     bool m_failing = false;               // a write failed; the next success says so once
+    bool m_spendUnread = false;           // a spend read failed; said once until one succeeds
     QString m_stateError;                 // why the file cannot be read or written now (health())
     int m_unwritten = 0;
     // Worker side: this process's name on the replay rows it writes, the last replay row read,

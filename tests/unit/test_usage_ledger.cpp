@@ -87,6 +87,26 @@ UsageRow openRow(const QString &id, double cost, qint64 at) {
     return r;
 }
 
+// Every page but the first overwritten with garbage: the file opens, its tables cannot be read.
+bool corruptAllButTheFirstPage(const QString &path) {
+    QFile f(path);
+    if (!f.open(QIODevice::ReadWrite) || f.size() <= 8192)
+        return false;
+    const QByteArray header = f.read(18);
+    const int pageSize = (quint8(header.at(16)) << 8 | quint8(header.at(17))) == 1
+                             ? 65536
+                             : (quint8(header.at(16)) << 8 | quint8(header.at(17)));
+    QByteArray garbage(f.size() - pageSize, Qt::Uninitialized);
+    quint32 x = 2463534242u;
+    for (char &c : garbage) {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        c = char(x);
+    }
+    return f.seek(pageSize) && f.write(garbage) == garbage.size();
+}
+
 int openRows(const QString &path) {
     UsageDatabase db;
     QString error;
@@ -221,6 +241,42 @@ private Q_SLOTS:
                               clock.epochMs()));
         QTRY_COMPARE_WITH_TIMEOUT(readFile(path).rows.size(), 50, 5000);
         QVERIFY(m_log.isEmpty());
+    }
+
+    // Probe R4 F2: a file whose first page is whole and whose others are garbage opens without a
+    // word; its sums failed and read as $0, so budgets reset silently, and `switchman usage` printed
+    // $0 totals. A failed spend read says so (to the budgets and once in the log), and a query
+    // says the file cannot be read.
+    void aFileWhoseSumsFailIsNotZeroSpend() {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("usage.sqlite"));
+        test::FakeClock clock;
+        const qint64 at = clock.epochMs();
+        {
+            UsageLedger ledger({path, 400, 0, {}}, clock, logger());
+            for (int i = 0; i < 200; ++i)
+                ledger.append(row(QStringLiteral("req_%1").arg(i), QStringLiteral("team-a"), QStringLiteral("pa/m"), 9,
+                                  9, 0.5, at));
+        }
+        QVERIFY(!QFile::exists(path + QStringLiteral("-wal")) || QFileInfo(path + QStringLiteral("-wal")).size() == 0);
+        QVERIFY(corruptAllButTheFirstPage(path));
+        UsageLedger ledger({path, 400, 0, {}}, clock, logger());
+        QVERIFY(ledger.readable()); // it opens: the first page is whole
+        bool ok = true;
+        ledger.spentSince(QStringLiteral("team-a"), at - 1000, 0, &ok);
+        QVERIFY(!ok);
+        QCOMPARE(m_log.size(), 1);
+        QCOMPARE(m_log.first().level, QStringLiteral("error"));
+        QVERIFY2(m_log.first().message.contains(QStringLiteral("cannot read the spend")) &&
+                     m_log.first().message.contains(path),
+                 qPrintable(m_log.first().message));
+        ledger.spentSince(QStringLiteral("team-a"), at - 1000, 0, &ok);
+        QVERIFY(!ok);
+        QCOMPARE(m_log.size(), 1); // once until it can be read again
+        const UsageReport r = readFile(path);
+        QVERIFY(r.unreadable);
+        QVERIFY(!r.error.isEmpty());
+        QVERIFY(UsageReport::fromJson(r.toJson()).unreadable); // /admin/usage tells `switchman usage`
     }
 
     // Probe R4 F1: kill -9 within a second of answers lost their rows entirely. A short answer's
