@@ -185,6 +185,12 @@ int usageCommand(const AdminTarget &target, const UsageArguments &args, QTextStr
             << args.ledgerPath << '\n';
     }
     makePrintable(report);
+    if (report.unreadable) {
+        // A corrupt ledger (its first page whole, others not) answers its sums with an error: its
+        // figures are not what was spent, and "$0.0000" with exit 0 told a script nothing was (probe R4 F2).
+        err << "switchman: the usage ledger cannot be read: " << report.error << '\n';
+        return 1;
+    }
     if (!report.error.isEmpty())
         err << "switchman: " << report.error << '\n';
     out << (args.csv ? report.toCsv() : report.toText());

@@ -193,8 +193,10 @@ void Engine::startUsage() {
             m_telemetry->log(level, message, fields);
         });
     telemetry::BudgetTracker::Store store;
-    store.spentSince = [this](const QString &tenant, qint64 since, qint64 until) {
-        return m_ledger->spentSince(tenant, since, until);
+    store.spentSince = [this](const QString &tenant, qint64 since, qint64 until) -> std::optional<double> {
+        bool ok = false;
+        const double spent = m_ledger->spentSince(tenant, since, until, &ok);
+        return ok ? std::optional<double>(spent) : std::nullopt;
     };
     store.available = [this]() { return m_ledger->readable(); };
     store.noticeGiven = [this](const QString &tenant, qint64 start) {

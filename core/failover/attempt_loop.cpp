@@ -50,16 +50,27 @@ namespace {
 constexpr qint64 kMaxClientQueue = 1024 * 1024;
 
 // Usage arrives in parts (Anthropic: input on start, output at the end; Gemini: cumulative on every
-// chunk): the try's count is the most each figure was said to be. A count beyond
-// model::kMaxReportedTokens is the upstream's nonsense and counts as unknown.
+// chunk). A count beyond model::kMaxReportedTokens is the upstream's nonsense and counts as unknown.
+// The input is not one figure but a split: the plain input excludes what was read from or written
+// to the cache. The figures of one report go together: Gemini tells promptTokenCount on every
+// chunk and cachedContentTokenCount on the last only, an OpenAI-compatible server with usage on
+// every chunk (vLLM) cached_tokens in the last, so the early reports' input is the whole prompt.
+// The most of each figure billed the cached tokens twice, once at the input price (probe R4 F3).
+// A report that carries a cache split gives the whole split; one without keeps the split said
+// before (a partial report after the last one); with none ever said the input is the most said.
+// The output only grows.
 void takeUsage(model::Usage &into, const model::Usage &reported) {
     if (reported.isZero())
         return;
     const model::Usage u = reported.sane();
-    into.input = std::max(into.input, u.input);
+    if (u.cacheRead != 0 || u.cacheWrite != 0) {
+        into.input = u.input;
+        into.cacheRead = u.cacheRead;
+        into.cacheWrite = u.cacheWrite;
+    } else if (into.cacheRead == 0 && into.cacheWrite == 0) {
+        into.input = std::max(into.input, u.input);
+    }
     into.output = std::max(into.output, u.output);
-    into.cacheRead = std::max(into.cacheRead, u.cacheRead);
-    into.cacheWrite = std::max(into.cacheWrite, u.cacheWrite);
 }
 
 // Whether the upstream said anything of what the request's input cost (plain, cached or written

@@ -58,6 +58,7 @@ void BudgetTracker::configure(const QMap<QString, config::TenantConfig> &tenants
             s.spent = old->state.spent;
             a.unread = old->unread;
             a.generation = old->generation;
+            a.unknown = old->unknown;
         } else {
             readAfresh(a);
         }
@@ -71,7 +72,10 @@ void BudgetTracker::configure(const QMap<QString, config::TenantConfig> &tenants
 
 void BudgetTracker::readAfresh(Account &a) {
     BudgetState &s = a.state;
-    s.spent = m_store.spentSince ? m_store.spentSince(s.tenant, s.periodStartMs, s.periodEndMs) : 0;
+    const std::optional<double> spent =
+        m_store.spentSince ? m_store.spentSince(s.tenant, s.periodStartMs, s.periodEndMs) : std::optional<double>(0);
+    s.spent = spent.value_or(0);
+    a.unknown = !spent;
     a.unread = 0;
     a.generation = ++m_lastGeneration;
 }
@@ -261,6 +265,7 @@ void BudgetTracker::readLedger() {
             // Spend in a period only grows: an answer that finds less (a row pruned, a stepped wall
             // clock stamping rows outside the period) lowers nothing this process counted.
             it->state.spent = std::max(it->state.spent, spent->at(i) + it->unread);
+            it->unknown = false; // read whole at last: the budget holds again
             checkThresholds(it->state);
         }
         scheduleLedgerRead();
@@ -268,7 +273,10 @@ void BudgetTracker::readLedger() {
 }
 
 std::optional<QString> BudgetTracker::unavailable(const QString &tenant) const {
-    if (!m_states.contains(tenant) || !m_store.available || m_store.available())
+    const auto it = m_states.constFind(tenant);
+    if (it == m_states.cend())
+        return std::nullopt;
+    if (!it->unknown && (!m_store.available || m_store.available()))
         return std::nullopt;
     return QStringLiteral("usage ledger unavailable: spend budgets cannot be enforced (tenant \"%1\" has a budget of "
                           "%2); see the Switchman log")

@@ -64,7 +64,10 @@ public:
     // Where spend and the notices given live (the ledger); empty functions = nothing remembered.
     struct Store {
         // Cost in [sinceEpochMs, untilEpochMs): a row stamped past the period's end is not this period's.
-        std::function<double(const QString &tenant, qint64 sinceEpochMs, qint64 untilEpochMs)> spentSince;
+        // nullopt: the ledger could not be read; the tenant's spend is unknown (unavailable()) until a
+        // readSpend answer tells it.
+        std::function<std::optional<double>(const QString &tenant, qint64 sinceEpochMs, qint64 untilEpochMs)>
+            spentSince;
         std::function<bool(const QString &tenant, qint64 periodStartMs)> noticeGiven;
         std::function<void(const QString &tenant, qint64 periodStartMs)> rememberNotice;
         // False when the ledger could not be read at start: spend is unknown, budgets cannot be enforced.
@@ -116,8 +119,9 @@ public:
     std::optional<Refusal> renew(ReservationId id, double estimateUsd);
     // The request ended (answered, failed, its client gone): what it still held is let go.
     void release(ReservationId id);
-    // Set when the tenant has a budget and the ledger holding its spend could not be read: the
-    // request is refused (503) rather than served on a budget counted from $0.
+    // Set when the tenant has a budget and the ledger holding its spend could not be read (not at
+    // all, or its period's spend failed to read: a corrupt page): the request is refused (503)
+    // rather than served on a budget counted from $0.
     std::optional<QString> unavailable(const QString &tenant) const;
     QList<BudgetState> states(); // by tenant name
 
@@ -135,6 +139,9 @@ private:
         // Bumped when spend is read afresh (start, reload, another period): a ledger read asked for
         // before that answers for an older count and is dropped.
         quint64 generation = 0;
+        // The period's spend could not be read (Store::spentSince said nullopt): state.spent is only
+        // this process's since, and the budget is not enforced on it until a ledger read answers.
+        bool unknown = false;
     };
     struct Held {
         double usd = 0;

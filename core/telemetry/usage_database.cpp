@@ -761,9 +761,20 @@ UsageReport UsageDatabase::query(const UsageQuery &uq) const {
         q.prepare(sql);
         for (int i = 0; i < args.size(); ++i)
             q.bindValue(i, args.at(i));
-        if (!q.exec() && report.error.isEmpty())
-            report.error = lastError(q);
+        if (!q.exec()) {
+            report.unreadable = true;
+            if (report.error.isEmpty())
+                report.error = lastError(q);
+        }
         return q;
+    };
+    // A step that failed ends a result as its end would: said, never taken for "no more rows".
+    auto checkEnd = [&report](const QSqlQuery &q) {
+        if (q.lastError().isValid()) {
+            report.unreadable = true;
+            if (report.error.isEmpty())
+                report.error = lastError(q);
+        }
     };
     auto totalsFrom = [](const QSqlQuery &q, int first) {
         UsageTotals t;
@@ -779,6 +790,8 @@ UsageReport UsageDatabase::query(const UsageQuery &uq) const {
         QSqlQuery q = run(QStringLiteral("SELECT ") + sums + QStringLiteral(" FROM usage") + filter);
         if (q.next())
             report.totals = totalsFrom(q, 0);
+        else
+            checkEnd(q);
     }
     QString key;
     switch (uq.groupBy) {
@@ -807,6 +820,7 @@ UsageReport UsageDatabase::query(const UsageQuery &uq) const {
             t.key = q.value(0).toString();
             report.groups.append(t);
         }
+        checkEnd(q);
         return report;
     }
     if (uq.groupBy != UsageGrouping::None) {
@@ -823,6 +837,7 @@ UsageReport UsageDatabase::query(const UsageQuery &uq) const {
             t.key = q.value(0).toString();
             report.groups.append(t);
         }
+        checkEnd(q);
         const bool more = report.groups.size() > maxGroups;
         if (more)
             report.groups.removeLast();
@@ -869,22 +884,30 @@ UsageReport UsageDatabase::query(const UsageQuery &uq) const {
         r.atEpochMs = q.value(11).toLongLong();
         report.rows.append(r);
     }
+    checkEnd(q);
     return report;
 }
 
-double UsageDatabase::spentSince(const QString &tenant, qint64 sinceEpochMs, qint64 untilEpochMs, bool *ok) const {
+double UsageDatabase::spentSince(const QString &tenant, qint64 sinceEpochMs, qint64 untilEpochMs, bool *ok,
+                                 QString *error) const {
     if (ok)
         *ok = false;
-    if (!m_open)
+    if (!m_open) {
+        if (error)
+            *error = QStringLiteral("the ledger is not open");
         return 0;
+    }
     QSqlQuery q(QSqlDatabase::database(m_connection, false));
     q.prepare(QStringLiteral("SELECT COALESCE(SUM(%1),0) FROM usage WHERE tenant = ? AND at_ms >= ? AND at_ms < ?")
                   .arg(saneCost()));
     q.bindValue(0, tenant);
     q.bindValue(1, sinceEpochMs);
     q.bindValue(2, untilEpochMs > 0 ? untilEpochMs : std::numeric_limits<qint64>::max());
-    if (!q.exec() || !q.next())
+    if (!q.exec() || !q.next()) {
+        if (error)
+            *error = lastError(q).isEmpty() ? QStringLiteral("no sum read") : lastError(q);
         return 0;
+    }
     if (ok)
         *ok = true;
     return q.value(0).toDouble();

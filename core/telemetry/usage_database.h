@@ -114,7 +114,9 @@ public:
     UsageReport query(const UsageQuery &query) const;
     // Cost per tenant in [sinceEpochMs, untilEpochMs) (budgets after a restart); until 0 = no end.
     // 0 when the file cannot be read, with *ok false.
-    double spentSince(const QString &tenant, qint64 sinceEpochMs, qint64 untilEpochMs = 0, bool *ok = nullptr) const;
+    // *ok false (and *error why, in SQLite's words) when the sum could not be read: never spend of $0.
+    double spentSince(const QString &tenant, qint64 sinceEpochMs, qint64 untilEpochMs = 0, bool *ok = nullptr,
+                      QString *error = nullptr) const;
     // True when another connection (another process sharing the file) committed since the last call
     // on this object, and on the first call. Cheap (SQLite's data_version): asked every second.
     bool changedElsewhere();

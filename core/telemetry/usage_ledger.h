@@ -1,11 +1,13 @@
 #pragma once
 // The usage ledger: every usage row, kept across restarts in a SQLite
 // file written off the request path. Lives on the engine thread; the file is
-// owned by a worker thread. Rows collect here and go to the worker as one batch
-// per second (or per kBatchRows), so a crash loses at most the last second. An
-// answer in flight is not lost with it: at commit it gets an "open" row (its
-// estimate so far), written with the same batches and deleted with its final row,
-// and the next start bills the open rows of a process that is gone. A
+// owned by a worker thread. A row goes to the worker at once, off the request
+// path; rows that come while a write is under way go together when it ends (one
+// transaction for many under load), so a crash loses only the write under way.
+// An answer in flight is not lost with it: at commit it gets an "open" row (its
+// estimate so far), written at once and deleted only in the transaction that
+// writes its final row, and the next start bills the open rows of a process
+// that is gone. A
 // file that cannot be written (read-only, full disk, locked) costs one log
 // line, never a request: rows are then kept in memory (bounded) and retried on
 // a timer that backs off, and once more at shutdown. A file that can be read
@@ -35,6 +37,8 @@ class UsageLedger final : public QObject {
     Q_OBJECT
     Q_DISABLE_COPY_MOVE(UsageLedger)
 public:
+    // The longest a row waits for the file while writes succeed (rows go at once when no write is
+    // under way; this bounds the wait behind one); while they fail, rows go on this tick and on retries.
     static constexpr qint64 kFlushMs = 1000;
     static constexpr int kBatchRows = 500;
     static constexpr int kMaxUnwritten = 20000; // rows kept while the file cannot take them
@@ -68,9 +72,10 @@ public:
     // A usage row; the request's final row (its id is the request's) ends the answer's open row.
     void append(const UsageRow &row);
     // An answer committed (a streamed one is final): its cost so far, by estimate, kept as an open
-    // row until its final row comes. Written with the next batch only if that is still open: an
-    // answer shorter than a batch costs no write. A crash leaves it, and the next start bills it
-    // (outcome "interrupted"). Only for a ledger file (nothing survives a ledger in memory).
+    // row until its final row comes, which deletes it in the same transaction. Written at once (with
+    // the write under way's successor): at every moment the file holds the answer's open row or its
+    // final row. A crash leaves it, and the next start bills it (outcome "interrupted"). Only for a
+    // ledger file (nothing survives a ledger in memory).
     void openAnswer(const UsageRow &row);
     // The answer ended with no usage row (nothing to bill): its open row goes.
     void closeAnswer(const QString &requestId);
@@ -78,8 +83,10 @@ public:
     void query(const UsageQuery &query, QObject *context, std::function<void(const UsageReport &)> done);
     void setRetentionDays(int days) { m_options.retentionDays = days; }
     void setMemoryMaxRows(int rows) { m_memoryMaxRows = rows; } // tests; takes effect at the next write
-    // Blocking (engine start, a budget added by a reload): cost of a tenant since a moment.
-    double spentSince(const QString &tenant, qint64 sinceEpochMs, qint64 untilEpochMs = 0);
+    // Blocking (engine start, a budget added by a reload): cost of a tenant since a moment. *ok false
+    // when the file could not be read (a corrupt page: it opened, its sums fail), said in the log
+    // once until a read succeeds again: the spend is unknown, never $0.
+    double spentSince(const QString &tenant, qint64 sinceEpochMs, qint64 untilEpochMs = 0, bool *ok = nullptr);
     // Off the request path (BudgetTracker, every second): each window's spend, rows other processes
     // sharing the file wrote included, answered on `context`'s thread after every row appended so
     // far is written (rows the file could not take yet count too). nullopt when no other process
@@ -139,6 +146,8 @@ private:
     // opened again and said once in the log.
     void checkFile();
     void scheduleFlush();
+    void writeSoon(); // rows to write: now if no write is under way, else when it ends
+    void writeDone(); // a write handed to the worker ended (written or not)
     void flushReplays();
     void flush(bool retry = false);
     void scheduleRetry();
@@ -162,6 +171,7 @@ private:
     QStringList m_pendingClosed;            // of those, the ones that ended since the last batch
     QList<ReplayRow> m_pendingReplays;
     quint64 m_flushTimer = 0;
+    int m_writing = 0; // writes handed to the worker and not yet ended
     quint64 m_pruneTimer = 0;
     quint64 m_retryTimer = 0;
     quint64 m_heartbeatTimer = 0;
@@ -176,6 +186,7 @@ private:
     int m_memoryMaxRows = kMemoryMaxRows; // used on the worker thread; set before rows are appended
     bool m_memoryCapSaid = false;         // worker side: the first dropped rows are logged, once
     bool m_failing = false;               // a write failed; the next success says so once
+    bool m_spendUnread = false;           // a spend read failed; said once until one succeeds
     QString m_stateError;                 // why the file cannot be read or written now (health())
     int m_unwritten = 0;
     // Worker side: this process's name on the replay rows it writes, the last replay row read,

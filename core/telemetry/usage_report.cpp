@@ -111,6 +111,8 @@ QJsonObject UsageReport::toJson() const {
         out.insert(QStringLiteral("groupBy"), groupingName(groupBy));
     if (!error.isEmpty())
         out.insert(QStringLiteral("error"), error);
+    if (unreadable)
+        out.insert(QStringLiteral("unreadable"), true);
     return out;
 }
 
@@ -129,6 +131,7 @@ UsageReport UsageReport::fromJson(const QJsonObject &json) {
     r.groupBy = groupingFromName(json.value(QStringLiteral("groupBy")).toString()).value_or(UsageGrouping::None);
     r.totals = totalsOf(json.value(QStringLiteral("totals")).toObject());
     r.error = json.value(QStringLiteral("error")).toString();
+    r.unreadable = json.value(QStringLiteral("unreadable")).toBool();
     const QString keyName = groupingName(r.groupBy);
     for (const QJsonValue &v : json.value(QStringLiteral("rows")).toArray()) {
         const QJsonObject o = v.toObject();

@@ -70,6 +70,9 @@ struct UsageReport {
     QList<UsageTotals> groups; // otherwise, ordered by key; an "(other)" row (otherGroups > 0) last
     UsageTotals totals;
     QString error; // the ledger could not answer (the rows may be partial)
+    // The ledger could not be read (a corrupt page, an I/O error): the figures are not what was
+    // spent, and `switchman usage` fails rather than print them.
+    bool unreadable = false;
 
     // {"rows": [...], "totals": {...}}: ungrouped rows keep the /admin/usage row shape
     // (requestId, tenant, candidate, input, output, cost, outcome, plus the rest).

@@ -224,6 +224,27 @@ private Q_SLOTS:
         QVERIFY2(since.err.contains(QStringLiteral("--since expects 7d")), qPrintable(since.err));
         QCOMPARE(runUsage({QStringLiteral("extra")}).exitCode, 64);
     }
+
+    // Probe R4 F2: a ledger whose first page is whole and the others garbage printed "Total: 0
+    // attempts ... $0.0000" and exited 0. It says the ledger cannot be read, prints no totals and
+    // fails. Last: it spoils this test's ledger.
+    void aLedgerThatCannotBeReadFailsTheCommand() {
+        QVERIFY(rowsInFile() > 0);
+        QFile f(ledgerPath());
+        QVERIFY(f.open(QIODevice::ReadWrite));
+        QVERIFY(f.size() > 8192);
+        QVERIFY(f.seek(4096)); // SQLite's default page size
+        QCOMPARE(f.write(QByteArray(f.size() - 4096, char(0x5a))), f.size() - 4096);
+        f.close();
+        QFile::remove(ledgerPath() + QStringLiteral("-wal"));
+        QFile::remove(ledgerPath() + QStringLiteral("-shm"));
+        for (const QStringList &args : {QStringList(), QStringList{QStringLiteral("--by"), QStringLiteral("day")}}) {
+            const Run run = runUsage(args);
+            QCOMPARE(run.exitCode, 1);
+            QVERIFY2(run.err.contains(QStringLiteral("the usage ledger cannot be read")), qPrintable(run.err));
+            QVERIFY2(!run.out.contains(QStringLiteral("Total:")), qPrintable(run.out));
+        }
+    }
 };
 
 QTEST_GUILESS_MAIN(TestUsageRestart)

@@ -902,6 +902,54 @@ private Q_SLOTS:
                  qPrintable(h.value(QStringLiteral("usageError")).toString()));
     }
 
+    // Probe R4 F2: the first page whole, the others garbage. The file opened, its sums failed and
+    // read as $0, and a tenant over its budget (429 before the restart) was served. It is refused
+    // with the same 503 as for a ledger that cannot be opened; a tenant without a budget is served.
+    void aLedgerWhoseSpendCannotBeReadRefusesTenantsWithABudget() {
+        QTemporaryDir dir;
+        const QString ledger = dir.filePath(QStringLiteral("usage.sqlite"));
+        const QString route = QStringLiteral("/v1/chat/completions");
+        {
+            GatewayFixture gw;
+            gw.usageLedgerPath = ledger;
+            addTenants(gw, 0.00001);
+            gw.start();
+            for (int i = 0; i < 3; ++i) // a tenant without a budget, served before and after
+                QCOMPARE(gw.post(route, routeBody(route, QStringLiteral("pb/gpt-b")), as(m_adminKey)).status, 200);
+            QCOMPARE(gw.post(route, routeBody(route, QStringLiteral("pb/gpt-b")), as(m_teamKey)).status, 200);
+            QCOMPARE(gw.post(route, routeBody(route, QStringLiteral("pb/gpt-b")), as(m_teamKey)).status, 429);
+        }
+        QFile f(ledger);
+        QVERIFY(f.open(QIODevice::ReadWrite));
+        QVERIFY(f.size() > 8192);
+        QByteArray garbage(f.size() - 4096, Qt::Uninitialized);
+        quint32 x = 88172645u;
+        for (char &c : garbage) {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            c = char(x);
+        }
+        QVERIFY(f.seek(4096)); // SQLite's default page size
+        QCOMPARE(f.write(garbage), garbage.size());
+        f.close();
+        QFile::remove(ledger + QStringLiteral("-wal"));
+        QFile::remove(ledger + QStringLiteral("-shm"));
+        GatewayFixture gw;
+        gw.usageLedgerPath = ledger;
+        addTenants(gw, 0.00001);
+        gw.start();
+        const int callsBefore = upstreamCalls(gw);
+        const HttpResult refused = gw.post(route, routeBody(route, QStringLiteral("pb/gpt-b")), as(m_teamKey));
+        QVERIFY2(refused.status == 503, refused.body.constData());
+        QCOMPARE(upstreamCalls(gw), callsBefore);
+        const QString message =
+            refused.json().value(QStringLiteral("error")).toObject().value(QStringLiteral("message")).toString();
+        QVERIFY2(message.contains(QStringLiteral("usage ledger unavailable: spend budgets cannot be enforced")),
+                 qPrintable(message));
+        QCOMPARE(gw.post(route, routeBody(route, QStringLiteral("pb/gpt-b")), as(m_adminKey)).status, 200);
+    }
+
     // A data folder that cannot be written (a volume mounted read-only, ProtectHome=read-only):
     // the ledger could not be read, every tenant with a budget got 503 for the whole session and
     // /healthz said "ok". The spend is read from the file: the tenant over its budget gets 429, as

@@ -330,6 +330,49 @@ private Q_SLOTS:
         QCOMPARE(h.seen.opened[0].usage.cacheRead, qint64(2500));
     }
 
+    // Probe R4 F3: Gemini sends usageMetadata on every chunk, cachedContentTokenCount only on the
+    // last (an OpenAI-compatible server with usage on every chunk, cached_tokens in the last one,
+    // alike). The decoder's early report is the whole prompt as input; the most of each figure
+    // billed input 100000 + cacheRead 90000 for a 100000-token prompt, the cached tokens once more at
+    // the input price. The report with the cache split gives the split whole.
+    void cachedTokensAreBilledOnce_data() {
+        QTest::addColumn<bool>("stream");
+        QTest::addColumn<bool>("afterSplit"); // a report without the split comes after it
+        QTest::newRow("stream") << true << false;
+        QTest::newRow("json") << false << false;
+        QTest::newRow("a report without the split after it") << true << true;
+    }
+    void cachedTokensAreBilledOnce() {
+        QFETCH(bool, stream);
+        QFETCH(bool, afterSplit);
+        Harness h({candidate("pa")}, stream);
+        h.start();
+        h.loop->onResponseHead(h.id(), 200, false);
+        StreamEvent start = ev(EventType::Start);
+        start.usage.input = 100000; // promptTokenCount, no cachedContentTokenCount yet
+        h.frame({start, ev(EventType::TextStart), ev(EventType::TextDelta, QStringLiteral("Hello"))});
+        model::Usage last;
+        last.input = 10000; // 100000 - 90000 cached
+        last.cacheRead = 90000;
+        last.output = 500;
+        h.runner.reported[h.id()] = last;
+        if (afterSplit) { // what the try's end reads last says only the prompt: the split said stands
+            model::Usage promptOnly;
+            promptOnly.input = 100000;
+            promptOnly.output = 500;
+            h.runner.reported[h.id()] = promptOnly;
+        }
+        StreamEvent done = ev(EventType::Done);
+        done.usage = last;
+        h.frame({ev(EventType::TextEnd), done});
+        QVERIFY(h.done);
+        QCOMPARE(h.seen.usage.size(), 1);
+        const model::Usage billed = h.seen.usage[0].usage;
+        QCOMPARE(billed.input, qint64(10000));
+        QCOMPARE(billed.cacheRead, qint64(90000));
+        QCOMPARE(billed.output, qint64(500));
+    }
+
     void firstCandidateAnswers_data() {
         QTest::addColumn<bool>("stream");
         QTest::newRow("stream") << true;

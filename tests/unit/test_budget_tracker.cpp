@@ -391,6 +391,35 @@ private Q_SLOTS:
         QVERIFY(budgets.refusal(team));
     }
 
+    // Probe R4 F2: a ledger whose sums fail (a corrupt page past the first: the file opens) was
+    // read as $0 spent, and a tenant past its budget was served again. Its spend is unknown: the
+    // tenant is refused as with a ledger that could not be opened, until a ledger read tells it.
+    void aSpendThatCannotBeReadIsNotZero() {
+        test::FakeClock clock;
+        clock.setEpochMs(localMs(2026, 1, 14, 10));
+        PendingReads reads;
+        BudgetTracker::Store store = readsInto(reads);
+        store.spentSince = [](const QString &, qint64, qint64) { return std::optional<double>(); };
+        store.available = []() { return true; }; // the file opened
+        BudgetTracker budgets(clock, store);
+        budgets.configure(tenants(10, QStringLiteral("day")));
+        const QString team = QStringLiteral("team-a");
+        QVERIFY(!budgets.refusal(team)); // no spend to refuse on...
+        const auto why = budgets.unavailable(team);
+        QVERIFY(why); // ...and none to serve on
+        QVERIFY2(why->contains(QStringLiteral("usage ledger unavailable: spend budgets cannot be enforced")),
+                 qPrintable(*why));
+        QVERIFY(!budgets.unavailable(QStringLiteral("free"))); // no budget: served
+        clock.advance(BudgetTracker::kLedgerReadMs);
+        QCOMPARE(reads.asked.size(), 1);
+        reads.answer(std::nullopt); // still unreadable (or nothing new): still unknown
+        QVERIFY(budgets.unavailable(team));
+        clock.advance(BudgetTracker::kLedgerReadMs);
+        reads.answer(QList<double>{12}); // read at last: past the budget
+        QVERIFY(!budgets.unavailable(team));
+        QVERIFY(budgets.refusal(team));
+    }
+
     // A read asked before the spend was read afresh (a new period) answers for the old count.
     void aLedgerReadFromBeforeANewPeriodIsDropped() {
         test::FakeClock clock;
