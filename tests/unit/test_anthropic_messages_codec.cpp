@@ -33,6 +33,7 @@ private slots:
     void decodesStringContentAndToolChoice();
     void decodeRejectsBadBodies_data();
     void decodeRejectsBadBodies();
+    void aWholeNumberedCountIsTaken();
     void encodesFullStreamLikeGolden();
     void redactedThinkingAndLateStart();
     void inBandErrorHasNoMessageStop();
@@ -141,6 +142,23 @@ void TestAnthropicMessagesCodec::decodeRejectsBadBodies_data() {
         << QStringLiteral("tool_use_id");
     QTest::newRow("max_tokens string") << QByteArray(R"({"model":"m","messages":[],"max_tokens":"many"})")
                                        << QStringLiteral("max_tokens");
+    // Counts that are no int: read as one they became 0, and a converted request asked for no tokens.
+    QTest::newRow("max_tokens fraction") << QByteArray(R"({"model":"m","messages":[],"max_tokens":64.7})")
+                                         << QStringLiteral("max_tokens: must be an integer");
+    QTest::newRow("max_tokens past int") << QByteArray(R"({"model":"m","messages":[],"max_tokens":3000000000})")
+                                         << QStringLiteral("max_tokens: must be an integer");
+    QTest::newRow("max_tokens 1e30") << QByteArray(R"({"model":"m","messages":[],"max_tokens":1e30})")
+                                     << QStringLiteral("max_tokens: must be an integer");
+    QTest::newRow("max_tokens 0") << QByteArray(R"({"model":"m","messages":[],"max_tokens":0})")
+                                  << QStringLiteral("max_tokens: must be an integer from 1");
+    QTest::newRow("max_tokens negative") << QByteArray(R"({"model":"m","messages":[],"max_tokens":-5})")
+                                         << QStringLiteral("max_tokens: must be an integer from 1");
+    QTest::newRow("top_k fraction") << QByteArray(R"({"model":"m","messages":[],"max_tokens":8,"top_k":2.5})")
+                                    << QStringLiteral("top_k: must be an integer");
+    QTest::newRow("budget_tokens 1e30")
+        << QByteArray(
+               R"({"model":"m","messages":[],"max_tokens":8,"thinking":{"type":"enabled","budget_tokens":1e30}})")
+        << QStringLiteral("thinking.budget_tokens: must be an integer");
 }
 
 void TestAnthropicMessagesCodec::decodeRejectsBadBodies() {
@@ -158,6 +176,21 @@ void TestAnthropicMessagesCodec::decodeRejectsBadBodies() {
                  .value(QStringLiteral("type"))
                  .toString(),
              QStringLiteral("invalid_request_error"));
+}
+
+void TestAnthropicMessagesCodec::aWholeNumberedCountIsTaken() {
+    // 64.0 is a whole number (Anthropic's own API takes it); the largest int is kept as it is.
+    const auto req = AnthropicMessagesCodec().decode(
+        R"({"model":"m","messages":[],"max_tokens":64.0,"top_k":0,"thinking":{"type":"enabled","budget_tokens":2e3}})",
+        nullptr);
+    QVERIFY(req);
+    QCOMPARE(req->options.maxTokens, std::optional<int>(64));
+    QCOMPARE(req->options.topK, std::optional<int>(0));
+    QCOMPARE(req->options.thinkingBudget, std::optional<int>(2000));
+    const auto most =
+        AnthropicMessagesCodec().decode(R"({"model":"m","messages":[],"max_tokens":2147483647})", nullptr);
+    QVERIFY(most);
+    QCOMPARE(most->options.maxTokens, std::optional<int>(2147483647));
 }
 
 void TestAnthropicMessagesCodec::encodesFullStreamLikeGolden() {
