@@ -34,6 +34,8 @@ private slots:
     void decodeRejectsBadBodies_data();
     void decodeRejectsBadBodies();
     void aWholeNumberedCountIsTaken();
+    void anOverlongToolDescriptionIsNoContextOverflow_data();
+    void anOverlongToolDescriptionIsNoContextOverflow();
     void encodesFullStreamLikeGolden();
     void redactedThinkingAndLateStart();
     void inBandErrorHasNoMessageStop();
@@ -191,6 +193,38 @@ void TestAnthropicMessagesCodec::aWholeNumberedCountIsTaken() {
         AnthropicMessagesCodec().decode(R"({"model":"m","messages":[],"max_tokens":2147483647})", nullptr);
     QVERIFY(most);
     QCOMPARE(most->options.maxTokens, std::optional<int>(2147483647));
+}
+
+void TestAnthropicMessagesCodec::anOverlongToolDescriptionIsNoContextOverflow_data() {
+    QTest::addColumn<QString>("param");
+    QTest::addColumn<bool>("contextLength");
+    QTest::newRow("a tool's description") << QStringLiteral("tools[0].function.description") << false;
+    QTest::newRow("a call id in the history") << QStringLiteral("messages[2].tool_calls[0].id") << true;
+    QTest::newRow("no param") << QString() << false;
+    QTest::newRow("a turn's text") << QStringLiteral("messages[3].content") << true;
+    QTest::newRow("Responses input") << QStringLiteral("input[5].content[0].text") << true;
+    QTest::newRow("messages") << QStringLiteral("messages") << true;
+    QTest::newRow("instructions") << QStringLiteral("instructions") << false;
+}
+
+void TestAnthropicMessagesCodec::anOverlongToolDescriptionIsNoContextOverflow() {
+    // OpenAI's string_above_max_length names any string over its field's limit. Claude Code
+    // compacts its conversation when it reads "prompt is too long": that helps only when the
+    // field is the conversation, never for a tool's description.
+    QFETCH(QString, param);
+    QFETCH(bool, contextLength);
+    GatewayError e = GatewayError::make(400, ErrorCategory::InvalidRequest,
+                                        QStringLiteral("Invalid 'x': string too long. Expected a string with maximum "
+                                                       "length 1024, but got a string with length 2256 instead."));
+    e.upstreamApi = QStringLiteral("openai-completions");
+    e.code = QStringLiteral("string_above_max_length");
+    e.providerType = QStringLiteral("invalid_request_error");
+    e.param = param;
+    QCOMPARE(e.portable() == GatewayError::Portable::ContextLength, contextLength);
+    const QJsonObject error = json(AnthropicMessagesCodec().encodeError(e)).value(QStringLiteral("error")).toObject();
+    QCOMPARE(error.value(QStringLiteral("type")).toString(), QStringLiteral("invalid_request_error"));
+    QCOMPARE(error.value(QStringLiteral("message")).toString().startsWith(QLatin1String("prompt is too long")),
+             contextLength);
 }
 
 void TestAnthropicMessagesCodec::encodesFullStreamLikeGolden() {
