@@ -12,6 +12,10 @@
 
 #include <QJsonDocument>
 #include <QJsonParseError>
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <tuple>
 
 namespace sw::formats {
 
@@ -26,6 +30,18 @@ constexpr qsizetype kMaxInputExamplesBytes = 8 * 1024;
 
 QLatin1String L(const char *s) {
     return QLatin1String(s);
+}
+
+// A count the API defines as an integer (max_tokens, top_k, a thinking budget), read only when it
+// is a whole number from `least` to INT_MAX (64.0 is one, as Anthropic's own API takes it). Anything
+// else is refused as Anthropic refuses it, in the client's format, before any upstream is asked:
+// read as an int it became 0 (64.7, 3000000000, 1e30), and a converted request asked for no tokens.
+std::optional<int> wholeCount(const Value *v, int least) {
+    const double d = rj::toDouble(v);
+    if (!rj::isNumber(v) || !std::isfinite(d) || d != std::floor(d) || d < least ||
+        d > double(std::numeric_limits<int>::max()))
+        return std::nullopt;
+    return int(d);
 }
 
 bool decodeImage(const Value *block, ContentBlock *out, const BodyPath &where, GatewayError *error) {
@@ -278,20 +294,32 @@ std::optional<model::ChatRequest> AnthropicMessagesCodec::decode(const QByteArra
         if (!rj::isAbsent(v) && !v->IsNumber())
             return rejected(error, QString::fromLatin1(key) + L(": must be a number"));
     }
-    if (const Value *v = rj::member(o, "max_tokens"); rj::isNumber(v))
-        opt.maxTokens = rj::toInt(v);
+    // Anthropic's ranges: max_tokens from 1, top_k from 0.
+    for (const auto &[key, least, out] :
+         {std::tuple{"max_tokens", 1, &opt.maxTokens}, std::tuple{"top_k", 0, &opt.topK}}) {
+        const Value *v = rj::member(o, key);
+        if (!rj::isNumber(v))
+            continue;
+        *out = wholeCount(v, least);
+        if (!*out)
+            return rejected(error, QString::fromLatin1(key) + QStringLiteral(": must be an integer from %1 to %2")
+                                                                  .arg(least)
+                                                                  .arg(std::numeric_limits<int>::max()));
+    }
     if (const Value *v = rj::member(o, "temperature"); rj::isNumber(v))
         opt.temperature = rj::toDouble(v);
     if (const Value *v = rj::member(o, "top_p"); rj::isNumber(v))
         opt.topP = rj::toDouble(v);
-    if (const Value *v = rj::member(o, "top_k"); rj::isNumber(v))
-        opt.topK = rj::toInt(v);
     for (const Value &s : rj::elements(rj::member(o, "stop_sequences")))
         opt.stop << rj::toString(&s);
     const Value *thinking = rj::asObject(rj::member(o, "thinking"));
     const Value *thinkingType = rj::member(thinking, "type");
-    if (rj::equals(thinkingType, "enabled") && rj::isNumber(rj::member(thinking, "budget_tokens")))
-        opt.thinkingBudget = rj::toInt(rj::member(thinking, "budget_tokens"));
+    if (rj::equals(thinkingType, "enabled") && rj::isNumber(rj::member(thinking, "budget_tokens"))) {
+        opt.thinkingBudget = wholeCount(rj::member(thinking, "budget_tokens"), 0);
+        if (!opt.thinkingBudget)
+            return rejected(error, QStringLiteral("thinking.budget_tokens: must be an integer from 0 to %1")
+                                       .arg(std::numeric_limits<int>::max()));
+    }
     // output_config.effort says how hard to think only while thinking is on. With thinking off
     // (disabled, or no `thinking`) it governs only how many tokens Claude spends on text and tool
     // calls; the other APIs have no such control for a model that is not thinking, so it turns no

@@ -81,6 +81,18 @@ ContentBlock toolCall(const Value *fn) {
     return b;
 }
 
+// One call of a free-form (custom) tool, from its `custom: {name, input}`: the text is the whole input,
+// carried as the one-string {input} argument every other API's function call can hold.
+ContentBlock customToolCall(const Value *custom) {
+    ContentBlock b;
+    b.type = BlockType::ToolCall;
+    b.custom = true;
+    b.toolName = rj::toString(rj::member(custom, "name"));
+    b.arguments = QJsonObject{{QStringLiteral("input"), rj::toString(rj::member(custom, "input"))}};
+    b.argumentsJson = QString::fromUtf8(wire::compactJson(b.arguments));
+    return b;
+}
+
 // A participant's `name` (several users or assistants in one conversation) has no field in the other
 // APIs: it goes in front of what that participant said, so "who proposed Monday?" can still be
 // answered after a conversion (a same-API request keeps the client's own body).
@@ -149,7 +161,19 @@ bool decodeMessage(const Value *m, qsizetype index, const BodyPath &where, Unnam
             unnamed->beginTurn();
         qsizetype callIndex = 0;
         for (const Value &c : rj::elements(calls)) {
-            ContentBlock call = toolCall(rj::member(&c, "function"));
+            ContentBlock call;
+            if (rj::equals(rj::member(&c, "type"), "custom")) {
+                // A free-form tool's call (openai-node ChatCompletionMessageCustomToolCall, and what this
+                // gateway writes back for a custom tool): {custom: {name, input}}, no `function`. Read as
+                // the Responses codec reads custom_tool_call, so its name and text reach any API.
+                call = customToolCall(rj::member(&c, "custom"));
+                if (call.toolName.isEmpty()) {
+                    const BodyPath callsPath(where, "tool_calls");
+                    return rejectRequest(error, BodyPath(callsPath, callIndex) + L(".custom.name: required string"));
+                }
+            } else {
+                call = toolCall(rj::member(&c, "function"));
+            }
             call.toolCallId = unnamed->callId(rj::toString(rj::member(&c, "id")), index, callIndex++, call.toolName);
             // Google's function-call signature, where Google's own Chat endpoint puts it (and the
             // answer's encoder too): it goes back to Gemini with its call, to no other API.

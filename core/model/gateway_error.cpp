@@ -39,8 +39,22 @@ GatewayError::Portable GatewayError::portable() const {
                 return true;
         return false;
     };
+    // OpenAI's code for any string over its field's limit: a context overflow only when the field is
+    // the conversation's (`messages[3].content`, Responses' `input`). Over a tool's description,
+    // a call id or a name, compacting the conversation (what Claude Code does on "prompt is too
+    // long") shortens nothing.
+    const auto namesConversation = [this] {
+        for (const char *field : {"messages", "input", "prompt"}) {
+            const QLatin1String f(field);
+            if (param == f || ((param.startsWith(f) && param.size() > f.size()) &&
+                               (param.at(f.size()) == QLatin1Char('[') || param.at(f.size()) == QLatin1Char('.'))))
+                return true;
+        }
+        return false;
+    };
     // Context overflow: OpenAI's code, Anthropic's documented message, Gemini's wording.
-    if (is({"context_length_exceeded", "model_context_window_exceeded", "string_above_max_length"}) ||
+    if (is({"context_length_exceeded", "model_context_window_exceeded"}) ||
+        (is({"string_above_max_length"}) && namesConversation()) ||
         message.contains(QLatin1String("prompt is too long"), Qt::CaseInsensitive) ||
         message.contains(QLatin1String("exceeds the maximum number of tokens"), Qt::CaseInsensitive) ||
         message.contains(QLatin1String("maximum context length"), Qt::CaseInsensitive))

@@ -291,7 +291,114 @@ QStringView hostOf(QStringView baseUrl) {
 bool hostIs(QStringView baseUrl, QLatin1String host) {
     return hostOf(baseUrl).compare(host, Qt::CaseInsensitive) == 0;
 }
+
+// Azure OpenAI's resource hosts (its own, the Cognitive Services and the AI Foundry ones).
+bool isAzureOpenAI(QStringView baseUrl) {
+    const QStringView host = hostOf(baseUrl);
+    return host.endsWith(QLatin1String(".openai.azure.com"), Qt::CaseInsensitive) ||
+           host.endsWith(QLatin1String(".cognitiveservices.azure.com"), Qt::CaseInsensitive) ||
+           host.endsWith(QLatin1String(".services.ai.azure.com"), Qt::CaseInsensitive);
+}
+
+// An OpenAI model told by its id (a provider's prefix such as "openai/" or "azure/" allowed).
+bool isOpenAIModel(const QString &modelId) {
+    const QString id = modelId.mid(modelId.lastIndexOf(QLatin1Char('/')) + 1).toLower();
+    if (id.startsWith(QLatin1String("gpt-oss")))
+        return false; // open weights, served by vLLM, Groq, Ollama, …
+    if (id.startsWith(QLatin1String("gpt-")) || id.startsWith(QLatin1String("chatgpt-")))
+        return true;
+    return id.size() >= 2 && id.at(0) == QLatin1Char('o') && id.at(1).isDigit() &&
+           (id.size() == 2 || id.at(2) == QLatin1Char('-'));
+}
+
+// Each function description of a Chat body (tools[].function, the legacy functions[]) within
+// kMaxToolDescription. True when one was cut.
+bool boundToolDescriptions(QJsonObject &body) {
+    bool cut = false;
+    const auto bound = [&cut](QJsonObject &fn) {
+        const QString description = fn.value(QLatin1String("description")).toString();
+        if (description.size() <= OpenAICompletionsAdapter::kMaxToolDescription)
+            return false;
+        fn.insert(QLatin1String("description"), OpenAICompletionsAdapter::boundedToolDescription(description));
+        cut = true;
+        return true;
+    };
+    if (QJsonArray tools = body.value(QLatin1String("tools")).toArray(); !tools.isEmpty()) {
+        bool changed = false;
+        for (qsizetype i = 0; i < tools.size(); ++i) {
+            QJsonObject tool = tools.at(i).toObject();
+            QJsonObject fn = tool.value(QLatin1String("function")).toObject();
+            if (bound(fn)) {
+                tool.insert(QLatin1String("function"), fn);
+                tools.replace(i, tool);
+                changed = true;
+            }
+        }
+        if (changed)
+            body.insert(QLatin1String("tools"), tools);
+    }
+    if (QJsonArray functions = body.value(QLatin1String("functions")).toArray(); !functions.isEmpty()) {
+        bool changed = false;
+        for (qsizetype i = 0; i < functions.size(); ++i) {
+            QJsonObject fn = functions.at(i).toObject();
+            if (bound(fn)) {
+                functions.replace(i, fn);
+                changed = true;
+            }
+        }
+        if (changed)
+            body.insert(QLatin1String("functions"), functions);
+    }
+    return cut;
+}
+
+// Whether a Chat client's own body holds a function description over the bound (its length in
+// UTF-8 bytes first: a description of no more bytes has no more characters).
+bool holdsLongToolDescription(const rj::Value *body) {
+    const auto tooLong = [](const rj::Value *description) {
+        const std::string_view bytes = rj::bytes(description);
+        return qsizetype(bytes.size()) > OpenAICompletionsAdapter::kMaxToolDescription &&
+               QString::fromUtf8(bytes.data(), qsizetype(bytes.size())).size() >
+                   OpenAICompletionsAdapter::kMaxToolDescription;
+    };
+    for (const rj::Value &tool : rj::elements(rj::member(body, "tools")))
+        if (tooLong(rj::member(rj::member(&tool, "function"), "description")))
+            return true;
+    for (const rj::Value &fn : rj::elements(rj::member(body, "functions")))
+        if (tooLong(rj::member(&fn, "description")))
+            return true;
+    return false;
+}
 } // namespace
+
+bool OpenAICompletionsAdapter::boundsToolDescriptions(const Target &target) {
+    return isOpenAI(target.baseUrl) || isAzureOpenAI(target.baseUrl) || isOpenAIModel(target.modelId);
+}
+
+QString OpenAICompletionsAdapter::boundedToolDescription(const QString &description) {
+    if (description.size() <= kMaxToolDescription)
+        return description;
+    qsizetype bound = kMaxToolDescription;
+    if (description.at(bound).isLowSurrogate()) // the pair would be split: it goes whole
+        --bound;
+    // The last sentence's or line's end in the bound's last half, else the last space there.
+    qsizetype sentence = -1, space = -1;
+    for (qsizetype i = bound - 1; i >= bound / 2 && sentence < 0; --i) {
+        const QChar c = description.at(i);
+        if (c == QLatin1Char('\n'))
+            sentence = i;
+        else if ((c == QLatin1Char('.') || c == QLatin1Char('!') || c == QLatin1Char('?')) &&
+                 description.at(i + 1).isSpace())
+            sentence = i + 1;
+        else if (space < 0 && c.isSpace())
+            space = i;
+    }
+    const qsizetype end = sentence >= 0 ? sentence : space >= 0 ? space : bound;
+    QString out = description.left(end);
+    while (!out.isEmpty() && out.back().isSpace())
+        out.chop(1);
+    return out;
+}
 
 bool OpenAICompletionsAdapter::isOpenAI(const QString &baseUrl) {
     return hostIs(baseUrl, L("api.openai.com"));
@@ -340,16 +447,27 @@ QStringList OpenAICompletionsAdapter::droppedFor(const model::ChatRequest &reque
     // gateway itself (stopSequencesSent), which loses nothing. Sampling goes as buildBody leaves it out
     // (defaultSamplingOnly; a model configured not to reason is asked no reasoning).
     if (request.sourceApi != kApi) {
-        if (!alwaysReasons(target) &&
-            !(target.modelReasons && asksToReason(request.options) && isOpenAI(target.baseUrl)))
-            return {};
-        QStringList out = samplingMembers(request);
-        if (request.options.presencePenalty.value_or(0.0) != 0.0) // pi's; a Chat client's is its own body
-            out << QStringLiteral("options.presencePenalty");
+        QStringList out;
+        if (alwaysReasons(target) ||
+            (target.modelReasons && asksToReason(request.options) && isOpenAI(target.baseUrl))) {
+            out = samplingMembers(request);
+            if (request.options.presencePenalty.value_or(0.0) != 0.0) // pi's; a Chat client's is its own body
+                out << QStringLiteral("options.presencePenalty");
+        }
+        // What of a long description a candidate that takes 1024 characters goes without (the rest of it).
+        const auto longDescription = [](const Tool &t) {
+            return (t.custom ? customToolDescription(t) : t.description).size() > kMaxToolDescription;
+        };
+        if (boundsToolDescriptions(target) &&
+            std::any_of(request.context.tools.begin(), request.context.tools.end(), longDescription))
+            out << (request.sourceApi == wire::Api::Pi ? QStringLiteral("context.tools[].description")
+                                                       : QStringLiteral("tools[].description"));
         return out;
     }
     const rj::Value *body = wire::clientBody(request);
     QStringList out;
+    if (boundsToolDescriptions(target) && holdsLongToolDescription(body))
+        out << QStringLiteral("tools[].function.description");
     for (const char *key : refusedTopLevel(body, target)) {
         if (std::string_view(key) == "stop")
             continue; // cut at by the gateway itself: kept, not dropped
@@ -657,8 +775,12 @@ HttpRequest OpenAICompletionsAdapter::buildRequest(const model::ChatRequest &req
             const rj::Value *v = rj::member(wire::clientBody(request), key);
             return cap && rj::isNumber(v) && rj::toDouble(v) > *cap;
         };
+        // A function description over what OpenAI takes (a client that talked to another server
+        // before): cut for a candidate that has the limit, as on a conversion (boundsToolDescriptions).
+        const bool boundsDescriptions =
+            boundsToolDescriptions(target) && holdsLongToolDescription(wire::clientBody(request));
         std::optional<QByteArray> spliced;
-        if (!reworksTurns && !repeatsIds && refused.isEmpty() && !renamesMaxTokens) {
+        if (!reworksTurns && !repeatsIds && refused.isEmpty() && !renamesMaxTokens && !boundsDescriptions) {
             QVarLengthArray<wire::JsonMemberEdit, 5> edits{
                 {"model", model},
                 {"stream", "true"},
@@ -724,6 +846,8 @@ HttpRequest OpenAICompletionsAdapter::buildRequest(const model::ChatRequest &req
                 uniqueToolCallIds(turns);
                 body.insert(L("messages"), turns);
             }
+            if (boundsDescriptions)
+                boundToolDescriptions(body);
             http.body = wire::compactJson(body);
         }
     } else {
@@ -739,6 +863,9 @@ HttpRequest OpenAICompletionsAdapter::buildRequest(const model::ChatRequest &req
         QJsonObject body =
             buildBody(requestForTarget(converted, target, scratch), target.modelId, isOpenAI(target.baseUrl),
                       takesReasoningBack(target), alwaysReasons(target), toGoogle);
+        // Claude Code's tool descriptions run to thousands of characters; OpenAI refuses more than 1024.
+        if (boundsToolDescriptions(target))
+            boundToolDescriptions(body);
         if (toGoogle && !target.replayReasoning) {
             // Google's Chat endpoint refused a signature: the history once more with none (signCalls).
             QJsonArray turns = body.value(L("messages")).toArray();

@@ -61,6 +61,19 @@ public:
     static QStringList samplingMembers(const model::ChatRequest &request);
     // Chat takes at most 128 function tools ("A max of 128 functions are supported").
     static constexpr qsizetype kMaxTools = 128;
+    // OpenAI's Chat API refuses a function's description over 1024 characters with a 400
+    // (`string_above_max_length`, param `tools[0].function.description`) that no failover gets past;
+    // Claude Code's Bash and Task tools, and many MCP servers', describe themselves in thousands.
+    static constexpr qsizetype kMaxToolDescription = 1024;
+    // Whether this candidate has that limit: api.openai.com, Azure OpenAI's hosts, and an OpenAI model
+    // (gpt-…, o1, o3, …; not the open-weights gpt-oss) behind any other server, as proxies in front of
+    // OpenAI or Azure (LiteLLM, SAP AI Core, …) answer with their 400. Other Chat servers (vLLM,
+    // DeepSeek, Groq, …) take a long description and get the client's whole.
+    static bool boundsToolDescriptions(const Target &target);
+    // A description within kMaxToolDescription UTF-16 units (so within as many characters), never
+    // splitting a surrogate pair: cut at the last sentence's or line's end in the bound's last half,
+    // else at the last space there, else at the bound.
+    static QString boundedToolDescription(const QString &description);
     // Whether this Chat server gets the reasoning of earlier turns back, as reasoning_content on each
     // assistant turn with tool calls (that turn's own reasoning when this API made it, else empty):
     // DeepSeek's API, whose thinking mode refuses a tool-call turn without it, and a server that

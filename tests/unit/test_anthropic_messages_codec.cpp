@@ -33,6 +33,9 @@ private slots:
     void decodesStringContentAndToolChoice();
     void decodeRejectsBadBodies_data();
     void decodeRejectsBadBodies();
+    void aWholeNumberedCountIsTaken();
+    void anOverlongToolDescriptionIsNoContextOverflow_data();
+    void anOverlongToolDescriptionIsNoContextOverflow();
     void encodesFullStreamLikeGolden();
     void redactedThinkingAndLateStart();
     void inBandErrorHasNoMessageStop();
@@ -141,6 +144,23 @@ void TestAnthropicMessagesCodec::decodeRejectsBadBodies_data() {
         << QStringLiteral("tool_use_id");
     QTest::newRow("max_tokens string") << QByteArray(R"({"model":"m","messages":[],"max_tokens":"many"})")
                                        << QStringLiteral("max_tokens");
+    // Counts that are no int: read as one they became 0, and a converted request asked for no tokens.
+    QTest::newRow("max_tokens fraction") << QByteArray(R"({"model":"m","messages":[],"max_tokens":64.7})")
+                                         << QStringLiteral("max_tokens: must be an integer");
+    QTest::newRow("max_tokens past int") << QByteArray(R"({"model":"m","messages":[],"max_tokens":3000000000})")
+                                         << QStringLiteral("max_tokens: must be an integer");
+    QTest::newRow("max_tokens 1e30") << QByteArray(R"({"model":"m","messages":[],"max_tokens":1e30})")
+                                     << QStringLiteral("max_tokens: must be an integer");
+    QTest::newRow("max_tokens 0") << QByteArray(R"({"model":"m","messages":[],"max_tokens":0})")
+                                  << QStringLiteral("max_tokens: must be an integer from 1");
+    QTest::newRow("max_tokens negative") << QByteArray(R"({"model":"m","messages":[],"max_tokens":-5})")
+                                         << QStringLiteral("max_tokens: must be an integer from 1");
+    QTest::newRow("top_k fraction") << QByteArray(R"({"model":"m","messages":[],"max_tokens":8,"top_k":2.5})")
+                                    << QStringLiteral("top_k: must be an integer");
+    QTest::newRow("budget_tokens 1e30")
+        << QByteArray(
+               R"({"model":"m","messages":[],"max_tokens":8,"thinking":{"type":"enabled","budget_tokens":1e30}})")
+        << QStringLiteral("thinking.budget_tokens: must be an integer");
 }
 
 void TestAnthropicMessagesCodec::decodeRejectsBadBodies() {
@@ -158,6 +178,53 @@ void TestAnthropicMessagesCodec::decodeRejectsBadBodies() {
                  .value(QStringLiteral("type"))
                  .toString(),
              QStringLiteral("invalid_request_error"));
+}
+
+void TestAnthropicMessagesCodec::aWholeNumberedCountIsTaken() {
+    // 64.0 is a whole number (Anthropic's own API takes it); the largest int is kept as it is.
+    const auto req = AnthropicMessagesCodec().decode(
+        R"({"model":"m","messages":[],"max_tokens":64.0,"top_k":0,"thinking":{"type":"enabled","budget_tokens":2e3}})",
+        nullptr);
+    QVERIFY(req);
+    QCOMPARE(req->options.maxTokens, std::optional<int>(64));
+    QCOMPARE(req->options.topK, std::optional<int>(0));
+    QCOMPARE(req->options.thinkingBudget, std::optional<int>(2000));
+    const auto most =
+        AnthropicMessagesCodec().decode(R"({"model":"m","messages":[],"max_tokens":2147483647})", nullptr);
+    QVERIFY(most);
+    QCOMPARE(most->options.maxTokens, std::optional<int>(2147483647));
+}
+
+void TestAnthropicMessagesCodec::anOverlongToolDescriptionIsNoContextOverflow_data() {
+    QTest::addColumn<QString>("param");
+    QTest::addColumn<bool>("contextLength");
+    QTest::newRow("a tool's description") << QStringLiteral("tools[0].function.description") << false;
+    QTest::newRow("a call id in the history") << QStringLiteral("messages[2].tool_calls[0].id") << true;
+    QTest::newRow("no param") << QString() << false;
+    QTest::newRow("a turn's text") << QStringLiteral("messages[3].content") << true;
+    QTest::newRow("Responses input") << QStringLiteral("input[5].content[0].text") << true;
+    QTest::newRow("messages") << QStringLiteral("messages") << true;
+    QTest::newRow("instructions") << QStringLiteral("instructions") << false;
+}
+
+void TestAnthropicMessagesCodec::anOverlongToolDescriptionIsNoContextOverflow() {
+    // OpenAI's string_above_max_length names any string over its field's limit. Claude Code
+    // compacts its conversation when it reads "prompt is too long": that helps only when the
+    // field is the conversation, never for a tool's description.
+    QFETCH(QString, param);
+    QFETCH(bool, contextLength);
+    GatewayError e = GatewayError::make(400, ErrorCategory::InvalidRequest,
+                                        QStringLiteral("Invalid 'x': string too long. Expected a string with maximum "
+                                                       "length 1024, but got a string with length 2256 instead."));
+    e.upstreamApi = QStringLiteral("openai-completions");
+    e.code = QStringLiteral("string_above_max_length");
+    e.providerType = QStringLiteral("invalid_request_error");
+    e.param = param;
+    QCOMPARE(e.portable() == GatewayError::Portable::ContextLength, contextLength);
+    const QJsonObject error = json(AnthropicMessagesCodec().encodeError(e)).value(QStringLiteral("error")).toObject();
+    QCOMPARE(error.value(QStringLiteral("type")).toString(), QStringLiteral("invalid_request_error"));
+    QCOMPARE(error.value(QStringLiteral("message")).toString().startsWith(QLatin1String("prompt is too long")),
+             contextLength);
 }
 
 void TestAnthropicMessagesCodec::encodesFullStreamLikeGolden() {

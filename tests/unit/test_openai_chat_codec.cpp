@@ -1,4 +1,5 @@
 #include "core/formats/openai_chat_codec.h"
+#include "core/upstream/anthropic_adapter.h"
 #include "core/wire/client_body.h"
 #include "wire_fixtures.h"
 
@@ -42,6 +43,7 @@ private slots:
     void errorBodyPerCategory();
     void encodesNonStreamingResponse();
     void customToolsDecodeAndTheirCallsEncodeAsCustom();
+    void aCustomCallInTheHistoryKeepsItsNameAndInput();
     void anAssistantRefusalInTheHistoryIsKept();
     void aSpeakersNameGoesInFrontOfWhatTheySaid();
     void anImagesTypeIsWhatItsBytesSay();
@@ -425,6 +427,47 @@ void TestOpenAIChatCodec::customToolsDecodeAndTheirCallsEncodeAsCustom() {
                                   .toObject();
     QCOMPARE(whole.value("custom").toObject().value("name").toString(), QStringLiteral("apply_patch"));
     QCOMPARE(whole.value("custom").toObject().value("input").toString(), QStringLiteral("*** Begin Patch\n"));
+}
+
+void TestOpenAIChatCodec::aCustomCallInTheHistoryKeepsItsNameAndInput() {
+    // The next turn of a Chat client whose custom tool was called (openai-node
+    // ChatCompletionMessageCustomToolCall, the shape this gateway writes back): the call has
+    // `custom: {name, input}` and no `function`. It was read through `function`, so another API got a
+    // call with no name and no input, and refused the turn.
+    const QByteArray body = R"({"model":"m","messages":[{"role":"user","content":"edit"},
+      {"role":"assistant","content":null,"tool_calls":[{"id":"toolu_01P","type":"custom",
+        "custom":{"name":"apply_patch","input":"*** Begin Patch\n*** End Patch\n"}}]},
+      {"role":"tool","tool_call_id":"toolu_01P","content":"Done!"}],
+      "tools":[{"type":"custom","custom":{"name":"apply_patch","description":"Edit files."}}]})";
+    GatewayError error;
+    const auto req = OpenAIChatCodec().decode(body, &error);
+    QVERIFY2(req, qPrintable(error.message));
+    const ContentBlock call = req->context.messages[1].content[0];
+    QCOMPARE(call.type, BlockType::ToolCall);
+    QVERIFY(call.custom);
+    QCOMPARE(call.toolName, QStringLiteral("apply_patch"));
+    QCOMPARE(call.toolCallId, QStringLiteral("toolu_01P"));
+    QCOMPARE(call.arguments.value("input").toString(), QStringLiteral("*** Begin Patch\n*** End Patch\n"));
+    QCOMPARE(req->context.messages[2].toolName, QStringLiteral("apply_patch"));
+
+    // What Claude is sent: the call by its name, the patch as the {input} the tool was declared with.
+    const QJsonArray messages =
+        sw::upstream::AnthropicAdapter::buildBody(sw::test::spokenIn(*req, sw::wire::Api::OpenAICompletions), "claude")
+            .value("messages")
+            .toArray();
+    const QJsonObject toolUse = messages[1].toObject().value("content").toArray()[0].toObject();
+    QCOMPARE(toolUse.value("type").toString(), QStringLiteral("tool_use"));
+    QCOMPARE(toolUse.value("name").toString(), QStringLiteral("apply_patch"));
+    QCOMPARE(toolUse.value("input").toObject().value("input").toString(),
+             QStringLiteral("*** Begin Patch\n*** End Patch\n"));
+
+    // A custom call without a name is refused where it is, as the Responses codec refuses one.
+    GatewayError nameless;
+    QVERIFY(!OpenAIChatCodec().decode(R"({"model":"m","messages":[{"role":"user","content":"edit"},
+      {"role":"assistant","tool_calls":[{"id":"c1","type":"custom","custom":{"input":"x"}}]}]})",
+                                      &nameless));
+    QVERIFY2(nameless.message.contains(QLatin1String("messages[1].tool_calls[0].custom.name")),
+             qPrintable(nameless.message));
 }
 
 void TestOpenAIChatCodec::anAssistantRefusalInTheHistoryIsKept() {

@@ -78,6 +78,8 @@ class TestOpenAICompletionsAdapter : public QObject {
     Q_OBJECT
 private slots:
     void modelConfiguredNotToReasonGetsNoReasoningEffort();
+    void aLongToolDescriptionIsCutForOpenAI();
+    void aToolDescriptionIsCutAtASentenceNeverInACharacter();
     void reasoningUsesMaxCompletionTokens();
     void aModelThatAlwaysReasonsGetsNoSampling();
     void samplingLeftOutForReasoningIsNamed();
@@ -1681,6 +1683,110 @@ void TestOpenAICompletionsAdapter::anotherApisStrictSchemaIsStrictOnlyWhereStric
         QCOMPARE(format.value("schema").toObject().value("required").toArray().size(), noteRequired ? 2 : 1);
         QCOMPARE(fn.value("parameters"), format.value("schema"));
     }
+}
+
+namespace {
+// A description of the kind Claude Code gives its Bash tool: sentences, thousands of characters.
+QString longDescription() {
+    QString d;
+    for (int i = 0; d.size() < 2256; ++i)
+        d += QStringLiteral("Sentence %1 says how the tool is used, and why. ").arg(i);
+    return d.trimmed();
+}
+} // namespace
+
+void TestOpenAICompletionsAdapter::aLongToolDescriptionIsCutForOpenAI() {
+    // OpenAI's Chat API refuses a function description over 1024 characters with a 400
+    // (string_above_max_length) no failover gets past: Claude Code failing over to gpt-4.1 lost every
+    // request. The candidate gets the description cut at a sentence's end; the rest is named.
+    const QString description = longDescription();
+    QJsonObject claudeCode{{"model", "claude"},
+                           {"max_tokens", 1000},
+                           {"messages", QJsonArray{QJsonObject{{"role", "user"}, {"content", "ls"}}}},
+                           {"tools", QJsonArray{QJsonObject{{"name", "Bash"},
+                                                            {"description", description},
+                                                            {"input_schema", QJsonObject{{"type", "object"}}}}}}};
+    const auto req = AnthropicMessagesCodec().decode(QJsonDocument(claudeCode).toJson(QJsonDocument::Compact), nullptr);
+    QVERIFY(req);
+    const ChatRequest converted = spokenIn(*req, wire::Api::AnthropicMessages);
+    const auto sentDescription = [&](const Target &t) {
+        return json(OpenAICompletionsAdapter().buildRequest(converted, t, {}).body)
+            .value("tools")
+            .toArray()[0]
+            .toObject()
+            .value("function")
+            .toObject()
+            .value("description")
+            .toString();
+    };
+    Target openai = target(QStringLiteral("https://api.openai.com/v1"));
+    openai.modelId = QStringLiteral("gpt-4.1");
+    Target azure = target(QStringLiteral("https://example.openai.azure.com/openai/v1"));
+    azure.modelId = QStringLiteral("my-deployment");
+    Target proxied = target(QStringLiteral("http://litellm.internal:4000/v1"));
+    proxied.modelId = QStringLiteral("openai/gpt-4o");
+    for (const Target &t : {openai, azure, proxied}) {
+        const QString cut = sentDescription(t);
+        QVERIFY2(cut.size() <= OpenAICompletionsAdapter::kMaxToolDescription, qPrintable(t.baseUrl));
+        QVERIFY(cut.size() > OpenAICompletionsAdapter::kMaxToolDescription * 3 / 4);
+        QVERIFY(description.startsWith(cut));
+        QVERIFY2(cut.endsWith(QLatin1String("why.")), qPrintable(cut.right(20))); // a sentence's end
+        QCOMPARE(OpenAICompletionsAdapter().droppedFor(converted, t), QStringList{"tools[].description"});
+    }
+    // A server without the limit (vLLM, DeepSeek, gpt-oss anywhere) gets the whole description.
+    Target vllm = target(QStringLiteral("http://localhost:8000/v1"));
+    vllm.modelId = QStringLiteral("Qwen/Qwen3-Coder-30B");
+    Target oss = target(QStringLiteral("https://api.groq.com/openai/v1"));
+    oss.modelId = QStringLiteral("openai/gpt-oss-120b");
+    for (const Target &t : {vllm, oss, target()}) {
+        QCOMPARE(sentDescription(t), description);
+        QVERIFY(OpenAICompletionsAdapter().droppedFor(converted, t).isEmpty());
+    }
+
+    // A Chat client's own body (it talked to another server before) to OpenAI: cut alike, the rest of
+    // its body as it was; to the other server, its bytes as they came.
+    QJsonObject own{
+        {"model", "m"},
+        {"seed", 7},
+        {"messages", QJsonArray{QJsonObject{{"role", "user"}, {"content", "ls"}}}},
+        {"tools", QJsonArray{QJsonObject{{"type", "function"},
+                                         {"function", QJsonObject{{"name", "Bash"}, {"description", description}}}}}}};
+    const QByteArray ownBytes = QJsonDocument(own).toJson(QJsonDocument::Compact);
+    const auto chat = OpenAIChatCodec().decode(ownBytes, nullptr);
+    QVERIFY(chat);
+    const ChatRequest spoken = spokenIn(*chat, wire::Api::OpenAICompletions);
+    const QJsonObject passed = json(OpenAICompletionsAdapter().buildRequest(spoken, openai, {}).body);
+    const QString cut =
+        passed.value("tools").toArray()[0].toObject().value("function").toObject().value("description").toString();
+    QVERIFY(cut.size() <= OpenAICompletionsAdapter::kMaxToolDescription);
+    QVERIFY(description.startsWith(cut));
+    QCOMPARE(passed.value("seed").toInt(), 7);
+    QCOMPARE(OpenAICompletionsAdapter().droppedFor(spoken, openai), QStringList{"tools[].function.description"});
+    const QJsonObject whole = json(OpenAICompletionsAdapter().buildRequest(spoken, vllm, {}).body);
+    QCOMPARE(whole.value("tools").toArray()[0].toObject().value("function").toObject().value("description").toString(),
+             description);
+    QVERIFY(OpenAICompletionsAdapter().droppedFor(spoken, vllm).isEmpty());
+}
+
+void TestOpenAICompletionsAdapter::aToolDescriptionIsCutAtASentenceNeverInACharacter() {
+    const qsizetype max = OpenAICompletionsAdapter::kMaxToolDescription;
+    const QString fits(max, QLatin1Char('a'));
+    QCOMPARE(OpenAICompletionsAdapter::boundedToolDescription(fits), fits);
+    // No space to cut at, and an emoji (a surrogate pair) across the bound: it goes whole.
+    const QString emoji =
+        QString(max - 1, QLatin1Char('a')) + QString::fromUtf8("\xF0\x9F\x98\x80") + QStringLiteral("bbb");
+    const QString cut = OpenAICompletionsAdapter::boundedToolDescription(emoji);
+    QCOMPARE(cut, QString(max - 1, QLatin1Char('a')));
+    // Words with no sentence end: at the last space, never inside a word.
+    QString words;
+    while (words.size() < 2000)
+        words += QStringLiteral("word ");
+    const QString atWord = OpenAICompletionsAdapter::boundedToolDescription(words);
+    QVERIFY(atWord.size() <= max);
+    QVERIFY(atWord.endsWith(QLatin1String("word")));
+    // A line's end counts as a sentence's.
+    const QString lines = QString(600, QLatin1Char('x')) + QStringLiteral("\n") + QString(600, QLatin1Char('y'));
+    QCOMPARE(OpenAICompletionsAdapter::boundedToolDescription(lines), QString(600, QLatin1Char('x')));
 }
 
 QTEST_GUILESS_MAIN(TestOpenAICompletionsAdapter)
