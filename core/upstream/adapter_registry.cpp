@@ -524,6 +524,17 @@ std::optional<QString> UpstreamAdapter::incompatibility(const model::ChatRequest
             .arg(request.context.tools.size())
             .arg(most)
             .arg(target);
+    // Messages refuses a tool whose input schema names a top-level property outside
+    // ^[a-zA-Z0-9_.-]{1,64}$ ("filter[id]", "Account Number": OpenAPI-made MCP tools), a 400 no
+    // failover gets past. An alias would have to be mapped back in every call's arguments, streamed
+    // as partial JSON a key may be cut across; the candidate is incompatible instead.
+    if (toAnthropic)
+        for (const model::Tool &t : request.context.tools)
+            if (const auto name = anthropic_schema::refusedPropertyName(anthropic_schema::toolInput(t.parameters));
+                name)
+                return QStringLiteral("tools: \"%1\" has a parameter named \"%2\", and %3 takes parameter names "
+                                      "of letters, digits, '_', '.' and '-' alone, up to 64")
+                    .arg(t.name.left(64), name->left(64), target);
     // At most one tool call per turn: Gemini has no such switch.
     if (toGoogle && request.options.parallelToolCalls == false && !request.context.tools.isEmpty())
         return QStringLiteral("parallel_tool_calls: false has no equivalent on %1").arg(target);

@@ -66,6 +66,12 @@ QJsonObject resolved(const QJsonObject &node, const QJsonObject &root) {
     return node;
 }
 
+bool propertyNameChar(QChar c) {
+    return (c >= QLatin1Char('a') && c <= QLatin1Char('z')) || (c >= QLatin1Char('A') && c <= QLatin1Char('Z')) ||
+           (c >= QLatin1Char('0') && c <= QLatin1Char('9')) || c == QLatin1Char('_') || c == QLatin1Char('.') ||
+           c == QLatin1Char('-');
+}
+
 } // namespace
 
 QJsonObject toolInput(const QJsonObject &schema, bool *widened) {
@@ -128,6 +134,15 @@ QJsonObject toolInput(const QJsonObject &schema, bool *widened) {
     out.insert(L("description"),
                (description.isEmpty() ? QString() : description + L("\n\n")) + L("{") + words.join(L(", ")) + L("}"));
     return out;
+}
+
+std::optional<QString> refusedPropertyName(const QJsonObject &schema) {
+    const QJsonObject properties = schema.value(L("properties")).toObject();
+    for (auto it = properties.begin(); it != properties.end(); ++it)
+        if (const QString &name = it.key();
+            name.isEmpty() || name.size() > 64 || !std::all_of(name.begin(), name.end(), propertyNameChar))
+            return name;
+    return std::nullopt;
 }
 
 std::optional<QString> unsupported(const QJsonObject &schema) {

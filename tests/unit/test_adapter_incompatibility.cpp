@@ -372,6 +372,33 @@ void TestAdapterIncompatibility::reasons_data() {
                                               << "over the 5242880 bytes";
     QTest::addRow("a 6 MB image to Gemini") << chat << bigImage << "google-generative-ai"
                                             << "";
+    // Messages refuses a tool's top-level property name outside ^[a-zA-Z0-9_.-]{1,64}$, which Gemini
+    // and OpenAI take (OpenAPI-made MCP tools: "filter[id]", "Account Number"; probe R2-4). Nested
+    // names are not checked there; a top-level combinator's branches become top-level properties.
+    const auto tool = [&](const char *parameters) {
+        return chatBody((R"("tools":[{"type":"function","function":{"name":"list_apps","parameters":)" +
+                         QByteArray(parameters) + "}}]")
+                            .constData());
+    };
+    const char *bracketKey = R"({"type":"object","properties":{"filter[id]":{"type":"string"}}})";
+    QTest::addRow("a bracketed property name to Messages") << chat << tool(bracketKey) << "anthropic-messages"
+                                                           << "\"list_apps\" has a parameter named \"filter[id]\"";
+    QTest::addRow("a bracketed property name to Gemini") << chat << tool(bracketKey) << "google-generative-ai"
+                                                         << "";
+    QTest::addRow("a spaced property name in a branch to Messages")
+        << chat << tool(R"({"anyOf":[{"type":"object","properties":{"Account Number":{"type":"string"}}}]})")
+        << "anthropic-messages"
+        << "\"Account Number\"";
+    QTest::addRow("a 65-character property name to Messages")
+        << chat << tool(("{\"type\":\"object\",\"properties\":{\"" + QByteArray(65, 'k') + "\":{}}}").constData())
+        << "anthropic-messages"
+        << "up to 64";
+    QTest::addRow("a nested bracketed property name to Messages")
+        << chat
+        << tool(
+               R"({"type":"object","properties":{"filter.id":{"type":"object","properties":{"a[b]":{"type":"string"}}}}})")
+        << "anthropic-messages"
+        << "";
     // A trailing assistant turn: Messages and Gemini continue it, Chat and Responses answer anew.
     const QByteArray claudePrefill("{\"model\":\"m\",\"max_tokens\":100,\"messages\":[{\"role\":\"user\","
                                    "\"content\":\"Is 7 prime?\"},{\"role\":\"assistant\",\"content\":\"The answer "
