@@ -345,6 +345,7 @@ std::optional<QString> documentIncompatibility(const model::ContentBlock &doc, c
 
 // Present and saying something: not missing, null or an empty string.
 constexpr qsizetype kAnthropicImageBytes = 5 * 1024 * 1024;
+constexpr qsizetype kAnthropicMaxMedia = 100;
 
 bool present(const rj::Value *v) {
     return v && !v->IsNull() && !(v->IsString() && v->GetStringLength() == 0);
@@ -583,8 +584,11 @@ std::optional<QString> UpstreamAdapter::incompatibility(const model::ChatRequest
         if (rj::equals(&m, "audio"))
             return QStringLiteral("modalities: audio output has no translation to %1").arg(target);
     // Images and files the target could not read would otherwise be left out of the request.
+    qsizetype media = 0; // images and files (a file is one page at least) that go to Messages as such
     for (const model::Message &m : request.context.messages)
         for (const model::ContentBlock &b : m.content) {
+            if (b.type == model::BlockType::Image || (b.type == model::BlockType::Document && !b.isTextDocument()))
+                ++media;
             if (b.type == model::BlockType::Document) {
                 if (const auto why = documentIncompatibility(b, target); why)
                     return why;
@@ -616,6 +620,14 @@ std::optional<QString> UpstreamAdapter::incompatibility(const model::ChatRequest
             if (!readable)
                 return QStringLiteral("image \"%1\": a file id %2 cannot resolve").arg(b.url.left(64), target);
         }
+    // Messages takes at most 100 images and document pages in one request (400 "Too much media: 0
+    // document pages + 102 images > 100"); a screenshot-taking agent's history passes that, and OpenAI
+    // and Gemini take more.
+    if (toAnthropic && media > kAnthropicMaxMedia)
+        return QStringLiteral("messages: %1 images and files, past the %2 that %3 takes in one request")
+            .arg(media)
+            .arg(kAnthropicMaxMedia)
+            .arg(target);
     // Messages and Gemini refuse a conversation with nothing in it (empty text is left out on the
     // way there), with a 400 that no failover gets past.
     if (toAnthropic || toGoogle) {

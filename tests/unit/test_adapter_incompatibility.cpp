@@ -372,6 +372,28 @@ void TestAdapterIncompatibility::reasons_data() {
                                               << "over the 5242880 bytes";
     QTest::addRow("a 6 MB image to Gemini") << chat << bigImage << "google-generative-ai"
                                             << "";
+    // Messages takes at most 100 images and document pages a request ("Too much media: 0 document
+    // pages + 102 images > 100"), OpenAI and Gemini more (probe R2-6): a screenshot agent's history.
+    const auto images = [](int n) {
+        QByteArray parts;
+        for (int i = 0; i < n; ++i)
+            parts += (i ? "," : "") +
+                     QByteArray(R"({"type":"image_url","image_url":{"url":"data:image/png;base64,iVBORw0KGgo="}})");
+        return R"({"model":"m","messages":[{"role":"user","content":[)" + parts + "]}]}";
+    };
+    QTest::addRow("100 images to Messages") << chat << images(100) << "anthropic-messages"
+                                            << "";
+    QTest::addRow("101 images to Messages") << chat << images(101) << "anthropic-messages"
+                                            << "101 images and files, past the 100";
+    QTest::addRow("101 images to Gemini") << chat << images(101) << "google-generative-ai"
+                                          << "";
+    QTest::addRow("100 images and a PDF to Messages")
+        << chat
+        << images(100).replace(
+               "]}]}",
+               R"(,{"type":"file","file":{"filename":"a.pdf","file_data":"data:application/pdf;base64,JVBERi0="}}]}]})")
+        << "anthropic-messages"
+        << "101 images and files";
     // Messages refuses a tool's top-level property name outside ^[a-zA-Z0-9_.-]{1,64}$, which Gemini
     // and OpenAI take (OpenAPI-made MCP tools: "filter[id]", "Account Number"; probe R2-4). Nested
     // names are not checked there; a top-level combinator's branches become top-level properties.
