@@ -640,16 +640,30 @@ std::optional<QString> UpstreamAdapter::incompatibility(const model::ChatRequest
         const auto &messages = request.context.messages;
         if (std::none_of(messages.begin(), messages.end(), holdsSomething))
             return QStringLiteral("messages: the conversation holds no content, which %1 refuses").arg(target);
-        // Messages refuses text of whitespace alone, which is left out on the way there; a last user
-        // turn of nothing else would leave the conversation ending with the assistant (a prefill),
-        // unless tool results precede it in the same turn.
-        if (toAnthropic && !messages.isEmpty() && messages.last().role == model::Role::User &&
-            (messages.size() < 2 || messages.at(messages.size() - 2).role != model::Role::ToolResult) &&
-            std::all_of(messages.last().content.begin(), messages.last().content.end(),
-                        [](const model::ContentBlock &b) {
-                            return b.type == model::BlockType::Text && AnthropicAdapter::isBlank(b.text);
-                        }))
-            return QStringLiteral("messages: the last user turn is whitespace alone, which %1 refuses").arg(target);
+        // Messages refuses text of whitespace alone, and Gemini empty text: either is left out on the
+        // way there. A last user turn of nothing else would leave the conversation ending with the
+        // assistant, a prefill the API continues where the client asked for an answer: Messages
+        // refuses that unless tool results precede the turn; Gemini takes it and continues the
+        // model's words, so a turn with nothing after the model's is no answer it can give.
+        // (Gemini takes whitespace, which goes as it is.)
+        const auto leftOut = [toAnthropic](const model::Message &m) {
+            return m.role == model::Role::User &&
+                   std::all_of(m.content.begin(), m.content.end(), [toAnthropic](const model::ContentBlock &b) {
+                       return b.type == model::BlockType::Text &&
+                              (toAnthropic ? AnthropicAdapter::isBlank(b.text) : b.text.isEmpty());
+                   });
+        };
+        if (!messages.isEmpty() && leftOut(messages.last())) {
+            if (toAnthropic &&
+                (messages.size() < 2 || messages.at(messages.size() - 2).role != model::Role::ToolResult))
+                return QStringLiteral("messages: the last user turn is whitespace alone, which %1 refuses").arg(target);
+            const auto kept = std::find_if_not(messages.rbegin(), messages.rend(), leftOut);
+            if (toGoogle && kept != messages.rend() && kept->role == model::Role::Assistant)
+                return QStringLiteral("messages: the last user turn is empty, which %1 goes without: the "
+                                      "conversation would end with the model's turn, which it continues as a "
+                                      "prefill")
+                    .arg(target);
+        }
     }
     return std::nullopt;
 }

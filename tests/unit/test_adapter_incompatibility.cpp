@@ -551,6 +551,25 @@ void TestAdapterIncompatibility::reasons_data() {
     QTest::addRow("a last user turn of whitespace to Gemini")
         << chat << chatBody("").replace(user, blank) << "google-generative-ai"
         << "";
+    // An empty last user turn is left out for Gemini, which would then continue the model's last
+    // words as a prefill instead of answering (probe R2-3); whitespace goes to Gemini as it is, and
+    // an empty turn after the user's own words leaves the user's turn last.
+    const QByteArray empty =
+        R"("messages":[{"role":"user","content":"Write a haiku"},{"role":"assistant","content":"Soft rain"},{"role":"user","content":""}])";
+    QTest::addRow("an empty last user turn to Gemini")
+        << chat << chatBody("").replace(user, empty) << "google-generative-ai"
+        << "the last user turn is empty";
+    QTest::addRow("an empty last user turn to Gemini, from Responses")
+        << responses
+        << QByteArray(
+               R"({"model":"m","input":[{"role":"user","content":"Write a haiku"},{"role":"assistant","content":"Soft rain"},{"role":"user","content":[{"type":"input_text","text":""}]}]})")
+        << "google-generative-ai"
+        << "continues as a prefill";
+    QTest::addRow("an empty user turn after the user's words to Gemini")
+        << chat
+        << chatBody("").replace(user, R"("messages":[{"role":"user","content":"hi"},{"role":"user","content":""}])")
+        << "google-generative-ai"
+        << "";
     const QByteArray blankResult =
         R"("messages":[{"role":"user","content":"run"},{"role":"assistant","content":null,"tool_calls":[{"id":"call_0","type":"function","function":{"name":"sh","arguments":"{}"}}]},{"role":"tool","tool_call_id":"call_0","content":"
 "},{"role":"user","content":" "}])";
