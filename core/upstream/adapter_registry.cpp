@@ -531,8 +531,7 @@ std::optional<QString> UpstreamAdapter::incompatibility(const model::ChatRequest
     // as partial JSON a key may be cut across; the candidate is incompatible instead.
     if (toAnthropic)
         for (const model::Tool &t : request.context.tools)
-            if (const auto name = anthropic_schema::refusedPropertyName(anthropic_schema::toolInput(t.parameters));
-                name)
+            if (const auto name = anthropic_schema::refusedPropertyName(t.parameters); name)
                 return QStringLiteral("tools: \"%1\" has a parameter named \"%2\", and %3 takes parameter names "
                                       "of letters, digits, '_', '.' and '-' alone, up to 64")
                     .arg(t.name.left(64), name->left(64), target);

@@ -137,11 +137,22 @@ QJsonObject toolInput(const QJsonObject &schema, bool *widened) {
 }
 
 std::optional<QString> refusedPropertyName(const QJsonObject &schema) {
-    const QJsonObject properties = schema.value(L("properties")).toObject();
-    for (auto it = properties.begin(); it != properties.end(); ++it)
-        if (const QString &name = it.key();
-            name.isEmpty() || name.size() > 64 || !std::all_of(name.begin(), name.end(), propertyNameChar))
-            return name;
+    // The names toolInput() gives the top level, read where they are rather than merged: this runs
+    // for every tool of every request an Anthropic candidate is weighed for.
+    const auto refused = [](const QJsonObject &node) -> std::optional<QString> {
+        const QJsonObject properties = node.value(L("properties")).toObject();
+        for (auto it = properties.begin(); it != properties.end(); ++it)
+            if (const QString &name = it.key();
+                name.isEmpty() || name.size() > 64 || !std::all_of(name.begin(), name.end(), propertyNameChar))
+                return name;
+        return std::nullopt;
+    };
+    if (const auto name = refused(schema))
+        return name;
+    for (const char *combinator : {"allOf", "anyOf", "oneOf"})
+        for (const QJsonValue &branch : schema.value(L(combinator)).toArray())
+            if (const auto name = refused(resolved(branch.toObject(), schema)))
+                return name;
     return std::nullopt;
 }
 

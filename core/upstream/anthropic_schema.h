@@ -30,9 +30,10 @@ namespace sw::upstream::anthropic_schema {
 // as a strict tool, whose inputs would follow the wider schema.
 QJsonObject toolInput(const QJsonObject &schema, bool *widened = nullptr);
 
-// The first of the top-level property names of a tool input schema (as toolInput() gives it) that
-// Messages refuses (400 "Property keys should match pattern '^[a-zA-Z0-9_.-]{1,64}$'": "filter[id]",
-// "Account Number"), or nothing. Only the top level is checked, as Messages does.
+// The first of the top-level property names of a tool input schema as toolInput() gives it (its
+// own and its top-level combinator's branches') that Messages refuses (400 "Property keys should
+// match pattern '^[a-zA-Z0-9_.-]{1,64}$'": "filter[id]", "Account Number"), or nothing. Only the
+// top level is checked, as Messages does.
 std::optional<QString> refusedPropertyName(const QJsonObject &schema);
 
 // Why Messages cannot take `schema` in any shape, or nothing when shape() gives a form it takes.
