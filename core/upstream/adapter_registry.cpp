@@ -345,6 +345,7 @@ std::optional<QString> documentIncompatibility(const model::ContentBlock &doc, c
 
 // Present and saying something: not missing, null or an empty string.
 constexpr qsizetype kAnthropicImageBytes = 5 * 1024 * 1024;
+constexpr qsizetype kAnthropicMaxMedia = 100;
 
 bool present(const rj::Value *v) {
     return v && !v->IsNull() && !(v->IsString() && v->GetStringLength() == 0);
@@ -524,6 +525,16 @@ std::optional<QString> UpstreamAdapter::incompatibility(const model::ChatRequest
             .arg(request.context.tools.size())
             .arg(most)
             .arg(target);
+    // Messages refuses a tool whose input schema names a top-level property outside
+    // ^[a-zA-Z0-9_.-]{1,64}$ ("filter[id]", "Account Number": OpenAPI-made MCP tools), a 400 no
+    // failover gets past. An alias would have to be mapped back in every call's arguments, streamed
+    // as partial JSON a key may be cut across; the candidate is incompatible instead.
+    if (toAnthropic)
+        for (const model::Tool &t : request.context.tools)
+            if (const auto name = anthropic_schema::refusedPropertyName(t.parameters); name)
+                return QStringLiteral("tools: \"%1\" has a parameter named \"%2\", and %3 takes parameter names "
+                                      "of letters, digits, '_', '.' and '-' alone, up to 64")
+                    .arg(t.name.left(64), name->left(64), target);
     // At most one tool call per turn: Gemini has no such switch.
     if (toGoogle && request.options.parallelToolCalls == false && !request.context.tools.isEmpty())
         return QStringLiteral("parallel_tool_calls: false has no equivalent on %1").arg(target);
@@ -572,8 +583,11 @@ std::optional<QString> UpstreamAdapter::incompatibility(const model::ChatRequest
         if (rj::equals(&m, "audio"))
             return QStringLiteral("modalities: audio output has no translation to %1").arg(target);
     // Images and files the target could not read would otherwise be left out of the request.
+    qsizetype media = 0; // images and files (a file is one page at least) that go to Messages as such
     for (const model::Message &m : request.context.messages)
         for (const model::ContentBlock &b : m.content) {
+            if (b.type == model::BlockType::Image || (b.type == model::BlockType::Document && !b.isTextDocument()))
+                ++media;
             if (b.type == model::BlockType::Document) {
                 if (const auto why = documentIncompatibility(b, target); why)
                     return why;
@@ -605,6 +619,14 @@ std::optional<QString> UpstreamAdapter::incompatibility(const model::ChatRequest
             if (!readable)
                 return QStringLiteral("image \"%1\": a file id %2 cannot resolve").arg(b.url.left(64), target);
         }
+    // Messages takes at most 100 images and document pages in one request (400 "Too much media: 0
+    // document pages + 102 images > 100"); a screenshot-taking agent's history passes that, and OpenAI
+    // and Gemini take more.
+    if (toAnthropic && media > kAnthropicMaxMedia)
+        return QStringLiteral("messages: %1 images and files, past the %2 that %3 takes in one request")
+            .arg(media)
+            .arg(kAnthropicMaxMedia)
+            .arg(target);
     // Messages and Gemini refuse a conversation with nothing in it (empty text is left out on the
     // way there), with a 400 that no failover gets past.
     if (toAnthropic || toGoogle) {
@@ -617,16 +639,30 @@ std::optional<QString> UpstreamAdapter::incompatibility(const model::ChatRequest
         const auto &messages = request.context.messages;
         if (std::none_of(messages.begin(), messages.end(), holdsSomething))
             return QStringLiteral("messages: the conversation holds no content, which %1 refuses").arg(target);
-        // Messages refuses text of whitespace alone, which is left out on the way there; a last user
-        // turn of nothing else would leave the conversation ending with the assistant (a prefill),
-        // unless tool results precede it in the same turn.
-        if (toAnthropic && !messages.isEmpty() && messages.last().role == model::Role::User &&
-            (messages.size() < 2 || messages.at(messages.size() - 2).role != model::Role::ToolResult) &&
-            std::all_of(messages.last().content.begin(), messages.last().content.end(),
-                        [](const model::ContentBlock &b) {
-                            return b.type == model::BlockType::Text && AnthropicAdapter::isBlank(b.text);
-                        }))
-            return QStringLiteral("messages: the last user turn is whitespace alone, which %1 refuses").arg(target);
+        // Messages refuses text of whitespace alone, and Gemini empty text: either is left out on the
+        // way there. A last user turn of nothing else would leave the conversation ending with the
+        // assistant, a prefill the API continues where the client asked for an answer: Messages
+        // refuses that unless tool results precede the turn; Gemini takes it and continues the
+        // model's words, so a turn with nothing after the model's is no answer it can give.
+        // (Gemini takes whitespace, which goes as it is.)
+        const auto leftOut = [toAnthropic](const model::Message &m) {
+            return m.role == model::Role::User &&
+                   std::all_of(m.content.begin(), m.content.end(), [toAnthropic](const model::ContentBlock &b) {
+                       return b.type == model::BlockType::Text &&
+                              (toAnthropic ? AnthropicAdapter::isBlank(b.text) : b.text.isEmpty());
+                   });
+        };
+        if (!messages.isEmpty() && leftOut(messages.last())) {
+            if (toAnthropic &&
+                (messages.size() < 2 || messages.at(messages.size() - 2).role != model::Role::ToolResult))
+                return QStringLiteral("messages: the last user turn is whitespace alone, which %1 refuses").arg(target);
+            const auto kept = std::find_if_not(messages.rbegin(), messages.rend(), leftOut);
+            if (toGoogle && kept != messages.rend() && kept->role == model::Role::Assistant)
+                return QStringLiteral("messages: the last user turn is empty, which %1 goes without: the "
+                                      "conversation would end with the model's turn, which it continues as a "
+                                      "prefill")
+                    .arg(target);
+        }
     }
     return std::nullopt;
 }

@@ -404,13 +404,16 @@ QJsonObject AnthropicAdapter::buildBody(const model::ChatRequest &request, const
     QJsonArray tools;
     for (const Tool &t : ctx.tools) {
         QJsonObject schema = t.parameters;
+        bool widened = false;
         if (schema.isEmpty())
             schema = QJsonObject{{L("type"), L("object")}, {L("properties"), QJsonObject()}};
+        else // an object schema at the top, as Messages takes one (anthropic_schema.h)
+            schema = anthropic_schema::toolInput(schema, &widened);
         // Strict tool use: inputs follow the schema, which Messages compiles as it does structured
         // outputs (anthropic_schema.h). A schema it cannot compile in any shape (arguments of any
-        // kind), or one past the request's limits, goes as a plain tool, whose inputs Claude still
-        // writes from the schema.
-        bool strict = t.strict.value_or(false) && !anthropic_schema::unsupported(schema);
+        // kind), one past the request's limits, or one widened from a top-level combinator, goes as
+        // a plain tool, whose inputs Claude still writes from the schema.
+        bool strict = t.strict.value_or(false) && !widened && !anthropic_schema::unsupported(schema);
         if (strict) {
             const QJsonObject shaped = anthropic_schema::shape(schema);
             anthropic_schema::Complexity after = spent;

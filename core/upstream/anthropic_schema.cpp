@@ -1,9 +1,11 @@
 #include "core/upstream/anthropic_schema.h"
 #include "core/upstream/json_schema.h"
 
+#include <QHash>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QStringList>
+#include <algorithm>
 
 namespace sw::upstream::anthropic_schema {
 
@@ -42,7 +44,117 @@ QJsonValue shapeValue(const QJsonValue &value) {
     return value.isObject() ? QJsonValue(shape(value.toObject())) : value;
 }
 
+// A value as compact JSON, a string with its quotes.
+QString compactJson(const QJsonValue &v) {
+    const QByteArray json = v.isObject() ? QJsonDocument(v.toObject()).toJson(QJsonDocument::Compact)
+                            : v.isArray()
+                                ? QJsonDocument(v.toArray()).toJson(QJsonDocument::Compact)
+                                : QJsonDocument(QJsonArray{v}).toJson(QJsonDocument::Compact).mid(1).chopped(1);
+    return QString::fromUtf8(json);
+}
+
+// The schema a local reference names ("#/$defs/A", "#/definitions/A" of `root`), or `node` itself.
+QJsonObject resolved(const QJsonObject &node, const QJsonObject &root) {
+    const QString ref = node.value(L("$ref")).toString();
+    for (const char *defs : {"$defs", "definitions"}) {
+        const QString prefix = QStringLiteral("#/%1/").arg(QLatin1String(defs));
+        if (ref.startsWith(prefix))
+            if (const QJsonValue v = root.value(QLatin1String(defs)).toObject().value(ref.mid(prefix.size()));
+                v.isObject())
+                return v.toObject();
+    }
+    return node;
+}
+
+bool propertyNameChar(QChar c) {
+    return (c >= QLatin1Char('a') && c <= QLatin1Char('z')) || (c >= QLatin1Char('A') && c <= QLatin1Char('Z')) ||
+           (c >= QLatin1Char('0') && c <= QLatin1Char('9')) || c == QLatin1Char('_') || c == QLatin1Char('.') ||
+           c == QLatin1Char('-');
+}
+
 } // namespace
+
+QJsonObject toolInput(const QJsonObject &schema, bool *widened) {
+    QJsonObject out = schema;
+    out.insert(L("type"), L("object"));
+    QJsonObject properties = out.value(L("properties")).toObject();
+    QStringList required;
+    for (const QJsonValue &name : out.value(L("required")).toArray())
+        if (name.isString() && !required.contains(name.toString()))
+            required << name.toString();
+    // Each property's schemas, in the order the branches give them.
+    QHash<QString, QJsonArray> variants;
+    QStringList words;
+    for (const char *combinator : {"allOf", "anyOf", "oneOf"}) {
+        const QJsonValue branches = out.take(L(combinator));
+        if (branches.isUndefined())
+            continue;
+        words << QLatin1String(combinator) + L(": ") + compactJson(branches);
+        const bool every = qstrcmp(combinator, "allOf") == 0;
+        std::optional<QStringList> common; // what every branch of anyOf / oneOf requires
+        for (const QJsonValue &value : branches.toArray()) {
+            const QJsonObject branch = resolved(value.toObject(), schema);
+            const QJsonObject members = branch.value(L("properties")).toObject();
+            for (auto it = members.begin(); it != members.end(); ++it) {
+                if (properties.contains(it.key()))
+                    continue; // the schema's own word on it holds in every branch
+                QJsonArray &seen = variants[it.key()];
+                if (!seen.contains(it.value()))
+                    seen.append(it.value());
+            }
+            QStringList names;
+            for (const QJsonValue &name : branch.value(L("required")).toArray())
+                if (name.isString())
+                    names << name.toString();
+            if (every) {
+                for (const QString &name : std::as_const(names))
+                    if (!required.contains(name))
+                        required << name;
+            } else if (!common) {
+                common = names;
+            } else {
+                common->removeIf([&names](const QString &name) { return !names.contains(name); });
+            }
+        }
+        for (const QString &name : common.value_or(QStringList()))
+            if (!required.contains(name))
+                required << name;
+    }
+    if (widened)
+        *widened = !words.isEmpty();
+    if (words.isEmpty())
+        return out;
+    for (auto it = variants.begin(); it != variants.end(); ++it)
+        properties.insert(it.key(), it.value().size() == 1 ? it.value().first()
+                                                           : QJsonValue(QJsonObject{{L("anyOf"), it.value()}}));
+    out.insert(L("properties"), properties);
+    if (!required.isEmpty())
+        out.insert(L("required"), QJsonArray::fromStringList(required));
+    const QString description = out.value(L("description")).toString();
+    out.insert(L("description"),
+               (description.isEmpty() ? QString() : description + L("\n\n")) + L("{") + words.join(L(", ")) + L("}"));
+    return out;
+}
+
+std::optional<QString> refusedPropertyName(const QJsonObject &schema) {
+    // The names toolInput() gives the top level, read where they are rather than merged: this runs
+    // for every tool of every request an Anthropic candidate is weighed for.
+    const auto refused = [](const QJsonObject &node) -> std::optional<QString> {
+        const QJsonObject properties = node.value(L("properties")).toObject();
+        for (auto it = properties.begin(); it != properties.end(); ++it)
+            if (const QString &name = it.key();
+                name.isEmpty() || name.size() > 64 || !std::all_of(name.begin(), name.end(), propertyNameChar))
+                return name;
+        return std::nullopt;
+    };
+    if (const auto name = refused(schema))
+        return name;
+    for (const char *combinator : {"allOf", "anyOf", "oneOf"})
+        for (const QJsonValue &branch : schema.value(L(combinator)).toArray())
+            if (const auto name = refused(resolved(branch.toObject(), schema)))
+                return name;
+    return std::nullopt;
+}
 
 std::optional<QString> unsupported(const QJsonObject &schema) {
     const auto why = json_schema::findNode(schema, [](const QJsonObject &node, const QString &path) {
@@ -118,12 +230,7 @@ QJsonObject shape(const QJsonObject &schema) {
     // What Messages cannot compile stays in the words the model reads, as Anthropic's SDKs put it.
     QStringList words;
     for (auto it = rest.begin(); it != rest.end(); ++it) {
-        const QJsonValue v = it.value();
-        const QByteArray json = v.isObject() ? QJsonDocument(v.toObject()).toJson(QJsonDocument::Compact)
-                                : v.isArray()
-                                    ? QJsonDocument(v.toArray()).toJson(QJsonDocument::Compact)
-                                    : QJsonDocument(QJsonArray{v}).toJson(QJsonDocument::Compact).mid(1).chopped(1);
-        words << it.key() + L(": ") + QString::fromUtf8(json);
+        words << it.key() + L(": ") + compactJson(it.value());
     }
     const QString description = out.value(L("description")).toString();
     out.insert(L("description"),

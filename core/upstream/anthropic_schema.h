@@ -19,6 +19,23 @@
 
 namespace sw::upstream::anthropic_schema {
 
+// A tool's input schema as Messages takes it (structured outputs or not): Messages refuses one
+// that is not an object schema at the top (400 "input_schema does not support oneOf, allOf, or anyOf
+// at the top level"), which MCP servers and zod unions publish readily and Gemini and OpenAI take.
+// A top-level combinator's object branches are merged into the one object (every branch's
+// properties; required, what allOf's branches require and what every branch of anyOf / oneOf
+// requires), and the combinator itself stays in the schema's description as "{oneOf: [...]}" so the
+// model still reads the choice; a schema that names no type gets `type: object`. `widened` says
+// whether a combinator was merged: the schema then allows more than the client's, so it cannot go
+// as a strict tool, whose inputs would follow the wider schema.
+QJsonObject toolInput(const QJsonObject &schema, bool *widened = nullptr);
+
+// The first of the top-level property names of a tool input schema as toolInput() gives it (its
+// own and its top-level combinator's branches') that Messages refuses (400 "Property keys should
+// match pattern '^[a-zA-Z0-9_.-]{1,64}$'": "filter[id]", "Account Number"), or nothing. Only the
+// top level is checked, as Messages does.
+std::optional<QString> refusedPropertyName(const QJsonObject &schema);
+
 // Why Messages cannot take `schema` in any shape, or nothing when shape() gives a form it takes.
 std::optional<QString> unsupported(const QJsonObject &schema);
 

@@ -372,6 +372,55 @@ void TestAdapterIncompatibility::reasons_data() {
                                               << "over the 5242880 bytes";
     QTest::addRow("a 6 MB image to Gemini") << chat << bigImage << "google-generative-ai"
                                             << "";
+    // Messages takes at most 100 images and document pages a request ("Too much media: 0 document
+    // pages + 102 images > 100"), OpenAI and Gemini more (probe R2-6): a screenshot agent's history.
+    const auto images = [](int n) {
+        QByteArray parts;
+        for (int i = 0; i < n; ++i)
+            parts += (i ? "," : "") +
+                     QByteArray(R"({"type":"image_url","image_url":{"url":"data:image/png;base64,iVBORw0KGgo="}})");
+        return R"({"model":"m","messages":[{"role":"user","content":[)" + parts + "]}]}";
+    };
+    QTest::addRow("100 images to Messages") << chat << images(100) << "anthropic-messages"
+                                            << "";
+    QTest::addRow("101 images to Messages") << chat << images(101) << "anthropic-messages"
+                                            << "101 images and files, past the 100";
+    QTest::addRow("101 images to Gemini") << chat << images(101) << "google-generative-ai"
+                                          << "";
+    QTest::addRow("100 images and a PDF to Messages")
+        << chat
+        << images(100).replace(
+               "]}]}",
+               R"(,{"type":"file","file":{"filename":"a.pdf","file_data":"data:application/pdf;base64,JVBERi0="}}]}]})")
+        << "anthropic-messages"
+        << "101 images and files";
+    // Messages refuses a tool's top-level property name outside ^[a-zA-Z0-9_.-]{1,64}$, which Gemini
+    // and OpenAI take (OpenAPI-made MCP tools: "filter[id]", "Account Number"; probe R2-4). Nested
+    // names are not checked there; a top-level combinator's branches become top-level properties.
+    const auto tool = [&](const char *parameters) {
+        return chatBody((R"("tools":[{"type":"function","function":{"name":"list_apps","parameters":)" +
+                         QByteArray(parameters) + "}}]")
+                            .constData());
+    };
+    const char *bracketKey = R"({"type":"object","properties":{"filter[id]":{"type":"string"}}})";
+    QTest::addRow("a bracketed property name to Messages") << chat << tool(bracketKey) << "anthropic-messages"
+                                                           << "\"list_apps\" has a parameter named \"filter[id]\"";
+    QTest::addRow("a bracketed property name to Gemini") << chat << tool(bracketKey) << "google-generative-ai"
+                                                         << "";
+    QTest::addRow("a spaced property name in a branch to Messages")
+        << chat << tool(R"({"anyOf":[{"type":"object","properties":{"Account Number":{"type":"string"}}}]})")
+        << "anthropic-messages"
+        << "\"Account Number\"";
+    QTest::addRow("a 65-character property name to Messages")
+        << chat << tool(("{\"type\":\"object\",\"properties\":{\"" + QByteArray(65, 'k') + "\":{}}}").constData())
+        << "anthropic-messages"
+        << "up to 64";
+    QTest::addRow("a nested bracketed property name to Messages")
+        << chat
+        << tool(
+               R"({"type":"object","properties":{"filter.id":{"type":"object","properties":{"a[b]":{"type":"string"}}}}})")
+        << "anthropic-messages"
+        << "";
     // A trailing assistant turn: Messages and Gemini continue it, Chat and Responses answer anew.
     const QByteArray claudePrefill("{\"model\":\"m\",\"max_tokens\":100,\"messages\":[{\"role\":\"user\","
                                    "\"content\":\"Is 7 prime?\"},{\"role\":\"assistant\",\"content\":\"The answer "
@@ -501,6 +550,25 @@ void TestAdapterIncompatibility::reasons_data() {
         << "whitespace";
     QTest::addRow("a last user turn of whitespace to Gemini")
         << chat << chatBody("").replace(user, blank) << "google-generative-ai"
+        << "";
+    // An empty last user turn is left out for Gemini, which would then continue the model's last
+    // words as a prefill instead of answering (probe R2-3); whitespace goes to Gemini as it is, and
+    // an empty turn after the user's own words leaves the user's turn last.
+    const QByteArray empty =
+        R"("messages":[{"role":"user","content":"Write a haiku"},{"role":"assistant","content":"Soft rain"},{"role":"user","content":""}])";
+    QTest::addRow("an empty last user turn to Gemini")
+        << chat << chatBody("").replace(user, empty) << "google-generative-ai"
+        << "the last user turn is empty";
+    QTest::addRow("an empty last user turn to Gemini, from Responses")
+        << responses
+        << QByteArray(
+               R"({"model":"m","input":[{"role":"user","content":"Write a haiku"},{"role":"assistant","content":"Soft rain"},{"role":"user","content":[{"type":"input_text","text":""}]}]})")
+        << "google-generative-ai"
+        << "continues as a prefill";
+    QTest::addRow("an empty user turn after the user's words to Gemini")
+        << chat
+        << chatBody("").replace(user, R"("messages":[{"role":"user","content":"hi"},{"role":"user","content":""}])")
+        << "google-generative-ai"
         << "";
     const QByteArray blankResult =
         R"("messages":[{"role":"user","content":"run"},{"role":"assistant","content":null,"tool_calls":[{"id":"call_0","type":"function","function":{"name":"sh","arguments":"{}"}}]},{"role":"tool","tool_call_id":"call_0","content":"

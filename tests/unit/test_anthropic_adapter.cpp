@@ -85,6 +85,7 @@ private slots:
     void aModelsOutputCapLowersTheRequestsMax();
     void aLooseSchemaGoesInTheShapeMessagesCompiles();
     void aStrictToolSchemaIsShapedOrGoesPlain();
+    void aTopLevelCombinatorGoesAsOneObjectSchema();
     void strictToolsPastMessagesLimitsGoWithoutStrict();
     void aToolLoopSummedUpWithoutToolsDeclaresTheCalledTools();
     void longRunsOfOneRoleAreOneTurnEach();
@@ -1628,6 +1629,57 @@ void TestAnthropicAdapter::aStrictToolSchemaIsShapedOrGoesPlain() {
     QVERIFY(!tools[1].toObject().contains("strict"));
     QCOMPARE(tools[1].toObject().value("input_schema").toObject(),
              json(R"({"type":"object","properties":{"data":{"type":"object"}}})"));
+}
+
+// Messages refuses a tool input schema with oneOf, anyOf or allOf at the top, or without type object
+// (400 "input_schema does not support oneOf, allOf, or anyOf at the top level"), which zod unions and
+// MCP servers publish and Gemini and OpenAI take (probe R2-1): the branches' properties go as one
+// object, what every branch requires stays required, the choice itself is in the description.
+void TestAnthropicAdapter::aTopLevelCombinatorGoesAsOneObjectSchema() {
+    const auto tool = [](const char *name, const QJsonObject &parameters, bool strict = false) {
+        QJsonObject function{{"name", name}, {"parameters", parameters}};
+        if (strict)
+            function.insert("strict", true);
+        return QJsonObject{{"type", "function"}, {"function", function}};
+    };
+    const QJsonObject oneOf = json(R"({"type":"object","description":"Open a file.",
+        "properties":{"mode":{"type":"string"}},"required":["mode"],
+        "oneOf":[{"required":["id"]},{"required":["path"]}]})");
+    const QJsonObject anyOf = json(R"({"anyOf":[
+        {"type":"object","properties":{"id":{"type":"string"},"depth":{"type":"integer"}},"required":["id","depth"]},
+        {"$ref":"#/$defs/byPath"}],
+        "$defs":{"byPath":{"type":"object","properties":{"path":{"type":"string"},"depth":{"type":"number"}},
+                           "required":["path","depth"]}}})");
+    const QJsonObject allOf = json(R"({"allOf":[{"type":"object","properties":{"a":{"type":"string"}},"required":["a"]},
+        {"type":"object","properties":{"b":{"type":"string"}},"required":["b"]}]})");
+    const QJsonObject untyped = json(R"({"properties":{"q":{"type":"string"}}})");
+    const QJsonObject sent =
+        fromChat(QJsonObject{{"tools", QJsonArray{tool("open", oneOf), tool("find", anyOf), tool("both", allOf, true),
+                                                  tool("query", untyped)}}});
+    const QJsonArray tools = sent.value("tools").toArray();
+    QCOMPARE(tools.size(), 4);
+    for (const QJsonValue &t : tools) {
+        const QJsonObject schema = t.toObject().value("input_schema").toObject();
+        QCOMPARE(schema.value("type").toString(), QStringLiteral("object"));
+        for (const char *combinator : {"oneOf", "anyOf", "allOf"})
+            QVERIFY2(!schema.contains(combinator), qPrintable(t.toObject().value("name").toString()));
+    }
+    QCOMPARE(tools[0].toObject().value("input_schema").toObject(),
+             json(R"({"type":"object","properties":{"mode":{"type":"string"}},"required":["mode"],
+                     "description":"Open a file.\n\n{oneOf: [{\"required\":[\"id\"]},{\"required\":[\"path\"]}]}"})"));
+    const QJsonObject find = tools[1].toObject().value("input_schema").toObject();
+    QCOMPARE(find.value("properties").toObject(), json(R"({"id":{"type":"string"},"path":{"type":"string"},
+                     "depth":{"anyOf":[{"type":"integer"},{"type":"number"}]}})"));
+    QCOMPARE(find.value("required").toArray(), QJsonArray{"depth"});
+    QVERIFY(find.value("description").toString().startsWith(QStringLiteral("{anyOf: [")));
+    QVERIFY(find.contains("$defs")); // the reference in the description still resolves
+    const QJsonObject both = tools[2].toObject();
+    QCOMPARE(both.value("input_schema").toObject().value("required").toArray(), (QJsonArray{"a", "b"}));
+    QCOMPARE(both.value("input_schema").toObject().value("properties").toObject().keys(), (QStringList{"a", "b"}));
+    // Merged branches allow more than the client's schema: strict would promise the wider one.
+    QVERIFY(!both.contains("strict"));
+    QCOMPARE(tools[3].toObject().value("input_schema").toObject(),
+             json(R"({"type":"object","properties":{"q":{"type":"string"}}})"));
 }
 
 namespace {
