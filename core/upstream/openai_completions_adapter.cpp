@@ -458,15 +458,15 @@ QStringList OpenAICompletionsAdapter::droppedFor(const model::ChatRequest &reque
         const auto longDescription = [](const Tool &t) {
             return (t.custom ? customToolDescription(t) : t.description).size() > kMaxToolDescription;
         };
-        if (boundsToolDescriptions(target) &&
-            std::any_of(request.context.tools.begin(), request.context.tools.end(), longDescription))
+        if (std::any_of(request.context.tools.begin(), request.context.tools.end(), longDescription) &&
+            boundsToolDescriptions(target))
             out << (request.sourceApi == wire::Api::Pi ? QStringLiteral("context.tools[].description")
                                                        : QStringLiteral("tools[].description"));
         return out;
     }
     const rj::Value *body = wire::clientBody(request);
     QStringList out;
-    if (boundsToolDescriptions(target) && holdsLongToolDescription(body))
+    if (holdsLongToolDescription(body) && boundsToolDescriptions(target))
         out << QStringLiteral("tools[].function.description");
     for (const char *key : refusedTopLevel(body, target)) {
         if (std::string_view(key) == "stop")
@@ -778,7 +778,7 @@ HttpRequest OpenAICompletionsAdapter::buildRequest(const model::ChatRequest &req
         // A function description over what OpenAI takes (a client that talked to another server
         // before): cut for a candidate that has the limit, as on a conversion (boundsToolDescriptions).
         const bool boundsDescriptions =
-            boundsToolDescriptions(target) && holdsLongToolDescription(wire::clientBody(request));
+            holdsLongToolDescription(wire::clientBody(request)) && boundsToolDescriptions(target);
         std::optional<QByteArray> spliced;
         if (!reworksTurns && !repeatsIds && refused.isEmpty() && !renamesMaxTokens && !boundsDescriptions) {
             QVarLengthArray<wire::JsonMemberEdit, 5> edits{
@@ -864,7 +864,8 @@ HttpRequest OpenAICompletionsAdapter::buildRequest(const model::ChatRequest &req
             buildBody(requestForTarget(converted, target, scratch), target.modelId, isOpenAI(target.baseUrl),
                       takesReasoningBack(target), alwaysReasons(target), toGoogle);
         // Claude Code's tool descriptions run to thousands of characters; OpenAI refuses more than 1024.
-        if (boundsToolDescriptions(target))
+        // The body is looked at first: telling the target (its host, its model id) costs more.
+        if (!converted.context.tools.isEmpty() && boundsToolDescriptions(target))
             boundToolDescriptions(body);
         if (toGoogle && !target.replayReasoning) {
             // Google's Chat endpoint refused a signature: the history once more with none (signCalls).
