@@ -1,10 +1,13 @@
 #include "core/upstream/upstream_attempt.h"
 
+#include "core/upstream/delta_secret_scrub.h"
+
 #include "core/credentials/credential_pools.h"
 #include "core/credentials/park_policy.h"
 #include "core/failover/failure_classifier.h"
 #include "core/http/content_coding.h"
 #include "core/upstream/canonical_stream_builder.h"
+#include "core/upstream/delta_secret_scrub.h"
 #include "core/upstream/json_answer.h"
 #include "core/upstream/stop_sequence_decoder.h"
 #include "core/upstream/tool_names.h"
@@ -480,6 +483,9 @@ struct UpstreamAttempts::Try {
     // each in any case), for redactEvents; and the shortest of them.
     QStringList secretForms;
     qsizetype shortestSecretForm = 0;
+    // A streamed answer's deltas, followed for the key split across them (absent when there is no
+    // key to look for, or the answer is not streamed: a JSON answer is scrubbed whole).
+    std::optional<DeltaSecretScrub> deltaScrub;
     credentials::Lease lease;
     Target target;
     const UpstreamAdapter *adapter = nullptr;
@@ -726,6 +732,8 @@ void UpstreamAttempts::start(const failover::TryStart &s) {
             t->shortestSecretForm = t->secretForms.isEmpty() ? 0 : t->secretForms.first().size();
             for (const QString &form : std::as_const(t->secretForms))
                 t->shortestSecretForm = std::min(t->shortestSecretForm, form.size());
+            if (m_setup.request->stream && !t->secretForms.isEmpty())
+                t->deltaScrub.emplace(t->secretForms);
             t->target.passthroughAuth = r.passthrough;
             t->adapter = adapterFor(t->target.api);
             // The upstream's frames go to the client as they are, unless the gateway must cut the answer
@@ -1048,6 +1056,8 @@ void UpstreamAttempts::feedSse(Try &t, const QList<SseEvent> &events) {
             return;
         failover::TryFrame frame;
         frame.events = live->decoder->feed(e);
+        // Before the per-event scrub: a same-API frame is rewritten from the deltas as the upstream wrote them.
+        const bool splitScrubbed = live->deltaScrub && live->deltaScrub->apply(frame.events);
         redactEvents(*live, frame.events);
         // The idle timeout counts from the last event that changes the answer, starts (once) or
         // ends it, or shows work the canonical model has no event for (showsWork: a server tool
@@ -1134,12 +1144,18 @@ void UpstreamAttempts::feedSse(Try &t, const QList<SseEvent> &events) {
                 // under the event line of the type the decoder read it as.
                 const QByteArray relayData = live->decoder->lastRelayData();
                 const std::optional<QByteArray> renamed = live->decoder->lastEventName();
-                frame.raw = util::redactSecrets(
-                    relayData.isEmpty() && !renamed
-                        ? sseFrame(e)
-                        : sseFrame(upstream::SseEvent{renamed.value_or(e.event),
-                                                      relayData.isEmpty() ? e.data : relayData, e.id}),
-                    live->target.credential);
+                const auto relayed = [&]() {
+                    return upstream::SseEvent{renamed.value_or(e.event), relayData.isEmpty() ? e.data : relayData,
+                                              e.id};
+                };
+                // A frame whose deltas the split-key scrub changed is written again from them.
+                std::optional<QByteArray> rewritten;
+                if (splitScrubbed)
+                    rewritten = live->deltaScrub->rewriteFrame(relayed(), frame.events);
+                frame.raw = util::redactSecrets(rewritten                         ? *rewritten
+                                                : relayData.isEmpty() && !renamed ? sseFrame(e)
+                                                                                  : sseFrame(relayed()),
+                                                live->target.credential);
             }
             frame.rawHidesError = live->decoder->lastFailedOnAPlainFrame();
             frame.isNoise = [&e, &frame, decodedToNothing, noise]() {

@@ -350,6 +350,112 @@ private Q_SLOTS:
         QCOMPARE(messages.json().value("content").toArray().at(2).toObject().value("input").toObject().value("k"),
                  QJsonValue("[redacted]"));
     }
+
+    void aKeyStreamedAFewCharactersADeltaShowsItToNoClient() {
+        // Probe Q3 F3: an upstream that streams back the key it was sent three characters a delta, as
+        // a model writes tokens. Each frame was scrubbed alone, and every client joined the key from
+        // the pieces: a same-API stream (the upstream's own frames) and a converted one alike.
+        const QByteArray key = "canary-" + QByteArray::number(QRandomGenerator::system()->generate64(), 16);
+        const QString k = QString::fromLatin1(key);
+        GatewayFixture gw;
+        gw.config.providers[QStringLiteral("pa")].credentials = {QStringLiteral("keychain:canary")};
+        gw.config.providers[QStringLiteral("pb")].credentials = {QStringLiteral("keychain:canary")};
+        gw.secrets.secrets.insert(QStringLiteral("canary"), key);
+        QStringList pieces{QStringLiteral("my key is ")};
+        for (qsizetype i = 0; i < k.size(); i += 3)
+            pieces << k.mid(i, 3);
+        pieces << QStringLiteral(", keep it");
+        const auto frame = [](const char *event, const QJsonObject &data) {
+            return (event ? QByteArray("event: ") + event + "\n" : QByteArray()) +
+                   "data: " + QJsonDocument(data).toJson(QJsonDocument::Compact) + "\n\n";
+        };
+        QByteArray chat;
+        for (const QString &piece : std::as_const(pieces))
+            chat += frame(nullptr, {{"id", "chatcmpl-1"},
+                                    {"object", "chat.completion.chunk"},
+                                    {"choices", QJsonArray{QJsonObject{{"index", 0},
+                                                                       {"delta", QJsonObject{{"content", piece}}},
+                                                                       {"finish_reason", QJsonValue()}}}}});
+        chat += frame(nullptr,
+                      {{"id", "chatcmpl-1"},
+                       {"object", "chat.completion.chunk"},
+                       {"choices",
+                        QJsonArray{QJsonObject{{"index", 0}, {"delta", QJsonObject{}}, {"finish_reason", "stop"}}}}}) +
+                "data: [DONE]\n\n";
+        gw.openaiB.setRawReply(chat);
+        QByteArray anthropic =
+            frame("message_start",
+                  {{"type", "message_start"},
+                   {"message", QJsonObject{{"id", "msg_1"},
+                                           {"type", "message"},
+                                           {"role", "assistant"},
+                                           {"model", "claude-a"},
+                                           {"content", QJsonArray{}},
+                                           {"stop_reason", QJsonValue()},
+                                           {"usage", QJsonObject{{"input_tokens", 3}, {"output_tokens", 1}}}}}}) +
+            frame("content_block_start", {{"type", "content_block_start"},
+                                          {"index", 0},
+                                          {"content_block", QJsonObject{{"type", "text"}, {"text", ""}}}});
+        for (const QString &piece : std::as_const(pieces))
+            anthropic +=
+                frame("content_block_delta", {{"type", "content_block_delta"},
+                                              {"index", 0},
+                                              {"delta", QJsonObject{{"type", "text_delta"}, {"text", piece}}}});
+        anthropic += frame("content_block_stop", {{"type", "content_block_stop"}, {"index", 0}}) +
+                     frame("message_delta", {{"type", "message_delta"},
+                                             {"delta", QJsonObject{{"stop_reason", "end_turn"}}},
+                                             {"usage", QJsonObject{{"output_tokens", 9}}}}) +
+                     frame("message_stop", {{"type", "message_stop"}});
+        gw.anthropicA.setRawReply(anthropic);
+        gw.start();
+        // The text a client puts together from its stream's deltas, whatever its format.
+        const auto joined = [](const QByteArray &body) {
+            QString text;
+            for (const QByteArray &line : body.split('\n')) {
+                if (!line.startsWith("data: "))
+                    continue;
+                const QJsonObject o = QJsonDocument::fromJson(line.mid(6)).object();
+                const QString type = o.value("type").toString();
+                if (o.contains("choices"))
+                    text += o.value("choices")
+                                .toArray()
+                                .at(0)
+                                .toObject()
+                                .value("delta")
+                                .toObject()
+                                .value("content")
+                                .toString();
+                else if (o.value("delta").isObject())
+                    text += o.value("delta").toObject().value("text").toString();
+                else if (type == QLatin1String("response.output_text.delta") || type == QLatin1String("text_delta"))
+                    text += o.value("delta").toString();
+            }
+            return text;
+        };
+        for (const QString &model : {QStringLiteral("pb/gpt-b"), QStringLiteral("pa/claude-a")})
+            for (const QString &route : {QStringLiteral("/v1/chat/completions"), QStringLiteral("/v1/messages"),
+                                         QStringLiteral("/v1/responses"), QStringLiteral("/v1/pi/stream")}) {
+                const QJsonObject body =
+                    route.endsWith(QLatin1String("messages")) ? GatewayFixture::anthropicBody(model, "x", true)
+                    : route.endsWith(QLatin1String("chat/completions")) ? GatewayFixture::openaiBody(model, "x", true)
+                    : route.endsWith(QLatin1String("responses"))
+                        ? QJsonObject{{"model", model}, {"input", "x"}, {"stream", true}}
+                        : QJsonObject{
+                              {"model", model},
+                              {"stream", true},
+                              {"context",
+                               QJsonObject{{"messages", QJsonArray{QJsonObject{
+                                                            {"role", "user"}, {"content", "x"}, {"timestamp", 0}}}}}}};
+                const HttpResult r = gw.post(route, body);
+                const QString label = model + QStringLiteral(" ") + route + QStringLiteral(": ");
+                QVERIFY2(r.status == 200, qPrintable(label + QString::fromUtf8(r.body)));
+                const QString text = joined(r.body);
+                // At most the key's first three characters, which every key of a provider shares.
+                QVERIFY2(text == QStringLiteral("my key is can[redacted], keep it"),
+                         qPrintable(label + text + QStringLiteral("\n") + QString::fromUtf8(r.body)));
+                QVERIFY2(!r.body.contains(key), qPrintable(label + QString::fromUtf8(r.body)));
+            }
+    }
 };
 
 QTEST_GUILESS_MAIN(TestSecretCanary)
