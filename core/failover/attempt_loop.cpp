@@ -30,6 +30,7 @@ struct AttemptLoop::Attempt {
     std::optional<qint64> ttftMs;
     std::unique_ptr<AttemptBudget> budget; // armed once, before the first launch; covers every try
                                            // (armBudget), settled when the attempt ends (endAttempt)
+    bool budgetIsTheClients = false;       // it ends before the configured deadline's would (ownDeadlineMs)
     CommitHold hold;
     QList<QByteArray> heldRaw; // passthrough frames held with the hold's events
     qint64 heldRawBytes = 0;
@@ -452,6 +453,9 @@ void AttemptLoop::armBudget(Attempt &a) {
     if (hasLiveFollower()) {
         const qint64 now = m_clock.nowMs();
         budgetEnd = now + std::max<qint64>(0, (m_deadlineAtMs - now) / 2);
+        if (m_settings.ownDeadlineMs > m_settings.deadlineMs)
+            a.budgetIsTheClients =
+                *budgetEnd < now + std::max<qint64>(0, (m_startMs + m_settings.ownDeadlineMs - now) / 2);
     }
     const AttemptId id = a.id;
     a.budget = std::make_unique<AttemptBudget>(m_clock, budgetEnd, [this, id]() { onBudgetExpired(id); });
@@ -913,6 +917,9 @@ bool AttemptLoop::tryInAttemptRetry(Attempt &a, const UpstreamFailure &failure) 
 }
 
 void AttemptLoop::afterFailure(Attempt &a, const UpstreamFailure &failure, const QString &cause) {
+    // Cut by a budget the client's own wait made shorter than the gateway's: no evidence against
+    // the provider (probe S2 F2), so no mark and no failure counted; the next candidate still answers.
+    const bool onTheClientsClock = a.budgetIsTheClients && a.budget && a.budget->timedOut();
     endAttempt(a);
     m_lastFailure = failure;
     m_lastFailureWho = a.candidate.name();
@@ -927,7 +934,7 @@ void AttemptLoop::afterFailure(Attempt &a, const UpstreamFailure &failure, const
     // per request (probe L2). Its host's transport mark still counts for the listed models there.
     const bool markable = failure.kind == FailureKind::Transport || !m_resolution.direct || !m_deps.config ||
                           m_deps.config->models.contains(a.candidate.name());
-    if (m_settings.failoverEnabled && markable) {
+    if (m_settings.failoverEnabled && markable && !onTheClientsClock) {
         // The attempt's start decides whether this failure is a new strike (SPEC 5): an attempt
         // begun before the mark was set adds none, so six requests in flight when a provider
         // stalls add one strike, however many in-attempt retries each of them made meanwhile.
@@ -937,7 +944,8 @@ void AttemptLoop::afterFailure(Attempt &a, const UpstreamFailure &failure, const
         if (ttl > 0)
             m_deps.observer->marked(a.candidate, ttl);
     }
-    m_deps.observer->failureCounted(a.candidate, failure.kind);
+    if (!onTheClientsClock)
+        m_deps.observer->failureCounted(a.candidate, failure.kind);
     recordUsage(a, false);
     if (m_fallbackFrom.isEmpty()) {
         m_fallbackFrom = a.candidate.name();
@@ -1010,7 +1018,10 @@ void AttemptLoop::stopWithUpstreamError(Attempt &a, const FailureInput &input) {
     recordUsage(a, false);
     GatewayError error = GatewayError::make(status, GatewayError::categoryForStatus(status), message);
     error.retryAfterMs = input.statedDelayMs(); // the answer's own, or the gateway's (a full budget)
-    if (loop)
+    // A stop with no error status of the upstream's own (a redirect, a deterministic finish reason, a
+    // limit of the gateway's) is the gateway's 502 and as final: the SDKs retry a 502 twice, asking
+    // again what the loop decided not to ask again (probe S1 F1).
+    if (loop || !(input.status && *input.status >= 400))
         error.shouldRetry = false;
     finishWithFailure(error, false);
 }
@@ -1106,6 +1117,8 @@ void AttemptLoop::onBudgetExpired(AttemptId id) {
     } else {
         return;
     }
+    if (a->budgetIsTheClients)
+        f.input.message += QStringLiteral(" (brought inside the client's own wait, X-Stainless-Timeout: not marked)");
     attemptFailed(*a, f); // settles the try; the budget's timedOut() makes it server_error
 }
 

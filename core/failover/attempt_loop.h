@@ -236,6 +236,10 @@ struct LoopSettings {
     bool stream = false;
     bool failoverEnabled = true;
     qint64 deadlineMs = 0;
+    // The configured deadline, when the client's own wait (X-Stainless-Timeout) brought deadlineMs
+    // inside it; 0 otherwise. A budget that fires only on the client's clock fails over and marks
+    // nothing: a client that waits 3 s must not take a provider that answers in 2 s from its tenant.
+    qint64 ownDeadlineMs = 0;
     qint64 keepaliveMs = 0;
     qint64 upstreamIdleTimeoutMs = 0;
     qint64 maxRetryDelayMs = 10000;

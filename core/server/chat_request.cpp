@@ -37,10 +37,11 @@ QString peerText(const QHostAddress &peer) {
 // How long a client without a stream waits, when it says so: the OpenAI and Anthropic SDKs (and every
 // SDK Stainless generates) send their timeout in X-Stainless-Timeout, in seconds. A client that leaves
 // before the attempt budget fires (half the deadline, 60 s by default) never saw the fallback: its
-// SDK asked again, the stalled candidate got every retry, and it was never marked (probe R1 1). The
-// request's deadline is brought inside that wait, less kClientWaitMarginMs for the answer to travel;
-// a stream's headers stop the SDK's clock, so a stream keeps the configured deadline. Waits under
-// kLeastClientWaitMs are not heeded: a budget that short would mark a healthy provider down.
+// SDK asked again, the stalled candidate got every retry (probe R1 1). The request's deadline is
+// brought inside that wait, less kClientWaitMarginMs for the answer to travel; a stream's headers
+// stop the SDK's clock, so a stream keeps the configured deadline. A budget cut on the client's
+// clock marks nothing (LoopSettings::ownDeadlineMs): one client's impatience is no outage for its
+// tenant (probe S2 F2). Waits under kLeastClientWaitMs are not heeded.
 constexpr qint64 kClientWaitMarginMs = 250;
 constexpr qint64 kLeastClientWaitMs = 2000;
 std::optional<qint64> clientWaitMs(const http::HeaderList &headers) {
@@ -157,8 +158,11 @@ void ChatRequest::start() {
     settings.stream = m_parsed.stream;
     settings.failoverEnabled = m_config->failover.enabled;
     settings.deadlineMs = m_config->failover.deadlineMs;
-    if (const auto wait = m_parsed.stream ? std::nullopt : clientWaitMs(m_request.headers))
-        settings.deadlineMs = int(std::min<qint64>(settings.deadlineMs, *wait - kClientWaitMarginMs));
+    if (const auto wait = m_parsed.stream ? std::nullopt : clientWaitMs(m_request.headers);
+        wait && *wait - kClientWaitMarginMs < settings.deadlineMs) {
+        settings.ownDeadlineMs = settings.deadlineMs;
+        settings.deadlineMs = *wait - kClientWaitMarginMs;
+    }
     settings.keepaliveMs = m_config->failover.keepaliveMs;
     settings.upstreamIdleTimeoutMs = m_config->failover.upstreamIdleTimeoutMs;
     settings.maxRetryDelayMs = m_config->failover.maxRetryDelayMs;

@@ -487,8 +487,10 @@ private Q_SLOTS:
     void aClientsOwnTimeoutBringsTheFallbackInsideIt() {
         // An SDK client with its own timeout (X-Stainless-Timeout, seconds) leaves before the attempt
         // budget (half the deadline) fires: its SDK asks again, and a stalled first candidate got
-        // every retry, never marked, the healthy fallback never asked (probe R1 1). The request's
-        // deadline comes inside what the client waits, so the budget cuts the stall in time.
+        // every retry, the healthy fallback never asked (probe R1 1). The request's deadline comes
+        // inside what the client waits, so the budget cuts the stall in time. The cut is on the
+        // client's clock, though: no mark, no failure counted (probe S2 F2: a client that waits 3 s
+        // took a provider answering in 1.8 s away from every other client of its tenant).
         FakeClock clock;
         GatewayFixture gw;
         gw.clock = &clock;
@@ -505,8 +507,15 @@ private Q_SLOTS:
         const auto r = gw.wait(reply);
         QVERIFY2(r.status == 200, r.body.constData());
         QCOMPARE(gw.openaiB.requests().size(), 1);
-        QCOMPARE(gw.engine().marks().size(), 1); // the stall is seen: the next request goes to the fallback
+        QVERIFY(gw.engine().marks().isEmpty());
         reply->deleteLater();
+        // Without the header, the gateway's own budget (half of 120 s) cuts the stall, and marks it.
+        QNetworkReply *own = gw.postAsync(QStringLiteral("/v1/messages"), body);
+        QTRY_COMPARE(gw.anthropicA.requests().size(), 2);
+        clock.advance(60000);
+        QCOMPARE(gw.wait(own).status, 200);
+        own->deleteLater();
+        QCOMPARE(gw.engine().marks().size(), 1);
 
         // Not heeded: a stream (its headers stop the SDK's clock), a wait too short to judge a
         // provider by, and anything but seconds.
@@ -534,6 +543,48 @@ private Q_SLOTS:
             w->deleteLater();
         }
         QCOMPARE(other.openaiB.requests().size(), 4);
+    }
+
+    void aToolNameThatCouldNotBeRelayedBackIsRefusedUpFront() {
+        // Probe S2 F5: a client's tool named over 256 bytes, or with a control character, went upstream;
+        // the model's call to it failed the answer as the upstream's fault: four billed calls, every
+        // candidate of the chain marked for the tenant, a 502. Now the request's own 400, in its shape.
+        GatewayFixture gw;
+        gw.start();
+        const QJsonObject schema{{QStringLiteral("type"), QStringLiteral("object")}};
+        for (const QString &name : {QString(264, QLatin1Char('x')), QStringLiteral("get\tweather")}) {
+            const QJsonObject function{{QStringLiteral("name"), name}, {QStringLiteral("parameters"), schema}};
+            QJsonObject chat = GatewayFixture::openaiBody(QStringLiteral("chain"), QStringLiteral("hi"), false);
+            chat.insert(QStringLiteral("tools"),
+                        QJsonArray{QJsonObject{{QStringLiteral("type"), QStringLiteral("function")},
+                                               {QStringLiteral("function"), function}}});
+            QJsonObject messages = GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("hi"), false);
+            messages.insert(QStringLiteral("tools"), QJsonArray{QJsonObject{{QStringLiteral("name"), name},
+                                                                            {QStringLiteral("input_schema"), schema}}});
+            QJsonObject responses = routeBody(QStringLiteral("/v1/responses"), QStringLiteral("chain"), false);
+            QJsonObject responsesTool = function;
+            responsesTool.insert(QStringLiteral("type"), QStringLiteral("function"));
+            responses.insert(QStringLiteral("tools"), QJsonArray{responsesTool});
+            QJsonObject pi = routeBody(QStringLiteral("/v1/pi/stream"), QStringLiteral("chain"), false);
+            QJsonObject context = pi.value(QStringLiteral("context")).toObject();
+            context.insert(QStringLiteral("tools"), QJsonArray{function});
+            pi.insert(QStringLiteral("context"), context);
+            const QList<QPair<QString, QJsonObject>> requests{{QStringLiteral("/v1/chat/completions"), chat},
+                                                              {QStringLiteral("/v1/messages"), messages},
+                                                              {QStringLiteral("/v1/responses"), responses},
+                                                              {QStringLiteral("/v1/pi/stream"), pi}};
+            for (const auto &[route, body] : requests) {
+                const auto r = gw.post(route, body);
+                QVERIFY2(r.status == 400, qPrintable(route + QStringLiteral(": ") + QString::fromUtf8(r.body)));
+                QVERIFY2(r.body.contains("tools[0]") && r.body.contains("could not be relayed back"),
+                         r.body.constData());
+                if (route == QLatin1String("/v1/messages"))
+                    QCOMPARE(r.json().value(QStringLiteral("type")).toString(), QStringLiteral("error"));
+            }
+        }
+        QCOMPARE(gw.anthropicA.requests().size(), 0);
+        QCOMPARE(gw.openaiB.requests().size(), 0);
+        QVERIFY(gw.engine().marks().isEmpty());
     }
 
     void slowFirstDeltaStillAnswers() {
@@ -2351,6 +2402,42 @@ private Q_SLOTS:
         QCOMPARE(message.count(QStringLiteral("pa/claude-a")), 1); // named once
         QCOMPARE(gw.openaiB.requests().size(), 0);
         QVERIFY(gw.engine().marks().isEmpty());
+        // Final: the SDKs retry a 502 twice, and would ask the redirect twice more (probe S1 F1).
+        QCOMPARE(r.header("x-should-retry"), QByteArray("false"));
+    }
+
+    void anAnthropicAnswerResetAfterItsStopReasonIsTheAnswer() {
+        // message_delta said why the answer stopped, with its usage; the connection was reset before
+        // message_stop. The whole, billed answer was failed over from (the fallback asked and billed
+        // too) and its host marked; a Chat stream reset after its finish_reason was the answer
+        // (probe S1 F2).
+        const QByteArray answer =
+            "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"type\":"
+            "\"message\",\"role\":\"assistant\",\"model\":\"claude-a\",\"content\":[],\"usage\":{"
+            "\"input_tokens\":5,\"output_tokens\":1}}}\n\n"
+            "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{"
+            "\"type\":\"text\",\"text\":\"\"}}\n\n"
+            "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":"
+            "\"text_delta\",\"text\":\"all of it\"}}\n\n"
+            "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n"
+            "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},"
+            "\"usage\":{\"output_tokens\":4}}\n\n";
+        for (const bool stream : {false, true}) {
+            GatewayFixture gw;
+            Fault reset = fault(Fault::ResetAfterContent);
+            reset.body = answer;
+            gw.anthropicA.pushFault(reset);
+            gw.start();
+            const auto r = gw.post(QStringLiteral("/v1/messages"),
+                                   GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), stream));
+            QCOMPARE(r.status, 200);
+            QVERIFY2(r.body.contains("all of it"), r.body.constData());
+            QVERIFY2(!r.body.contains("event: error"), r.body.constData());
+            if (!stream) // a stream's headers went before any candidate answered
+                QCOMPARE(r.header("x-switchman-candidate"), QByteArray("pa/claude-a"));
+            QCOMPARE(gw.openaiB.requests().size(), 0);
+            QVERIFY(gw.engine().marks().isEmpty());
+        }
     }
 
     void laterPlainFailureNeverShortensAMark() {
