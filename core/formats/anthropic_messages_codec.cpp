@@ -349,9 +349,10 @@ std::optional<model::ChatRequest> AnthropicMessagesCodec::decode(const QByteArra
             req.context.builtinTools.append(BuiltinTool{type, rj::toQtObject(t)});
             continue;
         }
-        std::optional<Tool> canonical = toolDefinition(t, "input_schema", /*withStrict=*/true);
+        QString nameProblem;
+        std::optional<Tool> canonical = toolDefinition(t, "input_schema", /*withStrict=*/true, &nameProblem);
         if (!canonical)
-            return rejected(error, QStringLiteral("tools[%1].name: required string").arg(toolIndex));
+            return rejected(error, QStringLiteral("tools[%1].name: %2").arg(toolIndex).arg(nameProblem));
         // Example calls steer how the model fills the arguments; no other API has the field, so a
         // converted tool says them in its description (the same API gets the client's own body).
         QByteArray examples;

@@ -14,13 +14,24 @@ bool rejectRequest(model::GatewayError *error, const QString &message) {
     return false;
 }
 
+std::optional<QString> toolNameProblem(const QString &name) {
+    if (name.isEmpty())
+        return QStringLiteral("required string");
+    const QByteArray utf8 = name.toUtf8();
+    if (const auto problem = identifierProblem(std::string_view(utf8.constData(), size_t(utf8.size()))))
+        return *problem + QStringLiteral(": a model's call to the tool could not be relayed back");
+    return std::nullopt;
+}
+
 std::optional<model::Tool> toolDefinition(const wire::rj::Value *definition, std::string_view schemaKey,
-                                          bool withStrict) {
+                                          bool withStrict, QString *nameProblem) {
     namespace rj = wire::rj;
     model::Tool tool;
     tool.name = rj::toString(rj::member(definition, "name"));
-    if (tool.name.isEmpty())
+    if (const auto problem = toolNameProblem(tool.name)) {
+        *nameProblem = *problem;
         return std::nullopt;
+    }
     tool.description = rj::toString(rj::member(definition, "description"));
     tool.parameters = rj::toQtObject(rj::member(definition, schemaKey));
     if (const rj::Value *strict = rj::member(definition, "strict"); withStrict && strict && strict->IsBool())

@@ -50,8 +50,14 @@ private:
 // names where it was missing), its description, and the JSON schema under `schemaKey`. With
 // `withStrict`, the client's `strict` when it wrote one: an omitted one means each API's own
 // default, and another API's strict mode would reject schemas it was never asked to check.
+// A name the gateway could not relay back in the model's call to the tool (over 256 bytes, a
+// control character) is refused with the request, with `nameProblem` saying why: sent on, the
+// model's call to it failed the answer as the upstream's fault, and marked every candidate of the
+// chain for the client's own name (probe S2 F5).
 std::optional<model::Tool> toolDefinition(const wire::rj::Value *definition, std::string_view schemaKey,
-                                          bool withStrict);
+                                          bool withStrict, QString *nameProblem);
+// Why a tool named `name` cannot be relayed (see toolDefinition), or nullopt.
+std::optional<QString> toolNameProblem(const QString &name);
 
 // A file part of either OpenAI format as a Document block: `file` is the object holding
 // file_data, file_id, file_url and filename (Chat's `file` member, the Responses `input_file`

@@ -249,8 +249,8 @@ bool decodeTool(const Value *t, const Value *legacyFunction, qsizetype i, model:
         Tool tool;
         tool.custom = true;
         tool.name = rj::toString(rj::member(c, "name"));
-        if (tool.name.isEmpty())
-            return rejectRequest(error, QStringLiteral("tools[%1].custom.name: required string").arg(i));
+        if (const auto problem = toolNameProblem(tool.name))
+            return rejectRequest(error, QStringLiteral("tools[%1].custom.name: %2").arg(i).arg(*problem));
         tool.description = rj::toString(rj::member(c, "description"));
         const Value *format = rj::asObject(rj::member(c, "format"));
         const Value *grammar = rj::asObject(rj::member(format, "grammar"));
@@ -266,9 +266,10 @@ bool decodeTool(const Value *t, const Value *legacyFunction, qsizetype i, model:
         return true;
     }
     const Value *fn = legacyFunction ? legacyFunction : rj::member(t, "function");
-    std::optional<Tool> tool = toolDefinition(fn, "parameters", /*withStrict=*/true);
+    QString nameProblem;
+    std::optional<Tool> tool = toolDefinition(fn, "parameters", /*withStrict=*/true, &nameProblem);
     if (!tool)
-        return rejectRequest(error, QStringLiteral("tools[%1].function.name: required string").arg(i));
+        return rejectRequest(error, QStringLiteral("tools[%1].function.name: %2").arg(i).arg(nameProblem));
     req->context.tools.append(*tool);
     return true;
 }

@@ -304,9 +304,10 @@ std::optional<model::ChatRequest> OpenAIResponsesCodec::decode(const QByteArray 
         const QString type = rj::toString(rj::member(t, "type"));
         if (type == L("function") || type == L("custom")) {
             const bool custom = type == L("custom");
-            std::optional<Tool> canonical = toolDefinition(t, "parameters", /*withStrict=*/!custom);
+            QString nameProblem;
+            std::optional<Tool> canonical = toolDefinition(t, "parameters", /*withStrict=*/!custom, &nameProblem);
             if (!canonical)
-                return rejected(error, QStringLiteral("tools[%1].name: required string").arg(toolIndex));
+                return rejected(error, QStringLiteral("tools[%1].name: %2").arg(toolIndex).arg(nameProblem));
             if (custom) {
                 canonical->custom = true;
                 canonical->format = rj::toQtObject(rj::member(t, "format"));

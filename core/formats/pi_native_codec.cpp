@@ -222,9 +222,10 @@ std::optional<model::ChatRequest> PiNativeCodec::decode(const QByteArray &body, 
     for (const Value &tool : rj::elements(rj::member(context, "tools"))) {
         ++toolIndex;
         const Value *t = &tool;
-        std::optional<Tool> canonical = toolDefinition(t, "parameters", /*withStrict=*/false);
+        QString nameProblem;
+        std::optional<Tool> canonical = toolDefinition(t, "parameters", /*withStrict=*/false, &nameProblem);
         if (!canonical)
-            return rejected(error, QStringLiteral("context.tools[%1].name: required string").arg(toolIndex));
+            return rejected(error, QStringLiteral("context.tools[%1].name: %2").arg(toolIndex).arg(nameProblem));
         req.context.tools.append(*canonical);
     }
 
