@@ -229,7 +229,9 @@ void FakeUpstream::respond(QTcpSocket *socket, const RecordedRequest &request, c
     case Fault::ResetAfterContent: {
         QList<QByteArray> events;
         QByteArray error = demoInBandError(api, QStringLiteral("Overloaded"));
-        if (fault.kind != Fault::InBandErrorBeforeContent) {
+        if (fault.kind == Fault::ResetAfterContent && !fault.body.isEmpty()) {
+            events << fault.body;
+        } else if (fault.kind != Fault::InBandErrorBeforeContent) {
             if (!m_rawReply.isEmpty()) {
                 const qsizetype end = m_rawReply.indexOf("\n\n");
                 if (end >= 0)

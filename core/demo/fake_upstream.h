@@ -47,7 +47,8 @@ struct Fault {
     Kind kind = None;
     int status = 0;
     QByteArray retryAfter; // Retry-After header value, sent when non-empty
-    QByteArray body;       // Status: body to send instead of the API-shaped default
+    QByteArray body;       // Status: body to send instead of the API-shaped default; ResetAfterContent: the
+                           // SSE bytes sent before the reset, instead of the answer up to its first delta
     QByteArray location;   // Status: Location header, sent when non-empty (a 3xx)
     int chunkDelayMs = 0;  // pause between SSE events (and before the first one)
 };

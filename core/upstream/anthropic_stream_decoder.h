@@ -26,6 +26,10 @@ public:
     bool lastWasUsageOnly() const override { return m_lastUsageOnly; }
     std::optional<QByteArray> lastEventName() const override { return m_lastEventName; }
     QByteArray lastRelayData() const override { return m_lastRelayData; }
+    // message_delta said why the answer stopped: a reset before message_stop loses nothing of it, as a
+    // Chat stream's after its finish_reason does not (probe S1 F2: a whole, billed answer was failed
+    // over from and its host marked).
+    bool endSeen() const override { return !m_stopReason.isEmpty(); }
 
 private:
     void decode(const SseEvent &event);
