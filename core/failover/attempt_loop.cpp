@@ -394,6 +394,7 @@ void AttemptLoop::startTry(Attempt &a, bool nextCredential) {
     s.withoutReplayedReasoning = a.mended.withoutReplayedReasoning;
     s.withReasoningBack = a.mended.withReasoningBack;
     s.withoutReasoningSummary = a.mended.withoutReasoningSummary;
+    s.withNineCharToolIds = a.mended.withNineCharToolIds;
     s.outputCap = a.mended.outputCap;
     m_deps.runner->start(s); // may answer at once
 }
@@ -843,6 +844,9 @@ void AttemptLoop::retryMended(Attempt &a, const FailureDecision &d, const Failur
         break;
     case FailureDecision::Mend::WithoutReasoningSummary:
         a.mended.withoutReasoningSummary = true;
+        break;
+    case FailureDecision::Mend::WithNineCharToolIds:
+        a.mended.withNineCharToolIds = true;
         break;
     case FailureDecision::Mend::OutputCap:
         a.mended.outputCap = d.outputCap;

@@ -51,6 +51,9 @@ struct TryStart {
     // The upstream (OpenAI, an organisation not verified) refused the reasoning summary: this try
     // asks for none.
     bool withoutReasoningSummary = false;
+    // The upstream (a Mistral chat template) refused a tool call id that is not nine characters of
+    // [a-zA-Z0-9]: this try sends each id by such an alias.
+    bool withNineCharToolIds = false;
     // The upstream refused the request's output cap and named its maximum: this try asks for no
     // more (upstream::Target::maxOutputTokens).
     std::optional<int> outputCap;

@@ -55,6 +55,13 @@ constexpr const char *kAsksForReasoningBack =
 // verified to generate reasoning summaries"), or a model that takes none ("Unsupported value:
 // 'reasoning.summary' ...").
 constexpr const char *kRefusesReasoningSummary = "reasoning\\W?summar";
+// Mistral's refusal of a tool call id that is not nine characters of [a-zA-Z0-9]: mistral_common's
+// validator ("Tool call id was toolu_01AAA but must be a-z, A-Z, 0-9, with a length of 9.", Mistral's
+// API, vLLM's mistral tokenizer mode) and Mistral's chat templates behind vLLM, llama.cpp or LM Studio
+// ("Tool call IDs should be alphanumeric strings with length 9!").
+constexpr const char *kRefusesToolCallIds =
+    "must be a-z,\\s?a-z,\\s?0-9,?\\s?with a length of 9|tool call ids? should be alphanumeric strings? with "
+    "(a )?length( of)? 9";
 
 // Patterns are compiled once per thread (QRegularExpression compiles and JITs
 // on first use, which costs far more than the match itself).
@@ -165,11 +172,22 @@ bool FailureClassifier::refusesReasoningSummary(const FailureInput &in) {
     return matches(text, kRefusesReasoningSummary);
 }
 
+bool FailureClassifier::refusesToolCallIds(const FailureInput &in) {
+    // A 400 (Mistral's API, vLLM), a 422 (Mistral's validation errors), or a 500 (a template's
+    // exception where the server reports it as its own).
+    if (in.status != 400 && in.status != 422 && in.status != 500)
+        return false;
+    const QString text = in.classificationMessage.isEmpty() ? in.message : in.classificationMessage;
+    return matches(text, kRefusesToolCallIds);
+}
+
 QString FailureClassifier::withoutEchoes(const QString &text, const RequestStrings &strings) {
     thread_local const QRegularExpression reasoningBack(QString::fromLatin1(kAsksForReasoningBack),
                                                         QRegularExpression::CaseInsensitiveOption);
     thread_local const QRegularExpression reasoningSummary(QString::fromLatin1(kRefusesReasoningSummary),
                                                            QRegularExpression::CaseInsensitiveOption);
+    thread_local const QRegularExpression toolCallIds(QString::fromLatin1(kRefusesToolCallIds),
+                                                      QRegularExpression::CaseInsensitiveOption);
     // A tenant's prompt quoted in a spent key's 402 must not make it read as a size refusal, which
     // keeps the key in use (probe GV 3).
     thread_local const QRegularExpression requestsSize(QString::fromLatin1(kRefusesTheRequestsSize),
@@ -216,6 +234,7 @@ QString FailureClassifier::withoutEchoes(const QString &text, const RequestStrin
         scan(*re);
     scan(reasoningBack);
     scan(reasoningSummary);
+    scan(toolCallIds);
     scan(requestsSize);
     if (spans.isEmpty())
         return text;

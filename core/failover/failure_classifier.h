@@ -85,6 +85,10 @@ public:
     // to generate reasoning summaries" (param reasoning.summary), or a model that takes none. The
     // answer is the same kind without it; the summary only shows the reasoning.
     static bool refusesReasoningSummary(const FailureInput &input);
+    // A 400 (422, or a 500 of a template) that refuses a tool call id for not being nine characters of
+    // [a-zA-Z0-9]: Mistral's validator and chat templates, behind a server not told by its host or
+    // model id (a loopback vLLM). The same request with every id so goes through.
+    static bool refusesToolCallIds(const FailureInput &input);
     // A 400 (or 422) that refuses the request's output cap and names the most the model takes:
     // that number. Anthropic's "max_tokens: 64000 > 8192, which is the maximum allowed", OpenAI's
     // "supports at most 16384 completion tokens", vLLM's "(100000 > 32768 - 50)" (the context left),

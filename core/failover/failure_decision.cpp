@@ -32,6 +32,10 @@ FailureDecision FailureDecision::decide(const TryFailure &failure, bool budgetTi
         // without it. The answer is the same kind; only the summary of its reasoning is missing.
         if (!mended.withoutReasoningSummary && FailureClassifier::refusesReasoningSummary(in))
             return mendWith(Mend::WithoutReasoningSummary, QStringLiteral("reasoning summary refused"));
+        // A server with Mistral's template refused a tool call id that is not nine characters of
+        // [a-zA-Z0-9] (a Claude history's toolu_…, OpenAI's call_…): every id by such an alias.
+        if (!mended.withNineCharToolIds && FailureClassifier::refusesToolCallIds(in))
+            return mendWith(Mend::WithNineCharToolIds, QStringLiteral("tool call ids refused"));
         // The output cap refused by a model that takes fewer (a fallback with a smaller cap than
         // the client's first choice), its maximum named, and less than the try asked for.
         if (const std::optional<int> most = FailureClassifier::outputMaximum(in);

@@ -27,6 +27,7 @@ struct MendState {
     bool withoutReplayedReasoning = false;
     bool withReasoningBack = false;
     bool withoutReasoningSummary = false;
+    bool withNineCharToolIds = false;
     std::optional<int> outputCap;     // the cap a mend already lowered the request to
     std::optional<int> outputCapSent; // the cap the try asked for (the client's, or the model's when lower)
 };
@@ -37,7 +38,14 @@ struct FailureDecision {
         Mend,     // the same candidate once more, the request changed (no mark, no counter)
         FailOver, // a failover failure: another key, a provider retry, or the next candidate
     };
-    enum class Mend { None, WithoutReplayedReasoning, WithReasoningBack, WithoutReasoningSummary, OutputCap };
+    enum class Mend {
+        None,
+        WithoutReplayedReasoning,
+        WithReasoningBack,
+        WithoutReasoningSummary,
+        WithNineCharToolIds,
+        OutputCap
+    };
 
     Action action = Action::Stop;
     Mend mend = Mend::None;

@@ -123,6 +123,52 @@ void uniqueToolCallIds(QJsonArray &messages) {
     }
 }
 
+// Every call's and result's id as nine characters of [a-zA-Z0-9], for a server that takes no other
+// (OpenAICompletionsAdapter::takesOnlyNineCharToolIds). Run on ids already unique (uniqueToolCallIds),
+// each id by one alias, so each result still names its call's.
+void nineCharToolCallIds(QJsonArray &messages) {
+    wire::NineCharToolIds ids;
+    for (qsizetype i = 0; i < messages.size(); ++i) {
+        QJsonObject turn = messages.at(i).toObject();
+        bool changed = false;
+        if (const QJsonValue id = turn.value(L("tool_call_id")); id.isString()) {
+            if (const QString alias = ids.alias(id.toString()); alias != id.toString()) {
+                turn.insert(L("tool_call_id"), alias);
+                changed = true;
+            }
+        }
+        if (QJsonArray calls = turn.value(L("tool_calls")).toArray(); !calls.isEmpty()) {
+            bool callsChanged = false;
+            for (qsizetype j = 0; j < calls.size(); ++j) {
+                QJsonObject call = calls.at(j).toObject();
+                const QJsonValue id = call.value(L("id"));
+                if (!id.isString())
+                    continue;
+                if (const QString alias = ids.alias(id.toString()); alias != id.toString()) {
+                    call.insert(L("id"), alias);
+                    calls.replace(j, call);
+                    callsChanged = true;
+                }
+            }
+            if (callsChanged) {
+                turn.insert(L("tool_calls"), calls);
+                changed = true;
+            }
+        }
+        if (changed)
+            messages.replace(i, turn);
+    }
+}
+
+// Whether a request's history names any tool call (a call, or a result).
+bool hasToolIds(const model::ChatRequest &request) {
+    return std::any_of(request.context.messages.begin(), request.context.messages.end(), [](const Message &m) {
+        return m.role == Role::ToolResult || std::any_of(m.content.begin(), m.content.end(), [](const ContentBlock &b) {
+                   return b.type == BlockType::ToolCall;
+               });
+    });
+}
+
 void addHeader(HttpRequest &http, const QByteArray &name, const QByteArray &value) {
     http.headers.append(qMakePair(name, value));
 }
@@ -398,6 +444,25 @@ QString OpenAICompletionsAdapter::boundedToolDescription(const QString &descript
     while (!out.isEmpty() && out.back().isSpace())
         out.chop(1);
     return out;
+}
+
+bool OpenAICompletionsAdapter::isMistral(const QString &baseUrl) {
+    const QStringView host = hostOf(baseUrl);
+    return host.compare(L("mistral.ai"), Qt::CaseInsensitive) == 0 ||
+           host.endsWith(L(".mistral.ai"), Qt::CaseInsensitive);
+}
+
+bool OpenAICompletionsAdapter::isMistralModel(const QString &modelId) {
+    const QStringView id = QStringView(modelId).mid(modelId.lastIndexOf(QLatin1Char('/')) + 1);
+    for (const char *family : {"mistral", "open-mistral", "open-mixtral", "mixtral", "codestral", "devstral",
+                               "magistral", "ministral", "pixtral", "voxtral"})
+        if (id.startsWith(QLatin1String(family), Qt::CaseInsensitive))
+            return true;
+    return false;
+}
+
+bool OpenAICompletionsAdapter::takesOnlyNineCharToolIds(const Target &target) {
+    return target.nineCharToolIds || isMistral(target.baseUrl) || isMistralModel(target.modelId);
 }
 
 bool OpenAICompletionsAdapter::isOpenAI(const QString &baseUrl) {
@@ -757,6 +822,22 @@ HttpRequest OpenAICompletionsAdapter::buildRequest(const model::ChatRequest &req
                         ids.push_back(id);
             return wire::sortedIdsRepeat(ids);
         }();
+        // Tool call ids that are not nine characters of [a-zA-Z0-9], to a server that takes no other
+        // (takesOnlyNineCharToolIds, told only when the history holds one): each call's and result's
+        // go by an alias (nineCharToolCallIds), so they still pair.
+        const bool aliasesIds = [&] {
+            const auto other = [](const rj::Value *id) {
+                return id && id->IsString() && !wire::isNineCharToolId(rj::bytes(id));
+            };
+            const bool holds = std::any_of(messages.begin(), messages.end(), [&](const rj::Value &m) {
+                if (other(rj::member(&m, "tool_call_id")))
+                    return true;
+                const auto calls = rj::elements(rj::member(&m, "tool_calls"));
+                return std::any_of(calls.begin(), calls.end(),
+                                   [&](const rj::Value &call) { return other(rj::member(&call, "id")); });
+            });
+            return holds && takesOnlyNineCharToolIds(target);
+        }();
         // OpenAI's models from the o-series and gpt-5 on refuse `max_tokens` ("Use
         // 'max_completion_tokens' instead"), which every OpenAI chat model takes: to api.openai.com, and
         // to such a model on any server (Azure's too), the client's cap goes by that name, so a failover
@@ -780,7 +861,8 @@ HttpRequest OpenAICompletionsAdapter::buildRequest(const model::ChatRequest &req
         const bool boundsDescriptions =
             holdsLongToolDescription(wire::clientBody(request)) && boundsToolDescriptions(target);
         std::optional<QByteArray> spliced;
-        if (!reworksTurns && !repeatsIds && refused.isEmpty() && !renamesMaxTokens && !boundsDescriptions) {
+        if (!reworksTurns && !repeatsIds && !aliasesIds && refused.isEmpty() && !renamesMaxTokens &&
+            !boundsDescriptions) {
             QVarLengthArray<wire::JsonMemberEdit, 5> edits{
                 {"model", model},
                 {"stream", "true"},
@@ -841,9 +923,12 @@ HttpRequest OpenAICompletionsAdapter::buildRequest(const model::ChatRequest &req
                 }
                 body.insert(L("messages"), kept);
             }
-            if (repeatsIds) {
+            if (repeatsIds || aliasesIds) {
                 QJsonArray turns = body.value(L("messages")).toArray();
-                uniqueToolCallIds(turns);
+                if (repeatsIds)
+                    uniqueToolCallIds(turns);
+                if (aliasesIds)
+                    nineCharToolCallIds(turns);
                 body.insert(L("messages"), turns);
             }
             if (boundsDescriptions)
@@ -867,6 +952,14 @@ HttpRequest OpenAICompletionsAdapter::buildRequest(const model::ChatRequest &req
         // The body is looked at first: telling the target (its host, its model id) costs more.
         if (!converted.context.tools.isEmpty() && boundsToolDescriptions(target))
             boundToolDescriptions(body);
+        // Mistral's validator takes only nine characters of [a-zA-Z0-9] for an id: a Claude history's
+        // toolu_… and OpenAI's call_… go by an alias (nineCharToolCallIds), a call's and its result's
+        // alike.
+        if (hasToolIds(converted) && takesOnlyNineCharToolIds(target)) {
+            QJsonArray turns = body.value(L("messages")).toArray();
+            nineCharToolCallIds(turns);
+            body.insert(L("messages"), turns);
+        }
         if (toGoogle && !target.replayReasoning) {
             // Google's Chat endpoint refused a signature: the history once more with none (signCalls).
             QJsonArray turns = body.value(L("messages")).toArray();

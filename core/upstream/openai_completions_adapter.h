@@ -86,6 +86,16 @@ public:
     // on a tool loop. Every other server gets an assistant turn without them.
     static bool takesReasoningDetailsBack(const Target &target);
     static constexpr const char *kOtherReasoningMembers[] = {"reasoning", "reasoning_text", "reasoning_details"};
+    // Whether this Chat server takes only tool call ids of nine characters of [a-zA-Z0-9] (Mistral's
+    // validator: "Tool call id was toolu_01AAA but must be a-z, A-Z, 0-9, with a length of 9", a 400
+    // no failover gets past): Mistral's API (*.mistral.ai), a Mistral model told by its id (mistral-…,
+    // codestral, devstral, magistral, ministral, pixtral, mixtral, open-mistral…, a provider's prefix
+    // allowed) behind any server, as vLLM and llama.cpp serve it with Mistral's template, and a server
+    // that refused another id (Target::nineCharToolIds). Its history's ids go by an alias
+    // (wire::NineCharToolIds); the ids of its own answer reach the client as it wrote them.
+    static bool takesOnlyNineCharToolIds(const Target &target);
+    static bool isMistral(const QString &baseUrl);
+    static bool isMistralModel(const QString &modelId);
     QStringList droppedFor(const model::ChatRequest &request, const Target &target) const override;
     // A failed tool result's text as it goes to an API with no is_error flag (Chat, Responses).
     static QString toolErrorText(const QString &text);

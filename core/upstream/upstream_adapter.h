@@ -37,6 +37,10 @@ struct Target {
     // converted body's `reasoning.summary`, and a client's own). False after the server refused one
     // (an organisation not verified): the answer comes without, as OpenAI would give it.
     bool reasoningSummary = true;
+    // True once this server refused a tool call id that is not nine characters of [a-zA-Z0-9] (a
+    // Mistral chat template behind vLLM or llama.cpp, not told by its host or model id): every call's
+    // and result's id goes by such an alias (OpenAICompletionsAdapter::takesOnlyNineCharToolIds).
+    bool nineCharToolIds = false;
     // False when the model's config says `"reasoning": false`: a request converted from another
     // API goes without reasoning settings (effort, thinking budget), which such a model refuses
     // with a 400. A same-API client's own body goes as it sent it. Unknown counts as true.

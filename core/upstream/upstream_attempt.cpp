@@ -687,6 +687,11 @@ void UpstreamAttempts::start(const failover::TryStart &s) {
         m_setup.traits->learnRefusesReasoningSummary(baseUrl);
     t.target.reasoningSummary =
         !s.withoutReasoningSummary && !(m_setup.traits && m_setup.traits->refusesReasoningSummary(baseUrl));
+    // One that refused a tool call id not of nine characters of [a-zA-Z0-9] gets every id so from then on.
+    if (s.withNineCharToolIds && m_setup.traits)
+        m_setup.traits->learnTakesOnlyNineCharToolIds(baseUrl);
+    t.target.nineCharToolIds =
+        s.withNineCharToolIds || (m_setup.traits && m_setup.traits->takesOnlyNineCharToolIds(baseUrl));
     // The model's configured maximum, or the lower one its upstream named when it refused more.
     t.target.maxOutputTokens = t.candidate.model.maxTokens;
     t.target.outputCapNamed = false;

@@ -37,6 +37,35 @@ QString boundedToolCallId(const QString &id, qsizetype maxLength) {
     return callId.left(maxLength - kToolIdHashChars - 1) + QLatin1Char('_') + QLatin1String(hash);
 }
 
+bool isNineCharToolId(QStringView id) {
+    return id.size() == kNineCharToolIdLength && std::all_of(id.begin(), id.end(), [](QChar c) {
+               return (c >= QLatin1Char('a') && c <= QLatin1Char('z')) ||
+                      (c >= QLatin1Char('A') && c <= QLatin1Char('Z')) ||
+                      (c >= QLatin1Char('0') && c <= QLatin1Char('9'));
+           });
+}
+
+bool isNineCharToolId(std::string_view id) {
+    return qsizetype(id.size()) == kNineCharToolIdLength && std::all_of(id.begin(), id.end(), [](char c) {
+               return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+           });
+}
+
+QString nineCharToolId(const QString &id, int attempt) {
+    static constexpr char kDigits[] = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+    QByteArray input = id.toUtf8();
+    if (attempt > 0)
+        input += '\0' + QByteArray::number(attempt); // another input than the id alone
+    const QByteArray hash = QCryptographicHash::hash(input, QCryptographicHash::Sha256);
+    quint64 v = 0;
+    for (int i = 0; i < 8; ++i) // 64 bits: 62^9 is about 2^53.6
+        v = (v << 8) | quint8(hash.at(i));
+    QString out(kNineCharToolIdLength, Qt::Uninitialized);
+    for (qsizetype i = 0; i < kNineCharToolIdLength; ++i, v /= 62)
+        out[i] = QLatin1Char(kDigits[v % 62]);
+    return out;
+}
+
 QString clientToolCallId(const QString &id, qsizetype maxLength) {
     return id.size() <= maxLength ? id : boundedToolCallId(id, maxLength);
 }

@@ -19,6 +19,10 @@ inline constexpr qsizetype kAnthropicMaxToolIdLength = 64;
 inline constexpr qsizetype kChatMaxToolIdLength = 40;
 inline constexpr qsizetype kResponsesMaxCallIdLength = 64;
 
+// Mistral's API (mistral_common's validator) and Mistral's chat templates take only ids of exactly
+// nine characters of [a-zA-Z0-9] (wire::NineCharToolIds).
+inline constexpr qsizetype kNineCharToolIdLength = 9;
+
 // pi keeps a Responses function call's id as "call_id|item_id", the item id being the call's
 // output item ("fc_…"): the call id is the part before the bar. Any other id, one with a bar
 // included ("call_1|a" from another server), is its own call id.
@@ -33,6 +37,13 @@ QString googleCallSignature(const rj::Value *call);
 // its result still pair and two long ids that share a prefix stay apart. Shorter ids pass
 // unchanged.
 QString boundedToolCallId(const QString &id, qsizetype maxLength);
+
+// True when `id` is nine characters of [a-zA-Z0-9].
+bool isNineCharToolId(QStringView id);
+bool isNineCharToolId(std::string_view id); // UTF-8
+// Nine characters of [a-zA-Z0-9] made from a hash of `id` (SHA-256, read as base 62): the same for
+// the same id, in every request. `attempt` > 0 gives another, for an id whose first is taken.
+QString nineCharToolId(const QString &id, int attempt = 0);
 
 // An id as Messages accepts it: every other character becomes "_", a longer id is bounded as
 // above, and an empty one gets a fixed name. A valid id passes unchanged. Applied wherever an

@@ -19,4 +19,15 @@ QString ToolIdPairing::result(const QString &id, const QString &valid) {
     return m_latest.value(id, valid);
 }
 
+QString NineCharToolIds::alias(const QString &id) {
+    if (const auto known = m_alias.constFind(id); known != m_alias.constEnd())
+        return *known;
+    QString out = id;
+    for (int attempt = 0; !isNineCharToolId(out) || m_taken.contains(out); ++attempt)
+        out = nineCharToolId(id, attempt);
+    m_taken.insert(out);
+    m_alias.insert(id, out);
+    return out;
+}
+
 } // namespace sw::wire

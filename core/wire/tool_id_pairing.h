@@ -41,6 +41,22 @@ private:
     QHash<QString, int> m_nextSuffix;         // m_taken only grows: each id's search goes on where it stopped
 };
 
+// Each tool call id of one request as a server that takes only nine characters of [a-zA-Z0-9]
+// names it (Mistral's API, and Mistral's chat templates behind vLLM or llama.cpp: "Tool call id was
+// toolu_01AAA but must be a-z, A-Z, 0-9, with a length of 9."). An id already of that form keeps
+// it; any other becomes wire::nineCharToolId of it, the same for the same id in a call and its
+// result, and in every later request of the conversation. Two ids are never given one: the later
+// takes the next hash (an alias another id of the request holds, or an id of that form the request
+// holds as it is), so the pairing the history already has (ToolIdPairing) is kept.
+class NineCharToolIds final {
+public:
+    QString alias(const QString &id);
+
+private:
+    QHash<QString, QString> m_alias; // each id as sent, the id it goes by
+    QSet<QString> m_taken;
+};
+
 // Whether any of `ids` repeats: the quick look before a request pays for ToolIdPairing. Sorts `ids`.
 template <typename Ids> bool sortedIdsRepeat(Ids &ids) {
     std::sort(ids.begin(), ids.end());

@@ -3,6 +3,7 @@
 #include "core/credentials/credential_pools.h"
 #include "core/telemetry/telemetry.h"
 #include "core/upstream/default_transport.h"
+#include "core/wire/tool_call_id.h"
 #include "fake_clock.h"
 #include "gateway_fixture.h"
 #include "hostile_upstream.h"
@@ -22,6 +23,9 @@
 #include <QTest>
 #include <QTimer>
 
+#include <algorithm>
+#include <optional>
+
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -38,6 +42,55 @@ Fault fault(Fault::Kind k, int status = 0, QByteArray retryAfter = {}, QByteArra
     f.retryAfter = std::move(retryAfter);
     f.body = std::move(body);
     return f;
+}
+
+// Mistral's validator (its API, and its chat templates behind vLLM or llama.cpp): a 400 for any tool
+// call id that is not nine characters of [a-zA-Z0-9], in its own words.
+QStringList toolIdsOf(const QByteArray &body) {
+    QStringList ids;
+    for (const QJsonValue &m : QJsonDocument::fromJson(body).object().value(QStringLiteral("messages")).toArray()) {
+        for (const QJsonValue &call : m[QStringLiteral("tool_calls")].toArray())
+            ids << call[QStringLiteral("id")].toString();
+        if (m[QStringLiteral("role")].toString() == QLatin1String("tool"))
+            ids << m[QStringLiteral("tool_call_id")].toString();
+    }
+    return ids;
+}
+bool nineAlphanumerics(const QStringList &ids) {
+    static const QRegularExpression form(QStringLiteral("^[a-zA-Z0-9]{9}$"));
+    return !ids.isEmpty() &&
+           std::all_of(ids.begin(), ids.end(), [](const QString &id) { return form.match(id).hasMatch(); });
+}
+std::optional<Fault> mistralValidator(const demo::RecordedRequest &r) {
+    static const QRegularExpression form(QStringLiteral("^[a-zA-Z0-9]{9}$"));
+    for (const QString &id : toolIdsOf(r.body))
+        if (!form.match(id).hasMatch())
+            return fault(Fault::Status, 400, {},
+                         "{\"object\":\"error\",\"message\":\"Tool call id was " + id.toUtf8() +
+                             " but must be a-z, A-Z, 0-9, with a length of 9.\",\"type\":\"invalid_function_call\","
+                             "\"param\":null,\"code\":\"3280\"}");
+    return std::nullopt;
+}
+// Claude Code's tool loop: a call Anthropic named, and its result.
+QJsonObject claudeToolLoop(const QString &model) {
+    const QJsonObject tool{
+        {"name", "read_file"}, {"description", "r"}, {"input_schema", QJsonObject{{"type", "object"}}}};
+    return {{"model", model},
+            {"max_tokens", 1000},
+            {"stream", false},
+            {"tools", QJsonArray{tool}},
+            {"messages",
+             QJsonArray{QJsonObject{{"role", "user"}, {"content", "open a.py"}},
+                        QJsonObject{{"role", "assistant"},
+                                    {"content", QJsonArray{QJsonObject{{"type", "text"}, {"text", "Reading."}},
+                                                           QJsonObject{{"type", "tool_use"},
+                                                                       {"id", "toolu_01AAA"},
+                                                                       {"name", "read_file"},
+                                                                       {"input", QJsonObject{{"path", "a.py"}}}}}}},
+                        QJsonObject{{"role", "user"},
+                                    {"content", QJsonArray{QJsonObject{{"type", "tool_result"},
+                                                                       {"tool_use_id", "toolu_01AAA"},
+                                                                       {"content", "print(1)"}}}}}}}};
 }
 
 qint64 failuresOf(Engine &e, const QString &provider, const QString &kind) {
@@ -1268,6 +1321,97 @@ private Q_SLOTS:
         const QJsonObject third = reasoningOf(gw.responsesD.requests().last().body);
         QCOMPARE(third.value("effort").toString(), QStringLiteral("low"));
         QVERIFY2(!third.contains("summary"), gw.responsesD.requests().last().body.constData());
+    }
+
+    void aClaudeToolLoopFailsOverToAMistralModelWithIdsItTakes() {
+        // Claude Code's tool loop (ids toolu_…) fails over to a Mistral model on a Chat server, whose
+        // validator refuses any id that is not nine characters of [a-zA-Z0-9] (probe Q4 6): the 400
+        // ended the chain. The history goes with each id by its alias, a call's and its result's
+        // alike; the ids of Mistral's own answer reach the client as Mistral wrote them.
+        GatewayFixture gw;
+        config::ModelConfig mistral = gw.config.models.value(QStringLiteral("pb/gpt-b"));
+        mistral.id = QStringLiteral("mistral-large-latest");
+        gw.config.models.insert(mistral.key(), mistral);
+        gw.config.routes[QStringLiteral("chain")].candidates = {QStringLiteral("pa/claude-a"), mistral.key()};
+        gw.anthropicA.setFault(fault(Fault::Status, 503));
+        gw.openaiB.setJudge(mistralValidator);
+        gw.openaiB.setRawReply(
+            "data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"model\":\"mistral-large-latest\","
+            "\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"tool_calls\":[{\"index\":0,"
+            "\"id\":\"Zx9Qw2Lp7\",\"type\":\"function\",\"function\":{\"name\":\"read_file\","
+            "\"arguments\":\"{\\\"path\\\":\\\"b.py\\\"}\"}}]}}]}\n\n"
+            "data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{},"
+            "\"finish_reason\":\"tool_calls\"}],\"usage\":{\"prompt_tokens\":10,\"completion_tokens\":5,"
+            "\"total_tokens\":15}}\n\n"
+            "data: [DONE]\n\n");
+        gw.start();
+        const auto r = gw.post(QStringLiteral("/v1/messages"), claudeToolLoop(QStringLiteral("chain")));
+        QVERIFY2(r.status == 200, r.body.constData());
+        const auto sent = gw.openaiB.requests();
+        QCOMPARE(sent.size(), 1); // at once: Mistral is told by its model's name
+        const QStringList ids = toolIdsOf(sent[0].body);
+        QCOMPARE(ids.size(), 2);
+        QVERIFY2(nineAlphanumerics(ids), qPrintable(ids.join(',')));
+        QCOMPARE(ids[0], ids[1]); // the result still names its call
+        QCOMPARE(ids[0], wire::nineCharToolId(QStringLiteral("toolu_01AAA")));
+        const QJsonArray content = r.json().value("content").toArray();
+        QCOMPARE(content.size(), 1);
+        QCOMPARE(content[0].toObject().value("type").toString(), QStringLiteral("tool_use"));
+        QCOMPARE(content[0].toObject().value("id").toString(), QStringLiteral("Zx9Qw2Lp7"));
+    }
+
+    void aServerThatRefusedAToolCallIdGetsNineAlphanumericsFromThen() {
+        // A loopback vLLM serving a Mistral model under a name of the operator's own: nothing tells it
+        // is Mistral until it refuses an id. The same candidate gets the request once more with each id
+        // by its nine-character alias, and every later request to that base URL goes so at once.
+        GatewayFixture gw;
+        gw.openaiB.setJudge(mistralValidator);
+        gw.start();
+        const auto r = gw.post(QStringLiteral("/v1/messages"), claudeToolLoop(QStringLiteral("pb/gpt-b")));
+        QVERIFY2(r.status == 200, r.body.constData());
+        QVERIFY2(!r.body.contains("length of 9"), r.body.constData());
+        auto sent = gw.openaiB.requests();
+        QCOMPARE(sent.size(), 2);
+        QCOMPARE(toolIdsOf(sent[0].body), (QStringList{"toolu_01AAA", "toolu_01AAA"}));
+        QVERIFY2(nineAlphanumerics(toolIdsOf(sent[1].body)), sent[1].body.constData());
+        QVERIFY(gw.engine().marks().isEmpty());
+        // A Chat client's own history (OpenAI's ids) to the same server: nine characters at once.
+        const QJsonObject call{
+            {"id", "call_1"}, {"type", "function"}, {"function", QJsonObject{{"name", "read"}, {"arguments", "{}"}}}};
+        const QJsonObject chat{
+            {"model", "pb/gpt-b"},
+            {"stream", true},
+            {"messages",
+             QJsonArray{QJsonObject{{"role", "user"}, {"content", "read it"}},
+                        QJsonObject{{"role", "assistant"}, {"content", QJsonValue()}, {"tool_calls", QJsonArray{call}}},
+                        QJsonObject{{"role", "tool"}, {"tool_call_id", "call_1"}, {"content", "int x;"}}}}};
+        const auto next = gw.post(QStringLiteral("/v1/chat/completions"), chat);
+        QVERIFY2(next.status == 200, next.body.constData());
+        sent = gw.openaiB.requests();
+        QCOMPARE(sent.size(), 3);
+        const QStringList ids = toolIdsOf(sent[2].body);
+        QCOMPARE(ids, (QStringList{wire::nineCharToolId(QStringLiteral("call_1")),
+                                   wire::nineCharToolId(QStringLiteral("call_1"))}));
+
+        // The words in the client's own prompt, quoted back by another 400: no mend, nothing learned.
+        GatewayFixture echo;
+        const QByteArray prompt = "why does it say Tool call id was x1 but must be a-z, A-Z, 0-9, with a length of 9?";
+        echo.openaiB.setJudge([prompt](const demo::RecordedRequest &req) -> std::optional<Fault> {
+            if (nineAlphanumerics(toolIdsOf(req.body)))
+                return std::nullopt; // a mend would have been answered
+            return fault(Fault::Status, 400, {},
+                         "{\"error\":{\"message\":\"Invalid content: '" + prompt +
+                             "' is not allowed\",\"type\":\"invalid_request_error\"}}");
+        });
+        echo.start();
+        QJsonObject asked = chat;
+        QJsonArray turns = asked.value("messages").toArray();
+        turns.append(QJsonObject{{"role", "user"}, {"content", QString::fromUtf8(prompt)}});
+        asked.insert("messages", turns);
+        asked.insert("stream", false);
+        const auto refused = echo.post(QStringLiteral("/v1/chat/completions"), asked);
+        QCOMPARE(refused.status, 400);
+        QCOMPARE(echo.openaiB.requests().size(), 1);
     }
 
     void directSelectorHasNoFollower() {

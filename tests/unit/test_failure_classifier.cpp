@@ -224,6 +224,56 @@ private Q_SLOTS:
         QVERIFY(!FailureClassifier::asksForReasoningBack(in));
     }
 
+    void aToolCallIdRefusalIsRecognisedUnlessTheRequestQuotedIt() {
+        // Mistral's validator (its API, vLLM's mistral tokenizer mode) and Mistral's chat templates
+        // (vLLM, llama.cpp, LM Studio) refuse an id that is not nine characters of [a-zA-Z0-9]: the
+        // loop sends the same candidate the ids so, and the base URL is taught it for every tenant.
+        const auto refuses = [](std::optional<int> status, const QString &text) {
+            FailureInput in;
+            in.status = status;
+            in.message = text;
+            return FailureClassifier::refusesToolCallIds(in);
+        };
+        const QString mistral =
+            QStringLiteral("invalid_function_call: Tool call id was toolu_01AAA but must be a-z, A-Z, 0-9, "
+                           "with a length of 9.");
+        QVERIFY(refuses(400, mistral));
+        QVERIFY(refuses(422, mistral));
+        QVERIFY(refuses(400, QStringLiteral("Tool call id was call_61626542 but must be a-z, A-Z, 0-9, with a "
+                                            "length of 9")));
+        QVERIFY(refuses(400, QStringLiteral("Error in applying chat template from request: Tool call IDs should be "
+                                            "alphanumeric strings with length 9!")));
+        QVERIFY(refuses(500, QStringLiteral("Jinja Exception: Tool call IDs should be alphanumeric strings with "
+                                            "length 9!")));
+        QVERIFY(!refuses(401, mistral));
+        QVERIFY(!refuses(std::nullopt, mistral));
+        QVERIFY(!refuses(400, QStringLiteral("Invalid 'messages[2].tool_call_id': string too long. Expected a "
+                                             "string with maximum length 40")));
+        FailureInput plain;
+        plain.status = 400;
+        plain.message = mistral;
+        QVERIFY(!FailureClassifier::classify(plain)); // else a stop, as any 400
+
+        // The provider's own sentence quotes the refused id, a request string: still its own words.
+        QStringList request{QStringLiteral("toolu_01AAA"), QStringLiteral("read_file")};
+        const auto strings = [&request]() -> const QStringList & { return request; };
+        QCOMPARE(FailureClassifier::withoutEchoes(mistral, strings), mistral);
+        // A prompt that holds the sentence, quoted back in another 400, is the client's words: it
+        // teaches the base URL nothing.
+        const QString prompt =
+            QStringLiteral("why does it say Tool call id was x1 but must be a-z, A-Z, 0-9, with a length of 9?");
+        request = {prompt};
+        FailureInput echoed;
+        echoed.status = 400;
+        echoed.classificationMessage = FailureClassifier::withoutEchoes(
+            QStringLiteral("Invalid content: '") + prompt + QStringLiteral("' is too long"), strings);
+        QVERIFY2(!FailureClassifier::refusesToolCallIds(echoed), qPrintable(echoed.classificationMessage));
+        request = {QStringLiteral("why does it say Tool call IDs should be alphanumeric strings with length 9!")};
+        echoed.classificationMessage = FailureClassifier::withoutEchoes(
+            QStringLiteral("Unknown name \"") + request.first() + QStringLiteral("\""), strings);
+        QVERIFY2(!FailureClassifier::refusesToolCallIds(echoed), qPrintable(echoed.classificationMessage));
+    }
+
     void anOutputCapRefusalNamesTheModelsMaximum() {
         // What providers say when the request's max_tokens is more than the model writes: the number
         // that is the most it takes, read from each form (a fallback model with a smaller cap than

@@ -79,6 +79,20 @@ private Q_SLOTS:
                 Mend::None);
     }
 
+    void refusedToolCallIdsGoAsNineAlphanumericsOnce() {
+        const TryFailure f = answered(
+            400, QStringLiteral("Tool call id was toolu_01AAA but must be a-z, A-Z, 0-9, with a length of 9."));
+        auto d = FailureDecision::decide(f, false, {});
+        QCOMPARE(d.action, Action::Mend);
+        QCOMPARE(d.mend, Mend::WithNineCharToolIds);
+        QCOMPARE(d.mendWhy, QStringLiteral("tool call ids refused"));
+        MendState once;
+        once.withNineCharToolIds = true;
+        QCOMPARE(FailureDecision::decide(f, false, once).action, Action::Stop);
+        // The gateway's own cut is no refusal, whatever the words.
+        QVERIFY(FailureDecision::decide(f, true, {}).mend == Mend::None);
+    }
+
     void anOutputCapIsLoweredOnlyBelowWhatWasAskedFor() {
         const TryFailure f = answered(400, kOutputCap);
         auto d = FailureDecision::decide(f, false, sent(64000));

@@ -14,10 +14,12 @@
 #include "core/wire/json_writer.h"
 #include "core/wire/rapid_json.h"
 #include "core/wire/tool_call_id.h"
+#include "core/wire/tool_id_pairing.h"
 #include "wire_fixtures.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <QRegularExpression>
 #include <QtTest>
 
 using namespace sw::model;
@@ -97,6 +99,9 @@ private slots:
     void repeatedCallIdsGoUniqueEachResultWithItsCall();
     void repeatedCallIdsOfOneAnswerReachTheClientUnique();
     void aConvertedToolTurnCarriesOnlyItsOwnReasoningBack();
+    void aNineCharToolIdIsMadeFromTheIdAlone();
+    void aMistralTargetGetsEveryToolIdAsNineAlphanumerics();
+    void aSameApiHistoryGoesToMistralWithNineCharIds();
     void crossFormatFromClaudeCode();
     void imagesOfParallelToolResultsFollowTheRun();
     void documentsOfToolResults();
@@ -687,6 +692,143 @@ void TestOpenAICompletionsAdapter::aConvertedToolTurnCarriesOnlyItsOwnReasoningB
     QCOMPARE(messages[3].toObject().value("reasoning_content").toString(), QString());
     QVERIFY2(!deepseek.contains("Anthropic reasoning."), deepseek.constData());
     QVERIFY(!deepseek.contains("c2lnbmVk"));
+}
+
+namespace {
+bool nineAlphanumerics(const QString &id) {
+    static const QRegularExpression form(QStringLiteral("^[a-zA-Z0-9]{9}$"));
+    return form.match(id).hasMatch();
+}
+// Every call id and result id of a Chat body, in order.
+QStringList toolIdsOf(const QJsonArray &messages) {
+    QStringList out;
+    for (const QJsonValue &m : messages) {
+        for (const QJsonValue &call : m["tool_calls"].toArray())
+            out << call["id"].toString();
+        if (m["role"].toString() == QLatin1String("tool"))
+            out << m["tool_call_id"].toString();
+    }
+    return out;
+}
+} // namespace
+
+void TestOpenAICompletionsAdapter::aNineCharToolIdIsMadeFromTheIdAlone() {
+    // Mistral takes only nine characters of [a-zA-Z0-9]: an alias of the id, the same in every request
+    // of the conversation (a call and its result, and each later turn, name it alike).
+    const QString alias = wire::nineCharToolId(QStringLiteral("toolu_01AAA"));
+    QVERIFY2(nineAlphanumerics(alias), qPrintable(alias));
+    QCOMPARE(wire::nineCharToolId(QStringLiteral("toolu_01AAA")), alias);
+    QVERIFY(wire::nineCharToolId(QStringLiteral("toolu_01AAB")) != alias);
+    QVERIFY(wire::nineCharToolId(QStringLiteral("toolu_01AAA"), 1) != alias);
+    QVERIFY(nineAlphanumerics(wire::nineCharToolId(QString())));
+    QVERIFY(wire::isNineCharToolId(QStringView(u"Zx9Qw2Lp7")));
+    QVERIFY(wire::isNineCharToolId(std::string_view("Zx9Qw2Lp7")));
+    QVERIFY(!wire::isNineCharToolId(std::string_view("Zx9Qw2Lp")));
+    QVERIFY(!wire::isNineCharToolId(QStringView(u"Zx9Qw_Lp7")));
+
+    // Within one request: an id already of the form keeps it, every id keeps its alias, and no two
+    // ids share one, whichever comes first.
+    wire::NineCharToolIds ids;
+    QCOMPARE(ids.alias(QStringLiteral("Zx9Qw2Lp7")), QStringLiteral("Zx9Qw2Lp7")); // Mistral's own
+    QCOMPARE(ids.alias(QStringLiteral("toolu_01AAA")), alias);
+    QCOMPARE(ids.alias(QStringLiteral("toolu_01AAA")), alias);
+    const QString taken = ids.alias(alias); // an id that is the alias already given another
+    QVERIFY(taken != alias);
+    QVERIFY(nineAlphanumerics(taken));
+    QCOMPARE(ids.alias(alias), taken);
+    wire::NineCharToolIds other;
+    QCOMPARE(other.alias(alias), alias); // the id of that form first: the other id takes the next hash
+    const QString next = other.alias(QStringLiteral("toolu_01AAA"));
+    QVERIFY(next != alias);
+    QCOMPARE(next, wire::nineCharToolId(QStringLiteral("toolu_01AAA"), 1));
+}
+
+void TestOpenAICompletionsAdapter::aMistralTargetGetsEveryToolIdAsNineAlphanumerics() {
+    // A Claude Code tool loop fails over to a Mistral model on a Chat server: Mistral refused the
+    // history ("Tool call id was toolu_01AAA but must be a-z, A-Z, 0-9, with a length of 9."), a 400
+    // that ended the chain. Each call's and result's id goes by its nine-character alias; the two
+    // calls Kimi named alike ("grep:3") stay apart, each result with its own call.
+    const QByteArray body =
+        "{\"model\":\"m\",\"max_tokens\":100,\"messages\":[{\"role\":\"user\",\"content\":\"go\"},"
+        "{\"role\":\"assistant\",\"content\":[{\"type\":\"tool_use\",\"id\":\"toolu_01AAA\",\"name\":\"read_file\","
+        "\"input\":{}}]},"
+        "{\"role\":\"user\",\"content\":[{\"type\":\"tool_result\",\"tool_use_id\":\"toolu_01AAA\",\"content\":"
+        "\"FIRST\"}]},"
+        "{\"role\":\"assistant\",\"content\":[{\"type\":\"tool_use\",\"id\":\"grep:3\",\"name\":\"get_weather\","
+        "\"input\":{}},{\"type\":\"tool_use\",\"id\":\"grep:3\",\"name\":\"read_file\",\"input\":{}}]},"
+        "{\"role\":\"user\",\"content\":[{\"type\":\"tool_result\",\"tool_use_id\":\"grep:3\",\"content\":"
+        "\"WEATHER\"},{\"type\":\"tool_result\",\"tool_use_id\":\"grep:3\",\"content\":\"FILE\"}]}]}";
+    const auto req = AnthropicMessagesCodec().decode(body, nullptr);
+    QVERIFY(req);
+    const model::ChatRequest spoken = spokenIn(*req, wire::Api::AnthropicMessages);
+    const auto sentTo = [&spoken](const Target &t) {
+        return json(OpenAICompletionsAdapter().buildRequest(spoken, t, {}).body).value("messages").toArray();
+    };
+    Target byModel = target(QStringLiteral("https://llm.example.internal/v1"));
+    byModel.modelId = QStringLiteral("mistral-large-latest");
+    const QJsonArray messages = sentTo(byModel);
+    const QStringList ids = toolIdsOf(messages);
+    QCOMPARE(ids.size(), 6);
+    for (const QString &id : ids)
+        QVERIFY2(nineAlphanumerics(id), qPrintable(id));
+    const QString first = wire::nineCharToolId(QStringLiteral("toolu_01AAA"));
+    QCOMPARE(pairsOf(messages),
+             (QStringList{first + QStringLiteral(" read_file=FIRST"),
+                          wire::nineCharToolId(QStringLiteral("grep:3")) + QStringLiteral(" get_weather=WEATHER"),
+                          wire::nineCharToolId(QStringLiteral("grep:3_2")) + QStringLiteral(" read_file=FILE")}));
+    QCOMPARE(toolIdsOf(sentTo(byModel)), ids); // the next request of the conversation names them alike
+
+    // Mistral's API by its host, whatever the model's name; a Mistral model by its family's name
+    // behind any server (a provider's prefix too); a server that refused another id once.
+    Target byHost = target(QStringLiteral("https://api.mistral.ai/v1"));
+    byHost.modelId = QStringLiteral("ft:open-mistral-7b:abc:20240531");
+    QCOMPARE(toolIdsOf(sentTo(byHost)), ids);
+    for (const char *model : {"mistralai/Devstral-Small-2505", "codestral-latest", "magistral-medium-2506",
+                              "ministral-8b-latest", "pixtral-large-latest", "open-mixtral-8x22b", "Mistral-Small-3.2"})
+        QVERIFY2(OpenAICompletionsAdapter::isMistralModel(QLatin1String(model)), model);
+    for (const char *model : {"gpt-4o", "deepseek-chat", "llama-3.3-70b", "qwen3-coder"})
+        QVERIFY2(!OpenAICompletionsAdapter::isMistralModel(QLatin1String(model)), model);
+    Target learned = target(QStringLiteral("http://127.0.0.1:8000/v1"));
+    learned.modelId = QStringLiteral("local");
+    QCOMPARE(toolIdsOf(sentTo(learned)).first(), QStringLiteral("toolu_01AAA"));
+    learned.nineCharToolIds = true;
+    QCOMPARE(toolIdsOf(sentTo(learned)), ids);
+
+    // Any other server keeps the ids as they came (made unique).
+    QCOMPARE(toolIdsOf(sentTo(target())),
+             (QStringList{"toolu_01AAA", "toolu_01AAA", "grep:3", "grep:3_2", "grep:3", "grep:3_2"}));
+}
+
+void TestOpenAICompletionsAdapter::aSameApiHistoryGoesToMistralWithNineCharIds() {
+    // A Chat client's history (OpenAI's call_… ids) fails over to Mistral: the same-API body goes as
+    // the client wrote it but for each call's and result's id. Mistral's own ids, already of the form,
+    // keep theirs, and a body that holds no other is spliced as it came.
+    const QByteArray body =
+        "{\"model\":\"m\",\"x_custom\":1,\"messages\":[{\"role\":\"user\",\"content\":\"go\"},"
+        "{\"role\":\"assistant\",\"content\":null,\"tool_calls\":["
+        "{\"id\":\"call_abc\",\"type\":\"function\",\"function\":{\"name\":\"f\",\"arguments\":\"{}\"}},"
+        "{\"id\":\"Zx9Qw2Lp7\",\"type\":\"function\",\"function\":{\"name\":\"g\",\"arguments\":\"{}\"}}]},"
+        "{\"role\":\"tool\",\"tool_call_id\":\"call_abc\",\"content\":\"F\"},"
+        "{\"role\":\"tool\",\"tool_call_id\":\"Zx9Qw2Lp7\",\"content\":\"G\"}]}";
+    const auto req = sw::formats::OpenAIChatCodec().decode(body, nullptr);
+    QVERIFY(req);
+    const Target mistral = target(QStringLiteral("https://api.mistral.ai/v1"));
+    const QByteArray sent = OpenAICompletionsAdapter().buildRequest(*req, mistral, {}).body;
+    const QJsonArray messages = json(sent).value("messages").toArray();
+    const QString alias = wire::nineCharToolId(QStringLiteral("call_abc"));
+    QCOMPARE(pairsOf(messages), (QStringList{alias + QStringLiteral(" f=F"), QStringLiteral("Zx9Qw2Lp7 g=G")}));
+    QCOMPARE(json(sent).value("x_custom").toInt(), 1);
+    QCOMPARE(json(sent).value("model").toString(), mistral.modelId);
+    // To any other server, the client's bytes.
+    QVERIFY(OpenAICompletionsAdapter().buildRequest(*req, target(), {}).body.contains("\"id\":\"call_abc\""));
+    // Ids of the form already: the client's bytes to Mistral too.
+    QByteArray valid = body;
+    valid.replace("call_abc", "AbCdEf123");
+    const auto own = sw::formats::OpenAIChatCodec().decode(valid, nullptr);
+    QVERIFY(own);
+    QVERIFY(OpenAICompletionsAdapter()
+                .buildRequest(*own, mistral, {})
+                .body.contains("{\"role\":\"tool\",\"tool_call_id\":\"AbCdEf123\",\"content\":\"F\"}"));
 }
 
 void TestOpenAICompletionsAdapter::passthroughSplicesTheClientBytes() {
