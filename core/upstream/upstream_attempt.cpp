@@ -677,21 +677,24 @@ void UpstreamAttempts::start(const failover::TryStart &s) {
     t.startHeard = false;
     t.streamBytes = 0;
     t.target.replayReasoning = !s.withoutReplayedReasoning;
-    // A server that asked for the reasoning of tool-call turns back once gets it from then on.
+    // A model that asked for the reasoning of tool-call turns back once gets it from then on (its own
+    // rule, kept per base URL and model: ServerTraits).
     const QString &baseUrl = t.candidate.provider.baseUrl;
     if (s.withReasoningBack && m_setup.traits)
-        m_setup.traits->learnAsksForReasoningBack(baseUrl);
-    t.target.reasoningBack = s.withReasoningBack || (m_setup.traits && m_setup.traits->asksForReasoningBack(baseUrl));
+        m_setup.traits->learnAsksForReasoningBack(baseUrl, t.candidate.model.id);
+    t.target.reasoningBack =
+        s.withReasoningBack || (m_setup.traits && m_setup.traits->asksForReasoningBack(baseUrl, t.candidate.model.id));
     // One that refused a reasoning summary is asked for none from then on.
     if (s.withoutReasoningSummary && m_setup.traits)
         m_setup.traits->learnRefusesReasoningSummary(baseUrl);
     t.target.reasoningSummary =
         !s.withoutReasoningSummary && !(m_setup.traits && m_setup.traits->refusesReasoningSummary(baseUrl));
-    // One that refused a tool call id not of nine characters of [a-zA-Z0-9] gets every id so from then on.
+    // A model that refused a tool call id not of nine characters of [a-zA-Z0-9] gets every id so from then on.
     if (s.withNineCharToolIds && m_setup.traits)
-        m_setup.traits->learnTakesOnlyNineCharToolIds(baseUrl);
+        m_setup.traits->learnTakesOnlyNineCharToolIds(baseUrl, t.candidate.model.id);
     t.target.nineCharToolIds =
-        s.withNineCharToolIds || (m_setup.traits && m_setup.traits->takesOnlyNineCharToolIds(baseUrl));
+        s.withNineCharToolIds ||
+        (m_setup.traits && m_setup.traits->takesOnlyNineCharToolIds(baseUrl, t.candidate.model.id));
     // The model's configured maximum, or the lower one its upstream named when it refused more.
     t.target.maxOutputTokens = t.candidate.model.maxTokens;
     t.target.outputCapNamed = false;

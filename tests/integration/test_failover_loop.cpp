@@ -1283,6 +1283,15 @@ private Q_SLOTS:
         QCOMPARE(gw.openaiB.requests().size(), 3);
         QVERIFY2(gw.openaiB.requests().last().body.contains("\"reasoning_content\":\"Read a.cpp first.\""),
                  gw.openaiB.requests().last().body.constData());
+        // It is that model's rule, not the server's: another model behind the same base URL (a router)
+        // gets none, where a strict one refused the field until the process ended (probe S2 F3).
+        QJsonObject other = body;
+        other.insert("model", "pb/strict-model");
+        const auto strict = gw.post(QStringLiteral("/v1/chat/completions"), other);
+        QVERIFY2(strict.status == 200, strict.body.constData());
+        QCOMPARE(gw.openaiB.requests().size(), 4);
+        QVERIFY2(!gw.openaiB.requests().last().body.contains("reasoning_content"),
+                 gw.openaiB.requests().last().body.constData());
     }
 
     void aRefusedReasoningSummaryIsLeftOutAndNotAskedForAgain() {
@@ -1363,7 +1372,8 @@ private Q_SLOTS:
     void aServerThatRefusedAToolCallIdGetsNineAlphanumericsFromThen() {
         // A loopback vLLM serving a Mistral model under a name of the operator's own: nothing tells it
         // is Mistral until it refuses an id. The same candidate gets the request once more with each id
-        // by its nine-character alias, and every later request to that base URL goes so at once.
+        // by its nine-character alias, and every later request for that model at that base URL goes so
+        // at once.
         GatewayFixture gw;
         gw.openaiB.setJudge(mistralValidator);
         gw.start();
