@@ -298,8 +298,16 @@ bool FailureClassifier::refusesTheKey(const FailureInput &in) {
     // A page (a WAF's block, a CDN's region block) is no word on the key: it answers this request,
     // perhaps for its content, and setting the shared key aside would let one tenant's prompt steer
     // every tenant off the provider for a minute (probe Q2 F3). Its words on the key still count above.
+    // Nor is a refusal of the request's content (refusesTheContent): one tenant's prompt would set the
+    // shared key aside for every tenant, for an hour where the text names the key's id (probe S2 F1).
     return credentials::rejectsTheKey(in.status, text) || credentials::refusesTheAccount(in.status, text) ||
-           (in.status == 403 && !isConcurrencyCap(text) && !isPage(text));
+           (in.status == 403 && !isConcurrencyCap(text) && !isPage(text) &&
+            !credentials::refusesTheContent(in.status, text));
+}
+
+bool FailureClassifier::refusesTheContent(const FailureInput &in) {
+    const QString text = in.classificationMessage.isEmpty() ? in.message : in.classificationMessage;
+    return !isPage(text) && credentials::refusesTheContent(in.status, text);
 }
 
 bool FailureClassifier::isPage(const QString &text) {
@@ -386,6 +394,10 @@ std::optional<UpstreamFailure> FailureClassifier::classify(const FailureInput &i
             return std::nullopt; // a redirect (or any other non-error) is not an outage: stop
         if (refusesTheKey(in))
             return make(FailureKind::CredentialExhausted);
+        // A refusal of what this request carries (a content check, a file it names): the requester's
+        // answer, as a 400 content_filter is. No failover, no mark, the key stays in service.
+        if (s == 403 && refusesTheContent(in))
+            return std::nullopt;
         if (s == 403 && in.modelOutOfReach && !isConcurrencyCap(text))
             return make(FailureKind::NotServed);
         // A 403 page (refusesTheKey): this request's refusal, a mark for this tenant alone.

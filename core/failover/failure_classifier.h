@@ -98,6 +98,11 @@ public:
     // The answer refuses the key itself (401, a 403 that is not a concurrency cap), as opposed to
     // a usage limit or spend cap on it, which a credit top-up or time ends.
     static bool refusesTheKey(const FailureInput &input);
+    // A 403 (or Google's 400) that refuses what this request carries, not the key
+    // (credentials::refusesTheContent: a content check's "Content violates usage guidelines", "Your input
+    // was flagged", Gemini's "permission to access the File X"): the requester's refusal, as a 400
+    // content_filter is. Not a page.
+    static bool refusesTheContent(const FailureInput &input);
     // A page (HTML) rather than an API's error: a WAF's or CDN's words, no verdict on the key.
     static bool isPage(const QString &text);
     // A 403 whose text names `modelId` as a word of its own (OpenAI's "Project `proj_…` does not have

@@ -527,6 +527,80 @@ private Q_SLOTS:
         QCOMPARE(FailureClassifier::retryHintFromText(QStringLiteral("nothing here")), std::nullopt);
     }
 
+    // A provider's 403 (or Google's 400) that refuses what this request carries, with its key in good
+    // standing, set the shared key aside for every tenant: xAI's safety check for an hour as "auth" (its
+    // text names the "API key ID"), OpenRouter's moderation and Gemini's file refusals for a minute
+    // (probe S2 F1). It is this request's refusal: the client's, as a 400 content_filter is.
+    void aContentRefusalIsTheRequestsNotTheKeys_data() {
+        QTest::addColumn<QString>("api");
+        QTest::addColumn<int>("status");
+        QTest::addColumn<QByteArray>("body");
+        const QString openai = QStringLiteral("openai-completions");
+        const QString google = QStringLiteral("google-generative-ai");
+        QTest::newRow("xai safety check")
+            << openai << 403
+            << QByteArray("{\"code\":\"The caller does not have permission to execute the specified operation\","
+                          "\"error\":\"Content violates usage guidelines. Team: 0000-test, API key ID: 1111-test, "
+                          "Model: grok-4-0709, Failed check: SAFETY_CHECK_TYPE_BIO\"}");
+        QTest::newRow("openrouter moderation")
+            << openai << 403
+            << QByteArray("{\"error\":{\"code\":403,\"message\":\"openai/gpt-4o requires moderation on OpenRouter. "
+                          "Your input was flagged for \\\"violence/graphic\\\". No credits were charged.\","
+                          "\"metadata\":{\"reasons\":[\"violence/graphic\"]}}}");
+        QTest::newRow("gemini file of another project")
+            << google << 403
+            << QByteArray("{\"error\":{\"code\":403,\"message\":\"You do not have permission to access the File "
+                          "8k2lq0x1 or it may not exist.\",\"status\":\"PERMISSION_DENIED\"}}");
+        QTest::newRow("gemini file still processing")
+            << google << 400
+            << QByteArray("{\"error\":{\"code\":400,\"message\":\"The File 4d21d8wxg1pe is not in an ACTIVE state "
+                          "and usage is not allowed.\",\"status\":\"FAILED_PRECONDITION\"}}");
+    }
+    void aContentRefusalIsTheRequestsNotTheKeys() {
+        QFETCH(QString, api);
+        QFETCH(int, status);
+        QFETCH(QByteArray, body);
+        const auto info = sw::upstream::adapterFor(api)->parseError(status, body);
+        FailureInput in;
+        in.status = status;
+        in.message = info.message;
+        in.classificationMessage =
+            info.errorType.isEmpty() ? QString() : info.errorType + QStringLiteral(": ") + info.message;
+        QVERIFY2(!FailureClassifier::refusesTheKey(in), qPrintable(in.message));
+        QVERIFY2(!FailureClassifier::classify(in), qPrintable(in.message)); // stop: the client reads it
+        QVERIFY(FailureClassifier::refusesTheContent(in));
+    }
+    // The key's and the account's own refusals are unchanged, whatever else their words say.
+    void theKeysOwnRefusalsStillRefuseIt() {
+        const auto kind = [](int status, const char *text) {
+            FailureInput in;
+            in.status = status;
+            in.message = QString::fromUtf8(text);
+            QVERIFY2(FailureClassifier::refusesTheKey(in), text);
+            QVERIFY2(!FailureClassifier::refusesTheContent(in), text);
+            const auto f = FailureClassifier::classify(in);
+            QVERIFY2(f && f->kind == FailureKind::CredentialExhausted, text);
+        };
+        kind(401, "Incorrect API key provided. Content violates nothing.");
+        kind(403, "invalid api key");
+        kind(403, "permission_error: Your API key does not have permission to use the specified resource.");
+        kind(403, "PERMISSION_DENIED: Permission denied: Consumer 'api_key:AIza' has been suspended.");
+        kind(403, "PERMISSION_DENIED: Generative Language API has not been used in project 123 before or it is "
+                  "disabled.");
+        kind(403, "unsupported_country_region_territory: Country, region, or territory not supported");
+        kind(403, "Your organization has been disabled for violating our usage policies.");
+        kind(403, "This account was suspended: content violates usage guidelines.");
+        kind(400, "INVALID_ARGUMENT: API key not valid. Please pass a valid API key.");
+        kind(400, "FAILED_PRECONDITION: User location is not supported for the API use.");
+        kind(400, "FAILED_PRECONDITION: Gemini API free tier is not available in your country. Please enable billing.");
+        // A content refusal's page is a page (a WAF's "your request was flagged"): its row, not this one.
+        FailureInput page;
+        page.status = 403;
+        page.message = QStringLiteral("<html><body>Your request was flagged by our firewall</body></html>");
+        QVERIFY(!FailureClassifier::refusesTheContent(page));
+        QCOMPARE(FailureClassifier::classify(page)->kind, FailureKind::ServerError);
+    }
+
     void aForbiddenModelIsNotServedNotTheKey() {
         const QString openai = QStringLiteral("Project `proj_x1` does not have access to model `gpt-4.1`");
         QVERIFY(FailureClassifier::namesTheModel(403, openai, QStringLiteral("gpt-4.1")));
