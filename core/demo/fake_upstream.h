@@ -50,6 +50,8 @@ struct Fault {
     QByteArray body;       // Status: body to send instead of the API-shaped default
     QByteArray location;   // Status: Location header, sent when non-empty (a 3xx)
     int chunkDelayMs = 0;  // pause between SSE events (and before the first one)
+    // Status: further headers to send (a provider's rate-limit headers).
+    QList<QPair<QByteArray, QByteArray>> headers;
 };
 
 class FakeUpstream final : public QObject {

@@ -310,6 +310,18 @@ bool FailureClassifier::refusesTheContent(const FailureInput &in) {
     return !isPage(text) && credentials::refusesTheContent(in.status, text);
 }
 
+bool FailureClassifier::tooLargeForTheRateLimit(const FailureInput &in) {
+    if (in.status != 429)
+        return false;
+    const QString text = in.classificationMessage.isEmpty() ? in.message : in.classificationMessage;
+    // OpenAI says so ("Request too large for gpt-4o ... on tokens per min (TPM): Limit 30000, Requested
+    // 43090. The input or output tokens must be reduced in order to run successfully."); Anthropic's
+    // words are those of any token limit ("would exceed the rate limit ... Please reduce the prompt
+    // length ... or try again later"): only a budget its headers show untouched tells them apart.
+    return matches(text, "request too large for|must be reduced in order to run") ||
+           (in.quotaUntouched && matches(text, "reduce the prompt|prompt length|too large|must be reduced"));
+}
+
 bool FailureClassifier::isPage(const QString &text) {
     return matches(text, "<html|<!doctype");
 }
@@ -383,6 +395,10 @@ std::optional<UpstreamFailure> FailureClassifier::classify(const FailureInput &i
     // hop's retries multiply the next one's. It stops.
     if (reportsALoop(in))
         return std::nullopt;
+    // One request larger than a per-minute token limit (tooLargeForTheRateLimit): the request's own
+    // size, the quota untouched. Another candidate may take it; nothing is down, nothing marked.
+    if (!in.usageLimit && tooLargeForTheRateLimit(in))
+        return make(FailureKind::NotServed);
     if (in.usageLimit || isUsageLimit(in.status, text))
         return make(FailureKind::CredentialExhausted);
     // Too large for the credit left: another candidate may take it; nothing is down, nothing marked.
@@ -451,6 +467,31 @@ std::optional<double> plainNumber(const QByteArray &value) {
     return ok ? d : std::numeric_limits<double>::max(); // digits past a double's range: huge (capped)
 }
 } // namespace
+
+bool FailureClassifier::quotaUntouched(const upstream::HeaderList &headers) {
+    // OpenAI's x-ratelimit-remaining-tokens / x-ratelimit-limit-tokens, Anthropic's
+    // anthropic-ratelimit-input-tokens-remaining / -limit (and its other budgets).
+    bool untouched = false;
+    for (const auto &[rawName, value] : headers) {
+        const QByteArray name = rawName.toLower();
+        QByteArray limitName;
+        if (name.startsWith("x-ratelimit-remaining-"))
+            limitName = "x-ratelimit-limit-" + name.mid(qsizetype(qstrlen("x-ratelimit-remaining-")));
+        else if (name.startsWith("anthropic-ratelimit-") && name.endsWith("-remaining"))
+            limitName = name.chopped(qsizetype(qstrlen("-remaining"))) + "-limit";
+        else
+            continue;
+        const auto remaining = plainNumber(value);
+        if (!remaining)
+            continue;
+        if (*remaining <= 0)
+            return false; // a budget spent: a limit reached, whatever the others say
+        const auto limit = plainNumber(upstream::headerValue(headers, limitName));
+        if (limit && *limit > 0 && *remaining >= *limit && name.contains("tokens"))
+            untouched = true;
+    }
+    return untouched;
+}
 
 std::optional<qint64> FailureClassifier::retryAfterFromHeaders(const upstream::HeaderList &headers, qint64 nowEpochMs) {
     std::optional<qint64> best;

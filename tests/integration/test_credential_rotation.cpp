@@ -1080,6 +1080,67 @@ private Q_SLOTS:
         QCOMPARE(stateOf(QStringLiteral("pb")), QStringLiteral("ok"));
     }
 
+    // One prompt over a per-minute token limit (OpenAI's "Request too large ... on tokens per min",
+    // Anthropic's "would exceed the rate limit ... reduce the prompt length" with its budget untouched)
+    // marked the model rate_limited for the tenant: its other clients were steered off a healthy first
+    // choice (probe S2 F4). The request's own size: it fails over for itself alone, marks nothing, and
+    // with no candidate left the client reads the provider's words as a 413, which no SDK retries.
+    void aRequestTooLargeForTheRateLimitMarksNothing() {
+        FakeClock clock;
+        GatewayFixture gw;
+        gw.clock = &clock;
+        gw.config.routes[QStringLiteral("chain")].candidates = {QStringLiteral("pb/gpt-b"),
+                                                                QStringLiteral("pa/claude-a")};
+        demo::Fault tooLarge = statusWith(
+            429, {},
+            "{\"error\":{\"message\":\"Request too large for gpt-4o in organization org-Test0000 on tokens per min "
+            "(TPM): Limit 30000, Requested 43090. The input or output tokens must be reduced in order to run "
+            "successfully.\",\"type\":\"tokens\",\"param\":null,\"code\":\"rate_limit_exceeded\"}}");
+        tooLarge.headers = {{"x-ratelimit-limit-tokens", "30000"},     {"x-ratelimit-remaining-tokens", "30000"},
+                            {"x-ratelimit-reset-tokens", "0s"},        {"x-ratelimit-limit-requests", "500"},
+                            {"x-ratelimit-remaining-requests", "499"}, {"x-ratelimit-reset-requests", "120ms"}};
+        gw.openaiB.pushFault(tooLarge);
+        gw.start();
+        const auto body = GatewayFixture::openaiBody(QStringLiteral("chain"), QStringLiteral("hi"), false);
+        const auto failedOver = gw.post(QStringLiteral("/v1/chat/completions"), body);
+        QCOMPARE(failedOver.status, 200);
+        QCOMPARE(failedOver.header("x-switchman-candidate"), QByteArray("pa/claude-a"));
+        QCOMPARE(gw.openaiB.requests().size(), 1); // not asked again: the same request is too large
+        QVERIFY(gw.engine().marks().isEmpty());
+        clock.advance(1000);
+        const auto next = gw.post(QStringLiteral("/v1/chat/completions"), body);
+        QCOMPARE(next.header("x-switchman-candidate"), QByteArray("pb/gpt-b")); // the first choice still
+
+        // Alone on its route: the provider's words as the request's error, nothing to wait out.
+        gw.openaiB.pushFault(tooLarge);
+        const auto alone = gw.post(QStringLiteral("/v1/chat/completions"),
+                                   GatewayFixture::openaiBody(QStringLiteral("pb/gpt-b"), QStringLiteral("hi"), false));
+        QCOMPARE(alone.status, 413);
+        QVERIFY(alone.header("retry-after").isEmpty());
+        QCOMPARE(alone.header("x-should-retry"), QByteArray("false"));
+        QVERIFY2(errorMessageOf(alone).contains(QStringLiteral("Request too large for gpt-4o")),
+                 alone.body.constData());
+        QCOMPARE(gw.openaiB.requests().size(), 3);
+
+        // Anthropic's words are any token limit's: its budget untouched tells the request's size.
+        demo::Fault wouldExceed = statusWith(
+            429, "1",
+            "{\"type\":\"error\",\"error\":{\"type\":\"rate_limit_error\",\"message\":\"This request would "
+            "exceed the rate limit for your organization (0000) of 30,000 input tokens per minute. Please reduce "
+            "the prompt length or the maximum tokens requested, or try again later.\"}}");
+        wouldExceed.headers = {{"anthropic-ratelimit-input-tokens-limit", "30000"},
+                               {"anthropic-ratelimit-input-tokens-remaining", "30000"}};
+        gw.anthropicA.pushFault(wouldExceed);
+        const auto messages =
+            gw.post(QStringLiteral("/v1/messages"),
+                    GatewayFixture::anthropicBody(QStringLiteral("pa/claude-a"), QStringLiteral("hi"), false));
+        QCOMPARE(messages.status, 413);
+        QCOMPARE(messages.json().value(QStringLiteral("error")).toObject().value(QStringLiteral("type")).toString(),
+                 QStringLiteral("request_too_large"));
+        QVERIFY(messages.header("retry-after").isEmpty());
+        QVERIFY(gw.engine().marks().isEmpty());
+    }
+
     // OpenAI's 403 for one model a project may not use ("Project `proj_…` does not have access to model
     // `gpt-5`") set the shared key aside for a minute for every model and tenant, and a tenant naming
     // such a model could repeat it once a minute (probe BV t_403). It is a verdict on that model for

@@ -601,6 +601,56 @@ private Q_SLOTS:
         QCOMPARE(FailureClassifier::classify(page)->kind, FailureKind::ServerError);
     }
 
+    // One request larger than a per-minute token limit marked the model rate_limited for the tenant,
+    // steering its other clients off a healthy provider (probe S2 F4). The quota is untouched: the
+    // request's own size, another candidate (a larger limit) may take it, nothing is marked.
+    void aRequestTooLargeForTheRateLimitIsNotARateLimit() {
+        const auto classified = [](const char *text, bool untouched) {
+            FailureInput in;
+            in.status = 429;
+            in.message = QString::fromUtf8(text);
+            in.quotaUntouched = untouched;
+            return FailureClassifier::classify(in);
+        };
+        const char *openai = "rate_limit_exceeded: Request too large for gpt-4o in organization org-x on tokens per "
+                             "min (TPM): Limit 30000, Requested 43090. The input or output tokens must be reduced in "
+                             "order to run successfully. Visit https://platform.openai.com/account/rate-limits to "
+                             "learn more.";
+        const char *anthropic =
+            "rate_limit_error: This request would exceed the rate limit for your organization (0000) of 30,000 input "
+            "tokens per minute. For details, refer to: https://docs.claude.com/en/api/rate-limits. You can see the "
+            "response headers for current usage. Please reduce the prompt length or the maximum tokens requested, "
+            "or try again later.";
+        QCOMPARE(classified(openai, false)->kind, FailureKind::NotServed); // it says so
+        QCOMPARE(classified(openai, true)->kind, FailureKind::NotServed);
+        QCOMPARE(classified(anthropic, true)->kind, FailureKind::NotServed);
+        // Anthropic's words are those of any token limit: without the headers it is one.
+        QCOMPARE(classified(anthropic, false)->kind, FailureKind::RateLimited);
+        // A limit reached is a limit, whatever the headers.
+        const char *reached = "rate_limit_exceeded: Rate limit reached for gpt-4o in organization org-x on tokens per "
+                              "min (TPM): Limit 30000, Used 29000, Requested 2000. Please try again in 2s.";
+        QCOMPARE(classified(reached, false)->kind, FailureKind::RateLimited);
+        QCOMPARE(classified(reached, true)->kind, FailureKind::RateLimited);
+        QCOMPARE(classified("Too many concurrent requests", true)->kind, FailureKind::RateLimited);
+
+        using sw::upstream::HeaderList;
+        QVERIFY(FailureClassifier::quotaUntouched(HeaderList{{"x-ratelimit-limit-tokens", "30000"},
+                                                             {"x-ratelimit-remaining-tokens", "30000"},
+                                                             {"x-ratelimit-limit-requests", "500"},
+                                                             {"x-ratelimit-remaining-requests", "499"}}));
+        QVERIFY(FailureClassifier::quotaUntouched(HeaderList{{"anthropic-ratelimit-input-tokens-limit", "30000"},
+                                                             {"Anthropic-Ratelimit-Input-Tokens-Remaining", "30000"}}));
+        QVERIFY(!FailureClassifier::quotaUntouched(
+            HeaderList{{"x-ratelimit-limit-tokens", "30000"}, {"x-ratelimit-remaining-tokens", "1000"}}));
+        QVERIFY(!FailureClassifier::quotaUntouched(HeaderList{{"x-ratelimit-limit-tokens", "30000"},
+                                                              {"x-ratelimit-remaining-tokens", "30000"},
+                                                              {"x-ratelimit-limit-requests", "500"},
+                                                              {"x-ratelimit-remaining-requests", "0"}}));
+        QVERIFY(!FailureClassifier::quotaUntouched(
+            HeaderList{{"x-ratelimit-limit-requests", "500"}, {"x-ratelimit-remaining-requests", "500"}}));
+        QVERIFY(!FailureClassifier::quotaUntouched(HeaderList{}));
+    }
+
     void aForbiddenModelIsNotServedNotTheKey() {
         const QString openai = QStringLiteral("Project `proj_x1` does not have access to model `gpt-4.1`");
         QVERIFY(FailureClassifier::namesTheModel(403, openai, QStringLiteral("gpt-4.1")));
