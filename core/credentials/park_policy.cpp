@@ -44,14 +44,16 @@ const QString &judgedText(const CredentialFailure &f) {
 
 // A 403 that blames the key itself (Anthropic's "Your API key does not have permission", a revoked
 // or disabled key or account). A WAF page, "Country, region, or territory not supported" or "Project
-// does not have access to model X" does not: another model, a minute later, may well pass.
+// does not have access to model X" does not: another model, a minute later, may well pass. xAI names
+// the "API key ID" in every refusal, its content check's too: naming the key is no word against it.
 const QRegularExpression &keyWordingPattern() {
     static const QRegularExpression re(
-        QStringLiteral("api[ _-]?key|access[ _-]?key|invalid[ _-]?(x-)?(api[ _-]?)?(key|token|credential)"
-                       "|(key|token|credential)s? (is |was |has been )?(invalid|revoked|disabled|expired|deactivated)"
-                       "|revoked|(account|organi[sz]ation|user)\\b.{0,40}\\b(disabled|suspended|deactivated|banned)"
-                       "|authentication_error|invalid authentication|oauth token"
-                       "|\\b(key|token)\\b.{0,30}\\b(lacks|does not (have|meet)|doesn't have|not (allowed|permitted))"),
+        QStringLiteral(
+            "api[ _-]?key(?![ _-]?id\\b)|access[ _-]?key|invalid[ _-]?(x-)?(api[ _-]?)?(key|token|credential)"
+            "|(key|token|credential)s? (is |was |has been )?(invalid|revoked|disabled|expired|deactivated)"
+            "|revoked|(account|organi[sz]ation|user)\\b.{0,40}\\b(disabled|suspended|deactivated|banned)"
+            "|authentication_error|invalid authentication|oauth token"
+            "|\\b(key|token)\\b.{0,30}\\b(lacks|does not (have|meet)|doesn't have|not (allowed|permitted))"),
         QRegularExpression::CaseInsensitiveOption);
     return re;
 }
@@ -71,6 +73,22 @@ const QRegularExpression &usageWordingPattern() {
 const QRegularExpression &keyRefusedWith400Pattern() {
     static const QRegularExpression re(QStringLiteral("API_KEY_INVALID|API key (not valid|expired)"),
                                        QRegularExpression::CaseInsensitiveOption);
+    return re;
+}
+
+// A refusal of what this request carries, its prompt or a file it names, by a provider whose key is in
+// good standing: xAI's safety check ("Content violates usage guidelines. ... Failed check:
+// SAFETY_CHECK_TYPE_BIO"), OpenRouter's moderation ("requires moderation on OpenRouter. Your input was
+// flagged"), Gemini's file of another project ("You do not have permission to access the File X") or
+// still processing ("The File X is not in an ACTIVE state").
+const QRegularExpression &contentRefusalPattern() {
+    static const QRegularExpression re(
+        QStringLiteral("content violates|usage guidelines|violat\\w* (our |the )?(usage|content) polic"
+                       "|content (management |moderation )?polic(y|ies)|safety[ _]?(check|system|filter)"
+                       "|requires moderation|\\b(input|prompt|content|request|message|image|text)s?\\W{1,3}"
+                       "(was |were |has been |is |are )?flagged\\b"
+                       "|permission to access the file\\b|\\bfile\\b.{0,80}\\bnot in an active state"),
+        QRegularExpression::CaseInsensitiveOption);
     return re;
 }
 
@@ -142,8 +160,14 @@ bool keyRefusedWith400(const QString &text) {
     return keyRefusedWith400Pattern().match(text).hasMatch();
 }
 
+bool refusesTheContent(std::optional<int> status, const QString &text) {
+    // Words against the key or the account win: a suspension may well cite the usage policies.
+    return (status == 403 || status == 400) && contentRefusalPattern().match(text).hasMatch() && !keyWording(text) &&
+           !keyRefusedWith400(text);
+}
+
 bool refusesTheAccount(std::optional<int> status, const QString &text) {
-    return status == 400 && accountRefusedWith400Pattern().match(text).hasMatch();
+    return status == 400 && accountRefusedWith400Pattern().match(text).hasMatch() && !refusesTheContent(status, text);
 }
 
 bool rejectsTheKey(std::optional<int> status, const QString &text) {

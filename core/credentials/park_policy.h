@@ -74,10 +74,17 @@ bool usageWording(const QString &text);
 bool keyRefusedWith400(const QString &text);
 // The key is wrong (401, or Google's 400 above) rather than spent: out until its secret changes.
 bool rejectsTheKey(std::optional<int> status, const QString &text);
+// A 403 (or 400) that refuses what this request carries, not the key: a provider's content check
+// (xAI's "Content violates usage guidelines", OpenRouter's "Your input was flagged", moderation,
+// a safety check) or a file the request names (Gemini's "You do not have permission to access the
+// File X", "The File X is not in an ACTIVE state"). Never with words against the key or account
+// (which win). The requester's refusal alone: the shared key stays in service for every tenant.
+bool refusesTheContent(std::optional<int> status, const QString &text);
 // A 400 that refuses the account or project behind the key rather than the request, as Google
 // reports a region it does not serve or a project without billing (FAILED_PRECONDITION: "User
 // location is not supported for the API use", "... without a billing account linked"): judged
 // as a 403 that is not about the key (a refusal: the key set aside, the next candidate tried).
+// Not a FAILED_PRECONDITION about a file the request names (refusesTheContent).
 bool refusesTheAccount(std::optional<int> status, const QString &text);
 
 // The patterns the functions above read a credential's fate from (usage and key wording, reset

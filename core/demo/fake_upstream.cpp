@@ -204,6 +204,8 @@ void FakeUpstream::respond(QTcpSocket *socket, const RecordedRequest &request, c
             head += "Retry-After: " + fault.retryAfter + "\r\n";
         if (!fault.location.isEmpty())
             head += "Location: " + fault.location + "\r\n";
+        for (const auto &[name, value] : fault.headers)
+            head += name + ": " + value + "\r\n";
         auto answer = [this, socket, bytes = head + "\r\n" + body]() {
             if (!m_connections.contains(socket))
                 return; // the client left meanwhile

@@ -51,6 +51,8 @@ struct Fault {
                            // SSE bytes sent before the reset, instead of the answer up to its first delta
     QByteArray location;   // Status: Location header, sent when non-empty (a 3xx)
     int chunkDelayMs = 0;  // pause between SSE events (and before the first one)
+    // Status: further headers to send (a provider's rate-limit headers).
+    QList<QPair<QByteArray, QByteArray>> headers;
 };
 
 class FakeUpstream final : public QObject {

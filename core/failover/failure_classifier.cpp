@@ -317,8 +317,28 @@ bool FailureClassifier::refusesTheKey(const FailureInput &in) {
     // A page (a WAF's block, a CDN's region block) is no word on the key: it answers this request,
     // perhaps for its content, and setting the shared key aside would let one tenant's prompt steer
     // every tenant off the provider for a minute (probe Q2 F3). Its words on the key still count above.
+    // Nor is a refusal of the request's content (refusesTheContent): one tenant's prompt would set the
+    // shared key aside for every tenant, for an hour where the text names the key's id (probe S2 F1).
     return credentials::rejectsTheKey(in.status, text) || credentials::refusesTheAccount(in.status, text) ||
-           (in.status == 403 && !isConcurrencyCap(text) && !isPage(text));
+           (in.status == 403 && !isConcurrencyCap(text) && !isPage(text) &&
+            !credentials::refusesTheContent(in.status, text));
+}
+
+bool FailureClassifier::refusesTheContent(const FailureInput &in) {
+    const QString text = in.classificationMessage.isEmpty() ? in.message : in.classificationMessage;
+    return !isPage(text) && credentials::refusesTheContent(in.status, text);
+}
+
+bool FailureClassifier::tooLargeForTheRateLimit(const FailureInput &in) {
+    if (in.status != 429)
+        return false;
+    const QString text = in.classificationMessage.isEmpty() ? in.message : in.classificationMessage;
+    // OpenAI says so ("Request too large for gpt-4o ... on tokens per min (TPM): Limit 30000, Requested
+    // 43090. The input or output tokens must be reduced in order to run successfully."); Anthropic's
+    // words are those of any token limit ("would exceed the rate limit ... Please reduce the prompt
+    // length ... or try again later"): only a budget its headers show untouched tells them apart.
+    return matches(text, "request too large for|must be reduced in order to run") ||
+           (in.quotaUntouched && matches(text, "reduce the prompt|prompt length|too large|must be reduced"));
 }
 
 bool FailureClassifier::isPage(const QString &text) {
@@ -394,6 +414,10 @@ std::optional<UpstreamFailure> FailureClassifier::classify(const FailureInput &i
     // hop's retries multiply the next one's. It stops.
     if (reportsALoop(in))
         return std::nullopt;
+    // One request larger than a per-minute token limit (tooLargeForTheRateLimit): the request's own
+    // size, the quota untouched. Another candidate may take it; nothing is down, nothing marked.
+    if (!in.usageLimit && tooLargeForTheRateLimit(in))
+        return make(FailureKind::NotServed);
     if (in.usageLimit || isUsageLimit(in.status, text))
         return make(FailureKind::CredentialExhausted);
     // Too large for the credit left: another candidate may take it; nothing is down, nothing marked.
@@ -405,6 +429,10 @@ std::optional<UpstreamFailure> FailureClassifier::classify(const FailureInput &i
             return std::nullopt; // a redirect (or any other non-error) is not an outage: stop
         if (refusesTheKey(in))
             return make(FailureKind::CredentialExhausted);
+        // A refusal of what this request carries (a content check, a file it names): the requester's
+        // answer, as a 400 content_filter is. No failover, no mark, the key stays in service.
+        if (s == 403 && refusesTheContent(in))
+            return std::nullopt;
         if (s == 403 && in.modelOutOfReach && !isConcurrencyCap(text))
             return make(FailureKind::NotServed);
         // A 403 page (refusesTheKey): this request's refusal, a mark for this tenant alone.
@@ -458,6 +486,31 @@ std::optional<double> plainNumber(const QByteArray &value) {
     return ok ? d : std::numeric_limits<double>::max(); // digits past a double's range: huge (capped)
 }
 } // namespace
+
+bool FailureClassifier::quotaUntouched(const upstream::HeaderList &headers) {
+    // OpenAI's x-ratelimit-remaining-tokens / x-ratelimit-limit-tokens, Anthropic's
+    // anthropic-ratelimit-input-tokens-remaining / -limit (and its other budgets).
+    bool untouched = false;
+    for (const auto &[rawName, value] : headers) {
+        const QByteArray name = rawName.toLower();
+        QByteArray limitName;
+        if (name.startsWith("x-ratelimit-remaining-"))
+            limitName = "x-ratelimit-limit-" + name.mid(qsizetype(qstrlen("x-ratelimit-remaining-")));
+        else if (name.startsWith("anthropic-ratelimit-") && name.endsWith("-remaining"))
+            limitName = name.chopped(qsizetype(qstrlen("-remaining"))) + "-limit";
+        else
+            continue;
+        const auto remaining = plainNumber(value);
+        if (!remaining)
+            continue;
+        if (*remaining <= 0)
+            return false; // a budget spent: a limit reached, whatever the others say
+        const auto limit = plainNumber(upstream::headerValue(headers, limitName));
+        if (limit && *limit > 0 && *remaining >= *limit && name.contains("tokens"))
+            untouched = true;
+    }
+    return untouched;
+}
 
 std::optional<qint64> FailureClassifier::retryAfterFromHeaders(const upstream::HeaderList &headers, qint64 nowEpochMs) {
     std::optional<qint64> best;

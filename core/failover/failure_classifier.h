@@ -36,6 +36,9 @@ struct FailureInput {
     // A 403 that names the model the try asked for ("Project … does not have access to model …"):
     // a verdict on that model for this key, not on the key (UpstreamAttempts::modelOutOfReach).
     bool modelOutOfReach = false;
+    // The error answer's rate-limit headers show a token budget at its full limit and none spent
+    // (FailureClassifier::quotaUntouched): a 429 then refuses this request's size, not a rate.
+    bool quotaUntouched = false;
 };
 
 class FailureClassifier {
@@ -102,6 +105,18 @@ public:
     // The answer refuses the key itself (401, a 403 that is not a concurrency cap), as opposed to
     // a usage limit or spend cap on it, which a credit top-up or time ends.
     static bool refusesTheKey(const FailureInput &input);
+    // A 403 (or Google's 400) that refuses what this request carries, not the key
+    // (credentials::refusesTheContent: a content check's "Content violates usage guidelines", "Your input
+    // was flagged", Gemini's "permission to access the File X"): the requester's refusal, as a 400
+    // content_filter is. Not a page.
+    static bool refusesTheContent(const FailureInput &input);
+    // A 429 that refuses one request larger than a per-minute token limit, the quota untouched: OpenAI's
+    // "Request too large for gpt-4o ... The input or output tokens must be reduced", or a limit's words
+    // ("Please reduce the prompt length") with quotaUntouched. Smaller requests are served: no mark;
+    // another candidate (a larger limit) may take it; alone, the client's request error (413).
+    static bool tooLargeForTheRateLimit(const FailureInput &input);
+    // Rate-limit headers of an error answer that show a token budget at its limit and no budget at 0.
+    static bool quotaUntouched(const upstream::HeaderList &headers);
     // A page (HTML) rather than an API's error: a WAF's or CDN's words, no verdict on the key.
     static bool isPage(const QString &text);
     // A 403 whose text names `modelId` as a word of its own (OpenAI's "Project `proj_…` does not have

@@ -1383,6 +1383,7 @@ void UpstreamAttempts::reportErrorAnswer(Try &t) {
         info.message.isEmpty() ? QStringLiteral("HTTP %1 with an empty body").arg(t.status) : redacted(t, info.message);
     f.input.classificationMessage = ownWords(t, info);
     f.input.modelOutOfReach = failover::FailureClassifier::namesTheModel(t.status, info.message, t.candidate.model.id);
+    f.input.quotaUntouched = failover::FailureClassifier::quotaUntouched(t.errorHeaders);
     f.input.retryAfterMs = t.headerRetryAfter;
     f.input.statedRetryAfterMs = info.retryAfterMs; // Google's RetryInfo
     m_loop->onFailure(id, f);

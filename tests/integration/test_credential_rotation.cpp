@@ -73,6 +73,25 @@ QString sha256Ref(const QByteArray &key) {
     return QStringLiteral("sha256:") +
            QString::fromLatin1(QCryptographicHash::hash(key, QCryptographicHash::Sha256).toHex());
 }
+
+const QByteArray kAliceKey = "sm-alice-test-key-000000000000000000";
+const QByteArray kBobKey = "sm-bob-test-key-1111111111111111111111";
+
+void addTenant(config::Config &c, const QString &name, const QByteArray &key, bool admin = false) {
+    config::TenantConfig t;
+    t.name = name;
+    t.keyHashes = {sha256Ref(key)};
+    t.admin = admin;
+    c.tenants.insert(name, t);
+}
+
+QList<QPair<QByteArray, QByteArray>> bearer(const QByteArray &key) {
+    return {{"authorization", "Bearer " + key}};
+}
+
+QString errorMessageOf(const HttpResult &r) {
+    return r.json().value(QStringLiteral("error")).toObject().value(QStringLiteral("message")).toString();
+}
 } // namespace
 
 class TestCredentialRotation : public QObject {
@@ -978,6 +997,148 @@ private Q_SLOTS:
         const auto next = gw.post(QStringLiteral("/v1/chat/completions"), body);
         QCOMPARE(next.status, 200);
         QCOMPARE(gw.openaiB.requests().size(), 2);
+    }
+
+    // A provider's refusal of what one tenant's request carries, with its key in good standing, set the
+    // shared key aside for every tenant: xAI's safety 403 for an hour (its text names the "API key ID"),
+    // OpenRouter's moderation 403 and Gemini's refusals of a file the request names for a minute; the
+    // requester got a 502 and the other tenants were refused too (probe S2 F1). It is the requester's
+    // refusal, told in its format as a 400 content_filter is; the key stays in service.
+    void aContentRefusalLeavesTheKeyToEveryOtherTenant() {
+        FakeClock clock;
+        GatewayFixture gw;
+        gw.clock = &clock;
+        addTenant(gw.config, QStringLiteral("alice"), kAliceKey, true);
+        addTenant(gw.config, QStringLiteral("bob"), kBobKey);
+        gw.config.routes[QStringLiteral("chain")].candidates = {QStringLiteral("pb/gpt-b"),
+                                                                QStringLiteral("pa/claude-a")};
+        gw.config.providers[QStringLiteral("pb")].credentials = {QStringLiteral("env:SW_TEST_KEY_ONE")};
+        gw.config.providers[QStringLiteral("pe")].credentials = {QStringLiteral("env:SW_TEST_KEY_THREE")};
+        gw.start();
+        const auto stateOf = [&gw](const QString &provider) {
+            const auto r = gw.get(QStringLiteral("/admin/credentials"), 15000, bearer(kAliceKey));
+            for (const auto &v : r.json().value(QStringLiteral("credentials")).toArray())
+                if (v.toObject().value(QStringLiteral("provider")).toString() == provider)
+                    return v.toObject().value(QStringLiteral("state")).toString();
+            return QString();
+        };
+        struct Shape {
+            demo::FakeUpstream *upstream;
+            QString model;
+            int status;
+            QByteArray body;
+            QString words;
+        };
+        const QList<Shape> shapes{
+            {&gw.openaiB, QStringLiteral("pb/gpt-b"), 403,
+             "{\"code\":\"The caller does not have permission to execute the specified operation\",\"error\":"
+             "\"Content violates usage guidelines. Team: 0000-test, API key ID: 1111-test, Model: gpt-b, Failed "
+             "check: SAFETY_CHECK_TYPE_BIO\"}",
+             QStringLiteral("Content violates usage guidelines")},
+            {&gw.openaiB, QStringLiteral("pb/gpt-b"), 403,
+             "{\"error\":{\"code\":403,\"message\":\"openai/gpt-4o requires moderation on OpenRouter. Your input "
+             "was flagged for violence/graphic. No credits were charged.\"}}",
+             QStringLiteral("Your input was flagged")},
+            {&gw.googleE, QStringLiteral("pe/gemini-e"), 403,
+             "{\"error\":{\"code\":403,\"message\":\"You do not have permission to access the File 8k2lq0x1 or it "
+             "may not exist.\",\"status\":\"PERMISSION_DENIED\"}}",
+             QStringLiteral("permission to access the File")},
+            {&gw.googleE, QStringLiteral("pe/gemini-e"), 400,
+             "{\"error\":{\"code\":400,\"message\":\"The File 4d21d8wxg1pe is not in an ACTIVE state and usage is "
+             "not allowed.\",\"status\":\"FAILED_PRECONDITION\"}}",
+             QStringLiteral("not in an ACTIVE state")},
+        };
+        for (const Shape &shape : shapes) {
+            shape.upstream->pushFault(statusWith(shape.status, {}, shape.body));
+            const qsizetype asked = shape.upstream->requests().size();
+            const auto refused =
+                gw.post(QStringLiteral("/v1/chat/completions"),
+                        GatewayFixture::openaiBody(shape.model, QStringLiteral("a prompt"), false), bearer(kAliceKey));
+            QCOMPARE(refused.status, shape.status); // the provider's refusal, not a 502
+            QVERIFY2(errorMessageOf(refused).contains(shape.words) &&
+                         !errorMessageOf(refused).contains(QStringLiteral("no usable credential")),
+                     refused.body.constData());
+            QCOMPARE(shape.upstream->requests().size(), asked + 1); // asked once: the same answer would come
+            QCOMPARE(stateOf(shape.model.section(QLatin1Char('/'), 0, 0)), QStringLiteral("ok"));
+
+            clock.advance(1000); // the other tenant's request is asked of the provider and answered
+            const auto served =
+                gw.post(QStringLiteral("/v1/chat/completions"),
+                        GatewayFixture::openaiBody(shape.model, QStringLiteral("hi"), false), bearer(kBobKey));
+            QCOMPARE(served.status, 200);
+            QCOMPARE(shape.upstream->requests().size(), asked + 2);
+        }
+        // In a chain too it is the requester's refusal (as a 400 content_filter stops it): no failover,
+        // no mark, the key in service.
+        gw.openaiB.pushFault(statusWith(403, {}, shapes.first().body));
+        const auto chained = gw.post(
+            QStringLiteral("/v1/chat/completions"),
+            GatewayFixture::openaiBody(QStringLiteral("chain"), QStringLiteral("a prompt"), false), bearer(kAliceKey));
+        QCOMPARE(chained.status, 403);
+        QVERIFY(gw.anthropicA.requests().isEmpty());
+        QVERIFY(gw.engine().marks().isEmpty());
+        QCOMPARE(stateOf(QStringLiteral("pb")), QStringLiteral("ok"));
+    }
+
+    // One prompt over a per-minute token limit (OpenAI's "Request too large ... on tokens per min",
+    // Anthropic's "would exceed the rate limit ... reduce the prompt length" with its budget untouched)
+    // marked the model rate_limited for the tenant: its other clients were steered off a healthy first
+    // choice (probe S2 F4). The request's own size: it fails over for itself alone, marks nothing, and
+    // with no candidate left the client reads the provider's words as a 413, which no SDK retries.
+    void aRequestTooLargeForTheRateLimitMarksNothing() {
+        FakeClock clock;
+        GatewayFixture gw;
+        gw.clock = &clock;
+        gw.config.routes[QStringLiteral("chain")].candidates = {QStringLiteral("pb/gpt-b"),
+                                                                QStringLiteral("pa/claude-a")};
+        demo::Fault tooLarge = statusWith(
+            429, {},
+            "{\"error\":{\"message\":\"Request too large for gpt-4o in organization org-Test0000 on tokens per min "
+            "(TPM): Limit 30000, Requested 43090. The input or output tokens must be reduced in order to run "
+            "successfully.\",\"type\":\"tokens\",\"param\":null,\"code\":\"rate_limit_exceeded\"}}");
+        tooLarge.headers = {{"x-ratelimit-limit-tokens", "30000"},     {"x-ratelimit-remaining-tokens", "30000"},
+                            {"x-ratelimit-reset-tokens", "0s"},        {"x-ratelimit-limit-requests", "500"},
+                            {"x-ratelimit-remaining-requests", "499"}, {"x-ratelimit-reset-requests", "120ms"}};
+        gw.openaiB.pushFault(tooLarge);
+        gw.start();
+        const auto body = GatewayFixture::openaiBody(QStringLiteral("chain"), QStringLiteral("hi"), false);
+        const auto failedOver = gw.post(QStringLiteral("/v1/chat/completions"), body);
+        QCOMPARE(failedOver.status, 200);
+        QCOMPARE(failedOver.header("x-switchman-candidate"), QByteArray("pa/claude-a"));
+        QCOMPARE(gw.openaiB.requests().size(), 1); // not asked again: the same request is too large
+        QVERIFY(gw.engine().marks().isEmpty());
+        clock.advance(1000);
+        const auto next = gw.post(QStringLiteral("/v1/chat/completions"), body);
+        QCOMPARE(next.header("x-switchman-candidate"), QByteArray("pb/gpt-b")); // the first choice still
+
+        // Alone on its route: the provider's words as the request's error, nothing to wait out.
+        gw.openaiB.pushFault(tooLarge);
+        const auto alone = gw.post(QStringLiteral("/v1/chat/completions"),
+                                   GatewayFixture::openaiBody(QStringLiteral("pb/gpt-b"), QStringLiteral("hi"), false));
+        QCOMPARE(alone.status, 413);
+        QVERIFY(alone.header("retry-after").isEmpty());
+        QCOMPARE(alone.header("x-should-retry"), QByteArray("false"));
+        QVERIFY2(errorMessageOf(alone).contains(QStringLiteral("Request too large for gpt-4o")),
+                 alone.body.constData());
+        QCOMPARE(gw.openaiB.requests().size(), 3);
+
+        // Anthropic's words are any token limit's: its budget untouched tells the request's size.
+        demo::Fault wouldExceed = statusWith(
+            429, "1",
+            "{\"type\":\"error\",\"error\":{\"type\":\"rate_limit_error\",\"message\":\"This request would "
+            "exceed the rate limit for your organization (0000) of 30,000 input tokens per minute. Please reduce "
+            "the prompt length or the maximum tokens requested, or try again later.\"}}");
+        wouldExceed.headers = {{"anthropic-ratelimit-input-tokens-limit", "30000"},
+                               {"anthropic-ratelimit-input-tokens-remaining", "30000"}};
+        gw.anthropicA.pushFault(wouldExceed);
+        const auto messages =
+            gw.post(QStringLiteral("/v1/messages"),
+                    GatewayFixture::anthropicBody(QStringLiteral("pa/claude-a"), QStringLiteral("hi"), false));
+        QCOMPARE(messages.status, 413);
+        QCOMPARE(messages.json().value(QStringLiteral("error")).toObject().value(QStringLiteral("type")).toString(),
+                 QStringLiteral("request_too_large"));
+        QVERIFY(messages.header("retry-after").isEmpty());
+        QVERIFY(gw.engine().marks().isEmpty());
     }
 
     // OpenAI's 403 for one model a project may not use ("Project `proj_…` does not have access to model

@@ -279,6 +279,37 @@ private Q_SLOTS:
         QCOMPARE(acquireNow(pools, refs).kind, AcquireResult::Kind::Ok);
     }
 
+    // A refusal of what the request carries is no word on the key (probe S2 F1): xAI names its "API key
+    // ID" in its safety check's 403, and that made it an hour's "auth" park; Google's FAILED_PRECONDITION
+    // about a file the request names is no refusal of the account.
+    void aRefusalOfTheContentIsNoWordOnTheKey() {
+        for (const char *text :
+             {"Content violates usage guidelines. Team: 0000, API key ID: 1111, Model: grok-4-0709, Failed check: "
+              "SAFETY_CHECK_TYPE_BIO",
+              "openai/gpt-4o requires moderation on OpenRouter. Your input was flagged for violence/graphic.",
+              "PERMISSION_DENIED: You do not have permission to access the File 8k2lq0x1 or it may not exist.",
+              "FAILED_PRECONDITION: The File 4d21d8wxg1pe is not in an ACTIVE state and usage is not allowed."}) {
+            const QString t = QString::fromUtf8(text);
+            QVERIFY2(refusesTheContent(t.startsWith(QLatin1String("FAILED")) ? 400 : 403, t), text);
+            QVERIFY2(!refusesTheAccount(400, t), text);
+            QVERIFY2(!refusesTheContent(401, t), text); // a 401 is about the key, whatever it says
+        }
+        // The key's id named is no word against the key: a minute's "forbidden", not an hour's "auth".
+        const ParkDefaults d;
+        QCOMPARE(parkReasonFor(failure(403, QStringLiteral("Forbidden. Team: 0000, API key ID: 1111"))),
+                 ParkReason::Forbidden);
+        QCOMPARE(parkReasonFor(failure(403, QStringLiteral("Your API key has been revoked"))), ParkReason::Auth);
+        QCOMPARE(parkReasonFor(failure(403, QStringLiteral("The api_key is invalid"))), ParkReason::Auth);
+        // The account's and the key's own refusals are unchanged.
+        QVERIFY(refusesTheAccount(400, QStringLiteral("FAILED_PRECONDITION: User location is not supported for the "
+                                                      "API use.")));
+        QVERIFY(!refusesTheContent(403, QStringLiteral("Your organization has been suspended for violating our usage "
+                                                       "policies.")));
+        QVERIFY(!refusesTheContent(400, QStringLiteral("INVALID_ARGUMENT: API key not valid. Your input was flagged")));
+        QVERIFY(judgeCredentialFailure(failure(400, QStringLiteral("INVALID_ARGUMENT: API key not valid.")), d, kNoon)
+                    .reject);
+    }
+
     void parkingTimesAreConfiguredUnderFailover() {
         const auto defaults = config::parse(R"({"failover": {"enabled": true}})");
         QVERIFY(defaults.ok());

@@ -577,6 +577,130 @@ private Q_SLOTS:
         QCOMPARE(FailureClassifier::retryHintFromText(QStringLiteral("nothing here")), std::nullopt);
     }
 
+    // A provider's 403 (or Google's 400) that refuses what this request carries, with its key in good
+    // standing, set the shared key aside for every tenant: xAI's safety check for an hour as "auth" (its
+    // text names the "API key ID"), OpenRouter's moderation and Gemini's file refusals for a minute
+    // (probe S2 F1). It is this request's refusal: the client's, as a 400 content_filter is.
+    void aContentRefusalIsTheRequestsNotTheKeys_data() {
+        QTest::addColumn<QString>("api");
+        QTest::addColumn<int>("status");
+        QTest::addColumn<QByteArray>("body");
+        const QString openai = QStringLiteral("openai-completions");
+        const QString google = QStringLiteral("google-generative-ai");
+        QTest::newRow("xai safety check")
+            << openai << 403
+            << QByteArray("{\"code\":\"The caller does not have permission to execute the specified operation\","
+                          "\"error\":\"Content violates usage guidelines. Team: 0000-test, API key ID: 1111-test, "
+                          "Model: grok-4-0709, Failed check: SAFETY_CHECK_TYPE_BIO\"}");
+        QTest::newRow("openrouter moderation")
+            << openai << 403
+            << QByteArray("{\"error\":{\"code\":403,\"message\":\"openai/gpt-4o requires moderation on OpenRouter. "
+                          "Your input was flagged for \\\"violence/graphic\\\". No credits were charged.\","
+                          "\"metadata\":{\"reasons\":[\"violence/graphic\"]}}}");
+        QTest::newRow("gemini file of another project")
+            << google << 403
+            << QByteArray("{\"error\":{\"code\":403,\"message\":\"You do not have permission to access the File "
+                          "8k2lq0x1 or it may not exist.\",\"status\":\"PERMISSION_DENIED\"}}");
+        QTest::newRow("gemini file still processing")
+            << google << 400
+            << QByteArray("{\"error\":{\"code\":400,\"message\":\"The File 4d21d8wxg1pe is not in an ACTIVE state "
+                          "and usage is not allowed.\",\"status\":\"FAILED_PRECONDITION\"}}");
+    }
+    void aContentRefusalIsTheRequestsNotTheKeys() {
+        QFETCH(QString, api);
+        QFETCH(int, status);
+        QFETCH(QByteArray, body);
+        const auto info = sw::upstream::adapterFor(api)->parseError(status, body);
+        FailureInput in;
+        in.status = status;
+        in.message = info.message;
+        in.classificationMessage =
+            info.errorType.isEmpty() ? QString() : info.errorType + QStringLiteral(": ") + info.message;
+        QVERIFY2(!FailureClassifier::refusesTheKey(in), qPrintable(in.message));
+        QVERIFY2(!FailureClassifier::classify(in), qPrintable(in.message)); // stop: the client reads it
+        QVERIFY(FailureClassifier::refusesTheContent(in));
+    }
+    // The key's and the account's own refusals are unchanged, whatever else their words say.
+    void theKeysOwnRefusalsStillRefuseIt() {
+        const auto kind = [](int status, const char *text) {
+            FailureInput in;
+            in.status = status;
+            in.message = QString::fromUtf8(text);
+            QVERIFY2(FailureClassifier::refusesTheKey(in), text);
+            QVERIFY2(!FailureClassifier::refusesTheContent(in), text);
+            const auto f = FailureClassifier::classify(in);
+            QVERIFY2(f && f->kind == FailureKind::CredentialExhausted, text);
+        };
+        kind(401, "Incorrect API key provided. Content violates nothing.");
+        kind(403, "invalid api key");
+        kind(403, "permission_error: Your API key does not have permission to use the specified resource.");
+        kind(403, "PERMISSION_DENIED: Permission denied: Consumer 'api_key:AIza' has been suspended.");
+        kind(403, "PERMISSION_DENIED: Generative Language API has not been used in project 123 before or it is "
+                  "disabled.");
+        kind(403, "unsupported_country_region_territory: Country, region, or territory not supported");
+        kind(403, "Your organization has been disabled for violating our usage policies.");
+        kind(403, "This account was suspended: content violates usage guidelines.");
+        kind(400, "INVALID_ARGUMENT: API key not valid. Please pass a valid API key.");
+        kind(400, "FAILED_PRECONDITION: User location is not supported for the API use.");
+        kind(400, "FAILED_PRECONDITION: Gemini API free tier is not available in your country. Please enable billing.");
+        // A content refusal's page is a page (a WAF's "your request was flagged"): its row, not this one.
+        FailureInput page;
+        page.status = 403;
+        page.message = QStringLiteral("<html><body>Your request was flagged by our firewall</body></html>");
+        QVERIFY(!FailureClassifier::refusesTheContent(page));
+        QCOMPARE(FailureClassifier::classify(page)->kind, FailureKind::ServerError);
+    }
+
+    // One request larger than a per-minute token limit marked the model rate_limited for the tenant,
+    // steering its other clients off a healthy provider (probe S2 F4). The quota is untouched: the
+    // request's own size, another candidate (a larger limit) may take it, nothing is marked.
+    void aRequestTooLargeForTheRateLimitIsNotARateLimit() {
+        const auto classified = [](const char *text, bool untouched) {
+            FailureInput in;
+            in.status = 429;
+            in.message = QString::fromUtf8(text);
+            in.quotaUntouched = untouched;
+            return FailureClassifier::classify(in);
+        };
+        const char *openai = "rate_limit_exceeded: Request too large for gpt-4o in organization org-x on tokens per "
+                             "min (TPM): Limit 30000, Requested 43090. The input or output tokens must be reduced in "
+                             "order to run successfully. Visit https://platform.openai.com/account/rate-limits to "
+                             "learn more.";
+        const char *anthropic =
+            "rate_limit_error: This request would exceed the rate limit for your organization (0000) of 30,000 input "
+            "tokens per minute. For details, refer to: https://docs.claude.com/en/api/rate-limits. You can see the "
+            "response headers for current usage. Please reduce the prompt length or the maximum tokens requested, "
+            "or try again later.";
+        QCOMPARE(classified(openai, false)->kind, FailureKind::NotServed); // it says so
+        QCOMPARE(classified(openai, true)->kind, FailureKind::NotServed);
+        QCOMPARE(classified(anthropic, true)->kind, FailureKind::NotServed);
+        // Anthropic's words are those of any token limit: without the headers it is one.
+        QCOMPARE(classified(anthropic, false)->kind, FailureKind::RateLimited);
+        // A limit reached is a limit, whatever the headers.
+        const char *reached = "rate_limit_exceeded: Rate limit reached for gpt-4o in organization org-x on tokens per "
+                              "min (TPM): Limit 30000, Used 29000, Requested 2000. Please try again in 2s.";
+        QCOMPARE(classified(reached, false)->kind, FailureKind::RateLimited);
+        QCOMPARE(classified(reached, true)->kind, FailureKind::RateLimited);
+        QCOMPARE(classified("Too many concurrent requests", true)->kind, FailureKind::RateLimited);
+
+        using sw::upstream::HeaderList;
+        QVERIFY(FailureClassifier::quotaUntouched(HeaderList{{"x-ratelimit-limit-tokens", "30000"},
+                                                             {"x-ratelimit-remaining-tokens", "30000"},
+                                                             {"x-ratelimit-limit-requests", "500"},
+                                                             {"x-ratelimit-remaining-requests", "499"}}));
+        QVERIFY(FailureClassifier::quotaUntouched(HeaderList{{"anthropic-ratelimit-input-tokens-limit", "30000"},
+                                                             {"Anthropic-Ratelimit-Input-Tokens-Remaining", "30000"}}));
+        QVERIFY(!FailureClassifier::quotaUntouched(
+            HeaderList{{"x-ratelimit-limit-tokens", "30000"}, {"x-ratelimit-remaining-tokens", "1000"}}));
+        QVERIFY(!FailureClassifier::quotaUntouched(HeaderList{{"x-ratelimit-limit-tokens", "30000"},
+                                                              {"x-ratelimit-remaining-tokens", "30000"},
+                                                              {"x-ratelimit-limit-requests", "500"},
+                                                              {"x-ratelimit-remaining-requests", "0"}}));
+        QVERIFY(!FailureClassifier::quotaUntouched(
+            HeaderList{{"x-ratelimit-limit-requests", "500"}, {"x-ratelimit-remaining-requests", "500"}}));
+        QVERIFY(!FailureClassifier::quotaUntouched(HeaderList{}));
+    }
+
     void aForbiddenModelIsNotServedNotTheKey() {
         const QString openai = QStringLiteral("Project `proj_x1` does not have access to model `gpt-4.1`");
         QVERIFY(FailureClassifier::namesTheModel(403, openai, QStringLiteral("gpt-4.1")));
