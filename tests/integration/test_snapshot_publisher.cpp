@@ -30,7 +30,7 @@ private Q_SLOTS:
         QList<snapshot::EngineSnapshot> seen;
         auto *publisher = collect(gw, seen);
 
-        gw.anthropicA.setFault(demo::Fault{demo::Fault::Status, 503, "7", {}, 0});
+        gw.anthropicA.setFault(demo::Fault{demo::Fault::Status, 503, "7", {}, {}, 0, {}});
         for (int i = 0; i < 3; ++i)
             QCOMPARE(gw.post(QStringLiteral("/v1/messages"),
                              test::GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("hi"), false))
