@@ -79,7 +79,8 @@ private Q_SLOTS:
         view.show();
 
         // The first candidate answers 503: the request fails over and the tenant gets a mark.
-        commands.setDemoFault(QStringLiteral("sim-anthropic"), demo::Fault{demo::Fault::Status, 503, {}, {}, {}, 0, {}});
+        commands.setDemoFault(QStringLiteral("sim-anthropic"),
+                              demo::Fault{demo::Fault::Status, 503, {}, {}, {}, 0, {}});
         QCOMPARE(postChat(QStringLiteral("demo")), 200);
         QCOMPARE(engineMarkCount(), 1);
         QVERIFY(test::waitUntil([&model]() { return model.rowCount() == 1; }));
