@@ -178,10 +178,11 @@ bool DeltaSecretScrub::apply(QList<model::StreamEvent> &events) {
                 e.delta = std::move(out);
             }
         } else if (endsBlock(e.type)) {
+            // release() inserts before the end: `e` is not to be read after it.
             const auto it = m_blocks.find(e.contentIndex);
             if (it != m_blocks.end()) {
                 release(events, i, it->first, it->second);
-                m_blocks.erase(e.contentIndex);
+                m_blocks.erase(it);
             }
         } else if (e.type == model::EventType::Done || e.type == model::EventType::Error) {
             for (auto &[index, b] : m_blocks)
