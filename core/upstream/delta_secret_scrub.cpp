@@ -71,16 +71,6 @@ SseEvent frameWith(const SseEvent &frame, const QJsonObject &data) {
     return SseEvent{frame.event, wire::compactJson(data), frame.id};
 }
 
-QByteArray sseText(const SseEvent &e) {
-    QByteArray out;
-    if (!e.event.isEmpty())
-        out.append("event: ").append(e.event).append('\n');
-    for (const QByteArray &line : e.data.split('\n'))
-        out.append("data: ").append(line).append('\n');
-    out.append('\n');
-    return out;
-}
-
 } // namespace
 
 DeltaSecretScrub::DeltaSecretScrub(QStringList forms) : m_forms(std::move(forms)) {

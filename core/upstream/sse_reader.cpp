@@ -6,6 +6,41 @@
 
 namespace sw::upstream {
 
+// The event as SSE text again ("event:" line, one "data:" line per data line, a blank line), built
+// in one allocation: it runs on every passthrough frame.
+QByteArray sseText(const SseEvent &e) {
+    static constexpr QByteArrayView kEvent("event: ");
+    static constexpr QByteArrayView kData("data: ");
+    // Lines by memchr: QByteArray::count(char) walks byte by byte (1.5 k instructions on a
+    // 200-byte chunk), and a chunk is almost always one line.
+    qsizetype lines = 1;
+    for (const char *p = e.data.constData(), *end = p + e.data.size();
+         (p = static_cast<const char *>(std::memchr(p, '\n', size_t(end - p)))) != nullptr; ++p)
+        ++lines;
+    QByteArray out;
+    out.reserve((e.event.isEmpty() ? 0 : kEvent.size() + e.event.size() + 1) + lines * (kData.size() + 1) +
+                e.data.size() + 1);
+    if (!e.event.isEmpty()) {
+        out.append(kEvent);
+        out.append(e.event);
+        out.append('\n');
+    }
+    const char *data = e.data.constData();
+    qsizetype start = 0;
+    for (;;) {
+        const qsizetype eol = e.data.indexOf('\n', start);
+        const qsizetype end = eol < 0 ? e.data.size() : eol;
+        out.append(kData);
+        out.append(data + start, end - start);
+        out.append('\n');
+        if (eol < 0)
+            break;
+        start = eol + 1;
+    }
+    out.append('\n');
+    return out;
+}
+
 void SseReader::overflow() {
     m_overflowed = true;
     m_buffer = QByteArray();

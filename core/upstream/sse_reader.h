@@ -10,6 +10,10 @@ struct SseEvent {
     QByteArray id;
 };
 
+// The event as SSE text again: its "event:" line, one "data:" line per data line, a blank line.
+// (The id is not written: no client of the gateway reads an upstream's event ids.)
+QByteArray sseText(const SseEvent &e);
+
 // Incremental Server-Sent Events parser (WHATWG rules): any chunk boundaries,
 // LF / CR / CRLF line ends, comment lines skipped, multi-line data joined.
 //

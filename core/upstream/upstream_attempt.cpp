@@ -1,7 +1,5 @@
 #include "core/upstream/upstream_attempt.h"
 
-#include "core/upstream/delta_secret_scrub.h"
-
 #include "core/credentials/credential_pools.h"
 #include "core/credentials/park_policy.h"
 #include "core/failover/failure_classifier.h"
@@ -377,41 +375,6 @@ bool showsWork(const upstream::SseEvent &r) {
     // item is work.
     const wire::rj::Value *item = wire::rj::asObject(wire::rj::member(frame, "item"));
     return !wire::rj::equals(wire::rj::member(item, "type"), "message");
-}
-
-// The event as SSE text again ("event:" line, one "data:" line per data line, a blank line), built
-// in one allocation: it runs on every passthrough frame.
-QByteArray sseFrame(const upstream::SseEvent &e) {
-    static constexpr QByteArrayView kEvent("event: ");
-    static constexpr QByteArrayView kData("data: ");
-    // Lines by memchr: QByteArray::count(char) walks byte by byte (1.5 k instructions on a
-    // 200-byte chunk), and a chunk is almost always one line.
-    qsizetype lines = 1;
-    for (const char *p = e.data.constData(), *end = p + e.data.size();
-         (p = static_cast<const char *>(std::memchr(p, '\n', size_t(end - p)))) != nullptr; ++p)
-        ++lines;
-    QByteArray out;
-    out.reserve((e.event.isEmpty() ? 0 : kEvent.size() + e.event.size() + 1) + lines * (kData.size() + 1) +
-                e.data.size() + 1);
-    if (!e.event.isEmpty()) {
-        out.append(kEvent);
-        out.append(e.event);
-        out.append('\n');
-    }
-    const char *data = e.data.constData();
-    qsizetype start = 0;
-    for (;;) {
-        const qsizetype eol = e.data.indexOf('\n', start);
-        const qsizetype end = eol < 0 ? e.data.size() : eol;
-        out.append(kData);
-        out.append(data + start, end - start);
-        out.append('\n');
-        if (eol < 0)
-            break;
-        start = eol + 1;
-    }
-    out.append('\n');
-    return out;
 }
 
 bool is2xx(int status) {
@@ -1161,8 +1124,8 @@ void UpstreamAttempts::feedSse(Try &t, const QList<SseEvent> &events) {
                 if (splitScrubbed)
                     rewritten = live->deltaScrub->rewriteFrame(relayed(), frame.events);
                 frame.raw = util::redactSecrets(rewritten                         ? *rewritten
-                                                : relayData.isEmpty() && !renamed ? sseFrame(e)
-                                                                                  : sseFrame(relayed()),
+                                                : relayData.isEmpty() && !renamed ? upstream::sseText(e)
+                                                                                  : upstream::sseText(relayed()),
                                                 live->target.credential);
             }
             frame.rawHidesError = live->decoder->lastFailedOnAPlainFrame();
