@@ -827,6 +827,9 @@ void AttemptLoop::attemptFailed(Attempt &a, const TryFailure &failure) {
         return startTry(a, true);
     if (d.mayRetry && tryInAttemptRetry(a, d.failure))
         return;
+    // A host that answered in a form the gateway does not read answers the same to the SDK's own
+    // retries, each one generated and billed (probe T2 F3).
+    m_lastFailureSameAgain = failure.noRetry && failure.input.transportError == upstream::TransportError::Protocol;
     afterFailure(a, d.failure, d.cause);
 }
 
@@ -1274,6 +1277,8 @@ void AttemptLoop::finishWithFailure(const GatewayError &errorIn, bool markedRetr
     // a strike each time, and the app would hear of the outage a minute late (probe M1 1).
     // Retry-After stays, for an app that schedules its own retry.
     if (markedRetryAfter && m_upstreamTries > 1 && !error.shouldRetry)
+        error.shouldRetry = false;
+    if (m_lastFailureSameAgain && m_tried.size() == 1)
         error.shouldRetry = false;
     m_deps.client->fail(error, m_attemptNo);
     finish();

@@ -397,6 +397,7 @@ private:
     std::optional<UpstreamFailure> m_lastFailure;
     QString m_lastFailureWho;
     bool m_lastFailureAnswering = false; // the failed attempt had a 2xx head (FailureResponse::forFailure)
+    bool m_lastFailureSameAgain = false; // its host answered in a form not read: asked again, the same
     std::optional<QString> m_noCredential;
     // Candidates out for want of a credential: the soonest of their keys back, when every one of them
     // only waits out a limit (the client then gets 429 and Retry-After, not 502).

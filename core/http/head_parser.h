@@ -23,9 +23,11 @@ class HeadParser {
 public:
     enum class Status { Incomplete, Complete, TooLarge, Malformed };
     // A header line that is not `token ":" value`: skipped (a client reading a
-    // server's answer, as browsers do), or refused (a listener, since whatever
+    // server's answer, as browsers do; an obs-fold continuation is joined to the
+    // field before it with a space), or refused (a listener, since whatever
     // reads the request after it may take the line another way: a line without a
     // colon, a space before the colon, an obs-fold continuation).
+    // With Skip, a bare CR anywhere in the head is Malformed.
     enum class FieldLines { Skip, Refuse };
 
     HeadParser(qsizetype maxHeadBytes, FieldLines fieldLines);
@@ -52,6 +54,8 @@ private:
     Status fail(Status status, const QString &why);
     // The line of m_fields from `pos` (its CR dropped); advances `pos`. False past the last.
     bool nextLine(qsizetype &pos, QByteArrayView &line) const;
+    static bool hasFoldedLine(QByteArrayView fields);
+    void unfold(); // m_fields with each obs-fold replaced by a space
 
     qsizetype m_maxHeadBytes;
     FieldLines m_fieldLines;

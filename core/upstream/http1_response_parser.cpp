@@ -73,6 +73,23 @@ void Http1ResponseParser::fail(Failure failure, const QString &why) {
     m_buffer.clear();
 }
 
+void Http1ResponseParser::failAnswered(const QString &why) {
+    fail(Failure::Malformed, why);
+    m_answered = true;
+}
+
+QByteArrayView Http1ResponseParser::transferCodingsBeforeChunked(QByteArrayView te) {
+    QByteArrayView codings = te.trimmed();
+    if (chunkedIsLast(codings))
+        codings = codings.chopped(7).trimmed();
+    while (codings.endsWith(','))
+        codings = codings.chopped(1).trimmed();
+    // "identity" was a transfer coding once (RFC 2616) and changes nothing.
+    if (codings.compare("identity", Qt::CaseInsensitive) == 0)
+        return {};
+    return codings;
+}
+
 bool Http1ResponseParser::parseHead(QByteArrayView input, qsizetype &pos, Output &out) {
     switch (m_head.parse(input)) {
     case HeadParser::Status::Incomplete:
@@ -80,7 +97,7 @@ bool Http1ResponseParser::parseHead(QByteArrayView input, qsizetype &pos, Output
     case HeadParser::Status::TooLarge:
         fail(Failure::TooLarge, QStringLiteral("response %1").arg(m_head.errorString()));
         return false;
-    case HeadParser::Status::Malformed: // not with FieldLines::Skip
+    case HeadParser::Status::Malformed: // a bare CR
         fail(Failure::Malformed, m_head.errorString());
         return false;
     case HeadParser::Status::Complete:
@@ -90,13 +107,17 @@ bool Http1ResponseParser::parseHead(QByteArrayView input, qsizetype &pos, Output
     const HeaderList headers = m_head.headers();
     pos += m_head.headBytes();
     m_head.reset();
-    // "HTTP/1.1 200 OK"
-    if (!statusLine.startsWith("HTTP/1.") || statusLine.size() < 12 || statusLine.at(8) != ' ') {
+    // "HTTP/1.1 200 OK". An "HTTP/2 200" line is a server that answered in words this parser does
+    // not read (the request was HTTP/1.1): an answer all the same, which asking again gets again.
+    const bool http2 = statusLine.startsWith("HTTP/2 ") || statusLine.startsWith("HTTP/3 ");
+    const qsizetype codeAt = http2 ? 7 : 9;
+    if (!(http2 || (statusLine.startsWith("HTTP/1.") && statusLine.size() >= 12 && statusLine.at(8) == ' ')) ||
+        statusLine.size() < codeAt + 3) {
         fail(Failure::Malformed, QStringLiteral("malformed status line"));
         return false;
     }
     int status = 0;
-    for (qsizetype i = 9; i < 12; ++i) {
+    for (qsizetype i = codeAt; i < codeAt + 3; ++i) {
         const char c = statusLine.at(i);
         if (c < '0' || c > '9') {
             status = -1;
@@ -113,6 +134,19 @@ bool Http1ResponseParser::parseHead(QByteArrayView input, qsizetype &pos, Output
         // would be read as the answer and end the chain). A broken host, as a garbled answer is.
         fail(Failure::Malformed,
              QStringLiteral("HTTP 101 Switching Protocols, though the request asked for no upgrade"));
+        return false;
+    }
+    if (http2) {
+        const QString why = QStringLiteral("HTTP %1 in %2, though the request was HTTP/1.1")
+                                .arg(status)
+                                .arg(QString::fromLatin1(statusLine.first(6)));
+        if (status < 200) {
+            fail(Failure::Malformed, why);
+        } else {
+            m_status = status;
+            m_headers = headers;
+            failAnswered(why);
+        }
         return false;
     }
     if (status >= 100 && status < 200)
@@ -158,7 +192,7 @@ bool Http1ResponseParser::parseHead(QByteArrayView input, qsizetype &pos, Output
             encoding = &h.second;
     }
     if (lengthsDisagree) {
-        fail(Failure::Malformed, QStringLiteral("HTTP %1 with Content-Length values that disagree").arg(status));
+        failAnswered(QStringLiteral("HTTP %1 with Content-Length values that disagree").arg(status));
         return false;
     }
     // Every request says Accept-Encoding: identity (this parser decodes no gzip): a compressed body
@@ -168,11 +202,24 @@ bool Http1ResponseParser::parseHead(QByteArrayView input, qsizetype &pos, Output
     if (status >= 200 && status < 300 && encoding && !encoding->trimmed().isEmpty() &&
         encoding->trimmed().compare("identity", Qt::CaseInsensitive) != 0 &&
         encoding->trimmed().compare("none", Qt::CaseInsensitive) != 0) {
-        fail(Failure::Malformed, QStringLiteral("HTTP %1 with Content-Encoding %2, though the request asked for "
-                                                "identity (no compression)")
-                                     .arg(status)
-                                     .arg(QString::fromLatin1(encoding->trimmed().left(64))));
+        failAnswered(QStringLiteral("HTTP %1 with Content-Encoding %2, though the request asked for "
+                                    "identity (no compression)")
+                         .arg(status)
+                         .arg(QString::fromLatin1(encoding->trimmed().left(64))));
         return false;
+    }
+    // The same for a coding sent as a transfer coding ("gzip, chunked"): the chunks were read and
+    // their compressed bytes taken for an event stream that was not one (probe T2 F1). An error
+    // answer keeps its status; its body is inflated by the reader of error bodies.
+    if (status >= 200 && status < 300 && te) {
+        const QByteArrayView codings = transferCodingsBeforeChunked(*te);
+        if (!codings.isEmpty()) {
+            failAnswered(QStringLiteral("HTTP %1 with Transfer-Encoding %2, though the request asked for "
+                                        "identity (no compression)")
+                             .arg(status)
+                             .arg(QString::fromLatin1(te->trimmed().left(64))));
+            return false;
+        }
     }
     const auto has = [](const QByteArray *value, QByteArrayView token) {
         return value && containsIgnoringCase(*value, token);

@@ -51,6 +51,13 @@ public:
     }
     QByteArray leftover() const { return m_buffer; } // bytes after the end of the response
     QString errorString() const { return m_error; }
+    // The failure is in what a whole, well-formed head says (an HTTP/2 status line, a compressed
+    // 2xx body, Content-Lengths that disagree): the server answered, and status() and headers()
+    // hold its answer. Asked again, it answers the same.
+    bool answered() const { return m_answered; }
+    // A Transfer-Encoding's codings without a last "chunked" ("gzip" of "gzip, chunked"); empty for
+    // chunked or identity alone.
+    static QByteArrayView transferCodingsBeforeChunked(QByteArrayView te);
 
 private:
     // Parses a head at the front of `input`; on success advances `pos` past it.
@@ -58,6 +65,7 @@ private:
     // Returns how many bytes of `input` were the body's.
     qsizetype parseBody(QByteArrayView input, Output &out);
     void fail(Failure failure, const QString &why);
+    void failAnswered(const QString &why);
 
     QByteArray m_buffer;
     State m_state = State::Head;
@@ -66,6 +74,7 @@ private:
     int m_status = 0;
     HeaderList m_headers;
     bool m_keepAlive = true;
+    bool m_answered = false;
     http::HeadParser m_head{kMaxHeadBytes, http::HeadParser::FieldLines::Skip};
     http::BodyDecoder m_body;
     QString m_error;

@@ -258,9 +258,11 @@ void SocketUpstreamCall::consume(QByteArrayView bytes) {
     const http::WriteBatch batch;
     const Http1ResponseParser::Output out = m_parser.feed(bytes);
     if (m_parser.state() == Http1ResponseParser::State::Error) {
-        if (out.headComplete && !m_started) {
+        if ((out.headComplete || m_parser.answered()) && !m_started) {
             // The head was whole before the body broke in the same read: its status is the
-            // upstream's answer (a 503 with a broken chunk is a 503), heard before the break.
+            // upstream's answer (a 503 with a broken chunk is a 503), heard before the break. So is
+            // a head whose own words make the answer unreadable (a compressed 2xx): the server
+            // answered, and the attempt hears its status before the failure.
             m_started = true;
             Q_EMIT responseStarted(m_parser.status(), m_parser.headers());
             if (m_done)

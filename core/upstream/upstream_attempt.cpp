@@ -6,6 +6,7 @@
 #include "core/http/content_coding.h"
 #include "core/upstream/canonical_stream_builder.h"
 #include "core/upstream/delta_secret_scrub.h"
+#include "core/upstream/http1_response_parser.h"
 #include "core/upstream/json_answer.h"
 #include "core/upstream/stop_sequence_decoder.h"
 #include "core/upstream/tool_names.h"
@@ -1174,6 +1175,16 @@ void UpstreamAttempts::onFinished(Try &t, const TransportResult &result) {
         // fail over from and mark (probe P1 1: a follower billed for an answer made twice).
         if (t.answerSaidItsEnd())
             return endOfBody(id, generation);
+        if (result.error == TransportError::Protocol && is2xx(t.status) && t.streamBytes == 0 && t.jsonBody.isEmpty()) {
+            // The host answered, in a form this gateway does not read (a compressed body, an
+            // HTTP/2 status line, Content-Lengths that disagree): generated and billed, and the
+            // same again if asked again (probe T2 F3: three calls). The next candidate is asked.
+            failover::TryFailure f;
+            f.noRetry = true;
+            f.input.transportError = TransportError::Protocol;
+            f.input.message = redacted(t, result.message);
+            return m_loop->onFailure(id, f);
+        }
         // A 2xx JSON answer (a server that ignores stream: true) broken in its body: what it had said
         // is not readable, but it was generated (and is billed) all the same.
         const qint64 answerChars = t.jsonType.isEmpty() || t.errorAnswer() ? 0 : stringValueChars(t.jsonBody);
@@ -1302,8 +1313,12 @@ void UpstreamAttempts::reportErrorAnswer(Try &t) {
         return std::all_of(start.begin(), start.end(),
                            [](char c) { return uchar(c) >= 0x20 || c == '\t' || c == '\n' || c == '\r'; });
     };
-    if (const QByteArray coding = headerValue(t.errorHeaders, "content-encoding").trimmed();
-        !coding.isEmpty() && coding.compare("identity", Qt::CaseInsensitive) != 0 && !readsAsText(t.errorBody)) {
+    // A coding sent as a transfer coding ("gzip, chunked", probe T2 F1) is read the same way.
+    QByteArray coding = headerValue(t.errorHeaders, "content-encoding").trimmed();
+    if (coding.isEmpty())
+        coding = Http1ResponseParser::transferCodingsBeforeChunked(headerValue(t.errorHeaders, "transfer-encoding"))
+                     .toByteArray();
+    if (!coding.isEmpty() && coding.compare("identity", Qt::CaseInsensitive) != 0 && !readsAsText(t.errorBody)) {
         if (auto words = http::decodeContent(t.errorBody, coding, kMaxErrorBody))
             t.errorBody = *words;
         else

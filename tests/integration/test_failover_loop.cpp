@@ -2020,6 +2020,10 @@ private Q_SLOTS:
                "Content-Length: " +
                    QByteArray::number(credit.size()) + "\r\n\r\n" + credit
             << QByteArray("credential_exhausted");
+        // The same body compressed as a transfer coding: its bytes were the client's error (probe T2 F1).
+        QTest::newRow("gzip transfer coding credit balance")
+            << "HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nTransfer-Encoding: gzip\r\n\r\n" + credit
+            << QByteArray("credential_exhausted");
         // A 503 whose chunked body then broke: the upstream answered, so its model is marked, not
         // the whole base URL as a connection failure.
         QTest::newRow("503 with a broken chunk")
@@ -2042,6 +2046,96 @@ private Q_SLOTS:
         QCOMPARE(r.header("x-switchman-fallback-reason"), reason);
         for (const auto &mark : gw.engine().marks())
             QCOMPARE(mark.model, QStringLiteral("claude-a")); // never the whole base URL
+    }
+
+    // A host that answered in a form the gateway does not read (compressed though it was asked for
+    // identity, an HTTP/2 status line, Content-Lengths that disagree) answers the same when asked
+    // again: the generation was billed each time (probe T2 F3, three calls), and the client read
+    // "unreachable" of a host that had answered.
+    void anAnswerTheGatewayCannotReadIsNotAskedForAgain_data() {
+        QTest::addColumn<QByteArray>("answer");
+        const QByteArray body = QByteArray("\x1f\x8b\x08") + " compressed answer";
+        QTest::newRow("gzip") << "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Encoding: gzip\r\n"
+                                 "Content-Length: " +
+                                     QByteArray::number(body.size()) + "\r\n\r\n" + body;
+        QTest::newRow("gzip transfer coding")
+            << "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: gzip, chunked\r\n\r\n" +
+                   QByteArray::number(body.size(), 16) + "\r\n" + body + "\r\n0\r\n\r\n";
+        QTest::newRow("HTTP/2") << QByteArray("HTTP/2 200\r\ncontent-type: text/event-stream\r\n\r\ndata: {}\n\n");
+        QTest::newRow("lengths disagree") << QByteArray("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                                                        "Content-Length: 2\r\nContent-Length: 9\r\n\r\n{}");
+    }
+    void anAnswerTheGatewayCannotReadIsNotAskedForAgain() {
+        QFETCH(QByteArray, answer);
+        CannedAnswerServer alone(answer, true);
+        GatewayFixture gw;
+        gw.config.providers[QStringLiteral("pa")].baseUrl = alone.url();
+        gw.start();
+        const auto r = gw.post(QStringLiteral("/v1/messages"),
+                               GatewayFixture::anthropicBody(QStringLiteral("pa/claude-a"), QStringLiteral("x"), false),
+                               {}, 20000);
+        QCOMPARE(r.status, 502);
+        QCOMPARE(alone.asked, 1);
+        QVERIFY2(r.body.contains("broke off its answer") && !r.body.contains("unreachable"), r.body.constData());
+        QCOMPARE(r.header("x-should-retry"), QByteArray("false"));
+
+        // On a chain, the next candidate answers.
+        CannedAnswerServer first(answer, true);
+        GatewayFixture chain;
+        chain.config.providers[QStringLiteral("pa")].baseUrl = first.url();
+        chain.start();
+        const auto c = chain.post(QStringLiteral("/v1/messages"),
+                                  GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), false));
+        QCOMPARE(c.status, 200);
+        QCOMPARE(c.header("x-switchman-candidate"), QByteArray("pb/gpt-b"));
+        QCOMPARE(first.asked, 1);
+    }
+
+    // obs-fold (RFC 9112 5.2): a folded line is part of the field before it. Read as a field of its
+    // own, "Content-Encoding: gzip" made this good answer unreadable, and its host was marked
+    // (probe T2 F2).
+    void aFoldedHeaderLineIsPartOfTheFieldBeforeIt() {
+        const QByteArray json = "{\"id\":\"msg_1\",\"type\":\"message\",\"role\":\"assistant\",\"model\":"
+                                "\"claude-a\",\"content\":[{\"type\":\"text\",\"text\":\"folded but whole\"}],"
+                                "\"stop_reason\":\"end_turn\",\"stop_sequence\":null,\"usage\":{\"input_tokens\":3,"
+                                "\"output_tokens\":2}}";
+        CannedAnswerServer folded("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nX-Note: a\r\n"
+                                  " Content-Encoding: gzip\r\nContent-Length: " +
+                                  QByteArray::number(json.size()) + "\r\nX-Other: b\r\n\tContent-Length: 7\r\n\r\n" +
+                                  json);
+        GatewayFixture gw;
+        gw.config.providers[QStringLiteral("pa")].baseUrl = folded.url();
+        gw.start();
+        const auto r = gw.post(QStringLiteral("/v1/messages"),
+                               GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), false));
+        QVERIFY2(r.status == 200, r.body.constData());
+        QCOMPARE(r.header("x-switchman-candidate"), QByteArray("pa/claude-a"));
+        QVERIFY2(r.body.contains("folded but whole"), r.body.constData());
+        QVERIFY(gw.engine().marks().isEmpty());
+    }
+
+    // A head whose lines end in a bare CR: its end was found in the body, and the headers and the
+    // first event read as a start line gave a 200 that lacked the answer's first words (probe T2
+    // F4). It is no answer: the next candidate is asked.
+    void aHeadWithBareCarriageReturnsIsNoAnswer() {
+        CannedAnswerServer bare(
+            QByteArray("HTTP/1.1 200 OK\rContent-Type: text/event-stream\r\r") +
+                "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"m\",\"type\":"
+                "\"message\",\"role\":\"assistant\",\"model\":\"claude-a\",\"content\":[],\"usage\":{"
+                "\"input_tokens\":1,\"output_tokens\":0}}}\n\n"
+                "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,"
+                "\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n"
+                "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":"
+                "{\"type\":\"text_delta\",\"text\":\"FIRST WORDS then the rest\"}}\n\n",
+            true);
+        GatewayFixture gw;
+        gw.config.providers[QStringLiteral("pa")].baseUrl = bare.url();
+        gw.start();
+        const auto r = gw.post(QStringLiteral("/v1/messages"),
+                               GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), false));
+        QCOMPARE(r.status, 200);
+        QCOMPARE(r.header("x-switchman-candidate"), QByteArray("pb/gpt-b"));
+        QVERIFY2(!r.body.contains("then the rest"), r.body.constData());
     }
 
     // Every upstream request asks for an event stream. A 200 with a JSON or HTML body is not a

@@ -56,6 +56,10 @@ private Q_SLOTS:
     void malformedResponsesAreErrors_data();
     void malformedResponsesAreErrors();
     void identityEncodingIsRead();
+    void aFoldedLineContinuesTheFieldBeforeIt();
+    void anAnswerItCannotReadKeepsItsStatus_data();
+    void anAnswerItCannotReadKeepsItsStatus();
+    void transferCodingsBeforeChunkedAreNamed();
     void pipelinedBytesAreLeftOver();
     void endlessLinesAndHeadsAreTooLarge_data();
     void endlessLinesAndHeadsAreTooLarge();
@@ -155,9 +159,10 @@ void TestHttp1ResponseParser::closeDelimitedBodyEndsOnlyOnClose() {
     QVERIFY(!open.keepAlive);
     QVERIFY(parse(bytes, {}, true).done);
 
-    // A transfer coding that does not end in chunked is read to the close too, its Content-Length ignored.
+    // A transfer coding that does not end in chunked is read to the close too, its Content-Length ignored
+    // (an error answer's: a 2xx in a coding is an answer this parser does not read).
     const QByteArray coded =
-        "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked, x-custom\r\nContent-Length: 2\r\n\r\nabcdef";
+        "HTTP/1.1 503 Busy\r\nTransfer-Encoding: chunked, x-custom\r\nContent-Length: 2\r\n\r\nabcdef";
     Parsed codedOpen = parse(coded, {});
     QCOMPARE(codedOpen.state, State::Body);
     QCOMPARE(codedOpen.body, QByteArray("abcdef"));
@@ -191,6 +196,14 @@ void TestHttp1ResponseParser::malformedResponsesAreErrors_data() {
     QTest::newRow("content-lengths disagree")
         << QByteArray("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 120\r\n\r\n{}");
     QTest::newRow("content-length list disagrees") << QByteArray("HTTP/1.1 200 OK\r\nContent-Length: 2, 120\r\n\r\n{}");
+    // Lines ended by a bare CR: the head's "end" was found in the body, and the headers and the
+    // first event read as one start line made a 200 missing its first words (probe T2 F4).
+    QTest::newRow("bare CR line ends") << QByteArray(
+        "HTTP/1.1 200 OK\rContent-Type: text/event-stream\r\rdata: {\"a\":1}\n\ndata: {}\n\n");
+    QTest::newRow("bare CR in a field") << QByteArray("HTTP/1.1 200 OK\r\nX-A: b\rc\r\nContent-Length: 2\r\n\r\nok");
+    QTest::newRow("gzip transfer coding") << QByteArray("HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n"
+                                                        "3\r\n\x1f\x8b\x08\r\n0\r\n\r\n");
+    QTest::newRow("HTTP/2 status line") << QByteArray("HTTP/2 200\r\ncontent-length: 2\r\n\r\n{}");
     QTest::newRow("switching protocols") << QByteArray("HTTP/1.1 101 Switching Protocols\r\nUpgrade: h2c\r\n"
                                                        "Connection: Upgrade\r\n\r\ndata: {}\n\n");
 }
@@ -217,6 +230,65 @@ void TestHttp1ResponseParser::identityEncodingIsRead() {
     const auto plain = none.feed("HTTP/1.1 200 OK\r\nContent-Encoding: None\r\nContent-Length: 2\r\n\r\nok");
     QCOMPARE(none.state(), State::Done);
     QCOMPARE(plain.body, QByteArray("ok"));
+}
+
+void TestHttp1ResponseParser::aFoldedLineContinuesTheFieldBeforeIt() {
+    // obs-fold (RFC 9112 5.2): a client replaces it with a space. Read as fields of their own, these
+    // lines made a good answer "compressed", or its lengths disagree (probe T2 F2).
+    Http1ResponseParser p;
+    const auto out = p.feed("HTTP/1.1 200 OK\r\nX-Note: a\r\n Content-Encoding: gzip\r\nContent-Length: 2\r\n"
+                            "X-Other: b\r\n\tContent-Length: 7\r\n\r\nok");
+    QCOMPARE(p.state(), State::Done);
+    QCOMPARE(out.body, QByteArray("ok"));
+    QCOMPARE(sw::http::headerValue(p.headers(), "x-note"), QByteArray("a Content-Encoding: gzip"));
+    QCOMPARE(sw::http::headerValue(p.headers(), "x-other"), QByteArray("b Content-Length: 7"));
+    QCOMPARE(p.headers().size(), 3);
+    // A whitespace line before the first field continues nothing: dropped.
+    Http1ResponseParser first;
+    const auto ok = first.feed("HTTP/1.1 200 OK\r\n Content-Length: 9\r\nContent-Length: 2\r\n\r\nok");
+    QCOMPARE(first.state(), State::Done);
+    QCOMPARE(ok.body, QByteArray("ok"));
+}
+
+void TestHttp1ResponseParser::anAnswerItCannotReadKeepsItsStatus_data() {
+    QTest::addColumn<QByteArray>("bytes");
+    QTest::addColumn<int>("status");
+    QTest::addColumn<bool>("answered");
+    QTest::newRow("gzip content coding") << QByteArray("HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\n\r\n\x1f\x8b")
+                                         << 200 << true;
+    QTest::newRow("gzip transfer coding")
+        << QByteArray("HTTP/1.1 201 Created\r\nTransfer-Encoding: gzip\r\n\r\n\x1f\x8b") << 201 << true;
+    QTest::newRow("lengths disagree") << QByteArray(
+                                             "HTTP/1.1 503 Busy\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n")
+                                      << 503 << true;
+    QTest::newRow("HTTP/2") << QByteArray("HTTP/2 200\r\n\r\n") << 200 << true;
+    QTest::newRow("HTTP/2 interim") << QByteArray("HTTP/2 100\r\n\r\n") << 0 << false;
+    QTest::newRow("garbage") << QByteArray("SMTP READY\r\n\r\n") << 0 << false;
+    QTest::newRow("bad chunk") << QByteArray("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n") << 200
+                               << false;
+}
+
+void TestHttp1ResponseParser::anAnswerItCannotReadKeepsItsStatus() {
+    // The server answered, in a form this parser does not read: its status is heard (the attempt
+    // tells the client it answered, and does not ask it again), unlike bytes that are no answer.
+    QFETCH(QByteArray, bytes);
+    QFETCH(int, status);
+    QFETCH(bool, answered);
+    Http1ResponseParser p;
+    p.feed(bytes);
+    QCOMPARE(p.state(), State::Error);
+    QCOMPARE(p.answered(), answered);
+    QCOMPARE(p.status(), status);
+}
+
+void TestHttp1ResponseParser::transferCodingsBeforeChunkedAreNamed() {
+    QCOMPARE(Http1ResponseParser::transferCodingsBeforeChunked("chunked").toByteArray(), QByteArray());
+    QCOMPARE(Http1ResponseParser::transferCodingsBeforeChunked(" Chunked ").toByteArray(), QByteArray());
+    QCOMPARE(Http1ResponseParser::transferCodingsBeforeChunked("identity").toByteArray(), QByteArray());
+    QCOMPARE(Http1ResponseParser::transferCodingsBeforeChunked("gzip, chunked").toByteArray(), QByteArray("gzip"));
+    QCOMPARE(Http1ResponseParser::transferCodingsBeforeChunked("gzip,chunked").toByteArray(), QByteArray("gzip"));
+    QCOMPARE(Http1ResponseParser::transferCodingsBeforeChunked("deflate").toByteArray(), QByteArray("deflate"));
+    QCOMPARE(Http1ResponseParser::transferCodingsBeforeChunked("xchunked").toByteArray(), QByteArray("xchunked"));
 }
 
 void TestHttp1ResponseParser::endlessLinesAndHeadsAreTooLarge_data() {
