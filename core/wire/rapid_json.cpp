@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include <rapidjson/encodedstream.h>
 #include <rapidjson/memorystream.h>
@@ -694,6 +695,9 @@ QByteArray compact(const Value &v) {
     return out;
 }
 
+// Members past this count are sorted by name before they go into a QJsonObject (toQt).
+constexpr rapidjson::SizeType kSortBeforeInsert = 32;
+
 QJsonValue toQt(const Value *v, int maxDepth) {
     if (!v)
         return QJsonValue(QJsonValue::Undefined);
@@ -723,10 +727,29 @@ QJsonValue toQt(const Value *v, int maxDepth) {
         if (maxDepth <= 0)
             return QJsonValue(QJsonValue::Undefined);
         QJsonObject object;
-        for (const Value::Member &m : v->GetObject()) {
-            const std::string_view name = nameText(m.name);
-            object.insert(decode(name.data(), name.size()), toQt(&m.value, maxDepth - 1)); // a later duplicate replaces
+        const auto members = v->GetObject();
+        if (members.MemberCount() <= kSortBeforeInsert) {
+            for (const Value::Member &m : members) {
+                const std::string_view name = nameText(m.name);
+                object.insert(decode(name.data(), name.size()),
+                              toQt(&m.value, maxDepth - 1)); // a later duplicate replaces
+            }
+            return object;
         }
+        // QJsonObject keeps its keys sorted: each insert moves every key after its place, so
+        // members in any other order cost the square of their count. A tool schema with 200 000
+        // properties in reverse order held the engine thread for 10 s, and every other client with
+        // it (probe T3 F1). Sorted first (stably: a later duplicate still replaces), each insert
+        // lands at the end.
+        std::vector<std::pair<QString, const Value *>> sorted;
+        sorted.reserve(members.MemberCount());
+        for (const Value::Member &m : members) {
+            const std::string_view name = nameText(m.name);
+            sorted.emplace_back(decode(name.data(), name.size()), &m.value);
+        }
+        std::stable_sort(sorted.begin(), sorted.end(), [](const auto &a, const auto &b) { return a.first < b.first; });
+        for (const auto &[name, value] : sorted)
+            object.insert(name, toQt(value, maxDepth - 1));
         return object;
     }
     }

@@ -22,6 +22,7 @@ private slots:
     void numbersReadAsQtReadsThem();
     void compactWritesWhatQtWrites();
     void toQtGivesQtsValue();
+    void aWideObjectInAnyOrderGivesQtsValue();
     void aLargeEventParses();
     void bytesThatAreNotUtf8ReadAsOneReplacementEachMaximalSubpart();
 };
@@ -242,6 +243,29 @@ void TestRapidJson::toQtGivesQtsValue() {
     QVERIFY(rj::toQt(nullptr).isUndefined());
     QVERIFY(rj::toQtObject(rj::member(json.object(), "list")).isEmpty());
     QCOMPARE(qtRoot(text), QJsonValue(rj::toQtObject(json.object())));
+}
+
+void TestRapidJson::aWideObjectInAnyOrderGivesQtsValue() {
+    // Past a few dozen members the names are sorted before they go into Qt's object (probe T3 F1:
+    // inserted in reverse order, each one moved every key after it). The result is Qt's own, a
+    // later duplicate still replacing an earlier one, in every order.
+    QByteArray reversed = "{";
+    for (int i = 3000; i > 0; --i)
+        reversed += "\"k" + QByteArray::number(i) + "\":" + QByteArray::number(i) + ",";
+    reversed += "\"k7\":\"later\",\"\\u00e9t\\u00e9\":1,\"\\ud83d\\ude00\":2,\"Z\":3,\"\":4}";
+    rj::ParsedJson json;
+    QVERIFY(json.parse(reversed));
+    const QJsonObject mine = rj::toQtObject(json.object());
+    const QJsonObject qt = QJsonDocument::fromJson(reversed).object();
+    QCOMPARE(mine.size(), 3004);
+    QCOMPARE(mine, qt);
+    QCOMPARE(mine.value(QLatin1String("k7")), QJsonValue(QStringLiteral("later")));
+    QCOMPARE(mine.keys(), qt.keys());
+    // A nested wide object too (a tool schema's properties).
+    const QByteArray nested = "{\"parameters\":{\"properties\":" + reversed + "}}";
+    rj::ParsedJson inner;
+    QVERIFY(inner.parse(nested));
+    QCOMPARE(rj::toQtObject(inner.object()), QJsonDocument::fromJson(nested).object());
 }
 
 void TestRapidJson::aLargeEventParses() {
