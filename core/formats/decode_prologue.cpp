@@ -129,12 +129,15 @@ std::optional<model::ChatRequest> beginDecode(wire::Api api, const QByteArray &b
     req.json = std::move(json);
     req.rawBody = body;
     // Every way a client names the model (pi adds modelId and a Model object) is kept in the
-    // attempt history and echoed in headers: checked once here, before anything stores it.
+    // attempt history and echoed in headers: checked once here, before anything stores it. pi's
+    // two are read on pi's route alone: elsewhere they are a member nothing reads, which refused
+    // a good request and named its refusal (probe T3 F3).
     const wire::rj::Value *modelValue = wire::rj::member(o, "model");
+    const bool pi = api == wire::Api::Pi;
     const std::pair<QString, const wire::rj::Value *> names[] = {
         {QStringLiteral("model"), modelValue},
-        {QStringLiteral("modelId"), wire::rj::member(o, "modelId")},
-        {QStringLiteral("model.id"), wire::rj::member(modelValue, "id")},
+        {QStringLiteral("modelId"), pi ? wire::rj::member(o, "modelId") : nullptr},
+        {QStringLiteral("model.id"), pi ? wire::rj::member(modelValue, "id") : nullptr},
     };
     for (const auto &[field, value] : names) {
         if (!wire::rj::isString(value))

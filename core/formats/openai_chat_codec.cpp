@@ -313,7 +313,11 @@ std::optional<model::ChatRequest> OpenAIChatCodec::decode(const QByteArray &body
     if (!optionalInt(o, "max_completion_tokens", &opt.maxTokens, error) ||
         !optionalInt(o, "max_tokens", &maxTokens, error))
         return std::nullopt;
-    if (!opt.maxTokens)
+    // Both caps, disagreeing: the smaller is the request's. A server reads one of the two, not
+    // always the same (Ollama reads max_tokens alone); the budget reserved by one and the upstream
+    // was asked for the other's million tokens (probe T3 F4). The same-API body then carries the
+    // smaller under both names (OpenAICompletionsAdapter).
+    if (!opt.maxTokens || (maxTokens && *maxTokens < *opt.maxTokens))
         opt.maxTokens = maxTokens;
     if (!optionalNumber(o, "temperature", &opt.temperature, error) || !optionalNumber(o, "top_p", &opt.topP, error) ||
         !optionalNumber(o, "presence_penalty", &opt.presencePenalty, error) ||

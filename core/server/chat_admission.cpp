@@ -6,7 +6,10 @@
 #include "core/server/gateway_auth.h"
 #include "core/server/idempotency_store.h"
 #include "core/telemetry/budget_tracker.h"
+#include "core/wire/client_body.h"
+#include "core/wire/rapid_json.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace sw::server {
@@ -56,6 +59,8 @@ QString ChatAdmission::requestedModel(wire::Api api, const QByteArray &body) {
         return {};
     const wire::rj::Value *o = begun->json->object();
     const wire::rj::Value *model = wire::rj::member(o, "model");
+    if (api != wire::Api::Pi)
+        return wire::rj::toString(model); // pi's modelId is no other route's (probe T3 F3)
     QString name = wire::rj::toString(wire::rj::member(o, "modelId"));
     if (name.isEmpty())
         name = wire::rj::toString(wire::rj::asObject(model) ? wire::rj::member(model, "id") : model);
@@ -143,6 +148,13 @@ double ChatAdmission::costEstimate(const config::Config &config, const QString &
                                    const failover::Resolution &resolution, const model::ChatRequest &request,
                                    qint64 bodyBytes) {
     const double inputTokens = double((std::max<qint64>(0, bodyBytes) + 3) / 4);
+    // Chat's n: each choice is an answer of its own, billed as one (it passes to a Chat upstream on
+    // a stream). Reserved as one, n: 50 spent forty times a tenant's budget (probe T3 F2). OpenAI
+    // takes at most 128.
+    const qint64 choices =
+        request.sourceApi == wire::Api::OpenAICompletions
+            ? std::clamp<qint64>(wire::rj::toInt(wire::rj::member(wire::clientBody(request), "n"), 1), 1, 128)
+            : 1;
     double dearest = 0;
     for (const auto &c : resolution.chain) {
         if (failover::CandidatePolicy::ineligibleReason(config, tenant, resolution, c))
@@ -152,7 +164,8 @@ double ChatAdmission::costEstimate(const config::Config &config, const QString &
         if (c.model.maxTokens && *c.model.maxTokens > 0)
             output = std::min<qint64>(output, *c.model.maxTokens);
         output = std::min(output, kMaxReservedOutputTokens);
-        const double cost = (inputTokens * c.model.costInput + double(output) * c.model.costOutput) / 1e6;
+        const double cost =
+            (inputTokens * c.model.costInput + double(output) * double(choices) * c.model.costOutput) / 1e6;
         if (std::isfinite(cost))
             dearest = std::max(dearest, cost);
     }

@@ -850,7 +850,9 @@ HttpRequest OpenAICompletionsAdapter::buildRequest(const model::ChatRequest &req
         const QByteArray model = wire::jsonString(target.modelId);
         // A model that takes fewer output tokens than asked (Target::maxOutputTokens): each of the
         // client's two caps that asks for more goes down to it.
-        const std::optional<int> cap = loweredOutputCap(request, target);
+        std::optional<int> cap = loweredOutputCap(request, target);
+        if (!cap && request.options.maxTokens)
+            cap = request.options.maxTokens; // the smaller of two caps that disagree (the codec's), for both
         const QByteArray capText = cap ? QByteArray::number(*cap) : QByteArray();
         const auto overCap = [&](const char *key) {
             const rj::Value *v = rj::member(wire::clientBody(request), key);

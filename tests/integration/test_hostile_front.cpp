@@ -188,6 +188,24 @@ private Q_SLOTS:
         QCOMPARE(upstreamRequests(gw), 0);
     }
 
+    // pi's modelId is no other route's: an unrelated member of that name refused a good request,
+    // and labelled its refusal in the attempt history (probe T3 F3).
+    void modelIdIsReadOnPisRouteAlone() {
+        GatewayFixture gw;
+        gw.start();
+        const quint16 port = gw.engine().port();
+        for (const char *route : {"/v1/chat/completions", "/v1/messages", "/v1/responses"}) {
+            QJsonObject body =
+                QJsonDocument::fromJson(chatBody(QString::fromLatin1(route), QStringLiteral("chain"))).object();
+            body.insert(QStringLiteral("modelId"),
+                        QStringLiteral("label\nof my choosing") + QString(300, QLatin1Char('x')));
+            const RawAnswer a = exchange(port, post(port, route, QJsonDocument(body).toJson(QJsonDocument::Compact)));
+            QVERIFY2(a.status == 200, a.head.constData());
+        }
+        for (const auto &attempt : gw.engine().telemetry()->attempts(-1))
+            QCOMPARE(attempt.requestedModel, QStringLiteral("chain"));
+    }
+
     void modelNamesAtTheLimitStillRoute() {
         GatewayFixture gw;
         config::RouteConfig route;

@@ -6,6 +6,7 @@
 // so once.
 
 #include "core/failover/candidate_resolver.h"
+#include "core/formats/inbound_codec.h"
 #include "core/server/chat_admission.h"
 #include "core/telemetry/budget_tracker.h"
 #include "core/telemetry/telemetry.h"
@@ -226,6 +227,64 @@ private Q_SLOTS:
         QCOMPARE(gw.post(QStringLiteral("/v1/chat/completions"), big, as(m_adminKey)).status, 200);
         QVERIFY2(gw.openaiB.requests().last().body.contains("\"max_tokens\":100000"),
                  gw.openaiB.requests().last().body.constData());
+    }
+
+    // Chat's n: each choice is billed as an answer of its own, and was reserved as one (probe T3 F2:
+    // n: 50 spent forty times a tenant's budget). OpenAI takes at most 128.
+    void eachOfChatsChoicesIsReserved() {
+        GatewayFixture gw;
+        addTenants(gw, 100);
+        gw.start();
+        const failover::Resolution direct =
+            *failover::CandidateResolver::resolve(*gw.engine().config(), QStringLiteral("pb/gpt-b"));
+        const double oneAnswer = 1000.0 * gw.config.models.value(QStringLiteral("pb/gpt-b")).costOutput / 1e6;
+        QVERIFY(oneAnswer > 0);
+        const auto estimateFor = [&](wire::Api api, const QJsonObject &body) {
+            model::GatewayError error;
+            const auto req = formats::codecFor(api).decode(QJsonDocument(body).toJson(QJsonDocument::Compact), &error);
+            return req ? server::ChatAdmission::costEstimate(*gw.engine().config(), QStringLiteral("team-a"), direct,
+                                                             *req, 0)
+                       : -1.0;
+        };
+        const auto chat = [](std::optional<int> n) {
+            QJsonObject body = GatewayFixture::openaiBody(QStringLiteral("pb/gpt-b"), QStringLiteral("hi"), true);
+            body.insert(QStringLiteral("max_tokens"), 1000);
+            if (n)
+                body.insert(QStringLiteral("n"), *n);
+            return body;
+        };
+        QVERIFY(qFuzzyCompare(estimateFor(wire::Api::OpenAICompletions, chat(std::nullopt)), oneAnswer));
+        QVERIFY(qFuzzyCompare(estimateFor(wire::Api::OpenAICompletions, chat(1)), oneAnswer));
+        QVERIFY(qFuzzyCompare(estimateFor(wire::Api::OpenAICompletions, chat(50)), 50 * oneAnswer));
+        QVERIFY(qFuzzyCompare(estimateFor(wire::Api::OpenAICompletions, chat(100000)), 128 * oneAnswer));
+        // Another format has no n: a member of that name is no choice count.
+        QJsonObject messages = GatewayFixture::anthropicBody(QStringLiteral("pb/gpt-b"), QStringLiteral("hi"), true);
+        messages.insert(QStringLiteral("max_tokens"), 1000);
+        messages.insert(QStringLiteral("n"), 50);
+        QVERIFY(qFuzzyCompare(estimateFor(wire::Api::AnthropicMessages, messages), oneAnswer));
+    }
+
+    // Two output caps that disagree (probe T3 F4): the budget reserved by max_completion_tokens while
+    // a server that reads max_tokens alone (Ollama) was asked for a million. The smaller is the
+    // request's, and the upstream gets it under both names.
+    void twoOutputCapsThatDisagreeReachTheUpstreamAsTheSmaller() {
+        GatewayFixture gw;
+        addTenants(gw, 100);
+        gw.start();
+        QJsonObject body = GatewayFixture::openaiBody(QStringLiteral("pb/gpt-b"), QStringLiteral("hi"), false);
+        body.insert(QStringLiteral("max_completion_tokens"), 100);
+        body.insert(QStringLiteral("max_tokens"), 1000000);
+        QCOMPARE(gw.post(QStringLiteral("/v1/chat/completions"), body, as(m_teamKey)).status, 200);
+        const QJsonObject sent = QJsonDocument::fromJson(gw.openaiB.requests().last().body).object();
+        QCOMPARE(sent.value(QStringLiteral("max_tokens")).toInt(), 100);
+        QCOMPARE(sent.value(QStringLiteral("max_completion_tokens")).toInt(), 100);
+        // The other way round, the same.
+        body.insert(QStringLiteral("max_completion_tokens"), 1000000);
+        body.insert(QStringLiteral("max_tokens"), 100);
+        QCOMPARE(gw.post(QStringLiteral("/v1/chat/completions"), body, as(m_teamKey)).status, 200);
+        const QJsonObject again = QJsonDocument::fromJson(gw.openaiB.requests().last().body).object();
+        QCOMPARE(again.value(QStringLiteral("max_tokens")).toInt(), 100);
+        QCOMPARE(again.value(QStringLiteral("max_completion_tokens")).toInt(), 100);
     }
 
     // A completed request's answer kept under its Idempotency-Key, retried after the tenant reached

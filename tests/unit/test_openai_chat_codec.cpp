@@ -85,8 +85,9 @@ void TestOpenAIChatCodec::decodesSdkRequest() {
     QCOMPARE(msgs[3].content[0].text, QStringLiteral("Thanks! And tomorrow?"));
     QCOMPARE(req->context.tools.size(), 1);
     QCOMPARE(req->context.tools[0].parameters.value(QStringLiteral("required")).toArray().size(), 1);
-    // max_completion_tokens wins over the deprecated max_tokens.
-    QCOMPARE(req->options.maxTokens, std::optional<int>(1024));
+    // Both caps (1024 and the deprecated max_tokens' 99): the smaller is the request's. A server
+    // that reads max_tokens alone would be held to it, not the budget's 1024 (probe T3 F4).
+    QCOMPARE(req->options.maxTokens, std::optional<int>(99));
     QCOMPARE(req->options.temperature, std::optional<double>(0.2));
     QCOMPARE(req->options.topP, std::optional<double>(0.9));
     QCOMPARE(req->options.stop, QStringList{QStringLiteral("\n\nUser:")});
