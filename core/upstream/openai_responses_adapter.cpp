@@ -203,20 +203,32 @@ QJsonObject OpenAIResponsesAdapter::buildBody(const model::ChatRequest &request,
                     reasoningSent = false;
                     if (signatureOwner(m, b) != wire::apiName(kApi) || !b.signature.startsWith(QLatin1Char('{')))
                         continue;
-                    // OpenAI refuses a reasoning item unless the item right after it is one it led
-                    // to ("provided without its required following item"), paired by id: a message
-                    // (whose id can be made up) or a call under its own fc_ id. A client that kept a
-                    // tool call but not its item id (Anthropic's tool_use ids cannot hold one) gets
-                    // the conversation without the reasoning rather than a 400.
+                    // OpenAI refuses a reasoning item with an id unless the item right after it is
+                    // one it led to ("provided without its required following item"), paired by id:
+                    // a message (whose id can be made up) or a call under its own fc_ id.
                     const ContentBlock *next = nullptr; // the first block that will be sent after it
                     for (qsizetype j = i + 1; j < m.content.size() && !next; ++j)
                         if (const ContentBlock &c = m.content[j];
                             c.type == BlockType::ToolCall || (c.type == BlockType::Text && !c.text.isEmpty()))
                             next = &c;
-                    if (!next || (next->type == BlockType::ToolCall && !itemIdOf(*next)))
+                    if (!next)
                         continue;
+                    QJsonObject item = wire::responsesReasoningItem(b, QStringLiteral("rs_%1").arg(n++));
                     flushText();
-                    input.append(wire::responsesReasoningItem(b, QStringLiteral("rs_%1").arg(n++)));
+                    if (next->type == BlockType::ToolCall && !itemIdOf(*next)) {
+                        // A client that kept the call but not its item id (Anthropic's tool_use ids
+                        // cannot hold one): no id on either side, as Codex sends every step with
+                        // store: false. The reasoning is read from its encrypted content, the call
+                        // paired with its output by call_id. Left out, the model lost its reasoning
+                        // at every tool step (probe T1-1). Without encrypted content such an item
+                        // says nothing OpenAI can read: left out.
+                        if (!item.contains(L("encrypted_content")))
+                            continue;
+                        item.remove(L("id"));
+                        input.append(item);
+                        continue;
+                    }
+                    input.append(item);
                     reasoningSent = true;
                 } else if (b.type == BlockType::ToolCall) {
                     flushText();

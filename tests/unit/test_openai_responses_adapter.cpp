@@ -726,10 +726,10 @@ void TestOpenAIResponsesAdapter::reasoningPairingEdges() {
              (QStringList{"reasoning:rs_1", "message:msg_a"}));
     // An empty text sends nothing, so it cannot be what the reasoning led to.
     QCOMPARE(kinds(sent({reasoning("rs_1"), text("", "")})), QStringList{});
-    // The item right after the reasoning decides: an id-less call there leaves the reasoning out,
-    // whatever follows it.
+    // The item right after the reasoning decides: an id-less call there takes the reasoning without
+    // its id, whatever follows it.
     QCOMPARE(kinds(sent({reasoning("rs_1"), call("call_1"), text("done", "")})),
-             (QStringList{"function_call:", "easy:"}));
+             (QStringList{"reasoning:", "function_call:", "easy:"}));
     // A call keeps its fc_ id only beside its own reasoning, not an earlier one.
     ContentBlock foreign = reasoning("rs_2");
     foreign.signature = QStringLiteral("not-json");
@@ -739,7 +739,10 @@ void TestOpenAIResponsesAdapter::reasoningPairingEdges() {
 
 void TestOpenAIResponsesAdapter::reasoningWithoutTheItemItLedToIsLeftOut() {
     // An Anthropic client kept the answer but its tool_use ids cannot hold OpenAI's item ids: the
-    // reasoning item would be refused, so the conversation goes without it.
+    // reasoning goes without its id, followed by the call without one, as Codex sends each step
+    // (probe T1-1: it was left out, and the model lost its reasoning at every tool step). A reasoning
+    // item with an id would be refused without its following item; one without encrypted content
+    // says nothing, and is left out.
     ChatRequest req;
     Message assistant;
     assistant.role = Role::Assistant;
@@ -755,8 +758,20 @@ void TestOpenAIResponsesAdapter::reasoningWithoutTheItemItLedToIsLeftOut() {
     req.context.messages << assistant;
     const QByteArray sent =
         OpenAIResponsesAdapter().buildRequest(spokenIn(req, wire::Api::AnthropicMessages), target(), {}).body;
-    QVERIFY2(!sent.contains("reasoning") && !sent.contains("gAAA"), sent.constData());
-    QVERIFY(sent.contains("\"call_id\":\"call_1\""));
+    const QJsonArray input = json(sent).value("input").toArray();
+    QCOMPARE(input.size(), 2);
+    QCOMPARE(input[0].toObject().value("type").toString(), QStringLiteral("reasoning"));
+    QCOMPARE(input[0].toObject().value("encrypted_content").toString(), QStringLiteral("gAAA"));
+    QVERIFY2(!input[0].toObject().contains("id") && !sent.contains("rs_1"), sent.constData());
+    QCOMPARE(input[1].toObject().value("call_id").toString(), QStringLiteral("call_1"));
+    QVERIFY(!input[1].toObject().contains("id"));
+
+    // Reasoning OpenAI stored (no encrypted content) cannot be read without its id: left out.
+    req.context.messages[0].content[0].signature = QStringLiteral(R"({"id":"rs_1","type":"reasoning"})");
+    const QByteArray stored =
+        OpenAIResponsesAdapter().buildRequest(spokenIn(req, wire::Api::AnthropicMessages), target(), {}).body;
+    QVERIFY2(!stored.contains("reasoning") && !stored.contains("rs_1"), stored.constData());
+    QVERIFY(stored.contains("\"call_id\":\"call_1\""));
 }
 
 void TestOpenAIResponsesAdapter::aResponseNamedWithControlCharactersFails() {
