@@ -895,10 +895,10 @@ void TestAnthropicAdapter::crossFormatFromOpenAIChat() {
     QVERIFY(tool.value(QStringLiteral("input_schema")).toObject().contains(QStringLiteral("properties")));
     QCOMPARE(str(body.value(QStringLiteral("tool_choice")).toObject().value(QStringLiteral("type"))),
              QStringLiteral("auto"));
-    // reasoning_effort low wants 2048 thinking tokens, but the client capped the answer at 1024
-    // (max_completion_tokens): the cap is never raised, and with no room for Messages' minimum
-    // budget under it thinking is off.
-    QCOMPARE(body.value(QStringLiteral("max_tokens")).toInt(), 1024);
+    // reasoning_effort low wants 2048 thinking tokens, but the client capped the answer at 99 (the
+    // smaller of its max_completion_tokens 1024 and max_tokens 99): the cap is never raised, and with
+    // no room for Messages' minimum budget under it thinking is off.
+    QCOMPARE(body.value(QStringLiteral("max_tokens")).toInt(), 99);
     QVERIFY(!body.contains(QStringLiteral("thinking")));
     QCOMPARE(body.value(QStringLiteral("stop_sequences")).toArray().at(0).toString(), QStringLiteral("\n\nUser:"));
     // Betas belong to the client's own API; a converted body uses none.

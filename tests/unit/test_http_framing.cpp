@@ -140,7 +140,9 @@ private Q_SLOTS:
         QCOMPARE(strict.parse(message), HeadParser::Status::Malformed);
         HeadParser lenient(1024, HeadParser::FieldLines::Skip);
         QCOMPARE(lenient.parse(message), HeadParser::Status::Complete);
-        QCOMPARE(sw::http::headerValue(lenient.headers(), "host"), QByteArray("a"));
+        // A fold continues the field before it, joined by a space (RFC 9112 5.2); other lines are skipped.
+        QCOMPARE(sw::http::headerValue(lenient.headers(), "host"),
+                 QByteArray(QTest::currentDataTag()) == "obs-fold" ? QByteArray("a continued") : QByteArray("a"));
     }
     void resetReadsTheNextHead() {
         HeadParser p(1024, HeadParser::FieldLines::Skip);

@@ -178,6 +178,8 @@ void TestOpenAICompletionsAdapter::passthroughKeepsEveryClientField() {
     expected.insert(QStringLiteral("stream"), true);
     expected.insert(QStringLiteral("stream_options"),
                     QJsonObject{{QStringLiteral("include_usage"), true}, {QStringLiteral("x"), 1}});
+    // The client's two caps (1024, and max_tokens 99) disagree: the smaller goes under both names.
+    expected.insert(QStringLiteral("max_completion_tokens"), 99);
     QCOMPARE(body, expected);
     QCOMPARE(body.value(QStringLiteral("seed")).toInt(), 42);
     QCOMPARE(headerValue(http.headers, "authorization"), QByteArray("Bearer sk-or-v1-secret"));
@@ -1783,9 +1785,19 @@ void TestOpenAICompletionsAdapter::aModelsOutputCapLowersTheRequestsMax() {
     QVERIFY(own);
     const QByteArray spliced =
         OpenAICompletionsAdapter().buildRequest(spokenIn(*own, wire::Api::OpenAICompletions), t, {}).body;
-    QCOMPARE(json(spliced).value(QStringLiteral("max_completion_tokens")).toInt(), 16384);
-    QCOMPARE(json(spliced).value(QStringLiteral("max_tokens")).toInt(), 9000); // already under it
+    // The smaller of the client's two caps is the request's (9000, under the model's 16384): under both names.
+    QCOMPARE(json(spliced).value(QStringLiteral("max_completion_tokens")).toInt(), 9000);
+    QCOMPARE(json(spliced).value(QStringLiteral("max_tokens")).toInt(), 9000);
     QVERIFY(spliced.contains("\"x_extra\":true"));
+    const auto over = OpenAIChatCodec().decode("{\"model\":\"m\",\"max_completion_tokens\":100000,\"x_extra\":true,"
+                                               "\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}",
+                                               nullptr);
+    QVERIFY(over);
+    const QByteArray lowered =
+        OpenAICompletionsAdapter().buildRequest(spokenIn(*over, wire::Api::OpenAICompletions), t, {}).body;
+    QCOMPARE(json(lowered).value(QStringLiteral("max_completion_tokens")).toInt(), 16384);
+    QVERIFY(!json(lowered).contains(QStringLiteral("max_tokens")));
+    QVERIFY(lowered.contains("\"x_extra\":true"));
 
     const auto anthropic = AnthropicMessagesCodec().decode(
         "{\"model\":\"m\",\"max_tokens\":64000,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}", nullptr);
