@@ -251,6 +251,12 @@ UsageLedger::Health UsageLedger::health() const {
         return {QStringLiteral("unavailable"),
                 QStringLiteral("cannot read %1 (%2): tenants with a spend budget are refused")
                     .arg(m_options.path, m_stateError)};
+    // A file that opens but whose spend cannot be summed refuses every tenant with a budget, as one
+    // that cannot be read does: /healthz said "ok" meanwhile.
+    if (m_spendUnread)
+        return {QStringLiteral("unavailable"),
+                QStringLiteral("cannot read the spend in %1 (%2): tenants with a spend budget are refused")
+                    .arg(m_options.path, m_spendError)};
     if (m_readOnly)
         return {QStringLiteral("read-only"),
                 QStringLiteral("cannot write %1 (%2); it is read, and new usage rows wait in memory (%3 now)")
@@ -595,6 +601,8 @@ double UsageLedger::spentSince(const QString &tenant, qint64 sinceEpochMs, qint6
         *ok = read;
     // A file whose first page is whole but whose others are not opens fine and fails every sum
     // (probe R4 F2): a budget read as $0 would serve a tenant past it, silently.
+    if (!read)
+        m_spendError = error;
     if (!read && !std::exchange(m_spendUnread, true))
         m_log(QStringLiteral("error"),
               QStringLiteral("usage ledger: cannot read the spend in %1 (%2); tenants with a spend budget are refused "

@@ -187,6 +187,7 @@ private:
     bool m_memoryCapSaid = false;         // worker side: the first dropped rows are logged, once
     bool m_failing = false;               // a write failed; the next success says so once
     bool m_spendUnread = false;           // a spend read failed; said once until one succeeds
+    QString m_spendError;                 // why the last spend read failed
     QString m_stateError;                 // why the file cannot be read or written now (health())
     int m_unwritten = 0;
     // Worker side: this process's name on the replay rows it writes, the last replay row read,

@@ -1007,6 +1007,10 @@ private Q_SLOTS:
         QVERIFY2(message.contains(QStringLiteral("usage ledger unavailable: spend budgets cannot be enforced")),
                  qPrintable(message));
         QCOMPARE(gw.post(route, routeBody(route, QStringLiteral("pb/gpt-b")), as(m_adminKey)).status, 200);
+        // /healthz says so (it said "ok"), and tells an admin why.
+        QCOMPARE(healthz(gw).value(QStringLiteral("usage")).toString(), QStringLiteral("unavailable"));
+        QVERIFY2(healthz(gw, m_adminKey).value(QStringLiteral("usageError")).toString().contains(ledger),
+                 qPrintable(healthz(gw, m_adminKey).value(QStringLiteral("usageError")).toString()));
     }
 
     // A data folder that cannot be written (a volume mounted read-only, ProtectHome=read-only):
