@@ -31,6 +31,8 @@ struct AttemptLoop::Attempt {
     std::unique_ptr<AttemptBudget> budget; // armed once, before the first launch; covers every try
                                            // (armBudget), settled when the attempt ends (endAttempt)
     bool budgetIsTheClients = false;       // it ends before the configured deadline's would (ownDeadlineMs)
+    bool budgetForTheLastResort = false;   // it ends at the deadline, where a held-down follower is asked
+    bool lastResort = false;               // the held-down follower, asked at the deadline
     CommitHold hold;
     QList<QByteArray> heldRaw; // passthrough frames held with the hold's events
     qint64 heldRawBytes = 0;
@@ -307,6 +309,8 @@ void AttemptLoop::nextCandidate() {
         return;
     if (m_clientGone)
         return finish();
+    // Once: the held-down follower a budget cut at the deadline leaves to ask (armBudget).
+    const bool lastResort = std::exchange(m_lastResortDue, false);
     QList<Skip> skipped;
     const CandidateResolver::Pick pick = CandidateResolver::pick(m_resolution, m_tried, resolverState(), &skipped);
     const std::optional<Candidate> &candidate = pick.candidate;
@@ -332,14 +336,14 @@ void AttemptLoop::nextCandidate() {
             why += QStringLiteral(" (route cost ceiling %1x)").arg(*m_resolution.maxCostMultiplier);
         return finishWithFailure(GatewayError::make(403, ErrorCategory::Permission, why), false);
     }
-    if (m_deadlinePassed && m_attemptNo > 0)
+    if (m_deadlinePassed && m_attemptNo > 0 && !lastResort)
         return finishWithFailure(
             m_lastFailure ? clientErrorFor(*m_lastFailure)
                           : GatewayError::make(504, ErrorCategory::Timeout, QStringLiteral("request deadline passed")),
             false);
     if (pick.rejection)
         return rejectRequest(*candidate, *pick.rejection);
-    beginAttempt(*candidate);
+    beginAttempt(*candidate, lastResort);
 }
 
 void AttemptLoop::rejectRequest(const Candidate &candidate, const QString &why) {
@@ -357,11 +361,12 @@ void AttemptLoop::rejectRequest(const Candidate &candidate, const QString &why) 
     finish();
 }
 
-void AttemptLoop::beginAttempt(const Candidate &candidate) {
+void AttemptLoop::beginAttempt(const Candidate &candidate, bool lastResort) {
     m_tried.insert(candidate);
     ++m_attemptNo;
     auto attempt = std::make_unique<Attempt>();
     attempt->id = m_nextId++;
+    attempt->lastResort = lastResort;
     attempt->no = m_attemptNo;
     attempt->candidate = candidate;
     attempt->startMs = m_clock.nowMs();
@@ -451,12 +456,21 @@ void AttemptLoop::armBudget(Attempt &a) {
     if (a.budget)
         return;
     std::optional<qint64> budgetEnd;
-    if (hasLiveFollower()) {
+    if (a.lastResort) {
+        // Asked past the deadline, with nothing after it to make room for.
+    } else if (hasLiveFollower()) {
         const qint64 now = m_clock.nowMs();
         budgetEnd = now + std::max<qint64>(0, (m_deadlineAtMs - now) / 2);
         if (m_settings.ownDeadlineMs > m_settings.deadlineMs)
             a.budgetIsTheClients =
                 *budgetEnd < now + std::max<qint64>(0, (m_startMs + m_settings.ownDeadlineMs - now) / 2);
+    } else if (m_deadlineAtMs && follower()) {
+        // A held-down follower only: the attempt has the whole time left, not half (hasLiveFollower),
+        // and is cut at the deadline, where that follower is asked as the last resort. Without a
+        // budget a stall held the request to the idle limit (300 s by default, past the 120 s
+        // deadline), and the follower was never asked (probe U1 F1).
+        budgetEnd = m_deadlineAtMs;
+        a.budgetForTheLastResort = true;
     }
     const AttemptId id = a.id;
     a.budget = std::make_unique<AttemptBudget>(m_clock, budgetEnd, [this, id]() { onBudgetExpired(id); });
@@ -958,11 +972,12 @@ void AttemptLoop::afterFailure(Attempt &a, const UpstreamFailure &failure, const
         m_fallbackFrom = a.candidate.name();
         m_fallbackReason = failureKindName(failure.kind);
     }
-    const std::optional<Candidate> next = m_deadlinePassed ? std::nullopt : follower();
-    const QString logOutcome = !cause.isEmpty()   ? cause
-                               : m_deadlinePassed ? QStringLiteral("deadline")
-                               : next             ? QStringLiteral("retrying")
-                                                  : QStringLiteral("exhausted");
+    const bool deadlineStops = m_deadlinePassed && !m_lastResortDue;
+    const std::optional<Candidate> next = deadlineStops ? std::nullopt : follower();
+    const QString logOutcome = !cause.isEmpty() ? cause
+                               : deadlineStops  ? QStringLiteral("deadline")
+                               : next           ? QStringLiteral("retrying")
+                                                : QStringLiteral("exhausted");
     m_deps.observer->attemptRecorded(
         reportOf(a, AttemptOutcome::Failed, failureKindName(failure.kind), logOutcome, failure.message));
     logFailure(a, failure, logOutcome, next ? next->name() : QString());
@@ -1126,6 +1141,10 @@ void AttemptLoop::onBudgetExpired(AttemptId id) {
     }
     if (a->budgetIsTheClients)
         f.input.message += QStringLiteral(" (brought inside the client's own wait, X-Stainless-Timeout: not marked)");
+    if (a->budgetForTheLastResort) {
+        f.input.message.replace(QLatin1String("attempt budget expired"), QLatin1String("request deadline reached"));
+        m_lastResortDue = true; // the held-down follower is asked, though the deadline has passed
+    }
     attemptFailed(*a, f); // settles the try; the budget's timedOut() makes it server_error
 }
 
@@ -1135,7 +1154,7 @@ void AttemptLoop::onDeadline() {
         Attempt &a = *attempt;
         if (m_finished)
             return;
-        if (a.phase == Phase::Setup) {
+        if (a.phase == Phase::Setup && !a.lastResort) {
             // A setup still running at the deadline is aborted: setup_error (never a mark),
             // outcome deadline, and the request ends with it, as any failure at the deadline.
             settle(a);

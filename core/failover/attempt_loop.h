@@ -312,7 +312,7 @@ private:
     void recordCannotTake(const Candidate &candidate, const QString &why);
     void noteDropped(const Attempt &a);
     void rejectRequest(const Candidate &candidate, const QString &why);
-    void beginAttempt(const Candidate &candidate);
+    void beginAttempt(const Candidate &candidate, bool lastResort = false);
     void startTry(Attempt &a, bool nextCredential);
     CandidateResolver::State resolverState() const;
     std::optional<Candidate> follower() const; // the candidate failover would ask next, if any
@@ -389,6 +389,7 @@ private:
     util::Clock::TimerId m_deadlineTimer = 0;
     util::Clock::TimerId m_keepaliveTimer = 0;
     bool m_deadlinePassed = false;
+    bool m_lastResortDue = false; // a budget cut at the deadline: its held-down follower is still asked (armBudget)
     bool m_clientGone = false;
     bool m_finished = false;
     bool m_triedAtCost = false; // a failed try recorded a usage row since the budget was last asked

@@ -1249,6 +1249,39 @@ private Q_SLOTS:
         QCOMPARE(h.marks.active().first().provider, QStringLiteral("pa"));
     }
 
+    void aStallBeforeAMarkedFollowerIsCutAtTheDeadlineAndTheFollowerAsked() {
+        // Probe U1 F1: with the only follower held down, a stalled pb armed no budget and held the
+        // request to the idle limit, past the deadline, so the follower was never asked. pb now has
+        // the whole deadline (not half: the test above), is cut there and marked, and pa is asked as
+        // the last resort, once.
+        Harness h({candidate("pa"), candidate("pb"), candidate("pc")}, false);
+        h.settings.deadlineMs = 10000; // inside the marks' 20 s
+        h.settings.upstreamIdleTimeoutMs = 300000;
+        for (const char *down : {"pa", "pc"})
+            h.marks.mark(QStringLiteral("t"), candidate(down).ref(),
+                         UpstreamFailure{FailureKind::ServerError, 503, std::nullopt, QStringLiteral("old")});
+        h.start();
+        QCOMPARE(h.runner.lastProvider(), QStringLiteral("pb"));
+        h.frame({ev(EventType::Start)}); // a head and a start, then silence
+        h.clock.advance(9999);
+        QCOMPARE(h.runner.starts.size(), 1);
+        h.clock.advance(1);
+        QCOMPARE(h.runner.starts.size(), 2);
+        QVERIFY(!h.runner.aborts.isEmpty());
+        QVERIFY2(!h.done, h.client.failed ? qPrintable(h.client.failed->message) : "answered");
+        const QString lastResort = h.runner.lastProvider();
+        QVERIFY2(lastResort == QStringLiteral("pa") || lastResort == QStringLiteral("pc"), qPrintable(lastResort));
+        bool pbMarked = false;
+        for (const auto &m : h.marks.active())
+            pbMarked |= m.provider == QStringLiteral("pb");
+        QVERIFY(pbMarked); // the stall, by the gateway's own deadline
+        h.clock.advance(60000); // the last resort is not cut (past the deadline, nothing after it)
+        QCOMPARE(h.runner.starts.size(), 2);
+        h.answer();
+        QVERIFY(h.done);
+        QCOMPARE(h.client.answered->candidate, candidate(lastResort).name());
+    }
+
     void aMarkedFollowerLeavesTheAttemptItsRetries() {
         // Probe Q2 F2 (c): pb's one-off 503 is retried as without a follower (maxRetries), not
         // failed over to the marked pa, whose error the client would get.
