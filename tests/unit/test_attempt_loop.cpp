@@ -1274,7 +1274,7 @@ private Q_SLOTS:
         bool pbMarked = false;
         for (const auto &m : h.marks.active())
             pbMarked |= m.provider == QStringLiteral("pb");
-        QVERIFY(pbMarked); // the stall, by the gateway's own deadline
+        QVERIFY(pbMarked);      // the stall, by the gateway's own deadline
         h.clock.advance(60000); // the last resort is not cut (past the deadline, nothing after it)
         QCOMPARE(h.runner.starts.size(), 2);
         h.answer();
