@@ -544,6 +544,10 @@ void AttemptLoop::onTransportError(AttemptId id, upstream::TransportError error,
         f.input.status = a->status;
         f.input.message = QStringLiteral("HTTP %1, then %2").arg(a->status).arg(text);
     }
+    if (error == upstream::TransportError::Tls)
+        // A certificate the gateway does not trust (or a name it does not match) is refused the same
+        // on every try: the lone candidate's two retries only added 1.6 s before the same 502 (probe T2).
+        f.noRetry = true;
     if (answerChars > 0) {
         // A JSON answer broken in its body had said something, read whole or not at all: not asked
         // of the same candidate again (it would bill the generation twice), and billed by its
@@ -842,8 +846,9 @@ void AttemptLoop::attemptFailed(Attempt &a, const TryFailure &failure) {
     if (d.mayRetry && tryInAttemptRetry(a, d.failure))
         return;
     // A host that answered in a form the gateway does not read answers the same to the SDK's own
-    // retries, each one generated and billed (probe T2 F3).
-    m_lastFailureSameAgain = failure.noRetry && failure.input.transportError == upstream::TransportError::Protocol;
+    // retries, each one generated and billed (probe T2 F3); a certificate refused is refused again.
+    m_lastFailureSameAgain = failure.noRetry && (failure.input.transportError == upstream::TransportError::Protocol ||
+                                                 failure.input.transportError == upstream::TransportError::Tls);
     afterFailure(a, d.failure, d.cause);
 }
 

@@ -602,6 +602,34 @@ private Q_SLOTS:
         QCOMPARE(h.runner.starts.size(), 1);
     }
 
+    void aRefusedCertificateIsNotTriedAgain() {
+        // Probe T2: a certificate the gateway does not trust is refused on every try. A lone
+        // candidate's retries only delayed the same 502, and the SDKs' own retries repeated it.
+        Harness h({candidate("pa")}, false);
+        h.resolution.chain[0].provider.maxRetries = 2;
+        h.start();
+        h.loop->onTransportError(h.id(), upstream::TransportError::Tls,
+                                 QStringLiteral("tls handshake failed: the certificate is self-signed"));
+        QVERIFY(h.done);
+        QCOMPARE(h.runner.starts.size(), 1);
+        QVERIFY(h.seen.notes.isEmpty()); // no "provider retry"
+        QCOMPARE(h.client.failed->status, 502);
+        QCOMPARE(h.client.failed->shouldRetry, std::optional<bool>(false));
+        // A reset is still retried (control).
+        Harness r({candidate("pa")}, false);
+        r.resolution.chain[0].provider.maxRetries = 2;
+        r.start();
+        r.loop->onTransportError(r.id(), upstream::TransportError::Reset, QStringLiteral("reset"));
+        QVERIFY(!r.done);
+        QCOMPARE(r.seen.notes, QStringList{"provider retry"});
+        // On a chain, the next candidate is asked at once.
+        Harness c({candidate("pa"), candidate("pb")}, false);
+        c.resolution.chain[0].provider.maxRetries = 2;
+        c.start();
+        c.loop->onTransportError(c.id(), upstream::TransportError::Tls, QStringLiteral("tls handshake failed"));
+        QCOMPARE(c.runner.lastProvider(), QStringLiteral("pb"));
+    }
+
     void credentialLessFollowerIsNoFollower() {
         // Pb has no credential: pa keeps its own retries and the client gets
         // pa's real failure, with pb's skipped row.
