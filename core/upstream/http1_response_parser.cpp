@@ -196,28 +196,21 @@ bool Http1ResponseParser::parseHead(QByteArrayView input, qsizetype &pos, Output
         return false;
     }
     // Every request says Accept-Encoding: identity (this parser decodes no gzip): a compressed body
-    // read as text would be taken for a stream that broke off. Say what it is instead. An error
-    // answer keeps its status (its Retry-After, its classification) with an unreadable body.
-    // "none" is no coding either, though no registry names it: some servers send it for identity.
-    if (status >= 200 && status < 300 && encoding && !encoding->trimmed().isEmpty() &&
-        encoding->trimmed().compare("identity", Qt::CaseInsensitive) != 0 &&
-        encoding->trimmed().compare("none", Qt::CaseInsensitive) != 0) {
-        failAnswered(QStringLiteral("HTTP %1 with Content-Encoding %2, though the request asked for "
-                                    "identity (no compression)")
-                         .arg(status)
-                         .arg(QString::fromLatin1(encoding->trimmed().left(64))));
-        return false;
-    }
-    // The same for a coding sent as a transfer coding ("gzip, chunked"): the chunks were read and
-    // their compressed bytes taken for an event stream that was not one (probe T2 F1). An error
-    // answer keeps its status; its body is inflated by the reader of error bodies.
-    if (status >= 200 && status < 300 && te) {
-        const QByteArrayView codings = transferCodingsBeforeChunked(*te);
-        if (!codings.isEmpty()) {
-            failAnswered(QStringLiteral("HTTP %1 with Transfer-Encoding %2, though the request asked for "
-                                        "identity (no compression)")
-                             .arg(status)
-                             .arg(QString::fromLatin1(te->trimmed().left(64))));
+    // read as text would be taken for a stream that broke off. Say what it is instead, whether the
+    // coding came as a content coding or a transfer coding before chunked ("gzip, chunked": probe T2
+    // F1). An error answer keeps its status (its Retry-After, its classification); the reader of
+    // error bodies inflates it. "none" is no coding either, though no registry names it: some
+    // servers send it for identity.
+    if (status >= 200 && status < 300) {
+        const QByteArrayView content = encoding ? QByteArrayView(*encoding).trimmed() : QByteArrayView();
+        const bool contentCoded = !content.isEmpty() && content.compare("identity", Qt::CaseInsensitive) != 0 &&
+                                  content.compare("none", Qt::CaseInsensitive) != 0;
+        if (contentCoded || (te && !transferCodingsBeforeChunked(*te).isEmpty())) {
+            failAnswered(
+                QStringLiteral("HTTP %1 with %2 %3, though the request asked for identity (no compression)")
+                    .arg(status)
+                    .arg(contentCoded ? QStringLiteral("Content-Encoding") : QStringLiteral("Transfer-Encoding"))
+                    .arg(QString::fromLatin1((contentCoded ? *encoding : *te).trimmed().left(64))));
             return false;
         }
     }
