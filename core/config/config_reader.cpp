@@ -44,6 +44,12 @@ bool looksLikeSecret(const QString &value) {
     return !value.contains(QLatin1Char(':')) && value.size() >= 20;
 }
 
+// A "." or ".." segment in a URL path, as decoded ("%2e%2e" is ".." on the wire).
+bool hasDotSegment(const QString &path) {
+    const QStringList segments = path.split(QLatin1Char('/'));
+    return segments.contains(QStringLiteral(".")) || segments.contains(QStringLiteral(".."));
+}
+
 // Each element of `list` (read from `path`) that is not one of `allowed`, or repeats an earlier one.
 void checkMembers(JsonPathReader &reader, const QString &path, const QStringList &list, const QStringList &allowed,
                   const QString &what) {
@@ -214,6 +220,7 @@ void ConfigReader::read(JsonObjectReader &o, ProviderConfig &provider) {
     if (o.require(api) && o.text(api, provider.api) && !wire::upstreamApiNames().contains(provider.api))
         o.error(api, QStringLiteral("unknown api %1 (expected one of: %2)")
                          .arg(quoted(provider.api), wire::upstreamApiNames().join(QStringLiteral(", "))));
+    o.flag(QStringLiteral("demo"), provider.demo); // before the URL: a simulated provider's port is chosen at start
     readBaseUrl(o, provider);
     const QString credentials = QStringLiteral("credentials");
     if (o.strings(credentials, provider.credentials)) {
@@ -227,7 +234,6 @@ void ConfigReader::read(JsonObjectReader &o, ProviderConfig &provider) {
     // Usage limits reset slowly (hours); a bad key stays bad: at least a second, at most a week.
     o.integer(QStringLiteral("exhaustedResetMs"), provider.exhaustedResetMs, 1000, kWeekMs,
               QStringLiteral("must be at least 1000 (one second)"));
-    o.flag(QStringLiteral("demo"), provider.demo);
     if (o.text(QStringLiteral("caFile"), provider.caFile))
         readCaFile(o.pathOf(QStringLiteral("caFile")), provider.caFile);
 }
@@ -249,6 +255,14 @@ void ConfigReader::readBaseUrl(JsonObjectReader &o, ProviderConfig &provider) {
         o.error(key, QStringLiteral("must not contain a query (?…) or fragment (#…): it names the API's root, "
                                     "such as https://api.openai.com/v1; ") +
                          kSecretsAdvice);
+    else if (url.port() == 0 && !provider.demo)
+        // Port 0 names no server: every request would fail as "connection refused" and mark the provider.
+        o.error(key, QStringLiteral("port 0 names no server; give the provider's port, or none for the scheme's "
+                                    "default"));
+    else if (hasDotSegment(url.path(QUrl::FullyDecoded)))
+        // Sent as written, "/v1/../x" would reach another path on the provider than the one configured.
+        o.error(key, QStringLiteral("must not contain . or .. path segments: give the API's root as the provider "
+                                    "writes it, such as https://api.openai.com/v1"));
 }
 
 void ConfigReader::readCaFile(const QString &path, const QString &file) {

@@ -240,6 +240,15 @@ void TestConfigLoader::validationRules_data() {
         "providers.openai.baseUrl", "must not contain a query");
     row("baseUrl with a fragment", R"([[["providers", "openai", "baseUrl"], "https://api.openai.com/v1#top"]])",
         "providers.openai.baseUrl", "or fragment");
+    row("baseUrl with port 0", R"([[["providers", "openai", "baseUrl"], "http://127.0.0.1:0/v1"]])",
+        "providers.openai.baseUrl", "port 0 names no server");
+    row("baseUrl with a .. segment", R"([[["providers", "openai", "baseUrl"], "http://127.0.0.1:8080/v1/../admin"]])",
+        "providers.openai.baseUrl", "must not contain . or .. path segments");
+    row("baseUrl with an encoded .. segment",
+        R"([[["providers", "openai", "baseUrl"], "http://127.0.0.1:8080/v1/%2e%2E/admin"]])",
+        "providers.openai.baseUrl", "must not contain . or .. path segments");
+    row("baseUrl with a . segment", R"([[["providers", "openai", "baseUrl"], "https://api.openai.com/./v1"]])",
+        "providers.openai.baseUrl", "must not contain . or .. path segments");
     // A provider at the gateway's own listen address: every request would come back to it.
     row("baseUrl at the gateway itself", R"([[["providers", "openai", "baseUrl"], "http://127.0.0.1:4141/v1"]])",
         "providers.openai.baseUrl", "points at Switchman itself");
