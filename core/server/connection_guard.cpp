@@ -331,6 +331,11 @@ void ConnectionGuard::onHeadComplete() {
             if (value.compare("chunked", Qt::CaseInsensitive) != 0)
                 return reject({400, "invalid_request_error",
                                QStringLiteral("unsupported Transfer-Encoding (only chunked is accepted)")});
+            // Two lines are one list, "chunked, chunked": a coding applied twice (RFC 9112 6.1), which a
+            // proxy in front may read differently from us.
+            if (chunked)
+                return reject(
+                    {400, "invalid_request_error", QStringLiteral("Transfer-Encoding names chunked more than once")});
             chunked = true;
         }
     }

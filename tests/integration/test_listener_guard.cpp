@@ -516,6 +516,10 @@ private Q_SLOTS:
         QTest::addRow("gzip transfer coding") << QByteArray("POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1\r\n"
                                                             "Transfer-Encoding: gzip\r\n\r\n")
                                               << QByteArray("unsupported Transfer-Encoding");
+        QTest::addRow("chunked twice") << QByteArray("POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                                                     "Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n"
+                                                     "0\r\n\r\n")
+                                       << QByteArray("names chunked more than once");
         QTest::addRow("smuggling") << QByteArray(
                                           "POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 4\r\n"
                                           "Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n")
