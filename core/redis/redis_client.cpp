@@ -270,8 +270,12 @@ void RedisClient::onReadyRead() {
                                 .arg(kMaxReplyBuffer));
             return fail(QStringLiteral("protocol error: %1").arg(QString::fromLatin1(m_reader->errstr)));
         }
-        if (!raw)
+        if (!raw) {
+            // What is left unparsed is the value still arriving (hiredis trims what it parsed).
+            if (m_reader->len - m_reader->pos > size_t(kMaxValueBytes))
+                return fail(QStringLiteral("protocol error: a value over %1 bytes").arg(kMaxValueBytes));
             return;
+        }
         m_budget = {}; // the next reply starts
         RedisValue v = convert(static_cast<redisReply *>(raw));
         freeReplyObject(raw);
