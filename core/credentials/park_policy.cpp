@@ -99,6 +99,18 @@ const QRegularExpression &accountRefusedWith400Pattern() {
     return re;
 }
 
+// An account or organisation the provider has shut, said with a 400: Anthropic's "This organization
+// has been disabled.", Groq's "organization_restricted" ("Organization has been restricted"). The
+// same words on a 403 are keyWording's. Masked where the request's own strings say them
+// (FailureClassifier::withoutEchoes), as every pattern of credentialSignalPatterns is.
+const QRegularExpression &accountShutWith400Pattern() {
+    static const QRegularExpression re(
+        QStringLiteral("\\b(account|organi[sz]ation)\\b.{0,40}\\b(has been|was|is) (disabled|suspended|deactivated"
+                       "|banned|restricted)\\b|\\borgani[sz]ation_(disabled|suspended|restricted)\\b"),
+        QRegularExpression::CaseInsensitiveOption);
+    return re;
+}
+
 // "try again in 1h 30m", "retry after 20 seconds", "resets in 3 hours".
 const QRegularExpression &relativeResetPattern() {
     static const QRegularExpression re(
@@ -145,10 +157,11 @@ const QRegularExpression &clockResetPattern() {
 } // namespace
 
 const QList<const QRegularExpression *> &credentialSignalPatterns() {
-    static const QList<const QRegularExpression *> all{
-        &usageWordingPattern(),  &keyWordingPattern(), &keyRefusedWith400Pattern(), &accountRefusedWith400Pattern(),
-        &relativeResetPattern(), &isoResetPattern(),   &epochResetPattern(),        &clockResetPattern(),
-        &dateAtResetPattern()};
+    static const QList<const QRegularExpression *> all{&usageWordingPattern(),       &keyWordingPattern(),
+                                                       &keyRefusedWith400Pattern(),  &accountRefusedWith400Pattern(),
+                                                       &accountShutWith400Pattern(), &relativeResetPattern(),
+                                                       &isoResetPattern(),           &epochResetPattern(),
+                                                       &clockResetPattern(),         &dateAtResetPattern()};
     return all;
 }
 
@@ -167,7 +180,10 @@ bool refusesTheContent(std::optional<int> status, const QString &text) {
 }
 
 bool refusesTheAccount(std::optional<int> status, const QString &text) {
-    return status == 400 && accountRefusedWith400Pattern().match(text).hasMatch() && !refusesTheContent(status, text);
+    return status == 400 &&
+           (accountRefusedWith400Pattern().match(text).hasMatch() ||
+            accountShutWith400Pattern().match(text).hasMatch()) &&
+           !refusesTheContent(status, text);
 }
 
 bool rejectsTheKey(std::optional<int> status, const QString &text) {

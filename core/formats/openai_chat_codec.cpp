@@ -482,6 +482,16 @@ OpenAIChatCodec::ErrorFields OpenAIChatCodec::errorFields(const GatewayError &er
             out.type = error.providerType;
         if (!error.param.isEmpty())
             out.param = error.param;
+        // A compatible server that says a context overflow in words alone (vLLM: "This model's maximum
+        // context length is 32768 tokens", with the status as its code): Codex compacts on the code
+        // alone (probe V1 F2). OpenAI's own codes for it stay as they came.
+        if (error.portable() == GatewayError::Portable::ContextLength && out.code != "context_length_exceeded" &&
+            out.code != "string_above_max_length") {
+            out.type = QStringLiteral("invalid_request_error");
+            out.code = QStringLiteral("context_length_exceeded");
+            if (out.param.isEmpty())
+                out.param = QStringLiteral("messages");
+        }
     } else if (error.upstreamApi.isEmpty() && (!error.code.isEmpty() || !error.param.isEmpty())) {
         // The gateway's own error that names its code and field (an unknown previous_response_id).
         if (!error.code.isEmpty())

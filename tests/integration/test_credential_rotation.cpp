@@ -386,6 +386,32 @@ private Q_SLOTS:
         QCOMPARE(gw.anthropicA.requests().size(), 1); // the key set aside after the first
     }
 
+    // Anthropic answers a disabled organisation with a 400 (Groq a restricted one too). It stopped the
+    // chain as the request's own error, on every request, the key in service and the healthy fallback
+    // never asked (probe V1 F3). It refuses the account, as the same words on a 403 do.
+    void aDisabledOrganisationSetsTheKeyAsideAndFailsOver() {
+        GatewayFixture gw;
+        gw.config.routes[QStringLiteral("chain")].candidates = {QStringLiteral("pa/claude-a"),
+                                                                QStringLiteral("pb/gpt-b")};
+        gw.config.providers[QStringLiteral("pa")].credentials = {QStringLiteral("env:SW_TEST_KEY_ONE")};
+        gw.anthropicA.pushFault(statusWith(
+            400, {},
+            R"({"type":"error","error":{"type":"invalid_request_error","message":"This organization has been )"
+            R"(disabled."},"request_id":"req_test_0001"})"));
+        gw.start();
+        const auto body = GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("hi"), false);
+        const auto first = gw.post(QStringLiteral("/v1/messages"), body);
+        QCOMPARE(first.status, 200);
+        QCOMPARE(first.header("x-switchman-candidate"), QByteArray("pb/gpt-b"));
+        QCOMPARE(first.header("x-switchman-fallback-reason"), QByteArray("credential_exhausted"));
+        const QJsonObject entry = credentialEntry(gw, QStringLiteral("pa"));
+        QCOMPARE(entry.value(QStringLiteral("state")).toString(), QStringLiteral("parked"));
+        QCOMPARE(entry.value(QStringLiteral("reason")).toString(), QStringLiteral("auth"));
+        const auto second = gw.post(QStringLiteral("/v1/messages"), body);
+        QCOMPARE(second.status, 200);
+        QCOMPARE(gw.anthropicA.requests().size(), 1); // not asked again while set aside
+    }
+
     // A 400 or 404 quotes the field names, values and model id it refused. Words one tenant put in
     // its request, echoed so, once took the shared key out of service for every tenant: rejected
     // until a restart, or parked for up to a week with the tenant's own "reset" hint (probe B3 H1).
@@ -443,6 +469,12 @@ private Q_SLOTS:
             << "pa/claude-a" << 400
             << QByteArray(R"({"type":"error","error":{"type":"invalid_request_error",)"
                           "\"message\":\"Unknown field \\\"caf\\\\u00e9: API key not valid\\\"\"}}");
+        QTest::newRow("anthropic 400 quoting an account's words")
+            << "pa"
+            << "my organization has been disabled"
+            << "pa/claude-a" << 400
+            << QByteArray(R"({"type":"error","error":{"type":"invalid_request_error",)"
+                          R"("message":"my organization has been disabled: Extra inputs are not permitted"}})");
         QTest::newRow("gemini 404, the model id in the URL")
             << "pe"
             << ""

@@ -1148,19 +1148,27 @@ private Q_SLOTS:
     void contextOverflowKeepsItsMeaningInEveryFormat_data() {
         QTest::addColumn<Format>("format");
         QTest::addColumn<QString>("model");
+        QTest::addColumn<QString>("fixture");
+        // Each provider's real "context too long" body: Codex and the SDKs detect OpenAI's code,
+        // Claude Code Anthropic's phrase; either must survive, same API or across formats.
         for (const auto &[format, name] : kFormats)
-            for (const Upstream &u : kUpstreams)
-                QTest::addRow("%s<-%s", name, u.api) << format << QString::fromLatin1(u.model);
+            for (const Upstream &u : kUpstreams) {
+                const QString model = QString::fromLatin1(u.model);
+                QTest::addRow("%s<-%s", name, u.api)
+                    << format << model
+                    << (model.startsWith("pa/")   ? QStringLiteral("errors/anthropic_prompt_too_long.json")
+                        : model.startsWith("pe/") ? QStringLiteral("errors/google_input_token_count.json")
+                                                  : QStringLiteral("errors/openai_context_length_exceeded.json"));
+            }
+        // A compatible server that says it in words, its status as the code (probe V1 F2).
+        for (const auto &[format, name] : kFormats)
+            QTest::addRow("%s<-vllm", name)
+                << format << QStringLiteral("pb/gpt-b") << QStringLiteral("errors/vllm_maximum_context_length.json");
     }
     void contextOverflowKeepsItsMeaningInEveryFormat() {
         QFETCH(Format, format);
         QFETCH(QString, model);
-        // Each provider's real "context too long" body: Codex and the SDKs detect OpenAI's code,
-        // Claude Code Anthropic's phrase; either must survive, same API or across formats.
-        const QString fixture = model.startsWith("pa/") ? QStringLiteral("errors/anthropic_prompt_too_long.json")
-                                : model.startsWith("pe/")
-                                    ? QStringLiteral("errors/google_input_token_count.json")
-                                    : QStringLiteral("errors/openai_context_length_exceeded.json");
+        QFETCH(QString, fixture);
         demo::Fault fault;
         fault.kind = demo::Fault::Status;
         fault.status = 400;

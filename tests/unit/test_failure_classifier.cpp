@@ -643,6 +643,11 @@ private Q_SLOTS:
         kind(400, "INVALID_ARGUMENT: API key not valid. Please pass a valid API key.");
         kind(400, "FAILED_PRECONDITION: User location is not supported for the API use.");
         kind(400, "FAILED_PRECONDITION: Gemini API free tier is not available in your country. Please enable billing.");
+        // An account the provider shut, said with a 400 (probe V1 F3: the chain stopped there, the key
+        // stayed in service, and every request failed while a fallback was healthy).
+        kind(400, "invalid_request_error: This organization has been disabled.");
+        kind(400, "organization_restricted: Organization has been restricted. Please reach out to support if you "
+                  "believe this was in error.");
         // A content refusal's page is a page (a WAF's "your request was flagged"): its row, not this one.
         FailureInput page;
         page.status = 403;
