@@ -25,8 +25,29 @@ QString credentialHealthName(CredentialHealth health) {
     return QStringLiteral("ok");
 }
 
+namespace {
+// An env: reference's secret as it goes into a header: without the whitespace around it (a key
+// read from a file saved with CRLF line ends keeps its CR through `KEY=$(cat key.txt)`). Keychain
+// secrets are trimmed as they enter the cache.
+QByteArray envSecret(const QString &ref) {
+    return qgetenv(qPrintable(ref.mid(4))).trimmed();
+}
+
+// Why a secret cannot go into a header, or empty: a control character inside it (a line break
+// pasted with the key) would end the header line there and send what follows as header lines
+// of its own (probe V2 F1). Never echoed.
+QString unfitForAHeader(const QString &ref, const QByteArray &secret) {
+    for (const char c : secret)
+        if (uchar(c) < 0x20 || uchar(c) == 0x7f)
+            return QStringLiteral("the secret of %1 holds a line break or another control character, which no "
+                                  "header may carry; store it again as one line")
+                .arg(ref);
+    return {};
+}
+} // namespace
+
 bool isUnsetEnvRef(const QString &ref) {
-    return ref.startsWith(QLatin1String("env:")) && qEnvironmentVariableIsEmpty(qPrintable(ref.mid(4)));
+    return ref.startsWith(QLatin1String("env:")) && envSecret(ref).isEmpty();
 }
 
 bool CredentialFilter::matches(const QString &p, const QString &r) const {
@@ -71,7 +92,7 @@ QString CredentialPools::refAt(const QString &provider, int index) const {
 QByteArray CredentialPools::currentFingerprint(const QString &ref) const {
     QByteArray secret;
     if (ref.startsWith(QLatin1String("env:")))
-        secret = qgetenv(qPrintable(ref.mid(4)));
+        secret = envSecret(ref);
     else if (ref.startsWith(QLatin1String("keychain:")))
         secret = m_cache.value(ref.mid(9));
     if (secret.isEmpty())
@@ -82,7 +103,7 @@ QByteArray CredentialPools::currentFingerprint(const QString &ref) const {
 QList<QByteArray> CredentialPools::knownSecrets(const QString &ref) const {
     QList<QByteArray> out;
     if (ref.startsWith(QLatin1String("env:")))
-        out << qgetenv(qPrintable(ref.mid(4)));
+        out << envSecret(ref);
     else if (ref.startsWith(QLatin1String("keychain:")))
         out << m_cache.value(ref.mid(9));
     // Every secret in reach, not only this one's: an error may quote another key of the pool.
@@ -178,7 +199,7 @@ void CredentialPools::rereadAfterRefusal(const QString &name, const QByteArray &
             return;
         if (QCryptographicHash::hash(res.secret, QCryptographicHash::Sha256) == refused)
             return; // the same secret: it stays refused
-        m_cache.insert(name, res.secret);
+        m_cache.insert(name, res.secret.trimmed());
         const QString ref = QLatin1String("keychain:") + name;
         const qsizetype dropped = m_states.removeIf([&ref](const auto &it) {
             return it.value().ref == ref &&
@@ -378,7 +399,7 @@ void CredentialPools::acquire(const QString &provider, const QStringList &refs, 
             r.secret = callerAuth;
             r.passthrough = true;
         } else if (ref.startsWith(QLatin1String("env:"))) {
-            r.secret = qgetenv(qPrintable(ref.mid(4)));
+            r.secret = envSecret(ref);
             if (r.secret.isEmpty())
                 continue;
         } else if (ref.startsWith(QLatin1String("keychain:"))) {
@@ -399,7 +420,7 @@ void CredentialPools::acquire(const QString &provider, const QStringList &refs, 
                             return;
                         noteKeychainResult(name, res);
                         if (res.ok && !res.secret.isEmpty()) {
-                            m_cache.insert(name, res.secret);
+                            m_cache.insert(name, res.secret.trimmed());
                             acquire(provider, refs, callerAuth, i, context, done); // now served from the cache
                         } else if (res.notFound) {
                             acquire(provider, refs, callerAuth, i + 1, context, done);
@@ -414,6 +435,12 @@ void CredentialPools::acquire(const QString &provider, const QStringList &refs, 
             }
         } else {
             continue;
+        }
+        if (!r.passthrough) {
+            if (const QString why = unfitForAHeader(ref, r.secret); !why.isEmpty()) {
+                reject({provider, i}, 0, why, {}); // until its secret changes
+                continue;
+            }
         }
         ++m_inFlight[slotKey(provider, i)];
         done(r);
@@ -448,6 +475,8 @@ QString CredentialPools::whyNoneUsable(const QString &provider, const QStringLis
         const QString words =
             it->lastErrorTenant.isEmpty() || it->lastErrorTenant == tenant ? it->lastError : QString();
         const QString error = words.isEmpty() ? QString() : QStringLiteral(": ") + words;
+        if (it->health == CredentialHealth::Rejected && it->status == 0) // refused here, not by the provider
+            return QStringLiteral("provider \"%1\" cannot use its key %2: %3").arg(provider, refs[i], it->lastError);
         if (it->health == CredentialHealth::Rejected)
             return QStringLiteral("provider \"%1\" refused its key %2 (HTTP %3%4); store a new secret for it")
                 .arg(provider, refs[i])
@@ -462,7 +491,7 @@ QString CredentialPools::whyNoneUsable(const QString &provider, const QStringLis
                 .arg(error);
     }
     for (const QString &ref : refs)
-        if (ref.startsWith(QLatin1String("env:")) && qgetenv(qPrintable(ref.mid(4))).isEmpty())
+        if (ref.startsWith(QLatin1String("env:")) && envSecret(ref).isEmpty())
             return QStringLiteral("provider \"%1\" names %2, which is not set in Switchman's environment")
                 .arg(provider, ref);
     return QStringLiteral("provider \"%1\" has no key to use (its credentials: %2)").arg(provider, refs.join(u", "));
@@ -512,7 +541,7 @@ void CredentialPools::prewarm(const QStringList &refs, QObject *context,
             if (generation != m_prewarmGeneration)
                 return;
             if (res.ok && !res.secret.isEmpty()) {
-                m_cache.insert(name, res.secret);
+                m_cache.insert(name, res.secret.trimmed());
                 noteKeychainResult(name, res);
                 // A rejected keychain credential whose secret now reads differently was fixed.
                 const QByteArray fp = QCryptographicHash::hash(res.secret, QCryptographicHash::Sha256);

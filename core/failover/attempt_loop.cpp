@@ -94,6 +94,7 @@ FailureInput failureInputOf(const model::StreamEvent &e, const TryFrame &frame) 
         e.errorType.isEmpty() ? QString() : e.errorType + QStringLiteral(": ") + e.errorMessage;
     input.status = e.errorStatus;
     input.statedRetryAfterMs = e.errorRetryAfterMs;
+    input.quotaOfOneModel = e.errorQuotaOfOneModel;
     if (frame.broken)
         input.transportError = *frame.broken;
     else if (frame.afterEnd && e.errorType.isEmpty() && frame.emptyBody)

@@ -172,6 +172,13 @@ bool FailureClassifier::refusesReasoningSummary(const FailureInput &in) {
     return matches(text, kRefusesReasoningSummary);
 }
 
+bool FailureClassifier::refusesToStream(const FailureInput &in) {
+    if (in.status != 400)
+        return false;
+    const QString text = in.classificationMessage.isEmpty() ? in.message : in.classificationMessage;
+    return matches(text, "verified to stream");
+}
+
 bool FailureClassifier::refusesToolCallIds(const FailureInput &in) {
     // A 400 (Mistral's API, vLLM), a 422 (Mistral's validation errors), or a 500 (a template's
     // exception where the server reports it as its own).
@@ -418,6 +425,13 @@ std::optional<UpstreamFailure> FailureClassifier::classify(const FailureInput &i
     // size, the quota untouched. Another candidate may take it; nothing is down, nothing marked.
     if (!in.usageLimit && tooLargeForTheRateLimit(in))
         return make(FailureKind::NotServed);
+    // A quota of one model, used up (Gemini's per-minute and per-day quotas are each model's own, and
+    // its words are those of a spent quota): the model's rate limit, with the stated delay. Another
+    // model on the same key has its own quota; setting the key aside skipped the route's next
+    // Gemini model for the whole delay, and told a lone candidate's client its quota was spent
+    // for a limit that lifts in seconds (probe V1 F1, F5).
+    if (in.status == 429 && in.quotaOfOneModel)
+        return make(FailureKind::RateLimited);
     if (in.usageLimit || isUsageLimit(in.status, text))
         return make(FailureKind::CredentialExhausted);
     // Too large for the credit left: another candidate may take it; nothing is down, nothing marked.
@@ -441,6 +455,11 @@ std::optional<UpstreamFailure> FailureClassifier::classify(const FailureInput &i
         if (s == 403 || s == 429)
             return make(FailureKind::RateLimited);
         if (s == 404)
+            return make(FailureKind::NotServed);
+        // The model does not stream to this account (refusesToStream): not the request's error, nor
+        // the provider's outage. The chain stopped there on every request, its fallback never asked
+        // (probe V1 F4); another candidate may serve it, nothing is marked.
+        if (refusesToStream(in))
             return make(FailureKind::NotServed);
         if (s < 500 && s != 408)
             return std::nullopt;

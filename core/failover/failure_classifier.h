@@ -39,6 +39,9 @@ struct FailureInput {
     // The error answer's rate-limit headers show a token budget at its full limit and none spent
     // (FailureClassifier::quotaUntouched): a 429 then refuses this request's size, not a rate.
     bool quotaUntouched = false;
+    // The error's structure names a quota of one model (Google's QuotaFailure, wire::GoogleLimit):
+    // a 429 then limits the model on this key, not the key.
+    bool quotaOfOneModel = false;
 };
 
 class FailureClassifier {
@@ -88,6 +91,10 @@ public:
     // to generate reasoning summaries" (param reasoning.summary), or a model that takes none. The
     // answer is the same kind without it; the summary only shows the reasoning.
     static bool refusesReasoningSummary(const FailureInput &input);
+    // A 400 that refuses to stream this model to this account: OpenAI's "Your organization must be
+    // verified to stream this model" (o3, gpt-5 for an organisation not verified; param stream).
+    // Every upstream request streams, so the model cannot serve this account here.
+    static bool refusesToStream(const FailureInput &input);
     // A 400 (422, or a 500 of a template) that refuses a tool call id for not being nine characters of
     // [a-zA-Z0-9]: Mistral's validator and chat templates, behind a server not told by its host or
     // model id (a loopback vLLM). The same request with every id so goes through.

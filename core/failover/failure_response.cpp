@@ -84,11 +84,16 @@ GatewayError FailureResponse::forCredentialWait(const QString &message, const Cr
     const bool refusal = wait.cause == CredentialWait::Cause::Refusal;
     auto e = refusal ? GatewayError::make(502, ErrorCategory::ServerError, text)
                      : GatewayError::make(429, ErrorCategory::RateLimit, text);
+    e.retryAfterMs = wait.remainingMs;
+    // A key back within a minute is a limit to wait out, whatever its words said (Gemini's
+    // per-minute limit reads "You exceeded your current quota"): the SDKs wait a Retry-After under
+    // 60 s and ask again, which answers (probe V1 F1).
+    if (!refusal && wait.remainingMs <= kShortWaitMs)
+        return e;
     // A spent quota or credit is OpenAI's insufficient_quota (a 429 too): what apps read to say
     // "top up the account" rather than "slow down".
     if (wait.cause == CredentialWait::Cause::UsageLimit)
         e.code = QStringLiteral("insufficient_quota");
-    e.retryAfterMs = wait.remainingMs;
     // Minutes to hours: an SDK honours any Retry-After (twice, by default) before the app hears
     // of the limit. The Retry-After still says when the first key is back.
     e.shouldRetry = false;

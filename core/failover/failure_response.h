@@ -23,6 +23,9 @@ public:
     // No key the request could use (every one refused, or none given for a passthrough provider):
     // 502 that tells SDKs not to retry it.
     static model::GatewayError forNoCredential(const QString &message);
+    // The longest wait an SDK sleeps through on a Retry-After (the openai and Anthropic SDKs honour
+    // one under 60 s, and back off on their own past it).
+    static constexpr qint64 kShortWaitMs = 60 * 1000;
     static model::GatewayError forCredentialWait(const QString &message, const CredentialWait &wait);
     static std::optional<qint64> retryAfterWhenAllMarked(const QList<qint64> &remainingMs);
 };

@@ -182,13 +182,14 @@ void CanonicalStreamBuilder::done(StopReason reason, const QJsonObject &native, 
 }
 
 void CanonicalStreamBuilder::fail(const QString &message, const QString &errorType, std::optional<int> status,
-                                  StopReason reason, std::optional<qint64> retryAfterMs) {
+                                  StopReason reason, const wire::GoogleLimit &limit) {
     StreamEvent e = event(EventType::Error);
     e.reason = reason;
     e.errorMessage = message;
     e.errorType = errorType;
     e.errorStatus = status;
-    e.errorRetryAfterMs = retryAfterMs;
+    e.errorRetryAfterMs = limit.retryAfterMs;
+    e.errorQuotaOfOneModel = limit.oneModel;
     e.usage = m_usage;
     push(std::move(e));
     m_finished = true;

@@ -7,6 +7,7 @@
 
 #include "core/model/block_sequencer.h"
 #include "core/model/chat.h"
+#include "core/wire/error_body.h"
 
 #include <QList>
 #include <QString>
@@ -94,7 +95,7 @@ public:
     enum class Unechoable { ModelOrAnswer, ToolCall };
     void failUnechoableNames(Unechoable what = Unechoable::ModelOrAnswer);
     void fail(const QString &message, const QString &errorType = {}, std::optional<int> status = {},
-              StopReason reason = StopReason::Error, std::optional<qint64> retryAfterMs = {});
+              StopReason reason = StopReason::Error, const wire::GoogleLimit &limit = {});
     // The body ended: an unfinished stream fails ("stream ended before completion").
     void endOfBody();
 

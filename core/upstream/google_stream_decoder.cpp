@@ -107,7 +107,7 @@ void GoogleStreamDecoder::decode(const SseEvent &sse) {
         m_out.fail(
             wire::inBandErrorText(QLatin1String("Google stream error"), status, toString(member(err, "message"))),
             status, code >= 400 ? std::optional<int>(code) : wire::statusForGoogleStatus(status), StopReason::Error,
-            wire::googleRetryDelayMs(err));
+            wire::googleLimit(err));
         return;
     }
     if (rj::isEmptyObject(chunk))

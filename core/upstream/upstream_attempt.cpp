@@ -1342,6 +1342,7 @@ void UpstreamAttempts::reportErrorAnswer(Try &t) {
         f.input.classificationMessage = ownWords(t, info);
         f.input.retryAfterMs = t.headerRetryAfter;
         f.input.statedRetryAfterMs = info.retryAfterMs;
+        f.input.quotaOfOneModel = info.quotaOfOneModel;
         return m_loop->onFailure(id, f);
     }
     failover::TryFailure f;
@@ -1364,6 +1365,7 @@ void UpstreamAttempts::reportErrorAnswer(Try &t) {
     f.input.quotaUntouched = failover::FailureClassifier::quotaUntouched(t.errorHeaders);
     f.input.retryAfterMs = t.headerRetryAfter;
     f.input.statedRetryAfterMs = info.retryAfterMs; // Google's RetryInfo
+    f.input.quotaOfOneModel = info.quotaOfOneModel; // and QuotaFailure
     m_loop->onFailure(id, f);
 }
 

@@ -76,7 +76,9 @@ void readGoogle(const Value *o, ErrorBody &info) {
     const Value *err = rj::asObject(member(o, "error"));
     info.message = toString(member(err, "message"));
     info.errorType = toString(member(err, "status"));
-    info.retryAfterMs = googleRetryDelayMs(err);
+    const GoogleLimit limit = googleLimit(err);
+    info.retryAfterMs = limit.retryAfterMs;
+    info.quotaOfOneModel = limit.oneModel;
 }
 
 std::optional<int> lookup(const QHash<QString, int> &statuses, const QString &key) {
@@ -152,14 +154,24 @@ std::optional<int> statusForErrorBody(Api api, const ErrorBody &info) {
     return std::nullopt;
 }
 
-std::optional<qint64> googleRetryDelayMs(const rj::Value *error) {
-    std::optional<qint64> delay;
-    if (const Value *details = rj::asArray(member(rj::asObject(error), "details")))
-        for (const Value &d : details->GetArray())
-            if (rj::bytes(member(&d, "@type")).ends_with("google.rpc.RetryInfo"))
-                if (const auto ms = durationMs(member(&d, "retryDelay")))
-                    delay = ms;
-    return delay;
+GoogleLimit googleLimit(const rj::Value *error) {
+    GoogleLimit limit;
+    const Value *details = rj::asArray(member(rj::asObject(error), "details"));
+    if (!details)
+        return limit;
+    for (const Value &d : details->GetArray()) {
+        const std::string_view type = rj::bytes(member(&d, "@type"));
+        if (type.ends_with("google.rpc.RetryInfo")) {
+            if (const auto ms = durationMs(member(&d, "retryDelay")))
+                limit.retryAfterMs = ms;
+        } else if (type.ends_with("google.rpc.QuotaFailure")) {
+            if (const Value *violations = rj::asArray(member(&d, "violations")))
+                for (const Value &v : violations->GetArray())
+                    limit.oneModel |= rj::bytes(member(&v, "quotaId")).find("PerModel") != std::string_view::npos ||
+                                      member(rj::asObject(member(&v, "quotaDimensions")), "model") != nullptr;
+        }
+    }
+    return limit;
 }
 
 std::optional<int> statusForAnthropicError(const QString &type) {

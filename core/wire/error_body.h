@@ -21,6 +21,8 @@ struct ErrorBody {
     // Google's google.rpc.RetryInfo `retryDelay` ("47s"): when the limit lifts, as a Retry-After
     // would say it. Gemini's per-minute limits read "You exceeded your current quota" and carry it.
     std::optional<qint64> retryAfterMs;
+    // Google's google.rpc.QuotaFailure names a quota of one model (GoogleLimit::oneModel).
+    bool quotaOfOneModel = false;
 };
 
 // Reads an error body in `api`'s shape. OpenAI Chat and Responses share
@@ -29,9 +31,17 @@ struct ErrorBody {
 // a bare string, FastAPI's `detail`) are read too.
 ErrorBody parseErrorBody(Api api, const QByteArray &body);
 
-// Google's google.rpc.RetryInfo `retryDelay` among a Google error object's `details` (the
-// `error` member of an HTTP error body, or of an in-band stream error): nullopt when it has none.
-std::optional<qint64> googleRetryDelayMs(const rj::Value *error);
+// What a Google error object's `details` say of its limit (the `error` member of an HTTP error
+// body, or of an in-band stream error):
+// - retryAfterMs: google.rpc.RetryInfo's `retryDelay`, nullopt when it has none;
+// - oneModel: a google.rpc.QuotaFailure violation is a quota of one model, its quotaId
+//   "…PerModel…" or a `model` among its quotaDimensions. Gemini's per-minute and per-day quotas
+//   are each model's own: another model on the same key has its own.
+struct GoogleLimit {
+    std::optional<qint64> retryAfterMs;
+    bool oneModel = false;
+};
+GoogleLimit googleLimit(const rj::Value *error);
 
 // HTTP-like status for an Anthropic error type (overloaded_error -> 529), nullopt when unknown.
 std::optional<int> statusForAnthropicError(const QString &type);

@@ -386,6 +386,103 @@ private Q_SLOTS:
         QCOMPARE(gw.anthropicA.requests().size(), 1); // the key set aside after the first
     }
 
+    // A secret with a line break in it went into the upstream request as it was, and what followed
+    // the break reached the provider as header lines of its own (probe V2 F1). The whitespace around
+    // a secret is dropped (a key read from a CRLF file keeps its CR); a control character inside one
+    // keeps the key out of service, said in /admin/credentials, and the pool's next key answers.
+    void aSecretWithALineBreakNeverReachesAHeader() {
+        qputenv("SW_TEST_KEY_CRLF", "key-crlf\r\nX-Injected: yes");
+        qputenv("SW_TEST_KEY_CR", "key-cr\r");
+        GatewayFixture gw;
+        gw.config.providers[QStringLiteral("pa")].credentials = {QStringLiteral("env:SW_TEST_KEY_CRLF"),
+                                                                 QStringLiteral("env:SW_TEST_KEY_CR")};
+        gw.start();
+        const auto r =
+            gw.post(QStringLiteral("/v1/messages"),
+                    GatewayFixture::anthropicBody(QStringLiteral("pa/claude-a"), QStringLiteral("hi"), false));
+        QCOMPARE(r.status, 200);
+        QCOMPARE(authSeen(gw.anthropicA), QByteArrayList{"key-cr"});
+        for (const auto &seen : gw.anthropicA.requests())
+            for (const auto &[name, value] : seen.headers)
+                QVERIFY2(!name.contains("Injected") && !value.contains("Injected"), name + ": " + value);
+        const QJsonObject entry = credentialEntry(gw, QStringLiteral("pa"));
+        QCOMPARE(entry.value(QStringLiteral("state")).toString(), QStringLiteral("rejected"));
+        QVERIFY2(entry.value(QStringLiteral("lastError")).toString().contains(QStringLiteral("line break")),
+                 QJsonDocument(entry).toJson().constData());
+        // Alone, the key is no key: the client is told why, and nothing is sent.
+        GatewayFixture alone;
+        alone.config.providers[QStringLiteral("pa")].credentials = {QStringLiteral("env:SW_TEST_KEY_CRLF")};
+        alone.start();
+        const auto refused =
+            alone.post(QStringLiteral("/v1/messages"),
+                       GatewayFixture::anthropicBody(QStringLiteral("pa/claude-a"), QStringLiteral("hi"), false));
+        QVERIFY2(refused.status >= 400, refused.body.constData());
+        QVERIFY2(refused.body.contains("line break"), refused.body.constData());
+        QVERIFY2(!refused.body.contains("key-crlf"), refused.body.constData());
+        QCOMPARE(alone.anthropicA.requests().size(), 0);
+        qunsetenv("SW_TEST_KEY_CRLF");
+        qunsetenv("SW_TEST_KEY_CR");
+    }
+
+    // Gemini's quotas are each model's own; its 429 says "You exceeded your current quota" and names
+    // the model in a QuotaFailure. The whole key was set aside for the stated delay, so the route's
+    // next Gemini model on the same key was skipped, and every request for the delay failed without
+    // an upstream call (probe V1 F5). The model is held back; the key serves the other model.
+    void aQuotaOfOneGeminiModelLeavesTheKeyToTheOthers() {
+        GatewayFixture gw;
+        auto flash = gw.config.models.value(QStringLiteral("pe/gemini-e"));
+        flash.id = QStringLiteral("gemini-flash");
+        gw.config.models.insert(flash.key(), flash);
+        gw.config.routes[QStringLiteral("chain")].candidates = {QStringLiteral("pe/gemini-e"),
+                                                                QStringLiteral("pe/gemini-flash")};
+        gw.config.providers[QStringLiteral("pe")].credentials = {QStringLiteral("env:SW_TEST_KEY_ONE")};
+        gw.googleE.pushFault(statusWith(
+            429, {},
+            R"({"error":{"code":429,"message":"You exceeded your current quota, please check your plan and billing )"
+            R"(details. Quota exceeded for metric: generate_content_free_tier_requests, limit: 5, model: gemini-e
+)"
+            R"(Please retry in 20.5s.","status":"RESOURCE_EXHAUSTED","details":[{"@type":"type.googleapis.com/)"
+            R"(google.rpc.QuotaFailure","violations":[{"quotaMetric":"generativelanguage.googleapis.com/)"
+            R"(generate_content_free_tier_requests","quotaId":"GenerateRequestsPerMinutePerProjectPerModel-FreeTier",)"
+            R"("quotaDimensions":{"location":"global","model":"gemini-e"},"quotaValue":"5"}]},)"
+            R"({"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"20s"}]}})"));
+        gw.start();
+        const auto body = GatewayFixture::openaiBody(QStringLiteral("chain"), QStringLiteral("hi"), false);
+        const auto first = gw.post(QStringLiteral("/v1/chat/completions"), body);
+        QCOMPARE(first.status, 200);
+        QCOMPARE(first.header("x-switchman-candidate"), QByteArray("pe/gemini-flash"));
+        QCOMPARE(first.header("x-switchman-fallback-reason"), QByteArray("rate_limited"));
+        QCOMPARE(credentialEntry(gw, QStringLiteral("pe")).value(QStringLiteral("state")).toString(),
+                 QStringLiteral("ok"));
+        // The limited model is held back; the other is asked at once.
+        const auto second = gw.post(QStringLiteral("/v1/chat/completions"), body);
+        QCOMPARE(second.status, 200);
+        QCOMPARE(second.header("x-switchman-candidate"), QByteArray("pe/gemini-flash"));
+        QCOMPARE(gw.googleE.requests().size(), 3);
+    }
+
+    // A key set aside for seconds is a limit to wait out, whatever its words: the client's 429 says
+    // "slow down" and lets its SDK retry after the Retry-After. It said "quota spent, do not retry"
+    // (insufficient_quota, x-should-retry: false) for Gemini's 3 s limit, and the SDKs gave up at
+    // once where a retry would have answered (probe V1 F1).
+    void aKeyBackWithinAMinuteIsARateLimitToTheClient() {
+        GatewayFixture gw;
+        gw.config.providers[QStringLiteral("pe")].credentials = {QStringLiteral("env:SW_TEST_KEY_ONE")};
+        gw.googleE.pushFault(statusWith(
+            429, {},
+            R"({"error":{"code":429,"message":"You exceeded your current quota, please check your plan and billing )"
+            R"(details.","status":"RESOURCE_EXHAUSTED","details":[{"@type":"type.googleapis.com/)"
+            R"(google.rpc.RetryInfo","retryDelay":"3s"}]}})"));
+        gw.start();
+        const auto r = gw.post(QStringLiteral("/v1/chat/completions"),
+                               GatewayFixture::openaiBody(QStringLiteral("pe/gemini-e"), QStringLiteral("hi"), false));
+        QCOMPARE(r.status, 429);
+        QCOMPARE(r.header("retry-after"), QByteArray("3"));
+        QVERIFY2(r.header("x-should-retry").isEmpty(), r.header("x-should-retry").constData());
+        QCOMPARE(r.json().value(QStringLiteral("error")).toObject().value(QStringLiteral("code")).toString(),
+                 QStringLiteral("rate_limit_exceeded"));
+    }
+
     // Anthropic answers a disabled organisation with a 400 (Groq a restricted one too). It stopped the
     // chain as the request's own error, on every request, the key in service and the healthy fallback
     // never asked (probe V1 F3). It refuses the account, as the same words on a 403 do.

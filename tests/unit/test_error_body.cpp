@@ -170,6 +170,21 @@ private slots:
             R"("details":[{"@type":"type.googleapis.com/google.rpc.QuotaFailure","violations":[]},)"
             R"({"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"47s"}]}})");
         QCOMPARE(perMinute.retryAfterMs, std::optional<qint64>(47000));
+        QVERIFY(!perMinute.quotaOfOneModel); // no violation names a model's quota
+        // A quota of one model: by its id, or by the model among its dimensions; a project's is not.
+        const auto quota = [](const char *violation) {
+            return wire::parseErrorBody(
+                wire::Api::Google,
+                QByteArray(R"({"error":{"code":429,"status":"RESOURCE_EXHAUSTED","details":[{"@type":)"
+                           R"("type.googleapis.com/google.rpc.QuotaFailure","violations":[)") +
+                    violation + "]}]}}");
+        };
+        QVERIFY(quota(R"({"quotaId":"GenerateRequestsPerMinutePerProjectPerModel-FreeTier"})").quotaOfOneModel);
+        QVERIFY(
+            quota(R"({"quotaId":"X"},{"quotaId":"Y","quotaDimensions":{"model":"gemini-2.5-pro"}})").quotaOfOneModel);
+        QVERIFY(!quota(R"({"quotaId":"GenerateRequestsPerDayPerProject","quotaDimensions":{"location":"global"}})")
+                     .quotaOfOneModel);
+        QVERIFY(!quota(R"("PerModel")").quotaOfOneModel);
         for (const char *delay : {"\"0.5s\"", "\"-3s\"", "\"47\"", "\"s\"", "47"}) {
             const auto odd = wire::parseErrorBody(
                 wire::Api::Google,

@@ -656,6 +656,40 @@ private Q_SLOTS:
         QCOMPARE(FailureClassifier::classify(page)->kind, FailureKind::ServerError);
     }
 
+    // OpenAI refuses to stream o3 or gpt-5 to an organisation not verified, and every upstream request
+    // streams: not this request's error, nor an outage; the next candidate may serve it (V1 F4).
+    void aModelThatWillNotStreamToTheAccountIsNotServed() {
+        FailureInput in;
+        in.status = 400;
+        in.message = QStringLiteral("Your organization must be verified to stream this model. Please go to: "
+                                    "https://platform.openai.com/settings/organization/general and click on Verify "
+                                    "Organization.");
+        in.classificationMessage = QStringLiteral("unsupported_value: ") + in.message;
+        QCOMPARE(FailureClassifier::classify(in)->kind, FailureKind::NotServed);
+        // A request's own 400 stays the client's.
+        in.message = QStringLiteral("Invalid type for 'temperature': expected a decimal, but got a string instead.");
+        in.classificationMessage = QStringLiteral("invalid_type: ") + in.message;
+        QVERIFY(!FailureClassifier::classify(in));
+    }
+
+    // Gemini's 429 for a quota of one model (QuotaFailure's quotaId "…PerModel…", or the model among
+    // its dimensions) limits that model, not the key, whatever its quota words (probe V1 F5).
+    void aQuotaOfOneModelIsThatModelsRateLimit() {
+        FailureInput in;
+        in.status = 429;
+        in.message = QStringLiteral("You exceeded your current quota, please check your plan and billing details.");
+        in.classificationMessage = QStringLiteral("RESOURCE_EXHAUSTED: ") + in.message;
+        in.statedRetryAfterMs = 20000;
+        QCOMPARE(FailureClassifier::classify(in)->kind, FailureKind::CredentialExhausted);
+        in.quotaOfOneModel = true;
+        const auto f = FailureClassifier::classify(in);
+        QCOMPARE(f->kind, FailureKind::RateLimited);
+        QCOMPARE(f->retryAfterMs, std::optional<qint64>(20000));
+        // Only a 429 says the quota is used up.
+        in.status = 403;
+        QCOMPARE(FailureClassifier::classify(in)->kind, FailureKind::CredentialExhausted);
+    }
+
     // One request larger than a per-minute token limit marked the model rate_limited for the tenant,
     // steering its other clients off a healthy provider (probe S2 F4). The quota is untouched: the
     // request's own size, another candidate (a larger limit) may take it, nothing is marked.
