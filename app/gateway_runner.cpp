@@ -2,10 +2,12 @@
 
 #include "core/config/config_loader.h"
 #include "core/engine_host.h"
+#include "core/telemetry/stderr_sink.h"
 #include "core/telemetry/telemetry.h"
 #include "core/telemetry/usage_database.h"
 
 #include <QCoreApplication>
+#include <QJsonObject>
 #include <QSocketNotifier>
 #include <QTextStream>
 
@@ -15,8 +17,10 @@
 #include <QApplication>
 #endif
 
+#include <algorithm>
 #include <csignal>
 #include <memory>
+#include <sys/resource.h>
 #include <unistd.h>
 #include <utility>
 
@@ -67,6 +71,23 @@ std::unique_ptr<QSocketNotifier> handleSignals(EngineHost &host) {
     return notifier;
 }
 
+// Each stream holds a client's descriptor and an upstream's: the common soft limit of 1024 is half
+// of what limits.maxConnections allows by default, and a gateway out of descriptors could open no
+// upstream connection, which read as the provider being down (probe V2 F4). The soft limit goes
+// up to the hard one, as a server's runtime does; returns the soft limit now.
+rlim_t raiseOpenFileLimit() {
+    struct rlimit limit {};
+    if (::getrlimit(RLIMIT_NOFILE, &limit) != 0)
+        return RLIM_INFINITY;
+    if (limit.rlim_cur < limit.rlim_max) {
+        struct rlimit raised = limit;
+        raised.rlim_cur = limit.rlim_max;
+        if (::setrlimit(RLIMIT_NOFILE, &raised) == 0)
+            return raised.rlim_cur;
+    }
+    return limit.rlim_cur;
+}
+
 } // namespace
 
 int runGateway(const CliOptions &options, const config::Config &config) {
@@ -94,6 +115,7 @@ int runGateway(const CliOptions &options, const config::Config &config) {
     if (!gui)
         telemetry::logQtMessagesAsJsonLines();
 
+    const rlim_t openFiles = raiseOpenFileLimit();
     EngineHost host;
     QString error;
     if (!host.start(std::move(engineOptions), QString(), &error)) {
@@ -102,6 +124,15 @@ int runGateway(const CliOptions &options, const config::Config &config) {
     }
     printListening(host.baseUrl(), config);
     const auto signalNotifier = handleSignals(host);
+    if (const rlim_t needed = 2 * rlim_t(std::max(config.limits.maxConnections, 0)) + 64; openFiles < needed)
+        host.post([openFiles, needed](Engine &engine) {
+            engine.telemetry()->log(
+                QStringLiteral("warn"),
+                QStringLiteral("the open-files limit is under what limits.maxConnections needs: each stream "
+                               "holds two descriptors; raise it (ulimit -n, systemd's LimitNOFILE) or lower "
+                               "limits.maxConnections"),
+                QJsonObject{{QStringLiteral("limit"), double(openFiles)}, {QStringLiteral("needed"), double(needed)}});
+        });
 
 #ifdef SWITCHMAN_HAVE_GUI
     std::unique_ptr<ui::MainWindow> window;
@@ -129,6 +160,9 @@ int runGateway(const CliOptions &options, const config::Config &config) {
     // finish or are ended and billed, and the usage ledger is written, before the engine goes.
     host.drain();
     host.stop();
+    // The last lines (the drain's) reach a reader that still reads; one that stalls holds up the
+    // exit a second at most.
+    telemetry::StderrSink::instance().flush(telemetry::StderrSink::kFlushOnExitMs);
     return code;
 }
 

@@ -14,6 +14,7 @@
 
 #include <memory>
 
+#include <csignal>
 #include <cstddef>
 #include <cstring>
 #include <sys/socket.h>
@@ -128,6 +129,11 @@ bool localDisplayAnswers(const QByteArray &display) {
 std::unique_ptr<QCoreApplication> makeApplication(int &argc, char **argv, const app::CliParseResult &parsed) {
 #ifdef SWITCHMAN_HAVE_GUI
     const app::CliOptions &options = parsed.options;
+    // Until the gateway's handler is in place (after it listens), a reload asked for during the
+    // start is nothing to do: the start reads the newest file. Its default ended the process, which
+    // systemd does not restart (probe V2 F6).
+    if (options.command == app::Command::Run)
+        std::signal(SIGHUP, SIG_IGN);
     // Without a display the GUI cannot start: run headless instead of aborting.
     bool display = qEnvironmentVariableIsSet("DISPLAY") || qEnvironmentVariableIsSet("WAYLAND_DISPLAY") ||
                    qEnvironmentVariableIsSet("QT_QPA_PLATFORM");
@@ -151,6 +157,9 @@ std::unique_ptr<QCoreApplication> makeApplication(int &argc, char **argv, const 
 } // namespace
 
 int main(int argc, char **argv) {
+    // A reader of our output that goes away (a `| tee` stopped, a log shipper restarted) costs the
+    // lines it would have read, not the process: writes fail with EPIPE instead (probe V2 F3).
+    std::signal(SIGPIPE, SIG_IGN);
     QStringList arguments;
     for (int i = 0; i < argc; ++i)
         arguments.append(QString::fromLocal8Bit(argv[i]));

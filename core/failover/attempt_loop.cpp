@@ -23,9 +23,10 @@ struct AttemptLoop::Attempt {
     int retries = 0;
     int usageRows = 0; // usage rows this attempt wrote: each id must be unique
     qint64 startMs = 0;
-    quint64 marksSeq = 0;  // ProviderDownMarks::sequence() when it began: which strikes it knew
-    qint64 tryStartMs = 0; // this try's launch (an answer lifts only marks older than it)
-    qint64 lastByteMs = 0; // the upstream's last byte, for the idle timeout
+    quint64 marksSeq = 0;       // ProviderDownMarks::sequence() when it began: which strikes it knew
+    qint64 tryStartMs = 0;      // this try's launch (an answer lifts only marks older than it)
+    qint64 lastByteMs = 0;      // the upstream's last byte, for the idle timeout
+    qint64 unreadGraceFor = -1; // the lastByteMs whose silence was given kUnreadGraceMs more (onIdle)
     int status = 0;
     std::optional<qint64> ttftMs;
     std::unique_ptr<AttemptBudget> budget; // armed once, before the first launch; covers every try
@@ -1087,6 +1088,14 @@ void AttemptLoop::onIdle(AttemptId id) {
     const qint64 silent = m_clock.nowMs() - a->lastByteMs;
     if (silent < limit)
         return armIdle(*a, limit - silent);
+    // Bytes that wait unread are no silence: the loop itself was held while they came (a paused
+    // process, a busy thread), and its timers ran before its reads on resume. Healthy streams were
+    // cut and their provider marked (probe V2 F5). They get a moment to be read, once per silence:
+    // an upstream whose waiting bytes were pings alone is cut at its end.
+    if (a->unreadGraceFor != a->lastByteMs && m_deps.runner->hasUnreadBytes(id)) {
+        a->unreadGraceFor = a->lastByteMs;
+        return armIdle(*a, std::min(limit, kUnreadGraceMs));
+    }
     // Silent after its finish reason, the body never ended: that is the answer, as a break there is
     // (the review of P1 1: a non-streaming client's finished answer was failed over and billed twice).
     if (m_deps.runner->endAnswered(id))
@@ -1119,6 +1128,11 @@ void AttemptLoop::endStalledClient(Attempt &a) {
     // connection and 1 MiB for nothing. The answer ends; it is not the provider's failure: no
     // failed row of the provider's, no counter, no mark.
     const qint64 stalledMs = m_clock.nowMs() - a.pausedAtMs;
+    // The answer's committed row alone told the window and the events feed it was whole (probe V3 2):
+    // a second row says the client left it unread, as one for a client that closed its socket does.
+    m_deps.observer->attemptRecorded(
+        reportOf(a, AttemptOutcome::Aborted, {}, QStringLiteral("after_commit"),
+                 QStringLiteral("the client read nothing of its answer for %1 ms: cut").arg(stalledMs)));
     settle(a);
     recordUsage(a, true, UsageReport::End::ClientGone);
     m_deps.observer->note(QStringLiteral("client stalled"), {{QStringLiteral("candidate"), a.candidate.name()},

@@ -113,6 +113,11 @@ public:
         Q_UNUSED(id);
         return false;
     }
+    // Bytes of try `id`'s answer wait unread (UpstreamCall::hasUnreadBytes).
+    virtual bool hasUnreadBytes(AttemptId id) const {
+        Q_UNUSED(id);
+        return false;
+    }
     // Could a try of this candidate find a credential now? (a candidate without one is no follower)
     virtual bool hasUsableCredential(const Candidate &candidate) const = 0;
     // Why it finds none, for the client's error (the key refused, set aside, or never set); empty
@@ -256,6 +261,8 @@ public:
     // the failover; the body only refines the kind (insufficient_quota, context length), and an
     // upstream that trickles it, or sends one without end, must not hold the request meanwhile.
     static constexpr qint64 kErrorBodyWindowMs = 1000;
+    // A silent try whose connection holds unread bytes gets this long more to read them (onIdle).
+    static constexpr qint64 kUnreadGraceMs = 1000;
 
     struct Deps {
         util::Clock *clock = nullptr;

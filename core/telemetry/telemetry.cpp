@@ -1,5 +1,7 @@
 #include "core/telemetry/telemetry.h"
 
+#include "core/telemetry/stderr_sink.h"
+
 #include "core/util/redaction.h"
 #include "core/wire/json_writer.h"
 
@@ -216,8 +218,14 @@ void writeQtMessageAsJsonLine(QtMsgType type, const QMessageLogContext &context,
     const QByteArray line =
         LogRecord{QDateTime::currentMSecsSinceEpoch(), level, util::redactSecrets(message), std::move(fields), {}}
             .toJsonLine();
-    std::fwrite(line.constData(), 1, size_t(line.size()), stderr);
-    std::fflush(stderr);
+    if (type == QtFatalMsg) {
+        // Qt aborts when this returns: the line goes now, after those before it.
+        StderrSink::instance().flush(StderrSink::kFlushOnExitMs);
+        std::fwrite(line.constData(), 1, size_t(line.size()), stderr);
+        std::fflush(stderr);
+    } else {
+        StderrSink::instance().write(line);
+    }
     writing = false;
 }
 
@@ -237,9 +245,7 @@ void Telemetry::log(const QString &level, const QString &message, util::LogField
 
 void Telemetry::emitLog(LogRecord record) {
     if (m_stderrLog) {
-        const QByteArray line = record.toJsonLine();
-        std::fwrite(line.constData(), 1, size_t(line.size()), stderr);
-        std::fflush(stderr);
+        StderrSink::instance().write(record.toJsonLine()); // never waits for the log's reader
     }
     static const QMetaMethod logLineSignal = QMetaMethod::fromSignal(&Telemetry::logLine);
     if (isSignalConnected(logLineSignal))

@@ -237,3 +237,11 @@ TransportResult QtUpstreamCall::resultFor(QNetworkReply::NetworkError error, boo
 }
 
 } // namespace sw::upstream
+
+namespace sw::upstream {
+
+bool QtUpstreamCall::hasUnreadBytes() const {
+    return m_reply && m_reply->bytesAvailable() > 0; // what Qt read and has not handed on
+}
+
+} // namespace sw::upstream

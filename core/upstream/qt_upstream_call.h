@@ -28,6 +28,7 @@ public:
 
     void abort() override;
     void setReadPaused(bool paused) override;
+    bool hasUnreadBytes() const override;
     bool isFinished() const { return m_done; }
 
     // Maps a finished reply's error to a connection-level cause; an HTTP error

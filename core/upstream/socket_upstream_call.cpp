@@ -485,3 +485,17 @@ TransportError SocketUpstreamCall::errorFor(Http1ResponseParser::Failure failure
 }
 
 } // namespace sw::upstream
+
+namespace sw::upstream {
+
+bool SocketUpstreamCall::hasUnreadBytes() const {
+    if (!m_socket)
+        return false;
+    if (m_socket->bytesAvailable() > 0)
+        return true;
+    int queued = 0;
+    const qintptr fd = m_socket->socketDescriptor();
+    return fd >= 0 && ::ioctl(int(fd), FIONREAD, &queued) == 0 && queued > 0;
+}
+
+} // namespace sw::upstream

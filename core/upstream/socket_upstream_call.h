@@ -48,6 +48,7 @@ public:
 
     void abort() override;
     void setReadPaused(bool paused) override;
+    bool hasUnreadBytes() const override;
 
     static TransportError errorFor(QAbstractSocket::SocketError error);
     static TransportError errorFor(Http1ResponseParser::Failure failure);

@@ -28,6 +28,9 @@ public:
     // then the rest. A failure or end noticed while paused is reported after the
     // held bytes, on resume. Both real transports implement it.
     virtual void setReadPaused(bool paused) { Q_UNUSED(paused); }
+    // Bytes of the answer wait to be read, in the transport's buffer or the connection's: the
+    // upstream sent them, whatever the loop has heard of them yet.
+    virtual bool hasUnreadBytes() const { return false; }
 
 Q_SIGNALS:
     void responseStarted(int status, const sw::upstream::HeaderList &headers);

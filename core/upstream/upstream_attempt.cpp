@@ -835,6 +835,11 @@ bool UpstreamAttempts::endAnswered(failover::AttemptId id) {
     return true;
 }
 
+bool UpstreamAttempts::hasUnreadBytes(failover::AttemptId id) const {
+    const auto it = m_tries.find(id);
+    return it != m_tries.end() && it->second->call && it->second->call->hasUnreadBytes();
+}
+
 std::optional<int> UpstreamAttempts::rotateCredential(failover::AttemptId id, const failover::TryFailure &failure) {
     // refreshGatewayApiKeyAfterAuthError. A caller's own (passthrough) key is that caller's
     // business: it never exhausts the pool for others.

@@ -64,6 +64,7 @@ public:
     void setReadPaused(failover::AttemptId id, bool paused) override;
     void endErrorBody(failover::AttemptId id) override;
     bool endAnswered(failover::AttemptId id) override;
+    bool hasUnreadBytes(failover::AttemptId id) const override;
     bool hasUsableCredential(const failover::Candidate &candidate) const override;
     QString whyNoCredential(const failover::Candidate &candidate) const override;
     std::optional<failover::CredentialWait> credentialWait(const failover::Candidate &candidate) const override;

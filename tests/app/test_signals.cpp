@@ -208,6 +208,81 @@ private Q_SLOTS:
         QVERIFY(exitedCleanly(gateway));
     }
 
+    // systemd counts a start at exec (Type=simple), so `restart && reload` sends SIGHUP while the
+    // gateway starts: its default action ended the process, and systemd does not restart one that
+    // died of SIGHUP (probe V2 F6). From main's first lines on, a SIGHUP is ignored until the
+    // reload handler is in place.
+    void aSighupDuringTheStartEndsNothing() {
+        writeConfig({QStringLiteral("coding")});
+        QProcess gateway;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.remove(QStringLiteral("DISPLAY"));
+        env.remove(QStringLiteral("WAYLAND_DISPLAY"));
+        env.insert(QStringLiteral("XDG_CONFIG_HOME"), m_home.filePath(QStringLiteral("config")));
+        env.insert(QStringLiteral("XDG_DATA_HOME"), m_home.filePath(QStringLiteral("data")));
+        gateway.setProcessEnvironment(env);
+        gateway.start(QStringLiteral(SWITCHMAN_BIN),
+                      {QStringLiteral("--headless"), QStringLiteral("--config"), configPath()});
+        QVERIFY(gateway.waitForStarted(10000));
+        const pid_t pid = pid_t(gateway.processId());
+        // The signal masks the kernel shows for the process: SIGHUP is bit 0, SIGPIPE bit 12.
+        const auto masks = [pid]() {
+            QFile status(QStringLiteral("/proc/%1/status").arg(pid));
+            quint64 ignored = 0, caught = 0;
+            if (status.open(QIODevice::ReadOnly))
+                for (const QByteArray &line : status.readAll().split('\n')) {
+                    if (line.startsWith("SigIgn:"))
+                        ignored = line.mid(7).trimmed().toULongLong(nullptr, 16);
+                    else if (line.startsWith("SigCgt:"))
+                        caught = line.mid(7).trimmed().toULongLong(nullptr, 16);
+                }
+            return std::pair(ignored, caught);
+        };
+        QString banner;
+        // main has begun once SIGPIPE is ignored (its first line); the banner says the start is over.
+        QVERIFY(test::waitUntil(
+            [&]() {
+                banner += QString::fromUtf8(gateway.readAllStandardOutput());
+                return (masks().first & (1ULL << (SIGPIPE - 1))) || banner.contains(QLatin1Char('\n'));
+            },
+            20000));
+        QVERIFY2(banner.isEmpty(), "SIGPIPE was not ignored before the gateway listened");
+        QVERIFY(test::waitUntil([&]() { return (masks().first | masks().second) & (1ULL << (SIGHUP - 1)); }, 5000));
+        QVERIFY2(banner.isEmpty(), "the start was over before the test could send its SIGHUP");
+        ::kill(pid, SIGHUP);
+        QVERIFY(test::waitUntil(
+            [&]() {
+                banner += QString::fromUtf8(gateway.readAllStandardOutput());
+                return banner.contains(QLatin1Char('\n')) || gateway.state() == QProcess::NotRunning;
+            },
+            20000));
+        QVERIFY2(gateway.state() == QProcess::Running, qPrintable(QString::fromUtf8(gateway.readAllStandardError())));
+        const auto m = QRegularExpression(QStringLiteral("listening on (http://\\S+)")).match(banner);
+        QVERIFY(m.hasMatch());
+        QVERIFY(modelIds(m.captured(1)).contains(QStringLiteral("coding")));
+        gateway.terminate();
+        QVERIFY(exitedCleanly(gateway));
+    }
+
+    // A log reader that goes away (`2>&1 | tee` stopped, a log shipper restarted): the next log line
+    // killed the gateway with SIGPIPE, which systemd does not restart (probe V2 F3). It costs the
+    // lines now, and the gateway goes on serving.
+    void aLogReaderThatLeavesEndsNothing() {
+        writeConfig({QStringLiteral("coding")});
+        QProcess gateway;
+        const QString base = startGateway(gateway);
+        QVERIFY2(!base.isEmpty(), qPrintable(QString::fromUtf8(gateway.readAllStandardError())));
+        gateway.closeReadChannel(QProcess::StandardError); // the reader of stderr is gone
+        // Lines to write: a reload's, each time.
+        for (int i = 0; i < 3; ++i) {
+            ::kill(pid_t(gateway.processId()), SIGHUP);
+            QVERIFY(modelIds(base).contains(QStringLiteral("coding")));
+        }
+        QVERIFY(gateway.state() == QProcess::Running);
+        gateway.terminate();
+        QVERIFY(exitedCleanly(gateway));
+    }
+
     void qtsOwnMessagesAreJsonLinesToo() {
         // The headless log is JSON lines, and Qt's own messages are among them: a shutdown
         // with 2 000 connections open once wrote 1 600 plain "QIODevice::read (QTcpSocket):

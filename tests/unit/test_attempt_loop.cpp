@@ -97,6 +97,8 @@ public:
     bool passthrough = false;
     QHash<AttemptId, model::Usage> reported; // what each try's decoder has read of the upstream's usage
     model::Usage reportedUsage(AttemptId id) const override { return reported.value(id); }
+    bool unread = false; // the try's connection holds bytes not yet read
+    bool hasUnreadBytes(AttemptId) const override { return unread; }
 };
 
 class Recorder final : public AttemptObserver {
@@ -311,6 +313,36 @@ private Q_SLOTS:
             QCOMPARE(h.client.events.last().type, EventType::Error);
             QCOMPARE(h.client.events.last().usage.cacheRead, qint64(2500));
         }
+    }
+
+    // The loop was held (a paused process, a busy thread) while a healthy upstream went on sending:
+    // on resume its idle timer ran before its reads, and the stream was cut and the provider marked
+    // (probe V2 F5). Bytes waiting unread are no silence: a moment more to read them, once.
+    void bytesWaitingUnreadAreNoSilence() {
+        Harness h({candidate("pa"), candidate("pb")}, true);
+        h.settings.upstreamIdleTimeoutMs = 3000;
+        h.start();
+        h.loop->onResponseHead(h.id(), 200, false);
+        h.frame({ev(EventType::Start), ev(EventType::TextStart), ev(EventType::TextDelta, QStringLiteral("Hello"))});
+        h.runner.unread = true;
+        h.clock.advance(3000); // the loop ran again only now, with the upstream's bytes waiting
+        QVERIFY(!h.done);
+        QVERIFY(h.runner.aborts.isEmpty());
+        // Read: the stream goes on.
+        h.runner.unread = false;
+        h.loop->onActivity(h.id());
+        h.frame({ev(EventType::TextDelta, QStringLiteral(" world"))});
+        h.clock.advance(2999);
+        QVERIFY(!h.done);
+        QVERIFY(h.marks.active().isEmpty());
+        // What waits is pings alone, on and on: one grace, then the silence ends the try.
+        h.runner.unread = true;
+        h.clock.advance(1);
+        QVERIFY(!h.done);
+        h.clock.advance(AttemptLoop::kUnreadGraceMs);
+        QVERIFY(h.done);
+        QVERIFY(h.runner.aborts.contains(h.id()));
+        QCOMPARE(h.client.events.last().type, EventType::Error);
     }
 
     // The open row (what a kill -9 mid-stream bills at the next start) took the input from the
@@ -770,8 +802,11 @@ private Q_SLOTS:
         QCOMPARE(h.client.inBand.first().status, 408);
         QVERIFY(h.runner.aborts.contains(h.id()));
         QVERIFY(h.seen.failures.isEmpty());
-        for (const auto &row : h.seen.rows)
-            QCOMPARE(row.outcome, AttemptOutcome::Committed);
+        // Its committed row, then one that says the client left it unread (probe V3 2): no failure.
+        QCOMPARE(h.seen.rows.size(), 2);
+        QCOMPARE(h.seen.rows[0].outcome, AttemptOutcome::Committed);
+        QCOMPARE(h.seen.rows[1].outcome, AttemptOutcome::Aborted);
+        QVERIFY2(h.seen.rows[1].message.contains(QStringLiteral("read nothing")), qPrintable(h.seen.rows[1].message));
         QVERIFY(h.seen.notes.contains(QStringLiteral("client stalled")));
         QCOMPARE(h.clock.pendingTimers(), 0);
     }
