@@ -11,6 +11,7 @@
 #include <QUrl>
 #include <algorithm>
 #include <atomic>
+#include <poll.h>
 #include <utility>
 
 namespace sw::server {
@@ -23,6 +24,7 @@ constexpr qint64 kBufferSlack = 1 << 20;
 // the kernel (the client's sends stall), outside limits.maxBodyBytesInFlight and every other
 // request's memory.
 constexpr qint64 kParkedBytes = 64 * 1024;
+constexpr int kHangupCheckMs = 1000;
 // What an answer may leave unsent before the connection reads the client's next request (SPEC 10:
 // at most 1 MiB queued per client): a client that pipelines requests and reads no answer
 // would otherwise grow the socket's write buffer one answer at a time, without bound.
@@ -597,6 +599,29 @@ void ConnectionGuard::parkPipelined() {
         m_parked = true;
     }
     m_socket->read(m_socket->bytesAvailable());
+    // Once its buffer is full (kParkedBytes), Qt reads the connection no more, so a client that
+    // pipelined that much and then left went unnoticed until the answer was written: a stream's
+    // upstream ran to its budget and was marked, a JSON answer's was asked three times (probe V3
+    // 1). The kernel still knows: it is asked every kHangupCheckMs while the answer runs.
+    if (!m_hangupCheck) {
+        m_hangupCheck = new QTimer(this);
+        m_hangupCheck->setInterval(kHangupCheckMs);
+        connect(m_hangupCheck, &QTimer::timeout, this, &ConnectionGuard::checkHangup);
+        m_hangupCheck->start();
+    }
+}
+
+void ConnectionGuard::checkHangup() {
+    if (!m_socket || !m_parked || m_socket->state() != QAbstractSocket::ConnectedState) {
+        delete std::exchange(m_hangupCheck, nullptr);
+        return;
+    }
+    // POLLRDHUP: the client closed its side, whatever it sent before that still waits unread.
+    pollfd p{int(m_socket->socketDescriptor()), POLLRDHUP, 0};
+    if (::poll(&p, 1, 0) == 1 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR))) {
+        delete std::exchange(m_hangupCheck, nullptr);
+        m_socket->abort(); // disconnected: the answer's request hears its client is gone
+    }
 }
 
 void ConnectionGuard::holdUnsent() {
@@ -654,6 +679,7 @@ void ConnectionGuard::responseDone() {
         m_parked = false;
         m_socket->rollbackTransaction();
     }
+    delete std::exchange(m_hangupCheck, nullptr);
     rearm();
     if (m_socket && m_socket->bytesAvailable() > 0 && m_phase != Phase::Rejected)
         QMetaObject::invokeMethod(m_socket.data(), &QIODevice::readyRead, Qt::QueuedConnection);

@@ -130,6 +130,7 @@ private:
     void socketGoing(); // the GuardedSocket's destructor: nothing of it may be used from now on
     friend class GuardedSocket;
     void parkPipelined();
+    void checkHangup(); // parked with a full buffer: has the client closed its side?
     void startNextRequest();
     void rearm();
     qint64 requestBufferBytes() const; // the socket's read buffer while a request is read
@@ -151,6 +152,7 @@ private:
     config::LimitsConfig m_limits;
     std::function<void()> m_onGone;
     QTimer *m_timer = nullptr;
+    QTimer *m_hangupCheck = nullptr; // while parked with a full buffer (parkPipelined)
     QMetaObject::Connection m_readConnection;
     Phase m_phase = Phase::Head;
     bool m_busy = false;

@@ -596,6 +596,44 @@ private Q_SLOTS:
         QCOMPARE(gw.anthropicA.requests().last().body.size() > 16 * 1024 * 1024, true);
     }
 
+    // Parked with a full buffer, the connection was read no more, so a client that pipelined more than
+    // 64 KiB and then left went unnoticed until the answer was written: the upstream ran on to its
+    // budget and was marked, the next candidate was asked for nobody (probe V3 1). The kernel is
+    // asked while the answer runs: the client is heard gone within the check's second.
+    void aClientThatPipelinedMuchAndLeftIsHeardGone() {
+        GatewayFixture gw;
+        demo::Fault stall;
+        stall.kind = demo::Fault::StallBeforeHeaders;
+        gw.anthropicA.setFault(stall);
+        gw.start();
+        const quint16 port = gw.engine().port();
+        RawHttpClient c(port);
+        QVERIFY(c.waitConnected());
+        QJsonObject bigBody = GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("hi"), false);
+        // Over the 64 KiB the connection takes, within what the kernel holds: the client's end
+        // reaches the gateway's kernel behind it (a client whose end waits in its own send queue
+        // cannot be heard before its bytes are read).
+        bigBody.insert(QStringLiteral("system"), QString(100 * 1024, u'z'));
+        c.send(post(port, "/v1/messages",
+                    QJsonDocument(GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("hi"), false))
+                        .toJson(QJsonDocument::Compact)) +
+               post(port, "/v1/messages", QJsonDocument(bigBody).toJson(QJsonDocument::Compact)));
+        QVERIFY(waitUntil([&gw]() { return gw.anthropicA.requests().size() == 1; }, 10000));
+        QVERIFY(waitUntil([&c]() { return c.socket().bytesToWrite() == 0; }, 10000));
+        QCOMPARE(gw.engine().activeRequests(), 1);
+        c.socket().abort(); // gone, with most of its next request unread behind the first
+        QVERIFY(waitUntil([&gw]() { return gw.engine().activeRequests() == 0; }, 5000));
+        bool aborted = false;
+        QStringList seen;
+        for (const auto &attempt : gw.engine().telemetry()->attempts(-1)) {
+            aborted |= attempt.outcome == telemetry::AttemptOutcome::Aborted;
+            seen << telemetry::outcomeName(attempt.outcome) + QLatin1Char(' ') + attempt.message;
+        }
+        QVERIFY2(aborted, qPrintable(seen.join(QLatin1String("; "))));
+        QCOMPARE(gw.openaiB.requests().size(), 0); // no follower asked for a client that left
+        QVERIFY(gw.engine().marks().isEmpty());
+    }
+
     // Item 11: a trailer is refused at once, not held to the idle timeout.
     void chunkedTrailerIs400AtOnce() {
         GatewayFixture gw;
