@@ -59,11 +59,12 @@ public:
     // allocation). Past either bound the connection is dropped as a protocol error and reconnected.
     static constexpr qsizetype kMaxReplyBuffer = 64 << 20;
     static constexpr qsizetype kMaxReplyElements = 1 << 18;
-    // And one value of a reply (a string, or a line), while it arrives: the longest this gateway
-    // reads is a mark's JSON, under 2 KB (RedisMarkSync). hiredis holds a string until its last
-    // byte and copies its buffer as it grows, so a 60 MB string cost seconds of the engine
-    // thread's time before any bound above was reached (probe R3 F1).
-    static constexpr qsizetype kMaxValueBytes = 1 << 20;
+    // And one value of a reply (a string, or a line), while it arrives: a mark's JSON is under 2 KB,
+    // and a replica's message with megabytes in its fields is still read, then cut down
+    // (RedisMarkSync). hiredis holds a string until its last byte and copies its buffer as it
+    // grows, so a 60 MB string cost seconds of the engine thread's time before any bound above
+    // was reached (probe R3 F1).
+    static constexpr qsizetype kMaxValueBytes = 4 << 20;
 
     // Why a connection went down: nothing there (refused, reset, no route, connect timed out),
     // a connection that stays open and leaves commands unanswered, or a handshake Redis refused
