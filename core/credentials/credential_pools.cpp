@@ -197,7 +197,7 @@ void CredentialPools::rereadAfterRefusal(const QString &name, const QByteArray &
         noteKeychainResult(name, res);
         if (!res.ok || res.secret.isEmpty())
             return;
-        if (QCryptographicHash::hash(res.secret, QCryptographicHash::Sha256) == refused)
+        if (QCryptographicHash::hash(res.secret.trimmed(), QCryptographicHash::Sha256) == refused)
             return; // the same secret: it stays refused
         m_cache.insert(name, res.secret.trimmed());
         const QString ref = QLatin1String("keychain:") + name;
@@ -235,7 +235,7 @@ void CredentialPools::configure(const QMap<QString, QStringList> &pools) {
         notifyChanged();
 }
 
-void CredentialPools::noteOutOfReach(const QString &provider, int index, const QString &model) {
+void CredentialPools::noteOutOfReach(const QString &provider, int index, const QString &model, qint64 forMs) {
     const QString ref = refAt(provider, index);
     if (ref.isEmpty() || model.isEmpty())
         return;
@@ -245,7 +245,8 @@ void CredentialPools::noteOutOfReach(const QString &provider, int index, const Q
         if (m_outOfReach.size() >= kMaxOutOfReach)
             m_outOfReach.clear(); // forgetting costs a refusal per key again, never a wrong answer
     }
-    m_outOfReach.insert(slotKey(provider, index) + QChar(0) + model, OutOfReach{ref, now + kOutOfReachMs});
+    m_outOfReach.insert(slotKey(provider, index) + QChar(0) + model,
+                        OutOfReach{ref, now + std::clamp<qint64>(forMs, 0, kOutOfReachMs)});
 }
 
 int CredentialPools::firstInReach(const QString &provider, const QStringList &refs, const QString &model,
@@ -476,7 +477,7 @@ QString CredentialPools::whyNoneUsable(const QString &provider, const QStringLis
             it->lastErrorTenant.isEmpty() || it->lastErrorTenant == tenant ? it->lastError : QString();
         const QString error = words.isEmpty() ? QString() : QStringLiteral(": ") + words;
         if (it->health == CredentialHealth::Rejected && it->status == 0) // refused here, not by the provider
-            return QStringLiteral("provider \"%1\" cannot use its key %2: %3").arg(provider, refs[i], it->lastError);
+            return QStringLiteral("provider \"%1\" cannot use its key %2%3").arg(provider, refs[i], error);
         if (it->health == CredentialHealth::Rejected)
             return QStringLiteral("provider \"%1\" refused its key %2 (HTTP %3%4); store a new secret for it")
                 .arg(provider, refs[i])
@@ -544,7 +545,7 @@ void CredentialPools::prewarm(const QStringList &refs, QObject *context,
                 m_cache.insert(name, res.secret.trimmed());
                 noteKeychainResult(name, res);
                 // A rejected keychain credential whose secret now reads differently was fixed.
-                const QByteArray fp = QCryptographicHash::hash(res.secret, QCryptographicHash::Sha256);
+                const QByteArray fp = QCryptographicHash::hash(res.secret.trimmed(), QCryptographicHash::Sha256);
                 const int before = int(m_states.size());
                 m_states.removeIf([&](const auto &it) {
                     return it.value().health == CredentialHealth::Rejected &&

@@ -135,7 +135,8 @@ public:
     // start past the key for kOutOfReachMs, instead of paying its refusal again on every request.
     static constexpr qint64 kOutOfReachMs = 10 * 60 * 1000;
     static constexpr int kMaxOutOfReach = 512; // model ids can be a tenant's words: the table is bounded
-    void noteOutOfReach(const QString &provider, int index, const QString &model);
+    // `forMs`: how long (a quota of one model used up: its stated delay, at most kOutOfReachMs).
+    void noteOutOfReach(const QString &provider, int index, const QString &model, qint64 forMs = kOutOfReachMs);
     // The first position at or after `from` whose key is not known to be out of reach of `model`; -1
     // when there is none.
     int firstInReach(const QString &provider, const QStringList &refs, const QString &model, int from) const;

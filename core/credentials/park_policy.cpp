@@ -105,8 +105,10 @@ const QRegularExpression &accountRefusedWith400Pattern() {
 // (FailureClassifier::withoutEchoes), as every pattern of credentialSignalPatterns is.
 const QRegularExpression &accountShutWith400Pattern() {
     static const QRegularExpression re(
-        QStringLiteral("\\b(account|organi[sz]ation)\\b.{0,40}\\b(has been|was|is) (disabled|suspended|deactivated"
-                       "|banned|restricted)\\b|\\borgani[sz]ation_(disabled|suspended|restricted)\\b"),
+        // Not a limit on one model or feature ("organization is restricted from using …", "access to
+        // this model is disabled for your account"): the words say what was shut, and nothing after.
+        QStringLiteral("\\b(account|organi[sz]ation) (has been|was|is) (disabled|suspended|deactivated|banned"
+                       "|restricted)\\b(?!\\s*(from|to|for)\\b)|\\borgani[sz]ation_(disabled|suspended|restricted)\\b"),
         QRegularExpression::CaseInsensitiveOption);
     return re;
 }

@@ -402,6 +402,7 @@ void AttemptLoop::startTry(Attempt &a, bool nextCredential) {
     s.withReasoningBack = a.mended.withReasoningBack;
     s.withoutReasoningSummary = a.mended.withoutReasoningSummary;
     s.withNineCharToolIds = a.mended.withNineCharToolIds;
+    s.withoutStreaming = a.mended.withoutStreaming;
     s.outputCap = a.mended.outputCap;
     m_deps.runner->start(s); // may answer at once
 }
@@ -871,6 +872,9 @@ void AttemptLoop::retryMended(Attempt &a, const FailureDecision &d, const Failur
         break;
     case FailureDecision::Mend::WithNineCharToolIds:
         a.mended.withNineCharToolIds = true;
+        break;
+    case FailureDecision::Mend::WithoutStreaming:
+        a.mended.withoutStreaming = true;
         break;
     case FailureDecision::Mend::OutputCap:
         a.mended.outputCap = d.outputCap;

@@ -54,6 +54,9 @@ struct TryStart {
     // The upstream (a Mistral chat template) refused a tool call id that is not nine characters of
     // [a-zA-Z0-9]: this try sends each id by such an alias.
     bool withNineCharToolIds = false;
+    // The upstream (OpenAI, an organisation not verified) refused to stream the model: this try asks
+    // for the answer whole (upstream::Target::noStream).
+    bool withoutStreaming = false;
     // The upstream refused the request's output cap and named its maximum: this try asks for no
     // more (upstream::Target::maxOutputTokens).
     std::optional<int> outputCap;

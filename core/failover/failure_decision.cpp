@@ -36,6 +36,11 @@ FailureDecision FailureDecision::decide(const TryFailure &failure, bool budgetTi
         // [a-zA-Z0-9] (a Claude history's toolu_…, OpenAI's call_…): every id by such an alias.
         if (!mended.withNineCharToolIds && FailureClassifier::refusesToolCallIds(in))
             return mendWith(Mend::WithNineCharToolIds, QStringLiteral("tool call ids refused"));
+        // OpenAI will not stream this model to this organisation (not verified), and every upstream
+        // request streams: the same request, asked for its answer whole (probe V1 F4). A second
+        // refusal is not_served (the classifier's row): the next candidate.
+        if (!mended.withoutStreaming && FailureClassifier::refusesToStream(in))
+            return mendWith(Mend::WithoutStreaming, QStringLiteral("streaming refused"));
         // The output cap refused by a model that takes fewer (a fallback with a smaller cap than
         // the client's first choice), its maximum named, and less than the try asked for.
         if (const std::optional<int> most = FailureClassifier::outputMaximum(in);
@@ -63,7 +68,9 @@ FailureDecision FailureDecision::decide(const TryFailure &failure, bool budgetTi
     d.action = Action::FailOver;
     // 4. refreshGatewayApiKeyAfterAuthError: the pool's next key within the attempt (also past a
     //    key that cannot reach this model: another project's key may).
-    d.mayRotate = d.failure.kind == FailureKind::CredentialExhausted || in.modelOutOfReach;
+    //    A quota of one model used up (Gemini's, per project): another project's key has its own.
+    d.mayRotate = d.failure.kind == FailureKind::CredentialExhausted || in.modelOutOfReach ||
+                  (d.failure.kind == FailureKind::RateLimited && in.quotaOfOneModel);
     // 5. A provider retry, unless the gateway cut the try or its answer's shape would come again.
     d.mayRetry = !budgetTimedOut && !failure.noRetry;
     return d;

@@ -28,6 +28,7 @@ struct MendState {
     bool withReasoningBack = false;
     bool withoutReasoningSummary = false;
     bool withNineCharToolIds = false;
+    bool withoutStreaming = false;
     std::optional<int> outputCap;     // the cap a mend already lowered the request to
     std::optional<int> outputCapSent; // the cap the try asked for (the client's, or the model's when lower)
 };
@@ -44,6 +45,7 @@ struct FailureDecision {
         WithReasoningBack,
         WithoutReasoningSummary,
         WithNineCharToolIds,
+        WithoutStreaming,
         OutputCap
     };
 

@@ -486,7 +486,7 @@ OpenAIChatCodec::ErrorFields OpenAIChatCodec::errorFields(const GatewayError &er
         // context length is 32768 tokens", with the status as its code): Codex compacts on the code
         // alone (probe V1 F2). OpenAI's own codes for it stay as they came.
         if (error.portable() == GatewayError::Portable::ContextLength && out.code != "context_length_exceeded" &&
-            out.code != "string_above_max_length") {
+            out.code != "string_above_max_length" && out.code != "model_context_window_exceeded") {
             out.type = QStringLiteral("invalid_request_error");
             out.code = QStringLiteral("context_length_exceeded");
             if (out.param.isEmpty())

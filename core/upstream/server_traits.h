@@ -8,9 +8,10 @@
 // template's), kept per base URL and model: a router serves many models, and what one said sent
 // to another was refused by it until the process ended (probe S2 F3). An OpenAI server that
 // refused a reasoning summary (an organisation not verified) is asked for none from then on: the
-// organisation's rule, per base URL. Keyed by the configured base URL, so bounded by the
-// configuration; the per-model sets by kMaxModelTraits too (a direct `provider/<any id>` names
-// models the client chooses).
+// organisation's rule, per base URL. One that would not stream a model (an organisation not
+// verified for o3 or gpt-5) is asked for that model's answers whole, per base URL and model. Keyed by the configured
+// base URL, so bounded by the configuration; the per-model sets by kMaxModelTraits too (a direct `provider/<any id>`
+// names models the client chooses).
 
 #include <QSet>
 #include <QString>
@@ -29,6 +30,10 @@ public:
     }
     bool refusesReasoningSummary(const QString &baseUrl) const { return m_noSummary.contains(baseUrl); }
     void learnRefusesReasoningSummary(const QString &baseUrl) { m_noSummary.insert(baseUrl); }
+    bool refusesToStream(const QString &baseUrl, const QString &model) const {
+        return !m_noStream.isEmpty() && m_noStream.contains(key(baseUrl, model));
+    }
+    void learnRefusesToStream(const QString &baseUrl, const QString &model) { learn(m_noStream, key(baseUrl, model)); }
     bool takesOnlyNineCharToolIds(const QString &baseUrl, const QString &model) const {
         return !m_nineCharIds.isEmpty() && m_nineCharIds.contains(key(baseUrl, model));
     }
@@ -46,6 +51,7 @@ private:
     QSet<QString> m_reasoningBack; // base URL, U+001F, model id
     QSet<QString> m_noSummary;     // base URL
     QSet<QString> m_nineCharIds;   // base URL, U+001F, model id
+    QSet<QString> m_noStream;      // base URL, U+001F, model id
 };
 
 } // namespace sw::upstream

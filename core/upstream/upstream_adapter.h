@@ -41,6 +41,10 @@ struct Target {
     // Mistral chat template behind vLLM or llama.cpp, not told by its host or model id): every call's
     // and result's id goes by such an alias (OpenAICompletionsAdapter::takesOnlyNineCharToolIds).
     bool nineCharToolIds = false;
+    // Ask for the answer whole, not streamed (an OpenAI model that will not stream to an organisation
+    // not verified): UpstreamAttempts::launch rewrites the request; the JSON answer is read as the
+    // stream it stands for (eventsOfJsonAnswer).
+    bool noStream = false;
     // False when the model's config says `"reasoning": false`: a request converted from another
     // API goes without reasoning settings (effort, thinking budget), which such a model refuses
     // with a 400. A same-API client's own body goes as it sent it. Unknown counts as true.

@@ -395,6 +395,22 @@ QByteArray notAStream(const HeaderList &headers) {
     return json || type == "text/html" ? type.left(64) : QByteArray();
 }
 
+// The request as it asks for its answer whole (Target::noStream): `stream` false and no
+// `stream_options`, accepting JSON. Only on the rare try after a refusal to stream (probe V1 F4), so
+// the body is parsed again rather than every adapter made to write it both ways. A body that is not a
+// JSON object (Gemini's streams by its URL) is left as it is: the refusal then comes again.
+void askForTheAnswerWhole(HttpRequest &req) {
+    QJsonObject body = QJsonDocument::fromJson(req.body).object();
+    if (body.isEmpty() || !body.contains(QLatin1String("stream")))
+        return;
+    body.insert(QLatin1String("stream"), false);
+    body.remove(QLatin1String("stream_options"));
+    req.body = QJsonDocument(body).toJson(QJsonDocument::Compact);
+    for (auto &[name, value] : req.headers)
+        if (name.compare("accept", Qt::CaseInsensitive) == 0)
+            value = QByteArrayLiteral("application/json");
+}
+
 // Every string in `value` through `scrub` (true when it took something out); true when any did.
 template <typename Scrub> bool scrubStrings(QJsonValue &value, const Scrub &scrub) {
     // Rebuilt only along a path that held the key: an answer without it is not copied.
@@ -653,6 +669,11 @@ void UpstreamAttempts::start(const failover::TryStart &s) {
         m_setup.traits->learnRefusesReasoningSummary(baseUrl);
     t.target.reasoningSummary =
         !s.withoutReasoningSummary && !(m_setup.traits && m_setup.traits->refusesReasoningSummary(baseUrl));
+    // A model that would not stream to this organisation is asked for its answers whole from then on.
+    if (s.withoutStreaming && m_setup.traits)
+        m_setup.traits->learnRefusesToStream(baseUrl, t.candidate.model.id);
+    t.target.noStream =
+        s.withoutStreaming || (m_setup.traits && m_setup.traits->refusesToStream(baseUrl, t.candidate.model.id));
     // A model that refused a tool call id not of nine characters of [a-zA-Z0-9] gets every id so from then on.
     if (s.withNineCharToolIds && m_setup.traits)
         m_setup.traits->learnTakesOnlyNineCharToolIds(baseUrl, t.candidate.model.id);
@@ -736,6 +757,8 @@ void UpstreamAttempts::launch(failover::AttemptId id) {
         return;
     Try &t = *it->second;
     HttpRequest req = t.adapter->buildRequest(*m_setup.request, t.target, m_setup.forwardHeaders);
+    if (t.target.noStream)
+        askForTheAnswerWhole(req);
     if (!m_setup.via.isEmpty())
         req.headers.append({QByteArrayLiteral("Via"), m_setup.via});
     req.trust = t.candidate.provider.caFile; // this provider's own CA bundle verifies its connection
@@ -853,8 +876,14 @@ std::optional<int> UpstreamAttempts::rotateCredential(failover::AttemptId id, co
     // One model out of this key's reach says nothing about the key, which every tenant and model
     // share: it is not set aside. This request goes on with the pool's next key that may reach the
     // model, and later requests for the model start past this one for a while (noteOutOfReach).
-    if (failure.input.modelOutOfReach) {
-        m_setup.pools->noteOutOfReach(p.id, t.credentialIndex, t.candidate.model.id);
+    // So is a quota of one model used up on this key (Gemini's per-model quotas, per project): the key
+    // serves the other models, and this one's requests start past it for the stated delay. With no
+    // other key in reach, the model's rate limit marks it (FailureClassifier: rate_limited).
+    if (failure.input.modelOutOfReach || failure.input.quotaOfOneModel) {
+        m_setup.pools->noteOutOfReach(p.id, t.credentialIndex, t.candidate.model.id,
+                                      failure.input.modelOutOfReach ? credentials::CredentialPools::kOutOfReachMs
+                                                                    : failure.input.statedDelayMs().value_or(
+                                                                          credentials::CredentialPools::kOutOfReachMs));
         if (!m_setup.pools->hasUsable(p.id, p.credentials, !callerAuthFor(t.candidate).isEmpty(),
                                       t.credentialIndex + 1) ||
             m_setup.pools->firstInReach(p.id, p.credentials, t.candidate.model.id, t.credentialIndex + 1) < 0)

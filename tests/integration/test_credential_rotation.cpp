@@ -461,6 +461,39 @@ private Q_SLOTS:
         QCOMPARE(gw.googleE.requests().size(), 3);
     }
 
+    // Gemini's quotas are per project too: a pool of keys from several projects is the usual way to
+    // have more of them. The next key is asked within the attempt, as for any limit of the key's
+    // (SPEC 5); the one that hit the quota is passed over for that model for the stated delay.
+    void aQuotaOfOneGeminiModelGoesToThePoolsNextKey() {
+        GatewayFixture gw;
+        gw.config.providers[QStringLiteral("pe")].credentials = {QStringLiteral("env:SW_TEST_KEY_ONE"),
+                                                                 QStringLiteral("env:SW_TEST_KEY_THREE")};
+        gw.googleE.pushFault(statusWith(
+            429, {},
+            R"({"error":{"code":429,"message":"You exceeded your current quota, please check your plan and billing )"
+            R"(details. Quota exceeded for metric: generate_content_free_tier_requests, limit: 5, model: gemini-e
+)"
+            R"(Please retry in 20.5s.","status":"RESOURCE_EXHAUSTED","details":[{"@type":"type.googleapis.com/)"
+            R"(google.rpc.QuotaFailure","violations":[{"quotaMetric":"generativelanguage.googleapis.com/)"
+            R"(generate_content_free_tier_requests","quotaId":"GenerateRequestsPerMinutePerProjectPerModel-FreeTier",)"
+            R"("quotaDimensions":{"location":"global","model":"gemini-e"},"quotaValue":"5"}]},)"
+            R"({"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"20s"}]}})"));
+        gw.start();
+        const auto body = GatewayFixture::openaiBody(QStringLiteral("pe/gemini-e"), QStringLiteral("hi"), false);
+        const auto first = gw.post(QStringLiteral("/v1/chat/completions"), body);
+        QCOMPARE(first.status, 200);
+        const auto second = gw.post(QStringLiteral("/v1/chat/completions"), body);
+        QCOMPARE(second.status, 200);
+        QByteArrayList keys;
+        for (const auto &r : gw.googleE.requests())
+            keys << r.header("x-goog-api-key");
+        QCOMPARE(keys.size(), 3);
+        QVERIFY2(keys[0] != keys[1] && keys[1] == keys[2], keys.join(',').constData());
+        QCOMPARE(credentialEntry(gw, QStringLiteral("pe")).value(QStringLiteral("state")).toString(),
+                 QStringLiteral("ok"));
+        QVERIFY(gw.engine().marks().isEmpty());
+    }
+
     // A key set aside for seconds is a limit to wait out, whatever its words: the client's 429 says
     // "slow down" and lets its SDK retry after the Retry-After. It said "quota spent, do not retry"
     // (insufficient_quota, x-should-retry: false) for Gemini's 3 s limit, and the SDKs gave up at

@@ -1332,6 +1332,52 @@ private Q_SLOTS:
         QVERIFY2(!third.contains("summary"), gw.responsesD.requests().last().body.constData());
     }
 
+    void aModelThatWillNotStreamIsAskedForItsAnswerWhole() {
+        // OpenAI will not stream o3 or gpt-5 to an organisation that is not verified, and every
+        // upstream request streams: the chain stopped there on every request, JSON ones too (probe V1
+        // F4). The same request goes once more asking for the answer whole, and that model at that
+        // base URL is asked so from then on; another model there still streams.
+        GatewayFixture gw;
+        config::ModelConfig mini = gw.config.models.value(QStringLiteral("pb/gpt-b"));
+        mini.id = QStringLiteral("gpt-mini");
+        gw.config.models.insert(mini.key(), mini);
+        gw.openaiB.pushFault(
+            fault(Fault::Status, 400, {},
+                  R"({"error":{"message":"Your organization must be verified to stream this model. Please go to: )"
+                  R"(https://platform.openai.com/settings/organization/general and click on Verify Organization.",)"
+                  R"("type":"invalid_request_error","param":"stream","code":"unsupported_value"}})"));
+        gw.start();
+        const auto streamed = [](const QByteArray &body) {
+            const QJsonObject o = QJsonDocument::fromJson(body).object();
+            return o.value("stream").toBool() || o.contains("stream_options");
+        };
+        const auto r = gw.post(QStringLiteral("/v1/messages"),
+                               GatewayFixture::anthropicBody(QStringLiteral("pb/gpt-b"), QStringLiteral("hi"), true));
+        QVERIFY2(r.status == 200, r.body.constData());
+        QVERIFY2(r.body.contains("message_stop"), r.body.constData());
+        auto sent = gw.openaiB.requests();
+        QCOMPARE(sent.size(), 2);
+        QVERIFY(streamed(sent[0].body));
+        QVERIFY2(!streamed(sent[1].body), sent[1].body.constData());
+        QCOMPARE(sent[1].header("accept"), QByteArray("application/json"));
+        QVERIFY(gw.engine().marks().isEmpty());
+        // The next request for that model asks for the answer whole at once.
+        const auto next = gw.post(QStringLiteral("/v1/chat/completions"),
+                                  GatewayFixture::openaiBody(QStringLiteral("pb/gpt-b"), QStringLiteral("hi"), false));
+        QVERIFY2(next.status == 200, next.body.constData());
+        sent = gw.openaiB.requests();
+        QCOMPARE(sent.size(), 3);
+        QVERIFY2(!streamed(sent[2].body), sent[2].body.constData());
+        // Another model at the same base URL still streams.
+        const auto other =
+            gw.post(QStringLiteral("/v1/chat/completions"),
+                    GatewayFixture::openaiBody(QStringLiteral("pb/gpt-mini"), QStringLiteral("hi"), false));
+        QVERIFY2(other.status == 200, other.body.constData());
+        sent = gw.openaiB.requests();
+        QCOMPARE(sent.size(), 4);
+        QVERIFY2(streamed(sent[3].body), sent[3].body.constData());
+    }
+
     void aClaudeToolLoopFailsOverToAMistralModelWithIdsItTakes() {
         // Claude Code's tool loop (ids toolu_…) fails over to a Mistral model on a Chat server, whose
         // validator refuses any id that is not nine characters of [a-zA-Z0-9] (probe Q4 6): the 400

@@ -648,6 +648,14 @@ private Q_SLOTS:
         kind(400, "invalid_request_error: This organization has been disabled.");
         kind(400, "organization_restricted: Organization has been restricted. Please reach out to support if you "
                   "believe this was in error.");
+        // A limit on one model or feature is no word on the key.
+        for (const char *limit : {"invalid_request_error: Your organization is restricted from using this model.",
+                                  "invalid_request_error: Your organization's access to this model is restricted."}) {
+            FailureInput in;
+            in.status = 400;
+            in.message = QString::fromUtf8(limit);
+            QVERIFY2(!FailureClassifier::refusesTheKey(in), limit);
+        }
         // A content refusal's page is a page (a WAF's "your request was flagged"): its row, not this one.
         FailureInput page;
         page.status = 403;
