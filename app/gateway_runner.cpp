@@ -119,6 +119,7 @@ int runGateway(const CliOptions &options, const config::Config &config) {
     EngineHost host;
     QString error;
     if (!host.start(std::move(engineOptions), QString(), &error)) {
+        telemetry::StderrSink::instance().flush(telemetry::StderrSink::kFlushOnExitMs); // what led to it first
         QTextStream(stderr) << "switchman: " << error << '\n';
         return 1;
     }

@@ -6,6 +6,7 @@
 #include "app/first_run.h"
 #include "app/gateway_runner.h"
 #include "core/config/config_loader.h"
+#include "core/telemetry/stderr_sink.h"
 #include "core/telemetry/usage_database.h"
 
 #include <QCoreApplication>
@@ -16,6 +17,7 @@
 
 #include <csignal>
 #include <cstddef>
+#include <cstdlib>
 #include <cstring>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -129,11 +131,6 @@ bool localDisplayAnswers(const QByteArray &display) {
 std::unique_ptr<QCoreApplication> makeApplication(int &argc, char **argv, const app::CliParseResult &parsed) {
 #ifdef SWITCHMAN_HAVE_GUI
     const app::CliOptions &options = parsed.options;
-    // Until the gateway's handler is in place (after it listens), a reload asked for during the
-    // start is nothing to do: the start reads the newest file. Its default ended the process, which
-    // systemd does not restart (probe V2 F6).
-    if (options.command == app::Command::Run)
-        std::signal(SIGHUP, SIG_IGN);
     // Without a display the GUI cannot start: run headless instead of aborting.
     bool display = qEnvironmentVariableIsSet("DISPLAY") || qEnvironmentVariableIsSet("WAYLAND_DISPLAY") ||
                    qEnvironmentVariableIsSet("QT_QPA_PLATFORM");
@@ -160,11 +157,18 @@ int main(int argc, char **argv) {
     // A reader of our output that goes away (a `| tee` stopped, a log shipper restarted) costs the
     // lines it would have read, not the process: writes fail with EPIPE instead (probe V2 F3).
     std::signal(SIGPIPE, SIG_IGN);
+    // Whatever way main ends, the log lines still queued go to a reader that reads (a second at most).
+    std::atexit([]() { telemetry::StderrSink::instance().flush(telemetry::StderrSink::kFlushOnExitMs); });
     QStringList arguments;
     for (int i = 0; i < argc; ++i)
         arguments.append(QString::fromLocal8Bit(argv[i]));
     const app::CliParseResult parsed = app::parseCommandLine(arguments);
     const app::CliOptions &options = parsed.options;
+    // Until the gateway's handler is in place (after it listens), a reload asked for during the
+    // start is nothing to do: the start reads the newest file. Its default ended the process, which
+    // systemd does not restart (probe V2 F6).
+    if (options.command == app::Command::Run)
+        std::signal(SIGHUP, SIG_IGN);
 
     QCoreApplication::setApplicationName(QStringLiteral("switchman"));
     QCoreApplication::setApplicationVersion(QStringLiteral(SWITCHMAN_VERSION));

@@ -611,15 +611,22 @@ void ConnectionGuard::parkPipelined() {
     }
 }
 
+void ConnectionGuard::stopHangupCheck() {
+    if (QTimer *t = std::exchange(m_hangupCheck, nullptr)) {
+        t->stop();
+        t->deleteLater(); // it may be the timer whose timeout runs now
+    }
+}
+
 void ConnectionGuard::checkHangup() {
     if (!m_socket || !m_parked || m_socket->state() != QAbstractSocket::ConnectedState) {
-        delete std::exchange(m_hangupCheck, nullptr);
+        stopHangupCheck();
         return;
     }
     // POLLRDHUP: the client closed its side, whatever it sent before that still waits unread.
     pollfd p{int(m_socket->socketDescriptor()), POLLRDHUP, 0};
     if (::poll(&p, 1, 0) == 1 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR))) {
-        delete std::exchange(m_hangupCheck, nullptr);
+        stopHangupCheck();
         m_socket->abort(); // disconnected: the answer's request hears its client is gone
     }
 }
@@ -679,7 +686,7 @@ void ConnectionGuard::responseDone() {
         m_parked = false;
         m_socket->rollbackTransaction();
     }
-    delete std::exchange(m_hangupCheck, nullptr);
+    stopHangupCheck();
     rearm();
     if (m_socket && m_socket->bytesAvailable() > 0 && m_phase != Phase::Rejected)
         QMetaObject::invokeMethod(m_socket.data(), &QIODevice::readyRead, Qt::QueuedConnection);

@@ -131,6 +131,7 @@ private:
     friend class GuardedSocket;
     void parkPipelined();
     void checkHangup(); // parked with a full buffer: has the client closed its side?
+    void stopHangupCheck();
     void startNextRequest();
     void rearm();
     qint64 requestBufferBytes() const; // the socket's read buffer while a request is read

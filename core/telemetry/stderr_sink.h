@@ -19,14 +19,15 @@ namespace sw::telemetry {
 
 class StderrSink {
 public:
-    // What may wait for the reader; past it a line is dropped.
+    // What may wait for the reader, besides the batch being written (at most as much again); past it
+    // a line is dropped.
     static constexpr qsizetype kMaxQueuedBytes = 1 << 20;
 
     // The process's sink, writing to file descriptor 2. Its thread starts with the first line.
     static StderrSink &instance();
 
     explicit StderrSink(int fd);
-    ~StderrSink(); // waits for the queue up to kFlushOnExitMs, then leaves a stalled writer behind
+    ~StderrSink(); // writes what is queued, then ends its thread (never for instance(): see there)
     StderrSink(const StderrSink &) = delete;
     StderrSink &operator=(const StderrSink &) = delete;
 

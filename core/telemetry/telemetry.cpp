@@ -9,7 +9,6 @@
 #include <QJsonDocument>
 #include <QMetaMethod>
 
-#include <cstdio>
 #include <cstring>
 #include <utility>
 
@@ -218,14 +217,9 @@ void writeQtMessageAsJsonLine(QtMsgType type, const QMessageLogContext &context,
     const QByteArray line =
         LogRecord{QDateTime::currentMSecsSinceEpoch(), level, util::redactSecrets(message), std::move(fields), {}}
             .toJsonLine();
-    if (type == QtFatalMsg) {
-        // Qt aborts when this returns: the line goes now, after those before it.
+    StderrSink::instance().write(line);
+    if (type == QtFatalMsg) // Qt aborts when this returns: the line goes first, if its reader reads
         StderrSink::instance().flush(StderrSink::kFlushOnExitMs);
-        std::fwrite(line.constData(), 1, size_t(line.size()), stderr);
-        std::fflush(stderr);
-    } else {
-        StderrSink::instance().write(line);
-    }
     writing = false;
 }
 
