@@ -72,8 +72,8 @@ class TestSignals final : public QObject {
         file.write(QJsonDocument(config).toJson());
     }
 
-    // Starts the gateway and returns its base URL (from the banner's first line), or empty.
-    QString startGateway(QProcess &process, const QString &qtLoggingRules = {}) {
+    // Headless, on this test's own config and data directories, with Qt's logging rules given.
+    QProcessEnvironment gatewayEnvironment(const QString &qtLoggingRules = {}) const {
         QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
         env.remove(QStringLiteral("QT_LOGGING_RULES"));
         if (!qtLoggingRules.isEmpty())
@@ -84,7 +84,12 @@ class TestSignals final : public QObject {
         env.remove(QStringLiteral("SWITCHMAN_ADMIN_KEY"));
         env.insert(QStringLiteral("XDG_CONFIG_HOME"), m_home.filePath(QStringLiteral("config")));
         env.insert(QStringLiteral("XDG_DATA_HOME"), m_home.filePath(QStringLiteral("data")));
-        process.setProcessEnvironment(env);
+        return env;
+    }
+
+    // Starts the gateway and returns its base URL (from the banner's first line), or empty.
+    QString startGateway(QProcess &process, const QString &qtLoggingRules = {}) {
+        process.setProcessEnvironment(gatewayEnvironment(qtLoggingRules));
         process.start(QStringLiteral(SWITCHMAN_BIN),
                       {QStringLiteral("--headless"), QStringLiteral("--config"), configPath()});
         QString banner;
@@ -215,12 +220,7 @@ private Q_SLOTS:
     void aSighupDuringTheStartEndsNothing() {
         writeConfig({QStringLiteral("coding")});
         QProcess gateway;
-        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-        env.remove(QStringLiteral("DISPLAY"));
-        env.remove(QStringLiteral("WAYLAND_DISPLAY"));
-        env.insert(QStringLiteral("XDG_CONFIG_HOME"), m_home.filePath(QStringLiteral("config")));
-        env.insert(QStringLiteral("XDG_DATA_HOME"), m_home.filePath(QStringLiteral("data")));
-        gateway.setProcessEnvironment(env);
+        gateway.setProcessEnvironment(gatewayEnvironment());
         gateway.start(QStringLiteral(SWITCHMAN_BIN),
                       {QStringLiteral("--headless"), QStringLiteral("--config"), configPath()});
         QVERIFY(gateway.waitForStarted(10000));
@@ -282,12 +282,7 @@ private Q_SLOTS:
         QFile::remove(banner);
         QFile::remove(pidFile);
         QProcess shell;
-        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-        env.remove(QStringLiteral("DISPLAY"));
-        env.remove(QStringLiteral("WAYLAND_DISPLAY"));
-        env.insert(QStringLiteral("XDG_CONFIG_HOME"), m_home.filePath(QStringLiteral("config")));
-        env.insert(QStringLiteral("XDG_DATA_HOME"), m_home.filePath(QStringLiteral("data")));
-        shell.setProcessEnvironment(env);
+        shell.setProcessEnvironment(gatewayEnvironment());
         shell.start(QStringLiteral("/bin/sh"),
                     {QStringLiteral("-c"),
                      QStringLiteral("{ sh -c 'echo $$ > \"$0\"; exec \"$@\"' \"$1\" \"$2\" --headless --config \"$3\" "

@@ -57,6 +57,19 @@ demo::Fault statusWith(int code, const QByteArray &retryAfter, const QByteArray 
     return f;
 }
 
+// Gemini's 429 for a quota of one model (gemini-e): its QuotaFailure names it, its RetryInfo says 20 s.
+demo::Fault geminiQuotaOfOneModel() {
+    return statusWith(
+        429, {},
+        R"({"error":{"code":429,"message":"You exceeded your current quota, please check your plan and billing )"
+        R"(details. Quota exceeded for metric: generate_content_free_tier_requests, limit: 5, model: gemini-e\n)"
+        R"(Please retry in 20.5s.","status":"RESOURCE_EXHAUSTED","details":[{"@type":"type.googleapis.com/)"
+        R"(google.rpc.QuotaFailure","violations":[{"quotaMetric":"generativelanguage.googleapis.com/)"
+        R"(generate_content_free_tier_requests","quotaId":"GenerateRequestsPerMinutePerProjectPerModel-FreeTier",)"
+        R"("quotaDimensions":{"location":"global","model":"gemini-e"},"quotaValue":"5"}]},)"
+        R"({"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"20s"}]}})");
+}
+
 // The entry of GET /admin/credentials for one provider's position.
 QJsonObject credentialEntry(GatewayFixture &gw, const QString &provider, int position = 0) {
     const auto r = gw.get(QStringLiteral("/admin/credentials"));
@@ -436,16 +449,7 @@ private Q_SLOTS:
         gw.config.routes[QStringLiteral("chain")].candidates = {QStringLiteral("pe/gemini-e"),
                                                                 QStringLiteral("pe/gemini-flash")};
         gw.config.providers[QStringLiteral("pe")].credentials = {QStringLiteral("env:SW_TEST_KEY_ONE")};
-        gw.googleE.pushFault(statusWith(
-            429, {},
-            R"({"error":{"code":429,"message":"You exceeded your current quota, please check your plan and billing )"
-            R"(details. Quota exceeded for metric: generate_content_free_tier_requests, limit: 5, model: gemini-e
-)"
-            R"(Please retry in 20.5s.","status":"RESOURCE_EXHAUSTED","details":[{"@type":"type.googleapis.com/)"
-            R"(google.rpc.QuotaFailure","violations":[{"quotaMetric":"generativelanguage.googleapis.com/)"
-            R"(generate_content_free_tier_requests","quotaId":"GenerateRequestsPerMinutePerProjectPerModel-FreeTier",)"
-            R"("quotaDimensions":{"location":"global","model":"gemini-e"},"quotaValue":"5"}]},)"
-            R"({"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"20s"}]}})"));
+        gw.googleE.pushFault(geminiQuotaOfOneModel());
         gw.start();
         const auto body = GatewayFixture::openaiBody(QStringLiteral("chain"), QStringLiteral("hi"), false);
         const auto first = gw.post(QStringLiteral("/v1/chat/completions"), body);
@@ -468,16 +472,7 @@ private Q_SLOTS:
         GatewayFixture gw;
         gw.config.providers[QStringLiteral("pe")].credentials = {QStringLiteral("env:SW_TEST_KEY_ONE"),
                                                                  QStringLiteral("env:SW_TEST_KEY_THREE")};
-        gw.googleE.pushFault(statusWith(
-            429, {},
-            R"({"error":{"code":429,"message":"You exceeded your current quota, please check your plan and billing )"
-            R"(details. Quota exceeded for metric: generate_content_free_tier_requests, limit: 5, model: gemini-e
-)"
-            R"(Please retry in 20.5s.","status":"RESOURCE_EXHAUSTED","details":[{"@type":"type.googleapis.com/)"
-            R"(google.rpc.QuotaFailure","violations":[{"quotaMetric":"generativelanguage.googleapis.com/)"
-            R"(generate_content_free_tier_requests","quotaId":"GenerateRequestsPerMinutePerProjectPerModel-FreeTier",)"
-            R"("quotaDimensions":{"location":"global","model":"gemini-e"},"quotaValue":"5"}]},)"
-            R"({"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"20s"}]}})"));
+        gw.googleE.pushFault(geminiQuotaOfOneModel());
         gw.start();
         const auto body = GatewayFixture::openaiBody(QStringLiteral("pe/gemini-e"), QStringLiteral("hi"), false);
         const auto first = gw.post(QStringLiteral("/v1/chat/completions"), body);
