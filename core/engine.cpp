@@ -412,6 +412,13 @@ bool Engine::start(QString *error, const QString &listenOverride) {
         delete tcp;
         return false;
     }
+    connect(tcp, &server::GuardedTcpServer::descriptorsExhausted, this, [this](int shed) {
+        m_telemetry->log(QStringLiteral("warn"),
+                         QStringLiteral("out of file descriptors: new connections are answered 503 and closed; raise "
+                                        "the open-files limit (ulimit -n, systemd's LimitNOFILE) or lower "
+                                        "limits.maxConnections"),
+                         QJsonObject{{QStringLiteral("connectionsShed"), shed}});
+    });
     m_front->bind(tcp);
     m_tcp = tcp;
     m_port = tcp->serverPort();

@@ -547,6 +547,8 @@ void AttemptLoop::onTransportError(AttemptId id, upstream::TransportError error,
         f.input.status = a->status;
         f.input.message = QStringLiteral("HTTP %1, then %2").arg(a->status).arg(text);
     }
+    if (error == upstream::TransportError::Local)
+        f.noRetry = true; // out of descriptors: a retry a moment later finds none either
     if (error == upstream::TransportError::Tls)
         // A certificate the gateway does not trust (or a name it does not match) is refused the same
         // on every try: the lone candidate's two retries only added 1.6 s before the same 502 (probe T2).

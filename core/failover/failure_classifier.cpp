@@ -415,6 +415,10 @@ std::optional<UpstreamFailure> FailureClassifier::classify(const FailureInput &i
     // An error status the upstream did send is its answer, whatever became of the body after it
     // (a 503 with a broken chunk marks the model, not the host): the status rows decide.
     const bool errorStatus = in.status && *in.status >= 400;
+    // The gateway's own resources ran out before anything was sent (no descriptor for a socket): a
+    // setup of this try that failed, never the upstream's mark (probe V2 F4 marked a healthy host).
+    if (in.transportError == upstream::TransportError::Local)
+        return make(FailureKind::SetupError);
     if (in.transportError && *in.transportError != upstream::TransportError::None && !errorStatus)
         return make(FailureKind::Transport);
     // A loop of gateways (reportsALoop): every retry or failover would go round again, and each

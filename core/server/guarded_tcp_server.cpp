@@ -3,11 +3,20 @@
 #include "core/http/socket_read.h"
 #include "core/server/connection_guard.h"
 #include "core/server/http_front.h"
+#include "core/server/request_guard.h"
 #include "core/util/byte_budget.h"
 
+#include <QEvent>
 #include <QPointer>
+#include <QSocketNotifier>
 #include <QTcpSocket>
+#include <QTimer>
 #include <algorithm>
+#include <cerrno>
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <utility>
 
 namespace sw::server {
 
@@ -22,7 +31,126 @@ GuardedTcpServer::GuardedTcpServer(const config::LimitsConfig &limits, std::shar
     setListenBacklogSize(std::max(kMinListenBacklog, m_limits.maxConnections));
 }
 
-GuardedTcpServer::~GuardedTcpServer() = default;
+GuardedTcpServer::~GuardedTcpServer() {
+    if (m_spare >= 0)
+        ::close(m_spare);
+}
+
+bool GuardedTcpServer::listen(const QHostAddress &address, quint16 port) {
+    if (!QTcpServer::listen(address, port))
+        return false;
+    // Qt's accept loop meets a failing accept(2) (EMFILE: the process is out of descriptors) by
+    // trying again on the next poll: the listener stays readable, the loop spun a whole core and new
+    // clients waited unanswered in the backlog (probe V2 F4). Qt's read notifier for the listener is
+    // kept (one notifier a socket: the engine's dispatcher takes no second), and its activations are
+    // taken here before Qt's handler sees them.
+    const qintptr fd = socketDescriptor();
+    for (QSocketNotifier *n : findChildren<QSocketNotifier *>())
+        if (n->type() == QSocketNotifier::Read && n->socket() == fd) {
+            m_acceptNotifier = n;
+            n->installEventFilter(this);
+            break;
+        }
+    openSpare();
+    return true;
+}
+
+bool GuardedTcpServer::eventFilter(QObject *watched, QEvent *event) {
+    if (watched == m_acceptNotifier && event->type() == QEvent::SockAct) {
+        acceptPending();
+        return true;
+    }
+    return QTcpServer::eventFilter(watched, event);
+}
+
+void GuardedTcpServer::openSpare() {
+    if (m_spare < 0)
+        m_spare = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+}
+
+void GuardedTcpServer::acceptPending() {
+    const int listener = int(socketDescriptor());
+    // A bounded batch: a flood of connections cannot hold the loop from the requests already open.
+    for (int i = 0; i < 64 && listener >= 0; ++i) {
+        const int fd = ::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
+        if (fd >= 0) {
+            QPointer<GuardedTcpServer> self(this);
+            incomingConnection(fd);
+            if (!self)
+                return;
+            Q_EMIT newConnection();
+            if (!self || !isListening())
+                return;
+            continue;
+        }
+        switch (errno) {
+        case EINTR:
+        case ECONNABORTED: // the client left while it waited in the backlog
+            continue;
+        case EAGAIN:
+#if EAGAIN != EWOULDBLOCK
+        case EWOULDBLOCK:
+#endif
+            return;
+        case EMFILE:
+        case ENFILE:
+            // accept(2) wants a descriptor before it looks for a connection: this says nothing of
+            // one waiting. Shed while there are some; none left, the listener is no longer readable.
+            if (m_spare < 0)
+                return restAccepting();
+            if (!shedOneConnection())
+                return;
+            continue;
+        default: // ENOBUFS, ENOMEM, a network error of the pending connection: not on every poll
+            return restAccepting();
+        }
+    }
+}
+
+bool GuardedTcpServer::shedOneConnection() {
+    // The spare descriptor makes room for one connection, which is told the gateway is overloaded
+    // and closed at once: the client gets an answer it can retry on, not a hang in the backlog, and
+    // the listener is no longer readable for it.
+    if (m_spare < 0)
+        return false;
+    ::close(m_spare);
+    m_spare = -1;
+    const int fd = ::accept4(socketDescriptor(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    const bool shed = fd >= 0;
+    if (shed) {
+        const QByteArray answer = RequestGuard::responseBytes(
+            {503, "overloaded_error",
+             QStringLiteral("the gateway is out of file descriptors (its open-files limit); retry shortly"), 1});
+        (void)::send(fd, answer.constData(), size_t(answer.size()), MSG_NOSIGNAL | MSG_DONTWAIT);
+        // What the client sent is read first (a bounded amount): closing on unread bytes would reset the
+        // connection, and a reset may reach the client before the answer it has not read yet.
+        char sink[16384];
+        for (int n = 0; n < 4 && ::recv(fd, sink, sizeof sink, MSG_DONTWAIT) > 0; ++n) {
+        }
+        ::shutdown(fd, SHUT_WR);
+        ::close(fd);
+        ++m_shedUnsaid;
+        if (!m_shedSaid.isValid() || m_shedSaid.elapsed() >= kShedLogEveryMs) {
+            m_shedSaid.start();
+            Q_EMIT descriptorsExhausted(std::exchange(m_shedUnsaid, 0));
+        }
+    }
+    openSpare();
+    return shed;
+}
+
+void GuardedTcpServer::restAccepting() {
+    if (m_resting)
+        return;
+    m_resting = true;
+    QTcpServer::pauseAccepting();
+    QTimer::singleShot(kAcceptRestMs, this, [this] {
+        m_resting = false;
+        if (isListening())
+            QTcpServer::resumeAccepting();
+        openSpare();
+    });
+}
 
 void GuardedTcpServer::setLimits(const config::LimitsConfig &limits) {
     m_limits = limits;

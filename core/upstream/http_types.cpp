@@ -85,6 +85,8 @@ const char *transportErrorName(TransportError e) {
         return "malformed response";
     case TransportError::TooLarge:
         return "response over size limit";
+    case TransportError::Local:
+        return "out of local resources";
     case TransportError::Other:
         return "network error";
     }

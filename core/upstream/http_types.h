@@ -58,6 +58,7 @@ enum class TransportError {
     Aborted,      // the caller's own abort(); nothing else
     Protocol,     // the bytes are not an HTTP response we can read
     TooLarge,     // a head, line or event over its limit: the upstream is not allowed to grow our memory
+    Local,        // the gateway's own resources ran out (no descriptor for a socket): not the upstream's doing
     Other,
 };
 const char *transportErrorName(TransportError e);

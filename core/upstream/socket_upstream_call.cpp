@@ -57,6 +57,37 @@ void SocketUpstreamCall::begin(bool allowReuse) {
     attach(link);
     if (m_reused)
         sendRequest();
+    else if (m_socket->state() == QAbstractSocket::UnconnectedState) {
+        // Said from the loop: begin() runs in the constructor, before anyone hears `finished`.
+        cancelConnectTimer();
+        m_connectTimer = m_clock->schedule(0, [this] {
+            m_connectTimer = 0;
+            failedToOpen();
+        });
+    }
+}
+
+void SocketUpstreamCall::failedToOpen() {
+    if (m_done || !m_socket)
+        return;
+    // connectToHost() to an address failed at once, before this call held the link, so its error
+    // signal reached nobody: the try waited out the connect timeout and marked the host
+    // (probe V2 F4). A process out of descriptors is the gateway's own trouble, not the host's.
+    const QAbstractSocket::SocketError error = m_socket->error();
+    bool outOfDescriptors = error == QAbstractSocket::SocketResourceError;
+    if (!outOfDescriptors) {
+        const int probe = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        outOfDescriptors = probe < 0 && (errno == EMFILE || errno == ENFILE);
+        if (probe >= 0)
+            ::close(probe);
+    }
+    if (outOfDescriptors)
+        complete({TransportError::Local,
+                  QStringLiteral("the gateway is out of file descriptors (its open-files limit): no socket for %1")
+                      .arg(m_urlParts.hostKey)},
+                 false);
+    else
+        complete({errorFor(error), m_socket->errorString()}, false);
 }
 
 void SocketUpstreamCall::attach(SocketLink *link) {

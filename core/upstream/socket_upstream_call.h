@@ -80,6 +80,7 @@ private:
     // A reused connection that failed while the request was still being written, or at once after
     // (kStaleRetryMs): the server dropped it idle; the request goes again on a fresh connection.
     bool withinStaleWindow() const;
+    void failedToOpen();
     void keepSpareDescriptor();
     void closeSpareDescriptor();
     void readLeftover(); // what the kernel still holds, through the spare descriptor

@@ -63,6 +63,8 @@ const char *errorKey(TransportError e) {
         return "Protocol";
     case TransportError::TooLarge:
         return "TooLarge";
+    case TransportError::Local:
+        return "Local";
     case TransportError::Other:
         return "Other";
     }
