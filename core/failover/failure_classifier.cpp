@@ -535,7 +535,31 @@ bool FailureClassifier::quotaUntouched(const upstream::HeaderList &headers) {
     return untouched;
 }
 
-std::optional<qint64> FailureClassifier::retryAfterFromHeaders(const upstream::HeaderList &headers, qint64 nowEpochMs) {
+std::optional<qint64> FailureClassifier::retryAfterFromHeaders(const upstream::HeaderList &headers, qint64 nowEpochMs,
+                                                               int status) {
+    // The provider's own Retry-After says when to ask again, and nothing else overrides it: OpenAI's
+    // 429 "try again in 494 ms" (retry-after-ms 494, retry-after 1) also says when its token bucket is
+    // full again (x-ratelimit-reset-tokens 1m0s), and taking the largest made the client wait 61 s
+    // and marked the provider for a minute (probe W2 F4). retry-after-ms is the finer of the two, as
+    // the OpenAI SDKs read it.
+    // A value that is no wait (negative, not a number) is passed over.
+    if (auto v = upstream::headerValue(headers, "retry-after-ms"); !v.isEmpty())
+        if (const auto ms = plainNumber(v))
+            if (const auto wait = clampedMs(*ms))
+                return wait;
+    if (auto v = upstream::headerValue(headers, "retry-after"); !v.isEmpty()) {
+        const auto secs = plainNumber(v);
+        const auto when = secs ? std::nullopt : httpDateMs(v);
+        if (const auto wait = secs   ? clampedMs(*secs * 1000)
+                              : when ? clampedMs(double(*when - nowEpochMs))
+                                     : std::nullopt)
+            return wait;
+    }
+    // The rate-limit headers describe the key's budgets, sent on every answer: they say when to ask
+    // again only on a rate limit's refusal. A 503 with quota left read its sooner reset as a 90 s
+    // wait: not retried, the client told to wait, the provider marked 90 s (probe W2 F3).
+    if (status != 429)
+        return std::nullopt;
     std::optional<qint64> best;
     auto take = [&](double ms) {
         if (const auto clamped = clampedMs(ms))
@@ -548,34 +572,24 @@ std::optional<qint64> FailureClassifier::retryAfterFromHeaders(const upstream::H
             return v * 1000 - double(nowEpochMs);
         return v * 1000;
     };
-    if (auto v = upstream::headerValue(headers, "retry-after-ms"); !v.isEmpty()) {
-        if (const auto ms = plainNumber(v))
-            take(*ms);
-    }
-    if (auto v = upstream::headerValue(headers, "retry-after"); !v.isEmpty()) {
-        if (const auto secs = plainNumber(v)) {
-            take(*secs * 1000);
-        } else if (const auto when = httpDateMs(v)) {
-            take(double(*when - nowEpochMs));
-        }
-    }
     // OpenAI's per-dimension resets ("6m0s"): the one whose quota is spent (remaining 0) says
-    // when the limit lifts; another dimension's later reset is no reason to wait.
+    // when the limit lifts; another dimension's later reset is no reason to wait, nor is any reset
+    // when every remaining count is above 0.
     std::optional<qint64> soonest;
-    bool spentKnown = false;
+    bool remainingKnown = false;
     for (const char *dim : {"requests", "tokens"}) {
+        const QByteArray remaining = upstream::headerValue(headers, QByteArray("x-ratelimit-remaining-") + dim);
+        const auto left = plainNumber(remaining);
+        remainingKnown |= left.has_value();
         const auto reset = util::parseGoDuration(
             QString::fromLatin1(upstream::headerValue(headers, QByteArray("x-ratelimit-reset-") + dim).trimmed()));
         if (!reset)
             continue;
-        const QByteArray remaining = upstream::headerValue(headers, QByteArray("x-ratelimit-remaining-") + dim);
-        if (const auto left = plainNumber(remaining); left && *left == 0) {
+        if (left && *left == 0)
             take(double(*reset));
-            spentKnown = true;
-        }
         soonest = std::min(soonest.value_or(*reset), *reset);
     }
-    if (!spentKnown && soonest) // no remaining counts: the soonest reset is the one certain wait
+    if (!remainingKnown && soonest) // no remaining counts: the soonest reset is the one certain wait
         take(double(*soonest));
     if (auto v = upstream::headerValue(headers, "x-ratelimit-reset-ms"); !v.isEmpty()) {
         if (const auto ms = plainNumber(v))

@@ -130,10 +130,13 @@ public:
     // access to model `gpt-5`"): that model is out of this key's reach, the key itself is fine.
     static bool namesTheModel(int status, const QString &text, const QString &modelId);
 
-    // Retry-After family, as providers send it: retry-after-ms, retry-after (seconds or
-    // HTTP date), x-ratelimit-reset-ms, x-ratelimit-reset (epoch ms / epoch s /
-    // delta); the largest wins. nowEpochMs is injectable for tests.
-    static std::optional<qint64> retryAfterFromHeaders(const upstream::HeaderList &headers, qint64 nowEpochMs);
+    // The wait an error answer's headers ask for. The provider's own word first: retry-after-ms
+    // (OpenAI's, to the millisecond), else retry-after (seconds or an HTTP date). Without either, and
+    // only on a 429 (`status`), the rate-limit headers: x-ratelimit-reset-ms, x-ratelimit-reset
+    // (epoch ms / epoch s / delta) and OpenAI's per-dimension resets, the spent dimension's (or the
+    // soonest, when no remaining count is sent). nowEpochMs is injectable for tests.
+    static std::optional<qint64> retryAfterFromHeaders(const upstream::HeaderList &headers, qint64 nowEpochMs,
+                                                       int status);
     // extractProviderRetryHint: "try again in 20s", "retry after 1.5 seconds", "in 300ms".
     static std::optional<qint64> retryHintFromText(const QString &text);
 };

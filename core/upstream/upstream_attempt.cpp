@@ -925,7 +925,7 @@ void UpstreamAttempts::onResponseStarted(Try &t, int status, const HeaderList &h
     if (t.errorAnswer() || !t.jsonType.isEmpty()) {
         t.errorHeaders = headers;
         t.headerRetryAfter =
-            failover::FailureClassifier::retryAfterFromHeaders(headers, QDateTime::currentMSecsSinceEpoch());
+            failover::FailureClassifier::retryAfterFromHeaders(headers, QDateTime::currentMSecsSinceEpoch(), status);
     }
     m_loop->onResponseHead(t.id, status, t.errorAnswer());
 }

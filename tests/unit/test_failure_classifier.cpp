@@ -496,19 +496,21 @@ private Q_SLOTS:
         using H = sw::upstream::HeaderList;
         const qint64 now = 1'700'000'000'000;
         const qint64 cap = FailureClassifier::kMaxRetryAfterMs;
-        QCOMPARE(FailureClassifier::retryAfterFromHeaders(H{{"Retry-After", "1e400"}}, now), std::nullopt); // inf
-        QCOMPARE(FailureClassifier::retryAfterFromHeaders(H{{"Retry-After", "nan"}}, now), std::nullopt);
-        QCOMPARE(FailureClassifier::retryAfterFromHeaders(H{{"Retry-After", "-5"}}, now), std::nullopt);
-        QCOMPARE(FailureClassifier::retryAfterFromHeaders(H{{"Retry-After", "99999999999999999999999"}}, now), cap);
-        QCOMPARE(FailureClassifier::retryAfterFromHeaders(H{{"x-ratelimit-reset-ms", QByteArray(400, '9')}}, now), cap);
+        QCOMPARE(FailureClassifier::retryAfterFromHeaders(H{{"Retry-After", "1e400"}}, now, 429), std::nullopt); // inf
+        QCOMPARE(FailureClassifier::retryAfterFromHeaders(H{{"Retry-After", "nan"}}, now, 429), std::nullopt);
+        QCOMPARE(FailureClassifier::retryAfterFromHeaders(H{{"Retry-After", "-5"}}, now, 429), std::nullopt);
+        QCOMPARE(FailureClassifier::retryAfterFromHeaders(H{{"Retry-After", "99999999999999999999999"}}, now, 429),
+                 cap);
+        QCOMPARE(FailureClassifier::retryAfterFromHeaders(H{{"x-ratelimit-reset-ms", QByteArray(400, '9')}}, now, 429),
+                 cap);
         // What is no number of seconds says no delay, the default applies: "1e9" set the key aside for
         // the 7-day cap, for every tenant (probe P2).
         for (const char *header : {"Retry-After", "retry-after-ms", "x-ratelimit-reset", "x-ratelimit-reset-ms"})
             for (const char *value : {"1e9", "1e300", "0x10", "inf", "+5", "1.2.3", "."})
-                QVERIFY2(!FailureClassifier::retryAfterFromHeaders(H{{header, value}}, now),
+                QVERIFY2(!FailureClassifier::retryAfterFromHeaders(H{{header, value}}, now, 429),
                          qPrintable(QStringLiteral("%1: %2").arg(QLatin1String(header), QLatin1String(value))));
-        QCOMPARE(FailureClassifier::retryAfterFromHeaders(H{{"Retry-After", " 3.5 "}}, now), 3500);
-        QCOMPARE(FailureClassifier::retryAfterFromHeaders(H{{"Retry-After", "120"}}, now), 120000);
+        QCOMPARE(FailureClassifier::retryAfterFromHeaders(H{{"Retry-After", " 3.5 "}}, now, 429), 3500);
+        QCOMPARE(FailureClassifier::retryAfterFromHeaders(H{{"Retry-After", "120"}}, now, 429), 120000);
         const auto overflow = FailureClassifier::retryHintFromText(
             QStringLiteral("try again in ") + QString(400, QLatin1Char('9')) + QStringLiteral("s"));
         QVERIFY(!overflow || *overflow == cap); // dropped or capped, never a cast of inf
@@ -526,26 +528,28 @@ private Q_SLOTS:
     void retryAfterHeaders() {
         const qint64 now = 1'700'000'000'000;
         using H = sw::upstream::HeaderList;
-        QCOMPARE(FailureClassifier::retryAfterFromHeaders(H{{"Retry-After", "7"}}, now), 7000);
-        QCOMPARE(FailureClassifier::retryAfterFromHeaders(H{{"retry-after-ms", "1500"}}, now), 1500);
-        QCOMPARE(FailureClassifier::retryAfterFromHeaders(H{{"retry-after-ms", "1500"}, {"retry-after", "3"}}, now),
-                 3000); // largest wins
+        QCOMPARE(FailureClassifier::retryAfterFromHeaders(H{{"Retry-After", "7"}}, now, 429), 7000);
+        QCOMPARE(FailureClassifier::retryAfterFromHeaders(H{{"retry-after-ms", "1500"}}, now, 429), 1500);
+        // The finer of the provider's own two wins (the SDKs read retry-after-ms first).
         QCOMPARE(
-            FailureClassifier::retryAfterFromHeaders(H{{"x-ratelimit-reset", QByteArray::number(now + 9000)}}, now),
-            9000); // epoch ms
+            FailureClassifier::retryAfterFromHeaders(H{{"retry-after-ms", "1500"}, {"retry-after", "3"}}, now, 429),
+            1500);
+        QCOMPARE(FailureClassifier::retryAfterFromHeaders(H{{"x-ratelimit-reset", QByteArray::number(now + 9000)}}, now,
+                                                          429),
+                 9000); // epoch ms
         QCOMPARE(FailureClassifier::retryAfterFromHeaders(
-                     H{{"x-ratelimit-reset", QByteArray::number((now + 20000) / 1000)}}, now),
+                     H{{"x-ratelimit-reset", QByteArray::number((now + 20000) / 1000)}}, now, 429),
                  20000); // epoch s
         const QByteArray date =
             QDateTime::fromMSecsSinceEpoch(now + 60000, QTimeZone::utc()).toString(Qt::RFC2822Date).toLatin1();
-        const auto fromDate = FailureClassifier::retryAfterFromHeaders(H{{"Retry-After", date}}, now);
+        const auto fromDate = FailureClassifier::retryAfterFromHeaders(H{{"Retry-After", date}}, now, 429);
         QVERIFY(fromDate && *fromDate >= 59000 && *fromDate <= 60000);
-        QCOMPARE(FailureClassifier::retryAfterFromHeaders(H{{"content-type", "x"}}, now), std::nullopt);
+        QCOMPARE(FailureClassifier::retryAfterFromHeaders(H{{"content-type", "x"}}, now, 429), std::nullopt);
         // RFC 9110's HTTP-date: the IMF-fixdate with "GMT" (what servers send), and the two
         // obsolete forms a recipient must still read. now + 120 s = Tue, 14 Nov 2023 22:15:20 GMT.
         for (const char *when : {"Tue, 14 Nov 2023 22:15:20 GMT", "Tuesday, 14-Nov-23 22:15:20 GMT",
                                  "Tue Nov 14 22:15:20 2023", "Tue, 14 Nov 2023 23:15:20 +0100"}) {
-            const auto ms = FailureClassifier::retryAfterFromHeaders(H{{"Retry-After", when}}, now);
+            const auto ms = FailureClassifier::retryAfterFromHeaders(H{{"Retry-After", when}}, now, 429);
             QVERIFY2(ms && *ms == 120000, when);
         }
         // OpenAI's per-dimension reset durations: the spent dimension's.
@@ -553,17 +557,42 @@ private Q_SLOTS:
                                                             {"x-ratelimit-reset-requests", "33s"},
                                                             {"x-ratelimit-remaining-tokens", "90000"},
                                                             {"x-ratelimit-reset-tokens", "6m0s"}},
-                                                          now),
+                                                          now, 429),
                  33000);
         QCOMPARE(FailureClassifier::retryAfterFromHeaders(H{{"x-ratelimit-remaining-requests", "12"},
                                                             {"x-ratelimit-reset-requests", "120ms"},
                                                             {"x-ratelimit-remaining-tokens", "0"},
                                                             {"x-ratelimit-reset-tokens", "1m30.5s"}},
-                                                          now),
+                                                          now, 429),
                  90500);
-        QCOMPARE(FailureClassifier::retryAfterFromHeaders(H{{"x-ratelimit-reset-requests", "2s"}}, now), 2000);
-        QCOMPARE(FailureClassifier::retryAfterFromHeaders(H{{"x-ratelimit-reset-requests", "soon"}}, now),
+        QCOMPARE(FailureClassifier::retryAfterFromHeaders(H{{"x-ratelimit-reset-requests", "2s"}}, now, 429), 2000);
+        QCOMPARE(FailureClassifier::retryAfterFromHeaders(H{{"x-ratelimit-reset-requests", "soon"}}, now, 429),
                  std::nullopt);
+        // OpenAI's 429 "try again in 494 ms", as it sends it: its own word, not when the token
+        // bucket is full again (a 61 s wait and a minute's mark, probe W2 F4).
+        const H openai429{{"retry-after-ms", "494"},
+                          {"retry-after", "1"},
+                          {"x-ratelimit-limit-tokens", "30000"},
+                          {"x-ratelimit-remaining-tokens", "0"},
+                          {"x-ratelimit-reset-tokens", "1m0.052s"},
+                          {"x-ratelimit-remaining-requests", "499"},
+                          {"x-ratelimit-reset-requests", "120ms"}};
+        QCOMPARE(FailureClassifier::retryAfterFromHeaders(openai429, now, 429), 494);
+        // The same budgets on a server error, with quota left: they are no wait (a 90 s wait and
+        // mark for a one-off 503, probe W2 F3); nor on a 429 with every count above 0.
+        const H budgetsLeft{{"x-ratelimit-remaining-requests", "9"},
+                            {"x-ratelimit-reset-requests", "90s"},
+                            {"x-ratelimit-remaining-tokens", "29000"},
+                            {"x-ratelimit-reset-tokens", "3m0s"}};
+        for (const int status : {500, 502, 503, 429})
+            QVERIFY2(!FailureClassifier::retryAfterFromHeaders(budgetsLeft, now, status),
+                     qPrintable(QString::number(status)));
+        H spent = budgetsLeft;
+        spent[0].second = "0";
+        QCOMPARE(FailureClassifier::retryAfterFromHeaders(spent, now, 429), 90000);
+        QCOMPARE(FailureClassifier::retryAfterFromHeaders(spent, now, 503), std::nullopt);
+        // A server error's own Retry-After stands (RFC 9110 10.2.3).
+        QCOMPARE(FailureClassifier::retryAfterFromHeaders(H{{"Retry-After", "30"}}, now, 503), 30000);
     }
     void retryAfterFromTextOnlyForInBandErrors() {
         FailureInput in;
