@@ -54,7 +54,25 @@ qint64 ProviderDownMarks::mark(const QString &tenant, const CandidateRef &c, con
         m.strikes > 0 && attemptStartedAtMs && *attemptStartedAtMs < m.expiresAtMs && now < m.expiresAtMs;
     const bool strikes = !sameBlip && !duringMark;
     if (strikes) {
-        m.strikes += 1;
+        // One ladder for the candidate, whichever of its marks fails: a provider whose outages
+        // alternate between refused connections (its host's mark) and 5xx answers (its model's)
+        // climbed each ladder at half speed, 20, 20, 40, 40 s (probe W2 F2). The other mark's
+        // strikes are still within the strike-reset window here (pruned above otherwise). A failure
+        // of the other mark's blip (an attempt begun before its strike), or of an attempt begun while
+        // it stood, says what it said: its count, no step more.
+        const Key other = keyFor(tenant, c.provider, c.baseUrl, model.isEmpty() ? c.modelId : QString());
+        const auto it = other != key ? m_entries.constFind(other) : m_entries.cend();
+        if (it != m_entries.cend() && it->strikes > 0) {
+            const bool itsBlip = attemptStartSeq && it->struckSeq > 0
+                                     ? *attemptStartSeq < it->struckSeq
+                                     : attemptStartedAtMs && *attemptStartedAtMs <= it->struckAtMs;
+            const bool whileItStood =
+                attemptStartedAtMs && *attemptStartedAtMs < it->expiresAtMs && now < it->expiresAtMs;
+            m.strikes =
+                itsBlip || whileItStood ? std::max(m.strikes + 1, it->strikes) : std::max(m.strikes, it->strikes) + 1;
+        } else {
+            m.strikes += 1;
+        }
         m.struckAtMs = now;
         m.struckSeq = ++m_sequence;
     }

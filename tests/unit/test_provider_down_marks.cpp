@@ -218,6 +218,32 @@ private Q_SLOTS:
         clock.advance(40000 + 300001); // expired over 300 s ago
         QCOMPARE(marks.mark(QStringLiteral("t"), kA, failure(FailureKind::ServerError)), 20000);
     }
+    void outagesOfEitherKindClimbOneLadder() {
+        // A provider whose outages alternate between refused connections (the host's mark) and
+        // 503s (the model's): SPEC 5's 20, 40, 80, 160 s, as one kind alone climbs (probe W2 F2).
+        sw::test::FakeClock clock;
+        ProviderDownMarks marks(clock);
+        const QList<qint64> expected{20000, 40000, 80000, 160000};
+        for (int i = 0; i < expected.size(); ++i) {
+            const auto kind = i % 2 == 0 ? FailureKind::Transport : FailureKind::ServerError;
+            QCOMPARE(marks.mark(QStringLiteral("t"), kA, failure(kind)), expected[i]);
+            clock.advance(expected[i]);
+            QVERIFY(!marks.isDown(QStringLiteral("t"), kA));
+        }
+        // Another provider's ladder is its own.
+        QCOMPARE(marks.mark(QStringLiteral("t"), kB, failure(FailureKind::ServerError)), 20000);
+        // Parallel requests failing on one blip, some refused, some answered 503, are one strike;
+        // so is a 503 to a try made while the host's mark stood (a lone candidate).
+        sw::test::FakeClock clock2;
+        ProviderDownMarks burst(clock2);
+        const qint64 t0 = clock2.nowMs();
+        clock2.advance(1000);
+        QCOMPARE(burst.mark(QStringLiteral("t"), kA, failure(FailureKind::Transport), t0 + 500), 20000);
+        QCOMPARE(burst.mark(QStringLiteral("t"), kA, failure(FailureKind::ServerError), t0 + 500), 20000);
+        clock2.advance(1000);
+        QCOMPARE(burst.mark(QStringLiteral("t"), kA, failure(FailureKind::ServerError), t0 + 1500), 19000); // as set
+        QCOMPARE(burst.active().size(), 2);
+    }
     void transportCoversEveryModelOnBaseUrl() {
         sw::test::FakeClock clock;
         ProviderDownMarks marks(clock);
@@ -277,8 +303,8 @@ private Q_SLOTS:
     void remainingIsTheLongestCoveringMark() {
         sw::test::FakeClock clock;
         ProviderDownMarks marks(clock);
-        marks.mark(QStringLiteral("t"), kA, failure(FailureKind::Transport));
-        marks.mark(QStringLiteral("t"), kA, failure(FailureKind::RateLimited));
+        marks.mark(QStringLiteral("t"), kA, failure(FailureKind::Transport), clock.nowMs());
+        marks.mark(QStringLiteral("t"), kA, failure(FailureKind::RateLimited), clock.nowMs()); // the same blip
         clock.advance(5000);
         QCOMPARE(marks.remainingMs(QStringLiteral("t"), kA), 25000);
     }
