@@ -629,11 +629,16 @@ bool AnthropicAdapter::thinkingRulesChangeNothing(const wire::rj::Value *body) {
     };
     const rj::Value *messages = rj::asArray(rj::member(body, "messages"));
     const rj::Value *lastAssistant = nullptr;
+    bool toolLoop = false;                    // a tool_result in the user messages after the last assistant turn
     std::vector<std::string_view> toolUseIds; // repeated or foreign ones are mapped (uniqueToolUseIds)
     for (const rj::Value &m : rj::elements(messages)) {
-        if (!rj::equals(rj::member(&m, "role"), "assistant"))
+        if (!rj::equals(rj::member(&m, "role"), "assistant")) {
+            for (const rj::Value &block : rj::elements(rj::member(&m, "content")))
+                toolLoop |= rj::equals(rj::member(&block, "type"), "tool_result");
             continue;
+        }
         lastAssistant = &m;
+        toolLoop = false;
         for (const rj::Value &block : rj::elements(rj::member(&m, "content"))) {
             if (foreign(&block))
                 return false;
@@ -650,11 +655,7 @@ bool AnthropicAdapter::thinkingRulesChangeNothing(const wire::rj::Value *body) {
     const rj::Value *thinking = rj::member(body, "thinking");
     if (rj::isEmptyObject(thinking) || rj::equals(rj::member(thinking, "type"), "disabled") || !lastAssistant)
         return true;
-    const rj::Value &last = (*messages)[messages->Size() - 1];
-    bool toolLoop = false;
-    for (const rj::Value &block : rj::elements(rj::member(&last, "content")))
-        toolLoop |= rj::equals(rj::member(&block, "type"), "tool_result");
-    if (!toolLoop || !rj::equals(rj::member(&last, "role"), "user"))
+    if (!toolLoop)
         return true;
     const rj::Value *content = rj::asArray(rj::member(lastAssistant, "content"));
     const std::string_view first = content && !content->Empty() ? rj::bytes(rj::member(&(*content)[0], "type")) : "";
@@ -729,10 +730,14 @@ bool AnthropicAdapter::applyThinkingRules(QJsonObject &body, bool keepSigned) {
     if (thinking.isEmpty() || thinking.value(L("type")).toString() == L("disabled") || lastAssistant < 0 ||
         messages.isEmpty())
         return changed;
-    const QJsonObject last = messages.last().toObject();
+    // The user messages after the last assistant turn are one turn to Messages, which joins them: a
+    // tool_result in any of them keeps the tool loop open. Only the last was looked at, so a tool
+    // result followed by the user's own words ("continue", a Claude Code interjection, or a
+    // thinking-only turn of another provider's left out between them) went with thinking on and
+    // no thinking block, and Anthropic refused it 400, ending the chain (probe W1-1).
     bool toolLoop = false;
-    if (last.value(L("role")).toString() == L("user"))
-        for (const QJsonValue &v : last.value(L("content")).toArray())
+    for (qsizetype i = lastAssistant + 1; i < messages.size(); ++i)
+        for (const QJsonValue &v : messages.at(i).toObject().value(L("content")).toArray())
             toolLoop |= v.toObject().value(L("type")).toString() == L("tool_result");
     if (!toolLoop)
         return changed;

@@ -88,6 +88,7 @@ private slots:
     void aTopLevelCombinatorGoesAsOneObjectSchema();
     void strictToolsPastMessagesLimitsGoWithoutStrict();
     void aToolLoopSummedUpWithoutToolsDeclaresTheCalledTools();
+    void aToolLoopFollowedByTheUsersWordsAnsweredElsewhereGoesWithoutThinking();
     void longRunsOfOneRoleAreOneTurnEach();
     void aResponsesCapOnSearchesIsMaxUses();
 };
@@ -724,6 +725,14 @@ void TestAnthropicAdapter::thinkingRuleCheckAgreesWithTheRules() {
     redacted.insert("messages", messages);
     bodies << redacted;
     bodies << repeatedToolUseIds();
+    // A tool result, then the user's own words as a message of their own: one user turn to Messages.
+    for (const QString &sig : {own, tagged}) {
+        QJsonObject continued = json(claudeCodeToolLoop(sig));
+        messages = continued.value("messages").toArray();
+        messages.append(QJsonObject{{"role", "user"}, {"content", "continue"}});
+        continued.insert("messages", messages);
+        bodies << continued;
+    }
     bodies << QJsonObject{{"messages", "not an array"}, {"thinking", QJsonObject{{"type", "enabled"}}}};
     bodies << QJsonObject{{"messages", QJsonArray{1, "x", QJsonObject{{"role", "assistant"}, {"content", 3}}}},
                           {"thinking", QJsonObject{{"type", "enabled"}}}};
@@ -1538,6 +1547,36 @@ void TestAnthropicAdapter::thinkingGoesOffAsTheModelTakesIt() {
     QVERIFY2(!converted.body.contains("thinking"), converted.bytes.constData());
     QCOMPARE(thinkingOf(sentTo(QStringLiteral("claude-sonnet-4-5"), chat, wire::Api::OpenAICompletions)),
              QJsonObject({{"type", "disabled"}}));
+}
+
+void TestAnthropicAdapter::aToolLoopFollowedByTheUsersWordsAnsweredElsewhereGoesWithoutThinking() {
+    // Probe W1-1: Claude Code's history after another provider answered the tool loop: [thinking of
+    // theirs, tool_use], [tool_result], then a thinking-only turn of theirs (left out here) and the
+    // user's "continue". Messages joins the two user messages into one that holds a tool_result, so
+    // the tool_use turn is the loop's last assistant turn and, with thinking on, must start with a
+    // signed thinking block: Anthropic refused it 400 ("a final `assistant` message must start with a
+    // thinking block"), and the chain ended there.
+    const QString theirs = tagSignature(QStringLiteral("google-generative-ai"), QStringLiteral("sig"));
+    QJsonObject body = json(claudeCodeToolLoop(theirs));
+    QJsonArray messages = body.value("messages").toArray();
+    messages.append(QJsonObject{
+        {"role", "assistant"},
+        {"content",
+         QJsonArray{QJsonObject{{"type", "thinking"}, {"thinking", "Done reading."}, {"signature", theirs}}}}});
+    messages.append(QJsonObject{{"role", "user"}, {"content", "continue"}});
+    body.insert("messages", messages);
+    const SentTo sent = sentTo(QStringLiteral("claude-sonnet-4-5"), QJsonDocument(body).toJson(QJsonDocument::Compact));
+    QCOMPARE(thinkingOf(sent), QJsonObject({{"type", "disabled"}}));
+    QVERIFY2(!sent.bytes.contains("Done reading."), sent.bytes.constData());
+    // The same history whose turns Anthropic signed goes as it came, thinking on.
+    const QString own = QStringLiteral("EqQBCkYIBBgCKkDown");
+    QJsonObject ownBody = json(claudeCodeToolLoop(own));
+    messages = ownBody.value("messages").toArray();
+    messages.append(QJsonObject{{"role", "user"}, {"content", "continue"}});
+    ownBody.insert("messages", messages);
+    const SentTo asSigned =
+        sentTo(QStringLiteral("claude-sonnet-4-5"), QJsonDocument(ownBody).toJson(QJsonDocument::Compact));
+    QCOMPARE(thinkingOf(asSigned).value("type").toString(), QStringLiteral("enabled"));
 }
 
 void TestAnthropicAdapter::aForcedToolCallPassesOverTheClaudesThatRefuseIt() {
