@@ -14,8 +14,11 @@ using failover::MarkInfo;
 using failover::ProviderDownMarks;
 
 namespace {
-// Stores a mark and its strike history, and tells every replica: shared by the
-// set and import scripts (KEYS: mark, history, sequence). The history keeps the
+// Stores a mark and its strike history, lists it in the index, and tells every
+// replica: shared by the set and import scripts (KEYS: mark, history, sequence,
+// and the index last). The index (a sorted set of mark keys by expiry) is what a
+// pull reads: never KEYS, which walks the whole database while Redis serves no
+// one else (probe W3 F1), and reads keys of other programs. The history keeps the
 // last strike (setAt, for the strike rule) and the last failure that touched the
 // mark (changedAt: a clear made before it does not undo it). The history key outlives
 // the mark by the strike-reset window, so strikes survive a short gap between
@@ -25,6 +28,7 @@ namespace {
 constexpr char kStoreMarkLua[] = R"lua(
 local function storeMark(mark, strikes, setAt, expiresAt, now, reset, channel, changedAt)
   mark.seq = redis.call('INCR', KEYS[3])
+  redis.call('ZADD', KEYS[#KEYS], expiresAt, KEYS[1])
   redis.call('HSET', KEYS[2], 'strikes', strikes, 'setAt', string.format('%.0f', setAt),
              'expiresAt', string.format('%.0f', expiresAt), 'changedAt', string.format('%.0f', changedAt))
   redis.call('PEXPIRE', KEYS[2], expiresAt - now + reset)
@@ -41,7 +45,7 @@ end
 )lua";
 
 // Sets or extends one mark: the new expiry is never earlier than the current one.
-// KEYS: mark, history. ARGV: now, base TTL, cap, strike reset, Retry-After (-1
+// KEYS: mark, history, sequence, index. ARGV: now, base TTL, cap, strike reset, Retry-After (-1
 // none), attempt start (-1 unknown), mark JSON, channel, and the last strike
 // (its setAt) the failing replica had heard of when the attempt started (-1 none).
 constexpr char kSetLua[] = R"lua(
@@ -94,7 +98,7 @@ return storeMark(mark, strikes, setAt, expiry, now, reset, ARGV[8], now)
 // Puts back a mark this replica learned while Redis was away: the later
 // expiry and the higher strike count win; a clear made after the last failure
 // that touched it (the tombstone a clear leaves) wins over it. KEYS: mark,
-// history, sequence, tombstone. ARGV: now, strike reset, mark JSON (with
+// history, sequence, tombstone, index. ARGV: now, strike reset, mark JSON (with
 // expiresAt, strikes, setAt, changedAt: that failure's time), channel.
 constexpr char kImportLua[] = R"lua(
 local now = tonumber(ARGV[1])
@@ -116,20 +120,21 @@ return storeMark(mark, strikes, setAt, expiresAt, now, reset, ARGV[4], changed)
 // Deletes marks and their strike history, leaves a tombstone (the clear's time)
 // that a replica coming back with an older copy meets, and tells every replica
 // with the clear's sequence number. KEYS: mark, history and tombstone keys per
-// mark, then the sequence. ARGV: channel, payload (its ids in KEYS' order),
+// mark, then the sequence and the index. ARGV: channel, payload (its ids in KEYS' order),
 // tombstone TTL, then per mark: the latest last failure (changedAt, else setAt:
 // the history of a version before) it deletes (-1: any; a clear sent late spares
 // a mark a failure touched after it) and the clear's time.
 constexpr char kClearScript[] = R"lua(
 local payload = cjson.decode(ARGV[2])
 local ids = {}
-for i = 1, (#KEYS - 1) / 3 do
+for i = 1, (#KEYS - 2) / 3 do
   local upTo = tonumber(ARGV[2 + 2 * i])
   local at = tonumber(ARGV[3 + 2 * i])
   local h = redis.call('HMGET', KEYS[3 * i - 1], 'changedAt', 'setAt')
   local changedAt = tonumber(h[1]) or tonumber(h[2])
   if upTo < 0 or not changedAt or changedAt <= upTo then
     redis.call('DEL', KEYS[3 * i - 2], KEYS[3 * i - 1])
+    redis.call('ZREM', KEYS[#KEYS], KEYS[3 * i - 2])
     ids[#ids + 1] = payload.ids[i]
   end
   local before = tonumber(redis.call('GET', KEYS[3 * i])) or 0
@@ -139,7 +144,7 @@ for i = 1, (#KEYS - 1) / 3 do
 end
 if #ids == 0 then return 0 end
 payload.ids = ids
-payload.seq = redis.call('INCR', KEYS[#KEYS])
+payload.seq = redis.call('INCR', KEYS[#KEYS - 1])
 redis.call('PUBLISH', ARGV[1], cjson.encode(payload))
 return #ids
 )lua";
@@ -147,34 +152,51 @@ return #ids
 const QByteArray kSetScript = QByteArray(kStoreMarkLua) + kSetLua;
 const QByteArray kImportScript = QByteArray(kStoreMarkLua) + kImportLua;
 
-// Every live mark under the prefix, at most ARGV[2] of them, after a 1 if there
-// were more (else 0). ARGV: pattern, limit.
+// Every live mark in the index, at most ARGV[2] of them, after a 1 if there were more
+// (else 0). Entries whose mark is gone (expired, deleted by another program) leave the
+// index; so do those long past their expiry, by this replica's clock less a minute (the
+// mark's own PX, on Redis's clock, is what ends it). A key of another type under the
+// prefix is passed over: it failed the whole pull, every 2 s (probe W3 F2).
+// KEYS: index. ARGV: now, limit.
 constexpr char kPullScript[] = R"lua(
 local out = {0}
 local limit = tonumber(ARGV[2])
-for i, k in ipairs(redis.call('KEYS', ARGV[1])) do
-  if #out > limit then
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. string.format('%.0f', tonumber(ARGV[1]) - 60000))
+local listed = redis.call('ZRANGE', KEYS[1], 0, limit)
+for i, k in ipairs(listed) do
+  if i > limit then
     out[1] = 1
     break
   end
-  local v = redis.call('GET', k)
-  if v then out[#out + 1] = v end
+  local v = redis.pcall('GET', k)
+  if type(v) == 'string' then
+    out[#out + 1] = v
+  elseif not v then
+    redis.call('ZREM', KEYS[1], k)
+  end
 end
 return out
 )lua";
 
-// Announces this replica, counts the live ones, and tells whether Redis still holds the keys the
-// replicas' numbers came from: the epoch (made by the first heartbeat that finds none, so it goes
-// with the rest in a FLUSHALL or FLUSHDB) and the sequence's value. KEYS: own key, epoch, sequence.
-// ARGV: TTL, pattern, a new epoch. Returns {replicas, epoch, sequence}.
+// Announces this replica (a sorted set of replicas by the time each is gone unless it
+// beats again), counts the live ones, and tells whether Redis still holds the keys the
+// replicas' numbers came from: the epoch (made by the first heartbeat that finds none, so
+// it goes with the rest in a FLUSHALL or FLUSHDB) and the sequence's value. KEYS:
+// replicas, epoch, sequence. ARGV: now, TTL, this replica, a new epoch. Returns
+// {replicas, epoch, sequence}.
 constexpr char kHeartbeatScript[] = R"lua(
-redis.call('SET', KEYS[1], '1', 'PX', tonumber(ARGV[1]))
+local now = tonumber(ARGV[1])
+-- The write Redis refuses when it refuses writes (OOM, READONLY) comes first: once a script has
+-- written, Redis lets it finish, and the store would count as taking writes.
+redis.call('ZADD', KEYS[1], string.format('%.0f', now + tonumber(ARGV[2])), ARGV[3])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', string.format('%.0f', now))
+redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]))
 local epoch = redis.call('GET', KEYS[2])
 if not epoch then
-  epoch = ARGV[3]
+  epoch = ARGV[4]
   redis.call('SET', KEYS[2], epoch)
 end
-return {#redis.call('KEYS', ARGV[2]), epoch, tonumber(redis.call('GET', KEYS[3])) or 0}
+return {redis.call('ZCARD', KEYS[1]), epoch, tonumber(redis.call('GET', KEYS[3])) or 0}
 )lua";
 
 QByteArray num(qint64 v) {
@@ -349,8 +371,8 @@ void RedisMarkSync::markSet(const MarkInfo &mark, const failover::UpstreamFailur
     // Redis and every other replica no longer hold. The published message has applied it already.
     const quint64 clearsBefore = m_clears;
     const Numbering numbering = numberingNow();
-    m_commands->command({"EVAL", kSetScript, "3", key("mark", id), key("hist", id), sequenceKey(), num(now), num(base),
-                         num(ProviderDownMarks::kCapMs), num(ProviderDownMarks::kStrikeResetMs),
+    m_commands->command({"EVAL", kSetScript, "4", key("mark", id), key("hist", id), sequenceKey(), indexKey(), num(now),
+                         num(base), num(ProviderDownMarks::kCapMs), num(ProviderDownMarks::kStrikeResetMs),
                          num(failure.retryAfterMs.value_or(-1)), num(started), json, m_channel, num(known)},
                         [this, clearsBefore, id, numbering, now](const RedisValue &v) {
                             if (!accepted(v)) {
@@ -391,7 +413,7 @@ void RedisMarkSync::marksCleared(const QList<MarkInfo> &removed) {
 void RedisMarkSync::sendClears(const QList<Clear> &clears, bool late) {
     if (clears.isEmpty())
         return;
-    QList<QByteArray> argv{"EVAL", kClearScript, QByteArray::number(clears.size() * 3 + 1)};
+    QList<QByteArray> argv{"EVAL", kClearScript, QByteArray::number(clears.size() * 3 + 2)};
     QList<QByteArray> times;
     QJsonArray ids;
     for (const Clear &c : clears) {
@@ -400,7 +422,7 @@ void RedisMarkSync::sendClears(const QList<Clear> &clears, bool late) {
         ids.append(QString::fromLatin1(id));
         times << num(late ? c.atWall : -1) << num(c.atWall);
     }
-    argv << sequenceKey();
+    argv << sequenceKey() << indexKey();
     const QJsonObject payload{{QStringLiteral("op"), QStringLiteral("clear")},
                               {QStringLiteral("ids"), ids},
                               {QStringLiteral("replica"), m_options.replicaId}};
@@ -569,6 +591,10 @@ QByteArray RedisMarkSync::sequenceKey() const {
     return m_options.prefix.toUtf8() + ":seq";
 }
 
+QByteArray RedisMarkSync::indexKey() const {
+    return m_options.prefix.toUtf8() + ":index";
+}
+
 void RedisMarkSync::updateState() {
     if (m_up || m_probing || !m_commands->isReady() || !m_subscriber->isReady())
         return;
@@ -703,8 +729,8 @@ void RedisMarkSync::pushLocalMarks() {
         // undo it (probe J4 6).
         o.insert(QStringLiteral("setAt"), QString::number(now + (m.struckAtMs - nowLocal)));
         o.insert(QStringLiteral("changedAt"), QString::number(*changed));
-        m_commands->command({"EVAL", kImportScript, "4", key("mark", id), key("hist", id), sequenceKey(),
-                             key("cleared", id), num(now), num(ProviderDownMarks::kStrikeResetMs),
+        m_commands->command({"EVAL", kImportScript, "5", key("mark", id), key("hist", id), sequenceKey(),
+                             key("cleared", id), indexKey(), num(now), num(ProviderDownMarks::kStrikeResetMs),
                              QJsonDocument(o).toJson(QJsonDocument::Compact), m_channel},
                             [this, id, at = *changed](const RedisValue &v) {
                                 if (!accepted(v))
@@ -715,7 +741,7 @@ void RedisMarkSync::pushLocalMarks() {
 
 void RedisMarkSync::pullAll() {
     const quint64 ups = m_ups;
-    m_commands->command({"EVAL", kPullScript, "0", key("mark", "*"), num(kMaxPulledMarks)},
+    m_commands->command({"EVAL", kPullScript, "1", indexKey(), num(wallNow()), num(kMaxPulledMarks)},
                         [this, ups](const RedisValue &v) { onPulled(v, ups); });
 }
 
@@ -761,13 +787,12 @@ void RedisMarkSync::heartbeat() {
 
 void RedisMarkSync::sendHeartbeat(bool probe) {
     m_probing = m_probing || probe;
-    const QByteArray own = key("replica", m_options.replicaId.toUtf8());
     const QByteArray newEpoch =
         m_options.replicaId.toUtf8() + ':' + num(wallNow()) + ':' + QByteArray::number(++m_heartbeats);
     const Numbering numbering = numberingNow();
     m_commands->command(
-        {"EVAL", kHeartbeatScript, "3", own, m_options.prefix.toUtf8() + ":epoch", sequenceKey(),
-         num(m_options.heartbeatMs * 3), key("replica", "*"), newEpoch},
+        {"EVAL", kHeartbeatScript, "3", m_options.prefix.toUtf8() + ":replicas", m_options.prefix.toUtf8() + ":epoch",
+         sequenceKey(), num(wallNow()), num(m_options.heartbeatMs * 3), m_options.replicaId.toUtf8(), newEpoch},
         [this, probe, numbering](const RedisValue &v) {
             if (probe)
                 m_probing = false;

@@ -157,6 +157,7 @@ private:
     // True (and remembered) when `o`'s sequence number is above the last one applied for mark `id`.
     bool isNewer(const QByteArray &id, const QJsonObject &o);
     QByteArray sequenceKey() const;
+    QByteArray indexKey() const; // the sorted set of mark keys a pull reads
     void pushLocalMarks();
     struct Clear {
         failover::MarkInfo mark;

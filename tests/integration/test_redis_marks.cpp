@@ -655,6 +655,35 @@ private Q_SLOTS:
         QVERIFY(m_one->sync->describe().startsWith(QStringLiteral("shared via redis://127.0.0.1:")));
     }
 
+    // Probe W3 F1, F2: the heartbeat and the pull walked the whole database with KEYS (seconds on a
+    // shared Redis of millions of keys, every 2 s, on every replica; refused where KEYS is denied),
+    // and a key of another type under the prefix failed every pull, flipping the store between
+    // shared and local every 2 s. They read the gateway's own index and set of replicas now.
+    void replicasShareMarksWhereKeysIsDeniedAndStrangersLiveUnderThePrefix() {
+        QVERIFY(m_redis->command({"ACL", "SETUSER", "default", "-keys"}).startsWith("+OK"));
+        QVERIFY(m_redis->command({"RPUSH", "t:mark:left-by-another-tool", "x"}).startsWith(":1"));
+        QVERIFY(m_redis->command({"SET", "t:replica:someone-else", "1"}).startsWith("+OK"));
+        const QString alice = QStringLiteral("alice");
+        fail(*m_one, failure(FailureKind::ServerError));
+        QVERIFY(m_two->mark(alice));
+        // A replica that starts now takes the live mark from Redis (its pull), and stays shared.
+        Replica three(m_redis->url(), QStringLiteral("three"), &m_wall);
+        QVERIFY(test::waitUntil([&]() { return three.sync->storeUp(); }, 5000));
+        QVERIFY2(test::waitUntil([&]() { return three.mark(alice).has_value(); }, 5000),
+                 "the new replica did not take the live mark from Redis");
+        QVERIFY(test::waitUntil([&]() { return three.sync->replicasSeen() == 3; }, 5000));
+        QTest::qWait(1000); // five heartbeats (200 ms each): a failing pull or beat would show
+        for (Replica *r : {m_one.get(), m_two.get(), &three}) {
+            QVERIFY(r->sync->storeUp());
+            QCOMPARE(r->logs.filter(QStringLiteral("local only")).size(), 0);
+        }
+        QCOMPARE(three.sync->replicasSeen(), 3);
+        // A clear leaves the index with the mark.
+        QCOMPARE(m_one->marks.clear({}), 1);
+        QVERIFY(test::waitUntil([&]() { return !three.mark(alice); }, 5000));
+        QVERIFY(m_redis->command({"ZCARD", "t:index"}).startsWith(":0"));
+    }
+
     void aClearDuringAnOutageStaysClearedWhenRedisReturns() {
         // Both replicas hold alice's mark on A. Redis goes away; the operator clears the mark on the
         // second replica. When Redis came back (empty), the first pushed every mark it held and the
