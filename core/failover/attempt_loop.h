@@ -398,6 +398,7 @@ private:
     qint64 m_deadlineAtMs = 0;
     util::Clock::TimerId m_deadlineTimer = 0;
     util::Clock::TimerId m_keepaliveTimer = 0;
+    qint64 m_wroteToClientMs = 0; // after commit: the last frame written to the client (keepalives in its silence)
     bool m_deadlinePassed = false;
     bool m_lastResortDue = false; // a budget cut at the deadline: its held-down follower is still asked (armBudget)
     bool m_clientGone = false;

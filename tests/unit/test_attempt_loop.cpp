@@ -1086,7 +1086,7 @@ private Q_SLOTS:
         QCOMPARE(h.runner.starts.size(), 2);
     }
 
-    void keepaliveCadenceWhileHeldAndNoneAfterCommit() {
+    void keepaliveCadenceWhileHeldAndInTheAnswersSilences() {
         Harness h({candidate("pa")}, true);
         h.start();
         h.clock.advance(44999);
@@ -1094,8 +1094,24 @@ private Q_SLOTS:
         h.clock.advance(1);
         QCOMPARE(h.client.keepalives, 3);
         h.frame({ev(EventType::Start), ev(EventType::TextStart), ev(EventType::TextDelta, QStringLiteral("x"))});
-        h.clock.advance(60000);
+        // Committed: an answer that keeps writing gets none between its frames.
+        for (int i = 0; i < 6; ++i) {
+            h.clock.advance(10000);
+            h.loop->onActivity(h.id());
+            h.frame({ev(EventType::TextDelta, QStringLiteral("y"))});
+        }
         QCOMPARE(h.client.keepalives, 3);
+        // An upstream that only pings (nothing the client's format carries) for a minute: the client
+        // hears a keepalive each 15 s of its silence (probe W2 F1).
+        for (int i = 0; i < 12; ++i) {
+            h.clock.advance(5000);
+            h.loop->onActivity(h.id());
+        }
+        QCOMPARE(h.client.keepalives, 7);
+        // None to a client that is not reading what it was sent.
+        h.client.pending = 4096;
+        h.clock.advance(30000);
+        QCOMPARE(h.client.keepalives, 7);
     }
 
     void theFirstContentIsSentAtOnce_data() {
