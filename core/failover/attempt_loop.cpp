@@ -580,10 +580,7 @@ void AttemptLoop::handleEvents(Attempt &a, const TryFrame &frame) {
     if (a.ready.passthrough && frame.raw) {
         m_deps.client->streamFrame(*frame.raw);
         if (m_finished)
-            return;                       // the write found the client gone: the request ended with it
-        m_wroteToClientMs = a.lastByteMs; // this frame's arrival, read already: no clock call a frame
-    } else if (!a.ready.passthrough && !frame.events.isEmpty()) {
-        m_wroteToClientMs = a.lastByteMs;
+            return; // the write found the client gone: the request ended with it
     }
     relayCommitted(a, frame, 0);
 }
@@ -719,7 +716,7 @@ void AttemptLoop::commit(Attempt &a, const QList<model::StreamEvent> &released) 
     // record Commit point: this attempt is final from here on. (A hedged second try would be
     // aborted and billed here.)
     m_committed = a.id;
-    m_wroteToClientMs = m_clock.nowMs(); // the keepalives go on only in a silence of the answer's
+    m_clientWritesSeen = m_deps.client->writes(); // the keepalives go on only in the answer's silences
     // The report is taken now and told once the first content is out: the bookkeeping adds nothing
     // to the client's wait for its first token.
     AttemptReport report = reportOf(a, AttemptOutcome::Committed, {}, {}, {});
@@ -1202,22 +1199,21 @@ void AttemptLoop::writeKeepalive() {
     if (m_finished)
         return;
     if (m_committed) {
-        // A committed answer goes quiet while its upstream thinks, searches or sends only pings, which
-        // this format does not carry (one not the client's API): the client, and a proxy before it that
-        // cuts an idle connection (nginx after 60 s), heard nothing for minutes (probe W2 F1). A
-        // keepalive after keepaliveMs without a write; none to a client that is not reading.
-        const qint64 quiet = m_clock.nowMs() - m_wroteToClientMs;
-        if (quiet < m_settings.keepaliveMs) {
-            m_keepaliveTimer = m_clock.schedule(m_settings.keepaliveMs - quiet, [this]() { writeKeepalive(); });
-            return;
-        }
-        m_wroteToClientMs = m_clock.nowMs();
-        if (m_deps.client->pendingBytes() > 0) {
+        // A committed answer goes quiet while its upstream thinks, searches or sends only what this
+        // format does not carry (pings of another API, reasoning the client asked not to see): the
+        // client, and a proxy before it that cuts an idle connection (nginx after 60 s), heard
+        // nothing for minutes (probe W2 F1). A keepalive once a whole period passed with no write
+        // (so at most two periods of silence), never to a client that is not reading. The sink
+        // counts its writes: no clock call, nothing done a frame.
+        const quint64 writes = m_deps.client->writes();
+        if (writes != m_clientWritesSeen || m_deps.client->pendingBytes() > 0) {
+            m_clientWritesSeen = writes;
             m_keepaliveTimer = m_clock.schedule(m_settings.keepaliveMs, [this]() { writeKeepalive(); });
             return;
         }
     }
     m_deps.client->keepalive();
+    m_clientWritesSeen = m_deps.client->writes();
     m_keepaliveTimer = m_clock.schedule(m_settings.keepaliveMs, [this]() { writeKeepalive(); });
 }
 

@@ -238,6 +238,7 @@ public:
     virtual void answer(model::AssistantMessage message, const AnswerInfo &info) = 0; // JSON 200
     virtual void fail(const model::GatewayError &error, int attempts) = 0;            // whole error, or in band + end
     virtual qint64 pendingBytes() const = 0;
+    virtual quint64 writes() const = 0; // writes of any bytes so far (keepalives go in a committed answer's silences)
 };
 
 struct LoopSettings {
@@ -398,7 +399,7 @@ private:
     qint64 m_deadlineAtMs = 0;
     util::Clock::TimerId m_deadlineTimer = 0;
     util::Clock::TimerId m_keepaliveTimer = 0;
-    qint64 m_wroteToClientMs = 0; // after commit: the last frame written to the client (keepalives in its silence)
+    quint64 m_clientWritesSeen = 0; // the sink's writes at the last keepalive check (after commit)
     bool m_deadlinePassed = false;
     bool m_lastResortDue = false; // a budget cut at the deadline: its held-down follower is still asked (armBudget)
     bool m_clientGone = false;

@@ -57,19 +57,29 @@ qint64 ProviderDownMarks::mark(const QString &tenant, const CandidateRef &c, con
         // One ladder for the candidate, whichever of its marks fails: a provider whose outages
         // alternate between refused connections (its host's mark) and 5xx answers (its model's)
         // climbed each ladder at half speed, 20, 20, 40, 40 s (probe W2 F2). The other mark's
-        // strikes are still within the strike-reset window here (pruned above otherwise). A failure
-        // of the other mark's blip (an attempt begun before its strike), or of an attempt begun while
-        // it stood, says what it said: its count, no step more.
-        const Key other = keyFor(tenant, c.provider, c.baseUrl, model.isEmpty() ? c.modelId : QString());
+        // strikes are still within the strike-reset window here (pruned above otherwise).
+        // - A model's mark counts its host's strikes: the whole provider was down. In the host mark's
+        //   blip, or for a try made while it stood, its count and no step more.
+        // - The host's mark covers every model there, so it counts a model's strikes only when it
+        //   struck in this run itself, outside that model's blip, and never a rate limit's: one
+        //   model's 503s, then the first refused connection, is the host's first strike (20 s).
+        const bool hostMark = model.isEmpty();
+        const Key other = keyFor(tenant, c.provider, c.baseUrl, hostMark ? c.modelId : QString());
         const auto it = other != key ? m_entries.constFind(other) : m_entries.cend();
-        if (it != m_entries.cend() && it->strikes > 0) {
+        const bool counts = it != m_entries.cend() && it->strikes > 0 &&
+                            (!hostMark || (m.strikes > 0 && it->kind != FailureKind::RateLimited));
+        if (counts) {
             const bool itsBlip = attemptStartSeq && it->struckSeq > 0
                                      ? *attemptStartSeq < it->struckSeq
                                      : attemptStartedAtMs && *attemptStartedAtMs <= it->struckAtMs;
             const bool whileItStood =
                 attemptStartedAtMs && *attemptStartedAtMs < it->expiresAtMs && now < it->expiresAtMs;
-            m.strikes =
-                itsBlip || whileItStood ? std::max(m.strikes + 1, it->strikes) : std::max(m.strikes, it->strikes) + 1;
+            if (!itsBlip && !whileItStood)
+                m.strikes = std::max(m.strikes, it->strikes) + 1;
+            else if (hostMark)
+                m.strikes += 1;
+            else
+                m.strikes = std::max(m.strikes + 1, it->strikes);
         } else {
             m.strikes += 1;
         }

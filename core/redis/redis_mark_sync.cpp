@@ -152,26 +152,28 @@ return #ids
 const QByteArray kSetScript = QByteArray(kStoreMarkLua) + kSetLua;
 const QByteArray kImportScript = QByteArray(kStoreMarkLua) + kImportLua;
 
-// Every live mark in the index, at most ARGV[2] of them, after a 1 if there were more
-// (else 0). Entries whose mark is gone (expired, deleted by another program) leave the
-// index; so do those long past their expiry, by this replica's clock less a minute (the
-// mark's own PX, on Redis's clock, is what ends it). A key of another type under the
-// prefix is passed over: it failed the whole pull, every 2 s (probe W3 F2).
-// KEYS: index. ARGV: now, limit.
+// Every live mark in the index, at most ARGV[1] of them, after a 1 if there were more
+// (else 0). Entries whose mark is gone (expired, deleted by another program) or is no
+// string of ours leave the index, and so do those a minute past their expiry by Redis's
+// clock (the mark's own PX is what ends it). A key of another type under the prefix is
+// passed over: it failed the whole pull, every 2 s (probe W3 F2). KEYS: index. ARGV: limit.
 constexpr char kPullScript[] = R"lua(
 local out = {0}
-local limit = tonumber(ARGV[2])
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. string.format('%.0f', tonumber(ARGV[1]) - 60000))
-local listed = redis.call('ZRANGE', KEYS[1], 0, limit)
-for i, k in ipairs(listed) do
-  if i > limit then
-    out[1] = 1
-    break
-  end
+local limit = tonumber(ARGV[1])
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. string.format('%.0f', now - 60000))
+local listed = redis.call('ZRANGE', KEYS[1], 0, 2 * limit)
+if #listed > 2 * limit then out[1] = 1 end
+for _, k in ipairs(listed) do
   local v = redis.pcall('GET', k)
   if type(v) == 'string' then
+    if #out > limit then
+      out[1] = 1
+      break
+    end
     out[#out + 1] = v
-  elseif not v then
+  else
     redis.call('ZREM', KEYS[1], k)
   end
 end
@@ -179,21 +181,22 @@ return out
 )lua";
 
 // Announces this replica (a sorted set of replicas by the time each is gone unless it
-// beats again), counts the live ones, and tells whether Redis still holds the keys the
-// replicas' numbers came from: the epoch (made by the first heartbeat that finds none, so
-// it goes with the rest in a FLUSHALL or FLUSHDB) and the sequence's value. KEYS:
-// replicas, epoch, sequence. ARGV: now, TTL, this replica, a new epoch. Returns
+// beats again, on Redis's clock), counts the live ones, and tells whether Redis still
+// holds the keys the replicas' numbers came from: the epoch (made by the first heartbeat
+// that finds none, so it goes with the rest in a FLUSHALL or FLUSHDB) and the sequence's
+// value. KEYS: replicas, epoch, sequence. ARGV: TTL, this replica, a new epoch. Returns
 // {replicas, epoch, sequence}.
 constexpr char kHeartbeatScript[] = R"lua(
-local now = tonumber(ARGV[1])
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 -- The write Redis refuses when it refuses writes (OOM, READONLY) comes first: once a script has
 -- written, Redis lets it finish, and the store would count as taking writes.
-redis.call('ZADD', KEYS[1], string.format('%.0f', now + tonumber(ARGV[2])), ARGV[3])
+redis.call('ZADD', KEYS[1], string.format('%.0f', now + tonumber(ARGV[1])), ARGV[2])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', string.format('%.0f', now))
-redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]))
+redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[1]))
 local epoch = redis.call('GET', KEYS[2])
 if not epoch then
-  epoch = ARGV[4]
+  epoch = ARGV[3]
   redis.call('SET', KEYS[2], epoch)
 end
 return {redis.call('ZCARD', KEYS[1]), epoch, tonumber(redis.call('GET', KEYS[3])) or 0}
@@ -741,7 +744,7 @@ void RedisMarkSync::pushLocalMarks() {
 
 void RedisMarkSync::pullAll() {
     const quint64 ups = m_ups;
-    m_commands->command({"EVAL", kPullScript, "1", indexKey(), num(wallNow()), num(kMaxPulledMarks)},
+    m_commands->command({"EVAL", kPullScript, "1", indexKey(), num(kMaxPulledMarks)},
                         [this, ups](const RedisValue &v) { onPulled(v, ups); });
 }
 
@@ -792,7 +795,7 @@ void RedisMarkSync::sendHeartbeat(bool probe) {
     const Numbering numbering = numberingNow();
     m_commands->command(
         {"EVAL", kHeartbeatScript, "3", m_options.prefix.toUtf8() + ":replicas", m_options.prefix.toUtf8() + ":epoch",
-         sequenceKey(), num(wallNow()), num(m_options.heartbeatMs * 3), m_options.replicaId.toUtf8(), newEpoch},
+         sequenceKey(), num(m_options.heartbeatMs * 3), m_options.replicaId.toUtf8(), newEpoch},
         [this, probe, numbering](const RedisValue &v) {
             if (probe)
                 m_probing = false;

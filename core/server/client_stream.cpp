@@ -55,6 +55,7 @@ void ClientStream::keepStreams(qint64 maxBytes) {
 void ClientStream::write(const QByteArray &bytes) {
     if (!m_exchange)
         return;
+    m_writes += bytes.isEmpty() ? 0 : 1;
     m_exchange->write(bytes);
     if (m_keepMaxBytes < 0)
         return;

@@ -40,6 +40,7 @@ public:
     void answer(model::AssistantMessage message, const failover::AnswerInfo &info) override;
     void fail(const model::GatewayError &error, int attempts) override;
     qint64 pendingBytes() const override;
+    quint64 writes() const override { return m_writes; }
 
     // Once the body is parsed: the model the client asked for names the answer (and a header).
     void setRequest(const model::ChatRequest &request);
@@ -60,6 +61,7 @@ private:
     std::unique_ptr<formats::StreamEncoder> m_encoder;
     bool m_passthrough = false; // the committed stream relays the upstream's own frames
     qint64 m_keepMaxBytes = -1; // keepStreams(): the bound on the copy; -1 keeps nothing
+    quint64 m_writes = 0;       // non-empty writes, for writes()
     http::HeaderList m_streamHeaders;
     QByteArray m_kept;
 };

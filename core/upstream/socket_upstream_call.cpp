@@ -74,20 +74,27 @@ void SocketUpstreamCall::failedToOpen() {
     // signal reached nobody: the try waited out the connect timeout and marked the host
     // (probe V2 F4). A process out of descriptors is the gateway's own trouble, not the host's.
     const QAbstractSocket::SocketError error = m_socket->error();
-    bool outOfDescriptors = error == QAbstractSocket::SocketResourceError;
-    if (!outOfDescriptors) {
-        const int probe = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        outOfDescriptors = probe < 0 && (errno == EMFILE || errno == ENFILE);
-        if (probe >= 0)
-            ::close(probe);
+    if (error == QAbstractSocket::SocketResourceError || outOfDescriptors())
+        return failForWantOfDescriptors();
+    complete({errorFor(error), m_socket->errorString()}, false);
+}
+
+bool SocketUpstreamCall::outOfDescriptors() {
+    // Qt's error does not always say it (a lookup that could not open /etc/hosts is "host not
+    // found"): a socket of our own, made and closed, does.
+    const int probe = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (probe >= 0) {
+        ::close(probe);
+        return false;
     }
-    if (outOfDescriptors)
-        complete({TransportError::Local,
-                  QStringLiteral("the gateway is out of file descriptors (its open-files limit): no socket for %1")
-                      .arg(m_urlParts.hostKey)},
-                 false);
-    else
-        complete({errorFor(error), m_socket->errorString()}, false);
+    return errno == EMFILE || errno == ENFILE;
+}
+
+void SocketUpstreamCall::failForWantOfDescriptors() {
+    complete({TransportError::Local,
+              QStringLiteral("the gateway is out of file descriptors (its open-files limit): no connection to %1")
+                  .arg(m_urlParts.hostKey)},
+             false);
 }
 
 void SocketUpstreamCall::attach(SocketLink *link) {
@@ -352,6 +359,13 @@ void SocketUpstreamCall::onSocketError(QAbstractSocket::SocketError error) {
         onDisconnected();
         return;
     }
+    // A connection that never came up, for want of a descriptor (its name's lookup, or its socket,
+    // after the lookup): the gateway's own shortage, not the host's (probe V2 F4, by a host name).
+    if (!m_sent && !m_reused &&
+        (error == QAbstractSocket::SocketResourceError || error == QAbstractSocket::HostNotFoundError ||
+         error == QAbstractSocket::UnknownSocketError) &&
+        outOfDescriptors())
+        return failForWantOfDescriptors();
     connectionLost(errorFor(error), m_socket->errorString());
 }
 

@@ -81,6 +81,8 @@ private:
     // (kStaleRetryMs): the server dropped it idle; the request goes again on a fresh connection.
     bool withinStaleWindow() const;
     void failedToOpen();
+    static bool outOfDescriptors(); // the process can make no socket now (EMFILE, ENFILE)
+    void failForWantOfDescriptors();
     void keepSpareDescriptor();
     void closeSpareDescriptor();
     void readLeftover(); // what the kernel still holds, through the spare descriptor

@@ -6,6 +6,7 @@
 // Descriptors given back, the gateway answers as before.
 
 #include "core/demo/fake_upstream.h"
+#include "gateway_process.h"
 #include "signal_wait.h"
 
 #include <QFile>
@@ -66,44 +67,33 @@ class TestDescriptorExhaustion final : public QObject {
              QJsonObject{
                  {QStringLiteral("pa"), QJsonObject{{QStringLiteral("api"), QStringLiteral("anthropic-messages")},
                                                     {QStringLiteral("baseUrl"), m_upstream.baseUrl()},
-                                                    {QStringLiteral("credentials"), QJsonArray{}}}}}},
+                                                    {QStringLiteral("credentials"), QJsonArray{}}}},
+                 // The same upstream by a host name: looked up first, where a descriptor is wanted too.
+                 {QStringLiteral("pn"),
+                  QJsonObject{{QStringLiteral("api"), QStringLiteral("anthropic-messages")},
+                              {QStringLiteral("baseUrl"), QStringLiteral("http://localhost:%1").arg(m_upstream.port())},
+                              {QStringLiteral("credentials"), QJsonArray{}}}}}},
             // Held connections that send nothing stay open for the test's length.
             {QStringLiteral("limits"), QJsonObject{{QStringLiteral("headerTimeoutMs"), 120000}}},
-            {QStringLiteral("models"), QJsonObject{{QStringLiteral("pa/claude-a"), QJsonObject{}}}},
+            {QStringLiteral("models"), QJsonObject{{QStringLiteral("pa/claude-a"), QJsonObject{}},
+                                                   {QStringLiteral("pn/claude-a"), QJsonObject{}}}},
             {QStringLiteral("routes"),
              QJsonObject{{QStringLiteral("coding"),
-                          QJsonObject{{QStringLiteral("candidates"), QJsonArray{QStringLiteral("pa/claude-a")}}}}}}};
+                          QJsonObject{{QStringLiteral("candidates"), QJsonArray{QStringLiteral("pa/claude-a")}}}},
+                         {QStringLiteral("named"),
+                          QJsonObject{{QStringLiteral("candidates"), QJsonArray{QStringLiteral("pn/claude-a")}}}}}}};
         QFile file(configPath());
         QVERIFY(file.open(QIODevice::WriteOnly | QIODevice::Truncate));
         file.write(QJsonDocument(config).toJson());
     }
 
     QString startGateway(QProcess &process) {
-        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-        env.remove(QStringLiteral("QT_LOGGING_RULES"));
-        env.remove(QStringLiteral("DISPLAY"));
-        env.remove(QStringLiteral("WAYLAND_DISPLAY"));
-        env.remove(QStringLiteral("QT_QPA_PLATFORM"));
-        env.remove(QStringLiteral("SWITCHMAN_ADMIN_KEY"));
-        env.insert(QStringLiteral("XDG_CONFIG_HOME"), m_home.filePath(QStringLiteral("config")));
-        env.insert(QStringLiteral("XDG_DATA_HOME"), m_home.filePath(QStringLiteral("data")));
-        process.setProcessEnvironment(env);
         // A hard limit too: the gateway raises its soft limit to the hard one at start.
         process.setChildProcessModifier([] {
             const rlimit limit{kGatewayOpenFiles, kGatewayOpenFiles};
             ::setrlimit(RLIMIT_NOFILE, &limit);
         });
-        process.start(QStringLiteral(SWITCHMAN_BIN),
-                      {QStringLiteral("--headless"), QStringLiteral("--config"), configPath()});
-        QString banner;
-        test::waitUntil(
-            [&]() {
-                banner += QString::fromUtf8(process.readAllStandardOutput());
-                return banner.contains(QLatin1Char('\n')) || process.state() == QProcess::NotRunning;
-            },
-            20000);
-        const auto m = QRegularExpression(QStringLiteral("listening on (http://\\S+)")).match(banner);
-        return m.hasMatch() ? m.captured(1) : QString();
+        return test::startGateway(process, configPath(), test::gatewayEnvironment(m_home));
     }
 
 private Q_SLOTS:
@@ -167,6 +157,13 @@ private Q_SLOTS:
         QVERIFY2(answer.contains("out of file descriptors"), answer.constData());
         // Told at once: the connect timeout (10 s) it used to wait out is far off.
         QVERIFY2(took.elapsed() < 5000, qPrintable(QString::number(took.elapsed())));
+        QCOMPARE(int(m_upstream.requests().size()), upstreamCallsBefore);
+        // By a host name, whose lookup or socket fails later, from the loop: the same.
+        const QByteArray byName =
+            exchange(*held[2], post("/v1/messages", R"({"model":"named","max_tokens":16,)"
+                                                    R"("messages":[{"role":"user","content":"hello"}]})"));
+        QVERIFY2(byName.startsWith("HTTP/1.1 502"), byName.constData());
+        QVERIFY2(byName.contains("out of file descriptors"), byName.constData());
         QCOMPARE(int(m_upstream.requests().size()), upstreamCallsBefore);
 
         // The provider is not marked down for the gateway's own shortage.

@@ -733,6 +733,28 @@ void TestAnthropicAdapter::thinkingRuleCheckAgreesWithTheRules() {
         continued.insert("messages", messages);
         bodies << continued;
     }
+    // ...whose tool loop's last turn has no thinking block at all (answered elsewhere, its thinking
+    // already gone): only reading past the last message sees the loop (probe W1-1).
+    QJsonObject unthought = json(claudeCodeToolLoop(own));
+    messages = unthought.value("messages").toArray();
+    messages[1] = QJsonObject{
+        {"role", "assistant"},
+        {"content",
+         QJsonArray{
+             QJsonObject{{"type", "text"}, {"text", "Reading it."}},
+             QJsonObject{{"type", "tool_use"}, {"id", "toolu_01"}, {"name", "Read"}, {"input", QJsonObject{}}}}}};
+    QJsonObject result = messages[2].toObject();
+    QJsonArray resultContent = result.value("content").toArray();
+    QJsonObject block = resultContent[0].toObject();
+    block.insert("tool_use_id", "toolu_01");
+    resultContent[0] = block;
+    result.insert("content", resultContent);
+    messages[2] = result;
+    unthought.insert("messages", messages);
+    bodies << unthought; // the loop as the last message: thinking goes off
+    messages.append(QJsonObject{{"role", "user"}, {"content", "continue"}});
+    unthought.insert("messages", messages);
+    bodies << unthought; // and with the user's words after it: the same
     bodies << QJsonObject{{"messages", "not an array"}, {"thinking", QJsonObject{{"type", "enabled"}}}};
     bodies << QJsonObject{{"messages", QJsonArray{1, "x", QJsonObject{{"role", "assistant"}, {"content", 3}}}},
                           {"thinking", QJsonObject{{"type", "enabled"}}}};

@@ -142,6 +142,7 @@ public:
     void upstreamChosen(const QString &, const QString &) override {}
     bool streamOpen() const override { return open; }
     void keepalive() override { ++keepalives; }
+    quint64 writes() const override { return quint64(keepalives + events.size() + frames.size() + inBand.size()); }
     void commitStream(const AnswerInfo &info, bool) override { commits.append(info); }
     void streamEvent(const StreamEvent &e) override { events.append(e); }
     std::function<void()> afterFrame; // what writing a frame sets off (the client found gone)
@@ -1101,17 +1102,23 @@ private Q_SLOTS:
             h.frame({ev(EventType::TextDelta, QStringLiteral("y"))});
         }
         QCOMPARE(h.client.keepalives, 3);
-        // An upstream that only pings (nothing the client's format carries) for a minute: the client
-        // hears a keepalive each 15 s of its silence (probe W2 F1).
-        for (int i = 0; i < 12; ++i) {
+        // An upstream that only pings, or thinks where the client does not see it (events that write
+        // nothing), for 75 s: the client hears a keepalive once a whole 15 s passed without a write
+        // (probe W2 F1).
+        for (int i = 0; i < 15; ++i) {
             h.clock.advance(5000);
             h.loop->onActivity(h.id());
+            if (i % 3 == 0)
+                h.loop->onFrame(h.id(), TryFrame{}); // a frame the client's format does not carry
         }
         QCOMPARE(h.client.keepalives, 7);
         // None to a client that is not reading what it was sent.
         h.client.pending = 4096;
-        h.clock.advance(30000);
+        h.clock.advance(45000);
         QCOMPARE(h.client.keepalives, 7);
+        h.client.pending = 0;
+        h.clock.advance(15000);
+        QCOMPARE(h.client.keepalives, 8);
     }
 
     void theFirstContentIsSentAtOnce_data() {

@@ -243,6 +243,37 @@ private Q_SLOTS:
         clock2.advance(1000);
         QCOMPARE(burst.mark(QStringLiteral("t"), kA, failure(FailureKind::ServerError), t0 + 1500), 19000); // as set
         QCOMPARE(burst.active().size(), 2);
+        // A 503 to a try made while only the host's mark stood (a lone candidate): the model's mark
+        // says what the host's said, no step more.
+        sw::test::FakeClock clock3;
+        ProviderDownMarks lone(clock3);
+        const qint64 t1 = clock3.nowMs();
+        QCOMPARE(lone.mark(QStringLiteral("t"), kA, failure(FailureKind::Transport), t1), 20000);
+        clock3.advance(20000);
+        QCOMPARE(lone.mark(QStringLiteral("t"), kA, failure(FailureKind::Transport), t1 + 20000), 40000);
+        clock3.advance(1000);
+        QCOMPARE(lone.mark(QStringLiteral("t"), kA, failure(FailureKind::ServerError), t1 + 20500), 40000);
+    }
+    void oneModelsLadderDoesNotTakeTheWholeHostAlong() {
+        // A model at its third strike, then the host's first refused connection: the host's mark
+        // covers every model there, and starts at 20 s (review of W2 F2's fix). A rate limit's
+        // ladder never carries over to the host either.
+        sw::test::FakeClock clock;
+        ProviderDownMarks marks(clock);
+        for (const qint64 ttl : {20000, 40000, 80000}) {
+            QCOMPARE(marks.mark(QStringLiteral("t"), kA, failure(FailureKind::ServerError)), ttl);
+            clock.advance(ttl);
+        }
+        QCOMPARE(marks.mark(QStringLiteral("t"), kA, failure(FailureKind::Transport)), 20000);
+        QVERIFY(marks.isDown(QStringLiteral("t"), kASibling));
+        QCOMPARE(marks.remainingMs(QStringLiteral("t"), kASibling), 20000);
+        sw::test::FakeClock clock2;
+        ProviderDownMarks limited(clock2);
+        QCOMPARE(limited.mark(QStringLiteral("t"), kA, failure(FailureKind::Transport)), 20000);
+        clock2.advance(20000);
+        QCOMPARE(limited.mark(QStringLiteral("t"), kA, failure(FailureKind::RateLimited)), 60000);
+        clock2.advance(60000);
+        QCOMPARE(limited.mark(QStringLiteral("t"), kA, failure(FailureKind::Transport)), 40000);
     }
     void transportCoversEveryModelOnBaseUrl() {
         sw::test::FakeClock clock;
