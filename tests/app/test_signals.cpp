@@ -3,6 +3,7 @@
 // process keeps running.
 
 #include "core/demo/fake_upstream.h"
+#include "gateway_process.h"
 #include "signal_wait.h"
 
 #include <QFile>
@@ -72,35 +73,11 @@ class TestSignals final : public QObject {
         file.write(QJsonDocument(config).toJson());
     }
 
-    // Headless, on this test's own config and data directories, with Qt's logging rules given.
     QProcessEnvironment gatewayEnvironment(const QString &qtLoggingRules = {}) const {
-        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-        env.remove(QStringLiteral("QT_LOGGING_RULES"));
-        if (!qtLoggingRules.isEmpty())
-            env.insert(QStringLiteral("QT_LOGGING_RULES"), qtLoggingRules);
-        env.remove(QStringLiteral("DISPLAY"));
-        env.remove(QStringLiteral("WAYLAND_DISPLAY"));
-        env.remove(QStringLiteral("QT_QPA_PLATFORM"));
-        env.remove(QStringLiteral("SWITCHMAN_ADMIN_KEY"));
-        env.insert(QStringLiteral("XDG_CONFIG_HOME"), m_home.filePath(QStringLiteral("config")));
-        env.insert(QStringLiteral("XDG_DATA_HOME"), m_home.filePath(QStringLiteral("data")));
-        return env;
+        return test::gatewayEnvironment(m_home, qtLoggingRules);
     }
-
-    // Starts the gateway and returns its base URL (from the banner's first line), or empty.
     QString startGateway(QProcess &process, const QString &qtLoggingRules = {}) {
-        process.setProcessEnvironment(gatewayEnvironment(qtLoggingRules));
-        process.start(QStringLiteral(SWITCHMAN_BIN),
-                      {QStringLiteral("--headless"), QStringLiteral("--config"), configPath()});
-        QString banner;
-        test::waitUntil(
-            [&]() {
-                banner += QString::fromUtf8(process.readAllStandardOutput());
-                return banner.contains(QLatin1Char('\n')) || process.state() == QProcess::NotRunning;
-            },
-            20000);
-        const auto m = QRegularExpression(QStringLiteral("listening on (http://\\S+)")).match(banner);
-        return m.hasMatch() ? m.captured(1) : QString();
+        return test::startGateway(process, configPath(), gatewayEnvironment(qtLoggingRules));
     }
 
     QStringList modelIds(const QString &base) {

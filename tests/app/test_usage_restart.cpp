@@ -5,6 +5,7 @@
 
 #include "core/demo/fake_upstream.h"
 #include "core/telemetry/usage_database.h"
+#include "gateway_process.h"
 #include "signal_wait.h"
 
 #include <QElapsedTimer>
@@ -32,32 +33,8 @@ class TestUsageRestart final : public QObject {
     QString configPath() const { return m_home.filePath(QStringLiteral("config.json")); }
     QString ledgerPath() const { return m_home.filePath(QStringLiteral("data/switchman/usage.sqlite")); }
 
-    QProcessEnvironment environment() const {
-        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-        env.remove(QStringLiteral("DISPLAY"));
-        env.remove(QStringLiteral("WAYLAND_DISPLAY"));
-        env.remove(QStringLiteral("QT_QPA_PLATFORM"));
-        env.remove(QStringLiteral("SWITCHMAN_ADMIN_KEY"));
-        env.insert(QStringLiteral("XDG_CONFIG_HOME"), m_home.filePath(QStringLiteral("config")));
-        env.insert(QStringLiteral("XDG_DATA_HOME"), m_home.filePath(QStringLiteral("data")));
-        return env;
-    }
-
-    // Starts the gateway and returns its base URL (from the banner's first line), or empty.
-    QString startGateway(QProcess &process) {
-        process.setProcessEnvironment(environment());
-        process.start(QStringLiteral(SWITCHMAN_BIN),
-                      {QStringLiteral("--headless"), QStringLiteral("--config"), configPath()});
-        QString banner;
-        test::waitUntil(
-            [&]() {
-                banner += QString::fromUtf8(process.readAllStandardOutput());
-                return banner.contains(QLatin1Char('\n')) || process.state() == QProcess::NotRunning;
-            },
-            20000);
-        const auto m = QRegularExpression(QStringLiteral("listening on (http://\\S+)")).match(banner);
-        return m.hasMatch() ? m.captured(1) : QString();
-    }
+    QProcessEnvironment environment() const { return test::gatewayEnvironment(m_home); }
+    QString startGateway(QProcess &process) { return test::startGateway(process, configPath(), environment()); }
 
     qsizetype rowsInFile() const {
         telemetry::UsageDatabase db;
