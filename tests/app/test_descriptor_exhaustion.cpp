@@ -104,6 +104,13 @@ private Q_SLOTS:
     }
 
     void outOfDescriptorsEveryoneHearsItAndNothingIsMarked() {
+#if defined(__SANITIZE_ADDRESS__)
+        // The sanitizer build's UBSan checks each dynamic type by reading the object through a pipe
+        // it opens on the spot (sanitizer_common's IsAccessibleMemoryRange): with no descriptor left,
+        // every check fails ("invalid vptr", "memory cannot be printed") and stops the gateway at its
+        // first QPointer read. The dev build runs this test.
+        QSKIP("UBSan's dynamic type check needs descriptors this test takes away");
+#endif
         QProcess gateway;
         const QString base = startGateway(gateway);
         QVERIFY2(!base.isEmpty(), qPrintable(QString::fromUtf8(gateway.readAllStandardError())));
@@ -153,7 +160,11 @@ private Q_SLOTS:
         const QByteArray answer =
             exchange(*held[0], post("/v1/messages", R"({"model":"coding","max_tokens":16,)"
                                                     R"("messages":[{"role":"user","content":"hello"}]})"));
-        QVERIFY2(answer.startsWith("HTTP/1.1 502"), answer.constData());
+        if (!answer.startsWith("HTTP/1.1 502"))
+            QFAIL(qPrintable(QStringLiteral("answered: [%1]; %2 held; the gateway said: %3")
+                                 .arg(QString::fromUtf8(answer))
+                                 .arg(held.size())
+                                 .arg(QString::fromUtf8(gateway.readAllStandardError().right(3000)))));
         QVERIFY2(answer.contains("out of file descriptors"), answer.constData());
         // Told at once: the connect timeout (10 s) it used to wait out is far off.
         QVERIFY2(took.elapsed() < 5000, qPrintable(QString::number(took.elapsed())));
