@@ -3,6 +3,7 @@
 #include "app/admin_commands.h"
 #include "core/config/config_edit.h"
 #include "core/config/config_loader.h"
+#include "core/credentials/credential_pools.h"
 #include "core/credentials/gateway_key.h"
 #include "core/credentials/keychain_store.h"
 
@@ -279,8 +280,9 @@ int credentialList(const QString &configPath, bool explicitPath, QTextStream &ou
                     }
                 }
             } else if (ref.startsWith(QLatin1String("env:"))) {
-                where = qEnvironmentVariableIsEmpty(qPrintable(ref.mid(4))) ? QStringLiteral("environment: unset")
-                                                                            : QStringLiteral("environment: set");
+                // As the gateway reads it: a variable of whitespace alone is no key, and no key is sent.
+                where = credentials::isUnsetEnvRef(ref) ? QStringLiteral("environment: unset")
+                                                        : QStringLiteral("environment: set");
             } else if (ref == QLatin1String("passthrough")) {
                 where = QStringLiteral("the caller's own key");
             } else {

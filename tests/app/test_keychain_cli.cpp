@@ -68,6 +68,7 @@ private Q_SLOTS:
         QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
         env.insert(QStringLiteral("SW_CLI_SET"), QStringLiteral("value"));
         env.remove(QStringLiteral("SW_CLI_UNSET"));
+        env.insert(QStringLiteral("SW_CLI_BLANK"), QStringLiteral(" \t\r ")); // no key, as the gateway reads it
         const Run set = run({QStringLiteral("credential"), QStringLiteral("set"), name}, secret + "\n", env);
         QVERIFY2(set.exitCode == 0, qPrintable(set.err));
         QVERIFY(set.out.contains(QStringLiteral("stored keychain:") + name));
@@ -87,9 +88,10 @@ private Q_SLOTS:
         QCOMPARE(read.secret, secret);
 
         QTemporaryDir dir;
-        const QString config = writeConfig(
-            dir, {QStringLiteral("keychain:") + name, QStringLiteral("keychain:cli-test-absent"),
-                  QStringLiteral("env:SW_CLI_SET"), QStringLiteral("env:SW_CLI_UNSET"), QStringLiteral("passthrough")});
+        const QString config =
+            writeConfig(dir, {QStringLiteral("keychain:") + name, QStringLiteral("keychain:cli-test-absent"),
+                              QStringLiteral("env:SW_CLI_SET"), QStringLiteral("env:SW_CLI_UNSET"),
+                              QStringLiteral("env:SW_CLI_BLANK"), QStringLiteral("passthrough")});
         QVERIFY(!config.isEmpty());
         const Run list =
             run({QStringLiteral("credential"), QStringLiteral("list"), QStringLiteral("--config"), config}, {}, env);
@@ -98,6 +100,7 @@ private Q_SLOTS:
         QVERIFY(list.out.contains(QStringLiteral("keychain:cli-test-absent\tkeychain: MISSING")));
         QVERIFY(list.out.contains(QStringLiteral("env:SW_CLI_SET\tenvironment: set")));
         QVERIFY(list.out.contains(QStringLiteral("env:SW_CLI_UNSET\tenvironment: unset")));
+        QVERIFY2(list.out.contains(QStringLiteral("env:SW_CLI_BLANK\tenvironment: unset")), qPrintable(list.out));
         QVERIFY(list.out.contains(QStringLiteral("passthrough\tthe caller's own key")));
         QVERIFY(!list.out.contains(QString::fromLatin1(secret)) && !list.out.contains(QStringLiteral("value")));
     }
