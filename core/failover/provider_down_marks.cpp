@@ -61,13 +61,18 @@ qint64 ProviderDownMarks::mark(const QString &tenant, const CandidateRef &c, con
         // - A model's mark counts its host's strikes: the whole provider was down. In the host mark's
         //   blip, or for a try made while it stood, its count and no step more.
         // - The host's mark covers every model there, so it counts a model's strikes only when it
-        //   struck in this run itself, outside that model's blip, and never a rate limit's: one
-        //   model's 503s, then the first refused connection, is the host's first strike (20 s).
+        //   struck in this run itself and the model's count came from it (at most one step past
+        //   it), outside that model's blip: one model's 503s, then the first refused connection,
+        //   is the host's own next strike (20 s, or 40 s after a refusal of its own).
         const bool hostMark = model.isEmpty();
         const Key other = keyFor(tenant, c.provider, c.baseUrl, hostMark ? c.modelId : QString());
         const auto it = other != key ? m_entries.constFind(other) : m_entries.cend();
-        const bool counts = it != m_entries.cend() && it->strikes > 0 &&
-                            (!hostMark || (m.strikes > 0 && it->kind != FailureKind::RateLimited));
+        // (A model's own run, then the host's first refusal: the model's count went past what the
+        // host's could have given it, and the host keeps its own.) A rate limit says the host
+        // answered: neither takes the other's count.
+        const bool counts = it != m_entries.cend() && it->strikes > 0 && failure.kind != FailureKind::RateLimited &&
+                            it->kind != FailureKind::RateLimited &&
+                            (!hostMark || (m.strikes > 0 && it->strikes <= m.strikes + 1));
         if (counts) {
             const bool itsBlip = attemptStartSeq && it->struckSeq > 0
                                      ? *attemptStartSeq < it->struckSeq

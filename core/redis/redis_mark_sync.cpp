@@ -26,9 +26,14 @@ namespace {
 // one sequence: a replica reads replies and messages on two connections, and
 // applies nothing older than what it already applied for that mark.
 constexpr char kStoreMarkLua[] = R"lua(
+redis.replicate_commands() -- TIME, then writes: effects replication (the default since Redis 5)
 local function storeMark(mark, strikes, setAt, expiresAt, now, reset, channel, changedAt)
   mark.seq = redis.call('INCR', KEYS[3])
-  redis.call('ZADD', KEYS[#KEYS], expiresAt, KEYS[1])
+  -- Scored on Redis's clock, as the pull prunes it: a replica whose clock is behind would list
+  -- a live mark that every pull then deletes.
+  local t = redis.call('TIME')
+  local redisNow = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  redis.call('ZADD', KEYS[#KEYS], string.format('%.0f', redisNow + expiresAt - now), KEYS[1])
   redis.call('HSET', KEYS[2], 'strikes', strikes, 'setAt', string.format('%.0f', setAt),
              'expiresAt', string.format('%.0f', expiresAt), 'changedAt', string.format('%.0f', changedAt))
   redis.call('PEXPIRE', KEYS[2], expiresAt - now + reset)
@@ -160,6 +165,7 @@ const QByteArray kImportScript = QByteArray(kStoreMarkLua) + kImportLua;
 constexpr char kPullScript[] = R"lua(
 local out = {0}
 local limit = tonumber(ARGV[1])
+redis.replicate_commands()
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. string.format('%.0f', now - 60000))
@@ -187,13 +193,14 @@ return out
 // value. KEYS: replicas, epoch, sequence. ARGV: TTL, this replica, a new epoch. Returns
 // {replicas, epoch, sequence}.
 constexpr char kHeartbeatScript[] = R"lua(
+redis.replicate_commands()
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 -- The write Redis refuses when it refuses writes (OOM, READONLY) comes first: once a script has
 -- written, Redis lets it finish, and the store would count as taking writes.
 redis.call('ZADD', KEYS[1], string.format('%.0f', now + tonumber(ARGV[1])), ARGV[2])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', string.format('%.0f', now))
-redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[1]))
+if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[1]) then redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[1])) end
 local epoch = redis.call('GET', KEYS[2])
 if not epoch then
   epoch = ARGV[3]

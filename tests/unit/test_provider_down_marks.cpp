@@ -271,9 +271,19 @@ private Q_SLOTS:
         ProviderDownMarks limited(clock2);
         QCOMPARE(limited.mark(QStringLiteral("t"), kA, failure(FailureKind::Transport)), 20000);
         clock2.advance(20000);
-        QCOMPARE(limited.mark(QStringLiteral("t"), kA, failure(FailureKind::RateLimited)), 60000);
-        clock2.advance(60000);
+        QCOMPARE(limited.mark(QStringLiteral("t"), kA, failure(FailureKind::RateLimited)), 30000);
+        clock2.advance(30000);
         QCOMPARE(limited.mark(QStringLiteral("t"), kA, failure(FailureKind::Transport)), 40000);
+        // One refusal, then a model's own run of 503s, then a refusal: the host's second strike.
+        sw::test::FakeClock clock3;
+        ProviderDownMarks run(clock3);
+        QCOMPARE(run.mark(QStringLiteral("t"), kA, failure(FailureKind::Transport)), 20000);
+        clock3.advance(20000);
+        for (const qint64 ttl : {40000, 80000, 160000}) {
+            QCOMPARE(run.mark(QStringLiteral("t"), kA, failure(FailureKind::ServerError)), ttl);
+            clock3.advance(ttl);
+        }
+        QCOMPARE(run.mark(QStringLiteral("t"), kA, failure(FailureKind::Transport)), 40000);
     }
     void transportCoversEveryModelOnBaseUrl() {
         sw::test::FakeClock clock;
