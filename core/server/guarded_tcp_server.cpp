@@ -159,7 +159,10 @@ void GuardedTcpServer::setLimits(const config::LimitsConfig &limits) {
 void GuardedTcpServer::incomingConnection(qintptr handle) {
     auto *socket = new GuardedSocket(this);
     if (!socket->setSocketDescriptor(handle)) {
+        // Qt leaves a descriptor it could not take open: closed here, or each such failure would
+        // hold one until the process ends.
         delete socket;
+        ::close(static_cast<int>(handle));
         return;
     }
     // Nagle off once per connection: an answer's last segment must not wait for the client's ACK.
