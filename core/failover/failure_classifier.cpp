@@ -62,6 +62,14 @@ constexpr const char *kRefusesReasoningSummary = "reasoning\\W?summar";
 constexpr const char *kRefusesToolCallIds =
     "must be a-z,\\s?a-z,\\s?0-9,?\\s?with a length of 9|tool call ids? should be alphanumeric strings? with "
     "(a )?length( of)? 9";
+// A 400 that says the provider does not serve the model asked for: Groq's retired models
+// ("model_decommissioned: The model `…` has been decommissioned"), LM Studio with no model loaded
+// ("No models loaded. Please load a model …"), OpenAI-compatible servers that send OpenAI's
+// model_not_found with a 400. The same said as a 404 fails over; probe X1 F3 found the route's
+// fallback never asked.
+constexpr const char *kRefusesTheModel =
+    "model_(decommissioned|not_found)|no models? (is |are )?loaded"
+    "|\\bmodel\\b.{0,160}\\b(has been decommissioned|(is )?no longer (supported|available)|does not exist|not loaded)";
 
 // Patterns are compiled once per thread (QRegularExpression compiles and JITs
 // on first use, which costs far more than the match itself).
@@ -179,6 +187,13 @@ bool FailureClassifier::refusesToStream(const FailureInput &in) {
     return matches(text, "verified to stream");
 }
 
+bool FailureClassifier::refusesTheModel(const FailureInput &in) {
+    if (in.status != 400)
+        return false;
+    const QString text = in.classificationMessage.isEmpty() ? in.message : in.classificationMessage;
+    return matches(text, kRefusesTheModel);
+}
+
 bool FailureClassifier::refusesToolCallIds(const FailureInput &in) {
     // A 400 (Mistral's API, vLLM), a 422 (Mistral's validation errors), or a 500 (a template's
     // exception where the server reports it as its own).
@@ -195,6 +210,9 @@ QString FailureClassifier::withoutEchoes(const QString &text, const RequestStrin
                                                            QRegularExpression::CaseInsensitiveOption);
     thread_local const QRegularExpression toolCallIds(QString::fromLatin1(kRefusesToolCallIds),
                                                       QRegularExpression::CaseInsensitiveOption);
+    // A prompt that says "no models loaded", quoted back in a 400, must not send every request on.
+    thread_local const QRegularExpression refusesTheModel(QString::fromLatin1(kRefusesTheModel),
+                                                          QRegularExpression::CaseInsensitiveOption);
     // A tenant's prompt quoted in a spent key's 402 must not make it read as a size refusal, which
     // keeps the key in use (probe GV 3).
     thread_local const QRegularExpression requestsSize(QString::fromLatin1(kRefusesTheRequestsSize),
@@ -242,6 +260,7 @@ QString FailureClassifier::withoutEchoes(const QString &text, const RequestStrin
     scan(reasoningBack);
     scan(reasoningSummary);
     scan(toolCallIds);
+    scan(refusesTheModel);
     scan(requestsSize);
     if (spans.isEmpty())
         return text;
@@ -464,6 +483,10 @@ std::optional<UpstreamFailure> FailureClassifier::classify(const FailureInput &i
         // the provider's outage. The chain stopped there on every request, its fallback never asked
         // (probe V1 F4); another candidate may serve it, nothing is marked.
         if (refusesToStream(in))
+            return make(FailureKind::NotServed);
+        // The provider does not serve the model (refusesTheModel), said with a 400 where others
+        // send a 404: another candidate may, nothing is marked.
+        if (refusesTheModel(in))
             return make(FailureKind::NotServed);
         if (s < 500 && s != 408)
             return std::nullopt;

@@ -95,6 +95,9 @@ public:
     // verified to stream this model" (o3, gpt-5 for an organisation not verified; param stream).
     // Every upstream request streams, so the model cannot serve this account here.
     static bool refusesToStream(const FailureInput &input);
+    // A 400 that says this provider does not serve the model (retired, not loaded, not found): the
+    // 404's meaning, sent as a 400 by Groq, LM Studio and some OpenAI-compatible servers.
+    static bool refusesTheModel(const FailureInput &input);
     // A 400 (422, or a 500 of a template) that refuses a tool call id for not being nine characters of
     // [a-zA-Z0-9]: Mistral's validator and chat templates, behind a server not told by its host or
     // model id (a loopback vLLM). The same request with every id so goes through.

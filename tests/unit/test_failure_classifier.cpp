@@ -709,6 +709,46 @@ private Q_SLOTS:
         QVERIFY(!FailureClassifier::classify(in));
     }
 
+    // A provider that does not serve the model says so with a 400 (Groq's retired models, LM Studio
+    // with none loaded): the 404's meaning. The route's fallback was never asked (probe X1 F3).
+    void aModelTheProviderDoesNotServeIsNotServedAlsoAsA400() {
+        FailureInput in;
+        in.status = 400;
+        in.message = QStringLiteral("The model `llama-3.1-70b-versatile` has been decommissioned and is no longer "
+                                    "supported. Please refer to the deprecations page for a recommendation.");
+        in.classificationMessage = QStringLiteral("model_decommissioned: ") + in.message;
+        auto f = FailureClassifier::classify(in);
+        QVERIFY(f);
+        QCOMPARE(f->kind, FailureKind::NotServed);
+        in.message = QStringLiteral("No models loaded. Please load a model in the developer page or use the "
+                                    "`lms load` command.");
+        in.classificationMessage = QStringLiteral("invalid_request_error: ") + in.message;
+        f = FailureClassifier::classify(in);
+        QVERIFY(f);
+        QCOMPARE(f->kind, FailureKind::NotServed);
+        in.message = QStringLiteral("The model `qwen-9` does not exist or you do not have access to it.");
+        in.classificationMessage = QStringLiteral("model_not_found: ") + in.message;
+        QCOMPARE(FailureClassifier::classify(in)->kind, FailureKind::NotServed);
+        // A request's own 400 about its parameters stays the client's.
+        in.message = QStringLiteral("Unsupported value: 'temperature' does not support 0.5 with this model. Only the "
+                                    "default (1) value is supported.");
+        in.classificationMessage = QStringLiteral("unsupported_value: ") + in.message;
+        QVERIFY(!FailureClassifier::classify(in));
+        // A prompt that says the words, quoted back in a 400, is the request's, not the provider's.
+        const QStringList strings{QStringLiteral("why are no models loaded in my app? the model has been "
+                                                 "decommissioned they say")};
+        const QString quoted = QStringLiteral("invalid_request_error: Input 'why are no models loaded in my app? the "
+                                              "model has been decommissioned they say' is too long.");
+        in.message = quoted;
+        in.classificationMessage =
+            FailureClassifier::withoutEchoes(quoted, [&]() -> const QStringList & { return strings; });
+        QVERIFY2(!FailureClassifier::classify(in), qPrintable(in.classificationMessage));
+        // Only a 400: a 500 with the words is a server's error as before.
+        in.status = 500;
+        in.classificationMessage = QStringLiteral("model_decommissioned: gone");
+        QCOMPARE(FailureClassifier::classify(in)->kind, FailureKind::ServerError);
+    }
+
     // Gemini's 429 for a quota of one model (QuotaFailure's quotaId "…PerModel…", or the model among
     // its dimensions) limits that model, not the key, whatever its quota words (probe V1 F5).
     void aQuotaOfOneModelIsThatModelsRateLimit() {
