@@ -11,6 +11,7 @@
 #include <QTcpSocket>
 #include <QTimer>
 
+#include <algorithm>
 #include <cerrno>
 #include <memory>
 
@@ -40,7 +41,8 @@ int SocketTransport::idleConnections() const {
     return n;
 }
 
-SocketLink::SocketLink(QAbstractSocket *socket) : QObject(socket), m_socket(socket) {
+SocketLink::SocketLink(QAbstractSocket *socket)
+    : QObject(socket), m_socket(socket), m_reuseWithinMs(SocketTransport::kIdleReuseMs) {
     if (auto *ssl = qobject_cast<QSslSocket *>(socket))
         connect(ssl, &QSslSocket::encrypted, this, &SocketLink::onConnected);
     else
@@ -81,6 +83,26 @@ bool SocketLink::eventFilter(QObject *watched, QEvent *event) {
 void SocketLink::holdIdle(SocketTransport *transport) {
     m_call = nullptr;
     m_idleIn = transport;
+}
+
+void SocketLink::noteKeepAlive(const http::HeaderList &responseHeaders) {
+    m_reuseWithinMs = SocketTransport::kIdleReuseMs;
+    const QByteArray hint = http::headerValue(responseHeaders, "keep-alive");
+    if (hint.isEmpty())
+        return;
+    for (const QByteArray &part : hint.split(',')) {
+        const QByteArray item = part.trimmed();
+        if (!item.toLower().startsWith("timeout="))
+            continue;
+        bool ok = false;
+        const qint64 seconds = item.mid(8).trimmed().toLongLong(&ok);
+        if (!ok || seconds < 0)
+            return;
+        // A second's margin for the request's way to the server, half the time for a short one.
+        const qint64 serverMs = std::min<qint64>(seconds, 24 * 3600) * 1000;
+        m_reuseWithinMs = std::min(SocketTransport::kIdleReuseMs, std::max(serverMs - 1000, serverMs / 2));
+        return;
+    }
 }
 
 void SocketLink::release() {
@@ -131,13 +153,20 @@ bool peerGone(QAbstractSocket *socket) {
 
 } // namespace
 
+bool SocketTransport::idleTooLong(const SocketLink *link) const {
+    const util::Clock &c = clock();
+    const qint64 idle = std::max(c.nowMs() - link->m_idleSinceMs, c.epochMs() - link->m_idleSinceEpochMs);
+    return idle > link->m_reuseWithinMs;
+}
+
 SocketLink *SocketTransport::takeIdle(const QString &hostKey, QObject *owner) {
     auto it = m_idle.find(hostKey);
     while (it != m_idle.end() && !it->isEmpty()) {
         SocketLink *link = it->takeLast(); // most recently used: least likely to have timed out
         QAbstractSocket *s = link->socket();
         link->release();
-        if (s->state() == QAbstractSocket::ConnectedState && s->bytesAvailable() == 0 && !peerGone(s)) {
+        if (s->state() == QAbstractSocket::ConnectedState && s->bytesAvailable() == 0 && !idleTooLong(link) &&
+            !peerGone(s)) {
             s->setParent(owner);
             return link;
         }
@@ -213,6 +242,15 @@ void SocketTransport::giveBack(const QString &hostKey, SocketLink *link) {
     }
     socket->setParent(this);
     socket->setReadBufferSize(0);
+    // The oldest first: those idle too long are closed now rather than held until the host is asked again.
+    while (!list.isEmpty() && idleTooLong(list.first())) {
+        SocketLink *old = list.takeFirst();
+        old->release();
+        old->socket()->abort();
+        old->socket()->deleteLater();
+    }
+    link->m_idleSinceMs = clock().nowMs();
+    link->m_idleSinceEpochMs = clock().epochMs();
     list.append(link);
     link->holdIdle(this);
 }

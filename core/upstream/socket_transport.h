@@ -12,7 +12,10 @@
 // being written or within SocketUpstreamCall::kStaleRetryMs of it, is retried
 // once on a fresh one (the server timed the idle connection out as we sent);
 // dying later, the server may have read and processed it: a transport failure,
-// never re-sent.
+// never re-sent. A connection idle longer than kIdleReuseMs, or than the server's own
+// `Keep-Alive: timeout=` less a margin, is closed instead of reused: a NAT or firewall that forgot
+// it, or a laptop that slept, drops what is sent on it without a word, and the request would hang
+// until the attempt's budget blamed the model (probe X1 F2).
 //
 // A connection (and TLS handshake) that does not complete within
 // kConnectTimeoutMs fails the call as TransportError::Timeout.
@@ -44,6 +47,10 @@ public:
     void holdByCall(SocketUpstreamCall *call);
     void holdIdle(SocketTransport *transport);
     void release(); // nobody hears the socket until the next hold
+    // The response's `Keep-Alive: timeout=N` hint: the connection is reused within N s less a
+    // margin, and never past SocketTransport::kIdleReuseMs.
+    void noteKeepAlive(const http::HeaderList &responseHeaders);
+    qint64 reuseWithinMs() const { return m_reuseWithinMs; }
 
 protected:
     // A plain connection's read notifications reach the call that holds it before Qt's socket
@@ -62,6 +69,12 @@ private:
     SocketUpstreamCall *m_call = nullptr;
     SocketTransport *m_idleIn = nullptr;
     QPointer<QObject> m_readNotifier; // Qt's, of a plain connection, once found
+    qint64 m_reuseWithinMs;
+    // When it went idle, on the monotonic clock and the wall clock: the monotonic one stands still
+    // while the machine sleeps, the wall clock jumps by the sleep on waking.
+    qint64 m_idleSinceMs = 0;
+    qint64 m_idleSinceEpochMs = 0;
+    friend class SocketTransport;
 };
 
 class SocketTransport final : public QObject, public Transport {
@@ -83,6 +96,11 @@ public:
     static constexpr int kDrainMs = 50;
     static constexpr qint64 kDrainBytes = 64 * 1024;
     void setMaxIdlePerHost(int n) { m_maxIdlePerHost = n; }
+    // A pooled connection idle longer than this is closed, not reused. Mainstream clients reuse for
+    // 4 to 5 s (undici, httpx) up to 90 s (Go); middleboxes forget idle flows after minutes to an
+    // hour, and a server that closes first usually says so (a FIN, or its Keep-Alive hint). 15 s
+    // keeps an agent's run of requests on one connection and leaves no forgotten flow in use.
+    static constexpr qint64 kIdleReuseMs = 15'000;
     // A TCP connect plus, for https, the TLS handshake, must complete within this long, or the call
     // ends as TransportError::Timeout (the base URL's failure) instead of waiting on a host that drops
     // our SYNs (a full accept queue, a firewall) until the idle limit blames the model. Ten seconds
@@ -105,6 +123,7 @@ private:
     SocketLink *open(const QUrl &url, const QString &trust, QObject *owner);
     void giveBack(const QString &hostKey, SocketLink *link);
     void dropIdle(SocketLink *link);
+    bool idleTooLong(const SocketLink *link) const;
     // Takes an aborted call's connection, mid-body with `parser`'s state.
     void drain(const QString &hostKey, SocketLink *link, const Http1ResponseParser &parser);
 

@@ -477,6 +477,7 @@ void SocketUpstreamCall::releaseSocket(bool reusable) {
     // Queued request bytes count too: the kernel may not have taken the whole body yet.
     reusable = reusable && bodySent() && s->bytesToWrite() == 0;
     if (reusable && m_transport) {
+        link->noteKeepAlive(m_parser.headers());
         m_transport->giveBack(m_poolKey, link);
         return;
     }
@@ -499,6 +500,7 @@ void SocketUpstreamCall::abort() {
         closeSpareDescriptor();
         m_socket = nullptr;
         m_link = nullptr;
+        link->noteKeepAlive(m_parser.headers());
         m_transport->drain(m_poolKey, link, m_parser);
     } else {
         releaseSocket(false);

@@ -218,6 +218,8 @@ private Q_SLOTS:
     void stallAfter200ReportsHeaders();
     void sequentialCallsReuseOneConnection();
     void staleKeepAliveConnectionIsRetriedOnAFreshOne();
+    void aConnectionIdleTooLongIsNotReused_data();
+    void aConnectionIdleTooLongIsNotReused();
     void sixHundredConcurrentStreamsToOneHostAllComplete();
     void abortAtTheLastEventStillKeepsTheConnection_data();
     void abortAtTheLastEventStillKeepsTheConnection();
@@ -507,6 +509,61 @@ void TestSocketTransport::staleKeepAliveConnectionIsRetriedOnAFreshOne() {
     QCOMPARE(second.error(), TransportError::None);
     QCOMPARE(second.status, 200);
     QCOMPARE(m_transport->connectionsOpened(), 2);
+}
+
+void TestSocketTransport::aConnectionIdleTooLongIsNotReused_data() {
+    QTest::addColumn<QByteArray>("keepAlive"); // the response's Keep-Alive header, if any
+    QTest::addColumn<qint64>("reusedAfterMs");
+    QTest::addColumn<qint64>("closedAfterMs");
+    QTest::addColumn<bool>("sleep"); // the time passes with the machine asleep: the wall clock alone moves
+    const qint64 limit = SocketTransport::kIdleReuseMs;
+    QTest::addRow("no hint") << QByteArray() << limit << limit + 1 << false;
+    QTest::addRow("the machine slept") << QByteArray() << limit << limit + 1 << true;
+    QTest::addRow("timeout=5") << QByteArray("timeout=5, max=100") << qint64(4000) << qint64(4001) << false;
+    QTest::addRow("timeout=1") << QByteArray("timeout=1") << qint64(500) << qint64(501) << false;
+    QTest::addRow("timeout=600") << QByteArray("timeout=600") << limit << limit + 1 << false;
+}
+
+void TestSocketTransport::aConnectionIdleTooLongIsNotReused() {
+    // A NAT or firewall that forgot an idle flow drops what is sent on it without a word: the request
+    // hung until the attempt's budget marked a healthy provider (probe X1 F2). A connection idle past
+    // the reuse limit, or the server's own Keep-Alive timeout less a margin, is closed, not reused.
+    QFETCH(QByteArray, keepAlive);
+    QFETCH(qint64, reusedAfterMs);
+    QFETCH(qint64, closedAfterMs);
+    QFETCH(bool, sleep);
+    FakeClock clock;
+    m_transport->setClock(&clock);
+    Fault answer = fault(Fault::Status, 0);
+    answer.status = 200;
+    answer.body = R"({"ok":true})";
+    if (!keepAlive.isEmpty())
+        answer.headers = {{"Keep-Alive", keepAlive}};
+    m_fake->setFault(answer);
+    const auto ask = [&] {
+        CallRecorder rec(m_transport->start(post(m_fake->baseUrl()), this));
+        QVERIFY(rec.waitFinished());
+        QCOMPARE(rec.error(), TransportError::None);
+        QCOMPARE(rec.status, 200);
+    };
+    const auto pass = [&](qint64 ms) {
+        if (sleep)
+            clock.setEpochMs(clock.epochMs() + ms);
+        else
+            clock.advance(ms);
+    };
+    ask();
+    QCOMPARE(m_transport->idleConnections(), 1);
+    pass(reusedAfterMs);
+    ask();
+    QCOMPARE(m_transport->connectionsOpened(), 1); // reused at the limit
+    pass(closedAfterMs);
+    ask();
+    QCOMPARE(m_transport->connectionsOpened(), 2); // a fresh one past it
+    QCOMPARE(m_fake->acceptedConnections(), 2);
+    QCOMPARE(m_transport->idleConnections(), 1);
+    // The forgotten one is closed, not kept: the server sees it go.
+    QVERIFY(waitUntil([&] { return m_fake->openConnections() == 1; }));
 }
 
 void TestSocketTransport::sixHundredConcurrentStreamsToOneHostAllComplete() {
