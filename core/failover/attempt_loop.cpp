@@ -947,18 +947,33 @@ bool AttemptLoop::tryInAttemptRetry(Attempt &a, const UpstreamFailure &failure) 
     return true;
 }
 
+bool AttemptLoop::saysLessThanTheLastFailure(const UpstreamFailure &failure) const {
+    // A provider that does not hold the conversation the request names (another provider of its API
+    // made it) says nothing of the one that does: when that one failed first (down, overloaded), the
+    // client hears its failure, which it retries, not that the conversation does not exist (probe X3 F1).
+    if (!m_lastFailure || m_lastFailure->kind == FailureKind::NotServed || failure.kind != FailureKind::NotServed)
+        return false;
+    FailureInput in;
+    in.status = failure.status;
+    in.message = failure.message;
+    return FailureClassifier::lacksTheConversation(in);
+}
+
 void AttemptLoop::afterFailure(Attempt &a, const UpstreamFailure &failure, const QString &cause) {
     // Cut by a budget the client's own wait made shorter than the gateway's: no evidence against
     // the provider (probe S2 F2), so no mark and no failure counted; the next candidate still answers.
     const bool onTheClientsClock = a.budgetIsTheClients && a.budget && a.budget->timedOut();
     endAttempt(a);
-    m_lastFailure = failure;
-    m_lastFailureWho = a.candidate.name();
-    m_lastFailureAnswering = a.status >= 200 && a.status < 300;
-    // A usage limit on the provider's only key (recorded by rotateCredential): the client hears
-    // when it is back, as a 429, rather than a 502 that sends users looking for a broken key.
-    m_lastFailureWait =
-        failure.kind == FailureKind::CredentialExhausted ? m_deps.runner->credentialWait(a.candidate) : std::nullopt;
+    if (!saysLessThanTheLastFailure(failure)) {
+        m_lastFailure = failure;
+        m_lastFailureWho = a.candidate.name();
+        m_lastFailureAnswering = a.status >= 200 && a.status < 300;
+        // A usage limit on the provider's only key (recorded by rotateCredential): the client hears
+        // when it is back, as a 429, rather than a 502 that sends users looking for a broken key.
+        m_lastFailureWait = failure.kind == FailureKind::CredentialExhausted
+                                ? m_deps.runner->credentialWait(a.candidate)
+                                : std::nullopt;
+    }
     // A model the configuration does not list (a direct `provider/<any id>`) is in no chain, so its
     // own mark is read by no request; and its names are the client's to choose: a client inventing
     // them filled the tenant's table, evicted its real marks and fed every admin subscriber the table
@@ -1003,7 +1018,8 @@ void AttemptLoop::afterFailure(Attempt &a, const UpstreamFailure &failure, const
                 noCredential.append(sk);
         recordSkips(noCredential);
     }
-    finishWithFailure(withNoFallbackNote(clientErrorFor(failure)), true);
+    // The failure the client hears: this one, unless it says less than the one before (saysLessThanTheLastFailure).
+    finishWithFailure(withNoFallbackNote(clientErrorFor(m_lastFailure.value_or(failure))), true);
 }
 
 void AttemptLoop::reportCutAfterCommit(const Attempt &a, const model::StreamEvent &error, const TryFrame &frame) {

@@ -358,6 +358,8 @@ private:
     bool rotateCredential(Attempt &a, const TryFailure &failure, const UpstreamFailure &classified);
     bool tryInAttemptRetry(Attempt &a, const UpstreamFailure &failure);
     void afterFailure(Attempt &a, const UpstreamFailure &failure, const QString &cause = {});
+    // The failure the client would hear tells less than the one it already holds (the .cpp says when).
+    bool saysLessThanTheLastFailure(const UpstreamFailure &failure) const;
     void reportCutAfterCommit(const Attempt &a, const model::StreamEvent &error, const TryFrame &frame);
     void endStalledClient(Attempt &a);
     void stopWithUpstreamError(Attempt &a, const FailureInput &input);

@@ -70,6 +70,13 @@ constexpr const char *kRefusesToolCallIds =
 constexpr const char *kRefusesTheModel =
     "model_(decommissioned|not_found)|no models? (is |are )?loaded"
     "|\\bmodel\\b.{0,160}\\b(has been decommissioned|(is )?no longer (supported|available)|does not exist|not loaded)";
+// A 400 that says this provider does not hold the conversation state the request names: OpenAI's
+// previous_response_not_found ("Previous response with id 'resp_…' not found."), a conversation or
+// an item by reference another provider of the Responses API made. Each provider holds its own;
+// the one that made it may be further down the chain (probe X3 F1).
+constexpr const char *kLacksTheConversation =
+    "previous_response_not_found|conversation_not_found"
+    "|(previous response|conversation|item) with id\\W{0,2}[\\w.-]+\\W{0,2} not found";
 
 // Patterns are compiled once per thread (QRegularExpression compiles and JITs
 // on first use, which costs far more than the match itself).
@@ -163,7 +170,10 @@ bool FailureClassifier::refusesReplayedReasoning(const FailureInput &in) {
     const QString text = in.classificationMessage.isEmpty() ? in.message : in.classificationMessage;
     return matches(text, "invalid\\W{0,2}(signature|data)\\W{0,2} in\\W{0,2}(redacted_)?thinking"
                          "|invalid_encrypted_content|encrypted content.{0,200}could not be verified"
-                         "|(corrupted|invalid) thought.?signature|thought.?signature is (not valid|invalid)");
+                         "|(corrupted|invalid) thought.?signature|thought.?signature is (not valid|invalid)"
+                         // A reasoning item by id alone (store: true, no encrypted_content), which only the
+                         // provider that made it holds: "Item with id 'rs_…' not found" (probe X3 F2).
+                         "|item with id\\W{0,2}rs_\\w+\\W{0,2} not found");
 }
 
 bool FailureClassifier::asksForReasoningBack(const FailureInput &in) {
@@ -194,6 +204,13 @@ bool FailureClassifier::refusesTheModel(const FailureInput &in) {
     return matches(text, kRefusesTheModel);
 }
 
+bool FailureClassifier::lacksTheConversation(const FailureInput &in) {
+    if (in.status != 400 && in.status != 404)
+        return false;
+    const QString text = in.classificationMessage.isEmpty() ? in.message : in.classificationMessage;
+    return matches(text, kLacksTheConversation);
+}
+
 bool FailureClassifier::refusesToolCallIds(const FailureInput &in) {
     // A 400 (Mistral's API, vLLM), a 422 (Mistral's validation errors), or a 500 (a template's
     // exception where the server reports it as its own).
@@ -211,6 +228,8 @@ QString FailureClassifier::withoutEchoes(const QString &text, const RequestStrin
     thread_local const QRegularExpression toolCallIds(QString::fromLatin1(kRefusesToolCallIds),
                                                       QRegularExpression::CaseInsensitiveOption);
     // A prompt that says "no models loaded", quoted back in a 400, must not send every request on.
+    thread_local const QRegularExpression lacksTheConversation(QString::fromLatin1(kLacksTheConversation),
+                                                               QRegularExpression::CaseInsensitiveOption);
     thread_local const QRegularExpression refusesTheModel(QString::fromLatin1(kRefusesTheModel),
                                                           QRegularExpression::CaseInsensitiveOption);
     // A tenant's prompt quoted in a spent key's 402 must not make it read as a size refusal, which
@@ -261,6 +280,7 @@ QString FailureClassifier::withoutEchoes(const QString &text, const RequestStrin
     scan(reasoningSummary);
     scan(toolCallIds);
     scan(refusesTheModel);
+    scan(lacksTheConversation);
     scan(requestsSize);
     if (spans.isEmpty())
         return text;
@@ -487,6 +507,10 @@ std::optional<UpstreamFailure> FailureClassifier::classify(const FailureInput &i
         // The provider does not serve the model (refusesTheModel), said with a 400 where others
         // send a 404: another candidate may, nothing is marked.
         if (refusesTheModel(in))
+            return make(FailureKind::NotServed);
+        // The conversation state the request names is another provider's (lacksTheConversation):
+        // the one that holds it may be next.
+        if (lacksTheConversation(in))
             return make(FailureKind::NotServed);
         if (s < 500 && s != 408)
             return std::nullopt;

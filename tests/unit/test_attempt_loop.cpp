@@ -461,6 +461,11 @@ private Q_SLOTS:
             {"403 concurrency cap", Shape::Status, 403, "too many concurrent requests", "rate_limited", 429, true},
             {"429", Shape::Status, 429, "rate_limit_error: slow down", "rate_limited", 429, true},
             {"404", Shape::Status, 404, "model not found", "not_served", 0, false},
+            // The 404's meaning said with a 400 (probe X1 F3), and conversation state another provider holds (X3 F1).
+            {"400 model retired", Shape::Status, 400, "model_decommissioned: The model `m` has been decommissioned",
+             "not_served", 0, false},
+            {"400 conversation elsewhere", Shape::Status, 400,
+             "previous_response_not_found: Previous response with id 'resp_1' not found.", "not_served", 0, false},
             {"3xx", Shape::Status, 302, "redirect", "", 502, false},
             {"400", Shape::Status, 400, "max_tokens: too large", "", 400, false},
             {"422", Shape::Status, 422, "unprocessable", "", 422, false},
@@ -521,6 +526,31 @@ private Q_SLOTS:
                     QCOMPARE(h.client.inBand.isEmpty(), !stream);
                 }
             }
+        }
+    }
+
+    // A conversation started on pa (previous_response_id) while pa is down: pb, which never saw it,
+    // says "not found". The client hears pa's outage, which it retries, not that its conversation
+    // is gone (probe X3 F1).
+    void aConversationHeldElsewhereLeavesTheOutageToTheClient() {
+        for (const bool stream : {true, false}) {
+            Harness h({candidate("pa"), candidate("pb")}, stream);
+            h.start();
+            h.httpError(503, QStringLiteral("overloaded"));
+            QCOMPARE(h.runner.lastProvider(), QStringLiteral("pb"));
+            h.httpError(400,
+                        QStringLiteral("previous_response_not_found: Previous response with id 'resp_1' not found."));
+            QVERIFY(h.done);
+            QVERIFY(h.client.failed);
+            QCOMPARE(h.client.failed->status, 503);
+            QVERIFY2(h.client.failed->message.contains(QStringLiteral("pa")), qPrintable(h.client.failed->message));
+            // Any other refusal from pb is its own to tell.
+            Harness other({candidate("pa"), candidate("pb")}, stream);
+            other.start();
+            other.httpError(503, QStringLiteral("overloaded"));
+            other.httpError(404, QStringLiteral("model not found"));
+            QVERIFY(other.client.failed);
+            QCOMPARE(other.client.failed->status, 404);
         }
     }
 

@@ -749,6 +749,31 @@ private Q_SLOTS:
         QCOMPARE(FailureClassifier::classify(in)->kind, FailureKind::ServerError);
     }
 
+    // Conversation state only the provider that made it holds (Responses): another provider of the
+    // same API says it is not found. Not the request's error: the one that holds it may be next; a
+    // reasoning item by id alone is mended like a foreign signature (probe X3 F1, F2).
+    void conversationStateAnotherProviderHoldsIsNotServed() {
+        FailureInput in;
+        in.status = 400;
+        in.message = QStringLiteral("Previous response with id 'resp_68af0c1d' not found.");
+        in.classificationMessage = QStringLiteral("previous_response_not_found: ") + in.message;
+        QVERIFY(FailureClassifier::lacksTheConversation(in));
+        QCOMPARE(FailureClassifier::classify(in)->kind, FailureKind::NotServed);
+        in.message = QStringLiteral("Item with id 'rs_68af0c1d5e' not found. Items are not persisted when `store` is "
+                                    "set to false. Try again with `store` set to true, or remove this item from your "
+                                    "input.");
+        in.classificationMessage = QStringLiteral("invalid_request_error: ") + in.message;
+        QVERIFY(FailureClassifier::refusesReplayedReasoning(in));
+        in.message = QStringLiteral("Item with id 'msg_68af0c1d5e' not found.");
+        in.classificationMessage = in.message;
+        QVERIFY(!FailureClassifier::refusesReplayedReasoning(in));
+        QCOMPARE(FailureClassifier::classify(in)->kind, FailureKind::NotServed);
+        // A 400 about the request's own fields stays the client's.
+        in.message = QStringLiteral("Invalid 'input[2].id': string too long.");
+        in.classificationMessage = in.message;
+        QVERIFY(!FailureClassifier::classify(in));
+    }
+
     // Gemini's 429 for a quota of one model (QuotaFailure's quotaId "…PerModel…", or the model among
     // its dimensions) limits that model, not the key, whatever its quota words (probe V1 F5).
     void aQuotaOfOneModelIsThatModelsRateLimit() {
