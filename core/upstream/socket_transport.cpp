@@ -4,6 +4,7 @@
 #include "core/upstream/socket_upstream_call.h"
 
 #include <QEvent>
+#include <QHostInfo>
 #include <QNetworkProxy>
 #include <QSocketNotifier>
 #include <QSslConfiguration>
@@ -13,11 +14,14 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 #include <memory>
 
+#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 namespace sw::upstream {
 
@@ -108,6 +112,12 @@ void SocketLink::noteKeepAlive(const http::HeaderList &responseHeaders) {
 void SocketLink::release() {
     m_call = nullptr;
     m_idleIn = nullptr;
+    // A call that ended while its connection was still being made (its connect timeout, an abort)
+    // ends the race too: no address goes on trying for nobody.
+    if (QObject *race = m_race.data()) {
+        m_race = nullptr;
+        race->deleteLater();
+    }
 }
 
 void SocketLink::onConnected() {
@@ -121,6 +131,11 @@ void SocketLink::onReadyRead() {
         m_call->onReadyRead();
     else if (m_idleIn)
         m_idleIn->dropIdle(this); // an idle connection that hears anything (stray bytes) is useless
+}
+
+void SocketLink::raceLost(TransportError error, const QString &message) {
+    if (m_call)
+        m_call->connectFailed(error, message);
 }
 
 void SocketLink::onError(QAbstractSocket::SocketError error) {
@@ -195,6 +210,224 @@ void SocketTransport::setExtraCaCertificates(const CaTable &table) {
     }
 }
 
+// Connects a socket to a host name's addresses as RFC 8305 asks (SocketTransport::kNextAddressAfterMs):
+// each address on a descriptor of its own, started when the one before failed or after the stagger,
+// the first connected handed to the socket (setSocketDescriptor), the others closed. A child of the
+// socket: aborting the socket ends the race, and its descriptors with it.
+class AddressRace final : public QObject {
+public:
+    AddressRace(SocketLink *link, const QString &host, quint16 port, bool tls, SocketTransport &transport)
+        : QObject(link->socket()), m_link(link), m_host(host), m_port(port), m_tls(tls), m_clock(transport.clock()) {
+        link->m_race = this;
+        if (transport.m_resolver) {
+            // Said from the loop, as the system's lookup is.
+            m_addresses = transport.m_resolver(host);
+            m_timer = m_clock.schedule(0, [this] {
+                m_timer = 0;
+                onAddresses(m_addresses.isEmpty() ? QStringLiteral("no address") : QString());
+            });
+        } else {
+            m_lookupId = QHostInfo::lookupHost(host, this, [this](const QHostInfo &info) {
+                m_lookupId = -1;
+                m_addresses = info.addresses();
+                onAddresses(info.error() == QHostInfo::NoError ? QString() : info.errorString());
+            });
+        }
+    }
+    ~AddressRace() override {
+        if (m_lookupId >= 0)
+            QHostInfo::abortHostLookup(m_lookupId);
+        if (m_timer)
+            m_clock.cancel(m_timer);
+        for (const Pending &p : m_pending) {
+            delete p.notifier;
+            ::close(p.fd);
+        }
+    }
+    Q_DISABLE_COPY_MOVE(AddressRace)
+
+private:
+    struct Pending {
+        int fd;
+        QSocketNotifier *notifier;
+        QHostAddress address;
+    };
+
+    void onAddresses(const QString &lookupError) {
+        if (ended())
+            return;
+        if (m_addresses.isEmpty()) {
+            // A lookup that could not open what it reads (/etc/hosts, a socket to the resolver) for
+            // want of a descriptor: the gateway's own shortage (probe V2 F4).
+            if (SocketUpstreamCall::outOfDescriptors())
+                return lose(TransportError::Local, QString());
+            return lose(TransportError::HostNotFound,
+                        lookupError.isEmpty() || lookupError == QLatin1String("Host not found")
+                            ? QStringLiteral("Host %1 not found").arg(m_host)
+                            : QStringLiteral("Host %1 not found: %2").arg(m_host, lookupError));
+        }
+        // RFC 8305 section 4: the families alternate, the resolver's first one first.
+        QList<QHostAddress> first, other;
+        const auto family = m_addresses.first().protocol();
+        for (const QHostAddress &a : std::as_const(m_addresses))
+            (a.protocol() == family ? first : other).append(a);
+        m_addresses.clear();
+        for (qsizetype i = 0; i < std::max(first.size(), other.size()); ++i) {
+            if (i < first.size())
+                m_addresses.append(first[i]);
+            if (i < other.size())
+                m_addresses.append(other[i]);
+        }
+        startNext();
+    }
+
+    void startNext() {
+        if (m_timer)
+            m_clock.cancel(std::exchange(m_timer, 0));
+        while (m_next < m_addresses.size()) {
+            const QHostAddress address = m_addresses[m_next++];
+            sockaddr_storage sa{};
+            socklen_t len = 0;
+            if (!toSockaddr(address, m_port, sa, len))
+                continue;
+            const int fd = ::socket(sa.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+            if (fd < 0) {
+                if (errno == EMFILE || errno == ENFILE)
+                    return lose(TransportError::Local, QString());
+                m_lastError = errno;
+                continue;
+            }
+            if (::connect(fd, reinterpret_cast<const sockaddr *>(&sa), len) == 0)
+                return win(fd);
+            if (errno != EINPROGRESS) {
+                m_lastError = errno;
+                ::close(fd);
+                continue; // refused or unreachable at once: the next address now
+            }
+            auto *notifier = new QSocketNotifier(fd, QSocketNotifier::Write, this);
+            connect(notifier, &QSocketNotifier::activated, this, [this, fd] { onWritable(fd); });
+            m_pending.append({fd, notifier, address});
+            if (m_next < m_addresses.size())
+                m_timer = m_clock.schedule(SocketTransport::kNextAddressAfterMs, [this] {
+                    m_timer = 0;
+                    if (!ended())
+                        startNext();
+                });
+            return;
+        }
+        if (m_pending.isEmpty())
+            lose(m_lastError == ECONNREFUSED ? TransportError::Refused
+                 : m_lastError == ETIMEDOUT  ? TransportError::Timeout
+                                             : TransportError::Other,
+                 QStringLiteral("no connection to %1 (%2 address%3: %4)")
+                     .arg(m_host)
+                     .arg(m_addresses.size())
+                     .arg(m_addresses.size() == 1 ? QString() : QStringLiteral("es"))
+                     .arg(QString::fromLocal8Bit(::strerror(m_lastError))));
+    }
+
+    bool ended() const { return m_link->m_race.data() != this; } // its call let go (SocketLink::release)
+
+    void onWritable(int fd) {
+        if (ended())
+            return;
+        int error = 0;
+        socklen_t len = sizeof error;
+        if (::getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &len) != 0)
+            error = errno;
+        if (error == 0)
+            return win(fd);
+        m_lastError = error;
+        for (qsizetype i = 0; i < m_pending.size(); ++i)
+            if (m_pending[i].fd == fd) {
+                retire(m_pending[i].notifier);
+                ::close(fd);
+                m_pending.removeAt(i);
+                break;
+            }
+        startNext(); // a failed address hands on at once
+    }
+
+    // A notifier may be the one whose signal runs now: disabled, and deleted from the loop.
+    static void retire(QSocketNotifier *notifier) {
+        notifier->setEnabled(false);
+        notifier->deleteLater();
+    }
+
+    void win(int fd) {
+        for (const Pending &p : std::as_const(m_pending)) {
+            retire(p.notifier);
+            if (p.fd != fd)
+                ::close(p.fd);
+        }
+        m_pending.clear();
+        const int on = 1;
+        ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
+        QAbstractSocket *socket = m_link->socket();
+        SocketLink *link = m_link;
+        const QString host = m_host;
+        const bool tls = m_tls;
+        deleteLater();
+        link->m_race = nullptr;
+        if (!socket->setSocketDescriptor(fd, QAbstractSocket::ConnectedState, QIODevice::ReadWrite)) {
+            ::close(fd); // Qt leaves a descriptor it could not take open
+            return link->raceLost(TransportError::Other, socket->errorString());
+        }
+        http::useSmallReadChunks(socket);
+        if (tls) {
+            auto *ssl = static_cast<QSslSocket *>(socket);
+            for (QTcpSocket *plain : ssl->findChildren<QTcpSocket *>(Qt::FindDirectChildrenOnly))
+                http::useSmallReadChunks(plain);
+            // The name, not the address, is what the certificate must name and what SNI sends.
+            ssl->setPeerVerifyName(host);
+            ssl->startClientEncryption(); // SocketLink::onConnected on `encrypted`
+        } else {
+            link->onConnected();
+        }
+    }
+
+    void lose(TransportError error, const QString &message) {
+        SocketLink *link = m_link;
+        link->m_race = nullptr;
+        deleteLater();
+        link->raceLost(error, message);
+    }
+
+    static bool toSockaddr(const QHostAddress &address, quint16 port, sockaddr_storage &sa, socklen_t &len) {
+        if (address.protocol() == QAbstractSocket::IPv4Protocol) {
+            auto *in = reinterpret_cast<sockaddr_in *>(&sa);
+            in->sin_family = AF_INET;
+            in->sin_port = htons(port);
+            in->sin_addr.s_addr = htonl(address.toIPv4Address());
+            len = sizeof(sockaddr_in);
+            return true;
+        }
+        if (address.protocol() == QAbstractSocket::IPv6Protocol) {
+            auto *in6 = reinterpret_cast<sockaddr_in6 *>(&sa);
+            in6->sin6_family = AF_INET6;
+            in6->sin6_port = htons(port);
+            const Q_IPV6ADDR bytes = address.toIPv6Address();
+            std::memcpy(&in6->sin6_addr, bytes.c, sizeof bytes.c);
+            in6->sin6_scope_id = address.scopeId().toUInt();
+            len = sizeof(sockaddr_in6);
+            return true;
+        }
+        return false;
+    }
+
+    SocketLink *m_link;
+    QString m_host;
+    quint16 m_port;
+    bool m_tls;
+    util::Clock &m_clock;
+    int m_lookupId = -1;
+    util::Clock::TimerId m_timer = 0;
+    QList<QHostAddress> m_addresses;
+    qsizetype m_next = 0;
+    QList<Pending> m_pending;
+    int m_lastError = 0;
+};
+
 SocketLink *SocketTransport::open(const QUrl &url, const QString &trust, QObject *owner) {
     ++m_opened;
     const bool tls = url.scheme().compare(QLatin1String("https"), Qt::CaseInsensitive) == 0;
@@ -216,6 +449,10 @@ SocketLink *SocketTransport::open(const QUrl &url, const QString &trust, QObject
     connect(s, &QAbstractSocket::connected, s, [s] { s->setSocketOption(QAbstractSocket::LowDelayOption, 1); });
     auto *link = new SocketLink(s);
     const quint16 port = quint16(url.port(tls ? 443 : 80));
+    if (QHostAddress literal; !literal.setAddress(url.host())) {
+        new AddressRace(link, url.host(), port, tls, *this); // opens the device when it wins
+        return link;
+    }
     if (tls)
         static_cast<QSslSocket *>(s)->connectToHostEncrypted(url.host(), port);
     else

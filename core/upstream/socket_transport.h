@@ -26,14 +26,17 @@
 
 #include <QAbstractSocket>
 #include <QHash>
+#include <QHostAddress>
 #include <QList>
 #include <QObject>
 #include <QPointer>
+#include <functional>
 
 namespace sw::upstream {
 
 class SocketUpstreamCall;
 class SocketTransport;
+class AddressRace;
 
 // One upstream connection for its whole life, a child of its socket. The socket's signals are
 // connected to it once, when the connection is opened, and it hands them to whoever holds the
@@ -50,6 +53,9 @@ public:
     // The response's `Keep-Alive: timeout=N` hint: the connection is reused within N s less a
     // margin, and never past SocketTransport::kIdleReuseMs.
     void noteKeepAlive(const http::HeaderList &responseHeaders);
+    // A connection to a host name being made by racing its addresses (AddressRace, in the .cpp):
+    // the socket is not open yet, and not failed.
+    bool racing() const { return !m_race.isNull(); }
     qint64 reuseWithinMs() const { return m_reuseWithinMs; }
 
 protected:
@@ -64,17 +70,20 @@ private:
     void onError(QAbstractSocket::SocketError error);
     void onDisconnected();
     void watchReadNotifier();
+    void raceLost(TransportError error, const QString &message); // every address failed
 
     QAbstractSocket *m_socket;
     SocketUpstreamCall *m_call = nullptr;
     SocketTransport *m_idleIn = nullptr;
     QPointer<QObject> m_readNotifier; // Qt's, of a plain connection, once found
+    QPointer<QObject> m_race;         // while the host name's addresses race
     qint64 m_reuseWithinMs;
     // When it went idle, on the monotonic clock and the wall clock: the monotonic one stands still
     // while the machine sleeps, the wall clock jumps by the sleep on waking.
     qint64 m_idleSinceMs = 0;
     qint64 m_idleSinceEpochMs = 0;
     friend class SocketTransport;
+    friend class AddressRace;
 };
 
 class SocketTransport final : public QObject, public Transport {
@@ -115,9 +124,22 @@ public:
 
     static QString hostKeyOf(const QUrl &url) { return upstream::hostKeyOf(url); }
 
+    // A host name's addresses are tried as RFC 8305 (Happy Eyeballs) asks: the next one starts when
+    // the one before fails, or has not connected within this long, and the first connected wins.
+    // Qt's own connectToHost tries one address at a time and leaves a silent one only after 30 s, so
+    // a provider whose first address drops SYNs (IPv6 broken on the way, one dead node of a
+    // round-robin name) was never reached past it within the connect timeout (probe X1 F1). curl,
+    // Node and httpx start the next address after 250 ms too. An address literal is connected to as
+    // before.
+    static constexpr int kNextAddressAfterMs = 250;
+    // Test seam: a host name's addresses, in place of the system's lookup (an empty list: not found).
+    using Resolver = std::function<QList<QHostAddress>(const QString &host)>;
+    void setResolver(Resolver resolver) { m_resolver = std::move(resolver); }
+
 private:
     friend class SocketUpstreamCall;
     friend class SocketLink;
+    friend class AddressRace;
     // A connected idle connection for the host, its socket reparented to `owner`; nullptr if none.
     SocketLink *takeIdle(const QString &hostKey, QObject *owner);
     SocketLink *open(const QUrl &url, const QString &trust, QObject *owner);
@@ -134,6 +156,7 @@ private:
     int m_opened = 0;
     int m_draining = 0;
     CaTable m_extraCa;
+    Resolver m_resolver;
 };
 
 } // namespace sw::upstream

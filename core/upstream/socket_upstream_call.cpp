@@ -57,7 +57,7 @@ void SocketUpstreamCall::begin(bool allowReuse) {
     attach(link);
     if (m_reused)
         sendRequest();
-    else if (m_socket->state() == QAbstractSocket::UnconnectedState) {
+    else if (m_socket->state() == QAbstractSocket::UnconnectedState && !link->racing()) {
         // Said from the loop: begin() runs in the constructor, before anyone hears `finished`.
         cancelConnectTimer();
         m_connectTimer = m_clock->schedule(0, [this] {
@@ -77,6 +77,14 @@ void SocketUpstreamCall::failedToOpen() {
     if (error == QAbstractSocket::SocketResourceError || outOfDescriptors())
         return failForWantOfDescriptors();
     complete({errorFor(error), m_socket->errorString()}, false);
+}
+
+void SocketUpstreamCall::connectFailed(TransportError error, const QString &message) {
+    if (m_done || !m_socket)
+        return;
+    if (error == TransportError::Local)
+        return failForWantOfDescriptors();
+    complete({error, message}, false);
 }
 
 bool SocketUpstreamCall::outOfDescriptors() {

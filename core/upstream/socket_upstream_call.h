@@ -53,6 +53,10 @@ public:
     static TransportError errorFor(QAbstractSocket::SocketError error);
     static TransportError errorFor(Http1ResponseParser::Failure failure);
 
+    // The process can make no socket now (EMFILE, ENFILE): a socket of its own, made and closed,
+    // tells, where Qt's error does not always say it. Also read by the transport's AddressRace.
+    static bool outOfDescriptors();
+
 private:
     friend class SocketLink; // delivers the connection's signals
     void begin(bool allowReuse);
@@ -81,7 +85,7 @@ private:
     // (kStaleRetryMs): the server dropped it idle; the request goes again on a fresh connection.
     bool withinStaleWindow() const;
     void failedToOpen();
-    static bool outOfDescriptors(); // the process can make no socket now (EMFILE, ENFILE)
+    void connectFailed(TransportError error, const QString &message); // every address of a host name failed
     void failForWantOfDescriptors();
     void keepSpareDescriptor();
     void closeSpareDescriptor();
