@@ -310,8 +310,8 @@ std::optional<model::ChatRequest> AnthropicMessagesCodec::decode(const QByteArra
         opt.temperature = rj::toDouble(v);
     if (const Value *v = rj::member(o, "top_p"); rj::isNumber(v))
         opt.topP = rj::toDouble(v);
-    for (const Value &s : rj::elements(rj::member(o, "stop_sequences")))
-        opt.stop << rj::toString(&s);
+    if (!readStopSequences(rj::member(o, "stop_sequences"), "stop_sequences", false, &opt.stop, error))
+        return std::nullopt;
     const Value *thinking = rj::asObject(rj::member(o, "thinking"));
     const Value *thinkingType = rj::member(thinking, "type");
     if (rj::equals(thinkingType, "enabled") && rj::isNumber(rj::member(thinking, "budget_tokens"))) {

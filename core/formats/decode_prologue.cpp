@@ -72,6 +72,36 @@ void readPlainTextDocument(model::ContentBlock *document) {
     document->mimeType = QStringLiteral("text/plain");
 }
 
+bool readStopSequences(const wire::rj::Value *value, const char *field, bool orString, QStringList *stops,
+                       model::GatewayError *error) {
+    namespace rj = wire::rj;
+    const bool one = orString && rj::isString(value);
+    const rj::Value *array = rj::asArray(value);
+    if (!one && !array)
+        return true; // none
+    qsizetype count = 1;
+    qsizetype bytes = one ? qsizetype(rj::bytes(value).size()) : 0;
+    if (array) {
+        count = array->Size();
+        for (const rj::Value &s : array->GetArray())
+            bytes += qsizetype(rj::bytes(&s).size());
+    }
+    if (count > kStopSequenceLimit.count || bytes > kStopSequenceLimit.bytes)
+        return rejectRequest(error, QStringLiteral("%1: %2 stop sequences of %3 bytes; at most %4 of %5 bytes in all "
+                                                   "are accepted")
+                                        .arg(QLatin1String(field))
+                                        .arg(count)
+                                        .arg(bytes)
+                                        .arg(kStopSequenceLimit.count)
+                                        .arg(kStopSequenceLimit.bytes));
+    if (one)
+        *stops << rj::toString(value);
+    else
+        for (const rj::Value &s : array->GetArray())
+            *stops << rj::toString(&s);
+    return true;
+}
+
 std::optional<model::ChatRequest> rejected(model::GatewayError *error, const QString &message) {
     rejectRequest(error, message);
     return std::nullopt;

@@ -22,6 +22,22 @@ std::optional<QString> identifierProblem(std::string_view utf8);
 // The most messages, content parts and tools one request may hold (all counted together).
 inline constexpr qsizetype kMaxConversationParts = 100000;
 
+// The most stop sequences one request may name, and their total size (UTF-8 bytes). OpenAI takes 4
+// and Gemini 5; Anthropic documents no limit, but no real use comes near these. A sequence the
+// upstream cannot take the gateway matches in the answer itself (StopSequenceDecoder), and a
+// million of them, unbounded, held the engine thread for seconds (probe X2-F2).
+struct StopSequenceLimit {
+    qsizetype count;
+    qsizetype bytes;
+};
+inline constexpr StopSequenceLimit kStopSequenceLimit{1024, 64 * 1024};
+
+// The client's stop sequences under `field`: `value` is an array of strings (with `orString`, or
+// a string alone), appended to *stops. Past kStopSequenceLimit the request is refused: fills
+// *error with a 400 naming the limit and returns false.
+bool readStopSequences(const wire::rj::Value *value, const char *field, bool orString, QStringList *stops,
+                       model::GatewayError *error);
+
 // The body must be a JSON object. On failure fills *error with a 400 naming what is wrong
 // and returns nullopt. Model names ("model", pi's "modelId" and "model.id") must pass
 // identifierProblem(). With requireModel, "model" must also be a non-empty string (copied

@@ -323,12 +323,8 @@ std::optional<model::ChatRequest> OpenAIChatCodec::decode(const QByteArray &body
         !optionalNumber(o, "presence_penalty", &opt.presencePenalty, error) ||
         !optionalNumber(o, "frequency_penalty", &opt.frequencyPenalty, error))
         return std::nullopt;
-    const Value *stop = rj::member(o, "stop");
-    if (rj::isString(stop))
-        opt.stop << rj::toString(stop);
-    else
-        for (const Value &s : rj::elements(stop))
-            opt.stop << rj::toString(&s);
+    if (!readStopSequences(rj::member(o, "stop"), "stop", true, &opt.stop, error))
+        return std::nullopt;
     opt.reasoning = rj::toString(rj::member(o, "reasoning_effort"));
     // OpenRouter's unified reasoning object: an effort, or a budget (max_tokens), or enabled alone
     // (thinking at the default effort, medium), or enabled false (off); exclude keeps the reasoning

@@ -4,6 +4,7 @@
 #include <QHash>
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <QSet>
 #include <QStringList>
 #include <algorithm>
 
@@ -78,12 +79,27 @@ QJsonObject toolInput(const QJsonObject &schema, bool *widened) {
     QJsonObject out = schema;
     out.insert(L("type"), L("object"));
     QJsonObject properties = out.value(L("properties")).toObject();
+    // Every "seen before?" below is a hash lookup: a branch costs its own size, never the number of
+    // branches before it. A linear search per branch held the engine thread, and every tenant's
+    // request with it, for minutes on one schema of 50 000 branches (probe X2-F1).
     QStringList required;
+    QSet<QString> requiredSet;
+    const auto require = [&required, &requiredSet](const QString &name) {
+        if (!requiredSet.contains(name)) {
+            requiredSet.insert(name);
+            required << name;
+        }
+    };
     for (const QJsonValue &name : out.value(L("required")).toArray())
-        if (name.isString() && !required.contains(name.toString()))
-            required << name.toString();
-    // Each property's schemas, in the order the branches give them.
-    QHash<QString, QJsonArray> variants;
+        if (name.isString())
+            require(name.toString());
+    // Each property's schemas, in the order the branches give them, each once (told apart by
+    // their compact JSON).
+    struct Variants {
+        QJsonArray schemas;
+        QSet<QString> seen;
+    };
+    QHash<QString, Variants> variants;
     QStringList words;
     for (const char *combinator : {"allOf", "anyOf", "oneOf"}) {
         const QJsonValue branches = out.take(L(combinator));
@@ -98,9 +114,11 @@ QJsonObject toolInput(const QJsonObject &schema, bool *widened) {
             for (auto it = members.begin(); it != members.end(); ++it) {
                 if (properties.contains(it.key()))
                     continue; // the schema's own word on it holds in every branch
-                QJsonArray &seen = variants[it.key()];
-                if (!seen.contains(it.value()))
-                    seen.append(it.value());
+                Variants &v = variants[it.key()];
+                const qsizetype before = v.seen.size();
+                v.seen.insert(compactJson(it.value()));
+                if (v.seen.size() != before)
+                    v.schemas.append(it.value());
             }
             QStringList names;
             for (const QJsonValue &name : branch.value(L("required")).toArray())
@@ -108,25 +126,31 @@ QJsonObject toolInput(const QJsonObject &schema, bool *widened) {
                     names << name.toString();
             if (every) {
                 for (const QString &name : std::as_const(names))
-                    if (!required.contains(name))
-                        required << name;
+                    require(name);
             } else if (!common) {
                 common = names;
             } else {
-                common->removeIf([&names](const QString &name) { return !names.contains(name); });
+                // What is still common is within the previous branch's names: this costs no more
+                // than the branches' own lists.
+                const QSet<QString> inBranch(names.cbegin(), names.cend());
+                common->removeIf([&inBranch](const QString &name) { return !inBranch.contains(name); });
             }
         }
         for (const QString &name : common.value_or(QStringList()))
-            if (!required.contains(name))
-                required << name;
+            require(name);
     }
     if (widened)
         *widened = !words.isEmpty();
     if (words.isEmpty())
         return out;
-    for (auto it = variants.begin(); it != variants.end(); ++it)
-        properties.insert(it.key(), it.value().size() == 1 ? it.value().first()
-                                                           : QJsonValue(QJsonObject{{L("anyOf"), it.value()}}));
+    // In key order: a QJsonObject keeps its keys sorted, and each key inserted before the last
+    // moves every key after it.
+    QStringList merged = variants.keys();
+    std::sort(merged.begin(), merged.end());
+    for (const QString &name : std::as_const(merged)) {
+        const QJsonArray &schemas = variants.constFind(name)->schemas;
+        properties.insert(name, schemas.size() == 1 ? schemas.first() : QJsonValue(QJsonObject{{L("anyOf"), schemas}}));
+    }
     out.insert(L("properties"), properties);
     if (!required.isEmpty())
         out.insert(L("required"), QJsonArray::fromStringList(required));

@@ -4,6 +4,7 @@
 #include "core/formats/pi_native_codec.h"
 #include "core/model/event_accumulator.h"
 #include "core/upstream/anthropic_adapter.h"
+#include "core/upstream/anthropic_schema.h"
 #include "core/upstream/claude_models.h"
 #include "core/wire/client_body.h"
 #include "wire_fixtures.h"
@@ -86,6 +87,7 @@ private slots:
     void aLooseSchemaGoesInTheShapeMessagesCompiles();
     void aStrictToolSchemaIsShapedOrGoesPlain();
     void aTopLevelCombinatorGoesAsOneObjectSchema();
+    void aWideTopLevelCombinatorIsMergedInOnePass();
     void strictToolsPastMessagesLimitsGoWithoutStrict();
     void aToolLoopSummedUpWithoutToolsDeclaresTheCalledTools();
     void aToolLoopFollowedByTheUsersWordsAnsweredElsewhereGoesWithoutThinking();
@@ -1741,6 +1743,47 @@ void TestAnthropicAdapter::aTopLevelCombinatorGoesAsOneObjectSchema() {
     QVERIFY(!both.contains("strict"));
     QCOMPARE(tools[3].toObject().value("input_schema").toObject(),
              json(R"({"type":"object","properties":{"q":{"type":"string"}}})"));
+}
+
+// A merge of 50 000 branches is what the merge of a few gives, each branch looked at once:
+// searching what earlier branches gave, per branch, held the engine thread and every tenant's
+// request with it for minutes (probe X2-F1); here it ran past the test's five-minute limit.
+void TestAnthropicAdapter::aWideTopLevelCombinatorIsMergedInOnePass() {
+    constexpr int kBranches = 50000;
+    constexpr int kDistinct = kBranches / 2; // each `p` schema comes twice
+    // Schemas alike up to their last member, as generated ones are.
+    QJsonArray levels;
+    for (int level = 0; level < 100; ++level)
+        levels.append(level);
+    const auto variant = [&levels](int n) { return QJsonObject{{"enum", levels}, {"title", QString::number(n)}}; };
+    QJsonArray allOf;
+    QJsonArray anyOf;
+    for (int i = 0; i < kBranches; ++i) {
+        allOf.append(QJsonObject{{"required", QJsonArray{QStringLiteral("a%1").arg(i)}}});
+        anyOf.append(
+            QJsonObject{{"properties", QJsonObject{{"p", variant(i % kDistinct)},
+                                                   {QStringLiteral("q%1").arg(i), QJsonObject{{"type", "string"}}}}},
+                        {"required", QJsonArray{"p", QStringLiteral("q%1").arg(i)}}});
+    }
+    bool widened = false;
+    const QJsonObject schema =
+        anthropic_schema::toolInput(QJsonObject{{"type", "object"}, {"allOf", allOf}, {"anyOf", anyOf}}, &widened);
+    QVERIFY(widened);
+    // Every branch's property, `p` with each distinct schema once in the order the branches give them.
+    const QJsonObject properties = schema.value("properties").toObject();
+    QCOMPARE(properties.size(), kBranches + 1);
+    const QJsonArray variants = properties.value("p").toObject().value("anyOf").toArray();
+    QCOMPARE(variants.size(), kDistinct);
+    for (int i = 0; i < kDistinct; i += 997)
+        QCOMPARE(variants[i].toObject(), variant(i));
+    QCOMPARE(properties.value(QStringLiteral("q%1").arg(kBranches - 1)).toObject(), (QJsonObject{{"type", "string"}}));
+    // Required: what each allOf branch requires, in order, then what every anyOf branch requires.
+    const QJsonArray required = schema.value("required").toArray();
+    QCOMPARE(required.size(), kBranches + 1);
+    QCOMPARE(required.first().toString(), QStringLiteral("a0"));
+    QCOMPARE(required[kBranches - 1].toString(), QStringLiteral("a%1").arg(kBranches - 1));
+    QCOMPARE(required.last().toString(), QStringLiteral("p"));
+    QVERIFY(schema.value("description").toString().startsWith(QStringLiteral("{allOf: [")));
 }
 
 namespace {

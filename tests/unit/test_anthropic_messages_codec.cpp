@@ -1,4 +1,5 @@
 #include "core/formats/anthropic_messages_codec.h"
+#include "core/formats/decode_prologue.h"
 #include "core/wire/client_body.h"
 #include "wire_fixtures.h"
 
@@ -33,6 +34,7 @@ private slots:
     void decodesStringContentAndToolChoice();
     void decodeRejectsBadBodies_data();
     void decodeRejectsBadBodies();
+    void stopSequencesPastTheLimitAreRefused();
     void aWholeNumberedCountIsTaken();
     void anOverlongToolDescriptionIsNoContextOverflow_data();
     void anOverlongToolDescriptionIsNoContextOverflow();
@@ -178,6 +180,46 @@ void TestAnthropicMessagesCodec::decodeRejectsBadBodies() {
                  .value(QStringLiteral("type"))
                  .toString(),
              QStringLiteral("invalid_request_error"));
+}
+
+void TestAnthropicMessagesCodec::stopSequencesPastTheLimitAreRefused() {
+    // The stop sequences an upstream cannot take (Chat takes 4, Gemini 5) the gateway matches in
+    // the answer itself: a million of them held the engine thread for seconds (probe X2-F2). Up to
+    // kStopSequenceLimit they are taken; past it, in number or in bytes, the request is a 400 in
+    // Anthropic's shape that names the limit.
+    const auto bodyOf = [](const QJsonArray &stops) {
+        return QJsonDocument(QJsonObject{{"model", "m"},
+                                         {"max_tokens", 8},
+                                         {"messages", QJsonArray{QJsonObject{{"role", "user"}, {"content", "hi"}}}},
+                                         {"stop_sequences", stops}})
+            .toJson(QJsonDocument::Compact);
+    };
+    const auto stops = [](qsizetype count, qsizetype bytes) {
+        QJsonArray out;
+        for (qsizetype i = 0; i < count; ++i)
+            out.append(QString::number(i).leftJustified(bytes, QLatin1Char('x')));
+        return out;
+    };
+    const qsizetype most = kStopSequenceLimit.count;
+    const qsizetype each = kStopSequenceLimit.bytes / most;
+    GatewayError error;
+    const auto atTheLimit = AnthropicMessagesCodec().decode(bodyOf(stops(most, each)), &error);
+    QVERIFY2(atTheLimit, qPrintable(error.message));
+    QCOMPARE(atTheLimit->options.stop.size(), most);
+    QCOMPARE(atTheLimit->options.stop.last(), QString::number(most - 1).leftJustified(each, QLatin1Char('x')));
+    for (const QJsonArray &refusedStops : {stops(most + 1, 1), stops(most, each + 1), stops(100000, 1)}) {
+        GatewayError refused;
+        QVERIFY(!AnthropicMessagesCodec().decode(bodyOf(refusedStops), &refused));
+        QCOMPARE(refused.status, 400);
+        const QJsonObject e = json(AnthropicMessagesCodec().encodeError(refused));
+        QCOMPARE(e.value(QStringLiteral("type")).toString(), QStringLiteral("error"));
+        const QJsonObject inner = e.value(QStringLiteral("error")).toObject();
+        QCOMPARE(inner.value(QStringLiteral("type")).toString(), QStringLiteral("invalid_request_error"));
+        const QString message = inner.value(QStringLiteral("message")).toString();
+        QVERIFY2(message.startsWith(QStringLiteral("stop_sequences: ")) &&
+                     message.contains(QStringLiteral("at most %1 of %2 bytes").arg(most).arg(kStopSequenceLimit.bytes)),
+                 qPrintable(message));
+    }
 }
 
 void TestAnthropicMessagesCodec::aWholeNumberedCountIsTaken() {

@@ -1,3 +1,4 @@
+#include "core/formats/decode_prologue.h"
 #include "core/formats/openai_chat_codec.h"
 #include "core/upstream/anthropic_adapter.h"
 #include "core/wire/client_body.h"
@@ -49,6 +50,7 @@ private slots:
     void anImagesTypeIsWhatItsBytesSay();
     void aConversationOfTooManyPartsIsRefusedBeforeItIsBuilt();
     void aBodyOfTinyValuesIsRefusedBeforeItIsBuilt();
+    void stopSequencesPastTheLimitAreRefused();
     void anotherApisLongToolIdFitsChat();
     void resultsTakeTheirCallsNameByOneLookup();
 };
@@ -575,6 +577,48 @@ void TestOpenAIChatCodec::aBodyOfTinyValuesIsRefusedBeforeItIsBuilt() {
     QVERIFY2(OpenAIChatCodec().decode(bodyOf(200000, QByteArray(40 * 200000, 'x')), &error), qPrintable(error.message));
     // And a sixteenth is the bound: the same values beside a fifth as much text are refused.
     QVERIFY(!OpenAIChatCodec().decode(bodyOf(200000, QByteArray(4 * 200000, 'x')), &error));
+}
+
+void TestOpenAIChatCodec::stopSequencesPastTheLimitAreRefused() {
+    // The stop sequences an upstream cannot take (Chat takes 4) the gateway matches in the answer
+    // itself: a million of them held the engine thread for seconds (probe X2-F2). Up to
+    // kStopSequenceLimit they are taken; past it, in number or in bytes, the request is a 400 in
+    // OpenAI's shape that names the limit.
+    const auto bodyOf = [](const QJsonValue &stop) {
+        return QJsonDocument(QJsonObject{{"model", "m"},
+                                         {"messages", QJsonArray{QJsonObject{{"role", "user"}, {"content", "hi"}}}},
+                                         {"stop", stop}})
+            .toJson(QJsonDocument::Compact);
+    };
+    const auto stops = [](qsizetype count, qsizetype bytes) {
+        QJsonArray out;
+        for (qsizetype i = 0; i < count; ++i)
+            out.append(QString::number(i).leftJustified(bytes, QLatin1Char('x')));
+        return out;
+    };
+    const qsizetype most = kStopSequenceLimit.count;
+    const qsizetype each = kStopSequenceLimit.bytes / most;
+    GatewayError error;
+    const auto atTheLimit = OpenAIChatCodec().decode(bodyOf(stops(most, each)), &error);
+    QVERIFY2(atTheLimit, qPrintable(error.message));
+    QCOMPARE(atTheLimit->options.stop.size(), most);
+    const auto oneString =
+        OpenAIChatCodec().decode(bodyOf(QString(kStopSequenceLimit.bytes, QLatin1Char('x'))), &error);
+    QVERIFY2(oneString, qPrintable(error.message));
+    QCOMPARE(oneString->options.stop, QStringList{QString(kStopSequenceLimit.bytes, QLatin1Char('x'))});
+    for (const QJsonValue &stop :
+         {QJsonValue(stops(most + 1, 1)), QJsonValue(stops(most, each + 1)), QJsonValue(stops(100000, 1)),
+          QJsonValue(QString(kStopSequenceLimit.bytes + 1, QLatin1Char('x')))}) {
+        GatewayError refused;
+        QVERIFY(!OpenAIChatCodec().decode(bodyOf(stop), &refused));
+        QCOMPARE(refused.status, 400);
+        const QJsonObject e = json(OpenAIChatCodec().encodeError(refused)).value(QStringLiteral("error")).toObject();
+        QCOMPARE(e.value(QStringLiteral("type")).toString(), QStringLiteral("invalid_request_error"));
+        const QString message = e.value(QStringLiteral("message")).toString();
+        QVERIFY2(message.startsWith(QStringLiteral("stop: ")) &&
+                     message.contains(QStringLiteral("at most %1 of %2 bytes").arg(most).arg(kStopSequenceLimit.bytes)),
+                 qPrintable(message));
+    }
 }
 
 void TestOpenAIChatCodec::anotherApisLongToolIdFitsChat() {

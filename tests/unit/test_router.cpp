@@ -255,6 +255,32 @@ private Q_SLOTS:
         QCOMPARE(send("GET", "/v1/models", {{"x-api-key", kTenantKey}}).status, 200);
     }
 
+    void countTokensRefusesWhatMessagesRefusesTheSameWay() {
+        // count_tokens reads the body as /v1/messages does, its guards first: it parsed the body into
+        // Qt's tree before them, and 31 MB of tiny values held 470 MB there (probe X2-F6). The refusal
+        // is /v1/messages' own, word for word: it names the body's size, where count_tokens named that
+        // of a copy it had written out again.
+        QByteArray tiny = R"({"model":"chain","messages":[{"role":"user","content":"hi"}],"metadata":{"x":[1)";
+        for (int i = 0; i < 300000; ++i)
+            tiny += ",1";
+        tiny += "]}}";
+        for (const QByteArray &body : {tiny, QByteArray(R"({"model":"chain","messages":[)")}) {
+            const Reply messages = send("POST", "/v1/messages", {{"x-api-key", kTenantKey}}, body);
+            QCOMPARE(messages.status, 400);
+            const Reply count = send("POST", "/v1/messages/count_tokens", {{"x-api-key", kTenantKey}}, body);
+            QCOMPARE(count.status, 400);
+            QCOMPARE(count.json(), messages.json());
+        }
+        const Reply refused = send("POST", "/v1/messages/count_tokens", {{"x-api-key", kTenantKey}}, tiny);
+        QVERIFY2(refused.json()
+                     .value(QStringLiteral("error"))
+                     .toObject()
+                     .value(QStringLiteral("message"))
+                     .toString()
+                     .contains(QStringLiteral("JSON values")),
+                 refused.body);
+    }
+
     void aListedModelIsAnsweredById() {
         // OpenAI's SDK: models.list() then models.retrieve(id). Every listed object is there by its id, the
         // same object; created is when the gateway started (the fake clock's 2026-01-01), not 0.

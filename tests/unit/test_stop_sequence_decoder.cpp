@@ -5,6 +5,7 @@
 #include "core/upstream/stop_sequence_decoder.h"
 #include "wire_fixtures.h"
 
+#include <QRandomGenerator>
 #include <QtTest>
 
 using namespace sw::model;
@@ -153,6 +154,48 @@ private slots:
         // No delta ends in half a character.
         for (const QString &d : r.deltas)
             QVERIFY2(!d.back().isHighSurrogate() && !d.front().isLowSurrogate(), qPrintable(d));
+    }
+
+    void endsWhereASearchForEachSequenceWould() {
+        // The sequences are one automaton that reads each character once: searching for each
+        // sequence in each delta cost sequences x deltas, and a million of them held the engine
+        // thread for seconds (probe X2-F2). Whatever the sequences (overlapping, one inside
+        // another, sharing beginnings and ends) and however the text is split, the answer ends
+        // where that search ended it: the earliest end, and there the longest sequence.
+        QRandomGenerator rng(20261207);
+        const auto word = [&rng](int least, int most, const char *letters) {
+            QString out;
+            const int size = int(rng.bounded(least, most + 1));
+            for (int i = 0; i < size; ++i)
+                out += QLatin1Char(letters[rng.bounded(int(qstrlen(letters)))]);
+            return out;
+        };
+        for (int round = 0; round < 3000; ++round) {
+            QStringList stops;
+            for (int n = int(rng.bounded(1, 9)); n > 0; --n)
+                stops << word(1, 5, "abc");
+            const QString text = word(1, 40, "abcd");
+            QStringList deltas;
+            for (qsizetype at = 0; at < text.size();) {
+                const qsizetype size = rng.bounded(1, 7);
+                deltas << text.mid(at, size);
+                at += size;
+            }
+            QString answer = text;
+            QString matched;
+            for (qsizetype end = 1; end <= text.size() && matched.isEmpty(); ++end)
+                for (const QString &s : std::as_const(stops))
+                    if (end >= s.size() && QStringView(text).sliced(end - s.size(), s.size()) == s &&
+                        s.size() > matched.size()) {
+                        matched = s;
+                        answer = text.left(end - s.size());
+                    }
+            const Run r = run(deltas, stops);
+            const QString what = stops.join(QLatin1Char('|')) + QLatin1String(" in ") + deltas.join(QLatin1Char('/'));
+            QVERIFY2(r.streamed == answer && r.endText == answer, qPrintable(what + QLatin1String(": ") + r.streamed));
+            QVERIFY2(r.stopSequence == matched, qPrintable(what + QLatin1String(": ") + r.stopSequence));
+            QCOMPARE(r.dones, 1);
+        }
     }
 
     void usageReportedBeforeTheCutIsKept() {
