@@ -1119,12 +1119,17 @@ void UpstreamAttempts::feedSse(Try &t, const QList<SseEvent> &events) {
             // request, which many requests at once would otherwise multiply past any bound.
             // Before the commit, only a frame the loop may hold is charged: one that decoded to
             // nothing is held only as a same-API client's raw frame (probe Q3 F2: 80 MiB of frames
-            // held by nobody took the whole shared budget, and other clients got 503s).
+            // held by nobody took the whole shared budget, and other clients got 503s). What the
+            // decoder keeps of a frame without an event (a signature delta, for its block's End) is
+            // charged before and after the commit alike: a Chat client is sent none of it, so no
+            // backpressure paces it (probe X2 F4: 40 MB a Chat stream, neither held nor charged).
+            frame.keptByDecoder = live->decoder->lastWasKept();
             const bool mayBeHeld = live->passthrough || !decodedToNothing;
             const qint64 held = frame.frameBytes + (live->passthrough ? failover::TryFrame::kHeldFrameOverhead : 0);
-            const qint64 cost = live->keepsMessage                      ? frame.frameBytes * kKeptStreamCost
-                                : !m_loop->isCommitted(id) && mayBeHeld ? held * kHeldStreamCost
-                                                                        : 0;
+            const qint64 cost = live->keepsMessage ? frame.frameBytes * kKeptStreamCost
+                                : frame.keptByDecoder || (!m_loop->isCommitted(id) && mayBeHeld)
+                                    ? held * kHeldStreamCost
+                                    : 0;
             if (cost > 0 && m_setup.bytesInFlight) {
                 if (!m_setup.bytesInFlight->take(cost))
                     return endStream(
