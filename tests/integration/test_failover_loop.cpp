@@ -3876,6 +3876,73 @@ private Q_SLOTS:
         QVERIFY2(after.body.contains("response.completed"), after.body.right(300).constData());
     }
 
+    void aChatClientsCustomCallTakesFromBytesInFlight() {
+        // A Chat client's custom tool call goes out whole at its end, so its encoder keeps the input
+        // until then: 60 MB of it a stream was charged to nothing (probe X2 F5). It takes from
+        // limits.maxBodyBytesInFlight as a kept message does; past the room the answer ends with the
+        // in-band error naming the limit. A function call of the same bytes is streamed as it comes.
+        const auto inputDelta = [](const QString &partial) {
+            const QJsonObject delta{{QStringLiteral("type"), QStringLiteral("input_json_delta")},
+                                    {QStringLiteral("partial_json"), partial}};
+            const QJsonObject frame{{QStringLiteral("type"), QStringLiteral("content_block_delta")},
+                                    {QStringLiteral("index"), 0},
+                                    {QStringLiteral("delta"), delta}};
+            return anthropicSse("content_block_delta", QJsonDocument(frame).toJson(QJsonDocument::Compact));
+        };
+        const auto callStream = [&inputDelta](int deltas) {
+            QByteArray out = anthropicSse(
+                "message_start",
+                R"({"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","content":[],"model":"m","stop_reason":null,"usage":{"input_tokens":3,"output_tokens":1}}})");
+            out += anthropicSse(
+                "content_block_start",
+                R"({"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_1","name":"ct","input":{}}})");
+            out += inputDelta(QStringLiteral("{\"input\": \""));
+            const QString piece(1024, u'p');
+            for (int i = 0; i < deltas; ++i)
+                out += inputDelta(piece);
+            out += inputDelta(QStringLiteral("\"}"));
+            out += anthropicSse("content_block_stop", R"({"type":"content_block_stop","index":0})");
+            out += anthropicSse(
+                "message_delta",
+                R"({"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":5}})");
+            out += anthropicSse("message_stop", R"({"type":"message_stop"})");
+            return out;
+        };
+        const auto bodyWith = [](const QJsonObject &tool) {
+            QJsonObject body = GatewayFixture::openaiBody(QStringLiteral("pa/claude-a"), QStringLiteral("x"), true);
+            body.insert(QStringLiteral("tools"), QJsonArray{tool});
+            return body;
+        };
+        const QJsonObject custom =
+            bodyWith({{QStringLiteral("type"), QStringLiteral("custom")},
+                      {QStringLiteral("custom"), QJsonObject{{QStringLiteral("name"), QStringLiteral("ct")}}}});
+        const QJsonObject function =
+            bodyWith({{QStringLiteral("type"), QStringLiteral("function")},
+                      {QStringLiteral("function"),
+                       QJsonObject{{QStringLiteral("name"), QStringLiteral("ct")},
+                                   {QStringLiteral("parameters"),
+                                    QJsonObject{{QStringLiteral("type"), QStringLiteral("object")}}}}}});
+        GatewayFixture gw;
+        gw.config.limits.maxBodyBytes = 64 * 1024;
+        gw.config.limits.maxBodyBytesInFlight = 256 * 1024;
+        gw.config.limits.maxResponseBytes = 1024 * 1024;
+        gw.start();
+        gw.anthropicA.setRawReply(callStream(10)); // ~12 KiB: 48 KiB kept
+        for (int i = 0; i < 8; ++i) {              // given back each time
+            const auto r = gw.post(QStringLiteral("/v1/chat/completions"), custom);
+            QVERIFY2(r.status == 200 && r.body.contains("\"type\":\"custom\"") && r.body.contains("[DONE]"),
+                     r.body.right(300).constData());
+        }
+        gw.anthropicA.setRawReply(callStream(100)); // ~115 KiB: 460 KiB kept
+        const auto cut = gw.post(QStringLiteral("/v1/chat/completions"), custom);
+        QCOMPARE(cut.status, 200); // the stream had begun
+        QVERIFY2(cut.body.contains("maxBodyBytesInFlight") && !cut.body.contains("[DONE]"),
+                 cut.body.right(500).constData());
+        QVERIFY(gw.engine().marks().isEmpty());
+        const auto streamed = gw.post(QStringLiteral("/v1/chat/completions"), function);
+        QVERIFY2(streamed.status == 200 && streamed.body.contains("[DONE]"), streamed.body.right(300).constData());
+    }
+
     void whatAStreamHoldsBeforeItsCommitTakesFromBytesInFlight_data() {
         QTest::addColumn<QString>("route");
         QTest::addColumn<QByteArray>("answered");
