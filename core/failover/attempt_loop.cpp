@@ -37,6 +37,7 @@ struct AttemptLoop::Attempt {
     CommitHold hold;
     QList<QByteArray> heldRaw; // passthrough frames held with the hold's events
     qint64 heldRawBytes = 0;
+    qint64 keptByDecoderBytes = 0; // frames the decoder keeps part of, held outside the hold (TryFrame::keptByDecoder)
     model::EventAccumulator accumulator;
     model::Usage usage;
     qint64 deltaChars = 0; // what the answer said so far (text, thinking, tool arguments), for an estimate
@@ -429,6 +430,7 @@ void AttemptLoop::onSetupDone(AttemptId id, const TryReady &ready) {
     a->hold = CommitHold();
     a->heldRaw.clear();
     a->heldRawBytes = 0;
+    a->keptByDecoderBytes = 0;
     a->accumulator = model::EventAccumulator();
     a->accumulator.setKeepsToolDeltas(!m_deps.runner->endsCarryWholeToolCalls());
     a->usage = {};
@@ -642,12 +644,15 @@ void AttemptLoop::holdUntilCommit(Attempt &a, const TryFrame &frame) {
         a.heldRawBytes -= a.heldRaw.at(provisional).size() + TryFrame::kHeldFrameOverhead;
         a.heldRaw.removeAt(provisional);
     }
-    if (a.hold.heldBytes() + a.heldRawBytes > m_settings.maxHoldBytes) {
+    // A same-API client's raw frame already counts what the decoder kept of it.
+    if (frame.keptByDecoder && provisional < 0)
+        a.keptByDecoderBytes += frame.frameBytes;
+    if (const qint64 held = a.hold.heldBytes() + a.heldRawBytes + a.keptByDecoderBytes;
+        held > m_settings.maxHoldBytes) {
         // Nothing meaningful after this much: not an answer the client will get soon.
         TryFailure f;
         f.input.status = 502; // server_error by the table: the next candidate may answer
-        f.input.message = QStringLiteral("%1 bytes held before the first token, over limits.maxHoldBytes")
-                              .arg(a.hold.heldBytes() + a.heldRawBytes);
+        f.input.message = QStringLiteral("%1 bytes held before the first token, over limits.maxHoldBytes").arg(held);
         attemptFailed(a, f);
     }
 }

@@ -84,6 +84,9 @@ struct TryFrame {
     // held: deciding it may parse the frame, which a committed stream must not pay for.
     std::function<bool()> isNoise;
     qint64 frameBytes = 0; // what the frame costs to keep
+    // The decoder kept part of the frame without an event for it (StreamDecoder::lastWasKept): held
+    // before the commit as the hold's events are, though the loop holds nothing of it.
+    bool keptByDecoder = false;
     // What keeping one raw frame costs beyond its bytes: its buffer's header and allocation, its list
     // slot. Counted with the bytes, so that a flood of tiny frames (`data: ` alone, `{}`) is bounded in
     // memory by limits.maxHoldBytes as large ones are (probe Q3 F1: 57 MiB held under an 8 MiB bound).

@@ -47,7 +47,8 @@ QJsonObject parseStreamedToolArguments(const QString &json);
 // `input_json_delta`, pi `toolcall_delta`), where the SDK builds the input from the fragments:
 // text that starts with '{' passes as it comes; any other text (an array, a string, a number)
 // is held and never sent, so the call ends as the JSON answer says it, with the input {} of
-// its start. Decided on the first character that is not white space; one gate per call.
+// its start. Decided on the first character that is not white space; the white space before it
+// is dropped, so nothing is kept while undecided. One gate per call.
 class ToolArgumentsGate final {
 public:
     // The text to send for this fragment: empty while undecided or held.
@@ -57,7 +58,6 @@ public:
 private:
     enum class State { Undecided, Object, Held };
     State m_state = State::Undecided;
-    QString m_pending; // white space before the first character
 };
 
 } // namespace sw::model

@@ -193,14 +193,18 @@ void AnthropicStreamDecoder::appendDelta(int index, const Value *delta) {
     else if (equals(dType, "input_json_delta"))
         m_out.append(index, toString(member(delta, "partial_json")));
     else if (equals(dType, "signature_delta"))
-        if (ContentBlock *b = m_out.find(index))
-            b->signature += toString(member(delta, "signature")); // carried by ThinkingEnd
+        if (ContentBlock *b = m_out.find(index)) {
+            const QString piece = toString(member(delta, "signature"));
+            b->signature += piece; // carried by ThinkingEnd
+            m_lastKept = !piece.isEmpty();
+        }
     // citations_delta and future kinds have no canonical form
 }
 
 QList<StreamEvent> AnthropicStreamDecoder::feed(const SseEvent &sse) {
     m_lastUnreadable = false;
     m_lastUsageOnly = false;
+    m_lastKept = false;
     m_lastRelayData.clear();
     m_lastEventName.reset();
     if (!m_out.finished())

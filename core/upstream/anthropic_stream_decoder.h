@@ -24,6 +24,7 @@ public:
     model::Usage usage() const override { return m_out.usage(); }
     bool lastWasUnreadable() const override { return m_lastUnreadable || m_out.failedOverBound(); }
     bool lastWasUsageOnly() const override { return m_lastUsageOnly; }
+    bool lastWasKept() const override { return m_lastKept; }
     std::optional<QByteArray> lastEventName() const override { return m_lastEventName; }
     QByteArray lastRelayData() const override { return m_lastRelayData; }
     // message_delta said why the answer stopped: a reset before message_stop loses nothing of it, as a
@@ -59,6 +60,7 @@ private:
     bool m_keepNative = true;
     bool m_lastUnreadable = false;
     bool m_lastUsageOnly = false;              // a message_delta of counts alone, no stop reason
+    bool m_lastKept = false;                   // a signature delta, kept for its block's End
     std::optional<QByteArray> m_lastEventName; // UpstreamAdapter::relayEventName of the event last fed
     // The id openBlock gave a tool_use the client is told instead of the server's: made up for one
     // that came without, or a repeat made unique.

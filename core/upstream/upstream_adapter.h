@@ -148,6 +148,10 @@ public:
     // in the API's own shape (a Chat chunk whose finish_reason is "error"): a same-API client that
     // gets the frame as it is still needs the gateway's error after it, as after a reset.
     virtual bool lastFailedOnAPlainFrame() const { return false; }
+    // True when the event last fed added to what the decoder keeps without an event for it yet (an
+    // Anthropic thinking block's signature, which the block's End carries): no client is sent it, so
+    // no backpressure bounds it, and the gateway counts it as held (UpstreamAttempts::feedSse).
+    virtual bool lastWasKept() const { return false; }
     // Before the first feed: false when no one needs a text block's End to carry its whole text
     // (a streaming client of a format that needs no block whole): CanonicalStreamBuilder::setKeepsText.
     virtual void setKeepsText(bool keeps) { Q_UNUSED(keeps); }
@@ -172,6 +176,7 @@ public:
     QByteArray lastRelayData() const override { return m_inner->lastRelayData(); }
     std::optional<QByteArray> lastEventName() const override { return m_inner->lastEventName(); }
     bool lastFailedOnAPlainFrame() const override { return m_inner->lastFailedOnAPlainFrame(); }
+    bool lastWasKept() const override { return m_inner->lastWasKept(); }
     void setKeepsText(bool keeps) override { m_inner->setKeepsText(keeps); }
     model::Usage usage() const override { return m_inner->usage(); }
     bool endSeen() const override { return m_inner->endSeen(); }

@@ -20,6 +20,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QRegularExpression>
+#include <QSet>
 #include <QUrl>
 #include <algorithm>
 
@@ -37,7 +38,8 @@ constexpr qint64 kMaxErrorBody = 64 * 1024;
 constexpr qsizetype kEventInProgressBytes = 4 * 1024;
 // What a streamed byte costs while a Responses or pi client's answer is kept: the encoder's copy of
 // the message and the builder's of each block, UTF-16 both (the closing events that repeat the text
-// leave as the client reads them, held as its unread bytes are).
+// leave as the client reads them, held as its unread bytes are). A Chat client's custom call, kept
+// until its end and then read and written whole, costs as much.
 constexpr qint64 kKeptStreamCost = 4;
 // The characters of a JSON text's string values (a member's value or an array's element, not its
 // names), escapes counted as one: what a broken JSON answer had said, for the estimate it is billed by.
@@ -100,6 +102,21 @@ bool endsBeforeComplete(const QByteArray &json) {
     rapidjson::StringStream in(padded.constData());
     reader.Parse<rapidjson::kParseIterativeFlag>(in, ignore);
     return reader.HasParseError() && reader.GetErrorOffset() >= size_t(json.size());
+}
+
+// Whether `events` add to the input of a custom tool's call that a Chat client's encoder keeps
+// until the call ends; `open` follows the calls (their content indexes) from start to end.
+bool addsToCustomCall(const QList<model::StreamEvent> &events, const QStringList &customTools, QSet<int> &open) {
+    bool adds = false;
+    for (const model::StreamEvent &ev : events) {
+        if (ev.type == model::EventType::ToolCallStart && customTools.contains(ev.block.toolName))
+            open.insert(ev.contentIndex);
+        else if (ev.type == model::EventType::ToolCallDelta && !ev.delta.isEmpty())
+            adds = adds || open.contains(ev.contentIndex);
+        else if (ev.type == model::EventType::ToolCallEnd)
+            open.remove(ev.contentIndex);
+    }
+    return adds;
 }
 
 // What a streamed byte costs while the loop holds it before the commit: the decoded event, the raw
@@ -493,6 +510,11 @@ struct UpstreamAttempts::Try {
     // A Responses or pi client's stream: its encoder keeps the whole message for the closing events, and
     // the builder each block's text (kKeptStreamCost a byte, taken from limits.maxBodyBytesInFlight).
     bool keepsMessage = false;
+    // A Chat client's custom tools (ChatRequest::customToolNames), on a stream its encoder writes:
+    // the encoder keeps each call's input until the call ends, as its one custom chunk
+    // (OpenAIChatStreamEncoder). The content indexes of those calls still open.
+    QStringList customTools;
+    QSet<int> openCustomCalls;
     // This try's answer started (message_start, response.created): another start begins nothing new,
     // and repeated it moves the idle timer no more than a ping does (probe M3 1).
     bool startHeard = false;
@@ -778,6 +800,10 @@ void UpstreamAttempts::launch(failover::AttemptId id) {
     t.keepsMessage =
         m_setup.request->stream && !(client == wire::Api::AnthropicMessages || client == wire::Api::OpenAICompletions);
     t.decoder->setKeepsText(!m_setup.request->stream || t.keepsMessage);
+    t.customTools = m_setup.request->stream && client == wire::Api::OpenAICompletions && !t.passthrough
+                        ? m_setup.request->customToolNames()
+                        : QStringList();
+    t.openCustomCalls.clear();
     t.status = 0;
     t.errorBody.clear();
     t.errorHeaders.clear();
@@ -1119,12 +1145,21 @@ void UpstreamAttempts::feedSse(Try &t, const QList<SseEvent> &events) {
             // request, which many requests at once would otherwise multiply past any bound.
             // Before the commit, only a frame the loop may hold is charged: one that decoded to
             // nothing is held only as a same-API client's raw frame (probe Q3 F2: 80 MiB of frames
-            // held by nobody took the whole shared budget, and other clients got 503s).
+            // held by nobody took the whole shared budget, and other clients got 503s). What the
+            // decoder keeps of a frame without an event (a signature delta, for its block's End) is
+            // charged before and after the commit alike: a Chat client is sent none of it, so no
+            // backpressure paces it (probe X2 F4: 40 MB a Chat stream, neither held nor charged).
+            frame.keptByDecoder = live->decoder->lastWasKept();
+            // A Chat client's custom call is sent whole at its end: its input, kept until then,
+            // costs as a kept message does (probe X2 F5: 60 MB a stream, charged to nothing).
+            const bool keptByEncoder = !live->customTools.isEmpty() &&
+                                       addsToCustomCall(frame.events, live->customTools, live->openCustomCalls);
             const bool mayBeHeld = live->passthrough || !decodedToNothing;
             const qint64 held = frame.frameBytes + (live->passthrough ? failover::TryFrame::kHeldFrameOverhead : 0);
-            const qint64 cost = live->keepsMessage                      ? frame.frameBytes * kKeptStreamCost
-                                : !m_loop->isCommitted(id) && mayBeHeld ? held * kHeldStreamCost
-                                                                        : 0;
+            const qint64 cost = live->keepsMessage || keptByEncoder ? frame.frameBytes * kKeptStreamCost
+                                : frame.keptByDecoder || (!m_loop->isCommitted(id) && mayBeHeld)
+                                    ? held * kHeldStreamCost
+                                    : 0;
             if (cost > 0 && m_setup.bytesInFlight) {
                 if (!m_setup.bytesInFlight->take(cost))
                     return endStream(

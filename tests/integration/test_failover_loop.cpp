@@ -231,6 +231,35 @@ QByteArray anthropicStream(const QByteArray &before, int deltas, int deltaBytes)
     return out;
 }
 
+// An Anthropic stream with a thinking block of `signatureDeltas` signature deltas of 1 KiB each and a
+// text block, the thinking first or (`textFirst`) after the text.
+QByteArray signedAnthropicStream(int signatureDeltas, bool textFirst = false) {
+    const QByteArray thinking = textFirst ? "1" : "0";
+    const QByteArray text = textFirst ? "0" : "1";
+    QByteArray textBlock = anthropicSse("content_block_start", R"({"type":"content_block_start","index":)" + text +
+                                                                   R"(,"content_block":{"type":"text","text":""}})");
+    textBlock += anthropicSse("content_block_delta", R"({"type":"content_block_delta","index":)" + text +
+                                                         R"(,"delta":{"type":"text_delta","text":"done"}})");
+    textBlock += anthropicSse("content_block_stop", R"({"type":"content_block_stop","index":)" + text + "}");
+    QByteArray thinkingBlock =
+        anthropicSse("content_block_start", R"({"type":"content_block_start","index":)" + thinking +
+                                                R"(,"content_block":{"type":"thinking","thinking":""}})");
+    const QByteArray signature(1024, 'S');
+    for (int i = 0; i < signatureDeltas; ++i)
+        thinkingBlock += anthropicSse("content_block_delta", R"({"type":"content_block_delta","index":)" + thinking +
+                                                                 R"(,"delta":{"type":"signature_delta","signature":")" +
+                                                                 signature + R"("}})");
+    thinkingBlock += anthropicSse("content_block_stop", R"({"type":"content_block_stop","index":)" + thinking + "}");
+    QByteArray out = anthropicSse(
+        "message_start",
+        R"({"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","content":[],"model":"m","stop_reason":null,"usage":{"input_tokens":3,"output_tokens":1}}})");
+    out += textFirst ? textBlock + thinkingBlock : thinkingBlock + textBlock;
+    out += anthropicSse("message_delta",
+                        R"({"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":5}})");
+    out += anthropicSse("message_stop", R"({"type":"message_stop"})");
+    return out;
+}
+
 // Posts a streaming request, hangs up once `marker` arrived, and gives the one usage row the
 // request left (empty when the ledger holds another count of rows).
 void abortOnceContentCame(GatewayFixture &gw, const QString &path, const QJsonObject &body, const QByteArray &marker,
@@ -3847,64 +3876,162 @@ private Q_SLOTS:
         QVERIFY2(after.body.contains("response.completed"), after.body.right(300).constData());
     }
 
+    void aChatClientsCustomCallTakesFromBytesInFlight() {
+        // A Chat client's custom tool call goes out whole at its end, so its encoder keeps the input
+        // until then: 60 MB of it a stream was charged to nothing (probe X2 F5). It takes from
+        // limits.maxBodyBytesInFlight as a kept message does; past the room the answer ends with the
+        // in-band error naming the limit. A function call of the same bytes is streamed as it comes.
+        const auto inputDelta = [](const QString &partial) {
+            const QJsonObject delta{{QStringLiteral("type"), QStringLiteral("input_json_delta")},
+                                    {QStringLiteral("partial_json"), partial}};
+            const QJsonObject frame{{QStringLiteral("type"), QStringLiteral("content_block_delta")},
+                                    {QStringLiteral("index"), 0},
+                                    {QStringLiteral("delta"), delta}};
+            return anthropicSse("content_block_delta", QJsonDocument(frame).toJson(QJsonDocument::Compact));
+        };
+        const auto callStream = [&inputDelta](int deltas) {
+            QByteArray out = anthropicSse(
+                "message_start",
+                R"({"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","content":[],"model":"m","stop_reason":null,"usage":{"input_tokens":3,"output_tokens":1}}})");
+            out += anthropicSse(
+                "content_block_start",
+                R"({"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_1","name":"ct","input":{}}})");
+            out += inputDelta(QStringLiteral("{\"input\": \""));
+            const QString piece(1024, u'p');
+            for (int i = 0; i < deltas; ++i)
+                out += inputDelta(piece);
+            out += inputDelta(QStringLiteral("\"}"));
+            out += anthropicSse("content_block_stop", R"({"type":"content_block_stop","index":0})");
+            out += anthropicSse(
+                "message_delta",
+                R"({"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":5}})");
+            out += anthropicSse("message_stop", R"({"type":"message_stop"})");
+            return out;
+        };
+        const auto bodyWith = [](const QJsonObject &tool) {
+            QJsonObject body = GatewayFixture::openaiBody(QStringLiteral("pa/claude-a"), QStringLiteral("x"), true);
+            body.insert(QStringLiteral("tools"), QJsonArray{tool});
+            return body;
+        };
+        const QJsonObject custom =
+            bodyWith({{QStringLiteral("type"), QStringLiteral("custom")},
+                      {QStringLiteral("custom"), QJsonObject{{QStringLiteral("name"), QStringLiteral("ct")}}}});
+        const QJsonObject function =
+            bodyWith({{QStringLiteral("type"), QStringLiteral("function")},
+                      {QStringLiteral("function"),
+                       QJsonObject{{QStringLiteral("name"), QStringLiteral("ct")},
+                                   {QStringLiteral("parameters"),
+                                    QJsonObject{{QStringLiteral("type"), QStringLiteral("object")}}}}}});
+        GatewayFixture gw;
+        gw.config.limits.maxBodyBytes = 64 * 1024;
+        gw.config.limits.maxBodyBytesInFlight = 256 * 1024;
+        gw.config.limits.maxResponseBytes = 1024 * 1024;
+        gw.start();
+        gw.anthropicA.setRawReply(callStream(10)); // ~12 KiB: 48 KiB kept
+        for (int i = 0; i < 8; ++i) {              // given back each time
+            const auto r = gw.post(QStringLiteral("/v1/chat/completions"), custom);
+            QVERIFY2(r.status == 200 && r.body.contains("\"type\":\"custom\"") && r.body.contains("[DONE]"),
+                     r.body.right(300).constData());
+        }
+        gw.anthropicA.setRawReply(callStream(100)); // ~115 KiB: 460 KiB kept
+        const auto cut = gw.post(QStringLiteral("/v1/chat/completions"), custom);
+        QCOMPARE(cut.status, 200); // the stream had begun
+        QVERIFY2(cut.body.contains("maxBodyBytesInFlight") && !cut.body.contains("[DONE]"),
+                 cut.body.right(500).constData());
+        QVERIFY(gw.engine().marks().isEmpty());
+        const auto streamed = gw.post(QStringLiteral("/v1/chat/completions"), function);
+        QVERIFY2(streamed.status == 200 && streamed.body.contains("[DONE]"), streamed.body.right(300).constData());
+    }
+
+    void whatAStreamHoldsBeforeItsCommitTakesFromBytesInFlight_data() {
+        QTest::addColumn<QString>("route");
+        QTest::addColumn<QByteArray>("answered");
+        QTest::addColumn<QByteArray>("overloaded");
+        QTest::newRow("Messages") << QStringLiteral("/v1/messages") << QByteArray("message_stop")
+                                  << QByteArray("overloaded_error");
+        QTest::newRow("Chat") << QStringLiteral("/v1/chat/completions") << QByteArray("[DONE]")
+                              << QByteArray("overloaded");
+    }
     void whatAStreamHoldsBeforeItsCommitTakesFromBytesInFlight() {
         // Signature deltas change nothing a client sees yet, so a stream holds them until its first
         // text, up to limits.maxHoldBytes a request. Held by a Messages or Chat client's stream they
         // took nothing from the budget all requests share: 96 such streams at once held 2.1 GB
         // (probe Z2 M1). Now they take 3 bytes a held byte; past the room the request is refused as
         // overloaded, as a request body that does not fit is: no failover, no mark, and the room is
-        // given back.
-        const auto signedStream = [](int signatureDeltas) {
-            QByteArray out = anthropicSse(
-                "message_start",
-                R"({"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","content":[],"model":"m","stop_reason":null,"usage":{"input_tokens":3,"output_tokens":1}}})");
-            out += anthropicSse(
-                "content_block_start",
-                R"({"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":""}})");
-            const QByteArray signature(1024, 'S');
-            for (int i = 0; i < signatureDeltas; ++i)
-                out += anthropicSse(
-                    "content_block_delta",
-                    R"({"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":")" +
-                        signature + R"("}})");
-            out += anthropicSse("content_block_stop", R"({"type":"content_block_stop","index":0})");
-            out +=
-                anthropicSse("content_block_start",
-                             R"({"type":"content_block_start","index":1,"content_block":{"type":"text","text":""}})");
-            out +=
-                anthropicSse("content_block_delta",
-                             R"({"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":"done"}})");
-            out += anthropicSse("content_block_stop", R"({"type":"content_block_stop","index":1})");
-            out += anthropicSse(
-                "message_delta",
-                R"({"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":5}})");
-            out += anthropicSse("message_stop", R"({"type":"message_stop"})");
-            return out;
-        };
+        // given back. A Chat client's decoder keeps them though no frame of them is held (probe X2
+        // F4: 40 MB a stream went uncharged).
+        QFETCH(QString, route);
+        QFETCH(QByteArray, answered);
+        QFETCH(QByteArray, overloaded);
         GatewayFixture gw;
         gw.config.limits.maxBodyBytes = 64 * 1024;
         gw.config.limits.maxBodyBytesInFlight = 256 * 1024;
         gw.config.limits.maxResponseBytes = 1024 * 1024;
         gw.start();
-        const QJsonObject body = GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("x"), true);
-        gw.anthropicA.setRawReply(signedStream(20)); // ~21 KiB held: ~63 KiB of the room
-        for (int i = 0; i < 6; ++i) {                // given back each time
-            const auto r = gw.post(QStringLiteral("/v1/messages"), body);
-            QVERIFY2(r.status == 200 && r.body.contains("message_stop"), r.body.right(300).constData());
+        const QJsonObject body = routeBody(route, QStringLiteral("chain"), true);
+        gw.anthropicA.setRawReply(signedAnthropicStream(20)); // ~21 KiB held: ~63 KiB of the room
+        for (int i = 0; i < 6; ++i) {                         // given back each time
+            const auto r = gw.post(route, body);
+            QVERIFY2(r.status == 200 && r.body.contains(answered), r.body.right(300).constData());
         }
-        gw.anthropicA.setRawReply(signedStream(120)); // ~125 KiB held: ~375 KiB, over the room
-        const auto refused = gw.post(QStringLiteral("/v1/messages"), body);
+        gw.anthropicA.setRawReply(signedAnthropicStream(120)); // ~125 KiB held: ~375 KiB, over the room
+        const auto refused = gw.post(route, body);
         // The stream's head went out with the first keepalive room: the refusal is its error event,
         // overloaded (the SDKs retry it), and no answer.
-        QVERIFY2(refused.body.contains("overloaded_error") && refused.body.contains("maxBodyBytesInFlight"),
+        QVERIFY2(refused.body.contains(overloaded) && refused.body.contains("maxBodyBytesInFlight"),
                  refused.body.left(600).constData());
-        QVERIFY(!refused.body.contains("message_stop"));
+        QVERIFY(!refused.body.contains(answered));
         QVERIFY(!refused.body.contains("SSSS")); // nothing held reached the client
         QCOMPARE(gw.openaiB.requests().size(), 0);
         QVERIFY(gw.engine().marks().isEmpty());
-        gw.anthropicA.setRawReply(signedStream(20));
-        const auto after = gw.post(QStringLiteral("/v1/messages"), body);
-        QVERIFY2(after.status == 200 && after.body.contains("message_stop"), after.body.right(300).constData());
+        gw.anthropicA.setRawReply(signedAnthropicStream(20));
+        const auto after = gw.post(route, body);
+        QVERIFY2(after.status == 200 && after.body.contains(answered), after.body.right(300).constData());
+    }
+
+    void signatureDeltasBeforeTheFirstTokenAreBoundedByTheHold_data() {
+        QTest::addColumn<QString>("route");
+        QTest::newRow("Messages") << QStringLiteral("/v1/messages");
+        QTest::newRow("Chat") << QStringLiteral("/v1/chat/completions");
+    }
+    void signatureDeltasBeforeTheFirstTokenAreBoundedByTheHold() {
+        // ~125 KiB of signature before the first token, over a 64 KiB hold: nothing the client gets
+        // soon, on every route. A Chat client's stream kept them all and was answered whole (probe
+        // X2 F4: 40 MB a stream past an 8 MiB hold); now it fails over as a Messages client's does.
+        QFETCH(QString, route);
+        GatewayFixture gw;
+        gw.config.limits.maxHoldBytes = 64 * 1024;
+        gw.anthropicA.setRawReply(signedAnthropicStream(120));
+        gw.start();
+        const auto r = gw.post(route, routeBody(route, QStringLiteral("chain"), true), {}, 30000);
+        QCOMPARE(r.status, 200);
+        QVERIFY2(r.body.contains(": switchman candidate=pb/gpt-b"), r.body.left(600).constData());
+        QVERIFY(!r.body.contains("SSSS"));
+        QCOMPARE(failuresOf(gw.engine(), QStringLiteral("pa"), QStringLiteral("server_error")), 1);
+        const auto attempts = attemptsOf(gw.engine(), r.header("x-switchman-request-id"));
+        QVERIFY(attempts.first().message.contains(QStringLiteral("over limits.maxHoldBytes")));
+    }
+
+    void signatureDeltasAfterTheCommitTakeFromBytesInFlight() {
+        // A thinking block after the text: its signature reaches no Chat client, so nothing paces the
+        // upstream while the decoder keeps it for the block's End. It takes from the shared budget:
+        // past the room the answer is cut with the limit named (it went through whole, uncharged).
+        GatewayFixture gw;
+        gw.config.limits.maxBodyBytes = 64 * 1024;
+        gw.config.limits.maxBodyBytesInFlight = 256 * 1024;
+        gw.config.limits.maxResponseBytes = 1024 * 1024;
+        gw.start();
+        const QJsonObject body = routeBody(QStringLiteral("/v1/chat/completions"), QStringLiteral("pa/claude-a"), true);
+        gw.anthropicA.setRawReply(signedAnthropicStream(20, true)); // ~63 KiB of the room
+        const auto fits = gw.post(QStringLiteral("/v1/chat/completions"), body);
+        QVERIFY2(fits.status == 200 && fits.body.contains("[DONE]"), fits.body.right(300).constData());
+        gw.anthropicA.setRawReply(signedAnthropicStream(120, true)); // ~375 KiB, over the room
+        const auto cut = gw.post(QStringLiteral("/v1/chat/completions"), body);
+        QCOMPARE(cut.status, 200); // the text went out first
+        QVERIFY2(cut.body.contains("done"), cut.body.left(600).constData());
+        QVERIFY2(cut.body.contains("maxBodyBytesInFlight") && !cut.body.contains("[DONE]"),
+                 cut.body.right(600).constData());
+        QVERIFY(gw.engine().marks().isEmpty());
     }
 
     void anAnswerTheClientDoesNotReadStaysInTheBudget_data() {

@@ -1502,6 +1502,36 @@ private Q_SLOTS:
         QVERIFY(h.seen.rows.first().message.contains(QStringLiteral("maxHoldBytes")));
     }
 
+    void framesTheDecoderKeepsAreHeld_data() {
+        QTest::addColumn<bool>("passthrough");
+        QTest::newRow("canonical") << false;
+        QTest::newRow("passthrough") << true;
+    }
+    void framesTheDecoderKeepsAreHeld() {
+        // Probe X2 F4: signature deltas decode to no event, and a Chat client's stream holds no raw
+        // frame of them, but the decoder keeps them for their block's End. They count against the
+        // hold's bound all the same; a same-API client's raw frame counts them once, not twice.
+        QFETCH(bool, passthrough);
+        Harness h({candidate("pa"), candidate("pb")}, true);
+        h.runner.passthrough = passthrough;
+        h.settings.maxHoldBytes = 10 * 1000 + 10 * TryFrame::kHeldFrameOverhead;
+        h.start();
+        h.frame({ev(EventType::Start)});
+        int sent = 0;
+        while (h.runner.lastProvider() == QStringLiteral("pa") && sent < 100) {
+            TryFrame f;
+            f.keptByDecoder = true;
+            f.frameBytes = 1000;
+            if (passthrough)
+                f.raw = QByteArray(1000 - TryFrame::kHeldFrameOverhead, 's');
+            h.loop->onFrame(h.id(), f);
+            ++sent;
+        }
+        QCOMPARE(h.runner.lastProvider(), QStringLiteral("pb"));
+        QCOMPARE(sent, 11);
+        QVERIFY(h.seen.rows.first().message.contains(QStringLiteral("over limits.maxHoldBytes")));
+    }
+
     void earlyEndOfBodyIsTransport() {
         // The decoder's "ended before completion" at end of body: the connection closed early.
         Harness h({candidate("pa"), candidate("pb")}, false);
