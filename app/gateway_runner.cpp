@@ -123,8 +123,11 @@ int runGateway(const CliOptions &options, const config::Config &config) {
         QTextStream(stderr) << "switchman: " << error << '\n';
         return 1;
     }
-    printListening(host.baseUrl(), config);
+    // The handlers before the banner: a SIGTERM sent once the banner is read (a test, a service
+    // manager's stop right after the start) found the default action still in place when the
+    // main thread had not got this far, and ended the process without its drain.
     const auto signalNotifier = handleSignals(host);
+    printListening(host.baseUrl(), config);
     if (const rlim_t needed = 2 * rlim_t(std::max(config.limits.maxConnections, 0)) + 64; openFiles < needed)
         host.post([openFiles, needed](Engine &engine) {
             engine.telemetry()->log(
