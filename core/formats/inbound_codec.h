@@ -25,7 +25,10 @@ struct EncodeInfo {
     bool hideReasoning = false; // OpenAI chat: no reasoning_content (ChatRequest::hideReasoning)
     QString upstreamApi;        // the API that produced the answer (pi: AssistantMessage.api), when known
     QString upstreamProvider;   // the provider id that produced it (pi: AssistantMessage.provider)
-    QStringList customTools;    // ChatRequest::customToolNames(): calls of these are custom_tool_call items
+    // pi's stream proxy: the api of the Model object it sent, under which it files the answer it
+    // rebuilds from the events, signatures included (PiNativeCodec::proxyModelApi); "" otherwise.
+    QString clientApi;
+    QStringList customTools; // ChatRequest::customToolNames(): calls of these are custom_tool_call items
     // Anthropic clients: the tool_use ids the request's history holds (ChatRequest::historyToolIds()).
     // A call of the answer with one of them gets a fresh one (wire::uniqueToolId): Messages never
     // repeats an id within a conversation, and Claude Code loops on a repeat.

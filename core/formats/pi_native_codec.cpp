@@ -4,6 +4,7 @@
 #include "core/formats/decode_prologue.h"
 #include "core/formats/pi_native_stream_encoder.h"
 #include "core/model/event_accumulator.h"
+#include "core/wire/client_body.h"
 #include "core/wire/json.h"
 #include "core/wire/json_writer.h"
 #include "core/wire/rapid_json.h"
@@ -97,11 +98,12 @@ bool decodeAssistant(const Value *m, Message *msg, const BodyPath &where, Gatewa
             out.text = rj::toString(rj::member(b, "thinking"));
             // A redacted block: pi-ai's {redacted: true}, or, from pi's stream proxy (which keeps
             // no flag), the payload tagged as the gateway sent it (contentSignatureFor).
+            // A signature tagged with its maker (contentSignatureFor: another API made it than the
+            // one the proxy files it under) is that API's, whatever the message says.
             const TaggedSignature sig = untagSignature(rj::toString(rj::member(b, "thinkingSignature")));
             out.redacted = rj::toBool(rj::member(b, "redacted"), false) || sig.redacted;
-            out.signature = sig.redacted ? sig.signature : rj::toString(rj::member(b, "thinkingSignature"));
-            if (sig.redacted)
-                out.signatureApi = sig.api;
+            out.signature = sig.signature;
+            out.signatureApi = sig.api;
             if (out.redacted)
                 out.text.clear(); // pi-ai's "[Reasoning redacted]" is no reasoning of the model's
         } else if (type == L("toolCall")) {
@@ -312,11 +314,19 @@ QString PiNativeCodec::toolCallIdFor(const model::ContentBlock &call) {
     return call.toolCallId;
 }
 
-QString PiNativeCodec::contentSignatureFor(const model::ContentBlock &thinking, const QString &api) {
-    if (!thinking.redacted)
+QString PiNativeCodec::contentSignatureFor(const model::ContentBlock &thinking, const QString &api,
+                                           const QString &clientApi) {
+    const QString &maker = thinking.signatureApi.isEmpty() ? api : thinking.signatureApi;
+    if (thinking.redacted)
+        return tagSignature(maker, thinking.signature, /*redacted=*/true);
+    if (thinking.signature.isEmpty() || clientApi.isEmpty() || clientApi == maker)
         return thinking.signature;
-    return tagSignature(thinking.signatureApi.isEmpty() ? api : thinking.signatureApi, thinking.signature,
-                        /*redacted=*/true);
+    return tagSignature(maker, thinking.signature);
+}
+
+QString PiNativeCodec::proxyModelApi(const model::ChatRequest &request) {
+    const rj::Value *model = rj::asObject(rj::member(wire::clientBody(request), "model"));
+    return model ? rj::toString(rj::member(model, "api")) : QString();
 }
 
 QString PiNativeCodec::refusalMessage(const AssistantMessage &message) {

@@ -30,7 +30,14 @@ public:
     // contentSignature: raw, but a redacted block's payload tagged swsig1.<api>.redacted.<data>
     // (model::tagSignature), since the proxy keeps no `redacted` flag; decode() reads it back as
     // redacted. `api` made the block when it does not say (the message's api).
-    static QString contentSignatureFor(const model::ContentBlock &thinking, const QString &api);
+    // A signature another API made than the one the client files it under (`clientApi`, pi's stream
+    // proxy's Model api) goes tagged with its maker too: raw, it would go back to the client's API
+    // as its own, and be refused there (probe X3 F3).
+    static QString contentSignatureFor(const model::ContentBlock &thinking, const QString &api,
+                                       const QString &clientApi = {});
+    // The api of the Model object pi's stream proxy sends as `model` (it files the answer under it);
+    // "" when the request names its model otherwise.
+    static QString proxyModelApi(const model::ChatRequest &request);
     // A refusal's errorMessage (pi has no refusal stop reason: it is an error there, as pi-ai
     // makes one): the model's own refusal text when it gave one, else the provider's reason.
     static QString refusalMessage(const model::AssistantMessage &message);

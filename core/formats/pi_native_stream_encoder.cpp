@@ -84,7 +84,8 @@ QByteArray PiNativeStreamEncoder::encode(const StreamEvent &event) {
         // pi's stream proxy keeps only this of the block: a redacted one's payload goes tagged,
         // so it comes back as redacted_thinking, not as a thinking block Anthropic refuses.
         const QString api = m_accumulator.message().api.isEmpty() ? m_info.upstreamApi : m_accumulator.message().api;
-        if (const QString signature = PiNativeCodec::contentSignatureFor(b, api); !signature.isEmpty())
+        if (const QString signature = PiNativeCodec::contentSignatureFor(b, api, m_info.clientApi);
+            !signature.isEmpty())
             w.field("contentSignature", signature);
         break;
     }

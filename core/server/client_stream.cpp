@@ -1,5 +1,6 @@
 #include "core/server/client_stream.h"
 
+#include "core/formats/pi_native_codec.h"
 #include "core/server/http_exchange.h"
 
 #include <algorithm>
@@ -33,6 +34,8 @@ void ClientStream::setRequest(const model::ChatRequest &request) {
     m_info.customTools = request.customToolNames(); // their calls go back as custom calls
     if (request.sourceApi == wire::Api::AnthropicMessages)
         m_info.takenToolIds = request.historyToolIds(); // an answer's call never repeats one of them
+    if (request.sourceApi == wire::Api::Pi)
+        m_info.clientApi = formats::PiNativeCodec::proxyModelApi(request); // where the proxy files signatures
     m_baseHeaders.emplace_back("x-litellm-model-id", asciiHeaderValue(request.model));
 }
 

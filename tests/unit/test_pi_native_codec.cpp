@@ -29,6 +29,7 @@ class TestPiNativeCodec : public QObject {
     Q_OBJECT
 private slots:
     void decodesStreamProxyBodyWithModelObject();
+    void aSignatureAnotherApiMadeReachesTheProxyTaggedAndComesBackAsItsMakers();
     void modelIdAndStreamFalse();
     void decodeRejectsBadBodies_data();
     void decodeRejectsBadBodies();
@@ -60,6 +61,58 @@ void TestPiNativeCodec::decodesStreamProxyBodyWithModelObject() {
     QCOMPARE(m[2].role, Role::ToolResult);
     QCOMPARE(m[2].toolName, QStringLiteral("get_weather"));
     QCOMPARE(req->context.tools.size(), 1);
+}
+
+// pi's stream proxy files an answer under its own Model's api: a thinking signature Gemini made
+// after a failover, sent raw, came back as Anthropic's and was refused there on every later turn
+// (probe X3 F3). It goes tagged with its maker, and decodes as the maker's.
+void TestPiNativeCodec::aSignatureAnotherApiMadeReachesTheProxyTaggedAndComesBackAsItsMakers() {
+    GatewayError err;
+    const auto proxied = PiNativeCodec().decode(readTestData(QStringLiteral("pi_request_stream_proxy.json")), &err);
+    QVERIFY2(proxied, qPrintable(err.message));
+    QCOMPARE(PiNativeCodec::proxyModelApi(*proxied), QStringLiteral("anthropic-messages"));
+    const auto byId = PiNativeCodec().decode(R"({"modelId":"sonnet","context":{"messages":[]}})", &err);
+    QVERIFY(byId);
+    QVERIFY(PiNativeCodec::proxyModelApi(*byId).isEmpty());
+
+    const auto thinkingEnd = [](const EncodeInfo &i) {
+        auto encoder = PiNativeCodec().makeStreamEncoder(i);
+        for (const auto &e : sw::test::splitSse([&] {
+                 QByteArray sse;
+                 for (const auto &ev : sampleAssistantStream())
+                     sse += encoder->encode(ev);
+                 return sse;
+             }()))
+            if (e.data != "[DONE]" && json(e.data).value("type").toString() == QStringLiteral("thinking_end"))
+                return json(e.data).value("contentSignature").toString();
+        return QString();
+    };
+    EncodeInfo fromGemini = info();
+    fromGemini.upstreamApi = QStringLiteral("google-generative-ai");
+    fromGemini.clientApi = QStringLiteral("anthropic-messages");
+    const QString tagged = thinkingEnd(fromGemini);
+    QCOMPARE(tagged, QStringLiteral("swsig1.google-generative-ai.sig-abc"));
+    // The API the proxy files it under made it, or a client that is told the answer's api: raw.
+    EncodeInfo fromAnthropic = info();
+    fromAnthropic.clientApi = QStringLiteral("anthropic-messages");
+    QCOMPARE(thinkingEnd(fromAnthropic), QStringLiteral("sig-abc"));
+    fromGemini.clientApi.clear();
+    QCOMPARE(thinkingEnd(fromGemini), QStringLiteral("sig-abc"));
+
+    // Sent back in a turn the proxy files as Anthropic's: Gemini's signature, not Anthropic's.
+    const QByteArray body = R"({"model":{"id":"sonnet","api":"anthropic-messages","provider":"anthropic"},)"
+                            R"("context":{"messages":[{"role":"user","content":"hi"},)"
+                            R"({"role":"assistant","api":"anthropic-messages","provider":"anthropic","model":"sonnet",)"
+                            R"("content":[{"type":"thinking","thinking":"t","thinkingSignature":")" +
+                            tagged.toUtf8() +
+                            R"("},{"type":"text","text":"ok"}],"stopReason":"stop"},)"
+                            R"({"role":"user","content":"again"}]}})";
+    const auto back = PiNativeCodec().decode(body, &err);
+    QVERIFY2(back, qPrintable(err.message));
+    const ContentBlock &thinking = back->context.messages[1].content[0];
+    QCOMPARE(thinking.signature, QStringLiteral("sig-abc"));
+    QCOMPARE(thinking.signatureApi, QStringLiteral("google-generative-ai"));
+    QVERIFY(!thinking.redacted);
 }
 
 void TestPiNativeCodec::modelIdAndStreamFalse() {
