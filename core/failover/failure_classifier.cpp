@@ -69,14 +69,18 @@ constexpr const char *kRefusesToolCallIds =
 // fallback never asked.
 constexpr const char *kRefusesTheModel =
     "model_(decommissioned|not_found)|no models? (is |are )?loaded"
-    "|\\bmodel\\b.{0,160}\\b(has been decommissioned|(is )?no longer (supported|available)|does not exist|not loaded)";
+    // The model named, then what became of it: not "For this model, `functions` is no longer
+    // supported", a request's own error.
+    "|\\bthe model\\W{1,2}[\\w./:@-]+\\W{0,2} (has been decommissioned|is no longer (supported|available)"
+    "|does not exist|is not loaded)";
 // A 400 that says this provider does not hold the conversation state the request names: OpenAI's
-// previous_response_not_found ("Previous response with id 'resp_…' not found."), a conversation or
-// an item by reference another provider of the Responses API made. Each provider holds its own;
-// the one that made it may be further down the chain (probe X3 F1).
+// previous_response_not_found ("Previous response with id 'resp_…' not found."), or a conversation
+// another provider of the Responses API made. Each provider holds its own; the one that made it may
+// be further down the chain (probe X3 F1). Not an item by reference: "Item with id 'msg_…' not
+// found" is also OpenAI's answer to a client that sent store: false, its own error to see.
 constexpr const char *kLacksTheConversation =
     "previous_response_not_found|conversation_not_found"
-    "|(previous response|conversation|item) with id\\W{0,2}[\\w.-]+\\W{0,2} not found";
+    "|(previous response|conversation) with id\\W{0,2}[\\w.-]+\\W{0,2} not found";
 
 // Patterns are compiled once per thread (QRegularExpression compiles and JITs
 // on first use, which costs far more than the match itself).

@@ -59,6 +59,13 @@ GatewayError FailureResponse::forFailure(const UpstreamFailure &f, const QString
             e.shouldRetry = false;
             return e;
         }
+        if (f.status == 400) {
+            // A 400 that meant the 404 (refusesTheModel, lacksTheConversation) stays a 400 for the
+            // client, with the upstream's code and param (AttemptLoop::finishWithFailure): an app
+            // that restarts a conversation on previous_response_not_found still reads it.
+            return GatewayError::make(400, ErrorCategory::InvalidRequest,
+                                      QStringLiteral("upstream %1: %2").arg(who, f.message));
+        }
         return GatewayError::make(404, ErrorCategory::NotFound, QStringLiteral("upstream %1: %2").arg(who, f.message));
     case FailureKind::SetupError:
         return GatewayError::make(502, ErrorCategory::ServerError,

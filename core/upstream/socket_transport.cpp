@@ -323,7 +323,8 @@ private:
                      .arg(m_host)
                      .arg(m_addresses.size())
                      .arg(m_addresses.size() == 1 ? QString() : QStringLiteral("es"))
-                     .arg(QString::fromLocal8Bit(::strerror(m_lastError))));
+                     .arg(m_lastError ? QString::fromLocal8Bit(::strerror(m_lastError))
+                                      : QStringLiteral("none of them of a family this host speaks")));
     }
 
     bool ended() const { return m_link->m_race.data() != this; } // its call let go (SocketLink::release)

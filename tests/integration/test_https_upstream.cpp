@@ -76,6 +76,7 @@ private Q_SLOTS:
     void trustComesFromTheCaFileOnly();
     void certificateForAnotherHostIsATransportFailureThatSaysSo_data() { addTransportRows(); }
     void certificateForAnotherHostIsATransportFailureThatSaysSo();
+    void aHostNameOverTlsIsRacedAndVerifiedByItsName();
     void endlessResponseHeadOverTlsEndsAsTooLarge();
     void pausedCallOverTlsHoldsAFlood();
     void aLargeBodyOverTlsWaitsInSlicesNotWhole();
@@ -167,6 +168,32 @@ void TestHttpsUpstream::certificateForAnotherHostIsATransportFailureThatSaysSo()
     QCOMPARE(rec.error(), upstream::TransportError::Tls);
     QVERIFY2(rec.result->message.contains(QLatin1String("host name did not match")), qPrintable(rec.result->message));
     QVERIFY(fake.requests().isEmpty());
+}
+
+void TestHttpsUpstream::aHostNameOverTlsIsRacedAndVerifiedByItsName() {
+    // A host name's addresses are raced on descriptors of the transport's own (AddressRace), and the
+    // winner is handed to the TLS socket: the certificate must still be checked against the name,
+    // not the address, as every real provider (api.openai.com) is reached.
+    demo::FakeUpstream fake;
+    QVERIFY(fake.listen());
+    TlsFront front(fake.port(), QStringLiteral("provider.test"));
+    QVERIFY(front.ok());
+    const int port = QUrl(front.baseUrl()).port();
+    upstream::SocketTransport transport;
+    transport.setResolver([](const QString &) { return QList<QHostAddress>{QHostAddress(QHostAddress::LocalHost)}; });
+    transport.setExtraCaCertificates({{front.caFile(), QSslCertificate::fromPath(front.caFile())}});
+    CallRecorder ok(transport.start(post(QStringLiteral("https://provider.test:%1").arg(port), front.caFile()), this));
+    QVERIFY(ok.waitFinished(10000));
+    QCOMPARE(ok.error(), upstream::TransportError::None);
+    QCOMPARE(ok.status, 200);
+    QCOMPARE(fake.requests().size(), 1);
+    // The same address by a name the certificate does not carry: refused, nothing sent.
+    CallRecorder other(transport.start(post(QStringLiteral("https://other.test:%1").arg(port), front.caFile()), this));
+    QVERIFY(other.waitFinished(10000));
+    QCOMPARE(other.error(), upstream::TransportError::Tls);
+    QVERIFY2(other.result->message.contains(QLatin1String("host name did not match")),
+             qPrintable(other.result->message));
+    QCOMPARE(fake.requests().size(), 1);
 }
 
 void TestHttpsUpstream::endlessResponseHeadOverTlsEndsAsTooLarge() {

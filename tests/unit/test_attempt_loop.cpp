@@ -462,10 +462,11 @@ private Q_SLOTS:
             {"429", Shape::Status, 429, "rate_limit_error: slow down", "rate_limited", 429, true},
             {"404", Shape::Status, 404, "model not found", "not_served", 0, false},
             // The 404's meaning said with a 400 (probe X1 F3), and conversation state another provider holds (X3 F1).
+            // Alone, the client hears the 400 it was.
             {"400 model retired", Shape::Status, 400, "model_decommissioned: The model `m` has been decommissioned",
-             "not_served", 0, false},
+             "not_served", 400, false},
             {"400 conversation elsewhere", Shape::Status, 400,
-             "previous_response_not_found: Previous response with id 'resp_1' not found.", "not_served", 0, false},
+             "previous_response_not_found: Previous response with id 'resp_1' not found.", "not_served", 400, false},
             {"3xx", Shape::Status, 302, "redirect", "", 502, false},
             {"400", Shape::Status, 400, "max_tokens: too large", "", 400, false},
             {"422", Shape::Status, 422, "unprocessable", "", 422, false},

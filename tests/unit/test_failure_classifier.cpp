@@ -734,6 +734,12 @@ private Q_SLOTS:
                                     "default (1) value is supported.");
         in.classificationMessage = QStringLiteral("unsupported_value: ") + in.message;
         QVERIFY(!FailureClassifier::classify(in));
+        in.message = QStringLiteral("For this model, `functions` is no longer supported; use `tools`.");
+        in.classificationMessage = QStringLiteral("invalid_request_error: ") + in.message;
+        QVERIFY(!FailureClassifier::classify(in));
+        in.message = QStringLiteral("tools[0].parameters: the model property 'x' does not exist in required.");
+        in.classificationMessage = in.message;
+        QVERIFY(!FailureClassifier::classify(in));
         // A prompt that says the words, quoted back in a 400, is the request's, not the provider's.
         const QStringList strings{QStringLiteral("why are no models loaded in my app? the model has been "
                                                  "decommissioned they say")};
@@ -764,10 +770,12 @@ private Q_SLOTS:
                                     "input.");
         in.classificationMessage = QStringLiteral("invalid_request_error: ") + in.message;
         QVERIFY(FailureClassifier::refusesReplayedReasoning(in));
-        in.message = QStringLiteral("Item with id 'msg_68af0c1d5e' not found.");
+        // An item by reference is also what a client that sent store: false is told: its own error.
+        in.message = QStringLiteral("Item with id 'msg_68af0c1d5e' not found. Items are not persisted when `store` "
+                                    "is set to false.");
         in.classificationMessage = in.message;
         QVERIFY(!FailureClassifier::refusesReplayedReasoning(in));
-        QCOMPARE(FailureClassifier::classify(in)->kind, FailureKind::NotServed);
+        QVERIFY(!FailureClassifier::classify(in));
         // A 400 about the request's own fields stays the client's.
         in.message = QStringLiteral("Invalid 'input[2].id': string too long.");
         in.classificationMessage = in.message;
