@@ -99,8 +99,7 @@ public:
     // 404's meaning, sent as a 400 by Groq, LM Studio and some OpenAI-compatible servers.
     static bool refusesTheModel(const FailureInput &input);
     // A 400 that says this provider does not hold the conversation state the request names
-    // (previous_response_id, a conversation, an item by reference): another provider of the same
-    // API made it.
+    // (previous_response_id, a conversation): another provider of the same API made it.
     static bool lacksTheConversation(const FailureInput &input);
     // A 400 (422, or a 500 of a template) that refuses a tool call id for not being nine characters of
     // [a-zA-Z0-9]: Mistral's validator and chat templates, behind a server not told by its host or
