@@ -84,13 +84,29 @@ constexpr const char *kLacksTheConversation =
 
 // Patterns are compiled once per thread (QRegularExpression compiles and JITs
 // on first use, which costs far more than the match itself).
-bool matches(const QString &text, const char *pattern) {
+const QRegularExpression &compiled(const char *pattern) {
     thread_local QHash<const char *, QRegularExpression> cache;
     auto it = cache.find(pattern);
     if (it == cache.end())
         it = cache.insert(pattern,
                           QRegularExpression(QString::fromLatin1(pattern), QRegularExpression::CaseInsensitiveOption));
-    return it->match(text).hasMatch();
+    return *it;
+}
+
+bool matches(const QString &text, const char *pattern) {
+    return compiled(pattern).match(text).hasMatch();
+}
+
+// The words a failure is read by: the upstream's message with the request's own words masked where
+// the caller did so (classificationMessage), else the message as it came.
+const QString &wordsOf(const FailureInput &in) {
+    return in.classificationMessage.isEmpty() ? in.message : in.classificationMessage;
+}
+
+// A refusal said with one of the given statuses, in words that match the pattern.
+bool says(const FailureInput &in, std::initializer_list<int> statuses, const char *pattern) {
+    return in.status && std::find(statuses.begin(), statuses.end(), *in.status) != statuses.end() &&
+           matches(wordsOf(in), pattern);
 }
 
 // A peer-supplied number of milliseconds as a sane delay: non-finite and negative
@@ -169,77 +185,42 @@ bool FailureClassifier::isUsageLimit(std::optional<int> status, const QString &t
 }
 
 bool FailureClassifier::refusesReplayedReasoning(const FailureInput &in) {
-    if (in.status != 400)
-        return false;
-    const QString text = in.classificationMessage.isEmpty() ? in.message : in.classificationMessage;
-    return matches(text, "invalid\\W{0,2}(signature|data)\\W{0,2} in\\W{0,2}(redacted_)?thinking"
-                         "|invalid_encrypted_content|encrypted content.{0,200}could not be verified"
-                         "|(corrupted|invalid) thought.?signature|thought.?signature is (not valid|invalid)"
-                         // A reasoning item by id alone (store: true, no encrypted_content), which only the
-                         // provider that made it holds: "Item with id 'rs_…' not found" (probe X3 F2).
-                         "|item with id\\W{0,2}rs_\\w+\\W{0,2} not found");
+    return says(in, {400},
+                "invalid\\W{0,2}(signature|data)\\W{0,2} in\\W{0,2}(redacted_)?thinking"
+                "|invalid_encrypted_content|encrypted content.{0,200}could not be verified"
+                "|(corrupted|invalid) thought.?signature|thought.?signature is (not valid|invalid)"
+                // A reasoning item by id alone (store: true, no encrypted_content), which only the
+                // provider that made it holds: "Item with id 'rs_…' not found" (probe X3 F2).
+                "|item with id\\W{0,2}rs_\\w+\\W{0,2} not found");
 }
 
 bool FailureClassifier::asksForReasoningBack(const FailureInput &in) {
-    if (in.status != 400)
-        return false;
-    const QString text = in.classificationMessage.isEmpty() ? in.message : in.classificationMessage;
-    return matches(text, kAsksForReasoningBack);
+    return says(in, {400}, kAsksForReasoningBack);
 }
 
 bool FailureClassifier::refusesReasoningSummary(const FailureInput &in) {
-    if (in.status != 400)
-        return false;
-    const QString text = in.classificationMessage.isEmpty() ? in.message : in.classificationMessage;
-    return matches(text, kRefusesReasoningSummary);
+    return says(in, {400}, kRefusesReasoningSummary);
 }
 
 bool FailureClassifier::refusesToStream(const FailureInput &in) {
-    if (in.status != 400)
-        return false;
-    const QString text = in.classificationMessage.isEmpty() ? in.message : in.classificationMessage;
-    return matches(text, "verified to stream");
+    return says(in, {400}, "verified to stream");
 }
 
 bool FailureClassifier::refusesTheModel(const FailureInput &in) {
-    if (in.status != 400)
-        return false;
-    const QString text = in.classificationMessage.isEmpty() ? in.message : in.classificationMessage;
-    return matches(text, kRefusesTheModel);
+    return says(in, {400}, kRefusesTheModel);
 }
 
 bool FailureClassifier::lacksTheConversation(const FailureInput &in) {
-    if (in.status != 400 && in.status != 404)
-        return false;
-    const QString text = in.classificationMessage.isEmpty() ? in.message : in.classificationMessage;
-    return matches(text, kLacksTheConversation);
+    return says(in, {400, 404}, kLacksTheConversation);
 }
 
 bool FailureClassifier::refusesToolCallIds(const FailureInput &in) {
     // A 400 (Mistral's API, vLLM), a 422 (Mistral's validation errors), or a 500 (a template's
     // exception where the server reports it as its own).
-    if (in.status != 400 && in.status != 422 && in.status != 500)
-        return false;
-    const QString text = in.classificationMessage.isEmpty() ? in.message : in.classificationMessage;
-    return matches(text, kRefusesToolCallIds);
+    return says(in, {400, 422, 500}, kRefusesToolCallIds);
 }
 
 QString FailureClassifier::withoutEchoes(const QString &text, const RequestStrings &strings) {
-    thread_local const QRegularExpression reasoningBack(QString::fromLatin1(kAsksForReasoningBack),
-                                                        QRegularExpression::CaseInsensitiveOption);
-    thread_local const QRegularExpression reasoningSummary(QString::fromLatin1(kRefusesReasoningSummary),
-                                                           QRegularExpression::CaseInsensitiveOption);
-    thread_local const QRegularExpression toolCallIds(QString::fromLatin1(kRefusesToolCallIds),
-                                                      QRegularExpression::CaseInsensitiveOption);
-    // A prompt that says "no models loaded", quoted back in a 400, must not send every request on.
-    thread_local const QRegularExpression lacksTheConversation(QString::fromLatin1(kLacksTheConversation),
-                                                               QRegularExpression::CaseInsensitiveOption);
-    thread_local const QRegularExpression refusesTheModel(QString::fromLatin1(kRefusesTheModel),
-                                                          QRegularExpression::CaseInsensitiveOption);
-    // A tenant's prompt quoted in a spent key's 402 must not make it read as a size refusal, which
-    // keeps the key in use (probe GV 3).
-    thread_local const QRegularExpression requestsSize(QString::fromLatin1(kRefusesTheRequestsSize),
-                                                       QRegularExpression::CaseInsensitiveOption);
     // Quoted: the text holds a request string from its start through the words; or, where the words
     // stand in the text, what is around them agrees with what is around them in a request string
     // for kQuoteContext characters (a provider that quotes 20 characters from the middle of a message,
@@ -280,12 +261,12 @@ QString FailureClassifier::withoutEchoes(const QString &text, const RequestStrin
     };
     for (const QRegularExpression *re : credentials::credentialSignalPatterns())
         scan(*re);
-    scan(reasoningBack);
-    scan(reasoningSummary);
-    scan(toolCallIds);
-    scan(refusesTheModel);
-    scan(lacksTheConversation);
-    scan(requestsSize);
+    // The deciding words of the 400s and 402s read here: a prompt that says "no models loaded", quoted
+    // back in a 400, must not send every request on; a tenant's prompt quoted in a spent key's 402 must
+    // not make it read as a size refusal, which keeps the key in use (probe GV 3).
+    for (const char *pattern : {kAsksForReasoningBack, kRefusesReasoningSummary, kRefusesToolCallIds, kRefusesTheModel,
+                                kLacksTheConversation, kRefusesTheRequestsSize})
+        scan(compiled(pattern));
     if (spans.isEmpty())
         return text;
     // Masked from the end, overlaps merged: "…" stands where the request's own words stood.
@@ -303,7 +284,7 @@ QString FailureClassifier::withoutEchoes(const QString &text, const RequestStrin
 }
 
 std::optional<int> FailureClassifier::outputMaximum(const FailureInput &in) {
-    const QString text = in.classificationMessage.isEmpty() ? in.message : in.classificationMessage;
+    const QString &text = wordsOf(in);
     if (in.status == 402 && refusesTheRequestsSize(in.status, text)) {
         thread_local const QRegularExpression afford(QStringLiteral("can only afford\\s*(\\d{1,9})\\b"),
                                                      QRegularExpression::CaseInsensitiveOption);
@@ -336,13 +317,8 @@ std::optional<int> FailureClassifier::outputMaximum(const FailureInput &in) {
         {"\\[\\s*1\\s*,\\s*(\\d+)\\s*\\]", 0},          // DeepSeek: the valid range of max_tokens is [1, 8192]
         {"to\\s*(\\d+)\\s*\\(exclusive\\)", -1},        // Vertex: from 1 (inclusive) to 65537 (exclusive)
     };
-    thread_local QHash<const char *, QRegularExpression> cache;
     for (const Form &form : forms) {
-        auto it = cache.find(form.pattern);
-        if (it == cache.end())
-            it = cache.insert(form.pattern, QRegularExpression(QString::fromLatin1(form.pattern),
-                                                               QRegularExpression::CaseInsensitiveOption));
-        const QRegularExpressionMatch m = it->match(text);
+        const QRegularExpressionMatch m = compiled(form.pattern).match(text);
         if (!m.hasMatch())
             continue;
         bool ok = false;
@@ -361,7 +337,7 @@ std::optional<int> FailureClassifier::outputMaximum(const FailureInput &in) {
 }
 
 bool FailureClassifier::refusesTheKey(const FailureInput &in) {
-    const QString text = in.classificationMessage.isEmpty() ? in.message : in.classificationMessage;
+    const QString &text = wordsOf(in);
     if (in.usageLimit || isUsageLimit(in.status, text) || in.modelOutOfReach)
         return false;
     // A page (a WAF's block, a CDN's region block) is no word on the key: it answers this request,
@@ -375,14 +351,14 @@ bool FailureClassifier::refusesTheKey(const FailureInput &in) {
 }
 
 bool FailureClassifier::refusesTheContent(const FailureInput &in) {
-    const QString text = in.classificationMessage.isEmpty() ? in.message : in.classificationMessage;
+    const QString &text = wordsOf(in);
     return !isPage(text) && credentials::refusesTheContent(in.status, text);
 }
 
 bool FailureClassifier::tooLargeForTheRateLimit(const FailureInput &in) {
     if (in.status != 429)
         return false;
-    const QString text = in.classificationMessage.isEmpty() ? in.message : in.classificationMessage;
+    const QString &text = wordsOf(in);
     // OpenAI says so ("Request too large for gpt-4o ... on tokens per min (TPM): Limit 30000, Requested
     // 43090. The input or output tokens must be reduced in order to run successfully."); Anthropic's
     // words are those of any token limit ("would exceed the rate limit ... Please reduce the prompt
@@ -423,7 +399,7 @@ bool FailureClassifier::namesTheModel(int status, const QString &text, const QSt
 }
 
 bool FailureClassifier::reportsALoop(const FailureInput &in) {
-    const QString text = in.classificationMessage.isEmpty() ? in.message : in.classificationMessage;
+    const QString &text = wordsOf(in);
     // 508 Loop Detected says so, or says nothing; a shared host's "508 Resource Limit Is Reached" is a
     // server's trouble like a 503 (probe D2 L1: it stopped the route and blamed the baseUrl).
     if (in.status == 508)
@@ -440,7 +416,7 @@ bool FailureClassifier::isConcurrencyCap(const QString &text) {
 }
 
 std::optional<UpstreamFailure> FailureClassifier::classify(const FailureInput &in) {
-    const QString text = in.classificationMessage.isEmpty() ? in.message : in.classificationMessage;
+    const QString &text = wordsOf(in);
     auto make = [&](FailureKind k) {
         UpstreamFailure f;
         f.kind = k;
