@@ -413,7 +413,7 @@ void RedisMarkSync::marksCleared(const QList<MarkInfo> &removed) {
         const auto it = m_lastSeq.find(id);
         if (it != m_lastSeq.end())
             it->heardSetAt = -1; // its strikes went with it
-        clears.append({m, now});
+        clears.append({m, now, m_clock.nowMs()});
     }
     if (!m_up)
         return clearLater(clears);
@@ -426,7 +426,9 @@ void RedisMarkSync::sendClears(const QList<Clear> &clears, bool late) {
     QList<QByteArray> argv{"EVAL", kClearScript, QByteArray::number(clears.size() * 3 + 2)};
     QList<QByteArray> times;
     QJsonArray ids;
+    qint64 earliest = clears.first().atMs;
     for (const Clear &c : clears) {
+        earliest = std::min(earliest, c.atMs);
         const QByteArray id = idFor(c.mark);
         argv << key("mark", id) << key("hist", id) << key("cleared", id);
         ids.append(QString::fromLatin1(id));
@@ -435,7 +437,8 @@ void RedisMarkSync::sendClears(const QList<Clear> &clears, bool late) {
     argv << sequenceKey() << indexKey();
     const QJsonObject payload{{QStringLiteral("op"), QStringLiteral("clear")},
                               {QStringLiteral("ids"), ids},
-                              {QStringLiteral("replica"), m_options.replicaId}};
+                              {QStringLiteral("replica"), m_options.replicaId},
+                              {QStringLiteral("madeAt"), double(earliest)}};
     argv << m_channel << QJsonDocument(payload).toJson(QJsonDocument::Compact) << num(kTombstoneMs) << times;
     m_commands->command(argv, [this, clears](const RedisValue &v) {
         if (!accepted(v)) // lost or refused: cleared in Redis when it takes writes again
@@ -533,7 +536,8 @@ void RedisMarkSync::onMessage(const QByteArray &channel, const QByteArray &paylo
     } else if (op == QLatin1String("clear")) {
         // This replica's own clear too: it records the clear's number, so a set published before
         // it and read after it (on the subscription or as a reply) does not bring the mark back.
-        if (o.value(QStringLiteral("replica")).toString() != m_options.replicaId)
+        const bool own = o.value(QStringLiteral("replica")).toString() == m_options.replicaId;
+        if (!own)
             ++m_clears;
         int n = 0;
         m_applyingRemote = true;
@@ -554,12 +558,27 @@ void RedisMarkSync::onMessage(const QByteArray &channel, const QByteArray &paylo
             f.baseUrl = QString::fromUtf8(parts[2]);
             f.model = QString::fromUtf8(parts[3]);
             f.exactModel = true;
+            // This replica's own clear, read back: it was applied here when made, and a mark struck here
+            // since is one it never saw. Redis may run it long after (it stalled with the clear in its
+            // socket, and the replica gave up waiting and struck anew), and that mark must go on to
+            // Redis, not vanish from every replica (probe Y4 F1).
+            if (own && struckHereSince(f, o.value(QStringLiteral("madeAt"))))
+                continue;
             n += m_marks.applyClear(f);
         }
         m_applyingRemote = false;
         if (n > 0)
             Q_EMIT marksChanged();
     }
+}
+
+bool RedisMarkSync::struckHereSince(const failover::MarkFilter &mark, const QJsonValue &madeAt) const {
+    if (!madeAt.isDouble())
+        return false; // a version that did not say when
+    const auto at = qint64(madeAt.toDouble());
+    const QList<MarkInfo> marks = m_marks.active();
+    return std::any_of(marks.cbegin(), marks.cend(),
+                       [&](const MarkInfo &m) { return mark.matches(m) && m.setBy.isEmpty() && m.struckAtMs > at; });
 }
 
 bool RedisMarkSync::isNewer(const QByteArray &id, const QJsonObject &o) {

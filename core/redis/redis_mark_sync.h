@@ -162,7 +162,11 @@ private:
     struct Clear {
         failover::MarkInfo mark;
         qint64 atWall = 0; // when it was made
+        qint64 atMs = 0;   // the same, on this process's clock (the marks table's)
     };
+    // Whether this process struck the one mark `mark` names after `madeAt` (its clock; a clear's
+    // "madeAt"): a clear of its own read back never saw that strike.
+    bool struckHereSince(const failover::MarkFilter &mark, const QJsonValue &madeAt) const;
     // Into m_clearedWhileDown (bounded): sent when Redis is back.
     void clearLater(const QList<Clear> &clears);
     // Sends clears to Redis. `late`: made while Redis was away, each deletes only a mark struck at

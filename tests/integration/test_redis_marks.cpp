@@ -19,6 +19,7 @@
 #include <QTcpServer>
 #include <QTcpSocket>
 #include <QTest>
+#include <csignal>
 #include <memory>
 
 using namespace sw;
@@ -705,6 +706,39 @@ private Q_SLOTS:
         QVERIFY(test::waitUntil([&]() { return m_two->marks.isDown(QStringLiteral("alice"), kB); }, 10000));
         QTest::qWait(300); // anything else either replica sends on its return has arrived by now
         QVERIFY(!m_two->marks.isDown(QStringLiteral("alice"), kA));
+    }
+
+    // Probe Y4 F1: Redis stalls with a clear in its socket; the replica that sent it gives up waiting
+    // and, local only, strikes the provider anew. When Redis wakes it runs the clear and publishes
+    // it: the replica read its own clear back and took the new mark away, so it never went to Redis
+    // and the provider, still down, was marked on no replica.
+    void aClearRedisRunsLateSparesAMarkStruckSince() {
+        QVERIFY(firstReconnectsOnCue());
+        const QString alice = QStringLiteral("alice");
+        fail(*m_one, failure(FailureKind::ServerError));
+        QVERIFY(m_two->marks.isDown(alice, kA));
+        QCOMPARE(::kill(pid_t(m_redis->pid()), SIGSTOP), 0);
+        failover::MarkFilter alicesA;
+        alicesA.tenant = alice;
+        QCOMPARE(m_one->marks.clear(alicesA), 1); // sent; Redis reads it when it wakes
+        QTest::qWait(100);                         // written to the socket
+        m_net->advance(2250);                     // past the 2 s command timeout
+        QVERIFY(test::waitUntil([&]() { return !m_one->sync->storeUp(); }, 5000));
+        advance(1000);
+        m_one->marks.mark(alice, kA, failure(FailureKind::ServerError)); // failed again meanwhile
+        QVERIFY(m_one->marks.isDown(alice, kA));
+        // The replica tries again while Redis still sleeps: its new connections wait in the accept
+        // queue with their handshakes, so the clear's message reaches the new subscription.
+        m_net->advance(250);
+        QTest::qWait(200);
+        QCOMPARE(::kill(pid_t(m_redis->pid()), SIGCONT), 0);
+        QVERIFY(test::waitUntil([&]() { return m_one->sync->storeUp(); }, 5000));
+        // What each sent on its return has reached the other once this has.
+        m_one->marks.mark(QStringLiteral("bob"), kA, failure(FailureKind::ServerError));
+        QVERIFY(test::waitUntil([&]() { return m_two->marks.isDown(QStringLiteral("bob"), kA); }, 10000));
+        QTest::qWait(300);
+        QVERIFY2(m_one->marks.isDown(alice, kA), "the clear Redis ran late undid the strike made after it");
+        QVERIFY2(m_two->marks.isDown(alice, kA), "the strike made while Redis stalled never reached the other replica");
     }
 
     // Probe E4 4: both replicas hold alice's mark; Redis dies and comes back empty; the second

@@ -15,6 +15,7 @@ public:
     bool start();
     void kill(); // SIGKILL, as a crash would
     quint16 port() const { return m_port; }
+    qint64 pid() const { return m_process.processId(); } // to stop and continue it (SIGSTOP, SIGCONT)
     QString url() const { return QStringLiteral("redis://127.0.0.1:%1/0").arg(m_port); }
     QString error() const { return m_error; }
     // One command through redis-cli semantics, answered synchronously (test side only).
