@@ -255,6 +255,13 @@ bool has(QByteArrayView text, QByteArrayView needle) {
     return ::memmem(text.data(), size_t(text.size()), needle.data(), size_t(needle.size())) != nullptr;
 }
 
+// Data of white space alone: an empty `data:` line. Stops at the first other byte, which in a JSON
+// frame is the first.
+bool isBlank(QByteArrayView data) {
+    return std::all_of(data.begin(), data.end(),
+                       [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; });
+}
+
 // Anthropic's `event: ping`, and the {"type":"ping"} others copy.
 bool isPingFrame(const upstream::SseEvent &r) {
     return r.event == "ping" || (r.data.size() < 128 && has(r.data, "\"ping\""));
@@ -264,6 +271,11 @@ bool isPingFrame(const upstream::SseEvent &r) {
 // before commit: keepalive pings and empty deltas (a flood of them once took RSS to 1 GiB).
 bool isNoiseFrame(const upstream::SseEvent &r, const QList<model::StreamEvent> &events) {
     if (isPingFrame(r))
+        return true;
+    // An event whose data is empty (`data: ` sent as is, or a last line cut after `data:`) says
+    // nothing, and relayed as it came it is no JSON: the OpenAI SDKs threw a SyntaxError on it and
+    // lost an answer the gateway had ended with [DONE] (probe Y1 F1).
+    if (events.isEmpty() && isBlank(r.data))
         return true;
     if (!events.isEmpty())
         return false; // decided by the hold, per event
@@ -1174,7 +1186,8 @@ void UpstreamAttempts::feedSse(Try &t, const QList<SseEvent> &events) {
                 m_answerBytesTaken += cost;
             }
         }
-        if (live->passthrough && !unreadable) {
+        // An empty data line is not relayed either: see isNoiseFrame.
+        if (live->passthrough && !unreadable && !isBlank(e.data)) {
             // Raw frames skip the encoder, so they take the redaction here (an upstream
             // error event may quote the key it rejected).
             // The gateway asks a Chat upstream for usage; its usage-only chunk is not the

@@ -3284,6 +3284,41 @@ private Q_SLOTS:
         QCOMPARE(gw.anthropicA.requests().size(), 0);
     }
 
+    void anEmptyDataEventIsNeverRelayed_data() {
+        QTest::addColumn<QByteArray>("before");
+        QTest::addColumn<QByteArray>("after");
+        QTest::newRow("before the first token") << QByteArray("data: \n\n") << QByteArray();
+        QTest::newRow("after the first token") << QByteArray() << QByteArray("data:\n\n");
+        QTest::newRow("a last line cut after data:") << QByteArray() << QByteArray("data:");
+        QTest::newRow("a last line cut after data") << QByteArray() << QByteArray("data");
+    }
+    void anEmptyDataEventIsNeverRelayed() {
+        // Probe Y1 F1: on the Chat passthrough an event with empty data went to the client as
+        // "data: ", which no JSON reader takes: the OpenAI SDK threw a SyntaxError and lost an answer
+        // the gateway ended with [DONE]. Every data line the client reads is JSON or [DONE].
+        QFETCH(QByteArray, before);
+        QFETCH(QByteArray, after);
+        GatewayFixture gw;
+        gw.config.routes[QStringLiteral("chain")].candidates = {QStringLiteral("pb/gpt-b")};
+        const QByteArray chunk = "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,";
+        gw.openaiB.setRawReply(before + chunk + "\"delta\":{\"content\":\"hi\"}}]}\n\n" + chunk +
+                               "\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n" + after);
+        gw.start();
+        const auto r =
+            gw.post(QStringLiteral("/v1/chat/completions"),
+                    routeBody(QStringLiteral("/v1/chat/completions"), QStringLiteral("chain"), true), {}, 30000);
+        QCOMPARE(r.status, 200);
+        QVERIFY2(r.body.contains("\"hi\""), r.body.constData());
+        QVERIFY2(r.body.endsWith("data: [DONE]\n\n"), r.body.constData());
+        for (const QByteArray &line : r.body.split('\n')) {
+            if (!line.startsWith("data:") || line == "data: [DONE]")
+                continue;
+            QJsonParseError error;
+            QJsonDocument::fromJson(line.mid(5), &error);
+            QVERIFY2(error.error == QJsonParseError::NoError, r.body.constData());
+        }
+    }
+
     void aFinishReasonErrorIsAFailureNotAnAnswer_data() {
         QTest::addColumn<QByteArray>("reason");
         QTest::newRow("OpenRouter") << QByteArray("error");
