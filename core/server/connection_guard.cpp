@@ -83,6 +83,19 @@ bool validRequestLine(QByteArrayView line) {
     return version == "HTTP/1.1" || version == "HTTP/1.0";
 }
 
+// Where the first control byte of a head is (a bare CR, a NUL, ESC, DEL...; a tab and the line
+// ends aside), or -1.
+qsizetype controlByteAt(QByteArrayView head) {
+    for (qsizetype i = 0; i < head.size(); ++i) {
+        const auto c = static_cast<unsigned char>(head[i]);
+        if ((c >= 0x20 && c != 0x7f) || c == '\t' || c == '\n' ||
+            (c == '\r' && i + 1 < head.size() && head[i + 1] == '\n'))
+            continue;
+        return i;
+    }
+    return -1;
+}
+
 std::atomic<quint64> g_unreadBytesCopied{0};
 
 // A request target up to its query or fragment.
@@ -303,6 +316,19 @@ void ConnectionGuard::continueIfWaiting() {
 }
 
 void ConnectionGuard::onHeadComplete() {
+    // A control byte in a field (RFC 9110 5.5: a bare CR, a NUL...) makes the head malformed, and
+    // whatever reads it after us (a proxy in front) may frame it otherwise, a bare CR ending a line
+    // there. Answered 400 by the router once, and the connection kept: the next request was then
+    // read where the refused head's Content-Length said it starts. Refused here, connection closed.
+    if (const qsizetype at = controlByteAt(m_head); at >= 0) {
+        const qsizetype lineStart = m_head.lastIndexOf('\n', at) + 1;
+        const qsizetype lineEnd = m_head.indexOf('\n', at);
+        const QByteArray line = m_head.mid(lineStart, lineEnd - lineStart);
+        const qsizetype colon = line.indexOf(':'); // a field line (parsed), the request line being visible ASCII
+        const auto problem = RequestGuard::controlByteProblem({{line.left(colon).trimmed(), line.mid(colon + 1)}});
+        return reject({400, "invalid_request_error",
+                       problem ? *problem : QStringLiteral("a header contains a control character; remove it")});
+    }
     qint64 contentLength = 0;
     bool haveLength = false;
     bool chunked = false;

@@ -6,7 +6,8 @@
 // header-read timeout (408), a body timeout, an idle timeout, and a parse error
 // answered and closed instead of a connection left hanging; a request whose
 // gateway key does not admit it is answered on its head (setHeadJudge), before any
-// of its body is taken. Pipelined requests are answered in request order: the next
+// of its body is taken; a head with a control byte in a field is refused (400) and
+// the connection closed. Pipelined requests are answered in request order: the next
 // one is held back until the current answer is complete, and what the connection
 // reads past the request it reads or answers is at most 16 KiB (the rest waits in
 // the kernel), whatever the client queued behind it.

@@ -346,6 +346,38 @@ private Q_SLOTS:
         QCOMPARE(gw.engine().telemetry()->attempts(-1).size(), 0);
     }
 
+    // Probe Y2: a head with a bare CR or a NUL in a field was answered 400 by the router with the
+    // connection kept, and the next request was read where the refused head's Content-Length said
+    // it starts: a boundary that whatever reads the head otherwise (a proxy in front that ends the
+    // line at the CR) puts elsewhere. Refused on the head now, and the connection closed: what was
+    // pipelined behind it is never run.
+    void aHeadWithAControlByteIsRefusedAndTheConnectionClosed_data() {
+        QTest::addColumn<QByteArray>("value");
+        QTest::addRow("bare CR") << QByteArray("a\rContent-Length: 0");
+        QTest::addRow("NUL") << QByteArray("a\0b", 3);
+        QTest::addRow("ESC") << QByteArray("a\x1b[31m");
+    }
+    void aHeadWithAControlByteIsRefusedAndTheConnectionClosed() {
+        QFETCH(QByteArray, value);
+        GatewayFixture gw;
+        gw.start();
+        const quint16 port = gw.engine().port();
+        RawHttpClient c(port);
+        QVERIFY(c.waitConnected());
+        c.send(post(port, "/v1/messages", chatBody(QStringLiteral("/v1/messages"), QStringLiteral("chain")),
+                    "X-Note: " + value + "\r\n") +
+               "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+        QVERIFY2(c.waitClosed(5000), c.received().constData());
+        const QList<QByteArray> answers = responsesIn(c.received());
+        QCOMPARE(answers.size(), 1);
+        QVERIFY2(answers[0].startsWith("HTTP/1.1 400"), answers[0].constData());
+        const QJsonObject json = QJsonDocument::fromJson(answers[0].mid(answers[0].indexOf("\r\n\r\n") + 4)).object();
+        QVERIFY2(inClientFormat(QStringLiteral("/v1/messages"), json, QStringLiteral("invalid_request_error")),
+                 answers[0].constData());
+        QVERIFY2(messageOf(json).contains(QStringLiteral("x-note")), qPrintable(messageOf(json)));
+        QCOMPARE(upstreamRequests(gw), 0);
+    }
+
     void cleanForwardedHeadersStillReachTheUpstream() {
         GatewayFixture gw;
         gw.config.providers[QStringLiteral("pa")].credentials = {QStringLiteral("passthrough")};
