@@ -38,6 +38,15 @@ bool replaceUnreadPrefix(QIODevice *device, qint64 length, QByteArrayView with) 
     return true;
 }
 
+qint64 bufferedBytes(const QIODevice *device) {
+    if (!device)
+        return -1;
+    const QIODevicePrivate *d = privateOf(device);
+    if (d->readBuffers.isEmpty())
+        return -1;
+    return d->buffer.size();
+}
+
 int readChunkSize(const QIODevice *device) {
     if (!device)
         return -1;

@@ -30,6 +30,10 @@ bool useSmallReadChunks(QIODevice *device);
 // (its reader has seen part of the buffer) or fewer than `length` bytes are buffered.
 bool replaceUnreadPrefix(QIODevice *device, qint64 length, QByteArrayView with);
 
+// The bytes in the device's read buffer, those a read transaction has read included (a peer's bytes
+// the process holds), or -1 when it has none.
+qint64 bufferedBytes(const QIODevice *device);
+
 // The ring-buffer block size of the device's current read channel (16384 by default in Qt 6.4),
 // or -1 when it has none.
 int readChunkSize(const QIODevice *device);

@@ -6,9 +6,11 @@
 // header-read timeout (408), a body timeout, an idle timeout, and a parse error
 // answered and closed instead of a connection left hanging; a request whose
 // gateway key does not admit it is answered on its head (setHeadJudge), before any
-// of its body is taken. Pipelined requests
-// are answered in request order: the next one is held back until the current
-// answer is complete.
+// of its body is taken; a head with a control byte in a field is refused (400) and
+// the connection closed. Pipelined requests are answered in request order: the next
+// one is held back until the current answer is complete, and what the connection
+// reads past the request it reads or answers is at most 16 KiB (the rest waits in
+// the kernel), whatever the client queued behind it.
 
 #include "core/config/config.h"
 #include "core/http/body_decoder.h"
@@ -94,6 +96,9 @@ public:
     // Test seam: handover off process-wide, to compare with Qt reading every head itself.
     static void setHeadHandoverEnabled(bool on);
     static quint64 headsHandedOver(); // since start, for tests
+    // Since start, for tests: the bytes the guards copied of what Qt's parser had not read (to
+    // look at a request's bytes first, or to hide a pipelined one), bounded per request.
+    static quint64 unreadBytesCopied();
     ~ConnectionGuard() override;
 
     static ConnectionGuard *of(QTcpSocket *socket);
@@ -130,12 +135,14 @@ private:
     void socketGoing(); // the GuardedSocket's destructor: nothing of it may be used from now on
     friend class GuardedSocket;
     void parkPipelined();
-    void checkHangup(); // parked with a full buffer: has the client closed its side?
+    void startHangupCheck();
+    void checkHangup(); // not read while an answer is pending: has the client closed its side?
     void stopHangupCheck();
     void startNextRequest();
+    void readWaiting(); // after responseDone: the pipelined bytes that waited, to both parsers
     void rearm();
-    qint64 requestBufferBytes() const; // the socket's read buffer while a request is read
-    bool takeBody(qint64 bytes);       // from the budget, for the request being read
+    void fitReadBuffer();        // the socket's read buffer: the current request, and little past it
+    bool takeBody(qint64 bytes); // from the budget, for the request being read
     void refuseOverBudget();
     void giveBack(qint64 &bytes);
     void onTimeout();
@@ -153,7 +160,7 @@ private:
     config::LimitsConfig m_limits;
     std::function<void()> m_onGone;
     QTimer *m_timer = nullptr;
-    QTimer *m_hangupCheck = nullptr; // while parked with a full buffer (parkPipelined)
+    QTimer *m_hangupCheck = nullptr; // while an answer is pending and the connection is not read
     QMetaObject::Connection m_readConnection;
     Phase m_phase = Phase::Head;
     bool m_busy = false;
@@ -161,7 +168,9 @@ private:
     bool m_everSpoke = false;     // any byte of this connection seen
     QByteArray m_head;            // the current request's head, up to the limit
     http::HeadParser m_headParser;
-    http::BodyDecoder m_body; // counts the current request's body; Qt's parser keeps the bytes
+    http::BodyDecoder m_body;  // counts the current request's body; Qt's parser keeps the bytes
+    qint64 m_requestBytes = 0; // of the current request on the wire once its head is whole (head, body so far)
+    qint64 m_bodyLength = 0;   // its Content-Length (0 when chunked)
     bool m_parserCheckQueued = false;
     bool m_socketTellsCuts = false; // a GuardedSocket: signalsCut() comes when Qt's parser gives up
     bool m_parked = false;          // a read transaction of ours hides pipelined bytes from Qt
@@ -170,6 +179,7 @@ private:
     bool m_http10 = false;
     bool m_continuePending = false;    // the current head asked for 100-continue (sent after this read)
     const char *m_readStart = nullptr; // onReadyRead's copy of the unread bytes, while consume() reads it
+    qsizetype m_headShrunk = 0;        // what handOverHead took off the unread bytes in that consume()
     http::HeaderList m_headers;        // the current request's fields, when its head was handed over
     QString m_path;                    // and its path, when that was handed over too (else empty)
     bool m_haveHeaders = false;

@@ -7,6 +7,8 @@
 // answered in order; an Idempotency-Key reused with another body is a 422. A
 // request whose key does not admit it is answered on its head, before any of its
 // body is taken from limits.maxBodyBytesInFlight.
+#include "core/http/socket_read.h"
+#include "core/server/connection_guard.h"
 #include "core/telemetry/telemetry.h"
 #include "gateway_fixture.h"
 #include "raw_http_client.h"
@@ -16,6 +18,8 @@
 #include <QElapsedTimer>
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <QPointer>
+#include <QTcpSocket>
 #include <QTest>
 #include <QUrl>
 
@@ -342,6 +346,38 @@ private Q_SLOTS:
         QCOMPARE(gw.engine().telemetry()->attempts(-1).size(), 0);
     }
 
+    // Probe Y2: a head with a bare CR or a NUL in a field was answered 400 by the router with the
+    // connection kept, and the next request was read where the refused head's Content-Length said
+    // it starts: a boundary that whatever reads the head otherwise (a proxy in front that ends the
+    // line at the CR) puts elsewhere. Refused on the head now, and the connection closed: what was
+    // pipelined behind it is never run.
+    void aHeadWithAControlByteIsRefusedAndTheConnectionClosed_data() {
+        QTest::addColumn<QByteArray>("value");
+        QTest::addRow("bare CR") << QByteArray("a\rContent-Length: 0");
+        QTest::addRow("NUL") << QByteArray("a\0b", 3);
+        QTest::addRow("ESC") << QByteArray("a\x1b[31m");
+    }
+    void aHeadWithAControlByteIsRefusedAndTheConnectionClosed() {
+        QFETCH(QByteArray, value);
+        GatewayFixture gw;
+        gw.start();
+        const quint16 port = gw.engine().port();
+        RawHttpClient c(port);
+        QVERIFY(c.waitConnected());
+        c.send(post(port, "/v1/messages", chatBody(QStringLiteral("/v1/messages"), QStringLiteral("chain")),
+                    "X-Note: " + value + "\r\n") +
+               "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+        QVERIFY2(c.waitClosed(5000), c.received().constData());
+        const QList<QByteArray> answers = responsesIn(c.received());
+        QCOMPARE(answers.size(), 1);
+        QVERIFY2(answers[0].startsWith("HTTP/1.1 400"), answers[0].constData());
+        const QJsonObject json = QJsonDocument::fromJson(answers[0].mid(answers[0].indexOf("\r\n\r\n") + 4)).object();
+        QVERIFY2(inClientFormat(QStringLiteral("/v1/messages"), json, QStringLiteral("invalid_request_error")),
+                 answers[0].constData());
+        QVERIFY2(messageOf(json).contains(QStringLiteral("x-note")), qPrintable(messageOf(json)));
+        QCOMPARE(upstreamRequests(gw), 0);
+    }
+
     void cleanForwardedHeadersStillReachTheUpstream() {
         GatewayFixture gw;
         gw.config.providers[QStringLiteral("pa")].credentials = {QStringLiteral("passthrough")};
@@ -559,7 +595,7 @@ private Q_SLOTS:
 
     // A pipelined request is not read while the one before it is answered. Before, the connection
     // read the whole next request into memory while it waited (up to maxBodyBytes per connection,
-    // outside limits.maxBodyBytesInFlight); now it takes 64 KiB and the rest waits in the kernel:
+    // outside limits.maxBodyBytesInFlight); now it takes 16 KiB and the rest waits in the kernel:
     // the client's sending stalls until the first answer is complete, then goes on.
     void aPipelinedBodyWaitsInTheKernelWhileTheFirstIsAnswered() {
         GatewayFixture gw;
@@ -596,10 +632,10 @@ private Q_SLOTS:
         QCOMPARE(gw.anthropicA.requests().last().body.size() > 16 * 1024 * 1024, true);
     }
 
-    // Parked with a full buffer, the connection was read no more, so a client that pipelined more than
-    // 64 KiB and then left went unnoticed until the answer was written: the upstream ran on to its
-    // budget and was marked, the next candidate was asked for nobody (probe V3 1). The kernel is
-    // asked while the answer runs: the client is heard gone within the check's second.
+    // Parked with a full buffer, the connection was read no more, so a client that pipelined more
+    // than it takes (16 KiB) and then left went unnoticed until the answer was written: the upstream
+    // ran on to its budget and was marked, the next candidate was asked for nobody (probe V3 1). The
+    // kernel is asked while the answer runs: the client is heard gone within the check's second.
     void aClientThatPipelinedMuchAndLeftIsHeardGone() {
         GatewayFixture gw;
         demo::Fault stall;
@@ -610,7 +646,7 @@ private Q_SLOTS:
         RawHttpClient c(port);
         QVERIFY(c.waitConnected());
         QJsonObject bigBody = GatewayFixture::anthropicBody(QStringLiteral("chain"), QStringLiteral("hi"), false);
-        // Over the 64 KiB the connection takes, within what the kernel holds: the client's end
+        // Over the 16 KiB the connection takes, within what the kernel holds: the client's end
         // reaches the gateway's kernel behind it (a client whose end waits in its own send queue
         // cannot be heard before its bytes are read).
         bigBody.insert(QStringLiteral("system"), QString(100 * 1024, u'z'));
@@ -632,6 +668,101 @@ private Q_SLOTS:
         QVERIFY2(aborted, qPrintable(seen.join(QLatin1String("; "))));
         QCOMPARE(gw.openaiB.requests().size(), 0); // no follower asked for a client that left
         QVERIFY(gw.engine().marks().isEmpty());
+    }
+
+    // Probe Y2 F1: a client that pipelines small requests and reads no answer had up to
+    // maxBodyBytes of them read ahead into its connection (32 MiB a connection, charged to no
+    // budget), and every request then cost a copy of all of it (15 requests a second). Now the
+    // connection holds little past the request it serves, the rest waits in the kernel, and a
+    // request's copies do not grow with what is queued behind it; every answer still comes, in
+    // order, once the client reads.
+    void aPipeliningClientIsReadAheadOnlyALittle() {
+        GatewayFixture gw;
+        for (int i = 0; i < 400; ++i) { // a /v1/models answer of about 100 KiB: the client's kernel fills soon
+            config::ModelConfig m;
+            m.provider = QStringLiteral("pa");
+            m.id = QStringLiteral("model-%1-").arg(i) + QString(200, u'x');
+            gw.config.models.insert(m.key(), m);
+        }
+        gw.start();
+        QTcpSocket c;
+        c.setSocketOption(QAbstractSocket::ReceiveBufferSizeSocketOption, 4096);
+        c.setReadBufferSize(4096); // reads no answer
+        c.connectToHost(QHostAddress::LocalHost, gw.engine().port());
+        QVERIFY(c.waitForConnected(5000));
+        QPointer<QTcpSocket> front; // the gateway's end of the connection
+        QVERIFY(waitUntil(
+            [&]() {
+                const auto sockets = gw.engine().findChildren<server::GuardedSocket *>();
+                front = sockets.size() == 1 ? sockets.first() : nullptr;
+                return front != nullptr;
+            },
+            5000));
+        qint64 mostHeld = 0;
+        const auto look = [&]() {
+            if (front)
+                mostHeld = std::max(mostHeld, http::bufferedBytes(front));
+        };
+        connect(front, &QIODevice::readyRead, this, look);
+        connect(front, &QIODevice::bytesWritten, this, look);
+
+        const QByteArray models = "GET /v1/models HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+        const QByteArray health = "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+        const QByteArray missing = "GET /nowhere HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+        const int large = 100;   // about 10 MiB of answers: more than the kernels take
+        const int small = 10000; // about 400 KiB of requests queued behind them
+        const QByteArray queue = models.repeated(large) + (health + missing).repeated(small / 2);
+        const quint64 copiedBefore = server::ConnectionGuard::unreadBytesCopied();
+        c.write(queue);
+        // The gateway waits for the client to take its answers (over 1 MiB of them unsent).
+        QVERIFY(waitUntil(
+            [&]() {
+                look();
+                return front && front->bytesToWrite() > 1024 * 1024;
+            },
+            20000));
+        qInfo("%lld KiB queued; the connection holds at most %lld bytes of them", qint64(queue.size()) / 1024,
+              mostHeld);
+        QVERIFY2(mostHeld <= 32 * 1024, qPrintable(QString::number(mostHeld)));
+
+        // The client reads: every answer, in order.
+        c.setReadBufferSize(0);
+        QList<int> statuses;
+        QByteArray pending;
+        const auto readAnswers = [&]() {
+            pending += c.readAll();
+            for (;;) {
+                const qsizetype end = pending.indexOf("\r\n\r\n");
+                if (end < 0)
+                    return;
+                const QByteArray head = pending.left(end).toLower();
+                const qsizetype cl = head.indexOf("content-length:");
+                const qint64 length =
+                    cl < 0 ? 0 : head.mid(cl + 15, head.indexOf('\n', cl) - cl - 15).trimmed().toLongLong();
+                if (pending.size() < end + 4 + length)
+                    return;
+                statuses.append(head.mid(9, 3).toInt());
+                pending.remove(0, end + 4 + length);
+            }
+        };
+        QVERIFY(waitUntil(
+            [&]() {
+                look();
+                readAnswers();
+                return statuses.size() >= large + small || c.state() != QAbstractSocket::ConnectedState;
+            },
+            60000));
+        QCOMPARE(statuses.size(), large + small);
+        for (int i = 0; i < large + small; ++i) {
+            const int expected = i < large ? 200 : (i - large) % 2 == 0 ? 200 : 404;
+            QVERIFY2(statuses[i] == expected, qPrintable(QStringLiteral("answer %1 is %2").arg(i).arg(statuses[i])));
+        }
+        QVERIFY2(mostHeld <= 32 * 1024, qPrintable(QString::number(mostHeld)));
+        // What the guard copied of unread bytes, a request: bounded by the read-ahead, where a copy
+        // of everything queued behind it (hundreds of KiB here) came with every request before.
+        const quint64 copied = server::ConnectionGuard::unreadBytesCopied() - copiedBefore;
+        qInfo("the guard copied %llu bytes of unread requests, %llu a request", copied, copied / (large + small));
+        QVERIFY2(copied / (large + small) <= 8 * 1024, qPrintable(QString::number(copied)));
     }
 
     // Item 11: a trailer is refused at once, not held to the idle timeout.
