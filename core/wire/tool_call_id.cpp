@@ -9,6 +9,7 @@ namespace sw::wire {
 
 namespace {
 constexpr qsizetype kToolIdHashChars = 10; // 40 bits of SHA-256: apart for any conversation's ids
+thread_local qint64 t_uniqueToolIdLookups = 0;
 
 bool anthropicIdChar(QChar c) {
     return (c >= QLatin1Char('a') && c <= QLatin1Char('z')) || (c >= QLatin1Char('A') && c <= QLatin1Char('Z')) ||
@@ -88,20 +89,25 @@ QString anthropicToolId(const QString &id) {
 }
 
 QString uniqueToolId(const QString &id, const QSet<QString> &taken, qsizetype maxLength,
-                     QHash<QString, int> *nextSuffix) {
+                     QHash<QString, int> &nextSuffix) {
     QString unique = id;
+    ++t_uniqueToolIdLookups;
     if (!taken.contains(unique))
         return unique;
-    int n = nextSuffix ? std::max(2, nextSuffix->value(id, 2)) : 2;
+    int n = std::max(2, nextSuffix.value(id, 2));
     for (;; ++n) {
         const QString suffix = QLatin1Char('_') + QString::number(n);
         unique = id.left(maxLength - suffix.size()) + suffix;
+        ++t_uniqueToolIdLookups;
         if (!taken.contains(unique))
             break;
     }
-    if (nextSuffix)
-        nextSuffix->insert(id, n + 1);
+    nextSuffix.insert(id, n + 1);
     return unique;
+}
+
+qint64 uniqueToolIdLookups() {
+    return t_uniqueToolIdLookups;
 }
 
 QString madeUpToolCallId() {
