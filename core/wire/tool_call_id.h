@@ -62,10 +62,10 @@ QString clientToolCallId(const QString &id, qsizetype maxLength);
 // `maxLength`. One scheme for both directions: an Anthropic client is never given an id its
 // conversation already holds (a Chat server that names every turn's call "call_0"), and a
 // history that holds repeats anyway is made unique the same way on its way to Messages.
-// `nextSuffix` remembers per id where the search goes on: the caller keeps one per `taken` set,
-// which only grows, and N repeats of one id cost N steps, not N² (a history of thousands of
-// "call_0" calls, or an answer of thousands of calls under one id, froze the engine thread for
-// seconds). It is required: the callers that left it out were quadratic again.
+// `nextSuffix` remembers where each search stopped, so that it goes on from there: the caller keeps
+// one per `taken` set, which only grows, and N repeats of ids cost N steps, not N² (a history of
+// thousands of "call_0" calls, or an answer of thousands of calls under one id, froze the engine
+// thread for seconds). It is required: the callers that left it out were quadratic again.
 QString uniqueToolId(const QString &id, const QSet<QString> &taken, qsizetype maxLength,
                      QHash<QString, int> &nextSuffix);
 // How many ids uniqueToolId has looked up in a `taken` set on this thread so far: what renaming

@@ -209,6 +209,7 @@ private slots:
     void cachedAndReasoningCountsAreReadSanely();
     void thousandsOfCallsUnderOneIdAreRenamedInLinearTime_data();
     void thousandsOfCallsUnderOneIdAreRenamedInLinearTime();
+    void callIdsThatShareTheirStartAreRenamedInLinearTime();
 };
 
 void TestStreamDecodersHostile::aCleanStreamReadsWhole() {
@@ -379,6 +380,30 @@ void TestStreamDecodersHostile::thousandsOfCallsUnderOneIdAreRenamedInLinearTime
     for (int i = 1; i < kCalls; ++i)
         QCOMPARE(told[i], QStringLiteral("call_dup_%1").arg(i + 1));
     QVERIFY2(spent <= 3 * kCalls, qPrintable(QString::number(spent))); // was about kCalls² / 2
+}
+
+// Ids as long as Chat takes (40) that differ only in their last two characters: each repeat's
+// suffix goes in their place ("<first 38>_2"), so every repeat of each of them is searched among
+// the same names. Remembered by id, each search walked the names all the others took.
+void TestStreamDecodersHostile::callIdsThatShareTheirStartAreRenamedInLinearTime() {
+    constexpr int kIds = 1500;
+    const QString start(38, QLatin1Char('x'));
+    const QString digits = QStringLiteral("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ");
+    QStringList ids;
+    for (int i = 0; i < kIds; ++i)
+        ids << start + digits[i / 62] + digits[i % 62];
+    ids += ids; // each twice
+    const qint64 lookups = sw::wire::uniqueToolIdLookups();
+    const QStringList told = callIdsTold("openai-completions", ids);
+    const qint64 spent = sw::wire::uniqueToolIdLookups() - lookups;
+    QCOMPARE(told.size(), ids.size());
+    QCOMPARE(QSet<QString>(told.begin(), told.end()).size(), ids.size());
+    QCOMPARE(told.mid(0, kIds), ids.mid(0, kIds));
+    QCOMPARE(told[kIds], start + QStringLiteral("_2"));
+    QCOMPARE(told[kIds + 8], start.left(37) + QStringLiteral("_10"));
+    for (const QString &id : told)
+        QVERIFY(id.size() <= 40);
+    QVERIFY2(spent <= 3 * ids.size(), qPrintable(QString::number(spent))); // was about kIds² / 2
 }
 
 QTEST_GUILESS_MAIN(TestStreamDecodersHostile)
