@@ -495,8 +495,9 @@ QString AnthropicMessagesCodec::signatureFor(const ContentBlock &thinking, const
     return tagSignature(maker, thinking.signature);
 }
 
-QString AnthropicMessagesCodec::clientToolId(const QString &id, QSet<QString> &taken) {
-    const QString unique = wire::uniqueToolId(wire::anthropicToolId(id), taken, wire::kAnthropicMaxToolIdLength);
+QString AnthropicMessagesCodec::clientToolId(const QString &id, QSet<QString> &taken, QHash<QString, int> &nextSuffix) {
+    const QString unique =
+        wire::uniqueToolId(wire::anthropicToolId(id), taken, wire::kAnthropicMaxToolIdLength, nextSuffix);
     taken.insert(unique);
     return unique;
 }
@@ -514,6 +515,7 @@ QByteArray AnthropicMessagesCodec::encodeResponse(const AssistantMessage &messag
     // The upstream's own id when it is the client's API (what a passthrough stream shows too).
     const QString &id = sameApi && !message.responseId.isEmpty() ? message.responseId : info.responseId;
     QSet<QString> takenToolIds = info.takenToolIds;
+    QHash<QString, int> toolIdSuffixes;
     wire::JsonWriter w(512);
     w.beginObject()
         .field("id", id)
@@ -546,7 +548,8 @@ QByteArray AnthropicMessagesCodec::encodeResponse(const AssistantMessage &messag
                     .endObject();
             w.beginObject()
                 .field("type", "tool_use")
-                .field("id", clientToolId(b.toolCallId, takenToolIds)) // another API's id, made valid for the next turn
+                // Another API's id, made valid for the next turn.
+                .field("id", clientToolId(b.toolCallId, takenToolIds, toolIdSuffixes))
                 .field("name", b.toolName)
                 // A long argument text comes unparsed (CanonicalStreamBuilder::kMaxParsedArgumentsChars).
                 .field("input", b.arguments.isEmpty() && !b.argumentsJson.isEmpty()

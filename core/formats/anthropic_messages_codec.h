@@ -30,8 +30,10 @@ public:
     // next request never hands Anthropic a signature it did not sign.
     static QString signatureFor(const model::ContentBlock &thinking, const QString &upstreamApi);
     // A call's id as an Anthropic client is given it: valid for Messages and in none of `taken`
-    // (the conversation's ids and the answer's earlier calls), which then holds it.
-    static QString clientToolId(const QString &id, QSet<QString> &taken);
+    // (the conversation's ids and the answer's earlier calls), which then holds it. `nextSuffix` is
+    // the answer's one for `taken` (wire::uniqueToolId): ids another API made that become one in
+    // Messages' characters ("c" and a CJK character: "c_") are renamed in linear time.
+    static QString clientToolId(const QString &id, QSet<QString> &taken, QHash<QString, int> &nextSuffix);
 };
 
 } // namespace sw::formats

@@ -75,7 +75,8 @@ void AnthropicMessagesStreamEncoder::openBlock(wire::JsonWriter &w, int contentI
     else // tool_use
         // Another API's id, made valid and new to the conversation: the client sends it back to
         // whichever candidate answers next.
-        w.field("id", AnthropicMessagesCodec::clientToolId(head.id ? *head.id : QString(), m_info.takenToolIds))
+        w.field("id", AnthropicMessagesCodec::clientToolId(head.id ? *head.id : QString(), m_info.takenToolIds,
+                                                           m_toolIdSuffixes))
             .field("name", head.name ? *head.name : QString())
             .key("input")
             .beginObject()

@@ -42,6 +42,7 @@ private:
                        QLatin1String field, const QString &text);
 
     EncodeInfo m_info;
+    QHash<QString, int> m_toolIdSuffixes; // where renaming the calls goes on (AnthropicMessagesCodec::clientToolId)
     bool m_started = false;
     bool m_finished = false;
     // Canonical index of the open block; kNoBlock when none, kSignatureCarrier for the empty thinking

@@ -174,7 +174,7 @@ void AnthropicStreamDecoder::openBlock(int index, const Value *cb) {
         // every later turn and no server of the next turn refuses the repeat (probe JV M4).
         else if (m_callIds.contains(block.toolCallId))
             block.toolCallId = m_relayedId =
-                wire::uniqueToolId(block.toolCallId, m_callIds, wire::kAnthropicMaxToolIdLength);
+                wire::uniqueToolId(block.toolCallId, m_callIds, wire::kAnthropicMaxToolIdLength, m_callIdSuffixes);
         m_callIds.insert(block.toolCallId);
     } else {
         return; // server tool blocks have no canonical form

@@ -4,6 +4,7 @@
 #include "core/upstream/canonical_stream_builder.h"
 #include "core/upstream/upstream_adapter.h"
 
+#include <QHash>
 #include <QJsonObject>
 #include <QMap>
 #include <QSet>
@@ -65,8 +66,9 @@ private:
     // The id openBlock gave a tool_use the client is told instead of the server's: made up for one
     // that came without, or a repeat made unique.
     QString m_relayedId;
-    QSet<QString> m_callIds;    // the ids this answer's calls are told by
-    QByteArray m_lastRelayData; // the frame as relayed, when it differs (m_relayedId)
+    QSet<QString> m_callIds;              // the ids this answer's calls are told by
+    QHash<QString, int> m_callIdSuffixes; // where renaming a repeat of m_callIds goes on (wire::uniqueToolId)
+    QByteArray m_lastRelayData;           // the frame as relayed, when it differs (m_relayedId)
 };
 
 } // namespace sw::upstream

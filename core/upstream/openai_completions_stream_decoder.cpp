@@ -169,7 +169,7 @@ std::optional<QString> OpenAICompletionsStreamDecoder::toolDelta(const Value *ca
         // call in every later turn and no server of the next turn refuses the repeat (probe JV M4).
         m_renamedIds.remove(toolIndex);
         if (!id.isEmpty() && m_callIds.contains(id)) {
-            b.toolCallId = wire::uniqueToolId(id, m_callIds, wire::kChatMaxToolIdLength);
+            b.toolCallId = wire::uniqueToolId(id, m_callIds, wire::kChatMaxToolIdLength, m_callIdSuffixes);
             relayed = b.toolCallId;
             m_renamedIds.insert(toolIndex, id);
         }

@@ -81,8 +81,9 @@ private:
     bool m_keepNative = true;
 
     CanonicalStreamBuilder m_out{/*sequenced=*/true};
-    QSet<int> m_madeUpIds;   // the tool indexes whose open call has an id made up here
-    QSet<QString> m_callIds; // the ids this answer's calls are told by
+    QSet<int> m_madeUpIds;                // the tool indexes whose open call has an id made up here
+    QSet<QString> m_callIds;              // the ids this answer's calls are told by
+    QHash<QString, int> m_callIdSuffixes; // where renaming a repeat of m_callIds goes on (wire::uniqueToolId)
     // The tool indexes whose open call the client is told by another id than the server's (a repeat
     // made unique), with the server's.
     QHash<int, QString> m_renamedIds;

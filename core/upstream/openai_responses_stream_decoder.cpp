@@ -141,7 +141,7 @@ void OpenAIResponsesStreamDecoder::itemAdded(int oi, const Value *item) {
         if (b.toolCallId.isEmpty())
             told = wire::madeUpToolCallId();
         else if (m_callIds.contains(b.toolCallId))
-            told = wire::uniqueToolId(b.toolCallId, m_callIds, wire::kResponsesMaxCallIdLength);
+            told = wire::uniqueToolId(b.toolCallId, m_callIds, wire::kResponsesMaxCallIdLength, m_callIdSuffixes);
         if (!told.isEmpty()) {
             b.toolCallId = told;
             m_madeUpCallIds.insert(oi, told);

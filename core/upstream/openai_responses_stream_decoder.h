@@ -62,7 +62,8 @@ private:
     // up for calls the server named by none, or a repeat made unique.
     QHash<int, QString> m_madeUpCallIds;
     QHash<QString, QString> m_madeUpCallIdsByItem;
-    QSet<QString> m_callIds; // the call ids this answer's calls are told by
+    QSet<QString> m_callIds;              // the call ids this answer's calls are told by
+    QHash<QString, int> m_callIdSuffixes; // where renaming a repeat of m_callIds goes on (wire::uniqueToolId)
     QByteArray m_lastRelayData;
     bool m_sawToolCall = false;
     bool m_sawRefusal = false; // a `refusal` content part: the model declined

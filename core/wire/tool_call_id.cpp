@@ -9,6 +9,7 @@ namespace sw::wire {
 
 namespace {
 constexpr qsizetype kToolIdHashChars = 10; // 40 bits of SHA-256: apart for any conversation's ids
+thread_local qint64 t_uniqueToolIdLookups = 0;
 
 bool anthropicIdChar(QChar c) {
     return (c >= QLatin1Char('a') && c <= QLatin1Char('z')) || (c >= QLatin1Char('A') && c <= QLatin1Char('Z')) ||
@@ -88,20 +89,41 @@ QString anthropicToolId(const QString &id) {
 }
 
 QString uniqueToolId(const QString &id, const QSet<QString> &taken, qsizetype maxLength,
-                     QHash<QString, int> *nextSuffix) {
-    QString unique = id;
-    if (!taken.contains(unique))
-        return unique;
-    int n = nextSuffix ? std::max(2, nextSuffix->value(id, 2)) : 2;
-    for (;; ++n) {
-        const QString suffix = QLatin1Char('_') + QString::number(n);
-        unique = id.left(maxLength - suffix.size()) + suffix;
-        if (!taken.contains(unique))
-            break;
+                     QHash<QString, int> &nextSuffix) {
+    ++t_uniqueToolIdLookups;
+    if (!taken.contains(id))
+        return id;
+    // A candidate is the id's stem (as much of it as fits before the suffix) and "_<n>". The search
+    // is remembered by stem and count of digits, not by id: ids as long as the limit that differ only
+    // in their last two characters share every stem, and remembered by id each repeat of one of them
+    // walked again through the suffixes the others took. Each candidate has one such key, and each
+    // key's search only goes forward: every lookup that finds an id taken finds a different one.
+    QString key;
+    qsizetype keyDigits = 0;
+    for (int n = 2;; ++n) {
+        const QString number = QString::number(n);
+        const QString stem = id.left(maxLength - 1 - number.size());
+        if (number.size() != keyDigits) { // the first candidate, or one digit more: maybe a shorter stem
+            if (keyDigits > 0)
+                nextSuffix.insert(key, n); // every candidate of the last key is taken
+            keyDigits = number.size();
+            key = stem + QChar(char16_t(keyDigits)); // its last character says the count: one key a pair
+            if (const int known = nextSuffix.value(key); known > n) {
+                n = known - 1;
+                continue;
+            }
+        }
+        ++t_uniqueToolIdLookups;
+        const QString unique = stem + QLatin1Char('_') + number;
+        if (!taken.contains(unique)) {
+            nextSuffix.insert(key, n + 1);
+            return unique;
+        }
     }
-    if (nextSuffix)
-        nextSuffix->insert(id, n + 1);
-    return unique;
+}
+
+qint64 uniqueToolIdLookups() {
+    return t_uniqueToolIdLookups;
 }
 
 QString madeUpToolCallId() {

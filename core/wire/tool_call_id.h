@@ -62,11 +62,15 @@ QString clientToolCallId(const QString &id, qsizetype maxLength);
 // `maxLength`. One scheme for both directions: an Anthropic client is never given an id its
 // conversation already holds (a Chat server that names every turn's call "call_0"), and a
 // history that holds repeats anyway is made unique the same way on its way to Messages.
-// `nextSuffix`, when given, remembers per id where the search goes on: a caller whose `taken` only
-// grows passes the same map for every id, and N repeats of one id cost N steps, not N² (a history
-// of thousands of "call_0" calls froze the engine thread for seconds).
+// `nextSuffix` remembers where each search stopped, so that it goes on from there: the caller keeps
+// one per `taken` set, which only grows, and N repeats of ids cost N steps, not N² (a history of
+// thousands of "call_0" calls, or an answer of thousands of calls under one id, froze the engine
+// thread for seconds). It is required: the callers that left it out were quadratic again.
 QString uniqueToolId(const QString &id, const QSet<QString> &taken, qsizetype maxLength,
-                     QHash<QString, int> *nextSuffix = nullptr);
+                     QHash<QString, int> &nextSuffix);
+// How many ids uniqueToolId has looked up in a `taken` set on this thread so far: what renaming
+// costs, as a test counts it.
+qint64 uniqueToolIdLookups();
 
 // An id for a call its upstream named by none (Gemini; an OpenAI-compatible server that sends
 // `"id": ""` or no id, a Responses-compatible one with `"call_id": ""`): "call_" and 24 hex

@@ -5,7 +5,7 @@
 namespace sw::wire {
 
 QString ToolIdPairing::call(const QString &id, const QString &valid) {
-    const QString unique = uniqueToolId(valid, m_taken, m_maxLength, &m_nextSuffix);
+    const QString unique = uniqueToolId(valid, m_taken, m_maxLength, m_nextSuffix);
     m_taken.insert(unique);
     m_latest.insert(id, unique);
     m_unanswered[id].append(unique);

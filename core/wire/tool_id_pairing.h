@@ -38,7 +38,7 @@ private:
     QSet<QString> m_taken;
     QHash<QString, QString> m_latest;         // each id as sent, its latest call's id as it goes
     QHash<QString, QStringList> m_unanswered; // the latest calling turn's calls by their id as sent, in order
-    QHash<QString, int> m_nextSuffix;         // m_taken only grows: each id's search goes on where it stopped
+    QHash<QString, int> m_nextSuffix;         // m_taken only grows: each search goes on where it stopped
 };
 
 // Each tool call id of one request as a server that takes only nine characters of [a-zA-Z0-9]

@@ -426,11 +426,13 @@ void TestAnthropicAdapter::anAnthropicClientsRepeatedToolIdsAreMadeUnique() {
     // The search goes on where it stopped, for each id its own.
     QSet<QString> taken{QStringLiteral("a"), QStringLiteral("a_2"), QStringLiteral("b")};
     QHash<QString, int> next;
-    QCOMPARE(wire::uniqueToolId(QStringLiteral("a"), taken, 64, &next), QStringLiteral("a_3"));
-    QCOMPARE(next.value(QStringLiteral("a")), 4);
+    QCOMPARE(wire::uniqueToolId(QStringLiteral("a"), taken, 64, next), QStringLiteral("a_3"));
     taken.insert(QStringLiteral("a_3"));
-    QCOMPARE(wire::uniqueToolId(QStringLiteral("b"), taken, 64, &next), QStringLiteral("b_2"));
-    QCOMPARE(wire::uniqueToolId(QStringLiteral("c"), taken, 64, &next), QStringLiteral("c"));
+    const qint64 lookups = wire::uniqueToolIdLookups();
+    QCOMPARE(wire::uniqueToolId(QStringLiteral("a"), taken, 64, next), QStringLiteral("a_4"));
+    QCOMPARE(wire::uniqueToolIdLookups() - lookups, qint64(2)); // "a" and "a_4": not "a_2" and "a_3" again
+    QCOMPARE(wire::uniqueToolId(QStringLiteral("b"), taken, 64, next), QStringLiteral("b_2"));
+    QCOMPARE(wire::uniqueToolId(QStringLiteral("c"), taken, 64, next), QStringLiteral("c"));
 }
 
 void TestAnthropicAdapter::aPiClientsPromptIsCachedAsPiAiCachesIt() {

@@ -1,6 +1,7 @@
 #include "core/formats/anthropic_messages_codec.h"
 #include "core/formats/decode_prologue.h"
 #include "core/wire/client_body.h"
+#include "core/wire/tool_call_id.h"
 #include "wire_fixtures.h"
 
 #include <QJsonArray>
@@ -46,6 +47,7 @@ private slots:
     void encodesNonStreamingResponse();
     void namesTheStopSequenceOnlyForAPlainStop();
     void anotherApisToolIdIsMadeValidForTheNextTurn();
+    void idsThatBecomeOneInMessagesCharactersAreRenamedInLinearTime();
 };
 
 void TestAnthropicMessagesCodec::decodesClaudeCodeRequest() {
@@ -534,6 +536,56 @@ void TestAnthropicMessagesCodec::adaptiveThinkingAsksForReasoningElsewhere() {
     QCOMPARE(reasoningOf({{"thinking", QJsonObject{{"type", "enabled"}, {"budget_tokens", 2048}}},
                           {"output_config", lowEffort}}),
              QStringLiteral("low"));
+}
+
+// Ids unique where another API made them can be one in Messages' characters: "c" and a CJK
+// character each, as thousands of a Chat server's calls of one answer were named, are all "c_".
+// Each renamed call's search for a free name began at "c__2": 4 000 of them cost seconds of the
+// engine thread, streamed or not (probe Y2 F2). Each is still told a name of its own, the same as
+// before, and costs a lookup or two.
+void TestAnthropicMessagesCodec::idsThatBecomeOneInMessagesCharactersAreRenamedInLinearTime() {
+    constexpr int kCalls = 3000;
+    AssistantMessage m;
+    for (int i = 0; i < kCalls; ++i) {
+        ContentBlock call;
+        call.type = BlockType::ToolCall;
+        call.toolCallId = QStringLiteral("c") + QChar(0x4E00 + i);
+        call.toolName = QStringLiteral("f");
+        m.content << call;
+    }
+    m.stopReason = StopReason::ToolUse;
+
+    qint64 lookups = sw::wire::uniqueToolIdLookups();
+    QStringList answered;
+    for (const QJsonValue block : json(AnthropicMessagesCodec().encodeResponse(m, info())).value("content").toArray())
+        answered << block.toObject().value("id").toString();
+    const qint64 answerLookups = sw::wire::uniqueToolIdLookups() - lookups;
+
+    lookups = sw::wire::uniqueToolIdLookups();
+    auto enc = AnthropicMessagesCodec().makeStreamEncoder(info());
+    QByteArray sse = enc->encode(makeEvent(EventType::Start));
+    for (int i = 0; i < kCalls; ++i) {
+        StreamEvent start = makeEvent(EventType::ToolCallStart, i);
+        start.block = m.content[i];
+        StreamEvent end = makeEvent(EventType::ToolCallEnd, i);
+        end.block = m.content[i];
+        sse += enc->encode(start) + enc->encode(end);
+    }
+    const qint64 streamLookups = sw::wire::uniqueToolIdLookups() - lookups;
+    QStringList streamed;
+    for (const auto &e : sw::test::splitSse(sse))
+        if (e.event == "content_block_start")
+            streamed << json(e.data).value("content_block").toObject().value("id").toString();
+
+    for (const QStringList &told : {answered, streamed}) {
+        QCOMPARE(told.size(), kCalls);
+        QCOMPARE(told.first(), QStringLiteral("c_"));
+        for (int i = 1; i < kCalls; ++i)
+            QCOMPARE(told[i], QStringLiteral("c__%1").arg(i + 1));
+    }
+    // Each was about kCalls² / 2.
+    QVERIFY2(answerLookups <= 3 * kCalls, qPrintable(QString::number(answerLookups)));
+    QVERIFY2(streamLookups <= 3 * kCalls, qPrintable(QString::number(streamLookups)));
 }
 
 QTEST_GUILESS_MAIN(TestAnthropicMessagesCodec)

@@ -7,7 +7,11 @@
 #include "core/upstream/openai_completions_stream_decoder.h"
 #include "core/upstream/openai_responses_stream_decoder.h"
 #include "core/upstream/sse_reader.h"
+#include "core/wire/tool_call_id.h"
 
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QtTest>
 #include <functional>
 #include <memory>
@@ -123,6 +127,73 @@ Result withBadFrame(const Upstream &u, const QByteArray &bad) {
     return decode(u, u.start + u.text("\"Hel\"") + bad + u.text("\"lo\"") + u.usage("7") + u.end);
 }
 
+QByteArray frame(const QByteArray &event, const QJsonObject &data) {
+    return frame(event, QJsonDocument(data).toJson(QJsonDocument::Compact));
+}
+
+// An answer of one tool call per id in `ids`, as each upstream API streams it, and the ids its calls
+// reach a client under.
+QStringList callIdsTold(const QByteArray &api, const QStringList &ids) {
+    std::unique_ptr<StreamDecoder> decoder;
+    QByteArray body;
+    if (api == "openai-completions") {
+        decoder = std::make_unique<OpenAICompletionsStreamDecoder>();
+        for (qsizetype i = 0; i < ids.size(); ++i) {
+            const QJsonObject call{{"index", i},
+                                   {"id", ids[i]},
+                                   {"type", "function"},
+                                   {"function", QJsonObject{{"name", "f"}, {"arguments", "{}"}}}};
+            body += frame(
+                {},
+                QJsonObject{{"id", "c1"},
+                            {"choices", QJsonArray{QJsonObject{
+                                            {"index", 0}, {"delta", QJsonObject{{"tool_calls", QJsonArray{call}}}}}}}});
+        }
+        body += frame({}, R"({"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]})") + frame({}, "[DONE]");
+    } else if (api == "anthropic") {
+        decoder = std::make_unique<AnthropicStreamDecoder>();
+        body =
+            frame("message_start", R"({"type":"message_start","message":{"id":"msg_1","usage":{"input_tokens":3}}})");
+        for (qsizetype i = 0; i < ids.size(); ++i) {
+            body += frame("content_block_start", QJsonObject{{"type", "content_block_start"},
+                                                             {"index", i},
+                                                             {"content_block", QJsonObject{{"type", "tool_use"},
+                                                                                           {"id", ids[i]},
+                                                                                           {"name", "f"},
+                                                                                           {"input", QJsonObject{}}}}});
+            body += frame("content_block_stop", QJsonObject{{"type", "content_block_stop"}, {"index", i}});
+        }
+        body += frame("message_delta", R"({"type":"message_delta","delta":{"stop_reason":"tool_use"}})") +
+                frame("message_stop", R"({"type":"message_stop"})");
+    } else {
+        decoder = std::make_unique<OpenAIResponsesStreamDecoder>();
+        body = frame("response.created", R"({"type":"response.created","response":{"id":"resp_1"}})");
+        for (qsizetype i = 0; i < ids.size(); ++i) {
+            QJsonObject item{{"type", "function_call"},
+                             {"id", QStringLiteral("fc_%1").arg(i)},
+                             {"call_id", ids[i]},
+                             {"name", "f"},
+                             {"arguments", ""}};
+            body += frame("response.output_item.added",
+                          QJsonObject{{"type", "response.output_item.added"}, {"output_index", i}, {"item", item}});
+            item.insert("arguments", "{}");
+            body += frame("response.output_item.done",
+                          QJsonObject{{"type", "response.output_item.done"}, {"output_index", i}, {"item", item}});
+        }
+        body += frame("response.completed",
+                      R"({"type":"response.completed","response":{"id":"resp_1","status":"completed","output":[]}})");
+    }
+    SseReader reader;
+    EventAccumulator acc;
+    for (const SseEvent &e : reader.feed(body))
+        acc.addAll(decoder->feed(e));
+    acc.addAll(decoder->finish());
+    QStringList told;
+    for (const ContentBlock &b : acc.message().content)
+        told << b.toolCallId;
+    return acc.message().stopReason == StopReason::ToolUse ? told : QStringList{};
+}
+
 } // namespace
 
 class TestStreamDecodersHostile : public QObject {
@@ -136,6 +207,9 @@ private slots:
     void hugeAndFractionalTokenCountsReadAsZero();
     void truncatedJsonIsADroppedEvent();
     void cachedAndReasoningCountsAreReadSanely();
+    void thousandsOfCallsUnderOneIdAreRenamedInLinearTime_data();
+    void thousandsOfCallsUnderOneIdAreRenamedInLinearTime();
+    void callIdsThatShareTheirStartAreRenamedInLinearTime();
 };
 
 void TestStreamDecodersHostile::aCleanStreamReadsWhole() {
@@ -283,6 +357,53 @@ void TestStreamDecodersHostile::cachedAndReasoningCountsAreReadSanely() {
     QCOMPARE(u.input, qint64(9));
     QCOMPARE(u.output, qint64(20)); // the thoughts are output, billed as such
     QCOMPARE(u.reasoning, qint64(5));
+}
+
+// DeepSeek, GLM and Kimi give parallel calls one id; each repeat is told as the next free one
+// ("call_dup_2"). Each search for it began at "_2": an answer of 4 000 calls under one id (under
+// 1 MB) cost 8 million lookups, seconds of the engine thread every tenant waits on (probe Y2 F2).
+// The ids told are the same, and each call costs a lookup or two.
+void TestStreamDecodersHostile::thousandsOfCallsUnderOneIdAreRenamedInLinearTime_data() {
+    QTest::addColumn<QByteArray>("api");
+    for (const char *api : {"openai-completions", "anthropic", "openai-responses"})
+        QTest::newRow(api) << QByteArray(api);
+}
+
+void TestStreamDecodersHostile::thousandsOfCallsUnderOneIdAreRenamedInLinearTime() {
+    QFETCH(QByteArray, api);
+    constexpr int kCalls = 3000;
+    const qint64 lookups = sw::wire::uniqueToolIdLookups();
+    const QStringList told = callIdsTold(api, QStringList(kCalls, QStringLiteral("call_dup")));
+    const qint64 spent = sw::wire::uniqueToolIdLookups() - lookups;
+    QCOMPARE(told.size(), kCalls);
+    QCOMPARE(told.first(), QStringLiteral("call_dup"));
+    for (int i = 1; i < kCalls; ++i)
+        QCOMPARE(told[i], QStringLiteral("call_dup_%1").arg(i + 1));
+    QVERIFY2(spent <= 3 * kCalls, qPrintable(QString::number(spent))); // was about kCalls² / 2
+}
+
+// Ids as long as Chat takes (40) that differ only in their last two characters: each repeat's
+// suffix goes in their place ("<first 38>_2"), so every repeat of each of them is searched among
+// the same names. Remembered by id, each search walked the names all the others took.
+void TestStreamDecodersHostile::callIdsThatShareTheirStartAreRenamedInLinearTime() {
+    constexpr int kIds = 1500;
+    const QString start(38, QLatin1Char('x'));
+    const QString digits = QStringLiteral("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ");
+    QStringList ids;
+    for (int i = 0; i < kIds; ++i)
+        ids << start + digits[i / 62] + digits[i % 62];
+    ids += ids; // each twice
+    const qint64 lookups = sw::wire::uniqueToolIdLookups();
+    const QStringList told = callIdsTold("openai-completions", ids);
+    const qint64 spent = sw::wire::uniqueToolIdLookups() - lookups;
+    QCOMPARE(told.size(), ids.size());
+    QCOMPARE(QSet<QString>(told.begin(), told.end()).size(), ids.size());
+    QCOMPARE(told.mid(0, kIds), ids.mid(0, kIds));
+    QCOMPARE(told[kIds], start + QStringLiteral("_2"));
+    QCOMPARE(told[kIds + 8], start.left(37) + QStringLiteral("_10"));
+    for (const QString &id : told)
+        QVERIFY(id.size() <= 40);
+    QVERIFY2(spent <= 3 * ids.size(), qPrintable(QString::number(spent))); // was about kIds² / 2
 }
 
 QTEST_GUILESS_MAIN(TestStreamDecodersHostile)
