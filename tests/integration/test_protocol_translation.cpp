@@ -1535,7 +1535,8 @@ private Q_SLOTS:
         groq.id = QStringLiteral("pg");
         groq.baseUrl = QStringLiteral("https://api.groq.com/openai/v1");
         gw.config.providers.insert(groq.id, groq);
-        for (const config::ModelConfig &m : {model("pd", "gpt-5"), model("pb", "o3"), model("pg", "llama-3.3-70b")})
+        for (const config::ModelConfig &m :
+             {model("pd", "gpt-5"), model("pb", "o3"), model("pg", "llama-3.3-70b"), model("pa", "claude-sonnet-4-5")})
             gw.config.models.insert(m.key(), m);
         auto route = [&gw](const char *name, QStringList candidates) {
             config::RouteConfig r;
@@ -1635,6 +1636,22 @@ private Q_SLOTS:
         QCOMPARE(sent.value("messages").toArray()[0].toObject(),
                  QJsonObject({{"role", "user"}, {"content", "alice: hi"}}));
         QCOMPARE(gw.responsesD.requests().size(), 3); // gpt-5's three: Groq answered
+
+        // Probe Y3-F2: an Anthropic client's effort (thinking off) to Sonnet 4.5, which refuses it: left
+        // out, and named, streamed and not (it governs how many tokens Claude spends on the answer).
+        QJsonObject effort{{"model", "pa/claude-sonnet-4-5"},
+                           {"max_tokens", 2000},
+                           {"output_config", QJsonObject{{"effort", "low"}}},
+                           {"messages", QJsonArray{QJsonObject{{"role", "user"}, {"content", "Summarise Hamlet."}}}}};
+        const HttpResult sonnet = gw.post(QStringLiteral("/v1/messages"), effort);
+        QVERIFY2(sonnet.status == 200, sonnet.body.constData());
+        QCOMPARE(sonnet.header("x-switchman-dropped"), QByteArray("output_config.effort"));
+        QVERIFY(!sentTo(gw.anthropicA).contains("output_config"));
+        effort.insert("stream", true);
+        const HttpResult sonnetStreamed = gw.post(QStringLiteral("/v1/messages"), effort);
+        QCOMPARE(sonnetStreamed.status, 200);
+        QVERIFY2(sonnetStreamed.body.contains(" dropped=output_config.effort\n"),
+                 sonnetStreamed.body.left(300).constData());
     }
 
     // Requests the gateway converted that the provider would refuse with a 400, which ends the chain
