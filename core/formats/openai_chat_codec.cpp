@@ -148,6 +148,12 @@ bool decodeMessage(const Value *m, qsizetype index, const BodyPath &where, Unnam
         const QString refusal = rj::toString(rj::member(m, "refusal"));
         if (!refusal.isEmpty() && !text.endsWith(refusal))
             text += refusal;
+        // An audio answer (`content: null, audio: {id, transcript, …}`, as the openai SDK keeps it and
+        // OpenAI's audio guide sends it back): its transcript is what the model said, so another API's
+        // model knows its own answer. The sound itself goes nowhere but OpenAI (named as dropped); a
+        // turn given by its id alone makes another API's candidate incompatible.
+        if (text.isEmpty())
+            text = rj::toString(rj::member(rj::asObject(rj::member(m, "audio")), "transcript"));
         if (!text.isEmpty()) {
             QList<ContentBlock> said{ContentBlock::makeText(text)};
             foldSpeakerName(m, &said);

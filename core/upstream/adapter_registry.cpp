@@ -460,6 +460,24 @@ std::optional<QString> UpstreamAdapter::incompatibility(const model::ChatRequest
         if (present(rj::member(raw, field)))
             return QStringLiteral("%1: only an openai-responses upstream holds that conversation state, not %2")
                 .arg(QLatin1String(field), api());
+    // A Chat history's audio answer given by its id alone, with no words of the turn beside it (no
+    // transcript, no content): only OpenAI knows what the model said there, and another API would get
+    // the conversation without that turn. One with its transcript goes as its words (OpenAIChatCodec).
+    if (inbound == wire::Api::OpenAICompletions) {
+        qsizetype i = 0;
+        for (const rj::Value &m : rj::elements(rj::member(raw, "messages"))) {
+            if (const rj::Value *audio = rj::asObject(rj::member(&m, "audio"));
+                audio && rj::equals(rj::member(&m, "role"), "assistant") &&
+                rj::toString(rj::member(audio, "transcript")).isEmpty() &&
+                rj::textOfContent(rj::member(&m, "content")).isEmpty() &&
+                rj::toString(rj::member(&m, "refusal")).isEmpty())
+                return QStringLiteral("messages[%1].audio: an audio answer without its transcript, which only an "
+                                      "openai-completions upstream resolves, not %2")
+                    .arg(i)
+                    .arg(api());
+            ++i;
+        }
+    }
     const QString target = api();
     const bool toAnthropic = target == wire::apiName(AnthropicAdapter::kApi);
     const bool toGoogle = target == wire::apiName(GoogleAdapter::kApi);

@@ -273,20 +273,39 @@ bool refusedSamplingValue(std::string_view key, std::optional<double> value) {
 bool refusedSampling(const char *key, const wire::rj::Value *v) {
     return v && refusedSamplingValue(key, wire::rj::isNumber(v) ? std::optional(wire::rj::toDouble(v)) : std::nullopt);
 }
+
+// The thinking budget a Claude before 4.6 gets for a client's adaptive thinking at `effort` (high
+// when none), under an output cap of `cap` as a converted request's (buildBody). Below Messages'
+// minimum of 1024, thinking is off.
+int adaptiveBudget(const QString &effort, int cap) {
+    const int budget = model::thinkingBudgetForEffort(effort.isEmpty() ? QStringLiteral("high") : effort);
+    return cap <= budget ? cap - qMin(cap / 4, 4096) : budget;
+}
 } // namespace
 
 QStringList AnthropicAdapter::droppedFor(const model::ChatRequest &request, const Target &target) const {
     const Options &opt = request.options;
     const ClaudeModel claude = ClaudeModel::of(target.modelId);
     if (request.sourceApi == kApi) {
-        // The client's own body goes as it sent it, but for the sampling a Claude since 4.7 refuses
-        // (fitToModel): its body was written for the chain's first model, perhaps another Claude.
-        if (!claude.refusesSampling())
-            return {};
+        // The client's own body goes as it sent it, but for what this Claude refuses (fitToModel):
+        // its body was written for the chain's first model, perhaps another Claude.
+        namespace rj = wire::rj;
+        const rj::Value *body = wire::clientBody(request);
         QStringList out;
-        for (const char *key : kSamplingMembers)
-            if (refusedSampling(key, wire::rj::member(wire::clientBody(request), key)))
-                out << QLatin1String(key);
+        if (claude.refusesSampling())
+            for (const char *key : kSamplingMembers)
+                if (refusedSampling(key, rj::member(body, key)))
+                    out << QLatin1String(key);
+        // The effort a Claude before 4.6 refuses (Opus 4.5 takes it). It lives on as the size of the
+        // thinking budget an adaptive thinking becomes; else what it asked of the answer is lost (with
+        // thinking off, how many tokens Claude spends on text and tool calls). high is the default.
+        const QString effort = rj::toString(rj::member(rj::member(body, "output_config"), "effort"));
+        if (claude.takesEffort() || effort.isEmpty() || effort == QLatin1String("high"))
+            return out;
+        const int cap = loweredOutputCap(request, target).value_or(rj::toInt(rj::member(body, "max_tokens")));
+        if (!rj::equals(rj::member(rj::member(body, "thinking"), "type"), "adaptive") ||
+            adaptiveBudget(effort, cap) < 1024)
+            out << QStringLiteral("output_config.effort");
         return out;
     }
     if (!opt.temperature && !opt.topP)
@@ -811,10 +830,7 @@ bool AnthropicAdapter::fitToModel(QJsonObject &body) {
     if (type == L("adaptive") && !claude.takesAdaptiveThinking()) {
         // A Claude before 4.6 thinks by budget: the effort's, under the output cap as a converted
         // request's (buildBody), and off with no room for Messages' minimum of 1024.
-        const int cap = body.value(L("max_tokens")).toInt();
-        int budget = model::thinkingBudgetForEffort(effortOf(body).isEmpty() ? QStringLiteral("high") : effortOf(body));
-        if (cap <= budget)
-            budget = cap - qMin(cap / 4, 4096);
+        const int budget = adaptiveBudget(effortOf(body), body.value(L("max_tokens")).toInt());
         if (budget < 1024)
             body.remove(L("thinking"));
         else

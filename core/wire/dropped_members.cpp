@@ -161,6 +161,11 @@ QStringList droppedMembers(const rj::Value *body, Api inbound, Api target) {
             add(out, "logprobs");
         if (const rj::Value *top = rj::member(body, "top_logprobs"); rj::isNumber(top) && rj::toDouble(top) > 0)
             add(out, "top_logprobs");
+        // An audio answer in the history goes as its transcript, the turn's words; no other API takes
+        // the sound itself back.
+        for (const rj::Value &m : rj::elements(rj::asArray(rj::member(body, "messages"))))
+            if (rj::equals(rj::member(&m, "role"), "assistant") && rj::asObject(rj::member(&m, "audio")))
+                add(out, "audio", "messages[].");
         break;
     case Api::AnthropicMessages:
         unknownMembers(out, body, kMessages, "");

@@ -39,7 +39,8 @@ inline bool isServerToolRecord(std::string_view type) {
 // Top-level members, and members of a tool definition ("tools[].input_examples"), of `body` as
 // `inbound` defines it, that a request converted to `target` does not carry; and so the members of
 // what a mapping reads whole ("reasoning.…", "web_search_options.…" of a Chat client, a web search
-// tool's settings, "tools[].search_context_size"). Empty for the same API
+// tool's settings, "tools[].search_context_size"), and a Chat assistant turn's audio answer
+// ("messages[].audio", carried as its transcript). Empty for the same API
 // (passthrough carries every member). For pi, the members of its `options`.
 QStringList droppedMembers(const rj::Value *body, Api inbound, Api target);
 

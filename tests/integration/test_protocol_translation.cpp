@@ -1428,6 +1428,64 @@ private Q_SLOTS:
                  QByteArray("messages[].content[].server_tool_use, messages[].content[].web_fetch_tool_result"));
     }
 
+    // Probe Y3-F1: a voice app's history holds the model's audio answer as the openai SDK keeps it. After a
+    // failover to another API that turn was left out in silence, the user's turns around it merged, and
+    // the model was asked to explain a joke it never told ("Which joke?").
+    void aChatAudioAnswerGoesAsItsTranscriptOrNotAtAll() {
+        const QString transcript =
+            QStringLiteral("Why did the scarecrow win an award? He was outstanding in his field.");
+        const auto voice = [](const QString &model, const QJsonObject &audio) {
+            return QJsonObject{{"model", model},
+                               {"messages", QJsonArray{QJsonObject{{"role", "user"}, {"content", "Tell me a joke."}},
+                                                       QJsonObject{{"role", "assistant"},
+                                                                   {"content", QJsonValue::Null},
+                                                                   {"refusal", QJsonValue::Null},
+                                                                   {"audio", audio}},
+                                                       QJsonObject{{"role", "user"},
+                                                                   {"content", "Explain the joke you just told."}}}}};
+        };
+        const QJsonObject said{{"id", "audio_abc123"},
+                               {"data", "UklGRiQAAABXQVZF"},
+                               {"expires_at", 1999999999},
+                               {"transcript", transcript}};
+        // To Messages: the transcript is the assistant's turn, and the audio is named as left out.
+        const HttpResult claude = m_gw->post(QStringLiteral("/v1/chat/completions"), voice("pa/claude-a", said));
+        QCOMPARE(claude.status, 200);
+        QCOMPARE(claude.header("x-switchman-dropped"), QByteArray("messages[].audio"));
+        const QJsonArray turns = sentTo(m_gw->anthropicA).value("messages").toArray();
+        QCOMPARE(turns.size(), 3);
+        QCOMPARE(turns[1].toObject().value("role").toString(), QStringLiteral("assistant"));
+        QVERIFY2(QJsonDocument(turns[1].toObject()).toJson().contains(transcript.toUtf8()),
+                 QJsonDocument(turns).toJson().constData());
+        // To Responses and Gemini alike.
+        QCOMPARE(m_gw->post(QStringLiteral("/v1/chat/completions"), voice("pd/resp-d", said)).status, 200);
+        QVERIFY(QJsonDocument(sentTo(m_gw->responsesD)).toJson().contains(transcript.toUtf8()));
+        QCOMPARE(m_gw->post(QStringLiteral("/v1/chat/completions"), voice("pe/gemini-e", said)).status, 200);
+        QVERIFY(QJsonDocument(sentTo(m_gw->googleE)).toJson().contains(transcript.toUtf8()));
+        // To a Chat upstream, the same API: the audio goes as the client sent it, nothing said.
+        const HttpResult chat = m_gw->post(QStringLiteral("/v1/chat/completions"), voice("pb/gpt-b", said));
+        QCOMPARE(chat.status, 200);
+        QVERIFY(chat.header("x-switchman-dropped").isEmpty());
+        QCOMPARE(sentTo(m_gw->openaiB).value("messages").toArray()[1].toObject().value("audio").toObject(), said);
+
+        // Given by its id alone (OpenAI's audio guide), only OpenAI knows what was said: another API's
+        // candidate is passed over for one that does...
+        const QJsonObject byId{{"id", "audio_abc123"}};
+        const qsizetype toClaude = m_gw->anthropicA.requests().size();
+        const HttpResult chain = m_gw->post(QStringLiteral("/v1/chat/completions"), voice("chain", byId));
+        QCOMPARE(chain.status, 200);
+        QCOMPARE(m_gw->anthropicA.requests().size(), toClaude);
+        QCOMPARE(sentTo(m_gw->openaiB).value("messages").toArray()[1].toObject().value("audio").toObject(), byId);
+        // ...and with none left, the client gets a 400 that names the turn.
+        const HttpResult refused = m_gw->post(QStringLiteral("/v1/chat/completions"), voice("pa/claude-a", byId));
+        QCOMPARE(refused.status, 400);
+        const QString message = refused.json().value("error").toObject().value("message").toString();
+        QVERIFY2(message.contains(QStringLiteral("messages[1].audio")) &&
+                     message.contains(QStringLiteral("without its transcript")),
+                 qPrintable(message));
+        QCOMPARE(m_gw->anthropicA.requests().size(), toClaude);
+    }
+
     // Probe L1 1, 2 and LOW 2: after a failover to another API, a web search's restrictions, OpenRouter's
     // reasoning object and the sampling left out for thinking went without a word. A restriction the
     // candidate's search has no field for passes it over for one that has; a setting that only steers
@@ -1535,7 +1593,8 @@ private Q_SLOTS:
         groq.id = QStringLiteral("pg");
         groq.baseUrl = QStringLiteral("https://api.groq.com/openai/v1");
         gw.config.providers.insert(groq.id, groq);
-        for (const config::ModelConfig &m : {model("pd", "gpt-5"), model("pb", "o3"), model("pg", "llama-3.3-70b")})
+        for (const config::ModelConfig &m :
+             {model("pd", "gpt-5"), model("pb", "o3"), model("pg", "llama-3.3-70b"), model("pa", "claude-sonnet-4-5")})
             gw.config.models.insert(m.key(), m);
         auto route = [&gw](const char *name, QStringList candidates) {
             config::RouteConfig r;
@@ -1635,6 +1694,22 @@ private Q_SLOTS:
         QCOMPARE(sent.value("messages").toArray()[0].toObject(),
                  QJsonObject({{"role", "user"}, {"content", "alice: hi"}}));
         QCOMPARE(gw.responsesD.requests().size(), 3); // gpt-5's three: Groq answered
+
+        // Probe Y3-F2: an Anthropic client's effort (thinking off) to Sonnet 4.5, which refuses it: left
+        // out, and named, streamed and not (it governs how many tokens Claude spends on the answer).
+        QJsonObject effort{{"model", "pa/claude-sonnet-4-5"},
+                           {"max_tokens", 2000},
+                           {"output_config", QJsonObject{{"effort", "low"}}},
+                           {"messages", QJsonArray{QJsonObject{{"role", "user"}, {"content", "Summarise Hamlet."}}}}};
+        const HttpResult sonnet = gw.post(QStringLiteral("/v1/messages"), effort);
+        QVERIFY2(sonnet.status == 200, sonnet.body.constData());
+        QCOMPARE(sonnet.header("x-switchman-dropped"), QByteArray("output_config.effort"));
+        QVERIFY(!sentTo(gw.anthropicA).contains("output_config"));
+        effort.insert("stream", true);
+        const HttpResult sonnetStreamed = gw.post(QStringLiteral("/v1/messages"), effort);
+        QCOMPARE(sonnetStreamed.status, 200);
+        QVERIFY2(sonnetStreamed.body.contains(" dropped=output_config.effort\n"),
+                 sonnetStreamed.body.left(300).constData());
     }
 
     // Requests the gateway converted that the provider would refuse with a 400, which ends the chain

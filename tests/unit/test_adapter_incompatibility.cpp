@@ -576,6 +576,29 @@ void TestAdapterIncompatibility::reasons_data() {
     QTest::addRow("a blank tool result and blank words after it to Messages")
         << chat << chatBody("").replace(user, blankResult) << "anthropic-messages"
         << "";
+    // Probe Y3-F1: a voice app's audio answer given back by its id alone (OpenAI's audio guide): only
+    // OpenAI knows what was said. With its transcript it goes as the turn's words.
+    const QByteArray audioTurn =
+        R"("messages":[{"role":"user","content":"Tell me a joke."},{"role":"assistant","content":null,"audio":{"id":"audio_abc"}},{"role":"user","content":"Explain it."}])";
+    QTest::addRow("an audio answer by its id alone to Messages")
+        << chat << chatBody("").replace(user, audioTurn) << "anthropic-messages"
+        << "messages[1].audio: an audio answer without its transcript";
+    QTest::addRow("an audio answer by its id alone to Gemini")
+        << chat << chatBody("").replace(user, audioTurn) << "google-generative-ai"
+        << "messages[1].audio";
+    QTest::addRow("an audio answer by its id alone to Chat, same API")
+        << chat << chatBody("").replace(user, audioTurn) << "openai-completions"
+        << "";
+    QTest::addRow("an audio answer with its transcript to Responses")
+        << chat
+        << chatBody("").replace(user, QByteArray(audioTurn).replace(R"("id":"audio_abc")",
+                                                                    R"("id":"audio_abc","transcript":"Knock knock.")"))
+        << "openai-responses"
+        << "";
+    QTest::addRow("an audio answer beside the turn's own words to Messages")
+        << chat << chatBody("").replace(user, QByteArray(audioTurn).replace("null", R"("Knock knock.")"))
+        << "anthropic-messages"
+        << "";
     QTest::addRow("Anthropic file id to Gemini")
         << claude
         << claudeBody("").replace(

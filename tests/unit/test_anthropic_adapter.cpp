@@ -75,6 +75,7 @@ private slots:
     void claudeModelsAreReadFromTheirIds();
     void aConvertedRequestThinksAsEachClaudeTakesIt();
     void aClientsBodyIsFitToTheClaudeItFailsOverTo();
+    void anEffortTheClaudeRefusesIsNamed();
     void thinkingGoesOffAsTheModelTakesIt();
     void aForcedToolCallPassesOverTheClaudesThatRefuseIt();
     void aRefusedSignatureSendsNoThinkingAtAll();
@@ -1543,6 +1544,45 @@ void TestAnthropicAdapter::aClientsBodyIsFitToTheClaudeItFailsOverTo() {
     QVERIFY(asSent.dropped.isEmpty());
     // Nothing dropped, nothing named for a model that takes the client's sampling.
     QVERIFY(sentTo(QStringLiteral("claude-sonnet-4-5"), budget).dropped.isEmpty());
+}
+
+// Probe Y3-F2: Claude Code's effort (no thinking) on Opus 4.5 failed over to Sonnet 4.5, which refuses
+// output_config.effort: the body went without it, and nothing said so although the answer changes
+// (with thinking off, effort governs how many tokens Claude spends on text and tool calls).
+void TestAnthropicAdapter::anEffortTheClaudeRefusesIsNamed() {
+    const QByteArray low = R"({"model":"claude-opus-4-5","max_tokens":2000,"output_config":{"effort":"low"},)"
+                           R"("messages":[{"role":"user","content":"Summarise the plot of Hamlet."}]})";
+    const SentTo sonnet45 = sentTo(QStringLiteral("claude-sonnet-4-5"), low);
+    QVERIFY(!sonnet45.body.contains("output_config"));
+    QCOMPARE(sonnet45.dropped, QStringList{"output_config.effort"});
+    // Opus 4.5 and the newer Claudes take it: kept, nothing named.
+    const SentTo opus45 = sentTo(QStringLiteral("claude-opus-4-5"), low);
+    QCOMPARE(effortOf(opus45), QStringLiteral("low"));
+    QVERIFY(opus45.dropped.isEmpty());
+    // With manual thinking the budget says how hard to think; the effort's say over the rest is lost.
+    QByteArray manual = low;
+    manual.replace(R"("max_tokens":2000)", R"("max_tokens":8000,"thinking":{"type":"enabled","budget_tokens":2048})");
+    QCOMPARE(sentTo(QStringLiteral("claude-sonnet-4-5"), manual).dropped, QStringList{"output_config.effort"});
+    // Adaptive thinking becomes a budget of the effort's size: the effort is carried, not lost...
+    QByteArray adaptive = low;
+    adaptive.replace(R"("max_tokens":2000)", R"("max_tokens":32000,"thinking":{"type":"adaptive"})");
+    const SentTo budget = sentTo(QStringLiteral("claude-sonnet-4-5"), adaptive);
+    QCOMPARE(thinkingOf(budget).value("type").toString(), QStringLiteral("enabled"));
+    QVERIFY(budget.dropped.isEmpty());
+    // ...unless no budget fits under the output cap: thinking goes off, and the effort with it.
+    adaptive.replace("32000", "1200");
+    const SentTo tight = sentTo(QStringLiteral("claude-sonnet-4-5"), adaptive);
+    QVERIFY(!tight.body.contains("thinking") && !tight.body.contains("output_config"));
+    QCOMPARE(tight.dropped, QStringList{"output_config.effort"});
+    // high is the default: leaving it out changes nothing.
+    QByteArray high = low;
+    high.replace(R"("effort":"low")", R"("effort":"high")");
+    QVERIFY(sentTo(QStringLiteral("claude-sonnet-4-5"), high).dropped.isEmpty());
+    // Each Claude names what it refuses: Opus 4.7 the sampling (it takes the effort), Sonnet 4.5 the effort.
+    QByteArray sampled = low;
+    sampled.replace(R"("max_tokens":2000)", R"("max_tokens":2000,"temperature":0.3)");
+    QCOMPARE(sentTo(QStringLiteral("claude-opus-4-7"), sampled).dropped, QStringList{"temperature"});
+    QCOMPARE(sentTo(QStringLiteral("claude-sonnet-4-5"), sampled).dropped, QStringList{"output_config.effort"});
 }
 
 void TestAnthropicAdapter::thinkingGoesOffAsTheModelTakesIt() {

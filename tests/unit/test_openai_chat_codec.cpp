@@ -46,6 +46,7 @@ private slots:
     void customToolsDecodeAndTheirCallsEncodeAsCustom();
     void aCustomCallInTheHistoryKeepsItsNameAndInput();
     void anAssistantRefusalInTheHistoryIsKept();
+    void anAudioAnswerInTheHistoryIsItsTranscript();
     void aSpeakersNameGoesInFrontOfWhatTheySaid();
     void anImagesTypeIsWhatItsBytesSay();
     void aConversationOfTooManyPartsIsRefusedBeforeItIsBuilt();
@@ -494,6 +495,44 @@ void TestOpenAIChatCodec::anAssistantRefusalInTheHistoryIsKept() {
                                                nullptr);
     QVERIFY(both);
     QCOMPARE(both->context.messages[1].content[0].text, QStringLiteral("Sorry. No."));
+}
+
+void TestOpenAIChatCodec::anAudioAnswerInTheHistoryIsItsTranscript() {
+    // Probe Y3-F1: a voice app's history holds the model's audio answer as the openai SDK keeps it,
+    // {content: null, audio: {id, data, expires_at, transcript}}. The turn was read as empty and left
+    // out, so after a failover another API's model was asked about a joke it never told.
+    const QByteArray body =
+        R"({"model":"m","messages":[{"role":"user","content":"Tell me a joke."},)"
+        R"({"role":"assistant","content":null,"refusal":null,"audio":{"id":"audio_abc","data":"UklGRg==",)"
+        R"("expires_at":1999999999,"transcript":"Why did the scarecrow win an award?"}},)"
+        R"({"role":"user","content":"Explain the joke you just told."}]})";
+    const auto req = OpenAIChatCodec().decode(body, nullptr);
+    QVERIFY(req);
+    const auto &msgs = req->context.messages;
+    QCOMPARE(msgs.size(), 3);
+    QCOMPARE(msgs[1].role, Role::Assistant);
+    QCOMPARE(msgs[1].content.size(), 1);
+    QCOMPARE(msgs[1].content[0].type, BlockType::Text);
+    QCOMPARE(msgs[1].content[0].text, QStringLiteral("Why did the scarecrow win an award?"));
+    // Beside a call: the words, then the call.
+    const auto called = OpenAIChatCodec().decode(
+        R"({"model":"m","messages":[{"role":"user","content":"weather?"},)"
+        R"({"role":"assistant","content":null,"audio":{"id":"audio_1","transcript":"Let me look."},)"
+        R"("tool_calls":[{"id":"call_1","type":"function","function":{"name":"weather","arguments":"{}"}}]}]})",
+        nullptr);
+    QVERIFY(called);
+    QCOMPARE(called->context.messages[1].content.size(), 2);
+    QCOMPARE(called->context.messages[1].content[0].text, QStringLiteral("Let me look."));
+    QCOMPARE(called->context.messages[1].content[1].type, BlockType::ToolCall);
+    // The turn's own words, where the client wrote them, stay what the turn says; audio null is no answer.
+    const auto worded = OpenAIChatCodec().decode(
+        R"({"model":"m","messages":[{"role":"user","content":"x"},)"
+        R"({"role":"assistant","content":"Heard it.","audio":{"id":"audio_2","transcript":"Heard it."}},)"
+        R"({"role":"assistant","content":"Plain.","audio":null}]})",
+        nullptr);
+    QVERIFY(worded);
+    QCOMPARE(worded->context.messages[1].content[0].text, QStringLiteral("Heard it."));
+    QCOMPARE(worded->context.messages[2].content[0].text, QStringLiteral("Plain."));
 }
 
 void TestOpenAIChatCodec::aSpeakersNameGoesInFrontOfWhatTheySaid() {
