@@ -10,7 +10,8 @@
 // the connection closed. Pipelined requests are answered in request order: the next
 // one is held back until the current answer is complete, and what the connection
 // reads past the request it reads or answers is at most 16 KiB (the rest waits in
-// the kernel), whatever the client queued behind it.
+// the kernel), whatever the client queued behind it. A chunked body's framing is
+// bounded too: past 64 KiB, at most a sixteenth of the body it carries.
 
 #include "core/config/config.h"
 #include "core/http/body_decoder.h"

@@ -792,6 +792,47 @@ private Q_SLOTS:
         QCOMPARE(ok.status, 200);
     }
 
+    // Review of probe Y2 F1: chunk framing is not counted as body by the budget or maxBodyBytes, but
+    // Qt's parser keeps all of it until the request is whole. 1-byte chunks, or long chunk
+    // extensions, made one connection hold hundreds of MB. Framing out of all proportion to the body
+    // is refused, and the connection read no further; chunks of a sane size are served.
+    void chunkFramingOutOfProportionIsRefused_data() {
+        QTest::addColumn<int>("chunkBytes");
+        QTest::addColumn<QByteArray>("extension");
+        QTest::addColumn<int>("status");
+        QTest::addRow("1-byte chunks") << 1 << QByteArray() << 400;
+        QTest::addRow("chunk extensions") << 64 << (";x=" + QByteArray(3000, 'e')) << 400;
+        QTest::addRow("100-byte chunks") << 100 << QByteArray() << 200;
+    }
+    void chunkFramingOutOfProportionIsRefused() {
+        QFETCH(int, chunkBytes);
+        QFETCH(QByteArray, extension);
+        QFETCH(int, status);
+        GatewayFixture gw;
+        gw.config.limits.idleTimeoutMs = 5000;
+        gw.start();
+        // A request with 400 KiB of padding in a field the codec passes over.
+        QByteArray body = chatBody(QStringLiteral("/v1/messages"), QStringLiteral("chain"));
+        body.insert(1, "\"metadata\":{\"user_id\":\"" + QByteArray(400 * 1024, 'p') + "\"},");
+        QByteArray chunked;
+        for (qsizetype at = 0; at < body.size(); at += chunkBytes) {
+            const QByteArray piece = body.mid(at, chunkBytes);
+            chunked += QByteArray::number(piece.size(), 16) + extension + "\r\n" + piece + "\r\n";
+        }
+        chunked += "0\r\n\r\n";
+        RawHttpClient c(gw.engine().port());
+        QVERIFY(c.waitConnected());
+        c.send("POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+               "Transfer-Encoding: chunked\r\n\r\n" +
+               chunked);
+        QVERIFY(c.waitResponse(10000));
+        QCOMPARE(c.status(), status);
+        if (status == 400) {
+            QVERIFY2(c.body().contains("chunk framing"), c.body().constData());
+            QCOMPARE(upstreamRequests(gw), 0);
+        }
+    }
+
     // A chunked body whose lines end in a bare LF: the guard read it, Qt 6.4's parser waited for a CR
     // that never came, and the client heard nothing until the idle timeout (probe B3). A 400 at once.
     void chunkedBareLineFeedsAre400AtOnce_data() {
