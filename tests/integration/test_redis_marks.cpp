@@ -721,7 +721,7 @@ private Q_SLOTS:
         failover::MarkFilter alicesA;
         alicesA.tenant = alice;
         QCOMPARE(m_one->marks.clear(alicesA), 1); // sent; Redis reads it when it wakes
-        QTest::qWait(100);                         // written to the socket
+        QTest::qWait(100);                        // written to the socket
         m_net->advance(2250);                     // past the 2 s command timeout
         QVERIFY(test::waitUntil([&]() { return !m_one->sync->storeUp(); }, 5000));
         advance(1000);
