@@ -127,8 +127,9 @@ return storeMark(mark, strikes, setAt, expiresAt, now, reset, ARGV[4], changed)
 // with the clear's sequence number. KEYS: mark, history and tombstone keys per
 // mark, then the sequence and the index. ARGV: channel, payload (its ids in KEYS' order),
 // tombstone TTL, then per mark: the latest last failure (changedAt, else setAt:
-// the history of a version before) it deletes (-1: any; a clear sent late spares
-// a mark a failure touched after it) and the clear's time.
+// the history of a version before) it deletes (-1: any, but a mark the clearing replica
+// changed after the clear's time; a clear sent late spares a mark a failure touched after
+// it) and the clear's time.
 constexpr char kClearScript[] = R"lua(
 local payload = cjson.decode(ARGV[2])
 local ids = {}
@@ -137,7 +138,16 @@ for i = 1, (#KEYS - 2) / 3 do
   local at = tonumber(ARGV[3 + 2 * i])
   local h = redis.call('HMGET', KEYS[3 * i - 1], 'changedAt', 'setAt')
   local changedAt = tonumber(h[1]) or tonumber(h[2])
-  if upTo < 0 or not changedAt or changedAt <= upTo then
+  local gone = upTo < 0 or not changedAt or changedAt <= upTo
+  -- A clear sent live deletes whatever is there, but not a mark its own replica changed after the
+  -- clear was made: Redis ran it late (it stalled with the clear in its socket, and the replica
+  -- struck anew and pushed the strike on its return). Both times are that replica's clock.
+  if gone and upTo < 0 and changedAt and changedAt > at then
+    local v = redis.pcall('GET', KEYS[3 * i - 2])
+    local ok, cur = pcall(cjson.decode, type(v) == 'string' and v or 'null')
+    if ok and type(cur) == 'table' and cur.replica == payload.replica then gone = false end
+  end
+  if gone then
     redis.call('DEL', KEYS[3 * i - 2], KEYS[3 * i - 1])
     redis.call('ZREM', KEYS[#KEYS], KEYS[3 * i - 2])
     ids[#ids + 1] = payload.ids[i]

@@ -269,6 +269,34 @@ private Q_SLOTS:
         QCOMPARE(fail(*m_one, failure(FailureKind::ServerError)), qint64(20000));
     }
 
+    // Review of probe Y4 F1: a clear Redis runs late may also come after its replica's return, when
+    // the replica has pushed the mark it struck meanwhile. Redis spares that mark, changed by the
+    // clearing replica after the clear was made (on that replica's clock), so the clear never saw it.
+    // Here the clear's time is set a second before the strike's to stand for that.
+    void aLateClearSparesAStrikeItsReplicaMadeAfterIt() {
+        const QString alice = QStringLiteral("alice");
+        fail(*m_one, failure(FailureKind::ServerError));
+        const qint64 struck = m_wall;
+        m_wall = struck - 1000;
+        failover::MarkFilter alicesA;
+        alicesA.tenant = alice;
+        QCOMPARE(m_one->marks.clear(alicesA), 1);
+        m_wall = struck;
+        // What the first sends next reaches the second after the clear: one connection, in order.
+        m_one->marks.mark(QStringLiteral("bob"), kA, failure(FailureKind::ServerError));
+        QVERIFY(test::waitUntil([&]() { return m_two->marks.isDown(QStringLiteral("bob"), kA); }, 10000));
+        QVERIFY2(m_two->marks.isDown(alice, kA), "a clear made before the strike, run after it, undid it");
+        // Redis holds it: a replica starting now pulls it. Another replica's clear still clears it.
+        const auto redisHoldsAlices = [&](const QString &name) {
+            Replica fresh(m_redis->url(), name, &m_wall);
+            return test::waitUntil([&]() { return fresh.marks.isDown(QStringLiteral("bob"), kA); }, 10000) &&
+                   fresh.marks.isDown(alice, kA);
+        };
+        QVERIFY(redisHoldsAlices(QStringLiteral("three")));
+        QCOMPARE(m_two->marks.clear(alicesA), 1);
+        QVERIFY(test::waitUntil([&]() { return !redisHoldsAlices(QStringLiteral("four")); }, 10000));
+    }
+
     void aSetReadLateNeverUndoesANewerSetOrClear() {
         // A replica reads script replies and published messages on two connections, so it may
         // read a set after a newer set or clear of the same mark. Redis numbers every set and
