@@ -479,6 +479,13 @@ std::optional<UpstreamFailure> FailureClassifier::classify(const FailureInput &i
             return make(FailureKind::RateLimited);
         if (s == 404)
             return make(FailureKind::NotServed);
+        // A request larger than this provider takes (Anthropic's request_too_large, the stock 413 page
+        // of an nginx in front of a self-hosted server, whose body limit is 1 MiB by default): the
+        // request's size for this provider alone, as its 429 over a per-minute token limit is.
+        // Another candidate may take it; nothing is down, nothing marked (probe Z1 F1: the chain
+        // stopped there on every request of that size, its fallback never asked).
+        if (s == 413)
+            return make(FailureKind::NotServed);
         // The model does not stream to this account (refusesToStream): not the request's error, nor
         // the provider's outage. The chain stopped there on every request, its fallback never asked
         // (probe V1 F4); another candidate may serve it, nothing is marked.

@@ -49,11 +49,12 @@ GatewayError FailureResponse::forFailure(const UpstreamFailure &f, const QString
             e.shouldRetry = false; // the same request is refused the same way; a smaller one is not
             return e;
         }
-        if (f.status == 429) {
-            // One request over a per-minute token limit (tooLargeForTheRateLimit): the request's own
-            // error. A 429 is retried by every SDK (and a Retry-After slept): the same request would be
-            // refused the same way forever. A 413, Anthropic's request_too_large and a Chat client's
-            // invalid_request_error, is not; the provider's words say what limit it passed.
+        if (f.status == 429 || f.status == 413) {
+            // One request over a per-minute token limit (tooLargeForTheRateLimit), or over the
+            // provider's size limit: the request's own error. A 429 is retried by every SDK (and a
+            // Retry-After slept): the same request would be refused the same way forever. A 413,
+            // Anthropic's request_too_large and a Chat client's invalid_request_error, is not; the
+            // provider's words say what limit it passed.
             auto e = GatewayError::make(413, ErrorCategory::PayloadTooLarge,
                                         QStringLiteral("upstream %1: %2").arg(who, f.message));
             e.shouldRetry = false;

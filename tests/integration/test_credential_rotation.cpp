@@ -1298,6 +1298,69 @@ private Q_SLOTS:
         QVERIFY(gw.engine().marks().isEmpty());
     }
 
+    // A provider's 413 (Anthropic's request_too_large, the stock page of an nginx in front of a
+    // self-hosted server, 1 MiB by default) stopped the chain on every request of that size: the
+    // route's fallback, which takes it, was never asked (probe Z1 F1). It is this provider's limit, as
+    // a 429 over a per-minute token limit is: the request goes on for itself alone, nothing is marked,
+    // and with no candidate left the client reads the provider's 413 in its own format.
+    void aRequestTooLargeForOneProviderGoesToTheNext() {
+        FakeClock clock;
+        GatewayFixture gw;
+        gw.clock = &clock;
+        gw.config.routes[QStringLiteral("chain")].candidates = {QStringLiteral("pa/claude-a"),
+                                                                QStringLiteral("pb/gpt-b")};
+        const demo::Fault anthropicTooLarge =
+            statusWith(413, {},
+                       "{\"type\":\"error\",\"error\":{\"type\":\"request_too_large\",\"message\":\"Request "
+                       "exceeds the maximum allowed number of bytes.\"}}");
+        const demo::Fault nginxPage = statusWith(
+            413, {},
+            "<html>\r\n<head><title>413 Request Entity Too Large</title></head>\r\n<body>\r\n<center><h1>413 "
+            "Request Entity Too Large</h1></center>\r\n<hr><center>nginx/1.22.1</center>\r\n</body>\r\n</html>\r\n");
+        gw.start();
+        qsizetype asked = 0;
+        for (const demo::Fault &fault : {anthropicTooLarge, nginxPage}) {
+            for (const bool stream : {false, true}) {
+                gw.anthropicA.pushFault(fault);
+                const auto served =
+                    gw.post(QStringLiteral("/v1/chat/completions"),
+                            GatewayFixture::openaiBody(QStringLiteral("chain"), QStringLiteral("hi"), stream));
+                QCOMPARE(served.status, 200);
+                if (stream) // a Chat stream from a Chat upstream, relayed as it came
+                    QVERIFY2(served.body.contains("\"model\":\"gpt-b\"") && served.body.contains("[DONE]"),
+                             served.body.constData());
+                else
+                    QCOMPARE(served.header("x-switchman-candidate"), QByteArray("pb/gpt-b"));
+                QVERIFY2(!served.body.contains("too large") && !served.body.contains("Too Large") &&
+                             !served.body.contains("\"error\""),
+                         served.body.constData());
+                asked += 1;
+                QCOMPARE(gw.anthropicA.requests().size(), asked); // once: the same request is too large
+                QVERIFY(gw.engine().marks().isEmpty());
+                clock.advance(1000);
+            }
+        }
+        // The first choice still answers a request it takes.
+        const auto next = gw.post(QStringLiteral("/v1/chat/completions"),
+                                  GatewayFixture::openaiBody(QStringLiteral("chain"), QStringLiteral("hi"), false));
+        QCOMPARE(next.header("x-switchman-candidate"), QByteArray("pa/claude-a"));
+
+        // Alone on its route: the provider's 413 with its own code, not retried, nothing to wait out.
+        gw.anthropicA.pushFault(anthropicTooLarge);
+        const auto alone =
+            gw.post(QStringLiteral("/v1/messages"),
+                    GatewayFixture::anthropicBody(QStringLiteral("pa/claude-a"), QStringLiteral("hi"), false));
+        QCOMPARE(alone.status, 413);
+        QCOMPARE(alone.json().value(QStringLiteral("error")).toObject().value(QStringLiteral("type")).toString(),
+                 QStringLiteral("request_too_large"));
+        QVERIFY2(errorMessageOf(alone).contains(QStringLiteral("maximum allowed number of bytes")),
+                 alone.body.constData());
+        QCOMPARE(alone.header("x-should-retry"), QByteArray("false"));
+        QVERIFY(alone.header("retry-after").isEmpty());
+        QCOMPARE(gw.anthropicA.requests().size(), asked + 2); // asked once more, not retried
+        QVERIFY(gw.engine().marks().isEmpty());
+    }
+
     // OpenAI's 403 for one model a project may not use ("Project `proj_…` does not have access to model
     // `gpt-5`") set the shared key aside for a minute for every model and tenant, and a tenant naming
     // such a model could repeat it once a minute (probe BV t_403). It is a verdict on that model for

@@ -755,6 +755,25 @@ private Q_SLOTS:
         QCOMPARE(FailureClassifier::classify(in)->kind, FailureKind::ServerError);
     }
 
+    // A 413 is the request's size for this provider alone (Anthropic's request_too_large, an nginx's
+    // stock page in front of a self-hosted server): another candidate may take it (probe Z1 F1).
+    void aRequestTooLargeForTheProviderIsNotServed() {
+        FailureInput in;
+        in.status = 413;
+        in.message = QStringLiteral("Request exceeds the maximum allowed number of bytes.");
+        in.classificationMessage = QStringLiteral("request_too_large: ") + in.message;
+        auto f = FailureClassifier::classify(in);
+        QVERIFY(f);
+        QCOMPARE(f->kind, FailureKind::NotServed);
+        QVERIFY(!f->retryAfterMs);
+        in.message = QStringLiteral("413 Request Entity Too Large nginx/1.22.1");
+        in.classificationMessage = in.message;
+        QCOMPARE(FailureClassifier::classify(in)->kind, FailureKind::NotServed);
+        // Other statuses below 500 still stop.
+        in.status = 422;
+        QVERIFY(!FailureClassifier::classify(in));
+    }
+
     // Conversation state only the provider that made it holds (Responses): another provider of the
     // same API says it is not found. Not the request's error: the one that holds it may be next; a
     // reasoning item by id alone is mended like a foreign signature (probe X3 F1, F2).
