@@ -47,6 +47,7 @@ private:
         QString text;        // text / thinking
         QString partialJson; // tool_use / server_tool_use input
         QString signature;
+        QJsonArray citations; // citations_delta, appended in place (the block's own copy was rebuilt per delta)
     };
     void nativeFeed(std::string_view type, const rapidjson::Value *data);
     QJsonObject nativeMessage() const;

@@ -9,6 +9,9 @@
 #include <QJsonObject>
 #include <QSet>
 
+#include <array>
+#include <optional>
+
 #include <rapidjson/fwd.h>
 
 namespace sw::upstream {
@@ -72,8 +75,17 @@ private:
     QJsonArray m_logprobsRefusal;
     QJsonArray m_annotations;
     // OpenRouter's signed reasoning (delta.reasoning_details), merged by entry as it streams: the
-    // JSON answer carries it as the stream did, for the client to send back on a tool loop.
+    // JSON answer carries it as the stream did, for the client to send back on a tool loop. The
+    // entries before the open one, and the open one: its growing strings (text, summary, data) kept
+    // apart and appended in place, the rest of its members in `rest`.
     QJsonArray m_reasoningDetails;
+    struct OpenDetail {
+        QJsonObject rest;
+        std::array<std::optional<QString>, 3> grown; // text, summary, data
+        QJsonObject whole() const;
+    };
+    std::optional<OpenDetail> m_openDetail;
+    QJsonArray reasoningDetails() const;
     QString m_refusal;
     bool m_sawLogprobs = false;
     qint64 m_nativeBytes = 0;

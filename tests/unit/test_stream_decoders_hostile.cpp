@@ -210,6 +210,8 @@ private slots:
     void thousandsOfCallsUnderOneIdAreRenamedInLinearTime_data();
     void thousandsOfCallsUnderOneIdAreRenamedInLinearTime();
     void callIdsThatShareTheirStartAreRenamedInLinearTime();
+    void reasoningDetailsInThousandsOfPiecesAreKeptWhole();
+    void thousandsOfCitationsAreKeptAndCountedByTheirSize();
 };
 
 void TestStreamDecodersHostile::aCleanStreamReadsWhole() {
@@ -404,6 +406,110 @@ void TestStreamDecodersHostile::callIdsThatShareTheirStartAreRenamedInLinearTime
     for (const QString &id : told)
         QVERIFY(id.size() <= 40);
     QVERIFY2(spent <= 3 * ids.size(), qPrintable(QString::number(spent))); // was about kIds² / 2
+}
+
+// The upstream API's own answer a same-API JSON client gets (StreamEvent::native on Done), or an
+// empty object when it was too large to keep.
+QJsonObject nativeAnswerOf(StreamDecoder &decoder, const QByteArray &body) {
+    SseReader reader;
+    QJsonObject native;
+    bool done = false;
+    auto take = [&](const QList<StreamEvent> &events) {
+        for (const StreamEvent &e : events)
+            if (e.type == EventType::Done) {
+                native = e.native;
+                done = true;
+            }
+    };
+    for (const SseEvent &e : reader.feed(body))
+        take(decoder.feed(e));
+    for (const SseEvent &e : reader.finish())
+        take(decoder.feed(e));
+    take(decoder.finish());
+    if (!done)
+        qWarning("the stream did not end with Done");
+    return native;
+}
+
+// OpenRouter streams a reasoning_details entry in pieces of a few characters under one index, its
+// signature last. Each piece took the entry out, joined its text anew and put it back, and Qt's
+// containers kept every version: 4 000 pieces held the engine for 43 s, 4 000 of 120 characters took
+// 858 MB (probe Z2 F1). 40 000 pieces take milliseconds now, and days that way.
+void TestStreamDecodersHostile::reasoningDetailsInThousandsOfPiecesAreKeptWhole() {
+    constexpr int kPieces = 40000;
+    auto chunk = [](const QJsonObject &detail) {
+        return frame(
+            {}, QJsonObject{{"id", "c1"},
+                            {"choices",
+                             QJsonArray{QJsonObject{
+                                 {"index", 0}, {"delta", QJsonObject{{"reasoning_details", QJsonArray{detail}}}}}}}});
+    };
+    QByteArray body = chunk({{"type", "reasoning.text"}, {"index", 0}, {"format", "f1"}, {"text", "Th"}});
+    for (int i = 0; i < kPieces; ++i)
+        body += chunk({{"type", "reasoning.text"}, {"index", 0}, {"text", "ab"}, {"format", QJsonValue()}});
+    body += chunk({{"type", "reasoning.text"}, {"index", 0}, {"signature", "SIG-1"}});
+    // The next entry: another index; its summary grows too, a null leaves what is there.
+    body += chunk({{"type", "reasoning.summary"}, {"index", 1}, {"summary", "S"}, {"id", "r2"}});
+    body += chunk({{"type", "reasoning.summary"}, {"index", 1}, {"summary", "um"}, {"id", QJsonValue()}});
+    body +=
+        frame({}, R"({"choices":[{"index":0,"delta":{"content":"ok"},"finish_reason":"stop"}]})") + frame({}, "[DONE]");
+    OpenAICompletionsStreamDecoder decoder;
+    const QJsonObject native = nativeAnswerOf(decoder, body);
+    const QJsonArray details = native.value("reasoning_details").toArray(); // the message's members beside its text
+    QCOMPARE(details.size(), 2);
+    const QJsonObject first = details[0].toObject();
+    QCOMPARE(first.value("text").toString(), QStringLiteral("Th") + QStringLiteral("ab").repeated(kPieces));
+    QCOMPARE(first.value("signature").toString(), QStringLiteral("SIG-1"));
+    QCOMPARE(first.value("format").toString(), QStringLiteral("f1"));
+    QCOMPARE(first.value("index").toInt(), 0);
+    const QJsonObject second = details[1].toObject();
+    QCOMPARE(second.value("summary").toString(), QStringLiteral("Sum"));
+    QCOMPARE(second.value("id").toString(), QStringLiteral("r2"));
+    QCOMPARE(second.value("type").toString(), QStringLiteral("reasoning.summary"));
+}
+
+// Each citations_delta took the block's citations out, added one and put them back: every citation
+// so far copied per delta (80 000 took 39 s of the engine), and each counted as a few characters, so
+// kMaxNativeChars never bounded them (probe Z2 F2). Kept in place now, and counted by their size.
+void TestStreamDecodersHostile::thousandsOfCitationsAreKeptAndCountedByTheirSize() {
+    auto answer = [](int citations, int citedChars) {
+        QByteArray body =
+            frame("message_start",
+                  R"({"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant",)"
+                  R"("content":[],"usage":{"input_tokens":3}}})") +
+            frame("content_block_start", R"({"type":"content_block_start","index":0,)"
+                                         R"("content_block":{"type":"text","text":"","citations":[]}})") +
+            frame("content_block_delta", R"({"type":"content_block_delta","index":0,)"
+                                         R"("delta":{"type":"text_delta","text":"Cited."}})");
+        for (int i = 0; i < citations; ++i)
+            body += frame(
+                "content_block_delta",
+                QJsonObject{{"type", "content_block_delta"},
+                            {"index", 0},
+                            {"delta", QJsonObject{{"type", "citations_delta"},
+                                                  {"citation", QJsonObject{{"type", "char_location"},
+                                                                           {"cited_text", QString(citedChars, 'c')},
+                                                                           {"document_index", i}}}}}});
+        body += frame("content_block_stop", R"({"type":"content_block_stop","index":0})") +
+                frame("message_delta", R"({"type":"message_delta","delta":{"stop_reason":"end_turn"},)"
+                                       R"("usage":{"output_tokens":2}})") +
+                frame("message_stop", R"({"type":"message_stop"})");
+        AnthropicStreamDecoder decoder;
+        return nativeAnswerOf(decoder, body);
+    };
+    constexpr int kCitations = 40000;
+    const QJsonObject kept = answer(kCitations, 4);
+    const QJsonObject block = kept["content"][0].toObject();
+    QCOMPARE(block.value("text").toString(), QStringLiteral("Cited."));
+    const QJsonArray citations = block.value("citations").toArray();
+    QCOMPARE(citations.size(), kCitations);
+    QCOMPARE(citations[0]["document_index"].toInt(), 0);
+    QCOMPARE(citations[kCitations - 1]["document_index"].toInt(), kCitations - 1);
+    QCOMPARE(citations[7]["cited_text"].toString(), QStringLiteral("cccc"));
+    // 9 000 citations of 1 000 characters pass the bound of a kept answer (8 Mi): the JSON client
+    // gets the answer built from the stream instead, as for any answer too large to keep.
+    QVERIFY(answer(9000, 1000).isEmpty());
+    QVERIFY(!answer(7000, 1000).isEmpty());
 }
 
 QTEST_GUILESS_MAIN(TestStreamDecodersHostile)
